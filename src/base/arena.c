@@ -1,0 +1,149 @@
+/* Chunked bump allocator with a budget; see arena.h. */
+#include "base/arena.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(SC_ASAN) || defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+struct sc_arena_chunk {
+    sc_arena_chunk *prev;
+    size_t cap;  /* usable bytes after the header */
+    size_t used;
+    _Alignas(16) unsigned char data[];
+};
+
+#define ARENA_ALIGN 16
+#define ARENA_DEFAULT_CHUNK (64 * 1024)
+
+void sc_arena_init(sc_arena *a, size_t budget_bytes)
+{
+    memset(a, 0, sizeof(*a));
+    a->budget_bytes = budget_bytes;
+    a->chunk_bytes = ARENA_DEFAULT_CHUNK;
+    const char *dbg = getenv("SCRY_ARENA_DEBUG");
+    a->debug = dbg && dbg[0] == '1';
+}
+
+static void free_chunk(sc_arena_chunk *c)
+{
+    UNPOISON(c->data, c->cap);
+    free(c);
+}
+
+void sc_arena_fini(sc_arena *a)
+{
+    sc_arena_chunk *c = a->head;
+    while (c) {
+        sc_arena_chunk *p = c->prev;
+        free_chunk(c);
+        c = p;
+    }
+    a->head = NULL;
+    a->used_bytes = 0;
+}
+
+static bool charge(sc_arena *a, size_t n)
+{
+    if (a->budget_bytes && (n > a->budget_bytes || a->used_bytes > a->budget_bytes - n)) {
+        a->over_budget = true;
+        return false;
+    }
+    a->used_bytes += n;
+    if (a->used_bytes > a->peak_bytes)
+        a->peak_bytes = a->used_bytes;
+    return true;
+}
+
+static sc_arena_chunk *new_chunk(sc_arena *a, size_t cap)
+{
+    if (cap > SIZE_MAX - sizeof(sc_arena_chunk))
+        return NULL;
+    if (!charge(a, sizeof(sc_arena_chunk)))
+        return NULL;
+    sc_arena_chunk *c = malloc(sizeof(sc_arena_chunk) + cap);
+    if (!c) {
+        a->used_bytes -= sizeof(sc_arena_chunk);
+        return NULL;
+    }
+    c->cap = cap;
+    c->used = 0;
+    c->prev = a->head;
+    POISON(c->data, cap);
+    a->head = c;
+    return c;
+}
+
+void *sc_arena_alloc(sc_arena *a, size_t size)
+{
+    size_t rounded = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+    if (rounded < size)
+        return NULL;
+    if (rounded == 0)
+        rounded = ARENA_ALIGN;
+    sc_arena_chunk *c = a->head;
+    if (a->debug || !c || c->cap - c->used < rounded) {
+        size_t cap = a->debug ? rounded
+                              : (rounded > a->chunk_bytes / 4 ? rounded : a->chunk_bytes);
+        c = new_chunk(a, cap);
+        if (!c)
+            return NULL;
+    }
+    if (!charge(a, rounded))
+        return NULL;
+    void *p = c->data + c->used;
+    c->used += rounded;
+    UNPOISON(p, size ? size : 1);
+    return p;
+}
+
+void *sc_arena_calloc(sc_arena *a, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    void *p = sc_arena_alloc(a, n * size);
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+
+char *sc_arena_strndup(sc_arena *a, const char *s, size_t len)
+{
+    if (len == SIZE_MAX)
+        return NULL;
+    char *p = sc_arena_alloc(a, len + 1);
+    if (!p)
+        return NULL;
+    if (len)
+        memcpy(p, s, len);
+    p[len] = 0;
+    return p;
+}
+
+sc_arena_mark sc_arena_mark_get(const sc_arena *a)
+{
+    sc_arena_mark m = {a->head, a->head ? a->head->used : 0, a->used_bytes};
+    return m;
+}
+
+void sc_arena_rewind(sc_arena *a, sc_arena_mark m)
+{
+    while (a->head && a->head != m.chunk) {
+        sc_arena_chunk *p = a->head->prev;
+        free_chunk(a->head);
+        a->head = p;
+    }
+    if (a->head) {
+        POISON(a->head->data + m.chunk_used, a->head->cap - m.chunk_used);
+        a->head->used = m.chunk_used;
+    }
+    a->used_bytes = m.used_bytes;
+}

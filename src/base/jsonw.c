@@ -1,0 +1,363 @@
+/* Streaming JSON writer; see jsonw.h. */
+#include "base/jsonw.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline bool bit_get(const uint64_t *bits, int d)
+{
+    return (bits[d >> 6] >> (d & 63)) & 1;
+}
+
+static inline void bit_put(uint64_t *bits, int d, bool v)
+{
+    if (v)
+        bits[d >> 6] |= (uint64_t)1 << (d & 63);
+    else
+        bits[d >> 6] &= ~((uint64_t)1 << (d & 63));
+}
+
+static void put(sc_jsonw *w, const void *p, size_t n)
+{
+    if (w->st != SC_OK)
+        return;
+    if (sc_vec_append(w->out, (const unsigned char *)p, n) != SC_OK)
+        w->st = SC_ENOMEM;
+}
+
+static void putc1(sc_jsonw *w, char c)
+{
+    put(w, &c, 1);
+}
+
+static void newline(sc_jsonw *w)
+{
+    if (!w->pretty)
+        return;
+    putc1(w, '\n');
+    for (int i = 0; i < w->depth; i++)
+        put(w, "  ", 2);
+}
+
+void sc_jsonw_init(sc_jsonw *w, sc_buf *out, bool pretty)
+{
+    memset(w, 0, sizeof(*w));
+    w->out = out;
+    w->pretty = pretty;
+}
+
+/* Called before every value: commas in arrays, key-required check in objects. */
+static void before_value(sc_jsonw *w)
+{
+    if (w->st != SC_OK)
+        return;
+    if (w->depth == 0)
+        return;
+    int d = w->depth - 1;
+    if (bit_get(w->is_object, d)) {
+        if (!w->after_key)
+            w->st = SC_EINVAL;
+        w->after_key = false;
+        return;
+    }
+    if (bit_get(w->has_items, d))
+        putc1(w, ',');
+    bit_put(w->has_items, d, true);
+    newline(w);
+}
+
+static void open_level(sc_jsonw *w, char c, bool obj)
+{
+    before_value(w);
+    if (w->st != SC_OK)
+        return;
+    if (w->depth >= SC_JSONW_MAX_DEPTH) {
+        w->st = SC_ELIMIT;
+        return;
+    }
+    putc1(w, c);
+    bit_put(w->has_items, w->depth, false);
+    bit_put(w->is_object, w->depth, obj);
+    w->depth++;
+}
+
+static void close_level(sc_jsonw *w, char c, bool obj)
+{
+    if (w->st != SC_OK)
+        return;
+    if (w->depth == 0 || bit_get(w->is_object, w->depth - 1) != obj || w->after_key) {
+        w->st = SC_EINVAL;
+        return;
+    }
+    w->depth--;
+    if (bit_get(w->has_items, w->depth))
+        newline(w);
+    putc1(w, c);
+}
+
+void sc_jsonw_obj_begin(sc_jsonw *w)
+{
+    open_level(w, '{', true);
+}
+
+void sc_jsonw_obj_end(sc_jsonw *w)
+{
+    close_level(w, '}', true);
+}
+
+void sc_jsonw_arr_begin(sc_jsonw *w)
+{
+    open_level(w, '[', false);
+}
+
+void sc_jsonw_arr_end(sc_jsonw *w)
+{
+    close_level(w, ']', false);
+}
+
+sc_status sc_json_escape(sc_buf *out, sc_slice s)
+{
+    static const char hex[] = "0123456789abcdef";
+    const uint8_t *p = s.ptr, *end = s.ptr + s.len;
+    while (p < end) {
+        const uint8_t *run = p;
+        while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+            p++;
+        if (p > run && sc_vec_append(out, run, (size_t)(p - run)) != SC_OK)
+            return SC_ENOMEM;
+        if (p >= end)
+            break;
+        uint8_t c = *p;
+        char esc[8];
+        size_t n = 0;
+        if (c == '"' || c == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)c;
+            n = 2;
+            p++;
+        } else if (c < 0x20) {
+            esc[0] = '\\';
+            switch (c) {
+            case '\n': esc[1] = 'n'; n = 2; break;
+            case '\r': esc[1] = 'r'; n = 2; break;
+            case '\t': esc[1] = 't'; n = 2; break;
+            case '\b': esc[1] = 'b'; n = 2; break;
+            case '\f': esc[1] = 'f'; n = 2; break;
+            default:
+                memcpy(esc + 1, "u00", 3);
+                esc[4] = hex[c >> 4];
+                esc[5] = hex[c & 15];
+                n = 6;
+            }
+            p++;
+        } else {
+            /* Validate one UTF-8 sequence; copy it if well formed, else emit U+FFFD. */
+            size_t len = 0;
+            uint32_t cp = 0;
+            if (c >= 0xc2 && c <= 0xdf) {
+                len = 2;
+                cp = c & 0x1f;
+            } else if (c >= 0xe0 && c <= 0xef) {
+                len = 3;
+                cp = c & 0x0f;
+            } else if (c >= 0xf0 && c <= 0xf4) {
+                len = 4;
+                cp = c & 0x07;
+            }
+            bool ok = len && (size_t)(end - p) >= len;
+            for (size_t i = 1; ok && i < len; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                    ok = false;
+                else
+                    cp = (cp << 6) | (p[i] & 0x3f);
+            }
+            if (ok && ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+                       (len == 4 && (cp < 0x10000 || cp > 0x10ffff))))
+                ok = false;
+            if (ok) {
+                if (sc_vec_append(out, p, len) != SC_OK)
+                    return SC_ENOMEM;
+                p += len;
+                continue;
+            }
+            memcpy(esc, "\xef\xbf\xbd", 3);
+            n = 3;
+            p++;
+        }
+        if (sc_vec_append(out, (unsigned char *)esc, n) != SC_OK)
+            return SC_ENOMEM;
+    }
+    return SC_OK;
+}
+
+static void put_string(sc_jsonw *w, sc_slice s)
+{
+    putc1(w, '"');
+    if (w->st == SC_OK && sc_json_escape(w->out, s) != SC_OK)
+        w->st = SC_ENOMEM;
+    putc1(w, '"');
+}
+
+void sc_jsonw_keyn(sc_jsonw *w, sc_slice key)
+{
+    if (w->st != SC_OK)
+        return;
+    if (w->depth == 0 || !bit_get(w->is_object, w->depth - 1) || w->after_key) {
+        w->st = SC_EINVAL;
+        return;
+    }
+    int d = w->depth - 1;
+    if (bit_get(w->has_items, d))
+        putc1(w, ',');
+    bit_put(w->has_items, d, true);
+    newline(w);
+    put_string(w, key);
+    if (w->pretty)
+        put(w, " : ", 3);
+    else
+        putc1(w, ':');
+    w->after_key = true;
+}
+
+void sc_jsonw_key(sc_jsonw *w, const char *key)
+{
+    sc_jsonw_keyn(w, sc_slice_cstr(key));
+}
+
+void sc_jsonw_strn(sc_jsonw *w, sc_slice s)
+{
+    before_value(w);
+    put_string(w, s);
+}
+
+void sc_jsonw_str(sc_jsonw *w, const char *s)
+{
+    sc_jsonw_strn(w, sc_slice_cstr(s));
+}
+
+void sc_jsonw_int(sc_jsonw *w, int64_t v)
+{
+    char buf[32];
+    int n = snprintf(buf, sizeof(buf), "%" PRId64, v);
+    before_value(w);
+    put(w, buf, (size_t)n);
+}
+
+void sc_jsonw_uint(sc_jsonw *w, uint64_t v)
+{
+    char buf[32];
+    int n = snprintf(buf, sizeof(buf), "%" PRIu64, v);
+    before_value(w);
+    put(w, buf, (size_t)n);
+}
+
+static size_t add_point_zero(char *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] == '.' || buf[i] == 'e' || buf[i] == 'n' || buf[i] == 'i')
+            return n;
+    buf[n++] = '.';
+    buf[n++] = '0';
+    buf[n] = 0;
+    return n;
+}
+
+size_t sc_json_format_double(char *buf, double v)
+{
+    if (!isfinite(v)) {
+        memcpy(buf, "null", 5);
+        return 4;
+    }
+    int n = 0;
+    for (int prec = 1; prec <= 17; prec++) {
+        n = snprintf(buf, 32, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return add_point_zero(buf, (size_t)n);
+}
+
+size_t sc_json_format_float(char *buf, float v)
+{
+    if (!isfinite(v)) {
+        memcpy(buf, "null", 5);
+        return 4;
+    }
+    int n = 0;
+    for (int prec = 1; prec <= 9; prec++) {
+        n = snprintf(buf, 32, "%.*g", prec, (double)v);
+        if (strtof(buf, NULL) == v)
+            break;
+    }
+    return add_point_zero(buf, (size_t)n);
+}
+
+void sc_jsonw_double(sc_jsonw *w, double v)
+{
+    char buf[40];
+    size_t n = sc_json_format_double(buf, v);
+    before_value(w);
+    put(w, buf, n);
+}
+
+void sc_jsonw_float(sc_jsonw *w, float v)
+{
+    char buf[40];
+    size_t n = sc_json_format_float(buf, v);
+    before_value(w);
+    put(w, buf, n);
+}
+
+void sc_jsonw_bool(sc_jsonw *w, bool v)
+{
+    before_value(w);
+    put(w, v ? "true" : "false", v ? 4 : 5);
+}
+
+void sc_jsonw_null(sc_jsonw *w)
+{
+    before_value(w);
+    put(w, "null", 4);
+}
+
+void sc_jsonw_raw(sc_jsonw *w, sc_slice json)
+{
+    before_value(w);
+    put(w, json.ptr, json.len);
+}
+
+void sc_jsonw_kv_str(sc_jsonw *w, const char *key, const char *s)
+{
+    sc_jsonw_key(w, key);
+    sc_jsonw_str(w, s);
+}
+
+void sc_jsonw_kv_int(sc_jsonw *w, const char *key, int64_t v)
+{
+    sc_jsonw_key(w, key);
+    sc_jsonw_int(w, v);
+}
+
+void sc_jsonw_kv_bool(sc_jsonw *w, const char *key, bool v)
+{
+    sc_jsonw_key(w, key);
+    sc_jsonw_bool(w, v);
+}
+
+void sc_jsonw_kv_double(sc_jsonw *w, const char *key, double v)
+{
+    sc_jsonw_key(w, key);
+    sc_jsonw_double(w, v);
+}
+
+sc_status sc_jsonw_finish(sc_jsonw *w)
+{
+    if (w->st != SC_OK)
+        return w->st;
+    if (w->depth != 0 || w->after_key)
+        return SC_EINVAL;
+    return SC_OK;
+}

@@ -1,0 +1,32 @@
+/* scry command line: dispatches to the subcommands (serve, load, search, bench). */
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: scry <command> [options]\n"
+               "\n"
+               "commands:\n"
+               "  serve     run the search server (Elasticsearch REST API)\n"
+               "  --version print the version and exit\n"
+               "  --help    print this help and exit\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("scry %s\n", SCRY_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "scry: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

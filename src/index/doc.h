@@ -1,0 +1,56 @@
+/* The document the index layer receives: already typed and analyzed by the mapping layer.
+ * This header is the contract between mapping (producer) and index (consumer). All pointers
+ * are borrowed for the duration of the call that receives the document. */
+#ifndef SC_INDEX_DOC_H
+#define SC_INDEX_DOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/slice.h"
+
+typedef enum sc_field_kind {
+    /* Analyzed text: postings with frequencies and positions, a norm (field length). */
+    SC_FIELD_TEXT,
+    /* Exact terms (keyword, ip as text form, _id): postings of doc ids only (freq 1) and, when
+     * SC_FIELD_DOCVALUES is set, sorted-set ordinals. */
+    SC_FIELD_KEYWORD,
+    /* 64-bit integers (long, integer, date millis, boolean 0/1, doubles as sortable longs):
+     * numeric doc values when SC_FIELD_DOCVALUES, points when SC_FIELD_INDEXED. */
+    SC_FIELD_NUMERIC,
+} sc_field_kind;
+
+enum {
+    SC_FIELD_INDEXED = 1u << 0,   /* searchable (postings or points) */
+    SC_FIELD_DOCVALUES = 1u << 1, /* columnar values for sort/aggregations */
+    SC_FIELD_NORMS = 1u << 2,     /* TEXT only: store a one-byte length norm */
+    SC_FIELD_POSITIONS = 1u << 3, /* TEXT only: store positions (phrases) */
+};
+
+typedef struct sc_index_token {
+    sc_slice term;     /* bytes of the term, after analysis */
+    uint32_t position; /* absolute position within the field (gaps allowed) */
+} sc_index_token;
+
+/* One field of one document. A multi-valued field is one sc_index_field holding all values
+ * (for text, the mapping layer continues positions across values with a gap). Field names are
+ * full dotted paths ("user.name", "title.keyword"). */
+typedef struct sc_index_field {
+    sc_slice name;
+    sc_field_kind kind;
+    uint32_t flags;
+    const sc_index_token *tokens; /* TEXT and KEYWORD */
+    size_t n_tokens;
+    uint32_t length;              /* TEXT: field length for the norm (tokens counted) */
+    const int64_t *values;        /* NUMERIC */
+    size_t n_values;
+} sc_index_field;
+
+typedef struct sc_index_doc {
+    sc_slice id;     /* the document's _id (also present as a KEYWORD field named "_id") */
+    sc_slice source; /* the original _source JSON bytes, stored compressed */
+    const sc_index_field *fields;
+    size_t n_fields;
+} sc_index_doc;
+
+#endif
