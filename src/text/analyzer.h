@@ -1,0 +1,108 @@
+/* Text analysis: turns a field value or query string into a stream of terms with positions and
+ * byte offsets, exactly as Lucene 8.7 / Elasticsearch analyzers do (oracle-tested against the
+ * real Lucene jars, see tests/oracle/analysis). Analyzers are immutable after construction and
+ * may be shared by any number of threads; an sc_analyzer_registry holds the named analyzers of
+ * one index (built-ins plus the custom ones from the index's `settings.analysis`). */
+#ifndef SC_TEXT_ANALYZER_H
+#define SC_TEXT_ANALYZER_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/slice.h"
+#include "base/status.h"
+
+/* One token handed to a sink.
+ * - term: the analyzed bytes (valid UTF-8), valid ONLY during the sink call; copy to keep.
+ * - position: absolute position of the token in this value, starting at 0 for the first token
+ *   the tokenizer produced. Removed tokens (stop words) leave gaps exactly as Lucene's
+ *   position increments do ("the fox" with `english` gives fox at position 1).
+ * - start_offset/end_offset: UTF-8 BYTE offsets into the input text handed to analyze
+ *   (Lucene reports UTF-16 units; we report bytes), half-open [start, end). Filters never
+ *   change offsets: a stemmed token still covers the original word. */
+typedef struct sc_token {
+    const uint8_t *term;
+    uint32_t len;
+    uint32_t position;
+    uint32_t start_offset, end_offset;
+} sc_token;
+
+/* Receives each token in order. Return SC_OK to continue; any other status stops the analysis
+ * and is returned by sc_analyzer_analyze unchanged. */
+typedef sc_status (*sc_token_sink)(void *ctx, const sc_token *tok);
+
+typedef struct sc_analyzer sc_analyzer;
+
+/* Creates one of the built-in analyzers by its Elasticsearch name:
+ *   "standard"   StandardTokenizer (UAX#29 words, max token length 255) + lowercase, no stop words
+ *   "simple"     letter tokenizer (runs of Unicode letters) + lowercase
+ *   "whitespace" split on Java-whitespace, no lowercase
+ *   "keyword"    the whole input as one token (also for empty input, as Lucene does)
+ *   "stop"       letter tokenizer + lowercase + Lucene's English stop words
+ *   "english"    standard tokenizer + possessive 's removal + lowercase + English stop words +
+ *                Lucene's Porter stemmer
+ * Returns SC_OK and an owned analyzer in *out (free with sc_analyzer_free), SC_ENOTFOUND for an
+ * unknown name, SC_ENOMEM. */
+sc_status sc_analyzer_builtin(const char *name, sc_analyzer **out) SC_MUST_USE;
+
+/* Frees an analyzer. NULL is a no-op. Do not free analyzers borrowed from a registry. */
+void sc_analyzer_free(sc_analyzer *a);
+
+/* The analyzer's name (the built-in or settings name). Never NULL. */
+const char *sc_analyzer_name(const sc_analyzer *a);
+
+/* Analyzes `text` and calls sink(ctx, &tok) for every token in order. Thread-safe (the analyzer
+ * is read-only; scratch lives on the stack, plus at most one heap buffer per call for terms
+ * longer than 4 KiB, which only keyword tokenization can produce). O(len(text)).
+ * Input need not be valid UTF-8: every maximal invalid byte sequence (WHATWG/ICU "maximal
+ * subpart" rule) is read as U+FFFD REPLACEMENT CHARACTER, which is what a Java UTF-8 decoder
+ * would hand Lucene. U+FFFD is not a letter or digit, so standard/simple/stop never put it in a
+ * token; whitespace/keyword tokens that contain invalid bytes carry EF BF BD in their term
+ * (offsets still point at the original bytes). Terms are therefore always valid UTF-8.
+ * Returns SC_OK, SC_ENOMEM, or the first non-OK status returned by the sink. */
+sc_status sc_analyzer_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink sink, void *ctx)
+    SC_MUST_USE;
+
+/* ---- registry: the analyzers of one index ---------------------------------------------- */
+
+typedef struct sc_analyzer_registry sc_analyzer_registry;
+
+/* An error about analysis settings: a message naming the offending key, e.g.
+ * "analysis.filter.my_stop.stopwords: expected a string or an array of strings". */
+typedef struct sc_analysis_error {
+    char message[256];
+} sc_analysis_error;
+
+/* Builds a registry from the Elasticsearch `analysis` settings object (the value of
+ * settings.index.analysis / settings.analysis; may be NULL for built-ins only). Supported:
+ *   analyzer.<name>: {"type": "custom", "tokenizer": T, "filter": [F...]}
+ *                    {"type": "standard", "stopwords": S, "max_token_length": N}
+ *                    {"type": "stop"|"english", "stopwords": S}
+ *                    {"type": "simple"|"whitespace"|"keyword"}
+ *   tokenizer.<name>: {"type": "standard", "max_token_length": N} | whitespace | keyword |
+ *                     letter | lowercase    (built-in tokenizer names usable directly)
+ *   filter.<name>:   {"type": "lowercase"} | asciifolding | {"type":"stop","stopwords":S,
+ *                    "ignore_case":bool} | {"type":"stemmer","language":L} | porter_stem
+ *                    (built-in filter names usable directly; S is "_english_", "_none_" or an
+ *                    array of strings; L is english/porter/light_english/minimal_english/
+ *                    possessive_english/porter2 — light_english has no KStem here and maps
+ *                    to the Porter stemmer, documented divergence)
+ * The registry always holds the built-ins (standard, simple, whitespace, keyword, stop,
+ * english); a custom analyzer named "default" replaces standard as the index default.
+ * Returns SC_OK and an owned registry (free with sc_analyzer_registry_free); SC_EINVAL with
+ * err->message filled for bad settings (err may be NULL); SC_ENOMEM. Does not keep `analysis`. */
+sc_status sc_analyzer_registry_new(const json_t *analysis, sc_analyzer_registry **out,
+                                   sc_analysis_error *err) SC_MUST_USE;
+
+/* Frees the registry and every analyzer in it. NULL is a no-op. */
+void sc_analyzer_registry_free(sc_analyzer_registry *r);
+
+/* Looks up an analyzer by name (custom first, then built-in). Returns a borrowed pointer valid
+ * as long as the registry lives, or NULL if unknown. Thread-safe. O(number of analyzers). */
+const sc_analyzer *sc_analyzer_registry_get(const sc_analyzer_registry *r, sc_slice name);
+
+/* The index default analyzer: the custom "default" if defined, else "standard". Never NULL. */
+const sc_analyzer *sc_analyzer_registry_default(const sc_analyzer_registry *r);
+
+#endif
