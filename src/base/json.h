@@ -1,0 +1,73 @@
+/* sc_json: parsing request bodies with jansson behind limits (bytes, nesting depth) and with
+ * errors that say where (line, column, byte offset) and what, plus typed member getters whose
+ * type errors name the key. Responses are written with sc_jsonw (jsonw.h), not with this.
+ * Values are jansson json_t trees: release them with json_decref. */
+#ifndef SC_BASE_JSON_H
+#define SC_BASE_JSON_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/slice.h"
+#include "base/status.h"
+
+#define SC_JSON_DEFAULT_MAX_DEPTH 512
+#define SC_JSON_DEFAULT_MAX_BYTES ((size_t)100 * 1024 * 1024) /* ES http.max_content_length */
+
+typedef struct sc_json_limits {
+    size_t max_bytes;       /* 0 = SC_JSON_DEFAULT_MAX_BYTES */
+    int max_depth;          /* arrays/objects nested deeper fail; 0 = SC_JSON_DEFAULT_MAX_DEPTH */
+    bool reject_duplicates; /* a repeated key in one object is an error (ES strict mode) */
+    bool any_value;         /* accept any top-level value, not only an object or array */
+} sc_json_limits;
+
+/* Where and why parsing or a getter failed. line and column are 1-based (column counts UTF-8
+ * characters); both are 0 when unknown (type errors on a parsed tree). position is the byte
+ * offset into the input. message is NUL-terminated; it may quote input bytes or a key name
+ * (truncated), so write it out with sc_jsonw, which escapes and repairs UTF-8. */
+typedef struct sc_json_error {
+    int line;
+    int column;
+    size_t position;
+    char message[200];
+} sc_json_error;
+
+/* Parses `text` (need not be NUL-terminated) into *out (owned; json_decref it). limits may be
+ * NULL for the defaults; err may be NULL.
+ * SC_EPARSE: malformed JSON (err says where); SC_ELIMIT: larger than max_bytes or nested deeper
+ * than max_depth (checked before jansson recurses, so 10,000 levels fail cleanly);
+ * SC_ENOMEM. Thread-safe. O(len). */
+sc_status sc_json_parse(sc_slice text, const sc_json_limits *limits, json_t **out,
+                        sc_json_error *err) SC_MUST_USE;
+
+/* "object", "array", "string", "integer", "real", "boolean", "null" (NULL json gives "missing"). */
+const char *sc_json_type_name(const json_t *v);
+
+/* Typed members of an object. Each returns SC_OK and the value; SC_ENOTFOUND when `obj` is not
+ * an object or has no member `key` (err: "[key] is missing"); SC_EINVAL when the member has
+ * another type (err: "[key] must be a string but was a number"). JSON null counts as missing.
+ * Results are borrowed from obj. err may be NULL. */
+sc_status sc_json_get_str(const json_t *obj, const char *key, sc_slice *out, sc_json_error *err)
+    SC_MUST_USE;
+/* Integers only; a real with an integral value (3.0) is accepted. */
+sc_status sc_json_get_int(const json_t *obj, const char *key, int64_t *out, sc_json_error *err)
+    SC_MUST_USE;
+/* Integers or reals. */
+sc_status sc_json_get_double(const json_t *obj, const char *key, double *out, sc_json_error *err)
+    SC_MUST_USE;
+sc_status sc_json_get_bool(const json_t *obj, const char *key, bool *out, sc_json_error *err)
+    SC_MUST_USE;
+sc_status sc_json_get_obj(const json_t *obj, const char *key, json_t **out, sc_json_error *err)
+    SC_MUST_USE;
+sc_status sc_json_get_arr(const json_t *obj, const char *key, json_t **out, sc_json_error *err)
+    SC_MUST_USE;
+
+/* The bytes of a JSON string value (may contain NUL when escaped as \u0000). */
+static inline sc_slice sc_json_str_slice(const json_t *s)
+{
+    return sc_slice_make(json_string_value(s), json_string_length(s));
+}
+
+#endif
