@@ -1,0 +1,48 @@
+/* Bit-packing of blocks of 128 uint32 values at widths 0..32 in a 4-lane vertical layout
+ * (value i lives in lane i%4 at bit (i/4)*width of that lane's 32-bit word stream; lane words
+ * interleave), 16*width bytes per block. Explicit SSE4.1 and AVX2 kernels with runtime
+ * dispatch and a scalar reference. Used by postings; public for tests and benchmarks. */
+#ifndef SC_INDEX_BITPACK_H
+#define SC_INDEX_BITPACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SC_BITPACK_N 128
+
+typedef enum sc_bitpack_impl {
+    SC_BITPACK_SCALAR,
+    SC_BITPACK_SSE41,
+    SC_BITPACK_AVX2,
+    SC_BITPACK_AUTO, /* the best the CPU supports */
+} sc_bitpack_impl;
+
+/* Bytes of a packed block of width bits. */
+static inline size_t sc_bitpack_bytes(unsigned width)
+{
+    return (size_t)16 * width;
+}
+
+/* Smallest width that holds every value of in[0..n). */
+unsigned sc_bitpack_width(const uint32_t *in, size_t n);
+
+/* Packs in[0..128) (each < 2^width) into out (sc_bitpack_bytes(width) bytes). */
+void sc_bitpack_pack(const uint32_t *in, unsigned width, uint8_t *out);
+
+/* Unpacks 128 values of `width` bits from in (sc_bitpack_bytes(width) readable bytes). */
+void sc_bitpack_unpack(const uint8_t *in, unsigned width, uint32_t *out);
+
+/* Unpacks gaps v[0..128) and turns them into docs: out[0] = first, out[i] = out[i-1] + v[i] + 1
+ * for i >= 1 (v[0] is ignored; the writer stores 0 there). */
+void sc_bitpack_unpack_gaps(const uint8_t *in, unsigned width, uint32_t first, uint32_t *out);
+
+/* The same with a chosen implementation (tests and benchmarks). An unsupported impl falls back
+ * to scalar; sc_bitpack_supported tells which are real. */
+void sc_bitpack_unpack_with(sc_bitpack_impl impl, const uint8_t *in, unsigned width,
+                            uint32_t *out);
+void sc_bitpack_unpack_gaps_with(sc_bitpack_impl impl, const uint8_t *in, unsigned width,
+                                 uint32_t first, uint32_t *out);
+int sc_bitpack_supported(sc_bitpack_impl impl);
+const char *sc_bitpack_impl_name(sc_bitpack_impl impl);
+
+#endif

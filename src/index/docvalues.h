@@ -1,0 +1,68 @@
+/* Doc values readers (columnar per-doc values, for sort, aggregations, docvalue_fields):
+ * numeric (sorted multi-valued int64 per doc, stored as min + GCD + bit-packed deltas) and
+ * sorted-set (keyword ordinals: a sorted, deduplicated term table and per-doc ascending ords).
+ * The reader structs are small views over the mmapped file, filled without allocation and
+ * validated when the segment was opened; reads are O(1) random access. Thread-safe. */
+#ifndef SC_INDEX_DOCVALUES_H
+#define SC_INDEX_DOCVALUES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/slice.h"
+#include "base/status.h"
+#include "index/segment.h"
+
+typedef struct sc_dv_numeric {
+    /* private */
+    uint32_t n_docs;
+    uint64_t n_values;
+    int64_t min;
+    uint64_t gcd;
+    uint8_t bits;       /* per value */
+    uint8_t off_bits;   /* per doc start offset */
+    const uint8_t *offs; /* (n_docs + 1) start offsets, bit-packed */
+    const uint8_t *vals; /* n_values packed */
+} sc_dv_numeric;
+
+typedef struct sc_dv_sorted_set {
+    /* private */
+    uint32_t n_docs;
+    uint64_t n_ords;
+    uint64_t n_values;
+    uint8_t ord_bits;
+    uint8_t off_bits;
+    const uint8_t *term_offs; /* (n_ords + 1) u32 offsets into term_bytes */
+    const uint8_t *term_bytes;
+    const uint8_t *offs;      /* (n_docs + 1) packed starts into ords */
+    const uint8_t *ords;      /* n_values packed */
+} sc_dv_sorted_set;
+
+/* Opens the numeric doc values of field f. SC_ENOTFOUND when the field has none. */
+sc_status sc_dv_numeric_open(const sc_segment *seg, const sc_field_info *f, sc_dv_numeric *out)
+    SC_MUST_USE;
+/* Number of values of doc (0 when none). */
+uint32_t sc_dv_numeric_count(const sc_dv_numeric *dv, uint32_t doc);
+/* Writes up to max values of doc in ascending order; returns the number written. */
+size_t sc_dv_numeric_get(const sc_dv_numeric *dv, uint32_t doc, int64_t *out, size_t max);
+/* The smallest value of doc in *out; false when the doc has none. */
+bool sc_dv_numeric_first(const sc_dv_numeric *dv, uint32_t doc, int64_t *out);
+
+/* Opens the sorted-set doc values of (keyword) field f. SC_ENOTFOUND when none. */
+sc_status sc_dv_sorted_set_open(const sc_segment *seg, const sc_field_info *f,
+                                sc_dv_sorted_set *out) SC_MUST_USE;
+static inline uint64_t sc_dv_sorted_set_n_ords(const sc_dv_sorted_set *dv)
+{
+    return dv->n_ords;
+}
+/* The term of `ord` (< n_ords); valid while the segment is referenced. */
+sc_slice sc_dv_sorted_set_term(const sc_dv_sorted_set *dv, uint64_t ord);
+/* Ord of `term`: true and *ord when present. O(log n_ords). */
+bool sc_dv_sorted_set_lookup(const sc_dv_sorted_set *dv, sc_slice term, uint64_t *ord);
+/* Number of ords of doc. */
+uint32_t sc_dv_sorted_set_count(const sc_dv_sorted_set *dv, uint32_t doc);
+/* Writes up to max ords of doc ascending; returns the number written. */
+size_t sc_dv_sorted_set_ords(const sc_dv_sorted_set *dv, uint32_t doc, uint64_t *out, size_t max);
+
+#endif

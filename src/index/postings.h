@@ -1,0 +1,128 @@
+/* Postings cursor: walks one term's documents in a segment. Docs are stored in blocks of 128
+ * (bit-packed gaps, a run, or a bitset; a varint tail block), frequencies in their own packed
+ * blocks decoded only when asked, positions in a separate stream, and a fixed-size skip entry
+ * per block holding the block's last doc and its impact (max freq, min norm byte) for
+ * block-max pruning. The cursor is caller-owned, holds its decode buffers inline and never
+ * allocates: one cursor can be reset onto thousands of terms (sc_postings_reset).
+ *
+ * Protocol (as Lucene's DocIdSetIterator): after reset the cursor is unpositioned; next() or
+ * advance() move it; they return the new doc or SC_POSTINGS_END. Corrupt data makes the cursor
+ * return SC_POSTINGS_END and sets a sticky status (sc_postings_status). Not thread-safe: one
+ * cursor per thread; any number of cursors may read one segment concurrently. */
+#ifndef SC_INDEX_POSTINGS_H
+#define SC_INDEX_POSTINGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/bitset.h"
+#include "base/status.h"
+#include "index/segment.h"
+#include "index/terms.h"
+
+#define SC_POSTINGS_END UINT32_MAX
+#define SC_POSTINGS_BLOCK 128
+
+enum {
+    SC_POSTINGS_FREQS = 1u << 0,     /* freq() will be called (no cost until it is) */
+    SC_POSTINGS_POSITIONS = 1u << 1, /* positions() will be called */
+};
+
+/* Skip/impact entry of one block (see docs/format.md). */
+typedef struct sc_postings_impact {
+    uint32_t max_freq; /* highest freq of any doc in the block */
+    uint8_t min_norm;  /* smallest norm byte of any doc in the block (0 if no norms) */
+} sc_postings_impact;
+
+typedef struct sc_postings {
+    uint32_t doc; /* current doc (valid after next/advance returned it) */
+    /* private */
+    const uint8_t *base;    /* file bytes */
+    uint64_t base_len;
+    const uint8_t *skip;    /* skip table: n_blocks entries */
+    uint64_t blocks_off;    /* absolute offset of the first block */
+    uint64_t pos_off;       /* absolute offset of the term's positions */
+    uint32_t n_docs_seg;    /* segment doc count (doc ids must be below) */
+    uint32_t doc_freq;
+    uint32_t n_blocks;
+    uint32_t block;         /* decoded block index (n_blocks = exhausted) */
+    uint32_t shallow;       /* block index of advance_shallow */
+    uint32_t n_in_block;    /* docs in the decoded block */
+    uint32_t i;             /* index of `doc` in docs[] */
+    uint32_t prev_last;     /* last doc of the block before `block` (or -1 as UINT32_MAX) */
+    uint64_t freq_off;      /* absolute offset of the decoded block's freqs */
+    uint8_t freq_kind;      /* 0: packed block, 1: varint tail */
+    bool has_freqs;         /* field stores freqs */
+    bool has_positions;
+    bool freqs_decoded;
+    bool started;
+    bool exhausted;
+    sc_status status;       /* sticky */
+    uint32_t pos_doc_index; /* positions: doc index whose positions were last read (+1) */
+    uint64_t pos_cursor;    /* positions: absolute offset of doc i's positions when known */
+    uint32_t docs[SC_POSTINGS_BLOCK];
+    uint32_t freqs[SC_POSTINGS_BLOCK];
+} sc_postings;
+
+/* Zeroes the cursor (no allocation). Optional: reset works on any struct. */
+void sc_postings_init(sc_postings *p);
+
+/* Points the cursor at the postings of term `ti` of field `f` in `seg`. `flags` is a hint
+ * (SC_POSTINGS_*). No allocation; O(1). Returns SC_ECORRUPT if the term's location is out of
+ * the file. The segment must stay referenced while the cursor is used. */
+sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_field_info *f,
+                            const sc_term_info *ti, unsigned flags) SC_MUST_USE;
+
+/* Moves to the next doc; returns it or SC_POSTINGS_END. */
+uint32_t sc_postings_next(sc_postings *p);
+
+/* Moves to the first doc >= target (beyond the current one); returns it or SC_POSTINGS_END.
+ * Skips whole blocks through the skip table (galloping search). target must be > current doc
+ * (or the cursor unpositioned); otherwise behaves as next(). */
+uint32_t sc_postings_advance(sc_postings *p, uint32_t target);
+
+/* Bulk next: fills up to `max` following docs (and their freqs if `freqs` is non-NULL);
+ * returns how many (0 at the end). After the call `doc` is the last doc returned. */
+size_t sc_postings_next_batch(sc_postings *p, uint32_t *docs, uint32_t *freqs, size_t max);
+
+/* Bulk into a bitset: sets bit (d - base) for the current doc (if positioned; the first doc if
+ * not) and every following doc d < upto; leaves the cursor on the first doc >= upto (or END).
+ * The caller guarantees bits [base, upto) exist in `bs`. Run blocks set ranges, bitset blocks
+ * OR words, packed blocks are decoded straight into the set. */
+void sc_postings_into_bitset(sc_postings *p, uint32_t upto, sc_bitset *bs, uint32_t base);
+
+/* End (exclusive) of the run of consecutive docs that starts at the current doc: every doc in
+ * [doc, run_end) matches. At least doc + 1. Positioned cursors only. */
+uint32_t sc_postings_run_end(sc_postings *p);
+
+/* Frequency of the current doc (1 for fields without freqs). Decodes the block's freqs on
+ * the first call in a block. */
+uint32_t sc_postings_freq(sc_postings *p);
+
+/* Positions of the current doc, ascending, into out (room for `max`); returns how many were
+ * written (min(freq, max)); 0 for fields without positions or on corruption. */
+size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max);
+
+/* Block-max support: moves a shallow pointer (without decoding) to the block that contains
+ * the first doc >= target and returns that block's last doc, or SC_POSTINGS_END if no doc >=
+ * target. The impact of that block is then sc_postings_shallow_impact(). */
+uint32_t sc_postings_advance_shallow(sc_postings *p, uint32_t target);
+sc_postings_impact sc_postings_shallow_impact(const sc_postings *p);
+
+/* Impact over all blocks of the term (max freq, min norm), O(n_blocks). */
+sc_postings_impact sc_postings_term_impact(const sc_postings *p);
+
+/* doc_freq of the term (the cost of iterating it). */
+static inline uint64_t sc_postings_cost(const sc_postings *p)
+{
+    return p->doc_freq;
+}
+
+/* SC_OK or the sticky error (SC_ECORRUPT) that ended iteration early. */
+static inline sc_status sc_postings_status(const sc_postings *p)
+{
+    return p->status;
+}
+
+#endif
