@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,8 +95,13 @@ sc_status sc_dir_fsync(const char *dir)
 
 sc_status sc_file_write_atomic(const char *path, const void *data, size_t len)
 {
+    /* pid plus a per-process counter: two threads writing the same path must not share a
+     * temp file. */
+    static _Atomic unsigned long tmp_seq;
     char tmp[PATH_MAX], dir[PATH_MAX];
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+    unsigned long seq = atomic_fetch_add_explicit(&tmp_seq, 1, memory_order_relaxed);
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%lu", path, (long)getpid(), seq) >=
+        (int)sizeof(tmp))
         return SC_EINVAL;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
@@ -197,6 +203,8 @@ void sc_mmap_close(sc_mmap *m)
 sc_status sc_dir_make(const char *path)
 {
     char buf[PATH_MAX];
+    if (!path[0])
+        return SC_EINVAL; /* the loop below would read past the terminator */
     if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
         return SC_EINVAL;
     for (char *p = buf + 1; *p; p++) {

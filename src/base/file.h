@@ -39,7 +39,7 @@ void sc_mmap_close(sc_mmap *m);
 /* fsyncs a directory so renames and creations in it are durable. */
 sc_status sc_dir_fsync(const char *dir) SC_MUST_USE;
 
-/* Creates a directory and its parents (mode 0755); existing is fine. */
+/* Creates a directory and its parents (mode 0755); existing is fine. SC_EINVAL for "". */
 sc_status sc_dir_make(const char *path) SC_MUST_USE;
 
 /* Removes a directory tree (like rm -rf). Missing is fine. */

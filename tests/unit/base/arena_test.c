@@ -1,0 +1,176 @@
+/* Tests for base/arena: alignment, zero-size allocations, large allocations, budget exhausted
+ * -> NULL with over_budget, mark/rewind (also across chunks), strndup, calloc overflow, and
+ * debug mode (SCRY_ARENA_DEBUG=1: one malloc per allocation, same behaviour). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/arena.h"
+
+#ifdef SC_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+static void basics(bool debug)
+{
+    if (debug)
+        setenv("SCRY_ARENA_DEBUG", "1", 1);
+    else
+        unsetenv("SCRY_ARENA_DEBUG");
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    assert_int_equal(a.debug, debug);
+    void *prev = NULL;
+    for (size_t n = 0; n < 300; n++) {
+        uint8_t *p = sc_arena_alloc(&a, n);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % 16, 0);
+        assert_ptr_not_equal(p, prev);
+        memset(p, (int)n, n);
+        prev = p;
+    }
+    /* Larger than a chunk. */
+    uint8_t *big = sc_arena_alloc(&a, 1 << 20);
+    assert_non_null(big);
+    memset(big, 0xab, 1 << 20);
+    uint8_t *small = sc_arena_alloc(&a, 10);
+    assert_non_null(small);
+    memset(small, 1, 10);
+    assert_int_equal(big[(1 << 20) - 1], 0xab);
+    int *z = sc_arena_calloc(&a, 100, sizeof(int));
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(z[i], 0);
+    assert_null(sc_arena_calloc(&a, SIZE_MAX / 2, 4));
+    assert_null(sc_arena_alloc(&a, SIZE_MAX - 3));
+    char *s = sc_arena_strndup(&a, "hello world", 5);
+    assert_string_equal(s, "hello");
+    s = sc_arena_strndup(&a, NULL, 0);
+    assert_string_equal(s, "");
+    assert_false(a.over_budget);
+    assert_true(a.peak_bytes >= a.used_bytes && a.used_bytes > (1 << 20));
+    sc_arena_fini(&a);
+    assert_int_equal(a.used_bytes, 0);
+    unsetenv("SCRY_ARENA_DEBUG");
+}
+
+static void test_basics(void **state)
+{
+    (void)state;
+    basics(false);
+}
+
+static void test_basics_debug(void **state)
+{
+    (void)state;
+    basics(true);
+}
+
+static void budget(bool debug)
+{
+    if (debug)
+        setenv("SCRY_ARENA_DEBUG", "1", 1);
+    sc_arena a;
+    sc_arena_init(&a, 100000);
+    size_t got = 0;
+    for (;;) {
+        void *p = sc_arena_alloc(&a, 1000);
+        if (!p)
+            break;
+        got += 1000;
+        assert_true(got <= 100000);
+        assert_false(a.over_budget);
+    }
+    assert_true(got >= 50000); /* chunk overheads are charged, but most of it is usable */
+    assert_true(a.over_budget);
+    assert_true(a.used_bytes <= 100000);
+    assert_null(sc_arena_alloc(&a, 1000));
+    assert_null(sc_arena_alloc(&a, 1000000));
+    assert_true(a.over_budget); /* sticky */
+    sc_arena_fini(&a);
+    /* A single allocation larger than the budget fails at once. */
+    sc_arena_init(&a, 4096);
+    assert_null(sc_arena_alloc(&a, 8192));
+    assert_true(a.over_budget);
+    sc_arena_fini(&a);
+    unsetenv("SCRY_ARENA_DEBUG");
+}
+
+static void test_budget(void **state)
+{
+    (void)state;
+    budget(false);
+}
+
+static void test_budget_debug(void **state)
+{
+    (void)state;
+    budget(true);
+}
+
+static void rewind_(bool debug)
+{
+    if (debug)
+        setenv("SCRY_ARENA_DEBUG", "1", 1);
+    sc_arena a;
+    sc_arena_init(&a, 1 << 20);
+    /* Mark on an empty arena, rewind frees everything. */
+    sc_arena_mark m0 = sc_arena_mark_get(&a);
+    assert_non_null(sc_arena_alloc(&a, 100));
+    sc_arena_rewind(&a, m0);
+    assert_int_equal(a.used_bytes, 0);
+    char *keep = sc_arena_strndup(&a, "keep me", 7);
+    size_t used = a.used_bytes;
+    sc_arena_mark m = sc_arena_mark_get(&a);
+    /* Allocate across several chunks, then go back. */
+    for (int i = 0; i < 200; i++)
+        assert_non_null(sc_arena_alloc(&a, 3000));
+    assert_true(a.used_bytes > used);
+    char *gone = sc_arena_alloc(&a, 16);
+    sc_arena_rewind(&a, m);
+    assert_int_equal(a.used_bytes, used);
+    assert_string_equal(keep, "keep me");
+#ifdef SC_ASAN
+    /* Rewound memory is poisoned (or freed) so stale pointers trip AddressSanitizer. */
+    assert_true(__asan_address_is_poisoned(gone));
+    assert_false(__asan_address_is_poisoned(keep));
+#else
+    (void)gone;
+#endif
+    /* The space is reusable after rewind: the same pattern fits again and again. */
+    for (int round = 0; round < 20; round++) {
+        for (int i = 0; i < 200; i++)
+            assert_non_null(sc_arena_alloc(&a, 3000));
+        sc_arena_rewind(&a, m);
+    }
+    assert_false(a.over_budget);
+    assert_string_equal(keep, "keep me");
+    sc_arena_fini(&a);
+    unsetenv("SCRY_ARENA_DEBUG");
+}
+
+static void test_rewind(void **state)
+{
+    (void)state;
+    rewind_(false);
+}
+
+static void test_rewind_debug(void **state)
+{
+    (void)state;
+    rewind_(true);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_basics),  cmocka_unit_test(test_basics_debug),
+        cmocka_unit_test(test_budget),  cmocka_unit_test(test_budget_debug),
+        cmocka_unit_test(test_rewind),  cmocka_unit_test(test_rewind_debug),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
