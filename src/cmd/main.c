@@ -2,12 +2,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/bench.h"
+#include "cmd/gen.h"
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: scry <command> [options]\n"
                "\n"
                "commands:\n"
                "  serve     run the search server (Elasticsearch REST API)\n"
+               "  bench     load driver: run a workload, compare two result files\n"
+               "  gen       generate a benchmark corpus (wiki, taxis, logs) as NDJSON\n"
                "  --version print the version and exit\n"
                "  --help    print this help and exit\n");
 }
@@ -26,6 +31,10 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (strcmp(argv[1], "bench") == 0)
+        return sc_cmd_bench(argc - 1, argv + 1);
+    if (strcmp(argv[1], "gen") == 0)
+        return sc_cmd_gen(argc - 1, argv + 1);
     fprintf(stderr, "scry: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;
