@@ -1,0 +1,250 @@
+/* Tests for pattern compilation (src/search/automaton.c): Lucene RegExp syntax and flags,
+ * wildcards, prefixes, Levenshtein automata (randomized against a DP, seed printed) and the
+ * determinization limit. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "search/automaton.h"
+#include "search/query.h"
+
+#define S(x) sc_slice_cstr(x)
+
+typedef struct rcase {
+    const char *pattern;
+    const char *yes[8];
+    const char *no[8];
+} rcase;
+
+static void check_cases(const rcase *cases, size_t n, int kind)
+{
+    for (size_t i = 0; i < n; i++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_dfa d;
+        sc_automaton_error err = {{0}, 0};
+        sc_status st = kind == 0   ? sc_automaton_regexp(S(cases[i].pattern), SC_REGEXP_ALL,
+                                                         10000, &a, &d, &err)
+                       : kind == 1 ? sc_automaton_wildcard(S(cases[i].pattern), 10000, &a, &d, &err)
+                                   : sc_automaton_prefix(S(cases[i].pattern), &a, &d);
+        if (st != SC_OK)
+            fail_msg("pattern %s: %s (%s)", cases[i].pattern, sc_status_name(st), err.msg);
+        for (int k = 0; k < 8 && cases[i].yes[k]; k++)
+            if (!sc_automaton_run(&d, S(cases[i].yes[k])))
+                fail_msg("pattern %s should accept '%s'", cases[i].pattern, cases[i].yes[k]);
+        for (int k = 0; k < 8 && cases[i].no[k]; k++)
+            if (sc_automaton_run(&d, S(cases[i].no[k])))
+                fail_msg("pattern %s should reject '%s'", cases[i].pattern, cases[i].no[k]);
+        sc_arena_fini(&a);
+    }
+}
+
+static void test_regexp(void **state)
+{
+    (void)state;
+    static const rcase cases[] = {
+        {"abc", {"abc"}, {"ab", "abcd", ""}},
+        {"a|bc", {"a", "bc"}, {"b", "abc"}},
+        {"ab*c", {"ac", "abc", "abbbc"}, {"abd", "a"}},
+        {"ab+c?", {"ab", "abbc"}, {"a", "ac", "abcc"}},
+        {"a{2,3}", {"aa", "aaa"}, {"a", "aaaa"}},
+        {"a{2}", {"aa"}, {"a", "aaa"}},
+        {"a{2,}", {"aa", "aaaaa"}, {"a"}},
+        {"(ab)+", {"ab", "abab"}, {"aba", ""}},
+        {"[a-c]x", {"ax", "cx"}, {"dx", "x"}},
+        {"[^a-c]", {"d", "\xc3\xa9", "\xf0\x9f\x98\x80"}, {"a", "b", "dd", ""}},
+        {"[-abc]", {"a", "-"}, {"d"}},
+        {".", {"a", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"}, {"", "ab"}},
+        {"\xc3\xa9.", {"\xc3\xa9z", "\xc3\xa9\xc3\xa9"}, {"ez", "\xc3\xa9"}},
+        {"@", {"", "anything", "\xc3\xa9"}, {NULL}},
+        {"#|a", {"a"}, {"", "#"}},
+        {"\"a.b\"", {"a.b"}, {"axb"}},
+        {"a()b", {"ab"}, {"a b"}},
+        {"\\.\\*", {".*"}, {"ab"}},
+        {"<1-10>", {"1", "01", "10", "0010", "7"}, {"0", "11", "", "100"}},
+        {"<01-10>", {"01", "10", "05"}, {"1", "010", "11"}},
+        {"<0-255>", {"0", "255", "99", "000"}, {"256", "1000"}},
+        {"x<10-5>", {"x5", "x10"}, {"x4", "x11"}},
+        {"ab&a.", {"ab"}, {"ac", "a"}},
+        {"@&~(foo)", {"fo", "fooo", "", "bar"}, {"foo"}},
+        {"~(a.*)", {"b", "", "ba"}, {"a", "abc"}},
+        {"~(ab)c", {"c", "ac", "abbc"}, {"abc"}},
+        {"*a", {"*a"}, {"a", "ba"}},
+        {"a]", {"a]"}, {"a"}},
+        {"", {""}, {"a"}},
+        {"[a-z]+ing", {"running", "sing"}, {"ing", "Running"}},
+        {"(a|b)*abb", {"abb", "aababb"}, {"ab", "abba"}},
+    };
+    check_cases(cases, sizeof cases / sizeof cases[0], 0);
+}
+
+static void test_regexp_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *p;
+        sc_status st;
+    } bad[] = {
+        {"(ab", SC_EPARSE},  {"a)", SC_EPARSE},   {"[ab", SC_EPARSE}, {"a{2", SC_EPARSE},
+        {"a{x}", SC_EPARSE}, {"\"ab", SC_EPARSE}, {"[z-a]", SC_EPARSE}, {"<1-x>", SC_EPARSE},
+        {"<foo>", SC_EUNSUPPORTED}, {"[abc-]", SC_EPARSE}, {"ab|", SC_EPARSE}, {"a\\", SC_EPARSE}, {"<1-2", SC_EPARSE},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_dfa d;
+        sc_automaton_error err = {{0}, 0};
+        sc_status st = sc_automaton_regexp(S(bad[i].p), SC_REGEXP_ALL, 10000, &a, &d, &err);
+        if (st != bad[i].st)
+            fail_msg("pattern %s: got %s want %s", bad[i].p, sc_status_name(st),
+                     sc_status_name(bad[i].st));
+        assert_true(err.msg[0] != 0);
+        sc_arena_fini(&a);
+    }
+    /* Flags off: the operators are literal. */
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_dfa d;
+    assert_int_equal(sc_automaton_regexp(S("a&b~c@#"), SC_REGEXP_NONE, 10000, &a, &d, NULL),
+                     SC_OK);
+    assert_true(sc_automaton_run(&d, S("a&b~c@#")));
+    sc_arena_fini(&a);
+}
+
+static void test_pathological_fails_fast(void **state)
+{
+    (void)state;
+    const char *pats[] = {"(a|b)*a(a|b){20}", "[ab]*a[ab]{30}c", "(.*a.*b.*c){5000}", "a{99999999}",
+                          "((((((((((a*)*)*)*)*)*)*)*)*)*){200}"};
+    for (size_t i = 0; i < sizeof pats / sizeof pats[0]; i++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_dfa d;
+        sc_automaton_error err = {{0}, 0};
+        uint64_t t0 = sc_clock_now_ns();
+        sc_status st = sc_automaton_regexp(S(pats[i]), SC_REGEXP_ALL, 10000, &a, &d, &err);
+        uint64_t ms = (sc_clock_now_ns() - t0) / 1000000;
+        printf("# %s -> %s in %llu ms: %s\n", pats[i], sc_status_name(st),
+               (unsigned long long)ms, err.msg);
+        if (i < 4) {
+            assert_int_equal(st, SC_ELIMIT);
+            assert_true(strstr(err.msg, "10000") || strstr(err.msg, "too complex"));
+        }
+        sc_arena_fini(&a);
+    }
+    /* Deep nesting is an error, not a stack overflow. */
+    char deep[5000];
+    memset(deep, '(', 2500);
+    memset(deep + 2500, ')', 2499);
+    deep[4999] = 0;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_dfa d;
+    assert_int_equal(sc_automaton_regexp(S(deep), SC_REGEXP_ALL, 10000, &a, &d, NULL), SC_ELIMIT);
+    sc_arena_fini(&a);
+}
+
+static void test_wildcard_prefix(void **state)
+{
+    (void)state;
+    static const rcase wc[] = {
+        {"ab*", {"ab", "abc", "ab\xc3\xa9"}, {"a", "b"}},
+        {"*b", {"b", "ab", "\xc3\xa9\x62"}, {"ba"}},
+        {"a?c", {"abc", "a\xc3\xa9\x63"}, {"ac", "abbc"}},
+        {"a\\*c", {"a*c"}, {"abc"}},
+        {"a\\", {"a\\"}, {"a"}},
+        {"*", {"", "x"}, {NULL}},
+    };
+    check_cases(wc, sizeof wc / sizeof wc[0], 1);
+    static const rcase px[] = {
+        {"ab", {"ab", "abc", "ab\xff"}, {"a", "b", "ba"}},
+        {"", {"", "x"}, {NULL}},
+    };
+    check_cases(px, sizeof px / sizeof px[0], 2);
+}
+
+static void random_word(char *buf, int len, unsigned *seed)
+{
+    static const char *alpha[] = {"a", "b", "c", "\xc3\xa9", "\xe2\x82\xac"};
+    buf[0] = 0;
+    for (int i = 0; i < len; i++)
+        strcat(buf, alpha[rand_r(seed) % 5]);
+}
+
+static void test_fuzzy_random(void **state)
+{
+    (void)state;
+    unsigned seed = (unsigned)time(NULL);
+    if (getenv("SCRY_SEED"))
+        seed = (unsigned)strtoul(getenv("SCRY_SEED"), NULL, 10);
+    printf("# fuzzy seed %u (SCRY_SEED to replay)\n", seed);
+    for (int round = 0; round < 60; round++) {
+        char w[64];
+        random_word(w, 1 + rand_r(&seed) % 6, &seed);
+        uint32_t k = (uint32_t)(rand_r(&seed) % 3);
+        uint32_t prefix = (uint32_t)(rand_r(&seed) % 3);
+        bool tr = rand_r(&seed) % 2;
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_dfa d;
+        sc_automaton_error err = {{0}, 0};
+        assert_int_equal(sc_automaton_fuzzy(S(w), k, prefix, tr, &a, &d, &err), SC_OK);
+        for (int j = 0; j < 300; j++) {
+            char t[64];
+            random_word(t, rand_r(&seed) % 8, &seed);
+            /* the prefix must match exactly: compare the code point prefixes */
+            size_t wl = sc_automaton_cp_len(S(w));
+            size_t pl = prefix < wl ? prefix : wl;
+            bool prefix_ok = true;
+            {
+                /* byte length of pl code points of w */
+                size_t bi = 0;
+                for (size_t c = 0; c < pl; c++) {
+                    unsigned char ch = (unsigned char)w[bi];
+                    bi += ch < 0x80 ? 1 : ch < 0xE0 ? 2 : ch < 0xF0 ? 3 : 4;
+                }
+                prefix_ok = strncmp(w, t, bi) == 0;
+                uint32_t dist = prefix_ok ? sc_automaton_edit_distance(S(w + bi), S(t + bi), tr, k)
+                                          : k + 1;
+                bool want = prefix_ok && dist <= k;
+                bool got = sc_automaton_run(&d, S(t));
+                if (want != got)
+                    fail_msg("seed %u: fuzzy(%s, k=%u, prefix=%u, tr=%d) on %s: want %d got %d",
+                             seed, w, k, prefix, tr, t, want, got);
+            }
+        }
+        sc_arena_fini(&a);
+    }
+}
+
+static void test_edit_distance(void **state)
+{
+    (void)state;
+    assert_int_equal(sc_automaton_edit_distance(S("abc"), S("abc"), true, 2), 0);
+    assert_int_equal(sc_automaton_edit_distance(S("abc"), S("acb"), true, 2), 1);
+    assert_int_equal(sc_automaton_edit_distance(S("abc"), S("acb"), false, 2), 2);
+    assert_int_equal(sc_automaton_edit_distance(S("kitten"), S("sitting"), true, 5), 3);
+    assert_int_equal(sc_automaton_edit_distance(S("kitten"), S("sitting"), true, 2), 3);
+    assert_int_equal(sc_automaton_edit_distance(S("\xc3\xa9t\xc3\xa9"), S("ete"), true, 2), 2);
+    assert_int_equal(sc_automaton_cp_len(S("\xc3\xa9t\xc3\xa9")), 3);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_regexp),
+        cmocka_unit_test(test_regexp_errors),
+        cmocka_unit_test(test_pathological_fails_fast),
+        cmocka_unit_test(test_wildcard_prefix),
+        cmocka_unit_test(test_fuzzy_random),
+        cmocka_unit_test(test_edit_distance),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
