@@ -1,0 +1,78 @@
+/* Private pieces shared by the files of src/mapping: the mapping object itself, field
+ * construction (used by parsing, merging and dynamic mapping) and error helpers. */
+#ifndef SC_MAPPING_INTERNAL_H
+#define SC_MAPPING_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "mapping/mapping.h"
+
+struct sc_mapping {
+    _Atomic int refs;
+    sc_mapping_field *root;
+    sc_mapping_field **by_ord; /* ord -> field */
+    size_t n_fields;
+    size_t cap_fields;
+    sc_mapping_field **sorted; /* by path, for lookups */
+    bool date_detection;       /* default true */
+    bool numeric_detection;    /* default false */
+    bool set_date_detection, set_numeric_detection;
+    json_t *root_extra;        /* _source, _routing, _meta, dynamic_templates... kept verbatim */
+};
+
+/* Formats err (type static, reason printf-style). */
+void sc__mapping_err(sc_mapping_error *err, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void sc__mapping_cause(sc_mapping_error *err, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A new empty mapping (root object only). NULL on out of memory. */
+sc_mapping *sc__mapping_alloc(void);
+
+/* Deep copy. NULL on out of memory. */
+sc_mapping *sc__mapping_clone(const sc_mapping *m);
+
+/* Parses one field definition (`def` is the JSON object under the field's name) as a child of
+ * parent named `name`; multi=true when declared under `fields`. *out is owned (free with
+ * sc__mapping_field_free); ords are not assigned yet. */
+sc_status sc__mapping_field_parse(const json_t *def, const char *name, sc_mapping_field *parent,
+                                  bool multi, sc_mapping_field **out, sc_mapping_error *err);
+
+/* A field of `type` with default parameters, named name under parent (path computed). */
+sc_mapping_field *sc__mapping_field_new(const char *name, sc_mapping_field *parent,
+                                        sc_mapping_type type);
+
+void sc__mapping_field_free(sc_mapping_field *f);
+
+/* Inserts child into parent's children (sorted by name); takes ownership (freed on failure). */
+sc_status sc__mapping_add_child(sc_mapping_field *parent, sc_mapping_field *child);
+
+/* Moves a parsed field under parent (fixing the paths of its subtree); takes ownership. */
+sc_status sc__mapping_adopt(sc_mapping_field *parent, sc_mapping_field *child);
+
+/* The child of parent named (name, len), or NULL. */
+sc_mapping_field *sc__mapping_child(const sc_mapping_field *parent, const char *name, size_t len);
+
+/* Assigns ords to every field of the tree and rebuilds the lookup tables. */
+sc_status sc__mapping_reindex(sc_mapping *m);
+
+/* Effective dynamic setting of an object field (walks up INHERIT; root default TRUE). */
+sc_mapping_dynamic sc__mapping_effective_dynamic(const sc_mapping_field *obj);
+
+/* Encodes a scalar JSON value (not null/array/object) for a non-text, non-object field. Sets
+ * *kind of the result: numeric -> *num; keyword/ip -> *term (arena or borrowed). On a value that
+ * does not fit: SC_EINVAL with err->cause_* set (the caller writes the main reason). */
+sc_status sc__mapping_encode_scalar(const sc_mapping_field *f, const json_t *v,
+                                    const sc_mapping_analysis *an, sc_arena *arena,
+                                    sc_slice *term, int64_t *num, sc_mapping_error *err);
+
+/* Built-in fallback analysis (see sc_mapping_analysis). */
+sc_status sc__mapping_analyze(const sc_mapping_analysis *an, const char *analyzer, sc_slice text,
+                              sc_arena *arena, sc_index_token **toks, size_t *n);
+sc_status sc__mapping_normalize(const sc_mapping_analysis *an, const char *normalizer,
+                                sc_slice text, sc_arena *arena, sc_slice *out);
+
+/* A short preview of a JSON value for error messages into buf (cap bytes). */
+void sc__mapping_preview(const json_t *v, char *buf, size_t cap);
+
+#endif
