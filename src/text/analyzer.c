@@ -1,0 +1,175 @@
+/* Analyzers: a tokenizer followed by a chain of 1:1-or-drop filters, run over one value with
+ * all scratch on the stack (plus one heap buffer per call for terms over 4 KiB). Built-in
+ * analyzers are defined here; analysis settings are parsed in registry.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/internal.h"
+
+struct sc_analyzer {
+    char *name;
+    sc__tokenizer_kind tokenizer;
+    uint32_t max_token_len;
+    bool lower_fused; /* the first filter is lowercase: done while copying the raw token */
+    sc__filter *filters;
+    size_t n_filters;
+};
+
+sc_status sc__analyzer_new(const char *name, sc__tokenizer_kind tok, uint32_t max_token_len,
+                           sc__filter *filters, size_t n_filters, sc_analyzer **out)
+{
+    *out = NULL;
+    sc_analyzer *a = calloc(1, sizeof(*a));
+    char *nm = strdup(name);
+    sc__filter *fs = calloc(n_filters ? n_filters : 1, sizeof(*fs));
+    if (!a || !nm || !fs) {
+        free(a);
+        free(nm);
+        free(fs);
+        for (size_t i = 0; i < n_filters; i++)
+            sc__stopset_free(filters[i].stop);
+        return SC_ENOMEM;
+    }
+    a->name = nm;
+    a->tokenizer = tok;
+    a->max_token_len = max_token_len ? max_token_len : SC__TEXT_MAX_TOKEN_LEN;
+    if (n_filters)
+        memcpy(fs, filters, n_filters * sizeof(*fs));
+    a->filters = fs;
+    a->n_filters = n_filters;
+    a->lower_fused = n_filters > 0 && fs[0].kind == SC__F_LOWERCASE;
+    *out = a;
+    return SC_OK;
+}
+
+void sc_analyzer_free(sc_analyzer *a)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; i < a->n_filters; i++)
+        sc__stopset_free(a->filters[i].stop);
+    free(a->filters);
+    free(a->name);
+    free(a);
+}
+
+const char *sc_analyzer_name(const sc_analyzer *a)
+{
+    return a->name;
+}
+
+sc_status sc_analyzer_builtin(const char *name, sc_analyzer **out)
+{
+    *out = NULL;
+    sc__filter f[4];
+    memset(f, 0, sizeof(f));
+    if (strcmp(name, "standard") == 0) {
+        f[0].kind = SC__F_LOWERCASE;
+        return sc__analyzer_new(name, SC__TOK_STANDARD, 0, f, 1, out);
+    }
+    if (strcmp(name, "simple") == 0) {
+        f[0].kind = SC__F_LOWERCASE;
+        return sc__analyzer_new(name, SC__TOK_LETTER, 0, f, 1, out);
+    }
+    if (strcmp(name, "whitespace") == 0)
+        return sc__analyzer_new(name, SC__TOK_WHITESPACE, 0, f, 0, out);
+    if (strcmp(name, "keyword") == 0)
+        return sc__analyzer_new(name, SC__TOK_KEYWORD, 0, f, 0, out);
+    if (strcmp(name, "stop") == 0) {
+        f[0].kind = SC__F_LOWERCASE;
+        f[1].kind = SC__F_STOP;
+        SC_TRY(sc__stopset_english(&f[1].stop));
+        return sc__analyzer_new(name, SC__TOK_LETTER, 0, f, 2, out);
+    }
+    if (strcmp(name, "english") == 0) {
+        f[0].kind = SC__F_POSSESSIVE;
+        f[1].kind = SC__F_LOWERCASE;
+        f[2].kind = SC__F_STOP;
+        f[3].kind = SC__F_PORTER;
+        SC_TRY(sc__stopset_english(&f[2].stop));
+        return sc__analyzer_new(name, SC__TOK_STANDARD, 0, f, 4, out);
+    }
+    return SC_ENOTFOUND;
+}
+
+/* ---- running -------------------------------------------------------------------------- */
+
+#define STACK_TERM_BYTES 4096
+
+typedef struct run {
+    const sc_analyzer *a;
+    sc_slice text;
+    sc_token_sink sink;
+    void *ctx;
+    uint32_t position; /* next tokenizer position */
+    sc__term term;
+} run;
+
+static size_t copy_replacing(uint8_t *dst, const uint8_t *src, size_t n, bool lower)
+{
+    size_t i = 0, o = 0;
+    while (i < n) {
+        size_t start = i;
+        uint32_t cp = sc__utf8_next(src, n, &i);
+        if (lower) {
+            o += sc__lowercase(dst + o, src + start, cp == 0xFFFD ? 0 : i - start);
+            if (cp == 0xFFFD)
+                o += sc__utf8_put(dst + o, cp);
+        } else {
+            o += sc__utf8_put(dst + o, cp);
+        }
+    }
+    return o;
+}
+
+static sc_status on_raw(void *vctx, size_t start, size_t end, bool valid)
+{
+    run *r = vctx;
+    const sc_analyzer *a = r->a;
+    uint32_t pos = r->position++;
+    const uint8_t *src = r->text.ptr + start;
+    size_t n = end - start;
+    sc__term *t = &r->term;
+    if (!valid) {
+        t->len = copy_replacing(t->buf, src, n, a->lower_fused);
+    } else if (a->lower_fused) {
+        t->len = sc__lowercase(t->buf, src, n);
+    } else {
+        memcpy(t->buf, src, n);
+        t->len = n;
+    }
+    for (size_t i = a->lower_fused ? 1 : 0; i < a->n_filters; i++)
+        if (!sc__filter_apply(&a->filters[i], t))
+            return SC_OK;
+    sc_token tok = {t->buf, (uint32_t)t->len, pos, (uint32_t)start, (uint32_t)end};
+    return r->sink(r->ctx, &tok);
+}
+
+sc_status sc_analyzer_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink sink, void *ctx)
+{
+    if (text.len > UINT32_MAX)
+        return SC_ELIMIT;
+    /* Terms from standard/letter/whitespace are at most 256 UTF-16 units (< 1 KiB of UTF-8);
+     * only keyword terms can be longer. Invalid bytes expand up to 3x when replaced. */
+    size_t need = 3 * text.len + 16;
+    if (a->tokenizer != SC__TOK_KEYWORD && need > 4 * (size_t)a->max_token_len + 16)
+        need = 4 * (size_t)a->max_token_len + 16;
+    need = 2 * need + 16;
+    uint8_t stack_buf[STACK_TERM_BYTES];
+    uint16_t stack_u16[STACK_TERM_BYTES / 2];
+    uint8_t *heap = NULL;
+    run r = {a, text, sink, ctx, 0, {stack_buf, 0, sizeof(stack_buf), stack_u16,
+                                     sizeof(stack_u16) / sizeof(stack_u16[0])}};
+    if (need > sizeof(stack_buf)) {
+        heap = malloc(need + need / 2 * sizeof(uint16_t) + 16);
+        if (!heap)
+            return SC_ENOMEM;
+        r.term.buf = heap;
+        r.term.cap = need;
+        r.term.u16 = (uint16_t *)(void *)(heap + ((need + 15) & ~(size_t)15));
+        r.term.u16_cap = need / 2;
+    }
+    sc_status st = sc__tokenize(a->tokenizer, a->max_token_len, text, on_raw, &r);
+    free(heap);
+    return st;
+}

@@ -1,0 +1,546 @@
+/* Tokenizers: Lucene 8.7's StandardTokenizer (the JFlex UAX#29 grammar: words, numbers,
+ * Katakana runs, Southeast Asian runs, one token per Han/Hiragana character, emoji sequences;
+ * everything else skipped; at most 255 UTF-16 units per token, longer words split), and the
+ * CharTokenizer family (letter, whitespace) plus keyword.
+ *
+ * Why not ICU's ubrk word iterator: ICU segments Han, Kana and Thai with a dictionary, while
+ * Lucene emits each Han/Hiragana character alone and keeps Thai runs whole, and ICU's rule
+ * status does not tell which punctuation-only segments Lucene drops or how emoji are kept. So
+ * we run the UAX#29 rules ourselves, as Lucene's grammar states them, over ICU's Unicode
+ * property data (Word_Break, Script, Line_Break, Extended_Pictographic). Pure-ASCII input takes
+ * a specialised instance of the same scanner that never calls ICU; a unit test checks both
+ * instances give identical tokens. */
+#include <pthread.h>
+#include <string.h>
+#include <unicode/uchar.h>
+#include <unicode/uscript.h>
+
+#include "text/internal.h"
+
+/* Character classes of the standard tokenizer (low 6 bits) and a flag bit. */
+enum {
+    C_OTHER,
+    C_ALETTER,
+    C_HEBREW,
+    C_NUMERIC,
+    C_KATAKANA,
+    C_EXTNUMLET,
+    C_MIDLETTER,
+    C_MIDNUM,
+    C_MIDNUMLET,
+    C_SQUOTE,
+    C_DQUOTE,
+    C_EXTEND, /* Extend or Format */
+    C_ZWJ,
+    C_NEWLINE,
+    C_HAN,
+    C_HIRAGANA,
+    C_COMPLEX, /* Line_Break=Complex_Context (Thai, Lao, Myanmar, Khmer, ...) */
+    C_RI,
+    C_EMOD, /* emoji skin-tone modifiers: not Extend in Lucene's (Unicode 9) tables */
+};
+#define F_PICT 0x40 /* Extended_Pictographic */
+#define BASE(c) ((c) & 0x3F)
+
+static uint8_t ascii_cls[128];
+static uint8_t bmp_cls[65536];
+static pthread_once_t cls_once = PTHREAD_ONCE_INIT;
+
+static uint8_t classify_icu(UChar32 c)
+{
+    uint8_t f = u_hasBinaryProperty(c, UCHAR_EXTENDED_PICTOGRAPHIC) ? F_PICT : 0;
+    if (c >= 0x1F3FB && c <= 0x1F3FF)
+        return C_EMOD | f;
+    if (c >= 0xFF10 && c <= 0xFF19) /* Lucene adds full-width digits to Numeric */
+        return C_NUMERIC | f;
+    switch (u_getIntPropertyValue(c, UCHAR_WORD_BREAK)) {
+    case U_WB_ALETTER:
+        return C_ALETTER | f;
+    case U_WB_HEBREW_LETTER:
+        return C_HEBREW | f;
+    case U_WB_NUMERIC:
+        return C_NUMERIC | f;
+    case U_WB_KATAKANA:
+        return C_KATAKANA | f;
+    case U_WB_EXTENDNUMLET:
+        return C_EXTNUMLET | f;
+    case U_WB_MIDLETTER:
+        return C_MIDLETTER | f;
+    case U_WB_MIDNUM:
+        return C_MIDNUM | f;
+    case U_WB_MIDNUMLET:
+        return C_MIDNUMLET | f;
+    case U_WB_SINGLE_QUOTE:
+        return C_SQUOTE | f;
+    case U_WB_DOUBLE_QUOTE:
+        return C_DQUOTE | f;
+    case U_WB_EXTEND:
+    case U_WB_FORMAT:
+        return C_EXTEND | f;
+    case U_WB_ZWJ:
+        return C_ZWJ | f;
+    case U_WB_CR:
+    case U_WB_LF:
+    case U_WB_NEWLINE:
+        return C_NEWLINE | f;
+    case U_WB_REGIONAL_INDICATOR:
+        return C_RI | f;
+    default:
+        break;
+    }
+    UErrorCode err = U_ZERO_ERROR;
+    UScriptCode sc = uscript_getScript(c, &err);
+    if (U_SUCCESS(err) && sc == USCRIPT_HAN)
+        return C_HAN | f;
+    if (U_SUCCESS(err) && sc == USCRIPT_HIRAGANA)
+        return C_HIRAGANA | f;
+    if (u_getIntPropertyValue(c, UCHAR_LINE_BREAK) == U_LB_COMPLEX_CONTEXT)
+        return C_COMPLEX | f;
+    return C_OTHER | f;
+}
+
+static void init_tables(void)
+{
+    for (int c = 0; c < 128; c++) {
+        uint8_t k = C_OTHER;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+            k = C_ALETTER;
+        else if (c >= '0' && c <= '9')
+            k = C_NUMERIC;
+        else if (c == '_')
+            k = C_EXTNUMLET;
+        else if (c == '.')
+            k = C_MIDNUMLET;
+        else if (c == '\'')
+            k = C_SQUOTE;
+        else if (c == ':')
+            k = C_MIDLETTER;
+        else if (c == ',' || c == ';')
+            k = C_MIDNUM;
+        else if (c == '"')
+            k = C_DQUOTE;
+        else if (c == '\n' || c == '\r' || c == '\v' || c == '\f')
+            k = C_NEWLINE;
+        ascii_cls[c] = k;
+    }
+    for (uint32_t c = 0; c < 65536; c++)
+        bmp_cls[c] = c < 128 ? ascii_cls[c] : (c >= 0xD800 && c <= 0xDFFF) ? C_OTHER
+                                                                          : classify_icu((UChar32)c);
+}
+
+bool sc__text_is_ascii(const uint8_t *s, size_t len)
+{
+    size_t i = 0;
+    uint64_t acc = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        acc |= w;
+    }
+    for (; i < len; i++)
+        acc |= s[i];
+    return (acc & 0x8080808080808080ull) == 0;
+}
+
+/* ---- the standard tokenizer ------------------------------------------------------------- */
+
+typedef struct scan {
+    const uint8_t *s;
+    size_t n;
+    uint32_t max_len;
+} scan;
+
+/* Class of the code point at p; *q gets the next position, *u its UTF-16 length. With ascii
+ * the input is known to be ASCII and ICU is never consulted. */
+static inline __attribute__((always_inline)) uint8_t cls_at(const scan *sc, size_t p, size_t *q,
+                                                             uint32_t *u, bool ascii)
+{
+    if (ascii || sc->s[p] < 0x80) {
+        *q = p + 1;
+        *u = 1;
+        return ascii_cls[sc->s[p] & 0x7F];
+    }
+    size_t i = p;
+    uint32_t cp = sc__utf8_next(sc->s, sc->n, &i);
+    *q = i;
+    if (cp < 0x10000) {
+        *u = 1;
+        return bmp_cls[cp];
+    }
+    *u = 2;
+    return classify_icu((UChar32)cp);
+}
+
+/* Word-rule states: the kind of the last base character taken. */
+enum { P_NONE, P_A, P_H, P_N, P_K, P_E, P_Q /* Hebrew letter + single quote (WB7a) */ };
+
+static inline int word_kind(uint8_t b)
+{
+    switch (b) {
+    case C_ALETTER:
+        return P_A;
+    case C_HEBREW:
+        return P_H;
+    case C_NUMERIC:
+        return P_N;
+    case C_KATAKANA:
+        return P_K;
+    case C_EXTNUMLET:
+        return P_E;
+    default:
+        return P_NONE;
+    }
+}
+
+/* May a character of kind k directly follow state prev (WB5, 8, 9, 10, 13, 13a, 13b)? */
+static inline bool joins(int prev, int k)
+{
+    if (k == P_NONE)
+        return false;
+    switch (prev) {
+    case P_NONE:
+    case P_E:
+        return true;
+    case P_K:
+        return k == P_K || k == P_E;
+    default: /* letters, numbers, Hebrew+quote */
+        return k != P_K;
+    }
+}
+
+/* Lucene's WORD/NUMERIC rules from s: returns the end of the longest match of at most max_len
+ * UTF-16 units, or s when there is none (a run of ExtendNumLet alone is no token). */
+static inline __attribute__((always_inline)) size_t scan_word(const scan *sc, size_t s, bool ascii)
+{
+    size_t p = s, accept = s;
+    uint32_t units = 0;
+    int prev = P_NONE;
+    bool seen_core = false;
+    while (p < sc->n) {
+        size_t q;
+        uint32_t u;
+        uint8_t c = BASE(cls_at(sc, p, &q, &u, ascii));
+        if (!ascii && (c == C_EXTEND || c == C_ZWJ)) { /* WB4: X (Extend|Format|ZWJ)* -> X */
+            if (units + u > sc->max_len)
+                break;
+            units += u;
+            p = q;
+            if (seen_core)
+                accept = p;
+            continue;
+        }
+        int k = word_kind(c);
+        if (joins(prev, k)) {
+            if (units + u > sc->max_len)
+                break;
+            units += u;
+            p = q;
+            prev = k;
+            if (k != P_E)
+                seen_core = true;
+            if (seen_core)
+                accept = p;
+            continue;
+        }
+        bool mid_letter = (prev == P_A || prev == P_H) &&
+                          (c == C_MIDLETTER || c == C_MIDNUMLET || c == C_SQUOTE);
+        bool mid_num = prev == P_N && (c == C_MIDNUM || c == C_MIDNUMLET || c == C_SQUOTE);
+        bool heb_dq = prev == P_H && c == C_DQUOTE;
+        if (mid_letter || mid_num || heb_dq) {
+            /* WB6/7, WB11/12, WB7b/c: the middle character joins only if a letter (number)
+             * follows, ignoring Extend/Format/ZWJ after it. */
+            size_t r = q, r2 = q;
+            uint32_t uu = units + u, u2 = 0;
+            uint8_t c2 = C_OTHER;
+            while (r < sc->n) {
+                c2 = BASE(cls_at(sc, r, &r2, &u2, ascii));
+                if (ascii || (c2 != C_EXTEND && c2 != C_ZWJ))
+                    break;
+                uu += u2;
+                r = r2;
+            }
+            if (r < sc->n) {
+                int k2 = word_kind(c2);
+                bool ok = mid_num ? k2 == P_N : heb_dq ? k2 == P_H : (k2 == P_A || k2 == P_H);
+                if (ok && uu + u2 <= sc->max_len) {
+                    units = uu + u2;
+                    p = r2;
+                    prev = k2;
+                    accept = p;
+                    continue;
+                }
+            }
+        }
+        if (prev == P_H && c == C_SQUOTE && units + u <= sc->max_len) { /* WB7a */
+            units += u;
+            p = q;
+            prev = P_Q;
+            accept = p;
+            continue;
+        }
+        break;
+    }
+    return accept;
+}
+
+/* One base character of class want (Han, Hiragana) or a run of them (Complex_Context), each
+ * followed by Extend/Format/ZWJ, within max_len units. */
+static size_t scan_run(const scan *sc, size_t s, uint8_t want, bool run)
+{
+    size_t p = s, accept = s;
+    uint32_t units = 0;
+    bool first = true;
+    while (p < sc->n) {
+        size_t q;
+        uint32_t u;
+        uint8_t c = BASE(cls_at(sc, p, &q, &u, false));
+        bool ext = c == C_EXTEND || c == C_ZWJ;
+        if (!ext && (c != want || (!first && !run)))
+            break;
+        if (units + u > sc->max_len)
+            break;
+        units += u;
+        p = accept = q;
+        first = false;
+    }
+    return accept;
+}
+
+static inline bool is_keycap_base(uint8_t b)
+{
+    return (b >= '0' && b <= '9') || b == '#' || b == '*';
+}
+
+/* Emoji sequences (UTS#51 as Lucene's grammar has them): elements are an Extended_Pictographic
+ * character (optionally + skin-tone modifier), a lone modifier, a regional-indicator pair or a
+ * keycap sequence, each followed by Extend/Format/ZWJ; elements join across a ZWJ. Leading ZWJs
+ * belong to the token. Returns the end of the match or s. */
+static size_t scan_emoji(const scan *sc, size_t s)
+{
+    size_t p = s, accept = s, q;
+    uint32_t units = 0, u;
+#define TAKE_OR_DONE()                                                                             \
+    do {                                                                                           \
+        if (units + u > sc->max_len)                                                               \
+            goto done;                                                                             \
+        units += u;                                                                                \
+        p = q;                                                                                     \
+    } while (0)
+    for (;;) {
+        uint8_t c = 0;
+        while (p < sc->n && BASE(c = cls_at(sc, p, &q, &u, false)) == C_ZWJ)
+            TAKE_OR_DONE();
+        if (p >= sc->n)
+            goto done;
+        bool pict = (c & F_PICT) != 0;
+        if (pict || BASE(c) == C_EMOD) {
+            TAKE_OR_DONE();
+        } else if (BASE(c) == C_RI) {
+            size_t save_p = p;
+            uint32_t save_units = units;
+            TAKE_OR_DONE();
+            uint8_t c2 = C_OTHER;
+            while (p < sc->n && ((c2 = BASE(cls_at(sc, p, &q, &u, false))) == C_EXTEND))
+                TAKE_OR_DONE();
+            if (p >= sc->n || c2 != C_RI) {
+                p = save_p;
+                units = save_units;
+                goto done;
+            }
+            TAKE_OR_DONE();
+        } else if (is_keycap_base(sc->s[p])) {
+            size_t save_p = p;
+            uint32_t save_units = units;
+            bool capped = false;
+            TAKE_OR_DONE();
+            while (p < sc->n && BASE(cls_at(sc, p, &q, &u, false)) == C_EXTEND) {
+                bool is_keycap = q - p == 3 && sc->s[p] == 0xE2 && sc->s[p + 1] == 0x83 &&
+                                 sc->s[p + 2] == 0xA3; /* U+20E3 */
+                TAKE_OR_DONE();
+                if (is_keycap) {
+                    capped = true;
+                    break;
+                }
+            }
+            if (!capped) {
+                p = save_p;
+                units = save_units;
+                goto done;
+            }
+        } else {
+            goto done;
+        }
+        accept = p;
+        if (pict && p < sc->n && BASE(cls_at(sc, p, &q, &u, false)) == C_EMOD) {
+            TAKE_OR_DONE();
+            accept = p;
+        }
+        bool last_zwj = false;
+        while (p < sc->n) {
+            uint8_t t = BASE(cls_at(sc, p, &q, &u, false));
+            if (t != C_EXTEND && t != C_ZWJ)
+                break;
+            TAKE_OR_DONE();
+            accept = p;
+            last_zwj = t == C_ZWJ;
+        }
+        if (!last_zwj)
+            break;
+    }
+done:
+#undef TAKE_OR_DONE
+    return accept;
+}
+
+static inline __attribute__((always_inline)) sc_status run_standard(const scan *sc,
+                                                                     sc__raw_sink sink,
+                                                                     void *ctx, bool ascii)
+{
+    size_t p = 0;
+    while (p < sc->n) {
+        size_t q;
+        uint32_t u;
+        uint8_t c = cls_at(sc, p, &q, &u, ascii);
+        uint8_t b = BASE(c);
+        size_t end = p;
+        if (b >= C_ALETTER && b <= C_EXTNUMLET) {
+            end = scan_word(sc, p, ascii);
+        } else if (ascii) {
+            p = q;
+            continue;
+        } else if (b == C_HAN || b == C_HIRAGANA) {
+            end = scan_run(sc, p, b, false);
+        } else if (b == C_COMPLEX) {
+            end = scan_run(sc, p, b, true);
+        }
+        if (!ascii && ((c & F_PICT) || b == C_EMOD || b == C_ZWJ || b == C_RI ||
+                       is_keycap_base(sc->s[p]))) {
+            size_t e2 = scan_emoji(sc, p);
+            if (e2 > end)
+                end = e2;
+        }
+        if (end > p) {
+            SC_TRY(sink(ctx, p, end, true));
+            p = end;
+        } else {
+            p = q; /* Lucene's [^] rule: skip one character */
+        }
+    }
+    return SC_OK;
+}
+
+static sc_status run_standard_ascii(const scan *sc, sc__raw_sink sink, void *ctx)
+{
+    return run_standard(sc, sink, ctx, true);
+}
+
+static sc_status run_standard_generic(const scan *sc, sc__raw_sink sink, void *ctx)
+{
+    return run_standard(sc, sink, ctx, false);
+}
+
+sc_status sc__tokenize_standard(uint32_t max_len, sc_slice text, bool ascii_path,
+                                sc__raw_sink sink, void *ctx)
+{
+    pthread_once(&cls_once, init_tables);
+    scan sc = {text.ptr, text.len, max_len ? max_len : 1};
+    return ascii_path ? run_standard_ascii(&sc, sink, ctx) : run_standard_generic(&sc, sink, ctx);
+}
+
+/* ---- CharTokenizer family ---------------------------------------------------------------- */
+
+static inline bool java_is_whitespace(uint32_t cp)
+{
+    if (cp < 0x80)
+        return cp == ' ' || (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x1F);
+    return u_isWhitespace((UChar32)cp);
+}
+
+static inline bool java_is_letter(uint32_t cp)
+{
+    if (cp < 0x80)
+        return (cp | 0x20) >= 'a' && (cp | 0x20) <= 'z';
+    return u_isalpha((UChar32)cp) != 0;
+}
+
+/* Lucene CharTokenizer: a token is a run of token characters, cut after the character that
+ * brings it to >= max_len UTF-16 units. */
+static sc_status run_char_tokenizer(sc__tokenizer_kind kind, uint32_t max_len, sc_slice text,
+                                    sc__raw_sink sink, void *ctx)
+{
+    const uint8_t *s = text.ptr;
+    size_t n = text.len, p = 0, start = 0;
+    uint32_t len = 0;
+    bool valid = true;
+    while (p < n) {
+        size_t q = p;
+        uint32_t cp;
+        bool ok = true;
+        if (s[p] < 0x80) {
+            cp = s[p];
+            q = p + 1;
+        } else {
+            cp = sc__utf8_next(s, n, &q);
+            ok = !(cp == 0xFFFD && !(q - p == 3 && s[p] == 0xEF && s[p + 1] == 0xBF &&
+                                     s[p + 2] == 0xBD));
+        }
+        bool tok = kind == SC__TOK_LETTER ? java_is_letter(cp) : !java_is_whitespace(cp);
+        if (tok) {
+            if (len == 0) {
+                start = p;
+                valid = true;
+            }
+            valid = valid && ok;
+            len += cp >= 0x10000 ? 2 : 1;
+            p = q;
+            if (len >= max_len) {
+                SC_TRY(sink(ctx, start, p, valid));
+                len = 0;
+            }
+        } else {
+            if (len > 0) {
+                SC_TRY(sink(ctx, start, p, valid));
+                len = 0;
+            }
+            p = q;
+        }
+    }
+    if (len > 0)
+        SC_TRY(sink(ctx, start, n, valid));
+    return SC_OK;
+}
+
+static bool utf8_valid(const uint8_t *s, size_t n)
+{
+    size_t p = 0;
+    while (p < n) {
+        if (s[p] < 0x80) {
+            p++;
+            continue;
+        }
+        size_t q = p;
+        uint32_t cp = sc__utf8_next(s, n, &q);
+        if (cp == 0xFFFD && !(q - p == 3 && s[p] == 0xEF && s[p + 1] == 0xBF && s[p + 2] == 0xBD))
+            return false;
+        p = q;
+    }
+    return true;
+}
+
+sc_status sc__tokenize(sc__tokenizer_kind kind, uint32_t max_len, sc_slice text,
+                       sc__raw_sink sink, void *ctx)
+{
+    if (max_len == 0)
+        max_len = SC__TEXT_MAX_TOKEN_LEN;
+    switch (kind) {
+    case SC__TOK_STANDARD:
+        return sc__tokenize_standard(max_len, text, sc__text_is_ascii(text.ptr, text.len), sink,
+                                     ctx);
+    case SC__TOK_LETTER:
+    case SC__TOK_WHITESPACE:
+        return run_char_tokenizer(kind, max_len, text, sink, ctx);
+    case SC__TOK_KEYWORD:
+        return sink(ctx, 0, text.len, utf8_valid(text.ptr, text.len));
+    }
+    return SC_EINVAL;
+}

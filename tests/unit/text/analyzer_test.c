@@ -1,0 +1,454 @@
+/* Tests for src/text: every built-in analyzer against the real Lucene 8.7 output on the oracle
+ * fixture (term, position, UTF-8 byte offsets, exactly), the Porter stemmer against Lucene's
+ * on a word list, the ASCII fast path against the general path (fixture + random ASCII, seed
+ * printed), invalid UTF-8, custom analyzers from settings, and settings errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "base/vec.h"
+#include "text/analyzer.h"
+#include "text/internal.h"
+
+#ifndef SCRY_SOURCE_DIR
+#define SCRY_SOURCE_DIR "."
+#endif
+
+static char *read_all(const char *rel, size_t *len)
+{
+    char path[1024];
+    const char *root = getenv("SCRY_SOURCE_DIR");
+    snprintf(path, sizeof(path), "%s/%s", root ? root : SCRY_SOURCE_DIR, rel);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "cannot open %s\n", path);
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    fclose(f);
+    buf[got] = '\0';
+    *len = got;
+    return buf;
+}
+
+/* Splits buf in place into lines (on \n). */
+static size_t split_lines(char *buf, size_t len, char ***out)
+{
+    size_t n = 0, cap = 1024;
+    char **lines = malloc(cap * sizeof(char *));
+    char *p = buf, *end = buf + len;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            nl = end;
+        *nl = '\0';
+        if (n == cap) {
+            cap *= 2;
+            lines = realloc(lines, cap * sizeof(char *));
+        }
+        lines[n++] = p;
+        p = nl + 1;
+    }
+    *out = lines;
+    return n;
+}
+
+/* Collects tokens as text lines in the oracle's format. */
+typedef struct collect {
+    sc_buf out;
+    int line;
+    const char *name;
+    size_t n;
+} collect;
+
+static void append(sc_buf *b, const char *s, size_t n)
+{
+    assert_int_equal(sc_vec_append(b, (const unsigned char *)s, n), SC_OK);
+}
+
+static sc_status collect_sink(void *ctx, const sc_token *t)
+{
+    collect *c = ctx;
+    char head[128];
+    int hn = snprintf(head, sizeof(head), "%d\t%s\t%u\t%u\t%u\t", c->line, c->name, t->position,
+                      t->start_offset, t->end_offset);
+    append(&c->out, head, (size_t)hn);
+    for (uint32_t i = 0; i < t->len; i++) {
+        uint8_t b = t->term[i];
+        char esc[8];
+        if (b == '\\')
+            append(&c->out, "\\\\", 2);
+        else if (b == '\t')
+            append(&c->out, "\\t", 2);
+        else if (b == '\n')
+            append(&c->out, "\\n", 2);
+        else if (b == '\r')
+            append(&c->out, "\\r", 2);
+        else if (b < 0x20 || b == 0x7f) {
+            snprintf(esc, sizeof(esc), "\\x%02x", b);
+            append(&c->out, esc, 4);
+        } else
+            append(&c->out, (const char *)&b, 1);
+    }
+    append(&c->out, "\n", 1);
+    c->n++;
+    return SC_OK;
+}
+
+static void run_collect(const sc_analyzer *a, const char *name, int line, sc_slice text,
+                        sc_buf *out)
+{
+    collect c = {{0}, line, name, 0};
+    assert_int_equal(sc_analyzer_analyze(a, text, collect_sink, &c), SC_OK);
+    if (c.n == 0) {
+        char s[64];
+        int n = snprintf(s, sizeof(s), "%d\t%s\t-\n", line, name);
+        append(&c.out, s, (size_t)n);
+    }
+    append(out, (const char *)c.out.ptr, c.out.len);
+    sc_vec_free(&c.out);
+}
+
+static const char *const analyzer_names[] = {"standard", "simple", "whitespace",
+                                             "keyword",  "stop",   "english"};
+#define N_ANALYZERS 6
+
+/* Differences from Lucene we accept, each with its reason. Empty: we match Lucene exactly on
+ * the whole fixture. Format: line number, analyzer. */
+static const struct {
+    int line;
+    const char *analyzer;
+    const char *reason;
+} known_diffs[] = {
+    {0, NULL, NULL},
+};
+
+static bool is_known_diff(int line, const char *name)
+{
+    for (size_t i = 0; i < sizeof(known_diffs) / sizeof(known_diffs[0]); i++)
+        if (known_diffs[i].analyzer && known_diffs[i].line == line &&
+            strcmp(known_diffs[i].analyzer, name) == 0)
+            return true;
+    return false;
+}
+
+static void test_lucene_oracle(void **state)
+{
+    (void)state;
+    size_t in_len, exp_len;
+    char *in = read_all("tests/fixtures/text/sentences.txt", &in_len);
+    char *exp = read_all("tests/fixtures/text/lucene_tokens.tsv", &exp_len);
+    assert_non_null(in);
+    assert_non_null(exp);
+    char **lines, **elines;
+    size_t n_lines = split_lines(in, in_len, &lines);
+    size_t n_elines = split_lines(exp, exp_len, &elines);
+    sc_analyzer *as[N_ANALYZERS];
+    for (int i = 0; i < N_ANALYZERS; i++)
+        assert_int_equal(sc_analyzer_builtin(analyzer_names[i], &as[i]), SC_OK);
+    size_t ei = 0, mismatches = 0, compared = 0;
+    for (size_t l = 0; l < n_lines; l++) {
+        for (int ai = 0; ai < N_ANALYZERS; ai++) {
+            sc_buf got = {0};
+            run_collect(as[ai], analyzer_names[ai], (int)l + 1, sc_slice_cstr(lines[l]), &got);
+            /* The expected block: consecutive oracle lines with this line number and name. */
+            char prefix[64];
+            int pn = snprintf(prefix, sizeof(prefix), "%zu\t%s\t", l + 1, analyzer_names[ai]);
+            sc_buf want = {0};
+            while (ei < n_elines && strncmp(elines[ei], prefix, (size_t)pn) == 0) {
+                append(&want, elines[ei], strlen(elines[ei]));
+                append(&want, "\n", 1);
+                ei++;
+            }
+            compared++;
+            bool same = got.len == want.len && memcmp(got.ptr, want.ptr, got.len) == 0;
+            if (!same && !is_known_diff((int)l + 1, analyzer_names[ai])) {
+                if (mismatches < 8)
+                    fprintf(stderr, "MISMATCH line %zu %s\n--- lucene\n%.*s--- scry\n%.*s\n",
+                            l + 1, analyzer_names[ai], (int)(want.len > 3000 ? 3000 : want.len),
+                            (const char *)want.ptr, (int)(got.len > 3000 ? 3000 : got.len),
+                            (const char *)got.ptr);
+                mismatches++;
+            }
+            sc_vec_free(&got);
+            sc_vec_free(&want);
+        }
+    }
+    fprintf(stderr, "oracle: %zu line x analyzer blocks compared, %zu mismatches\n", compared,
+            mismatches);
+    assert_int_equal(ei, n_elines); /* every expected line consumed */
+    assert_int_equal(mismatches, 0);
+    for (int i = 0; i < N_ANALYZERS; i++)
+        sc_analyzer_free(as[i]);
+    free(lines);
+    free(elines);
+    free(in);
+    free(exp);
+}
+
+static void test_porter_words(void **state)
+{
+    (void)state;
+    size_t len;
+    char *buf = read_all("tests/fixtures/text/porter_words.tsv", &len);
+    assert_non_null(buf);
+    char **lines;
+    size_t n = split_lines(buf, len, &lines);
+    uint8_t tb[4096];
+    uint16_t u16[2048];
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *tab = strchr(lines[i], '\t');
+        assert_non_null(tab);
+        *tab = '\0';
+        size_t wl = strlen(lines[i]);
+        memcpy(tb, lines[i], wl);
+        sc__term t = {tb, wl, sizeof(tb), u16, 2048};
+        sc__porter_stem(&t);
+        if (t.len != strlen(tab + 1) || memcmp(t.buf, tab + 1, t.len) != 0) {
+            if (bad < 10)
+                fprintf(stderr, "porter(%s): lucene %s, scry %.*s\n", lines[i], tab + 1,
+                        (int)t.len, (const char *)t.buf);
+            bad++;
+        }
+    }
+    fprintf(stderr, "porter: %zu words compared\n", n);
+    assert_true(n > 500);
+    assert_int_equal(bad, 0);
+    free(lines);
+    free(buf);
+}
+
+/* Raw-token collector for the path-equivalence test. */
+typedef struct raw_list {
+    SC_VEC(size_t) v;
+} raw_list;
+
+static sc_status raw_sink(void *ctx, size_t start, size_t end, bool valid)
+{
+    raw_list *r = ctx;
+    assert_true(valid);
+    assert_int_equal(sc_vec_push(&r->v, start), SC_OK);
+    assert_int_equal(sc_vec_push(&r->v, end), SC_OK);
+    return SC_OK;
+}
+
+static void compare_paths(sc_slice text, uint32_t max_len)
+{
+    raw_list a = {{0}}, b = {{0}};
+    assert_int_equal(sc__tokenize_standard(max_len, text, true, raw_sink, &a), SC_OK);
+    assert_int_equal(sc__tokenize_standard(max_len, text, false, raw_sink, &b), SC_OK);
+    assert_int_equal(a.v.len, b.v.len);
+    if (a.v.len)
+        assert_memory_equal(a.v.ptr, b.v.ptr, a.v.len * sizeof(size_t));
+    sc_vec_free(&a.v);
+    sc_vec_free(&b.v);
+}
+
+static void test_ascii_fast_path(void **state)
+{
+    (void)state;
+    size_t len;
+    char *in = read_all("tests/fixtures/text/sentences.txt", &len);
+    char **lines;
+    size_t n = split_lines(in, len, &lines), n_ascii = 0;
+    for (size_t i = 0; i < n; i++) {
+        sc_slice s = sc_slice_cstr(lines[i]);
+        if (!sc__text_is_ascii(s.ptr, s.len))
+            continue;
+        n_ascii++;
+        compare_paths(s, 255);
+        compare_paths(s, 5);
+    }
+    assert_true(n_ascii > 300);
+    free(lines);
+    free(in);
+
+    unsigned seed = (unsigned)time(NULL);
+    const char *env = getenv("SCRY_TEST_SEED");
+    if (env)
+        seed = (unsigned)strtoul(env, NULL, 10);
+    fprintf(stderr, "ascii fast path: random seed %u (SCRY_TEST_SEED=%u to repeat)\n", seed,
+            seed);
+    srand(seed);
+    static const char alphabet[] = "aZ09_.,;:'\"- \t\n!@#$%&*()/\\x1";
+    char buf[2048];
+    for (int iter = 0; iter < 3000; iter++) {
+        size_t l = (size_t)(rand() % (int)sizeof(buf));
+        bool any = rand() % 2;
+        for (size_t i = 0; i < l; i++)
+            buf[i] = any ? (char)(rand() % 128)
+                         : alphabet[rand() % (int)(sizeof(alphabet) - 1)];
+        /* runs long enough to hit the 255 cap */
+        if (iter % 10 == 0 && l > 600)
+            memset(buf + 10, 'a', 400);
+        compare_paths(sc_slice_make(buf, l), 255);
+        compare_paths(sc_slice_make(buf, l), (uint32_t)(1 + rand() % 20));
+    }
+}
+
+/* Collects terms joined by spaces, for short readable assertions. */
+static sc_status join_sink(void *ctx, const sc_token *t)
+{
+    sc_buf *b = ctx;
+    if (b->len)
+        assert_int_equal(sc_vec_push(b, ' '), SC_OK);
+    assert_int_equal(sc_vec_append(b, t->term, t->len), SC_OK);
+    return SC_OK;
+}
+
+static void expect_terms(const sc_analyzer *a, const char *text, size_t text_len,
+                         const char *want)
+{
+    sc_buf b = {0};
+    assert_int_equal(sc_analyzer_analyze(a, sc_slice_make(text, text_len), join_sink, &b),
+                     SC_OK);
+    assert_int_equal(sc_vec_push(&b, '\0'), SC_OK);
+    assert_string_equal((const char *)b.ptr, want);
+    sc_vec_free(&b);
+}
+
+static void test_invalid_utf8(void **state)
+{
+    (void)state;
+    sc_analyzer *std, *ws, *kw;
+    assert_int_equal(sc_analyzer_builtin("standard", &std), SC_OK);
+    assert_int_equal(sc_analyzer_builtin("whitespace", &ws), SC_OK);
+    assert_int_equal(sc_analyzer_builtin("keyword", &kw), SC_OK);
+    /* 0xFF, a truncated 3-byte sequence, a surrogate, an overlong: each is U+FFFD. */
+    const char in[] = "ab\xFF" "cd \xE2\x82 ef\xED\xA0\x80gh \xC0\xAFij";
+    expect_terms(std, in, sizeof(in) - 1, "ab cd ef gh ij");
+    expect_terms(ws, in, sizeof(in) - 1,
+                 "ab\xEF\xBF\xBD" "cd \xEF\xBF\xBD ef\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDgh "
+                 "\xEF\xBF\xBD\xEF\xBF\xBDij");
+    expect_terms(kw, "\xFF", 1, "\xEF\xBF\xBD");
+    sc_analyzer_free(std);
+    sc_analyzer_free(ws);
+    sc_analyzer_free(kw);
+}
+
+static void test_registry(void **state)
+{
+    (void)state;
+    const char *settings =
+        "{\"analyzer\": {"
+        "  \"my\": {\"type\": \"custom\", \"tokenizer\": \"standard\","
+        "           \"filter\": [\"lowercase\", \"asciifolding\", \"my_stop\", \"my_stem\"]},"
+        "  \"short\": {\"type\": \"standard\", \"max_token_length\": 3, \"stopwords\": "
+        "\"_english_\"},"
+        "  \"lw\": {\"tokenizer\": \"lowercase\"},"
+        "  \"ws\": {\"tokenizer\": \"my_ws\", \"filter\": \"porter_stem\"},"
+        "  \"default\": {\"type\": \"simple\"}"
+        "},"
+        " \"filter\": {"
+        "  \"my_stop\": {\"type\": \"stop\", \"stopwords\": [\"cafe\", \"Foo\"], \"ignore_case\": "
+        "true},"
+        "  \"my_stem\": {\"type\": \"stemmer\", \"language\": \"minimal_english\"}"
+        "},"
+        " \"tokenizer\": {\"my_ws\": {\"type\": \"whitespace\", \"max_token_length\": 4}}}";
+    json_error_t jerr;
+    json_t *j = json_loads(settings, 0, &jerr);
+    assert_non_null(j);
+    sc_analyzer_registry *r;
+    sc_analysis_error err;
+    assert_int_equal(sc_analyzer_registry_new(j, &r, &err), SC_OK);
+    const sc_analyzer *my = sc_analyzer_registry_get(r, sc_slice_cstr("my"));
+    assert_non_null(my);
+    expect_terms(my, "Café FOO ponies Straße cats", 29, "pony strasse cat");
+    const sc_analyzer *sh = sc_analyzer_registry_get(r, sc_slice_cstr("short"));
+    expect_terms(sh, "The Elephants", 13, "ele pha nts");
+    expect_terms(sc_analyzer_registry_get(r, sc_slice_cstr("lw")), "Hello W0rld", 11,
+                 "hello w rld");
+    expect_terms(sc_analyzer_registry_get(r, sc_slice_cstr("ws")), "Running runs", 12,
+                 "Runn ing run");
+    assert_string_equal(sc_analyzer_name(sc_analyzer_registry_default(r)), "default");
+    assert_non_null(sc_analyzer_registry_get(r, sc_slice_cstr("english")));
+    assert_null(sc_analyzer_registry_get(r, sc_slice_cstr("nope")));
+    sc_analyzer_registry_free(r);
+    json_decref(j);
+
+    /* Errors name the key. */
+    static const struct {
+        const char *json, *needle;
+    } bad[] = {
+        {"{\"analyzer\": {\"a\": {\"tokenizer\": \"nope\"}}}", "analysis.analyzer.a.tokenizer"},
+        {"{\"analyzer\": {\"a\": {\"tokenizer\": \"standard\", \"filter\": [\"x\"]}}}",
+         "analysis.analyzer.a.filter[0]"},
+        {"{\"analyzer\": {\"a\": {\"tokenizer\": \"standard\", \"filter\": [\"s\"]}}, "
+         "\"filter\": {\"s\": {\"type\": \"stop\", \"stopwords\": 5}}}",
+         "analysis.filter.s.stopwords"},
+        {"{\"analyzer\": {\"a\": {\"type\": \"fancy\"}}}", "analysis.analyzer.a.type"},
+        {"{\"analyzer\": {\"a\": {\"tokenizer\": \"standard\", \"filter\": [\"s\"]}}, "
+         "\"filter\": {\"s\": {\"type\": \"stemmer\", \"language\": \"klingon\"}}}",
+         "analysis.filter.s.language"},
+        {"{\"analyzer\": {\"a\": {\"tokenizer\": \"t\"}}, \"tokenizer\": {\"t\": {\"type\": "
+         "\"standard\", \"max_token_length\": -1}}}",
+         "analysis.tokenizer.t.max_token_length"},
+        {"{\"analyzer\": {\"a\": {\"tokenizer\": \"standard\", \"char_filter\": [\"html_strip\"]}}}",
+         "analysis.analyzer.a.char_filter"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        j = json_loads(bad[i].json, 0, &jerr);
+        assert_non_null(j);
+        r = (sc_analyzer_registry *)1;
+        assert_int_equal(sc_analyzer_registry_new(j, &r, &err), SC_EINVAL);
+        assert_null(r);
+        if (!strstr(err.message, bad[i].needle))
+            fail_msg("error '%s' does not name '%s'", err.message, bad[i].needle);
+        json_decref(j);
+    }
+}
+
+static void test_positions_and_stop(void **state)
+{
+    (void)state;
+    sc_analyzer *a;
+    assert_int_equal(sc_analyzer_builtin("english", &a), SC_OK);
+    expect_terms(a, "The dogs' owner's running", 25, "dog owner run");
+    sc_analyzer_free(a);
+    assert_int_equal(sc_analyzer_builtin("nope", &a), SC_ENOTFOUND);
+    sc_analyzer_free(NULL);
+    sc_analyzer_registry_free(NULL);
+}
+
+/* A sink error stops the analysis and is returned. */
+static sc_status stop_after_two(void *ctx, const sc_token *t)
+{
+    (void)t;
+    int *n = ctx;
+    return ++*n == 2 ? SC_ECANCELLED : SC_OK;
+}
+
+static void test_sink_status(void **state)
+{
+    (void)state;
+    sc_analyzer *a;
+    assert_int_equal(sc_analyzer_builtin("standard", &a), SC_OK);
+    int n = 0;
+    assert_int_equal(sc_analyzer_analyze(a, sc_slice_cstr("a b c d"), stop_after_two, &n),
+                     SC_ECANCELLED);
+    assert_int_equal(n, 2);
+    sc_analyzer_free(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lucene_oracle),  cmocka_unit_test(test_porter_words),
+        cmocka_unit_test(test_ascii_fast_path), cmocka_unit_test(test_invalid_utf8),
+        cmocka_unit_test(test_registry),       cmocka_unit_test(test_positions_and_stop),
+        cmocka_unit_test(test_sink_status),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
