@@ -1,0 +1,237 @@
+/* sc_shard: one shard of an index in its own directory. One writer at a time (an internal
+ * mutex serializes index/create/delete/refresh/flush), any number of concurrent searchers on
+ * immutable, refcounted snapshots that a refresh swaps atomically.
+ *
+ * Write path: the document is parsed by the mapping layer (src/mapping) into an sc_index_doc,
+ * appended to the translog and to the in-memory segment buffer; the call returns after the
+ * translog entry is fsynced (durability "request"), unless the caller asked to defer the sync
+ * (then it must call sc_shard_sync before acknowledging: one fsync for a whole bulk request), or
+ * the shard runs with durability "async" (fsync on a timer). Refresh writes the buffer as a
+ * segment and publishes a new snapshot (on request, or every refresh_interval_ms from the
+ * shard's background thread). Flush (commit) writes deletes, the id table and the manifest,
+ * rolls the translog and trims old generations. Opening loads the last manifest and replays the
+ * translog (a torn last entry is cut). Merges run in the background thread after refreshes
+ * (tiered policy of src/index) and on request (force merge).
+ *
+ * Every document's _id, _seq_no, _version and _primary_term are kept in an in-memory id table
+ * (persisted at each flush as `ids-<gen>.dat`), so GET by id is realtime and version checks need
+ * no index lookups. Memory: about 40 bytes + the id length per document (and per tombstone). */
+#ifndef SC_SHARD_SHARD_H
+#define SC_SHARD_SHARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/bitset.h"
+#include "base/slice.h"
+#include "base/status.h"
+#include "index/segment.h"
+#include "mapping/mapping.h"
+
+/* "no value" for seq_no parameters (Elasticsearch's UNASSIGNED_SEQ_NO). */
+#define SC_SHARD_NO_SEQ_NO (-2)
+
+typedef struct sc_shard sc_shard;
+
+/* Called (under the shard's writer lock) when a document introduced dynamic fields. `proposed`
+ * is the shard's mapping extended with them. The callee merges it into the index-wide mapping
+ * (e.g. sc_mapping_merge with sc_mapping_to_json(proposed)), publishes the result to every
+ * shard of the index with sc_shard_set_mapping (this shard included: calling it from inside
+ * the callback is allowed), and returns SC_OK; or returns an error (with err filled, e.g. a
+ * conflict with a concurrent update on another shard) to fail the document. Without a
+ * callback the shard adopts `proposed` itself. */
+typedef sc_status (*sc_shard_mapping_update_fn)(void *ctx, sc_shard *shard,
+                                                const sc_mapping *proposed,
+                                                sc_mapping_error *err);
+
+typedef struct sc_shard_config {
+    const char *path;        /* the shard directory (created if missing) */
+    sc_mapping *mapping;     /* initial mapping (a reference is taken); NULL = empty mapping */
+    const sc_mapping_analysis *analysis; /* borrowed, must outlive the shard; NULL = fallback */
+    sc_shard_mapping_update_fn on_mapping_update; /* may be NULL */
+    void *update_ctx;
+    int64_t primary_term;         /* default 1 (0 -> 1) */
+    bool durability_async;        /* index.translog.durability: async */
+    uint32_t sync_interval_ms;    /* async fsync period; 0 -> 5000 */
+    int32_t refresh_interval_ms;  /* background refresh period; 0 -> 1000; -1 = only on request */
+    size_t ram_buffer_bytes;      /* refresh when the buffer exceeds it; 0 -> 64 MiB */
+    uint64_t flush_threshold_bytes; /* flush when the translog exceeds it; 0 -> 512 MiB */
+    bool no_background_merges;    /* merges only on sc_shard_force_merge / sc_shard_maybe_merge */
+    bool no_background_thread;    /* no timers at all (tests, tools): the caller drives */
+} sc_shard_config;
+
+/* Why an operation failed (version conflicts, mapping errors), in Elasticsearch's terms:
+ * type ("version_conflict_engine_exception", "mapper_parsing_exception", ...) and reason. */
+typedef sc_mapping_error sc_shard_error;
+
+/* Opens (or creates) the shard at cfg->path: loads the last commit (manifest, deletes, id
+ * table), replays the translog after it (re-parsing sources with cfg->mapping; dynamic
+ * mapping updates go through on_mapping_update), removes files not referenced by the commit,
+ * and starts the background thread. *out owned (sc_shard_close). Errors: SC_EIO, SC_ECORRUPT
+ * (err->reason says which file and where), SC_ENOMEM, or a replayed document's mapping error.
+ * err may be NULL. */
+sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_error *err)
+    SC_MUST_USE;
+
+/* Stops the background thread, syncs the translog, optionally flushes (commit, as
+ * Elasticsearch does on a clean close), and frees the shard. Snapshots still acquired stay
+ * valid until released. flush=false leaves recovery to translog replay at the next open.
+ * NULL is a no-op. */
+void sc_shard_close(sc_shard *s, bool flush);
+
+/* Replaces the shard's mapping (takes a new reference); later documents parse with it. */
+void sc_shard_set_mapping(sc_shard *s, sc_mapping *m);
+
+/* The current mapping, with a new reference for the caller (sc_mapping_unref). */
+sc_mapping *sc_shard_mapping(sc_shard *s);
+
+/* ---- writes ---- */
+
+enum {
+    SC_SHARD_OP_INDEX = 0,  /* create or overwrite */
+    SC_SHARD_OP_CREATE = 1, /* fail with a conflict if the id exists */
+};
+
+typedef struct sc_shard_write_opts {
+    int op_type;          /* SC_SHARD_OP_INDEX / SC_SHARD_OP_CREATE (index only) */
+    int64_t if_seq_no;    /* SC_SHARD_NO_SEQ_NO = no check */
+    int64_t if_primary_term; /* 0 = no check */
+    bool defer_sync;      /* do not fsync; the caller calls sc_shard_sync before acking */
+} sc_shard_write_opts;
+
+/* Defaults: index, no checks, synced. */
+sc_shard_write_opts sc_shard_write_defaults(void);
+
+typedef struct sc_shard_result {
+    int64_t seq_no;
+    int64_t primary_term;
+    int64_t version;
+    bool created;  /* index: a new document ("created") vs an overwrite ("updated") */
+    bool found;    /* delete: the document existed ("deleted") vs "not_found" */
+    uint64_t translog_location; /* for sc_shard_sync_to */
+} sc_shard_result;
+
+/* Indexes a document: `source` is its _source JSON, `id` its _id. Checks op_type and
+ * if_seq_no/if_primary_term, parses with the mapping, appends to the translog and the buffer,
+ * and (unless defer_sync or async durability) fsyncs before returning. Errors (err filled):
+ * SC_ECONFLICT (version_conflict_engine_exception; or strict_dynamic_mapping_exception from the
+ * mapping, see err->type), SC_EINVAL / SC_EPARSE (mapper_parsing_exception), SC_EIO (the
+ * translog could not be written: the shard refuses further writes), SC_ENOMEM. On error
+ * nothing changed. Thread-safe (serialized with other writes). O(document). */
+sc_status sc_shard_index(sc_shard *s, sc_slice id, sc_slice source, const sc_shard_write_opts *o,
+                         sc_shard_result *r, sc_shard_error *err) SC_MUST_USE;
+
+/* Deletes a document by id (a tombstone keeps its version). A missing id is not an error:
+ * r->found is false (Elasticsearch answers 404 "not_found" but still assigns a seq_no).
+ * if_seq_no/if_primary_term checks as for index (a mismatch or a missing document with a
+ * check is SC_ECONFLICT). Other errors as sc_shard_index. */
+sc_status sc_shard_delete(sc_shard *s, sc_slice id, const sc_shard_write_opts *o,
+                          sc_shard_result *r, sc_shard_error *err) SC_MUST_USE;
+
+/* Makes every write so far durable (one fsync for many deferred writes). SC_EIO. */
+sc_status sc_shard_sync(sc_shard *s) SC_MUST_USE;
+
+/* Makes writes up to r->translog_location durable; cheaper than sc_shard_sync when another
+ * thread already synced past it. SC_EIO. */
+sc_status sc_shard_sync_to(sc_shard *s, uint64_t location) SC_MUST_USE;
+
+/* ---- reads ---- */
+
+typedef struct sc_shard_doc {
+    bool found;
+    int64_t seq_no;
+    int64_t primary_term;
+    int64_t version;
+    uint8_t *source; /* malloc'd copy of _source (free with free()); NULL when not found */
+    size_t source_len;
+} sc_shard_doc;
+
+/* Realtime GET: the latest version of the document, refreshed or not. SC_OK with
+ * doc->found false when missing or deleted. SC_EIO/SC_ECORRUPT reading a segment, SC_ENOMEM.
+ * Thread-safe. */
+sc_status sc_shard_get(sc_shard *s, sc_slice id, sc_shard_doc *doc) SC_MUST_USE;
+
+/* Frees doc->source and zeroes doc. */
+void sc_shard_doc_fini(sc_shard_doc *doc);
+
+/* One segment as a searcher sees it. doc ids of the snapshot are doc_base + the segment's doc
+ * id. live is NULL when no document of the segment is deleted. */
+typedef struct sc_shard_segment_view {
+    sc_segment *seg;       /* referenced by the snapshot */
+    const sc_bitset *live; /* immutable; set bit = live doc */
+    uint32_t n_docs;       /* including deleted */
+    uint32_t n_deleted;
+    uint32_t doc_base;
+} sc_shard_segment_view;
+
+/* An immutable point-in-time view of the shard: what searches run on. */
+typedef struct sc_shard_snapshot {
+    const sc_shard_segment_view *segments;
+    size_t n_segments;
+    uint64_t n_docs;     /* live documents */
+    uint64_t n_deleted;
+    uint64_t max_doc;    /* sum of segment n_docs */
+    uint64_t generation; /* increases with every refresh that changed something */
+    sc_mapping *mapping; /* the mapping when the snapshot was published (referenced) */
+} sc_shard_snapshot;
+
+/* The current snapshot with a reference for the caller. Never NULL for an open shard. Cheap
+ * (a pointer load and an atomic increment under a tiny lock; no I/O). Thread-safe. */
+const sc_shard_snapshot *sc_shard_searcher_acquire(sc_shard *s);
+
+/* Drops a reference from sc_shard_searcher_acquire; the last one frees the snapshot (and
+ * segments no longer used by anyone). NULL is a no-op. Thread-safe. */
+void sc_shard_searcher_release(const sc_shard_snapshot *snap);
+
+/* ---- maintenance ---- */
+
+/* Makes every write so far searchable: writes the buffer as a segment, applies pending
+ * deletes, publishes a new snapshot. No-op when nothing changed. SC_EIO, SC_ENOMEM. */
+sc_status sc_shard_refresh(sc_shard *s) SC_MUST_USE;
+
+/* Commits: refresh, write changed live-docs files, the id table and the manifest (with the
+ * new translog generation in its user data), then trim the translog. SC_EIO, SC_ENOMEM. */
+sc_status sc_shard_flush(sc_shard *s) SC_MUST_USE;
+
+/* Runs the merge policy once (synchronously) and performs the merges it selects. */
+sc_status sc_shard_maybe_merge(sc_shard *s) SC_MUST_USE;
+
+/* Merges down to at most max_segments segments (>= 1), dropping deleted docs; then flushes.
+ * SC_EIO, SC_ENOMEM, SC_ECORRUPT. */
+sc_status sc_shard_force_merge(sc_shard *s, uint32_t max_segments) SC_MUST_USE;
+
+/* ---- stats ---- */
+
+typedef struct sc_shard_segment_stats {
+    char name[SC_SEGMENT_NAME_MAX + 1];
+    uint32_t n_docs;    /* live */
+    uint32_t n_deleted;
+    uint64_t size_bytes;
+    bool committed;     /* in the last commit */
+    bool searchable;    /* in the current snapshot */
+    uint64_t generation;
+} sc_shard_segment_stats;
+
+typedef struct sc_shard_stats {
+    uint64_t n_docs;          /* live docs, refreshed (what _count sees) */
+    uint64_t n_deleted;       /* deleted docs still in segments */
+    uint64_t store_bytes;     /* segment files + deletes + id table */
+    uint64_t translog_bytes;
+    uint64_t translog_ops;    /* uncommitted operations */
+    uint64_t n_segments;
+    uint64_t buffered_docs;   /* indexed, not yet refreshed */
+    int64_t max_seq_no;       /* -1 when empty */
+    int64_t local_checkpoint; /* = max_seq_no (single copy) */
+    uint64_t n_index_ops, n_delete_ops, n_refreshes, n_flushes, n_merges;
+    uint64_t index_time_ns, refresh_time_ns, flush_time_ns, merge_time_ns;
+    uint64_t merges_current;  /* merges running now */
+    sc_shard_segment_stats *segments; /* malloc'd array of n_segments (NULL when not asked) */
+} sc_shard_stats;
+
+/* Fills *st; with_segments=true also allocates st->segments (free with sc_shard_stats_fini).
+ * Thread-safe. */
+sc_status sc_shard_stats_get(sc_shard *s, bool with_segments, sc_shard_stats *st) SC_MUST_USE;
+void sc_shard_stats_fini(sc_shard_stats *st);
+
+#endif
