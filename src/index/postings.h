@@ -83,7 +83,8 @@ uint32_t sc_postings_next(sc_postings *p);
 uint32_t sc_postings_advance(sc_postings *p, uint32_t target);
 
 /* Bulk next: fills up to `max` following docs (and their freqs if `freqs` is non-NULL);
- * returns how many (0 at the end). After the call `doc` is the last doc returned. */
+ * returns how many (0 at the end). After the call `doc` is the last doc returned when `max` were
+ * returned, or SC_POSTINGS_END when fewer were (the end was reached). */
 size_t sc_postings_next_batch(sc_postings *p, uint32_t *docs, uint32_t *freqs, size_t max);
 
 /* Bulk into a bitset: sets bit (d - base) for the current doc (if positioned; the first doc if

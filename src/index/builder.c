@@ -1,0 +1,468 @@
+/* The in-memory indexing buffer (builder.h). Terms of each field live in a hash map (term ->
+ * global term id) whose key bytes sit in append-only chunks owned here; every (term, doc) pair
+ * becomes a 16-byte record appended in doc order, positions go to one shared array. Writing a
+ * segment (segwrite.c) groups records by term with a counting sort, which is stable, so every
+ * term's records come out in doc order without per-term buffers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hashmap.h"
+#include "index/builder_impl.h"
+
+#define KEYCHUNK (64 * 1024)
+
+static sc_status key_copy(sc_segment_builder *b, sc_slice key, const uint8_t **out)
+{
+    if (!b->chunk || b->chunk_used + key.len > b->chunk->cap) {
+        size_t cap = key.len > KEYCHUNK ? key.len : KEYCHUNK;
+        sc__keychunk *c = malloc(sizeof(*c) + cap);
+        if (!c)
+            return SC_ENOMEM;
+        c->prev = b->chunk;
+        c->cap = cap;
+        b->chunk = c;
+        b->chunk_used = 0;
+        b->key_bytes += cap + sizeof(*c);
+    }
+    uint8_t *p = b->chunk->data + b->chunk_used;
+    if (key.len)
+        memcpy(p, key.ptr, key.len);
+    b->chunk_used += key.len;
+    *out = p;
+    return SC_OK;
+}
+
+sc_status sc_segment_builder_new(sc_segment_builder **out)
+{
+    sc_segment_builder *b = calloc(1, sizeof(*b));
+    if (!b)
+        return SC_ENOMEM;
+    sc_hashmap_init(&b->fields_by_name, NULL, 0);
+    *out = b;
+    return SC_OK;
+}
+
+static void field_free(sc__bfield *f)
+{
+    if (!f)
+        return;
+    sc_hashmap_fini(&f->terms);
+    sc_vec_free(&f->norms);
+    sc_vec_free(&f->has);
+    sc_vec_free(&f->dvn);
+    sc_vec_free(&f->dvs);
+    free(f->name);
+    free(f);
+}
+
+void sc_segment_builder_reset(sc_segment_builder *b)
+{
+    for (size_t i = 0; i < b->fields.len; i++)
+        field_free(b->fields.ptr[i]);
+    sc_vec_clear(&b->fields);
+    sc_hashmap_clear(&b->fields_by_name);
+    sc__keychunk *c = b->chunk;
+    while (c) {
+        sc__keychunk *p = c->prev;
+        free(c);
+        c = p;
+    }
+    b->chunk = NULL;
+    b->chunk_used = 0;
+    b->key_bytes = 0;
+    sc_vec_clear(&b->terms);
+    sc_vec_clear(&b->recs);
+    sc_vec_clear(&b->positions);
+    sc_vec_clear(&b->stored);
+    sc_vec_clear(&b->stored_off);
+    b->n_docs = 0;
+}
+
+void sc_segment_builder_free(sc_segment_builder *b)
+{
+    if (!b)
+        return;
+    sc_segment_builder_reset(b);
+    sc_vec_free(&b->fields);
+    sc_hashmap_fini(&b->fields_by_name);
+    sc_vec_free(&b->terms);
+    sc_vec_free(&b->recs);
+    sc_vec_free(&b->positions);
+    sc_vec_free(&b->stored);
+    sc_vec_free(&b->stored_off);
+    sc_vec_free(&b->pairs);
+    sc_vec_free(&b->gids);
+    free(b);
+}
+
+uint32_t sc_segment_builder_n_docs(const sc_segment_builder *b)
+{
+    return b->n_docs;
+}
+
+size_t sc_segment_builder_ram_bytes(const sc_segment_builder *b)
+{
+    size_t n = sizeof(*b) + b->key_bytes + sc_hashmap_memory_bytes(&b->fields_by_name);
+    n += b->terms.cap * sizeof(*b->terms.ptr) + b->recs.cap * sizeof(*b->recs.ptr);
+    n += b->positions.cap * sizeof(uint32_t) + b->stored.cap + b->stored_off.cap * 8;
+    n += b->pairs.cap * sizeof(*b->pairs.ptr) + b->gids.cap * sizeof(uint32_t);
+    for (size_t i = 0; i < b->fields.len; i++) {
+        const sc__bfield *f = b->fields.ptr[i];
+        n += sizeof(*f) + f->name_len + sc_hashmap_memory_bytes(&f->terms) + f->norms.cap;
+        n += f->has.cap * 8 + f->dvn.cap * sizeof(*f->dvn.ptr) + f->dvs.cap * sizeof(*f->dvs.ptr);
+    }
+    return n;
+}
+
+static sc__bfield *field_find(const sc_segment_builder *b, sc_slice name)
+{
+    uint64_t v;
+    if (!sc_hashmap_get(&b->fields_by_name, name, &v))
+        return NULL;
+    return b->fields.ptr[v];
+}
+
+sc_status sc__builder_field(sc_segment_builder *b, sc_slice name, sc_field_kind kind,
+                            uint32_t flags, sc__bfield **out)
+{
+    sc__bfield *f = field_find(b, name);
+    if (f) {
+        if (f->kind != kind || f->flags != flags)
+            return SC_EINVAL;
+        *out = f;
+        return SC_OK;
+    }
+    if (name.len == 0 || name.len > UINT16_MAX || kind > SC_FIELD_NUMERIC)
+        return SC_EINVAL;
+    f = calloc(1, sizeof(*f));
+    if (!f)
+        return SC_ENOMEM;
+    f->name = malloc(name.len);
+    if (!f->name) {
+        free(f);
+        return SC_ENOMEM;
+    }
+    memcpy(f->name, name.ptr, name.len);
+    f->name_len = name.len;
+    f->kind = kind;
+    f->flags = flags;
+    f->number = (uint32_t)b->fields.len;
+    sc_hashmap_init(&f->terms, NULL, SC_HASHMAP_BORROW_KEYS);
+    if (sc_vec_push(&b->fields, f) != SC_OK) {
+        field_free(f);
+        return SC_ENOMEM;
+    }
+    if (sc_hashmap_put(&b->fields_by_name, name, f->number) != SC_OK) {
+        b->fields.len--;
+        field_free(f);
+        return SC_ENOMEM;
+    }
+    *out = f;
+    return SC_OK;
+}
+
+/* The global id of `term` in field f, inserting it if new. */
+static sc_status term_gid(sc_segment_builder *b, sc__bfield *f, sc_slice term, uint32_t *gid)
+{
+    uint64_t h = sc_hashmap_hash(term);
+    uint64_t *v = NULL;
+    uint64_t *found = sc_hashmap_find(&f->terms, term);
+    if (found) {
+        *gid = (uint32_t)*found;
+        return SC_OK;
+    }
+    if (b->terms.len >= UINT32_MAX - 1)
+        return SC_ELIMIT;
+    const uint8_t *copy;
+    SC_TRY(key_copy(b, term, &copy));
+    bool inserted;
+    sc_status st = sc_hashmap_upsert_hashed(&f->terms, sc_slice_make(copy, term.len), h, &v,
+                                            &inserted);
+    if (st != SC_OK) {
+        b->chunk_used -= term.len;
+        return st;
+    }
+    sc__bterm t = {.key = copy, .len = (uint32_t)term.len, .field = f->number};
+    if (sc_vec_push(&b->terms, t) != SC_OK) {
+        sc_hashmap_remove(&f->terms, sc_slice_make(copy, term.len), NULL);
+        b->chunk_used -= term.len;
+        return SC_ENOMEM;
+    }
+    *v = b->terms.len - 1;
+    *gid = (uint32_t)(b->terms.len - 1);
+    return SC_OK;
+}
+
+static sc_status grow_doc_arrays(sc__bfield *f, uint32_t doc)
+{
+    size_t words = (size_t)doc / 64 + 1;
+    if (f->has.len < words) {
+        SC_TRY(sc_vec_reserve(&f->has, words - f->has.len));
+        memset(f->has.ptr + f->has.len, 0, (words - f->has.len) * 8);
+        f->has.len = words;
+    }
+    return SC_OK;
+}
+
+sc_status sc__builder_mark_doc(sc_segment_builder *b, sc__bfield *f, uint32_t doc)
+{
+    (void)b;
+    SC_TRY(grow_doc_arrays(f, doc));
+    f->has.ptr[doc / 64] |= UINT64_C(1) << (doc % 64);
+    return SC_OK;
+}
+
+sc_status sc__builder_norm(sc_segment_builder *b, sc__bfield *f, uint32_t doc, uint8_t norm)
+{
+    (void)b;
+    if (f->norms.len <= doc) {
+        size_t need = (size_t)doc + 1 - f->norms.len;
+        SC_TRY(sc_vec_reserve(&f->norms, need));
+        memset(f->norms.ptr + f->norms.len, 0, need);
+        f->norms.len = (size_t)doc + 1;
+    }
+    f->norms.ptr[doc] = norm;
+    return SC_OK;
+}
+
+sc_status sc__builder_posting(sc_segment_builder *b, sc__bfield *f, sc_slice term, uint32_t doc,
+                              uint32_t freq, const uint32_t *positions, size_t n_positions)
+{
+    if (term.len > SC_TERM_MAX_BYTES)
+        return SC_EINVAL;
+    uint32_t gid;
+    SC_TRY(term_gid(b, f, term, &gid));
+    sc__bterm *t = &b->terms.ptr[gid];
+    if (t->df > 0 && t->last_doc >= doc)
+        return SC_EINVAL;
+    if (b->positions.len + n_positions > UINT32_MAX)
+        return SC_ELIMIT;
+    sc__brec r = {.gid = gid, .doc = doc, .freq = freq, .pos = (uint32_t)b->positions.len};
+    SC_TRY(sc_vec_reserve(&b->positions, n_positions));
+    SC_TRY(sc_vec_push(&b->recs, r));
+    if (n_positions)
+        memcpy(b->positions.ptr + b->positions.len, positions, n_positions * sizeof(uint32_t));
+    b->positions.len += n_positions;
+    t->df++;
+    t->ttf += freq;
+    t->last_doc = doc;
+    f->sum_ttf += freq;
+    return SC_OK;
+}
+
+sc_status sc__builder_numeric(sc_segment_builder *b, sc__bfield *f, uint32_t doc, int64_t value)
+{
+    (void)b;
+    sc__dvn r = {.doc = doc, .value = value};
+    return sc_vec_push(&f->dvn, r);
+}
+
+sc_status sc__builder_ord_term(sc_segment_builder *b, sc__bfield *f, uint32_t doc, sc_slice term)
+{
+    if (term.len > SC_TERM_MAX_BYTES)
+        return SC_EINVAL;
+    uint32_t gid;
+    SC_TRY(term_gid(b, f, term, &gid));
+    b->terms.ptr[gid].in_dv = 1;
+    sc__dvs r = {.doc = doc, .gid = gid};
+    return sc_vec_push(&f->dvs, r);
+}
+
+sc_status sc__builder_stored(sc_segment_builder *b, sc_slice id, sc_slice source)
+{
+    sc_status st = SC_OK;
+    if (b->n_docs >= UINT32_MAX - 1)
+        return SC_ELIMIT;
+    SC_TRY(sc_vec_push(&b->stored_off, (uint64_t)b->stored.len));
+    size_t mark = b->stored.len;
+    sc__buf_varint(&b->stored, id.len, &st);
+    sc__buf_varint(&b->stored, source.len, &st);
+    sc__buf_put(&b->stored, id.ptr, id.len, &st);
+    sc__buf_put(&b->stored, source.ptr, source.len, &st);
+    if (st != SC_OK) {
+        b->stored.len = mark;
+        b->stored_off.len--;
+        return st;
+    }
+    b->n_docs++;
+    return SC_OK;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const sc__pair *x = a, *y = b;
+    if (x->gid != y->gid)
+        return x->gid < y->gid ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static sc_status add_text(sc_segment_builder *b, sc__bfield *f, const sc_index_field *in,
+                          uint32_t doc)
+{
+    if (f->flags & SC_FIELD_NORMS)
+        SC_TRY(sc__builder_norm(b, f, doc, sc_norm_encode(in->length)));
+    if (in->n_tokens == 0)
+        return SC_OK;
+    SC_TRY(sc__builder_mark_doc(b, f, doc));
+    if (!(f->flags & SC_FIELD_INDEXED))
+        return SC_OK;
+    sc_vec_clear(&b->pairs);
+    SC_TRY(sc_vec_reserve(&b->pairs, in->n_tokens));
+    for (size_t i = 0; i < in->n_tokens; i++) {
+        uint32_t gid;
+        SC_TRY(term_gid(b, f, in->tokens[i].term, &gid));
+        b->pairs.ptr[b->pairs.len++] = (sc__pair){gid, in->tokens[i].position};
+    }
+    qsort(b->pairs.ptr, b->pairs.len, sizeof(sc__pair), cmp_pair);
+    bool with_pos = (f->flags & SC_FIELD_POSITIONS) != 0;
+    for (size_t i = 0; i < b->pairs.len;) {
+        size_t j = i;
+        while (j < b->pairs.len && b->pairs.ptr[j].gid == b->pairs.ptr[i].gid)
+            j++;
+        sc__bterm *t = &b->terms.ptr[b->pairs.ptr[i].gid];
+        uint32_t freq = (uint32_t)(j - i);
+        sc__brec r = {.gid = b->pairs.ptr[i].gid, .doc = doc, .freq = freq,
+                      .pos = (uint32_t)b->positions.len};
+        SC_TRY(sc_vec_push(&b->recs, r));
+        if (with_pos) {
+            if (sc_vec_reserve(&b->positions, freq) != SC_OK) {
+                b->recs.len--;
+                return SC_ENOMEM;
+            }
+            for (size_t k = i; k < j; k++)
+                b->positions.ptr[b->positions.len++] = b->pairs.ptr[k].pos;
+        }
+        t->df++;
+        t->ttf += freq;
+        t->last_doc = doc;
+        f->sum_ttf += freq;
+        i = j;
+    }
+    return SC_OK;
+}
+
+static sc_status add_keyword(sc_segment_builder *b, sc__bfield *f, const sc_index_field *in,
+                             uint32_t doc)
+{
+    if (in->n_tokens == 0)
+        return SC_OK;
+    SC_TRY(sc__builder_mark_doc(b, f, doc));
+    if (!(f->flags & (SC_FIELD_INDEXED | SC_FIELD_DOCVALUES)))
+        return SC_OK;
+    sc_vec_clear(&b->gids);
+    SC_TRY(sc_vec_reserve(&b->gids, in->n_tokens));
+    for (size_t i = 0; i < in->n_tokens; i++) {
+        uint32_t gid;
+        SC_TRY(term_gid(b, f, in->tokens[i].term, &gid));
+        b->gids.ptr[b->gids.len++] = gid;
+    }
+    /* gids are unique per term; sorting dedups and the writer orders terms anyway */
+    qsort(b->gids.ptr, b->gids.len, sizeof(uint32_t), cmp_u32);
+    for (size_t i = 0; i < b->gids.len; i++) {
+        uint32_t gid = b->gids.ptr[i];
+        if (i > 0 && gid == b->gids.ptr[i - 1])
+            continue;
+        sc__bterm *t = &b->terms.ptr[gid];
+        if (f->flags & SC_FIELD_INDEXED) {
+            sc__brec r = {.gid = gid, .doc = doc, .freq = 1, .pos = 0};
+            SC_TRY(sc_vec_push(&b->recs, r));
+            t->df++;
+            t->ttf++;
+            t->last_doc = doc;
+            f->sum_ttf++;
+        }
+        if (f->flags & SC_FIELD_DOCVALUES) {
+            t->in_dv = 1;
+            sc__dvs r = {.doc = doc, .gid = gid};
+            SC_TRY(sc_vec_push(&f->dvs, r));
+        }
+    }
+    return SC_OK;
+}
+
+static sc_status add_numeric(sc_segment_builder *b, sc__bfield *f, const sc_index_field *in,
+                             uint32_t doc)
+{
+    if (in->n_values == 0)
+        return SC_OK;
+    SC_TRY(sc__builder_mark_doc(b, f, doc));
+    if (!(f->flags & SC_FIELD_DOCVALUES))
+        return SC_OK;
+    size_t start = f->dvn.len;
+    SC_TRY(sc_vec_reserve(&f->dvn, in->n_values));
+    for (size_t i = 0; i < in->n_values; i++)
+        f->dvn.ptr[f->dvn.len++] = (sc__dvn){.doc = doc, .value = in->values[i]};
+    /* keep each doc's values ascending (sc__dvn starts with the value's slot) */
+    int64_t *tmp = malloc(in->n_values * sizeof(int64_t));
+    if (!tmp)
+        return SC_ENOMEM;
+    memcpy(tmp, in->values, in->n_values * sizeof(int64_t));
+    qsort(tmp, in->n_values, sizeof(int64_t), cmp_i64);
+    for (size_t i = 0; i < in->n_values; i++)
+        f->dvn.ptr[start + i].value = tmp[i];
+    free(tmp);
+    return SC_OK;
+}
+
+/* Checks everything that can make a document invalid before anything is changed. */
+static sc_status validate_doc(const sc_segment_builder *b, const sc_index_doc *doc)
+{
+    if (b->n_docs >= UINT32_MAX - 1)
+        return SC_ELIMIT;
+    for (size_t i = 0; i < doc->n_fields; i++) {
+        const sc_index_field *in = &doc->fields[i];
+        if (in->name.len == 0 || in->name.len > UINT16_MAX || in->kind > SC_FIELD_NUMERIC)
+            return SC_EINVAL;
+        if ((in->n_tokens && !in->tokens) || (in->n_values && !in->values))
+            return SC_EINVAL;
+        const sc__bfield *f = field_find(b, in->name);
+        if (f && (f->kind != in->kind || f->flags != in->flags))
+            return SC_EINVAL;
+        for (size_t j = 0; j < i; j++)
+            if (sc_slice_eq(doc->fields[j].name, in->name))
+                return SC_EINVAL;
+        for (size_t j = 0; j < in->n_tokens; j++)
+            if (in->tokens[j].term.len > SC_TERM_MAX_BYTES)
+                return SC_EINVAL;
+    }
+    return SC_OK;
+}
+
+sc_status sc_segment_builder_add(sc_segment_builder *b, const sc_index_doc *doc,
+                                 uint32_t *doc_id)
+{
+    SC_TRY(validate_doc(b, doc));
+    uint32_t id = b->n_docs;
+    for (size_t i = 0; i < doc->n_fields; i++) {
+        const sc_index_field *in = &doc->fields[i];
+        sc__bfield *f;
+        SC_TRY(sc__builder_field(b, in->name, in->kind, in->flags, &f));
+        switch (in->kind) {
+        case SC_FIELD_TEXT:
+            SC_TRY(add_text(b, f, in, id));
+            break;
+        case SC_FIELD_KEYWORD:
+            SC_TRY(add_keyword(b, f, in, id));
+            break;
+        case SC_FIELD_NUMERIC:
+            SC_TRY(add_numeric(b, f, in, id));
+            break;
+        }
+    }
+    SC_TRY(sc__builder_stored(b, doc->id, doc->source));
+    if (doc_id)
+        *doc_id = id;
+    return SC_OK;
+}

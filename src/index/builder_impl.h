@@ -1,0 +1,73 @@
+/* Private layout of sc_segment_builder, shared by builder.c (accumulating) and segwrite.c
+ * (writing the segment file). */
+#ifndef SC_INDEX_BUILDER_IMPL_H
+#define SC_INDEX_BUILDER_IMPL_H
+
+#include "base/hashmap.h"
+#include "index/internal.h"
+
+typedef struct sc__keychunk {
+    struct sc__keychunk *prev;
+    size_t cap;
+    uint8_t data[];
+} sc__keychunk;
+
+typedef struct sc__bterm {
+    const uint8_t *key;
+    uint32_t len;
+    uint32_t field;
+    uint32_t df;
+    uint32_t last_doc;
+    uint64_t ttf;
+    uint32_t in_dv; /* appears in sorted-set doc values */
+    uint32_t rank;  /* set while writing: rank within its field */
+} sc__bterm;
+
+typedef struct sc__brec {
+    uint32_t gid, doc, freq, pos;
+} sc__brec;
+
+typedef struct sc__pair {
+    uint32_t gid, pos;
+} sc__pair;
+
+typedef struct sc__dvn {
+    int64_t value;
+    uint32_t doc;
+} sc__dvn;
+
+typedef struct sc__dvs {
+    uint32_t doc, gid;
+} sc__dvs;
+
+struct sc__bfield {
+    char *name;
+    size_t name_len;
+    sc_field_kind kind;
+    uint32_t flags;
+    uint32_t number;
+    sc_hashmap terms; /* term -> gid, keys borrowed from the builder's chunks */
+    sc_buf norms;     /* by doc; may be shorter than n_docs (missing = 0) */
+    SC_VEC(uint64_t) has; /* docs with a value, bitset words */
+    SC_VEC(sc__dvn) dvn;
+    SC_VEC(sc__dvs) dvs;
+    uint64_t sum_ttf;
+};
+
+struct sc_segment_builder {
+    sc_hashmap fields_by_name; /* name -> index in fields */
+    SC_VEC(sc__bfield *) fields;
+    SC_VEC(sc__bterm) terms;
+    SC_VEC(sc__brec) recs;
+    SC_VEC(uint32_t) positions;
+    sc__keychunk *chunk;
+    size_t chunk_used;
+    size_t key_bytes;
+    sc_buf stored;
+    SC_VEC(uint64_t) stored_off;
+    uint32_t n_docs;
+    SC_VEC(sc__pair) pairs;  /* scratch */
+    SC_VEC(uint32_t) gids;   /* scratch */
+};
+
+#endif

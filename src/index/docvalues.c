@@ -1,0 +1,114 @@
+/* Doc values readers (docvalues.h): O(1) views over the sections validated at open. */
+#include "index/docvalues.h"
+
+#include <string.h>
+
+#include "index/internal.h"
+
+sc_status sc_dv_numeric_open(const sc_segment *seg, const sc_field_info *f, sc_dv_numeric *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!f || f->dvn_len == 0)
+        return SC_ENOTFOUND;
+    const uint8_t *p = sc__segment_bytes(seg).ptr + f->dvn_off;
+    out->n_docs = sc_segment_n_docs(seg);
+    out->n_values = sc__ld64(p);
+    out->min = (int64_t)sc__ld64(p + 8);
+    out->gcd = sc__ld64(p + 16);
+    out->bits = p[24];
+    out->off_bits = p[25];
+    out->offs = p + SC__DV_HEADER_BYTES;
+    out->vals = out->offs + sc__packed_bytes((uint64_t)out->n_docs + 1, out->off_bits);
+    return SC_OK;
+}
+
+uint32_t sc_dv_numeric_count(const sc_dv_numeric *dv, uint32_t doc)
+{
+    if (doc >= dv->n_docs)
+        return 0;
+    return (uint32_t)(sc__packed_get(dv->offs, (uint64_t)doc + 1, dv->off_bits) -
+                      sc__packed_get(dv->offs, doc, dv->off_bits));
+}
+
+size_t sc_dv_numeric_get(const sc_dv_numeric *dv, uint32_t doc, int64_t *out, size_t max)
+{
+    if (doc >= dv->n_docs)
+        return 0;
+    uint64_t s = sc__packed_get(dv->offs, doc, dv->off_bits);
+    uint64_t e = sc__packed_get(dv->offs, (uint64_t)doc + 1, dv->off_bits);
+    size_t n = 0;
+    for (uint64_t i = s; i < e && n < max; i++)
+        out[n++] = (int64_t)((uint64_t)dv->min + sc__packed_get(dv->vals, i, dv->bits) * dv->gcd);
+    return n;
+}
+
+bool sc_dv_numeric_first(const sc_dv_numeric *dv, uint32_t doc, int64_t *out)
+{
+    return sc_dv_numeric_get(dv, doc, out, 1) == 1;
+}
+
+sc_status sc_dv_sorted_set_open(const sc_segment *seg, const sc_field_info *f,
+                                sc_dv_sorted_set *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!f || f->dvs_len == 0)
+        return SC_ENOTFOUND;
+    const uint8_t *p = sc__segment_bytes(seg).ptr + f->dvs_off;
+    out->n_docs = sc_segment_n_docs(seg);
+    out->n_ords = sc__ld64(p);
+    out->n_values = sc__ld64(p + 8);
+    out->ord_bits = p[16];
+    out->off_bits = p[17];
+    uint64_t tb = sc__ld64(p + 24);
+    out->term_offs = p + SC__DV_HEADER_BYTES;
+    out->term_bytes = out->term_offs + (out->n_ords + 1) * 4;
+    out->offs = out->term_bytes + tb;
+    out->ords = out->offs + sc__packed_bytes((uint64_t)out->n_docs + 1, out->off_bits);
+    return SC_OK;
+}
+
+sc_slice sc_dv_sorted_set_term(const sc_dv_sorted_set *dv, uint64_t ord)
+{
+    if (ord >= dv->n_ords)
+        return sc_slice_make(NULL, 0);
+    uint32_t s = sc__ld32(dv->term_offs + 4 * ord), e = sc__ld32(dv->term_offs + 4 * (ord + 1));
+    return sc_slice_make(dv->term_bytes + s, e - s);
+}
+
+bool sc_dv_sorted_set_lookup(const sc_dv_sorted_set *dv, sc_slice term, uint64_t *ord)
+{
+    uint64_t lo = 0, hi = dv->n_ords;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int c = sc_slice_cmp(sc_dv_sorted_set_term(dv, mid), term);
+        if (c == 0) {
+            *ord = mid;
+            return true;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+uint32_t sc_dv_sorted_set_count(const sc_dv_sorted_set *dv, uint32_t doc)
+{
+    if (doc >= dv->n_docs)
+        return 0;
+    return (uint32_t)(sc__packed_get(dv->offs, (uint64_t)doc + 1, dv->off_bits) -
+                      sc__packed_get(dv->offs, doc, dv->off_bits));
+}
+
+size_t sc_dv_sorted_set_ords(const sc_dv_sorted_set *dv, uint32_t doc, uint64_t *out, size_t max)
+{
+    if (doc >= dv->n_docs)
+        return 0;
+    uint64_t s = sc__packed_get(dv->offs, doc, dv->off_bits);
+    uint64_t e = sc__packed_get(dv->offs, (uint64_t)doc + 1, dv->off_bits);
+    size_t n = 0;
+    for (uint64_t i = s; i < e && n < max; i++)
+        out[n++] = sc__packed_get(dv->ords, i, dv->ord_bits);
+    return n;
+}

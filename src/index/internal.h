@@ -1,0 +1,140 @@
+/* Private pieces shared by the index codec files: on-disk constants (docs/format.md),
+ * little-endian load/store, a checksumming buffered file writer with a sticky status, packed
+ * random-access integer arrays and the builder's internal entry points used by merge. */
+#ifndef SC_INDEX_INTERNAL_H
+#define SC_INDEX_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "base/slice.h"
+#include "base/status.h"
+#include "base/vec.h"
+#include "index/builder.h"
+#include "index/doc.h"
+#include "index/segment.h"
+
+#define SC__SEG_MAGIC "SCRYSEG"  /* 8 bytes with the NUL */
+#define SC__SEG_END_MAGIC "SCRYEND"
+#define SC__SEG_VERSION 1u
+#define SC__SEG_HEADER_BYTES 16
+#define SC__SEG_FOOTER_BYTES 48
+#define SC__FIELD_SECTIONS 6       /* tindex, tdata, norms, dvn, dvs, points */
+#define SC__TERMS_PER_BLOCK 32
+#define SC__SKIP_BYTES 20
+#define SC__STORED_ENTRY_BYTES 24
+#define SC__STORED_MAX_DOCS 16
+#define SC__STORED_MAX_RAW (16 * 1024)
+#define SC__DV_HEADER_BYTES 32
+#define SC__PACK_PAD 8
+
+/* Block kinds in the top two bits of a full block's header byte; width in the low six. */
+#define SC__BLOCK_PACKED 0u
+#define SC__BLOCK_RUN 1u
+#define SC__BLOCK_BITSET 2u
+
+static inline uint16_t sc__ld16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+static inline uint32_t sc__ld32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static inline uint64_t sc__ld64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+static inline void sc__st16(uint8_t *p, uint16_t v)
+{
+    memcpy(p, &v, 2);
+}
+static inline void sc__st32(uint8_t *p, uint32_t v)
+{
+    memcpy(p, &v, 4);
+}
+static inline void sc__st64(uint8_t *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
+
+/* Appending to an sc_buf with a sticky status (the caller checks *st once). */
+void sc__buf_put(sc_buf *b, const void *data, size_t len, sc_status *st);
+void sc__buf_u8(sc_buf *b, uint8_t v, sc_status *st);
+void sc__buf_u16(sc_buf *b, uint16_t v, sc_status *st);
+void sc__buf_u32(sc_buf *b, uint32_t v, sc_status *st);
+void sc__buf_u64(sc_buf *b, uint64_t v, sc_status *st);
+void sc__buf_varint(sc_buf *b, uint64_t v, sc_status *st);
+
+/* Bit-packed arrays of n values of `bits` (0..64) bits, LSB first, followed by SC__PACK_PAD
+ * zero bytes so that a random-access read may load 9 bytes from any value's first byte. */
+size_t sc__packed_bytes(uint64_t n, unsigned bits);
+void sc__packed_put(sc_buf *b, const uint64_t *vals, uint64_t n, unsigned bits, sc_status *st);
+static inline uint64_t sc__packed_get(const uint8_t *p, uint64_t i, unsigned bits)
+{
+    if (bits == 0)
+        return 0;
+    uint64_t bitpos = i * bits;
+    const uint8_t *q = p + (bitpos >> 3);
+    unsigned sh = (unsigned)(bitpos & 7);
+    uint64_t v = sc__ld64(q) >> sh;
+    if (sh + bits > 64)
+        v |= (uint64_t)q[8] << (64 - sh);
+    return bits == 64 ? v : v & ((UINT64_C(1) << bits) - 1);
+}
+unsigned sc__bits_for(uint64_t max_value);
+
+/* Buffered, checksumming writer of one new file (temp name, then renamed by _finish). */
+typedef struct sc__out {
+    FILE *f;
+    char tmp_path[1024];
+    char path[1024];
+    uint64_t pos;
+    sc_checksum_state *ck;
+    sc_status st;
+} sc__out;
+
+sc_status sc__out_open(sc__out *o, const char *dir, const char *file_name) SC_MUST_USE;
+void sc__out_write(sc__out *o, const void *data, size_t len);
+/* Writes the checksum of everything written so far (8 bytes), fsyncs, renames into place and
+ * fsyncs the directory. Returns the sticky status. *checksum gets the digest. */
+sc_status sc__out_finish(sc__out *o, const char *dir, uint64_t *checksum) SC_MUST_USE;
+/* Abandons the file (removes the temp). */
+void sc__out_abort(sc__out *o);
+
+/* Fills an sc_index_error. */
+void sc__set_error(sc_index_error *err, const char *file, uint64_t offset, const char *msg);
+
+/* Builder entry points for merge: add postings, values and stored docs directly. Fields are
+ * declared first (kind and flags as in the source segment). Postings for one (field, term)
+ * must be added in increasing doc order. */
+typedef struct sc__bfield sc__bfield;
+sc_status sc__builder_field(sc_segment_builder *b, sc_slice name, sc_field_kind kind,
+                            uint32_t flags, sc__bfield **out) SC_MUST_USE;
+sc_status sc__builder_posting(sc_segment_builder *b, sc__bfield *f, sc_slice term, uint32_t doc,
+                              uint32_t freq, const uint32_t *positions, size_t n_positions)
+    SC_MUST_USE;
+sc_status sc__builder_norm(sc_segment_builder *b, sc__bfield *f, uint32_t doc, uint8_t norm)
+    SC_MUST_USE;
+sc_status sc__builder_numeric(sc_segment_builder *b, sc__bfield *f, uint32_t doc, int64_t value)
+    SC_MUST_USE;
+sc_status sc__builder_ord_term(sc_segment_builder *b, sc__bfield *f, uint32_t doc, sc_slice term)
+    SC_MUST_USE;
+sc_status sc__builder_mark_doc(sc_segment_builder *b, sc__bfield *f, uint32_t doc) SC_MUST_USE;
+/* Appends a stored doc; the doc id is the number of stored docs before it. */
+sc_status sc__builder_stored(sc_segment_builder *b, sc_slice id, sc_slice source) SC_MUST_USE;
+
+/* Field lookup by number. */
+const sc_field_info *sc__segment_fields(const sc_segment *seg);
+
+#endif

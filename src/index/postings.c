@@ -1,0 +1,471 @@
+/* Postings cursor (postings.h). A term's postings are a table of fixed 20-byte skip entries
+ * (last doc, block offset, positions offset, max freq, min norm), then the blocks: full blocks
+ * of 128 docs (packed gaps / run / bitset, then packed freqs) and a varint tail block. Every
+ * block is validated as it is decoded (bounds, ascending, last doc equals its skip entry, below
+ * the segment's doc count), so corrupt input ends iteration with SC_ECORRUPT, never a wild
+ * read or write. */
+#include "index/postings.h"
+
+#include <string.h>
+
+#include "base/varint.h"
+#include "index/bitpack.h"
+#include "index/internal.h"
+
+static inline uint32_t skip_last(const sc_postings *p, uint32_t k)
+{
+    return sc__ld32(p->skip + (size_t)k * SC__SKIP_BYTES);
+}
+static inline uint32_t skip_block_off(const sc_postings *p, uint32_t k)
+{
+    return sc__ld32(p->skip + (size_t)k * SC__SKIP_BYTES + 4);
+}
+static inline uint32_t skip_pos_off(const sc_postings *p, uint32_t k)
+{
+    return sc__ld32(p->skip + (size_t)k * SC__SKIP_BYTES + 8);
+}
+
+void sc_postings_init(sc_postings *p)
+{
+    memset(p, 0, offsetof(sc_postings, docs));
+    p->doc = SC_POSTINGS_END;
+    p->exhausted = true;
+}
+
+static uint32_t fail(sc_postings *p)
+{
+    p->status = SC_ECORRUPT;
+    p->exhausted = true;
+    p->doc = SC_POSTINGS_END;
+    return SC_POSTINGS_END;
+}
+
+sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_field_info *f,
+                            const sc_term_info *ti, unsigned flags)
+{
+    (void)flags;
+    sc_slice b = sc__segment_bytes(seg);
+    p->base = b.ptr;
+    p->base_len = b.len;
+    p->n_docs_seg = sc_segment_n_docs(seg);
+    p->doc_freq = ti->doc_freq;
+    p->n_blocks = (uint32_t)(((uint64_t)ti->doc_freq + SC_POSTINGS_BLOCK - 1) / SC_POSTINGS_BLOCK);
+    p->has_freqs = f->kind == SC_FIELD_TEXT;
+    p->has_positions = f->kind == SC_FIELD_TEXT && (f->flags & SC_FIELD_POSITIONS);
+    p->block = UINT32_MAX;
+    p->shallow = 0;
+    p->n_in_block = 0;
+    p->i = 0;
+    p->started = false;
+    p->exhausted = false;
+    p->freqs_decoded = false;
+    p->status = SC_OK;
+    p->doc = SC_POSTINGS_END;
+    uint64_t skip_bytes = (uint64_t)p->n_blocks * SC__SKIP_BYTES;
+    if (ti->doc_freq == 0 || ti->doc_freq > p->n_docs_seg || ti->postings_off > b.len ||
+        skip_bytes > b.len - ti->postings_off || (p->has_positions && ti->positions_off > b.len)) {
+        p->status = SC_ECORRUPT;
+        p->exhausted = true;
+        return SC_ECORRUPT;
+    }
+    p->skip = b.ptr + ti->postings_off;
+    p->blocks_off = ti->postings_off + skip_bytes;
+    p->pos_off = ti->positions_off;
+    return SC_OK;
+}
+
+/* Decodes the bitset payload [p, p + words*8) of a block starting at `first` into docs. */
+static bool decode_bitset(sc_postings *p, const uint8_t *q, uint64_t span, uint32_t first)
+{
+    uint64_t n_words = (span + 63) / 64;
+    uint32_t n = 0;
+    for (uint64_t w = 0; w < n_words; w++) {
+        uint64_t word = sc__ld64(q + 8 * w);
+        if (w == n_words - 1 && span % 64)
+            if (word >> (span % 64))
+                return false;
+        while (word) {
+            if (n == SC_POSTINGS_BLOCK)
+                return false;
+            p->docs[n++] = first + (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(word));
+            word &= word - 1;
+        }
+    }
+    return n == SC_POSTINGS_BLOCK && p->docs[0] == first;
+}
+
+static bool decode_block(sc_postings *p, uint32_t k)
+{
+    uint32_t last = skip_last(p, k);
+    uint32_t prev_last = k ? skip_last(p, k - 1) : UINT32_MAX;
+    if ((k && last <= prev_last) || last >= p->n_docs_seg)
+        return false;
+    uint64_t start = p->blocks_off + skip_block_off(p, k);
+    if (start >= p->base_len)
+        return false;
+    const uint8_t *q = p->base + start, *end = p->base + p->base_len;
+    uint64_t base_first = (uint64_t)prev_last + 1; /* 0 for the first block */
+    base_first &= UINT32_MAX;
+    uint32_t n = k + 1 == p->n_blocks ? p->doc_freq - k * SC_POSTINGS_BLOCK : SC_POSTINGS_BLOCK;
+    if (n == SC_POSTINGS_BLOCK) {
+        uint8_t hdr = *q++;
+        unsigned kind = hdr >> 6, width = hdr & 63;
+        uint64_t gap;
+        if (sc_varint_get(&q, end, &gap) != SC_OK || base_first + gap > last)
+            return false;
+        uint32_t first = (uint32_t)(base_first + gap);
+        if (kind == SC__BLOCK_PACKED) {
+            size_t nb = sc_bitpack_bytes(width);
+            if (width > 32 || (size_t)(end - q) < nb)
+                return false;
+            sc_bitpack_unpack_gaps(q, width, first, p->docs);
+            q += nb;
+            if (p->docs[SC_POSTINGS_BLOCK - 1] != last)
+                return false;
+            /* without wrap-around the gaps make docs strictly ascending; check when possible */
+            if ((uint64_t)first + ((UINT64_C(1) << width) * SC_POSTINGS_BLOCK) > UINT32_MAX)
+                for (uint32_t i = 1; i < SC_POSTINGS_BLOCK; i++)
+                    if (p->docs[i] <= p->docs[i - 1])
+                        return false;
+        } else if (kind == SC__BLOCK_RUN) {
+            if (last - first != SC_POSTINGS_BLOCK - 1)
+                return false;
+            for (uint32_t i = 0; i < SC_POSTINGS_BLOCK; i++)
+                p->docs[i] = first + i;
+        } else if (kind == SC__BLOCK_BITSET) {
+            uint64_t span = (uint64_t)last - first + 1;
+            uint64_t nb = (span + 63) / 64 * 8;
+            if ((uint64_t)(end - q) < nb || !decode_bitset(p, q, span, first) ||
+                p->docs[SC_POSTINGS_BLOCK - 1] != last)
+                return false;
+            q += nb;
+        } else {
+            return false;
+        }
+        p->freq_kind = 0;
+    } else {
+        uint64_t prev = prev_last;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t gap;
+            if (sc_varint_get(&q, end, &gap) != SC_OK)
+                return false;
+            uint64_t d = ((prev + 1) & UINT32_MAX) + gap;
+            if (d > last || (i > 0 && d <= prev))
+                return false;
+            p->docs[i] = (uint32_t)d;
+            prev = d;
+        }
+        if (p->docs[n - 1] != last)
+            return false;
+        p->freq_kind = 1;
+    }
+    p->freq_off = (uint64_t)(q - p->base);
+    p->freqs_decoded = false;
+    p->n_in_block = n;
+    p->block = k;
+    p->i = 0;
+    p->prev_last = prev_last;
+    p->pos_doc_index = 0;
+    p->pos_cursor = p->pos_off + skip_pos_off(p, k);
+    return true;
+}
+
+static bool decode_freqs(sc_postings *p)
+{
+    const uint8_t *q = p->base + p->freq_off, *end = p->base + p->base_len;
+    if (p->freq_kind == 0) {
+        if (q >= end)
+            return false;
+        unsigned w = *q++;
+        if (w > 32 || (size_t)(end - q) < sc_bitpack_bytes(w))
+            return false;
+        sc_bitpack_unpack(q, w, p->freqs);
+        for (uint32_t i = 0; i < SC_POSTINGS_BLOCK; i++)
+            p->freqs[i] += 1;
+    } else {
+        for (uint32_t i = 0; i < p->n_in_block; i++) {
+            uint32_t v;
+            if (sc_varint_get32(&q, end, &v) != SC_OK || v == UINT32_MAX)
+                return false;
+            p->freqs[i] = v + 1;
+        }
+    }
+    p->freqs_decoded = true;
+    return true;
+}
+
+/* Moves to block k's first doc. */
+static uint32_t enter_block(sc_postings *p, uint32_t k)
+{
+    if (k >= p->n_blocks) {
+        p->exhausted = true;
+        p->doc = SC_POSTINGS_END;
+        return SC_POSTINGS_END;
+    }
+    if (!decode_block(p, k))
+        return fail(p);
+    p->started = true;
+    p->doc = p->docs[0];
+    return p->doc;
+}
+
+uint32_t sc_postings_next(sc_postings *p)
+{
+    if (p->exhausted)
+        return SC_POSTINGS_END;
+    if (!p->started)
+        return enter_block(p, 0);
+    if (p->i + 1 < p->n_in_block) {
+        p->doc = p->docs[++p->i];
+        return p->doc;
+    }
+    return enter_block(p, p->block + 1);
+}
+
+/* First block >= from whose last doc >= target (n_blocks if none): galloping search. */
+static uint32_t find_block(const sc_postings *p, uint32_t from, uint32_t target)
+{
+    uint32_t n = p->n_blocks;
+    if (from >= n || skip_last(p, from) >= target)
+        return from;
+    uint32_t lo = from, hi, step = 1;
+    for (;;) {
+        if ((uint64_t)lo + step >= n) {
+            hi = n;
+            break;
+        }
+        hi = lo + step;
+        if (skip_last(p, hi) >= target)
+            break;
+        lo = hi;
+        step *= 2;
+    }
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (skip_last(p, mid) >= target)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+uint32_t sc_postings_advance(sc_postings *p, uint32_t target)
+{
+    if (p->exhausted)
+        return SC_POSTINGS_END;
+    if (p->started && target <= p->doc)
+        return sc_postings_next(p);
+    uint32_t i;
+    if (!p->started || p->docs[p->n_in_block - 1] < target) {
+        uint32_t k = find_block(p, p->started ? p->block + 1 : 0, target);
+        if (enter_block(p, k) == SC_POSTINGS_END)
+            return SC_POSTINGS_END;
+        i = 0;
+    } else {
+        i = p->i + 1;
+    }
+    while (p->docs[i] < target)
+        i++;
+    p->i = i;
+    p->doc = p->docs[i];
+    return p->doc;
+}
+
+uint32_t sc_postings_freq(sc_postings *p)
+{
+    if (!p->has_freqs || p->exhausted || !p->started)
+        return 1;
+    if (!p->freqs_decoded && !decode_freqs(p)) {
+        fail(p);
+        return 1;
+    }
+    return p->freqs[p->i];
+}
+
+size_t sc_postings_next_batch(sc_postings *p, uint32_t *docs, uint32_t *freqs, size_t max)
+{
+    size_t n = 0;
+    while (n < max) {
+        if (sc_postings_next(p) == SC_POSTINGS_END)
+            break;
+        size_t take = p->n_in_block - p->i;
+        if (take > max - n)
+            take = max - n;
+        memcpy(docs + n, p->docs + p->i, take * sizeof(uint32_t));
+        if (freqs) {
+            if (!p->has_freqs) {
+                for (size_t j = 0; j < take; j++)
+                    freqs[n + j] = 1;
+            } else {
+                if (!p->freqs_decoded && !decode_freqs(p)) {
+                    fail(p);
+                    return n;
+                }
+                memcpy(freqs + n, p->freqs + p->i, take * sizeof(uint32_t));
+            }
+        }
+        n += take;
+        p->i += (uint32_t)take - 1;
+        p->doc = p->docs[p->i];
+    }
+    return n;
+}
+
+void sc_postings_into_bitset(sc_postings *p, uint32_t upto, sc_bitset *bs, uint32_t base)
+{
+    if (!p->started && sc_postings_next(p) == SC_POSTINGS_END)
+        return;
+    while (!p->exhausted && p->doc < upto) {
+        uint32_t i = p->i, n = p->n_in_block;
+        if (p->docs[i] < base) {
+            fail(p); /* caller contract broken: never write below the window */
+            return;
+        }
+        uint64_t *words = bs->words;
+        if (p->docs[n - 1] < upto) {
+            if (p->docs[n - 1] - p->docs[i] == n - 1 - i) {
+                sc_bitset_set_range(bs, p->docs[i] - base, p->docs[n - 1] - base + 1);
+            } else {
+                for (; i < n; i++) {
+                    uint32_t d = p->docs[i] - base;
+                    words[d >> 6] |= UINT64_C(1) << (d & 63);
+                }
+            }
+            enter_block(p, p->block + 1);
+            continue;
+        }
+        for (; p->docs[i] < upto; i++) {
+            uint32_t d = p->docs[i] - base;
+            words[d >> 6] |= UINT64_C(1) << (d & 63);
+        }
+        p->i = i;
+        p->doc = p->docs[i];
+        return;
+    }
+}
+
+/* Whether block k is a run starting right after block k-1's last doc; its last doc in *last. */
+static bool block_continues_run(const sc_postings *p, uint32_t k, uint32_t *last)
+{
+    if (k + 1 == p->n_blocks && p->doc_freq % SC_POSTINGS_BLOCK)
+        return false; /* tail blocks are never runs */
+    uint64_t start = p->blocks_off + skip_block_off(p, k);
+    if (start + 2 > p->base_len)
+        return false;
+    const uint8_t *q = p->base + start;
+    if ((q[0] >> 6) != SC__BLOCK_RUN || q[1] != 0)
+        return false;
+    *last = skip_last(p, k);
+    return *last - skip_last(p, k - 1) == SC_POSTINGS_BLOCK;
+}
+
+uint32_t sc_postings_run_end(sc_postings *p)
+{
+    if (p->exhausted || !p->started)
+        return p->doc == SC_POSTINGS_END ? SC_POSTINGS_END : p->doc + 1;
+    uint32_t j = p->i;
+    while (j + 1 < p->n_in_block && p->docs[j + 1] == p->docs[j] + 1)
+        j++;
+    uint32_t end = p->docs[j] + 1;
+    if (j + 1 == p->n_in_block) {
+        /* the run may continue through following run blocks; look a bounded way ahead */
+        for (uint32_t k = p->block + 1, seen = 0; k < p->n_blocks && seen < 256; k++, seen++) {
+            uint32_t last;
+            if (skip_last(p, k - 1) + 1 != end || !block_continues_run(p, k, &last))
+                break;
+            end = last + 1;
+        }
+    }
+    return end;
+}
+
+static bool skip_varints(const uint8_t **q, const uint8_t *end, uint32_t n)
+{
+    const uint8_t *r = *q;
+    while (n > 0) {
+        if (r >= end)
+            return false;
+        if (!(*r++ & 0x80))
+            n--;
+    }
+    *q = r;
+    return true;
+}
+
+size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
+{
+    if (!p->has_positions || p->exhausted || !p->started)
+        return 0;
+    uint32_t freq = sc_postings_freq(p);
+    if (p->status != SC_OK)
+        return 0;
+    if (p->pos_doc_index > p->i) {
+        p->pos_doc_index = 0;
+        p->pos_cursor = p->pos_off + skip_pos_off(p, p->block);
+    }
+    if (p->pos_cursor > p->base_len) {
+        fail(p);
+        return 0;
+    }
+    const uint8_t *q = p->base + p->pos_cursor, *end = p->base + p->base_len;
+    for (; p->pos_doc_index < p->i; p->pos_doc_index++) {
+        if (!skip_varints(&q, end, p->freqs[p->pos_doc_index])) {
+            fail(p);
+            return 0;
+        }
+    }
+    uint32_t pos = 0;
+    size_t n = 0;
+    for (uint32_t j = 0; j < freq; j++) {
+        uint32_t g;
+        if (sc_varint_get32(&q, end, &g) != SC_OK) {
+            fail(p);
+            return 0;
+        }
+        pos += g;
+        if (n < max)
+            out[n++] = pos;
+    }
+    p->pos_doc_index = p->i + 1;
+    p->pos_cursor = (uint64_t)(q - p->base);
+    return n;
+}
+
+uint32_t sc_postings_advance_shallow(sc_postings *p, uint32_t target)
+{
+    uint32_t from = p->shallow;
+    if (from < p->n_blocks && from > 0 && skip_last(p, from - 1) >= target)
+        from = 0; /* a target behind the shallow pointer: search from the start */
+    uint32_t k = find_block(p, from, target);
+    if (k >= p->n_blocks)
+        return SC_POSTINGS_END;
+    p->shallow = k;
+    return skip_last(p, k);
+}
+
+sc_postings_impact sc_postings_shallow_impact(const sc_postings *p)
+{
+    sc_postings_impact im = {0, 0};
+    if (p->shallow < p->n_blocks) {
+        const uint8_t *e = p->skip + (size_t)p->shallow * SC__SKIP_BYTES;
+        im.max_freq = sc__ld32(e + 12);
+        im.min_norm = e[16];
+    }
+    return im;
+}
+
+sc_postings_impact sc_postings_term_impact(const sc_postings *p)
+{
+    sc_postings_impact im = {0, 255};
+    for (uint32_t k = 0; k < p->n_blocks; k++) {
+        const uint8_t *e = p->skip + (size_t)k * SC__SKIP_BYTES;
+        if (sc__ld32(e + 12) > im.max_freq)
+            im.max_freq = sc__ld32(e + 12);
+        if (e[16] < im.min_norm)
+            im.min_norm = e[16];
+    }
+    if (p->n_blocks == 0)
+        im.min_norm = 0;
+    return im;
+}

@@ -1,0 +1,25 @@
+/* Private layout of sc_segment, shared by the reader files (segment.c, stored.c, ...). */
+#ifndef SC_INDEX_SEGMENT_IMPL_H
+#define SC_INDEX_SEGMENT_IMPL_H
+
+#include <stdatomic.h>
+
+#include "base/file.h"
+#include "index/segment.h"
+
+struct sc_segment {
+    _Atomic int refs;
+    sc_mmap map;
+    bool mapped;
+    sc_slice bytes; /* the whole file */
+    char name[SC_SEGMENT_NAME_MAX + 1];
+    char path[1024];
+    uint32_t n_docs;
+    uint64_t checksum;
+    sc_field_info *fields;
+    size_t n_fields;
+    const uint8_t *stored_idx; /* n_stored_blocks entries of SC__STORED_ENTRY_BYTES */
+    uint32_t n_stored_blocks;
+};
+
+#endif

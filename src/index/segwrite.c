@@ -1,0 +1,537 @@
+/* Writes a builder's buffered documents as one segment file (format in docs/format.md):
+ * header, per field [postings+positions of every term, term index, term blocks, norms,
+ * numeric doc values, sorted-set doc values], stored-field blocks, the field table, the stored
+ * index and the footer with the checksum. Records are grouped by term with one counting sort. */
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "base/varint.h"
+#include "index/bitpack.h"
+#include "index/builder_impl.h"
+#include "index/postings.h"
+
+typedef struct wctx {
+    sc_segment_builder *b;
+    sc__out *o;
+    uint32_t *order;  /* record indexes grouped by gid */
+    uint64_t *starts; /* gid -> first index in order */
+    sc_buf blk;       /* scratch: one term's skip table + blocks */
+    sc_buf pos;       /* scratch: one term's positions */
+    sc_buf tdata, tindex, ft;
+    SC_VEC(uint32_t) gids;
+    sc_status st;
+} wctx;
+
+static int name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > SC_SEGMENT_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (name[i] == '/' || name[i] == '\0')
+            return 0;
+    return name[0] != '.';
+}
+
+static int cmp_gid_term(const void *a, const void *b, void *ctx)
+{
+    const sc__bterm *terms = ctx;
+    const sc__bterm *x = &terms[*(const uint32_t *)a], *y = &terms[*(const uint32_t *)b];
+    return sc_slice_cmp(sc_slice_make(x->key, x->len), sc_slice_make(y->key, y->len));
+}
+
+static uint8_t norm_of(const sc__bfield *f, uint32_t doc)
+{
+    return doc < f->norms.len ? f->norms.ptr[doc] : 0;
+}
+
+/* Encodes one term's postings into w->blk (skip table then blocks) and w->pos. */
+static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *const *recs, uint32_t df)
+{
+    const sc_segment_builder *b = w->b;
+    bool freqs = f->kind == SC_FIELD_TEXT;
+    bool with_pos = freqs && (f->flags & SC_FIELD_POSITIONS);
+    bool norms = f->kind == SC_FIELD_TEXT && (f->flags & SC_FIELD_NORMS);
+    uint32_t n_blocks = (df + SC_POSTINGS_BLOCK - 1) / SC_POSTINGS_BLOCK;
+    sc_vec_clear(&w->blk);
+    sc_vec_clear(&w->pos);
+    size_t skip_bytes = (size_t)n_blocks * SC__SKIP_BYTES;
+    if (sc_vec_reserve(&w->blk, skip_bytes) != SC_OK) {
+        w->st = SC_ENOMEM;
+        return;
+    }
+    memset(w->blk.ptr, 0, skip_bytes);
+    w->blk.len = skip_bytes;
+    uint32_t prev_last = UINT32_MAX; /* "-1": the first gap is then the doc itself */
+    uint32_t docs[SC_POSTINGS_BLOCK], vals[SC_POSTINGS_BLOCK];
+    uint8_t packed[16 * 32];
+    for (uint32_t k = 0; k < n_blocks && w->st == SC_OK; k++) {
+        uint32_t n = df - k * SC_POSTINGS_BLOCK;
+        if (n > SC_POSTINGS_BLOCK)
+            n = SC_POSTINGS_BLOCK;
+        const sc__brec *const *r = recs + (size_t)k * SC_POSTINGS_BLOCK;
+        uint64_t block_off = w->blk.len - skip_bytes, pos_off = w->pos.len;
+        if (block_off > UINT32_MAX || pos_off > UINT32_MAX) {
+            w->st = SC_ELIMIT;
+            return;
+        }
+        uint32_t max_freq = 0;
+        uint8_t min_norm = 255;
+        for (uint32_t i = 0; i < n; i++) {
+            docs[i] = r[i]->doc;
+            if (r[i]->freq > max_freq)
+                max_freq = r[i]->freq;
+            uint8_t nb = norms ? norm_of(f, docs[i]) : 0;
+            if (nb < min_norm)
+                min_norm = nb;
+        }
+        uint32_t first_gap = docs[0] - (prev_last + 1);
+        uint32_t last = docs[n - 1];
+        if (n == SC_POSTINGS_BLOCK) {
+            if (last - docs[0] == SC_POSTINGS_BLOCK - 1) {
+                sc__buf_u8(&w->blk, SC__BLOCK_RUN << 6, &w->st);
+                sc__buf_varint(&w->blk, first_gap, &w->st);
+            } else {
+                vals[0] = 0;
+                for (uint32_t i = 1; i < n; i++)
+                    vals[i] = docs[i] - docs[i - 1] - 1;
+                unsigned width = sc_bitpack_width(vals, n);
+                uint64_t span = (uint64_t)last - docs[0] + 1;
+                uint64_t bitset_bytes = (span + 63) / 64 * 8;
+                if (bitset_bytes < sc_bitpack_bytes(width)) {
+                    sc__buf_u8(&w->blk, SC__BLOCK_BITSET << 6, &w->st);
+                    sc__buf_varint(&w->blk, first_gap, &w->st);
+                    uint64_t words[64] = {0};
+                    for (uint32_t i = 0; i < n; i++) {
+                        uint32_t o = docs[i] - docs[0];
+                        words[o / 64] |= UINT64_C(1) << (o % 64);
+                    }
+                    sc__buf_put(&w->blk, words, (size_t)bitset_bytes, &w->st);
+                } else {
+                    sc__buf_u8(&w->blk, (uint8_t)((SC__BLOCK_PACKED << 6) | width), &w->st);
+                    sc__buf_varint(&w->blk, first_gap, &w->st);
+                    sc_bitpack_pack(vals, width, packed);
+                    sc__buf_put(&w->blk, packed, sc_bitpack_bytes(width), &w->st);
+                }
+            }
+            if (freqs) {
+                for (uint32_t i = 0; i < n; i++)
+                    vals[i] = r[i]->freq - 1;
+                unsigned fw = sc_bitpack_width(vals, n);
+                sc__buf_u8(&w->blk, (uint8_t)fw, &w->st);
+                sc_bitpack_pack(vals, fw, packed);
+                sc__buf_put(&w->blk, packed, sc_bitpack_bytes(fw), &w->st);
+            }
+        } else {
+            uint32_t prev = prev_last;
+            for (uint32_t i = 0; i < n; i++) {
+                sc__buf_varint(&w->blk, docs[i] - prev - 1, &w->st);
+                prev = docs[i];
+            }
+            if (freqs)
+                for (uint32_t i = 0; i < n; i++)
+                    sc__buf_varint(&w->blk, r[i]->freq - 1, &w->st);
+        }
+        if (with_pos) {
+            for (uint32_t i = 0; i < n; i++) {
+                uint32_t p = 0;
+                const uint32_t *ps = b->positions.ptr + r[i]->pos;
+                for (uint32_t j = 0; j < r[i]->freq; j++) {
+                    sc__buf_varint(&w->pos, ps[j] - p, &w->st);
+                    p = ps[j];
+                }
+            }
+        }
+        if (w->st != SC_OK)
+            return;
+        uint8_t *e = w->blk.ptr + (size_t)k * SC__SKIP_BYTES;
+        sc__st32(e, last);
+        sc__st32(e + 4, (uint32_t)block_off);
+        sc__st32(e + 8, (uint32_t)pos_off);
+        sc__st32(e + 12, max_freq);
+        e[16] = norms ? min_norm : 0;
+        prev_last = last;
+    }
+}
+
+static void write_section(wctx *w, const sc_buf *buf, uint64_t *off, uint64_t *len)
+{
+    *off = w->o->pos;
+    *len = buf->len;
+    sc__out_write(w->o, buf->ptr, buf->len);
+}
+
+static void write_terms(wctx *w, sc__bfield *f, uint64_t sec[2 * SC__FIELD_SECTIONS],
+                        uint64_t *n_terms, uint64_t *sum_df)
+{
+    sc_segment_builder *b = w->b;
+    bool freqs = f->kind == SC_FIELD_TEXT;
+    bool with_pos = freqs && (f->flags & SC_FIELD_POSITIONS);
+    sc_vec_clear(&w->tdata);
+    sc_vec_clear(&w->tindex);
+    uint64_t prev_post = 0, prev_pos = 0, count = 0;
+    SC_VEC(const sc__brec *) recs = {0};
+    for (size_t i = 0; i < w->gids.len && w->st == SC_OK; i++) {
+        sc__bterm *t = &b->terms.ptr[w->gids.ptr[i]];
+        if (t->df == 0)
+            continue;
+        uint64_t s = w->starts[w->gids.ptr[i]];
+        sc_vec_clear(&recs);
+        if (sc_vec_reserve(&recs, t->df) != SC_OK) {
+            w->st = SC_ENOMEM;
+            break;
+        }
+        for (uint32_t j = 0; j < t->df; j++)
+            recs.ptr[j] = &b->recs.ptr[w->order[s + j]];
+        recs.len = t->df;
+        encode_term(w, f, recs.ptr, t->df);
+        uint64_t post_off = w->o->pos;
+        sc__out_write(w->o, w->blk.ptr, w->blk.len);
+        uint64_t pos_off = w->o->pos;
+        sc__out_write(w->o, w->pos.ptr, w->pos.len);
+        bool first = count % SC__TERMS_PER_BLOCK == 0;
+        if (first) {
+            if (w->tdata.len > UINT32_MAX) {
+                w->st = SC_ELIMIT;
+                break;
+            }
+            sc__buf_u32(&w->tindex, (uint32_t)w->tdata.len, &w->st);
+        }
+        /* front coding against the previous term of the same block */
+        size_t prefix = 0;
+        if (!first) {
+            const sc__bterm *p = &b->terms.ptr[w->gids.ptr[i - 1]];
+            size_t m = p->len < t->len ? p->len : t->len;
+            while (prefix < m && p->key[prefix] == t->key[prefix])
+                prefix++;
+        }
+        sc__buf_varint(&w->tdata, prefix, &w->st);
+        sc__buf_varint(&w->tdata, t->len - prefix, &w->st);
+        sc__buf_put(&w->tdata, t->key + prefix, t->len - prefix, &w->st);
+        sc__buf_varint(&w->tdata, t->df, &w->st);
+        if (freqs)
+            sc__buf_varint(&w->tdata, t->ttf - t->df, &w->st);
+        sc__buf_varint(&w->tdata, first ? post_off : post_off - prev_post, &w->st);
+        if (with_pos)
+            sc__buf_varint(&w->tdata, first ? pos_off : pos_off - prev_pos, &w->st);
+        prev_post = post_off;
+        prev_pos = pos_off;
+        count++;
+        *sum_df += t->df;
+    }
+    sc_vec_free(&recs);
+    *n_terms = count;
+    write_section(w, &w->tindex, &sec[0], &sec[1]);
+    write_section(w, &w->tdata, &sec[2], &sec[3]);
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static void write_dvn(wctx *w, const sc__bfield *f, uint64_t *off, uint64_t *len)
+{
+    uint32_t n_docs = w->b->n_docs;
+    sc_buf out = {0};
+    uint64_t n = f->dvn.len;
+    int64_t min = 0;
+    uint64_t g = 0, maxd = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (i == 0 || f->dvn.ptr[i].value < min)
+            min = f->dvn.ptr[i].value;
+    for (uint64_t i = 0; i < n; i++)
+        g = gcd64(g, (uint64_t)f->dvn.ptr[i].value - (uint64_t)min);
+    if (g == 0)
+        g = 1;
+    uint64_t *tmp = malloc((n + n_docs + 1) * sizeof(uint64_t));
+    if (!tmp) {
+        w->st = SC_ENOMEM;
+        return;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        tmp[i] = ((uint64_t)f->dvn.ptr[i].value - (uint64_t)min) / g;
+        if (tmp[i] > maxd)
+            maxd = tmp[i];
+    }
+    uint64_t *offs = tmp + n;
+    uint64_t j = 0;
+    for (uint32_t d = 0; d <= n_docs; d++) {
+        offs[d] = j;
+        while (j < n && f->dvn.ptr[j].doc == d)
+            j++;
+    }
+    unsigned bits = sc__bits_for(maxd), off_bits = sc__bits_for(n);
+    sc__buf_u64(&out, n, &w->st);
+    sc__buf_u64(&out, (uint64_t)min, &w->st);
+    sc__buf_u64(&out, g, &w->st);
+    uint8_t hdr[8] = {(uint8_t)bits, (uint8_t)off_bits};
+    sc__buf_put(&out, hdr, 8, &w->st);
+    sc__packed_put(&out, offs, (uint64_t)n_docs + 1, off_bits, &w->st);
+    sc__packed_put(&out, tmp, n, bits, &w->st);
+    free(tmp);
+    write_section(w, &out, off, len);
+    sc_vec_free(&out);
+}
+
+static int cmp_dvs(const void *a, const void *b)
+{
+    const sc__dvs *x = a, *y = b;
+    if (x->doc != y->doc)
+        return x->doc < y->doc ? -1 : 1;
+    return (x->gid > y->gid) - (x->gid < y->gid); /* gid holds the ord while sorting */
+}
+
+static void write_dvs(wctx *w, sc__bfield *f, uint64_t *off, uint64_t *len)
+{
+    sc_segment_builder *b = w->b;
+    uint32_t n_docs = b->n_docs;
+    sc_buf out = {0};
+    uint64_t n_ords = 0, term_bytes = 0;
+    for (size_t i = 0; i < w->gids.len; i++) {
+        sc__bterm *t = &b->terms.ptr[w->gids.ptr[i]];
+        if (t->in_dv) {
+            t->rank = (uint32_t)n_ords++;
+            term_bytes += t->len;
+        }
+    }
+    uint64_t n = f->dvs.len;
+    uint64_t *tmp = malloc((n + n_docs + 1) * sizeof(uint64_t));
+    sc__dvs *recs = malloc((n ? n : 1) * sizeof(sc__dvs));
+    if (!tmp || !recs || term_bytes > UINT32_MAX) {
+        w->st = tmp && recs ? SC_ELIMIT : SC_ENOMEM;
+        free(tmp);
+        free(recs);
+        return;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        recs[i] = (sc__dvs){f->dvs.ptr[i].doc, b->terms.ptr[f->dvs.ptr[i].gid].rank};
+    qsort(recs, n, sizeof(sc__dvs), cmp_dvs);
+    for (uint64_t i = 0; i < n; i++)
+        tmp[i] = recs[i].gid;
+    uint64_t *offs = tmp + n;
+    uint64_t j = 0;
+    for (uint32_t d = 0; d <= n_docs; d++) {
+        offs[d] = j;
+        while (j < n && recs[j].doc == d)
+            j++;
+    }
+    free(recs);
+    unsigned ord_bits = sc__bits_for(n_ords ? n_ords - 1 : 0), off_bits = sc__bits_for(n);
+    sc__buf_u64(&out, n_ords, &w->st);
+    sc__buf_u64(&out, n, &w->st);
+    uint8_t hdr[8] = {(uint8_t)ord_bits, (uint8_t)off_bits};
+    sc__buf_put(&out, hdr, 8, &w->st);
+    sc__buf_u64(&out, term_bytes, &w->st);
+    uint32_t acc = 0;
+    for (size_t i = 0; i < w->gids.len; i++) {
+        const sc__bterm *t = &b->terms.ptr[w->gids.ptr[i]];
+        if (t->in_dv) {
+            sc__buf_u32(&out, acc, &w->st);
+            acc += t->len;
+        }
+    }
+    sc__buf_u32(&out, acc, &w->st);
+    for (size_t i = 0; i < w->gids.len; i++) {
+        const sc__bterm *t = &b->terms.ptr[w->gids.ptr[i]];
+        if (t->in_dv)
+            sc__buf_put(&out, t->key, t->len, &w->st);
+    }
+    sc__packed_put(&out, offs, (uint64_t)n_docs + 1, off_bits, &w->st);
+    sc__packed_put(&out, tmp, n, ord_bits, &w->st);
+    free(tmp);
+    write_section(w, &out, off, len);
+    sc_vec_free(&out);
+}
+
+static void write_field(wctx *w, sc__bfield *f)
+{
+    sc_segment_builder *b = w->b;
+    uint64_t sec[2 * SC__FIELD_SECTIONS] = {0};
+    uint64_t n_terms = 0, sum_df = 0;
+    sc_vec_clear(&w->gids);
+    size_t it = 0;
+    sc_slice key;
+    uint64_t v;
+    if (sc_vec_reserve(&w->gids, sc_hashmap_len(&f->terms)) != SC_OK) {
+        w->st = SC_ENOMEM;
+        return;
+    }
+    while (sc_hashmap_next(&f->terms, &it, &key, &v))
+        w->gids.ptr[w->gids.len++] = (uint32_t)v;
+    qsort_r(w->gids.ptr, w->gids.len, sizeof(uint32_t), cmp_gid_term, b->terms.ptr);
+    write_terms(w, f, sec, &n_terms, &sum_df);
+    if (f->kind == SC_FIELD_TEXT && (f->flags & SC_FIELD_NORMS)) {
+        sec[4] = w->o->pos;
+        sec[5] = b->n_docs;
+        size_t have = f->norms.len < b->n_docs ? f->norms.len : b->n_docs;
+        sc__out_write(w->o, f->norms.ptr, have);
+        uint8_t zeros[4096] = {0};
+        for (size_t left = b->n_docs - have; left > 0;) {
+            size_t k = left < sizeof(zeros) ? left : sizeof(zeros);
+            sc__out_write(w->o, zeros, k);
+            left -= k;
+        }
+    }
+    if (f->kind == SC_FIELD_NUMERIC && (f->flags & SC_FIELD_DOCVALUES))
+        write_dvn(w, f, &sec[6], &sec[7]);
+    if (f->kind == SC_FIELD_KEYWORD && (f->flags & SC_FIELD_DOCVALUES))
+        write_dvs(w, f, &sec[8], &sec[9]);
+    uint64_t doc_count = 0;
+    for (size_t i = 0; i < f->has.len; i++)
+        doc_count += (uint64_t)__builtin_popcountll(f->has.ptr[i]);
+    uint64_t sum_ttf = f->kind == SC_FIELD_TEXT ? f->sum_ttf : sum_df;
+    sc__buf_u16(&w->ft, (uint16_t)f->name_len, &w->st);
+    sc__buf_put(&w->ft, f->name, f->name_len, &w->st);
+    sc__buf_u8(&w->ft, (uint8_t)f->kind, &w->st);
+    sc__buf_u8(&w->ft, 0, &w->st);
+    sc__buf_u32(&w->ft, f->flags, &w->st);
+    sc__buf_u32(&w->ft, (uint32_t)doc_count, &w->st);
+    sc__buf_u64(&w->ft, sum_ttf, &w->st);
+    sc__buf_u64(&w->ft, sum_df, &w->st);
+    sc__buf_u64(&w->ft, n_terms, &w->st);
+    for (int i = 0; i < 2 * SC__FIELD_SECTIONS; i++)
+        sc__buf_u64(&w->ft, sec[i], &w->st);
+}
+
+static void write_stored(wctx *w, uint64_t *idx_off, uint64_t *idx_len)
+{
+    sc_segment_builder *b = w->b;
+    sc_buf idx = {0}, comp = {0};
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    if (!cc) {
+        w->st = SC_ENOMEM;
+        return;
+    }
+    uint32_t n_blocks = 0;
+    sc__buf_u32(&idx, 0, &w->st);
+    for (uint32_t d = 0; d < b->n_docs && w->st == SC_OK;) {
+        uint32_t e = d;
+        uint64_t start = b->stored_off.ptr[d];
+        while (e < b->n_docs && e - d < SC__STORED_MAX_DOCS &&
+               (e == d || b->stored_off.ptr[e] - start < SC__STORED_MAX_RAW))
+            e++;
+        uint64_t end = e < b->n_docs ? b->stored_off.ptr[e] : b->stored.len;
+        size_t raw = (size_t)(end - start);
+        size_t bound = ZSTD_compressBound(raw);
+        sc_vec_clear(&comp);
+        if (raw > UINT32_MAX || sc_vec_reserve(&comp, bound) != SC_OK) {
+            w->st = raw > UINT32_MAX ? SC_ELIMIT : SC_ENOMEM;
+            break;
+        }
+        size_t cl = ZSTD_compressCCtx(cc, comp.ptr, bound, b->stored.ptr + start, raw, 1);
+        if (ZSTD_isError(cl)) {
+            w->st = SC_ENOMEM;
+            break;
+        }
+        sc__buf_u32(&idx, d, &w->st);
+        sc__buf_u32(&idx, e - d, &w->st);
+        sc__buf_u64(&idx, w->o->pos, &w->st);
+        sc__buf_u32(&idx, (uint32_t)cl, &w->st);
+        sc__buf_u32(&idx, (uint32_t)raw, &w->st);
+        sc__out_write(w->o, comp.ptr, cl);
+        n_blocks++;
+        d = e;
+    }
+    ZSTD_freeCCtx(cc);
+    if (w->st == SC_OK)
+        sc__st32(idx.ptr, n_blocks);
+    write_section(w, &idx, idx_off, idx_len);
+    sc_vec_free(&idx);
+    sc_vec_free(&comp);
+}
+
+static int cmp_field_name(const void *a, const void *b)
+{
+    const sc__bfield *x = *(sc__bfield *const *)a, *y = *(sc__bfield *const *)b;
+    return sc_slice_cmp(sc_slice_make(x->name, x->name_len), sc_slice_make(y->name, y->name_len));
+}
+
+sc_status sc_segment_builder_write(sc_segment_builder *b, const char *dir, const char *name,
+                                   sc_segment_write_info *info)
+{
+    if (!name_ok(name))
+        return SC_EINVAL;
+    char file[SC_SEGMENT_NAME_MAX + 8];
+    snprintf(file, sizeof(file), "%s%s", name, SC_SEGMENT_SUFFIX);
+    sc__out o;
+    SC_TRY(sc__out_open(&o, dir, file));
+    wctx w = {.b = b, .o = &o};
+    size_t n_terms = b->terms.len;
+    w.starts = calloc(n_terms + 1, sizeof(uint64_t));
+    w.order = malloc((b->recs.len ? b->recs.len : 1) * sizeof(uint32_t));
+    sc__bfield **fields = malloc((b->fields.len ? b->fields.len : 1) * sizeof(*fields));
+    if (!w.starts || !w.order || !fields)
+        w.st = SC_ENOMEM;
+    if (w.st == SC_OK) {
+        /* counting sort of records by term, stable so each term's docs stay ascending */
+        for (size_t i = 0; i < b->recs.len; i++)
+            w.starts[b->recs.ptr[i].gid + 1]++;
+        for (size_t g = 0; g < n_terms; g++)
+            w.starts[g + 1] += w.starts[g];
+        uint64_t *fill = calloc(n_terms + 1, sizeof(uint64_t));
+        if (!fill) {
+            w.st = SC_ENOMEM;
+        } else {
+            for (size_t i = 0; i < b->recs.len; i++) {
+                uint32_t g = b->recs.ptr[i].gid;
+                w.order[w.starts[g] + fill[g]++] = (uint32_t)i;
+            }
+            free(fill);
+        }
+    }
+    uint8_t hdr[SC__SEG_HEADER_BYTES] = {0};
+    memcpy(hdr, SC__SEG_MAGIC, 8);
+    sc__st32(hdr + 8, SC__SEG_VERSION);
+    sc__st32(hdr + 12, b->n_docs);
+    sc__out_write(&o, hdr, sizeof(hdr));
+    if (w.st == SC_OK) {
+        if (b->fields.len)
+            memcpy(fields, b->fields.ptr, b->fields.len * sizeof(*fields));
+        qsort(fields, b->fields.len, sizeof(*fields), cmp_field_name);
+        sc__buf_u32(&w.ft, (uint32_t)b->fields.len, &w.st);
+        for (size_t i = 0; i < b->fields.len && w.st == SC_OK && o.st == SC_OK; i++)
+            write_field(&w, fields[i]);
+    }
+    uint64_t st_off = 0, st_len = 0, ft_off = 0, ft_len = 0;
+    if (w.st == SC_OK)
+        write_stored(&w, &st_off, &st_len);
+    if (w.st == SC_OK)
+        write_section(&w, &w.ft, &ft_off, &ft_len);
+    uint8_t foot[SC__SEG_FOOTER_BYTES - 8];
+    sc__st64(foot, ft_off);
+    sc__st64(foot + 8, ft_len);
+    sc__st64(foot + 16, st_off);
+    sc__st64(foot + 24, st_len);
+    memset(foot + 32, 0, 8);
+    memcpy(foot + 32, SC__SEG_END_MAGIC, 8);
+    sc__out_write(&o, foot, sizeof(foot));
+    free(w.starts);
+    free(w.order);
+    free(fields);
+    sc_vec_free(&w.blk);
+    sc_vec_free(&w.pos);
+    sc_vec_free(&w.tdata);
+    sc_vec_free(&w.tindex);
+    sc_vec_free(&w.ft);
+    sc_vec_free(&w.gids);
+    if (w.st != SC_OK) {
+        sc__out_abort(&o);
+        return w.st;
+    }
+    uint64_t ck = 0;
+    uint64_t size = o.pos + 8;
+    SC_TRY(sc__out_finish(&o, dir, &ck));
+    if (info) {
+        info->n_docs = b->n_docs;
+        info->size_bytes = size;
+        info->checksum = ck;
+    }
+    return SC_OK;
+}

@@ -1,0 +1,370 @@
+/* Term dictionary reader (terms.h): front-coded blocks of 32 terms, a u32 block index that is
+ * binary searched on each block's first (whole) term, and automaton intersection that seeks
+ * past every range of terms whose prefix the DFA rejects. All reads are bounds-checked. */
+#include "index/terms.h"
+
+#include <string.h>
+
+#include "base/varint.h"
+#include "index/internal.h"
+
+static inline bool has_freqs(const sc_field_info *f)
+{
+    return f->kind == SC_FIELD_TEXT;
+}
+
+static inline bool has_pos(const sc_field_info *f)
+{
+    return f->kind == SC_FIELD_TEXT && (f->flags & SC_FIELD_POSITIONS);
+}
+
+static uint64_t block_start(const uint8_t *tindex, uint64_t k)
+{
+    return sc__ld32(tindex + 4 * k);
+}
+
+sc_status sc_terms_iter_init(sc_terms_iter *it, const sc_segment *seg, const sc_field_info *f)
+{
+    sc_buf term = it->term, seek = it->seek;
+    __typeof__(it->states) states = it->states;
+    memset(it, 0, sizeof(*it));
+    /* keep buffers of a previous use of the same struct only if the caller fini'd it */
+    (void)term;
+    (void)seek;
+    (void)states;
+    sc_slice b = sc__segment_bytes(seg);
+    it->seg = seg;
+    it->field = f;
+    it->tdata = b.ptr + f->tdata_off;
+    it->tdata_len = f->tdata_len;
+    it->tindex = b.ptr + f->tindex_off;
+    it->n_blocks = (f->n_terms + SC__TERMS_PER_BLOCK - 1) / SC__TERMS_PER_BLOCK;
+    it->block = UINT64_MAX;
+    return SC_OK;
+}
+
+void sc_terms_iter_fini(sc_terms_iter *it)
+{
+    sc_vec_free(&it->term);
+    sc_vec_free(&it->seek);
+    sc_vec_free(&it->states);
+}
+
+static uint32_t entries_in(const sc_terms_iter *it, uint64_t k)
+{
+    uint64_t left = it->field->n_terms - k * SC__TERMS_PER_BLOCK;
+    return left < SC__TERMS_PER_BLOCK ? (uint32_t)left : SC__TERMS_PER_BLOCK;
+}
+
+static void load_block(sc_terms_iter *it, uint64_t k)
+{
+    it->block = k;
+    it->pos = block_start(it->tindex, k);
+    it->block_end = k + 1 < it->n_blocks ? block_start(it->tindex, k + 1) : it->tdata_len;
+    it->in_block = 0;
+    it->term.len = 0;
+    it->valid_states = 0;
+}
+
+static sc_status corrupt(sc_terms_iter *it)
+{
+    it->status = SC_ECORRUPT;
+    it->positioned = false;
+    it->at_end = true;
+    return SC_ECORRUPT;
+}
+
+/* Reads the entry at it->pos (within the current block) into term and info. */
+static sc_status read_entry(sc_terms_iter *it)
+{
+    const uint8_t *p = it->tdata + it->pos, *end = it->tdata + it->block_end;
+    uint64_t prefix, slen, df, extra = 0, post, posv = 0;
+    if (sc_varint_get(&p, end, &prefix) != SC_OK || sc_varint_get(&p, end, &slen) != SC_OK)
+        return corrupt(it);
+    bool first = it->in_block == 0;
+    if (prefix > it->term.len || (first && prefix != 0) || slen > (uint64_t)(end - p) ||
+        prefix + slen > SC_TERM_MAX_BYTES)
+        return corrupt(it);
+    it->term.len = (size_t)prefix;
+    if (sc_vec_append(&it->term, p, (size_t)slen) != SC_OK) {
+        it->status = SC_ENOMEM;
+        return SC_ENOMEM;
+    }
+    p += slen;
+    if (sc_varint_get(&p, end, &df) != SC_OK || df == 0 || df > UINT32_MAX)
+        return corrupt(it);
+    if (has_freqs(it->field) && sc_varint_get(&p, end, &extra) != SC_OK)
+        return corrupt(it);
+    if (sc_varint_get(&p, end, &post) != SC_OK)
+        return corrupt(it);
+    if (has_pos(it->field) && sc_varint_get(&p, end, &posv) != SC_OK)
+        return corrupt(it);
+    sc_term_info *ti = &it->info;
+    ti->doc_freq = (uint32_t)df;
+    ti->total_term_freq = df + extra;
+    ti->postings_off = first ? post : ti->postings_off + post;
+    ti->positions_off = first ? posv : ti->positions_off + posv;
+    ti->ord = it->block * SC__TERMS_PER_BLOCK + it->in_block;
+    it->pos = (uint64_t)(p - it->tdata);
+    it->in_block++;
+    it->positioned = true;
+    if (prefix < it->valid_states)
+        it->valid_states = (size_t)prefix;
+    return SC_OK;
+}
+
+sc_status sc_terms_next(sc_terms_iter *it, bool *has)
+{
+    *has = false;
+    if (it->status != SC_OK)
+        return it->status;
+    if (it->at_end)
+        return SC_OK;
+    if (it->block == UINT64_MAX || it->in_block >= entries_in(it, it->block)) {
+        uint64_t k = it->block == UINT64_MAX ? 0 : it->block + 1;
+        if (k >= it->n_blocks) {
+            it->at_end = true;
+            it->positioned = false;
+            return SC_OK;
+        }
+        load_block(it, k);
+    }
+    SC_TRY(read_entry(it));
+    *has = true;
+    return SC_OK;
+}
+
+/* The first (whole) term of block k, bounds-checked. */
+static bool block_first_term(const sc_terms_iter *it, uint64_t k, sc_slice *out)
+{
+    uint64_t s = block_start(it->tindex, k);
+    uint64_t e = k + 1 < it->n_blocks ? block_start(it->tindex, k + 1) : it->tdata_len;
+    const uint8_t *p = it->tdata + s, *end = it->tdata + e;
+    uint64_t prefix, slen;
+    if (sc_varint_get(&p, end, &prefix) != SC_OK || sc_varint_get(&p, end, &slen) != SC_OK ||
+        prefix != 0 || slen > (uint64_t)(end - p))
+        return false;
+    *out = sc_slice_make(p, (size_t)slen);
+    return true;
+}
+
+sc_status sc_terms_seek_ceil(sc_terms_iter *it, sc_slice term, bool *has, bool *exact)
+{
+    *has = false;
+    if (exact)
+        *exact = false;
+    if (it->status != SC_OK)
+        return it->status;
+    it->at_end = false;
+    it->positioned = false;
+    if (it->n_blocks == 0) {
+        it->at_end = true;
+        return SC_OK;
+    }
+    /* last block whose first term <= term */
+    uint64_t lo = 0, hi = it->n_blocks;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        sc_slice ft;
+        if (!block_first_term(it, mid, &ft))
+            return corrupt(it);
+        if (sc_slice_cmp(ft, term) <= 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    load_block(it, lo);
+    for (;;) {
+        bool h;
+        SC_TRY(sc_terms_next(it, &h));
+        if (!h)
+            return SC_OK;
+        int c = sc_slice_cmp(sc_slice_make(it->term.ptr, it->term.len), term);
+        if (c >= 0) {
+            *has = true;
+            if (exact)
+                *exact = c == 0;
+            return SC_OK;
+        }
+    }
+}
+
+sc_status sc_terms_seek_exact(sc_terms_iter *it, sc_slice term, bool *found)
+{
+    bool has, exact;
+    SC_TRY(sc_terms_seek_ceil(it, term, &has, &exact));
+    *found = has && exact;
+    return SC_OK;
+}
+
+sc_slice sc_terms_term(const sc_terms_iter *it)
+{
+    return sc_slice_make(it->term.ptr, it->term.len);
+}
+
+const sc_term_info *sc_terms_info(const sc_terms_iter *it)
+{
+    return &it->info;
+}
+
+/* ---- automaton intersection ---- */
+
+sc_status sc_terms_intersect_start(sc_terms_iter *it, const sc_dfa *dfa)
+{
+    it->dfa = dfa;
+    it->states.len = 0;
+    if (sc_vec_push(&it->states, dfa->start) != SC_OK)
+        return SC_ENOMEM;
+    it->valid_states = 0;
+    it->seek.len = 0;
+    it->block = UINT64_MAX;
+    it->at_end = false;
+    it->positioned = false;
+    it->in_block = 0;
+    return SC_OK;
+}
+
+/* After the term died at depth d: builds in it->seek the smallest prefix beyond the dead range
+ * that the DFA can still extend, or returns false when no later term can match. */
+static bool next_live_prefix(sc_terms_iter *it, size_t d)
+{
+    const sc_dfa *dfa = it->dfa;
+    const uint8_t *t = it->term.ptr;
+    for (size_t k = d + 1; k-- > 0;) {
+        uint32_t s = it->states.ptr[k];
+        for (unsigned c = (unsigned)t[k] + 1; c < 256; c++) {
+            if (sc_dfa_step(dfa, s, (uint8_t)c) != SC_DFA_DEAD) {
+                it->seek.len = 0;
+                if (sc_vec_append(&it->seek, t, k) != SC_OK ||
+                    sc_vec_push(&it->seek, (unsigned char)c) != SC_OK)
+                    return false;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+sc_status sc_terms_next_match(sc_terms_iter *it, bool *has)
+{
+    *has = false;
+    const sc_dfa *dfa = it->dfa;
+    bool seek = false;
+    for (;;) {
+        bool h;
+        if (seek) {
+            SC_TRY(sc_terms_seek_ceil(it, sc_slice_make(it->seek.ptr, it->seek.len), &h, NULL));
+            it->valid_states = 0;
+        } else {
+            SC_TRY(sc_terms_next(it, &h));
+        }
+        seek = false;
+        if (!h)
+            return SC_OK;
+        size_t len = it->term.len;
+        if (sc_vec_reserve(&it->states, len + 1 > it->states.len ? len + 1 - it->states.len : 0) !=
+            SC_OK)
+            return SC_ENOMEM;
+        if (it->states.len < len + 1)
+            it->states.len = len + 1;
+        size_t d = it->valid_states;
+        uint32_t s = it->states.ptr[d];
+        bool dead = false;
+        for (; d < len; d++) {
+            s = sc_dfa_step(dfa, s, it->term.ptr[d]);
+            if (s == SC_DFA_DEAD) {
+                dead = true;
+                break;
+            }
+            it->states.ptr[d + 1] = s;
+        }
+        if (!dead) {
+            it->valid_states = len;
+            if (sc_dfa_accepts(dfa, s)) {
+                *has = true;
+                return SC_OK;
+            }
+            continue;
+        }
+        it->valid_states = d;
+        if (!next_live_prefix(it, d)) {
+            if (it->seek.cap == 0 && it->seek.len == 0 && d > 0)
+                return SC_ENOMEM;
+            it->at_end = true;
+            it->positioned = false;
+            return SC_OK;
+        }
+        seek = true;
+    }
+}
+
+/* ---- stateless lookup ---- */
+
+sc_status sc_terms_lookup(const sc_segment *seg, const sc_field_info *f, sc_slice term,
+                          sc_term_info *out, bool *found)
+{
+    *found = false;
+    sc_terms_iter it;
+    memset(&it, 0, sizeof(it));
+    SC_TRY(sc_terms_iter_init(&it, seg, f));
+    if (it.n_blocks == 0)
+        return SC_OK;
+    uint64_t lo = 0, hi = it.n_blocks;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        sc_slice ft;
+        if (!block_first_term(&it, mid, &ft))
+            return SC_ECORRUPT;
+        if (sc_slice_cmp(ft, term) <= 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    /* Scan the block comparing front-coded entries against `term` without rebuilding them:
+     * m = common prefix length of the previous entry and term (previous < term). */
+    uint64_t s = block_start(it.tindex, lo);
+    uint64_t e = lo + 1 < it.n_blocks ? block_start(it.tindex, lo + 1) : it.tdata_len;
+    const uint8_t *p = it.tdata + s, *end = it.tdata + e;
+    size_t m = 0, prev_len = 0;
+    uint32_t n = entries_in(&it, lo);
+    sc_term_info ti = {0};
+    bool freqs = has_freqs(f), pos = has_pos(f);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t prefix, slen, df, extra = 0, post, posv = 0;
+        if (sc_varint_get(&p, end, &prefix) != SC_OK || sc_varint_get(&p, end, &slen) != SC_OK ||
+            prefix > prev_len || (i == 0 && prefix != 0) || slen > (uint64_t)(end - p))
+            return SC_ECORRUPT;
+        const uint8_t *suffix = p;
+        p += slen;
+        if (sc_varint_get(&p, end, &df) != SC_OK || df == 0 || df > UINT32_MAX)
+            return SC_ECORRUPT;
+        if (freqs && sc_varint_get(&p, end, &extra) != SC_OK)
+            return SC_ECORRUPT;
+        if (sc_varint_get(&p, end, &post) != SC_OK)
+            return SC_ECORRUPT;
+        if (pos && sc_varint_get(&p, end, &posv) != SC_OK)
+            return SC_ECORRUPT;
+        ti.doc_freq = (uint32_t)df;
+        ti.total_term_freq = df + extra;
+        ti.postings_off = i == 0 ? post : ti.postings_off + post;
+        ti.positions_off = i == 0 ? posv : ti.positions_off + posv;
+        ti.ord = lo * SC__TERMS_PER_BLOCK + i;
+        prev_len = (size_t)(prefix + slen);
+        if (prefix < m)
+            return SC_OK; /* this entry is already past term */
+        if (prefix > m)
+            continue; /* still differs from term where the previous entry did */
+        size_t c = 0;
+        while (c < slen && m + c < term.len && suffix[c] == term.ptr[m + c])
+            c++;
+        if (c == slen && m + c == term.len) {
+            *out = ti;
+            *found = true;
+            return SC_OK;
+        }
+        if (m + c == term.len || (c < slen && suffix[c] > term.ptr[m + c]))
+            return SC_OK; /* entry > term */
+        m += c;
+    }
+    return SC_OK;
+}
