@@ -18,6 +18,7 @@ COUNTS = {"requests": 0, "errors_sent": 0}
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are separate writes
 
     def log_message(self, *args):
         pass
