@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PYTHON:-/usr/bin/python3}
-SCRY=${SCRY_BIN:-build/debug/scry}
+# scry-bench is the driver and generators without the engine (same code as `scry bench/gen`)
+SCRY=${SCRY_BIN:-build/debug/scry-bench}
 if [ ! -x "$SCRY" ]; then
   echo "70-bench: $SCRY not built" >&2
   exit 1
