@@ -225,8 +225,9 @@ sc_status sc_terms_intersect_start(sc_terms_iter *it, const sc_dfa *dfa)
 }
 
 /* After the term died at depth d: builds in it->seek the smallest prefix beyond the dead range
- * that the DFA can still extend, or returns false when no later term can match. */
-static bool next_live_prefix(sc_terms_iter *it, size_t d)
+ * that the DFA can still extend (returns 1), or returns 0 when no later term can match, -1 when
+ * out of memory. */
+static int next_live_prefix(sc_terms_iter *it, size_t d)
 {
     const sc_dfa *dfa = it->dfa;
     const uint8_t *t = it->term.ptr;
@@ -237,12 +238,12 @@ static bool next_live_prefix(sc_terms_iter *it, size_t d)
                 it->seek.len = 0;
                 if (sc_vec_append(&it->seek, t, k) != SC_OK ||
                     sc_vec_push(&it->seek, (unsigned char)c) != SC_OK)
-                    return false;
-                return true;
+                    return -1;
+                return 1;
             }
         }
     }
-    return false;
+    return 0;
 }
 
 sc_status sc_terms_next_match(sc_terms_iter *it, bool *has)
@@ -287,9 +288,10 @@ sc_status sc_terms_next_match(sc_terms_iter *it, bool *has)
             continue;
         }
         it->valid_states = d;
-        if (!next_live_prefix(it, d)) {
-            if (it->seek.cap == 0 && it->seek.len == 0 && d > 0)
-                return SC_ENOMEM;
+        int live = next_live_prefix(it, d);
+        if (live < 0)
+            return SC_ENOMEM;
+        if (live == 0) {
             it->at_end = true;
             it->positioned = false;
             return SC_OK;

@@ -1,0 +1,161 @@
+/* Segment merge (merge.h): rebuilds the live documents of N segments, in input order, into a
+ * builder (stored fields first, which fixes the new ids; then per field norms, postings with
+ * positions, numeric and sorted-set doc values) and writes it as one new segment. */
+#include "index/merge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/docvalues.h"
+#include "index/internal.h"
+#include "index/postings.h"
+#include "index/stored.h"
+#include "index/terms.h"
+
+typedef struct mctx {
+    sc_segment_builder *b;
+    uint32_t *map; /* old doc -> new doc or UINT32_MAX, for the input being merged */
+    SC_VEC(uint32_t) pos;
+    SC_VEC(int64_t) vals;
+    SC_VEC(uint64_t) ords;
+} mctx;
+
+static bool is_live(const sc_bitset *live, uint32_t d)
+{
+    return !live || (d < live->n_bits && sc_bitset_test(live, d));
+}
+
+static sc_status merge_postings(mctx *m, const sc_segment *seg, const sc_field_info *f,
+                                sc__bfield *bf)
+{
+    sc_terms_iter it;
+    memset(&it, 0, sizeof(it));
+    sc_postings p;
+    sc_postings_init(&p);
+    sc_status st = sc_terms_iter_init(&it, seg, f);
+    bool positions = f->kind == SC_FIELD_TEXT && (f->flags & SC_FIELD_POSITIONS);
+    while (st == SC_OK) {
+        bool has;
+        st = sc_terms_next(&it, &has);
+        if (st != SC_OK || !has)
+            break;
+        st = sc_postings_reset(&p, seg, f, sc_terms_info(&it), SC_POSTINGS_FREQS);
+        for (uint32_t d = sc_postings_next(&p); st == SC_OK && d != SC_POSTINGS_END;
+             d = sc_postings_next(&p)) {
+            uint32_t nd = m->map[d];
+            if (nd == UINT32_MAX)
+                continue;
+            uint32_t freq = sc_postings_freq(&p);
+            size_t np = 0;
+            if (positions) {
+                if (sc_vec_reserve(&m->pos, freq) != SC_OK) {
+                    st = SC_ENOMEM;
+                    break;
+                }
+                np = sc_postings_positions(&p, m->pos.ptr, freq);
+            }
+            st = sc__builder_posting(m->b, bf, sc_terms_term(&it), nd, freq, m->pos.ptr, np);
+            if (st == SC_OK)
+                st = sc__builder_mark_doc(m->b, bf, nd);
+        }
+        if (st == SC_OK)
+            st = sc_postings_status(&p);
+    }
+    sc_terms_iter_fini(&it);
+    return st;
+}
+
+static sc_status merge_field(mctx *m, const sc_segment *seg, const sc_field_info *f)
+{
+    sc__bfield *bf;
+    SC_TRY(sc__builder_field(m->b, f->name, f->kind, f->flags & 0xffu, &bf));
+    uint32_t n = sc_segment_n_docs(seg);
+    const uint8_t *norms = sc_segment_norms(seg, f);
+    if (norms)
+        for (uint32_t d = 0; d < n; d++)
+            if (m->map[d] != UINT32_MAX && norms[d])
+                SC_TRY(sc__builder_norm(m->b, bf, m->map[d], norms[d]));
+    if (f->n_terms)
+        SC_TRY(merge_postings(m, seg, f, bf));
+    sc_dv_numeric dvn;
+    if (f->dvn_len && sc_dv_numeric_open(seg, f, &dvn) == SC_OK) {
+        for (uint32_t d = 0; d < n; d++) {
+            if (m->map[d] == UINT32_MAX)
+                continue;
+            uint32_t c = sc_dv_numeric_count(&dvn, d);
+            SC_TRY(sc_vec_reserve(&m->vals, c));
+            size_t got = sc_dv_numeric_get(&dvn, d, m->vals.ptr, c);
+            for (size_t i = 0; i < got; i++)
+                SC_TRY(sc__builder_numeric(m->b, bf, m->map[d], m->vals.ptr[i]));
+            if (got)
+                SC_TRY(sc__builder_mark_doc(m->b, bf, m->map[d]));
+        }
+    }
+    sc_dv_sorted_set dvs;
+    if (f->dvs_len && sc_dv_sorted_set_open(seg, f, &dvs) == SC_OK) {
+        for (uint32_t d = 0; d < n; d++) {
+            if (m->map[d] == UINT32_MAX)
+                continue;
+            uint32_t c = sc_dv_sorted_set_count(&dvs, d);
+            SC_TRY(sc_vec_reserve(&m->ords, c));
+            size_t got = sc_dv_sorted_set_ords(&dvs, d, m->ords.ptr, c);
+            for (size_t i = 0; i < got; i++)
+                SC_TRY(sc__builder_ord_term(m->b, bf, m->map[d],
+                                            sc_dv_sorted_set_term(&dvs, m->ords.ptr[i])));
+            if (got)
+                SC_TRY(sc__builder_mark_doc(m->b, bf, m->map[d]));
+        }
+    }
+    return SC_OK;
+}
+
+static sc_status merge_all(mctx *m, const sc_merge_input *in, size_t n)
+{
+    /* stored fields first: they assign the new ids densely in input order */
+    for (size_t i = 0; i < n; i++) {
+        sc_stored_reader r;
+        sc_stored_reader_init(&r, in[i].seg);
+        uint32_t nd = sc_segment_n_docs(in[i].seg);
+        sc_status st = SC_OK;
+        for (uint32_t d = 0; d < nd && st == SC_OK; d++) {
+            if (!is_live(in[i].live, d))
+                continue;
+            sc_slice id, src;
+            st = sc_stored_get(&r, d, &id, &src);
+            if (st == SC_OK)
+                st = sc__builder_stored(m->b, id, src);
+        }
+        sc_stored_reader_fini(&r);
+        SC_TRY(st);
+    }
+    uint32_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t nd = sc_segment_n_docs(in[i].seg);
+        free(m->map);
+        m->map = malloc(((size_t)nd + 1) * sizeof(uint32_t));
+        if (!m->map)
+            return SC_ENOMEM;
+        for (uint32_t d = 0; d < nd; d++)
+            m->map[d] = is_live(in[i].live, d) ? next++ : UINT32_MAX;
+        for (size_t k = 0; k < sc_segment_n_fields(in[i].seg); k++)
+            SC_TRY(merge_field(m, in[i].seg, sc_segment_field_at(in[i].seg, k)));
+    }
+    return SC_OK;
+}
+
+sc_status sc_segment_merge(const sc_merge_input *in, size_t n, const char *dir, const char *name,
+                           sc_segment_write_info *info)
+{
+    mctx m;
+    memset(&m, 0, sizeof(m));
+    SC_TRY(sc_segment_builder_new(&m.b));
+    sc_status st = merge_all(&m, in, n);
+    if (st == SC_OK)
+        st = sc_segment_builder_write(m.b, dir, name, info);
+    free(m.map);
+    sc_vec_free(&m.pos);
+    sc_vec_free(&m.vals);
+    sc_vec_free(&m.ords);
+    sc_segment_builder_free(m.b);
+    return st;
+}
