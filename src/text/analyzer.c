@@ -82,8 +82,11 @@ sc_status sc_analyzer_builtin(const char *name, sc_analyzer **out)
         return sc__analyzer_new(name, SC__TOK_LETTER, 0, f, 2, out);
     }
     if (strcmp(name, "english") == 0) {
-        f[0].kind = SC__F_POSSESSIVE;
-        f[1].kind = SC__F_LOWERCASE;
+        /* Lucene runs possessive removal before lowercasing; lowercasing first gives the same
+         * terms (only 'S' lowercases to 's', nothing to a quote) and lets it fuse with the
+         * token copy. */
+        f[0].kind = SC__F_LOWERCASE;
+        f[1].kind = SC__F_POSSESSIVE;
         f[2].kind = SC__F_STOP;
         f[3].kind = SC__F_PORTER;
         SC_TRY(sc__stopset_english(&f[2].stop));
@@ -133,7 +136,11 @@ static sc_status on_raw(void *vctx, size_t start, size_t end, bool valid)
     if (!valid) {
         t->len = copy_replacing(t->buf, src, n, a->lower_fused);
     } else if (a->lower_fused) {
-        t->len = sc__lowercase(t->buf, src, n);
+        /* ASCII bytes inline; the first non-ASCII byte hands the rest to sc__lowercase. */
+        size_t i = 0;
+        for (; i < n && src[i] < 0x80; i++)
+            t->buf[i] = (uint8_t)(src[i] >= 'A' && src[i] <= 'Z' ? src[i] + 32 : src[i]);
+        t->len = i + (i < n ? sc__lowercase(t->buf + i, src + i, n - i) : 0);
     } else {
         memcpy(t->buf, src, n);
         t->len = n;

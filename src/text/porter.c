@@ -87,9 +87,9 @@ static bool cvc(const stemmer *z, int i)
     return !(ch == 'w' || ch == 'x' || ch == 'y');
 }
 
-static bool ends(stemmer *z, const char *s)
+/* Does b[k0..k] end with s (len bytes)? Sets j to the position before the suffix. */
+static bool ends_n(stemmer *z, const char *s, int len)
 {
-    int len = (int)strlen(s);
     if (len > z->k - z->k0 + 1)
         return false;
     int o = z->k - len + 1;
@@ -100,20 +100,24 @@ static bool ends(stemmer *z, const char *s)
     return true;
 }
 
-static void set_to(stemmer *z, const char *s)
+static void set_to_n(stemmer *z, const char *s, int len)
 {
-    int len = (int)strlen(s);
     int o = z->j + 1;
     for (int i = 0; i < len; i++)
         z->b[o + i] = (uint8_t)s[i];
     z->k = z->j + len;
 }
 
-static void r(stemmer *z, const char *s)
+static void r_n(stemmer *z, const char *s, int len)
 {
     if (measure(z) > 0)
-        set_to(z, s);
+        set_to_n(z, s, len);
 }
+
+/* String literals only: their lengths are compile-time constants. */
+#define ends(z, s) ends_n((z), "" s, (int)sizeof(s) - 1)
+#define set_to(z, s) set_to_n((z), "" s, (int)sizeof(s) - 1)
+#define r(z, s) r_n((z), "" s, (int)sizeof(s) - 1)
 
 /* Plurals and -ed / -ing. */
 static void step1(stemmer *z)
@@ -158,21 +162,25 @@ static void step3(stemmer *z)
 {
     if (z->k == z->k0)
         return;
-    static const char *const rules[][2] = {
-        {"ational", "ate"}, {"tional", "tion"}, {"enci", "ence"},  {"anci", "ance"},
-        {"izer", "ize"},    {"bli", "ble"},     {"alli", "al"},    {"entli", "ent"},
-        {"eli", "e"},       {"ousli", "ous"},   {"ization", "ize"}, {"ation", "ate"},
-        {"ator", "ate"},    {"alism", "al"},    {"iveness", "ive"}, {"fulness", "ful"},
-        {"ousness", "ous"}, {"aliti", "al"},    {"iviti", "ive"},  {"biliti", "ble"},
-        {"logi", "log"},
+    static const struct {
+        const char *suf, *rep;
+        int sl, rl;
+    } rules[] = {
+#define R(a, b) {a, b, (int)sizeof(a) - 1, (int)sizeof(b) - 1}
+        R("ational", "ate"), R("tional", "tion"), R("enci", "ence"),    R("anci", "ance"),
+        R("izer", "ize"),    R("bli", "ble"),     R("alli", "al"),      R("entli", "ent"),
+        R("eli", "e"),       R("ousli", "ous"),   R("ization", "ize"),  R("ation", "ate"),
+        R("ator", "ate"),    R("alism", "al"),    R("iveness", "ive"),  R("fulness", "ful"),
+        R("ousness", "ous"), R("aliti", "al"),    R("iviti", "ive"),    R("biliti", "ble"),
+        R("logi", "log"),
+#undef R
     };
     uint16_t key = z->b[z->k - 1];
     for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-        const char *suf = rules[i][0];
-        if ((uint8_t)suf[strlen(suf) - 2] != key)
+        if ((uint8_t)rules[i].suf[rules[i].sl - 2] != key)
             continue;
-        if (ends(z, suf)) {
-            r(z, rules[i][1]);
+        if (ends_n(z, rules[i].suf, rules[i].sl)) {
+            r_n(z, rules[i].rep, rules[i].rl);
             return;
         }
     }

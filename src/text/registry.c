@@ -20,6 +20,20 @@ struct sc_analyzer_registry {
 };
 
 #define MAX_FILTERS 32
+#define PATH_BYTES 256
+
+/* dst = a + b, truncated to PATH_BYTES - 1 bytes (a settings path for error messages). */
+static void path_cat(char *dst, const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > PATH_BYTES - 1)
+        n = PATH_BYTES - 1;
+    if (m > PATH_BYTES - 1 - n)
+        m = PATH_BYTES - 1 - n;
+    memmove(dst, a, n);
+    memcpy(dst + n, b, m);
+    dst[n + m] = '\0';
+}
 
 static sc_status fail(sc_analysis_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -97,8 +111,8 @@ static sc_status resolve_tokenizer(const json_t *analysis, const char *name, con
     const json_t *defs = analysis ? json_object_get(analysis, "tokenizer") : NULL;
     const json_t *def = defs ? json_object_get(defs, name) : NULL;
     const char *type = name;
-    char defpath[160];
-    snprintf(defpath, sizeof(defpath), "analysis.tokenizer.%s", name);
+    char defpath[PATH_BYTES];
+    path_cat(defpath, "analysis.tokenizer.", name);
     if (def) {
         const json_t *t = json_object_get(def, "type");
         if (!json_is_string(t))
@@ -146,8 +160,8 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
 {
     const json_t *defs = analysis ? json_object_get(analysis, "filter") : NULL;
     const json_t *def = defs ? json_object_get(defs, name) : NULL;
-    char defpath[160];
-    snprintf(defpath, sizeof(defpath), "analysis.filter.%s", name);
+    char defpath[PATH_BYTES];
+    path_cat(defpath, "analysis.filter.", name);
     const char *type = name;
     memset(f, 0, sizeof(*f));
     if (def) {
@@ -176,8 +190,8 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
         ic = v && json_is_true(v);
         if (def && json_object_get(def, "stopwords_path"))
             return fail(err, "%s.stopwords_path: not supported", path);
-        char sp[200];
-        snprintf(sp, sizeof(sp), "%s.stopwords", path);
+        char sp[PATH_BYTES];
+        path_cat(sp, path, ".stopwords");
         f->kind = SC__F_STOP;
         SC_TRY(parse_stopwords(def ? json_object_get(def, "stopwords") : NULL, sp, ic, &f->stop,
                                err));
@@ -192,8 +206,8 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
             l = json_object_get(def, "name");
         if (l && !json_is_string(l))
             return fail(err, "%s.language: expected a string", path);
-        char lp[200];
-        snprintf(lp, sizeof(lp), "%s.language", path);
+        char lp[PATH_BYTES];
+        path_cat(lp, path, ".language");
         SC_TRY(stemmer_filter(l ? json_string_value(l) : "english", lp, f, err));
     } else {
         return fail(err, "%s: unknown or unsupported filter [%s]", path, type);
@@ -210,11 +224,11 @@ static sc_status build_custom(const json_t *analysis, const char *name, const js
     const json_t *tok = json_object_get(def, "tokenizer");
     if (!json_is_string(tok))
         return fail(err, "%s.tokenizer: expected a tokenizer name", path);
-    char tp[200];
-    snprintf(tp, sizeof(tp), "%s.tokenizer", path);
-    sc__tokenizer_kind kind;
+    char tp[PATH_BYTES];
+    path_cat(tp, path, ".tokenizer");
+    sc__tokenizer_kind kind = SC__TOK_STANDARD;
     uint32_t max_len = 0;
-    bool lower;
+    bool lower = false;
     SC_TRY(resolve_tokenizer(analysis, json_string_value(tok), tp, &kind, &max_len, &lower, err));
     sc__filter fs[MAX_FILTERS + 1];
     size_t n = 0;
@@ -229,8 +243,10 @@ static sc_status build_custom(const json_t *analysis, const char *name, const js
     sc_status st = SC_OK;
     for (size_t i = 0; i < nf && st == SC_OK; i++) {
         const json_t *fv = json_is_array(filters) ? json_array_get(filters, i) : filters;
-        char fp[200];
-        snprintf(fp, sizeof(fp), "%s.filter[%zu]", path, i);
+        char fp[PATH_BYTES];
+        char idx[32];
+        snprintf(idx, sizeof(idx), ".filter[%zu]", i);
+        path_cat(fp, path, idx);
         if (!json_is_string(fv)) {
             st = fail(err, "%s: expected a filter name", fp);
             break;
@@ -250,8 +266,8 @@ static sc_status build_custom(const json_t *analysis, const char *name, const js
 static sc_status build_analyzer(const json_t *analysis, const char *name, const json_t *def,
                                 sc_analyzer **out, sc_analysis_error *err)
 {
-    char path[160];
-    snprintf(path, sizeof(path), "analysis.analyzer.%s", name);
+    char path[PATH_BYTES];
+    path_cat(path, "analysis.analyzer.", name);
     if (!json_is_object(def))
         return fail(err, "%s: expected an object", path);
     const json_t *t = json_object_get(def, "type");
@@ -262,8 +278,8 @@ static sc_status build_analyzer(const json_t *analysis, const char *name, const 
         return build_custom(analysis, name, def, path, out, err);
     sc__filter fs[4];
     memset(fs, 0, sizeof(fs));
-    char sp[200];
-    snprintf(sp, sizeof(sp), "%s.stopwords", path);
+    char sp[PATH_BYTES];
+    path_cat(sp, path, ".stopwords");
     const json_t *sw = json_object_get(def, "stopwords");
     if (json_object_get(def, "stopwords_path"))
         return fail(err, "%s.stopwords_path: not supported", path);
@@ -289,9 +305,9 @@ static sc_status build_analyzer(const json_t *analysis, const char *name, const 
         sc__stopset *s;
         SC_TRY(parse_stopwords(sw, sp, false, &s, err));
         size_t n = 0;
+        fs[n++].kind = SC__F_LOWERCASE; /* before possessive: see sc_analyzer_builtin */
         if (en)
             fs[n++].kind = SC__F_POSSESSIVE;
-        fs[n++].kind = SC__F_LOWERCASE;
         if (s) {
             fs[n].kind = SC__F_STOP;
             fs[n++].stop = s;

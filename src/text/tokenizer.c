@@ -43,6 +43,8 @@ enum {
 #define BASE(c) ((c) & 0x3F)
 
 static uint8_t ascii_cls[128];
+static bool ascii_alnum[256];      /* ASCII letters and digits */
+static bool ascii_word_start[256]; /* ASCII bytes that can start a standard token */
 static uint8_t bmp_cls[65536];
 static pthread_once_t cls_once = PTHREAD_ONCE_INIT;
 
@@ -122,6 +124,8 @@ static void init_tables(void)
         else if (c == '\n' || c == '\r' || c == '\v' || c == '\f')
             k = C_NEWLINE;
         ascii_cls[c] = k;
+        ascii_alnum[c] = k == C_ALETTER || k == C_NUMERIC;
+        ascii_word_start[c] = k == C_ALETTER || k == C_NUMERIC || k == C_EXTNUMLET;
     }
     for (uint32_t c = 0; c < 65536; c++)
         bmp_cls[c] = c < 128 ? ascii_cls[c] : (c >= 0xD800 && c <= 0xDFFF) ? C_OTHER
@@ -238,6 +242,19 @@ static inline __attribute__((always_inline)) size_t scan_word(const scan *sc, si
             prev = k;
             if (k != P_E)
                 seen_core = true;
+            if (ascii && (k == P_A || k == P_N)) {
+                /* Fast path: letters and digits always join letters and digits (WB5, 8-10). */
+                size_t lim = p + (sc->max_len - units);
+                if (lim > sc->n)
+                    lim = sc->n;
+                size_t p0 = p;
+                while (p < lim && ascii_alnum[sc->s[p]])
+                    p++;
+                if (p > p0) {
+                    units += (uint32_t)(p - p0);
+                    prev = ascii_cls[sc->s[p - 1]] == C_ALETTER ? P_A : P_N;
+                }
+            }
             if (seen_core)
                 accept = p;
             continue;
@@ -398,6 +415,12 @@ static inline __attribute__((always_inline)) sc_status run_standard(const scan *
 {
     size_t p = 0;
     while (p < sc->n) {
+        if (ascii) {
+            while (p < sc->n && !ascii_word_start[sc->s[p]])
+                p++;
+            if (p == sc->n)
+                break;
+        }
         size_t q;
         uint32_t u;
         uint8_t c = cls_at(sc, p, &q, &u, ascii);

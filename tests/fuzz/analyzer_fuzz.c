@@ -1,0 +1,102 @@
+/* libFuzzer target for src/text: feeds arbitrary bytes (invalid UTF-8 included) to every
+ * built-in analyzer and to a custom chain using every filter, and checks the invariants the
+ * index relies on: offsets inside the input and ordered, positions non-decreasing, terms valid
+ * UTF-8 and non-empty except for keyword, and the ASCII fast path equal to the general path. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/analyzer.h"
+#include "text/internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static sc_analyzer_registry *registry;
+
+typedef struct check {
+    size_t len;
+    uint32_t last_pos;
+    size_t n;
+    bool keyword;
+} check;
+
+static bool valid_utf8(const uint8_t *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t p = i;
+        uint32_t cp = sc__utf8_next(s, n, &i);
+        if (cp == 0xFFFD && !(i - p == 3 && s[p] == 0xEF && s[p + 1] == 0xBF && s[p + 2] == 0xBD))
+            return false;
+    }
+    return true;
+}
+
+static sc_status sink(void *ctx, const sc_token *t)
+{
+    check *c = ctx;
+    if (t->start_offset > t->end_offset || t->end_offset > c->len)
+        abort();
+    if (c->n > 0 && t->position < c->last_pos)
+        abort();
+    if (!valid_utf8(t->term, t->len))
+        abort();
+    if (t->len == 0 && !c->keyword)
+        abort();
+    c->last_pos = t->position;
+    c->n++;
+    return SC_OK;
+}
+
+typedef struct raw {
+    size_t n;
+    size_t h;
+} raw;
+
+static sc_status raw_sink(void *ctx, size_t start, size_t end, bool valid)
+{
+    raw *r = ctx;
+    (void)valid;
+    r->n++;
+    r->h = r->h * 31 + start * 7 + end;
+    return SC_OK;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!registry) {
+        const char *settings =
+            "{\"analyzer\": {\"all\": {\"tokenizer\": \"standard\", \"filter\": [\"asciifolding\","
+            " \"lowercase\", \"s\", \"porter_stem\", \"m\", \"p\"]},"
+            " \"lw\": {\"tokenizer\": \"lowercase\", \"filter\": [\"porter_stem\"]},"
+            " \"short\": {\"type\": \"standard\", \"max_token_length\": 2}},"
+            " \"filter\": {\"s\": {\"type\": \"stop\", \"stopwords\": [\"a\", \"\xc3\xa9t\xc3\xa9\"],"
+            " \"ignore_case\": true}, \"m\": {\"type\": \"stemmer\", \"language\": "
+            "\"minimal_english\"}, \"p\": {\"type\": \"stemmer\", \"language\": "
+            "\"possessive_english\"}}}";
+        json_error_t jerr;
+        json_t *j = json_loads(settings, 0, &jerr);
+        if (!j || sc_analyzer_registry_new(j, &registry, NULL) != SC_OK)
+            abort();
+        json_decref(j);
+    }
+    static const char *const names[] = {"standard", "simple", "whitespace", "keyword", "stop",
+                                        "english",  "all",    "lw",         "short"};
+    sc_slice text = sc_slice_make(data, size);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const sc_analyzer *a = sc_analyzer_registry_get(registry, sc_slice_cstr(names[i]));
+        check c = {size, 0, 0, strcmp(names[i], "keyword") == 0};
+        if (sc_analyzer_analyze(a, text, sink, &c) != SC_OK)
+            abort();
+    }
+    if (sc__text_is_ascii(data, size)) {
+        raw a = {0, 0}, b = {0, 0};
+        if (sc__tokenize_standard(255, text, true, raw_sink, &a) != SC_OK ||
+            sc__tokenize_standard(255, text, false, raw_sink, &b) != SC_OK)
+            abort();
+        if (a.n != b.n || a.h != b.h)
+            abort();
+    }
+    return 0;
+}
