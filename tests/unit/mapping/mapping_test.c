@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "mapping/analysis.h"
 #include "mapping/mapping.h"
 
 static json_t *J(const char *s)
@@ -460,13 +461,50 @@ static void test_encode(void **state)
     sc_mapping_unref(m);
 }
 
+static void test_text_registry(void **state)
+{
+    (void)state;
+    sc_analyzer_registry *reg;
+    sc_analysis_error aerr;
+    assert_int_equal(sc_analyzer_registry_new(NULL, &reg, &aerr), SC_OK);
+    sc_mapping_analysis an;
+    sc_mapping_analysis_init(&an, reg);
+    sc_mapping *m = M("{\"properties\":{\"t\":{\"type\":\"text\",\"analyzer\":\"english\"},"
+                      "\"k\":{\"type\":\"keyword\",\"normalizer\":\"lowercase\"}}}");
+    sc_mapping_error err;
+    assert_int_equal(sc_mapping_check_analysis(m, reg, &err), SC_OK);
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_index_doc doc;
+    sc_mapping *up = NULL;
+    const char *src = "{\"t\":\"The running foxes\",\"k\":\"\xc3\x89T\xc3\x89\"}";
+    assert_int_equal(sc_mapping_parse_doc(m, &an, sc_slice_cstr("1"), sc_slice_cstr(src), &a, &doc,
+                                          &up, &err),
+                     SC_OK);
+    const sc_index_field *f = field(&doc, "t");
+    assert_int_equal(f->n_tokens, 2);
+    assert_true(sc_slice_eq_cstr(f->tokens[0].term, "run"));
+    assert_int_equal(f->tokens[0].position, 1); /* "the" removed leaves a gap */
+    assert_true(sc_slice_eq_cstr(f->tokens[1].term, "fox"));
+    assert_int_equal(f->length, 2);
+    f = field(&doc, "k");
+    assert_true(sc_slice_eq_cstr(f->tokens[0].term, "\xc3\xa9t\xc3\xa9"));
+    sc_arena_fini(&a);
+    sc_mapping_unref(m);
+    m = M("{\"properties\":{\"t\":{\"type\":\"text\",\"analyzer\":\"nope\"}}}");
+    assert_int_equal(sc_mapping_check_analysis(m, reg, &err), SC_EINVAL);
+    assert_string_equal(err.reason, "analyzer [nope] has not been configured in mappings");
+    sc_mapping_unref(m);
+    sc_analyzer_registry_free(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_bad_mappings),
         cmocka_unit_test(test_dynamic),      cmocka_unit_test(test_strict_and_false),
         cmocka_unit_test(test_values),       cmocka_unit_test(test_merge),
-        cmocka_unit_test(test_encode),
+        cmocka_unit_test(test_encode),       cmocka_unit_test(test_text_registry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

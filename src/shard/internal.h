@@ -1,0 +1,127 @@
+/* Private state of a shard shared by shard.c (writes, refresh, commit, recovery), snapshot.c
+ * (searcher snapshots), merge.c (merges) and ids.c (the persisted id table). */
+#ifndef SC_SHARD_INTERNAL_H
+#define SC_SHARD_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "base/arena.h"
+#include "base/hashmap.h"
+#include "base/vec.h"
+#include "index/builder.h"
+#include "index/commit.h"
+#include "shard/shard.h"
+#include "shard/translog.h"
+
+#define SC__SEG_BUFFER UINT32_MAX      /* entry lives in the in-memory buffer */
+#define SC__SEG_NONE (UINT32_MAX - 1)  /* tombstone: deleted document */
+#define SC__NO_ENTRY UINT32_MAX
+
+/* One _id's latest state. */
+typedef struct sc__id_entry {
+    int64_t seq_no;
+    int64_t primary_term;
+    int64_t version;
+    uint32_t seg; /* slot uid, SC__SEG_BUFFER or SC__SEG_NONE */
+    uint32_t doc;
+} sc__id_entry;
+
+/* Immutable live-docs bits shared by snapshots. */
+typedef struct sc__live {
+    _Atomic int refs;
+    sc_bitset bits;
+    uint32_t n_deleted;
+} sc__live;
+
+typedef struct sc__slot {
+    uint32_t uid;
+    char name[SC_SEGMENT_NAME_MAX + 1];
+    sc_segment *seg;
+    uint32_t n_docs;
+    sc_bitset pending;      /* writer's live bits; words NULL until the first delete */
+    uint32_t n_deleted;
+    sc__live *published;    /* what the current snapshot uses (NULL: no deletes) */
+    bool dirty;             /* pending differs from published */
+    uint64_t del_gen;       /* committed deletes generation (0: none) */
+    bool del_dirty;         /* deletes changed since the last commit */
+    bool committed;         /* listed in the last manifest */
+    uint32_t *doc_entry;    /* doc -> entry index (SC__NO_ENTRY: none) */
+    int merging;
+} sc__slot;
+
+typedef struct sc__snap {
+    sc_shard_snapshot pub; /* first: the public view */
+    _Atomic int refs;
+    sc_shard_segment_view *views;
+    sc__live **lives;
+} sc__snap;
+
+typedef struct sc__buf_src {
+    uint64_t off;
+    uint32_t len;
+} sc__buf_src;
+
+struct sc_shard {
+    char *dir;
+    sc_shard_config cfg;
+    pthread_mutex_t wlock;    /* writer: every mutation below */
+    pthread_mutex_t map_lock; /* mapping pointer */
+    pthread_mutex_t snap_lock;/* current snapshot pointer */
+    pthread_mutex_t merge_lock; /* one merge at a time */
+    char merging_name[SC_SEGMENT_NAME_MAX + 1]; /* segment a merge is writing (wlock) */
+    sc_mapping *mapping;
+    sc__snap *snap;
+    sc_translog *tlog;
+    sc_status sticky;         /* SC_EIO after a failed translog write: refuse writes */
+    /* ids */
+    sc_hashmap ids;           /* id -> entry index */
+    SC_VEC(sc__id_entry) entries;
+    /* segments */
+    SC_VEC(sc__slot *) slots;
+    uint32_t next_uid;
+    uint64_t seg_counter;
+    /* buffer */
+    sc_segment_builder *builder;
+    SC_VEC(uint32_t) buf_entry;  /* buffer doc -> entry */
+    SC_VEC(uint8_t) buf_deleted; /* buffer doc deleted (overwritten) */
+    SC_VEC(sc__buf_src) buf_src;
+    sc_buf buf_sources;
+    bool changed;                /* something to refresh */
+    sc_arena arena;              /* per operation */
+    /* sequence numbers and commit */
+    int64_t max_seq_no;
+    int64_t committed_max_seq_no;
+    uint64_t manifest_gen;
+    uint64_t snap_gen;
+    /* background */
+    pthread_t thread;
+    bool thread_started;
+    pthread_mutex_t bg_lock;
+    pthread_cond_t bg_cond;
+    bool stopping;
+    /* stats */
+    _Atomic uint64_t n_index_ops, n_delete_ops, n_refreshes, n_flushes, n_merges;
+    _Atomic uint64_t index_time_ns, refresh_time_ns, flush_time_ns, merge_time_ns;
+    _Atomic uint64_t merges_current;
+};
+
+/* Publishes a new snapshot from the writer's slots (wlock held). */
+sc_status sc__shard_publish(sc_shard *s);
+
+/* Refresh with wlock held. */
+sc_status sc__shard_refresh_locked(sc_shard *s);
+
+/* Flush with wlock held. */
+sc_status sc__shard_flush_locked(sc_shard *s);
+
+/* Frees a slot (unrefs its segment and live bits). */
+void sc__slot_free(sc__slot *sl);
+
+void sc__live_unref(sc__live *l);
+
+/* Writes / reads the id table `ids-<gen>.dat`; slots[] gives the manifest order. */
+sc_status sc__ids_write(sc_shard *s, uint64_t gen) SC_MUST_USE;
+sc_status sc__ids_read(sc_shard *s, uint64_t gen) SC_MUST_USE;
+
+#endif

@@ -1,0 +1,272 @@
+/* Merges of a shard's segments: the index layer's merge policy chooses, src/index merges the
+ * files without the writer lock held, then the result replaces its inputs under the lock with
+ * the id table remapped and deletes that arrived during the merge carried over. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "index/merge.h"
+#include "shard/internal.h"
+
+/* Weak so the shard still links while the index layer's merge code is missing; merges then
+ * report SC_EUNSUPPORTED. */
+#pragma weak sc_segment_merge
+#pragma weak sc_merge_spec_init
+#pragma weak sc_merge_spec_fini
+#pragma weak sc_tiered_merge_defaults
+#pragma weak sc_tiered_merge_policy
+#pragma weak sc_merge_find_forced
+
+static bool merges_available(void)
+{
+    return sc_segment_merge && sc_merge_spec_init && sc_merge_spec_fini &&
+           sc_tiered_merge_defaults && sc_tiered_merge_policy && sc_merge_find_forced;
+}
+
+/* Merges the given slots (all in s->slots, not merging). merge_lock held, wlock not held. */
+static sc_status run_merge(sc_shard *s, sc__slot **in, size_t n)
+{
+    uint64_t t0 = sc_clock_now_ns();
+    sc_merge_input *inputs = calloc(n, sizeof(*inputs));
+    sc_bitset *start = calloc(n, sizeof(*start));
+    if (!inputs || !start) {
+        free(inputs);
+        free(start);
+        return SC_ENOMEM;
+    }
+    char name[SC_SEGMENT_NAME_MAX + 1];
+    sc_status st = SC_OK;
+    pthread_mutex_lock(&s->wlock);
+    for (size_t i = 0; i < n && st == SC_OK; i++) {
+        in[i]->merging = 1;
+        inputs[i].seg = in[i]->seg;
+        sc_segment_ref(in[i]->seg);
+        if (in[i]->pending.words && in[i]->n_deleted) {
+            st = sc_bitset_init(&start[i], in[i]->n_docs);
+            if (st == SC_OK) {
+                memcpy(start[i].words, in[i]->pending.words,
+                       sc_bitset_words_for(in[i]->n_docs) * 8);
+                inputs[i].live = &start[i];
+            }
+        }
+    }
+    snprintf(name, sizeof(name), "seg%08" PRIu64, s->seg_counter++);
+    snprintf(s->merging_name, sizeof(s->merging_name), "%s", name);
+    pthread_mutex_unlock(&s->wlock);
+    atomic_fetch_add(&s->merges_current, 1);
+    if (st == SC_OK)
+        st = sc_segment_merge(inputs, n, s->dir, name, NULL);
+    sc_segment *nseg = NULL;
+    if (st == SC_OK)
+        st = sc_segment_open(s->dir, name, &nseg);
+    pthread_mutex_lock(&s->wlock);
+    s->merging_name[0] = 0;
+    sc__slot *ns = NULL;
+    if (st == SC_OK) {
+        ns = calloc(1, sizeof(*ns));
+        if (ns) {
+            ns->uid = s->next_uid++;
+            snprintf(ns->name, sizeof(ns->name), "%s", name);
+            ns->seg = nseg;
+            ns->n_docs = sc_segment_n_docs(nseg);
+            ns->doc_entry = malloc((ns->n_docs ? ns->n_docs : 1) * sizeof(uint32_t));
+            for (uint32_t d = 0; ns->doc_entry && d < ns->n_docs; d++)
+                ns->doc_entry[d] = SC__NO_ENTRY;
+            nseg = NULL;
+            if (!ns->doc_entry)
+                st = SC_ENOMEM;
+        } else {
+            st = SC_ENOMEM;
+        }
+    }
+    /* Remap: live doc d of input i (at merge start) became doc `base` of the new segment. */
+    uint32_t base = 0;
+    for (size_t i = 0; i < n && st == SC_OK; i++) {
+        sc__slot *sl = in[i];
+        for (uint32_t d = 0; d < sl->n_docs; d++) {
+            if (inputs[i].live && !sc_bitset_test(&start[i], d))
+                continue;
+            uint32_t nd = base++;
+            if (nd >= ns->n_docs) {
+                st = SC_ECORRUPT;
+                break;
+            }
+            uint32_t ei = sl->doc_entry[d];
+            if (ei != SC__NO_ENTRY && s->entries.ptr[ei].seg == sl->uid &&
+                s->entries.ptr[ei].doc == d) {
+                s->entries.ptr[ei].seg = ns->uid;
+                s->entries.ptr[ei].doc = nd;
+                ns->doc_entry[nd] = ei;
+            }
+            if (sl->pending.words && !sc_bitset_test(&sl->pending, d)) {
+                /* deleted while the merge ran */
+                if (!ns->pending.words) {
+                    st = sc_bitset_init(&ns->pending, ns->n_docs);
+                    if (st != SC_OK)
+                        break;
+                    sc_bitset_set_range(&ns->pending, 0, ns->n_docs);
+                }
+                sc_bitset_clear(&ns->pending, nd);
+                ns->n_deleted++;
+                ns->del_dirty = true;
+            }
+        }
+    }
+    if (st == SC_OK && base != ns->n_docs)
+        st = SC_ECORRUPT;
+    if (st == SC_OK) {
+        /* Replace the inputs by the new slot at the position of the first input. */
+        size_t w = 0;
+        bool placed = false;
+        for (size_t r = 0; r < s->slots.len; r++) {
+            sc__slot *sl = s->slots.ptr[r];
+            bool is_input = false;
+            for (size_t i = 0; i < n; i++)
+                is_input |= sl == in[i];
+            if (!is_input) {
+                s->slots.ptr[w++] = sl;
+            } else if (!placed) {
+                s->slots.ptr[w++] = ns;
+                placed = true;
+            }
+        }
+        s->slots.len = w;
+        ns->dirty = true;
+        for (size_t i = 0; i < n; i++)
+            sc__slot_free(in[i]);
+        ns = NULL;
+        st = sc__shard_publish(s);
+        atomic_fetch_add(&s->n_merges, 1);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            in[i]->merging = 0;
+        /* entries were only remapped on success paths that completed the loop; a failed remap
+         * (SC_ECORRUPT) may have moved some: move them back */
+        if (ns) {
+            for (uint32_t d = 0; d < ns->n_docs; d++) {
+                uint32_t ei = ns->doc_entry[d];
+                if (ei != SC__NO_ENTRY && s->entries.ptr[ei].seg == ns->uid)
+                    s->entries.ptr[ei].seg = SC__SEG_NONE;
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->wlock);
+    sc__slot_free(ns);
+    sc_segment_unref(nseg);
+    for (size_t i = 0; i < n; i++) {
+        sc_segment_unref(inputs[i].seg);
+        sc_bitset_fini(&start[i]);
+    }
+    free(inputs);
+    free(start);
+    atomic_fetch_sub(&s->merges_current, 1);
+    atomic_fetch_add(&s->merge_time_ns, sc_clock_now_ns() - t0);
+    return st;
+}
+
+/* Builds candidates from the slots (wlock held). */
+static sc_status candidates(sc_shard *s, sc_merge_candidate **out)
+{
+    sc_merge_candidate *c = calloc(s->slots.len ? s->slots.len : 1, sizeof(*c));
+    if (!c)
+        return SC_ENOMEM;
+    for (size_t i = 0; i < s->slots.len; i++) {
+        const sc__slot *sl = s->slots.ptr[i];
+        c[i].size_bytes = sc_segment_size_bytes(sl->seg);
+        c[i].n_docs = sl->n_docs;
+        c[i].n_deleted = sl->n_deleted;
+        c[i].merging = sl->merging;
+    }
+    *out = c;
+    return SC_OK;
+}
+
+/* Plans with `forced_max` (0 = the tiered policy) and runs the first merge of the plan.
+ * *ran tells whether a merge ran. merge_lock held. */
+static sc_status merge_once(sc_shard *s, uint32_t forced_max, bool *ran)
+{
+    *ran = false;
+    sc_merge_candidate *c = NULL;
+    sc_merge_spec spec;
+    sc_merge_spec_init(&spec);
+    pthread_mutex_lock(&s->wlock);
+    sc_status st = candidates(s, &c);
+    size_t n_slots = s->slots.len;
+    if (st == SC_OK) {
+        if (forced_max) {
+            st = sc_merge_find_forced(c, n_slots, forced_max, &spec);
+        } else {
+            sc_tiered_merge_config cfg = sc_tiered_merge_defaults();
+            sc_merge_policy p = sc_tiered_merge_policy(&cfg);
+            st = p.find_merges(&p, c, n_slots, &spec);
+        }
+    }
+    sc__slot **in = NULL;
+    size_t n = 0;
+    if (st == SC_OK && sc_merge_spec_n_merges(&spec) > 0) {
+        size_t a = spec.starts.ptr[0], b = spec.starts.ptr[1];
+        in = calloc(b - a ? b - a : 1, sizeof(*in));
+        if (!in)
+            st = SC_ENOMEM;
+        for (size_t k = a; in && k < b; k++) {
+            if (spec.idx.ptr[k] < n_slots)
+                in[n++] = s->slots.ptr[spec.idx.ptr[k]];
+        }
+    } else if (st == SC_OK && forced_max == 1 && n_slots == 1 && s->slots.ptr[0]->n_deleted &&
+               !s->slots.ptr[0]->merging) {
+        /* one segment with deletes: rewrite it without them, as Lucene's forceMerge(1) does */
+        in = calloc(1, sizeof(*in));
+        if (!in)
+            st = SC_ENOMEM;
+        else
+            in[n++] = s->slots.ptr[0];
+    }
+    pthread_mutex_unlock(&s->wlock);
+    free(c);
+    sc_merge_spec_fini(&spec);
+    if (st == SC_OK && n > 0) {
+        st = run_merge(s, in, n);
+        *ran = st == SC_OK;
+    }
+    free(in);
+    return st;
+}
+
+sc_status sc_shard_maybe_merge(sc_shard *s)
+{
+    if (!merges_available())
+        return SC_OK;
+    pthread_mutex_lock(&s->merge_lock);
+    sc_status st = SC_OK;
+    for (int i = 0; i < 16 && st == SC_OK; i++) {
+        bool ran;
+        st = merge_once(s, 0, &ran);
+        if (!ran)
+            break;
+    }
+    pthread_mutex_unlock(&s->merge_lock);
+    return st;
+}
+
+sc_status sc_shard_force_merge(sc_shard *s, uint32_t max_segments)
+{
+    if (!merges_available())
+        return SC_EUNSUPPORTED;
+    if (max_segments == 0)
+        max_segments = 1;
+    SC_TRY(sc_shard_refresh(s));
+    pthread_mutex_lock(&s->merge_lock);
+    sc_status st = SC_OK;
+    for (int i = 0; i < 1000 && st == SC_OK; i++) {
+        bool ran;
+        st = merge_once(s, max_segments, &ran);
+        if (!ran)
+            break;
+    }
+    pthread_mutex_unlock(&s->merge_lock);
+    if (st == SC_OK)
+        st = sc_shard_flush(s);
+    return st;
+}

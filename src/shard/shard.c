@@ -1,0 +1,1063 @@
+/* The shard: writes with versioning and the translog, realtime get, refresh, commit, recovery
+ * and the background thread; see shard.h. Snapshots are in snapshot.c, merges in merge.c, the
+ * id table file in ids.c. */
+#include <dirent.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/file.h"
+#include "index/stored.h"
+#include "shard/internal.h"
+
+SC_ALLOC_POOL_DEFINE(sc_pool_shard_ids, "shard.ids");
+
+/* Background work logs nothing and retries on the next tick; the status is dropped. */
+static void ignore(sc_status st)
+{
+    (void)st;
+}
+
+static void conflict_err(sc_shard_error *err, sc_slice id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void conflict_err(sc_shard_error *err, sc_slice id, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    char tail[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tail, sizeof(tail), fmt, ap);
+    va_end(ap);
+    err->type = "version_conflict_engine_exception";
+    err->cause_type = NULL;
+    err->cause_reason[0] = 0;
+    snprintf(err->reason, sizeof(err->reason), "[%.*s]: version conflict, %s",
+             (int)(id.len > 200 ? 200 : id.len), (const char *)id.ptr, tail);
+}
+
+static void plain_err(sc_shard_error *err, const char *type, const char *msg)
+{
+    if (!err)
+        return;
+    err->type = type;
+    err->cause_type = NULL;
+    err->cause_reason[0] = 0;
+    snprintf(err->reason, sizeof(err->reason), "%s", msg);
+}
+
+sc_shard_write_opts sc_shard_write_defaults(void)
+{
+    sc_shard_write_opts o = {SC_SHARD_OP_INDEX, SC_SHARD_NO_SEQ_NO, 0, false};
+    return o;
+}
+
+void sc_shard_set_mapping(sc_shard *s, sc_mapping *m)
+{
+    sc_mapping_ref(m);
+    pthread_mutex_lock(&s->map_lock);
+    sc_mapping *old = s->mapping;
+    s->mapping = m;
+    pthread_mutex_unlock(&s->map_lock);
+    sc_mapping_unref(old);
+}
+
+sc_mapping *sc_shard_mapping(sc_shard *s)
+{
+    pthread_mutex_lock(&s->map_lock);
+    sc_mapping *m = sc_mapping_ref(s->mapping);
+    pthread_mutex_unlock(&s->map_lock);
+    return m;
+}
+
+/* ---- slots ---- */
+
+void sc__slot_free(sc__slot *sl)
+{
+    if (!sl)
+        return;
+    sc_segment_unref(sl->seg);
+    sc_bitset_fini(&sl->pending);
+    sc__live_unref(sl->published);
+    free(sl->doc_entry);
+    free(sl);
+}
+
+static sc__slot *slot_by_uid(sc_shard *s, uint32_t uid)
+{
+    for (size_t i = 0; i < s->slots.len; i++)
+        if (s->slots.ptr[i]->uid == uid)
+            return s->slots.ptr[i];
+    return NULL;
+}
+
+/* A slot for an opened segment (takes the segment reference). */
+static sc__slot *slot_new(sc_shard *s, sc_segment *seg)
+{
+    sc__slot *sl = calloc(1, sizeof(*sl));
+    if (!sl)
+        return NULL;
+    sl->uid = s->next_uid++;
+    snprintf(sl->name, sizeof(sl->name), "%s", sc_segment_name(seg));
+    sl->seg = seg;
+    sl->n_docs = sc_segment_n_docs(seg);
+    sl->doc_entry = malloc((sl->n_docs ? sl->n_docs : 1) * sizeof(uint32_t));
+    if (!sl->doc_entry) {
+        sl->seg = NULL;
+        sc__slot_free(sl);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < sl->n_docs; i++)
+        sl->doc_entry[i] = SC__NO_ENTRY;
+    return sl;
+}
+
+/* Marks doc deleted in a slot's pending bits. */
+static sc_status slot_delete(sc__slot *sl, uint32_t doc)
+{
+    if (!sl->pending.words) {
+        SC_TRY(sc_bitset_init(&sl->pending, sl->n_docs));
+        sc_bitset_set_range(&sl->pending, 0, sl->n_docs);
+    }
+    if (doc < sl->n_docs && sc_bitset_test(&sl->pending, doc)) {
+        sc_bitset_clear(&sl->pending, doc);
+        sl->n_deleted++;
+        sl->dirty = true;
+        sl->del_dirty = true;
+    }
+    return SC_OK;
+}
+
+/* Deletes the current location of entry e (buffer or segment). */
+static sc_status drop_location(sc_shard *s, const sc__id_entry *e)
+{
+    if (e->seg == SC__SEG_BUFFER) {
+        s->buf_deleted.ptr[e->doc] = 1;
+        s->changed = true;
+        return SC_OK;
+    }
+    if (e->seg == SC__SEG_NONE)
+        return SC_OK;
+    sc__slot *sl = slot_by_uid(s, e->seg);
+    if (!sl)
+        return SC_OK;
+    s->changed = true;
+    return slot_delete(sl, e->doc);
+}
+
+/* ---- applying operations ---- */
+
+static sc__id_entry *entry_get(sc_shard *s, sc_slice id, uint64_t *idx)
+{
+    uint64_t v;
+    if (!sc_hashmap_get(&s->ids, id, &v))
+        return NULL;
+    if (idx)
+        *idx = v;
+    return &s->entries.ptr[v];
+}
+
+/* Parses `source` with the shard's mapping, handling dynamic mapping updates. */
+static sc_status parse_doc(sc_shard *s, sc_slice id, sc_slice source, sc_index_doc *doc,
+                           sc_shard_error *err)
+{
+    for (int attempt = 0; attempt < 4; attempt++) {
+        sc_mapping *m = sc_shard_mapping(s);
+        sc_mapping *updated = NULL;
+        sc_status st = sc_mapping_parse_doc(m, s->cfg.analysis, id, source, &s->arena, doc,
+                                            &updated, err);
+        sc_mapping_unref(m);
+        if (st != SC_OK)
+            return st;
+        if (!updated)
+            return SC_OK;
+        if (s->cfg.on_mapping_update) {
+            st = s->cfg.on_mapping_update(s->cfg.update_ctx, s, updated, err);
+            sc_mapping_unref(updated);
+            if (st != SC_OK)
+                return st;
+            /* parse again with whatever mapping was installed (it contains the new fields
+             * unless another update raced; then another round) */
+            continue;
+        }
+        sc_shard_set_mapping(s, updated);
+        sc_mapping_unref(updated);
+        return SC_OK; /* *doc was built against `updated`: valid */
+    }
+    plain_err(err, "illegal_argument_exception", "mapping update did not converge");
+    return SC_ECONFLICT;
+}
+
+/* Appends the version metadata fields and adds the doc to the buffer. */
+static sc_status buffer_add(sc_shard *s, const sc_index_doc *doc, int64_t seq_no, int64_t term,
+                            int64_t version, uint32_t *doc_id)
+{
+    sc_index_field *f = sc_arena_alloc(&s->arena, (doc->n_fields + 3) * sizeof(*f));
+    int64_t *vals = sc_arena_alloc(&s->arena, 3 * sizeof(int64_t));
+    if (!f || !vals)
+        return SC_ENOMEM;
+    memcpy(f, doc->fields, doc->n_fields * sizeof(*f));
+    vals[0] = seq_no;
+    vals[1] = version;
+    vals[2] = term;
+    static const char *const names[3] = {"_seq_no", "_version", "_primary_term"};
+    for (int i = 0; i < 3; i++) {
+        sc_index_field *x = &f[doc->n_fields + i];
+        memset(x, 0, sizeof(*x));
+        x->name = sc_slice_cstr(names[i]);
+        x->kind = SC_FIELD_NUMERIC;
+        x->flags = SC_FIELD_DOCVALUES;
+        x->values = &vals[i];
+        x->n_values = 1;
+    }
+    sc_index_doc d = *doc;
+    d.fields = f;
+    d.n_fields = doc->n_fields + 3;
+    SC_TRY(sc_vec_reserve(&s->buf_entry, 1));
+    SC_TRY(sc_vec_reserve(&s->buf_deleted, 1));
+    SC_TRY(sc_vec_reserve(&s->buf_src, 1));
+    SC_TRY(sc_vec_reserve(&s->buf_sources, doc->source.len));
+    SC_TRY(sc_segment_builder_add(s->builder, &d, doc_id));
+    sc__buf_src bs = {s->buf_sources.len, (uint32_t)doc->source.len};
+    if (doc->source.len)
+        memcpy(s->buf_sources.ptr + s->buf_sources.len, doc->source.ptr, doc->source.len);
+    s->buf_sources.len += doc->source.len;
+    s->buf_src.ptr[s->buf_src.len++] = bs;
+    s->buf_deleted.ptr[s->buf_deleted.len++] = 0;
+    s->buf_entry.ptr[s->buf_entry.len++] = SC__NO_ENTRY;
+    s->changed = true;
+    return SC_OK;
+}
+
+/* Points entry for id at (seg, doc) with the given versions, creating it when missing. */
+static sc_status entry_set(sc_shard *s, sc_slice id, int64_t seq_no, int64_t term, int64_t version,
+                           uint32_t seg, uint32_t doc)
+{
+    uint64_t idx;
+    sc__id_entry *e = entry_get(s, id, &idx);
+    if (!e) {
+        idx = s->entries.len;
+        SC_TRY(sc_vec_reserve(&s->entries, 1));
+        SC_TRY(sc_hashmap_put(&s->ids, id, idx));
+        s->entries.len++;
+        e = &s->entries.ptr[idx];
+    }
+    e->seq_no = seq_no;
+    e->primary_term = term;
+    e->version = version;
+    e->seg = seg;
+    e->doc = doc;
+    if (seg == SC__SEG_BUFFER)
+        s->buf_entry.ptr[doc] = (uint32_t)idx;
+    return SC_OK;
+}
+
+/* The version checks shared by index and delete. */
+static sc_status check_versions(const sc__id_entry *e, sc_slice id, const sc_shard_write_opts *o,
+                                bool is_create, sc_shard_error *err)
+{
+    bool exists = e && e->seg != SC__SEG_NONE;
+    if (is_create && exists) {
+        conflict_err(err, id, "document already exists (current version [%" PRId64 "])",
+                     e->version);
+        return SC_ECONFLICT;
+    }
+    if (o && o->if_seq_no != SC_SHARD_NO_SEQ_NO) {
+        if (!exists) {
+            conflict_err(err, id,
+                         "required seqNo [%" PRId64 "], primary term [%" PRId64
+                         "]. but no document was found",
+                         o->if_seq_no, o->if_primary_term);
+            return SC_ECONFLICT;
+        }
+        if (e->seq_no != o->if_seq_no ||
+            (o->if_primary_term && e->primary_term != o->if_primary_term)) {
+            conflict_err(err, id,
+                         "required seqNo [%" PRId64 "], primary term [%" PRId64
+                         "]. current document has seqNo [%" PRId64 "] and primary term [%" PRId64
+                         "]",
+                         o->if_seq_no, o->if_primary_term, e->seq_no, e->primary_term);
+            return SC_ECONFLICT;
+        }
+    }
+    return SC_OK;
+}
+
+/* Index with wlock held. replay: the op comes from the translog with fixed versions. */
+static sc_status index_locked(sc_shard *s, sc_slice id, sc_slice source,
+                              const sc_shard_write_opts *o, const sc_translog_op *replay,
+                              sc_shard_result *r, sc_shard_error *err)
+{
+    if (s->sticky != SC_OK) {
+        plain_err(err, "translog_exception", "the shard's translog failed; writes are refused");
+        return s->sticky;
+    }
+    if (id.len == 0 || id.len > 512) {
+        plain_err(err, "illegal_argument_exception",
+                  id.len ? "id is too long, must be no longer than 512 bytes"
+                         : "if _id is specified it must not be empty");
+        return SC_EINVAL;
+    }
+    sc_arena_mark mark = sc_arena_mark_get(&s->arena);
+    sc__id_entry *e = entry_get(s, id, NULL);
+    if (!replay)
+        SC_TRY(check_versions(e, id, o, o && o->op_type == SC_SHARD_OP_CREATE, err));
+    sc_index_doc doc;
+    sc_status st = parse_doc(s, id, source, &doc, err);
+    if (st != SC_OK) {
+        sc_arena_rewind(&s->arena, mark);
+        return st;
+    }
+    e = entry_get(s, id, NULL); /* a mapping callback cannot touch entries, but be safe */
+    bool exists = e && e->seg != SC__SEG_NONE;
+    int64_t seq_no = replay ? replay->seq_no : s->max_seq_no + 1;
+    int64_t term = replay ? replay->primary_term : s->cfg.primary_term;
+    int64_t version = replay ? replay->version : (e ? e->version + 1 : 1);
+    uint32_t doc_id;
+    st = buffer_add(s, &doc, seq_no, term, version, &doc_id);
+    sc_arena_rewind(&s->arena, mark);
+    if (st != SC_OK) {
+        if (st == SC_EINVAL)
+            plain_err(err, "illegal_argument_exception",
+                      "Document contains at least one immense term or an invalid field");
+        return st;
+    }
+    uint64_t loc = 0;
+    if (!replay) {
+        sc_translog_op op = {SC_TRANSLOG_INDEX, seq_no, term, version, id, source};
+        st = sc_translog_append(s->tlog, &op, &loc);
+        if (st != SC_OK) {
+            s->buf_deleted.ptr[doc_id] = 1;
+            plain_err(err, "translog_exception", "failed to append to the translog");
+            return st;
+        }
+    }
+    if (e)
+        SC_TRY(drop_location(s, e));
+    SC_TRY(entry_set(s, id, seq_no, term, version, SC__SEG_BUFFER, doc_id));
+    if (seq_no > s->max_seq_no)
+        s->max_seq_no = seq_no;
+    if (r) {
+        r->seq_no = seq_no;
+        r->primary_term = term;
+        r->version = version;
+        r->created = !exists;
+        r->found = exists;
+        r->translog_location = loc;
+    }
+    return SC_OK;
+}
+
+static sc_status delete_locked(sc_shard *s, sc_slice id, const sc_shard_write_opts *o,
+                               const sc_translog_op *replay, sc_shard_result *r,
+                               sc_shard_error *err)
+{
+    if (s->sticky != SC_OK) {
+        plain_err(err, "translog_exception", "the shard's translog failed; writes are refused");
+        return s->sticky;
+    }
+    if (id.len == 0 || id.len > 512) {
+        plain_err(err, "illegal_argument_exception", "invalid id");
+        return SC_EINVAL;
+    }
+    sc__id_entry *e = entry_get(s, id, NULL);
+    if (!replay)
+        SC_TRY(check_versions(e, id, o, false, err));
+    bool exists = e && e->seg != SC__SEG_NONE;
+    int64_t seq_no = replay ? replay->seq_no : s->max_seq_no + 1;
+    int64_t term = replay ? replay->primary_term : s->cfg.primary_term;
+    int64_t version = replay ? replay->version : (e ? e->version + 1 : 1);
+    uint64_t loc = 0;
+    if (!replay) {
+        sc_translog_op op = {SC_TRANSLOG_DELETE, seq_no, term, version, id, {0}};
+        sc_status st = sc_translog_append(s->tlog, &op, &loc);
+        if (st != SC_OK) {
+            plain_err(err, "translog_exception", "failed to append to the translog");
+            return st;
+        }
+    }
+    if (e)
+        SC_TRY(drop_location(s, e));
+    SC_TRY(entry_set(s, id, seq_no, term, version, SC__SEG_NONE, 0));
+    if (seq_no > s->max_seq_no)
+        s->max_seq_no = seq_no;
+    if (r) {
+        r->seq_no = seq_no;
+        r->primary_term = term;
+        r->version = version;
+        r->created = false;
+        r->found = exists;
+        r->translog_location = loc;
+    }
+    return SC_OK;
+}
+
+static bool needs_sync(const sc_shard *s, const sc_shard_write_opts *o)
+{
+    return !s->cfg.durability_async && !(o && o->defer_sync);
+}
+
+static void wake(sc_shard *s)
+{
+    if (s->thread_started) {
+        pthread_mutex_lock(&s->bg_lock);
+        pthread_cond_signal(&s->bg_cond);
+        pthread_mutex_unlock(&s->bg_lock);
+    }
+}
+
+sc_status sc_shard_index(sc_shard *s, sc_slice id, sc_slice source, const sc_shard_write_opts *o,
+                         sc_shard_result *r, sc_shard_error *err)
+{
+    uint64_t t0 = sc_clock_now_ns();
+    sc_shard_result tmp;
+    if (!r)
+        r = &tmp;
+    pthread_mutex_lock(&s->wlock);
+    sc_status st = index_locked(s, id, source, o, NULL, r, err);
+    bool over = st == SC_OK && sc_segment_builder_ram_bytes(s->builder) > s->cfg.ram_buffer_bytes;
+    if (over && !s->thread_started)
+        st = sc__shard_refresh_locked(s);
+    pthread_mutex_unlock(&s->wlock);
+    if (st == SC_OK && needs_sync(s, o) && sc_translog_sync_to(s->tlog, r->translog_location) != SC_OK) {
+        plain_err(err, "translog_exception", "failed to sync the translog");
+        st = SC_EIO;
+    }
+    if (st == SC_OK) {
+        if (over)
+            wake(s);
+        atomic_fetch_add(&s->n_index_ops, 1);
+        atomic_fetch_add(&s->index_time_ns, sc_clock_now_ns() - t0);
+    }
+    return st;
+}
+
+sc_status sc_shard_delete(sc_shard *s, sc_slice id, const sc_shard_write_opts *o,
+                          sc_shard_result *r, sc_shard_error *err)
+{
+    sc_shard_result tmp;
+    if (!r)
+        r = &tmp;
+    pthread_mutex_lock(&s->wlock);
+    sc_status st = delete_locked(s, id, o, NULL, r, err);
+    pthread_mutex_unlock(&s->wlock);
+    if (st == SC_OK && needs_sync(s, o) && sc_translog_sync_to(s->tlog, r->translog_location) != SC_OK) {
+        plain_err(err, "translog_exception", "failed to sync the translog");
+        st = SC_EIO;
+    }
+    if (st == SC_OK)
+        atomic_fetch_add(&s->n_delete_ops, 1);
+    return st;
+}
+
+sc_status sc_shard_sync(sc_shard *s)
+{
+    return sc_translog_sync(s->tlog);
+}
+
+sc_status sc_shard_sync_to(sc_shard *s, uint64_t location)
+{
+    return sc_translog_sync_to(s->tlog, location);
+}
+
+/* ---- get ---- */
+
+void sc_shard_doc_fini(sc_shard_doc *doc)
+{
+    free(doc->source);
+    memset(doc, 0, sizeof(*doc));
+}
+
+sc_status sc_shard_get(sc_shard *s, sc_slice id, sc_shard_doc *doc)
+{
+    memset(doc, 0, sizeof(*doc));
+    pthread_mutex_lock(&s->wlock);
+    sc__id_entry *e = entry_get(s, id, NULL);
+    if (!e || e->seg == SC__SEG_NONE) {
+        pthread_mutex_unlock(&s->wlock);
+        return SC_OK;
+    }
+    doc->seq_no = e->seq_no;
+    doc->primary_term = e->primary_term;
+    doc->version = e->version;
+    if (e->seg == SC__SEG_BUFFER) {
+        sc__buf_src bs = s->buf_src.ptr[e->doc];
+        doc->source = malloc(bs.len ? bs.len : 1);
+        if (!doc->source) {
+            pthread_mutex_unlock(&s->wlock);
+            return SC_ENOMEM;
+        }
+        memcpy(doc->source, s->buf_sources.ptr + bs.off, bs.len);
+        doc->source_len = bs.len;
+        doc->found = true;
+        pthread_mutex_unlock(&s->wlock);
+        return SC_OK;
+    }
+    sc__slot *sl = slot_by_uid(s, e->seg);
+    if (!sl) {
+        pthread_mutex_unlock(&s->wlock);
+        return SC_ECORRUPT;
+    }
+    sc_segment *seg = sl->seg;
+    uint32_t d = e->doc;
+    sc_segment_ref(seg);
+    pthread_mutex_unlock(&s->wlock);
+    sc_stored_reader rd;
+    sc_stored_reader_init(&rd, seg);
+    sc_slice sid, src;
+    sc_status st = sc_stored_get(&rd, d, &sid, &src);
+    if (st == SC_OK) {
+        doc->source = malloc(src.len ? src.len : 1);
+        if (doc->source) {
+            memcpy(doc->source, src.ptr, src.len);
+            doc->source_len = src.len;
+            doc->found = true;
+        } else {
+            st = SC_ENOMEM;
+        }
+    }
+    sc_stored_reader_fini(&rd);
+    sc_segment_unref(seg);
+    return st;
+}
+
+/* ---- refresh and commit ---- */
+
+static void next_segment_name(sc_shard *s, char *out, size_t cap)
+{
+    snprintf(out, cap, "seg%08" PRIu64, s->seg_counter++);
+}
+
+static void buffer_clear(sc_shard *s)
+{
+    sc_segment_builder_reset(s->builder);
+    sc_vec_clear(&s->buf_entry);
+    sc_vec_clear(&s->buf_deleted);
+    sc_vec_clear(&s->buf_src);
+    sc_vec_clear(&s->buf_sources);
+}
+
+sc_status sc__shard_refresh_locked(sc_shard *s)
+{
+    if (!s->changed)
+        return SC_OK;
+    uint64_t t0 = sc_clock_now_ns();
+    uint32_t n = sc_segment_builder_n_docs(s->builder);
+    if (n > 0) {
+        char name[SC_SEGMENT_NAME_MAX + 1];
+        next_segment_name(s, name, sizeof(name));
+        SC_TRY(sc_segment_builder_write(s->builder, s->dir, name, NULL));
+        sc_segment *seg;
+        SC_TRY(sc_segment_open(s->dir, name, &seg));
+        sc__slot *sl = slot_new(s, seg);
+        if (!sl) {
+            sc_segment_unref(seg);
+            return SC_ENOMEM;
+        }
+        if (sc_vec_push(&s->slots, sl) != SC_OK) {
+            sc__slot_free(sl);
+            return SC_ENOMEM;
+        }
+        for (uint32_t d = 0; d < n; d++) {
+            if (s->buf_deleted.ptr[d]) {
+                sc_status st = slot_delete(sl, d);
+                if (st != SC_OK)
+                    return st;
+                continue;
+            }
+            uint32_t ei = s->buf_entry.ptr[d];
+            sl->doc_entry[d] = ei;
+            if (ei != SC__NO_ENTRY) {
+                s->entries.ptr[ei].seg = sl->uid;
+                s->entries.ptr[ei].doc = d;
+            }
+        }
+        sl->dirty = true;
+        buffer_clear(s);
+    }
+    SC_TRY(sc__shard_publish(s));
+    s->changed = false;
+    atomic_fetch_add(&s->n_refreshes, 1);
+    atomic_fetch_add(&s->refresh_time_ns, sc_clock_now_ns() - t0);
+    return SC_OK;
+}
+
+sc_status sc_shard_refresh(sc_shard *s)
+{
+    pthread_mutex_lock(&s->wlock);
+    sc_status st = sc__shard_refresh_locked(s);
+    pthread_mutex_unlock(&s->wlock);
+    return st;
+}
+
+/* Deletes files the shard no longer needs: segments, deletes and id tables not in the last
+ * commit nor in the writer's set. Best effort. */
+static bool has_suffix(const char *nm, size_t len, const char *suf)
+{
+    size_t n = strlen(suf);
+    return len > n && strcmp(nm + len - n, suf) == 0;
+}
+
+/* Whether nm is "<seg>.seg" for a segment name. */
+static bool is_seg_file(const char *nm, size_t len, const char *seg)
+{
+    size_t n = strlen(seg);
+    return len == n + 4 && memcmp(nm, seg, n) == 0 && strcmp(nm + n, ".seg") == 0;
+}
+
+/* Deletes files the shard no longer needs: segments, deletes and id tables neither in the last
+ * commit nor in the writer's set nor being written by a merge; at open also temp files of
+ * interrupted atomic writes. Best effort (wlock held). */
+static void cleanup_files(sc_shard *s, const sc_manifest *m, uint64_t ids_gen, bool at_open)
+{
+    DIR *d = opendir(s->dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    char keep_ids[64];
+    snprintf(keep_ids, sizeof(keep_ids), "ids-%" PRIu64 ".dat", ids_gen);
+    while ((de = readdir(d)) != NULL) {
+        const char *nm = de->d_name;
+        size_t len = strlen(nm);
+        bool candidate = false, keep = false;
+        if (strstr(nm, ".tmp.")) {
+            candidate = at_open;
+        } else if (has_suffix(nm, len, ".seg")) {
+            candidate = true;
+            keep = s->merging_name[0] && is_seg_file(nm, len, s->merging_name);
+            for (size_t i = 0; i < s->slots.len && !keep; i++)
+                keep = is_seg_file(nm, len, s->slots.ptr[i]->name);
+            for (size_t i = 0; m && i < m->segments.len && !keep; i++)
+                keep = is_seg_file(nm, len, m->segments.ptr[i].name);
+        } else if (has_suffix(nm, len, ".del")) {
+            candidate = true;
+            for (size_t i = 0; m && i < m->segments.len && !keep; i++) {
+                char want[SC_SEGMENT_NAME_MAX + 32];
+                snprintf(want, sizeof(want), "%s_%" PRIu64 ".del", m->segments.ptr[i].name,
+                         m->segments.ptr[i].del_gen);
+                keep = strcmp(want, nm) == 0;
+            }
+        } else if (strncmp(nm, "ids-", 4) == 0) {
+            candidate = true;
+            keep = strcmp(nm, keep_ids) == 0;
+        }
+        if (candidate && !keep) {
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/%s", s->dir, nm);
+            (void)unlink(path);
+        }
+    }
+    closedir(d);
+}
+
+static sc_status user_data_write(sc_shard *s, sc_buf *out, uint64_t tlog_gen, uint64_t ids_gen)
+{
+    char txt[512];
+    int n = snprintf(txt, sizeof(txt),
+                     "{\"translog_gen\":%" PRIu64 ",\"max_seq_no\":%" PRId64
+                     ",\"seg_counter\":%" PRIu64 ",\"ids_gen\":%" PRIu64
+                     ",\"primary_term\":%" PRId64 "}",
+                     tlog_gen, s->max_seq_no, s->seg_counter, ids_gen, s->cfg.primary_term);
+    sc_vec_clear(out);
+    return sc_vec_append(out, (const uint8_t *)txt, (size_t)n);
+}
+
+sc_status sc__shard_flush_locked(sc_shard *s)
+{
+    uint64_t t0 = sc_clock_now_ns();
+    SC_TRY(sc__shard_refresh_locked(s));
+    sc_manifest m;
+    sc_manifest_init(&m);
+    sc_status st = SC_OK;
+    /* deletes files for changed slots */
+    for (size_t i = 0; i < s->slots.len && st == SC_OK; i++) {
+        sc__slot *sl = s->slots.ptr[i];
+        if (sl->del_dirty && sl->n_deleted) {
+            st = sc_live_docs_write(s->dir, sl->name, sl->del_gen + 1, &sl->pending);
+            if (st == SC_OK)
+                sl->del_gen++;
+        }
+        if (st == SC_OK)
+            sl->del_dirty = false;
+    }
+    uint64_t new_gen = 0;
+    if (st == SC_OK)
+        st = sc_translog_roll(s->tlog, &new_gen);
+    uint64_t mgen = s->manifest_gen + 1;
+    if (st == SC_OK)
+        st = sc__ids_write(s, mgen);
+    for (size_t i = 0; i < s->slots.len && st == SC_OK; i++) {
+        sc__slot *sl = s->slots.ptr[i];
+        sc_manifest_segment ms;
+        memset(&ms, 0, sizeof(ms));
+        snprintf(ms.name, sizeof(ms.name), "%s", sl->name);
+        ms.n_docs = sl->n_docs;
+        ms.n_deleted = sl->del_gen ? sl->n_deleted : 0;
+        ms.del_gen = sl->n_deleted ? sl->del_gen : 0;
+        ms.checksum = sc_segment_checksum(sl->seg);
+        st = sc_vec_push(&m.segments, ms);
+    }
+    m.generation = mgen;
+    if (st == SC_OK)
+        st = user_data_write(s, &m.user_data, new_gen, mgen);
+    if (st == SC_OK)
+        st = sc_manifest_write(s->dir, &m);
+    if (st == SC_OK) {
+        s->manifest_gen = mgen;
+        s->committed_max_seq_no = s->max_seq_no;
+        for (size_t i = 0; i < s->slots.len; i++)
+            s->slots.ptr[i]->committed = true;
+        st = sc_translog_trim(s->tlog, new_gen);
+        cleanup_files(s, &m, mgen, false);
+        atomic_fetch_add(&s->n_flushes, 1);
+        atomic_fetch_add(&s->flush_time_ns, sc_clock_now_ns() - t0);
+    }
+    sc_manifest_fini(&m);
+    return st;
+}
+
+sc_status sc_shard_flush(sc_shard *s)
+{
+    pthread_mutex_lock(&s->wlock);
+    sc_status st = sc__shard_flush_locked(s);
+    pthread_mutex_unlock(&s->wlock);
+    return st;
+}
+
+/* ---- recovery ---- */
+
+static sc_status replay_op(void *ctx, const sc_translog_op *op)
+{
+    sc_shard *s = ctx;
+    if (op->seq_no <= s->committed_max_seq_no)
+        return SC_OK; /* already in the commit */
+    sc_shard_error err;
+    sc_status st = op->type == SC_TRANSLOG_INDEX
+                       ? index_locked(s, op->id, op->source, NULL, op, NULL, &err)
+                       : delete_locked(s, op->id, NULL, op, NULL, &err);
+    /* A document the mapping rejects now was rejected then too (it was never acknowledged
+     * unless parsing succeeded), so only I/O and memory errors stop recovery. */
+    if (st == SC_ENOMEM || st == SC_EIO)
+        return st;
+    if (sc_segment_builder_ram_bytes(s->builder) > s->cfg.ram_buffer_bytes)
+        return sc__shard_refresh_locked(s);
+    return SC_OK;
+}
+
+static int64_t ud_int(const json_t *o, const char *k, int64_t def)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_integer(v) ? json_integer_value(v) : def;
+}
+
+static sc_status load_commit(sc_shard *s, uint64_t *tlog_gen, sc_shard_error *err)
+{
+    sc_manifest m;
+    sc_manifest_init(&m);
+    sc_index_error ie;
+    sc_status st = sc_manifest_read(s->dir, &m, &ie);
+    if (st == SC_ENOTFOUND) {
+        sc_manifest_fini(&m);
+        *tlog_gen = 1;
+        cleanup_files(s, NULL, 0, true);
+        return SC_OK;
+    }
+    if (st != SC_OK) {
+        if (err) {
+            err->type = "corrupt_index_exception";
+            err->cause_type = NULL;
+            snprintf(err->reason, sizeof(err->reason), "manifest: %s at %" PRIu64 " in %.200s",
+                     ie.msg, ie.offset, ie.file);
+        }
+        sc_manifest_fini(&m);
+        return st;
+    }
+    json_t *ud = json_loadb((const char *)m.user_data.ptr, m.user_data.len, 0, NULL);
+    *tlog_gen = (uint64_t)ud_int(ud, "translog_gen", 1);
+    s->max_seq_no = ud_int(ud, "max_seq_no", -1);
+    s->committed_max_seq_no = s->max_seq_no;
+    s->seg_counter = (uint64_t)ud_int(ud, "seg_counter", 0);
+    uint64_t ids_gen = (uint64_t)ud_int(ud, "ids_gen", 0);
+    json_decref(ud);
+    s->manifest_gen = m.generation;
+    for (size_t i = 0; i < m.segments.len && st == SC_OK; i++) {
+        const sc_manifest_segment *ms = &m.segments.ptr[i];
+        sc_segment *seg;
+        st = sc_segment_open_ex(s->dir, ms->name, &seg, &ie);
+        if (st != SC_OK) {
+            if (err) {
+                err->type = "corrupt_index_exception";
+                err->cause_type = NULL;
+                snprintf(err->reason, sizeof(err->reason), "segment %s: %s at %" PRIu64,
+                         ms->name, ie.msg, ie.offset);
+            }
+            break;
+        }
+        sc__slot *sl = slot_new(s, seg);
+        if (!sl) {
+            sc_segment_unref(seg);
+            st = SC_ENOMEM;
+            break;
+        }
+        sl->committed = true;
+        sl->del_gen = ms->del_gen;
+        if (ms->del_gen) {
+            st = sc_live_docs_read(s->dir, ms->name, ms->del_gen, sl->n_docs, &sl->pending, &ie);
+            if (st == SC_OK)
+                sl->n_deleted = sl->n_docs - (uint32_t)sc_bitset_count(&sl->pending);
+            sl->dirty = true;
+        }
+        if (st == SC_OK)
+            st = sc_vec_push(&s->slots, sl);
+        if (st != SC_OK)
+            sc__slot_free(sl);
+    }
+    if (st == SC_OK && ids_gen)
+        st = sc__ids_read(s, ids_gen);
+    if (st == SC_OK)
+        cleanup_files(s, &m, ids_gen, true);
+    if (st != SC_OK && err && st != SC_ENOMEM && err->type == NULL) {
+        err->type = "corrupt_index_exception";
+        snprintf(err->reason, sizeof(err->reason), "failed to load the commit of %s", s->dir);
+    }
+    sc_manifest_fini(&m);
+    return st;
+}
+
+/* ---- background thread ---- */
+
+static void *bg_main(void *arg)
+{
+    sc_shard *s = arg;
+    uint64_t last_refresh = sc_clock_now_ns(), last_sync = last_refresh;
+    pthread_mutex_lock(&s->bg_lock);
+    while (!s->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000000L; /* 100 ms tick bounds timer error */
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&s->bg_cond, &s->bg_lock, &ts);
+        if (s->stopping)
+            break;
+        pthread_mutex_unlock(&s->bg_lock);
+        uint64_t now = sc_clock_now_ns();
+        if (s->cfg.durability_async &&
+            now - last_sync >= (uint64_t)s->cfg.sync_interval_ms * 1000000ULL) {
+            ignore(sc_translog_sync(s->tlog));
+            last_sync = now;
+        }
+        bool due = s->cfg.refresh_interval_ms > 0 &&
+                   now - last_refresh >= (uint64_t)s->cfg.refresh_interval_ms * 1000000ULL;
+        bool refreshed = false;
+        pthread_mutex_lock(&s->wlock);
+        bool full = sc_segment_builder_ram_bytes(s->builder) > s->cfg.ram_buffer_bytes;
+        if (full || due) {
+            refreshed = s->changed;
+            (void)sc__shard_refresh_locked(s);
+            if (sc_translog_size_bytes(s->tlog) > s->cfg.flush_threshold_bytes)
+                (void)sc__shard_flush_locked(s);
+            last_refresh = now;
+        }
+        pthread_mutex_unlock(&s->wlock);
+        if (refreshed && !s->cfg.no_background_merges)
+            ignore(sc_shard_maybe_merge(s));
+        pthread_mutex_lock(&s->bg_lock);
+    }
+    pthread_mutex_unlock(&s->bg_lock);
+    return NULL;
+}
+
+/* ---- open / close ---- */
+
+static void shard_free(sc_shard *s)
+{
+    if (s->snap)
+        sc_shard_searcher_release(&s->snap->pub);
+    for (size_t i = 0; i < s->slots.len; i++)
+        sc__slot_free(s->slots.ptr[i]);
+    sc_vec_free(&s->slots);
+    sc_segment_builder_free(s->builder);
+    sc_translog_close(s->tlog);
+    sc_hashmap_fini(&s->ids);
+    sc_vec_free(&s->entries);
+    sc_vec_free(&s->buf_entry);
+    sc_vec_free(&s->buf_deleted);
+    sc_vec_free(&s->buf_src);
+    sc_vec_free(&s->buf_sources);
+    sc_arena_fini(&s->arena);
+    sc_mapping_unref(s->mapping);
+    pthread_mutex_destroy(&s->wlock);
+    pthread_mutex_destroy(&s->map_lock);
+    pthread_mutex_destroy(&s->snap_lock);
+    pthread_mutex_destroy(&s->merge_lock);
+    pthread_mutex_destroy(&s->bg_lock);
+    pthread_cond_destroy(&s->bg_cond);
+    free(s->dir);
+    free(s);
+}
+
+sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_error *err)
+{
+    *out = NULL;
+    if (err)
+        memset(err, 0, sizeof(*err));
+    sc_shard *s = calloc(1, sizeof(*s));
+    if (!s)
+        return SC_ENOMEM;
+    s->cfg = *cfg;
+    if (s->cfg.primary_term <= 0)
+        s->cfg.primary_term = 1;
+    if (!s->cfg.sync_interval_ms)
+        s->cfg.sync_interval_ms = 5000;
+    if (!s->cfg.refresh_interval_ms)
+        s->cfg.refresh_interval_ms = 1000;
+    if (!s->cfg.ram_buffer_bytes)
+        s->cfg.ram_buffer_bytes = 64u << 20;
+    if (!s->cfg.flush_threshold_bytes)
+        s->cfg.flush_threshold_bytes = 512ull << 20;
+    pthread_mutex_init(&s->wlock, NULL);
+    pthread_mutex_init(&s->map_lock, NULL);
+    pthread_mutex_init(&s->snap_lock, NULL);
+    pthread_mutex_init(&s->merge_lock, NULL);
+    pthread_mutex_init(&s->bg_lock, NULL);
+    pthread_cond_init(&s->bg_cond, NULL);
+    sc_hashmap_init(&s->ids, &sc_pool_shard_ids, 0);
+    sc_arena_init(&s->arena, 0);
+    s->max_seq_no = -1;
+    s->committed_max_seq_no = -1;
+    s->dir = strdup(cfg->path ? cfg->path : "");
+    sc_status st = s->dir && cfg->path ? SC_OK : SC_EINVAL;
+    if (st == SC_OK) {
+        if (cfg->mapping) {
+            s->mapping = sc_mapping_ref(cfg->mapping);
+        } else {
+            sc_mapping_error me;
+            st = sc_mapping_new(NULL, &s->mapping, &me);
+        }
+    }
+    if (st == SC_OK)
+        st = sc_dir_make(s->dir);
+    if (st == SC_OK)
+        st = sc_segment_builder_new(&s->builder);
+    uint64_t tlog_gen = 1;
+    if (st == SC_OK)
+        st = load_commit(s, &tlog_gen, err);
+    if (st == SC_OK)
+        st = sc_translog_open(s->dir, tlog_gen, &s->tlog);
+    if (st == SC_OK) {
+        pthread_mutex_lock(&s->wlock);
+        st = sc_translog_replay(s->tlog, replay_op, s, NULL, NULL);
+        if (st == SC_OK) {
+            s->changed = true;
+            st = sc__shard_refresh_locked(s);
+        }
+        pthread_mutex_unlock(&s->wlock);
+        if (st != SC_OK && err && !err->type) {
+            err->type = "translog_corrupted_exception";
+            snprintf(err->reason, sizeof(err->reason), "failed to recover the translog of %s: %s",
+                     s->dir, sc_status_str(st));
+        }
+    }
+    if (st == SC_OK && !s->cfg.no_background_thread) {
+        if (pthread_create(&s->thread, NULL, bg_main, s) == 0)
+            s->thread_started = true;
+        else
+            st = SC_ENOMEM;
+    }
+    if (st != SC_OK) {
+        shard_free(s);
+        return st;
+    }
+    *out = s;
+    return SC_OK;
+}
+
+void sc_shard_close(sc_shard *s, bool flush)
+{
+    if (!s)
+        return;
+    if (s->thread_started) {
+        pthread_mutex_lock(&s->bg_lock);
+        s->stopping = true;
+        pthread_cond_signal(&s->bg_cond);
+        pthread_mutex_unlock(&s->bg_lock);
+        pthread_join(s->thread, NULL);
+    }
+    pthread_mutex_lock(&s->merge_lock); /* wait for a running force merge */
+    pthread_mutex_unlock(&s->merge_lock);
+    ignore(sc_translog_sync(s->tlog));
+    if (flush) {
+        pthread_mutex_lock(&s->wlock);
+        (void)sc__shard_flush_locked(s);
+        pthread_mutex_unlock(&s->wlock);
+    }
+    shard_free(s);
+}
+
+/* ---- stats ---- */
+
+sc_status sc_shard_stats_get(sc_shard *s, bool with_segments, sc_shard_stats *st)
+{
+    memset(st, 0, sizeof(*st));
+    const sc_shard_snapshot *snap = sc_shard_searcher_acquire(s);
+    pthread_mutex_lock(&s->wlock);
+    st->n_docs = snap->n_docs;
+    st->n_deleted = snap->n_deleted;
+    st->n_segments = s->slots.len;
+    st->buffered_docs = sc_segment_builder_n_docs(s->builder);
+    st->max_seq_no = s->max_seq_no;
+    st->local_checkpoint = s->max_seq_no;
+    for (size_t i = 0; i < s->slots.len; i++)
+        st->store_bytes += sc_segment_size_bytes(s->slots.ptr[i]->seg) +
+                           (s->slots.ptr[i]->n_deleted ? s->slots.ptr[i]->n_docs / 8 + 64 : 0);
+    if (with_segments && s->slots.len) {
+        st->segments = calloc(s->slots.len, sizeof(*st->segments));
+        if (!st->segments) {
+            pthread_mutex_unlock(&s->wlock);
+            sc_shard_searcher_release(snap);
+            return SC_ENOMEM;
+        }
+        for (size_t i = 0; i < s->slots.len; i++) {
+            const sc__slot *sl = s->slots.ptr[i];
+            sc_shard_segment_stats *g = &st->segments[i];
+            snprintf(g->name, sizeof(g->name), "%s", sl->name);
+            g->n_docs = sl->n_docs - sl->n_deleted;
+            g->n_deleted = sl->n_deleted;
+            g->size_bytes = sc_segment_size_bytes(sl->seg);
+            g->committed = sl->committed;
+            g->generation = sl->uid;
+            for (size_t k = 0; k < snap->n_segments; k++)
+                g->searchable |= snap->segments[k].seg == sl->seg;
+        }
+    }
+    pthread_mutex_unlock(&s->wlock);
+    sc_shard_searcher_release(snap);
+    st->translog_bytes = sc_translog_size_bytes(s->tlog);
+    st->translog_ops = sc_translog_n_ops(s->tlog);
+    st->n_index_ops = atomic_load(&s->n_index_ops);
+    st->n_delete_ops = atomic_load(&s->n_delete_ops);
+    st->n_refreshes = atomic_load(&s->n_refreshes);
+    st->n_flushes = atomic_load(&s->n_flushes);
+    st->n_merges = atomic_load(&s->n_merges);
+    st->index_time_ns = atomic_load(&s->index_time_ns);
+    st->refresh_time_ns = atomic_load(&s->refresh_time_ns);
+    st->flush_time_ns = atomic_load(&s->flush_time_ns);
+    st->merge_time_ns = atomic_load(&s->merge_time_ns);
+    st->merges_current = atomic_load(&s->merges_current);
+    return SC_OK;
+}
+
+void sc_shard_stats_fini(sc_shard_stats *st)
+{
+    free(st->segments);
+    st->segments = NULL;
+}
