@@ -10,21 +10,6 @@
 #include "index/merge.h"
 #include "shard/internal.h"
 
-/* Weak so the shard still links while the index layer's merge code is missing; merges then
- * report SC_EUNSUPPORTED. */
-#pragma weak sc_segment_merge
-#pragma weak sc_merge_spec_init
-#pragma weak sc_merge_spec_fini
-#pragma weak sc_tiered_merge_defaults
-#pragma weak sc_tiered_merge_policy
-#pragma weak sc_merge_find_forced
-
-static bool merges_available(void)
-{
-    return sc_segment_merge && sc_merge_spec_init && sc_merge_spec_fini &&
-           sc_tiered_merge_defaults && sc_tiered_merge_policy && sc_merge_find_forced;
-}
-
 /* Merges the given slots (all in s->slots, not merging). merge_lock held, wlock not held. */
 static sc_status run_merge(sc_shard *s, sc__slot **in, size_t n)
 {
@@ -236,8 +221,6 @@ static sc_status merge_once(sc_shard *s, uint32_t forced_max, bool *ran)
 
 sc_status sc_shard_maybe_merge(sc_shard *s)
 {
-    if (!merges_available())
-        return SC_OK;
     pthread_mutex_lock(&s->merge_lock);
     sc_status st = SC_OK;
     for (int i = 0; i < 16 && st == SC_OK; i++) {
@@ -252,8 +235,6 @@ sc_status sc_shard_maybe_merge(sc_shard *s)
 
 sc_status sc_shard_force_merge(sc_shard *s, uint32_t max_segments)
 {
-    if (!merges_available())
-        return SC_EUNSUPPORTED;
     if (max_segments == 0)
         max_segments = 1;
     SC_TRY(sc_shard_refresh(s));
