@@ -147,6 +147,29 @@ def index_defs():
         with open(os.path.join(HERE, name + ".index.json"), "w") as f:
             json.dump({"settings": settings, "mappings": m}, f, indent=2)
             f.write("\n")
+    # Fallbacks for servers without geo_point / ip / match_only_text: the same fields with
+    # plainer types, unknown fields kept in _source only (bench/run.sh uses them when the exact
+    # Rally mapping is rejected, and says so in the report).
+    def compat(m):
+        out = {}
+        for k, v in m.items():
+            t = v.get("type")
+            if t == "geo_point":
+                continue
+            if t == "ip":
+                v = {"type": "keyword"}
+            elif t == "match_only_text":
+                v = dict(v, type="text")
+            elif "properties" in v:
+                v = {"properties": compat(v["properties"])}
+            out[k] = v
+        return out
+    for name, m in (("taxis", taxis), ("logs", logs)):
+        with open(os.path.join(HERE, name + ".index.compat.json"), "w") as f:
+            json.dump({"settings": settings, "mappings": {"dynamic": False,
+                                                          "properties": compat(m["properties"])}},
+                      f, indent=2)
+            f.write("\n")
 
 
 if __name__ == "__main__":

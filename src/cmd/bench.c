@@ -44,6 +44,7 @@ typedef struct cls_list {
 } cls_list;
 
 typedef struct query_result {
+    char *error_body; /* first bytes of an error response (owned), or NULL */
     int status;
     int64_t total; /* hits.total.value or count; -1 if absent */
     int64_t returned;
@@ -171,6 +172,8 @@ static void validate(const opts *o, const bench_req *reqs, size_t n, query_resul
         q->status = r.status;
         q->error = bench_is_error(&r);
         n_err += q->error;
+        if (q->error)
+            q->error_body = dupn(r.body, r.body_len < 300 ? r.body_len : 300);
         json_t *root = json_loadb(r.body, r.body_len, 0, NULL);
         if (root) {
             q->total = json_int_at(root, "hits", "total", "value");
@@ -536,6 +539,8 @@ static int bench_run(int argc, char **argv)
             sc_jsonw_kv_int(&w, "total", qr[i].total);
             sc_jsonw_kv_int(&w, "returned", qr[i].returned);
             sc_jsonw_kv_bool(&w, "error", qr[i].error);
+            if (qr[i].error_body)
+                sc_jsonw_kv_str(&w, "error_body", qr[i].error_body);
             sc_jsonw_obj_end(&w);
         }
         sc_jsonw_arr_end(&w);
@@ -571,6 +576,8 @@ static int bench_run(int argc, char **argv)
         free(reqs[i].wire);
     }
     free(reqs);
+    for (long i = 0; i < n; i++)
+        free(qr[i].error_body);
     free(qr);
     return rc == 0 ? 0 : 1;
 }

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The standard benchmark run (`make bench`; `make bench-quick` = --quick): release build,
+# deterministic corpora (scry gen), a fresh `scry serve`, index creation from
+# bench/workloads/*.index.json, bulk load (scry load), refresh + force-merge to one segment,
+# then per workload the validation pass and the grid (1 and 8 connections) with `scry bench`,
+# and finally docs/benchmarks.md with tables and gnuplot charts (bench/report.py).
+#
+# Sizes and timings can be overridden from the environment:
+#   WIKI_DOCS TAXIS_DOCS LOGS_DOCS   corpus sizes (defaults: full 300000/500000/500000,
+#                                    quick 20000/20000/20000)
+#   CONNS (1,8) WARMUP REPS DURATION grid settings
+#   SEED (1)                         generator seed
+#   OUT (build/bench)                corpora, server data and raw results
+#   SERVER_URL                       benchmark an already running server instead (no load)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+QUICK=0
+for a in "$@"; do
+  case "$a" in
+    --quick) QUICK=1 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "bench/run.sh: unknown option $a" >&2; exit 2 ;;
+  esac
+done
+START=$(date +%s)
+if [ $QUICK -eq 1 ]; then
+  : "${WIKI_DOCS:=20000}" "${TAXIS_DOCS:=20000}" "${LOGS_DOCS:=20000}"
+  : "${WARMUP:=0.2}" "${REPS:=1}" "${DURATION:=0.5}"
+  WORKLOADS="luceneutil.top10 taxis logs"
+else
+  : "${WIKI_DOCS:=300000}" "${TAXIS_DOCS:=500000}" "${LOGS_DOCS:=500000}"
+  : "${WARMUP:=1}" "${REPS:=3}" "${DURATION:=2}"
+  WORKLOADS="luceneutil.top10 luceneutil.count game.top10 taxis logs"
+fi
+: "${CONNS:=1,8}" "${SEED:=1}" "${OUT:=build/bench}"
+PY=/usr/bin/python3
+BIN=build/release/scry
+log() { echo "[bench $(($(date +%s) - START))s] $*" >&2; }
+die() { echo "bench/run.sh: $*" >&2; exit 1; }
+
+log "building release"
+cmake --preset release >/dev/null
+mkdir -p "$(dirname "$OUT")"
+if ! cmake --build build/release -j"$(nproc)" --target scry >"$OUT.build.log" 2>&1; then
+  mkdir -p "$(dirname "$OUT")"
+  tail -20 "$OUT.build.log" >&2 || true
+  die "the release build failed (log: $OUT.build.log); the benchmark needs build/release/scry"
+fi
+[ -x "$BIN" ] || die "$BIN missing after the build"
+"$BIN" bench --help >/dev/null 2>&1 || die "$BIN has no 'bench' command (src/cmd/main.c dispatch)"
+mkdir -p "$OUT/corpus" "$OUT/results"
+
+SPID=""
+cleanup() {
+  if [ -n "$SPID" ]; then kill "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
+
+if [ -z "${SERVER_URL:-}" ]; then
+  "$BIN" serve --help >/dev/null 2>&1 ||
+    die "'scry serve' is not available yet in $BIN: the server (src/cmd/serve.c) must work before the standard run"
+  gen() { # kind docs file
+    if [ ! -s "$3" ] || [ "$(cat "$3.meta" 2>/dev/null)" != "$1 $2 $SEED" ]; then
+      log "generating $1: $2 docs"
+      "$BIN" gen "$1" --seed "$SEED" --docs "$2" > "$3.tmp" && mv "$3.tmp" "$3"
+      echo "$1 $2 $SEED" > "$3.meta"
+    fi
+  }
+  gen wiki "$WIKI_DOCS" "$OUT/corpus/wiki.ndjson"
+  gen taxis "$TAXIS_DOCS" "$OUT/corpus/taxis.ndjson"
+  gen logs "$LOGS_DOCS" "$OUT/corpus/logs.ndjson"
+
+  rm -rf "$OUT/data" "$OUT/port"
+  log "starting scry serve"
+  "$BIN" serve --data "$OUT/data" --port 0 --port-file "$OUT/port" --log-level warn \
+    > "$OUT/server.log" 2>&1 &
+  SPID=$!
+  for _ in $(seq 100); do [ -s "$OUT/port" ] && break; kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
+  [ -s "$OUT/port" ] || { tail -20 "$OUT/server.log" >&2; die "scry serve did not start (log: $OUT/server.log)"; }
+  URL="http://127.0.0.1:$(cat "$OUT/port")"
+  curl -sf "$URL/" >/dev/null || die "scry serve at $URL does not answer GET /"
+  req() { # method path [body-file]
+    local code
+    if [ $# -ge 3 ]; then
+      code=$(curl -s -o "$OUT/last.json" -w '%{http_code}' -X "$1" "$URL$2" -H 'Content-Type: application/json' --data-binary @"$3")
+    else
+      code=$(curl -s -o "$OUT/last.json" -w '%{http_code}' -X "$1" "$URL$2")
+    fi
+    [ "${code:0:1}" = 2 ] || { echo "$1 $2 answered $code: $(head -c 300 "$OUT/last.json")" >&2; return 1; }
+  }
+  note() { echo "$*" >> "$OUT/results/notes.txt"; log "NOTE: $*"; }
+  load() { # index corpus-file workload (mapping bench/workloads/<workload>.index[.compat].json)
+    log "creating and loading $1"
+    if ! req PUT "/$1" "bench/workloads/$3.index.json" 2>>"$OUT/server.log"; then
+      local why
+      why=$(head -c 300 "$OUT/last.json")
+      if [ -e "bench/workloads/$3.index.compat.json" ] &&
+         req PUT "/$1" "bench/workloads/$3.index.compat.json" 2>>"$OUT/server.log"; then
+        note "$1: the exact Rally mapping was rejected ($why); loaded with $3.index.compat.json"
+      else
+        note "$1: index creation failed ($(head -c 300 "$OUT/last.json")); workload $3 skipped"
+        return 1
+      fi
+    fi
+    local t0 t1
+    t0=$(date +%s.%N)
+    "$BIN" load --index "$1" "$2" --url "$URL" --quiet || { note "$1: scry load failed; workload $3 skipped"; return 1; }
+    t1=$(date +%s.%N)
+    req POST "/$1/_refresh" || die "refresh of $1 failed"
+    req POST "/$1/_forcemerge?max_num_segments=1" || note "$1: force-merge failed; measured as loaded"
+    req POST "/$1/_refresh" || die "refresh of $1 failed"
+    echo "$1 $(wc -l < "$2") $t0 $t1" >> "$OUT/results/load.txt"
+  }
+  rm -f "$OUT/results/"*
+  load wiki "$OUT/corpus/wiki.ndjson" wiki || die "cannot load the wiki corpus"
+  load nyc_taxis "$OUT/corpus/taxis.ndjson" taxis || WORKLOADS=${WORKLOADS/taxis/}
+  load logs-gen "$OUT/corpus/logs.ndjson" logs || WORKLOADS=${WORKLOADS/logs/}
+  PIDARG=(--pid "$SPID")
+  CORPUS="wiki $WIKI_DOCS, taxis $TAXIS_DOCS, logs $LOGS_DOCS docs, seed $SEED"
+else
+  URL=$SERVER_URL
+  PIDARG=()
+  CORPUS="external server $URL"
+fi
+
+HOSTPORT=${URL#http://}
+BUILD="scry $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo -dirty)"
+for wl in $WORKLOADS; do
+  log "workload $wl"
+  "$BIN" bench run --host "${HOSTPORT%:*}" --port "${HOSTPORT##*:}" \
+    --workload "bench/workloads/$wl.txt" --conns "$CONNS" --warmup "$WARMUP" --reps "$REPS" \
+    --duration "$DURATION" "${PIDARG[@]}" --label "$wl" --build "$BUILD" --corpus "$CORPUS" \
+    --out "$OUT/results/$wl.json" || die "scry bench failed on $wl"
+done
+cleanup
+SPID=""
+
+log "writing docs/benchmarks.md"
+"$PY" bench/report.py --results "$OUT/results" --docs docs --seconds "$(($(date +%s) - START))" \
+  $([ $QUICK -eq 1 ] && echo --quick) || die "report failed"
+log "done in $(($(date +%s) - START))s"
