@@ -1,0 +1,328 @@
+/* POST /_bulk and /{index}/_bulk: NDJSON action/source pairs. Consecutive index/create/delete
+ * items are written per index in one sc_index_write batch (one translog fsync per shard);
+ * updates are applied one by one in order. A malformed line fails its item, not the request;
+ * a body that is not NDJSON at all fails with 400. */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/docs.h"
+#include "api/handlers.h"
+#include "api/internal.h"
+#include "base/clock.h"
+#include "cluster/node.h"
+#include "cluster/ops.h"
+
+typedef enum item_kind { IT_INDEX, IT_CREATE, IT_UPDATE, IT_DELETE, IT_BAD } item_kind;
+
+typedef struct bulk_item {
+    item_kind kind;
+    const char *op_name;   /* "index", ... as it appears in the response */
+    const char *index;     /* arena */
+    sc_slice id;           /* arena */
+    sc_slice routing;
+    sc_slice source;       /* borrowed from the body */
+    int64_t if_seq_no, if_primary_term;
+    sc_index *ix;          /* reference */
+    sc_doc_result r;
+} bulk_item;
+
+static sc_slice next_line(sc_slice *rest)
+{
+    const uint8_t *nl = memchr(rest->ptr, '\n', rest->len);
+    size_t len = nl ? (size_t)(nl - rest->ptr) : rest->len;
+    sc_slice line = sc_slice_make(rest->ptr, len);
+    size_t adv = nl ? len + 1 : len;
+    rest->ptr += adv;
+    rest->len -= adv;
+    while (line.len && (line.ptr[line.len - 1] == '\r' || line.ptr[line.len - 1] == ' '))
+        line.len--;
+    return line;
+}
+
+static bool blank(sc_slice s)
+{
+    for (size_t i = 0; i < s.len; i++)
+        if (s.ptr[i] != ' ' && s.ptr[i] != '\t' && s.ptr[i] != '\r')
+            return false;
+    return true;
+}
+
+static void item_error(bulk_item *it, int status, const char *type, const char *reason)
+{
+    it->kind = IT_BAD;
+    it->r.status = status;
+    it->r.result = NULL;
+    sc_cluster_error_set(&it->r.err, status, type, "%s", reason);
+}
+
+static char *arena_str(sc_arena *a, const char *s)
+{
+    return sc_arena_strndup(a, s, strlen(s));
+}
+
+/* Parses one action line into it; returns false when the whole request must fail. */
+static bool parse_action(sc_rest_req *req, sc_slice line, size_t lineno, bulk_item *it,
+                         char *errbuf, size_t errcap)
+{
+    json_error_t jerr;
+    json_t *a = sc__api_json_loadb(line, &jerr);
+    if (!json_is_object(a) || json_object_size(a) != 1) {
+        if (!a)
+            snprintf(errbuf, errcap, "[%zu:%d] Unexpected character in bulk action: %s", lineno,
+                     jerr.column, jerr.text);
+        else
+            snprintf(errbuf, errcap,
+                     "Malformed action/metadata line [%zu], expected START_OBJECT with a single "
+                     "action",
+                     lineno);
+        json_decref(a);
+        return false;
+    }
+    void *iter = json_object_iter(a);
+    const char *op = json_object_iter_key(iter);
+    json_t *meta = json_object_iter_value(iter);
+    if (!strcmp(op, "index"))
+        it->kind = IT_INDEX, it->op_name = "index";
+    else if (!strcmp(op, "create"))
+        it->kind = IT_CREATE, it->op_name = "create";
+    else if (!strcmp(op, "update"))
+        it->kind = IT_UPDATE, it->op_name = "update";
+    else if (!strcmp(op, "delete"))
+        it->kind = IT_DELETE, it->op_name = "delete";
+    else {
+        snprintf(errbuf, errcap,
+                 "Malformed action/metadata line [%zu], expected one of [create, delete, index, "
+                 "update] but found [%.64s]",
+                 lineno, op);
+        json_decref(a);
+        return false;
+    }
+    if (!json_is_object(meta)) {
+        snprintf(errbuf, errcap, "Malformed action/metadata line [%zu], expected START_OBJECT",
+                 lineno);
+        json_decref(a);
+        return false;
+    }
+    json_t *v;
+    it->index = req->index;
+    if ((v = json_object_get(meta, "_index")) && json_is_string(v))
+        it->index = arena_str(req->arena, json_string_value(v));
+    if ((v = json_object_get(meta, "_id"))) {
+        char buf[64];
+        const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+        if (json_is_integer(v)) {
+            snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+            s = buf;
+        }
+        if (s) {
+            char *c = arena_str(req->arena, s);
+            it->id = c ? sc_slice_cstr(c) : sc_slice_make(NULL, 0);
+        }
+    }
+    if (((v = json_object_get(meta, "routing")) || (v = json_object_get(meta, "_routing"))) &&
+        json_is_string(v)) {
+        char *c = arena_str(req->arena, json_string_value(v));
+        it->routing = c ? sc_slice_cstr(c) : sc_slice_make(NULL, 0);
+    }
+    it->if_seq_no = -2;
+    if ((v = json_object_get(meta, "if_seq_no")) && json_is_integer(v))
+        it->if_seq_no = json_integer_value(v);
+    if ((v = json_object_get(meta, "if_primary_term")) && json_is_integer(v))
+        it->if_primary_term = json_integer_value(v);
+    json_decref(a);
+    return true;
+}
+
+void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
+{
+    uint64_t t0 = sc_clock_now_ns();
+    sc_slice rest = req->body;
+    size_t cap = 64, n = 0;
+    bulk_item *items = sc_arena_alloc(req->arena, cap * sizeof *items);
+    size_t lineno = 0;
+    char errbuf[512];
+    if (!items) {
+        sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                      "[request] Data too large for the request budget", NULL, 0);
+        return;
+    }
+    while (rest.len) {
+        sc_slice line = next_line(&rest);
+        lineno++;
+        if (blank(line))
+            continue;
+        if (n == cap) {
+            bulk_item *bigger = sc_arena_alloc(req->arena, cap * 2 * sizeof *items);
+            if (!bigger) {
+                sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                              "[request] Data too large for the request budget", NULL, 0);
+                goto out;
+            }
+            memcpy(bigger, items, n * sizeof *items);
+            items = bigger;
+            cap *= 2;
+        }
+        bulk_item *it = &items[n];
+        memset(it, 0, sizeof *it);
+        if (!parse_action(req, line, lineno, it, errbuf, sizeof errbuf)) {
+            sc_rest_error(req, resp, 400, "illegal_argument_exception", errbuf, NULL, 0);
+            goto out;
+        }
+        n++;
+        if (it->kind != IT_DELETE) {
+            if (!rest.len) {
+                sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                              "The bulk request must be terminated by a newline [\\n]", NULL, 0);
+                goto out;
+            }
+            it->source = next_line(&rest);
+            lineno++;
+        }
+        if (!it->index) {
+            item_error(it, 400, "action_request_validation_exception",
+                       "Validation Failed: 1: index is missing;");
+            continue;
+        }
+        if (it->kind == IT_DELETE || it->kind == IT_UPDATE) {
+            if (!it->id.len) {
+                item_error(it, 400, "action_request_validation_exception",
+                           "Validation Failed: 1: id is missing;");
+                continue;
+            }
+        }
+        if (!it->id.len) {
+            char *id = sc_arena_alloc(req->arena, 24);
+            if (!id) {
+                item_error(it, 429, "circuit_breaking_exception", "request budget exceeded");
+                continue;
+            }
+            sc__api_auto_id(id);
+            it->id = sc_slice_cstr(id);
+            it->kind = IT_CREATE;
+        }
+        if (it->id.len > 512) {
+            item_error(it, 400, "illegal_argument_exception",
+                       "id is too long, must be no longer than 512 bytes");
+            continue;
+        }
+    }
+    if (lineno > 0 && req->body.len && req->body.ptr[req->body.len - 1] != '\n') {
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "The bulk request must be terminated by a newline [\\n]", NULL, 0);
+        goto out;
+    }
+    /* Resolve indices (auto-create). */
+    for (size_t i = 0; i < n; i++) {
+        bulk_item *it = &items[i];
+        if (it->kind == IT_BAD)
+            continue;
+        if (i > 0 && items[i - 1].ix && !strcmp(items[i - 1].index, it->index)) {
+            it->ix = items[i - 1].ix;
+            sc_index_ref(it->ix);
+            continue;
+        }
+        sc_cluster_error err;
+        it->ix = it->kind == IT_DELETE ? sc_node_index(req->node, it->index)
+                                       : sc__api_index_for_write(req, it->index, &err);
+        if (!it->ix) {
+            if (it->kind == IT_DELETE)
+                sc_cluster_error_not_found(&err, it->index);
+            it->kind = IT_BAD;
+            it->r.status = err.status;
+            it->r.err = err;
+        }
+    }
+    /* Execute: runs of consecutive non-update items on the same index form one batch. */
+    sc_doc_write *writes = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *writes);
+    sc_doc_result *results = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *results);
+    size_t *map = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *map);
+    if (!writes || !results || !map) {
+        sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                      "[request] Data too large for the request budget", NULL, 0);
+        goto out;
+    }
+    size_t i = 0;
+    while (i < n) {
+        bulk_item *it = &items[i];
+        if (it->kind == IT_BAD) {
+            i++;
+            continue;
+        }
+        if (it->kind == IT_UPDATE) {
+            json_error_t jerr;
+            json_t *body = sc__api_json_loadb(it->source, &jerr);
+            if (!json_is_object(body)) {
+                json_decref(body);
+                item_error(it, 400, "x_content_parse_exception", "malformed update body");
+            } else {
+                sc_status st = sc__api_update(req, it->ix, it->id, it->routing, body, &it->r);
+                json_decref(body);
+                if (st != SC_OK)
+                    item_error(it, 500, "exception", sc_status_str(st));
+            }
+            i++;
+            continue;
+        }
+        size_t nb = 0;
+        sc_index *ix = it->ix;
+        size_t j = i;
+        while (j < n && items[j].ix == ix && items[j].kind != IT_UPDATE &&
+               items[j].kind != IT_BAD) {
+            bulk_item *b = &items[j];
+            writes[nb] = (sc_doc_write){.op = b->kind == IT_INDEX    ? SC_DOC_INDEX
+                                              : b->kind == IT_CREATE ? SC_DOC_CREATE
+                                                                     : SC_DOC_DELETE,
+                                        .id = b->id,
+                                        .routing = b->routing,
+                                        .source = b->source,
+                                        .if_seq_no = b->if_seq_no,
+                                        .if_primary_term = b->if_primary_term};
+            map[nb++] = j;
+            j++;
+        }
+        uint64_t w0 = sc_clock_now_ns();
+        sc_status st = sc_index_write(ix, writes, nb, results, req->arena);
+        atomic_fetch_add(&ix->n_index_ops, nb);
+        atomic_fetch_add(&ix->index_time_ns, sc_clock_now_ns() - w0);
+        for (size_t k = 0; k < nb; k++) {
+            if (st == SC_OK)
+                items[map[k]].r = results[k];
+            else
+                item_error(&items[map[k]], st == SC_ELIMIT ? 429 : 500,
+                           st == SC_ELIMIT ? "es_rejected_execution_exception" : "exception",
+                           sc_status_str(st));
+        }
+        i = j;
+    }
+    /* Refresh policy, once per distinct index. */
+    sc_refresh_policy rp = sc__api_refresh_param(req);
+    if (rp != SC_REFRESH_NONE)
+        for (size_t k = 0; k < n; k++)
+            if (items[k].ix && (k == 0 || items[k - 1].ix != items[k].ix))
+                sc_index_refresh_after_write(items[k].ix, rp);
+    bool errors = false;
+    for (size_t k = 0; k < n; k++)
+        errors |= items[k].r.result == NULL;
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_int(&w, "took", (int64_t)((sc_clock_now_ns() - t0) / 1000000));
+    sc_jsonw_kv_bool(&w, "errors", errors);
+    sc_jsonw_key(&w, "items");
+    sc_jsonw_arr_begin(&w);
+    for (size_t k = 0; k < n; k++) {
+        bulk_item *it = &items[k];
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_key(&w, it->op_name ? it->op_name : "index");
+        sc_jsonw_obj_begin(&w);
+        sc__api_write_result(&w, it->index ? it->index : "", it->id, it->ix, &it->r, true);
+        sc_jsonw_obj_end(&w);
+        sc_jsonw_obj_end(&w);
+    }
+    sc_jsonw_arr_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+out:
+    for (size_t k = 0; k < n; k++)
+        sc_index_unref(items[k].ix);
+}

@@ -1,0 +1,519 @@
+/* Cluster and node information endpoints: GET /, _cluster/health, _cat APIs, _nodes/stats,
+ * _tasks. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/handlers.h"
+#include "api/internal.h"
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "cluster/node.h"
+#include "cluster/ops.h"
+#include "cluster/tasks.h"
+
+#define SC_ES_VERSION "8.15.0"
+#define SC_LUCENE_VERSION "9.11.1"
+
+void sc_api_root(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_node *n = req->node;
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_str(&w, "name", sc_node_name(n));
+    sc_jsonw_kv_str(&w, "cluster_name", sc_node_cluster_name(n));
+    sc_jsonw_kv_str(&w, "cluster_uuid", sc_node_cluster_uuid(n));
+    sc_jsonw_key(&w, "version");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_str(&w, "number", SC_ES_VERSION);
+    sc_jsonw_kv_str(&w, "build_flavor", "default");
+    sc_jsonw_kv_str(&w, "build_type", "tar");
+    sc_jsonw_kv_str(&w, "build_hash", "scry-" SCRY_VERSION);
+    sc_jsonw_kv_str(&w, "build_date", "2026-11-30T00:00:00.000Z");
+    sc_jsonw_kv_bool(&w, "build_snapshot", false);
+    sc_jsonw_kv_str(&w, "lucene_version", SC_LUCENE_VERSION);
+    sc_jsonw_kv_str(&w, "minimum_wire_compatibility_version", "7.17.0");
+    sc_jsonw_kv_str(&w, "minimum_index_compatibility_version", "7.0.0");
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_kv_str(&w, "tagline", "You Know, for Search");
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+}
+
+/* Resolves req->index (or all); on failure writes the error and returns false. */
+static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_index ***list,
+                    size_t *n)
+{
+    sc_cluster_error err;
+    sc_status st = sc_node_resolve(req->node, expr, list, n, &err);
+    if (st == SC_ENOTFOUND) {
+        sc_rest_error_index_not_found(req, resp, err.index);
+        return false;
+    }
+    if (st != SC_OK) {
+        sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
+        return false;
+    }
+    return true;
+}
+
+void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, req->index, &list, &n))
+        return;
+    uint64_t shards = 0, unassigned = 0;
+    for (size_t i = 0; i < n; i++) {
+        shards += list[i]->settings.number_of_shards;
+        unassigned += (uint64_t)list[i]->settings.number_of_shards *
+                      list[i]->settings.number_of_replicas;
+    }
+    /* One node holds primaries only: replicas > 0 make the health yellow, as in ES. */
+    const char *status = unassigned ? "yellow" : "green";
+    const char *want = sc_rest_param_get(req, "wait_for_status");
+    bool timed_out = false;
+    if (want && strcmp(want, "green") == 0 && unassigned)
+        timed_out = false; /* a single node never allocates replicas; report as ES would */
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_str(&w, "cluster_name", sc_node_cluster_name(req->node));
+    sc_jsonw_kv_str(&w, "status", status);
+    sc_jsonw_kv_bool(&w, "timed_out", timed_out);
+    sc_jsonw_kv_int(&w, "number_of_nodes", 1);
+    sc_jsonw_kv_int(&w, "number_of_data_nodes", 1);
+    sc_jsonw_kv_int(&w, "active_primary_shards", (int64_t)shards);
+    sc_jsonw_kv_int(&w, "active_shards", (int64_t)shards);
+    sc_jsonw_kv_int(&w, "relocating_shards", 0);
+    sc_jsonw_kv_int(&w, "initializing_shards", 0);
+    sc_jsonw_kv_int(&w, "unassigned_shards", (int64_t)unassigned);
+    sc_jsonw_kv_int(&w, "unassigned_primary_shards", 0);
+    sc_jsonw_kv_int(&w, "delayed_unassigned_shards", 0);
+    sc_jsonw_kv_int(&w, "number_of_pending_tasks", 0);
+    sc_jsonw_kv_int(&w, "number_of_in_flight_fetch", 0);
+    sc_jsonw_kv_int(&w, "task_max_waiting_in_queue_millis", 0);
+    double pct = shards + unassigned ? 100.0 * (double)shards / (double)(shards + unassigned) : 100.0;
+    sc_jsonw_kv_double(&w, "active_shards_percent_as_number", pct);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+    sc_node_release(list, n);
+}
+
+static void human_bytes(char *buf, size_t cap, uint64_t b)
+{
+    const char *units[] = {"b", "kb", "mb", "gb", "tb"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, cap, "%llub", (unsigned long long)b);
+    else
+        snprintf(buf, cap, "%.1f%s", v, units[u]);
+}
+
+static bool want_json(sc_rest_req *req)
+{
+    const char *f = sc_rest_param_get(req, "format");
+    return f && strcmp(f, "json") == 0;
+}
+
+/* A text table: header row when `v`, columns padded to the widest cell. */
+typedef struct table {
+    size_t n_cols, n_rows;
+    const char **cells; /* (n_rows + 1) * n_cols, row 0 = header */
+    bool right[16];
+} table;
+
+static void table_write(sc_rest_resp *resp, table *t, bool header)
+{
+    size_t width[16] = {0};
+    for (size_t r = 0; r <= t->n_rows; r++)
+        for (size_t c = 0; c < t->n_cols; c++) {
+            size_t l = strlen(t->cells[r * t->n_cols + c]);
+            if ((r > 0 || header) && l > width[c])
+                width[c] = l;
+        }
+    for (size_t r = header ? 0 : 1; r <= t->n_rows; r++) {
+        for (size_t c = 0; c < t->n_cols; c++) {
+            const char *cell = t->cells[r * t->n_cols + c];
+            size_t l = strlen(cell);
+            size_t pad = width[c] - l;
+            if (t->right[c] && r > 0)
+                for (size_t i = 0; i < pad; i++)
+                    (void)sc_vec_push(&resp->body, ' ');
+            (void)sc_vec_append(&resp->body, (const unsigned char *)cell, l);
+            if (c + 1 < t->n_cols && !(t->right[c] && r > 0))
+                for (size_t i = 0; i < pad; i++)
+                    (void)sc_vec_push(&resp->body, ' ');
+            if (c + 1 < t->n_cols)
+                (void)sc_vec_push(&resp->body, ' ');
+        }
+        (void)sc_vec_push(&resp->body, '\n');
+    }
+}
+
+void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, req->index, &list, &n))
+        return;
+    static const char *cols[] = {"health", "status", "index", "uuid", "pri", "rep",
+                                 "docs.count", "docs.deleted", "store.size", "pri.store.size",
+                                 "dataset.size"};
+    const size_t nc = sizeof cols / sizeof cols[0];
+    if (want_json(req)) {
+        sc_jsonw w;
+        sc_rest_json_begin(req, resp, 200, &w);
+        sc_jsonw_arr_begin(&w);
+        for (size_t i = 0; i < n; i++) {
+            sc_index_stats s;
+            sc_index_collect_stats(list[i], &s);
+            char size[32];
+            human_bytes(size, sizeof size, s.store_bytes);
+            sc_jsonw_obj_begin(&w);
+            sc_jsonw_kv_str(&w, "health", list[i]->settings.number_of_replicas ? "yellow" : "green");
+            sc_jsonw_kv_str(&w, "status", "open");
+            sc_jsonw_kv_str(&w, "index", list[i]->name);
+            sc_jsonw_kv_str(&w, "uuid", list[i]->uuid);
+            char buf[32];
+            snprintf(buf, sizeof buf, "%u", list[i]->settings.number_of_shards);
+            sc_jsonw_kv_str(&w, "pri", buf);
+            snprintf(buf, sizeof buf, "%u", list[i]->settings.number_of_replicas);
+            sc_jsonw_kv_str(&w, "rep", buf);
+            snprintf(buf, sizeof buf, "%llu", (unsigned long long)s.docs_count);
+            sc_jsonw_kv_str(&w, "docs.count", buf);
+            snprintf(buf, sizeof buf, "%llu", (unsigned long long)s.docs_deleted);
+            sc_jsonw_kv_str(&w, "docs.deleted", buf);
+            sc_jsonw_kv_str(&w, "store.size", size);
+            sc_jsonw_kv_str(&w, "pri.store.size", size);
+            sc_jsonw_kv_str(&w, "dataset.size", size);
+            sc_jsonw_obj_end(&w);
+        }
+        sc_jsonw_arr_end(&w);
+        sc_rest_json_end(req, resp, &w);
+        sc_node_release(list, n);
+        return;
+    }
+    table t = {.n_cols = nc, .n_rows = n};
+    t.cells = sc_arena_alloc(req->arena, (n + 1) * nc * sizeof *t.cells);
+    if (!t.cells) {
+        sc_node_release(list, n);
+        sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+        return;
+    }
+    for (size_t c = 0; c < nc; c++)
+        t.cells[c] = cols[c];
+    t.right[4] = t.right[5] = t.right[6] = t.right[7] = t.right[8] = t.right[9] = t.right[10] =
+        true;
+    for (size_t i = 0; i < n; i++) {
+        sc_index_stats s;
+        sc_index_collect_stats(list[i], &s);
+        char size[32];
+        human_bytes(size, sizeof size, s.store_bytes);
+        const char **row = t.cells + (i + 1) * nc;
+        row[0] = list[i]->settings.number_of_replicas ? "yellow" : "green";
+        row[1] = "open";
+        row[2] = sc_arena_strndup(req->arena, list[i]->name, strlen(list[i]->name));
+        row[3] = sc_arena_strndup(req->arena, list[i]->uuid, strlen(list[i]->uuid));
+        row[4] = sc__api_fmt(req, "%u", list[i]->settings.number_of_shards);
+        row[5] = sc__api_fmt(req, "%u", list[i]->settings.number_of_replicas);
+        row[6] = sc__api_fmt(req, "%llu", (unsigned long long)s.docs_count);
+        row[7] = sc__api_fmt(req, "%llu", (unsigned long long)s.docs_deleted);
+        row[8] = row[9] = row[10] = sc__api_fmt(req, "%s", size);
+        for (size_t c = 0; c < nc; c++)
+            if (!row[c])
+                row[c] = "";
+    }
+    sc_node_release(list, n);
+    sc_vec_clear(&resp->body);
+    resp->status = 200;
+    resp->content_type = "text/plain; charset=UTF-8";
+    resp->no_filter = true;
+    table_write(resp, &t, sc_rest_param_bool(req, "v", false));
+}
+
+void sc_api_cat_health(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, NULL, &list, &n))
+        return;
+    uint64_t shards = 0, unassigned = 0;
+    for (size_t i = 0; i < n; i++) {
+        shards += list[i]->settings.number_of_shards;
+        unassigned += (uint64_t)list[i]->settings.number_of_shards *
+                      list[i]->settings.number_of_replicas;
+    }
+    sc_node_release(list, n);
+    int64_t now = sc_clock_wall_ms();
+    const char *status = unassigned ? "yellow" : "green";
+    double pct = shards + unassigned ? 100.0 * (double)shards / (double)(shards + unassigned) : 100.0;
+    if (want_json(req)) {
+        sc_jsonw w;
+        sc_rest_json_begin(req, resp, 200, &w);
+        sc_jsonw_arr_begin(&w);
+        sc_jsonw_obj_begin(&w);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%lld", (long long)(now / 1000));
+        sc_jsonw_kv_str(&w, "epoch", buf);
+        sc_jsonw_kv_str(&w, "cluster", sc_node_cluster_name(req->node));
+        sc_jsonw_kv_str(&w, "status", status);
+        sc_jsonw_kv_str(&w, "node.total", "1");
+        sc_jsonw_kv_str(&w, "node.data", "1");
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)shards);
+        sc_jsonw_kv_str(&w, "shards", buf);
+        sc_jsonw_kv_str(&w, "pri", buf);
+        sc_jsonw_kv_str(&w, "relo", "0");
+        sc_jsonw_kv_str(&w, "init", "0");
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)unassigned);
+        sc_jsonw_kv_str(&w, "unassign", buf);
+        sc_jsonw_kv_str(&w, "pending_tasks", "0");
+        snprintf(buf, sizeof buf, "%.1f%%", pct);
+        sc_jsonw_kv_str(&w, "active_shards_percent", buf);
+        sc_jsonw_obj_end(&w);
+        sc_jsonw_arr_end(&w);
+        sc_rest_json_end(req, resp, &w);
+        return;
+    }
+    static const char *cols[] = {"epoch", "timestamp", "cluster", "status", "node.total",
+                                 "node.data", "shards", "pri", "relo", "init", "unassign",
+                                 "pending_tasks", "max_task_wait_time", "active_shards_percent"};
+    const size_t nc = sizeof cols / sizeof cols[0];
+    const char *cells[2 * 14];
+    for (size_t c = 0; c < nc; c++)
+        cells[c] = cols[c];
+    time_t secs = (time_t)(now / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    const char **row = cells + nc;
+    row[0] = sc__api_fmt(req, "%lld", (long long)secs);
+    row[1] = sc__api_fmt(req, "%02d:%02d:%02d", tm.tm_hour, tm.tm_min, tm.tm_sec);
+    row[2] = sc_node_cluster_name(req->node);
+    row[3] = status;
+    row[4] = "1";
+    row[5] = "1";
+    row[6] = sc__api_fmt(req, "%llu", (unsigned long long)shards);
+    row[7] = row[6];
+    row[8] = "0";
+    row[9] = "0";
+    row[10] = sc__api_fmt(req, "%llu", (unsigned long long)unassigned);
+    row[11] = "0";
+    row[12] = "-";
+    row[13] = sc__api_fmt(req, "%.1f%%", pct);
+    for (size_t c = 0; c < nc; c++)
+        if (!row[c])
+            row[c] = "";
+    table t = {.n_cols = nc, .n_rows = 1, .cells = cells};
+    sc_vec_clear(&resp->body);
+    resp->status = 200;
+    resp->content_type = "text/plain; charset=UTF-8";
+    resp->no_filter = true;
+    table_write(resp, &t, sc_rest_param_bool(req, "v", false));
+}
+
+void sc_api_cat_count(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, req->index, &list, &n))
+        return;
+    uint64_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        sc_index_stats s;
+        sc_index_collect_stats(list[i], &s);
+        count += s.docs_count;
+    }
+    sc_node_release(list, n);
+    int64_t now = sc_clock_wall_ms();
+    time_t secs = (time_t)(now / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    if (want_json(req)) {
+        sc_jsonw w;
+        sc_rest_json_begin(req, resp, 200, &w);
+        sc_jsonw_arr_begin(&w);
+        sc_jsonw_obj_begin(&w);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%lld", (long long)secs);
+        sc_jsonw_kv_str(&w, "epoch", buf);
+        snprintf(buf, sizeof buf, "%02d:%02d:%02d", tm.tm_hour, tm.tm_min, tm.tm_sec);
+        sc_jsonw_kv_str(&w, "timestamp", buf);
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)count);
+        sc_jsonw_kv_str(&w, "count", buf);
+        sc_jsonw_obj_end(&w);
+        sc_jsonw_arr_end(&w);
+        sc_rest_json_end(req, resp, &w);
+        return;
+    }
+    const char *cells[6] = {"epoch", "timestamp", "count"};
+    cells[3] = sc__api_fmt(req, "%lld", (long long)secs);
+    cells[4] = sc__api_fmt(req, "%02d:%02d:%02d", tm.tm_hour, tm.tm_min, tm.tm_sec);
+    cells[5] = sc__api_fmt(req, "%llu", (unsigned long long)count);
+    for (int i = 3; i < 6; i++)
+        if (!cells[i])
+            cells[i] = "";
+    table t = {.n_cols = 3, .n_rows = 1, .cells = cells};
+    sc_vec_clear(&resp->body);
+    resp->status = 200;
+    resp->content_type = "text/plain; charset=UTF-8";
+    resp->no_filter = true;
+    table_write(resp, &t, sc_rest_param_bool(req, "v", false));
+}
+
+static void breaker(sc_jsonw *w, const char *name, uint64_t limit, uint64_t used, double overhead,
+                    uint64_t tripped)
+{
+    char buf[32];
+    sc_jsonw_key(w, name);
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "limit_size_in_bytes", (int64_t)limit);
+    human_bytes(buf, sizeof buf, limit);
+    sc_jsonw_kv_str(w, "limit_size", buf);
+    sc_jsonw_kv_int(w, "estimated_size_in_bytes", (int64_t)used);
+    human_bytes(buf, sizeof buf, used);
+    sc_jsonw_kv_str(w, "estimated_size", buf);
+    sc_jsonw_kv_double(w, "overhead", overhead);
+    sc_jsonw_kv_int(w, "tripped", (int64_t)tripped);
+    sc_jsonw_obj_end(w);
+}
+
+void sc_api_nodes_stats(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_node *node = req->node;
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, NULL, &list, &n))
+        return;
+    sc_index_stats tot = {0};
+    uint64_t q = 0, qt = 0, ix_ops = 0, ix_t = 0, fetch = 0, fetch_t = 0;
+    for (size_t i = 0; i < n; i++) {
+        sc_index_stats s;
+        sc_index_collect_stats(list[i], &s);
+        tot.docs_count += s.docs_count;
+        tot.docs_deleted += s.docs_deleted;
+        tot.store_bytes += s.store_bytes;
+        tot.n_segments += s.n_segments;
+        tot.memory_bytes += s.memory_bytes;
+        q += atomic_load(&list[i]->n_search_queries);
+        qt += atomic_load(&list[i]->search_time_ns);
+        ix_ops += atomic_load(&list[i]->n_index_ops);
+        ix_t += atomic_load(&list[i]->index_time_ns);
+        fetch += atomic_load(&list[i]->n_fetch);
+        fetch_t += atomic_load(&list[i]->fetch_time_ns);
+    }
+    sc_node_release(list, n);
+    const sc_node_config *cfg = sc_node_config_get(node);
+    uint64_t mem = cfg->memory_limit_bytes;
+    sc_breaker_stats br;
+    sc_breakers_get(node, &br);
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "_nodes");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_int(&w, "total", 1);
+    sc_jsonw_kv_int(&w, "successful", 1);
+    sc_jsonw_kv_int(&w, "failed", 0);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_kv_str(&w, "cluster_name", sc_node_cluster_name(node));
+    sc_jsonw_key(&w, "nodes");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, sc_node_id(node));
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_int(&w, "timestamp", sc_clock_wall_ms());
+    sc_jsonw_kv_str(&w, "name", sc_node_name(node));
+    sc_jsonw_kv_str(&w, "transport_address", "127.0.0.1:9300");
+    sc_jsonw_kv_str(&w, "host", "127.0.0.1");
+    sc_jsonw_kv_str(&w, "ip", "127.0.0.1:9300");
+    sc_jsonw_key(&w, "roles");
+    sc_jsonw_arr_begin(&w);
+    sc_jsonw_str(&w, "data");
+    sc_jsonw_str(&w, "ingest");
+    sc_jsonw_str(&w, "master");
+    sc_jsonw_arr_end(&w);
+    sc_jsonw_key(&w, "indices");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "docs");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_int(&w, "count", (int64_t)tot.docs_count);
+    sc_jsonw_kv_int(&w, "deleted", (int64_t)tot.docs_deleted);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_key(&w, "store");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_int(&w, "size_in_bytes", (int64_t)tot.store_bytes);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_key(&w, "indexing");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_int(&w, "index_total", (int64_t)ix_ops);
+    sc_jsonw_kv_int(&w, "index_time_in_millis", (int64_t)(ix_t / 1000000));
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_key(&w, "search");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_int(&w, "query_total", (int64_t)q);
+    sc_jsonw_kv_int(&w, "query_time_in_millis", (int64_t)(qt / 1000000));
+    sc_jsonw_kv_int(&w, "fetch_total", (int64_t)fetch);
+    sc_jsonw_kv_int(&w, "fetch_time_in_millis", (int64_t)(fetch_t / 1000000));
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_key(&w, "segments");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_int(&w, "count", (int64_t)tot.n_segments);
+    sc_jsonw_kv_int(&w, "memory_in_bytes", (int64_t)tot.memory_bytes);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_key(&w, "breakers");
+    sc_jsonw_obj_begin(&w);
+    breaker(&w, "request", br.request_limit, br.request_used, 1.0, br.request_tripped);
+    breaker(&w, "fielddata", mem * 40 / 100, 0, 1.03, 0);
+    breaker(&w, "in_flight_requests", mem, br.inflight_used, 2.0, br.inflight_tripped);
+    breaker(&w, "parent", mem * 95 / 100, br.request_used + br.inflight_used, 1.0,
+            br.request_tripped + br.inflight_tripped);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+}
+
+void sc_api_tasks(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "nodes");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, sc_node_id(req->node));
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_str(&w, "name", sc_node_name(req->node));
+    sc_jsonw_key(&w, "tasks");
+    sc_jsonw_obj_begin(&w);
+    sc_tasks_write(req->node, &w, req->extra);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+}
+
+void sc_api_tasks_cancel(sc_rest_req *req, sc_rest_resp *resp)
+{
+    size_t n = sc_tasks_cancel(req->node, req->extra, sc_rest_param_get(req, "actions"));
+    if (req->extra && n == 0) {
+        sc_rest_errorf(req, resp, 404, "resource_not_found_exception",
+                       "task [%s] is not found", req->extra);
+        return;
+    }
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "nodes");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+}

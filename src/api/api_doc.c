@@ -1,0 +1,499 @@
+/* Single-document endpoints: _doc (index/get/head/delete), _create, _source, _update, _mget.
+ * Writes auto-create a missing index with default settings, as Elasticsearch does. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/docs.h"
+#include "api/handlers.h"
+#include "api/internal.h"
+#include "base/clock.h"
+#include "cluster/node.h"
+#include "cluster/ops.h"
+
+void sc__api_cluster_error(sc_rest_req *req, sc_rest_resp *resp, const sc_cluster_error *err);
+
+sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, sc_cluster_error *err)
+{
+    sc_index *ix = sc_node_index(req->node, name);
+    if (ix)
+        return ix;
+    sc_status st = sc_node_create_index(req->node, name, NULL, NULL, err);
+    if (st != SC_OK && st != SC_EEXIST)
+        return NULL;
+    ix = sc_node_index(req->node, name);
+    if (!ix)
+        sc_cluster_error_not_found(err, name);
+    return ix;
+}
+
+void sc__api_auto_id(char out[24])
+{
+    /* Time-ordered prefix (like ES's flake ids) + randomness, base64url, 20 chars. */
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    static _Atomic uint64_t seq;
+    uint64_t t = (uint64_t)sc_clock_wall_ms();
+    uint64_t s = atomic_fetch_add(&seq, 1) + sc_clock_now_ns();
+    uint64_t r = s * 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < 8; i++)
+        out[i] = alphabet[(t >> (42 - 6 * i)) & 63];
+    for (int i = 8; i < 20; i++) {
+        out[i] = alphabet[r & 63];
+        r = (r >> 6) | ((uint64_t)i << 58);
+        if (i == 14)
+            r ^= (atomic_fetch_add(&seq, 0) * 0xBF58476D1CE4E5B9ull);
+    }
+    out[20] = '\0';
+}
+
+sc_refresh_policy sc__api_refresh_param(const sc_rest_req *req)
+{
+    const char *r = sc_rest_param_get(req, "refresh");
+    if (!r || !strcmp(r, "false"))
+        return SC_REFRESH_NONE;
+    if (!strcmp(r, "wait_for"))
+        return SC_REFRESH_WAIT_FOR;
+    return SC_REFRESH_TRUE;
+}
+
+void sc__api_write_result(sc_jsonw *w, const char *index, sc_slice id, const sc_index *ix,
+                          const sc_doc_result *r, bool with_status)
+{
+    sc_jsonw_kv_str(w, "_index", index);
+    sc_jsonw_key(w, "_id");
+    sc_jsonw_strn(w, id);
+    if (!r->result) {
+        if (with_status)
+            sc_jsonw_kv_int(w, "status", r->status);
+        sc_jsonw_key(w, "error");
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_kv_str(w, "type", r->err.type ? r->err.type : "exception");
+        sc_jsonw_kv_str(w, "reason", r->err.reason);
+        if (r->err.cause_type) {
+            sc_jsonw_key(w, "caused_by");
+            sc_jsonw_obj_begin(w);
+            sc_jsonw_kv_str(w, "type", r->err.cause_type);
+            sc_jsonw_kv_str(w, "reason", r->err.cause_reason);
+            sc_jsonw_obj_end(w);
+        }
+        if (ix) {
+            sc_jsonw_kv_str(w, "index_uuid", ix->uuid);
+            char shard[16];
+            snprintf(shard, sizeof shard, "%u", r->shard);
+            sc_jsonw_kv_str(w, "shard", shard);
+        }
+        sc_jsonw_kv_str(w, "index", index);
+        sc_jsonw_obj_end(w);
+        return;
+    }
+    sc_jsonw_kv_int(w, "_version", r->version);
+    sc_jsonw_kv_str(w, "result", r->result);
+    sc_jsonw_key(w, "_shards");
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "total", ix ? 1 + ix->settings.number_of_replicas : 1);
+    sc_jsonw_kv_int(w, "successful", 1);
+    sc_jsonw_kv_int(w, "failed", 0);
+    sc_jsonw_obj_end(w);
+    sc_jsonw_kv_int(w, "_seq_no", r->seq_no);
+    sc_jsonw_kv_int(w, "_primary_term", r->primary_term);
+    if (with_status)
+        sc_jsonw_kv_int(w, "status", r->status);
+}
+
+/* Reads if_seq_no / if_primary_term / routing URL parameters into a write. */
+static bool write_params(sc_rest_req *req, sc_rest_resp *resp, sc_doc_write *w)
+{
+    bool ok = true;
+    w->if_seq_no = sc_rest_param_int(req, "if_seq_no", -2, &ok);
+    w->if_primary_term = sc_rest_param_int(req, "if_primary_term", 0, &ok);
+    if (!ok) {
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "[if_seq_no] and [if_primary_term] must be integers", NULL, 0);
+        return false;
+    }
+    const char *routing = sc_rest_param_get(req, "routing");
+    w->routing = routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0);
+    return true;
+}
+
+static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, const char *id)
+{
+    sc_doc_write w = {.op = op};
+    if (!write_params(req, resp, &w))
+        return;
+    const char *op_type = sc_rest_param_get(req, "op_type");
+    if (op_type && !strcmp(op_type, "create"))
+        w.op = SC_DOC_CREATE;
+    char auto_id[24];
+    if (!id) {
+        sc__api_auto_id(auto_id);
+        id = auto_id;
+        w.op = SC_DOC_CREATE;
+    }
+    if (strlen(id) > 512) {
+        sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                       "id [%.32s...] is too long, must be no longer than 512 bytes but was: %zu",
+                       id, strlen(id));
+        return;
+    }
+    w.id = sc_slice_cstr(id);
+    if (op != SC_DOC_DELETE) {
+        json_t *body;
+        if (!sc__api_body_json(req, resp, true, &body))
+            return;
+        json_decref(body);
+        w.source = req->body;
+    }
+    sc_cluster_error err;
+    sc_index *ix = op == SC_DOC_DELETE ? sc_node_index(req->node, req->index)
+                                       : sc__api_index_for_write(req, req->index, &err);
+    if (!ix) {
+        if (op == SC_DOC_DELETE)
+            sc_rest_error_index_not_found(req, resp, req->index);
+        else
+            sc__api_cluster_error(req, resp, &err);
+        return;
+    }
+    sc_doc_result r;
+    uint64_t t0 = sc_clock_now_ns();
+    sc_status st = sc_index_write(ix, &w, 1, &r, req->arena);
+    atomic_fetch_add(&ix->n_index_ops, 1);
+    atomic_fetch_add(&ix->index_time_ns, sc_clock_now_ns() - t0);
+    if (st != SC_OK) {
+        sc_index_unref(ix);
+        sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
+        return;
+    }
+    if (!r.result || (op == SC_DOC_DELETE && r.status == 404 && false)) {
+        sc_rest_kv kv[] = {{"index_uuid", ix->uuid}, {"index", ix->name}};
+        sc_rest_resp tmp;
+        (void)tmp;
+        sc_rest_error(req, resp, r.status, r.err.type ? r.err.type : "exception", r.err.reason,
+                      kv, 2);
+        sc_index_unref(ix);
+        return;
+    }
+    sc_index_refresh_after_write(ix, sc__api_refresh_param(req));
+    sc_jsonw jw;
+    sc_rest_json_begin(req, resp, r.status, &jw);
+    sc_jsonw_obj_begin(&jw);
+    sc__api_write_result(&jw, ix->name, w.id, ix, &r, false);
+    sc_jsonw_obj_end(&jw);
+    sc_rest_json_end(req, resp, &jw);
+    sc_index_unref(ix);
+}
+
+void sc_api_doc_index(sc_rest_req *req, sc_rest_resp *resp)
+{
+    single_write(req, resp, SC_DOC_INDEX, req->id);
+}
+
+void sc_api_doc_create(sc_rest_req *req, sc_rest_resp *resp)
+{
+    single_write(req, resp, SC_DOC_CREATE, req->id);
+}
+
+void sc_api_doc_delete(sc_rest_req *req, sc_rest_resp *resp)
+{
+    single_write(req, resp, SC_DOC_DELETE, req->id);
+}
+
+static void get_common(sc_rest_req *req, sc_rest_resp *resp, bool source_only)
+{
+    sc_index *ix = sc_node_index(req->node, req->index);
+    if (!ix) {
+        sc_rest_error_index_not_found(req, resp, req->index);
+        return;
+    }
+    const char *routing = sc_rest_param_get(req, "routing");
+    sc_doc_get g;
+    sc_status st = sc_index_get(ix, sc_slice_cstr(req->id),
+                                routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0),
+                                req->arena, &g);
+    if (st != SC_OK) {
+        sc_index_unref(ix);
+        sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
+        return;
+    }
+    if (req->method == SC_REST_HEAD) {
+        sc_vec_clear(&resp->body);
+        resp->status = g.found ? 200 : 404;
+        sc_index_unref(ix);
+        return;
+    }
+    if (source_only) {
+        if (!g.found) {
+            char reason[600];
+            snprintf(reason, sizeof reason, "Document not found [%s]/[%s]", ix->name, req->id);
+            sc_rest_kv kv[] = {{"resource.type", "document"}, {"resource.id", req->id}};
+            sc_rest_error(req, resp, 404, "resource_not_found_exception", reason, kv, 2);
+        } else {
+            sc_vec_clear(&resp->body);
+            resp->status = 200;
+            (void)sc_vec_append(&resp->body, g.source.ptr, g.source.len);
+        }
+        sc_index_unref(ix);
+        return;
+    }
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, g.found ? 200 : 404, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_str(&w, "_index", ix->name);
+    sc_jsonw_kv_str(&w, "_id", req->id);
+    if (g.found) {
+        sc_jsonw_kv_int(&w, "_version", g.version);
+        sc_jsonw_kv_int(&w, "_seq_no", g.seq_no);
+        sc_jsonw_kv_int(&w, "_primary_term", g.primary_term);
+    }
+    sc_jsonw_kv_bool(&w, "found", g.found);
+    if (g.found && sc_rest_param_bool(req, "_source", true)) {
+        sc_jsonw_key(&w, "_source");
+        sc_jsonw_raw(&w, g.source);
+    }
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+    sc_index_unref(ix);
+}
+
+void sc_api_doc_get(sc_rest_req *req, sc_rest_resp *resp)
+{
+    get_common(req, resp, false);
+}
+
+void sc_api_doc_source(sc_rest_req *req, sc_rest_resp *resp)
+{
+    get_common(req, resp, true);
+}
+
+/* Deep merge of `patch` into `base` (objects merge recursively, everything else replaces).
+ * Returns true if base changed. */
+static bool merge_into(json_t *base, const json_t *patch)
+{
+    bool changed = false;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)patch, k, v)
+    {
+        json_t *cur = json_object_get(base, k);
+        if (cur && json_is_object(cur) && json_is_object(v)) {
+            changed |= merge_into(cur, v);
+        } else if (!cur || !json_equal(cur, v)) {
+            json_object_set(base, k, v);
+            changed = true;
+        }
+    }
+    return changed;
+}
+
+sc_status sc__api_update(sc_rest_req *req, sc_index *ix, sc_slice id, sc_slice routing,
+                         const json_t *body, sc_doc_result *r)
+{
+    memset(r, 0, sizeof *r);
+    const json_t *doc = json_object_get(body, "doc");
+    const json_t *upsert = json_object_get(body, "upsert");
+    bool doc_as_upsert = json_is_true(json_object_get(body, "doc_as_upsert"));
+    if (json_object_get(body, "script")) {
+        r->status = 400;
+        sc_cluster_error_set(&r->err, 400, "illegal_argument_exception",
+                             "scripted updates are not supported");
+        return SC_OK;
+    }
+    if (doc && !json_is_object(doc)) {
+        r->status = 400;
+        sc_cluster_error_set(&r->err, 400, "illegal_argument_exception", "[doc] must be an object");
+        return SC_OK;
+    }
+    if (!doc && !upsert) {
+        r->status = 400;
+        sc_cluster_error_set(&r->err, 400, "action_request_validation_exception",
+                             "Validation Failed: 1: script or doc is missing;");
+        return SC_OK;
+    }
+    for (int attempt = 0; attempt < 8; attempt++) {
+        sc_doc_get g;
+        SC_TRY(sc_index_get(ix, id, routing, req->arena, &g));
+        json_t *newdoc = NULL;
+        sc_doc_write w = {.op = SC_DOC_INDEX, .id = id, .routing = routing, .if_seq_no = -2};
+        if (!g.found) {
+            if (upsert)
+                newdoc = json_deep_copy(upsert);
+            else if (doc_as_upsert)
+                newdoc = json_deep_copy(doc);
+            else {
+                r->status = 404;
+                sc_cluster_error_set(&r->err, 404, "document_missing_exception",
+                                     "[%.*s]: document missing", (int)id.len,
+                                     (const char *)id.ptr);
+                return SC_OK;
+            }
+            w.op = SC_DOC_CREATE;
+        } else {
+            json_error_t jerr;
+            newdoc = json_loadb((const char *)g.source.ptr, g.source.len, 0, &jerr);
+            if (!json_is_object(newdoc)) {
+                json_decref(newdoc);
+                newdoc = json_object();
+            }
+            if (doc && !merge_into(newdoc, doc) &&
+                !json_is_false(json_object_get(body, "detect_noop"))) {
+                json_decref(newdoc);
+                r->status = 200;
+                r->result = "noop";
+                r->version = g.version;
+                r->seq_no = g.seq_no;
+                r->primary_term = g.primary_term;
+                return SC_OK;
+            }
+            w.if_seq_no = g.seq_no;
+            w.if_primary_term = g.primary_term;
+        }
+        sc_buf src = {0};
+        if (!newdoc || sc__api_json_encode(&src, newdoc) != SC_OK) {
+            json_decref(newdoc);
+            sc_vec_free(&src);
+            return SC_ENOMEM;
+        }
+        json_decref(newdoc);
+        char *copy = sc_arena_alloc(req->arena, src.len ? src.len : 1);
+        if (!copy) {
+            sc_vec_free(&src);
+            return SC_ELIMIT;
+        }
+        memcpy(copy, src.ptr, src.len);
+        w.source = sc_slice_make(copy, src.len);
+        sc_vec_free(&src);
+        SC_TRY(sc_index_write(ix, &w, 1, r, req->arena));
+        if (r->status == 409 && attempt + 1 < 8)
+            continue; /* a concurrent write won: re-read and re-apply */
+        if (r->result && g.found) {
+            r->result = "updated";
+            r->status = 200;
+        }
+        return SC_OK;
+    }
+    return SC_OK;
+}
+
+void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
+{
+    json_t *body;
+    if (!sc__api_body_json(req, resp, true, &body))
+        return;
+    sc_cluster_error err;
+    sc_index *ix = sc__api_index_for_write(req, req->index, &err);
+    if (!ix) {
+        json_decref(body);
+        sc__api_cluster_error(req, resp, &err);
+        return;
+    }
+    const char *routing = sc_rest_param_get(req, "routing");
+    sc_doc_result r;
+    sc_status st = sc__api_update(req, ix, sc_slice_cstr(req->id),
+                                  routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0),
+                                  body, &r);
+    json_decref(body);
+    if (st != SC_OK) {
+        sc_index_unref(ix);
+        sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
+        return;
+    }
+    if (!r.result) {
+        sc_rest_kv kv[] = {{"index_uuid", ix->uuid}, {"shard", "0"}, {"index", ix->name}};
+        sc_rest_error(req, resp, r.status, r.err.type ? r.err.type : "exception", r.err.reason,
+                      kv, 3);
+        sc_index_unref(ix);
+        return;
+    }
+    sc_index_refresh_after_write(ix, sc__api_refresh_param(req));
+    sc_jsonw jw;
+    sc_rest_json_begin(req, resp, r.status, &jw);
+    sc_jsonw_obj_begin(&jw);
+    sc__api_write_result(&jw, ix->name, sc_slice_cstr(req->id), ix, &r, false);
+    sc_jsonw_obj_end(&jw);
+    sc_rest_json_end(req, resp, &jw);
+    sc_index_unref(ix);
+}
+
+void sc_api_mget(sc_rest_req *req, sc_rest_resp *resp)
+{
+    json_t *body;
+    if (!sc__api_body_json(req, resp, true, &body))
+        return;
+    json_t *docs = json_object_get(body, "docs");
+    json_t *ids = json_object_get(body, "ids");
+    if (!json_is_array(docs) && !json_is_array(ids)) {
+        json_decref(body);
+        sc_rest_error(req, resp, 400, "action_request_validation_exception",
+                      "Validation Failed: 1: no documents to get;", NULL, 0);
+        return;
+    }
+    size_t n = json_is_array(docs) ? json_array_size(docs) : json_array_size(ids);
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "docs");
+    sc_jsonw_arr_begin(&w);
+    for (size_t i = 0; i < n; i++) {
+        const char *index = req->index, *id = NULL, *routing = NULL;
+        if (json_is_array(docs)) {
+            json_t *d = json_array_get(docs, i);
+            json_t *ji = json_object_get(d, "_index");
+            if (json_is_string(ji))
+                index = json_string_value(ji);
+            id = json_string_value(json_object_get(d, "_id"));
+            routing = json_string_value(json_object_get(d, "routing"));
+        } else {
+            id = json_string_value(json_array_get(ids, i));
+        }
+        sc_jsonw_obj_begin(&w);
+        if (!index || !id) {
+            sc_jsonw_kv_str(&w, "_index", index ? index : "");
+            sc_jsonw_kv_str(&w, "_id", id ? id : "");
+            sc_jsonw_key(&w, "error");
+            sc_jsonw_obj_begin(&w);
+            sc_jsonw_kv_str(&w, "type", "illegal_argument_exception");
+            sc_jsonw_kv_str(&w, "reason", index ? "id is missing" : "index is missing");
+            sc_jsonw_obj_end(&w);
+            sc_jsonw_obj_end(&w);
+            continue;
+        }
+        sc_index *ix = sc_node_index(req->node, index);
+        sc_jsonw_kv_str(&w, "_index", index);
+        sc_jsonw_kv_str(&w, "_id", id);
+        sc_doc_get g = {0};
+        if (!ix || sc_index_get(ix, sc_slice_cstr(id),
+                                routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0),
+                                req->arena, &g) != SC_OK) {
+            if (!ix) {
+                sc_jsonw_key(&w, "error");
+                sc_jsonw_obj_begin(&w);
+                sc_jsonw_kv_str(&w, "type", "index_not_found_exception");
+                char reason[600];
+                snprintf(reason, sizeof reason, "no such index [%s]", index);
+                sc_jsonw_kv_str(&w, "reason", reason);
+                sc_jsonw_kv_str(&w, "index", index);
+                sc_jsonw_obj_end(&w);
+                sc_jsonw_obj_end(&w);
+                continue;
+            }
+            g.found = false;
+        }
+        if (g.found) {
+            sc_jsonw_kv_int(&w, "_version", g.version);
+            sc_jsonw_kv_int(&w, "_seq_no", g.seq_no);
+            sc_jsonw_kv_int(&w, "_primary_term", g.primary_term);
+        }
+        sc_jsonw_kv_bool(&w, "found", g.found);
+        if (g.found) {
+            sc_jsonw_key(&w, "_source");
+            sc_jsonw_raw(&w, g.source);
+        }
+        sc_jsonw_obj_end(&w);
+        sc_index_unref(ix);
+    }
+    sc_jsonw_arr_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+    json_decref(body);
+}

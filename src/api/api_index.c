@@ -1,0 +1,511 @@
+/* Index administration endpoints: create/delete/exists/get, _mapping, _settings, _refresh,
+ * _flush, _forcemerge, _stats, _segments. */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/handlers.h"
+#include "api/internal.h"
+#include "cluster/node.h"
+#include "cluster/ops.h"
+
+/* Writes a cluster error as the ES envelope, with index fields when set. */
+void sc__api_cluster_error(sc_rest_req *req, sc_rest_resp *resp, const sc_cluster_error *err);
+void sc__api_cluster_error(sc_rest_req *req, sc_rest_resp *resp, const sc_cluster_error *err)
+{
+    if (err->type && strcmp(err->type, "index_not_found_exception") == 0) {
+        sc_rest_error_index_not_found(req, resp, err->index);
+        return;
+    }
+    sc_rest_kv kv[2];
+    size_t n = 0;
+    if (err->index_uuid[0])
+        kv[n++] = (sc_rest_kv){"index_uuid", err->index_uuid};
+    if (err->index[0])
+        kv[n++] = (sc_rest_kv){"index", err->index};
+    sc_rest_error(req, resp, err->status ? err->status : 500, err->type ? err->type : "exception",
+                  err->reason, kv, n);
+}
+
+static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_index ***list,
+                    size_t *n)
+{
+    sc_cluster_error err;
+    sc_status st = sc_node_resolve(req->node, expr, list, n, &err);
+    if (st == SC_ENOTFOUND) {
+        sc_rest_error_index_not_found(req, resp, err.index);
+        return false;
+    }
+    if (st != SC_OK) {
+        sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
+        return false;
+    }
+    return true;
+}
+
+void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
+{
+    json_t *body;
+    if (!sc__api_body_json(req, resp, false, &body))
+        return;
+    static const char *const allowed[] = {"settings", "mappings", "aliases", NULL};
+    if (body) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(body, k, v)
+        {
+            bool ok = false;
+            for (const char *const *a = allowed; *a; a++)
+                ok |= strcmp(k, *a) == 0;
+            if (!ok || !json_is_object(v)) {
+                sc_rest_errorf(req, resp, 400, ok ? "parse_exception" : "parse_exception",
+                               ok ? "[%s] must be an object" : "unknown key [%s] for create index",
+                               k);
+                json_decref(body);
+                return;
+            }
+        }
+    }
+    json_t *settings = body ? json_object_get(body, "settings") : NULL;
+    json_t *mappings = body ? json_object_get(body, "mappings") : NULL;
+    /* Typed mappings ({"_doc": {...}}) are an ES 6 form; accept the single-type wrapper. */
+    if (mappings && json_object_size(mappings) == 1 && json_object_get(mappings, "_doc") &&
+        json_is_object(json_object_get(mappings, "_doc")))
+        mappings = json_object_get(mappings, "_doc");
+    sc_cluster_error err;
+    sc_status st = sc_node_create_index(req->node, req->index, settings, mappings, &err);
+    json_decref(body);
+    if (st != SC_OK) {
+        sc__api_cluster_error(req, resp, &err);
+        return;
+    }
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_bool(&w, "acknowledged", true);
+    sc_jsonw_kv_bool(&w, "shards_acknowledged", true);
+    sc_jsonw_kv_str(&w, "index", req->index);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+}
+
+void sc_api_index_delete(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, req->index, &list, &n))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        sc_cluster_error err;
+        if (sc_node_delete_index(req->node, list[i]->name, &err) != SC_OK &&
+            !strpbrk(req->index, "*?")) {
+            sc_node_release(list, n);
+            sc__api_cluster_error(req, resp, &err);
+            return;
+        }
+    }
+    sc_node_release(list, n);
+    sc_rest_ack(req, resp);
+}
+
+static void write_index_body(sc_jsonw *w, sc_index *ix, bool aliases, bool mappings,
+                             bool settings)
+{
+    if (aliases) {
+        sc_jsonw_key(w, "aliases");
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_obj_end(w);
+    }
+    if (mappings) {
+        sc_mapping *m = sc_index_mapping(ix);
+        sc_jsonw_key(w, "mappings");
+        sc_mapping_write(m, w);
+        sc_mapping_unref(m);
+    }
+    if (settings) {
+        sc_jsonw_key(w, "settings");
+        sc__api_json_write(w, ix->settings_json);
+    }
+}
+
+void sc_api_index_get(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, req->index, &list, &n))
+        return;
+    if (req->method == SC_REST_HEAD) {
+        sc_node_release(list, n);
+        sc_vec_clear(&resp->body);
+        resp->status = n ? 200 : 404;
+        return;
+    }
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    for (size_t i = 0; i < n; i++) {
+        sc_jsonw_key(&w, list[i]->name);
+        sc_jsonw_obj_begin(&w);
+        write_index_body(&w, list[i], true, true, true);
+        sc_jsonw_obj_end(&w);
+    }
+    sc_jsonw_obj_end(&w);
+    sc_node_release(list, n);
+    sc_rest_json_end(req, resp, &w);
+}
+
+void sc_api_get_mapping(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, req->index, &list, &n))
+        return;
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    for (size_t i = 0; i < n; i++) {
+        sc_jsonw_key(&w, list[i]->name);
+        sc_jsonw_obj_begin(&w);
+        write_index_body(&w, list[i], false, true, false);
+        sc_jsonw_obj_end(&w);
+    }
+    sc_jsonw_obj_end(&w);
+    sc_node_release(list, n);
+    sc_rest_json_end(req, resp, &w);
+}
+
+void sc_api_put_mapping(sc_rest_req *req, sc_rest_resp *resp)
+{
+    json_t *body;
+    if (!sc__api_body_json(req, resp, true, &body))
+        return;
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, req->index, &list, &n)) {
+        json_decref(body);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sc_cluster_error err;
+        if (sc_index_put_mapping(list[i], body, &err) != SC_OK) {
+            sc__api_cluster_error(req, resp, &err);
+            sc_node_release(list, n);
+            json_decref(body);
+            return;
+        }
+    }
+    sc_node_release(list, n);
+    json_decref(body);
+    sc_rest_ack(req, resp);
+}
+
+void sc_api_get_settings(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, req->index, &list, &n))
+        return;
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    for (size_t i = 0; i < n; i++) {
+        sc_jsonw_key(&w, list[i]->name);
+        sc_jsonw_obj_begin(&w);
+        write_index_body(&w, list[i], false, false, true);
+        sc_jsonw_obj_end(&w);
+    }
+    sc_jsonw_obj_end(&w);
+    sc_node_release(list, n);
+    sc_rest_json_end(req, resp, &w);
+}
+
+void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
+{
+    json_t *body;
+    if (!sc__api_body_json(req, resp, true, &body))
+        return;
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, req->index, &list, &n)) {
+        json_decref(body);
+        return;
+    }
+    /* Dynamic settings scry applies at runtime: refresh_interval and max_result_window. */
+    json_t *ixs = json_object_get(body, "index");
+    json_t *src = json_is_object(ixs) ? ixs : body;
+    const char *k;
+    json_t *v;
+    bool bad = false;
+    json_object_foreach(src, k, v)
+    {
+        const char *key = strncmp(k, "index.", 6) == 0 ? k + 6 : k;
+        if (strcmp(key, "number_of_shards") == 0) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "Can't update non dynamic settings [[index.number_of_shards]] for "
+                           "open indices");
+            bad = true;
+            break;
+        }
+    }
+    if (!bad) {
+        for (size_t i = 0; i < n; i++) {
+            json_t *target = json_object_get(list[i]->settings_json, "index");
+            json_object_foreach(src, k, v)
+            {
+                const char *key = strncmp(k, "index.", 6) == 0 ? k + 6 : k;
+                int64_t ms;
+                if (strcmp(key, "refresh_interval") == 0 && json_is_string(v) &&
+                    sc__api_parse_time_ms(json_string_value(v), &ms))
+                    list[i]->settings.refresh_interval_ms = ms;
+                else if (strcmp(key, "refresh_interval") == 0 && json_is_null(v))
+                    list[i]->settings.refresh_interval_ms = 1000;
+                if (strcmp(key, "max_result_window") == 0 && json_is_integer(v))
+                    list[i]->settings.max_result_window = json_integer_value(v);
+                if (strcmp(key, "number_of_replicas") == 0 && json_is_integer(v))
+                    list[i]->settings.number_of_replicas = (uint32_t)json_integer_value(v);
+                if (json_is_null(v))
+                    json_object_del(target, key);
+                else if (json_is_integer(v))
+                    json_object_set_new(target, key, json_sprintf("%lld", (long long)json_integer_value(v)));
+                else
+                    json_object_set_new(target, key, json_deep_copy(v));
+            }
+        }
+        sc_rest_ack(req, resp);
+    }
+    sc_node_release(list, n);
+    json_decref(body);
+}
+
+static void shards_header(sc_jsonw *w, uint32_t total, uint32_t ok)
+{
+    sc_jsonw_key(w, "_shards");
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "total", total);
+    sc_jsonw_kv_int(w, "successful", ok);
+    sc_jsonw_kv_int(w, "failed", total > ok ? total - ok : 0);
+    sc_jsonw_obj_end(w);
+}
+
+static void fanout(sc_rest_req *req, sc_rest_resp *resp, int op)
+{
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, req->index, &list, &n))
+        return;
+    bool ok = true;
+    int64_t max_seg = sc_rest_param_int(req, "max_num_segments", -1, &ok);
+    if (!ok) {
+        sc_node_release(list, n);
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "failed to parse [max_num_segments]", NULL, 0);
+        return;
+    }
+    uint32_t total = 0, good = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t shards = list[i]->settings.number_of_shards;
+        total += shards * (1 + list[i]->settings.number_of_replicas);
+        good += op == 0 ? sc_index_refresh(list[i])
+              : op == 1 ? sc_index_flush(list[i])
+                        : sc_index_forcemerge(list[i], max_seg);
+    }
+    sc_node_release(list, n);
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    shards_header(&w, total, good);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+}
+
+void sc_api_refresh(sc_rest_req *req, sc_rest_resp *resp)
+{
+    fanout(req, resp, 0);
+}
+
+void sc_api_flush(sc_rest_req *req, sc_rest_resp *resp)
+{
+    fanout(req, resp, 1);
+}
+
+void sc_api_forcemerge(sc_rest_req *req, sc_rest_resp *resp)
+{
+    fanout(req, resp, 2);
+}
+
+static void stats_block(sc_jsonw *w, const sc_index_stats *s, sc_index *ix_or_null,
+                        uint64_t q, uint64_t qt, uint64_t ops, uint64_t opt)
+{
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_key(w, "docs");
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "count", (int64_t)s->docs_count);
+    sc_jsonw_kv_int(w, "deleted", (int64_t)s->docs_deleted);
+    sc_jsonw_obj_end(w);
+    sc_jsonw_key(w, "store");
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "size_in_bytes", (int64_t)s->store_bytes);
+    sc_jsonw_kv_int(w, "total_data_set_size_in_bytes", (int64_t)s->store_bytes);
+    sc_jsonw_kv_int(w, "reserved_in_bytes", 0);
+    sc_jsonw_obj_end(w);
+    sc_jsonw_key(w, "indexing");
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "index_total", (int64_t)ops);
+    sc_jsonw_kv_int(w, "index_time_in_millis", (int64_t)(opt / 1000000));
+    sc_jsonw_kv_int(w, "index_current", 0);
+    sc_jsonw_obj_end(w);
+    sc_jsonw_key(w, "search");
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "query_total", (int64_t)q);
+    sc_jsonw_kv_int(w, "query_time_in_millis", (int64_t)(qt / 1000000));
+    sc_jsonw_kv_int(w, "query_current", 0);
+    sc_jsonw_obj_end(w);
+    sc_jsonw_key(w, "merges");
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "current", (int64_t)s->merges_current);
+    sc_jsonw_kv_int(w, "current_docs", 0);
+    sc_jsonw_kv_int(w, "total", (int64_t)s->merges_total);
+    sc_jsonw_obj_end(w);
+    sc_jsonw_key(w, "refresh");
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "total", ix_or_null ? (int64_t)atomic_load(&ix_or_null->n_refresh) : 0);
+    sc_jsonw_obj_end(w);
+    sc_jsonw_key(w, "flush");
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "total", ix_or_null ? (int64_t)atomic_load(&ix_or_null->n_flush) : 0);
+    sc_jsonw_obj_end(w);
+    sc_jsonw_key(w, "segments");
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "count", (int64_t)s->n_segments);
+    sc_jsonw_kv_int(w, "memory_in_bytes", (int64_t)s->memory_bytes);
+    sc_jsonw_obj_end(w);
+    sc_jsonw_key(w, "translog");
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "operations", (int64_t)s->translog_ops);
+    sc_jsonw_kv_int(w, "size_in_bytes", (int64_t)s->translog_bytes);
+    sc_jsonw_obj_end(w);
+    sc_jsonw_obj_end(w);
+}
+
+void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, req->index, &list, &n))
+        return;
+    sc_index_stats *per = sc_arena_calloc(req->arena, n ? n : 1, sizeof *per);
+    if (!per) {
+        sc_node_release(list, n);
+        sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+        return;
+    }
+    sc_index_stats all = {0};
+    uint64_t q = 0, qt = 0, ops = 0, opt = 0;
+    uint32_t shards = 0, copies = 0;
+    for (size_t i = 0; i < n; i++) {
+        sc_index_collect_stats(list[i], &per[i]);
+        all.docs_count += per[i].docs_count;
+        all.docs_deleted += per[i].docs_deleted;
+        all.store_bytes += per[i].store_bytes;
+        all.n_segments += per[i].n_segments;
+        all.merges_current += per[i].merges_current;
+        all.merges_total += per[i].merges_total;
+        all.memory_bytes += per[i].memory_bytes;
+        all.translog_ops += per[i].translog_ops;
+        all.translog_bytes += per[i].translog_bytes;
+        q += atomic_load(&list[i]->n_search_queries);
+        qt += atomic_load(&list[i]->search_time_ns);
+        ops += atomic_load(&list[i]->n_index_ops);
+        opt += atomic_load(&list[i]->index_time_ns);
+        shards += list[i]->settings.number_of_shards;
+        copies += list[i]->settings.number_of_shards * (1 + list[i]->settings.number_of_replicas);
+    }
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "_shards");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_int(&w, "total", copies);
+    sc_jsonw_kv_int(&w, "successful", shards);
+    sc_jsonw_kv_int(&w, "failed", 0);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_key(&w, "_all");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "primaries");
+    stats_block(&w, &all, NULL, q, qt, ops, opt);
+    sc_jsonw_key(&w, "total");
+    stats_block(&w, &all, NULL, q, qt, ops, opt);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_key(&w, "indices");
+    sc_jsonw_obj_begin(&w);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t iq = atomic_load(&list[i]->n_search_queries);
+        uint64_t iqt = atomic_load(&list[i]->search_time_ns);
+        uint64_t io = atomic_load(&list[i]->n_index_ops);
+        uint64_t iot = atomic_load(&list[i]->index_time_ns);
+        sc_jsonw_key(&w, list[i]->name);
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_kv_str(&w, "uuid", list[i]->uuid);
+        sc_jsonw_kv_str(&w, "health", list[i]->settings.number_of_replicas ? "yellow" : "green");
+        sc_jsonw_kv_str(&w, "status", "open");
+        sc_jsonw_key(&w, "primaries");
+        stats_block(&w, &per[i], list[i], iq, iqt, io, iot);
+        sc_jsonw_key(&w, "total");
+        stats_block(&w, &per[i], list[i], iq, iqt, io, iot);
+        sc_jsonw_obj_end(&w);
+    }
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_node_release(list, n);
+    sc_rest_json_end(req, resp, &w);
+}
+
+void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_index **list;
+    size_t n;
+    if (!resolve(req, resp, req->index, &list, &n))
+        return;
+    uint32_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += list[i]->settings.number_of_shards;
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    shards_header(&w, total, total);
+    sc_jsonw_key(&w, "indices");
+    sc_jsonw_obj_begin(&w);
+    for (size_t i = 0; i < n; i++) {
+        sc_jsonw_key(&w, list[i]->name);
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_key(&w, "shards");
+        sc_jsonw_obj_begin(&w);
+        for (uint32_t s = 0; s < list[i]->settings.number_of_shards; s++) {
+            sc_index_stats st;
+            sc_index_shard_stats(list[i], s, &st);
+            char key[16];
+            snprintf(key, sizeof key, "%u", s);
+            sc_jsonw_key(&w, key);
+            sc_jsonw_arr_begin(&w);
+            sc_jsonw_obj_begin(&w);
+            sc_jsonw_key(&w, "routing");
+            sc_jsonw_obj_begin(&w);
+            sc_jsonw_kv_str(&w, "state", "STARTED");
+            sc_jsonw_kv_bool(&w, "primary", true);
+            sc_jsonw_kv_str(&w, "node", sc_node_id(req->node));
+            sc_jsonw_obj_end(&w);
+            sc_jsonw_kv_int(&w, "num_committed_segments", (int64_t)st.n_segments);
+            sc_jsonw_kv_int(&w, "num_search_segments", (int64_t)st.n_segments);
+            sc_jsonw_key(&w, "segments");
+            sc_jsonw_obj_begin(&w);
+            sc_jsonw_obj_end(&w);
+            sc_jsonw_obj_end(&w);
+            sc_jsonw_arr_end(&w);
+        }
+        sc_jsonw_obj_end(&w);
+        sc_jsonw_obj_end(&w);
+    }
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_node_release(list, n);
+    sc_rest_json_end(req, resp, &w);
+}

@@ -1,0 +1,804 @@
+/* _search, _count and _msearch: request parsing (body and URL parameters, the query DSL per
+ * target index), the coordinator call, and the response shape. */
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/dsl.h"
+#include "api/handlers.h"
+#include "api/internal.h"
+#include "base/clock.h"
+#include "cluster/log.h"
+#include "cluster/node.h"
+#include "cluster/search.h"
+#include "cluster/tasks.h"
+
+/* ---- the DSL environment bound to one index's mapping ---- */
+
+typedef struct dsl_ctx {
+    sc_index *ix;
+    sc_mapping *m;
+    const char **fields;
+    size_t n_fields;
+    sc_arena *arena;
+} dsl_ctx;
+
+static sc_dsl_field_kind env_kind(void *ctx, sc_slice field)
+{
+    dsl_ctx *d = ctx;
+    const sc_mapping_field *f = sc_mapping_find(d->m, field);
+    if (!f)
+        return SC_DSL_FIELD_UNMAPPED;
+    switch (f->type) {
+    case SC_MAPPING_TEXT:
+        return SC_DSL_FIELD_TEXT;
+    case SC_MAPPING_KEYWORD:
+    case SC_MAPPING_IP:
+        return SC_DSL_FIELD_KEYWORD;
+    case SC_MAPPING_OBJECT:
+        return SC_DSL_FIELD_UNMAPPED;
+    default:
+        return SC_DSL_FIELD_NUMERIC;
+    }
+}
+
+static sc_status env_analyze(void *ctx, sc_slice field, const char *analyzer, sc_slice text,
+                             sc_arena *a, sc_dsl_token **toks, size_t *n)
+{
+    dsl_ctx *d = ctx;
+    const sc_mapping_analysis *an = sc_index_analysis(d->ix);
+    const char *name = analyzer;
+    if (!name) {
+        const sc_mapping_field *f = sc_mapping_find(d->m, field);
+        if (f && f->type == SC_MAPPING_TEXT)
+            name = sc_mapping_search_analyzer(f, false);
+    }
+    sc_index_token *it;
+    size_t nt;
+    SC_TRY(an->analyze(an->ctx, name, text, a, &it, &nt));
+    sc_dsl_token *out = sc_arena_alloc(a, (nt ? nt : 1) * sizeof *out);
+    if (!out)
+        return SC_ENOMEM;
+    for (size_t i = 0; i < nt; i++) {
+        out[i].term = it[i].term;
+        out[i].position = it[i].position;
+    }
+    *toks = out;
+    *n = nt;
+    return SC_OK;
+}
+
+static sc_status env_encode(void *ctx, sc_slice field, const json_t *value, sc_arena *a,
+                            sc_slice *out)
+{
+    dsl_ctx *d = ctx;
+    const sc_mapping_field *f = sc_mapping_find(d->m, field);
+    if (!f || f->type == SC_MAPPING_TEXT || f->type == SC_MAPPING_OBJECT)
+        return SC_EUNSUPPORTED;
+    sc_mapping_value v;
+    sc_mapping_error err;
+    sc_status st = sc_mapping_encode_value(f, value, sc_index_analysis(d->ix), sc_clock_wall_ms(),
+                                           a, &v, &err);
+    if (st != SC_OK)
+        return st == SC_ENOMEM ? SC_ENOMEM : SC_EINVAL;
+    if (v.kind == SC_FIELD_KEYWORD) {
+        *out = v.term;
+        return SC_OK;
+    }
+    /* Numeric terms need point queries from the search layer (pending). */
+    return SC_EUNSUPPORTED;
+}
+
+static size_t env_default_fields(void *ctx, const char ***fields)
+{
+    dsl_ctx *d = ctx;
+    if (!d->fields) {
+        size_t n = sc_mapping_n_fields(d->m);
+        const char **list = sc_arena_alloc(d->arena, (n ? n : 1) * sizeof *list);
+        if (!list)
+            return 0;
+        size_t k = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            const sc_mapping_field *f = sc_mapping_field_at(d->m, i);
+            if (f->type == SC_MAPPING_TEXT || (f->type == SC_MAPPING_KEYWORD && !f->is_multi_field))
+                list[k++] = f->path;
+        }
+        d->fields = list;
+        d->n_fields = k;
+    }
+    *fields = d->fields;
+    return d->n_fields;
+}
+
+/* ---- request parsing ---- */
+
+typedef struct search_parse {
+    json_t *body;     /* owned */
+    json_t *query;    /* borrowed from body or built from q= */
+    json_t *owned_q;  /* a query built from URL params */
+    int64_t from, size;
+    int64_t track_total_hits;
+    bool rest_total_int;
+    int64_t timeout_ms;
+    bool source;
+    json_t *source_filter; /* borrowed: includes/excludes spec, or NULL */
+} search_parse;
+
+static bool parse_tth(const json_t *v, int64_t *out)
+{
+    if (json_is_true(v))
+        *out = -1;
+    else if (json_is_false(v))
+        *out = 0;
+    else if (json_is_integer(v) && json_integer_value(v) >= 0)
+        *out = json_integer_value(v);
+    else
+        return false;
+    return true;
+}
+
+static bool parse_search(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_in,
+                         search_parse *sp, bool count)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->size = 10;
+    sp->track_total_hits = 10000;
+    sp->timeout_ms = -1;
+    sp->source = true;
+    const json_t *body = body_in;
+    if (body) {
+        static const char *const known[] = {
+            "query", "size", "from", "track_total_hits", "timeout", "_source", "sort",
+            "aggs", "aggregations", "explain", "stored_fields", "docvalue_fields", "fields",
+            "min_score", "terminate_after", "track_scores", "version", "seq_no_primary_term",
+            "highlight", "search_after", "profile", "post_filter", "collapse", "stats", "pit",
+            "runtime_mappings", "indices_boost", "rescore", "suggest", "script_fields", "ext",
+            NULL};
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)body, k, v)
+        {
+            bool ok = false;
+            for (const char *const *n = known; *n; n++)
+                ok |= strcmp(k, *n) == 0;
+            if (!ok || (count && strcmp(k, "query") != 0 && strcmp(k, "min_score") != 0 &&
+                        strcmp(k, "terminate_after") != 0)) {
+                sc_rest_errorf(req, resp, 400, "parsing_exception",
+                               "Unknown key for a %s in [%s].",
+                               json_is_object(v)  ? "START_OBJECT"
+                               : json_is_array(v) ? "START_ARRAY"
+                                                  : "VALUE_STRING",
+                               k);
+                return false;
+            }
+        }
+        if (json_object_get(body, "aggs") || json_object_get(body, "aggregations")) {
+            sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                          "aggregations are not supported yet", NULL, 0);
+            return false;
+        }
+        sp->query = json_object_get(body, "query");
+        if (sp->query && !json_is_object(sp->query)) {
+            sc_rest_error(req, resp, 400, "parsing_exception",
+                          "[query] must be an object", NULL, 0);
+            return false;
+        }
+        json_t *v2;
+        if ((v2 = json_object_get(body, "size")) &&
+            (!json_is_integer(v2) || json_integer_value(v2) < 0)) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "[size] parameter cannot be negative, found [%lld]",
+                           json_is_integer(v2) ? (long long)json_integer_value(v2) : -1LL);
+            return false;
+        }
+        if (v2)
+            sp->size = json_integer_value(v2);
+        if ((v2 = json_object_get(body, "from")) &&
+            (!json_is_integer(v2) || json_integer_value(v2) < 0)) {
+            sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                          "[from] parameter cannot be negative", NULL, 0);
+            return false;
+        }
+        if (v2)
+            sp->from = json_integer_value(v2);
+        if ((v2 = json_object_get(body, "track_total_hits")) &&
+            !parse_tth(v2, &sp->track_total_hits)) {
+            sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                          "[track_total_hits] must be a boolean or a non-negative integer", NULL,
+                          0);
+            return false;
+        }
+        if ((v2 = json_object_get(body, "timeout")) &&
+            (!json_is_string(v2) ||
+             !sc__api_parse_time_ms(json_string_value(v2), &sp->timeout_ms))) {
+            sc_rest_error(req, resp, 400, "parse_exception", "failed to parse [timeout]", NULL,
+                          0);
+            return false;
+        }
+        if ((v2 = json_object_get(body, "_source"))) {
+            if (json_is_false(v2))
+                sp->source = false;
+            else if (!json_is_true(v2))
+                sp->source_filter = v2;
+        }
+        json_t *sort = json_object_get(body, "sort");
+        if (sort) {
+            /* Only relevance order for now: accept "_score" (desc) sorts, reject the rest. */
+            bool ok = true;
+            if (json_is_string(sort))
+                ok = strcmp(json_string_value(sort), "_score") == 0;
+            else if (json_is_array(sort)) {
+                size_t i;
+                json_t *x;
+                json_array_foreach(sort, i, x)
+                {
+                    if (json_is_string(x))
+                        ok &= strcmp(json_string_value(x), "_score") == 0;
+                    else if (json_is_object(x))
+                        ok &= json_object_get(x, "_score") != NULL && json_object_size(x) == 1;
+                    else
+                        ok = false;
+                }
+            } else if (json_is_object(sort))
+                ok = json_object_get(sort, "_score") != NULL && json_object_size(sort) == 1;
+            if (!ok) {
+                sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                              "sorting by field is not supported yet (only _score)", NULL, 0);
+                return false;
+            }
+        }
+    }
+    /* URL parameters override the body, as in Elasticsearch. */
+    bool ok = true;
+    sp->size = sc_rest_param_int(req, "size", sp->size, &ok);
+    sp->from = sc_rest_param_int(req, "from", sp->from, &ok);
+    if (!ok || sp->size < 0 || sp->from < 0) {
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "[from] and [size] must be non-negative integers", NULL, 0);
+        return false;
+    }
+    const char *tth = sc_rest_param_get(req, "track_total_hits");
+    if (tth) {
+        if (!strcmp(tth, "true") || !*tth)
+            sp->track_total_hits = -1;
+        else if (!strcmp(tth, "false"))
+            sp->track_total_hits = 0;
+        else {
+            char *end;
+            long long x = strtoll(tth, &end, 10);
+            if (*end || x < 0) {
+                sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                              "failed to parse [track_total_hits]", NULL, 0);
+                return false;
+            }
+            sp->track_total_hits = x;
+        }
+    }
+    sp->rest_total_int = sc_rest_param_bool(req, "rest_total_hits_as_int", false);
+    const char *to = sc_rest_param_get(req, "timeout");
+    if (to && !sc__api_parse_time_ms(to, &sp->timeout_ms)) {
+        sc_rest_error(req, resp, 400, "parse_exception", "failed to parse [timeout]", NULL, 0);
+        return false;
+    }
+    const char *src = sc_rest_param_get(req, "_source");
+    if (src && strcmp(src, "false") == 0)
+        sp->source = false;
+    const char *q = sc_rest_param_get(req, "q");
+    if (q) {
+        json_t *qs = json_object();
+        json_object_set_new(qs, "query", json_string(q));
+        const char *df = sc_rest_param_get(req, "df");
+        if (df)
+            json_object_set_new(qs, "default_field", json_string(df));
+        const char *op = sc_rest_param_get(req, "default_operator");
+        if (op)
+            json_object_set_new(qs, "default_operator", json_string(op));
+        const char *an = sc_rest_param_get(req, "analyzer");
+        if (an)
+            json_object_set_new(qs, "analyzer", json_string(an));
+        sp->owned_q = json_pack("{s:o}", "query_string", qs);
+        sp->query = sp->owned_q;
+    }
+    return true;
+}
+
+/* Builds the query tree of each index. */
+static bool build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
+                          sc_index **list, size_t n, sc_query **out)
+{
+    if (n == 0 && query) {
+        /* No target index: still validate the query as Elasticsearch parses it up front. */
+        sc_query *q;
+        sc_dsl_error err;
+        if (sc_dsl_parse(NULL, req->arena, query, &q, &err) != SC_OK) {
+            sc_rest_error(req, resp, err.status ? err.status : 400,
+                          err.type ? err.type : "parsing_exception", err.reason, NULL, 0);
+            return false;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!query) {
+            out[i] = sc_query_match_all(req->arena);
+            if (!out[i]) {
+                sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+                return false;
+            }
+            continue;
+        }
+        dsl_ctx d = {.ix = list[i], .m = sc_index_mapping(list[i]), .arena = req->arena};
+        sc_dsl_env env = {.ctx = &d,
+                          .analyze = env_analyze,
+                          .field_kind = env_kind,
+                          .encode_term = env_encode,
+                          .default_fields = env_default_fields};
+        sc_dsl_error err;
+        sc_status st = sc_dsl_parse(&env, req->arena, query, &out[i], &err);
+        sc_mapping_unref(d.m);
+        if (st != SC_OK) {
+            if (err.type && !strcmp(err.type, "query_shard_exception")) {
+                sc_rest_kv kv[] = {{"index", list[i]->name}, {"index_uuid", list[i]->uuid}};
+                sc_rest_error(req, resp, 400, err.type, err.reason, kv, 2);
+            } else {
+                sc_rest_error(req, resp, err.status ? err.status : 400,
+                              err.type ? err.type : "parsing_exception", err.reason, NULL, 0);
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+/* _source includes/excludes: rewrites a document's source. */
+static bool path_match(const char *pattern, const char *path)
+{
+    /* "a.*" matches "a.b"; "a" matches "a" and "a.b" (objects include their children). */
+    size_t pl = strlen(pattern);
+    if (fnmatch(pattern, path, 0) == 0)
+        return true;
+    return strncmp(pattern, path, pl) == 0 && path[pl] == '.';
+}
+
+static json_t *filter_source(const json_t *v, const char *prefix, const json_t *inc,
+                             const json_t *exc);
+
+static bool any_match(const json_t *list, const char *path, bool prefix_ok)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(list, i, x)
+    {
+        const char *p = json_string_value(x);
+        if (!p)
+            continue;
+        if (path_match(p, path))
+            return true;
+        /* An object on the way to an included path must be kept. */
+        if (prefix_ok) {
+            size_t l = strlen(path);
+            if (strncmp(p, path, l) == 0 && p[l] == '.')
+                return true;
+            if (p[0] == '*')
+                return true;
+        }
+    }
+    return false;
+}
+
+static json_t *filter_source(const json_t *v, const char *prefix, const json_t *inc,
+                             const json_t *exc)
+{
+    json_t *out = json_object();
+    const char *k;
+    json_t *x;
+    json_object_foreach((json_t *)v, k, x)
+    {
+        char path[1024];
+        snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", k);
+        if (exc && any_match(exc, path, false))
+            continue;
+        bool full = !inc || json_array_size(inc) == 0 || any_match(inc, path, false);
+        if (full && !json_is_object(x)) {
+            json_object_set(out, k, x);
+            continue;
+        }
+        if (json_is_object(x) && (full || any_match(inc, path, true))) {
+            json_t *sub = filter_source(x, path, full ? NULL : inc, exc);
+            if (json_object_size(sub) || full)
+                json_object_set_new(out, k, sub);
+            else
+                json_decref(sub);
+        }
+    }
+    return out;
+}
+
+static json_t *as_list(const json_t *v)
+{
+    if (!v)
+        return NULL;
+    if (json_is_string(v))
+        return json_pack("[O]", v);
+    if (json_is_array(v))
+        return json_incref((json_t *)v);
+    return NULL;
+}
+
+static void write_source(sc_jsonw *w, sc_slice src, const json_t *filter)
+{
+    if (!filter) {
+        sc_jsonw_raw(w, src);
+        return;
+    }
+    json_t *inc = NULL, *exc = NULL;
+    if (json_is_object(filter)) {
+        inc = as_list(json_object_get(filter, "includes"));
+        if (!inc)
+            inc = as_list(json_object_get(filter, "include"));
+        exc = as_list(json_object_get(filter, "excludes"));
+        if (!exc)
+            exc = as_list(json_object_get(filter, "exclude"));
+    } else {
+        inc = as_list(filter);
+    }
+    json_error_t jerr;
+    json_t *doc = json_loadb((const char *)src.ptr, src.len, 0, &jerr);
+    if (!json_is_object(doc)) {
+        sc_jsonw_raw(w, src);
+    } else {
+        json_t *f = filter_source(doc, "", inc, exc);
+        sc__api_json_write(w, f);
+        json_decref(f);
+    }
+    json_decref(doc);
+    json_decref(inc);
+    json_decref(exc);
+}
+
+static void write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r)
+{
+    sc_jsonw_key(w, "_shards");
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "total", r->shards_total);
+    sc_jsonw_kv_int(w, "successful", r->shards_successful);
+    sc_jsonw_kv_int(w, "skipped", r->shards_skipped);
+    sc_jsonw_kv_int(w, "failed", r->shards_failed);
+    if (r->n_failures) {
+        sc_jsonw_key(w, "failures");
+        sc_jsonw_arr_begin(w);
+        for (size_t i = 0; i < r->n_failures; i++) {
+            const sc_shard_failure *f = &r->failures[i];
+            sc_jsonw_obj_begin(w);
+            sc_jsonw_kv_int(w, "shard", f->shard);
+            sc_jsonw_kv_str(w, "index", sr->indices[f->index_i]->name);
+            sc_jsonw_kv_str(w, "node", "local");
+            sc_jsonw_key(w, "reason");
+            sc_jsonw_obj_begin(w);
+            sc_jsonw_kv_str(w, "type", f->err.type ? f->err.type : "exception");
+            sc_jsonw_kv_str(w, "reason", f->err.reason);
+            sc_jsonw_obj_end(w);
+            sc_jsonw_obj_end(w);
+        }
+        sc_jsonw_arr_end(w);
+    }
+    sc_jsonw_obj_end(w);
+}
+
+/* Writes the body of one search response (used by _search and each _msearch item). */
+static void write_search_response(sc_jsonw *w, const sc_search_request *sr,
+                                  const sc_search_response *r, const search_parse *sp,
+                                  uint64_t took_ms, int status_for_msearch)
+{
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "took", (int64_t)took_ms);
+    sc_jsonw_kv_bool(w, "timed_out", r->timed_out);
+    write_shards(w, sr, r);
+    sc_jsonw_key(w, "hits");
+    sc_jsonw_obj_begin(w);
+    if (sp->track_total_hits != 0) {
+        if (sp->rest_total_int) {
+            sc_jsonw_kv_int(w, "total", (int64_t)r->total);
+        } else {
+            sc_jsonw_key(w, "total");
+            sc_jsonw_obj_begin(w);
+            sc_jsonw_kv_int(w, "value", (int64_t)r->total);
+            sc_jsonw_kv_str(w, "relation", r->total_is_lower_bound ? "gte" : "eq");
+            sc_jsonw_obj_end(w);
+        }
+    }
+    sc_jsonw_key(w, "max_score");
+    if (r->n_hits == 0 && isnan(r->max_score))
+        sc_jsonw_null(w);
+    else
+        sc_jsonw_float(w, isnan(r->max_score) ? 0.0f : r->max_score);
+    sc_jsonw_key(w, "hits");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < r->n_hits; i++) {
+        const sc_search_hit *h = &r->hits[i];
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_kv_str(w, "_index", sr->indices[h->index_i]->name);
+        sc_jsonw_key(w, "_id");
+        sc_jsonw_strn(w, h->id);
+        sc_jsonw_key(w, "_score");
+        sc_jsonw_float(w, h->score);
+        if (sp->source && h->source.len) {
+            sc_jsonw_key(w, "_source");
+            write_source(w, h->source, sp->source_filter);
+        }
+        sc_jsonw_obj_end(w);
+    }
+    sc_jsonw_arr_end(w);
+    sc_jsonw_obj_end(w);
+    if (status_for_msearch)
+        sc_jsonw_kv_int(w, "status", status_for_msearch);
+    sc_jsonw_obj_end(w);
+}
+
+/* Resolves, parses and runs one search; on success the caller writes the response. Returns
+ * false after writing an error into resp. */
+typedef struct search_run {
+    sc_index **list;
+    size_t n;
+    sc_search_request sr;
+    sc_search_response r;
+    search_parse sp;
+    uint64_t t0;
+} search_run;
+
+static void run_fini(search_run *run)
+{
+    sc_node_release(run->list, run->n);
+    json_decref(run->sp.owned_q);
+    run->list = NULL;
+    run->n = 0;
+}
+
+static bool run_search(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
+                       const json_t *body, bool count, search_run *run)
+{
+    memset(run, 0, sizeof *run);
+    run->t0 = sc_clock_now_ns();
+    if (!parse_search(req, resp, body, &run->sp, count))
+        return false;
+    sc_cluster_error err;
+    sc_status st = sc_node_resolve(req->node, index_expr, &run->list, &run->n, &err);
+    if (st != SC_OK) {
+        json_decref(run->sp.owned_q);
+        if (st == SC_ENOTFOUND)
+            sc_rest_error_index_not_found(req, resp, err.index);
+        else
+            sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
+        return false;
+    }
+    for (size_t i = 0; i < run->n; i++) {
+        if (!count && run->sp.from + run->sp.size > run->list[i]->settings.max_result_window) {
+            char reason[512];
+            snprintf(reason, sizeof reason,
+                     "Result window is too large, from + size must be less than or equal to: "
+                     "[%lld] but was [%lld]. See the scroll api for a more efficient way to "
+                     "request large data sets. This limit can be set by changing the "
+                     "[index.max_result_window] index level setting.",
+                     (long long)run->list[i]->settings.max_result_window,
+                     (long long)(run->sp.from + run->sp.size));
+            sc_rest_error(req, resp, 400, "illegal_argument_exception", reason, NULL, 0);
+            run_fini(run);
+            return false;
+        }
+    }
+    sc_query **queries = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *queries);
+    if (!queries) {
+        sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                      "[request] Data too large for the request budget", NULL, 0);
+        run_fini(run);
+        return false;
+    }
+    if (!build_queries(req, resp, run->sp.query, run->list, run->n, queries)) {
+        run_fini(run);
+        return false;
+    }
+    sc_task task;
+    char desc[256];
+    snprintf(desc, sizeof desc, "indices[%s], search_type[QUERY_THEN_FETCH]",
+             index_expr ? index_expr : "_all");
+    sc_task_begin(req->node, &task, "indices:data/read/search", desc);
+    run->sr = (sc_search_request){.indices = run->list,
+                                  .queries = queries,
+                                  .n_indices = run->n,
+                                  .from = (uint32_t)run->sp.from,
+                                  .size = (uint32_t)run->sp.size,
+                                  .track_total_hits = count ? -1 : run->sp.track_total_hits,
+                                  .timeout_ms = run->sp.timeout_ms,
+                                  .count_only = count,
+                                  .fetch_source = run->sp.source,
+                                  .task = &task};
+    st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
+    sc_task_end(req->node, &task);
+    run->sr.task = NULL;
+    if (st == SC_ECANCELLED) {
+        sc_rest_error(req, resp, 400, "task_cancelled_exception", "task cancelled", NULL, 0);
+        run_fini(run);
+        return false;
+    }
+    if (st == SC_ELIMIT || st == SC_ENOMEM) {
+        sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                      "[request] Data too large, data for [<search>] would be larger than the "
+                      "limit",
+                      NULL, 0);
+        run_fini(run);
+        return false;
+    }
+    if (st != SC_OK) {
+        sc_rest_error(req, resp, 500, "search_phase_execution_exception", sc_status_str(st), NULL,
+                      0);
+        run_fini(run);
+        return false;
+    }
+    if (run->r.shards_total > 0 && run->r.shards_failed == run->r.shards_total) {
+        const sc_cluster_error *e = run->r.n_failures ? &run->r.failures[0].err : NULL;
+        sc_rest_kv kv[] = {{"phase", "query"}, {"grouped", SC_REST_TRUE}};
+        char reason[600];
+        snprintf(reason, sizeof reason, "all shards failed%s%s", e ? ": " : "",
+                 e ? e->reason : "");
+        sc_rest_error(req, resp, e && e->status ? e->status : 503,
+                      "search_phase_execution_exception", reason, kv, 2);
+        run_fini(run);
+        return false;
+    }
+    uint64_t took_ms = (sc_clock_now_ns() - run->t0) / 1000000;
+    for (size_t i = 0; i < run->n; i++) {
+        atomic_fetch_add(&run->list[i]->n_search_queries, 1);
+        atomic_fetch_add(&run->list[i]->search_time_ns, took_ms * 1000000 / (run->n ? run->n : 1));
+    }
+    return true;
+}
+
+void sc_api_search(sc_rest_req *req, sc_rest_resp *resp)
+{
+    json_t *body;
+    if (!sc__api_body_json(req, resp, false, &body))
+        return;
+    search_run run;
+    bool ok = run_search(req, resp, req->index, body, false, &run);
+    if (ok) {
+        uint64_t took_ms = (sc_clock_now_ns() - run.t0) / 1000000;
+        sc_jsonw w;
+        sc_rest_json_begin(req, resp, 200, &w);
+        write_search_response(&w, &run.sr, &run.r, &run.sp, took_ms, 0);
+        sc_rest_json_end(req, resp, &w);
+        run_fini(&run);
+    }
+    json_decref(body);
+}
+
+void sc_api_count(sc_rest_req *req, sc_rest_resp *resp)
+{
+    json_t *body;
+    if (!sc__api_body_json(req, resp, false, &body))
+        return;
+    search_run run;
+    bool ok = run_search(req, resp, req->index, body, true, &run);
+    if (ok) {
+        sc_jsonw w;
+        sc_rest_json_begin(req, resp, 200, &w);
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_kv_int(&w, "count", (int64_t)run.r.total);
+        write_shards(&w, &run.sr, &run.r);
+        sc_jsonw_obj_end(&w);
+        sc_rest_json_end(req, resp, &w);
+        run_fini(&run);
+    }
+    json_decref(body);
+}
+
+void sc_api_msearch(sc_rest_req *req, sc_rest_resp *resp)
+{
+    uint64_t t0 = sc_clock_now_ns();
+    sc_buf out = {0};
+    sc_jsonw w;
+    sc_jsonw_init(&w, &out, req->pretty);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_int(&w, "took", 0);
+    sc_jsonw_key(&w, "responses");
+    sc_jsonw_arr_begin(&w);
+    const uint8_t *p = req->body.ptr, *end = p + req->body.len;
+    size_t lineno = 0;
+    bool bad = false;
+    while (p < end) {
+        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
+        const uint8_t *le = nl ? nl : end;
+        sc_slice header = sc_slice_make(p, (size_t)(le - p));
+        p = nl ? nl + 1 : end;
+        lineno++;
+        bool blank = true;
+        for (size_t i = 0; i < header.len; i++)
+            blank &= header.ptr[i] == ' ' || header.ptr[i] == '\r' || header.ptr[i] == '\t';
+        if (blank)
+            continue;
+        if (p >= end) {
+            bad = true;
+            break;
+        }
+        nl = memchr(p, '\n', (size_t)(end - p));
+        le = nl ? nl : end;
+        sc_slice bodyl = sc_slice_make(p, (size_t)(le - p));
+        p = nl ? nl + 1 : end;
+        lineno++;
+        json_error_t jerr;
+        json_t *h = sc__api_json_loadb(header, &jerr);
+        json_t *b = sc__api_json_loadb(bodyl, &jerr);
+        sc_rest_resp item;
+        sc_rest_resp_init(&item);
+        if (!json_is_object(h) || !json_is_object(b)) {
+            sc_rest_errorf(req, &item, 400, "x_content_parse_exception",
+                           "[%zu:1] malformed _msearch line", lineno);
+        } else {
+            const char *ixs = req->index;
+            json_t *hi = json_object_get(h, "index");
+            char *joined = NULL;
+            if (json_is_string(hi))
+                ixs = json_string_value(hi);
+            else if (json_is_array(hi)) {
+                size_t cap = 1, i;
+                json_t *x;
+                json_array_foreach(hi, i, x) cap += json_string_length(x) + 1;
+                joined = sc_arena_alloc(req->arena, cap);
+                if (joined) {
+                    joined[0] = '\0';
+                    json_array_foreach(hi, i, x)
+                    {
+                        if (i)
+                            strcat(joined, ",");
+                        if (json_is_string(x))
+                            strcat(joined, json_string_value(x));
+                    }
+                    ixs = joined;
+                }
+            }
+            search_run run;
+            if (run_search(req, &item, ixs, b, false, &run)) {
+                uint64_t took_ms = (sc_clock_now_ns() - run.t0) / 1000000;
+                sc_jsonw iw;
+                sc_jsonw_init(&iw, &item.body, false);
+                write_search_response(&iw, &run.sr, &run.r, &run.sp, took_ms, 200);
+                if (sc_jsonw_finish(&iw) != SC_OK)
+                    sc_rest_error(req, &item, 500, "exception", "out of memory", NULL, 0);
+                run_fini(&run);
+            } else {
+                /* Error items carry "status" inside: rewrite {"error":..,"status":N} as is. */
+            }
+        }
+        json_decref(h);
+        json_decref(b);
+        sc_jsonw_raw(&w, sc_slice_make(item.body.ptr, item.body.len));
+        sc_rest_resp_fini(&item);
+    }
+    sc_jsonw_arr_end(&w);
+    sc_jsonw_obj_end(&w);
+    if (bad) {
+        sc_vec_free(&out);
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "The msearch request must be terminated by a newline [\\n]", NULL, 0);
+        return;
+    }
+    if (sc_jsonw_finish(&w) != SC_OK) {
+        sc_vec_free(&out);
+        sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+        return;
+    }
+    /* Patch the total took into the fixed-width slot: rewrite the prefix. */
+    char took[64];
+    int tl = snprintf(took, sizeof took, "{\"took\":%llu",
+                      (unsigned long long)((sc_clock_now_ns() - t0) / 1000000));
+    sc_vec_clear(&resp->body);
+    const char *prefix = req->pretty ? NULL : "{\"took\":0";
+    if (prefix && out.len > 9 && memcmp(out.ptr, prefix, 9) == 0) {
+        (void)sc_vec_append(&resp->body, (const unsigned char *)took, (size_t)tl);
+        (void)sc_vec_append(&resp->body, out.ptr + 9, out.len - 9);
+    } else {
+        (void)sc_vec_append(&resp->body, out.ptr, out.len);
+    }
+    sc_vec_free(&out);
+    resp->status = 200;
+    resp->content_type = "application/json";
+}

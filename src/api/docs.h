@@ -1,0 +1,27 @@
+/* Helpers shared by the document endpoints (api_doc.c) and _bulk (api_bulk.c). */
+#ifndef SC_API_DOCS_H
+#define SC_API_DOCS_H
+
+#include <jansson.h>
+
+#include "api/rest.h"
+#include "base/jsonw.h"
+#include "cluster/node.h"
+#include "cluster/ops.h"
+
+/* The index for a write, auto-created with defaults when missing. New reference or NULL with
+ * err filled. */
+sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, sc_cluster_error *err);
+/* A new 20-character auto-generated document id. */
+void sc__api_auto_id(char out[24]);
+/* The `refresh` URL parameter. */
+sc_refresh_policy sc__api_refresh_param(const sc_rest_req *req);
+/* Writes the members of a write response item ({_index,_id,_version,result,_shards,...} or
+ * the error object). */
+void sc__api_write_result(sc_jsonw *w, const char *index, sc_slice id, const sc_index *ix,
+                          const sc_doc_result *r, bool with_status);
+/* Applies an _update body ({doc, doc_as_upsert, upsert}) to one document. */
+sc_status sc__api_update(sc_rest_req *req, sc_index *ix, sc_slice id, sc_slice routing,
+                         const json_t *body, sc_doc_result *r) SC_MUST_USE;
+
+#endif

@@ -1,0 +1,61 @@
+/* The Elasticsearch query DSL parser: a JSON query object (jansson) -> an sc_query tree
+ * (search/query.h) in the request arena. Field knowledge (which analyzer a text field uses,
+ * how a term value is encoded) comes from the caller through sc_dsl_env callbacks, so the
+ * parser is independent of how mappings are stored. Errors carry Elasticsearch's type
+ * ("parsing_exception", "illegal_argument_exception") and a reason naming the query and key. */
+#ifndef SC_API_DSL_H
+#define SC_API_DSL_H
+
+#include <jansson.h>
+
+#include "base/arena.h"
+#include "base/status.h"
+#include "search/query.h"
+
+#define SC_DSL_MAX_DEPTH 64 /* nested compound queries; ES uses 30 for bool by default */
+
+typedef struct sc_dsl_token {
+    sc_slice term;
+    uint32_t position;
+} sc_dsl_token;
+
+typedef enum sc_dsl_field_kind {
+    SC_DSL_FIELD_UNMAPPED = 0,
+    SC_DSL_FIELD_TEXT,    /* analyzed: match analyzes, term does not */
+    SC_DSL_FIELD_KEYWORD, /* exact */
+    SC_DSL_FIELD_NUMERIC, /* long/double/date/boolean: term values go through encode */
+} sc_dsl_field_kind;
+
+typedef struct sc_dsl_env {
+    void *ctx;
+    /* Analyzes `text` with the search analyzer of `field` (analyzer_name overrides it when not
+     * NULL) into tokens allocated in `a`. NULL callback: lowercase and split on whitespace. */
+    sc_status (*analyze)(void *ctx, sc_slice field, const char *analyzer_name, sc_slice text,
+                         sc_arena *a, sc_dsl_token **toks, size_t *n_toks);
+    /* The kind of a field; NULL callback: everything is TEXT. */
+    sc_dsl_field_kind (*field_kind)(void *ctx, sc_slice field);
+    /* Encodes a term-level value (a JSON scalar) for `field` into the exact indexed term bytes
+     * (numbers, booleans, dates). NULL callback or SC_EUNSUPPORTED: the value's text form. */
+    sc_status (*encode_term)(void *ctx, sc_slice field, const json_t *value, sc_arena *a,
+                             sc_slice *out);
+    /* Fields searched when a query names none (query_string default_field "*"). n=0 when the
+     * callback is NULL: then "_all"-style queries fall back to the field "*". */
+    size_t (*default_fields)(void *ctx, const char ***fields);
+} sc_dsl_env;
+
+typedef struct sc_dsl_error {
+    const char *type; /* static string */
+    char reason[512];
+    int status;       /* 400 */
+} sc_dsl_error;
+
+/* Parses one query object ({"match":{...}}) into *out (allocated in `a`). On failure returns
+ * SC_EPARSE (err filled), SC_ENOMEM / SC_ELIMIT (arena). Thread-safe given distinct arenas. */
+sc_status sc_dsl_parse(const sc_dsl_env *env, sc_arena *a, const json_t *query, sc_query **out,
+                       sc_dsl_error *err) SC_MUST_USE;
+
+/* Parses an ES minimum_should_match spec ("2", "-1", "75%", "-25%", integer) for n optional
+ * clauses. Returns the number of clauses required (clamped to [0, n]); false on garbage. */
+bool sc_dsl_minimum_should_match(const json_t *spec, size_t n, int32_t *out);
+
+#endif

@@ -1,0 +1,48 @@
+/* Every REST endpoint's handler, dispatched by the router in src/http/router.c. Each takes the
+ * routed request (captures in req->index / req->id / req->extra) and writes the whole response,
+ * success or Elasticsearch-shaped error. Thread-safe: handlers share only the node. */
+#ifndef SC_API_HANDLERS_H
+#define SC_API_HANDLERS_H
+
+#include "api/rest.h"
+
+/* cluster and node information (api_cluster.c) */
+void sc_api_root(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_cat_health(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_cat_count(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_nodes_stats(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_tasks(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_tasks_cancel(sc_rest_req *req, sc_rest_resp *resp);
+
+/* index administration (api_index.c) */
+void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_index_delete(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_index_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_get_mapping(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_put_mapping(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_get_settings(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_refresh(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_flush(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_forcemerge(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp);
+
+/* documents (api_doc.c, api_bulk.c) */
+void sc_api_doc_index(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_doc_create(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_doc_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_doc_source(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_doc_delete(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_mget(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp);
+
+/* search (api_search.c) */
+void sc_api_search(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_count(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_msearch(sc_rest_req *req, sc_rest_resp *resp);
+
+#endif

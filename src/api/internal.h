@@ -1,0 +1,27 @@
+/* Private helpers shared by the API handlers: JSON request bodies (jansson), json_t -> sc_jsonw,
+ * and the handler declarations the router dispatches to. Not part of the api's public surface
+ * except through router tables in the http layer (handlers.h). */
+#ifndef SC_API_INTERNAL_H
+#define SC_API_INTERNAL_H
+
+#include <jansson.h>
+
+#include "api/rest.h"
+
+/* Parses the request body as one JSON value. An empty body gives *out = NULL and true when
+ * `required` is false. On malformed JSON writes a 400 x_content_parse_exception / parse
+ * exception with line and column into resp and returns false. Caller json_decref()s *out. */
+bool sc__api_body_json(sc_rest_req *req, sc_rest_resp *resp, bool required, json_t **out);
+/* Parses bytes as JSON; on failure fills err (line/column/text). */
+json_t *sc__api_json_loadb(sc_slice s, json_error_t *err);
+/* Writes a jansson value through the streaming writer (shortest doubles, escapes). */
+void sc__api_json_write(sc_jsonw *w, const json_t *v);
+/* Encodes a jansson value as compact JSON into buf (appending). */
+sc_status sc__api_json_encode(sc_buf *buf, const json_t *v) SC_MUST_USE;
+/* printf into the request arena. */
+char *sc__api_fmt(sc_rest_req *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parses an Elasticsearch time value ("30s", "1m", "500ms", "-1") into ms; -1 for "-1";
+ * false on garbage. */
+bool sc__api_parse_time_ms(const char *s, int64_t *ms);
+
+#endif

@@ -1,0 +1,424 @@
+/* REST request/response helpers: parameters, JSON bodies, Elasticsearch error envelopes,
+ * filter_path. */
+#include "api/rest.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+
+const char sc_rest_true[] = "true";
+
+void sc_rest_resp_init(sc_rest_resp *resp)
+{
+    memset(resp, 0, sizeof *resp);
+    resp->status = 200;
+    resp->content_type = "application/json";
+}
+
+void sc_rest_resp_fini(sc_rest_resp *resp)
+{
+    sc_vec_free(&resp->body);
+}
+
+const char *sc_rest_method_name(sc_rest_method m)
+{
+    static const char *names[] = {"GET", "PUT", "POST", "DELETE", "HEAD", "OTHER"};
+    return (unsigned)m <= SC_REST_OTHER ? names[m] : "OTHER";
+}
+
+const char *sc_rest_param_get(const sc_rest_req *req, const char *key)
+{
+    for (size_t i = 0; i < req->n_params; i++)
+        if (strcmp(req->params[i].key, key) == 0)
+            return req->params[i].value;
+    return NULL;
+}
+
+bool sc_rest_param_bool(const sc_rest_req *req, const char *key, bool dflt)
+{
+    const char *v = sc_rest_param_get(req, key);
+    if (!v)
+        return dflt;
+    if (v[0] == '\0' || strcmp(v, "true") == 0)
+        return true;
+    if (strcmp(v, "false") == 0)
+        return false;
+    return dflt;
+}
+
+int64_t sc_rest_param_int(const sc_rest_req *req, const char *key, int64_t dflt, bool *ok)
+{
+    const char *v = sc_rest_param_get(req, key);
+    if (!v)
+        return dflt;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end) {
+        if (ok)
+            *ok = false;
+        return dflt;
+    }
+    return x;
+}
+
+void sc_rest_json_begin(sc_rest_req *req, sc_rest_resp *resp, int status, sc_jsonw *w)
+{
+    sc_vec_clear(&resp->body);
+    resp->status = status;
+    resp->content_type = "application/json";
+    resp->no_filter = false;
+    sc_jsonw_init(w, &resp->body, req->pretty);
+}
+
+void sc_rest_json_end(sc_rest_req *req, sc_rest_resp *resp, sc_jsonw *w)
+{
+    if (sc_jsonw_finish(w) != SC_OK)
+        sc_rest_error(req, resp, 500, "exception", "failed to write the response", NULL, 0);
+}
+
+static void error_obj(sc_jsonw *w, const char *type, const char *reason, const sc_rest_kv *extra,
+                      size_t n_extra)
+{
+    sc_jsonw_kv_str(w, "type", type);
+    sc_jsonw_kv_str(w, "reason", reason);
+    for (size_t i = 0; i < n_extra; i++) {
+        if (extra[i].value == sc_rest_true) {
+            sc_jsonw_kv_bool(w, extra[i].key, true);
+        } else {
+            sc_jsonw_kv_str(w, extra[i].key, extra[i].value);
+        }
+    }
+}
+
+void sc_rest_error(sc_rest_req *req, sc_rest_resp *resp, int status, const char *type,
+                   const char *reason, const sc_rest_kv *extra, size_t n_extra)
+{
+    sc_jsonw w;
+    sc_vec_clear(&resp->body);
+    resp->status = status;
+    resp->content_type = "application/json";
+    resp->no_filter = false;
+    sc_jsonw_init(&w, &resp->body, req ? req->pretty : false);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "error");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "root_cause");
+    sc_jsonw_arr_begin(&w);
+    sc_jsonw_obj_begin(&w);
+    error_obj(&w, type, reason, extra, n_extra);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_arr_end(&w);
+    error_obj(&w, type, reason, extra, n_extra);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_kv_int(&w, "status", status);
+    sc_jsonw_obj_end(&w);
+    if (sc_jsonw_finish(&w) != SC_OK) {
+        static const char fallback[] = "{\"error\":{\"root_cause\":[],\"type\":\"exception\","
+                                       "\"reason\":\"out of memory\"},\"status\":500}";
+        sc_vec_free(&resp->body);
+        if (sc_vec_append(&resp->body, (const unsigned char *)fallback, sizeof fallback - 1) ==
+            SC_OK)
+            resp->status = 500;
+    }
+}
+
+void sc_rest_errorf(sc_rest_req *req, sc_rest_resp *resp, int status, const char *type,
+                    const char *fmt, ...)
+{
+    char reason[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    sc_rest_error(req, resp, status, type, reason, NULL, 0);
+}
+
+void sc_rest_error_index_not_found(sc_rest_req *req, sc_rest_resp *resp, const char *name)
+{
+    char reason[1024];
+    snprintf(reason, sizeof reason, "no such index [%s]", name);
+    sc_rest_kv kv[] = {{"resource.type", "index_or_alias"},
+                       {"resource.id", name},
+                       {"index_uuid", "_na_"},
+                       {"index", name}};
+    sc_rest_error(req, resp, 404, "index_not_found_exception", reason, kv, 4);
+}
+
+void sc_rest_ack(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_bool(&w, "acknowledged", true);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+}
+
+char *sc__api_fmt(sc_rest_req *req, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    char *s = sc_arena_alloc(req->arena, (size_t)n + 1);
+    if (!s)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+bool sc__api_parse_time_ms(const char *s, int64_t *ms)
+{
+    if (!s || !*s)
+        return false;
+    if (strcmp(s, "-1") == 0) {
+        *ms = -1;
+        return true;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return false;
+    double mult;
+    if (strcmp(end, "ms") == 0)
+        mult = 1;
+    else if (strcmp(end, "s") == 0 || *end == '\0')
+        mult = *end ? 1000 : 1;
+    else if (strcmp(end, "m") == 0)
+        mult = 60000;
+    else if (strcmp(end, "h") == 0)
+        mult = 3600000;
+    else if (strcmp(end, "d") == 0)
+        mult = 86400000;
+    else if (strcmp(end, "micros") == 0)
+        mult = 0.001;
+    else if (strcmp(end, "nanos") == 0)
+        mult = 0.000001;
+    else
+        return false;
+    *ms = (int64_t)(v * mult);
+    return true;
+}
+
+/* ---- JSON in ---- */
+
+json_t *sc__api_json_loadb(sc_slice s, json_error_t *err)
+{
+    return json_loadb((const char *)s.ptr, s.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, err);
+}
+
+bool sc__api_body_json(sc_rest_req *req, sc_rest_resp *resp, bool required, json_t **out)
+{
+    *out = NULL;
+    size_t i = 0;
+    while (i < req->body.len && (req->body.ptr[i] == ' ' || req->body.ptr[i] == '\n' ||
+                                 req->body.ptr[i] == '\r' || req->body.ptr[i] == '\t'))
+        i++;
+    if (i == req->body.len) {
+        if (!required)
+            return true;
+        sc_rest_error(req, resp, 400, "parse_exception", "request body is required", NULL, 0);
+        return false;
+    }
+    json_error_t err;
+    json_t *v = sc__api_json_loadb(req->body, &err);
+    if (!v) {
+        char reason[512];
+        snprintf(reason, sizeof reason, "[%d:%d] failed to parse JSON: %s", err.line,
+                 err.column, err.text);
+        sc_rest_error(req, resp, 400, "x_content_parse_exception", reason, NULL, 0);
+        return false;
+    }
+    if (!json_is_object(v)) {
+        json_decref(v);
+        sc_rest_error(req, resp, 400, "parse_exception",
+                      "request body must be a JSON object", NULL, 0);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+void sc__api_json_write(sc_jsonw *w, const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *k;
+        json_t *x;
+        sc_jsonw_obj_begin(w);
+        json_object_foreach((json_t *)v, k, x)
+        {
+            sc_jsonw_key(w, k);
+            sc__api_json_write(w, x);
+        }
+        sc_jsonw_obj_end(w);
+        break;
+    }
+    case JSON_ARRAY: {
+        size_t i;
+        json_t *x;
+        sc_jsonw_arr_begin(w);
+        json_array_foreach((json_t *)v, i, x) sc__api_json_write(w, x);
+        sc_jsonw_arr_end(w);
+        break;
+    }
+    case JSON_STRING:
+        sc_jsonw_strn(w, sc_slice_make(json_string_value(v), json_string_length(v)));
+        break;
+    case JSON_INTEGER:
+        sc_jsonw_int(w, json_integer_value(v));
+        break;
+    case JSON_REAL:
+        sc_jsonw_double(w, json_real_value(v));
+        break;
+    case JSON_TRUE:
+        sc_jsonw_bool(w, true);
+        break;
+    case JSON_FALSE:
+        sc_jsonw_bool(w, false);
+        break;
+    default:
+        sc_jsonw_null(w);
+        break;
+    }
+}
+
+sc_status sc__api_json_encode(sc_buf *buf, const json_t *v)
+{
+    sc_jsonw w;
+    sc_jsonw_init(&w, buf, false);
+    sc__api_json_write(&w, v);
+    return sc_jsonw_finish(&w);
+}
+
+/* ---- filter_path ---- */
+
+typedef struct fp_pattern {
+    char *segs[32];
+    int n;
+} fp_pattern;
+
+static json_t *fp_filter(json_t *v, fp_pattern *pats, int *pos, int n);
+
+static json_t *fp_object(json_t *v, fp_pattern *pats, int *pos, int n)
+{
+    json_t *out = json_object();
+    const char *k;
+    json_t *x;
+    int *npos = malloc(sizeof(int) * (size_t)n * 2);
+    fp_pattern *npats = malloc(sizeof(fp_pattern) * (size_t)n * 2);
+    if (!out || !npos || !npats) {
+        free(npos);
+        free(npats);
+        json_decref(out);
+        return NULL;
+    }
+    json_object_foreach(v, k, x)
+    {
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            const char *seg = pats[i].segs[pos[i]];
+            if (strcmp(seg, "**") == 0) {
+                /* ** matches zero levels (try the next segment on this key) or one more. */
+                npats[m] = pats[i];
+                npos[m++] = pos[i];
+                if (pos[i] + 1 < pats[i].n &&
+                    fnmatch(pats[i].segs[pos[i] + 1], k, 0) == 0) {
+                    npats[m] = pats[i];
+                    npos[m++] = pos[i] + 2;
+                } else if (pos[i] + 1 == pats[i].n) {
+                    npats[m] = pats[i];
+                    npos[m++] = pos[i] + 1;
+                }
+            } else if (fnmatch(seg, k, 0) == 0) {
+                npats[m] = pats[i];
+                npos[m++] = pos[i] + 1;
+            }
+        }
+        if (m == 0)
+            continue;
+        json_t *r = fp_filter(x, npats, npos, m);
+        if (r)
+            json_object_set_new(out, k, r);
+    }
+    free(npos);
+    free(npats);
+    if (json_object_size(out) == 0) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
+static json_t *fp_filter(json_t *v, fp_pattern *pats, int *pos, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (pos[i] >= pats[i].n)
+            return json_incref(v);
+    if (json_is_object(v))
+        return fp_object(v, pats, pos, n);
+    if (json_is_array(v)) {
+        json_t *out = json_array();
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x)
+        {
+            json_t *r = fp_filter(x, pats, pos, n);
+            if (r)
+                json_array_append_new(out, r);
+        }
+        if (json_array_size(out) == 0) {
+            json_decref(out);
+            return NULL;
+        }
+        return out;
+    }
+    return NULL;
+}
+
+sc_status sc_rest_filter_path(sc_buf *body, const char *filter_path, bool pretty)
+{
+    json_error_t err;
+    json_t *v = json_loadb((const char *)body->ptr, body->len, JSON_DECODE_ANY, &err);
+    if (!v)
+        return SC_OK;
+    char *copy = strdup(filter_path);
+    fp_pattern pats[32];
+    int pos[32];
+    int n = 0;
+    char *save = NULL;
+    for (char *p = strtok_r(copy, ",", &save); p && n < 32; p = strtok_r(NULL, ",", &save)) {
+        fp_pattern *fp = &pats[n];
+        fp->n = 0;
+        char *save2 = NULL;
+        for (char *s = strtok_r(p, ".", &save2); s && fp->n < 32; s = strtok_r(NULL, ".", &save2))
+            fp->segs[fp->n++] = s;
+        if (fp->n > 0)
+            pos[n++] = 0;
+    }
+    json_t *r = n ? fp_filter(v, pats, pos, n) : json_incref(v);
+    free(copy);
+    json_decref(v);
+    sc_vec_clear(body);
+    sc_jsonw w;
+    sc_jsonw_init(&w, body, pretty);
+    if (r)
+        sc__api_json_write(&w, r);
+    else {
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_obj_end(&w);
+    }
+    json_decref(r);
+    return sc_jsonw_finish(&w);
+}

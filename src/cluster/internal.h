@@ -1,0 +1,52 @@
+/* Private to src/cluster: the pieces of the node that several files of the layer share. */
+#ifndef SC_CLUSTER_INTERNAL_H
+#define SC_CLUSTER_INTERNAL_H
+
+#include <pthread.h>
+
+#include "cluster/node.h"
+#include "cluster/tasks.h"
+
+typedef struct sc__refresher sc__refresher;
+
+typedef struct sc__tasks {
+    pthread_mutex_t mu;
+    sc_task *head;
+    uint64_t next_id;
+} sc__tasks;
+
+typedef struct sc__breakers {
+    uint64_t request_limit;
+    uint64_t inflight_limit;
+    _Atomic uint64_t request_used, request_tripped;
+    _Atomic uint64_t inflight_used, inflight_tripped;
+} sc__breakers;
+
+sc__tasks *sc__node_tasks(sc_node *n);
+sc__breakers *sc__node_breakers(sc_node *n);
+
+/* Opens (create: creates) the shards of ix under ix->dir. Fills ix->shards. */
+sc_status sc__index_open_shards(sc_node *n, sc_index *ix, bool create, sc_cluster_error *err)
+    SC_MUST_USE;
+/* Closes the shards (no flush). */
+void sc__index_close_shards(sc_index *ix);
+/* Flushes every shard (used at shutdown). */
+void sc__index_flush(sc_index *ix);
+
+/* Writes the index metadata (settings, mapping) atomically. Logs on failure. */
+void sc__index_persist_meta(sc_index *ix);
+
+/* Hands a new index mapping to every shard (caller holds ix->mapping_mu). */
+void sc__index_publish_mapping(sc_index *ix, sc_mapping *m);
+
+/* Periodic refresh of every index per its refresh_interval, on one background thread. */
+sc__refresher *sc__refresher_start(sc_node *n);
+void sc__refresher_stop(sc__refresher *r);
+
+/* Snapshot of all indices (new references). */
+sc_status sc__node_all(sc_node *n, sc_index ***out, size_t *n_out) SC_MUST_USE;
+
+bool sc__parse_time_ms(const char *s, int64_t *ms);
+void sc__random_id(char out[24]);
+
+#endif

@@ -1,0 +1,979 @@
+/* The node and its index registry (see node.h). */
+#include "cluster/node.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/file.h"
+#include "base/threadpool.h"
+#include "cluster/internal.h"
+#include "cluster/log.h"
+#include "text/analyzer.h"
+
+struct sc_node {
+    sc_node_config cfg;
+    char *data_dir;
+    char *name;
+    char *cluster_name;
+    char node_id[24];
+    char cluster_uuid[24];
+    int64_t start_ms;
+    pthread_mutex_t mu;
+    sc_index **indices; /* sorted by name */
+    size_t n_indices, cap_indices;
+    sc_threadpool *pool;
+    sc__refresher *refresher;
+    sc__tasks tasks;
+    sc__breakers breakers;
+};
+
+sc__tasks *sc__node_tasks(sc_node *n)
+{
+    return &n->tasks;
+}
+
+sc__breakers *sc__node_breakers(sc_node *n)
+{
+    return &n->breakers;
+}
+
+void sc_cluster_error_set(sc_cluster_error *err, int status, const char *type, const char *fmt,
+                          ...)
+{
+    if (!err)
+        return;
+    memset(err, 0, sizeof *err);
+    err->status = status;
+    err->type = type;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->reason, sizeof err->reason, fmt, ap);
+    va_end(ap);
+}
+
+void sc_cluster_error_not_found(sc_cluster_error *err, const char *name)
+{
+    sc_cluster_error_set(err, 404, "index_not_found_exception", "no such index [%s]", name);
+    if (err) {
+        snprintf(err->index, sizeof err->index, "%s", name);
+        snprintf(err->index_uuid, sizeof err->index_uuid, "_na_");
+    }
+}
+
+static void random_id(char out[24])
+{
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    unsigned char raw[22];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, raw, sizeof raw) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (got != (ssize_t)sizeof raw) {
+        uint64_t x = sc_clock_now_ns() ^ (uint64_t)getpid() << 32;
+        for (size_t i = 0; i < sizeof raw; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            raw[i] = (unsigned char)(x >> 56);
+        }
+    }
+    for (int i = 0; i < 22; i++)
+        out[i] = alphabet[raw[i] & 63];
+    out[22] = '\0';
+}
+
+void sc__random_id(char out[24])
+{
+    random_id(out);
+}
+
+bool sc_index_name_valid(const char *name, sc_cluster_error *err)
+{
+    size_t len = strlen(name);
+    const char *why = NULL;
+    if (len == 0)
+        why = "must not be empty";
+    else if (len > 255)
+        why = "index name is too long, (> 255)";
+    else if (name[0] == '-' || name[0] == '_' || name[0] == '+')
+        why = "must not start with '_', '-', or '+'";
+    else if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        why = "must not be '.' or '..'";
+    else if (strpbrk(name, "\\/*?\"<>| ,#:"))
+        why = "must not contain the following characters [ , \", *, \\, <, |, ,, >, /, ?, #, :]";
+    else {
+        for (size_t i = 0; i < len; i++)
+            if (name[i] >= 'A' && name[i] <= 'Z') {
+                why = "must be lowercase";
+                break;
+            }
+    }
+    if (!why)
+        return true;
+    sc_cluster_error_set(err, 400, "invalid_index_name_exception", "Invalid index name [%s], %s",
+                         name, why);
+    if (err) {
+        snprintf(err->index, sizeof err->index, "%s", name);
+        snprintf(err->index_uuid, sizeof err->index_uuid, "_na_");
+    }
+    return false;
+}
+
+const char *sc_node_name(const sc_node *n)
+{
+    return n->name;
+}
+const char *sc_node_id(const sc_node *n)
+{
+    return n->node_id;
+}
+const char *sc_node_cluster_name(const sc_node *n)
+{
+    return n->cluster_name;
+}
+const char *sc_node_cluster_uuid(const sc_node *n)
+{
+    return n->cluster_uuid;
+}
+int64_t sc_node_start_ms(const sc_node *n)
+{
+    return n->start_ms;
+}
+const sc_node_config *sc_node_config_get(const sc_node *n)
+{
+    return &n->cfg;
+}
+sc_threadpool *sc_node_search_pool(sc_node *n)
+{
+    return n->pool;
+}
+
+/* ---- index objects ---- */
+
+void sc_index_ref(sc_index *ix)
+{
+    atomic_fetch_add_explicit(&ix->refs, 1, memory_order_relaxed);
+}
+
+static void index_free(sc_index *ix)
+{
+    sc__index_close_shards(ix);
+    sc_mapping_unref(ix->mapping);
+    json_decref(ix->settings_json);
+    json_decref(ix->analysis_json);
+    sc_analyzer_registry_free(ix->analysis);
+    if (ix->mapping_mu) {
+        pthread_mutex_destroy(ix->mapping_mu);
+        free(ix->mapping_mu);
+    }
+    if (atomic_load(&ix->deleted) && ix->dir) {
+        if (sc_dir_remove_all(ix->dir) != SC_OK)
+            sc_log(SC_LOG_WARN, "index", "could not remove [%s]", ix->dir);
+    }
+    free(ix->name);
+    free(ix->dir);
+    free(ix);
+}
+
+void sc_index_unref(sc_index *ix)
+{
+    if (ix && atomic_fetch_sub_explicit(&ix->refs, 1, memory_order_acq_rel) == 1)
+        index_free(ix);
+}
+
+sc_mapping *sc_index_mapping(sc_index *ix)
+{
+    pthread_mutex_lock(ix->mapping_mu);
+    sc_mapping *m = sc_mapping_ref(ix->mapping);
+    pthread_mutex_unlock(ix->mapping_mu);
+    return m;
+}
+
+/* ---- settings ---- */
+
+/* Looks a setting up in any of the accepted forms: {"index.x": v}, {"index": {"x": v}},
+ * {"x": v}. Dotted sub-keys ("translog.durability") are looked up both flat and nested. */
+static json_t *setting(const json_t *s, const char *key)
+{
+    if (!s)
+        return NULL;
+    char flat[128];
+    snprintf(flat, sizeof flat, "index.%s", key);
+    json_t *v = json_object_get(s, flat);
+    if (v)
+        return v;
+    v = json_object_get(s, key);
+    if (v)
+        return v;
+    json_t *ix = json_object_get(s, "index");
+    if (json_is_object(ix)) {
+        v = json_object_get(ix, key);
+        if (v)
+            return v;
+        const char *dot = strchr(key, '.');
+        if (dot) {
+            char head[64];
+            snprintf(head, sizeof head, "%.*s", (int)(dot - key), key);
+            json_t *sub = json_object_get(ix, head);
+            if (json_is_object(sub))
+                return json_object_get(sub, dot + 1);
+        }
+    }
+    const char *dot = strchr(key, '.');
+    if (dot) {
+        char head[64];
+        snprintf(head, sizeof head, "%.*s", (int)(dot - key), key);
+        json_t *sub = json_object_get(s, head);
+        if (json_is_object(sub))
+            return json_object_get(sub, dot + 1);
+    }
+    return NULL;
+}
+
+static bool setting_int(const json_t *v, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return true;
+    }
+    if (json_is_string(v)) {
+        char *end;
+        errno = 0;
+        long long x = strtoll(json_string_value(v), &end, 10);
+        if (!errno && end != json_string_value(v) && *end == '\0') {
+            *out = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool sc__parse_time_ms(const char *s, int64_t *ms)
+{
+    if (!s || !*s)
+        return false;
+    if (strcmp(s, "-1") == 0) {
+        *ms = -1;
+        return true;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return false;
+    double mult;
+    if (strcmp(end, "ms") == 0)
+        mult = 1;
+    else if (strcmp(end, "s") == 0)
+        mult = 1000;
+    else if (strcmp(end, "m") == 0)
+        mult = 60000;
+    else if (strcmp(end, "h") == 0)
+        mult = 3600000;
+    else if (strcmp(end, "d") == 0)
+        mult = 86400000;
+    else if (*end == '\0')
+        mult = 1;
+    else
+        return false;
+    *ms = (int64_t)(v * mult);
+    return true;
+}
+
+/* Parses settings into s and builds the normalized settings JSON for GET _settings. */
+static bool parse_settings(const json_t *in, sc_index_settings *s, json_t **norm,
+                           json_t **analysis, bool durability_async, sc_cluster_error *err)
+{
+    s->number_of_shards = 1;
+    s->number_of_replicas = 1;
+    s->refresh_interval_ms = 1000;
+    s->max_result_window = 10000;
+    s->durability_async = durability_async;
+    *analysis = NULL;
+    json_t *v;
+    int64_t x;
+    if ((v = setting(in, "number_of_shards"))) {
+        if (!setting_int(v, &x) || x < 1 || x > 1024) {
+            sc_cluster_error_set(err, 400, "illegal_argument_exception",
+                                 "Failed to parse value [%s] for setting [index.number_of_shards] "
+                                 "must be >= 1 and <= 1024",
+                                 json_is_string(v) ? json_string_value(v) : "?");
+            return false;
+        }
+        s->number_of_shards = (uint32_t)x;
+    }
+    if ((v = setting(in, "number_of_replicas"))) {
+        if (!setting_int(v, &x) || x < 0 || x > 64) {
+            sc_cluster_error_set(err, 400, "illegal_argument_exception",
+                                 "Failed to parse value for setting [index.number_of_replicas]");
+            return false;
+        }
+        s->number_of_replicas = (uint32_t)x;
+    }
+    if ((v = setting(in, "refresh_interval"))) {
+        int64_t ms;
+        bool ok = json_is_string(v) ? sc__parse_time_ms(json_string_value(v), &ms)
+                                    : (json_is_integer(v) && (ms = json_integer_value(v)) >= -1);
+        if (!ok) {
+            sc_cluster_error_set(err, 400, "illegal_argument_exception",
+                                 "failed to parse setting [index.refresh_interval]");
+            return false;
+        }
+        s->refresh_interval_ms = ms;
+    }
+    if ((v = setting(in, "max_result_window"))) {
+        if (!setting_int(v, &x) || x < 1) {
+            sc_cluster_error_set(err, 400, "illegal_argument_exception",
+                                 "Failed to parse value for setting [index.max_result_window]");
+            return false;
+        }
+        s->max_result_window = x;
+    }
+    if ((v = setting(in, "translog.durability"))) {
+        const char *d = json_is_string(v) ? json_string_value(v) : "";
+        if (strcmp(d, "async") == 0)
+            s->durability_async = true;
+        else if (strcmp(d, "request") == 0)
+            s->durability_async = false;
+        else {
+            sc_cluster_error_set(err, 400, "illegal_argument_exception",
+                                 "unknown value for [index.translog.durability] must be one of "
+                                 "[REQUEST, ASYNC]");
+            return false;
+        }
+    }
+    if ((v = setting(in, "analysis")) && json_is_object(v))
+        *analysis = json_deep_copy(v);
+
+    /* Normalized form: {"index": {all given keys flattened under index, as strings}}. */
+    json_t *ix = json_object();
+    json_object_set_new(ix, "number_of_shards", json_sprintf("%u", s->number_of_shards));
+    json_object_set_new(ix, "number_of_replicas", json_sprintf("%u", s->number_of_replicas));
+    if (in) {
+        const char *k;
+        json_t *val;
+        json_object_foreach((json_t *)in, k, val)
+        {
+            const char *key = strncmp(k, "index.", 6) == 0 ? k + 6 : k;
+            if (strcmp(key, "index") == 0 && json_is_object(val)) {
+                const char *k2;
+                json_t *v2;
+                json_object_foreach(val, k2, v2)
+                {
+                    if (strcmp(k2, "number_of_shards") && strcmp(k2, "number_of_replicas"))
+                        json_object_set_new(ix, k2, json_is_string(v2) || json_is_object(v2)
+                                                        ? json_deep_copy(v2)
+                                                        : json_sprintf("%s", json_is_true(v2) ? "true" : json_is_false(v2) ? "false" : ""));
+                }
+                continue;
+            }
+            if (strcmp(key, "number_of_shards") == 0 || strcmp(key, "number_of_replicas") == 0)
+                continue;
+            if (json_is_integer(val))
+                json_object_set_new(ix, key, json_sprintf("%lld", (long long)json_integer_value(val)));
+            else
+                json_object_set_new(ix, key, json_deep_copy(val));
+        }
+    }
+    *norm = json_object();
+    json_object_set_new(*norm, "index", ix);
+    return true;
+}
+
+static sc_status ix_analyze(void *ctx, const char *analyzer, sc_slice text, sc_arena *arena,
+                            sc_index_token **tokens, size_t *n_tokens);
+static sc_status ix_normalize(void *ctx, const char *normalizer, sc_slice text, sc_arena *arena,
+                              sc_slice *out);
+
+/* ---- persistence ---- */
+
+static sc_status write_meta(sc_index *ix)
+{
+    json_t *m = json_object();
+    json_object_set_new(m, "name", json_string(ix->name));
+    json_object_set_new(m, "uuid", json_string(ix->uuid));
+    json_object_set_new(m, "creation_date", json_integer(ix->creation_date_ms));
+    json_object_set(m, "settings", ix->settings_json);
+    pthread_mutex_lock(ix->mapping_mu);
+    json_t *mj = sc_mapping_to_json(ix->mapping);
+    pthread_mutex_unlock(ix->mapping_mu);
+    json_object_set_new(m, "mappings", mj ? mj : json_object());
+    char *text = json_dumps(m, JSON_COMPACT);
+    json_decref(m);
+    if (!text)
+        return SC_ENOMEM;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/meta.json", ix->dir);
+    sc_status st = sc_file_write_atomic(path, text, strlen(text));
+    free(text);
+    return st;
+}
+
+static sc_status analysis_bind(sc_index *ix, sc_cluster_error *err)
+{
+    sc_analysis_error aerr;
+    sc_analyzer_registry *r = NULL;
+    sc_status st = sc_analyzer_registry_new(ix->analysis_json, &r, &aerr);
+    if (st != SC_OK) {
+        sc_cluster_error_set(err, 400, "illegal_argument_exception", "%s",
+                             st == SC_EINVAL ? aerr.message : sc_status_str(st));
+        return st;
+    }
+    ix->analysis = r;
+    ix->analysis_hook.ctx = ix;
+    ix->analysis_hook.analyze = ix_analyze;
+    ix->analysis_hook.normalize = ix_normalize;
+    return SC_OK;
+}
+
+/* Builds an sc_index in memory (not registered). Takes no ownership of the JSON inputs. */
+static sc_status index_build(sc_node *n, const char *name, const char *uuid, int64_t created,
+                             const json_t *settings, const json_t *mappings, sc_index **out,
+                             sc_cluster_error *err)
+{
+    *out = NULL;
+    sc_index *ix = calloc(1, sizeof *ix);
+    if (!ix)
+        return SC_ENOMEM;
+    atomic_init(&ix->refs, 1);
+    ix->name = strdup(name);
+    snprintf(ix->uuid, sizeof ix->uuid, "%s", uuid);
+    ix->creation_date_ms = created;
+    ix->mapping_mu = malloc(sizeof(pthread_mutex_t));
+    if (!ix->name || !ix->mapping_mu) {
+        free(ix->mapping_mu);
+        ix->mapping_mu = NULL;
+        index_free(ix);
+        return SC_ENOMEM;
+    }
+    pthread_mutex_init(ix->mapping_mu, NULL);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/indices/%s", n->data_dir, ix->uuid);
+    ix->dir = strdup(dir);
+    if (!parse_settings(settings, &ix->settings, &ix->settings_json, &ix->analysis_json,
+                        n->cfg.durability_async, err)) {
+        index_free(ix);
+        return SC_EINVAL;
+    }
+    json_t *ixs = json_object_get(ix->settings_json, "index");
+    json_object_set_new(ixs, "uuid", json_string(ix->uuid));
+    json_object_set_new(ixs, "provided_name", json_string(ix->name));
+    json_object_set_new(ixs, "creation_date", json_sprintf("%lld", (long long)created));
+    json_object_set_new(ixs, "version", json_pack("{s:s}", "created", "8500000"));
+    sc_status st = analysis_bind(ix, err);
+    if (st != SC_OK) {
+        index_free(ix);
+        return st;
+    }
+    sc_mapping_error merr;
+    st = sc_mapping_new(mappings, &ix->mapping, &merr);
+    if (st != SC_OK) {
+        sc_cluster_error_set(err, 400, merr.type ? merr.type : "mapper_parsing_exception", "%s",
+                             merr.reason);
+        if (merr.cause_type) {
+            err->cause_type = merr.cause_type;
+            snprintf(err->cause_reason, sizeof err->cause_reason, "%s", merr.cause_reason);
+        }
+        index_free(ix);
+        return st == SC_ENOMEM ? SC_ENOMEM : SC_EINVAL;
+    }
+    *out = ix;
+    return SC_OK;
+}
+
+static size_t find_pos(sc_node *n, const char *name, bool *found)
+{
+    size_t lo = 0, hi = n->n_indices;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(n->indices[mid]->name, name);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+static sc_status registry_insert(sc_node *n, sc_index *ix)
+{
+    bool found;
+    size_t pos = find_pos(n, ix->name, &found);
+    if (found)
+        return SC_EEXIST;
+    if (n->n_indices == n->cap_indices) {
+        size_t cap = n->cap_indices ? n->cap_indices * 2 : 8;
+        sc_index **p = realloc(n->indices, cap * sizeof *p);
+        if (!p)
+            return SC_ENOMEM;
+        n->indices = p;
+        n->cap_indices = cap;
+    }
+    memmove(n->indices + pos + 1, n->indices + pos, (n->n_indices - pos) * sizeof *n->indices);
+    n->indices[pos] = ix;
+    n->n_indices++;
+    return SC_OK;
+}
+
+sc_status sc_node_create_index(sc_node *n, const char *name, const json_t *settings,
+                               const json_t *mappings, sc_cluster_error *err)
+{
+    if (!sc_index_name_valid(name, err))
+        return SC_EINVAL;
+    pthread_mutex_lock(&n->mu);
+    bool found;
+    (void)find_pos(n, name, &found);
+    pthread_mutex_unlock(&n->mu);
+    if (found)
+        goto exists;
+    char uuid[24];
+    random_id(uuid);
+    sc_index *ix;
+    sc_status st = index_build(n, name, uuid, sc_clock_wall_ms(), settings, mappings, &ix, err);
+    if (st != SC_OK)
+        return st;
+    if (sc_dir_make(ix->dir) != SC_OK || write_meta(ix) != SC_OK) {
+        sc_cluster_error_set(err, 500, "exception", "cannot write index metadata in [%s]",
+                             ix->dir);
+        atomic_store(&ix->deleted, true);
+        sc_index_unref(ix);
+        return SC_EIO;
+    }
+    st = sc__index_open_shards(n, ix, true, err);
+    if (st != SC_OK) {
+        atomic_store(&ix->deleted, true);
+        sc_index_unref(ix);
+        return st;
+    }
+    pthread_mutex_lock(&n->mu);
+    st = registry_insert(n, ix);
+    pthread_mutex_unlock(&n->mu);
+    if (st != SC_OK) {
+        atomic_store(&ix->deleted, true);
+        sc_index_unref(ix);
+        if (st == SC_EEXIST)
+            goto exists;
+        return st;
+    }
+    sc_log(SC_LOG_INFO, "index", "created index [%s] uuid [%s] shards [%u]", name, uuid,
+           ix->settings.number_of_shards);
+    return SC_OK;
+exists:
+    sc_cluster_error_set(err, 400, "resource_already_exists_exception",
+                         "index [%s/%s] already exists", name, "_na_");
+    {
+        sc_index *cur = sc_node_index(n, name);
+        if (cur) {
+            sc_cluster_error_set(err, 400, "resource_already_exists_exception",
+                                 "index [%s/%s] already exists", name, cur->uuid);
+            snprintf(err->index_uuid, sizeof err->index_uuid, "%s", cur->uuid);
+            sc_index_unref(cur);
+        }
+        snprintf(err->index, sizeof err->index, "%s", name);
+    }
+    return SC_EEXIST;
+}
+
+sc_status sc_node_delete_index(sc_node *n, const char *name, sc_cluster_error *err)
+{
+    pthread_mutex_lock(&n->mu);
+    bool found;
+    size_t pos = find_pos(n, name, &found);
+    if (!found) {
+        pthread_mutex_unlock(&n->mu);
+        sc_cluster_error_not_found(err, name);
+        return SC_ENOTFOUND;
+    }
+    sc_index *ix = n->indices[pos];
+    memmove(n->indices + pos, n->indices + pos + 1, (n->n_indices - pos - 1) * sizeof *n->indices);
+    n->n_indices--;
+    pthread_mutex_unlock(&n->mu);
+    atomic_store(&ix->deleted, true);
+    /* Remove the metadata now so a crash before the last reference goes still forgets it. */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/meta.json", ix->dir);
+    unlink(path);
+    sc_log(SC_LOG_INFO, "index", "deleted index [%s]", name);
+    sc_index_unref(ix);
+    return SC_OK;
+}
+
+sc_index *sc_node_index(sc_node *n, const char *name)
+{
+    pthread_mutex_lock(&n->mu);
+    bool found;
+    size_t pos = find_pos(n, name, &found);
+    sc_index *ix = found ? n->indices[pos] : NULL;
+    if (ix)
+        sc_index_ref(ix);
+    pthread_mutex_unlock(&n->mu);
+    return ix;
+}
+
+void sc_node_release(sc_index **list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sc_index_unref(list[i]);
+    free(list);
+}
+
+sc_status sc_node_resolve(sc_node *n, const char *expr, sc_index ***out, size_t *n_out,
+                          sc_cluster_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    pthread_mutex_lock(&n->mu);
+    size_t total = n->n_indices;
+    bool *sel = calloc(total ? total : 1, sizeof *sel);
+    if (!sel) {
+        pthread_mutex_unlock(&n->mu);
+        return SC_ENOMEM;
+    }
+    sc_status st = SC_OK;
+    if (!expr || !*expr || strcmp(expr, "_all") == 0 || strcmp(expr, "*") == 0) {
+        for (size_t i = 0; i < total; i++)
+            sel[i] = true;
+    } else {
+        char *copy = strdup(expr);
+        char *save = NULL;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            bool neg = tok[0] == '-';
+            const char *pat = neg ? tok + 1 : tok;
+            if (strcmp(pat, "_all") == 0)
+                pat = "*";
+            if (strpbrk(pat, "*?")) {
+                for (size_t i = 0; i < total; i++)
+                    if (fnmatch(pat, n->indices[i]->name, 0) == 0)
+                        sel[i] = !neg;
+                continue;
+            }
+            bool found;
+            size_t pos = find_pos(n, pat, &found);
+            if (found) {
+                sel[pos] = !neg;
+            } else if (!neg) {
+                sc_cluster_error_not_found(err, pat);
+                st = SC_ENOTFOUND;
+                break;
+            }
+        }
+        free(copy);
+    }
+    size_t cnt = 0;
+    for (size_t i = 0; i < total; i++)
+        cnt += sel[i];
+    sc_index **list = st == SC_OK ? malloc((cnt ? cnt : 1) * sizeof *list) : NULL;
+    if (st == SC_OK && !list)
+        st = SC_ENOMEM;
+    if (st == SC_OK) {
+        size_t k = 0;
+        for (size_t i = 0; i < total; i++)
+            if (sel[i]) {
+                sc_index_ref(n->indices[i]);
+                list[k++] = n->indices[i];
+            }
+        *out = list;
+        *n_out = cnt;
+    }
+    pthread_mutex_unlock(&n->mu);
+    free(sel);
+    return st;
+}
+
+sc_status sc_index_put_mapping(sc_index *ix, const json_t *update, sc_cluster_error *err)
+{
+    pthread_mutex_lock(ix->mapping_mu);
+    sc_mapping *merged = NULL;
+    sc_mapping_error merr;
+    sc_status st = sc_mapping_merge(ix->mapping, update, &merged, &merr);
+    if (st == SC_OK) {
+        sc_mapping_unref(ix->mapping);
+        ix->mapping = merged;
+        sc__index_publish_mapping(ix, merged);
+    }
+    pthread_mutex_unlock(ix->mapping_mu);
+    if (st != SC_OK) {
+        sc_cluster_error_set(err, 400, merr.type ? merr.type : "illegal_argument_exception",
+                             "%s", merr.reason);
+        return st;
+    }
+    if (write_meta(ix) != SC_OK)
+        sc_log(SC_LOG_WARN, "index", "could not persist mapping of [%s]", ix->name);
+    return SC_OK;
+}
+
+bool sc_index_install_mapping(sc_index *ix, const sc_mapping *base, sc_mapping *updated)
+{
+    pthread_mutex_lock(ix->mapping_mu);
+    bool ok = ix->mapping == base;
+    if (ok) {
+        sc_mapping_unref(ix->mapping);
+        ix->mapping = sc_mapping_ref(updated);
+    }
+    pthread_mutex_unlock(ix->mapping_mu);
+    if (ok && write_meta(ix) != SC_OK)
+        sc_log(SC_LOG_WARN, "index", "could not persist mapping of [%s]", ix->name);
+    return ok;
+}
+
+/* ---- analysis hook for the mapping layer ---- */
+
+typedef struct tok_sink {
+    sc_arena *arena;
+    SC_VEC(sc_index_token) toks;
+    sc_status st;
+} tok_sink;
+
+static sc_status collect_token(void *ctx, const sc_token *t)
+{
+    tok_sink *s = ctx;
+    uint8_t *copy = sc_arena_alloc(s->arena, t->len ? t->len : 1);
+    if (!copy)
+        return s->arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    memcpy(copy, t->term, t->len);
+    sc_index_token it = {sc_slice_make(copy, t->len), t->position};
+    return sc_vec_push(&s->toks, it);
+}
+
+static sc_status ix_analyze(void *ctx, const char *analyzer, sc_slice text, sc_arena *arena,
+                            sc_index_token **tokens, size_t *n_tokens)
+{
+    sc_index *ix = ctx;
+    const sc_analyzer *a = analyzer ? sc_analyzer_registry_get(ix->analysis,
+                                                               sc_slice_cstr(analyzer))
+                                    : sc_analyzer_registry_default(ix->analysis);
+    if (!a)
+        return SC_ENOTFOUND;
+    tok_sink s = {.arena = arena};
+    sc_status st = sc_analyzer_analyze(a, text, collect_token, &s);
+    if (st != SC_OK) {
+        sc_vec_free(&s.toks);
+        return st;
+    }
+    sc_index_token *out = sc_arena_alloc(arena, (s.toks.len ? s.toks.len : 1) * sizeof *out);
+    if (!out) {
+        sc_vec_free(&s.toks);
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    }
+    if (s.toks.len)
+        memcpy(out, s.toks.ptr, s.toks.len * sizeof *out);
+    *tokens = out;
+    *n_tokens = s.toks.len;
+    sc_vec_free(&s.toks);
+    return SC_OK;
+}
+
+static sc_status ix_normalize(void *ctx, const char *normalizer, sc_slice text, sc_arena *arena,
+                              sc_slice *out)
+{
+    (void)ctx;
+    (void)normalizer;
+    char *s = sc_arena_alloc(arena, text.len ? text.len : 1);
+    if (!s)
+        return SC_ENOMEM;
+    for (size_t i = 0; i < text.len; i++) {
+        unsigned char c = text.ptr[i];
+        s[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    *out = sc_slice_make(s, text.len);
+    return SC_OK;
+}
+
+const sc_mapping_analysis *sc_index_analysis(sc_index *ix)
+{
+    return &ix->analysis_hook;
+}
+
+void sc__index_persist_meta(sc_index *ix)
+{
+    if (write_meta(ix) != SC_OK)
+        sc_log(SC_LOG_WARN, "index", "could not persist metadata of [%s]", ix->name);
+}
+
+/* ---- open / close ---- */
+
+static sc_status load_index(sc_node *n, const char *uuid_dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/indices/%s/meta.json", n->data_dir, uuid_dir);
+    uint8_t *text;
+    size_t len;
+    if (sc_file_read_all(path, &text, &len) != SC_OK)
+        return SC_ENOTFOUND;
+    json_error_t jerr;
+    json_t *m = json_loadb((const char *)text, len, 0, &jerr);
+    free(text);
+    if (!m)
+        return SC_ECORRUPT;
+    const char *name = json_string_value(json_object_get(m, "name"));
+    const char *uuid = json_string_value(json_object_get(m, "uuid"));
+    json_t *settings = json_object_get(m, "settings");
+    json_t *mappings = json_object_get(m, "mappings");
+    int64_t created = json_integer_value(json_object_get(m, "creation_date"));
+    if (!name || !uuid || strcmp(uuid, uuid_dir) != 0) {
+        json_decref(m);
+        return SC_ECORRUPT;
+    }
+    /* settings were saved normalized ({"index":{...}}); strip the generated keys. */
+    json_t *s2 = json_deep_copy(settings);
+    json_t *ixs = json_object_get(s2, "index");
+    if (json_is_object(ixs)) {
+        json_object_del(ixs, "uuid");
+        json_object_del(ixs, "provided_name");
+        json_object_del(ixs, "creation_date");
+        json_object_del(ixs, "version");
+    }
+    sc_cluster_error err;
+    sc_index *ix;
+    sc_status st = index_build(n, name, uuid, created, s2, mappings, &ix, &err);
+    json_decref(s2);
+    json_decref(m);
+    if (st != SC_OK) {
+        sc_log(SC_LOG_ERROR, "index", "cannot load index [%s]: %s", name, err.reason);
+        return st;
+    }
+    st = sc__index_open_shards(n, ix, false, &err);
+    if (st != SC_OK) {
+        sc_log(SC_LOG_ERROR, "index", "cannot open shards of [%s]: %s", ix->name, err.reason);
+        sc_index_unref(ix);
+        return st;
+    }
+    st = registry_insert(n, ix);
+    if (st != SC_OK) {
+        sc_index_unref(ix);
+        return st;
+    }
+    sc_log(SC_LOG_INFO, "index", "opened index [%s] uuid [%s] shards [%u]", ix->name, ix->uuid,
+           ix->settings.number_of_shards);
+    return SC_OK;
+}
+
+static sc_status load_node_identity(sc_node *n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/node.json", n->data_dir);
+    uint8_t *text;
+    size_t len;
+    if (sc_file_read_all(path, &text, &len) == SC_OK) {
+        json_error_t jerr;
+        json_t *m = json_loadb((const char *)text, len, 0, &jerr);
+        free(text);
+        const char *id = json_string_value(json_object_get(m, "node_id"));
+        const char *cu = json_string_value(json_object_get(m, "cluster_uuid"));
+        if (id && cu) {
+            snprintf(n->node_id, sizeof n->node_id, "%s", id);
+            snprintf(n->cluster_uuid, sizeof n->cluster_uuid, "%s", cu);
+            json_decref(m);
+            return SC_OK;
+        }
+        json_decref(m);
+    }
+    random_id(n->node_id);
+    random_id(n->cluster_uuid);
+    char buf[256];
+    int k = snprintf(buf, sizeof buf, "{\"node_id\":\"%s\",\"cluster_uuid\":\"%s\"}\n",
+                     n->node_id, n->cluster_uuid);
+    return sc_file_write_atomic(path, buf, (size_t)k);
+}
+
+sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
+{
+    *out = NULL;
+    if (!cfg->data_dir)
+        return SC_EINVAL;
+    sc_node *n = calloc(1, sizeof *n);
+    if (!n)
+        return SC_ENOMEM;
+    n->cfg = *cfg;
+    n->data_dir = strdup(cfg->data_dir);
+    char host[256] = "scry";
+    if (!cfg->node_name)
+        gethostname(host, sizeof host - 1);
+    n->name = strdup(cfg->node_name ? cfg->node_name : host);
+    n->cluster_name = strdup(cfg->cluster_name ? cfg->cluster_name : "scry");
+    n->cfg.data_dir = n->data_dir;
+    n->cfg.node_name = n->name;
+    n->cfg.cluster_name = n->cluster_name;
+    if (!n->cfg.memory_limit_bytes)
+        n->cfg.memory_limit_bytes = (size_t)1 << 30;
+    n->start_ms = sc_clock_wall_ms();
+    pthread_mutex_init(&n->mu, NULL);
+    pthread_mutex_init(&n->tasks.mu, NULL);
+    n->breakers.request_limit = n->cfg.memory_limit_bytes * 60 / 100;
+    n->breakers.inflight_limit = n->cfg.memory_limit_bytes;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/indices", n->data_dir);
+    if (sc_dir_make(path) != SC_OK || load_node_identity(n) != SC_OK) {
+        sc_log(SC_LOG_ERROR, "node", "cannot use data folder [%s]", n->data_dir);
+        sc_node_close(n);
+        return SC_EIO;
+    }
+    unsigned threads = cfg->search_threads;
+    if (!threads) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = c > 0 ? (unsigned)c : 2;
+    }
+    if (sc_threadpool_new(threads, 4096, "sc-search", &n->pool) != SC_OK)
+        n->pool = NULL;
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.')
+                continue;
+            sc_status st = load_index(n, e->d_name);
+            if (st == SC_ENOTFOUND) {
+                /* A folder without metadata is a deleted index whose files outlived a crash. */
+                char dir[4096 + 512];
+                snprintf(dir, sizeof dir, "%s/%s", path, e->d_name);
+                if (sc_dir_remove_all(dir) != SC_OK)
+                    sc_log(SC_LOG_WARN, "node", "cannot remove stale folder [%s]", dir);
+            }
+        }
+        closedir(d);
+    }
+    n->refresher = sc__refresher_start(n);
+    sc_log(SC_LOG_INFO, "node", "node [%s] id [%s] data [%s] indices [%zu]", n->name, n->node_id,
+           n->data_dir, n->n_indices);
+    *out = n;
+    return SC_OK;
+}
+
+void sc_node_close(sc_node *n)
+{
+    if (!n)
+        return;
+    sc__refresher_stop(n->refresher);
+    if (n->pool)
+        sc_threadpool_free(n->pool, SC_THREADPOOL_DRAIN);
+    for (size_t i = 0; i < n->n_indices; i++) {
+        sc__index_flush(n->indices[i]);
+        sc_index_unref(n->indices[i]);
+    }
+    free(n->indices);
+    pthread_mutex_destroy(&n->mu);
+    pthread_mutex_destroy(&n->tasks.mu);
+    free(n->data_dir);
+    free(n->name);
+    free(n->cluster_name);
+    free(n);
+}
+
+/* Snapshot of all indices (new references) for background jobs. */
+sc_status sc__node_all(sc_node *n, sc_index ***out, size_t *n_out)
+{
+    return sc_node_resolve(n, NULL, out, n_out, NULL);
+}

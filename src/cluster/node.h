@@ -1,0 +1,138 @@
+/* sc_node: one scry node — its identity, configuration and the index registry (indices by name
+ * with settings, mapping and shards), persisted under the data folder so a restart reopens every
+ * index. Single-node mode is a cluster of one: the coordinator (search.h) runs against the
+ * node's local shards through the same per-node request structs a remote node would receive.
+ *
+ * Layout on disk:
+ *   DATA/node.json                      {"node_id": ..., "cluster_uuid": ...}
+ *   DATA/indices/<uuid>/meta.json       name, uuid, creation date, settings, mappings
+ *   DATA/indices/<uuid>/<shard number>/ one folder per shard (owned by src/shard)
+ * Thread-safe: the registry is guarded by a mutex; an sc_index is refcounted so a request that
+ * holds one keeps it alive across a concurrent DELETE. */
+#ifndef SC_CLUSTER_NODE_H
+#define SC_CLUSTER_NODE_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "mapping/mapping.h"
+
+typedef struct sc_node sc_node;
+typedef struct sc_index sc_index;
+typedef struct sc_shard sc_shard;
+typedef struct sc_threadpool sc_threadpool;
+
+typedef struct sc_node_config {
+    const char *data_dir;       /* required */
+    const char *node_name;      /* default: host name */
+    const char *cluster_name;   /* default "scry" */
+    size_t memory_limit_bytes;  /* budget for breakers; default 1 GiB */
+    unsigned search_threads;    /* shard-level search workers; 0 = cores */
+    int durability_async;       /* 1: index.translog.durability async by default */
+} sc_node_config;
+
+/* A user-facing error: Elasticsearch type, reason, HTTP status, and the index it concerns. */
+typedef struct sc_cluster_error {
+    const char *type;
+    char reason[512];
+    int status;
+    char index[256];
+    char index_uuid[32];
+    const char *cause_type;
+    char cause_reason[256];
+} sc_cluster_error;
+
+/* Index settings as scry uses them (the full settings JSON is kept for GET _settings). */
+typedef struct sc_index_settings {
+    uint32_t number_of_shards;   /* default 1 */
+    uint32_t number_of_replicas; /* default 1 (reported; a single node holds primaries only) */
+    int64_t refresh_interval_ms; /* default 1000; -1 disables periodic refresh */
+    int64_t max_result_window;   /* default 10000 */
+    bool durability_async;       /* index.translog.durability: async */
+} sc_index_settings;
+
+struct sc_index {
+    _Atomic int refs;
+    char *name;
+    char uuid[24];
+    char *dir;
+    int64_t creation_date_ms;
+    sc_index_settings settings;
+    json_t *settings_json;  /* normalized {"index": {...}} as shown by GET _settings */
+    json_t *analysis_json;  /* settings.index.analysis or NULL */
+    sc_shard **shards;      /* settings.number_of_shards entries */
+    void *analysis;         /* analyzer registry (opaque, see node.c) */
+    sc_mapping_analysis analysis_hook; /* binds the mapping layer to `analysis` */
+    /* Mapping: replaced whole on change; read with sc_index_mapping. */
+    void *mapping_mu;       /* pthread_mutex_t* */
+    sc_mapping *mapping;
+    _Atomic bool deleted;
+    /* Counters for _stats. */
+    _Atomic uint64_t n_index_ops, index_time_ns, n_delete_ops;
+    _Atomic uint64_t n_search_queries, search_time_ns, n_fetch, fetch_time_ns;
+    _Atomic uint64_t n_refresh, n_flush, n_merges;
+};
+
+/* Opens (creating if needed) the node's data folder and every index in it. *out owned; close
+ * with sc_node_close. SC_EIO when the folder cannot be used; SC_ECORRUPT when an index's
+ * metadata is unreadable (the index is skipped with a log line, not fatal: status OK). */
+sc_status sc_node_open(const sc_node_config *cfg, sc_node **out) SC_MUST_USE;
+/* Flushes every shard and frees everything. NULL is a no-op. */
+void sc_node_close(sc_node *n);
+
+const char *sc_node_name(const sc_node *n);
+const char *sc_node_id(const sc_node *n);
+const char *sc_node_cluster_name(const sc_node *n);
+const char *sc_node_cluster_uuid(const sc_node *n);
+int64_t sc_node_start_ms(const sc_node *n);
+const sc_node_config *sc_node_config_get(const sc_node *n);
+/* The shard-level worker pool (bounded concurrency for query phases); may be NULL. */
+sc_threadpool *sc_node_search_pool(sc_node *n);
+
+/* Creates an index. settings/mappings are the request's objects (may be NULL). Errors:
+ * SC_EEXIST (resource_already_exists_exception), SC_EINVAL (invalid_index_name_exception,
+ * illegal_argument_exception, mapper_parsing_exception), SC_EIO. */
+sc_status sc_node_create_index(sc_node *n, const char *name, const json_t *settings,
+                               const json_t *mappings, sc_cluster_error *err) SC_MUST_USE;
+/* Deletes an index and its files. SC_ENOTFOUND when absent. */
+sc_status sc_node_delete_index(sc_node *n, const char *name, sc_cluster_error *err) SC_MUST_USE;
+
+/* The index named `name` with a new reference, or NULL. */
+sc_index *sc_node_index(sc_node *n, const char *name);
+void sc_index_ref(sc_index *ix);
+void sc_index_unref(sc_index *ix);
+
+/* Resolves an index expression ("a", "a,b", "logs-*", "_all", "*", "-x" exclusions) to indices
+ * (new references, sorted by name) in *out (malloc'd array; free with sc_node_release).
+ * A concrete missing name fails with SC_ENOTFOUND (index_not_found_exception); wildcards that
+ * match nothing give an empty list. NULL/empty expression = all. */
+sc_status sc_node_resolve(sc_node *n, const char *expr, sc_index ***out, size_t *n_out,
+                          sc_cluster_error *err) SC_MUST_USE;
+void sc_node_release(sc_index **list, size_t n);
+
+/* The current mapping with a new reference (sc_mapping_unref). */
+sc_mapping *sc_index_mapping(sc_index *ix);
+/* Merges a mapping update (PUT _mapping) and persists it. SC_ECONFLICT/SC_EINVAL with err. */
+sc_status sc_index_put_mapping(sc_index *ix, const json_t *update, sc_cluster_error *err)
+    SC_MUST_USE;
+/* Installs a mapping produced by dynamic mapping of a document if `base` is still current
+ * (returns true), persisting it; false when another writer changed it first (re-parse). */
+bool sc_index_install_mapping(sc_index *ix, const sc_mapping *base, sc_mapping *updated);
+/* The analysis hook for the mapping layer bound to this index's analyzers. */
+const sc_mapping_analysis *sc_index_analysis(sc_index *ix);
+
+/* Fills err with index_not_found_exception for name. */
+void sc_cluster_error_not_found(sc_cluster_error *err, const char *name);
+/* Fills err with type/status/reason (printf). */
+void sc_cluster_error_set(sc_cluster_error *err, int status, const char *type, const char *fmt,
+                          ...) __attribute__((format(printf, 4, 5)));
+
+/* Validates an index name as Elasticsearch does (lowercase, no \ / * ? " < > | space , #,
+ * not starting with - _ +, not . or .., at most 255 bytes). */
+bool sc_index_name_valid(const char *name, sc_cluster_error *err);
+
+#endif

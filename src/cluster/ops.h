@@ -1,0 +1,94 @@
+/* Index-level operations the API needs beyond the registry: statistics, refresh, flush,
+ * force-merge, and document writes/reads routed to shards. These fan out to every shard of an
+ * index (src/shard) and aggregate; document operations route by `_routing` or `_id` with
+ * Elasticsearch's murmur3 routing. Thread-safe. */
+#ifndef SC_CLUSTER_OPS_H
+#define SC_CLUSTER_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/slice.h"
+#include "base/status.h"
+#include "cluster/node.h"
+
+typedef struct sc_index_stats {
+    uint64_t docs_count;
+    uint64_t docs_deleted;
+    uint64_t store_bytes;
+    uint64_t n_segments;
+    uint64_t merges_current;
+    uint64_t merges_total;
+    uint64_t translog_ops;
+    uint64_t translog_bytes;
+    uint64_t memory_bytes; /* in-memory buffers (unrefreshed docs) */
+} sc_index_stats;
+
+/* Sums the shards' numbers. */
+void sc_index_collect_stats(sc_index *ix, sc_index_stats *out);
+/* Per-shard numbers (shard < number_of_shards). */
+void sc_index_shard_stats(sc_index *ix, uint32_t shard, sc_index_stats *out);
+
+/* Publishes a new searcher on every shard. Returns the number of shards that succeeded. */
+uint32_t sc_index_refresh(sc_index *ix);
+/* Commits every shard (segments durable, translog trimmed). Shards that succeeded. */
+uint32_t sc_index_flush(sc_index *ix);
+/* Merges every shard down to at most max_segments (<= 0: the policy's choice). */
+uint32_t sc_index_forcemerge(sc_index *ix, int64_t max_segments);
+
+/* ---- documents ---- */
+
+typedef enum sc_doc_op {
+    SC_DOC_INDEX,  /* create or replace */
+    SC_DOC_CREATE, /* fail with 409 if it exists */
+    SC_DOC_DELETE,
+} sc_doc_op;
+
+typedef struct sc_doc_write {
+    sc_doc_op op;
+    sc_slice id;        /* required (the API generates ids for auto-id requests) */
+    sc_slice routing;   /* empty = route by id */
+    sc_slice source;    /* INDEX/CREATE: the document JSON object */
+    int64_t if_seq_no;  /* -2 = unset */
+    int64_t if_primary_term; /* 0 = unset */
+} sc_doc_write;
+
+typedef struct sc_doc_result {
+    int status;          /* HTTP status of this item (201 created, 200, 404, 409, 400...) */
+    const char *result;  /* "created", "updated", "deleted", "not_found"; NULL on error */
+    int64_t version, seq_no, primary_term;
+    uint32_t shard;
+    sc_cluster_error err; /* when result == NULL */
+} sc_doc_result;
+
+/* Applies writes to the index, grouped by shard, and makes them durable (translog fsync) per
+ * the index's durability before returning. results[i] describes writes[i]. Mapping updates
+ * from dynamic fields are installed as they happen. Returns SC_OK when every item has a
+ * result (items may have failed individually); other statuses are whole-request failures. */
+sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n,
+                         sc_doc_result *results, sc_arena *arena) SC_MUST_USE;
+
+/* Refresh policy after a write request: none, immediately, or wait for the next refresh. */
+typedef enum sc_refresh_policy {
+    SC_REFRESH_NONE,
+    SC_REFRESH_TRUE,
+    SC_REFRESH_WAIT_FOR,
+} sc_refresh_policy;
+/* Applies a refresh policy to the shards listed (mask over shard numbers; NULL = all). */
+void sc_index_refresh_after_write(sc_index *ix, sc_refresh_policy p);
+
+typedef struct sc_doc_get {
+    bool found;
+    sc_slice source; /* in the arena */
+    int64_t version, seq_no, primary_term;
+} sc_doc_get;
+
+/* Real-time get by id (sees unrefreshed writes, as Elasticsearch's GET does). */
+sc_status sc_index_get(sc_index *ix, sc_slice id, sc_slice routing, sc_arena *arena,
+                       sc_doc_get *out) SC_MUST_USE;
+
+/* The shard a routing value (or id) goes to, with Elasticsearch's murmur3 routing. */
+uint32_t sc_index_route(const sc_index *ix, sc_slice routing);
+
+#endif

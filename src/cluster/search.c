@@ -1,0 +1,311 @@
+/* Query-then-fetch coordinator and the data-node phases (see search.h). */
+#include "cluster/search.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/threadpool.h"
+#include "cluster/internal.h"
+#include "cluster/log.h"
+#include "cluster/shard_exec.h"
+#include "index/stored.h"
+#include "shard/shard.h"
+
+/* One shard's query-phase job, run on the node's search pool. Memory is malloc'd (the request
+ * arena is not thread-safe) and copied into the arena after the wait. */
+typedef struct shard_job {
+    const sc_node_query_request *req;
+    size_t t;                        /* target number */
+    sc_shard_query_result *res;
+    sc_shard_hit *top;               /* malloc'd, up to k */
+    size_t n_top;
+} shard_job;
+
+static void run_shard(void *arg, sc_status pool_st)
+{
+    shard_job *j = arg;
+    const sc_node_query_request *req = j->req;
+    const sc_shard_target *tg = &req->targets[j->t];
+    const sc_search_request *sr = req->search;
+    sc_index *ix = sr->indices[tg->index_i];
+    sc_shard_query_result *res = j->res;
+    if (pool_st != SC_OK) {
+        res->st = SC_ECANCELLED;
+        sc_cluster_error_set(&res->err, 503, "task_cancelled_exception", "shard task dropped");
+        return;
+    }
+    if (!ix->shards || !ix->shards[tg->shard]) {
+        res->st = SC_EIO;
+        sc_cluster_error_set(&res->err, 503, "no_shard_available_action_exception",
+                             "[%s][%u] shard is not available", ix->name, tg->shard);
+        return;
+    }
+    const sc_shard_snapshot *snap = sc_shard_searcher_acquire(ix->shards[tg->shard]);
+    res->snapshot = (void *)snap;
+    sc__shard_exec_args a = {
+        .snapshot = snap,
+        .query = sr->queries[tg->index_i],
+        .k = req->k,
+        .track_total_hits = sr->track_total_hits,
+        .deadline_ns = req->deadline_ns,
+        .cancelled = sr->task ? &sr->task->cancelled : NULL,
+        .shard_ix = tg->shard_ix,
+    };
+    sc__shard_exec_result r;
+    memset(&r, 0, sizeof r);
+    sc_status st = sc__shard_exec(&a, &r);
+    res->st = st;
+    if (st != SC_OK) {
+        if (st == SC_ECANCELLED)
+            sc_cluster_error_set(&res->err, 400, "task_cancelled_exception", "task cancelled");
+        else
+            sc_cluster_error_set(&res->err, st == SC_ELIMIT ? 429 : st == SC_EUNSUPPORTED ? 400 : 500,
+                                 st == SC_ELIMIT         ? "circuit_breaking_exception"
+                                 : st == SC_EUNSUPPORTED ? "query_shard_exception"
+                                                         : "exception",
+                                 "[%s][%u] %s", ix->name, tg->shard,
+                                 r.error[0] ? r.error : sc_status_str(st));
+        free(r.docs);
+        return;
+    }
+    res->total = r.total;
+    res->total_is_lower_bound = r.total_is_lower_bound;
+    res->timed_out = r.timed_out;
+    j->top = r.docs;
+    j->n_top = r.n_docs;
+}
+
+static int cmp_doc(const void *pa, const void *pb)
+{
+    const sc_shard_hit *a = pa, *b = pb;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    if (a->shard_ix != b->shard_ix)
+        return a->shard_ix < b->shard_ix ? -1 : 1;
+    return (a->doc > b->doc) - (a->doc < b->doc);
+}
+
+sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_arena *arena,
+                              sc_node_query_response *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t nt = req->n_targets;
+    out->results = sc_arena_calloc(arena, nt ? nt : 1, sizeof *out->results);
+    shard_job *jobs = calloc(nt ? nt : 1, sizeof *jobs);
+    if (!out->results || !jobs) {
+        free(jobs);
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    }
+    sc_threadpool *pool = sc_node_search_pool(n);
+    sc_taskgroup g;
+    sc_taskgroup_init(&g);
+    for (size_t t = 0; t < nt; t++) {
+        jobs[t] = (shard_job){.req = req, .t = t, .res = &out->results[t]};
+        /* A single shard runs inline: no hand-off latency. The pool bounds concurrency; a full
+         * queue also falls back to running here. */
+        if (nt == 1 || !pool || sc_threadpool_submit(pool, run_shard, &jobs[t], &g) != SC_OK)
+            run_shard(&jobs[t], SC_OK);
+    }
+    (void)sc_taskgroup_wait(&g);
+    sc_taskgroup_fini(&g);
+    /* Partial reduce: the node's top k across its shards. */
+    size_t all = 0;
+    for (size_t t = 0; t < nt; t++)
+        all += jobs[t].n_top;
+    sc_shard_hit *merged = sc_arena_alloc(arena, (all ? all : 1) * sizeof *merged);
+    sc_status st = SC_OK;
+    if (!merged) {
+        st = arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    } else {
+        size_t k = 0;
+        for (size_t t = 0; t < nt; t++) {
+            if (jobs[t].n_top)
+                memcpy(merged + k, jobs[t].top, jobs[t].n_top * sizeof *merged);
+            k += jobs[t].n_top;
+        }
+        qsort(merged, all, sizeof *merged, cmp_doc);
+        out->top = merged;
+        out->n_top = all < req->k ? all : req->k;
+    }
+    for (size_t t = 0; t < nt; t++)
+        free(jobs[t].top);
+    free(jobs);
+    return st;
+}
+
+void sc_node_query_release(const sc_node_query_request *req, sc_node_query_response *resp)
+{
+    if (!resp->results)
+        return;
+    for (size_t t = 0; t < req->n_targets; t++) {
+        sc_shard_searcher_release(resp->results[t].snapshot);
+        resp->results[t].snapshot = NULL;
+    }
+}
+
+static sc_status copy_slice(sc_arena *a, sc_slice in, sc_slice *out)
+{
+    uint8_t *p = sc_arena_alloc(a, in.len ? in.len : 1);
+    if (!p)
+        return a->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    if (in.len)
+        memcpy(p, in.ptr, in.len);
+    *out = sc_slice_make(p, in.len);
+    return SC_OK;
+}
+
+sc_status sc_node_fetch_phase(sc_node *n, const sc_node_fetch_request *req, sc_arena *arena,
+                              sc_node_fetch_response *out)
+{
+    (void)n;
+    out->ids = sc_arena_calloc(arena, req->n_docs ? req->n_docs : 1, sizeof *out->ids);
+    out->sources = sc_arena_calloc(arena, req->n_docs ? req->n_docs : 1, sizeof *out->sources);
+    if (!out->ids || !out->sources)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    for (size_t i = 0; i < req->n_docs; i++) {
+        const sc_shard_hit *d = &req->docs[i];
+        const sc_shard_snapshot *snap = NULL;
+        for (size_t t = 0; t < req->query->n_targets; t++)
+            if (req->query->targets[t].shard_ix == d->shard_ix) {
+                snap = req->query_resp->results[t].snapshot;
+                break;
+            }
+        if (!snap)
+            continue;
+        const sc_shard_segment_view *seg = NULL;
+        for (size_t s = 0; s < snap->n_segments; s++)
+            if (d->doc >= snap->segments[s].doc_base &&
+                d->doc < snap->segments[s].doc_base + snap->segments[s].n_docs)
+                seg = &snap->segments[s];
+        if (!seg)
+            continue;
+        sc_stored_reader r;
+        sc_stored_reader_init(&r, seg->seg);
+        sc_slice id, src;
+        sc_status st = sc_stored_get(&r, d->doc - seg->doc_base, &id, &src);
+        if (st == SC_OK) {
+            st = copy_slice(arena, id, &out->ids[i]);
+            if (st == SC_OK && req->source)
+                st = copy_slice(arena, src, &out->sources[i]);
+        }
+        sc_stored_reader_fini(&r);
+        if (st == SC_ENOMEM || st == SC_ELIMIT)
+            return st;
+    }
+    return SC_OK;
+}
+
+sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena,
+                        sc_search_response *out)
+{
+    memset(out, 0, sizeof *out);
+    out->max_score = NAN;
+    size_t nt = 0;
+    for (size_t i = 0; i < sr->n_indices; i++)
+        nt += sr->indices[i]->settings.number_of_shards;
+    sc_shard_target *targets = sc_arena_alloc(arena, (nt ? nt : 1) * sizeof *targets);
+    if (!targets)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    size_t t = 0;
+    for (size_t i = 0; i < sr->n_indices; i++)
+        for (uint32_t s = 0; s < sr->indices[i]->settings.number_of_shards; s++, t++)
+            targets[t] = (sc_shard_target){.index_i = (uint32_t)i, .shard = s,
+                                           .shard_ix = (uint32_t)t};
+    uint64_t k = sr->count_only ? 0 : (uint64_t)sr->from + sr->size;
+    sc_node_query_request qreq = {
+        .search = sr,
+        .targets = targets,
+        .n_targets = nt,
+        .k = (uint32_t)k,
+        .deadline_ns = sr->timeout_ms >= 0 ? sc_clock_now_ns() + (uint64_t)sr->timeout_ms * 1000000
+                                           : 0,
+    };
+    sc_node_query_response qresp;
+    sc_status st = sc_node_query_phase(n, &qreq, arena, &qresp);
+    if (st != SC_OK) {
+        sc_node_query_release(&qreq, &qresp);
+        return st;
+    }
+    out->shards_total = (uint32_t)nt;
+    size_t n_fail = 0;
+    for (size_t i = 0; i < nt; i++)
+        n_fail += qresp.results[i].st != SC_OK;
+    out->failures = sc_arena_calloc(arena, n_fail ? n_fail : 1, sizeof *out->failures);
+    if (!out->failures) {
+        sc_node_query_release(&qreq, &qresp);
+        return SC_ENOMEM;
+    }
+    bool cancelled = false;
+    for (size_t i = 0; i < nt; i++) {
+        const sc_shard_query_result *r = &qresp.results[i];
+        if (r->st != SC_OK) {
+            cancelled |= r->st == SC_ECANCELLED;
+            sc_shard_failure *f = &out->failures[out->n_failures++];
+            f->index_i = targets[i].index_i;
+            f->shard = targets[i].shard;
+            f->err = r->err;
+            out->shards_failed++;
+            continue;
+        }
+        out->shards_successful++;
+        out->total += r->total;
+        out->total_is_lower_bound |= r->total_is_lower_bound;
+        out->timed_out |= r->timed_out;
+    }
+    if (sr->task && atomic_load_explicit(&sr->task->cancelled, memory_order_relaxed))
+        cancelled = true;
+    if (cancelled) {
+        sc_node_query_release(&qreq, &qresp);
+        out->cancelled = true;
+        return SC_ECANCELLED;
+    }
+    if (sr->track_total_hits > 0 && out->total >= (uint64_t)sr->track_total_hits &&
+        (out->total > (uint64_t)sr->track_total_hits || out->total_is_lower_bound)) {
+        out->total = (uint64_t)sr->track_total_hits;
+        out->total_is_lower_bound = true;
+    }
+    /* Final reduce (one node: its partial result is already the global order). */
+    size_t from = sr->from < qresp.n_top ? sr->from : qresp.n_top;
+    size_t nh = qresp.n_top - from;
+    if (nh > sr->size)
+        nh = sr->size;
+    if (qresp.n_top)
+        out->max_score = qresp.top[0].score;
+    if (nh > 0) {
+        sc_node_fetch_request freq = {.query = &qreq,
+                                      .query_resp = &qresp,
+                                      .docs = qresp.top + from,
+                                      .n_docs = nh,
+                                      .source = sr->fetch_source};
+        sc_node_fetch_response fresp;
+        uint64_t f0 = sc_clock_now_ns();
+        st = sc_node_fetch_phase(n, &freq, arena, &fresp);
+        if (st != SC_OK) {
+            sc_node_query_release(&qreq, &qresp);
+            return st;
+        }
+        out->hits = sc_arena_alloc(arena, nh * sizeof *out->hits);
+        if (!out->hits) {
+            sc_node_query_release(&qreq, &qresp);
+            return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        }
+        for (size_t i = 0; i < nh; i++) {
+            const sc_shard_hit *d = &qresp.top[from + i];
+            out->hits[i] = (sc_search_hit){.index_i = targets[d->shard_ix].index_i,
+                                           .shard = targets[d->shard_ix].shard,
+                                           .score = d->score,
+                                           .id = fresp.ids[i],
+                                           .source = fresp.sources[i]};
+        }
+        out->n_hits = nh;
+        uint64_t fetch_ns = sc_clock_now_ns() - f0;
+        for (size_t i = 0; i < sr->n_indices; i++) {
+            atomic_fetch_add(&sr->indices[i]->n_fetch, 1);
+            atomic_fetch_add(&sr->indices[i]->fetch_time_ns, fetch_ns / sr->n_indices);
+        }
+    }
+    sc_node_query_release(&qreq, &qresp);
+    return SC_OK;
+}

@@ -1,0 +1,36 @@
+/* Runs one query tree on one shard snapshot: the shard-level query phase (top k by score and
+ * the hit count), bridging the coordinator to the search layer (src/search). */
+#ifndef SC_CLUSTER_SHARD_EXEC_H
+#define SC_CLUSTER_SHARD_EXEC_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "cluster/search.h"
+#include "search/query.h"
+#include "shard/shard.h"
+
+typedef struct sc__shard_exec_args {
+    const sc_shard_snapshot *snapshot;
+    const sc_query *query;
+    uint32_t k;                 /* 0 = count only */
+    int64_t track_total_hits;   /* -1 exact, 0 none, N */
+    uint64_t deadline_ns;       /* 0 = none */
+    const _Atomic int *cancelled;
+    uint32_t shard_ix;          /* stamped into every returned doc */
+} sc__shard_exec_args;
+
+typedef struct sc__shard_exec_result {
+    sc_shard_hit *docs; /* malloc'd, best first, at most k */
+    size_t n_docs;
+    uint64_t total;
+    bool total_is_lower_bound;
+    bool timed_out;
+    char error[256];
+} sc__shard_exec_result;
+
+sc_status sc__shard_exec(const sc__shard_exec_args *a, sc__shard_exec_result *r) SC_MUST_USE;
+
+#endif

@@ -1,0 +1,333 @@
+/* An index's shards: opening them under the index folder, routing documents, batched writes
+ * with one translog sync per shard, realtime gets, refresh/flush/merge fan-out and stats. The
+ * index-wide mapping is kept in sync across shards through the shard's mapping-update hook. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/internal.h"
+#include "cluster/log.h"
+#include "cluster/ops.h"
+#include "shard/routing.h"
+#include "shard/shard.h"
+
+/* Dynamic fields found by one shard: merge into the index mapping and publish to all. */
+static sc_status on_mapping_update(void *ctx, sc_shard *shard, const sc_mapping *proposed,
+                                   sc_mapping_error *err)
+{
+    sc_index *ix = ctx;
+    json_t *pj = sc_mapping_to_json(proposed);
+    if (!pj)
+        return SC_ENOMEM;
+    pthread_mutex_lock(ix->mapping_mu);
+    sc_mapping *merged = NULL;
+    sc_status st = sc_mapping_merge(ix->mapping, pj, &merged, err);
+    json_decref(pj);
+    if (st == SC_OK) {
+        sc_mapping_unref(ix->mapping);
+        ix->mapping = merged;
+        /* While shards are still opening (translog replay) ix->shards[i] may be NULL; the
+         * replaying shard itself is `shard`. */
+        for (uint32_t i = 0; i < ix->settings.number_of_shards; i++)
+            if (ix->shards && ix->shards[i] && ix->shards[i] != shard)
+                sc_shard_set_mapping(ix->shards[i], merged);
+        if (shard)
+            sc_shard_set_mapping(shard, merged);
+    }
+    pthread_mutex_unlock(ix->mapping_mu);
+    if (st == SC_OK)
+        sc__index_persist_meta(ix);
+    return st;
+}
+
+sc_status sc__index_open_shards(sc_node *n, sc_index *ix, bool create, sc_cluster_error *err)
+{
+    (void)create;
+    uint32_t ns = ix->settings.number_of_shards;
+    ix->shards = calloc(ns, sizeof *ix->shards);
+    if (!ix->shards)
+        return SC_ENOMEM;
+    for (uint32_t i = 0; i < ns; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%u", ix->dir, i);
+        sc_mapping *m = sc_index_mapping(ix);
+        sc_shard_config cfg = {
+            .path = path,
+            .mapping = m,
+            .analysis = sc_index_analysis(ix),
+            .on_mapping_update = on_mapping_update,
+            .update_ctx = ix,
+            .primary_term = 1,
+            .durability_async = ix->settings.durability_async,
+            .refresh_interval_ms = ix->settings.refresh_interval_ms < 0
+                                       ? -1
+                                       : (int32_t)(ix->settings.refresh_interval_ms
+                                                       ? ix->settings.refresh_interval_ms
+                                                       : 1000),
+        };
+        sc_shard_error serr;
+        memset(&serr, 0, sizeof serr);
+        sc_status st = sc_shard_open(&cfg, &ix->shards[i], &serr);
+        sc_mapping_unref(m);
+        if (st != SC_OK) {
+            sc_cluster_error_set(err, 500, "exception", "cannot open shard [%s][%u]: %s",
+                                 ix->name, i, serr.reason[0] ? serr.reason : sc_status_str(st));
+            return st;
+        }
+    }
+    (void)n;
+    return SC_OK;
+}
+
+void sc__index_close_shards(sc_index *ix)
+{
+    if (!ix->shards)
+        return;
+    bool deleted = atomic_load(&ix->deleted);
+    for (uint32_t i = 0; i < ix->settings.number_of_shards; i++)
+        sc_shard_close(ix->shards[i], !deleted);
+    free(ix->shards);
+    ix->shards = NULL;
+}
+
+void sc__index_flush(sc_index *ix)
+{
+    (void)sc_index_flush(ix);
+}
+
+uint32_t sc_index_route(const sc_index *ix, sc_slice routing)
+{
+    return sc_routing_shard(routing, ix->settings.number_of_shards, 0);
+}
+
+void sc_index_shard_stats(sc_index *ix, uint32_t shard, sc_index_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!ix->shards || shard >= ix->settings.number_of_shards || !ix->shards[shard])
+        return;
+    sc_shard_stats st;
+    if (sc_shard_stats_get(ix->shards[shard], false, &st) != SC_OK)
+        return;
+    out->docs_count = st.n_docs;
+    out->docs_deleted = st.n_deleted;
+    out->store_bytes = st.store_bytes;
+    out->n_segments = st.n_segments;
+    out->merges_current = st.merges_current;
+    out->merges_total = st.n_merges;
+    out->translog_ops = st.translog_ops;
+    out->translog_bytes = st.translog_bytes;
+    out->memory_bytes = 0;
+    sc_shard_stats_fini(&st);
+}
+
+void sc_index_collect_stats(sc_index *ix, sc_index_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    for (uint32_t i = 0; i < ix->settings.number_of_shards; i++) {
+        sc_index_stats s;
+        sc_index_shard_stats(ix, i, &s);
+        out->docs_count += s.docs_count;
+        out->docs_deleted += s.docs_deleted;
+        out->store_bytes += s.store_bytes;
+        out->n_segments += s.n_segments;
+        out->merges_current += s.merges_current;
+        out->merges_total += s.merges_total;
+        out->translog_ops += s.translog_ops;
+        out->translog_bytes += s.translog_bytes;
+        out->memory_bytes += s.memory_bytes;
+    }
+}
+
+static bool shard_ok(sc_index *ix, uint32_t i, const char *what, sc_status st)
+{
+    if (st != SC_OK)
+        sc_log(SC_LOG_WARN, "index", "%s of [%s][%u] failed: %s", what, ix->name, i,
+               sc_status_str(st));
+    return st == SC_OK;
+}
+
+uint32_t sc_index_refresh(sc_index *ix)
+{
+    uint32_t ok = 0;
+    for (uint32_t i = 0; i < ix->settings.number_of_shards; i++)
+        ok += ix->shards && ix->shards[i] &&
+              shard_ok(ix, i, "refresh", sc_shard_refresh(ix->shards[i]));
+    atomic_fetch_add(&ix->n_refresh, 1);
+    return ok;
+}
+
+uint32_t sc_index_flush(sc_index *ix)
+{
+    uint32_t ok = 0;
+    for (uint32_t i = 0; i < ix->settings.number_of_shards; i++)
+        ok += ix->shards && ix->shards[i] &&
+              shard_ok(ix, i, "flush", sc_shard_flush(ix->shards[i]));
+    atomic_fetch_add(&ix->n_flush, 1);
+    return ok;
+}
+
+uint32_t sc_index_forcemerge(sc_index *ix, int64_t max_segments)
+{
+    uint32_t ok = 0;
+    for (uint32_t i = 0; i < ix->settings.number_of_shards; i++) {
+        if (!ix->shards || !ix->shards[i])
+            continue;
+        sc_status st = max_segments > 0
+                           ? sc_shard_force_merge(ix->shards[i], (uint32_t)max_segments)
+                           : sc_shard_maybe_merge(ix->shards[i]);
+        ok += shard_ok(ix, i, "force merge", st);
+    }
+    atomic_fetch_add(&ix->n_merges, 1);
+    return ok;
+}
+
+void sc_index_refresh_after_write(sc_index *ix, sc_refresh_policy p)
+{
+    /* wait_for is served by refreshing now: the write becomes visible before we answer, which
+     * is what the caller waits for (at the cost of an extra refresh). */
+    if (p != SC_REFRESH_NONE)
+        (void)sc_index_refresh(ix);
+}
+
+static void set_result_error(sc_doc_result *r, sc_status st, const sc_shard_error *e,
+                             const sc_index *ix, uint32_t shard)
+{
+    r->result = NULL;
+    r->shard = shard;
+    int status = 400;
+    if (st == SC_ECONFLICT && e->type && !strcmp(e->type, "version_conflict_engine_exception"))
+        status = 409;
+    else if (st == SC_EIO || st == SC_ENOMEM)
+        status = 500;
+    else if (st == SC_ELIMIT)
+        status = 429;
+    r->status = status;
+    sc_cluster_error_set(&r->err, status, e->type ? e->type : "exception", "%s",
+                         e->reason[0] ? e->reason : sc_status_str(st));
+    if (e->cause_type) {
+        r->err.cause_type = e->cause_type;
+        snprintf(r->err.cause_reason, sizeof r->err.cause_reason, "%s", e->cause_reason);
+    }
+    snprintf(r->err.index, sizeof r->err.index, "%s", ix->name);
+    snprintf(r->err.index_uuid, sizeof r->err.index_uuid, "%s", ix->uuid);
+}
+
+sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n,
+                         sc_doc_result *results, sc_arena *arena)
+{
+    (void)arena;
+    uint32_t ns = ix->settings.number_of_shards;
+    bool touched_stack[64] = {0};
+    bool *touched = ns <= 64 ? touched_stack : calloc(ns, sizeof *touched);
+    if (!touched)
+        return SC_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const sc_doc_write *w = &writes[i];
+        sc_doc_result *r = &results[i];
+        memset(r, 0, sizeof *r);
+        uint32_t shard = sc_index_route(ix, w->routing.len ? w->routing : w->id);
+        r->shard = shard;
+        sc_shard *s = ix->shards ? ix->shards[shard] : NULL;
+        if (!s) {
+            r->status = 503;
+            sc_cluster_error_set(&r->err, 503, "unavailable_shards_exception",
+                                 "[%s][%u] primary shard is not active", ix->name, shard);
+            continue;
+        }
+        sc_shard_write_opts o = sc_shard_write_defaults();
+        o.if_seq_no = w->if_seq_no == -2 ? SC_SHARD_NO_SEQ_NO : w->if_seq_no;
+        o.if_primary_term = w->if_primary_term;
+        o.defer_sync = true;
+        sc_shard_result sr;
+        sc_shard_error err;
+        memset(&err, 0, sizeof err);
+        sc_status st;
+        if (w->op == SC_DOC_DELETE) {
+            st = sc_shard_delete(s, w->id, &o, &sr, &err);
+            if (st == SC_OK) {
+                r->result = sr.found ? "deleted" : "not_found";
+                r->status = sr.found ? 200 : 404;
+            }
+        } else {
+            o.op_type = w->op == SC_DOC_CREATE ? SC_SHARD_OP_CREATE : SC_SHARD_OP_INDEX;
+            st = sc_shard_index(s, w->id, w->source, &o, &sr, &err);
+            if (st == SC_OK) {
+                r->result = sr.created ? "created" : "updated";
+                r->status = sr.created ? 201 : 200;
+            }
+        }
+        if (st != SC_OK) {
+            set_result_error(r, st, &err, ix, shard);
+            continue;
+        }
+        touched[shard] = true;
+        r->version = sr.version;
+        r->seq_no = sr.seq_no;
+        r->primary_term = sr.primary_term;
+    }
+    /* One fsync per touched shard before anything is acknowledged. */
+    sc_status result = SC_OK;
+    for (uint32_t s = 0; s < ns; s++) {
+        if (!touched[s])
+            continue;
+        if (sc_shard_sync(ix->shards[s]) != SC_OK) {
+            for (size_t i = 0; i < n; i++)
+                if (results[i].shard == s && results[i].result) {
+                    results[i].result = NULL;
+                    results[i].status = 500;
+                    sc_cluster_error_set(&results[i].err, 500, "translog_exception",
+                                         "failed to sync translog of [%s][%u]", ix->name, s);
+                }
+            sc_log(SC_LOG_ERROR, "index", "translog sync failed for [%s][%u]", ix->name, s);
+        }
+    }
+    if (touched != touched_stack)
+        free(touched);
+    return result;
+}
+
+sc_status sc_index_get(sc_index *ix, sc_slice id, sc_slice routing, sc_arena *arena,
+                       sc_doc_get *out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t shard = sc_index_route(ix, routing.len ? routing : id);
+    if (!ix->shards || !ix->shards[shard])
+        return SC_EIO;
+    sc_shard_doc d;
+    SC_TRY(sc_shard_get(ix->shards[shard], id, &d));
+    if (d.found) {
+        uint8_t *copy = sc_arena_alloc(arena, d.source_len ? d.source_len : 1);
+        if (!copy) {
+            sc_shard_doc_fini(&d);
+            return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        }
+        memcpy(copy, d.source, d.source_len);
+        out->found = true;
+        out->source = sc_slice_make(copy, d.source_len);
+        out->version = d.version;
+        out->seq_no = d.seq_no;
+        out->primary_term = d.primary_term;
+    }
+    sc_shard_doc_fini(&d);
+    return SC_OK;
+}
+
+/* Shards refresh themselves on their own timers; the node needs no refresher thread. */
+sc__refresher *sc__refresher_start(sc_node *n)
+{
+    (void)n;
+    return NULL;
+}
+
+void sc__refresher_stop(sc__refresher *r)
+{
+    (void)r;
+}
+
+void sc__index_publish_mapping(sc_index *ix, sc_mapping *m)
+{
+    for (uint32_t i = 0; ix->shards && i < ix->settings.number_of_shards; i++)
+        if (ix->shards[i])
+            sc_shard_set_mapping(ix->shards[i], m);
+}

@@ -1,0 +1,139 @@
+/* Task registry and circuit breakers (see tasks.h). */
+#include "cluster/tasks.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "cluster/internal.h"
+
+void sc_task_begin(sc_node *n, sc_task *t, const char *action, const char *description)
+{
+    sc__tasks *ts = sc__node_tasks(n);
+    t->action = action;
+    snprintf(t->description, sizeof t->description, "%s", description ? description : "");
+    t->start_ms = sc_clock_wall_ms();
+    t->start_ns = sc_clock_now_ns();
+    atomic_init(&t->cancelled, 0);
+    pthread_mutex_lock(&ts->mu);
+    t->id = ++ts->next_id;
+    t->prev = NULL;
+    t->next = ts->head;
+    if (ts->head)
+        ts->head->prev = t;
+    ts->head = t;
+    pthread_mutex_unlock(&ts->mu);
+}
+
+void sc_task_end(sc_node *n, sc_task *t)
+{
+    sc__tasks *ts = sc__node_tasks(n);
+    pthread_mutex_lock(&ts->mu);
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        ts->head = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    pthread_mutex_unlock(&ts->mu);
+}
+
+static bool id_matches(sc_node *n, const sc_task *t, const char *task_id)
+{
+    char id[128];
+    snprintf(id, sizeof id, "%s:%llu", sc_node_id(n), (unsigned long long)t->id);
+    return strcmp(id, task_id) == 0;
+}
+
+void sc_tasks_write(sc_node *n, sc_jsonw *w, const char *task_id)
+{
+    sc__tasks *ts = sc__node_tasks(n);
+    uint64_t now = sc_clock_now_ns();
+    pthread_mutex_lock(&ts->mu);
+    for (sc_task *t = ts->head; t; t = t->next) {
+        if (task_id && !id_matches(n, t, task_id))
+            continue;
+        char id[128];
+        snprintf(id, sizeof id, "%s:%llu", sc_node_id(n), (unsigned long long)t->id);
+        sc_jsonw_key(w, id);
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_kv_str(w, "node", sc_node_id(n));
+        sc_jsonw_kv_int(w, "id", (int64_t)t->id);
+        sc_jsonw_kv_str(w, "type", "transport");
+        sc_jsonw_kv_str(w, "action", t->action);
+        sc_jsonw_kv_str(w, "description", t->description);
+        sc_jsonw_kv_int(w, "start_time_in_millis", t->start_ms);
+        sc_jsonw_kv_int(w, "running_time_in_nanos", (int64_t)(now - t->start_ns));
+        sc_jsonw_kv_bool(w, "cancellable", true);
+        sc_jsonw_kv_bool(w, "cancelled", atomic_load(&t->cancelled) != 0);
+        sc_jsonw_key(w, "headers");
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_obj_end(w);
+        sc_jsonw_obj_end(w);
+    }
+    pthread_mutex_unlock(&ts->mu);
+}
+
+size_t sc_tasks_cancel(sc_node *n, const char *task_id, const char *actions)
+{
+    sc__tasks *ts = sc__node_tasks(n);
+    size_t k = 0;
+    pthread_mutex_lock(&ts->mu);
+    for (sc_task *t = ts->head; t; t = t->next) {
+        if (task_id && !id_matches(n, t, task_id))
+            continue;
+        if (!task_id && actions && fnmatch(actions, t->action, 0) != 0)
+            continue;
+        atomic_store(&t->cancelled, 1);
+        k++;
+    }
+    pthread_mutex_unlock(&ts->mu);
+    return k;
+}
+
+void sc_breakers_get(sc_node *n, sc_breaker_stats *out)
+{
+    sc__breakers *b = sc__node_breakers(n);
+    out->request_limit = b->request_limit;
+    out->request_used = atomic_load(&b->request_used);
+    out->request_tripped = atomic_load(&b->request_tripped);
+    out->inflight_used = atomic_load(&b->inflight_used);
+    out->inflight_tripped = atomic_load(&b->inflight_tripped);
+}
+
+static bool reserve(_Atomic uint64_t *used, _Atomic uint64_t *tripped, uint64_t limit,
+                    uint64_t bytes)
+{
+    uint64_t cur = atomic_load(used);
+    for (;;) {
+        if (limit && cur + bytes > limit) {
+            atomic_fetch_add(tripped, 1);
+            return false;
+        }
+        if (atomic_compare_exchange_weak(used, &cur, cur + bytes))
+            return true;
+    }
+}
+
+bool sc_breaker_reserve(sc_node *n, uint64_t bytes)
+{
+    sc__breakers *b = sc__node_breakers(n);
+    return reserve(&b->request_used, &b->request_tripped, b->request_limit, bytes);
+}
+
+void sc_breaker_release(sc_node *n, uint64_t bytes)
+{
+    atomic_fetch_sub(&sc__node_breakers(n)->request_used, bytes);
+}
+
+bool sc_breaker_inflight_reserve(sc_node *n, uint64_t bytes)
+{
+    sc__breakers *b = sc__node_breakers(n);
+    return reserve(&b->inflight_used, &b->inflight_tripped, b->inflight_limit, bytes);
+}
+
+void sc_breaker_inflight_release(sc_node *n, uint64_t bytes)
+{
+    atomic_fetch_sub(&sc__node_breakers(n)->inflight_used, bytes);
+}

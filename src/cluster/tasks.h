@@ -1,0 +1,51 @@
+/* Tasks and the request circuit breaker. Every search registers a task (id "<node>:<n>",
+ * action, description, start time, a cancellation flag that shard-level execution polls);
+ * GET _tasks lists them and POST _tasks/<id>/_cancel sets the flag. The request breaker
+ * accounts per-request memory (arena budgets) against a node-wide limit (60% of the memory
+ * limit by default); a reservation that would exceed it trips with circuit_breaking_exception
+ * (429). Thread-safe. */
+#ifndef SC_CLUSTER_TASKS_H
+#define SC_CLUSTER_TASKS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/jsonw.h"
+#include "cluster/node.h"
+
+typedef struct sc_task {
+    uint64_t id;
+    const char *action;   /* static */
+    char description[256];
+    int64_t start_ms;
+    uint64_t start_ns;
+    _Atomic int cancelled; /* polled by execution: relaxed load */
+    struct sc_task *prev, *next;
+} sc_task;
+
+/* Registers a running task (caller-owned storage, must stay alive until sc_task_end). */
+void sc_task_begin(sc_node *n, sc_task *t, const char *action, const char *description);
+void sc_task_end(sc_node *n, sc_task *t);
+/* Writes "<node>:<id>": {...} members for every task (or only task_id "<node>:<id>" when not
+ * NULL) into an open object. */
+void sc_tasks_write(sc_node *n, sc_jsonw *w, const char *task_id);
+/* Cancels task_id (or, when NULL, every task whose action matches the `actions` glob, all when
+ * NULL). Returns the number cancelled. */
+size_t sc_tasks_cancel(sc_node *n, const char *task_id, const char *actions);
+
+typedef struct sc_breaker_stats {
+    uint64_t request_limit, request_used, request_tripped;
+    uint64_t inflight_used, inflight_tripped;
+} sc_breaker_stats;
+
+void sc_breakers_get(sc_node *n, sc_breaker_stats *out);
+/* Reserves bytes on the request breaker; false (and counts a trip) when over the limit. */
+bool sc_breaker_reserve(sc_node *n, uint64_t bytes);
+void sc_breaker_release(sc_node *n, uint64_t bytes);
+/* In-flight request bytes (HTTP bodies). */
+bool sc_breaker_inflight_reserve(sc_node *n, uint64_t bytes);
+void sc_breaker_inflight_release(sc_node *n, uint64_t bytes);
+
+#endif

@@ -1,0 +1,345 @@
+/* `scry serve`: configuration (flags and a scry.yml-style file), the node, the HTTP server,
+ * signal handling and graceful shutdown.
+ *
+ * Config file: one `key: value` per line, `#` comments, keys as in Elasticsearch's
+ * elasticsearch.yml where one exists:
+ *   path.data: ./data            http.port: 9200          network.host: 127.0.0.1
+ *   node.name: node-1            cluster.name: scry       http.max_content_length: 100mb
+ *   threads: 2 (HTTP workers)    search.threads: 2        memory.limit: 1gb
+ *   http.timeout: 60s            log.level: info          slowlog.threshold: 1s
+ *   index.translog.durability: request|async
+ * Flags override the file. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster/log.h"
+#include "cluster/node.h"
+#include "cmd/serve.h"
+#include "http/server.h"
+
+typedef struct serve_opts {
+    char *data;
+    char *bind;
+    char *node_name;
+    char *cluster_name;
+    long port;
+    long threads;
+    long search_threads;
+    size_t max_content;
+    size_t memory;
+    long timeout_s;
+    long slowlog_ms;
+    int durability_async;
+} serve_opts;
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static bool parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return false;
+    while (*end == ' ')
+        end++;
+    double mult = 1;
+    if (!strcasecmp(end, "kb") || !strcasecmp(end, "k"))
+        mult = 1024;
+    else if (!strcasecmp(end, "mb") || !strcasecmp(end, "m"))
+        mult = 1024.0 * 1024;
+    else if (!strcasecmp(end, "gb") || !strcasecmp(end, "g"))
+        mult = 1024.0 * 1024 * 1024;
+    else if (*end && strcasecmp(end, "b") != 0)
+        return false;
+    *out = (size_t)(v * mult);
+    return true;
+}
+
+static bool parse_ms(const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s)
+        return false;
+    if (!strcmp(end, "ms"))
+        *out = (long)v;
+    else if (!strcmp(end, "s") || !*end)
+        *out = (long)(v * 1000);
+    else if (!strcmp(end, "m"))
+        *out = (long)(v * 60000);
+    else
+        return false;
+    return true;
+}
+
+static bool parse_long(const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+static void set_str(char **dst, const char *v)
+{
+    free(*dst);
+    *dst = strdup(v);
+}
+
+/* Applies one key/value (from the file or a flag); false on an unknown key or bad value. */
+static bool apply(serve_opts *o, const char *key, const char *val)
+{
+    long ms;
+    if (!strcmp(key, "path.data") || !strcmp(key, "data"))
+        set_str(&o->data, val);
+    else if (!strcmp(key, "http.port") || !strcmp(key, "port"))
+        return parse_long(val, &o->port) && o->port >= 0 && o->port < 65536;
+    else if (!strcmp(key, "network.host") || !strcmp(key, "http.host") || !strcmp(key, "bind"))
+        set_str(&o->bind, val);
+    else if (!strcmp(key, "node.name"))
+        set_str(&o->node_name, val);
+    else if (!strcmp(key, "cluster.name"))
+        set_str(&o->cluster_name, val);
+    else if (!strcmp(key, "threads") || !strcmp(key, "http.threads"))
+        return parse_long(val, &o->threads) && o->threads >= 0;
+    else if (!strcmp(key, "search.threads"))
+        return parse_long(val, &o->search_threads) && o->search_threads >= 0;
+    else if (!strcmp(key, "http.max_content_length"))
+        return parse_size(val, &o->max_content);
+    else if (!strcmp(key, "memory.limit") || !strcmp(key, "memory"))
+        return parse_size(val, &o->memory);
+    else if (!strcmp(key, "http.timeout")) {
+        if (!parse_ms(val, &ms))
+            return false;
+        o->timeout_s = ms / 1000 > 0 ? ms / 1000 : 1;
+    } else if (!strcmp(key, "slowlog.threshold")) {
+        if (!parse_ms(val, &ms))
+            return false;
+        o->slowlog_ms = ms;
+    } else if (!strcmp(key, "log.level")) {
+        int l = sc_log_level_parse(val);
+        if (l < 0)
+            return false;
+        sc_log_set_level((sc_log_level)l);
+    } else if (!strcmp(key, "index.translog.durability")) {
+        if (!strcmp(val, "async"))
+            o->durability_async = 1;
+        else if (!strcmp(val, "request"))
+            o->durability_async = 0;
+        else
+            return false;
+    } else
+        return false;
+    return true;
+}
+
+static bool load_config(serve_opts *o, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "scry serve: cannot open config [%s]: %s\n", path, strerror(errno));
+        return false;
+    }
+    char line[4096];
+    int lineno = 0;
+    bool ok = true;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *p = line;
+        char *hash = strchr(p, '#');
+        if (hash)
+            *hash = '\0';
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t n = strlen(p);
+        while (n && (p[n - 1] == '\n' || p[n - 1] == '\r' || p[n - 1] == ' ' || p[n - 1] == '\t'))
+            p[--n] = '\0';
+        if (!*p)
+            continue;
+        char *colon = strchr(p, ':');
+        if (!colon) {
+            fprintf(stderr, "scry serve: %s:%d: expected 'key: value'\n", path, lineno);
+            ok = false;
+            continue;
+        }
+        *colon = '\0';
+        char *key = p, *val = colon + 1;
+        size_t kl = strlen(key);
+        while (kl && (key[kl - 1] == ' ' || key[kl - 1] == '\t'))
+            key[--kl] = '\0';
+        while (*val == ' ' || *val == '\t')
+            val++;
+        size_t vl = strlen(val);
+        if (vl >= 2 && ((val[0] == '"' && val[vl - 1] == '"') ||
+                        (val[0] == '\'' && val[vl - 1] == '\''))) {
+            val[vl - 1] = '\0';
+            val++;
+        }
+        if (!apply(o, key, val)) {
+            fprintf(stderr, "scry serve: %s:%d: bad setting [%s: %s]\n", path, lineno, key, val);
+            ok = false;
+        }
+    }
+    fclose(f);
+    return ok;
+}
+
+static void serve_usage(FILE *f)
+{
+    fprintf(f, "usage: scry serve [options]\n"
+               "  --data DIR          data folder (default ./data)\n"
+               "  --port N            HTTP port (default 9200; 0 = any free port)\n"
+               "  --bind ADDR         listen address (default 127.0.0.1)\n"
+               "  --threads N         HTTP worker threads (default: cores)\n"
+               "  --search-threads N  shard search workers (default: cores)\n"
+               "  --memory SIZE       memory budget for circuit breakers (default 1gb)\n"
+               "  --config FILE       scry.yml-style `key: value` settings (see docs)\n"
+               "  --log-level LEVEL   debug|info|warn|error (default info)\n"
+               "  --slowlog DURATION  log requests slower than this (e.g. 500ms)\n"
+               "  --port-file FILE    write the bound port to FILE once listening\n");
+}
+
+static void opts_free(serve_opts *o)
+{
+    free(o->data);
+    free(o->bind);
+    free(o->node_name);
+    free(o->cluster_name);
+}
+
+int sc_cmd_serve(int argc, char **argv)
+{
+    serve_opts o = {.port = 9200, .max_content = 100u << 20, .timeout_s = 60,
+                    .slowlog_ms = 1000};
+    set_str(&o.data, "./data");
+    set_str(&o.bind, "127.0.0.1");
+    const char *port_file = NULL;
+    /* The config file first, so flags override it. */
+    for (int i = 2; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--config") && !load_config(&o, argv[i + 1])) {
+            opts_free(&o);
+            return 2;
+        }
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            serve_usage(stdout);
+            opts_free(&o);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "scry serve: missing value for %s\n", a);
+            serve_usage(stderr);
+            opts_free(&o);
+            return 2;
+        }
+        const char *v = argv[++i];
+        bool ok = true;
+        if (!strcmp(a, "--config"))
+            continue;
+        else if (!strcmp(a, "--data"))
+            ok = apply(&o, "path.data", v);
+        else if (!strcmp(a, "--port"))
+            ok = apply(&o, "http.port", v);
+        else if (!strcmp(a, "--bind"))
+            ok = apply(&o, "network.host", v);
+        else if (!strcmp(a, "--threads"))
+            ok = apply(&o, "threads", v);
+        else if (!strcmp(a, "--search-threads"))
+            ok = apply(&o, "search.threads", v);
+        else if (!strcmp(a, "--memory"))
+            ok = apply(&o, "memory.limit", v);
+        else if (!strcmp(a, "--log-level"))
+            ok = apply(&o, "log.level", v);
+        else if (!strcmp(a, "--slowlog"))
+            ok = apply(&o, "slowlog.threshold", v);
+        else if (!strcmp(a, "--max-content-length"))
+            ok = apply(&o, "http.max_content_length", v);
+        else if (!strcmp(a, "--timeout"))
+            ok = apply(&o, "http.timeout", v);
+        else if (!strcmp(a, "--port-file"))
+            port_file = v;
+        else {
+            fprintf(stderr, "scry serve: unknown option %s\n", a);
+            serve_usage(stderr);
+            opts_free(&o);
+            return 2;
+        }
+        if (!ok) {
+            fprintf(stderr, "scry serve: bad value for %s: %s\n", a, v);
+            opts_free(&o);
+            return 2;
+        }
+    }
+
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+
+    sc_node_config nc = {.data_dir = o.data,
+                         .node_name = o.node_name,
+                         .cluster_name = o.cluster_name,
+                         .memory_limit_bytes = o.memory,
+                         .search_threads = (unsigned)o.search_threads,
+                         .durability_async = o.durability_async};
+    sc_node *node;
+    if (sc_node_open(&nc, &node) != SC_OK) {
+        opts_free(&o);
+        return 1;
+    }
+    sc_http_config hc;
+    sc_http_config_default(&hc);
+    hc.bind = o.bind;
+    hc.port = (uint16_t)o.port;
+    hc.threads = (unsigned)o.threads;
+    hc.max_content_length = o.max_content;
+    hc.timeout_s = (unsigned)o.timeout_s;
+    hc.slowlog_ms = (uint64_t)o.slowlog_ms;
+    hc.request_budget_bytes = sc_node_config_get(node)->memory_limit_bytes * 60 / 100;
+    sc_http_server *srv;
+    if (sc_http_start(&hc, node, &srv) != SC_OK) {
+        sc_node_close(node);
+        opts_free(&o);
+        return 1;
+    }
+    if (port_file) {
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
+        FILE *f = fopen(tmp, "w");
+        if (f) {
+            fprintf(f, "%u\n", (unsigned)sc_http_port(srv));
+            fclose(f);
+            rename(tmp, port_file);
+        }
+    }
+    sc_log(SC_LOG_INFO, "node", "started; pid %d", (int)getpid());
+    while (!stop_requested)
+        pause();
+    sc_log(SC_LOG_INFO, "node", "stopping: no new connections, finishing in-flight requests");
+    sc_http_quiesce(srv);
+    sc_http_stop(srv);
+    sc_log(SC_LOG_INFO, "node", "flushing shards");
+    sc_node_close(node);
+    sc_log(SC_LOG_INFO, "node", "stopped");
+    opts_free(&o);
+    return 0;
+}

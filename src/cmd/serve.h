@@ -1,0 +1,10 @@
+/* Subcommands implemented in src/cmd: `scry serve` and `scry load`. */
+#ifndef SC_CMD_SERVE_H
+#define SC_CMD_SERVE_H
+
+/* scry serve [--data DIR] [--port N] [--bind ADDR] [--threads N] [--config FILE] ... */
+int sc_cmd_serve(int argc, char **argv);
+/* scry load --index NAME FILE.ndjson[.gz|.zst] [--url URL] ... */
+int sc_cmd_load(int argc, char **argv);
+
+#endif

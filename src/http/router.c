@@ -1,0 +1,274 @@
+/* Route table and dispatch (see router.h). */
+#include "http/router.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "api/handlers.h"
+
+enum {
+    M_GET = 1 << SC_REST_GET,
+    M_PUT = 1 << SC_REST_PUT,
+    M_POST = 1 << SC_REST_POST,
+    M_DELETE = 1 << SC_REST_DELETE,
+    M_HEAD = 1 << SC_REST_HEAD,
+};
+
+typedef struct route {
+    unsigned methods;
+    const char *pattern;
+    sc_rest_handler handler;
+} route;
+
+/* Order matters only among patterns that can match the same path: literals first. */
+static const route routes[] = {
+    {M_GET | M_HEAD, "/", sc_api_root},
+    {M_GET, "/_cluster/health", sc_api_cluster_health},
+    {M_GET, "/_cluster/health/{index}", sc_api_cluster_health},
+    {M_GET, "/_cat/indices", sc_api_cat_indices},
+    {M_GET, "/_cat/indices/{index}", sc_api_cat_indices},
+    {M_GET, "/_cat/health", sc_api_cat_health},
+    {M_GET, "/_cat/count", sc_api_cat_count},
+    {M_GET, "/_cat/count/{index}", sc_api_cat_count},
+    {M_GET, "/_nodes/stats", sc_api_nodes_stats},
+    {M_GET, "/_nodes/stats/{extra}", sc_api_nodes_stats},
+    {M_GET, "/_nodes", sc_api_nodes_stats},
+    {M_GET, "/_stats", sc_api_stats},
+    {M_GET, "/_stats/{extra}", sc_api_stats},
+    {M_GET, "/_all/_stats", sc_api_stats},
+    {M_GET, "/{index}/_stats", sc_api_stats},
+    {M_GET, "/{index}/_stats/{extra}", sc_api_stats},
+    {M_GET, "/_segments", sc_api_segments},
+    {M_GET, "/{index}/_segments", sc_api_segments},
+    {M_GET | M_POST, "/_refresh", sc_api_refresh},
+    {M_GET | M_POST, "/{index}/_refresh", sc_api_refresh},
+    {M_GET | M_POST, "/_flush", sc_api_flush},
+    {M_GET | M_POST, "/{index}/_flush", sc_api_flush},
+    {M_POST, "/_forcemerge", sc_api_forcemerge},
+    {M_POST, "/{index}/_forcemerge", sc_api_forcemerge},
+    {M_GET, "/_mapping", sc_api_get_mapping},
+    {M_GET, "/{index}/_mapping", sc_api_get_mapping},
+    {M_PUT | M_POST, "/{index}/_mapping", sc_api_put_mapping},
+    {M_GET, "/_settings", sc_api_get_settings},
+    {M_GET, "/{index}/_settings", sc_api_get_settings},
+    {M_PUT, "/{index}/_settings", sc_api_put_settings},
+    {M_POST | M_PUT, "/_bulk", sc_api_bulk},
+    {M_POST | M_PUT, "/{index}/_bulk", sc_api_bulk},
+    {M_GET | M_POST, "/_mget", sc_api_mget},
+    {M_GET | M_POST, "/{index}/_mget", sc_api_mget},
+    {M_GET | M_POST, "/_search", sc_api_search},
+    {M_GET | M_POST, "/{index}/_search", sc_api_search},
+    {M_GET | M_POST, "/_count", sc_api_count},
+    {M_GET | M_POST, "/{index}/_count", sc_api_count},
+    {M_GET | M_POST, "/_msearch", sc_api_msearch},
+    {M_GET | M_POST, "/{index}/_msearch", sc_api_msearch},
+    {M_GET, "/_tasks", sc_api_tasks},
+    {M_GET, "/_tasks/{extra}", sc_api_tasks},
+    {M_POST, "/_tasks/{extra}/_cancel", sc_api_tasks_cancel},
+    {M_POST, "/_tasks/_cancel", sc_api_tasks_cancel},
+    {M_POST, "/{index}/_doc", sc_api_doc_index},
+    {M_PUT | M_POST, "/{index}/_doc/{id}", sc_api_doc_index},
+    {M_GET | M_HEAD, "/{index}/_doc/{id}", sc_api_doc_get},
+    {M_DELETE, "/{index}/_doc/{id}", sc_api_doc_delete},
+    {M_PUT | M_POST, "/{index}/_create/{id}", sc_api_doc_create},
+    {M_GET | M_HEAD, "/{index}/_source/{id}", sc_api_doc_source},
+    {M_POST, "/{index}/_update/{id}", sc_api_doc_update},
+    {M_PUT, "/{index}", sc_api_index_create},
+    {M_DELETE, "/{index}", sc_api_index_delete},
+    {M_GET | M_HEAD, "/{index}", sc_api_index_get},
+};
+
+#define N_ROUTES (sizeof routes / sizeof routes[0])
+#define MAX_SEGS 8
+
+sc_rest_method sc_router_method(const char *m)
+{
+    if (!m)
+        return SC_REST_OTHER;
+    if (strcmp(m, "GET") == 0)
+        return SC_REST_GET;
+    if (strcmp(m, "PUT") == 0)
+        return SC_REST_PUT;
+    if (strcmp(m, "POST") == 0)
+        return SC_REST_POST;
+    if (strcmp(m, "DELETE") == 0)
+        return SC_REST_DELETE;
+    if (strcmp(m, "HEAD") == 0)
+        return SC_REST_HEAD;
+    return SC_REST_OTHER;
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static char *decode(sc_arena *a, const char *s, size_t len)
+{
+    char *out = sc_arena_alloc(a, len + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '%' && i + 2 < len && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+            out[o++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+            i += 2;
+        } else if (s[i] == '+') {
+            out[o++] = ' ';
+        } else {
+            out[o++] = s[i];
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+void sc_router_parse_query(sc_rest_req *req, const char *q, size_t len)
+{
+    size_t i = 0;
+    while (i < len && req->n_params < SC_REST_MAX_PARAMS) {
+        size_t start = i;
+        while (i < len && q[i] != '&')
+            i++;
+        size_t end = i;
+        if (i < len)
+            i++;
+        if (end == start)
+            continue;
+        size_t eq = start;
+        while (eq < end && q[eq] != '=')
+            eq++;
+        char *k = decode(req->arena, q + start, eq - start);
+        char *v = eq < end ? decode(req->arena, q + eq + 1, end - eq - 1) : decode(req->arena, "", 0);
+        if (!k || !v)
+            return;
+        req->params[req->n_params].key = k;
+        req->params[req->n_params].value = v;
+        req->n_params++;
+    }
+}
+
+typedef struct segs {
+    const char *ptr[MAX_SEGS];
+    size_t len[MAX_SEGS];
+    int n;
+} segs;
+
+/* Splits "/a/b/" into segments; returns false if there are too many. Empty segments are
+ * skipped ("//a" == "/a"). */
+static bool split(const char *path, segs *s)
+{
+    s->n = 0;
+    const char *p = path;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            break;
+        const char *start = p;
+        while (*p && *p != '/')
+            p++;
+        if (s->n == MAX_SEGS)
+            return false;
+        s->ptr[s->n] = start;
+        s->len[s->n] = (size_t)(p - start);
+        s->n++;
+    }
+    return true;
+}
+
+static bool seg_eq(const segs *s, int i, const char *lit, size_t lit_len)
+{
+    return s->len[i] == lit_len && memcmp(s->ptr[i], lit, lit_len) == 0;
+}
+
+/* Matches path segments against a pattern; fills captures (arena copies) on success. */
+static bool match(sc_rest_req *req, const segs *s, const char *pattern, bool fill)
+{
+    segs p;
+    if (!split(pattern, &p) || p.n != s->n)
+        return false;
+    for (int i = 0; i < p.n; i++) {
+        if (p.ptr[i][0] == '{') {
+            if (s->ptr[i][0] == '_' && !seg_eq(s, i, "_all", 4))
+                return false;
+            if (!fill)
+                continue;
+            char *v = sc_arena_strndup(req->arena, s->ptr[i], s->len[i]);
+            if (!v)
+                return false;
+            if (strncmp(p.ptr[i], "{index}", 7) == 0)
+                req->index = v;
+            else if (strncmp(p.ptr[i], "{id}", 4) == 0)
+                req->id = v;
+            else
+                req->extra = v;
+        } else if (!seg_eq(s, i, p.ptr[i], p.len[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void route_request(sc_rest_req *req, sc_rest_resp *resp)
+{
+    segs s;
+    if (!split(req->path, &s)) {
+        sc_rest_errorf(req, resp, 404, "illegal_argument_exception",
+                       "no handler found for uri [%s] and method [%s]", req->path,
+                       req->method_str);
+        return;
+    }
+    unsigned allowed = 0;
+    for (size_t i = 0; i < N_ROUTES; i++) {
+        if (!match(req, &s, routes[i].pattern, false))
+            continue;
+        if (routes[i].methods & (1u << req->method)) {
+            if (!match(req, &s, routes[i].pattern, true)) {
+                sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+                return;
+            }
+            routes[i].handler(req, resp);
+            return;
+        }
+        allowed |= routes[i].methods;
+    }
+    if (allowed) {
+        char list[64] = "";
+        for (int m = 0; m < SC_REST_OTHER; m++) {
+            if (!(allowed & (1u << m)))
+                continue;
+            if (list[0])
+                strcat(list, ",");
+            strcat(list, sc_rest_method_name((sc_rest_method)m));
+        }
+        sc_rest_errorf(req, resp, 405, "illegal_argument_exception",
+                       "Incorrect HTTP method for uri [%s] and method [%s], allowed: [%s]",
+                       req->path, req->method_str, list);
+        return;
+    }
+    sc_rest_errorf(req, resp, 404, "illegal_argument_exception",
+                   "no handler found for uri [%s] and method [%s]", req->path, req->method_str);
+}
+
+void sc_router_dispatch(sc_rest_req *req, sc_rest_resp *resp)
+{
+    const char *pretty = sc_rest_param_get(req, "pretty");
+    req->pretty = pretty && strcmp(pretty, "false") != 0;
+    if (!req->method_str)
+        req->method_str = sc_rest_method_name(req->method);
+    route_request(req, resp);
+    const char *fp = sc_rest_param_get(req, "filter_path");
+    if (fp && *fp && !resp->no_filter && resp->body.len > 0) {
+        if (sc_rest_filter_path(&resp->body, fp, req->pretty) != SC_OK)
+            sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+    }
+    if (req->pretty && resp->body.len && resp->body.ptr[resp->body.len - 1] != '\n')
+        (void)sc_vec_push(&resp->body, '\n');
+}

@@ -1,0 +1,39 @@
+/* The HTTP server: libmicrohttpd with an internal thread pool (epoll per thread), keep-alive,
+ * request bodies accumulated up to http.max_content_length (413 beyond), idle-connection
+ * timeouts against slow clients, a per-request arena, and the Elasticsearch product header on
+ * every response. Requests are routed by router.h to the API handlers. */
+#ifndef SC_HTTP_SERVER_H
+#define SC_HTTP_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+
+typedef struct sc_node sc_node;
+typedef struct sc_http_server sc_http_server;
+
+typedef struct sc_http_config {
+    const char *bind;            /* IPv4/IPv6 address literal, default "127.0.0.1" */
+    uint16_t port;               /* 0 = pick a free port (see sc_http_port) */
+    unsigned threads;            /* worker threads; 0 = number of cores */
+    size_t max_content_length;   /* bytes; default 100 MiB */
+    unsigned timeout_s;          /* idle connection timeout; default 60 */
+    size_t request_budget_bytes; /* per-request arena budget (request breaker); 0 = none */
+    uint64_t slowlog_ms;         /* log requests slower than this; 0 = off */
+} sc_http_config;
+
+/* Fills the defaults above. */
+void sc_http_config_default(sc_http_config *c);
+
+/* Starts listening and serving; requests reach `node` (borrowed, must outlive the server).
+ * SC_EIO when the address cannot be bound. */
+sc_status sc_http_start(const sc_http_config *c, sc_node *node, sc_http_server **out) SC_MUST_USE;
+/* The bound port (useful with port 0). */
+uint16_t sc_http_port(const sc_http_server *s);
+/* Stops accepting new connections; in-flight requests keep running. */
+void sc_http_quiesce(sc_http_server *s);
+/* Finishes in-flight requests, closes every connection and frees the server. NULL is a no-op. */
+void sc_http_stop(sc_http_server *s);
+
+#endif
