@@ -40,6 +40,7 @@ enum {
     C_EMOD, /* emoji skin-tone modifiers: not Extend in Lucene's (Unicode 9) tables */
 };
 #define F_PICT 0x40 /* Extended_Pictographic */
+#define F_SA 0x80   /* Line_Break=Complex_Context (also set on Extend marks such as Thai vowels) */
 #define BASE(c) ((c) & 0x3F)
 
 static uint8_t ascii_cls[128];
@@ -48,15 +49,48 @@ static bool ascii_word_start[256]; /* ASCII bytes that can start a standard toke
 static uint8_t bmp_cls[65536];
 static pthread_once_t cls_once = PTHREAD_ONCE_INIT;
 
+/* Is c assigned in Unicode major.minor or earlier? Lucene's tables are older than ICU's: its
+ * StandardTokenizer grammar was generated from Unicode 9.0 and Java 17's Character (used by the
+ * letter and whitespace tokenizers) knows Unicode 13.0; a character assigned later is
+ * unassigned there. */
+static bool assigned_by(UChar32 c, int major, int minor)
+{
+    UVersionInfo v;
+    u_charAge(c, v);
+    return v[0] < major || (v[0] == major && v[1] <= minor);
+}
+
+#define LUCENE_UNICODE_MAJOR 9
+#define LUCENE_UNICODE_MINOR 0
+#define JAVA_UNICODE_MAJOR 13
+#define JAVA_UNICODE_MINOR 0
+
 static uint8_t classify_icu(UChar32 c)
 {
     uint8_t f = u_hasBinaryProperty(c, UCHAR_EXTENDED_PICTOGRAPHIC) ? F_PICT : 0;
+    if (!assigned_by(c, LUCENE_UNICODE_MAJOR, LUCENE_UNICODE_MINOR) ||
+        u_charType(c) == U_UNASSIGNED) {
+        /* Lucene's emoji data (Emoji 11) marks the unassigned planes-1 symbol ranges
+         * Extended_Pictographic; later Unicode versions gave some of them to non-emoji blocks
+         * (e.g. U+1FB00 Symbols for Legacy Computing), which ICU no longer flags. */
+        if (c >= 0x1F000 && c <= 0x1FFFD && !(c >= 0x1F900 && c <= 0x1F90B) && c != 0x1F93B &&
+            c != 0x1F946)
+            f = F_PICT;
+        return C_OTHER | f;
+    }
+    if (u_getIntPropertyValue(c, UCHAR_LINE_BREAK) == U_LB_COMPLEX_CONTEXT)
+        f |= F_SA;
     if (c >= 0x1F3FB && c <= 0x1F3FF)
         return C_EMOD | f;
     if (c >= 0xFF10 && c <= 0xFF19) /* Lucene adds full-width digits to Numeric */
         return C_NUMERIC | f;
     switch (u_getIntPropertyValue(c, UCHAR_WORD_BREAK)) {
     case U_WB_ALETTER:
+        /* Unicode 11 added some modifier symbols and punctuation to ALetter; Lucene's
+         * Unicode 9 tables do not have them. */
+        if (u_charType(c) == U_MODIFIER_SYMBOL || c == 0x055A || c == 0x055B || c == 0x055C ||
+            c == 0x055E || c == 0x058A || c == 0x05F3)
+            return C_OTHER | f;
         return C_ALETTER | f;
     case U_WB_HEBREW_LETTER:
         return C_HEBREW | f;
@@ -96,7 +130,7 @@ static uint8_t classify_icu(UChar32 c)
         return C_HAN | f;
     if (U_SUCCESS(err) && sc == USCRIPT_HIRAGANA)
         return C_HIRAGANA | f;
-    if (u_getIntPropertyValue(c, UCHAR_LINE_BREAK) == U_LB_COMPLEX_CONTEXT)
+    if (f & F_SA)
         return C_COMPLEX | f;
     return C_OTHER | f;
 }
@@ -310,8 +344,10 @@ static size_t scan_run(const scan *sc, size_t s, uint8_t want, bool run)
     while (p < sc->n) {
         size_t q;
         uint32_t u;
-        uint8_t c = BASE(cls_at(sc, p, &q, &u, false));
-        bool ext = c == C_EXTEND || c == C_ZWJ;
+        uint8_t full = cls_at(sc, p, &q, &u, false), c = BASE(full);
+        bool ext = (c == C_EXTEND || c == C_ZWJ) && !(first && want == C_COMPLEX);
+        if (want == C_COMPLEX && (full & F_SA))
+            c = C_COMPLEX; /* a Complex_Context mark can start or continue the run */
         if (!ext && (c != want || (!first && !run)))
             break;
         if (units + u > sc->max_len)
@@ -328,84 +364,160 @@ static inline bool is_keycap_base(uint8_t b)
     return (b >= '0' && b <= '9') || b == '#' || b == '*';
 }
 
-/* Emoji sequences (UTS#51 as Lucene's grammar has them): elements are an Extended_Pictographic
- * character (optionally + skin-tone modifier), a lone modifier, a regional-indicator pair or a
- * keycap sequence, each followed by Extend/Format/ZWJ; elements join across a ZWJ. Leading ZWJs
- * belong to the token. Returns the end of the match or s. */
-static size_t scan_emoji(const scan *sc, size_t s)
+static inline bool is_cp(const scan *sc, size_t p, size_t q, uint32_t want)
 {
-    size_t p = s, accept = s, q;
-    uint32_t units = 0, u;
-#define TAKE_OR_DONE()                                                                             \
-    do {                                                                                           \
-        if (units + u > sc->max_len)                                                               \
-            goto done;                                                                             \
-        units += u;                                                                                \
-        p = q;                                                                                     \
-    } while (0)
-    for (;;) {
-        uint8_t c = 0;
-        while (p < sc->n && BASE(c = cls_at(sc, p, &q, &u, false)) == C_ZWJ)
-            TAKE_OR_DONE();
-        if (p >= sc->n)
-            goto done;
-        bool pict = (c & F_PICT) != 0;
-        if (pict || BASE(c) == C_EMOD) {
-            TAKE_OR_DONE();
-        } else if (BASE(c) == C_RI) {
-            size_t save_p = p;
-            uint32_t save_units = units;
-            TAKE_OR_DONE();
-            uint8_t c2 = C_OTHER;
-            while (p < sc->n && ((c2 = BASE(cls_at(sc, p, &q, &u, false))) == C_EXTEND))
-                TAKE_OR_DONE();
-            if (p >= sc->n || c2 != C_RI) {
-                p = save_p;
-                units = save_units;
-                goto done;
-            }
-            TAKE_OR_DONE();
-        } else if (is_keycap_base(sc->s[p])) {
-            size_t save_p = p;
-            uint32_t save_units = units;
-            bool capped = false;
-            TAKE_OR_DONE();
-            while (p < sc->n && BASE(cls_at(sc, p, &q, &u, false)) == C_EXTEND) {
-                bool is_keycap = q - p == 3 && sc->s[p] == 0xE2 && sc->s[p + 1] == 0x83 &&
-                                 sc->s[p + 2] == 0xA3; /* U+20E3 */
-                TAKE_OR_DONE();
-                if (is_keycap) {
-                    capped = true;
-                    break;
-                }
-            }
-            if (!capped) {
-                p = save_p;
-                units = save_units;
-                goto done;
-            }
-        } else {
-            goto done;
-        }
-        accept = p;
-        if (pict && p < sc->n && BASE(cls_at(sc, p, &q, &u, false)) == C_EMOD) {
-            TAKE_OR_DONE();
-            accept = p;
-        }
-        bool last_zwj = false;
-        while (p < sc->n) {
-            uint8_t t = BASE(cls_at(sc, p, &q, &u, false));
-            if (t != C_EXTEND && t != C_ZWJ)
-                break;
-            TAKE_OR_DONE();
-            accept = p;
-            last_zwj = t == C_ZWJ;
-        }
-        if (!last_zwj)
+    size_t i = p;
+    return q - p > 1 && sc__utf8_next(sc->s, sc->n, &i) == want;
+}
+
+/* Takes one code point at *p if it fits under the cap. */
+static inline bool take(const scan *sc, size_t *p, size_t q, uint32_t u, uint32_t *units)
+{
+    (void)sc;
+    if (*units + u > sc->max_len)
+        return false;
+    *units += u;
+    *p = q;
+    return true;
+}
+
+/* Lucene's ExtFmtZwjSansPresSel*: Extend/Format/ZWJ except the presentation selectors. */
+static size_t ex_run(const scan *sc, size_t p, uint32_t *units)
+{
+    size_t q;
+    uint32_t u;
+    while (p < sc->n) {
+        uint8_t c = BASE(cls_at(sc, p, &q, &u, false));
+        if ((c != C_EXTEND && c != C_ZWJ) || is_cp(sc, p, q, 0xFE0E) || is_cp(sc, p, q, 0xFE0F))
+            break;
+        if (!take(sc, &p, q, u, units))
             break;
     }
-done:
-#undef TAKE_OR_DONE
+    return p;
+}
+
+/* One emoji element at p (UTS#51 as Lucene's grammar has it): an Extended_Pictographic
+ * character + ExtFmtZwj (sans presentation selectors) + optional U+FE0F; a modifier base +
+ * modifier; a lone modifier; or a keycap sequence. Tag characters are Extend, so tag sequences
+ * are covered. Returns the end, or p when there is no element. */
+static size_t emoji_element(const scan *sc, size_t p, uint32_t *units, bool *pict)
+{
+    size_t q, r, e;
+    uint32_t u, u2;
+    *pict = false;
+    if (p >= sc->n)
+        return p;
+    uint8_t c = cls_at(sc, p, &q, &u, false);
+    if (BASE(c) == C_EMOD) {
+        if (!take(sc, &p, q, u, units))
+            return p;
+        return ex_run(sc, p, units);
+    }
+    if (c & F_PICT) {
+        *pict = true;
+        size_t i = p;
+        uint32_t cp = sc__utf8_next(sc->s, sc->n, &i);
+        bool mod_base = u_hasBinaryProperty((UChar32)cp, UCHAR_EMOJI_MODIFIER_BASE);
+        if (!take(sc, &p, q, u, units))
+            return p;
+        e = ex_run(sc, p, units);
+        if (e < sc->n) {
+            uint8_t c2 = cls_at(sc, e, &r, &u2, false);
+            if (mod_base && BASE(c2) == C_EMOD) {
+                size_t m = e;
+                if (take(sc, &m, r, u2, units))
+                    return ex_run(sc, m, units);
+                return e;
+            }
+            if (is_cp(sc, e, r, 0xFE0F) && take(sc, &e, r, u2, units))
+                return e;
+        }
+        return e;
+    }
+    if (is_keycap_base(sc->s[p])) {
+        /* base ExtFmtZwjSansPresSel* U+FE0F? U+20E3, longest match */
+        uint32_t uu = *units + 1, best_units = 0;
+        size_t t = q, best = p;
+        while (t < sc->n) {
+            uint8_t c2 = BASE(cls_at(sc, t, &r, &u2, false));
+            if (is_cp(sc, t, r, 0xFE0F) && r < sc->n) {
+                size_t r2;
+                uint32_t u3;
+                cls_at(sc, r, &r2, &u3, false);
+                if (is_cp(sc, r, r2, 0x20E3) && uu + u2 + u3 <= sc->max_len) {
+                    best = r2;
+                    best_units = uu + u2 + u3;
+                }
+                break;
+            }
+            if ((c2 != C_EXTEND && c2 != C_ZWJ) || is_cp(sc, t, r, 0xFE0E) ||
+                uu + u2 > sc->max_len)
+                break;
+            uu += u2;
+            if (is_cp(sc, t, r, 0x20E3)) {
+                best = r;
+                best_units = uu;
+            }
+            t = r;
+        }
+        if (best > p)
+            *units = best_units;
+        return best;
+    }
+    return p;
+}
+
+/* Emoji sequences: ZWJ* element (ZWJ element)*, or a regional-indicator pair (each indicator
+ * with its Extend/Format/ZWJ). Returns the end of the longest match, or s. */
+static size_t scan_emoji(const scan *sc, size_t s)
+{
+    size_t p = s, q, accept = s;
+    uint32_t units = 0, u;
+    uint8_t c = cls_at(sc, p, &q, &u, false);
+    if (BASE(c) == C_RI) {
+        for (int k = 0; k < 2; k++) {
+            if (p >= sc->n || BASE(cls_at(sc, p, &q, &u, false)) != C_RI ||
+                !take(sc, &p, q, u, &units))
+                return accept;
+            if (k == 1)
+                accept = p;
+            while (p < sc->n) {
+                uint8_t t = BASE(cls_at(sc, p, &q, &u, false));
+                if ((t != C_EXTEND && t != C_ZWJ) || !take(sc, &p, q, u, &units))
+                    break;
+                if (k == 1)
+                    accept = p;
+            }
+        }
+        return accept;
+    }
+    bool first = true, ends_zwj = false;
+    for (;;) {
+        /* ZWJ* before the element: the first one's, or the joining ZWJs */
+        size_t z = p;
+        uint32_t zu = units;
+        while (z < sc->n && BASE(cls_at(sc, z, &q, &u, false)) == C_ZWJ &&
+               take(sc, &z, q, u, &zu))
+            ;
+        if (!first && z == p && !ends_zwj)
+            break; /* elements join only across a ZWJ */
+        uint32_t eu = zu, nz = 0;
+        for (size_t i = p; i < z; i += 3)
+            nz++;
+        bool pict;
+        size_t e = emoji_element(sc, z, &eu, &pict);
+        if (e == z)
+            break;
+        /* Only pictographs (and modifier bases) take leading ZWJs; a lone modifier or a
+         * keycap needs exactly the one joining ZWJ (or none at the start). */
+        if (!pict && (first ? nz != 0 : nz != (ends_zwj ? 0u : 1u)))
+            break;
+        first = false;
+        p = accept = e;
+        units = eu;
+        ends_zwj = e - z >= 3 && sc->s[e - 3] == 0xE2 && sc->s[e - 2] == 0x80 &&
+                   sc->s[e - 1] == 0x8D; /* the element's Extend tail ended in U+200D */
+    }
     return accept;
 }
 
@@ -433,8 +545,8 @@ static inline __attribute__((always_inline)) sc_status run_standard(const scan *
             continue;
         } else if (b == C_HAN || b == C_HIRAGANA) {
             end = scan_run(sc, p, b, false);
-        } else if (b == C_COMPLEX) {
-            end = scan_run(sc, p, b, true);
+        } else if (b == C_COMPLEX || (c & F_SA)) {
+            end = scan_run(sc, p, C_COMPLEX, true);
         }
         if (!ascii && ((c & F_PICT) || b == C_EMOD || b == C_ZWJ || b == C_RI ||
                        is_keycap_base(sc->s[p]))) {
@@ -483,7 +595,8 @@ static inline bool java_is_letter(uint32_t cp)
 {
     if (cp < 0x80)
         return (cp | 0x20) >= 'a' && (cp | 0x20) <= 'z';
-    return u_isalpha((UChar32)cp) != 0;
+    return u_isalpha((UChar32)cp) != 0 && assigned_by((UChar32)cp, JAVA_UNICODE_MAJOR,
+                                                      JAVA_UNICODE_MINOR);
 }
 
 /* Lucene CharTokenizer: a token is a run of token characters, cut after the character that
