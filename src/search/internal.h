@@ -1,0 +1,81 @@
+/* Private to src/search: the shard-level plan a query tree is rewritten into (statistics
+ * resolved, multi-term patterns compiled, fuzzy terms selected) and the per-segment iterator
+ * builder that consumes it. */
+#ifndef SC_SEARCH_INTERNAL_H
+#define SC_SEARCH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/bitset.h"
+#include "index/dfa.h"
+#include "search/bm25.h"
+#include "search/iter.h"
+#include "search/query.h"
+#include "search/searcher.h"
+
+typedef enum sc__plan_kind {
+    SC__PLAN_NONE,    /* matches nothing */
+    SC__PLAN_ALL,     /* every doc, constant score */
+    SC__PLAN_TERM,    /* BM25 term (bm25 NULL when not scoring) */
+    SC__PLAN_PHRASE,  /* BM25 phrase */
+    SC__PLAN_TERMSET, /* constant score over a set of terms: a list or an automaton */
+    SC__PLAN_EXISTS,  /* constant score: docs with a value in the field */
+    SC__PLAN_BOOL,
+    SC__PLAN_DISMAX,
+    SC__PLAN_BOOSTING,
+    SC__PLAN_CONST, /* child's docs, constant score */
+} sc__plan_kind;
+
+typedef struct sc__plan sc__plan;
+struct sc__plan {
+    sc__plan_kind kind;
+    bool scoring;
+    float score; /* constant score for ALL/TERMSET/EXISTS/CONST */
+    sc_slice field;
+    /* TERM: term; PHRASE/TERMSET: terms (+ positions for phrases) */
+    sc_slice term;
+    sc_slice *terms;
+    uint32_t *positions;
+    size_t n_terms;
+    uint32_t slop;
+    const sc_dfa *dfa; /* TERMSET by automaton (terms NULL) */
+    sc_bm25 *bm25;     /* TERM/PHRASE when scoring */
+    /* BOOL: children by occur; DISMAX: should = children; BOOSTING: must[0], must_not[0] */
+    sc__plan **must, **should, **must_not, **filter;
+    size_t n_must, n_should, n_must_not, n_filter;
+    uint32_t min_should; /* effective minimum_should_match */
+    float tie_breaker;   /* DISMAX; BOOSTING: negative_boost */
+    sc__plan *child;     /* CONST */
+};
+
+/* Per-search context shared by plan building and iterator building. */
+typedef struct sc__search_ctx {
+    const sc_searcher *s;
+    const sc_search_options *o;
+    sc_arena *a;
+    sc_search_result *res;
+    sc_iter_stats *stats;
+    uint32_t max_clause_count;
+    uint64_t terms_walked; /* for cancellation checks every few terms */
+} sc__search_ctx;
+
+/* Rewrites q into a plan (allocated in ctx->a); *out is never NULL on SC_OK. `scoring` false
+ * builds a match-only plan (counts). */
+sc_status sc__plan_build(sc__search_ctx *ctx, const sc_query *q, bool scoring, sc__plan **out)
+    SC_MUST_USE;
+
+/* Builds the iterator of plan p over segment seg_i (NULL when it can match nothing there). */
+sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
+                        sc_doc_iter **out) SC_MUST_USE;
+
+/* Writes an error message into ctx->res->error and returns st. */
+sc_status sc__search_fail(sc__search_ctx *ctx, sc_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Whether the cancel token (if any) fired; checked between windows and every few terms. */
+bool sc__search_cancelled(sc__search_ctx *ctx, bool check_clock);
+
+#endif

@@ -1,0 +1,217 @@
+/* The doc-id iterator: one vtable that every kind of matcher and scorer implements fully
+ * (DESIGN.md §4, lessons 1 and 3). Bulk operations (into_bitset, run_end, next_batch) are
+ * first-class members, and wrappers forward all of them. A kind that has no specialised bulk
+ * code uses the named generic fallback (sc_doc_iter_fallback_*), which counts its calls in the
+ * iterator's stats, and says so in its ops' `native` mask; tests/unit/search/iter_test.c walks
+ * every kind under every wrapper and fails if a wrapper hides a native bulk path.
+ *
+ * Kinds: term postings, all docs, bitset, conjunction, disjunction (sum, min-should-match,
+ * dis_max), exclusion, required+optional, phrase (exact and sloppy), constant score, boosting;
+ * wrappers: live docs, cancellation, profiling. Iterators live in a per-query arena and are
+ * used by one thread. Doc ids are segment-local. */
+#ifndef SC_SEARCH_ITER_H
+#define SC_SEARCH_ITER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/bitset.h"
+#include "index/postings.h"
+#include "search/bm25.h"
+
+#define SC_DOC_END UINT32_MAX
+
+typedef struct sc_doc_iter sc_doc_iter;
+
+/* Which bulk ops a kind implements itself (the rest use the counted generic fallback). */
+enum {
+    SC_ITER_NATIVE_INTO_BITSET = 1u << 0,
+    SC_ITER_NATIVE_RUN_END = 1u << 1,
+    SC_ITER_NATIVE_NEXT_BATCH = 1u << 2,
+};
+
+/* Method table. Pre/post-conditions (as Lucene's DocIdSetIterator and Scorer):
+ * - next: moves to the first doc after the current one (the first doc when unpositioned);
+ *   returns it, or SC_DOC_END. `doc` always holds the current doc.
+ * - advance(target): moves to the first doc >= target; target must be > doc (callers never
+ *   advance backwards). Returns the new doc or SC_DOC_END.
+ * - cost: an upper bound of the number of docs it can match (for planning).
+ * - into_bitset(upto, bs, base): sets bit d - base for the current doc (the first doc if
+ *   unpositioned) and every later matching doc d < upto; leaves the iterator on the first
+ *   doc >= upto (or END). The caller guarantees bits [base, upto) exist and that the current
+ *   doc is >= base.
+ * - run_end: requires a positioned iterator; returns r > doc such that every doc in [doc, r)
+ *   matches (a lower bound of the real run).
+ * - next_batch(docs, freqs, max): the next up to `max` docs after the current one (and per-doc
+ *   frequencies when freqs is non-NULL: term frequency for terms, phrase frequency rounded
+ *   for phrases, 1 otherwise); returns how many (0 at the end); doc becomes the last one.
+ * - score: the score of the current doc (positioned, not END).
+ * - max_score(upto): an upper bound of score() over docs in [doc, upto].
+ * - advance_shallow(target): without moving, returns the last doc of the block (window) that
+ *   holds target, so max_score(that) is a block bound; SC_DOC_END when past the end. */
+typedef struct sc_doc_iter_ops {
+    const char *name; /* kind name, e.g. "term", "conjunction", "live_docs" */
+    uint32_t native;  /* SC_ITER_NATIVE_* */
+    uint32_t (*next)(sc_doc_iter *it);
+    uint32_t (*advance)(sc_doc_iter *it, uint32_t target);
+    uint64_t (*cost)(const sc_doc_iter *it);
+    void (*into_bitset)(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base);
+    uint32_t (*run_end)(sc_doc_iter *it);
+    size_t (*next_batch)(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs, size_t max);
+    float (*score)(sc_doc_iter *it);
+    float (*max_score)(sc_doc_iter *it, uint32_t upto);
+    uint32_t (*advance_shallow)(sc_doc_iter *it, uint32_t target);
+} sc_doc_iter_ops;
+
+/* Counters shared by the iterators of one query (single-threaded use). */
+typedef struct sc_iter_stats {
+    uint64_t fallback_into_bitset;
+    uint64_t fallback_run_end;
+    uint64_t fallback_next_batch;
+} sc_iter_stats;
+
+/* The common head of every iterator. */
+struct sc_doc_iter {
+    const sc_doc_iter_ops *ops;
+    uint32_t doc;         /* current doc; SC_DOC_END when exhausted; unpositioned: see below */
+    bool positioned;      /* next/advance has been called */
+    sc_iter_stats *stats; /* may be NULL */
+};
+
+/* Dispatch helpers. */
+static inline uint32_t sc_doc_iter_next(sc_doc_iter *it)
+{
+    return it->ops->next(it);
+}
+static inline uint32_t sc_doc_iter_advance(sc_doc_iter *it, uint32_t target)
+{
+    return it->ops->advance(it, target);
+}
+static inline uint64_t sc_doc_iter_cost(const sc_doc_iter *it)
+{
+    return it->ops->cost(it);
+}
+static inline void sc_doc_iter_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs,
+                                           uint32_t base)
+{
+    it->ops->into_bitset(it, upto, bs, base);
+}
+static inline uint32_t sc_doc_iter_run_end(sc_doc_iter *it)
+{
+    return it->ops->run_end(it);
+}
+static inline size_t sc_doc_iter_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs,
+                                            size_t max)
+{
+    return it->ops->next_batch(it, docs, freqs, max);
+}
+static inline float sc_doc_iter_score(sc_doc_iter *it)
+{
+    return it->ops->score(it);
+}
+static inline float sc_doc_iter_max_score(sc_doc_iter *it, uint32_t upto)
+{
+    return it->ops->max_score(it, upto);
+}
+static inline uint32_t sc_doc_iter_advance_shallow(sc_doc_iter *it, uint32_t target)
+{
+    return it->ops->advance_shallow(it, target);
+}
+
+/* The generic fallbacks, built from next/advance; each counts a call in it->stats. */
+void sc_doc_iter_fallback_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs,
+                                      uint32_t base);
+uint32_t sc_doc_iter_fallback_run_end(sc_doc_iter *it);
+size_t sc_doc_iter_fallback_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs,
+                                       size_t max);
+
+/* ---- cancellation ----------------------------------------------------------------------- */
+
+/* A per-request cancel token: a flag any thread may set (relaxed atomic) and a deadline on the
+ * monotonic clock (sc_clock_now_ns; 0 = none). */
+typedef struct sc_cancel_token {
+    _Atomic uint32_t cancelled;
+    uint64_t deadline_ns;
+    _Atomic uint32_t fired; /* set by checks: 1 cancelled, 2 timed out */
+} sc_cancel_token;
+
+/* Initializes a token with a deadline (0 = none). */
+void sc_cancel_token_init(sc_cancel_token *t, uint64_t deadline_ns);
+
+/* Requests cancellation. Thread-safe, async-signal-safe. */
+static inline void sc_cancel_token_cancel(sc_cancel_token *t)
+{
+    atomic_store_explicit(&t->cancelled, 1, memory_order_relaxed);
+}
+
+/* The check: one relaxed load, plus a clock read when `check_clock` (callers read the clock
+ * once per bulk window or every few thousand docs). Returns true (and records why in `fired`)
+ * when the query must stop. No allocation, no lock. */
+bool sc_cancel_token_check(sc_cancel_token *t, bool check_clock);
+
+/* ---- constructors (all allocate in `a`; NULL on exhaustion) ------------------------------ */
+
+/* Term postings over a cursor the caller reset (the iterator takes the cursor by value into
+ * the arena). bm25 may be NULL (not scoring: score() returns 0); norms may be NULL (norm 1). */
+sc_doc_iter *sc_iter_term(sc_arena *a, const sc_postings *cursor, const sc_bm25 *bm25,
+                          const uint8_t *norms);
+/* Every doc in [0, n_docs), score `score`. */
+sc_doc_iter *sc_iter_all(sc_arena *a, uint32_t n_docs, float score);
+/* The set bits of bs (doc ids < n_docs), score `score`. bs is borrowed. */
+sc_doc_iter *sc_iter_bitset(sc_arena *a, const sc_bitset *bs, uint32_t n_docs, float score);
+/* The child's docs with a constant score. */
+sc_doc_iter *sc_iter_constant(sc_arena *a, sc_doc_iter *child, float score);
+/* All children match; score = (float) double sum of the `n_scoring` first children's scores
+ * (the rest are filters). n >= 1. */
+sc_doc_iter *sc_iter_conjunction(sc_arena *a, sc_doc_iter **children, size_t n,
+                                 size_t n_scoring);
+/* Disjunction modes. */
+typedef enum sc_disj_mode {
+    SC_DISJ_SUM,     /* (float) double sum of matching children's scores */
+    SC_DISJ_MAX,     /* dis_max: max + tie_breaker * sum of the others (Lucene's order) */
+} sc_disj_mode;
+/* At least `min_match` (>= 1) children match. */
+sc_doc_iter *sc_iter_disjunction(sc_arena *a, sc_doc_iter **children, size_t n,
+                                 uint32_t min_match, sc_disj_mode mode, float tie_breaker);
+/* include's docs that `exclude` does not match; score from include. */
+sc_doc_iter *sc_iter_exclusion(sc_arena *a, sc_doc_iter *include, sc_doc_iter *exclude);
+/* required's docs; score = required + optional (float add, Lucene's ReqOptSumScorer) when
+ * optional also matches. */
+sc_doc_iter *sc_iter_req_opt(sc_arena *a, sc_doc_iter *required, sc_doc_iter *optional);
+/* positive's docs; score multiplied by factor where negative matches (ES boosting). */
+sc_doc_iter *sc_iter_boosting(sc_arena *a, sc_doc_iter *positive, sc_doc_iter *negative,
+                              float factor);
+/* A phrase over n >= 2 term cursors (already reset with SC_POSTINGS_POSITIONS) at query
+ * positions offsets[i]; slop 0 = exact (Lucene's ExactPhraseMatcher), else sloppy
+ * (SloppyPhraseMatcher for phrases without repeated terms). bm25 may be NULL. */
+sc_doc_iter *sc_iter_phrase(sc_arena *a, const sc_postings *cursors, const uint32_t *offsets,
+                            size_t n, uint32_t slop, const sc_bm25 *bm25, const uint8_t *norms);
+
+/* Wrappers: forward every operation, bulk ones included. */
+/* Skips docs whose bit is clear in `live` (segment live docs, borrowed). */
+sc_doc_iter *sc_iter_live_docs(sc_arena *a, sc_doc_iter *child, const sc_bitset *live);
+/* Stops (returns END) once the token fires; checks per bulk window and every 4,096 docs. */
+sc_doc_iter *sc_iter_cancel(sc_arena *a, sc_doc_iter *child, sc_cancel_token *token);
+/* Counts calls per operation into *counts (indexed by SC_PROF_*). */
+enum {
+    SC_PROF_NEXT,
+    SC_PROF_ADVANCE,
+    SC_PROF_INTO_BITSET,
+    SC_PROF_RUN_END,
+    SC_PROF_NEXT_BATCH,
+    SC_PROF_SCORE,
+    SC_PROF_COUNT_
+};
+sc_doc_iter *sc_iter_profile(sc_arena *a, sc_doc_iter *child, uint64_t *counts);
+
+/* Sets the stats pointer of it (not of its children: constructors of composite kinds copy
+ * their first child's stats). */
+static inline void sc_doc_iter_set_stats(sc_doc_iter *it, sc_iter_stats *stats)
+{
+    it->stats = stats;
+}
+
+#endif

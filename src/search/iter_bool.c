@@ -1,0 +1,664 @@
+/* Boolean iterator kinds (search/iter.h): conjunction (leapfrog), disjunction (a heap by doc,
+ * with min-should-match and dis_max scoring), exclusion, required+optional and boosting.
+ * Scores are summed as Lucene does: in double, cast to float once per node. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/iter.h"
+
+static uint32_t end_shallow(sc_doc_iter *it, uint32_t target)
+{
+    return SC_DOC_END;
+}
+
+static sc_iter_stats *first_stats(sc_doc_iter **c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (c[i]->stats)
+            return c[i]->stats;
+    return NULL;
+}
+
+/* ---- conjunction ------------------------------------------------------------------------ */
+
+typedef struct conj_iter {
+    sc_doc_iter base;
+    sc_doc_iter **c; /* sorted by cost, cheapest (the lead) first */
+    bool *scoring;
+    size_t n;
+} conj_iter;
+
+/* Leapfrog from candidate d (the lead is on d) until all children agree. */
+static uint32_t conj_align(conj_iter *x, uint32_t d)
+{
+    sc_doc_iter *lead = x->c[0];
+again:
+    while (d != SC_DOC_END) {
+        for (size_t i = 1; i < x->n; i++) {
+            sc_doc_iter *ci = x->c[i];
+            uint32_t cd = ci->positioned && ci->doc >= d ? ci->doc : sc_doc_iter_advance(ci, d);
+            if (cd > d) {
+                d = sc_doc_iter_advance(lead, cd);
+                goto again;
+            }
+        }
+        break;
+    }
+    x->base.positioned = true;
+    return x->base.doc = d;
+}
+
+static uint32_t conj_next(sc_doc_iter *it)
+{
+    conj_iter *x = (conj_iter *)it;
+    if (it->positioned && it->doc == SC_DOC_END)
+        return SC_DOC_END;
+    return conj_align(x, sc_doc_iter_next(x->c[0]));
+}
+
+static uint32_t conj_advance(sc_doc_iter *it, uint32_t target)
+{
+    conj_iter *x = (conj_iter *)it;
+    if (it->positioned && target <= it->doc)
+        return it->doc;
+    return conj_align(x, sc_doc_iter_advance(x->c[0], target));
+}
+
+static uint64_t conj_cost(const sc_doc_iter *it)
+{
+    return sc_doc_iter_cost(((const conj_iter *)it)->c[0]);
+}
+
+/* Leapfrog straight into the set (the sparse-AND path; dense counts use windows in the
+ * searcher). */
+static void conj_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base)
+{
+    uint32_t d = it->positioned ? it->doc : conj_next(it);
+    while (d < upto) {
+        sc_bitset_set(bs, d - base);
+        d = conj_next(it);
+    }
+}
+
+static uint32_t conj_run_end(sc_doc_iter *it)
+{
+    conj_iter *x = (conj_iter *)it;
+    uint32_t r = SC_DOC_END;
+    for (size_t i = 0; i < x->n; i++) {
+        uint32_t ri = sc_doc_iter_run_end(x->c[i]);
+        if (ri < r)
+            r = ri;
+    }
+    return r;
+}
+
+static float conj_score(sc_doc_iter *it)
+{
+    conj_iter *x = (conj_iter *)it;
+    double sum = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->scoring[i])
+            sum += sc_doc_iter_score(x->c[i]);
+    return (float)sum;
+}
+
+static float conj_max_score(sc_doc_iter *it, uint32_t upto)
+{
+    conj_iter *x = (conj_iter *)it;
+    double sum = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->scoring[i])
+            sum += sc_doc_iter_max_score(x->c[i], upto);
+    return (float)sum * 1.0000001f;
+}
+
+static uint32_t conj_shallow(sc_doc_iter *it, uint32_t target)
+{
+    conj_iter *x = (conj_iter *)it;
+    uint32_t r = SC_DOC_END;
+    for (size_t i = 0; i < x->n; i++) {
+        if (!x->scoring[i])
+            continue;
+        uint32_t e = sc_doc_iter_advance_shallow(x->c[i], target);
+        if (e < r)
+            r = e;
+    }
+    return r;
+}
+
+static const sc_doc_iter_ops conj_ops = {
+    "conjunction",
+    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END,
+    conj_next,
+    conj_advance,
+    conj_cost,
+    conj_into_bitset,
+    conj_run_end,
+    sc_doc_iter_fallback_next_batch,
+    conj_score,
+    conj_max_score,
+    conj_shallow,
+};
+
+sc_doc_iter *sc_iter_conjunction(sc_arena *a, sc_doc_iter **children, size_t n,
+                                 size_t n_scoring)
+{
+    if (n == 0)
+        return NULL;
+    conj_iter *x = sc_arena_calloc(a, 1, sizeof *x);
+    sc_doc_iter **c = sc_arena_alloc(a, n * sizeof *c);
+    bool *sc = sc_arena_alloc(a, n);
+    if (!x || !c || !sc)
+        return NULL;
+    memcpy(c, children, n * sizeof *c);
+    for (size_t i = 0; i < n; i++)
+        sc[i] = i < n_scoring;
+    /* Insertion sort by cost (n is small), carrying the scoring flags. */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && sc_doc_iter_cost(c[j]) < sc_doc_iter_cost(c[j - 1]); j--) {
+            sc_doc_iter *t = c[j];
+            c[j] = c[j - 1];
+            c[j - 1] = t;
+            bool b = sc[j];
+            sc[j] = sc[j - 1];
+            sc[j - 1] = b;
+        }
+    x->base.ops = &conj_ops;
+    x->base.stats = first_stats(children, n);
+    x->c = c;
+    x->scoring = sc;
+    x->n = n;
+    return &x->base;
+}
+
+/* ---- disjunction ------------------------------------------------------------------------ */
+
+typedef struct disj_iter {
+    sc_doc_iter base;
+    sc_doc_iter **c;
+    sc_doc_iter **heap; /* min-heap by doc over the children */
+    size_t n;
+    uint32_t min_match;
+    sc_disj_mode mode;
+    float tie;
+    uint64_t cost;
+} disj_iter;
+
+static void sift_down(sc_doc_iter **h, size_t n, size_t i)
+{
+    sc_doc_iter *x = h[i];
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l >= n)
+            break;
+        m = l + 1 < n && h[l + 1]->doc < h[l]->doc ? l + 1 : l;
+        if (h[m]->doc >= x->doc)
+            break;
+        h[i] = h[m];
+        i = m;
+    }
+    h[i] = x;
+}
+
+static void heapify(disj_iter *x)
+{
+    for (size_t i = x->n / 2; i-- > 0;)
+        sift_down(x->heap, x->n, i);
+}
+
+/* Number of children on the heap top's doc. */
+static uint32_t count_at(disj_iter *x, uint32_t d)
+{
+    uint32_t k = 0;
+    for (size_t i = 0; i < x->n; i++)
+        k += x->c[i]->doc == d;
+    return k;
+}
+
+/* From the heap's state, settles on the first doc matched by >= min_match children. */
+static uint32_t disj_settle(disj_iter *x)
+{
+    for (;;) {
+        uint32_t d = x->heap[0]->doc;
+        if (d == SC_DOC_END || x->min_match <= 1 || count_at(x, d) >= x->min_match) {
+            x->base.positioned = true;
+            return x->base.doc = d;
+        }
+        /* Too few here: move every child on d forward. */
+        while (x->heap[0]->doc == d) {
+            sc_doc_iter_next(x->heap[0]);
+            sift_down(x->heap, x->n, 0);
+        }
+    }
+}
+
+static uint32_t disj_next(sc_doc_iter *it)
+{
+    disj_iter *x = (disj_iter *)it;
+    if (!it->positioned) {
+        for (size_t i = 0; i < x->n; i++)
+            sc_doc_iter_next(x->c[i]);
+        heapify(x);
+        return disj_settle(x);
+    }
+    uint32_t d = it->doc;
+    if (d == SC_DOC_END)
+        return d;
+    while (x->heap[0]->doc == d) {
+        sc_doc_iter_next(x->heap[0]);
+        sift_down(x->heap, x->n, 0);
+    }
+    return disj_settle(x);
+}
+
+static uint32_t disj_advance(sc_doc_iter *it, uint32_t target)
+{
+    disj_iter *x = (disj_iter *)it;
+    if (it->positioned && target <= it->doc)
+        return it->doc;
+    if (!it->positioned) {
+        for (size_t i = 0; i < x->n; i++)
+            sc_doc_iter_advance(x->c[i], target);
+        heapify(x);
+        return disj_settle(x);
+    }
+    while (x->heap[0]->doc < target) {
+        sc_doc_iter_advance(x->heap[0], target);
+        sift_down(x->heap, x->n, 0);
+    }
+    return disj_settle(x);
+}
+
+static uint64_t disj_cost(const sc_doc_iter *it)
+{
+    return ((const disj_iter *)it)->cost;
+}
+
+static void disj_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base)
+{
+    disj_iter *x = (disj_iter *)it;
+    if (x->min_match > 1) {
+        uint32_t d = it->positioned ? it->doc : disj_next(it);
+        while (d < upto) {
+            sc_bitset_set(bs, d - base);
+            d = disj_next(it);
+        }
+        return;
+    }
+    if (!it->positioned)
+        disj_next(it);
+    /* Every child is on or after the current doc: each ORs its own docs in bulk. */
+    for (size_t i = 0; i < x->n; i++)
+        if (x->c[i]->doc < upto)
+            sc_doc_iter_into_bitset(x->c[i], upto, bs, base);
+    heapify(x);
+    disj_settle(x);
+}
+
+static uint32_t disj_run_end(sc_doc_iter *it)
+{
+    disj_iter *x = (disj_iter *)it;
+    uint32_t r = it->doc + 1;
+    if (x->min_match > 1)
+        return r;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->c[i]->doc == it->doc) {
+            uint32_t ri = sc_doc_iter_run_end(x->c[i]);
+            if (ri > r)
+                r = ri;
+        }
+    return r;
+}
+
+static float disj_score(sc_doc_iter *it)
+{
+    disj_iter *x = (disj_iter *)it;
+    uint32_t d = it->doc;
+    if (x->mode == SC_DISJ_SUM) {
+        double sum = 0;
+        for (size_t i = 0; i < x->n; i++)
+            if (x->c[i]->doc == d)
+                sum += sc_doc_iter_score(x->c[i]);
+        return (float)sum;
+    }
+    float max = 0;
+    double others = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        if (x->c[i]->doc != d)
+            continue;
+        float s = sc_doc_iter_score(x->c[i]);
+        if (s >= max) {
+            others += max;
+            max = s;
+        } else {
+            others += s;
+        }
+    }
+    return (float)(max + others * x->tie);
+}
+
+static float disj_max_score(sc_doc_iter *it, uint32_t upto)
+{
+    disj_iter *x = (disj_iter *)it;
+    double sum = 0;
+    float max = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        if (x->c[i]->doc == SC_DOC_END)
+            continue;
+        float s = sc_doc_iter_max_score(x->c[i], upto);
+        sum += s;
+        if (s > max)
+            max = s;
+    }
+    if (x->mode == SC_DISJ_MAX)
+        return (float)(max + (sum - max) * x->tie) * 1.0000001f;
+    return (float)sum * 1.0000001f;
+}
+
+static const sc_doc_iter_ops disj_ops = {
+    "disjunction",
+    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END,
+    disj_next,
+    disj_advance,
+    disj_cost,
+    disj_into_bitset,
+    disj_run_end,
+    sc_doc_iter_fallback_next_batch,
+    disj_score,
+    disj_max_score,
+    end_shallow,
+};
+
+sc_doc_iter *sc_iter_disjunction(sc_arena *a, sc_doc_iter **children, size_t n,
+                                 uint32_t min_match, sc_disj_mode mode, float tie_breaker)
+{
+    if (n == 0)
+        return NULL;
+    disj_iter *x = sc_arena_calloc(a, 1, sizeof *x);
+    sc_doc_iter **c = sc_arena_alloc(a, n * sizeof *c);
+    sc_doc_iter **h = sc_arena_alloc(a, n * sizeof *h);
+    if (!x || !c || !h)
+        return NULL;
+    memcpy(c, children, n * sizeof *c);
+    memcpy(h, children, n * sizeof *h);
+    x->base.ops = &disj_ops;
+    x->base.stats = first_stats(children, n);
+    x->c = c;
+    x->heap = h;
+    x->n = n;
+    x->min_match = min_match ? min_match : 1;
+    x->mode = mode;
+    x->tie = tie_breaker;
+    for (size_t i = 0; i < n; i++)
+        x->cost += sc_doc_iter_cost(c[i]);
+    return &x->base;
+}
+
+/* ---- exclusion -------------------------------------------------------------------------- */
+
+typedef struct excl_iter {
+    sc_doc_iter base;
+    sc_doc_iter *in, *ex;
+    sc_bitset scratch; /* a 4,096-doc window (arena) */
+} excl_iter;
+
+static uint32_t excl_settle(excl_iter *x, uint32_t d)
+{
+    while (d != SC_DOC_END) {
+        sc_doc_iter *ex = x->ex;
+        uint32_t e = ex->positioned && ex->doc >= d ? ex->doc : sc_doc_iter_advance(ex, d);
+        if (e != d)
+            break;
+        d = sc_doc_iter_next(x->in);
+    }
+    x->base.positioned = true;
+    return x->base.doc = d;
+}
+
+static uint32_t excl_next(sc_doc_iter *it)
+{
+    excl_iter *x = (excl_iter *)it;
+    return excl_settle(x, sc_doc_iter_next(x->in));
+}
+
+static uint32_t excl_advance(sc_doc_iter *it, uint32_t target)
+{
+    excl_iter *x = (excl_iter *)it;
+    if (it->positioned && target <= it->doc)
+        return it->doc;
+    return excl_settle(x, sc_doc_iter_advance(x->in, target));
+}
+
+static uint64_t excl_cost(const sc_doc_iter *it)
+{
+    return sc_doc_iter_cost(((const excl_iter *)it)->in);
+}
+
+static void excl_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base)
+{
+    excl_iter *x = (excl_iter *)it;
+    uint32_t d = it->positioned ? it->doc : excl_next(it);
+    /* Word-aligned windows of 4,096 docs: the included docs go into a scratch window in bulk,
+     * the excluded ones are cleared there, and the rest is ORed into the caller's set (whose
+     * other bits, maybe set by siblings, are never cleared). */
+    while (d < upto) {
+        uint32_t wbase = d & ~63u;
+        uint32_t wend = upto - wbase > 4096 ? wbase + 4096 : upto;
+        memset(x->scratch.words, 0, 64 * sizeof(uint64_t));
+        sc_doc_iter_into_bitset(x->in, wend, &x->scratch, wbase);
+        sc_doc_iter *ex = x->ex;
+        uint32_t e = ex->positioned && ex->doc >= d ? ex->doc : sc_doc_iter_advance(ex, d);
+        while (e < wend) {
+            sc_bitset_clear(&x->scratch, e - wbase);
+            e = sc_doc_iter_next(ex);
+        }
+        size_t nw = (wend - wbase + 63) / 64;
+        for (size_t w = 0; w < nw; w++) {
+            uint64_t word = x->scratch.words[w];
+            if (!word)
+                continue;
+            if ((base & 63) == 0) {
+                bs->words[((wbase - base) >> 6) + w] |= word;
+            } else {
+                while (word) {
+                    sc_bitset_set(bs, wbase + (uint32_t)w * 64 + (uint32_t)__builtin_ctzll(word) - base);
+                    word &= word - 1;
+                }
+            }
+        }
+        d = excl_settle(x, x->in->doc);
+    }
+}
+
+static uint32_t excl_run_end(sc_doc_iter *it)
+{
+    excl_iter *x = (excl_iter *)it;
+    uint32_t r = sc_doc_iter_run_end(x->in);
+    sc_doc_iter *ex = x->ex;
+    uint32_t e = ex->positioned && ex->doc > it->doc ? ex->doc : sc_doc_iter_advance(ex, it->doc + 1);
+    return e < r ? e : r;
+}
+
+static float excl_score(sc_doc_iter *it)
+{
+    return sc_doc_iter_score(((excl_iter *)it)->in);
+}
+
+static float excl_max_score(sc_doc_iter *it, uint32_t upto)
+{
+    return sc_doc_iter_max_score(((excl_iter *)it)->in, upto);
+}
+
+static uint32_t excl_shallow(sc_doc_iter *it, uint32_t target)
+{
+    return sc_doc_iter_advance_shallow(((excl_iter *)it)->in, target);
+}
+
+static const sc_doc_iter_ops excl_ops = {
+    "exclusion",
+    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END,
+    excl_next,
+    excl_advance,
+    excl_cost,
+    excl_into_bitset,
+    excl_run_end,
+    sc_doc_iter_fallback_next_batch,
+    excl_score,
+    excl_max_score,
+    excl_shallow,
+};
+
+sc_doc_iter *sc_iter_exclusion(sc_arena *a, sc_doc_iter *include, sc_doc_iter *exclude)
+{
+    excl_iter *x = sc_arena_calloc(a, 1, sizeof *x);
+    uint64_t *words = sc_arena_alloc(a, 65 * sizeof(uint64_t));
+    if (!x || !words)
+        return NULL;
+    x->scratch.words = words;
+    x->scratch.n_bits = 4096 + 64;
+    x->base.ops = &excl_ops;
+    x->base.stats = include->stats ? include->stats : exclude->stats;
+    x->in = include;
+    x->ex = exclude;
+    return &x->base;
+}
+
+/* ---- required + optional, boosting ------------------------------------------------------ */
+
+typedef struct reqopt_iter {
+    sc_doc_iter base;
+    sc_doc_iter *req, *opt;
+    float factor; /* boosting only */
+} reqopt_iter;
+
+static uint32_t ro_sync(sc_doc_iter *it)
+{
+    it->positioned = true;
+    return it->doc = ((reqopt_iter *)it)->req->doc;
+}
+
+static uint32_t ro_next(sc_doc_iter *it)
+{
+    sc_doc_iter_next(((reqopt_iter *)it)->req);
+    return ro_sync(it);
+}
+
+static uint32_t ro_advance(sc_doc_iter *it, uint32_t target)
+{
+    if (it->positioned && target <= it->doc)
+        return it->doc;
+    sc_doc_iter_advance(((reqopt_iter *)it)->req, target);
+    return ro_sync(it);
+}
+
+static uint64_t ro_cost(const sc_doc_iter *it)
+{
+    return sc_doc_iter_cost(((const reqopt_iter *)it)->req);
+}
+
+static void ro_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base)
+{
+    sc_doc_iter_into_bitset(((reqopt_iter *)it)->req, upto, bs, base);
+    ro_sync(it);
+}
+
+static uint32_t ro_run_end(sc_doc_iter *it)
+{
+    return sc_doc_iter_run_end(((reqopt_iter *)it)->req);
+}
+
+/* Whether the optional side is on the current doc. */
+static bool opt_on(reqopt_iter *x)
+{
+    uint32_t d = x->base.doc;
+    sc_doc_iter *o = x->opt;
+    uint32_t od = o->positioned && o->doc >= d ? o->doc : sc_doc_iter_advance(o, d);
+    return od == d;
+}
+
+static float ro_score(sc_doc_iter *it)
+{
+    reqopt_iter *x = (reqopt_iter *)it;
+    float s = sc_doc_iter_score(x->req);
+    if (opt_on(x))
+        s += sc_doc_iter_score(x->opt);
+    return s;
+}
+
+static float ro_max_score(sc_doc_iter *it, uint32_t upto)
+{
+    reqopt_iter *x = (reqopt_iter *)it;
+    return sc_doc_iter_max_score(x->req, upto) + sc_doc_iter_max_score(x->opt, upto);
+}
+
+static uint32_t ro_shallow(sc_doc_iter *it, uint32_t target)
+{
+    return sc_doc_iter_advance_shallow(((reqopt_iter *)it)->req, target);
+}
+
+static const sc_doc_iter_ops ro_ops = {
+    "req_opt",
+    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END,
+    ro_next,
+    ro_advance,
+    ro_cost,
+    ro_into_bitset,
+    ro_run_end,
+    sc_doc_iter_fallback_next_batch,
+    ro_score,
+    ro_max_score,
+    ro_shallow,
+};
+
+static float boost_score(sc_doc_iter *it)
+{
+    reqopt_iter *x = (reqopt_iter *)it;
+    float s = sc_doc_iter_score(x->req);
+    return opt_on(x) ? s * x->factor : s;
+}
+
+static float boost_max_score(sc_doc_iter *it, uint32_t upto)
+{
+    reqopt_iter *x = (reqopt_iter *)it;
+    float m = sc_doc_iter_max_score(x->req, upto);
+    return x->factor > 1.0f ? m * x->factor : m;
+}
+
+static const sc_doc_iter_ops boost_ops = {
+    "boosting",
+    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END,
+    ro_next,
+    ro_advance,
+    ro_cost,
+    ro_into_bitset,
+    ro_run_end,
+    sc_doc_iter_fallback_next_batch,
+    boost_score,
+    boost_max_score,
+    ro_shallow,
+};
+
+static sc_doc_iter *reqopt_new(sc_arena *a, const sc_doc_iter_ops *ops, sc_doc_iter *req,
+                               sc_doc_iter *opt, float factor)
+{
+    reqopt_iter *x = sc_arena_calloc(a, 1, sizeof *x);
+    if (!x)
+        return NULL;
+    x->base.ops = ops;
+    x->base.stats = req->stats ? req->stats : opt->stats;
+    x->req = req;
+    x->opt = opt;
+    x->factor = factor;
+    return &x->base;
+}
+
+sc_doc_iter *sc_iter_req_opt(sc_arena *a, sc_doc_iter *required, sc_doc_iter *optional)
+{
+    return reqopt_new(a, &ro_ops, required, optional, 1.0f);
+}
+
+sc_doc_iter *sc_iter_boosting(sc_arena *a, sc_doc_iter *positive, sc_doc_iter *negative,
+                              float factor)
+{
+    return reqopt_new(a, &boost_ops, positive, negative, factor);
+}

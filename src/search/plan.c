@@ -1,0 +1,480 @@
+/* Query tree -> shard-level plan (search/internal.h): effective boosts, BM25 statistics summed
+ * over the segments, automata compiled for prefix/wildcard/regexp, and Lucene's top-terms
+ * blended rewrite for fuzzy queries (the best max_expansions terms by similarity, each scored
+ * as a term query whose doc freq is the largest among them, boosted by its similarity). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/terms.h"
+#include "search/automaton.h"
+#include "search/internal.h"
+
+sc_status sc__search_fail(sc__search_ctx *ctx, sc_status st, const char *fmt, ...)
+{
+    if (ctx->res && !ctx->res->error[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ctx->res->error, sizeof ctx->res->error, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+bool sc__search_cancelled(sc__search_ctx *ctx, bool check_clock)
+{
+    return ctx->o->cancel && sc_cancel_token_check(ctx->o->cancel, check_clock);
+}
+
+static sc_status oom(sc__search_ctx *ctx)
+{
+    if (ctx->a->over_budget)
+        return sc__search_fail(ctx, SC_ELIMIT, "query memory exceeds the arena budget of %zu bytes",
+                               ctx->a->budget_bytes);
+    return SC_ENOMEM;
+}
+
+static sc__plan *new_plan(sc__search_ctx *ctx, sc__plan_kind kind, bool scoring, float score)
+{
+    sc__plan *p = sc_arena_calloc(ctx->a, 1, sizeof *p);
+    if (p) {
+        p->kind = kind;
+        p->scoring = scoring;
+        p->score = score;
+    }
+    return p;
+}
+
+static void field_stats(sc__search_ctx *ctx, sc_slice field, sc_bm25_field_stats *fs)
+{
+    fs->doc_count = 0;
+    fs->sum_total_term_freq = 0;
+    for (size_t i = 0; i < ctx->s->n_segs; i++) {
+        const sc_field_info *f = sc_segment_field(ctx->s->segs[i].seg, field);
+        if (f) {
+            fs->doc_count += f->doc_count;
+            fs->sum_total_term_freq += f->sum_total_term_freq;
+        }
+    }
+}
+
+static sc_status term_df(sc__search_ctx *ctx, sc_slice field, sc_slice term, uint64_t *df)
+{
+    *df = 0;
+    for (size_t i = 0; i < ctx->s->n_segs; i++) {
+        const sc_segment *seg = ctx->s->segs[i].seg;
+        const sc_field_info *f = sc_segment_field(seg, field);
+        if (!f)
+            continue;
+        sc_term_info ti;
+        bool found;
+        sc_status st = sc_terms_lookup(seg, f, term, &ti, &found);
+        if (st != SC_OK)
+            return sc__search_fail(ctx, st, "reading the terms of field [%.*s] failed",
+                                   (int)field.len, (const char *)field.ptr);
+        if (found)
+            *df += ti.doc_freq;
+    }
+    return SC_OK;
+}
+
+/* ---- collecting the terms an automaton matches, over all segments ----------------------- */
+
+typedef struct mterm {
+    sc_slice term;
+    uint64_t df;
+    float boost;
+} mterm;
+
+typedef SC_VEC(mterm) mterm_vec;
+
+static int cmp_mterm(const void *a, const void *b)
+{
+    return sc_slice_cmp(((const mterm *)a)->term, ((const mterm *)b)->term);
+}
+
+/* Every distinct term of `field` the DFA accepts, with doc freqs summed over segments. The
+ * vector is heap-owned (caller frees); term bytes live in the arena. */
+static sc_status collect_terms(sc__search_ctx *ctx, sc_slice field, const sc_dfa *dfa,
+                               mterm_vec *out)
+{
+    sc_status st = SC_OK;
+    for (size_t i = 0; i < ctx->s->n_segs && st == SC_OK; i++) {
+        const sc_segment *seg = ctx->s->segs[i].seg;
+        const sc_field_info *f = sc_segment_field(seg, field);
+        if (!f)
+            continue;
+        sc_terms_iter it;
+        memset(&it, 0, sizeof it);
+        st = sc_terms_iter_init(&it, seg, f);
+        if (st == SC_OK)
+            st = sc_terms_intersect_start(&it, dfa);
+        bool has = false;
+        while (st == SC_OK && (st = sc_terms_next_match(&it, &has)) == SC_OK && has) {
+            if ((++ctx->terms_walked & 63) == 0 && sc__search_cancelled(ctx, true))
+                break;
+            sc_slice t = sc_terms_term(&it);
+            char *copy = sc_arena_strndup(ctx->a, (const char *)t.ptr, t.len);
+            if (!copy) {
+                st = oom(ctx);
+                break;
+            }
+            mterm m = {sc_slice_make(copy, t.len), sc_terms_info(&it)->doc_freq, 1.0f};
+            if (sc_vec_push(out, m) != SC_OK)
+                st = SC_ENOMEM;
+        }
+        sc_terms_iter_fini(&it);
+    }
+    if (st != SC_OK)
+        return st;
+    if (out->len > 1) {
+        qsort(out->ptr, out->len, sizeof(mterm), cmp_mterm);
+        size_t k = 0;
+        for (size_t i = 0; i < out->len; i++) {
+            if (k && sc_slice_eq(out->ptr[k - 1].term, out->ptr[i].term))
+                out->ptr[k - 1].df += out->ptr[i].df;
+            else
+                out->ptr[k++] = out->ptr[i];
+        }
+        out->len = k;
+    }
+    return SC_OK;
+}
+
+/* Fuzzy selection order: higher boost first, then smaller term (Lucene's TopTermsRewrite). */
+static int cmp_fuzzy(const void *a, const void *b)
+{
+    const mterm *x = a, *y = b;
+    if (x->boost != y->boost)
+        return x->boost > y->boost ? -1 : 1;
+    return sc_slice_cmp(x->term, y->term);
+}
+
+static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boost, bool scoring,
+                       sc__plan **out);
+
+static sc_status term_plan(sc__search_ctx *ctx, sc_slice field, sc_slice term, float boost,
+                           bool scoring, const uint64_t *df_override, sc__plan **out)
+{
+    sc__plan *p = new_plan(ctx, SC__PLAN_TERM, scoring, boost);
+    if (!p)
+        return oom(ctx);
+    p->field = field;
+    p->term = term;
+    if (scoring) {
+        uint64_t df;
+        if (df_override)
+            df = *df_override;
+        else
+            SC_TRY(term_df(ctx, field, term, &df));
+        if (df == 0) {
+            p->kind = SC__PLAN_NONE;
+        } else {
+            sc_bm25_field_stats fs;
+            field_stats(ctx, field, &fs);
+            p->bm25 = sc_arena_alloc(ctx->a, sizeof *p->bm25);
+            if (!p->bm25)
+                return oom(ctx);
+            sc_bm25_init(p->bm25, boost, sc_bm25_idf(df, fs.doc_count), &fs);
+        }
+    }
+    *out = p;
+    return SC_OK;
+}
+
+static sc_status phrase_plan(sc__search_ctx *ctx, const sc_query *q, float boost, bool scoring,
+                             sc__plan **out)
+{
+    size_t n = q->u.phrase.n_terms;
+    if (n == 0) {
+        *out = new_plan(ctx, SC__PLAN_NONE, scoring, 0);
+        return *out ? SC_OK : oom(ctx);
+    }
+    if (n == 1)
+        return term_plan(ctx, q->u.phrase.field, q->u.phrase.terms[0], boost, scoring, NULL, out);
+    if (n > 64)
+        return sc__search_fail(ctx, SC_ELIMIT, "phrase has %zu terms, more than the limit of 64",
+                               n);
+    sc__plan *p = new_plan(ctx, SC__PLAN_PHRASE, scoring, boost);
+    if (!p)
+        return oom(ctx);
+    p->field = q->u.phrase.field;
+    p->terms = q->u.phrase.terms;
+    p->positions = q->u.phrase.positions;
+    p->n_terms = n;
+    p->slop = q->u.phrase.slop;
+    sc_bm25_field_stats fs;
+    field_stats(ctx, p->field, &fs);
+    double idf = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t df;
+        SC_TRY(term_df(ctx, p->field, p->terms[i], &df));
+        if (df == 0) {
+            p->kind = SC__PLAN_NONE;
+            *out = p;
+            return SC_OK;
+        }
+        idf += sc_bm25_idf(df, fs.doc_count);
+    }
+    if (scoring) {
+        p->bm25 = sc_arena_alloc(ctx->a, sizeof *p->bm25);
+        if (!p->bm25)
+            return oom(ctx);
+        sc_bm25_init(p->bm25, boost, (float)idf, &fs);
+    }
+    *out = p;
+    return SC_OK;
+}
+
+static sc_status automaton_fail(sc__search_ctx *ctx, sc_status st, const sc_automaton_error *e,
+                                const char *what, sc_slice pattern)
+{
+    return sc__search_fail(ctx, st, "%s [%.*s]: %s", what, (int)(pattern.len > 100 ? 100 : pattern.len),
+                           (const char *)pattern.ptr, e->msg[0] ? e->msg : sc_status_str(st));
+}
+
+/* A multi-term query: constant score over the automaton's terms, or (scoring_boolean) an OR of
+ * BM25 term queries limited by max_clause_count. */
+static sc_status multiterm_plan(sc__search_ctx *ctx, sc_slice field, const sc_dfa *dfa,
+                                sc_query_rewrite rewrite, float boost, bool scoring,
+                                sc__plan **out)
+{
+    if (rewrite == SC_REWRITE_SCORING_BOOLEAN && scoring) {
+        mterm_vec terms = {0};
+        sc_status st = collect_terms(ctx, field, dfa, &terms);
+        if (st == SC_OK && terms.len > ctx->max_clause_count)
+            st = sc__search_fail(ctx, SC_ELIMIT,
+                                 "the query expands to %zu terms, more than max_clause_count "
+                                 "(%u)",
+                                 terms.len, ctx->max_clause_count);
+        sc__plan *b = st == SC_OK ? new_plan(ctx, SC__PLAN_BOOL, true, boost) : NULL;
+        if (st == SC_OK && b) {
+            b->should = sc_arena_alloc(ctx->a, (terms.len + 1) * sizeof *b->should);
+            b->min_should = 1;
+            for (size_t i = 0; st == SC_OK && b->should && i < terms.len; i++)
+                st = term_plan(ctx, field, terms.ptr[i].term, boost, true, &terms.ptr[i].df,
+                               &b->should[b->n_should++]);
+            if (!b->should)
+                st = oom(ctx);
+        } else if (st == SC_OK) {
+            st = oom(ctx);
+        }
+        sc_vec_free(&terms);
+        *out = b;
+        return st;
+    }
+    sc__plan *p = new_plan(ctx, SC__PLAN_TERMSET, scoring, boost);
+    if (!p)
+        return oom(ctx);
+    p->field = field;
+    sc_dfa *copy = sc_arena_alloc(ctx->a, sizeof *copy);
+    if (!copy)
+        return oom(ctx);
+    *copy = *dfa;
+    p->dfa = copy;
+    *out = p;
+    return SC_OK;
+}
+
+static sc_status fuzzy_plan(sc__search_ctx *ctx, const sc_query *q, float boost, bool scoring,
+                            sc__plan **out)
+{
+    sc_dfa dfa;
+    sc_automaton_error e = {{0}, 0};
+    sc_slice term = q->u.fuzzy.term;
+    sc_status st = sc_automaton_fuzzy(term, q->u.fuzzy.max_edits, q->u.fuzzy.prefix_length,
+                                      q->u.fuzzy.transpositions, ctx->a, &dfa, &e);
+    if (st != SC_OK)
+        return automaton_fail(ctx, st, &e, "fuzzy query", term);
+    mterm_vec terms = {0};
+    st = collect_terms(ctx, q->u.fuzzy.field, &dfa, &terms);
+    size_t qlen = sc_automaton_cp_len(term);
+    for (size_t i = 0; st == SC_OK && i < terms.len; i++) {
+        uint32_t ed = sc_automaton_edit_distance(term, terms.ptr[i].term,
+                                                 q->u.fuzzy.transpositions, q->u.fuzzy.max_edits);
+        size_t tlen = sc_automaton_cp_len(terms.ptr[i].term);
+        size_t minlen = tlen < qlen ? tlen : qlen;
+        terms.ptr[i].boost = ed == 0 ? 1.0f : 1.0f - (float)ed / (float)(minlen ? minlen : 1);
+    }
+    size_t keep = terms.len;
+    uint32_t max_exp = q->u.fuzzy.max_expansions ? q->u.fuzzy.max_expansions : 50;
+    if (st == SC_OK && keep > max_exp) {
+        qsort(terms.ptr, terms.len, sizeof(mterm), cmp_fuzzy);
+        keep = max_exp;
+    }
+    uint64_t df_max = 0;
+    for (size_t i = 0; i < keep; i++)
+        if (terms.ptr[i].df > df_max)
+            df_max = terms.ptr[i].df;
+    sc__plan *b = NULL;
+    if (st == SC_OK && keep == 0) {
+        b = new_plan(ctx, SC__PLAN_NONE, scoring, 0);
+    } else if (st == SC_OK) {
+        b = new_plan(ctx, SC__PLAN_BOOL, scoring, boost);
+        if (b && (b->should = sc_arena_alloc(ctx->a, keep * sizeof *b->should)) != NULL) {
+            b->min_should = 1;
+            for (size_t i = 0; st == SC_OK && i < keep; i++)
+                st = term_plan(ctx, q->u.fuzzy.field, terms.ptr[i].term, boost * terms.ptr[i].boost,
+                               scoring, &df_max, &b->should[b->n_should++]);
+        } else {
+            b = NULL;
+        }
+    }
+    sc_vec_free(&terms);
+    if (st == SC_OK && !b)
+        st = oom(ctx);
+    *out = b;
+    return st;
+}
+
+/* Resolves the clause lists of a bool and its minimum_should_match. */
+static sc_status bool_plan(sc__search_ctx *ctx, const sc_query *q, float boost, bool scoring,
+                           sc__plan **out)
+{
+    size_t n = q->u.bool_.n_clauses;
+    sc__plan *p = new_plan(ctx, SC__PLAN_BOOL, scoring, boost);
+    if (!p)
+        return oom(ctx);
+    sc__plan **lists = sc_arena_alloc(ctx->a, (4 * n + 4) * sizeof *lists);
+    if (!lists)
+        return oom(ctx);
+    p->must = lists;
+    p->should = lists + n + 1;
+    p->must_not = lists + 2 * n + 2;
+    p->filter = lists + 3 * n + 3;
+    for (size_t i = 0; i < n; i++) {
+        const sc_query_clause *c = &q->u.bool_.clauses[i];
+        sc__plan *cp;
+        switch (c->occur) {
+        case SC_OCCUR_MUST:
+            SC_TRY(build(ctx, c->query, boost, scoring, &cp));
+            p->must[p->n_must++] = cp;
+            break;
+        case SC_OCCUR_SHOULD:
+            SC_TRY(build(ctx, c->query, boost, scoring, &cp));
+            p->should[p->n_should++] = cp;
+            break;
+        case SC_OCCUR_MUST_NOT:
+            SC_TRY(build(ctx, c->query, boost, false, &cp));
+            p->must_not[p->n_must_not++] = cp;
+            break;
+        case SC_OCCUR_FILTER:
+            SC_TRY(build(ctx, c->query, boost, false, &cp));
+            p->filter[p->n_filter++] = cp;
+            break;
+        }
+    }
+    int32_t msm = q->u.bool_.minimum_should_match;
+    bool required = p->n_must + p->n_filter > 0;
+    if (msm < 0)
+        p->min_should = required ? 0 : (p->n_should ? 1 : 0);
+    else
+        p->min_should = (uint32_t)msm;
+    if (!required && p->n_should == 0)
+        p->kind = SC__PLAN_NONE; /* no clauses, or only must_not (Lucene: matches nothing) */
+    if (p->min_should > p->n_should)
+        p->kind = SC__PLAN_NONE;
+    *out = p;
+    return SC_OK;
+}
+
+static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boost, bool scoring,
+                       sc__plan **out)
+{
+    float boost = parent_boost * q->boost;
+    sc__plan *p = NULL;
+    sc_automaton_error e = {{0}, 0};
+    sc_dfa dfa;
+    sc_status st;
+    switch (q->kind) {
+    case SC_QUERY_MATCH_ALL: p = new_plan(ctx, SC__PLAN_ALL, scoring, boost); break;
+    case SC_QUERY_MATCH_NONE: p = new_plan(ctx, SC__PLAN_NONE, scoring, boost); break;
+    case SC_QUERY_TERM:
+        return term_plan(ctx, q->u.term.field, q->u.term.term, boost, scoring, NULL, out);
+    case SC_QUERY_TERMS:
+    case SC_QUERY_IDS:
+        p = new_plan(ctx, SC__PLAN_TERMSET, scoring, boost);
+        if (p && q->kind == SC_QUERY_TERMS) {
+            p->field = q->u.terms.field;
+            p->terms = q->u.terms.terms;
+            p->n_terms = q->u.terms.n_terms;
+        } else if (p) {
+            p->field = sc_slice_cstr("_id");
+            p->terms = q->u.ids.ids;
+            p->n_terms = q->u.ids.n_ids;
+        }
+        break;
+    case SC_QUERY_EXISTS:
+        p = new_plan(ctx, SC__PLAN_EXISTS, scoring, boost);
+        if (p)
+            p->field = q->u.exists.field;
+        break;
+    case SC_QUERY_PHRASE: return phrase_plan(ctx, q, boost, scoring, out);
+    case SC_QUERY_PREFIX:
+        st = sc_automaton_prefix(q->u.prefix.prefix, ctx->a, &dfa);
+        if (st != SC_OK)
+            return oom(ctx);
+        return multiterm_plan(ctx, q->u.prefix.field, &dfa, q->u.prefix.rewrite, boost, scoring,
+                              out);
+    case SC_QUERY_WILDCARD:
+        st = sc_automaton_wildcard(q->u.wildcard.pattern, q->u.wildcard.max_determinized_states,
+                                   ctx->a, &dfa, &e);
+        if (st != SC_OK)
+            return automaton_fail(ctx, st, &e, "wildcard query", q->u.wildcard.pattern);
+        return multiterm_plan(ctx, q->u.wildcard.field, &dfa, q->u.wildcard.rewrite, boost,
+                              scoring, out);
+    case SC_QUERY_REGEXP:
+        st = sc_automaton_regexp(q->u.regexp.pattern, q->u.regexp.flags,
+                                 q->u.regexp.max_determinized_states, ctx->a, &dfa, &e);
+        if (st != SC_OK)
+            return automaton_fail(ctx, st, &e, "regexp query", q->u.regexp.pattern);
+        return multiterm_plan(ctx, q->u.regexp.field, &dfa, q->u.regexp.rewrite, boost, scoring,
+                              out);
+    case SC_QUERY_FUZZY: return fuzzy_plan(ctx, q, boost, scoring, out);
+    case SC_QUERY_CONSTANT_SCORE:
+        p = new_plan(ctx, SC__PLAN_CONST, scoring, boost);
+        if (p)
+            SC_TRY(build(ctx, q->u.constant_score.inner, 1.0f, false, &p->child));
+        break;
+    case SC_QUERY_BOOSTING:
+        p = new_plan(ctx, SC__PLAN_BOOSTING, scoring, boost);
+        if (p) {
+            p->must = sc_arena_alloc(ctx->a, sizeof *p->must);
+            p->must_not = sc_arena_alloc(ctx->a, sizeof *p->must_not);
+            if (!p->must || !p->must_not)
+                return oom(ctx);
+            SC_TRY(build(ctx, q->u.boosting.positive, boost, scoring, &p->must[0]));
+            SC_TRY(build(ctx, q->u.boosting.negative, 1.0f, false, &p->must_not[0]));
+            p->n_must = p->n_must_not = 1;
+            p->tie_breaker = q->u.boosting.negative_boost;
+        }
+        break;
+    case SC_QUERY_DIS_MAX:
+        p = new_plan(ctx, SC__PLAN_DISMAX, scoring, boost);
+        if (p) {
+            size_t n = q->u.dis_max.n_queries;
+            p->should = sc_arena_alloc(ctx->a, (n + 1) * sizeof *p->should);
+            if (!p->should)
+                return oom(ctx);
+            for (size_t i = 0; i < n; i++)
+                SC_TRY(build(ctx, q->u.dis_max.queries[i], boost, scoring,
+                             &p->should[p->n_should++]));
+            p->tie_breaker = q->u.dis_max.tie_breaker;
+            p->min_should = 1;
+            if (n == 0)
+                p->kind = SC__PLAN_NONE;
+        }
+        break;
+    case SC_QUERY_BOOL: return bool_plan(ctx, q, boost, scoring, out);
+    }
+    if (!p)
+        return oom(ctx);
+    *out = p;
+    return SC_OK;
+}
+
+sc_status sc__plan_build(sc__search_ctx *ctx, const sc_query *q, bool scoring, sc__plan **out)
+{
+    return build(ctx, q, 1.0f, scoring, out);
+}

@@ -1,0 +1,547 @@
+/* Per-segment iterator building from a plan and the collectors: top-k by score and counts
+ * (search/searcher.h). Multi-term expansions walk the matched terms with one reused postings
+ * cursor (reset per term, nothing allocated per term) straight into a segment bitset. */
+#include "search/searcher.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "index/docvalues.h"
+#include "index/postings.h"
+#include "index/terms.h"
+#include "search/internal.h"
+
+void sc_search_options_init(sc_search_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = 10;
+    o->track_total_hits = SC_TRACK_TOTAL_HITS_DEFAULT;
+    o->max_clause_count = SC_QUERY_MAX_CLAUSE_COUNT;
+}
+
+static sc_status oom(sc__search_ctx *ctx)
+{
+    if (ctx->a->over_budget)
+        return sc__search_fail(ctx, SC_ELIMIT, "query memory exceeds the arena budget of %zu bytes",
+                               ctx->a->budget_bytes);
+    return SC_ENOMEM;
+}
+
+static sc_bitset *new_bits(sc__search_ctx *ctx, uint32_t n_docs)
+{
+    sc_bitset *bs = sc_arena_alloc(ctx->a, sizeof *bs);
+    uint64_t *w = sc_arena_calloc(ctx->a, sc_bitset_words_for(n_docs) + 1, sizeof(uint64_t));
+    if (!bs || !w)
+        return NULL;
+    bs->words = w;
+    bs->n_bits = n_docs;
+    return bs;
+}
+
+static sc_doc_iter *leaf(sc__search_ctx *ctx, sc_doc_iter *it)
+{
+    if (it)
+        it->stats = ctx->stats;
+    return it;
+}
+
+static sc_status corrupt(sc__search_ctx *ctx, sc_status st, sc_slice field)
+{
+    return sc__search_fail(ctx, st, "reading field [%.*s] failed: %s", (int)field.len,
+                           (const char *)field.ptr, sc_status_str(st));
+}
+
+/* ---- leaves ----------------------------------------------------------------------------- */
+
+static sc_status term_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segment *seg,
+                           sc_doc_iter **out)
+{
+    *out = NULL;
+    const sc_field_info *f = sc_segment_field(seg, p->field);
+    if (!f)
+        return SC_OK;
+    sc_term_info ti;
+    bool found;
+    sc_status st = sc_terms_lookup(seg, f, p->term, &ti, &found);
+    if (st != SC_OK)
+        return corrupt(ctx, st, p->field);
+    if (!found)
+        return SC_OK;
+    sc_postings cur;
+    sc_postings_init(&cur);
+    st = sc_postings_reset(&cur, seg, f, &ti, p->bm25 ? SC_POSTINGS_FREQS : 0);
+    if (st != SC_OK)
+        return corrupt(ctx, st, p->field);
+    *out = leaf(ctx, sc_iter_term(ctx->a, &cur, p->bm25, p->bm25 ? sc_segment_norms(seg, f) : NULL));
+    return *out ? SC_OK : oom(ctx);
+}
+
+static sc_status phrase_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segment *seg,
+                             sc_doc_iter **out)
+{
+    *out = NULL;
+    const sc_field_info *f = sc_segment_field(seg, p->field);
+    if (!f)
+        return SC_OK;
+    if (!(f->flags & SC_FIELD_POSITIONS))
+        return sc__search_fail(ctx, SC_EINVAL,
+                               "field [%.*s] was indexed without position data; cannot run "
+                               "a phrase query",
+                               (int)p->field.len, (const char *)p->field.ptr);
+    sc_postings cur[64];
+    uint32_t offsets[64];
+    for (size_t i = 0; i < p->n_terms; i++) {
+        sc_term_info ti;
+        bool found;
+        sc_status st = sc_terms_lookup(seg, f, p->terms[i], &ti, &found);
+        if (st != SC_OK)
+            return corrupt(ctx, st, p->field);
+        if (!found)
+            return SC_OK;
+        sc_postings_init(&cur[i]);
+        st = sc_postings_reset(&cur[i], seg, f, &ti, SC_POSTINGS_FREQS | SC_POSTINGS_POSITIONS);
+        if (st != SC_OK)
+            return corrupt(ctx, st, p->field);
+        offsets[i] = p->positions[i] - p->positions[0];
+    }
+    *out = leaf(ctx, sc_iter_phrase(ctx->a, cur, offsets, p->n_terms, p->slop, p->bm25,
+                                    p->bm25 ? sc_segment_norms(seg, f) : NULL));
+    return *out ? SC_OK : oom(ctx);
+}
+
+/* Terms of a list or an automaton ORed into one bitset, walking them with ONE cursor. */
+static sc_status termset_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segment *seg,
+                              sc_doc_iter **out)
+{
+    *out = NULL;
+    const sc_field_info *f = sc_segment_field(seg, p->field);
+    if (!f)
+        return SC_OK;
+    uint32_t n_docs = sc_segment_n_docs(seg);
+    sc_bitset *bs = NULL;
+    sc_postings cur;
+    sc_postings_init(&cur);
+    uint64_t matched = 0;
+    sc_status st = SC_OK;
+    if (p->terms) {
+        for (size_t i = 0; i < p->n_terms && st == SC_OK; i++) {
+            sc_term_info ti;
+            bool found;
+            st = sc_terms_lookup(seg, f, p->terms[i], &ti, &found);
+            if (st != SC_OK || !found)
+                continue;
+            if (!bs && !(bs = new_bits(ctx, n_docs)))
+                return oom(ctx);
+            st = sc_postings_reset(&cur, seg, f, &ti, 0);
+            if (st == SC_OK)
+                sc_postings_into_bitset(&cur, n_docs, bs, 0);
+            matched++;
+        }
+    } else {
+        sc_terms_iter it;
+        memset(&it, 0, sizeof it);
+        st = sc_terms_iter_init(&it, seg, f);
+        if (st == SC_OK)
+            st = sc_terms_intersect_start(&it, p->dfa);
+        bool has = false;
+        while (st == SC_OK && (st = sc_terms_next_match(&it, &has)) == SC_OK && has) {
+            if ((++ctx->terms_walked & 63) == 0 && sc__search_cancelled(ctx, true))
+                break;
+            if (!bs && !(bs = new_bits(ctx, n_docs))) {
+                st = oom(ctx);
+                break;
+            }
+            st = sc_postings_reset(&cur, seg, f, sc_terms_info(&it), 0);
+            if (st == SC_OK)
+                sc_postings_into_bitset(&cur, n_docs, bs, 0);
+            if (st == SC_OK)
+                st = sc_postings_status(&cur);
+            matched++;
+        }
+        sc_terms_iter_fini(&it);
+    }
+    if (st != SC_OK)
+        return st == SC_ENOMEM ? oom(ctx) : corrupt(ctx, st, p->field);
+    if (!matched)
+        return SC_OK;
+    *out = leaf(ctx, sc_iter_bitset(ctx->a, bs, n_docs, p->score));
+    return *out ? SC_OK : oom(ctx);
+}
+
+static sc_status exists_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segment *seg,
+                             sc_doc_iter **out)
+{
+    *out = NULL;
+    const sc_field_info *f = sc_segment_field(seg, p->field);
+    if (!f || f->doc_count == 0)
+        return SC_OK;
+    uint32_t n_docs = sc_segment_n_docs(seg);
+    if (f->doc_count == n_docs) {
+        *out = leaf(ctx, sc_iter_all(ctx->a, n_docs, p->score));
+        return *out ? SC_OK : oom(ctx);
+    }
+    sc_bitset *bs = new_bits(ctx, n_docs);
+    if (!bs)
+        return oom(ctx);
+    const uint8_t *norms = sc_segment_norms(seg, f);
+    sc_status st = SC_OK;
+    if (norms) {
+        for (uint32_t d = 0; d < n_docs; d++)
+            if (norms[d])
+                sc_bitset_set(bs, d);
+    } else if (f->kind == SC_FIELD_NUMERIC) {
+        sc_dv_numeric dv;
+        st = sc_dv_numeric_open(seg, f, &dv);
+        if (st == SC_OK)
+            for (uint32_t d = 0; d < n_docs; d++)
+                if (sc_dv_numeric_count(&dv, d))
+                    sc_bitset_set(bs, d);
+        if (st == SC_ENOTFOUND)
+            st = sc__search_fail(ctx, SC_EUNSUPPORTED,
+                                 "exists on numeric field [%.*s] needs doc values",
+                                 (int)p->field.len, (const char *)p->field.ptr);
+    } else {
+        sc_terms_iter it;
+        memset(&it, 0, sizeof it);
+        sc_postings cur;
+        sc_postings_init(&cur);
+        st = sc_terms_iter_init(&it, seg, f);
+        bool has = false;
+        while (st == SC_OK && (st = sc_terms_next(&it, &has)) == SC_OK && has) {
+            st = sc_postings_reset(&cur, seg, f, sc_terms_info(&it), 0);
+            if (st == SC_OK)
+                sc_postings_into_bitset(&cur, n_docs, bs, 0);
+        }
+        sc_terms_iter_fini(&it);
+    }
+    if (st != SC_OK)
+        return st;
+    *out = leaf(ctx, sc_iter_bitset(ctx->a, bs, n_docs, p->score));
+    return *out ? SC_OK : oom(ctx);
+}
+
+/* ---- composites ------------------------------------------------------------------------- */
+
+/* Builds the iterators of a list, dropping children that match nothing; *n_out counts. */
+static sc_status build_list(sc__search_ctx *ctx, sc__plan **plans, size_t n, size_t seg_i,
+                            sc_doc_iter **its, size_t *n_out, bool *any_null)
+{
+    *n_out = 0;
+    *any_null = false;
+    for (size_t i = 0; i < n; i++) {
+        sc_doc_iter *it;
+        SC_TRY(sc__plan_iter(ctx, plans[i], seg_i, &it));
+        if (it)
+            its[(*n_out)++] = it;
+        else
+            *any_null = true;
+    }
+    return SC_OK;
+}
+
+/* Lucene's Boolean2ScorerSupplier shape: req = conjunction(must + filter) scoring the musts,
+ * opt = disjunction(should) with min-should-match, then req+opt, then exclusion. */
+static sc_status bool_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
+                           sc_doc_iter **out)
+{
+    *out = NULL;
+    size_t n_all = p->n_must + p->n_filter + p->n_should + p->n_must_not;
+    sc_doc_iter **buf = sc_arena_alloc(ctx->a, (n_all + 1) * sizeof *buf);
+    if (!buf)
+        return oom(ctx);
+    size_t n_m, n_f, n_s, n_n;
+    bool null_m, null_f, null_s, null_n;
+    sc_doc_iter **m = buf;
+    SC_TRY(build_list(ctx, p->must, p->n_must, seg_i, m, &n_m, &null_m));
+    if (null_m)
+        return SC_OK;
+    sc_doc_iter **fl = m + n_m;
+    SC_TRY(build_list(ctx, p->filter, p->n_filter, seg_i, fl, &n_f, &null_f));
+    if (null_f)
+        return SC_OK;
+    sc_doc_iter **sh = fl + n_f;
+    SC_TRY(build_list(ctx, p->should, p->n_should, seg_i, sh, &n_s, &null_s));
+    if (p->min_should > n_s)
+        return SC_OK;
+    sc_doc_iter **nn = sh + n_s;
+    SC_TRY(build_list(ctx, p->must_not, p->n_must_not, seg_i, nn, &n_n, &null_n));
+
+    sc_doc_iter *req = NULL, *opt = NULL, *res;
+    size_t n_req = n_m + n_f;
+    if (n_req == 1 && n_m == 1)
+        req = m[0];
+    else if (n_req >= 1)
+        req = sc_iter_conjunction(ctx->a, m, n_req, p->scoring ? n_m : 0);
+    if (n_s == 1 && p->min_should <= 1)
+        opt = sh[0];
+    else if (n_s >= 1)
+        opt = sc_iter_disjunction(ctx->a, sh, n_s, p->min_should ? p->min_should : 1, SC_DISJ_SUM,
+                                  0);
+    if ((n_req >= 1 && !req) || (n_s >= 1 && !opt))
+        return oom(ctx);
+    if (!req && !opt)
+        return SC_OK;
+    if (req && opt) {
+        if (p->min_should >= 1) {
+            sc_doc_iter *both[2] = {req, opt};
+            res = sc_iter_conjunction(ctx->a, both, 2, p->scoring ? 2 : 0);
+        } else if (p->scoring) {
+            res = sc_iter_req_opt(ctx->a, req, opt);
+        } else {
+            res = req;
+        }
+    } else {
+        res = req ? req : opt;
+    }
+    if (res && n_n) {
+        sc_doc_iter *ex = n_n == 1 ? nn[0] : sc_iter_disjunction(ctx->a, nn, n_n, 1, SC_DISJ_SUM, 0);
+        res = ex ? sc_iter_exclusion(ctx->a, res, ex) : NULL;
+    }
+    *out = res;
+    return res ? SC_OK : oom(ctx);
+}
+
+sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)
+{
+    const sc_segment *seg = ctx->s->segs[seg_i].seg;
+    *out = NULL;
+    switch (p->kind) {
+    case SC__PLAN_NONE: return SC_OK;
+    case SC__PLAN_ALL:
+        *out = leaf(ctx, sc_iter_all(ctx->a, sc_segment_n_docs(seg), p->score));
+        return *out ? SC_OK : oom(ctx);
+    case SC__PLAN_TERM: return term_iter(ctx, p, seg, out);
+    case SC__PLAN_PHRASE: return phrase_iter(ctx, p, seg, out);
+    case SC__PLAN_TERMSET: return termset_iter(ctx, p, seg, out);
+    case SC__PLAN_EXISTS: return exists_iter(ctx, p, seg, out);
+    case SC__PLAN_BOOL: return bool_iter(ctx, p, seg_i, out);
+    case SC__PLAN_DISMAX: {
+        sc_doc_iter **its = sc_arena_alloc(ctx->a, (p->n_should + 1) * sizeof *its);
+        size_t n;
+        bool any_null;
+        if (!its)
+            return oom(ctx);
+        SC_TRY(build_list(ctx, p->should, p->n_should, seg_i, its, &n, &any_null));
+        if (n == 0)
+            return SC_OK;
+        *out = sc_iter_disjunction(ctx->a, its, n, 1, SC_DISJ_MAX, p->tie_breaker);
+        return *out ? SC_OK : oom(ctx);
+    }
+    case SC__PLAN_BOOSTING: {
+        sc_doc_iter *pos, *neg;
+        SC_TRY(sc__plan_iter(ctx, p->must[0], seg_i, &pos));
+        if (!pos)
+            return SC_OK;
+        SC_TRY(sc__plan_iter(ctx, p->must_not[0], seg_i, &neg));
+        *out = neg && p->scoring ? sc_iter_boosting(ctx->a, pos, neg, p->tie_breaker) : pos;
+        return *out ? SC_OK : oom(ctx);
+    }
+    case SC__PLAN_CONST: {
+        sc_doc_iter *c;
+        SC_TRY(sc__plan_iter(ctx, p->child, seg_i, &c));
+        if (!c)
+            return SC_OK;
+        *out = sc_iter_constant(ctx->a, c, p->score);
+        return *out ? SC_OK : oom(ctx);
+    }
+    }
+    return SC_OK;
+}
+
+/* ---- collection ------------------------------------------------------------------------- */
+
+/* A min-heap of the best hits: the root is the worst (lowest score, then highest doc). */
+typedef struct topk {
+    sc_search_hit *h;
+    size_t n, k;
+} topk;
+
+static bool worse(const sc_search_hit *a, const sc_search_hit *b)
+{
+    return a->score < b->score || (a->score == b->score && a->global_doc > b->global_doc);
+}
+
+static void topk_push(topk *t, const sc_search_hit *x)
+{
+    if (t->k == 0)
+        return;
+    size_t i;
+    if (t->n < t->k) {
+        i = t->n++;
+        while (i > 0 && worse(x, &t->h[(i - 1) / 2])) {
+            t->h[i] = t->h[(i - 1) / 2];
+            i = (i - 1) / 2;
+        }
+        t->h[i] = *x;
+        return;
+    }
+    if (!worse(&t->h[0], x))
+        return;
+    i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m;
+        if (l >= t->n)
+            break;
+        m = l + 1 < t->n && worse(&t->h[l + 1], &t->h[l]) ? l + 1 : l;
+        if (!worse(&t->h[m], x))
+            break;
+        t->h[i] = t->h[m];
+        i = m;
+    }
+    t->h[i] = *x;
+}
+
+static int cmp_hits(const void *a, const void *b)
+{
+    const sc_search_hit *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    return (x->global_doc > y->global_doc) - (x->global_doc < y->global_doc);
+}
+
+static sc_doc_iter *wrap_segment(sc__search_ctx *ctx, sc_doc_iter *it, size_t seg_i)
+{
+    const sc_searcher_segment *ss = &ctx->s->segs[seg_i];
+    if (it && ss->live && ss->n_deleted)
+        it = sc_iter_live_docs(ctx->a, it, ss->live);
+    if (it && ctx->o->cancel)
+        it = sc_iter_cancel(ctx->a, it, ctx->o->cancel);
+    return it;
+}
+
+static void finish_flags(sc__search_ctx *ctx)
+{
+    if (ctx->o->cancel) {
+        uint32_t f = atomic_load_explicit(&ctx->o->cancel->fired, memory_order_relaxed);
+        ctx->res->cancelled = f == 1;
+        ctx->res->timed_out = f == 2;
+    }
+}
+
+static void ctx_init(sc__search_ctx *ctx, const sc_searcher *s, const sc_search_options *o,
+                     sc_arena *a, sc_search_result *res)
+{
+    memset(res, 0, sizeof *res);
+    memset(ctx, 0, sizeof *ctx);
+    ctx->s = s;
+    ctx->o = o;
+    ctx->a = a;
+    ctx->res = res;
+    ctx->stats = o->stats;
+    ctx->max_clause_count = o->max_clause_count ? o->max_clause_count : SC_QUERY_MAX_CLAUSE_COUNT;
+}
+
+sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
+                            sc_arena *a, sc_search_result *res)
+{
+    sc__search_ctx ctx;
+    ctx_init(&ctx, s, o, a, res);
+    sc__plan *plan;
+    SC_TRY(sc__plan_build(&ctx, q, true, &plan));
+    int64_t track = o->track_total_hits;
+    res->total_tracked = track != SC_TRACK_TOTAL_HITS_NONE;
+    topk t = {NULL, 0, o->from + o->size};
+    if (t.k && !(t.h = sc_arena_alloc(a, t.k * sizeof *t.h)))
+        return oom(&ctx);
+    uint64_t total = 0, base = 0;
+    float max_score = 0;
+    for (size_t si = 0; si < s->n_segs; si++) {
+        uint32_t n_docs = sc_segment_n_docs(s->segs[si].seg);
+        sc_doc_iter *it;
+        SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
+        it = wrap_segment(&ctx, it, si);
+        if (it) {
+            for (uint32_t d = sc_doc_iter_next(it); d != SC_DOC_END; d = sc_doc_iter_next(it)) {
+                total++;
+                float sc = sc_doc_iter_score(it);
+                if (sc > max_score)
+                    max_score = sc;
+                sc_search_hit h = {(uint32_t)si, d, base + d, sc};
+                topk_push(&t, &h);
+            }
+        }
+        base += n_docs;
+        if (o->cancel && sc_cancel_token_check(o->cancel, true))
+            break;
+    }
+    qsort(t.h, t.n, sizeof *t.h, cmp_hits);
+    res->hits = t.n > o->from ? t.h + o->from : t.h;
+    res->n_hits = t.n > o->from ? t.n - o->from : 0;
+    res->max_score = max_score;
+    if (track != SC_TRACK_TOTAL_HITS_NONE && track != SC_TRACK_TOTAL_HITS_ALL &&
+        total > (uint64_t)track) {
+        res->total = (uint64_t)track;
+        res->total_gte = true;
+    } else {
+        res->total = total;
+    }
+    finish_flags(&ctx);
+    return SC_OK;
+}
+
+/* Counts one segment's iterator in 4,096-doc windows: bulk into_bitset, then popcount. */
+static uint64_t count_windows(sc_doc_iter *it, uint32_t n_docs, sc_bitset *win,
+                              sc_cancel_token *cancel)
+{
+    uint64_t n = 0;
+    uint32_t d = sc_doc_iter_next(it);
+    while (d != SC_DOC_END) {
+        uint32_t wbase = d & ~4095u;
+        uint32_t wend = n_docs - wbase > 4096 ? wbase + 4096 : n_docs;
+        memset(win->words, 0, 64 * sizeof(uint64_t));
+        sc_doc_iter_into_bitset(it, wend, win, wbase);
+        n += sc_bitset_count_range(win, 0, wend - wbase);
+        d = it->doc;
+        if (cancel && sc_cancel_token_check(cancel, true))
+            break;
+    }
+    return n;
+}
+
+sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
+                          sc_arena *a, sc_search_result *res)
+{
+    sc__search_ctx ctx;
+    ctx_init(&ctx, s, o, a, res);
+    sc__plan *plan;
+    SC_TRY(sc__plan_build(&ctx, q, false, &plan));
+    res->total_tracked = true;
+    sc_bitset win;
+    win.words = sc_arena_alloc(a, 65 * sizeof(uint64_t));
+    win.n_bits = 4096;
+    if (!win.words)
+        return oom(&ctx);
+    uint64_t total = 0;
+    for (size_t si = 0; si < s->n_segs; si++) {
+        const sc_searcher_segment *ss = &s->segs[si];
+        uint32_t n_docs = sc_segment_n_docs(ss->seg);
+        bool deletes = ss->live && ss->n_deleted;
+        if (plan->kind == SC__PLAN_ALL) {
+            total += n_docs - (deletes ? ss->n_deleted : 0);
+            continue;
+        }
+        if (plan->kind == SC__PLAN_TERM && !deletes) {
+            const sc_field_info *f = sc_segment_field(ss->seg, plan->field);
+            sc_term_info ti;
+            bool found = false;
+            if (f) {
+                sc_status st = sc_terms_lookup(ss->seg, f, plan->term, &ti, &found);
+                if (st != SC_OK)
+                    return corrupt(&ctx, st, plan->field);
+            }
+            total += found ? ti.doc_freq : 0;
+            continue;
+        }
+        sc_doc_iter *it;
+        SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
+        it = wrap_segment(&ctx, it, si);
+        if (it)
+            total += count_windows(it, n_docs, &win, o->cancel);
+        if (o->cancel && sc_cancel_token_check(o->cancel, true))
+            break;
+    }
+    res->total = total;
+    finish_flags(&ctx);
+    return SC_OK;
+}
