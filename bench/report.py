@@ -7,7 +7,8 @@ DIR holds one `scry bench` result JSON per workload (and load.txt from bench/run
 previous run's results are kept in docs/benchmarks/results/; this run is compared with them
 (QPS ratio per cell, hit counts per query) and then replaces them. --lucene (default
 docs/benchmarks/lucene.json when present) gives Lucene 8.8 in-process QPS per class, either
-{"class": qps, ...} or [{"class": .., "qps": ..}, ...], for a ratio column.
+{"class": qps | {"qps": ..} | {"median_us": ..}, ...} or a list of {"class": .., "qps"|"median_us": ..},
+for a ratio column (QPS at one connection / Lucene's single-threaded QPS).
 """
 import argparse
 import glob
@@ -18,9 +19,16 @@ import subprocess
 import sys
 
 
+ORDER = ["luceneutil.top10", "luceneutil.count", "luceneutil.top100", "game.top10", "game.count",
+         "taxis", "logs"]
+
+
 def load_dir(d):
     out = {}
-    for p in sorted(glob.glob(os.path.join(d, "*.json"))):
+    paths = glob.glob(os.path.join(d, "*.json"))
+    rank = lambda p: (ORDER.index(os.path.basename(p)[:-5]) if os.path.basename(p)[:-5] in ORDER
+                      else len(ORDER), p)
+    for p in sorted(paths, key=rank):
         try:
             with open(p) as f:
                 r = json.load(f)
@@ -38,9 +46,16 @@ def load_lucene(path):
         j = json.load(f)
     if isinstance(j, dict):
         j = j.get("classes", j)
+    def qps(v):
+        if not isinstance(v, dict):
+            return float(v)
+        if "qps" in v:
+            return float(v["qps"])
+        # single-threaded in-process harness: QPS from the median latency
+        return 1e6 / float(v["median_us"]) if v.get("median_us") else 0.0
     if isinstance(j, dict):
-        return {k: float(v if not isinstance(v, dict) else v.get("qps", 0)) for k, v in j.items()}
-    return {x["class"]: float(x["qps"]) for x in j if "class" in x and "qps" in x}
+        return {k: qps(v) for k, v in j.items()}
+    return {x["class"]: qps(x) for x in j if "class" in x}
 
 
 def cells_by(r):
