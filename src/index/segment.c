@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "index/internal.h"
 #include "index/segment_impl.h"
@@ -233,9 +234,13 @@ static sc_status parse_stored(sc_segment *seg, uint64_t off, uint64_t len, uint6
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *e = p + 4 + i * SC__STORED_ENTRY_BYTES;
         uint64_t first = sc__ld32(e), cnt = sc__ld32(e + 4), bo = sc__ld64(e + 8);
-        uint64_t cl = sc__ld32(e + 16);
+        uint64_t cl = sc__ld32(e + 16), raw = sc__ld32(e + 20);
         if (first != next_doc || cnt == 0 || !range_ok(bo, cl, SC__SEG_HEADER_BYTES, body_end))
             FAIL(off + 4 + i * SC__STORED_ENTRY_BYTES, "stored index entry invalid");
+        /* the frame must declare the raw size, and zstd cannot expand more than ~32768x (an
+         * RLE block of 128 KiB takes 4 bytes): a bound on what a reader will allocate */
+        if (raw > cl * 32768 + 1024 || ZSTD_getFrameContentSize(seg->bytes.ptr + bo, cl) != raw)
+            FAIL(bo, "stored block size invalid");
         next_doc += cnt;
     }
     if (next_doc != seg->n_docs)

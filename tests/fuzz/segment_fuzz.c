@@ -1,0 +1,26 @@
+/* libFuzzer target: arbitrary bytes opened as a segment (checksum check bypassed so the
+ * structural checks are exercised) and, if accepted, read completely through the public API:
+ * terms, postings (next/advance/batch/bitset/run_end/positions/impacts), norms, doc values,
+ * stored fields, DFA intersection. Must never crash or read out of bounds. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../unit/index/readall.h"
+#include "index/segment.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    for (int verify = 0; verify < 2; verify++) {
+        sc_segment *seg;
+        sc_index_error err;
+        if (sc_segment_open_bytes(sc_slice_make(data, size), "fuzz", verify != 0, &seg, &err) !=
+            SC_OK)
+            continue;
+        uint64_t acc = 0;
+        (void)!t_read_all(seg, &acc);
+        sc_segment_unref(seg);
+    }
+    return 0;
+}

@@ -1,0 +1,145 @@
+/* Reads every structure of a segment through the public API (terms, postings with every
+ * operation, positions, impacts, norms, doc values, stored fields, DFA intersection) and
+ * returns the first error. Used by the corruption test and the segment fuzzer: on any input it
+ * must return, never crash. */
+#ifndef SC_TESTS_INDEX_READALL_H
+#define SC_TESTS_INDEX_READALL_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/docvalues.h"
+#include "index/postings.h"
+#include "index/segment.h"
+#include "index/stored.h"
+#include "index/terms.h"
+
+static inline sc_status t_read_postings(const sc_segment *seg, const sc_field_info *f,
+                                        const sc_term_info *ti, sc_postings *p, sc_bitset *bs,
+                                        uint64_t *acc)
+{
+    uint32_t pos[64], docs[200], freqs[200];
+    sc_status st = sc_postings_reset(p, seg, f, ti, SC_POSTINGS_FREQS | SC_POSTINGS_POSITIONS);
+    if (st != SC_OK)
+        return st;
+    *acc += sc_postings_term_impact(p).max_freq;
+    for (uint32_t d = sc_postings_next(p); d != SC_POSTINGS_END; d = sc_postings_next(p)) {
+        *acc += d + sc_postings_freq(p) + sc_postings_run_end(p);
+        size_t n = sc_postings_positions(p, pos, 64);
+        for (size_t i = 0; i < n; i++)
+            *acc += pos[i];
+    }
+    if (sc_postings_status(p) != SC_OK)
+        return sc_postings_status(p);
+    /* bulk paths */
+    if (sc_postings_reset(p, seg, f, ti, 0) != SC_OK)
+        return SC_ECORRUPT;
+    while (sc_postings_next_batch(p, docs, freqs, 200) > 0)
+        *acc += docs[0];
+    if (sc_postings_reset(p, seg, f, ti, 0) != SC_OK)
+        return SC_ECORRUPT;
+    uint32_t n_docs = sc_segment_n_docs(seg);
+    sc_postings_into_bitset(p, n_docs / 2, bs, 0);
+    uint32_t d = sc_postings_advance(p, n_docs / 2 + 3);
+    if (d != SC_POSTINGS_END)
+        sc_postings_into_bitset(p, n_docs, bs, 0);
+    if (sc_postings_reset(p, seg, f, ti, 0) != SC_OK)
+        return SC_ECORRUPT;
+    for (uint32_t t = 0; t < n_docs; t += 97) {
+        uint32_t up = sc_postings_advance_shallow(p, t);
+        *acc += up + sc_postings_shallow_impact(p).max_freq;
+        if (up == SC_POSTINGS_END)
+            break;
+    }
+    return sc_postings_status(p);
+}
+
+static inline sc_status t_read_field(const sc_segment *seg, const sc_field_info *f,
+                                     sc_bitset *bs, uint64_t *acc)
+{
+    uint32_t n_docs = sc_segment_n_docs(seg);
+    const uint8_t *norms = sc_segment_norms(seg, f);
+    if (norms)
+        for (uint32_t d = 0; d < n_docs; d++)
+            *acc += norms[d];
+    sc_terms_iter it;
+    memset(&it, 0, sizeof(it));
+    sc_postings p;
+    sc_postings_init(&p);
+    sc_status st = sc_terms_iter_init(&it, seg, f);
+    while (st == SC_OK) {
+        bool has;
+        st = sc_terms_next(&it, &has);
+        if (st != SC_OK || !has)
+            break;
+        sc_term_info ti;
+        bool found;
+        st = sc_terms_lookup(seg, f, sc_terms_term(&it), &ti, &found);
+        if (st == SC_OK)
+            st = t_read_postings(seg, f, sc_terms_info(&it), &p, bs, acc);
+    }
+    if (st == SC_OK) {
+        /* accept-all DFA over classes: one class, one state */
+        static const uint32_t next[1] = {0};
+        static const uint8_t accept[1] = {1};
+        sc_dfa dfa = {.n_states = 1, .start = 0, .n_classes = 1, .next = next, .accept = accept};
+        memset(dfa.classmap, 0, sizeof(dfa.classmap));
+        st = sc_terms_intersect_start(&it, &dfa);
+        bool has = true;
+        while (st == SC_OK && has)
+            st = sc_terms_next_match(&it, &has);
+        bool e;
+        if (st == SC_OK)
+            st = sc_terms_seek_ceil(&it, sc_slice_cstr("m"), &has, &e);
+    }
+    sc_terms_iter_fini(&it);
+    if (st != SC_OK)
+        return st;
+    sc_dv_numeric dvn;
+    if (sc_dv_numeric_open(seg, f, &dvn) == SC_OK) {
+        int64_t v[16];
+        for (uint32_t d = 0; d < n_docs; d++) {
+            size_t n = sc_dv_numeric_get(&dvn, d, v, 16);
+            for (size_t i = 0; i < n; i++)
+                *acc += (uint64_t)v[i];
+        }
+    }
+    sc_dv_sorted_set dvs;
+    if (sc_dv_sorted_set_open(seg, f, &dvs) == SC_OK) {
+        uint64_t o[16];
+        for (uint32_t d = 0; d < n_docs; d++) {
+            size_t n = sc_dv_sorted_set_ords(&dvs, d, o, 16);
+            for (size_t i = 0; i < n; i++) {
+                sc_slice t = sc_dv_sorted_set_term(&dvs, o[i]);
+                uint64_t back;
+                *acc += t.len + sc_dv_sorted_set_lookup(&dvs, t, &back);
+            }
+        }
+    }
+    return SC_OK;
+}
+
+static inline sc_status t_read_all(const sc_segment *seg, uint64_t *acc)
+{
+    uint32_t n_docs = sc_segment_n_docs(seg);
+    sc_bitset bs;
+    sc_status st = sc_bitset_init(&bs, (size_t)n_docs + 64);
+    if (st != SC_OK)
+        return st;
+    for (size_t i = 0; i < sc_segment_n_fields(seg) && st == SC_OK; i++)
+        st = t_read_field(seg, sc_segment_field_at(seg, i), &bs, acc);
+    *acc += sc_bitset_count(&bs);
+    sc_bitset_fini(&bs);
+    sc_stored_reader r;
+    sc_stored_reader_init(&r, seg);
+    for (uint32_t d = 0; d < n_docs && st == SC_OK; d++) {
+        sc_slice id, src;
+        st = sc_stored_get(&r, d, &id, &src);
+        if (st == SC_OK)
+            *acc += id.len + src.len;
+    }
+    sc_stored_reader_fini(&r);
+    return st;
+}
+
+#endif
