@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include <fcntl.h>
 
@@ -139,8 +140,13 @@ int bench_roundtrip(const char *host, int port, int *fd, const bench_req *req, s
 {
     static _Thread_local sc_buf dechunk;
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (*fd < 0 && (*fd = bench_connect(host, port)) < 0)
-            return -1;
+        if (*fd < 0) {
+            if ((*fd = bench_connect(host, port)) < 0)
+                return -1;
+            /* a hung server fails the request instead of hanging the validation pass */
+            struct timeval tv = {.tv_sec = 120};
+            setsockopt(*fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        }
         size_t off = 0;
         while (off < req->wire_len) {
             ssize_t w = send(*fd, req->wire + off, req->wire_len - off, MSG_NOSIGNAL);
