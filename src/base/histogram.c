@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SUB_COUNT (1u << SC_HISTOGRAM_SUB_BITS)       /* exact values below this */
-#define HALF (1u << (SC_HISTOGRAM_SUB_BITS - 1))      /* linear sub-buckets per power of two */
+#define SUB_COUNT (1u << SC_HISTOGRAM_SUB_BITS)  /* exact values below this */
+#define HALF (1u << (SC_HISTOGRAM_SUB_BITS - 1)) /* linear sub-buckets per power of two */
 
 void sc_histogram_init(sc_histogram *h)
 {

@@ -11,13 +11,14 @@
 
 #define SC_HISTOGRAM_SUB_BITS 8
 #define SC_HISTOGRAM_BUCKETS                                                                       \
-    ((1u << SC_HISTOGRAM_SUB_BITS) + (64u - SC_HISTOGRAM_SUB_BITS) * (1u << (SC_HISTOGRAM_SUB_BITS - 1)))
+    ((1u << SC_HISTOGRAM_SUB_BITS) +                                                               \
+     (64u - SC_HISTOGRAM_SUB_BITS) * (1u << (SC_HISTOGRAM_SUB_BITS - 1)))
 
 typedef struct sc_histogram {
-    uint64_t n;      /* values recorded */
-    uint64_t min;    /* exact smallest value (UINT64_MAX when empty) */
-    uint64_t max;    /* exact largest value (0 when empty) */
-    double sum;      /* exact sum, for the mean */
+    uint64_t n;   /* values recorded */
+    uint64_t min; /* exact smallest value (UINT64_MAX when empty) */
+    uint64_t max; /* exact largest value (0 when empty) */
+    double sum;   /* exact sum, for the mean */
     uint64_t counts[SC_HISTOGRAM_BUCKETS];
 } sc_histogram;
 

@@ -53,25 +53,24 @@ typedef struct query_result {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: scry bench run --workload FILE [options]\n"
-            "       scry bench compare A.json B.json\n"
-            "\n"
-            "run options:\n"
-            "  --host H         server host (127.0.0.1)\n"
-            "  --port P         server port (9200)\n"
-            "  --workload FILE  requests, one per line: CLASS<TAB>METHOD<TAB>PATH<TAB>BODY\n"
-            "  --conns LIST     connection counts of the grid, comma separated (1,8)\n"
-            "  --threads T      client threads (min(conns, 2))\n"
-            "  --warmup S       warm-up seconds per cell (2)\n"
-            "  --reps R         measured repetitions per cell (3)\n"
-            "  --duration S     seconds per repetition (5)\n"
-            "  --pid PID        server process, for CPU time per request and peak RSS\n"
-            "  --class NAME     run only this class\n"
-            "  --out FILE       result JSON (bench-result.json)\n"
-            "  --label TEXT --build TEXT --corpus TEXT   recorded in the result\n"
-            "  --no-validate    skip the validation pass\n"
-            "  --validate-only  only the validation pass\n");
+    fprintf(f, "usage: scry bench run --workload FILE [options]\n"
+               "       scry bench compare A.json B.json\n"
+               "\n"
+               "run options:\n"
+               "  --host H         server host (127.0.0.1)\n"
+               "  --port P         server port (9200)\n"
+               "  --workload FILE  requests, one per line: CLASS<TAB>METHOD<TAB>PATH<TAB>BODY\n"
+               "  --conns LIST     connection counts of the grid, comma separated (1,8)\n"
+               "  --threads T      client threads (min(conns, 2))\n"
+               "  --warmup S       warm-up seconds per cell (2)\n"
+               "  --reps R         measured repetitions per cell (3)\n"
+               "  --duration S     seconds per repetition (5)\n"
+               "  --pid PID        server process, for CPU time per request and peak RSS\n"
+               "  --class NAME     run only this class\n"
+               "  --out FILE       result JSON (bench-result.json)\n"
+               "  --label TEXT --build TEXT --corpus TEXT   recorded in the result\n"
+               "  --no-validate    skip the validation pass\n"
+               "  --validate-only  only the validation pass\n");
 }
 
 static char *dupn(const char *s, size_t n)
@@ -123,8 +122,12 @@ static long load_workload(const opts *o, bench_req **out)
             }
             f[3] = p;
             fl[3] = (size_t)(le - p);
-            bench_req r = {dupn(f[0], fl[0]), dupn(f[1], fl[1]), dupn(f[2], fl[2]),
-                           dupn(f[3], fl[3]), NULL, 0};
+            bench_req r = {dupn(f[0], fl[0]),
+                           dupn(f[1], fl[1]),
+                           dupn(f[2], fl[2]),
+                           dupn(f[3], fl[3]),
+                           NULL,
+                           0};
             size_t cap = fl[1] + fl[2] + fl[3] + strlen(o->host) + 160;
             r.wire = malloc(cap);
             if (!r.cls || !r.method || !r.path || !r.body || !r.wire ||
@@ -295,15 +298,23 @@ static int parse_conns(opts *o, const char *s)
 static int parse_opts(int argc, char **argv, opts *o)
 {
     static const struct option lo[] = {
-        {"host", 1, 0, 'h'},      {"port", 1, 0, 'p'},       {"workload", 1, 0, 'w'},
-        {"out", 1, 0, 'o'},       {"conns", 1, 0, 'c'},      {"threads", 1, 0, 't'},
-        {"warmup", 1, 0, 'W'},    {"reps", 1, 0, 'r'},       {"duration", 1, 0, 'd'},
-        {"pid", 1, 0, 'P'},       {"label", 1, 0, 'l'},      {"build", 1, 0, 'b'},
-        {"corpus", 1, 0, 'C'},    {"class", 1, 0, 'k'},      {"no-validate", 0, 0, 'n'},
-        {"validate-only", 0, 0, 'v'}, {"help", 0, 0, '?'},   {0, 0, 0, 0}};
-    *o = (opts){.host = "127.0.0.1", .port = 9200, .out = "bench-result.json", .conns = {1, 8},
-                .n_conns = 2, .warmup_s = 2, .reps = 3, .duration_s = 5, .label = "",
-                .build = "", .corpus = ""};
+        {"host", 1, 0, 'h'},          {"port", 1, 0, 'p'},  {"workload", 1, 0, 'w'},
+        {"out", 1, 0, 'o'},           {"conns", 1, 0, 'c'}, {"threads", 1, 0, 't'},
+        {"warmup", 1, 0, 'W'},        {"reps", 1, 0, 'r'},  {"duration", 1, 0, 'd'},
+        {"pid", 1, 0, 'P'},           {"label", 1, 0, 'l'}, {"build", 1, 0, 'b'},
+        {"corpus", 1, 0, 'C'},        {"class", 1, 0, 'k'}, {"no-validate", 0, 0, 'n'},
+        {"validate-only", 0, 0, 'v'}, {"help", 0, 0, '?'},  {0, 0, 0, 0}};
+    *o = (opts){.host = "127.0.0.1",
+                .port = 9200,
+                .out = "bench-result.json",
+                .conns = {1, 8},
+                .n_conns = 2,
+                .warmup_s = 2,
+                .reps = 3,
+                .duration_s = 5,
+                .label = "",
+                .build = "",
+                .corpus = ""};
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -426,8 +437,8 @@ static int run_cell(const opts *o, sc_jsonw *w, const bench_req *reqs, const cls
         goto done;
     }
     sc_histogram_init(tot.hist);
-    if (o->warmup_s > 0 && bench_pool_run(pool, reqs, cl->idx.ptr, cl->idx.len, o->warmup_s,
-                                          NULL) != 0) {
+    if (o->warmup_s > 0 &&
+        bench_pool_run(pool, reqs, cl->idx.ptr, cl->idx.len, o->warmup_s, NULL) != 0) {
         fprintf(stderr, "scry bench: cannot connect to %s:%d\n", o->host, o->port);
         rc = -1;
         goto done;
@@ -458,8 +469,8 @@ static int run_cell(const opts *o, sc_jsonw *w, const bench_req *reqs, const cls
     double q[64];
     for (int r = 0; r < n_reps; r++)
         q[r] = reps[r].qps;
-    fprintf(stderr, "%-22s conns=%-3d qps=%10.1f p50=%8lluus p99=%8lluus errors=%llu\n",
-            cl->name, conns, sc_stats_median(q, (size_t)n_reps),
+    fprintf(stderr, "%-22s conns=%-3d qps=%10.1f p50=%8lluus p99=%8lluus errors=%llu\n", cl->name,
+            conns, sc_stats_median(q, (size_t)n_reps),
             (unsigned long long)sc_histogram_percentile(tot.hist, 50),
             (unsigned long long)sc_histogram_percentile(tot.hist, 99),
             (unsigned long long)tot.n_err);

@@ -27,8 +27,7 @@ static json_t *find_cell(json_t *cells, const char *cls, double conns)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(cells, i, c)
-    {
+    json_array_foreach (cells, i, c) {
         if (strcmp(json_string_value(json_object_get(c, "class")) ?: "", cls) == 0 &&
             num(c, "conns") == conns)
             return c;
@@ -43,8 +42,7 @@ static json_t *find_query(json_t *rows, json_t *q)
     const char *path = json_string_value(json_object_get(q, "path")) ?: "";
     size_t i;
     json_t *r;
-    json_array_foreach(rows, i, r)
-    {
+    json_array_foreach (rows, i, r) {
         if (strcmp(json_string_value(json_object_get(r, "body")) ?: "", body) == 0 &&
             strcmp(json_string_value(json_object_get(r, "path")) ?: "", path) == 0)
             return r;
@@ -84,8 +82,7 @@ int bench_compare_main(int argc, char **argv)
     json_t *c;
     double ratios[4096];
     size_t n_ratios = 0;
-    json_array_foreach(cb, i, c)
-    {
+    json_array_foreach (cb, i, c) {
         const char *cls = json_string_value(json_object_get(c, "class")) ?: "";
         double conns = num(c, "conns");
         json_t *o = find_cell(ca, cls, conns);
@@ -109,8 +106,7 @@ int bench_compare_main(int argc, char **argv)
                sc_stats_geomean(ratios, n_ratios));
     size_t n_diff = 0, n_checked = 0;
     json_t *va = json_object_get(a, "validation"), *vb = json_object_get(b, "validation");
-    json_array_foreach(vb, i, c)
-    {
+    json_array_foreach (vb, i, c) {
         json_t *o = find_query(va, c);
         if (!o)
             continue;
@@ -120,9 +116,8 @@ int bench_compare_main(int argc, char **argv)
             if (n_diff++ == 0)
                 printf("\nqueries whose answers differ:\n");
             printf("  DIFF %-20s total A=%.0f B=%.0f returned A=%.0f B=%.0f  %s\n",
-                   json_string_value(json_object_get(c, "class")) ?: "", ta, tb,
-                   num(o, "returned"), num(c, "returned"),
-                   json_string_value(json_object_get(c, "body")) ?: "");
+                   json_string_value(json_object_get(c, "class")) ?: "", ta, tb, num(o, "returned"),
+                   num(c, "returned"), json_string_value(json_object_get(c, "body")) ?: "");
         }
     }
     printf("\nvalidation: %zu queries compared, %zu differ\n", n_checked, n_diff);

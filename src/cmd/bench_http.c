@@ -192,9 +192,9 @@ int bench_roundtrip(const char *host, int port, int *fd, const bench_req *req, s
 typedef struct conn {
     int fd;
     int id;
-    bool busy;         /* a request is in flight */
-    size_t pos;        /* next index into the idx list */
-    size_t out_off;    /* bytes of the current request written */
+    bool busy;      /* a request is in flight */
+    size_t pos;     /* next index into the idx list */
+    size_t out_off; /* bytes of the current request written */
     const bench_req *cur;
     uint64_t t_sent_ns;
     sc_buf in;
@@ -315,8 +315,8 @@ static int conn_open(worker *w, conn *c)
 static int conn_flush(worker *w, conn *c)
 {
     while (c->out_off < c->cur->wire_len) {
-        ssize_t n = send(c->fd, c->cur->wire + c->out_off, c->cur->wire_len - c->out_off,
-                         MSG_NOSIGNAL);
+        ssize_t n =
+            send(c->fd, c->cur->wire + c->out_off, c->cur->wire_len - c->out_off, MSG_NOSIGNAL);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = c};
             epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
@@ -390,8 +390,8 @@ static void conn_readable(worker *w, conn *c)
             continue; /* unsolicited bytes; ignore */
         bench_resp r;
         bool close_after = false;
-        long used = parse_response((const char *)c->in.ptr, c->in.len, &c->dechunk, &r,
-                                   &close_after);
+        long used =
+            parse_response((const char *)c->in.ptr, c->in.len, &c->dechunk, &r, &close_after);
         if (used == 0)
             continue;
         uint64_t now = sc_clock_now_ns();

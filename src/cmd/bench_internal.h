@@ -16,7 +16,7 @@ typedef struct bench_req {
     char *method;
     char *path;
     char *body;
-    char *wire;      /* the whole HTTP/1.1 request */
+    char *wire; /* the whole HTTP/1.1 request */
     size_t wire_len;
 } bench_req;
 

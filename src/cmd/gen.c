@@ -82,10 +82,11 @@ static const char *find_data_dir(const char *given)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: scry gen wiki|taxis|logs [--seed S] [--docs N] [--bulk INDEX] [--data DIR]\n"
-               "  streams N documents as NDJSON to stdout; the same seed gives the same bytes\n"
-               "  --bulk INDEX  precede each document with a _bulk index action for INDEX\n"
-               "  --data DIR    folder with vocab.txt.gz and terms.txt (wiki; default bench/gen)\n");
+    fprintf(f,
+            "usage: scry gen wiki|taxis|logs [--seed S] [--docs N] [--bulk INDEX] [--data DIR]\n"
+            "  streams N documents as NDJSON to stdout; the same seed gives the same bytes\n"
+            "  --bulk INDEX  precede each document with a _bulk index action for INDEX\n"
+            "  --data DIR    folder with vocab.txt.gz and terms.txt (wiki; default bench/gen)\n");
 }
 
 int sc_cmd_gen(int argc, char **argv)
@@ -106,7 +107,10 @@ int sc_cmd_gen(int argc, char **argv)
         switch (c) {
         case 's': g.seed = strtoull(optarg, NULL, 10); break;
         case 'n': g.docs = strtoull(optarg, NULL, 10); break;
-        case 'b': g.bulk = true; g.index = optarg; break;
+        case 'b':
+            g.bulk = true;
+            g.index = optarg;
+            break;
         case 'd': data = optarg; break;
         default: usage(stderr); return 2;
         }

@@ -6,12 +6,12 @@
 
 #include "cmd/gen_internal.h"
 
-static const char *const SECTIONS[] = {"english", "french", "images", "spanish", "german",
-                                       "japanese", "italian", "news", "history", "teams"};
-static const char *const PAGES[] = {"index", "home", "tickets", "venues", "results",
-                                    "schedule", "news", "photos", "team", "player"};
-static const char *const IMAGES[] = {"hm_bg.jpg", "logo.gif", "space.gif", "nav_bg.gif",
-                                     "hm_anime_e.gif", "dot.gif", "arrow.gif", "ball.gif"};
+static const char *const SECTIONS[] = {"english",  "french",  "images", "spanish", "german",
+                                       "japanese", "italian", "news",   "history", "teams"};
+static const char *const PAGES[] = {"index",    "home", "tickets", "venues", "results",
+                                    "schedule", "news", "photos",  "team",   "player"};
+static const char *const IMAGES[] = {"hm_bg.jpg",      "logo.gif", "space.gif", "nav_bg.gif",
+                                     "hm_anime_e.gif", "dot.gif",  "arrow.gif", "ball.gif"};
 
 static uint32_t mix32(uint64_t x)
 {
@@ -27,8 +27,8 @@ int sc__gen_logs(const gen_opts *g, gen_out *o)
 {
     gen_rng r;
     gen_rng_seed(&r, g->seed);
-    const double t0 = 893894400.0;           /* 1998-04-30 00:00:00 UTC */
-    const double span = 87.0 * 86400.0;      /* to 1998-07-26 */
+    const double t0 = 893894400.0;      /* 1998-04-30 00:00:00 UTC */
+    const double span = 87.0 * 86400.0; /* to 1998-07-26 */
     const double days = 87.0, amp = 0.6;
     uint64_t n = g->docs ? g->docs : 1;
     for (uint64_t i = 0; i < g->docs && !o->failed; i++) {
@@ -49,11 +49,11 @@ int sc__gen_logs(const gen_opts *g, gen_out *o)
         if (kind < 0.02) {
             snprintf(req, sizeof(req), "%s / %s", method, proto);
         } else if (kind < 0.7) {
-            snprintf(req, sizeof(req), "%s /images/%s%s %s", method,
-                     pr < 8 ? "" : "p", pr < 8 ? IMAGES[pr] : "", proto);
+            snprintf(req, sizeof(req), "%s /images/%s%s %s", method, pr < 8 ? "" : "p",
+                     pr < 8 ? IMAGES[pr] : "", proto);
             if (pr >= 8)
-                snprintf(req, sizeof(req), "%s /images/%llu_%s %s", method,
-                         (unsigned long long)pr, IMAGES[pr % 8], proto);
+                snprintf(req, sizeof(req), "%s /images/%llu_%s %s", method, (unsigned long long)pr,
+                         IMAGES[pr % 8], proto);
         } else {
             snprintf(req, sizeof(req), "%s /%s/%s%s.html %s", method, SECTIONS[pr % 10],
                      PAGES[(pr / 10) % 10], pr < 100 ? "" : "_", proto);
@@ -62,8 +62,12 @@ int sc__gen_logs(const gen_opts *g, gen_out *o)
                          PAGES[(pr / 10) % 10], (unsigned long long)pr, proto);
         }
         double s = gen_unit(&r);
-        int status = s < 0.885 ? 200 : s < 0.985 ? 304 : s < 0.995 ? 404 : s < 0.999 ? 206
-                   : s < 0.9999 ? 500 : 400;
+        int status = s < 0.885    ? 200
+                     : s < 0.985  ? 304
+                     : s < 0.995  ? 404
+                     : s < 0.999  ? 206
+                     : s < 0.9999 ? 500
+                                  : 400;
         uint64_t size = 0;
         if (status == 200 || status == 206)
             size = (uint64_t)gen_lognormal(&r, kind < 0.7 ? 2500 : 9000, 1.1);

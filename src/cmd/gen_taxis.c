@@ -1,7 +1,8 @@
-/* `scry gen taxis`: nyc_taxis-like trips with the Rally mapping (bench/workloads/taxis.mapping.json):
- * pickup times through 2015 with a daily cycle, log-normal distances, fares and tips correlated
- * with distance, passenger counts, payment types and locations around Manhattan and the
- * airports. Documents are time-ordered by day, like the monthly source files. */
+/* `scry gen taxis`: nyc_taxis-like trips with the Rally mapping
+ * (bench/workloads/taxis.mapping.json): pickup times through 2015 with a daily cycle, log-normal
+ * distances, fares and tips correlated with distance, passenger counts, payment types and locations
+ * around Manhattan and the airports. Documents are time-ordered by day, like the monthly source
+ * files. */
 #include <stdlib.h>
 #include <time.h>
 
@@ -79,7 +80,8 @@ int sc__gen_taxis(const gen_opts *g, gen_out *o)
         lon += gen_normal(&r) * 0.012;
         lat += gen_normal(&r) * 0.018;
         double ang = gen_unit(&r) * 6.283185307179586;
-        double dlon = lon + cos(ang) * dist * 0.0191 * 0.7, dlat = lat + sin(ang) * dist * 0.0145 * 0.7;
+        double dlon = lon + cos(ang) * dist * 0.0191 * 0.7,
+               dlat = lat + sin(ang) * dist * 0.0145 * 0.7;
         int pax = 1 + (int)pick(&r, pax_w, 6);
         int vendor = 1 + (int)gen_below(&r, 2);
         gen_action(o, g);
@@ -94,8 +96,7 @@ int sc__gen_taxis(const gen_opts *g, gen_out *o)
                    dist);
         gen_printf(o, "\"tip_amount\":%.2f,\"store_and_fwd_flag\":\"%s\",", tip,
                    gen_unit(&r) < 0.01 ? "Y" : "N");
-        gen_printf(o, "\"payment_type\":\"%d\",\"mta_tax\":0.5,\"vendor_id\":\"%d\",", pay,
-                   vendor);
+        gen_printf(o, "\"payment_type\":\"%d\",\"mta_tax\":0.5,\"vendor_id\":\"%d\",", pay, vendor);
         gen_printf(o, "\"vendor_name\":\"%s\",\"cab_color\":\"%s\"}\n",
                    vendor == 1 ? "Creative Mobile Technologies" : "VeriFone Inc",
                    green ? "green" : "yellow");

@@ -57,9 +57,9 @@ typedef struct wiki {
 } wiki;
 
 static const uint32_t ZIPF_SIZES[6] = {10, 100, 1000, 10000, 100000, 1000000};
-static const char *const ZIPF_FIELDS[6] = {"cat_s", "cat100_s", "cat1k_s",
+static const char *const ZIPF_FIELDS[6] = {"cat_s",    "cat100_s",  "cat1k_s",
                                            "cat10k_s", "cat100k_s", "cat1m_s"};
-static const char *const ZIPF_PREFIX[6] = {"cat-", "cat100-", "cat1k-",
+static const char *const ZIPF_PREFIX[6] = {"cat-",    "cat100-",  "cat1k-",
                                            "cat10k-", "cat100k-", "cat1m-"};
 
 static int add_word(wiki *w, const char *s, size_t n)
@@ -563,7 +563,8 @@ static void put_fields(const wiki *w, gen_rng *r, gen_out *o, uint64_t doc)
                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
     gen_printf(o, ",\"price_i\":%u", (unsigned)gen_below(r, 100001));
     /* a 32-bit permutation of the ordinal: distinct values, not in input order */
-    gen_printf(o, ",\"sort_i\":%u", (unsigned)((doc * 0x9E3779B1ull + 0x85EBCA77ull) & 0xFFFFFFFFu));
+    gen_printf(o, ",\"sort_i\":%u",
+               (unsigned)((doc * 0x9E3779B1ull + 0x85EBCA77ull) & 0xFFFFFFFFu));
     uint32_t basis = (uint32_t)gen_below(r, 100000);
     static const char *const sel[] = {"sel99_s", "sel90_s", "sel50_s", "sel10_s",
                                       "sel1_s",  "sel01_s", "sel001_s"};

@@ -62,7 +62,9 @@ static void test_percentiles_vs_model(void **state)
     (void)state;
     sc_histogram *h = malloc(sizeof(*h));
     assert_non_null(h);
-    enum { N = 20000 };
+    enum {
+        N = 20000
+    };
     uint64_t *vals = malloc(N * sizeof(*vals));
     assert_non_null(vals);
     for (int round = 0; round < 5; round++) {
