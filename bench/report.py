@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 
-ORDER = ["luceneutil.top10", "luceneutil.count", "luceneutil.top100", "game.top10", "game.count",
+ORDER = ["luceneutil.top10", "luceneutil.count", "luceneutil.top10total", "luceneutil.top100", "game.top10", "game.count",
          "taxis", "logs"]
 
 

@@ -3,7 +3,7 @@
 rerun after changing this script):
 
   wiki.index.json, taxis.index.json, logs.index.json    settings + mappings for PUT /<index>
-  luceneutil.top10.txt, luceneutil.top100.txt, luceneutil.count.txt
+  luceneutil.top10.txt, luceneutil.top10total.txt, luceneutil.top100.txt, luceneutil.count.txt
   game.top10.txt, game.count.txt                        benchmark-game queries by class
   taxis.txt, logs.txt                                    Rally nyc_taxis / http_logs operations
 
@@ -35,6 +35,9 @@ def shape(query, kind):
     if kind == "top10":
         return {"query": query, "track_total_hits": False, "size": 10, "_source": False,
                 "docvalue_fields": ["id"]}
+    if kind == "top10total":  # TOP_10 with an exact total (the in-process harness's third mode)
+        return {"query": query, "track_total_hits": True, "size": 10, "_source": False,
+                "docvalue_fields": ["id"]}
     if kind == "top100":
         return {"query": query, "track_total_hits": False, "size": 100, "_source": False,
                 "docvalue_fields": ["id"]}
@@ -64,7 +67,7 @@ def text_workloads():
     lu = [json.loads(l) for l in open(os.path.join(QUERIES, "luceneutil/queries.txt"))]
     game = [json.loads(l) for l in open(os.path.join(QUERIES, "benchmark-game/queries.txt"))]
     path = "/wiki/_search?request_cache=false"
-    for kind in ("top10", "top100", "count"):
+    for kind in ("top10", "top10total", "top100", "count"):
         write_lines("luceneutil.%s.txt" % kind,
                     [(q["class"], "POST", path, shape(text_query(q["query"], q["class"]), kind))
                      for q in lu])
