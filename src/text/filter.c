@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unicode/uchar.h>
 #include <unicode/unorm2.h>
+#include <unicode/utf16.h>
 
 #include "text/internal.h"
 
@@ -187,97 +188,249 @@ static void minimal_english(sc__term *t)
     t->len = len - 1;
 }
 
-/* Letters NFD does not decompose, folded the way Lucene's ASCIIFoldingFilter does. */
+/* Characters whose compatibility decomposition does not end in ASCII, folded the way Lucene's
+ * ASCIIFoldingFilter does (checked against Lucene over Latin-1, Latin Extended-A/B, Latin
+ * Extended Additional, General Punctuation and the full-width forms). Sorted by code point. */
+static const struct {
+    uint32_t cp;
+    const char *ascii;
+} fold_table[] = {
+    {0x00AB, "\""},
+    {0x00BB, "\""},
+    {0x00C6, "AE"},
+    {0x00D0, "D"},
+    {0x00D8, "O"},
+    {0x00DE, "TH"},
+    {0x00DF, "ss"},
+    {0x00E6, "ae"},
+    {0x00F0, "d"},
+    {0x00F8, "o"},
+    {0x00FE, "th"},
+    {0x0110, "D"},
+    {0x0111, "d"},
+    {0x0126, "H"},
+    {0x0127, "h"},
+    {0x0131, "i"},
+    {0x0138, "q"},
+    {0x013F, "L"},
+    {0x0140, "l"},
+    {0x0141, "L"},
+    {0x0142, "l"},
+    {0x0149, "n"},
+    {0x014A, "N"},
+    {0x014B, "n"},
+    {0x0152, "OE"},
+    {0x0153, "oe"},
+    {0x0166, "T"},
+    {0x0167, "t"},
+    {0x017F, "s"},
+    {0x0180, "b"},
+    {0x0181, "B"},
+    {0x0182, "B"},
+    {0x0183, "b"},
+    {0x0186, "O"},
+    {0x0187, "C"},
+    {0x0188, "c"},
+    {0x0189, "D"},
+    {0x018A, "D"},
+    {0x018B, "D"},
+    {0x018C, "d"},
+    {0x018E, "E"},
+    {0x018F, "A"},
+    {0x0190, "E"},
+    {0x0191, "F"},
+    {0x0192, "f"},
+    {0x0193, "G"},
+    {0x0195, "hv"},
+    {0x0196, "I"},
+    {0x0197, "I"},
+    {0x0198, "K"},
+    {0x0199, "k"},
+    {0x019A, "l"},
+    {0x019C, "M"},
+    {0x019D, "N"},
+    {0x019E, "n"},
+    {0x019F, "O"},
+    {0x01A4, "P"},
+    {0x01A5, "p"},
+    {0x01AB, "t"},
+    {0x01AC, "T"},
+    {0x01AD, "t"},
+    {0x01AE, "T"},
+    {0x01B2, "V"},
+    {0x01B3, "Y"},
+    {0x01B4, "y"},
+    {0x01B5, "Z"},
+    {0x01B6, "z"},
+    {0x01BF, "w"},
+    {0x01DD, "e"},
+    {0x01E4, "G"},
+    {0x01E5, "G"},
+    {0x01E7, "G"},
+    {0x01F6, "HV"},
+    {0x01F7, "W"},
+    {0x021C, "Z"},
+    {0x021D, "z"},
+    {0x0220, "N"},
+    {0x0221, "d"},
+    {0x0222, "OU"},
+    {0x0223, "ou"},
+    {0x0224, "Z"},
+    {0x0225, "z"},
+    {0x0234, "l"},
+    {0x0235, "n"},
+    {0x0236, "t"},
+    {0x0237, "j"},
+    {0x0238, "db"},
+    {0x0239, "qp"},
+    {0x023A, "A"},
+    {0x023B, "C"},
+    {0x023C, "c"},
+    {0x023D, "L"},
+    {0x023E, "T"},
+    {0x023F, "s"},
+    {0x0240, "z"},
+    {0x0243, "B"},
+    {0x0244, "U"},
+    {0x0245, "V"},
+    {0x0246, "E"},
+    {0x0247, "e"},
+    {0x0248, "J"},
+    {0x0249, "j"},
+    {0x024A, "Q"},
+    {0x024B, "q"},
+    {0x024C, "R"},
+    {0x024D, "r"},
+    {0x024E, "Y"},
+    {0x024F, "y"},
+    {0x1E9A, "a"},
+    {0x1E9B, "f"},
+    {0x1E9C, "s"},
+    {0x1E9D, "s"},
+    {0x1E9E, "SS"},
+    {0x1EFA, "LL"},
+    {0x1EFB, "ll"},
+    {0x1EFC, "V"},
+    {0x1EFE, "Y"},
+    {0x1EFF, "y"},
+    {0x2010, "-"},
+    {0x2011, "-"},
+    {0x2012, "-"},
+    {0x2013, "-"},
+    {0x2014, "-"},
+    {0x2018, "'"},
+    {0x2019, "'"},
+    {0x201A, "'"},
+    {0x201B, "'"},
+    {0x201C, "\""},
+    {0x201D, "\""},
+    {0x201E, "\""},
+    {0x2032, "'"},
+    {0x2033, "\""},
+    {0x2035, "'"},
+    {0x2036, "\""},
+    {0x2038, "^"},
+    {0x2039, "'"},
+    {0x203A, "'"},
+    {0x2044, "/"},
+    {0x2045, "["},
+    {0x2046, "]"},
+    {0x204E, "*"},
+    {0x204F, ";"},
+    {0x2052, "%"},
+    {0x2053, "~"},
+    {0x207B, "-"},
+    {0x208B, "-"},
+    {0x2094, "a"}
+};
+
 static const char *fold_special(uint32_t cp)
 {
-    switch (cp) {
-    case 0xC6: return "AE";
-    case 0xD0: return "D";
-    case 0xD8: return "O";
-    case 0xDE: return "TH";
-    case 0xDF: return "ss";
-    case 0xE6: return "ae";
-    case 0xF0: return "d";
-    case 0xF8: return "o";
-    case 0xFE: return "th";
-    case 0x110: return "D";
-    case 0x111: return "d";
-    case 0x126: return "H";
-    case 0x127: return "h";
-    case 0x131: return "i";
-    case 0x132: return "IJ";
-    case 0x133: return "ij";
-    case 0x138: return "q";
-    case 0x13F: return "L";
-    case 0x140: return "l";
-    case 0x141: return "L";
-    case 0x142: return "l";
-    case 0x149: return "'n";
-    case 0x14A: return "N";
-    case 0x14B: return "n";
-    case 0x152: return "OE";
-    case 0x153: return "oe";
-    case 0x166: return "T";
-    case 0x167: return "t";
-    case 0x17F: return "s";
-    case 0x2018: case 0x2019: case 0x201A: case 0x201B: case 0x2032: case 0x2035: return "'";
-    case 0x201C: case 0x201D: case 0x201E: case 0x2033: case 0x2036: case 0xAB: case 0xBB:
-        return "\"";
-    case 0x2010: case 0x2011: case 0x2012: case 0x2013: case 0x2014: return "-";
-    case 0xFB00: return "ff";
-    case 0xFB01: return "fi";
-    case 0xFB02: return "fl";
-    case 0xFB03: return "ffi";
-    case 0xFB04: return "ffl";
-    case 0xFB06: return "st";
-    default: return NULL;
+    size_t lo = 0, hi = sizeof(fold_table) / sizeof(fold_table[0]);
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (fold_table[mid].cp == cp)
+            return fold_table[mid].ascii;
+        if (fold_table[mid].cp < cp)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
+    return NULL;
 }
 
-/* ASCII folding: NFD, drop combining marks, map the letters above. Approximates Lucene's
- * ASCIIFoldingFilter table for Latin scripts; characters with no ASCII form stay unchanged. */
+/* Folds one code point into out (ASCII); returns the bytes written or 0 when it has no ASCII
+ * form: the table above, else the NFKD decomposition without its combining marks when every
+ * remaining character is ASCII or in the table. */
+static size_t fold_cp(uint32_t cp, uint8_t *out, size_t room)
+{
+    const char *sp = fold_special(cp);
+    if (sp) {
+        size_t l = strlen(sp);
+        if (l > room)
+            return 0;
+        memcpy(out, sp, l);
+        return l;
+    }
+    /* Compatibility decompositions only where Lucene folds them: full-width ASCII, the Latin
+     * ligatures, super/subscripts, the DZ/LJ/NJ/IJ digraphs and doubled punctuation. */
+    bool compat = (cp >= 0xFF01 && cp <= 0xFF5E && cp != 0xFF40 && cp != 0xFF5C) ||
+                  (cp >= 0xFB00 && cp <= 0xFB06 && cp != 0xFB05) ||
+                  cp == 0xB2 || cp == 0xB3 || cp == 0xB9 || (cp >= 0x2070 && cp <= 0x2094) ||
+                  (cp >= 0x1C4 && cp <= 0x1CC) || (cp >= 0x1F1 && cp <= 0x1F3) || cp == 0x132 ||
+                  cp == 0x133 || cp == 0x203C || (cp >= 0x2047 && cp <= 0x2049);
+    UErrorCode err = U_ZERO_ERROR;
+    const UNormalizer2 *norm = compat ? unorm2_getNFKDInstance(&err) : unorm2_getNFDInstance(&err);
+    if (U_FAILURE(err))
+        return 0;
+    UChar buf[32];
+    int32_t n = unorm2_getDecomposition(norm, (UChar32)cp, buf, 32, &err);
+    if (U_FAILURE(err) || n <= 0)
+        return 0;
+    size_t o = 0;
+    for (int32_t k = 0; k < n; k++) {
+        UChar32 c = buf[k];
+        if (U16_IS_LEAD(buf[k]) && k + 1 < n) {
+            c = U16_GET_SUPPLEMENTARY(buf[k], buf[k + 1]);
+            k++;
+        }
+        if (u_charType(c) == U_NON_SPACING_MARK)
+            continue;
+        if (c < 0x80) {
+            if (o + 1 > room)
+                return 0;
+            out[o++] = (uint8_t)c;
+            continue;
+        }
+        const char *s2 = fold_special((uint32_t)c);
+        size_t l = s2 ? strlen(s2) : 0;
+        if (!s2 || o + l > room)
+            return 0;
+        memcpy(out + o, s2, l);
+        o += l;
+    }
+    return o;
+}
+
+/* ASCII folding: characters with an ASCII form are replaced by it; others stay unchanged. */
 static void ascii_fold(sc__term *t)
 {
     if (sc__text_is_ascii(t->buf, t->len))
         return;
-    UErrorCode err = U_ZERO_ERROR;
-    const UNormalizer2 *nfd = unorm2_getNFDInstance(&err);
-    if (U_FAILURE(err))
-        return;
     uint8_t out[4096];
     size_t o = 0, i = 0;
-    while (i < t->len && o + 16 < sizeof(out)) {
+    while (i < t->len && o + 32 < sizeof(out)) {
         size_t start = i;
         uint32_t cp = sc__utf8_next(t->buf, t->len, &i);
-        const char *sp = fold_special(cp);
-        if (sp) {
-            size_t l = strlen(sp);
-            memcpy(out + o, sp, l);
-            o += l;
-            continue;
-        }
+        size_t w = cp < 0x80 ? 0 : fold_cp(cp, out + o, 16);
         if (cp < 0x80) {
             out[o++] = (uint8_t)cp;
-            continue;
-        }
-        UChar buf[8];
-        int32_t n = unorm2_getDecomposition(nfd, (UChar32)cp, buf, 8, &err);
-        if (U_FAILURE(err) || n <= 0 || buf[0] >= 0x80) {
-            err = U_ZERO_ERROR;
+        } else if (w > 0) {
+            o += w;
+        } else {
             memcpy(out + o, t->buf + start, i - start);
             o += i - start;
-            continue;
         }
-        bool marks_only = true;
-        for (int32_t k = 1; k < n; k++)
-            if (u_getCombiningClass(buf[k]) == 0 && !(buf[k] >= 0x300 && buf[k] <= 0x36F))
-                marks_only = false;
-        if (!marks_only) {
-            memcpy(out + o, t->buf + start, i - start);
-            o += i - start;
-            continue;
-        }
-        out[o++] = (uint8_t)buf[0];
     }
     if (i < t->len || o > t->cap)
         return; /* too long to fold in the fixed buffer: leave unchanged */

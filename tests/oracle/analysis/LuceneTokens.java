@@ -2,6 +2,7 @@
 // with positions and UTF-8 byte offsets, so tests/unit/text can compare our analyzers exactly.
 // Usage: java -cp lucene-core.jar:lucene-analyzers-common.jar:. LuceneTokens tokens <lines.txt>
 //        java ... LuceneTokens porter <words.txt>     (word \t Lucene PorterStemFilter stem)
+//        java ... LuceneTokens fold <chars.txt>       (line \t Lucene ASCIIFoldingFilter output)
 // Output (tokens mode), one line per token:
 //   <line number>\t<analyzer>\t<position>\t<start byte>\t<end byte>\t<escaped term>
 // and one line "<line number>\t<analyzer>\t-" when a line gives no tokens for that analyzer.
@@ -71,6 +72,20 @@ public class LuceneTokens {
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, "UTF-8");
         List<String> lines = Files.readAllLines(Paths.get(args[1]), StandardCharsets.UTF_8);
+        if (args[0].equals("fold")) {
+            for (String w : lines) {
+                Tokenizer t = new KeywordTokenizer();
+                t.setReader(new StringReader(w));
+                try (TokenStream ts = new org.apache.lucene.analysis.miscellaneous.ASCIIFoldingFilter(t)) {
+                    CharTermAttribute term = ts.addAttribute(CharTermAttribute.class);
+                    ts.reset();
+                    while (ts.incrementToken()) out.println(escape(w) + "\t" + escape(term.toString()));
+                    ts.end();
+                }
+            }
+            out.flush();
+            return;
+        }
         if (args[0].equals("porter")) {
             for (String w : lines) {
                 if (w.isEmpty()) continue;

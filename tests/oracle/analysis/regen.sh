@@ -3,6 +3,7 @@
 #   tests/fixtures/text/lucene_tokens.tsv  (LuceneTokens over sentences.txt, 6 analyzers)
 #   tests/fixtures/text/random_tokens.tsv  (LuceneTokens over random_unicode.txt)
 #   tests/fixtures/text/porter_words.tsv   (PorterStemFilter over the words of sentences.txt)
+#   tests/fixtures/text/fold_chars.tsv     (ASCIIFoldingFilter over Latin and punctuation blocks)
 # Rebuild the inputs first if wanted:
 #   tests/oracle/analysis/make_sentences.py > tests/fixtures/text/sentences.txt
 #   tests/oracle/analysis/make_random.py > tests/fixtures/text/random_unicode.txt
@@ -20,4 +21,14 @@ java -cp "$CP:$out" LuceneTokens tokens tests/fixtures/text/random_unicode.txt \
 awk -F'\t' '$2=="standard" && $6 ~ /^[a-z]+$/ {print $6}' tests/fixtures/text/lucene_tokens.tsv |
   sort -u > "$out/words.txt"
 java -cp "$CP:$out" LuceneTokens porter "$out/words.txt" > tests/fixtures/text/porter_words.tsv
+/usr/bin/python3 -c '
+import unicodedata
+ranges = [(0xA0, 0x250), (0x1E00, 0x1F00), (0x2000, 0x2070), (0x2070, 0x20A0), (0xFB00, 0xFB07),
+          (0xFF01, 0xFF5F)]
+for lo, hi in ranges:
+    for c in range(lo, hi):
+        if not unicodedata.category(chr(c)).startswith("C"):
+            print(chr(c) + "x" + chr(c))
+' > "$out/chars.txt"
+java -cp "$CP:$out" LuceneTokens fold "$out/chars.txt" > tests/fixtures/text/fold_chars.tsv
 wc -l tests/fixtures/text/lucene_tokens.tsv tests/fixtures/text/random_tokens.tsv tests/fixtures/text/porter_words.tsv

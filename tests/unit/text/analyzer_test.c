@@ -249,6 +249,53 @@ static void test_porter_words(void **state)
     free(buf);
 }
 
+/* ASCIIFoldingFilter: every character of the Latin and punctuation blocks, between two 'x'
+ * characters, against Lucene's output (escaped as the oracle escapes). */
+static void test_asciifolding(void **state)
+{
+    (void)state;
+    size_t len;
+    char *buf = read_all("tests/fixtures/text/fold_chars.tsv", &len);
+    assert_non_null(buf);
+    char **lines;
+    size_t n = split_lines(buf, len, &lines), bad = 0;
+    json_error_t jerr;
+    json_t *j = json_loads("{\"analyzer\": {\"f\": {\"tokenizer\": \"keyword\", "
+                           "\"filter\": [\"asciifolding\"]}}}",
+                           0, &jerr);
+    sc_analyzer_registry *r;
+    assert_int_equal(sc_analyzer_registry_new(j, &r, NULL), SC_OK);
+    const sc_analyzer *a = sc_analyzer_registry_get(r, sc_slice_cstr("f"));
+    for (size_t i = 0; i < n; i++) {
+        char *tab = strchr(lines[i], '\t');
+        assert_non_null(tab);
+        *tab = '\0';
+        /* inputs contain no characters the oracle escapes except the backslash forms */
+        collect c = {{0}, 0, "", 0};
+        assert_int_equal(sc_analyzer_analyze(a, sc_slice_cstr(lines[i]), collect_sink, &c),
+                         SC_OK);
+        /* collect_sink wrote "0\t\t<pos>\t<s>\t<e>\t<term>\n": take the term */
+        assert_int_equal(sc_vec_push(&c.out, '\0'), SC_OK);
+        char *term = (char *)c.out.ptr;
+        for (int k = 0; k < 5; k++)
+            term = strchr(term, '\t') + 1;
+        term[strlen(term) - 1] = '\0';
+        if (strcmp(term, tab + 1) != 0) {
+            if (bad < 10)
+                fprintf(stderr, "fold(%s): lucene %s, scry %s\n", lines[i], tab + 1, term);
+            bad++;
+        }
+        sc_vec_free(&c.out);
+    }
+    fprintf(stderr, "asciifolding: %zu characters compared\n", n);
+    assert_true(n > 800);
+    assert_int_equal(bad, 0);
+    sc_analyzer_registry_free(r);
+    json_decref(j);
+    free(lines);
+    free(buf);
+}
+
 /* Raw-token collector for the path-equivalence test. */
 typedef struct raw_list {
     SC_VEC(size_t) v;
@@ -465,7 +512,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lucene_oracle),  cmocka_unit_test(test_lucene_oracle_random),
-        cmocka_unit_test(test_porter_words),
+        cmocka_unit_test(test_porter_words),    cmocka_unit_test(test_asciifolding),
         cmocka_unit_test(test_ascii_fast_path), cmocka_unit_test(test_invalid_utf8),
         cmocka_unit_test(test_registry),       cmocka_unit_test(test_positions_and_stop),
         cmocka_unit_test(test_sink_status),
