@@ -88,8 +88,12 @@ typedef struct sc_analysis_error {
  *                    array of strings; L is english/porter/light_english/minimal_english/
  *                    possessive_english/porter2 — light_english has no KStem here and maps
  *                    to the Porter stemmer, documented divergence)
+ *   normalizer.<name>: {"type": "custom", "filter": [lowercase | asciifolding ...]}
  * The registry always holds the built-ins (standard, simple, whitespace, keyword, stop,
- * english); a custom analyzer named "default" replaces standard as the index default.
+ * english; normalizer "lowercase"); a custom analyzer named "default" replaces standard as the
+ * index default. asciifolding follows Lucene's ASCIIFoldingFilter (oracle-checked on Latin-1,
+ * Latin Extended-A/B/Additional, General Punctuation, super/subscripts and full-width forms;
+ * other blocks use canonical decomposition minus marks, which can differ from Lucene).
  * Returns SC_OK and an owned registry (free with sc_analyzer_registry_free); SC_EINVAL with
  * err->message filled for bad settings (err may be NULL); SC_ENOMEM. Does not keep `analysis`. */
 sc_status sc_analyzer_registry_new(const json_t *analysis, sc_analyzer_registry **out,
@@ -104,5 +108,12 @@ const sc_analyzer *sc_analyzer_registry_get(const sc_analyzer_registry *r, sc_sl
 
 /* The index default analyzer: the custom "default" if defined, else "standard". Never NULL. */
 const sc_analyzer *sc_analyzer_registry_default(const sc_analyzer_registry *r);
+
+/* Looks up a normalizer for keyword fields: analysis.normalizer.<name> ({"type": "custom",
+ * "filter": [...]} with the filters lowercase and asciifolding, or named custom filters of
+ * those types) or the built-in "lowercase". A normalizer is an analyzer that always emits
+ * exactly one token: the whole value, normalized (offsets 0..len, position 0). Returns a
+ * borrowed pointer valid as long as the registry lives, or NULL if unknown. Thread-safe. */
+const sc_analyzer *sc_analyzer_registry_normalizer(const sc_analyzer_registry *r, sc_slice name);
 
 #endif

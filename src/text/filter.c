@@ -412,29 +412,36 @@ static size_t fold_cp(uint32_t cp, uint8_t *out, size_t room)
     return o;
 }
 
-/* ASCII folding: characters with an ASCII form are replaced by it; others stay unchanged. */
+/* ASCII folding: characters with an ASCII form are replaced by it; others stay unchanged.
+ * Works in the term buffer: the term is moved to the upper half and folded down (a folded
+ * character never takes more bytes than its UTF-8 form). */
 static void ascii_fold(sc__term *t)
 {
     if (sc__text_is_ascii(t->buf, t->len))
         return;
-    uint8_t out[4096];
-    size_t o = 0, i = 0;
-    while (i < t->len && o + 32 < sizeof(out)) {
+    size_t half = t->cap / 2;
+    if (t->len > half)
+        return; /* cannot happen: the caller sizes cap >= 2 * len */
+    uint8_t *src = t->buf + half;
+    memmove(src, t->buf, t->len);
+    size_t o = 0, i = 0, n = t->len;
+    while (i < n) {
         size_t start = i;
-        uint32_t cp = sc__utf8_next(t->buf, t->len, &i);
-        size_t w = cp < 0x80 ? 0 : fold_cp(cp, out + o, 16);
+        uint32_t cp = sc__utf8_next(src, n, &i);
         if (cp < 0x80) {
-            out[o++] = (uint8_t)cp;
-        } else if (w > 0) {
+            t->buf[o++] = (uint8_t)cp;
+            continue;
+        }
+        uint8_t tmp[16];
+        size_t w = fold_cp(cp, tmp, sizeof(tmp));
+        if (w > 0 && w <= i - start) {
+            memcpy(t->buf + o, tmp, w);
             o += w;
         } else {
-            memcpy(out + o, t->buf + start, i - start);
+            memmove(t->buf + o, src + start, i - start);
             o += i - start;
         }
     }
-    if (i < t->len || o > t->cap)
-        return; /* too long to fold in the fixed buffer: leave unchanged */
-    memcpy(t->buf, out, o);
     t->len = o;
 }
 

@@ -16,6 +16,9 @@ struct sc_analyzer_registry {
     sc_analyzer *builtin[N_BUILTIN];
     sc_analyzer **custom;
     size_t n_custom;
+    sc_analyzer *lowercase_normalizer;
+    sc_analyzer **normalizers;
+    size_t n_normalizers;
     const sc_analyzer *dflt;
 };
 
@@ -327,10 +330,62 @@ static sc_status build_analyzer(const json_t *analysis, const char *name, const 
     return fail(err, "%s.type: unknown or unsupported analyzer type [%s]", path, type);
 }
 
+/* analysis.normalizer.<name>: keyword tokenizer + per-character filters. */
+static sc_status build_normalizer(const json_t *analysis, const char *name, const json_t *def,
+                                  sc_analyzer **out, sc_analysis_error *err)
+{
+    char path[PATH_BYTES];
+    path_cat(path, "analysis.normalizer.", name);
+    if (!json_is_object(def))
+        return fail(err, "%s: expected an object", path);
+    const json_t *t = json_object_get(def, "type");
+    if (t && !(json_is_string(t) && strcmp(json_string_value(t), "custom") == 0))
+        return fail(err, "%s.type: only custom normalizers are supported", path);
+    const json_t *cf = json_object_get(def, "char_filter");
+    if (cf && !(json_is_array(cf) && json_array_size(cf) == 0))
+        return fail(err, "%s.char_filter: char filters are not supported", path);
+    const json_t *filters = json_object_get(def, "filter");
+    if (filters && !json_is_array(filters))
+        return fail(err, "%s.filter: expected an array of filter names", path);
+    size_t nf = filters ? json_array_size(filters) : 0;
+    if (nf > MAX_FILTERS)
+        return fail(err, "%s.filter: more than %d filters", path, MAX_FILTERS);
+    sc__filter fs[MAX_FILTERS];
+    size_t n = 0;
+    sc_status st = SC_OK;
+    for (size_t i = 0; i < nf && st == SC_OK; i++) {
+        const json_t *fv = json_array_get(filters, i);
+        char fp[PATH_BYTES], idx[32];
+        snprintf(idx, sizeof(idx), ".filter[%zu]", i);
+        path_cat(fp, path, idx);
+        if (!json_is_string(fv)) {
+            st = fail(err, "%s: expected a filter name", fp);
+            break;
+        }
+        st = resolve_filter(analysis, json_string_value(fv), fp, &fs[n], err);
+        if (st != SC_OK)
+            break;
+        n++;
+        if (fs[n - 1].kind != SC__F_LOWERCASE && fs[n - 1].kind != SC__F_ASCIIFOLD)
+            st = fail(err, "%s: filter [%s] cannot be used in a normalizer", fp,
+                      json_string_value(fv));
+    }
+    if (st != SC_OK) {
+        for (size_t i = 0; i < n; i++)
+            sc__stopset_free(fs[i].stop);
+        return st;
+    }
+    return sc__analyzer_new(name, SC__TOK_KEYWORD, 0, fs, n, out);
+}
+
 void sc_analyzer_registry_free(sc_analyzer_registry *r)
 {
     if (!r)
         return;
+    sc_analyzer_free(r->lowercase_normalizer);
+    for (size_t i = 0; i < r->n_normalizers; i++)
+        sc_analyzer_free(r->normalizers[i]);
+    free(r->normalizers);
     for (size_t i = 0; i < N_BUILTIN; i++)
         sc_analyzer_free(r->builtin[i]);
     for (size_t i = 0; i < r->n_custom; i++)
@@ -371,6 +426,28 @@ sc_status sc_analyzer_registry_new(const json_t *analysis, sc_analyzer_registry 
                 r->n_custom++;
         }
     }
+    if (st == SC_OK) {
+        sc__filter lower = {SC__F_LOWERCASE, NULL};
+        st = sc__analyzer_new("lowercase", SC__TOK_KEYWORD, 0, &lower, 1, &r->lowercase_normalizer);
+    }
+    const json_t *ndefs = analysis ? json_object_get(analysis, "normalizer") : NULL;
+    if (st == SC_OK && ndefs && !json_is_object(ndefs))
+        st = fail(err, "analysis.normalizer: expected an object");
+    if (st == SC_OK && ndefs) {
+        r->normalizers = calloc(json_object_size(ndefs) + 1, sizeof(sc_analyzer *));
+        if (!r->normalizers)
+            st = SC_ENOMEM;
+        const char *name;
+        json_t *def;
+        json_object_foreach((json_t *)ndefs, name, def)
+        {
+            if (st != SC_OK)
+                break;
+            st = build_normalizer(analysis, name, def, &r->normalizers[r->n_normalizers], err);
+            if (st == SC_OK)
+                r->n_normalizers++;
+        }
+    }
     if (st != SC_OK) {
         sc_analyzer_registry_free(r);
         return st;
@@ -396,4 +473,14 @@ const sc_analyzer *sc_analyzer_registry_get(const sc_analyzer_registry *r, sc_sl
 const sc_analyzer *sc_analyzer_registry_default(const sc_analyzer_registry *r)
 {
     return r->dflt;
+}
+
+const sc_analyzer *sc_analyzer_registry_normalizer(const sc_analyzer_registry *r, sc_slice name)
+{
+    for (size_t i = 0; i < r->n_normalizers; i++)
+        if (sc_slice_eq_cstr(name, sc_analyzer_name(r->normalizers[i])))
+            return r->normalizers[i];
+    if (sc_slice_eq_cstr(name, "lowercase"))
+        return r->lowercase_normalizer;
+    return NULL;
 }

@@ -422,7 +422,9 @@ static void test_registry(void **state)
         "true},"
         "  \"my_stem\": {\"type\": \"stemmer\", \"language\": \"minimal_english\"}"
         "},"
-        " \"tokenizer\": {\"my_ws\": {\"type\": \"whitespace\", \"max_token_length\": 4}}}";
+        " \"tokenizer\": {\"my_ws\": {\"type\": \"whitespace\", \"max_token_length\": 4}},"
+        " \"normalizer\": {\"fold\": {\"type\": \"custom\", \"filter\": [\"lowercase\", "
+        "\"asciifolding\"]}}}";
     json_error_t jerr;
     json_t *j = json_loads(settings, 0, &jerr);
     assert_non_null(j);
@@ -441,6 +443,11 @@ static void test_registry(void **state)
     assert_string_equal(sc_analyzer_name(sc_analyzer_registry_default(r)), "default");
     assert_non_null(sc_analyzer_registry_get(r, sc_slice_cstr("english")));
     assert_null(sc_analyzer_registry_get(r, sc_slice_cstr("nope")));
+    expect_terms(sc_analyzer_registry_normalizer(r, sc_slice_cstr("fold")), "Ærø Straße", 13,
+                 "aero strasse");
+    expect_terms(sc_analyzer_registry_normalizer(r, sc_slice_cstr("lowercase")), "ÆRØ", 5,
+                 "ærø");
+    assert_null(sc_analyzer_registry_normalizer(r, sc_slice_cstr("standard")));
     sc_analyzer_registry_free(r);
     json_decref(j);
 
@@ -463,6 +470,8 @@ static void test_registry(void **state)
          "analysis.tokenizer.t.max_token_length"},
         {"{\"analyzer\": {\"a\": {\"tokenizer\": \"standard\", \"char_filter\": [\"html_strip\"]}}}",
          "analysis.analyzer.a.char_filter"},
+        {"{\"normalizer\": {\"n\": {\"filter\": [\"porter_stem\"]}}}",
+         "analysis.normalizer.n.filter[0]"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         j = json_loads(bad[i].json, 0, &jerr);
