@@ -7,20 +7,24 @@
 # Rebuild the inputs first if wanted:
 #   tests/oracle/analysis/make_sentences.py > tests/fixtures/text/sentences.txt
 #   tests/oracle/analysis/make_random.py > tests/fixtures/text/random_unicode.txt
+# Usage: regen.sh [output dir]   (default tests/fixtures/text; the inputs are always read
+# from tests/fixtures/text)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
+dest=${1:-tests/fixtures/text}
+mkdir -p "$dest"
 CP=/usr/share/java/lucene-core-8.7.0.jar:/usr/share/java/lucene-analyzers-common-8.7.0.jar
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 javac -d "$out" -cp "$CP" tests/oracle/analysis/LuceneTokens.java
 java -cp "$CP:$out" LuceneTokens tokens tests/fixtures/text/sentences.txt \
-  > tests/fixtures/text/lucene_tokens.tsv
+  > "$dest/lucene_tokens.tsv"
 java -cp "$CP:$out" LuceneTokens tokens tests/fixtures/text/random_unicode.txt \
-  > tests/fixtures/text/random_tokens.tsv
+  > "$dest/random_tokens.tsv"
 # Porter word list: every lowercase ASCII word of the standard tokens, plus stemming classics.
-awk -F'\t' '$2=="standard" && $6 ~ /^[a-z]+$/ {print $6}' tests/fixtures/text/lucene_tokens.tsv |
+awk -F'\t' '$2=="standard" && $6 ~ /^[a-z]+$/ {print $6}' "$dest/lucene_tokens.tsv" |
   sort -u > "$out/words.txt"
-java -cp "$CP:$out" LuceneTokens porter "$out/words.txt" > tests/fixtures/text/porter_words.tsv
+java -cp "$CP:$out" LuceneTokens porter "$out/words.txt" > "$dest/porter_words.tsv"
 /usr/bin/python3 -c '
 import unicodedata
 ranges = [(0xA0, 0x250), (0x1E00, 0x1F00), (0x2000, 0x2070), (0x2070, 0x20A0), (0xFB00, 0xFB07),
@@ -30,5 +34,5 @@ for lo, hi in ranges:
         if not unicodedata.category(chr(c)).startswith("C"):
             print(chr(c) + "x" + chr(c))
 ' > "$out/chars.txt"
-java -cp "$CP:$out" LuceneTokens fold "$out/chars.txt" > tests/fixtures/text/fold_chars.tsv
-wc -l tests/fixtures/text/lucene_tokens.tsv tests/fixtures/text/random_tokens.tsv tests/fixtures/text/porter_words.tsv
+java -cp "$CP:$out" LuceneTokens fold "$out/chars.txt" > "$dest/fold_chars.tsv"
+wc -l "$dest"/*.tsv
