@@ -40,10 +40,10 @@ uint32_t sc_murmur3_32(const void *data, size_t len, uint32_t seed)
     switch (len & 3) {
     case 3:
         k1 ^= (uint32_t)tail[2] << 16;
-        /* fall through */
+        __attribute__((fallthrough));
     case 2:
         k1 ^= (uint32_t)tail[1] << 8;
-        /* fall through */
+        __attribute__((fallthrough));
     case 1:
         k1 ^= tail[0];
         k1 *= c1;
