@@ -2,7 +2,8 @@
  * a counting sink) on real English text cut into ~1 KiB field values, through the ASCII fast
  * path and through the general (ICU property) path, plus `english` and the tokenizer alone.
  * Usage: analysis_bench [file] [seconds-per-case] [case 1-6]; default input is the oracle
- * fixture text repeated; a case number runs only that case (for perf stat). The general path is forced by giving each value one leading U+00E9. */
+ * fixture text repeated; a case number runs only that case (for perf stat). The general path is
+ * forced by giving each value one leading U+00E9. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,11 @@ static void make_values(corpus *c, size_t target)
     }
 }
 
-typedef enum { RUN_ANALYZER, RUN_TOKENIZER_ASCII, RUN_TOKENIZER_GENERAL } mode;
+typedef enum {
+    RUN_ANALYZER,
+    RUN_TOKENIZER_ASCII,
+    RUN_TOKENIZER_GENERAL
+} mode;
 
 static void bench(const char *label, const sc_analyzer *a, mode m, const corpus *c,
                   const char *prefix, double seconds)
@@ -81,8 +86,7 @@ static void bench(const char *label, const sc_analyzer *a, mode m, const corpus 
             if (m == RUN_ANALYZER)
                 st = sc_analyzer_analyze(a, text, count_sink, &tokens);
             else
-                st = sc__tokenize_standard(255, text, m == RUN_TOKENIZER_ASCII, raw_count,
-                                           &tokens);
+                st = sc__tokenize_standard(255, text, m == RUN_TOKENIZER_ASCII, raw_count, &tokens);
             if (st != SC_OK) {
                 fprintf(stderr, "analyze failed: %s\n", sc_status_str(st));
                 exit(1);
@@ -129,8 +133,7 @@ int main(int argc, char **argv)
         for (size_t p = 0; p < n;) {
             char *nl = memchr(raw + p, '\n', n - p);
             size_t e = nl ? (size_t)(nl - raw) + 1 : n;
-            if (sc__text_is_ascii((const uint8_t *)raw + p, e - p) &&
-                c.len + (e - p) < (8u << 20))
+            if (sc__text_is_ascii((const uint8_t *)raw + p, e - p) && c.len + (e - p) < (8u << 20))
                 memcpy(c.buf + c.len, raw + p, e - p), c.len += e - p;
             p = e;
         }

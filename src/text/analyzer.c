@@ -165,8 +165,13 @@ sc_status sc_analyzer_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink
     uint8_t stack_buf[STACK_TERM_BYTES];
     uint16_t stack_u16[STACK_TERM_BYTES / 2];
     uint8_t *heap = NULL;
-    run r = {a, text, sink, ctx, 0, {stack_buf, 0, sizeof(stack_buf), stack_u16,
-                                     sizeof(stack_u16) / sizeof(stack_u16[0])}};
+    run r = {
+        a,
+        text,
+        sink,
+        ctx,
+        0,
+        {stack_buf, 0, sizeof(stack_buf), stack_u16, sizeof(stack_u16) / sizeof(stack_u16[0])}};
     if (need > sizeof(stack_buf)) {
         heap = malloc(need + need / 2 * sizeof(uint16_t) + 16);
         if (!heap)

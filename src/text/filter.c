@@ -29,9 +29,9 @@ size_t sc__lowercase(uint8_t *dst, const uint8_t *src, size_t n)
 /* ---- stop words ---------------------------------------------------------------------------- */
 
 struct sc__stopset {
-    size_t mask;      /* slots - 1, slots a power of two */
-    uint32_t *slots;  /* 0 empty, else 1 + index into words */
-    uint8_t **words;  /* length-prefixed: 4-byte length then bytes */
+    size_t mask;     /* slots - 1, slots a power of two */
+    uint32_t *slots; /* 0 empty, else 1 + index into words */
+    uint8_t **words; /* length-prefixed: 4-byte length then bytes */
     size_t n_words;
     bool ignore_case;
 };
@@ -86,9 +86,8 @@ sc_status sc__stopset_new(const char *const *words, size_t n, bool ignore_case, 
             sc__stopset_free(s);
             return SC_ENOMEM;
         }
-        uint32_t stored = (uint32_t)(ignore_case ? sc__lowercase(w + 4, (const uint8_t *)words[i],
-                                                                 len)
-                                                 : len);
+        uint32_t stored =
+            (uint32_t)(ignore_case ? sc__lowercase(w + 4, (const uint8_t *)words[i], len) : len);
         if (!ignore_case)
             memcpy(w + 4, words[i], len);
         memcpy(w, &stored, 4);
@@ -109,10 +108,9 @@ sc_status sc__stopset_new(const char *const *words, size_t n, bool ignore_case, 
 sc_status sc__stopset_english(sc__stopset **out)
 {
     static const char *const english[] = {
-        "a",    "an",   "and",  "are",   "as",   "at",    "be",    "but",  "by",
-        "for",  "if",   "in",   "into",  "is",   "it",    "no",    "not",  "of",
-        "on",   "or",   "such", "that",  "the",  "their", "then",  "there", "these",
-        "they", "this", "to",   "was",   "will", "with",
+        "a",   "an",    "and",  "are",   "as",    "at",   "be",   "but", "by",  "for",  "if",
+        "in",  "into",  "is",   "it",    "no",    "not",  "of",   "on",  "or",  "such", "that",
+        "the", "their", "then", "there", "these", "they", "this", "to",  "was", "will", "with",
     };
     return sc__stopset_new(english, sizeof(english) / sizeof(english[0]), false, out);
 }
@@ -171,8 +169,7 @@ static void minimal_english(sc__term *t)
         return;
     switch (s[len - 2]) {
     case 'u':
-    case 's':
-        return;
+    case 's': return;
     case 'e':
         if (len > 3 && s[len - 3] == 'i' && s[len - 4] != 'a' && s[len - 4] != 'e') {
             s[len - 3] = 'y';
@@ -182,8 +179,7 @@ static void minimal_english(sc__term *t)
         if (s[len - 3] == 'i' || s[len - 3] == 'a' || s[len - 3] == 'o' || s[len - 3] == 'e')
             return;
         break;
-    default:
-        break;
+    default: break;
     }
     t->len = len - 1;
 }
@@ -195,154 +191,31 @@ static const struct {
     uint32_t cp;
     const char *ascii;
 } fold_table[] = {
-    {0x00AB, "\""},
-    {0x00BB, "\""},
-    {0x00C6, "AE"},
-    {0x00D0, "D"},
-    {0x00D8, "O"},
-    {0x00DE, "TH"},
-    {0x00DF, "ss"},
-    {0x00E6, "ae"},
-    {0x00F0, "d"},
-    {0x00F8, "o"},
-    {0x00FE, "th"},
-    {0x0110, "D"},
-    {0x0111, "d"},
-    {0x0126, "H"},
-    {0x0127, "h"},
-    {0x0131, "i"},
-    {0x0138, "q"},
-    {0x013F, "L"},
-    {0x0140, "l"},
-    {0x0141, "L"},
-    {0x0142, "l"},
-    {0x0149, "n"},
-    {0x014A, "N"},
-    {0x014B, "n"},
-    {0x0152, "OE"},
-    {0x0153, "oe"},
-    {0x0166, "T"},
-    {0x0167, "t"},
-    {0x017F, "s"},
-    {0x0180, "b"},
-    {0x0181, "B"},
-    {0x0182, "B"},
-    {0x0183, "b"},
-    {0x0186, "O"},
-    {0x0187, "C"},
-    {0x0188, "c"},
-    {0x0189, "D"},
-    {0x018A, "D"},
-    {0x018B, "D"},
-    {0x018C, "d"},
-    {0x018E, "E"},
-    {0x018F, "A"},
-    {0x0190, "E"},
-    {0x0191, "F"},
-    {0x0192, "f"},
-    {0x0193, "G"},
-    {0x0195, "hv"},
-    {0x0196, "I"},
-    {0x0197, "I"},
-    {0x0198, "K"},
-    {0x0199, "k"},
-    {0x019A, "l"},
-    {0x019C, "M"},
-    {0x019D, "N"},
-    {0x019E, "n"},
-    {0x019F, "O"},
-    {0x01A4, "P"},
-    {0x01A5, "p"},
-    {0x01AB, "t"},
-    {0x01AC, "T"},
-    {0x01AD, "t"},
-    {0x01AE, "T"},
-    {0x01B2, "V"},
-    {0x01B3, "Y"},
-    {0x01B4, "y"},
-    {0x01B5, "Z"},
-    {0x01B6, "z"},
-    {0x01BF, "w"},
-    {0x01DD, "e"},
-    {0x01E4, "G"},
-    {0x01E5, "G"},
-    {0x01E7, "G"},
-    {0x01F6, "HV"},
-    {0x01F7, "W"},
-    {0x021C, "Z"},
-    {0x021D, "z"},
-    {0x0220, "N"},
-    {0x0221, "d"},
-    {0x0222, "OU"},
-    {0x0223, "ou"},
-    {0x0224, "Z"},
-    {0x0225, "z"},
-    {0x0234, "l"},
-    {0x0235, "n"},
-    {0x0236, "t"},
-    {0x0237, "j"},
-    {0x0238, "db"},
-    {0x0239, "qp"},
-    {0x023A, "A"},
-    {0x023B, "C"},
-    {0x023C, "c"},
-    {0x023D, "L"},
-    {0x023E, "T"},
-    {0x023F, "s"},
-    {0x0240, "z"},
-    {0x0243, "B"},
-    {0x0244, "U"},
-    {0x0245, "V"},
-    {0x0246, "E"},
-    {0x0247, "e"},
-    {0x0248, "J"},
-    {0x0249, "j"},
-    {0x024A, "Q"},
-    {0x024B, "q"},
-    {0x024C, "R"},
-    {0x024D, "r"},
-    {0x024E, "Y"},
-    {0x024F, "y"},
-    {0x1E9A, "a"},
-    {0x1E9B, "f"},
-    {0x1E9C, "s"},
-    {0x1E9D, "s"},
-    {0x1E9E, "SS"},
-    {0x1EFA, "LL"},
-    {0x1EFB, "ll"},
-    {0x1EFC, "V"},
-    {0x1EFE, "Y"},
-    {0x1EFF, "y"},
-    {0x2010, "-"},
-    {0x2011, "-"},
-    {0x2012, "-"},
-    {0x2013, "-"},
-    {0x2014, "-"},
-    {0x2018, "'"},
-    {0x2019, "'"},
-    {0x201A, "'"},
-    {0x201B, "'"},
-    {0x201C, "\""},
-    {0x201D, "\""},
-    {0x201E, "\""},
-    {0x2032, "'"},
-    {0x2033, "\""},
-    {0x2035, "'"},
-    {0x2036, "\""},
-    {0x2038, "^"},
-    {0x2039, "'"},
-    {0x203A, "'"},
-    {0x2044, "/"},
-    {0x2045, "["},
-    {0x2046, "]"},
-    {0x204E, "*"},
-    {0x204F, ";"},
-    {0x2052, "%"},
-    {0x2053, "~"},
-    {0x207B, "-"},
-    {0x208B, "-"},
-    {0x2094, "a"}
-};
+    {0x00AB, "\""}, {0x00BB, "\""}, {0x00C6, "AE"}, {0x00D0, "D"},  {0x00D8, "O"},  {0x00DE, "TH"},
+    {0x00DF, "ss"}, {0x00E6, "ae"}, {0x00F0, "d"},  {0x00F8, "o"},  {0x00FE, "th"}, {0x0110, "D"},
+    {0x0111, "d"},  {0x0126, "H"},  {0x0127, "h"},  {0x0131, "i"},  {0x0138, "q"},  {0x013F, "L"},
+    {0x0140, "l"},  {0x0141, "L"},  {0x0142, "l"},  {0x0149, "n"},  {0x014A, "N"},  {0x014B, "n"},
+    {0x0152, "OE"}, {0x0153, "oe"}, {0x0166, "T"},  {0x0167, "t"},  {0x017F, "s"},  {0x0180, "b"},
+    {0x0181, "B"},  {0x0182, "B"},  {0x0183, "b"},  {0x0186, "O"},  {0x0187, "C"},  {0x0188, "c"},
+    {0x0189, "D"},  {0x018A, "D"},  {0x018B, "D"},  {0x018C, "d"},  {0x018E, "E"},  {0x018F, "A"},
+    {0x0190, "E"},  {0x0191, "F"},  {0x0192, "f"},  {0x0193, "G"},  {0x0195, "hv"}, {0x0196, "I"},
+    {0x0197, "I"},  {0x0198, "K"},  {0x0199, "k"},  {0x019A, "l"},  {0x019C, "M"},  {0x019D, "N"},
+    {0x019E, "n"},  {0x019F, "O"},  {0x01A4, "P"},  {0x01A5, "p"},  {0x01AB, "t"},  {0x01AC, "T"},
+    {0x01AD, "t"},  {0x01AE, "T"},  {0x01B2, "V"},  {0x01B3, "Y"},  {0x01B4, "y"},  {0x01B5, "Z"},
+    {0x01B6, "z"},  {0x01BF, "w"},  {0x01DD, "e"},  {0x01E4, "G"},  {0x01E5, "G"},  {0x01E7, "G"},
+    {0x01F6, "HV"}, {0x01F7, "W"},  {0x021C, "Z"},  {0x021D, "z"},  {0x0220, "N"},  {0x0221, "d"},
+    {0x0222, "OU"}, {0x0223, "ou"}, {0x0224, "Z"},  {0x0225, "z"},  {0x0234, "l"},  {0x0235, "n"},
+    {0x0236, "t"},  {0x0237, "j"},  {0x0238, "db"}, {0x0239, "qp"}, {0x023A, "A"},  {0x023B, "C"},
+    {0x023C, "c"},  {0x023D, "L"},  {0x023E, "T"},  {0x023F, "s"},  {0x0240, "z"},  {0x0243, "B"},
+    {0x0244, "U"},  {0x0245, "V"},  {0x0246, "E"},  {0x0247, "e"},  {0x0248, "J"},  {0x0249, "j"},
+    {0x024A, "Q"},  {0x024B, "q"},  {0x024C, "R"},  {0x024D, "r"},  {0x024E, "Y"},  {0x024F, "y"},
+    {0x1E9A, "a"},  {0x1E9B, "f"},  {0x1E9C, "s"},  {0x1E9D, "s"},  {0x1E9E, "SS"}, {0x1EFA, "LL"},
+    {0x1EFB, "ll"}, {0x1EFC, "V"},  {0x1EFE, "Y"},  {0x1EFF, "y"},  {0x2010, "-"},  {0x2011, "-"},
+    {0x2012, "-"},  {0x2013, "-"},  {0x2014, "-"},  {0x2018, "'"},  {0x2019, "'"},  {0x201A, "'"},
+    {0x201B, "'"},  {0x201C, "\""}, {0x201D, "\""}, {0x201E, "\""}, {0x2032, "'"},  {0x2033, "\""},
+    {0x2035, "'"},  {0x2036, "\""}, {0x2038, "^"},  {0x2039, "'"},  {0x203A, "'"},  {0x2044, "/"},
+    {0x2045, "["},  {0x2046, "]"},  {0x204E, "*"},  {0x204F, ";"},  {0x2052, "%"},  {0x2053, "~"},
+    {0x207B, "-"},  {0x208B, "-"},  {0x2094, "a"}};
 
 static const char *fold_special(uint32_t cp)
 {
@@ -375,10 +248,10 @@ static size_t fold_cp(uint32_t cp, uint8_t *out, size_t room)
     /* Compatibility decompositions only where Lucene folds them: full-width ASCII, the Latin
      * ligatures, super/subscripts, the DZ/LJ/NJ/IJ digraphs and doubled punctuation. */
     bool compat = (cp >= 0xFF01 && cp <= 0xFF5E && cp != 0xFF40 && cp != 0xFF5C) ||
-                  (cp >= 0xFB00 && cp <= 0xFB06 && cp != 0xFB05) ||
-                  cp == 0xB2 || cp == 0xB3 || cp == 0xB9 || (cp >= 0x2070 && cp <= 0x2094) ||
-                  (cp >= 0x1C4 && cp <= 0x1CC) || (cp >= 0x1F1 && cp <= 0x1F3) || cp == 0x132 ||
-                  cp == 0x133 || cp == 0x203C || (cp >= 0x2047 && cp <= 0x2049);
+                  (cp >= 0xFB00 && cp <= 0xFB06 && cp != 0xFB05) || cp == 0xB2 || cp == 0xB3 ||
+                  cp == 0xB9 || (cp >= 0x2070 && cp <= 0x2094) || (cp >= 0x1C4 && cp <= 0x1CC) ||
+                  (cp >= 0x1F1 && cp <= 0x1F3) || cp == 0x132 || cp == 0x133 || cp == 0x203C ||
+                  (cp >= 0x2047 && cp <= 0x2049);
     UErrorCode err = U_ZERO_ERROR;
     const UNormalizer2 *norm = compat ? unorm2_getNFKDInstance(&err) : unorm2_getNFDInstance(&err);
     if (U_FAILURE(err))
@@ -463,20 +336,11 @@ bool sc__filter_apply(const sc__filter *f, sc__term *t)
         t->len = sc__lowercase(t->buf, t->buf + half, t->len);
         return true;
     }
-    case SC__F_POSSESSIVE:
-        possessive(t);
-        return true;
-    case SC__F_STOP:
-        return !sc__stopset_has(f->stop, t->buf, t->len);
-    case SC__F_PORTER:
-        sc__porter_stem(t);
-        return true;
-    case SC__F_MINIMAL_EN:
-        minimal_english(t);
-        return true;
-    case SC__F_ASCIIFOLD:
-        ascii_fold(t);
-        return true;
+    case SC__F_POSSESSIVE: possessive(t); return true;
+    case SC__F_STOP: return !sc__stopset_has(f->stop, t->buf, t->len);
+    case SC__F_PORTER: sc__porter_stem(t); return true;
+    case SC__F_MINIMAL_EN: minimal_english(t); return true;
+    case SC__F_ASCIIFOLD: ascii_fold(t); return true;
     }
     return true;
 }

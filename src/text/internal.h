@@ -106,30 +106,30 @@ typedef sc_status (*sc__raw_sink)(void *ctx, size_t start, size_t end, bool vali
 
 /* Runs a tokenizer over text. max_len is the maximum token length in UTF-16 units (standard,
  * letter, whitespace). Returns the first non-OK status of sink. */
-sc_status sc__tokenize(sc__tokenizer_kind kind, uint32_t max_len, sc_slice text,
-                       sc__raw_sink sink, void *ctx) SC_MUST_USE;
+sc_status sc__tokenize(sc__tokenizer_kind kind, uint32_t max_len, sc_slice text, sc__raw_sink sink,
+                       void *ctx) SC_MUST_USE;
 
 /* The standard tokenizer with a forced path, for the fast-path equivalence test:
  * ascii_path true requires pure-ASCII text. */
-sc_status sc__tokenize_standard(uint32_t max_len, sc_slice text, bool ascii_path,
-                                sc__raw_sink sink, void *ctx) SC_MUST_USE;
+sc_status sc__tokenize_standard(uint32_t max_len, sc_slice text, bool ascii_path, sc__raw_sink sink,
+                                void *ctx) SC_MUST_USE;
 
 /* ---- filters ----------------------------------------------------------------------------- */
 
 typedef enum sc__filter_kind {
     SC__F_LOWERCASE,
-    SC__F_POSSESSIVE,  /* EnglishPossessiveFilter: strip trailing 's, ’s, ＇s */
+    SC__F_POSSESSIVE, /* EnglishPossessiveFilter: strip trailing 's, ’s, ＇s */
     SC__F_STOP,
-    SC__F_PORTER,      /* Lucene PorterStemFilter */
-    SC__F_MINIMAL_EN,  /* Lucene EnglishMinimalStemFilter */
+    SC__F_PORTER,     /* Lucene PorterStemFilter */
+    SC__F_MINIMAL_EN, /* Lucene EnglishMinimalStemFilter */
     SC__F_ASCIIFOLD,
 } sc__filter_kind;
 
 /* An immutable set of byte strings (stop words). */
 typedef struct sc__stopset sc__stopset;
 
-sc_status sc__stopset_new(const char *const *words, size_t n, bool ignore_case,
-                          sc__stopset **out) SC_MUST_USE;
+sc_status sc__stopset_new(const char *const *words, size_t n, bool ignore_case, sc__stopset **out)
+    SC_MUST_USE;
 /* Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET (= Elasticsearch _english_). */
 sc_status sc__stopset_english(sc__stopset **out) SC_MUST_USE;
 void sc__stopset_free(sc__stopset *s);

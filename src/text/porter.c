@@ -20,12 +20,9 @@ static bool cons(const stemmer *z, int i)
     case 'e':
     case 'i':
     case 'o':
-    case 'u':
-        return false;
-    case 'y':
-        return i == z->k0 ? true : !cons(z, i - 1);
-    default:
-        return true;
+    case 'u': return false;
+    case 'y': return i == z->k0 ? true : !cons(z, i - 1);
+    default: return true;
     }
 }
 
@@ -167,11 +164,11 @@ static void step3(stemmer *z)
         int sl, rl;
     } rules[] = {
 #define R(a, b) {a, b, (int)sizeof(a) - 1, (int)sizeof(b) - 1}
-        R("ational", "ate"), R("tional", "tion"), R("enci", "ence"),    R("anci", "ance"),
-        R("izer", "ize"),    R("bli", "ble"),     R("alli", "al"),      R("entli", "ent"),
-        R("eli", "e"),       R("ousli", "ous"),   R("ization", "ize"),  R("ation", "ate"),
-        R("ator", "ate"),    R("alism", "al"),    R("iveness", "ive"),  R("fulness", "ful"),
-        R("ousness", "ous"), R("aliti", "al"),    R("iviti", "ive"),    R("biliti", "ble"),
+        R("ational", "ate"), R("tional", "tion"), R("enci", "ence"),   R("anci", "ance"),
+        R("izer", "ize"),    R("bli", "ble"),     R("alli", "al"),     R("entli", "ent"),
+        R("eli", "e"),       R("ousli", "ous"),   R("ization", "ize"), R("ation", "ate"),
+        R("ator", "ate"),    R("alism", "al"),    R("iveness", "ive"), R("fulness", "ful"),
+        R("ousness", "ous"), R("aliti", "al"),    R("iviti", "ive"),   R("biliti", "ble"),
         R("logi", "log"),
 #undef R
     };
@@ -220,8 +217,7 @@ static void step4(stemmer *z)
         if (ends(z, "ness"))
             r(z, "");
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -281,8 +277,7 @@ static void step5(stemmer *z)
         if (ends(z, "ize"))
             break;
         return;
-    default:
-        return;
+    default: return;
     }
     if (measure(z) > 1)
         z->k = z->j;

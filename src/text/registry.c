@@ -60,10 +60,10 @@ static sc_status parse_stopwords(const json_t *v, const char *path, bool ignore_
     if (!v || (json_is_string(v) && strcmp(json_string_value(v), "_english_") == 0)) {
         if (ignore_case) {
             static const char *const en[] = {
-                "a",    "an",  "and",  "are",   "as",   "at",    "be",   "but",   "by",
-                "for",  "if",  "in",   "into",  "is",   "it",    "no",   "not",   "of",
-                "on",   "or",  "such", "that",  "the",  "their", "then", "there", "these",
-                "they", "this", "to",  "was",   "will", "with",
+                "a",    "an",   "and",  "are",  "as",   "at",    "be",   "but",   "by",
+                "for",  "if",   "in",   "into", "is",   "it",    "no",   "not",   "of",
+                "on",   "or",   "such", "that", "the",  "their", "then", "there", "these",
+                "they", "this", "to",   "was",  "will", "with",
             };
             return sc__stopset_new(en, sizeof(en) / sizeof(en[0]), true, out);
         }
@@ -177,8 +177,7 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
     if (strcmp(type, "lowercase") == 0) {
         const json_t *lang = def ? json_object_get(def, "language") : NULL;
         if (lang)
-            return fail(err, "%s.language: language-specific lowercasing is not supported",
-                        path);
+            return fail(err, "%s.language: language-specific lowercasing is not supported", path);
         f->kind = SC__F_LOWERCASE;
     } else if (strcmp(type, "asciifolding") == 0) {
         const json_t *po = def ? json_object_get(def, "preserve_original") : NULL;
@@ -196,8 +195,8 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
         char sp[PATH_BYTES];
         path_cat(sp, path, ".stopwords");
         f->kind = SC__F_STOP;
-        SC_TRY(parse_stopwords(def ? json_object_get(def, "stopwords") : NULL, sp, ic, &f->stop,
-                               err));
+        SC_TRY(
+            parse_stopwords(def ? json_object_get(def, "stopwords") : NULL, sp, ic, &f->stop, err));
         if (!f->stop) { /* _none_: a stop filter that removes nothing */
             SC_TRY(sc__stopset_new(NULL, 0, false, &f->stop));
         }
@@ -417,8 +416,7 @@ sc_status sc_analyzer_registry_new(const json_t *analysis, sc_analyzer_registry 
             st = SC_ENOMEM;
         const char *name;
         json_t *def;
-        json_object_foreach((json_t *)defs, name, def)
-        {
+        json_object_foreach ((json_t *)defs, name, def) {
             if (st != SC_OK)
                 break;
             st = build_analyzer(analysis, name, def, &r->custom[r->n_custom], err);
@@ -439,8 +437,7 @@ sc_status sc_analyzer_registry_new(const json_t *analysis, sc_analyzer_registry 
             st = SC_ENOMEM;
         const char *name;
         json_t *def;
-        json_object_foreach((json_t *)ndefs, name, def)
-        {
+        json_object_foreach ((json_t *)ndefs, name, def) {
             if (st != SC_OK)
                 break;
             st = build_normalizer(analysis, name, def, &r->normalizers[r->n_normalizers], err);

@@ -41,7 +41,7 @@ enum {
 };
 #define F_PICT 0x40 /* Extended_Pictographic */
 #define F_SA 0x80   /* Line_Break=Complex_Context (also set on Extend marks such as Thai vowels) */
-#define BASE(c) ((c) & 0x3F)
+#define BASE(c) ((c)&0x3F)
 
 static uint8_t ascii_cls[128];
 static bool ascii_alnum[256];      /* ASCII letters and digits */
@@ -92,37 +92,23 @@ static uint8_t classify_icu(UChar32 c)
             c == 0x055E || c == 0x058A || c == 0x05F3)
             return C_OTHER | f;
         return C_ALETTER | f;
-    case U_WB_HEBREW_LETTER:
-        return C_HEBREW | f;
-    case U_WB_NUMERIC:
-        return C_NUMERIC | f;
-    case U_WB_KATAKANA:
-        return C_KATAKANA | f;
-    case U_WB_EXTENDNUMLET:
-        return C_EXTNUMLET | f;
-    case U_WB_MIDLETTER:
-        return C_MIDLETTER | f;
-    case U_WB_MIDNUM:
-        return C_MIDNUM | f;
-    case U_WB_MIDNUMLET:
-        return C_MIDNUMLET | f;
-    case U_WB_SINGLE_QUOTE:
-        return C_SQUOTE | f;
-    case U_WB_DOUBLE_QUOTE:
-        return C_DQUOTE | f;
+    case U_WB_HEBREW_LETTER: return C_HEBREW | f;
+    case U_WB_NUMERIC: return C_NUMERIC | f;
+    case U_WB_KATAKANA: return C_KATAKANA | f;
+    case U_WB_EXTENDNUMLET: return C_EXTNUMLET | f;
+    case U_WB_MIDLETTER: return C_MIDLETTER | f;
+    case U_WB_MIDNUM: return C_MIDNUM | f;
+    case U_WB_MIDNUMLET: return C_MIDNUMLET | f;
+    case U_WB_SINGLE_QUOTE: return C_SQUOTE | f;
+    case U_WB_DOUBLE_QUOTE: return C_DQUOTE | f;
     case U_WB_EXTEND:
-    case U_WB_FORMAT:
-        return C_EXTEND | f;
-    case U_WB_ZWJ:
-        return C_ZWJ | f;
+    case U_WB_FORMAT: return C_EXTEND | f;
+    case U_WB_ZWJ: return C_ZWJ | f;
     case U_WB_CR:
     case U_WB_LF:
-    case U_WB_NEWLINE:
-        return C_NEWLINE | f;
-    case U_WB_REGIONAL_INDICATOR:
-        return C_RI | f;
-    default:
-        break;
+    case U_WB_NEWLINE: return C_NEWLINE | f;
+    case U_WB_REGIONAL_INDICATOR: return C_RI | f;
+    default: break;
     }
     UErrorCode err = U_ZERO_ERROR;
     UScriptCode sc = uscript_getScript(c, &err);
@@ -162,8 +148,9 @@ static void init_tables(void)
         ascii_word_start[c] = k == C_ALETTER || k == C_NUMERIC || k == C_EXTNUMLET;
     }
     for (uint32_t c = 0; c < 65536; c++)
-        bmp_cls[c] = c < 128 ? ascii_cls[c] : (c >= 0xD800 && c <= 0xDFFF) ? C_OTHER
-                                                                          : classify_icu((UChar32)c);
+        bmp_cls[c] = c < 128                        ? ascii_cls[c]
+                     : (c >= 0xD800 && c <= 0xDFFF) ? C_OTHER
+                                                    : classify_icu((UChar32)c);
 }
 
 bool sc__text_is_ascii(const uint8_t *s, size_t len)
@@ -191,7 +178,7 @@ typedef struct scan {
 /* Class of the code point at p; *q gets the next position, *u its UTF-16 length. With ascii
  * the input is known to be ASCII and ICU is never consulted. */
 static inline __attribute__((always_inline)) uint8_t cls_at(const scan *sc, size_t p, size_t *q,
-                                                             uint32_t *u, bool ascii)
+                                                            uint32_t *u, bool ascii)
 {
     if (ascii || sc->s[p] < 0x80) {
         *q = p + 1;
@@ -210,23 +197,25 @@ static inline __attribute__((always_inline)) uint8_t cls_at(const scan *sc, size
 }
 
 /* Word-rule states: the kind of the last base character taken. */
-enum { P_NONE, P_A, P_H, P_N, P_K, P_E, P_Q /* Hebrew letter + single quote (WB7a) */ };
+enum {
+    P_NONE,
+    P_A,
+    P_H,
+    P_N,
+    P_K,
+    P_E,
+    P_Q /* Hebrew letter + single quote (WB7a) */
+};
 
 static inline int word_kind(uint8_t b)
 {
     switch (b) {
-    case C_ALETTER:
-        return P_A;
-    case C_HEBREW:
-        return P_H;
-    case C_NUMERIC:
-        return P_N;
-    case C_KATAKANA:
-        return P_K;
-    case C_EXTNUMLET:
-        return P_E;
-    default:
-        return P_NONE;
+    case C_ALETTER: return P_A;
+    case C_HEBREW: return P_H;
+    case C_NUMERIC: return P_N;
+    case C_KATAKANA: return P_K;
+    case C_EXTNUMLET: return P_E;
+    default: return P_NONE;
     }
 }
 
@@ -237,12 +226,9 @@ static inline bool joins(int prev, int k)
         return false;
     switch (prev) {
     case P_NONE:
-    case P_E:
-        return true;
-    case P_K:
-        return k == P_K || k == P_E;
-    default: /* letters, numbers, Hebrew+quote */
-        return k != P_K;
+    case P_E: return true;
+    case P_K: return k == P_K || k == P_E;
+    default: /* letters, numbers, Hebrew+quote */ return k != P_K;
     }
 }
 
@@ -293,8 +279,8 @@ static inline __attribute__((always_inline)) size_t scan_word(const scan *sc, si
                 accept = p;
             continue;
         }
-        bool mid_letter = (prev == P_A || prev == P_H) &&
-                          (c == C_MIDLETTER || c == C_MIDNUMLET || c == C_SQUOTE);
+        bool mid_letter =
+            (prev == P_A || prev == P_H) && (c == C_MIDLETTER || c == C_MIDNUMLET || c == C_SQUOTE);
         bool mid_num = prev == P_N && (c == C_MIDNUM || c == C_MIDNUMLET || c == C_SQUOTE);
         bool heb_dq = prev == P_H && c == C_DQUOTE;
         if (mid_letter || mid_num || heb_dq) {
@@ -450,8 +436,7 @@ static size_t emoji_element(const scan *sc, size_t p, uint32_t *units, bool *pic
                 }
                 break;
             }
-            if ((c2 != C_EXTEND && c2 != C_ZWJ) || is_cp(sc, t, r, 0xFE0E) ||
-                uu + u2 > sc->max_len)
+            if ((c2 != C_EXTEND && c2 != C_ZWJ) || is_cp(sc, t, r, 0xFE0E) || uu + u2 > sc->max_len)
                 break;
             uu += u2;
             if (is_cp(sc, t, r, 0x20E3)) {
@@ -496,8 +481,7 @@ static size_t scan_emoji(const scan *sc, size_t s)
         /* ZWJ* before the element: the first one's, or the joining ZWJs */
         size_t z = p;
         uint32_t zu = units;
-        while (z < sc->n && BASE(cls_at(sc, z, &q, &u, false)) == C_ZWJ &&
-               take(sc, &z, q, u, &zu))
+        while (z < sc->n && BASE(cls_at(sc, z, &q, &u, false)) == C_ZWJ && take(sc, &z, q, u, &zu))
             ;
         if (!first && z == p && !ends_zwj)
             break; /* elements join only across a ZWJ */
@@ -521,9 +505,8 @@ static size_t scan_emoji(const scan *sc, size_t s)
     return accept;
 }
 
-static inline __attribute__((always_inline)) sc_status run_standard(const scan *sc,
-                                                                     sc__raw_sink sink,
-                                                                     void *ctx, bool ascii)
+static inline __attribute__((always_inline)) sc_status
+run_standard(const scan *sc, sc__raw_sink sink, void *ctx, bool ascii)
 {
     size_t p = 0;
     while (p < sc->n) {
@@ -548,8 +531,8 @@ static inline __attribute__((always_inline)) sc_status run_standard(const scan *
         } else if (b == C_COMPLEX || (c & F_SA)) {
             end = scan_run(sc, p, C_COMPLEX, true);
         }
-        if (!ascii && ((c & F_PICT) || b == C_EMOD || b == C_ZWJ || b == C_RI ||
-                       is_keycap_base(sc->s[p]))) {
+        if (!ascii &&
+            ((c & F_PICT) || b == C_EMOD || b == C_ZWJ || b == C_RI || is_keycap_base(sc->s[p]))) {
             size_t e2 = scan_emoji(sc, p);
             if (e2 > end)
                 end = e2;
@@ -574,8 +557,8 @@ static sc_status run_standard_generic(const scan *sc, sc__raw_sink sink, void *c
     return run_standard(sc, sink, ctx, false);
 }
 
-sc_status sc__tokenize_standard(uint32_t max_len, sc_slice text, bool ascii_path,
-                                sc__raw_sink sink, void *ctx)
+sc_status sc__tokenize_standard(uint32_t max_len, sc_slice text, bool ascii_path, sc__raw_sink sink,
+                                void *ctx)
 {
     pthread_once(&cls_once, init_tables);
     scan sc = {text.ptr, text.len, max_len ? max_len : 1};
@@ -595,8 +578,8 @@ static inline bool java_is_letter(uint32_t cp)
 {
     if (cp < 0x80)
         return (cp | 0x20) >= 'a' && (cp | 0x20) <= 'z';
-    return u_isalpha((UChar32)cp) != 0 && assigned_by((UChar32)cp, JAVA_UNICODE_MAJOR,
-                                                      JAVA_UNICODE_MINOR);
+    return u_isalpha((UChar32)cp) != 0 &&
+           assigned_by((UChar32)cp, JAVA_UNICODE_MAJOR, JAVA_UNICODE_MINOR);
 }
 
 /* Lucene CharTokenizer: a token is a run of token characters, cut after the character that
@@ -617,8 +600,8 @@ static sc_status run_char_tokenizer(sc__tokenizer_kind kind, uint32_t max_len, s
             q = p + 1;
         } else {
             cp = sc__utf8_next(s, n, &q);
-            ok = !(cp == 0xFFFD && !(q - p == 3 && s[p] == 0xEF && s[p + 1] == 0xBF &&
-                                     s[p + 2] == 0xBD));
+            ok = !(cp == 0xFFFD &&
+                   !(q - p == 3 && s[p] == 0xEF && s[p + 1] == 0xBF && s[p + 2] == 0xBD));
         }
         bool tok = kind == SC__TOK_LETTER ? java_is_letter(cp) : !java_is_whitespace(cp);
         if (tok) {
@@ -663,8 +646,8 @@ static bool utf8_valid(const uint8_t *s, size_t n)
     return true;
 }
 
-sc_status sc__tokenize(sc__tokenizer_kind kind, uint32_t max_len, sc_slice text,
-                       sc__raw_sink sink, void *ctx)
+sc_status sc__tokenize(sc__tokenizer_kind kind, uint32_t max_len, sc_slice text, sc__raw_sink sink,
+                       void *ctx)
 {
     if (max_len == 0)
         max_len = SC__TEXT_MAX_TOKEN_LEN;
@@ -673,10 +656,8 @@ sc_status sc__tokenize(sc__tokenizer_kind kind, uint32_t max_len, sc_slice text,
         return sc__tokenize_standard(max_len, text, sc__text_is_ascii(text.ptr, text.len), sink,
                                      ctx);
     case SC__TOK_LETTER:
-    case SC__TOK_WHITESPACE:
-        return run_char_tokenizer(kind, max_len, text, sink, ctx);
-    case SC__TOK_KEYWORD:
-        return sink(ctx, 0, text.len, utf8_valid(text.ptr, text.len));
+    case SC__TOK_WHITESPACE: return run_char_tokenizer(kind, max_len, text, sink, ctx);
+    case SC__TOK_KEYWORD: return sink(ctx, 0, text.len, utf8_valid(text.ptr, text.len));
     }
     return SC_EINVAL;
 }

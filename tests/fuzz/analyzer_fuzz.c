@@ -71,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             " \"lowercase\", \"s\", \"porter_stem\", \"m\", \"p\"]},"
             " \"lw\": {\"tokenizer\": \"lowercase\", \"filter\": [\"porter_stem\"]},"
             " \"short\": {\"type\": \"standard\", \"max_token_length\": 2}},"
-            " \"filter\": {\"s\": {\"type\": \"stop\", \"stopwords\": [\"a\", \"\xc3\xa9t\xc3\xa9\"],"
+            " \"filter\": {\"s\": {\"type\": \"stop\", \"stopwords\": [\"a\", "
+            "\"\xc3\xa9t\xc3\xa9\"],"
             " \"ignore_case\": true}, \"m\": {\"type\": \"stemmer\", \"language\": "
             "\"minimal_english\"}, \"p\": {\"type\": \"stemmer\", \"language\": "
             "\"possessive_english\"}}}";

@@ -176,8 +176,8 @@ static void compare_with_lucene(const char *input, const char *expected)
             bool same = got.len == want.len && memcmp(got.ptr, want.ptr, got.len) == 0;
             if (!same && !is_known_diff(input, (int)l + 1, analyzer_names[ai])) {
                 if (mismatches < 8)
-                    fprintf(stderr, "MISMATCH line %zu %s\n--- lucene\n%.*s--- scry\n%.*s\n",
-                            l + 1, analyzer_names[ai], (int)(want.len > 3000 ? 3000 : want.len),
+                    fprintf(stderr, "MISMATCH line %zu %s\n--- lucene\n%.*s--- scry\n%.*s\n", l + 1,
+                            analyzer_names[ai], (int)(want.len > 3000 ? 3000 : want.len),
                             (const char *)want.ptr, (int)(got.len > 3000 ? 3000 : got.len),
                             (const char *)got.ptr);
                 mismatches++;
@@ -237,8 +237,8 @@ static void test_porter_words(void **state)
         sc__porter_stem(&t);
         if (t.len != strlen(tab + 1) || memcmp(t.buf, tab + 1, t.len) != 0) {
             if (bad < 10)
-                fprintf(stderr, "porter(%s): lucene %s, scry %.*s\n", lines[i], tab + 1,
-                        (int)t.len, (const char *)t.buf);
+                fprintf(stderr, "porter(%s): lucene %s, scry %.*s\n", lines[i], tab + 1, (int)t.len,
+                        (const char *)t.buf);
             bad++;
         }
     }
@@ -272,8 +272,7 @@ static void test_asciifolding(void **state)
         *tab = '\0';
         /* inputs contain no characters the oracle escapes except the backslash forms */
         collect c = {{0}, 0, "", 0};
-        assert_int_equal(sc_analyzer_analyze(a, sc_slice_cstr(lines[i]), collect_sink, &c),
-                         SC_OK);
+        assert_int_equal(sc_analyzer_analyze(a, sc_slice_cstr(lines[i]), collect_sink, &c), SC_OK);
         /* collect_sink wrote "0\t\t<pos>\t<s>\t<e>\t<term>\n": take the term */
         assert_int_equal(sc_vec_push(&c.out, '\0'), SC_OK);
         char *term = (char *)c.out.ptr;
@@ -345,8 +344,7 @@ static void test_ascii_fast_path(void **state)
     const char *env = getenv("SCRY_TEST_SEED");
     if (env)
         seed = (unsigned)strtoul(env, NULL, 10);
-    fprintf(stderr, "ascii fast path: random seed %u (SCRY_TEST_SEED=%u to repeat)\n", seed,
-            seed);
+    fprintf(stderr, "ascii fast path: random seed %u (SCRY_TEST_SEED=%u to repeat)\n", seed, seed);
     srand(seed);
     static const char alphabet[] = "aZ09_.,;:'\"- \t\n!@#$%&*()/\\x1";
     char buf[2048];
@@ -354,8 +352,7 @@ static void test_ascii_fast_path(void **state)
         size_t l = (size_t)(rand() % (int)sizeof(buf));
         bool any = rand() % 2;
         for (size_t i = 0; i < l; i++)
-            buf[i] = any ? (char)(rand() % 128)
-                         : alphabet[rand() % (int)(sizeof(alphabet) - 1)];
+            buf[i] = any ? (char)(rand() % 128) : alphabet[rand() % (int)(sizeof(alphabet) - 1)];
         /* runs long enough to hit the 255 cap */
         if (iter % 10 == 0 && l > 600)
             memset(buf + 10, 'a', 400);
@@ -374,12 +371,10 @@ static sc_status join_sink(void *ctx, const sc_token *t)
     return SC_OK;
 }
 
-static void expect_terms(const sc_analyzer *a, const char *text, size_t text_len,
-                         const char *want)
+static void expect_terms(const sc_analyzer *a, const char *text, size_t text_len, const char *want)
 {
     sc_buf b = {0};
-    assert_int_equal(sc_analyzer_analyze(a, sc_slice_make(text, text_len), join_sink, &b),
-                     SC_OK);
+    assert_int_equal(sc_analyzer_analyze(a, sc_slice_make(text, text_len), join_sink, &b), SC_OK);
     assert_int_equal(sc_vec_push(&b, '\0'), SC_OK);
     assert_string_equal((const char *)b.ptr, want);
     sc_vec_free(&b);
@@ -393,10 +388,12 @@ static void test_invalid_utf8(void **state)
     assert_int_equal(sc_analyzer_builtin("whitespace", &ws), SC_OK);
     assert_int_equal(sc_analyzer_builtin("keyword", &kw), SC_OK);
     /* 0xFF, a truncated 3-byte sequence, a surrogate, an overlong: each is U+FFFD. */
-    const char in[] = "ab\xFF" "cd \xE2\x82 ef\xED\xA0\x80gh \xC0\xAFij";
+    const char in[] = "ab\xFF"
+                      "cd \xE2\x82 ef\xED\xA0\x80gh \xC0\xAFij";
     expect_terms(std, in, sizeof(in) - 1, "ab cd ef gh ij");
     expect_terms(ws, in, sizeof(in) - 1,
-                 "ab\xEF\xBF\xBD" "cd \xEF\xBF\xBD ef\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDgh "
+                 "ab\xEF\xBF\xBD"
+                 "cd \xEF\xBF\xBD ef\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDgh "
                  "\xEF\xBF\xBD\xEF\xBF\xBDij");
     expect_terms(kw, "\xFF", 1, "\xEF\xBF\xBD");
     sc_analyzer_free(std);
@@ -445,8 +442,7 @@ static void test_registry(void **state)
     assert_null(sc_analyzer_registry_get(r, sc_slice_cstr("nope")));
     expect_terms(sc_analyzer_registry_normalizer(r, sc_slice_cstr("fold")), "Ærø Straße", 13,
                  "aero strasse");
-    expect_terms(sc_analyzer_registry_normalizer(r, sc_slice_cstr("lowercase")), "ÆRØ", 5,
-                 "ærø");
+    expect_terms(sc_analyzer_registry_normalizer(r, sc_slice_cstr("lowercase")), "ÆRØ", 5, "ærø");
     assert_null(sc_analyzer_registry_normalizer(r, sc_slice_cstr("standard")));
     sc_analyzer_registry_free(r);
     json_decref(j);
@@ -468,7 +464,8 @@ static void test_registry(void **state)
         {"{\"analyzer\": {\"a\": {\"tokenizer\": \"t\"}}, \"tokenizer\": {\"t\": {\"type\": "
          "\"standard\", \"max_token_length\": -1}}}",
          "analysis.tokenizer.t.max_token_length"},
-        {"{\"analyzer\": {\"a\": {\"tokenizer\": \"standard\", \"char_filter\": [\"html_strip\"]}}}",
+        {"{\"analyzer\": {\"a\": {\"tokenizer\": \"standard\", \"char_filter\": "
+         "[\"html_strip\"]}}}",
          "analysis.analyzer.a.char_filter"},
         {"{\"normalizer\": {\"n\": {\"filter\": [\"porter_stem\"]}}}",
          "analysis.normalizer.n.filter[0]"},
@@ -520,10 +517,10 @@ static void test_sink_status(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lucene_oracle),  cmocka_unit_test(test_lucene_oracle_random),
+        cmocka_unit_test(test_lucene_oracle),   cmocka_unit_test(test_lucene_oracle_random),
         cmocka_unit_test(test_porter_words),    cmocka_unit_test(test_asciifolding),
         cmocka_unit_test(test_ascii_fast_path), cmocka_unit_test(test_invalid_utf8),
-        cmocka_unit_test(test_registry),       cmocka_unit_test(test_positions_and_stop),
+        cmocka_unit_test(test_registry),        cmocka_unit_test(test_positions_and_stop),
         cmocka_unit_test(test_sink_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
