@@ -448,6 +448,8 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
     float max_score = 0;
     for (size_t si = 0; si < s->n_segs; si++) {
         uint32_t n_docs = sc_segment_n_docs(s->segs[si].seg);
+        if (o->cancel && sc_cancel_token_check(o->cancel, true))
+            break; /* checked per segment (leaf) too */
         sc_doc_iter *it;
         SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
         it = wrap_segment(&ctx, it, si);
@@ -462,8 +464,6 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
             }
         }
         base += n_docs;
-        if (o->cancel && sc_cancel_token_check(o->cancel, true))
-            break;
     }
     qsort(t.h, t.n, sizeof *t.h, cmp_hits);
     res->hits = t.n > o->from ? t.h + o->from : t.h;
@@ -516,6 +516,8 @@ sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_sear
     for (size_t si = 0; si < s->n_segs; si++) {
         const sc_searcher_segment *ss = &s->segs[si];
         uint32_t n_docs = sc_segment_n_docs(ss->seg);
+        if (o->cancel && sc_cancel_token_check(o->cancel, true))
+            break;
         bool deletes = ss->live && ss->n_deleted;
         if (plan->kind == SC__PLAN_ALL) {
             total += n_docs - (deletes ? ss->n_deleted : 0);
@@ -538,8 +540,6 @@ sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_sear
         it = wrap_segment(&ctx, it, si);
         if (it)
             total += count_windows(it, n_docs, &win, o->cancel);
-        if (o->cancel && sc_cancel_token_check(o->cancel, true))
-            break;
     }
     res->total = total;
     finish_flags(&ctx);
