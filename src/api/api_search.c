@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "cluster/log.h"
 #include "cluster/node.h"
+#include "cluster/scroll.h"
 #include "cluster/search.h"
 #include "cluster/tasks.h"
 
@@ -225,27 +226,24 @@ static bool parse_search(sc_rest_req *req, sc_rest_resp *resp, const json_t *bod
         }
         json_t *sort = json_object_get(body, "sort");
         if (sort) {
-            /* Only relevance order for now: accept "_score" (desc) sorts, reject the rest. */
+            /* Relevance order only for now: "_score" and "_doc" (index order, which with
+             * equal scores is what the score order yields) are accepted; fields are not. */
             bool ok = true;
-            if (json_is_string(sort))
-                ok = strcmp(json_string_value(sort), "_score") == 0;
-            else if (json_is_array(sort)) {
-                size_t i;
-                json_t *x;
-                json_array_foreach(sort, i, x)
-                {
-                    if (json_is_string(x))
-                        ok &= strcmp(json_string_value(x), "_score") == 0;
-                    else if (json_is_object(x))
-                        ok &= json_object_get(x, "_score") != NULL && json_object_size(x) == 1;
-                    else
-                        ok = false;
-                }
-            } else if (json_is_object(sort))
-                ok = json_object_get(sort, "_score") != NULL && json_object_size(sort) == 1;
+            json_t *one = json_is_array(sort) ? NULL : sort;
+            size_t i = 0, n = json_is_array(sort) ? json_array_size(sort) : 1;
+            for (i = 0; i < n; i++) {
+                json_t *x = one ? one : json_array_get(sort, i);
+                const char *key = NULL;
+                if (json_is_string(x))
+                    key = json_string_value(x);
+                else if (json_is_object(x) && json_object_size(x) == 1)
+                    key = json_object_iter_key(json_object_iter(x));
+                ok &= key && (!strcmp(key, "_score") || !strcmp(key, "_doc"));
+            }
             if (!ok) {
                 sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                              "sorting by field is not supported yet (only _score)", NULL, 0);
+                              "sorting by field is not supported yet (only _score and _doc)",
+                              NULL, 0);
                 return false;
             }
         }
@@ -277,6 +275,12 @@ static bool parse_search(sc_rest_req *req, sc_rest_resp *resp, const json_t *bod
         }
     }
     sp->rest_total_int = sc_rest_param_bool(req, "rest_total_hits_as_int", false);
+    const char *sort_param = sc_rest_param_get(req, "sort");
+    if (sort_param && strncmp(sort_param, "_score", 6) != 0 && strncmp(sort_param, "_doc", 4) != 0) {
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "sorting by field is not supported yet (only _score and _doc)", NULL, 0);
+        return false;
+    }
     const char *to = sc_rest_param_get(req, "timeout");
     if (to && !sc__api_parse_time_ms(to, &sp->timeout_ms)) {
         sc_rest_error(req, resp, 400, "parse_exception", "failed to parse [timeout]", NULL, 0);
@@ -515,7 +519,7 @@ static void write_search_response(sc_jsonw *w, const sc_search_request *sr,
     sc_jsonw_key(w, "hits");
     sc_jsonw_arr_begin(w);
     for (size_t i = 0; i < r->n_hits; i++) {
-        const sc_search_hit *h = &r->hits[i];
+        const sc_result_hit *h = &r->hits[i];
         sc_jsonw_obj_begin(w);
         sc_jsonw_kv_str(w, "_index", sr->indices[h->index_i]->name);
         sc_jsonw_key(w, "_id");
@@ -554,24 +558,66 @@ static void run_fini(search_run *run)
     run->n = 0;
 }
 
-static bool run_search(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
-                       const json_t *body, bool count, search_run *run)
+/* The scroll a search page belongs to (NULL for plain searches). */
+typedef struct scroll_page {
+    sc_scroll *ctx;    /* acquired context: its indices and pinned snapshots are used */
+    bool opening;      /* first page: the context is opened here after resolution */
+    int64_t keep_alive_ms;
+} scroll_page;
+
+static char *scroll_body_text(const json_t *body, const search_parse *sp)
+{
+    json_t *b = body ? json_deep_copy(body) : json_object();
+    if (!b)
+        return NULL;
+    if (sp->query)
+        json_object_set(b, "query", sp->query);
+    json_object_del(b, "from");
+    json_object_del(b, "size");
+    if (!sp->source)
+        json_object_set_new(b, "_source", json_false());
+    char *text = json_dumps(b, JSON_COMPACT);
+    json_decref(b);
+    return text;
+}
+
+static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
+                          const json_t *body, bool count, search_run *run, scroll_page *sc)
 {
     memset(run, 0, sizeof *run);
     run->t0 = sc_clock_now_ns();
     if (!parse_search(req, resp, body, &run->sp, count))
         return false;
-    sc_cluster_error err;
-    sc_status st = sc_node_resolve(req->node, index_expr, &run->list, &run->n, &err);
-    if (st != SC_OK) {
-        json_decref(run->sp.owned_q);
-        if (st == SC_ENOTFOUND)
-            sc_rest_error_index_not_found(req, resp, err.index);
-        else
-            sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
-        return false;
+    if (sc && sc->ctx) {
+        /* A later page: the context's own indices, position and page size. */
+        run->list = malloc((sc->ctx->n_indices ? sc->ctx->n_indices : 1) * sizeof *run->list);
+        if (!run->list) {
+            json_decref(run->sp.owned_q);
+            sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+            return false;
+        }
+        for (size_t i = 0; i < sc->ctx->n_indices; i++) {
+            sc_index_ref(sc->ctx->indices[i]);
+            run->list[i] = sc->ctx->indices[i];
+        }
+        run->n = sc->ctx->n_indices;
+        run->sp.from = (int64_t)sc->ctx->position;
+        run->sp.size = sc->ctx->size;
+    } else {
+        sc_cluster_error err;
+        sc_status st = sc_node_resolve(req->node, index_expr, &run->list, &run->n, &err);
+        if (st != SC_OK) {
+            json_decref(run->sp.owned_q);
+            if (st == SC_ENOTFOUND)
+                sc_rest_error_index_not_found(req, resp, err.index);
+            else
+                sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
+            return false;
+        }
     }
     for (size_t i = 0; i < run->n; i++) {
+        if (sc && sc->ctx)
+            break;
         if (!count && run->sp.from + run->sp.size > run->list[i]->settings.max_result_window) {
             char reason[512];
             snprintf(reason, sizeof reason,
@@ -597,6 +643,17 @@ static bool run_search(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         run_fini(run);
         return false;
     }
+    if (sc && sc->opening) {
+        char *text = scroll_body_text(body, &run->sp);
+        sc_status ost = sc_scroll_open(req->node, run->list, run->n, text,
+                                       (uint32_t)run->sp.size, sc->keep_alive_ms, &sc->ctx);
+        free(text);
+        if (ost != SC_OK) {
+            sc_rest_error(req, resp, 500, "exception", "cannot open the scroll context", NULL, 0);
+            run_fini(run);
+            return false;
+        }
+    }
     sc_task task;
     char desc[256];
     snprintf(desc, sizeof desc, "indices[%s], search_type[QUERY_THEN_FETCH]",
@@ -611,8 +668,9 @@ static bool run_search(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
                                   .timeout_ms = run->sp.timeout_ms,
                                   .count_only = count,
                                   .fetch_source = run->sp.source,
-                                  .task = &task};
-    st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
+                                  .task = &task,
+                                  .pinned = sc && sc->ctx ? sc->ctx->pinned : NULL};
+    sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;
     if (st == SC_ECANCELLED) {
@@ -653,22 +711,181 @@ static bool run_search(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
     return true;
 }
 
+static bool run_search(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
+                       const json_t *body, bool count, search_run *run)
+{
+    return run_search_ex(req, resp, index_expr, body, count, run, NULL);
+}
+
+/* Writes a search page; with a scroll, adds _scroll_id and advances the context. */
+static void respond_page(sc_rest_req *req, sc_rest_resp *resp, search_run *run, sc_scroll *ctx)
+{
+    uint64_t took_ms = (sc_clock_now_ns() - run->t0) / 1000000;
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    if (ctx) {
+        /* "_scroll_id" leads the object as in Elasticsearch. */
+        sc_buf inner = {0};
+        sc_jsonw iw;
+        sc_jsonw_init(&iw, &inner, false);
+        write_search_response(&iw, &run->sr, &run->r, &run->sp, took_ms, 0);
+        if (sc_jsonw_finish(&iw) != SC_OK || inner.len < 2) {
+            sc_vec_free(&inner);
+            sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+            return;
+        }
+        json_error_t jerr;
+        json_t *obj = json_loadb((const char *)inner.ptr, inner.len, 0, &jerr);
+        sc_vec_free(&inner);
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_kv_str(&w, "_scroll_id", ctx->id);
+        const char *k;
+        json_t *v;
+        json_object_foreach(obj, k, v)
+        {
+            sc_jsonw_key(&w, k);
+            sc__api_json_write(&w, v);
+        }
+        sc_jsonw_obj_end(&w);
+        json_decref(obj);
+        ctx->position += run->r.n_hits;
+    } else {
+        write_search_response(&w, &run->sr, &run->r, &run->sp, took_ms, 0);
+    }
+    sc_rest_json_end(req, resp, &w);
+}
+
 void sc_api_search(sc_rest_req *req, sc_rest_resp *resp)
 {
     json_t *body;
     if (!sc__api_body_json(req, resp, false, &body))
         return;
+    const char *keep = sc_rest_param_get(req, "scroll");
+    scroll_page sp = {0};
+    if (keep) {
+        if (!sc__api_parse_time_ms(keep, &sp.keep_alive_ms) || sp.keep_alive_ms <= 0) {
+            json_decref(body);
+            sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                          "failed to parse setting [scroll]", NULL, 0);
+            return;
+        }
+        sp.opening = true;
+    }
     search_run run;
-    bool ok = run_search(req, resp, req->index, body, false, &run);
+    bool ok = run_search_ex(req, resp, req->index, body, false, &run, keep ? &sp : NULL);
     if (ok) {
-        uint64_t took_ms = (sc_clock_now_ns() - run.t0) / 1000000;
-        sc_jsonw w;
-        sc_rest_json_begin(req, resp, 200, &w);
-        write_search_response(&w, &run.sr, &run.r, &run.sp, took_ms, 0);
-        sc_rest_json_end(req, resp, &w);
+        respond_page(req, resp, &run, sp.ctx);
         run_fini(&run);
     }
+    if (sp.ctx)
+        sc_scroll_release(req->node, sp.ctx);
     json_decref(body);
+}
+
+/* The scroll id and keep-alive from the body or the URL. */
+static const char *scroll_id_of(sc_rest_req *req, const json_t *body, int64_t *keep_ms)
+{
+    const char *id = req->extra ? req->extra : sc_rest_param_get(req, "scroll_id");
+    const char *keep = sc_rest_param_get(req, "scroll");
+    if (body) {
+        json_t *v = json_object_get(body, "scroll_id");
+        if (json_is_string(v))
+            id = json_string_value(v);
+        v = json_object_get(body, "scroll");
+        if (json_is_string(v))
+            keep = json_string_value(v);
+    }
+    *keep_ms = 0;
+    if (keep && !sc__api_parse_time_ms(keep, keep_ms))
+        *keep_ms = -1;
+    return id;
+}
+
+void sc_api_scroll(sc_rest_req *req, sc_rest_resp *resp)
+{
+    json_t *body;
+    if (!sc__api_body_json(req, resp, false, &body))
+        return;
+    int64_t keep_ms;
+    const char *id = scroll_id_of(req, body, &keep_ms);
+    if (!id || keep_ms < 0) {
+        json_decref(body);
+        sc_rest_error(req, resp, 400, "action_request_validation_exception",
+                      keep_ms < 0 ? "Validation Failed: 1: invalid [scroll];"
+                                  : "Validation Failed: 1: scrollId is missing;",
+                      NULL, 0);
+        return;
+    }
+    scroll_page sp = {.ctx = sc_scroll_acquire(req->node, id, keep_ms)};
+    id = sc_arena_strndup(req->arena, id, strlen(id));
+    json_decref(body);
+    if (!id)
+        id = "?";
+    if (!sp.ctx) {
+        char reason[256];
+        snprintf(reason, sizeof reason, "No search context found for id [%.100s]", id);
+        sc_rest_error(req, resp, 404, "search_context_missing_exception", reason, NULL, 0);
+        return;
+    }
+    json_t *sbody = NULL;
+    if (sp.ctx->body) {
+        json_error_t jerr;
+        sbody = json_loads(sp.ctx->body, 0, &jerr);
+    }
+    /* The page request's own URL parameters (size, q, ...) must not apply: parse with none. */
+    size_t saved = req->n_params;
+    req->n_params = 0;
+    search_run run;
+    bool ok = run_search_ex(req, resp, NULL, sbody, false, &run, &sp);
+    req->n_params = saved;
+    if (ok) {
+        respond_page(req, resp, &run, sp.ctx);
+        run_fini(&run);
+    }
+    json_decref(sbody);
+    sc_scroll_release(req->node, sp.ctx);
+}
+
+void sc_api_scroll_clear(sc_rest_req *req, sc_rest_resp *resp)
+{
+    json_t *body;
+    if (!sc__api_body_json(req, resp, false, &body))
+        return;
+    size_t freed = 0;
+    bool all = strstr(req->path, "/_all") != NULL;
+    if (all) {
+        freed = sc_scroll_clear(req->node, NULL);
+    } else {
+        json_t *ids = body ? json_object_get(body, "scroll_id") : NULL;
+        const char *one = req->extra ? req->extra : sc_rest_param_get(req, "scroll_id");
+        if (json_is_string(ids))
+            freed += sc_scroll_clear(req->node, json_string_value(ids));
+        else if (json_is_array(ids)) {
+            size_t i;
+            json_t *x;
+            json_array_foreach(ids, i, x) if (json_is_string(x)) freed +=
+                sc_scroll_clear(req->node, json_string_value(x));
+        } else if (one) {
+            char *copy = sc_arena_strndup(req->arena, one, strlen(one));
+            char *save = NULL;
+            for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t;
+                 t = strtok_r(NULL, ",", &save))
+                freed += sc_scroll_clear(req->node, t);
+        } else {
+            json_decref(body);
+            sc_rest_error(req, resp, 400, "action_request_validation_exception",
+                          "Validation Failed: 1: no scroll ids specified;", NULL, 0);
+            return;
+        }
+    }
+    json_decref(body);
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, freed || all ? 200 : 404, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_bool(&w, "succeeded", true);
+    sc_jsonw_kv_int(&w, "num_freed", (int64_t)freed);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
 }
 
 void sc_api_count(sc_rest_req *req, sc_rest_resp *resp)

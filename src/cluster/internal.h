@@ -22,7 +22,15 @@ typedef struct sc__breakers {
     _Atomic uint64_t inflight_used, inflight_tripped;
 } sc__breakers;
 
+typedef struct sc_scroll sc_scroll;
+typedef struct sc__scrolls {
+    pthread_mutex_t mu;
+    sc_scroll *head;
+    uint64_t next_id;
+} sc__scrolls;
+
 sc__tasks *sc__node_tasks(sc_node *n);
+sc__scrolls *sc__node_scrolls(sc_node *n);
 sc__breakers *sc__node_breakers(sc_node *n);
 
 /* Opens (create: creates) the shards of ix under ix->dir. Fills ix->shards. */

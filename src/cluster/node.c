@@ -17,6 +17,7 @@
 #include "base/threadpool.h"
 #include "cluster/internal.h"
 #include "cluster/log.h"
+#include "cluster/scroll.h"
 #include "text/analyzer.h"
 
 struct sc_node {
@@ -34,7 +35,13 @@ struct sc_node {
     sc__refresher *refresher;
     sc__tasks tasks;
     sc__breakers breakers;
+    sc__scrolls scrolls;
 };
+
+sc__scrolls *sc__node_scrolls(sc_node *n)
+{
+    return &n->scrolls;
+}
 
 sc__tasks *sc__node_tasks(sc_node *n)
 {
@@ -912,6 +919,7 @@ sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
     n->start_ms = sc_clock_wall_ms();
     pthread_mutex_init(&n->mu, NULL);
     pthread_mutex_init(&n->tasks.mu, NULL);
+    pthread_mutex_init(&n->scrolls.mu, NULL);
     n->breakers.request_limit = n->cfg.memory_limit_bytes * 60 / 100;
     n->breakers.inflight_limit = n->cfg.memory_limit_bytes;
     char path[4096];
@@ -957,6 +965,7 @@ void sc_node_close(sc_node *n)
     if (!n)
         return;
     sc__refresher_stop(n->refresher);
+    (void)sc_scroll_clear(n, NULL);
     if (n->pool)
         sc_threadpool_free(n->pool, SC_THREADPOOL_DRAIN);
     for (size_t i = 0; i < n->n_indices; i++) {
@@ -966,6 +975,7 @@ void sc_node_close(sc_node *n)
     free(n->indices);
     pthread_mutex_destroy(&n->mu);
     pthread_mutex_destroy(&n->tasks.mu);
+    pthread_mutex_destroy(&n->scrolls.mu);
     free(n->data_dir);
     free(n->name);
     free(n->cluster_name);

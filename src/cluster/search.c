@@ -42,15 +42,20 @@ static void run_shard(void *arg, sc_status pool_st)
                              "[%s][%u] shard is not available", ix->name, tg->shard);
         return;
     }
-    const sc_shard_snapshot *snap = sc_shard_searcher_acquire(ix->shards[tg->shard]);
+    const sc_shard_snapshot *snap;
+    if (sr->pinned) {
+        snap = sr->pinned[tg->shard_ix];
+        res->pinned = true;
+    } else {
+        snap = sc_shard_searcher_acquire(ix->shards[tg->shard]);
+    }
     res->snapshot = (void *)snap;
     sc__shard_exec_args a = {
         .snapshot = snap,
         .query = sr->queries[tg->index_i],
         .k = req->k,
         .track_total_hits = sr->track_total_hits,
-        .deadline_ns = req->deadline_ns,
-        .cancelled = sr->task ? &sr->task->cancelled : NULL,
+        .token = req->token,
         .shard_ix = tg->shard_ix,
     };
     sc__shard_exec_result r;
@@ -140,7 +145,8 @@ void sc_node_query_release(const sc_node_query_request *req, sc_node_query_respo
     if (!resp->results)
         return;
     for (size_t t = 0; t < req->n_targets; t++) {
-        sc_shard_searcher_release(resp->results[t].snapshot);
+        if (!resp->results[t].pinned)
+            sc_shard_searcher_release(resp->results[t].snapshot);
         resp->results[t].snapshot = NULL;
     }
 }
@@ -214,13 +220,21 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
             targets[t] = (sc_shard_target){.index_i = (uint32_t)i, .shard = s,
                                            .shard_ix = (uint32_t)t};
     uint64_t k = sr->count_only ? 0 : (uint64_t)sr->from + sr->size;
+    uint64_t deadline =
+        sr->timeout_ms >= 0 ? sc_clock_now_ns() + (uint64_t)sr->timeout_ms * 1000000 : 0;
+    sc_cancel_token local_token;
+    sc_cancel_token *token = sr->task ? &sr->task->token : &local_token;
+    if (sr->task)
+        token->deadline_ns = deadline;
+    else
+        sc_cancel_token_init(&local_token, deadline);
     sc_node_query_request qreq = {
         .search = sr,
         .targets = targets,
         .n_targets = nt,
         .k = (uint32_t)k,
-        .deadline_ns = sr->timeout_ms >= 0 ? sc_clock_now_ns() + (uint64_t)sr->timeout_ms * 1000000
-                                           : 0,
+        .deadline_ns = deadline,
+        .token = token,
     };
     sc_node_query_response qresp;
     sc_status st = sc_node_query_phase(n, &qreq, arena, &qresp);
@@ -254,7 +268,8 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
         out->total_is_lower_bound |= r->total_is_lower_bound;
         out->timed_out |= r->timed_out;
     }
-    if (sr->task && atomic_load_explicit(&sr->task->cancelled, memory_order_relaxed))
+    if (atomic_load_explicit(&qreq.token->fired, memory_order_relaxed) == 1 ||
+        atomic_load_explicit(&qreq.token->cancelled, memory_order_relaxed))
         cancelled = true;
     if (cancelled) {
         sc_node_query_release(&qreq, &qresp);
@@ -293,7 +308,7 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
         }
         for (size_t i = 0; i < nh; i++) {
             const sc_shard_hit *d = &qresp.top[from + i];
-            out->hits[i] = (sc_search_hit){.index_i = targets[d->shard_ix].index_i,
+            out->hits[i] = (sc_result_hit){.index_i = targets[d->shard_ix].index_i,
                                            .shard = targets[d->shard_ix].shard,
                                            .score = d->score,
                                            .id = fresp.ids[i],

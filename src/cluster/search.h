@@ -18,6 +18,7 @@
 #include "cluster/node.h"
 #include "cluster/tasks.h"
 #include "search/query.h"
+#include "shard/shard.h"
 
 /* ---- the request as the API builds it ---- */
 
@@ -31,15 +32,18 @@ typedef struct sc_search_request {
     bool count_only;           /* _count: totals only, no hits, exact */
     bool fetch_source;
     sc_task *task;             /* cancellation flag; may be NULL */
+    /* Scroll: searcher snapshots pinned per target shard (index order, then shard number),
+     * used instead of each shard's current one; NULL = current. */
+    const sc_shard_snapshot *const *pinned;
 } sc_search_request;
 
-typedef struct sc_search_hit {
+typedef struct sc_result_hit {
     uint32_t index_i; /* into request.indices */
     uint32_t shard;
     float score;
     sc_slice id;      /* arena */
     sc_slice source;  /* arena; empty if not fetched */
-} sc_search_hit;
+} sc_result_hit;
 
 typedef struct sc_shard_failure {
     uint32_t index_i;
@@ -56,7 +60,7 @@ typedef struct sc_search_response {
     uint32_t shards_total, shards_successful, shards_skipped, shards_failed;
     sc_shard_failure *failures; /* arena */
     size_t n_failures;
-    sc_search_hit *hits;        /* arena, in rank order, after `from` */
+    sc_result_hit *hits;        /* arena, in rank order, after `from` */
     size_t n_hits;
 } sc_search_response;
 
@@ -80,6 +84,7 @@ typedef struct sc_node_query_request {
     size_t n_targets;
     uint32_t k;                /* from + size: how many top hits each shard returns */
     uint64_t deadline_ns;      /* 0 = none (monotonic clock) */
+    sc_cancel_token *token;    /* node-local: the task's token (cancel + deadline) */
 } sc_node_query_request;
 
 typedef struct sc_shard_hit {
@@ -95,6 +100,7 @@ typedef struct sc_shard_query_result {
     bool total_is_lower_bound;
     bool timed_out;
     void *snapshot;         /* the shard searcher the docs refer to (ref held until fetch) */
+    bool pinned;            /* snapshot belongs to a scroll: not released here */
 } sc_shard_query_result;
 
 typedef struct sc_node_query_response {

@@ -17,8 +17,7 @@ typedef struct sc__shard_exec_args {
     const sc_query *query;
     uint32_t k;                 /* 0 = count only */
     int64_t track_total_hits;   /* -1 exact, 0 none, N */
-    uint64_t deadline_ns;       /* 0 = none */
-    const _Atomic int *cancelled;
+    sc_cancel_token *token;     /* cancellation + deadline (shared by the request's shards) */
     uint32_t shard_ix;          /* stamped into every returned doc */
 } sc__shard_exec_args;
 

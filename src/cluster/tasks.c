@@ -15,7 +15,7 @@ void sc_task_begin(sc_node *n, sc_task *t, const char *action, const char *descr
     snprintf(t->description, sizeof t->description, "%s", description ? description : "");
     t->start_ms = sc_clock_wall_ms();
     t->start_ns = sc_clock_now_ns();
-    atomic_init(&t->cancelled, 0);
+    sc_cancel_token_init(&t->token, 0);
     pthread_mutex_lock(&ts->mu);
     t->id = ++ts->next_id;
     t->prev = NULL;
@@ -66,7 +66,7 @@ void sc_tasks_write(sc_node *n, sc_jsonw *w, const char *task_id)
         sc_jsonw_kv_int(w, "start_time_in_millis", t->start_ms);
         sc_jsonw_kv_int(w, "running_time_in_nanos", (int64_t)(now - t->start_ns));
         sc_jsonw_kv_bool(w, "cancellable", true);
-        sc_jsonw_kv_bool(w, "cancelled", atomic_load(&t->cancelled) != 0);
+        sc_jsonw_kv_bool(w, "cancelled", atomic_load_explicit(&t->token.cancelled, memory_order_relaxed) != 0);
         sc_jsonw_key(w, "headers");
         sc_jsonw_obj_begin(w);
         sc_jsonw_obj_end(w);
@@ -85,7 +85,7 @@ size_t sc_tasks_cancel(sc_node *n, const char *task_id, const char *actions)
             continue;
         if (!task_id && actions && fnmatch(actions, t->action, 0) != 0)
             continue;
-        atomic_store(&t->cancelled, 1);
+        sc_cancel_token_cancel(&t->token);
         k++;
     }
     pthread_mutex_unlock(&ts->mu);

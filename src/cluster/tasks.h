@@ -14,6 +14,7 @@
 
 #include "base/jsonw.h"
 #include "cluster/node.h"
+#include "search/iter.h"
 
 typedef struct sc_task {
     uint64_t id;
@@ -21,7 +22,7 @@ typedef struct sc_task {
     char description[256];
     int64_t start_ms;
     uint64_t start_ns;
-    _Atomic int cancelled; /* polled by execution: relaxed load */
+    sc_cancel_token token; /* cancellation flag + deadline, polled by shard execution */
     struct sc_task *prev, *next;
 } sc_task;
 

@@ -1,0 +1,168 @@
+/* Scroll context registry (see scroll.h). */
+#include "cluster/scroll.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "cluster/internal.h"
+
+static void scroll_free(sc_scroll *s)
+{
+    for (size_t i = 0; i < s->n_pinned; i++)
+        sc_shard_searcher_release(s->pinned[i]);
+    free(s->pinned);
+    for (size_t i = 0; i < s->n_indices; i++)
+        sc_index_unref(s->indices[i]);
+    free(s->indices);
+    free(s->body);
+    free(s);
+}
+
+/* Unlinks expired idle contexts; caller holds the lock. Returns them as a list to free. */
+static sc_scroll *reap(sc__scrolls *r, uint64_t now)
+{
+    sc_scroll *dead = NULL, **pp = &r->head;
+    while (*pp) {
+        sc_scroll *s = *pp;
+        if (s->refs == 0 && s->expires_ns <= now) {
+            *pp = s->next;
+            s->next = dead;
+            dead = s;
+        } else {
+            pp = &s->next;
+        }
+    }
+    return dead;
+}
+
+static void free_list(sc_scroll *s)
+{
+    while (s) {
+        sc_scroll *next = s->next;
+        scroll_free(s);
+        s = next;
+    }
+}
+
+sc_status sc_scroll_open(sc_node *n, sc_index **indices, size_t n_indices, const char *body,
+                         uint32_t size, int64_t keep_alive_ms, sc_scroll **out)
+{
+    *out = NULL;
+    sc_scroll *s = calloc(1, sizeof *s);
+    if (!s)
+        return SC_ENOMEM;
+    size_t nt = 0;
+    for (size_t i = 0; i < n_indices; i++)
+        nt += indices[i]->settings.number_of_shards;
+    s->indices = calloc(n_indices ? n_indices : 1, sizeof *s->indices);
+    s->pinned = calloc(nt ? nt : 1, sizeof *s->pinned);
+    s->body = body ? strdup(body) : NULL;
+    if (!s->indices || !s->pinned || (body && !s->body)) {
+        scroll_free(s);
+        return SC_ENOMEM;
+    }
+    for (size_t i = 0; i < n_indices; i++) {
+        sc_index_ref(indices[i]);
+        s->indices[s->n_indices++] = indices[i];
+        for (uint32_t sh = 0; sh < indices[i]->settings.number_of_shards; sh++)
+            if (indices[i]->shards && indices[i]->shards[sh])
+                s->pinned[s->n_pinned++] = sc_shard_searcher_acquire(indices[i]->shards[sh]);
+    }
+    if (s->n_pinned != nt) {
+        scroll_free(s);
+        return SC_EIO;
+    }
+    s->size = size;
+    s->keep_alive_ms = keep_alive_ms;
+    uint64_t now = sc_clock_now_ns();
+    s->expires_ns = now + (uint64_t)keep_alive_ms * 1000000;
+    s->refs = 1;
+    s->busy = true;
+    sc__scrolls *r = sc__node_scrolls(n);
+    pthread_mutex_lock(&r->mu);
+    snprintf(s->id, sizeof s->id, "scry-scroll-%s-%llu", sc_node_id(n),
+             (unsigned long long)++r->next_id);
+    sc_scroll *dead = reap(r, now);
+    s->next = r->head;
+    r->head = s;
+    pthread_mutex_unlock(&r->mu);
+    free_list(dead);
+    *out = s;
+    return SC_OK;
+}
+
+sc_scroll *sc_scroll_acquire(sc_node *n, const char *id, int64_t keep_alive_ms)
+{
+    sc__scrolls *r = sc__node_scrolls(n);
+    uint64_t now = sc_clock_now_ns();
+    pthread_mutex_lock(&r->mu);
+    sc_scroll *dead = reap(r, now);
+    sc_scroll *found = NULL;
+    for (sc_scroll *s = r->head; s; s = s->next)
+        if (strcmp(s->id, id) == 0) {
+            if (!s->busy) {
+                s->busy = true;
+                s->refs++;
+                if (keep_alive_ms > 0)
+                    s->keep_alive_ms = keep_alive_ms;
+                s->expires_ns = now + (uint64_t)s->keep_alive_ms * 1000000;
+                found = s;
+            }
+            break;
+        }
+    pthread_mutex_unlock(&r->mu);
+    free_list(dead);
+    return found;
+}
+
+void sc_scroll_release(sc_node *n, sc_scroll *s)
+{
+    sc__scrolls *r = sc__node_scrolls(n);
+    pthread_mutex_lock(&r->mu);
+    s->busy = false;
+    bool orphan = --s->refs == 0 && s->expires_ns == 0;
+    pthread_mutex_unlock(&r->mu);
+    if (orphan)
+        scroll_free(s);
+}
+
+size_t sc_scroll_clear(sc_node *n, const char *id)
+{
+    sc__scrolls *r = sc__node_scrolls(n);
+    size_t k = 0;
+    sc_scroll *dead = NULL;
+    pthread_mutex_lock(&r->mu);
+    sc_scroll **pp = &r->head;
+    while (*pp) {
+        sc_scroll *s = *pp;
+        if (!id || strcmp(s->id, id) == 0) {
+            *pp = s->next;
+            k++;
+            if (s->refs == 0) {
+                s->next = dead;
+                dead = s;
+            } else {
+                s->expires_ns = 0; /* freed by the last release */
+            }
+        } else {
+            pp = &s->next;
+        }
+    }
+    pthread_mutex_unlock(&r->mu);
+    free_list(dead);
+    return k;
+}
+
+size_t sc_scroll_count(sc_node *n)
+{
+    sc__scrolls *r = sc__node_scrolls(n);
+    size_t k = 0;
+    pthread_mutex_lock(&r->mu);
+    for (sc_scroll *s = r->head; s; s = s->next)
+        k++;
+    pthread_mutex_unlock(&r->mu);
+    return k;
+}

@@ -1,0 +1,47 @@
+/* Scroll contexts: a search that pages through all its hits over a frozen point in time. A
+ * context pins the current searcher snapshot of every target shard, so every page sees the
+ * same documents in the same order; each page re-runs the query phase for `from + size` over
+ * the pinned snapshots (deterministic: score, then shard, then doc). Contexts expire after
+ * their keep-alive (renewed by every page) and are freed by DELETE _search/scroll. Thread-safe:
+ * the registry is locked; a context in use is refcounted. */
+#ifndef SC_CLUSTER_SCROLL_H
+#define SC_CLUSTER_SCROLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "cluster/node.h"
+#include "shard/shard.h"
+
+typedef struct sc_scroll {
+    char id[64];
+    sc_index **indices;                 /* references */
+    size_t n_indices;
+    const sc_shard_snapshot **pinned;   /* one per target shard (index order, then shard) */
+    size_t n_pinned;
+    char *body;                         /* the search body to re-run (JSON text, may be NULL) */
+    uint32_t size;
+    uint64_t position;                  /* hits already returned */
+    int64_t keep_alive_ms;
+    uint64_t expires_ns;
+    int refs;                           /* guarded by the registry lock */
+    bool busy;                          /* a page is running (pages are sequential) */
+    struct sc_scroll *next;
+} sc_scroll;
+
+/* Opens a context pinning every shard of `indices` (references taken). body is copied.
+ * The new context is returned acquired (release with sc_scroll_release). */
+sc_status sc_scroll_open(sc_node *n, sc_index **indices, size_t n_indices, const char *body,
+                         uint32_t size, int64_t keep_alive_ms, sc_scroll **out) SC_MUST_USE;
+/* Finds a live context by id, renews its keep-alive (when keep_alive_ms > 0) and acquires it
+ * for one page; NULL when unknown, expired or busy. */
+sc_scroll *sc_scroll_acquire(sc_node *n, const char *id, int64_t keep_alive_ms);
+void sc_scroll_release(sc_node *n, sc_scroll *s);
+/* Frees a context by id (or all when id is NULL); returns how many were freed. */
+size_t sc_scroll_clear(sc_node *n, const char *id);
+/* Number of open contexts. */
+size_t sc_scroll_count(sc_node *n);
+
+#endif

@@ -1,0 +1,169 @@
+"""_search, _count, _msearch and the query DSL over real shards."""
+import json
+
+import pytest
+
+from conftest import assert_error, bulk_body
+
+DOCS = [
+    {"title": "The quick brown fox", "tag": "animal", "body": "jumps over the lazy dog"},
+    {"title": "Quick start guide", "tag": "doc", "body": "how to start quickly"},
+    {"title": "Brown bread recipe", "tag": "food", "body": "flour water salt yeast"},
+    {"title": "Lazy sunday", "tag": "doc", "body": "the dog sleeps all day"},
+    {"title": "Fox news", "tag": "news", "body": "a fox was seen in the city"},
+]
+
+
+@pytest.fixture(scope="module")
+def corpus(server):
+    name = "search-corpus"
+    server.request("DELETE", "/" + name)
+    st, h, b = server.request("PUT", "/" + name, {
+        "settings": {"number_of_shards": 3, "number_of_replicas": 0},
+        "mappings": {"properties": {"title": {"type": "text"}, "tag": {"type": "keyword"},
+                                    "body": {"type": "text"}}}})
+    assert st == 200, b
+    st, h, b = server.request("POST", "/_bulk?refresh=true", bulk_body(name, DOCS))
+    assert st == 200 and not b["errors"], b
+    yield name
+    server.request("DELETE", "/" + name)
+
+
+def ids(b):
+    return sorted(h["_id"] for h in b["hits"]["hits"])
+
+
+def search(server, index, body=None, params=""):
+    st, h, b = server.request("POST", "/%s/_search%s" % (index, params), body)
+    assert st == 200, b
+    return b
+
+
+def test_shape(server, corpus):
+    st, h, raw = server.request("POST", "/%s/_search" % corpus, {"query": {"match_all": {}}},
+                                raw=True)
+    assert st == 200
+    assert b'"timed_out":false' in raw and b'"failed":0' in raw
+    b = json.loads(raw)
+    assert b["_shards"] == {"total": 3, "successful": 3, "skipped": 0, "failed": 0}
+    assert b["hits"]["total"] == {"value": 5, "relation": "eq"}
+    assert len(b["hits"]["hits"]) == 5
+    hit = b["hits"]["hits"][0]
+    assert hit["_index"] == corpus and hit["_score"] == 1.0 and "_source" in hit
+    assert isinstance(b["took"], int)
+
+
+def test_match(server, corpus):
+    b = search(server, corpus, {"query": {"match": {"title": "quick"}}})
+    assert ids(b) == ["0", "1"]
+    assert b["hits"]["max_score"] > 0
+    scores = [h["_score"] for h in b["hits"]["hits"]]
+    assert scores == sorted(scores, reverse=True)
+    b = search(server, corpus, {"query": {"match": {"title": {"query": "quick fox",
+                                                               "operator": "and"}}}})
+    assert ids(b) == ["0"]
+
+
+def test_term_terms_bool(server, corpus):
+    assert ids(search(server, corpus, {"query": {"term": {"tag": "doc"}}})) == ["1", "3"]
+    assert ids(search(server, corpus, {"query": {"terms": {"tag": ["news", "food"]}}})) == ["2", "4"]
+    b = search(server, corpus, {"query": {"bool": {
+        "must": [{"match": {"body": "dog"}}], "must_not": [{"term": {"tag": "animal"}}]}}})
+    assert ids(b) == ["3"]
+    b = search(server, corpus, {"query": {"bool": {"filter": {"term": {"tag": "doc"}}}}})
+    assert ids(b) == ["1", "3"] and all(h["_score"] == 0.0 for h in b["hits"]["hits"])
+
+
+def test_phrase_prefix_wildcard(server, corpus):
+    assert ids(search(server, corpus, {"query": {"match_phrase": {"title": "quick brown"}}})) == ["0"]
+    assert ids(search(server, corpus, {"query": {"prefix": {"tag": "ne"}}})) == ["4"]
+    assert ids(search(server, corpus, {"query": {"wildcard": {"tag": {"value": "d*c"}}}})) == ["1", "3"]
+    assert ids(search(server, corpus, {"query": {"ids": {"values": ["2", "4", "99"]}}})) == ["2", "4"]
+    assert ids(search(server, corpus, {"query": {"exists": {"field": "tag"}}})) == list("01234")
+
+
+def test_query_string_and_uri(server, corpus):
+    b = search(server, corpus, {"query": {"query_string": {"query": "title:fox AND tag:news"}}})
+    assert ids(b) == ["4"]
+    st, h, b = server.request("GET", "/%s/_search?q=title:lazy" % corpus)
+    assert st == 200 and ids(b) == ["3"]
+    b = search(server, corpus, {"query": {"simple_query_string": {"query": "fox -news",
+                                                                   "fields": ["title"]}}})
+    assert ids(b) == ["0"]
+    b = search(server, corpus, {"query": {"multi_match": {"query": "dog", "fields": ["title", "body"]}}})
+    assert ids(b) == ["0", "3"]
+
+
+def test_size_from_source_totals(server, corpus):
+    b = search(server, corpus, {"query": {"match_all": {}}, "size": 2, "from": 1})
+    assert len(b["hits"]["hits"]) == 2
+    b = search(server, corpus, {"query": {"match_all": {}}, "_source": False})
+    assert all("_source" not in h for h in b["hits"]["hits"])
+    b = search(server, corpus, {"query": {"match_all": {}}, "_source": ["tag"]})
+    assert all(set(h["_source"]) == {"tag"} for h in b["hits"]["hits"])
+    b = search(server, corpus, {"query": {"match_all": {}}, "track_total_hits": False})
+    assert "total" not in b["hits"]
+    b = search(server, corpus, {"query": {"match_all": {}}, "track_total_hits": 2})
+    assert b["hits"]["total"] == {"value": 2, "relation": "gte"}
+    b = search(server, corpus, {"size": 0})
+    assert b["hits"]["hits"] == [] and b["hits"]["total"]["value"] == 5
+
+
+def test_count(server, corpus):
+    st, h, b = server.request("POST", "/%s/_count" % corpus, {"query": {"term": {"tag": "doc"}}})
+    assert st == 200 and b["count"] == 2
+    assert b["_shards"]["total"] == 3
+    st, h, b = server.request("GET", "/%s/_count" % corpus)
+    assert b["count"] == 5
+
+
+def test_multi_index_and_wildcards(server, corpus):
+    other = corpus + "-2"
+    server.request("PUT", "/%s/_doc/1?refresh=true" % other, {"title": "quick"})
+    try:
+        b = search(server, "%s,%s" % (corpus, other), {"query": {"match": {"title": "quick"}}})
+        assert b["hits"]["total"]["value"] == 3
+        assert {h["_index"] for h in b["hits"]["hits"]} == {corpus, other}
+        b = search(server, "search-corp*", {"query": {"match": {"title": "quick"}}})
+        assert b["hits"]["total"]["value"] == 3
+        b = search(server, "_all", {"query": {"ids": {"values": ["1"]}}, "size": 100})
+        assert b["hits"]["total"]["value"] >= 2
+        b = search(server, "no-match-*")
+        assert b["hits"]["total"]["value"] == 0 and b["_shards"]["total"] == 0
+    finally:
+        server.request("DELETE", "/" + other)
+
+
+def test_msearch(server, corpus):
+    body = "\n".join([json.dumps({"index": corpus}), json.dumps({"query": {"term": {"tag": "doc"}}}),
+                      json.dumps({}), json.dumps({"query": {"match_all": {}}, "size": 1}),
+                      json.dumps({"index": "nope"}), json.dumps({})]) + "\n"
+    st, h, b = server.request("POST", "/%s/_msearch" % corpus, body,
+                              headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200
+    r = b["responses"]
+    assert len(r) == 3
+    assert r[0]["hits"]["total"]["value"] == 2 and r[0]["status"] == 200
+    assert len(r[1]["hits"]["hits"]) == 1
+    assert r[2]["status"] == 404 and r[2]["error"]["type"] == "index_not_found_exception"
+
+
+def test_search_errors(server, corpus):
+    st, h, b = server.request("POST", "/%s/_search" % corpus, {"query": {"match": {}}})
+    assert st == 400
+    assert_error(b, 400, "parsing_exception")
+    st, h, b = server.request("POST", "/%s/_search" % corpus, {"size": -1})
+    assert st == 400
+
+
+def test_realtime_refresh(server, fresh_index):
+    server.request("PUT", "/" + fresh_index, {"settings": {"refresh_interval": "-1"}})
+    server.request("PUT", "/%s/_doc/1" % fresh_index, {"t": "x"})
+    st, h, b = server.request("GET", "/%s/_count" % fresh_index)
+    assert b["count"] == 0
+    server.request("POST", "/%s/_refresh" % fresh_index)
+    st, h, b = server.request("GET", "/%s/_count" % fresh_index)
+    assert b["count"] == 1
+    server.request("PUT", "/%s/_doc/2?refresh=wait_for" % fresh_index, {"t": "y"})
+    st, h, b = server.request("GET", "/%s/_count" % fresh_index)
+    assert b["count"] == 2
