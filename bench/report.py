@@ -62,6 +62,11 @@ def cells_by(r):
     return {(c["class"], c["conns"]): c for c in r["cells"]}
 
 
+def bad_cell(c):
+    """More than half of the cell's requests were errors: its numbers measure failures."""
+    return c["errors"] * 2 > c["requests"]
+
+
 def fmt_qps(q):
     return "%.0f" % q if q >= 100 else "%.1f" % q
 
@@ -112,7 +117,7 @@ def validation_diffs(cur, prev):
     n = diff = 0
     for q in cur.get("validation", []):
         o = old.get((q["path"], q["body"]))
-        if o is None:
+        if o is None or o["error"] or q["error"]:
             continue
         n += 1
         diff += o["total"] != q["total"] or o["returned"] != q["returned"]
@@ -132,6 +137,9 @@ def main():
         sys.exit("report: no result files in %s" % a.results)
     keep = os.path.join(a.docs, "benchmarks", "results")
     prev = load_dir(keep)
+    # regenerating the report of the same run must not compare the run with itself
+    prev = {k: v for k, v in prev.items()
+            if not (k in cur and v.get("started_at") == cur[k].get("started_at"))}
     lucene = load_lucene(a.lucene or os.path.join(a.docs, "benchmarks", "lucene.json"))
     first = next(iter(cur.values()))
     m = first.get("machine", {})
@@ -206,7 +214,7 @@ def main():
             for c in conns:
                 cell = cells.get((cls, c))
                 q.append(cell["qps"] if cell else 0)
-                warn = " ⚠" if cell and cell["errors"] * 2 > cell["requests"] else ""
+                warn = " ⚠" if cell and bad_cell(cell) else ""
                 row += " %s%s |" % (fmt_qps(cell["qps"]) if cell else "-", warn)
             one = cells.get((cls, conns[0]))
             lat = one["latency_us"] if one else {}
@@ -216,7 +224,8 @@ def main():
             if pc:
                 for c in conns:
                     o, n = pc.get((cls, c)), cells.get((cls, c))
-                    row += " %s |" % ("%.2f×" % (n["qps"] / o["qps"]) if o and n and o["qps"] else "-")
+                    ok = o and n and o["qps"] and not bad_cell(o) and not bad_cell(n)
+                    row += " %s |" % ("%.2f×" % (n["qps"] / o["qps"]) if ok else "-")
             if lucene and name.startswith("luceneutil"):
                 lq = lucene.get(cls)
                 row += " %s |" % ("%.2f×" % (q[0] / lq) if lq else "-")
