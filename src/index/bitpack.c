@@ -72,6 +72,8 @@ unpack_sse_body(const uint8_t *in, uint32_t *out, const unsigned b, const int ga
     const __m128i mask = _mm_set1_epi32(b == 32 ? -1 : (int)((UINT32_C(1) << b) - 1));
     const __m128i one = _mm_set1_epi32(1);
     __m128i carry = _mm_set1_epi32(0);
+    /* fully unrolled so every shift and word index is an immediate for each width */
+#pragma GCC unroll 32
     for (unsigned j = 0; j < 32; j++) {
         __m128i v;
         if (b == 0) {
@@ -119,6 +121,7 @@ unpack_avx2_body(const uint8_t *in, uint32_t *out, const unsigned b, const int g
     const __m256i bcast3 = _mm256_set1_epi32(3);
     const __m256i last = _mm256_set1_epi32(7);
     __m256i carry = _mm256_setzero_si256();
+#pragma GCC unroll 16
     for (unsigned j = 0; j < 32; j += 2) {
         __m256i v;
         if (b == 0) {
