@@ -2,6 +2,7 @@
  * fixture (term, position, UTF-8 byte offsets, exactly), the Porter stemmer against Lucene's
  * on a word list, the ASCII fast path against the general path (fixture + random ASCII, seed
  * printed), invalid UTF-8, custom analyzers from settings, and settings errors. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -514,6 +515,56 @@ static void test_sink_status(void **state)
     sc_analyzer_free(a);
 }
 
+/* Analyzers are shared read-only between threads: four threads analyzing the fixture with
+ * the same analyzers produce the single-threaded output. */
+typedef struct thread_job {
+    sc_analyzer *const *as;
+    char **lines;
+    size_t n_lines;
+    sc_buf out;
+} thread_job;
+
+static void *thread_main(void *arg)
+{
+    thread_job *j = arg;
+    for (size_t l = 0; l < j->n_lines; l++)
+        for (int ai = 0; ai < N_ANALYZERS; ai++)
+            run_collect(j->as[ai], analyzer_names[ai], (int)l + 1, sc_slice_cstr(j->lines[l]),
+                        &j->out);
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    size_t len;
+    char *in = read_all("tests/fixtures/text/random_unicode.txt", &len);
+    char **lines;
+    size_t n = split_lines(in, len, &lines);
+    sc_analyzer *as[N_ANALYZERS];
+    for (int i = 0; i < N_ANALYZERS; i++)
+        assert_int_equal(sc_analyzer_builtin(analyzer_names[i], &as[i]), SC_OK);
+    thread_job ref = {as, lines, n, {0}};
+    thread_main(&ref);
+    thread_job jobs[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        jobs[t] = (thread_job){as, lines, n, {0}};
+        assert_int_equal(pthread_create(&th[t], NULL, thread_main, &jobs[t]), 0);
+    }
+    for (int t = 0; t < 4; t++) {
+        assert_int_equal(pthread_join(th[t], NULL), 0);
+        assert_int_equal(jobs[t].out.len, ref.out.len);
+        assert_memory_equal(jobs[t].out.ptr, ref.out.ptr, ref.out.len);
+        sc_vec_free(&jobs[t].out);
+    }
+    sc_vec_free(&ref.out);
+    for (int i = 0; i < N_ANALYZERS; i++)
+        sc_analyzer_free(as[i]);
+    free(lines);
+    free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -521,7 +572,7 @@ int main(void)
         cmocka_unit_test(test_porter_words),    cmocka_unit_test(test_asciifolding),
         cmocka_unit_test(test_ascii_fast_path), cmocka_unit_test(test_invalid_utf8),
         cmocka_unit_test(test_registry),        cmocka_unit_test(test_positions_and_stop),
-        cmocka_unit_test(test_sink_status),
+        cmocka_unit_test(test_sink_status),     cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
