@@ -45,6 +45,12 @@ size_t sc_doc_iter_fallback_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t
     return n;
 }
 
+void sc_doc_iter_ignore_min_score(sc_doc_iter *it, float min_score)
+{
+    (void)it;
+    (void)min_score;
+}
+
 /* ---- cancel token ----------------------------------------------------------------------- */
 
 void sc_cancel_token_init(sc_cancel_token *t, uint64_t deadline_ns)
@@ -198,6 +204,7 @@ static const sc_doc_iter_ops term_ops = {
     term_score,
     term_max_score,
     term_advance_shallow,
+    sc_doc_iter_ignore_min_score,
 };
 
 sc_doc_iter *sc_iter_term(sc_arena *a, const sc_postings *cursor, const sc_bm25 *bm25,
@@ -309,6 +316,7 @@ static const sc_doc_iter_ops all_ops = {
     all_score,
     all_max_score,
     end_shallow,
+    sc_doc_iter_ignore_min_score,
 };
 
 sc_doc_iter *sc_iter_all(sc_arena *a, uint32_t n_docs, float score)
@@ -437,6 +445,7 @@ static const sc_doc_iter_ops bits_ops = {
     bits_score,
     bits_max_score,
     end_shallow,
+    sc_doc_iter_ignore_min_score,
 };
 
 sc_doc_iter *sc_iter_bitset(sc_arena *a, const sc_bitset *bs, uint32_t n_docs, float score)
@@ -530,6 +539,7 @@ static const sc_doc_iter_ops const_ops = {
     const_score,
     const_max_score,
     const_shallow,
+    sc_doc_iter_ignore_min_score,
 };
 
 sc_doc_iter *sc_iter_constant(sc_arena *a, sc_doc_iter *child, float score)
@@ -669,6 +679,11 @@ static uint32_t live_shallow(sc_doc_iter *it, uint32_t target)
     return sc_doc_iter_advance_shallow(LCHILD(it), target);
 }
 
+static void live_min_score(sc_doc_iter *it, float min_score)
+{
+    sc_doc_iter_set_min_score(LCHILD(it), min_score);
+}
+
 static const sc_doc_iter_ops live_ops = {
     "live_docs",
     SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH,
@@ -681,6 +696,7 @@ static const sc_doc_iter_ops live_ops = {
     live_score,
     live_max_score,
     live_shallow,
+    live_min_score,
 };
 
 sc_doc_iter *sc_iter_live_docs(sc_arena *a, sc_doc_iter *child, const sc_bitset *live)
@@ -790,6 +806,11 @@ static uint32_t cancel_shallow(sc_doc_iter *it, uint32_t target)
     return sc_doc_iter_advance_shallow(CCHILD(it), target);
 }
 
+static void cancel_min_score(sc_doc_iter *it, float min_score)
+{
+    sc_doc_iter_set_min_score(CCHILD(it), min_score);
+}
+
 static const sc_doc_iter_ops cancel_ops = {
     "cancel",
     SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH,
@@ -802,6 +823,7 @@ static const sc_doc_iter_ops cancel_ops = {
     cancel_score,
     cancel_max_score,
     cancel_shallow,
+    cancel_min_score,
 };
 
 sc_doc_iter *sc_iter_cancel(sc_arena *a, sc_doc_iter *child, sc_cancel_token *token)
@@ -891,6 +913,11 @@ static uint32_t prof_shallow(sc_doc_iter *it, uint32_t target)
     return sc_doc_iter_advance_shallow(PCHILD(it), target);
 }
 
+static void prof_min_score(sc_doc_iter *it, float min_score)
+{
+    sc_doc_iter_set_min_score(PCHILD(it), min_score);
+}
+
 static const sc_doc_iter_ops prof_ops = {
     "profile",
     SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH,
@@ -903,6 +930,7 @@ static const sc_doc_iter_ops prof_ops = {
     prof_score,
     prof_max_score,
     prof_shallow,
+    prof_min_score,
 };
 
 sc_doc_iter *sc_iter_profile(sc_arena *a, sc_doc_iter *child, uint64_t *counts)

@@ -51,7 +51,11 @@ enum {
  * - score: the score of the current doc (positioned, not END).
  * - max_score(upto): an upper bound of score() over docs in [doc, upto].
  * - advance_shallow(target): without moving, returns the last doc of the block (window) that
- *   holds target, so max_score(that) is a block bound; SC_DOC_END when past the end. */
+ *   holds target, so max_score(that) is a block bound; SC_DOC_END when past the end.
+ * - set_min_score(min): from now on the caller (a top-k collector) only wants docs scoring
+ *   more than `min`; the iterator may skip any doc whose score cannot exceed it (disjunctions
+ *   do block-max MaxScore). Called between moves; min only grows. Kinds that cannot use it
+ *   ignore it; wrappers forward it. After it, next() no longer returns every match. */
 typedef struct sc_doc_iter_ops {
     const char *name; /* kind name, e.g. "term", "conjunction", "live_docs" */
     uint32_t native;  /* SC_ITER_NATIVE_* */
@@ -64,6 +68,7 @@ typedef struct sc_doc_iter_ops {
     float (*score)(sc_doc_iter *it);
     float (*max_score)(sc_doc_iter *it, uint32_t upto);
     uint32_t (*advance_shallow)(sc_doc_iter *it, uint32_t target);
+    void (*set_min_score)(sc_doc_iter *it, float min_score);
 } sc_doc_iter_ops;
 
 /* Counters shared by the iterators of one query (single-threaded use). */
@@ -120,6 +125,13 @@ static inline uint32_t sc_doc_iter_advance_shallow(sc_doc_iter *it, uint32_t tar
 {
     return it->ops->advance_shallow(it, target);
 }
+static inline void sc_doc_iter_set_min_score(sc_doc_iter *it, float min_score)
+{
+    it->ops->set_min_score(it, min_score);
+}
+
+/* The set_min_score of kinds that cannot skip by score. */
+void sc_doc_iter_ignore_min_score(sc_doc_iter *it, float min_score);
 
 /* The generic fallbacks, built from next/advance; each counts a call in it->stats. */
 void sc_doc_iter_fallback_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs,

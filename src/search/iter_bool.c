@@ -6,11 +6,6 @@
 
 #include "search/iter.h"
 
-static uint32_t end_shallow(sc_doc_iter *it, uint32_t target)
-{
-    return SC_DOC_END;
-}
-
 static sc_iter_stats *first_stats(sc_doc_iter **c, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -138,6 +133,7 @@ static const sc_doc_iter_ops conj_ops = {
     conj_score,
     conj_max_score,
     conj_shallow,
+    sc_doc_iter_ignore_min_score,
 };
 
 sc_doc_iter *sc_iter_conjunction(sc_arena *a, sc_doc_iter **children, size_t n,
@@ -182,7 +178,19 @@ typedef struct disj_iter {
     sc_disj_mode mode;
     float tie;
     uint64_t cost;
+    /* Block-max MaxScore once a collector sets a minimum score: children by global max score
+     * ascending; the first n_non ("non-essential") cannot reach the threshold together, so
+     * only the others lead, and the non-essential ones are probed only while a doc can still
+     * compete. */
+    bool pruning;
+    float thr;
+    sc_doc_iter **by_max;
+    float *maxs;
+    double *prefix; /* prefix[i] = sum of maxs[0..i) */
+    size_t n_non;
 } disj_iter;
+
+static uint32_t disj_pruned_from(disj_iter *x, uint32_t target);
 
 static void sift_down(sc_doc_iter **h, size_t n, size_t i)
 {
@@ -244,6 +252,8 @@ static uint32_t disj_next(sc_doc_iter *it)
     uint32_t d = it->doc;
     if (d == SC_DOC_END)
         return d;
+    if (x->pruning)
+        return disj_pruned_from(x, d + 1);
     while (x->heap[0]->doc == d) {
         sc_doc_iter_next(x->heap[0]);
         sift_down(x->heap, x->n, 0);
@@ -262,6 +272,8 @@ static uint32_t disj_advance(sc_doc_iter *it, uint32_t target)
         heapify(x);
         return disj_settle(x);
     }
+    if (x->pruning)
+        return disj_pruned_from(x, target);
     while (x->heap[0]->doc < target) {
         sc_doc_iter_advance(x->heap[0], target);
         sift_down(x->heap, x->n, 0);
@@ -355,6 +367,91 @@ static float disj_max_score(sc_doc_iter *it, uint32_t upto)
     return (float)sum * 1.0000001f;
 }
 
+static uint32_t disj_shallow(sc_doc_iter *it, uint32_t target)
+{
+    disj_iter *x = (disj_iter *)it;
+    uint32_t r = SC_DOC_END;
+    for (size_t i = 0; i < x->n; i++) {
+        if (x->c[i]->doc == SC_DOC_END)
+            continue;
+        uint32_t e = sc_doc_iter_advance_shallow(x->c[i], target);
+        if (e < r)
+            r = e;
+    }
+    return r;
+}
+
+static int cmp_max(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    float x = sc_doc_iter_max_score(*(sc_doc_iter *const *)a, SC_DOC_END);
+    float y = sc_doc_iter_max_score(*(sc_doc_iter *const *)b, SC_DOC_END);
+    return (x > y) - (x < y);
+}
+
+static void disj_set_min_score(sc_doc_iter *it, float min_score)
+{
+    disj_iter *x = (disj_iter *)it;
+    if (x->mode != SC_DISJ_SUM || x->min_match > 1 || !it->positioned || !x->by_max)
+        return;
+    if (!x->pruning) {
+        memcpy(x->by_max, x->c, x->n * sizeof *x->by_max);
+        qsort_r(x->by_max, x->n, sizeof *x->by_max, cmp_max, NULL);
+        x->prefix[0] = 0;
+        for (size_t i = 0; i < x->n; i++) {
+            x->maxs[i] = sc_doc_iter_max_score(x->by_max[i], SC_DOC_END);
+            x->prefix[i + 1] = x->prefix[i] + x->maxs[i];
+        }
+        x->pruning = true;
+    }
+    x->thr = min_score;
+    size_t k = 0;
+    while (k < x->n && (float)x->prefix[k + 1] <= min_score)
+        k++;
+    x->n_non = k;
+}
+
+/* The first doc >= target that may score above the threshold. */
+static uint32_t disj_pruned_from(disj_iter *x, uint32_t target)
+{
+    for (;;) {
+        uint32_t d = SC_DOC_END;
+        for (size_t i = x->n_non; i < x->n; i++) {
+            sc_doc_iter *c = x->by_max[i];
+            uint32_t cd = c->doc;
+            if (cd < target || !c->positioned)
+                cd = sc_doc_iter_advance(c, target);
+            if (cd < d)
+                d = cd;
+        }
+        if (d == SC_DOC_END)
+            break;
+        double s = 0;
+        for (size_t i = x->n_non; i < x->n; i++)
+            if (x->by_max[i]->doc == d)
+                s += sc_doc_iter_score(x->by_max[i]);
+        bool ok = true;
+        for (size_t j = x->n_non; j-- > 0;) {
+            if ((float)(s + x->prefix[j + 1]) <= x->thr) {
+                ok = false;
+                break;
+            }
+            sc_doc_iter *c = x->by_max[j];
+            uint32_t cd = c->doc;
+            if (cd < d || !c->positioned)
+                cd = sc_doc_iter_advance(c, d);
+            if (cd == d)
+                s += sc_doc_iter_score(c);
+        }
+        if (ok && (float)s > x->thr) {
+            x->base.doc = d;
+            return d;
+        }
+        target = d + 1;
+    }
+    return x->base.doc = SC_DOC_END;
+}
+
 static const sc_doc_iter_ops disj_ops = {
     "disjunction",
     SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END,
@@ -366,7 +463,8 @@ static const sc_doc_iter_ops disj_ops = {
     sc_doc_iter_fallback_next_batch,
     disj_score,
     disj_max_score,
-    end_shallow,
+    disj_shallow,
+    disj_set_min_score,
 };
 
 sc_doc_iter *sc_iter_disjunction(sc_arena *a, sc_doc_iter **children, size_t n,
@@ -379,6 +477,13 @@ sc_doc_iter *sc_iter_disjunction(sc_arena *a, sc_doc_iter **children, size_t n,
     sc_doc_iter **h = sc_arena_alloc(a, n * sizeof *h);
     if (!x || !c || !h)
         return NULL;
+    if (mode == SC_DISJ_SUM && min_match <= 1) {
+        x->by_max = sc_arena_alloc(a, n * sizeof *x->by_max);
+        x->maxs = sc_arena_alloc(a, n * sizeof *x->maxs);
+        x->prefix = sc_arena_alloc(a, (n + 1) * sizeof *x->prefix);
+        if (!x->by_max || !x->maxs || !x->prefix)
+            return NULL;
+    }
     memcpy(c, children, n * sizeof *c);
     memcpy(h, children, n * sizeof *h);
     x->base.ops = &disj_ops;
@@ -494,6 +599,12 @@ static uint32_t excl_shallow(sc_doc_iter *it, uint32_t target)
     return sc_doc_iter_advance_shallow(((excl_iter *)it)->in, target);
 }
 
+static void excl_min_score(sc_doc_iter *it, float min_score)
+{
+    /* excluded docs score as the include side: its skipping is safe */
+    sc_doc_iter_set_min_score(((excl_iter *)it)->in, min_score);
+}
+
 static const sc_doc_iter_ops excl_ops = {
     "exclusion",
     SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END,
@@ -506,6 +617,7 @@ static const sc_doc_iter_ops excl_ops = {
     excl_score,
     excl_max_score,
     excl_shallow,
+    excl_min_score,
 };
 
 sc_doc_iter *sc_iter_exclusion(sc_arena *a, sc_doc_iter *include, sc_doc_iter *exclude)
@@ -608,6 +720,7 @@ static const sc_doc_iter_ops ro_ops = {
     ro_score,
     ro_max_score,
     ro_shallow,
+    sc_doc_iter_ignore_min_score,
 };
 
 static float boost_score(sc_doc_iter *it)
@@ -636,6 +749,7 @@ static const sc_doc_iter_ops boost_ops = {
     boost_score,
     boost_max_score,
     ro_shallow,
+    sc_doc_iter_ignore_min_score,
 };
 
 static sc_doc_iter *reqopt_new(sc_arena *a, const sc_doc_iter_ops *ops, sc_doc_iter *req,

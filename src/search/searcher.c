@@ -432,6 +432,67 @@ static void ctx_init(sc__search_ctx *ctx, const sc_searcher *s, const sc_search_
     ctx->max_clause_count = o->max_clause_count ? o->max_clause_count : SC_QUERY_MAX_CLAUSE_COUNT;
 }
 
+/* Collection state across segments. */
+typedef struct collector {
+    topk t;
+    uint64_t total;      /* docs counted while counting was still required */
+    uint64_t track_n;    /* count at least this many exactly (UINT64_MAX: all) */
+    bool pruning;        /* counting is done: skip what cannot compete */
+    float thr;           /* the worst hit's score once the heap is full */
+    float max_score;
+} collector;
+
+/* Collects one segment's docs. Until track_n docs are counted every match is visited; after
+ * that (with a full heap) blocks whose max score cannot beat the worst hit are skipped
+ * (advance_shallow + max_score), and the iterator is told the minimum score so disjunctions
+ * run block-max MaxScore. */
+static void collect_segment(collector *c, sc_doc_iter *it, uint32_t seg_i, uint64_t base)
+{
+    uint32_t upto = 0;
+    bool have_block = false;
+    float block_max = 0;
+    if (c->pruning)
+        sc_doc_iter_set_min_score(it, c->thr);
+    uint32_t d = sc_doc_iter_next(it);
+    while (d != SC_DOC_END) {
+        if (!c->pruning) {
+            c->total++;
+        } else {
+            if (!have_block || d > upto) {
+                upto = sc_doc_iter_advance_shallow(it, d);
+                block_max = sc_doc_iter_max_score(it, upto);
+                have_block = true;
+            }
+            if (block_max <= c->thr) {
+                if (upto == SC_DOC_END)
+                    break;
+                have_block = false;
+                d = sc_doc_iter_advance(it, upto + 1);
+                continue;
+            }
+        }
+        if (c->t.k) {
+            float sc = sc_doc_iter_score(it);
+            if (sc > c->max_score)
+                c->max_score = sc;
+            sc_search_hit h = {seg_i, d, base + d, sc};
+            topk_push(&c->t, &h);
+            if (c->t.n == c->t.k && c->total >= c->track_n) {
+                float thr = c->t.h[0].score;
+                if (!c->pruning || thr > c->thr) {
+                    c->thr = thr;
+                    c->pruning = true;
+                    sc_doc_iter_set_min_score(it, thr);
+                }
+            }
+        } else if (c->total >= c->track_n) {
+            c->pruning = true; /* nothing to collect and enough counted */
+            break;
+        }
+        d = sc_doc_iter_next(it);
+    }
+}
+
 sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
                             sc_arena *a, sc_search_result *res)
 {
@@ -441,40 +502,35 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
     SC_TRY(sc__plan_build(&ctx, q, true, &plan));
     int64_t track = o->track_total_hits;
     res->total_tracked = track != SC_TRACK_TOTAL_HITS_NONE;
-    topk t = {NULL, 0, o->from + o->size};
-    if (t.k && !(t.h = sc_arena_alloc(a, t.k * sizeof *t.h)))
+    collector c;
+    memset(&c, 0, sizeof c);
+    c.t.k = o->from + o->size;
+    c.track_n = track == SC_TRACK_TOTAL_HITS_ALL ? UINT64_MAX : track < 0 ? 0 : (uint64_t)track;
+    if (c.t.k && !(c.t.h = sc_arena_alloc(a, c.t.k * sizeof *c.t.h)))
         return oom(&ctx);
-    uint64_t total = 0, base = 0;
-    float max_score = 0;
+    uint64_t base = 0;
     for (size_t si = 0; si < s->n_segs; si++) {
         uint32_t n_docs = sc_segment_n_docs(s->segs[si].seg);
         if (o->cancel && sc_cancel_token_check(o->cancel, true))
             break; /* checked per segment (leaf) too */
+        if (!c.t.k && c.pruning)
+            break;
         sc_doc_iter *it;
         SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
         it = wrap_segment(&ctx, it, si);
-        if (it) {
-            for (uint32_t d = sc_doc_iter_next(it); d != SC_DOC_END; d = sc_doc_iter_next(it)) {
-                total++;
-                float sc = sc_doc_iter_score(it);
-                if (sc > max_score)
-                    max_score = sc;
-                sc_search_hit h = {(uint32_t)si, d, base + d, sc};
-                topk_push(&t, &h);
-            }
-        }
+        if (it)
+            collect_segment(&c, it, (uint32_t)si, base);
         base += n_docs;
     }
-    qsort(t.h, t.n, sizeof *t.h, cmp_hits);
-    res->hits = t.n > o->from ? t.h + o->from : t.h;
-    res->n_hits = t.n > o->from ? t.n - o->from : 0;
-    res->max_score = max_score;
-    if (track != SC_TRACK_TOTAL_HITS_NONE && track != SC_TRACK_TOTAL_HITS_ALL &&
-        total > (uint64_t)track) {
-        res->total = (uint64_t)track;
-        res->total_gte = true;
+    qsort(c.t.h, c.t.n, sizeof *c.t.h, cmp_hits);
+    res->hits = c.t.n > o->from ? c.t.h + o->from : c.t.h;
+    res->n_hits = c.t.n > o->from ? c.t.n - o->from : 0;
+    res->max_score = c.max_score;
+    if (c.track_n != UINT64_MAX && (c.pruning || c.total > c.track_n)) {
+        res->total = c.total < c.track_n ? c.total : c.track_n;
+        res->total_gte = c.pruning || c.total > c.track_n;
     } else {
-        res->total = total;
+        res->total = c.total;
     }
     finish_flags(&ctx);
     return SC_OK;

@@ -190,6 +190,27 @@ int main(int argc, char **argv)
             sc_arena_fini(&a);
             continue;
         }
+        /* Top-k with pruning (no exact total, and a total of at most 100) must equal the
+         * exhaustive top-k exactly. */
+        int64_t tracks[2] = {SC_TRACK_TOTAL_HITS_NONE, 100};
+        bool same = true;
+        for (int k = 0; k < 2 && same; k++) {
+            sc_search_result pr;
+            o.track_total_hits = tracks[k];
+            if (sc_search_execute(&s, q, &o, &a, &pr) != SC_OK || pr.n_hits != r.n_hits)
+                same = false;
+            for (size_t i = 0; same && i < r.n_hits; i++)
+                same = pr.hits[i].global_doc == r.hits[i].global_doc &&
+                       pr.hits[i].score == r.hits[i].score;
+            if (same && tracks[k] == 100)
+                same = pr.total == (r.total < 100 ? r.total : 100) &&
+                       pr.total_gte == (r.total > 100 || (pr.total_gte && r.total >= 100));
+        }
+        if (!same) {
+            printf("ERROR pruned top-k differs from the exhaustive one\n");
+            sc_arena_fini(&a);
+            continue;
+        }
         printf("%llu\t%llu", (unsigned long long)cr.total, (unsigned long long)r.total);
         for (size_t i = 0; i < r.n_hits; i++)
             printf("\t%llu:%.9g", (unsigned long long)r.hits[i].global_doc, (double)r.hits[i].score);
