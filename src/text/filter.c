@@ -33,6 +33,8 @@ struct sc__stopset {
     uint32_t *slots; /* 0 empty, else 1 + index into words */
     uint8_t **words; /* length-prefixed: 4-byte length then bytes */
     size_t n_words;
+    size_t max_len;         /* longest word in bytes: longer terms are rejected at once */
+    uint64_t first_byte[4]; /* bitmap of the words' first bytes */
     bool ignore_case;
 };
 
@@ -96,6 +98,10 @@ sc_status sc__stopset_new(const char *const *words, size_t n, bool ignore_case, 
             continue;
         }
         s->words[s->n_words++] = w;
+        if (stored > s->max_len)
+            s->max_len = stored;
+        if (stored > 0)
+            s->first_byte[w[4] >> 6] |= 1ull << (w[4] & 63);
         size_t h = hash_bytes(w + 4, stored) & s->mask;
         while (s->slots[h])
             h = (h + 1) & s->mask;
@@ -128,8 +134,11 @@ void sc__stopset_free(sc__stopset *s)
 
 bool sc__stopset_has(const sc__stopset *s, const uint8_t *term, size_t len)
 {
-    if (!s->ignore_case)
+    if (!s->ignore_case) {
+        if (len > s->max_len || (len > 0 && !(s->first_byte[term[0] >> 6] >> (term[0] & 63) & 1)))
+            return false;
         return stopset_lookup(s, term, len);
+    }
     uint8_t stack[512];
     uint8_t *tmp = len * 2 + 8 <= sizeof(stack) ? stack : malloc(len * 2 + 8);
     if (!tmp)

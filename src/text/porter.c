@@ -159,28 +159,49 @@ static void step3(stemmer *z)
 {
     if (z->k == z->k0)
         return;
-    static const struct {
-        const char *suf, *rep;
-        int sl, rl;
-    } rules[] = {
-#define R(a, b) {a, b, (int)sizeof(a) - 1, (int)sizeof(b) - 1}
-        R("ational", "ate"), R("tional", "tion"), R("enci", "ence"),   R("anci", "ance"),
-        R("izer", "ize"),    R("bli", "ble"),     R("alli", "al"),     R("entli", "ent"),
-        R("eli", "e"),       R("ousli", "ous"),   R("ization", "ize"), R("ation", "ate"),
-        R("ator", "ate"),    R("alism", "al"),    R("iveness", "ive"), R("fulness", "ful"),
-        R("ousness", "ous"), R("aliti", "al"),    R("iviti", "ive"),   R("biliti", "ble"),
-        R("logi", "log"),
-#undef R
-    };
-    uint16_t key = z->b[z->k - 1];
-    for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-        if ((uint8_t)rules[i].suf[rules[i].sl - 2] != key)
-            continue;
-        if (ends_n(z, rules[i].suf, rules[i].sl)) {
-            r_n(z, rules[i].rep, rules[i].rl);
-            return;
-        }
+#define RULE(suffix, repl)                                                                         \
+    if (ends(z, suffix)) {                                                                         \
+        r(z, repl);                                                                                \
+        return;                                                                                    \
     }
+    /* Dispatch on the penultimate letter, as the reference implementation does. */
+    switch (z->b[z->k - 1]) {
+    case 'a':
+        RULE("ational", "ate");
+        RULE("tional", "tion");
+        break;
+    case 'c':
+        RULE("enci", "ence");
+        RULE("anci", "ance");
+        break;
+    case 'e': RULE("izer", "ize"); break;
+    case 'l':
+        RULE("bli", "ble");
+        RULE("alli", "al");
+        RULE("entli", "ent");
+        RULE("eli", "e");
+        RULE("ousli", "ous");
+        break;
+    case 'o':
+        RULE("ization", "ize");
+        RULE("ation", "ate");
+        RULE("ator", "ate");
+        break;
+    case 's':
+        RULE("alism", "al");
+        RULE("iveness", "ive");
+        RULE("fulness", "ful");
+        RULE("ousness", "ous");
+        break;
+    case 't':
+        RULE("aliti", "al");
+        RULE("iviti", "ive");
+        RULE("biliti", "ble");
+        break;
+    case 'g': RULE("logi", "log"); break;
+    default: break;
+    }
+#undef RULE
 }
 
 /* -ic-, -full, -ness etc. */
