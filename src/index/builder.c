@@ -161,33 +161,29 @@ sc_status sc__builder_field(sc_segment_builder *b, sc_slice name, sc_field_kind 
     return SC_OK;
 }
 
-/* The global id of `term` in field f, inserting it if new. */
+/* The global id of `term` in field f, inserting it if new. One hash and one probe sequence:
+ * the key is copied into the chunk store first and the copy is dropped again when the term
+ * already existed (the copy is always the newest bytes of the newest chunk). */
 static sc_status term_gid(sc_segment_builder *b, sc__bfield *f, sc_slice term, uint32_t *gid)
 {
-    uint64_t h = sc_hashmap_hash(term);
-    uint64_t *v = NULL;
-    uint64_t *found = sc_hashmap_find(&f->terms, term);
-    if (found) {
-        *gid = (uint32_t)*found;
-        return SC_OK;
-    }
     if (b->terms.len >= UINT32_MAX - 1)
         return SC_ELIMIT;
+    SC_TRY(sc_vec_reserve(&b->terms, 1));
+    uint64_t h = sc_hashmap_hash(term);
     const uint8_t *copy;
     SC_TRY(key_copy(b, term, &copy));
+    uint64_t *v = NULL;
     bool inserted;
     sc_status st = sc_hashmap_upsert_hashed(&f->terms, sc_slice_make(copy, term.len), h, &v,
                                             &inserted);
-    if (st != SC_OK) {
+    if (st != SC_OK || !inserted) {
         b->chunk_used -= term.len;
+        if (st == SC_OK)
+            *gid = (uint32_t)*v;
         return st;
     }
     sc__bterm t = {.key = copy, .len = (uint32_t)term.len, .field = f->number};
-    if (sc_vec_push(&b->terms, t) != SC_OK) {
-        sc_hashmap_remove(&f->terms, sc_slice_make(copy, term.len), NULL);
-        b->chunk_used -= term.len;
-        return SC_ENOMEM;
-    }
+    b->terms.ptr[b->terms.len++] = t; /* room reserved above */
     *v = b->terms.len - 1;
     *gid = (uint32_t)(b->terms.len - 1);
     return SC_OK;

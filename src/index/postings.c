@@ -312,6 +312,75 @@ size_t sc_postings_next_batch(sc_postings *p, uint32_t *docs, uint32_t *freqs, s
     return n;
 }
 
+static inline void set_docs(const uint32_t *docs, uint32_t from, uint32_t to, sc_bitset *bs,
+                            uint32_t base)
+{
+    uint64_t *words = bs->words;
+    if (docs[to - 1] - docs[from] == to - 1 - from) {
+        sc_bitset_set_range(bs, docs[from] - base, (size_t)docs[to - 1] - base + 1);
+        return;
+    }
+    for (uint32_t i = from; i < to; i++) {
+        uint32_t d = docs[i] - base;
+        words[d >> 6] |= UINT64_C(1) << (d & 63);
+    }
+}
+
+/* Adds every doc of full block k (k >= 1, entirely below the caller's upto) to the bitset
+ * without decoding it into docs[] when it is a run (one range) or a bitset (shifted word ORs);
+ * packed and tail blocks are decoded. Same validation as decode_block. */
+static bool bulk_block(sc_postings *p, uint32_t k, sc_bitset *bs, uint32_t base)
+{
+    uint32_t last = skip_last(p, k), prev_last = skip_last(p, k - 1);
+    bool full = k + 1 < p->n_blocks || p->doc_freq % SC_POSTINGS_BLOCK == 0;
+    uint64_t start = p->blocks_off + skip_block_off(p, k);
+    if (full && last > prev_last && last < p->n_docs_seg && start + 2 <= p->base_len) {
+        const uint8_t *q = p->base + start, *end = p->base + p->base_len;
+        unsigned kind = q[0] >> 6;
+        q++;
+        uint64_t gap;
+        if (kind != SC__BLOCK_PACKED) {
+            if (sc_varint_get(&q, end, &gap) != SC_OK || (uint64_t)prev_last + 1 + gap > last)
+                return false;
+            uint32_t first = prev_last + 1 + (uint32_t)gap;
+            if (first < base)
+                return false;
+            if (kind == SC__BLOCK_RUN) {
+                if (last - first != SC_POSTINGS_BLOCK - 1)
+                    return false;
+                sc_bitset_set_range(bs, first - base, (size_t)last - base + 1);
+                return true;
+            }
+            if (kind == SC__BLOCK_BITSET) {
+                uint64_t span = (uint64_t)last - first + 1, n_words = (span + 63) / 64;
+                if ((uint64_t)(end - q) < n_words * 8)
+                    return false;
+                unsigned sh = (first - base) & 63, pop = 0;
+                size_t wi = (first - base) >> 6;
+                for (uint64_t j = 0; j < n_words; j++) {
+                    uint64_t w = sc__ld64(q + 8 * j);
+                    if (j == n_words - 1 && span % 64 && (w >> (span % 64)))
+                        return false;
+                    pop += (unsigned)__builtin_popcountll(w);
+                    bs->words[wi + j] |= w << sh;
+                    if (sh && (w >> (64 - sh)))
+                        bs->words[wi + j + 1] |= w >> (64 - sh);
+                }
+                /* first and last set; 128 bits */
+                return pop == SC_POSTINGS_BLOCK && (q[0] & 1) &&
+                       ((sc__ld64(q + 8 * ((span - 1) / 64)) >> ((span - 1) % 64)) & 1);
+            }
+            return false;
+        }
+    }
+    if (!decode_block(p, k))
+        return false;
+    if (p->docs[0] < base)
+        return false;
+    set_docs(p->docs, 0, p->n_in_block, bs, base);
+    return true;
+}
+
 void sc_postings_into_bitset(sc_postings *p, uint32_t upto, sc_bitset *bs, uint32_t base)
 {
     if (!p->started && sc_postings_next(p) == SC_POSTINGS_END)
@@ -322,26 +391,25 @@ void sc_postings_into_bitset(sc_postings *p, uint32_t upto, sc_bitset *bs, uint3
             fail(p); /* caller contract broken: never write below the window */
             return;
         }
-        uint64_t *words = bs->words;
-        if (p->docs[n - 1] < upto) {
-            if (p->docs[n - 1] - p->docs[i] == n - 1 - i) {
-                sc_bitset_set_range(bs, p->docs[i] - base, p->docs[n - 1] - base + 1);
-            } else {
-                for (; i < n; i++) {
-                    uint32_t d = p->docs[i] - base;
-                    words[d >> 6] |= UINT64_C(1) << (d & 63);
-                }
+        if (p->docs[n - 1] >= upto) {
+            uint32_t j = i;
+            while (p->docs[j] < upto)
+                j++;
+            set_docs(p->docs, i, j, bs, base);
+            p->i = j;
+            p->doc = p->docs[j];
+            return;
+        }
+        set_docs(p->docs, i, n, bs, base);
+        /* whole blocks below upto go straight from the file into the set */
+        uint32_t k = p->block + 1;
+        for (; k < p->n_blocks && skip_last(p, k) < upto; k++) {
+            if (!bulk_block(p, k, bs, base)) {
+                fail(p);
+                return;
             }
-            enter_block(p, p->block + 1);
-            continue;
         }
-        for (; p->docs[i] < upto; i++) {
-            uint32_t d = p->docs[i] - base;
-            words[d >> 6] |= UINT64_C(1) << (d & 63);
-        }
-        p->i = i;
-        p->doc = p->docs[i];
-        return;
+        enter_block(p, k);
     }
 }
 

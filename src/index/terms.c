@@ -25,13 +25,7 @@ static uint64_t block_start(const uint8_t *tindex, uint64_t k)
 
 sc_status sc_terms_iter_init(sc_terms_iter *it, const sc_segment *seg, const sc_field_info *f)
 {
-    sc_buf term = it->term, seek = it->seek;
-    __typeof__(it->states) states = it->states;
     memset(it, 0, sizeof(*it));
-    /* keep buffers of a previous use of the same struct only if the caller fini'd it */
-    (void)term;
-    (void)seek;
-    (void)states;
     sc_slice b = sc__segment_bytes(seg);
     it->seg = seg;
     it->field = f;

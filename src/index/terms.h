@@ -49,8 +49,11 @@ typedef struct sc_terms_iter {
     sc_buf seek;             /* scratch for the next seek target */
 } sc_terms_iter;
 
-/* Prepares `it` over field `f` of `seg` (f from sc_segment_field). Allocates nothing; the
- * iterator is positioned before the first term. Returns SC_OK (always, for symmetry). */
+/* Prepares `it` over field `f` of `seg` (f from sc_segment_field). `it` may be uninitialized
+ * memory; an iterator used before must be fini'd first (init does not free its buffers). To
+ * walk another field or restart, prefer a seek or sc_terms_intersect_start on the same
+ * iterator, which keep the buffers. Allocates nothing; the iterator is positioned before the
+ * first term. Returns SC_OK (always, for symmetry). */
 sc_status sc_terms_iter_init(sc_terms_iter *it, const sc_segment *seg, const sc_field_info *f)
     SC_MUST_USE;
 /* Frees the iterator's buffers. Safe on a zeroed struct. */
