@@ -12,6 +12,7 @@
 #   SEED (1)                         generator seed
 #   OUT (build/bench)                corpora, server data and raw results
 #   SERVER_URL                       benchmark an already running server instead (no load)
+#   SKIP_BUILD=1                     use the existing build/release/scry as it is
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -19,7 +20,7 @@ QUICK=0
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -39,10 +40,14 @@ BIN=build/release/scry
 log() { echo "[bench $(($(date +%s) - START))s] $*" >&2; }
 die() { echo "bench/run.sh: $*" >&2; exit 1; }
 
-log "building release"
-cmake --preset release >/dev/null
 mkdir -p "$(dirname "$OUT")"
-if ! cmake --build build/release -j"$(nproc)" --target scry >"$OUT.build.log" 2>&1; then
+if [ "${SKIP_BUILD:-0}" = 1 ]; then
+  log "SKIP_BUILD=1: using the existing $BIN"
+else
+  log "building release"
+  cmake --preset release >/dev/null
+fi
+if [ "${SKIP_BUILD:-0}" != 1 ] && ! cmake --build build/release -j"$(nproc)" --target scry >"$OUT.build.log" 2>&1; then
   mkdir -p "$(dirname "$OUT")"
   tail -20 "$OUT.build.log" >&2 || true
   die "the release build failed (log: $OUT.build.log); the benchmark needs build/release/scry"
