@@ -1217,6 +1217,7 @@ static sc_status build_dfa(builder *b, uint32_t id, int depth, ddfa *out)
 static frag build_bool_op(builder *b, nfa *n, const rnode *r, int depth)
 {
     ddfa x, y, z, any;
+    memset(&x, 0, sizeof x);
     memset(&y, 0, sizeof y);
     memset(&z, 0, sizeof z);
     memset(&any, 0, sizeof any);
