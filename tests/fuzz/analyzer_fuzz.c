@@ -1,7 +1,9 @@
 /* libFuzzer target for src/text: feeds arbitrary bytes (invalid UTF-8 included) to every
  * built-in analyzer and to a custom chain using every filter, and checks the invariants the
  * index relies on: offsets inside the input and ordered, positions non-decreasing, terms valid
- * UTF-8 and non-empty except for keyword, and the ASCII fast path equal to the general path. */
+ * UTF-8 and non-empty except for keyword, and the ASCII fast path equal to the general path.
+ * Inputs that parse as a JSON object are also tried as `analysis` settings: building the
+ * registry must succeed or fail cleanly, and every analyzer it names must run. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +92,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check c = {size, 0, 0, strcmp(names[i], "keyword") == 0};
         if (sc_analyzer_analyze(a, text, sink, &c) != SC_OK)
             abort();
+    }
+    if (size > 0 && data[0] == '{') {
+        json_error_t jerr;
+        json_t *j = json_loadb((const char *)data, size, 0, &jerr);
+        sc_analyzer_registry *r = NULL;
+        sc_analysis_error err;
+        if (j && sc_analyzer_registry_new(j, &r, &err) == SC_OK) {
+            const json_t *defs = json_object_get(j, "analyzer");
+            const char *name;
+            json_t *def;
+            json_object_foreach ((json_t *)defs, name, def) {
+                const sc_analyzer *a = sc_analyzer_registry_get(r, sc_slice_cstr(name));
+                if (!a)
+                    abort();
+                check c = {size, 0, 0, true};
+                if (sc_analyzer_analyze(a, text, sink, &c) != SC_OK)
+                    abort();
+            }
+            defs = json_object_get(j, "normalizer");
+            json_object_foreach ((json_t *)defs, name, def) {
+                const sc_analyzer *a = sc_analyzer_registry_normalizer(r, sc_slice_cstr(name));
+                if (!a)
+                    abort();
+                check c = {size, 0, 0, true};
+                if (sc_analyzer_analyze(a, text, sink, &c) != SC_OK || c.n != 1)
+                    abort();
+            }
+        }
+        sc_analyzer_registry_free(r);
+        json_decref(j);
     }
     if (sc__text_is_ascii(data, size)) {
         raw a = {0, 0}, b = {0, 0};
