@@ -31,8 +31,8 @@ void sc_alloc_pool_register(sc_alloc_pool *pool)
     sc_alloc_pool *head = atomic_load_explicit(&pools_head, memory_order_acquire);
     do {
         atomic_store_explicit(&pool->next, head, memory_order_relaxed);
-    } while (!atomic_compare_exchange_weak_explicit(&pools_head, &head, pool,
-                                                    memory_order_release, memory_order_acquire));
+    } while (!atomic_compare_exchange_weak_explicit(&pools_head, &head, pool, memory_order_release,
+                                                    memory_order_acquire));
     atomic_store_explicit(&pool->registered, 2, memory_order_release);
 }
 
@@ -50,9 +50,9 @@ void sc_alloc_pool_add(sc_alloc_pool *pool, int64_t delta)
     if (delta <= 0)
         return;
     int64_t peak = atomic_load_explicit(&pool->peak_bytes, memory_order_relaxed);
-    while (now > peak && !atomic_compare_exchange_weak_explicit(&pool->peak_bytes, &peak, now,
-                                                                memory_order_relaxed,
-                                                                memory_order_relaxed)) {
+    while (now > peak &&
+           !atomic_compare_exchange_weak_explicit(&pool->peak_bytes, &peak, now,
+                                                  memory_order_relaxed, memory_order_relaxed)) {
     }
 }
 

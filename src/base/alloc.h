@@ -16,12 +16,12 @@ typedef struct sc_alloc_pool sc_alloc_pool;
 
 /* Treat as opaque; fields are public only so pools can be static. */
 struct sc_alloc_pool {
-    const char *name;               /* static string, e.g. "index.terms" */
-    _Atomic int64_t cur_bytes;      /* bytes currently allocated (payload, not headers) */
-    _Atomic int64_t peak_bytes;     /* high-water mark of cur_bytes */
-    _Atomic uint64_t n_allocs;      /* successful malloc/calloc/realloc-from-NULL calls */
-    _Atomic int registered;         /* 0 unregistered, 1 being registered, 2 in the list */
-    sc_alloc_pool *_Atomic next;    /* registration list link */
+    const char *name;            /* static string, e.g. "index.terms" */
+    _Atomic int64_t cur_bytes;   /* bytes currently allocated (payload, not headers) */
+    _Atomic int64_t peak_bytes;  /* high-water mark of cur_bytes */
+    _Atomic uint64_t n_allocs;   /* successful malloc/calloc/realloc-from-NULL calls */
+    _Atomic int registered;      /* 0 unregistered, 1 being registered, 2 in the list */
+    sc_alloc_pool *_Atomic next; /* registration list link */
 };
 
 /* Defines a pool variable `var` named `name_str` (a string literal). Use at file scope:

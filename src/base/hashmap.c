@@ -254,8 +254,8 @@ bool sc_hashmap_remove(sc_hashmap *m, sc_slice key, uint64_t *old_value)
     if (old_value)
         *old_value = *v;
     size_t mask = m->cap - 1;
-    size_t i = (size_t)((sc_hashmap_slot *)((char *)v - offsetof(sc_hashmap_slot, value)) -
-                        m->slots);
+    size_t i =
+        (size_t)((sc_hashmap_slot *)((char *)v - offsetof(sc_hashmap_slot, value)) - m->slots);
     /* Backward-shift deletion: pull the following run back by one until an empty slot or an
      * entry already at its home. */
     for (;;) {

@@ -27,7 +27,7 @@ enum {
 };
 
 typedef struct sc_hashmap_slot {
-    uint64_t hash;       /* 0 = empty slot; real hashes are forced non-zero */
+    uint64_t hash; /* 0 = empty slot; real hashes are forced non-zero */
     const uint8_t *key;
     size_t key_len;
     uint64_t value;
@@ -38,13 +38,13 @@ typedef struct sc_hashmap_keychunk sc_hashmap_keychunk;
 /* Caller-owned storage; fields are private. */
 typedef struct sc_hashmap {
     sc_hashmap_slot *slots;
-    size_t cap;            /* power of two, or 0 before the first insert */
+    size_t cap; /* power of two, or 0 before the first insert */
     size_t len;
-    size_t grow_at;        /* len that triggers doubling (load factor 0.8) */
+    size_t grow_at; /* len that triggers doubling (load factor 0.8) */
     unsigned flags;
     sc_alloc_pool *pool;
     sc_hashmap_keychunk *keys; /* newest key chunk */
-    size_t key_bytes;      /* bytes of key storage allocated */
+    size_t key_bytes;          /* bytes of key storage allocated */
 } sc_hashmap;
 
 /* xxh3-64 of the key as used by the map (never 0). */

@@ -69,9 +69,10 @@ sc_status sc_json_parse(sc_slice text, const sc_json_limits *limits, json_t **ou
                         sc_json_error *err)
 {
     *out = NULL;
+    if (err)
+        memset(err, 0, sizeof(*err));
     size_t max_bytes = limits && limits->max_bytes ? limits->max_bytes : SC_JSON_DEFAULT_MAX_BYTES;
-    int max_depth = limits && limits->max_depth > 0 ? limits->max_depth
-                                                    : SC_JSON_DEFAULT_MAX_DEPTH;
+    int max_depth = limits && limits->max_depth > 0 ? limits->max_depth : SC_JSON_DEFAULT_MAX_DEPTH;
     if (max_depth > JSON_PARSER_MAX_DEPTH)
         max_depth = JSON_PARSER_MAX_DEPTH;
     if (text.len > max_bytes) {
@@ -139,8 +140,7 @@ static json_t *member(const json_t *obj, const char *key, sc_json_error *err)
     return v;
 }
 
-static sc_status type_error(const json_t *v, const char *key, const char *want,
-                            sc_json_error *err)
+static sc_status type_error(const json_t *v, const char *key, const char *want, sc_json_error *err)
 {
     set_err(err, 0, 0, 0, "[%.64s] must be %s but was %s", key, want, sc_json_type_name(v));
     return SC_EINVAL;

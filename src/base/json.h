@@ -35,7 +35,7 @@ typedef struct sc_json_error {
 } sc_json_error;
 
 /* Parses `text` (need not be NUL-terminated) into *out (owned; json_decref it). limits may be
- * NULL for the defaults; err may be NULL.
+ * NULL for the defaults; err may be NULL (it is zeroed first, so on success it is empty).
  * SC_EPARSE: malformed JSON (err says where); SC_ELIMIT: larger than max_bytes or nested deeper
  * than max_depth (checked before jansson recurses, so 10,000 levels fail cleanly);
  * SC_ENOMEM. Thread-safe. O(len). */

@@ -129,8 +129,7 @@ sc_status sc_threadpool_new(size_t n_threads, size_t queue_cap, const char *name
     return SC_OK;
 }
 
-static sc_status submit(sc_threadpool *tp, sc_task_fn fn, void *arg, sc_taskgroup *group,
-                        bool wait)
+static sc_status submit(sc_threadpool *tp, sc_task_fn fn, void *arg, sc_taskgroup *group, bool wait)
 {
     if (!fn)
         return SC_EINVAL;

@@ -168,9 +168,9 @@ static void test_rewind_debug(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basics),  cmocka_unit_test(test_basics_debug),
-        cmocka_unit_test(test_budget),  cmocka_unit_test(test_budget_debug),
-        cmocka_unit_test(test_rewind),  cmocka_unit_test(test_rewind_debug),
+        cmocka_unit_test(test_basics), cmocka_unit_test(test_basics_debug),
+        cmocka_unit_test(test_budget), cmocka_unit_test(test_budget_debug),
+        cmocka_unit_test(test_rewind), cmocka_unit_test(test_rewind_debug),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

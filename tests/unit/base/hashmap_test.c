@@ -293,9 +293,9 @@ static void test_many_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basic),          cmocka_unit_test(test_copies_keys),
-        cmocka_unit_test(test_borrowed_keys),  cmocka_unit_test(test_clear_and_reserve),
-        cmocka_unit_test(test_against_model),  cmocka_unit_test(test_many_keys),
+        cmocka_unit_test(test_basic),         cmocka_unit_test(test_copies_keys),
+        cmocka_unit_test(test_borrowed_keys), cmocka_unit_test(test_clear_and_reserve),
+        cmocka_unit_test(test_against_model), cmocka_unit_test(test_many_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -116,8 +116,9 @@ static void test_limits(void **state)
     assert_int_equal(parse("[1,2,3]", &(sc_json_limits){.max_bytes = 7}, &v, &e), SC_OK);
     json_decref(v);
     /* The column counts characters, not bytes. */
-    assert_int_equal(parse("[\"\xc3\xa9\xc3\xa9\",[[1]]]", &(sc_json_limits){.max_depth = 2}, &v, &e),
-                     SC_ELIMIT);
+    assert_int_equal(
+        parse("[\"\xc3\xa9\xc3\xa9\",[[1]]]", &(sc_json_limits){.max_depth = 2}, &v, &e),
+        SC_ELIMIT);
     assert_int_equal(e.position, 9); /* bytes: [ " 4xUTF-8 " , [ [ */
     assert_int_equal(e.column, 8);   /* characters before it: [ " e e " , [ */
 }
@@ -163,7 +164,7 @@ static void test_getters(void **state)
     assert_int_equal(sc_json_get_str(v, "missing", &s, &e), SC_ENOTFOUND);
     assert_string_equal(e.message, "[missing] is missing");
     assert_int_equal(sc_json_get_str(v, "n", &s, NULL), SC_ENOTFOUND); /* null = missing */
-    assert_int_equal(sc_json_get_str(o, "x", &s, &e), SC_ENOTFOUND); /* o is an array here */
+    assert_int_equal(sc_json_get_str(o, "x", &s, &e), SC_ENOTFOUND);   /* o is an array here */
     assert_string_equal(sc_json_type_name(NULL), "missing");
     json_decref(v);
 }

@@ -82,9 +82,11 @@ static void test_structure(void **state)
     sc_jsonw_strn(&w, sc_slice_make("v\0al", 4));
     sc_jsonw_obj_end(&w);
     assert_int_equal(sc_jsonw_finish(&w), SC_OK);
-    assert_string_equal(text(&b), "{\"name\":\"scry\",\"n\":-42,\"u\":9223372036854775808,\"i\":-9223372036854775808,"
-                                  "\"ok\":true,\"d\":1.0,\"f\":0.1,\"arr\":[null,[],{},"
-                                  "{\"raw\":[1,2]},false],\"k\\u0000ey\":\"v\\u0000al\"}");
+    assert_string_equal(
+        text(&b),
+        "{\"name\":\"scry\",\"n\":-42,\"u\":9223372036854775808,\"i\":-9223372036854775808,"
+        "\"ok\":true,\"d\":1.0,\"f\":0.1,\"arr\":[null,[],{},"
+        "{\"raw\":[1,2]},false],\"k\\u0000ey\":\"v\\u0000al\"}");
     sc_vec_free(&b);
 }
 
@@ -134,9 +136,14 @@ static void test_escaping(void **state)
         size_t len;
         size_t n_repl;
     } bad[] = {
-        {"\x80", 1, 1},          {"\xc0\xaf", 2, 2},     {"\xe0\x80\xaf", 3, 3},
-        {"\xed\xa0\x80", 3, 3},  {"\xf4\x90\x80\x80", 4, 4}, {"a\xe2\x82", 3, 2},
-        {"\xff", 1, 1},          {"\xc3", 1, 1},
+        {"\x80", 1, 1},
+        {"\xc0\xaf", 2, 2},
+        {"\xe0\x80\xaf", 3, 3},
+        {"\xed\xa0\x80", 3, 3},
+        {"\xf4\x90\x80\x80", 4, 4},
+        {"a\xe2\x82", 3, 2},
+        {"\xff", 1, 1},
+        {"\xc3", 1, 1},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         sc_vec_clear(&b);
@@ -184,9 +191,20 @@ static void test_doubles_round_trip(void **state)
     (void)state;
     seed_rng("jsonw doubles");
     char buf[40];
-    static const double fixed[] = {0.0, -0.0, 1.0, -1.0, 0.1, 1e21, 1e-7, 123456789012345678.0,
-                                   5e-324, 1.7976931348623157e308, 2.2250738585072014e-308,
-                                   0.30000000000000004, 100.0, 1e16};
+    static const double fixed[] = {0.0,
+                                   -0.0,
+                                   1.0,
+                                   -1.0,
+                                   0.1,
+                                   1e21,
+                                   1e-7,
+                                   123456789012345678.0,
+                                   5e-324,
+                                   1.7976931348623157e308,
+                                   2.2250738585072014e-308,
+                                   0.30000000000000004,
+                                   100.0,
+                                   1e16};
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]) + 100000; i++) {
         double d;
         if (i < sizeof(fixed) / sizeof(fixed[0])) {
@@ -203,8 +221,8 @@ static void test_doubles_round_trip(void **state)
         assert_memory_equal(&back, &d, sizeof(d)); /* bit-identical, including -0.0 */
         assert_true(n <= 24);
     }
-    static const float ffixed[] = {0.0f, -0.0f, 1.0f, 0.1f, 3.4028235e38f, 1e-45f, 1.17549435e-38f,
-                                   16777216.0f, 0.33333334f};
+    static const float ffixed[] = {0.0f,   -0.0f,           1.0f,        0.1f,       3.4028235e38f,
+                                   1e-45f, 1.17549435e-38f, 16777216.0f, 0.33333334f};
     for (size_t i = 0; i < sizeof(ffixed) / sizeof(ffixed[0]) + 100000; i++) {
         float f;
         if (i < sizeof(ffixed) / sizeof(ffixed[0])) {

@@ -197,8 +197,10 @@ static void test_concurrent_producers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_runs_all),         cmocka_unit_test(test_full_queue_and_drain),
-        cmocka_unit_test(test_cancel),           cmocka_unit_test(test_closed_and_invalid),
+        cmocka_unit_test(test_runs_all),
+        cmocka_unit_test(test_full_queue_and_drain),
+        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_closed_and_invalid),
         cmocka_unit_test(test_concurrent_producers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
