@@ -632,6 +632,22 @@ sc_status sc_date_parse(const sc_date_format *f, sc_slice text, int64_t *out_ms)
     return parse_tz(f, text, 0, 0, out_ms);
 }
 
+sc_status sc_date_parse_nanos(const sc_date_format *f, sc_slice text, int64_t *out_ns)
+{
+    for (size_t i = 0; i < f->n_alts; i++) {
+        dfields fl;
+        int64_t ms;
+        if (parse_alt(&f->alts[i], text, &fl) && fields_to_ms(&fl, 0, &ms)) {
+            /* int64 nanoseconds span +-9.2e18 ns = +-9.2e12 ms */
+            if (ms > 9223372036853LL || ms < -9223372036853LL)
+                return SC_EPARSE;
+            *out_ns = ms * 1000000 + (fl.is_epoch ? 0 : fl.frac_ns % 1000000);
+            return SC_OK;
+        }
+    }
+    return SC_EPARSE;
+}
+
 /* ---- date math ---- */
 
 static int64_t add_months(int64_t ms, int64_t months, int64_t tz)

@@ -40,6 +40,11 @@ const char *sc_date_format_spec(const sc_date_format *f);
  * of range. Thread-safe (f is immutable). */
 sc_status sc_date_parse(const sc_date_format *f, sc_slice text, int64_t *out_ms) SC_MUST_USE;
 
+/* As sc_date_parse with nanosecond precision (date_nanos): UTC epoch nanoseconds. SC_EPARSE
+ * also when the instant is outside what int64 nanoseconds can hold (1677..2262). */
+sc_status sc_date_parse_nanos(const sc_date_format *f, sc_slice text, int64_t *out_ns)
+    SC_MUST_USE;
+
 /* Parses a date-math expression: "now" or a date (parsed with f), optionally followed by
  * operations `+N<unit>`, `-N<unit>`, `/<unit>` (units y M w d h H m s); a date anchor is
  * separated from its operations by "||" ("2020-01-01||+1M/d"). Rounding goes down to the start

@@ -53,7 +53,8 @@ static const char *const type_names[] = {
     [SC_MAPPING_FLOAT] = "float",           [SC_MAPPING_HALF_FLOAT] = "half_float",
     [SC_MAPPING_SCALED_FLOAT] = "scaled_float", [SC_MAPPING_UNSIGNED_LONG] = "unsigned_long",
     [SC_MAPPING_BOOLEAN] = "boolean",       [SC_MAPPING_DATE] = "date",
-    [SC_MAPPING_IP] = "ip",
+    [SC_MAPPING_IP] = "ip",                 [SC_MAPPING_GEO_POINT] = "geo_point",
+    [SC_MAPPING_DATE_NANOS] = "date_nanos",
 };
 
 const char *sc_mapping_type_name(sc_mapping_type t)
@@ -86,6 +87,8 @@ bool sc_mapping_type_is_numeric(sc_mapping_type t)
     case SC_MAPPING_UNSIGNED_LONG:
     case SC_MAPPING_BOOLEAN:
     case SC_MAPPING_DATE:
+    case SC_MAPPING_DATE_NANOS:
+    case SC_MAPPING_GEO_POINT:
         return true;
     default:
         return false;
@@ -156,10 +159,11 @@ sc_mapping_field *sc__mapping_field_new(const char *name, sc_mapping_field *pare
     f->coerce = true;
     f->ignore_above = -1;
     f->position_increment_gap = 100;
-    if (type == SC_MAPPING_DATE &&
+    bool is_date = type == SC_MAPPING_DATE || type == SC_MAPPING_DATE_NANOS;
+    if (is_date &&
         sc_date_format_new(sc_slice_cstr(SC_DATE_DEFAULT_FORMAT), &f->date_format) != SC_OK)
         f->date_format = NULL;
-    if (!f->name || !f->path || (type == SC_MAPPING_DATE && !f->date_format)) {
+    if (!f->name || !f->path || (is_date && !f->date_format)) {
         sc__mapping_field_free(f);
         return NULL;
     }
@@ -279,7 +283,7 @@ static const char *const ignored_params[] = {
     "boost", "similarity", "index_options", "index_phrases", "index_prefixes", "term_vector",
     "fielddata", "fielddata_frequency_filter", "eager_global_ordinals",
     "split_queries_on_whitespace", "time_series_dimension", "time_series_metric", "script",
-    "on_script_error", "locale", "subobjects", "ignore_z_value", "dimension", NULL};
+    "on_script_error", "locale", "subobjects", "dimension", NULL};
 
 static const char *const text_params[] = {"analyzer", "search_analyzer", "search_quote_analyzer",
                                           "index", "norms", "store", "position_increment_gap",
@@ -295,6 +299,8 @@ static const char *const date_params[] = {"index", "doc_values", "store", "null_
                                           "ignore_malformed", "format", NULL};
 static const char *const ip_params[] = {"index", "doc_values", "store", "null_value",
                                         "ignore_malformed", NULL};
+static const char *const geo_params[] = {"index", "doc_values", "store", "null_value",
+                                         "ignore_malformed", "ignore_z_value", NULL};
 
 static const char *const *params_for(sc_mapping_type t)
 {
@@ -308,9 +314,12 @@ static const char *const *params_for(sc_mapping_type t)
     case SC_MAPPING_BOOLEAN:
         return bool_params;
     case SC_MAPPING_DATE:
+    case SC_MAPPING_DATE_NANOS:
         return date_params;
     case SC_MAPPING_IP:
         return ip_params;
+    case SC_MAPPING_GEO_POINT:
+        return geo_params;
     default:
         return number_params;
     }
@@ -547,6 +556,14 @@ static sc_status parse_leaf_param(const char *k, const json_t *v, sc_mapping_fie
         sc_date_format_free(f->date_format);
         f->date_format = df;
         return set_str(&f->format, v, k, f->path, err);
+    }
+    if (strcmp(k, "ignore_z_value") == 0) {
+        if (!json_bool_value(v, &b))
+            return bad_param(err, "[ignore_z_value] on mapper [%s] must be a boolean", f->path);
+        if (!f->extra && !(f->extra = json_object()))
+            return SC_ENOMEM;
+        json_object_set_new(f->extra, k, json_boolean(b));
+        return SC_OK;
     }
     if (strcmp(k, "null_value") == 0) {
         json_decref(f->null_value);

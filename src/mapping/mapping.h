@@ -38,6 +38,8 @@ typedef enum sc_mapping_type {
     SC_MAPPING_BOOLEAN,
     SC_MAPPING_DATE,
     SC_MAPPING_IP,
+    SC_MAPPING_GEO_POINT,
+    SC_MAPPING_DATE_NANOS,
 } sc_mapping_type;
 
 /* `dynamic` of an object; INHERIT means "not set here, use the parent's" (root: TRUE). */
@@ -57,7 +59,11 @@ typedef enum sc_mapping_dynamic {
  *  - DOUBLE/FLOAT/HALF_FLOAT: sc_mapping_double_to_sortable of the value rounded to the type's
  *    precision;
  *  - SCALED_FLOAT: round(value * scaling_factor);
- *  - BOOLEAN: 0 or 1;  DATE: UTC epoch milliseconds. */
+ *  - BOOLEAN: 0 or 1;  DATE: UTC epoch milliseconds;  DATE_NANOS: UTC epoch nanoseconds
+ *    (1677-09-21 .. 2262-04-11, as Elasticsearch);
+ *  - GEO_POINT: Lucene's LatLonPoint encoding packed in one value:
+ *    (encodeLatitude(lat) << 32) | (uint32)encodeLongitude(lon); see sc_mapping_geo_encode.
+ *    Accepted shapes: {"lat":..,"lon":..}, [lon, lat(, z)], "lat,lon", "POINT (lon lat)". */
 
 /* One field of a mapping. Read-only for everyone outside src/mapping; valid while the mapping
  * that returned it is referenced. */
@@ -263,6 +269,11 @@ void sc_mapping_write_value(const sc_mapping_field *f, int64_t v, bool for_sort,
 /* Lucene's NumericUtils.doubleToSortableLong and its inverse. */
 int64_t sc_mapping_double_to_sortable(double d);
 double sc_mapping_sortable_to_double(int64_t v);
+
+/* Lucene's GeoEncodingUtils encodeLatitude/encodeLongitude packed as described above, and the
+ * inverse (decoded values are the lower-left corner of the encoded cell, as Lucene's). */
+int64_t sc_mapping_geo_encode(double lat, double lon);
+void sc_mapping_geo_decode(int64_t v, double *lat, double *lon);
 
 /* Parses an IPv4 or IPv6 address into 16 bytes (IPv4-mapped). SC_EINVAL if malformed. */
 sc_status sc_mapping_ip_parse(sc_slice text, uint8_t out[16]) SC_MUST_USE;

@@ -340,6 +340,18 @@ static sc_status index_value(pctx *c, sc_mapping_field *f, const json_t *v, bool
             return SC_OK;
         v = f->null_value;
     }
+    if (f->type == SC_MAPPING_GEO_POINT) {
+        /* [lon, lat] is one point; other arrays hold several points */
+        bool coords = json_is_array(v) && json_array_size(v) >= 2 && json_array_size(v) <= 3;
+        for (size_t i = 0; coords && i < json_array_size(v); i++)
+            coords = json_is_number(json_array_get(v, i));
+        if (json_is_array(v) && !coords) {
+            for (size_t i = 0; i < json_array_size(v); i++)
+                SC_TRY(index_value(c, f, json_array_get(v, i), with_copy));
+            return SC_OK;
+        }
+        return index_scalar(c, f, v);
+    }
     if (json_is_array(v)) {
         for (size_t i = 0; i < json_array_size(v); i++)
             SC_TRY(index_value(c, f, json_array_get(v, i), with_copy));

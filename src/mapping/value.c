@@ -246,6 +246,103 @@ static sc_status encode_date(const sc_mapping_field *f, const sc_date_format *fm
     return SC_EINVAL;
 }
 
+#define LAT_DECODE (180.0 / 4294967296.0)
+#define LON_DECODE (360.0 / 4294967296.0)
+
+int64_t sc_mapping_geo_encode(double lat, double lon)
+{
+    int32_t la = lat >= 90.0 ? INT32_MAX : (int32_t)floor(lat / LAT_DECODE);
+    int32_t lo = lon >= 180.0 ? INT32_MAX : (int32_t)floor(lon / LON_DECODE);
+    return (int64_t)(((uint64_t)(uint32_t)la << 32) | (uint32_t)lo);
+}
+
+void sc_mapping_geo_decode(int64_t v, double *lat, double *lon)
+{
+    *lat = (int32_t)(uint32_t)((uint64_t)v >> 32) * LAT_DECODE;
+    *lon = (int32_t)(uint32_t)(uint64_t)v * LON_DECODE;
+}
+
+static int geo_coord(const json_t *v, double *out)
+{
+    if (json_is_number(v)) {
+        *out = json_number_value(v);
+        return isfinite(*out);
+    }
+    if (json_is_string(v)) {
+        char *end;
+        const char *s = json_string_value(v);
+        *out = strtod(s, &end);
+        return end != s && *end == 0 && isfinite(*out);
+    }
+    return 0;
+}
+
+/* One geo point from any of the accepted shapes. */
+static sc_status encode_geo(const json_t *v, int64_t *num, sc_mapping_error *err)
+{
+    double lat = 0, lon = 0;
+    int ok = 0;
+    if (json_is_object(v)) {
+        ok = geo_coord(json_object_get(v, "lat"), &lat) && geo_coord(json_object_get(v, "lon"), &lon);
+        if (!ok) {
+            sc__mapping_cause(err, "illegal_argument_exception",
+                              "field [lat] and [lon] must be numbers");
+            return SC_EINVAL;
+        }
+    } else if (json_is_array(v)) {
+        size_t n = json_array_size(v);
+        ok = (n == 2 || n == 3) && geo_coord(json_array_get(v, 0), &lon) &&
+             geo_coord(json_array_get(v, 1), &lat) &&
+             (n == 2 || json_is_number(json_array_get(v, 2)));
+    } else if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        char tail;
+        if (strncasecmp(s, "POINT", 5) == 0)
+            ok = sscanf(s + 5, " ( %lf %lf )%c", &lon, &lat, &tail) == 2;
+        else
+            ok = sscanf(s, " %lf , %lf %c", &lat, &lon, &tail) == 2;
+        ok = ok && isfinite(lat) && isfinite(lon);
+    }
+    if (!ok) {
+        char prev[128];
+        sc__mapping_preview(v, prev, sizeof(prev));
+        sc__mapping_cause(err, "parse_exception", "unsupported geo_point value [%s]", prev);
+        return SC_EINVAL;
+    }
+    if (lat < -90 || lat > 90) {
+        sc__mapping_cause(err, "illegal_argument_exception",
+                          "illegal latitude value [%g] for geo_point", lat);
+        return SC_EINVAL;
+    }
+    if (lon < -180 || lon > 180) {
+        sc__mapping_cause(err, "illegal_argument_exception",
+                          "illegal longitude value [%g] for geo_point", lon);
+        return SC_EINVAL;
+    }
+    *num = sc_mapping_geo_encode(lat, lon);
+    return SC_OK;
+}
+
+static sc_status encode_date_nanos(const sc_date_format *fmt, const json_t *v, int64_t *num,
+                                   sc_mapping_error *err)
+{
+    char buf[64];
+    sc_slice text = {0};
+    if (json_is_string(v))
+        text = sc_slice_make(json_string_value(v), json_string_length(v));
+    else if (json_is_integer(v))
+        text = sc_slice_make(buf, (size_t)snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT,
+                                                   json_integer_value(v)));
+    if (text.ptr && sc_date_parse_nanos(fmt, text, num) == SC_OK)
+        return SC_OK;
+    char prev[128];
+    sc__mapping_preview(v, prev, sizeof(prev));
+    sc__mapping_cause(err, "illegal_argument_exception",
+                      "failed to parse date field [%s] with format [%s]", prev,
+                      sc_date_format_spec(fmt));
+    return SC_EINVAL;
+}
+
 sc_status sc_mapping_ip_parse(sc_slice text, uint8_t out[16])
 {
     char buf[64];
@@ -366,6 +463,10 @@ sc_status sc__mapping_encode_scalar(const sc_mapping_field *f, const json_t *v,
         return encode_bool(v, num, err);
     case SC_MAPPING_DATE:
         return encode_date(f, f->date_format, v, num, err);
+    case SC_MAPPING_DATE_NANOS:
+        return encode_date_nanos(f->date_format, v, num, err);
+    case SC_MAPPING_GEO_POINT:
+        return encode_geo(v, num, err);
     default:
         sc__mapping_cause(err, "illegal_argument_exception", "field [%s] of type [%s] has no terms",
                           f->path, sc_mapping_type_name(f->type));
@@ -379,7 +480,8 @@ sc_status sc_mapping_encode_value(const sc_mapping_field *f, const json_t *value
 {
     memset(out, 0, sizeof(*out));
     out->kind = sc_mapping_field_kind(f);
-    if (f->type == SC_MAPPING_TEXT || f->type == SC_MAPPING_OBJECT || !value ||
+    if (f->type == SC_MAPPING_TEXT || f->type == SC_MAPPING_OBJECT ||
+        f->type == SC_MAPPING_GEO_POINT || !value ||
         json_is_null(value) || json_is_object(value) || json_is_array(value)) {
         sc__mapping_err(err, "illegal_argument_exception",
                         "cannot encode a term for field [%s] of type [%s]", f->path,
@@ -387,12 +489,18 @@ sc_status sc_mapping_encode_value(const sc_mapping_field *f, const json_t *value
         return SC_EINVAL;
     }
     sc_status st;
-    if (f->type == SC_MAPPING_DATE && json_is_string(value)) {
-        st = sc_date_math_parse(f->date_format,
-                                sc_slice_make(json_string_value(value), json_string_length(value)),
-                                now_ms, false, 0, &out->num);
-        if (st == SC_OK)
+    if ((f->type == SC_MAPPING_DATE || f->type == SC_MAPPING_DATE_NANOS) &&
+        json_is_string(value)) {
+        sc_slice text = sc_slice_make(json_string_value(value), json_string_length(value));
+        if (f->type == SC_MAPPING_DATE_NANOS && sc_date_parse_nanos(f->date_format, text,
+                                                                    &out->num) == SC_OK)
             return SC_OK;
+        st = sc_date_math_parse(f->date_format, text, now_ms, false, 0, &out->num);
+        if (st == SC_OK) {
+            if (f->type == SC_MAPPING_DATE_NANOS)
+                out->num *= 1000000;
+            return SC_OK;
+        }
     }
     st = sc__mapping_encode_scalar(f, value, analysis, arena, &out->term, &out->num, err);
     if (st == SC_EINVAL) {
@@ -590,11 +698,22 @@ sc_status sc_mapping_encode_range(const sc_mapping_field *f, const json_t *from,
     *lo = INT64_MIN;
     *hi = INT64_MAX;
     *empty = false;
-    if (!sc_mapping_type_is_numeric(f->type)) {
+    if (!sc_mapping_type_is_numeric(f->type) || f->type == SC_MAPPING_GEO_POINT) {
         sc__mapping_err(err, "illegal_argument_exception",
-                        "field [%s] of type [%s] is not numeric", f->path,
+                        "field [%s] of type [%s] does not support range queries", f->path,
                         sc_mapping_type_name(f->type));
         return SC_EINVAL;
+    }
+    if (f->type == SC_MAPPING_DATE_NANOS) {
+        /* bounds in milliseconds, widened to whole milliseconds of nanoseconds */
+        sc_mapping_field ms_field = *f;
+        ms_field.type = SC_MAPPING_DATE;
+        SC_TRY(sc_mapping_encode_range(&ms_field, from, to, include_lower, include_upper, format,
+                                       tz_offset_ms, now_ms, lo, hi, empty, err));
+        const int64_t lim = 9223372036853LL;
+        *lo = *lo <= -lim ? INT64_MIN : (*lo >= lim ? INT64_MAX : *lo * 1000000);
+        *hi = *hi >= lim ? INT64_MAX : (*hi <= -lim ? INT64_MIN : *hi * 1000000 + 999999);
+        return SC_OK;
     }
     if (from && !json_is_null(from))
         SC_TRY(encode_bound(f, from, true, include_lower, format, tz_offset_ms, now_ms, lo, empty,
@@ -636,6 +755,28 @@ void sc_mapping_write_value(const sc_mapping_field *f, int64_t v, bool for_sort,
             sc_jsonw_str(w, buf);
         }
         break;
+    case SC_MAPPING_DATE_NANOS:
+        if (for_sort) {
+            sc_jsonw_int(w, v);
+        } else {
+            int64_t ms = v >= 0 ? v / 1000000 : -((-v + 999999) / 1000000);
+            char buf[64];
+            size_t n = sc_date_format_iso(ms, buf); /* ...ss.mmmZ */
+            if (n > 1) {
+                snprintf(buf + n - 1, sizeof(buf) - (n - 1), "%06dZ", (int)(v - ms * 1000000));
+            }
+            sc_jsonw_str(w, buf);
+        }
+        break;
+    case SC_MAPPING_GEO_POINT: {
+        double lat, lon;
+        sc_mapping_geo_decode(v, &lat, &lon);
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_kv_double(w, "lat", lat);
+        sc_jsonw_kv_double(w, "lon", lon);
+        sc_jsonw_obj_end(w);
+        break;
+    }
     default:
         sc_jsonw_int(w, v);
         break;

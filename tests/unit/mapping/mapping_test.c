@@ -498,6 +498,69 @@ static void test_text_registry(void **state)
     sc_analyzer_registry_free(reg);
 }
 
+static void test_geo_and_nanos(void **state)
+{
+    (void)state;
+    sc_mapping *m = M("{\"properties\":{\"g\":{\"type\":\"geo_point\"},"
+                      "\"gm\":{\"type\":\"geo_point\",\"ignore_malformed\":true},"
+                      "\"n\":{\"type\":\"date_nanos\"}}}");
+    parsed p;
+    parse(&p, m, "1",
+          "{\"g\":[{\"lat\":40.7,\"lon\":-74.0},[-74.0,40.7],\"40.7,-74.0\","
+          "\"POINT (-74.0 40.7)\"],\"gm\":\"junk\","
+          "\"n\":\"2015-01-01T12:10:30.123456789Z\"}");
+    assert_int_equal(p.st, SC_OK);
+    const sc_index_field *f = field(&p.doc, "g");
+    assert_int_equal(f->n_values, 4);
+    for (int i = 1; i < 4; i++)
+        assert_int_equal(f->values[i], f->values[0]);
+    double lat, lon;
+    sc_mapping_geo_decode(f->values[0], &lat, &lon);
+    assert_true(lat > 40.69999 && lat <= 40.7 && lon > -74.00001 && lon <= -74.0);
+    assert_null(field(&p.doc, "gm"));
+    assert_int_equal(field(&p.doc, "n")->values[0], 1420114230123456789LL);
+    done(&p);
+    parse(&p, m, "2", "{\"g\":{\"lat\":91,\"lon\":0}}");
+    assert_int_equal(p.st, SC_EINVAL);
+    assert_non_null(strstr(p.err.cause_reason, "latitude"));
+    done(&p);
+    json_t *out = sc_mapping_to_json(m);
+    assert_json_eq(out, "{\"properties\":{\"g\":{\"type\":\"geo_point\"},\"gm\":{\"type\":"
+                        "\"geo_point\",\"ignore_malformed\":true},\"n\":{\"type\":\"date_nanos\"}}}");
+    json_decref(out);
+    sc_mapping_unref(m);
+}
+
+/* The benchmark index definitions (bench/workloads) must be accepted as they are. */
+static void test_bench_mappings(void **state)
+{
+    (void)state;
+    const char *files[] = {"bench/workloads/taxis.index.json", "bench/workloads/logs.index.json",
+                           "bench/workloads/taxis.index.compat.json",
+                           "bench/workloads/logs.index.compat.json",
+                           "bench/workloads/wiki.index.json"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s", SCRY_SOURCE_DIR, files[i]);
+        json_error_t je;
+        json_t *j = json_load_file(path, 0, &je);
+        if (!j)
+            continue; /* not every definition exists in every checkout */
+        json_t *mj = json_object_get(j, "mappings");
+        sc_mapping *m = NULL;
+        sc_mapping_error err;
+        if (sc_mapping_new(mj, &m, &err) != SC_OK)
+            fail_msg("%s: %s", files[i], err.reason);
+        json_t *out = sc_mapping_to_json(m);
+        sc_mapping *m2 = NULL;
+        assert_int_equal(sc_mapping_new(out, &m2, &err), SC_OK);
+        json_decref(out);
+        sc_mapping_unref(m2);
+        sc_mapping_unref(m);
+        json_decref(j);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -505,6 +568,7 @@ int main(void)
         cmocka_unit_test(test_dynamic),      cmocka_unit_test(test_strict_and_false),
         cmocka_unit_test(test_values),       cmocka_unit_test(test_merge),
         cmocka_unit_test(test_encode),       cmocka_unit_test(test_text_registry),
+        cmocka_unit_test(test_geo_and_nanos), cmocka_unit_test(test_bench_mappings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
