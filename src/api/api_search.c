@@ -314,7 +314,7 @@ static bool build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *qu
 {
     if (n == 0 && query) {
         /* No target index: still validate the query as Elasticsearch parses it up front. */
-        sc_query *q;
+        sc_query *q = NULL;
         sc_dsl_error err;
         if (sc_dsl_parse(NULL, req->arena, query, &q, &err) != SC_OK) {
             sc_rest_error(req, resp, err.status ? err.status : 400,

@@ -400,7 +400,7 @@ static sc_status build_match(P *p, sc_slice field, const json_t *query, const js
         return term_or_fuzzy(p, field, toks[0].term, fuzz, opts, out);
     sc_query *b = NEW(p, sc_query_bool(p->a));
     for (size_t i = 0; i < n; i++) {
-        sc_query *t;
+        sc_query *t = NULL;
         SC_TRY(term_or_fuzzy(p, field, toks[i].term, fuzz, opts, &t));
         sc_status st = sc_query_bool_add(p->a, b, and_op ? SC_OCCUR_MUST : SC_OCCUR_SHOULD, t);
         if (st == SC_ELIMIT)
@@ -741,7 +741,7 @@ static sc_status q_fuzzy(P *p, const json_t *body, sc_query **out)
 static sc_status add_clauses(P *p, sc_query *b, const json_t *v, sc_query_occur occ)
 {
     if (json_is_object(v)) {
-        sc_query *c;
+        sc_query *c = NULL;
         SC_TRY(parse_query(p, v, &c));
         sc_status st = sc_query_bool_add(p->a, b, occ, c);
         if (st == SC_ELIMIT)
@@ -806,7 +806,7 @@ static sc_status q_constant_score(P *p, const json_t *body, sc_query **out)
     json_t *f = json_object_get(body, "filter");
     if (!json_is_object(f))
         return fail(p, "parsing_exception", "[constant_score] requires a 'filter' element");
-    sc_query *inner;
+    sc_query *inner = NULL;
     SC_TRY(parse_query(p, f, &inner));
     *out = NEW(p, sc_query_constant_score(p->a, inner));
     return apply_boost(p, "constant_score", body, *out);
@@ -828,7 +828,7 @@ static sc_status q_boosting(P *p, const json_t *body, sc_query **out)
     if (!get_float(json_object_get(body, "negative_boost"), &nb) || nb < 0)
         return fail(p, "parsing_exception",
                     "[boosting] query requires 'negative_boost' to be set to be a positive value");
-    sc_query *pq, *nq;
+    sc_query *pq, *nq = NULL;
     SC_TRY(parse_query(p, pos, &pq));
     SC_TRY(parse_query(p, neg, &nq));
     *out = NEW(p, sc_query_boosting(p->a, pq, nq, nb));
@@ -854,7 +854,7 @@ static sc_status q_dis_max(P *p, const json_t *body, sc_query **out)
     json_t *x;
     json_array_foreach(qs, i, x)
     {
-        sc_query *c;
+        sc_query *c = NULL;
         SC_TRY(parse_query(p, x, &c));
         if (sc_query_dis_max_add(p->a, d, c) != SC_OK)
             return oom(p);
@@ -959,7 +959,7 @@ static sc_status q_multi_match(P *p, const json_t *body, sc_query **out)
         sc_slice field;
         float fb;
         SC_TRY(field_boost(p, names[i], &field, &fb));
-        sc_query *q;
+        sc_query *q = NULL;
         sc_status st = mode == 0 ? build_match(p, field, query, body, &q)
                                  : build_phrase(p, field, query, body, mode == 2, &q);
         if (st != SC_OK)
@@ -1090,7 +1090,7 @@ static sc_status qs_term(qs *q, const char *field, size_t flen, sc_slice text, b
     }
     sc_query *d = NEW(p, sc_query_dis_max(p->a, 0));
     for (size_t i = 0; i < q->n_fields; i++) {
-        sc_query *c;
+        sc_query *c = NULL;
         SC_TRY(qs_term_field(q, sc_slice_cstr(q->fields[i]), text, is_phrase, fuzz, slop, &c));
         c->boost *= q->boosts[i];
         if (sc_query_dis_max_add(p->a, d, c) != SC_OK)
@@ -1262,7 +1262,7 @@ static sc_status qs_or(qs *q, sc_query **out)
         }
         if (and_next && n > 0 && b->u.bool_.clauses[n - 1].occur == SC_OCCUR_SHOULD)
             b->u.bool_.clauses[n - 1].occur = SC_OCCUR_MUST;
-        sc_query *c;
+        sc_query *c = NULL;
         SC_TRY(qs_clause(q, &c));
         sc_status st = sc_query_bool_add(p->a, b, occ, c);
         if (st == SC_ELIMIT)

@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/vec.h"
 #include "cluster/log.h"
+#include "cluster/tasks.h"
 #include "http/router.h"
 
 struct sc_http_server {
@@ -26,7 +27,9 @@ struct sc_http_server {
 
 typedef struct conn_state {
     sc_buf body;
+    uint64_t reserved; /* bytes held on the in-flight requests breaker */
     bool too_large;
+    bool tripped;      /* the in-flight breaker refused the body */
     bool responded;
 } conn_state;
 
@@ -69,6 +72,9 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, sc_rest_resp *r)
     if (!mr)
         return MHD_NO;
     MHD_add_response_header(mr, "X-Elastic-Product", "Elasticsearch");
+    const char *opaque = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Opaque-Id");
+    if (opaque)
+        MHD_add_response_header(mr, "X-Opaque-Id", opaque);
     MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
                             r->content_type ? r->content_type : "application/json");
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, mr);
@@ -109,12 +115,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     if (*upload_data_size) {
-        if (!st->too_large) {
-            if (st->body.len + *upload_data_size > s->cfg.max_content_length ||
-                sc_vec_append(&st->body, (const unsigned char *)upload_data,
-                              *upload_data_size) != SC_OK) {
+        if (!st->too_large && !st->tripped) {
+            if (st->body.len + *upload_data_size > s->cfg.max_content_length) {
                 st->too_large = true;
+            } else if (!sc_breaker_inflight_reserve(s->node, *upload_data_size)) {
+                st->tripped = true;
+            } else {
+                st->reserved += *upload_data_size;
+                if (sc_vec_append(&st->body, (const unsigned char *)upload_data,
+                                  *upload_data_size) != SC_OK)
+                    st->tripped = true;
+            }
+            if (st->too_large || st->tripped) {
                 sc_vec_free(&st->body);
+                sc_breaker_inflight_release(s->node, st->reserved);
+                st->reserved = 0;
             }
         }
         *upload_data_size = 0;
@@ -125,6 +140,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     st->responded = true;
     if (st->too_large)
         return too_large(c, s->cfg.max_content_length);
+    if (st->tripped) {
+        sc_rest_resp r;
+        sc_rest_resp_init(&r);
+        sc_rest_error(NULL, &r, 429, "circuit_breaking_exception",
+                      "[in_flight_requests] Data too large, data for [<http_request>] would be "
+                      "larger than the limit",
+                      NULL, 0);
+        enum MHD_Result ret = send_resp(c, &r);
+        sc_rest_resp_fini(&r);
+        return ret;
+    }
 
     uint64_t t0 = sc_clock_now_ns();
     sc_arena arena;
@@ -157,22 +183,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     ret = send_resp(c, &resp);
     sc_rest_resp_fini(&resp);
+    if (arena.over_budget)
+        sc_log(SC_LOG_WARN, "breaker", "request %s %s exceeded its memory budget", method, url);
     sc_arena_fini(&arena);
     sc_vec_free(&st->body);
+    sc_breaker_inflight_release(s->node, st->reserved);
+    st->reserved = 0;
     return ret;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+    sc_http_server *s = cls;
     conn_state *st = *con_cls;
     if (st) {
+        sc_breaker_inflight_release(s->node, st->reserved);
         sc_vec_free(&st->body);
         free(st);
         *con_cls = NULL;
     }
 }
 
+static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char msg[512];
