@@ -284,14 +284,6 @@ sc_status sc__builder_stored(sc_segment_builder *b, sc_slice id, sc_slice source
     return SC_OK;
 }
 
-static int cmp_pair(const void *a, const void *b)
-{
-    const sc__pair *x = a, *y = b;
-    if (x->gid != y->gid)
-        return x->gid < y->gid ? -1 : 1;
-    return (x->pos > y->pos) - (x->pos < y->pos);
-}
-
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -304,6 +296,9 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Groups the field's tokens by term without sorting: pass 1 maps tokens to term ids and counts
+ * each term's occurrences in this doc (marked by cur_doc), pass 2 drops positions into each
+ * term's slice of the shared positions array in token order. */
 static sc_status add_text(sc_segment_builder *b, sc__bfield *f, const sc_index_field *in,
                           uint32_t doc)
 {
@@ -314,37 +309,59 @@ static sc_status add_text(sc_segment_builder *b, sc__bfield *f, const sc_index_f
     SC_TRY(sc__builder_mark_doc(b, f, doc));
     if (!(f->flags & SC_FIELD_INDEXED))
         return SC_OK;
+    size_t n = in->n_tokens;
+    sc_vec_clear(&b->gids);
     sc_vec_clear(&b->pairs);
-    SC_TRY(sc_vec_reserve(&b->pairs, in->n_tokens));
-    for (size_t i = 0; i < in->n_tokens; i++) {
+    SC_TRY(sc_vec_reserve(&b->gids, n));
+    SC_TRY(sc_vec_reserve(&b->pairs, n)); /* pairs.ptr[k].gid: the k-th distinct term */
+    for (size_t i = 0; i < n; i++) {
         uint32_t gid;
         SC_TRY(term_gid(b, f, in->tokens[i].term, &gid));
-        b->pairs.ptr[b->pairs.len++] = (sc__pair){gid, in->tokens[i].position};
-    }
-    qsort(b->pairs.ptr, b->pairs.len, sizeof(sc__pair), cmp_pair);
-    bool with_pos = (f->flags & SC_FIELD_POSITIONS) != 0;
-    for (size_t i = 0; i < b->pairs.len;) {
-        size_t j = i;
-        while (j < b->pairs.len && b->pairs.ptr[j].gid == b->pairs.ptr[i].gid)
-            j++;
-        sc__bterm *t = &b->terms.ptr[b->pairs.ptr[i].gid];
-        uint32_t freq = (uint32_t)(j - i);
-        sc__brec r = {.gid = b->pairs.ptr[i].gid, .doc = doc, .freq = freq,
-                      .pos = (uint32_t)b->positions.len};
-        SC_TRY(sc_vec_push(&b->recs, r));
-        if (with_pos) {
-            if (sc_vec_reserve(&b->positions, freq) != SC_OK) {
-                b->recs.len--;
-                return SC_ENOMEM;
-            }
-            for (size_t k = i; k < j; k++)
-                b->positions.ptr[b->positions.len++] = b->pairs.ptr[k].pos;
+        b->gids.ptr[b->gids.len++] = gid;
+        sc__bterm *t = &b->terms.ptr[gid];
+        if (t->cur_doc != doc + 1) {
+            t->cur_doc = doc + 1;
+            t->cur_freq = 0;
+            b->pairs.ptr[b->pairs.len++] = (sc__pair){gid, 0};
         }
+        t->cur_freq++;
+    }
+    bool with_pos = (f->flags & SC_FIELD_POSITIONS) != 0;
+    if (with_pos && b->positions.len + n > UINT32_MAX)
+        return SC_ELIMIT;
+    SC_TRY(sc_vec_reserve(&b->recs, b->pairs.len));
+    if (with_pos)
+        SC_TRY(sc_vec_reserve(&b->positions, n));
+    uint32_t slot = (uint32_t)b->positions.len;
+    for (size_t k = 0; k < b->pairs.len; k++) {
+        sc__bterm *t = &b->terms.ptr[b->pairs.ptr[k].gid];
+        sc__brec r = {.gid = b->pairs.ptr[k].gid, .doc = doc, .freq = t->cur_freq, .pos = slot};
+        b->recs.ptr[b->recs.len++] = r;
+        t->cur_slot = slot;
+        if (with_pos)
+            slot += t->cur_freq;
         t->df++;
-        t->ttf += freq;
+        t->ttf += t->cur_freq;
         t->last_doc = doc;
-        f->sum_ttf += freq;
-        i = j;
+        f->sum_ttf += t->cur_freq;
+    }
+    if (!with_pos)
+        return SC_OK;
+    uint32_t *pos = b->positions.ptr;
+    bool sorted = true;
+    for (size_t i = 0; i < n; i++) {
+        sc__bterm *t = &b->terms.ptr[b->gids.ptr[i]];
+        pos[t->cur_slot++] = in->tokens[i].position;
+        if (i > 0 && in->tokens[i].position < in->tokens[i - 1].position)
+            sorted = false;
+    }
+    b->positions.len = slot;
+    if (!sorted) {
+        /* tokens out of position order: sort each term's positions */
+        for (size_t k = 0; k < b->pairs.len; k++) {
+            const sc__brec *r = &b->recs.ptr[b->recs.len - b->pairs.len + k];
+            qsort(pos + r->pos, r->freq, sizeof(uint32_t), cmp_u32);
+        }
     }
     return SC_OK;
 }

@@ -21,6 +21,9 @@ typedef struct sc__bterm {
     uint64_t ttf;
     uint32_t in_dv; /* appears in sorted-set doc values */
     uint32_t rank;  /* set while writing: rank within its field */
+    uint32_t cur_doc;  /* adding: doc + 1 of the doc being added when counted in it */
+    uint32_t cur_freq; /* adding: occurrences in that doc */
+    uint32_t cur_slot; /* adding: next free slot of its positions */
 } sc__bterm;
 
 typedef struct sc__brec {

@@ -47,7 +47,7 @@ static uint8_t norm_of(const sc__bfield *f, uint32_t doc)
 }
 
 /* Encodes one term's postings into w->blk (skip table then blocks) and w->pos. */
-static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *const *recs, uint32_t df)
+static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *recs, uint32_t df)
 {
     const sc_segment_builder *b = w->b;
     bool freqs = f->kind == SC_FIELD_TEXT;
@@ -70,7 +70,7 @@ static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *const *rec
         uint32_t n = df - k * SC_POSTINGS_BLOCK;
         if (n > SC_POSTINGS_BLOCK)
             n = SC_POSTINGS_BLOCK;
-        const sc__brec *const *r = recs + (size_t)k * SC_POSTINGS_BLOCK;
+        const sc__brec *r = recs + (size_t)k * SC_POSTINGS_BLOCK;
         uint64_t block_off = w->blk.len - skip_bytes, pos_off = w->pos.len;
         if (block_off > UINT32_MAX || pos_off > UINT32_MAX) {
             w->st = SC_ELIMIT;
@@ -79,9 +79,9 @@ static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *const *rec
         uint32_t max_freq = 0;
         uint8_t min_norm = 255;
         for (uint32_t i = 0; i < n; i++) {
-            docs[i] = r[i]->doc;
-            if (r[i]->freq > max_freq)
-                max_freq = r[i]->freq;
+            docs[i] = r[i].doc;
+            if (r[i].freq > max_freq)
+                max_freq = r[i].freq;
             uint8_t nb = norms ? norm_of(f, docs[i]) : 0;
             if (nb < min_norm)
                 min_norm = nb;
@@ -117,7 +117,7 @@ static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *const *rec
             }
             if (freqs) {
                 for (uint32_t i = 0; i < n; i++)
-                    vals[i] = r[i]->freq - 1;
+                    vals[i] = r[i].freq - 1;
                 unsigned fw = sc_bitpack_width(vals, n);
                 sc__buf_u8(&w->blk, (uint8_t)fw, &w->st);
                 sc_bitpack_pack(vals, fw, packed);
@@ -131,13 +131,16 @@ static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *const *rec
             }
             if (freqs)
                 for (uint32_t i = 0; i < n; i++)
-                    sc__buf_varint(&w->blk, r[i]->freq - 1, &w->st);
+                    sc__buf_varint(&w->blk, r[i].freq - 1, &w->st);
         }
         if (with_pos) {
             for (uint32_t i = 0; i < n; i++) {
+                /* positions of a term are scattered over the doc-ordered array: fetch ahead */
+                if (i + 8 < n)
+                    __builtin_prefetch(b->positions.ptr + r[i + 8].pos);
                 uint32_t p = 0;
-                const uint32_t *ps = b->positions.ptr + r[i]->pos;
-                for (uint32_t j = 0; j < r[i]->freq; j++) {
+                const uint32_t *ps = b->positions.ptr + r[i].pos;
+                for (uint32_t j = 0; j < r[i].freq; j++) {
                     sc__buf_varint(&w->pos, ps[j] - p, &w->st);
                     p = ps[j];
                 }
@@ -171,7 +174,7 @@ static void write_terms(wctx *w, sc__bfield *f, uint64_t sec[2 * SC__FIELD_SECTI
     sc_vec_clear(&w->tdata);
     sc_vec_clear(&w->tindex);
     uint64_t prev_post = 0, prev_pos = 0, count = 0;
-    SC_VEC(const sc__brec *) recs = {0};
+    SC_VEC(sc__brec) recs = {0};
     for (size_t i = 0; i < w->gids.len && w->st == SC_OK; i++) {
         sc__bterm *t = &b->terms.ptr[w->gids.ptr[i]];
         if (t->df == 0)
@@ -182,8 +185,13 @@ static void write_terms(wctx *w, sc__bfield *f, uint64_t sec[2 * SC__FIELD_SECTI
             w->st = SC_ENOMEM;
             break;
         }
-        for (uint32_t j = 0; j < t->df; j++)
-            recs.ptr[j] = &b->recs.ptr[w->order[s + j]];
+        /* gather the term's records (scattered: prefetch ahead of the copy) */
+        const uint32_t *ord = w->order + s;
+        for (uint32_t j = 0; j < t->df; j++) {
+            if (j + 16 < t->df)
+                __builtin_prefetch(&b->recs.ptr[ord[j + 16]]);
+            recs.ptr[j] = b->recs.ptr[ord[j]];
+        }
         recs.len = t->df;
         encode_term(w, f, recs.ptr, t->df);
         uint64_t post_off = w->o->pos;
