@@ -6,6 +6,8 @@
 
 #include "text/internal.h"
 
+SC_ALLOC_POOL_DEFINE(sc__text_pool, "text.analyzers");
+
 struct sc_analyzer {
     char *name;
     sc__tokenizer_kind tokenizer;
@@ -19,13 +21,16 @@ sc_status sc__analyzer_new(const char *name, sc__tokenizer_kind tok, uint32_t ma
                            sc__filter *filters, size_t n_filters, sc_analyzer **out)
 {
     *out = NULL;
-    sc_analyzer *a = calloc(1, sizeof(*a));
-    char *nm = strdup(name);
-    sc__filter *fs = calloc(n_filters ? n_filters : 1, sizeof(*fs));
+    sc_analyzer *a = sc_alloc_calloc(&sc__text_pool, 1, sizeof(*a));
+    size_t name_len = strlen(name);
+    char *nm = sc_alloc_malloc(&sc__text_pool, name_len + 1);
+    if (nm)
+        memcpy(nm, name, name_len + 1);
+    sc__filter *fs = sc_alloc_calloc(&sc__text_pool, n_filters ? n_filters : 1, sizeof(*fs));
     if (!a || !nm || !fs) {
-        free(a);
-        free(nm);
-        free(fs);
+        sc_alloc_free(&sc__text_pool, a);
+        sc_alloc_free(&sc__text_pool, nm);
+        sc_alloc_free(&sc__text_pool, fs);
         for (size_t i = 0; i < n_filters; i++)
             sc__stopset_free(filters[i].stop);
         return SC_ENOMEM;
@@ -48,9 +53,9 @@ void sc_analyzer_free(sc_analyzer *a)
         return;
     for (size_t i = 0; i < a->n_filters; i++)
         sc__stopset_free(a->filters[i].stop);
-    free(a->filters);
-    free(a->name);
-    free(a);
+    sc_alloc_free(&sc__text_pool, a->filters);
+    sc_alloc_free(&sc__text_pool, a->name);
+    sc_alloc_free(&sc__text_pool, a);
 }
 
 const char *sc_analyzer_name(const sc_analyzer *a)
@@ -173,7 +178,7 @@ sc_status sc_analyzer_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink
         0,
         {stack_buf, 0, sizeof(stack_buf), stack_u16, sizeof(stack_u16) / sizeof(stack_u16[0])}};
     if (need > sizeof(stack_buf)) {
-        heap = malloc(need + need / 2 * sizeof(uint16_t) + 16);
+        heap = sc_alloc_malloc(&sc__text_pool, need + need / 2 * sizeof(uint16_t) + 16);
         if (!heap)
             return SC_ENOMEM;
         r.term.buf = heap;
@@ -182,6 +187,6 @@ sc_status sc_analyzer_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink
         r.term.u16_cap = need / 2;
     }
     sc_status st = sc__tokenize(a->tokenizer, a->max_token_len, text, on_raw, &r);
-    free(heap);
+    sc_alloc_free(&sc__text_pool, heap);
     return st;
 }

@@ -67,7 +67,7 @@ static bool stopset_lookup(const sc__stopset *s, const uint8_t *p, size_t n)
 sc_status sc__stopset_new(const char *const *words, size_t n, bool ignore_case, sc__stopset **out)
 {
     *out = NULL;
-    sc__stopset *s = calloc(1, sizeof(*s));
+    sc__stopset *s = sc_alloc_calloc(&sc__text_pool, 1, sizeof(*s));
     if (!s)
         return SC_ENOMEM;
     size_t slots = 16;
@@ -75,15 +75,15 @@ sc_status sc__stopset_new(const char *const *words, size_t n, bool ignore_case, 
         slots *= 2;
     s->mask = slots - 1;
     s->ignore_case = ignore_case;
-    s->slots = calloc(slots, sizeof(uint32_t));
-    s->words = calloc(n ? n : 1, sizeof(uint8_t *));
+    s->slots = sc_alloc_calloc(&sc__text_pool, slots, sizeof(uint32_t));
+    s->words = sc_alloc_calloc(&sc__text_pool, n ? n : 1, sizeof(uint8_t *));
     if (!s->slots || !s->words) {
         sc__stopset_free(s);
         return SC_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(words[i]);
-        uint8_t *w = malloc(4 + 2 * len + 8);
+        uint8_t *w = sc_alloc_malloc(&sc__text_pool, 4 + 2 * len + 8);
         if (!w) {
             sc__stopset_free(s);
             return SC_ENOMEM;
@@ -94,7 +94,7 @@ sc_status sc__stopset_new(const char *const *words, size_t n, bool ignore_case, 
             memcpy(w + 4, words[i], len);
         memcpy(w, &stored, 4);
         if (stopset_lookup(s, w + 4, stored)) {
-            free(w);
+            sc_alloc_free(&sc__text_pool, w);
             continue;
         }
         s->words[s->n_words++] = w;
@@ -126,10 +126,10 @@ void sc__stopset_free(sc__stopset *s)
     if (!s)
         return;
     for (size_t i = 0; i < s->n_words; i++)
-        free(s->words[i]);
-    free(s->words);
-    free(s->slots);
-    free(s);
+        sc_alloc_free(&sc__text_pool, s->words[i]);
+    sc_alloc_free(&sc__text_pool, s->words);
+    sc_alloc_free(&sc__text_pool, s->slots);
+    sc_alloc_free(&sc__text_pool, s);
 }
 
 bool sc__stopset_has(const sc__stopset *s, const uint8_t *term, size_t len)
@@ -140,13 +140,14 @@ bool sc__stopset_has(const sc__stopset *s, const uint8_t *term, size_t len)
         return stopset_lookup(s, term, len);
     }
     uint8_t stack[512];
-    uint8_t *tmp = len * 2 + 8 <= sizeof(stack) ? stack : malloc(len * 2 + 8);
+    uint8_t *tmp =
+        len * 2 + 8 <= sizeof(stack) ? stack : sc_alloc_malloc(&sc__text_pool, len * 2 + 8);
     if (!tmp)
         return false;
     size_t n = sc__lowercase(tmp, term, len);
     bool r = stopset_lookup(s, tmp, n);
     if (tmp != stack)
-        free(tmp);
+        sc_alloc_free(&sc__text_pool, tmp);
     return r;
 }
 

@@ -8,8 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/alloc.h"
 #include "base/status.h"
 #include "text/analyzer.h"
+
+/* Memory of analyzers, registries and stop sets (and per-call scratch for long terms). */
+extern sc_alloc_pool sc__text_pool;
 
 /* Lucene's default maximum token length, in UTF-16 code units. */
 #define SC__TEXT_MAX_TOKEN_LEN 255

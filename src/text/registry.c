@@ -77,19 +77,19 @@ static sc_status parse_stopwords(const json_t *v, const char *path, bool ignore_
     if (!json_is_array(v))
         return fail(err, "%s: expected a string or an array of strings", path);
     size_t n = json_array_size(v);
-    const char **words = calloc(n ? n : 1, sizeof(char *));
+    const char **words = sc_alloc_calloc(&sc__text_pool, n ? n : 1, sizeof(char *));
     if (!words)
         return SC_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         const json_t *w = json_array_get(v, i);
         if (!json_is_string(w)) {
-            free(words);
+            sc_alloc_free(&sc__text_pool, words);
             return fail(err, "%s[%zu]: expected a string", path, i);
         }
         words[i] = json_string_value(w);
     }
     sc_status st = sc__stopset_new(words, n, ignore_case, out);
-    free(words);
+    sc_alloc_free(&sc__text_pool, words);
     return st;
 }
 
@@ -384,13 +384,13 @@ void sc_analyzer_registry_free(sc_analyzer_registry *r)
     sc_analyzer_free(r->lowercase_normalizer);
     for (size_t i = 0; i < r->n_normalizers; i++)
         sc_analyzer_free(r->normalizers[i]);
-    free(r->normalizers);
+    sc_alloc_free(&sc__text_pool, r->normalizers);
     for (size_t i = 0; i < N_BUILTIN; i++)
         sc_analyzer_free(r->builtin[i]);
     for (size_t i = 0; i < r->n_custom; i++)
         sc_analyzer_free(r->custom[i]);
-    free(r->custom);
-    free(r);
+    sc_alloc_free(&sc__text_pool, r->custom);
+    sc_alloc_free(&sc__text_pool, r);
 }
 
 sc_status sc_analyzer_registry_new(const json_t *analysis, sc_analyzer_registry **out,
@@ -401,7 +401,7 @@ sc_status sc_analyzer_registry_new(const json_t *analysis, sc_analyzer_registry 
         err->message[0] = '\0';
     if (analysis && !json_is_object(analysis))
         return fail(err, "analysis: expected an object");
-    sc_analyzer_registry *r = calloc(1, sizeof(*r));
+    sc_analyzer_registry *r = sc_alloc_calloc(&sc__text_pool, 1, sizeof(*r));
     if (!r)
         return SC_ENOMEM;
     sc_status st = SC_OK;
@@ -411,7 +411,8 @@ sc_status sc_analyzer_registry_new(const json_t *analysis, sc_analyzer_registry 
     if (st == SC_OK && defs && !json_is_object(defs))
         st = fail(err, "analysis.analyzer: expected an object");
     if (st == SC_OK && defs) {
-        r->custom = calloc(json_object_size(defs) + 1, sizeof(sc_analyzer *));
+        r->custom =
+            sc_alloc_calloc(&sc__text_pool, json_object_size(defs) + 1, sizeof(sc_analyzer *));
         if (!r->custom)
             st = SC_ENOMEM;
         const char *name;
@@ -432,7 +433,8 @@ sc_status sc_analyzer_registry_new(const json_t *analysis, sc_analyzer_registry 
     if (st == SC_OK && ndefs && !json_is_object(ndefs))
         st = fail(err, "analysis.normalizer: expected an object");
     if (st == SC_OK && ndefs) {
-        r->normalizers = calloc(json_object_size(ndefs) + 1, sizeof(sc_analyzer *));
+        r->normalizers =
+            sc_alloc_calloc(&sc__text_pool, json_object_size(ndefs) + 1, sizeof(sc_analyzer *));
         if (!r->normalizers)
             st = SC_ENOMEM;
         const char *name;

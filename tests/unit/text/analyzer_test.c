@@ -426,6 +426,7 @@ static void test_registry(void **state)
     json_error_t jerr;
     json_t *j = json_loads(settings, 0, &jerr);
     assert_non_null(j);
+    int64_t base_bytes = sc_alloc_pool_bytes(&sc__text_pool);
     sc_analyzer_registry *r;
     sc_analysis_error err;
     assert_int_equal(sc_analyzer_registry_new(j, &r, &err), SC_OK);
@@ -445,7 +446,9 @@ static void test_registry(void **state)
                  "aero strasse");
     expect_terms(sc_analyzer_registry_normalizer(r, sc_slice_cstr("lowercase")), "ÆRØ", 5, "ærø");
     assert_null(sc_analyzer_registry_normalizer(r, sc_slice_cstr("standard")));
+    assert_true(sc_alloc_pool_bytes(&sc__text_pool) > base_bytes); /* accounted */
     sc_analyzer_registry_free(r);
+    assert_int_equal(sc_alloc_pool_bytes(&sc__text_pool), base_bytes);
     json_decref(j);
 
     /* Errors name the key. */
