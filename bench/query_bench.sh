@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Query-execution benchmark: scry's in-process searcher (bench/query_bench.c) against Lucene 8.7
+# (bench/LuceneQueryBench.java) on the same generated documents (tests/oracle/search/gen.py:
+# real English words with Zipf frequencies) and the luceneutil query classes, single threaded,
+# in three modes (COUNT, TOP_10, TOP_10_COUNT). Prints median/p99 per class and the ratio
+# Lucene/scry of medians (> 1 means scry is faster).
+# Usage: bench/query_bench.sh [N_DOCS (1000000)] [REPS (5)]   (WORK=dir to keep the indexes)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-1000000}
+REPS=${2:-5}
+WORK=${WORK:-/tmp/scry-query-bench-$N}
+B=${BUILD:-build/query-bench}
+JARS=/usr/share/java/lucene-core-8.7.0.jar:/usr/share/java/lucene-queryparser-8.7.0.jar:/usr/share/java/lucene-analyzers-common-8.7.0.jar
+QUERIES=${QUERIES:-../shared/data/queries/luceneutil/queries.txt}
+mkdir -p "$WORK"
+cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE="-O3 -DNDEBUG -g" -DSCRY_WERROR=OFF >/dev/null
+cmake --build "$B" -j"$(nproc)" --target query_bench >/dev/null
+[ -f "$WORK/docs.tsv" ] || /usr/bin/python3 tests/oracle/search/gen.py "$WORK" "$N" 42
+mkdir -p "$WORK/classes"
+javac -d "$WORK/classes" -cp "$JARS" bench/LuceneQueryBench.java
+"$B/query_bench" "$WORK/docs.tsv" "$QUERIES" "$WORK" "$REPS" > "$WORK/scry.tsv"
+java -Xmx4g -cp "$JARS:$WORK/classes" LuceneQueryBench "$WORK/docs.tsv" "$QUERIES" "$WORK" "$REPS" > "$WORK/lucene.tsv"
+/usr/bin/python3 - "$WORK/scry.tsv" "$WORK/lucene.tsv" <<'PY'
+import sys
+def load(p):
+    rows = {}
+    for line in open(p):
+        f = line.rstrip("\n").split("\t")
+        if f[0] == "class":
+            continue
+        rows[(f[0], f[1])] = (float(f[3]), float(f[4]), int(f[5]))
+    return rows
+s, l = load(sys.argv[1]), load(sys.argv[2])
+print("%-20s %-13s %10s %10s %10s %10s %7s %s" % ("class", "mode", "scry_med", "luc_med",
+      "scry_p99", "luc_p99", "ratio", "hits"))
+for k in s:
+    if k not in l:
+        continue
+    (sm, sp, sh), (lm, lp, lh) = s[k], l[k]
+    ratio = lm / sm if sm > 0 else float("inf")
+    note = "" if sh == lh else " (hits differ: scry %d lucene %d)" % (sh, lh)
+    print("%-20s %-13s %9.1fus %9.1fus %9.1fus %9.1fus %6.2fx%s" % (k[0], k[1], sm, lm, sp, lp,
+          ratio, note))
+PY
