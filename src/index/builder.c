@@ -76,6 +76,7 @@ void sc_segment_builder_reset(sc_segment_builder *b)
     sc_vec_clear(&b->stored);
     sc_vec_clear(&b->stored_off);
     b->n_docs = 0;
+    b->failed = SC_OK;
 }
 
 void sc_segment_builder_free(sc_segment_builder *b)
@@ -456,25 +457,36 @@ static sc_status validate_doc(const sc_segment_builder *b, const sc_index_doc *d
 sc_status sc_segment_builder_add(sc_segment_builder *b, const sc_index_doc *doc,
                                  uint32_t *doc_id)
 {
+    if (b->failed != SC_OK)
+        return b->failed;
     SC_TRY(validate_doc(b, doc));
     uint32_t id = b->n_docs;
-    for (size_t i = 0; i < doc->n_fields; i++) {
+    sc_status st = SC_OK;
+    for (size_t i = 0; i < doc->n_fields && st == SC_OK; i++) {
         const sc_index_field *in = &doc->fields[i];
         sc__bfield *f;
-        SC_TRY(sc__builder_field(b, in->name, in->kind, in->flags, &f));
+        st = sc__builder_field(b, in->name, in->kind, in->flags, &f);
+        if (st != SC_OK)
+            break;
         switch (in->kind) {
         case SC_FIELD_TEXT:
-            SC_TRY(add_text(b, f, in, id));
+            st = add_text(b, f, in, id);
             break;
         case SC_FIELD_KEYWORD:
-            SC_TRY(add_keyword(b, f, in, id));
+            st = add_keyword(b, f, in, id);
             break;
         case SC_FIELD_NUMERIC:
-            SC_TRY(add_numeric(b, f, in, id));
+            st = add_numeric(b, f, in, id);
             break;
         }
     }
-    SC_TRY(sc__builder_stored(b, doc->id, doc->source));
+    if (st == SC_OK)
+        st = sc__builder_stored(b, doc->id, doc->source);
+    if (st != SC_OK) {
+        /* part of the doc may be in the buffers under an id the next doc would reuse */
+        b->failed = st;
+        return st;
+    }
     if (doc_id)
         *doc_id = id;
     return SC_OK;

@@ -30,10 +30,13 @@ sc_status sc_segment_builder_new(sc_segment_builder **out) SC_MUST_USE;
 void sc_segment_builder_free(sc_segment_builder *b);
 
 /* Adds one document (borrowed for the call) and returns its id in *doc_id (may be NULL).
- * Errors: SC_EINVAL (a field's kind/flags differ from earlier docs in this buffer, a term
- * longer than SC_TERM_MAX_BYTES, positions going backwards within a field, too many docs),
- * SC_ENOMEM. On error the document is not added and the builder stays usable (docs added
- * before are intact). Amortized O(tokens + values + source bytes). */
+ * Tokens of a TEXT field may come in any position order. Errors: SC_EINVAL (a field's
+ * kind/flags differ from earlier docs in this buffer, the same field name twice in the doc, a
+ * term longer than SC_TERM_MAX_BYTES, an empty field name) and SC_ELIMIT (too many docs):
+ * checked before anything changes, so the doc is not added and the builder stays usable.
+ * SC_ENOMEM/SC_ELIMIT in the middle of a doc: the builder becomes failed (sticky; every add
+ * and write returns that status) until sc_segment_builder_reset. Amortized
+ * O(tokens + values + source bytes). */
 sc_status sc_segment_builder_add(sc_segment_builder *b, const sc_index_doc *doc,
                                  uint32_t *doc_id) SC_MUST_USE;
 
@@ -45,7 +48,8 @@ size_t sc_segment_builder_ram_bytes(const sc_segment_builder *b);
 
 /* Writes the buffered docs as `<dir>/<name>.seg` (temp file, fsync, rename, dir fsync) and
  * fills *info (may be NULL). The buffer is unchanged; call reset to reuse it. Writing an empty
- * buffer produces a valid segment with 0 docs. Errors: SC_EIO, SC_ENOMEM, SC_EINVAL (name). */
+ * buffer produces a valid segment with 0 docs. Errors: SC_EIO, SC_ENOMEM, SC_EINVAL (name), the
+ * sticky status of a failed builder. */
 sc_status sc_segment_builder_write(sc_segment_builder *b, const char *dir, const char *name,
                                    sc_segment_write_info *info) SC_MUST_USE;
 

@@ -69,6 +69,7 @@ struct sc_segment_builder {
     sc_buf stored;
     SC_VEC(uint64_t) stored_off;
     uint32_t n_docs;
+    sc_status failed;        /* sticky: an add failed half-way; only reset recovers */
     SC_VEC(sc__pair) pairs;  /* scratch */
     SC_VEC(uint32_t) gids;   /* scratch */
 };

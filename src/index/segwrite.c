@@ -464,6 +464,8 @@ static int cmp_field_name(const void *a, const void *b)
 sc_status sc_segment_builder_write(sc_segment_builder *b, const char *dir, const char *name,
                                    sc_segment_write_info *info)
 {
+    if (b->failed != SC_OK)
+        return b->failed;
     if (!name_ok(name))
         return SC_EINVAL;
     char file[SC_SEGMENT_NAME_MAX + 8];

@@ -9,6 +9,9 @@
 
 #include <cmocka.h>
 
+#include <pthread.h>
+
+#include "readall.h"
 #include "verify.h"
 
 static void roundtrip(uint32_t n_docs)
@@ -135,6 +138,106 @@ static void test_norms_match_lucene(void **state)
     }
 }
 
+/* Tokens given out of position order and repeated: freqs count them, positions come back
+ * sorted; a field missing from later docs has norm 0 there. */
+static void test_positions_out_of_order(void **state)
+{
+    (void)state;
+    char dir[64];
+    t_tmpdir(dir, sizeof(dir));
+    sc_segment_builder *b;
+    assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+    sc_index_token toks[5] = {{sc_slice_cstr("b"), 9}, {sc_slice_cstr("a"), 4},
+                              {sc_slice_cstr("b"), 2}, {sc_slice_cstr("b"), 7},
+                              {sc_slice_cstr("a"), 1}};
+    sc_index_field f = {.name = sc_slice_cstr("t"), .kind = SC_FIELD_TEXT,
+                        .flags = SC_FIELD_INDEXED | SC_FIELD_POSITIONS | SC_FIELD_NORMS,
+                        .tokens = toks, .n_tokens = 5, .length = 5};
+    sc_index_doc d = {.id = sc_slice_cstr("0"), .fields = &f, .n_fields = 1};
+    assert_int_equal(sc_segment_builder_add(b, &d, NULL), SC_OK);
+    d.n_fields = 0;
+    assert_int_equal(sc_segment_builder_add(b, &d, NULL), SC_OK);
+    assert_int_equal(sc_segment_builder_write(b, dir, "p", NULL), SC_OK);
+    sc_segment_builder_free(b);
+    sc_segment *seg;
+    assert_int_equal(sc_segment_open(dir, "p", &seg), SC_OK);
+    const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr("t"));
+    assert_non_null(fi);
+    assert_int_equal(fi->doc_count, 1);
+    assert_int_equal(sc_segment_norms(seg, fi)[0], 5);
+    assert_int_equal(sc_segment_norms(seg, fi)[1], 0);
+    sc_term_info ti;
+    bool found;
+    assert_int_equal(sc_terms_lookup(seg, fi, sc_slice_cstr("b"), &ti, &found), SC_OK);
+    assert_true(found);
+    assert_int_equal(ti.total_term_freq, 3);
+    sc_postings p;
+    sc_postings_init(&p);
+    assert_int_equal(sc_postings_reset(&p, seg, fi, &ti, SC_POSTINGS_POSITIONS), SC_OK);
+    assert_int_equal(sc_postings_next(&p), 0);
+    uint32_t pos[4];
+    assert_int_equal(sc_postings_positions(&p, pos, 4), 3);
+    assert_int_equal(pos[0], 2);
+    assert_int_equal(pos[1], 7);
+    assert_int_equal(pos[2], 9);
+    assert_int_equal(sc_postings_next(&p), SC_POSTINGS_END);
+    sc_segment_unref(seg);
+    assert_int_equal(sc_dir_remove_all(dir), SC_OK);
+}
+
+/* Many threads read one segment at once, each with its own cursors; results equal the
+ * single-threaded model (run under ASan/TSan-like conditions in the asan build). */
+typedef struct reader_arg {
+    const sc_segment *seg;
+    uint64_t acc;
+    sc_status st;
+} reader_arg;
+
+static void *reader_main(void *p)
+{
+    reader_arg *a = p;
+    for (int r = 0; r < 3 && a->st == SC_OK; r++)
+        a->st = t_read_all(a->seg, &a->acc);
+    return NULL;
+}
+
+static void test_concurrent_readers(void **state)
+{
+    (void)state;
+    t_seed("concurrent_readers");
+    t_corpus c;
+    t_corpus_make(&c, 2000);
+    char dir[64];
+    t_tmpdir(dir, sizeof(dir));
+    sc_segment_builder *b;
+    assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+    for (uint32_t d = 0; d < c.n_docs; d++)
+        assert_int_equal(t_add_doc(b, &c, d), SC_OK);
+    assert_int_equal(sc_segment_builder_write(b, dir, "c", NULL), SC_OK);
+    sc_segment_builder_free(b);
+    sc_segment *seg;
+    assert_int_equal(sc_segment_open(dir, "c", &seg), SC_OK);
+    reader_arg one = {seg, 0, SC_OK};
+    reader_main(&one);
+    assert_int_equal(one.st, SC_OK);
+    pthread_t th[4];
+    reader_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (reader_arg){seg, 0, SC_OK};
+        sc_segment_ref(seg);
+        assert_int_equal(pthread_create(&th[i], NULL, reader_main, &args[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(args[i].st, SC_OK);
+        assert_int_equal(args[i].acc, one.acc);
+        sc_segment_unref(seg);
+    }
+    sc_segment_unref(seg);
+    t_corpus_free(&c);
+    assert_int_equal(sc_dir_remove_all(dir), SC_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -144,6 +247,8 @@ int main(void)
         cmocka_unit_test(test_builder_rejects),
         cmocka_unit_test(test_roundtrip_small),
         cmocka_unit_test(test_roundtrip_large),
+        cmocka_unit_test(test_positions_out_of_order),
+        cmocka_unit_test(test_concurrent_readers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
