@@ -125,6 +125,8 @@ typedef struct search_parse {
     int64_t timeout_ms;
     bool source;
     json_t *source_filter; /* borrowed: includes/excludes spec, or NULL */
+    const char **dv_fields; /* docvalue_fields + fields names (arena) */
+    size_t n_dv_fields;
 } search_parse;
 
 static bool parse_tth(const json_t *v, int64_t *out)
@@ -223,6 +225,43 @@ static bool parse_search(sc_rest_req *req, sc_rest_resp *resp, const json_t *bod
                 sp->source = false;
             else if (!json_is_true(v2))
                 sp->source_filter = v2;
+        }
+        static const char *const fkeys[] = {"docvalue_fields", "fields"};
+        for (int fk = 0; fk < 2; fk++) {
+            json_t *dv = json_object_get(body, fkeys[fk]);
+            if (!dv)
+                continue;
+            if (!json_is_array(dv)) {
+                sc_rest_errorf(req, resp, 400, "parsing_exception", "[%s] must be an array",
+                               fkeys[fk]);
+                return false;
+            }
+            size_t n = json_array_size(dv);
+            const char **names = sc_arena_alloc(req->arena,
+                                                (sp->n_dv_fields + n + 1) * sizeof *names);
+            if (!names) {
+                sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                              "[request] Data too large for the request budget", NULL, 0);
+                return false;
+            }
+            if (sp->n_dv_fields)
+                memcpy(names, sp->dv_fields, sp->n_dv_fields * sizeof *names);
+            for (size_t i = 0; i < n; i++) {
+                json_t *x = json_array_get(dv, i);
+                json_t *f = json_is_object(x) ? json_object_get(x, "field") : x;
+                if (!json_is_string(f)) {
+                    sc_rest_errorf(req, resp, 400, "parsing_exception",
+                                   "[%s] entries must be field names or {\"field\": name}",
+                                   fkeys[fk]);
+                    return false;
+                }
+                bool dup = false;
+                for (size_t j = 0; j < sp->n_dv_fields; j++)
+                    dup |= strcmp(names[j], json_string_value(f)) == 0;
+                if (!dup)
+                    names[sp->n_dv_fields++] = json_string_value(f);
+            }
+            sp->dv_fields = names;
         }
         json_t *sort = json_object_get(body, "sort");
         if (sort) {
@@ -530,6 +569,10 @@ static void write_search_response(sc_jsonw *w, const sc_search_request *sr,
             sc_jsonw_key(w, "_source");
             write_source(w, h->source, sp->source_filter);
         }
+        if (h->fields.len) {
+            sc_jsonw_key(w, "fields");
+            sc_jsonw_raw(w, h->fields);
+        }
         sc_jsonw_obj_end(w);
     }
     sc_jsonw_arr_end(w);
@@ -669,7 +712,9 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .count_only = count,
                                   .fetch_source = run->sp.source,
                                   .task = &task,
-                                  .pinned = sc && sc->ctx ? sc->ctx->pinned : NULL};
+                                  .pinned = sc && sc->ctx ? sc->ctx->pinned : NULL,
+                                  .dv_fields = run->sp.dv_fields,
+                                  .n_dv_fields = run->sp.n_dv_fields};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;

@@ -10,7 +10,9 @@
 #include "cluster/internal.h"
 #include "cluster/log.h"
 #include "cluster/shard_exec.h"
+#include "index/docvalues.h"
 #include "index/stored.h"
+#include "mapping/mapping.h"
 #include "shard/shard.h"
 
 /* One shard's query-phase job, run on the node's search pool. Memory is malloc'd (the request
@@ -162,13 +164,81 @@ static sc_status copy_slice(sc_arena *a, sc_slice in, sc_slice *out)
     return SC_OK;
 }
 
+/* Writes the doc values of the requested fields for one doc as {"f":[...],...}. */
+static sc_status doc_fields(const sc_node_fetch_request *req, const sc_shard_snapshot *snap,
+                            const sc_shard_segment_view *seg, uint32_t doc, sc_arena *arena,
+                            sc_slice *out)
+{
+    sc_buf buf = {0};
+    sc_jsonw w;
+    sc_jsonw_init(&w, &buf, false);
+    sc_jsonw_obj_begin(&w);
+    bool any = false;
+    for (size_t f = 0; f < req->n_dv_fields; f++) {
+        const char *name = req->dv_fields[f];
+        const sc_field_info *fi = sc_segment_field(seg->seg, sc_slice_cstr(name));
+        if (!fi)
+            continue;
+        const sc_mapping_field *mf =
+            snap->mapping ? sc_mapping_find(snap->mapping, sc_slice_cstr(name)) : NULL;
+        if (fi->kind == SC_FIELD_NUMERIC) {
+            sc_dv_numeric dv;
+            if (sc_dv_numeric_open(seg->seg, fi, &dv) != SC_OK)
+                continue;
+            int64_t vals[64];
+            size_t nv = sc_dv_numeric_get(&dv, doc, vals, 64);
+            if (!nv)
+                continue;
+            sc_jsonw_key(&w, name);
+            sc_jsonw_arr_begin(&w);
+            for (size_t i = 0; i < nv; i++) {
+                if (mf)
+                    sc_mapping_write_value(mf, vals[i], false, &w);
+                else
+                    sc_jsonw_int(&w, vals[i]);
+            }
+            sc_jsonw_arr_end(&w);
+            any = true;
+        } else if (fi->kind == SC_FIELD_KEYWORD) {
+            sc_dv_sorted_set dv;
+            if (sc_dv_sorted_set_open(seg->seg, fi, &dv) != SC_OK)
+                continue;
+            uint64_t ords[64];
+            size_t nv = sc_dv_sorted_set_ords(&dv, doc, ords, 64);
+            if (!nv)
+                continue;
+            sc_jsonw_key(&w, name);
+            sc_jsonw_arr_begin(&w);
+            for (size_t i = 0; i < nv; i++) {
+                sc_slice t = sc_dv_sorted_set_term(&dv, ords[i]);
+                if (mf && mf->type == SC_MAPPING_IP && t.len == 16) {
+                    char ip[64];
+                    size_t l = sc_mapping_ip_format(t.ptr, ip);
+                    sc_jsonw_strn(&w, sc_slice_make(ip, l));
+                } else {
+                    sc_jsonw_strn(&w, t);
+                }
+            }
+            sc_jsonw_arr_end(&w);
+            any = true;
+        }
+    }
+    sc_jsonw_obj_end(&w);
+    sc_status st = sc_jsonw_finish(&w);
+    if (st == SC_OK && any)
+        st = copy_slice(arena, sc_slice_make(buf.ptr, buf.len), out);
+    sc_vec_free(&buf);
+    return st;
+}
+
 sc_status sc_node_fetch_phase(sc_node *n, const sc_node_fetch_request *req, sc_arena *arena,
                               sc_node_fetch_response *out)
 {
     (void)n;
     out->ids = sc_arena_calloc(arena, req->n_docs ? req->n_docs : 1, sizeof *out->ids);
     out->sources = sc_arena_calloc(arena, req->n_docs ? req->n_docs : 1, sizeof *out->sources);
-    if (!out->ids || !out->sources)
+    out->fields = sc_arena_calloc(arena, req->n_docs ? req->n_docs : 1, sizeof *out->fields);
+    if (!out->ids || !out->sources || !out->fields)
         return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
     for (size_t i = 0; i < req->n_docs; i++) {
         const sc_shard_hit *d = &req->docs[i];
@@ -197,6 +267,8 @@ sc_status sc_node_fetch_phase(sc_node *n, const sc_node_fetch_request *req, sc_a
                 st = copy_slice(arena, src, &out->sources[i]);
         }
         sc_stored_reader_fini(&r);
+        if (st == SC_OK && req->n_dv_fields)
+            st = doc_fields(req, snap, seg, d->doc - seg->doc_base, arena, &out->fields[i]);
         if (st == SC_ENOMEM || st == SC_ELIMIT)
             return st;
     }
@@ -293,7 +365,9 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
                                       .query_resp = &qresp,
                                       .docs = qresp.top + from,
                                       .n_docs = nh,
-                                      .source = sr->fetch_source};
+                                      .source = sr->fetch_source,
+                                      .dv_fields = sr->dv_fields,
+                                      .n_dv_fields = sr->n_dv_fields};
         sc_node_fetch_response fresp;
         uint64_t f0 = sc_clock_now_ns();
         st = sc_node_fetch_phase(n, &freq, arena, &fresp);
@@ -312,7 +386,8 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
                                            .shard = targets[d->shard_ix].shard,
                                            .score = d->score,
                                            .id = fresp.ids[i],
-                                           .source = fresp.sources[i]};
+                                           .source = fresp.sources[i],
+                                           .fields = fresp.fields[i]};
         }
         out->n_hits = nh;
         uint64_t fetch_ns = sc_clock_now_ns() - f0;

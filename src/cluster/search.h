@@ -35,6 +35,10 @@ typedef struct sc_search_request {
     /* Scroll: searcher snapshots pinned per target shard (index order, then shard number),
      * used instead of each shard's current one; NULL = current. */
     const sc_shard_snapshot *const *pinned;
+    /* docvalue_fields / fields: values read from doc values for each hit (keyword, numeric,
+     * date, boolean, ip fields), returned per hit as a JSON object of arrays. */
+    const char *const *dv_fields;
+    size_t n_dv_fields;
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -43,6 +47,7 @@ typedef struct sc_result_hit {
     float score;
     sc_slice id;      /* arena */
     sc_slice source;  /* arena; empty if not fetched */
+    sc_slice fields;  /* arena: {"field":[values],...} or empty */
 } sc_result_hit;
 
 typedef struct sc_shard_failure {
@@ -115,11 +120,14 @@ typedef struct sc_node_fetch_request {
     const sc_shard_hit *docs; /* the winners on this node, in rank order */
     size_t n_docs;
     bool source;
+    const char *const *dv_fields;
+    size_t n_dv_fields;
 } sc_node_fetch_request;
 
 typedef struct sc_node_fetch_response {
     sc_slice *ids;     /* per doc */
     sc_slice *sources; /* per doc (empty when not requested or missing) */
+    sc_slice *fields;  /* per doc: docvalue fields JSON object, or empty */
 } sc_node_fetch_response;
 
 /* The data-node side of the query phase: runs every target shard (bounded concurrency on the

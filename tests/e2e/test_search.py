@@ -167,3 +167,16 @@ def test_realtime_refresh(server, fresh_index):
     server.request("PUT", "/%s/_doc/2?refresh=wait_for" % fresh_index, {"t": "y"})
     st, h, b = server.request("GET", "/%s/_count" % fresh_index)
     assert b["count"] == 2
+
+
+def test_docvalue_fields(server, fresh_index):
+    server.request("PUT", "/" + fresh_index, {"mappings": {"properties": {
+        "k": {"type": "keyword"}, "n": {"type": "long"}, "t": {"type": "text"}}}})
+    server.request("PUT", "/%s/_doc/1?refresh=true" % fresh_index,
+                   {"k": ["b", "a"], "n": 7, "t": "hello"})
+    b = search(server, fresh_index, {"query": {"match_all": {}},
+                                     "docvalue_fields": ["k", {"field": "n"}, "missing"],
+                                     "_source": False})
+    hit = b["hits"]["hits"][0]
+    assert "_source" not in hit
+    assert hit["fields"] == {"k": ["a", "b"], "n": [7]}
