@@ -1,6 +1,7 @@
 /* Analyzers: a tokenizer followed by a chain of 1:1-or-drop filters, run over one value with
  * all scratch on the stack (plus one heap buffer per call for terms over 4 KiB). Built-in
  * analyzers are defined here; analysis settings are parsed in registry.c. */
+#include <libstemmer.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,7 +177,7 @@ sc_status sc_analyzer_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink
         sink,
         ctx,
         0,
-        {stack_buf, 0, sizeof(stack_buf), stack_u16, sizeof(stack_u16) / sizeof(stack_u16[0])}};
+        {stack_buf, 0, sizeof(stack_buf), stack_u16, sizeof(stack_u16) / sizeof(stack_u16[0]), NULL}};
     if (need > sizeof(stack_buf)) {
         heap = sc_alloc_malloc(&sc__text_pool, need + need / 2 * sizeof(uint16_t) + 16);
         if (!heap)
@@ -186,7 +187,19 @@ sc_status sc_analyzer_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink
         r.term.u16 = (uint16_t *)(void *)(heap + ((need + 15) & ~(size_t)15));
         r.term.u16_cap = need / 2;
     }
+    for (size_t i = 0; i < a->n_filters; i++) {
+        if (a->filters[i].kind == SC__F_SNOWBALL_EN && !r.term.snowball) {
+            /* libstemmer instances are not thread-safe: one per call */
+            r.term.snowball = sb_stemmer_new("english", NULL);
+            if (!r.term.snowball) {
+                sc_alloc_free(&sc__text_pool, heap);
+                return SC_ENOMEM;
+            }
+        }
+    }
     sc_status st = sc__tokenize(a->tokenizer, a->max_token_len, text, on_raw, &r);
+    if (r.term.snowball)
+        sb_stemmer_delete(r.term.snowball);
     sc_alloc_free(&sc__text_pool, heap);
     return st;
 }

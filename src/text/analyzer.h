@@ -83,11 +83,13 @@ typedef struct sc_analysis_error {
  *   tokenizer.<name>: {"type": "standard", "max_token_length": N} | whitespace | keyword |
  *                     letter | lowercase    (built-in tokenizer names usable directly)
  *   filter.<name>:   {"type": "lowercase"} | asciifolding | {"type":"stop","stopwords":S,
- *                    "ignore_case":bool} | {"type":"stemmer","language":L} | porter_stem
+ *                    "ignore_case":bool} | {"type":"stemmer","language":L} | porter_stem |
+ *                    {"type":"snowball","language":"English"}
  *                    (built-in filter names usable directly; S is "_english_", "_none_" or an
- *                    array of strings; L is english/porter/light_english/minimal_english/
- *                    possessive_english/porter2 — light_english has no KStem here and maps
- *                    to the Porter stemmer, documented divergence)
+ *                    array of strings; L is english/porter (Lucene PorterStemFilter),
+ *                    porter2 (Snowball English, via libstemmer, = Lucene SnowballFilter),
+ *                    minimal_english, possessive_english, light_english — we have no KStem:
+ *                    light_english maps to the Porter stemmer, a documented divergence)
  *   normalizer.<name>: {"type": "custom", "filter": [lowercase | asciifolding ...]}
  * The registry always holds the built-ins (standard, simple, whitespace, keyword, stop,
  * english; normalizer "lowercase"); a custom analyzer named "default" replaces standard as the

@@ -4,6 +4,8 @@
  * Every filter is 1:1 or 1:0 and works in place on the caller's term buffer. */
 #include <stdlib.h>
 #include <string.h>
+#include <libstemmer.h>
+#include <stdint.h>
 #include <unicode/uchar.h>
 #include <unicode/unorm2.h>
 #include <unicode/utf16.h>
@@ -328,6 +330,22 @@ static void ascii_fold(sc__term *t)
     t->len = o;
 }
 
+/* Snowball English (Porter2): libstemmer's "english" gives the same stems as Lucene's
+ * SnowballFilter(EnglishStemmer) (oracle-checked on the fixture's word list). */
+static void snowball(sc__term *t)
+{
+    if (!t->snowball || t->len > INT32_MAX)
+        return;
+    const sb_symbol *o = sb_stemmer_stem(t->snowball, t->buf, (int)t->len);
+    if (!o)
+        return; /* out of memory inside libstemmer: leave the term unstemmed */
+    int n = sb_stemmer_length(t->snowball);
+    if (n < 0 || (size_t)n > t->cap)
+        return;
+    memmove(t->buf, o, (size_t)n);
+    t->len = (size_t)n;
+}
+
 bool sc__filter_apply(const sc__filter *f, sc__term *t)
 {
     switch (f->kind) {
@@ -351,6 +369,7 @@ bool sc__filter_apply(const sc__filter *f, sc__term *t)
     case SC__F_PORTER: sc__porter_stem(t); return true;
     case SC__F_MINIMAL_EN: minimal_english(t); return true;
     case SC__F_ASCIIFOLD: ascii_fold(t); return true;
+    case SC__F_SNOWBALL_EN: snowball(t); return true;
     }
     return true;
 }

@@ -127,6 +127,7 @@ typedef enum sc__filter_kind {
     SC__F_PORTER,     /* Lucene PorterStemFilter */
     SC__F_MINIMAL_EN, /* Lucene EnglishMinimalStemFilter */
     SC__F_ASCIIFOLD,
+    SC__F_SNOWBALL_EN, /* Lucene SnowballFilter(EnglishStemmer) = libstemmer "english" */
 } sc__filter_kind;
 
 /* An immutable set of byte strings (stop words). */
@@ -151,6 +152,7 @@ typedef struct sc__term {
     size_t len, cap;
     uint16_t *u16;
     size_t u16_cap;
+    struct sb_stemmer *snowball; /* per-call libstemmer instance (not thread-safe), or NULL */
 } sc__term;
 
 /* Applies one filter in place. Returns false when the token is to be dropped. The term buffer

@@ -152,6 +152,8 @@ static sc_status stemmer_filter(const char *lang, const char *path, sc__filter *
         f->kind = SC__F_MINIMAL_EN;
     else if (strcmp(lang, "possessive_english") == 0)
         f->kind = SC__F_POSSESSIVE;
+    else if (strcmp(lang, "porter2") == 0)
+        f->kind = SC__F_SNOWBALL_EN;
     else
         return fail(err, "%s: unsupported stemmer language [%s]", path, lang);
     return SC_OK;
@@ -200,6 +202,11 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
         if (!f->stop) { /* _none_: a stop filter that removes nothing */
             SC_TRY(sc__stopset_new(NULL, 0, false, &f->stop));
         }
+    } else if (strcmp(type, "snowball") == 0) {
+        const json_t *l = def ? json_object_get(def, "language") : NULL;
+        if (l && !(json_is_string(l) && strcmp(json_string_value(l), "English") == 0))
+            return fail(err, "%s.language: only English is supported", path);
+        f->kind = SC__F_SNOWBALL_EN;
     } else if (strcmp(type, "porter_stem") == 0) {
         f->kind = SC__F_PORTER;
     } else if (strcmp(type, "stemmer") == 0) {

@@ -3,6 +3,7 @@
 // Usage: java -cp lucene-core.jar:lucene-analyzers-common.jar:. LuceneTokens tokens <lines.txt>
 //        java ... LuceneTokens porter <words.txt>     (word \t Lucene PorterStemFilter stem)
 //        java ... LuceneTokens fold <chars.txt>       (line \t Lucene ASCIIFoldingFilter output)
+//        java ... LuceneTokens snowball <words.txt>   (word \t SnowballFilter(English) stem)
 // Output (tokens mode), one line per token:
 //   <line number>\t<analyzer>\t<position>\t<start byte>\t<end byte>\t<escaped term>
 // and one line "<line number>\t<analyzer>\t-" when a line gives no tokens for that analyzer.
@@ -80,6 +81,22 @@ public class LuceneTokens {
                     CharTermAttribute term = ts.addAttribute(CharTermAttribute.class);
                     ts.reset();
                     while (ts.incrementToken()) out.println(escape(w) + "\t" + escape(term.toString()));
+                    ts.end();
+                }
+            }
+            out.flush();
+            return;
+        }
+        if (args[0].equals("snowball")) {
+            for (String w : lines) {
+                if (w.isEmpty()) continue;
+                Tokenizer t = new KeywordTokenizer();
+                t.setReader(new StringReader(w));
+                try (TokenStream ts = new org.apache.lucene.analysis.snowball.SnowballFilter(t,
+                        new org.tartarus.snowball.ext.EnglishStemmer())) {
+                    CharTermAttribute term = ts.addAttribute(CharTermAttribute.class);
+                    ts.reset();
+                    while (ts.incrementToken()) out.println(w + "\t" + term.toString());
                     ts.end();
                 }
             }

@@ -3,6 +3,7 @@
 #   tests/fixtures/text/lucene_tokens.tsv  (LuceneTokens over sentences.txt, 6 analyzers)
 #   tests/fixtures/text/random_tokens.tsv  (LuceneTokens over random_unicode.txt)
 #   tests/fixtures/text/porter_words.tsv   (PorterStemFilter over the words of sentences.txt)
+#   tests/fixtures/text/snowball_words.tsv (SnowballFilter(English) over the same words)
 #   tests/fixtures/text/fold_chars.tsv     (ASCIIFoldingFilter over Latin and punctuation blocks)
 # Rebuild the inputs first if wanted:
 #   tests/oracle/analysis/make_sentences.py > tests/fixtures/text/sentences.txt
@@ -25,6 +26,7 @@ java -cp "$CP:$out" LuceneTokens tokens tests/fixtures/text/random_unicode.txt \
 awk -F'\t' '$2=="standard" && $6 ~ /^[a-z]+$/ {print $6}' "$dest/lucene_tokens.tsv" |
   sort -u > "$out/words.txt"
 java -cp "$CP:$out" LuceneTokens porter "$out/words.txt" > "$dest/porter_words.tsv"
+java -cp "$CP:$out" LuceneTokens snowball "$out/words.txt" > "$dest/snowball_words.tsv"
 /usr/bin/python3 -c '
 import unicodedata
 ranges = [(0xA0, 0x250), (0x1E00, 0x1F00), (0x2000, 0x2070), (0x2070, 0x20A0), (0xFB00, 0xFB07),

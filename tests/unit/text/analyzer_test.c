@@ -234,7 +234,7 @@ static void test_porter_words(void **state)
         *tab = '\0';
         size_t wl = strlen(lines[i]);
         memcpy(tb, lines[i], wl);
-        sc__term t = {tb, wl, sizeof(tb), u16, 2048};
+        sc__term t = {tb, wl, sizeof(tb), u16, 2048, NULL};
         sc__porter_stem(&t);
         if (t.len != strlen(tab + 1) || memcmp(t.buf, tab + 1, t.len) != 0) {
             if (bad < 10)
@@ -246,6 +246,48 @@ static void test_porter_words(void **state)
     fprintf(stderr, "porter: %zu words compared\n", n);
     assert_true(n > 500);
     assert_int_equal(bad, 0);
+    free(lines);
+    free(buf);
+}
+
+static sc_status join_sink(void *ctx, const sc_token *t);
+
+/* Snowball English ("porter2", the "snowball" filter) against Lucene's SnowballFilter. */
+static void test_snowball_words(void **state)
+{
+    (void)state;
+    size_t len;
+    char *buf = read_all("tests/fixtures/text/snowball_words.tsv", &len);
+    assert_non_null(buf);
+    char **lines;
+    size_t n = split_lines(buf, len, &lines), bad = 0;
+    json_error_t jerr;
+    json_t *j = json_loads("{\"analyzer\": {\"s\": {\"tokenizer\": \"keyword\", "
+                           "\"filter\": [\"p2\"]}}, \"filter\": {\"p2\": {\"type\": "
+                           "\"stemmer\", \"language\": \"porter2\"}}}",
+                           0, &jerr);
+    sc_analyzer_registry *r;
+    assert_int_equal(sc_analyzer_registry_new(j, &r, NULL), SC_OK);
+    const sc_analyzer *a = sc_analyzer_registry_get(r, sc_slice_cstr("s"));
+    for (size_t i = 0; i < n; i++) {
+        char *tab = strchr(lines[i], '\t');
+        assert_non_null(tab);
+        *tab = '\0';
+        sc_buf got = {0};
+        assert_int_equal(sc_analyzer_analyze(a, sc_slice_cstr(lines[i]), join_sink, &got), SC_OK);
+        if (got.len != strlen(tab + 1) || memcmp(got.ptr, tab + 1, got.len) != 0) {
+            if (bad < 10)
+                fprintf(stderr, "snowball(%s): lucene %s, scry %.*s\n", lines[i], tab + 1,
+                        (int)got.len, (const char *)got.ptr);
+            bad++;
+        }
+        sc_vec_free(&got);
+    }
+    fprintf(stderr, "snowball: %zu words compared\n", n);
+    assert_true(n > 500);
+    assert_int_equal(bad, 0);
+    sc_analyzer_registry_free(r);
+    json_decref(j);
     free(lines);
     free(buf);
 }
@@ -571,11 +613,17 @@ static void test_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lucene_oracle),   cmocka_unit_test(test_lucene_oracle_random),
-        cmocka_unit_test(test_porter_words),    cmocka_unit_test(test_asciifolding),
-        cmocka_unit_test(test_ascii_fast_path), cmocka_unit_test(test_invalid_utf8),
-        cmocka_unit_test(test_registry),        cmocka_unit_test(test_positions_and_stop),
-        cmocka_unit_test(test_sink_status),     cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_lucene_oracle),
+        cmocka_unit_test(test_lucene_oracle_random),
+        cmocka_unit_test(test_porter_words),
+        cmocka_unit_test(test_snowball_words),
+        cmocka_unit_test(test_asciifolding),
+        cmocka_unit_test(test_ascii_fast_path),
+        cmocka_unit_test(test_invalid_utf8),
+        cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_positions_and_stop),
+        cmocka_unit_test(test_sink_status),
+        cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
