@@ -43,6 +43,7 @@ for f in "${fuzzers[@]}"; do
   runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$')
   if [ $rc -ne 0 ]; then
     echo "FAILED (exit $rc)"; tail -n 40 "$log"; fail=1
+    echo "fuzz: full log $log; reproduce with: $f <artifact printed above>"
   else
     echo "ok (${runs:-?} runs)"
   fi

@@ -180,6 +180,8 @@ bool sc_hashmap_get(const sc_hashmap *m, sc_slice key, uint64_t *value)
 sc_status sc_hashmap_upsert_hashed(sc_hashmap *m, sc_slice key, uint64_t h, uint64_t **value,
                                    bool *inserted)
 {
+    if (h == 0)
+        h = 1; /* 0 marks empty slots; sc_hashmap_hash never returns it, a caller's hash might */
     if (m->len + 1 > m->grow_at) {
         uint64_t *v = sc_hashmap_find(m, key);
         if (v) {

@@ -194,6 +194,44 @@ static void test_concurrent_producers(void **state)
     sc_threadpool_free(tp, SC_THREADPOOL_DRAIN);
 }
 
+/* A task may submit follow-up tasks to its own pool (fan-out from a worker). */
+typedef struct fanout {
+    sc_threadpool *tp;
+    sc_taskgroup *g;
+    _Atomic int refused;
+} fanout;
+
+static fanout fan;
+
+static void parent_task(void *arg, sc_status st)
+{
+    (void)arg;
+    if (st != SC_OK)
+        return;
+    for (int i = 0; i < 4; i++)
+        if (sc_threadpool_submit(fan.tp, count_task, (void *)(intptr_t)1, fan.g) != SC_OK)
+            atomic_fetch_add(&fan.refused, 1);
+}
+
+static void test_submit_from_task(void **state)
+{
+    (void)state;
+    atomic_store(&counter, 0);
+    sc_taskgroup g;
+    sc_taskgroup_init(&g);
+    assert_int_equal(sc_threadpool_new(2, 256, NULL, &fan.tp), SC_OK);
+    fan.g = &g;
+    atomic_store(&fan.refused, 0);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(sc_threadpool_submit(fan.tp, parent_task, NULL, &g), SC_OK);
+    /* Children are counted before their parent finishes, so one wait covers both levels. */
+    assert_int_equal(sc_taskgroup_wait(&g), SC_OK);
+    assert_int_equal(atomic_load(&fan.refused), 0);
+    assert_int_equal(atomic_load(&counter), 40);
+    sc_threadpool_free(fan.tp, SC_THREADPOOL_DRAIN);
+    sc_taskgroup_fini(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_closed_and_invalid),
         cmocka_unit_test(test_concurrent_producers),
+        cmocka_unit_test(test_submit_from_task),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
