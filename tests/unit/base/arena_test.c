@@ -165,12 +165,42 @@ static void test_rewind_debug(void **state)
     rewind_(true);
 }
 
+/* Large allocations interleaved with small ones must not strand the partly used chunk: 100
+ * pairs of 20 KB + 100 B need about 2 MB, so they fit a 3 MB budget. */
+static void test_big_small_interleave(void **state)
+{
+    (void)state;
+    unsetenv("SCRY_ARENA_DEBUG");
+    sc_arena a;
+    sc_arena_init(&a, 3 << 20);
+    sc_arena_mark m = sc_arena_mark_get(&a);
+    for (int round = 0; round < 3; round++) {
+        char *small[100];
+        for (int i = 0; i < 100; i++) {
+            char *big = sc_arena_alloc(&a, 20000);
+            assert_non_null(big);
+            memset(big, i, 20000);
+            small[i] = sc_arena_alloc(&a, 100);
+            assert_non_null(small[i]);
+            memset(small[i], i, 100);
+        }
+        for (int i = 0; i < 100; i++)
+            assert_int_equal(small[i][99], (char)i);
+        assert_false(a.over_budget);
+        assert_true(a.used_bytes < (size_t)(2100000 + 64 * 1024));
+        sc_arena_rewind(&a, m);
+        assert_int_equal(a.used_bytes, 0);
+    }
+    sc_arena_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basics), cmocka_unit_test(test_basics_debug),
         cmocka_unit_test(test_budget), cmocka_unit_test(test_budget_debug),
         cmocka_unit_test(test_rewind), cmocka_unit_test(test_rewind_debug),
+        cmocka_unit_test(test_big_small_interleave),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
