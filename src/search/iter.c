@@ -51,6 +51,23 @@ void sc_doc_iter_ignore_min_score(sc_doc_iter *it, float min_score)
     (void)min_score;
 }
 
+size_t sc_doc_iter_fallback_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores,
+                                        size_t max)
+{
+    if (it->stats)
+        it->stats->fallback_score_batch++;
+    size_t n = 0;
+    while (n < max) {
+        uint32_t d = it->ops->next(it);
+        if (d == SC_DOC_END)
+            break;
+        docs[n] = d;
+        scores[n] = it->ops->score(it);
+        n++;
+    }
+    return n;
+}
+
 /* ---- cancel token ----------------------------------------------------------------------- */
 
 void sc_cancel_token_init(sc_cancel_token *t, uint64_t deadline_ns)
@@ -192,9 +209,35 @@ static float term_max_score(sc_doc_iter *it, uint32_t upto)
     return t->max_all;
 }
 
+/* Decodes a batch with frequencies and scores it in one tight loop (BM25 in Lucene's order). */
+static size_t term_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
+{
+    term_iter *t = (term_iter *)it;
+    uint32_t freqs[SC_POSTINGS_BLOCK];
+    if (max > SC_POSTINGS_BLOCK)
+        max = SC_POSTINGS_BLOCK;
+    it->positioned = true;
+    size_t n = sc_postings_next_batch(&t->p, docs, t->bm25 ? freqs : NULL, max);
+    it->doc = n ? docs[n - 1] : SC_DOC_END;
+    if (!t->bm25) {
+        for (size_t i = 0; i < n; i++)
+            scores[i] = 0.0f;
+        return n;
+    }
+    const float w = t->bm25->weight;
+    const float *cache = t->bm25->cache;
+    const uint8_t *norms = t->norms;
+    for (size_t i = 0; i < n; i++) {
+        float ni = cache[norms ? norms[docs[i]] : 1];
+        scores[i] = w - w / (1.0f + (float)freqs[i] * ni);
+    }
+    return n;
+}
+
 static const sc_doc_iter_ops term_ops = {
     "term",
-    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH,
+    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH |
+        SC_ITER_NATIVE_SCORE_BATCH,
     term_next,
     term_advance,
     term_cost,
@@ -205,6 +248,7 @@ static const sc_doc_iter_ops term_ops = {
     term_max_score,
     term_advance_shallow,
     sc_doc_iter_ignore_min_score,
+    term_score_batch,
 };
 
 sc_doc_iter *sc_iter_term(sc_arena *a, const sc_postings *cursor, const sc_bm25 *bm25,
@@ -304,9 +348,18 @@ static uint32_t end_shallow(sc_doc_iter *it, uint32_t target)
     return SC_DOC_END;
 }
 
+static size_t all_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
+{
+    size_t n = all_next_batch(it, docs, NULL, max);
+    for (size_t i = 0; i < n; i++)
+        scores[i] = ((all_iter *)it)->score;
+    return n;
+}
+
 static const sc_doc_iter_ops all_ops = {
     "all_docs",
-    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH,
+    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH |
+        SC_ITER_NATIVE_SCORE_BATCH,
     all_next,
     all_advance,
     all_cost,
@@ -317,6 +370,7 @@ static const sc_doc_iter_ops all_ops = {
     all_max_score,
     end_shallow,
     sc_doc_iter_ignore_min_score,
+    all_score_batch,
 };
 
 sc_doc_iter *sc_iter_all(sc_arena *a, uint32_t n_docs, float score)
@@ -433,9 +487,18 @@ static float bits_max_score(sc_doc_iter *it, uint32_t upto)
     return ((bits_iter *)it)->score;
 }
 
+static size_t bits_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
+{
+    size_t n = bits_next_batch(it, docs, NULL, max);
+    for (size_t i = 0; i < n; i++)
+        scores[i] = ((bits_iter *)it)->score;
+    return n;
+}
+
 static const sc_doc_iter_ops bits_ops = {
     "bitset",
-    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH,
+    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH |
+        SC_ITER_NATIVE_SCORE_BATCH,
     bits_next,
     bits_advance,
     bits_cost,
@@ -446,6 +509,7 @@ static const sc_doc_iter_ops bits_ops = {
     bits_max_score,
     end_shallow,
     sc_doc_iter_ignore_min_score,
+    bits_score_batch,
 };
 
 sc_doc_iter *sc_iter_bitset(sc_arena *a, const sc_bitset *bs, uint32_t n_docs, float score)
@@ -527,9 +591,19 @@ static uint32_t const_shallow(sc_doc_iter *it, uint32_t target)
     return sc_doc_iter_advance_shallow(CHILD(it), target);
 }
 
+static size_t const_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
+{
+    size_t n = sc_doc_iter_next_batch(CHILD(it), docs, NULL, max);
+    const_sync(it, CHILD(it)->doc);
+    for (size_t i = 0; i < n; i++)
+        scores[i] = ((const_iter *)it)->score;
+    return n;
+}
+
 static const sc_doc_iter_ops const_ops = {
     "constant_score",
-    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH,
+    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH |
+        SC_ITER_NATIVE_SCORE_BATCH,
     const_next,
     const_advance,
     const_cost,
@@ -540,6 +614,7 @@ static const sc_doc_iter_ops const_ops = {
     const_max_score,
     const_shallow,
     sc_doc_iter_ignore_min_score,
+    const_score_batch,
 };
 
 sc_doc_iter *sc_iter_constant(sc_arena *a, sc_doc_iter *child, float score)
@@ -684,9 +759,30 @@ static void live_min_score(sc_doc_iter *it, float min_score)
     sc_doc_iter_set_min_score(LCHILD(it), min_score);
 }
 
+static size_t live_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
+{
+    size_t kept = 0;
+    while (kept == 0) {
+        size_t n = sc_doc_iter_score_batch(LCHILD(it), docs, scores, max);
+        if (n == 0)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            if (!sc_bitset_test(LIVE(it), docs[i]))
+                continue;
+            docs[kept] = docs[i];
+            scores[kept] = scores[i];
+            kept++;
+        }
+    }
+    it->positioned = true;
+    it->doc = kept ? docs[kept - 1] : SC_DOC_END;
+    return kept;
+}
+
 static const sc_doc_iter_ops live_ops = {
     "live_docs",
-    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH,
+    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH |
+        SC_ITER_NATIVE_SCORE_BATCH,
     live_next,
     live_advance,
     live_cost,
@@ -697,6 +793,7 @@ static const sc_doc_iter_ops live_ops = {
     live_max_score,
     live_shallow,
     live_min_score,
+    live_score_batch,
 };
 
 sc_doc_iter *sc_iter_live_docs(sc_arena *a, sc_doc_iter *child, const sc_bitset *live)
@@ -811,9 +908,22 @@ static void cancel_min_score(sc_doc_iter *it, float min_score)
     sc_doc_iter_set_min_score(CCHILD(it), min_score);
 }
 
+static size_t cancel_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
+{
+    cancel_iter *x = (cancel_iter *)it;
+    /* the clock is read every 32 batches (~4,096 docs), the flag every batch */
+    if (cancel_stop(it, (++x->countdown & 31) == 0))
+        return 0;
+    size_t n = sc_doc_iter_score_batch(CCHILD(it), docs, scores, max);
+    it->positioned = true;
+    it->doc = CCHILD(it)->doc;
+    return n;
+}
+
 static const sc_doc_iter_ops cancel_ops = {
     "cancel",
-    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH,
+    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH |
+        SC_ITER_NATIVE_SCORE_BATCH,
     cancel_next,
     cancel_advance,
     cancel_cost,
@@ -824,6 +934,7 @@ static const sc_doc_iter_ops cancel_ops = {
     cancel_max_score,
     cancel_shallow,
     cancel_min_score,
+    cancel_score_batch,
 };
 
 sc_doc_iter *sc_iter_cancel(sc_arena *a, sc_doc_iter *child, sc_cancel_token *token)
@@ -918,9 +1029,18 @@ static void prof_min_score(sc_doc_iter *it, float min_score)
     sc_doc_iter_set_min_score(PCHILD(it), min_score);
 }
 
+static size_t prof_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
+{
+    PCOUNT(it, SC_PROF_NEXT_BATCH);
+    size_t n = sc_doc_iter_score_batch(PCHILD(it), docs, scores, max);
+    prof_sync(it);
+    return n;
+}
+
 static const sc_doc_iter_ops prof_ops = {
     "profile",
-    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH,
+    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH |
+        SC_ITER_NATIVE_SCORE_BATCH,
     prof_next,
     prof_advance,
     prof_cost,
@@ -931,6 +1051,7 @@ static const sc_doc_iter_ops prof_ops = {
     prof_max_score,
     prof_shallow,
     prof_min_score,
+    prof_score_batch,
 };
 
 sc_doc_iter *sc_iter_profile(sc_arena *a, sc_doc_iter *child, uint64_t *counts)

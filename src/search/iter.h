@@ -31,6 +31,7 @@ enum {
     SC_ITER_NATIVE_INTO_BITSET = 1u << 0,
     SC_ITER_NATIVE_RUN_END = 1u << 1,
     SC_ITER_NATIVE_NEXT_BATCH = 1u << 2,
+    SC_ITER_NATIVE_SCORE_BATCH = 1u << 3,
 };
 
 /* Method table. Pre/post-conditions (as Lucene's DocIdSetIterator and Scorer):
@@ -55,7 +56,9 @@ enum {
  * - set_min_score(min): from now on the caller (a top-k collector) only wants docs scoring
  *   more than `min`; the iterator may skip any doc whose score cannot exceed it (disjunctions
  *   do block-max MaxScore). Called between moves; min only grows. Kinds that cannot use it
- *   ignore it; wrappers forward it. After it, next() no longer returns every match. */
+ *   ignore it; wrappers forward it. After it, next() no longer returns every match.
+ * - score_batch(docs, scores, max): as next_batch, with each doc's score instead of its
+ *   frequency (the collectors' window-at-a-time path). */
 typedef struct sc_doc_iter_ops {
     const char *name; /* kind name, e.g. "term", "conjunction", "live_docs" */
     uint32_t native;  /* SC_ITER_NATIVE_* */
@@ -69,6 +72,7 @@ typedef struct sc_doc_iter_ops {
     float (*max_score)(sc_doc_iter *it, uint32_t upto);
     uint32_t (*advance_shallow)(sc_doc_iter *it, uint32_t target);
     void (*set_min_score)(sc_doc_iter *it, float min_score);
+    size_t (*score_batch)(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max);
 } sc_doc_iter_ops;
 
 /* Counters shared by the iterators of one query (single-threaded use). */
@@ -76,6 +80,7 @@ typedef struct sc_iter_stats {
     uint64_t fallback_into_bitset;
     uint64_t fallback_run_end;
     uint64_t fallback_next_batch;
+    uint64_t fallback_score_batch;
 } sc_iter_stats;
 
 /* The common head of every iterator. */
@@ -129,6 +134,11 @@ static inline void sc_doc_iter_set_min_score(sc_doc_iter *it, float min_score)
 {
     it->ops->set_min_score(it, min_score);
 }
+static inline size_t sc_doc_iter_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores,
+                                             size_t max)
+{
+    return it->ops->score_batch(it, docs, scores, max);
+}
 
 /* The set_min_score of kinds that cannot skip by score. */
 void sc_doc_iter_ignore_min_score(sc_doc_iter *it, float min_score);
@@ -139,6 +149,8 @@ void sc_doc_iter_fallback_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset 
 uint32_t sc_doc_iter_fallback_run_end(sc_doc_iter *it);
 size_t sc_doc_iter_fallback_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs,
                                        size_t max);
+size_t sc_doc_iter_fallback_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores,
+                                        size_t max);
 
 /* ---- cancellation ----------------------------------------------------------------------- */
 

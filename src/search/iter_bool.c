@@ -134,6 +134,7 @@ static const sc_doc_iter_ops conj_ops = {
     conj_max_score,
     conj_shallow,
     sc_doc_iter_ignore_min_score,
+    sc_doc_iter_fallback_score_batch,
 };
 
 sc_doc_iter *sc_iter_conjunction(sc_arena *a, sc_doc_iter **children, size_t n,
@@ -465,6 +466,7 @@ static const sc_doc_iter_ops disj_ops = {
     disj_max_score,
     disj_shallow,
     disj_set_min_score,
+    sc_doc_iter_fallback_score_batch,
 };
 
 sc_doc_iter *sc_iter_disjunction(sc_arena *a, sc_doc_iter **children, size_t n,
@@ -618,6 +620,7 @@ static const sc_doc_iter_ops excl_ops = {
     excl_max_score,
     excl_shallow,
     excl_min_score,
+    sc_doc_iter_fallback_score_batch,
 };
 
 sc_doc_iter *sc_iter_exclusion(sc_arena *a, sc_doc_iter *include, sc_doc_iter *exclude)
@@ -721,6 +724,7 @@ static const sc_doc_iter_ops ro_ops = {
     ro_max_score,
     ro_shallow,
     sc_doc_iter_ignore_min_score,
+    sc_doc_iter_fallback_score_batch,
 };
 
 static float boost_score(sc_doc_iter *it)
@@ -750,6 +754,7 @@ static const sc_doc_iter_ops boost_ops = {
     boost_max_score,
     ro_shallow,
     sc_doc_iter_ignore_min_score,
+    sc_doc_iter_fallback_score_batch,
 };
 
 static sc_doc_iter *reqopt_new(sc_arena *a, const sc_doc_iter_ops *ops, sc_doc_iter *req,

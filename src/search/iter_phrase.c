@@ -285,6 +285,7 @@ static const sc_doc_iter_ops phrase_ops = {
     phrase_max_score,
     phrase_shallow,
     sc_doc_iter_ignore_min_score,
+    sc_doc_iter_fallback_score_batch,
 };
 
 sc_doc_iter *sc_iter_phrase(sc_arena *a, const sc_postings *cursors, const uint32_t *offsets,

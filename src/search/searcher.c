@@ -110,7 +110,65 @@ static sc_status phrase_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_se
     return *out ? SC_OK : oom(ctx);
 }
 
-/* Terms of a list or an automaton ORed into one bitset, walking them with ONE cursor. */
+/* A multi-term leaf: up to SMALL_EXPANSION matched terms become a constant-score disjunction
+ * of term iterators (lazy, as Lucene does for up to 16 terms, so a top-10 stops early); more
+ * are ORed into one segment bitset in bulk, walking them with ONE reused cursor (nothing is
+ * allocated per term). */
+#define SMALL_EXPANSION 16
+
+typedef struct expansion {
+    sc__search_ctx *ctx;
+    const sc_segment *seg;
+    const sc_field_info *f;
+    uint32_t n_docs;
+    sc_term_info small[SMALL_EXPANSION];
+    size_t n_small;
+    sc_bitset *bs; /* once past SMALL_EXPANSION */
+    sc_postings cur;
+} expansion;
+
+static sc_status expansion_add(expansion *e, const sc_term_info *ti)
+{
+    if (!e->bs && e->n_small < SMALL_EXPANSION) {
+        e->small[e->n_small++] = *ti;
+        return SC_OK;
+    }
+    if (!e->bs) {
+        if (!(e->bs = new_bits(e->ctx, e->n_docs)))
+            return oom(e->ctx);
+        for (size_t i = 0; i < e->n_small; i++) {
+            SC_TRY(sc_postings_reset(&e->cur, e->seg, e->f, &e->small[i], 0));
+            sc_postings_into_bitset(&e->cur, e->n_docs, e->bs, 0);
+        }
+    }
+    SC_TRY(sc_postings_reset(&e->cur, e->seg, e->f, ti, 0));
+    sc_postings_into_bitset(&e->cur, e->n_docs, e->bs, 0);
+    return sc_postings_status(&e->cur);
+}
+
+static sc_status expansion_iter(expansion *e, float score, sc_doc_iter **out)
+{
+    sc__search_ctx *ctx = e->ctx;
+    if (e->bs) {
+        *out = leaf(ctx, sc_iter_bitset(ctx->a, e->bs, e->n_docs, score));
+        return *out ? SC_OK : oom(ctx);
+    }
+    if (e->n_small == 0)
+        return SC_OK;
+    sc_doc_iter *its[SMALL_EXPANSION];
+    for (size_t i = 0; i < e->n_small; i++) {
+        sc_postings p;
+        sc_postings_init(&p);
+        SC_TRY(sc_postings_reset(&p, e->seg, e->f, &e->small[i], 0));
+        if (!(its[i] = leaf(ctx, sc_iter_term(ctx->a, &p, NULL, NULL))))
+            return oom(ctx);
+    }
+    sc_doc_iter *d =
+        e->n_small == 1 ? its[0] : sc_iter_disjunction(ctx->a, its, e->n_small, 1, SC_DISJ_SUM, 0);
+    *out = d ? sc_iter_constant(ctx->a, d, score) : NULL;
+    return *out ? SC_OK : oom(ctx);
+}
+
 static sc_status termset_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segment *seg,
                               sc_doc_iter **out)
 {
@@ -118,25 +176,22 @@ static sc_status termset_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_s
     const sc_field_info *f = sc_segment_field(seg, p->field);
     if (!f)
         return SC_OK;
-    uint32_t n_docs = sc_segment_n_docs(seg);
-    sc_bitset *bs = NULL;
-    sc_postings cur;
-    sc_postings_init(&cur);
-    uint64_t matched = 0;
+    expansion e;
+    e.ctx = ctx;
+    e.seg = seg;
+    e.f = f;
+    e.n_docs = sc_segment_n_docs(seg);
+    e.n_small = 0;
+    e.bs = NULL;
+    sc_postings_init(&e.cur);
     sc_status st = SC_OK;
     if (p->terms) {
         for (size_t i = 0; i < p->n_terms && st == SC_OK; i++) {
             sc_term_info ti;
             bool found;
             st = sc_terms_lookup(seg, f, p->terms[i], &ti, &found);
-            if (st != SC_OK || !found)
-                continue;
-            if (!bs && !(bs = new_bits(ctx, n_docs)))
-                return oom(ctx);
-            st = sc_postings_reset(&cur, seg, f, &ti, 0);
-            if (st == SC_OK)
-                sc_postings_into_bitset(&cur, n_docs, bs, 0);
-            matched++;
+            if (st == SC_OK && found)
+                st = expansion_add(&e, &ti);
         }
     } else {
         sc_terms_iter it;
@@ -148,25 +203,14 @@ static sc_status termset_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_s
         while (st == SC_OK && (st = sc_terms_next_match(&it, &has)) == SC_OK && has) {
             if ((++ctx->terms_walked & 63) == 0 && sc__search_cancelled(ctx, true))
                 break;
-            if (!bs && !(bs = new_bits(ctx, n_docs))) {
-                st = oom(ctx);
-                break;
-            }
-            st = sc_postings_reset(&cur, seg, f, sc_terms_info(&it), 0);
-            if (st == SC_OK)
-                sc_postings_into_bitset(&cur, n_docs, bs, 0);
-            if (st == SC_OK)
-                st = sc_postings_status(&cur);
-            matched++;
+            st = expansion_add(&e, sc_terms_info(&it));
         }
         sc_terms_iter_fini(&it);
     }
     if (st != SC_OK)
-        return st == SC_ENOMEM ? oom(ctx) : corrupt(ctx, st, p->field);
-    if (!matched)
-        return SC_OK;
-    *out = leaf(ctx, sc_iter_bitset(ctx->a, bs, n_docs, p->score));
-    return *out ? SC_OK : oom(ctx);
+        return st == SC_ENOMEM || st == SC_ELIMIT ? (ctx->res->error[0] ? st : oom(ctx))
+                                                  : corrupt(ctx, st, p->field);
+    return expansion_iter(&e, p->score, out);
 }
 
 static sc_status exists_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segment *seg,
@@ -446,8 +490,72 @@ typedef struct collector {
  * that (with a full heap) blocks whose max score cannot beat the worst hit are skipped
  * (advance_shallow + max_score), and the iterator is told the minimum score so disjunctions
  * run block-max MaxScore. */
+/* The window-at-a-time path for iterators that score in bulk (terms, constant scores and
+ * their wrappers): whole batches are counted and scored in one go. */
+static void collect_batches(collector *c, sc_doc_iter *it, uint32_t seg_i, uint64_t base)
+{
+    uint32_t docs[128];
+    float scores[128];
+    for (;;) {
+        if (c->pruning && it->positioned && it->doc != SC_DOC_END) {
+            /* skip blocks that cannot beat the worst hit */
+            uint32_t upto = sc_doc_iter_advance_shallow(it, it->doc + 1);
+            if (upto == SC_DOC_END)
+                upto = SC_DOC_END - 1;
+            if (sc_doc_iter_max_score(it, upto) <= c->thr) {
+                if (upto >= SC_DOC_END - 1 || sc_doc_iter_advance(it, upto + 1) == SC_DOC_END)
+                    break;
+                /* the doc advanced to is handled like a batch of one */
+                docs[0] = it->doc;
+                scores[0] = sc_doc_iter_score(it);
+                goto one;
+            }
+        }
+        size_t n = sc_doc_iter_score_batch(it, docs, scores, 128);
+        if (n == 0)
+            break;
+        if (!c->pruning)
+            c->total += n;
+        if (!c->t.k) {
+            if (c->total >= c->track_n) {
+                c->pruning = true;
+                break;
+            }
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (c->t.n == c->t.k && scores[i] <= c->thr)
+                continue;
+            if (scores[i] > c->max_score)
+                c->max_score = scores[i];
+            sc_search_hit h = {seg_i, docs[i], base + docs[i], scores[i]};
+            topk_push(&c->t, &h);
+            if (c->t.n == c->t.k)
+                c->thr = c->t.h[0].score;
+        }
+        if (c->t.n == c->t.k && c->total >= c->track_n && !c->pruning) {
+            c->pruning = true;
+            sc_doc_iter_set_min_score(it, c->thr);
+        }
+        continue;
+    one:
+        if (scores[0] > c->max_score)
+            c->max_score = scores[0];
+        if (c->t.k && (c->t.n < c->t.k || scores[0] > c->thr)) {
+            sc_search_hit h = {seg_i, docs[0], base + docs[0], scores[0]};
+            topk_push(&c->t, &h);
+            if (c->t.n == c->t.k)
+                c->thr = c->t.h[0].score;
+        }
+    }
+}
+
 static void collect_segment(collector *c, sc_doc_iter *it, uint32_t seg_i, uint64_t base)
 {
+    if (it->ops->native & SC_ITER_NATIVE_SCORE_BATCH) {
+        collect_batches(c, it, seg_i, base);
+        return;
+    }
     uint32_t upto = 0;
     bool have_block = false;
     float block_max = 0;

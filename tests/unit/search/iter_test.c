@@ -298,7 +298,7 @@ static void collect_expected(int kind, bool with_live, expect *e)
 
 static void check_combo(int kind, int w, const expect *e)
 {
-    sc_iter_stats stats = {0, 0, 0};
+    sc_iter_stats stats = {0, 0, 0, 0};
     char what[64];
     snprintf(what, sizeof what, "%s/%s", KIND_NAMES[kind], WRAP_NAMES[w]);
     sc_arena a;
@@ -333,6 +333,17 @@ static void check_combo(int kind, int w, const expect *e)
                 fail_msg("seed %u %s next_batch #%zu got %u", seed, what, k, docs[j]);
     if (k != e->n)
         fail_msg("seed %u %s next_batch: %zu docs, want %zu", seed, what, k, e->n);
+
+    /* score_batch */
+    it = wrap(&a, make(&a, kind, &stats), w);
+    float sco[97];
+    k = 0;
+    while ((n = sc_doc_iter_score_batch(it, docs, sco, 97)) > 0)
+        for (size_t j = 0; j < n; j++, k++)
+            if (k >= e->n || docs[j] != e->docs[k] || sco[j] != e->scores[k])
+                fail_msg("seed %u %s score_batch #%zu got %u", seed, what, k, docs[j]);
+    if (k != e->n)
+        fail_msg("seed %u %s score_batch: %zu docs, want %zu", seed, what, k, e->n);
 
     /* into_bitset: 4,096-doc windows from base 0, and unaligned windows */
     for (int mode = 0; mode < 2; mode++) {
@@ -394,6 +405,9 @@ static void check_combo(int kind, int w, const expect *e)
     if ((native & SC_ITER_NATIVE_NEXT_BATCH) && stats.fallback_next_batch)
         fail_msg("%s: next_batch fell back %llu times", what,
                  (unsigned long long)stats.fallback_next_batch);
+    if ((native & SC_ITER_NATIVE_SCORE_BATCH) && stats.fallback_score_batch)
+        fail_msg("%s: score_batch fell back %llu times", what,
+                 (unsigned long long)stats.fallback_score_batch);
     if (!(native & SC_ITER_NATIVE_NEXT_BATCH) && e->n && !stats.fallback_next_batch)
         fail_msg("%s: next_batch is declared generic but the fallback was not counted", what);
     sc_arena_fini(&a);
@@ -422,11 +436,12 @@ static void test_every_kind_every_wrapper(void **state)
         sc_arena_init(&a, 0);
         uint32_t nat = make(&a, k, NULL)->ops->native;
         sc_arena_fini(&a);
-        printf("# %-14s %5zu docs (%5zu live): same under %d wrappers; native:%s%s%s\n",
+        printf("# %-14s %5zu docs (%5zu live): same under %d wrappers; native:%s%s%s%s\n",
                KIND_NAMES[k], e.n, el.n, W_COUNT,
                nat & SC_ITER_NATIVE_INTO_BITSET ? " into_bitset" : "",
                nat & SC_ITER_NATIVE_RUN_END ? " run_end" : "",
-               nat & SC_ITER_NATIVE_NEXT_BATCH ? " next_batch" : "");
+               nat & SC_ITER_NATIVE_NEXT_BATCH ? " next_batch" : "",
+               nat & SC_ITER_NATIVE_SCORE_BATCH ? " score_batch" : "");
     }
     assert_true(prof_counts[SC_PROF_INTO_BITSET] > 0 && prof_counts[SC_PROF_NEXT_BATCH] > 0);
     free(e.docs), free(e.scores), free(e.in);
