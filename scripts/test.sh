@@ -7,7 +7,13 @@ JOBS=${JOBS:-$(nproc)}
 PYTHON=${PYTHON:-/usr/bin/python3}
 start=$(date +%s)
 fail=0
-step() { echo; echo "=== $* ==="; }
+last=$(date +%s)
+step() {
+  local now; now=$(date +%s)
+  [ -n "${cur:-}" ] && echo "--- $cur: $((now - last))s"
+  cur="$*"; last=$now
+  echo; echo "=== $* ==="
+}
 
 step "headers and layering"
 bash scripts/check_headers.sh || fail=1
@@ -28,6 +34,6 @@ for extra in scripts/test.d/*.sh; do
   bash "$extra" || fail=1
 done
 
-echo
+step "summary"
 echo "make test: $([ $fail -eq 0 ] && echo PASSED || echo FAILED) in $(( $(date +%s) - start ))s"
 exit $fail
