@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "base/json.h"
 
 const char sc_rest_true[] = "true";
 
@@ -231,12 +232,19 @@ bool sc__api_body_json(sc_rest_req *req, sc_rest_resp *resp, bool required, json
         sc_rest_error(req, resp, 400, "parse_exception", "request body is required", NULL, 0);
         return false;
     }
-    json_error_t err;
-    json_t *v = sc__api_json_loadb(req->body, &err);
-    if (!v) {
+    sc_json_limits lim = {.max_bytes = req->body.len + 1, .max_depth = 512};
+    sc_json_error err;
+    json_t *v = NULL;
+    sc_status st = sc_json_parse(req->body, &lim, &v, &err);
+    if (st != SC_OK) {
         char reason[512];
+        if (st == SC_ENOMEM) {
+            sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                          "[request] Data too large while parsing the body", NULL, 0);
+            return false;
+        }
         snprintf(reason, sizeof reason, "[%d:%d] failed to parse JSON: %s", err.line,
-                 err.column, err.text);
+                 err.column, err.message);
         sc_rest_error(req, resp, 400, "x_content_parse_exception", reason, NULL, 0);
         return false;
     }
