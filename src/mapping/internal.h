@@ -59,6 +59,32 @@ sc_status sc__mapping_reindex(sc_mapping *m);
 /* Effective dynamic setting of an object field (walks up INHERIT; root default TRUE). */
 sc_mapping_dynamic sc__mapping_effective_dynamic(const sc_mapping_field *obj);
 
+/* A scalar value independent of the JSON reader it came from. text: the string's bytes, a
+ * number's JSON text, or "true"/"false". */
+typedef enum sc__scalar_kind { SC__S_STRING, SC__S_INT, SC__S_REAL, SC__S_BOOL } sc__scalar_kind;
+typedef struct sc__scalar {
+    sc__scalar_kind kind;
+    sc_slice text;
+    int64_t i; /* SC__S_INT */
+    double d;  /* SC__S_INT and SC__S_REAL */
+    bool b;    /* SC__S_BOOL */
+} sc__scalar;
+
+/* Fills *s from a jansson scalar (number text formatted into buf, cap >= 32); 0 for null,
+ * arrays and objects. */
+int sc__scalar_from_json(const json_t *v, sc__scalar *s, char *buf, size_t cap);
+
+void sc__scalar_preview(const sc__scalar *v, char *buf, size_t cap);
+
+/* Encodes one scalar for a non-text, non-object field (see sc__mapping_encode_scalar). Keyword
+ * terms may borrow v->text. */
+sc_status sc__mapping_encode(const sc_mapping_field *f, const sc__scalar *v,
+                             const sc_mapping_analysis *an, sc_arena *arena, sc_slice *term,
+                             int64_t *num, sc_mapping_error *err);
+
+/* Range-checks and encodes one geo point. */
+sc_status sc__mapping_geo_latlon(double lat, double lon, int64_t *num, sc_mapping_error *err);
+
 /* Encodes a scalar JSON value (not null/array/object) for a non-text, non-object field. Sets
  * *kind of the result: numeric -> *num; keyword/ip -> *term (arena or borrowed). On a value that
  * does not fit: SC_EINVAL with err->cause_* set (the caller writes the main reason). */

@@ -200,11 +200,10 @@ sc_mapping_field *sc__mapping_child(const sc_mapping_field *parent, const char *
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         const char *cn = parent->children[mid]->name;
-        size_t cl = strlen(cn);
-        size_t n = cl < len ? cl : len;
-        int c = memcmp(cn, name, n);
+        /* names hold no NUL, so strncmp orders like a byte compare with prefixes first */
+        int c = len ? strncmp(cn, name, len) : 0;
         if (c == 0)
-            c = (cl > len) - (cl < len);
+            c = cn[len] != 0;
         if (c == 0)
             return parent->children[mid];
         if (c < 0)

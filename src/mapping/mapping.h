@@ -107,6 +107,11 @@ struct sc_mapping_field {
 
 typedef struct sc_mapping sc_mapping;
 
+/* Limits on dynamic mapping (Elasticsearch's index.mapping.total_fields.limit and
+ * index.mapping.depth.limit defaults): a document that would exceed them fails. */
+#define SC_MAPPING_MAX_FIELDS 1000
+#define SC_MAPPING_MAX_DEPTH 20
+
 /* A user-facing error: Elasticsearch's `type` (static string such as
  * "mapper_parsing_exception", "strict_dynamic_mapping_exception", "illegal_argument_exception")
  * and `reason`, optionally a cause (caused_by type and reason, cause_type NULL when none).
@@ -221,7 +226,9 @@ typedef struct sc_mapping_analysis {
  * (mapper_parsing_exception "failed to parse"); SC_EINVAL for a value that does not fit its
  * field (mapper_parsing_exception naming field, type, id and a preview of the value, with a
  * caused_by) unless ignore_malformed; SC_ECONFLICT for strict dynamic
- * (strict_dynamic_mapping_exception); SC_ELIMIT when the arena budget is exceeded; SC_ENOMEM.
+ * (strict_dynamic_mapping_exception); SC_ELIMIT when the arena budget is exceeded or a dynamic field
+ * would pass SC_MAPPING_MAX_FIELDS / SC_MAPPING_MAX_DEPTH (err: illegal_argument_exception);
+ * SC_ENOMEM.
  * Thread-safe for concurrent calls on the same m. O(size of source + tokens). */
 sc_status sc_mapping_parse_doc(const sc_mapping *m, const sc_mapping_analysis *analysis,
                                sc_slice id, sc_slice source, sc_arena *arena, sc_index_doc *doc,

@@ -2,12 +2,14 @@
  * A document is parsed against the immutable mapping first; if it introduces new fields under
  * dynamic:true, it is parsed again against a private copy that grows the new fields, and that
  * copy is handed back as the updated mapping. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/vec.h"
 #include "mapping/internal.h"
+#include "mapping/jdoc.h"
 
 typedef struct acc {
     sc_mapping_field *field;
@@ -28,6 +30,7 @@ typedef struct pctx {
     size_t n_accs;
     uint32_t next_ord; /* ords for fields created in this pass */
     bool created;      /* a dynamic field was created */
+    bool limit_hit;    /* SC_ELIMIT came from a mapping limit, not the arena */
     sc_mapping_error *err;
 } pctx;
 
@@ -53,10 +56,19 @@ static acc *acc_for(pctx *c, sc_mapping_field *f)
     return a;
 }
 
-static sc_status doc_error(pctx *c, const sc_mapping_field *f, const json_t *v)
+static void jd_preview(const sc__jd *v, char *buf, size_t cap)
+{
+    sc_slice t = v->type == SC__JD_STRING ? v->str : v->raw;
+    size_t n = t.len < cap - 1 ? t.len : cap - 1;
+    if (n)
+        memcpy(buf, t.ptr, n);
+    buf[n] = 0;
+}
+
+static sc_status doc_error(pctx *c, const sc_mapping_field *f, const sc__jd *v)
 {
     char prev[128];
-    sc__mapping_preview(v, prev, sizeof(prev));
+    jd_preview(v, prev, sizeof(prev));
     if (c->err) {
         c->err->type = "mapper_parsing_exception";
         snprintf(c->err->reason, sizeof(c->err->reason),
@@ -76,32 +88,19 @@ static size_t utf8_chars(sc_slice s)
     return n;
 }
 
-static sc_status index_value(pctx *c, sc_mapping_field *f, const json_t *v, bool with_copy);
+static sc_status index_value(pctx *c, sc_mapping_field *f, const sc__jd *v, bool with_copy);
 
-static sc_status index_text(pctx *c, sc_mapping_field *f, const json_t *v)
+static sc_status index_text(pctx *c, sc_mapping_field *f, const sc__jd *v)
 {
-    sc_slice text;
-    char *dump = NULL;
-    if (json_is_string(v)) {
-        text = sc_slice_make(json_string_value(v), json_string_length(v));
-    } else {
-        dump = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        if (!dump)
-            return SC_ENOMEM;
-        text = sc_slice_cstr(dump);
-    }
+    /* numbers and booleans are analyzed as their JSON text */
+    sc_slice text = v->type == SC__JD_STRING ? v->str : v->raw;
     acc *a = acc_for(c, f);
-    if (!a) {
-        free(dump);
+    if (!a)
         return SC_ENOMEM;
-    }
     sc_index_token *toks = NULL;
     size_t n = 0;
-    sc_status st = SC_OK;
     if (f->index)
-        st = sc__mapping_analyze(c->an, f->analyzer, text, c->arena, &toks, &n);
-    free(dump);
-    SC_TRY(st);
+        SC_TRY(sc__mapping_analyze(c->an, f->analyzer, text, c->arena, &toks, &n));
     if (a->n_text_values++ > 0)
         a->position += f->position_increment_gap;
     int64_t base = a->position + 1;
@@ -121,13 +120,91 @@ static sc_status index_text(pctx *c, sc_mapping_field *f, const json_t *v)
     return SC_OK;
 }
 
-static sc_status index_scalar(pctx *c, sc_mapping_field *f, const json_t *v)
+static void jd_scalar(const sc__jd *v, sc__scalar *s)
+{
+    memset(s, 0, sizeof(*s));
+    switch (v->type) {
+    case SC__JD_STRING:
+        s->kind = SC__S_STRING;
+        s->text = v->str;
+        break;
+    case SC__JD_INT:
+        s->kind = SC__S_INT;
+        s->i = v->i;
+        s->d = v->d;
+        s->text = v->raw;
+        break;
+    case SC__JD_REAL:
+        s->kind = SC__S_REAL;
+        s->d = v->d;
+        s->text = v->raw;
+        break;
+    default:
+        s->kind = SC__S_BOOL;
+        s->b = v->type == SC__JD_TRUE;
+        s->text = sc_slice_cstr(s->b ? "true" : "false");
+        break;
+    }
+}
+
+static int jd_coord(const sc__jd *v, double *out)
+{
+    if (!v)
+        return 0;
+    if (v->type == SC__JD_INT || v->type == SC__JD_REAL) {
+        *out = v->d;
+        return isfinite(*out);
+    }
+    if (v->type == SC__JD_STRING && v->str.len && v->str.len < 64) {
+        char buf[64], *end;
+        memcpy(buf, v->str.ptr, v->str.len);
+        buf[v->str.len] = 0;
+        *out = strtod(buf, &end);
+        return *end == 0 && isfinite(*out);
+    }
+    return 0;
+}
+
+static const sc__jd *jd_member(const sc__jd *o, const char *key)
+{
+    for (const sc__jd *m = o->child; m; m = m->next)
+        if (sc_slice_eq_cstr(m->key, key))
+            return m;
+    return NULL;
+}
+
+/* A geo point given as an object or a [lon, lat] array. */
+static sc_status geo_from_jd(const sc__jd *v, int64_t *num, sc_mapping_error *err)
+{
+    double lat = 0, lon = 0;
+    int ok;
+    if (v->type == SC__JD_OBJECT) {
+        ok = jd_coord(jd_member(v, "lat"), &lat) && jd_coord(jd_member(v, "lon"), &lon);
+    } else {
+        const sc__jd *a = v->child, *b = a ? a->next : NULL;
+        ok = (v->n == 2 || v->n == 3) && jd_coord(a, &lon) && jd_coord(b, &lat);
+    }
+    if (!ok) {
+        sc__mapping_cause(err, "parse_exception", "unsupported geo_point value");
+        return SC_EINVAL;
+    }
+    return sc__mapping_geo_latlon(lat, lon, num, err);
+}
+
+static sc_status index_scalar(pctx *c, sc_mapping_field *f, const sc__jd *v)
 {
     if (f->type == SC_MAPPING_TEXT)
         return index_text(c, f, v);
     sc_slice term = {0};
     int64_t num = 0;
-    sc_status st = sc__mapping_encode_scalar(f, v, c->an, c->arena, &term, &num, c->err);
+    sc_status st;
+    if (v->type == SC__JD_OBJECT || v->type == SC__JD_ARRAY) {
+        st = geo_from_jd(v, &num, c->err); /* callers only pass these for geo_point */
+    } else {
+        sc__scalar sv;
+        jd_scalar(v, &sv);
+        st = sc__mapping_encode(f, &sv, c->an, c->arena, &term, &num, c->err);
+    }
     if (st == SC_EINVAL) {
         if (f->ignore_malformed)
             return SC_OK;
@@ -143,9 +220,8 @@ static sc_status index_scalar(pctx *c, sc_mapping_field *f, const json_t *v)
         return SC_EINVAL;
     }
     SC_TRY(st);
-    if (f->type == SC_MAPPING_KEYWORD && f->ignore_above >= 0 && json_is_string(v) &&
-        utf8_chars(sc_slice_make(json_string_value(v), json_string_length(v))) >
-            (size_t)f->ignore_above)
+    if (f->type == SC_MAPPING_KEYWORD && f->ignore_above >= 0 && v->type == SC__JD_STRING &&
+        utf8_chars(v->str) > (size_t)f->ignore_above)
         return SC_OK;
     if (!f->index && !f->doc_values)
         return SC_OK;
@@ -174,13 +250,13 @@ static int looks_like_date(sc_slice s)
     return 1;
 }
 
-static const json_t *first_concrete(const json_t *v)
+static const sc__jd *first_concrete(const sc__jd *v)
 {
-    while (json_is_array(v)) {
-        const json_t *found = NULL;
-        for (size_t i = 0; i < json_array_size(v) && !found; i++)
-            if (!json_is_null(json_array_get(v, i)))
-                found = json_array_get(v, i);
+    while (v && v->type == SC__JD_ARRAY) {
+        const sc__jd *found = NULL;
+        for (const sc__jd *e = v->child; e && !found; e = e->next)
+            if (e->type != SC__JD_NULL)
+                found = e;
         v = found;
     }
     return v;
@@ -189,7 +265,7 @@ static const json_t *first_concrete(const json_t *v)
 /* Creates the field `name` under obj for value v (second pass), or reports NEED_DYNAMIC (first
  * pass), or sets *out NULL when the value is to be ignored. */
 static sc_status dynamic_field(pctx *c, sc_mapping_field *obj, const char *name, size_t len,
-                               const json_t *v, sc_mapping_field **out)
+                               const sc__jd *v, sc_mapping_field **out)
 {
     *out = NULL;
     sc_mapping_dynamic dyn = sc__mapping_effective_dynamic(obj);
@@ -203,23 +279,41 @@ static sc_status dynamic_field(pctx *c, sc_mapping_field *obj, const char *name,
     }
     if (dyn == SC_MAPPING_DYNAMIC_FALSE)
         return SC_OK;
-    const json_t *cv = first_concrete(v);
-    if (!cv || json_is_null(cv))
+    const sc__jd *cv = v ? first_concrete(v) : NULL;
+    if (v && (!cv || cv->type == SC__JD_NULL))
         return SC_OK; /* nulls and empty arrays add no mapping */
     if (!c->mutable_pass)
         return NEED_DYNAMIC;
+    /* Elasticsearch's index.mapping.total_fields.limit and depth.limit defaults */
+    if (c->next_ord + 2 > SC_MAPPING_MAX_FIELDS + 1) {
+        sc__mapping_err(c->err, "illegal_argument_exception",
+                        "Limit of total fields [%d] has been exceeded while adding new fields [1]",
+                        SC_MAPPING_MAX_FIELDS);
+        c->limit_hit = true;
+        return SC_ELIMIT;
+    }
+    int depth = 1;
+    for (const sc_mapping_field *p = obj; p->parent; p = p->parent)
+        depth++;
+    if (depth > SC_MAPPING_MAX_DEPTH) {
+        sc__mapping_err(c->err, "illegal_argument_exception",
+                        "Limit of mapping depth [%d] has been exceeded due to object field [%s]",
+                        SC_MAPPING_MAX_DEPTH, obj->path);
+        c->limit_hit = true;
+        return SC_ELIMIT;
+    }
     sc_mapping_type t;
     bool keyword_sub = false;
-    if (json_is_object(cv)) {
+    if (!cv || cv->type == SC__JD_OBJECT) { /* NULL: an intermediate object of a dotted name */
         t = SC_MAPPING_OBJECT;
-    } else if (json_is_boolean(cv)) {
+    } else if (cv->type == SC__JD_TRUE || cv->type == SC__JD_FALSE) {
         t = SC_MAPPING_BOOLEAN;
-    } else if (json_is_integer(cv)) {
+    } else if (cv->type == SC__JD_INT) {
         t = SC_MAPPING_LONG;
-    } else if (json_is_real(cv)) {
+    } else if (cv->type == SC__JD_REAL) {
         t = SC_MAPPING_FLOAT;
     } else {
-        sc_slice s = sc_slice_make(json_string_value(cv), json_string_length(cv));
+        sc_slice s = cv->str;
         t = SC_MAPPING_TEXT;
         keyword_sub = true;
         if (c->m->date_detection && looks_like_date(s)) {
@@ -276,19 +370,18 @@ static sc_status dynamic_field(pctx *c, sc_mapping_field *obj, const char *name,
 
 /* ---- walking ---- */
 
-static sc_status walk_object(pctx *c, sc_mapping_field *obj, const json_t *o)
+static sc_status walk_object(pctx *c, sc_mapping_field *obj, const sc__jd *o)
 {
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)o, key, v)
-    {
+    for (const sc__jd *v = o->child; v; v = v->next) {
         sc_mapping_field *parent = obj;
+        const char *key = (const char *)v->key.ptr;
+        size_t klen = v->key.len;
         const char *comp = key;
-        const char *dot;
-        size_t klen = strlen(key);
-        if (klen == 0) {
+        const char *dot = NULL;
+        if (klen == 0 || memchr(key, 0, klen)) {
             sc__mapping_err(c->err, "mapper_parsing_exception",
-                            "field name cannot be an empty string");
+                            klen ? "field name cannot contain a NUL character"
+                                 : "field name cannot be an empty string");
             return SC_EINVAL;
         }
         /* "a.b": c is field b of object a (objects created as needed). */
@@ -296,24 +389,21 @@ static sc_status walk_object(pctx *c, sc_mapping_field *obj, const json_t *o)
             size_t n = (size_t)(dot - comp);
             if (n == 0 || dot + 1 == key + klen) {
                 sc__mapping_err(c->err, "mapper_parsing_exception",
-                                "field name cannot contain only whitespace or dots: [%s]", key);
+                                "field name cannot contain only whitespace or dots: [%.*s]",
+                                (int)(klen > 200 ? 200 : klen), key);
                 return SC_EINVAL;
             }
             sc_mapping_field *ch = sc__mapping_child(parent, comp, n);
             if (!ch) {
-                json_t *probe = json_object();
-                if (!probe)
-                    return SC_ENOMEM;
-                sc_status st = dynamic_field(c, parent, comp, n, probe, &ch);
-                json_decref(probe);
-                SC_TRY(st);
+                SC_TRY(dynamic_field(c, parent, comp, n, NULL, &ch));
                 if (!ch)
                     break; /* dynamic false: ignored */
             } else if (ch->type != SC_MAPPING_OBJECT) {
                 sc__mapping_err(c->err, "mapper_parsing_exception",
-                                "Could not dynamically add mapping for field [%s]. Existing "
+                                "Could not dynamically add mapping for field [%.*s]. Existing "
                                 "mapping for [%s] must be of type object but found [%s].",
-                                key, ch->path, sc_mapping_type_name(ch->type));
+                                (int)(klen > 200 ? 200 : klen), key, ch->path,
+                                sc_mapping_type_name(ch->type));
                 return SC_EINVAL;
             }
             parent = ch;
@@ -333,34 +423,52 @@ static sc_status walk_object(pctx *c, sc_mapping_field *obj, const json_t *o)
     return SC_OK;
 }
 
-static sc_status index_value(pctx *c, sc_mapping_field *f, const json_t *v, bool with_copy)
+/* The field's null_value as a document value (parsed into the arena). */
+static sc_status null_value_jd(pctx *c, const sc_mapping_field *f, const sc__jd **out)
 {
-    if (json_is_null(v)) {
+    char *txt = json_dumps(f->null_value, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (!txt)
+        return SC_ENOMEM;
+    size_t n = strlen(txt);
+    char *copy = sc_arena_strndup(c->arena, txt, n);
+    free(txt);
+    if (!copy)
+        return SC_ELIMIT;
+    sc__jd *v;
+    char msg[64];
+    SC_TRY(sc__jdoc_parse(sc_slice_make(copy, n), c->arena, &v, msg, sizeof(msg)));
+    *out = v;
+    return SC_OK;
+}
+
+static sc_status index_value(pctx *c, sc_mapping_field *f, const sc__jd *v, bool with_copy)
+{
+    if (v->type == SC__JD_NULL) {
         if (!f->null_value)
             return SC_OK;
-        v = f->null_value;
+        SC_TRY(null_value_jd(c, f, &v));
+        if (v->type == SC__JD_NULL)
+            return SC_OK;
     }
     if (f->type == SC_MAPPING_GEO_POINT) {
         /* [lon, lat] is one point; other arrays hold several points */
-        bool coords = json_is_array(v) && json_array_size(v) >= 2 && json_array_size(v) <= 3;
-        for (size_t i = 0; coords && i < json_array_size(v); i++)
-            coords = json_is_number(json_array_get(v, i));
-        if (json_is_array(v) && !coords) {
-            for (size_t i = 0; i < json_array_size(v); i++)
-                SC_TRY(index_value(c, f, json_array_get(v, i), with_copy));
+        bool coords = v->type == SC__JD_ARRAY && v->n >= 2 && v->n <= 3;
+        for (const sc__jd *e = v->child; coords && e; e = e->next)
+            coords = e->type == SC__JD_INT || e->type == SC__JD_REAL;
+        if (v->type == SC__JD_ARRAY && !coords) {
+            for (const sc__jd *e = v->child; e; e = e->next)
+                SC_TRY(index_value(c, f, e, with_copy));
             return SC_OK;
         }
         return index_scalar(c, f, v);
     }
-    if (json_is_array(v)) {
-        for (size_t i = 0; i < json_array_size(v); i++)
-            SC_TRY(index_value(c, f, json_array_get(v, i), with_copy));
+    if (v->type == SC__JD_ARRAY) {
+        for (const sc__jd *e = v->child; e; e = e->next)
+            SC_TRY(index_value(c, f, e, with_copy));
         return SC_OK;
     }
     if (f->type == SC_MAPPING_OBJECT) {
-        if (!json_is_object(v)) {
-            char prev[128];
-            sc__mapping_preview(v, prev, sizeof(prev));
+        if (v->type != SC__JD_OBJECT) {
             sc__mapping_err(c->err, "mapper_parsing_exception",
                             "object mapping for [%s] tried to parse field [%s] as object, but "
                             "found a concrete value",
@@ -369,7 +477,7 @@ static sc_status index_value(pctx *c, sc_mapping_field *f, const json_t *v, bool
         }
         return f->enabled ? walk_object(c, f, v) : SC_OK;
     }
-    if (json_is_object(v))
+    if (v->type == SC__JD_OBJECT)
         return doc_error(c, f, v);
     SC_TRY(index_scalar(c, f, v));
     for (size_t i = 0; i < f->n_children; i++)
@@ -466,7 +574,7 @@ static void reset(pctx *c)
     c->n_accs = 0;
 }
 
-static sc_status run(pctx *c, const json_t *src, sc_index_doc *doc)
+static sc_status run(pctx *c, const sc__jd *src, sc_index_doc *doc)
 {
     c->next_ord = (uint32_t)c->m->n_fields;
     sc_status st = walk_object(c, c->m->root, src);
@@ -484,18 +592,19 @@ sc_status sc_mapping_parse_doc(const sc_mapping *m, const sc_mapping_analysis *a
     memset(doc, 0, sizeof(*doc));
     doc->id = id;
     doc->source = source;
-    json_error_t je;
-    json_t *src = json_loadb((const char *)source.ptr, source.len, JSON_ALLOW_NUL, &je);
-    if (!src || !json_is_object(src)) {
+    sc__jd *src = NULL;
+    char msg[160];
+    sc_status pst = sc__jdoc_parse(source, arena, &src, msg, sizeof(msg));
+    if (pst == SC_ELIMIT)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    if (pst != SC_OK || src->type != SC__JD_OBJECT) {
         sc__mapping_err(err, "mapper_parsing_exception", "failed to parse");
-        if (src)
+        if (pst == SC_OK)
             sc__mapping_cause(err, "not_x_content_exception",
                               "Compressor detection can only be called on some xcontent bytes or "
                               "compressed xcontent bytes");
         else
-            sc__mapping_cause(err, "json_parse_exception", "%s at line %d column %d", je.text,
-                              je.line, je.column);
-        json_decref(src);
+            sc__mapping_cause(err, "json_parse_exception", "%s", msg);
         return SC_EPARSE;
     }
     pctx c = {.m = (sc_mapping *)m, .an = analysis, .arena = arena, .id = id, .err = err};
@@ -504,10 +613,8 @@ sc_status sc_mapping_parse_doc(const sc_mapping *m, const sc_mapping_analysis *a
     if (st == NEED_DYNAMIC) {
         sc_arena_rewind(arena, mark);
         sc_mapping *clone = sc__mapping_clone(m);
-        if (!clone) {
-            json_decref(src);
+        if (!clone)
             return SC_ENOMEM;
-        }
         c.m = clone;
         c.mutable_pass = true;
         st = run(&c, src, doc);
@@ -518,8 +625,7 @@ sc_status sc_mapping_parse_doc(const sc_mapping *m, const sc_mapping_analysis *a
         else
             sc_mapping_unref(clone);
     }
-    json_decref(src);
-    if (st == SC_ELIMIT && arena->over_budget == false)
+    if (st == SC_ELIMIT && !arena->over_budget && !c.limit_hit)
         st = SC_ENOMEM;
     return st;
 }

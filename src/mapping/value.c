@@ -63,37 +63,78 @@ void sc__mapping_preview(const json_t *v, char *buf, size_t cap)
     free(s);
 }
 
-/* Parses a number from a JSON value (number, or numeric string when coercing). */
-static int json_to_double(const json_t *v, bool coerce, double *out, int *is_int, int64_t *ival)
+void sc__scalar_preview(const sc__scalar *v, char *buf, size_t cap)
+{
+    size_t n = v->text.len < cap - 1 ? v->text.len : cap - 1;
+    if (n)
+        memcpy(buf, v->text.ptr, n);
+    buf[n] = 0;
+}
+
+int sc__scalar_from_json(const json_t *v, sc__scalar *s, char *buf, size_t cap)
+{
+    memset(s, 0, sizeof(*s));
+    if (json_is_string(v)) {
+        s->kind = SC__S_STRING;
+        s->text = sc_slice_make(json_string_value(v), json_string_length(v));
+    } else if (json_is_integer(v)) {
+        s->kind = SC__S_INT;
+        s->i = json_integer_value(v);
+        s->d = (double)s->i;
+        int n = snprintf(buf, cap, "%" PRId64, s->i);
+        s->text = sc_slice_make(buf, n > 0 ? (size_t)n : 0);
+    } else if (json_is_real(v)) {
+        s->kind = SC__S_REAL;
+        s->d = json_real_value(v);
+        size_t n = cap >= 32 ? sc_json_format_double(buf, s->d) : 0;
+        s->text = sc_slice_make(buf, n);
+    } else if (json_is_boolean(v)) {
+        s->kind = SC__S_BOOL;
+        s->b = json_is_true(v);
+        s->text = sc_slice_cstr(s->b ? "true" : "false");
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* A number from a scalar: integers, reals, or (coerce) numeric strings. is_int when it fits an
+ * int64 exactly (*ival). */
+static int scalar_to_double(const sc__scalar *v, bool coerce, double *out, int *is_int,
+                            int64_t *ival)
 {
     *is_int = 0;
-    if (json_is_integer(v)) {
-        *ival = json_integer_value(v);
+    if (v->kind == SC__S_INT) {
+        *ival = v->i;
         *is_int = 1;
-        *out = (double)*ival;
+        *out = (double)v->i;
         return 1;
     }
-    if (json_is_real(v)) {
-        *out = json_real_value(v);
+    if (v->kind == SC__S_REAL) {
+        *out = v->d;
         return 1;
     }
-    if (json_is_string(v) && coerce) {
-        const char *s = json_string_value(v);
-        size_t n = json_string_length(v);
-        if (n == 0 || n > 64 || strlen(s) != n)
+    if (v->kind == SC__S_STRING && coerce) {
+        char buf[72];
+        size_t n = v->text.len;
+        if (n == 0 || n > 64 || memchr(v->text.ptr, 0, n))
+            return 0;
+        memcpy(buf, v->text.ptr, n);
+        buf[n] = 0;
+        if (buf[0] == ' ' || buf[0] == '+')
             return 0;
         char *end;
         errno = 0;
-        long long ll = strtoll(s, &end, 10);
-        if (*end == 0 && errno == 0 && s[0] != ' ' && s[0] != '+') {
+        long long ll = strtoll(buf, &end, 10);
+        if (*end == 0 && errno == 0) {
             *ival = ll;
             *is_int = 1;
             *out = (double)ll;
             return 1;
         }
         errno = 0;
-        double d = strtod(s, &end);
-        if (*end != 0 || s[0] == ' ' || isnan(d) || (end == s))
+        double d = strtod(buf, &end);
+        if (*end != 0 || isnan(d) || end == buf)
             return 0;
         *out = d;
         return 1;
@@ -101,37 +142,61 @@ static int json_to_double(const json_t *v, bool coerce, double *out, int *is_int
     return 0;
 }
 
-static sc_status num_error(sc_mapping_error *err, const json_t *v)
+static int json_to_double(const json_t *v, bool coerce, double *out, int *is_int, int64_t *ival)
+{
+    sc__scalar s;
+    char buf[64];
+    return sc__scalar_from_json(v, &s, buf, sizeof(buf)) &&
+           scalar_to_double(&s, coerce, out, is_int, ival);
+}
+
+static sc_status num_error_s(sc_mapping_error *err, const sc__scalar *v)
 {
     char prev[128];
-    sc__mapping_preview(v, prev, sizeof(prev));
-    if (json_is_boolean(v))
+    sc__scalar_preview(v, prev, sizeof(prev));
+    if (v->kind == SC__S_BOOL)
         sc__mapping_cause(err, "illegal_argument_exception",
                           "Current token (VALUE_%s) not numeric, can not use numeric value accessors",
-                          json_is_true(v) ? "TRUE" : "FALSE");
+                          v->b ? "TRUE" : "FALSE");
     else
         sc__mapping_cause(err, "number_format_exception", "For input string: \"%s\"", prev);
     return SC_EINVAL;
 }
 
-static sc_status encode_integer(const sc_mapping_field *f, const json_t *v, int64_t *num,
+static sc_status num_error(sc_mapping_error *err, const json_t *v)
+{
+    sc__scalar s;
+    char buf[64];
+    if (!sc__scalar_from_json(v, &s, buf, sizeof(buf))) {
+        char prev[128];
+        sc__mapping_preview(v, prev, sizeof(prev));
+        sc__mapping_cause(err, "number_format_exception", "For input string: \"%s\"", prev);
+        return SC_EINVAL;
+    }
+    return num_error_s(err, &s);
+}
+
+static sc_status encode_integer(const sc_mapping_field *f, const sc__scalar *v, int64_t *num,
                                 sc_mapping_error *err)
 {
     double d;
     int is_int;
     int64_t iv = 0;
-    if (!json_to_double(v, f->coerce, &d, &is_int, &iv))
-        return num_error(err, v);
+    if (!scalar_to_double(v, f->coerce, &d, &is_int, &iv))
+        return num_error_s(err, v);
     if (!is_int) {
         if (!isfinite(d))
-            return num_error(err, v);
+            return num_error_s(err, v);
         if (!f->coerce && d != trunc(d)) {
             sc__mapping_cause(err, "illegal_argument_exception", "Value [%g] has a decimal part",
                               d);
             return SC_EINVAL;
         }
         if (d >= 9223372036854775808.0 || d < -9223372036854775808.0) {
-            sc__mapping_cause(err, "illegal_argument_exception", "Value [%g] is out of range for a long", d);
+            char prev[128];
+            sc__scalar_preview(v, prev, sizeof(prev));
+            sc__mapping_cause(err, "illegal_argument_exception",
+                              "Value [%s] is out of range for a long", prev);
             return SC_EINVAL;
         }
         iv = (int64_t)trunc(d);
@@ -152,97 +217,95 @@ static sc_status encode_integer(const sc_mapping_field *f, const json_t *v, int6
         break;
     }
     if (iv < lo || iv > hi) {
-        sc__mapping_cause(err, "illegal_argument_exception", "Value [%" PRId64 "] is out of range for %s",
-                          iv, what);
+        sc__mapping_cause(err, "illegal_argument_exception",
+                          "Value [%" PRId64 "] is out of range for %s", iv, what);
         return SC_EINVAL;
     }
     *num = iv;
     return SC_OK;
 }
 
-static sc_status encode_unsigned(const json_t *v, int64_t *num, sc_mapping_error *err)
+static sc_status encode_unsigned(const sc__scalar *v, int64_t *num, sc_mapping_error *err)
 {
     uint64_t u;
-    if (json_is_integer(v)) {
-        if (json_integer_value(v) < 0)
+    char buf[72];
+    char prev[128];
+    if (v->kind == SC__S_INT) {
+        if (v->i < 0)
             goto range;
-        u = (uint64_t)json_integer_value(v);
-    } else if (json_is_string(v) || json_is_real(v)) {
-        char buf[64];
-        if (json_is_real(v)) {
-            double d = json_real_value(v);
-            if (!(d >= 0 && d < 18446744073709551616.0))
+        u = (uint64_t)v->i;
+    } else if (v->kind == SC__S_STRING || v->kind == SC__S_REAL) {
+        /* a JSON integer beyond int64 arrives as a real with its digits in text */
+        size_t n = v->text.len;
+        if (n == 0 || n > 64 || memchr(v->text.ptr, 0, n))
+            return num_error_s(err, v);
+        memcpy(buf, v->text.ptr, n);
+        buf[n] = 0;
+        char *end;
+        errno = 0;
+        if (buf[0] == '-')
+            goto range;
+        if (buf[0] == ' ' || buf[0] == '+')
+            return num_error_s(err, v);
+        u = strtoull(buf, &end, 10);
+        if (*end || errno) {
+            /* a fractional value is truncated (coerce), within range */
+            double d = strtod(buf, &end);
+            if (*end || !(d >= 0))
+                return num_error_s(err, v);
+            if (!(d < 18446744073709551616.0))
                 goto range;
             u = (uint64_t)d;
-        } else {
-            snprintf(buf, sizeof(buf), "%s", json_string_value(v));
-            char *end;
-            errno = 0;
-            if (!buf[0] || buf[0] == '-' || buf[0] == ' ')
-                return num_error(err, v);
-            u = strtoull(buf, &end, 10);
-            if (*end || errno)
-                return num_error(err, v);
         }
     } else {
-        return num_error(err, v);
+        return num_error_s(err, v);
     }
     *num = (int64_t)(u ^ (1ULL << 63));
     return SC_OK;
 range:
+    sc__scalar_preview(v, prev, sizeof(prev));
     sc__mapping_cause(err, "illegal_argument_exception",
-                      "Value [%s] is out of range for an unsigned long", "?");
+                      "Value \"%s\" is out of range for an unsigned long", prev);
     return SC_EINVAL;
 }
 
-static sc_status encode_bool(const json_t *v, int64_t *num, sc_mapping_error *err)
+static sc_status encode_bool(const sc__scalar *v, int64_t *num, sc_mapping_error *err)
 {
-    if (json_is_boolean(v)) {
-        *num = json_is_true(v);
+    if (v->kind == SC__S_BOOL) {
+        *num = v->b;
         return SC_OK;
     }
-    if (json_is_string(v)) {
-        const char *s = json_string_value(v);
-        if (strcmp(s, "true") == 0) {
+    if (v->kind == SC__S_STRING) {
+        if (sc_slice_eq_cstr(v->text, "true")) {
             *num = 1;
             return SC_OK;
         }
-        if (strcmp(s, "false") == 0 || s[0] == 0) {
+        if (sc_slice_eq_cstr(v->text, "false") || v->text.len == 0) {
             *num = 0;
             return SC_OK;
         }
     }
     char prev[128];
-    sc__mapping_preview(v, prev, sizeof(prev));
+    sc__scalar_preview(v, prev, sizeof(prev));
     sc__mapping_cause(err, "illegal_argument_exception",
                       "Failed to parse value [%s] as only [true] or [false] are allowed.", prev);
     return SC_EINVAL;
 }
 
-static sc_status encode_date(const sc_mapping_field *f, const sc_date_format *fmt, const json_t *v,
+static sc_status encode_date(const sc_date_format *fmt, bool nanos, const sc__scalar *v,
                              int64_t *num, sc_mapping_error *err)
 {
-    char buf[64];
-    sc_slice text;
-    if (json_is_string(v)) {
-        text = sc_slice_make(json_string_value(v), json_string_length(v));
-    } else if (json_is_integer(v)) {
-        int n = snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        text = sc_slice_make(buf, (size_t)n);
-    } else if (json_is_real(v)) {
-        int n = snprintf(buf, sizeof(buf), "%.3f", json_real_value(v));
-        text = sc_slice_make(buf, (size_t)n);
-    } else {
-        text = sc_slice_make(NULL, 0);
+    if (v->kind != SC__S_BOOL && v->text.len) {
+        sc_status st = nanos ? sc_date_parse_nanos(fmt, v->text, num)
+                             : sc_date_parse(fmt, v->text, num);
+        if (st == SC_OK)
+            return SC_OK;
     }
-    if (text.ptr && sc_date_parse(fmt, text, num) == SC_OK)
-        return SC_OK;
     char prev[128];
-    sc__mapping_preview(v, prev, sizeof(prev));
+    sc__scalar_preview(v, prev, sizeof(prev));
     sc__mapping_cause(err, "illegal_argument_exception",
                       "failed to parse date field [%s] with format [%s]", prev,
                       sc_date_format_spec(fmt));
-    (void)f;
     return SC_EINVAL;
 }
 
@@ -262,6 +325,48 @@ void sc_mapping_geo_decode(int64_t v, double *lat, double *lon)
     *lon = (int32_t)(uint32_t)(uint64_t)v * LON_DECODE;
 }
 
+sc_status sc__mapping_geo_latlon(double lat, double lon, int64_t *num, sc_mapping_error *err)
+{
+    if (!isfinite(lat) || lat < -90 || lat > 90) {
+        sc__mapping_cause(err, "illegal_argument_exception",
+                          "illegal latitude value [%g] for geo_point", lat);
+        return SC_EINVAL;
+    }
+    if (!isfinite(lon) || lon < -180 || lon > 180) {
+        sc__mapping_cause(err, "illegal_argument_exception",
+                          "illegal longitude value [%g] for geo_point", lon);
+        return SC_EINVAL;
+    }
+    *num = sc_mapping_geo_encode(lat, lon);
+    return SC_OK;
+}
+
+static sc_status geo_error(const char *preview, sc_mapping_error *err)
+{
+    sc__mapping_cause(err, "parse_exception", "unsupported geo_point value [%s]", preview);
+    return SC_EINVAL;
+}
+
+/* "lat,lon" or "POINT (lon lat)". */
+static sc_status encode_geo_string(const sc__scalar *v, int64_t *num, sc_mapping_error *err)
+{
+    char buf[128];
+    sc__scalar_preview(v, buf, sizeof(buf));
+    if (v->kind != SC__S_STRING || v->text.len >= sizeof(buf) - 1 ||
+        memchr(v->text.ptr, 0, v->text.len))
+        return geo_error(buf, err);
+    double lat, lon;
+    char tail;
+    int ok;
+    if (strncasecmp(buf, "POINT", 5) == 0)
+        ok = sscanf(buf + 5, " ( %lf %lf )%c", &lon, &lat, &tail) == 2;
+    else
+        ok = sscanf(buf, " %lf , %lf %c", &lat, &lon, &tail) == 2;
+    if (!ok)
+        return geo_error(buf, err);
+    return sc__mapping_geo_latlon(lat, lon, num, err);
+}
+
 static int geo_coord(const json_t *v, double *out)
 {
     if (json_is_number(v)) {
@@ -277,70 +382,26 @@ static int geo_coord(const json_t *v, double *out)
     return 0;
 }
 
-/* One geo point from any of the accepted shapes. */
-static sc_status encode_geo(const json_t *v, int64_t *num, sc_mapping_error *err)
+/* A geo point from a JSON object or [lon, lat] array (strings go through the scalar path). */
+static sc_status encode_geo_json(const json_t *v, int64_t *num, sc_mapping_error *err)
 {
     double lat = 0, lon = 0;
     int ok = 0;
     if (json_is_object(v)) {
-        ok = geo_coord(json_object_get(v, "lat"), &lat) && geo_coord(json_object_get(v, "lon"), &lon);
-        if (!ok) {
-            sc__mapping_cause(err, "illegal_argument_exception",
-                              "field [lat] and [lon] must be numbers");
-            return SC_EINVAL;
-        }
+        ok = geo_coord(json_object_get(v, "lat"), &lat) &&
+             geo_coord(json_object_get(v, "lon"), &lon);
     } else if (json_is_array(v)) {
         size_t n = json_array_size(v);
         ok = (n == 2 || n == 3) && geo_coord(json_array_get(v, 0), &lon) &&
              geo_coord(json_array_get(v, 1), &lat) &&
              (n == 2 || json_is_number(json_array_get(v, 2)));
-    } else if (json_is_string(v)) {
-        const char *s = json_string_value(v);
-        char tail;
-        if (strncasecmp(s, "POINT", 5) == 0)
-            ok = sscanf(s + 5, " ( %lf %lf )%c", &lon, &lat, &tail) == 2;
-        else
-            ok = sscanf(s, " %lf , %lf %c", &lat, &lon, &tail) == 2;
-        ok = ok && isfinite(lat) && isfinite(lon);
     }
     if (!ok) {
         char prev[128];
         sc__mapping_preview(v, prev, sizeof(prev));
-        sc__mapping_cause(err, "parse_exception", "unsupported geo_point value [%s]", prev);
-        return SC_EINVAL;
+        return geo_error(prev, err);
     }
-    if (lat < -90 || lat > 90) {
-        sc__mapping_cause(err, "illegal_argument_exception",
-                          "illegal latitude value [%g] for geo_point", lat);
-        return SC_EINVAL;
-    }
-    if (lon < -180 || lon > 180) {
-        sc__mapping_cause(err, "illegal_argument_exception",
-                          "illegal longitude value [%g] for geo_point", lon);
-        return SC_EINVAL;
-    }
-    *num = sc_mapping_geo_encode(lat, lon);
-    return SC_OK;
-}
-
-static sc_status encode_date_nanos(const sc_date_format *fmt, const json_t *v, int64_t *num,
-                                   sc_mapping_error *err)
-{
-    char buf[64];
-    sc_slice text = {0};
-    if (json_is_string(v))
-        text = sc_slice_make(json_string_value(v), json_string_length(v));
-    else if (json_is_integer(v))
-        text = sc_slice_make(buf, (size_t)snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT,
-                                                   json_integer_value(v)));
-    if (text.ptr && sc_date_parse_nanos(fmt, text, num) == SC_OK)
-        return SC_OK;
-    char prev[128];
-    sc__mapping_preview(v, prev, sizeof(prev));
-    sc__mapping_cause(err, "illegal_argument_exception",
-                      "failed to parse date field [%s] with format [%s]", prev,
-                      sc_date_format_spec(fmt));
-    return SC_EINVAL;
+    return sc__mapping_geo_latlon(lat, lon, num, err);
 }
 
 sc_status sc_mapping_ip_parse(sc_slice text, uint8_t out[16])
@@ -376,40 +437,17 @@ size_t sc_mapping_ip_format(const uint8_t in[16], char *buf)
     return strlen(buf);
 }
 
-sc_status sc__mapping_encode_scalar(const sc_mapping_field *f, const json_t *v,
-                                    const sc_mapping_analysis *an, sc_arena *arena,
-                                    sc_slice *term, int64_t *num, sc_mapping_error *err)
+sc_status sc__mapping_encode(const sc_mapping_field *f, const sc__scalar *v,
+                             const sc_mapping_analysis *an, sc_arena *arena, sc_slice *term,
+                             int64_t *num, sc_mapping_error *err)
 {
     double d;
     int is_int;
     int64_t iv;
     switch (f->type) {
     case SC_MAPPING_KEYWORD: {
-        sc_slice s;
-        char buf[64];
-        if (json_is_string(v)) {
-            /* copied: the JSON tree is freed before the document reaches the index */
-            size_t n = json_string_length(v);
-            char *c = sc_arena_alloc(arena, n ? n : 1);
-            if (!c)
-                return SC_ELIMIT;
-            memcpy(c, json_string_value(v), n);
-            s = sc_slice_make(c, n);
-        } else if (json_is_number(v) || json_is_boolean(v)) {
-            /* Numbers and booleans are indexed as their JSON text, as Elasticsearch does. */
-            char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-            if (!t)
-                return SC_ENOMEM;
-            snprintf(buf, sizeof(buf), "%s", t);
-            free(t);
-            char *c = sc_arena_strndup(arena, buf, strlen(buf));
-            if (!c)
-                return SC_ELIMIT;
-            s = sc_slice_cstr(c);
-        } else {
-            sc__mapping_cause(err, "illegal_argument_exception", "not a keyword value");
-            return SC_EINVAL;
-        }
+        /* numbers and booleans are indexed as their JSON text, as Elasticsearch does */
+        sc_slice s = v->text;
         if (f->normalizer)
             SC_TRY(sc__mapping_normalize(an, f->normalizer, s, arena, &s));
         *term = s;
@@ -419,11 +457,9 @@ sc_status sc__mapping_encode_scalar(const sc_mapping_field *f, const json_t *v,
         uint8_t *b = sc_arena_alloc(arena, 16);
         if (!b)
             return SC_ELIMIT;
-        if (!json_is_string(v) ||
-            sc_mapping_ip_parse(sc_slice_make(json_string_value(v), json_string_length(v)), b) !=
-                SC_OK) {
+        if (v->kind != SC__S_STRING || sc_mapping_ip_parse(v->text, b) != SC_OK) {
             char prev[128];
-            sc__mapping_preview(v, prev, sizeof(prev));
+            sc__scalar_preview(v, prev, sizeof(prev));
             sc__mapping_cause(err, "illegal_argument_exception",
                               "'%s' is not an IP string literal.", prev);
             return SC_EINVAL;
@@ -442,12 +478,12 @@ sc_status sc__mapping_encode_scalar(const sc_mapping_field *f, const json_t *v,
     case SC_MAPPING_FLOAT:
     case SC_MAPPING_HALF_FLOAT:
     case SC_MAPPING_SCALED_FLOAT:
-        if (!json_to_double(v, f->coerce, &d, &is_int, &iv) || !isfinite(d))
-            return num_error(err, v);
+        if (!scalar_to_double(v, f->coerce, &d, &is_int, &iv) || !isfinite(d))
+            return num_error_s(err, v);
         if (f->type == SC_MAPPING_SCALED_FLOAT) {
             double s = nearbyint(d * f->scaling_factor);
             if (!(s < 9223372036854775808.0 && s >= -9223372036854775808.0))
-                return num_error(err, v);
+                return num_error_s(err, v);
             *num = (int64_t)s;
             return SC_OK;
         }
@@ -462,16 +498,42 @@ sc_status sc__mapping_encode_scalar(const sc_mapping_field *f, const json_t *v,
     case SC_MAPPING_BOOLEAN:
         return encode_bool(v, num, err);
     case SC_MAPPING_DATE:
-        return encode_date(f, f->date_format, v, num, err);
+        return encode_date(f->date_format, false, v, num, err);
     case SC_MAPPING_DATE_NANOS:
-        return encode_date_nanos(f->date_format, v, num, err);
+        return encode_date(f->date_format, true, v, num, err);
     case SC_MAPPING_GEO_POINT:
-        return encode_geo(v, num, err);
+        return encode_geo_string(v, num, err);
     default:
         sc__mapping_cause(err, "illegal_argument_exception", "field [%s] of type [%s] has no terms",
                           f->path, sc_mapping_type_name(f->type));
         return SC_EINVAL;
     }
+}
+
+sc_status sc__mapping_encode_scalar(const sc_mapping_field *f, const json_t *v,
+                                    const sc_mapping_analysis *an, sc_arena *arena,
+                                    sc_slice *term, int64_t *num, sc_mapping_error *err)
+{
+    if (f->type == SC_MAPPING_GEO_POINT && (json_is_object(v) || json_is_array(v)))
+        return encode_geo_json(v, num, err);
+    sc__scalar s;
+    char buf[64];
+    if (!sc__scalar_from_json(v, &s, buf, sizeof(buf))) {
+        char prev[128];
+        sc__mapping_preview(v, prev, sizeof(prev));
+        sc__mapping_cause(err, "illegal_argument_exception", "unexpected value [%s]", prev);
+        return SC_EINVAL;
+    }
+    SC_TRY(sc__mapping_encode(f, &s, an, arena, term, num, err));
+    if (f->type == SC_MAPPING_KEYWORD && !f->normalizer) {
+        /* copied: the JSON value (or buf) does not live as long as the result */
+        char *c = sc_arena_alloc(arena, term->len ? term->len : 1);
+        if (!c)
+            return SC_ELIMIT;
+        memcpy(c, term->ptr, term->len);
+        *term = sc_slice_make(c, term->len);
+    }
+    return SC_OK;
 }
 
 sc_status sc_mapping_encode_value(const sc_mapping_field *f, const json_t *value,
@@ -607,7 +669,9 @@ static sc_status encode_bound(const sc_mapping_field *f, const json_t *v, bool l
     case SC_MAPPING_BYTE:
     case SC_MAPPING_BOOLEAN: {
         if (f->type == SC_MAPPING_BOOLEAN) {
-            if (encode_bool(v, &iv, err) != SC_OK) {
+            sc__scalar sb;
+            char bb[64];
+            if (!sc__scalar_from_json(v, &sb, bb, sizeof(bb)) || encode_bool(&sb, &iv, err) != SC_OK) {
                 sc__mapping_err(err, "illegal_argument_exception", "%s", err->cause_reason);
                 return SC_EINVAL;
             }
@@ -628,8 +692,10 @@ static sc_status encode_bound(const sc_mapping_field *f, const json_t *v, bool l
             *empty = true;
         return SC_OK;
     }
-    case SC_MAPPING_UNSIGNED_LONG:
-        if (encode_unsigned(v, &iv, err) != SC_OK) {
+    case SC_MAPPING_UNSIGNED_LONG: {
+        sc__scalar su;
+        char ub[64];
+        if (!sc__scalar_from_json(v, &su, ub, sizeof(ub)) || encode_unsigned(&su, &iv, err) != SC_OK) {
             sc__mapping_err(err, "number_format_exception", "%s", err->cause_reason);
             return SC_EINVAL;
         }
@@ -642,6 +708,7 @@ static sc_status encode_bound(const sc_mapping_field *f, const json_t *v, bool l
         }
         *out = iv;
         return SC_OK;
+    }
     case SC_MAPPING_SCALED_FLOAT:
         if (!json_to_double(v, true, &d, &is_int, &iv) || isnan(d)) {
             num_error(err, v);

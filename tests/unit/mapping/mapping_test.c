@@ -561,6 +561,77 @@ static void test_bench_mappings(void **state)
     }
 }
 
+static void test_json_reader(void **state)
+{
+    (void)state;
+    sc_mapping *m = M("{\"properties\":{\"k\":{\"type\":\"keyword\"},\"u\":{\"type\":\"unsigned_long\"},"
+                      "\"kn\":{\"type\":\"keyword\"},\"l\":{\"type\":\"long\"}}}");
+    parsed p;
+    parse(&p, m, "1",
+          " {\"k\":\"a\\\"b\\\\c\\/\\n\\u00e9\\ud83d\\ude00\\ud800x\",\"u\":18446744073709551615,"
+          "\"kn\":[1.50,true,-0,2e3],\"l\":-9223372036854775808} ");
+    assert_int_equal(p.st, SC_OK);
+    const sc_index_field *f = field(&p.doc, "k");
+    assert_true(sc_slice_eq_cstr(f->tokens[0].term,
+                                 "a\"b\\c/\n\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdx"));
+    assert_int_equal((uint64_t)field(&p.doc, "u")->values[0], UINT64_MAX ^ (1ULL << 63));
+    f = field(&p.doc, "kn");
+    assert_int_equal(f->n_tokens, 4);
+    assert_true(sc_slice_eq_cstr(f->tokens[0].term, "1.50")); /* the JSON text, as ES */
+    assert_true(sc_slice_eq_cstr(f->tokens[1].term, "true"));
+    assert_true(sc_slice_eq_cstr(f->tokens[2].term, "-0"));
+    assert_true(sc_slice_eq_cstr(f->tokens[3].term, "2e3"));
+    assert_int_equal(field(&p.doc, "l")->values[0], INT64_MIN);
+    done(&p);
+    const char *bad[] = {"", "{", "{\"k\":}", "{\"k\":\"x\",}", "{\"k\":\"a\nb\"}", "{\"k\":01}",
+                         "{\"k\":\"\\x\"}", "{\"k\":\"\\u12\"}", "{\"k\":tru}", "{} x",
+                         "{\"k\":\"\xff\"}", "{\"k\":1.}", "{\"k\":-}", "{k:1}", NULL};
+    for (int i = 0; bad[i]; i++) {
+        parse(&p, m, "e", bad[i]);
+        if (p.st != SC_EPARSE)
+            fail_msg("accepted bad JSON [%s]", bad[i]);
+        assert_string_equal(p.err.type, "mapper_parsing_exception");
+        assert_string_equal(p.err.cause_type, "json_parse_exception");
+        done(&p);
+    }
+    /* deep nesting fails cleanly */
+    size_t depth = 100000;
+    char *deep = malloc(depth * 7 + 16);
+    size_t k = 0;
+    for (size_t i = 0; i < depth; i++)
+        k += (size_t)sprintf(deep + k, "{\"a\":");
+    k += (size_t)sprintf(deep + k, "1");
+    for (size_t i = 0; i < depth; i++)
+        deep[k++] = '}';
+    deep[k] = 0;
+    parse(&p, m, "d", deep);
+    assert_int_equal(p.st, SC_EPARSE);
+    done(&p);
+    /* 30 levels is valid JSON but deeper than the mapping depth limit */
+    k = 0;
+    for (size_t i = 0; i < 30; i++)
+        k += (size_t)sprintf(deep + k, "{\"a\":");
+    k += (size_t)sprintf(deep + k, "1");
+    for (size_t i = 0; i < 30; i++)
+        deep[k++] = '}';
+    deep[k] = 0;
+    parse(&p, m, "d", deep);
+    assert_int_equal(p.st, SC_ELIMIT);
+    assert_non_null(strstr(p.err.reason, "Limit of mapping depth [20]"));
+    done(&p);
+    /* too many dynamic fields */
+    k = (size_t)sprintf(deep, "{");
+    for (int i = 0; i < 1200; i++)
+        k += (size_t)sprintf(deep + k, "%s\"f%d\":%d", i ? "," : "", i, i);
+    sprintf(deep + k, "}");
+    parse(&p, m, "d", deep);
+    assert_int_equal(p.st, SC_ELIMIT);
+    assert_non_null(strstr(p.err.reason, "Limit of total fields [1000]"));
+    done(&p);
+    free(deep);
+    sc_mapping_unref(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_values),       cmocka_unit_test(test_merge),
         cmocka_unit_test(test_encode),       cmocka_unit_test(test_text_registry),
         cmocka_unit_test(test_geo_and_nanos), cmocka_unit_test(test_bench_mappings),
+        cmocka_unit_test(test_json_reader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
