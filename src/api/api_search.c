@@ -702,6 +702,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     snprintf(desc, sizeof desc, "indices[%s], search_type[QUERY_THEN_FETCH]",
              index_expr ? index_expr : "_all");
     sc_task_begin(req->node, &task, "indices:data/read/search", desc);
+    if (req->client_fd >= 0)
+        sc_task_watch_client(req->node, &task, req->client_fd);
     run->sr = (sc_search_request){.indices = run->list,
                                   .queries = queries,
                                   .n_indices = run->n,

@@ -51,8 +51,8 @@ typedef struct sc_rest_req {
     sc_arena *arena;
     sc_node *node;
     bool pretty;
-    /* Set by the HTTP layer; a long handler may poll it to stop early (client went away). */
-    const volatile int *cancelled;
+    /* The client's socket (-1 when unknown): searches are cancelled when it hangs up. */
+    int client_fd;
 } sc_rest_req;
 
 typedef struct sc_rest_resp {

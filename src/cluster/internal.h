@@ -30,6 +30,11 @@ typedef struct sc__scrolls {
 } sc__scrolls;
 
 sc__tasks *sc__node_tasks(sc_node *n);
+
+/* The client hang-up watcher thread (tasks.c). */
+typedef struct sc__watcher sc__watcher;
+sc__watcher *sc__watcher_start(sc_node *n);
+void sc__watcher_stop(sc__watcher *w);
 sc__scrolls *sc__node_scrolls(sc_node *n);
 sc__breakers *sc__node_breakers(sc_node *n);
 

@@ -36,6 +36,7 @@ struct sc_node {
     sc__tasks tasks;
     sc__breakers breakers;
     sc__scrolls scrolls;
+    sc__watcher *watcher;
 };
 
 sc__scrolls *sc__node_scrolls(sc_node *n)
@@ -954,6 +955,7 @@ sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
         closedir(d);
     }
     n->refresher = sc__refresher_start(n);
+    n->watcher = sc__watcher_start(n);
     sc_log(SC_LOG_INFO, "node", "node [%s] id [%s] data [%s] indices [%zu]", n->name, n->node_id,
            n->data_dir, n->n_indices);
     *out = n;
@@ -965,6 +967,7 @@ void sc_node_close(sc_node *n)
     if (!n)
         return;
     sc__refresher_stop(n->refresher);
+    sc__watcher_stop(n->watcher);
     (void)sc_scroll_clear(n, NULL);
     if (n->pool)
         sc_threadpool_free(n->pool, SC_THREADPOOL_DRAIN);

@@ -2,6 +2,9 @@
 #include "cluster/tasks.h"
 
 #include <fnmatch.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +19,7 @@ void sc_task_begin(sc_node *n, sc_task *t, const char *action, const char *descr
     t->start_ms = sc_clock_wall_ms();
     t->start_ns = sc_clock_now_ns();
     sc_cancel_token_init(&t->token, 0);
+    t->client_fd = -1;
     pthread_mutex_lock(&ts->mu);
     t->id = ++ts->next_id;
     t->prev = NULL;
@@ -37,6 +41,100 @@ void sc_task_end(sc_node *n, sc_task *t)
     if (t->next)
         t->next->prev = t->prev;
     pthread_mutex_unlock(&ts->mu);
+}
+
+void sc_task_watch_client(sc_node *n, sc_task *t, int fd)
+{
+    sc__tasks *ts = sc__node_tasks(n);
+    pthread_mutex_lock(&ts->mu);
+    t->client_fd = fd;
+    pthread_mutex_unlock(&ts->mu);
+}
+
+/* The hang-up watcher: polls the client sockets of running tasks; a peer that closed its side
+ * (or reset the connection) cancels its search. */
+struct sc__watcher {
+    sc_node *n;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;
+};
+
+static void watch_once(sc_node *n)
+{
+    sc__tasks *ts = sc__node_tasks(n);
+    struct pollfd fds[256];
+    sc_task *owners[256];
+    pthread_mutex_lock(&ts->mu);
+    nfds_t k = 0;
+    for (sc_task *t = ts->head; t && k < 256; t = t->next)
+        if (t->client_fd >= 0 && !atomic_load_explicit(&t->token.cancelled, memory_order_relaxed)) {
+            fds[k].fd = t->client_fd;
+            fds[k].events = POLLRDHUP;
+            fds[k].revents = 0;
+            owners[k++] = t;
+        }
+    /* Polled under the lock: a task's socket stays open until it has ended. */
+    if (k > 0 && poll(fds, k, 0) > 0)
+        for (nfds_t i = 0; i < k; i++)
+            if (fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR))
+                sc_cancel_token_cancel(&owners[i]->token);
+    pthread_mutex_unlock(&ts->mu);
+}
+
+static void *watch_main(void *arg)
+{
+    sc__watcher *w = arg;
+    pthread_mutex_lock(&w->mu);
+    while (!w->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+        if (w->stop)
+            break;
+        pthread_mutex_unlock(&w->mu);
+        watch_once(w->n);
+        pthread_mutex_lock(&w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+sc__watcher *sc__watcher_start(sc_node *n)
+{
+    sc__watcher *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->n = n;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void sc__watcher_stop(sc__watcher *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w);
 }
 
 static bool id_matches(sc_node *n, const sc_task *t, const char *task_id)

@@ -23,12 +23,16 @@ typedef struct sc_task {
     int64_t start_ms;
     uint64_t start_ns;
     sc_cancel_token token; /* cancellation flag + deadline, polled by shard execution */
+    int client_fd;         /* the HTTP client's socket, watched for hang-ups; -1 = none */
     struct sc_task *prev, *next;
 } sc_task;
 
 /* Registers a running task (caller-owned storage, must stay alive until sc_task_end). */
 void sc_task_begin(sc_node *n, sc_task *t, const char *action, const char *description);
 void sc_task_end(sc_node *n, sc_task *t);
+/* Cancels the task when the client socket `fd` hangs up (checked every 100 ms by the node's
+ * watcher thread while the task runs). The socket must stay open until sc_task_end. */
+void sc_task_watch_client(sc_node *n, sc_task *t, int fd);
 /* Writes "<node>:<id>": {...} members for every task (or only task_id "<node>:<id>" when not
  * NULL) into an open object. */
 void sc_tasks_write(sc_node *n, sc_jsonw *w, const char *task_id);

@@ -168,6 +168,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         req->method_str = method;
         req->path = url;
         req->body = sc_slice_make(st->body.ptr, st->body.len);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        req->client_fd = ci ? ci->connect_fd : -1;
         req->content_type =
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
         MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_param, req);

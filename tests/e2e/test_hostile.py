@@ -137,3 +137,22 @@ def test_unknown_query_and_field(server, fresh_index):
     st, h, b = server.request("POST", "/%s/_search" % fresh_index, {"qery": {}})
     assert st == 400
     assert_error(b, 400, "parsing_exception")
+
+
+def test_circuit_breaker_429(tmp_path):
+    """A server with a 1 MB memory budget refuses a 3 MB body with 429 and keeps serving."""
+    from conftest import Server
+    s = Server(str(tmp_path / "data"), ["--memory", "1mb"]).start()
+    try:
+        body = '{"index":{"_index":"b"}}\n{"t":"%s"}\n' % ("x" * (3 << 20))
+        st, h, b = s.request("POST", "/_bulk", body)
+        assert st == 429, b
+        assert_error(b, 429, "circuit_breaking_exception")
+        st, h, b = s.request("GET", "/_nodes/stats")
+        node = next(iter(b["nodes"].values()))
+        assert node["breakers"]["in_flight_requests"]["tripped"] >= 1
+        assert node["breakers"]["in_flight_requests"]["estimated_size_in_bytes"] == 0
+        st, h, b = s.request("PUT", "/b/_doc/1", {"t": "small"})
+        assert st == 201, b
+    finally:
+        assert s.stop() == 0

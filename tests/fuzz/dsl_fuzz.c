@@ -51,6 +51,7 @@ static void route(const char *method, const char *path, const uint8_t *body, siz
         abort();
     req->arena = &arena;
     req->node = node;
+    req->client_fd = -1;
     req->method = sc_router_method(method);
     req->method_str = method;
     req->path = path;

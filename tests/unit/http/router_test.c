@@ -25,6 +25,7 @@ static void run(call *c, const char *method, const char *path, const char *query
     c->req = sc_arena_calloc(&c->arena, 1, sizeof *c->req);
     assert_non_null(c->req);
     c->req->arena = &c->arena;
+    c->req->client_fd = -1;
     c->req->method = sc_router_method(method);
     c->req->method_str = method;
     c->req->path = path;
