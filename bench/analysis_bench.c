@@ -26,11 +26,12 @@ static sc_status count_sink(void *ctx, const sc_token *t)
     return SC_OK;
 }
 
-static sc_status raw_count(void *ctx, size_t start, size_t end, bool valid)
+static sc_status raw_count(void *ctx, size_t start, size_t end, bool valid, sc_token_type type)
 {
     (void)start;
     (void)end;
     (void)valid;
+    (void)type;
     size_t *n = ctx;
     (*n)++;
     return SC_OK;

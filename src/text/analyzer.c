@@ -131,7 +131,7 @@ static size_t copy_replacing(uint8_t *dst, const uint8_t *src, size_t n, bool lo
     return o;
 }
 
-static sc_status on_raw(void *vctx, size_t start, size_t end, bool valid)
+static sc_status on_raw(void *vctx, size_t start, size_t end, bool valid, sc_token_type type)
 {
     run *r = vctx;
     const sc_analyzer *a = r->a;
@@ -154,7 +154,7 @@ static sc_status on_raw(void *vctx, size_t start, size_t end, bool valid)
     for (size_t i = a->lower_fused ? 1 : 0; i < a->n_filters; i++)
         if (!sc__filter_apply(&a->filters[i], t))
             return SC_OK;
-    sc_token tok = {t->buf, (uint32_t)t->len, pos, (uint32_t)start, (uint32_t)end};
+    sc_token tok = {t->buf, (uint32_t)t->len, pos, (uint32_t)start, (uint32_t)end, type};
     return r->sink(r->ctx, &tok);
 }
 
@@ -202,4 +202,20 @@ sc_status sc_analyzer_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink
         sb_stemmer_delete(r.term.snowball);
     sc_alloc_free(&sc__text_pool, heap);
     return st;
+}
+
+const char *sc_token_type_name(sc_token_type type)
+{
+    switch (type) {
+    case SC_TOKEN_WORD: return "word";
+    case SC_TOKEN_ALPHANUM: return "<ALPHANUM>";
+    case SC_TOKEN_NUM: return "<NUM>";
+    case SC_TOKEN_SOUTHEAST_ASIAN: return "<SOUTHEAST_ASIAN>";
+    case SC_TOKEN_IDEOGRAPHIC: return "<IDEOGRAPHIC>";
+    case SC_TOKEN_HIRAGANA: return "<HIRAGANA>";
+    case SC_TOKEN_KATAKANA: return "<KATAKANA>";
+    case SC_TOKEN_HANGUL: return "<HANGUL>";
+    case SC_TOKEN_EMOJI: return "<EMOJI>";
+    }
+    return "word";
 }

@@ -21,12 +21,29 @@
  * - start_offset/end_offset: UTF-8 BYTE offsets into the input text handed to analyze
  *   (Lucene reports UTF-16 units; we report bytes), half-open [start, end). Filters never
  *   change offsets: a stemmed token still covers the original word. */
+/* Lucene's token types, as Elasticsearch's _analyze API shows them (sc_token_type_name). */
+typedef enum sc_token_type {
+    SC_TOKEN_WORD,            /* "word": whitespace, letter and keyword tokenizers */
+    SC_TOKEN_ALPHANUM,        /* "<ALPHANUM>" */
+    SC_TOKEN_NUM,             /* "<NUM>" */
+    SC_TOKEN_SOUTHEAST_ASIAN, /* "<SOUTHEAST_ASIAN>" */
+    SC_TOKEN_IDEOGRAPHIC,     /* "<IDEOGRAPHIC>" */
+    SC_TOKEN_HIRAGANA,        /* "<HIRAGANA>" */
+    SC_TOKEN_KATAKANA,        /* "<KATAKANA>" */
+    SC_TOKEN_HANGUL,          /* "<HANGUL>" */
+    SC_TOKEN_EMOJI,           /* "<EMOJI>" */
+} sc_token_type;
+
 typedef struct sc_token {
     const uint8_t *term;
     uint32_t len;
     uint32_t position;
     uint32_t start_offset, end_offset;
+    sc_token_type type; /* set by the tokenizer; filters keep it */
 } sc_token;
+
+/* The Lucene/Elasticsearch name of a token type ("<ALPHANUM>", "word", ...). Never NULL. */
+const char *sc_token_type_name(sc_token_type type);
 
 /* Receives each token in order. Return SC_OK to continue; any other status stops the analysis
  * and is returned by sc_analyzer_analyze unchanged. */

@@ -106,7 +106,8 @@ typedef enum sc__tokenizer_kind {
 
 /* A raw token from a tokenizer: input bytes [start, end), a valid-UTF-8 flag (false when the
  * region holds invalid bytes, which must be re-encoded as U+FFFD). Returns non-OK to stop. */
-typedef sc_status (*sc__raw_sink)(void *ctx, size_t start, size_t end, bool valid);
+typedef sc_status (*sc__raw_sink)(void *ctx, size_t start, size_t end, bool valid,
+                                  sc_token_type type);
 
 /* Runs a tokenizer over text. max_len is the maximum token length in UTF-16 units (standard,
  * letter, whitespace). Returns the first non-OK status of sink. */

@@ -39,9 +39,10 @@ enum {
     C_RI,
     C_EMOD, /* emoji skin-tone modifiers: not Extend in Lucene's (Unicode 9) tables */
 };
-#define F_PICT 0x40 /* Extended_Pictographic */
-#define F_SA 0x80   /* Line_Break=Complex_Context (also set on Extend marks such as Thai vowels) */
-#define BASE(c) ((c)&0x3F)
+#define F_HANGUL 0x20 /* a Hangul letter (for the <HANGUL> token type) */
+#define F_PICT 0x40   /* Extended_Pictographic */
+#define F_SA 0x80 /* Line_Break=Complex_Context (also set on Extend marks such as Thai vowels) */
+#define BASE(c) ((c)&0x1F)
 
 static uint8_t ascii_cls[128];
 static bool ascii_alnum[256];      /* ASCII letters and digits */
@@ -91,6 +92,11 @@ static uint8_t classify_icu(UChar32 c)
         if (u_charType(c) == U_MODIFIER_SYMBOL || c == 0x055A || c == 0x055B || c == 0x055C ||
             c == 0x055E || c == 0x058A || c == 0x05F3)
             return C_OTHER | f;
+        {
+            UErrorCode e = U_ZERO_ERROR;
+            if (uscript_getScript(c, &e) == USCRIPT_HANGUL && U_SUCCESS(e))
+                f |= F_HANGUL;
+        }
         return C_ALETTER | f;
     case U_WB_HEBREW_LETTER: return C_HEBREW | f;
     case U_WB_NUMERIC: return C_NUMERIC | f;
@@ -490,12 +496,19 @@ static size_t scan_emoji(const scan *sc, size_t s)
             nz++;
         bool pict;
         size_t e = emoji_element(sc, z, &eu, &pict);
-        if (e == z)
+        if (e == z) {
+            if (!first)
+                accept = z; /* a sequence may end in ZWJs (Lucene: "0\u20E3\u200D" is one
+                             * emoji token) */
             break;
+        }
         /* Only pictographs (and modifier bases) take leading ZWJs; a lone modifier or a
          * keycap needs exactly the one joining ZWJ (or none at the start). */
-        if (!pict && (first ? nz != 0 : nz != (ends_zwj ? 0u : 1u)))
+        if (!pict && (first ? nz != 0 : nz != (ends_zwj ? 0u : 1u))) {
+            if (!first)
+                accept = z;
             break;
+        }
         first = false;
         p = accept = e;
         units = eu;
@@ -503,6 +516,54 @@ static size_t scan_emoji(const scan *sc, size_t s)
                    sc->s[e - 1] == 0x8D; /* the element's Extend tail ended in U+200D */
     }
     return accept;
+}
+
+enum {
+    RULE_WORD,
+    RULE_IDEOGRAPHIC,
+    RULE_HIRAGANA,
+    RULE_SOUTHEAST_ASIAN,
+    RULE_EMOJI
+};
+
+/* The type Lucene's grammar gives a match [s, e): for the word rule <NUM> when it holds no
+ * letters, <HANGUL> or <KATAKANA> when it is only Hangul (Katakana) letters and their Extend
+ * marks, else <ALPHANUM>. */
+static inline __attribute__((always_inline)) sc_token_type type_of(const scan *sc, size_t s,
+                                                                   size_t e, bool ascii, int rule)
+{
+    switch (rule) {
+    case RULE_IDEOGRAPHIC: return SC_TOKEN_IDEOGRAPHIC;
+    case RULE_HIRAGANA: return SC_TOKEN_HIRAGANA;
+    case RULE_SOUTHEAST_ASIAN: return SC_TOKEN_SOUTHEAST_ASIAN;
+    case RULE_EMOJI: return SC_TOKEN_EMOJI;
+    default: break;
+    }
+    bool letter = false, hangul = false, kata = false, other = false;
+    for (size_t p = s, q; p < e; p = q) {
+        uint32_t u;
+        uint8_t c = cls_at(sc, p, &q, &u, ascii);
+        switch (BASE(c)) {
+        case C_ALETTER:
+        case C_HEBREW:
+            if (c & F_HANGUL)
+                hangul = true;
+            else
+                letter = true;
+            break;
+        case C_KATAKANA: kata = true; break;
+        case C_EXTEND:
+        case C_ZWJ: break;
+        default: other = true; break;
+        }
+        if (ascii && letter)
+            return SC_TOKEN_ALPHANUM;
+    }
+    if (!letter && !hangul && !kata)
+        return SC_TOKEN_NUM;
+    if (!letter && !other && hangul != kata)
+        return hangul ? SC_TOKEN_HANGUL : SC_TOKEN_KATAKANA;
+    return SC_TOKEN_ALPHANUM;
 }
 
 static inline __attribute__((always_inline)) sc_status
@@ -521,6 +582,7 @@ run_standard(const scan *sc, sc__raw_sink sink, void *ctx, bool ascii)
         uint8_t c = cls_at(sc, p, &q, &u, ascii);
         uint8_t b = BASE(c);
         size_t end = p;
+        int rule = RULE_WORD;
         if (b >= C_ALETTER && b <= C_EXTNUMLET) {
             end = scan_word(sc, p, ascii);
         } else if (ascii) {
@@ -528,17 +590,21 @@ run_standard(const scan *sc, sc__raw_sink sink, void *ctx, bool ascii)
             continue;
         } else if (b == C_HAN || b == C_HIRAGANA) {
             end = scan_run(sc, p, b, false);
+            rule = b == C_HAN ? RULE_IDEOGRAPHIC : RULE_HIRAGANA;
         } else if (b == C_COMPLEX || (c & F_SA)) {
             end = scan_run(sc, p, C_COMPLEX, true);
+            rule = RULE_SOUTHEAST_ASIAN;
         }
         if (!ascii &&
             ((c & F_PICT) || b == C_EMOD || b == C_ZWJ || b == C_RI || is_keycap_base(sc->s[p]))) {
             size_t e2 = scan_emoji(sc, p);
-            if (e2 > end)
+            if (e2 > p && e2 >= end) { /* the emoji rule comes first in Lucene's grammar */
                 end = e2;
+                rule = RULE_EMOJI;
+            }
         }
         if (end > p) {
-            SC_TRY(sink(ctx, p, end, true));
+            SC_TRY(sink(ctx, p, end, true, type_of(sc, p, end, ascii, rule)));
             p = end;
         } else {
             p = q; /* Lucene's [^] rule: skip one character */
@@ -613,19 +679,19 @@ static sc_status run_char_tokenizer(sc__tokenizer_kind kind, uint32_t max_len, s
             len += cp >= 0x10000 ? 2 : 1;
             p = q;
             if (len >= max_len) {
-                SC_TRY(sink(ctx, start, p, valid));
+                SC_TRY(sink(ctx, start, p, valid, SC_TOKEN_WORD));
                 len = 0;
             }
         } else {
             if (len > 0) {
-                SC_TRY(sink(ctx, start, p, valid));
+                SC_TRY(sink(ctx, start, p, valid, SC_TOKEN_WORD));
                 len = 0;
             }
             p = q;
         }
     }
     if (len > 0)
-        SC_TRY(sink(ctx, start, n, valid));
+        SC_TRY(sink(ctx, start, n, valid, SC_TOKEN_WORD));
     return SC_OK;
 }
 
@@ -657,7 +723,8 @@ sc_status sc__tokenize(sc__tokenizer_kind kind, uint32_t max_len, sc_slice text,
                                      ctx);
     case SC__TOK_LETTER:
     case SC__TOK_WHITESPACE: return run_char_tokenizer(kind, max_len, text, sink, ctx);
-    case SC__TOK_KEYWORD: return sink(ctx, 0, text.len, utf8_valid(text.ptr, text.len));
+    case SC__TOK_KEYWORD:
+        return sink(ctx, 0, text.len, utf8_valid(text.ptr, text.len), SC_TOKEN_WORD);
     }
     return SC_EINVAL;
 }

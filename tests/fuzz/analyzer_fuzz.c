@@ -56,12 +56,12 @@ typedef struct raw {
     size_t h;
 } raw;
 
-static sc_status raw_sink(void *ctx, size_t start, size_t end, bool valid)
+static sc_status raw_sink(void *ctx, size_t start, size_t end, bool valid, sc_token_type type)
 {
     raw *r = ctx;
     (void)valid;
     r->n++;
-    r->h = r->h * 31 + start * 7 + end;
+    r->h = r->h * 31 + start * 7 + end + (size_t)type * 1000003u;
     return SC_OK;
 }
 

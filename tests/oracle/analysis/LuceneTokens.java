@@ -5,7 +5,7 @@
 //        java ... LuceneTokens fold <chars.txt>       (line \t Lucene ASCIIFoldingFilter output)
 //        java ... LuceneTokens snowball <words.txt>   (word \t SnowballFilter(English) stem)
 // Output (tokens mode), one line per token:
-//   <line number>\t<analyzer>\t<position>\t<start byte>\t<end byte>\t<escaped term>
+//   <line number>\t<analyzer>\t<position>\t<start byte>\t<end byte>\t<type>\t<escaped term>
 // and one line "<line number>\t<analyzer>\t-" when a line gives no tokens for that analyzer.
 import java.io.*;
 import java.nio.charset.StandardCharsets;
@@ -58,11 +58,12 @@ public class LuceneTokens {
             CharTermAttribute term = ts.addAttribute(CharTermAttribute.class);
             PositionIncrementAttribute inc = ts.addAttribute(PositionIncrementAttribute.class);
             OffsetAttribute o = ts.addAttribute(OffsetAttribute.class);
+            TypeAttribute type = ts.addAttribute(TypeAttribute.class);
             ts.reset();
             while (ts.incrementToken()) {
                 pos += inc.getPositionIncrement();
                 out.println(lineNo + "\t" + name + "\t" + pos + "\t" + off[o.startOffset()] + "\t"
-                        + off[o.endOffset()] + "\t" + escape(term.toString()));
+                        + off[o.endOffset()] + "\t" + type.type() + "\t" + escape(term.toString()));
                 n++;
             }
             ts.end();

@@ -23,7 +23,7 @@ java -cp "$CP:$out" LuceneTokens tokens tests/fixtures/text/sentences.txt \
 java -cp "$CP:$out" LuceneTokens tokens tests/fixtures/text/random_unicode.txt \
   > "$dest/random_tokens.tsv"
 # Porter word list: every lowercase ASCII word of the standard tokens, plus stemming classics.
-awk -F'\t' '$2=="standard" && $6 ~ /^[a-z]+$/ {print $6}' "$dest/lucene_tokens.tsv" |
+awk -F'\t' '$2=="standard" && $7 ~ /^[a-z]+$/ {print $7}' "$dest/lucene_tokens.tsv" |
   sort -u > "$out/words.txt"
 java -cp "$CP:$out" LuceneTokens porter "$out/words.txt" > "$dest/porter_words.tsv"
 java -cp "$CP:$out" LuceneTokens snowball "$out/words.txt" > "$dest/snowball_words.tsv"

@@ -82,8 +82,8 @@ static sc_status collect_sink(void *ctx, const sc_token *t)
 {
     collect *c = ctx;
     char head[128];
-    int hn = snprintf(head, sizeof(head), "%d\t%s\t%u\t%u\t%u\t", c->line, c->name, t->position,
-                      t->start_offset, t->end_offset);
+    int hn = snprintf(head, sizeof(head), "%d\t%s\t%u\t%u\t%u\t%s\t", c->line, c->name, t->position,
+                      t->start_offset, t->end_offset, sc_token_type_name(t->type));
     append(&c->out, head, (size_t)hn);
     for (uint32_t i = 0; i < t->len; i++) {
         uint8_t b = t->term[i];
@@ -316,10 +316,10 @@ static void test_asciifolding(void **state)
         /* inputs contain no characters the oracle escapes except the backslash forms */
         collect c = {{0}, 0, "", 0};
         assert_int_equal(sc_analyzer_analyze(a, sc_slice_cstr(lines[i]), collect_sink, &c), SC_OK);
-        /* collect_sink wrote "0\t\t<pos>\t<s>\t<e>\t<term>\n": take the term */
+        /* collect_sink wrote "0\t\t<pos>\t<s>\t<e>\t<type>\t<term>\n": take the term */
         assert_int_equal(sc_vec_push(&c.out, '\0'), SC_OK);
         char *term = (char *)c.out.ptr;
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < 6; k++)
             term = strchr(term, '\t') + 1;
         term[strlen(term) - 1] = '\0';
         if (strcmp(term, tab + 1) != 0) {
@@ -343,10 +343,11 @@ typedef struct raw_list {
     SC_VEC(size_t) v;
 } raw_list;
 
-static sc_status raw_sink(void *ctx, size_t start, size_t end, bool valid)
+static sc_status raw_sink(void *ctx, size_t start, size_t end, bool valid, sc_token_type type)
 {
     raw_list *r = ctx;
     assert_true(valid);
+    assert_int_equal(sc_vec_push(&r->v, (size_t)type), SC_OK);
     assert_int_equal(sc_vec_push(&r->v, start), SC_OK);
     assert_int_equal(sc_vec_push(&r->v, end), SC_OK);
     return SC_OK;
