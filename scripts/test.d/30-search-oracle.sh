@@ -3,8 +3,9 @@
 # real English words with Zipf frequencies (50k docs) and ~350 queries of every kind, indexes it
 # with Lucene 8.7 (Debian's liblucene8-java) and with scry (several segments, 1 doc in 97
 # deleted), and requires equal counts and totals, equal top-10 ids and scores within 1e-5
-# relative (allowed differences are listed in compare.py). Also checks the query_string parser
-# against Lucene's QueryParser (ParseDump.java).
+# relative (allowed differences are listed in compare.py). Also checks that the query_string and
+# simple_query_string parser tests' expectations are what Lucene's QueryParser and
+# SimpleQueryParser print today (ParseDump.java).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N_DOCS=${SEARCH_ORACLE_DOCS:-50000}
@@ -29,6 +30,10 @@ java -cp "$JARS:$OUT/classes" ParseDump tests/oracle/search/parse_queries.txt > 
 java -cp "$JARS:$OUT/classes" ParseDump tests/oracle/search/parse_queries.txt and > "$OUT/parse_and.tsv"
 diff -u tests/unit/search/cases/query_string_or.tsv "$OUT/parse_or.tsv"
 diff -u tests/unit/search/cases/query_string_and.tsv "$OUT/parse_and.tsv"
+java -cp "$JARS:$OUT/classes" ParseDump tests/oracle/search/simple_queries.txt simple > "$OUT/simple_or.tsv"
+java -cp "$JARS:$OUT/classes" ParseDump tests/oracle/search/simple_queries.txt simple_and > "$OUT/simple_and.tsv"
+diff -u tests/unit/search/cases/simple_query_string_or.tsv "$OUT/simple_or.tsv"
+diff -u tests/unit/search/cases/simple_query_string_and.tsv "$OUT/simple_and.tsv"
 echo "  the unit test's expectations are what Lucene 8.7 prints (parser test: search_query_parser_test)"
 
 echo "corpus: $N_DOCS docs, seed $SEED"

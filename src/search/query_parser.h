@@ -45,6 +45,11 @@ typedef struct sc_query_parser_options {
     uint32_t fuzzy_max_expansions; /* 50 */
     bool fuzzy_transpositions;     /* true */
     uint32_t max_determinized_states; /* for regexp and wildcard nodes, 10,000 */
+    /* simple_query_string only: the fields to search (ES `fields`, with per-field boosts,
+     * NULL boosts = 1); when n_fields is 0 the default_field is used. */
+    const sc_slice *fields;
+    const float *field_boosts;
+    size_t n_fields;
 } sc_query_parser_options;
 
 /* Where and why parsing failed. */
@@ -64,5 +69,16 @@ void sc_query_parser_options_init(sc_query_parser_options *o);
  * error. err may be NULL. Thread-safe (analyzers are shared read-only). O(len(text)). */
 sc_status sc_query_string_parse(sc_slice text, const sc_query_parser_options *o, sc_arena *a,
                                 sc_query **out, sc_query_parse_error *err) SC_MUST_USE;
+
+/* Parses Elasticsearch's simple_query_string syntax (Lucene's SimpleQueryParser, all flags):
+ * `+` AND, `|` OR, `-` NOT (a negated clause becomes `-x *:*` as Lucene builds it), `"phrase"`
+ * with `~slop`, `prefix*`, `fuzzy~N` (default 2), `(`...`)`, `\` escapes, whitespace = the
+ * default operator. It never fails on syntax (unbalanced quotes and parentheses are read as
+ * Lucene does); errors are SC_ENOMEM, SC_ELIMIT (clause count) or the analyzer's. Terms are
+ * searched in every field of o->fields (OR of the per-field queries, boosted), or
+ * o->default_field. The result is match_none when nothing remains. Thread-safe. O(len). */
+sc_status sc_simple_query_string_parse(sc_slice text, const sc_query_parser_options *o,
+                                       sc_arena *a, sc_query **out, sc_query_parse_error *err)
+    SC_MUST_USE;
 
 #endif
