@@ -192,6 +192,11 @@ sc_doc_iter *sc_iter_constant(sc_arena *a, sc_doc_iter *child, float score);
  * (the rest are filters). n >= 1. */
 sc_doc_iter *sc_iter_conjunction(sc_arena *a, sc_doc_iter **children, size_t n,
                                  size_t n_scoring);
+/* Chooses the conjunction's into_bitset strategy: dense (per-child 4,096-doc windows ANDed,
+ * for children that match a large share of the segment) or leapfrog (the default). A no-op on
+ * other kinds; allocation failure keeps leapfrog. */
+void sc_iter_conjunction_set_dense(sc_doc_iter *conj, sc_arena *a, bool dense);
+
 /* Disjunction modes. */
 typedef enum sc_disj_mode {
     SC_DISJ_SUM,     /* (float) double sum of matching children's scores */

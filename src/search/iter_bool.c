@@ -21,6 +21,8 @@ typedef struct conj_iter {
     sc_doc_iter **c; /* sorted by cost, cheapest (the lead) first */
     bool *scoring;
     size_t n;
+    bool dense;          /* into_bitset by ANDing per-child 4,096-doc windows */
+    sc_bitset acc, tmp;  /* the windows (arena) */
 } conj_iter;
 
 /* Leapfrog from candidate d (the lead is on d) until all children agree. */
@@ -64,11 +66,53 @@ static uint64_t conj_cost(const sc_doc_iter *it)
     return sc_doc_iter_cost(((const conj_iter *)it)->c[0]);
 }
 
-/* Leapfrog straight into the set (the sparse-AND path; dense counts use windows in the
- * searcher). */
+/* Dense AND: every child ORs its docs of a 4,096-doc window into its own bitset in bulk (its
+ * native into_bitset), the windows are ANDed word by word, the result ORed into the caller's
+ * set; then the children are re-aligned after the window. */
+static void conj_into_bitset_dense(conj_iter *x, uint32_t upto, sc_bitset *bs, uint32_t base)
+{
+    uint32_t d = x->base.doc;
+    while (d < upto) {
+        uint32_t wbase = d & ~63u;
+        uint32_t wend = upto - wbase > 4096 ? wbase + 4096 : upto;
+        size_t nw = (wend - wbase + 63) / 64;
+        memset(x->acc.words, 0, nw * sizeof(uint64_t));
+        sc_doc_iter_into_bitset(x->c[0], wend, &x->acc, wbase);
+        for (size_t i = 1; i < x->n; i++) {
+            memset(x->tmp.words, 0, nw * sizeof(uint64_t));
+            if (x->c[i]->doc < wend)
+                sc_doc_iter_into_bitset(x->c[i], wend, &x->tmp, wbase);
+            for (size_t w = 0; w < nw; w++)
+                x->acc.words[w] &= x->tmp.words[w];
+        }
+        for (size_t w = 0; w < nw; w++) {
+            uint64_t word = x->acc.words[w];
+            if (!word)
+                continue;
+            if ((base & 63) == 0) {
+                bs->words[((wbase - base) >> 6) + w] |= word;
+            } else {
+                while (word) {
+                    sc_bitset_set(bs, wbase + (uint32_t)w * 64 + (uint32_t)__builtin_ctzll(word) - base);
+                    word &= word - 1;
+                }
+            }
+        }
+        d = conj_align(x, x->c[0]->doc);
+    }
+}
+
+/* Leapfrog straight into the set (sparse AND), or windows when dense. */
 static void conj_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base)
 {
-    uint32_t d = it->positioned ? it->doc : conj_next(it);
+    conj_iter *x = (conj_iter *)it;
+    if (!it->positioned)
+        conj_next(it);
+    if (x->dense && x->acc.words) {
+        conj_into_bitset_dense(x, upto, bs, base);
+        return;
+    }
+    uint32_t d = it->doc;
     while (d < upto) {
         sc_bitset_set(bs, d - base);
         d = conj_next(it);
@@ -166,6 +210,23 @@ sc_doc_iter *sc_iter_conjunction(sc_arena *a, sc_doc_iter **children, size_t n,
     x->scoring = sc;
     x->n = n;
     return &x->base;
+}
+
+void sc_iter_conjunction_set_dense(sc_doc_iter *it, sc_arena *a, bool dense)
+{
+    conj_iter *x = (conj_iter *)it;
+    if (it->ops != &conj_ops)
+        return;
+    if (dense && !x->acc.words) {
+        x->acc.words = sc_arena_alloc(a, 65 * sizeof(uint64_t));
+        x->tmp.words = sc_arena_alloc(a, 65 * sizeof(uint64_t));
+        if (!x->acc.words || !x->tmp.words) {
+            x->acc.words = x->tmp.words = NULL;
+            return; /* stays on the leapfrog path */
+        }
+        x->acc.n_bits = x->tmp.n_bits = 4096 + 64;
+    }
+    x->dense = dense;
 }
 
 /* ---- disjunction ------------------------------------------------------------------------ */

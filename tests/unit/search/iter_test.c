@@ -164,6 +164,7 @@ enum {
     K_BITSET,
     K_CONST,
     K_CONJ,
+    K_CONJ_DENSE,
     K_DISJ,
     K_DISJ_MSM,
     K_DISMAX,
@@ -175,7 +176,7 @@ enum {
     K_COUNT
 };
 static const char *const KIND_NAMES[K_COUNT] = {
-    "term", "all", "bitset", "const", "conj", "disj", "disj_msm2", "dismax", "excl", "req_opt",
+    "term", "all", "bitset", "const", "conj", "conj_dense", "disj", "disj_msm2", "dismax", "excl", "req_opt",
     "boosting", "phrase", "sloppy_phrase"};
 
 static bool has(uint32_t d, int t)
@@ -191,7 +192,8 @@ static bool model_match(int kind, uint32_t d)
     case K_ALL: return true;
     case K_BITSET: return d % 2 == 0;
     case K_CONST: return has(d, 2);
-    case K_CONJ: return has(d, 0) && has(d, 1);
+    case K_CONJ:
+    case K_CONJ_DENSE: return has(d, 0) && has(d, 1);
     case K_DISJ: return has(d, 2) || has(d, 3);
     case K_DISJ_MSM: return has(d, 0) + has(d, 1) + has(d, 2) >= 2;
     case K_DISMAX: return has(d, 1) || has(d, 4);
@@ -220,6 +222,11 @@ static sc_doc_iter *make(sc_arena *a, int kind, sc_iter_stats *stats)
     case K_CONJ:
         c[0] = term(a, 0, true, 0), c[1] = term(a, 1, true, 0);
         it = sc_iter_conjunction(a, c, 2, 2);
+        break;
+    case K_CONJ_DENSE:
+        c[0] = term(a, 0, true, 0), c[1] = term(a, 1, true, 0);
+        it = sc_iter_conjunction(a, c, 2, 2);
+        sc_iter_conjunction_set_dense(it, a, true);
         break;
     case K_DISJ:
         c[0] = term(a, 2, true, 0), c[1] = term(a, 3, true, 0);
