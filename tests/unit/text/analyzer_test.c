@@ -529,6 +529,52 @@ static void test_registry(void **state)
     }
 }
 
+/* Token lengths above Lucene's default: the cap is a parameter, and long terms spill the
+ * per-call scratch from the stack to the heap. */
+static sc_status count_len_sink(void *ctx, const sc_token *t)
+{
+    size_t *lens = ctx;
+    lens[lens[0] + 1] = t->len;
+    lens[0]++;
+    return SC_OK;
+}
+
+static void test_long_tokens(void **state)
+{
+    (void)state;
+    json_error_t jerr;
+    json_t *j = json_loads("{\"analyzer\": {\"big\": {\"type\": \"standard\", "
+                           "\"max_token_length\": 1000}, \"ws\": {\"tokenizer\": \"w\", "
+                           "\"filter\": [\"lowercase\", \"porter_stem\", \"asciifolding\"]}},"
+                           " \"tokenizer\": {\"w\": {\"type\": \"whitespace\", "
+                           "\"max_token_length\": 3000}}}",
+                           0, &jerr);
+    assert_non_null(j);
+    sc_analyzer_registry *r;
+    assert_int_equal(sc_analyzer_registry_new(j, &r, NULL), SC_OK);
+    size_t n = 2500;
+    char *text = malloc(2 * n);
+    for (size_t i = 0; i < n; i++) /* "ÉÉÉ...": 2 bytes each, lowercases to "é" */
+        memcpy(text + 2 * i, "\xC3\x89", 2);
+    size_t lens[16] = {0};
+    assert_int_equal(sc_analyzer_analyze(sc_analyzer_registry_get(r, sc_slice_cstr("big")),
+                                         sc_slice_make(text, 2 * n), count_len_sink, lens),
+                     SC_OK);
+    assert_int_equal(lens[0], 3);
+    assert_int_equal(lens[1], 2000);
+    assert_int_equal(lens[2], 2000);
+    assert_int_equal(lens[3], 1000);
+    memset(lens, 0, sizeof(lens));
+    assert_int_equal(sc_analyzer_analyze(sc_analyzer_registry_get(r, sc_slice_cstr("ws")),
+                                         sc_slice_make(text, 2 * n), count_len_sink, lens),
+                     SC_OK);
+    assert_int_equal(lens[0], 1);
+    assert_int_equal(lens[1], 2500); /* folded to "eee..." */
+    free(text);
+    sc_analyzer_registry_free(r);
+    json_decref(j);
+}
+
 static void test_positions_and_stop(void **state)
 {
     (void)state;
@@ -614,17 +660,12 @@ static void test_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lucene_oracle),
-        cmocka_unit_test(test_lucene_oracle_random),
-        cmocka_unit_test(test_porter_words),
-        cmocka_unit_test(test_snowball_words),
-        cmocka_unit_test(test_asciifolding),
-        cmocka_unit_test(test_ascii_fast_path),
-        cmocka_unit_test(test_invalid_utf8),
-        cmocka_unit_test(test_registry),
-        cmocka_unit_test(test_positions_and_stop),
-        cmocka_unit_test(test_sink_status),
-        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_lucene_oracle),      cmocka_unit_test(test_lucene_oracle_random),
+        cmocka_unit_test(test_porter_words),       cmocka_unit_test(test_snowball_words),
+        cmocka_unit_test(test_asciifolding),       cmocka_unit_test(test_ascii_fast_path),
+        cmocka_unit_test(test_invalid_utf8),       cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_positions_and_stop), cmocka_unit_test(test_sink_status),
+        cmocka_unit_test(test_long_tokens),        cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
