@@ -140,6 +140,10 @@ def main():
     # regenerating the report of the same run must not compare the run with itself
     prev = {k: v for k, v in prev.items()
             if not (k in cur and v.get("started_at") == cur[k].get("started_at"))}
+    # ratios only between runs on the same corpus
+    prev_other = {k: v.get("corpus") for k, v in prev.items()
+                  if k in cur and v.get("corpus") != cur[k].get("corpus")}
+    prev = {k: v for k, v in prev.items() if k not in prev_other}
     lucene = load_lucene(a.lucene or os.path.join(a.docs, "benchmarks", "lucene.json"))
     first = next(iter(cur.values()))
     m = first.get("machine", {})
@@ -163,6 +167,9 @@ def main():
     if prev:
         pf = next(iter(prev.values()))
         L.append("| previous run | %s, %s |" % (pf.get("started_at", "?"), pf.get("build", "")))
+    elif prev_other:
+        L.append("| previous run | on another corpus (%s): no ratios |"
+                 % next(iter(prev_other.values())))
     L.append("")
     load_txt = os.path.join(a.results, "load.txt")
     if os.path.exists(load_txt):
