@@ -19,7 +19,8 @@ cmake --build "$B" -j"$(nproc)" --target query_bench >/dev/null
 [ -f "$WORK/docs.tsv" ] || /usr/bin/python3 tests/oracle/search/gen.py "$WORK" "$N" 42
 mkdir -p "$WORK/classes"
 javac -d "$WORK/classes" -cp "$JARS" bench/LuceneQueryBench.java
-"$B/query_bench" "$WORK/docs.tsv" "$QUERIES" "$WORK" "$REPS" > "$WORK/scry.tsv"
+"$B/query_bench" "$WORK/docs.tsv" "$QUERIES" "$WORK" "$REPS" > "$WORK/scry.tsv" 2> "$WORK/scry.err"
+cat "$WORK/scry.err" >&2
 java -Xmx4g -cp "$JARS:$WORK/classes" LuceneQueryBench "$WORK/docs.tsv" "$QUERIES" "$WORK" "$REPS" > "$WORK/lucene.tsv"
 /usr/bin/python3 - "$WORK/scry.tsv" "$WORK/lucene.tsv" <<'PY'
 import sys
