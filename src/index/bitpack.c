@@ -92,11 +92,13 @@ unpack_sse_body(const uint8_t *in, uint32_t *out, const unsigned b, const int ga
                 uint32_t v0 = (uint32_t)_mm_cvtsi128_si32(v);
                 carry = _mm_set1_epi32((int)(first - 1 - v0));
             }
+            /* local prefix sum first, so the loop-carried chain is a single add */
             v = _mm_add_epi32(v, one);
             v = _mm_add_epi32(v, _mm_slli_si128(v, 4));
             v = _mm_add_epi32(v, _mm_slli_si128(v, 8));
+            __m128i total = _mm_shuffle_epi32(v, 0xff);
             v = _mm_add_epi32(v, carry);
-            carry = _mm_shuffle_epi32(v, 0xff);
+            carry = _mm_add_epi32(carry, total);
         }
         _mm_storeu_si128((__m128i *)(void *)out + j, v);
     }
@@ -155,8 +157,9 @@ unpack_avx2_body(const uint8_t *in, uint32_t *out, const unsigned b, const int g
             /* carry the low 128-bit half's total into the high half */
             __m256i lo3 = _mm256_permutevar8x32_epi32(v, bcast3);
             v = _mm256_add_epi32(v, _mm256_blend_epi32(_mm256_setzero_si256(), lo3, 0xf0));
+            __m256i total = _mm256_permutevar8x32_epi32(v, last);
             v = _mm256_add_epi32(v, carry);
-            carry = _mm256_permutevar8x32_epi32(v, last);
+            carry = _mm256_add_epi32(carry, total);
         }
         _mm256_storeu_si256((__m256i *)(void *)out + j / 2, v);
     }
