@@ -39,13 +39,27 @@ def load_dir(d):
     return out
 
 
+MODE_OF = {"luceneutil.top10": "TOP_10", "luceneutil.count": "COUNT",
+           "luceneutil.top10total": "TOP_10_COUNT"}
+
+
 def load_lucene(path):
+    """Returns {mode or None: {class: qps}}. A .tsv is bench/query_bench.sh's Lucene output
+    (class, mode, queries, median_us, p99_us, hits_sum): QPS = 1e6 / median_us, single thread."""
     if not path or not os.path.exists(path):
         return {}
+    if path.endswith(".tsv"):
+        out = {}
+        for line in open(path):
+            f = line.rstrip("\n").split("\t")
+            if len(f) >= 4 and f[0] != "class" and float(f[3]) > 0:
+                out.setdefault(f[1], {})[f[0]] = 1e6 / float(f[3])
+        return out
     with open(path) as f:
         j = json.load(f)
     if isinstance(j, dict):
         j = j.get("classes", j)
+
     def qps(v):
         if not isinstance(v, dict):
             return float(v)
@@ -54,8 +68,8 @@ def load_lucene(path):
         # single-threaded in-process harness: QPS from the median latency
         return 1e6 / float(v["median_us"]) if v.get("median_us") else 0.0
     if isinstance(j, dict):
-        return {k: qps(v) for k, v in j.items()}
-    return {x["class"]: qps(x) for x in j if "class" in x}
+        return {None: {k: qps(v) for k, v in j.items()}}
+    return {None: {x["class"]: qps(x) for x in j if "class" in x}}
 
 
 def cells_by(r):
@@ -144,7 +158,11 @@ def main():
     prev_other = {k: v.get("corpus") for k, v in prev.items()
                   if k in cur and v.get("corpus") != cur[k].get("corpus")}
     prev = {k: v for k, v in prev.items() if k not in prev_other}
-    lucene = load_lucene(a.lucene or os.path.join(a.docs, "benchmarks", "lucene.json"))
+    lpath = a.lucene
+    for cand in ("lucene.tsv", "lucene.json"):
+        if not lpath and os.path.exists(os.path.join(a.docs, "benchmarks", cand)):
+            lpath = os.path.join(a.docs, "benchmarks", cand)
+    lucene_modes = load_lucene(lpath)
     first = next(iter(cur.values()))
     m = first.get("machine", {})
     s = first.get("settings", {})
@@ -196,6 +214,7 @@ def main():
             if c["class"] not in classes:
                 classes.append(c["class"])
         pc = cells_by(prev[name]) if name in prev else {}
+        lucene = lucene_modes.get(MODE_OF.get(name), lucene_modes.get(None, {}))
         L.append("## %s\n" % name)
         L.append("Workload `bench/workloads/%s.txt`; QPS is the median of the repetitions; "
                  "latency over all measured requests.\n" % name)
@@ -211,7 +230,7 @@ def main():
         if pc:
             hdr += "".join(" vs prev %dc |" % c for c in conns)
         if lucene and name.startswith("luceneutil"):
-            hdr += " vs Lucene 8.8 |"
+            hdr += " vs Lucene in-process |"
         L.append(hdr)
         L.append("|---|" + "---:|" * (hdr.count("|") - 2))
         qrows, lrows = [], []
@@ -266,6 +285,10 @@ def main():
              "SERVER_URL=http://host:9200 bash bench/run.sh   # an already loaded server "
              "(Elasticsearch, OpenSearch)\n"
              "scry bench compare A.json B.json   # per-cell ratios, differing hit counts\n```\n")
+    if lpath and lucene_modes:
+        L.append("`vs Lucene in-process` = QPS at one connection over the server against 1 / "
+                 "median latency of Lucene 8 run in-process single-threaded (%s; its own corpus "
+                 "and harness, so an indication, not a like-for-like ratio).\n" % lpath)
     L.append("Raw results of this run: `docs/benchmarks/results/*.json`. Methodology, the driver "
              "and the generators are described in `bench/README.md`.\n")
     with open(os.path.join(a.docs, "benchmarks.md"), "w") as f:

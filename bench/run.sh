@@ -13,6 +13,8 @@
 #   OUT (build/bench)                corpora, server data and raw results
 #   SERVER_URL                       benchmark an already running server instead (no load)
 #   SKIP_BUILD=1                     use the existing build/release/scry as it is
+#   LUCENE=FILE                      Lucene in-process numbers for a ratio column (lucene.tsv
+#                                    from bench/query_bench.sh, or JSON; see bench/report.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -20,7 +22,7 @@ QUICK=0
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -143,5 +145,5 @@ SPID=""
 
 log "writing docs/benchmarks.md"
 "$PY" bench/report.py --results "$OUT/results" --docs docs --seconds "$(($(date +%s) - START))" \
-  $([ $QUICK -eq 1 ] && echo --quick) || die "report failed"
+  $([ $QUICK -eq 1 ] && echo --quick) ${LUCENE:+--lucene "$LUCENE"} || die "report failed"
 log "done in $(($(date +%s) - START))s"
