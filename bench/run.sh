@@ -22,7 +22,7 @@ QUICK=0
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
