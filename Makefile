@@ -46,10 +46,10 @@ fuzz-build:
 fuzz: fuzz-build
 	@bash scripts/fuzz.sh $${FUZZ_SECONDS:-60}
 
-bench: release
+bench: deps
 	@bash bench/run.sh
 
-bench-quick: release
+bench-quick: deps
 	@bash bench/run.sh --quick
 
 check-headers:
