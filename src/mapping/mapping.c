@@ -179,6 +179,7 @@ void sc__mapping_field_free(sc_mapping_field *f)
     free(f->children);
     free(f->name);
     free(f->path);
+    free(f->type_alias);
     free(f->analyzer);
     free(f->search_analyzer);
     free(f->search_quote_analyzer);
@@ -578,15 +579,18 @@ sc_status sc__mapping_field_parse(const json_t *def, const char *name, sc_mappin
     *out = NULL;
     const json_t *tv = json_object_get(def, "type");
     sc_mapping_type type = SC_MAPPING_OBJECT;
+    const char *alias = NULL;
     if (tv) {
         if (!json_is_string(tv))
             return bad_param(err, "type must be a string for field [%s]%s%s", name, "", "");
         const char *ts = json_string_value(tv);
-        if (strcmp(ts, "match_only_text") == 0)
+        if (strcmp(ts, "match_only_text") == 0) {
             type = SC_MAPPING_TEXT;
-        else if (strcmp(ts, "constant_keyword") == 0 || strcmp(ts, "wildcard") == 0)
+            alias = ts;
+        } else if (strcmp(ts, "constant_keyword") == 0 || strcmp(ts, "wildcard") == 0) {
             type = SC_MAPPING_KEYWORD;
-        else if (!type_from_name(ts, &type))
+            alias = ts;
+        } else if (!type_from_name(ts, &type))
             return bad_param(err, "No handler for type [%s] declared on field [%s]%s", ts, name,
                              "");
     } else if (multi) {
@@ -599,7 +603,11 @@ sc_status sc__mapping_field_parse(const json_t *def, const char *name, sc_mappin
         return SC_ENOMEM;
     f->is_multi_field = multi;
     sc_status st = SC_OK;
-    if (type == SC_MAPPING_OBJECT) {
+    if (alias && !(f->type_alias = strdup(alias)))
+        st = SC_ENOMEM;
+    if (st != SC_OK) {
+        /* out of memory: fall through to the cleanup below */
+    } else if (type == SC_MAPPING_OBJECT) {
         st = parse_object_def(def, f, err);
     } else {
         const char *k;
@@ -813,6 +821,7 @@ static sc_mapping_field *clone_field(const sc_mapping_field *src, sc_mapping_fie
     f->n_children = 0;
     f->name = xstrdup(src->name);
     f->path = xstrdup(src->path);
+    f->type_alias = xstrdup(src->type_alias);
     f->analyzer = xstrdup(src->analyzer);
     f->search_analyzer = xstrdup(src->search_analyzer);
     f->search_quote_analyzer = xstrdup(src->search_quote_analyzer);

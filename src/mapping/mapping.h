@@ -72,6 +72,8 @@ struct sc_mapping_field {
     char *name;            /* leaf name ("name"); "" for the root */
     char *path;            /* full dotted path ("user.name", "title.keyword"); "" for the root */
     sc_mapping_type type;
+    char *type_alias;      /* declared type when it is an alias (match_only_text -> text,
+                            * wildcard / constant_keyword -> keyword), for GET _mapping; else NULL */
     uint32_t ord;          /* dense index of the field within its mapping */
     bool index;            /* default true */
     bool doc_values;       /* default true, false for text */

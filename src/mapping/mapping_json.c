@@ -66,7 +66,8 @@ static json_t *field_json(const sc_mapping_field *f)
     json_t *o = json_object();
     if (!o)
         return NULL;
-    json_object_set_new(o, "type", json_string(sc_mapping_type_name(f->type)));
+    json_object_set_new(o, "type",
+                        json_string(f->type_alias ? f->type_alias : sc_mapping_type_name(f->type)));
     if (f->analyzer)
         json_object_set_new(o, "analyzer", json_string(f->analyzer));
     if (f->search_analyzer)

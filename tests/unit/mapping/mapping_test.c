@@ -62,7 +62,8 @@ static void test_round_trip(void **state)
         "\"user\":{\"dynamic\":\"true\",\"properties\":{\"name\":{\"type\":\"keyword\"}}},"
         "\"empty\":{\"type\":\"object\"},"
         "\"off\":{\"enabled\":false},"
-        "\"b\":{\"type\":\"boolean\",\"boost\":2.0}}}";
+        "\"b\":{\"type\":\"boolean\",\"boost\":2.0},"
+        "\"m\":{\"type\":\"match_only_text\"},\"w\":{\"type\":\"wildcard\"}}}";
     sc_mapping *m = M(src);
     json_t *out = sc_mapping_to_json(m);
     assert_json_eq(out, src);
