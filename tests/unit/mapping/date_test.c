@@ -84,6 +84,10 @@ static void test_patterns(void **state)
     expect("basic_date", "20150101", 1420070400000LL);
     expect("date", "2015-01-01", 1420070400000LL);
     expect("hh:mm a yyyy-MM-dd", "01:30 PM 2015-01-01", 1420119000000LL);
+    /* Apache access-log timestamps */
+    expect("dd/MMM/yyyy:HH:mm:ss Z", "10/Oct/2000:13:55:36 -0700", 971211336000LL);
+    expect("yyyy-MM-dd'T'HH:mm:ssXXX", "2015-01-01T12:10:30+01:00", 1420110630000LL);
+    expect("EEE, dd MMM yyyy HH:mm:ss Z", "Thu, 01 Jan 2015 12:10:30 +0000", 1420114230000LL);
     sc_date_format *f;
     assert_int_equal(sc_date_format_new(sc_slice_cstr("no_such_format"), &f), SC_EINVAL);
     assert_int_equal(sc_date_format_new(sc_slice_cstr(""), &f), SC_EINVAL);
