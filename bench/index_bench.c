@@ -74,18 +74,30 @@ int main(int argc, char **argv)
         sc_index_token kw = {sc_slice_cstr(words[d % 100]), 0}, idt = {sc_slice_cstr(id), 0};
         int64_t nums[2] = {(int64_t)d * 1000, (int64_t)(x % 1000)};
         sc_index_field f[4] = {
-            {.name = sc_slice_cstr("title"), .kind = SC_FIELD_TEXT,
-             .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS, .tokens = toks,
-             .n_tokens = TOKENS, .length = TOKENS},
-            {.name = sc_slice_cstr("cat"), .kind = SC_FIELD_KEYWORD,
-             .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, .tokens = &kw, .n_tokens = 1},
-            {.name = sc_slice_cstr("ts"), .kind = SC_FIELD_NUMERIC, .flags = SC_FIELD_DOCVALUES,
-             .values = nums, .n_values = 2},
-            {.name = sc_slice_cstr("_id"), .kind = SC_FIELD_KEYWORD, .flags = SC_FIELD_INDEXED,
-             .tokens = &idt, .n_tokens = 1},
+            {.name = sc_slice_cstr("title"),
+             .kind = SC_FIELD_TEXT,
+             .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS,
+             .tokens = toks,
+             .n_tokens = TOKENS,
+             .length = TOKENS},
+            {.name = sc_slice_cstr("cat"),
+             .kind = SC_FIELD_KEYWORD,
+             .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+             .tokens = &kw,
+             .n_tokens = 1},
+            {.name = sc_slice_cstr("ts"),
+             .kind = SC_FIELD_NUMERIC,
+             .flags = SC_FIELD_DOCVALUES,
+             .values = nums,
+             .n_values = 2},
+            {.name = sc_slice_cstr("_id"),
+             .kind = SC_FIELD_KEYWORD,
+             .flags = SC_FIELD_INDEXED,
+             .tokens = &idt,
+             .n_tokens = 1},
         };
-        sc_index_doc doc = {.id = sc_slice_cstr(id), .source = sc_slice_make(src, sl),
-                            .fields = f, .n_fields = 4};
+        sc_index_doc doc = {
+            .id = sc_slice_cstr(id), .source = sc_slice_make(src, sl), .fields = f, .n_fields = 4};
         /* only the add is timed: making the synthetic doc is not indexing work */
         t0 = now_s();
         if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
@@ -103,12 +115,11 @@ int main(int argc, char **argv)
     double mb = (double)src_bytes / 1e6;
     printf("docs %u, _source %.1f MB, %d tokens/doc\n", n_docs, mb, TOKENS);
     printf("add:   %.3f s  %10.0f docs/s  %7.1f MB/s\n", t_add, n_docs / t_add, mb / t_add);
-    printf("write: %.3f s  %10.0f docs/s  %7.1f MB/s\n", t_write, n_docs / t_write,
-           mb / t_write);
+    printf("write: %.3f s  %10.0f docs/s  %7.1f MB/s\n", t_write, n_docs / t_write, mb / t_write);
     printf("total: %.3f s  %10.0f docs/s  %7.1f MB/s\n", t_add + t_write,
            n_docs / (t_add + t_write), mb / (t_add + t_write));
-    printf("builder RAM %.1f bytes/doc, segment %.1f bytes/doc (%.1f MB)\n",
-           (double)ram / n_docs, (double)info.size_bytes / n_docs, info.size_bytes / 1e6);
+    printf("builder RAM %.1f bytes/doc, segment %.1f bytes/doc (%.1f MB)\n", (double)ram / n_docs,
+           (double)info.size_bytes / n_docs, info.size_bytes / 1e6);
     free(cdf);
     free(pick);
     if (sc_dir_remove_all(dir) != SC_OK)

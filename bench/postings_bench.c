@@ -82,11 +82,14 @@ static void bench_cursor(double secs)
             tok[n++] = (sc_index_token){sc_slice_cstr("r30"), 3};
         if (x % 1000 < 10)
             tok[n++] = (sc_index_token){sc_slice_cstr("s1"), 4};
-        sc_index_field f = {.name = sc_slice_cstr("body"), .kind = SC_FIELD_TEXT,
-                            .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS, .tokens = tok,
-                            .n_tokens = n, .length = (uint32_t)n};
-        sc_index_doc doc = {.id = sc_slice_cstr("x"), .source = sc_slice_cstr("{}"),
-                            .fields = &f, .n_fields = 1};
+        sc_index_field f = {.name = sc_slice_cstr("body"),
+                            .kind = SC_FIELD_TEXT,
+                            .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS,
+                            .tokens = tok,
+                            .n_tokens = n,
+                            .length = (uint32_t)n};
+        sc_index_doc doc = {
+            .id = sc_slice_cstr("x"), .source = sc_slice_cstr("{}"), .fields = &f, .n_fields = 1};
         if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
             return;
     }
@@ -158,8 +161,8 @@ static void bench_cursor(double secs)
             rates[mode] = (double)n / t;
         }
         (void)freqs;
-        printf("%-6s %12.3g %12.3g %12.3g %12.3g %12.3g\n", terms[k], rates[0], rates[1],
-               rates[2], rates[3], rates[4]);
+        printf("%-6s %12.3g %12.3g %12.3g %12.3g %12.3g\n", terms[k], rates[0], rates[1], rates[2],
+               rates[3], rates[4]);
     }
     sc_bitset_fini(&bs);
     sc_segment_unref(seg);

@@ -106,16 +106,14 @@ unpack_sse_body(const uint8_t *in, uint32_t *out, const unsigned b, const int ga
 
 /* ---- AVX2 ---- */
 
-static inline __attribute__((always_inline)) AVX2 __m256i load2(const __m128i *a,
-                                                                 const __m128i *b)
+static inline __attribute__((always_inline)) AVX2 __m256i load2(const __m128i *a, const __m128i *b)
 {
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(a)),
-                                   _mm_loadu_si128(b), 1);
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(a)), _mm_loadu_si128(b),
+                                   1);
 }
 
 static inline __attribute__((always_inline)) AVX2 void
-unpack_avx2_body(const uint8_t *in, uint32_t *out, const unsigned b, const int gaps,
-                 uint32_t first)
+unpack_avx2_body(const uint8_t *in, uint32_t *out, const unsigned b, const int gaps, uint32_t first)
 {
     const __m128i *w = (const __m128i *)(const void *)in;
     const __m256i mask = _mm256_set1_epi32(b == 32 ? -1 : (int)((UINT32_C(1) << b) - 1));
@@ -139,9 +137,9 @@ unpack_avx2_body(const uint8_t *in, uint32_t *out, const unsigned b, const int g
                 /* A half that does not straddle reloads its own word and shifts it out (32). */
                 const unsigned n0 = st0 ? wi0 + 1 : wi0, n1 = st1 ? wi1 + 1 : wi1;
                 const int l0 = st0 ? (int)(32 - sh0) : 32, l1 = st1 ? (int)(32 - sh1) : 32;
-                v = _mm256_or_si256(v, _mm256_sllv_epi32(load2(w + n0, w + n1),
-                                                         _mm256_setr_epi32(l0, l0, l0, l0, l1,
-                                                                           l1, l1, l1)));
+                v = _mm256_or_si256(
+                    v, _mm256_sllv_epi32(load2(w + n0, w + n1),
+                                         _mm256_setr_epi32(l0, l0, l0, l0, l1, l1, l1, l1)));
             }
             if (b < 32)
                 v = _mm256_and_si256(v, mask);
@@ -169,9 +167,9 @@ typedef void (*unpack_fn)(const uint8_t *in, uint32_t *out);
 typedef void (*gaps_fn)(const uint8_t *in, uint32_t first, uint32_t *out);
 
 #define SC__WIDTHS(X)                                                                              \
-    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16)    \
-        X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30)      \
-            X(31) X(32)
+    X(0)                                                                                           \
+    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17)   \
+        X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32)
 
 #define DEF_KERNELS(n)                                                                             \
     static SSE void unpack_sse_##n(const uint8_t *in, uint32_t *out)                               \
@@ -205,12 +203,9 @@ int sc_bitpack_supported(sc_bitpack_impl impl)
 {
     switch (impl) {
     case SC_BITPACK_SCALAR:
-    case SC_BITPACK_AUTO:
-        return 1;
-    case SC_BITPACK_SSE41:
-        return __builtin_cpu_supports("sse4.1");
-    case SC_BITPACK_AVX2:
-        return __builtin_cpu_supports("avx2");
+    case SC_BITPACK_AUTO: return 1;
+    case SC_BITPACK_SSE41: return __builtin_cpu_supports("sse4.1");
+    case SC_BITPACK_AVX2: return __builtin_cpu_supports("avx2");
     }
     return 0;
 }
@@ -218,14 +213,10 @@ int sc_bitpack_supported(sc_bitpack_impl impl)
 const char *sc_bitpack_impl_name(sc_bitpack_impl impl)
 {
     switch (impl) {
-    case SC_BITPACK_SCALAR:
-        return "scalar";
-    case SC_BITPACK_SSE41:
-        return "sse4.1";
-    case SC_BITPACK_AVX2:
-        return "avx2";
-    case SC_BITPACK_AUTO:
-        return "auto";
+    case SC_BITPACK_SCALAR: return "scalar";
+    case SC_BITPACK_SSE41: return "sse4.1";
+    case SC_BITPACK_AVX2: return "avx2";
+    case SC_BITPACK_AUTO: return "auto";
     }
     return "?";
 }
@@ -247,21 +238,14 @@ static sc_bitpack_impl resolve(sc_bitpack_impl impl)
     return sc_bitpack_supported(impl) ? impl : SC_BITPACK_SCALAR;
 }
 
-void sc_bitpack_unpack_with(sc_bitpack_impl impl, const uint8_t *in, unsigned width,
-                            uint32_t *out)
+void sc_bitpack_unpack_with(sc_bitpack_impl impl, const uint8_t *in, unsigned width, uint32_t *out)
 {
     if (width > 32)
         width = 32;
     switch (resolve(impl)) {
-    case SC_BITPACK_AVX2:
-        unpack_avx2[width](in, out);
-        return;
-    case SC_BITPACK_SSE41:
-        unpack_sse[width](in, out);
-        return;
-    default:
-        unpack_scalar(in, width, out);
-        return;
+    case SC_BITPACK_AVX2: unpack_avx2[width](in, out); return;
+    case SC_BITPACK_SSE41: unpack_sse[width](in, out); return;
+    default: unpack_scalar(in, width, out); return;
     }
 }
 
@@ -271,15 +255,9 @@ void sc_bitpack_unpack_gaps_with(sc_bitpack_impl impl, const uint8_t *in, unsign
     if (width > 32)
         width = 32;
     switch (resolve(impl)) {
-    case SC_BITPACK_AVX2:
-        gaps_avx2[width](in, first, out);
-        return;
-    case SC_BITPACK_SSE41:
-        gaps_sse[width](in, first, out);
-        return;
-    default:
-        gaps_scalar(in, width, first, out);
-        return;
+    case SC_BITPACK_AVX2: gaps_avx2[width](in, first, out); return;
+    case SC_BITPACK_SSE41: gaps_sse[width](in, first, out); return;
+    default: gaps_scalar(in, width, first, out); return;
     }
 }
 

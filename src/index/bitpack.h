@@ -38,8 +38,7 @@ void sc_bitpack_unpack_gaps(const uint8_t *in, unsigned width, uint32_t first, u
 
 /* The same with a chosen implementation (tests and benchmarks). An unsupported impl falls back
  * to scalar; sc_bitpack_supported tells which are real. */
-void sc_bitpack_unpack_with(sc_bitpack_impl impl, const uint8_t *in, unsigned width,
-                            uint32_t *out);
+void sc_bitpack_unpack_with(sc_bitpack_impl impl, const uint8_t *in, unsigned width, uint32_t *out);
 void sc_bitpack_unpack_gaps_with(sc_bitpack_impl impl, const uint8_t *in, unsigned width,
                                  uint32_t first, uint32_t *out);
 int sc_bitpack_supported(sc_bitpack_impl impl);

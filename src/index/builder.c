@@ -175,8 +175,8 @@ static sc_status term_gid(sc_segment_builder *b, sc__bfield *f, sc_slice term, u
     SC_TRY(key_copy(b, term, &copy));
     uint64_t *v = NULL;
     bool inserted;
-    sc_status st = sc_hashmap_upsert_hashed(&f->terms, sc_slice_make(copy, term.len), h, &v,
-                                            &inserted);
+    sc_status st =
+        sc_hashmap_upsert_hashed(&f->terms, sc_slice_make(copy, term.len), h, &v, &inserted);
     if (st != SC_OK || !inserted) {
         b->chunk_used -= term.len;
         if (st == SC_OK)
@@ -454,8 +454,7 @@ static sc_status validate_doc(const sc_segment_builder *b, const sc_index_doc *d
     return SC_OK;
 }
 
-sc_status sc_segment_builder_add(sc_segment_builder *b, const sc_index_doc *doc,
-                                 uint32_t *doc_id)
+sc_status sc_segment_builder_add(sc_segment_builder *b, const sc_index_doc *doc, uint32_t *doc_id)
 {
     if (b->failed != SC_OK)
         return b->failed;
@@ -469,15 +468,9 @@ sc_status sc_segment_builder_add(sc_segment_builder *b, const sc_index_doc *doc,
         if (st != SC_OK)
             break;
         switch (in->kind) {
-        case SC_FIELD_TEXT:
-            st = add_text(b, f, in, id);
-            break;
-        case SC_FIELD_KEYWORD:
-            st = add_keyword(b, f, in, id);
-            break;
-        case SC_FIELD_NUMERIC:
-            st = add_numeric(b, f, in, id);
-            break;
+        case SC_FIELD_TEXT: st = add_text(b, f, in, id); break;
+        case SC_FIELD_KEYWORD: st = add_keyword(b, f, in, id); break;
+        case SC_FIELD_NUMERIC: st = add_numeric(b, f, in, id); break;
         }
     }
     if (st == SC_OK)

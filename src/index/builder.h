@@ -37,8 +37,8 @@ void sc_segment_builder_free(sc_segment_builder *b);
  * SC_ENOMEM/SC_ELIMIT in the middle of a doc: the builder becomes failed (sticky; every add
  * and write returns that status) until sc_segment_builder_reset. Amortized
  * O(tokens + values + source bytes). */
-sc_status sc_segment_builder_add(sc_segment_builder *b, const sc_index_doc *doc,
-                                 uint32_t *doc_id) SC_MUST_USE;
+sc_status sc_segment_builder_add(sc_segment_builder *b, const sc_index_doc *doc, uint32_t *doc_id)
+    SC_MUST_USE;
 
 /* Documents buffered so far. */
 uint32_t sc_segment_builder_n_docs(const sc_segment_builder *b);

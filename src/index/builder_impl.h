@@ -19,8 +19,8 @@ typedef struct sc__bterm {
     uint32_t df;
     uint32_t last_doc;
     uint64_t ttf;
-    uint32_t in_dv; /* appears in sorted-set doc values */
-    uint32_t rank;  /* set while writing: rank within its field */
+    uint32_t in_dv;    /* appears in sorted-set doc values */
+    uint32_t rank;     /* set while writing: rank within its field */
     uint32_t cur_doc;  /* adding: doc + 1 of the doc being added when counted in it */
     uint32_t cur_freq; /* adding: occurrences in that doc */
     uint32_t cur_slot; /* adding: next free slot of its positions */
@@ -49,8 +49,8 @@ struct sc__bfield {
     sc_field_kind kind;
     uint32_t flags;
     uint32_t number;
-    sc_hashmap terms; /* term -> gid, keys borrowed from the builder's chunks */
-    sc_buf norms;     /* by doc; may be shorter than n_docs (missing = 0) */
+    sc_hashmap terms;     /* term -> gid, keys borrowed from the builder's chunks */
+    sc_buf norms;         /* by doc; may be shorter than n_docs (missing = 0) */
     SC_VEC(uint64_t) has; /* docs with a value, bitset words */
     SC_VEC(sc__dvn) dvn;
     SC_VEC(sc__dvs) dvs;
@@ -69,9 +69,9 @@ struct sc_segment_builder {
     sc_buf stored;
     SC_VEC(uint64_t) stored_off;
     uint32_t n_docs;
-    sc_status failed;        /* sticky: an add failed half-way; only reset recovers */
-    SC_VEC(sc__pair) pairs;  /* scratch */
-    SC_VEC(uint32_t) gids;   /* scratch */
+    sc_status failed;       /* sticky: an add failed half-way; only reset recovers */
+    SC_VEC(sc__pair) pairs; /* scratch */
+    SC_VEC(uint32_t) gids;  /* scratch */
 };
 
 #endif

@@ -20,8 +20,8 @@ typedef struct sc_dv_numeric {
     uint64_t n_values;
     int64_t min;
     uint64_t gcd;
-    uint8_t bits;       /* per value */
-    uint8_t off_bits;   /* per doc start offset */
+    uint8_t bits;        /* per value */
+    uint8_t off_bits;    /* per doc start offset */
     const uint8_t *offs; /* (n_docs + 1) start offsets, bit-packed */
     const uint8_t *vals; /* n_values packed */
 } sc_dv_numeric;
@@ -35,8 +35,8 @@ typedef struct sc_dv_sorted_set {
     uint8_t off_bits;
     const uint8_t *term_offs; /* (n_ords + 1) u32 offsets into term_bytes */
     const uint8_t *term_bytes;
-    const uint8_t *offs;      /* (n_docs + 1) packed starts into ords */
-    const uint8_t *ords;      /* n_values packed */
+    const uint8_t *offs; /* (n_docs + 1) packed starts into ords */
+    const uint8_t *ords; /* n_values packed */
 } sc_dv_sorted_set;
 
 /* Opens the numeric doc values of field f. SC_ENOTFOUND when the field has none. */

@@ -18,12 +18,12 @@
 #include "index/doc.h"
 #include "index/segment.h"
 
-#define SC__SEG_MAGIC "SCRYSEG"  /* 8 bytes with the NUL */
+#define SC__SEG_MAGIC "SCRYSEG" /* 8 bytes with the NUL */
 #define SC__SEG_END_MAGIC "SCRYEND"
 #define SC__SEG_VERSION 1u
 #define SC__SEG_HEADER_BYTES 16
 #define SC__SEG_FOOTER_BYTES 48
-#define SC__FIELD_SECTIONS 6       /* tindex, tdata, norms, dvn, dvs, points */
+#define SC__FIELD_SECTIONS 6 /* tindex, tdata, norms, dvn, dvs, points */
 #define SC__TERMS_PER_BLOCK 32
 #define SC__SKIP_BYTES 20
 #define SC__STORED_ENTRY_BYTES 24

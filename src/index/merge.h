@@ -15,8 +15,8 @@
 #include "index/segment.h"
 
 typedef struct sc_merge_input {
-    sc_segment *seg;        /* borrowed */
-    const sc_bitset *live;  /* NULL: every doc is live */
+    sc_segment *seg;       /* borrowed */
+    const sc_bitset *live; /* NULL: every doc is live */
 } sc_merge_input;
 
 /* Merges inputs (in order) into `<dir>/<name>.seg`. Live doc j of input i gets the id
@@ -36,8 +36,8 @@ typedef struct sc_merge_candidate {
 
 /* A set of merges: each is a list of candidate indexes. */
 typedef struct sc_merge_spec {
-    SC_VEC(size_t) idx;      /* all merges' indexes, concatenated */
-    SC_VEC(size_t) starts;   /* merge k is idx[starts[k] .. starts[k+1]) ; len = n_merges + 1 */
+    SC_VEC(size_t) idx;    /* all merges' indexes, concatenated */
+    SC_VEC(size_t) starts; /* merge k is idx[starts[k] .. starts[k+1]) ; len = n_merges + 1 */
 } sc_merge_spec;
 
 void sc_merge_spec_init(sc_merge_spec *s);

@@ -88,8 +88,8 @@ static sc_status tiered_find(const sc_merge_policy *p, const sc_merge_candidate 
     }
     qsort(c, m, sizeof(*c), cmp_size_desc);
     /* allowed segment count: segs_per_tier per level, levels growing by max_merge_at_once */
-    double level = min_size < (double)cfg->floor_segment_bytes ? (double)cfg->floor_segment_bytes
-                                                               : min_size;
+    double level =
+        min_size < (double)cfg->floor_segment_bytes ? (double)cfg->floor_segment_bytes : min_size;
     double allowed = 0, left = total;
     while (m > 0 && left > 0) {
         double segs_here = left / level;
@@ -126,13 +126,12 @@ static sc_status tiered_find(const sc_merge_policy *p, const sc_merge_candidate 
             }
             if (len < 2)
                 continue;
-            double floor_sum = sum < (double)cfg->floor_segment_bytes
-                                   ? (double)cfg->floor_segment_bytes
-                                   : sum;
-            double skew = (largest < (double)cfg->floor_segment_bytes
-                               ? (double)cfg->floor_segment_bytes
-                               : largest) /
-                          floor_sum;
+            double floor_sum =
+                sum < (double)cfg->floor_segment_bytes ? (double)cfg->floor_segment_bytes : sum;
+            double skew =
+                (largest < (double)cfg->floor_segment_bytes ? (double)cfg->floor_segment_bytes
+                                                            : largest) /
+                floor_sum;
             double score = skew * pow(floor_sum, 0.05);
             if (score < best) {
                 best = score;

@@ -38,22 +38,22 @@ typedef struct sc_postings_impact {
 typedef struct sc_postings {
     uint32_t doc; /* current doc (valid after next/advance returned it) */
     /* private */
-    const uint8_t *base;    /* file bytes */
+    const uint8_t *base; /* file bytes */
     uint64_t base_len;
-    const uint8_t *skip;    /* skip table: n_blocks entries */
-    uint64_t blocks_off;    /* absolute offset of the first block */
-    uint64_t pos_off;       /* absolute offset of the term's positions */
-    uint32_t n_docs_seg;    /* segment doc count (doc ids must be below) */
+    const uint8_t *skip; /* skip table: n_blocks entries */
+    uint64_t blocks_off; /* absolute offset of the first block */
+    uint64_t pos_off;    /* absolute offset of the term's positions */
+    uint32_t n_docs_seg; /* segment doc count (doc ids must be below) */
     uint32_t doc_freq;
     uint32_t n_blocks;
-    uint32_t block;         /* decoded block index (n_blocks = exhausted) */
-    uint32_t shallow;       /* block index of advance_shallow */
-    uint32_t n_in_block;    /* docs in the decoded block */
-    uint32_t i;             /* index of `doc` in docs[] */
-    uint32_t prev_last;     /* last doc of the block before `block` (or -1 as UINT32_MAX) */
-    uint64_t freq_off;      /* absolute offset of the decoded block's freqs */
-    uint8_t freq_kind;      /* 0: packed block, 1: varint tail */
-    bool has_freqs;         /* field stores freqs */
+    uint32_t block;      /* decoded block index (n_blocks = exhausted) */
+    uint32_t shallow;    /* block index of advance_shallow */
+    uint32_t n_in_block; /* docs in the decoded block */
+    uint32_t i;          /* index of `doc` in docs[] */
+    uint32_t prev_last;  /* last doc of the block before `block` (or -1 as UINT32_MAX) */
+    uint64_t freq_off;   /* absolute offset of the decoded block's freqs */
+    uint8_t freq_kind;   /* 0: packed block, 1: varint tail */
+    bool has_freqs;      /* field stores freqs */
     bool has_positions;
     bool freqs_decoded;
     bool started;

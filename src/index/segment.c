@@ -63,7 +63,10 @@ static uint64_t rd_u(rd *r, unsigned n)
         r->bad = true;
         return 0;
     }
-    uint64_t v = n == 1 ? r->p[0] : n == 2 ? sc__ld16(r->p) : n == 4 ? sc__ld32(r->p) : sc__ld64(r->p);
+    uint64_t v = n == 1   ? r->p[0]
+                 : n == 2 ? sc__ld16(r->p)
+                 : n == 4 ? sc__ld32(r->p)
+                          : sc__ld64(r->p);
     r->p += n;
     return v;
 }
@@ -117,8 +120,8 @@ static sc_status check_dvs(sc_segment *seg, const sc_field_info *f, sc_index_err
         FAIL(f->dvs_off, "sorted-set doc values header truncated");
     uint64_t n_ords = sc__ld64(p), n = sc__ld64(p + 8), tb = sc__ld64(p + 24);
     unsigned ord_bits = p[16], off_bits = p[17];
-    if (ord_bits > 64 || off_bits > 64 || n > (UINT64_C(1) << 40) ||
-        n_ords > (UINT64_C(1) << 32) || tb > f->dvs_len)
+    if (ord_bits > 64 || off_bits > 64 || n > (UINT64_C(1) << 40) || n_ords > (UINT64_C(1) << 32) ||
+        tb > f->dvs_len)
         FAIL(f->dvs_off, "sorted-set doc values header invalid");
     uint64_t need = SC__DV_HEADER_BYTES + (n_ords + 1) * 4 + tb +
                     sc__packed_bytes((uint64_t)seg->n_docs + 1, off_bits) +
@@ -159,8 +162,8 @@ static sc_status check_terms(sc_segment *seg, const sc_field_info *f, sc_index_e
     return SC_OK;
 }
 
-static sc_status parse_fields(sc_segment *seg, uint64_t ft_off, uint64_t ft_len,
-                              uint64_t body_end, sc_index_error *err)
+static sc_status parse_fields(sc_segment *seg, uint64_t ft_off, uint64_t ft_len, uint64_t body_end,
+                              sc_index_error *err)
 {
     rd r = {seg->bytes.ptr + ft_off, seg->bytes.ptr + ft_off + ft_len, false};
     uint64_t n = rd_u(&r, 4);
@@ -196,8 +199,8 @@ static sc_status parse_fields(sc_segment *seg, uint64_t ft_off, uint64_t ft_len,
         if (i > 0 && sc_slice_cmp(seg->fields[i - 1].name, f->name) >= 0)
             FAIL(at, "fields not sorted");
         for (int k = 0; k < SC__FIELD_SECTIONS; k++)
-            if (sec[2 * k + 1] && !range_ok(sec[2 * k], sec[2 * k + 1], SC__SEG_HEADER_BYTES,
-                                            body_end))
+            if (sec[2 * k + 1] &&
+                !range_ok(sec[2 * k], sec[2 * k + 1], SC__SEG_HEADER_BYTES, body_end))
                 FAIL(at, "field section out of bounds");
         f->tindex_off = sec[0], f->tindex_len = sec[1];
         f->tdata_off = sec[2], f->tdata_len = sec[3];

@@ -15,10 +15,10 @@
 typedef struct sc_stored_reader {
     /* private */
     const sc_segment *seg;
-    uint64_t cached_block; /* UINT64_MAX: none */
-    uint32_t cached_first; /* first doc of the cached block */
-    uint32_t cached_n;     /* docs in it */
-    sc_buf raw;            /* decompressed block */
+    uint64_t cached_block;    /* UINT64_MAX: none */
+    uint32_t cached_first;    /* first doc of the cached block */
+    uint32_t cached_n;        /* docs in it */
+    sc_buf raw;               /* decompressed block */
     SC_VEC(uint64_t) doc_off; /* offsets of each doc's entry in raw */
 } sc_stored_reader;
 

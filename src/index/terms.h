@@ -21,7 +21,7 @@ typedef struct sc_term_info {
     uint64_t total_term_freq; /* occurrences (TEXT), = doc_freq for other kinds */
     uint64_t ord;             /* rank of the term within the field, 0-based */
     /* private */
-    uint64_t postings_off; /* absolute file offset of the term's skip table */
+    uint64_t postings_off;  /* absolute file offset of the term's skip table */
     uint64_t positions_off; /* absolute file offset of the term's positions, if any */
 } sc_term_info;
 
@@ -29,19 +29,19 @@ typedef struct sc_terms_iter {
     /* private */
     const sc_segment *seg;
     const sc_field_info *field;
-    const uint8_t *tdata;   /* field's term blocks */
+    const uint8_t *tdata; /* field's term blocks */
     uint64_t tdata_len;
-    const uint8_t *tindex;  /* n_blocks u32 */
+    const uint8_t *tindex; /* n_blocks u32 */
     uint64_t n_blocks;
-    uint64_t block;         /* current block */
-    uint64_t pos;           /* offset of the next entry in tdata */
-    uint64_t block_end;     /* end offset of the current block */
-    uint32_t in_block;      /* entries read in current block */
-    bool positioned;        /* a current term exists */
+    uint64_t block;     /* current block */
+    uint64_t pos;       /* offset of the next entry in tdata */
+    uint64_t block_end; /* end offset of the current block */
+    uint32_t in_block;  /* entries read in current block */
+    bool positioned;    /* a current term exists */
     bool at_end;
-    sc_buf term;            /* current term bytes */
+    sc_buf term; /* current term bytes */
     sc_term_info info;
-    sc_status status;       /* sticky */
+    sc_status status; /* sticky */
     /* DFA intersection state */
     const sc_dfa *dfa;
     SC_VEC(uint32_t) states; /* states[i] = state after term[0..i) */
@@ -69,8 +69,7 @@ sc_status sc_terms_seek_exact(sc_terms_iter *it, sc_slice term, bool *found) SC_
 
 /* Positions on the smallest term >= `term`. *has false when there is none (at end).
  * *exact (may be NULL) tells whether it equals `term`. */
-sc_status sc_terms_seek_ceil(sc_terms_iter *it, sc_slice term, bool *has, bool *exact)
-    SC_MUST_USE;
+sc_status sc_terms_seek_ceil(sc_terms_iter *it, sc_slice term, bool *has, bool *exact) SC_MUST_USE;
 
 /* The current term (valid until the next move) and its info. */
 sc_slice sc_terms_term(const sc_terms_iter *it);

@@ -35,11 +35,12 @@ static inline uint32_t t_below(uint32_t n)
 static inline uint64_t t_seed(const char *what)
 {
     const char *env = getenv("SCRY_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) ^ (uint64_t)getpid() * 2654435761u);
+    uint64_t seed =
+        env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) ^ (uint64_t)getpid() * 2654435761u);
     if (seed == 0)
         seed = 1;
-    fprintf(stderr, "[%s] seed=%llu (rerun with SCRY_SEED=%llu)\n", what,
-            (unsigned long long)seed, (unsigned long long)seed);
+    fprintf(stderr, "[%s] seed=%llu (rerun with SCRY_SEED=%llu)\n", what, (unsigned long long)seed,
+            (unsigned long long)seed);
     t_rng_state = seed;
     return seed;
 }
@@ -58,10 +59,10 @@ static inline void t_tmpdir(char *out, size_t cap)
 
 typedef struct t_doc {
     uint32_t n_body;
-    uint16_t body[T_MAX_TOK];    /* vocab ids; position = index * 1 (+ gap at 10) */
+    uint16_t body[T_MAX_TOK]; /* vocab ids; position = index * 1 (+ gap at 10) */
     uint32_t body_pos[T_MAX_TOK];
     uint32_t n_tags;
-    uint16_t tags[4];            /* tag vocab ids, may repeat */
+    uint16_t tags[4]; /* tag vocab ids, may repeat */
     uint32_t n_nums;
     int64_t nums[3];
     char id[24];
@@ -76,7 +77,8 @@ typedef struct t_corpus {
     char tagv[16][8];
 } t_corpus;
 
-/* Special vocab ids: 0 "every" (all docs), 1 "run" (a long range), 2 "dense" (~85%, bitset blocks). */
+/* Special vocab ids: 0 "every" (all docs), 1 "run" (a long range), 2 "dense" (~85%, bitset blocks).
+ */
 static inline void t_corpus_make(t_corpus *c, uint32_t n_docs)
 {
     c->n_docs = n_docs;
@@ -123,11 +125,12 @@ static inline void t_corpus_make(t_corpus *c, uint32_t n_docs)
             doc->tags[i] = (uint16_t)t_below(16);
         doc->n_nums = t_below(4);
         for (uint32_t i = 0; i < doc->n_nums; i++)
-            doc->nums[i] = (int64_t)(t_below(1000)) * 7 - 3000 + (t_below(50) == 0 ? INT64_MIN / 2 : 0);
+            doc->nums[i] =
+                (int64_t)(t_below(1000)) * 7 - 3000 + (t_below(50) == 0 ? INT64_MIN / 2 : 0);
         snprintf(doc->id, sizeof(doc->id), "id-%u", d);
-        doc->source_len = (uint32_t)snprintf(doc->source, sizeof(doc->source),
-                                             "{\"n\":%u,\"x\":\"%llx\"}", d,
-                                             (unsigned long long)t_rand());
+        doc->source_len =
+            (uint32_t)snprintf(doc->source, sizeof(doc->source), "{\"n\":%u,\"x\":\"%llx\"}", d,
+                               (unsigned long long)t_rand());
     }
 }
 
@@ -147,15 +150,27 @@ static inline sc_status t_add_doc(sc_segment_builder *b, const t_corpus *c, uint
         tags[i] = (sc_index_token){sc_slice_cstr(c->tagv[doc->tags[i]]), i};
     sc_index_token idtok = {sc_slice_cstr(doc->id), 0};
     sc_index_field f[4] = {
-        {.name = sc_slice_cstr("body"), .kind = SC_FIELD_TEXT,
-         .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS, .tokens = body,
-         .n_tokens = doc->n_body, .length = doc->n_body},
-        {.name = sc_slice_cstr("tag"), .kind = SC_FIELD_KEYWORD,
-         .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, .tokens = tags, .n_tokens = doc->n_tags},
-        {.name = sc_slice_cstr("num"), .kind = SC_FIELD_NUMERIC, .flags = SC_FIELD_DOCVALUES,
-         .values = doc->nums, .n_values = doc->n_nums},
-        {.name = sc_slice_cstr("_id"), .kind = SC_FIELD_KEYWORD, .flags = SC_FIELD_INDEXED,
-         .tokens = &idtok, .n_tokens = 1},
+        {.name = sc_slice_cstr("body"),
+         .kind = SC_FIELD_TEXT,
+         .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS,
+         .tokens = body,
+         .n_tokens = doc->n_body,
+         .length = doc->n_body},
+        {.name = sc_slice_cstr("tag"),
+         .kind = SC_FIELD_KEYWORD,
+         .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+         .tokens = tags,
+         .n_tokens = doc->n_tags},
+        {.name = sc_slice_cstr("num"),
+         .kind = SC_FIELD_NUMERIC,
+         .flags = SC_FIELD_DOCVALUES,
+         .values = doc->nums,
+         .n_values = doc->n_nums},
+        {.name = sc_slice_cstr("_id"),
+         .kind = SC_FIELD_KEYWORD,
+         .flags = SC_FIELD_INDEXED,
+         .tokens = &idtok,
+         .n_tokens = 1},
     };
     sc_index_doc in = {.id = sc_slice_cstr(doc->id),
                        .source = sc_slice_make(doc->source, doc->source_len),

@@ -127,8 +127,7 @@ static void test_manifest_and_deletes(void **state)
         s.checksum = t_rand();
         assert_int_equal(sc_vec_push(&m.segments, s), SC_OK);
     }
-    assert_int_equal(sc_vec_append(&m.user_data, (const unsigned char *)"translog=17", 11),
-                     SC_OK);
+    assert_int_equal(sc_vec_append(&m.user_data, (const unsigned char *)"translog=17", 11), SC_OK);
     assert_int_equal(sc_manifest_write(dir, &m), SC_OK);
     assert_int_equal(sc_manifest_read(dir, &back, NULL), SC_OK);
     assert_int_equal(back.generation, 42);

@@ -103,8 +103,10 @@ static void test_policies(void **state)
     t_seed("policies");
     sc_merge_candidate segs[40];
     for (int i = 0; i < 40; i++)
-        segs[i] = (sc_merge_candidate){.size_bytes = 1000000 + t_below(100000), .n_docs = 1000,
-                                       .n_deleted = 0, .merging = i == 3};
+        segs[i] = (sc_merge_candidate){.size_bytes = 1000000 + t_below(100000),
+                                       .n_docs = 1000,
+                                       .n_deleted = 0,
+                                       .merging = i == 3};
     sc_tiered_merge_config cfg = sc_tiered_merge_defaults();
     sc_merge_policy p = sc_tiered_merge_policy(&cfg);
     sc_merge_spec spec;

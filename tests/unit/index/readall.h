@@ -54,8 +54,8 @@ static inline sc_status t_read_postings(const sc_segment *seg, const sc_field_in
     return sc_postings_status(p);
 }
 
-static inline sc_status t_read_field(const sc_segment *seg, const sc_field_info *f,
-                                     sc_bitset *bs, uint64_t *acc)
+static inline sc_status t_read_field(const sc_segment *seg, const sc_field_info *f, sc_bitset *bs,
+                                     uint64_t *acc)
 {
     uint32_t n_docs = sc_segment_n_docs(seg);
     const uint8_t *norms = sc_segment_norms(seg, f);

@@ -89,8 +89,11 @@ static void test_builder_rejects(void **state)
     sc_segment_builder *b;
     assert_int_equal(sc_segment_builder_new(&b), SC_OK);
     sc_index_token tok = {sc_slice_cstr("x"), 0};
-    sc_index_field f = {.name = sc_slice_cstr("f"), .kind = SC_FIELD_KEYWORD,
-                        .flags = SC_FIELD_INDEXED, .tokens = &tok, .n_tokens = 1};
+    sc_index_field f = {.name = sc_slice_cstr("f"),
+                        .kind = SC_FIELD_KEYWORD,
+                        .flags = SC_FIELD_INDEXED,
+                        .tokens = &tok,
+                        .n_tokens = 1};
     sc_index_doc d = {.id = sc_slice_cstr("1"), .fields = &f, .n_fields = 1};
     assert_int_equal(sc_segment_builder_add(b, &d, NULL), SC_OK);
     f.kind = SC_FIELD_TEXT;
@@ -147,12 +150,17 @@ static void test_positions_out_of_order(void **state)
     t_tmpdir(dir, sizeof(dir));
     sc_segment_builder *b;
     assert_int_equal(sc_segment_builder_new(&b), SC_OK);
-    sc_index_token toks[5] = {{sc_slice_cstr("b"), 9}, {sc_slice_cstr("a"), 4},
-                              {sc_slice_cstr("b"), 2}, {sc_slice_cstr("b"), 7},
+    sc_index_token toks[5] = {{sc_slice_cstr("b"), 9},
+                              {sc_slice_cstr("a"), 4},
+                              {sc_slice_cstr("b"), 2},
+                              {sc_slice_cstr("b"), 7},
                               {sc_slice_cstr("a"), 1}};
-    sc_index_field f = {.name = sc_slice_cstr("t"), .kind = SC_FIELD_TEXT,
+    sc_index_field f = {.name = sc_slice_cstr("t"),
+                        .kind = SC_FIELD_TEXT,
                         .flags = SC_FIELD_INDEXED | SC_FIELD_POSITIONS | SC_FIELD_NORMS,
-                        .tokens = toks, .n_tokens = 5, .length = 5};
+                        .tokens = toks,
+                        .n_tokens = 5,
+                        .length = 5};
     sc_index_doc d = {.id = sc_slice_cstr("0"), .fields = &f, .n_fields = 1};
     assert_int_equal(sc_segment_builder_add(b, &d, NULL), SC_OK);
     d.n_fields = 0;
@@ -241,14 +249,10 @@ static void test_concurrent_readers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_norms_match_lucene),
-        cmocka_unit_test(test_empty),
-        cmocka_unit_test(test_open_missing),
-        cmocka_unit_test(test_builder_rejects),
-        cmocka_unit_test(test_roundtrip_small),
-        cmocka_unit_test(test_roundtrip_large),
-        cmocka_unit_test(test_positions_out_of_order),
-        cmocka_unit_test(test_concurrent_readers),
+        cmocka_unit_test(test_norms_match_lucene),     cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_open_missing),           cmocka_unit_test(test_builder_rejects),
+        cmocka_unit_test(test_roundtrip_small),        cmocka_unit_test(test_roundtrip_large),
+        cmocka_unit_test(test_positions_out_of_order), cmocka_unit_test(test_concurrent_readers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

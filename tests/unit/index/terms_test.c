@@ -103,8 +103,9 @@ static void one_vocab(size_t n_terms, int alphabet)
         t.n = 1 + t_below(6);
         for (size_t k = 0; k < t.n; k++) {
             uint32_t r = t_below((uint32_t)alphabet + 2);
-            t.b[k] = r == (uint32_t)alphabet ? 0x00 : r == (uint32_t)alphabet + 1 ? 0xff
-                                                                                  : (uint8_t)('a' + r);
+            t.b[k] = r == (uint32_t)alphabet       ? 0x00
+                     : r == (uint32_t)alphabet + 1 ? 0xff
+                                                   : (uint8_t)('a' + r);
         }
         v[n++] = t;
     }
@@ -121,8 +122,11 @@ static void one_vocab(size_t n_terms, int alphabet)
     /* one doc per term, so every term exists */
     for (size_t i = 0; i < n; i++) {
         sc_index_token tok = {sc_slice_make(v[i].b, v[i].n), 0};
-        sc_index_field f = {.name = sc_slice_cstr("k"), .kind = SC_FIELD_KEYWORD,
-                            .flags = SC_FIELD_INDEXED, .tokens = &tok, .n_tokens = 1};
+        sc_index_field f = {.name = sc_slice_cstr("k"),
+                            .kind = SC_FIELD_KEYWORD,
+                            .flags = SC_FIELD_INDEXED,
+                            .tokens = &tok,
+                            .n_tokens = 1};
         sc_index_doc d = {.id = sc_slice_cstr("x"), .fields = &f, .n_fields = 1};
         assert_int_equal(sc_segment_builder_add(b, &d, NULL), SC_OK);
     }
@@ -140,7 +144,8 @@ static void one_vocab(size_t n_terms, int alphabet)
         size_t plen = 1 + t_below((uint32_t)src->n);
         tdfa_init(&t, (uint32_t)plen + 1);
         for (size_t k = 0; k < plen; k++)
-            edge(&t, (uint32_t)k, rep % 5 == 0 ? 'a' + (int)t_below(4) : src->b[k], (uint32_t)k + 1);
+            edge(&t, (uint32_t)k, rep % 5 == 0 ? 'a' + (int)t_below(4) : src->b[k],
+                 (uint32_t)k + 1);
         all_edges(&t, (uint32_t)plen, (uint32_t)plen);
         t.accept[plen] = 1;
         check(seg, f, v, n, &t, "prefix");

@@ -141,8 +141,7 @@ static void check_postings(const sc_segment *seg, const sc_field_info *f, const 
             }
             break;
         }
-        default:
-            break;
+        default: break;
         }
         assert_int_equal(sc_postings_status(p), SC_OK);
     }
@@ -251,8 +250,7 @@ static void verify_segment(const sc_segment *seg, const t_corpus *c)
     for (int t = 0; t < 16; t++) {
         sc_term_info ti;
         bool found;
-        assert_int_equal(sc_terms_lookup(seg, tag, sc_slice_cstr(c->tagv[t]), &ti, &found),
-                         SC_OK);
+        assert_int_equal(sc_terms_lookup(seg, tag, sc_slice_cstr(c->tagv[t]), &ti, &found), SC_OK);
         uint32_t expect_n = 0;
         if (found) {
             assert_int_equal(sc_postings_reset(&p, seg, tag, &ti, 0), SC_OK);
