@@ -120,8 +120,14 @@ static void or_bits_range(sc_bitset *dst, uint32_t dst_base, const sc_bitset *sr
 
 /* ---- term ------------------------------------------------------------------------------- */
 
+static const sc_doc_iter_ops term_ops;
+void sc__iter_phrase_set_cancel(sc_doc_iter *it, sc_cancel_token *token);
+
 typedef struct term_iter {
     sc_doc_iter base;
+    sc_cancel_token *token; /* optional: checked once per postings block */
+    uint32_t last_block;
+    uint32_t n_checks;
     sc_postings p;
     const sc_bm25 *bm25;
     const uint8_t *norms;
@@ -130,11 +136,26 @@ typedef struct term_iter {
     float shallow_max;
 } term_iter;
 
+/* The per-block cancellation check: a compare per move, a relaxed load per block of 128
+ * docs, a clock read every 8 blocks. On cancel the cursor is treated as exhausted. */
+static uint32_t term_checked(term_iter *t, uint32_t d)
+{
+    if (t->token && t->p.block != t->last_block) {
+        t->last_block = t->p.block;
+        if (sc_cancel_token_check(t->token, (++t->n_checks & 7) == 0)) {
+            t->p.exhausted = true;
+            t->p.doc = SC_POSTINGS_END;
+            d = SC_DOC_END;
+        }
+    }
+    return t->base.doc = d;
+}
+
 static uint32_t term_next(sc_doc_iter *it)
 {
     term_iter *t = (term_iter *)it;
     it->positioned = true;
-    return it->doc = sc_postings_next(&t->p);
+    return term_checked(t, sc_postings_next(&t->p));
 }
 
 static uint32_t term_advance(sc_doc_iter *it, uint32_t target)
@@ -143,7 +164,17 @@ static uint32_t term_advance(sc_doc_iter *it, uint32_t target)
     if (it->positioned && target <= it->doc)
         return it->doc;
     it->positioned = true;
-    return it->doc = sc_postings_advance(&t->p, target);
+    return term_checked(t, sc_postings_advance(&t->p, target));
+}
+
+void sc_iter_leaf_set_cancel(sc_doc_iter *it, sc_cancel_token *token)
+{
+    if (it->ops == &term_ops) {
+        ((term_iter *)it)->token = token;
+        ((term_iter *)it)->last_block = UINT32_MAX;
+    } else {
+        sc__iter_phrase_set_cancel(it, token);
+    }
 }
 
 static uint64_t term_cost(const sc_doc_iter *it)

@@ -182,6 +182,12 @@ bool sc_cancel_token_check(sc_cancel_token *t, bool check_clock);
  * the arena). bm25 may be NULL (not scoring: score() returns 0); norms may be NULL (norm 1). */
 sc_doc_iter *sc_iter_term(sc_arena *a, const sc_postings *cursor, const sc_bm25 *bm25,
                           const uint8_t *norms);
+/* Makes a term or phrase iterator check `token` itself (per postings block / every 256
+ * candidates), so one next() over a long list without matches (a sparse conjunction, a rare
+ * phrase) still stops within milliseconds. It then behaves as exhausted. No-op on other
+ * kinds. */
+void sc_iter_leaf_set_cancel(sc_doc_iter *it, sc_cancel_token *token);
+
 /* Every doc in [0, n_docs), score `score`. */
 sc_doc_iter *sc_iter_all(sc_arena *a, uint32_t n_docs, float score);
 /* The set bits of bs (doc ids < n_docs), score `score`. bs is borrowed. */

@@ -16,6 +16,8 @@ typedef struct pp {
 
 typedef struct phrase_iter {
     sc_doc_iter base;
+    sc_cancel_token *token; /* optional: checked every 256 candidate docs */
+    uint32_t n_cand;
     sc_arena *a;
     sc_postings *p; /* n cursors, the lead (cheapest) first */
     pp *pps;
@@ -198,6 +200,11 @@ static uint32_t phrase_settle(phrase_iter *x, uint32_t d)
         }
         if (phrase_matches(x))
             break;
+        if (x->token && (++x->n_cand & 255) == 0 &&
+            sc_cancel_token_check(x->token, (x->n_cand & 2047) == 0)) {
+            d = SC_DOC_END;
+            break;
+        }
         d = sc_postings_next(lead);
     }
 done:
@@ -287,6 +294,14 @@ static const sc_doc_iter_ops phrase_ops = {
     sc_doc_iter_ignore_min_score,
     sc_doc_iter_fallback_score_batch,
 };
+
+void sc__iter_phrase_set_cancel(sc_doc_iter *it, sc_cancel_token *token);
+
+void sc__iter_phrase_set_cancel(sc_doc_iter *it, sc_cancel_token *token)
+{
+    if (it->ops == &phrase_ops)
+        ((phrase_iter *)it)->token = token;
+}
 
 sc_doc_iter *sc_iter_phrase(sc_arena *a, const sc_postings *cursors, const uint32_t *offsets,
                             size_t n, uint32_t slop, const sc_bm25 *bm25, const uint8_t *norms)

@@ -41,8 +41,11 @@ static sc_bitset *new_bits(sc__search_ctx *ctx, uint32_t n_docs)
 
 static sc_doc_iter *leaf(sc__search_ctx *ctx, sc_doc_iter *it)
 {
-    if (it)
+    if (it) {
         it->stats = ctx->stats;
+        if (ctx->o->cancel)
+            sc_iter_leaf_set_cancel(it, ctx->o->cancel);
+    }
     return it;
 }
 

@@ -478,6 +478,18 @@ static void test_cancel_stops(void **state)
     it = sc_iter_cancel(&a, sc_iter_all(&a, N_DOCS, 1.0f), &t2);
     assert_int_equal(sc_doc_iter_next_batch(it, docs, NULL, 10), 0);
     assert_int_equal(atomic_load(&t2.fired), 2);
+    /* a leaf checks the token itself, once per postings block */
+    sc_cancel_token t3;
+    sc_cancel_token_init(&t3, 0);
+    sc_doc_iter *leaf = term(&a, 0, false, 0);
+    sc_iter_leaf_set_cancel(leaf, &t3);
+    assert_true(sc_doc_iter_next(leaf) != SC_DOC_END);
+    sc_cancel_token_cancel(&t3);
+    n = 0;
+    while (sc_doc_iter_next(leaf) != SC_DOC_END)
+        n++;
+    assert_true(n < 128);
+    assert_int_equal(atomic_load(&t3.fired), 1);
     sc_arena_fini(&a);
 }
 
