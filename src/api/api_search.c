@@ -127,7 +127,118 @@ typedef struct search_parse {
     json_t *source_filter; /* borrowed: includes/excludes spec, or NULL */
     const char **dv_fields; /* docvalue_fields + fields names (arena) */
     size_t n_dv_fields;
+    sc_sort_field *sort;    /* field sort (arena); n_sort 0 = relevance order */
+    size_t n_sort;
+    const json_t *search_after; /* borrowed from the body */
 } search_parse;
+
+/* One sort entry: "f", "f:desc", {"f": "desc"}, {"f": {"order": .., "missing": ..}}. */
+static bool sort_entry(sc_rest_req *req, const char *name, const json_t *spec, sc_sort_field *f,
+                       char *why, size_t why_cap)
+{
+    memset(f, 0, sizeof *f);
+    char *copy = sc_arena_strndup(req->arena, name, strlen(name));
+    if (!copy)
+        return false;
+    const char *order = NULL;
+    char *colon = strrchr(copy, ':');
+    if (!spec && colon) {
+        *colon = '\0';
+        order = colon + 1;
+    }
+    if (json_is_string(spec))
+        order = json_string_value(spec);
+    else if (json_is_object(spec)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)spec, k, v)
+        {
+            if (!strcmp(k, "order") && json_is_string(v))
+                order = json_string_value(v);
+            else if (!strcmp(k, "missing") && json_is_string(v))
+                f->missing_first = !strcmp(json_string_value(v), "_first");
+            else if (strcmp(k, "unmapped_type") && strcmp(k, "mode") && strcmp(k, "format") &&
+                     strcmp(k, "numeric_type")) {
+                snprintf(why, why_cap, "[sort] option [%s] is not supported", k);
+                return false;
+            }
+        }
+    } else if (spec) {
+        snprintf(why, why_cap, "[sort] malformed entry for [%s]", name);
+        return false;
+    }
+    if (!strcmp(copy, "_score")) {
+        f->kind = SC_SORT_SCORE;
+        f->desc = true;
+    } else if (!strcmp(copy, "_doc")) {
+        f->kind = SC_SORT_DOC;
+    } else {
+        f->kind = SC_SORT_FIELD;
+        f->field = copy;
+    }
+    if (order) {
+        if (!strcmp(order, "desc"))
+            f->desc = true;
+        else if (!strcmp(order, "asc"))
+            f->desc = false;
+        else {
+            snprintf(why, why_cap, "[sort] unknown order [%s]", order);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Parses a sort spec (string, object or array of them); sp->n_sort stays 0 for plain
+ * relevance order. */
+static bool parse_sort(sc_rest_req *req, sc_rest_resp *resp, const json_t *sort,
+                       const char *url_sort, search_parse *sp)
+{
+    size_t n = url_sort ? 1 : json_is_array(sort) ? json_array_size(sort) : 1;
+    if (url_sort)
+        for (const char *c = url_sort; *c; c++)
+            n += *c == ',';
+    sc_sort_field *fields = sc_arena_calloc(req->arena, n ? n : 1, sizeof *fields);
+    if (!fields)
+        return false;
+    char why[256] = "";
+    size_t k = 0;
+    bool ok = true;
+    if (url_sort) {
+        char *copy = sc_arena_strndup(req->arena, url_sort, strlen(url_sort));
+        char *save = NULL;
+        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && ok;
+             t = strtok_r(NULL, ",", &save))
+            ok = sort_entry(req, t, NULL, &fields[k++], why, sizeof why);
+    } else {
+        for (size_t i = 0; i < n && ok; i++) {
+            const json_t *x = json_is_array(sort) ? json_array_get(sort, i) : sort;
+            if (json_is_string(x))
+                ok = sort_entry(req, json_string_value(x), NULL, &fields[k++], why, sizeof why);
+            else if (json_is_object(x) && json_object_size(x) == 1) {
+                void *it = json_object_iter((json_t *)x);
+                ok = sort_entry(req, json_object_iter_key(it), json_object_iter_value(it),
+                                &fields[k++], why, sizeof why);
+            } else {
+                snprintf(why, sizeof why, "[sort] entries must be strings or single-key objects");
+                ok = false;
+            }
+        }
+    }
+    if (!ok) {
+        sc_rest_error(req, resp, 400, "parsing_exception", why[0] ? why : "bad sort", NULL, 0);
+        return false;
+    }
+    bool by_field = false;
+    for (size_t i = 0; i < k; i++)
+        by_field |= fields[i].kind == SC_SORT_FIELD ||
+                    (fields[i].kind == SC_SORT_SCORE && !fields[i].desc);
+    if (by_field) {
+        sp->sort = fields;
+        sp->n_sort = k;
+    }
+    return true;
+}
 
 static bool parse_tth(const json_t *v, int64_t *out)
 {
@@ -264,27 +375,13 @@ static bool parse_search(sc_rest_req *req, sc_rest_resp *resp, const json_t *bod
             sp->dv_fields = names;
         }
         json_t *sort = json_object_get(body, "sort");
-        if (sort) {
-            /* Relevance order only for now: "_score" and "_doc" (index order, which with
-             * equal scores is what the score order yields) are accepted; fields are not. */
-            bool ok = true;
-            json_t *one = json_is_array(sort) ? NULL : sort;
-            size_t i = 0, n = json_is_array(sort) ? json_array_size(sort) : 1;
-            for (i = 0; i < n; i++) {
-                json_t *x = one ? one : json_array_get(sort, i);
-                const char *key = NULL;
-                if (json_is_string(x))
-                    key = json_string_value(x);
-                else if (json_is_object(x) && json_object_size(x) == 1)
-                    key = json_object_iter_key(json_object_iter(x));
-                ok &= key && (!strcmp(key, "_score") || !strcmp(key, "_doc"));
-            }
-            if (!ok) {
-                sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                              "sorting by field is not supported yet (only _score and _doc)",
-                              NULL, 0);
-                return false;
-            }
+        if (sort && !parse_sort(req, resp, sort, NULL, sp))
+            return false;
+        sp->search_after = json_object_get(body, "search_after");
+        if (sp->search_after && !json_is_array(sp->search_after)) {
+            sc_rest_error(req, resp, 400, "parsing_exception", "[search_after] must be an array",
+                          NULL, 0);
+            return false;
         }
     }
     /* URL parameters override the body, as in Elasticsearch. */
@@ -315,9 +412,12 @@ static bool parse_search(sc_rest_req *req, sc_rest_resp *resp, const json_t *bod
     }
     sp->rest_total_int = sc_rest_param_bool(req, "rest_total_hits_as_int", false);
     const char *sort_param = sc_rest_param_get(req, "sort");
-    if (sort_param && strncmp(sort_param, "_score", 6) != 0 && strncmp(sort_param, "_doc", 4) != 0) {
-        sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                      "sorting by field is not supported yet (only _score and _doc)", NULL, 0);
+    if (sort_param && *sort_param && !parse_sort(req, resp, NULL, sort_param, sp))
+        return false;
+    if (sp->search_after && json_array_size(sp->search_after) != sp->n_sort) {
+        sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                       "search_after has %zu value(s) but sort has %zu field sort(s)",
+                       json_array_size(sp->search_after), sp->n_sort);
         return false;
     }
     const char *to = sc_rest_param_get(req, "timeout");
@@ -344,6 +444,56 @@ static bool parse_search(sc_rest_req *req, sc_rest_resp *resp, const json_t *bod
         sp->owned_q = json_pack("{s:o}", "query_string", qs);
         sp->query = sp->owned_q;
     }
+    return true;
+}
+
+/* search_after values -> typed sort keys, encoded with the first target index's mapping. */
+static bool convert_after(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                          sc_index *ix, sc_sort_value **out)
+{
+    *out = NULL;
+    if (!sp->search_after || !sp->n_sort)
+        return true;
+    sc_sort_value *v = sc_arena_calloc(req->arena, sp->n_sort, sizeof *v);
+    if (!v)
+        return false;
+    sc_mapping *m = ix ? sc_index_mapping(ix) : NULL;
+    bool ok = true;
+    for (size_t i = 0; i < sp->n_sort && ok; i++) {
+        const json_t *x = json_array_get(sp->search_after, i);
+        const sc_sort_field *f = &sp->sort[i];
+        if (json_is_null(x)) {
+            v[i].missing = true;
+        } else if (f->kind == SC_SORT_SCORE) {
+            ok = json_is_number(x);
+            v[i].score = (float)json_number_value(x);
+        } else if (f->kind == SC_SORT_DOC) {
+            ok = json_is_integer(x);
+            v[i].num = json_integer_value(x);
+        } else {
+            const sc_mapping_field *mf = m ? sc_mapping_find(m, sc_slice_cstr(f->field)) : NULL;
+            if (mf && sc_mapping_type_is_numeric(mf->type)) {
+                sc_mapping_value mv;
+                sc_mapping_error merr;
+                ok = sc_mapping_encode_value(mf, x, sc_index_analysis(ix), sc_clock_wall_ms(),
+                                             req->arena, &mv, &merr) == SC_OK;
+                v[i].num = mv.num;
+            } else if (json_is_string(x)) {
+                v[i].str = sc_slice_make(json_string_value(x), json_string_length(x));
+                if (!v[i].str.len)
+                    v[i].str = sc_slice_make("", 0);
+            } else {
+                ok = false;
+            }
+        }
+    }
+    sc_mapping_unref(m);
+    if (!ok) {
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "search_after values do not match the sort fields", NULL, 0);
+        return false;
+    }
+    *out = v;
     return true;
 }
 
@@ -528,6 +678,37 @@ static void write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_sear
     sc_jsonw_obj_end(w);
 }
 
+/* The "sort" array of a hit: numbers decoded as Elasticsearch prints them (dates as epoch
+ * millis), keywords as strings, missing values as null. */
+static void write_sort_values(sc_jsonw *w, sc_index *ix, const search_parse *sp,
+                              const sc_sort_value *keys)
+{
+    sc_mapping *m = sc_index_mapping(ix);
+    sc_jsonw_key(w, "sort");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < sp->n_sort; i++) {
+        const sc_sort_field *f = &sp->sort[i];
+        const sc_sort_value *v = &keys[i];
+        if (v->missing) {
+            sc_jsonw_null(w);
+        } else if (f->kind == SC_SORT_SCORE) {
+            sc_jsonw_float(w, v->score);
+        } else if (f->kind == SC_SORT_DOC) {
+            sc_jsonw_int(w, v->num);
+        } else if (v->str.ptr) {
+            sc_jsonw_strn(w, v->str);
+        } else {
+            const sc_mapping_field *mf = sc_mapping_find(m, sc_slice_cstr(f->field));
+            if (mf)
+                sc_mapping_write_value(mf, v->num, true, w);
+            else
+                sc_jsonw_int(w, v->num);
+        }
+    }
+    sc_jsonw_arr_end(w);
+    sc_mapping_unref(m);
+}
+
 /* Writes the body of one search response (used by _search and each _msearch item). */
 static void write_search_response(sc_jsonw *w, const sc_search_request *sr,
                                   const sc_search_response *r, const search_parse *sp,
@@ -551,7 +732,7 @@ static void write_search_response(sc_jsonw *w, const sc_search_request *sr,
         }
     }
     sc_jsonw_key(w, "max_score");
-    if (r->n_hits == 0 && isnan(r->max_score))
+    if ((r->n_hits == 0 && isnan(r->max_score)) || sp->n_sort)
         sc_jsonw_null(w);
     else
         sc_jsonw_float(w, isnan(r->max_score) ? 0.0f : r->max_score);
@@ -564,7 +745,10 @@ static void write_search_response(sc_jsonw *w, const sc_search_request *sr,
         sc_jsonw_key(w, "_id");
         sc_jsonw_strn(w, h->id);
         sc_jsonw_key(w, "_score");
-        sc_jsonw_float(w, h->score);
+        if (sp->n_sort)
+            sc_jsonw_null(w);
+        else
+            sc_jsonw_float(w, h->score);
         if (sp->source && h->source.len) {
             sc_jsonw_key(w, "_source");
             write_source(w, h->source, sp->source_filter);
@@ -573,6 +757,8 @@ static void write_search_response(sc_jsonw *w, const sc_search_request *sr,
             sc_jsonw_key(w, "fields");
             sc_jsonw_raw(w, h->fields);
         }
+        if (sp->n_sort && h->sort)
+            write_sort_values(w, sr->indices[h->index_i], sp, h->sort);
         sc_jsonw_obj_end(w);
     }
     sc_jsonw_arr_end(w);
@@ -686,6 +872,11 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
+    sc_sort_value *after = NULL;
+    if (!convert_after(req, resp, &run->sp, run->n ? run->list[0] : NULL, &after)) {
+        run_fini(run);
+        return false;
+    }
     if (sc && sc->opening) {
         char *text = scroll_body_text(body, &run->sp);
         sc_status ost = sc_scroll_open(req->node, run->list, run->n, text,
@@ -716,7 +907,10 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .task = &task,
                                   .pinned = sc && sc->ctx ? sc->ctx->pinned : NULL,
                                   .dv_fields = run->sp.dv_fields,
-                                  .n_dv_fields = run->sp.n_dv_fields};
+                                  .n_dv_fields = run->sp.n_dv_fields,
+                                  .sort = run->sp.sort,
+                                  .n_sort = run->sp.n_sort,
+                                  .search_after = after};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;

@@ -15,6 +15,8 @@
 #include "mapping/mapping.h"
 #include "shard/shard.h"
 
+static sc_status copy_slice(sc_arena *a, sc_slice in, sc_slice *out);
+
 /* One shard's query-phase job, run on the node's search pool. Memory is malloc'd (the request
  * arena is not thread-safe) and copied into the arena after the wait. */
 typedef struct shard_job {
@@ -22,6 +24,7 @@ typedef struct shard_job {
     size_t t;                        /* target number */
     sc_shard_query_result *res;
     sc_shard_hit *top;               /* malloc'd, up to k */
+    sc_sort_value *keys;             /* malloc'd sort keys of top (field sort) */
     size_t n_top;
 } shard_job;
 
@@ -59,6 +62,9 @@ static void run_shard(void *arg, sc_status pool_st)
         .track_total_hits = sr->track_total_hits,
         .token = req->token,
         .shard_ix = tg->shard_ix,
+        .sort = sr->sort,
+        .n_sort = sr->n_sort,
+        .search_after = sr->search_after,
     };
     sc__shard_exec_result r;
     memset(&r, 0, sizeof r);
@@ -75,13 +81,27 @@ static void run_shard(void *arg, sc_status pool_st)
                                  "[%s][%u] %s", ix->name, tg->shard,
                                  r.error[0] ? r.error : sc_status_str(st));
         free(r.docs);
+        free(r.keys);
         return;
     }
     res->total = r.total;
     res->total_is_lower_bound = r.total_is_lower_bound;
     res->timed_out = r.timed_out;
     j->top = r.docs;
+    j->keys = r.keys;
     j->n_top = r.n_docs;
+}
+
+static int cmp_sorted(const void *pa, const void *pb, void *ctx)
+{
+    const sc_search_request *sr = ctx;
+    const sc_shard_hit *a = pa, *b = pb;
+    int c = sc__sort_cmp(sr->sort, sr->n_sort, a->keys, b->keys);
+    if (c)
+        return c;
+    if (a->shard_ix != b->shard_ix)
+        return a->shard_ix < b->shard_ix ? -1 : 1;
+    return (a->doc > b->doc) - (a->doc < b->doc);
 }
 
 static int cmp_doc(const void *pa, const void *pb)
@@ -127,17 +147,37 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
         st = arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
     } else {
         size_t k = 0;
-        for (size_t t = 0; t < nt; t++) {
+        size_t ns = req->search->n_sort;
+        for (size_t t = 0; t < nt && st == SC_OK; t++) {
             if (jobs[t].n_top)
                 memcpy(merged + k, jobs[t].top, jobs[t].n_top * sizeof *merged);
+            if (jobs[t].keys && ns) {
+                /* Keys move into the arena: the jobs' buffers are freed below. */
+                sc_sort_value *kk = sc_arena_alloc(arena, jobs[t].n_top * ns * sizeof *kk);
+                if (!kk) {
+                    st = arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+                    break;
+                }
+                memcpy(kk, jobs[t].keys, jobs[t].n_top * ns * sizeof *kk);
+                for (size_t i = 0; i < jobs[t].n_top * ns && st == SC_OK; i++)
+                    if (kk[i].str.ptr && kk[i].str.len)
+                        st = copy_slice(arena, kk[i].str, &kk[i].str);
+                for (size_t i = 0; i < jobs[t].n_top; i++)
+                    merged[k + i].keys = kk + i * ns;
+            }
             k += jobs[t].n_top;
         }
-        qsort(merged, all, sizeof *merged, cmp_doc);
+        if (ns)
+            qsort_r(merged, all, sizeof *merged, cmp_sorted, (void *)req->search);
+        else
+            qsort(merged, all, sizeof *merged, cmp_doc);
         out->top = merged;
         out->n_top = all < req->k ? all : req->k;
     }
-    for (size_t t = 0; t < nt; t++)
+    for (size_t t = 0; t < nt; t++) {
         free(jobs[t].top);
+        free(jobs[t].keys);
+    }
     free(jobs);
     return st;
 }
@@ -358,7 +398,7 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
     size_t nh = qresp.n_top - from;
     if (nh > sr->size)
         nh = sr->size;
-    if (qresp.n_top)
+    if (qresp.n_top && !sr->n_sort)
         out->max_score = qresp.top[0].score;
     if (nh > 0) {
         sc_node_fetch_request freq = {.query = &qreq,
@@ -387,7 +427,8 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
                                            .score = d->score,
                                            .id = fresp.ids[i],
                                            .source = fresp.sources[i],
-                                           .fields = fresp.fields[i]};
+                                           .fields = fresp.fields[i],
+                                           .sort = d->keys};
         }
         out->n_hits = nh;
         uint64_t fetch_ns = sc_clock_now_ns() - f0;

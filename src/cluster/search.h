@@ -20,6 +20,30 @@
 #include "search/query.h"
 #include "shard/shard.h"
 
+/* ---- sorting ---- */
+
+typedef enum sc_sort_kind {
+    SC_SORT_SCORE, /* descending by default */
+    SC_SORT_DOC,   /* index order */
+    SC_SORT_FIELD, /* doc values of a keyword or numeric-kind field */
+} sc_sort_kind;
+
+typedef struct sc_sort_field {
+    sc_sort_kind kind;
+    const char *field;  /* SC_SORT_FIELD */
+    bool desc;
+    bool missing_first; /* default: missing values last in either order */
+} sc_sort_field;
+
+/* One doc's value for one sort field: numbers are the encoded doc value (dates in ms,
+ * doubles as sortable longs), keywords the term bytes (valid while the snapshot is held). */
+typedef struct sc_sort_value {
+    bool missing;
+    int64_t num;
+    sc_slice str;
+    float score;
+} sc_sort_value;
+
 /* ---- the request as the API builds it ---- */
 
 typedef struct sc_search_request {
@@ -39,6 +63,12 @@ typedef struct sc_search_request {
      * date, boolean, ip fields), returned per hit as a JSON object of arrays. */
     const char *const *dv_fields;
     size_t n_dv_fields;
+    /* Sort by fields (NULL/0 = by score). When set, every matching doc of a shard is ranked by
+     * these keys (then shard, then doc); search_after (n_sort values, or NULL) skips docs that
+     * do not sort strictly after it. */
+    const sc_sort_field *sort;
+    size_t n_sort;
+    const sc_sort_value *search_after;
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -48,6 +78,7 @@ typedef struct sc_result_hit {
     sc_slice id;      /* arena */
     sc_slice source;  /* arena; empty if not fetched */
     sc_slice fields;  /* arena: {"field":[values],...} or empty */
+    const sc_sort_value *sort; /* n_sort keys when sorting by fields (arena), else NULL */
 } sc_result_hit;
 
 typedef struct sc_shard_failure {
@@ -96,6 +127,7 @@ typedef struct sc_shard_hit {
     float score;
     uint32_t shard_ix; /* which shard of the request */
     uint32_t doc;      /* doc number within that shard's searcher snapshot */
+    const sc_sort_value *keys; /* n_sort sort keys when sorting by fields, else NULL */
 } sc_shard_hit;
 
 typedef struct sc_shard_query_result {

@@ -7,7 +7,163 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/docvalues.h"
 #include "search/searcher.h"
+
+int sc__sort_cmp(const sc_sort_field *sort, size_t n_sort, const sc_sort_value *a,
+                 const sc_sort_value *b)
+{
+    for (size_t i = 0; i < n_sort; i++) {
+        const sc_sort_field *f = &sort[i];
+        const sc_sort_value *x = &a[i], *y = &b[i];
+        int c = 0;
+        if (x->missing || y->missing) {
+            if (x->missing && y->missing)
+                continue;
+            c = x->missing ? 1 : -1;
+            if (f->missing_first)
+                c = -c;
+            return c; /* missing placement does not flip with the order */
+        }
+        if (f->kind == SC_SORT_SCORE)
+            c = x->score < y->score ? -1 : x->score > y->score;
+        else if (f->kind == SC_SORT_DOC || x->str.ptr == NULL)
+            c = x->num < y->num ? -1 : x->num > y->num;
+        else
+            c = sc_slice_cmp(x->str, y->str);
+        if (c)
+            return f->desc ? -c : c;
+    }
+    return 0;
+}
+
+typedef struct keyed {
+    sc_shard_hit hit;
+    uint32_t key_off;
+} keyed;
+
+typedef struct sort_ctx {
+    const sc__shard_exec_args *a;
+    const sc_sort_value *keys;
+} sort_ctx;
+
+static int cmp_keyed(const void *pa, const void *pb, void *ctx)
+{
+    const sort_ctx *c = ctx;
+    const keyed *x = pa, *y = pb;
+    int r = sc__sort_cmp(c->a->sort, c->a->n_sort, c->keys + x->key_off, c->keys + y->key_off);
+    if (r)
+        return r;
+    return (x->hit.doc > y->hit.doc) - (x->hit.doc < y->hit.doc);
+}
+
+/* Reads the sort keys of one doc. */
+static void doc_keys(const sc__shard_exec_args *a, const sc_shard_segment_view *sv,
+                     const sc_search_hit *h, uint64_t global, sc_sort_value *out)
+{
+    for (size_t i = 0; i < a->n_sort; i++) {
+        const sc_sort_field *f = &a->sort[i];
+        sc_sort_value *v = &out[i];
+        memset(v, 0, sizeof *v);
+        v->score = h->score;
+        if (f->kind == SC_SORT_SCORE)
+            continue;
+        if (f->kind == SC_SORT_DOC) {
+            v->num = (int64_t)global;
+            continue;
+        }
+        v->missing = true;
+        const sc_field_info *fi = sc_segment_field(sv->seg, sc_slice_cstr(f->field));
+        if (!fi)
+            continue;
+        if (fi->kind == SC_FIELD_NUMERIC) {
+            sc_dv_numeric dv;
+            int64_t vals[64];
+            size_t n;
+            if (sc_dv_numeric_open(sv->seg, fi, &dv) == SC_OK &&
+                (n = sc_dv_numeric_get(&dv, h->doc, vals, 64)) > 0) {
+                v->missing = false;
+                v->num = f->desc ? vals[n - 1] : vals[0];
+            }
+        } else if (fi->kind == SC_FIELD_KEYWORD) {
+            sc_dv_sorted_set dv;
+            uint64_t ords[64];
+            size_t n;
+            if (sc_dv_sorted_set_open(sv->seg, fi, &dv) == SC_OK &&
+                (n = sc_dv_sorted_set_ords(&dv, h->doc, ords, 64)) > 0) {
+                v->missing = false;
+                v->str = sc_dv_sorted_set_term(&dv, f->desc ? ords[n - 1] : ords[0]);
+                if (!v->str.ptr)
+                    v->str = sc_slice_make("", 0);
+            }
+        }
+    }
+}
+
+/* Field sort: every matching doc is collected (by the searcher, all of them), keyed from doc
+ * values, filtered by search_after and the best k kept. */
+static sc_status exec_sorted(const sc__shard_exec_args *a, const sc_searcher *s,
+                             sc_search_options *o, sc_arena *arena, sc__shard_exec_result *r)
+{
+    const sc_shard_snapshot *snap = a->snapshot;
+    o->size = snap->max_doc ? (size_t)snap->max_doc : 1;
+    o->from = 0;
+    o->track_total_hits = SC_TRACK_TOTAL_HITS_ALL;
+    sc_search_result res;
+    memset(&res, 0, sizeof res);
+    sc_status st = sc_search_execute(s, a->query, o, arena, &res);
+    if (st != SC_OK) {
+        snprintf(r->error, sizeof r->error, "%s", res.error[0] ? res.error : sc_status_str(st));
+        return st;
+    }
+    r->total = res.total;
+    r->timed_out = res.timed_out;
+    if (res.cancelled)
+        return SC_ECANCELLED;
+    if (a->track_total_hits > 0 && r->total > (uint64_t)a->track_total_hits) {
+        r->total = (uint64_t)a->track_total_hits;
+        r->total_is_lower_bound = true;
+    }
+    size_t n = res.n_hits, ns = a->n_sort;
+    keyed *ks = malloc((n ? n : 1) * sizeof *ks);
+    sc_sort_value *keys = malloc((n ? n : 1) * (ns ? ns : 1) * sizeof *keys);
+    if (!ks || !keys) {
+        free(ks);
+        free(keys);
+        return SC_ENOMEM;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sc_search_hit *h = &res.hits[i];
+        uint64_t global = snap->segments[h->segment].doc_base + h->doc;
+        doc_keys(a, &snap->segments[h->segment], h, global, keys + m * ns);
+        if (a->search_after && sc__sort_cmp(a->sort, ns, keys + m * ns, a->search_after) <= 0)
+            continue;
+        ks[m].hit = (sc_shard_hit){.score = h->score, .shard_ix = a->shard_ix,
+                                   .doc = (uint32_t)global};
+        ks[m].key_off = (uint32_t)(m * ns);
+        m++;
+    }
+    sort_ctx ctx = {a, keys};
+    qsort_r(ks, m, sizeof *ks, cmp_keyed, &ctx);
+    size_t k = m < a->k ? m : a->k;
+    r->docs = malloc((k ? k : 1) * sizeof *r->docs);
+    r->keys = malloc((k ? k : 1) * (ns ? ns : 1) * sizeof *r->keys);
+    if (!r->docs || !r->keys) {
+        free(ks);
+        free(keys);
+        return SC_ENOMEM;
+    }
+    for (size_t i = 0; i < k; i++) {
+        memcpy(r->keys + i * ns, keys + ks[i].key_off, ns * sizeof *keys);
+        r->docs[i] = ks[i].hit;
+        r->docs[i].keys = r->keys + i * ns;
+    }
+    r->n_docs = k;
+    free(ks);
+    free(keys);
+    return SC_OK;
+}
 
 sc_status sc__shard_exec(const sc__shard_exec_args *a, sc__shard_exec_result *r)
 {
@@ -31,6 +187,13 @@ sc_status sc__shard_exec(const sc__shard_exec_args *a, sc__shard_exec_result *r)
     o.cancel = a->token;
     sc_arena arena;
     sc_arena_init(&arena, 0);
+    if (a->n_sort && a->k > 0) {
+        sc_status sst = exec_sorted(a, &s, &o, &arena, r);
+        sc_arena_fini(&arena);
+        if (segs != stack)
+            free(segs);
+        return sst;
+    }
     sc_search_result res;
     memset(&res, 0, sizeof res);
     sc_status st = a->k == 0 && a->track_total_hits != 0

@@ -19,10 +19,18 @@ typedef struct sc__shard_exec_args {
     int64_t track_total_hits;   /* -1 exact, 0 none, N */
     sc_cancel_token *token;     /* cancellation + deadline (shared by the request's shards) */
     uint32_t shard_ix;          /* stamped into every returned doc */
+    const sc_sort_field *sort;  /* field sort (NULL = by score) */
+    size_t n_sort;
+    const sc_sort_value *search_after;
 } sc__shard_exec_args;
+
+/* Compares two docs' sort keys under a sort spec (<0: a ranks first). */
+int sc__sort_cmp(const sc_sort_field *sort, size_t n_sort, const sc_sort_value *a,
+                 const sc_sort_value *b);
 
 typedef struct sc__shard_exec_result {
     sc_shard_hit *docs; /* malloc'd, best first, at most k */
+    sc_sort_value *keys; /* malloc'd n_docs * n_sort keys (docs[i].keys point here) */
     size_t n_docs;
     uint64_t total;
     bool total_is_lower_bound;

@@ -180,3 +180,40 @@ def test_docvalue_fields(server, fresh_index):
     hit = b["hits"]["hits"][0]
     assert "_source" not in hit
     assert hit["fields"] == {"k": ["a", "b"], "n": [7]}
+
+
+def test_sort_and_search_after(server, fresh_index):
+    server.request("PUT", "/" + fresh_index, {
+        "settings": {"number_of_shards": 3},
+        "mappings": {"properties": {"k": {"type": "keyword"}, "n": {"type": "long"},
+                                    "d": {"type": "date"}, "t": {"type": "text"}}}})
+    docs = [{"k": "k%02d" % (i % 7), "n": (i * 37) % 50, "d": "2020-01-%02dT00:00:00Z" % (1 + i % 28),
+             "t": "all docs"} for i in range(40)]
+    docs.append({"t": "all docs"})  # no sort values: sorts last
+    server.request("POST", "/_bulk?refresh=true", bulk_body(fresh_index, docs))
+    b = search(server, fresh_index, {"query": {"match": {"t": "docs"}}, "size": 41,
+                                     "sort": [{"n": "desc"}, {"k": {"order": "asc"}}]})
+    hits = b["hits"]["hits"]
+    assert b["hits"]["max_score"] is None and hits[0]["_score"] is None
+    keys = [(h["sort"][0], h["sort"][1]) for h in hits[:-1]]
+    assert keys == sorted(keys, key=lambda x: (-x[0], x[1]))
+    assert hits[-1]["_id"] == "40" and hits[-1]["sort"] == [None, None]
+    # Paging with search_after sees every doc once, in order.
+    seen, after = [], None
+    while True:
+        body = {"size": 7, "sort": ["k", {"n": "asc"}, "_doc"], "_source": False}
+        if after:
+            body["search_after"] = after
+        page = search(server, fresh_index, body)["hits"]["hits"]
+        if not page:
+            break
+        seen += [h["_id"] for h in page]
+        after = page[-1]["sort"]
+    assert len(seen) == 41 and len(set(seen)) == 41
+    b = search(server, fresh_index, {"size": 1, "sort": [{"d": "asc"}]})
+    assert b["hits"]["hits"][0]["sort"] == [1577836800000]
+    st, h, b = server.request("GET", "/%s/_search?sort=n:desc&size=1" % fresh_index)
+    assert st == 200 and b["hits"]["hits"][0]["sort"] == [49]
+    st, h, b = server.request("POST", "/%s/_search" % fresh_index,
+                              {"sort": [{"n": {"order": "sideways"}}]})
+    assert st == 400
