@@ -1,0 +1,730 @@
+/* 1-D BKD tree: writer (sort, leaves, doc-id packing, value bit-packing, min/max tree) and
+ * bounds-checked reader (intersect into a bitset, count, estimate). Format: see bkd.h. */
+#include "index/bkd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BKD_MAGIC 0x31444B42u /* "BKD1" */
+#define BKD_HEADER 48
+#define BKD_PAD 8
+
+/* ---- little-endian helpers ------------------------------------------------------------- */
+
+static inline uint16_t ld16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+static inline uint32_t ld32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static inline uint64_t ld64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+static inline uint32_t ld24(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+}
+
+static sc_status put(sc_buf *out, const void *p, size_t n)
+{
+    if (sc_vec_reserve(out, n) != SC_OK)
+        return SC_ENOMEM;
+    memcpy(out->ptr + out->len, p, n);
+    out->len += n;
+    return SC_OK;
+}
+static sc_status put8(sc_buf *out, uint8_t v)
+{
+    return put(out, &v, 1);
+}
+static sc_status put16(sc_buf *out, uint16_t v)
+{
+    return put(out, &v, 2);
+}
+static sc_status put32(sc_buf *out, uint32_t v)
+{
+    return put(out, &v, 4);
+}
+static sc_status put64(sc_buf *out, uint64_t v)
+{
+    return put(out, &v, 8);
+}
+
+/* ---- writer ---------------------------------------------------------------------------- */
+
+typedef struct bkd_pt {
+    int64_t v;
+    uint32_t d;
+} bkd_pt;
+
+static int cmp_val_doc(const void *a, const void *b)
+{
+    const bkd_pt *x = a, *y = b;
+    if (x->v != y->v)
+        return x->v < y->v ? -1 : 1;
+    return (x->d > y->d) - (x->d < y->d);
+}
+
+static int cmp_doc_val(const void *a, const void *b)
+{
+    const bkd_pt *x = a, *y = b;
+    if (x->d != y->d)
+        return x->d < y->d ? -1 : 1;
+    return (x->v > y->v) - (x->v < y->v);
+}
+
+static unsigned bits_for(uint64_t x)
+{
+    return x ? 64u - (unsigned)__builtin_clzll(x) : 0u;
+}
+
+/* Encodes one leaf (points sorted by doc) with cell [cmin, cmax]. */
+static sc_status write_leaf(const bkd_pt *p, uint32_t n, int64_t cmin, int64_t cmax, sc_buf *out)
+{
+    uint32_t first = p[0].d, last = p[n - 1].d;
+    bool distinct = true;
+    for (uint32_t i = 1; i < n; i++)
+        if (p[i].d == p[i - 1].d) {
+            distinct = false;
+            break;
+        }
+    uint32_t span = last - first;
+    uint8_t kind = SC_BKD_DOCS_D32;
+    uint64_t best = (uint64_t)4 * n;
+    if (span < (1u << 24) && 4 + (uint64_t)3 * n < best) {
+        kind = SC_BKD_DOCS_D24;
+        best = 4 + (uint64_t)3 * n;
+    }
+    if (span < (1u << 16) && 4 + (uint64_t)2 * n < best) {
+        kind = SC_BKD_DOCS_D16;
+        best = 4 + (uint64_t)2 * n;
+    }
+    uint32_t bbase = first & ~63u;
+    uint64_t nwords = ((uint64_t)last - bbase) / 64 + 1;
+    if (distinct && nwords <= UINT16_MAX && 6 + 8 * nwords < best) {
+        kind = SC_BKD_DOCS_BITSET;
+        best = 6 + 8 * nwords;
+    }
+    if (distinct && span == n - 1)
+        kind = SC_BKD_DOCS_RUN;
+
+    unsigned bits = bits_for((uint64_t)cmax - (uint64_t)cmin);
+    SC_TRY(put8(out, kind));
+    SC_TRY(put8(out, (uint8_t)bits));
+    SC_TRY(put16(out, (uint16_t)n));
+    switch (kind) {
+    case SC_BKD_DOCS_RUN:
+        SC_TRY(put32(out, first));
+        break;
+    case SC_BKD_DOCS_BITSET: {
+        SC_TRY(put32(out, bbase));
+        SC_TRY(put16(out, (uint16_t)nwords));
+        size_t at = out->len;
+        if (sc_vec_reserve(out, nwords * 8) != SC_OK)
+            return SC_ENOMEM;
+        memset(out->ptr + at, 0, nwords * 8);
+        out->len += nwords * 8;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t o = p[i].d - bbase;
+            out->ptr[at + o / 8] |= (uint8_t)(1u << (o % 8));
+        }
+        break;
+    }
+    case SC_BKD_DOCS_D16:
+        SC_TRY(put32(out, first));
+        for (uint32_t i = 0; i < n; i++)
+            SC_TRY(put16(out, (uint16_t)(p[i].d - first)));
+        break;
+    case SC_BKD_DOCS_D24:
+        SC_TRY(put32(out, first));
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t o = p[i].d - first;
+            uint8_t b[3] = {(uint8_t)o, (uint8_t)(o >> 8), (uint8_t)(o >> 16)};
+            SC_TRY(put(out, b, 3));
+        }
+        break;
+    default:
+        for (uint32_t i = 0; i < n; i++)
+            SC_TRY(put32(out, p[i].d));
+        break;
+    }
+    /* values: (v - cmin) with `bits` bits each, LSB first, then BKD_PAD zero bytes */
+    size_t nbytes = ((size_t)n * bits + 7) / 8 + BKD_PAD;
+    size_t at = out->len;
+    if (sc_vec_reserve(out, nbytes) != SC_OK)
+        return SC_ENOMEM;
+    memset(out->ptr + at, 0, nbytes);
+    out->len += nbytes;
+    if (bits) {
+        uint8_t *dst = out->ptr + at;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t d = (uint64_t)p[i].v - (uint64_t)cmin;
+            size_t bit = (size_t)i * bits;
+            unsigned sh = (unsigned)(bit % 8);
+            uint64_t w = ld64(dst + bit / 8) | (d << sh);
+            memcpy(dst + bit / 8, &w, 8);
+            if (sh && sh + bits > 64) {
+                uint64_t w2 = ld64(dst + bit / 8 + 8) | (d >> (64 - sh));
+                memcpy(dst + bit / 8 + 8, &w2, 8);
+            }
+        }
+    }
+    return SC_OK;
+}
+
+sc_status sc_bkd_write(const int64_t *values, const uint32_t *docs, size_t n, uint32_t doc_bound,
+                       uint32_t leaf_size, sc_buf *out)
+{
+    if (leaf_size == 0)
+        leaf_size = SC_BKD_LEAF_SIZE;
+    if (leaf_size > UINT16_MAX || n > UINT32_MAX)
+        return SC_EINVAL;
+    bkd_pt *pts = NULL;
+    if (n) {
+        pts = malloc(n * sizeof(*pts));
+        if (!pts)
+            return SC_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (docs[i] >= doc_bound) {
+            free(pts);
+            return SC_EINVAL;
+        }
+        pts[i].v = values[i];
+        pts[i].d = docs[i];
+    }
+    if (n)
+        qsort(pts, n, sizeof(*pts), cmp_val_doc);
+    uint32_t n_leaves = (uint32_t)((n + leaf_size - 1) / leaf_size);
+    uint32_t n_nodes = 1;
+    while (n_nodes < n_leaves)
+        n_nodes <<= 1;
+
+    /* distinct docs: count via a bitset */
+    uint32_t n_docs = 0;
+    if (n) {
+        sc_bitset seen;
+        sc_status st = sc_bitset_init(&seen, doc_bound);
+        if (st != SC_OK) {
+            free(pts);
+            return st;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (!sc_bitset_test(&seen, pts[i].d)) {
+                sc_bitset_set(&seen, pts[i].d);
+                n_docs++;
+            }
+        sc_bitset_fini(&seen);
+    }
+
+    int64_t *cell = calloc((size_t)2 * n_nodes * 2, sizeof(int64_t));
+    if (!cell) {
+        free(pts);
+        return SC_ENOMEM;
+    }
+    for (uint32_t i = 0; i < 2 * n_nodes; i++) {
+        cell[2 * i] = INT64_MAX;
+        cell[2 * i + 1] = INT64_MIN;
+    }
+    for (uint32_t j = 0; j < n_leaves; j++) {
+        size_t from = (size_t)j * leaf_size, to = from + leaf_size < n ? from + leaf_size : n;
+        cell[2 * (n_nodes + j)] = pts[from].v;
+        cell[2 * (n_nodes + j) + 1] = pts[to - 1].v;
+    }
+    for (uint32_t i = n_nodes - 1; i >= 1; i--) {
+        int64_t *c = cell + 2 * i, *l = cell + 4 * i, *r = cell + 4 * i + 2;
+        c[0] = l[0] < r[0] ? l[0] : r[0];
+        c[1] = l[1] > r[1] ? l[1] : r[1];
+    }
+
+    sc_status st = SC_OK;
+    size_t start = out->len;
+#define W(expr)                                                                                    \
+    do {                                                                                           \
+        if ((st = (expr)) != SC_OK)                                                                \
+            goto done;                                                                             \
+    } while (0)
+    W(put32(out, BKD_MAGIC));
+    W(put8(out, 1));
+    W(put8(out, 0));
+    W(put16(out, 0));
+    W(put32(out, leaf_size));
+    W(put32(out, (uint32_t)n));
+    W(put32(out, n_leaves));
+    W(put32(out, doc_bound));
+    W(put32(out, n_docs));
+    W(put64(out, (uint64_t)(n ? pts[0].v : 0)));
+    W(put64(out, (uint64_t)(n ? pts[n - 1].v : 0)));
+    W(put32(out, n_nodes));
+    for (uint32_t i = 0; i < 2 * n_nodes; i++) {
+        W(put64(out, (uint64_t)cell[2 * i]));
+        W(put64(out, (uint64_t)cell[2 * i + 1]));
+    }
+    size_t dir = out->len;
+    for (uint32_t j = 0; j <= n_leaves; j++)
+        W(put64(out, 0));
+    for (uint32_t j = 0; j < n_leaves; j++) {
+        uint64_t off = out->len - start;
+        memcpy(out->ptr + dir + 8 * (size_t)j, &off, 8);
+        size_t from = (size_t)j * leaf_size, to = from + leaf_size < n ? from + leaf_size : n;
+        int64_t cmin = pts[from].v, cmax = pts[to - 1].v;
+        qsort(pts + from, to - from, sizeof(*pts), cmp_doc_val);
+        W(write_leaf(pts + from, (uint32_t)(to - from), cmin, cmax, out));
+    }
+    {
+        uint64_t off = out->len - start;
+        memcpy(out->ptr + dir + 8 * (size_t)n_leaves, &off, 8);
+    }
+#undef W
+done:
+    free(cell);
+    free(pts);
+    return st;
+}
+
+/* ---- reader ---------------------------------------------------------------------------- */
+
+sc_status sc_bkd_open(sc_slice bytes, sc_bkd *out)
+{
+    memset(out, 0, sizeof(*out));
+    const uint8_t *p = bytes.ptr;
+    if (bytes.len < BKD_HEADER || ld32(p) != BKD_MAGIC || p[4] != 1)
+        return SC_ECORRUPT;
+    out->base = p;
+    out->len = bytes.len;
+    out->leaf_size = ld32(p + 8);
+    out->n_points = ld32(p + 12);
+    out->n_leaves = ld32(p + 16);
+    out->doc_bound = ld32(p + 20);
+    out->n_docs = ld32(p + 24);
+    out->min = (int64_t)ld64(p + 28);
+    out->max = (int64_t)ld64(p + 36);
+    out->n_nodes = ld32(p + 44);
+    if (out->leaf_size == 0 || out->leaf_size > UINT16_MAX)
+        return SC_ECORRUPT;
+    if (out->n_leaves != (uint32_t)(((uint64_t)out->n_points + out->leaf_size - 1) /
+                                    out->leaf_size))
+        return SC_ECORRUPT;
+    if (out->n_docs > out->n_points || out->n_docs > out->doc_bound ||
+        (out->n_points && out->n_docs == 0) || (out->n_points && out->min > out->max))
+        return SC_ECORRUPT;
+    uint32_t nn = out->n_nodes;
+    if (nn == 0 || (nn & (nn - 1)) || nn < out->n_leaves || nn > (1u << 27))
+        return SC_ECORRUPT;
+    if (out->n_leaves && nn >= 2 * out->n_leaves && nn > 1)
+        return SC_ECORRUPT; /* not the smallest power of two */
+    uint64_t nodes_len = (uint64_t)nn * 32, dir_len = ((uint64_t)out->n_leaves + 1) * 8;
+    if (BKD_HEADER + nodes_len + dir_len > bytes.len)
+        return SC_ECORRUPT;
+    out->nodes = p + BKD_HEADER;
+    out->leafdir = out->nodes + nodes_len;
+    uint64_t prev = BKD_HEADER + nodes_len + dir_len;
+    for (uint32_t j = 0; j <= out->n_leaves; j++) {
+        uint64_t off = ld64(out->leafdir + 8 * (size_t)j);
+        if (off < prev || off > bytes.len)
+            return SC_ECORRUPT;
+        prev = off;
+    }
+    return SC_OK;
+}
+
+static inline void node_cell(const sc_bkd *t, uint32_t i, int64_t *mn, int64_t *mx)
+{
+    *mn = (int64_t)ld64(t->nodes + (size_t)i * 16);
+    *mx = (int64_t)ld64(t->nodes + (size_t)i * 16 + 8);
+}
+
+void sc_bkd_leaf_cell(const sc_bkd *t, uint32_t leaf, int64_t *min, int64_t *max)
+{
+    node_cell(t, t->n_nodes + leaf, min, max);
+}
+
+static inline uint32_t leaf_count(const sc_bkd *t, uint32_t j)
+{
+    return j + 1 < t->n_leaves ? t->leaf_size : t->n_points - j * t->leaf_size;
+}
+
+static inline sc_slice leaf_bytes(const sc_bkd *t, uint32_t j)
+{
+    uint64_t a = ld64(t->leafdir + 8 * (size_t)j), b = ld64(t->leafdir + 8 * (size_t)j + 8);
+    return sc_slice_make(t->base + a, (size_t)(b - a));
+}
+
+/* A parsed leaf: header checked, block bounds inside the leaf bytes. */
+typedef struct leaf_view {
+    uint8_t kind;
+    uint8_t bits;
+    uint32_t n;
+    const uint8_t *docs; /* doc block */
+    const uint8_t *vals; /* value block (with pad) */
+} leaf_view;
+
+static sc_status leaf_parse(sc_slice s, uint32_t max_n, leaf_view *v)
+{
+    if (s.len < 4)
+        return SC_ECORRUPT;
+    v->kind = s.ptr[0];
+    v->bits = s.ptr[1];
+    v->n = ld16(s.ptr + 2);
+    if (v->n == 0 || v->n > max_n || v->bits > 64)
+        return SC_ECORRUPT;
+    size_t doc_len;
+    switch (v->kind) {
+    case SC_BKD_DOCS_RUN:
+        doc_len = 4;
+        break;
+    case SC_BKD_DOCS_BITSET:
+        if (s.len < 10)
+            return SC_ECORRUPT;
+        doc_len = 6 + (size_t)8 * ld16(s.ptr + 8);
+        break;
+    case SC_BKD_DOCS_D16:
+        doc_len = 4 + (size_t)2 * v->n;
+        break;
+    case SC_BKD_DOCS_D24:
+        doc_len = 4 + (size_t)3 * v->n;
+        break;
+    case SC_BKD_DOCS_D32:
+        doc_len = (size_t)4 * v->n;
+        break;
+    default:
+        return SC_ECORRUPT;
+    }
+    size_t val_len = ((size_t)v->n * v->bits + 7) / 8 + BKD_PAD;
+    if (4 + doc_len + val_len > s.len)
+        return SC_ECORRUPT;
+    v->docs = s.ptr + 4;
+    v->vals = v->docs + doc_len;
+    return SC_OK;
+}
+
+/* Decodes the docs of a parsed leaf into docs[0..n) (ascending for valid input); every doc is
+ * checked < doc_bound (one max-reduction per leaf, not a branch per doc). */
+static sc_status leaf_docs(const leaf_view *v, uint32_t doc_bound, uint32_t *docs)
+{
+    const uint8_t *p = v->docs;
+    uint32_t n = v->n;
+    switch (v->kind) {
+    case SC_BKD_DOCS_RUN: {
+        uint32_t first = ld32(p);
+        if ((uint64_t)first + n > doc_bound)
+            return SC_ECORRUPT;
+        for (uint32_t i = 0; i < n; i++)
+            docs[i] = first + i;
+        return SC_OK;
+    }
+    case SC_BKD_DOCS_BITSET: {
+        uint32_t base = ld32(p), nw = ld16(p + 4);
+        if (base % 64 || (uint64_t)base + (uint64_t)nw * 64 > (uint64_t)doc_bound + 63)
+            return SC_ECORRUPT;
+        uint32_t k = 0;
+        for (uint32_t w = 0; w < nw; w++) {
+            uint64_t word = ld64(p + 6 + 8 * (size_t)w);
+            while (word) {
+                uint32_t d = base + w * 64 + (uint32_t)__builtin_ctzll(word);
+                word &= word - 1;
+                if (k == n || d >= doc_bound)
+                    return SC_ECORRUPT;
+                docs[k++] = d;
+            }
+        }
+        return k == n ? SC_OK : SC_ECORRUPT;
+    }
+    case SC_BKD_DOCS_D16: {
+        uint32_t first = ld32(p), mx = 0;
+        const uint8_t *q = p + 4;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t d = ld16(q + 2 * (size_t)i);
+            docs[i] = first + d;
+            mx = d > mx ? d : mx;
+        }
+        return (uint64_t)first + mx < doc_bound ? SC_OK : SC_ECORRUPT;
+    }
+    case SC_BKD_DOCS_D24: {
+        uint32_t first = ld32(p), mx = 0;
+        const uint8_t *q = p + 4;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t d = ld24(q + 3 * (size_t)i);
+            docs[i] = first + d;
+            mx = d > mx ? d : mx;
+        }
+        return (uint64_t)first + mx < doc_bound ? SC_OK : SC_ECORRUPT;
+    }
+    default: {
+        uint32_t mx = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t d = ld32(p + 4 * (size_t)i);
+            docs[i] = d;
+            mx = d > mx ? d : mx;
+        }
+        return mx < doc_bound ? SC_OK : SC_ECORRUPT;
+    }
+    }
+}
+
+/* Decodes the values of a parsed leaf (leaf_min + packed delta). Bounds: leaf_parse reserved
+ * the pad, so each 8-byte load stays inside the leaf. */
+static void leaf_values(const leaf_view *v, int64_t leaf_min, int64_t *vals)
+{
+    unsigned bits = v->bits;
+    uint32_t n = v->n;
+    if (bits == 0) {
+        for (uint32_t i = 0; i < n; i++)
+            vals[i] = leaf_min;
+        return;
+    }
+    uint64_t mask = bits == 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
+    const uint8_t *p = v->vals;
+    if (bits <= 56) {
+        for (uint32_t i = 0; i < n; i++) {
+            size_t bit = (size_t)i * bits;
+            uint64_t w = ld64(p + bit / 8) >> (bit % 8);
+            vals[i] = (int64_t)((uint64_t)leaf_min + (w & mask));
+        }
+    } else {
+        for (uint32_t i = 0; i < n; i++) {
+            size_t bit = (size_t)i * bits;
+            unsigned sh = (unsigned)(bit % 8);
+            uint64_t w = ld64(p + bit / 8) >> sh;
+            if (sh)
+                w |= ld64(p + bit / 8 + 8) << (64 - sh);
+            vals[i] = (int64_t)((uint64_t)leaf_min + (w & mask));
+        }
+    }
+}
+
+sc_status sc_bkd_leaf_decode(sc_slice leaf, int64_t leaf_min, uint32_t doc_bound, uint32_t max_n,
+                             uint32_t *docs, int64_t *values, uint32_t *n, uint8_t *doc_kind)
+{
+    leaf_view v;
+    SC_TRY(leaf_parse(leaf, max_n, &v));
+    SC_TRY(leaf_docs(&v, doc_bound, docs));
+    leaf_values(&v, leaf_min, values);
+    *n = v.n;
+    if (doc_kind)
+        *doc_kind = v.kind;
+    return SC_OK;
+}
+
+sc_status sc_bkd_leaf_read(const sc_bkd *t, uint32_t leaf, uint32_t *docs, int64_t *values,
+                           uint32_t *n, uint8_t *doc_kind)
+{
+    if (leaf >= t->n_leaves)
+        return SC_EINVAL;
+    int64_t mn, mx;
+    sc_bkd_leaf_cell(t, leaf, &mn, &mx);
+    SC_TRY(sc_bkd_leaf_decode(leaf_bytes(t, leaf), mn, t->doc_bound, t->leaf_size, docs, values,
+                              n, doc_kind));
+    return *n == leaf_count(t, leaf) ? SC_OK : SC_ECORRUPT;
+}
+
+/* Adds every doc of leaf j to bs without looking at values: one tight loop per packing kind
+ * straight into the bitset words. */
+static sc_status leaf_add_all(const sc_bkd *t, uint32_t j, sc_bitset *bs, uint32_t *docs)
+{
+    leaf_view v;
+    SC_TRY(leaf_parse(leaf_bytes(t, j), t->leaf_size, &v));
+    if (v.n != leaf_count(t, j))
+        return SC_ECORRUPT;
+    const uint8_t *p = v.docs;
+    uint64_t *words = bs->words;
+    uint32_t n = v.n, bound = t->doc_bound;
+    switch (v.kind) {
+    case SC_BKD_DOCS_RUN: {
+        uint32_t first = ld32(p);
+        if ((uint64_t)first + n > bound)
+            return SC_ECORRUPT;
+        sc_bitset_set_range(bs, first, (size_t)first + n);
+        return SC_OK;
+    }
+    case SC_BKD_DOCS_BITSET: {
+        uint32_t base = ld32(p), nw = ld16(p + 4);
+        if (base % 64 || (uint64_t)base + (uint64_t)nw * 64 > (uint64_t)bound + 63)
+            return SC_ECORRUPT;
+        uint64_t *dst = words + base / 64;
+        const uint8_t *src = p + 6;
+        for (uint32_t w = 0; w < nw; w++)
+            dst[w] |= ld64(src + 8 * (size_t)w);
+        if (nw && base / 64 + nw == sc_bitset_words_for(bound) && bound % 64)
+            dst[nw - 1] &= ((uint64_t)1 << (bound % 64)) - 1; /* corrupt bits past the bound */
+        return SC_OK;
+    }
+    case SC_BKD_DOCS_D16: {
+        uint32_t first = ld32(p), mx = 0;
+        const uint8_t *q = p + 4;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t d = ld16(q + 2 * (size_t)i);
+            mx = d > mx ? d : mx;
+        }
+        if ((uint64_t)first + mx >= bound)
+            return SC_ECORRUPT;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t d = first + ld16(q + 2 * (size_t)i);
+            words[d >> 6] |= (uint64_t)1 << (d & 63);
+        }
+        return SC_OK;
+    }
+    default: {
+        SC_TRY(leaf_docs(&v, bound, docs));
+        for (uint32_t i = 0; i < n; i++)
+            words[docs[i] >> 6] |= (uint64_t)1 << (docs[i] & 63);
+        return SC_OK;
+    }
+    }
+}
+
+typedef struct isect {
+    const sc_bkd *t;
+    int64_t lo, hi;
+    sc_bitset *bs; /* NULL: count only */
+    uint64_t limit;
+    sc_bkd_stats st;
+    uint32_t *docs;
+    int64_t *vals;
+} isect;
+
+static sc_status visit_inside(isect *x, uint32_t from, uint32_t to)
+{
+    for (uint32_t j = from; j < to; j++) {
+        if (x->limit && x->st.points >= x->limit) {
+            x->st.terminated = true;
+            return SC_OK;
+        }
+        if (x->bs)
+            SC_TRY(leaf_add_all(x->t, j, x->bs, x->docs));
+        x->st.points += leaf_count(x->t, j);
+        x->st.leaves_inside++;
+    }
+    return SC_OK;
+}
+
+static sc_status visit_crossing(isect *x, uint32_t j)
+{
+    if (x->limit && x->st.points >= x->limit) {
+        x->st.terminated = true;
+        return SC_OK;
+    }
+    const sc_bkd *t = x->t;
+    leaf_view v;
+    SC_TRY(leaf_parse(leaf_bytes(t, j), t->leaf_size, &v));
+    if (v.n != leaf_count(t, j))
+        return SC_ECORRUPT;
+    int64_t mn, mx;
+    sc_bkd_leaf_cell(t, j, &mn, &mx);
+    leaf_values(&v, mn, x->vals);
+    int64_t lo = x->lo, hi = x->hi;
+    const int64_t *vals = x->vals;
+    uint32_t n = v.n;
+    x->st.leaves_crossing++;
+    if (!x->bs) {
+        uint64_t c = 0;
+        for (uint32_t i = 0; i < n; i++)
+            c += (uint64_t)((vals[i] >= lo) & (vals[i] <= hi));
+        x->st.points += c;
+        return SC_OK;
+    }
+    SC_TRY(leaf_docs(&v, t->doc_bound, x->docs));
+    const uint32_t *docs = x->docs;
+    uint64_t *words = x->bs->words, c = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t m = (uint64_t)((vals[i] >= lo) & (vals[i] <= hi));
+        words[docs[i] >> 6] |= m << (docs[i] & 63);
+        c += m;
+    }
+    x->st.points += c;
+    return SC_OK;
+}
+
+static sc_status visit(isect *x, uint32_t node, unsigned depth)
+{
+    if (x->st.terminated)
+        return SC_OK;
+    const sc_bkd *t = x->t;
+    int64_t mn, mx;
+    node_cell(t, node, &mn, &mx);
+    if (mn > mx || mx < x->lo || mn > x->hi)
+        return SC_OK;
+    uint32_t span = t->n_nodes >> depth;
+    uint32_t first = (node - (1u << depth)) * span;
+    if (first >= t->n_leaves)
+        return SC_OK;
+    if (x->lo <= mn && mx <= x->hi) {
+        uint32_t to = first + span < t->n_leaves ? first + span : t->n_leaves;
+        return visit_inside(x, first, to);
+    }
+    if (node >= t->n_nodes)
+        return visit_crossing(x, node - t->n_nodes);
+    SC_TRY(visit(x, 2 * node, depth + 1));
+    return visit(x, 2 * node + 1, depth + 1);
+}
+
+static sc_status run(const sc_bkd *t, int64_t lo, int64_t hi, sc_bitset *bs, uint64_t limit,
+                     sc_bkd_stats *stats)
+{
+    isect x = {.t = t, .lo = lo, .hi = hi, .bs = bs, .limit = limit};
+    sc_status st = SC_OK;
+    if (t->n_leaves && lo <= hi) {
+        x.docs = malloc(sizeof(uint32_t) * t->leaf_size);
+        x.vals = malloc(sizeof(int64_t) * t->leaf_size);
+        if (!x.docs || !x.vals)
+            st = SC_ENOMEM;
+        else
+            st = visit(&x, 1, 0);
+        free(x.docs);
+        free(x.vals);
+    }
+    if (stats)
+        *stats = x.st;
+    return st;
+}
+
+sc_status sc_bkd_intersect(const sc_bkd *t, int64_t lo, int64_t hi, sc_bitset *bs,
+                           uint64_t limit, sc_bkd_stats *stats)
+{
+    if (!bs || bs->n_bits < t->doc_bound)
+        return SC_EINVAL;
+    return run(t, lo, hi, bs, limit, stats);
+}
+
+sc_status sc_bkd_count(const sc_bkd *t, int64_t lo, int64_t hi, uint64_t *count)
+{
+    sc_bkd_stats s;
+    SC_TRY(run(t, lo, hi, NULL, 0, &s));
+    *count = s.points;
+    return SC_OK;
+}
+
+static uint64_t estimate(const sc_bkd *t, int64_t lo, int64_t hi, uint32_t node, unsigned depth)
+{
+    int64_t mn, mx;
+    node_cell(t, node, &mn, &mx);
+    if (mn > mx || mx < lo || mn > hi)
+        return 0;
+    uint32_t span = t->n_nodes >> depth;
+    uint64_t first = (uint64_t)(node - (1u << depth)) * span;
+    if (first >= t->n_leaves)
+        return 0;
+    if ((lo <= mn && mx <= hi) || node >= t->n_nodes) {
+        uint64_t to = first + span < t->n_leaves ? first + span : t->n_leaves;
+        uint64_t pts = (to - first) * t->leaf_size;
+        uint64_t cap = t->n_points - first * t->leaf_size;
+        return pts < cap ? pts : cap;
+    }
+    return estimate(t, lo, hi, 2 * node, depth + 1) + estimate(t, lo, hi, 2 * node + 1, depth + 1);
+}
+
+uint64_t sc_bkd_estimate(const sc_bkd *t, int64_t lo, int64_t hi)
+{
+    if (!t->n_leaves || lo > hi)
+        return 0;
+    return estimate(t, lo, hi, 1, 0);
+}
