@@ -1,9 +1,10 @@
 /* Analysis throughput: MB/s of the `standard` analyzer (tokenize + lowercase, tokens handed to
  * a counting sink) on real English text cut into ~1 KiB field values, through the ASCII fast
  * path and through the general (ICU property) path, plus `english` and the tokenizer alone.
- * Usage: analysis_bench [file] [seconds-per-case] [case 1-6]; default input is the oracle
- * fixture text repeated; a case number runs only that case (for perf stat). The general path is
- * forced by giving each value one leading U+00E9. */
+ * Usage: analysis_bench [file] [seconds-per-case] [case 1-7]; default input is the oracle
+ * fixture text repeated; a case number runs only that case (for perf stat). Case 7 runs the
+ * file's non-ASCII lines (accented Latin, Greek, Cyrillic, CJK, emoji in the fixture). The general
+ * path is forced by giving each value one leading U+00E9. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,21 +128,29 @@ int main(int argc, char **argv)
     if (fread(raw, 1, n, f) != n)
         return 1;
     fclose(f);
-    /* Keep the ASCII lines only, repeated to ~8 MB, so both paths see the same words. */
-    corpus c = {malloc(8u << 20), 0, NULL, 0};
-    while (c.len < (8u << 20) - 4096) {
-        size_t before = c.len;
-        for (size_t p = 0; p < n;) {
-            char *nl = memchr(raw + p, '\n', n - p);
-            size_t e = nl ? (size_t)(nl - raw) + 1 : n;
-            if (sc__text_is_ascii((const uint8_t *)raw + p, e - p) && c.len + (e - p) < (8u << 20))
-                memcpy(c.buf + c.len, raw + p, e - p), c.len += e - p;
-            p = e;
+    /* The ASCII lines, repeated to ~8 MB, so both paths see the same words; and the non-ASCII
+     * lines likewise. */
+    corpus c = {malloc(8u << 20), 0, NULL, 0}, u = {malloc(8u << 20), 0, NULL, 0};
+    for (int want_ascii = 1; want_ascii >= 0; want_ascii--) {
+        corpus *k = want_ascii ? &c : &u;
+        while (k->len < (8u << 20) - 4096) {
+            size_t before = k->len;
+            for (size_t p = 0; p < n;) {
+                char *nl = memchr(raw + p, '\n', n - p);
+                size_t e = nl ? (size_t)(nl - raw) + 1 : n;
+                if (sc__text_is_ascii((const uint8_t *)raw + p, e - p) == (bool)want_ascii &&
+                    k->len + (e - p) < (8u << 20)) {
+                    memcpy(k->buf + k->len, raw + p, e - p);
+                    k->len += e - p;
+                }
+                p = e;
+            }
+            if (k->len == before)
+                break;
         }
-        if (c.len == before)
-            break;
     }
     make_values(&c, 1024);
+    make_values(&u, 1024);
     printf("input: %s, %.1f MB ASCII text in %zu values of ~1 KiB\n", path, (double)c.len / 1e6,
            c.n_values - 1);
     sc_analyzer *std, *en, *ws;
@@ -162,11 +171,15 @@ int main(int argc, char **argv)
         bench("english, ASCII fast path", en, RUN_ANALYZER, &c, "", seconds);
     if (!only || only == 6)
         bench("whitespace", ws, RUN_ANALYZER, &c, "", seconds);
+    if ((!only || only == 7) && u.len > 0)
+        bench("standard, non-ASCII text", std, RUN_ANALYZER, &u, "", seconds);
     sc_analyzer_free(std);
     sc_analyzer_free(en);
     sc_analyzer_free(ws);
     free(c.cuts);
     free(c.buf);
+    free(u.cuts);
+    free(u.buf);
     free(raw);
     return 0;
 }

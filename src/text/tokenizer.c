@@ -47,7 +47,10 @@ enum {
 static uint8_t ascii_cls[128];
 static bool ascii_alnum[256];      /* ASCII letters and digits */
 static bool ascii_word_start[256]; /* ASCII bytes that can start a standard token */
-static uint8_t bmp_cls[65536];
+static bool ascii_skip[256];       /* ASCII bytes that start nothing, not even an emoji */
+/* Classes of planes 0-2 (BMP, SMP with emoji and historic scripts, SIP with rare Han), built
+ * once: classify_icu costs several ICU property lookups per call. */
+static uint8_t plane_cls[3 * 65536];
 static pthread_once_t cls_once = PTHREAD_ONCE_INIT;
 
 /* Is c assigned in Unicode major.minor or earlier? Lucene's tables are older than ICU's: its
@@ -152,11 +155,12 @@ static void init_tables(void)
         ascii_cls[c] = k;
         ascii_alnum[c] = k == C_ALETTER || k == C_NUMERIC;
         ascii_word_start[c] = k == C_ALETTER || k == C_NUMERIC || k == C_EXTNUMLET;
+        ascii_skip[c] = !ascii_word_start[c] && c != '#' && c != '*';
     }
-    for (uint32_t c = 0; c < 65536; c++)
-        bmp_cls[c] = c < 128                        ? ascii_cls[c]
-                     : (c >= 0xD800 && c <= 0xDFFF) ? C_OTHER
-                                                    : classify_icu((UChar32)c);
+    for (uint32_t c = 0; c < 3 * 65536; c++)
+        plane_cls[c] = c < 128                        ? ascii_cls[c]
+                       : (c >= 0xD800 && c <= 0xDFFF) ? C_OTHER
+                                                      : classify_icu((UChar32)c);
 }
 
 bool sc__text_is_ascii(const uint8_t *s, size_t len)
@@ -194,12 +198,8 @@ static inline __attribute__((always_inline)) uint8_t cls_at(const scan *sc, size
     size_t i = p;
     uint32_t cp = sc__utf8_next(sc->s, sc->n, &i);
     *q = i;
-    if (cp < 0x10000) {
-        *u = 1;
-        return bmp_cls[cp];
-    }
-    *u = 2;
-    return classify_icu((UChar32)cp);
+    *u = cp < 0x10000 ? 1 : 2;
+    return cp < 3 * 65536 ? plane_cls[cp] : classify_icu((UChar32)cp);
 }
 
 /* Word-rule states: the kind of the last base character taken. */
@@ -268,8 +268,9 @@ static inline __attribute__((always_inline)) size_t scan_word(const scan *sc, si
             prev = k;
             if (k != P_E)
                 seen_core = true;
-            if (ascii && (k == P_A || k == P_N)) {
-                /* Fast path: letters and digits always join letters and digits (WB5, 8-10). */
+            if (k == P_A || k == P_N) {
+                /* Fast path: ASCII letters and digits always join letters and digits (WB5,
+                 * 8-10); also in the general path, where a non-ASCII byte ends the loop. */
                 size_t lim = p + (sc->max_len - units);
                 if (lim > sc->n)
                     lim = sc->n;
@@ -574,9 +575,12 @@ run_standard(const scan *sc, sc__raw_sink sink, void *ctx, bool ascii)
         if (ascii) {
             while (p < sc->n && !ascii_word_start[sc->s[p]])
                 p++;
-            if (p == sc->n)
-                break;
+        } else {
+            while (p < sc->n && ascii_skip[sc->s[p]])
+                p++;
         }
+        if (p == sc->n)
+            break;
         size_t q;
         uint32_t u;
         uint8_t c = cls_at(sc, p, &q, &u, ascii);
