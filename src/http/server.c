@@ -178,8 +178,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     uint64_t took_ms = (sc_clock_now_ns() - t0) / 1000000;
     if (s->cfg.slowlog_ms && took_ms >= s->cfg.slowlog_ms)
-        sc_log(SC_LOG_WARN, "slowlog", "took[%llums] status[%d] %s %s body_bytes[%zu]",
-               (unsigned long long)took_ms, resp.status, method, url, st->body.len);
+        sc_log(SC_LOG_WARN, "slowlog",
+               "took[%llums] status[%d] %s %s body_bytes[%zu] body[%.*s%s]",
+               (unsigned long long)took_ms, resp.status, method, url, st->body.len,
+               (int)(st->body.len < 512 ? st->body.len : 512),
+               st->body.ptr ? (const char *)st->body.ptr : "", st->body.len > 512 ? "..." : "");
     else
         sc_log(SC_LOG_DEBUG, "http", "%s %s -> %d in %llums", method, url, resp.status,
                (unsigned long long)took_ms);
