@@ -1,0 +1,576 @@
+#!/usr/bin/python3
+"""Server-level crash test (issue 6, Durability): kill -9 the real `scry serve` while clients
+stream writes, restart it on the same data folder, and check that nothing acknowledged was lost
+and that the index is consistent.
+
+Each cycle: writer threads (each owning a disjoint range of ids, so the order of writes to an id
+is known) send `_bulk` requests mixing index (explicit ids, overwriting), create, update (partial
+doc, sometimes doc_as_upsert) and delete, plus single-document PUT/DELETE with refresh=true or
+wait_for; a chaos thread calls _refresh/_flush/_forcemerge. Every write carries a unique token
+(field `tok`, keyword). A model of each id follows the acknowledged results: the exact per-item
+status is predicted (201/200/409/404) and any mismatch fails the test. At a random moment the
+server gets SIGKILL (sometimes again during its restart); the request in flight at that moment is
+"uncertain": for each id it touches, any prefix of its operations on that id may have been applied.
+
+After restart the checks are:
+  - realtime _mget of every id: the document is in an allowed state (the last acknowledged one,
+    or one that an in-flight op could have produced); an acknowledged doc missing, an old version,
+    or a deleted doc back is reported as a lost acknowledged write;
+  - after _refresh: `_count` equals the number of live ids; match_all (size > count,
+    track_total_hits) returns exactly the live ids, no duplicate _id, each with its _source;
+    an `ids` query and a `terms` query on every live doc's current token find all of them;
+    `terms` on superseded tokens (overwritten, updated or deleted versions) finds nothing.
+After the last kill: graceful SIGTERM must exit 0, and a final restart is verified again.
+
+Environment: SCRY_CRASH_SEED (replay), SCRY_SERVER_CRASH_KILLS (default 20), SCRY_BIN (server
+binary, default build/debug/scry), SCRY_SERVER_CRASH_WRITERS (default 2), SCRY_CRASH_KEEP=1 keeps
+the data folder. Standard library only. Exit status 0 on success, 1 on any lost write or
+inconsistency (with what was lost), 2 on a harness problem (server would not start)."""
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+INDEX = "crash"
+IDS_PER_WRITER = 300
+WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike "
+         "november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee "
+         "zulu k\u00e4se stra\u00dfe \u65e5\u672c caf\u00e9 \"quoted\" back\\slash tab\there").split(" ")
+
+
+class Failure(Exception):
+    pass
+
+
+class HarnessError(Exception):
+    pass
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+# ---------------------------------------------------------------- HTTP
+
+
+def http_request(port, method, path, body=None, timeout=60, ndjson=False, conn=None):
+    """One request; returns (status, parsed body or None). Raises OSError/HTTPException on a
+    transport failure. Uses `conn` (kept alive) when given, else a fresh connection."""
+    own = conn is None
+    if own:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        headers = {}
+        data = None
+        if body is not None:
+            if ndjson:
+                data = body.encode("utf-8")
+                headers["Content-Type"] = "application/x-ndjson"
+            else:
+                data = json.dumps(body).encode("utf-8")
+                headers["Content-Type"] = "application/json"
+        conn.request(method, path, body=data, headers=headers)
+        resp = conn.getresponse()
+        raw = resp.read()
+        try:
+            parsed = json.loads(raw) if raw else None
+        except ValueError:
+            parsed = {"_unparsed": raw[:500].decode("utf-8", "replace")}
+        return resp.status, parsed
+    finally:
+        if own:
+            conn.close()
+
+
+# ---------------------------------------------------------------- server process
+
+
+class Server:
+    def __init__(self, binary, data_dir, log_path):
+        self.binary = binary
+        self.data_dir = data_dir
+        self.log_path = log_path
+        self.port_file = data_dir.rstrip("/") + ".port"
+        self.proc = None
+        self.port = None
+
+    def spawn(self):
+        if os.path.exists(self.port_file):
+            os.unlink(self.port_file)
+        with open(self.log_path, "ab") as lf:
+            lf.write(b"----- start\n")
+            self.proc = subprocess.Popen(
+                [self.binary, "serve", "--data", self.data_dir, "--port", "0",
+                 "--port-file", self.port_file, "--threads", "4"],
+                stdout=lf, stderr=subprocess.STDOUT)
+
+    def wait_ready(self, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise Failure("server exited by itself with status %s during start-up; log:\n%s"
+                              % (self.proc.returncode, self.log_tail()))
+            txt = ""
+            if os.path.exists(self.port_file):
+                with open(self.port_file) as f:
+                    txt = f.read().strip()
+            if txt:
+                self.port = int(txt)
+                break
+            time.sleep(0.01)
+        else:
+            raise HarnessError("server did not write its port within %ds; log:\n%s"
+                               % (timeout, self.log_tail()))
+        while time.time() < deadline:
+            try:
+                st, b = http_request(self.port, "GET",
+                                     "/_cluster/health?wait_for_status=yellow&timeout=10s",
+                                     timeout=15)
+                if st == 200:
+                    return
+            except (OSError, http.client.HTTPException):
+                pass
+            if self.proc.poll() is not None:
+                raise Failure("server exited by itself with status %s during start-up; log:\n%s"
+                              % (self.proc.returncode, self.log_tail()))
+            time.sleep(0.02)
+        raise HarnessError("server not healthy within %ds; log:\n%s" % (timeout, self.log_tail()))
+
+    def start(self):
+        self.spawn()
+        self.wait_ready()
+
+    def check_alive(self):
+        if self.proc.poll() is not None:
+            raise Failure("server died on its own (status %s) before the planned kill; log:\n%s"
+                          % (self.proc.returncode, self.log_tail()))
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self.proc = None
+
+    def terminate(self, timeout=60):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+            raise Failure("server did not exit within %ds of SIGTERM" % timeout)
+        self.proc = None
+        return rc
+
+    def log_tail(self, n=6000):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")[-n:]
+        except OSError:
+            return ""
+
+
+# ---------------------------------------------------------------- model
+
+
+def apply_op(op, prior):
+    """(expected item status, new state) of `op` applied to `prior` (a source dict or None)."""
+    kind = op["kind"]
+    if kind == "index":
+        return (201 if prior is None else 200), op["doc"]
+    if kind == "create":
+        return (201, op["doc"]) if prior is None else (409, prior)
+    if kind == "update":
+        if prior is None:
+            return (201, op["doc"]) if op["upsert"] else (404, None)
+        merged = dict(prior)
+        merged.update(op["doc"])  # updates only touch top-level scalar fields
+        return 200, merged
+    if kind == "delete":
+        return (404, None) if prior is None else (200, None)
+    raise AssertionError(kind)
+
+
+def describe(state):
+    if state is None:
+        return "absent"
+    return json.dumps(state, ensure_ascii=False, sort_keys=True)
+
+
+class Writer:
+    """One client thread and the model of the ids it owns."""
+
+    def __init__(self, wid, seed, ids):
+        self.wid = wid
+        self.seed = seed
+        self.ids = ids
+        self.hot = ids[: len(ids) // 5]
+        self.state = {i: None for i in ids}   # last known state (certain)
+        self.uncertain = []                   # ops of the request in flight at the kill
+        self.tokens = {}                      # tok -> id, every token ever sent
+        self.failures = []
+        self.acked_ops = 0
+        self.requests = 0
+        self.counter = 0
+        self.unexpected = []
+
+    # -- content
+
+    def make_doc(self, rng, did, tok, partial=False):
+        doc = {"key": did, "tok": tok, "v": self.counter}
+        if partial:
+            if rng.random() < 0.5:
+                doc["u"] = rng.choice(WORDS)
+            return doc
+        doc["body"] = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12)))
+        for _ in range(rng.randint(0, 3)):
+            k = rng.randint(0, 11)
+            kind = k % 4
+            doc["f%d" % k] = (rng.randint(-10 ** 12, 10 ** 12) if kind == 0 else
+                              rng.randint(0, 4096) / 8.0 if kind == 1 else
+                              rng.random() < 0.5 if kind == 2 else
+                              rng.choice(WORDS))
+        if rng.random() < 0.2:
+            doc["o"] = {"a": rng.randint(0, 100), "b": [rng.choice(WORDS), rng.choice(WORDS)]}
+        if rng.random() < 0.05:
+            doc["big"] = "x" * rng.randint(1000, 20000)
+        return doc
+
+    def make_op(self, rng):
+        did = rng.choice(self.hot) if rng.random() < 0.5 else rng.choice(self.ids)
+        self.counter += 1
+        tok = "w%d-%d" % (self.wid, self.counter)
+        r = rng.random()
+        if r < 0.45:
+            op = {"kind": "index", "id": did, "doc": self.make_doc(rng, did, tok)}
+        elif r < 0.60:
+            op = {"kind": "create", "id": did, "doc": self.make_doc(rng, did, tok)}
+        elif r < 0.82:
+            upsert = rng.random() < 0.4
+            op = {"kind": "update", "id": did, "upsert": upsert,
+                  "doc": self.make_doc(rng, did, tok, partial=True)}
+        else:
+            op = {"kind": "delete", "id": did}
+        if "doc" in op:
+            self.tokens[tok] = did
+        return op
+
+    @staticmethod
+    def bulk_lines(op):
+        meta = {op["kind"]: {"_index": INDEX, "_id": op["id"]}}
+        if op["kind"] == "delete":
+            return [json.dumps(meta)]
+        if op["kind"] == "update":
+            body = {"doc": op["doc"]}
+            if op["upsert"]:
+                body["doc_as_upsert"] = True
+            return [json.dumps(meta), json.dumps(body, ensure_ascii=False)]
+        return [json.dumps(meta), json.dumps(op["doc"], ensure_ascii=False)]
+
+    # -- acknowledged results
+
+    def record(self, op, status, detail):
+        want, new = apply_op(op, self.state[op["id"]])
+        if status != want:
+            self.failures.append(
+                "writer %d: %s of id %s answered %s but the acknowledged history predicts %s "
+                "(state before: %s); reply: %s"
+                % (self.wid, op["kind"], op["id"], status, want,
+                   describe(self.state[op["id"]]), json.dumps(detail)[:400]))
+        if 200 <= status < 300:
+            self.acked_ops += 1
+        self.state[op["id"]] = new
+
+    def run(self, port, cycle, stop):
+        rng = random.Random("%d/%d/%d" % (self.seed, cycle, self.wid))
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            while not stop.is_set() and not self.failures:
+                if rng.random() < 0.08:
+                    if not self.single(rng, port, conn):
+                        return
+                elif not self.bulk(rng, port, conn):
+                    return
+        finally:
+            conn.close()
+
+    def bulk(self, rng, port, conn):
+        ops = [self.make_op(rng) for _ in range(rng.choice((1, 5, 20, 60)))]
+        body = "\n".join(line for op in ops for line in self.bulk_lines(op)) + "\n"
+        self.uncertain = ops
+        try:
+            st, b = http_request(port, "POST", "/_bulk", body, ndjson=True, conn=conn)
+        except (OSError, http.client.HTTPException):
+            return False
+        self.requests += 1
+        if st != 200 or not isinstance(b, dict) or len(b.get("items", ())) != len(ops):
+            self.unexpected.append("bulk answered HTTP %s: %s" % (st, json.dumps(b)[:300]))
+            return False  # stays uncertain: the verification decides
+        self.uncertain = []
+        for op, item in zip(ops, b["items"]):
+            res = item.get(op["kind"], {})
+            if res.get("_id") != op["id"]:
+                self.failures.append("writer %d: bulk item for id %s answered for id %s: %s"
+                                     % (self.wid, op["id"], res.get("_id"), json.dumps(item)))
+            self.record(op, res.get("status"), item)
+        return True
+
+    def single(self, rng, port, conn):
+        op = self.make_op(rng)
+        if op["kind"] in ("update", "create") and "doc" in op:
+            op = {"kind": "index", "id": op["id"], "doc": dict(op["doc"], body="single")}
+        refresh = rng.choice(("true", "wait_for", "false"))
+        path = "/%s/_doc/%s?refresh=%s" % (INDEX, op["id"], refresh)
+        self.uncertain = [op]
+        try:
+            if op["kind"] == "delete":
+                st, b = http_request(port, "DELETE", path, conn=conn)
+            else:
+                st, b = http_request(port, "PUT", path, op["doc"], conn=conn)
+        except (OSError, http.client.HTTPException):
+            return False
+        self.requests += 1
+        if st not in (200, 201, 404):
+            self.unexpected.append("%s _doc answered HTTP %s: %s" % (op["kind"], st, json.dumps(b)[:300]))
+            return False
+        self.uncertain = []
+        self.record(op, st, b)
+        if op["kind"] == "index" and refresh != "false" and st in (200, 201):
+            # refresh=true|wait_for: the new version is searchable once acknowledged
+            try:
+                st2, b2 = http_request(port, "POST", "/%s/_search" % INDEX,
+                                       {"query": {"term": {"tok": op["doc"]["tok"]}},
+                                        "track_total_hits": True}, conn=conn)
+            except (OSError, http.client.HTTPException):
+                return False
+            if st2 == 200 and b2["hits"]["total"]["value"] != 1:
+                self.failures.append("writer %d: PUT _doc/%s?refresh=%s acknowledged but a term "
+                                     "query on its token finds %s hits"
+                                     % (self.wid, op["id"], refresh, b2["hits"]["total"]["value"]))
+        return True
+
+    def allowed(self, did):
+        """States id `did` may be in after the crash: its last acknowledged state, or any state a
+        prefix of the in-flight request's operations on it could have produced."""
+        states = [self.state[did]]
+        cur = self.state[did]
+        for op in self.uncertain:
+            if op["id"] == did:
+                _, cur = apply_op(op, cur)
+                states.append(cur)
+        return states
+
+
+def chaos(port, cycle, seed, stop):
+    rng = random.Random("%d/%d/chaos" % (seed, cycle))
+    while not stop.is_set():
+        time.sleep(rng.uniform(0.05, 0.4))
+        r = rng.random()
+        path = ("/%s/_refresh" % INDEX if r < 0.5 else
+                "/%s/_flush" % INDEX if r < 0.85 else
+                "/%s/_forcemerge?max_num_segments=1" % INDEX)
+        try:
+            http_request(port, "POST", path, timeout=30)
+        except (OSError, http.client.HTTPException):
+            return
+
+
+# ---------------------------------------------------------------- verification
+
+
+def checked(port, method, path, body=None, what=""):
+    st, b = http_request(port, method, path, body)
+    if st != 200:
+        raise Failure("%s %s answered HTTP %s: %s" % (method, path, st, json.dumps(b)[:600]))
+    return b
+
+
+def verify(port, writers, label):
+    """Checks the restarted server against the writers' models; resolves uncertain ids to what
+    the server holds. Returns the number of live documents."""
+    problems = []
+    checked(port, "POST", "/%s/_refresh" % INDEX)
+    actual = {}
+    all_ids = [i for w in writers for i in w.ids]
+    for i in range(0, len(all_ids), 400):
+        batch = all_ids[i:i + 400]
+        b = checked(port, "POST", "/%s/_mget" % INDEX, {"ids": batch})
+        for did, d in zip(batch, b["docs"]):
+            if d.get("_id") != did:
+                problems.append("_mget answered %s for id %s" % (d.get("_id"), did))
+            actual[did] = d["_source"] if d.get("found") else None
+    for w in writers:
+        for did in w.ids:
+            allowed = w.allowed(did)
+            got = actual[did]
+            if got not in allowed:
+                last = w.state[did]
+                if last is not None and got is None:
+                    kind = "LOST acknowledged document"
+                elif last is None and got is not None:
+                    kind = "acknowledged delete undone (document is back)"
+                else:
+                    kind = "acknowledged version lost (wrong _source)"
+                problems.append("%s: id %s; acknowledged state %s; possible in-flight states %s; "
+                                "server has %s" % (kind, did, describe(last),
+                                                   [describe(s) for s in allowed[1:]],
+                                                   describe(got)))
+            w.state[did] = got
+        w.uncertain = []
+    live = sorted(d for d, s in actual.items() if s is not None)
+
+    count = checked(port, "GET", "/%s/_count" % INDEX)["count"]
+    if count != len(live):
+        problems.append("_count is %d but %d ids are live (by realtime GET)" % (count, len(live)))
+    b = checked(port, "POST", "/%s/_search" % INDEX,
+                {"query": {"match_all": {}}, "size": len(live) + 100, "track_total_hits": True})
+    hits = b["hits"]["hits"]
+    if b["hits"]["total"]["value"] != len(live) or len(hits) != len(live):
+        problems.append("match_all: total %d, %d hits returned, %d ids live"
+                        % (b["hits"]["total"]["value"], len(hits), len(live)))
+    seen = {}
+    for h in hits:
+        seen[h["_id"]] = seen.get(h["_id"], 0) + 1
+        if h["_id"] in actual and h.get("_source") != actual[h["_id"]]:
+            problems.append("match_all hit %s has _source %s but GET has %s"
+                            % (h["_id"], describe(h.get("_source")), describe(actual[h["_id"]])))
+    dups = sorted(k for k, n in seen.items() if n > 1)
+    if dups:
+        problems.append("duplicate _id in match_all hits: %s" % dups[:20])
+    if set(seen) != set(live):
+        problems.append("match_all ids differ from live ids: only in search %s, only in GET %s"
+                        % (sorted(set(seen) - set(live))[:20], sorted(set(live) - set(seen))[:20]))
+
+    for i in range(0, len(live), 500):
+        batch = live[i:i + 500]
+        b = checked(port, "POST", "/%s/_search" % INDEX,
+                    {"query": {"ids": {"values": batch}}, "size": 0, "track_total_hits": True})
+        if b["hits"]["total"]["value"] != len(batch):
+            problems.append("ids query over %d live ids finds %d"
+                            % (len(batch), b["hits"]["total"]["value"]))
+        toks = [actual[d]["tok"] for d in batch]
+        b = checked(port, "POST", "/%s/_search" % INDEX,
+                    {"query": {"terms": {"tok": toks}}, "size": len(batch),
+                     "_source": False, "track_total_hits": True})
+        found = {h["_id"] for h in b["hits"]["hits"]}
+        if b["hits"]["total"]["value"] != len(batch) or found != set(batch):
+            problems.append("terms query on the current tokens of %d live ids finds %d (missing %s)"
+                            % (len(batch), b["hits"]["total"]["value"],
+                               sorted(set(batch) - found)[:20]))
+    current = {s["tok"] for s in actual.values() if s is not None}
+    stale = [t for w in writers for t in w.tokens if t not in current]
+    for i in range(0, len(stale), 1000):
+        batch = stale[i:i + 1000]
+        b = checked(port, "POST", "/%s/_search" % INDEX,
+                    {"query": {"terms": {"tok": batch}}, "size": 20, "track_total_hits": True})
+        if b["hits"]["total"]["value"] != 0:
+            problems.append("superseded versions are searchable: %d hits for old tokens, e.g. %s"
+                            % (b["hits"]["total"]["value"],
+                               [(h["_id"], h["_source"].get("tok")) for h in b["hits"]["hits"]]))
+    if problems:
+        raise Failure("after %s:\n  " % label + "\n  ".join(problems[:30]) +
+                      ("\n  ... %d problems in all" % len(problems) if len(problems) > 30 else ""))
+    return len(live)
+
+
+# ---------------------------------------------------------------- main
+
+
+def main():
+    seed = int(os.environ.get("SCRY_CRASH_SEED") or random.randrange(1 << 31))
+    kills = int(os.environ.get("SCRY_SERVER_CRASH_KILLS", "20"))
+    nwriters = int(os.environ.get("SCRY_SERVER_CRASH_WRITERS", "2"))
+    binary = os.environ.get("SCRY_BIN", os.path.join(ROOT, "build", "debug", "scry"))
+    log("server crash test seed %d (SCRY_CRASH_SEED=%d to replay), %d kills, %d writers, %s"
+        % (seed, seed, kills, nwriters, binary))
+    rng = random.Random(seed)
+    tmp = tempfile.mkdtemp(prefix="scry-server-crash-")
+    server = Server(binary, os.path.join(tmp, "data"), os.path.join(tmp, "server.log"))
+    writers = [Writer(w, seed, ["d%d-%03d" % (w, k) for k in range(IDS_PER_WRITER)])
+               for w in range(nwriters)]
+    start = time.time()
+    double_kills = 0
+    cycle = 0
+    ok = False
+    try:
+        server.start()
+        checked(server.port, "PUT", "/" + INDEX, {
+            "settings": {"number_of_shards": 2, "number_of_replicas": 0},
+            "mappings": {"properties": {"key": {"type": "keyword"}, "tok": {"type": "keyword"},
+                                        "v": {"type": "long"}, "body": {"type": "text"}}}})
+        for cycle in range(1, kills + 1):
+            stop = threading.Event()
+            threads = [threading.Thread(target=w.run, args=(server.port, cycle, stop))
+                       for w in writers]
+            threads.append(threading.Thread(target=chaos, args=(server.port, cycle, seed, stop)))
+            for t in threads:
+                t.start()
+            time.sleep(rng.uniform(0.1, 1.5))
+            server.check_alive()
+            server.kill9()
+            stop.set()
+            for t in threads:
+                t.join()
+            fails = [f for w in writers for f in w.failures]
+            if fails:
+                raise Failure("while writing in cycle %d:\n  %s" % (cycle, "\n  ".join(fails[:20])))
+            # sometimes kill the restarting server again, during recovery
+            if rng.random() < 0.2:
+                server.spawn()
+                time.sleep(rng.uniform(0.0, 0.08))
+                if server.proc.poll() is None:
+                    server.kill9()
+                    double_kills += 1
+                else:
+                    raise Failure("server exited by itself (status %s) during start-up; log:\n%s"
+                                  % (server.proc.returncode, server.log_tail()))
+            server.start()
+            live = verify(server.port, writers, "kill %d" % cycle)
+            notes = [u for w in writers for u in w.unexpected]
+            for w in writers:
+                w.unexpected = []
+            log("kill %2d/%d: ok, %d live docs, %d acknowledged ops so far%s"
+                % (cycle, kills, live, sum(w.acked_ops for w in writers),
+                   ("; note: " + "; ".join(notes)) if notes else ""))
+        rc = server.terminate()
+        if rc != 0:
+            raise Failure("graceful SIGTERM shutdown exited with status %s; log:\n%s"
+                          % (rc, server.log_tail()))
+        server.start()
+        live = verify(server.port, writers, "graceful restart")
+        rc = server.terminate()
+        if rc != 0:
+            raise Failure("graceful SIGTERM shutdown exited with status %s; log:\n%s"
+                          % (rc, server.log_tail()))
+        ok = True
+        log("server crash test PASSED: seed %d, %d kills (+%d during recovery), %d requests, "
+            "%d acknowledged ops, %d live docs, %.1fs"
+            % (seed, kills, double_kills, sum(w.requests for w in writers),
+               sum(w.acked_ops for w in writers), live, time.time() - start))
+        return 0
+    except Failure as e:
+        log("server crash test FAILED (seed %d, SCRY_CRASH_SEED=%d to replay, cycle %d): %s"
+            % (seed, seed, cycle, e))
+        log("data folder and server log kept in %s" % tmp)
+        return 1
+    except HarnessError as e:
+        log("server crash test could not run (seed %d): %s" % (seed, e))
+        return 2
+    finally:
+        if server.proc is not None and server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait()
+        if ok and not os.environ.get("SCRY_CRASH_KEEP"):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
