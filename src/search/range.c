@@ -1,0 +1,353 @@
+/* Range / numeric term(s) queries: points (BKD into a bitset) or a lazy doc-values scan,
+ * chosen by cost. See range.h. */
+#include "search/range.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- doc-values range iterator ---------------------------------------------------------- */
+
+#define DV_STACK 16
+#define RUN_SCAN_MAX 4096
+
+typedef struct dv_iter {
+    sc_doc_iter base;
+    const sc_dv_numeric *dv;
+    uint32_t n_docs;
+    size_t n;
+    const int64_t *lo, *hi;
+    int64_t *buf; /* values of multi-valued docs beyond DV_STACK (arena) */
+    uint32_t buf_cap;
+    sc_arena *arena;
+    float score;
+} dv_iter;
+
+static inline bool in_ranges(const dv_iter *x, int64_t v)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (v >= x->lo[i] && v <= x->hi[i])
+            return true;
+    return false;
+}
+
+/* Does doc d have a value in one of the ranges? */
+static bool dv_match(dv_iter *x, uint32_t d)
+{
+    uint32_t c = sc_dv_numeric_count(x->dv, d);
+    if (c == 0)
+        return false;
+    if (c == 1) {
+        int64_t v;
+        return sc_dv_numeric_first(x->dv, d, &v) && in_ranges(x, v);
+    }
+    int64_t stack[DV_STACK], *vals = stack;
+    if (c > DV_STACK) {
+        if (c > x->buf_cap) {
+            if (!x->arena) { /* count path: a temporary heap buffer */
+                int64_t *tmp = malloc(sizeof(int64_t) * c);
+                bool m = false;
+                if (tmp) {
+                    size_t got = sc_dv_numeric_get(x->dv, d, tmp, c);
+                    for (size_t i = 0; i < got && !m; i++)
+                        m = in_ranges(x, tmp[i]);
+                }
+                free(tmp);
+                return m;
+            }
+            int64_t *nb = sc_arena_alloc(x->arena, sizeof(int64_t) * c);
+            if (!nb)
+                return false; /* arena exhausted: treated as no match (the arena reports its
+                                 budget) */
+            x->buf = nb;
+            x->buf_cap = c;
+        }
+        vals = x->buf;
+    }
+    size_t got = sc_dv_numeric_get(x->dv, d, vals, c);
+    for (size_t i = 0; i < got; i++)
+        if (in_ranges(x, vals[i]))
+            return true;
+    return false;
+}
+
+/* First matching doc >= d, or END; positions the iterator. */
+static uint32_t dv_from(sc_doc_iter *it, uint32_t d)
+{
+    dv_iter *x = (dv_iter *)it;
+    it->positioned = true;
+    while (d < x->n_docs && !dv_match(x, d))
+        d++;
+    return it->doc = d < x->n_docs ? d : SC_DOC_END;
+}
+
+static uint32_t dv_next(sc_doc_iter *it)
+{
+    if (it->positioned && it->doc == SC_DOC_END)
+        return SC_DOC_END;
+    return dv_from(it, it->positioned ? it->doc + 1 : 0);
+}
+
+static uint32_t dv_advance(sc_doc_iter *it, uint32_t target)
+{
+    if (it->positioned && target <= it->doc)
+        return it->doc;
+    return dv_from(it, target);
+}
+
+static uint64_t dv_cost(const sc_doc_iter *it)
+{
+    return ((const dv_iter *)it)->n_docs;
+}
+
+static void dv_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base)
+{
+    dv_iter *x = (dv_iter *)it;
+    if (!it->positioned)
+        dv_from(it, 0);
+    uint32_t d = it->doc;
+    if (d == SC_DOC_END)
+        return;
+    uint32_t to = upto < x->n_docs ? upto : x->n_docs;
+    if (d < to) {
+        sc_bitset_set(bs, d - base);
+        for (d = d + 1; d < to; d++)
+            if (dv_match(x, d))
+                sc_bitset_set(bs, d - base);
+    }
+    dv_from(it, d);
+}
+
+static uint32_t dv_run_end(sc_doc_iter *it)
+{
+    dv_iter *x = (dv_iter *)it;
+    uint32_t d = it->doc;
+    if (d == SC_DOC_END)
+        return SC_DOC_END;
+    uint32_t lim = x->n_docs - d > RUN_SCAN_MAX ? d + RUN_SCAN_MAX : x->n_docs;
+    uint32_t e = d + 1;
+    while (e < lim && dv_match(x, e))
+        e++;
+    return e;
+}
+
+static size_t dv_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs, size_t max)
+{
+    dv_iter *x = (dv_iter *)it;
+    size_t n = 0;
+    uint32_t d = it->positioned ? (it->doc == SC_DOC_END ? x->n_docs : it->doc + 1) : 0;
+    for (; n < max && d < x->n_docs; d++)
+        if (dv_match(x, d)) {
+            docs[n] = d;
+            if (freqs)
+                freqs[n] = 1;
+            n++;
+        }
+    it->positioned = true;
+    it->doc = n ? docs[n - 1] : SC_DOC_END;
+    return n;
+}
+
+static float dv_score(sc_doc_iter *it)
+{
+    return ((dv_iter *)it)->score;
+}
+
+static float dv_max_score(sc_doc_iter *it, uint32_t upto)
+{
+    (void)upto;
+    return ((dv_iter *)it)->score;
+}
+
+static uint32_t dv_shallow(sc_doc_iter *it, uint32_t target)
+{
+    (void)it;
+    (void)target;
+    return SC_DOC_END;
+}
+
+static size_t dv_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
+{
+    size_t n = dv_next_batch(it, docs, NULL, max);
+    for (size_t i = 0; i < n; i++)
+        scores[i] = ((dv_iter *)it)->score;
+    return n;
+}
+
+static const sc_doc_iter_ops dv_ops = {
+    "dv_range",
+    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH |
+        SC_ITER_NATIVE_SCORE_BATCH,
+    dv_next,
+    dv_advance,
+    dv_cost,
+    dv_into_bitset,
+    dv_run_end,
+    dv_next_batch,
+    dv_score,
+    dv_max_score,
+    dv_shallow,
+    sc_doc_iter_ignore_min_score,
+    dv_score_batch,
+};
+
+static bool copy_ranges(sc_arena *a, const int64_t *lo, const int64_t *hi, size_t n,
+                        int64_t **olo, int64_t **ohi)
+{
+    *olo = sc_arena_alloc(a, sizeof(int64_t) * (n ? n : 1));
+    *ohi = sc_arena_alloc(a, sizeof(int64_t) * (n ? n : 1));
+    if (!*olo || !*ohi)
+        return false;
+    if (n) {
+        memcpy(*olo, lo, sizeof(int64_t) * n);
+        memcpy(*ohi, hi, sizeof(int64_t) * n);
+    }
+    return true;
+}
+
+sc_doc_iter *sc_iter_dv_range(sc_arena *a, const sc_dv_numeric *dv, uint32_t n_docs,
+                              const int64_t *lo, const int64_t *hi, size_t n, float score)
+{
+    dv_iter *x = sc_arena_calloc(a, 1, sizeof *x);
+    if (!x)
+        return NULL;
+    int64_t *l, *h;
+    if (!copy_ranges(a, lo, hi, n, &l, &h))
+        return NULL;
+    x->base.ops = &dv_ops;
+    x->dv = dv;
+    x->n_docs = dv ? n_docs : 0;
+    x->n = n;
+    x->lo = l;
+    x->hi = h;
+    x->arena = a;
+    x->score = score;
+    return &x->base;
+}
+
+/* ---- choice ----------------------------------------------------------------------------- */
+
+static sc_status points_bitset(sc_arena *a, const sc_range_source *src, const int64_t *lo,
+                               const int64_t *hi, size_t n, sc_bitset **out)
+{
+    uint32_t bits = src->n_docs > src->bkd->doc_bound ? src->n_docs : src->bkd->doc_bound;
+    sc_bitset *bs = sc_arena_alloc(a, sizeof *bs);
+    uint64_t *words = sc_arena_calloc(a, sc_bitset_words_for(bits) ? sc_bitset_words_for(bits) : 1,
+                                      sizeof(uint64_t));
+    if (!bs || !words)
+        return SC_ENOMEM;
+    bs->words = words;
+    bs->n_bits = bits;
+    for (size_t i = 0; i < n; i++)
+        SC_TRY(sc_bkd_intersect(src->bkd, lo[i], hi[i], bs, 0, NULL));
+    *out = bs;
+    return SC_OK;
+}
+
+sc_status sc_range_iter(sc_arena *a, const sc_range_source *src, const int64_t *lo,
+                        const int64_t *hi, size_t n, uint64_t lead_cost, float score,
+                        sc_range_strategy strategy, sc_doc_iter **out, bool *used_points)
+{
+    bool points = src->bkd != NULL;
+    if (src->bkd && src->dv) {
+        if (strategy == SC_RANGE_DOC_VALUES) {
+            points = false;
+        } else if (strategy == SC_RANGE_AUTO && lead_cost != UINT64_MAX) {
+            uint64_t est = 0;
+            for (size_t i = 0; i < n; i++)
+                est += sc_bkd_estimate(src->bkd, lo[i], hi[i]);
+            points = !(est / 8 > lead_cost);
+        }
+    }
+    if (used_points)
+        *used_points = points;
+    if (points) {
+        sc_bitset *bs;
+        SC_TRY(points_bitset(a, src, lo, hi, n, &bs));
+        *out = sc_iter_bitset(a, bs, src->n_docs, score);
+    } else {
+        *out = sc_iter_dv_range(a, src->dv, src->n_docs, lo, hi, n, score);
+    }
+    return *out ? SC_OK : SC_ENOMEM;
+}
+
+sc_status sc_range_count(const sc_range_source *src, int64_t lo, int64_t hi,
+                         const sc_bitset *live, uint64_t limit, uint64_t *count, bool *exact)
+{
+    *count = 0;
+    if (exact)
+        *exact = true;
+    if (lo > hi)
+        return SC_OK;
+    if (src->bkd) {
+        const sc_bkd *t = src->bkd;
+        if (!live && sc_bkd_single_valued(t) && !limit)
+            return sc_bkd_count(t, lo, hi, count);
+        sc_bitset bs;
+        uint32_t bits = src->n_docs > t->doc_bound ? src->n_docs : t->doc_bound;
+        SC_TRY(sc_bitset_init(&bs, bits ? bits : 1));
+        sc_bkd_stats st;
+        sc_status s = sc_bkd_intersect(t, lo, hi, &bs, limit, &st);
+        if (s == SC_OK) {
+            size_t nw = sc_bitset_words_for(src->n_docs);
+            if (live) {
+                size_t lw = sc_bitset_words_for(live->n_bits);
+                sc_bitset_and_words(&bs, live, 0, nw < lw ? nw : lw);
+                if (lw < nw)
+                    for (size_t w = lw; w < nw; w++)
+                        bs.words[w] = 0;
+            }
+            *count = sc_bitset_count_range(&bs, 0, src->n_docs);
+            if (exact)
+                *exact = !st.terminated;
+        }
+        sc_bitset_fini(&bs);
+        return s;
+    }
+    if (!src->dv)
+        return SC_OK;
+    int64_t l[1] = {lo}, h[1] = {hi};
+    dv_iter x = {.dv = src->dv, .n_docs = src->n_docs, .n = 1, .lo = l, .hi = h};
+    int64_t big[256];
+    x.buf = big;
+    x.buf_cap = 256;
+    uint64_t c = 0;
+    for (uint32_t d = 0; d < src->n_docs; d++) {
+        if (live && (d >= live->n_bits || !sc_bitset_test(live, d)))
+            continue;
+        if (dv_match(&x, d)) {
+            c++;
+            if (limit && c >= limit) {
+                if (exact)
+                    *exact = d + 1 >= src->n_docs;
+                break;
+            }
+        }
+    }
+    *count = c;
+    return SC_OK;
+}
+
+bool sc_range_bounds(bool has_lo, int64_t lo, bool lo_incl, bool has_hi, int64_t hi,
+                     bool hi_incl, int64_t *out_lo, int64_t *out_hi)
+{
+    int64_t l = INT64_MIN, h = INT64_MAX;
+    if (has_lo) {
+        if (!lo_incl) {
+            if (lo == INT64_MAX)
+                return false;
+            lo++;
+        }
+        l = lo;
+    }
+    if (has_hi) {
+        if (!hi_incl) {
+            if (hi == INT64_MIN)
+                return false;
+            hi--;
+        }
+        h = hi;
+    }
+    *out_lo = l;
+    *out_hi = h;
+    return l <= h;
+}

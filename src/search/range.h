@@ -1,0 +1,72 @@
+/* Range and term/terms queries over one segment's NUMERIC field (numeric, date, ip, boolean:
+ * all encoded as sortable int64 by src/mapping), as doc-id iterators (search/iter.h).
+ *
+ * Two ways to answer (Lucene's IndexOrDocValuesQuery, ES's "index or doc values" choice):
+ * - points: the BKD tree (index/bkd.h) is intersected once into a per-query bitset (inside
+ *   leaves added whole, doc ids decoded in bulk) and served by the bitset iterator kind;
+ * - doc values: a lazy "dv_range" iterator that checks each candidate doc's values; cheap when
+ *   another required clause leads with few docs (it is only advanced to those).
+ * sc_range_iter chooses by cost when both exist: doc values when the points estimate exceeds
+ * 8 times the lead cost, points otherwise (Lucene's threshold).
+ *
+ * Ranges are inclusive [lo, hi] over the encoded values (the caller turns gt/lt into
+ * inclusive bounds on the encoding, e.g. gt x -> x + 1; lo > hi matches nothing). Several
+ * ranges are OR-ed: `terms` on a numeric field is n ranges [v, v]. */
+#ifndef SC_SEARCH_RANGE_H
+#define SC_SEARCH_RANGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/bitset.h"
+#include "base/status.h"
+#include "index/bkd.h"
+#include "index/docvalues.h"
+#include "search/iter.h"
+
+/* One segment's view of a numeric field. Either pointer may be NULL (no points / no doc
+ * values); both are borrowed for the life of the iterators built from them. */
+typedef struct sc_range_source {
+    const sc_bkd *bkd;
+    const sc_dv_numeric *dv;
+    uint32_t n_docs; /* the segment's doc count (max doc) */
+} sc_range_source;
+
+typedef enum sc_range_strategy {
+    SC_RANGE_AUTO,        /* by cost (see above) */
+    SC_RANGE_POINTS,      /* points if present, else doc values */
+    SC_RANGE_DOC_VALUES,  /* doc values if present, else points */
+} sc_range_strategy;
+
+/* Builds the iterator over docs having at least one value in any [lo[i], hi[i]] (n >= 1; the
+ * arrays are copied). lead_cost: the cost of the cheapest other required clause of the same
+ * conjunction, or UINT64_MAX when this query leads. Matching docs score `score`. Deletes are
+ * not applied (wrap with sc_iter_live_docs). When neither points nor doc values exist the
+ * iterator matches nothing. *used_points (may be NULL) tells which way was chosen.
+ * SC_ENOMEM on arena exhaustion; SC_ECORRUPT from a corrupt BKD leaf. */
+sc_status sc_range_iter(sc_arena *a, const sc_range_source *src, const int64_t *lo,
+                        const int64_t *hi, size_t n, uint64_t lead_cost, float score,
+                        sc_range_strategy strategy, sc_doc_iter **out, bool *used_points)
+    SC_MUST_USE;
+
+/* The doc-values iterator alone (tests, and callers that know they lead with few docs). */
+sc_doc_iter *sc_iter_dv_range(sc_arena *a, const sc_dv_numeric *dv, uint32_t n_docs,
+                              const int64_t *lo, const int64_t *hi, size_t n, float score);
+
+/* Counts the docs having a value in [lo, hi] that are live (live may be NULL: no deletes).
+ * Without deletes on a single-valued field this reads no doc ids at all (sc_bkd_count).
+ * limit > 0: may stop early (after `limit` matching points, before deletes are applied);
+ * *exact (may be NULL) is false then and *count is a lower bound (ES's total relation "gte").
+ * Falls back to a doc-values scan when there are no points. */
+sc_status sc_range_count(const sc_range_source *src, int64_t lo, int64_t hi,
+                         const sc_bitset *live, uint64_t limit, uint64_t *count, bool *exact)
+    SC_MUST_USE;
+
+/* Inclusive bounds from ES's gt/gte/lt/lte on encoded values: has_lo/has_hi false = open;
+ * lo_incl/hi_incl false = strict. Returns false when the range is empty (e.g. gt INT64_MAX). */
+bool sc_range_bounds(bool has_lo, int64_t lo, bool lo_incl, bool has_hi, int64_t hi,
+                     bool hi_incl, int64_t *out_lo, int64_t *out_hi);
+
+#endif
