@@ -508,8 +508,12 @@ static void collect_batches(collector *c, sc_doc_iter *it, uint32_t seg_i, uint6
 {
     uint32_t docs[128];
     float scores[128];
+    if (c->pruning && c->t.k && sc_doc_iter_max_score(it, SC_DOC_END) <= c->thr)
+        return; /* nothing in this segment can beat the current hits */
     for (;;) {
         if (c->pruning && it->positioned && it->doc != SC_DOC_END) {
+            if (sc_doc_iter_max_score(it, SC_DOC_END) <= c->thr)
+                break; /* e.g. constant scores once the heap is full */
             /* skip blocks that cannot beat the worst hit */
             uint32_t upto = sc_doc_iter_advance_shallow(it, it->doc + 1);
             if (upto == SC_DOC_END)
@@ -571,8 +575,11 @@ static void collect_segment(collector *c, sc_doc_iter *it, uint32_t seg_i, uint6
     uint32_t upto = 0;
     bool have_block = false;
     float block_max = 0;
-    if (c->pruning)
+    if (c->pruning) {
+        if (c->t.k && sc_doc_iter_max_score(it, SC_DOC_END) <= c->thr)
+            return;
         sc_doc_iter_set_min_score(it, c->thr);
+    }
     uint32_t d = sc_doc_iter_next(it);
     while (d != SC_DOC_END) {
         if (!c->pruning) {
@@ -603,6 +610,8 @@ static void collect_segment(collector *c, sc_doc_iter *it, uint32_t seg_i, uint6
                     c->thr = thr;
                     c->pruning = true;
                     sc_doc_iter_set_min_score(it, thr);
+                    if (sc_doc_iter_max_score(it, SC_DOC_END) <= thr)
+                        break; /* nothing left can compete */
                 }
             }
         } else if (c->total >= c->track_n) {
