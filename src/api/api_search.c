@@ -791,6 +791,7 @@ static void run_fini(search_run *run)
 typedef struct scroll_page {
     sc_scroll *ctx;    /* acquired context: its indices and pinned snapshots are used */
     bool opening;      /* first page: the context is opened here after resolution */
+    bool pit;          /* a point in time: from/size come from the request */
     int64_t keep_alive_ms;
 } scroll_page;
 
@@ -830,8 +831,10 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
             run->list[i] = sc->ctx->indices[i];
         }
         run->n = sc->ctx->n_indices;
-        run->sp.from = (int64_t)sc->ctx->position;
-        run->sp.size = sc->ctx->size;
+        if (!sc->pit) {
+            run->sp.from = (int64_t)sc->ctx->position;
+            run->sp.size = sc->ctx->size;
+        }
     } else {
         sc_cluster_error err;
         sc_status st = sc_node_resolve(req->node, index_expr, &run->list, &run->n, &err);
@@ -845,7 +848,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         }
     }
     for (size_t i = 0; i < run->n; i++) {
-        if (sc && sc->ctx)
+        if (sc && sc->ctx && !sc->pit)
             break;
         if (!count && run->sp.from + run->sp.size > run->list[i]->settings.max_result_window) {
             char reason[512];
@@ -961,6 +964,7 @@ static bool run_search(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
 /* Writes a search page; with a scroll, adds _scroll_id and advances the context. */
 static void respond_page(sc_rest_req *req, sc_rest_resp *resp, search_run *run, sc_scroll *ctx)
 {
+    bool pit = ctx && ctx->pit;
     uint64_t took_ms = (sc_clock_now_ns() - run->t0) / 1000000;
     sc_jsonw w;
     sc_rest_json_begin(req, resp, 200, &w);
@@ -979,7 +983,7 @@ static void respond_page(sc_rest_req *req, sc_rest_resp *resp, search_run *run, 
         json_t *obj = json_loadb((const char *)inner.ptr, inner.len, 0, &jerr);
         sc_vec_free(&inner);
         sc_jsonw_obj_begin(&w);
-        sc_jsonw_kv_str(&w, "_scroll_id", ctx->id);
+        sc_jsonw_kv_str(&w, pit ? "pit_id" : "_scroll_id", ctx->id);
         const char *k;
         json_t *v;
         json_object_foreach(obj, k, v)
@@ -989,7 +993,8 @@ static void respond_page(sc_rest_req *req, sc_rest_resp *resp, search_run *run, 
         }
         sc_jsonw_obj_end(&w);
         json_decref(obj);
-        ctx->position += run->r.n_hits;
+        if (!pit)
+            ctx->position += run->r.n_hits;
     } else {
         write_search_response(&w, &run->sr, &run->r, &run->sp, took_ms, 0);
     }
@@ -1012,8 +1017,42 @@ void sc_api_search(sc_rest_req *req, sc_rest_resp *resp)
         }
         sp.opening = true;
     }
+    json_t *pit = body ? json_object_get(body, "pit") : NULL;
+    if (pit) {
+        json_t *pid = json_object_get(pit, "id");
+        json_t *pka = json_object_get(pit, "keep_alive");
+        int64_t ka = 0;
+        if (!json_is_string(pid) ||
+            (pka && (!json_is_string(pka) || !sc__api_parse_time_ms(json_string_value(pka), &ka)))) {
+            json_decref(body);
+            sc_rest_error(req, resp, 400, "parsing_exception", "[pit] requires a string [id]",
+                          NULL, 0);
+            return;
+        }
+        if (req->index || keep) {
+            json_decref(body);
+            sc_rest_error(req, resp, 400, "action_request_validation_exception",
+                          req->index ? "Validation Failed: 1: [indices] cannot be used with "
+                                       "point in time;"
+                                     : "Validation Failed: 1: using [point in time] is not "
+                                       "allowed in a scroll context;",
+                          NULL, 0);
+            return;
+        }
+        sp.ctx = sc_scroll_acquire(req->node, json_string_value(pid), ka, true);
+        if (!sp.ctx) {
+            json_decref(body);
+            sc_rest_error(req, resp, 404, "search_context_missing_exception",
+                          "No search context found for the point in time id", NULL, 0);
+            return;
+        }
+        sp.pit = true;
+        /* The body's "pit" key is not a search option: parse the rest. */
+        json_object_del(body, "pit");
+    }
     search_run run;
-    bool ok = run_search_ex(req, resp, req->index, body, false, &run, keep ? &sp : NULL);
+    bool ok = run_search_ex(req, resp, req->index, body, false, &run,
+                            keep || pit ? &sp : NULL);
     if (ok) {
         respond_page(req, resp, &run, sp.ctx);
         run_fini(&run);
@@ -1057,7 +1096,7 @@ void sc_api_scroll(sc_rest_req *req, sc_rest_resp *resp)
                       NULL, 0);
         return;
     }
-    scroll_page sp = {.ctx = sc_scroll_acquire(req->node, id, keep_ms)};
+    scroll_page sp = {.ctx = sc_scroll_acquire(req->node, id, keep_ms, false)};
     id = sc_arena_strndup(req->arena, id, strlen(id));
     json_decref(body);
     if (!id)
@@ -1259,4 +1298,74 @@ void sc_api_msearch(sc_rest_req *req, sc_rest_resp *resp)
     sc_vec_free(&out);
     resp->status = 200;
     resp->content_type = "application/json";
+}
+
+void sc_api_pit_open(sc_rest_req *req, sc_rest_resp *resp)
+{
+    const char *keep = sc_rest_param_get(req, "keep_alive");
+    int64_t ka;
+    if (!keep || !sc__api_parse_time_ms(keep, &ka) || ka <= 0) {
+        sc_rest_error(req, resp, 400, "action_request_validation_exception",
+                      "Validation Failed: 1: [keep_alive] is missing or invalid;", NULL, 0);
+        return;
+    }
+    sc_index **list;
+    size_t n;
+    sc_cluster_error err;
+    sc_status st = sc_node_resolve(req->node, req->index, &list, &n, &err);
+    if (st != SC_OK) {
+        if (st == SC_ENOTFOUND)
+            sc_rest_error_index_not_found(req, resp, err.index);
+        else
+            sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
+        return;
+    }
+    sc_scroll *ctx;
+    uint32_t shards = 0;
+    for (size_t i = 0; i < n; i++)
+        shards += list[i]->settings.number_of_shards;
+    st = sc_scroll_open(req->node, list, n, NULL, 0, ka, &ctx);
+    sc_node_release(list, n);
+    if (st != SC_OK) {
+        sc_rest_error(req, resp, 500, "exception", "cannot open the point in time", NULL, 0);
+        return;
+    }
+    ctx->pit = true;
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_str(&w, "id", ctx->id);
+    sc_jsonw_key(&w, "_shards");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_int(&w, "total", shards);
+    sc_jsonw_kv_int(&w, "successful", shards);
+    sc_jsonw_kv_int(&w, "skipped", 0);
+    sc_jsonw_kv_int(&w, "failed", 0);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+    sc_scroll_release(req->node, ctx);
+}
+
+void sc_api_pit_close(sc_rest_req *req, sc_rest_resp *resp)
+{
+    json_t *body;
+    if (!sc__api_body_json(req, resp, true, &body))
+        return;
+    json_t *id = json_object_get(body, "id");
+    if (!json_is_string(id)) {
+        json_decref(body);
+        sc_rest_error(req, resp, 400, "action_request_validation_exception",
+                      "Validation Failed: 1: [id] is missing;", NULL, 0);
+        return;
+    }
+    size_t freed = sc_scroll_clear(req->node, json_string_value(id));
+    json_decref(body);
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, freed ? 200 : 404, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_bool(&w, "succeeded", true);
+    sc_jsonw_kv_int(&w, "num_freed", (int64_t)freed);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
 }

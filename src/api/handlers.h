@@ -46,5 +46,7 @@ void sc_api_count(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_msearch(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_scroll(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_scroll_clear(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_pit_open(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_pit_close(sc_rest_req *req, sc_rest_resp *resp);
 
 #endif

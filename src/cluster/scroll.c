@@ -94,7 +94,7 @@ sc_status sc_scroll_open(sc_node *n, sc_index **indices, size_t n_indices, const
     return SC_OK;
 }
 
-sc_scroll *sc_scroll_acquire(sc_node *n, const char *id, int64_t keep_alive_ms)
+sc_scroll *sc_scroll_acquire(sc_node *n, const char *id, int64_t keep_alive_ms, bool shared)
 {
     sc__scrolls *r = sc__node_scrolls(n);
     uint64_t now = sc_clock_now_ns();
@@ -103,8 +103,8 @@ sc_scroll *sc_scroll_acquire(sc_node *n, const char *id, int64_t keep_alive_ms)
     sc_scroll *found = NULL;
     for (sc_scroll *s = r->head; s; s = s->next)
         if (strcmp(s->id, id) == 0) {
-            if (!s->busy) {
-                s->busy = true;
+            if (shared ? s->pit : (!s->busy && !s->pit)) {
+                s->busy = !shared;
                 s->refs++;
                 if (keep_alive_ms > 0)
                     s->keep_alive_ms = keep_alive_ms;
@@ -122,7 +122,8 @@ void sc_scroll_release(sc_node *n, sc_scroll *s)
 {
     sc__scrolls *r = sc__node_scrolls(n);
     pthread_mutex_lock(&r->mu);
-    s->busy = false;
+    if (!s->pit)
+        s->busy = false;
     bool orphan = --s->refs == 0 && s->expires_ns == 0;
     pthread_mutex_unlock(&r->mu);
     if (orphan)

@@ -28,6 +28,7 @@ typedef struct sc_scroll {
     uint64_t expires_ns;
     int refs;                           /* guarded by the registry lock */
     bool busy;                          /* a page is running (pages are sequential) */
+    bool pit;                           /* a point in time (shared), not a scroll */
     struct sc_scroll *next;
 } sc_scroll;
 
@@ -36,8 +37,9 @@ typedef struct sc_scroll {
 sc_status sc_scroll_open(sc_node *n, sc_index **indices, size_t n_indices, const char *body,
                          uint32_t size, int64_t keep_alive_ms, sc_scroll **out) SC_MUST_USE;
 /* Finds a live context by id, renews its keep-alive (when keep_alive_ms > 0) and acquires it
- * for one page; NULL when unknown, expired or busy. */
-sc_scroll *sc_scroll_acquire(sc_node *n, const char *id, int64_t keep_alive_ms);
+ * for one page; NULL when unknown, expired or (unless shared) busy. shared = a point in time,
+ * which any number of searches may use at once. */
+sc_scroll *sc_scroll_acquire(sc_node *n, const char *id, int64_t keep_alive_ms, bool shared);
 void sc_scroll_release(sc_node *n, sc_scroll *s);
 /* Frees a context by id (or all when id is NULL); returns how many were freed. */
 size_t sc_scroll_clear(sc_node *n, const char *id);

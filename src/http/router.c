@@ -61,6 +61,8 @@ static const route routes[] = {
     {M_DELETE, "/_search/scroll/_all", sc_api_scroll_clear},
     {M_GET | M_POST, "/_search/scroll/{extra}", sc_api_scroll},
     {M_DELETE, "/_search/scroll/{extra}", sc_api_scroll_clear},
+    {M_DELETE, "/_pit", sc_api_pit_close},
+    {M_POST, "/{index}/_pit", sc_api_pit_open},
     {M_GET | M_POST, "/_search", sc_api_search},
     {M_GET | M_POST, "/{index}/_search", sc_api_search},
     {M_GET | M_POST, "/_count", sc_api_count},

@@ -217,3 +217,32 @@ def test_sort_and_search_after(server, fresh_index):
     st, h, b = server.request("POST", "/%s/_search" % fresh_index,
                               {"sort": [{"n": {"order": "sideways"}}]})
     assert st == 400
+
+
+def test_point_in_time(server, fresh_index):
+    server.request("PUT", "/" + fresh_index, {"settings": {"number_of_shards": 2},
+                                              "mappings": {"properties": {"n": {"type": "long"}}}})
+    server.request("POST", "/_bulk?refresh=true", bulk_body(fresh_index, [{"n": i} for i in range(30)]))
+    st, h, b = server.request("POST", "/%s/_pit?keep_alive=1m" % fresh_index)
+    assert st == 200 and b["_shards"]["total"] == 2, b
+    pit = b["id"]
+    server.request("PUT", "/%s/_doc/new?refresh=true" % fresh_index, {"n": 100})
+    seen, after = [], None
+    while True:
+        body = {"size": 8, "sort": [{"n": "asc"}], "pit": {"id": pit, "keep_alive": "1m"}}
+        if after:
+            body["search_after"] = after
+        st, h, b = server.request("POST", "/_search", body)
+        assert st == 200, b
+        assert b["pit_id"] == pit and b["hits"]["total"]["value"] == 30
+        if not b["hits"]["hits"]:
+            break
+        seen += [hit["sort"][0] for hit in b["hits"]["hits"]]
+        after = b["hits"]["hits"][-1]["sort"]
+    assert seen == list(range(30))
+    st, h, b = server.request("POST", "/%s/_search" % fresh_index, {"pit": {"id": pit}})
+    assert st == 400
+    st, h, b = server.request("DELETE", "/_pit", {"id": pit})
+    assert st == 200 and b["num_freed"] == 1
+    st, h, b = server.request("POST", "/_search", {"pit": {"id": pit}})
+    assert st == 404
