@@ -214,6 +214,8 @@ class Writer:
         self.ids = ids
         self.hot = ids[: len(ids) // 5]
         self.state = {i: None for i in ids}   # last known state (certain)
+        self.version = {i: None for i in ids}  # _version of a live doc (None: absent/unknown)
+        self.seqno = {i: (0, -1) for i in ids}  # highest acknowledged (_primary_term, _seq_no)
         self.uncertain = []                   # ops of the request in flight at the kill
         self.tokens = {}                      # tok -> id, every token ever sent
         self.failures = []
@@ -277,17 +279,35 @@ class Writer:
 
     # -- acknowledged results
 
-    def record(self, op, status, detail):
-        want, new = apply_op(op, self.state[op["id"]])
+    def record(self, op, status, res):
+        did = op["id"]
+        prior = self.state[did]
+        want, new = apply_op(op, prior)
         if status != want:
             self.failures.append(
                 "writer %d: %s of id %s answered %s but the acknowledged history predicts %s "
                 "(state before: %s); reply: %s"
-                % (self.wid, op["kind"], op["id"], status, want,
-                   describe(self.state[op["id"]]), json.dumps(detail)[:400]))
-        if 200 <= status < 300:
+                % (self.wid, op["kind"], did, status, want, describe(prior),
+                   json.dumps(res)[:400]))
+        if isinstance(status, int) and 200 <= status < 300:
             self.acked_ops += 1
-        self.state[op["id"]] = new
+            ver = res.get("_version")
+            if prior is not None and self.version[did] is not None and \
+                    ver != self.version[did] + 1:
+                self.failures.append(
+                    "writer %d: %s of live id %s answered _version %s, the last acknowledged "
+                    "version was %s" % (self.wid, op["kind"], did, ver, self.version[did]))
+            self.version[did] = ver if new is not None else None
+        if "_seq_no" in res:
+            sq = (res.get("_primary_term", 0), res["_seq_no"])
+            if sq <= self.seqno[did]:
+                self.failures.append(
+                    "writer %d: %s of id %s got (_primary_term, _seq_no) %s, not above the "
+                    "acknowledged %s of an earlier write to it (seq_no reused?)"
+                    % (self.wid, op["kind"], did, sq, self.seqno[did]))
+            else:
+                self.seqno[did] = sq
+        self.state[did] = new
 
     def run(self, port, cycle, stop):
         rng = random.Random("%d/%d/%d" % (self.seed, cycle, self.wid))
@@ -320,7 +340,7 @@ class Writer:
             if res.get("_id") != op["id"]:
                 self.failures.append("writer %d: bulk item for id %s answered for id %s: %s"
                                      % (self.wid, op["id"], res.get("_id"), json.dumps(item)))
-            self.record(op, res.get("status"), item)
+            self.record(op, res.get("status"), res)
         return True
 
     def single(self, rng, port, conn):
@@ -342,7 +362,7 @@ class Writer:
             self.unexpected.append("%s _doc answered HTTP %s: %s" % (op["kind"], st, json.dumps(b)[:300]))
             return False
         self.uncertain = []
-        self.record(op, st, b)
+        self.record(op, st, b if isinstance(b, dict) else {})
         if op["kind"] == "index" and refresh != "false" and st in (200, 201):
             # refresh=true|wait_for: the new version is searchable once acknowledged
             try:
@@ -369,6 +389,118 @@ class Writer:
         return states
 
 
+class Meta:
+    """Index-level metadata under the crash: creates side indices (1-3 shards, one document
+    each) and deletes some; acknowledged creations/deletions must survive."""
+
+    def __init__(self, seed):
+        self.seed = seed
+        self.indices = {}       # name -> {"shards": k, "exists": bool, "doc": source or None}
+        self.uncertain = None   # (name, action) in flight at the kill
+        self.next = 0
+        self.failures = []
+
+    def run(self, port, cycle, stop):
+        rng = random.Random("%d/%d/meta" % (self.seed, cycle))
+        while not stop.is_set():
+            time.sleep(rng.uniform(0.02, 0.3))
+            live = sorted(n for n, m in self.indices.items() if m["exists"])
+            try:
+                if live and rng.random() < 0.3:
+                    name = rng.choice(live)
+                    self.uncertain = (name, "delete")
+                    st, b = http_request(port, "DELETE", "/" + name)
+                    if st != 200:
+                        self.failures.append("DELETE /%s answered %s: %s" % (name, st, b))
+                        return
+                    self.indices[name]["exists"] = False
+                else:
+                    self.next += 1
+                    name = "side-%d" % self.next
+                    shards = rng.randint(1, 3)
+                    self.indices[name] = {"shards": shards, "exists": False, "doc": None}
+                    self.uncertain = (name, "create")
+                    st, b = http_request(port, "PUT", "/" + name, {"settings": {
+                        "number_of_shards": shards, "number_of_replicas": 0}})
+                    if st != 200:
+                        self.failures.append("PUT /%s answered %s: %s" % (name, st, b))
+                        return
+                    self.indices[name]["exists"] = True
+                    doc = {"name": name, "n": rng.randint(0, 1 << 40)}
+                    self.uncertain = (name, "doc")
+                    st, b = http_request(port, "PUT", "/%s/_doc/one" % name, doc)
+                    if st != 201:
+                        self.failures.append("PUT /%s/_doc/one answered %s: %s" % (name, st, b))
+                        return
+                    self.indices[name]["doc"] = doc
+                self.uncertain = None
+            except (OSError, http.client.HTTPException):
+                return
+
+    def verify(self, port):
+        problems = []
+        for name, m in sorted(self.indices.items()):
+            st, _ = http_request(port, "HEAD", "/" + name)
+            exists = st == 200
+            unc = self.uncertain[1] if self.uncertain and self.uncertain[0] == name else None
+            if exists != m["exists"] and unc not in ("create", "delete"):
+                problems.append("index %s: acknowledged %s but it %s after restart"
+                                % (name, "created" if m["exists"] else "deleted",
+                                   "is missing" if m["exists"] else "exists again"))
+            m["exists"] = exists
+            if not exists:
+                continue
+            b = checked(port, "GET", "/%s/_settings" % name)
+            shards = b.get(name, {}).get("settings", {}).get("index", {}).get("number_of_shards")
+            if str(shards) != str(m["shards"]):
+                problems.append("index %s: created with %d shards, _settings says %s"
+                                % (name, m["shards"], shards))
+            st, d = http_request(port, "GET", "/%s/_doc/one" % name)
+            got = d.get("_source") if st == 200 and d.get("found") else None
+            if got != m["doc"] and not (unc == "doc" and m["doc"] is None):
+                problems.append("index %s: acknowledged document %s, server has %s"
+                                % (name, describe(m["doc"]), describe(got)))
+            if unc == "doc" and got is not None and m["doc"] is None:
+                m["doc"] = got
+        self.uncertain = None
+        return problems
+
+
+DYNAMIC_TYPES = ("long", "float", "boolean", "text")
+
+
+def check_mapping(port, actual):
+    """Dynamically mapped fields of acknowledged documents are still mapped (with their types)
+    and searchable through them after the restart."""
+    problems = []
+    b = checked(port, "GET", "/%s/_mapping" % INDEX)
+    props = b.get(INDEX, {}).get("mappings", {}).get("properties", {})
+    example = {}
+    for did, src in sorted(actual.items()):
+        if src is None:
+            continue
+        for f in src:
+            if f.startswith("f") and f not in example:
+                example[f] = did
+    for f, did in sorted(example.items()):
+        want = DYNAMIC_TYPES[int(f[1:]) % 4]
+        got = props.get(f, {}).get("type")
+        if got != want:
+            problems.append("dynamic field %s (in acknowledged doc %s) is mapped as %s, want %s"
+                            % (f, did, got, want))
+            continue
+        if want != "text":
+            continue  # term queries on numeric/boolean fields are not executed yet (search layer)
+        field = f + ".keyword"
+        q = {"bool": {"filter": [{"term": {field: actual[did][f]}}, {"ids": {"values": [did]}}]}}
+        b = checked(port, "POST", "/%s/_search" % INDEX,
+                    {"query": q, "size": 0, "track_total_hits": True})
+        if b["hits"]["total"]["value"] != 1:
+            problems.append("term query %s on dynamic field does not find acknowledged doc %s"
+                            % (json.dumps(q, ensure_ascii=False), did))
+    return problems
+
+
 def chaos(port, cycle, seed, stop):
     rng = random.Random("%d/%d/chaos" % (seed, cycle))
     while not stop.is_set():
@@ -393,12 +525,12 @@ def checked(port, method, path, body=None, what=""):
     return b
 
 
-def verify(port, writers, label):
+def verify(port, writers, meta, label):
     """Checks the restarted server against the writers' models; resolves uncertain ids to what
     the server holds. Returns the number of live documents."""
-    problems = []
-    checked(port, "POST", "/%s/_refresh" % INDEX)
+    problems = meta.verify(port)
     actual = {}
+    versions = {}
     all_ids = [i for w in writers for i in w.ids]
     for i in range(0, len(all_ids), 400):
         batch = all_ids[i:i + 400]
@@ -407,6 +539,14 @@ def verify(port, writers, label):
             if d.get("_id") != did:
                 problems.append("_mget answered %s for id %s" % (d.get("_id"), did))
             actual[did] = d["_source"] if d.get("found") else None
+            versions[did] = d.get("_version")
+    rng = random.Random(label)
+    for did in rng.sample(all_ids, 40):  # single realtime GETs agree with _mget
+        st, d = http_request(port, "GET", "/%s/_doc/%s" % (INDEX, did))
+        got = d.get("_source") if st == 200 and d.get("found") else None
+        if st not in (200, 404) or got != actual[did]:
+            problems.append("GET _doc/%s answered %s %s but _mget has %s"
+                            % (did, st, json.dumps(d)[:300], describe(actual[did])))
     for w in writers:
         for did in w.ids:
             allowed = w.allowed(did)
@@ -423,8 +563,14 @@ def verify(port, writers, label):
                                 "server has %s" % (kind, did, describe(last),
                                                    [describe(s) for s in allowed[1:]],
                                                    describe(got)))
+            elif got is not None and got == w.state[did] and w.version[did] is not None and \
+                    versions[did] != w.version[did]:
+                problems.append("id %s has its acknowledged _source but _version %s instead of "
+                                "the acknowledged %s" % (did, versions[did], w.version[did]))
             w.state[did] = got
+            w.version[did] = versions[did] if got is not None else None
         w.uncertain = []
+    checked(port, "POST", "/%s/_refresh" % INDEX)
     live = sorted(d for d, s in actual.items() if s is not None)
 
     count = checked(port, "GET", "/%s/_count" % INDEX)["count"]
@@ -465,6 +611,7 @@ def verify(port, writers, label):
             problems.append("terms query on the current tokens of %d live ids finds %d (missing %s)"
                             % (len(batch), b["hits"]["total"]["value"],
                                sorted(set(batch) - found)[:20]))
+    problems += check_mapping(port, actual)
     current = {s["tok"] for s in actual.values() if s is not None}
     stale = [t for w in writers for t in w.tokens if t not in current]
     for i in range(0, len(stale), 1000):
@@ -496,6 +643,7 @@ def main():
     server = Server(binary, os.path.join(tmp, "data"), os.path.join(tmp, "server.log"))
     writers = [Writer(w, seed, ["d%d-%03d" % (w, k) for k in range(IDS_PER_WRITER)])
                for w in range(nwriters)]
+    meta = Meta(seed)
     start = time.time()
     double_kills = 0
     cycle = 0
@@ -511,6 +659,7 @@ def main():
             threads = [threading.Thread(target=w.run, args=(server.port, cycle, stop))
                        for w in writers]
             threads.append(threading.Thread(target=chaos, args=(server.port, cycle, seed, stop)))
+            threads.append(threading.Thread(target=meta.run, args=(server.port, cycle, stop)))
             for t in threads:
                 t.start()
             time.sleep(rng.uniform(0.1, 1.5))
@@ -519,7 +668,7 @@ def main():
             stop.set()
             for t in threads:
                 t.join()
-            fails = [f for w in writers for f in w.failures]
+            fails = [f for w in writers for f in w.failures] + meta.failures
             if fails:
                 raise Failure("while writing in cycle %d:\n  %s" % (cycle, "\n  ".join(fails[:20])))
             # sometimes kill the restarting server again, during recovery
@@ -533,19 +682,19 @@ def main():
                     raise Failure("server exited by itself (status %s) during start-up; log:\n%s"
                                   % (server.proc.returncode, server.log_tail()))
             server.start()
-            live = verify(server.port, writers, "kill %d" % cycle)
+            live = verify(server.port, writers, meta, "kill %d" % cycle)
             notes = [u for w in writers for u in w.unexpected]
             for w in writers:
                 w.unexpected = []
-            log("kill %2d/%d: ok, %d live docs, %d acknowledged ops so far%s"
-                % (cycle, kills, live, sum(w.acked_ops for w in writers),
+            log("kill %2d/%d: ok, %d live docs, %d acknowledged ops, %d side indices so far%s"
+                % (cycle, kills, live, sum(w.acked_ops for w in writers), len(meta.indices),
                    ("; note: " + "; ".join(notes)) if notes else ""))
         rc = server.terminate()
         if rc != 0:
             raise Failure("graceful SIGTERM shutdown exited with status %s; log:\n%s"
                           % (rc, server.log_tail()))
         server.start()
-        live = verify(server.port, writers, "graceful restart")
+        live = verify(server.port, writers, meta, "graceful restart")
         rc = server.terminate()
         if rc != 0:
             raise Failure("graceful SIGTERM shutdown exited with status %s; log:\n%s"
