@@ -83,6 +83,7 @@ struct sc_shard {
     uint64_t seg_counter;
     /* buffer */
     sc_segment_builder *builder;
+    size_t builder_base_ram;     /* builder RAM right after its last reset */
     SC_VEC(uint32_t) buf_entry;  /* buffer doc -> entry */
     SC_VEC(uint8_t) buf_deleted; /* buffer doc deleted (overwritten) */
     SC_VEC(sc__buf_src) buf_src;

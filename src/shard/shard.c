@@ -151,6 +151,15 @@ static sc_status drop_location(sc_shard *s, const sc__id_entry *e)
     return slot_delete(sl, e->doc);
 }
 
+/* Whether the buffer should become a segment. Measured from the builder's size right after
+ * its last reset: the builder keeps (and counts) capacity across resets, so an absolute
+ * threshold would refresh after a few hundred documents once it has been filled once. */
+static bool buffer_full(const sc_shard *s)
+{
+    size_t ram = sc_segment_builder_ram_bytes(s->builder);
+    return ram > s->builder_base_ram && ram - s->builder_base_ram > s->cfg.ram_buffer_bytes;
+}
+
 /* ---- applying operations ---- */
 
 static sc__id_entry *entry_get(sc_shard *s, sc_slice id, uint64_t *idx)
@@ -421,7 +430,7 @@ sc_status sc_shard_index(sc_shard *s, sc_slice id, sc_slice source, const sc_sha
         r = &tmp;
     pthread_mutex_lock(&s->wlock);
     sc_status st = index_locked(s, id, source, o, NULL, r, err);
-    bool over = st == SC_OK && sc_segment_builder_ram_bytes(s->builder) > s->cfg.ram_buffer_bytes;
+    bool over = st == SC_OK && buffer_full(s);
     if (over && !s->thread_started)
         st = sc__shard_refresh_locked(s);
     pthread_mutex_unlock(&s->wlock);
@@ -537,6 +546,7 @@ static void next_segment_name(sc_shard *s, char *out, size_t cap)
 static void buffer_clear(sc_shard *s)
 {
     sc_segment_builder_reset(s->builder);
+    s->builder_base_ram = sc_segment_builder_ram_bytes(s->builder);
     sc_vec_clear(&s->buf_entry);
     sc_vec_clear(&s->buf_deleted);
     sc_vec_clear(&s->buf_src);
@@ -745,7 +755,7 @@ static sc_status replay_op(void *ctx, const sc_translog_op *op)
      * unless parsing succeeded), so only I/O and memory errors stop recovery. */
     if (st == SC_ENOMEM || st == SC_EIO)
         return st;
-    if (sc_segment_builder_ram_bytes(s->builder) > s->cfg.ram_buffer_bytes)
+    if (buffer_full(s))
         return sc__shard_refresh_locked(s);
     return SC_OK;
 }
@@ -859,7 +869,7 @@ static void *bg_main(void *arg)
                    now - last_refresh >= (uint64_t)s->cfg.refresh_interval_ms * 1000000ULL;
         bool refreshed = false;
         pthread_mutex_lock(&s->wlock);
-        bool full = sc_segment_builder_ram_bytes(s->builder) > s->cfg.ram_buffer_bytes;
+        bool full = buffer_full(s);
         if (full || due) {
             refreshed = s->changed;
             (void)sc__shard_refresh_locked(s);
@@ -948,6 +958,8 @@ sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_err
         st = sc_dir_make(s->dir);
     if (st == SC_OK)
         st = sc_segment_builder_new(&s->builder);
+    if (st == SC_OK)
+        s->builder_base_ram = sc_segment_builder_ram_bytes(s->builder);
     uint64_t tlog_gen = 1;
     if (st == SC_OK)
         st = load_commit(s, &tlog_gen, err);
