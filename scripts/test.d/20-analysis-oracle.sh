@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Re-runs the Lucene 8.7 analysis oracle (tests/oracle/analysis) and checks that the expected
-# outputs checked in under tests/fixtures/text are what the installed Lucene jars produce, so
-# the C unit test (tests/unit/text/analyzer_test.c) compares against real Lucene behaviour.
+# Re-runs the Lucene 8.7 analysis oracle (tests/oracle/analysis): (1) the expected outputs
+# checked in under tests/fixtures/text must be what the installed Lucene jars produce; (2) every
+# code point of planes 0-1 (plus samples of planes 2, 14, 15), in four contexts, must get the
+# same tokens, positions, offsets and types from scry's six built-in analyzers as from Lucene
+# (needs the debug build's text_analyzer_test; BUILD_DIR overrides build/debug).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 if ! command -v javac >/dev/null || [ ! -f /usr/share/java/lucene-core-8.7.0.jar ]; then
@@ -19,4 +21,24 @@ for f in lucene_tokens.tsv random_tokens.tsv porter_words.tsv snowball_words.tsv
   fi
 done
 [ $fail -eq 0 ] && echo "analysis oracle: fixtures match Lucene 8.7"
+
+test_bin=${BUILD_DIR:-build/debug}/text_analyzer_test
+if [ ! -x "$test_bin" ]; then
+  echo "analysis oracle: $test_bin not built"; exit 1
+fi
+root="$tmp/all"
+mkdir -p "$root/tests/fixtures/text"
+cp tests/fixtures/text/* "$root/tests/fixtures/text/"
+CP=/usr/share/java/lucene-core-8.7.0.jar:/usr/share/java/lucene-analyzers-common-8.7.0.jar
+javac -d "$tmp/cls" -cp "$CP" tests/oracle/analysis/LuceneTokens.java
+/usr/bin/python3 tests/oracle/analysis/make_all_codepoints.py > "$root/tests/fixtures/text/random_unicode.txt"
+java -cp "$CP:$tmp/cls" LuceneTokens tokens "$root/tests/fixtures/text/random_unicode.txt" \
+  > "$root/tests/fixtures/text/random_tokens.tsv"
+if SCRY_SOURCE_DIR="$root" "$test_bin" > "$tmp/all.log" 2>&1; then
+  echo "analysis oracle: every code point agrees with Lucene ($(grep -o '[0-9]* line x analyzer' "$tmp/all.log" | tail -1))"
+else
+  echo "analysis oracle: code point sweep differs from Lucene:"
+  grep -E "MISMATCH|mismatch|FAILED" -A8 "$tmp/all.log" | head -60
+  fail=1
+fi
 exit $fail

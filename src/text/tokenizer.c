@@ -84,6 +84,17 @@ static uint8_t classify_icu(UChar32 c)
     }
     if (u_getIntPropertyValue(c, UCHAR_LINE_BREAK) == U_LB_COMPLEX_CONTEXT)
         f |= F_SA;
+    /* Word_Break values that changed after Unicode 9 (found by running every code point of
+     * planes 0-1 through Lucene, see tests/oracle/analysis/README). */
+    switch (c) {
+    case 0x02D7: return C_MIDLETTER | f; /* MODIFIER LETTER MINUS SIGN */
+    case 0x055F: return C_OTHER | f;     /* ARMENIAN ABBREVIATION MARK */
+    case 0x05F3: return C_ALETTER | f;   /* HEBREW PUNCTUATION GERESH */
+    case 0x1CF2:
+    case 0x1CF3: return C_EXTEND | f; /* VEDIC SIGN (ROTATED) ARDHAVISARGA */
+    case 0x111C9: return C_OTHER | f; /* SHARADA SANDHI MARK */
+    default: break;
+    }
     if (c >= 0x1F3FB && c <= 0x1F3FF)
         return C_EMOD | f;
     if (c >= 0xFF10 && c <= 0xFF19) /* Lucene adds full-width digits to Numeric */
@@ -93,7 +104,7 @@ static uint8_t classify_icu(UChar32 c)
         /* Unicode 11 added some modifier symbols and punctuation to ALetter; Lucene's
          * Unicode 9 tables do not have them. */
         if (u_charType(c) == U_MODIFIER_SYMBOL || c == 0x055A || c == 0x055B || c == 0x055C ||
-            c == 0x055E || c == 0x058A || c == 0x05F3)
+            c == 0x055E || c == 0x058A)
             return C_OTHER | f;
         {
             UErrorCode e = U_ZERO_ERROR;

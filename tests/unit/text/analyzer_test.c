@@ -160,6 +160,8 @@ static void compare_with_lucene(const char *input, const char *expected)
     for (int i = 0; i < N_ANALYZERS; i++)
         assert_int_equal(sc_analyzer_builtin(analyzer_names[i], &as[i]), SC_OK);
     size_t ei = 0, mismatches = 0, compared = 0, per_analyzer[N_ANALYZERS] = {0};
+    const char *show = getenv("SCRY_ORACLE_SHOW"); /* how many mismatches to print */
+    size_t show_limit = show ? (size_t)strtoul(show, NULL, 10) : 8;
     for (size_t l = 0; l < n_lines; l++) {
         for (int ai = 0; ai < N_ANALYZERS; ai++) {
             sc_buf got = {0};
@@ -176,7 +178,7 @@ static void compare_with_lucene(const char *input, const char *expected)
             compared++;
             bool same = got.len == want.len && memcmp(got.ptr, want.ptr, got.len) == 0;
             if (!same && !is_known_diff(input, (int)l + 1, analyzer_names[ai])) {
-                if (mismatches < 8)
+                if (mismatches < show_limit)
                     fprintf(stderr, "MISMATCH line %zu %s\n--- lucene\n%.*s--- scry\n%.*s\n", l + 1,
                             analyzer_names[ai], (int)(want.len > 3000 ? 3000 : want.len),
                             (const char *)want.ptr, (int)(got.len > 3000 ? 3000 : got.len),
