@@ -1,0 +1,151 @@
+/* Range count over N values (default 5M, one per doc, taxis-like total_amount: doubles with
+ * two decimals in [0, 120) in the sortable-long encoding, docs in insertion order), BKD vs a
+ * numeric doc-values scan of a real segment. Single-threaded, best of R runs per case.
+ * Usage: range_bench [n_docs, default 5000000] [runs, default 5].
+ * Cases: exact count without doc ids (sc_bkd_count), intersect into a bitset + popcount (what
+ * a filter materializes), the same with the 10,000 cap (early termination), and the doc-values
+ * scan (sc_range_count without points); ranges [5, 15), [50, 50.5) and [1, 119). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/bitset.h"
+#include "base/clock.h"
+#include "index/bkd.h"
+#include "index/builder.h"
+#include "index/docvalues.h"
+#include "index/segment.h"
+#include "search/range.h"
+
+static int64_t enc(double x)
+{
+    int64_t bits;
+    memcpy(&bits, &x, 8);
+    return bits ^ ((bits >> 63) & INT64_MAX);
+}
+
+static double ms_since(uint64_t t0)
+{
+    return (double)(sc_clock_now_ns() - t0) / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 5000000u;
+    int runs = argc > 2 ? atoi(argv[2]) : 5;
+    int64_t *v = malloc(sizeof(int64_t) * n);
+    uint32_t *d = malloc(sizeof(uint32_t) * n);
+    uint64_t x = 88172645463325252ull;
+    for (uint32_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        /* skewed like fares: most between 5 and 30 */
+        double amt = (double)(x % 12000) / 100.0;
+        if (x % 4 != 0)
+            amt = 5.0 + (double)((x >> 20) % 2500) / 100.0;
+        v[i] = enc(amt);
+        d[i] = i;
+    }
+    sc_buf buf = {0};
+    uint64_t t0 = sc_clock_now_ns();
+    if (sc_bkd_write(v, d, n, n, 0, &buf) != SC_OK)
+        return 1;
+    printf("bkd write: %u points in %.0f ms, %zu bytes (%.2f bytes/point)\n", n, ms_since(t0),
+           buf.len, (double)buf.len / n);
+    sc_bkd t;
+    if (sc_bkd_open(sc_slice_make(buf.ptr, buf.len), &t) != SC_OK)
+        return 1;
+
+    /* the doc-values side: a real segment with the same values */
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/scry_range_bench_%d", (int)getpid());
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
+    if (system(cmd) != 0)
+        return 1;
+    t0 = sc_clock_now_ns();
+    sc_segment_builder *b;
+    if (sc_segment_builder_new(&b) != SC_OK)
+        return 1;
+    for (uint32_t i = 0; i < n; i++) {
+        sc_index_field f = {.name = sc_slice_cstr("total_amount"), .kind = SC_FIELD_NUMERIC,
+                            .flags = SC_FIELD_DOCVALUES, .values = &v[i], .n_values = 1};
+        sc_index_doc doc = {.id = sc_slice_cstr("x"), .source = sc_slice_cstr(""),
+                            .fields = &f, .n_fields = 1};
+        if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
+            return 1;
+    }
+    sc_segment *seg;
+    if (sc_segment_builder_write(b, dir, "s", NULL) != SC_OK ||
+        sc_segment_open(dir, "s", &seg) != SC_OK)
+        return 1;
+    sc_segment_builder_free(b);
+    printf("segment with doc values: %.0f ms\n", ms_since(t0));
+    sc_dv_numeric dv;
+    if (sc_dv_numeric_open(seg, sc_segment_field(seg, sc_slice_cstr("total_amount")), &dv) !=
+        SC_OK)
+        return 1;
+
+    static const double ranges[][2] = {{5, 15}, {50, 50.5}, {1, 119}};
+    sc_bitset bs;
+    if (sc_bitset_init(&bs, n) != SC_OK)
+        return 1;
+    printf("%-14s %12s %12s %12s %12s %12s %10s\n", "range", "matches", "bkd_count_ms",
+           "bkd_bitset_ms", "bkd_cap10k_ms", "dv_scan_ms", "dv/bitset");
+    for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++) {
+        int64_t lo, hi;
+        (void)sc_range_bounds(true, enc(ranges[r][0]), true, true, enc(ranges[r][1]), false, &lo,
+                              &hi);
+        double best[4] = {1e30, 1e30, 1e30, 1e30};
+        uint64_t c[4] = {0};
+        for (int k = 0; k < runs; k++) {
+            t0 = sc_clock_now_ns();
+            if (sc_bkd_count(&t, lo, hi, &c[0]) != SC_OK)
+                return 1;
+            double ms = ms_since(t0);
+            best[0] = ms < best[0] ? ms : best[0];
+
+            sc_bitset_clear_all(&bs);
+            t0 = sc_clock_now_ns();
+            if (sc_bkd_intersect(&t, lo, hi, &bs, 0, NULL) != SC_OK)
+                return 1;
+            c[1] = sc_bitset_count(&bs);
+            ms = ms_since(t0);
+            best[1] = ms < best[1] ? ms : best[1];
+
+            sc_range_source src = {&t, &dv, n};
+            bool exact;
+            t0 = sc_clock_now_ns();
+            if (sc_range_count(&src, lo, hi, NULL, 10000, &c[2], &exact) != SC_OK)
+                return 1;
+            ms = ms_since(t0);
+            best[2] = ms < best[2] ? ms : best[2];
+
+            sc_range_source dvsrc = {NULL, &dv, n};
+            t0 = sc_clock_now_ns();
+            if (sc_range_count(&dvsrc, lo, hi, NULL, 0, &c[3], NULL) != SC_OK)
+                return 1;
+            ms = ms_since(t0);
+            best[3] = ms < best[3] ? ms : best[3];
+        }
+        if (c[0] != c[1] || c[0] != c[3]) {
+            fprintf(stderr, "count mismatch: %llu %llu %llu\n", (unsigned long long)c[0],
+                    (unsigned long long)c[1], (unsigned long long)c[3]);
+            return 1;
+        }
+        char name[32];
+        snprintf(name, sizeof name, "[%g,%g)", ranges[r][0], ranges[r][1]);
+        printf("%-14s %12llu %12.2f %12.2f %12.2f %12.2f %9.1fx\n", name,
+               (unsigned long long)c[0], best[0], best[1], best[2], best[3], best[3] / best[1]);
+    }
+    sc_bitset_fini(&bs);
+    sc_segment_unref(seg);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        return 1;
+    sc_vec_free(&buf);
+    free(v);
+    free(d);
+    return 0;
+}
