@@ -71,6 +71,11 @@ sc_status sc__plan_build(sc__search_ctx *ctx, const sc_query *q, bool scoring, s
 sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
                         sc_doc_iter **out) SC_MUST_USE;
 
+/* When `it` is an unpositioned sum disjunction (min_match <= 1) whose children all score in
+ * bulk natively, sets its children and returns true (the collector may then drive them
+ * itself, window by window, as Lucene's BooleanScorer does for exhaustive disjunctions). */
+bool sc__iter_disjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***children, size_t *n);
+
 /* Writes an error message into ctx->res->error and returns st. */
 sc_status sc__search_fail(sc__search_ctx *ctx, sc_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/internal.h"
 #include "search/iter.h"
 
 static sc_iter_stats *first_stats(sc_doc_iter **c, size_t n)
@@ -529,6 +530,21 @@ static const sc_doc_iter_ops disj_ops = {
     disj_set_min_score,
     sc_doc_iter_fallback_score_batch,
 };
+
+bool sc__iter_disjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***children, size_t *n)
+{
+    if (it->ops != &disj_ops || it->positioned)
+        return false;
+    disj_iter *x = (disj_iter *)it;
+    if (x->mode != SC_DISJ_SUM || x->min_match > 1)
+        return false;
+    for (size_t i = 0; i < x->n; i++)
+        if (!(x->c[i]->ops->native & SC_ITER_NATIVE_SCORE_BATCH) || x->c[i]->positioned)
+            return false;
+    *children = x->c;
+    *n = x->n;
+    return true;
+}
 
 sc_doc_iter *sc_iter_disjunction(sc_arena *a, sc_doc_iter **children, size_t n,
                                  uint32_t min_match, sc_disj_mode mode, float tie_breaker)

@@ -622,6 +622,97 @@ static void collect_segment(collector *c, sc_doc_iter *it, uint32_t seg_i, uint6
     }
 }
 
+/* Exhaustive sum disjunction, window at a time (Lucene's BooleanScorer): every child scores
+ * its docs in bulk (score_batch) into a 2,048-doc accumulator (double sums in child order, as
+ * the disjunction scores), then the window's docs are counted and offered to the heap in doc
+ * order. Live docs are applied per doc; the cancel token is checked per window. */
+#define BS_WINDOW 2048
+
+typedef struct bs_child {
+    sc_doc_iter *it;
+    uint32_t docs[128];
+    float scores[128];
+    size_t n, pos;
+    bool done;
+} bs_child;
+
+static sc_status collect_disjunction(sc__search_ctx *ctx, collector *c, sc_doc_iter **kids,
+                                     size_t n_kids, size_t seg_i, uint64_t base)
+{
+    const sc_bitset *live = ctx->s->segs[seg_i].n_deleted ? ctx->s->segs[seg_i].live : NULL;
+    bs_child *bc = sc_arena_calloc(ctx->a, n_kids, sizeof *bc);
+    double *acc = sc_arena_alloc(ctx->a, BS_WINDOW * sizeof *acc);
+    uint64_t *marks = sc_arena_alloc(ctx->a, BS_WINDOW / 64 * sizeof *marks);
+    if (!bc || !acc || !marks)
+        return oom(ctx);
+    for (size_t i = 0; i < n_kids; i++)
+        bc[i].it = kids[i];
+    for (;;) {
+        /* refill and find the window start */
+        uint32_t w = SC_DOC_END;
+        for (size_t i = 0; i < n_kids; i++) {
+            bs_child *b = &bc[i];
+            if (!b->done && b->pos == b->n) {
+                b->n = sc_doc_iter_score_batch(b->it, b->docs, b->scores, 128);
+                b->pos = 0;
+                b->done = b->n == 0;
+            }
+            if (!b->done && b->docs[b->pos] < w)
+                w = b->docs[b->pos];
+        }
+        if (w == SC_DOC_END)
+            break;
+        if (ctx->o->cancel && sc_cancel_token_check(ctx->o->cancel, true))
+            break;
+        uint32_t wend = w < SC_DOC_END - BS_WINDOW ? w + BS_WINDOW : SC_DOC_END;
+        memset(marks, 0, BS_WINDOW / 64 * sizeof *marks);
+        for (size_t i = 0; i < n_kids; i++) {
+            bs_child *b = &bc[i];
+            while (!b->done) {
+                while (b->pos < b->n && b->docs[b->pos] < wend) {
+                    uint32_t o = b->docs[b->pos] - w;
+                    uint64_t bit = UINT64_C(1) << (o & 63);
+                    if (marks[o >> 6] & bit) {
+                        acc[o] += b->scores[b->pos];
+                    } else {
+                        marks[o >> 6] |= bit;
+                        acc[o] = b->scores[b->pos];
+                    }
+                    b->pos++;
+                }
+                if (b->pos < b->n)
+                    break;
+                b->n = sc_doc_iter_score_batch(b->it, b->docs, b->scores, 128);
+                b->pos = 0;
+                b->done = b->n == 0;
+            }
+        }
+        for (size_t wi = 0; wi < BS_WINDOW / 64; wi++) {
+            uint64_t word = marks[wi];
+            while (word) {
+                uint32_t o = (uint32_t)(wi * 64) + (uint32_t)__builtin_ctzll(word);
+                word &= word - 1;
+                uint32_t d = w + o;
+                if (live && !sc_bitset_test(live, d))
+                    continue;
+                c->total++;
+                if (!c->t.k)
+                    continue;
+                float sc = (float)acc[o];
+                if (c->t.n == c->t.k && sc <= c->thr)
+                    continue;
+                if (sc > c->max_score)
+                    c->max_score = sc;
+                sc_search_hit h = {(uint32_t)seg_i, d, base + d, sc};
+                topk_push(&c->t, &h);
+                if (c->t.n == c->t.k)
+                    c->thr = c->t.h[0].score;
+            }
+        }
+    }
+    return SC_OK;
+}
+
 sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
                             sc_arena *a, sc_search_result *res)
 {
@@ -646,9 +737,15 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
             break;
         sc_doc_iter *it;
         SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
-        it = wrap_segment(&ctx, it, si);
-        if (it)
-            collect_segment(&c, it, (uint32_t)si, base);
+        sc_doc_iter **kids;
+        size_t n_kids;
+        if (it && c.track_n == UINT64_MAX && sc__iter_disjunction_batch_children(it, &kids, &n_kids)) {
+            SC_TRY(collect_disjunction(&ctx, &c, kids, n_kids, si, base));
+        } else {
+            it = wrap_segment(&ctx, it, si);
+            if (it)
+                collect_segment(&c, it, (uint32_t)si, base);
+        }
         base += n_docs;
     }
     qsort(c.t.h, c.t.n, sizeof *c.t.h, cmp_hits);
