@@ -6,7 +6,7 @@
  * Lucene's IndexSearcher.search(q, 10)), TOP_10_COUNT (exact total). Each query runs once to
  * warm up, then REPS times; prints "class<TAB>mode<TAB>n<TAB>median_us<TAB>p99_us" per class and
  * mode; then the cancellation overhead: the whole set with the cancel token vs. without any
- * check (best of 5 rounds each), on stderr. Usage: query_bench DOCS QUERIES WORK_DIR [REPS] */
+ * check (best of 3 rounds each), on stderr. Usage: query_bench DOCS QUERIES WORK_DIR [REPS] */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,9 +236,9 @@ int main(int argc, char **argv)
     }
     /* Cancellation overhead: the whole query set (all three modes) with the cancel token
      * versus without any check (no wrapper at all: the checks "compiled out"), alternating,
-     * best of 5 rounds each. */
+     * best of 3 rounds each. */
     uint64_t best[2] = {UINT64_MAX, UINT64_MAX};
-    for (int round = 0; round < 5; round++) {
+    for (int round = 0; round < 3; round++) {
         for (int with = 0; with < 2; with++) {
             use_cancel = with == 1;
             uint64_t sum = 0;
