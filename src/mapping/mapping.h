@@ -152,6 +152,12 @@ void sc_mapping_unref(sc_mapping *m);
 sc_status sc_mapping_merge(const sc_mapping *base, const json_t *update, sc_mapping **out,
                            sc_mapping_error *err) SC_MUST_USE;
 
+/* Only what `updated` adds to `base`: a mappings body ({"properties":{...}}) holding the fields
+ * (with their sub-fields) whose paths `base` does not have, nested in their parent objects.
+ * Merging this (instead of all of `updated`) into the current index mapping cannot undo a
+ * concurrent PUT _mapping. {} when nothing is new. New reference; NULL on out of memory. */
+json_t *sc_mapping_added_json(const sc_mapping *base, const sc_mapping *updated);
+
 /* The mapping as Elasticsearch returns it under "mappings" for GET _mapping: {} when empty,
  * else {"dynamic":..(if set), "properties":{name:{"type":..., non-default parameters...,
  * "fields":{...}}}} with properties sorted by name and parameters equal to their defaults left

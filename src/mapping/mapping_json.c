@@ -145,3 +145,73 @@ void sc_mapping_write(const sc_mapping *m, sc_jsonw *w)
     free(s);
     json_decref(j);
 }
+
+/* Adds to `props` (a "properties" object) what f's children add over base. */
+static int added_children(const sc_mapping *base, const sc_mapping_field *obj, json_t *props)
+{
+    for (size_t i = 0; i < obj->n_children; i++) {
+        const sc_mapping_field *c = obj->children[i];
+        const sc_mapping_field *b = sc_mapping_find(base, sc_slice_cstr(c->path));
+        if (!b) {
+            if (json_object_set_new(props, c->name, field_json(c)) != 0)
+                return 0;
+            continue;
+        }
+        if (c->type == SC_MAPPING_OBJECT && b->type == SC_MAPPING_OBJECT) {
+            json_t *sub = json_object();
+            if (!sub || !added_children(base, c, sub)) {
+                json_decref(sub);
+                return 0;
+            }
+            if (json_object_size(sub)) {
+                json_t *o = json_object();
+                if (!o) {
+                    json_decref(sub);
+                    return 0;
+                }
+                json_object_set_new(o, "properties", sub);
+                json_object_set_new(props, c->name, o);
+            } else {
+                json_decref(sub);
+            }
+        } else if (c->type != SC_MAPPING_OBJECT && b->type == c->type) {
+            /* new multi-fields of an existing field */
+            json_t *fs = json_object();
+            for (size_t k = 0; fs && k < c->n_children; k++) {
+                const sc_mapping_field *sf = c->children[k];
+                if (!sc_mapping_find(base, sc_slice_cstr(sf->path)))
+                    json_object_set_new(fs, sf->name, field_json(sf));
+            }
+            if (!fs)
+                return 0;
+            if (json_object_size(fs)) {
+                json_t *o = field_json(b);
+                if (!o) {
+                    json_decref(fs);
+                    return 0;
+                }
+                json_object_set_new(o, "fields", fs);
+                json_object_set_new(props, c->name, o);
+            } else {
+                json_decref(fs);
+            }
+        }
+    }
+    return 1;
+}
+
+json_t *sc_mapping_added_json(const sc_mapping *base, const sc_mapping *updated)
+{
+    json_t *o = json_object();
+    json_t *props = json_object();
+    if (!o || !props || !added_children(base, updated->root, props)) {
+        json_decref(o);
+        json_decref(props);
+        return NULL;
+    }
+    if (json_object_size(props))
+        json_object_set_new(o, "properties", props);
+    else
+        json_decref(props);
+    return o;
+}

@@ -207,6 +207,13 @@ static void test_dynamic(void **state)
     assert_int_equal(f->values[0], 1577934245000LL);
     assert_non_null(field(d, "user.name"));
     assert_null(field(d, "nothing"));
+    /* only the additions, for merging into an index mapping */
+    json_t *added = sc_mapping_added_json(m, p.updated);
+    assert_non_null(json_object_get(json_object_get(added, "properties"), "title"));
+    json_decref(added);
+    added = sc_mapping_added_json(p.updated, p.updated);
+    assert_json_eq(added, "{}");
+    json_decref(added);
     /* the updated mapping parses the next document without further updates */
     parsed q;
     parse(&q, p.updated, "2", "{\"title\":\"x\",\"count\":\"7\"}");
@@ -223,6 +230,14 @@ static void test_dynamic(void **state)
                         "Preview of field's value: 'abc'");
     assert_string_equal(q.err.cause_type, "number_format_exception");
     done(&q);
+    done(&p);
+    sc_mapping_unref(m);
+    m = M("{\"properties\":{\"user\":{\"properties\":{\"name\":{\"type\":\"keyword\"}}}}}");
+    parse(&p, m, "9", "{\"user\":{\"name\":\"x\",\"age\":3}}");
+    assert_int_equal(p.st, SC_OK);
+    added = sc_mapping_added_json(m, p.updated);
+    assert_json_eq(added, "{\"properties\":{\"user\":{\"properties\":{\"age\":{\"type\":\"long\"}}}}}");
+    json_decref(added);
     done(&p);
     sc_mapping_unref(m);
 }
