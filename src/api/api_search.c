@@ -665,7 +665,7 @@ static void write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_sear
             sc_jsonw_obj_begin(w);
             sc_jsonw_kv_int(w, "shard", f->shard);
             sc_jsonw_kv_str(w, "index", sr->indices[f->index_i]->name);
-            sc_jsonw_kv_str(w, "node", "local");
+            sc_jsonw_kv_str(w, "node", "local-node");
             sc_jsonw_key(w, "reason");
             sc_jsonw_obj_begin(w);
             sc_jsonw_kv_str(w, "type", f->err.type ? f->err.type : "exception");
@@ -766,6 +766,62 @@ static void write_search_response(sc_jsonw *w, const sc_search_request *sr,
     if (status_for_msearch)
         sc_jsonw_kv_int(w, "status", status_for_msearch);
     sc_jsonw_obj_end(w);
+}
+
+/* search_phase_execution_exception "all shards failed" in Elasticsearch's grouped shape: the
+ * shards' causes as root_cause, failed_shards with each shard's reason; the status is the
+ * first shard failure's. */
+static void write_all_failed(sc_rest_req *req, sc_rest_resp *resp, const sc_search_request *sr,
+                             const sc_search_response *r)
+{
+    int status = r->n_failures && r->failures[0].err.status ? r->failures[0].err.status : 503;
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, status, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "error");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "root_cause");
+    sc_jsonw_arr_begin(&w);
+    for (size_t i = 0; i < r->n_failures; i++) {
+        /* Grouped: one root cause per distinct (index, type). */
+        bool dup = false;
+        for (size_t j = 0; j < i; j++)
+            dup |= r->failures[j].index_i == r->failures[i].index_i &&
+                   r->failures[j].err.type == r->failures[i].err.type;
+        if (dup)
+            continue;
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_kv_str(&w, "type", r->failures[i].err.type ? r->failures[i].err.type : "exception");
+        sc_jsonw_kv_str(&w, "reason", r->failures[i].err.reason);
+        sc_jsonw_kv_str(&w, "index_uuid", sr->indices[r->failures[i].index_i]->uuid);
+        sc_jsonw_kv_str(&w, "index", sr->indices[r->failures[i].index_i]->name);
+        sc_jsonw_obj_end(&w);
+    }
+    sc_jsonw_arr_end(&w);
+    sc_jsonw_kv_str(&w, "type", "search_phase_execution_exception");
+    sc_jsonw_kv_str(&w, "reason", "all shards failed");
+    sc_jsonw_kv_str(&w, "phase", "query");
+    sc_jsonw_kv_bool(&w, "grouped", true);
+    sc_jsonw_key(&w, "failed_shards");
+    sc_jsonw_arr_begin(&w);
+    for (size_t i = 0; i < r->n_failures; i++) {
+        const sc_shard_failure *f = &r->failures[i];
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_kv_int(&w, "shard", f->shard);
+        sc_jsonw_kv_str(&w, "index", sr->indices[f->index_i]->name);
+        sc_jsonw_kv_str(&w, "node", sc_node_id(req->node));
+        sc_jsonw_key(&w, "reason");
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_kv_str(&w, "type", f->err.type ? f->err.type : "exception");
+        sc_jsonw_kv_str(&w, "reason", f->err.reason);
+        sc_jsonw_obj_end(&w);
+        sc_jsonw_obj_end(&w);
+    }
+    sc_jsonw_arr_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_kv_int(&w, "status", status);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
 }
 
 /* Resolves, parses and runs one search; on success the caller writes the response. Returns
@@ -937,13 +993,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         return false;
     }
     if (run->r.shards_total > 0 && run->r.shards_failed == run->r.shards_total) {
-        const sc_cluster_error *e = run->r.n_failures ? &run->r.failures[0].err : NULL;
-        sc_rest_kv kv[] = {{"phase", "query"}, {"grouped", SC_REST_TRUE}};
-        char reason[600];
-        snprintf(reason, sizeof reason, "all shards failed%s%s", e ? ": " : "",
-                 e ? e->reason : "");
-        sc_rest_error(req, resp, e && e->status ? e->status : 503,
-                      "search_phase_execution_exception", reason, kv, 2);
+        write_all_failed(req, resp, &run->sr, &run->r);
         run_fini(run);
         return false;
     }

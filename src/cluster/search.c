@@ -20,6 +20,7 @@ static sc_status copy_slice(sc_arena *a, sc_slice in, sc_slice *out);
 /* One shard's query-phase job, run on the node's search pool. Memory is malloc'd (the request
  * arena is not thread-safe) and copied into the arena after the wait. */
 typedef struct shard_job {
+    sc_node *node;
     const sc_node_query_request *req;
     size_t t;                        /* target number */
     sc_shard_query_result *res;
@@ -65,6 +66,7 @@ static void run_shard(void *arg, sc_status pool_st)
         .sort = sr->sort,
         .n_sort = sr->n_sort,
         .search_after = sr->search_after,
+        .node = j->node,
     };
     sc__shard_exec_result r;
     memset(&r, 0, sizeof r);
@@ -73,11 +75,18 @@ static void run_shard(void *arg, sc_status pool_st)
     if (st != SC_OK) {
         if (st == SC_ECANCELLED)
             sc_cluster_error_set(&res->err, 400, "task_cancelled_exception", "task cancelled");
+        else if (r.breaker_tripped)
+            sc_cluster_error_set(&res->err, 429, "circuit_breaking_exception", "%s", r.error);
         else
-            sc_cluster_error_set(&res->err, st == SC_ELIMIT ? 429 : st == SC_EUNSUPPORTED ? 400 : 500,
-                                 st == SC_ELIMIT         ? "circuit_breaking_exception"
-                                 : st == SC_EUNSUPPORTED ? "query_shard_exception"
-                                                         : "exception",
+            sc_cluster_error_set(&res->err,
+                                 st == SC_ELIMIT || st == SC_EUNSUPPORTED || st == SC_EPARSE ||
+                                         st == SC_EINVAL
+                                     ? 400
+                                     : 500,
+                                 st == SC_ELIMIT ? "illegal_argument_exception"
+                                 : st == SC_EUNSUPPORTED || st == SC_EPARSE || st == SC_EINVAL
+                                     ? "query_shard_exception"
+                                     : "exception",
                                  "[%s][%u] %s", ix->name, tg->shard,
                                  r.error[0] ? r.error : sc_status_str(st));
         free(r.docs);
@@ -129,7 +138,7 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
     sc_taskgroup g;
     sc_taskgroup_init(&g);
     for (size_t t = 0; t < nt; t++) {
-        jobs[t] = (shard_job){.req = req, .t = t, .res = &out->results[t]};
+        jobs[t] = (shard_job){.node = n, .req = req, .t = t, .res = &out->results[t]};
         /* A single shard runs inline: no hand-off latency. The pool bounds concurrency; a full
          * queue also falls back to running here. */
         if (nt == 1 || !pool || sc_threadpool_submit(pool, run_shard, &jobs[t], &g) != SC_OK)

@@ -185,18 +185,38 @@ sc_status sc__shard_exec(const sc__shard_exec_args *a, sc__shard_exec_result *r)
     o.from = 0;
     o.track_total_hits = a->track_total_hits < 0 ? SC_TRACK_TOTAL_HITS_ALL : a->track_total_hits;
     o.cancel = a->token;
+    /* The query's memory (plan, iterators, bitsets, hits) is reserved on the request breaker:
+     * an eighth of its limit per shard execution (shard executions are bounded by the search
+     * pool, so this admits several at once); the arena enforces the reservation. */
+    uint64_t budget = 0;
+    if (a->node) {
+        sc_breaker_stats bs;
+        sc_breakers_get(a->node, &bs);
+        budget = bs.request_limit / 8;
+        uint64_t floor_bytes = bs.request_limit < (1u << 20) ? bs.request_limit : (1u << 20);
+        if (budget < floor_bytes)
+            budget = floor_bytes;
+        if (!sc_breaker_reserve(a->node, budget)) {
+            snprintf(r->error, sizeof r->error,
+                     "[request] Data too large, data for [<query>] would be [%llu] more, which "
+                     "is larger than the limit of [%llu]",
+                     (unsigned long long)budget, (unsigned long long)bs.request_limit);
+            r->breaker_tripped = true;
+            if (segs != stack)
+                free(segs);
+            return SC_ELIMIT;
+        }
+    }
     sc_arena arena;
-    sc_arena_init(&arena, 0);
+    sc_arena_init(&arena, budget);
+    sc_status st;
     if (a->n_sort && a->k > 0) {
-        sc_status sst = exec_sorted(a, &s, &o, &arena, r);
-        sc_arena_fini(&arena);
-        if (segs != stack)
-            free(segs);
-        return sst;
+        st = exec_sorted(a, &s, &o, &arena, r);
+        goto out;
     }
     sc_search_result res;
     memset(&res, 0, sizeof res);
-    sc_status st = a->k == 0 && a->track_total_hits != 0
+    st = a->k == 0 && a->track_total_hits != 0
                        ? sc_search_count(&s, a->query, &o, &arena, &res)
                        : sc_search_execute(&s, a->query, &o, &arena, &res);
     if (st == SC_OK) {
@@ -222,7 +242,20 @@ sc_status sc__shard_exec(const sc__shard_exec_args *a, sc__shard_exec_result *r)
     } else {
         snprintf(r->error, sizeof r->error, "%s", res.error[0] ? res.error : sc_status_str(st));
     }
+out:
+    if (arena.over_budget && st != SC_OK) {
+        st = SC_ELIMIT;
+        r->breaker_tripped = true;
+        snprintf(r->error, sizeof r->error,
+                 "[request] Data too large, data for [<query>] would be larger than the limit "
+                 "of [%llu] reserved for it",
+                 (unsigned long long)budget);
+        if (a->node)
+            sc_breaker_count_trip(a->node);
+    }
     sc_arena_fini(&arena);
+    if (a->node)
+        sc_breaker_release(a->node, budget);
     if (segs != stack)
         free(segs);
     return st;

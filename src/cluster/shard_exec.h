@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "cluster/search.h"
+#include "cluster/tasks.h"
 #include "search/query.h"
 #include "shard/shard.h"
 
@@ -22,6 +23,7 @@ typedef struct sc__shard_exec_args {
     const sc_sort_field *sort;  /* field sort (NULL = by score) */
     size_t n_sort;
     const sc_sort_value *search_after;
+    sc_node *node;              /* request breaker: the query's memory is reserved on it */
 } sc__shard_exec_args;
 
 /* Compares two docs' sort keys under a sort spec (<0: a ranks first). */
@@ -35,6 +37,7 @@ typedef struct sc__shard_exec_result {
     uint64_t total;
     bool total_is_lower_bound;
     bool timed_out;
+    bool breaker_tripped;       /* SC_ELIMIT came from the request breaker */
     char error[256];
 } sc__shard_exec_result;
 

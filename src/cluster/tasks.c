@@ -220,6 +220,11 @@ bool sc_breaker_reserve(sc_node *n, uint64_t bytes)
     return reserve(&b->request_used, &b->request_tripped, b->request_limit, bytes);
 }
 
+void sc_breaker_count_trip(sc_node *n)
+{
+    atomic_fetch_add(&sc__node_breakers(n)->request_tripped, 1);
+}
+
 void sc_breaker_release(sc_node *n, uint64_t bytes)
 {
     atomic_fetch_sub(&sc__node_breakers(n)->request_used, bytes);

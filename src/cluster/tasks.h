@@ -49,6 +49,9 @@ void sc_breakers_get(sc_node *n, sc_breaker_stats *out);
 /* Reserves bytes on the request breaker; false (and counts a trip) when over the limit. */
 bool sc_breaker_reserve(sc_node *n, uint64_t bytes);
 void sc_breaker_release(sc_node *n, uint64_t bytes);
+/* Counts a trip of the request breaker that happened inside a reservation (an arena with a
+ * reserved budget ran out). */
+void sc_breaker_count_trip(sc_node *n);
 /* In-flight request bytes (HTTP bodies). */
 bool sc_breaker_inflight_reserve(sc_node *n, uint64_t bytes);
 void sc_breaker_inflight_release(sc_node *n, uint64_t bytes);

@@ -140,11 +140,12 @@ def test_unknown_query_and_field(server, fresh_index):
 
 
 def test_circuit_breaker_429(tmp_path):
-    """A server with a 1 MB memory budget refuses a 3 MB body with 429 and keeps serving."""
+    """A server with a 4 MB memory budget refuses a 5 MB body (in-flight requests breaker) and a
+    query needing more than its reservation (request breaker) with 429, and keeps serving."""
     from conftest import Server
-    s = Server(str(tmp_path / "data"), ["--memory", "1mb"]).start()
+    s = Server(str(tmp_path / "data"), ["--memory", "4mb"]).start()
     try:
-        body = '{"index":{"_index":"b"}}\n{"t":"%s"}\n' % ("x" * (3 << 20))
+        body = '{"index":{"_index":"b"}}\n{"t":"%s"}\n' % ("x" * (5 << 20))
         st, h, b = s.request("POST", "/_bulk", body)
         assert st == 429, b
         assert_error(b, 429, "circuit_breaking_exception")
@@ -154,5 +155,23 @@ def test_circuit_breaker_429(tmp_path):
         assert node["breakers"]["in_flight_requests"]["estimated_size_in_bytes"] == 0
         st, h, b = s.request("PUT", "/b/_doc/1", {"t": "small"})
         assert st == 201, b
+        # The request breaker: a query whose memory exceeds the budget fails with 429 (as the
+        # all-shards-failed error with the breaker as root cause); small queries still work.
+        s.request("PUT", "/big", {"settings": {"number_of_shards": 1},
+                                  "mappings": {"properties": {"n": {"type": "long"}}}})
+        for start in range(0, 80000, 250):
+            body = "".join('{"index":{}}\n{"n":%d}\n' % i for i in range(start, start + 250))
+            st, h, b = s.request("POST", "/big/_bulk", body)
+            assert st == 200 and not b["errors"]
+        s.request("POST", "/big/_refresh")
+        st, h, b = s.request("POST", "/big/_search", {"size": 1, "sort": [{"n": "desc"}]})
+        assert st == 429, b
+        assert b["error"]["root_cause"][0]["type"] == "circuit_breaking_exception"
+        st, h, b = s.request("GET", "/_nodes/stats")
+        node = next(iter(b["nodes"].values()))
+        assert node["breakers"]["request"]["tripped"] >= 1
+        assert node["breakers"]["request"]["estimated_size_in_bytes"] == 0
+        st, h, b = s.request("GET", "/big/_count")
+        assert st == 200 and b["count"] == 80000
     finally:
         assert s.stop() == 0
