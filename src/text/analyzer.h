@@ -70,8 +70,10 @@ void sc_analyzer_free(sc_analyzer *a);
 const char *sc_analyzer_name(const sc_analyzer *a);
 
 /* Analyzes `text` and calls sink(ctx, &tok) for every token in order. Thread-safe (the analyzer
- * is read-only; scratch lives on the stack, plus at most one heap buffer per call for terms
- * longer than 4 KiB, which only keyword tokenization can produce). O(len(text)).
+ * is read-only; scratch lives on the stack, plus at most one heap buffer per call for long
+ * terms (keyword tokenizer, custom max_token_length), and one libstemmer instance per call
+ * when the chain has a porter2/snowball filter). O(len(text)). The first call of the process
+ * that uses the standard tokenizer builds the character-class tables (~30 ms, once).
  * Input need not be valid UTF-8: every maximal invalid byte sequence (WHATWG/ICU "maximal
  * subpart" rule) is read as U+FFFD REPLACEMENT CHARACTER, which is what a Java UTF-8 decoder
  * would hand Lucene. U+FFFD is not a letter or digit, so standard/simple/stop never put it in a
