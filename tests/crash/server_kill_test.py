@@ -9,7 +9,8 @@ doc, sometimes doc_as_upsert) and delete, plus single-document PUT/DELETE with r
 wait_for; a chaos thread calls _refresh/_flush/_forcemerge. Every write carries a unique token
 (field `tok`, keyword). A model of each id follows the acknowledged results: the exact per-item
 status is predicted (201/200/409/404) and any mismatch fails the test. At a random moment the
-server gets SIGKILL (sometimes again during its restart); the request in flight at that moment is
+server gets SIGKILL (sometimes while it shuts down after a SIGTERM, sometimes again during its
+restart); the request in flight at that moment is
 "uncertain": for each id it touches, any prefix of its operations on that id may have been applied.
 
 After restart the checks are:
@@ -653,6 +654,7 @@ def main():
     meta = Meta(seed)
     start = time.time()
     double_kills = 0
+    term_kills = 0
     cycle = 0
     ok = False
     try:
@@ -671,6 +673,11 @@ def main():
                 t.start()
             time.sleep(rng.uniform(0.1, 1.5))
             server.check_alive()
+            if rng.random() < 0.15:
+                # SIGKILL in the middle of a graceful shutdown (stop, flush, close)
+                server.proc.send_signal(signal.SIGTERM)
+                time.sleep(rng.uniform(0.0, 0.1))
+                term_kills += 1
             server.kill9()
             stop.set()
             for t in threads:
@@ -707,9 +714,9 @@ def main():
             raise Failure("graceful SIGTERM shutdown exited with status %s; log:\n%s"
                           % (rc, server.log_tail()))
         ok = True
-        log("server crash test PASSED: seed %d, %d kills (+%d during recovery), %d requests, "
-            "%d acknowledged ops, %d live docs, %.1fs"
-            % (seed, kills, double_kills, sum(w.requests for w in writers),
+        log("server crash test PASSED: seed %d, %d kills (%d during a SIGTERM shutdown, +%d "
+            "during recovery), %d requests, %d acknowledged ops, %d live docs, %.1fs"
+            % (seed, kills, term_kills, double_kills, sum(w.requests for w in writers),
                sum(w.acked_ops for w in writers), live, time.time() - start))
         return 0
     except Failure as e:
