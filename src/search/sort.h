@@ -1,0 +1,111 @@
+/* Top-k collection sorted by fields (Elasticsearch `sort`): numeric doc values (long, date,
+ * double in the sortable encoding, ...), keyword sorted-set ordinals (resolved to their terms,
+ * so values compare across segments), `_score` and `_doc`; asc/desc; `missing` _first/_last;
+ * `mode` min/max/avg/sum for multi-valued fields; `search_after`.
+ *
+ * Use: sc_sort_collector_new once per shard search, sc_sort_collector_collect once per segment
+ * (in segment order, with the segment's shard-global doc base and the query's iterator for that
+ * segment, already filtered by live docs), then sc_sort_collector_hits.
+ *
+ * Skipping: when the first sort field is numeric, the caller may pass the segment's points
+ * (BKD) for that field. Then a segment whose [min, max] cannot beat the current k-th hit is
+ * skipped whole, and inside a segment, once the heap is full, the collector builds a
+ * "competitive" bitset from the BKD (docs having a value that can still enter the top k) and
+ * leapfrogs the query iterator over it (Lucene's competitive iterator), refreshed as the k-th
+ * value tightens. Skipping is disabled when missing values sort first. The number of matching
+ * docs is then not known: callers that need totals count separately (sc_search_count).
+ *
+ * Values borrowed from segments (keyword terms) stay valid while the segments are referenced.
+ * Single-threaded; memory from the arena given to _new. */
+#ifndef SC_SEARCH_SORT_H
+#define SC_SEARCH_SORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/slice.h"
+#include "base/status.h"
+#include "index/bkd.h"
+#include "index/segment.h"
+#include "search/iter.h"
+
+typedef enum sc_sort_kind {
+    SC_SORT_SCORE,   /* _score (the iterator must score) */
+    SC_SORT_DOC,     /* _doc: shard-global doc id */
+    SC_SORT_NUMERIC, /* numeric doc values of `field` */
+    SC_SORT_KEYWORD, /* sorted-set doc values of `field`, compared by term bytes */
+} sc_sort_kind;
+
+typedef enum sc_sort_mode {
+    SC_SORT_MODE_AUTO, /* ES default: min for asc, max for desc */
+    SC_SORT_MODE_MIN,
+    SC_SORT_MODE_MAX,
+    SC_SORT_MODE_AVG, /* numeric only; compared as double */
+    SC_SORT_MODE_SUM, /* numeric only; compared as double */
+} sc_sort_mode;
+
+typedef struct sc_sort_spec {
+    sc_sort_kind kind;
+    sc_slice field;     /* NUMERIC / KEYWORD */
+    bool desc;
+    bool missing_first; /* ES `missing: _first` (default _last, whatever the order) */
+    sc_sort_mode mode;
+    bool is_double;     /* NUMERIC: values are doubles in the sortable-long encoding (avg/sum
+                           decode them first) */
+} sc_sort_spec;
+
+/* One sort value of a hit. Which member is meaningful depends on the spec: `i` for NUMERIC with
+ * min/max and for _doc, `d` for _score and NUMERIC avg/sum, `s` for KEYWORD. */
+typedef struct sc_sort_value {
+    bool missing;
+    int64_t i;
+    double d;
+    sc_slice s;
+} sc_sort_value;
+
+typedef struct sc_sorted_hit {
+    uint32_t segment; /* index given to collect */
+    uint32_t doc;     /* segment-local */
+    uint64_t global_doc;
+    float score;                 /* 0 unless a spec is _score */
+    const sc_sort_value *values; /* n_specs values (arena) */
+} sc_sorted_hit;
+
+typedef struct sc_sort_stats {
+    uint64_t collected;         /* docs whose sort values were read */
+    uint32_t segments_skipped;  /* by points min/max */
+    uint32_t competitive_builds; /* competitive bitsets built from points */
+    uint64_t docs_skipped;      /* doc ids jumped over by leapfrogging the competitive
+                                   bitset (matching or not) */
+} sc_sort_stats;
+
+typedef struct sc_sort_collector sc_sort_collector;
+
+/* A collector of the best k hits under specs[0..n) (copied), ties by global doc ascending.
+ * search_after: n values (copied; keyword bytes must outlive the collector) or NULL; only hits
+ * sorting strictly after it are kept. SC_EINVAL for n == 0, k == 0 or a bad mode; SC_ENOMEM. */
+sc_status sc_sort_collector_new(sc_arena *a, const sc_sort_spec *specs, size_t n, size_t k,
+                                const sc_sort_value *search_after, sc_sort_collector **out)
+    SC_MUST_USE;
+
+/* Collects the docs of `it` (fresh, unpositioned; live docs already applied) of segment `seg`
+ * (index seg_index, shard-global ids doc_base + doc). points: the BKD of specs[0].field in this
+ * segment when specs[0] is NUMERIC and the field has points, else NULL. */
+sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
+                                    uint32_t seg_index, uint64_t doc_base, sc_doc_iter *it,
+                                    const sc_bkd *points) SC_MUST_USE;
+
+/* The hits best first (at most k) in *hits (arena memory); returns how many. May be called
+ * once, after the last collect. */
+size_t sc_sort_collector_hits(sc_sort_collector *c, sc_sorted_hit **hits);
+
+/* Counters (for tests and profiles). */
+const sc_sort_stats *sc_sort_collector_stats(const sc_sort_collector *c);
+
+/* Compares two value tuples under specs (ties not broken): <0 when a sorts first. */
+int sc_sort_compare(const sc_sort_spec *specs, size_t n, const sc_sort_value *a,
+                    const sc_sort_value *b);
+
+#endif

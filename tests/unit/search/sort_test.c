@@ -1,0 +1,466 @@
+/* Field-sorted top-k against a brute-force model (seed printed, SCRY_SEED reruns): three real
+ * segments with a multi-valued numeric field (values missing on some docs, extremes), a
+ * keyword field (0..2 terms), a double field (sortable encoding) for avg/sum, deletes on one
+ * segment and random filters; random sort specs (1..3 of numeric/keyword/_doc/_score, asc or
+ * desc, missing first/last, mode min/max/avg/sum), random k and search_after. The collector
+ * with points (BKD per segment) and without must both equal the model, and points must
+ * actually prune (segments skipped / competitive bitsets) on an ascending numeric sort. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "index/builder.h"
+#include "index/segment.h"
+#include "search/sort.h"
+
+static uint64_t rng;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+static uint32_t below(uint32_t n)
+{
+    return n ? (uint32_t)(rnd() % n) : 0;
+}
+
+#define N_SEG 3
+#define PER_SEG 1500
+#define N_ALL (N_SEG * PER_SEG)
+
+typedef struct mdoc {
+    int64_t n[3];
+    uint32_t nn;
+    char k[2][8];
+    uint32_t nk;
+    int64_t dbl[2];
+    uint32_t nd;
+    bool live;
+} mdoc;
+
+static mdoc docs[N_ALL];
+static sc_segment *segs[N_SEG];
+static sc_bitset lives[N_SEG];
+static bool has_deletes[N_SEG];
+static sc_buf bkd_bytes[N_SEG];
+static sc_bkd bkds[N_SEG];
+static char dir[64];
+
+static int64_t enc(double x)
+{
+    int64_t bits;
+    memcpy(&bits, &x, 8);
+    return bits ^ ((bits >> 63) & INT64_MAX);
+}
+
+static double dec(int64_t v)
+{
+    int64_t bits = v ^ ((v >> 63) & INT64_MAX);
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *env = getenv("SCRY_SEED");
+    rng = env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20));
+    if (!rng)
+        rng = 1;
+    fprintf(stderr, "[sort] seed=%llu (rerun with SCRY_SEED=%llu)\n", (unsigned long long)rng,
+            (unsigned long long)rng);
+    snprintf(dir, sizeof dir, "/tmp/scry_sort_test_%d", (int)getpid());
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
+    if (system(cmd) != 0)
+        return -1;
+    for (int s = 0; s < N_SEG; s++) {
+        sc_segment_builder *b;
+        if (sc_segment_builder_new(&b) != SC_OK)
+            return -1;
+        SC_VEC(int64_t) pv = {0};
+        SC_VEC(uint32_t) pd = {0};
+        for (uint32_t d = 0; d < PER_SEG; d++) {
+            mdoc *m = &docs[s * PER_SEG + d];
+            uint32_t r = below(10);
+            m->nn = r < 2 ? 0 : r < 8 ? 1 : 2 + below(2);
+            for (uint32_t i = 0; i < m->nn; i++) {
+                uint32_t e = below(200);
+                m->n[i] = (s == 0 && e == 0) ? INT64_MIN
+                          : (s == 0 && e == 1) ? INT64_MAX
+                                               : (int64_t)s * 100000 + (int64_t)below(5000);
+                if (sc_vec_push(&pv, m->n[i]) != SC_OK || sc_vec_push(&pd, d) != SC_OK)
+                    return -1;
+            }
+            qsort(m->n, m->nn, sizeof(int64_t), cmp_i64);
+            m->nk = below(3);
+            for (uint32_t i = 0; i < m->nk; i++)
+                snprintf(m->k[i], sizeof m->k[i], "t%02u", below(40));
+            if (m->nk == 2) {
+                if (strcmp(m->k[0], m->k[1]) > 0) {
+                    char t[8];
+                    memcpy(t, m->k[0], 8);
+                    memcpy(m->k[0], m->k[1], 8);
+                    memcpy(m->k[1], t, 8);
+                } else if (strcmp(m->k[0], m->k[1]) == 0) {
+                    m->nk = 1;
+                }
+            }
+            m->nd = below(3);
+            for (uint32_t i = 0; i < m->nd; i++)
+                m->dbl[i] = enc(((double)below(2000) - 1000.0) / 8.0);
+            qsort(m->dbl, m->nd, sizeof(int64_t), cmp_i64);
+            sc_index_token kt[2] = {{sc_slice_cstr(m->k[0]), 0}, {sc_slice_cstr(m->k[1]), 1}};
+            char id[16];
+            snprintf(id, sizeof id, "%d-%u", s, d);
+            sc_index_token idt = {sc_slice_cstr(id), 0};
+            sc_index_field f[4];
+            size_t nf = 0;
+            f[nf++] = (sc_index_field){.name = sc_slice_cstr("_id"), .kind = SC_FIELD_KEYWORD,
+                                       .flags = SC_FIELD_INDEXED, .tokens = &idt,
+                                       .n_tokens = 1};
+            if (m->nn)
+                f[nf++] = (sc_index_field){.name = sc_slice_cstr("n"), .kind = SC_FIELD_NUMERIC,
+                                           .flags = SC_FIELD_DOCVALUES, .values = m->n,
+                                           .n_values = m->nn};
+            if (m->nk)
+                f[nf++] = (sc_index_field){.name = sc_slice_cstr("k"), .kind = SC_FIELD_KEYWORD,
+                                           .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, .tokens = kt,
+                                           .n_tokens = m->nk};
+            if (m->nd)
+                f[nf++] = (sc_index_field){.name = sc_slice_cstr("dbl"),
+                                           .kind = SC_FIELD_NUMERIC,
+                                           .flags = SC_FIELD_DOCVALUES, .values = m->dbl,
+                                           .n_values = m->nd};
+            sc_index_doc doc = {.id = sc_slice_cstr(id), .source = sc_slice_cstr("{}"),
+                                .fields = f, .n_fields = nf};
+            if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
+                return -1;
+        }
+        char name[8];
+        snprintf(name, sizeof name, "s%d", s);
+        if (sc_segment_builder_write(b, dir, name, NULL) != SC_OK ||
+            sc_segment_open(dir, name, &segs[s]) != SC_OK)
+            return -1;
+        sc_segment_builder_free(b);
+        if (sc_bkd_write(pv.ptr, pd.ptr, pv.len, PER_SEG, 32, &bkd_bytes[s]) != SC_OK ||
+            sc_bkd_open(sc_slice_make(bkd_bytes[s].ptr, bkd_bytes[s].len), &bkds[s]) != SC_OK)
+            return -1;
+        sc_vec_free(&pv);
+        sc_vec_free(&pd);
+        if (sc_bitset_init(&lives[s], PER_SEG) != SC_OK)
+            return -1;
+        has_deletes[s] = s == 1;
+        for (uint32_t d = 0; d < PER_SEG; d++) {
+            bool live = !has_deletes[s] || below(4) != 0;
+            docs[s * PER_SEG + d].live = live;
+            if (live)
+                sc_bitset_set(&lives[s], d);
+        }
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (int s = 0; s < N_SEG; s++) {
+        sc_segment_unref(segs[s]);
+        sc_bitset_fini(&lives[s]);
+        sc_vec_free(&bkd_bytes[s]);
+    }
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- the model: its own key extraction and comparison ----------------------------------- */
+
+typedef struct mkey {
+    bool missing;
+    double num; /* numeric (as double for avg/sum; exact compare through `i` otherwise) */
+    int64_t i;
+    const char *s;
+} mkey;
+
+static void model_keys(const sc_sort_spec *sp, size_t n, uint32_t g, mkey *out)
+{
+    const mdoc *m = &docs[g];
+    for (size_t i = 0; i < n; i++) {
+        const sc_sort_spec *s = &sp[i];
+        mkey *k = &out[i];
+        memset(k, 0, sizeof *k);
+        sc_sort_mode mode = s->mode ? s->mode : s->desc ? SC_SORT_MODE_MAX : SC_SORT_MODE_MIN;
+        if (s->kind == SC_SORT_DOC) {
+            k->i = g;
+        } else if (s->kind == SC_SORT_SCORE) {
+            k->num = 1.0;
+        } else if (s->kind == SC_SORT_KEYWORD) {
+            if (!m->nk)
+                k->missing = true;
+            else
+                k->s = mode == SC_SORT_MODE_MAX ? m->k[m->nk - 1] : m->k[0];
+        } else {
+            bool is_dbl = sc_slice_eq_cstr(s->field, "dbl");
+            const int64_t *v = is_dbl ? m->dbl : m->n;
+            uint32_t c = is_dbl ? m->nd : m->nn;
+            if (!c) {
+                k->missing = true;
+                continue;
+            }
+            if (mode == SC_SORT_MODE_MIN)
+                k->i = v[0];
+            else if (mode == SC_SORT_MODE_MAX)
+                k->i = v[c - 1];
+            else {
+                double sum = 0;
+                for (uint32_t j = 0; j < c; j++)
+                    sum += is_dbl ? dec(v[j]) : (double)v[j];
+                k->num = mode == SC_SORT_MODE_AVG ? sum / c : sum;
+            }
+        }
+    }
+}
+
+static const sc_sort_spec *g_sp;
+static size_t g_n;
+
+static int model_cmp_keys(const mkey *a, const mkey *b)
+{
+    for (size_t i = 0; i < g_n; i++) {
+        const sc_sort_spec *s = &g_sp[i];
+        if (a[i].missing != b[i].missing)
+            return a[i].missing == s->missing_first ? -1 : 1;
+        if (a[i].missing)
+            continue;
+        sc_sort_mode mode = s->mode ? s->mode : s->desc ? SC_SORT_MODE_MAX : SC_SORT_MODE_MIN;
+        int c;
+        if (s->kind == SC_SORT_KEYWORD)
+            c = strcmp(a[i].s, b[i].s);
+        else if (s->kind == SC_SORT_SCORE ||
+                 (s->kind == SC_SORT_NUMERIC &&
+                  (mode == SC_SORT_MODE_AVG || mode == SC_SORT_MODE_SUM)))
+            c = (a[i].num > b[i].num) - (a[i].num < b[i].num);
+        else
+            c = (a[i].i > b[i].i) - (a[i].i < b[i].i);
+        if (c)
+            return s->desc ? -c : c;
+    }
+    return 0;
+}
+
+static mkey *g_keys;
+
+static int model_cmp(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    int c = model_cmp_keys(g_keys + (size_t)a * g_n, g_keys + (size_t)b * g_n);
+    return c ? c : (a > b) - (a < b);
+}
+
+static void to_value(const sc_sort_spec *s, const mkey *k, sc_sort_value *v)
+{
+    memset(v, 0, sizeof *v);
+    v->missing = k->missing;
+    v->i = k->i;
+    v->d = k->num;
+    if (s->kind == SC_SORT_KEYWORD && k->s)
+        v->s = sc_slice_cstr(k->s);
+}
+
+static void random_spec(sc_sort_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    uint32_t r = below(6);
+    s->desc = below(2);
+    s->missing_first = below(2);
+    if (r <= 1) {
+        s->kind = SC_SORT_NUMERIC;
+        s->field = sc_slice_cstr("n");
+        s->mode = (sc_sort_mode)below(5);
+    } else if (r == 2) {
+        s->kind = SC_SORT_NUMERIC;
+        s->field = sc_slice_cstr("dbl");
+        s->is_double = true;
+        s->mode = (sc_sort_mode)below(5);
+    } else if (r == 3) {
+        s->kind = SC_SORT_KEYWORD;
+        s->field = sc_slice_cstr("k");
+        s->mode = (sc_sort_mode)(below(2) ? SC_SORT_MODE_AUTO : SC_SORT_MODE_MIN + below(2));
+    } else if (r == 4) {
+        s->kind = SC_SORT_DOC;
+    } else {
+        s->kind = SC_SORT_SCORE;
+    }
+}
+
+/* Runs the collector over every segment (filter: docs with bit set in `filter` or all). */
+static size_t run(const sc_sort_spec *sp, size_t n, size_t k, const sc_sort_value *after,
+                  const sc_bitset *filter, bool with_points, uint32_t *out, sc_sort_stats *st)
+{
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_sort_collector *c;
+    assert_int_equal(sc_sort_collector_new(&a, sp, n, k, after, &c), SC_OK);
+    for (int s = 0; s < N_SEG; s++) {
+        sc_doc_iter *it = filter ? sc_iter_bitset(&a, &filter[s], PER_SEG, 1.0f)
+                                 : sc_iter_all(&a, PER_SEG, 1.0f);
+        if (has_deletes[s])
+            it = sc_iter_live_docs(&a, it, &lives[s]);
+        const sc_bkd *pts = with_points && sp[0].kind == SC_SORT_NUMERIC &&
+                                    sc_slice_eq_cstr(sp[0].field, "n")
+                                ? &bkds[s]
+                                : NULL;
+        assert_int_equal(
+            sc_sort_collector_collect(c, segs[s], (uint32_t)s, (uint64_t)s * PER_SEG, it, pts),
+            SC_OK);
+    }
+    sc_sorted_hit *hits;
+    size_t m = sc_sort_collector_hits(c, &hits);
+    for (size_t i = 0; i < m; i++) {
+        assert_int_equal(hits[i].global_doc, hits[i].segment * PER_SEG + hits[i].doc);
+        out[i] = (uint32_t)hits[i].global_doc;
+    }
+    if (st)
+        *st = *sc_sort_collector_stats(c);
+    sc_arena_fini(&a);
+    return m;
+}
+
+static void test_random_sorts_vs_model(void **state)
+{
+    (void)state;
+    static uint32_t all[N_ALL], got[N_ALL];
+    g_keys = malloc(sizeof(mkey) * N_ALL * 3);
+    sc_bitset filter[N_SEG];
+    for (int s = 0; s < N_SEG; s++)
+        assert_int_equal(sc_bitset_init(&filter[s], PER_SEG), SC_OK);
+    for (int q = 0; q < 200; q++) {
+        sc_sort_spec sp[3];
+        size_t n = 1 + below(3);
+        for (size_t i = 0; i < n; i++)
+            random_spec(&sp[i]);
+        g_sp = sp;
+        g_n = n;
+        bool use_filter = below(2);
+        for (int s = 0; s < N_SEG; s++) {
+            sc_bitset_clear_all(&filter[s]);
+            for (uint32_t d = 0; d < PER_SEG; d++)
+                if (below(3))
+                    sc_bitset_set(&filter[s], d);
+        }
+        size_t m = 0;
+        for (uint32_t g = 0; g < N_ALL; g++) {
+            if (!docs[g].live ||
+                (use_filter && !sc_bitset_test(&filter[g / PER_SEG], g % PER_SEG)))
+                continue;
+            model_keys(sp, n, g, g_keys + (size_t)g * n);
+            all[m++] = g;
+        }
+        qsort(all, m, sizeof(uint32_t), model_cmp);
+        size_t k = below(4) == 0 ? 1 + below(600) : 1 + below(30);
+        /* search_after: the values of a random model hit */
+        sc_sort_value after[3];
+        bool use_after = below(4) == 0 && m > 0;
+        size_t start = 0;
+        if (use_after) {
+            size_t pos = below((uint32_t)m);
+            const mkey *ak = g_keys + (size_t)all[pos] * n;
+            for (size_t i = 0; i < n; i++)
+                to_value(&sp[i], &ak[i], &after[i]);
+            while (start < m && model_cmp_keys(g_keys + (size_t)all[start] * n, ak) <= 0)
+                start++;
+        }
+        size_t want = m - start < k ? m - start : k;
+        for (int wp = 0; wp < 2; wp++) {
+            size_t got_n = run(sp, n, k, use_after ? after : NULL, use_filter ? filter : NULL,
+                               wp == 1, got, NULL);
+            if (got_n != want)
+                fail_msg("query %d: %zu hits, model %zu (points %d)", q, got_n, want, wp);
+            for (size_t i = 0; i < want; i++)
+                if (got[i] != all[start + i])
+                    fail_msg("query %d (points %d): hit %zu is doc %u, model %u", q, wp, i,
+                             got[i], all[start + i]);
+        }
+    }
+    for (int s = 0; s < N_SEG; s++)
+        sc_bitset_fini(&filter[s]);
+    free(g_keys);
+}
+
+static void test_points_prune(void **state)
+{
+    (void)state;
+    static uint32_t a[N_ALL], b[N_ALL];
+    sc_sort_spec sp = {.kind = SC_SORT_NUMERIC, .field = sc_slice_cstr("n")};
+    sc_sort_stats st;
+    size_t na = run(&sp, 1, 10, NULL, NULL, false, a, NULL);
+    size_t nb = run(&sp, 1, 10, NULL, NULL, true, b, &st);
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, na * sizeof(uint32_t));
+    /* segments 1 and 2 hold only larger values: skipped whole */
+    assert_int_equal(st.segments_skipped, 2);
+    assert_true(st.collected < PER_SEG); /* competitive bitsets, or all-INT64_MIN top 10 */
+    /* desc, k 50: segment 2 holds the largest values; competitive bitsets inside it */
+    sp.desc = true;
+    na = run(&sp, 1, 50, NULL, NULL, false, a, NULL);
+    nb = run(&sp, 1, 50, NULL, NULL, true, b, &st);
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, na * sizeof(uint32_t));
+    assert_true(st.competitive_builds >= 1);
+    assert_true(st.collected < N_ALL / 2);
+    fprintf(stderr, "desc: collected %llu, builds %u, skipped segs %u\n",
+            (unsigned long long)st.collected, st.competitive_builds, st.segments_skipped);
+}
+
+static void test_bad_args(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_sort_collector *c;
+    sc_sort_spec sp = {.kind = SC_SORT_KEYWORD, .field = sc_slice_cstr("k"),
+                       .mode = SC_SORT_MODE_AVG};
+    assert_int_equal(sc_sort_collector_new(&a, &sp, 1, 10, NULL, &c), SC_EINVAL);
+    sp.mode = SC_SORT_MODE_AUTO;
+    assert_int_equal(sc_sort_collector_new(&a, &sp, 0, 10, NULL, &c), SC_EINVAL);
+    assert_int_equal(sc_sort_collector_new(&a, &sp, 1, 0, NULL, &c), SC_EINVAL);
+    sp.field = sc_slice_cstr("no_such_field"); /* every doc missing: doc order */
+    assert_int_equal(sc_sort_collector_new(&a, &sp, 1, 3, NULL, &c), SC_OK);
+    assert_int_equal(sc_sort_collector_collect(c, segs[0], 0, 0, sc_iter_all(&a, PER_SEG, 1), NULL),
+                     SC_OK);
+    sc_sorted_hit *h;
+    assert_int_equal(sc_sort_collector_hits(c, &h), 3);
+    assert_int_equal(h[0].doc, 0);
+    assert_int_equal(h[2].doc, 2);
+    assert_true(h[0].values[0].missing);
+    sc_arena_fini(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_sorts_vs_model),
+        cmocka_unit_test(test_points_prune),
+        cmocka_unit_test(test_bad_args),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
