@@ -92,6 +92,28 @@ static sc_status env_encode(void *ctx, sc_slice field, const json_t *value, sc_a
     return SC_EUNSUPPORTED;
 }
 
+static const sc_analyzer *env_analyzer_for(void *ctx, sc_slice field)
+{
+    dsl_ctx *d = ctx;
+    const sc_mapping_field *f = sc_mapping_find(d->m, field);
+    if (f && f->type != SC_MAPPING_TEXT)
+        return NULL;
+    const sc_analyzer_registry *r = d->ix->analysis;
+    if (!f)
+        return sc_analyzer_registry_default(r);
+    const sc_analyzer *a =
+        sc_analyzer_registry_get(r, sc_slice_cstr(sc_mapping_search_analyzer(f, false)));
+    return a ? a : sc_analyzer_registry_default(r);
+}
+
+static const sc_analyzer *env_analyzer_named(void *ctx, const char *name)
+{
+    dsl_ctx *d = ctx;
+    const sc_analyzer_registry *r = d->ix->analysis;
+    return name ? sc_analyzer_registry_get(r, sc_slice_cstr(name))
+                : sc_analyzer_registry_default(r);
+}
+
 static size_t env_default_fields(void *ctx, const char ***fields)
 {
     dsl_ctx *d = ctx;
@@ -525,7 +547,9 @@ static bool build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *qu
                           .analyze = env_analyze,
                           .field_kind = env_kind,
                           .encode_term = env_encode,
-                          .default_fields = env_default_fields};
+                          .default_fields = env_default_fields,
+                          .analyzer_for = env_analyzer_for,
+                          .analyzer_named = env_analyzer_named};
         sc_dsl_error err;
         sc_status st = sc_dsl_parse(&env, req->arena, query, &out[i], &err);
         sc_mapping_unref(d.m);

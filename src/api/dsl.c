@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/query_parser.h"
+
 typedef struct P {
     const sc_dsl_env *env;
     sc_arena *a;
@@ -1354,6 +1356,63 @@ static sc_status q_query_string_common(P *p, const char *qname, const json_t *bo
             return oom(p);
     }
     q.n_fields = nn;
+    if (p->env && p->env->analyzer_for && (simple ? nn >= 1 : nn == 1)) {
+        /* The search layer's parsers: Lucene's classic and simple syntaxes exactly. */
+        sc_query_parser_options o;
+        sc_query_parser_options_init(&o);
+        o.default_field = sc_slice_cstr(q.fields[0]);
+        o.default_operator = q.and_default ? SC_OCCUR_MUST : SC_OCCUR_SHOULD;
+        o.analyzer_for = p->env->analyzer_for;
+        o.ctx = p->env->ctx;
+        if (q.analyzer) {
+            o.analyzer = p->env->analyzer_named ? p->env->analyzer_named(p->env->ctx, q.analyzer)
+                                                : NULL;
+            if (!o.analyzer)
+                return fail(p, "illegal_argument_exception", "analyzer [%s] has not been configured",
+                            q.analyzer);
+            o.analyzer_for = NULL;
+        } else {
+            o.analyzer = p->env->analyzer_named ? p->env->analyzer_named(p->env->ctx, NULL) : NULL;
+        }
+        json_t *v;
+        int64_t iv;
+        if ((v = json_object_get(body, "phrase_slop")) && get_int(v, &iv) && iv >= 0)
+            o.phrase_slop = (uint32_t)iv;
+        if ((v = json_object_get(body, "fuzzy_prefix_length")) && get_int(v, &iv) && iv >= 0)
+            o.fuzzy_prefix_length = (uint32_t)iv;
+        if ((v = json_object_get(body, "fuzzy_max_expansions")) && get_int(v, &iv) && iv > 0)
+            o.fuzzy_max_expansions = (uint32_t)iv;
+        if ((v = json_object_get(body, "allow_leading_wildcard")) && json_is_boolean(v))
+            o.allow_leading_wildcard = json_is_true(v);
+        sc_slice *fs = NULL;
+        if (simple) {
+            fs = sc_arena_alloc(p->a, nn * sizeof *fs);
+            if (!fs)
+                return oom(p);
+            for (size_t i = 0; i < nn; i++)
+                fs[i] = sc_slice_cstr(q.fields[i]);
+            o.fields = fs;
+            o.field_boosts = q.boosts;
+            o.n_fields = nn;
+        }
+        sc_query_parse_error perr;
+        memset(&perr, 0, sizeof perr);
+        sc_slice text = sc_slice_make(q.s, q.len);
+        sc_status st = simple ? sc_simple_query_string_parse(text, &o, p->a, out, &perr)
+                              : sc_query_string_parse(text, &o, p->a, out, &perr);
+        if (st == SC_ENOMEM)
+            return oom(p);
+        if (st == SC_ELIMIT)
+            return fail(p, "illegal_argument_exception",
+                        "too_many_clauses: maxClauseCount is set to 1024 (%s)", perr.msg);
+        if (st != SC_OK)
+            return fail(p, "query_shard_exception",
+                        "Failed to parse query [%.*s]: %s at offset %zu", (int)q.len, q.s,
+                        perr.msg[0] ? perr.msg : sc_status_str(st), perr.offset);
+        if (!simple && q.boosts[0] != 1.0f)
+            (*out)->boost *= q.boosts[0];
+        return apply_boost(p, qname, body, *out);
+    }
     SC_TRY(qs_or(&q, out));
     qs_ws(&q);
     if (q.pos < q.len)

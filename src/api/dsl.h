@@ -11,6 +11,7 @@
 #include "base/arena.h"
 #include "base/status.h"
 #include "search/query.h"
+#include "text/analyzer.h"
 
 #define SC_DSL_MAX_DEPTH 64 /* nested compound queries; ES uses 30 for bool by default */
 
@@ -41,6 +42,11 @@ typedef struct sc_dsl_env {
     /* Fields searched when a query names none (query_string default_field "*"). n=0 when the
      * callback is NULL: then "_all"-style queries fall back to the field "*". */
     size_t (*default_fields)(void *ctx, const char ***fields);
+    /* The search analyzer of a field (NULL: not analyzed, e.g. keyword) and an analyzer by
+     * name (NULL: unknown). When set, query_string over one field and simple_query_string use
+     * the search layer's Lucene-exact parsers (search/query_parser.h). */
+    const sc_analyzer *(*analyzer_for)(void *ctx, sc_slice field);
+    const sc_analyzer *(*analyzer_named)(void *ctx, const char *name);
 } sc_dsl_env;
 
 typedef struct sc_dsl_error {

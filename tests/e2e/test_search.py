@@ -87,8 +87,16 @@ def test_query_string_and_uri(server, corpus):
     assert ids(b) == ["4"]
     st, h, b = server.request("GET", "/%s/_search?q=title:lazy" % corpus)
     assert st == 200 and ids(b) == ["3"]
+    # Lucene's SimpleQueryParser: with OR, "-news" is (NOT news) OR-ed in, matching everything
+    # without "news" too (the well-known Elasticsearch behaviour); with AND it excludes.
     b = search(server, corpus, {"query": {"simple_query_string": {"query": "fox -news",
                                                                    "fields": ["title"]}}})
+    assert ids(b) == ["0", "1", "2", "3", "4"]
+    b = search(server, corpus, {"query": {"simple_query_string": {
+        "query": "fox -news", "fields": ["title"], "default_operator": "and"}}})
+    assert ids(b) == ["0"]
+    b = search(server, corpus, {"query": {"query_string": {"query": "/qu.*k/ AND brown~1",
+                                                            "default_field": "title"}}})
     assert ids(b) == ["0"]
     b = search(server, corpus, {"query": {"multi_match": {"query": "dog", "fields": ["title", "body"]}}})
     assert ids(b) == ["0", "3"]
