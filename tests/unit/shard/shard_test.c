@@ -298,6 +298,34 @@ static void test_force_merge(void **state)
     sc_shard_close(s, false);
 }
 
+static void test_tiered_merge(void **state)
+{
+    (void)state;
+    sc_shard *s = open_shard(false);
+    for (int k = 0; k < 14; k++) {
+        fill(s, k * 10, k * 10 + 10);
+        assert_int_equal(sc_shard_refresh(s), SC_OK);
+    }
+    sc_shard_error err;
+    assert_int_equal(sc_shard_delete(s, sc_slice_cstr("d5"), NULL, NULL, &err), SC_OK);
+    assert_int_equal(sc_shard_refresh(s), SC_OK);
+    assert_int_equal(sc_shard_maybe_merge(s), SC_OK);
+    sc_shard_stats st;
+    assert_int_equal(sc_shard_stats_get(s, false, &st), SC_OK);
+    assert_true(st.n_segments < 14);
+    assert_int_equal(st.n_docs, 139);
+    assert_true(st.n_merges >= 1);
+    sc_shard_stats_fini(&st);
+    check_range(s, 0, 5, 1);
+    check_range(s, 6, 140, 1);
+    expect_doc(s, "d5", NULL, 0);
+    sc_shard_close(s, true);
+    s = open_shard(false);
+    assert_int_equal(visible_docs(s), 139);
+    check_range(s, 130, 140, 1);
+    sc_shard_close(s, false);
+}
+
 typedef struct reader_arg {
     sc_shard *s;
     volatile int *stop;
@@ -379,6 +407,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conflicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_and_recovery, setup, teardown),
         cmocka_unit_test_setup_teardown(test_force_merge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tiered_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_searchers, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
