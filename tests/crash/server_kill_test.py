@@ -584,6 +584,10 @@ def verify(port, writers, meta, label):
     count = checked(port, "GET", "/%s/_count" % INDEX)["count"]
     if count != len(live):
         problems.append("_count is %d but %d ids are live (by realtime GET)" % (count, len(live)))
+    b = checked(port, "GET", "/%s/_stats/docs" % INDEX)
+    sc = b.get("_all", {}).get("primaries", {}).get("docs", {}).get("count")
+    if sc != len(live):
+        problems.append("_stats primaries docs.count is %s but %d ids are live" % (sc, len(live)))
     b = checked(port, "POST", "/%s/_search" % INDEX,
                 {"query": {"match_all": {}}, "size": len(live) + 100, "track_total_hits": True})
     hits = b["hits"]["hits"]
@@ -671,7 +675,7 @@ def main():
             threads.append(threading.Thread(target=meta.run, args=(server.port, cycle, stop)))
             for t in threads:
                 t.start()
-            time.sleep(rng.uniform(0.1, 1.5))
+            time.sleep(rng.uniform(0.1, 1.5) if rng.random() < 0.85 else rng.uniform(1.5, 4.0))
             server.check_alive()
             if rng.random() < 0.15:
                 # SIGKILL in the middle of a graceful shutdown (stop, flush, close)
