@@ -60,6 +60,7 @@ typedef struct sc__search_ctx {
     sc_iter_stats *stats;
     uint32_t max_clause_count;
     uint64_t terms_walked; /* for cancellation checks every few terms */
+    bool exhaustive;       /* every match will be visited (exact totals): prefer bulk sets */
 } sc__search_ctx;
 
 /* Rewrites q into a plan (allocated in ctx->a); *out is never NULL on SC_OK. `scoring` false

@@ -152,6 +152,15 @@ static sc_status expansion_add(expansion *e, const sc_term_info *ti)
 static sc_status expansion_iter(expansion *e, float score, sc_doc_iter **out)
 {
     sc__search_ctx *ctx = e->ctx;
+    if (ctx->exhaustive && !e->bs && e->n_small > 1) {
+        /* every match will be visited: one bulk bitset beats a lazy disjunction */
+        if (!(e->bs = new_bits(ctx, e->n_docs)))
+            return oom(ctx);
+        for (size_t i = 0; i < e->n_small; i++) {
+            SC_TRY(sc_postings_reset(&e->cur, e->seg, e->f, &e->small[i], 0));
+            sc_postings_into_bitset(&e->cur, e->n_docs, e->bs, 0);
+        }
+    }
     if (e->bs) {
         *out = leaf(ctx, sc_iter_bitset(ctx->a, e->bs, e->n_docs, score));
         return *out ? SC_OK : oom(ctx);
@@ -726,6 +735,7 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
     memset(&c, 0, sizeof c);
     c.t.k = o->from + o->size;
     c.track_n = track == SC_TRACK_TOTAL_HITS_ALL ? UINT64_MAX : track < 0 ? 0 : (uint64_t)track;
+    ctx.exhaustive = c.track_n == UINT64_MAX;
     if (c.t.k && !(c.t.h = sc_arena_alloc(a, c.t.k * sizeof *c.t.h)))
         return oom(&ctx);
     uint64_t base = 0;
