@@ -4,14 +4,17 @@ stream writes, restart it on the same data folder, and check that nothing acknow
 and that the index is consistent.
 
 Each cycle: writer threads (each owning a disjoint range of ids, so the order of writes to an id
-is known) send `_bulk` requests mixing index (explicit ids, overwriting), create, update (partial
-doc, sometimes doc_as_upsert) and delete, plus single-document PUT/DELETE with refresh=true or
-wait_for; a chaos thread calls _refresh/_flush/_forcemerge. Every write carries a unique token
-(field `tok`, keyword). A model of each id follows the acknowledged results: the exact per-item
-status is predicted (201/200/409/404) and any mismatch fails the test. At a random moment the
-server gets SIGKILL (sometimes while it shuts down after a SIGTERM, sometimes again during its
-restart); the request in flight at that moment is
-"uncertain": for each id it touches, any prefix of its operations on that id may have been applied.
+is known) send `_bulk` requests (to /_bulk and /{index}/_bulk, sometimes with refresh) mixing
+index (explicit ids, overwriting), create, update (partial doc, sometimes doc_as_upsert) and
+delete, plus single-document PUT _doc, PUT _create, POST _update and DELETE with refresh=true,
+wait_for or false (with refresh, the write must be searchable when acknowledged); a chaos thread
+calls _refresh/_flush/_forcemerge and a metadata thread creates and deletes side indices. Every
+write carries a unique token (field `tok`, keyword). A model of each id follows the acknowledged
+results: the exact per-item status is predicted (201/200/409/404), _version must grow by one per
+write to a live doc and (_primary_term, _seq_no) must grow per id; any mismatch fails the test.
+At a random moment the server gets SIGKILL (sometimes while it shuts down after a SIGTERM,
+sometimes again during its restart); the request in flight at that moment is "uncertain": for
+each id it touches, any prefix of its operations on that id may have been applied.
 
 After restart the checks are:
   - realtime _mget of every id: the document is in an allowed state (the last acknowledged one,
@@ -20,7 +23,9 @@ After restart the checks are:
   - after _refresh: `_count` equals the number of live ids; match_all (size > count,
     track_total_hits) returns exactly the live ids, no duplicate _id, each with its _source;
     an `ids` query and a `terms` query on every live doc's current token find all of them;
-    `terms` on superseded tokens (overwritten, updated or deleted versions) finds nothing.
+    `terms` on superseded tokens (overwritten, updated or deleted versions) finds nothing;
+    _stats docs.count agrees; dynamically mapped fields keep their types; side indices exist
+    exactly as acknowledged (with their shard count and document).
 After the last kill: graceful SIGTERM must exit 0, and a final restart is verified again.
 
 Environment: SCRY_CRASH_SEED (replay), SCRY_SERVER_CRASH_KILLS (default 20), SCRY_BIN (server
@@ -267,16 +272,21 @@ class Writer:
         return op
 
     @staticmethod
-    def bulk_lines(op):
-        meta = {op["kind"]: {"_index": INDEX, "_id": op["id"]}}
+    def bulk_lines(op, with_index=True):
+        meta = {op["kind"]: {"_index": INDEX, "_id": op["id"]} if with_index else
+                {"_id": op["id"]}}
         if op["kind"] == "delete":
             return [json.dumps(meta)]
         if op["kind"] == "update":
-            body = {"doc": op["doc"]}
-            if op["upsert"]:
-                body["doc_as_upsert"] = True
-            return [json.dumps(meta), json.dumps(body, ensure_ascii=False)]
+            return [json.dumps(meta), json.dumps(Writer.update_body(op), ensure_ascii=False)]
         return [json.dumps(meta), json.dumps(op["doc"], ensure_ascii=False)]
+
+    @staticmethod
+    def update_body(op):
+        body = {"doc": op["doc"]}
+        if op["upsert"]:
+            body["doc_as_upsert"] = True
+        return body
 
     # -- acknowledged results
 
@@ -325,10 +335,16 @@ class Writer:
 
     def bulk(self, rng, port, conn):
         ops = [self.make_op(rng) for _ in range(rng.choice((1, 5, 20, 60)))]
-        body = "\n".join(line for op in ops for line in self.bulk_lines(op)) + "\n"
+        per_index = rng.random() < 0.3
+        body = "\n".join(line for op in ops
+                         for line in self.bulk_lines(op, not per_index)) + "\n"
+        path = "/%s/_bulk" % INDEX if per_index else "/_bulk"
+        refresh = rng.choice((None,) * 8 + ("true", "wait_for"))
+        if refresh:
+            path += "?refresh=" + refresh
         self.uncertain = ops
         try:
-            st, b = http_request(port, "POST", "/_bulk", body, ndjson=True, conn=conn)
+            st, b = http_request(port, "POST", path, body, ndjson=True, conn=conn)
         except (OSError, http.client.HTTPException):
             return False
         self.requests += 1
@@ -342,40 +358,63 @@ class Writer:
                 self.failures.append("writer %d: bulk item for id %s answered for id %s: %s"
                                      % (self.wid, op["id"], res.get("_id"), json.dumps(item)))
             self.record(op, res.get("status"), res)
+        if refresh:
+            return self.check_visible(port, conn, {op["id"] for op in ops}, "_bulk?refresh=" + refresh)
+        return True
+
+    def check_visible(self, port, conn, ids, what):
+        """After an acknowledged refresh=true|wait_for write: the current version of every id is
+        searchable (by its token) and deleted ids are not."""
+        ids = sorted(ids)
+        toks = [self.state[i]["tok"] for i in ids if self.state[i] is not None]
+        try:
+            st, b = http_request(port, "POST", "/%s/_search" % INDEX, {
+                "query": {"bool": {"filter": [{"ids": {"values": ids}}],
+                                   "should": [{"terms": {"tok": toks}}] if toks else [],
+                                   "minimum_should_match": 0}},
+                "size": len(ids), "_source": ["tok"]}, conn=conn)
+        except (OSError, http.client.HTTPException):
+            return False
+        if st != 200:
+            return True  # the verification after the restart covers it
+        got = {h["_id"]: h.get("_source", {}).get("tok") for h in b["hits"]["hits"]}
+        want = {i: self.state[i]["tok"] for i in ids if self.state[i] is not None}
+        if got != want:
+            self.failures.append("writer %d: %s acknowledged but search shows %s instead of %s"
+                                 % (self.wid, what, sorted(got.items())[:10],
+                                    sorted(want.items())[:10]))
         return True
 
     def single(self, rng, port, conn):
         op = self.make_op(rng)
-        if op["kind"] in ("update", "create") and "doc" in op:
-            op = {"kind": "index", "id": op["id"], "doc": dict(op["doc"], body="single")}
         refresh = rng.choice(("true", "wait_for", "false"))
-        path = "/%s/_doc/%s?refresh=%s" % (INDEX, op["id"], refresh)
+        did = op["id"]
         self.uncertain = [op]
         try:
-            if op["kind"] == "delete":
-                st, b = http_request(port, "DELETE", path, conn=conn)
+            if op["kind"] == "index":
+                st, b = http_request(port, "PUT", "/%s/_doc/%s?refresh=%s" % (INDEX, did, refresh),
+                                     op["doc"], conn=conn)
+            elif op["kind"] == "create":
+                st, b = http_request(port, "PUT", "/%s/_create/%s?refresh=%s"
+                                     % (INDEX, did, refresh), op["doc"], conn=conn)
+            elif op["kind"] == "update":
+                st, b = http_request(port, "POST", "/%s/_update/%s?refresh=%s"
+                                     % (INDEX, did, refresh), self.update_body(op), conn=conn)
             else:
-                st, b = http_request(port, "PUT", path, op["doc"], conn=conn)
+                st, b = http_request(port, "DELETE", "/%s/_doc/%s?refresh=%s"
+                                     % (INDEX, did, refresh), conn=conn)
         except (OSError, http.client.HTTPException):
             return False
         self.requests += 1
-        if st not in (200, 201, 404):
-            self.unexpected.append("%s _doc answered HTTP %s: %s" % (op["kind"], st, json.dumps(b)[:300]))
+        if st not in (200, 201, 404, 409):
+            self.unexpected.append("single %s answered HTTP %s: %s"
+                                   % (op["kind"], st, json.dumps(b)[:300]))
             return False
         self.uncertain = []
         self.record(op, st, b if isinstance(b, dict) else {})
-        if op["kind"] == "index" and refresh != "false" and st in (200, 201):
-            # refresh=true|wait_for: the new version is searchable once acknowledged
-            try:
-                st2, b2 = http_request(port, "POST", "/%s/_search" % INDEX,
-                                       {"query": {"term": {"tok": op["doc"]["tok"]}},
-                                        "track_total_hits": True}, conn=conn)
-            except (OSError, http.client.HTTPException):
-                return False
-            if st2 == 200 and b2["hits"]["total"]["value"] != 1:
-                self.failures.append("writer %d: PUT _doc/%s?refresh=%s acknowledged but a term "
-                                     "query on its token finds %s hits"
-                                     % (self.wid, op["id"], refresh, b2["hits"]["total"]["value"]))
+        if refresh != "false":
+            return self.check_visible(port, conn, [did], "%s of %s with refresh=%s"
+                                      % (op["kind"], did, refresh))
         return True
 
     def allowed(self, did):
