@@ -4,7 +4,8 @@
  * Usage: range_bench [n_docs, default 5000000] [runs, default 5].
  * Cases: exact count without doc ids (sc_bkd_count), intersect into a bitset + popcount (what
  * a filter materializes), the same with the 10,000 cap (early termination), and the doc-values
- * scan (sc_range_count without points); ranges [5, 15), [50, 50.5) and [1, 119). */
+ * scan (sc_range_count without points); ranges [5, 15), [50, 50.5) and [1, 119). Then
+ * match_all sorted by the field (top 10 asc, top 1000 desc) with and without points pruning. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "index/docvalues.h"
 #include "index/segment.h"
 #include "search/range.h"
+#include "search/sort.h"
 
 static int64_t enc(double x)
 {
@@ -140,6 +142,49 @@ int main(int argc, char **argv)
                (unsigned long long)c[0], best[0], best[1], best[2], best[3], best[3] / best[1]);
     }
     sc_bitset_fini(&bs);
+
+    /* match_all sorted by the field: top 10 asc and top 1000 desc, doc values only (every doc
+     * read) vs with the points pruning (competitive bitsets from the BKD) */
+    printf("\n%-22s %12s %12s %10s %14s\n", "sort (match_all)", "dv_only_ms", "points_ms",
+           "speedup", "docs_read(pts)");
+    static const struct {
+        const char *name;
+        bool desc;
+        size_t k;
+    } sorts[] = {{"asc size 10", false, 10}, {"desc size 1000", true, 1000}};
+    for (size_t q = 0; q < 2; q++) {
+        sc_sort_spec sp = {.kind = SC_SORT_NUMERIC, .field = sc_slice_cstr("total_amount"),
+                           .desc = sorts[q].desc};
+        double best[2] = {1e30, 1e30};
+        uint64_t read = 0;
+        uint64_t first[2] = {0, 0};
+        for (int k = 0; k < runs; k++)
+            for (int wp = 0; wp < 2; wp++) {
+                sc_arena a;
+                sc_arena_init(&a, 0);
+                sc_sort_collector *c;
+                if (sc_sort_collector_new(&a, &sp, 1, sorts[q].k, NULL, &c) != SC_OK)
+                    return 1;
+                sc_doc_iter *it = sc_iter_all(&a, n, 1.0f);
+                t0 = sc_clock_now_ns();
+                if (sc_sort_collector_collect(c, seg, 0, 0, it, wp ? &t : NULL) != SC_OK)
+                    return 1;
+                sc_sorted_hit *h;
+                size_t m = sc_sort_collector_hits(c, &h);
+                double ms = ms_since(t0);
+                best[wp] = ms < best[wp] ? ms : best[wp];
+                first[wp] = m ? h[m - 1].global_doc : 0;
+                if (wp)
+                    read = sc_sort_collector_stats(c)->collected;
+                sc_arena_fini(&a);
+            }
+        if (first[0] != first[1]) {
+            fprintf(stderr, "sort mismatch\n");
+            return 1;
+        }
+        printf("%-22s %12.2f %12.2f %9.1fx %14llu\n", sorts[q].name, best[0], best[1],
+               best[0] / best[1], (unsigned long long)read);
+    }
     sc_segment_unref(seg);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
