@@ -166,10 +166,12 @@ unpack_avx2_body(const uint8_t *in, uint32_t *out, const unsigned b, const int g
 typedef void (*unpack_fn)(const uint8_t *in, uint32_t *out);
 typedef void (*gaps_fn)(const uint8_t *in, uint32_t first, uint32_t *out);
 
+/* clang-format off */
 #define SC__WIDTHS(X)                                                                              \
-    X(0)                                                                                           \
-    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17)   \
-        X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32)
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16)    \
+    X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)     \
+    X(32)
+/* clang-format on */
 
 #define DEF_KERNELS(n)                                                                             \
     static SSE void unpack_sse_##n(const uint8_t *in, uint32_t *out)                               \

@@ -50,6 +50,7 @@ static void field_free(sc__bfield *f)
     sc_vec_free(&f->norms);
     sc_vec_free(&f->has);
     sc_vec_free(&f->dvn);
+    sc_vec_free(&f->pts);
     sc_vec_free(&f->dvs);
     free(f->name);
     free(f);
@@ -111,6 +112,7 @@ size_t sc_segment_builder_ram_bytes(const sc_segment_builder *b)
         const sc__bfield *f = b->fields.ptr[i];
         n += sizeof(*f) + f->name_len + sc_hashmap_memory_bytes(&f->terms) + f->norms.cap;
         n += f->has.cap * 8 + f->dvn.cap * sizeof(*f->dvn.ptr) + f->dvs.cap * sizeof(*f->dvs.ptr);
+        n += f->pts.cap * sizeof(*f->pts.ptr);
     }
     return n;
 }
@@ -252,6 +254,13 @@ sc_status sc__builder_numeric(sc_segment_builder *b, sc__bfield *f, uint32_t doc
     (void)b;
     sc__dvn r = {.doc = doc, .value = value};
     return sc_vec_push(&f->dvn, r);
+}
+
+sc_status sc__builder_point(sc_segment_builder *b, sc__bfield *f, uint32_t doc, int64_t value)
+{
+    (void)b;
+    sc__dvn r = {.doc = doc, .value = value};
+    return sc_vec_push(&f->pts, r);
 }
 
 sc_status sc__builder_ord_term(sc_segment_builder *b, sc__bfield *f, uint32_t doc, sc_slice term)
@@ -412,6 +421,11 @@ static sc_status add_numeric(sc_segment_builder *b, sc__bfield *f, const sc_inde
     if (in->n_values == 0)
         return SC_OK;
     SC_TRY(sc__builder_mark_doc(b, f, doc));
+    if (f->flags & SC_FIELD_INDEXED) {
+        SC_TRY(sc_vec_reserve(&f->pts, in->n_values));
+        for (size_t i = 0; i < in->n_values; i++)
+            f->pts.ptr[f->pts.len++] = (sc__dvn){.doc = doc, .value = in->values[i]};
+    }
     if (!(f->flags & SC_FIELD_DOCVALUES))
         return SC_OK;
     size_t start = f->dvn.len;

@@ -53,6 +53,7 @@ struct sc__bfield {
     sc_buf norms;         /* by doc; may be shorter than n_docs (missing = 0) */
     SC_VEC(uint64_t) has; /* docs with a value, bitset words */
     SC_VEC(sc__dvn) dvn;
+    SC_VEC(sc__dvn) pts; /* NUMERIC + INDEXED: (value, doc) points for the BKD tree */
     SC_VEC(sc__dvs) dvs;
     uint64_t sum_ttf;
 };

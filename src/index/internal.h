@@ -128,6 +128,8 @@ sc_status sc__builder_norm(sc_segment_builder *b, sc__bfield *f, uint32_t doc, u
     SC_MUST_USE;
 sc_status sc__builder_numeric(sc_segment_builder *b, sc__bfield *f, uint32_t doc, int64_t value)
     SC_MUST_USE;
+sc_status sc__builder_point(sc_segment_builder *b, sc__bfield *f, uint32_t doc, int64_t value)
+    SC_MUST_USE;
 sc_status sc__builder_ord_term(sc_segment_builder *b, sc__bfield *f, uint32_t doc, sc_slice term)
     SC_MUST_USE;
 sc_status sc__builder_mark_doc(sc_segment_builder *b, sc__bfield *f, uint32_t doc) SC_MUST_USE;

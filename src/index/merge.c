@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/bkd.h"
 #include "index/docvalues.h"
 #include "index/internal.h"
 #include "index/postings.h"
@@ -65,6 +66,33 @@ static sc_status merge_postings(mctx *m, const sc_segment *seg, const sc_field_i
     return st;
 }
 
+static sc_status merge_points(mctx *m, const sc_segment *seg, const sc_field_info *f,
+                              sc__bfield *bf)
+{
+    sc_bkd t;
+    SC_TRY(sc_segment_points(seg, f, &t));
+    uint32_t cap = t.leaf_size ? t.leaf_size : SC_BKD_LEAF_SIZE;
+    uint32_t *docs = malloc(cap * sizeof(uint32_t));
+    int64_t *vals = malloc(cap * sizeof(int64_t));
+    sc_status st = docs && vals ? SC_OK : SC_ENOMEM;
+    for (uint32_t leaf = 0; st == SC_OK && leaf < sc_bkd_n_leaves(&t); leaf++) {
+        uint32_t n;
+        uint8_t kind;
+        st = sc_bkd_leaf_read(&t, leaf, docs, vals, &n, &kind);
+        for (uint32_t i = 0; st == SC_OK && i < n; i++) {
+            uint32_t nd = docs[i] < sc_segment_n_docs(seg) ? m->map[docs[i]] : UINT32_MAX;
+            if (nd == UINT32_MAX)
+                continue;
+            st = sc__builder_point(m->b, bf, nd, vals[i]);
+            if (st == SC_OK)
+                st = sc__builder_mark_doc(m->b, bf, nd);
+        }
+    }
+    free(docs);
+    free(vals);
+    return st;
+}
+
 static sc_status merge_field(mctx *m, const sc_segment *seg, const sc_field_info *f)
 {
     sc__bfield *bf;
@@ -91,6 +119,8 @@ static sc_status merge_field(mctx *m, const sc_segment *seg, const sc_field_info
                 SC_TRY(sc__builder_mark_doc(m->b, bf, m->map[d]));
         }
     }
+    if (f->points_len)
+        SC_TRY(merge_points(m, seg, f, bf));
     sc_dv_sorted_set dvs;
     if (f->dvs_len && sc_dv_sorted_set_open(seg, f, &dvs) == SC_OK) {
         for (uint32_t d = 0; d < n; d++) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "index/bkd.h"
 #include "index/internal.h"
 #include "index/segment_impl.h"
 
@@ -198,10 +199,12 @@ static sc_status parse_fields(sc_segment *seg, uint64_t ft_off, uint64_t ft_len,
         f->number = (uint32_t)i;
         if (i > 0 && sc_slice_cmp(seg->fields[i - 1].name, f->name) >= 0)
             FAIL(at, "fields not sorted");
-        for (int k = 0; k < SC__FIELD_SECTIONS; k++)
-            if (sec[2 * k + 1] &&
-                !range_ok(sec[2 * k], sec[2 * k + 1], SC__SEG_HEADER_BYTES, body_end))
+        for (int k = 0; k < SC__FIELD_SECTIONS; k++) {
+            if (sec[2 * k + 1] == 0)
+                sec[2 * k] = SC__SEG_HEADER_BYTES; /* an absent section's offset is ignored */
+            else if (!range_ok(sec[2 * k], sec[2 * k + 1], SC__SEG_HEADER_BYTES, body_end))
                 FAIL(at, "field section out of bounds");
+        }
         f->tindex_off = sec[0], f->tindex_len = sec[1];
         f->tdata_off = sec[2], f->tdata_len = sec[3];
         f->norms_off = sec[4], f->norms_len = sec[5];
@@ -217,6 +220,14 @@ static sc_status parse_fields(sc_segment *seg, uint64_t ft_off, uint64_t ft_len,
             SC_TRY(check_dvn(seg, f, err));
         if (f->dvs_len)
             SC_TRY(check_dvs(seg, f, err));
+        if (f->points_len) {
+            sc_bkd t;
+            if (f->kind != SC_FIELD_NUMERIC ||
+                sc_bkd_open(sc_slice_make(seg->bytes.ptr + f->points_off, f->points_len), &t) !=
+                    SC_OK ||
+                sc_bkd_doc_bound(&t) > seg->n_docs)
+                FAIL(f->points_off, "points section invalid");
+        }
     }
     if (r.p != r.end)
         FAIL((uint64_t)(r.p - seg->bytes.ptr), "field table has trailing bytes");
@@ -413,6 +424,13 @@ const uint8_t *sc_segment_norms(const sc_segment *seg, const sc_field_info *f)
     if (!f || f->norms_len == 0)
         return NULL;
     return seg->bytes.ptr + f->norms_off;
+}
+
+sc_status sc_segment_points(const sc_segment *seg, const sc_field_info *f, sc_bkd *out)
+{
+    if (!f || f->points_len == 0)
+        return SC_ENOTFOUND;
+    return sc_bkd_open(sc_slice_make(seg->bytes.ptr + f->points_off, f->points_len), out);
 }
 
 sc_slice sc__segment_bytes(const sc_segment *seg)

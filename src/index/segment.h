@@ -29,8 +29,8 @@ typedef struct sc_index_error {
 
 typedef struct sc_segment sc_segment;
 
-/* Reserved for the points (BKD) section a later issue adds; a field with this flag in its
- * stored flags has a points section (length 0 until then). Does not clash with doc.h flags. */
+/* Set in a field's stored flags when it has a points section (NUMERIC + INDEXED with at least
+ * one value). Does not clash with doc.h flags. */
 #define SC_FIELD_POINTS (1u << 8)
 
 /* Per-field metadata and statistics of one segment. Owned by the segment; valid while the
@@ -94,6 +94,12 @@ const sc_field_info *sc_segment_field(const sc_segment *seg, sc_slice name);
 /* The norms of a TEXT field with SC_FIELD_NORMS: a pointer to n_docs bytes (0 = the doc has no
  * value in the field), valid while the segment is referenced; NULL when the field has none. */
 const uint8_t *sc_segment_norms(const sc_segment *seg, const sc_field_info *f);
+
+/* The points (1-D BKD tree, index/bkd.h) of a NUMERIC field indexed with SC_FIELD_INDEXED:
+ * fills *out, a view valid while the segment is referenced (validated at open). SC_ENOTFOUND
+ * when the field has no points. Thread-safe. */
+typedef struct sc_bkd sc_bkd;
+sc_status sc_segment_points(const sc_segment *seg, const sc_field_info *f, sc_bkd *out) SC_MUST_USE;
 
 /* Lucene's SmallFloat.intToByte4 (the BM25 norm of a field of `length` tokens) and its exact
  * inverse byte4ToInt, so BM25 scores match Lucene's. */

@@ -8,6 +8,7 @@
 
 #include "base/varint.h"
 #include "index/bitpack.h"
+#include "index/bkd.h"
 #include "index/builder_impl.h"
 #include "index/postings.h"
 
@@ -288,6 +289,30 @@ static void write_dvn(wctx *w, const sc__bfield *f, uint64_t *off, uint64_t *len
     sc_vec_free(&out);
 }
 
+static void write_points(wctx *w, const sc__bfield *f, uint64_t *off, uint64_t *len)
+{
+    size_t n = f->pts.len;
+    int64_t *vals = malloc(n * sizeof(int64_t));
+    uint32_t *docs = malloc(n * sizeof(uint32_t));
+    sc_buf out = {0};
+    if (!vals || !docs) {
+        w->st = SC_ENOMEM;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            vals[i] = f->pts.ptr[i].value;
+            docs[i] = f->pts.ptr[i].doc;
+        }
+        sc_status st = sc_bkd_write(vals, docs, n, w->b->n_docs, 0, &out);
+        if (st != SC_OK)
+            w->st = st;
+        else
+            write_section(w, &out, off, len);
+    }
+    free(vals);
+    free(docs);
+    sc_vec_free(&out);
+}
+
 static int cmp_dvs(const void *a, const void *b)
 {
     const sc__dvs *x = a, *y = b;
@@ -391,6 +416,11 @@ static void write_field(wctx *w, sc__bfield *f)
         write_dvn(w, f, &sec[6], &sec[7]);
     if (f->kind == SC_FIELD_KEYWORD && (f->flags & SC_FIELD_DOCVALUES))
         write_dvs(w, f, &sec[8], &sec[9]);
+    uint32_t flags = f->flags;
+    if (f->kind == SC_FIELD_NUMERIC && (f->flags & SC_FIELD_INDEXED) && f->pts.len) {
+        write_points(w, f, &sec[10], &sec[11]);
+        flags |= SC_FIELD_POINTS;
+    }
     uint64_t doc_count = 0;
     for (size_t i = 0; i < f->has.len; i++)
         doc_count += (uint64_t)__builtin_popcountll(f->has.ptr[i]);
@@ -399,7 +429,7 @@ static void write_field(wctx *w, sc__bfield *f)
     sc__buf_put(&w->ft, f->name, f->name_len, &w->st);
     sc__buf_u8(&w->ft, (uint8_t)f->kind, &w->st);
     sc__buf_u8(&w->ft, 0, &w->st);
-    sc__buf_u32(&w->ft, f->flags, &w->st);
+    sc__buf_u32(&w->ft, flags, &w->st);
     sc__buf_u32(&w->ft, (uint32_t)doc_count, &w->st);
     sc__buf_u64(&w->ft, sum_ttf, &w->st);
     sc__buf_u64(&w->ft, sum_df, &w->st);

@@ -163,7 +163,7 @@ static inline sc_status t_add_doc(sc_segment_builder *b, const t_corpus *c, uint
          .n_tokens = doc->n_tags},
         {.name = sc_slice_cstr("num"),
          .kind = SC_FIELD_NUMERIC,
-         .flags = SC_FIELD_DOCVALUES,
+         .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
          .values = doc->nums,
          .n_values = doc->n_nums},
         {.name = sc_slice_cstr("_id"),

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/bkd.h"
 #include "index/docvalues.h"
 #include "index/postings.h"
 #include "index/segment.h"
@@ -95,6 +96,14 @@ static inline sc_status t_read_field(const sc_segment *seg, const sc_field_info 
     sc_terms_iter_fini(&it);
     if (st != SC_OK)
         return st;
+    sc_bkd bkd;
+    if (sc_segment_points(seg, f, &bkd) == SC_OK) {
+        uint64_t cnt;
+        if (sc_bkd_count(&bkd, -1000, 1000, &cnt) == SC_OK)
+            *acc += cnt;
+        if (sc_bkd_intersect(&bkd, INT64_MIN, 0, bs, 0, NULL) == SC_OK)
+            *acc += 1;
+    }
     sc_dv_numeric dvn;
     if (sc_dv_numeric_open(seg, f, &dvn) == SC_OK) {
         int64_t v[16];

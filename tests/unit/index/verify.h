@@ -4,6 +4,7 @@
 #define SC_TESTS_INDEX_VERIFY_H
 
 #include "common.h"
+#include "index/bkd.h"
 #include "index/docvalues.h"
 #include "index/postings.h"
 #include "index/segment.h"
@@ -318,6 +319,34 @@ static void verify_segment(const sc_segment *seg, const t_corpus *c)
             distinct += !dup;
         }
         assert_int_equal(no, distinct);
+    }
+    /* points: random ranges against the model */
+    sc_bkd bkd;
+    uint64_t n_points = 0;
+    for (uint32_t d = 0; d < c->n_docs; d++)
+        n_points += c->docs[d].n_nums;
+    if (n_points == 0) {
+        assert_int_equal(sc_segment_points(seg, num, &bkd), SC_ENOTFOUND);
+    } else {
+        assert_int_equal(sc_segment_points(seg, num, &bkd), SC_OK);
+        assert_true(num->flags & SC_FIELD_POINTS);
+        assert_int_equal(sc_bkd_n_points(&bkd), n_points);
+        sc_bitset pb;
+        assert_int_equal(sc_bitset_init(&pb, c->n_docs), SC_OK);
+        for (int k = 0; k < 50; k++) {
+            int64_t lo = (int64_t)t_below(8000) - 4000, hi = lo + (int64_t)t_below(3000);
+            if (k == 0)
+                lo = INT64_MIN, hi = INT64_MAX;
+            sc_bitset_clear_all(&pb);
+            assert_int_equal(sc_bkd_intersect(&bkd, lo, hi, &pb, 0, NULL), SC_OK);
+            for (uint32_t d = 0; d < c->n_docs; d++) {
+                bool in = false;
+                for (uint32_t i = 0; i < c->docs[d].n_nums; i++)
+                    in |= c->docs[d].nums[i] >= lo && c->docs[d].nums[i] <= hi;
+                assert_int_equal(sc_bitset_test(&pb, d), in);
+            }
+        }
+        sc_bitset_fini(&pb);
     }
     /* stored, in order and at random */
     sc_stored_reader sr;
