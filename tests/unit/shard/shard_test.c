@@ -326,6 +326,53 @@ static void test_tiered_merge(void **state)
     sc_shard_close(s, false);
 }
 
+/* Flips one byte in the middle of the first file whose name starts with prefix. */
+static void damage(const char *prefix)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char path[512] = "";
+    while ((de = readdir(d)) != NULL)
+        if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+            snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+    closedir(d);
+    assert_true(path[0]);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, sb.st_size / 2, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, sb.st_size / 2, SEEK_SET);
+    fputc(c ^ 0x41, f);
+    fclose(f);
+}
+
+static void test_corruption_is_an_error(void **state)
+{
+    (void)state;
+    const char *files[] = {"ids-", "seg", "manifest"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(sc_dir_remove_all(dir), SC_OK);
+        sc_shard *s = open_shard(false);
+        fill(s, 0, 30);
+        sc_shard_close(s, true);
+        damage(files[i]);
+        sc_shard_config cfg = {0};
+        cfg.path = dir;
+        cfg.no_background_thread = true;
+        sc_shard_error err;
+        memset(&err, 0, sizeof(err));
+        s = NULL;
+        sc_status st = sc_shard_open(&cfg, &s, &err);
+        if (st == SC_OK)
+            fail_msg("opened a shard with a damaged %s file", files[i]);
+        assert_true(st == SC_ECORRUPT || st == SC_EIO);
+        assert_non_null(err.type);
+        assert_true(err.reason[0] != 0);
+    }
+}
+
 typedef struct reader_arg {
     sc_shard *s;
     volatile int *stop;
@@ -408,6 +455,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reopen_and_recovery, setup, teardown),
         cmocka_unit_test_setup_teardown(test_force_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tiered_merge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corruption_is_an_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_searchers, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
