@@ -289,7 +289,30 @@ sc_status sc_node_fetch_phase(sc_node *n, const sc_node_fetch_request *req, sc_a
     out->fields = sc_arena_calloc(arena, req->n_docs ? req->n_docs : 1, sizeof *out->fields);
     if (!out->ids || !out->sources || !out->fields)
         return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
-    for (size_t i = 0; i < req->n_docs; i++) {
+    /* Fetch in (shard, doc) order with one stored-fields reader per segment, so hits that share
+     * a compressed block decompress it once; results land at their rank positions. */
+    size_t nd = req->n_docs;
+    size_t *order = malloc((nd ? nd : 1) * sizeof *order);
+    if (!order)
+        return SC_ENOMEM;
+    for (size_t i = 0; i < nd; i++)
+        order[i] = i;
+    for (size_t i = 1; i < nd; i++) { /* insertion sort: nd is from+size, small */
+        size_t x = order[i], j = i;
+        while (j > 0) {
+            const sc_shard_hit *a = &req->docs[order[j - 1]], *b = &req->docs[x];
+            if (a->shard_ix < b->shard_ix || (a->shard_ix == b->shard_ix && a->doc <= b->doc))
+                break;
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = x;
+    }
+    sc_stored_reader reader;
+    const sc_segment *reader_seg = NULL;
+    sc_status result = SC_OK;
+    for (size_t oi = 0; oi < nd && result == SC_OK; oi++) {
+        size_t i = order[oi];
         const sc_shard_hit *d = &req->docs[i];
         const sc_shard_snapshot *snap = NULL;
         for (size_t t = 0; t < req->query->n_targets; t++)
@@ -306,22 +329,28 @@ sc_status sc_node_fetch_phase(sc_node *n, const sc_node_fetch_request *req, sc_a
                 seg = &snap->segments[s];
         if (!seg)
             continue;
-        sc_stored_reader r;
-        sc_stored_reader_init(&r, seg->seg);
+        if (reader_seg != seg->seg) {
+            if (reader_seg)
+                sc_stored_reader_fini(&reader);
+            sc_stored_reader_init(&reader, seg->seg);
+            reader_seg = seg->seg;
+        }
         sc_slice id, src;
-        sc_status st = sc_stored_get(&r, d->doc - seg->doc_base, &id, &src);
+        sc_status st = sc_stored_get(&reader, d->doc - seg->doc_base, &id, &src);
         if (st == SC_OK) {
             st = copy_slice(arena, id, &out->ids[i]);
             if (st == SC_OK && req->source)
                 st = copy_slice(arena, src, &out->sources[i]);
         }
-        sc_stored_reader_fini(&r);
         if (st == SC_OK && req->n_dv_fields)
             st = doc_fields(req, snap, seg, d->doc - seg->doc_base, arena, &out->fields[i]);
         if (st == SC_ENOMEM || st == SC_ELIMIT)
-            return st;
+            result = st;
     }
-    return SC_OK;
+    if (reader_seg)
+        sc_stored_reader_fini(&reader);
+    free(order);
+    return result;
 }
 
 sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena,
