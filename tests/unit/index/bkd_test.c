@@ -233,13 +233,13 @@ static void test_every_packing_kind(void **state)
      * leaf 5: D16 with duplicate docs (multi-valued) */
     size_t n = 6 * L;
     pts p;
-    pts_alloc(&p, n, 1u << 30);
+    pts_alloc(&p, n, (1u << 24) + 10);
     for (uint32_t i = 0; i < L; i++) {
         p.d[i] = 1000 + i;
         p.d[L + i] = 5000 + 2 * i + (i % 3 == 0);
         p.d[2 * L + i] = 100000 + i * 900;
         p.d[3 * L + i] = 200000 + i * 200000;
-        p.d[4 * L + i] = 1 + i * (1u << 24);
+        p.d[4 * L + i] = i == L - 1 ? (1u << 24) + 5 : 1 + i; /* span > 2^24: 32-bit */
         p.d[5 * L + i] = 50 + i / 2;
     }
     for (size_t i = 0; i < n; i++)
@@ -274,7 +274,7 @@ static void test_every_packing_kind(void **state)
     sc_bitset got, want;
     assert_int_equal(sc_bitset_init(&got, p.bound), SC_OK);
     assert_int_equal(sc_bitset_init(&want, p.bound), SC_OK);
-    for (int q = 0; q < 200; q++) {
+    for (int q = 0; q < 60; q++) {
         int64_t a = pick_bound(&p), b = pick_bound(&p);
         if (a > b) {
             int64_t x = a;
