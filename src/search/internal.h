@@ -27,6 +27,7 @@ typedef enum sc__plan_kind {
     SC__PLAN_DISMAX,
     SC__PLAN_BOOSTING,
     SC__PLAN_CONST, /* child's docs, constant score */
+    SC__PLAN_RANGE, /* constant score: numeric values in ranges (search/range.h) */
 } sc__plan_kind;
 
 typedef struct sc__plan sc__plan;
@@ -49,6 +50,8 @@ struct sc__plan {
     uint32_t min_should; /* effective minimum_should_match */
     float tie_breaker;   /* DISMAX; BOOSTING: negative_boost */
     sc__plan *child;     /* CONST */
+    const int64_t *lo, *hi; /* RANGE: n_ranges inclusive ranges */
+    size_t n_ranges;
 };
 
 /* Per-search context shared by plan building and iterator building. */

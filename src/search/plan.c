@@ -410,6 +410,15 @@ static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boos
         if (p)
             p->field = q->u.exists.field;
         break;
+    case SC_QUERY_RANGE:
+        p = new_plan(ctx, SC__PLAN_RANGE, scoring, boost);
+        if (p) {
+            p->field = q->u.range.field;
+            p->lo = q->u.range.lo;
+            p->hi = q->u.range.hi;
+            p->n_ranges = q->u.range.n;
+        }
+        break;
     case SC_QUERY_PHRASE: return phrase_plan(ctx, q, boost, scoring, out);
     case SC_QUERY_PREFIX:
         st = sc_automaton_prefix(q->u.prefix.prefix, ctx->a, &dfa);

@@ -186,6 +186,22 @@ sc_query *sc_query_exists(sc_arena *a, sc_slice field)
     return q;
 }
 
+sc_query *sc_query_range(sc_arena *a, sc_slice field, const int64_t *lo, const int64_t *hi,
+                         size_t n)
+{
+    sc_query *q = node(a, SC_QUERY_RANGE);
+    if (!q || n == 0 || !dup_slice(a, field, &q->u.range.field))
+        return NULL;
+    q->u.range.lo = sc_arena_alloc(a, n * sizeof(int64_t));
+    q->u.range.hi = sc_arena_alloc(a, n * sizeof(int64_t));
+    if (!q->u.range.lo || !q->u.range.hi)
+        return NULL;
+    memcpy(q->u.range.lo, lo, n * sizeof(int64_t));
+    memcpy(q->u.range.hi, hi, n * sizeof(int64_t));
+    q->u.range.n = n;
+    return q;
+}
+
 sc_status sc_query_bool_add(sc_arena *a, sc_query *q, sc_query_occur occur, sc_query *child)
 {
     if (!q || q->kind != SC_QUERY_BOOL || !child)
@@ -239,6 +255,7 @@ const char *sc_query_kind_name(sc_query_kind kind)
         [SC_QUERY_CONSTANT_SCORE] = "constant_score",
         [SC_QUERY_BOOSTING] = "boosting",   [SC_QUERY_DIS_MAX] = "dis_max",
         [SC_QUERY_IDS] = "ids",             [SC_QUERY_EXISTS] = "exists",
+        [SC_QUERY_RANGE] = "range",
     };
     if ((unsigned)kind < sizeof names / sizeof names[0] && names[kind])
         return names[kind];
@@ -362,6 +379,12 @@ static void print(out *o, const sc_query *q)
         break;
     case SC_QUERY_EXISTS:
         outf(o, "exists:"), out_slice(o, q->u.exists.field);
+        break;
+    case SC_QUERY_RANGE:
+        for (size_t i = 0; i < q->u.range.n; i++) {
+            outf(o, i ? " " : ""), out_slice(o, q->u.range.field);
+            outf(o, ":[%lld TO %lld]", (long long)q->u.range.lo[i], (long long)q->u.range.hi[i]);
+        }
         break;
     }
     print_boost(o, q);

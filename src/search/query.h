@@ -30,6 +30,7 @@ typedef enum sc_query_kind {
     SC_QUERY_DIS_MAX,        /* max of children's scores + tie_breaker * sum of the others */
     SC_QUERY_IDS,            /* documents whose _id is one of the given ids, constant score */
     SC_QUERY_EXISTS,         /* documents with any value in the field, constant score */
+    SC_QUERY_RANGE,          /* numeric values in inclusive ranges (search/range.h), constant */
 } sc_query_kind;
 
 /* How a bool clause participates (Elasticsearch's names). */
@@ -164,6 +165,13 @@ struct sc_query {
         struct {
             sc_slice field;
         } exists;
+        /* SC_QUERY_RANGE: docs with a value in any [lo[i], hi[i]] of a NUMERIC field, values
+         * as src/mapping encodes them (numeric term/terms are ranges [v, v]) */
+        struct {
+            sc_slice field;
+            int64_t *lo, *hi;
+            size_t n;
+        } range;
     } u;
 };
 
@@ -193,6 +201,10 @@ sc_query *sc_query_boosting(sc_arena *a, sc_query *positive, sc_query *negative,
 sc_query *sc_query_dis_max(sc_arena *a, float tie_breaker);
 sc_query *sc_query_ids(sc_arena *a, const sc_slice *ids, size_t n_ids);
 sc_query *sc_query_exists(sc_arena *a, sc_slice field);
+/* Inclusive ranges over encoded values (n >= 1; arrays copied); see search/range.h for the
+ * bounds helper (gt/lt) and the points / doc-values choice. */
+sc_query *sc_query_range(sc_arena *a, sc_slice field, const int64_t *lo, const int64_t *hi,
+                         size_t n);
 
 /* Appends a clause to a bool node (child is borrowed: it must live in the same arena).
  * SC_ENOMEM when the arena is exhausted, SC_ELIMIT past SC_QUERY_MAX_CLAUSE_COUNT clauses

@@ -2,6 +2,7 @@
  * chosen by cost. See range.h. */
 #include "search/range.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -325,6 +326,43 @@ sc_status sc_range_count(const sc_range_source *src, int64_t lo, int64_t hi,
     }
     *count = c;
     return SC_OK;
+}
+
+sc_status sc_range_segment_iter(sc_arena *a, const sc_segment *seg, sc_slice field,
+                                const int64_t *lo, const int64_t *hi, size_t n,
+                                uint64_t lead_cost, float score, sc_doc_iter **out, char *err,
+                                size_t err_cap)
+{
+    *out = NULL;
+    const sc_field_info *f = sc_segment_field(seg, field);
+    if (!f)
+        return SC_OK;
+    if (f->kind != SC_FIELD_NUMERIC) {
+        if (err && err_cap)
+            snprintf(err, err_cap, "field [%.*s] is not numeric: range needs a numeric field",
+                     (int)field.len, (const char *)field.ptr);
+        return SC_EINVAL;
+    }
+    sc_bkd *bkd = sc_arena_alloc(a, sizeof *bkd);
+    sc_dv_numeric *dv = sc_arena_alloc(a, sizeof *dv);
+    if (!bkd || !dv)
+        return SC_ENOMEM;
+    sc_range_source src = {NULL, NULL, sc_segment_n_docs(seg)};
+    sc_status st = SC_ENOTFOUND;
+    if (f->flags & SC_FIELD_POINTS)
+        st = sc_segment_points(seg, f, bkd);
+    if (st == SC_OK)
+        src.bkd = bkd;
+    else if (st != SC_ENOTFOUND)
+        return st;
+    st = sc_dv_numeric_open(seg, f, dv);
+    if (st == SC_OK)
+        src.dv = dv;
+    else if (st != SC_ENOTFOUND)
+        return st;
+    if (!src.bkd && !src.dv)
+        return SC_OK;
+    return sc_range_iter(a, &src, lo, hi, n, lead_cost, score, SC_RANGE_AUTO, out, NULL);
 }
 
 bool sc_range_bounds(bool has_lo, int64_t lo, bool lo_incl, bool has_hi, int64_t hi,

@@ -64,6 +64,14 @@ sc_status sc_range_count(const sc_range_source *src, int64_t lo, int64_t hi,
                          const sc_bitset *live, uint64_t limit, uint64_t *count, bool *exact)
     SC_MUST_USE;
 
+/* The range iterator of field `field` in segment seg (its points when the field has them, its
+ * numeric doc values otherwise, chosen by cost when both): NULL in *out when the segment has
+ * no such numeric field. SC_EINVAL when the field exists but is not numeric (err names it). */
+sc_status sc_range_segment_iter(sc_arena *a, const sc_segment *seg, sc_slice field,
+                                const int64_t *lo, const int64_t *hi, size_t n,
+                                uint64_t lead_cost, float score, sc_doc_iter **out, char *err,
+                                size_t err_cap) SC_MUST_USE;
+
 /* Inclusive bounds from ES's gt/gte/lt/lte on encoded values: has_lo/has_hi false = open;
  * lo_incl/hi_incl false = strict. Returns false when the range is empty (e.g. gt INT64_MAX). */
 bool sc_range_bounds(bool has_lo, int64_t lo, bool lo_incl, bool has_hi, int64_t hi,

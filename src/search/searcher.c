@@ -11,6 +11,7 @@
 #include "index/postings.h"
 #include "index/terms.h"
 #include "search/internal.h"
+#include "search/range.h"
 
 void sc_search_options_init(sc_search_options *o)
 {
@@ -380,6 +381,14 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
     case SC__PLAN_PHRASE: return phrase_iter(ctx, p, seg, out);
     case SC__PLAN_TERMSET: return termset_iter(ctx, p, seg, out);
     case SC__PLAN_EXISTS: return exists_iter(ctx, p, seg, out);
+    case SC__PLAN_RANGE: {
+        sc_status st = sc_range_segment_iter(ctx->a, seg, p->field, p->lo, p->hi, p->n_ranges,
+                                             UINT64_MAX, p->score, out, ctx->res->error,
+                                             sizeof ctx->res->error);
+        if (st == SC_OK && *out)
+            (*out)->stats = ctx->stats;
+        return st;
+    }
     case SC__PLAN_BOOL: return bool_iter(ctx, p, seg_i, out);
     case SC__PLAN_DISMAX: {
         sc_doc_iter **its = sc_arena_alloc(ctx->a, (p->n_should + 1) * sizeof *its);

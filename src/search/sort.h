@@ -108,4 +108,29 @@ const sc_sort_stats *sc_sort_collector_stats(const sc_sort_collector *c);
 int sc_sort_compare(const sc_sort_spec *specs, size_t n, const sc_sort_value *a,
                     const sc_sort_value *b);
 
+/* ---- whole-shard sorted search ----------------------------------------------------------- */
+
+#include "search/query.h"
+#include "search/searcher.h"
+
+typedef struct sc_sorted_result {
+    sc_sorted_hit *hits; /* the `size` hits after `from`, best first (arena) */
+    size_t n_hits;
+    uint64_t total;      /* matching live docs (see total_gte); 0 when not tracked */
+    bool total_gte;      /* more than `total` match (track_total_hits N reached) */
+    bool total_tracked;
+    sc_sort_stats stats;
+} sc_sorted_result;
+
+/* Runs q over the shard and returns the top from+size hits under specs (the `size` after
+ * `from`), with search_after (n_specs values or NULL). Totals follow o->track_total_hits:
+ * counted while collecting (every match visited); with track_total_hits false the points of
+ * specs[0] (when numeric with points) prune segments and docs that cannot compete. Errors and
+ * partial results (timeout, cancel) are reported in *res (error text, timed_out, cancelled)
+ * as sc_search_execute does; its hits are not filled. */
+sc_status sc_search_sorted(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
+                           const sc_sort_spec *specs, size_t n_specs,
+                           const sc_sort_value *search_after, sc_arena *a,
+                           sc_search_result *res, sc_sorted_result *out) SC_MUST_USE;
+
 #endif

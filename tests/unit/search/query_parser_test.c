@@ -82,6 +82,7 @@ static void lucene_string(out *o, const sc_query *q)
     case SC_QUERY_MATCH_ALL: put(o, "*:*"); break;
     case SC_QUERY_MATCH_NONE: break;
     case SC_QUERY_EXISTS: put(o, "_exists_:%.*s", SL(q->u.exists.field)); break;
+    case SC_QUERY_RANGE: put(o, "%.*s:[range]", SL(q->u.range.field)); break;
     default: put(o, "<%s>", sc_query_kind_name(q->kind)); break;
     }
     if (q->boost != 1.0f) {

@@ -139,7 +139,8 @@ static int setup(void **state)
                                        .n_tokens = 1};
             if (m->nn)
                 f[nf++] = (sc_index_field){.name = sc_slice_cstr("n"), .kind = SC_FIELD_NUMERIC,
-                                           .flags = SC_FIELD_DOCVALUES, .values = m->n,
+                                           .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                                           .values = m->n,
                                            .n_values = m->nn};
             if (m->nk)
                 f[nf++] = (sc_index_field){.name = sc_slice_cstr("k"), .kind = SC_FIELD_KEYWORD,
@@ -431,6 +432,95 @@ static void test_points_prune(void **state)
             (unsigned long long)st.collected, st.competitive_builds, st.segments_skipped);
 }
 
+/* The shard-level driver over the searcher: match_all or a keyword term query, random sorts,
+ * from/size, track_total_hits true/false/N, deletes; hits and totals equal the model. */
+static void test_search_sorted(void **state)
+{
+    (void)state;
+    static uint32_t all[N_ALL];
+    g_keys = malloc(sizeof(mkey) * N_ALL * 3);
+    sc_searcher_segment ss[N_SEG];
+    for (int s = 0; s < N_SEG; s++) {
+        ss[s].seg = segs[s];
+        ss[s].live = has_deletes[s] ? &lives[s] : NULL;
+        ss[s].n_deleted = has_deletes[s] ? (uint32_t)(PER_SEG - sc_bitset_count(&lives[s])) : 0;
+    }
+    sc_searcher searcher = {ss, N_SEG};
+    uint64_t pruned = 0;
+    for (int q = 0; q < 100; q++) {
+        sc_sort_spec sp[3];
+        size_t n = 1 + below(3);
+        for (size_t i = 0; i < n; i++)
+            random_spec(&sp[i]);
+        if (below(2)) { /* often a prunable first key */
+            memset(&sp[0], 0, sizeof sp[0]);
+            sp[0].kind = SC_SORT_NUMERIC;
+            sp[0].field = sc_slice_cstr("n");
+            sp[0].desc = below(2);
+        }
+        g_sp = sp;
+        g_n = n;
+        char term[8];
+        snprintf(term, sizeof term, "t%02u", below(40));
+        bool use_term = below(2);
+        size_t m = 0;
+        for (uint32_t g = 0; g < N_ALL; g++) {
+            if (!docs[g].live)
+                continue;
+            if (use_term) {
+                bool has = false;
+                for (uint32_t i = 0; i < docs[g].nk; i++)
+                    has |= strcmp(docs[g].k[i], term) == 0;
+                if (!has)
+                    continue;
+            }
+            model_keys(sp, n, g, g_keys + (size_t)g * n);
+            all[m++] = g;
+        }
+        qsort(all, m, sizeof(uint32_t), model_cmp);
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_query *query = use_term ? sc_query_term(&a, sc_slice_cstr("k"), sc_slice_cstr(term))
+                                   : sc_query_match_all(&a);
+        sc_search_options o;
+        sc_search_options_init(&o);
+        o.from = below(6);
+        o.size = 1 + below(20);
+        uint32_t t = below(3);
+        o.track_total_hits = t == 0 ? SC_TRACK_TOTAL_HITS_ALL : t == 1 ? SC_TRACK_TOTAL_HITS_NONE : 10;
+        sc_search_result res;
+        sc_sorted_result out;
+        assert_int_equal(sc_search_sorted(&searcher, query, &o, sp, n, NULL, &a, &res, &out),
+                         SC_OK);
+        pruned += out.stats.segments_skipped + out.stats.competitive_builds;
+        size_t want = m > o.from ? m - o.from : 0;
+        want = want < o.size ? want : o.size;
+        assert_int_equal(out.n_hits, want);
+        for (size_t i = 0; i < want; i++)
+            if (out.hits[i].global_doc != all[o.from + i])
+                fail_msg("query %d: hit %zu is %llu, model %u", q, i,
+                         (unsigned long long)out.hits[i].global_doc, all[o.from + i]);
+        if (t == 0) {
+            assert_true(out.total_tracked);
+            assert_int_equal(out.total, m);
+            assert_false(out.total_gte);
+        } else if (t == 2) {
+            assert_int_equal(out.total, m > 10 ? 10 : m);
+            assert_true(out.total_gte == (m > 10));
+        } else {
+            assert_false(out.total_tracked);
+        }
+        sc_arena_fini(&a);
+    }
+    free(g_keys);
+    const sc_field_info *fi = sc_segment_field(segs[0], sc_slice_cstr("n"));
+    bool has_points = fi && (fi->flags & SC_FIELD_POINTS);
+    fprintf(stderr, "segment points: %s, prunings: %llu\n", has_points ? "yes" : "no",
+            (unsigned long long)pruned);
+    if (has_points)
+        assert_true(pruned > 0);
+}
+
 static void test_bad_args(void **state)
 {
     (void)state;
@@ -460,6 +550,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_sorts_vs_model),
         cmocka_unit_test(test_points_prune),
+        cmocka_unit_test(test_search_sorted),
         cmocka_unit_test(test_bad_args),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
