@@ -92,7 +92,7 @@ static int setup(void **state)
             if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
                 return -1;
         }
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "s%d", s);
         if (sc_segment_builder_write(b, dir, name, NULL) != SC_OK ||
             sc_segment_open(dir, name, &segs[s]) != SC_OK)
