@@ -13,6 +13,8 @@
 #include "index/internal.h"
 #include "index/segment_impl.h"
 
+SC_ALLOC_POOL_DEFINE(sc_pool_index_segments, "index.segments");
+
 /* ---- norms: Lucene SmallFloat.intToByte4 / byte4ToInt ---- */
 
 static uint32_t long_to_int4(uint64_t i)
@@ -296,8 +298,11 @@ static sc_status parse(sc_segment *seg, bool verify, sc_index_error *err)
 static void seg_free(sc_segment *seg)
 {
     free(seg->fields);
-    if (seg->mapped)
+    if (seg->mapped) {
         sc_mmap_close(&seg->map);
+        if (seg->charged)
+            sc_alloc_pool_add(&sc_pool_index_segments, -(int64_t)seg->bytes.len);
+    }
     free(seg);
 }
 
@@ -335,6 +340,8 @@ sc_status sc_segment_open_ex(const char *dir, const char *name, sc_segment **out
     }
     seg->mapped = true;
     seg->bytes = seg->map.bytes;
+    seg->charged = true;
+    sc_alloc_pool_add(&sc_pool_index_segments, (int64_t)seg->bytes.len);
     return open_common(seg, true, out, err);
 }
 

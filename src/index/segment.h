@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/alloc.h"
 #include "base/slice.h"
 #include "base/status.h"
 #include "index/doc.h"
@@ -28,6 +29,10 @@ typedef struct sc_index_error {
 } sc_index_error;
 
 typedef struct sc_segment sc_segment;
+
+/* Accounting pool "index.segments": bytes of segment files currently mapped by open readers
+ * (charged at open, credited when the last reference goes). */
+extern sc_alloc_pool sc_pool_index_segments;
 
 /* Set in a field's stored flags when it has a points section (NUMERIC + INDEXED with at least
  * one value). Does not clash with doc.h flags. */

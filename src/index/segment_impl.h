@@ -11,6 +11,7 @@ struct sc_segment {
     _Atomic int refs;
     sc_mmap map;
     bool mapped;
+    bool charged;   /* file bytes charged to sc_pool_index_segments */
     sc_slice bytes; /* the whole file */
     char name[SC_SEGMENT_NAME_MAX + 1];
     char path[1024];

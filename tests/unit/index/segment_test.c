@@ -29,9 +29,12 @@ static void roundtrip(uint32_t n_docs)
     sc_segment_write_info info;
     assert_int_equal(sc_segment_builder_write(b, dir, "s1", &info), SC_OK);
     assert_int_equal(info.n_docs, n_docs);
+    int64_t pool0 = sc_alloc_pool_bytes(&sc_pool_index_segments);
     sc_segment *seg;
     sc_index_error err;
     assert_int_equal(sc_segment_open_ex(dir, "s1", &seg, &err), SC_OK);
+    assert_int_equal(sc_alloc_pool_bytes(&sc_pool_index_segments) - pool0,
+                     (int64_t)info.size_bytes);
     assert_int_equal(sc_segment_checksum(seg), info.checksum);
     assert_int_equal(sc_segment_size_bytes(seg), info.size_bytes);
     verify_segment(seg, &c);
@@ -40,8 +43,11 @@ static void roundtrip(uint32_t n_docs)
     sc_segment_ref(seg);
     sc_segment_unref(seg);
     sc_segment_unref(seg);
+    assert_int_equal(sc_alloc_pool_bytes(&sc_pool_index_segments), pool0);
     /* writing twice gives the same bytes; reset empties */
+    uint64_t ck1 = info.checksum;
     assert_int_equal(sc_segment_builder_write(b, dir, "s2", &info), SC_OK);
+    assert_int_equal(info.checksum, ck1);
     assert_int_equal(sc_segment_open(dir, "s2", &seg), SC_OK);
     verify_segment(seg, &c);
     sc_segment_unref(seg);
