@@ -92,6 +92,47 @@ static sc_status env_encode(void *ctx, sc_slice field, const json_t *value, sc_a
     return SC_EUNSUPPORTED;
 }
 
+/* Range / numeric term bounds through the mapping's encoders (numbers, dates, booleans). */
+static sc_status env_encode_range(void *ctx, sc_slice field, const json_t *from, const json_t *to,
+                                  bool il, bool iu, const char *format, const char *time_zone,
+                                  int64_t *lo, int64_t *hi, bool *empty, char *err,
+                                  size_t err_cap)
+{
+    dsl_ctx *d = ctx;
+    const sc_mapping_field *f = sc_mapping_find(d->m, field);
+    if (!f)
+        return SC_EUNSUPPORTED;
+    switch (f->type) {
+    case SC_MAPPING_OBJECT:
+    case SC_MAPPING_TEXT:
+    case SC_MAPPING_KEYWORD:
+    case SC_MAPPING_IP:
+    case SC_MAPPING_GEO_POINT:
+        return SC_EUNSUPPORTED;
+    default:
+        break;
+    }
+    sc_date_format *fmt = NULL;
+    int64_t tz = 0;
+    if (format && sc_date_format_new(sc_slice_cstr(format), &fmt) != SC_OK) {
+        snprintf(err, err_cap, "invalid date format [%s]", format);
+        return SC_EINVAL;
+    }
+    if (time_zone && sc_date_parse_tz(sc_slice_cstr(time_zone), &tz) != SC_OK) {
+        sc_date_format_free(fmt);
+        snprintf(err, err_cap, "invalid time zone [%s]", time_zone);
+        return SC_EINVAL;
+    }
+    sc_mapping_error merr;
+    memset(&merr, 0, sizeof merr);
+    sc_status st = sc_mapping_encode_range(f, from, to, il, iu, fmt, tz, sc_clock_wall_ms(), lo, hi,
+                                           empty, &merr);
+    sc_date_format_free(fmt);
+    if (st == SC_EINVAL)
+        snprintf(err, err_cap, "%s", merr.reason);
+    return st == SC_OK || st == SC_ENOMEM ? st : SC_EINVAL;
+}
+
 static const sc_analyzer *env_analyzer_for(void *ctx, sc_slice field)
 {
     dsl_ctx *d = ctx;
@@ -549,7 +590,8 @@ static bool build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *qu
                           .encode_term = env_encode,
                           .default_fields = env_default_fields,
                           .analyzer_for = env_analyzer_for,
-                          .analyzer_named = env_analyzer_named};
+                          .analyzer_named = env_analyzer_named,
+                          .encode_range = env_encode_range};
         sc_dsl_error err;
         sc_status st = sc_dsl_parse(&env, req->arena, query, &out[i], &err);
         sc_mapping_unref(d.m);

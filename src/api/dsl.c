@@ -570,6 +570,44 @@ static sc_status term_value(P *p, const char *qname, const json_t *body, const c
     return SC_OK;
 }
 
+/* Numeric-kind fields: encodes [from, to] through the env. Returns SC_EUNSUPPORTED (nothing
+ * reported) when the env cannot (not a numeric field, or no callback). */
+static sc_status numeric_bounds(P *p, const char *qname, sc_slice field, const json_t *from,
+                                const json_t *to, bool il, bool iu, const char *format,
+                                const char *tz, int64_t *lo, int64_t *hi, bool *empty)
+{
+    if (!p->env || !p->env->encode_range)
+        return SC_EUNSUPPORTED;
+    char err[256] = "";
+    sc_status st = p->env->encode_range(p->env->ctx, field, from, to, il, iu, format, tz, lo, hi,
+                                        empty, err, sizeof err);
+    if (st == SC_EINVAL)
+        return fail(p, "query_shard_exception", "failed to create query: %s [%s] on field [%.*s]",
+                    err[0] ? err : "invalid value", qname, (int)field.len,
+                    (const char *)field.ptr);
+    if (st == SC_ENOMEM || st == SC_ELIMIT)
+        return oom(p);
+    return st;
+}
+
+/* A term/terms value on a numeric-kind field as the range [v, v]: NULL *out when the field is
+ * not numeric (the caller builds a term query). */
+static sc_status numeric_term(P *p, const char *qname, sc_slice field, const json_t *v,
+                              sc_query **out)
+{
+    *out = NULL;
+    int64_t lo, hi;
+    bool empty = false;
+    sc_status st = numeric_bounds(p, qname, field, v, v, true, true, NULL, NULL, &lo, &hi, &empty);
+    if (st == SC_EUNSUPPORTED)
+        return SC_OK;
+    if (st != SC_OK)
+        return st;
+    *out = empty ? NEW(p, sc_query_match_none(p->a))
+                 : NEW(p, sc_query_range(p->a, field, &lo, &hi, 1));
+    return SC_OK;
+}
+
 static sc_status q_term(P *p, const json_t *body, sc_query **out)
 {
     sc_slice field, t;
@@ -579,6 +617,9 @@ static sc_status q_term(P *p, const json_t *body, sc_query **out)
         static const char *const keys[] = {"value", "boost", "_name", "case_insensitive", NULL};
         SC_TRY(check_keys(p, "term", opts, keys));
     }
+    SC_TRY(numeric_term(p, "term", field, v, out));
+    if (*out)
+        return apply_boost(p, "term", opts, *out);
     SC_TRY(encode_term(p, field, v, &t));
     *out = NEW(p, sc_query_term(p->a, field, t));
     return apply_boost(p, "term", opts, *out);
@@ -610,6 +651,31 @@ static sc_status q_terms(P *p, const json_t *body, sc_query **out)
                     "The number of terms [%zu] used in the Terms Query request has exceeded the "
                     "allowed maximum of [65536]",
                     n);
+    if (p->env && p->env->encode_range && n) {
+        /* numeric-kind field: one range [v, v] per value */
+        int64_t *lo = sc_arena_alloc(p->a, n * sizeof *lo), *hi = sc_arena_alloc(p->a, n * sizeof *hi);
+        if (!lo || !hi)
+            return oom(p);
+        size_t m = 0;
+        sc_status st = SC_OK;
+        for (size_t i = 0; i < n && st == SC_OK; i++) {
+            json_t *x = json_array_get(arr, i);
+            if (json_is_object(x) || json_is_array(x) || json_is_null(x))
+                return fail(p, "parsing_exception", "[terms] values must be scalars");
+            bool empty = false;
+            st = numeric_bounds(p, "terms", field, x, x, true, true, NULL, NULL, &lo[m], &hi[m],
+                                &empty);
+            if (st == SC_OK && !empty)
+                m++;
+        }
+        if (st == SC_OK) {
+            *out = m ? NEW(p, sc_query_range(p->a, field, lo, hi, m))
+                     : NEW(p, sc_query_match_none(p->a));
+            return apply_boost(p, "terms", body, *out);
+        }
+        if (st != SC_EUNSUPPORTED)
+            return st;
+    }
     sc_slice *terms = sc_arena_alloc(p->a, (n ? n : 1) * sizeof *terms);
     if (!terms)
         return oom(p);
@@ -1432,12 +1498,66 @@ static sc_status q_simple_query_string(P *p, const json_t *body, sc_query **out)
     return q_query_string_common(p, "simple_query_string", body, true, out);
 }
 
+/* range on numeric-kind fields (numbers, dates with format/time_zone and date math, booleans):
+ * gt/gte/lt/lte (and the legacy from/to/include_lower/include_upper) into inclusive bounds,
+ * executed by the search layer's points / doc-values range (search/range.h). */
 static sc_status q_range(P *p, const json_t *body, sc_query **out)
 {
-    (void)body;
-    (void)out;
-    return fail(p, "illegal_argument_exception",
-                "[range] queries are not supported yet (numeric fields are pending)");
+    sc_slice field;
+    json_t *v;
+    SC_TRY(single_field(p, "range", body, &field, &v));
+    if (!json_is_object(v))
+        return fail(p, "parsing_exception", "[range] query malformed, no start_object after query name");
+    static const char *const keys[] = {"gt",   "gte",           "lt",       "lte",
+                                       "from", "to",            "include_lower",
+                                       "include_upper", "format", "time_zone",
+                                       "boost", "_name",         "relation", NULL};
+    SC_TRY(check_keys(p, "range", v, keys));
+    const json_t *from = NULL, *to = NULL;
+    bool il = true, iu = true;
+    json_t *x;
+    if ((x = json_object_get(v, "from")) && !json_is_null(x))
+        from = x;
+    if ((x = json_object_get(v, "to")) && !json_is_null(x))
+        to = x;
+    if ((x = json_object_get(v, "include_lower")))
+        il = json_is_true(x);
+    if ((x = json_object_get(v, "include_upper")))
+        iu = json_is_true(x);
+    if ((x = json_object_get(v, "gte")) && !json_is_null(x))
+        from = x, il = true;
+    if ((x = json_object_get(v, "gt")) && !json_is_null(x))
+        from = x, il = false;
+    if ((x = json_object_get(v, "lte")) && !json_is_null(x))
+        to = x, iu = true;
+    if ((x = json_object_get(v, "lt")) && !json_is_null(x))
+        to = x, iu = false;
+    if ((from && (json_is_object(from) || json_is_array(from))) ||
+        (to && (json_is_object(to) || json_is_array(to))))
+        return fail(p, "parsing_exception", "[range] bounds must be scalars");
+    const json_t *fmt = json_object_get(v, "format"), *tz = json_object_get(v, "time_zone");
+    if ((fmt && !json_is_string(fmt)) || (tz && !json_is_string(tz)))
+        return fail(p, "parsing_exception", "[range] [format] and [time_zone] must be strings");
+    int64_t lo, hi;
+    bool empty = false;
+    sc_status st = numeric_bounds(p, "range", field, from, to, il, iu,
+                                  fmt ? json_string_value(fmt) : NULL,
+                                  tz ? json_string_value(tz) : NULL, &lo, &hi, &empty);
+    if (st == SC_EUNSUPPORTED && p->env && p->env->field_kind &&
+        p->env->field_kind(p->env->ctx, field) == SC_DSL_FIELD_UNMAPPED) {
+        *out = NEW(p, sc_query_match_none(p->a)); /* ES: a range on an unmapped field */
+        return SC_OK;
+    }
+    if (st == SC_EUNSUPPORTED)
+        return fail(p, "illegal_argument_exception",
+                    "[range] queries on field [%.*s] are not supported yet (numeric and date "
+                    "fields only)",
+                    (int)field.len, (const char *)field.ptr);
+    if (st != SC_OK)
+        return st;
+    *out = empty ? NEW(p, sc_query_match_none(p->a))
+                 : NEW(p, sc_query_range(p->a, field, &lo, &hi, 1));
+    return apply_boost(p, "range", v, *out);
 }
 
 typedef sc_status (*qfn)(P *, const json_t *, sc_query **);

@@ -47,6 +47,15 @@ typedef struct sc_dsl_env {
      * the search layer's Lucene-exact parsers (search/query_parser.h). */
     const sc_analyzer *(*analyzer_for)(void *ctx, sc_slice field);
     const sc_analyzer *(*analyzer_named)(void *ctx, const char *name);
+    /* Encodes a `range` (and a term/terms value, as from = to = value) on a numeric-kind field
+     * (numbers, dates, booleans) into inclusive bounds [*lo, *hi] over the int64 values the
+     * field indexes (search/range.h); from/to NULL = open; format/time_zone NULL = the
+     * field's / UTC. *empty: the range matches nothing. SC_EUNSUPPORTED (or a NULL callback):
+     * not a numeric-kind field; SC_EINVAL: a bad value, reason in err. */
+    sc_status (*encode_range)(void *ctx, sc_slice field, const json_t *from, const json_t *to,
+                              bool include_lower, bool include_upper, const char *format,
+                              const char *time_zone, int64_t *lo, int64_t *hi, bool *empty,
+                              char *err, size_t err_cap);
 } sc_dsl_env;
 
 typedef struct sc_dsl_error {

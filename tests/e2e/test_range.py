@@ -1,0 +1,64 @@
+"""Range and numeric term/terms queries over HTTP (points / doc values in the search layer,
+bounds encoded by the mapping): long, double, date with format and date math, booleans; counts
+checked against Python over the same documents, across shards and with deletes."""
+import random
+
+from conftest import bulk_body
+
+
+def count(server, index, query):
+    st, h, b = server.request("POST", "/%s/_count" % index, {"query": query})
+    assert st == 200, b
+    return b["count"]
+
+
+def test_range_and_numeric_terms(server, fresh_index):
+    server.request("PUT", "/" + fresh_index, {
+        "settings": {"number_of_shards": 2},
+        "mappings": {"properties": {
+            "n": {"type": "long"}, "x": {"type": "double"}, "b": {"type": "boolean"},
+            "d": {"type": "date", "format": "yyyy-MM-dd HH:mm:ss||epoch_millis"},
+            "tag": {"type": "keyword"}}}})
+    rnd = random.Random(7)
+    docs = []
+    for i in range(600):
+        doc = {"tag": "t%d" % (i % 3), "b": i % 2 == 0,
+               "d": "2020-01-%02d %02d:00:00" % (1 + i % 28, i % 24)}
+        if i % 10:
+            doc["n"] = [rnd.randrange(-50, 50)] if i % 7 else [rnd.randrange(-50, 50), rnd.randrange(-50, 50)]
+        doc["x"] = rnd.choice([-0.0, 0.0, 1.5, -2.25, rnd.uniform(-10, 10)])
+        docs.append(doc)
+    server.request("POST", "/_bulk?refresh=true", bulk_body(fresh_index, docs))
+    for i in range(0, 600, 9):  # deletes
+        server.request("DELETE", "/%s/_doc/%d" % (fresh_index, i))
+    server.request("POST", "/%s/_refresh" % fresh_index)
+    live = [d for i, d in enumerate(docs) if i % 9]
+
+    for _ in range(40):
+        lo, hi = sorted(rnd.randrange(-60, 60) for _ in range(2))
+        want = sum(1 for d in live if any(lo <= v < hi for v in d.get("n", [])))
+        assert count(server, fresh_index, {"range": {"n": {"gte": lo, "lt": hi}}}) == want
+        want = sum(1 for d in live if any(lo < v <= hi for v in d.get("n", [])) and d["tag"] == "t1")
+        q = {"bool": {"filter": [{"range": {"n": {"gt": lo, "lte": hi}}}, {"term": {"tag": "t1"}}]}}
+        assert count(server, fresh_index, q) == want
+    v = live[3]["n"][0]
+    assert count(server, fresh_index, {"term": {"n": v}}) == sum(1 for d in live if v in d.get("n", []))
+    vals = [1, 2, 3, 999]
+    assert count(server, fresh_index, {"terms": {"n": vals}}) == sum(
+        1 for d in live if set(vals) & set(d.get("n", [])))
+    assert count(server, fresh_index, {"range": {"x": {"gte": 0.0}}}) == sum(
+        1 for d in live if d["x"] >= 0 and str(d["x"]) != "-0.0")
+    assert count(server, fresh_index, {"range": {"x": {"gt": -3, "lt": 2}}}) == sum(
+        1 for d in live if -3 < d["x"] < 2)
+    assert count(server, fresh_index, {"term": {"b": True}}) == sum(1 for d in live if d["b"])
+    want = sum(1 for d in live if d["d"][:10] in ("2020-01-05", "2020-01-06"))
+    assert count(server, fresh_index, {"range": {"d": {"gte": "2020-01-05 00:00:00",
+                                                        "lt": "2020-01-07 00:00:00"}}}) == want
+    assert count(server, fresh_index, {"range": {"d": {"gte": "05/01/2020", "lte": "06/01/2020",
+                                                        "format": "dd/MM/yyyy"}}}) == want
+    assert count(server, fresh_index, {"range": {"d": {"gte": "2020-01-05 00:00:00||/d",
+                                                        "lte": "2020-01-06 13:00:00||/d"}}}) == want
+    assert count(server, fresh_index, {"range": {"unmapped": {"gte": 1}}}) == 0
+    st, h, b = server.request("POST", "/%s/_count" % fresh_index,
+                              {"query": {"range": {"n": {"gte": "abc"}}}})
+    assert st == 400
