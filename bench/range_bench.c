@@ -153,7 +153,7 @@ int main(int argc, char **argv)
         size_t k;
     } sorts[] = {{"asc size 10", false, 10}, {"desc size 1000", true, 1000}};
     for (size_t q = 0; q < 2; q++) {
-        sc_sort_spec sp = {.kind = SC_SORT_NUMERIC, .field = sc_slice_cstr("total_amount"),
+        sc_sort_spec sp = {.kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("total_amount"),
                            .desc = sorts[q].desc};
         double best[2] = {1e30, 1e30};
         uint64_t read = 0;

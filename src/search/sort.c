@@ -18,10 +18,10 @@ struct sc_sort_collector {
     sc_arena *a;
     sc_sort_spec *specs;
     size_t n, k;
-    sc_sort_value *after; /* NULL or n values */
+    sc_sort_key *after; /* NULL or n values */
     sc_sorted_hit *heap;  /* max-heap by sort order: the worst hit at [0] */
     size_t len;
-    sc_sort_value *cand; /* scratch n values */
+    sc_sort_key *cand; /* scratch n values */
     int64_t *buf;        /* multi-valued docs beyond VAL_STACK */
     uint32_t buf_cap;
     seg_reader *rd; /* n readers of the current segment */
@@ -39,16 +39,16 @@ static sc_sort_mode eff_mode(const sc_sort_spec *s)
 static bool uses_double(const sc_sort_spec *s)
 {
     sc_sort_mode m = eff_mode(s);
-    return s->kind == SC_SORT_SCORE ||
-           (s->kind == SC_SORT_NUMERIC && (m == SC_SORT_MODE_AVG || m == SC_SORT_MODE_SUM));
+    return s->kind == SC_SORT_BY_SCORE ||
+           (s->kind == SC_SORT_BY_NUMERIC && (m == SC_SORT_MODE_AVG || m == SC_SORT_MODE_SUM));
 }
 
-int sc_sort_compare(const sc_sort_spec *specs, size_t n, const sc_sort_value *a,
-                    const sc_sort_value *b)
+int sc_sort_compare(const sc_sort_spec *specs, size_t n, const sc_sort_key *a,
+                    const sc_sort_key *b)
 {
     for (size_t i = 0; i < n; i++) {
         const sc_sort_spec *s = &specs[i];
-        const sc_sort_value *x = &a[i], *y = &b[i];
+        const sc_sort_key *x = &a[i], *y = &b[i];
         if (x->missing || y->missing) {
             if (x->missing && y->missing)
                 continue;
@@ -56,7 +56,7 @@ int sc_sort_compare(const sc_sort_spec *specs, size_t n, const sc_sort_value *a,
             return x->missing ? first : -first;
         }
         int c;
-        if (s->kind == SC_SORT_KEYWORD)
+        if (s->kind == SC_SORT_BY_KEYWORD)
             c = sc_slice_cmp(x->s, y->s);
         else if (uses_double(s))
             c = (x->d > y->d) - (x->d < y->d);
@@ -77,14 +77,14 @@ static int hit_cmp(const sc_sort_collector *c, const sc_sorted_hit *x, const sc_
 }
 
 sc_status sc_sort_collector_new(sc_arena *a, const sc_sort_spec *specs, size_t n, size_t k,
-                                const sc_sort_value *search_after, sc_sort_collector **out)
+                                const sc_sort_key *search_after, sc_sort_collector **out)
 {
-    if (n == 0 || k == 0 || k > (SIZE_MAX / 4) / (n * sizeof(sc_sort_value)))
+    if (n == 0 || k == 0 || k > (SIZE_MAX / 4) / (n * sizeof(sc_sort_key)))
         return SC_EINVAL;
     for (size_t i = 0; i < n; i++) {
         sc_sort_mode m = specs[i].mode;
         if (m > SC_SORT_MODE_SUM ||
-            (specs[i].kind != SC_SORT_NUMERIC && (m == SC_SORT_MODE_AVG || m == SC_SORT_MODE_SUM)))
+            (specs[i].kind != SC_SORT_BY_NUMERIC && (m == SC_SORT_MODE_AVG || m == SC_SORT_MODE_SUM)))
             return SC_EINVAL;
     }
     sc_sort_collector *c = sc_arena_calloc(a, 1, sizeof *c);
@@ -95,7 +95,7 @@ sc_status sc_sort_collector_new(sc_arena *a, const sc_sort_spec *specs, size_t n
     c->k = k;
     c->specs = sc_arena_alloc(a, n * sizeof *c->specs);
     c->heap = sc_arena_alloc(a, k * sizeof *c->heap);
-    sc_sort_value *vals = sc_arena_calloc(a, k * n, sizeof *vals);
+    sc_sort_key *vals = sc_arena_calloc(a, k * n, sizeof *vals);
     c->cand = sc_arena_calloc(a, n, sizeof *c->cand);
     c->rd = sc_arena_calloc(a, n, sizeof *c->rd);
     c->buf = sc_arena_alloc(a, VAL_STACK * sizeof(int64_t));
@@ -141,21 +141,21 @@ static double decode_double(int64_t v)
 }
 
 static sc_status read_values(sc_sort_collector *c, uint32_t doc, uint64_t global, float score,
-                             sc_sort_value *out)
+                             sc_sort_key *out)
 {
     sc_status st = SC_OK;
     for (size_t i = 0; i < c->n; i++) {
         const sc_sort_spec *s = &c->specs[i];
-        sc_sort_value *v = &out[i];
+        sc_sort_key *v = &out[i];
         memset(v, 0, sizeof *v);
         switch (s->kind) {
-        case SC_SORT_SCORE:
+        case SC_SORT_BY_SCORE:
             v->d = score;
             break;
-        case SC_SORT_DOC:
+        case SC_SORT_BY_DOC:
             v->i = (int64_t)global;
             break;
-        case SC_SORT_NUMERIC: {
+        case SC_SORT_BY_NUMERIC: {
             if (!c->rd[i].has_num) {
                 v->missing = true;
                 break;
@@ -185,7 +185,7 @@ static sc_status read_values(sc_sort_collector *c, uint32_t doc, uint64_t global
             }
             break;
         }
-        case SC_SORT_KEYWORD: {
+        case SC_SORT_BY_KEYWORD: {
             if (!c->rd[i].has_ss) {
                 v->missing = true;
                 break;
@@ -257,7 +257,7 @@ static void offer(sc_sort_collector *c, uint32_t seg_index, uint32_t doc, uint64
     sc_sorted_hit cand = {seg_index, doc, global, score, c->cand};
     if (c->len < c->k) {
         sc_sorted_hit *h = &c->heap[c->len];
-        sc_sort_value *slot = (sc_sort_value *)h->values;
+        sc_sort_key *slot = (sc_sort_key *)h->values;
         memcpy(slot, c->cand, c->n * sizeof *slot);
         *h = cand;
         h->values = slot;
@@ -267,7 +267,7 @@ static void offer(sc_sort_collector *c, uint32_t seg_index, uint32_t doc, uint64
     }
     if (hit_cmp(c, &cand, &c->heap[0]) >= 0)
         return;
-    sc_sort_value *slot = (sc_sort_value *)c->heap[0].values;
+    sc_sort_key *slot = (sc_sort_key *)c->heap[0].values;
     memcpy(slot, c->cand, c->n * sizeof *slot);
     c->heap[0] = cand;
     c->heap[0].values = slot;
@@ -280,9 +280,9 @@ static void offer(sc_sort_collector *c, uint32_t seg_index, uint32_t doc, uint64
 static int competitive_range(const sc_sort_collector *c, int64_t *lo, int64_t *hi)
 {
     const sc_sort_spec *s = &c->specs[0];
-    if (s->kind != SC_SORT_NUMERIC || s->missing_first || c->len < c->k || uses_double(s))
+    if (s->kind != SC_SORT_BY_NUMERIC || s->missing_first || c->len < c->k || uses_double(s))
         return 0;
-    const sc_sort_value *w = &c->heap[0].values[0];
+    const sc_sort_key *w = &c->heap[0].values[0];
     if (w->missing)
         return 0;
     /* with one sort key, later docs lose ties (global doc order), so equal values are out */
@@ -313,21 +313,21 @@ sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
         const sc_sort_spec *s = &c->specs[i];
         seg_reader *r = &c->rd[i];
         r->has_num = r->has_ss = false;
-        if (s->kind == SC_SORT_SCORE)
+        if (s->kind == SC_SORT_BY_SCORE)
             needs_score = true;
-        if (s->kind != SC_SORT_NUMERIC && s->kind != SC_SORT_KEYWORD)
+        if (s->kind != SC_SORT_BY_NUMERIC && s->kind != SC_SORT_BY_KEYWORD)
             continue;
         const sc_field_info *f = sc_segment_field(seg, s->field);
         if (!f)
             continue;
-        sc_status st = s->kind == SC_SORT_NUMERIC ? sc_dv_numeric_open(seg, f, &r->num)
+        sc_status st = s->kind == SC_SORT_BY_NUMERIC ? sc_dv_numeric_open(seg, f, &r->num)
                                                   : sc_dv_sorted_set_open(seg, f, &r->ss);
         if (st == SC_OK)
-            *(s->kind == SC_SORT_NUMERIC ? &r->has_num : &r->has_ss) = true;
+            *(s->kind == SC_SORT_BY_NUMERIC ? &r->has_num : &r->has_ss) = true;
         else if (st != SC_ENOTFOUND)
             return st;
     }
-    if (points && (c->specs[0].kind != SC_SORT_NUMERIC || sc_bkd_n_points(points) == 0 ||
+    if (points && (c->specs[0].kind != SC_SORT_BY_NUMERIC || sc_bkd_n_points(points) == 0 ||
                    sc_bkd_doc_bound(points) > n_docs))
         points = NULL;
 

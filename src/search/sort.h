@@ -31,12 +31,12 @@
 #include "index/segment.h"
 #include "search/iter.h"
 
-typedef enum sc_sort_kind {
-    SC_SORT_SCORE,   /* _score (the iterator must score) */
-    SC_SORT_DOC,     /* _doc: shard-global doc id */
-    SC_SORT_NUMERIC, /* numeric doc values of `field` */
-    SC_SORT_KEYWORD, /* sorted-set doc values of `field`, compared by term bytes */
-} sc_sort_kind;
+typedef enum sc_sort_by {
+    SC_SORT_BY_SCORE,   /* _score (the iterator must score) */
+    SC_SORT_BY_DOC,     /* _doc: shard-global doc id */
+    SC_SORT_BY_NUMERIC, /* numeric doc values of `field` */
+    SC_SORT_BY_KEYWORD, /* sorted-set doc values of `field`, compared by term bytes */
+} sc_sort_by;
 
 typedef enum sc_sort_mode {
     SC_SORT_MODE_AUTO, /* ES default: min for asc, max for desc */
@@ -47,7 +47,7 @@ typedef enum sc_sort_mode {
 } sc_sort_mode;
 
 typedef struct sc_sort_spec {
-    sc_sort_kind kind;
+    sc_sort_by kind;
     sc_slice field;     /* NUMERIC / KEYWORD */
     bool desc;
     bool missing_first; /* ES `missing: _first` (default _last, whatever the order) */
@@ -58,19 +58,19 @@ typedef struct sc_sort_spec {
 
 /* One sort value of a hit. Which member is meaningful depends on the spec: `i` for NUMERIC with
  * min/max and for _doc, `d` for _score and NUMERIC avg/sum, `s` for KEYWORD. */
-typedef struct sc_sort_value {
+typedef struct sc_sort_key {
     bool missing;
     int64_t i;
     double d;
     sc_slice s;
-} sc_sort_value;
+} sc_sort_key;
 
 typedef struct sc_sorted_hit {
     uint32_t segment; /* index given to collect */
     uint32_t doc;     /* segment-local */
     uint64_t global_doc;
     float score;                 /* 0 unless a spec is _score */
-    const sc_sort_value *values; /* n_specs values (arena) */
+    const sc_sort_key *values; /* n_specs values (arena) */
 } sc_sorted_hit;
 
 typedef struct sc_sort_stats {
@@ -87,7 +87,7 @@ typedef struct sc_sort_collector sc_sort_collector;
  * search_after: n values (copied; keyword bytes must outlive the collector) or NULL; only hits
  * sorting strictly after it are kept. SC_EINVAL for n == 0, k == 0 or a bad mode; SC_ENOMEM. */
 sc_status sc_sort_collector_new(sc_arena *a, const sc_sort_spec *specs, size_t n, size_t k,
-                                const sc_sort_value *search_after, sc_sort_collector **out)
+                                const sc_sort_key *search_after, sc_sort_collector **out)
     SC_MUST_USE;
 
 /* Collects the docs of `it` (fresh, unpositioned; live docs already applied) of segment `seg`
@@ -105,8 +105,8 @@ size_t sc_sort_collector_hits(sc_sort_collector *c, sc_sorted_hit **hits);
 const sc_sort_stats *sc_sort_collector_stats(const sc_sort_collector *c);
 
 /* Compares two value tuples under specs (ties not broken): <0 when a sorts first. */
-int sc_sort_compare(const sc_sort_spec *specs, size_t n, const sc_sort_value *a,
-                    const sc_sort_value *b);
+int sc_sort_compare(const sc_sort_spec *specs, size_t n, const sc_sort_key *a,
+                    const sc_sort_key *b);
 
 /* ---- whole-shard sorted search ----------------------------------------------------------- */
 
@@ -130,7 +130,7 @@ typedef struct sc_sorted_result {
  * as sc_search_execute does; its hits are not filled. */
 sc_status sc_search_sorted(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
                            const sc_sort_spec *specs, size_t n_specs,
-                           const sc_sort_value *search_after, sc_arena *a,
+                           const sc_sort_key *search_after, sc_arena *a,
                            sc_search_result *res, sc_sorted_result *out) SC_MUST_USE;
 
 #endif

@@ -11,7 +11,7 @@
 static const sc_bkd *first_field_points(const sc_segment *seg, const sc_sort_spec *spec,
                                         sc_bkd *storage)
 {
-    if (spec->kind != SC_SORT_NUMERIC)
+    if (spec->kind != SC_SORT_BY_NUMERIC)
         return NULL;
     const sc_field_info *f = sc_segment_field(seg, spec->field);
     if (!f || f->kind != SC_FIELD_NUMERIC || !(f->flags & SC_FIELD_POINTS))
@@ -21,7 +21,7 @@ static const sc_bkd *first_field_points(const sc_segment *seg, const sc_sort_spe
 
 sc_status sc_search_sorted(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
                            const sc_sort_spec *specs, size_t n_specs,
-                           const sc_sort_value *search_after, sc_arena *a,
+                           const sc_sort_key *search_after, sc_arena *a,
                            sc_search_result *res, sc_sorted_result *out)
 {
     memset(res, 0, sizeof *res);
@@ -39,7 +39,7 @@ sc_status sc_search_sorted(const sc_searcher *s, const sc_query *q, const sc_sea
         return SC_OK;
     bool scoring = false;
     for (size_t i = 0; i < n_specs; i++)
-        scoring |= specs[i].kind == SC_SORT_SCORE;
+        scoring |= specs[i].kind == SC_SORT_BY_SCORE;
     sc__plan *plan;
     SC_TRY(sc__plan_build(&ctx, q, scoring, &plan));
     sc_sort_collector *c;

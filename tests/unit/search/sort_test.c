@@ -210,11 +210,11 @@ static void model_keys(const sc_sort_spec *sp, size_t n, uint32_t g, mkey *out)
         mkey *k = &out[i];
         memset(k, 0, sizeof *k);
         sc_sort_mode mode = s->mode ? s->mode : s->desc ? SC_SORT_MODE_MAX : SC_SORT_MODE_MIN;
-        if (s->kind == SC_SORT_DOC) {
+        if (s->kind == SC_SORT_BY_DOC) {
             k->i = g;
-        } else if (s->kind == SC_SORT_SCORE) {
+        } else if (s->kind == SC_SORT_BY_SCORE) {
             k->num = 1.0;
-        } else if (s->kind == SC_SORT_KEYWORD) {
+        } else if (s->kind == SC_SORT_BY_KEYWORD) {
             if (!m->nk)
                 k->missing = true;
             else
@@ -254,10 +254,10 @@ static int model_cmp_keys(const mkey *a, const mkey *b)
             continue;
         sc_sort_mode mode = s->mode ? s->mode : s->desc ? SC_SORT_MODE_MAX : SC_SORT_MODE_MIN;
         int c;
-        if (s->kind == SC_SORT_KEYWORD)
+        if (s->kind == SC_SORT_BY_KEYWORD)
             c = strcmp(a[i].s, b[i].s);
-        else if (s->kind == SC_SORT_SCORE ||
-                 (s->kind == SC_SORT_NUMERIC &&
+        else if (s->kind == SC_SORT_BY_SCORE ||
+                 (s->kind == SC_SORT_BY_NUMERIC &&
                   (mode == SC_SORT_MODE_AVG || mode == SC_SORT_MODE_SUM)))
             c = (a[i].num > b[i].num) - (a[i].num < b[i].num);
         else
@@ -277,13 +277,13 @@ static int model_cmp(const void *x, const void *y)
     return c ? c : (a > b) - (a < b);
 }
 
-static void to_value(const sc_sort_spec *s, const mkey *k, sc_sort_value *v)
+static void to_value(const sc_sort_spec *s, const mkey *k, sc_sort_key *v)
 {
     memset(v, 0, sizeof *v);
     v->missing = k->missing;
     v->i = k->i;
     v->d = k->num;
-    if (s->kind == SC_SORT_KEYWORD && k->s)
+    if (s->kind == SC_SORT_BY_KEYWORD && k->s)
         v->s = sc_slice_cstr(k->s);
 }
 
@@ -294,27 +294,27 @@ static void random_spec(sc_sort_spec *s)
     s->desc = below(2);
     s->missing_first = below(2);
     if (r <= 1) {
-        s->kind = SC_SORT_NUMERIC;
+        s->kind = SC_SORT_BY_NUMERIC;
         s->field = sc_slice_cstr("n");
         s->mode = (sc_sort_mode)below(5);
     } else if (r == 2) {
-        s->kind = SC_SORT_NUMERIC;
+        s->kind = SC_SORT_BY_NUMERIC;
         s->field = sc_slice_cstr("dbl");
         s->is_double = true;
         s->mode = (sc_sort_mode)below(5);
     } else if (r == 3) {
-        s->kind = SC_SORT_KEYWORD;
+        s->kind = SC_SORT_BY_KEYWORD;
         s->field = sc_slice_cstr("k");
         s->mode = (sc_sort_mode)(below(2) ? SC_SORT_MODE_AUTO : SC_SORT_MODE_MIN + below(2));
     } else if (r == 4) {
-        s->kind = SC_SORT_DOC;
+        s->kind = SC_SORT_BY_DOC;
     } else {
-        s->kind = SC_SORT_SCORE;
+        s->kind = SC_SORT_BY_SCORE;
     }
 }
 
 /* Runs the collector over every segment (filter: docs with bit set in `filter` or all). */
-static size_t run(const sc_sort_spec *sp, size_t n, size_t k, const sc_sort_value *after,
+static size_t run(const sc_sort_spec *sp, size_t n, size_t k, const sc_sort_key *after,
                   const sc_bitset *filter, bool with_points, uint32_t *out, sc_sort_stats *st)
 {
     sc_arena a;
@@ -326,7 +326,7 @@ static size_t run(const sc_sort_spec *sp, size_t n, size_t k, const sc_sort_valu
                                  : sc_iter_all(&a, PER_SEG, 1.0f);
         if (has_deletes[s])
             it = sc_iter_live_docs(&a, it, &lives[s]);
-        const sc_bkd *pts = with_points && sp[0].kind == SC_SORT_NUMERIC &&
+        const sc_bkd *pts = with_points && sp[0].kind == SC_SORT_BY_NUMERIC &&
                                     sc_slice_eq_cstr(sp[0].field, "n")
                                 ? &bkds[s]
                                 : NULL;
@@ -379,7 +379,7 @@ static void test_random_sorts_vs_model(void **state)
         qsort(all, m, sizeof(uint32_t), model_cmp);
         size_t k = below(4) == 0 ? 1 + below(600) : 1 + below(30);
         /* search_after: the values of a random model hit */
-        sc_sort_value after[3];
+        sc_sort_key after[3];
         bool use_after = below(4) == 0 && m > 0;
         size_t start = 0;
         if (use_after) {
@@ -411,7 +411,7 @@ static void test_points_prune(void **state)
 {
     (void)state;
     static uint32_t a[N_ALL], b[N_ALL];
-    sc_sort_spec sp = {.kind = SC_SORT_NUMERIC, .field = sc_slice_cstr("n")};
+    sc_sort_spec sp = {.kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("n")};
     sc_sort_stats st;
     size_t na = run(&sp, 1, 10, NULL, NULL, false, a, NULL);
     size_t nb = run(&sp, 1, 10, NULL, NULL, true, b, &st);
@@ -454,7 +454,7 @@ static void test_search_sorted(void **state)
             random_spec(&sp[i]);
         if (below(2)) { /* often a prunable first key */
             memset(&sp[0], 0, sizeof sp[0]);
-            sp[0].kind = SC_SORT_NUMERIC;
+            sp[0].kind = SC_SORT_BY_NUMERIC;
             sp[0].field = sc_slice_cstr("n");
             sp[0].desc = below(2);
         }
@@ -527,7 +527,7 @@ static void test_bad_args(void **state)
     sc_arena a;
     sc_arena_init(&a, 0);
     sc_sort_collector *c;
-    sc_sort_spec sp = {.kind = SC_SORT_KEYWORD, .field = sc_slice_cstr("k"),
+    sc_sort_spec sp = {.kind = SC_SORT_BY_KEYWORD, .field = sc_slice_cstr("k"),
                        .mode = SC_SORT_MODE_AVG};
     assert_int_equal(sc_sort_collector_new(&a, &sp, 1, 10, NULL, &c), SC_EINVAL);
     sp.mode = SC_SORT_MODE_AUTO;
