@@ -9,6 +9,7 @@
 
 #include "index/docvalues.h"
 #include "search/searcher.h"
+#include "search/sort.h"
 
 int sc__sort_cmp(const sc_sort_field *sort, size_t n_sort, const sc_sort_value *a,
                  const sc_sort_value *b)
@@ -100,12 +101,100 @@ static void doc_keys(const sc__shard_exec_args *a, const sc_shard_segment_view *
     }
 }
 
+/* Field sort through the search layer's top-k sort collector (search/sort.h): only k hits are
+ * kept, and with track_total_hits false the points of a numeric first key skip segments and
+ * docs that cannot compete. SC_EUNSUPPORTED when the sort cannot be expressed (the caller
+ * then collects everything, below). */
+static sc_status exec_sorted_topk(const sc__shard_exec_args *a, const sc_searcher *s,
+                                  sc_search_options *o, sc_arena *arena,
+                                  sc__shard_exec_result *r)
+{
+    const sc_shard_snapshot *snap = a->snapshot;
+    size_t ns = a->n_sort;
+    sc_sort_spec *specs = sc_arena_calloc(arena, ns ? ns : 1, sizeof *specs);
+    sc_sort_key *after = a->search_after ? sc_arena_calloc(arena, ns ? ns : 1, sizeof *after) : NULL;
+    if (!specs || (a->search_after && !after))
+        return SC_EUNSUPPORTED;
+    for (size_t i = 0; i < ns; i++) {
+        const sc_sort_field *f = &a->sort[i];
+        sc_sort_spec *sp = &specs[i];
+        sp->desc = f->desc;
+        sp->missing_first = f->missing_first;
+        sp->kind = f->kind == SC_SORT_SCORE ? SC_SORT_BY_SCORE
+                   : f->kind == SC_SORT_DOC ? SC_SORT_BY_DOC
+                                            : SC_SORT_BY_NUMERIC;
+        if (f->kind == SC_SORT_FIELD) {
+            sp->field = sc_slice_cstr(f->field);
+            for (size_t g = 0; g < snap->n_segments; g++) {
+                const sc_field_info *fi = sc_segment_field(snap->segments[g].seg, sp->field);
+                if (fi) {
+                    if (fi->kind == SC_FIELD_KEYWORD)
+                        sp->kind = SC_SORT_BY_KEYWORD;
+                    else if (fi->kind != SC_FIELD_NUMERIC)
+                        return SC_EUNSUPPORTED;
+                    break;
+                }
+            }
+        }
+        if (after) {
+            const sc_sort_value *v = &a->search_after[i];
+            after[i].missing = v->missing;
+            after[i].i = v->num;
+            after[i].s = v->str;
+            after[i].d = v->score;
+        }
+    }
+    o->size = a->k;
+    o->from = 0;
+    sc_search_result res;
+    sc_sorted_result sr;
+    sc_status st = sc_search_sorted(s, a->query, o, specs, ns, after, arena, &res, &sr);
+    if (st == SC_EINVAL)
+        return SC_EUNSUPPORTED;
+    if (st != SC_OK) {
+        snprintf(r->error, sizeof r->error, "%s", res.error[0] ? res.error : sc_status_str(st));
+        return st;
+    }
+    r->total = sr.total;
+    r->total_is_lower_bound = sr.total_gte;
+    r->timed_out = res.timed_out;
+    if (res.cancelled)
+        return SC_ECANCELLED;
+    size_t k = sr.n_hits;
+    r->docs = malloc((k ? k : 1) * sizeof *r->docs);
+    r->keys = malloc((k ? k : 1) * (ns ? ns : 1) * sizeof *r->keys);
+    if (!r->docs || !r->keys)
+        return SC_ENOMEM;
+    for (size_t i = 0; i < k; i++) {
+        const sc_sorted_hit *h = &sr.hits[i];
+        for (size_t j = 0; j < ns; j++) {
+            sc_sort_value *v = &r->keys[i * ns + j];
+            const sc_sort_key *x = &h->values[j];
+            memset(v, 0, sizeof *v);
+            v->missing = x->missing;
+            v->score = h->score;
+            if (specs[j].kind == SC_SORT_BY_KEYWORD)
+                v->str = x->missing || x->s.ptr ? x->s : sc_slice_make("", 0);
+            else if (specs[j].kind != SC_SORT_BY_SCORE)
+                v->num = x->i;
+        }
+        r->docs[i] = (sc_shard_hit){.score = h->score, .shard_ix = a->shard_ix,
+                                    .doc = (uint32_t)h->global_doc};
+        r->docs[i].keys = r->keys + i * ns;
+    }
+    r->n_docs = k;
+    return SC_OK;
+}
+
 /* Field sort: every matching doc is collected (by the searcher, all of them), keyed from doc
  * values, filtered by search_after and the best k kept. */
 static sc_status exec_sorted(const sc__shard_exec_args *a, const sc_searcher *s,
                              sc_search_options *o, sc_arena *arena, sc__shard_exec_result *r)
 {
     const sc_shard_snapshot *snap = a->snapshot;
+    sc_status fast = exec_sorted_topk(a, s, o, arena, r);
+    if (fast != SC_EUNSUPPORTED)
+        return fast;
     o->size = snap->max_doc ? (size_t)snap->max_doc : 1;
     o->from = 0;
     o->track_total_hits = SC_TRACK_TOTAL_HITS_ALL;

@@ -1,6 +1,7 @@
 """Range and numeric term/terms queries over HTTP (points / doc values in the search layer,
 bounds encoded by the mapping): long, double, date with format and date math, booleans; counts
 checked against Python over the same documents, across shards and with deletes."""
+import json
 import random
 
 from conftest import bulk_body
@@ -62,3 +63,47 @@ def test_range_and_numeric_terms(server, fresh_index):
     st, h, b = server.request("POST", "/%s/_count" % fresh_index,
                               {"query": {"range": {"n": {"gte": "abc"}}}})
     assert st == 400
+
+
+def test_sorted_top_k(server, fresh_index):
+    """Field sorts through the shard's top-k sort collector (points pruning when totals are not
+    tracked): hits and totals equal Python's order over several segments and two shards."""
+    server.request("PUT", "/" + fresh_index, {
+        "settings": {"number_of_shards": 2},
+        "mappings": {"properties": {"n": {"type": "long"}, "u": {"type": "long"},
+                                    "x": {"type": "double"}, "k": {"type": "keyword"}}}})
+    rnd = random.Random(11)
+    perm = list(range(3000))
+    rnd.shuffle(perm)
+    docs = []
+    for i in range(3000):
+        d = {"u": perm[i], "k": "k%03d" % rnd.randrange(300), "x": rnd.uniform(-100, 100)}
+        if i % 13:
+            d["n"] = perm[(i * 7) % 3000] - 1500
+        docs.append(d)
+    for c in range(0, 3000, 750):  # several segments per shard
+        lines = []
+        for i in range(c, c + 750):
+            lines.append(json.dumps({"index": {"_index": fresh_index, "_id": str(i)}}))
+            lines.append(json.dumps(docs[i]))
+        server.request("POST", "/_bulk?refresh=true", "\n".join(lines) + "\n")
+
+    def check(sort, key, size, track):
+        st, h, b = server.request("POST", "/%s/_search" % fresh_index,
+                                  {"size": size, "sort": sort, "_source": False,
+                                   "track_total_hits": track})
+        assert st == 200, b
+        want = sorted(range(3000), key=key)[:size]
+        got = [int(x["_id"]) for x in b["hits"]["hits"]]
+        assert got == want, (sort, track)
+        if track is True:
+            assert b["hits"]["total"] == {"value": 3000, "relation": "eq"}
+
+    big = 10 ** 9
+    for track in (False, True):
+        check([{"n": "asc"}, {"u": "asc"}], lambda i: (docs[i].get("n", big), docs[i]["u"]), 10, track)
+        check([{"n": "asc"}], lambda i: (docs[i].get("n", big), docs[i]["u"]), 10, track)
+        check([{"n": {"order": "desc", "missing": "_first"}}, {"u": "desc"}],
+              lambda i: ("n" in docs[i], -docs[i].get("n", 0), -docs[i]["u"]), 25, track)
+        check([{"x": "desc"}], lambda i: -docs[i]["x"], 50, track)
+        check([{"k": "asc"}, {"u": "desc"}], lambda i: (docs[i]["k"], -docs[i]["u"]), 30, track)
