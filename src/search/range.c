@@ -365,6 +365,28 @@ sc_status sc_range_segment_iter(sc_arena *a, const sc_segment *seg, sc_slice fie
     return sc_range_iter(a, &src, lo, hi, n, lead_cost, score, SC_RANGE_AUTO, out, NULL);
 }
 
+sc_status sc_range_segment_count(const sc_segment *seg, sc_slice field, int64_t lo, int64_t hi,
+                                 uint64_t *count, bool *done)
+{
+    *count = 0;
+    *done = false;
+    const sc_field_info *f = sc_segment_field(seg, field);
+    if (!f || f->kind != SC_FIELD_NUMERIC || !(f->flags & SC_FIELD_POINTS))
+        return SC_OK;
+    sc_bkd t;
+    sc_status st = sc_segment_points(seg, f, &t);
+    if (st == SC_ENOTFOUND)
+        return SC_OK;
+    if (st != SC_OK)
+        return st;
+    if (!sc_bkd_single_valued(&t))
+        return SC_OK;
+    if (lo <= hi)
+        SC_TRY(sc_bkd_count(&t, lo, hi, count));
+    *done = true;
+    return SC_OK;
+}
+
 bool sc_range_bounds(bool has_lo, int64_t lo, bool lo_incl, bool has_hi, int64_t hi,
                      bool hi_incl, int64_t *out_lo, int64_t *out_hi)
 {

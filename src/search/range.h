@@ -72,6 +72,13 @@ sc_status sc_range_segment_iter(sc_arena *a, const sc_segment *seg, sc_slice fie
                                 uint64_t lead_cost, float score, sc_doc_iter **out, char *err,
                                 size_t err_cap) SC_MUST_USE;
 
+/* The exact count of docs of seg with a value of `field` in [lo, hi] from the points alone
+ * (no doc ids read: sc_bkd_count), when that is exact: the field has points, is single-valued
+ * in this segment, and the caller has no deletes to apply. *done false otherwise (count some
+ * other way). */
+sc_status sc_range_segment_count(const sc_segment *seg, sc_slice field, int64_t lo, int64_t hi,
+                                 uint64_t *count, bool *done) SC_MUST_USE;
+
 /* Inclusive bounds from ES's gt/gte/lt/lte on encoded values: has_lo/has_hi false = open;
  * lo_incl/hi_incl false = strict. Returns false when the range is empty (e.g. gt INT64_MAX). */
 bool sc_range_bounds(bool has_lo, int64_t lo, bool lo_incl, bool has_hi, int64_t hi,

@@ -776,6 +776,19 @@ sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_sear
             total += n_docs - (deletes ? ss->n_deleted : 0);
             continue;
         }
+        if (plan->kind == SC__PLAN_RANGE && !deletes && plan->n_ranges == 1) {
+            /* points of a single-valued field count a range without reading doc ids */
+            uint64_t c = 0;
+            bool done = false;
+            sc_status st = sc_range_segment_count(ss->seg, plan->field, plan->lo[0], plan->hi[0],
+                                                  &c, &done);
+            if (st != SC_OK)
+                return corrupt(&ctx, st, plan->field);
+            if (done) {
+                total += c;
+                continue;
+            }
+        }
         if (plan->kind == SC__PLAN_TERM && !deletes) {
             const sc_field_info *f = sc_segment_field(ss->seg, plan->field);
             sc_term_info ti;

@@ -1,6 +1,7 @@
 /* Range queries through the searcher (sc_query_range -> plan -> per-segment range iterator):
- * two segments (deletes in one) with a numeric field that has points and doc values ("n") and
- * one with doc values only ("m"); random ranges and numeric terms, alone, under a bool filter
+ * two segments (deletes in one) with a numeric field that has points and doc values ("n"), one
+ * with doc values only ("m") and a single-valued one with points ("s", counted from the tree
+ * alone where nothing is deleted); random ranges and numeric terms, alone, under a bool filter
  * with a keyword term, and in must_not; counts (sc_search_count and sc_search_execute totals)
  * and hits equal a brute-force scan. Seed printed, SCRY_SEED reruns. */
 #include <setjmp.h>
@@ -40,8 +41,8 @@ static uint32_t below(uint32_t n)
 #define N_ALL (N_SEG * PER_SEG)
 
 typedef struct mdoc {
-    int64_t n[2], m[2];
-    uint32_t nn, nm;
+    int64_t n[2], m[2], sv;
+    uint32_t nn, nm, ns;
     uint32_t tag;
     bool live;
 } mdoc;
@@ -99,12 +100,14 @@ static int setup(void **state)
                 m->m[0] = m->m[1];
                 m->m[1] = t;
             }
+            m->ns = below(5) != 0; /* single-valued field "s" with points: counted from the tree */
+            m->sv = rv();
             m->tag = below(3);
             char id[16], tag[8];
             snprintf(id, sizeof id, "%d-%u", s, d);
             snprintf(tag, sizeof tag, "t%u", m->tag);
             sc_index_token idt = {sc_slice_cstr(id), 0}, tt = {sc_slice_cstr(tag), 0};
-            sc_index_field f[4];
+            sc_index_field f[5];
             size_t nf = 0;
             f[nf++] = (sc_index_field){.name = sc_slice_cstr("_id"), .kind = SC_FIELD_KEYWORD,
                                        .flags = SC_FIELD_INDEXED, .tokens = &idt, .n_tokens = 1};
@@ -114,6 +117,10 @@ static int setup(void **state)
                 f[nf++] = (sc_index_field){.name = sc_slice_cstr("n"), .kind = SC_FIELD_NUMERIC,
                                            .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
                                            .values = m->n, .n_values = m->nn};
+            if (m->ns)
+                f[nf++] = (sc_index_field){.name = sc_slice_cstr("s"), .kind = SC_FIELD_NUMERIC,
+                                           .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                                           .values = &m->sv, .n_values = 1};
             if (m->nm)
                 f[nf++] = (sc_index_field){.name = sc_slice_cstr("m"), .kind = SC_FIELD_NUMERIC,
                                            .flags = SC_FIELD_DOCVALUES, .values = m->m,
@@ -174,7 +181,7 @@ static void test_range_queries_vs_model(void **state)
     const sc_field_info *fi = sc_segment_field(segs[0], sc_slice_cstr("n"));
     fprintf(stderr, "field n has points: %s\n", fi && (fi->flags & SC_FIELD_POINTS) ? "yes" : "no");
     for (int q = 0; q < 150; q++) {
-        bool use_m = below(2);
+        int which = (int)below(3); /* n (points, multi-valued), m (doc values), s (points) */
         size_t n = 1 + below(3);
         int64_t lo[3], hi[3];
         for (size_t k = 0; k < n; k++) {
@@ -190,7 +197,9 @@ static void test_range_queries_vs_model(void **state)
             const mdoc *m = &docs[g];
             if (!m->live)
                 continue;
-            bool r = use_m ? in(m->m, m->nm, lo, hi, n) : in(m->n, m->nn, lo, hi, n);
+            bool r = which == 1   ? in(m->m, m->nm, lo, hi, n)
+                     : which == 2 ? in(&m->sv, m->ns, lo, hi, n)
+                                  : in(m->n, m->nn, lo, hi, n);
             bool match = shape == 0 ? r : shape == 1 ? (r && m->tag == tag) : (!r && m->tag == tag);
             if (match) {
                 want++;
@@ -200,7 +209,8 @@ static void test_range_queries_vs_model(void **state)
         }
         sc_arena a;
         sc_arena_init(&a, 0);
-        sc_query *rq = sc_query_range(&a, sc_slice_cstr(use_m ? "m" : "n"), lo, hi, n);
+        static const char *const fields[] = {"n", "m", "s"};
+        sc_query *rq = sc_query_range(&a, sc_slice_cstr(fields[which]), lo, hi, n);
         assert_non_null(rq);
         sc_query *query = rq;
         if (shape) {
@@ -222,7 +232,7 @@ static void test_range_queries_vs_model(void **state)
         sc_search_result res;
         assert_int_equal(sc_search_count(&searcher, query, &o, &a, &res), SC_OK);
         if (res.total != want)
-            fail_msg("query %d (%s, shape %d): count %llu, model %llu", q, use_m ? "m" : "n",
+            fail_msg("query %d (%s, shape %d): count %llu, model %llu", q, fields[which],
                      shape, (unsigned long long)res.total, (unsigned long long)want);
         assert_int_equal(sc_search_execute(&searcher, query, &o, &a, &res), SC_OK);
         assert_int_equal(res.total, want);
