@@ -100,7 +100,7 @@ static inline void t_corpus_make(t_corpus *c, uint32_t n_docs)
         }
     }
     for (int t = 0; t < 16; t++)
-        snprintf(c->tagv[t], sizeof(c->tagv[t]), "tag%02d", t);
+        snprintf(c->tagv[t], sizeof(c->tagv[t]), "tag%02u", (unsigned)t & 15u);
     uint32_t run_lo = n_docs / 5, run_hi = run_lo + n_docs / 2;
     for (uint32_t d = 0; d < n_docs; d++) {
         t_doc *doc = &c->docs[d];
