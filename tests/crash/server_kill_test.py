@@ -223,11 +223,14 @@ class Writer:
         self.version = {i: None for i in ids}  # _version of a live doc (None: absent/unknown)
         self.seqno = {i: (0, -1) for i in ids}  # highest acknowledged (_primary_term, _seq_no)
         self.uncertain = []                   # ops of the request in flight at the kill
+        self.history = {}                     # id -> recent (request, op, tok, status) for reports
+        self.where = ""                       # the current request, for the history
         self.tokens = {}                      # tok -> id, every token ever sent
         self.failures = []
         self.acked_ops = 0
         self.requests = 0
         self.counter = 0
+        self.cycle = 0
         self.unexpected = []
 
     # -- content
@@ -290,16 +293,23 @@ class Writer:
 
     # -- acknowledged results
 
+    def note(self, did, what):
+        h = self.history.setdefault(did, [])
+        h.append(what)
+        del h[:-8]
+
     def record(self, op, status, res):
         did = op["id"]
+        self.note(did, "%s %s %s -> %s v%s" % (self.where, op["kind"], op.get("doc", {}).get("tok", ""),
+                                             status, res.get("_version")))
         prior = self.state[did]
         want, new = apply_op(op, prior)
         if status != want:
             self.failures.append(
                 "writer %d: %s of id %s answered %s but the acknowledged history predicts %s "
-                "(state before: %s); reply: %s"
+                "(state before: %s); reply: %s; history: %s"
                 % (self.wid, op["kind"], did, status, want, describe(prior),
-                   json.dumps(res)[:400]))
+                   json.dumps(res)[:400], self.history.get(did)))
         if isinstance(status, int) and 200 <= status < 300:
             self.acked_ops += 1
             ver = res.get("_version")
@@ -322,6 +332,7 @@ class Writer:
 
     def run(self, port, cycle, stop):
         rng = random.Random("%d/%d/%d" % (self.seed, cycle, self.wid))
+        self.cycle = cycle
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         try:
             while not stop.is_set() and not self.failures:
@@ -343,6 +354,7 @@ class Writer:
         if refresh:
             path += "?refresh=" + refresh
         self.uncertain = ops
+        self.where = "c%d %s" % (self.cycle, path)
         try:
             st, b = http_request(port, "POST", path, body, ndjson=True, conn=conn)
         except (OSError, http.client.HTTPException):
@@ -372,17 +384,17 @@ class Writer:
                 "query": {"bool": {"filter": [{"ids": {"values": ids}}],
                                    "should": [{"terms": {"tok": toks}}] if toks else [],
                                    "minimum_should_match": 0}},
-                "size": len(ids), "_source": ["tok"]}, conn=conn)
+                "size": 2 * len(ids) + 10, "_source": ["tok"]}, conn=conn)
         except (OSError, http.client.HTTPException):
             return False
         if st != 200:
             return True  # the verification after the restart covers it
-        got = {h["_id"]: h.get("_source", {}).get("tok") for h in b["hits"]["hits"]}
-        want = {i: self.state[i]["tok"] for i in ids if self.state[i] is not None}
+        got = sorted((h["_id"], h.get("_source", {}).get("tok")) for h in b["hits"]["hits"])
+        want = sorted((i, self.state[i]["tok"]) for i in ids if self.state[i] is not None)
         if got != want:
-            self.failures.append("writer %d: %s acknowledged but search shows %s instead of %s"
-                                 % (self.wid, what, sorted(got.items())[:10],
-                                    sorted(want.items())[:10]))
+            self.failures.append("writer %d: %s acknowledged but search shows %s instead of %s; "
+                                 "history: %s" % (self.wid, what, got[:20], want[:20],
+                                                  {i: self.history.get(i) for i in ids[:5]}))
         return True
 
     def single(self, rng, port, conn):
@@ -390,6 +402,7 @@ class Writer:
         refresh = rng.choice(("true", "wait_for", "false"))
         did = op["id"]
         self.uncertain = [op]
+        self.where = "c%d single?refresh=%s" % (self.cycle, refresh)
         try:
             if op["kind"] == "index":
                 st, b = http_request(port, "PUT", "/%s/_doc/%s?refresh=%s" % (INDEX, did, refresh),
@@ -412,7 +425,9 @@ class Writer:
             return False
         self.uncertain = []
         self.record(op, st, b if isinstance(b, dict) else {})
-        if refresh != "false":
+        # a refused write (409 create, 404 update) does not refresh, as in Elasticsearch; a
+        # not_found delete is a write and does
+        if refresh != "false" and (st in (200, 201) or op["kind"] == "delete"):
             return self.check_visible(port, conn, [did], "%s of %s with refresh=%s"
                                       % (op["kind"], did, refresh))
         return True
@@ -614,6 +629,8 @@ def verify(port, writers, meta, label):
                     versions[did] != w.version[did]:
                 problems.append("id %s has its acknowledged _source but _version %s instead of "
                                 "the acknowledged %s" % (did, versions[did], w.version[did]))
+            if got != w.state[did]:
+                w.note(did, "after %s: in-flight op landed: %s" % (label, describe(got)[:80]))
             w.state[did] = got
             w.version[did] = versions[did] if got is not None else None
         w.uncertain = []
