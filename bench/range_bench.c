@@ -145,8 +145,8 @@ int main(int argc, char **argv)
 
     /* match_all sorted by the field: top 10 asc and top 1000 desc, doc values only (every doc
      * read) vs with the points pruning (competitive bitsets from the BKD) */
-    printf("\n%-22s %12s %12s %10s %14s\n", "sort (match_all)", "dv_only_ms", "points_ms",
-           "speedup", "docs_read(pts)");
+    printf("\n%-22s %12s %12s %10s %14s %8s\n", "sort (match_all)", "dv_only_ms", "points_ms",
+           "speedup", "docs_read(pts)", "builds");
     static const struct {
         const char *name;
         bool desc;
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
         sc_sort_spec sp = {.kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("total_amount"),
                            .desc = sorts[q].desc};
         double best[2] = {1e30, 1e30};
-        uint64_t read = 0;
+        uint64_t read = 0, builds = 0;
         uint64_t first[2] = {0, 0};
         for (int k = 0; k < runs; k++)
             for (int wp = 0; wp < 2; wp++) {
@@ -174,16 +174,18 @@ int main(int argc, char **argv)
                 double ms = ms_since(t0);
                 best[wp] = ms < best[wp] ? ms : best[wp];
                 first[wp] = m ? h[m - 1].global_doc : 0;
-                if (wp)
+                if (wp) {
                     read = sc_sort_collector_stats(c)->collected;
+                    builds = sc_sort_collector_stats(c)->competitive_builds;
+                }
                 sc_arena_fini(&a);
             }
         if (first[0] != first[1]) {
             fprintf(stderr, "sort mismatch\n");
             return 1;
         }
-        printf("%-22s %12.2f %12.2f %9.1fx %14llu\n", sorts[q].name, best[0], best[1],
-               best[0] / best[1], (unsigned long long)read);
+        printf("%-22s %12.2f %12.2f %9.1fx %14llu %8llu\n", sorts[q].name, best[0], best[1],
+               best[0] / best[1], (unsigned long long)read, (unsigned long long)builds);
     }
     sc_segment_unref(seg);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -342,8 +342,9 @@ sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
     sc_bitset comp = {0};
     bool comp_on = false;
     /* every CHECK_EVERY collected docs, the competitive range is estimated from the tree
-     * (O(log n)); the bitset is rebuilt only when that estimate halved, so at most log2(n)
-     * rebuilds per segment */
+     * (O(log n)); the bitset is (re)built only when the estimate is below an eighth of the docs
+     * left and a quarter of the previous build's, so at most log4(n) builds per segment (each
+     * clears n bits and intersects the tree) */
     uint64_t next_build = 0, since = 0, last_est = UINT64_MAX;
     for (uint32_t d = sc_doc_iter_next(it); d != SC_DOC_END;) {
         if (comp_on) {
@@ -365,7 +366,7 @@ sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
                 break; /* nothing later can enter the top k */
             uint64_t est = sc_bkd_estimate(points, lo, hi);
             uint32_t left = n_docs - d;
-            if (est < left / 2 && est < last_est / 2) {
+            if (est < left / 8 && est < last_est / 4) {
                 if (!comp.words) {
                     uint64_t *w = sc_arena_calloc(c->a, sc_bitset_words_for(n_docs) + 1,
                                                   sizeof(uint64_t));
