@@ -398,7 +398,8 @@ static void write_field(wctx *w, sc__bfield *f)
     }
     while (sc_hashmap_next(&f->terms, &it, &key, &v))
         w->gids.ptr[w->gids.len++] = (uint32_t)v;
-    qsort_r(w->gids.ptr, w->gids.len, sizeof(uint32_t), cmp_gid_term, b->terms.ptr);
+    if (w->gids.len > 1) /* a field without terms (points only) may have a NULL ptr */
+        qsort_r(w->gids.ptr, w->gids.len, sizeof(uint32_t), cmp_gid_term, b->terms.ptr);
     write_terms(w, f, sec, &n_terms, &sum_df);
     if (f->kind == SC_FIELD_TEXT && (f->flags & SC_FIELD_NORMS)) {
         sec[4] = w->o->pos;
