@@ -213,14 +213,13 @@ static sc_status exec_sorted(const sc__shard_exec_args *a, const sc_searcher *s,
         r->total = (uint64_t)a->track_total_hits;
         r->total_is_lower_bound = true;
     }
+    /* The keyed copy of every match lives in the reserved arena: a sort over many matches is
+     * what the request breaker must see. */
     size_t n = res.n_hits, ns = a->n_sort;
-    keyed *ks = malloc((n ? n : 1) * sizeof *ks);
-    sc_sort_value *keys = malloc((n ? n : 1) * (ns ? ns : 1) * sizeof *keys);
-    if (!ks || !keys) {
-        free(ks);
-        free(keys);
-        return SC_ENOMEM;
-    }
+    keyed *ks = sc_arena_alloc(arena, (n ? n : 1) * sizeof *ks);
+    sc_sort_value *keys = sc_arena_alloc(arena, (n ? n : 1) * (ns ? ns : 1) * sizeof *keys);
+    if (!ks || !keys)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         const sc_search_hit *h = &res.hits[i];
@@ -238,19 +237,14 @@ static sc_status exec_sorted(const sc__shard_exec_args *a, const sc_searcher *s,
     size_t k = m < a->k ? m : a->k;
     r->docs = malloc((k ? k : 1) * sizeof *r->docs);
     r->keys = malloc((k ? k : 1) * (ns ? ns : 1) * sizeof *r->keys);
-    if (!r->docs || !r->keys) {
-        free(ks);
-        free(keys);
+    if (!r->docs || !r->keys)
         return SC_ENOMEM;
-    }
     for (size_t i = 0; i < k; i++) {
         memcpy(r->keys + i * ns, keys + ks[i].key_off, ns * sizeof *keys);
         r->docs[i] = ks[i].hit;
         r->docs[i].keys = r->keys + i * ns;
     }
     r->n_docs = k;
-    free(ks);
-    free(keys);
     return SC_OK;
 }
 
