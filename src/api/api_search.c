@@ -1314,7 +1314,7 @@ void sc_api_msearch(sc_rest_req *req, sc_rest_resp *resp)
     sc_jsonw_kv_int(&w, "took", 0);
     sc_jsonw_key(&w, "responses");
     sc_jsonw_arr_begin(&w);
-    const uint8_t *p = req->body.ptr, *end = p + req->body.len;
+    const uint8_t *p = req->body.ptr, *end = p ? p + req->body.len : p;
     size_t lineno = 0;
     bool bad = false;
     while (p < end) {

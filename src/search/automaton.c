@@ -1271,7 +1271,8 @@ static frag build(builder *b, nfa *n, uint32_t id, int depth)
     case R_EMPTY: return frag_nothing(n);
     case R_ANYSTRING: return frag_any_string(n);
     case R_STRING:
-        return frag_bytes(n, sc_slice_make(b->p->strbuf.ptr + r->a, r->b));
+        return frag_bytes(n, r->b ? sc_slice_make(b->p->strbuf.ptr + r->a, r->b)
+                                  : sc_slice_make("", 0));
     case R_INTERVAL: return build_interval(n, r->min, r->max, r->digits);
     }
     return frag_nothing(n);

@@ -626,7 +626,7 @@ static sc_query *bare_term(parser *p, sc_slice field, const tok *t, const tok *s
                  "Minimum similarity for a FuzzyQuery has to be between 0.0f and 1.0f !");
             return NULL;
         }
-        if (fms >= 1.0 && fms != (double)(int)fms) {
+        if (fms >= 1.0 && (fms > 1e9 || fms != (double)(int64_t)fms)) {
             perr(p, SC_EPARSE, slop->off, "Fractional edit distances are not allowed!");
             return NULL;
         }
