@@ -265,19 +265,36 @@ static size_t add_point_zero(char *buf, size_t n)
     return n;
 }
 
+/* Java's Double.toString uses plain notation for 1e-3 <= |v| < 1e7 and scientific notation
+ * otherwise; %g switches at other points (50 with one digit is "5e+01"). Rewrites `buf` (the
+ * shortest round-trip %g form with `prec` significant digits) into plain notation in that range,
+ * then makes sure an integral value carries ".0". */
+static size_t java_notation(char *buf, size_t n, double v, int prec)
+{
+    double a = fabs(v);
+    if (memchr(buf, 'e', n) && a >= 1e-3 && a < 1e7) {
+        int exp10 = (int)floor(log10(a));
+        int decimals = prec - 1 - exp10;
+        if (decimals < 0)
+            decimals = 0;
+        n = (size_t)snprintf(buf, 32, "%.*f", decimals, v);
+    }
+    return add_point_zero(buf, n);
+}
+
 size_t sc_json_format_double(char *buf, double v)
 {
     if (!isfinite(v)) {
         memcpy(buf, "null", 5);
         return 4;
     }
-    int n = 0;
-    for (int prec = 1; prec <= 17; prec++) {
+    int n = 0, prec = 1;
+    for (; prec <= 17; prec++) {
         n = snprintf(buf, 32, "%.*g", prec, v);
         if (strtod(buf, NULL) == v)
             break;
     }
-    return add_point_zero(buf, (size_t)n);
+    return java_notation(buf, (size_t)n, v, prec);
 }
 
 size_t sc_json_format_float(char *buf, float v)
@@ -286,13 +303,13 @@ size_t sc_json_format_float(char *buf, float v)
         memcpy(buf, "null", 5);
         return 4;
     }
-    int n = 0;
-    for (int prec = 1; prec <= 9; prec++) {
+    int n = 0, prec = 1;
+    for (; prec <= 9; prec++) {
         n = snprintf(buf, 32, "%.*g", prec, (double)v);
         if (strtof(buf, NULL) == v)
             break;
     }
-    return add_point_zero(buf, (size_t)n);
+    return java_notation(buf, (size_t)n, (double)v, prec);
 }
 
 void sc_jsonw_double(sc_jsonw *w, double v)
