@@ -19,6 +19,7 @@
 #include "index/docvalues.h"
 #include "index/segment.h"
 #include "search/range.h"
+#include "search/searcher.h"
 #include "search/sort.h"
 
 static int64_t enc(double x)
@@ -72,7 +73,8 @@ int main(int argc, char **argv)
         return 1;
     for (uint32_t i = 0; i < n; i++) {
         sc_index_field f = {.name = sc_slice_cstr("total_amount"), .kind = SC_FIELD_NUMERIC,
-                            .flags = SC_FIELD_DOCVALUES, .values = &v[i], .n_values = 1};
+                            .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, .values = &v[i],
+                            .n_values = 1};
         sc_index_doc doc = {.id = sc_slice_cstr("x"), .source = sc_slice_cstr(""),
                             .fields = &f, .n_fields = 1};
         if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
@@ -142,6 +144,46 @@ int main(int argc, char **argv)
                (unsigned long long)c[0], best[0], best[1], best[2], best[3], best[3] / best[1]);
     }
     sc_bitset_fini(&bs);
+
+    /* through the searcher (the segment's own points): exact count (sc_search_count), exact
+     * total with top 10 (track_total_hits true), and the default bounded total (10,000) */
+    printf("\n%-14s %14s %16s %18s\n", "searcher", "count_ms", "top10_exact_ms",
+           "top10_track10k_ms");
+    {
+        sc_searcher_segment sseg = {seg, NULL, 0};
+        sc_searcher sr = {&sseg, 1};
+        for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++) {
+            int64_t lo, hi;
+            (void)sc_range_bounds(true, enc(ranges[r][0]), true, true, enc(ranges[r][1]), false,
+                                  &lo, &hi);
+            double best[3] = {1e30, 1e30, 1e30};
+            uint64_t tot[3] = {0};
+            for (int k = 0; k < runs; k++)
+                for (int mode = 0; mode < 3; mode++) {
+                    sc_arena a;
+                    sc_arena_init(&a, 0);
+                    sc_query *q = sc_query_range(&a, sc_slice_cstr("total_amount"), &lo, &hi, 1);
+                    sc_search_options o;
+                    sc_search_options_init(&o);
+                    o.track_total_hits = mode == 2 ? 10000 : SC_TRACK_TOTAL_HITS_ALL;
+                    sc_search_result res;
+                    t0 = sc_clock_now_ns();
+                    sc_status st = mode == 0 ? sc_search_count(&sr, q, &o, &a, &res)
+                                             : sc_search_execute(&sr, q, &o, &a, &res);
+                    double ms = ms_since(t0);
+                    if (st != SC_OK)
+                        return 1;
+                    tot[mode] = res.total;
+                    best[mode] = ms < best[mode] ? ms : best[mode];
+                    sc_arena_fini(&a);
+                }
+            if (tot[0] != tot[1] || tot[2] > tot[0])
+                return 1;
+            char name[32];
+            snprintf(name, sizeof name, "[%g,%g)", ranges[r][0], ranges[r][1]);
+            printf("%-14s %14.2f %16.2f %18.2f\n", name, best[0], best[1], best[2]);
+        }
+    }
 
     /* match_all sorted by the field: top 10 asc and top 1000 desc, doc values only (every doc
      * read) vs with the points pruning (competitive bitsets from the BKD) */

@@ -64,6 +64,8 @@ typedef struct sc__search_ctx {
     uint32_t max_clause_count;
     uint64_t terms_walked; /* for cancellation checks every few terms */
     bool exhaustive;       /* every match will be visited (exact totals): prefer bulk sets */
+    uint64_t range_needed; /* execute with bounded totals: matches it needs (0 = all); ranges
+                              then may pick a lazy doc-values scan over building a bitset */
 } sc__search_ctx;
 
 /* Rewrites q into a plan (allocated in ctx->a); *out is never NULL on SC_OK. `scoring` false

@@ -330,8 +330,8 @@ sc_status sc_range_count(const sc_range_source *src, int64_t lo, int64_t hi,
 
 sc_status sc_range_segment_iter(sc_arena *a, const sc_segment *seg, sc_slice field,
                                 const int64_t *lo, const int64_t *hi, size_t n,
-                                uint64_t lead_cost, float score, sc_doc_iter **out, char *err,
-                                size_t err_cap)
+                                uint64_t lead_cost, uint64_t needed, float score,
+                                sc_doc_iter **out, char *err, size_t err_cap)
 {
     *out = NULL;
     const sc_field_info *f = sc_segment_field(seg, field);
@@ -362,7 +362,17 @@ sc_status sc_range_segment_iter(sc_arena *a, const sc_segment *seg, sc_slice fie
         return st;
     if (!src.bkd && !src.dv)
         return SC_OK;
-    return sc_range_iter(a, &src, lo, hi, n, lead_cost, score, SC_RANGE_AUTO, out, NULL);
+    sc_range_strategy strategy = SC_RANGE_AUTO;
+    if (needed && src.bkd && src.dv && needed < src.n_docs) {
+        uint64_t est = 0;
+        for (size_t i = 0; i < n; i++)
+            est += sc_bkd_estimate(src.bkd, lo[i], hi[i]);
+        /* docs a scan checks to find `needed` matches at the estimated density */
+        uint64_t scan = est ? needed * (uint64_t)src.n_docs / est : UINT64_MAX;
+        if (est && scan < est / 4)
+            strategy = SC_RANGE_DOC_VALUES;
+    }
+    return sc_range_iter(a, &src, lo, hi, n, lead_cost, score, strategy, out, NULL);
 }
 
 sc_status sc_range_segment_count(const sc_segment *seg, sc_slice field, int64_t lo, int64_t hi,

@@ -66,11 +66,14 @@ sc_status sc_range_count(const sc_range_source *src, int64_t lo, int64_t hi,
 
 /* The range iterator of field `field` in segment seg (its points when the field has them, its
  * numeric doc values otherwise, chosen by cost when both): NULL in *out when the segment has
- * no such numeric field. SC_EINVAL when the field exists but is not numeric (err names it). */
+ * no such numeric field. SC_EINVAL when the field exists but is not numeric (err names it).
+ * needed > 0: the consumer stops after about `needed` matches (bounded totals, early
+ * termination); then a lazy doc-values scan is chosen when finding that many (at the points'
+ * estimated density) costs less than a quarter of materializing every match. */
 sc_status sc_range_segment_iter(sc_arena *a, const sc_segment *seg, sc_slice field,
                                 const int64_t *lo, const int64_t *hi, size_t n,
-                                uint64_t lead_cost, float score, sc_doc_iter **out, char *err,
-                                size_t err_cap) SC_MUST_USE;
+                                uint64_t lead_cost, uint64_t needed, float score,
+                                sc_doc_iter **out, char *err, size_t err_cap) SC_MUST_USE;
 
 /* The exact count of docs of seg with a value of `field` in [lo, hi] from the points alone
  * (no doc ids read: sc_bkd_count), when that is exact: the field has points, is single-valued

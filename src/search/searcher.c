@@ -383,8 +383,8 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
     case SC__PLAN_EXISTS: return exists_iter(ctx, p, seg, out);
     case SC__PLAN_RANGE: {
         sc_status st = sc_range_segment_iter(ctx->a, seg, p->field, p->lo, p->hi, p->n_ranges,
-                                             UINT64_MAX, p->score, out, ctx->res->error,
-                                             sizeof ctx->res->error);
+                                             UINT64_MAX, ctx->range_needed, p->score, out,
+                                             ctx->res->error, sizeof ctx->res->error);
         if (st == SC_OK && *out)
             (*out)->stats = ctx->stats;
         return st;
@@ -697,6 +697,7 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
     c.t.k = o->from + o->size;
     c.track_n = track == SC_TRACK_TOTAL_HITS_ALL ? UINT64_MAX : track < 0 ? 0 : (uint64_t)track;
     ctx.exhaustive = c.track_n == UINT64_MAX;
+    ctx.range_needed = ctx.exhaustive ? 0 : (c.track_n > c.t.k ? c.track_n : c.t.k) + 1;
     if (c.t.k && !(c.t.h = sc_arena_alloc(a, c.t.k * sizeof *c.t.h)))
         return oom(&ctx);
     uint64_t base = 0;

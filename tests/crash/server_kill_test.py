@@ -24,7 +24,8 @@ After restart the checks are:
     track_total_hits) returns exactly the live ids, no duplicate _id, each with its _source;
     an `ids` query and a `terms` query on every live doc's current token find all of them;
     `terms` on superseded tokens (overwritten, updated or deleted versions) finds nothing;
-    _stats docs.count agrees; dynamically mapped fields keep their types; side indices exist
+    _stats docs.count and a range count on `v` agree; dynamically mapped fields keep their
+    types and are searchable through term queries; side indices exist
     exactly as acknowledged (with their shard count and document).
 After the last kill: graceful SIGTERM must exit 0, and a final restart is verified again.
 
@@ -531,9 +532,8 @@ DYNAMIC_TYPES = ("long", "float", "boolean", "text")
 
 def check_mapping(port, actual):
     """Dynamically mapped fields of acknowledged documents are still mapped (with their types)
-    and searchable through them after the restart. Term queries on numeric/boolean fields are
-    not checked (the search layer does not run them yet), only their mapping types and the
-    .keyword sub-fields of strings."""
+    and searchable through them (term on the field, or on .keyword for strings) after the
+    restart."""
     problems = []
     b = checked(port, "GET", "/%s/_mapping" % INDEX)
     props = b.get(INDEX, {}).get("mappings", {}).get("properties", {})
@@ -551,9 +551,7 @@ def check_mapping(port, actual):
             problems.append("dynamic field %s (in acknowledged doc %s) is mapped as %s, want %s"
                             % (f, did, got, want))
             continue
-        if want != "text":
-            continue  # term queries on numeric/boolean fields are not executed yet (search layer)
-        field = f + ".keyword"
+        field = f + ".keyword" if want == "text" else f
         q = {"bool": {"filter": [{"term": {field: actual[did][f]}}, {"ids": {"values": [did]}}]}}
         b = checked(port, "POST", "/%s/_search" % INDEX,
                     {"query": q, "size": 0, "track_total_hits": True})
@@ -680,6 +678,14 @@ def verify(port, writers, meta, label):
                             % (len(batch), b["hits"]["total"]["value"],
                                sorted(set(batch) - found)[:20]))
     problems += check_mapping(port, actual)
+    vs = sorted(actual[d]["v"] for d in live)
+    if vs:  # a range over the numeric `v` (points) agrees with the documents
+        mid = vs[len(vs) // 2]
+        want = sum(1 for x in vs if x >= mid)
+        b = checked(port, "POST", "/%s/_count" % INDEX, {"query": {"range": {"v": {"gte": mid}}}})
+        if b["count"] != want:
+            problems.append("range v >= %d counts %d, the live documents have %d"
+                            % (mid, b["count"], want))
     current = {s["tok"] for s in actual.values() if s is not None}
     stale = [t for w in writers for t in w.tokens if t not in current]
     for i in range(0, len(stale), 1000):

@@ -238,6 +238,17 @@ static void test_range_queries_vs_model(void **state)
         assert_int_equal(res.total, want);
         if (shape == 0 && want) /* constant scores: ties by doc id, so the first hit is known */
             assert_int_equal(res.hits[0].global_doc, first);
+        /* bounded totals (early termination; a lazy doc-values scan may be chosen) */
+        o.track_total_hits = 1 + below(50);
+        o.size = 1 + below(5);
+        assert_int_equal(sc_search_execute(&searcher, query, &o, &a, &res), SC_OK);
+        uint64_t tn = (uint64_t)o.track_total_hits;
+        assert_int_equal(res.total, want < tn ? want : tn);
+        if (want != tn) /* reaching exactly the threshold may say either */
+            assert_true(res.total_gte == (want > tn));
+        assert_int_equal(res.n_hits, want < o.size ? want : o.size);
+        if (shape == 0 && want)
+            assert_int_equal(res.hits[0].global_doc, first);
         sc_arena_fini(&a);
     }
 }
