@@ -72,11 +72,13 @@ int main(int argc, char **argv)
     if (sc_segment_builder_new(&b) != SC_OK)
         return 1;
     for (uint32_t i = 0; i < n; i++) {
-        sc_index_field f = {.name = sc_slice_cstr("total_amount"), .kind = SC_FIELD_NUMERIC,
-                            .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, .values = &v[i],
+        sc_index_field f = {.name = sc_slice_cstr("total_amount"),
+                            .kind = SC_FIELD_NUMERIC,
+                            .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                            .values = &v[i],
                             .n_values = 1};
-        sc_index_doc doc = {.id = sc_slice_cstr("x"), .source = sc_slice_cstr(""),
-                            .fields = &f, .n_fields = 1};
+        sc_index_doc doc = {
+            .id = sc_slice_cstr("x"), .source = sc_slice_cstr(""), .fields = &f, .n_fields = 1};
         if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
             return 1;
     }
@@ -87,8 +89,7 @@ int main(int argc, char **argv)
     sc_segment_builder_free(b);
     printf("segment with doc values: %.0f ms\n", ms_since(t0));
     sc_dv_numeric dv;
-    if (sc_dv_numeric_open(seg, sc_segment_field(seg, sc_slice_cstr("total_amount")), &dv) !=
-        SC_OK)
+    if (sc_dv_numeric_open(seg, sc_segment_field(seg, sc_slice_cstr("total_amount")), &dv) != SC_OK)
         return 1;
 
     static const double ranges[][2] = {{5, 15}, {50, 50.5}, {1, 119}};
@@ -140,8 +141,8 @@ int main(int argc, char **argv)
         }
         char name[32];
         snprintf(name, sizeof name, "[%g,%g)", ranges[r][0], ranges[r][1]);
-        printf("%-14s %12llu %12.2f %12.2f %12.2f %12.2f %9.1fx\n", name,
-               (unsigned long long)c[0], best[0], best[1], best[2], best[3], best[3] / best[1]);
+        printf("%-14s %12llu %12.2f %12.2f %12.2f %12.2f %9.1fx\n", name, (unsigned long long)c[0],
+               best[0], best[1], best[2], best[3], best[3] / best[1]);
     }
     sc_bitset_fini(&bs);
 
@@ -195,7 +196,8 @@ int main(int argc, char **argv)
         size_t k;
     } sorts[] = {{"asc size 10", false, 10}, {"desc size 1000", true, 1000}};
     for (size_t q = 0; q < 2; q++) {
-        sc_sort_spec sp = {.kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("total_amount"),
+        sc_sort_spec sp = {.kind = SC_SORT_BY_NUMERIC,
+                           .field = sc_slice_cstr("total_amount"),
                            .desc = sorts[q].desc};
         double best[2] = {1e30, 1e30};
         uint64_t read = 0, builds = 0;

@@ -122,9 +122,7 @@ static sc_status write_leaf(const bkd_pt *p, uint32_t n, int64_t cmin, int64_t c
     SC_TRY(put8(out, (uint8_t)bits));
     SC_TRY(put16(out, (uint16_t)n));
     switch (kind) {
-    case SC_BKD_DOCS_RUN:
-        SC_TRY(put32(out, first));
-        break;
+    case SC_BKD_DOCS_RUN: SC_TRY(put32(out, first)); break;
     case SC_BKD_DOCS_BITSET: {
         SC_TRY(put32(out, bbase));
         SC_TRY(put16(out, (uint16_t)nwords));
@@ -311,8 +309,8 @@ sc_status sc_bkd_open(sc_slice bytes, sc_bkd *out)
     out->n_nodes = ld32(p + 44);
     if (out->leaf_size == 0 || out->leaf_size > UINT16_MAX)
         return SC_ECORRUPT;
-    if (out->n_leaves != (uint32_t)(((uint64_t)out->n_points + out->leaf_size - 1) /
-                                    out->leaf_size))
+    if (out->n_leaves !=
+        (uint32_t)(((uint64_t)out->n_points + out->leaf_size - 1) / out->leaf_size))
         return SC_ECORRUPT;
     if (out->n_docs > out->n_points || out->n_docs > out->doc_bound ||
         (out->n_points && out->n_docs == 0) || (out->n_points && out->min > out->max))
@@ -379,25 +377,16 @@ static sc_status leaf_parse(sc_slice s, uint32_t max_n, leaf_view *v)
         return SC_ECORRUPT;
     size_t doc_len;
     switch (v->kind) {
-    case SC_BKD_DOCS_RUN:
-        doc_len = 4;
-        break;
+    case SC_BKD_DOCS_RUN: doc_len = 4; break;
     case SC_BKD_DOCS_BITSET:
         if (s.len < 10)
             return SC_ECORRUPT;
         doc_len = 6 + (size_t)8 * ld16(s.ptr + 8);
         break;
-    case SC_BKD_DOCS_D16:
-        doc_len = 4 + (size_t)2 * v->n;
-        break;
-    case SC_BKD_DOCS_D24:
-        doc_len = 4 + (size_t)3 * v->n;
-        break;
-    case SC_BKD_DOCS_D32:
-        doc_len = (size_t)4 * v->n;
-        break;
-    default:
-        return SC_ECORRUPT;
+    case SC_BKD_DOCS_D16: doc_len = 4 + (size_t)2 * v->n; break;
+    case SC_BKD_DOCS_D24: doc_len = 4 + (size_t)3 * v->n; break;
+    case SC_BKD_DOCS_D32: doc_len = (size_t)4 * v->n; break;
+    default: return SC_ECORRUPT;
     }
     size_t val_len = ((size_t)v->n * v->bits + 7) / 8 + BKD_PAD;
     if (4 + doc_len + val_len > s.len)
@@ -522,8 +511,8 @@ sc_status sc_bkd_leaf_read(const sc_bkd *t, uint32_t leaf, uint32_t *docs, int64
         return SC_EINVAL;
     int64_t mn, mx;
     sc_bkd_leaf_cell(t, leaf, &mn, &mx);
-    SC_TRY(sc_bkd_leaf_decode(leaf_bytes(t, leaf), mn, t->doc_bound, t->leaf_size, docs, values,
-                              n, doc_kind));
+    SC_TRY(sc_bkd_leaf_decode(leaf_bytes(t, leaf), mn, t->doc_bound, t->leaf_size, docs, values, n,
+                              doc_kind));
     return *n == leaf_count(t, leaf) ? SC_OK : SC_ECORRUPT;
 }
 
@@ -687,8 +676,8 @@ static sc_status run(const sc_bkd *t, int64_t lo, int64_t hi, sc_bitset *bs, uin
     return st;
 }
 
-sc_status sc_bkd_intersect(const sc_bkd *t, int64_t lo, int64_t hi, sc_bitset *bs,
-                           uint64_t limit, sc_bkd_stats *stats)
+sc_status sc_bkd_intersect(const sc_bkd *t, int64_t lo, int64_t hi, sc_bitset *bs, uint64_t limit,
+                           sc_bkd_stats *stats)
 {
     if (!bs || bs->n_bits < t->doc_bound)
         return SC_EINVAL;

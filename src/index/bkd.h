@@ -116,7 +116,7 @@ typedef struct sc_bkd_stats {
     uint64_t points;        /* points added (a doc with two matching values counts twice) */
     uint32_t leaves_inside; /* leaves added whole, without comparing values */
     uint32_t leaves_crossing;
-    bool terminated;        /* stopped early because `limit` points were reached */
+    bool terminated; /* stopped early because `limit` points were reached */
 } sc_bkd_stats;
 
 /* Sets the bit of every doc having a value in [lo, hi] in bs (bs->n_bits >= doc_bound, else
@@ -125,8 +125,8 @@ typedef struct sc_bkd_stats {
  * docs into buffers and compare in a batch. limit > 0: stop after the leaf at which `limit`
  * points were added (stats->terminated says so); leaves are visited in ascending value order.
  * stats may be NULL. */
-sc_status sc_bkd_intersect(const sc_bkd *t, int64_t lo, int64_t hi, sc_bitset *bs,
-                           uint64_t limit, sc_bkd_stats *stats) SC_MUST_USE;
+sc_status sc_bkd_intersect(const sc_bkd *t, int64_t lo, int64_t hi, sc_bitset *bs, uint64_t limit,
+                           sc_bkd_stats *stats) SC_MUST_USE;
 
 /* Leaf access (tests, fuzzing, sort): number of leaves, the [min, max] cell of leaf j, and its
  * decoded points (docs ascending, values[i] the value of docs[i]; room for leaf_size each). */

@@ -191,8 +191,8 @@ static const sc_doc_iter_ops dv_ops = {
     dv_score_batch,
 };
 
-static bool copy_ranges(sc_arena *a, const int64_t *lo, const int64_t *hi, size_t n,
-                        int64_t **olo, int64_t **ohi)
+static bool copy_ranges(sc_arena *a, const int64_t *lo, const int64_t *hi, size_t n, int64_t **olo,
+                        int64_t **ohi)
 {
     *olo = sc_arena_alloc(a, sizeof(int64_t) * (n ? n : 1));
     *ohi = sc_arena_alloc(a, sizeof(int64_t) * (n ? n : 1));
@@ -271,8 +271,8 @@ sc_status sc_range_iter(sc_arena *a, const sc_range_source *src, const int64_t *
     return *out ? SC_OK : SC_ENOMEM;
 }
 
-sc_status sc_range_count(const sc_range_source *src, int64_t lo, int64_t hi,
-                         const sc_bitset *live, uint64_t limit, uint64_t *count, bool *exact)
+sc_status sc_range_count(const sc_range_source *src, int64_t lo, int64_t hi, const sc_bitset *live,
+                         uint64_t limit, uint64_t *count, bool *exact)
 {
     *count = 0;
     if (exact)
@@ -329,9 +329,9 @@ sc_status sc_range_count(const sc_range_source *src, int64_t lo, int64_t hi,
 }
 
 sc_status sc_range_segment_iter(sc_arena *a, const sc_segment *seg, sc_slice field,
-                                const int64_t *lo, const int64_t *hi, size_t n,
-                                uint64_t lead_cost, uint64_t needed, float score,
-                                sc_doc_iter **out, char *err, size_t err_cap)
+                                const int64_t *lo, const int64_t *hi, size_t n, uint64_t lead_cost,
+                                uint64_t needed, float score, sc_doc_iter **out, char *err,
+                                size_t err_cap)
 {
     *out = NULL;
     const sc_field_info *f = sc_segment_field(seg, field);
@@ -397,8 +397,8 @@ sc_status sc_range_segment_count(const sc_segment *seg, sc_slice field, int64_t 
     return SC_OK;
 }
 
-bool sc_range_bounds(bool has_lo, int64_t lo, bool lo_incl, bool has_hi, int64_t hi,
-                     bool hi_incl, int64_t *out_lo, int64_t *out_hi)
+bool sc_range_bounds(bool has_lo, int64_t lo, bool lo_incl, bool has_hi, int64_t hi, bool hi_incl,
+                     int64_t *out_lo, int64_t *out_hi)
 {
     int64_t l = INT64_MIN, h = INT64_MAX;
     if (has_lo) {

@@ -35,9 +35,9 @@ typedef struct sc_range_source {
 } sc_range_source;
 
 typedef enum sc_range_strategy {
-    SC_RANGE_AUTO,        /* by cost (see above) */
-    SC_RANGE_POINTS,      /* points if present, else doc values */
-    SC_RANGE_DOC_VALUES,  /* doc values if present, else points */
+    SC_RANGE_AUTO,       /* by cost (see above) */
+    SC_RANGE_POINTS,     /* points if present, else doc values */
+    SC_RANGE_DOC_VALUES, /* doc values if present, else points */
 } sc_range_strategy;
 
 /* Builds the iterator over docs having at least one value in any [lo[i], hi[i]] (n >= 1; the
@@ -60,9 +60,8 @@ sc_doc_iter *sc_iter_dv_range(sc_arena *a, const sc_dv_numeric *dv, uint32_t n_d
  * limit > 0: may stop early (after `limit` matching points, before deletes are applied);
  * *exact (may be NULL) is false then and *count is a lower bound (ES's total relation "gte").
  * Falls back to a doc-values scan when there are no points. */
-sc_status sc_range_count(const sc_range_source *src, int64_t lo, int64_t hi,
-                         const sc_bitset *live, uint64_t limit, uint64_t *count, bool *exact)
-    SC_MUST_USE;
+sc_status sc_range_count(const sc_range_source *src, int64_t lo, int64_t hi, const sc_bitset *live,
+                         uint64_t limit, uint64_t *count, bool *exact) SC_MUST_USE;
 
 /* The range iterator of field `field` in segment seg (its points when the field has them, its
  * numeric doc values otherwise, chosen by cost when both): NULL in *out when the segment has
@@ -71,9 +70,9 @@ sc_status sc_range_count(const sc_range_source *src, int64_t lo, int64_t hi,
  * termination); then a lazy doc-values scan is chosen when finding that many (at the points'
  * estimated density) costs less than a quarter of materializing every match. */
 sc_status sc_range_segment_iter(sc_arena *a, const sc_segment *seg, sc_slice field,
-                                const int64_t *lo, const int64_t *hi, size_t n,
-                                uint64_t lead_cost, uint64_t needed, float score,
-                                sc_doc_iter **out, char *err, size_t err_cap) SC_MUST_USE;
+                                const int64_t *lo, const int64_t *hi, size_t n, uint64_t lead_cost,
+                                uint64_t needed, float score, sc_doc_iter **out, char *err,
+                                size_t err_cap) SC_MUST_USE;
 
 /* The exact count of docs of seg with a value of `field` in [lo, hi] from the points alone
  * (no doc ids read: sc_bkd_count), when that is exact: the field has points, is single-valued
@@ -84,7 +83,7 @@ sc_status sc_range_segment_count(const sc_segment *seg, sc_slice field, int64_t 
 
 /* Inclusive bounds from ES's gt/gte/lt/lte on encoded values: has_lo/has_hi false = open;
  * lo_incl/hi_incl false = strict. Returns false when the range is empty (e.g. gt INT64_MAX). */
-bool sc_range_bounds(bool has_lo, int64_t lo, bool lo_incl, bool has_hi, int64_t hi,
-                     bool hi_incl, int64_t *out_lo, int64_t *out_hi);
+bool sc_range_bounds(bool has_lo, int64_t lo, bool lo_incl, bool has_hi, int64_t hi, bool hi_incl,
+                     int64_t *out_lo, int64_t *out_hi);
 
 #endif

@@ -18,11 +18,11 @@ struct sc_sort_collector {
     sc_arena *a;
     sc_sort_spec *specs;
     size_t n, k;
-    sc_sort_key *after; /* NULL or n values */
-    sc_sorted_hit *heap;  /* max-heap by sort order: the worst hit at [0] */
+    sc_sort_key *after;  /* NULL or n values */
+    sc_sorted_hit *heap; /* max-heap by sort order: the worst hit at [0] */
     size_t len;
     sc_sort_key *cand; /* scratch n values */
-    int64_t *buf;        /* multi-valued docs beyond VAL_STACK */
+    int64_t *buf;      /* multi-valued docs beyond VAL_STACK */
     uint32_t buf_cap;
     seg_reader *rd; /* n readers of the current segment */
     bool done;
@@ -43,8 +43,7 @@ static bool uses_double(const sc_sort_spec *s)
            (s->kind == SC_SORT_BY_NUMERIC && (m == SC_SORT_MODE_AVG || m == SC_SORT_MODE_SUM));
 }
 
-int sc_sort_compare(const sc_sort_spec *specs, size_t n, const sc_sort_key *a,
-                    const sc_sort_key *b)
+int sc_sort_compare(const sc_sort_spec *specs, size_t n, const sc_sort_key *a, const sc_sort_key *b)
 {
     for (size_t i = 0; i < n; i++) {
         const sc_sort_spec *s = &specs[i];
@@ -83,8 +82,8 @@ sc_status sc_sort_collector_new(sc_arena *a, const sc_sort_spec *specs, size_t n
         return SC_EINVAL;
     for (size_t i = 0; i < n; i++) {
         sc_sort_mode m = specs[i].mode;
-        if (m > SC_SORT_MODE_SUM ||
-            (specs[i].kind != SC_SORT_BY_NUMERIC && (m == SC_SORT_MODE_AVG || m == SC_SORT_MODE_SUM)))
+        if (m > SC_SORT_MODE_SUM || (specs[i].kind != SC_SORT_BY_NUMERIC &&
+                                     (m == SC_SORT_MODE_AVG || m == SC_SORT_MODE_SUM)))
             return SC_EINVAL;
     }
     sc_sort_collector *c = sc_arena_calloc(a, 1, sizeof *c);
@@ -116,8 +115,7 @@ sc_status sc_sort_collector_new(sc_arena *a, const sc_sort_spec *specs, size_t n
 }
 
 /* The values of a numeric doc (ascending) in c->buf; returns the count (0: missing). */
-static size_t num_values(sc_sort_collector *c, const sc_dv_numeric *dv, uint32_t doc,
-                         sc_status *st)
+static size_t num_values(sc_sort_collector *c, const sc_dv_numeric *dv, uint32_t doc, sc_status *st)
 {
     uint32_t cnt = sc_dv_numeric_count(dv, doc);
     if (cnt > c->buf_cap) {
@@ -149,12 +147,8 @@ static sc_status read_values(sc_sort_collector *c, uint32_t doc, uint64_t global
         sc_sort_key *v = &out[i];
         memset(v, 0, sizeof *v);
         switch (s->kind) {
-        case SC_SORT_BY_SCORE:
-            v->d = score;
-            break;
-        case SC_SORT_BY_DOC:
-            v->i = (int64_t)global;
-            break;
+        case SC_SORT_BY_SCORE: v->d = score; break;
+        case SC_SORT_BY_DOC: v->i = (int64_t)global; break;
         case SC_SORT_BY_NUMERIC: {
             if (!c->rd[i].has_num) {
                 v->missing = true;
@@ -168,9 +162,7 @@ static sc_status read_values(sc_sort_collector *c, uint32_t doc, uint64_t global
                 break;
             }
             switch (eff_mode(s)) {
-            case SC_SORT_MODE_MAX:
-                v->i = c->buf[m - 1];
-                break;
+            case SC_SORT_MODE_MAX: v->i = c->buf[m - 1]; break;
             case SC_SORT_MODE_AVG:
             case SC_SORT_MODE_SUM: {
                 double sum = 0;
@@ -179,9 +171,7 @@ static sc_status read_values(sc_sort_collector *c, uint32_t doc, uint64_t global
                 v->d = eff_mode(s) == SC_SORT_MODE_AVG ? sum / (double)m : sum;
                 break;
             }
-            default:
-                v->i = c->buf[0];
-                break;
+            default: v->i = c->buf[0]; break;
             }
             break;
         }
@@ -301,9 +291,8 @@ static int competitive_range(const sc_sort_collector *c, int64_t *lo, int64_t *h
     return 1;
 }
 
-sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
-                                    uint32_t seg_index, uint64_t doc_base, sc_doc_iter *it,
-                                    const sc_bkd *points)
+sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg, uint32_t seg_index,
+                                    uint64_t doc_base, sc_doc_iter *it, const sc_bkd *points)
 {
     if (c->done)
         return SC_EINVAL;
@@ -321,7 +310,7 @@ sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
         if (!f)
             continue;
         sc_status st = s->kind == SC_SORT_BY_NUMERIC ? sc_dv_numeric_open(seg, f, &r->num)
-                                                  : sc_dv_sorted_set_open(seg, f, &r->ss);
+                                                     : sc_dv_sorted_set_open(seg, f, &r->ss);
         if (st == SC_OK)
             *(s->kind == SC_SORT_BY_NUMERIC ? &r->has_num : &r->has_ss) = true;
         else if (st != SC_ENOTFOUND)
@@ -368,8 +357,8 @@ sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
             uint32_t left = n_docs - d;
             if (est < left / 8 && est < last_est / 4) {
                 if (!comp.words) {
-                    uint64_t *w = sc_arena_calloc(c->a, sc_bitset_words_for(n_docs) + 1,
-                                                  sizeof(uint64_t));
+                    uint64_t *w =
+                        sc_arena_calloc(c->a, sc_bitset_words_for(n_docs) + 1, sizeof(uint64_t));
                     if (!w)
                         return SC_ENOMEM;
                     comp.words = w;

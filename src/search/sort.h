@@ -48,12 +48,12 @@ typedef enum sc_sort_mode {
 
 typedef struct sc_sort_spec {
     sc_sort_by kind;
-    sc_slice field;     /* NUMERIC / KEYWORD */
+    sc_slice field; /* NUMERIC / KEYWORD */
     bool desc;
     bool missing_first; /* ES `missing: _first` (default _last, whatever the order) */
     sc_sort_mode mode;
-    bool is_double;     /* NUMERIC: values are doubles in the sortable-long encoding (avg/sum
-                           decode them first) */
+    bool is_double; /* NUMERIC: values are doubles in the sortable-long encoding (avg/sum
+                       decode them first) */
 } sc_sort_spec;
 
 /* One sort value of a hit. Which member is meaningful depends on the spec: `i` for NUMERIC with
@@ -69,16 +69,16 @@ typedef struct sc_sorted_hit {
     uint32_t segment; /* index given to collect */
     uint32_t doc;     /* segment-local */
     uint64_t global_doc;
-    float score;                 /* 0 unless a spec is _score */
+    float score;               /* 0 unless a spec is _score */
     const sc_sort_key *values; /* n_specs values (arena) */
 } sc_sorted_hit;
 
 typedef struct sc_sort_stats {
-    uint64_t collected;         /* docs whose sort values were read */
-    uint32_t segments_skipped;  /* by points min/max */
+    uint64_t collected;          /* docs whose sort values were read */
+    uint32_t segments_skipped;   /* by points min/max */
     uint32_t competitive_builds; /* competitive bitsets built from points */
-    uint64_t docs_skipped;      /* doc ids jumped over by leapfrogging the competitive
-                                   bitset (matching or not) */
+    uint64_t docs_skipped;       /* doc ids jumped over by leapfrogging the competitive
+                                    bitset (matching or not) */
 } sc_sort_stats;
 
 typedef struct sc_sort_collector sc_sort_collector;
@@ -93,9 +93,9 @@ sc_status sc_sort_collector_new(sc_arena *a, const sc_sort_spec *specs, size_t n
 /* Collects the docs of `it` (fresh, unpositioned; live docs already applied) of segment `seg`
  * (index seg_index, shard-global ids doc_base + doc). points: the BKD of specs[0].field in this
  * segment when specs[0] is NUMERIC and the field has points, else NULL. */
-sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
-                                    uint32_t seg_index, uint64_t doc_base, sc_doc_iter *it,
-                                    const sc_bkd *points) SC_MUST_USE;
+sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg, uint32_t seg_index,
+                                    uint64_t doc_base, sc_doc_iter *it, const sc_bkd *points)
+    SC_MUST_USE;
 
 /* The hits best first (at most k) in *hits (arena memory); returns how many. May be called
  * once, after the last collect. */
@@ -116,8 +116,8 @@ int sc_sort_compare(const sc_sort_spec *specs, size_t n, const sc_sort_key *a,
 typedef struct sc_sorted_result {
     sc_sorted_hit *hits; /* the `size` hits after `from`, best first (arena) */
     size_t n_hits;
-    uint64_t total;      /* matching live docs (see total_gte); 0 when not tracked */
-    bool total_gte;      /* more than `total` match (track_total_hits N reached) */
+    uint64_t total; /* matching live docs (see total_gte); 0 when not tracked */
+    bool total_gte; /* more than `total` match (track_total_hits N reached) */
     bool total_tracked;
     sc_sort_stats stats;
 } sc_sorted_result;
@@ -130,7 +130,7 @@ typedef struct sc_sorted_result {
  * as sc_search_execute does; its hits are not filled. */
 sc_status sc_search_sorted(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
                            const sc_sort_spec *specs, size_t n_specs,
-                           const sc_sort_key *search_after, sc_arena *a,
-                           sc_search_result *res, sc_sorted_result *out) SC_MUST_USE;
+                           const sc_sort_key *search_after, sc_arena *a, sc_search_result *res,
+                           sc_sorted_result *out) SC_MUST_USE;
 
 #endif

@@ -21,8 +21,8 @@ static const sc_bkd *first_field_points(const sc_segment *seg, const sc_sort_spe
 
 sc_status sc_search_sorted(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
                            const sc_sort_spec *specs, size_t n_specs,
-                           const sc_sort_key *search_after, sc_arena *a,
-                           sc_search_result *res, sc_sorted_result *out)
+                           const sc_sort_key *search_after, sc_arena *a, sc_search_result *res,
+                           sc_sorted_result *out)
 {
     memset(res, 0, sizeof *res);
     memset(out, 0, sizeof *out);

@@ -46,8 +46,7 @@ static int64_t sortable_double(double x)
 static int64_t rand_value(int dist)
 {
     switch (dist) {
-    case 0: /* narrow, many duplicates */
-        return (int64_t)t_below(50) - 25;
+    case 0: /* narrow, many duplicates */ return (int64_t)t_below(50) - 25;
     case 1: { /* full range with extremes */
         uint32_t r = t_below(10);
         if (r == 0)
@@ -56,8 +55,7 @@ static int64_t rand_value(int dist)
             return INT64_MAX;
         return (int64_t)t_rand();
     }
-    case 2: /* all equal */
-        return 42;
+    case 2: /* all equal */ return 42;
     case 3: { /* doubles, incl. +-0 */
         static const double special[] = {0.0, -0.0, 1.5, -1.5, 1e300, -1e300, 5.0, 15.0};
         if (t_below(3) == 0)
@@ -79,15 +77,9 @@ static void make_points(pts *p, size_t n, int dist, int docs)
     for (size_t i = 0; i < n; i++) {
         p->v[i] = rand_value(dist);
         switch (docs) {
-        case 0:
-            p->d[i] = (uint32_t)i;
-            break;
-        case 1:
-            p->d[i] = t_below(bound);
-            break;
-        case 2:
-            p->d[i] = t_below(bound);
-            break;
+        case 0: p->d[i] = (uint32_t)i; break;
+        case 1: p->d[i] = t_below(bound); break;
+        case 2: p->d[i] = t_below(bound); break;
         default:
             d += 1 + (t_below(4) == 0);
             if (d >= bound)
@@ -252,7 +244,7 @@ static void test_every_packing_kind(void **state)
     build(&p, L, &buf, &t);
     assert_int_equal(sc_bkd_n_leaves(&t), 6);
     static const uint8_t want_kind[6] = {SC_BKD_DOCS_RUN, SC_BKD_DOCS_BITSET, SC_BKD_DOCS_D16,
-                                         SC_BKD_DOCS_D24, SC_BKD_DOCS_D32, SC_BKD_DOCS_D16};
+                                         SC_BKD_DOCS_D24, SC_BKD_DOCS_D32,    SC_BKD_DOCS_D16};
     uint32_t docs[64];
     int64_t vals[64];
     for (uint32_t j = 0; j < 6; j++) {
@@ -358,10 +350,8 @@ static void test_corruption_never_crashes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_vs_brute),
-        cmocka_unit_test(test_negative_zero),
-        cmocka_unit_test(test_every_packing_kind),
-        cmocka_unit_test(test_empty_and_bad_args),
+        cmocka_unit_test(test_random_vs_brute),          cmocka_unit_test(test_negative_zero),
+        cmocka_unit_test(test_every_packing_kind),       cmocka_unit_test(test_empty_and_bad_args),
         cmocka_unit_test(test_corruption_never_crashes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,24 +109,38 @@ static int setup(void **state)
             sc_index_token idt = {sc_slice_cstr(id), 0}, tt = {sc_slice_cstr(tag), 0};
             sc_index_field f[5];
             size_t nf = 0;
-            f[nf++] = (sc_index_field){.name = sc_slice_cstr("_id"), .kind = SC_FIELD_KEYWORD,
-                                       .flags = SC_FIELD_INDEXED, .tokens = &idt, .n_tokens = 1};
-            f[nf++] = (sc_index_field){.name = sc_slice_cstr("tag"), .kind = SC_FIELD_KEYWORD,
-                                       .flags = SC_FIELD_INDEXED, .tokens = &tt, .n_tokens = 1};
+            f[nf++] = (sc_index_field){.name = sc_slice_cstr("_id"),
+                                       .kind = SC_FIELD_KEYWORD,
+                                       .flags = SC_FIELD_INDEXED,
+                                       .tokens = &idt,
+                                       .n_tokens = 1};
+            f[nf++] = (sc_index_field){.name = sc_slice_cstr("tag"),
+                                       .kind = SC_FIELD_KEYWORD,
+                                       .flags = SC_FIELD_INDEXED,
+                                       .tokens = &tt,
+                                       .n_tokens = 1};
             if (m->nn)
-                f[nf++] = (sc_index_field){.name = sc_slice_cstr("n"), .kind = SC_FIELD_NUMERIC,
+                f[nf++] = (sc_index_field){.name = sc_slice_cstr("n"),
+                                           .kind = SC_FIELD_NUMERIC,
                                            .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-                                           .values = m->n, .n_values = m->nn};
+                                           .values = m->n,
+                                           .n_values = m->nn};
             if (m->ns)
-                f[nf++] = (sc_index_field){.name = sc_slice_cstr("s"), .kind = SC_FIELD_NUMERIC,
+                f[nf++] = (sc_index_field){.name = sc_slice_cstr("s"),
+                                           .kind = SC_FIELD_NUMERIC,
                                            .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-                                           .values = &m->sv, .n_values = 1};
+                                           .values = &m->sv,
+                                           .n_values = 1};
             if (m->nm)
-                f[nf++] = (sc_index_field){.name = sc_slice_cstr("m"), .kind = SC_FIELD_NUMERIC,
-                                           .flags = SC_FIELD_DOCVALUES, .values = m->m,
+                f[nf++] = (sc_index_field){.name = sc_slice_cstr("m"),
+                                           .kind = SC_FIELD_NUMERIC,
+                                           .flags = SC_FIELD_DOCVALUES,
+                                           .values = m->m,
                                            .n_values = m->nm};
-            sc_index_doc doc = {.id = sc_slice_cstr(id), .source = sc_slice_cstr("{}"),
-                                .fields = f, .n_fields = nf};
+            sc_index_doc doc = {.id = sc_slice_cstr(id),
+                                .source = sc_slice_cstr("{}"),
+                                .fields = f,
+                                .n_fields = nf};
             if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
                 return -1;
         }
@@ -217,14 +231,13 @@ static void test_range_queries_vs_model(void **state)
             char t[8];
             snprintf(t, sizeof t, "t%u", tag);
             query = sc_query_bool(&a);
-            assert_int_equal(sc_query_bool_add(&a, query, SC_OCCUR_MUST,
-                                               sc_query_term(&a, sc_slice_cstr("tag"),
-                                                             sc_slice_cstr(t))),
-                             SC_OK);
-            assert_int_equal(sc_query_bool_add(&a, query,
-                                               shape == 1 ? SC_OCCUR_FILTER : SC_OCCUR_MUST_NOT,
-                                               rq),
-                             SC_OK);
+            assert_int_equal(
+                sc_query_bool_add(&a, query, SC_OCCUR_MUST,
+                                  sc_query_term(&a, sc_slice_cstr("tag"), sc_slice_cstr(t))),
+                SC_OK);
+            assert_int_equal(
+                sc_query_bool_add(&a, query, shape == 1 ? SC_OCCUR_FILTER : SC_OCCUR_MUST_NOT, rq),
+                SC_OK);
         }
         sc_search_options o;
         sc_search_options_init(&o);
@@ -232,8 +245,8 @@ static void test_range_queries_vs_model(void **state)
         sc_search_result res;
         assert_int_equal(sc_search_count(&searcher, query, &o, &a, &res), SC_OK);
         if (res.total != want)
-            fail_msg("query %d (%s, shape %d): count %llu, model %llu", q, fields[which],
-                     shape, (unsigned long long)res.total, (unsigned long long)want);
+            fail_msg("query %d (%s, shape %d): count %llu, model %llu", q, fields[which], shape,
+                     (unsigned long long)res.total, (unsigned long long)want);
         assert_int_equal(sc_search_execute(&searcher, query, &o, &a, &res), SC_OK);
         assert_int_equal(res.total, want);
         if (shape == 0 && want) /* constant scores: ties by doc id, so the first hit is known */

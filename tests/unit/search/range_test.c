@@ -89,13 +89,21 @@ static int setup(void **state)
         snprintf(id, sizeof id, "%u", d);
         sc_index_token idt = {sc_slice_cstr(id), 0};
         sc_index_field f[2] = {
-            {.name = sc_slice_cstr("_id"), .kind = SC_FIELD_KEYWORD, .flags = SC_FIELD_INDEXED,
-             .tokens = &idt, .n_tokens = 1},
-            {.name = sc_slice_cstr("n"), .kind = SC_FIELD_NUMERIC, .flags = SC_FIELD_DOCVALUES,
-             .values = vals[d], .n_values = nvals[d]},
+            {.name = sc_slice_cstr("_id"),
+             .kind = SC_FIELD_KEYWORD,
+             .flags = SC_FIELD_INDEXED,
+             .tokens = &idt,
+             .n_tokens = 1},
+            {.name = sc_slice_cstr("n"),
+             .kind = SC_FIELD_NUMERIC,
+             .flags = SC_FIELD_DOCVALUES,
+             .values = vals[d],
+             .n_values = nvals[d]},
         };
-        sc_index_doc doc = {.id = sc_slice_cstr(id), .source = sc_slice_cstr("{}"),
-                            .fields = f, .n_fields = nvals[d] ? 2 : 1};
+        sc_index_doc doc = {.id = sc_slice_cstr(id),
+                            .source = sc_slice_cstr("{}"),
+                            .fields = f,
+                            .n_fields = nvals[d] ? 2 : 1};
         if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
             return -1;
     }
@@ -159,8 +167,9 @@ static sc_doc_iter *make(sc_arena *a, const sc_range_source *src, const int64_t 
 {
     sc_doc_iter *it;
     bool used;
-    sc_range_strategy st = way == 0 ? SC_RANGE_POINTS : way == 1 ? SC_RANGE_DOC_VALUES
-                                                                 : SC_RANGE_AUTO;
+    sc_range_strategy st = way == 0   ? SC_RANGE_POINTS
+                           : way == 1 ? SC_RANGE_DOC_VALUES
+                                      : SC_RANGE_AUTO;
     uint64_t lead = way == 2 ? (below(2) ? UINT64_MAX : below(2000)) : UINT64_MAX;
     assert_int_equal(sc_range_iter(a, src, lo, hi, n, lead, 1.5f, st, &it, &used), SC_OK);
     if (way == 0)
@@ -304,8 +313,7 @@ static void test_missing_sources_and_bounds(void **state)
     sc_range_source none = {NULL, NULL, N_DOCS};
     int64_t lo = INT64_MIN, hi = INT64_MAX;
     sc_doc_iter *it;
-    assert_int_equal(sc_range_iter(&a, &none, &lo, &hi, 1, UINT64_MAX, 1, SC_RANGE_AUTO, &it,
-                                   NULL),
+    assert_int_equal(sc_range_iter(&a, &none, &lo, &hi, 1, UINT64_MAX, 1, SC_RANGE_AUTO, &it, NULL),
                      SC_OK);
     assert_int_equal(sc_doc_iter_next(it), SC_DOC_END);
     uint64_t c = 7;
@@ -314,11 +322,9 @@ static void test_missing_sources_and_bounds(void **state)
     /* the cost choice: a tiny lead picks doc values, no lead picks points */
     sc_range_source src = {&bkd, &dv, N_DOCS};
     bool used;
-    assert_int_equal(sc_range_iter(&a, &src, &lo, &hi, 1, 3, 1, SC_RANGE_AUTO, &it, &used),
-                     SC_OK);
+    assert_int_equal(sc_range_iter(&a, &src, &lo, &hi, 1, 3, 1, SC_RANGE_AUTO, &it, &used), SC_OK);
     assert_false(used);
-    assert_int_equal(sc_range_iter(&a, &src, &lo, &hi, 1, UINT64_MAX, 1, SC_RANGE_AUTO, &it,
-                                   &used),
+    assert_int_equal(sc_range_iter(&a, &src, &lo, &hi, 1, UINT64_MAX, 1, SC_RANGE_AUTO, &it, &used),
                      SC_OK);
     assert_true(used);
     sc_arena_fini(&a);

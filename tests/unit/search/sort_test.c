@@ -104,7 +104,7 @@ static int setup(void **state)
             m->nn = r < 2 ? 0 : r < 8 ? 1 : 2 + below(2);
             for (uint32_t i = 0; i < m->nn; i++) {
                 uint32_t e = below(200);
-                m->n[i] = (s == 0 && e == 0) ? INT64_MIN
+                m->n[i] = (s == 0 && e == 0)   ? INT64_MIN
                           : (s == 0 && e == 1) ? INT64_MAX
                                                : (int64_t)s * 100000 + (int64_t)below(5000);
                 if (sc_vec_push(&pv, m->n[i]) != SC_OK || sc_vec_push(&pd, d) != SC_OK)
@@ -134,25 +134,33 @@ static int setup(void **state)
             sc_index_token idt = {sc_slice_cstr(id), 0};
             sc_index_field f[4];
             size_t nf = 0;
-            f[nf++] = (sc_index_field){.name = sc_slice_cstr("_id"), .kind = SC_FIELD_KEYWORD,
-                                       .flags = SC_FIELD_INDEXED, .tokens = &idt,
+            f[nf++] = (sc_index_field){.name = sc_slice_cstr("_id"),
+                                       .kind = SC_FIELD_KEYWORD,
+                                       .flags = SC_FIELD_INDEXED,
+                                       .tokens = &idt,
                                        .n_tokens = 1};
             if (m->nn)
-                f[nf++] = (sc_index_field){.name = sc_slice_cstr("n"), .kind = SC_FIELD_NUMERIC,
+                f[nf++] = (sc_index_field){.name = sc_slice_cstr("n"),
+                                           .kind = SC_FIELD_NUMERIC,
                                            .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
                                            .values = m->n,
                                            .n_values = m->nn};
             if (m->nk)
-                f[nf++] = (sc_index_field){.name = sc_slice_cstr("k"), .kind = SC_FIELD_KEYWORD,
-                                           .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, .tokens = kt,
+                f[nf++] = (sc_index_field){.name = sc_slice_cstr("k"),
+                                           .kind = SC_FIELD_KEYWORD,
+                                           .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                                           .tokens = kt,
                                            .n_tokens = m->nk};
             if (m->nd)
                 f[nf++] = (sc_index_field){.name = sc_slice_cstr("dbl"),
                                            .kind = SC_FIELD_NUMERIC,
-                                           .flags = SC_FIELD_DOCVALUES, .values = m->dbl,
+                                           .flags = SC_FIELD_DOCVALUES,
+                                           .values = m->dbl,
                                            .n_values = m->nd};
-            sc_index_doc doc = {.id = sc_slice_cstr(id), .source = sc_slice_cstr("{}"),
-                                .fields = f, .n_fields = nf};
+            sc_index_doc doc = {.id = sc_slice_cstr(id),
+                                .source = sc_slice_cstr("{}"),
+                                .fields = f,
+                                .n_fields = nf};
             if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
                 return -1;
         }
@@ -322,14 +330,14 @@ static size_t run(const sc_sort_spec *sp, size_t n, size_t k, const sc_sort_key 
     sc_sort_collector *c;
     assert_int_equal(sc_sort_collector_new(&a, sp, n, k, after, &c), SC_OK);
     for (int s = 0; s < N_SEG; s++) {
-        sc_doc_iter *it = filter ? sc_iter_bitset(&a, &filter[s], PER_SEG, 1.0f)
-                                 : sc_iter_all(&a, PER_SEG, 1.0f);
+        sc_doc_iter *it =
+            filter ? sc_iter_bitset(&a, &filter[s], PER_SEG, 1.0f) : sc_iter_all(&a, PER_SEG, 1.0f);
         if (has_deletes[s])
             it = sc_iter_live_docs(&a, it, &lives[s]);
-        const sc_bkd *pts = with_points && sp[0].kind == SC_SORT_BY_NUMERIC &&
-                                    sc_slice_eq_cstr(sp[0].field, "n")
-                                ? &bkds[s]
-                                : NULL;
+        const sc_bkd *pts =
+            with_points && sp[0].kind == SC_SORT_BY_NUMERIC && sc_slice_eq_cstr(sp[0].field, "n")
+                ? &bkds[s]
+                : NULL;
         assert_int_equal(
             sc_sort_collector_collect(c, segs[s], (uint32_t)s, (uint64_t)s * PER_SEG, it, pts),
             SC_OK);
@@ -370,8 +378,7 @@ static void test_random_sorts_vs_model(void **state)
         }
         size_t m = 0;
         for (uint32_t g = 0; g < N_ALL; g++) {
-            if (!docs[g].live ||
-                (use_filter && !sc_bitset_test(&filter[g / PER_SEG], g % PER_SEG)))
+            if (!docs[g].live || (use_filter && !sc_bitset_test(&filter[g / PER_SEG], g % PER_SEG)))
                 continue;
             model_keys(sp, n, g, g_keys + (size_t)g * n);
             all[m++] = g;
@@ -398,8 +405,8 @@ static void test_random_sorts_vs_model(void **state)
                 fail_msg("query %d: %zu hits, model %zu (points %d)", q, got_n, want, wp);
             for (size_t i = 0; i < want; i++)
                 if (got[i] != all[start + i])
-                    fail_msg("query %d (points %d): hit %zu is doc %u, model %u", q, wp, i,
-                             got[i], all[start + i]);
+                    fail_msg("query %d (points %d): hit %zu is doc %u, model %u", q, wp, i, got[i],
+                             all[start + i]);
         }
     }
     for (int s = 0; s < N_SEG; s++)
@@ -487,7 +494,9 @@ static void test_search_sorted(void **state)
         o.from = below(6);
         o.size = 1 + below(20);
         uint32_t t = below(3);
-        o.track_total_hits = t == 0 ? SC_TRACK_TOTAL_HITS_ALL : t == 1 ? SC_TRACK_TOTAL_HITS_NONE : 10;
+        o.track_total_hits = t == 0   ? SC_TRACK_TOTAL_HITS_ALL
+                             : t == 1 ? SC_TRACK_TOTAL_HITS_NONE
+                                      : 10;
         sc_search_result res;
         sc_sorted_result out;
         assert_int_equal(sc_search_sorted(&searcher, query, &o, sp, n, NULL, &a, &res, &out),
@@ -527,8 +536,8 @@ static void test_bad_args(void **state)
     sc_arena a;
     sc_arena_init(&a, 0);
     sc_sort_collector *c;
-    sc_sort_spec sp = {.kind = SC_SORT_BY_KEYWORD, .field = sc_slice_cstr("k"),
-                       .mode = SC_SORT_MODE_AVG};
+    sc_sort_spec sp = {
+        .kind = SC_SORT_BY_KEYWORD, .field = sc_slice_cstr("k"), .mode = SC_SORT_MODE_AVG};
     assert_int_equal(sc_sort_collector_new(&a, &sp, 1, 10, NULL, &c), SC_EINVAL);
     sp.mode = SC_SORT_MODE_AUTO;
     assert_int_equal(sc_sort_collector_new(&a, &sp, 0, 10, NULL, &c), SC_EINVAL);
