@@ -1,6 +1,7 @@
 /* Postings cursor (postings.h). A term's postings are a table of fixed 20-byte skip entries
- * (last doc, block offset, positions offset, max freq, min norm), then the blocks: full blocks
- * of 128 docs (packed gaps / run / bitset, then packed freqs) and a varint tail block. Every
+ * (last doc, block offset, positions offset, max freq, min norm), then the blocks, each (in
+ * fields with freqs) after its competitive impacts: full blocks of 128 docs (packed gaps / run
+ * / bitset, then packed freqs) and a varint tail block. Every
  * block is validated as it is decoded (bounds, ascending, last doc equals its skip entry, below
  * the segment's doc count), so corrupt input ends iteration with SC_ECORRUPT, never a wild
  * read or write. */
@@ -23,6 +24,22 @@ static inline uint32_t skip_block_off(const sc_postings *p, uint32_t k)
 static inline uint32_t skip_pos_off(const sc_postings *p, uint32_t k)
 {
     return sc__ld32(p->skip + (size_t)k * SC__SKIP_BYTES + 8);
+}
+
+/* Absolute offset of block k's doc data: past its impacts prefix (imp_len:varint + bytes) in
+ * fields with freqs. p->base_len when out of the file (every caller treats that as corrupt). */
+static inline uint64_t block_data(const sc_postings *p, uint32_t k)
+{
+    uint64_t start = p->blocks_off + skip_block_off(p, k);
+    if (start >= p->base_len)
+        return p->base_len;
+    if (!p->has_freqs)
+        return start;
+    const uint8_t *q = p->base + start, *end = p->base + p->base_len;
+    uint64_t len;
+    if (sc_varint_get(&q, end, &len) != SC_OK || len >= (uint64_t)(end - q))
+        return p->base_len;
+    return (uint64_t)(q - p->base) + len;
 }
 
 void sc_postings_init(sc_postings *p)
@@ -100,7 +117,7 @@ static bool decode_block(sc_postings *p, uint32_t k)
     uint32_t prev_last = k ? skip_last(p, k - 1) : UINT32_MAX;
     if ((k && last <= prev_last) || last >= p->n_docs_seg)
         return false;
-    uint64_t start = p->blocks_off + skip_block_off(p, k);
+    uint64_t start = block_data(p, k);
     if (start >= p->base_len)
         return false;
     const uint8_t *q = p->base + start, *end = p->base + p->base_len;
@@ -333,7 +350,7 @@ static bool bulk_block(sc_postings *p, uint32_t k, sc_bitset *bs, uint32_t base)
 {
     uint32_t last = skip_last(p, k), prev_last = skip_last(p, k - 1);
     bool full = k + 1 < p->n_blocks || p->doc_freq % SC_POSTINGS_BLOCK == 0;
-    uint64_t start = p->blocks_off + skip_block_off(p, k);
+    uint64_t start = block_data(p, k);
     if (full && last > prev_last && last < p->n_docs_seg && start + 2 <= p->base_len) {
         const uint8_t *q = p->base + start, *end = p->base + p->base_len;
         unsigned kind = q[0] >> 6;
@@ -418,7 +435,7 @@ static bool block_continues_run(const sc_postings *p, uint32_t k, uint32_t *last
 {
     if (k + 1 == p->n_blocks && p->doc_freq % SC_POSTINGS_BLOCK)
         return false; /* tail blocks are never runs */
-    uint64_t start = p->blocks_off + skip_block_off(p, k);
+    uint64_t start = block_data(p, k);
     if (start + 2 > p->base_len)
         return false;
     const uint8_t *q = p->base + start;
@@ -536,4 +553,34 @@ sc_postings_impact sc_postings_term_impact(const sc_postings *p)
     if (p->n_blocks == 0)
         im.min_norm = 0;
     return im;
+}
+
+size_t sc_postings_shallow_impacts(const sc_postings *p, sc_postings_impact *out, size_t max)
+{
+    if (p->shallow >= p->n_blocks || !p->has_freqs || max == 0)
+        return 0;
+    uint64_t start = p->blocks_off + skip_block_off(p, p->shallow);
+    if (start >= p->base_len)
+        return 0;
+    const uint8_t *q = p->base + start, *end = p->base + p->base_len;
+    uint64_t len;
+    if (sc_varint_get(&q, end, &len) != SC_OK || len >= (uint64_t)(end - q))
+        return 0;
+    end = q + len;
+    size_t n = 0;
+    uint64_t freq = 0;
+    unsigned norm = 0;
+    while (q < end) {
+        uint64_t d;
+        if (n == max || sc_varint_get(&q, end, &d) != SC_OK || q >= end)
+            return 0;
+        freq += d + 1;
+        norm += *q++;
+        if (freq > UINT32_MAX || norm > 255)
+            return 0;
+        out[n].max_freq = (uint32_t)freq;
+        out[n].min_norm = (uint8_t)norm;
+        n++;
+    }
+    return n;
 }

@@ -1,9 +1,10 @@
 /* Postings cursor: walks one term's documents in a segment. Docs are stored in blocks of 128
  * (bit-packed gaps, a run, or a bitset; a varint tail block), frequencies in their own packed
  * blocks decoded only when asked, positions in a separate stream, and a fixed-size skip entry
- * per block holding the block's last doc and its impact (max freq, min norm byte) for
- * block-max pruning. The cursor is caller-owned, holds its decode buffers inline and never
- * allocates: one cursor can be reset onto thousands of terms (sc_postings_reset).
+ * per block holding the block's last doc and its impact (max freq, min norm byte); each block
+ * of a field with freqs starts with its competitive (freq, norm) pairs for block-max pruning.
+ * The cursor is caller-owned, holds its decode buffers inline and never allocates: one cursor
+ * can be reset onto thousands of terms (sc_postings_reset).
  *
  * Protocol (as Lucene's DocIdSetIterator): after reset the cursor is unpositioned; next() or
  * advance() move it; they return the new doc or SC_POSTINGS_END. Corrupt data makes the cursor
@@ -110,6 +111,13 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max);
  * target. The impact of that block is then sc_postings_shallow_impact(). */
 uint32_t sc_postings_advance_shallow(sc_postings *p, uint32_t target);
 sc_postings_impact sc_postings_shallow_impact(const sc_postings *p);
+
+/* Competitive impacts of the shallow block (the one of the last advance_shallow): the pareto
+ * frontier of its docs' (freq, norm byte) pairs, ascending in freq and in norm; every doc of
+ * the block has freq <= and norm >= some pair's. At most SC_POSTINGS_BLOCK pairs. Returns how
+ * many were written to out (room for `max`), 0 if there is no shallow block, the field has no
+ * freqs, `max` is too small or the data is corrupt: callers then use shallow_impact's bound. */
+size_t sc_postings_shallow_impacts(const sc_postings *p, sc_postings_impact *out, size_t max);
 
 /* Impact over all blocks of the term (max freq, min norm), O(n_blocks). */
 sc_postings_impact sc_postings_term_impact(const sc_postings *p);

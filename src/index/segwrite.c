@@ -47,6 +47,34 @@ static uint8_t norm_of(const sc__bfield *f, uint32_t doc)
     return doc < f->norms.len ? f->norms.ptr[doc] : 0;
 }
 
+/* Appends a block's competitive impacts to w->blk: the pareto frontier of its (freq, norm)
+ * pairs (a pair is dominated by one with freq >= and norm <=; smaller norm byte = shorter doc
+ * = higher score), ascending in both, as imp_len:varint then per pair freq delta:varint (from
+ * the previous freq + 1, the first from 1) and norm delta:u8 (the first absolute). */
+static void encode_impacts(wctx *w, const sc__bfield *f, const sc__brec *r, uint32_t n, bool norms)
+{
+    uint32_t best[256] = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t nb = norms ? norm_of(f, r[i].doc) : 0;
+        if (r[i].freq > best[nb])
+            best[nb] = r[i].freq;
+    }
+    uint8_t tmp[SC_POSTINGS_BLOCK * 6], *t = tmp;
+    uint32_t prev_freq = 0;
+    unsigned prev_norm = 0;
+    for (unsigned nb = 0; nb < 256; nb++) {
+        if (best[nb] <= prev_freq)
+            continue; /* dominated by a shorter doc with at least this freq */
+        uint32_t d = best[nb] - prev_freq - 1;
+        t += sc_varint_put(t, d);
+        *t++ = (uint8_t)(nb - prev_norm);
+        prev_freq = best[nb];
+        prev_norm = nb;
+    }
+    sc__buf_varint(&w->blk, (uint64_t)(t - tmp), &w->st);
+    sc__buf_put(&w->blk, tmp, (size_t)(t - tmp), &w->st);
+}
+
 /* Encodes one term's postings into w->blk (skip table then blocks) and w->pos. */
 static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *recs, uint32_t df)
 {
@@ -87,6 +115,8 @@ static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *recs, uint
             if (nb < min_norm)
                 min_norm = nb;
         }
+        if (freqs)
+            encode_impacts(w, f, r, n, norms);
         uint32_t first_gap = docs[0] - (prev_last + 1);
         uint32_t last = docs[n - 1];
         if (n == SC_POSTINGS_BLOCK) {

@@ -219,13 +219,29 @@ static float impact_score(const term_iter *t, sc_postings_impact imp)
                                                                  : 1);
 }
 
+/* Score bound of the shallow block: the best BM25 over its competitive (freq, norm) pairs
+ * (exact for the block's best doc), else the block's (max freq, min norm) bound. */
+static float shallow_block_score(const term_iter *t)
+{
+    sc_postings_impact imps[SC_POSTINGS_BLOCK];
+    size_t n = sc_postings_shallow_impacts(&t->p, imps, SC_POSTINGS_BLOCK);
+    if (n == 0)
+        return impact_score(t, sc_postings_shallow_impact(&t->p));
+    float best = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        float s = sc_bm25_score(t->bm25, (float)imps[i].max_freq, t->norms ? imps[i].min_norm : 1);
+        if (s > best)
+            best = s;
+    }
+    return best;
+}
+
 static uint32_t term_advance_shallow(sc_doc_iter *it, uint32_t target)
 {
     term_iter *t = (term_iter *)it;
     uint32_t end = sc_postings_advance_shallow(&t->p, target);
     t->shallow_end = end;
-    t->shallow_max = t->bm25 && end != SC_POSTINGS_END ? impact_score(t, sc_postings_shallow_impact(&t->p))
-                                                       : 0.0f;
+    t->shallow_max = t->bm25 && end != SC_POSTINGS_END ? shallow_block_score(t) : 0.0f;
     return end;
 }
 

@@ -531,12 +531,27 @@ static void collect_batches(collector *c, sc_doc_iter *it, uint32_t seg_i, uint6
         if (c->pruning && it->positioned && it->doc != SC_DOC_END) {
             if (sc_doc_iter_max_score(it, SC_DOC_END) <= c->thr)
                 break; /* e.g. constant scores once the heap is full */
-            /* skip blocks that cannot beat the worst hit */
-            uint32_t upto = sc_doc_iter_advance_shallow(it, it->doc + 1);
-            if (upto == SC_DOC_END)
-                upto = SC_DOC_END - 1;
-            if (sc_doc_iter_max_score(it, upto) <= c->thr) {
-                if (upto >= SC_DOC_END - 1 || sc_doc_iter_advance(it, upto + 1) == SC_DOC_END)
+            /* skip blocks that cannot beat the worst hit: shallow moves only (no decoding)
+             * from block to block until one may compete, then one advance into it */
+            uint32_t target = it->doc + 1;
+            bool skipped = false, done = false;
+            for (;;) {
+                uint32_t upto = sc_doc_iter_advance_shallow(it, target);
+                if (upto == SC_DOC_END)
+                    upto = SC_DOC_END - 1;
+                if (sc_doc_iter_max_score(it, upto) > c->thr)
+                    break;
+                skipped = true;
+                if (upto >= SC_DOC_END - 1) {
+                    done = true;
+                    break;
+                }
+                target = upto + 1;
+            }
+            if (done)
+                break;
+            if (skipped) {
+                if (sc_doc_iter_advance(it, target) == SC_DOC_END)
                     break;
                 /* the doc advanced to is handled like a batch of one */
                 docs[0] = it->doc;

@@ -49,6 +49,10 @@ static inline sc_status t_read_postings(const sc_segment *seg, const sc_field_in
     for (uint32_t t = 0; t < n_docs; t += 97) {
         uint32_t up = sc_postings_advance_shallow(p, t);
         *acc += up + sc_postings_shallow_impact(p).max_freq;
+        sc_postings_impact imps[SC_POSTINGS_BLOCK];
+        size_t ni = sc_postings_shallow_impacts(p, imps, SC_POSTINGS_BLOCK);
+        for (size_t i = 0; i < ni; i++)
+            *acc += imps[i].max_freq + imps[i].min_norm;
         if (up == SC_POSTINGS_END)
             break;
     }

@@ -139,6 +139,35 @@ static void check_postings(const sc_segment *seg, const sc_field_info *f, const 
                     assert_true(im.max_freq >= m->freqs[k]);
                     assert_true(im.min_norm <= norms[m->docs[k]]);
                 }
+                /* competitive impacts: the exact pareto frontier of the block's (freq, norm) */
+                sc_postings_impact imps[SC_POSTINGS_BLOCK];
+                size_t ni = sc_postings_shallow_impacts(p, imps, SC_POSTINGS_BLOCK);
+                uint32_t b0 = (uint32_t)(j / SC_POSTINGS_BLOCK * SC_POSTINGS_BLOCK);
+                uint32_t b1 = b0 + SC_POSTINGS_BLOCK < m->n ? b0 + SC_POSTINGS_BLOCK : m->n;
+                assert_int_equal(m->docs[b1 - 1], up);
+                if (f->kind == SC_FIELD_TEXT) {
+                    assert_true(ni > 0);
+                    for (size_t a = 1; a < ni; a++) {
+                        assert_true(imps[a].max_freq > imps[a - 1].max_freq);
+                        assert_true(imps[a].min_norm > imps[a - 1].min_norm);
+                    }
+                    for (uint32_t k = b0; k < b1; k++) { /* every doc is dominated */
+                        bool dom = false;
+                        for (size_t a = 0; a < ni && !dom; a++)
+                            dom = imps[a].max_freq >= m->freqs[k] &&
+                                  imps[a].min_norm <= norms[m->docs[k]];
+                        assert_true(dom);
+                    }
+                    for (size_t a = 0; a < ni; a++) { /* every pair is some doc's */
+                        bool seen = false;
+                        for (uint32_t k = b0; k < b1 && !seen; k++)
+                            seen = imps[a].max_freq == m->freqs[k] &&
+                                   imps[a].min_norm == norms[m->docs[k]];
+                        assert_true(seen);
+                    }
+                } else {
+                    assert_int_equal(ni, 0);
+                }
             }
             break;
         }
