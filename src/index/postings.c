@@ -183,7 +183,12 @@ static bool decode_block(sc_postings *p, uint32_t k)
     p->i = 0;
     p->prev_last = prev_last;
     p->pos_doc_index = 0;
-    p->pos_cursor = p->pos_off + skip_pos_off(p, k);
+    p->pos_idx = 0;
+    p->pos_total = UINT32_MAX;
+    p->pos_pb = 0;
+    p->pos_dec = 0;
+    p->pos_start = p->pos_off + skip_pos_off(p, k);
+    p->pos_cursor = p->pos_start;
     return true;
 }
 
@@ -465,16 +470,38 @@ uint32_t sc_postings_run_end(sc_postings *p)
     return end;
 }
 
-static bool skip_varints(const uint8_t **q, const uint8_t *end, uint32_t n)
+/* Decodes position block `pb` of the current block into pos_buf: full blocks of 128 deltas are
+ * width:u8 + packed, the last (pos_total % 128 deltas) varints. Walks from the cursor (or the
+ * block's start when pb is behind it) over the full blocks' widths. */
+static bool load_pos_block(sc_postings *p, uint32_t pb)
 {
-    const uint8_t *r = *q;
-    while (n > 0) {
-        if (r >= end)
-            return false;
-        if (!(*r++ & 0x80))
-            n--;
+    uint32_t n_full = p->pos_total / SC_POSTINGS_BLOCK;
+    if (pb < p->pos_pb) {
+        p->pos_pb = 0;
+        p->pos_cursor = p->pos_start;
     }
-    *q = r;
+    const uint8_t *end = p->base + p->base_len;
+    while (p->pos_pb < pb) {
+        if (p->pos_cursor >= p->base_len || p->base[p->pos_cursor] > 32)
+            return false;
+        p->pos_cursor += 1 + sc_bitpack_bytes(p->base[p->pos_cursor]);
+        p->pos_pb++;
+    }
+    if (p->pos_cursor >= p->base_len)
+        return false;
+    const uint8_t *q = p->base + p->pos_cursor;
+    if (pb < n_full) {
+        unsigned width = *q++;
+        if (width > 32 || (size_t)(end - q) < sc_bitpack_bytes(width))
+            return false;
+        sc_bitpack_unpack(q, width, p->pos_buf);
+    } else {
+        uint32_t n = p->pos_total % SC_POSTINGS_BLOCK;
+        for (uint32_t j = 0; j < n; j++)
+            if (sc_varint_get32(&q, end, &p->pos_buf[j]) != SC_OK)
+                return false;
+    }
+    p->pos_dec = pb + 1;
     return true;
 }
 
@@ -485,35 +512,35 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
     uint32_t freq = sc_postings_freq(p);
     if (p->status != SC_OK)
         return 0;
+    if (p->pos_total == UINT32_MAX) {
+        uint64_t total = 0;
+        for (uint32_t j = 0; j < p->n_in_block; j++)
+            total += p->freqs[j];
+        if (total >= UINT32_MAX || p->pos_start > p->base_len) {
+            fail(p);
+            return 0;
+        }
+        p->pos_total = (uint32_t)total;
+    }
     if (p->pos_doc_index > p->i) {
         p->pos_doc_index = 0;
-        p->pos_cursor = p->pos_off + skip_pos_off(p, p->block);
+        p->pos_idx = 0;
     }
-    if (p->pos_cursor > p->base_len) {
-        fail(p);
-        return 0;
-    }
-    const uint8_t *q = p->base + p->pos_cursor, *end = p->base + p->base_len;
-    for (; p->pos_doc_index < p->i; p->pos_doc_index++) {
-        if (!skip_varints(&q, end, p->freqs[p->pos_doc_index])) {
-            fail(p);
-            return 0;
-        }
-    }
-    uint32_t pos = 0;
+    for (; p->pos_doc_index < p->i; p->pos_doc_index++)
+        p->pos_idx += p->freqs[p->pos_doc_index];
+    uint32_t g = p->pos_idx, pos = 0;
     size_t n = 0;
-    for (uint32_t j = 0; j < freq; j++) {
-        uint32_t g;
-        if (sc_varint_get32(&q, end, &g) != SC_OK) {
+    for (uint32_t j = 0; j < freq; j++, g++) {
+        if (p->pos_dec != g / SC_POSTINGS_BLOCK + 1 && !load_pos_block(p, g / SC_POSTINGS_BLOCK)) {
             fail(p);
             return 0;
         }
-        pos += g;
+        pos += p->pos_buf[g % SC_POSTINGS_BLOCK];
         if (n < max)
             out[n++] = pos;
     }
     p->pos_doc_index = p->i + 1;
-    p->pos_cursor = (uint64_t)(q - p->base);
+    p->pos_idx = g;
     return n;
 }
 

@@ -60,10 +60,16 @@ typedef struct sc_postings {
     bool started;
     bool exhausted;
     sc_status status;       /* sticky */
-    uint32_t pos_doc_index; /* positions: doc index whose positions were last read (+1) */
-    uint64_t pos_cursor;    /* positions: absolute offset of doc i's positions when known */
+    uint32_t pos_doc_index; /* positions: docs [0, pos_doc_index) of the block hold ... */
+    uint32_t pos_idx;       /* ... pos_idx positions (prefix sum of their freqs) */
+    uint32_t pos_total;     /* positions in the block (UINT32_MAX: not summed yet) */
+    uint32_t pos_pb;        /* index of the position block at pos_cursor */
+    uint32_t pos_dec;       /* index + 1 of the position block in pos_buf (0: none) */
+    uint64_t pos_start;     /* absolute offset of the block's positions */
+    uint64_t pos_cursor;    /* absolute offset of position block pos_pb */
     uint32_t docs[SC_POSTINGS_BLOCK];
     uint32_t freqs[SC_POSTINGS_BLOCK];
+    uint32_t pos_buf[SC_POSTINGS_BLOCK]; /* decoded position deltas of block pos_dec - 1 */
 } sc_postings;
 
 /* Zeroes the cursor (no allocation). Optional: reset works on any struct. */

@@ -165,6 +165,9 @@ static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *recs, uint
                     sc__buf_varint(&w->blk, r[i].freq - 1, &w->st);
         }
         if (with_pos) {
+            /* the block's position deltas (restarting at 0 per doc), 128 at a time packed, the
+             * rest as varints */
+            uint32_t pend = 0;
             for (uint32_t i = 0; i < n; i++) {
                 /* positions of a term are scattered over the doc-ordered array: fetch ahead */
                 if (i + 8 < n)
@@ -172,10 +175,19 @@ static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *recs, uint
                 uint32_t p = 0;
                 const uint32_t *ps = b->positions.ptr + r[i].pos;
                 for (uint32_t j = 0; j < r[i].freq; j++) {
-                    sc__buf_varint(&w->pos, ps[j] - p, &w->st);
+                    vals[pend++] = ps[j] - p;
                     p = ps[j];
+                    if (pend == SC_POSTINGS_BLOCK) {
+                        unsigned pw = sc_bitpack_width(vals, SC_POSTINGS_BLOCK);
+                        sc__buf_u8(&w->pos, (uint8_t)pw, &w->st);
+                        sc_bitpack_pack(vals, pw, packed);
+                        sc__buf_put(&w->pos, packed, sc_bitpack_bytes(pw), &w->st);
+                        pend = 0;
+                    }
                 }
             }
+            for (uint32_t j = 0; j < pend; j++)
+                sc__buf_varint(&w->pos, vals[j], &w->st);
         }
         if (w->st != SC_OK)
             return;
