@@ -998,6 +998,7 @@ static uint32_t parse_number(rparser *p, bool *present)
 {
     uint64_t v = 0;
     size_t start = p->pos;
+    *present = false;
     while (peek_any(p, "0123456789")) {
         v = v * 10 + (p->s.ptr[p->pos++] - '0');
         if (v > INT32_MAX) {

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unicode/uchar.h>
@@ -538,7 +539,10 @@ static bool parse_float(const uint8_t *s, size_t len, double *out)
     memcpy(buf, s, len);
     buf[len] = 0;
     char *end;
-    *out = strtod(buf, &end);
+    double v = strtod(buf, &end);
+    if (!isfinite(v)) /* "nan", "inf" and overflow are not numbers in the query syntax */
+        return false;
+    *out = v;
     return *end == 0 || ((*end == 'f' || *end == 'F' || *end == 'd' || *end == 'D') && !end[1]);
 }
 
@@ -683,7 +687,7 @@ static sc_query *parse_term(parser *p, sc_slice field)
         uint32_t s = p->o->phrase_slop;
         double v;
         if (slop && parse_float(p->s.ptr + slop->off + 1, slop->len - 1, &v))
-            s = v < 0 ? 0 : (uint32_t)v;
+            s = v < 0 ? 0 : v > (double)INT32_MAX ? (uint32_t)INT32_MAX : (uint32_t)v;
         sc_slice text;
         if (p->status != SC_OK || !unescape(p, t->off + 1, t->len - 2, &text))
             return NULL;
