@@ -335,7 +335,6 @@ int sc_cmd_serve(int argc, char **argv)
     while (!stop_requested)
         pause();
     sc_log(SC_LOG_INFO, "node", "stopping: no new connections, finishing in-flight requests");
-    sc_http_quiesce(srv);
     sc_http_stop(srv);
     sc_log(SC_LOG_INFO, "node", "flushing shards");
     sc_node_close(node);

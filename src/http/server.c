@@ -278,15 +278,10 @@ uint16_t sc_http_port(const sc_http_server *s)
     return s->port;
 }
 
-void sc_http_quiesce(sc_http_server *s)
-{
-    if (s && s->d) {
-        MHD_socket fd = MHD_quiesce_daemon(s->d);
-        if (fd != MHD_INVALID_SOCKET)
-            close(fd);
-    }
-}
-
+/* MHD_stop_daemon closes the listening socket first and then joins the worker threads, each of
+ * which finishes the request it is running. MHD_quiesce_daemon is not used: with a thread pool
+ * on epoll, libmicrohttpd 0.9.75 can abort in it ("Failed to remove listen FD from epoll set")
+ * when a worker races the removal. */
 void sc_http_stop(sc_http_server *s)
 {
     if (!s)

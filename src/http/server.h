@@ -31,8 +31,6 @@ void sc_http_config_default(sc_http_config *c);
 sc_status sc_http_start(const sc_http_config *c, sc_node *node, sc_http_server **out) SC_MUST_USE;
 /* The bound port (useful with port 0). */
 uint16_t sc_http_port(const sc_http_server *s);
-/* Stops accepting new connections; in-flight requests keep running. */
-void sc_http_quiesce(sc_http_server *s);
 /* Finishes in-flight requests, closes every connection and frees the server. NULL is a no-op. */
 void sc_http_stop(sc_http_server *s);
 
