@@ -18,6 +18,7 @@
 #include "cluster/internal.h"
 #include "cluster/log.h"
 #include "cluster/scroll.h"
+#include "mapping/analysis.h"
 #include "text/analyzer.h"
 
 struct sc_node {
@@ -787,17 +788,8 @@ static sc_status ix_analyze(void *ctx, const char *analyzer, sc_slice text, sc_a
 static sc_status ix_normalize(void *ctx, const char *normalizer, sc_slice text, sc_arena *arena,
                               sc_slice *out)
 {
-    (void)ctx;
-    (void)normalizer;
-    char *s = sc_arena_alloc(arena, text.len ? text.len : 1);
-    if (!s)
-        return SC_ENOMEM;
-    for (size_t i = 0; i < text.len; i++) {
-        unsigned char c = text.ptr[i];
-        s[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-    }
-    *out = sc_slice_make(s, text.len);
-    return SC_OK;
+    sc_index *ix = ctx;
+    return sc_mapping_normalize_with(ix->analysis, normalizer, text, arena, out);
 }
 
 const sc_mapping_analysis *sc_index_analysis(sc_index *ix)

@@ -2,7 +2,7 @@
 #include "mapping/analysis.h"
 
 #include <string.h>
-#include <unicode/ustring.h>
+#include <stdbool.h>
 
 #include "mapping/internal.h"
 
@@ -53,38 +53,47 @@ static sc_status analyze(void *ctx, const char *analyzer, sc_slice text, sc_aren
     return SC_OK;
 }
 
-static sc_status normalize(void *ctx, const char *normalizer, sc_slice text, sc_arena *arena,
-                           sc_slice *out)
+typedef struct one_token {
+    sc_arena *arena;
+    sc_slice out;
+    bool seen;
+} one_token;
+
+static sc_status keep_token(void *ctx, const sc_token *t)
 {
-    (void)ctx;
-    if (!normalizer || strcmp(normalizer, "lowercase") != 0) {
+    one_token *o = ctx;
+    if (o->seen)
+        return SC_OK;
+    char *copy = sc_arena_alloc(o->arena, t->len ? t->len : 1);
+    if (!copy)
+        return SC_ELIMIT;
+    if (t->len)
+        memcpy(copy, t->term, t->len);
+    o->out = sc_slice_make(copy, t->len);
+    o->seen = true;
+    return SC_OK;
+}
+
+sc_status sc_mapping_normalize_with(const sc_analyzer_registry *reg, const char *normalizer,
+                                    sc_slice text, sc_arena *arena, sc_slice *out)
+{
+    if (!normalizer) {
         *out = text;
         return SC_OK;
     }
-    if (text.len > (1u << 24))
+    const sc_analyzer *a = sc_analyzer_registry_normalizer(reg, sc_slice_cstr(normalizer));
+    if (!a)
         return SC_EINVAL;
-    UErrorCode e = U_ZERO_ERROR;
-    int32_t n16 = 0;
-    UChar *u = sc_arena_alloc(arena, (text.len + 1) * sizeof(UChar));
-    UChar *l = sc_arena_alloc(arena, (text.len * 2 + 2) * sizeof(UChar));
-    if (!u || !l)
-        return SC_ELIMIT;
-    u_strFromUTF8WithSub(u, (int32_t)text.len + 1, &n16, (const char *)text.ptr,
-                         (int32_t)text.len, 0xFFFD, NULL, &e);
-    if (U_FAILURE(e))
-        return SC_EINVAL;
-    int32_t nl = u_strToLower(l, (int32_t)text.len * 2 + 2, u, n16, "", &e);
-    if (U_FAILURE(e))
-        return SC_EINVAL;
-    char *o = sc_arena_alloc(arena, (size_t)nl * 3 + 1);
-    if (!o)
-        return SC_ELIMIT;
-    int32_t n8 = 0;
-    u_strToUTF8(o, nl * 3 + 1, &n8, l, nl, &e);
-    if (U_FAILURE(e))
-        return SC_EINVAL;
-    *out = sc_slice_make(o, (size_t)n8);
+    one_token o = {.arena = arena};
+    SC_TRY(sc_analyzer_analyze(a, text, keep_token, &o));
+    *out = o.seen ? o.out : sc_slice_make("", 0);
     return SC_OK;
+}
+
+static sc_status normalize(void *ctx, const char *normalizer, sc_slice text, sc_arena *arena,
+                           sc_slice *out)
+{
+    return sc_mapping_normalize_with(ctx, normalizer, text, arena, out);
 }
 
 void sc_mapping_analysis_init(sc_mapping_analysis *a, const sc_analyzer_registry *reg)
