@@ -13,7 +13,7 @@ deps:
 
 release: deps
 	@cmake --preset release >/dev/null
-	@cmake --build build/release -j$(JOBS)
+	@cmake --build build/release -j$(JOBS) --target scry
 
 debug:
 	@cmake --preset debug >/dev/null

@@ -5,6 +5,7 @@
 
 #include "api/handlers.h"
 #include "api/internal.h"
+#include "base/clock.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
 
@@ -127,6 +128,24 @@ static void write_index_body(sc_jsonw *w, sc_index *ix, bool aliases, bool mappi
     }
 }
 
+/* Answers {name: {aliases?, mappings?, settings?}} for the resolved indices and releases them. */
+static void write_indices(sc_rest_req *req, sc_rest_resp *resp, sc_index **list, size_t n,
+                          bool aliases, bool mappings, bool settings)
+{
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    for (size_t i = 0; i < n; i++) {
+        sc_jsonw_key(&w, list[i]->name);
+        sc_jsonw_obj_begin(&w);
+        write_index_body(&w, list[i], aliases, mappings, settings);
+        sc_jsonw_obj_end(&w);
+    }
+    sc_jsonw_obj_end(&w);
+    sc_node_release(list, n);
+    sc_rest_json_end(req, resp, &w);
+}
+
 void sc_api_index_get(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
@@ -139,18 +158,7 @@ void sc_api_index_get(sc_rest_req *req, sc_rest_resp *resp)
         resp->status = n ? 200 : 404;
         return;
     }
-    sc_jsonw w;
-    sc_rest_json_begin(req, resp, 200, &w);
-    sc_jsonw_obj_begin(&w);
-    for (size_t i = 0; i < n; i++) {
-        sc_jsonw_key(&w, list[i]->name);
-        sc_jsonw_obj_begin(&w);
-        write_index_body(&w, list[i], true, true, true);
-        sc_jsonw_obj_end(&w);
-    }
-    sc_jsonw_obj_end(&w);
-    sc_node_release(list, n);
-    sc_rest_json_end(req, resp, &w);
+    write_indices(req, resp, list, n, true, true, true);
 }
 
 void sc_api_get_mapping(sc_rest_req *req, sc_rest_resp *resp)
@@ -159,18 +167,7 @@ void sc_api_get_mapping(sc_rest_req *req, sc_rest_resp *resp)
     size_t n;
     if (!resolve(req, resp, req->index, &list, &n))
         return;
-    sc_jsonw w;
-    sc_rest_json_begin(req, resp, 200, &w);
-    sc_jsonw_obj_begin(&w);
-    for (size_t i = 0; i < n; i++) {
-        sc_jsonw_key(&w, list[i]->name);
-        sc_jsonw_obj_begin(&w);
-        write_index_body(&w, list[i], false, true, false);
-        sc_jsonw_obj_end(&w);
-    }
-    sc_jsonw_obj_end(&w);
-    sc_node_release(list, n);
-    sc_rest_json_end(req, resp, &w);
+    write_indices(req, resp, list, n, false, true, false);
 }
 
 void sc_api_put_mapping(sc_rest_req *req, sc_rest_resp *resp)
@@ -204,18 +201,7 @@ void sc_api_get_settings(sc_rest_req *req, sc_rest_resp *resp)
     size_t n;
     if (!resolve(req, resp, req->index, &list, &n))
         return;
-    sc_jsonw w;
-    sc_rest_json_begin(req, resp, 200, &w);
-    sc_jsonw_obj_begin(&w);
-    for (size_t i = 0; i < n; i++) {
-        sc_jsonw_key(&w, list[i]->name);
-        sc_jsonw_obj_begin(&w);
-        write_index_body(&w, list[i], false, false, true);
-        sc_jsonw_obj_end(&w);
-    }
-    sc_jsonw_obj_end(&w);
-    sc_node_release(list, n);
-    sc_rest_json_end(req, resp, &w);
+    write_indices(req, resp, list, n, false, false, true);
 }
 
 void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
@@ -254,7 +240,7 @@ void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
                 const char *key = strncmp(k, "index.", 6) == 0 ? k + 6 : k;
                 int64_t ms;
                 if (strcmp(key, "refresh_interval") == 0 && json_is_string(v) &&
-                    sc__api_parse_time_ms(json_string_value(v), &ms))
+                    sc_time_parse_ms(json_string_value(v), &ms))
                     list[i]->settings.refresh_interval_ms = ms;
                 else if (strcmp(key, "refresh_interval") == 0 && json_is_null(v))
                     list[i]->settings.refresh_interval_ms = 1000;

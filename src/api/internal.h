@@ -20,8 +20,5 @@ void sc__api_json_write(sc_jsonw *w, const json_t *v);
 sc_status sc__api_json_encode(sc_buf *buf, const json_t *v) SC_MUST_USE;
 /* printf into the request arena. */
 char *sc__api_fmt(sc_rest_req *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Parses an Elasticsearch time value ("30s", "1m", "500ms", "-1") into ms; -1 for "-1";
- * false on garbage. */
-bool sc__api_parse_time_ms(const char *s, int64_t *ms);
 
 #endif

@@ -178,40 +178,6 @@ char *sc__api_fmt(sc_rest_req *req, const char *fmt, ...)
     return s;
 }
 
-bool sc__api_parse_time_ms(const char *s, int64_t *ms)
-{
-    if (!s || !*s)
-        return false;
-    if (strcmp(s, "-1") == 0) {
-        *ms = -1;
-        return true;
-    }
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
-        return false;
-    double mult;
-    if (strcmp(end, "ms") == 0)
-        mult = 1;
-    else if (strcmp(end, "s") == 0 || *end == '\0')
-        mult = *end ? 1000 : 1;
-    else if (strcmp(end, "m") == 0)
-        mult = 60000;
-    else if (strcmp(end, "h") == 0)
-        mult = 3600000;
-    else if (strcmp(end, "d") == 0)
-        mult = 86400000;
-    else if (strcmp(end, "micros") == 0)
-        mult = 0.001;
-    else if (strcmp(end, "nanos") == 0)
-        mult = 0.000001;
-    else
-        return false;
-    *ms = (int64_t)(v * mult);
-    return true;
-}
-
 /* ---- JSON in ---- */
 
 json_t *sc__api_json_loadb(sc_slice s, json_error_t *err)

@@ -59,7 +59,6 @@ void sc__refresher_stop(sc__refresher *r);
 /* Snapshot of all indices (new references). */
 sc_status sc__node_all(sc_node *n, sc_index ***out, size_t *n_out) SC_MUST_USE;
 
-bool sc__parse_time_ms(const char *s, int64_t *ms);
 void sc__random_id(char out[24]);
 
 #endif

@@ -265,38 +265,6 @@ static bool setting_int(const json_t *v, int64_t *out)
     return false;
 }
 
-bool sc__parse_time_ms(const char *s, int64_t *ms)
-{
-    if (!s || !*s)
-        return false;
-    if (strcmp(s, "-1") == 0) {
-        *ms = -1;
-        return true;
-    }
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
-        return false;
-    double mult;
-    if (strcmp(end, "ms") == 0)
-        mult = 1;
-    else if (strcmp(end, "s") == 0)
-        mult = 1000;
-    else if (strcmp(end, "m") == 0)
-        mult = 60000;
-    else if (strcmp(end, "h") == 0)
-        mult = 3600000;
-    else if (strcmp(end, "d") == 0)
-        mult = 86400000;
-    else if (*end == '\0')
-        mult = 1;
-    else
-        return false;
-    *ms = (int64_t)(v * mult);
-    return true;
-}
-
 /* Parses settings into s and builds the normalized settings JSON for GET _settings. */
 static bool parse_settings(const json_t *in, sc_index_settings *s, json_t **norm,
                            json_t **analysis, bool durability_async, sc_cluster_error *err)
@@ -329,7 +297,7 @@ static bool parse_settings(const json_t *in, sc_index_settings *s, json_t **norm
     }
     if ((v = setting(in, "refresh_interval"))) {
         int64_t ms;
-        bool ok = json_is_string(v) ? sc__parse_time_ms(json_string_value(v), &ms)
+        bool ok = json_is_string(v) ? sc_time_parse_ms(json_string_value(v), &ms)
                                     : (json_is_integer(v) && (ms = json_integer_value(v)) >= -1);
         if (!ok) {
             sc_cluster_error_set(err, 400, "illegal_argument_exception",

@@ -181,8 +181,8 @@ static void compare_with_lucene(const char *input, const char *expected)
                 if (mismatches < show_limit)
                     fprintf(stderr, "MISMATCH line %zu %s\n--- lucene\n%.*s--- scry\n%.*s\n", l + 1,
                             analyzer_names[ai], (int)(want.len > 3000 ? 3000 : want.len),
-                            (const char *)want.ptr, (int)(got.len > 3000 ? 3000 : got.len),
-                            (const char *)got.ptr);
+                            want.ptr ? (const char *)want.ptr : "", (int)(got.len > 3000 ? 3000 : got.len),
+                            got.ptr ? (const char *)got.ptr : "");
                 mismatches++;
                 per_analyzer[ai]++;
             }
