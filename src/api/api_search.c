@@ -389,7 +389,7 @@ static bool parse_search(sc_rest_req *req, sc_rest_resp *resp, const json_t *bod
         }
         if ((v2 = json_object_get(body, "timeout")) &&
             (!json_is_string(v2) ||
-             !sc__api_parse_time_ms(json_string_value(v2), &sp->timeout_ms))) {
+             !sc_time_parse_ms(json_string_value(v2), &sp->timeout_ms))) {
             sc_rest_error(req, resp, 400, "parse_exception", "failed to parse [timeout]", NULL,
                           0);
             return false;
@@ -484,7 +484,7 @@ static bool parse_search(sc_rest_req *req, sc_rest_resp *resp, const json_t *bod
         return false;
     }
     const char *to = sc_rest_param_get(req, "timeout");
-    if (to && !sc__api_parse_time_ms(to, &sp->timeout_ms)) {
+    if (to && !sc_time_parse_ms(to, &sp->timeout_ms)) {
         sc_rest_error(req, resp, 400, "parse_exception", "failed to parse [timeout]", NULL, 0);
         return false;
     }
@@ -1125,7 +1125,7 @@ void sc_api_search(sc_rest_req *req, sc_rest_resp *resp)
     const char *keep = sc_rest_param_get(req, "scroll");
     scroll_page sp = {0};
     if (keep) {
-        if (!sc__api_parse_time_ms(keep, &sp.keep_alive_ms) || sp.keep_alive_ms <= 0) {
+        if (!sc_time_parse_ms(keep, &sp.keep_alive_ms) || sp.keep_alive_ms <= 0) {
             json_decref(body);
             sc_rest_error(req, resp, 400, "illegal_argument_exception",
                           "failed to parse setting [scroll]", NULL, 0);
@@ -1139,7 +1139,7 @@ void sc_api_search(sc_rest_req *req, sc_rest_resp *resp)
         json_t *pka = json_object_get(pit, "keep_alive");
         int64_t ka = 0;
         if (!json_is_string(pid) ||
-            (pka && (!json_is_string(pka) || !sc__api_parse_time_ms(json_string_value(pka), &ka)))) {
+            (pka && (!json_is_string(pka) || !sc_time_parse_ms(json_string_value(pka), &ka)))) {
             json_decref(body);
             sc_rest_error(req, resp, 400, "parsing_exception", "[pit] requires a string [id]",
                           NULL, 0);
@@ -1192,7 +1192,7 @@ static const char *scroll_id_of(sc_rest_req *req, const json_t *body, int64_t *k
             keep = json_string_value(v);
     }
     *keep_ms = 0;
-    if (keep && !sc__api_parse_time_ms(keep, keep_ms))
+    if (keep && !sc_time_parse_ms(keep, keep_ms))
         *keep_ms = -1;
     return id;
 }
@@ -1420,7 +1420,7 @@ void sc_api_pit_open(sc_rest_req *req, sc_rest_resp *resp)
 {
     const char *keep = sc_rest_param_get(req, "keep_alive");
     int64_t ka;
-    if (!keep || !sc__api_parse_time_ms(keep, &ka) || ka <= 0) {
+    if (!keep || !sc_time_parse_ms(keep, &ka) || ka <= 0) {
         sc_rest_error(req, resp, 400, "action_request_validation_exception",
                       "Validation Failed: 1: [keep_alive] is missing or invalid;", NULL, 0);
         return;
