@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake pkg-config clang llvm libclang-rt-14-dev clang-format clang-tidy
   libmicrohttpd-dev libcurl4-openssl-dev libjansson-dev libzstd-dev libxxhash-dev
-  libicu-dev libstemmer-dev libcmocka-dev zlib1g-dev
+  libicu-dev libstemmer-dev libcmocka-dev zlib1g-dev libcrypt-dev libgnutls28-dev openssl
   python3 python3-pytest python3-elasticsearch
   default-jdk-headless liblucene8-java
   gnuplot-nox curl

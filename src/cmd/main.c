@@ -14,6 +14,7 @@ static void usage(FILE *f)
                "  serve     run the search server (Elasticsearch REST API)\n"
                "  load      bulk-load an NDJSON file into a running server\n"
                "  bench     load driver: run a workload, compare two result files\n"
+               "  passwd    print a users-file line for NAME (password on stdin)\n"
                "  gen       generate a benchmark corpus (wiki, taxis, logs) as NDJSON\n"
                "  --version print the version and exit\n"
                "  --help    print this help and exit\n"
@@ -38,6 +39,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "serve") == 0)
         return sc_cmd_serve(argc, argv);
+    if (strcmp(cmd, "passwd") == 0)
+        return sc_cmd_passwd(argc, argv);
     if (strcmp(cmd, "load") == 0)
         return sc_cmd_load(argc, argv);
     if (strcmp(cmd, "bench") == 0)

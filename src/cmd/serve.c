@@ -8,6 +8,9 @@
  *   threads: 2 (HTTP workers)    search.threads: 2        memory.limit: 1gb
  *   http.timeout: 60s            log.level: info          slowlog.threshold: 1s
  *   index.translog.durability: request|async
+ *   xpack.security.authc.users_file: users     (or users.file; basic authentication)
+ *   xpack.security.http.ssl.certificate: cert.pem  (or tls.cert; HTTPS)
+ *   xpack.security.http.ssl.key: key.pem           (or tls.key)
  * Flags override the file. */
 #include <errno.h>
 #include <signal.h>
@@ -19,6 +22,7 @@
 #include "cluster/log.h"
 #include "cluster/node.h"
 #include "cmd/serve.h"
+#include "http/auth.h"
 #include "http/server.h"
 
 typedef struct serve_opts {
@@ -34,6 +38,9 @@ typedef struct serve_opts {
     long timeout_s;
     long slowlog_ms;
     int durability_async;
+    char *users_file;
+    char *tls_cert;
+    char *tls_key;
 } serve_opts;
 
 static volatile sig_atomic_t stop_requested;
@@ -143,7 +150,13 @@ static bool apply(serve_opts *o, const char *key, const char *val)
             o->durability_async = 0;
         else
             return false;
-    } else
+    } else if (!strcmp(key, "xpack.security.authc.users_file") || !strcmp(key, "users.file"))
+        set_str(&o->users_file, val);
+    else if (!strcmp(key, "xpack.security.http.ssl.certificate") || !strcmp(key, "tls.cert"))
+        set_str(&o->tls_cert, val);
+    else if (!strcmp(key, "xpack.security.http.ssl.key") || !strcmp(key, "tls.key"))
+        set_str(&o->tls_key, val);
+    else
         return false;
     return true;
 }
@@ -211,7 +224,10 @@ static void serve_usage(FILE *f)
                "  --config FILE       scry.yml-style `key: value` settings (see docs)\n"
                "  --log-level LEVEL   debug|info|warn|error (default info)\n"
                "  --slowlog DURATION  log requests slower than this (e.g. 500ms)\n"
-               "  --port-file FILE    write the bound port to FILE once listening\n");
+               "  --port-file FILE    write the bound port to FILE once listening\n"
+               "  --users FILE        require HTTP basic auth; lines name:$6$... (scry passwd)\n"
+               "  --tls-cert FILE     serve HTTPS with this PEM certificate (needs --tls-key)\n"
+               "  --tls-key FILE      PEM private key of --tls-cert (unencrypted)\n");
 }
 
 static void opts_free(serve_opts *o)
@@ -220,6 +236,9 @@ static void opts_free(serve_opts *o)
     free(o->bind);
     free(o->node_name);
     free(o->cluster_name);
+    free(o->users_file);
+    free(o->tls_cert);
+    free(o->tls_key);
 }
 
 int sc_cmd_serve(int argc, char **argv)
@@ -272,6 +291,12 @@ int sc_cmd_serve(int argc, char **argv)
             ok = apply(&o, "http.max_content_length", v);
         else if (!strcmp(a, "--timeout"))
             ok = apply(&o, "http.timeout", v);
+        else if (!strcmp(a, "--users"))
+            ok = apply(&o, "users.file", v);
+        else if (!strcmp(a, "--tls-cert"))
+            ok = apply(&o, "tls.cert", v);
+        else if (!strcmp(a, "--tls-key"))
+            ok = apply(&o, "tls.key", v);
         else if (!strcmp(a, "--port-file"))
             port_file = v;
         else {
@@ -285,6 +310,27 @@ int sc_cmd_serve(int argc, char **argv)
             opts_free(&o);
             return 2;
         }
+    }
+
+    if (!o.tls_cert != !o.tls_key) {
+        fprintf(stderr, "scry serve: --tls-cert and --tls-key go together\n");
+        opts_free(&o);
+        return 2;
+    }
+    const char *tls_files[2] = {o.tls_cert, o.tls_key};
+    for (int k = 0; k < 2; k++)
+        if (tls_files[k] && access(tls_files[k], R_OK) != 0) {
+            fprintf(stderr, "scry serve: cannot read TLS %s [%s]: %s\n",
+                    k ? "key" : "certificate", tls_files[k], strerror(errno));
+            opts_free(&o);
+            return 2;
+        }
+    sc_http_auth *auth = NULL;
+    if (o.users_file && sc_http_auth_load(o.users_file, &auth) != SC_OK) {
+        fprintf(stderr, "scry serve: cannot use users file [%s] (see the log above)\n",
+                o.users_file);
+        opts_free(&o);
+        return 2;
     }
 
     signal(SIGPIPE, SIG_IGN);
@@ -303,6 +349,7 @@ int sc_cmd_serve(int argc, char **argv)
                          .durability_async = o.durability_async};
     sc_node *node;
     if (sc_node_open(&nc, &node) != SC_OK) {
+        sc_http_auth_free(auth);
         opts_free(&o);
         return 1;
     }
@@ -314,12 +361,17 @@ int sc_cmd_serve(int argc, char **argv)
     hc.max_content_length = o.max_content;
     hc.timeout_s = (unsigned)o.timeout_s;
     hc.slowlog_ms = (uint64_t)o.slowlog_ms;
+    hc.auth = auth;
+    hc.tls_cert_file = o.tls_cert;
+    hc.tls_key_file = o.tls_key;
     hc.request_budget_bytes = sc_node_config_get(node)->memory_limit_bytes * 60 / 100;
     sc_http_server *srv;
-    if (sc_http_start(&hc, node, &srv) != SC_OK) {
+    sc_status hs = sc_http_start(&hc, node, &srv);
+    if (hs != SC_OK) {
         sc_node_close(node);
+        sc_http_auth_free(auth);
         opts_free(&o);
-        return 1;
+        return hs == SC_EINVAL ? 2 : 1;
     }
     if (port_file) {
         char tmp[4096];
@@ -338,7 +390,45 @@ int sc_cmd_serve(int argc, char **argv)
     sc_http_stop(srv);
     sc_log(SC_LOG_INFO, "node", "flushing shards");
     sc_node_close(node);
+    sc_http_auth_free(auth);
     sc_log(SC_LOG_INFO, "node", "stopped");
     opts_free(&o);
+    return 0;
+}
+
+int sc_cmd_passwd(int argc, char **argv)
+{
+    if (argc != 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) {
+        fprintf(argc == 3 ? stdout : stderr,
+                "usage: scry passwd NAME < password\n"
+                "  reads a password (first line of stdin) and prints a users-file line\n"
+                "  NAME:$6$salt$hash (crypt SHA-512) for `scry serve --users FILE`\n");
+        return argc == 3 ? 0 : 2;
+    }
+    const char *name = argv[2];
+    if (!*name || strchr(name, ':') || strpbrk(name, " \t\r\n#")) {
+        fprintf(stderr, "scry passwd: a name may not be empty or contain ':', '#' or spaces\n");
+        return 2;
+    }
+    char pw[1024];
+    if (!fgets(pw, sizeof pw, stdin)) {
+        fprintf(stderr, "scry passwd: no password on stdin\n");
+        return 2;
+    }
+    size_t n = strlen(pw);
+    while (n && (pw[n - 1] == '\n' || pw[n - 1] == '\r'))
+        pw[--n] = '\0';
+    if (!n) {
+        fprintf(stderr, "scry passwd: empty password\n");
+        return 2;
+    }
+    char hash[256];
+    sc_status st = sc_http_auth_hash(pw, hash, sizeof hash);
+    explicit_bzero(pw, sizeof pw);
+    if (st != SC_OK) {
+        fprintf(stderr, "scry passwd: cannot hash: %s\n", sc_status_str(st));
+        return 1;
+    }
+    printf("%s:%s\n", name, hash);
     return 0;
 }

@@ -2,6 +2,7 @@
 #include "http/server.h"
 
 #include <arpa/inet.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -13,9 +14,11 @@
 #include "api/rest.h"
 #include "base/arena.h"
 #include "base/clock.h"
+#include "base/file.h"
 #include "base/vec.h"
 #include "cluster/log.h"
 #include "cluster/tasks.h"
+#include "http/auth.h"
 #include "http/router.h"
 
 struct sc_http_server {
@@ -23,6 +26,8 @@ struct sc_http_server {
     sc_node *node;
     sc_http_config cfg;
     uint16_t port;
+    char *tls_cert; /* PEM, NUL-terminated; owned */
+    char *tls_key;
 };
 
 typedef struct conn_state {
@@ -31,6 +36,7 @@ typedef struct conn_state {
     bool too_large;
     bool tripped;      /* the in-flight breaker refused the body */
     bool responded;
+    bool denied;       /* 401 queued before the body: the body is discarded */
 } conn_state;
 
 void sc_http_config_default(sc_http_config *c)
@@ -57,7 +63,9 @@ static enum MHD_Result add_param(void *cls, enum MHD_ValueKind kind, const char 
     return MHD_YES;
 }
 
-static enum MHD_Result send_resp(struct MHD_Connection *c, sc_rest_resp *r)
+/* Queues r; extra_name/extra_value is one more header or NULL. */
+static enum MHD_Result send_resp_hdr(struct MHD_Connection *c, sc_rest_resp *r,
+                                     const char *extra_name, const char *extra_value)
 {
     struct MHD_Response *mr;
     if (r->body.len) {
@@ -77,8 +85,48 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, sc_rest_resp *r)
         MHD_add_response_header(mr, "X-Opaque-Id", opaque);
     MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
                             r->content_type ? r->content_type : "application/json");
+    if (extra_name)
+        MHD_add_response_header(mr, extra_name, extra_value);
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, mr);
     MHD_destroy_response(mr);
+    return ret;
+}
+
+static enum MHD_Result send_resp(struct MHD_Connection *c, sc_rest_resp *r)
+{
+    return send_resp_hdr(c, r, NULL, NULL);
+}
+
+/* Basic authentication: MHD_YES when the request carries valid credentials; otherwise queues
+ * Elasticsearch's 401 security_exception and sets *denied. */
+static enum MHD_Result authenticate(sc_http_server *s, struct MHD_Connection *c, const char *url,
+                                    bool *denied)
+{
+    char *pass = NULL;
+    char *user = MHD_basic_auth_get_username_password(c, &pass);
+    bool ok = user && pass && sc_http_auth_check(s->cfg.auth, user, pass);
+    *denied = !ok;
+    enum MHD_Result ret = MHD_YES;
+    if (!ok) {
+        sc_rest_resp r;
+        sc_rest_resp_init(&r);
+        if (user)
+            sc_rest_errorf(NULL, &r, 401, "security_exception",
+                           "unable to authenticate user [%s] for REST request [%s]", user, url);
+        else
+            sc_rest_errorf(NULL, &r, 401, "security_exception",
+                           "missing authentication credentials for REST request [%s]", url);
+        sc_log(SC_LOG_DEBUG, "auth", "401 for %s (user [%s])", url, user ? user : "");
+        ret = send_resp_hdr(c, &r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                            "Basic realm=\"security\" charset=\"UTF-8\"");
+        sc_rest_resp_fini(&r);
+    }
+    if (pass) {
+        explicit_bzero(pass, strlen(pass));
+        MHD_free(pass);
+    }
+    if (user)
+        MHD_free(user);
     return ret;
 }
 
@@ -106,6 +154,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!st)
             return MHD_NO;
         *con_cls = st;
+        if (s->cfg.auth) {
+            enum MHD_Result ar = authenticate(s, c, url, &st->denied);
+            if (st->denied) {
+                st->responded = true;
+                return ar;
+            }
+        }
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         if (cl && strtoull(cl, NULL, 10) > s->cfg.max_content_length) {
             st->too_large = true;
@@ -115,7 +170,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     if (*upload_data_size) {
-        if (!st->too_large && !st->tripped) {
+        if (!st->too_large && !st->tripped && !st->denied) {
             if (st->body.len + *upload_data_size > s->cfg.max_content_length) {
                 st->too_large = true;
             } else if (!sc_breaker_inflight_reserve(s->node, *upload_data_size)) {
@@ -222,6 +277,64 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     sc_log(SC_LOG_DEBUG, "mhd", "%s", msg);
 }
 
+/* Reads a PEM file as a NUL-terminated string. */
+static sc_status read_pem(const char *what, const char *path, char **out)
+{
+    uint8_t *data;
+    size_t len;
+    if (sc_file_read_all(path, &data, &len) != SC_OK) {
+        sc_log(SC_LOG_ERROR, "http", "cannot read TLS %s [%s]", what, path);
+        return SC_EIO;
+    }
+    char *p = realloc(data, len + 1);
+    if (!p) {
+        free(data);
+        return SC_ENOMEM;
+    }
+    p[len] = '\0';
+    *out = p;
+    return SC_OK;
+}
+
+/* Loads the certificate and key the way libmicrohttpd will, so that a bad file is reported
+ * with GnuTLS's reason instead of a bare start failure. */
+static sc_status load_tls(sc_http_server *s, const sc_http_config *c)
+{
+    if (!c->tls_cert_file || !c->tls_key_file) {
+        sc_log(SC_LOG_ERROR, "http", "TLS needs both a certificate and a key file");
+        return SC_EINVAL;
+    }
+    if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
+        sc_log(SC_LOG_ERROR, "http", "this libmicrohttpd was built without TLS support");
+        return SC_EINVAL;
+    }
+    SC_TRY(read_pem("certificate", c->tls_cert_file, &s->tls_cert));
+    SC_TRY(read_pem("key", c->tls_key_file, &s->tls_key));
+    gnutls_certificate_credentials_t cred;
+    if (gnutls_certificate_allocate_credentials(&cred) != GNUTLS_E_SUCCESS)
+        return SC_ENOMEM;
+    gnutls_datum_t cert = {(unsigned char *)s->tls_cert, (unsigned)strlen(s->tls_cert)};
+    gnutls_datum_t key = {(unsigned char *)s->tls_key, (unsigned)strlen(s->tls_key)};
+    int rc = gnutls_certificate_set_x509_key_mem(cred, &cert, &key, GNUTLS_X509_FMT_PEM);
+    gnutls_certificate_free_credentials(cred);
+    if (rc < 0) {
+        sc_log(SC_LOG_ERROR, "http", "invalid TLS certificate [%s] / key [%s]: %s",
+               c->tls_cert_file, c->tls_key_file, gnutls_strerror(rc));
+        return SC_EINVAL;
+    }
+    return SC_OK;
+}
+
+static void server_free(sc_http_server *s)
+{
+    if (s->tls_key) {
+        explicit_bzero(s->tls_key, strlen(s->tls_key));
+        free(s->tls_key);
+    }
+    free(s->tls_cert);
+    free(s);
+}
+
 sc_status sc_http_start(const sc_http_config *c, sc_node *node, sc_http_server **out)
 {
     *out = NULL;
@@ -254,21 +367,32 @@ sc_status sc_http_start(const sc_http_config *c, sc_node *node, sc_http_server *
         free(s);
         return SC_EINVAL;
     }
+    bool tls = c->tls_cert_file || c->tls_key_file;
+    if (tls) {
+        sc_status st = load_tls(s, c);
+        if (st != SC_OK) {
+            server_free(s);
+            return st;
+        }
+        flags |= MHD_USE_TLS;
+    }
     s->d = MHD_start_daemon(
         flags, c->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, c->timeout_s,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024), MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_log, s, MHD_OPTION_END);
+        mhd_log, s, tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, s->tls_cert,
+        MHD_OPTION_HTTPS_MEM_KEY, s->tls_key, MHD_OPTION_END);
     if (!s->d) {
-        sc_log(SC_LOG_ERROR, "http", "cannot listen on %s:%u", bind, (unsigned)c->port);
-        free(s);
+        sc_log(SC_LOG_ERROR, "http", "cannot listen on %s:%u%s", bind, (unsigned)c->port,
+               tls ? " with TLS" : "");
+        server_free(s);
         return SC_EIO;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : c->port;
-    sc_log(SC_LOG_INFO, "http", "listening on %s:%u with %u threads", bind, (unsigned)s->port,
-           threads);
+    sc_log(SC_LOG_INFO, "http", "listening on %s:%u (%s%s) with %u threads", bind,
+           (unsigned)s->port, tls ? "https" : "http", c->auth ? ", basic auth" : "", threads);
     *out = s;
     return SC_OK;
 }
@@ -288,5 +412,5 @@ void sc_http_stop(sc_http_server *s)
         return;
     if (s->d)
         MHD_stop_daemon(s->d);
-    free(s);
+    server_free(s);
 }

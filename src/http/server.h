@@ -1,7 +1,8 @@
 /* The HTTP server: libmicrohttpd with an internal thread pool (epoll per thread), keep-alive,
  * request bodies accumulated up to http.max_content_length (413 beyond), idle-connection
  * timeouts against slow clients, a per-request arena, and the Elasticsearch product header on
- * every response. Requests are routed by router.h to the API handlers. */
+ * every response, optional basic authentication (401 before the body is read) and TLS
+ * (GnuTLS through libmicrohttpd). Requests are routed by router.h to the API handlers. */
 #ifndef SC_HTTP_SERVER_H
 #define SC_HTTP_SERVER_H
 
@@ -11,6 +12,7 @@
 #include "base/status.h"
 
 typedef struct sc_node sc_node;
+typedef struct sc_http_auth sc_http_auth;
 typedef struct sc_http_server sc_http_server;
 
 typedef struct sc_http_config {
@@ -21,13 +23,17 @@ typedef struct sc_http_config {
     unsigned timeout_s;          /* idle connection timeout; default 60 */
     size_t request_budget_bytes; /* per-request arena budget (request breaker); 0 = none */
     uint64_t slowlog_ms;         /* log requests slower than this; 0 = off */
+    sc_http_auth *auth;          /* basic authentication (http/auth.h, borrowed); NULL = off */
+    const char *tls_cert_file;   /* PEM certificate (chain); with tls_key_file: HTTPS only */
+    const char *tls_key_file;    /* PEM private key, unencrypted */
 } sc_http_config;
 
 /* Fills the defaults above. */
 void sc_http_config_default(sc_http_config *c);
 
 /* Starts listening and serving; requests reach `node` (borrowed, must outlive the server).
- * SC_EIO when the address cannot be bound. */
+ * SC_EIO when the address cannot be bound or the TLS files cannot be read; SC_EINVAL when the
+ * TLS certificate/key are not valid PEM or do not match (logged). */
 sc_status sc_http_start(const sc_http_config *c, sc_node *node, sc_http_server **out) SC_MUST_USE;
 /* The bound port (useful with port 0). */
 uint16_t sc_http_port(const sc_http_server *s);
