@@ -12,7 +12,7 @@ BUILD=${LINT_BUILD_DIR:-build/lint}
 format=0
 if [ "${1:-}" = "--format" ]; then format=1; shift; fi
 
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="-g -O1" \
+cmake -S . -B "$BUILD" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="-g -O1" \
   -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null || { echo "lint: cannot configure $BUILD"; exit 1; }
 if [ $# -gt 0 ]; then
   files=("$@")
