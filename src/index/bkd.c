@@ -2,6 +2,8 @@
  * bounds-checked reader (intersect into a bitset, count, estimate). Format: see bkd.h. */
 #include "index/bkd.h"
 
+#include "index/internal.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,24 +13,6 @@
 
 /* ---- little-endian helpers ------------------------------------------------------------- */
 
-static inline uint16_t ld16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-static inline uint32_t ld32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-static inline uint64_t ld64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
 static inline uint32_t ld24(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
@@ -168,10 +152,10 @@ static sc_status write_leaf(const bkd_pt *p, uint32_t n, int64_t cmin, int64_t c
             uint64_t d = (uint64_t)p[i].v - (uint64_t)cmin;
             size_t bit = (size_t)i * bits;
             unsigned sh = (unsigned)(bit % 8);
-            uint64_t w = ld64(dst + bit / 8) | (d << sh);
+            uint64_t w = sc__ld64(dst + bit / 8) | (d << sh);
             memcpy(dst + bit / 8, &w, 8);
             if (sh && sh + bits > 64) {
-                uint64_t w2 = ld64(dst + bit / 8 + 8) | (d >> (64 - sh));
+                uint64_t w2 = sc__ld64(dst + bit / 8 + 8) | (d >> (64 - sh));
                 memcpy(dst + bit / 8 + 8, &w2, 8);
             }
         }
@@ -295,18 +279,18 @@ sc_status sc_bkd_open(sc_slice bytes, sc_bkd *out)
 {
     memset(out, 0, sizeof(*out));
     const uint8_t *p = bytes.ptr;
-    if (bytes.len < BKD_HEADER || ld32(p) != BKD_MAGIC || p[4] != 1)
+    if (bytes.len < BKD_HEADER || sc__ld32(p) != BKD_MAGIC || p[4] != 1)
         return SC_ECORRUPT;
     out->base = p;
     out->len = bytes.len;
-    out->leaf_size = ld32(p + 8);
-    out->n_points = ld32(p + 12);
-    out->n_leaves = ld32(p + 16);
-    out->doc_bound = ld32(p + 20);
-    out->n_docs = ld32(p + 24);
-    out->min = (int64_t)ld64(p + 28);
-    out->max = (int64_t)ld64(p + 36);
-    out->n_nodes = ld32(p + 44);
+    out->leaf_size = sc__ld32(p + 8);
+    out->n_points = sc__ld32(p + 12);
+    out->n_leaves = sc__ld32(p + 16);
+    out->doc_bound = sc__ld32(p + 20);
+    out->n_docs = sc__ld32(p + 24);
+    out->min = (int64_t)sc__ld64(p + 28);
+    out->max = (int64_t)sc__ld64(p + 36);
+    out->n_nodes = sc__ld32(p + 44);
     if (out->leaf_size == 0 || out->leaf_size > UINT16_MAX)
         return SC_ECORRUPT;
     if (out->n_leaves !=
@@ -327,7 +311,7 @@ sc_status sc_bkd_open(sc_slice bytes, sc_bkd *out)
     out->leafdir = out->nodes + nodes_len;
     uint64_t prev = BKD_HEADER + nodes_len + dir_len;
     for (uint32_t j = 0; j <= out->n_leaves; j++) {
-        uint64_t off = ld64(out->leafdir + 8 * (size_t)j);
+        uint64_t off = sc__ld64(out->leafdir + 8 * (size_t)j);
         if (off < prev || off > bytes.len)
             return SC_ECORRUPT;
         prev = off;
@@ -337,8 +321,8 @@ sc_status sc_bkd_open(sc_slice bytes, sc_bkd *out)
 
 static inline void node_cell(const sc_bkd *t, uint32_t i, int64_t *mn, int64_t *mx)
 {
-    *mn = (int64_t)ld64(t->nodes + (size_t)i * 16);
-    *mx = (int64_t)ld64(t->nodes + (size_t)i * 16 + 8);
+    *mn = (int64_t)sc__ld64(t->nodes + (size_t)i * 16);
+    *mx = (int64_t)sc__ld64(t->nodes + (size_t)i * 16 + 8);
 }
 
 void sc_bkd_leaf_cell(const sc_bkd *t, uint32_t leaf, int64_t *min, int64_t *max)
@@ -353,7 +337,7 @@ static inline uint32_t leaf_count(const sc_bkd *t, uint32_t j)
 
 static inline sc_slice leaf_bytes(const sc_bkd *t, uint32_t j)
 {
-    uint64_t a = ld64(t->leafdir + 8 * (size_t)j), b = ld64(t->leafdir + 8 * (size_t)j + 8);
+    uint64_t a = sc__ld64(t->leafdir + 8 * (size_t)j), b = sc__ld64(t->leafdir + 8 * (size_t)j + 8);
     return sc_slice_make(t->base + a, (size_t)(b - a));
 }
 
@@ -372,7 +356,7 @@ static sc_status leaf_parse(sc_slice s, uint32_t max_n, leaf_view *v)
         return SC_ECORRUPT;
     v->kind = s.ptr[0];
     v->bits = s.ptr[1];
-    v->n = ld16(s.ptr + 2);
+    v->n = sc__ld16(s.ptr + 2);
     if (v->n == 0 || v->n > max_n || v->bits > 64)
         return SC_ECORRUPT;
     size_t doc_len;
@@ -381,7 +365,7 @@ static sc_status leaf_parse(sc_slice s, uint32_t max_n, leaf_view *v)
     case SC_BKD_DOCS_BITSET:
         if (s.len < 10)
             return SC_ECORRUPT;
-        doc_len = 6 + (size_t)8 * ld16(s.ptr + 8);
+        doc_len = 6 + (size_t)8 * sc__ld16(s.ptr + 8);
         break;
     case SC_BKD_DOCS_D16: doc_len = 4 + (size_t)2 * v->n; break;
     case SC_BKD_DOCS_D24: doc_len = 4 + (size_t)3 * v->n; break;
@@ -404,7 +388,7 @@ static sc_status leaf_docs(const leaf_view *v, uint32_t doc_bound, uint32_t *doc
     uint32_t n = v->n;
     switch (v->kind) {
     case SC_BKD_DOCS_RUN: {
-        uint32_t first = ld32(p);
+        uint32_t first = sc__ld32(p);
         if ((uint64_t)first + n > doc_bound)
             return SC_ECORRUPT;
         for (uint32_t i = 0; i < n; i++)
@@ -412,12 +396,12 @@ static sc_status leaf_docs(const leaf_view *v, uint32_t doc_bound, uint32_t *doc
         return SC_OK;
     }
     case SC_BKD_DOCS_BITSET: {
-        uint32_t base = ld32(p), nw = ld16(p + 4);
+        uint32_t base = sc__ld32(p), nw = sc__ld16(p + 4);
         if (base % 64 || (uint64_t)base + (uint64_t)nw * 64 > (uint64_t)doc_bound + 63)
             return SC_ECORRUPT;
         uint32_t k = 0;
         for (uint32_t w = 0; w < nw; w++) {
-            uint64_t word = ld64(p + 6 + 8 * (size_t)w);
+            uint64_t word = sc__ld64(p + 6 + 8 * (size_t)w);
             while (word) {
                 uint32_t d = base + w * 64 + (uint32_t)__builtin_ctzll(word);
                 word &= word - 1;
@@ -429,17 +413,17 @@ static sc_status leaf_docs(const leaf_view *v, uint32_t doc_bound, uint32_t *doc
         return k == n ? SC_OK : SC_ECORRUPT;
     }
     case SC_BKD_DOCS_D16: {
-        uint32_t first = ld32(p), mx = 0;
+        uint32_t first = sc__ld32(p), mx = 0;
         const uint8_t *q = p + 4;
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t d = ld16(q + 2 * (size_t)i);
+            uint32_t d = sc__ld16(q + 2 * (size_t)i);
             docs[i] = first + d;
             mx = d > mx ? d : mx;
         }
         return (uint64_t)first + mx < doc_bound ? SC_OK : SC_ECORRUPT;
     }
     case SC_BKD_DOCS_D24: {
-        uint32_t first = ld32(p), mx = 0;
+        uint32_t first = sc__ld32(p), mx = 0;
         const uint8_t *q = p + 4;
         for (uint32_t i = 0; i < n; i++) {
             uint32_t d = ld24(q + 3 * (size_t)i);
@@ -451,7 +435,7 @@ static sc_status leaf_docs(const leaf_view *v, uint32_t doc_bound, uint32_t *doc
     default: {
         uint32_t mx = 0;
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t d = ld32(p + 4 * (size_t)i);
+            uint32_t d = sc__ld32(p + 4 * (size_t)i);
             docs[i] = d;
             mx = d > mx ? d : mx;
         }
@@ -476,16 +460,16 @@ static void leaf_values(const leaf_view *v, int64_t leaf_min, int64_t *vals)
     if (bits <= 56) {
         for (uint32_t i = 0; i < n; i++) {
             size_t bit = (size_t)i * bits;
-            uint64_t w = ld64(p + bit / 8) >> (bit % 8);
+            uint64_t w = sc__ld64(p + bit / 8) >> (bit % 8);
             vals[i] = (int64_t)((uint64_t)leaf_min + (w & mask));
         }
     } else {
         for (uint32_t i = 0; i < n; i++) {
             size_t bit = (size_t)i * bits;
             unsigned sh = (unsigned)(bit % 8);
-            uint64_t w = ld64(p + bit / 8) >> sh;
+            uint64_t w = sc__ld64(p + bit / 8) >> sh;
             if (sh)
-                w |= ld64(p + bit / 8 + 8) << (64 - sh);
+                w |= sc__ld64(p + bit / 8 + 8) << (64 - sh);
             vals[i] = (int64_t)((uint64_t)leaf_min + (w & mask));
         }
     }
@@ -529,35 +513,35 @@ static sc_status leaf_add_all(const sc_bkd *t, uint32_t j, sc_bitset *bs, uint32
     uint32_t n = v.n, bound = t->doc_bound;
     switch (v.kind) {
     case SC_BKD_DOCS_RUN: {
-        uint32_t first = ld32(p);
+        uint32_t first = sc__ld32(p);
         if ((uint64_t)first + n > bound)
             return SC_ECORRUPT;
         sc_bitset_set_range(bs, first, (size_t)first + n);
         return SC_OK;
     }
     case SC_BKD_DOCS_BITSET: {
-        uint32_t base = ld32(p), nw = ld16(p + 4);
+        uint32_t base = sc__ld32(p), nw = sc__ld16(p + 4);
         if (base % 64 || (uint64_t)base + (uint64_t)nw * 64 > (uint64_t)bound + 63)
             return SC_ECORRUPT;
         uint64_t *dst = words + base / 64;
         const uint8_t *src = p + 6;
         for (uint32_t w = 0; w < nw; w++)
-            dst[w] |= ld64(src + 8 * (size_t)w);
+            dst[w] |= sc__ld64(src + 8 * (size_t)w);
         if (nw && base / 64 + nw == sc_bitset_words_for(bound) && bound % 64)
             dst[nw - 1] &= ((uint64_t)1 << (bound % 64)) - 1; /* corrupt bits past the bound */
         return SC_OK;
     }
     case SC_BKD_DOCS_D16: {
-        uint32_t first = ld32(p), mx = 0;
+        uint32_t first = sc__ld32(p), mx = 0;
         const uint8_t *q = p + 4;
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t d = ld16(q + 2 * (size_t)i);
+            uint32_t d = sc__ld16(q + 2 * (size_t)i);
             mx = d > mx ? d : mx;
         }
         if ((uint64_t)first + mx >= bound)
             return SC_ECORRUPT;
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t d = first + ld16(q + 2 * (size_t)i);
+            uint32_t d = first + sc__ld16(q + 2 * (size_t)i);
             words[d >> 6] |= (uint64_t)1 << (d & 63);
         }
         return SC_OK;
