@@ -659,6 +659,9 @@ static int64_t add_months(int64_t ms, int64_t months, int64_t tz)
     unsigned m, d;
     sc_date_civil_from_days(days, &y, &m, &d);
     int64_t total = y * 12 + (m - 1) + months;
+    /* Far outside any representable date: saturate so the caller's range check refuses it. */
+    if (total > 12LL * 100000000 || total < -12LL * 100000000)
+        return months > 0 ? INT64_MAX : INT64_MIN;
     y = floor_div(total, 12);
     m = (unsigned)(total - y * 12) + 1;
     if ((int)d > days_in_month(y, (int)m))
@@ -699,6 +702,8 @@ static int64_t round_down(int64_t ms, char unit, int64_t tz)
 
 static int64_t add_unit(int64_t ms, int64_t n, char unit, int64_t tz)
 {
+    if (ms == INT64_MAX || ms == INT64_MIN)
+        return ms;
     switch (unit) {
     case 'y':
         return add_months(ms, n * 12, tz);
