@@ -38,7 +38,7 @@ for f in "${fuzzers[@]}"; do
   log=$BUILD/work/$short.log
   printf 'fuzz: %-24s %4ss ... ' "$name" "$SECONDS_EACH"
   "$f" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-       -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$short-" "${dirs[@]}" >"$log" 2>&1
+       ${FUZZ_SEED:+-seed="$FUZZ_SEED"} -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$short-" "${dirs[@]}" >"$log" 2>&1
   rc=$?
   runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$')
   if [ $rc -ne 0 ]; then

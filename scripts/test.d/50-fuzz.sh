@@ -11,4 +11,8 @@ done
 if [ ${#targets[@]} -eq 0 ]; then echo "fuzz: no fuzz targets"; exit 0; fi
 cmake --preset fuzz >/dev/null || exit 1
 cmake --build build/fuzz -j"$JOBS" --target "${targets[@]}" || exit 1
+# A fixed libFuzzer seed keeps the suite repeatable (set FUZZ_SEED to explore; `make fuzz` uses
+# a random one). Findings from exploration join tests/fuzz/corpus/<name>/ as regression inputs.
+export FUZZ_SEED=${FUZZ_SEED:-1}
+echo "fuzz: libFuzzer seed $FUZZ_SEED"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
