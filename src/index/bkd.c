@@ -2,6 +2,7 @@
  * bounds-checked reader (intersect into a bitset, count, estimate). Format: see bkd.h. */
 #include "index/bkd.h"
 
+#include "index/bkd_leaf.h"
 #include "index/internal.h"
 
 #include <stdlib.h>
@@ -9,14 +10,8 @@
 
 #define BKD_MAGIC 0x31444B42u /* "BKD1" */
 #define BKD_HEADER 48
-#define BKD_PAD 8
 
 /* ---- little-endian helpers ------------------------------------------------------------- */
-
-static inline uint32_t ld24(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
-}
 
 static sc_status put(sc_buf *out, const void *p, size_t n)
 {
@@ -71,96 +66,26 @@ static unsigned bits_for(uint64_t x)
     return x ? 64u - (unsigned)__builtin_clzll(x) : 0u;
 }
 
-/* Encodes one leaf (points sorted by doc) with cell [cmin, cmax]. */
-static sc_status write_leaf(const bkd_pt *p, uint32_t n, int64_t cmin, int64_t cmax, sc_buf *out)
+/* Encodes one leaf (points sorted by doc) with cell [cmin, cmax]; docs and deltas are scratch
+ * arrays of room n. */
+static sc_status write_leaf(const bkd_pt *p, uint32_t n, int64_t cmin, int64_t cmax, uint32_t *docs,
+                            uint64_t *deltas, sc_buf *out)
 {
-    uint32_t first = p[0].d, last = p[n - 1].d;
-    bool distinct = true;
-    for (uint32_t i = 1; i < n; i++)
-        if (p[i].d == p[i - 1].d) {
-            distinct = false;
-            break;
-        }
-    uint32_t span = last - first;
-    uint8_t kind = SC_BKD_DOCS_D32;
-    uint64_t best = (uint64_t)4 * n;
-    if (span < (1u << 24) && 4 + (uint64_t)3 * n < best) {
-        kind = SC_BKD_DOCS_D24;
-        best = 4 + (uint64_t)3 * n;
+    for (uint32_t i = 0; i < n; i++) {
+        docs[i] = p[i].d;
+        deltas[i] = (uint64_t)p[i].v - (uint64_t)cmin;
     }
-    if (span < (1u << 16) && 4 + (uint64_t)2 * n < best) {
-        kind = SC_BKD_DOCS_D16;
-        best = 4 + (uint64_t)2 * n;
-    }
-    uint32_t bbase = first & ~63u;
-    uint64_t nwords = ((uint64_t)last - bbase) / 64 + 1;
-    if (distinct && nwords <= UINT16_MAX && 6 + 8 * nwords < best) {
-        kind = SC_BKD_DOCS_BITSET;
-        best = 6 + 8 * nwords;
-    }
-    if (distinct && span == n - 1)
-        kind = SC_BKD_DOCS_RUN;
-
     unsigned bits = bits_for((uint64_t)cmax - (uint64_t)cmin);
-    SC_TRY(put8(out, kind));
-    SC_TRY(put8(out, (uint8_t)bits));
-    SC_TRY(put16(out, (uint16_t)n));
-    switch (kind) {
-    case SC_BKD_DOCS_RUN: SC_TRY(put32(out, first)); break;
-    case SC_BKD_DOCS_BITSET: {
-        SC_TRY(put32(out, bbase));
-        SC_TRY(put16(out, (uint16_t)nwords));
-        size_t at = out->len;
-        if (sc_vec_reserve(out, nwords * 8) != SC_OK)
-            return SC_ENOMEM;
-        memset(out->ptr + at, 0, nwords * 8);
-        out->len += nwords * 8;
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t o = p[i].d - bbase;
-            out->ptr[at + o / 8] |= (uint8_t)(1u << (o % 8));
-        }
-        break;
-    }
-    case SC_BKD_DOCS_D16:
-        SC_TRY(put32(out, first));
-        for (uint32_t i = 0; i < n; i++)
-            SC_TRY(put16(out, (uint16_t)(p[i].d - first)));
-        break;
-    case SC_BKD_DOCS_D24:
-        SC_TRY(put32(out, first));
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t o = p[i].d - first;
-            uint8_t b[3] = {(uint8_t)o, (uint8_t)(o >> 8), (uint8_t)(o >> 16)};
-            SC_TRY(put(out, b, 3));
-        }
-        break;
-    default:
-        for (uint32_t i = 0; i < n; i++)
-            SC_TRY(put32(out, p[i].d));
-        break;
-    }
-    /* values: (v - cmin) with `bits` bits each, LSB first, then BKD_PAD zero bytes */
-    size_t nbytes = ((size_t)n * bits + 7) / 8 + BKD_PAD;
-    size_t at = out->len;
-    if (sc_vec_reserve(out, nbytes) != SC_OK)
-        return SC_ENOMEM;
-    memset(out->ptr + at, 0, nbytes);
-    out->len += nbytes;
-    if (bits) {
-        uint8_t *dst = out->ptr + at;
-        for (uint32_t i = 0; i < n; i++) {
-            uint64_t d = (uint64_t)p[i].v - (uint64_t)cmin;
-            size_t bit = (size_t)i * bits;
-            unsigned sh = (unsigned)(bit % 8);
-            uint64_t w = sc__ld64(dst + bit / 8) | (d << sh);
-            memcpy(dst + bit / 8, &w, 8);
-            if (sh && sh + bits > 64) {
-                uint64_t w2 = sc__ld64(dst + bit / 8 + 8) | (d >> (64 - sh));
-                memcpy(dst + bit / 8 + 8, &w2, 8);
-            }
-        }
-    }
-    return SC_OK;
+    size_t head = out->len;
+    SC_TRY(put32(out, 0)); /* kind, bits, n: kind patched below */
+    uint8_t kind;
+    SC_TRY(sc__bkd_docs_put(docs, n, &kind, out));
+    out->ptr[head] = kind;
+    out->ptr[head + 1] = (uint8_t)bits;
+    sc__st16(out->ptr + head + 2, (uint16_t)n);
+    sc_status st = SC_OK;
+    sc__packed_put(out, deltas, n, bits, &st); /* (v - cmin) with `bits` bits each, LSB first */
+    return st;
 }
 
 sc_status sc_bkd_write(const int64_t *values, const uint32_t *docs, size_t n, uint32_t doc_bound,
@@ -209,7 +134,12 @@ sc_status sc_bkd_write(const int64_t *values, const uint32_t *docs, size_t n, ui
     }
 
     int64_t *cell = calloc((size_t)2 * n_nodes * 2, sizeof(int64_t));
-    if (!cell) {
+    uint32_t *sdocs = malloc(sizeof(uint32_t) * leaf_size);
+    uint64_t *sdeltas = malloc(sizeof(uint64_t) * leaf_size);
+    if (!cell || !sdocs || !sdeltas) {
+        free(cell);
+        free(sdocs);
+        free(sdeltas);
         free(pts);
         return SC_ENOMEM;
     }
@@ -260,7 +190,7 @@ sc_status sc_bkd_write(const int64_t *values, const uint32_t *docs, size_t n, ui
         size_t from = (size_t)j * leaf_size, to = from + leaf_size < n ? from + leaf_size : n;
         int64_t cmin = pts[from].v, cmax = pts[to - 1].v;
         qsort(pts + from, to - from, sizeof(*pts), cmp_doc_val);
-        W(write_leaf(pts + from, (uint32_t)(to - from), cmin, cmax, out));
+        W(write_leaf(pts + from, (uint32_t)(to - from), cmin, cmax, sdocs, sdeltas, out));
     }
     {
         uint64_t off = out->len - start;
@@ -269,6 +199,8 @@ sc_status sc_bkd_write(const int64_t *values, const uint32_t *docs, size_t n, ui
 #undef W
 done:
     free(cell);
+    free(sdocs);
+    free(sdeltas);
     free(pts);
     return st;
 }
@@ -360,119 +292,25 @@ static sc_status leaf_parse(sc_slice s, uint32_t max_n, leaf_view *v)
     if (v->n == 0 || v->n > max_n || v->bits > 64)
         return SC_ECORRUPT;
     size_t doc_len;
-    switch (v->kind) {
-    case SC_BKD_DOCS_RUN: doc_len = 4; break;
-    case SC_BKD_DOCS_BITSET:
-        if (s.len < 10)
-            return SC_ECORRUPT;
-        doc_len = 6 + (size_t)8 * sc__ld16(s.ptr + 8);
-        break;
-    case SC_BKD_DOCS_D16: doc_len = 4 + (size_t)2 * v->n; break;
-    case SC_BKD_DOCS_D24: doc_len = 4 + (size_t)3 * v->n; break;
-    case SC_BKD_DOCS_D32: doc_len = (size_t)4 * v->n; break;
-    default: return SC_ECORRUPT;
-    }
-    size_t val_len = ((size_t)v->n * v->bits + 7) / 8 + BKD_PAD;
-    if (4 + doc_len + val_len > s.len)
+    SC_TRY(sc__bkd_docs_len(v->kind, v->n, s.ptr + 4, s.len - 4, &doc_len));
+    if (4 + doc_len + sc__packed_bytes(v->n, v->bits) > s.len)
         return SC_ECORRUPT;
     v->docs = s.ptr + 4;
     v->vals = v->docs + doc_len;
     return SC_OK;
 }
 
-/* Decodes the docs of a parsed leaf into docs[0..n) (ascending for valid input); every doc is
- * checked < doc_bound (one max-reduction per leaf, not a branch per doc). */
+/* Decodes the docs of a parsed leaf into docs[0..n) (ascending for valid input). */
 static sc_status leaf_docs(const leaf_view *v, uint32_t doc_bound, uint32_t *docs)
 {
-    const uint8_t *p = v->docs;
-    uint32_t n = v->n;
-    switch (v->kind) {
-    case SC_BKD_DOCS_RUN: {
-        uint32_t first = sc__ld32(p);
-        if ((uint64_t)first + n > doc_bound)
-            return SC_ECORRUPT;
-        for (uint32_t i = 0; i < n; i++)
-            docs[i] = first + i;
-        return SC_OK;
-    }
-    case SC_BKD_DOCS_BITSET: {
-        uint32_t base = sc__ld32(p), nw = sc__ld16(p + 4);
-        if (base % 64 || (uint64_t)base + (uint64_t)nw * 64 > (uint64_t)doc_bound + 63)
-            return SC_ECORRUPT;
-        uint32_t k = 0;
-        for (uint32_t w = 0; w < nw; w++) {
-            uint64_t word = sc__ld64(p + 6 + 8 * (size_t)w);
-            while (word) {
-                uint32_t d = base + w * 64 + (uint32_t)__builtin_ctzll(word);
-                word &= word - 1;
-                if (k == n || d >= doc_bound)
-                    return SC_ECORRUPT;
-                docs[k++] = d;
-            }
-        }
-        return k == n ? SC_OK : SC_ECORRUPT;
-    }
-    case SC_BKD_DOCS_D16: {
-        uint32_t first = sc__ld32(p), mx = 0;
-        const uint8_t *q = p + 4;
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t d = sc__ld16(q + 2 * (size_t)i);
-            docs[i] = first + d;
-            mx = d > mx ? d : mx;
-        }
-        return (uint64_t)first + mx < doc_bound ? SC_OK : SC_ECORRUPT;
-    }
-    case SC_BKD_DOCS_D24: {
-        uint32_t first = sc__ld32(p), mx = 0;
-        const uint8_t *q = p + 4;
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t d = ld24(q + 3 * (size_t)i);
-            docs[i] = first + d;
-            mx = d > mx ? d : mx;
-        }
-        return (uint64_t)first + mx < doc_bound ? SC_OK : SC_ECORRUPT;
-    }
-    default: {
-        uint32_t mx = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t d = sc__ld32(p + 4 * (size_t)i);
-            docs[i] = d;
-            mx = d > mx ? d : mx;
-        }
-        return mx < doc_bound ? SC_OK : SC_ECORRUPT;
-    }
-    }
+    return sc__bkd_docs_decode(v->kind, v->docs, v->n, doc_bound, docs);
 }
 
 /* Decodes the values of a parsed leaf (leaf_min + packed delta). Bounds: leaf_parse reserved
  * the pad, so each 8-byte load stays inside the leaf. */
 static void leaf_values(const leaf_view *v, int64_t leaf_min, int64_t *vals)
 {
-    unsigned bits = v->bits;
-    uint32_t n = v->n;
-    if (bits == 0) {
-        for (uint32_t i = 0; i < n; i++)
-            vals[i] = leaf_min;
-        return;
-    }
-    uint64_t mask = bits == 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
-    const uint8_t *p = v->vals;
-    if (bits <= 56) {
-        for (uint32_t i = 0; i < n; i++) {
-            size_t bit = (size_t)i * bits;
-            uint64_t w = sc__ld64(p + bit / 8) >> (bit % 8);
-            vals[i] = (int64_t)((uint64_t)leaf_min + (w & mask));
-        }
-    } else {
-        for (uint32_t i = 0; i < n; i++) {
-            size_t bit = (size_t)i * bits;
-            unsigned sh = (unsigned)(bit % 8);
-            uint64_t w = sc__ld64(p + bit / 8) >> sh;
-            if (sh)
-                w |= sc__ld64(p + bit / 8 + 8) << (64 - sh);
-            vals[i] = (int64_t)((uint64_t)leaf_min + (w & mask));
-        }
-    }
+    sc__bkd_unpack64(v->vals, v->n, v->bits, leaf_min, vals);
 }
 
 sc_status sc_bkd_leaf_decode(sc_slice leaf, int64_t leaf_min, uint32_t doc_bound, uint32_t max_n,
@@ -508,51 +346,7 @@ static sc_status leaf_add_all(const sc_bkd *t, uint32_t j, sc_bitset *bs, uint32
     SC_TRY(leaf_parse(leaf_bytes(t, j), t->leaf_size, &v));
     if (v.n != leaf_count(t, j))
         return SC_ECORRUPT;
-    const uint8_t *p = v.docs;
-    uint64_t *words = bs->words;
-    uint32_t n = v.n, bound = t->doc_bound;
-    switch (v.kind) {
-    case SC_BKD_DOCS_RUN: {
-        uint32_t first = sc__ld32(p);
-        if ((uint64_t)first + n > bound)
-            return SC_ECORRUPT;
-        sc_bitset_set_range(bs, first, (size_t)first + n);
-        return SC_OK;
-    }
-    case SC_BKD_DOCS_BITSET: {
-        uint32_t base = sc__ld32(p), nw = sc__ld16(p + 4);
-        if (base % 64 || (uint64_t)base + (uint64_t)nw * 64 > (uint64_t)bound + 63)
-            return SC_ECORRUPT;
-        uint64_t *dst = words + base / 64;
-        const uint8_t *src = p + 6;
-        for (uint32_t w = 0; w < nw; w++)
-            dst[w] |= sc__ld64(src + 8 * (size_t)w);
-        if (nw && base / 64 + nw == sc_bitset_words_for(bound) && bound % 64)
-            dst[nw - 1] &= ((uint64_t)1 << (bound % 64)) - 1; /* corrupt bits past the bound */
-        return SC_OK;
-    }
-    case SC_BKD_DOCS_D16: {
-        uint32_t first = sc__ld32(p), mx = 0;
-        const uint8_t *q = p + 4;
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t d = sc__ld16(q + 2 * (size_t)i);
-            mx = d > mx ? d : mx;
-        }
-        if ((uint64_t)first + mx >= bound)
-            return SC_ECORRUPT;
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t d = first + sc__ld16(q + 2 * (size_t)i);
-            words[d >> 6] |= (uint64_t)1 << (d & 63);
-        }
-        return SC_OK;
-    }
-    default: {
-        SC_TRY(leaf_docs(&v, bound, docs));
-        for (uint32_t i = 0; i < n; i++)
-            words[docs[i] >> 6] |= (uint64_t)1 << (docs[i] & 63);
-        return SC_OK;
-    }
-    }
+    return sc__bkd_docs_add(v.kind, v.docs, v.n, t->doc_bound, bs, docs);
 }
 
 typedef struct isect {

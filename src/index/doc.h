@@ -25,6 +25,9 @@ enum {
     SC_FIELD_DOCVALUES = 1u << 1, /* columnar values for sort/aggregations */
     SC_FIELD_NORMS = 1u << 2,     /* TEXT only: store a one-byte length norm */
     SC_FIELD_POSITIONS = 1u << 3, /* TEXT only: store positions (phrases) */
+    /* NUMERIC only: each value is a geo point packed as ((uint32)lat << 32) | (uint32)lon of
+     * Lucene's quantized coordinates (index/bkd2.h); points are a 2-D tree (sc_bkd2). */
+    SC_FIELD_GEO = 1u << 4,
 };
 
 typedef struct sc_index_token {
@@ -41,8 +44,8 @@ typedef struct sc_index_field {
     uint32_t flags;
     const sc_index_token *tokens; /* TEXT and KEYWORD */
     size_t n_tokens;
-    uint32_t length;              /* TEXT: field length for the norm (tokens counted) */
-    const int64_t *values;        /* NUMERIC */
+    uint32_t length;       /* TEXT: field length for the norm (tokens counted) */
+    const int64_t *values; /* NUMERIC */
     size_t n_values;
 } sc_index_field;
 

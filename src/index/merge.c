@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "index/bkd.h"
+#include "index/bkd2.h"
 #include "index/docvalues.h"
 #include "index/internal.h"
 #include "index/postings.h"
@@ -93,10 +94,45 @@ static sc_status merge_points(mctx *m, const sc_segment *seg, const sc_field_inf
     return st;
 }
 
+/* Geo points: re-read every 2-D leaf and add the points back packed as the builder holds them
+ * (doc.h, SC_FIELD_GEO). */
+static sc_status merge_points2(mctx *m, const sc_segment *seg, const sc_field_info *f,
+                               sc__bfield *bf)
+{
+    sc_bkd2 t;
+    SC_TRY(sc_segment_points2(seg, f, &t));
+    uint32_t cap = t.leaf_size;
+    uint32_t *docs = malloc(cap * sizeof(uint32_t));
+    int32_t *lat = malloc(cap * sizeof(int32_t)), *lon = malloc(cap * sizeof(int32_t));
+    sc_status st = docs && lat && lon ? SC_OK : SC_ENOMEM;
+    for (uint32_t leaf = 0; st == SC_OK && leaf < sc_bkd2_n_leaves(&t); leaf++) {
+        uint32_t n;
+        st = sc_bkd2_leaf_read(&t, leaf, docs, lat, lon, &n);
+        for (uint32_t i = 0; st == SC_OK && i < n; i++) {
+            uint32_t nd = docs[i] < sc_segment_n_docs(seg) ? m->map[docs[i]] : UINT32_MAX;
+            if (nd == UINT32_MAX)
+                continue;
+            int64_t v = (int64_t)(((uint64_t)(uint32_t)lat[i] << 32) | (uint32_t)lon[i]);
+            st = sc__builder_point(m->b, bf, nd, v);
+            if (st == SC_OK)
+                st = sc__builder_mark_doc(m->b, bf, nd);
+        }
+    }
+    free(docs);
+    free(lat);
+    free(lon);
+    return st;
+}
+
 static sc_status merge_field(mctx *m, const sc_segment *seg, const sc_field_info *f)
 {
     sc__bfield *bf;
-    SC_TRY(sc__builder_field(m->b, f->name, f->kind, f->flags & 0xffu, &bf));
+    sc_status fst = sc__builder_field(m->b, f->name, f->kind, f->flags & 0xffu, &bf);
+    if (fst == SC_EINVAL && f->kind == SC_FIELD_NUMERIC)
+        /* a geo field of a version 3 segment lacks SC_FIELD_GEO (its values are packed the
+         * same way): join whichever way the field was declared first */
+        fst = sc__builder_field(m->b, f->name, f->kind, (f->flags & 0xffu) ^ SC_FIELD_GEO, &bf);
+    SC_TRY(fst);
     uint32_t n = sc_segment_n_docs(seg);
     const uint8_t *norms = sc_segment_norms(seg, f);
     if (norms)
@@ -120,7 +156,8 @@ static sc_status merge_field(mctx *m, const sc_segment *seg, const sc_field_info
         }
     }
     if (f->points_len)
-        SC_TRY(merge_points(m, seg, f, bf));
+        SC_TRY(f->flags & SC_FIELD_GEO ? merge_points2(m, seg, f, bf)
+                                       : merge_points(m, seg, f, bf));
     sc_dv_sorted_set dvs;
     if (f->dvs_len && sc_dv_sorted_set_open(seg, f, &dvs) == SC_OK) {
         for (uint32_t d = 0; d < n; d++) {

@@ -10,6 +10,7 @@
 #include <zstd.h>
 
 #include "index/bkd.h"
+#include "index/bkd2.h"
 #include "index/internal.h"
 #include "index/segment_impl.h"
 
@@ -222,12 +223,18 @@ static sc_status parse_fields(sc_segment *seg, uint64_t ft_off, uint64_t ft_len,
             SC_TRY(check_dvn(seg, f, err));
         if (f->dvs_len)
             SC_TRY(check_dvs(seg, f, err));
+        if (f->kind != SC_FIELD_NUMERIC && (f->flags & SC_FIELD_GEO))
+            FAIL(at, "geo flag on a non-numeric field");
         if (f->points_len) {
+            sc_slice pb = sc_slice_make(seg->bytes.ptr + f->points_off, f->points_len);
             sc_bkd t;
-            if (f->kind != SC_FIELD_NUMERIC ||
-                sc_bkd_open(sc_slice_make(seg->bytes.ptr + f->points_off, f->points_len), &t) !=
-                    SC_OK ||
-                sc_bkd_doc_bound(&t) > seg->n_docs)
+            sc_bkd2 t2;
+            bool ok = f->kind == SC_FIELD_NUMERIC;
+            if (ok && (f->flags & SC_FIELD_GEO))
+                ok = sc_bkd2_open(pb, &t2) == SC_OK && sc_bkd2_doc_bound(&t2) <= seg->n_docs;
+            else if (ok)
+                ok = sc_bkd_open(pb, &t) == SC_OK && sc_bkd_doc_bound(&t) <= seg->n_docs;
+            if (!ok)
                 FAIL(f->points_off, "points section invalid");
         }
     }
@@ -274,7 +281,7 @@ static sc_status parse(sc_segment *seg, bool verify, sc_index_error *err)
         FAIL(size, "file truncated");
     if (memcmp(b, SC__SEG_MAGIC, 8) != 0)
         FAIL(0, "bad magic");
-    if (sc__ld32(b + 8) != SC__SEG_VERSION)
+    if (sc__ld32(b + 8) < SC__SEG_VERSION_MIN || sc__ld32(b + 8) > SC__SEG_VERSION)
         FAIL(8, "unsupported format version");
     const uint8_t *ft = b + size - SC__SEG_FOOTER_BYTES;
     if (memcmp(ft + 32, SC__SEG_END_MAGIC, 8) != 0)
@@ -435,9 +442,16 @@ const uint8_t *sc_segment_norms(const sc_segment *seg, const sc_field_info *f)
 
 sc_status sc_segment_points(const sc_segment *seg, const sc_field_info *f, sc_bkd *out)
 {
-    if (!f || f->points_len == 0)
+    if (!f || f->points_len == 0 || (f->flags & SC_FIELD_GEO))
         return SC_ENOTFOUND;
     return sc_bkd_open(sc_slice_make(seg->bytes.ptr + f->points_off, f->points_len), out);
+}
+
+sc_status sc_segment_points2(const sc_segment *seg, const sc_field_info *f, sc_bkd2 *out)
+{
+    if (!f || f->points_len == 0 || !(f->flags & SC_FIELD_GEO))
+        return SC_ENOTFOUND;
+    return sc_bkd2_open(sc_slice_make(seg->bytes.ptr + f->points_off, f->points_len), out);
 }
 
 sc_slice sc__segment_bytes(const sc_segment *seg)

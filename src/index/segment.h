@@ -35,7 +35,7 @@ typedef struct sc_segment sc_segment;
 extern sc_alloc_pool sc_pool_index_segments;
 
 /* Set in a field's stored flags when it has a points section (NUMERIC + INDEXED with at least
- * one value). Does not clash with doc.h flags. */
+ * one value; 2-D when the field also has SC_FIELD_GEO). Does not clash with doc.h flags. */
 #define SC_FIELD_POINTS (1u << 8)
 
 /* Per-field metadata and statistics of one segment. Owned by the segment; valid while the
@@ -102,9 +102,16 @@ const uint8_t *sc_segment_norms(const sc_segment *seg, const sc_field_info *f);
 
 /* The points (1-D BKD tree, index/bkd.h) of a NUMERIC field indexed with SC_FIELD_INDEXED:
  * fills *out, a view valid while the segment is referenced (validated at open). SC_ENOTFOUND
- * when the field has no points. Thread-safe. */
+ * when the field has no points or its points are 2-D (SC_FIELD_GEO). Thread-safe. */
 typedef struct sc_bkd sc_bkd;
 sc_status sc_segment_points(const sc_segment *seg, const sc_field_info *f, sc_bkd *out) SC_MUST_USE;
+
+/* The 2-D points (index/bkd2.h) of a geo field (SC_FIELD_GEO) with points, as above;
+ * SC_ENOTFOUND when the field has none (not geo, no values, index: false, or a version 3
+ * segment, whose geo fields have 1-D points). Thread-safe. */
+typedef struct sc_bkd2 sc_bkd2;
+sc_status sc_segment_points2(const sc_segment *seg, const sc_field_info *f, sc_bkd2 *out)
+    SC_MUST_USE;
 
 /* Lucene's SmallFloat.intToByte4 (the BM25 norm of a field of `length` tokens) and its exact
  * inverse byte4ToInt, so BM25 scores match Lucene's. */

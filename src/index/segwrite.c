@@ -9,6 +9,7 @@
 #include "base/varint.h"
 #include "index/bitpack.h"
 #include "index/bkd.h"
+#include "index/bkd2.h"
 #include "index/builder_impl.h"
 #include "index/postings.h"
 
@@ -331,11 +332,14 @@ static void write_dvn(wctx *w, const sc__bfield *f, uint64_t *off, uint64_t *len
     sc_vec_free(&out);
 }
 
+/* The points section: a 1-D tree of the values, or for SC_FIELD_GEO a 2-D tree of the
+ * unpacked (lat, lon). */
 static void write_points(wctx *w, const sc__bfield *f, uint64_t *off, uint64_t *len)
 {
     size_t n = f->pts.len;
-    int64_t *vals = malloc(n * sizeof(int64_t));
-    uint32_t *docs = malloc(n * sizeof(uint32_t));
+    bool geo = (f->flags & SC_FIELD_GEO) != 0;
+    int64_t *vals = malloc((n ? n : 1) * sizeof(int64_t));
+    uint32_t *docs = malloc((n ? n : 1) * sizeof(uint32_t));
     sc_buf out = {0};
     if (!vals || !docs) {
         w->st = SC_ENOMEM;
@@ -344,7 +348,22 @@ static void write_points(wctx *w, const sc__bfield *f, uint64_t *off, uint64_t *
             vals[i] = f->pts.ptr[i].value;
             docs[i] = f->pts.ptr[i].doc;
         }
-        sc_status st = sc_bkd_write(vals, docs, n, w->b->n_docs, 0, &out);
+        sc_status st;
+        if (geo) {
+            int32_t *lat = malloc((n ? n : 1) * sizeof(int32_t));
+            int32_t *lon = malloc((n ? n : 1) * sizeof(int32_t));
+            st = lat && lon ? SC_OK : SC_ENOMEM;
+            for (size_t i = 0; st == SC_OK && i < n; i++) {
+                lat[i] = (int32_t)(uint32_t)((uint64_t)vals[i] >> 32);
+                lon[i] = (int32_t)(uint32_t)(uint64_t)vals[i];
+            }
+            if (st == SC_OK)
+                st = sc_bkd2_write(lat, lon, docs, n, w->b->n_docs, 0, &out);
+            free(lat);
+            free(lon);
+        } else {
+            st = sc_bkd_write(vals, docs, n, w->b->n_docs, 0, &out);
+        }
         if (st != SC_OK)
             w->st = st;
         else

@@ -21,7 +21,7 @@ typedef struct acc {
 } acc;
 
 typedef struct pctx {
-    sc_mapping *m;   /* the mapping used (base, or the growing clone in the second pass) */
+    sc_mapping *m; /* the mapping used (base, or the growing clone in the second pass) */
     bool mutable_pass;
     const sc_mapping_analysis *an;
     sc_arena *arena;
@@ -505,6 +505,8 @@ static uint32_t field_flags(const sc_mapping_field *f)
     } else if (f->doc_values) {
         fl |= SC_FIELD_DOCVALUES;
     }
+    if (f->type == SC_MAPPING_GEO_POINT)
+        fl |= SC_FIELD_GEO; /* points as a 2-D tree */
     return fl;
 }
 
