@@ -89,6 +89,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
             json_decref(run->sp.owned_q);
             if (st == SC_ENOTFOUND)
                 sc_rest_error_index_not_found(req, resp, err.index);
+            else if (st == SC_ECLOSED)
+                sc__api_cluster_error(req, resp, &err);
             else
                 sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
             return false;
@@ -556,6 +558,8 @@ void sc_api_pit_open(sc_rest_req *req, sc_rest_resp *resp)
     if (st != SC_OK) {
         if (st == SC_ENOTFOUND)
             sc_rest_error_index_not_found(req, resp, err.index);
+        else if (st == SC_ECLOSED)
+            sc__api_cluster_error(req, resp, &err);
         else
             sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
         return;
