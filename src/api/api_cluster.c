@@ -42,13 +42,17 @@ void sc_api_root(sc_rest_req *req, sc_rest_resp *resp)
 }
 
 /* Resolves req->index (or all); on failure writes the error and returns false. */
-static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_index ***list,
-                    size_t *n)
+static bool resolve_ex(sc_rest_req *req, sc_rest_resp *resp, const char *expr, unsigned flags,
+                       sc_index ***list, size_t *n)
 {
     sc_cluster_error err;
-    sc_status st = sc_node_resolve(req->node, expr, list, n, &err);
+    sc_status st = sc_node_resolve_ex(req->node, expr, flags, list, n, &err);
     if (st == SC_ENOTFOUND) {
         sc_rest_error_index_not_found(req, resp, err.index);
+        return false;
+    }
+    if (st == SC_ECLOSED) {
+        sc__api_cluster_error(req, resp, &err);
         return false;
     }
     if (st != SC_OK) {
@@ -58,47 +62,106 @@ static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_i
     return true;
 }
 
-void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
+static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_index ***list,
+                    size_t *n)
 {
+    return resolve_ex(req, resp, expr, 0, list, n);
+}
+
+/* Health of the target indices (all when none): green when every shard copy is assigned,
+ * yellow when replicas are configured (one node holds primaries only), red when a named index
+ * does not exist (yet). */
+typedef struct health {
+    int rank; /* 0 green, 1 yellow, 2 red */
+    uint64_t shards, unassigned;
+} health;
+
+static const char *const health_names[] = {"green", "yellow", "red"};
+
+static void health_of(sc_rest_req *req, health *h)
+{
+    memset(h, 0, sizeof *h);
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, req->index, &list, &n))
+    sc_cluster_error err;
+    if (sc_node_resolve_ex(req->node, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n, &err) !=
+        SC_OK) {
+        h->rank = 2;
         return;
-    uint64_t shards = 0, unassigned = 0;
-    for (size_t i = 0; i < n; i++) {
-        shards += list[i]->settings.number_of_shards;
-        unassigned += (uint64_t)list[i]->settings.number_of_shards *
-                      list[i]->settings.number_of_replicas;
     }
-    /* One node holds primaries only: replicas > 0 make the health yellow, as in ES. */
-    const char *status = unassigned ? "yellow" : "green";
+    for (size_t i = 0; i < n; i++) {
+        h->shards += list[i]->settings.number_of_shards;
+        h->unassigned +=
+            (uint64_t)list[i]->settings.number_of_shards * list[i]->settings.number_of_replicas;
+    }
+    sc_node_release(list, n);
+    h->rank = h->unassigned ? 1 : 0;
+}
+
+/* GET /_cluster/health[/{index}]: with wait_for_status, polls until the health is at least as
+ * good as asked or `timeout` (30s) passes; then answers 408 with "timed_out": true, as
+ * Elasticsearch does. The other wait_for_* parameters are accepted and already satisfied on
+ * one node. */
+void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
+{
     const char *want = sc_rest_param_get(req, "wait_for_status");
+    int want_rank = -1;
+    if (want) {
+        for (int r = 0; r < 3; r++)
+            if (strcmp(want, health_names[r]) == 0)
+                want_rank = r;
+        if (want_rank < 0) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "unknown cluster health status [%s]", want);
+            return;
+        }
+    }
+    int64_t timeout_ms = 30000;
+    const char *to = sc_rest_param_get(req, "timeout");
+    if (to && !sc_time_parse_ms(to, &timeout_ms)) {
+        sc_rest_errorf(req, resp, 400, "parse_exception",
+                       "failed to parse setting [timeout] with value [%s] as a time value", to);
+        return;
+    }
+    health h;
+    health_of(req, &h);
     bool timed_out = false;
-    if (want && strcmp(want, "green") == 0 && unassigned)
-        timed_out = false; /* a single node never allocates replicas; report as ES would */
+    if (want_rank >= 0 || h.rank == 2) {
+        /* A missing index is waited for too (it may be created meanwhile). */
+        int goal = want_rank >= 0 ? want_rank : 1;
+        uint64_t deadline =
+            sc_clock_now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
+        while (h.rank > goal && sc_clock_now_ns() < deadline) {
+            struct timespec ts = {0, 20 * 1000000};
+            nanosleep(&ts, NULL);
+            health_of(req, &h);
+        }
+        timed_out = h.rank > goal;
+    }
     sc_jsonw w;
-    sc_rest_json_begin(req, resp, 200, &w);
+    sc_rest_json_begin(req, resp, timed_out ? 408 : 200, &w);
     sc_jsonw_obj_begin(&w);
     sc_jsonw_kv_str(&w, "cluster_name", sc_node_cluster_name(req->node));
-    sc_jsonw_kv_str(&w, "status", status);
+    sc_jsonw_kv_str(&w, "status", health_names[h.rank]);
     sc_jsonw_kv_bool(&w, "timed_out", timed_out);
     sc_jsonw_kv_int(&w, "number_of_nodes", 1);
     sc_jsonw_kv_int(&w, "number_of_data_nodes", 1);
-    sc_jsonw_kv_int(&w, "active_primary_shards", (int64_t)shards);
-    sc_jsonw_kv_int(&w, "active_shards", (int64_t)shards);
+    sc_jsonw_kv_int(&w, "active_primary_shards", (int64_t)h.shards);
+    sc_jsonw_kv_int(&w, "active_shards", (int64_t)h.shards);
     sc_jsonw_kv_int(&w, "relocating_shards", 0);
     sc_jsonw_kv_int(&w, "initializing_shards", 0);
-    sc_jsonw_kv_int(&w, "unassigned_shards", (int64_t)unassigned);
+    sc_jsonw_kv_int(&w, "unassigned_shards", (int64_t)h.unassigned);
     sc_jsonw_kv_int(&w, "unassigned_primary_shards", 0);
     sc_jsonw_kv_int(&w, "delayed_unassigned_shards", 0);
     sc_jsonw_kv_int(&w, "number_of_pending_tasks", 0);
     sc_jsonw_kv_int(&w, "number_of_in_flight_fetch", 0);
     sc_jsonw_kv_int(&w, "task_max_waiting_in_queue_millis", 0);
-    double pct = shards + unassigned ? 100.0 * (double)shards / (double)(shards + unassigned) : 100.0;
+    double pct = h.shards + h.unassigned
+                     ? 100.0 * (double)h.shards / (double)(h.shards + h.unassigned)
+                     : 100.0;
     sc_jsonw_kv_double(&w, "active_shards_percent_as_number", pct);
     sc_jsonw_obj_end(&w);
     sc_rest_json_end(req, resp, &w);
-    sc_node_release(list, n);
 }
 
 static void human_bytes(char *buf, size_t cap, uint64_t b)
@@ -161,11 +224,11 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, req->index, &list, &n))
+    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
         return;
-    static const char *cols[] = {"health", "status", "index", "uuid", "pri", "rep",
-                                 "docs.count", "docs.deleted", "store.size", "pri.store.size",
-                                 "dataset.size"};
+    static const char *cols[] = {
+        "health",     "status",       "index",      "uuid",           "pri",         "rep",
+        "docs.count", "docs.deleted", "store.size", "pri.store.size", "dataset.size"};
     const size_t nc = sizeof cols / sizeof cols[0];
     if (want_json(req)) {
         sc_jsonw w;
@@ -177,8 +240,10 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
             char size[32];
             human_bytes(size, sizeof size, s.store_bytes);
             sc_jsonw_obj_begin(&w);
-            sc_jsonw_kv_str(&w, "health", list[i]->settings.number_of_replicas ? "yellow" : "green");
-            sc_jsonw_kv_str(&w, "status", "open");
+            sc_jsonw_kv_str(&w, "health",
+                            list[i]->settings.number_of_replicas ? "yellow" : "green");
+            bool closed = atomic_load(&list[i]->closed);
+            sc_jsonw_kv_str(&w, "status", closed ? "close" : "open");
             sc_jsonw_kv_str(&w, "index", list[i]->name);
             sc_jsonw_kv_str(&w, "uuid", list[i]->uuid);
             char buf[32];
@@ -186,6 +251,17 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
             sc_jsonw_kv_str(&w, "pri", buf);
             snprintf(buf, sizeof buf, "%u", list[i]->settings.number_of_replicas);
             sc_jsonw_kv_str(&w, "rep", buf);
+            if (closed) {
+                /* Elasticsearch has no statistics for a closed index. */
+                static const char *const none[] = {"docs.count", "docs.deleted", "store.size",
+                                                   "pri.store.size", "dataset.size"};
+                for (size_t k = 0; k < 5; k++) {
+                    sc_jsonw_key(&w, none[k]);
+                    sc_jsonw_null(&w);
+                }
+                sc_jsonw_obj_end(&w);
+                continue;
+            }
             snprintf(buf, sizeof buf, "%llu", (unsigned long long)s.docs_count);
             sc_jsonw_kv_str(&w, "docs.count", buf);
             snprintf(buf, sizeof buf, "%llu", (unsigned long long)s.docs_deleted);
@@ -218,7 +294,8 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
         human_bytes(size, sizeof size, s.store_bytes);
         const char **row = t.cells + (i + 1) * nc;
         row[0] = list[i]->settings.number_of_replicas ? "yellow" : "green";
-        row[1] = "open";
+        bool closed = atomic_load(&list[i]->closed);
+        row[1] = closed ? "close" : "open";
         row[2] = sc_arena_strndup(req->arena, list[i]->name, strlen(list[i]->name));
         row[3] = sc_arena_strndup(req->arena, list[i]->uuid, strlen(list[i]->uuid));
         row[4] = sc__api_fmt(req, "%u", list[i]->settings.number_of_shards);
@@ -226,6 +303,8 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
         row[6] = sc__api_fmt(req, "%llu", (unsigned long long)s.docs_count);
         row[7] = sc__api_fmt(req, "%llu", (unsigned long long)s.docs_deleted);
         row[8] = row[9] = row[10] = sc__api_fmt(req, "%s", size);
+        if (closed)
+            row[6] = row[7] = row[8] = row[9] = row[10] = "";
         for (size_t c = 0; c < nc; c++)
             if (!row[c])
                 row[c] = "";
@@ -247,13 +326,14 @@ void sc_api_cat_health(sc_rest_req *req, sc_rest_resp *resp)
     uint64_t shards = 0, unassigned = 0;
     for (size_t i = 0; i < n; i++) {
         shards += list[i]->settings.number_of_shards;
-        unassigned += (uint64_t)list[i]->settings.number_of_shards *
-                      list[i]->settings.number_of_replicas;
+        unassigned +=
+            (uint64_t)list[i]->settings.number_of_shards * list[i]->settings.number_of_replicas;
     }
     sc_node_release(list, n);
     int64_t now = sc_clock_wall_ms();
     const char *status = unassigned ? "yellow" : "green";
-    double pct = shards + unassigned ? 100.0 * (double)shards / (double)(shards + unassigned) : 100.0;
+    double pct =
+        shards + unassigned ? 100.0 * (double)shards / (double)(shards + unassigned) : 100.0;
     if (want_json(req)) {
         sc_jsonw w;
         sc_rest_json_begin(req, resp, 200, &w);
@@ -281,9 +361,20 @@ void sc_api_cat_health(sc_rest_req *req, sc_rest_resp *resp)
         sc_rest_json_end(req, resp, &w);
         return;
     }
-    static const char *cols[] = {"epoch", "timestamp", "cluster", "status", "node.total",
-                                 "node.data", "shards", "pri", "relo", "init", "unassign",
-                                 "pending_tasks", "max_task_wait_time", "active_shards_percent"};
+    static const char *cols[] = {"epoch",
+                                 "timestamp",
+                                 "cluster",
+                                 "status",
+                                 "node.total",
+                                 "node.data",
+                                 "shards",
+                                 "pri",
+                                 "relo",
+                                 "init",
+                                 "unassign",
+                                 "pending_tasks",
+                                 "max_task_wait_time",
+                                 "active_shards_percent"};
     const size_t nc = sizeof cols / sizeof cols[0];
     const char *cells[2 * 14];
     for (size_t c = 0; c < nc; c++)
@@ -504,8 +595,8 @@ void sc_api_tasks_cancel(sc_rest_req *req, sc_rest_resp *resp)
 {
     size_t n = sc_tasks_cancel(req->node, req->extra, sc_rest_param_get(req, "actions"));
     if (req->extra && n == 0) {
-        sc_rest_errorf(req, resp, 404, "resource_not_found_exception",
-                       "task [%s] is not found", req->extra);
+        sc_rest_errorf(req, resp, 404, "resource_not_found_exception", "task [%s] is not found",
+                       req->extra);
         return;
     }
     sc_jsonw w;

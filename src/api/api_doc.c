@@ -11,8 +11,6 @@
 #include "cluster/node.h"
 #include "cluster/ops.h"
 
-void sc__api_cluster_error(sc_rest_req *req, sc_rest_resp *resp, const sc_cluster_error *err);
-
 sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, sc_cluster_error *err)
 {
     sc_index *ix = sc_node_index(req->node, name);
@@ -169,8 +167,8 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, con
         sc_rest_kv kv[] = {{"index_uuid", ix->uuid}, {"index", ix->name}};
         sc_rest_resp tmp;
         (void)tmp;
-        sc_rest_error(req, resp, r.status, r.err.type ? r.err.type : "exception", r.err.reason,
-                      kv, 2);
+        sc_rest_error(req, resp, r.status, r.err.type ? r.err.type : "exception", r.err.reason, kv,
+                      2);
         sc_index_unref(ix);
         return;
     }
@@ -208,9 +206,16 @@ static void get_common(sc_rest_req *req, sc_rest_resp *resp, bool source_only)
     }
     const char *routing = sc_rest_param_get(req, "routing");
     sc_doc_get g;
-    sc_status st = sc_index_get(ix, sc_slice_cstr(req->id),
-                                routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0),
-                                req->arena, &g);
+    sc_status st =
+        sc_index_get(ix, sc_slice_cstr(req->id),
+                     routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0), req->arena, &g);
+    if (st == SC_ECLOSED) {
+        sc_cluster_error err;
+        sc_cluster_error_closed(&err, ix);
+        sc_index_unref(ix);
+        sc__api_cluster_error(req, resp, &err);
+        return;
+    }
     if (st != SC_OK) {
         sc_index_unref(ix);
         sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
@@ -273,8 +278,7 @@ static bool merge_into(json_t *base, const json_t *patch)
     bool changed = false;
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)patch, k, v)
-    {
+    json_object_foreach ((json_t *)patch, k, v) {
         json_t *cur = json_object_get(base, k);
         if (cur && json_is_object(cur) && json_is_object(v)) {
             changed |= merge_into(cur, v);
@@ -310,6 +314,11 @@ sc_status sc__api_update(sc_rest_req *req, sc_index *ix, sc_slice id, sc_slice r
                              "Validation Failed: 1: script or doc is missing;");
         return SC_OK;
     }
+    if (atomic_load(&ix->closed)) {
+        r->status = 400;
+        sc_cluster_error_closed(&r->err, ix);
+        return SC_OK;
+    }
     for (int attempt = 0; attempt < 8; attempt++) {
         sc_doc_get g;
         SC_TRY(sc_index_get(ix, id, routing, req->arena, &g));
@@ -323,8 +332,7 @@ sc_status sc__api_update(sc_rest_req *req, sc_index *ix, sc_slice id, sc_slice r
             else {
                 r->status = 404;
                 sc_cluster_error_set(&r->err, 404, "document_missing_exception",
-                                     "[%.*s]: document missing", (int)id.len,
-                                     (const char *)id.ptr);
+                                     "[%.*s]: document missing", (int)id.len, (const char *)id.ptr);
                 return SC_OK;
             }
             w.op = SC_DOC_CREATE;
@@ -389,9 +397,9 @@ void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
     }
     const char *routing = sc_rest_param_get(req, "routing");
     sc_doc_result r;
-    sc_status st = sc__api_update(req, ix, sc_slice_cstr(req->id),
-                                  routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0),
-                                  body, &r);
+    sc_status st =
+        sc__api_update(req, ix, sc_slice_cstr(req->id),
+                       routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0), body, &r);
     json_decref(body);
     if (st != SC_OK) {
         sc_index_unref(ix);
@@ -400,8 +408,8 @@ void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
     }
     if (!r.result) {
         sc_rest_kv kv[] = {{"index_uuid", ix->uuid}, {"shard", "0"}, {"index", ix->name}};
-        sc_rest_error(req, resp, r.status, r.err.type ? r.err.type : "exception", r.err.reason,
-                      kv, 3);
+        sc_rest_error(req, resp, r.status, r.err.type ? r.err.type : "exception", r.err.reason, kv,
+                      3);
         sc_index_unref(ix);
         return;
     }
@@ -465,6 +473,18 @@ void sc_api_mget(sc_rest_req *req, sc_rest_resp *resp)
         if (!ix || sc_index_get(ix, sc_slice_cstr(id),
                                 routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0),
                                 req->arena, &g) != SC_OK) {
+            if (ix && atomic_load(&ix->closed)) {
+                sc_jsonw_key(&w, "error");
+                sc_jsonw_obj_begin(&w);
+                sc_jsonw_kv_str(&w, "type", "index_closed_exception");
+                sc_jsonw_kv_str(&w, "reason", "closed");
+                sc_jsonw_kv_str(&w, "index_uuid", ix->uuid);
+                sc_jsonw_kv_str(&w, "index", ix->name);
+                sc_jsonw_obj_end(&w);
+                sc_jsonw_obj_end(&w);
+                sc_index_unref(ix);
+                continue;
+            }
             if (!ix) {
                 sc_jsonw_key(&w, "error");
                 sc_jsonw_obj_begin(&w);

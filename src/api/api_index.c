@@ -1,5 +1,5 @@
 /* Index administration endpoints: create/delete/exists/get, _mapping, _settings, _refresh,
- * _flush, _forcemerge, _stats, _segments. */
+ * _flush, _forcemerge, _stats, _segments, _close/_open. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,7 +10,6 @@
 #include "cluster/ops.h"
 
 /* Writes a cluster error as the ES envelope, with index fields when set. */
-void sc__api_cluster_error(sc_rest_req *req, sc_rest_resp *resp, const sc_cluster_error *err);
 void sc__api_cluster_error(sc_rest_req *req, sc_rest_resp *resp, const sc_cluster_error *err)
 {
     if (err->type && strcmp(err->type, "index_not_found_exception") == 0) {
@@ -27,13 +26,19 @@ void sc__api_cluster_error(sc_rest_req *req, sc_rest_resp *resp, const sc_cluste
                   err->reason, kv, n);
 }
 
-static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_index ***list,
-                    size_t *n)
+/* Resolves expr; closed indices fail (index_closed_exception) or are skipped by wildcards
+ * unless flags has SC_NODE_RESOLVE_CLOSED. On failure writes the error and returns false. */
+static bool resolve_ex(sc_rest_req *req, sc_rest_resp *resp, const char *expr, unsigned flags,
+                       sc_index ***list, size_t *n)
 {
     sc_cluster_error err;
-    sc_status st = sc_node_resolve(req->node, expr, list, n, &err);
+    sc_status st = sc_node_resolve_ex(req->node, expr, flags, list, n, &err);
     if (st == SC_ENOTFOUND) {
         sc_rest_error_index_not_found(req, resp, err.index);
+        return false;
+    }
+    if (st == SC_ECLOSED) {
+        sc__api_cluster_error(req, resp, &err);
         return false;
     }
     if (st != SC_OK) {
@@ -41,6 +46,12 @@ static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_i
         return false;
     }
     return true;
+}
+
+static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_index ***list,
+                    size_t *n)
+{
+    return resolve_ex(req, resp, expr, 0, list, n);
 }
 
 void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
@@ -52,8 +63,7 @@ void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
     if (body) {
         const char *k;
         json_t *v;
-        json_object_foreach(body, k, v)
-        {
+        json_object_foreach (body, k, v) {
             bool ok = false;
             for (const char *const *a = allowed; *a; a++)
                 ok |= strcmp(k, *a) == 0;
@@ -93,7 +103,7 @@ void sc_api_index_delete(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, req->index, &list, &n))
+    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
         return;
     for (size_t i = 0; i < n; i++) {
         sc_cluster_error err;
@@ -108,8 +118,7 @@ void sc_api_index_delete(sc_rest_req *req, sc_rest_resp *resp)
     sc_rest_ack(req, resp);
 }
 
-static void write_index_body(sc_jsonw *w, sc_index *ix, bool aliases, bool mappings,
-                             bool settings)
+static void write_index_body(sc_jsonw *w, sc_index *ix, bool aliases, bool mappings, bool settings)
 {
     if (aliases) {
         sc_jsonw_key(w, "aliases");
@@ -150,7 +159,7 @@ void sc_api_index_get(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, req->index, &list, &n))
+    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
         return;
     if (req->method == SC_REST_HEAD) {
         sc_node_release(list, n);
@@ -165,7 +174,7 @@ void sc_api_get_mapping(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, req->index, &list, &n))
+    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
         return;
     write_indices(req, resp, list, n, false, true, false);
 }
@@ -199,7 +208,7 @@ void sc_api_get_settings(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, req->index, &list, &n))
+    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
         return;
     write_indices(req, resp, list, n, false, false, true);
 }
@@ -221,8 +230,7 @@ void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
     const char *k;
     json_t *v;
     bool bad = false;
-    json_object_foreach(src, k, v)
-    {
+    json_object_foreach (src, k, v) {
         const char *key = strncmp(k, "index.", 6) == 0 ? k + 6 : k;
         if (strcmp(key, "number_of_shards") == 0) {
             sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
@@ -235,8 +243,7 @@ void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
     if (!bad) {
         for (size_t i = 0; i < n; i++) {
             json_t *target = json_object_get(list[i]->settings_json, "index");
-            json_object_foreach(src, k, v)
-            {
+            json_object_foreach (src, k, v) {
                 const char *key = strncmp(k, "index.", 6) == 0 ? k + 6 : k;
                 int64_t ms;
                 if (strcmp(key, "refresh_interval") == 0 && json_is_string(v) &&
@@ -251,7 +258,8 @@ void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
                 if (json_is_null(v))
                     json_object_del(target, key);
                 else if (json_is_integer(v))
-                    json_object_set_new(target, key, json_sprintf("%lld", (long long)json_integer_value(v)));
+                    json_object_set_new(target, key,
+                                        json_sprintf("%lld", (long long)json_integer_value(v)));
                 else
                     json_object_set_new(target, key, json_deep_copy(v));
             }
@@ -290,9 +298,9 @@ static void fanout(sc_rest_req *req, sc_rest_resp *resp, int op)
     for (size_t i = 0; i < n; i++) {
         uint32_t shards = list[i]->settings.number_of_shards;
         total += shards * (1 + list[i]->settings.number_of_replicas);
-        good += op == 0 ? sc_index_refresh(list[i])
-              : op == 1 ? sc_index_flush(list[i])
-                        : sc_index_forcemerge(list[i], max_seg);
+        good += op == 0   ? sc_index_refresh(list[i])
+                : op == 1 ? sc_index_flush(list[i])
+                          : sc_index_forcemerge(list[i], max_seg);
     }
     sc_node_release(list, n);
     sc_jsonw w;
@@ -318,8 +326,8 @@ void sc_api_forcemerge(sc_rest_req *req, sc_rest_resp *resp)
     fanout(req, resp, 2);
 }
 
-static void stats_block(sc_jsonw *w, const sc_index_stats *s, sc_index *ix_or_null,
-                        uint64_t q, uint64_t qt, uint64_t ops, uint64_t opt)
+static void stats_block(sc_jsonw *w, const sc_index_stats *s, sc_index *ix_or_null, uint64_t q,
+                        uint64_t qt, uint64_t ops, uint64_t opt)
 {
     sc_jsonw_obj_begin(w);
     sc_jsonw_key(w, "docs");
@@ -494,4 +502,51 @@ void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp)
     sc_jsonw_obj_end(&w);
     sc_node_release(list, n);
     sc_rest_json_end(req, resp, &w);
+}
+
+/* POST /{index}/_close and /_open. Closing flushes the shards; a closed index refuses searches
+ * and writes (index_closed_exception) and wildcards skip it; the state survives restarts. */
+static void set_closed(sc_rest_req *req, sc_rest_resp *resp, bool closed)
+{
+    sc_index **list;
+    size_t n;
+    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        sc_cluster_error err;
+        if (sc_index_set_closed(list[i], closed, &err) != SC_OK) {
+            sc_node_release(list, n);
+            sc__api_cluster_error(req, resp, &err);
+            return;
+        }
+    }
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_bool(&w, "acknowledged", true);
+    sc_jsonw_kv_bool(&w, "shards_acknowledged", true);
+    if (closed) {
+        sc_jsonw_key(&w, "indices");
+        sc_jsonw_obj_begin(&w);
+        for (size_t i = 0; i < n; i++) {
+            sc_jsonw_key(&w, list[i]->name);
+            sc_jsonw_obj_begin(&w);
+            sc_jsonw_kv_bool(&w, "closed", true);
+            sc_jsonw_obj_end(&w);
+        }
+        sc_jsonw_obj_end(&w);
+    }
+    sc_jsonw_obj_end(&w);
+    sc_node_release(list, n);
+    sc_rest_json_end(req, resp, &w);
+}
+
+void sc_api_index_close(sc_rest_req *req, sc_rest_resp *resp)
+{
+    set_closed(req, resp, true);
+}
+
+void sc_api_index_open(sc_rest_req *req, sc_rest_resp *resp)
+{
+    set_closed(req, resp, false);
 }

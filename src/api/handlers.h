@@ -26,6 +26,8 @@ void sc_api_get_settings(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_refresh(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_flush(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_index_close(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_index_open(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_forcemerge(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp);

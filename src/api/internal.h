@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "api/rest.h"
+#include "cluster/node.h"
 
 /* Parses the request body as one JSON value. An empty body gives *out = NULL and true when
  * `required` is false. On malformed JSON writes a 400 x_content_parse_exception / parse
@@ -18,6 +19,9 @@ json_t *sc__api_json_loadb(sc_slice s, json_error_t *err);
 void sc__api_json_write(sc_jsonw *w, const json_t *v);
 /* Encodes a jansson value as compact JSON into buf (appending). */
 sc_status sc__api_json_encode(sc_buf *buf, const json_t *v) SC_MUST_USE;
+/* Writes a cluster error (index_not_found_exception, index_closed_exception, ...) as the
+ * Elasticsearch envelope, with index/index_uuid when set (api_index.c). */
+void sc__api_cluster_error(sc_rest_req *req, sc_rest_resp *resp, const sc_cluster_error *err);
 /* printf into the request arena. */
 char *sc__api_fmt(sc_rest_req *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

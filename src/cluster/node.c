@@ -17,6 +17,7 @@
 #include "base/threadpool.h"
 #include "cluster/internal.h"
 #include "cluster/log.h"
+#include "cluster/ops.h"
 #include "cluster/scroll.h"
 #include "mapping/analysis.h"
 #include "text/analyzer.h"
@@ -55,8 +56,7 @@ sc__breakers *sc__node_breakers(sc_node *n)
     return &n->breakers;
 }
 
-void sc_cluster_error_set(sc_cluster_error *err, int status, const char *type, const char *fmt,
-                          ...)
+void sc_cluster_error_set(sc_cluster_error *err, int status, const char *type, const char *fmt, ...)
 {
     if (!err)
         return;
@@ -266,8 +266,8 @@ static bool setting_int(const json_t *v, int64_t *out)
 }
 
 /* Parses settings into s and builds the normalized settings JSON for GET _settings. */
-static bool parse_settings(const json_t *in, sc_index_settings *s, json_t **norm,
-                           json_t **analysis, bool durability_async, sc_cluster_error *err)
+static bool parse_settings(const json_t *in, sc_index_settings *s, json_t **norm, json_t **analysis,
+                           bool durability_async, sc_cluster_error *err)
 {
     s->number_of_shards = 1;
     s->number_of_replicas = 1;
@@ -337,25 +337,27 @@ static bool parse_settings(const json_t *in, sc_index_settings *s, json_t **norm
     if (in) {
         const char *k;
         json_t *val;
-        json_object_foreach((json_t *)in, k, val)
-        {
+        json_object_foreach ((json_t *)in, k, val) {
             const char *key = strncmp(k, "index.", 6) == 0 ? k + 6 : k;
             if (strcmp(key, "index") == 0 && json_is_object(val)) {
                 const char *k2;
                 json_t *v2;
-                json_object_foreach(val, k2, v2)
-                {
+                json_object_foreach (val, k2, v2) {
                     if (strcmp(k2, "number_of_shards") && strcmp(k2, "number_of_replicas"))
-                        json_object_set_new(ix, k2, json_is_string(v2) || json_is_object(v2)
-                                                        ? json_deep_copy(v2)
-                                                        : json_sprintf("%s", json_is_true(v2) ? "true" : json_is_false(v2) ? "false" : ""));
+                        json_object_set_new(ix, k2,
+                                            json_is_string(v2) || json_is_object(v2)
+                                                ? json_deep_copy(v2)
+                                                : json_sprintf("%s", json_is_true(v2)    ? "true"
+                                                                     : json_is_false(v2) ? "false"
+                                                                                         : ""));
                 }
                 continue;
             }
             if (strcmp(key, "number_of_shards") == 0 || strcmp(key, "number_of_replicas") == 0)
                 continue;
             if (json_is_integer(val))
-                json_object_set_new(ix, key, json_sprintf("%lld", (long long)json_integer_value(val)));
+                json_object_set_new(ix, key,
+                                    json_sprintf("%lld", (long long)json_integer_value(val)));
             else
                 json_object_set_new(ix, key, json_deep_copy(val));
         }
@@ -379,6 +381,8 @@ static sc_status write_meta(sc_index *ix)
     json_object_set_new(m, "uuid", json_string(ix->uuid));
     json_object_set_new(m, "creation_date", json_integer(ix->creation_date_ms));
     json_object_set(m, "settings", ix->settings_json);
+    if (atomic_load(&ix->closed))
+        json_object_set_new(m, "state", json_string("close"));
     pthread_mutex_lock(ix->mapping_mu);
     json_t *mj = sc_mapping_to_json(ix->mapping);
     pthread_mutex_unlock(ix->mapping_mu);
@@ -523,8 +527,7 @@ sc_status sc_node_create_index(sc_node *n, const char *name, const json_t *setti
     if (st != SC_OK)
         return st;
     if (sc_dir_make(ix->dir) != SC_OK || write_meta(ix) != SC_OK) {
-        sc_cluster_error_set(err, 500, "exception", "cannot write index metadata in [%s]",
-                             ix->dir);
+        sc_cluster_error_set(err, 500, "exception", "cannot write index metadata in [%s]", ix->dir);
         atomic_store(&ix->deleted, true);
         sc_index_unref(ix);
         return SC_EIO;
@@ -607,9 +610,37 @@ void sc_node_release(sc_index **list, size_t n)
     free(list);
 }
 
+void sc_cluster_error_closed(sc_cluster_error *err, const sc_index *ix)
+{
+    sc_cluster_error_set(err, 400, "index_closed_exception", "closed");
+    snprintf(err->index, sizeof err->index, "%s", ix->name);
+    snprintf(err->index_uuid, sizeof err->index_uuid, "%s", ix->uuid);
+}
+
+sc_status sc_index_set_closed(sc_index *ix, bool closed, sc_cluster_error *err)
+{
+    if (closed && !atomic_load(&ix->closed))
+        (void)sc_index_flush(ix);
+    atomic_store(&ix->closed, closed);
+    if (write_meta(ix) != SC_OK) {
+        sc_cluster_error_set(err, 500, "exception", "cannot write index metadata of [%s]",
+                             ix->name);
+        return SC_EIO;
+    }
+    sc_log(SC_LOG_INFO, "index", "%s index [%s]", closed ? "closed" : "opened", ix->name);
+    return SC_OK;
+}
+
 sc_status sc_node_resolve(sc_node *n, const char *expr, sc_index ***out, size_t *n_out,
                           sc_cluster_error *err)
 {
+    return sc_node_resolve_ex(n, expr, 0, out, n_out, err);
+}
+
+sc_status sc_node_resolve_ex(sc_node *n, const char *expr, unsigned flags, sc_index ***out,
+                             size_t *n_out, sc_cluster_error *err)
+{
+    bool with_closed = flags & SC_NODE_RESOLVE_CLOSED;
     *out = NULL;
     *n_out = 0;
     pthread_mutex_lock(&n->mu);
@@ -622,7 +653,7 @@ sc_status sc_node_resolve(sc_node *n, const char *expr, sc_index ***out, size_t 
     sc_status st = SC_OK;
     if (!expr || !*expr || strcmp(expr, "_all") == 0 || strcmp(expr, "*") == 0) {
         for (size_t i = 0; i < total; i++)
-            sel[i] = true;
+            sel[i] = with_closed || !atomic_load(&n->indices[i]->closed);
     } else {
         char *copy = strdup(expr);
         char *save = NULL;
@@ -633,12 +664,19 @@ sc_status sc_node_resolve(sc_node *n, const char *expr, sc_index ***out, size_t 
                 pat = "*";
             if (strpbrk(pat, "*?")) {
                 for (size_t i = 0; i < total; i++)
-                    if (fnmatch(pat, n->indices[i]->name, 0) == 0)
+                    if (fnmatch(pat, n->indices[i]->name, 0) == 0 &&
+                        (neg || with_closed || !atomic_load(&n->indices[i]->closed)))
                         sel[i] = !neg;
                 continue;
             }
             bool found;
             size_t pos = find_pos(n, pat, &found);
+            if (found && !neg && !with_closed && atomic_load(&n->indices[pos]->closed)) {
+                if (err)
+                    sc_cluster_error_closed(err, n->indices[pos]);
+                st = SC_ECLOSED;
+                break;
+            }
             if (found) {
                 sel[pos] = !neg;
             } else if (!neg) {
@@ -683,8 +721,8 @@ sc_status sc_index_put_mapping(sc_index *ix, const json_t *update, sc_cluster_er
     }
     pthread_mutex_unlock(ix->mapping_mu);
     if (st != SC_OK) {
-        sc_cluster_error_set(err, 400, merr.type ? merr.type : "illegal_argument_exception",
-                             "%s", merr.reason);
+        sc_cluster_error_set(err, 400, merr.type ? merr.type : "illegal_argument_exception", "%s",
+                             merr.reason);
         return st;
     }
     if (write_meta(ix) != SC_OK)
@@ -729,9 +767,9 @@ static sc_status ix_analyze(void *ctx, const char *analyzer, sc_slice text, sc_a
                             sc_index_token **tokens, size_t *n_tokens)
 {
     sc_index *ix = ctx;
-    const sc_analyzer *a = analyzer ? sc_analyzer_registry_get(ix->analysis,
-                                                               sc_slice_cstr(analyzer))
-                                    : sc_analyzer_registry_default(ix->analysis);
+    const sc_analyzer *a = analyzer
+                               ? sc_analyzer_registry_get(ix->analysis, sc_slice_cstr(analyzer))
+                               : sc_analyzer_registry_default(ix->analysis);
     if (!a)
         return SC_ENOTFOUND;
     tok_sink s = {.arena = arena};
@@ -791,6 +829,8 @@ static sc_status load_index(sc_node *n, const char *uuid_dir)
     json_t *settings = json_object_get(m, "settings");
     json_t *mappings = json_object_get(m, "mappings");
     int64_t created = json_integer_value(json_object_get(m, "creation_date"));
+    const char *state = json_string_value(json_object_get(m, "state"));
+    bool closed = state && strcmp(state, "close") == 0;
     if (!name || !uuid || strcmp(uuid, uuid_dir) != 0) {
         json_decref(m);
         return SC_ECORRUPT;
@@ -813,6 +853,7 @@ static sc_status load_index(sc_node *n, const char *uuid_dir)
         sc_log(SC_LOG_ERROR, "index", "cannot load index [%s]: %s", name, err.reason);
         return st;
     }
+    atomic_store(&ix->closed, closed);
     st = sc__index_open_shards(n, ix, false, &err);
     if (st != SC_OK) {
         sc_log(SC_LOG_ERROR, "index", "cannot open shards of [%s]: %s", ix->name, err.reason);
@@ -852,8 +893,8 @@ static sc_status load_node_identity(sc_node *n)
     random_id(n->node_id);
     random_id(n->cluster_uuid);
     char buf[256];
-    int k = snprintf(buf, sizeof buf, "{\"node_id\":\"%s\",\"cluster_uuid\":\"%s\"}\n",
-                     n->node_id, n->cluster_uuid);
+    int k = snprintf(buf, sizeof buf, "{\"node_id\":\"%s\",\"cluster_uuid\":\"%s\"}\n", n->node_id,
+                     n->cluster_uuid);
     return sc_file_write_atomic(path, buf, (size_t)k);
 }
 

@@ -27,12 +27,12 @@ typedef struct sc_shard sc_shard;
 typedef struct sc_threadpool sc_threadpool;
 
 typedef struct sc_node_config {
-    const char *data_dir;       /* required */
-    const char *node_name;      /* default: host name */
-    const char *cluster_name;   /* default "scry" */
-    size_t memory_limit_bytes;  /* budget for breakers; default 1 GiB */
-    unsigned search_threads;    /* shard-level search workers; 0 = cores */
-    int durability_async;       /* 1: index.translog.durability async by default */
+    const char *data_dir;      /* required */
+    const char *node_name;     /* default: host name */
+    const char *cluster_name;  /* default "scry" */
+    size_t memory_limit_bytes; /* budget for breakers; default 1 GiB */
+    unsigned search_threads;   /* shard-level search workers; 0 = cores */
+    int durability_async;      /* 1: index.translog.durability async by default */
 } sc_node_config;
 
 /* A user-facing error: Elasticsearch type, reason, HTTP status, and the index it concerns. */
@@ -62,15 +62,18 @@ struct sc_index {
     char *dir;
     int64_t creation_date_ms;
     sc_index_settings settings;
-    json_t *settings_json;  /* normalized {"index": {...}} as shown by GET _settings */
-    json_t *analysis_json;  /* settings.index.analysis or NULL */
-    sc_shard **shards;      /* settings.number_of_shards entries */
-    void *analysis;         /* analyzer registry (opaque, see node.c) */
+    json_t *settings_json;             /* normalized {"index": {...}} as shown by GET _settings */
+    json_t *analysis_json;             /* settings.index.analysis or NULL */
+    sc_shard **shards;                 /* settings.number_of_shards entries */
+    void *analysis;                    /* analyzer registry (opaque, see node.c) */
     sc_mapping_analysis analysis_hook; /* binds the mapping layer to `analysis` */
     /* Mapping: replaced whole on change; read with sc_index_mapping. */
-    void *mapping_mu;       /* pthread_mutex_t* */
+    void *mapping_mu; /* pthread_mutex_t* */
     sc_mapping *mapping;
     _Atomic bool deleted;
+    /* Closed (POST _close): reads and writes fail with index_closed_exception; persisted in the
+     * index metadata. The shards stay open in memory (flushed at close). */
+    _Atomic bool closed;
     /* Counters for _stats. */
     _Atomic uint64_t n_index_ops, index_time_ns, n_delete_ops;
     _Atomic uint64_t n_search_queries, search_time_ns, n_fetch, fetch_time_ns;
@@ -112,6 +115,19 @@ void sc_index_unref(sc_index *ix);
  * match nothing give an empty list. NULL/empty expression = all. */
 sc_status sc_node_resolve(sc_node *n, const char *expr, sc_index ***out, size_t *n_out,
                           sc_cluster_error *err) SC_MUST_USE;
+/* Flags of sc_node_resolve_ex. */
+#define SC_NODE_RESOLVE_CLOSED 1u /* include closed indices (names and wildcards) */
+/* sc_node_resolve with flags. Without SC_NODE_RESOLVE_CLOSED (as sc_node_resolve), wildcards
+ * skip closed indices and a concrete closed name fails with SC_ECLOSED (err:
+ * index_closed_exception, 400, with index and index_uuid), as Elasticsearch's default
+ * expand_wildcards=open and ignore_unavailable=false. */
+sc_status sc_node_resolve_ex(sc_node *n, const char *expr, unsigned flags, sc_index ***out,
+                             size_t *n_out, sc_cluster_error *err) SC_MUST_USE;
+/* Closes (closed = true: flushes every shard first) or opens an index, persisting the state in
+ * its metadata. Idempotent. SC_EIO when the metadata cannot be written. */
+sc_status sc_index_set_closed(sc_index *ix, bool closed, sc_cluster_error *err) SC_MUST_USE;
+/* Fills err with index_closed_exception for ix. */
+void sc_cluster_error_closed(sc_cluster_error *err, const sc_index *ix);
 void sc_node_release(sc_index **list, size_t n);
 
 /* The current mapping with a new reference (sc_mapping_unref). */
@@ -128,8 +144,8 @@ const sc_mapping_analysis *sc_index_analysis(sc_index *ix);
 /* Fills err with index_not_found_exception for name. */
 void sc_cluster_error_not_found(sc_cluster_error *err, const char *name);
 /* Fills err with type/status/reason (printf). */
-void sc_cluster_error_set(sc_cluster_error *err, int status, const char *type, const char *fmt,
-                          ...) __attribute__((format(printf, 4, 5)));
+void sc_cluster_error_set(sc_cluster_error *err, int status, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Validates an index name as Elasticsearch does (lowercase, no \ / * ? " < > | space , #,
  * not starting with - _ +, not . or .., at most 255 bytes). */

@@ -47,16 +47,16 @@ typedef enum sc_doc_op {
 
 typedef struct sc_doc_write {
     sc_doc_op op;
-    sc_slice id;        /* required (the API generates ids for auto-id requests) */
-    sc_slice routing;   /* empty = route by id */
-    sc_slice source;    /* INDEX/CREATE: the document JSON object */
-    int64_t if_seq_no;  /* -2 = unset */
+    sc_slice id;             /* required (the API generates ids for auto-id requests) */
+    sc_slice routing;        /* empty = route by id */
+    sc_slice source;         /* INDEX/CREATE: the document JSON object */
+    int64_t if_seq_no;       /* -2 = unset */
     int64_t if_primary_term; /* 0 = unset */
 } sc_doc_write;
 
 typedef struct sc_doc_result {
-    int status;          /* HTTP status of this item (201 created, 200, 404, 409, 400...) */
-    const char *result;  /* "created", "updated", "deleted", "not_found"; NULL on error */
+    int status;         /* HTTP status of this item (201 created, 200, 404, 409, 400...) */
+    const char *result; /* "created", "updated", "deleted", "not_found"; NULL on error */
     int64_t version, seq_no, primary_term;
     uint32_t shard;
     sc_cluster_error err; /* when result == NULL */
@@ -65,9 +65,10 @@ typedef struct sc_doc_result {
 /* Applies writes to the index, grouped by shard, and makes them durable (translog fsync) per
  * the index's durability before returning. results[i] describes writes[i]. Mapping updates
  * from dynamic fields are installed as they happen. Returns SC_OK when every item has a
- * result (items may have failed individually); other statuses are whole-request failures. */
-sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n,
-                         sc_doc_result *results, sc_arena *arena) SC_MUST_USE;
+ * result (items may have failed individually, e.g. index_closed_exception when the index is
+ * closed); other statuses are whole-request failures. */
+sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_doc_result *results,
+                         sc_arena *arena) SC_MUST_USE;
 
 /* Refresh policy after a write request: none, immediately, or wait for the next refresh. */
 typedef enum sc_refresh_policy {
@@ -84,7 +85,8 @@ typedef struct sc_doc_get {
     int64_t version, seq_no, primary_term;
 } sc_doc_get;
 
-/* Real-time get by id (sees unrefreshed writes, as Elasticsearch's GET does). */
+/* Real-time get by id (sees unrefreshed writes, as Elasticsearch's GET does). SC_ECLOSED when
+ * the index is closed. */
 sc_status sc_index_get(sc_index *ix, sc_slice id, sc_slice routing, sc_arena *arena,
                        sc_doc_get *out) SC_MUST_USE;
 

@@ -22,10 +22,10 @@ static sc_status copy_slice(sc_arena *a, sc_slice in, sc_slice *out);
 typedef struct shard_job {
     sc_node *node;
     const sc_node_query_request *req;
-    size_t t;                        /* target number */
+    size_t t; /* target number */
     sc_shard_query_result *res;
-    sc_shard_hit *top;               /* malloc'd, up to k */
-    sc_sort_value *keys;             /* malloc'd sort keys of top (field sort) */
+    sc_shard_hit *top;   /* malloc'd, up to k */
+    sc_sort_value *keys; /* malloc'd sort keys of top (field sort) */
     size_t n_top;
 } shard_job;
 
@@ -78,17 +78,16 @@ static void run_shard(void *arg, sc_status pool_st)
         else if (r.breaker_tripped)
             sc_cluster_error_set(&res->err, 429, "circuit_breaking_exception", "%s", r.error);
         else
-            sc_cluster_error_set(&res->err,
-                                 st == SC_ELIMIT || st == SC_EUNSUPPORTED || st == SC_EPARSE ||
-                                         st == SC_EINVAL
-                                     ? 400
-                                     : 500,
-                                 st == SC_ELIMIT ? "illegal_argument_exception"
-                                 : st == SC_EUNSUPPORTED || st == SC_EPARSE || st == SC_EINVAL
-                                     ? "query_shard_exception"
-                                     : "exception",
-                                 "[%s][%u] %s", ix->name, tg->shard,
-                                 r.error[0] ? r.error : sc_status_str(st));
+            sc_cluster_error_set(
+                &res->err,
+                st == SC_ELIMIT || st == SC_EUNSUPPORTED || st == SC_EPARSE || st == SC_EINVAL
+                    ? 400
+                    : 500,
+                st == SC_ELIMIT ? "illegal_argument_exception"
+                : st == SC_EUNSUPPORTED || st == SC_EPARSE || st == SC_EINVAL
+                    ? "query_shard_exception"
+                    : "exception",
+                "[%s][%u] %s", ix->name, tg->shard, r.error[0] ? r.error : sc_status_str(st));
         free(r.docs);
         free(r.keys);
         return;
@@ -310,6 +309,11 @@ sc_status sc_node_fetch_phase(sc_node *n, const sc_node_fetch_request *req, sc_a
     }
     sc_stored_reader reader;
     const sc_segment *reader_seg = NULL;
+    /* Without _source a hit's _id comes from the `_id` field's sorted-set doc values (an O(1)
+     * lookup in the mapped file); segments written before _id had them use stored fields. */
+    const sc_segment *id_seg = NULL;
+    sc_dv_sorted_set id_dv;
+    bool id_dv_ok = false;
     sc_status result = SC_OK;
     for (size_t oi = 0; oi < nd && result == SC_OK; oi++) {
         size_t i = order[oi];
@@ -329,21 +333,39 @@ sc_status sc_node_fetch_phase(sc_node *n, const sc_node_fetch_request *req, sc_a
                 seg = &snap->segments[s];
         if (!seg)
             continue;
-        if (reader_seg != seg->seg) {
-            if (reader_seg)
-                sc_stored_reader_fini(&reader);
-            sc_stored_reader_init(&reader, seg->seg);
-            reader_seg = seg->seg;
+        uint32_t sdoc = d->doc - seg->doc_base;
+        sc_slice id = {0}, src = {0};
+        bool have_id = false;
+        if (!req->source) {
+            if (id_seg != seg->seg) {
+                const sc_field_info *fi = sc_segment_field(seg->seg, sc_slice_cstr("_id"));
+                id_dv_ok = fi && fi->kind == SC_FIELD_KEYWORD &&
+                           sc_dv_sorted_set_open(seg->seg, fi, &id_dv) == SC_OK;
+                id_seg = seg->seg;
+            }
+            uint64_t ord;
+            if (id_dv_ok && sc_dv_sorted_set_ords(&id_dv, sdoc, &ord, 1) == 1) {
+                id = sc_dv_sorted_set_term(&id_dv, ord);
+                have_id = true;
+            }
         }
-        sc_slice id, src;
-        sc_status st = sc_stored_get(&reader, d->doc - seg->doc_base, &id, &src);
+        sc_status st = SC_OK;
+        if (!have_id) {
+            if (reader_seg != seg->seg) {
+                if (reader_seg)
+                    sc_stored_reader_fini(&reader);
+                sc_stored_reader_init(&reader, seg->seg);
+                reader_seg = seg->seg;
+            }
+            st = sc_stored_get(&reader, sdoc, &id, &src);
+        }
         if (st == SC_OK) {
             st = copy_slice(arena, id, &out->ids[i]);
             if (st == SC_OK && req->source)
                 st = copy_slice(arena, src, &out->sources[i]);
         }
         if (st == SC_OK && req->n_dv_fields)
-            st = doc_fields(req, snap, seg, d->doc - seg->doc_base, arena, &out->fields[i]);
+            st = doc_fields(req, snap, seg, sdoc, arena, &out->fields[i]);
         if (st == SC_ENOMEM || st == SC_ELIMIT)
             result = st;
     }
@@ -367,8 +389,8 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
     size_t t = 0;
     for (size_t i = 0; i < sr->n_indices; i++)
         for (uint32_t s = 0; s < sr->indices[i]->settings.number_of_shards; s++, t++)
-            targets[t] = (sc_shard_target){.index_i = (uint32_t)i, .shard = s,
-                                           .shard_ix = (uint32_t)t};
+            targets[t] =
+                (sc_shard_target){.index_i = (uint32_t)i, .shard = s, .shard_ix = (uint32_t)t};
     uint64_t k = sr->count_only ? 0 : (uint64_t)sr->from + sr->size;
     uint64_t deadline =
         sr->timeout_ms >= 0 ? sc_clock_now_ns() + (uint64_t)sr->timeout_ms * 1000000 : 0;

@@ -60,19 +60,19 @@ sc_status sc__index_open_shards(sc_node *n, sc_index *ix, bool create, sc_cluste
             .update_ctx = ix,
             .primary_term = 1,
             .durability_async = ix->settings.durability_async,
-            .refresh_interval_ms = ix->settings.refresh_interval_ms < 0
-                                       ? -1
-                                       : (int32_t)(ix->settings.refresh_interval_ms
-                                                       ? ix->settings.refresh_interval_ms
-                                                       : 1000),
+            .refresh_interval_ms =
+                ix->settings.refresh_interval_ms < 0
+                    ? -1
+                    : (int32_t)(ix->settings.refresh_interval_ms ? ix->settings.refresh_interval_ms
+                                                                 : 1000),
         };
         sc_shard_error serr;
         memset(&serr, 0, sizeof serr);
         sc_status st = sc_shard_open(&cfg, &ix->shards[i], &serr);
         sc_mapping_unref(m);
         if (st != SC_OK) {
-            sc_cluster_error_set(err, 500, "exception", "cannot open shard [%s][%u]: %s",
-                                 ix->name, i, serr.reason[0] ? serr.reason : sc_status_str(st));
+            sc_cluster_error_set(err, 500, "exception", "cannot open shard [%s][%u]: %s", ix->name,
+                                 i, serr.reason[0] ? serr.reason : sc_status_str(st));
             return st;
         }
     }
@@ -161,8 +161,8 @@ uint32_t sc_index_flush(sc_index *ix)
 {
     uint32_t ok = 0;
     for (uint32_t i = 0; i < ix->settings.number_of_shards; i++)
-        ok += ix->shards && ix->shards[i] &&
-              shard_ok(ix, i, "flush", sc_shard_flush(ix->shards[i]));
+        ok +=
+            ix->shards && ix->shards[i] && shard_ok(ix, i, "flush", sc_shard_flush(ix->shards[i]));
     atomic_fetch_add(&ix->n_flush, 1);
     return ok;
 }
@@ -213,8 +213,8 @@ static void set_result_error(sc_doc_result *r, sc_status st, const sc_shard_erro
     snprintf(r->err.index_uuid, sizeof r->err.index_uuid, "%s", ix->uuid);
 }
 
-sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n,
-                         sc_doc_result *results, sc_arena *arena)
+sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_doc_result *results,
+                         sc_arena *arena)
 {
     (void)arena;
     uint32_t ns = ix->settings.number_of_shards;
@@ -229,6 +229,11 @@ sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n,
         uint32_t shard = sc_index_route(ix, w->routing.len ? w->routing : w->id);
         r->shard = shard;
         sc_shard *s = ix->shards ? ix->shards[shard] : NULL;
+        if (atomic_load(&ix->closed)) {
+            r->status = 400;
+            sc_cluster_error_closed(&r->err, ix);
+            continue;
+        }
         if (!s) {
             r->status = 503;
             sc_cluster_error_set(&r->err, 503, "unavailable_shards_exception",
@@ -292,6 +297,8 @@ sc_status sc_index_get(sc_index *ix, sc_slice id, sc_slice routing, sc_arena *ar
 {
     memset(out, 0, sizeof *out);
     uint32_t shard = sc_index_route(ix, routing.len ? routing : id);
+    if (atomic_load(&ix->closed))
+        return SC_ECLOSED;
     if (!ix->shards || !ix->shards[shard])
         return SC_EIO;
     sc_shard_doc d;

@@ -46,6 +46,8 @@ static const route routes[] = {
     {M_GET | M_POST, "/{index}/_flush", sc_api_flush},
     {M_POST, "/_forcemerge", sc_api_forcemerge},
     {M_POST, "/{index}/_forcemerge", sc_api_forcemerge},
+    {M_POST, "/{index}/_close", sc_api_index_close},
+    {M_POST, "/{index}/_open", sc_api_index_open},
     {M_GET, "/_mapping", sc_api_get_mapping},
     {M_GET, "/{index}/_mapping", sc_api_get_mapping},
     {M_PUT | M_POST, "/{index}/_mapping", sc_api_put_mapping},

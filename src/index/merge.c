@@ -1,6 +1,7 @@
 /* Segment merge (merge.h): rebuilds the live documents of N segments, in input order, into a
- * builder (stored fields first, which fixes the new ids; then per field norms, postings with
- * positions, numeric and sorted-set doc values) and writes it as one new segment. */
+ * builder (stored fields first, which fixes the new ids and fills the `_id` field's sorted-set
+ * doc values; then per field norms, postings with positions, numeric and sorted-set doc values)
+ * and writes it as one new segment. */
 #include "index/merge.h"
 
 #include <stdlib.h>
@@ -124,14 +125,23 @@ static sc_status merge_points2(mctx *m, const sc_segment *seg, const sc_field_in
     return st;
 }
 
+static bool is_id_field(const sc_field_info *f)
+{
+    return f->kind == SC_FIELD_KEYWORD && sc_slice_eq(f->name, sc_slice_cstr("_id"));
+}
+
 static sc_status merge_field(mctx *m, const sc_segment *seg, const sc_field_info *f)
 {
     sc__bfield *bf;
-    sc_status fst = sc__builder_field(m->b, f->name, f->kind, f->flags & 0xffu, &bf);
+    bool id = is_id_field(f);
+    /* `_id` always gets doc values in a merged segment (filled from the stored ids in
+     * merge_all), also when an input was written before `_id` had them. */
+    uint32_t flags = (f->flags & 0xffu) | (id ? SC_FIELD_DOCVALUES : 0);
+    sc_status fst = sc__builder_field(m->b, f->name, f->kind, flags, &bf);
     if (fst == SC_EINVAL && f->kind == SC_FIELD_NUMERIC)
         /* a geo field of a version 3 segment lacks SC_FIELD_GEO (its values are packed the
          * same way): join whichever way the field was declared first */
-        fst = sc__builder_field(m->b, f->name, f->kind, (f->flags & 0xffu) ^ SC_FIELD_GEO, &bf);
+        fst = sc__builder_field(m->b, f->name, f->kind, flags ^ SC_FIELD_GEO, &bf);
     SC_TRY(fst);
     uint32_t n = sc_segment_n_docs(seg);
     const uint8_t *norms = sc_segment_norms(seg, f);
@@ -159,7 +169,7 @@ static sc_status merge_field(mctx *m, const sc_segment *seg, const sc_field_info
         SC_TRY(f->flags & SC_FIELD_GEO ? merge_points2(m, seg, f, bf)
                                        : merge_points(m, seg, f, bf));
     sc_dv_sorted_set dvs;
-    if (f->dvs_len && sc_dv_sorted_set_open(seg, f, &dvs) == SC_OK) {
+    if (!id && f->dvs_len && sc_dv_sorted_set_open(seg, f, &dvs) == SC_OK) {
         for (uint32_t d = 0; d < n; d++) {
             if (m->map[d] == UINT32_MAX)
                 continue;
@@ -178,7 +188,10 @@ static sc_status merge_field(mctx *m, const sc_segment *seg, const sc_field_info
 
 static sc_status merge_all(mctx *m, const sc_merge_input *in, size_t n)
 {
-    /* stored fields first: they assign the new ids densely in input order */
+    /* stored fields first: they assign the new ids densely in input order; each doc's _id
+     * also goes into the `_id` field's sorted-set doc values (fetch reads ids from there) */
+    sc__bfield *idf = NULL;
+    uint32_t new_doc = 0;
     for (size_t i = 0; i < n; i++) {
         sc_stored_reader r;
         sc_stored_reader_init(&r, in[i].seg);
@@ -191,6 +204,14 @@ static sc_status merge_all(mctx *m, const sc_merge_input *in, size_t n)
             st = sc_stored_get(&r, d, &id, &src);
             if (st == SC_OK)
                 st = sc__builder_stored(m->b, id, src);
+            if (st == SC_OK && id.len && !idf)
+                st = sc__builder_field(m->b, sc_slice_cstr("_id"), SC_FIELD_KEYWORD,
+                                       SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &idf);
+            if (st == SC_OK && id.len)
+                st = sc__builder_ord_term(m->b, idf, new_doc, id);
+            if (st == SC_OK && id.len)
+                st = sc__builder_mark_doc(m->b, idf, new_doc);
+            new_doc++;
         }
         sc_stored_reader_fini(&r);
         SC_TRY(st);

@@ -523,7 +523,8 @@ static sc_status assemble(pctx *c, sc_index_doc *doc)
     idtok->position = 0;
     fields[0].name = sc_slice_cstr("_id");
     fields[0].kind = SC_FIELD_KEYWORD;
-    fields[0].flags = SC_FIELD_INDEXED;
+    /* doc values too: fetch reads a hit's _id from them without decompressing stored fields */
+    fields[0].flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES;
     fields[0].tokens = idtok;
     fields[0].n_tokens = 1;
     size_t k = 1;

@@ -1,6 +1,7 @@
 /* Merges: three segments of a random corpus with random deletes are merged; the result must
  * hold exactly the live docs, renumbered in input order, with all their postings, positions,
- * norms, doc values and stored fields (checked with the same model as segment_test). Also the
+ * norms, doc values and stored fields (checked with the same model as segment_test), and `_id`
+ * doc values filled from the stored ids. Also the
  * tiered merge policy and force-merge planning. Seeds are printed. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <cmocka.h>
 
 #include "index/commit.h"
+#include "index/docvalues.h"
 #include "index/merge.h"
 #include "verify.h"
 
@@ -21,6 +23,24 @@ static void build_segment(const t_corpus *c, uint32_t lo, uint32_t hi, const cha
         assert_int_equal(t_add_doc(b, c, d), SC_OK);
     assert_int_equal(sc_segment_builder_write(b, dir, name, NULL), SC_OK);
     sc_segment_builder_free(b);
+}
+
+/* A merged segment's `_id` field has sorted-set doc values holding each doc's id (the inputs
+ * here were written without them, as before `_id` had doc values). */
+static void check_id_docvalues(const sc_segment *seg, const t_corpus *kept)
+{
+    if (!kept->n_docs)
+        return;
+    const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr("_id"));
+    assert_non_null(fi);
+    assert_true(fi->flags & SC_FIELD_DOCVALUES);
+    sc_dv_sorted_set dv;
+    assert_int_equal(sc_dv_sorted_set_open(seg, fi, &dv), SC_OK);
+    for (uint32_t d = 0; d < kept->n_docs; d++) {
+        uint64_t ord;
+        assert_int_equal(sc_dv_sorted_set_ords(&dv, d, &ord, 1), 1);
+        assert_true(sc_slice_eq_cstr(sc_dv_sorted_set_term(&dv, ord), kept->docs[d].id));
+    }
 }
 
 static void merge_case(uint32_t n_docs, int delete_pct)
@@ -65,6 +85,7 @@ static void merge_case(uint32_t n_docs, int delete_pct)
     sc_segment *merged;
     assert_int_equal(sc_segment_open(dir, "m", &merged), SC_OK);
     verify_segment(merged, &kept);
+    check_id_docvalues(merged, &kept);
     sc_segment_unref(merged);
     for (int s = 0; s < 3; s++) {
         sc_segment_unref(in[s].seg);

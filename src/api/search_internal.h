@@ -1,0 +1,57 @@
+/* Private to the _search family of handlers: the parsed search request (body + URL parameters)
+ * shared by request parsing (search_parse.c), response writing (search_write.c) and the handlers
+ * (api_search.c). */
+#ifndef SC_API_SEARCH_INTERNAL_H
+#define SC_API_SEARCH_INTERNAL_H
+
+#include <jansson.h>
+
+#include "api/rest.h"
+#include "cluster/node.h"
+#include "cluster/search.h"
+
+/* A search request's options after parsing the body and the URL parameters. */
+
+typedef struct search_parse {
+    json_t *body;    /* owned */
+    json_t *query;   /* borrowed from body or built from q= */
+    json_t *owned_q; /* a query built from URL params */
+    int64_t from, size;
+    int64_t track_total_hits;
+    bool rest_total_int;
+    int64_t timeout_ms;
+    bool source;
+    json_t *source_filter;  /* borrowed: includes/excludes spec, or NULL */
+    const char **dv_fields; /* docvalue_fields + fields names (arena) */
+    size_t n_dv_fields;
+    sc_sort_field *sort; /* field sort (arena); n_sort 0 = relevance order */
+    size_t n_sort;
+    const json_t *search_after; /* borrowed from the body */
+} search_parse;
+
+/* Parses a search body (may be NULL) and the URL parameters into sp. `count` restricts the
+ * body keys to those of _count. On failure writes a 4xx into resp and returns false; on
+ * success the caller json_decref()s sp->owned_q. */
+bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body, search_parse *sp,
+                      bool count);
+/* search_after values -> typed sort keys, encoded with ix's mapping (arena). *out = NULL when
+ * there is no search_after. Writes a 400 and returns false on mismatched values. */
+bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                              sc_index *ix, sc_sort_value **out);
+/* Builds the query tree of each of the n indices into out[0..n) (arena). With n == 0 the query
+ * is still validated. Writes the DSL error into resp and returns false on failure. */
+bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
+                              sc_index **list, size_t n, sc_query **out);
+
+/* Writes the "_shards" member of a search or count response. */
+void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r);
+/* Writes the body of one search response (used by _search and each _msearch item; a non-zero
+ * status_for_msearch adds "status"). */
+void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
+                               const sc_search_response *r, const search_parse *sp,
+                               uint64_t took_ms, int status_for_msearch);
+/* Writes Elasticsearch's "all shards failed" search_phase_execution_exception into resp. */
+void sc__search_write_all_failed(sc_rest_req *req, sc_rest_resp *resp, const sc_search_request *sr,
+                                 const sc_search_response *r);
+
+#endif

@@ -1,0 +1,289 @@
+/* _search response writing: hits with _source filtering (includes/excludes), sort values,
+ * _shards with failures, and the "all shards failed" error. */
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "api/search_internal.h"
+
+/* _source includes/excludes: rewrites a document's source. */
+static bool path_match(const char *pattern, const char *path)
+{
+    /* "a.*" matches "a.b"; "a" matches "a" and "a.b" (objects include their children). */
+    size_t pl = strlen(pattern);
+    if (fnmatch(pattern, path, 0) == 0)
+        return true;
+    return strncmp(pattern, path, pl) == 0 && path[pl] == '.';
+}
+
+static json_t *filter_source(const json_t *v, const char *prefix, const json_t *inc,
+                             const json_t *exc);
+
+static bool any_match(const json_t *list, const char *path, bool prefix_ok)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach (list, i, x) {
+        const char *p = json_string_value(x);
+        if (!p)
+            continue;
+        if (path_match(p, path))
+            return true;
+        /* An object on the way to an included path must be kept. */
+        if (prefix_ok) {
+            size_t l = strlen(path);
+            if (strncmp(p, path, l) == 0 && p[l] == '.')
+                return true;
+            if (p[0] == '*')
+                return true;
+        }
+    }
+    return false;
+}
+
+static json_t *filter_source(const json_t *v, const char *prefix, const json_t *inc,
+                             const json_t *exc)
+{
+    json_t *out = json_object();
+    const char *k;
+    json_t *x;
+    json_object_foreach ((json_t *)v, k, x) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", k);
+        if (exc && any_match(exc, path, false))
+            continue;
+        bool full = !inc || json_array_size(inc) == 0 || any_match(inc, path, false);
+        if (full && !json_is_object(x)) {
+            json_object_set(out, k, x);
+            continue;
+        }
+        if (json_is_object(x) && (full || any_match(inc, path, true))) {
+            json_t *sub = filter_source(x, path, full ? NULL : inc, exc);
+            if (json_object_size(sub) || full)
+                json_object_set_new(out, k, sub);
+            else
+                json_decref(sub);
+        }
+    }
+    return out;
+}
+
+static json_t *as_list(const json_t *v)
+{
+    if (!v)
+        return NULL;
+    if (json_is_string(v))
+        return json_pack("[O]", v);
+    if (json_is_array(v))
+        return json_incref((json_t *)v);
+    return NULL;
+}
+
+static void write_source(sc_jsonw *w, sc_slice src, const json_t *filter)
+{
+    if (!filter) {
+        sc_jsonw_raw(w, src);
+        return;
+    }
+    json_t *inc = NULL, *exc = NULL;
+    if (json_is_object(filter)) {
+        inc = as_list(json_object_get(filter, "includes"));
+        if (!inc)
+            inc = as_list(json_object_get(filter, "include"));
+        exc = as_list(json_object_get(filter, "excludes"));
+        if (!exc)
+            exc = as_list(json_object_get(filter, "exclude"));
+    } else {
+        inc = as_list(filter);
+    }
+    json_error_t jerr;
+    json_t *doc = json_loadb((const char *)src.ptr, src.len, 0, &jerr);
+    if (!json_is_object(doc)) {
+        sc_jsonw_raw(w, src);
+    } else {
+        json_t *f = filter_source(doc, "", inc, exc);
+        sc__api_json_write(w, f);
+        json_decref(f);
+    }
+    json_decref(doc);
+    json_decref(inc);
+    json_decref(exc);
+}
+
+void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r)
+{
+    sc_jsonw_key(w, "_shards");
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "total", r->shards_total);
+    sc_jsonw_kv_int(w, "successful", r->shards_successful);
+    sc_jsonw_kv_int(w, "skipped", r->shards_skipped);
+    sc_jsonw_kv_int(w, "failed", r->shards_failed);
+    if (r->n_failures) {
+        sc_jsonw_key(w, "failures");
+        sc_jsonw_arr_begin(w);
+        for (size_t i = 0; i < r->n_failures; i++) {
+            const sc_shard_failure *f = &r->failures[i];
+            sc_jsonw_obj_begin(w);
+            sc_jsonw_kv_int(w, "shard", f->shard);
+            sc_jsonw_kv_str(w, "index", sr->indices[f->index_i]->name);
+            sc_jsonw_kv_str(w, "node", "local-node");
+            sc_jsonw_key(w, "reason");
+            sc_jsonw_obj_begin(w);
+            sc_jsonw_kv_str(w, "type", f->err.type ? f->err.type : "exception");
+            sc_jsonw_kv_str(w, "reason", f->err.reason);
+            sc_jsonw_obj_end(w);
+            sc_jsonw_obj_end(w);
+        }
+        sc_jsonw_arr_end(w);
+    }
+    sc_jsonw_obj_end(w);
+}
+
+/* The "sort" array of a hit: numbers decoded as Elasticsearch prints them (dates as epoch
+ * millis), keywords as strings, missing values as null. */
+static void write_sort_values(sc_jsonw *w, sc_index *ix, const search_parse *sp,
+                              const sc_sort_value *keys)
+{
+    sc_mapping *m = sc_index_mapping(ix);
+    sc_jsonw_key(w, "sort");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < sp->n_sort; i++) {
+        const sc_sort_field *f = &sp->sort[i];
+        const sc_sort_value *v = &keys[i];
+        if (v->missing) {
+            sc_jsonw_null(w);
+        } else if (f->kind == SC_SORT_SCORE) {
+            sc_jsonw_float(w, v->score);
+        } else if (f->kind == SC_SORT_DOC) {
+            sc_jsonw_int(w, v->num);
+        } else if (v->str.ptr) {
+            sc_jsonw_strn(w, v->str);
+        } else {
+            const sc_mapping_field *mf = sc_mapping_find(m, sc_slice_cstr(f->field));
+            if (mf)
+                sc_mapping_write_value(mf, v->num, true, w);
+            else
+                sc_jsonw_int(w, v->num);
+        }
+    }
+    sc_jsonw_arr_end(w);
+    sc_mapping_unref(m);
+}
+
+/* Writes the body of one search response (used by _search and each _msearch item). */
+void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
+                               const sc_search_response *r, const search_parse *sp,
+                               uint64_t took_ms, int status_for_msearch)
+{
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_int(w, "took", (int64_t)took_ms);
+    sc_jsonw_kv_bool(w, "timed_out", r->timed_out);
+    sc__search_write_shards(w, sr, r);
+    sc_jsonw_key(w, "hits");
+    sc_jsonw_obj_begin(w);
+    if (sp->track_total_hits != 0) {
+        if (sp->rest_total_int) {
+            sc_jsonw_kv_int(w, "total", (int64_t)r->total);
+        } else {
+            sc_jsonw_key(w, "total");
+            sc_jsonw_obj_begin(w);
+            sc_jsonw_kv_int(w, "value", (int64_t)r->total);
+            sc_jsonw_kv_str(w, "relation", r->total_is_lower_bound ? "gte" : "eq");
+            sc_jsonw_obj_end(w);
+        }
+    }
+    sc_jsonw_key(w, "max_score");
+    if ((r->n_hits == 0 && isnan(r->max_score)) || sp->n_sort)
+        sc_jsonw_null(w);
+    else
+        sc_jsonw_float(w, isnan(r->max_score) ? 0.0f : r->max_score);
+    sc_jsonw_key(w, "hits");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < r->n_hits; i++) {
+        const sc_result_hit *h = &r->hits[i];
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_kv_str(w, "_index", sr->indices[h->index_i]->name);
+        sc_jsonw_key(w, "_id");
+        sc_jsonw_strn(w, h->id);
+        sc_jsonw_key(w, "_score");
+        if (sp->n_sort)
+            sc_jsonw_null(w);
+        else
+            sc_jsonw_float(w, h->score);
+        if (sp->source && h->source.len) {
+            sc_jsonw_key(w, "_source");
+            write_source(w, h->source, sp->source_filter);
+        }
+        if (h->fields.len) {
+            sc_jsonw_key(w, "fields");
+            sc_jsonw_raw(w, h->fields);
+        }
+        if (sp->n_sort && h->sort)
+            write_sort_values(w, sr->indices[h->index_i], sp, h->sort);
+        sc_jsonw_obj_end(w);
+    }
+    sc_jsonw_arr_end(w);
+    sc_jsonw_obj_end(w);
+    if (status_for_msearch)
+        sc_jsonw_kv_int(w, "status", status_for_msearch);
+    sc_jsonw_obj_end(w);
+}
+
+/* search_phase_execution_exception "all shards failed" in Elasticsearch's grouped shape: the
+ * shards' causes as root_cause, failed_shards with each shard's reason; the status is the
+ * first shard failure's. */
+void sc__search_write_all_failed(sc_rest_req *req, sc_rest_resp *resp, const sc_search_request *sr,
+                                 const sc_search_response *r)
+{
+    int status = r->n_failures && r->failures[0].err.status ? r->failures[0].err.status : 503;
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, status, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "error");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "root_cause");
+    sc_jsonw_arr_begin(&w);
+    for (size_t i = 0; i < r->n_failures; i++) {
+        /* Grouped: one root cause per distinct (index, type). */
+        bool dup = false;
+        for (size_t j = 0; j < i; j++)
+            dup |= r->failures[j].index_i == r->failures[i].index_i &&
+                   r->failures[j].err.type == r->failures[i].err.type;
+        if (dup)
+            continue;
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_kv_str(&w, "type",
+                        r->failures[i].err.type ? r->failures[i].err.type : "exception");
+        sc_jsonw_kv_str(&w, "reason", r->failures[i].err.reason);
+        sc_jsonw_kv_str(&w, "index_uuid", sr->indices[r->failures[i].index_i]->uuid);
+        sc_jsonw_kv_str(&w, "index", sr->indices[r->failures[i].index_i]->name);
+        sc_jsonw_obj_end(&w);
+    }
+    sc_jsonw_arr_end(&w);
+    sc_jsonw_kv_str(&w, "type", "search_phase_execution_exception");
+    sc_jsonw_kv_str(&w, "reason", "all shards failed");
+    sc_jsonw_kv_str(&w, "phase", "query");
+    sc_jsonw_kv_bool(&w, "grouped", true);
+    sc_jsonw_key(&w, "failed_shards");
+    sc_jsonw_arr_begin(&w);
+    for (size_t i = 0; i < r->n_failures; i++) {
+        const sc_shard_failure *f = &r->failures[i];
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_kv_int(&w, "shard", f->shard);
+        sc_jsonw_kv_str(&w, "index", sr->indices[f->index_i]->name);
+        sc_jsonw_kv_str(&w, "node", sc_node_id(req->node));
+        sc_jsonw_key(&w, "reason");
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_kv_str(&w, "type", f->err.type ? f->err.type : "exception");
+        sc_jsonw_kv_str(&w, "reason", f->err.reason);
+        sc_jsonw_obj_end(&w);
+        sc_jsonw_obj_end(&w);
+    }
+    sc_jsonw_arr_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_kv_int(&w, "status", status);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+}

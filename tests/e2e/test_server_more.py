@@ -1,0 +1,155 @@
+"""More server behaviour: hit ids without _source (read from the _id doc values), before and
+after merges."""
+from conftest import bulk_body
+
+
+def _ids_of(server, index, body):
+    st, h, b = server.request("POST", "/%s/_search" % index, body)
+    assert st == 200, b
+    return [(x["_id"], x.get("_source")) for x in b["hits"]["hits"]]
+
+
+def test_ids_without_source_match_stored(server, fresh_index):
+    st, h, b = server.request("PUT", "/" + fresh_index, {
+        "settings": {"number_of_shards": 2},
+        "mappings": {"properties": {"n": {"type": "long"}, "t": {"type": "text"}}}})
+    assert st == 200, b
+    docs = [{"n": i, "t": "word%d common" % (i % 7)} for i in range(300)]
+    # Three refreshes -> several segments per shard; ids are strings of varied length.
+    for part in range(3):
+        lines = []
+        for i in range(part * 100, part * 100 + 100):
+            lines.append('{"index":{"_id":"id-%s"}}' % ("x" * (i % 13) + str(i)))
+            lines.append('{"n":%d,"t":"%s"}' % (i, docs[i]["t"]))
+        st, h, b = server.request("POST", "/%s/_bulk?refresh=true" % fresh_index,
+                                  "\n".join(lines) + "\n")
+        assert st == 200 and not b["errors"], b
+    # Overwrite and delete some, so ids of deleted docs must not leak.
+    st, h, b = server.request("POST", "/%s/_bulk?refresh=true" % fresh_index,
+                              '{"index":{"_id":"id-0"}}\n{"n":0,"t":"common"}\n'
+                              '{"delete":{"_id":"id-x1"}}\n')
+    assert st == 200 and not b["errors"], b
+    q = {"query": {"match": {"t": "common"}}, "size": 400, "sort": [{"n": "asc"}]}
+
+    def check():
+        with_src = _ids_of(server, fresh_index, q)
+        without = _ids_of(server, fresh_index, dict(q, _source=False,
+                                                    docvalue_fields=["n"]))
+        assert [i for i, _ in with_src] == [i for i, _ in without]
+        assert all(s is None for _, s in without)
+        assert len(with_src) == 299
+        for i, s in with_src:
+            assert i == "id-" + "x" * (s["n"] % 13) + str(s["n"])
+    check()
+    st, h, b = server.request("POST", "/%s/_forcemerge?max_num_segments=1" % fresh_index)
+    assert st == 200, b
+    server.request("POST", "/%s/_refresh" % fresh_index)
+    check()
+
+
+# ---- _close / _open ----
+
+def _closed_error(b, index):
+    assert b["status"] == 400, b
+    assert b["error"]["type"] == "index_closed_exception", b
+    assert b["error"]["reason"] == "closed"
+    assert b["error"]["index"] == index
+    assert b["error"]["root_cause"][0]["type"] == "index_closed_exception"
+
+
+def test_close_open(server, fresh_index):
+    st, h, b = server.request("PUT", "/%s/_doc/1?refresh=true" % fresh_index, {"a": "x"})
+    assert st == 201, b
+    st, h, b = server.request("POST", "/%s/_close" % fresh_index)
+    assert st == 200, b
+    assert b == {"acknowledged": True, "shards_acknowledged": True,
+                 "indices": {fresh_index: {"closed": True}}}
+    # Reads and writes are refused.
+    st, h, b = server.request("POST", "/%s/_search" % fresh_index, {})
+    assert st == 400
+    _closed_error(b, fresh_index)
+    st, h, b = server.request("GET", "/%s/_count" % fresh_index)
+    _closed_error(b, fresh_index)
+    st, h, b = server.request("GET", "/%s/_doc/1" % fresh_index)
+    assert st == 400
+    _closed_error(b, fresh_index)
+    st, h, b = server.request("PUT", "/%s/_doc/2" % fresh_index, {"a": "y"})
+    assert st == 400
+    _closed_error(b, fresh_index)
+    st, h, b = server.request("POST", "/_bulk", '{"index":{"_index":"%s","_id":"3"}}\n{"a":1}\n'
+                              % fresh_index)
+    assert st == 200 and b["errors"], b
+    assert b["items"][0]["index"]["status"] == 400
+    assert b["items"][0]["index"]["error"]["type"] == "index_closed_exception"
+    st, h, b = server.request("POST", "/%s/_refresh" % fresh_index)
+    _closed_error(b, fresh_index)
+    # Wildcards skip it; metadata endpoints still see it.
+    st, h, b = server.request("POST", "/%s*/_search" % fresh_index[:-1], {})
+    assert st == 200 and b["_shards"]["total"] == 0, b
+    st, h, b = server.request("GET", "/" + fresh_index)
+    assert st == 200 and fresh_index in b
+    st, h, b = server.request("GET", "/_cat/indices/%s?format=json" % fresh_index)
+    assert st == 200 and b[0]["status"] == "close" and b[0]["docs.count"] is None, b
+    st, h, text = server.request("GET", "/_cat/indices/%s" % fresh_index, raw=True)
+    assert b" close " in text, text
+    # Closing twice is fine; opening brings the document back.
+    assert server.request("POST", "/%s/_close" % fresh_index)[0] == 200
+    st, h, b = server.request("POST", "/%s/_open" % fresh_index)
+    assert st == 200 and b == {"acknowledged": True, "shards_acknowledged": True}, b
+    st, h, b = server.request("GET", "/%s/_doc/1" % fresh_index)
+    assert st == 200 and b["_source"] == {"a": "x"}
+    st, h, b = server.request("GET", "/_cat/indices/%s?format=json" % fresh_index)
+    assert b[0]["status"] == "open" and b[0]["docs.count"] == "1", b
+    st, h, b = server.request("POST", "/missing-index-xyz/_close")
+    assert st == 404 and b["error"]["type"] == "index_not_found_exception"
+
+
+def test_closed_state_survives_restart(tmp_path):
+    from conftest import Server
+    s = Server(str(tmp_path / "data")).start()
+    try:
+        assert s.request("PUT", "/c1/_doc/1?refresh=true", {"a": 1})[0] == 201
+        assert s.request("PUT", "/o1/_doc/1?refresh=true", {"a": 1})[0] == 201
+        assert s.request("POST", "/c1/_close")[0] == 200
+        assert s.stop() == 0
+        s.start()
+        st, h, b = s.request("GET", "/c1/_search")
+        _closed_error(b, "c1")
+        st, h, b = s.request("GET", "/o1/_search")
+        assert st == 200 and b["hits"]["total"]["value"] == 1
+        assert s.request("POST", "/c1/_open")[0] == 200
+        assert s.stop() == 0
+        s.start()
+        st, h, b = s.request("GET", "/c1/_search")
+        assert st == 200 and b["hits"]["total"]["value"] == 1, b
+    finally:
+        s.stop()
+
+
+# ---- _cluster/health ----
+
+def test_health_wait_for_status(server, fresh_index):
+    assert server.request("PUT", "/" + fresh_index, {
+        "settings": {"number_of_shards": 2, "number_of_replicas": 1}})[0] == 200
+    st, h, b = server.request("GET", "/_cluster/health/%s?wait_for_status=yellow&timeout=5s"
+                              % fresh_index)
+    assert st == 200 and b["status"] == "yellow" and b["timed_out"] is False, b
+    assert b["active_primary_shards"] == 2 and b["unassigned_shards"] == 2
+    # One node never assigns replicas: green times out with 408, as in Elasticsearch.
+    st, h, b = server.request("GET", "/_cluster/health/%s?wait_for_status=green&timeout=200ms"
+                              % fresh_index)
+    assert st == 408 and b["timed_out"] is True and b["status"] == "yellow", b
+    # Dropping the replicas makes it green.
+    st, h, b = server.request("PUT", "/%s/_settings" % fresh_index,
+                              {"index": {"number_of_replicas": 0}})
+    assert st == 200, b
+    st, h, b = server.request("GET", "/_cluster/health/%s?wait_for_status=green&timeout=2s"
+                              % fresh_index)
+    assert st == 200 and b["status"] == "green" and b["timed_out"] is False, b
+    # A missing index is red and times out.
+    st, h, b = server.request("GET", "/_cluster/health/nope-%s?timeout=100ms" % fresh_index)
+    assert st == 408 and b["status"] == "red" and b["timed_out"] is True, b
+    st, h, b = server.request("GET", "/_cluster/health?wait_for_status=purple")
+    assert st == 400 and b["error"]["type"] == "illegal_argument_exception"
+    st, h, b = server.request("GET", "/_cluster/health?wait_for_status=yellow&timeout=xyz")
+    assert st == 400
