@@ -1,15 +1,12 @@
-/* Leaf iterator kinds (term postings, all docs, bitset, constant score), the counted generic
- * fallbacks and the cancel token (search/iter.h). */
+/* Leaf iterator kinds (term postings, all docs, bitset, constant score) and the counted generic
+ * fallbacks (search/iter.h). Wrappers and the cancel token are in iter_wrap.c. */
 #include "search/iter.h"
 
 #include <string.h>
 
-#include "base/clock.h"
-
 /* ---- fallbacks -------------------------------------------------------------------------- */
 
-void sc_doc_iter_fallback_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs,
-                                      uint32_t base)
+void sc_doc_iter_fallback_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base)
 {
     if (it->stats)
         it->stats->fallback_into_bitset++;
@@ -27,8 +24,7 @@ uint32_t sc_doc_iter_fallback_run_end(sc_doc_iter *it)
     return it->doc == SC_DOC_END ? SC_DOC_END : it->doc + 1;
 }
 
-size_t sc_doc_iter_fallback_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs,
-                                       size_t max)
+size_t sc_doc_iter_fallback_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs, size_t max)
 {
     if (it->stats)
         it->stats->fallback_next_batch++;
@@ -51,8 +47,7 @@ void sc_doc_iter_ignore_min_score(sc_doc_iter *it, float min_score)
     (void)min_score;
 }
 
-size_t sc_doc_iter_fallback_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores,
-                                        size_t max)
+size_t sc_doc_iter_fallback_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
 {
     if (it->stats)
         it->stats->fallback_score_batch++;
@@ -66,30 +61,6 @@ size_t sc_doc_iter_fallback_score_batch(sc_doc_iter *it, uint32_t *docs, float *
         n++;
     }
     return n;
-}
-
-/* ---- cancel token ----------------------------------------------------------------------- */
-
-void sc_cancel_token_init(sc_cancel_token *t, uint64_t deadline_ns)
-{
-    atomic_init(&t->cancelled, 0);
-    atomic_init(&t->fired, 0);
-    t->deadline_ns = deadline_ns;
-}
-
-bool sc_cancel_token_check(sc_cancel_token *t, bool check_clock)
-{
-    if (atomic_load_explicit(&t->fired, memory_order_relaxed))
-        return true;
-    if (atomic_load_explicit(&t->cancelled, memory_order_relaxed)) {
-        atomic_store_explicit(&t->fired, 1, memory_order_relaxed);
-        return true;
-    }
-    if (check_clock && t->deadline_ns && sc_clock_now_ns() >= t->deadline_ns) {
-        atomic_store_explicit(&t->fired, 2, memory_order_relaxed);
-        return true;
-    }
-    return false;
 }
 
 /* ---- shared helpers --------------------------------------------------------------------- */
@@ -215,8 +186,8 @@ static float term_score(sc_doc_iter *it)
 
 static float impact_score(const term_iter *t, sc_postings_impact imp)
 {
-    return sc_bm25_score(t->bm25, (float)imp.max_freq, t->norms ? (imp.min_norm ? imp.min_norm : 1)
-                                                                 : 1);
+    return sc_bm25_score(t->bm25, (float)imp.max_freq,
+                         t->norms ? (imp.min_norm ? imp.min_norm : 1) : 1);
 }
 
 /* Score bound of the shallow block: the best BM25 over its competitive (freq, norm) pairs
@@ -314,12 +285,75 @@ sc_doc_iter *sc_iter_term(sc_arena *a, const sc_postings *cursor, const sc_bm25 
     return &t->base;
 }
 
+/* ---- constant-score kinds: shared parts ------------------------------------------------- */
+
+/* The head of the constant-score kinds (all docs, bitset, constant score). */
+typedef struct fixed_iter {
+    sc_doc_iter base;
+    float score;
+} fixed_iter;
+
+#define FIXED_SCORE(it) (((fixed_iter *)(it))->score)
+
+static float fixed_score(sc_doc_iter *it)
+{
+    return FIXED_SCORE(it);
+}
+
+static float fixed_max_score(sc_doc_iter *it, uint32_t upto)
+{
+    return FIXED_SCORE(it);
+}
+
+/* Fills scores[0, n) with the constant score; returns n. */
+static size_t fixed_fill(sc_doc_iter *it, float *scores, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        scores[i] = FIXED_SCORE(it);
+    return n;
+}
+
+static uint32_t end_shallow(sc_doc_iter *it, uint32_t target)
+{
+    return SC_DOC_END;
+}
+
+/* next/advance of a kind that can seek to the first match >= d with `from`. */
+typedef uint32_t (*seek_fn)(sc_doc_iter *it, uint32_t d);
+
+static inline uint32_t seek_next(sc_doc_iter *it, seek_fn from)
+{
+    if (it->positioned && it->doc == SC_DOC_END)
+        return SC_DOC_END;
+    return from(it, it->positioned ? it->doc + 1 : 0);
+}
+
+static inline uint32_t seek_advance(sc_doc_iter *it, uint32_t target, seek_fn from)
+{
+    if (it->positioned && target <= it->doc)
+        return it->doc;
+    return from(it, target);
+}
+
+/* The first doc a batch starts at (past_end when exhausted). */
+static uint32_t batch_first(const sc_doc_iter *it, uint32_t past_end)
+{
+    return it->positioned ? (it->doc == SC_DOC_END ? past_end : it->doc + 1) : 0;
+}
+
+/* Positions it on the last doc of a batch of n (END when empty); returns n. */
+static size_t batch_done(sc_doc_iter *it, const uint32_t *docs, size_t n)
+{
+    it->positioned = true;
+    it->doc = n ? docs[n - 1] : SC_DOC_END;
+    return n;
+}
+
 /* ---- all docs --------------------------------------------------------------------------- */
 
 typedef struct all_iter {
-    sc_doc_iter base;
+    fixed_iter f;
     uint32_t n_docs;
-    float score;
 } all_iter;
 
 static uint32_t all_set(sc_doc_iter *it, uint32_t d)
@@ -330,16 +364,12 @@ static uint32_t all_set(sc_doc_iter *it, uint32_t d)
 
 static uint32_t all_next(sc_doc_iter *it)
 {
-    if (it->doc == SC_DOC_END && it->positioned)
-        return SC_DOC_END;
-    return all_set(it, it->positioned ? it->doc + 1 : 0);
+    return seek_next(it, all_set);
 }
 
 static uint32_t all_advance(sc_doc_iter *it, uint32_t target)
 {
-    if (it->positioned && target <= it->doc)
-        return it->doc;
-    return all_set(it, target);
+    return seek_advance(it, target, all_set);
 }
 
 static uint64_t all_cost(const sc_doc_iter *it)
@@ -368,39 +398,19 @@ static size_t all_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs, s
 {
     size_t n = 0;
     all_iter *x = (all_iter *)it;
-    uint32_t d = it->positioned ? (it->doc == SC_DOC_END ? SC_DOC_END : it->doc + 1) : 0;
+    uint32_t d = batch_first(it, SC_DOC_END);
     while (n < max && d < x->n_docs) {
         docs[n] = d;
         if (freqs)
             freqs[n] = 1;
         n++, d++;
     }
-    it->positioned = true;
-    it->doc = n ? docs[n - 1] : SC_DOC_END;
-    return n;
-}
-
-static float all_score(sc_doc_iter *it)
-{
-    return ((all_iter *)it)->score;
-}
-
-static float all_max_score(sc_doc_iter *it, uint32_t upto)
-{
-    return ((all_iter *)it)->score;
-}
-
-static uint32_t end_shallow(sc_doc_iter *it, uint32_t target)
-{
-    return SC_DOC_END;
+    return batch_done(it, docs, n);
 }
 
 static size_t all_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
 {
-    size_t n = all_next_batch(it, docs, NULL, max);
-    for (size_t i = 0; i < n; i++)
-        scores[i] = ((all_iter *)it)->score;
-    return n;
+    return fixed_fill(it, scores, all_next_batch(it, docs, NULL, max));
 }
 
 static const sc_doc_iter_ops all_ops = {
@@ -413,8 +423,8 @@ static const sc_doc_iter_ops all_ops = {
     all_into_bitset,
     all_run_end,
     all_next_batch,
-    all_score,
-    all_max_score,
+    fixed_score,
+    fixed_max_score,
     end_shallow,
     sc_doc_iter_ignore_min_score,
     all_score_batch,
@@ -425,20 +435,19 @@ sc_doc_iter *sc_iter_all(sc_arena *a, uint32_t n_docs, float score)
     all_iter *x = sc_arena_calloc(a, 1, sizeof *x);
     if (!x)
         return NULL;
-    x->base.ops = &all_ops;
+    x->f.base.ops = &all_ops;
     x->n_docs = n_docs;
-    x->score = score;
-    return &x->base;
+    x->f.score = score;
+    return &x->f.base;
 }
 
 /* ---- bitset ----------------------------------------------------------------------------- */
 
 typedef struct bits_iter {
-    sc_doc_iter base;
+    fixed_iter f;
     const sc_bitset *bs;
     uint32_t n_docs;
     uint64_t cost;
-    float score;
 } bits_iter;
 
 static uint32_t bits_from(sc_doc_iter *it, uint32_t d)
@@ -451,16 +460,12 @@ static uint32_t bits_from(sc_doc_iter *it, uint32_t d)
 
 static uint32_t bits_next(sc_doc_iter *it)
 {
-    if (it->positioned && it->doc == SC_DOC_END)
-        return SC_DOC_END;
-    return bits_from(it, it->positioned ? it->doc + 1 : 0);
+    return seek_next(it, bits_from);
 }
 
 static uint32_t bits_advance(sc_doc_iter *it, uint32_t target)
 {
-    if (it->positioned && target <= it->doc)
-        return it->doc;
-    return bits_from(it, target);
+    return seek_advance(it, target, bits_from);
 }
 
 static uint64_t bits_cost(const sc_doc_iter *it)
@@ -503,7 +508,7 @@ static size_t bits_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs, 
 {
     bits_iter *x = (bits_iter *)it;
     size_t n = 0;
-    uint32_t d = it->positioned ? (it->doc == SC_DOC_END ? x->n_docs : it->doc + 1) : 0;
+    uint32_t d = batch_first(it, x->n_docs);
     while (n < max && d < x->n_docs) {
         size_t w = d >> 6;
         uint64_t word = x->bs->words[w] & (~UINT64_C(0) << (d & 63));
@@ -519,27 +524,12 @@ static size_t bits_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs, 
         }
         d = n == max ? docs[n - 1] + 1 : (uint32_t)(w + 1) * 64;
     }
-    it->positioned = true;
-    it->doc = n ? docs[n - 1] : SC_DOC_END;
-    return n;
-}
-
-static float bits_score(sc_doc_iter *it)
-{
-    return ((bits_iter *)it)->score;
-}
-
-static float bits_max_score(sc_doc_iter *it, uint32_t upto)
-{
-    return ((bits_iter *)it)->score;
+    return batch_done(it, docs, n);
 }
 
 static size_t bits_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
 {
-    size_t n = bits_next_batch(it, docs, NULL, max);
-    for (size_t i = 0; i < n; i++)
-        scores[i] = ((bits_iter *)it)->score;
-    return n;
+    return fixed_fill(it, scores, bits_next_batch(it, docs, NULL, max));
 }
 
 static const sc_doc_iter_ops bits_ops = {
@@ -552,8 +542,8 @@ static const sc_doc_iter_ops bits_ops = {
     bits_into_bitset,
     bits_run_end,
     bits_next_batch,
-    bits_score,
-    bits_max_score,
+    fixed_score,
+    fixed_max_score,
     end_shallow,
     sc_doc_iter_ignore_min_score,
     bits_score_batch,
@@ -564,20 +554,19 @@ sc_doc_iter *sc_iter_bitset(sc_arena *a, const sc_bitset *bs, uint32_t n_docs, f
     bits_iter *x = sc_arena_calloc(a, 1, sizeof *x);
     if (!x)
         return NULL;
-    x->base.ops = &bits_ops;
+    x->f.base.ops = &bits_ops;
     x->bs = bs;
     x->n_docs = n_docs;
     x->cost = sc_bitset_count_range(bs, 0, n_docs);
-    x->score = score;
-    return &x->base;
+    x->f.score = score;
+    return &x->f.base;
 }
 
 /* ---- constant score --------------------------------------------------------------------- */
 
 typedef struct const_iter {
-    sc_doc_iter base;
+    fixed_iter f;
     sc_doc_iter *c;
-    float score;
 } const_iter;
 
 #define CHILD(it) (((const_iter *)(it))->c)
@@ -623,16 +612,6 @@ static size_t const_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs,
     return n;
 }
 
-static float const_score(sc_doc_iter *it)
-{
-    return ((const_iter *)it)->score;
-}
-
-static float const_max_score(sc_doc_iter *it, uint32_t upto)
-{
-    return ((const_iter *)it)->score;
-}
-
 static uint32_t const_shallow(sc_doc_iter *it, uint32_t target)
 {
     return sc_doc_iter_advance_shallow(CHILD(it), target);
@@ -640,11 +619,7 @@ static uint32_t const_shallow(sc_doc_iter *it, uint32_t target)
 
 static size_t const_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
 {
-    size_t n = sc_doc_iter_next_batch(CHILD(it), docs, NULL, max);
-    const_sync(it, CHILD(it)->doc);
-    for (size_t i = 0; i < n; i++)
-        scores[i] = ((const_iter *)it)->score;
-    return n;
+    return fixed_fill(it, scores, const_next_batch(it, docs, NULL, max));
 }
 
 static const sc_doc_iter_ops const_ops = {
@@ -657,8 +632,8 @@ static const sc_doc_iter_ops const_ops = {
     const_into_bitset,
     const_run_end,
     const_next_batch,
-    const_score,
-    const_max_score,
+    fixed_score,
+    fixed_max_score,
     const_shallow,
     sc_doc_iter_ignore_min_score,
     const_score_batch,
@@ -669,446 +644,9 @@ sc_doc_iter *sc_iter_constant(sc_arena *a, sc_doc_iter *child, float score)
     const_iter *x = sc_arena_calloc(a, 1, sizeof *x);
     if (!x)
         return NULL;
-    x->base.ops = &const_ops;
-    x->base.stats = child->stats;
+    x->f.base.ops = &const_ops;
+    x->f.base.stats = child->stats;
     x->c = child;
-    x->score = score;
-    return &x->base;
-}
-
-/* ---- wrappers --------------------------------------------------------------------------- */
-
-/* Live docs: the child's docs whose live bit is set. */
-typedef struct live_iter {
-    sc_doc_iter base;
-    sc_doc_iter *c;
-    const sc_bitset *live;
-    sc_bitset scratch; /* 4,096-bit window for into_bitset, in the arena */
-} live_iter;
-
-#define LCHILD(it) (((live_iter *)(it))->c)
-#define LIVE(it) (((live_iter *)(it))->live)
-
-static uint32_t live_skip(sc_doc_iter *it, uint32_t d)
-{
-    while (d != SC_DOC_END && !sc_bitset_test(LIVE(it), d))
-        d = sc_doc_iter_next(LCHILD(it));
-    it->positioned = true;
-    return it->doc = d;
-}
-
-static uint32_t live_next(sc_doc_iter *it)
-{
-    return live_skip(it, sc_doc_iter_next(LCHILD(it)));
-}
-
-static uint32_t live_advance(sc_doc_iter *it, uint32_t target)
-{
-    if (it->positioned && target <= it->doc)
-        return it->doc;
-    return live_skip(it, sc_doc_iter_advance(LCHILD(it), target));
-}
-
-static uint64_t live_cost(const sc_doc_iter *it)
-{
-    return sc_doc_iter_cost(((const live_iter *)it)->c);
-}
-
-static void live_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base)
-{
-    live_iter *x = (live_iter *)it;
-    sc_doc_iter *c = x->c;
-    uint32_t d = it->positioned ? it->doc : sc_doc_iter_next(c);
-    /* Windows of 4,096 docs, word-aligned: the child writes into the scratch window, which is
-     * ANDed with the live bits and ORed into the caller's set. */
-    while (d < upto) {
-        uint32_t wbase = d & ~63u;
-        uint32_t wend = wbase + 4096 < upto ? wbase + 4096 : upto;
-        if (wend > x->live->n_bits)
-            wend = (uint32_t)x->live->n_bits;
-        if (wend <= d) { /* at or past the end of the segment */
-            d = SC_DOC_END;
-            break;
-        }
-        memset(x->scratch.words, 0, 64 * sizeof(uint64_t));
-        sc_doc_iter_into_bitset(c, wend, &x->scratch, wbase);
-        size_t nw = (wend - wbase + 63) / 64;
-        for (size_t w = 0; w < nw; w++) {
-            uint64_t word = x->scratch.words[w] & x->live->words[(wbase >> 6) + w];
-            if (!word)
-                continue;
-            if ((base & 63) == 0) {
-                bs->words[((wbase - base) >> 6) + w] |= word;
-            } else {
-                while (word) {
-                    uint32_t doc = wbase + (uint32_t)w * 64 + (uint32_t)__builtin_ctzll(word);
-                    sc_bitset_set(bs, doc - base);
-                    word &= word - 1;
-                }
-            }
-        }
-        d = c->doc;
-    }
-    live_skip(it, d);
-}
-
-static uint32_t live_run_end(sc_doc_iter *it)
-{
-    uint32_t r = sc_doc_iter_run_end(LCHILD(it));
-    uint32_t d = it->doc;
-    const sc_bitset *lv = LIVE(it);
-    if (r == SC_DOC_END || r > lv->n_bits)
-        r = (uint32_t)lv->n_bits;
-    for (uint32_t i = d + 1; i < r; i++)
-        if (!sc_bitset_test(lv, i))
-            return i;
-    return r;
-}
-
-static size_t live_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs, size_t max)
-{
-    size_t kept = 0;
-    while (kept == 0) {
-        size_t n = sc_doc_iter_next_batch(LCHILD(it), docs, freqs, max);
-        if (n == 0)
-            break;
-        for (size_t i = 0; i < n; i++) {
-            if (!sc_bitset_test(LIVE(it), docs[i]))
-                continue;
-            docs[kept] = docs[i];
-            if (freqs)
-                freqs[kept] = freqs[i];
-            kept++;
-        }
-    }
-    it->positioned = true;
-    it->doc = kept ? docs[kept - 1] : SC_DOC_END;
-    return kept;
-}
-
-static float live_score(sc_doc_iter *it)
-{
-    return sc_doc_iter_score(LCHILD(it));
-}
-
-static float live_max_score(sc_doc_iter *it, uint32_t upto)
-{
-    return sc_doc_iter_max_score(LCHILD(it), upto);
-}
-
-static uint32_t live_shallow(sc_doc_iter *it, uint32_t target)
-{
-    return sc_doc_iter_advance_shallow(LCHILD(it), target);
-}
-
-static void live_min_score(sc_doc_iter *it, float min_score)
-{
-    sc_doc_iter_set_min_score(LCHILD(it), min_score);
-}
-
-static size_t live_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
-{
-    size_t kept = 0;
-    while (kept == 0) {
-        size_t n = sc_doc_iter_score_batch(LCHILD(it), docs, scores, max);
-        if (n == 0)
-            break;
-        for (size_t i = 0; i < n; i++) {
-            if (!sc_bitset_test(LIVE(it), docs[i]))
-                continue;
-            docs[kept] = docs[i];
-            scores[kept] = scores[i];
-            kept++;
-        }
-    }
-    it->positioned = true;
-    it->doc = kept ? docs[kept - 1] : SC_DOC_END;
-    return kept;
-}
-
-static const sc_doc_iter_ops live_ops = {
-    "live_docs",
-    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH |
-        SC_ITER_NATIVE_SCORE_BATCH,
-    live_next,
-    live_advance,
-    live_cost,
-    live_into_bitset,
-    live_run_end,
-    live_next_batch,
-    live_score,
-    live_max_score,
-    live_shallow,
-    live_min_score,
-    live_score_batch,
-};
-
-sc_doc_iter *sc_iter_live_docs(sc_arena *a, sc_doc_iter *child, const sc_bitset *live)
-{
-    live_iter *x = sc_arena_calloc(a, 1, sizeof *x);
-    uint64_t *words = sc_arena_alloc(a, 65 * sizeof(uint64_t));
-    if (!x || !words)
-        return NULL;
-    x->base.ops = &live_ops;
-    x->base.stats = child->stats;
-    x->c = child;
-    x->live = live;
-    x->scratch.words = words;
-    x->scratch.n_bits = 4096 + 64;
-    return &x->base;
-}
-
-/* Cancellation: stops at the first check after the token fires. */
-typedef struct cancel_iter {
-    sc_doc_iter base;
-    sc_doc_iter *c;
-    sc_cancel_token *token;
-    uint32_t countdown; /* single-doc calls until the next check */
-} cancel_iter;
-
-#define CCHILD(it) (((cancel_iter *)(it))->c)
-#define CHECK_EVERY 4096
-
-static bool cancel_stop(sc_doc_iter *it, bool clock)
-{
-    cancel_iter *x = (cancel_iter *)it;
-    if (!sc_cancel_token_check(x->token, clock))
-        return false;
-    it->positioned = true;
-    it->doc = SC_DOC_END;
-    return true;
-}
-
-static bool cancel_tick(sc_doc_iter *it)
-{
-    cancel_iter *x = (cancel_iter *)it;
-    if (--x->countdown)
-        return false;
-    x->countdown = CHECK_EVERY;
-    return cancel_stop(it, true);
-}
-
-static uint32_t cancel_next(sc_doc_iter *it)
-{
-    if (cancel_tick(it))
-        return SC_DOC_END;
-    it->positioned = true;
-    return it->doc = sc_doc_iter_next(CCHILD(it));
-}
-
-static uint32_t cancel_advance(sc_doc_iter *it, uint32_t target)
-{
-    if (it->positioned && target <= it->doc)
-        return it->doc;
-    if (cancel_tick(it))
-        return SC_DOC_END;
-    it->positioned = true;
-    return it->doc = sc_doc_iter_advance(CCHILD(it), target);
-}
-
-static uint64_t cancel_cost(const sc_doc_iter *it)
-{
-    return sc_doc_iter_cost(((const cancel_iter *)it)->c);
-}
-
-static void cancel_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base)
-{
-    if (cancel_stop(it, true))
-        return;
-    sc_doc_iter_into_bitset(CCHILD(it), upto, bs, base);
-    it->positioned = true;
-    it->doc = CCHILD(it)->doc;
-}
-
-static uint32_t cancel_run_end(sc_doc_iter *it)
-{
-    return sc_doc_iter_run_end(CCHILD(it));
-}
-
-static size_t cancel_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs, size_t max)
-{
-    if (cancel_stop(it, true))
-        return 0;
-    size_t n = sc_doc_iter_next_batch(CCHILD(it), docs, freqs, max);
-    it->positioned = true;
-    it->doc = CCHILD(it)->doc;
-    return n;
-}
-
-static float cancel_score(sc_doc_iter *it)
-{
-    return sc_doc_iter_score(CCHILD(it));
-}
-
-static float cancel_max_score(sc_doc_iter *it, uint32_t upto)
-{
-    return sc_doc_iter_max_score(CCHILD(it), upto);
-}
-
-static uint32_t cancel_shallow(sc_doc_iter *it, uint32_t target)
-{
-    return sc_doc_iter_advance_shallow(CCHILD(it), target);
-}
-
-static void cancel_min_score(sc_doc_iter *it, float min_score)
-{
-    sc_doc_iter_set_min_score(CCHILD(it), min_score);
-}
-
-static size_t cancel_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
-{
-    cancel_iter *x = (cancel_iter *)it;
-    /* the clock is read every 32 batches (~4,096 docs), the flag every batch */
-    if (cancel_stop(it, (++x->countdown & 31) == 0))
-        return 0;
-    size_t n = sc_doc_iter_score_batch(CCHILD(it), docs, scores, max);
-    it->positioned = true;
-    it->doc = CCHILD(it)->doc;
-    return n;
-}
-
-static const sc_doc_iter_ops cancel_ops = {
-    "cancel",
-    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH |
-        SC_ITER_NATIVE_SCORE_BATCH,
-    cancel_next,
-    cancel_advance,
-    cancel_cost,
-    cancel_into_bitset,
-    cancel_run_end,
-    cancel_next_batch,
-    cancel_score,
-    cancel_max_score,
-    cancel_shallow,
-    cancel_min_score,
-    cancel_score_batch,
-};
-
-sc_doc_iter *sc_iter_cancel(sc_arena *a, sc_doc_iter *child, sc_cancel_token *token)
-{
-    cancel_iter *x = sc_arena_calloc(a, 1, sizeof *x);
-    if (!x)
-        return NULL;
-    x->base.ops = &cancel_ops;
-    x->base.stats = child->stats;
-    x->c = child;
-    x->token = token;
-    x->countdown = CHECK_EVERY;
-    return &x->base;
-}
-
-/* Profiling: counts each call, forwards everything. */
-typedef struct prof_iter {
-    sc_doc_iter base;
-    sc_doc_iter *c;
-    uint64_t *counts;
-} prof_iter;
-
-#define PCHILD(it) (((prof_iter *)(it))->c)
-#define PCOUNT(it, k) (((prof_iter *)(it))->counts[k]++)
-
-static uint32_t prof_sync(sc_doc_iter *it)
-{
-    it->positioned = true;
-    return it->doc = PCHILD(it)->doc;
-}
-
-static uint32_t prof_next(sc_doc_iter *it)
-{
-    PCOUNT(it, SC_PROF_NEXT);
-    sc_doc_iter_next(PCHILD(it));
-    return prof_sync(it);
-}
-
-static uint32_t prof_advance(sc_doc_iter *it, uint32_t target)
-{
-    PCOUNT(it, SC_PROF_ADVANCE);
-    if (it->positioned && target <= it->doc)
-        return it->doc;
-    sc_doc_iter_advance(PCHILD(it), target);
-    return prof_sync(it);
-}
-
-static uint64_t prof_cost(const sc_doc_iter *it)
-{
-    return sc_doc_iter_cost(((const prof_iter *)it)->c);
-}
-
-static void prof_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base)
-{
-    PCOUNT(it, SC_PROF_INTO_BITSET);
-    sc_doc_iter_into_bitset(PCHILD(it), upto, bs, base);
-    prof_sync(it);
-}
-
-static uint32_t prof_run_end(sc_doc_iter *it)
-{
-    PCOUNT(it, SC_PROF_RUN_END);
-    return sc_doc_iter_run_end(PCHILD(it));
-}
-
-static size_t prof_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs, size_t max)
-{
-    PCOUNT(it, SC_PROF_NEXT_BATCH);
-    size_t n = sc_doc_iter_next_batch(PCHILD(it), docs, freqs, max);
-    prof_sync(it);
-    return n;
-}
-
-static float prof_score(sc_doc_iter *it)
-{
-    PCOUNT(it, SC_PROF_SCORE);
-    return sc_doc_iter_score(PCHILD(it));
-}
-
-static float prof_max_score(sc_doc_iter *it, uint32_t upto)
-{
-    return sc_doc_iter_max_score(PCHILD(it), upto);
-}
-
-static uint32_t prof_shallow(sc_doc_iter *it, uint32_t target)
-{
-    return sc_doc_iter_advance_shallow(PCHILD(it), target);
-}
-
-static void prof_min_score(sc_doc_iter *it, float min_score)
-{
-    sc_doc_iter_set_min_score(PCHILD(it), min_score);
-}
-
-static size_t prof_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
-{
-    PCOUNT(it, SC_PROF_NEXT_BATCH);
-    size_t n = sc_doc_iter_score_batch(PCHILD(it), docs, scores, max);
-    prof_sync(it);
-    return n;
-}
-
-static const sc_doc_iter_ops prof_ops = {
-    "profile",
-    SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END | SC_ITER_NATIVE_NEXT_BATCH |
-        SC_ITER_NATIVE_SCORE_BATCH,
-    prof_next,
-    prof_advance,
-    prof_cost,
-    prof_into_bitset,
-    prof_run_end,
-    prof_next_batch,
-    prof_score,
-    prof_max_score,
-    prof_shallow,
-    prof_min_score,
-    prof_score_batch,
-};
-
-sc_doc_iter *sc_iter_profile(sc_arena *a, sc_doc_iter *child, uint64_t *counts)
-{
-    prof_iter *x = sc_arena_calloc(a, 1, sizeof *x);
-    if (!x)
-        return NULL;
-    x->base.ops = &prof_ops;
-    x->base.stats = child->stats;
-    x->c = child;
-    x->counts = counts;
-    return &x->base;
+    x->f.score = score;
+    return &x->f.base;
 }

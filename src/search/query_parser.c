@@ -1,63 +1,19 @@
-/* Lucene classic query syntax -> query tree (search/query_parser.h). A lexer that follows the
+/* Lucene classic query syntax -> query tree (search/query_parser.h; simple_query_string is in
+ * query_parser_simple.c, term analysis in query_parser_terms.c). A lexer that follows the
  * JavaCC token definitions of Lucene 8.7's QueryParser.jj (longest match, earlier definition
  * wins ties), then recursive descent with QueryParserBase.addClause's rules. */
 #include "search/query_parser.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unicode/uchar.h>
 
 #include "base/vec.h"
+#include "search/qp_internal.h"
 
-typedef enum tok_kind {
-    T_AND,
-    T_OR,
-    T_NOT,
-    T_PLUS,
-    T_MINUS,
-    T_BAREOPER,
-    T_LPAREN,
-    T_RPAREN,
-    T_COLON,
-    T_STAR,
-    T_CARAT,
-    T_QUOTED,
-    T_TERM,
-    T_FUZZY_SLOP,
-    T_PREFIXTERM,
-    T_WILDTERM,
-    T_REGEXPTERM,
-    T_RANGEIN_START,
-    T_RANGEEX_START,
-    T_NUMBER,
-    T_EOF,
-} tok_kind;
-
-typedef struct tok {
-    tok_kind kind;
-    size_t off, len;
-} tok;
-
-typedef struct parser {
-    sc_slice s;
-    const sc_query_parser_options *o;
-    sc_arena *a;
-    SC_VEC(tok) toks;
-    size_t i; /* next token */
-    int depth;
-    sc_status status;
-    sc_query_parse_error *err;
-} parser;
-
-#define MAX_DEPTH 256
-
-static void perr(parser *p, sc_status st, size_t off, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void perr(parser *p, sc_status st, size_t off, const char *fmt, ...)
+void sc__qp_perr(parser *p, sc_status st, size_t off, const char *fmt, ...)
 {
     if (p->status != SC_OK)
         return;
@@ -265,8 +221,8 @@ static void lex(parser *p)
                     j++;
             }
             if (j == i) {
-                perr(p, SC_EPARSE, i, "Cannot parse: expected a number after '^' at offset %zu",
-                     i);
+                sc__qp_perr(p, SC_EPARSE, i,
+                            "Cannot parse: expected a number after '^' at offset %zu", i);
                 return;
             }
             t.kind = T_NUMBER;
@@ -275,7 +231,7 @@ static void lex(parser *p)
         } else {
             t.len = lex_default(s, i, &t.kind);
             if (t.len == 0) {
-                perr(p, SC_EPARSE, i, "Cannot parse: lexical error at offset %zu", i);
+                sc__qp_perr(p, SC_EPARSE, i, "Cannot parse: lexical error at offset %zu", i);
                 return;
             }
             boost_state = t.kind == T_CARAT;
@@ -314,33 +270,10 @@ static const tok *take(parser *p)
 
 static int hexval(uint8_t c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                          : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                                                 : -1;
-}
-
-static size_t put_utf8(uint32_t cp, char *o)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 /* Lucene's discardEscapeChar: `\x` -> x, `\uXXXX` -> the char; a trailing `\` is an error. */
@@ -359,24 +292,25 @@ static bool unescape(parser *p, size_t off, size_t len, sc_slice *out)
             continue;
         }
         if (i + 1 >= len) {
-            perr(p, SC_EPARSE, off + i, "Term can not end with escape character");
+            sc__qp_perr(p, SC_EPARSE, off + i, "Term can not end with escape character");
             return false;
         }
         if (s[i + 1] == 'u') {
             uint32_t cp = 0;
             if (i + 5 >= len) {
-                perr(p, SC_EPARSE, off + i, "Truncated unicode escape sequence");
+                sc__qp_perr(p, SC_EPARSE, off + i, "Truncated unicode escape sequence");
                 return false;
             }
             for (int k = 0; k < 4; k++) {
                 int h = hexval(s[i + 2 + k]);
                 if (h < 0) {
-                    perr(p, SC_EPARSE, off + i, "Non-hex character in Unicode escape sequence");
+                    sc__qp_perr(p, SC_EPARSE, off + i,
+                                "Non-hex character in Unicode escape sequence");
                     return false;
                 }
                 cp = cp * 16 + (uint32_t)h;
             }
-            n += put_utf8(cp, o + n);
+            n += sc__qp_put_utf8(cp, o + n);
             i += 5;
             continue;
         }
@@ -387,146 +321,18 @@ static bool unescape(parser *p, size_t off, size_t len, sc_slice *out)
     return true;
 }
 
-static const sc_analyzer *analyzer_for(const parser *p, sc_slice field)
-{
-    if (p->o->analyzer_for)
-        return p->o->analyzer_for(p->o->ctx, field);
-    return p->o->analyzer;
-}
-
-/* Code-point lowercase (Lucene's LowerCaseFilter / Character.toLowerCase) into the arena. */
-static bool normalize(parser *p, sc_slice field, sc_slice in, sc_slice *out)
-{
-    if (!p->o->lowercase_expanded_terms || !analyzer_for(p, field)) {
-        *out = in;
-        return true;
-    }
-    char *o = sc_arena_alloc(p->a, in.len * 2 + 4);
-    if (!o) {
-        p->status = SC_ENOMEM;
-        return false;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < in.len;) {
-        uint8_t c = in.ptr[i];
-        size_t l = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-        if (c >= 0x80 && c < 0xC0)
-            l = 1;
-        if (i + l > in.len)
-            l = 1;
-        uint32_t cp = l == 1 ? c : l == 2 ? c & 0x1F : l == 3 ? c & 0x0F : c & 0x07;
-        for (size_t k = 1; k < l; k++)
-            cp = (cp << 6) | (in.ptr[i + k] & 0x3F);
-        if (l == 1 && c >= 0x80) {
-            o[n++] = (char)c; /* invalid byte: keep */
-        } else {
-            n += put_utf8((uint32_t)u_tolower((UChar32)cp), o + n);
-        }
-        i += l;
-    }
-    *out = sc_slice_make(o, n);
-    return true;
-}
-
-/* ---- analysis --------------------------------------------------------------------------- */
-
-typedef struct tokens {
-    sc_arena *a;
-    SC_VEC(sc_slice) terms;
-    SC_VEC(uint32_t) pos;
-} tokens;
-
-static sc_status collect(void *ctx, const sc_token *t)
-{
-    tokens *tk = ctx;
-    char *c = sc_arena_strndup(tk->a, (const char *)t->term, t->len);
-    if (!c)
-        return SC_ENOMEM;
-    SC_TRY(sc_vec_push(&tk->terms, sc_slice_make(c, t->len)));
-    return sc_vec_push(&tk->pos, t->position);
-}
-
-/* Lucene's QueryBuilder.createFieldQuery (no graph tokens): NULL when nothing remains. */
-static sc_query *field_query(parser *p, sc_slice field, sc_slice text, bool quoted, uint32_t slop)
-{
-    const sc_analyzer *an = analyzer_for(p, field);
-    if (!an) {
-        sc_query *q = sc_query_term(p->a, field, text);
-        if (!q)
-            p->status = SC_ENOMEM;
-        return q;
-    }
-    tokens tk;
-    memset(&tk, 0, sizeof tk);
-    tk.a = p->a;
-    sc_status st = sc_analyzer_analyze(an, text, collect, &tk);
-    sc_query *q = NULL;
-    size_t n = tk.terms.len;
-    if (st != SC_OK) {
-        perr(p, st, 0, "analysis of [%.*s] failed: %s", (int)(text.len > 60 ? 60 : text.len),
-             (const char *)text.ptr, sc_status_str(st));
-    } else if (n == 1) {
-        q = sc_query_term(p->a, field, tk.terms.ptr[0]);
-        if (!q)
-            p->status = SC_ENOMEM;
-    } else if (n > 1) {
-        bool distinct = true;
-        for (size_t i = 1; i < n; i++)
-            if (tk.pos.ptr[i] == tk.pos.ptr[i - 1])
-                distinct = false;
-        if (quoted && distinct) {
-            uint32_t first = tk.pos.ptr[0];
-            for (size_t i = 0; i < n; i++)
-                tk.pos.ptr[i] -= first;
-            q = sc_query_phrase(p->a, field, tk.terms.ptr, tk.pos.ptr, n, slop);
-            if (!q)
-                p->status = SC_ENOMEM;
-        } else if (quoted) {
-            perr(p, SC_EUNSUPPORTED, 0,
-                 "phrases with several terms at one position (multi-phrase) are not supported");
-        } else {
-            /* One clause per position (default operator); stacked terms become a SHOULD
-             * group (Lucene would build a SynonymQuery). */
-            q = sc_query_bool(p->a);
-            bool all_same = true;
-            for (size_t i = 1; i < n; i++)
-                if (tk.pos.ptr[i] != tk.pos.ptr[0])
-                    all_same = false;
-            sc_query_occur occ = all_same ? SC_OCCUR_SHOULD : p->o->default_operator;
-            for (size_t i = 0; q && i < n && p->status == SC_OK;) {
-                size_t j = i + 1;
-                while (j < n && tk.pos.ptr[j] == tk.pos.ptr[i])
-                    j++;
-                sc_query *c;
-                if (j - i == 1 || all_same) {
-                    c = sc_query_term(p->a, field, tk.terms.ptr[i]);
-                    j = all_same ? i + 1 : j;
-                } else {
-                    c = sc_query_bool(p->a);
-                    for (size_t k = i; c && k < j; k++) {
-                        sc_query *t = sc_query_term(p->a, field, tk.terms.ptr[k]);
-                        if (!t || sc_query_bool_add(p->a, c, SC_OCCUR_SHOULD, t) != SC_OK)
-                            c = NULL;
-                    }
-                }
-                sc_status s2 = c ? sc_query_bool_add(p->a, q, occ, c) : SC_ENOMEM;
-                if (s2 != SC_OK)
-                    perr(p, s2, 0, "too many clauses (max %u)", SC_QUERY_MAX_CLAUSE_COUNT);
-                i = j;
-            }
-            if (!q)
-                p->status = SC_ENOMEM;
-        }
-    }
-    sc_vec_free(&tk.terms);
-    sc_vec_free(&tk.pos);
-    return p->status == SC_OK ? q : NULL;
-}
-
 /* ---- grammar ---------------------------------------------------------------------------- */
 
-enum { CONJ_NONE, CONJ_AND, CONJ_OR };
-enum { MOD_NONE, MOD_NOT, MOD_REQ };
+enum {
+    CONJ_NONE,
+    CONJ_AND,
+    CONJ_OR
+};
+enum {
+    MOD_NONE,
+    MOD_NOT,
+    MOD_REQ
+};
 
 static sc_query *parse_query(parser *p, sc_slice field);
 
@@ -556,7 +362,7 @@ static float term_suffixes(parser *p, const tok **slop)
             take(p);
             const tok *n = take(p);
             if (n->kind != T_NUMBER) {
-                perr(p, SC_EPARSE, n->off, "Cannot parse: expected a number after '^'");
+                sc__qp_perr(p, SC_EPARSE, n->off, "Cannot parse: expected a number after '^'");
                 return boost;
             }
             double v = 0;
@@ -580,7 +386,8 @@ static sc_query *bare_term(parser *p, sc_slice field, const tok *t, const tok *s
         if (sc_slice_eq_cstr(field, "*") && sc_slice_eq_cstr(raw, "*"))
             return sc_query_match_all(p->a);
         if (!o->allow_leading_wildcard && (raw.ptr[0] == '*' || raw.ptr[0] == '?')) {
-            perr(p, SC_EPARSE, t->off, "'*' or '?' not allowed as first character in WildcardQuery");
+            sc__qp_perr(p, SC_EPARSE, t->off,
+                        "'*' or '?' not allowed as first character in WildcardQuery");
             return NULL;
         }
         /* Lowercase the chunks between wildcards and escapes (Lucene's analyzeWildcard). */
@@ -595,7 +402,7 @@ static sc_query *bare_term(parser *p, sc_slice field, const tok *t, const tok *s
             while (j < raw.len && raw.ptr[j] != '\\' && raw.ptr[j] != '*' && raw.ptr[j] != '?')
                 j++;
             sc_slice norm;
-            if (!normalize(p, field, sc_slice_make(raw.ptr + i, j - i), &norm))
+            if (!sc__qp_normalize(p, field, sc_slice_make(raw.ptr + i, j - i), &norm))
                 return NULL;
             memcpy(buf + n, norm.ptr, norm.len);
             n += norm.len;
@@ -611,27 +418,27 @@ static sc_query *bare_term(parser *p, sc_slice field, const tok *t, const tok *s
         if (q)
             q->u.wildcard.max_determinized_states = o->max_determinized_states;
     } else if (t->kind == T_PREFIXTERM) {
-        if (!unescape(p, t->off, t->len - 1, &text) || !normalize(p, field, text, &text))
+        if (!unescape(p, t->off, t->len - 1, &text) || !sc__qp_normalize(p, field, text, &text))
             return NULL;
         q = sc_query_prefix(p->a, field, text);
     } else if (t->kind == T_REGEXPTERM) {
-        if (!normalize(p, field, sc_slice_make(raw.ptr + 1, raw.len - 2), &text))
+        if (!sc__qp_normalize(p, field, sc_slice_make(raw.ptr + 1, raw.len - 2), &text))
             return NULL;
         q = sc_query_regexp(p->a, field, text, SC_REGEXP_ALL);
         if (q)
             q->u.regexp.max_determinized_states = o->max_determinized_states;
     } else if (slop) {
-        if (!unescape(p, t->off, raw.len, &text) || !normalize(p, field, text, &text))
+        if (!unescape(p, t->off, raw.len, &text) || !sc__qp_normalize(p, field, text, &text))
             return NULL;
         double fms = 2.0;
         (void)parse_float(p->s.ptr + slop->off + 1, slop->len - 1, &fms);
         if (fms < 0) {
-            perr(p, SC_EPARSE, slop->off,
-                 "Minimum similarity for a FuzzyQuery has to be between 0.0f and 1.0f !");
+            sc__qp_perr(p, SC_EPARSE, slop->off,
+                        "Minimum similarity for a FuzzyQuery has to be between 0.0f and 1.0f !");
             return NULL;
         }
         if (fms >= 1.0 && (fms > 1e9 || fms != (double)(int64_t)fms)) {
-            perr(p, SC_EPARSE, slop->off, "Fractional edit distances are not allowed!");
+            sc__qp_perr(p, SC_EPARSE, slop->off, "Fractional edit distances are not allowed!");
             return NULL;
         }
         /* FuzzyQuery.floatToEdits */
@@ -655,7 +462,7 @@ static sc_query *bare_term(parser *p, sc_slice field, const tok *t, const tok *s
             return NULL;
         if (sc_slice_eq_cstr(field, "_exists_"))
             return sc_query_exists(p->a, text);
-        return field_query(p, field, text, false, 0);
+        return sc__qp_field_query(p, field, text, false, 0);
     }
     if (!q && p->status == SC_OK)
         p->status = SC_ENOMEM;
@@ -691,17 +498,17 @@ static sc_query *parse_term(parser *p, sc_slice field)
         sc_slice text;
         if (p->status != SC_OK || !unescape(p, t->off + 1, t->len - 2, &text))
             return NULL;
-        q = field_query(p, field, text, true, s);
+        q = sc__qp_field_query(p, field, text, true, s);
         if (q)
             q->boost *= boost;
         return q;
     }
     case T_RANGEIN_START:
     case T_RANGEEX_START:
-        perr(p, SC_EUNSUPPORTED, t->off, "range queries are not supported in query_string");
+        sc__qp_perr(p, SC_EUNSUPPORTED, t->off, "range queries are not supported in query_string");
         return NULL;
     default:
-        perr(p, SC_EPARSE, t->off, "Cannot parse: unexpected token at offset %zu", t->off);
+        sc__qp_perr(p, SC_EPARSE, t->off, "Cannot parse: unexpected token at offset %zu", t->off);
         return NULL;
     }
 }
@@ -714,7 +521,8 @@ static sc_query *parse_clause(parser *p, sc_slice field)
         if (f->kind == T_STAR) {
             field = sc_slice_cstr("*");
             if (peek(p)->kind != T_STAR) {
-                perr(p, SC_EUNSUPPORTED, f->off, "the '*' field (all fields) is not supported");
+                sc__qp_perr(p, SC_EUNSUPPORTED, f->off,
+                            "the '*' field (all fields) is not supported");
                 return NULL;
             }
         } else if (!unescape(p, f->off, f->len, &field)) {
@@ -725,7 +533,7 @@ static sc_query *parse_clause(parser *p, sc_slice field)
         return parse_term(p, field);
     take(p);
     if (++p->depth > MAX_DEPTH) {
-        perr(p, SC_ELIMIT, peek(p)->off, "query nested deeper than %d levels", MAX_DEPTH);
+        sc__qp_perr(p, SC_ELIMIT, peek(p)->off, "query nested deeper than %d levels", MAX_DEPTH);
         return NULL;
     }
     sc_query *q = parse_query(p, field);
@@ -734,7 +542,7 @@ static sc_query *parse_clause(parser *p, sc_slice field)
         return NULL;
     const tok *r = take(p);
     if (r->kind != T_RPAREN) {
-        perr(p, SC_EPARSE, r->off, "Cannot parse: expected ')' at offset %zu", r->off);
+        sc__qp_perr(p, SC_EPARSE, r->off, "Cannot parse: expected ')' at offset %zu", r->off);
         return NULL;
     }
     if (peek(p)->kind == T_CARAT) {
@@ -742,7 +550,7 @@ static sc_query *parse_clause(parser *p, sc_slice field)
         const tok *n = take(p);
         double v = 1;
         if (n->kind != T_NUMBER || !parse_float(p->s.ptr + n->off, n->len, &v)) {
-            perr(p, SC_EPARSE, n->off, "Cannot parse: expected a number after '^'");
+            sc__qp_perr(p, SC_EPARSE, n->off, "Cannot parse: expected a number after '^'");
             return NULL;
         }
         if (q)
@@ -767,10 +575,13 @@ static void add_clause(parser *p, sc_query *b, int conj, int mods, sc_query *q)
         required = mods == MOD_REQ || (conj == CONJ_AND && !prohibited);
     else
         required = !prohibited && conj != CONJ_OR;
-    sc_query_occur occ = prohibited ? SC_OCCUR_MUST_NOT : required ? SC_OCCUR_MUST : SC_OCCUR_SHOULD;
+    sc_query_occur occ = prohibited ? SC_OCCUR_MUST_NOT
+                         : required ? SC_OCCUR_MUST
+                                    : SC_OCCUR_SHOULD;
     sc_status st = sc_query_bool_add(p->a, b, occ, q);
     if (st == SC_ELIMIT)
-        perr(p, st, 0, "too many clauses: maxClauseCount is set to %u", SC_QUERY_MAX_CLAUSE_COUNT);
+        sc__qp_perr(p, st, 0, "too many clauses: maxClauseCount is set to %u",
+                    SC_QUERY_MAX_CLAUSE_COUNT);
     else if (st != SC_OK)
         p->status = st;
 }
@@ -895,8 +706,8 @@ sc_status sc_query_string_parse(sc_slice text, const sc_query_parser_options *o,
     if (p.status == SC_OK && p.toks.ptr[0].kind != T_EOF) {
         q = parse_query(&p, o->default_field);
         if (p.status == SC_OK && peek(&p)->kind != T_EOF)
-            perr(&p, SC_EPARSE, peek(&p)->off, "Cannot parse: unexpected token at offset %zu",
-                 peek(&p)->off);
+            sc__qp_perr(&p, SC_EPARSE, peek(&p)->off,
+                        "Cannot parse: unexpected token at offset %zu", peek(&p)->off);
     }
     if (p.status == SC_OK && o->fix_negative)
         p.status = fix_negative(a, q, 0);
@@ -905,315 +716,5 @@ sc_status sc_query_string_parse(sc_slice text, const sc_query_parser_options *o,
     sc_vec_free(&p.toks);
     if (p.status == SC_OK)
         *out = q;
-    return p.status;
-}
-
-/* ---- simple_query_string (Lucene's SimpleQueryParser) ----------------------------------- */
-
-typedef struct sstate {
-    const uint8_t *data;
-    size_t index, length;
-    sc_query *top;
-    int cur_op;  /* -1 none, else sc_query_occur */
-    int prev_op; /* -1 none */
-    int not_count;
-} sstate;
-
-static bool s_ws(uint8_t c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-static bool s_token_finished(const sstate *st)
-{
-    uint8_t c = st->data[st->index];
-    return c == '"' || c == '|' || c == '+' || c == '(' || c == ')' || s_ws(c);
-}
-
-/* The per-field queries of one piece of text, ORed over the fields (SimpleQueryParser's
- * newDefaultQuery/newPhraseQuery/newPrefixQuery/newFuzzyQuery). kind: 0 term(s), 1 phrase,
- * 2 prefix, 3 fuzzy. */
-static sc_query *s_fields_query(parser *p, sc_slice text, int kind, uint32_t n)
-{
-    const sc_query_parser_options *o = p->o;
-    size_t nf = o->n_fields ? o->n_fields : 1;
-    sc_query *bq = NULL, *single = NULL;
-    size_t n_added = 0;
-    for (size_t i = 0; i < nf && p->status == SC_OK; i++) {
-        sc_slice field = o->n_fields ? o->fields[i] : o->default_field;
-        sc_query *q = NULL;
-        sc_slice norm;
-        if (kind == 0) {
-            q = field_query(p, field, text, false, 0);
-        } else if (kind == 1) {
-            q = field_query(p, field, text, true, n);
-        } else if (normalize(p, field, text, &norm)) {
-            q = kind == 2 ? sc_query_prefix(p->a, field, norm)
-                          : sc_query_fuzzy(p->a, field, norm, n, o->fuzzy_prefix_length,
-                                           o->fuzzy_max_expansions, o->fuzzy_transpositions);
-            if (!q)
-                p->status = SC_ENOMEM;
-        }
-        if (!q)
-            continue;
-        if (o->n_fields && o->field_boosts)
-            q->boost *= o->field_boosts[i];
-        if (!single) {
-            single = q;
-        } else {
-            if (!bq) {
-                if (!(bq = sc_query_bool(p->a)) ||
-                    sc_query_bool_add(p->a, bq, SC_OCCUR_SHOULD, single) != SC_OK) {
-                    p->status = SC_ENOMEM;
-                    return NULL;
-                }
-            }
-            if (sc_query_bool_add(p->a, bq, SC_OCCUR_SHOULD, q) != SC_OK)
-                p->status = SC_ENOMEM;
-        }
-        n_added++;
-    }
-    return bq ? bq : single;
-}
-
-static void s_add(parser *p, sc_query *bq, sc_query_occur occ, sc_query *q)
-{
-    sc_status st = sc_query_bool_add(p->a, bq, occ, q);
-    if (st == SC_ELIMIT)
-        perr(p, st, 0, "too many clauses: maxClauseCount is set to %u", SC_QUERY_MAX_CLAUSE_COUNT);
-    else if (st != SC_OK)
-        p->status = st;
-}
-
-static void s_build_tree(parser *p, sstate *st, sc_query *branch)
-{
-    if (!branch || p->status != SC_OK)
-        return;
-    if (st->not_count % 2 == 1) {
-        sc_query *nq = sc_query_bool(p->a), *all = sc_query_match_all(p->a);
-        if (!nq || !all) {
-            p->status = SC_ENOMEM;
-            return;
-        }
-        s_add(p, nq, SC_OCCUR_MUST_NOT, branch);
-        s_add(p, nq, SC_OCCUR_SHOULD, all);
-        branch = nq;
-    }
-    if (!st->top) {
-        st->top = branch;
-    } else {
-        if (st->cur_op < 0)
-            st->cur_op = (int)p->o->default_operator;
-        if (st->prev_op != st->cur_op) {
-            sc_query *bq = sc_query_bool(p->a);
-            if (!bq) {
-                p->status = SC_ENOMEM;
-                return;
-            }
-            s_add(p, bq, (sc_query_occur)st->cur_op, st->top);
-            st->top = bq;
-        }
-        /* addClause copies the bool before adding: the tree is only ever extended here */
-        s_add(p, st->top, (sc_query_occur)st->cur_op, branch);
-        st->prev_op = st->cur_op;
-    }
-    st->cur_op = -1;
-}
-
-static uint32_t s_fuzziness(sstate *st)
-{
-    /* at '~': read until the token ends */
-    size_t start = st->index + 1;
-    st->index++;
-    while (st->index < st->length && !s_token_finished(st))
-        st->index++;
-    size_t len = st->index - start;
-    if (len == 0)
-        return 2;
-    int64_t v = 0;
-    for (size_t i = 0; i < len; i++) {
-        uint8_t c = st->data[start + i];
-        if (i == 0 && (c == '-' || c == '+') && len > 1)
-            continue;
-        if (c < '0' || c > '9' || v > INT32_MAX)
-            return 0; /* NumberFormatException is swallowed: 0 */
-        v = v * 10 + (c - '0');
-    }
-    if (st->data[start] == '-')
-        v = 0;
-    return v > INT32_MAX ? 0 : (uint32_t)v;
-}
-
-static void s_parse(parser *p, sstate *st, int depth);
-
-static void s_token(parser *p, sstate *st)
-{
-    char *buf = sc_arena_alloc(p->a, st->length - st->index + 1);
-    if (!buf) {
-        p->status = SC_ENOMEM;
-        return;
-    }
-    size_t copied = 0;
-    bool fuzzy = false;
-    while (st->index < st->length) {
-        uint8_t c = st->data[st->index];
-        if (c == '\\') {
-            if (++st->index < st->length)
-                buf[copied++] = (char)st->data[st->index++];
-            continue;
-        }
-        if (s_token_finished(st))
-            break;
-        if (copied > 0 && c == '~') {
-            fuzzy = true;
-            break;
-        }
-        buf[copied++] = (char)c;
-        st->index++;
-    }
-    if (copied == 0)
-        return;
-    sc_query *branch;
-    if (fuzzy) {
-        uint32_t f = s_fuzziness(st);
-        if (f > 2)
-            f = 2;
-        branch = s_fields_query(p, sc_slice_make(buf, copied), f == 0 ? 0 : 3, f);
-    } else if (buf[copied - 1] == '*') {
-        branch = s_fields_query(p, sc_slice_make(buf, copied - 1), 2, 0);
-    } else {
-        branch = s_fields_query(p, sc_slice_make(buf, copied), 0, 0);
-    }
-    s_build_tree(p, st, branch);
-}
-
-static void s_phrase(parser *p, sstate *st)
-{
-    st->index++;
-    size_t start = st->index, copied = 0;
-    bool escaped = false, has_slop = false;
-    char *buf = sc_arena_alloc(p->a, st->length - st->index + 1);
-    if (!buf) {
-        p->status = SC_ENOMEM;
-        return;
-    }
-    while (st->index < st->length) {
-        uint8_t c = st->data[st->index];
-        if (!escaped) {
-            if (c == '\\') {
-                escaped = true;
-                st->index++;
-                continue;
-            }
-            if (c == '"') {
-                if (st->length > st->index + 1 && st->data[st->index + 1] == '~') {
-                    st->index++;
-                    if (st->length > st->index + 1)
-                        has_slop = true;
-                }
-                break;
-            }
-        }
-        escaped = false;
-        buf[copied++] = (char)st->data[st->index++];
-    }
-    if (st->index == st->length) {
-        st->index = start; /* never closed: read it as ordinary text */
-        return;
-    }
-    uint32_t slop = 0;
-    if (has_slop)
-        slop = s_fuzziness(st);
-    sc_query *branch = s_fields_query(p, sc_slice_make(buf, copied), 1, slop);
-    s_build_tree(p, st, branch);
-    st->index++;
-}
-
-static void s_subquery(parser *p, sstate *st, int depth)
-{
-    st->index++;
-    size_t start = st->index;
-    int precedence = 1;
-    bool escaped = false;
-    while (st->index < st->length) {
-        uint8_t c = st->data[st->index];
-        if (!escaped) {
-            if (c == '\\') {
-                escaped = true;
-                st->index++;
-                continue;
-            }
-            if (c == '(')
-                precedence++;
-            else if (c == ')' && --precedence == 0)
-                break;
-        }
-        escaped = false;
-        st->index++;
-    }
-    if (st->index == st->length) {
-        st->index = start; /* unclosed: the '(' is whitespace */
-    } else if (st->index == start) {
-        st->cur_op = -1;
-        st->index++;
-    } else {
-        if (depth > MAX_DEPTH) {
-            perr(p, SC_ELIMIT, start, "query nested deeper than %d levels", MAX_DEPTH);
-            return;
-        }
-        sstate sub = {st->data, start, st->index, NULL, -1, -1, 0};
-        s_parse(p, &sub, depth + 1);
-        s_build_tree(p, st, sub.top);
-        st->index++;
-    }
-}
-
-static void s_parse(parser *p, sstate *st, int depth)
-{
-    while (st->index < st->length && p->status == SC_OK) {
-        uint8_t c = st->data[st->index];
-        if (c == '(') {
-            s_subquery(p, st, depth);
-        } else if (c == ')') {
-            st->index++;
-        } else if (c == '"') {
-            s_phrase(p, st);
-        } else if (c == '+') {
-            if (st->cur_op < 0 && st->top)
-                st->cur_op = SC_OCCUR_MUST;
-            st->index++;
-        } else if (c == '|') {
-            if (st->cur_op < 0 && st->top)
-                st->cur_op = SC_OCCUR_SHOULD;
-            st->index++;
-        } else if (c == '-') {
-            st->not_count++;
-            st->index++;
-            continue;
-        } else if (s_ws(c)) {
-            st->index++;
-        } else {
-            s_token(p, st);
-        }
-        st->not_count = 0;
-    }
-}
-
-sc_status sc_simple_query_string_parse(sc_slice text, const sc_query_parser_options *o,
-                                       sc_arena *a, sc_query **out, sc_query_parse_error *err)
-{
-    parser p;
-    memset(&p, 0, sizeof p);
-    p.s = text;
-    p.o = o;
-    p.a = a;
-    p.err = err;
-    *out = NULL;
-    sstate st = {text.ptr, 0, text.len, NULL, -1, -1, 0};
-    s_parse(&p, &st, 0);
-    if (p.status == SC_OK && !st.top && !(st.top = sc_query_match_none(a)))
-        p.status = SC_ENOMEM;
-    if (p.status == SC_OK)
-        *out = st.top;
     return p.status;
 }

@@ -1,4 +1,4 @@
-/* libFuzzer target: the query_string parser (src/search/query_parser.c) on arbitrary bytes,
+/* libFuzzer target: the query_string parser (src/search/query_parser*.c) on arbitrary bytes,
  * with the standard analyzer and both default operators; the tree it builds is printed.
  * Must never crash, leak or hang; errors are fine. Corpus: tests/fuzz/corpus/query_string. */
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* libFuzzer target: Lucene RegExp and wildcard compilation (src/search/automaton.c) on arbitrary
+/* libFuzzer target: Lucene RegExp and wildcard compilation (src/search/automaton*.c) on arbitrary
  * bytes with all flags, a small state limit and a short run of the DFA, plus a fuzzy automaton
  * of the first bytes. Must never crash, leak or hang (the state and work limits bound every
  * pattern). Corpus: tests/fuzz/corpus/regex. */

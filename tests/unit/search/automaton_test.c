@@ -1,4 +1,4 @@
-/* Tests for pattern compilation (src/search/automaton.c): Lucene RegExp syntax and flags,
+/* Tests for pattern compilation (src/search/automaton*.c): Lucene RegExp syntax and flags,
  * wildcards, prefixes, Levenshtein automata (randomized against a DP, seed printed) and the
  * determinization limit. */
 #include <setjmp.h>
