@@ -5,10 +5,15 @@
 
 DIR holds one `scry bench` result JSON per workload (and load.txt from bench/run.sh). The
 previous run's results are kept in docs/benchmarks/results/; this run is compared with them
-(QPS ratio per cell, hit counts per query) and then replaces them. --lucene (default
-docs/benchmarks/lucene.json when present) gives Lucene 8.8 in-process QPS per class, either
-{"class": qps | {"qps": ..} | {"median_us": ..}, ...} or a list of {"class": .., "qps"|"median_us": ..},
-for a ratio column (QPS at one connection / Lucene's single-threaded QPS).
+(QPS ratio per cell, hit counts per query) and then replaces them. --lucene gives Lucene 8.7
+in-process numbers per class for a "vs Lucene 8.7" column: the lucene.tsv of
+bench/lucene_wiki.sh or bench/query_bench.sh (class, mode, queries, median_us, p99_us,
+hits_sum), or JSON {"class": qps | {"qps": ..} | {"median_us": ..}, ...}. The ratio is
+Lucene's median latency over scry's p50 at one connection (> 1: scry faster).
+
+Only the part of docs/benchmarks.md between `<!-- BEGIN make_bench -->` and
+`<!-- END make_bench -->` is rewritten; other sections (bench/taxis_bench.sh's, hand-written
+ones) are kept (bench/docs_section.py).
 """
 import argparse
 import glob
@@ -18,9 +23,12 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from docs_section import splice  # noqa: E402
+
 
 ORDER = ["luceneutil.top10", "luceneutil.count", "luceneutil.top10total", "luceneutil.top100", "game.top10", "game.count",
-         "taxis", "logs"]
+         "taxis", "logs", "taxis.aggs", "logs.aggs"]
 
 
 def load_dir(d):
@@ -44,8 +52,9 @@ MODE_OF = {"luceneutil.top10": "TOP_10", "luceneutil.count": "COUNT",
 
 
 def load_lucene(path):
-    """Returns {mode or None: {class: qps}}. A .tsv is bench/query_bench.sh's Lucene output
-    (class, mode, queries, median_us, p99_us, hits_sum): QPS = 1e6 / median_us, single thread."""
+    """Returns {mode or None: {class: {"median_us": .., "hits": ..}}}. A .tsv is the Lucene
+    output of bench/lucene_wiki.sh / bench/query_bench.sh (class, mode, queries, median_us,
+    p99_us, hits_sum), single-threaded in-process."""
     if not path or not os.path.exists(path):
         return {}
     if path.endswith(".tsv"):
@@ -53,23 +62,23 @@ def load_lucene(path):
         for line in open(path):
             f = line.rstrip("\n").split("\t")
             if len(f) >= 4 and f[0] != "class" and float(f[3]) > 0:
-                out.setdefault(f[1], {})[f[0]] = 1e6 / float(f[3])
+                out.setdefault(f[1], {})[f[0]] = {
+                    "median_us": float(f[3]), "hits": int(f[5]) if len(f) > 5 else None}
         return out
     with open(path) as f:
         j = json.load(f)
     if isinstance(j, dict):
         j = j.get("classes", j)
 
-    def qps(v):
-        if not isinstance(v, dict):
-            return float(v)
-        if "qps" in v:
-            return float(v["qps"])
-        # single-threaded in-process harness: QPS from the median latency
-        return 1e6 / float(v["median_us"]) if v.get("median_us") else 0.0
+    def med(v):
+        if not isinstance(v, dict):  # QPS of a single-threaded harness
+            return {"median_us": 1e6 / float(v), "hits": None}
+        if v.get("median_us"):
+            return {"median_us": float(v["median_us"]), "hits": v.get("hits")}
+        return {"median_us": 1e6 / float(v["qps"]), "hits": v.get("hits")}
     if isinstance(j, dict):
-        return {None: {k: qps(v) for k, v in j.items()}}
-    return {None: {x["class"]: qps(x) for x in j if "class" in x}}
+        return {None: {k: med(v) for k, v in j.items()}}
+    return {None: {x["class"]: med(x) for x in j if "class" in x}}
 
 
 def cells_by(r):
@@ -138,6 +147,44 @@ def validation_diffs(cur, prev):
     return n, diff
 
 
+def not_supported(L, name, r):
+    """A workload run with --validate-only because the server rejects it (aggregations): one
+    row per class with the server's answer, instead of a grid of error cells."""
+    L.append("## %s: not supported yet\n" % name)
+    L.append("Workload `bench/workloads/%s.txt` is validated (every request once) but not timed: "
+             "the server does not answer it yet, so its cells would only measure error "
+             "responses. bench/run.sh times it as soon as every request succeeds.\n" % name)
+    L.append("| class | requests | answered | server's answer |\n|---|---:|---:|---|")
+    rows = {}
+    for q in r.get("validation", []):
+        x = rows.setdefault(q["class"], [0, 0, ""])
+        x[0] += 1
+        if q["error"]:
+            if not x[2]:
+                reason = q.get("error_body", "")
+                try:
+                    reason = json.loads(reason)["error"]["reason"]
+                except (ValueError, KeyError, TypeError):
+                    reason = reason[:120]
+                x[2] = "HTTP %s: %s" % (q["status"], reason)
+        else:
+            x[1] += 1
+    for cls, (n, ok, why) in rows.items():
+        L.append("| %s | %d | %d | %s |" % (cls, n, ok, (why or "ok").replace("|", "\\|")))
+    L.append("")
+
+
+def count_hits(r):
+    """Per class, the sum of the validation pass's exact totals (COUNT workloads)."""
+    out = {}
+    for q in r.get("validation", []):
+        if q["error"] or q["total"] < 0:
+            out[q["class"]] = None
+        elif out.get(q["class"], 0) is not None:
+            out[q["class"]] = out.get(q["class"], 0) + q["total"]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--results", required=True)
@@ -157,19 +204,18 @@ def main():
     # ratios only between runs on the same corpus
     prev_other = {k: v.get("corpus") for k, v in prev.items()
                   if k in cur and v.get("corpus") != cur[k].get("corpus")}
-    prev = {k: v for k, v in prev.items() if k not in prev_other}
+    prev = {k: v for k, v in prev.items() if k in cur and k not in prev_other}
     lpath = a.lucene
-    for cand in ("lucene.tsv", "lucene.json"):
-        if not lpath and os.path.exists(os.path.join(a.docs, "benchmarks", cand)):
-            lpath = os.path.join(a.docs, "benchmarks", cand)
     lucene_modes = load_lucene(lpath)
     first = next(iter(cur.values()))
     m = first.get("machine", {})
     s = first.get("settings", {})
     L = []
+    L.append("<!-- BEGIN make_bench (bench/report.py writes this part; sections outside it are "
+             "kept) -->")
     L.append("# Benchmarks\n")
     L.append("Generated by `make bench%s` (bench/run.sh, bench/report.py); see the end of this "
-             "page for how to run and compare.\n" % ("-quick" if a.quick else ""))
+             "part for how to run and compare.\n" % ("-quick" if a.quick else ""))
     L.append("| | |\n|---|---|")
     L.append("| run started | %s |" % first.get("started_at", "?"))
     L.append("| total run time | %d s%s |" % (a.seconds, " (quick mode)" if a.quick else ""))
@@ -182,9 +228,13 @@ def main():
              "keep-alive, no pipelining, request_cache=false |" % (
                  ",".join(map(str, s.get("conns", []))), s.get("warmup_s"), s.get("reps"),
                  s.get("duration_s")))
+    if lucene_modes:
+        L.append("| Lucene 8.7 | in-process on the same wiki corpus (bench/lucene_wiki.sh), "
+                 "single-threaded: column `vs Lucene 8.7` |")
     if prev:
         pf = next(iter(prev.values()))
-        L.append("| previous run | %s, %s |" % (pf.get("started_at", "?"), pf.get("build", "")))
+        L.append("| previous run | %s, %s: columns `vs prev` |" % (pf.get("started_at", "?"),
+                                                                  pf.get("build", "")))
     elif prev_other:
         L.append("| previous run | on another corpus (%s): no ratios |"
                  % next(iter(prev_other.values())))
@@ -208,6 +258,9 @@ def main():
         L.append("")
     for name, r in cur.items():
         cells = cells_by(r)
+        if not cells:
+            not_supported(L, name, r)
+            continue
         conns = sorted({c for _, c in cells})
         classes = []
         for c in r["cells"]:
@@ -215,6 +268,9 @@ def main():
                 classes.append(c["class"])
         pc = cells_by(prev[name]) if name in prev else {}
         lucene = lucene_modes.get(MODE_OF.get(name), lucene_modes.get(None, {}))
+        if not name.startswith("luceneutil"):
+            lucene = {}
+        hits = count_hits(r) if MODE_OF.get(name) in ("COUNT", "TOP_10_COUNT") else {}
         L.append("## %s\n" % name)
         L.append("Workload `bench/workloads/%s.txt`; QPS is the median of the repetitions; "
                  "latency over all measured requests.\n" % name)
@@ -229,11 +285,13 @@ def main():
         hdr += " p50 1c | p90 1c | p99 1c | max 1c | errors |"
         if pc:
             hdr += "".join(" vs prev %dc |" % c for c in conns)
-        if lucene and name.startswith("luceneutil"):
-            hdr += " vs Lucene in-process |"
+        if lucene:
+            hdr += " Lucene 8.7 p50 | vs Lucene 8.7 |"
+            if hits:
+                hdr += " hits = Lucene |"
         L.append(hdr)
         L.append("|---|" + "---:|" * (hdr.count("|") - 2))
-        qrows, lrows = [], []
+        qrows, lrows, vrows = [], [], []
         for cls in classes:
             row = "| %s |" % cls
             q = []
@@ -252,9 +310,17 @@ def main():
                     o, n = pc.get((cls, c)), cells.get((cls, c))
                     ok = o and n and o["qps"] and not bad_cell(o) and not bad_cell(n)
                     row += " %s |" % ("%.2f×" % (n["qps"] / o["qps"]) if ok else "-")
-            if lucene and name.startswith("luceneutil"):
-                lq = lucene.get(cls)
-                row += " %s |" % ("%.2f×" % (q[0] / lq) if lq else "-")
+            if lucene:
+                lc = lucene.get(cls)
+                ok = lc and lat.get("p50") and one and not bad_cell(one) and conns[0] == 1
+                row += " %s | %s |" % (fmt_us(lc["median_us"]) if lc else "-",
+                                       "%.2f×" % (lc["median_us"] / lat["p50"]) if ok else "-")
+                if ok:
+                    vrows.append((cls, [lat["p50"] / 1000.0, lc["median_us"] / 1000.0]))
+                if hits:
+                    sh, lh = hits.get(cls), lc.get("hits") if lc else None
+                    row += " %s |" % ("-" if sh is None or lh is None else "=" if sh == lh else
+                                      "scry %d, Lucene %d" % (sh, lh))
             L.append(row)
             qrows.append((cls, q))
             lrows.append((cls, [lat.get("p50", 0) / 1000.0, lat.get("p90", 0) / 1000.0,
@@ -269,6 +335,11 @@ def main():
                     ["p50", "p90", "p99"], logscale=True)
         if png:
             L.append("![%s latency](%s)\n" % (name, png))
+        png = chart(a.docs, name + "-lucene", vrows, conns,
+                    "%s: median latency, scry over HTTP (1 conn) vs Lucene 8.7 in-process" % name,
+                    "ms", ["scry p50 (HTTP)", "Lucene 8.7 median (in-process)"], logscale=True)
+        if png:
+            L.append("![%s vs Lucene](%s)\n" % (name, png))
         v = r.get("validation", [])
         if v:
             n_err = sum(1 for q in v if q["error"])
@@ -279,26 +350,45 @@ def main():
             L.append(line + ".\n")
     L.append("## How to run\n")
     L.append("```\nmake bench          # standard run (~20 min on 2 cores): build, generate, load, "
-             "force-merge, validate, grid, this page\nmake bench-quick    # the same at small "
-             "size, under 3 minutes\nWIKI_DOCS=2000000 TAXIS_DOCS=5000000 LOGS_DOCS=5000000 "
+             "force-merge, validate, grid, Lucene 8.7 on the same corpus, this page\n"
+             "make bench-quick    # the same at small size without Lucene, under 3 minutes\n"
+             "WIKI_DOCS=2000000 TAXIS_DOCS=5000000 LOGS_DOCS=5000000 "
              "REPS=5 DURATION=10 bash bench/run.sh   # larger\n"
              "SERVER_URL=http://host:9200 bash bench/run.sh   # an already loaded server "
              "(Elasticsearch, OpenSearch)\n"
              "scry bench compare A.json B.json   # per-cell ratios, differing hit counts\n```\n")
-    if lpath and lucene_modes:
-        L.append("`vs Lucene in-process` = QPS at one connection over the server against 1 / "
-                 "median latency of Lucene 8 run in-process single-threaded (%s; its own corpus "
-                 "and harness, so an indication, not a like-for-like ratio).\n" % lpath)
+    if lucene_modes:
+        L.append("`vs Lucene 8.7` = Lucene 8.7's median latency over scry's p50 at one "
+                 "connection, per class (> 1: scry faster). Lucene runs in-process and "
+                 "single-threaded on the same generated corpus (`body` only, StandardAnalyzer "
+                 "without stop words, one segment, the same query texts: bench/lucene_wiki.sh "
+                 "with bench/LuceneQueryBench.java; TOP_10 collects totals up to 1,000, COUNT is "
+                 "IndexSearcher.count); scry's latency includes the HTTP round trip and JSON, so "
+                 "the ratio understates scry. `hits = Lucene` compares the sum of the exact "
+                 "counts per class. The run shares its 2 cores with whatever else the machine "
+                 "does; both sides ran in the same session, one after the other.\n")
     L.append("Raw results of this run: `docs/benchmarks/results/*.json`. Methodology, the driver "
              "and the generators are described in `bench/README.md`.\n")
-    with open(os.path.join(a.docs, "benchmarks.md"), "w") as f:
-        f.write("\n".join(L) + "\n")
+    L.append("<!-- END make_bench -->")
+    path = os.path.join(a.docs, "benchmarks.md")
+    old = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+    if "<!-- BEGIN make_bench" not in old and old.startswith("# Benchmarks\n\nGenerated by"):
+        # a page written before the markers: everything up to the raw-results line was ours
+        i = old.find("Raw results of this run")
+        old = old[old.find("\n", i) + 1:].lstrip("\n") if i >= 0 else ""
+        old = "<!-- BEGIN make_bench -->\n<!-- END make_bench -->\n\n" + old
+    elif "<!-- BEGIN make_bench" not in old:
+        old = "<!-- BEGIN make_bench -->\n<!-- END make_bench -->\n\n" + old
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(splice(old, "make_bench", "\n".join(L) + "\n"))
     os.makedirs(keep, exist_ok=True)
-    for p in glob.glob(os.path.join(keep, "*.json")):
+    for p in glob.glob(os.path.join(keep, "*.json")) + glob.glob(os.path.join(keep, "*.tsv")):
         os.remove(p)
     for name in cur:
         shutil.copy(os.path.join(a.results, name + ".json"), os.path.join(keep, name + ".json"))
-    print("report: wrote %s" % os.path.join(a.docs, "benchmarks.md"))
+    if lpath and os.path.exists(lpath) and lpath.endswith(".tsv"):
+        shutil.copy(lpath, os.path.join(keep, "lucene.tsv"))
+    print("report: wrote %s" % path)
 
 
 if __name__ == "__main__":

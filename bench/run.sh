@@ -3,7 +3,10 @@
 # deterministic corpora (scry gen), a fresh `scry serve`, index creation from
 # bench/workloads/*.index.json, bulk load (scry load), refresh + force-merge to one segment,
 # then per workload the validation pass and the grid (1 and 8 connections) with `scry bench`,
-# and finally docs/benchmarks.md with tables and gnuplot charts (bench/report.py).
+# Lucene 8.7 in-process on the same wiki corpus (bench/lucene_wiki.sh, server stopped), and
+# finally docs/benchmarks.md with tables and gnuplot charts (bench/report.py). Aggregation
+# workloads (bench/workloads/*.aggs.txt) are only validated while the server rejects them, and
+# the report lists them as not supported; they join the grid once every request succeeds.
 #
 # Sizes and timings can be overridden from the environment:
 #   WIKI_DOCS TAXIS_DOCS LOGS_DOCS   corpus sizes (defaults: full 300000/500000/500000,
@@ -13,8 +16,10 @@
 #   OUT (build/bench)                corpora, server data and raw results
 #   SERVER_URL                       benchmark an already running server instead (no load)
 #   SKIP_BUILD=1                     use the existing build/release/scry as it is
-#   LUCENE=FILE                      Lucene in-process numbers for a ratio column (lucene.tsv
-#                                    from bench/query_bench.sh, or JSON; see bench/report.py)
+#   LUCENE=0                         skip the Lucene run (quick mode skips it unless LUCENE=1)
+#   LUCENE=FILE                      use these Lucene numbers instead of running it (lucene.tsv
+#                                    from bench/lucene_wiki.sh, or JSON; see bench/report.py)
+#   LUCENE_REPS (3)                  timed runs per query on the Lucene side
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -31,11 +36,14 @@ if [ $QUICK -eq 1 ]; then
   : "${WIKI_DOCS:=20000}" "${TAXIS_DOCS:=20000}" "${LOGS_DOCS:=20000}"
   : "${WARMUP:=0.2}" "${REPS:=1}" "${DURATION:=0.5}"
   WORKLOADS="luceneutil.top10 taxis logs"
+  : "${LUCENE:=0}"
 else
   : "${WIKI_DOCS:=300000}" "${TAXIS_DOCS:=500000}" "${LOGS_DOCS:=500000}"
   : "${WARMUP:=1}" "${REPS:=3}" "${DURATION:=2}"
   WORKLOADS="luceneutil.top10 luceneutil.count game.top10 taxis logs"
+  : "${LUCENE:=1}"
 fi
+AGG_WORKLOADS="taxis.aggs logs.aggs"
 : "${CONNS:=1,8}" "${SEED:=1}" "${OUT:=build/bench}"
 PY=/usr/bin/python3
 BIN=build/release/scry
@@ -121,8 +129,10 @@ if [ -z "${SERVER_URL:-}" ]; then
   }
   rm -f "$OUT/results/"*
   load wiki "$OUT/corpus/wiki.ndjson" wiki || die "cannot load the wiki corpus"
-  load nyc_taxis "$OUT/corpus/taxis.ndjson" taxis || WORKLOADS=${WORKLOADS/taxis/}
-  load logs-gen "$OUT/corpus/logs.ndjson" logs || WORKLOADS=${WORKLOADS/logs/}
+  load nyc_taxis "$OUT/corpus/taxis.ndjson" taxis ||
+    { WORKLOADS=${WORKLOADS/taxis/}; AGG_WORKLOADS=${AGG_WORKLOADS/taxis.aggs/}; }
+  load logs-gen "$OUT/corpus/logs.ndjson" logs ||
+    { WORKLOADS=${WORKLOADS/logs/}; AGG_WORKLOADS=${AGG_WORKLOADS/logs.aggs/}; }
   PIDARG=(--pid "$SPID")
   CORPUS="wiki $WIKI_DOCS, taxis $TAXIS_DOCS, logs $LOGS_DOCS docs, seed $SEED"
 else
@@ -133,17 +143,48 @@ fi
 
 HOSTPORT=${URL#http://}
 BUILD="scry $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo -dirty)"
-for wl in $WORKLOADS; do
-  log "workload $wl"
+grid() { # workload [extra scry bench options]
+  local wl=$1
+  shift
   "$BIN" bench run --host "${HOSTPORT%:*}" --port "${HOSTPORT##*:}" \
     --workload "bench/workloads/$wl.txt" --conns "$CONNS" --warmup "$WARMUP" --reps "$REPS" \
     --duration "$DURATION" "${PIDARG[@]}" --label "$wl" --build "$BUILD" --corpus "$CORPUS" \
-    --out "$OUT/results/$wl.json" || die "scry bench failed on $wl"
+    --out "$OUT/results/$wl.json" "$@" || die "scry bench failed on $wl"
+}
+for wl in $WORKLOADS; do
+  log "workload $wl"
+  grid "$wl"
+done
+for wl in $AGG_WORKLOADS; do
+  log "workload $wl: validation"
+  grid "$wl" --validate-only
+  if "$PY" -c 'import json, sys; r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["validation"] and not any(q["error"] for q in r["validation"]) else 1)' \
+      "$OUT/results/$wl.json"; then
+    log "workload $wl: every request answered, timing it"
+    grid "$wl"
+  fi
 done
 cleanup
 SPID=""
 
+LUCENE_TSV=""
+if [ -n "${SERVER_URL:-}" ]; then
+  :
+elif [ "$LUCENE" = 1 ]; then
+  log "Lucene 8.7 in-process on the wiki corpus (bench/lucene_wiki.sh)"
+  if bash bench/lucene_wiki.sh "$OUT/corpus/wiki.ndjson" "$OUT/lucene" "${LUCENE_REPS:-3}" \
+      2> "$OUT/lucene.log"; then
+    LUCENE_TSV=$OUT/lucene/lucene.tsv
+  else
+    tail -5 "$OUT/lucene.log" >&2
+    note "the Lucene 8.7 run failed (log: $OUT/lucene.log): no Lucene column"
+  fi
+elif [ "$LUCENE" != 0 ]; then
+  LUCENE_TSV=$LUCENE
+fi
+
 log "writing docs/benchmarks.md"
 "$PY" bench/report.py --results "$OUT/results" --docs docs --seconds "$(($(date +%s) - START))" \
-  $([ $QUICK -eq 1 ] && echo --quick) ${LUCENE:+--lucene "$LUCENE"} || die "report failed"
+  $([ $QUICK -eq 1 ] && echo --quick) ${LUCENE_TSV:+--lucene "$LUCENE_TSV"} || die "report failed"
 log "done in $(($(date +%s) - START))s"

@@ -6,6 +6,9 @@ rerun after changing this script):
   luceneutil.top10.txt, luceneutil.top10total.txt, luceneutil.top100.txt, luceneutil.count.txt
   game.top10.txt, game.count.txt                        benchmark-game queries by class
   taxis.txt, logs.txt                                    Rally nyc_taxis / http_logs operations
+  taxis.aggs.txt, logs.aggs.txt                          their aggregation operations (bench/run.sh
+                                                         validates them and runs their grid only
+                                                         once the server answers them)
 
 Workload lines are CLASS<TAB>METHOD<TAB>PATH<TAB>BODY (compact JSON), replayed by
 `scry bench run --workload FILE`. Request shapes follow SearchBench: query_string on `body`
@@ -77,6 +80,12 @@ def text_workloads():
                       shape(text_query(q["query"], ""), kind)) for q in game])
 
 
+def write_rally(name, path, ops):
+    """Searches go to NAME.txt, aggregation operations to NAME.aggs.txt."""
+    write_lines(name + ".txt", [(c, "POST", path, b) for c, b in ops if "aggs" not in b])
+    write_lines(name + ".aggs.txt", [(c, "POST", path, b) for c, b in ops if "aggs" in b])
+
+
 def rally_workloads():
     p = "/nyc_taxis/_search?request_cache=false"
     taxis = [
@@ -97,7 +106,7 @@ def rally_workloads():
         ("desc_sort_passenger_count", {"query": {"match_all": {}},
                                        "sort": [{"passenger_count": "desc"}]}),
     ]
-    write_lines("taxis.txt", [(c, "POST", p, b) for c, b in taxis])
+    write_rally("taxis", p, taxis)
     p = "/logs-*/_search?request_cache=false"
     day = {"gte": "1998-05-01T00:00:00Z", "lt": "1998-05-02T00:00:00Z"}
     logs = [
@@ -114,7 +123,7 @@ def rally_workloads():
         ("desc_sort_timestamp", {"query": {"match_all": {}}, "sort": [{"@timestamp": "desc"}]}),
         ("asc_sort_timestamp", {"query": {"match_all": {}}, "sort": [{"@timestamp": "asc"}]}),
     ]
-    write_lines("logs.txt", [(c, "POST", p, b) for c, b in logs])
+    write_rally("logs", p, logs)
 
 
 def index_defs():

@@ -110,4 +110,21 @@ grep -q "validation: 5 queries compared, 0 differ" "$T/cmp.txt" || { cat "$T/cmp
 rc=0; "$SCRY" bench compare --strict "$T/a.json" "$T/b.json" > "$T/cmp2.txt" || rc=$?
 [ $rc -eq 3 ] || { cat "$T/cmp2.txt"; fail "compare --strict should exit 3 on differing counts (got $rc)"; }
 grep -q "DIFF" "$T/cmp2.txt" || fail "compare did not flag the differing query"
+echo "-- report: its own part of docs/benchmarks.md only; rejected workloads listed as not supported"
+mkdir -p "$T/res" "$T/docs"
+cp "$T/a.json" "$T/res/test.json"
+# a validation-only run whose requests partly fail: no cells, a "not supported" table
+"$SCRY" bench run --port "$PORT" --workload "$T/wl.txt" --validate-only --out "$T/res/test.aggs.json"
+printf '## Written by hand\n\nkept text\n\n<!-- BEGIN taxis_bench -->\ntaxis part\n<!-- END taxis_bench -->\n' \
+  > "$T/docs/benchmarks.md"
+for _ in 1 2; do "$PY" bench/report.py --results "$T/res" --docs "$T/docs" --seconds 1 >/dev/null; done
+"$PY" - "$T/docs/benchmarks.md" <<'PYEOF'
+import sys
+t = open(sys.argv[1]).read()
+assert t.count("<!-- BEGIN make_bench") == 1 and t.count("<!-- END make_bench -->") == 1, t
+assert t.count("kept text") == 1 and t.count("taxis part") == 1, t
+assert "## test.aggs: not supported yet" in t, t
+assert "| err | 1 | 0 | HTTP 500" in t and "| mix | 2 | 1 |" in t, t
+assert "## test\n" in t and "| ok |" in t, t
+PYEOF
 echo "70-bench: OK"
