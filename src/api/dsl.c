@@ -438,6 +438,8 @@ static const struct {
     {"query_string", sc__dsl_q_query_string},
     {"simple_query_string", sc__dsl_q_simple_query_string},
     {"range", sc__dsl_q_range},
+    {"geo_bounding_box", sc__dsl_q_geo_bounding_box},
+    {"geo_distance", sc__dsl_q_geo_distance},
 };
 
 sc_status sc__dsl_parse_query(P *p, const json_t *q, sc_query **out)

@@ -25,6 +25,7 @@ typedef enum sc_dsl_field_kind {
     SC_DSL_FIELD_TEXT,    /* analyzed: match analyzes, term does not */
     SC_DSL_FIELD_KEYWORD, /* exact */
     SC_DSL_FIELD_NUMERIC, /* long/double/date/boolean: term values go through encode */
+    SC_DSL_FIELD_GEO,     /* geo_point: geo_bounding_box / geo_distance / exists only */
 } sc_dsl_field_kind;
 
 typedef struct sc_dsl_env {
@@ -56,12 +57,24 @@ typedef struct sc_dsl_env {
                               bool include_lower, bool include_upper, const char *format,
                               const char *time_zone, int64_t *lo, int64_t *hi, bool *empty,
                               char *err, size_t err_cap);
+    /* Encodes `range` bounds on a term-kind field (keyword: the normalized term; ip: the 16
+     * address bytes) into exact term bytes in `a`; from/to NULL = open (the slice is left
+     * untouched). SC_EUNSUPPORTED (or a NULL callback): not such a field; SC_EINVAL: a bad
+     * value, reason in err. */
+    sc_status (*encode_term_range)(void *ctx, sc_slice field, const json_t *from, const json_t *to,
+                                   sc_arena *a, sc_slice *lo, sc_slice *hi, char *err,
+                                   size_t err_cap);
+    /* A term value on an ip field written as a CIDR block ("10.0.0.0/8", "2001:db8::/32") as
+     * its first and last address (16 bytes each, in `a`). SC_EUNSUPPORTED (or a NULL
+     * callback): not an ip field or no '/' in the value; SC_EINVAL: malformed, reason in err. */
+    sc_status (*encode_cidr)(void *ctx, sc_slice field, const json_t *value, sc_arena *a,
+                             sc_slice *lo, sc_slice *hi, char *err, size_t err_cap);
 } sc_dsl_env;
 
 typedef struct sc_dsl_error {
     const char *type; /* static string */
     char reason[512];
-    int status;       /* 400 */
+    int status; /* 400 */
 } sc_dsl_error;
 
 /* Parses one query object ({"match":{...}}) into *out (allocated in `a`). On failure returns

@@ -76,6 +76,11 @@ static sc_status build_match(P *p, sc_slice field, const json_t *query, const js
                              sc_query **out)
 {
     sc_dsl_field_kind kind = sc__dsl_field_kind(p, field);
+    if (kind == SC_DSL_FIELD_GEO)
+        return sc__dsl_fail(p, "query_shard_exception",
+                            "Geometry fields do not support exact searching, use dedicated "
+                            "geometry queries instead: [%.*s]",
+                            (int)field.len, (const char *)field.ptr);
     if (kind == SC_DSL_FIELD_KEYWORD || kind == SC_DSL_FIELD_NUMERIC) {
         sc_slice t;
         SC_TRY(sc__dsl_encode_term(p, field, query, &t));
@@ -145,6 +150,11 @@ static sc_status build_phrase(P *p, sc_slice field, const json_t *query, const j
                               bool prefix_last, sc_query **out)
 {
     sc_dsl_field_kind kind = sc__dsl_field_kind(p, field);
+    if (kind == SC_DSL_FIELD_GEO)
+        return sc__dsl_fail(p, "query_shard_exception",
+                            "Geometry fields do not support exact searching, use dedicated "
+                            "geometry queries instead: [%.*s]",
+                            (int)field.len, (const char *)field.ptr);
     if (kind == SC_DSL_FIELD_KEYWORD || kind == SC_DSL_FIELD_NUMERIC) {
         sc_slice t;
         SC_TRY(sc__dsl_encode_term(p, field, query, &t));

@@ -1,6 +1,7 @@
 /* Private to the query DSL parser (dsl.h), which is split by responsibility: dsl.c (shared
  * helpers, compound queries, the name -> handler table), dsl_fulltext.c (match family,
- * multi_match, query_string) and dsl_term.c (term-level queries and range). Each handler
+ * multi_match, query_string), dsl_term.c (term-level queries and range) and dsl_geo.c
+ * (geo_bounding_box, geo_distance). Each handler
  * turns one query body into an sc_query in the parser's arena, or fails with an ES error. */
 #ifndef SC_API_DSL_INTERNAL_H
 #define SC_API_DSL_INTERNAL_H
@@ -86,5 +87,7 @@ sc_status sc__dsl_q_wildcard(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_regexp(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_fuzzy(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_range(P *p, const json_t *body, sc_query **out);
+sc_status sc__dsl_q_geo_bounding_box(P *p, const json_t *body, sc_query **out);
+sc_status sc__dsl_q_geo_distance(P *p, const json_t *body, sc_query **out);
 
 #endif

@@ -69,6 +69,39 @@ static sc_status numeric_term(P *p, const char *qname, sc_slice field, const jso
     return SC_OK;
 }
 
+/* A CIDR value ("10.0.0.0/8") on an ip field as the term range of its addresses: NULL *out when
+ * the field is not an ip field or the value has no '/'. */
+static sc_status cidr_term(P *p, const char *qname, sc_slice field, const json_t *v, sc_query **out)
+{
+    *out = NULL;
+    if (!p->env || !p->env->encode_cidr || !json_is_string(v))
+        return SC_OK;
+    sc_slice lo, hi;
+    char err[256] = "";
+    sc_status st = p->env->encode_cidr(p->env->ctx, field, v, p->a, &lo, &hi, err, sizeof err);
+    if (st == SC_EUNSUPPORTED)
+        return SC_OK;
+    if (st == SC_EINVAL)
+        return sc__dsl_fail(
+            p, "query_shard_exception", "failed to create query: %s [%s] on field [%.*s]",
+            err[0] ? err : "invalid CIDR value", qname, (int)field.len, (const char *)field.ptr);
+    if (st != SC_OK)
+        return sc__dsl_oom(p);
+    *out = NEW(p, sc_query_term_range(p->a, field, &lo, true, &hi, true));
+    return SC_OK;
+}
+
+/* Exact-term queries cannot target geo_point fields (Elasticsearch's message). */
+static sc_status no_geo(P *p, sc_slice field)
+{
+    if (sc__dsl_field_kind(p, field) != SC_DSL_FIELD_GEO)
+        return SC_OK;
+    return sc__dsl_fail(p, "query_shard_exception",
+                        "Geometry fields do not support exact searching, use dedicated geometry "
+                        "queries instead: [%.*s]",
+                        (int)field.len, (const char *)field.ptr);
+}
+
 sc_status sc__dsl_q_term(P *p, const json_t *body, sc_query **out)
 {
     sc_slice field, t;
@@ -78,6 +111,10 @@ sc_status sc__dsl_q_term(P *p, const json_t *body, sc_query **out)
         static const char *const keys[] = {"value", "boost", "_name", "case_insensitive", NULL};
         SC_TRY(sc__dsl_check_keys(p, "term", opts, keys));
     }
+    SC_TRY(no_geo(p, field));
+    SC_TRY(cidr_term(p, "term", field, v, out));
+    if (*out)
+        return sc__dsl_apply_boost(p, "term", opts, *out);
     SC_TRY(numeric_term(p, "term", field, v, out));
     if (*out)
         return sc__dsl_apply_boost(p, "term", opts, *out);
@@ -105,6 +142,7 @@ sc_status sc__dsl_q_terms(P *p, const json_t *body, sc_query **out)
     }
     if (!arr || !json_is_array(arr))
         return sc__dsl_fail(p, "parsing_exception", "[terms] query requires an array of values");
+    SC_TRY(no_geo(p, field));
     size_t n = json_array_size(arr);
     if (n > 65536)
         return sc__dsl_fail(
@@ -141,13 +179,29 @@ sc_status sc__dsl_q_terms(P *p, const json_t *body, sc_query **out)
     sc_slice *terms = sc_arena_alloc(p->a, (n ? n : 1) * sizeof *terms);
     if (!terms)
         return sc__dsl_oom(p);
+    sc_query *ranges = NULL; /* CIDR values on an ip field: a bool of term ranges */
+    size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         json_t *x = json_array_get(arr, i);
         if (json_is_object(x) || json_is_array(x) || json_is_null(x))
             return sc__dsl_fail(p, "parsing_exception", "[terms] values must be scalars");
-        SC_TRY(sc__dsl_encode_term(p, field, x, &terms[i]));
+        sc_query *r;
+        SC_TRY(cidr_term(p, "terms", field, x, &r));
+        if (r) {
+            if (!ranges)
+                ranges = NEW(p, sc_query_bool(p->a));
+            if (sc_query_bool_add(p->a, ranges, SC_OCCUR_SHOULD, r) != SC_OK)
+                return sc__dsl_oom(p);
+            continue;
+        }
+        SC_TRY(sc__dsl_encode_term(p, field, x, &terms[m++]));
     }
-    *out = NEW(p, sc_query_terms(p->a, field, terms, n));
+    *out = NEW(p, sc_query_terms(p->a, field, terms, m));
+    if (ranges) {
+        if (m && sc_query_bool_add(p->a, ranges, SC_OCCUR_SHOULD, *out) != SC_OK)
+            return sc__dsl_oom(p);
+        *out = NEW(p, sc_query_constant_score(p->a, ranges));
+    }
     return sc__dsl_apply_boost(p, "terms", body, *out);
 }
 
@@ -273,6 +327,29 @@ sc_status sc__dsl_q_fuzzy(P *p, const json_t *body, sc_query **out)
 /* range on numeric-kind fields (numbers, dates with format/time_zone and date math, booleans):
  * gt/gte/lt/lte (and the legacy from/to/include_lower/include_upper) into inclusive bounds,
  * executed by the search layer's points / doc-values range (search/range.h). */
+/* range on a term-kind field (keyword, ip, text: bytewise on the indexed terms, Lucene's
+ * TermRangeQuery) through the env. SC_EUNSUPPORTED when the field is not one. */
+static sc_status term_range(P *p, sc_slice field, const json_t *from, const json_t *to, bool il,
+                            bool iu, sc_query **out)
+{
+    if (!p->env || !p->env->encode_term_range)
+        return SC_EUNSUPPORTED;
+    sc_slice lo = {0}, hi = {0};
+    char err[256] = "";
+    sc_status st =
+        p->env->encode_term_range(p->env->ctx, field, from, to, p->a, &lo, &hi, err, sizeof err);
+    if (st == SC_EINVAL)
+        return sc__dsl_fail(
+            p, "query_shard_exception", "failed to create query: %s [range] on field [%.*s]",
+            err[0] ? err : "invalid value", (int)field.len, (const char *)field.ptr);
+    if (st == SC_ENOMEM || st == SC_ELIMIT)
+        return sc__dsl_oom(p);
+    if (st != SC_OK)
+        return st;
+    *out = NEW(p, sc_query_term_range(p->a, field, from ? &lo : NULL, il, to ? &hi : NULL, iu));
+    return SC_OK;
+}
+
 sc_status sc__dsl_q_range(P *p, const json_t *body, sc_query **out)
 {
     sc_slice field;
@@ -321,12 +398,17 @@ sc_status sc__dsl_q_range(P *p, const json_t *body, sc_query **out)
         *out = NEW(p, sc_query_match_none(p->a)); /* ES: a range on an unmapped field */
         return SC_OK;
     }
+    if (st == SC_EUNSUPPORTED) {
+        st = term_range(p, field, from, to, il, iu, out);
+        if (st == SC_OK)
+            return sc__dsl_apply_boost(p, "range", v, *out);
+    }
     if (st == SC_EUNSUPPORTED)
-        return sc__dsl_fail(
-            p, "illegal_argument_exception",
-            "[range] queries on field [%.*s] are not supported yet (numeric and date "
-            "fields only)",
-            (int)field.len, (const char *)field.ptr);
+        return sc__dsl_fail(p, "illegal_argument_exception",
+                            "Field [%.*s] of type [%s] does not support range queries",
+                            (int)field.len, (const char *)field.ptr,
+                            sc__dsl_field_kind(p, field) == SC_DSL_FIELD_GEO ? "geo_point"
+                                                                             : "object");
     if (st != SC_OK)
         return st;
     *out = empty ? NEW(p, sc_query_match_none(p->a))

@@ -30,6 +30,7 @@ static sc_dsl_field_kind env_kind(void *ctx, sc_slice field)
     case SC_MAPPING_KEYWORD:
     case SC_MAPPING_IP: return SC_DSL_FIELD_KEYWORD;
     case SC_MAPPING_OBJECT: return SC_DSL_FIELD_UNMAPPED;
+    case SC_MAPPING_GEO_POINT: return SC_DSL_FIELD_GEO;
     default: return SC_DSL_FIELD_NUMERIC;
     }
 }
@@ -117,6 +118,71 @@ static sc_status env_encode_range(void *ctx, sc_slice field, const json_t *from,
     if (st == SC_EINVAL)
         snprintf(err, err_cap, "%s", merr.reason);
     return st == SC_OK || st == SC_ENOMEM ? st : SC_EINVAL;
+}
+
+/* Range bounds on keyword (normalized), ip (16 bytes) and text (the raw bytes, as
+ * Elasticsearch's TermRangeQuery on a text field) fields as exact terms. */
+static sc_status env_encode_term_range(void *ctx, sc_slice field, const json_t *from,
+                                       const json_t *to, sc_arena *a, sc_slice *lo, sc_slice *hi,
+                                       char *err, size_t err_cap)
+{
+    dsl_ctx *d = ctx;
+    const sc_mapping_field *f = sc_mapping_find(d->m, field);
+    if (!f || (f->type != SC_MAPPING_KEYWORD && f->type != SC_MAPPING_IP &&
+               f->type != SC_MAPPING_TEXT))
+        return SC_EUNSUPPORTED;
+    const json_t *v[2] = {from, to};
+    sc_slice *o[2] = {lo, hi};
+    for (int i = 0; i < 2; i++) {
+        if (!v[i])
+            continue;
+        if (f->type == SC_MAPPING_TEXT) {
+            if (!json_is_string(v[i])) {
+                snprintf(err, err_cap, "range bounds of a text field must be strings");
+                return SC_EINVAL;
+            }
+            *o[i] = sc_slice_make(json_string_value(v[i]), json_string_length(v[i]));
+            continue;
+        }
+        sc_mapping_value mv;
+        sc_mapping_error merr;
+        memset(&merr, 0, sizeof merr);
+        sc_status st = sc_mapping_encode_value(f, v[i], sc_index_analysis(d->ix),
+                                               sc_clock_wall_ms(), a, &mv, &merr);
+        if (st == SC_ENOMEM || st == SC_ELIMIT)
+            return st;
+        if (st != SC_OK || mv.kind != SC_FIELD_KEYWORD) {
+            snprintf(err, err_cap, "%s", merr.reason[0] ? merr.reason : "invalid bound");
+            return SC_EINVAL;
+        }
+        *o[i] = mv.term;
+    }
+    return SC_OK;
+}
+
+/* A CIDR block on an ip field as its first and last address. */
+static sc_status env_encode_cidr(void *ctx, sc_slice field, const json_t *value, sc_arena *a,
+                                 sc_slice *lo, sc_slice *hi, char *err, size_t err_cap)
+{
+    dsl_ctx *d = ctx;
+    const sc_mapping_field *f = sc_mapping_find(d->m, field);
+    if (!f || f->type != SC_MAPPING_IP || !json_is_string(value))
+        return SC_EUNSUPPORTED;
+    uint8_t *b = sc_arena_alloc(a, 32);
+    if (!b)
+        return SC_ENOMEM;
+    sc_slice text = sc_slice_make(json_string_value(value), json_string_length(value));
+    sc_status st = sc_mapping_ip_cidr(text, b, b + 16);
+    if (st == SC_ENOTFOUND)
+        return SC_EUNSUPPORTED;
+    if (st != SC_OK) {
+        snprintf(err, err_cap, "invalid CIDR block [%.*s]", (int)(text.len > 64 ? 64 : text.len),
+                 (const char *)text.ptr);
+        return SC_EINVAL;
+    }
+    *lo = sc_slice_make(b, 16);
+    *hi = sc_slice_make(b + 16, 16);
+    return SC_OK;
 }
 
 static const sc_analyzer *env_analyzer_for(void *ctx, sc_slice field)
@@ -580,7 +646,9 @@ bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t
                           .default_fields = env_default_fields,
                           .analyzer_for = env_analyzer_for,
                           .analyzer_named = env_analyzer_named,
-                          .encode_range = env_encode_range};
+                          .encode_range = env_encode_range,
+                          .encode_term_range = env_encode_term_range,
+                          .encode_cidr = env_encode_cidr};
         sc_dsl_error err;
         sc_status st = sc_dsl_parse(&env, req->arena, query, &out[i], &err);
         sc_mapping_unref(d.m);

@@ -293,6 +293,11 @@ void sc_mapping_geo_decode(int64_t v, double *lat, double *lon);
 /* Parses an IPv4 or IPv6 address into 16 bytes (IPv4-mapped). SC_EINVAL if malformed. */
 sc_status sc_mapping_ip_parse(sc_slice text, uint8_t out[16]) SC_MUST_USE;
 
+/* Parses a CIDR block "addr/prefix" (IPv4 prefix 0..32, IPv6 0..128) into its first and last
+ * address (16 bytes each, IPv4-mapped for IPv4). SC_ENOTFOUND when the text has no '/';
+ * SC_EINVAL when malformed. */
+sc_status sc_mapping_ip_cidr(sc_slice text, uint8_t lo[16], uint8_t hi[16]) SC_MUST_USE;
+
 /* Formats 16 address bytes as Elasticsearch prints them (dotted quad for IPv4-mapped) into buf
  * (>= 46 bytes); returns the length. */
 size_t sc_mapping_ip_format(const uint8_t in[16], char *buf);

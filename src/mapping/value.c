@@ -426,6 +426,35 @@ sc_status sc_mapping_ip_parse(sc_slice text, uint8_t out[16])
     return SC_EINVAL;
 }
 
+sc_status sc_mapping_ip_cidr(sc_slice text, uint8_t lo[16], uint8_t hi[16])
+{
+    const uint8_t *slash = text.len ? memchr(text.ptr, '/', text.len) : NULL;
+    if (!slash)
+        return SC_ENOTFOUND;
+    size_t alen = (size_t)(slash - text.ptr), plen = text.len - alen - 1;
+    if (plen == 0 || plen > 3)
+        return SC_EINVAL;
+    unsigned bits = 0;
+    for (size_t i = 0; i < plen; i++) {
+        if (slash[1 + i] < '0' || slash[1 + i] > '9')
+            return SC_EINVAL;
+        bits = bits * 10 + (unsigned)(slash[1 + i] - '0');
+    }
+    SC_TRY(sc_mapping_ip_parse(sc_slice_make(text.ptr, alen), lo));
+    bool v4 = memchr(text.ptr, ':', alen) == NULL;
+    if (bits > (v4 ? 32u : 128u))
+        return SC_EINVAL;
+    if (v4)
+        bits += 96; /* IPv4 is stored IPv4-mapped: ::ffff:a.b.c.d */
+    for (unsigned i = 0; i < 16; i++) {
+        unsigned keep = bits >= 8 * (i + 1) ? 8 : bits > 8 * i ? bits - 8 * i : 0;
+        uint8_t mask = (uint8_t)(keep ? 0xffu << (8 - keep) : 0);
+        lo[i] &= mask;
+        hi[i] = (uint8_t)(lo[i] | (uint8_t)~mask);
+    }
+    return SC_OK;
+}
+
 size_t sc_mapping_ip_format(const uint8_t in[16], char *buf)
 {
     static const uint8_t v4prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};

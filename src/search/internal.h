@@ -28,6 +28,7 @@ typedef enum sc__plan_kind {
     SC__PLAN_BOOSTING,
     SC__PLAN_CONST, /* child's docs, constant score */
     SC__PLAN_RANGE, /* constant score: numeric values in ranges (search/range.h) */
+    SC__PLAN_GEO,   /* constant score: geo points in a shape (search/geo.h) */
 } sc__plan_kind;
 
 typedef struct sc__plan sc__plan;
@@ -47,11 +48,12 @@ struct sc__plan {
     /* BOOL: children by occur; DISMAX: should = children; BOOSTING: must[0], must_not[0] */
     sc__plan **must, **should, **must_not, **filter;
     size_t n_must, n_should, n_must_not, n_filter;
-    uint32_t min_should; /* effective minimum_should_match */
-    float tie_breaker;   /* DISMAX; BOOSTING: negative_boost */
-    sc__plan *child;     /* CONST */
+    uint32_t min_should;    /* effective minimum_should_match */
+    float tie_breaker;      /* DISMAX; BOOSTING: negative_boost */
+    sc__plan *child;        /* CONST */
     const int64_t *lo, *hi; /* RANGE: n_ranges inclusive ranges */
     size_t n_ranges;
+    const sc_geo_shape *geo; /* GEO */
 };
 
 /* Per-search context shared by plan building and iterator building. */
@@ -74,8 +76,8 @@ sc_status sc__plan_build(sc__search_ctx *ctx, const sc_query *q, bool scoring, s
     SC_MUST_USE;
 
 /* Builds the iterator of plan p over segment seg_i (NULL when it can match nothing there). */
-sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
-                        sc_doc_iter **out) SC_MUST_USE;
+sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)
+    SC_MUST_USE;
 
 /* When `it` is an unpositioned sum disjunction (min_match <= 1) whose children all score in
  * bulk natively, sets its children and returns true (the collector may then drive them

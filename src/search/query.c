@@ -61,7 +61,7 @@ static sc_query *field_value(sc_arena *a, sc_query_kind kind, sc_slice field, sc
 }
 
 #define FV(a, kind, member, vname, field, v)                                                       \
-    field_value((a), (kind), (field), (v), offsetof(sc_query, u.member.field),              \
+    field_value((a), (kind), (field), (v), offsetof(sc_query, u.member.field),                     \
                 offsetof(sc_query, u.member.vname))
 
 sc_query *sc_query_term(sc_arena *a, sc_slice field, sc_slice term)
@@ -186,6 +186,31 @@ sc_query *sc_query_exists(sc_arena *a, sc_slice field)
     return q;
 }
 
+sc_query *sc_query_geo(sc_arena *a, sc_slice field, const sc_geo_shape *shape)
+{
+    sc_query *q = node(a, SC_QUERY_GEO);
+    if (!q || !dup_slice(a, field, &q->u.geo.field))
+        return NULL;
+    q->u.geo.shape = *shape;
+    return q;
+}
+
+sc_query *sc_query_term_range(sc_arena *a, sc_slice field, const sc_slice *lo, bool lo_incl,
+                              const sc_slice *hi, bool hi_incl)
+{
+    sc_query *q = node(a, SC_QUERY_TERM_RANGE);
+    if (!q || !dup_slice(a, field, &q->u.term_range.field))
+        return NULL;
+    q->u.term_range.has_lo = lo != NULL;
+    q->u.term_range.has_hi = hi != NULL;
+    q->u.term_range.lo_incl = lo_incl;
+    q->u.term_range.hi_incl = hi_incl;
+    if ((lo && !dup_slice(a, *lo, &q->u.term_range.lo)) ||
+        (hi && !dup_slice(a, *hi, &q->u.term_range.hi)))
+        return NULL;
+    return q;
+}
+
 sc_query *sc_query_range(sc_arena *a, sc_slice field, const int64_t *lo, const int64_t *hi,
                          size_t n)
 {
@@ -247,15 +272,24 @@ sc_status sc_query_dis_max_add(sc_arena *a, sc_query *q, sc_query *child)
 const char *sc_query_kind_name(sc_query_kind kind)
 {
     static const char *const names[] = {
-        [SC_QUERY_MATCH_ALL] = "match_all", [SC_QUERY_MATCH_NONE] = "match_none",
-        [SC_QUERY_TERM] = "term",           [SC_QUERY_TERMS] = "terms",
-        [SC_QUERY_BOOL] = "bool",           [SC_QUERY_PHRASE] = "match_phrase",
-        [SC_QUERY_PREFIX] = "prefix",       [SC_QUERY_WILDCARD] = "wildcard",
-        [SC_QUERY_REGEXP] = "regexp",       [SC_QUERY_FUZZY] = "fuzzy",
+        [SC_QUERY_MATCH_ALL] = "match_all",
+        [SC_QUERY_MATCH_NONE] = "match_none",
+        [SC_QUERY_TERM] = "term",
+        [SC_QUERY_TERMS] = "terms",
+        [SC_QUERY_BOOL] = "bool",
+        [SC_QUERY_PHRASE] = "match_phrase",
+        [SC_QUERY_PREFIX] = "prefix",
+        [SC_QUERY_WILDCARD] = "wildcard",
+        [SC_QUERY_REGEXP] = "regexp",
+        [SC_QUERY_FUZZY] = "fuzzy",
         [SC_QUERY_CONSTANT_SCORE] = "constant_score",
-        [SC_QUERY_BOOSTING] = "boosting",   [SC_QUERY_DIS_MAX] = "dis_max",
-        [SC_QUERY_IDS] = "ids",             [SC_QUERY_EXISTS] = "exists",
+        [SC_QUERY_BOOSTING] = "boosting",
+        [SC_QUERY_DIS_MAX] = "dis_max",
+        [SC_QUERY_IDS] = "ids",
+        [SC_QUERY_EXISTS] = "exists",
         [SC_QUERY_RANGE] = "range",
+        [SC_QUERY_GEO] = "geo",
+        [SC_QUERY_TERM_RANGE] = "range",
     };
     if ((unsigned)kind < sizeof names / sizeof names[0] && names[kind])
         return names[kind];
@@ -377,14 +411,36 @@ static void print(out *o, const sc_query *q)
             outf(o, i ? " " : ""), out_slice(o, q->u.ids.ids[i]);
         outf(o, ")");
         break;
-    case SC_QUERY_EXISTS:
-        outf(o, "exists:"), out_slice(o, q->u.exists.field);
-        break;
+    case SC_QUERY_EXISTS: outf(o, "exists:"), out_slice(o, q->u.exists.field); break;
     case SC_QUERY_RANGE:
         for (size_t i = 0; i < q->u.range.n; i++) {
             outf(o, i ? " " : ""), out_slice(o, q->u.range.field);
             outf(o, ":[%lld TO %lld]", (long long)q->u.range.lo[i], (long long)q->u.range.hi[i]);
         }
+        break;
+    case SC_QUERY_GEO: {
+        const sc_geo_shape *g = &q->u.geo.shape;
+        out_slice(o, q->u.geo.field);
+        if (g->kind == SC_GEO_BOX)
+            outf(o, ":box(top=%g, left=%g, bottom=%g, right=%g)", g->top, g->left, g->bottom,
+                 g->right);
+        else
+            outf(o, ":distance(%g, %g, %gm)", g->lat, g->lon, g->radius_m);
+        break;
+    }
+    case SC_QUERY_TERM_RANGE:
+        out_slice(o, q->u.term_range.field);
+        outf(o, ":%c", q->u.term_range.has_lo && q->u.term_range.lo_incl ? '[' : '{');
+        if (q->u.term_range.has_lo)
+            out_slice(o, q->u.term_range.lo);
+        else
+            outf(o, "*");
+        outf(o, " TO ");
+        if (q->u.term_range.has_hi)
+            out_slice(o, q->u.term_range.hi);
+        else
+            outf(o, "*");
+        outf(o, "%c", q->u.term_range.has_hi && q->u.term_range.hi_incl ? ']' : '}');
         break;
     }
     print_boost(o, q);

@@ -26,12 +26,27 @@ typedef enum sc_query_kind {
     SC_QUERY_REGEXP,         /* Lucene RegExp syntax (search/automaton.h), whole-term match */
     SC_QUERY_FUZZY,          /* Levenshtein within max_edits (0..2), top-terms scoring */
     SC_QUERY_CONSTANT_SCORE, /* inner as a filter, score = boost */
-    SC_QUERY_BOOSTING,       /* positive, scores multiplied by negative_boost when negative matches */
-    SC_QUERY_DIS_MAX,        /* max of children's scores + tie_breaker * sum of the others */
-    SC_QUERY_IDS,            /* documents whose _id is one of the given ids, constant score */
-    SC_QUERY_EXISTS,         /* documents with any value in the field, constant score */
-    SC_QUERY_RANGE,          /* numeric values in inclusive ranges (search/range.h), constant */
+    SC_QUERY_BOOSTING,   /* positive, scores multiplied by negative_boost when negative matches */
+    SC_QUERY_DIS_MAX,    /* max of children's scores + tie_breaker * sum of the others */
+    SC_QUERY_IDS,        /* documents whose _id is one of the given ids, constant score */
+    SC_QUERY_EXISTS,     /* documents with any value in the field, constant score */
+    SC_QUERY_RANGE,      /* numeric values in inclusive ranges (search/range.h), constant */
+    SC_QUERY_GEO,        /* geo points in a box or within a distance (search/geo.h), constant */
+    SC_QUERY_TERM_RANGE, /* exact terms in a bytewise range (keyword, ip), constant score */
 } sc_query_kind;
+
+/* A geo query's shape, in degrees (Elasticsearch's geo_bounding_box and geo_distance). */
+typedef enum sc_geo_kind {
+    SC_GEO_BOX,      /* bottom <= lat <= top; left <= lon <= right, or when left > right
+                      * (crossing the dateline) lon >= left or lon <= right */
+    SC_GEO_DISTANCE, /* arc (haversine) distance from (lat, lon) <= radius_m meters */
+} sc_geo_kind;
+
+typedef struct sc_geo_shape {
+    sc_geo_kind kind;
+    double top, bottom, left, right; /* BOX */
+    double lat, lon, radius_m;       /* DISTANCE */
+} sc_geo_shape;
 
 /* How a bool clause participates (Elasticsearch's names). */
 typedef enum sc_query_occur {
@@ -65,7 +80,7 @@ enum {
 /* Defaults shared by the DSL and the parser. */
 #define SC_QUERY_MAX_DETERMINIZED_STATES 10000u /* ES/Lucene default for regexp/wildcard */
 #define SC_QUERY_FUZZY_MAX_EXPANSIONS 50u       /* ES fuzzy default */
-#define SC_QUERY_MAX_CLAUSE_COUNT 1024u          /* Lucene BooleanQuery.maxClauseCount */
+#define SC_QUERY_MAX_CLAUSE_COUNT 1024u         /* Lucene BooleanQuery.maxClauseCount */
 
 typedef struct sc_query sc_query;
 
@@ -172,6 +187,18 @@ struct sc_query {
             int64_t *lo, *hi;
             size_t n;
         } range;
+        /* SC_QUERY_GEO: docs with a point of a geo_point field in the shape */
+        struct {
+            sc_slice field;
+            sc_geo_shape shape;
+        } geo;
+        /* SC_QUERY_TERM_RANGE: docs with a term t of the field, lo < t < hi bytewise (<= when
+         * lo_incl / hi_incl; has_lo / has_hi false = unbounded on that side) */
+        struct {
+            sc_slice field;
+            sc_slice lo, hi;
+            bool has_lo, has_hi, lo_incl, hi_incl;
+        } term_range;
     } u;
 };
 
@@ -205,6 +232,12 @@ sc_query *sc_query_exists(sc_arena *a, sc_slice field);
  * bounds helper (gt/lt) and the points / doc-values choice. */
 sc_query *sc_query_range(sc_arena *a, sc_slice field, const int64_t *lo, const int64_t *hi,
                          size_t n);
+
+/* A geo query (shape copied); see sc_geo_shape. */
+sc_query *sc_query_geo(sc_arena *a, sc_slice field, const sc_geo_shape *shape);
+/* A term range; lo / hi NULL = unbounded on that side (bytes copied). */
+sc_query *sc_query_term_range(sc_arena *a, sc_slice field, const sc_slice *lo, bool lo_incl,
+                              const sc_slice *hi, bool hi_incl);
 
 /* Appends a clause to a bool node (child is borrowed: it must live in the same arena).
  * SC_ENOMEM when the arena is exhausted, SC_ELIMIT past SC_QUERY_MAX_CLAUSE_COUNT clauses

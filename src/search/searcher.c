@@ -10,6 +10,8 @@
 #include "index/docvalues.h"
 #include "index/postings.h"
 #include "index/terms.h"
+#include "index/bkd2.h"
+#include "search/geo.h"
 #include "search/internal.h"
 #include "search/range.h"
 
@@ -77,7 +79,8 @@ static sc_status term_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segm
     st = sc_postings_reset(&cur, seg, f, &ti, p->bm25 ? SC_POSTINGS_FREQS : 0);
     if (st != SC_OK)
         return corrupt(ctx, st, p->field);
-    *out = leaf(ctx, sc_iter_term(ctx->a, &cur, p->bm25, p->bm25 ? sc_segment_norms(seg, f) : NULL));
+    *out =
+        leaf(ctx, sc_iter_term(ctx->a, &cur, p->bm25, p->bm25 ? sc_segment_norms(seg, f) : NULL));
     return *out ? SC_OK : oom(ctx);
 }
 
@@ -226,6 +229,22 @@ static sc_status termset_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_s
     return expansion_iter(&e, p->score, out);
 }
 
+/* The docs having a point: the whole 1-D or 2-D tree into bs. SC_ENOTFOUND without points. */
+static sc_status exists_from_points(const sc_segment *seg, const sc_field_info *f, sc_bitset *bs)
+{
+    sc_bkd t;
+    sc_status st = sc_segment_points(seg, f, &t);
+    if (st == SC_OK)
+        return sc_bkd_intersect(&t, INT64_MIN, INT64_MAX, bs, 0, NULL);
+    if (st != SC_ENOTFOUND)
+        return st;
+    sc_bkd2 t2;
+    SC_TRY(sc_segment_points2(seg, f, &t2));
+    sc_bkd2_box all = {INT32_MIN, INT32_MAX, INT32_MIN, INT32_MAX};
+    sc_bkd2_shape s = sc_bkd2_box_shape(&all);
+    return sc_bkd2_intersect(&t2, &s, bs, NULL);
+}
+
 static sc_status exists_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segment *seg,
                              sc_doc_iter **out)
 {
@@ -254,9 +273,11 @@ static sc_status exists_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_se
             for (uint32_t d = 0; d < n_docs; d++)
                 if (sc_dv_numeric_count(&dv, d))
                     sc_bitset_set(bs, d);
+        if (st == SC_ENOTFOUND) /* doc_values: false: every doc of the points */
+            st = exists_from_points(seg, f, bs);
         if (st == SC_ENOTFOUND)
             st = sc__search_fail(ctx, SC_EUNSUPPORTED,
-                                 "exists on numeric field [%.*s] needs doc values",
+                                 "exists on numeric field [%.*s] needs doc values or points",
                                  (int)p->field.len, (const char *)p->field.ptr);
     } else {
         sc_terms_iter it;
@@ -299,8 +320,7 @@ static sc_status build_list(sc__search_ctx *ctx, sc__plan **plans, size_t n, siz
 
 /* Lucene's Boolean2ScorerSupplier shape: req = conjunction(must + filter) scoring the musts,
  * opt = disjunction(should) with min-should-match, then req+opt, then exclusion. */
-static sc_status bool_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
-                           sc_doc_iter **out)
+static sc_status bool_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)
 {
     *out = NULL;
     size_t n_all = p->n_must + p->n_filter + p->n_should + p->n_must_not;
@@ -342,8 +362,8 @@ static sc_status bool_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
     if (n_s == 1 && p->min_should <= 1)
         opt = sh[0];
     else if (n_s >= 1)
-        opt = sc_iter_disjunction(ctx->a, sh, n_s, p->min_should ? p->min_should : 1, SC_DISJ_SUM,
-                                  0);
+        opt =
+            sc_iter_disjunction(ctx->a, sh, n_s, p->min_should ? p->min_should : 1, SC_DISJ_SUM, 0);
     if ((n_req >= 1 && !req) || (n_s >= 1 && !opt))
         return oom(ctx);
     if (!req && !opt)
@@ -361,7 +381,8 @@ static sc_status bool_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
         res = req ? req : opt;
     }
     if (res && n_n) {
-        sc_doc_iter *ex = n_n == 1 ? nn[0] : sc_iter_disjunction(ctx->a, nn, n_n, 1, SC_DISJ_SUM, 0);
+        sc_doc_iter *ex =
+            n_n == 1 ? nn[0] : sc_iter_disjunction(ctx->a, nn, n_n, 1, SC_DISJ_SUM, 0);
         res = ex ? sc_iter_exclusion(ctx->a, res, ex) : NULL;
     }
     *out = res;
@@ -388,6 +409,13 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
         if (st == SC_OK && *out)
             (*out)->stats = ctx->stats;
         return st;
+    }
+    case SC__PLAN_GEO: {
+        sc_status st = sc_geo_segment_iter(ctx->a, seg, p->field, p->geo, p->score, out,
+                                           ctx->res->error, sizeof ctx->res->error);
+        if (st == SC_OK && *out)
+            *out = leaf(ctx, *out);
+        return st == SC_ENOMEM ? oom(ctx) : st;
     }
     case SC__PLAN_BOOL: return bool_iter(ctx, p, seg_i, out);
     case SC__PLAN_DISMAX: {
@@ -509,10 +537,10 @@ static void ctx_init(sc__search_ctx *ctx, const sc_searcher *s, const sc_search_
 /* Collection state across segments. */
 typedef struct collector {
     topk t;
-    uint64_t total;      /* docs counted while counting was still required */
-    uint64_t track_n;    /* count at least this many exactly (UINT64_MAX: all) */
-    bool pruning;        /* counting is done: skip what cannot compete */
-    float thr;           /* the worst hit's score once the heap is full */
+    uint64_t total;   /* docs counted while counting was still required */
+    uint64_t track_n; /* count at least this many exactly (UINT64_MAX: all) */
+    bool pruning;     /* counting is done: skip what cannot compete */
+    float thr;        /* the worst hit's score once the heap is full */
     float max_score;
 } collector;
 
@@ -726,7 +754,8 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
         SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
         sc_doc_iter **kids;
         size_t n_kids;
-        if (it && c.track_n == UINT64_MAX && sc__iter_disjunction_batch_children(it, &kids, &n_kids)) {
+        if (it && c.track_n == UINT64_MAX &&
+            sc__iter_disjunction_batch_children(it, &kids, &n_kids)) {
             SC_TRY(collect_disjunction(&ctx, &c, kids, n_kids, si, base));
         } else {
             it = wrap_segment(&ctx, it, si);
@@ -796,8 +825,8 @@ sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_sear
             /* points of a single-valued field count a range without reading doc ids */
             uint64_t c = 0;
             bool done = false;
-            sc_status st = sc_range_segment_count(ss->seg, plan->field, plan->lo[0], plan->hi[0],
-                                                  &c, &done);
+            sc_status st =
+                sc_range_segment_count(ss->seg, plan->field, plan->lo[0], plan->hi[0], &c, &done);
             if (st != SC_OK)
                 return corrupt(&ctx, st, plan->field);
             if (done) {
