@@ -1,128 +1,223 @@
-/* Indexing throughput of the segment builder, single thread: synthetic docs (a text field of
- * ~100 Zipf-distributed tokens with positions and norms, a keyword with doc values, two
- * numerics, ~700-byte _source) are added, then written as one segment; prints docs/s and MB/s
- * of _source for add, write and both, plus RAM per doc and bytes on disk per doc.
- * Usage: index_bench [n_docs, default 200000]. */
-#include <math.h>
-#include <stdint.h>
+/* Indexing throughput and index size through the real write path, single thread: every line of
+ * an NDJSON file is indexed with sc_shard_index (mapping parse + analysis + translog + segment
+ * buffer; the buffer becomes a segment every RAM_MB as in the server), then a refresh and a
+ * flush (commit) end the timed part; a timed force merge to one segment follows. No merges run
+ * while indexing (as LuceneIndexBench with NoMergePolicy). Prints docs/s, MB/s of raw JSON,
+ * the index size before and after the merge, and where the merged segment's bytes go.
+ * The translog is fsynced every BATCH docs (0: only at the commit, like durability async).
+ * cpu_s is the process CPU time of the indexing part (robust on a busy machine).
+ * Usage: index_bench FILE.ndjson MAPPINGS.json [RAM_MB (64)] [BATCH (0)]
+ * (bench/index_compare.sh runs it next to bench/LuceneIndexBench.java.) */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "base/clock.h"
 #include "base/file.h"
-#include "index/builder.h"
 #include "index/segment.h"
+#include "mapping/analysis.h"
+#include "shard/shard.h"
 
-static double now_s(void)
+static double secs_since(uint64_t t0)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return (double)(sc_clock_now_ns() - t0) / 1e9;
 }
 
-#define VOCAB 50000
-#define TOKENS 100
+/* CPU time of the process (all threads), seconds. */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Bytes of the regular files in dir whose names do not start with `skip` (the translog). */
+static uint64_t dir_bytes(const char *dir, const char *skip)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    uint64_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char p[1024];
+        struct stat st;
+        if (skip && strncmp(e->d_name, skip, strlen(skip)) == 0)
+            continue;
+        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+            n += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    return n;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Where the bytes of each segment in dir go: terms, postings+positions (the rest of the field
+ * data), norms, doc values, points, stored. */
+static void breakdown(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 5 || strcmp(e->d_name + l - 4, SC_SEGMENT_SUFFIX) != 0)
+            continue;
+        char name[SC_SEGMENT_NAME_MAX + 1];
+        snprintf(name, sizeof(name), "%.*s", (int)(l - 4), e->d_name);
+        sc_segment *seg;
+        if (sc_segment_open(dir, name, &seg) != SC_OK)
+            continue;
+        uint64_t terms = 0, norms = 0, dv = 0, points = 0, field_data = 0;
+        for (size_t i = 0; i < sc_segment_n_fields(seg); i++) {
+            const sc_field_info *f = sc_segment_field_at(seg, i);
+            terms += f->tindex_len + f->tdata_len;
+            norms += f->norms_len;
+            dv += f->dvn_len + f->dvs_len;
+            points += f->points_len;
+        }
+        sc_slice b = sc__segment_bytes(seg);
+        const uint8_t *foot = b.ptr + b.len - 48;
+        uint64_t fields_off = le64(foot), sidx_off = le64(foot + 16), sidx_len = le64(foot + 24);
+        uint64_t stored = 0;
+        uint32_t nb;
+        memcpy(&nb, b.ptr + sidx_off, 4);
+        for (uint32_t k = 0; k < nb; k++) {
+            uint32_t comp;
+            memcpy(&comp, b.ptr + sidx_off + 4 + (uint64_t)k * 24 + 16, 4);
+            stored += comp;
+        }
+        field_data = fields_off - 16 - stored - sidx_len;
+        uint64_t postings = field_data - terms - norms - dv - points;
+        printf("segment %s: %.1f MB = postings+positions %.1f, terms %.1f, norms %.1f, doc "
+               "values %.1f, points %.1f, stored %.1f (+ index %.2f) MB\n",
+               name, b.len / 1e6, postings / 1e6, terms / 1e6, norms / 1e6, dv / 1e6, points / 1e6,
+               stored / 1e6, sidx_len / 1e6);
+        sc_segment_unref(seg);
+    }
+    closedir(d);
+}
+
+typedef struct corpus {
+    uint8_t *data;
+    size_t len;
+} corpus;
+
+static bool next_line(const corpus *c, size_t *off, sc_slice *line)
+{
+    while (*off < c->len && c->data[*off] == '\n')
+        (*off)++;
+    if (*off >= c->len)
+        return false;
+    const uint8_t *nl = memchr(c->data + *off, '\n', c->len - *off);
+    size_t l = nl ? (size_t)(nl - c->data - *off) : c->len - *off;
+    *line = sc_slice_make(c->data + *off, l);
+    *off += l + 1;
+    return true;
+}
 
 int main(int argc, char **argv)
 {
-    uint32_t n_docs = argc > 1 ? (uint32_t)atoi(argv[1]) : 200000;
-    static char words[VOCAB][12];
-    static size_t wlen[VOCAB];
-    uint64_t x = 0x9E3779B97F4A7C15ull;
-    for (int v = 0; v < VOCAB; v++) {
-        int len = 2 + v % 8;
-        uint64_t y = (uint64_t)v * 2654435761u + 7;
-        for (int i = 0; i < len; i++, y /= 26)
-            words[v][i] = (char)('a' + y % 26);
-        words[v][len] = 0;
-        wlen[v] = (size_t)len;
+    if (argc < 3) {
+        fprintf(stderr, "usage: index_bench FILE.ndjson MAPPINGS.json [RAM_MB] [BATCH]\n");
+        return 2;
     }
-    /* Zipf(1) sampling table */
-    double *cdf = malloc(sizeof(double) * VOCAB), sum = 0;
-    for (int v = 0; v < VOCAB; v++)
-        cdf[v] = (sum += 1.0 / (v + 1));
-    uint16_t *pick = malloc(sizeof(uint16_t) * 65536);
-    for (int i = 0, v = 0; i < 65536; i++) {
-        double u = (i + 0.5) / 65536 * sum;
-        while (v < VOCAB - 1 && cdf[v] < u)
-            v++;
-        pick[i] = (uint16_t)v;
-    }
-    char dir[] = "/tmp/scry_index_bench_XXXXXX";
-    if (!mkdtemp(dir))
+    corpus c;
+    uint8_t *mtext;
+    size_t mlen;
+    if (sc_file_read_all(argv[1], &c.data, &c.len) != SC_OK ||
+        sc_file_read_all(argv[2], &mtext, &mlen) != SC_OK) {
+        fprintf(stderr, "cannot read the inputs\n");
         return 1;
-    sc_segment_builder *b;
-    if (sc_segment_builder_new(&b) != SC_OK)
-        return 1;
-    sc_index_token toks[TOKENS];
-    char src[2048], id[16];
-    uint64_t src_bytes = 0;
-    double t0, t_add = 0;
-    for (uint32_t d = 0; d < n_docs; d++) {
-        size_t sl = (size_t)snprintf(src, sizeof(src), "{\"title\":\"");
-        for (int i = 0; i < TOKENS; i++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            uint16_t v = pick[x & 0xffff];
-            const char *w = words[v];
-            toks[i] = (sc_index_token){sc_slice_make(w, wlen[v]), (uint32_t)i};
-            if (sl + 16 < sizeof(src))
-                sl += (size_t)snprintf(src + sl, sizeof(src) - sl, "%s ", w);
-        }
-        sl += (size_t)snprintf(src + sl, sizeof(src) - sl, "\",\"n\":%u}", d);
-        snprintf(id, sizeof(id), "%u", d);
-        sc_index_token kw = {sc_slice_cstr(words[d % 100]), 0}, idt = {sc_slice_cstr(id), 0};
-        int64_t nums[2] = {(int64_t)d * 1000, (int64_t)(x % 1000)};
-        sc_index_field f[4] = {
-            {.name = sc_slice_cstr("title"),
-             .kind = SC_FIELD_TEXT,
-             .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS,
-             .tokens = toks,
-             .n_tokens = TOKENS,
-             .length = TOKENS},
-            {.name = sc_slice_cstr("cat"),
-             .kind = SC_FIELD_KEYWORD,
-             .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-             .tokens = &kw,
-             .n_tokens = 1},
-            {.name = sc_slice_cstr("ts"),
-             .kind = SC_FIELD_NUMERIC,
-             .flags = SC_FIELD_DOCVALUES,
-             .values = nums,
-             .n_values = 2},
-            {.name = sc_slice_cstr("_id"),
-             .kind = SC_FIELD_KEYWORD,
-             .flags = SC_FIELD_INDEXED,
-             .tokens = &idt,
-             .n_tokens = 1},
-        };
-        sc_index_doc doc = {
-            .id = sc_slice_cstr(id), .source = sc_slice_make(src, sl), .fields = f, .n_fields = 4};
-        /* only the add is timed: making the synthetic doc is not indexing work */
-        t0 = now_s();
-        if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
-            return 2;
-        t_add += now_s() - t0;
-        src_bytes += sl;
     }
-    size_t ram = sc_segment_builder_ram_bytes(b);
-    sc_segment_write_info info;
-    t0 = now_s();
-    if (sc_segment_builder_write(b, dir, "bench", &info) != SC_OK)
-        return 3;
-    double t_write = now_s() - t0;
-    sc_segment_builder_free(b);
-    double mb = (double)src_bytes / 1e6;
-    printf("docs %u, _source %.1f MB, %d tokens/doc\n", n_docs, mb, TOKENS);
-    printf("add:   %.3f s  %10.0f docs/s  %7.1f MB/s\n", t_add, n_docs / t_add, mb / t_add);
-    printf("write: %.3f s  %10.0f docs/s  %7.1f MB/s\n", t_write, n_docs / t_write, mb / t_write);
-    printf("total: %.3f s  %10.0f docs/s  %7.1f MB/s\n", t_add + t_write,
-           n_docs / (t_add + t_write), mb / (t_add + t_write));
-    printf("builder RAM %.1f bytes/doc, segment %.1f bytes/doc (%.1f MB)\n", (double)ram / n_docs,
-           (double)info.size_bytes / n_docs, info.size_bytes / 1e6);
-    free(cdf);
-    free(pick);
+    size_t ram_mb = argc > 3 ? (size_t)atoi(argv[3]) : 64;
+    long batch = argc > 4 ? atol(argv[4]) : 0;
+    json_t *root = json_loadb((const char *)mtext, mlen, 0, NULL);
+    json_t *mj = json_object_get(root, "mappings");
+    sc_analyzer_registry *reg;
+    sc_analysis_error ae;
+    if (sc_analyzer_registry_new(NULL, &reg, &ae) != SC_OK)
+        return 1;
+    sc_mapping_analysis an;
+    sc_mapping_analysis_init(&an, reg);
+    sc_mapping *m;
+    sc_mapping_error err;
+    if (sc_mapping_new(mj ? mj : root, &m, &err) != SC_OK) {
+        fprintf(stderr, "mapping: %s\n", err.reason);
+        return 1;
+    }
+    json_decref(root);
+    free(mtext);
+
+    char dir[64];
+    snprintf(dir, sizeof(dir), "/tmp/scry-index-bench-%d", (int)getpid());
     if (sc_dir_remove_all(dir) != SC_OK)
-        fprintf(stderr, "cannot remove %s\n", dir);
+        return 1;
+    sc_shard_config cfg = {0};
+    cfg.path = dir;
+    cfg.mapping = m;
+    cfg.analysis = &an;
+    cfg.refresh_interval_ms = -1;
+    cfg.ram_buffer_bytes = ram_mb << 20;
+    cfg.durability_async = batch == 0;
+    cfg.sync_interval_ms = 1u << 30; /* async: the commit syncs */
+    cfg.no_background_merges = true;
+    sc_shard *sh;
+    sc_shard_error se;
+    if (sc_shard_open(&cfg, &sh, &se) != SC_OK)
+        return 1;
+    sc_shard_write_opts o = sc_shard_write_defaults();
+    o.defer_sync = true;
+    size_t off = 0, n = 0, bytes = 0;
+    sc_slice line;
+    double c0 = cpu_s();
+    uint64_t t0 = sc_clock_now_ns();
+    while (next_line(&c, &off, &line)) {
+        char id[32];
+        snprintf(id, sizeof(id), "%zu", n);
+        if (sc_shard_index(sh, sc_slice_cstr(id), line, &o, NULL, &se) != SC_OK) {
+            fprintf(stderr, "index %zu: %s\n", n, se.reason);
+            return 1;
+        }
+        n++;
+        bytes += line.len;
+        if (batch > 0 && n % (size_t)batch == 0 && sc_shard_sync(sh) != SC_OK)
+            return 1;
+    }
+    if (sc_shard_sync(sh) != SC_OK || sc_shard_refresh(sh) != SC_OK || sc_shard_flush(sh) != SC_OK)
+        return 1;
+    double si = secs_since(t0), ci = cpu_s() - c0;
+    sc_shard_stats st;
+    if (sc_shard_stats_get(sh, false, &st) != SC_OK)
+        return 1;
+    uint64_t size = dir_bytes(dir, "translog");
+    t0 = sc_clock_now_ns();
+    if (sc_shard_force_merge(sh, 1) != SC_OK)
+        return 1;
+    double sm = secs_since(t0);
+    sc_shard_close(sh, true);
+    uint64_t merged = dir_bytes(dir, "translog");
+    printf("docs=%zu bytes=%zu threads=1 index_s=%.2f cpu_s=%.2f docs_per_s=%.0f mb_per_s=%.2f "
+           "segments=%llu size_bytes=%llu merge_s=%.2f merged_bytes=%llu\n",
+           n, bytes, si, ci, n / si, bytes / 1e6 / si, (unsigned long long)st.n_segments,
+           (unsigned long long)size, sm, (unsigned long long)merged);
+    breakdown(dir);
+    if (sc_dir_remove_all(dir) != SC_OK)
+        return 1;
+    sc_mapping_unref(m);
+    sc_analyzer_registry_free(reg);
+    free(c.data);
     return 0;
 }

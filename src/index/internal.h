@@ -21,12 +21,17 @@
 #define SC__SEG_MAGIC "SCRYSEG" /* 8 bytes with the NUL */
 #define SC__SEG_END_MAGIC "SCRYEND"
 #define SC__SEG_VERSION 4u     /* written */
-#define SC__SEG_VERSION_MIN 3u /* oldest read: version 3 has no 2-D (geo) points */
+#define SC__SEG_VERSION_MIN 4u /* oldest read: version 3 has a skip entry for every term */
 #define SC__SEG_HEADER_BYTES 16
 #define SC__SEG_FOOTER_BYTES 48
 #define SC__FIELD_SECTIONS 6 /* tindex, tdata, norms, dvn, dvs, points */
 #define SC__TERMS_PER_BLOCK 32
 #define SC__SKIP_BYTES 20
+/* Terms with fewer than 128 docs (one varint tail block) have no skip table (format v4). */
+static inline uint32_t sc__skip_entries(uint32_t doc_freq, uint32_t n_blocks)
+{
+    return doc_freq < 128 ? 0 : n_blocks;
+}
 #define SC__STORED_ENTRY_BYTES 24
 #define SC__STORED_MAX_DOCS 16
 #define SC__STORED_MAX_RAW (16 * 1024)

@@ -137,12 +137,7 @@ static sc_status merge_field(mctx *m, const sc_segment *seg, const sc_field_info
     /* `_id` always gets doc values in a merged segment (filled from the stored ids in
      * merge_all), also when an input was written before `_id` had them. */
     uint32_t flags = (f->flags & 0xffu) | (id ? SC_FIELD_DOCVALUES : 0);
-    sc_status fst = sc__builder_field(m->b, f->name, f->kind, flags, &bf);
-    if (fst == SC_EINVAL && f->kind == SC_FIELD_NUMERIC)
-        /* a geo field of a version 3 segment lacks SC_FIELD_GEO (its values are packed the
-         * same way): join whichever way the field was declared first */
-        fst = sc__builder_field(m->b, f->name, f->kind, flags ^ SC_FIELD_GEO, &bf);
-    SC_TRY(fst);
+    SC_TRY(sc__builder_field(m->b, f->name, f->kind, flags, &bf));
     uint32_t n = sc_segment_n_docs(seg);
     const uint8_t *norms = sc_segment_norms(seg, f);
     if (norms)

@@ -1,10 +1,11 @@
 /* Postings cursor (postings.h). A term's postings are a table of fixed 20-byte skip entries
  * (last doc, block offset, positions offset, max freq, min norm), then the blocks, each (in
  * fields with freqs) after its competitive impacts: full blocks of 128 docs (packed gaps / run
- * / bitset, then packed freqs) and a varint tail block. Every
- * block is validated as it is decoded (bounds, ascending, last doc equals its skip entry, below
- * the segment's doc count), so corrupt input ends iteration with SC_ECORRUPT, never a wild
- * read or write. */
+ * / bitset, then packed freqs) and a varint tail block. A term with fewer than 128 docs has no
+ * skip table (p->skip == NULL): its only block is bounded by the segment's doc count until it
+ * is decoded, and its impact comes from the block's impacts prefix. Every block is validated as
+ * it is decoded (bounds, ascending, last doc equals its skip entry, below the segment's doc
+ * count), so corrupt input ends iteration with SC_ECORRUPT, never a wild read or write. */
 #include "index/postings.h"
 
 #include <string.h>
@@ -19,11 +20,11 @@ static inline uint32_t skip_last(const sc_postings *p, uint32_t k)
 }
 static inline uint32_t skip_block_off(const sc_postings *p, uint32_t k)
 {
-    return sc__ld32(p->skip + (size_t)k * SC__SKIP_BYTES + 4);
+    return p->skip ? sc__ld32(p->skip + (size_t)k * SC__SKIP_BYTES + 4) : 0;
 }
 static inline uint32_t skip_pos_off(const sc_postings *p, uint32_t k)
 {
-    return sc__ld32(p->skip + (size_t)k * SC__SKIP_BYTES + 8);
+    return p->skip ? sc__ld32(p->skip + (size_t)k * SC__SKIP_BYTES + 8) : 0;
 }
 
 /* Absolute offset of block k's doc data: past its impacts prefix (imp_len:varint + bytes) in
@@ -78,14 +79,14 @@ sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_fiel
     p->freqs_decoded = false;
     p->status = SC_OK;
     p->doc = SC_POSTINGS_END;
-    uint64_t skip_bytes = (uint64_t)p->n_blocks * SC__SKIP_BYTES;
+    uint64_t skip_bytes = (uint64_t)sc__skip_entries(ti->doc_freq, p->n_blocks) * SC__SKIP_BYTES;
     if (ti->doc_freq == 0 || ti->doc_freq > p->n_docs_seg || ti->postings_off > b.len ||
         skip_bytes > b.len - ti->postings_off || (p->has_positions && ti->positions_off > b.len)) {
         p->status = SC_ECORRUPT;
         p->exhausted = true;
         return SC_ECORRUPT;
     }
-    p->skip = b.ptr + ti->postings_off;
+    p->skip = skip_bytes ? b.ptr + ti->postings_off : NULL;
     p->blocks_off = ti->postings_off + skip_bytes;
     p->pos_off = ti->positions_off;
     return SC_OK;
@@ -113,7 +114,8 @@ static bool decode_bitset(sc_postings *p, const uint8_t *q, uint64_t span, uint3
 
 static bool decode_block(sc_postings *p, uint32_t k)
 {
-    uint32_t last = skip_last(p, k);
+    /* without a skip table (one tail block) the segment's doc count bounds the last doc */
+    uint32_t last = p->skip ? skip_last(p, k) : p->n_docs_seg - 1;
     uint32_t prev_last = k ? skip_last(p, k - 1) : UINT32_MAX;
     if ((k && last <= prev_last) || last >= p->n_docs_seg)
         return false;
@@ -172,7 +174,7 @@ static bool decode_block(sc_postings *p, uint32_t k)
             p->docs[i] = (uint32_t)d;
             prev = d;
         }
-        if (p->docs[n - 1] != last)
+        if (p->skip && p->docs[n - 1] != last)
             return false;
         p->freq_kind = 1;
     }
@@ -248,7 +250,7 @@ uint32_t sc_postings_next(sc_postings *p)
 static uint32_t find_block(const sc_postings *p, uint32_t from, uint32_t target)
 {
     uint32_t n = p->n_blocks;
-    if (from >= n || skip_last(p, from) >= target)
+    if (from >= n || !p->skip || skip_last(p, from) >= target)
         return from;
     uint32_t lo = from, hi, step = 1;
     for (;;) {
@@ -283,6 +285,12 @@ uint32_t sc_postings_advance(sc_postings *p, uint32_t target)
         uint32_t k = find_block(p, p->started ? p->block + 1 : 0, target);
         if (enter_block(p, k) == SC_POSTINGS_END)
             return SC_POSTINGS_END;
+        if (p->docs[p->n_in_block - 1] < target) {
+            /* only without a skip table: the block was entered blind */
+            p->exhausted = true;
+            p->doc = SC_POSTINGS_END;
+            return SC_POSTINGS_END;
+        }
         i = 0;
     } else {
         i = p->i + 1;
@@ -544,8 +552,37 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
     return n;
 }
 
+/* Bound of the only block of a term without skip table: from its impacts prefix (the last pair
+ * has the largest freq, the first the smallest norm); the loosest bound if it is corrupt. */
+static sc_postings_impact skipless_impact(const sc_postings *p)
+{
+    sc_postings_impact im = {1, 0};
+    if (!p->has_freqs)
+        return im;
+    sc_postings_impact pairs[SC_POSTINGS_BLOCK];
+    size_t n = sc_postings_shallow_impacts(p, pairs, SC_POSTINGS_BLOCK);
+    if (n == 0)
+        return (sc_postings_impact){UINT32_MAX, 0};
+    im.max_freq = pairs[n - 1].max_freq;
+    im.min_norm = pairs[0].min_norm;
+    return im;
+}
+
 uint32_t sc_postings_advance_shallow(sc_postings *p, uint32_t target)
 {
+    if (!p->skip) {
+        /* one short block (< 128 docs): decode it for its last doc; harmless when the cursor
+         * is not positioned yet (next() enters block 0 again) */
+        if (p->exhausted && p->block != 0)
+            return SC_POSTINGS_END;
+        if (p->block != 0 && !decode_block(p, 0)) {
+            fail(p);
+            return SC_POSTINGS_END;
+        }
+        uint32_t last = p->docs[p->n_in_block - 1];
+        p->shallow = 0;
+        return target <= last ? last : SC_POSTINGS_END;
+    }
     uint32_t from = p->shallow;
     if (from < p->n_blocks && from > 0 && skip_last(p, from - 1) >= target)
         from = 0; /* a target behind the shallow pointer: search from the start */
@@ -559,6 +596,8 @@ uint32_t sc_postings_advance_shallow(sc_postings *p, uint32_t target)
 sc_postings_impact sc_postings_shallow_impact(const sc_postings *p)
 {
     sc_postings_impact im = {0, 0};
+    if (!p->skip)
+        return p->n_blocks ? skipless_impact(p) : im;
     if (p->shallow < p->n_blocks) {
         const uint8_t *e = p->skip + (size_t)p->shallow * SC__SKIP_BYTES;
         im.max_freq = sc__ld32(e + 12);
@@ -570,6 +609,8 @@ sc_postings_impact sc_postings_shallow_impact(const sc_postings *p)
 sc_postings_impact sc_postings_term_impact(const sc_postings *p)
 {
     sc_postings_impact im = {0, 255};
+    if (!p->skip)
+        return p->n_blocks ? skipless_impact(p) : (sc_postings_impact){0, 0};
     for (uint32_t k = 0; k < p->n_blocks; k++) {
         const uint8_t *e = p->skip + (size_t)k * SC__SKIP_BYTES;
         if (sc__ld32(e + 12) > im.max_freq)

@@ -86,7 +86,8 @@ static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *recs, uint
     uint32_t n_blocks = (df + SC_POSTINGS_BLOCK - 1) / SC_POSTINGS_BLOCK;
     sc_vec_clear(&w->blk);
     sc_vec_clear(&w->pos);
-    size_t skip_bytes = (size_t)n_blocks * SC__SKIP_BYTES;
+    uint32_t n_skip = sc__skip_entries(df, n_blocks);
+    size_t skip_bytes = (size_t)n_skip * SC__SKIP_BYTES;
     if (sc_vec_reserve(&w->blk, skip_bytes) != SC_OK) {
         w->st = SC_ENOMEM;
         return;
@@ -192,6 +193,8 @@ static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *recs, uint
         }
         if (w->st != SC_OK)
             return;
+        if (n_skip == 0)
+            break; /* a single tail block: no skip table */
         uint8_t *e = w->blk.ptr + (size_t)k * SC__SKIP_BYTES;
         sc__st32(e, last);
         sc__st32(e + 4, (uint32_t)block_off);
