@@ -153,3 +153,80 @@ def test_health_wait_for_status(server, fresh_index):
     assert st == 400 and b["error"]["type"] == "illegal_argument_exception"
     st, h, b = server.request("GET", "/_cluster/health?wait_for_status=yellow&timeout=xyz")
     assert st == 400
+
+
+# ---- common parameters: pretty, filter_path, human, error_trace ----
+
+def _common_endpoints(index):
+    return [
+        ("GET", "/", None),
+        ("GET", "/_cluster/health", None),
+        ("GET", "/_cat/indices?format=json", None),
+        ("GET", "/_stats", None),
+        ("GET", "/%s/_stats" % index, None),
+        ("GET", "/_nodes/stats", None),
+        ("GET", "/%s" % index, None),
+        ("GET", "/%s/_mapping" % index, None),
+        ("GET", "/%s/_settings" % index, None),
+        ("GET", "/%s/_segments" % index, None),
+        ("POST", "/%s/_refresh" % index, None),
+        ("GET", "/%s/_doc/1" % index, None),
+        ("POST", "/%s/_search" % index, {"query": {"match_all": {}}}),
+        ("POST", "/%s/_count" % index, {"query": {"match_all": {}}}),
+        ("POST", "/%s/_mget" % index, {"ids": ["1"]}),
+        ("PUT", "/%s/_doc/2" % index, {"a": "two"}),
+        ("POST", "/_bulk", '{"index":{"_index":"%s","_id":"3"}}\n{"a":"three"}\n' % index),
+        ("POST", "/%s/_msearch" % index, '{}\n{"query":{"match_all":{}}}\n'),
+        ("GET", "/_tasks", None),
+        ("GET", "/%s/_doc/missing-doc" % index, None),
+        ("GET", "/no-such-index-here/_search", None),
+    ]
+
+
+def test_common_parameters_everywhere(server, fresh_index):
+    import json
+    assert server.request("PUT", "/%s/_doc/1?refresh=true" % fresh_index, {"a": "one"})[0] == 201
+    for method, path, body in _common_endpoints(fresh_index):
+        sep = "&" if "?" in path else "?"
+        st0, _, plain = server.request(method, path, body, raw=True)
+        st, _, pretty = server.request(method, path + sep + "pretty&human&error_trace=true",
+                                       body, raw=True)
+        assert st // 100 == st0 // 100, (path, st, pretty[:300])
+        assert pretty.endswith(b"\n") and b"\n  " in pretty, (path, pretty[:200])
+        json.loads(pretty)
+        # filter_path keeps only the named member (here the status of errors, or one key).
+        top = json.loads(plain)
+        key = "status" if isinstance(top, dict) and "error" in top else (
+            next(iter(top)) if isinstance(top, dict) and top else None)
+        if key is None:
+            continue
+        st, _, b = server.request(method, path + sep + "filter_path=" + key, body)
+        assert st // 100 == st0 // 100 and list(b) == [key], (path, b)
+        # ...and an exclusion drops it.
+        st, _, b = server.request(method, path + sep + "filter_path=-" + key, body)
+        assert key not in b, (path, b)
+
+
+def test_human_adds_readable_sizes_and_times(server, fresh_index):
+    assert server.request("PUT", "/%s/_doc/1?refresh=true" % fresh_index, {"a": "one"})[0] == 201
+    st, h, b = server.request("GET", "/%s/_stats?human" % fresh_index)
+    assert st == 200
+    store = b["_all"]["primaries"]["store"]
+    assert store["size_in_bytes"] > 0
+    assert store["size"].endswith(("b", "kb", "mb")), store
+    assert list(store).index("size") < list(store).index("size_in_bytes")
+    search = b["_all"]["primaries"]["search"]
+    assert "query_time" in search and search["query_time"].endswith(("ms", "s", "m")), search
+    st, h, b = server.request("GET", "/%s/_stats?human=false" % fresh_index)
+    assert "size" not in b["_all"]["primaries"]["store"]
+
+
+def test_filter_path_exclusion_nested(server, fresh_index):
+    assert server.request("PUT", "/%s/_doc/1?refresh=true" % fresh_index, {"a": "one"})[0] == 201
+    st, h, b = server.request("GET", "/%s/_search?filter_path=-hits.hits._source,-_shards"
+                              % fresh_index)
+    assert st == 200 and "_shards" not in b
+    assert b["hits"]["hits"][0]["_id"] == "1" and "_source" not in b["hits"]["hits"][0]
+    st, h, b = server.request("GET", "/%s/_search?filter_path=hits.hits._id,-hits.hits._id"
+                              % fresh_index)
+    assert b == {}
