@@ -230,3 +230,94 @@ def test_filter_path_exclusion_nested(server, fresh_index):
     st, h, b = server.request("GET", "/%s/_search?filter_path=hits.hits._id,-hits.hits._id"
                               % fresh_index)
     assert b == {}
+
+
+# ---- routing: the same shard numbers as Elasticsearch 8 ----
+
+# Shard of each id in a 5-shard index, from Elasticsearch's algorithm (murmur3 of the UTF-16LE
+# id, floorMod by routing_num_shards, divided by routing_num_shards / 5); the hashes are checked
+# against Lucene's StringHelper.murmurhash3_x86_32 in tests/unit/shard/routing_test.c.
+ES_SHARD_5_OF_640 = {"1": 4, "2": 3, "hello": 4, "doc-42": 0, "abcdefghijklmnop": 4}
+ES_SHARD_5_OF_5 = {"1": 3, "2": 2, "hello": 1, "doc-42": 1, "abcdefghijklmnop": 3}
+
+
+def _shard_of(server, index, doc_id, n_shards=5):
+    found = []
+    for s in range(n_shards):
+        st, h, b = server.request("GET", "/%s/_search?preference=_shards:%d" % (index, s),
+                                  {"query": {"ids": {"values": [doc_id]}}})
+        assert st == 200 and b["_shards"]["total"] == 1, b
+        if b["hits"]["hits"]:
+            found.append(s)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _index_ids(server, index, ids, routing=None):
+    lines = []
+    for i in ids:
+        meta = {"_id": i}
+        if routing:
+            meta["routing"] = routing
+        lines.append('{"index":%s}' % __import__("json").dumps(meta))
+        lines.append('{"v":1}')
+    st, h, b = server.request("POST", "/%s/_bulk?refresh=true" % index, "\n".join(lines) + "\n")
+    assert st == 200 and not b["errors"], b
+
+
+def test_routing_matches_elasticsearch_default(server, fresh_index):
+    assert server.request("PUT", "/" + fresh_index,
+                          {"settings": {"number_of_shards": 5}})[0] == 200
+    _index_ids(server, fresh_index, ES_SHARD_5_OF_640)
+    for i, shard in ES_SHARD_5_OF_640.items():
+        assert _shard_of(server, fresh_index, i) == shard, i
+    # ?routing searches only the shard the value routes to.
+    st, h, b = server.request("GET", "/%s/_search?routing=doc-42" % fresh_index)
+    assert b["_shards"]["total"] == 1 and [x["_id"] for x in b["hits"]["hits"]] == ["doc-42"]
+    st, h, b = server.request("GET", "/%s/_count?routing=1,2" % fresh_index)
+    assert b["_shards"]["total"] == 2 and b["count"] == 4, b  # shards 4 and 3
+    # A custom routing value places the document by that value.
+    _index_ids(server, fresh_index, ["custom-a"], routing="doc-42")
+    assert _shard_of(server, fresh_index, "custom-a") == 0
+    st, h, b = server.request("GET", "/%s/_doc/custom-a?routing=doc-42" % fresh_index)
+    assert st == 200 and b["found"]
+    st, h, b = server.request("GET", "/%s/_search?preference=_shards:x" % fresh_index)
+    assert st == 400
+
+
+def test_routing_explicit_number_of_routing_shards(server, fresh_index):
+    st, h, b = server.request("PUT", "/" + fresh_index, {
+        "settings": {"number_of_shards": 5, "number_of_routing_shards": 5}})
+    assert st == 200, b
+    _index_ids(server, fresh_index, ES_SHARD_5_OF_5)
+    for i, shard in ES_SHARD_5_OF_5.items():
+        assert _shard_of(server, fresh_index, i) == shard, i
+    st, h, b = server.request("PUT", "/bad-" + fresh_index, {
+        "settings": {"number_of_shards": 5, "number_of_routing_shards": 7}})
+    assert st == 400 and b["error"]["type"] == "illegal_argument_exception"
+
+
+def test_routing_of_older_indices_is_kept(tmp_path):
+    """Metadata written before routing_num_shards was stored keeps floorMod(hash, shards)."""
+    import glob
+    import json
+    from conftest import Server
+    s = Server(str(tmp_path / "data")).start()
+    try:
+        assert s.request("PUT", "/old", {"settings": {"number_of_shards": 5}})[0] == 200
+        assert s.stop() == 0
+        (meta_path,) = glob.glob(str(tmp_path / "data" / "indices" / "*" / "meta.json"))
+        meta = json.load(open(meta_path))
+        assert meta["routing_num_shards"] == 640
+        del meta["routing_num_shards"]
+        open(meta_path, "w").write(json.dumps(meta))
+        s.start()
+        _index_ids(s, "old", ES_SHARD_5_OF_5)
+        for i, shard in ES_SHARD_5_OF_5.items():
+            assert _shard_of(s, "old", i) == shard, i
+        assert s.stop() == 0
+        s.start()
+        for i, shard in ES_SHARD_5_OF_5.items():
+            assert _shard_of(s, "old", i) == shard, i
+    finally:
+        s.stop()
