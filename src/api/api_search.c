@@ -59,6 +59,21 @@ static char *scroll_body_text(const json_t *body, const search_parse *sp)
     return text;
 }
 
+/* Whether a `fields` entry names a text field of a target index (values from _source). */
+static bool needs_source(search_run *run)
+{
+    bool need = false;
+    for (size_t i = 0; i < run->n && !need && run->sp.n_src_fields; i++) {
+        sc_mapping *m = sc_index_mapping(run->list[i]);
+        for (size_t f = 0; f < run->sp.n_src_fields && !need; f++) {
+            const sc_mapping_field *mf = sc_mapping_find(m, sc_slice_cstr(run->sp.src_fields[f]));
+            need = mf && mf->type == SC_MAPPING_TEXT;
+        }
+        sc_mapping_unref(m);
+    }
+    return need;
+}
+
 /* ?routing=a,b (the shards those values route to) and ?preference=_shards:0,2 (those shard
  * numbers; other preferences are accepted and change nothing on one node) as a per-index shard
  * mask; *out stays NULL when neither restricts the search. */
@@ -224,7 +239,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .track_total_hits = count ? -1 : run->sp.track_total_hits,
                                   .timeout_ms = run->sp.timeout_ms,
                                   .count_only = count,
-                                  .fetch_source = run->sp.source,
+                                  .fetch_source = run->sp.source || needs_source(run),
                                   .task = &task,
                                   .pinned = sc && sc->ctx ? sc->ctx->pinned : NULL,
                                   .dv_fields = run->sp.dv_fields,

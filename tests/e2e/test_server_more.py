@@ -321,3 +321,31 @@ def test_routing_of_older_indices_is_kept(tmp_path):
             assert _shard_of(s, "old", i) == shard, i
     finally:
         s.stop()
+
+
+# ---- fields: text fields read from _source ----
+
+def test_fields_on_text_fields(server, fresh_index):
+    st, h, b = server.request("PUT", "/" + fresh_index, {"mappings": {"properties": {
+        "title": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+        "tags": {"type": "text"},
+        "user": {"properties": {"name": {"type": "text"}}},
+        "n": {"type": "long"}}}})
+    assert st == 200, b
+    doc = {"title": "Hello World", "tags": ["a b", "c"], "user": {"name": "Ann"}, "n": 5}
+    assert server.request("PUT", "/%s/_doc/1?refresh=true" % fresh_index, doc)[0] == 201
+    st, h, b = server.request("POST", "/%s/_search" % fresh_index, {
+        "_source": False, "fields": ["title", "tags", "user.name", "n", "title.raw", "none"]})
+    assert st == 200, b
+    hit = b["hits"]["hits"][0]
+    assert "_source" not in hit
+    assert hit["fields"] == {"title": ["Hello World"], "tags": ["a b", "c"],
+                             "user.name": ["Ann"], "n": [5], "title.raw": ["Hello World"]}
+    # With _source requested both are present; docvalue_fields does not read text fields.
+    st, h, b = server.request("POST", "/%s/_search" % fresh_index, {
+        "fields": [{"field": "title"}], "docvalue_fields": ["n"]})
+    hit = b["hits"]["hits"][0]
+    assert hit["_source"] == doc and hit["fields"] == {"title": ["Hello World"], "n": [5]}
+    st, h, b = server.request("POST", "/%s/_search" % fresh_index, {
+        "_source": False, "docvalue_fields": ["title"]})
+    assert "fields" not in b["hits"]["hits"][0]
