@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "cluster/log.h"
 #include "cluster/node.h"
+#include "cluster/ops.h"
 #include "cluster/scroll.h"
 #include "cluster/search.h"
 #include "cluster/tasks.h"
@@ -56,6 +57,84 @@ static char *scroll_body_text(const json_t *body, const search_parse *sp)
     char *text = json_dumps(b, JSON_COMPACT);
     json_decref(b);
     return text;
+}
+
+/* Whether a `fields` entry names a text field of a target index (values from _source). */
+static bool needs_source(search_run *run)
+{
+    bool need = false;
+    for (size_t i = 0; i < run->n && !need && run->sp.n_src_fields; i++) {
+        sc_mapping *m = sc_index_mapping(run->list[i]);
+        for (size_t f = 0; f < run->sp.n_src_fields && !need; f++) {
+            const sc_mapping_field *mf = sc_mapping_find(m, sc_slice_cstr(run->sp.src_fields[f]));
+            need = mf && mf->type == SC_MAPPING_TEXT;
+        }
+        sc_mapping_unref(m);
+    }
+    return need;
+}
+
+/* ?routing=a,b (the shards those values route to) and ?preference=_shards:0,2 (those shard
+ * numbers; other preferences are accepted and change nothing on one node) as a per-index shard
+ * mask; *out stays NULL when neither restricts the search. */
+static bool shard_selection(sc_rest_req *req, sc_rest_resp *resp, search_run *run,
+                            const uint64_t *const **out)
+{
+    *out = NULL;
+    const char *routing = sc_rest_param_get(req, "routing");
+    const char *pref = sc_rest_param_get(req, "preference");
+    const char *shards = pref && strncmp(pref, "_shards:", 8) == 0 ? pref + 8 : NULL;
+    if ((!routing || !*routing) && !shards)
+        return true;
+    uint64_t **masks = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *masks);
+    if (!masks) {
+        sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                      "[request] Data too large for the request budget", NULL, 0);
+        return false;
+    }
+    for (size_t i = 0; i < run->n; i++) {
+        uint32_t ns = run->list[i]->settings.number_of_shards;
+        size_t words = (ns + 63) / 64;
+        uint64_t *r = sc_arena_calloc(req->arena, words, sizeof *r);
+        uint64_t *p = sc_arena_calloc(req->arena, words, sizeof *p);
+        if (!r || !p) {
+            sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                          "[request] Data too large for the request budget", NULL, 0);
+            return false;
+        }
+        if (routing && *routing) {
+            for (const char *a = routing; *a;) {
+                const char *e = strchr(a, ',');
+                size_t len = e ? (size_t)(e - a) : strlen(a);
+                uint32_t s = sc_index_route(run->list[i], sc_slice_make(a, len));
+                r[s / 64] |= UINT64_C(1) << (s % 64);
+                a += len + (e ? 1 : 0);
+            }
+        } else {
+            memset(r, 0xff, words * sizeof *r);
+        }
+        if (shards) {
+            for (const char *a = shards; *a && *a != '|';) {
+                char *end;
+                long s = strtol(a, &end, 10);
+                if (end == a || (*end && *end != ',' && *end != '|')) {
+                    sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                                   "no Preference for [%s]", pref);
+                    return false;
+                }
+                if (s >= 0 && (uint32_t)s < ns)
+                    p[s / 64] |= UINT64_C(1) << (s % 64);
+                a = *end == ',' ? end + 1 : end;
+            }
+        } else {
+            memset(p, 0xff, words * sizeof *p);
+        }
+        for (size_t w = 0; w < words; w++)
+            r[w] &= p[w];
+        masks[i] = r;
+    }
+    *out = (const uint64_t *const *)masks;
+    return true;
 }
 
 static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
@@ -140,6 +219,11 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
             return false;
         }
     }
+    const uint64_t *const *only = NULL;
+    if (!shard_selection(req, resp, run, &only)) {
+        run_fini(run);
+        return false;
+    }
     sc_task task;
     char desc[256];
     snprintf(desc, sizeof desc, "indices[%s], search_type[QUERY_THEN_FETCH]",
@@ -155,14 +239,15 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .track_total_hits = count ? -1 : run->sp.track_total_hits,
                                   .timeout_ms = run->sp.timeout_ms,
                                   .count_only = count,
-                                  .fetch_source = run->sp.source,
+                                  .fetch_source = run->sp.source || needs_source(run),
                                   .task = &task,
                                   .pinned = sc && sc->ctx ? sc->ctx->pinned : NULL,
                                   .dv_fields = run->sp.dv_fields,
                                   .n_dv_fields = run->sp.n_dv_fields,
                                   .sort = run->sp.sort,
                                   .n_sort = run->sp.n_sort,
-                                  .search_after = after};
+                                  .search_after = after,
+                                  .only_shards = only};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;

@@ -209,15 +209,15 @@ bool sc__api_body_json(sc_rest_req *req, sc_rest_resp *resp, bool required, json
                           "[request] Data too large while parsing the body", NULL, 0);
             return false;
         }
-        snprintf(reason, sizeof reason, "[%d:%d] failed to parse JSON: %s", err.line,
-                 err.column, err.message);
+        snprintf(reason, sizeof reason, "[%d:%d] failed to parse JSON: %s", err.line, err.column,
+                 err.message);
         sc_rest_error(req, resp, 400, "x_content_parse_exception", reason, NULL, 0);
         return false;
     }
     if (!json_is_object(v)) {
         json_decref(v);
-        sc_rest_error(req, resp, 400, "parse_exception",
-                      "request body must be a JSON object", NULL, 0);
+        sc_rest_error(req, resp, 400, "parse_exception", "request body must be a JSON object", NULL,
+                      0);
         return false;
     }
     *out = v;
@@ -231,8 +231,7 @@ void sc__api_json_write(sc_jsonw *w, const json_t *v)
         const char *k;
         json_t *x;
         sc_jsonw_obj_begin(w);
-        json_object_foreach((json_t *)v, k, x)
-        {
+        json_object_foreach ((json_t *)v, k, x) {
             sc_jsonw_key(w, k);
             sc__api_json_write(w, x);
         }
@@ -243,28 +242,19 @@ void sc__api_json_write(sc_jsonw *w, const json_t *v)
         size_t i;
         json_t *x;
         sc_jsonw_arr_begin(w);
-        json_array_foreach((json_t *)v, i, x) sc__api_json_write(w, x);
+        json_array_foreach ((json_t *)v, i, x)
+            sc__api_json_write(w, x);
         sc_jsonw_arr_end(w);
         break;
     }
     case JSON_STRING:
         sc_jsonw_strn(w, sc_slice_make(json_string_value(v), json_string_length(v)));
         break;
-    case JSON_INTEGER:
-        sc_jsonw_int(w, json_integer_value(v));
-        break;
-    case JSON_REAL:
-        sc_jsonw_double(w, json_real_value(v));
-        break;
-    case JSON_TRUE:
-        sc_jsonw_bool(w, true);
-        break;
-    case JSON_FALSE:
-        sc_jsonw_bool(w, false);
-        break;
-    default:
-        sc_jsonw_null(w);
-        break;
+    case JSON_INTEGER: sc_jsonw_int(w, json_integer_value(v)); break;
+    case JSON_REAL: sc_jsonw_double(w, json_real_value(v)); break;
+    case JSON_TRUE: sc_jsonw_bool(w, true); break;
+    case JSON_FALSE: sc_jsonw_bool(w, false); break;
+    default: sc_jsonw_null(w); break;
     }
 }
 
@@ -298,8 +288,7 @@ static json_t *fp_object(json_t *v, fp_pattern *pats, int *pos, int n)
         json_decref(out);
         return NULL;
     }
-    json_object_foreach(v, k, x)
-    {
+    json_object_foreach (v, k, x) {
         int m = 0;
         for (int i = 0; i < n; i++) {
             const char *seg = pats[i].segs[pos[i]];
@@ -307,8 +296,7 @@ static json_t *fp_object(json_t *v, fp_pattern *pats, int *pos, int n)
                 /* ** matches zero levels (try the next segment on this key) or one more. */
                 npats[m] = pats[i];
                 npos[m++] = pos[i];
-                if (pos[i] + 1 < pats[i].n &&
-                    fnmatch(pats[i].segs[pos[i] + 1], k, 0) == 0) {
+                if (pos[i] + 1 < pats[i].n && fnmatch(pats[i].segs[pos[i] + 1], k, 0) == 0) {
                     npats[m] = pats[i];
                     npos[m++] = pos[i] + 2;
                 } else if (pos[i] + 1 == pats[i].n) {
@@ -346,8 +334,7 @@ static json_t *fp_filter(json_t *v, fp_pattern *pats, int *pos, int n)
         json_t *out = json_array();
         size_t i;
         json_t *x;
-        json_array_foreach(v, i, x)
-        {
+        json_array_foreach (v, i, x) {
             json_t *r = fp_filter(x, pats, pos, n);
             if (r)
                 json_array_append_new(out, r);
@@ -361,6 +348,68 @@ static json_t *fp_filter(json_t *v, fp_pattern *pats, int *pos, int n)
     return NULL;
 }
 
+/* Exclusions ("-path"): removes every member a pattern matches completely, in place. */
+static void fp_exclude(json_t *v, fp_pattern *pats, int *pos, int n)
+{
+    if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach (v, i, x)
+            fp_exclude(x, pats, pos, n);
+        return;
+    }
+    if (!json_is_object(v) || n == 0)
+        return;
+    int *npos = malloc(sizeof(int) * (size_t)n * 2);
+    fp_pattern *npats = malloc(sizeof(fp_pattern) * (size_t)n * 2);
+    if (!npos || !npats) {
+        free(npos);
+        free(npats);
+        return;
+    }
+    const char *k;
+    json_t *x;
+    void *tmp;
+    json_object_foreach_safe(v, tmp, k, x)
+    {
+        int m = 0;
+        bool drop = false;
+        for (int i = 0; i < n; i++) {
+            const char *seg = pats[i].segs[pos[i]];
+            if (strcmp(seg, "**") == 0) {
+                npats[m] = pats[i];
+                npos[m++] = pos[i];
+                if (pos[i] + 1 < pats[i].n && fnmatch(pats[i].segs[pos[i] + 1], k, 0) == 0) {
+                    if (pos[i] + 2 == pats[i].n)
+                        drop = true;
+                    npats[m] = pats[i];
+                    npos[m++] = pos[i] + 2;
+                }
+            } else if (fnmatch(seg, k, 0) == 0) {
+                if (pos[i] + 1 == pats[i].n)
+                    drop = true;
+                npats[m] = pats[i];
+                npos[m++] = pos[i] + 1;
+            }
+        }
+        if (drop) {
+            json_object_del(v, k);
+            continue;
+        }
+        /* keep only patterns with segments left */
+        int live = 0;
+        for (int i = 0; i < m; i++)
+            if (npos[i] < npats[i].n) {
+                npats[live] = npats[i];
+                npos[live++] = npos[i];
+            }
+        if (live)
+            fp_exclude(x, npats, npos, live);
+    }
+    free(npos);
+    free(npats);
+}
+
 sc_status sc_rest_filter_path(sc_buf *body, const char *filter_path, bool pretty)
 {
     json_error_t err;
@@ -368,19 +417,31 @@ sc_status sc_rest_filter_path(sc_buf *body, const char *filter_path, bool pretty
     if (!v)
         return SC_OK;
     char *copy = strdup(filter_path);
-    fp_pattern pats[32];
-    int pos[32];
-    int n = 0;
+    if (!copy) {
+        json_decref(v);
+        return SC_ENOMEM;
+    }
+    /* Inclusions keep only what they match; exclusions ("-a.b") are removed first. */
+    fp_pattern pats[32], xpats[32];
+    int pos[32], xpos[32];
+    int n = 0, nx = 0;
     char *save = NULL;
-    for (char *p = strtok_r(copy, ",", &save); p && n < 32; p = strtok_r(NULL, ",", &save)) {
-        fp_pattern *fp = &pats[n];
+    for (char *p = strtok_r(copy, ",", &save); p && n < 32 && nx < 32;
+         p = strtok_r(NULL, ",", &save)) {
+        bool ex = p[0] == '-';
+        fp_pattern *fp = ex ? &xpats[nx] : &pats[n];
         fp->n = 0;
         char *save2 = NULL;
-        for (char *s = strtok_r(p, ".", &save2); s && fp->n < 32; s = strtok_r(NULL, ".", &save2))
+        for (char *s = strtok_r(ex ? p + 1 : p, ".", &save2); s && fp->n < 32;
+             s = strtok_r(NULL, ".", &save2))
             fp->segs[fp->n++] = s;
-        if (fp->n > 0)
+        if (fp->n > 0 && ex)
+            xpos[nx++] = 0;
+        else if (fp->n > 0)
             pos[n++] = 0;
     }
+    if (nx)
+        fp_exclude(v, xpats, xpos, nx);
     json_t *r = n ? fp_filter(v, pats, pos, n) : json_incref(v);
     free(copy);
     json_decref(v);
@@ -394,5 +455,80 @@ sc_status sc_rest_filter_path(sc_buf *body, const char *filter_path, bool pretty
         sc_jsonw_obj_end(&w);
     }
     json_decref(r);
+    return sc_jsonw_finish(&w);
+}
+
+/* ---- human ---- */
+
+static void human_size(char *out, size_t cap, double v, const char *const *units, const double *div,
+                       int n_units)
+{
+    int u = 0;
+    while (u + 1 < n_units && v >= div[u + 1])
+        u++;
+    double x = v / div[u];
+    if (u == 0 || x >= 100 || x == (double)(int64_t)x)
+        snprintf(out, cap, "%lld%s", (long long)(x + (u ? 0.05 : 0)), units[u]);
+    else
+        snprintf(out, cap, "%.1f%s", x, units[u]);
+}
+
+/* Rebuilds objects so a "<name>" member with the readable value precedes each
+ * "<name>_in_bytes" / "<name>_in_millis" member, as Elasticsearch's ?human does. */
+static json_t *humanize(json_t *v)
+{
+    if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach (v, i, x)
+            json_array_set_new(v, i, humanize(json_incref(x)));
+        return v;
+    }
+    if (!json_is_object(v))
+        return v;
+    json_t *out = json_object();
+    if (!out)
+        return v;
+    const char *k;
+    json_t *x;
+    json_object_foreach (v, k, x) {
+        size_t kl = strlen(k);
+        bool bytes = kl > 9 && strcmp(k + kl - 9, "_in_bytes") == 0;
+        bool millis = kl > 10 && strcmp(k + kl - 10, "_in_millis") == 0;
+        if ((bytes || millis) && json_is_integer(x)) {
+            char name[256], text[64];
+            snprintf(name, sizeof name, "%.*s", (int)(kl - (bytes ? 9 : 10)), k);
+            double val = (double)json_integer_value(x);
+            if (bytes) {
+                static const char *const u[] = {"b", "kb", "mb", "gb", "tb", "pb"};
+                static const double d[] = {1.0,          1024.0,          1048576.0,
+                                           1073741824.0, 1099511627776.0, 1125899906842624.0};
+                human_size(text, sizeof text, val, u, d, 6);
+            } else {
+                static const char *const u[] = {"ms", "s", "m", "h", "d"};
+                static const double d[] = {1.0, 1000.0, 60000.0, 3600000.0, 86400000.0};
+                human_size(text, sizeof text, val, u, d, 5);
+            }
+            if (!json_object_get(v, name))
+                json_object_set_new(out, name, json_string(text));
+        }
+        json_object_set_new(out, k, humanize(json_incref(x)));
+    }
+    json_decref(v);
+    return out;
+}
+
+sc_status sc_rest_humanize(sc_buf *body, bool pretty)
+{
+    json_error_t err;
+    json_t *v = json_loadb((const char *)body->ptr, body->len, 0, &err);
+    if (!v)
+        return SC_OK;
+    v = humanize(v);
+    sc_vec_clear(body);
+    sc_jsonw w;
+    sc_jsonw_init(&w, body, pretty);
+    sc__api_json_write(&w, v);
+    json_decref(v);
     return sc_jsonw_finish(&w);
 }

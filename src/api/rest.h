@@ -38,9 +38,9 @@ typedef struct sc_rest_param {
 
 typedef struct sc_rest_req {
     sc_rest_method method;
-    const char *method_str;  /* as received, NUL-terminated */
-    const char *path;        /* percent-decoded path, NUL-terminated */
-    sc_slice body;           /* borrowed, may be empty */
+    const char *method_str;   /* as received, NUL-terminated */
+    const char *path;         /* percent-decoded path, NUL-terminated */
+    sc_slice body;            /* borrowed, may be empty */
     const char *content_type; /* may be NULL */
     sc_rest_param params[SC_REST_MAX_PARAMS];
     size_t n_params;
@@ -104,9 +104,15 @@ void sc_rest_error_index_not_found(sc_rest_req *req, sc_rest_resp *resp, const c
 /* Writes the standard {"acknowledged":true} body with status 200. */
 void sc_rest_ack(sc_rest_req *req, sc_rest_resp *resp);
 
-/* Applies filter_path (comma-separated dotted paths with `*` and `**`) to a JSON body in
- * place; bodies that are not JSON are left alone. Returns SC_ENOMEM only. */
+/* Applies filter_path (comma-separated dotted paths with `*` and `**`; a leading `-` excludes,
+ * applied before the inclusions) to a JSON body in place; bodies that are not JSON are left
+ * alone. Returns SC_ENOMEM only. */
 sc_status sc_rest_filter_path(sc_buf *body, const char *filter_path, bool pretty) SC_MUST_USE;
+
+/* Applies `?human`: before every "<x>_in_bytes" / "<x>_in_millis" integer member of a JSON
+ * body adds "<x>" with the readable value ("1.2mb", "350ms", "2.5s"). Bodies that are not JSON
+ * are left alone. Returns SC_ENOMEM only. */
+sc_status sc_rest_humanize(sc_buf *body, bool pretty) SC_MUST_USE;
 
 /* Method name ("GET") for messages. */
 const char *sc_rest_method_name(sc_rest_method m);

@@ -24,6 +24,8 @@ typedef struct search_parse {
     json_t *source_filter;  /* borrowed: includes/excludes spec, or NULL */
     const char **dv_fields; /* docvalue_fields + fields names (arena) */
     size_t n_dv_fields;
+    const char **src_fields; /* the `fields` names (arena): text ones are read from _source */
+    size_t n_src_fields;
     sc_sort_field *sort; /* field sort (arena); n_sort 0 = relevance order */
     size_t n_sort;
     const json_t *search_after; /* borrowed from the body */

@@ -491,6 +491,20 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                     names[sp->n_dv_fields++] = json_string_value(f);
             }
             sp->dv_fields = names;
+            if (fk == 1) {
+                /* `fields` also covers text fields, whose values come from _source */
+                sp->src_fields = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof(char *));
+                if (!sp->src_fields) {
+                    sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                                  "[request] Data too large for the request budget", NULL, 0);
+                    return false;
+                }
+                for (size_t i = 0; i < n; i++) {
+                    json_t *x = json_array_get(dv, i);
+                    json_t *f = json_is_object(x) ? json_object_get(x, "field") : x;
+                    sp->src_fields[sp->n_src_fields++] = json_string_value(f);
+                }
+            }
         }
         json_t *sort = json_object_get(body, "sort");
         if (sort && !parse_sort(req, resp, sort, NULL, sp))

@@ -172,6 +172,93 @@ static void write_sort_values(sc_jsonw *w, sc_index *ix, const search_parse *sp,
     sc_mapping_unref(m);
 }
 
+/* Collects the values at dotted `path` below v into out: objects are walked by the path's
+ * segments (also keys that hold several segments, "a.b" as one key), arrays are flattened. */
+static void collect_path(const json_t *v, const char *path, json_t *out)
+{
+    if (!*path) {
+        if (json_is_array(v)) {
+            size_t i;
+            json_t *x;
+            json_array_foreach (v, i, x) {
+                if (!json_is_object(x) && !json_is_array(x) && !json_is_null(x))
+                    json_array_append(out, x);
+            }
+        } else if (!json_is_object(v) && !json_is_null(v)) {
+            json_array_append(out, (json_t *)v);
+        }
+        return;
+    }
+    if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach (v, i, x)
+            collect_path(x, path, out);
+        return;
+    }
+    if (!json_is_object(v))
+        return;
+    for (const char *dot = path;; dot++) {
+        if (*dot == '.' || !*dot) {
+            json_t *child = json_object_getn(v, path, (size_t)(dot - path));
+            if (child)
+                collect_path(child, *dot ? dot + 1 : dot, out);
+            if (!*dot)
+                break;
+        }
+    }
+}
+
+/* A hit's "fields": doc values (from the fetch phase) plus, for `fields` entries naming text
+ * fields (no doc values), the values found in its _source, as Elasticsearch does. */
+static void write_hit_fields(sc_jsonw *w, sc_index *ix, const search_parse *sp,
+                             const sc_result_hit *h)
+{
+    json_t *doc = NULL, *extra = NULL;
+    if (sp->n_src_fields && h->source.len) {
+        sc_mapping *m = sc_index_mapping(ix);
+        for (size_t i = 0; i < sp->n_src_fields; i++) {
+            const sc_mapping_field *mf = sc_mapping_find(m, sc_slice_cstr(sp->src_fields[i]));
+            if (!mf || mf->type != SC_MAPPING_TEXT)
+                continue;
+            json_error_t jerr;
+            if (!doc)
+                doc = json_loadb((const char *)h->source.ptr, h->source.len, 0, &jerr);
+            json_t *vals = json_array();
+            collect_path(doc, sp->src_fields[i], vals);
+            if (json_array_size(vals)) {
+                if (!extra)
+                    extra = json_object();
+                json_object_set_new(extra, sp->src_fields[i], vals);
+            } else {
+                json_decref(vals);
+            }
+        }
+        sc_mapping_unref(m);
+    }
+    if (!extra) {
+        if (h->fields.len) {
+            sc_jsonw_key(w, "fields");
+            sc_jsonw_raw(w, h->fields);
+        }
+        json_decref(doc);
+        return;
+    }
+    json_error_t jerr;
+    json_t *all =
+        h->fields.len ? json_loadb((const char *)h->fields.ptr, h->fields.len, 0, &jerr) : NULL;
+    if (!json_is_object(all)) {
+        json_decref(all);
+        all = json_object();
+    }
+    json_object_update(all, extra);
+    sc_jsonw_key(w, "fields");
+    sc__api_json_write(w, all);
+    json_decref(all);
+    json_decref(extra);
+    json_decref(doc);
+}
+
 /* Writes the body of one search response (used by _search and each _msearch item). */
 void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
                                const sc_search_response *r, const search_parse *sp,
@@ -216,10 +303,7 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
             sc_jsonw_key(w, "_source");
             write_source(w, h->source, sp->source_filter);
         }
-        if (h->fields.len) {
-            sc_jsonw_key(w, "fields");
-            sc_jsonw_raw(w, h->fields);
-        }
+        write_hit_fields(w, sr->indices[h->index_i], sp, h);
         if (sp->n_sort && h->sort)
             write_sort_values(w, sr->indices[h->index_i], sp, h->sort);
         sc_jsonw_obj_end(w);

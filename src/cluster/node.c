@@ -20,6 +20,7 @@
 #include "cluster/ops.h"
 #include "cluster/scroll.h"
 #include "mapping/analysis.h"
+#include "shard/routing.h"
 #include "text/analyzer.h"
 
 struct sc_node {
@@ -327,6 +328,19 @@ static bool parse_settings(const json_t *in, sc_index_settings *s, json_t **norm
             return false;
         }
     }
+    s->routing_num_shards = 0;
+    if ((v = setting(in, "number_of_routing_shards"))) {
+        if (!setting_int(v, &x) || x < s->number_of_shards || x > 1048576 ||
+            x % s->number_of_shards != 0) {
+            sc_cluster_error_set(err, 400, "illegal_argument_exception",
+                                 "the number of routing shards [%s] must be a multiple of the "
+                                 "number of shards [%u]",
+                                 json_is_string(v) ? json_string_value(v) : "?",
+                                 s->number_of_shards);
+            return false;
+        }
+        s->routing_num_shards = (uint32_t)x;
+    }
     if ((v = setting(in, "analysis")) && json_is_object(v))
         *analysis = json_deep_copy(v);
 
@@ -383,6 +397,8 @@ static sc_status write_meta(sc_index *ix)
     json_object_set(m, "settings", ix->settings_json);
     if (atomic_load(&ix->closed))
         json_object_set_new(m, "state", json_string("close"));
+    if (ix->settings.routing_num_shards)
+        json_object_set_new(m, "routing_num_shards", json_integer(ix->settings.routing_num_shards));
     pthread_mutex_lock(ix->mapping_mu);
     json_t *mj = sc_mapping_to_json(ix->mapping);
     pthread_mutex_unlock(ix->mapping_mu);
@@ -526,6 +542,10 @@ sc_status sc_node_create_index(sc_node *n, const char *name, const json_t *setti
     sc_status st = index_build(n, name, uuid, sc_clock_wall_ms(), settings, mappings, &ix, err);
     if (st != SC_OK)
         return st;
+    /* New indices route as Elasticsearch 7+ does by default (kept in the metadata). */
+    if (!ix->settings.routing_num_shards)
+        ix->settings.routing_num_shards =
+            sc_routing_default_num_routing_shards(ix->settings.number_of_shards);
     if (sc_dir_make(ix->dir) != SC_OK || write_meta(ix) != SC_OK) {
         sc_cluster_error_set(err, 500, "exception", "cannot write index metadata in [%s]", ix->dir);
         atomic_store(&ix->deleted, true);
@@ -829,9 +849,11 @@ static sc_status load_index(sc_node *n, const char *uuid_dir)
     json_t *settings = json_object_get(m, "settings");
     json_t *mappings = json_object_get(m, "mappings");
     int64_t created = json_integer_value(json_object_get(m, "creation_date"));
+    json_t *rns = json_incref(json_object_get(m, "routing_num_shards"));
     const char *state = json_string_value(json_object_get(m, "state"));
     bool closed = state && strcmp(state, "close") == 0;
     if (!name || !uuid || strcmp(uuid, uuid_dir) != 0) {
+        json_decref(rns);
         json_decref(m);
         return SC_ECORRUPT;
     }
@@ -850,10 +872,18 @@ static sc_status load_index(sc_node *n, const char *uuid_dir)
     json_decref(s2);
     json_decref(m);
     if (st != SC_OK) {
-        sc_log(SC_LOG_ERROR, "index", "cannot load index [%s]: %s", name, err.reason);
+        json_decref(rns);
+        sc_log(SC_LOG_ERROR, "index", "cannot load index [%s]: %s", uuid_dir, err.reason);
         return st;
     }
     atomic_store(&ix->closed, closed);
+    /* Metadata written before routing_num_shards was stored has none: keep routing by
+     * num_shards (0) unless the settings name number_of_routing_shards. */
+    if (json_is_integer(rns) && json_integer_value(rns) >= ix->settings.number_of_shards &&
+        json_integer_value(rns) % ix->settings.number_of_shards == 0 &&
+        json_integer_value(rns) <= 1048576)
+        ix->settings.routing_num_shards = (uint32_t)json_integer_value(rns);
+    json_decref(rns);
     st = sc__index_open_shards(n, ix, false, &err);
     if (st != SC_OK) {
         sc_log(SC_LOG_ERROR, "index", "cannot open shards of [%s]: %s", ix->name, err.reason);

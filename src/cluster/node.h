@@ -53,6 +53,11 @@ typedef struct sc_index_settings {
     int64_t refresh_interval_ms; /* default 1000; -1 disables periodic refresh */
     int64_t max_result_window;   /* default 10000 */
     bool durability_async;       /* index.translog.durability: async */
+    /* Elasticsearch's routing_num_shards: index.number_of_routing_shards, else for indices
+     * created by this version the ES 7+ default (num_shards * 2^k <= 1024, see
+     * sc_routing_default_num_routing_shards), persisted in the index metadata; 0 = num_shards
+     * (indices created before it was stored keep routing by floorMod(hash, num_shards)). */
+    uint32_t routing_num_shards;
 } sc_index_settings;
 
 struct sc_index {

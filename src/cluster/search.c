@@ -50,7 +50,7 @@ static void run_shard(void *arg, sc_status pool_st)
     }
     const sc_shard_snapshot *snap;
     if (sr->pinned) {
-        snap = sr->pinned[tg->shard_ix];
+        snap = sr->pinned[tg->pin_ix];
         res->pinned = true;
     } else {
         snap = sc_shard_searcher_acquire(ix->shards[tg->shard]);
@@ -386,11 +386,19 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
     sc_shard_target *targets = sc_arena_alloc(arena, (nt ? nt : 1) * sizeof *targets);
     if (!targets)
         return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
-    size_t t = 0;
+    size_t t = 0, pin = 0;
     for (size_t i = 0; i < sr->n_indices; i++)
-        for (uint32_t s = 0; s < sr->indices[i]->settings.number_of_shards; s++, t++)
-            targets[t] =
-                (sc_shard_target){.index_i = (uint32_t)i, .shard = s, .shard_ix = (uint32_t)t};
+        for (uint32_t s = 0; s < sr->indices[i]->settings.number_of_shards; s++, pin++) {
+            const uint64_t *mask = sr->only_shards ? sr->only_shards[i] : NULL;
+            if (mask && !(mask[s / 64] >> (s % 64) & 1))
+                continue;
+            targets[t] = (sc_shard_target){.index_i = (uint32_t)i,
+                                           .shard = s,
+                                           .shard_ix = (uint32_t)t,
+                                           .pin_ix = (uint32_t)pin};
+            t++;
+        }
+    nt = t;
     uint64_t k = sr->count_only ? 0 : (uint64_t)sr->from + sr->size;
     uint64_t deadline =
         sr->timeout_ms >= 0 ? sc_clock_now_ns() + (uint64_t)sr->timeout_ms * 1000000 : 0;

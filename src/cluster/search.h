@@ -30,7 +30,7 @@ typedef enum sc_sort_kind {
 
 typedef struct sc_sort_field {
     sc_sort_kind kind;
-    const char *field;  /* SC_SORT_FIELD */
+    const char *field; /* SC_SORT_FIELD */
     bool desc;
     bool missing_first; /* default: missing values last in either order */
 } sc_sort_field;
@@ -47,15 +47,15 @@ typedef struct sc_sort_value {
 /* ---- the request as the API builds it ---- */
 
 typedef struct sc_search_request {
-    sc_index **indices;        /* targets (borrowed) */
-    sc_query **queries;        /* one tree per index (mappings differ), borrowed */
+    sc_index **indices; /* targets (borrowed) */
+    sc_query **queries; /* one tree per index (mappings differ), borrowed */
     size_t n_indices;
     uint32_t from, size;
-    int64_t track_total_hits;  /* -1 = exact; 0 = don't track; N = count up to N */
-    int64_t timeout_ms;        /* -1 = none */
-    bool count_only;           /* _count: totals only, no hits, exact */
+    int64_t track_total_hits; /* -1 = exact; 0 = don't track; N = count up to N */
+    int64_t timeout_ms;       /* -1 = none */
+    bool count_only;          /* _count: totals only, no hits, exact */
     bool fetch_source;
-    sc_task *task;             /* cancellation flag; may be NULL */
+    sc_task *task; /* cancellation flag; may be NULL */
     /* Scroll: searcher snapshots pinned per target shard (index order, then shard number),
      * used instead of each shard's current one; NULL = current. */
     const sc_shard_snapshot *const *pinned;
@@ -69,15 +69,19 @@ typedef struct sc_search_request {
     const sc_sort_field *sort;
     size_t n_sort;
     const sc_sort_value *search_after;
+    /* Shard selection (?routing, ?preference=_shards:..): when only_shards is set, a shard s of
+     * index i is searched only if only_shards[i] (a bitmask over its shards, ceil(shards / 64)
+     * words) has bit s. NULL = every shard. */
+    const uint64_t *const *only_shards;
 } sc_search_request;
 
 typedef struct sc_result_hit {
     uint32_t index_i; /* into request.indices */
     uint32_t shard;
     float score;
-    sc_slice id;      /* arena */
-    sc_slice source;  /* arena; empty if not fetched */
-    sc_slice fields;  /* arena: {"field":[values],...} or empty */
+    sc_slice id;               /* arena */
+    sc_slice source;           /* arena; empty if not fetched */
+    sc_slice fields;           /* arena: {"field":[values],...} or empty */
     const sc_sort_value *sort; /* n_sort keys when sorting by fields (arena), else NULL */
 } sc_result_hit;
 
@@ -96,7 +100,7 @@ typedef struct sc_search_response {
     uint32_t shards_total, shards_successful, shards_skipped, shards_failed;
     sc_shard_failure *failures; /* arena */
     size_t n_failures;
-    sc_result_hit *hits;        /* arena, in rank order, after `from` */
+    sc_result_hit *hits; /* arena, in rank order, after `from` */
     size_t n_hits;
 } sc_search_response;
 
@@ -112,32 +116,33 @@ typedef struct sc_shard_target {
     uint32_t index_i;  /* coordinator's index number */
     uint32_t shard;    /* shard number within the index */
     uint32_t shard_ix; /* coordinator-global shard ordinal (tie-break order) */
+    uint32_t pin_ix;   /* ordinal over every shard of the request's indices (into pinned) */
 } sc_shard_target;
 
 typedef struct sc_node_query_request {
     const sc_search_request *search; /* the request, shipped once per node */
     const sc_shard_target *targets;
     size_t n_targets;
-    uint32_t k;                /* from + size: how many top hits each shard returns */
-    uint64_t deadline_ns;      /* 0 = none (monotonic clock) */
-    sc_cancel_token *token;    /* node-local: the task's token (cancel + deadline) */
+    uint32_t k;             /* from + size: how many top hits each shard returns */
+    uint64_t deadline_ns;   /* 0 = none (monotonic clock) */
+    sc_cancel_token *token; /* node-local: the task's token (cancel + deadline) */
 } sc_node_query_request;
 
 typedef struct sc_shard_hit {
     float score;
-    uint32_t shard_ix; /* which shard of the request */
-    uint32_t doc;      /* doc number within that shard's searcher snapshot */
+    uint32_t shard_ix;         /* which shard of the request */
+    uint32_t doc;              /* doc number within that shard's searcher snapshot */
     const sc_sort_value *keys; /* n_sort sort keys when sorting by fields, else NULL */
 } sc_shard_hit;
 
 typedef struct sc_shard_query_result {
     sc_status st;
-    sc_cluster_error err;   /* when st != SC_OK */
+    sc_cluster_error err; /* when st != SC_OK */
     uint64_t total;
     bool total_is_lower_bound;
     bool timed_out;
-    void *snapshot;         /* the shard searcher the docs refer to (ref held until fetch) */
-    bool pinned;            /* snapshot belongs to a scroll: not released here */
+    void *snapshot; /* the shard searcher the docs refer to (ref held until fetch) */
+    bool pinned;    /* snapshot belongs to a scroll: not released here */
 } sc_shard_query_result;
 
 typedef struct sc_node_query_response {

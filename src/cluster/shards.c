@@ -98,7 +98,8 @@ void sc__index_flush(sc_index *ix)
 
 uint32_t sc_index_route(const sc_index *ix, sc_slice routing)
 {
-    return sc_routing_shard(routing, ix->settings.number_of_shards, 0);
+    return sc_routing_shard(routing, ix->settings.number_of_shards,
+                            ix->settings.routing_num_shards);
 }
 
 void sc_index_shard_stats(sc_index *ix, uint32_t shard, sc_index_stats *out)

@@ -154,7 +154,8 @@ void sc_router_parse_query(sc_rest_req *req, const char *q, size_t len)
         while (eq < end && q[eq] != '=')
             eq++;
         char *k = decode(req->arena, q + start, eq - start);
-        char *v = eq < end ? decode(req->arena, q + eq + 1, end - eq - 1) : decode(req->arena, "", 0);
+        char *v =
+            eq < end ? decode(req->arena, q + eq + 1, end - eq - 1) : decode(req->arena, "", 0);
         if (!k || !v)
             return;
         req->params[req->n_params].key = k;
@@ -230,8 +231,7 @@ static void route_request(sc_rest_req *req, sc_rest_resp *resp)
     segs s;
     if (!split(req->path, &s)) {
         sc_rest_errorf(req, resp, 404, "illegal_argument_exception",
-                       "no handler found for uri [%s] and method [%s]", req->path,
-                       req->method_str);
+                       "no handler found for uri [%s] and method [%s]", req->path, req->method_str);
         return;
     }
     unsigned allowed = 0;
@@ -273,6 +273,11 @@ void sc_router_dispatch(sc_rest_req *req, sc_rest_resp *resp)
     if (!req->method_str)
         req->method_str = sc_rest_method_name(req->method);
     route_request(req, resp);
+    /* error_trace is accepted: error bodies carry no Java stack trace to add. */
+    if (sc_rest_param_bool(req, "human", false) && !resp->no_filter && resp->body.len > 0) {
+        if (sc_rest_humanize(&resp->body, req->pretty) != SC_OK)
+            sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+    }
     const char *fp = sc_rest_param_get(req, "filter_path");
     if (fp && *fp && !resp->no_filter && resp->body.len > 0) {
         if (sc_rest_filter_path(&resp->body, fp, req->pretty) != SC_OK)

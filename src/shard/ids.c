@@ -45,11 +45,9 @@ static uint64_t get_u64(const uint8_t *p)
 static sc_status write_entries(sc_shard *s, sc_buf *b)
 {
     SC_TRY(sc_vec_append(b, (const uint8_t *)IDS_MAGIC, 8));
-    SC_TRY(put_u64(b, sc_hashmap_len(&s->ids)));
-    size_t pos = 0;
-    sc_slice key;
-    uint64_t val;
-    while (sc_hashmap_next(&s->ids, &pos, &key, &val)) {
+    SC_TRY(put_u64(b, s->ids.len));
+    for (uint32_t val = 0; val < s->ids.len; val++) {
+        sc_slice key = sc__idtab_key(&s->ids, val);
         const sc__id_entry *e = &s->entries.ptr[val];
         uint64_t segidx = 0;
         if (e->seg != SC__SEG_NONE) {
@@ -117,7 +115,10 @@ sc_status sc__ids_read(sc_shard *s, uint64_t gen)
             e.doc = (uint32_t)doc;
             sl->doc_entry[doc] = (uint32_t)s->entries.len;
         }
-        if (sc_hashmap_put(&s->ids, id, s->entries.len) != SC_OK ||
+        uint32_t dup;
+        if (sc__idtab_get(&s->ids, id, &dup))
+            goto out; /* an id listed twice */
+        if (sc__idtab_add(&s->ids, id, (uint32_t)s->entries.len) != SC_OK ||
             sc_vec_push(&s->entries, e) != SC_OK) {
             st = SC_ENOMEM;
             goto out;

@@ -1,11 +1,13 @@
 /* Private state of a shard shared by shard.c (writes, refresh, commit, recovery), snapshot.c
- * (searcher snapshots), merge.c (merges) and ids.c (the persisted id table). */
+ * (searcher snapshots), merge.c (merges), ids.c (the persisted id table) and idtab.c (the
+ * in-memory id table). */
 #ifndef SC_SHARD_INTERNAL_H
 #define SC_SHARD_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "base/alloc.h"
 #include "base/arena.h"
 #include "base/hashmap.h"
 #include "base/vec.h"
@@ -26,6 +28,30 @@ typedef struct sc__id_entry {
     uint32_t seg; /* slot uid, SC__SEG_BUFFER or SC__SEG_NONE */
     uint32_t doc;
 } sc__id_entry;
+
+/* The _id -> entry table (idtab.c): every entry number 0..len-1 has exactly one key, added in
+ * entry order; ids are never removed (a deleted id keeps a tombstone entry). Not thread-safe
+ * (the writer's lock). */
+typedef struct sc__idtab {
+    uint64_t *slots; /* cap slots: tag (hash >> 32) << 32 | (entry + 1); 0 = empty */
+    size_t cap;      /* power of two, or 0 */
+    uint32_t len;    /* entries */
+    uint64_t *key_off;
+    size_t key_off_cap;
+    uint8_t *keys; /* varint length + bytes, per entry */
+    size_t keys_len, keys_cap;
+    sc_alloc_pool *pool;
+} sc__idtab;
+
+void sc__idtab_init(sc__idtab *t, sc_alloc_pool *pool);
+void sc__idtab_fini(sc__idtab *t);
+/* The entry of key: true and *entry when present. O(1) expected. */
+bool sc__idtab_get(const sc__idtab *t, sc_slice key, uint32_t *entry);
+/* Adds key (not present) as entry number `entry`, which must equal t->len (SC_EINVAL
+ * otherwise). SC_ENOMEM leaves the table unchanged. */
+sc_status sc__idtab_add(sc__idtab *t, sc_slice key, uint32_t entry) SC_MUST_USE;
+/* The key of entry (< t->len); valid until the next add. */
+sc_slice sc__idtab_key(const sc__idtab *t, uint32_t entry);
 
 /* Immutable live-docs bits shared by snapshots. */
 typedef struct sc__live {
@@ -75,7 +101,7 @@ struct sc_shard {
     sc_translog *tlog;
     sc_status sticky;         /* SC_EIO after a failed translog write: refuse writes */
     /* ids */
-    sc_hashmap ids;           /* id -> entry index */
+    sc__idtab ids;            /* id -> entry index (entries[i] has id sc__idtab_key(i)) */
     SC_VEC(sc__id_entry) entries;
     /* segments */
     SC_VEC(sc__slot *) slots;

@@ -164,8 +164,8 @@ static bool buffer_full(const sc_shard *s)
 
 static sc__id_entry *entry_get(sc_shard *s, sc_slice id, uint64_t *idx)
 {
-    uint64_t v;
-    if (!sc_hashmap_get(&s->ids, id, &v))
+    uint32_t v;
+    if (!sc__idtab_get(&s->ids, id, &v))
         return NULL;
     if (idx)
         *idx = v;
@@ -253,7 +253,7 @@ static sc_status entry_set(sc_shard *s, sc_slice id, int64_t seq_no, int64_t ter
     if (!e) {
         idx = s->entries.len;
         SC_TRY(sc_vec_reserve(&s->entries, 1));
-        SC_TRY(sc_hashmap_put(&s->ids, id, idx));
+        SC_TRY(sc__idtab_add(&s->ids, id, (uint32_t)idx));
         s->entries.len++;
         e = &s->entries.ptr[idx];
     }
@@ -897,7 +897,7 @@ static void shard_free(sc_shard *s)
     sc_vec_free(&s->slots);
     sc_segment_builder_free(s->builder);
     sc_translog_close(s->tlog);
-    sc_hashmap_fini(&s->ids);
+    sc__idtab_fini(&s->ids);
     sc_vec_free(&s->entries);
     sc_vec_free(&s->buf_entry);
     sc_vec_free(&s->buf_deleted);
@@ -940,7 +940,7 @@ sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_err
     pthread_mutex_init(&s->merge_lock, NULL);
     pthread_mutex_init(&s->bg_lock, NULL);
     pthread_cond_init(&s->bg_cond, NULL);
-    sc_hashmap_init(&s->ids, &sc_pool_shard_ids, 0);
+    sc__idtab_init(&s->ids, &sc_pool_shard_ids);
     sc_arena_init(&s->arena, 0);
     s->max_seq_no = -1;
     s->committed_max_seq_no = -1;

@@ -153,3 +153,199 @@ def test_health_wait_for_status(server, fresh_index):
     assert st == 400 and b["error"]["type"] == "illegal_argument_exception"
     st, h, b = server.request("GET", "/_cluster/health?wait_for_status=yellow&timeout=xyz")
     assert st == 400
+
+
+# ---- common parameters: pretty, filter_path, human, error_trace ----
+
+def _common_endpoints(index):
+    return [
+        ("GET", "/", None),
+        ("GET", "/_cluster/health", None),
+        ("GET", "/_cat/indices?format=json", None),
+        ("GET", "/_stats", None),
+        ("GET", "/%s/_stats" % index, None),
+        ("GET", "/_nodes/stats", None),
+        ("GET", "/%s" % index, None),
+        ("GET", "/%s/_mapping" % index, None),
+        ("GET", "/%s/_settings" % index, None),
+        ("GET", "/%s/_segments" % index, None),
+        ("POST", "/%s/_refresh" % index, None),
+        ("GET", "/%s/_doc/1" % index, None),
+        ("POST", "/%s/_search" % index, {"query": {"match_all": {}}}),
+        ("POST", "/%s/_count" % index, {"query": {"match_all": {}}}),
+        ("POST", "/%s/_mget" % index, {"ids": ["1"]}),
+        ("PUT", "/%s/_doc/2" % index, {"a": "two"}),
+        ("POST", "/_bulk", '{"index":{"_index":"%s","_id":"3"}}\n{"a":"three"}\n' % index),
+        ("POST", "/%s/_msearch" % index, '{}\n{"query":{"match_all":{}}}\n'),
+        ("GET", "/_tasks", None),
+        ("GET", "/%s/_doc/missing-doc" % index, None),
+        ("GET", "/no-such-index-here/_search", None),
+    ]
+
+
+def test_common_parameters_everywhere(server, fresh_index):
+    import json
+    assert server.request("PUT", "/%s/_doc/1?refresh=true" % fresh_index, {"a": "one"})[0] == 201
+    for method, path, body in _common_endpoints(fresh_index):
+        sep = "&" if "?" in path else "?"
+        st0, _, plain = server.request(method, path, body, raw=True)
+        st, _, pretty = server.request(method, path + sep + "pretty&human&error_trace=true",
+                                       body, raw=True)
+        assert st // 100 == st0 // 100, (path, st, pretty[:300])
+        assert pretty.endswith(b"\n") and b"\n  " in pretty, (path, pretty[:200])
+        json.loads(pretty)
+        # filter_path keeps only the named member (here the status of errors, or one key).
+        top = json.loads(plain)
+        key = "status" if isinstance(top, dict) and "error" in top else (
+            next(iter(top)) if isinstance(top, dict) and top else None)
+        if key is None:
+            continue
+        st, _, b = server.request(method, path + sep + "filter_path=" + key, body)
+        assert st // 100 == st0 // 100 and list(b) == [key], (path, b)
+        # ...and an exclusion drops it.
+        st, _, b = server.request(method, path + sep + "filter_path=-" + key, body)
+        assert key not in b, (path, b)
+
+
+def test_human_adds_readable_sizes_and_times(server, fresh_index):
+    assert server.request("PUT", "/%s/_doc/1?refresh=true" % fresh_index, {"a": "one"})[0] == 201
+    st, h, b = server.request("GET", "/%s/_stats?human" % fresh_index)
+    assert st == 200
+    store = b["_all"]["primaries"]["store"]
+    assert store["size_in_bytes"] > 0
+    assert store["size"].endswith(("b", "kb", "mb")), store
+    assert list(store).index("size") < list(store).index("size_in_bytes")
+    search = b["_all"]["primaries"]["search"]
+    assert "query_time" in search and search["query_time"].endswith(("ms", "s", "m")), search
+    st, h, b = server.request("GET", "/%s/_stats?human=false" % fresh_index)
+    assert "size" not in b["_all"]["primaries"]["store"]
+
+
+def test_filter_path_exclusion_nested(server, fresh_index):
+    assert server.request("PUT", "/%s/_doc/1?refresh=true" % fresh_index, {"a": "one"})[0] == 201
+    st, h, b = server.request("GET", "/%s/_search?filter_path=-hits.hits._source,-_shards"
+                              % fresh_index)
+    assert st == 200 and "_shards" not in b
+    assert b["hits"]["hits"][0]["_id"] == "1" and "_source" not in b["hits"]["hits"][0]
+    st, h, b = server.request("GET", "/%s/_search?filter_path=hits.hits._id,-hits.hits._id"
+                              % fresh_index)
+    assert b == {}
+
+
+# ---- routing: the same shard numbers as Elasticsearch 8 ----
+
+# Shard of each id in a 5-shard index, from Elasticsearch's algorithm (murmur3 of the UTF-16LE
+# id, floorMod by routing_num_shards, divided by routing_num_shards / 5); the hashes are checked
+# against Lucene's StringHelper.murmurhash3_x86_32 in tests/unit/shard/routing_test.c.
+ES_SHARD_5_OF_640 = {"1": 4, "2": 3, "hello": 4, "doc-42": 0, "abcdefghijklmnop": 4}
+ES_SHARD_5_OF_5 = {"1": 3, "2": 2, "hello": 1, "doc-42": 1, "abcdefghijklmnop": 3}
+
+
+def _shard_of(server, index, doc_id, n_shards=5):
+    found = []
+    for s in range(n_shards):
+        st, h, b = server.request("GET", "/%s/_search?preference=_shards:%d" % (index, s),
+                                  {"query": {"ids": {"values": [doc_id]}}})
+        assert st == 200 and b["_shards"]["total"] == 1, b
+        if b["hits"]["hits"]:
+            found.append(s)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _index_ids(server, index, ids, routing=None):
+    lines = []
+    for i in ids:
+        meta = {"_id": i}
+        if routing:
+            meta["routing"] = routing
+        lines.append('{"index":%s}' % __import__("json").dumps(meta))
+        lines.append('{"v":1}')
+    st, h, b = server.request("POST", "/%s/_bulk?refresh=true" % index, "\n".join(lines) + "\n")
+    assert st == 200 and not b["errors"], b
+
+
+def test_routing_matches_elasticsearch_default(server, fresh_index):
+    assert server.request("PUT", "/" + fresh_index,
+                          {"settings": {"number_of_shards": 5}})[0] == 200
+    _index_ids(server, fresh_index, ES_SHARD_5_OF_640)
+    for i, shard in ES_SHARD_5_OF_640.items():
+        assert _shard_of(server, fresh_index, i) == shard, i
+    # ?routing searches only the shard the value routes to.
+    st, h, b = server.request("GET", "/%s/_search?routing=doc-42" % fresh_index)
+    assert b["_shards"]["total"] == 1 and [x["_id"] for x in b["hits"]["hits"]] == ["doc-42"]
+    st, h, b = server.request("GET", "/%s/_count?routing=1,2" % fresh_index)
+    assert b["_shards"]["total"] == 2 and b["count"] == 4, b  # shards 4 and 3
+    # A custom routing value places the document by that value.
+    _index_ids(server, fresh_index, ["custom-a"], routing="doc-42")
+    assert _shard_of(server, fresh_index, "custom-a") == 0
+    st, h, b = server.request("GET", "/%s/_doc/custom-a?routing=doc-42" % fresh_index)
+    assert st == 200 and b["found"]
+    st, h, b = server.request("GET", "/%s/_search?preference=_shards:x" % fresh_index)
+    assert st == 400
+
+
+def test_routing_explicit_number_of_routing_shards(server, fresh_index):
+    st, h, b = server.request("PUT", "/" + fresh_index, {
+        "settings": {"number_of_shards": 5, "number_of_routing_shards": 5}})
+    assert st == 200, b
+    _index_ids(server, fresh_index, ES_SHARD_5_OF_5)
+    for i, shard in ES_SHARD_5_OF_5.items():
+        assert _shard_of(server, fresh_index, i) == shard, i
+    st, h, b = server.request("PUT", "/bad-" + fresh_index, {
+        "settings": {"number_of_shards": 5, "number_of_routing_shards": 7}})
+    assert st == 400 and b["error"]["type"] == "illegal_argument_exception"
+
+
+def test_routing_of_older_indices_is_kept(tmp_path):
+    """Metadata written before routing_num_shards was stored keeps floorMod(hash, shards)."""
+    import glob
+    import json
+    from conftest import Server
+    s = Server(str(tmp_path / "data")).start()
+    try:
+        assert s.request("PUT", "/old", {"settings": {"number_of_shards": 5}})[0] == 200
+        assert s.stop() == 0
+        (meta_path,) = glob.glob(str(tmp_path / "data" / "indices" / "*" / "meta.json"))
+        meta = json.load(open(meta_path))
+        assert meta["routing_num_shards"] == 640
+        del meta["routing_num_shards"]
+        open(meta_path, "w").write(json.dumps(meta))
+        s.start()
+        _index_ids(s, "old", ES_SHARD_5_OF_5)
+        for i, shard in ES_SHARD_5_OF_5.items():
+            assert _shard_of(s, "old", i) == shard, i
+        assert s.stop() == 0
+        s.start()
+        for i, shard in ES_SHARD_5_OF_5.items():
+            assert _shard_of(s, "old", i) == shard, i
+    finally:
+        s.stop()
+
+
+# ---- fields: text fields read from _source ----
+
+def test_fields_on_text_fields(server, fresh_index):
+    st, h, b = server.request("PUT", "/" + fresh_index, {"mappings": {"properties": {
+        "title": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+        "tags": {"type": "text"},
+        "user": {"properties": {"name": {"type": "text"}}},
+        "n": {"type": "long"}}}})
+    assert st == 200, b
+    doc = {"title": "Hello World", "tags": ["a b", "c"], "user": {"name": "Ann"}, "n": 5}
+    assert server.request("PUT", "/%s/_doc/1?refresh=true" % fresh_index, doc)[0] == 201
+    st, h, b = server.request("POST", "/%s/_search" % fresh_index, {
+        "_source": False, "fields": ["title", "tags", "user.name", "n", "title.raw", "none"]})
+    assert st == 200, b
+    hit = b["hits"]["hits"][0]
+    assert "_source" not in hit
+    assert hit["fields"] == {"title": ["Hello World"], "tags": ["a b", "c"],
+                             "user.name": ["Ann"], "n": [5], "title.raw": ["Hello World"]}
+    # With _source requested both are present; docvalue_fields does not read text fields.
+    st, h, b = server.request("POST", "/%s/_search" % fresh_index, {
+        "fields": [{"field": "title"}], "docvalue_fields": ["n"]})
+    hit = b["hits"]["hits"][0]
+    assert hit["_source"] == doc and hit["fields"] == {"title": ["Hello World"], "n": [5]}
+    st, h, b = server.request("POST", "/%s/_search" % fresh_index, {
+        "_source": False, "docvalue_fields": ["title"]})
+    assert "fields" not in b["hits"]["hits"][0]
