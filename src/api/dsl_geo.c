@@ -47,6 +47,7 @@ static sc_status parse_point(P *p, const char *qname, const char *what, const js
                              double *lat, double *lon)
 {
     bool ok = false;
+    *lat = *lon = 0;
     if (json_is_object(v)) {
         const char *k;
         json_t *x;
@@ -296,8 +297,8 @@ sc_status sc__dsl_q_geo_bounding_box(P *p, const json_t *body, sc_query **out)
 {
     static const char *const own[] = {
         "validation_method", "ignore_unmapped", "type", "boost", "_name", NULL};
-    sc_slice field;
-    json_t *spec;
+    sc_slice field = {0};
+    json_t *spec = NULL;
     geo_opts o;
     SC_TRY(geo_field(p, "geo_bounding_box", body, own, &field, &spec));
     SC_TRY(read_opts(p, "geo_bounding_box", body, &o));
@@ -385,8 +386,8 @@ sc_status sc__dsl_q_geo_distance(P *p, const json_t *body, sc_query **out)
     static const char *const own[] = {
         "distance", "distance_type", "validation_method", "ignore_unmapped", "boost", "_name",
         NULL};
-    sc_slice field;
-    json_t *pt;
+    sc_slice field = {0};
+    json_t *pt = NULL;
     geo_opts o;
     SC_TRY(geo_field(p, "geo_distance", body, own, &field, &pt));
     SC_TRY(read_opts(p, "geo_distance", body, &o));

@@ -95,12 +95,9 @@ sc_status sc_bkd_write(const int64_t *values, const uint32_t *docs, size_t n, ui
         leaf_size = SC_BKD_LEAF_SIZE;
     if (leaf_size > UINT16_MAX || n > UINT32_MAX)
         return SC_EINVAL;
-    bkd_pt *pts = NULL;
-    if (n) {
-        pts = malloc(n * sizeof(*pts));
-        if (!pts)
-            return SC_ENOMEM;
-    }
+    bkd_pt *pts = malloc((n ? n : 1) * sizeof(*pts));
+    if (!pts)
+        return SC_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         if (docs[i] >= doc_bound) {
             free(pts);

@@ -17,6 +17,8 @@
  * threshold: the margin covers float error between the corners' and the points' distances
  * (relative error ~1e-9 at 1 m radii). */
 #define INSIDE_MARGIN (1.0 - 1e-4)
+/* and outside only when its nearest point is beyond this multiple of the threshold */
+#define OUTSIDE_MARGIN (1.0 + 1e-4)
 
 static double hav(double lat1, double cos1, double lat2, double dlon)
 {
@@ -58,12 +60,13 @@ static void compile_distance(const sc_geo_shape *s, sc_geo_compiled *g)
     g->box = (sc_bkd2_box){INT32_MIN, INT32_MAX, INT32_MIN, INT32_MAX};
     if (r >= M_PI) {
         g->all = true;
-        g->h_max = g->h_inside = 2.0;
+        g->h_max = g->h_inside = g->h_outside = 2.0;
         return;
     }
     double sh = sin(r * 0.5);
     g->h_max = sh * sh;
     g->h_inside = g->h_max * INSIDE_MARGIN;
+    g->h_outside = g->h_max * OUTSIDE_MARGIN + 1e-15;
     double rdeg = r / DEG + BOX_PAD_DEG;
     double lat_lo = s->lat - rdeg, lat_hi = s->lat + rdeg;
     if (lat_lo > -90.0)
@@ -111,6 +114,28 @@ bool sc_geo_matches(const sc_geo_compiled *g, int32_t lat, int32_t lon)
     return g->kind == SC_GEO_BOX || circle_has(g, lat, lon);
 }
 
+/* The smallest haversine h from the center to a cell (decoded corners, radians). West of or
+ * east of the cell the nearest point lies on its nearer meridian edge (along a parallel h
+ * grows with the longitude difference); on a meridian at longitude difference dl, cos(d) =
+ * sin(lat) sin(c) + cos(lat) cos(c) cos(dl) is a sinusoid of lat, largest at
+ * atan2(sin c, cos c cos dl), so the minimum over an edge is there or at an endpoint. */
+static double min_hav(const sc_geo_compiled *g, const sc_bkd2_cell *c)
+{
+    double la1 = sc_geo_decode_lat(c->min_lat) * DEG, la2 = sc_geo_decode_lat(c->max_lat) * DEG;
+    double lo1 = sc_geo_decode_lon(c->min_lon) * DEG, lo2 = sc_geo_decode_lon(c->max_lon) * DEG;
+    if (lo1 <= g->lon && g->lon <= lo2) {
+        double lat = g->lat < la1 ? la1 : g->lat > la2 ? la2 : g->lat;
+        return hav(g->lat, g->cos_lat, lat, 0);
+    }
+    double d1 = remainder(lo1 - g->lon, 2 * M_PI), d2 = remainder(lo2 - g->lon, 2 * M_PI);
+    double dl = fabs(d1) < fabs(d2) ? d1 : d2;
+    double h = fmin(hav(g->lat, g->cos_lat, la1, dl), hav(g->lat, g->cos_lat, la2, dl));
+    double peak = atan2(sin(g->lat), g->cos_lat * cos(dl));
+    if (peak > la1 && peak < la2)
+        h = fmin(h, hav(g->lat, g->cos_lat, peak, dl));
+    return h;
+}
+
 static sc_bkd2_relation geo_relate(const void *ctx, const sc_bkd2_cell *c)
 {
     const sc_geo_compiled *g = ctx;
@@ -122,9 +147,13 @@ static sc_bkd2_relation geo_relate(const void *ctx, const sc_bkd2_cell *c)
     sc_bkd2_relation r = box.relate(box.ctx, c);
     if (g->kind == SC_GEO_BOX || r == SC_BKD2_OUTSIDE)
         return r;
+    if (min_hav(g, c) > g->h_outside)
+        return SC_BKD2_OUTSIDE;
     /* Inside the circle when every corner is: the farthest point of a lat/lon rectangle from
      * the center is a corner as long as the rectangle stays within 90 degrees of longitude
-     * of the center (without wrapping), see docs/api.md */
+     * of the center (without wrapping): along a parallel the distance grows with the
+     * longitude difference, along a meridian it is a sinusoid of the latitude whose minimum
+     * (the antipode's side) then lies outside [-90, 90]. */
     double lo1 = sc_geo_decode_lon(c->min_lon) * DEG - g->lon;
     double lo2 = sc_geo_decode_lon(c->max_lon) * DEG - g->lon;
     if (lo1 < -M_PI / 2 || lo2 > M_PI / 2)

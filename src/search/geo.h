@@ -38,8 +38,9 @@ typedef struct sc_geo_compiled {
     sc_bkd2_box box; /* encoded bounds */
     double lat, lon; /* DISTANCE: center in radians */
     double cos_lat;
-    double h_max;    /* DISTANCE: match when haversine h <= h_max */
-    double h_inside; /* DISTANCE: a cell whose corners are all within h_inside is inside */
+    double h_max;     /* DISTANCE: match when haversine h <= h_max */
+    double h_inside;  /* DISTANCE: a cell whose corners are all within h_inside is inside */
+    double h_outside; /* DISTANCE: a cell whose nearest point is beyond h_outside is outside */
 } sc_geo_compiled;
 
 /* Prepares shape s (validated by the caller: latitudes in [-90, 90], longitudes in

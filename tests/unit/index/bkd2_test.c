@@ -78,7 +78,8 @@ static int32_t pick(const gpts *p, int axis)
     if (r == 2 || !p->n)
         return (int32_t)(uint32_t)t_rand();
     size_t i = t_below((uint32_t)p->n);
-    return (axis ? p->lon[i] : p->lat[i]) + (int32_t)t_below(3) - 1;
+    int64_t v = (int64_t)(axis ? p->lon[i] : p->lat[i]) + (int64_t)t_below(3) - 1;
+    return v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : (int32_t)v;
 }
 
 /* A "diamond" |lat - c| + |lon - c| <= r in encoded space (int64 math): a shape that is neither
