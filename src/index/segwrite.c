@@ -321,13 +321,18 @@ static void write_dvn(wctx *w, const sc__bfield *f, uint64_t *off, uint64_t *len
         while (j < n && f->dvn.ptr[j].doc == d)
             j++;
     }
-    unsigned bits = sc__bits_for(maxd), off_bits = sc__bits_for(n);
+    /* every doc exactly one value (the common case): no starts, value i belongs to doc i */
+    bool single = n == n_docs;
+    for (uint32_t d = 0; single && d < n_docs; d++)
+        single = offs[d + 1] - offs[d] == 1;
+    unsigned bits = sc__bits_for(maxd), off_bits = single ? 0 : sc__bits_for(n);
     sc__buf_u64(&out, n, &w->st);
     sc__buf_u64(&out, (uint64_t)min, &w->st);
     sc__buf_u64(&out, g, &w->st);
-    uint8_t hdr[8] = {(uint8_t)bits, (uint8_t)off_bits};
+    uint8_t hdr[8] = {(uint8_t)bits, (uint8_t)off_bits, single ? SC__DV_SINGLE : SC__DV_MULTI};
     sc__buf_put(&out, hdr, 8, &w->st);
-    sc__packed_put(&out, offs, (uint64_t)n_docs + 1, off_bits, &w->st);
+    if (!single)
+        sc__packed_put(&out, offs, (uint64_t)n_docs + 1, off_bits, &w->st);
     sc__packed_put(&out, tmp, n, bits, &w->st);
     free(tmp);
     write_section(w, &out, off, len);
@@ -400,11 +405,20 @@ static void write_dvs(wctx *w, sc__bfield *f, uint64_t *off, uint64_t *len)
         while (j < n && recs[j].doc == d)
             j++;
     }
+    /* at most one value per doc (the common case): per doc ord + 1 (0 = none), no starts */
+    bool single = true;
+    for (uint32_t d = 0; single && d < n_docs; d++)
+        single = offs[d + 1] - offs[d] <= 1;
+    if (single) {
+        for (uint32_t d = 0; d < n_docs; d++)
+            offs[d] = offs[d + 1] > offs[d] ? recs[offs[d]].gid + 1 : 0;
+    }
     free(recs);
-    unsigned ord_bits = sc__bits_for(n_ords ? n_ords - 1 : 0), off_bits = sc__bits_for(n);
+    unsigned ord_bits = single ? sc__bits_for(n_ords) : sc__bits_for(n_ords ? n_ords - 1 : 0);
+    unsigned off_bits = single ? 0 : sc__bits_for(n);
     sc__buf_u64(&out, n_ords, &w->st);
     sc__buf_u64(&out, n, &w->st);
-    uint8_t hdr[8] = {(uint8_t)ord_bits, (uint8_t)off_bits};
+    uint8_t hdr[8] = {(uint8_t)ord_bits, (uint8_t)off_bits, single ? SC__DV_SINGLE : SC__DV_MULTI};
     sc__buf_put(&out, hdr, 8, &w->st);
     sc__buf_u64(&out, term_bytes, &w->st);
     uint32_t acc = 0;
@@ -421,8 +435,12 @@ static void write_dvs(wctx *w, sc__bfield *f, uint64_t *off, uint64_t *len)
         if (t->in_dv)
             sc__buf_put(&out, t->key, t->len, &w->st);
     }
-    sc__packed_put(&out, offs, (uint64_t)n_docs + 1, off_bits, &w->st);
-    sc__packed_put(&out, tmp, n, ord_bits, &w->st);
+    if (single) {
+        sc__packed_put(&out, offs, n_docs, ord_bits, &w->st);
+    } else {
+        sc__packed_put(&out, offs, (uint64_t)n_docs + 1, off_bits, &w->st);
+        sc__packed_put(&out, tmp, n, ord_bits, &w->st);
+    }
     free(tmp);
     write_section(w, &out, off, len);
     sc_vec_free(&out);
