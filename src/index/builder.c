@@ -392,7 +392,8 @@ static sc_status add_keyword(sc_segment_builder *b, sc__bfield *f, const sc_inde
         b->gids.ptr[b->gids.len++] = gid;
     }
     /* gids are unique per term; sorting dedups and the writer orders terms anyway */
-    qsort(b->gids.ptr, b->gids.len, sizeof(uint32_t), cmp_u32);
+    if (b->gids.len > 1)
+        qsort(b->gids.ptr, b->gids.len, sizeof(uint32_t), cmp_u32);
     for (size_t i = 0; i < b->gids.len; i++) {
         uint32_t gid = b->gids.ptr[i];
         if (i > 0 && gid == b->gids.ptr[i - 1])
