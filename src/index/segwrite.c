@@ -481,22 +481,24 @@ static void write_field(wctx *w, sc__bfield *f)
     uint64_t sec[2 * SC__FIELD_SECTIONS] = {0};
     uint64_t n_terms = 0, sum_df = 0;
     sc_vec_clear(&w->gids);
-    size_t it = 0;
-    sc_slice key;
-    uint64_t v;
-    if (sc_vec_reserve(&w->gids, sc_hashmap_len(&f->terms)) != SC_OK) {
+    if (sc_vec_reserve(&w->gids, f->terms.len) != SC_OK) {
         w->st = SC_ENOMEM;
         return;
     }
-    size_t n = sc_hashmap_len(&f->terms);
+    size_t n = f->terms.len;
     tkey *keys = malloc((n ? n : 1) * sizeof(tkey));
     if (!keys) {
         w->st = SC_ENOMEM;
         return;
     }
     n = 0;
-    while (sc_hashmap_next(&f->terms, &it, &key, &v))
-        keys[n++] = (tkey){term_prefix(key.ptr, (uint32_t)key.len), (uint32_t)v};
+    for (size_t i = 0; i < f->terms.cap; i++) {
+        uint32_t g1 = f->terms.slots[i].gid1;
+        if (g1) {
+            const sc__bterm *t = &b->terms.ptr[g1 - 1];
+            keys[n++] = (tkey){term_prefix(t->key, t->len), g1 - 1};
+        }
+    }
     if (n > 1)
         qsort_r(keys, n, sizeof(tkey), cmp_tkey, b->terms.ptr);
     for (size_t i = 0; i < n; i++)
