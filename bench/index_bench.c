@@ -6,7 +6,7 @@
  * the index size before and after the merge, and where the merged segment's bytes go.
  * The translog is fsynced every BATCH docs (0: only at the commit, like durability async).
  * cpu_s is the process CPU time of the indexing part (robust on a busy machine).
- * Usage: index_bench FILE.ndjson MAPPINGS.json [RAM_MB (64)] [BATCH (0)]
+ * Usage: index_bench FILE.ndjson MAPPINGS.json [RAM_MB (64)] [BATCH (0)] [MERGE (1); 0 skips it]
  * (bench/index_compare.sh runs it next to bench/LuceneIndexBench.java.) */
 #include <dirent.h>
 #include <stdio.h>
@@ -144,6 +144,7 @@ int main(int argc, char **argv)
     }
     size_t ram_mb = argc > 3 ? (size_t)atoi(argv[3]) : 64;
     long batch = argc > 4 ? atol(argv[4]) : 0;
+    bool merge = argc > 5 ? atoi(argv[5]) != 0 : true;
     json_t *root = json_loadb((const char *)mtext, mlen, 0, NULL);
     json_t *mj = json_object_get(root, "mappings");
     sc_analyzer_registry *reg;
@@ -204,7 +205,7 @@ int main(int argc, char **argv)
         return 1;
     uint64_t size = dir_bytes(dir, "translog");
     t0 = sc_clock_now_ns();
-    if (sc_shard_force_merge(sh, 1) != SC_OK)
+    if (merge && sc_shard_force_merge(sh, 1) != SC_OK)
         return 1;
     double sm = secs_since(t0);
     sc_shard_close(sh, true);

@@ -13,6 +13,7 @@ typedef struct sc__keychunk {
 } sc__keychunk;
 
 typedef struct sc__bterm {
+    uint64_t pfx; /* the key's first 8 bytes, zero padded: most equality checks end here */
     const uint8_t *key;
     uint32_t len;
     uint32_t field;
@@ -43,13 +44,27 @@ typedef struct sc__dvs {
     uint32_t doc, gid;
 } sc__dvs;
 
+/* A field's term table: open addressing with linear probing over 8-byte slots (the high 32
+ * bits of the term's hash and gid + 1, 0 = empty), at most half full. Keys are compared via
+ * the builder's term entries (prefix, then the rest), which the caller touches anyway. */
+typedef struct sc__tslot {
+    uint32_t h32;
+    uint32_t gid1;
+} sc__tslot;
+
+typedef struct sc__ttable {
+    sc__tslot *slots;
+    size_t cap; /* power of two, or 0 */
+    size_t len;
+} sc__ttable;
+
 struct sc__bfield {
     char *name;
     size_t name_len;
     sc_field_kind kind;
     uint32_t flags;
     uint32_t number;
-    sc_hashmap terms;     /* term -> gid, keys borrowed from the builder's chunks */
+    sc__ttable terms;     /* term -> gid */
     sc_buf norms;         /* by doc; may be shorter than n_docs (missing = 0) */
     SC_VEC(uint64_t) has; /* docs with a value, bitset words */
     SC_VEC(sc__dvn) dvn;

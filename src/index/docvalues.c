@@ -17,8 +17,11 @@ sc_status sc_dv_numeric_open(const sc_segment *seg, const sc_field_info *f, sc_d
     out->gcd = sc__ld64(p + 16);
     out->bits = p[24];
     out->off_bits = p[25];
+    out->single = p[26] == SC__DV_SINGLE;
     out->offs = p + SC__DV_HEADER_BYTES;
-    out->vals = out->offs + sc__packed_bytes((uint64_t)out->n_docs + 1, out->off_bits);
+    out->vals = out->single
+                    ? out->offs
+                    : out->offs + sc__packed_bytes((uint64_t)out->n_docs + 1, out->off_bits);
     return SC_OK;
 }
 
@@ -26,14 +29,20 @@ uint32_t sc_dv_numeric_count(const sc_dv_numeric *dv, uint32_t doc)
 {
     if (doc >= dv->n_docs)
         return 0;
+    if (dv->single)
+        return 1;
     return (uint32_t)(sc__packed_get(dv->offs, (uint64_t)doc + 1, dv->off_bits) -
                       sc__packed_get(dv->offs, doc, dv->off_bits));
 }
 
 size_t sc_dv_numeric_get(const sc_dv_numeric *dv, uint32_t doc, int64_t *out, size_t max)
 {
-    if (doc >= dv->n_docs)
+    if (doc >= dv->n_docs || max == 0)
         return 0;
+    if (dv->single) {
+        out[0] = (int64_t)((uint64_t)dv->min + sc__packed_get(dv->vals, doc, dv->bits) * dv->gcd);
+        return 1;
+    }
     uint64_t s = sc__packed_get(dv->offs, doc, dv->off_bits);
     uint64_t e = sc__packed_get(dv->offs, (uint64_t)doc + 1, dv->off_bits);
     size_t n = 0;
@@ -59,11 +68,14 @@ sc_status sc_dv_sorted_set_open(const sc_segment *seg, const sc_field_info *f,
     out->n_values = sc__ld64(p + 8);
     out->ord_bits = p[16];
     out->off_bits = p[17];
+    out->single = p[18] == SC__DV_SINGLE;
     uint64_t tb = sc__ld64(p + 24);
     out->term_offs = p + SC__DV_HEADER_BYTES;
     out->term_bytes = out->term_offs + (out->n_ords + 1) * 4;
     out->offs = out->term_bytes + tb;
-    out->ords = out->offs + sc__packed_bytes((uint64_t)out->n_docs + 1, out->off_bits);
+    out->ords = out->single
+                    ? out->offs
+                    : out->offs + sc__packed_bytes((uint64_t)out->n_docs + 1, out->off_bits);
     return SC_OK;
 }
 
@@ -97,14 +109,21 @@ uint32_t sc_dv_sorted_set_count(const sc_dv_sorted_set *dv, uint32_t doc)
 {
     if (doc >= dv->n_docs)
         return 0;
+    if (dv->single)
+        return sc__packed_get(dv->ords, doc, dv->ord_bits) != 0;
     return (uint32_t)(sc__packed_get(dv->offs, (uint64_t)doc + 1, dv->off_bits) -
                       sc__packed_get(dv->offs, doc, dv->off_bits));
 }
 
 size_t sc_dv_sorted_set_ords(const sc_dv_sorted_set *dv, uint32_t doc, uint64_t *out, size_t max)
 {
-    if (doc >= dv->n_docs)
+    if (doc >= dv->n_docs || max == 0)
         return 0;
+    if (dv->single) {
+        uint64_t v = sc__packed_get(dv->ords, doc, dv->ord_bits);
+        out[0] = v - 1;
+        return v != 0;
+    }
     uint64_t s = sc__packed_get(dv->offs, doc, dv->off_bits);
     uint64_t e = sc__packed_get(dv->offs, (uint64_t)doc + 1, dv->off_bits);
     size_t n = 0;

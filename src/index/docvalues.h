@@ -22,6 +22,7 @@ typedef struct sc_dv_numeric {
     uint64_t gcd;
     uint8_t bits;        /* per value */
     uint8_t off_bits;    /* per doc start offset */
+    bool single;         /* one value per doc: no offs, value i is doc i's */
     const uint8_t *offs; /* (n_docs + 1) start offsets, bit-packed */
     const uint8_t *vals; /* n_values packed */
 } sc_dv_numeric;
@@ -33,10 +34,11 @@ typedef struct sc_dv_sorted_set {
     uint64_t n_values;
     uint8_t ord_bits;
     uint8_t off_bits;
+    bool single; /* at most one ord per doc: ords holds ord + 1 per doc (0 = none), no offs */
     const uint8_t *term_offs; /* (n_ords + 1) u32 offsets into term_bytes */
     const uint8_t *term_bytes;
     const uint8_t *offs; /* (n_docs + 1) packed starts into ords */
-    const uint8_t *ords; /* n_values packed */
+    const uint8_t *ords; /* n_values packed (single: n_docs) */
 } sc_dv_sorted_set;
 
 /* Opens the numeric doc values of field f. SC_ENOTFOUND when the field has none. */

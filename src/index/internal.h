@@ -20,8 +20,8 @@
 
 #define SC__SEG_MAGIC "SCRYSEG" /* 8 bytes with the NUL */
 #define SC__SEG_END_MAGIC "SCRYEND"
-#define SC__SEG_VERSION 4u     /* written */
-#define SC__SEG_VERSION_MIN 4u /* oldest read: version 3 has a skip entry for every term */
+#define SC__SEG_VERSION 5u     /* written */
+#define SC__SEG_VERSION_MIN 5u /* oldest read (older versions: docs/format.md) */
 #define SC__SEG_HEADER_BYTES 16
 #define SC__SEG_FOOTER_BYTES 48
 #define SC__FIELD_SECTIONS 6 /* tindex, tdata, norms, dvn, dvs, points */
@@ -36,6 +36,11 @@ static inline uint32_t sc__skip_entries(uint32_t doc_freq, uint32_t n_blocks)
 #define SC__STORED_MAX_DOCS 16
 #define SC__STORED_MAX_RAW (16 * 1024)
 #define SC__DV_HEADER_BYTES 32
+/* Doc values layout (byte 26 of the numeric header, 18 of the sorted-set one; format v5):
+ * MULTI has per-doc starts, SINGLE has none (numeric: exactly one value per doc; sorted set:
+ * at most one, stored as ord + 1 with 0 = none). */
+#define SC__DV_MULTI 0u
+#define SC__DV_SINGLE 1u
 #define SC__PACK_PAD 8
 
 /* Block kinds in the top two bits of a full block's header byte; width in the low six. */

@@ -105,14 +105,17 @@ static sc_status check_dvn(sc_segment *seg, const sc_field_info *f, sc_index_err
     if (f->dvn_len < SC__DV_HEADER_BYTES)
         FAIL(f->dvn_off, "numeric doc values header truncated");
     uint64_t n = sc__ld64(p);
-    unsigned bits = p[24], off_bits = p[25];
-    if (bits > 64 || off_bits > 64 || n > (UINT64_C(1) << 40))
+    unsigned bits = p[24], off_bits = p[25], mode = p[26];
+    if (bits > 64 || off_bits > 64 || n > (UINT64_C(1) << 40) || mode > SC__DV_SINGLE ||
+        (mode == SC__DV_SINGLE && (off_bits != 0 || n != seg->n_docs)))
         FAIL(f->dvn_off, "numeric doc values header invalid");
-    uint64_t need = SC__DV_HEADER_BYTES + sc__packed_bytes((uint64_t)seg->n_docs + 1, off_bits) +
-                    sc__packed_bytes(n, bits);
+    uint64_t starts =
+        mode == SC__DV_SINGLE ? 0 : sc__packed_bytes((uint64_t)seg->n_docs + 1, off_bits);
+    uint64_t need = SC__DV_HEADER_BYTES + starts + sc__packed_bytes(n, bits);
     if (need != f->dvn_len)
         FAIL(f->dvn_off, "numeric doc values size mismatch");
-    if (check_packed_offsets(p + SC__DV_HEADER_BYTES, seg->n_docs, off_bits, n) != SC_OK)
+    if (mode != SC__DV_SINGLE &&
+        check_packed_offsets(p + SC__DV_HEADER_BYTES, seg->n_docs, off_bits, n) != SC_OK)
         FAIL(f->dvn_off, "numeric doc values offsets invalid");
     return SC_OK;
 }
@@ -123,13 +126,15 @@ static sc_status check_dvs(sc_segment *seg, const sc_field_info *f, sc_index_err
     if (f->dvs_len < SC__DV_HEADER_BYTES)
         FAIL(f->dvs_off, "sorted-set doc values header truncated");
     uint64_t n_ords = sc__ld64(p), n = sc__ld64(p + 8), tb = sc__ld64(p + 24);
-    unsigned ord_bits = p[16], off_bits = p[17];
+    unsigned ord_bits = p[16], off_bits = p[17], mode = p[18];
+    bool single = mode == SC__DV_SINGLE;
     if (ord_bits > 64 || off_bits > 64 || n > (UINT64_C(1) << 40) || n_ords > (UINT64_C(1) << 32) ||
-        tb > f->dvs_len)
+        tb > f->dvs_len || mode > SC__DV_SINGLE || (single && (off_bits != 0 || n > seg->n_docs)))
         FAIL(f->dvs_off, "sorted-set doc values header invalid");
     uint64_t need = SC__DV_HEADER_BYTES + (n_ords + 1) * 4 + tb +
-                    sc__packed_bytes((uint64_t)seg->n_docs + 1, off_bits) +
-                    sc__packed_bytes(n, ord_bits);
+                    (single ? sc__packed_bytes(seg->n_docs, ord_bits)
+                            : sc__packed_bytes((uint64_t)seg->n_docs + 1, off_bits) +
+                                  sc__packed_bytes(n, ord_bits));
     if (need != f->dvs_len)
         FAIL(f->dvs_off, "sorted-set doc values size mismatch");
     const uint8_t *toffs = p + SC__DV_HEADER_BYTES;
@@ -141,6 +146,19 @@ static sc_status check_dvs(sc_segment *seg, const sc_field_info *f, sc_index_err
         prev = v;
     }
     const uint8_t *offs = toffs + (n_ords + 1) * 4 + tb;
+    if (single) {
+        /* per doc ord + 1, 0 = none; n docs have one */
+        uint64_t have = 0;
+        for (uint32_t d = 0; d < seg->n_docs; d++) {
+            uint64_t v = sc__packed_get(offs, d, ord_bits);
+            if (v > n_ords)
+                FAIL(f->dvs_off, "sorted-set ord out of range");
+            have += v != 0;
+        }
+        if (have != n)
+            FAIL(f->dvs_off, "sorted-set value count mismatch");
+        return SC_OK;
+    }
     if (check_packed_offsets(offs, seg->n_docs, off_bits, n) != SC_OK)
         FAIL(f->dvs_off, "sorted-set doc values offsets invalid");
     const uint8_t *ords = offs + sc__packed_bytes((uint64_t)seg->n_docs + 1, off_bits);

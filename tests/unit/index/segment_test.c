@@ -199,6 +199,96 @@ static void test_positions_out_of_order(void **state)
     assert_int_equal(sc_dir_remove_all(dir), SC_OK);
 }
 
+/* Single-valued doc values are stored without per-doc starts (mode SINGLE): a keyword with at
+ * most one value per doc and a numeric with exactly one read back as written, next to fields
+ * that need the general layout (a missing numeric, a two-valued keyword). */
+static void test_single_valued_doc_values(void **state)
+{
+    (void)state;
+    char dir[64];
+    t_tmpdir(dir, sizeof(dir));
+    sc_segment_builder *b;
+    assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+    enum {
+        N = 300
+    };
+    for (uint32_t d = 0; d < N; d++) {
+        char kv[16], k2[16];
+        snprintf(kv, sizeof(kv), "v%03u", (d * 37) % 101);
+        snprintf(k2, sizeof(k2), "w%u", d % 5);
+        sc_index_token kt = {sc_slice_cstr(kv), 0};
+        sc_index_token kk[2] = {{sc_slice_cstr(k2), 0}, {sc_slice_cstr("zz"), 1}};
+        int64_t nv = -1000 + (int64_t)d * 30, mv = (int64_t)d;
+        sc_index_field f[4] = {
+            {.name = sc_slice_cstr("k"),
+             .kind = SC_FIELD_KEYWORD,
+             .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+             .tokens = &kt,
+             .n_tokens = d % 7 == 3 ? 0 : 1},
+            {.name = sc_slice_cstr("n"),
+             .kind = SC_FIELD_NUMERIC,
+             .flags = SC_FIELD_DOCVALUES,
+             .values = &nv,
+             .n_values = 1},
+            {.name = sc_slice_cstr("m"),
+             .kind = SC_FIELD_NUMERIC,
+             .flags = SC_FIELD_DOCVALUES,
+             .values = &mv,
+             .n_values = d == 5 ? 0 : 1},
+            {.name = sc_slice_cstr("kk"),
+             .kind = SC_FIELD_KEYWORD,
+             .flags = SC_FIELD_DOCVALUES,
+             .tokens = kk,
+             .n_tokens = d == 10 ? 2 : 1},
+        };
+        char id[16];
+        snprintf(id, sizeof(id), "%u", d);
+        sc_index_doc doc = {.id = sc_slice_cstr(id), .fields = f, .n_fields = 4};
+        assert_int_equal(sc_segment_builder_add(b, &doc, NULL), SC_OK);
+    }
+    assert_int_equal(sc_segment_builder_write(b, dir, "dv", NULL), SC_OK);
+    sc_segment_builder_free(b);
+    sc_segment *seg;
+    assert_int_equal(sc_segment_open(dir, "dv", &seg), SC_OK);
+    sc_dv_sorted_set k, kk;
+    sc_dv_numeric n, m;
+    assert_int_equal(sc_dv_sorted_set_open(seg, sc_segment_field(seg, sc_slice_cstr("k")), &k),
+                     SC_OK);
+    assert_int_equal(sc_dv_sorted_set_open(seg, sc_segment_field(seg, sc_slice_cstr("kk")), &kk),
+                     SC_OK);
+    assert_int_equal(sc_dv_numeric_open(seg, sc_segment_field(seg, sc_slice_cstr("n")), &n), SC_OK);
+    assert_int_equal(sc_dv_numeric_open(seg, sc_segment_field(seg, sc_slice_cstr("m")), &m), SC_OK);
+    assert_true(k.single && n.single);
+    assert_false(kk.single || m.single);
+    assert_int_equal(sc_dv_sorted_set_n_ords(&k), 101);
+    for (uint32_t d = 0; d < N; d++) {
+        uint64_t ords[4];
+        int64_t vals[4];
+        char kv[16];
+        snprintf(kv, sizeof(kv), "v%03u", (d * 37) % 101);
+        size_t c = sc_dv_sorted_set_ords(&k, d, ords, 4);
+        assert_int_equal(sc_dv_sorted_set_count(&k, d), d % 7 == 3 ? 0 : 1);
+        assert_int_equal(c, d % 7 == 3 ? 0 : 1);
+        if (c) {
+            assert_true(sc_slice_eq(sc_dv_sorted_set_term(&k, ords[0]), sc_slice_cstr(kv)));
+            uint64_t o;
+            assert_true(sc_dv_sorted_set_lookup(&k, sc_slice_cstr(kv), &o));
+            assert_int_equal(o, ords[0]);
+        }
+        assert_int_equal(sc_dv_numeric_count(&n, d), 1);
+        assert_int_equal(sc_dv_numeric_get(&n, d, vals, 4), 1);
+        assert_int_equal(vals[0], -1000 + (int64_t)d * 30);
+        assert_int_equal(sc_dv_numeric_get(&m, d, vals, 4), d == 5 ? 0 : 1);
+        if (d != 5)
+            assert_int_equal(vals[0], d);
+        assert_int_equal(sc_dv_sorted_set_ords(&kk, d, ords, 4), d == 10 ? 2 : 1);
+    }
+    assert_int_equal(sc_dv_numeric_get(&n, N, (int64_t[1]){0}, 1), 0);
+    assert_int_equal(sc_dv_sorted_set_count(&k, N), 0);
+    sc_segment_unref(seg);
+    assert_int_equal(sc_dir_remove_all(dir), SC_OK);
+}
+
 /* Many threads read one segment at once, each with its own cursors; results equal the
  * single-threaded model (run under ASan/TSan-like conditions in the asan build). */
 typedef struct reader_arg {
@@ -255,10 +345,15 @@ static void test_concurrent_readers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_norms_match_lucene),     cmocka_unit_test(test_empty),
-        cmocka_unit_test(test_open_missing),           cmocka_unit_test(test_builder_rejects),
-        cmocka_unit_test(test_roundtrip_small),        cmocka_unit_test(test_roundtrip_large),
-        cmocka_unit_test(test_positions_out_of_order), cmocka_unit_test(test_concurrent_readers),
+        cmocka_unit_test(test_norms_match_lucene),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_open_missing),
+        cmocka_unit_test(test_builder_rejects),
+        cmocka_unit_test(test_roundtrip_small),
+        cmocka_unit_test(test_roundtrip_large),
+        cmocka_unit_test(test_positions_out_of_order),
+        cmocka_unit_test(test_concurrent_readers),
+        cmocka_unit_test(test_single_valued_doc_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
