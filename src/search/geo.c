@@ -196,29 +196,62 @@ static sc_bitset *arena_bits(sc_arena *a, uint32_t n)
     return bs;
 }
 
-/* Doc values: every doc's packed points tested one by one. */
+#define SCAN_BATCH 1024
+
+typedef struct scan_buf {
+    int32_t lat[SCAN_BATCH], lon[SCAN_BATCH];
+    uint32_t doc[SCAN_BATCH];
+    uint8_t hit[SCAN_BATCH];
+    uint32_t n;
+} scan_buf;
+
+/* Tests the buffered points in one batch (the tree's crossing-leaf test) and sets the docs. */
+static void scan_flush(scan_buf *b, const sc_bkd2_shape *s, sc_bitset *bs)
+{
+    s->match(s->ctx, b->lat, b->lon, b->n, b->hit);
+    uint64_t *words = bs->words;
+    for (uint32_t i = 0; i < b->n; i++)
+        words[b->doc[i] >> 6] |= (uint64_t)(b->hit[i] & 1u) << (b->doc[i] & 63);
+    b->n = 0;
+}
+
+/* Doc values: the packed points of a window of docs unpacked into a buffer and tested in a
+ * batch like a crossing leaf, so the box test runs branch-free. */
 static sc_status dv_scan(sc_arena *a, const sc_dv_numeric *dv, uint32_t n_docs,
                          const sc_geo_compiled *g, sc_bitset *bs)
 {
-    int64_t stack[16], *vals = stack;
-    uint32_t cap = 16;
+    scan_buf *b = sc_arena_alloc(a, sizeof *b);
+    if (!b)
+        return SC_ENOMEM;
+    b->n = 0;
+    sc_bkd2_shape shape = sc_geo_bkd2_shape(g);
+    int64_t small[16], *big = NULL;
+    uint32_t big_cap = 0;
     for (uint32_t d = 0; d < n_docs; d++) {
-        uint32_t c = sc_dv_numeric_count(dv, d);
-        if (c > cap) {
-            vals = sc_arena_alloc(a, sizeof(int64_t) * c);
-            if (!vals)
-                return SC_ENOMEM;
-            cap = c;
-        }
-        size_t got = sc_dv_numeric_get(dv, d, vals, c);
-        for (size_t i = 0; i < got; i++) {
-            uint64_t v = (uint64_t)vals[i];
-            if (sc_geo_matches(g, (int32_t)(uint32_t)(v >> 32), (int32_t)(uint32_t)v)) {
-                sc_bitset_set(bs, d);
-                break;
+        const int64_t *vals = small;
+        size_t got = sc_dv_numeric_get(dv, d, small, 16);
+        if (got == 16) {
+            uint32_t c = sc_dv_numeric_count(dv, d);
+            if (c > 16) { /* a doc with many points */
+                if (c > big_cap) {
+                    big = sc_arena_alloc(a, sizeof(int64_t) * c);
+                    if (!big)
+                        return SC_ENOMEM;
+                    big_cap = c;
+                }
+                got = sc_dv_numeric_get(dv, d, big, c);
+                vals = big;
             }
         }
+        for (size_t i = 0; i < got; i++) {
+            if (b->n == SCAN_BATCH)
+                scan_flush(b, &shape, bs);
+            b->lat[b->n] = (int32_t)(uint32_t)((uint64_t)vals[i] >> 32);
+            b->lon[b->n] = (int32_t)(uint32_t)(uint64_t)vals[i];
+            b->doc[b->n++] = d;
+        }
     }
+    scan_flush(b, &shape, bs);
     return SC_OK;
 }
 

@@ -1,7 +1,8 @@
 /* libFuzzer target: the query DSL parser and the request router with arbitrary bodies.
  * Input: first byte picks the target (DSL directly, or POST /fz/_search|_count|_msearch|_mget,
  * or a GET of an arbitrary path made from the first line); the rest is the body. A node with
- * one small index lives in a temporary folder for the whole run. */
+ * one small index (text, keyword, long, geo_point and ip fields) lives in a temporary folder
+ * for the whole run. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     json_error_t jerr;
     json_t *m = json_loads("{\"properties\":{\"t\":{\"type\":\"text\"},\"k\":{\"type\":\"keyword\"}"
-                           ",\"n\":{\"type\":\"long\"}}}",
+                           ",\"n\":{\"type\":\"long\"},\"g\":{\"type\":\"geo_point\"}"
+                           ",\"ip\":{\"type\":\"ip\"}}}",
                            0, &jerr);
     sc_cluster_error err;
     if (sc_node_create_index(node, "fz", NULL, m, &err) != SC_OK)

@@ -1,7 +1,7 @@
 /* Reads every structure of a segment through the public API (terms, postings with every
- * operation, positions, impacts, norms, doc values, stored fields, DFA intersection) and
- * returns the first error. Used by the corruption test and the segment fuzzer: on any input it
- * must return, never crash. */
+ * operation, positions, impacts, norms, doc values, 1-D and 2-D points, stored fields, DFA
+ * intersection) and returns the first error. Used by the corruption test and the segment
+ * fuzzer: on any input it must return, never crash. */
 #ifndef SC_TESTS_INDEX_READALL_H
 #define SC_TESTS_INDEX_READALL_H
 
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "index/bkd.h"
+#include "index/bkd2.h"
 #include "index/docvalues.h"
 #include "index/postings.h"
 #include "index/segment.h"
@@ -107,6 +108,14 @@ static inline sc_status t_read_field(const sc_segment *seg, const sc_field_info 
             *acc += cnt;
         if (sc_bkd_intersect(&bkd, INT64_MIN, 0, bs, 0, NULL) == SC_OK)
             *acc += 1;
+    }
+    sc_bkd2 bkd2;
+    if (sc_segment_points2(seg, f, &bkd2) == SC_OK) {
+        sc_bkd2_box box = {INT32_MIN / 2, INT32_MAX / 2, 1 << 30, -(1 << 30)}; /* dateline */
+        sc_bkd2_shape shape = sc_bkd2_box_shape(&box);
+        sc_bkd2_stats stats;
+        if (sc_bkd2_intersect(&bkd2, &shape, bs, &stats) == SC_OK)
+            *acc += stats.points;
     }
     sc_dv_numeric dvn;
     if (sc_dv_numeric_open(seg, f, &dvn) == SC_OK) {

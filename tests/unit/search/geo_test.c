@@ -1,12 +1,12 @@
 /* Geo queries through the searcher (sc_query_geo -> plan -> per-segment 2-D points or doc
  * values scan): two segments of random points (clusters, poles, the dateline, duplicates,
- * multi-valued docs, docs without a point) with deletes in one, a field with points and doc
- * values ("g") and one with doc values only ("d"); random boxes (dateline-crossing ones
- * included) and distances (tiny to antipodal, centers at poles and on the dateline) alone and
- * under a bool with a keyword term; counts equal a brute-force scan with the same predicate
- * and, within float ambiguity at the edge, an independent haversine model; exists; then the
- * two segments are merged (deletes dropped) and every query is checked again on the merged
- * segment. Seed printed, SCRY_SEED reruns. */
+ * multi-valued docs up to 20 points, docs without a point) with deletes in one, a field with
+ * points and doc values ("g") and one with doc values only ("d"); random boxes
+ * (dateline-crossing ones included) and distances (tiny to antipodal, centers at poles and on
+ * the dateline) alone and under a bool with a keyword term; counts equal a brute-force scan
+ * with the same predicate and, within float ambiguity at the edge, an independent haversine
+ * model; exists; then the two segments are merged (deletes dropped) and every query is checked
+ * again on the merged segment. Seed printed, SCRY_SEED reruns. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,7 +51,7 @@ static double uni(double a, double b)
 #define N_ALL (N_SEG * PER_SEG)
 
 typedef struct gdoc {
-    int64_t g[3]; /* packed points */
+    int64_t g[20]; /* packed points */
     uint32_t ng;
     uint32_t tag;
     bool live;
@@ -121,7 +121,10 @@ static int setup(void **state)
             return -1;
         for (uint32_t d = 0; d < PER_SEG; d++) {
             gdoc *m = &docs[s * PER_SEG + d];
-            m->ng = below(8) == 0 ? 0 : below(6) == 0 ? 2 + below(2) : 1;
+            m->ng = below(8) == 0     ? 0
+                    : below(100) == 0 ? 17 + below(4) /* past the scan's 16-value fast path */
+                    : below(6) == 0   ? 2 + below(2)
+                                      : 1;
             for (uint32_t i = 0; i < m->ng; i++) {
                 double lat, lon;
                 rand_point(&lat, &lon);
