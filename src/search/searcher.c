@@ -77,7 +77,8 @@ static sc_status term_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segm
     st = sc_postings_reset(&cur, seg, f, &ti, p->bm25 ? SC_POSTINGS_FREQS : 0);
     if (st != SC_OK)
         return corrupt(ctx, st, p->field);
-    *out = leaf(ctx, sc_iter_term(ctx->a, &cur, p->bm25, p->bm25 ? sc_segment_norms(seg, f) : NULL));
+    *out =
+        leaf(ctx, sc_iter_term(ctx->a, &cur, p->bm25, p->bm25 ? sc_segment_norms(seg, f) : NULL));
     return *out ? SC_OK : oom(ctx);
 }
 
@@ -299,8 +300,7 @@ static sc_status build_list(sc__search_ctx *ctx, sc__plan **plans, size_t n, siz
 
 /* Lucene's Boolean2ScorerSupplier shape: req = conjunction(must + filter) scoring the musts,
  * opt = disjunction(should) with min-should-match, then req+opt, then exclusion. */
-static sc_status bool_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
-                           sc_doc_iter **out)
+static sc_status bool_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)
 {
     *out = NULL;
     size_t n_all = p->n_must + p->n_filter + p->n_should + p->n_must_not;
@@ -342,8 +342,8 @@ static sc_status bool_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
     if (n_s == 1 && p->min_should <= 1)
         opt = sh[0];
     else if (n_s >= 1)
-        opt = sc_iter_disjunction(ctx->a, sh, n_s, p->min_should ? p->min_should : 1, SC_DISJ_SUM,
-                                  0);
+        opt =
+            sc_iter_disjunction(ctx->a, sh, n_s, p->min_should ? p->min_should : 1, SC_DISJ_SUM, 0);
     if ((n_req >= 1 && !req) || (n_s >= 1 && !opt))
         return oom(ctx);
     if (!req && !opt)
@@ -361,7 +361,8 @@ static sc_status bool_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
         res = req ? req : opt;
     }
     if (res && n_n) {
-        sc_doc_iter *ex = n_n == 1 ? nn[0] : sc_iter_disjunction(ctx->a, nn, n_n, 1, SC_DISJ_SUM, 0);
+        sc_doc_iter *ex =
+            n_n == 1 ? nn[0] : sc_iter_disjunction(ctx->a, nn, n_n, 1, SC_DISJ_SUM, 0);
         res = ex ? sc_iter_exclusion(ctx->a, res, ex) : NULL;
     }
     *out = res;
@@ -509,10 +510,10 @@ static void ctx_init(sc__search_ctx *ctx, const sc_searcher *s, const sc_search_
 /* Collection state across segments. */
 typedef struct collector {
     topk t;
-    uint64_t total;      /* docs counted while counting was still required */
-    uint64_t track_n;    /* count at least this many exactly (UINT64_MAX: all) */
-    bool pruning;        /* counting is done: skip what cannot compete */
-    float thr;           /* the worst hit's score once the heap is full */
+    uint64_t total;   /* docs counted while counting was still required */
+    uint64_t track_n; /* count at least this many exactly (UINT64_MAX: all) */
+    bool pruning;     /* counting is done: skip what cannot compete */
+    float thr;        /* the worst hit's score once the heap is full */
     float max_score;
 } collector;
 
@@ -525,9 +526,16 @@ static void collect_batches(collector *c, sc_doc_iter *it, uint32_t seg_i, uint6
 {
     uint32_t docs[128];
     float scores[128];
+    float told = -1.0f; /* the minimum score the iterator was last told */
     if (c->pruning && c->t.k && sc_doc_iter_max_score(it, SC_DOC_END) <= c->thr)
         return; /* nothing in this segment can beat the current hits */
     for (;;) {
+        if (c->pruning && c->t.k && it->positioned && c->thr > told) {
+            /* a later segment, or the threshold rose: disjunctions repartition, phrases
+             * skip more blocks */
+            sc_doc_iter_set_min_score(it, c->thr);
+            told = c->thr;
+        }
         if (c->pruning && it->positioned && it->doc != SC_DOC_END) {
             if (sc_doc_iter_max_score(it, SC_DOC_END) <= c->thr)
                 break; /* e.g. constant scores once the heap is full */
@@ -581,10 +589,8 @@ static void collect_batches(collector *c, sc_doc_iter *it, uint32_t seg_i, uint6
             if (c->t.n == c->t.k)
                 c->thr = c->t.h[0].score;
         }
-        if (c->t.n == c->t.k && c->total >= c->track_n && !c->pruning) {
+        if (c->t.n == c->t.k && c->total >= c->track_n && !c->pruning)
             c->pruning = true;
-            sc_doc_iter_set_min_score(it, c->thr);
-        }
         continue;
     one:
         if (scores[0] > c->max_score)
@@ -726,7 +732,8 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
         SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
         sc_doc_iter **kids;
         size_t n_kids;
-        if (it && c.track_n == UINT64_MAX && sc__iter_disjunction_batch_children(it, &kids, &n_kids)) {
+        if (it && c.track_n == UINT64_MAX &&
+            sc__iter_disjunction_batch_children(it, &kids, &n_kids)) {
             SC_TRY(collect_disjunction(&ctx, &c, kids, n_kids, si, base));
         } else {
             it = wrap_segment(&ctx, it, si);
@@ -796,8 +803,8 @@ sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_sear
             /* points of a single-valued field count a range without reading doc ids */
             uint64_t c = 0;
             bool done = false;
-            sc_status st = sc_range_segment_count(ss->seg, plan->field, plan->lo[0], plan->hi[0],
-                                                  &c, &done);
+            sc_status st =
+                sc_range_segment_count(ss->seg, plan->field, plan->lo[0], plan->hi[0], &c, &done);
             if (st != SC_OK)
                 return corrupt(&ctx, st, plan->field);
             if (done) {
