@@ -6,12 +6,17 @@
  * Lucene's IndexSearcher.search(q, 10)), TOP_10_COUNT (exact total). Each query runs once to
  * warm up, then REPS times; prints "class<TAB>mode<TAB>n<TAB>median_us<TAB>p99_us" per class and
  * mode; then the cancellation overhead: the whole set with the cancel token vs. without any
- * check (best of 3 rounds each), on stderr. Usage: query_bench DOCS QUERIES WORK_DIR [REPS] */
+ * token (best of 3 rounds each), on stderr. Usage: query_bench DOCS QUERIES WORK_DIR [REPS]
+ * Environment: QB_CLASSES=a,b only these classes; QB_NO_OVERHEAD=1 skips the overhead rounds;
+ * QB_CPUTIME=1 times queries by thread CPU time; QB_TOTAL_ROUNDS=n prints only the best whole-set
+ * time (ms) of n rounds (the compiled-out comparison in query_bench.sh builds this file twice, once
+ * with SC_SEARCH_NO_CANCEL_CHECKS). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "base/clock.h"
 #include "index/builder.h"
@@ -84,11 +89,17 @@ static void build_segment(const char *docs, const char *dir, const sc_analyzer *
             k.t[i].term.ptr = (const uint8_t *)k.bytes + (uintptr_t)k.t[i].term.ptr;
         sc_index_token idtok = {sc_slice_cstr(line), 0};
         sc_index_field fields[2] = {
-            {.name = sc_slice_cstr("_id"), .kind = SC_FIELD_KEYWORD, .flags = SC_FIELD_INDEXED,
-             .tokens = &idtok, .n_tokens = 1},
-            {.name = sc_slice_cstr("body"), .kind = SC_FIELD_TEXT,
-             .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS, .tokens = k.t,
-             .n_tokens = k.n, .length = (uint32_t)k.n},
+            {.name = sc_slice_cstr("_id"),
+             .kind = SC_FIELD_KEYWORD,
+             .flags = SC_FIELD_INDEXED,
+             .tokens = &idtok,
+             .n_tokens = 1},
+            {.name = sc_slice_cstr("body"),
+             .kind = SC_FIELD_TEXT,
+             .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS,
+             .tokens = k.t,
+             .n_tokens = k.n,
+             .length = (uint32_t)k.n},
         };
         sc_index_doc doc = {sc_slice_cstr(line), sc_slice_make(NULL, 0), fields, 2};
         if ((st = sc_segment_builder_add(b, &doc, NULL)) != SC_OK)
@@ -116,10 +127,25 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-enum { M_COUNT, M_TOP10, M_TOP10_COUNT, M_N };
+enum {
+    M_COUNT,
+    M_TOP10,
+    M_TOP10_COUNT,
+    M_N
+};
 static const char *const MODES[M_N] = {"COUNT", "TOP_10", "TOP_10_COUNT"};
 
 static bool use_cancel = true;
+static bool cpu_time; /* QB_CPUTIME=1: thread CPU time instead of wall time (busy machines) */
+
+static uint64_t now_ns(void)
+{
+    if (!cpu_time)
+        return sc_clock_now_ns();
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t run_one(const sc_searcher *s, const sc_query *q, int mode, sc_arena *a,
                         uint64_t *hits)
@@ -132,10 +158,10 @@ static uint64_t run_one(const sc_searcher *s, const sc_query *q, int mode, sc_ar
     o.cancel = use_cancel ? &token : NULL;
     o.track_total_hits = mode == M_TOP10_COUNT ? SC_TRACK_TOTAL_HITS_ALL : 1000;
     sc_search_result r;
-    uint64_t t0 = sc_clock_now_ns();
-    sc_status st = mode == M_COUNT ? sc_search_count(s, q, &o, a, &r)
-                                   : sc_search_execute(s, q, &o, a, &r);
-    uint64_t dt = sc_clock_now_ns() - t0;
+    uint64_t t0 = now_ns();
+    sc_status st =
+        mode == M_COUNT ? sc_search_count(s, q, &o, a, &r) : sc_search_execute(s, q, &o, a, &r);
+    uint64_t dt = now_ns() - t0;
     if (st != SC_OK)
         die(r.error[0] ? r.error : "search", st);
     *hits = r.total;
@@ -149,6 +175,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int reps = argc > 4 ? atoi(argv[4]) : 5;
+    cpu_time = getenv("QB_CPUTIME") != NULL;
     sc_analyzer *an;
     sc_status st = sc_analyzer_builtin("standard", &an);
     if (st != SC_OK)
@@ -178,6 +205,15 @@ int main(int argc, char **argv)
         json_t *j = json_loads(line, 0, &je);
         const char *text = j ? json_string_value(json_object_get(j, "query")) : NULL;
         const char *cls = j ? json_string_value(json_object_get(j, "class")) : NULL;
+        const char *only = getenv("QB_CLASSES"); /* comma-separated class filter */
+        if (text && cls && only && *only) {
+            size_t cl = strlen(cls);
+            const char *m = strstr(only, cls);
+            while (m && !((m == only || m[-1] == ',') && (m[cl] == 0 || m[cl] == ',')))
+                m = strstr(m + 1, cls);
+            if (!m)
+                cls = NULL;
+        }
         if (text && cls) {
             if (n_q == cap_q)
                 qs = realloc(qs, (cap_q = cap_q ? cap_q * 2 : 256) * sizeof *qs);
@@ -197,6 +233,30 @@ int main(int argc, char **argv)
     po.default_field = sc_slice_cstr("body");
     po.analyzer = an;
     po.fix_negative = false;
+    const char *total_rounds = getenv("QB_TOTAL_ROUNDS");
+    if (total_rounds) {
+        /* Only the whole set's time (all three modes, cancel token on), best of N rounds:
+         * query_bench.sh compares this binary with one built with the checks compiled out. */
+        uint64_t best = UINT64_MAX;
+        for (int round = 0; round < atoi(total_rounds); round++) {
+            uint64_t sum = 0;
+            for (size_t k = 0; k < n_q; k++) {
+                sc_arena a;
+                sc_arena_init(&a, 0);
+                sc_query *q;
+                if (sc_query_string_parse(sc_slice_cstr(qs[k].text), &po, &a, &q, NULL) == SC_OK)
+                    for (int m = 0; m < M_N; m++) {
+                        uint64_t hits;
+                        sum += run_one(&s, q, m, &a, &hits);
+                    }
+                sc_arena_fini(&a);
+            }
+            if (sum < best)
+                best = sum;
+        }
+        printf("%.3f\n", (double)best / 1e6);
+        return 0;
+    }
     uint64_t *lat = malloc(n_q * (size_t)reps * sizeof *lat);
     printf("class\tmode\tqueries\tmedian_us\tp99_us\thits_sum\n");
     size_t i = 0;
@@ -238,7 +298,8 @@ int main(int argc, char **argv)
      * versus without any check (no wrapper at all: the checks "compiled out"), alternating,
      * best of 3 rounds each. */
     uint64_t best[2] = {UINT64_MAX, UINT64_MAX};
-    for (int round = 0; round < 3; round++) {
+    int rounds = getenv("QB_NO_OVERHEAD") ? 0 : 3;
+    for (int round = 0; round < rounds; round++) {
         for (int with = 0; with < 2; with++) {
             use_cancel = with == 1;
             uint64_t sum = 0;
@@ -257,9 +318,10 @@ int main(int argc, char **argv)
                 best[with] = sum;
         }
     }
-    fprintf(stderr, "cancellation checks: %.1f ms with, %.1f ms without: overhead %+.2f%%\n",
-            (double)best[1] / 1e6, (double)best[0] / 1e6,
-            100.0 * ((double)best[1] - (double)best[0]) / (double)best[0]);
+    if (rounds)
+        fprintf(stderr, "cancellation checks: %.1f ms with, %.1f ms without: overhead %+.2f%%\n",
+                (double)best[1] / 1e6, (double)best[0] / 1e6,
+                100.0 * ((double)best[1] - (double)best[0]) / (double)best[0]);
     for (size_t k = 0; k < n_q; k++) {
         free(qs[k].text);
         free(qs[k].cls);

@@ -4,7 +4,8 @@
 # real English words with Zipf frequencies) and the luceneutil query classes, single threaded,
 # in three modes (COUNT, TOP_10, TOP_10_COUNT). Prints median/p99 per class and the ratio
 # Lucene/scry of medians (> 1 means scry is faster).
-# Usage: bench/query_bench.sh [N_DOCS (1000000)] [REPS (5)]   (WORK=dir to keep the indexes)
+# Usage: bench/query_bench.sh [N_DOCS (1000000)] [REPS (5)]   (WORK=dir to keep the indexes;
+# QUERIES=file; QB_CLASSES=a,b to run only some classes; NOCANCEL=0 skips the overhead runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000000}
@@ -13,6 +14,8 @@ WORK=${WORK:-/tmp/scry-query-bench-$N}
 B=${BUILD:-build/query-bench}
 JARS=/usr/share/java/lucene-core-8.7.0.jar:/usr/share/java/lucene-queryparser-8.7.0.jar:/usr/share/java/lucene-analyzers-common-8.7.0.jar
 QUERIES=${QUERIES:-../shared/data/queries/luceneutil/queries.txt}
+# from a worktree under <root>/wt/<name> the shared data is two levels up
+[ -f "$QUERIES" ] || [ ! -f "../$QUERIES" ] || QUERIES="../$QUERIES"
 mkdir -p "$WORK"
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE="-O3 -DNDEBUG -g" -DSCRY_WERROR=OFF >/dev/null
 cmake --build "$B" -j"$(nproc)" --target query_bench >/dev/null
@@ -44,3 +47,22 @@ for k in s:
     print("%-20s %-13s %9.1fus %9.1fus %9.1fus %9.1fus %6.2fx%s" % (k[0], k[1], sm, lm, sp, lp,
           ratio, note))
 PY
+# Cancellation overhead: the same binary built twice, checks on (the build above) and compiled
+# out (SC_SEARCH_NO_CANCEL_CHECKS), the whole query set in all three modes; alternating runs,
+# best of 3 each (NOCANCEL=0 skips this).
+if [ "${NOCANCEL:-1}" != 0 ]; then
+  cmake -S . -B "$B-nocancel" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_FLAGS_RELEASE="-O3 -DNDEBUG -g -DSC_SEARCH_NO_CANCEL_CHECKS" -DSCRY_WERROR=OFF >/dev/null
+  cmake --build "$B-nocancel" -j"$(nproc)" --target query_bench >/dev/null
+  on=() off=()
+  for r in 1 2 3; do
+    on+=("$(QB_TOTAL_ROUNDS=2 "$B/query_bench" "$WORK/docs.tsv" "$QUERIES" "$WORK")")
+    off+=("$(QB_TOTAL_ROUNDS=2 "$B-nocancel/query_bench" "$WORK/docs.tsv" "$QUERIES" "$WORK")")
+  done
+  /usr/bin/python3 - "${on[*]}" "${off[*]}" <<'PY'
+import sys
+on = min(map(float, sys.argv[1].split())); off = min(map(float, sys.argv[2].split()))
+print("cancellation checks (whole set, 3 modes, best of 3): %.1f ms on, %.1f ms compiled out: overhead %+.2f%%"
+      % (on, off, 100.0 * (on - off) / off))
+PY
+fi

@@ -111,6 +111,7 @@ typedef struct term_iter {
  * docs, a clock read every 8 blocks. On cancel the cursor is treated as exhausted. */
 static uint32_t term_checked(term_iter *t, uint32_t d)
 {
+#ifndef SC_SEARCH_NO_CANCEL_CHECKS
     if (t->token && t->p.block != t->last_block) {
         t->last_block = t->p.block;
         if (sc_cancel_token_check(t->token, (++t->n_checks & 7) == 0)) {
@@ -119,6 +120,7 @@ static uint32_t term_checked(term_iter *t, uint32_t d)
             d = SC_DOC_END;
         }
     }
+#endif
     return t->base.doc = d;
 }
 
@@ -140,6 +142,9 @@ static uint32_t term_advance(sc_doc_iter *it, uint32_t target)
 
 void sc_iter_leaf_set_cancel(sc_doc_iter *it, sc_cancel_token *token)
 {
+#ifdef SC_SEARCH_NO_CANCEL_CHECKS
+    return;
+#endif
     if (it->ops == &term_ops) {
         ((term_iter *)it)->token = token;
         ((term_iter *)it)->last_block = UINT32_MAX;

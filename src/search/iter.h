@@ -173,8 +173,21 @@ static inline void sc_cancel_token_cancel(sc_cancel_token *t)
 
 /* The check: one relaxed load, plus a clock read when `check_clock` (callers read the clock
  * once per bulk window or every few thousand docs). Returns true (and records why in `fired`)
- * when the query must stop. No allocation, no lock. */
+ * when the query must stop. No allocation, no lock.
+ * Compile-time switch for the overhead benchmark (bench/query_bench.sh): with
+ * SC_SEARCH_NO_CANCEL_CHECKS defined for the whole build, every check is the constant false
+ * and neither the wrapper nor the leaf checks are installed, so the compiler removes them all.
+ * Never defined in real builds (a query could then not be cancelled). */
+#ifdef SC_SEARCH_NO_CANCEL_CHECKS
+static inline bool sc_cancel_token_check(sc_cancel_token *t, bool check_clock)
+{
+    (void)t;
+    (void)check_clock;
+    return false;
+}
+#else
 bool sc_cancel_token_check(sc_cancel_token *t, bool check_clock);
+#endif
 
 /* ---- constructors (all allocate in `a`; NULL on exhaustion) ------------------------------ */
 

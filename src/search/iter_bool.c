@@ -22,8 +22,8 @@ typedef struct conj_iter {
     sc_doc_iter **c; /* sorted by cost, cheapest (the lead) first */
     bool *scoring;
     size_t n;
-    bool dense;          /* into_bitset by ANDing per-child 4,096-doc windows */
-    sc_bitset acc, tmp;  /* the windows (arena) */
+    bool dense;         /* into_bitset by ANDing per-child 4,096-doc windows */
+    sc_bitset acc, tmp; /* the windows (arena) */
 } conj_iter;
 
 /* Leapfrog from candidate d (the lead is on d) until all children agree. */
@@ -79,12 +79,16 @@ static void conj_into_bitset_dense(conj_iter *x, uint32_t upto, sc_bitset *bs, u
         size_t nw = (wend - wbase + 63) / 64;
         memset(x->acc.words, 0, nw * sizeof(uint64_t));
         sc_doc_iter_into_bitset(x->c[0], wend, &x->acc, wbase);
-        for (size_t i = 1; i < x->n; i++) {
+        uint64_t any = 1;
+        for (size_t i = 1; i < x->n && any; i++) {
+            /* once the AND is empty the other children are not decoded here: conj_align
+             * moves them past the window */
             memset(x->tmp.words, 0, nw * sizeof(uint64_t));
             if (x->c[i]->doc < wend)
                 sc_doc_iter_into_bitset(x->c[i], wend, &x->tmp, wbase);
+            any = 0;
             for (size_t w = 0; w < nw; w++)
-                x->acc.words[w] &= x->tmp.words[w];
+                any |= x->acc.words[w] &= x->tmp.words[w];
         }
         for (size_t w = 0; w < nw; w++) {
             uint64_t word = x->acc.words[w];
@@ -94,7 +98,8 @@ static void conj_into_bitset_dense(conj_iter *x, uint32_t upto, sc_bitset *bs, u
                 bs->words[((wbase - base) >> 6) + w] |= word;
             } else {
                 while (word) {
-                    sc_bitset_set(bs, wbase + (uint32_t)w * 64 + (uint32_t)__builtin_ctzll(word) - base);
+                    sc_bitset_set(bs, wbase + (uint32_t)w * 64 + (uint32_t)__builtin_ctzll(word) -
+                                          base);
                     word &= word - 1;
                 }
             }
@@ -182,8 +187,7 @@ static const sc_doc_iter_ops conj_ops = {
     sc_doc_iter_fallback_score_batch,
 };
 
-sc_doc_iter *sc_iter_conjunction(sc_arena *a, sc_doc_iter **children, size_t n,
-                                 size_t n_scoring)
+sc_doc_iter *sc_iter_conjunction(sc_arena *a, sc_doc_iter **children, size_t n, size_t n_scoring)
 {
     if (n == 0)
         return NULL;
@@ -546,8 +550,8 @@ bool sc__iter_disjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***childre
     return true;
 }
 
-sc_doc_iter *sc_iter_disjunction(sc_arena *a, sc_doc_iter **children, size_t n,
-                                 uint32_t min_match, sc_disj_mode mode, float tie_breaker)
+sc_doc_iter *sc_iter_disjunction(sc_arena *a, sc_doc_iter **children, size_t n, uint32_t min_match,
+                                 sc_disj_mode mode, float tie_breaker)
 {
     if (n == 0)
         return NULL;
@@ -645,7 +649,8 @@ static void excl_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint
                 bs->words[((wbase - base) >> 6) + w] |= word;
             } else {
                 while (word) {
-                    sc_bitset_set(bs, wbase + (uint32_t)w * 64 + (uint32_t)__builtin_ctzll(word) - base);
+                    sc_bitset_set(bs, wbase + (uint32_t)w * 64 + (uint32_t)__builtin_ctzll(word) -
+                                          base);
                     word &= word - 1;
                 }
             }
@@ -659,7 +664,8 @@ static uint32_t excl_run_end(sc_doc_iter *it)
     excl_iter *x = (excl_iter *)it;
     uint32_t r = sc_doc_iter_run_end(x->in);
     sc_doc_iter *ex = x->ex;
-    uint32_t e = ex->positioned && ex->doc > it->doc ? ex->doc : sc_doc_iter_advance(ex, it->doc + 1);
+    uint32_t e =
+        ex->positioned && ex->doc > it->doc ? ex->doc : sc_doc_iter_advance(ex, it->doc + 1);
     return e < r ? e : r;
 }
 

@@ -9,8 +9,8 @@
 typedef struct pp {
     uint32_t *pos; /* positions of the term in the current doc */
     uint32_t cap, n, idx;
-    uint32_t offset;   /* the term's position in the query */
-    int64_t position;  /* pos[idx] - offset */
+    uint32_t offset;  /* the term's position in the query */
+    int64_t position; /* pos[idx] - offset */
     uint32_t ord;
 } pp;
 
@@ -26,6 +26,15 @@ typedef struct phrase_iter {
     const sc_bm25 *bm25;
     const uint8_t *norms;
     float freq; /* of the current doc */
+    /* Block-max bounds (bm25 only): the phrase's score bound over [.., shallow_end] from the
+     * terms' competitive impacts, the bound over the whole postings, and the minimum score a
+     * collector asked for (0: none; candidates in blocks that cannot beat it are skipped
+     * before their positions are read). */
+    uint32_t shallow_end;
+    float shallow_max;
+    float max_all;
+    float min_score;
+    sc_postings_impact *imps; /* n * SC_POSTINGS_BLOCK scratch frontiers */
 } phrase_iter;
 
 static bool load_positions(phrase_iter *x, size_t i)
@@ -47,12 +56,33 @@ static bool load_positions(phrase_iter *x, size_t i)
     return q->n > 0;
 }
 
+/* Exact, two terms: a branch-free merge of the sorted position lists shifted by their query
+ * offsets (a[i] - off_a == b[j] - off_b, compared as a[i] + off_b == b[j] + off_a). */
+static float exact_freq2(const phrase_iter *x)
+{
+    const pp *a = &x->pps[0], *b = &x->pps[1];
+    const uint32_t *pa = a->pos, *pb = b->pos;
+    uint32_t na = a->n, nb = b->n, i = 0, j = 0, freq = 0;
+    uint64_t oa = b->offset, ob = a->offset;
+    while (i < na && j < nb) {
+        uint64_t u = pa[i] + oa, v = pb[j] + ob;
+        freq += u == v;
+        i += u <= v;
+        j += v <= u;
+        if (freq && !x->bm25)
+            break; /* not scoring: one match decides */
+    }
+    return (float)freq;
+}
+
 /* Exact: positions p of term 0 such that every term i has p - off0 + off_i. */
 static float exact_freq(phrase_iter *x)
 {
     size_t n = x->n;
+    if (n == 2)
+        return exact_freq2(x);
     uint32_t cursor[64];
-    memset(cursor, 0, sizeof cursor);
+    memset(cursor, 0, n * sizeof *cursor);
     float freq = 0;
     pp *lead = &x->pps[0];
     for (uint32_t k = 0; k < lead->n; k++) {
@@ -68,8 +98,11 @@ static float exact_freq(phrase_iter *x)
             }
             ok = (int64_t)q->pos[cursor[i]] == want;
         }
-        if (ok)
+        if (ok) {
             freq += 1.0f;
+            if (!x->bm25)
+                return freq; /* not scoring: one match decides */
+        }
     }
     return freq;
 }
@@ -156,6 +189,8 @@ static float sloppy_freq(phrase_iter *x)
         }
         if (matched) {
             freq += 1.0f / (1.0f + (float)match_length);
+            if (!x->bm25)
+                break; /* not scoring: one match decides */
             continue;
         }
         /* exhausted: the last candidate counts if within slop */
@@ -168,6 +203,22 @@ static float sloppy_freq(phrase_iter *x)
     return freq;
 }
 
+/* With a minimum score: whether the current doc (all terms on it) can beat it, from the
+ * terms' freqs and the doc's norm alone (an exact phrase's freq is at most the smallest term
+ * freq, a sloppy one's at most their sum), before any position is read. */
+static bool phrase_may_compete(phrase_iter *x, uint32_t d)
+{
+    uint32_t f = x->slop ? 0 : UINT32_MAX;
+    for (size_t i = 0; i < x->n; i++) {
+        uint32_t fi = sc_postings_freq(&x->p[i]);
+        if (x->slop)
+            f += fi;
+        else if (fi < f)
+            f = fi;
+    }
+    return sc_bm25_score(x->bm25, (float)f, x->norms ? x->norms[d] : 1) > x->min_score;
+}
+
 static bool phrase_matches(phrase_iter *x)
 {
     for (size_t i = 0; i < x->n; i++)
@@ -177,7 +228,79 @@ static bool phrase_matches(phrase_iter *x)
     return x->freq > 0;
 }
 
-/* Leapfrog from the lead's doc d, then check positions; repeat until a match or END. */
+/* The phrase's score bound over docs whose terms' impacts are given: imps[i * BLOCK ..] holds
+ * cnt[i] (freq, norm) pairs of term i, ascending in both (a pareto frontier: every doc of the
+ * term there has freq <= and norm >= some pair's). For a doc with norm byte v, term i's freq
+ * is at most F_i(v), the freq of its last pair with norm <= v (none: the doc lacks the term).
+ * An exact phrase's freq is at most min_i F_i(v) (each match needs one position of every
+ * term); a sloppy one's at most sum_i F_i(v) (every position heads at most one match). BM25
+ * grows with freq and falls with the norm byte, so the bound is the max over the pairs' norms
+ * v of score(F(v), v). */
+static float frontier_bound(const phrase_iter *x, const size_t *cnt)
+{
+    size_t n = x->n;
+    size_t idx[64];
+    memset(idx, 0, n * sizeof *idx);
+    float best = 0.0f;
+    for (;;) {
+        unsigned v = 256;
+        for (size_t i = 0; i < n; i++)
+            if (idx[i] < cnt[i] && x->imps[i * SC_POSTINGS_BLOCK + idx[i]].min_norm < v)
+                v = x->imps[i * SC_POSTINGS_BLOCK + idx[i]].min_norm;
+        if (v == 256)
+            break;
+        uint64_t f = x->slop ? 0 : UINT64_MAX;
+        bool all = true;
+        for (size_t i = 0; i < n; i++) {
+            const sc_postings_impact *im = &x->imps[i * SC_POSTINGS_BLOCK];
+            while (idx[i] < cnt[i] && im[idx[i]].min_norm <= v)
+                idx[i]++;
+            uint64_t fi = idx[i] ? im[idx[i] - 1].max_freq : 0;
+            all = all && fi;
+            if (x->slop)
+                f += fi;
+            else if (fi < f)
+                f = fi;
+        }
+        if (!all)
+            continue; /* a doc of norm v lacks some term */
+        float sc = sc_bm25_score(x->bm25, (float)f, x->norms ? (uint8_t)v : 1);
+        if (sc > best)
+            best = sc;
+    }
+    return best;
+}
+
+/* Moves every term's shallow pointer to its block holding the first doc >= target; sets
+ * shallow_end (the first of those blocks' ends) and shallow_max. */
+static uint32_t phrase_shallow_to(phrase_iter *x, uint32_t target)
+{
+    size_t cnt[64];
+    uint32_t end = SC_DOC_END;
+    for (size_t i = 0; i < x->n; i++) {
+        uint32_t e = sc_postings_advance_shallow(&x->p[i], target);
+        if (e == SC_POSTINGS_END) { /* a term has no doc >= target: neither has the phrase */
+            x->shallow_end = SC_DOC_END;
+            x->shallow_max = 0.0f;
+            return SC_DOC_END;
+        }
+        if (e < end)
+            end = e;
+        sc_postings_impact *im = &x->imps[i * SC_POSTINGS_BLOCK];
+        cnt[i] = sc_postings_shallow_impacts(&x->p[i], im, SC_POSTINGS_BLOCK);
+        if (cnt[i] == 0) {
+            im[0] = sc_postings_shallow_impact(&x->p[i]);
+            cnt[i] = 1;
+        }
+    }
+    x->shallow_end = end;
+    x->shallow_max = frontier_bound(x, cnt);
+    return end;
+}
+
+/* Leapfrog from the lead's doc d, then check positions; repeat until a match or END. With a
+ * minimum score, a candidate in a block whose bound cannot beat it is skipped with the rest
+ * of that block before any other term moves or positions are read. */
 static uint32_t phrase_settle(phrase_iter *x, uint32_t d)
 {
     sc_postings *lead = &x->p[0];
@@ -185,10 +308,22 @@ static uint32_t phrase_settle(phrase_iter *x, uint32_t d)
     again:
         if (d == SC_DOC_END)
             break;
+        if (x->min_score > 0.0f) {
+            if (x->shallow_end == SC_DOC_END || d > x->shallow_end)
+                phrase_shallow_to(x, d);
+            if (x->shallow_max <= x->min_score) {
+                if (x->shallow_end == SC_DOC_END) {
+                    d = SC_DOC_END;
+                    break;
+                }
+                d = sc_postings_advance(lead, x->shallow_end + 1);
+                goto again;
+            }
+        }
         for (size_t i = 1; i < x->n; i++) {
             sc_postings *c = &x->p[i];
-            uint32_t cd = c->started && (c->exhausted || c->doc >= d) ? c->doc
-                                                                     : sc_postings_advance(c, d);
+            uint32_t cd =
+                c->started && (c->exhausted || c->doc >= d) ? c->doc : sc_postings_advance(c, d);
             if (cd == SC_POSTINGS_END) {
                 d = SC_DOC_END;
                 goto done;
@@ -198,7 +333,7 @@ static uint32_t phrase_settle(phrase_iter *x, uint32_t d)
                 goto again;
             }
         }
-        if (phrase_matches(x))
+        if ((x->min_score <= 0.0f || phrase_may_compete(x, d)) && phrase_matches(x))
             break;
         if (x->token && (++x->n_cand & 255) == 0 &&
             sc_cancel_token_check(x->token, (x->n_cand & 2047) == 0)) {
@@ -271,12 +406,27 @@ static float phrase_score(sc_doc_iter *it)
 static float phrase_max_score(sc_doc_iter *it, uint32_t upto)
 {
     phrase_iter *x = (phrase_iter *)it;
-    return x->bm25 ? x->bm25->weight : 0.0f; /* BM25 approaches weight as freq grows */
+    if (!x->bm25)
+        return 0.0f;
+    if (x->shallow_end != SC_DOC_END && upto <= x->shallow_end && it->positioned &&
+        it->doc != SC_DOC_END && it->doc <= x->shallow_end)
+        return x->shallow_max;
+    return x->max_all;
 }
 
 static uint32_t phrase_shallow(sc_doc_iter *it, uint32_t target)
 {
-    return SC_DOC_END;
+    phrase_iter *x = (phrase_iter *)it;
+    if (!x->bm25)
+        return SC_DOC_END;
+    return phrase_shallow_to(x, target);
+}
+
+static void phrase_min_score(sc_doc_iter *it, float min_score)
+{
+    phrase_iter *x = (phrase_iter *)it;
+    if (x->bm25)
+        x->min_score = min_score;
 }
 
 static const sc_doc_iter_ops phrase_ops = {
@@ -291,7 +441,7 @@ static const sc_doc_iter_ops phrase_ops = {
     phrase_score,
     phrase_max_score,
     phrase_shallow,
-    sc_doc_iter_ignore_min_score,
+    phrase_min_score,
     sc_doc_iter_fallback_score_batch,
 };
 
@@ -332,5 +482,17 @@ sc_doc_iter *sc_iter_phrase(sc_arena *a, const sc_postings *cursors, const uint3
     x->slop = slop;
     x->bm25 = bm25;
     x->norms = norms;
+    x->shallow_end = SC_DOC_END;
+    if (bm25) {
+        /* the bound over the whole postings: each term's (max freq, min norm) */
+        if (!(x->imps = sc_arena_alloc(a, n * SC_POSTINGS_BLOCK * sizeof *x->imps)))
+            return NULL;
+        size_t cnt[64];
+        for (size_t i = 0; i < n; i++) {
+            x->imps[i * SC_POSTINGS_BLOCK] = sc_postings_term_impact(&p[i]);
+            cnt[i] = 1;
+        }
+        x->max_all = frontier_bound(x, cnt);
+    }
     return &x->base;
 }

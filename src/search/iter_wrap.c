@@ -16,6 +16,7 @@ void sc_cancel_token_init(sc_cancel_token *t, uint64_t deadline_ns)
     t->deadline_ns = deadline_ns;
 }
 
+#ifndef SC_SEARCH_NO_CANCEL_CHECKS
 bool sc_cancel_token_check(sc_cancel_token *t, bool check_clock)
 {
     if (atomic_load_explicit(&t->fired, memory_order_relaxed))
@@ -30,6 +31,7 @@ bool sc_cancel_token_check(sc_cancel_token *t, bool check_clock)
     }
     return false;
 }
+#endif
 
 /* ---- shared forwarders ------------------------------------------------------------------ */
 
@@ -321,6 +323,11 @@ static const sc_doc_iter_ops cancel_ops = {
 
 sc_doc_iter *sc_iter_cancel(sc_arena *a, sc_doc_iter *child, sc_cancel_token *token)
 {
+#ifdef SC_SEARCH_NO_CANCEL_CHECKS
+    (void)a;
+    (void)token;
+    return child;
+#endif
     cancel_iter *x = wrap_new(a, sizeof *x, &cancel_ops, child);
     if (!x)
         return NULL;
