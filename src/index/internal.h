@@ -20,8 +20,8 @@
 
 #define SC__SEG_MAGIC "SCRYSEG" /* 8 bytes with the NUL */
 #define SC__SEG_END_MAGIC "SCRYEND"
-#define SC__SEG_VERSION 5u     /* written */
-#define SC__SEG_VERSION_MIN 5u /* oldest read (older versions: docs/format.md) */
+#define SC__SEG_VERSION 6u     /* written */
+#define SC__SEG_VERSION_MIN 6u /* oldest read (older versions: docs/format.md) */
 #define SC__SEG_HEADER_BYTES 16
 #define SC__SEG_FOOTER_BYTES 48
 #define SC__FIELD_SECTIONS 6 /* tindex, tdata, norms, dvn, dvs, points */
@@ -31,6 +31,14 @@
 static inline uint32_t sc__skip_entries(uint32_t doc_freq, uint32_t n_blocks)
 {
     return doc_freq < 128 ? 0 : n_blocks;
+}
+/* Second skip level (format v6): one 12-byte entry (last doc, max freq, min norm) per 32 blocks,
+ * present when a term has more than 32 blocks. */
+#define SC__SKIP2_BYTES 12
+#define SC__SKIP2_BLOCKS 32
+static inline uint32_t sc__skip2_entries(uint32_t n_skip)
+{
+    return n_skip > SC__SKIP2_BLOCKS ? (n_skip + SC__SKIP2_BLOCKS - 1) / SC__SKIP2_BLOCKS : 0;
 }
 #define SC__STORED_ENTRY_BYTES 24
 #define SC__STORED_MAX_DOCS 16

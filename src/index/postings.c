@@ -3,9 +3,12 @@
  * fields with freqs) after its competitive impacts: full blocks of 128 docs (packed gaps / run
  * / bitset, then packed freqs) and a varint tail block. A term with fewer than 128 docs has no
  * skip table (p->skip == NULL): its only block is bounded by the segment's doc count until it
- * is decoded, and its impact comes from the block's impacts prefix. Every block is validated as
- * it is decoded (bounds, ascending, last doc equals its skip entry, below the segment's doc
- * count), so corrupt input ends iteration with SC_ECORRUPT, never a wild read or write. */
+ * is decoded, and its impact comes from the block's impacts prefix. A term of more than 32
+ * blocks has a second level (last doc, max freq, min norm per 32 blocks) for long jumps and
+ * window impacts; its entries are checked against the first level before they are trusted. Every
+ * block is validated as it is decoded (bounds, ascending, last doc equals its skip entry, below the
+ * segment's doc count), so corrupt input ends iteration with SC_ECORRUPT, never a wild read or
+ * write. */
 #include "index/postings.h"
 
 #include <string.h>
@@ -79,7 +82,10 @@ sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_fiel
     p->freqs_decoded = false;
     p->status = SC_OK;
     p->doc = SC_POSTINGS_END;
-    uint64_t skip_bytes = (uint64_t)sc__skip_entries(ti->doc_freq, p->n_blocks) * SC__SKIP_BYTES;
+    uint32_t n_skip = sc__skip_entries(ti->doc_freq, p->n_blocks);
+    p->n_skip2 = sc__skip2_entries(n_skip);
+    uint64_t skip_bytes =
+        (uint64_t)n_skip * SC__SKIP_BYTES + (uint64_t)p->n_skip2 * SC__SKIP2_BYTES;
     if (ti->doc_freq == 0 || ti->doc_freq > p->n_docs_seg || ti->postings_off > b.len ||
         skip_bytes > b.len - ti->postings_off || (p->has_positions && ti->positions_off > b.len)) {
         p->status = SC_ECORRUPT;
@@ -87,6 +93,7 @@ sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_fiel
         return SC_ECORRUPT;
     }
     p->skip = skip_bytes ? b.ptr + ti->postings_off : NULL;
+    p->skip2 = p->n_skip2 ? p->skip + (size_t)n_skip * SC__SKIP_BYTES : NULL;
     p->blocks_off = ti->postings_off + skip_bytes;
     p->pos_off = ti->positions_off;
     return SC_OK;
@@ -246,12 +253,73 @@ uint32_t sc_postings_next(sc_postings *p)
     return enter_block(p, p->block + 1);
 }
 
-/* First block >= from whose last doc >= target (n_blocks if none): galloping search. */
+static inline uint32_t skip2_last(const sc_postings *p, uint32_t g)
+{
+    return sc__ld32(p->skip2 + (size_t)g * SC__SKIP2_BYTES);
+}
+
+/* First block in (lo, hi] whose last doc >= target, given last(lo) < target <= last(hi). */
+static uint32_t bsearch_block(const sc_postings *p, uint32_t lo, uint32_t hi, uint32_t target)
+{
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (skip_last(p, mid) >= target)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+/* The block search through the second level, for a target past block `from` (last(from) <
+ * target). Returns n_blocks + 1 when the second level disagrees with the first (corrupt data:
+ * the caller then searches the first level alone), so a bad entry can never skip docs. */
+static uint32_t find_block2(const sc_postings *p, uint32_t from, uint32_t target)
+{
+    uint32_t n = p->n_blocks, G = SC__SKIP2_BLOCKS;
+    uint32_t g = from / G, gend = (g + 1) * G < n ? (g + 1) * G - 1 : n - 1;
+    if (skip_last(p, gend) >= target)
+        return bsearch_block(p, from, gend, target); /* inside the current group */
+    /* galloping over the groups after g (group g ends below target) */
+    uint32_t lo = g, hi, step = 1;
+    for (;;) {
+        if ((uint64_t)lo + step >= p->n_skip2) {
+            hi = p->n_skip2 - 1;
+            if (hi <= lo || skip2_last(p, hi) < target)
+                return skip_last(p, n - 1) < target ? n : n + 1;
+            break;
+        }
+        hi = lo + step;
+        if (skip2_last(p, hi) >= target)
+            break;
+        lo = hi;
+        step *= 2;
+    }
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (skip2_last(p, mid) >= target)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    /* group hi: its blocks (hi*G, end]; check both boundaries on the first level */
+    uint32_t b_lo = hi * G - 1, b_hi = (hi + 1) * G < n ? (hi + 1) * G - 1 : n - 1;
+    if (skip_last(p, b_lo) >= target || skip_last(p, b_hi) < target)
+        return n + 1;
+    return bsearch_block(p, b_lo, b_hi, target);
+}
+
+/* First block >= from whose last doc >= target (n_blocks if none). */
 static uint32_t find_block(const sc_postings *p, uint32_t from, uint32_t target)
 {
     uint32_t n = p->n_blocks;
     if (from >= n || !p->skip || skip_last(p, from) >= target)
         return from;
+    if (p->skip2) {
+        uint32_t k = find_block2(p, from, target);
+        if (k <= n)
+            return k;
+    }
     uint32_t lo = from, hi, step = 1;
     for (;;) {
         if ((uint64_t)lo + step >= n) {
@@ -606,11 +674,49 @@ sc_postings_impact sc_postings_shallow_impact(const sc_postings *p)
     return im;
 }
 
+static inline void impact_add(sc_postings_impact *im, uint32_t max_freq, uint8_t min_norm)
+{
+    if (max_freq > im->max_freq)
+        im->max_freq = max_freq;
+    if (min_norm < im->min_norm)
+        im->min_norm = min_norm;
+}
+
+sc_postings_impact sc_postings_max_impact_upto(const sc_postings *p, uint32_t upto)
+{
+    if (!p->skip)
+        return p->n_blocks ? skipless_impact(p) : (sc_postings_impact){0, 0};
+    sc_postings_impact im = {0, 255};
+    uint32_t k = p->shallow < p->n_blocks ? p->shallow : 0;
+    while (k < p->n_blocks) {
+        uint32_t g = k / SC__SKIP2_BLOCKS;
+        if (p->skip2 && k % SC__SKIP2_BLOCKS == 0 && skip2_last(p, g) < upto) {
+            const uint8_t *e = p->skip2 + (size_t)g * SC__SKIP2_BYTES;
+            impact_add(&im, sc__ld32(e + 4), e[8]);
+            k += SC__SKIP2_BLOCKS;
+            continue;
+        }
+        const uint8_t *e = p->skip + (size_t)k * SC__SKIP_BYTES;
+        impact_add(&im, sc__ld32(e + 12), e[16]);
+        if (sc__ld32(e) >= upto)
+            break;
+        k++;
+    }
+    return im;
+}
+
 sc_postings_impact sc_postings_term_impact(const sc_postings *p)
 {
     sc_postings_impact im = {0, 255};
     if (!p->skip)
         return p->n_blocks ? skipless_impact(p) : (sc_postings_impact){0, 0};
+    if (p->skip2) {
+        for (uint32_t g = 0; g < p->n_skip2; g++) {
+            const uint8_t *e = p->skip2 + (size_t)g * SC__SKIP2_BYTES;
+            impact_add(&im, sc__ld32(e + 4), e[8]);
+        }
+        return im;
+    }
     for (uint32_t k = 0; k < p->n_blocks; k++) {
         const uint8_t *e = p->skip + (size_t)k * SC__SKIP_BYTES;
         if (sc__ld32(e + 12) > im.max_freq)

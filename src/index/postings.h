@@ -41,7 +41,9 @@ typedef struct sc_postings {
     /* private */
     const uint8_t *base; /* file bytes */
     uint64_t base_len;
-    const uint8_t *skip; /* skip table: n_blocks entries */
+    const uint8_t *skip;  /* skip table: n_blocks entries (NULL: < 128 docs, one block) */
+    const uint8_t *skip2; /* second level: n_skip2 entries per 32 blocks, or NULL */
+    uint32_t n_skip2;
     uint64_t blocks_off; /* absolute offset of the first block */
     uint64_t pos_off;    /* absolute offset of the term's positions */
     uint32_t n_docs_seg; /* segment doc count (doc ids must be below) */
@@ -85,7 +87,9 @@ sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_fiel
 uint32_t sc_postings_next(sc_postings *p);
 
 /* Moves to the first doc >= target (beyond the current one); returns it or SC_POSTINGS_END.
- * Skips whole blocks through the skip table (galloping search). target must be > current doc
+ * Skips whole blocks through the skip tables (a target in the current group of 32 blocks:
+ * binary search of its entries; farther: galloping over the second level, then a binary search
+ * inside the group found). target must be > current doc
  * (or the cursor unpositioned); otherwise behaves as next(). */
 uint32_t sc_postings_advance(sc_postings *p, uint32_t target);
 
@@ -125,7 +129,15 @@ sc_postings_impact sc_postings_shallow_impact(const sc_postings *p);
  * freqs, `max` is too small or the data is corrupt: callers then use shallow_impact's bound. */
 size_t sc_postings_shallow_impacts(const sc_postings *p, sc_postings_impact *out, size_t max);
 
-/* Impact over all blocks of the term (max freq, min norm), O(n_blocks). */
+/* Loose impact bound (max freq, min norm) of every doc in the blocks from the shallow block
+ * (the one of the last advance_shallow; the first block before any) through the block that
+ * holds `upto` (through the last block when upto is past it): Lucene's getMaxScore(upTo).
+ * Whole groups of 32 blocks come from the second skip level, so a long window costs
+ * O(blocks / 32 + 64) entry reads. Does not move the cursor. */
+sc_postings_impact sc_postings_max_impact_upto(const sc_postings *p, uint32_t upto);
+
+/* Impact over all blocks of the term (max freq, min norm): O(n_blocks / 32) through the
+ * second skip level (O(n_blocks) for terms of at most 32 blocks). */
 sc_postings_impact sc_postings_term_impact(const sc_postings *p);
 
 /* doc_freq of the term (the cost of iterating it). */

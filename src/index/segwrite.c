@@ -110,8 +110,8 @@ static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *recs, uint
     uint32_t n_blocks = (df + SC_POSTINGS_BLOCK - 1) / SC_POSTINGS_BLOCK;
     sc_vec_clear(&w->blk);
     sc_vec_clear(&w->pos);
-    uint32_t n_skip = sc__skip_entries(df, n_blocks);
-    size_t skip_bytes = (size_t)n_skip * SC__SKIP_BYTES;
+    uint32_t n_skip = sc__skip_entries(df, n_blocks), n_skip2 = sc__skip2_entries(n_skip);
+    size_t skip_bytes = (size_t)n_skip * SC__SKIP_BYTES + (size_t)n_skip2 * SC__SKIP2_BYTES;
     if (sc_vec_reserve(&w->blk, skip_bytes) != SC_OK) {
         w->st = SC_ENOMEM;
         return;
@@ -226,6 +226,25 @@ static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *recs, uint
         sc__st32(e + 12, max_freq);
         e[16] = norms ? min_norm : 0;
         prev_last = last;
+    }
+    /* the second level: per 32 blocks the last doc, max freq and min norm */
+    for (uint32_t g = 0; g < n_skip2 && w->st == SC_OK; g++) {
+        uint32_t k0 = g * SC__SKIP2_BLOCKS, k1 = k0 + SC__SKIP2_BLOCKS;
+        if (k1 > n_blocks)
+            k1 = n_blocks;
+        uint32_t max_freq = 0;
+        uint8_t min_norm = 255;
+        for (uint32_t k = k0; k < k1; k++) {
+            const uint8_t *e = w->blk.ptr + (size_t)k * SC__SKIP_BYTES;
+            if (sc__ld32(e + 12) > max_freq)
+                max_freq = sc__ld32(e + 12);
+            if (e[16] < min_norm)
+                min_norm = e[16];
+        }
+        uint8_t *e2 = w->blk.ptr + (size_t)n_skip * SC__SKIP_BYTES + (size_t)g * SC__SKIP2_BYTES;
+        sc__st32(e2, sc__ld32(w->blk.ptr + (size_t)(k1 - 1) * SC__SKIP_BYTES));
+        sc__st32(e2 + 4, max_freq);
+        e2[8] = min_norm;
     }
 }
 

@@ -289,6 +289,107 @@ static void test_single_valued_doc_values(void **state)
     assert_int_equal(sc_dir_remove_all(dir), SC_OK);
 }
 
+/* Long postings (up to 40,000 docs: 312 blocks, 10 second-level groups): advance with short
+ * and long jumps, advance_shallow and the window impact bound against a model. */
+static void test_two_level_skips(void **state)
+{
+    (void)state;
+    t_seed("two_level_skips");
+    char dir[64];
+    t_tmpdir(dir, sizeof(dir));
+    enum {
+        N = 40000,
+        T = 4
+    };
+    static const char *names[T] = {"a", "b", "c", "d"};
+    static uint8_t has[T][N], freq[T][N];
+    sc_segment_builder *b;
+    assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+    for (uint32_t d = 0; d < N; d++) {
+        sc_index_token toks[4 * 8];
+        uint32_t n = 0;
+        for (int t = 0; t < T; t++) {
+            /* a: every doc; b: every third; c: half at random; d: runs of 1000 docs */
+            has[t][d] = t == 0 || (t == 1 && d % 3 == 0) || (t == 2 && t_below(2)) ||
+                        (t == 3 && (d / 1000) % 2 == 0);
+            freq[t][d] = has[t][d] ? (uint8_t)(1 + t_below(t_below(10) == 0 ? 8 : 2)) : 0;
+            for (uint32_t k = 0; k < freq[t][d]; k++, n++)
+                toks[n] = (sc_index_token){sc_slice_cstr(names[t]), n};
+        }
+        sc_index_field f = {.name = sc_slice_cstr("t"),
+                            .kind = SC_FIELD_TEXT,
+                            .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS,
+                            .tokens = toks,
+                            .n_tokens = n,
+                            .length = n};
+        char id[16];
+        snprintf(id, sizeof(id), "%u", d);
+        sc_index_doc doc = {.id = sc_slice_cstr(id), .fields = &f, .n_fields = 1};
+        assert_int_equal(sc_segment_builder_add(b, &doc, NULL), SC_OK);
+    }
+    assert_int_equal(sc_segment_builder_write(b, dir, "l", NULL), SC_OK);
+    sc_segment_builder_free(b);
+    sc_segment *seg;
+    assert_int_equal(sc_segment_open(dir, "l", &seg), SC_OK);
+    const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr("t"));
+    const uint8_t *norms = sc_segment_norms(seg, fi);
+    for (int t = 0; t < T; t++) {
+        sc_term_info ti;
+        bool found;
+        assert_int_equal(sc_terms_lookup(seg, fi, sc_slice_cstr(names[t]), &ti, &found), SC_OK);
+        assert_true(found);
+        sc_postings p;
+        sc_postings_init(&p);
+        sc_postings_impact all = {0, 255};
+        for (uint32_t d = 0; d < N; d++)
+            if (has[t][d]) {
+                if (freq[t][d] > all.max_freq)
+                    all.max_freq = freq[t][d];
+                if (norms[d] < all.min_norm)
+                    all.min_norm = norms[d];
+            }
+        for (int round = 0; round < 20; round++) {
+            assert_int_equal(sc_postings_reset(&p, seg, fi, &ti, SC_POSTINGS_FREQS), SC_OK);
+            sc_postings_impact tim = sc_postings_term_impact(&p);
+            assert_int_equal(tim.max_freq, all.max_freq);
+            assert_int_equal(tim.min_norm, all.min_norm);
+            uint32_t cur = 0;
+            bool started = false;
+            for (;;) {
+                uint32_t span = t_below(3) == 0 ? 20000 : t_below(2) ? 5000 : 300;
+                uint32_t target = (started ? cur + 1 : 0) + t_below(span);
+                /* shallow first: the block end and the window bound up to a random upto */
+                uint32_t up = sc_postings_advance_shallow(&p, target);
+                uint32_t expect = target;
+                while (expect < N && !has[t][expect])
+                    expect++;
+                if (expect >= N) {
+                    assert_int_equal(up, SC_POSTINGS_END);
+                } else {
+                    assert_true(up >= expect && up < N && has[t][up]);
+                    uint32_t upto = target + t_below(30000);
+                    sc_postings_impact w = sc_postings_max_impact_upto(&p, upto);
+                    for (uint32_t d = expect; d < N && d <= upto; d++)
+                        if (has[t][d]) {
+                            assert_true(w.max_freq >= freq[t][d]);
+                            assert_true(w.min_norm <= norms[d]);
+                        }
+                }
+                uint32_t got = sc_postings_advance(&p, target);
+                assert_int_equal(got, expect < N ? expect : SC_POSTINGS_END);
+                if (got == SC_POSTINGS_END)
+                    break;
+                assert_int_equal(sc_postings_freq(&p), freq[t][got]);
+                cur = got;
+                started = true;
+            }
+            assert_int_equal(sc_postings_status(&p), SC_OK);
+        }
+    }
+    sc_segment_unref(seg);
+    assert_int_equal(sc_dir_remove_all(dir), SC_OK);
+}
+
 /* Many threads read one segment at once, each with its own cursors; results equal the
  * single-threaded model (run under ASan/TSan-like conditions in the asan build). */
 typedef struct reader_arg {
@@ -354,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_positions_out_of_order),
         cmocka_unit_test(test_concurrent_readers),
         cmocka_unit_test(test_single_valued_doc_values),
+        cmocka_unit_test(test_two_level_skips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

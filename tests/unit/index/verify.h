@@ -58,7 +58,8 @@ static void check_postings(const sc_segment *seg, const sc_field_info *f, const 
             break;
         }
         case 1: {
-            uint32_t target = (mi < 0 ? 0 : cur + 1) + t_below(t_below(4) == 0 ? 2000 : 40);
+            uint32_t far = t_below(8) == 0 ? n_docs : t_below(4) == 0 ? 2000 : 40;
+            uint32_t target = (mi < 0 ? 0 : cur + 1) + t_below(far);
             uint32_t d = sc_postings_advance(p, target);
             int64_t j = mi + 1;
             while (j < m->n && m->docs[j] < target)
@@ -138,6 +139,13 @@ static void check_postings(const sc_segment *seg, const sc_field_info *f, const 
                 for (int64_t k = j; k < m->n && m->docs[k] <= up; k++) {
                     assert_true(im.max_freq >= m->freqs[k]);
                     assert_true(im.min_norm <= norms[m->docs[k]]);
+                }
+                /* window bound (second skip level for whole groups) */
+                uint32_t upto = target + t_below(n_docs);
+                sc_postings_impact wim = sc_postings_max_impact_upto(p, upto);
+                for (int64_t k = j; k < m->n && m->docs[k] <= upto; k++) {
+                    assert_true(wim.max_freq >= m->freqs[k]);
+                    assert_true(wim.min_norm <= norms[m->docs[k]]);
                 }
                 /* competitive impacts: the exact pareto frontier of the block's (freq, norm) */
                 sc_postings_impact imps[SC_POSTINGS_BLOCK];
