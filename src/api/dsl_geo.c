@@ -1,6 +1,7 @@
 /* Query DSL, geo queries: geo_bounding_box and geo_distance on geo_point fields (see dsl.h,
  * dsl_internal.h; execution in search/geo.h). Points are accepted in every form Elasticsearch
- * documents take: {"lat": .., "lon": ..}, [lon, lat], "lat,lon" and WKT "POINT (lon lat)";
+ * documents take: {"lat": .., "lon": ..}, [lon, lat], "lat,lon", WKT "POINT (lon lat)" and
+ * GeoJSON {"type": "Point", "coordinates": [lon, lat]};
  * boxes as top_left/bottom_right, top_right/bottom_left, top/left/bottom/right or WKT
  * "BBOX (minLon, maxLon, maxLat, minLat)"; distances as meters or with a unit ("12km"). */
 #include <math.h>
@@ -48,7 +49,16 @@ static sc_status parse_point(P *p, const char *qname, const char *what, const js
 {
     bool ok = false;
     *lat = *lon = 0;
-    if (json_is_object(v)) {
+    const json_t *coords = json_is_object(v) ? json_object_get(v, "coordinates") : NULL;
+    if (coords) { /* GeoJSON {"type": "Point", "coordinates": [lon, lat]} */
+        const json_t *t = json_object_get(v, "type");
+        size_t n = json_array_size(coords);
+        ok = json_object_size(v) == 2 && json_is_string(t) &&
+             strcasecmp(json_string_value(t), "point") == 0 && (n == 2 || n == 3) &&
+             json_is_number(json_array_get(coords, 0)) &&
+             json_is_number(json_array_get(coords, 1)) && coord(json_array_get(coords, 0), lon) &&
+             coord(json_array_get(coords, 1), lat);
+    } else if (json_is_object(v)) {
         const char *k;
         json_t *x;
         json_object_foreach ((json_t *)v, k, x) {
@@ -75,7 +85,7 @@ static sc_status parse_point(P *p, const char *qname, const char *what, const js
     if (!ok)
         return sc__dsl_fail(p, "parsing_exception",
                             "[%s] failed to parse [%s]: expected {\"lat\": .., \"lon\": ..}, "
-                            "[lon, lat], \"lat,lon\" or \"POINT (lon lat)\"",
+                            "[lon, lat], \"lat,lon\", \"POINT (lon lat)\" or a GeoJSON Point",
                             qname, what);
     return SC_OK;
 }

@@ -63,7 +63,8 @@ typedef enum sc_mapping_dynamic {
  *    (1677-09-21 .. 2262-04-11, as Elasticsearch);
  *  - GEO_POINT: Lucene's LatLonPoint encoding packed in one value:
  *    (encodeLatitude(lat) << 32) | (uint32)encodeLongitude(lon); see sc_mapping_geo_encode.
- *    Accepted shapes: {"lat":..,"lon":..}, [lon, lat(, z)], "lat,lon", "POINT (lon lat)". */
+ *    Accepted shapes: {"lat":..,"lon":..}, [lon, lat(, z)], "lat,lon", "POINT (lon lat)",
+ *    GeoJSON {"type": "Point", "coordinates": [lon, lat(, z)]}. */
 
 /* One field of a mapping. Read-only for everyone outside src/mapping; valid while the mapping
  * that returned it is referenced. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/vec.h"
 #include "mapping/internal.h"
@@ -173,16 +174,30 @@ static const sc__jd *jd_member(const sc__jd *o, const char *key)
     return NULL;
 }
 
-/* A geo point given as an object or a [lon, lat] array. */
+/* [lon, lat] or [lon, lat, z]. */
+static int jd_lonlat(const sc__jd *v, double *lat, double *lon)
+{
+    const sc__jd *a = v->child, *b = a ? a->next : NULL;
+    return v->type == SC__JD_ARRAY && (v->n == 2 || v->n == 3) && jd_coord(a, lon) &&
+           jd_coord(b, lat);
+}
+
+/* A geo point given as {"lat": .., "lon": ..}, a GeoJSON {"type": "Point", "coordinates":
+ * [lon, lat]} or a [lon, lat] array. */
 static sc_status geo_from_jd(const sc__jd *v, int64_t *num, sc_mapping_error *err)
 {
     double lat = 0, lon = 0;
     int ok;
-    if (v->type == SC__JD_OBJECT) {
+    const sc__jd *coords = v->type == SC__JD_OBJECT ? jd_member(v, "coordinates") : NULL;
+    if (coords) {
+        const sc__jd *t = jd_member(v, "type");
+        ok = t && t->type == SC__JD_STRING && t->str.len == 5 &&
+             strncasecmp((const char *)t->str.ptr, "point", 5) == 0 &&
+             jd_lonlat(coords, &lat, &lon);
+    } else if (v->type == SC__JD_OBJECT) {
         ok = jd_coord(jd_member(v, "lat"), &lat) && jd_coord(jd_member(v, "lon"), &lon);
     } else {
-        const sc__jd *a = v->child, *b = a ? a->next : NULL;
-        ok = (v->n == 2 || v->n == 3) && jd_coord(a, &lon) && jd_coord(b, &lat);
+        ok = jd_lonlat(v, &lat, &lon);
     }
     if (!ok) {
         sc__mapping_cause(err, "parse_exception", "unsupported geo_point value");

@@ -387,7 +387,14 @@ static sc_status encode_geo_json(const json_t *v, int64_t *num, sc_mapping_error
 {
     double lat = 0, lon = 0;
     int ok = 0;
-    if (json_is_object(v)) {
+    const json_t *coords = json_is_object(v) ? json_object_get(v, "coordinates") : NULL;
+    if (coords) { /* GeoJSON {"type": "Point", "coordinates": [lon, lat]} */
+        const json_t *t = json_object_get(v, "type");
+        size_t n = json_array_size(coords);
+        ok = json_is_string(t) && strcasecmp(json_string_value(t), "point") == 0 &&
+             (n == 2 || n == 3) && geo_coord(json_array_get(coords, 0), &lon) &&
+             geo_coord(json_array_get(coords, 1), &lat);
+    } else if (json_is_object(v)) {
         ok = geo_coord(json_object_get(v, "lat"), &lat) &&
              geo_coord(json_object_get(v, "lon"), &lon);
     } else if (json_is_array(v)) {

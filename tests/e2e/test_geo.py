@@ -1,9 +1,9 @@
-"""geo_point queries over HTTP: documents in every accepted form, geo_bounding_box (every box
-form, dateline-crossing boxes) and geo_distance (units, every point form) checked against a
-Python model over the same quantized points, across two shards, two refreshes, deletes and a
-force merge; fields with points + doc values, doc values only and points only; exists; bad
-input gets 400s with clear reasons. Also range on keyword and ip fields and CIDR term/terms on
-ip (IPv4 and IPv6)."""
+"""geo_point queries over HTTP: documents in every accepted form (object, [lon, lat],
+"lat,lon", WKT POINT, GeoJSON Point), geo_bounding_box (every box form, dateline-crossing
+boxes) and geo_distance (units, every point form) checked against a Python model over the same
+quantized points, across two shards, two refreshes, deletes and a force merge; fields with
+points + doc values, doc values only and points only; exists; bad input gets 400s with clear
+reasons. Also range on keyword and ip fields and CIDR term/terms on ip (IPv4 and IPv6)."""
 import math
 import random
 
@@ -42,7 +42,9 @@ def count(server, index, query):
 
 
 def as_form(rnd, lat, lon):
-    f = rnd.randrange(4)
+    f = rnd.randrange(5)
+    if f == 4:
+        return {"type": "Point", "coordinates": [lon, lat]}
     if f == 0:
         return {"lat": lat, "lon": lon}
     if f == 1:
@@ -158,7 +160,8 @@ def test_geo_hits_and_forms(server, fresh_index):
             {"loc": "POINT (151.2093 -33.8688)"},        # 3 Sydney
             {"loc": {"lat": "35.6762", "lon": "139.6503"}},  # 4 Tokyo, numeric strings
             {"loc": [[179.9, 0.0], "0.5,-179.9"]},        # 5 two points across the dateline
-            {"k": "no location"}]                         # 6
+            {"k": "no location"},                         # 6
+            {"loc": {"type": "Point", "coordinates": [-122.4194, 37.7749]}}]  # 7 GeoJSON
     st, _, b = server.request("POST", "/_bulk?refresh=true", bulk_body(idx, docs))
     assert not b["errors"], b
 
@@ -176,7 +179,9 @@ def test_geo_hits_and_forms(server, fresh_index):
     assert ids({"geo_bounding_box": {"loc": {"top_left": [170, 10], "bottom_right": [-170, -10]}}}) == [5]
     assert ids({"geo_bounding_box": {"loc": {"top": 60, "left": -80, "bottom": 30, "right": 10}}}) == [0, 1, 2]
     assert ids({"geo_bounding_box": {"loc": {"wkt": "BBOX (100, 160, 0, -40)"}}}) == [3]
-    assert ids({"exists": {"field": "loc"}}) == [0, 1, 2, 3, 4, 5]
+    assert ids({"exists": {"field": "loc"}}) == [0, 1, 2, 3, 4, 5, 7]
+    assert ids({"geo_distance": {"distance": "10km",
+                                 "loc": {"type": "Point", "coordinates": [-122.42, 37.77]}}}) == [7]
     assert ids({"bool": {"must": {"match_all": {}}, "must_not": {"exists": {"field": "loc"}}}}) == [6]
     # an unmapped field: ignore_unmapped matches nothing, else a 400
     assert ids({"geo_distance": {"distance": "1km", "nope": [0, 0], "ignore_unmapped": True}}) == []
@@ -203,6 +208,8 @@ def test_geo_bad_input(server, fresh_index):
     bad({"geo_distance": {"distance": "1km", "loc": [190, 0]}}, "query_shard_exception", ["longitude", "190"])
     bad({"geo_distance": {"distance": "1km", "loc": "u09tun"}}, "parsing_exception", ["geohash"])
     bad({"geo_distance": {"distance": "1km", "loc": {"lat": 1}}}, "parsing_exception", ["lat"])
+    bad({"geo_distance": {"distance": "1km", "loc": {"type": "LineString", "coordinates": [1, 2]}}},
+        "parsing_exception", ["GeoJSON"])
     bad({"geo_distance": {"distance": "1km", "distance_type": "sloppy", "loc": [0, 0]}}, "parsing_exception", ["distance_type"])
     bad({"geo_bounding_box": {"loc": {"top": 10, "left": 0, "bottom": 20, "right": 5}}}, "query_shard_exception", ["top is below bottom"])
     bad({"geo_bounding_box": {"loc": {"top_left": [0, 10]}}}, "parsing_exception", ["top, bottom, left and right"])
@@ -214,6 +221,8 @@ def test_geo_bad_input(server, fresh_index):
     bad({"term": {"loc": "1,2"}}, "query_shard_exception", ["Geometry fields"])
     # bad documents are refused with a 400 too
     st, _, b = server.request("PUT", "/%s/_doc/x" % idx, {"loc": {"lat": 100, "lon": 0}})
+    assert st == 400, b
+    st, _, b = server.request("PUT", "/%s/_doc/y" % idx, {"loc": {"type": "Polygon", "coordinates": [0, 1]}})
     assert st == 400, b
 
 
