@@ -304,6 +304,21 @@ static sc_status add_clauses(P *p, sc_query *b, const json_t *v, sc_query_occur 
     return SC_OK;
 }
 
+/* A bool of must_not clauses only matches nothing in Lucene; Elasticsearch adds a match_all
+ * filter so it matches every other document (score 0), and so do we. */
+sc_status sc__dsl_fix_negative(P *p, sc_query *q)
+{
+    if (q->kind != SC_QUERY_BOOL || q->u.bool_.n_clauses == 0)
+        return SC_OK;
+    for (size_t i = 0; i < q->u.bool_.n_clauses; i++)
+        if (q->u.bool_.clauses[i].occur != SC_OCCUR_MUST_NOT)
+            return SC_OK;
+    sc_query *all = NEW(p, sc_query_match_all(p->a));
+    if (sc_query_bool_add(p->a, q, SC_OCCUR_FILTER, all) != SC_OK)
+        return sc__dsl_oom(p);
+    return SC_OK;
+}
+
 static sc_status q_bool(P *p, const json_t *body, sc_query **out)
 {
     static const char *const keys[] = {"must",
@@ -341,6 +356,10 @@ static sc_status q_bool(P *p, const json_t *body, sc_query **out)
             return sc__dsl_fail(p, "parsing_exception", "[bool] invalid [minimum_should_match]");
         b->u.bool_.minimum_should_match = m;
     }
+    if (b->u.bool_.n_clauses == 0) /* Elasticsearch: an empty bool matches every document */
+        b = NEW(p, sc_query_match_all(p->a));
+    else if (!json_is_false(json_object_get(body, "adjust_pure_negative")))
+        SC_TRY(sc__dsl_fix_negative(p, b));
     *out = b;
     return sc__dsl_apply_boost(p, "bool", body, b);
 }

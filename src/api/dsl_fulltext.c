@@ -853,6 +853,8 @@ static sc_status q_query_string_common(P *p, const char *qname, const json_t *bo
                                 perr.msg[0] ? perr.msg : sc_status_str(st), perr.offset);
         if (!simple && q.boosts[0] != 1.0f)
             (*out)->boost *= q.boosts[0];
+        if (!simple)
+            SC_TRY(sc__dsl_fix_negative(p, *out));
         return sc__dsl_apply_boost(p, qname, body, *out);
     }
     SC_TRY(qs_or(&q, out));
@@ -861,6 +863,8 @@ static sc_status q_query_string_common(P *p, const char *qname, const json_t *bo
         return sc__dsl_fail(p, "query_shard_exception",
                             "Failed to parse query [%.*s]: unexpected ')' at position %zu",
                             (int)q.len, q.s, q.pos);
+    if (!simple)
+        SC_TRY(sc__dsl_fix_negative(p, *out));
     return sc__dsl_apply_boost(p, qname, body, *out);
 }
 

@@ -64,6 +64,8 @@ sc_status sc__dsl_single_field(P *p, const char *qname, const json_t *body, sc_s
 /* Rejects keys of obj not in the NULL-terminated `allowed` list with ES's message. */
 sc_status sc__dsl_check_keys(P *p, const char *qname, const json_t *obj,
                              const char *const *allowed);
+/* Elasticsearch's pure-negative rule: a bool of only must_not clauses gets a match_all filter. */
+sc_status sc__dsl_fix_negative(P *p, sc_query *q);
 /* Multiplies q's boost by obj's "boost" when present. */
 sc_status sc__dsl_apply_boost(P *p, const char *qname, const json_t *obj, sc_query *q);
 /* A single exact term, or a fuzzy term when `fuzz` asks for edits (opts: prefix_length,

@@ -74,6 +74,19 @@ def test_term_terms_bool(server, corpus):
     assert ids(b) == ["1", "3"] and all(h["_score"] == 0.0 for h in b["hits"]["hits"])
 
 
+def test_pure_negative_and_empty_bool(server, corpus):
+    # Elasticsearch (unlike a bare Lucene BooleanQuery) matches every other doc, score 0
+    b = search(server, corpus, {"query": {"bool": {"must_not": [{"term": {"tag": "doc"}}]}}})
+    assert ids(b) == ["0", "2", "4"] and all(h["_score"] == 0.0 for h in b["hits"]["hits"])
+    b = search(server, corpus, {"query": {"bool": {"must_not": {"term": {"tag": "doc"}},
+                                                   "adjust_pure_negative": False}}})
+    assert ids(b) == []
+    b = search(server, corpus, {"query": {"bool": {}}})
+    assert ids(b) == ["0", "1", "2", "3", "4"]
+    b = search(server, corpus, {"query": {"query_string": {"query": "-tag:doc -tag:news"}}})
+    assert ids(b) == ["0", "2"]
+
+
 def test_phrase_prefix_wildcard(server, corpus):
     assert ids(search(server, corpus, {"query": {"match_phrase": {"title": "quick brown"}}})) == ["0"]
     assert ids(search(server, corpus, {"query": {"prefix": {"tag": "ne"}}})) == ["4"]
