@@ -291,8 +291,18 @@ def main():
                  "and harness, so an indication, not a like-for-like ratio).\n" % lpath)
     L.append("Raw results of this run: `docs/benchmarks/results/*.json`. Methodology, the driver "
              "and the generators are described in `bench/README.md`.\n")
-    with open(os.path.join(a.docs, "benchmarks.md"), "w") as f:
+    # Hand-written sections after the marker (other harnesses' results) survive regeneration.
+    marker = "<!-- hand-written sections below are kept by bench/report.py -->"
+    out_md = os.path.join(a.docs, "benchmarks.md")
+    kept = ""
+    if os.path.exists(out_md):
+        old_md = open(out_md).read()
+        if marker in old_md:
+            kept = old_md[old_md.index(marker):]
+    with open(out_md, "w") as f:
         f.write("\n".join(L) + "\n")
+        if kept:
+            f.write("\n" + kept)
     os.makedirs(keep, exist_ok=True)
     for p in glob.glob(os.path.join(keep, "*.json")):
         os.remove(p)
