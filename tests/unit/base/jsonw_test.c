@@ -237,6 +237,26 @@ static void test_doubles_round_trip(void **state)
         assert_int_equal(strlen(buf), n);
         float back = strtof(buf, NULL);
         assert_memory_equal(&back, &f, sizeof(f));
+        /* shortest: with one significant digit less (first to last non-zero digit of the
+         * mantissa) f does not read back */
+        int first = -1, last = -1, k = 0;
+        for (const char *c = buf; *c && *c != 'E' && *c != 'e'; c++) {
+            if (*c < '0' || *c > '9')
+                continue;
+            if (*c != '0') {
+                if (first < 0)
+                    first = k;
+                last = k;
+            }
+            k++;
+        }
+        int sig = first < 0 ? 0 : last - first + 1;
+        if (sig > 1) {
+            char shorter[40];
+            snprintf(shorter, sizeof shorter, "%.*g", sig - 1, (double)f);
+            float s = strtof(shorter, NULL);
+            assert_memory_not_equal(&s, &f, sizeof(f));
+        }
     }
     /* Shortest forms and the Java-style ".0". */
     sc_json_format_double(buf, 0.1);
