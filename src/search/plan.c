@@ -230,15 +230,15 @@ static sc_status phrase_plan(sc__search_ctx *ctx, const sc_query *q, float boost
 static sc_status automaton_fail(sc__search_ctx *ctx, sc_status st, const sc_automaton_error *e,
                                 const char *what, sc_slice pattern)
 {
-    return sc__search_fail(ctx, st, "%s [%.*s]: %s", what, (int)(pattern.len > 100 ? 100 : pattern.len),
-                           (const char *)pattern.ptr, e->msg[0] ? e->msg : sc_status_str(st));
+    return sc__search_fail(ctx, st, "%s [%.*s]: %s", what,
+                           (int)(pattern.len > 100 ? 100 : pattern.len), (const char *)pattern.ptr,
+                           e->msg[0] ? e->msg : sc_status_str(st));
 }
 
 /* A multi-term query: constant score over the automaton's terms, or (scoring_boolean) an OR of
  * BM25 term queries limited by max_clause_count. */
 static sc_status multiterm_plan(sc__search_ctx *ctx, sc_slice field, const sc_dfa *dfa,
-                                sc_query_rewrite rewrite, float boost, bool scoring,
-                                sc__plan **out)
+                                sc_query_rewrite rewrite, float boost, bool scoring, sc__plan **out)
 {
     if (rewrite == SC_REWRITE_SCORING_BOOLEAN && scoring) {
         mterm_vec terms = {0};
@@ -291,8 +291,8 @@ static sc_status fuzzy_plan(sc__search_ctx *ctx, const sc_query *q, float boost,
     st = collect_terms(ctx, q->u.fuzzy.field, &dfa, &terms);
     size_t qlen = sc_automaton_cp_len(term);
     for (size_t i = 0; st == SC_OK && i < terms.len; i++) {
-        uint32_t ed = sc_automaton_edit_distance(term, terms.ptr[i].term,
-                                                 q->u.fuzzy.transpositions, q->u.fuzzy.max_edits);
+        uint32_t ed = sc_automaton_edit_distance(term, terms.ptr[i].term, q->u.fuzzy.transpositions,
+                                                 q->u.fuzzy.max_edits);
         size_t tlen = sc_automaton_cp_len(terms.ptr[i].term);
         size_t minlen = tlen < qlen ? tlen : qlen;
         terms.ptr[i].boost = ed == 0 ? 1.0f : 1.0f - (float)ed / (float)(minlen ? minlen : 1);
@@ -426,13 +426,22 @@ static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boos
             return oom(ctx);
         return multiterm_plan(ctx, q->u.prefix.field, &dfa, q->u.prefix.rewrite, boost, scoring,
                               out);
+    case SC_QUERY_TERM_RANGE:
+        st = sc_automaton_term_range(q->u.term_range.has_lo ? &q->u.term_range.lo : NULL,
+                                     q->u.term_range.incl_lo,
+                                     q->u.term_range.has_hi ? &q->u.term_range.hi : NULL,
+                                     q->u.term_range.incl_hi, ctx->a, &dfa);
+        if (st != SC_OK)
+            return oom(ctx);
+        return multiterm_plan(ctx, q->u.term_range.field, &dfa, q->u.term_range.rewrite, boost,
+                              scoring, out);
     case SC_QUERY_WILDCARD:
         st = sc_automaton_wildcard(q->u.wildcard.pattern, q->u.wildcard.max_determinized_states,
                                    ctx->a, &dfa, &e);
         if (st != SC_OK)
             return automaton_fail(ctx, st, &e, "wildcard query", q->u.wildcard.pattern);
-        return multiterm_plan(ctx, q->u.wildcard.field, &dfa, q->u.wildcard.rewrite, boost,
-                              scoring, out);
+        return multiterm_plan(ctx, q->u.wildcard.field, &dfa, q->u.wildcard.rewrite, boost, scoring,
+                              out);
     case SC_QUERY_REGEXP:
         st = sc_automaton_regexp(q->u.regexp.pattern, q->u.regexp.flags,
                                  q->u.regexp.max_determinized_states, ctx->a, &dfa, &e);
@@ -467,8 +476,8 @@ static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boos
             if (!p->should)
                 return oom(ctx);
             for (size_t i = 0; i < n; i++)
-                SC_TRY(build(ctx, q->u.dis_max.queries[i], boost, scoring,
-                             &p->should[p->n_should++]));
+                SC_TRY(
+                    build(ctx, q->u.dis_max.queries[i], boost, scoring, &p->should[p->n_should++]));
             p->tie_breaker = q->u.dis_max.tie_breaker;
             p->min_should = 1;
             if (n == 0)

@@ -61,7 +61,7 @@ static sc_query *field_value(sc_arena *a, sc_query_kind kind, sc_slice field, sc
 }
 
 #define FV(a, kind, member, vname, field, v)                                                       \
-    field_value((a), (kind), (field), (v), offsetof(sc_query, u.member.field),              \
+    field_value((a), (kind), (field), (v), offsetof(sc_query, u.member.field),                     \
                 offsetof(sc_query, u.member.vname))
 
 sc_query *sc_query_term(sc_arena *a, sc_slice field, sc_slice term)
@@ -107,6 +107,23 @@ sc_query *sc_query_phrase(sc_arena *a, sc_slice field, const sc_slice *terms,
 sc_query *sc_query_prefix(sc_arena *a, sc_slice field, sc_slice prefix)
 {
     return FV(a, SC_QUERY_PREFIX, prefix, prefix, field, prefix);
+}
+
+sc_query *sc_query_term_range(sc_arena *a, sc_slice field, const sc_slice *lo, const sc_slice *hi,
+                              bool incl_lo, bool incl_hi)
+{
+    sc_query *q = node(a, SC_QUERY_TERM_RANGE);
+    if (!q || !dup_slice(a, field, &q->u.term_range.field))
+        return NULL;
+    if (lo && !dup_slice(a, *lo, &q->u.term_range.lo))
+        return NULL;
+    if (hi && !dup_slice(a, *hi, &q->u.term_range.hi))
+        return NULL;
+    q->u.term_range.has_lo = lo != NULL;
+    q->u.term_range.has_hi = hi != NULL;
+    q->u.term_range.incl_lo = incl_lo;
+    q->u.term_range.incl_hi = incl_hi;
+    return q;
 }
 
 sc_query *sc_query_wildcard(sc_arena *a, sc_slice field, sc_slice pattern)
@@ -247,15 +264,23 @@ sc_status sc_query_dis_max_add(sc_arena *a, sc_query *q, sc_query *child)
 const char *sc_query_kind_name(sc_query_kind kind)
 {
     static const char *const names[] = {
-        [SC_QUERY_MATCH_ALL] = "match_all", [SC_QUERY_MATCH_NONE] = "match_none",
-        [SC_QUERY_TERM] = "term",           [SC_QUERY_TERMS] = "terms",
-        [SC_QUERY_BOOL] = "bool",           [SC_QUERY_PHRASE] = "match_phrase",
-        [SC_QUERY_PREFIX] = "prefix",       [SC_QUERY_WILDCARD] = "wildcard",
-        [SC_QUERY_REGEXP] = "regexp",       [SC_QUERY_FUZZY] = "fuzzy",
+        [SC_QUERY_MATCH_ALL] = "match_all",
+        [SC_QUERY_MATCH_NONE] = "match_none",
+        [SC_QUERY_TERM] = "term",
+        [SC_QUERY_TERMS] = "terms",
+        [SC_QUERY_BOOL] = "bool",
+        [SC_QUERY_PHRASE] = "match_phrase",
+        [SC_QUERY_PREFIX] = "prefix",
+        [SC_QUERY_WILDCARD] = "wildcard",
+        [SC_QUERY_REGEXP] = "regexp",
+        [SC_QUERY_FUZZY] = "fuzzy",
         [SC_QUERY_CONSTANT_SCORE] = "constant_score",
-        [SC_QUERY_BOOSTING] = "boosting",   [SC_QUERY_DIS_MAX] = "dis_max",
-        [SC_QUERY_IDS] = "ids",             [SC_QUERY_EXISTS] = "exists",
+        [SC_QUERY_BOOSTING] = "boosting",
+        [SC_QUERY_DIS_MAX] = "dis_max",
+        [SC_QUERY_IDS] = "ids",
+        [SC_QUERY_EXISTS] = "exists",
         [SC_QUERY_RANGE] = "range",
+        [SC_QUERY_TERM_RANGE] = "range",
     };
     if ((unsigned)kind < sizeof names / sizeof names[0] && names[kind])
         return names[kind];
@@ -343,6 +368,19 @@ static void print(out *o, const sc_query *q)
     case SC_QUERY_WILDCARD:
         out_slice(o, q->u.wildcard.field), outf(o, ":"), out_slice(o, q->u.wildcard.pattern);
         break;
+    case SC_QUERY_TERM_RANGE: /* Lucene's TermRangeQuery.toString */
+        out_slice(o, q->u.term_range.field), outf(o, ":%s", q->u.term_range.incl_lo ? "[" : "{");
+        if (q->u.term_range.has_lo)
+            out_slice(o, q->u.term_range.lo);
+        else
+            outf(o, "*");
+        outf(o, " TO ");
+        if (q->u.term_range.has_hi)
+            out_slice(o, q->u.term_range.hi);
+        else
+            outf(o, "*");
+        outf(o, "%s", q->u.term_range.incl_hi ? "]" : "}");
+        break;
     case SC_QUERY_REGEXP:
         out_slice(o, q->u.regexp.field), outf(o, ":/"), out_slice(o, q->u.regexp.pattern);
         outf(o, "/");
@@ -377,9 +415,7 @@ static void print(out *o, const sc_query *q)
             outf(o, i ? " " : ""), out_slice(o, q->u.ids.ids[i]);
         outf(o, ")");
         break;
-    case SC_QUERY_EXISTS:
-        outf(o, "exists:"), out_slice(o, q->u.exists.field);
-        break;
+    case SC_QUERY_EXISTS: outf(o, "exists:"), out_slice(o, q->u.exists.field); break;
     case SC_QUERY_RANGE:
         for (size_t i = 0; i < q->u.range.n; i++) {
             outf(o, i ? " " : ""), out_slice(o, q->u.range.field);

@@ -26,11 +26,12 @@ typedef enum sc_query_kind {
     SC_QUERY_REGEXP,         /* Lucene RegExp syntax (search/automaton.h), whole-term match */
     SC_QUERY_FUZZY,          /* Levenshtein within max_edits (0..2), top-terms scoring */
     SC_QUERY_CONSTANT_SCORE, /* inner as a filter, score = boost */
-    SC_QUERY_BOOSTING,       /* positive, scores multiplied by negative_boost when negative matches */
-    SC_QUERY_DIS_MAX,        /* max of children's scores + tie_breaker * sum of the others */
-    SC_QUERY_IDS,            /* documents whose _id is one of the given ids, constant score */
-    SC_QUERY_EXISTS,         /* documents with any value in the field, constant score */
-    SC_QUERY_RANGE,          /* numeric values in inclusive ranges (search/range.h), constant */
+    SC_QUERY_BOOSTING,   /* positive, scores multiplied by negative_boost when negative matches */
+    SC_QUERY_DIS_MAX,    /* max of children's scores + tie_breaker * sum of the others */
+    SC_QUERY_IDS,        /* documents whose _id is one of the given ids, constant score */
+    SC_QUERY_EXISTS,     /* documents with any value in the field, constant score */
+    SC_QUERY_RANGE,      /* numeric values in inclusive ranges (search/range.h), constant */
+    SC_QUERY_TERM_RANGE, /* terms between two bounds in byte order (TermRangeQuery) */
 } sc_query_kind;
 
 /* How a bool clause participates (Elasticsearch's names). */
@@ -65,7 +66,7 @@ enum {
 /* Defaults shared by the DSL and the parser. */
 #define SC_QUERY_MAX_DETERMINIZED_STATES 10000u /* ES/Lucene default for regexp/wildcard */
 #define SC_QUERY_FUZZY_MAX_EXPANSIONS 50u       /* ES fuzzy default */
-#define SC_QUERY_MAX_CLAUSE_COUNT 1024u          /* Lucene BooleanQuery.maxClauseCount */
+#define SC_QUERY_MAX_CLAUSE_COUNT 1024u         /* Lucene BooleanQuery.maxClauseCount */
 
 typedef struct sc_query sc_query;
 
@@ -172,6 +173,14 @@ struct sc_query {
             int64_t *lo, *hi;
             size_t n;
         } range;
+        /* SC_QUERY_TERM_RANGE: terms t with lo <= t <= hi in byte order (< / > when not
+         * inclusive; a missing bound is open); constant score unless rewritten. */
+        struct {
+            sc_slice field;
+            sc_slice lo, hi;
+            bool has_lo, has_hi, incl_lo, incl_hi;
+            sc_query_rewrite rewrite;
+        } term_range;
     } u;
 };
 
@@ -205,6 +214,10 @@ sc_query *sc_query_exists(sc_arena *a, sc_slice field);
  * bounds helper (gt/lt) and the points / doc-values choice. */
 sc_query *sc_query_range(sc_arena *a, sc_slice field, const int64_t *lo, const int64_t *hi,
                          size_t n);
+
+/* A term range (lo / hi NULL: open). */
+sc_query *sc_query_term_range(sc_arena *a, sc_slice field, const sc_slice *lo, const sc_slice *hi,
+                              bool incl_lo, bool incl_hi);
 
 /* Appends a clause to a bool node (child is borrowed: it must live in the same arena).
  * SC_ENOMEM when the arena is exhausted, SC_ELIMIT past SC_QUERY_MAX_CLAUSE_COUNT clauses
