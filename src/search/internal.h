@@ -47,9 +47,9 @@ struct sc__plan {
     /* BOOL: children by occur; DISMAX: should = children; BOOSTING: must[0], must_not[0] */
     sc__plan **must, **should, **must_not, **filter;
     size_t n_must, n_should, n_must_not, n_filter;
-    uint32_t min_should; /* effective minimum_should_match */
-    float tie_breaker;   /* DISMAX; BOOSTING: negative_boost */
-    sc__plan *child;     /* CONST */
+    uint32_t min_should;    /* effective minimum_should_match */
+    float tie_breaker;      /* DISMAX; BOOSTING: negative_boost */
+    sc__plan *child;        /* CONST */
     const int64_t *lo, *hi; /* RANGE: n_ranges inclusive ranges */
     size_t n_ranges;
 };
@@ -74,13 +74,18 @@ sc_status sc__plan_build(sc__search_ctx *ctx, const sc_query *q, bool scoring, s
     SC_MUST_USE;
 
 /* Builds the iterator of plan p over segment seg_i (NULL when it can match nothing there). */
-sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
-                        sc_doc_iter **out) SC_MUST_USE;
+sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)
+    SC_MUST_USE;
 
 /* When `it` is an unpositioned sum disjunction (min_match <= 1) whose children all score in
  * bulk natively, sets its children and returns true (the collector may then drive them
  * itself, window by window, as Lucene's BooleanScorer does for exhaustive disjunctions). */
 bool sc__iter_disjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***children, size_t *n);
+/* If `it` is an unpositioned conjunction of >= 2 unpositioned children that all score in
+ * bulk: its children (by cost, the lead first) and their scoring flags, for the exhaustive
+ * batch-merge collector. The conjunction scores as the (float) double sum in that order. */
+bool sc__iter_conjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***children,
+                                         const bool **scoring, size_t *n);
 
 /* Writes an error message into ctx->res->error and returns st. */
 sc_status sc__search_fail(sc__search_ctx *ctx, sc_status st, const char *fmt, ...)

@@ -217,6 +217,23 @@ sc_doc_iter *sc_iter_conjunction(sc_arena *a, sc_doc_iter **children, size_t n, 
     return &x->base;
 }
 
+bool sc__iter_conjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***children,
+                                         const bool **scoring, size_t *n)
+{
+    if (it->ops != &conj_ops || it->positioned)
+        return false;
+    conj_iter *x = (conj_iter *)it;
+    if (x->n < 2)
+        return false;
+    for (size_t i = 0; i < x->n; i++)
+        if (!(x->c[i]->ops->native & SC_ITER_NATIVE_SCORE_BATCH) || x->c[i]->positioned)
+            return false;
+    *children = x->c;
+    *scoring = x->scoring;
+    *n = x->n;
+    return true;
+}
+
 void sc_iter_conjunction_set_dense(sc_doc_iter *it, sc_arena *a, bool dense)
 {
     conj_iter *x = (conj_iter *)it;
