@@ -97,11 +97,8 @@ static size_t wild_run(sc_slice s, size_t i)
     return i - start;
 }
 
-/* One token at i in the default state; sets *k and returns its length (0 = lexical error). */
-static size_t lex_default(sc_slice s, size_t i, tok_kind *k)
-{
-    size_t best = 0;
-    tok_kind bk = T_EOF;
+/* Offers a token candidate: the longest wins, the first offered wins ties (the JavaCC order of
+ * the token definitions). Used by the lexers below, which declare `best` and `bk`. */
 #define CAND(kind, len)                                                                            \
     do {                                                                                           \
         size_t l_ = (len);                                                                         \
@@ -110,6 +107,12 @@ static size_t lex_default(sc_slice s, size_t i, tok_kind *k)
             bk = (kind);                                                                           \
         }                                                                                          \
     } while (0)
+
+/* One token at i in the default state; sets *k and returns its length (0 = lexical error). */
+static size_t lex_default(sc_slice s, size_t i, tok_kind *k)
+{
+    size_t best = 0;
+    tok_kind bk = T_EOF;
     uint8_t c = s.ptr[i];
     if (lit(s, i, "AND"))
         CAND(T_AND, 3);
@@ -190,7 +193,6 @@ static size_t lex_default(sc_slice s, size_t i, tok_kind *k)
         CAND(T_RANGEIN_START, 1);
     if (c == '{')
         CAND(T_RANGEEX_START, 1);
-#undef CAND
     *k = bk;
     return best;
 }
@@ -202,13 +204,6 @@ static size_t lex_range(sc_slice s, size_t i, tok_kind *k)
     size_t best = 0;
     tok_kind bk = T_EOF;
     uint8_t c = s.ptr[i];
-#define CAND(kind, len)                                                                            \
-    do {                                                                                           \
-        if ((len) > best) {                                                                        \
-            best = (len);                                                                          \
-            bk = (kind);                                                                           \
-        }                                                                                          \
-    } while (0)
     if (lit(s, i, "TO"))
         CAND(T_RANGE_TO, 2);
     if (c == ']')
@@ -227,7 +222,6 @@ static size_t lex_range(sc_slice s, size_t i, tok_kind *k)
         j++;
     if (j > i)
         CAND(T_RANGE_GOOP, j - i);
-#undef CAND
     *k = bk;
     return best;
 }

@@ -615,6 +615,20 @@ static void collect_segment(collector *c, sc_doc_iter *it, uint32_t seg_i, uint6
     collect_batches(c, it, seg_i, base);
 }
 
+/* Offers one matching doc (live docs already applied) to the counts and the heap. */
+static inline void offer(collector *c, uint32_t seg_i, uint64_t base, uint32_t d, float sc)
+{
+    c->total++;
+    if (!c->t.k || (c->t.n == c->t.k && sc <= c->thr))
+        return;
+    if (sc > c->max_score)
+        c->max_score = sc;
+    sc_search_hit h = {seg_i, d, base + d, sc};
+    topk_push(&c->t, &h);
+    if (c->t.n == c->t.k)
+        c->thr = c->t.h[0].score;
+}
+
 /* Exhaustive sum disjunction, window at a time (Lucene's BooleanScorer): every child scores
  * its docs in bulk (score_batch) into a 2,048-doc accumulator (double sums in child order, as
  * the disjunction scores), then the window's docs are counted and offered to the heap in doc
@@ -688,36 +702,11 @@ static sc_status collect_disjunction(sc__search_ctx *ctx, collector *c, sc_doc_i
                 uint32_t d = w + o;
                 if (live && !sc_bitset_test(live, d))
                     continue;
-                c->total++;
-                if (!c->t.k)
-                    continue;
-                float sc = (float)acc[o];
-                if (c->t.n == c->t.k && sc <= c->thr)
-                    continue;
-                if (sc > c->max_score)
-                    c->max_score = sc;
-                sc_search_hit h = {(uint32_t)seg_i, d, base + d, sc};
-                topk_push(&c->t, &h);
-                if (c->t.n == c->t.k)
-                    c->thr = c->t.h[0].score;
+                offer(c, (uint32_t)seg_i, base, d, (float)acc[o]);
             }
         }
     }
     return SC_OK;
-}
-
-/* Offers one matching doc (live docs already applied) to the counts and the heap. */
-static inline void offer(collector *c, uint32_t seg_i, uint64_t base, uint32_t d, float sc)
-{
-    c->total++;
-    if (!c->t.k || (c->t.n == c->t.k && sc <= c->thr))
-        return;
-    if (sc > c->max_score)
-        c->max_score = sc;
-    sc_search_hit h = {seg_i, d, base + d, sc};
-    topk_push(&c->t, &h);
-    if (c->t.n == c->t.k)
-        c->thr = c->t.h[0].score;
 }
 
 /* Exhaustive conjunction (exact totals) in 2,048-doc windows (a conjunctive BooleanScorer):
