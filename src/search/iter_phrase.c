@@ -64,6 +64,27 @@ static float exact_freq2(const phrase_iter *x)
     const uint32_t *pa = a->pos, *pb = b->pos;
     uint32_t na = a->n, nb = b->n, i = 0, j = 0, freq = 0;
     uint64_t oa = b->offset, ob = a->offset;
+    if ((uint64_t)pa[na - 1] + oa < 256 && (uint64_t)pb[nb - 1] + ob < 256) {
+        /* both shifted lists fit 256 bits (the common case: positions are sorted, so the last
+         * is the largest): set bits independently, AND, count; no dependent compare chain */
+        uint64_t ma[4] = {0, 0, 0, 0}, mb[4] = {0, 0, 0, 0};
+        for (uint32_t k = 0; k < na; k++) {
+            uint32_t v = pa[k] + (uint32_t)oa;
+            ma[v >> 6] |= UINT64_C(1) << (v & 63);
+        }
+        for (uint32_t k = 0; k < nb; k++) {
+            uint32_t v = pb[k] + (uint32_t)ob;
+            mb[v >> 6] |= UINT64_C(1) << (v & 63);
+        }
+        for (int k = 0; k < 4; k++) {
+            uint64_t m = ma[k] & mb[k];
+            while (m) { /* few matches per doc: cheaper than a popcount call */
+                freq++;
+                m &= m - 1;
+            }
+        }
+        return (float)freq;
+    }
     while (i < na && j < nb) {
         uint64_t u = pa[i] + oa, v = pb[j] + ob;
         freq += u == v;
