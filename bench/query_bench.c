@@ -7,10 +7,10 @@
  * warm up, then REPS times; prints "class<TAB>mode<TAB>n<TAB>median_us<TAB>p99_us" per class and
  * mode; then the cancellation overhead: the whole set with the cancel token vs. without any
  * token (best of 3 rounds each), on stderr. Usage: query_bench DOCS QUERIES WORK_DIR [REPS]
- * Environment: QB_CLASSES=a,b only these classes; QB_NO_OVERHEAD=1 skips the overhead rounds;
- * QB_CPUTIME=1 times queries by thread CPU time; QB_TOTAL_ROUNDS=n prints only the best whole-set
- * time (ms) of n rounds (the compiled-out comparison in query_bench.sh builds this file twice, once
- * with SC_SEARCH_NO_CANCEL_CHECKS). */
+ * Environment: QB_CLASSES=a,b only these classes; QB_MODE=TOP_10 only that mode; QB_NO_OVERHEAD=1
+ * skips the overhead rounds; QB_CPUTIME=1 times queries by thread CPU time; QB_TOTAL_ROUNDS=n
+ * prints only the best whole-set time (ms) of n rounds (the compiled-out comparison in
+ * query_bench.sh builds this file twice, once with SC_SEARCH_NO_CANCEL_CHECKS). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,6 +273,8 @@ int main(int argc, char **argv)
         while (j < n_q && strcmp(qs[j].cls, qs[i].cls) == 0)
             j++;
         for (int m = 0; m < M_N; m++) {
+            if (getenv("QB_MODE") && strcmp(getenv("QB_MODE"), MODES[m]) != 0)
+                continue;
             size_t n_lat = 0;
             uint64_t hits_sum = 0;
             for (size_t k = i; k < j; k++) {
