@@ -4,7 +4,8 @@
 // COUNT (IndexSearcher.count), TOP_10 (search(q, 10): totals exact up to 1,000), TOP_10_COUNT
 // (TopScoreDocCollector with an exact total). One warm-up pass over everything (the JIT), then
 // per query one warm-up run and REPS timed runs. Output: class, mode, queries, median_us,
-// p99_us, hits_sum (tab-separated).
+// p99_us, hits_sum (tab-separated). QB_CPUTIME=1 times by the thread's CPU time (as
+// query_bench.c does with the same variable), for machines busy with other work.
 import java.io.*;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.*;
@@ -87,8 +88,16 @@ public class LuceneQueryBench {
     }
   }
 
+  static final boolean CPU_TIME = System.getenv("QB_CPUTIME") != null;
+  static final java.lang.management.ThreadMXBean MX =
+      java.lang.management.ManagementFactory.getThreadMXBean();
+
+  static long now() {
+    return CPU_TIME ? MX.getCurrentThreadCpuTime() : System.nanoTime();
+  }
+
   static long[] run(IndexSearcher s, Query q, int mode) throws IOException {
-    long t0 = System.nanoTime();
+    long t0 = now();
     long hits;
     if (mode == 0) {
       hits = s.count(q);
@@ -97,6 +106,6 @@ public class LuceneQueryBench {
       s.search(q, c);
       hits = c.topDocs().totalHits.value;
     }
-    return new long[] {System.nanoTime() - t0, hits};
+    return new long[] {now() - t0, hits};
   }
 }

@@ -7,10 +7,10 @@
  * warm up, then REPS times; prints "class<TAB>mode<TAB>n<TAB>median_us<TAB>p99_us" per class and
  * mode; then the cancellation overhead: the whole set with the cancel token vs. without any
  * token (best of 3 rounds each), on stderr. Usage: query_bench DOCS QUERIES WORK_DIR [REPS]
- * Environment: QB_CLASSES=a,b only these classes; QB_NO_OVERHEAD=1 skips the overhead rounds;
- * QB_CPUTIME=1 times queries by thread CPU time; QB_TOTAL_ROUNDS=n prints only the best whole-set
- * time (ms) of n rounds (the compiled-out comparison in query_bench.sh builds this file twice, once
- * with SC_SEARCH_NO_CANCEL_CHECKS). */
+ * Environment: QB_CLASSES=a,b only these classes; QB_MODE=TOP_10 only that mode; QB_NO_OVERHEAD=1
+ * skips the overhead rounds; QB_CPUTIME=1 times queries by thread CPU time; QB_TOTAL_ROUNDS=n
+ * prints only the best whole-set time (ms) of n rounds (the compiled-out comparison in
+ * query_bench.sh builds this file twice, once with SC_SEARCH_NO_CANCEL_CHECKS). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +168,25 @@ static uint64_t run_one(const sc_searcher *s, const sc_query *q, int mode, sc_ar
     return dt;
 }
 
+/* Time of the whole query set, every query once in each mode. */
+static uint64_t whole_set(const sc_searcher *s, const bq *qs, size_t n_q,
+                          const sc_query_parser_options *po)
+{
+    uint64_t sum = 0;
+    for (size_t k = 0; k < n_q; k++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_query *q;
+        if (sc_query_string_parse(sc_slice_cstr(qs[k].text), po, &a, &q, NULL) == SC_OK)
+            for (int m = 0; m < M_N; m++) {
+                uint64_t hits;
+                sum += run_one(s, q, m, &a, &hits);
+            }
+        sc_arena_fini(&a);
+    }
+    return sum;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -239,18 +258,7 @@ int main(int argc, char **argv)
          * query_bench.sh compares this binary with one built with the checks compiled out. */
         uint64_t best = UINT64_MAX;
         for (int round = 0; round < atoi(total_rounds); round++) {
-            uint64_t sum = 0;
-            for (size_t k = 0; k < n_q; k++) {
-                sc_arena a;
-                sc_arena_init(&a, 0);
-                sc_query *q;
-                if (sc_query_string_parse(sc_slice_cstr(qs[k].text), &po, &a, &q, NULL) == SC_OK)
-                    for (int m = 0; m < M_N; m++) {
-                        uint64_t hits;
-                        sum += run_one(&s, q, m, &a, &hits);
-                    }
-                sc_arena_fini(&a);
-            }
+            uint64_t sum = whole_set(&s, qs, n_q, &po);
             if (sum < best)
                 best = sum;
         }
@@ -265,6 +273,8 @@ int main(int argc, char **argv)
         while (j < n_q && strcmp(qs[j].cls, qs[i].cls) == 0)
             j++;
         for (int m = 0; m < M_N; m++) {
+            if (getenv("QB_MODE") && strcmp(getenv("QB_MODE"), MODES[m]) != 0)
+                continue;
             size_t n_lat = 0;
             uint64_t hits_sum = 0;
             for (size_t k = i; k < j; k++) {
@@ -302,18 +312,7 @@ int main(int argc, char **argv)
     for (int round = 0; round < rounds; round++) {
         for (int with = 0; with < 2; with++) {
             use_cancel = with == 1;
-            uint64_t sum = 0;
-            for (size_t k = 0; k < n_q; k++) {
-                sc_arena a;
-                sc_arena_init(&a, 0);
-                sc_query *q;
-                if (sc_query_string_parse(sc_slice_cstr(qs[k].text), &po, &a, &q, NULL) == SC_OK)
-                    for (int m = 0; m < M_N; m++) {
-                        uint64_t hits;
-                        sum += run_one(&s, q, m, &a, &hits);
-                    }
-                sc_arena_fini(&a);
-            }
+            uint64_t sum = whole_set(&s, qs, n_q, &po);
             if (sum < best[with])
                 best[with] = sum;
         }

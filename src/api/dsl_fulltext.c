@@ -394,6 +394,50 @@ sc_status sc__dsl_q_multi_match(P *p, const json_t *body, sc_query **out)
     return sc__dsl_apply_boost(p, "multi_match", body, comb);
 }
 
+/* ---- hooks of the search layer's query_string parser (ctx: the DSL parse state) ---- */
+
+static const sc_analyzer *qs_analyzer_for(void *ctx, sc_slice field)
+{
+    P *p = ctx;
+    return p->env->analyzer_for(p->env->ctx, field);
+}
+
+/* `field:[lo TO hi]` / `field:>=x` as the field's type wants it, like the range query: numeric,
+ * date and boolean fields through the mapping's encoders, keyword (normalized) and ip through
+ * the term encoders; anything else (text) stays the parser's term range (*out NULL). */
+static sc_status qs_range_query(void *ctx, sc_slice field, const sc_slice *lo, const sc_slice *hi,
+                                bool incl_lo, bool incl_hi, sc_arena *a, sc_query **out, char *msg,
+                                size_t msg_cap)
+{
+    P *p = ctx;
+    *out = NULL;
+    json_t *from = lo ? json_stringn((const char *)lo->ptr, lo->len) : NULL;
+    json_t *to = hi ? json_stringn((const char *)hi->ptr, hi->len) : NULL;
+    sc_status st = (lo && !from) || (hi && !to) ? SC_ENOMEM : SC_EUNSUPPORTED;
+    if (st == SC_EUNSUPPORTED && p->env->encode_range) {
+        int64_t l, h;
+        bool empty = false;
+        st = p->env->encode_range(p->env->ctx, field, from, to, incl_lo, incl_hi, NULL, NULL, &l,
+                                  &h, &empty, msg, msg_cap);
+        if (st == SC_OK)
+            *out = empty ? sc_query_match_none(a) : sc_query_range(a, field, &l, &h, 1);
+    }
+    if (st == SC_EUNSUPPORTED && p->env->encode_term_range &&
+        sc__dsl_field_kind(p, field) == SC_DSL_FIELD_KEYWORD) {
+        sc_slice l = {0}, h = {0};
+        st = p->env->encode_term_range(p->env->ctx, field, from, to, a, &l, &h, msg, msg_cap);
+        if (st == SC_OK)
+            *out = sc_query_term_range(a, field, lo ? &l : NULL, hi ? &h : NULL, incl_lo, incl_hi);
+    }
+    json_decref(from);
+    json_decref(to);
+    if (st == SC_EUNSUPPORTED)
+        return SC_OK; /* the parser's own term range */
+    if (st == SC_OK && !*out)
+        return SC_ENOMEM;
+    return st;
+}
+
 /* ---- query_string / simple_query_string: a compact Lucene classic syntax parser ---- */
 
 typedef struct qs {
@@ -802,8 +846,9 @@ static sc_status q_query_string_common(P *p, const char *qname, const json_t *bo
         sc_query_parser_options_init(&o);
         o.default_field = sc_slice_cstr(q.fields[0]);
         o.default_operator = q.and_default ? SC_OCCUR_MUST : SC_OCCUR_SHOULD;
-        o.analyzer_for = p->env->analyzer_for;
-        o.ctx = p->env->ctx;
+        o.analyzer_for = qs_analyzer_for;
+        o.range_query = qs_range_query;
+        o.ctx = p;
         if (q.analyzer) {
             o.analyzer =
                 p->env->analyzer_named ? p->env->analyzer_named(p->env->ctx, q.analyzer) : NULL;

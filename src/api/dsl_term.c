@@ -87,7 +87,7 @@ static sc_status cidr_term(P *p, const char *qname, sc_slice field, const json_t
             err[0] ? err : "invalid CIDR value", qname, (int)field.len, (const char *)field.ptr);
     if (st != SC_OK)
         return sc__dsl_oom(p);
-    *out = NEW(p, sc_query_term_range(p->a, field, &lo, true, &hi, true));
+    *out = NEW(p, sc_query_term_range(p->a, field, &lo, &hi, true, true));
     return SC_OK;
 }
 
@@ -346,7 +346,7 @@ static sc_status term_range(P *p, sc_slice field, const json_t *from, const json
         return sc__dsl_oom(p);
     if (st != SC_OK)
         return st;
-    *out = NEW(p, sc_query_term_range(p->a, field, from ? &lo : NULL, il, to ? &hi : NULL, iu));
+    *out = NEW(p, sc_query_term_range(p->a, field, from ? &lo : NULL, to ? &hi : NULL, il, iu));
     return SC_OK;
 }
 

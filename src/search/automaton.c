@@ -573,16 +573,93 @@ sc_status sc_automaton_wildcard(sc_slice pattern, uint32_t max_states, sc_arena 
     return st;
 }
 
+/* Any byte string. */
+static frag frag_any_bytes(nfa *n)
+{
+    frag any = frag_new(n);
+    sc__am_add_edge(n, any.start, any.end, 0, 255);
+    return frag_star(n, any);
+}
+
 sc_status sc_automaton_prefix(sc_slice prefix, sc_arena *a, sc_dfa *out)
 {
     nfa n;
     memset(&n, 0, sizeof n);
     frag f = frag_bytes(&n, prefix);
-    frag any = frag_new(&n);
-    sc__am_add_edge(&n, any.start, any.end, 0, 255);
-    f = frag_concat(&n, f, frag_star(&n, any));
+    f = frag_concat(&n, f, frag_any_bytes(&n));
     sc_status st = compile(&n, f, UINT32_MAX, NULL, a, out);
     sc_vec_free(&n.edges);
+    return st;
+}
+
+/* Byte strings >= lo (> lo when !incl): lo's bytes one by one, leaving to "any suffix" on a
+ * greater byte or past lo's end. */
+static frag range_ge(nfa *n, sc_slice lo, bool incl)
+{
+    frag f = {sc__am_new_state(n), sc__am_new_state(n)};
+    uint32_t any = sc__am_new_state(n), s = f.start;
+    sc__am_add_edge(n, any, any, 0, 255);
+    sc__am_add_eps(n, any, f.end);
+    for (size_t k = 0; k < lo.len; k++) {
+        uint32_t t = sc__am_new_state(n);
+        sc__am_add_edge(n, s, t, lo.ptr[k], lo.ptr[k]);
+        if (lo.ptr[k] < 255)
+            sc__am_add_edge(n, s, any, lo.ptr[k] + 1u, 255);
+        s = t;
+    }
+    if (incl)
+        sc__am_add_eps(n, s, f.end);
+    sc__am_add_edge(n, s, any, 0, 255);
+    return f;
+}
+
+/* Byte strings <= hi (< hi when !incl): hi's proper prefixes, and a smaller byte at any point
+ * followed by any suffix. */
+static frag range_le(nfa *n, sc_slice hi, bool incl)
+{
+    frag f = {sc__am_new_state(n), sc__am_new_state(n)};
+    uint32_t any = sc__am_new_state(n), s = f.start;
+    sc__am_add_edge(n, any, any, 0, 255);
+    sc__am_add_eps(n, any, f.end);
+    for (size_t k = 0; k < hi.len; k++) {
+        uint32_t t = sc__am_new_state(n);
+        sc__am_add_eps(n, s, f.end);
+        sc__am_add_edge(n, s, t, hi.ptr[k], hi.ptr[k]);
+        if (hi.ptr[k] > 0)
+            sc__am_add_edge(n, s, any, 0, hi.ptr[k] - 1u);
+        s = t;
+    }
+    if (incl)
+        sc__am_add_eps(n, s, f.end);
+    return f;
+}
+
+sc_status sc_automaton_term_range(const sc_slice *lo, bool incl_lo, const sc_slice *hi,
+                                  bool incl_hi, sc_arena *a, sc_dfa *out)
+{
+    nfa n1, n2;
+    memset(&n1, 0, sizeof n1);
+    memset(&n2, 0, sizeof n2);
+    frag f1 = lo ? range_ge(&n1, *lo, incl_lo) : frag_any_bytes(&n1);
+    frag f2 = hi ? range_le(&n2, *hi, incl_hi) : frag_any_bytes(&n2);
+    ddfa d1, d2, d;
+    memset(&d1, 0, sizeof d1);
+    memset(&d2, 0, sizeof d2);
+    memset(&d, 0, sizeof d);
+    sc_status st = n1.status != SC_OK ? n1.status : n2.status;
+    if (st == SC_OK)
+        st = sc__am_sub_determinize(&n1, f1, UINT32_MAX, NULL, &d1);
+    if (st == SC_OK)
+        st = sc__am_sub_determinize(&n2, f2, UINT32_MAX, NULL, &d2);
+    if (st == SC_OK)
+        st = sc__am_ddfa_intersect(&d1, &d2, UINT32_MAX, NULL, &d);
+    if (st == SC_OK)
+        st = finish(&d, a, out);
+    sc__am_ddfa_fini(&d1);
+    sc__am_ddfa_fini(&d2);
+    sc__am_ddfa_fini(&d);
+    sc_vec_free(&n1.edges);
+    sc_vec_free(&n2.edges);
     return st;
 }
 

@@ -34,13 +34,18 @@ typedef struct sc_automaton_error {
  * SC_EUNSUPPORTED (`<name>` named automata), SC_ELIMIT (more than max_states DFA states, or
  * an NFA past 1M states, or nesting past 1,000; the message names the limit), SC_ENOMEM.
  * err may be NULL. Worst case O(max_states * 256 * nfa size) time. */
-sc_status sc_automaton_regexp(sc_slice pattern, uint32_t flags, uint32_t max_states,
-                              sc_arena *a, sc_dfa *out, sc_automaton_error *err) SC_MUST_USE;
+sc_status sc_automaton_regexp(sc_slice pattern, uint32_t flags, uint32_t max_states, sc_arena *a,
+                              sc_dfa *out, sc_automaton_error *err) SC_MUST_USE;
 
 /* Lucene WildcardQuery: `*` any string, `?` any one code point, `\x` the literal x (a trailing
  * `\` is literal). Errors as sc_automaton_regexp. */
 sc_status sc_automaton_wildcard(sc_slice pattern, uint32_t max_states, sc_arena *a, sc_dfa *out,
                                 sc_automaton_error *err) SC_MUST_USE;
+
+/* Terms between lo and hi in byte order (Lucene's TermRangeQuery): lo NULL = unbounded
+ * below, hi NULL = unbounded above; incl_* include the bound itself. SC_ENOMEM only. */
+sc_status sc_automaton_term_range(const sc_slice *lo, bool incl_lo, const sc_slice *hi,
+                                  bool incl_hi, sc_arena *a, sc_dfa *out) SC_MUST_USE;
 
 /* Terms starting with the bytes of `prefix`. SC_ENOMEM only. */
 sc_status sc_automaton_prefix(sc_slice prefix, sc_arena *a, sc_dfa *out) SC_MUST_USE;
@@ -50,8 +55,8 @@ sc_status sc_automaton_prefix(sc_slice prefix, sc_arena *a, sc_dfa *out) SC_MUST
  * Damerau variant), whose first prefix_length code points equal term's exactly.
  * SC_EINVAL for max_edits > 2. Errors otherwise as sc_automaton_regexp. */
 sc_status sc_automaton_fuzzy(sc_slice term, uint32_t max_edits, uint32_t prefix_length,
-                             bool transpositions, sc_arena *a, sc_dfa *out,
-                             sc_automaton_error *err) SC_MUST_USE;
+                             bool transpositions, sc_arena *a, sc_dfa *out, sc_automaton_error *err)
+    SC_MUST_USE;
 
 /* Runs the DFA over `s`: true when accepted. O(len). */
 bool sc_automaton_run(const sc_dfa *d, sc_slice s);
@@ -59,8 +64,7 @@ bool sc_automaton_run(const sc_dfa *d, sc_slice s);
 /* The (restricted) Damerau-Levenshtein distance between a and b in code points, the measure
  * the fuzzy automaton accepts; stops early and returns limit+1 when it exceeds `limit`.
  * Strings longer than 255 code points return limit+1 unless equal. */
-uint32_t sc_automaton_edit_distance(sc_slice a, sc_slice b, bool transpositions,
-                                    uint32_t limit);
+uint32_t sc_automaton_edit_distance(sc_slice a, sc_slice b, bool transpositions, uint32_t limit);
 
 /* Number of code points in s (invalid bytes count one each). */
 size_t sc_automaton_cp_len(sc_slice s);

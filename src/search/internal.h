@@ -83,6 +83,11 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
  * bulk natively, sets its children and returns true (the collector may then drive them
  * itself, window by window, as Lucene's BooleanScorer does for exhaustive disjunctions). */
 bool sc__iter_disjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***children, size_t *n);
+/* If `it` is an unpositioned conjunction of >= 2 unpositioned children that all score in
+ * bulk: its children (by cost, the lead first) and their scoring flags, for the exhaustive
+ * batch-merge collector. The conjunction scores as the (float) double sum in that order. */
+bool sc__iter_conjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***children,
+                                         const bool **scoring, size_t *n);
 
 /* Writes an error message into ctx->res->error and returns st. */
 sc_status sc__search_fail(sc__search_ctx *ctx, sc_status st, const char *fmt, ...)

@@ -234,7 +234,7 @@ sc_doc_iter *sc_iter_boosting(sc_arena *a, sc_doc_iter *positive, sc_doc_iter *n
                               float factor);
 /* A phrase over n >= 2 term cursors (already reset with SC_POSTINGS_POSITIONS) at query
  * positions offsets[i]; slop 0 = exact (Lucene's ExactPhraseMatcher), else sloppy
- * (SloppyPhraseMatcher for phrases without repeated terms). bm25 may be NULL. */
+ * (SloppyPhraseMatcher, repeated terms included). bm25 may be NULL. */
 sc_doc_iter *sc_iter_phrase(sc_arena *a, const sc_postings *cursors, const uint32_t *offsets,
                             size_t n, uint32_t slop, const sc_bm25 *bm25, const uint8_t *norms);
 

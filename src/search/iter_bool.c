@@ -24,7 +24,21 @@ typedef struct conj_iter {
     size_t n;
     bool dense;         /* into_bitset by ANDing per-child 4,096-doc windows */
     sc_bitset acc, tmp; /* the windows (arena) */
+    float min_score;    /* > 0: a collector's threshold (top-k pruning) */
 } conj_iter;
+
+/* With a minimum score: whether the lead's doc d can beat it, from the lead's score and the
+ * other scoring clauses' block bounds, before they move (BlockMaxConjunctionScorer's check).
+ * Each bound is >= that clause's score and the double sum is monotone, so the float of the
+ * sum bounds conj_score's. */
+static bool conj_may_compete(conj_iter *x, uint32_t d)
+{
+    double s = x->scoring[0] ? sc_doc_iter_score(x->c[0]) : 0.0;
+    for (size_t i = 1; i < x->n; i++)
+        if (x->scoring[i])
+            s += sc_doc_iter_max_score(x->c[i], d);
+    return (float)s > x->min_score;
+}
 
 /* Leapfrog from candidate d (the lead is on d) until all children agree. */
 static uint32_t conj_align(conj_iter *x, uint32_t d)
@@ -32,6 +46,10 @@ static uint32_t conj_align(conj_iter *x, uint32_t d)
     sc_doc_iter *lead = x->c[0];
 again:
     while (d != SC_DOC_END) {
+        if (x->min_score > 0.0f && !conj_may_compete(x, d)) {
+            d = sc_doc_iter_next(lead);
+            continue;
+        }
         for (size_t i = 1; i < x->n; i++) {
             sc_doc_iter *ci = x->c[i];
             uint32_t cd = ci->positioned && ci->doc >= d ? ci->doc : sc_doc_iter_advance(ci, d);
@@ -171,6 +189,11 @@ static uint32_t conj_shallow(sc_doc_iter *it, uint32_t target)
     return r;
 }
 
+static void conj_min_score(sc_doc_iter *it, float min_score)
+{
+    ((conj_iter *)it)->min_score = min_score;
+}
+
 static const sc_doc_iter_ops conj_ops = {
     "conjunction",
     SC_ITER_NATIVE_INTO_BITSET | SC_ITER_NATIVE_RUN_END,
@@ -183,7 +206,7 @@ static const sc_doc_iter_ops conj_ops = {
     conj_score,
     conj_max_score,
     conj_shallow,
-    sc_doc_iter_ignore_min_score,
+    conj_min_score,
     sc_doc_iter_fallback_score_batch,
 };
 
@@ -215,6 +238,23 @@ sc_doc_iter *sc_iter_conjunction(sc_arena *a, sc_doc_iter **children, size_t n, 
     x->scoring = sc;
     x->n = n;
     return &x->base;
+}
+
+bool sc__iter_conjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***children,
+                                         const bool **scoring, size_t *n)
+{
+    if (it->ops != &conj_ops || it->positioned)
+        return false;
+    conj_iter *x = (conj_iter *)it;
+    if (x->n < 2)
+        return false;
+    for (size_t i = 0; i < x->n; i++)
+        if (!(x->c[i]->ops->native & SC_ITER_NATIVE_SCORE_BATCH) || x->c[i]->positioned)
+            return false;
+    *children = x->c;
+    *scoring = x->scoring;
+    *n = x->n;
+    return true;
 }
 
 void sc_iter_conjunction_set_dense(sc_doc_iter *it, sc_arena *a, bool dense)

@@ -1,7 +1,8 @@
 /* Phrase iterator (search/iter.h): a leapfrog conjunction over the terms' postings; positions
  * are read only for docs all terms contain. Slop 0 counts exact matches (Lucene's
- * ExactPhraseMatcher); slop > 0 runs Lucene's SloppyPhraseMatcher (for phrases without
- * repeated terms) and sums 1 / (1 + match length) per match as the phrase frequency. */
+ * ExactPhraseMatcher); slop > 0 runs Lucene's SloppyPhraseMatcher (repeated terms included:
+ * its repeat groups and collision rule) and sums 1 / (1 + match length) per match as the
+ * phrase frequency. */
 #include <string.h>
 
 #include "search/iter.h"
@@ -12,6 +13,7 @@ typedef struct pp {
     uint32_t offset;  /* the term's position in the query */
     int64_t position; /* pos[idx] - offset */
     uint32_t ord;
+    int32_t rpt_group; /* sloppy: index of the group of pps with the same term, or -1 */
 } pp;
 
 typedef struct phrase_iter {
@@ -35,6 +37,11 @@ typedef struct phrase_iter {
     float max_all;
     float min_score;
     sc_postings_impact *imps; /* n * SC_POSTINGS_BLOCK scratch frontiers */
+    /* Sloppy phrases with a repeated term: groups of the pps sharing a term, each sorted by
+     * query offset (Lucene's rptGroups) */
+    pp ***groups;
+    size_t *group_len;
+    size_t n_groups;
 } phrase_iter;
 
 static bool load_positions(phrase_iter *x, size_t i)
@@ -64,6 +71,27 @@ static float exact_freq2(const phrase_iter *x)
     const uint32_t *pa = a->pos, *pb = b->pos;
     uint32_t na = a->n, nb = b->n, i = 0, j = 0, freq = 0;
     uint64_t oa = b->offset, ob = a->offset;
+    if ((uint64_t)pa[na - 1] + oa < 256 && (uint64_t)pb[nb - 1] + ob < 256) {
+        /* both shifted lists fit 256 bits (the common case: positions are sorted, so the last
+         * is the largest): set bits independently, AND, count; no dependent compare chain */
+        uint64_t ma[4] = {0, 0, 0, 0}, mb[4] = {0, 0, 0, 0};
+        for (uint32_t k = 0; k < na; k++) {
+            uint32_t v = pa[k] + (uint32_t)oa;
+            ma[v >> 6] |= UINT64_C(1) << (v & 63);
+        }
+        for (uint32_t k = 0; k < nb; k++) {
+            uint32_t v = pb[k] + (uint32_t)ob;
+            mb[v >> 6] |= UINT64_C(1) << (v & 63);
+        }
+        for (int k = 0; k < 4; k++) {
+            uint64_t m = ma[k] & mb[k];
+            while (m) { /* few matches per doc: cheaper than a popcount call */
+                freq++;
+                m &= m - 1;
+            }
+        }
+        return (float)freq;
+    }
     while (i < na && j < nb) {
         uint64_t u = pa[i] + oa, v = pb[j] + ob;
         freq += u == v;
@@ -126,6 +154,34 @@ static bool pp_less(const pp *a, const pp *b)
 }
 
 /* SloppyPhraseMatcher.nextMatch loop over a small queue kept as an unsorted array. */
+/* SloppyPhraseMatcher.advanceRpts: while p sits on the same text position as another pp of
+ * its repeat group, the lesser of the two (by position, then offset) moves on. In this
+ * queue (an unsorted array scanned for its minimum) re-queuing is implicit. False when a pp
+ * runs out. */
+static bool advance_rpts(const phrase_iter *x, pp *p, int64_t *end)
+{
+    if (p->rpt_group < 0)
+        return true;
+    pp **rg = x->groups[p->rpt_group];
+    size_t len = x->group_len[p->rpt_group];
+    for (;;) {
+        int64_t tp = p->position + p->offset;
+        pp *other = NULL;
+        for (size_t i = 0; i < len && !other; i++)
+            if (rg[i] != p && rg[i]->position + rg[i]->offset == tp)
+                other = rg[i];
+        if (!other)
+            return true;
+        if (other->position < p->position ||
+            (other->position == p->position && other->offset < p->offset))
+            p = other;
+        if (!pp_next(p))
+            return false;
+        if (p->position > *end)
+            *end = p->position;
+    }
+}
+
 static float sloppy_freq(phrase_iter *x)
 {
     size_t n = x->n;
@@ -136,6 +192,16 @@ static float sloppy_freq(phrase_iter *x)
         pp *p = &x->pps[i];
         p->idx = 0;
         p->position = (int64_t)p->pos[0] - p->offset;
+    }
+    /* advanceRepeatGroups: the j-th pp of a group (by offset) starts at the term's j-th
+     * position */
+    for (size_t g = 0; g < x->n_groups; g++)
+        for (size_t j = 1; j < x->group_len[g]; j++)
+            for (size_t k = 0; k < j; k++)
+                if (!pp_next(x->groups[g][j]))
+                    return 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        pp *p = &x->pps[i];
         if (p->position > end)
             end = p->position;
         q[qn++] = p;
@@ -172,6 +238,10 @@ static float sloppy_freq(phrase_iter *x)
             }
             if (p->position > end)
                 end = p->position;
+            if (x->n_groups && !advance_rpts(x, p, &end)) {
+                done = true;
+                break;
+            }
             if (p->position > next) {
                 q[qn++] = p;
                 if (match_length <= x->slop) {
@@ -473,6 +543,42 @@ sc_doc_iter *sc_iter_phrase(sc_arena *a, const sc_postings *cursors, const uint3
         p[d] = cursors[i];
         pps[d].offset = offsets[i];
         pps[d].ord = (uint32_t)i;
+    }
+    /* repeat groups (sloppy only): cursors of one term share their postings */
+    for (size_t i = 0; i < n; i++)
+        pps[i].rpt_group = -1;
+    if (slop > 0) {
+        x->groups = sc_arena_alloc(a, n * sizeof *x->groups);
+        x->group_len = sc_arena_calloc(a, n, sizeof *x->group_len);
+        if (!x->groups || !x->group_len)
+            return NULL;
+        for (size_t i = 0; i < n; i++) {
+            if (pps[i].rpt_group >= 0)
+                continue;
+            for (size_t j = i + 1; j < n; j++) {
+                if (pps[j].rpt_group >= 0 || p[j].blocks_off != p[i].blocks_off ||
+                    p[j].pos_off != p[i].pos_off || p[j].base != p[i].base)
+                    continue;
+                if (pps[i].rpt_group < 0) {
+                    size_t g = x->n_groups++;
+                    if (!(x->groups[g] = sc_arena_alloc(a, n * sizeof(pp *))))
+                        return NULL;
+                    pps[i].rpt_group = (int32_t)g;
+                    x->groups[g][x->group_len[g]++] = &pps[i];
+                }
+                size_t g = (size_t)pps[i].rpt_group;
+                pps[j].rpt_group = (int32_t)g;
+                x->groups[g][x->group_len[g]++] = &pps[j];
+            }
+        }
+        for (size_t g = 0; g < x->n_groups; g++) /* by query offset (insertion sort) */
+            for (size_t k = 1; k < x->group_len[g]; k++)
+                for (size_t m = k; m > 0 && x->groups[g][m]->offset < x->groups[g][m - 1]->offset;
+                     m--) {
+                    pp *t = x->groups[g][m];
+                    x->groups[g][m] = x->groups[g][m - 1];
+                    x->groups[g][m - 1] = t;
+                }
     }
     x->base.ops = &phrase_ops;
     x->a = a;

@@ -10,7 +10,6 @@
 #include "index/terms.h"
 #include "search/automaton.h"
 #include "search/internal.h"
-#include "search/term_range.h"
 
 sc_status sc__search_fail(sc__search_ctx *ctx, sc_status st, const char *fmt, ...)
 {
@@ -427,19 +426,6 @@ static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boos
             p->geo = &q->u.geo.shape;
         }
         break;
-    case SC_QUERY_TERM_RANGE: {
-        const sc_slice *lo = q->u.term_range.has_lo ? &q->u.term_range.lo : NULL;
-        const sc_slice *hi = q->u.term_range.has_hi ? &q->u.term_range.hi : NULL;
-        st = sc_term_range_dfa(lo, q->u.term_range.lo_incl, hi, q->u.term_range.hi_incl, ctx->a,
-                               &dfa);
-        if (st == SC_EINVAL)
-            return sc__search_fail(ctx, st, "range bound longer than %d bytes",
-                                   SC_TERM_RANGE_MAX_BOUND);
-        if (st != SC_OK)
-            return oom(ctx);
-        return multiterm_plan(ctx, q->u.term_range.field, &dfa, SC_REWRITE_CONSTANT_SCORE, boost,
-                              scoring, out);
-    }
     case SC_QUERY_PHRASE: return phrase_plan(ctx, q, boost, scoring, out);
     case SC_QUERY_PREFIX:
         st = sc_automaton_prefix(q->u.prefix.prefix, ctx->a, &dfa);
@@ -447,6 +433,15 @@ static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boos
             return oom(ctx);
         return multiterm_plan(ctx, q->u.prefix.field, &dfa, q->u.prefix.rewrite, boost, scoring,
                               out);
+    case SC_QUERY_TERM_RANGE:
+        st = sc_automaton_term_range(q->u.term_range.has_lo ? &q->u.term_range.lo : NULL,
+                                     q->u.term_range.incl_lo,
+                                     q->u.term_range.has_hi ? &q->u.term_range.hi : NULL,
+                                     q->u.term_range.incl_hi, ctx->a, &dfa);
+        if (st != SC_OK)
+            return oom(ctx);
+        return multiterm_plan(ctx, q->u.term_range.field, &dfa, q->u.term_range.rewrite, boost,
+                              scoring, out);
     case SC_QUERY_WILDCARD:
         st = sc_automaton_wildcard(q->u.wildcard.pattern, q->u.wildcard.max_determinized_states,
                                    ctx->a, &dfa, &e);

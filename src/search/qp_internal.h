@@ -32,6 +32,11 @@ typedef enum tok_kind {
     T_RANGEIN_START,
     T_RANGEEX_START,
     T_NUMBER,
+    T_RANGE_TO,     /* range state: "TO" */
+    T_RANGEIN_END,  /* ] */
+    T_RANGEEX_END,  /* } */
+    T_RANGE_QUOTED, /* "..." */
+    T_RANGE_GOOP,   /* any run without space, ] and } */
     T_EOF,
 } tok_kind;
 

@@ -109,6 +109,23 @@ sc_query *sc_query_prefix(sc_arena *a, sc_slice field, sc_slice prefix)
     return FV(a, SC_QUERY_PREFIX, prefix, prefix, field, prefix);
 }
 
+sc_query *sc_query_term_range(sc_arena *a, sc_slice field, const sc_slice *lo, const sc_slice *hi,
+                              bool incl_lo, bool incl_hi)
+{
+    sc_query *q = node(a, SC_QUERY_TERM_RANGE);
+    if (!q || !dup_slice(a, field, &q->u.term_range.field))
+        return NULL;
+    if (lo && !dup_slice(a, *lo, &q->u.term_range.lo))
+        return NULL;
+    if (hi && !dup_slice(a, *hi, &q->u.term_range.hi))
+        return NULL;
+    q->u.term_range.has_lo = lo != NULL;
+    q->u.term_range.has_hi = hi != NULL;
+    q->u.term_range.incl_lo = incl_lo;
+    q->u.term_range.incl_hi = incl_hi;
+    return q;
+}
+
 sc_query *sc_query_wildcard(sc_arena *a, sc_slice field, sc_slice pattern)
 {
     sc_query *q = FV(a, SC_QUERY_WILDCARD, wildcard, pattern, field, pattern);
@@ -192,22 +209,6 @@ sc_query *sc_query_geo(sc_arena *a, sc_slice field, const sc_geo_shape *shape)
     if (!q || !dup_slice(a, field, &q->u.geo.field))
         return NULL;
     q->u.geo.shape = *shape;
-    return q;
-}
-
-sc_query *sc_query_term_range(sc_arena *a, sc_slice field, const sc_slice *lo, bool lo_incl,
-                              const sc_slice *hi, bool hi_incl)
-{
-    sc_query *q = node(a, SC_QUERY_TERM_RANGE);
-    if (!q || !dup_slice(a, field, &q->u.term_range.field))
-        return NULL;
-    q->u.term_range.has_lo = lo != NULL;
-    q->u.term_range.has_hi = hi != NULL;
-    q->u.term_range.lo_incl = lo_incl;
-    q->u.term_range.hi_incl = hi_incl;
-    if ((lo && !dup_slice(a, *lo, &q->u.term_range.lo)) ||
-        (hi && !dup_slice(a, *hi, &q->u.term_range.hi)))
-        return NULL;
     return q;
 }
 
@@ -377,6 +378,19 @@ static void print(out *o, const sc_query *q)
     case SC_QUERY_WILDCARD:
         out_slice(o, q->u.wildcard.field), outf(o, ":"), out_slice(o, q->u.wildcard.pattern);
         break;
+    case SC_QUERY_TERM_RANGE: /* Lucene's TermRangeQuery.toString */
+        out_slice(o, q->u.term_range.field), outf(o, ":%s", q->u.term_range.incl_lo ? "[" : "{");
+        if (q->u.term_range.has_lo)
+            out_slice(o, q->u.term_range.lo);
+        else
+            outf(o, "*");
+        outf(o, " TO ");
+        if (q->u.term_range.has_hi)
+            out_slice(o, q->u.term_range.hi);
+        else
+            outf(o, "*");
+        outf(o, "%s", q->u.term_range.incl_hi ? "]" : "}");
+        break;
     case SC_QUERY_REGEXP:
         out_slice(o, q->u.regexp.field), outf(o, ":/"), out_slice(o, q->u.regexp.pattern);
         outf(o, "/");
@@ -428,20 +442,6 @@ static void print(out *o, const sc_query *q)
             outf(o, ":distance(%g, %g, %gm)", g->lat, g->lon, g->radius_m);
         break;
     }
-    case SC_QUERY_TERM_RANGE:
-        out_slice(o, q->u.term_range.field);
-        outf(o, ":%c", q->u.term_range.has_lo && q->u.term_range.lo_incl ? '[' : '{');
-        if (q->u.term_range.has_lo)
-            out_slice(o, q->u.term_range.lo);
-        else
-            outf(o, "*");
-        outf(o, " TO ");
-        if (q->u.term_range.has_hi)
-            out_slice(o, q->u.term_range.hi);
-        else
-            outf(o, "*");
-        outf(o, "%c", q->u.term_range.has_hi && q->u.term_range.hi_incl ? ']' : '}');
-        break;
     }
     print_boost(o, q);
 }

@@ -32,7 +32,7 @@ typedef enum sc_query_kind {
     SC_QUERY_EXISTS,     /* documents with any value in the field, constant score */
     SC_QUERY_RANGE,      /* numeric values in inclusive ranges (search/range.h), constant */
     SC_QUERY_GEO,        /* geo points in a box or within a distance (search/geo.h), constant */
-    SC_QUERY_TERM_RANGE, /* exact terms in a bytewise range (keyword, ip), constant score */
+    SC_QUERY_TERM_RANGE, /* terms between two bounds in byte order (TermRangeQuery) */
 } sc_query_kind;
 
 /* A geo query's shape, in degrees (Elasticsearch's geo_bounding_box and geo_distance). */
@@ -192,12 +192,13 @@ struct sc_query {
             sc_slice field;
             sc_geo_shape shape;
         } geo;
-        /* SC_QUERY_TERM_RANGE: docs with a term t of the field, lo < t < hi bytewise (<= when
-         * lo_incl / hi_incl; has_lo / has_hi false = unbounded on that side) */
+        /* SC_QUERY_TERM_RANGE: terms t with lo <= t <= hi in byte order (< / > when not
+         * inclusive; a missing bound is open); constant score unless rewritten. */
         struct {
             sc_slice field;
             sc_slice lo, hi;
-            bool has_lo, has_hi, lo_incl, hi_incl;
+            bool has_lo, has_hi, incl_lo, incl_hi;
+            sc_query_rewrite rewrite;
         } term_range;
     } u;
 };
@@ -235,9 +236,9 @@ sc_query *sc_query_range(sc_arena *a, sc_slice field, const int64_t *lo, const i
 
 /* A geo query (shape copied); see sc_geo_shape. */
 sc_query *sc_query_geo(sc_arena *a, sc_slice field, const sc_geo_shape *shape);
-/* A term range; lo / hi NULL = unbounded on that side (bytes copied). */
-sc_query *sc_query_term_range(sc_arena *a, sc_slice field, const sc_slice *lo, bool lo_incl,
-                              const sc_slice *hi, bool hi_incl);
+/* A term range (lo / hi NULL: open). */
+sc_query *sc_query_term_range(sc_arena *a, sc_slice field, const sc_slice *lo, const sc_slice *hi,
+                              bool incl_lo, bool incl_hi);
 
 /* Appends a clause to a bool node (child is borrowed: it must live in the same arena).
  * SC_ENOMEM when the arena is exhausted, SC_ELIMIT past SC_QUERY_MAX_CLAUSE_COUNT clauses

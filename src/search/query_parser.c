@@ -97,11 +97,8 @@ static size_t wild_run(sc_slice s, size_t i)
     return i - start;
 }
 
-/* One token at i in the default state; sets *k and returns its length (0 = lexical error). */
-static size_t lex_default(sc_slice s, size_t i, tok_kind *k)
-{
-    size_t best = 0;
-    tok_kind bk = T_EOF;
+/* Offers a token candidate: the longest wins, the first offered wins ties (the JavaCC order of
+ * the token definitions). Used by the lexers below, which declare `best` and `bk`. */
 #define CAND(kind, len)                                                                            \
     do {                                                                                           \
         size_t l_ = (len);                                                                         \
@@ -110,6 +107,12 @@ static size_t lex_default(sc_slice s, size_t i, tok_kind *k)
             bk = (kind);                                                                           \
         }                                                                                          \
     } while (0)
+
+/* One token at i in the default state; sets *k and returns its length (0 = lexical error). */
+static size_t lex_default(sc_slice s, size_t i, tok_kind *k)
+{
+    size_t best = 0;
+    tok_kind bk = T_EOF;
     uint8_t c = s.ptr[i];
     if (lit(s, i, "AND"))
         CAND(T_AND, 3);
@@ -190,7 +193,35 @@ static size_t lex_default(sc_slice s, size_t i, tok_kind *k)
         CAND(T_RANGEIN_START, 1);
     if (c == '{')
         CAND(T_RANGEEX_START, 1);
-#undef CAND
+    *k = bk;
+    return best;
+}
+
+/* The Range lexical state (between `[`/`{` and `]`/`}`): longest match, earlier definition
+ * wins ties (RANGE_TO, RANGEIN_END, RANGEEX_END, RANGE_QUOTED, RANGE_GOOP). */
+static size_t lex_range(sc_slice s, size_t i, tok_kind *k)
+{
+    size_t best = 0;
+    tok_kind bk = T_EOF;
+    uint8_t c = s.ptr[i];
+    if (lit(s, i, "TO"))
+        CAND(T_RANGE_TO, 2);
+    if (c == ']')
+        CAND(T_RANGEIN_END, 1);
+    if (c == '}')
+        CAND(T_RANGEEX_END, 1);
+    if (c == '"') {
+        size_t j = i + 1;
+        while (j < s.len && s.ptr[j] != '"')
+            j += s.ptr[j] == '\\' && j + 1 < s.len && s.ptr[j + 1] == '"' ? 2 : 1;
+        if (j < s.len && j > i + 1)
+            CAND(T_RANGE_QUOTED, j + 1 - i);
+    }
+    size_t j = i;
+    while (j < s.len && s.ptr[j] != ' ' && s.ptr[j] != ']' && s.ptr[j] != '}')
+        j++;
+    if (j > i)
+        CAND(T_RANGE_GOOP, j - i);
     *k = bk;
     return best;
 }
@@ -199,7 +230,7 @@ static void lex(parser *p)
 {
     sc_slice s = p->s;
     size_t i = 0;
-    bool boost_state = false;
+    bool boost_state = false, range_state = false;
     while (p->status == SC_OK) {
         size_t w;
         while (i < s.len && (w = ws_len(s, i)) > 0)
@@ -229,22 +260,22 @@ static void lex(parser *p)
             t.len = j - i;
             boost_state = false;
         } else {
-            t.len = lex_default(s, i, &t.kind);
+            t.len = range_state ? lex_range(s, i, &t.kind) : lex_default(s, i, &t.kind);
             if (t.len == 0) {
                 sc__qp_perr(p, SC_EPARSE, i, "Cannot parse: lexical error at offset %zu", i);
                 return;
             }
             boost_state = t.kind == T_CARAT;
+            if (t.kind == T_RANGEIN_START || t.kind == T_RANGEEX_START)
+                range_state = true;
+            else if (t.kind == T_RANGEIN_END || t.kind == T_RANGEEX_END)
+                range_state = false;
         }
         if (sc_vec_push(&p->toks, t) != SC_OK) {
             p->status = SC_ENOMEM;
             return;
         }
         i += t.len;
-        /* Ranges have their own lexical state; they are unsupported, so stop here and let
-         * the parser report them. */
-        if (t.kind == T_RANGEIN_START || t.kind == T_RANGEEX_START)
-            i = s.len;
     }
 }
 
@@ -335,6 +366,8 @@ enum {
 };
 
 static sc_query *parse_query(parser *p, sc_slice field);
+static sc_query *range_query(parser *p, sc_slice field, const sc_slice *lo, const sc_slice *hi,
+                             bool incl_lo, bool incl_hi, size_t off);
 
 /* Java's Float.parseFloat on the text after `~`: false when it is not a number. */
 static bool parse_float(const uint8_t *s, size_t len, double *out)
@@ -462,10 +495,107 @@ static sc_query *bare_term(parser *p, sc_slice field, const tok *t, const tok *s
             return NULL;
         if (sc_slice_eq_cstr(field, "_exists_"))
             return sc_query_exists(p->a, text);
+        if (o->es_range_syntax && text.len >= 2 && (text.ptr[0] == '>' || text.ptr[0] == '<')) {
+            /* Elasticsearch's `field:>x`, `>=x`, `<x`, `<=x` (one-sided ranges) */
+            bool eq = text.len > 2 && text.ptr[1] == '=';
+            sc_slice v = sc_slice_make(text.ptr + (eq ? 2 : 1), text.len - (eq ? 2 : 1));
+            if (text.ptr[0] == '>')
+                return range_query(p, field, &v, NULL, eq, true, t->off);
+            return range_query(p, field, NULL, &v, true, eq, t->off);
+        }
         return sc__qp_field_query(p, field, text, false, 0);
     }
     if (!q && p->status == SC_OK)
         p->status = SC_ENOMEM;
+    return q;
+}
+
+/* A range query over field: the caller's range_query hook (numbers, dates) when it builds
+ * one, else a term range over the field's (normalized) terms (QueryParserBase.getRangeQuery).
+ * lo / hi NULL: open. */
+static sc_query *range_query(parser *p, sc_slice field, const sc_slice *lo, const sc_slice *hi,
+                             bool incl_lo, bool incl_hi, size_t off)
+{
+    const sc_query_parser_options *o = p->o;
+    sc_query *q = NULL;
+    if (o->range_query) {
+        char msg[160] = "";
+        sc_status st =
+            o->range_query(o->ctx, field, lo, hi, incl_lo, incl_hi, p->a, &q, msg, sizeof msg);
+        if (st != SC_OK) {
+            sc__qp_perr(p, st, off, "%s", msg[0] ? msg : "invalid range");
+            return NULL;
+        }
+        if (q)
+            return q;
+    }
+    sc_slice nlo, nhi;
+    if ((lo && !sc__qp_normalize(p, field, *lo, &nlo)) ||
+        (hi && !sc__qp_normalize(p, field, *hi, &nhi)))
+        return NULL;
+    q = sc_query_term_range(p->a, field, lo ? &nlo : NULL, hi ? &nhi : NULL, incl_lo, incl_hi);
+    if (!q)
+        p->status = SC_ENOMEM;
+    return q;
+}
+
+/* One bound of `[a TO b]`: a quoted or bare value (`*` bare: open), unescaped. */
+static bool range_bound(parser *p, const tok *g, sc_slice *out, bool *open)
+{
+    *open = false;
+    if (g->kind == T_RANGE_QUOTED)
+        return unescape(p, g->off + 1, g->len - 2, out);
+    if (g->len == 1 && p->s.ptr[g->off] == '*') {
+        *open = true;
+        return true;
+    }
+    return unescape(p, g->off, g->len, out);
+}
+
+static bool is_range_value(tok_kind k)
+{
+    return k == T_RANGE_GOOP || k == T_RANGE_QUOTED || k == T_RANGE_TO;
+}
+
+/* `[`/`{` goop1 [TO] goop2 `]`/`}` [^boost], the start token already taken. */
+static sc_query *parse_range(parser *p, sc_slice field, const tok *start)
+{
+    const tok *g1 = take(p);
+    if (!is_range_value(g1->kind)) {
+        sc__qp_perr(p, SC_EPARSE, g1->off, "Cannot parse: expected a range bound at offset %zu",
+                    g1->off);
+        return NULL;
+    }
+    if (peek(p)->kind == T_RANGE_TO)
+        take(p);
+    const tok *g2 = take(p);
+    const tok *end = take(p);
+    if (!is_range_value(g2->kind) || (end->kind != T_RANGEIN_END && end->kind != T_RANGEEX_END)) {
+        const tok *bad = is_range_value(g2->kind) ? end : g2;
+        sc__qp_perr(p, SC_EPARSE, bad->off,
+                    "Cannot parse: expected a range bound or ']' / '}' at offset %zu", bad->off);
+        return NULL;
+    }
+    float boost = 1.0f;
+    if (peek(p)->kind == T_CARAT) {
+        take(p);
+        const tok *n = take(p);
+        double v = 1;
+        if (n->kind != T_NUMBER || !parse_float(p->s.ptr + n->off, n->len, &v)) {
+            sc__qp_perr(p, SC_EPARSE, n->off, "Cannot parse: expected a number after '^'");
+            return NULL;
+        }
+        boost = (float)v;
+    }
+    sc_slice lo, hi;
+    bool open_lo, open_hi;
+    if (!range_bound(p, g1, &lo, &open_lo) || !range_bound(p, g2, &hi, &open_hi))
+        return NULL;
+    sc_query *q =
+        range_query(p, field, open_lo ? NULL : &lo, open_hi ? NULL : &hi,
+                    start->kind == T_RANGEIN_START, end->kind == T_RANGEIN_END, start->off);
+    if (q)
+        q->boost *= boost;
     return q;
 }
 
@@ -504,9 +634,7 @@ static sc_query *parse_term(parser *p, sc_slice field)
         return q;
     }
     case T_RANGEIN_START:
-    case T_RANGEEX_START:
-        sc__qp_perr(p, SC_EUNSUPPORTED, t->off, "range queries are not supported in query_string");
-        return NULL;
+    case T_RANGEEX_START: return parse_range(p, field, t);
     default:
         sc__qp_perr(p, SC_EPARSE, t->off, "Cannot parse: unexpected token at offset %zu", t->off);
         return NULL;
@@ -689,6 +817,7 @@ void sc_query_parser_options_init(sc_query_parser_options *o)
     o->fuzzy_max_expansions = SC_QUERY_FUZZY_MAX_EXPANSIONS;
     o->fuzzy_transpositions = true;
     o->max_determinized_states = SC_QUERY_MAX_DETERMINIZED_STATES;
+    o->es_range_syntax = true;
 }
 
 sc_status sc_query_string_parse(sc_slice text, const sc_query_parser_options *o, sc_arena *a,

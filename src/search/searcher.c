@@ -642,6 +642,20 @@ static void collect_segment(collector *c, sc_doc_iter *it, uint32_t seg_i, uint6
     collect_batches(c, it, seg_i, base);
 }
 
+/* Offers one matching doc (live docs already applied) to the counts and the heap. */
+static inline void offer(collector *c, uint32_t seg_i, uint64_t base, uint32_t d, float sc)
+{
+    c->total++;
+    if (!c->t.k || (c->t.n == c->t.k && sc <= c->thr))
+        return;
+    if (sc > c->max_score)
+        c->max_score = sc;
+    sc_search_hit h = {seg_i, d, base + d, sc};
+    topk_push(&c->t, &h);
+    if (c->t.n == c->t.k)
+        c->thr = c->t.h[0].score;
+}
+
 /* Exhaustive sum disjunction, window at a time (Lucene's BooleanScorer): every child scores
  * its docs in bulk (score_batch) into a 2,048-doc accumulator (double sums in child order, as
  * the disjunction scores), then the window's docs are counted and offered to the heap in doc
@@ -715,20 +729,117 @@ static sc_status collect_disjunction(sc__search_ctx *ctx, collector *c, sc_doc_i
                 uint32_t d = w + o;
                 if (live && !sc_bitset_test(live, d))
                     continue;
-                c->total++;
-                if (!c->t.k)
-                    continue;
-                float sc = (float)acc[o];
-                if (c->t.n == c->t.k && sc <= c->thr)
-                    continue;
-                if (sc > c->max_score)
-                    c->max_score = sc;
-                sc_search_hit h = {(uint32_t)seg_i, d, base + d, sc};
-                topk_push(&c->t, &h);
-                if (c->t.n == c->t.k)
-                    c->thr = c->t.h[0].score;
+                offer(c, (uint32_t)seg_i, base, d, (float)acc[o]);
             }
         }
+    }
+    return SC_OK;
+}
+
+/* Exhaustive conjunction (exact totals) in 2,048-doc windows (a conjunctive BooleanScorer):
+ * the lead and every clause at most CONJ_BATCH_RATIO times as frequent score their docs of
+ * the window in bulk (score_batch), scattering the scores into a per-window double array in
+ * the conjunction's child order (so the sums equal conj_score's) and their docs into bit
+ * masks that are ANDed; the more frequent clauses (last in cost order) are probed with
+ * advance + score for the window's matches only. Live docs per match, the cancel token per
+ * window. */
+#define CONJ_BATCH_RATIO 256
+
+static sc_status collect_conjunction(sc__search_ctx *ctx, collector *c, sc_doc_iter **kids,
+                                     const bool *scoring, size_t n_kids, size_t seg_i,
+                                     uint64_t base)
+{
+    const sc_bitset *live = ctx->s->segs[seg_i].n_deleted ? ctx->s->segs[seg_i].live : NULL;
+    bs_child *bc = sc_arena_calloc(ctx->a, n_kids, sizeof *bc);
+    double *acc = sc_arena_alloc(ctx->a, BS_WINDOW * sizeof *acc);
+    uint64_t *mask = sc_arena_alloc(ctx->a, BS_WINDOW / 64 * sizeof *mask);
+    uint64_t *kmask = sc_arena_alloc(ctx->a, BS_WINDOW / 64 * sizeof *kmask);
+    if (!bc || !acc || !mask || !kmask)
+        return oom(ctx);
+    uint64_t lead_cost = sc_doc_iter_cost(kids[0]);
+    size_t n_batch = 1; /* children [0, n_batch) score in bulk, the rest are probed */
+    while (n_batch < n_kids && sc_doc_iter_cost(kids[n_batch]) <= lead_cost * CONJ_BATCH_RATIO)
+        n_batch++;
+    for (size_t i = 0; i < n_kids; i++)
+        bc[i].it = kids[i];
+    for (;;) {
+        bs_child *lead = &bc[0];
+        if (lead->pos == lead->n) {
+            lead->n = sc_doc_iter_score_batch(lead->it, lead->docs, lead->scores, 128);
+            lead->pos = 0;
+            if (lead->n == 0)
+                break;
+        }
+        if (ctx->o->cancel && sc_cancel_token_check(ctx->o->cancel, true))
+            break;
+        uint32_t w = lead->docs[lead->pos];
+        uint32_t wend = w < SC_DOC_END - BS_WINDOW ? w + BS_WINDOW : SC_DOC_END;
+        bool any = true;
+        for (size_t i = 0; i < n_batch; i++) {
+            bs_child *b = &bc[i];
+            uint64_t *m = i == 0 ? mask : kmask;
+            memset(m, 0, BS_WINDOW / 64 * sizeof *m);
+            bool sc = scoring[i];
+            for (;;) {
+                while (b->pos < b->n && b->docs[b->pos] < w)
+                    b->pos++; /* docs before the window (skipped by an earlier window) */
+                while (b->pos < b->n && b->docs[b->pos] < wend) {
+                    uint32_t o = b->docs[b->pos] - w;
+                    m[o >> 6] |= UINT64_C(1) << (o & 63);
+                    if (i == 0)
+                        acc[o] = sc ? b->scores[b->pos] : 0.0;
+                    else if (sc)
+                        acc[o] += b->scores[b->pos];
+                    b->pos++;
+                }
+                if (b->pos < b->n || b->done)
+                    break;
+                b->n = sc_doc_iter_score_batch(b->it, b->docs, b->scores, 128);
+                b->pos = 0;
+                b->done = b->n == 0;
+            }
+            if (i > 0) {
+                uint64_t or_ = 0;
+                for (size_t k = 0; k < BS_WINDOW / 64; k++)
+                    or_ |= mask[k] &= kmask[k];
+                if (!or_) {
+                    any = false; /* later children skip this window's docs next time */
+                    break;
+                }
+            }
+        }
+        if (any) {
+            for (size_t k = 0; k < BS_WINDOW / 64; k++) {
+                uint64_t word = mask[k];
+                while (word) {
+                    uint32_t o = (uint32_t)(k * 64) + (uint32_t)__builtin_ctzll(word);
+                    word &= word - 1;
+                    uint32_t d = w + o;
+                    double sum = acc[o];
+                    bool ok = true;
+                    for (size_t i = n_batch; i < n_kids; i++) {
+                        sc_doc_iter *it = bc[i].it;
+                        uint32_t cd =
+                            it->positioned && it->doc >= d ? it->doc : sc_doc_iter_advance(it, d);
+                        if (cd != d) {
+                            ok = false;
+                            break;
+                        }
+                        if (scoring[i])
+                            sum += sc_doc_iter_score(it);
+                    }
+                    if (!ok || (live && !sc_bitset_test(live, d)))
+                        continue;
+                    offer(c, (uint32_t)seg_i, base, d, (float)sum);
+                }
+            }
+        }
+        /* a batch child that ran out ends the conjunction */
+        bool ended = false;
+        for (size_t i = 1; i < n_batch; i++)
+            ended = ended || (bc[i].done && bc[i].pos == bc[i].n);
+        if (ended)
+            break;
     }
     return SC_OK;
 }
@@ -760,10 +871,14 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
         sc_doc_iter *it;
         SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
         sc_doc_iter **kids;
+        const bool *kid_scoring;
         size_t n_kids;
         if (it && c.track_n == UINT64_MAX &&
             sc__iter_disjunction_batch_children(it, &kids, &n_kids)) {
             SC_TRY(collect_disjunction(&ctx, &c, kids, n_kids, si, base));
+        } else if (it && c.track_n == UINT64_MAX &&
+                   sc__iter_conjunction_batch_children(it, &kids, &kid_scoring, &n_kids)) {
+            SC_TRY(collect_conjunction(&ctx, &c, kids, kid_scoring, n_kids, si, base));
         } else {
             it = wrap_segment(&ctx, it, si);
             if (it)

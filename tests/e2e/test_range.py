@@ -42,6 +42,22 @@ def test_range_and_numeric_terms(server, fresh_index):
         want = sum(1 for d in live if any(lo < v <= hi for v in d.get("n", [])) and d["tag"] == "t1")
         q = {"bool": {"filter": [{"range": {"n": {"gt": lo, "lte": hi}}}, {"term": {"tag": "t1"}}]}}
         assert count(server, fresh_index, q) == want
+    # the same ranges in query_string syntax follow the field's type (numeric, not bytewise)
+    for lo, hi in [(-60, 60), (-7, 12), (5, 5)]:
+        want = sum(1 for d in live if any(lo <= v <= hi for v in d.get("n", [])))
+        assert count(server, fresh_index, {"query_string": {"query": "n:[%d TO %d]" % (lo, hi)}}) == want
+        want = sum(1 for d in live if any(lo < v for v in d.get("n", [])))
+        assert count(server, fresh_index, {"query_string": {"query": "n:>%d" % lo}}) == want
+        want = sum(1 for d in live if any(v < hi for v in d.get("n", [])))
+        assert count(server, fresh_index, {"query_string": {"query": "n:{* TO %d}" % hi}}) == want
+    want = sum(1 for d in live if d["d"][:10] in ("2020-01-05", "2020-01-06"))
+    assert count(server, fresh_index, {"query_string": {
+        "query": 'd:["2020-01-05 00:00:00" TO "2020-01-07 00:00:00"}'}}) == want
+    assert count(server, fresh_index, {"query_string": {"query": "tag:[t1 TO t2]"}}) == sum(
+        1 for d in live if d["tag"] in ("t1", "t2"))
+    st, h, b = server.request("POST", "/%s/_count" % fresh_index,
+                              {"query": {"query_string": {"query": "n:[abc TO 5]"}}})
+    assert st == 400, b
     v = live[3]["n"][0]
     assert count(server, fresh_index, {"term": {"n": v}}) == sum(1 for d in live if v in d.get("n", []))
     vals = [1, 2, 3, 999]

@@ -81,6 +81,8 @@ def main():
 
 
 def classify(q):
+    if "[" in q or "{" in q:
+        return "range"
     if q.startswith("/"):
         return "regexp"
     if q.startswith('"'):

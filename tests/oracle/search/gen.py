@@ -136,6 +136,14 @@ def main():
             "%s~1 OR %s" % (long_word(5), d),
             "body:%s || body:%s && %s" % (a, b, c),
         ]))
+    # term ranges (Lucene's TermRangeQuery: byte order, constant score), fixed so the random
+    # queries above stay the same
+    qs += ["[apple TO banana]", "{a TO b}", "[ya TO *]", "[* TO ab}", "[the TO the]",
+           "{the TO thf}", "+[s TO t} +the", "[zz TO a]", "body:[ca TO cb] OR dog",
+           "[Ma TO mb]^3 water", "[a TO c] -[b TO c]"]
+    # sloppy phrases with a repeated term (Lucene's repeat groups), and exact ones
+    qs += ['"the of the"~3', '"the the"~2', '"of the of the"~4', '"and the and"~6',
+           '"the a the"~1', '"of of"~5', '"the of the"', '"the the"']
     with open(os.path.join(out, "queries.txt"), "w") as f:
         for q in qs:
             f.write(q + "\n")

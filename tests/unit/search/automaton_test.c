@@ -30,10 +30,10 @@ static void check_cases(const rcase *cases, size_t n, int kind)
         sc_arena_init(&a, 0);
         sc_dfa d;
         sc_automaton_error err = {{0}, 0};
-        sc_status st = kind == 0   ? sc_automaton_regexp(S(cases[i].pattern), SC_REGEXP_ALL,
-                                                         10000, &a, &d, &err)
-                       : kind == 1 ? sc_automaton_wildcard(S(cases[i].pattern), 10000, &a, &d, &err)
-                                   : sc_automaton_prefix(S(cases[i].pattern), &a, &d);
+        sc_status st =
+            kind == 0 ? sc_automaton_regexp(S(cases[i].pattern), SC_REGEXP_ALL, 10000, &a, &d, &err)
+            : kind == 1 ? sc_automaton_wildcard(S(cases[i].pattern), 10000, &a, &d, &err)
+                        : sc_automaton_prefix(S(cases[i].pattern), &a, &d);
         if (st != SC_OK)
             fail_msg("pattern %s: %s (%s)", cases[i].pattern, sc_status_name(st), err.msg);
         for (int k = 0; k < 8 && cases[i].yes[k]; k++)
@@ -92,9 +92,11 @@ static void test_regexp_errors(void **state)
         const char *p;
         sc_status st;
     } bad[] = {
-        {"(ab", SC_EPARSE},  {"a)", SC_EPARSE},   {"[ab", SC_EPARSE}, {"a{2", SC_EPARSE},
-        {"a{x}", SC_EPARSE}, {"\"ab", SC_EPARSE}, {"[z-a]", SC_EPARSE}, {"<1-x>", SC_EPARSE},
-        {"<foo>", SC_EUNSUPPORTED}, {"[abc-]", SC_EPARSE}, {"ab|", SC_EPARSE}, {"a\\", SC_EPARSE}, {"<1-2", SC_EPARSE},
+        {"(ab", SC_EPARSE},    {"a)", SC_EPARSE},    {"[ab", SC_EPARSE},
+        {"a{2", SC_EPARSE},    {"a{x}", SC_EPARSE},  {"\"ab", SC_EPARSE},
+        {"[z-a]", SC_EPARSE},  {"<1-x>", SC_EPARSE}, {"<foo>", SC_EUNSUPPORTED},
+        {"[abc-]", SC_EPARSE}, {"ab|", SC_EPARSE},   {"a\\", SC_EPARSE},
+        {"<1-2", SC_EPARSE},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sc_arena a;
@@ -112,8 +114,7 @@ static void test_regexp_errors(void **state)
     sc_arena a;
     sc_arena_init(&a, 0);
     sc_dfa d;
-    assert_int_equal(sc_automaton_regexp(S("a&b~c@#"), SC_REGEXP_NONE, 10000, &a, &d, NULL),
-                     SC_OK);
+    assert_int_equal(sc_automaton_regexp(S("a&b~c@#"), SC_REGEXP_NONE, 10000, &a, &d, NULL), SC_OK);
     assert_true(sc_automaton_run(&d, S("a&b~c@#")));
     sc_arena_fini(&a);
 }
@@ -131,8 +132,8 @@ static void test_pathological_fails_fast(void **state)
         uint64_t t0 = sc_clock_now_ns();
         sc_status st = sc_automaton_regexp(S(pats[i]), SC_REGEXP_ALL, 10000, &a, &d, &err);
         uint64_t ms = (sc_clock_now_ns() - t0) / 1000000;
-        printf("# %s -> %s in %llu ms: %s\n", pats[i], sc_status_name(st),
-               (unsigned long long)ms, err.msg);
+        printf("# %s -> %s in %llu ms: %s\n", pats[i], sc_status_name(st), (unsigned long long)ms,
+               err.msg);
         if (i < 4) {
             assert_int_equal(st, SC_ELIMIT);
             assert_true(strstr(err.msg, "10000") || strstr(err.msg, "too complex"));
@@ -211,14 +212,74 @@ static void test_fuzzy_random(void **state)
                     bi += ch < 0x80 ? 1 : ch < 0xE0 ? 2 : ch < 0xF0 ? 3 : 4;
                 }
                 prefix_ok = strncmp(w, t, bi) == 0;
-                uint32_t dist = prefix_ok ? sc_automaton_edit_distance(S(w + bi), S(t + bi), tr, k)
-                                          : k + 1;
+                uint32_t dist =
+                    prefix_ok ? sc_automaton_edit_distance(S(w + bi), S(t + bi), tr, k) : k + 1;
                 bool want = prefix_ok && dist <= k;
                 bool got = sc_automaton_run(&d, S(t));
                 if (want != got)
                     fail_msg("seed %u: fuzzy(%s, k=%u, prefix=%u, tr=%d) on %s: want %d got %d",
                              seed, w, k, prefix, tr, t, want, got);
             }
+        }
+        sc_arena_fini(&a);
+    }
+}
+
+/* Term ranges against memcmp-style byte order on random short strings over a small alphabet
+ * (with a 0xFF and a 0x00 byte, the edges of the byte range), every bound open or closed. */
+static int byte_cmp(const char *a, size_t al, const char *b, size_t bl)
+{
+    int c = memcmp(a, b, al < bl ? al : bl);
+    return c ? c : (al > bl) - (al < bl);
+}
+
+static void random_bytes(char *buf, size_t *len, unsigned *seed)
+{
+    static const char alpha[] = {'a', 'b', 'c', '\xff', '\x00'};
+    *len = (size_t)(rand_r(seed) % 5);
+    for (size_t i = 0; i < *len; i++)
+        buf[i] = alpha[rand_r(seed) % 5];
+}
+
+static void test_term_range_random(void **state)
+{
+    (void)state;
+    unsigned seed = (unsigned)time(NULL);
+    if (getenv("SCRY_SEED"))
+        seed = (unsigned)strtoul(getenv("SCRY_SEED"), NULL, 10);
+    printf("# term range seed %u (SCRY_SEED to replay)\n", seed);
+    for (int round = 0; round < 300; round++) {
+        char lo[8], hi[8];
+        size_t ll, hl;
+        random_bytes(lo, &ll, &seed);
+        random_bytes(hi, &hl, &seed);
+        bool has_lo = rand_r(&seed) % 4 != 0, has_hi = rand_r(&seed) % 4 != 0;
+        bool il = rand_r(&seed) % 2, ih = rand_r(&seed) % 2;
+        sc_slice los = sc_slice_make(lo, ll), his = sc_slice_make(hi, hl);
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_dfa d;
+        assert_int_equal(
+            sc_automaton_term_range(has_lo ? &los : NULL, il, has_hi ? &his : NULL, ih, &a, &d),
+            SC_OK);
+        for (int t = 0; t < 60; t++) {
+            char w[8];
+            size_t wl;
+            random_bytes(w, &wl, &seed);
+            bool want = true;
+            if (has_lo) {
+                int c = byte_cmp(w, wl, lo, ll);
+                want = want && (il ? c >= 0 : c > 0);
+            }
+            if (has_hi) {
+                int c = byte_cmp(w, wl, hi, hl);
+                want = want && (ih ? c <= 0 : c < 0);
+            }
+            bool got = sc_automaton_run(&d, sc_slice_make(w, wl));
+            if (got != want)
+                fail_msg("seed %u round %d: range (%d %zu, %d %zu, %d %d) on a %zu-byte term: "
+                         "want %d got %d",
+                         seed, round, has_lo, ll, has_hi, hl, il, ih, wl, want, got);
         }
         sc_arena_fini(&a);
     }
@@ -245,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_wildcard_prefix),
         cmocka_unit_test(test_fuzzy_random),
         cmocka_unit_test(test_edit_distance),
+        cmocka_unit_test(test_term_range_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

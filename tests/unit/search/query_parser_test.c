@@ -69,7 +69,9 @@ static void lucene_string(out *o, const sc_query *q)
         if (q->u.phrase.slop)
             put(o, "~%u", q->u.phrase.slop);
         break;
-    case SC_QUERY_PREFIX: put(o, "%.*s:%.*s*", SL(q->u.prefix.field), SL(q->u.prefix.prefix)); break;
+    case SC_QUERY_PREFIX:
+        put(o, "%.*s:%.*s*", SL(q->u.prefix.field), SL(q->u.prefix.prefix));
+        break;
     case SC_QUERY_WILDCARD:
         put(o, "%.*s:%.*s", SL(q->u.wildcard.field), SL(q->u.wildcard.pattern));
         break;
@@ -83,6 +85,19 @@ static void lucene_string(out *o, const sc_query *q)
     case SC_QUERY_MATCH_NONE: break;
     case SC_QUERY_EXISTS: put(o, "_exists_:%.*s", SL(q->u.exists.field)); break;
     case SC_QUERY_RANGE: put(o, "%.*s:[range]", SL(q->u.range.field)); break;
+    case SC_QUERY_TERM_RANGE:
+        put(o, "%.*s:%s", SL(q->u.term_range.field), q->u.term_range.incl_lo ? "[" : "{");
+        if (q->u.term_range.has_lo)
+            put(o, "%.*s", SL(q->u.term_range.lo));
+        else
+            put(o, "*");
+        put(o, " TO ");
+        if (q->u.term_range.has_hi)
+            put(o, "%.*s", SL(q->u.term_range.hi));
+        else
+            put(o, "*");
+        put(o, "%s", q->u.term_range.incl_hi ? "]" : "}");
+        break;
     default: put(o, "<%s>", sc_query_kind_name(q->kind)); break;
     }
     if (q->boost != 1.0f) {
@@ -168,6 +183,37 @@ static void test_simple_and(void **state)
     run_file("simple_query_string_and.tsv", SC_OCCUR_MUST);
 }
 
+/* A range hook as a mapping would write one: field "n" is numeric (integers), others text. */
+static sc_status test_range_hook(void *ctx, sc_slice field, const sc_slice *lo, const sc_slice *hi,
+                                 bool incl_lo, bool incl_hi, sc_arena *a, sc_query **res, char *msg,
+                                 size_t msg_cap)
+{
+    (void)ctx;
+    *res = NULL;
+    if (!sc_slice_eq_cstr(field, "n"))
+        return SC_OK;
+    int64_t v[2] = {INT64_MIN, INT64_MAX};
+    const sc_slice *b[2] = {lo, hi};
+    for (int k = 0; k < 2; k++) {
+        if (!b[k])
+            continue;
+        char buf[32];
+        char *end;
+        snprintf(buf, sizeof buf, "%.*s", SL(*b[k]));
+        v[k] = strtoll(buf, &end, 10);
+        if (*end || end == buf) {
+            snprintf(msg, msg_cap, "not a number: %s", buf);
+            return SC_EINVAL;
+        }
+    }
+    if (lo && !incl_lo)
+        v[0]++;
+    if (hi && !incl_hi)
+        v[1]--;
+    *res = sc_query_range(a, field, &v[0], &v[1], 1);
+    return *res ? SC_OK : SC_ENOMEM;
+}
+
 static void test_es_behaviour(void **state)
 {
     (void)state;
@@ -190,9 +236,58 @@ static void test_es_behaviour(void **state)
     assert_int_equal(q->kind, SC_QUERY_TERM);
     assert_true(sc_slice_eq_cstr(q->u.term.term, "Foo-Bar"));
     sc_query_parse_error err;
-    assert_int_equal(sc_query_string_parse(sc_slice_cstr("a:[1 TO 2]"), &o, &a, &q, &err),
-                     SC_EUNSUPPORTED);
-    assert_int_equal(err.offset, 2);
+    /* ranges: a term range without a hook; Elasticsearch's one-sided syntax */
+    assert_int_equal(sc_query_string_parse(sc_slice_cstr("a:[1 TO 2}"), &o, &a, &q, &err), SC_OK);
+    assert_int_equal(q->kind, SC_QUERY_TERM_RANGE);
+    assert_true(sc_slice_eq_cstr(q->u.term_range.lo, "1") && q->u.term_range.incl_lo);
+    assert_true(sc_slice_eq_cstr(q->u.term_range.hi, "2") && !q->u.term_range.incl_hi);
+    static const struct {
+        const char *text;
+        bool has_lo, has_hi, incl_lo, incl_hi;
+        const char *v;
+    } one_sided[] = {
+        {"n:>=10", true, false, true, true, "10"},
+        {"n:>10", true, false, false, true, "10"},
+        {"n:<=10", false, true, true, true, "10"},
+        {"n:<10", false, true, true, false, "10"},
+    };
+    for (size_t i = 0; i < sizeof one_sided / sizeof one_sided[0]; i++) {
+        assert_int_equal(sc_query_string_parse(sc_slice_cstr(one_sided[i].text), &o, &a, &q, &err),
+                         SC_OK);
+        assert_int_equal(q->kind, SC_QUERY_TERM_RANGE);
+        assert_int_equal(q->u.term_range.has_lo, one_sided[i].has_lo);
+        assert_int_equal(q->u.term_range.has_hi, one_sided[i].has_hi);
+        assert_int_equal(q->u.term_range.incl_lo, one_sided[i].incl_lo);
+        assert_int_equal(q->u.term_range.incl_hi, one_sided[i].incl_hi);
+        sc_slice v = one_sided[i].has_lo ? q->u.term_range.lo : q->u.term_range.hi;
+        assert_true(sc_slice_eq_cstr(v, one_sided[i].v));
+    }
+    o.es_range_syntax = false; /* Lucene: a plain term */
+    assert_int_equal(sc_query_string_parse(sc_slice_cstr("n:>=10"), &o, &a, &q, &err), SC_OK);
+    assert_int_equal(q->kind, SC_QUERY_TERM);
+    o.es_range_syntax = true;
+    /* the hook builds numeric ranges, falls back, or fails the parse */
+    o.range_query = test_range_hook;
+    assert_int_equal(sc_query_string_parse(sc_slice_cstr("n:[1 TO 5]"), &o, &a, &q, &err), SC_OK);
+    assert_int_equal(q->kind, SC_QUERY_RANGE);
+    assert_int_equal(q->u.range.lo[0], 1);
+    assert_int_equal(q->u.range.hi[0], 5);
+    assert_int_equal(sc_query_string_parse(sc_slice_cstr("n:{1 TO *]"), &o, &a, &q, &err), SC_OK);
+    assert_int_equal(q->u.range.lo[0], 2);
+    assert_int_equal(q->u.range.hi[0], INT64_MAX);
+    assert_int_equal(sc_query_string_parse(sc_slice_cstr("t:[a TO b]"), &o, &a, &q, &err), SC_OK);
+    assert_int_equal(q->kind, SC_QUERY_TERM_RANGE);
+    assert_int_equal(sc_query_string_parse(sc_slice_cstr("x OR n:>abc"), &o, &a, &q, &err),
+                     SC_EINVAL);
+    assert_int_equal(err.offset, 7);
+    assert_string_equal(err.msg, "not a number: abc");
+    o.range_query = NULL;
+    /* bad range syntax */
+    assert_int_equal(sc_query_string_parse(sc_slice_cstr("a:[1 TO ]"), &o, &a, &q, &err),
+                     SC_EPARSE);
+    assert_int_equal(sc_query_string_parse(sc_slice_cstr("a:[1 TO 2"), &o, &a, &q, &err),
+                     SC_EPARSE);
+    assert_int_equal(sc_query_string_parse(sc_slice_cstr("a:[]"), &o, &a, &q, &err), SC_EPARSE);
     o.allow_leading_wildcard = false;
     assert_int_equal(sc_query_string_parse(sc_slice_cstr("*ab"), &o, &a, &q, &err), SC_EPARSE);
     /* deep nesting is an error, not a crash */
@@ -208,10 +303,8 @@ static void test_es_behaviour(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lucene_or),
-        cmocka_unit_test(test_lucene_and),
-        cmocka_unit_test(test_simple_or),
-        cmocka_unit_test(test_simple_and),
+        cmocka_unit_test(test_lucene_or),    cmocka_unit_test(test_lucene_and),
+        cmocka_unit_test(test_simple_or),    cmocka_unit_test(test_simple_and),
         cmocka_unit_test(test_es_behaviour),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
