@@ -9,6 +9,7 @@
  * Usage: index_bench FILE.ndjson MAPPINGS.json [RAM_MB (64)] [BATCH (0)] [MERGE (1); 0 skips it]
  * (bench/index_compare.sh runs it next to bench/LuceneIndexBench.java.) */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,9 +78,26 @@ static void breakdown(const char *dir)
             continue;
         char name[SC_SEGMENT_NAME_MAX + 1];
         snprintf(name, sizeof(name), "%.*s", (int)(l - 4), e->d_name);
+        /* opening verifies the whole-file checksum: time it with the file evicted from the
+         * page cache (posix_fadvise DONTNEED after an fsync), then again warm */
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        int fd = open(path, O_RDONLY);
+        if (fd >= 0) {
+            (void)!fdatasync(fd);
+            (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+            close(fd);
+        }
         sc_segment *seg;
+        uint64_t t0 = sc_clock_now_ns();
         if (sc_segment_open(dir, name, &seg) != SC_OK)
             continue;
+        double cold_s = secs_since(t0);
+        sc_segment_unref(seg);
+        t0 = sc_clock_now_ns();
+        if (sc_segment_open(dir, name, &seg) != SC_OK)
+            continue;
+        double open_s = secs_since(t0);
         uint64_t terms = 0, norms = 0, dv = 0, points = 0, field_data = 0;
         for (size_t i = 0; i < sc_segment_n_fields(seg); i++) {
             const sc_field_info *f = sc_segment_field_at(seg, i);
@@ -102,9 +120,10 @@ static void breakdown(const char *dir)
         field_data = fields_off - 16 - stored - sidx_len;
         uint64_t postings = field_data - terms - norms - dv - points;
         printf("segment %s: %.1f MB = postings+positions %.1f, terms %.1f, norms %.1f, doc "
-               "values %.1f, points %.1f, stored %.1f (+ index %.2f) MB\n",
+               "values %.1f, points %.1f, stored %.1f (+ index %.2f) MB; open %.3f s cold, %.3f s "
+               "warm\n",
                name, b.len / 1e6, postings / 1e6, terms / 1e6, norms / 1e6, dv / 1e6, points / 1e6,
-               stored / 1e6, sidx_len / 1e6);
+               stored / 1e6, sidx_len / 1e6, cold_s, open_s);
         sc_segment_unref(seg);
     }
     closedir(d);

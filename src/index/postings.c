@@ -315,13 +315,17 @@ static uint32_t find_block(const sc_postings *p, uint32_t from, uint32_t target)
     uint32_t n = p->n_blocks;
     if (from >= n || !p->skip || skip_last(p, from) >= target)
         return from;
-    if (p->skip2) {
-        uint32_t k = find_block2(p, from, target);
-        if (k <= n)
-            return k;
-    }
+    /* gallop on the first level: short jumps (the common case in conjunctions) end after a
+     * probe or two; once the jump is longer than a group, the second level takes over */
+    bool level2 = p->skip2 != NULL;
     uint32_t lo = from, hi, step = 1;
     for (;;) {
+        if (level2 && step > SC__SKIP2_BLOCKS) {
+            uint32_t k = find_block2(p, lo, target);
+            if (k <= n)
+                return k;
+            level2 = false; /* inconsistent second level: the first alone */
+        }
         if ((uint64_t)lo + step >= n) {
             hi = n;
             break;

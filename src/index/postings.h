@@ -87,10 +87,10 @@ sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_fiel
 uint32_t sc_postings_next(sc_postings *p);
 
 /* Moves to the first doc >= target (beyond the current one); returns it or SC_POSTINGS_END.
- * Skips whole blocks through the skip tables (a target in the current group of 32 blocks:
- * binary search of its entries; farther: galloping over the second level, then a binary search
- * inside the group found). target must be > current doc
- * (or the cursor unpositioned); otherwise behaves as next(). */
+ * Skips whole blocks through the skip tables: galloping over the first level, continued on
+ * the second (one entry per 32 blocks, then a binary search inside the group found) once the
+ * jump is longer than 32 blocks. target must be > current doc (or the cursor unpositioned);
+ * otherwise behaves as next(). */
 uint32_t sc_postings_advance(sc_postings *p, uint32_t target);
 
 /* Bulk next: fills up to `max` following docs (and their freqs if `freqs` is non-NULL);

@@ -116,7 +116,8 @@ static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *recs, uint
         w->st = SC_ENOMEM;
         return;
     }
-    memset(w->blk.ptr, 0, skip_bytes);
+    if (skip_bytes) /* none for short terms: blk may still be unallocated */
+        memset(w->blk.ptr, 0, skip_bytes);
     w->blk.len = skip_bytes;
     uint32_t prev_last = UINT32_MAX; /* "-1": the first gap is then the doc itself */
     uint32_t docs[SC_POSTINGS_BLOCK], vals[SC_POSTINGS_BLOCK];
