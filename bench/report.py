@@ -228,6 +228,13 @@ def main():
              "keep-alive, no pipelining, request_cache=false |" % (
                  ",".join(map(str, s.get("conns", []))), s.get("warmup_s"), s.get("reps"),
                  s.get("duration_s")))
+    la = os.path.join(a.results, "loadavg.txt")
+    if os.path.exists(la):
+        ones = [float(l.split()[1]) for l in open(la) if len(l.split()) >= 2]
+        if ones:
+            L.append("| machine load | 1-minute load average %.1f to %.1f during the grid (%s CPUs; "
+                     "above the CPU count, other work shared the machine and absolute numbers are "
+                     "noisy) |" % (min(ones), max(ones), m.get("nproc", "?")))
     if lucene_modes:
         L.append("| Lucene 8.7 | in-process on the same wiki corpus (bench/lucene_wiki.sh), "
                  "single-threaded: column `vs Lucene 8.7` |")

@@ -151,9 +151,12 @@ grid() { # workload [extra scry bench options]
     --duration "$DURATION" "${PIDARG[@]}" --label "$wl" --build "$BUILD" --corpus "$CORPUS" \
     --out "$OUT/results/$wl.json" "$@" || die "scry bench failed on $wl"
 }
+loadavg() { echo "$1 $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/results/loadavg.txt"; }
+loadavg grid_start
 for wl in $WORKLOADS; do
   log "workload $wl"
   grid "$wl"
+  loadavg "$wl"
 done
 for wl in $AGG_WORKLOADS; do
   log "workload $wl: validation"
