@@ -1,0 +1,93 @@
+/* Writes the seed corpus of segment_fuzz (tests/fuzz/corpus/segment/) at the current segment
+ * format version: run scripts/fuzz_seeds.sh after changing the format (segment_test checks the
+ * seeds open, so a stale corpus fails the unit tests).
+ *   small.seg  : 40 docs; text with positions and norms, keyword with doc values (also _id),
+ *                numeric with points and doc values (multi-valued), geo points
+ *   blocks.seg : 4,200 docs (33 blocks); a term in every doc (run blocks), in every other doc,
+ * every 7th, sparse terms: full blocks, the second skip level, short terms */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/builder.h"
+
+static const char *const WORDS[] = {"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta"};
+
+static int write_seg(const char *dir, const char *name, uint32_t n_docs)
+{
+    sc_segment_builder *b;
+    if (sc_segment_builder_new(&b) != SC_OK)
+        return 1;
+    for (uint32_t d = 0; d < n_docs; d++) {
+        char id[16], src[64], w[4][16];
+        snprintf(id, sizeof id, "%u", d);
+        snprintf(src, sizeof src, "{\"n\":%u}", d);
+        sc_index_token toks[8];
+        size_t nt = 0;
+        toks[nt++] = (sc_index_token){sc_slice_cstr("all"), 0};
+        if (d % 2 == 0)
+            toks[nt++] = (sc_index_token){sc_slice_cstr("even"), 1};
+        if (d % 7 == 0)
+            toks[nt++] = (sc_index_token){sc_slice_cstr("seventh"), 2};
+        snprintf(w[0], sizeof w[0], "w%u", d % 97);
+        toks[nt++] = (sc_index_token){sc_slice_cstr(w[0]), 3};
+        snprintf(w[1], sizeof w[1], "u%u", d);
+        if (d % 50 == 0)
+            toks[nt++] = (sc_index_token){sc_slice_cstr(w[1]), 4};
+        toks[nt++] = (sc_index_token){sc_slice_cstr(WORDS[d % 7]), 6};
+        toks[nt++] = (sc_index_token){sc_slice_cstr("all"), 7};
+        sc_index_token kw = {sc_slice_cstr(WORDS[(d * 3) % 7]), 0};
+        sc_index_token idt = {sc_slice_cstr(id), 0};
+        int64_t nums[2] = {(int64_t)d * 37 - 1000, -(int64_t)d};
+        int64_t geo = (int64_t)(((uint64_t)(uint32_t)(int32_t)(d * 100003) << 32) |
+                                (uint32_t)(int32_t)(d * 7919 - 50000));
+        sc_index_field f[5] = {
+            {.name = sc_slice_cstr("_id"),
+             .kind = SC_FIELD_KEYWORD,
+             .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+             .tokens = &idt,
+             .n_tokens = 1},
+            {.name = sc_slice_cstr("body"),
+             .kind = SC_FIELD_TEXT,
+             .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS,
+             .tokens = toks,
+             .n_tokens = nt,
+             .length = 8},
+            {.name = sc_slice_cstr("tag"),
+             .kind = SC_FIELD_KEYWORD,
+             .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+             .tokens = &kw,
+             .n_tokens = 1},
+            {.name = sc_slice_cstr("n"),
+             .kind = SC_FIELD_NUMERIC,
+             .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+             .values = nums,
+             .n_values = d % 5 == 0 ? 2 : 1},
+            {.name = sc_slice_cstr("loc"),
+             .kind = SC_FIELD_NUMERIC,
+             .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES | SC_FIELD_GEO,
+             .values = &geo,
+             .n_values = 1},
+        };
+        sc_index_doc doc = {
+            .id = sc_slice_cstr(id), .source = sc_slice_cstr(src), .fields = f, .n_fields = 5};
+        if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
+            return 1;
+    }
+    sc_status st = sc_segment_builder_write(b, dir, name, NULL);
+    sc_segment_builder_free(b);
+    return st != SC_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: make_segment_seeds DIR\n");
+        return 2;
+    }
+    if (write_seg(argv[1], "small", 40) || write_seg(argv[1], "blocks", 4200)) {
+        fprintf(stderr, "make_segment_seeds: writing failed\n");
+        return 1;
+    }
+    return 0;
+}
