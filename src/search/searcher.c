@@ -859,7 +859,8 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
         }
         base += n_docs;
     }
-    qsort(c.t.h, c.t.n, sizeof *c.t.h, cmp_hits);
+    if (c.t.n)
+        qsort(c.t.h, c.t.n, sizeof *c.t.h, cmp_hits);
     res->hits = c.t.n > o->from ? c.t.h + o->from : c.t.h;
     res->n_hits = c.t.n > o->from ? c.t.n - o->from : 0;
     res->max_score = c.max_score;
