@@ -144,13 +144,11 @@ static inline size_t sc_doc_iter_score_batch(sc_doc_iter *it, uint32_t *docs, fl
 void sc_doc_iter_ignore_min_score(sc_doc_iter *it, float min_score);
 
 /* The generic fallbacks, built from next/advance; each counts a call in it->stats. */
-void sc_doc_iter_fallback_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs,
-                                      uint32_t base);
+void sc_doc_iter_fallback_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base);
 uint32_t sc_doc_iter_fallback_run_end(sc_doc_iter *it);
 size_t sc_doc_iter_fallback_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs,
                                        size_t max);
-size_t sc_doc_iter_fallback_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores,
-                                        size_t max);
+size_t sc_doc_iter_fallback_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max);
 
 /* ---- cancellation ----------------------------------------------------------------------- */
 
@@ -209,8 +207,7 @@ sc_doc_iter *sc_iter_bitset(sc_arena *a, const sc_bitset *bs, uint32_t n_docs, f
 sc_doc_iter *sc_iter_constant(sc_arena *a, sc_doc_iter *child, float score);
 /* All children match; score = (float) double sum of the `n_scoring` first children's scores
  * (the rest are filters). n >= 1. */
-sc_doc_iter *sc_iter_conjunction(sc_arena *a, sc_doc_iter **children, size_t n,
-                                 size_t n_scoring);
+sc_doc_iter *sc_iter_conjunction(sc_arena *a, sc_doc_iter **children, size_t n, size_t n_scoring);
 /* Chooses the conjunction's into_bitset strategy: dense (per-child 4,096-doc windows ANDed,
  * for children that match a large share of the segment) or leapfrog (the default). A no-op on
  * other kinds; allocation failure keeps leapfrog. */
@@ -218,12 +215,12 @@ void sc_iter_conjunction_set_dense(sc_doc_iter *conj, sc_arena *a, bool dense);
 
 /* Disjunction modes. */
 typedef enum sc_disj_mode {
-    SC_DISJ_SUM,     /* (float) double sum of matching children's scores */
-    SC_DISJ_MAX,     /* dis_max: max + tie_breaker * sum of the others (Lucene's order) */
+    SC_DISJ_SUM, /* (float) double sum of matching children's scores */
+    SC_DISJ_MAX, /* dis_max: max + tie_breaker * sum of the others (Lucene's order) */
 } sc_disj_mode;
 /* At least `min_match` (>= 1) children match. */
-sc_doc_iter *sc_iter_disjunction(sc_arena *a, sc_doc_iter **children, size_t n,
-                                 uint32_t min_match, sc_disj_mode mode, float tie_breaker);
+sc_doc_iter *sc_iter_disjunction(sc_arena *a, sc_doc_iter **children, size_t n, uint32_t min_match,
+                                 sc_disj_mode mode, float tie_breaker);
 /* include's docs that `exclude` does not match; score from include. */
 sc_doc_iter *sc_iter_exclusion(sc_arena *a, sc_doc_iter *include, sc_doc_iter *exclude);
 /* required's docs; score = required + optional (float add, Lucene's ReqOptSumScorer) when
@@ -241,7 +238,9 @@ sc_doc_iter *sc_iter_phrase(sc_arena *a, const sc_postings *cursors, const uint3
 /* Wrappers: forward every operation, bulk ones included. */
 /* Skips docs whose bit is clear in `live` (segment live docs, borrowed). */
 sc_doc_iter *sc_iter_live_docs(sc_arena *a, sc_doc_iter *child, const sc_bitset *live);
-/* Stops (returns END) once the token fires; checks per bulk window and every 4,096 docs. */
+/* Stops (returns END) once the token fires: the flag on every bulk call and every 4,096
+ * single-doc calls; the clock as often, except into_bitset (a count's 4,096-doc window) and
+ * score_batch, which read it every 8 and 32 calls. */
 sc_doc_iter *sc_iter_cancel(sc_arena *a, sc_doc_iter *child, sc_cancel_token *token);
 /* Counts calls per operation into *counts (indexed by SC_PROF_*). */
 enum {

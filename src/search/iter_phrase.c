@@ -185,6 +185,8 @@ static bool advance_rpts(const phrase_iter *x, pp *p, int64_t *end)
 static float sloppy_freq(phrase_iter *x)
 {
     size_t n = x->n;
+    if (n == 0)
+        return 0.0f;
     pp *q[64];
     size_t qn = 0;
     int64_t end = INT64_MIN;
@@ -222,7 +224,7 @@ static float sloppy_freq(phrase_iter *x)
         for (size_t k_ = 1; k_ < qn; k_++)                                                         \
             if (pp_less(q[k_], q[m_]))                                                             \
                 m_ = k_;                                                                           \
-        (out) = q[m_]->position;                                                                   \
+        (out) = qn ? q[m_]->position : INT64_MAX; /* one term: nothing to wait for */              \
     } while (0)
     for (;;) {
         pp *p;
@@ -230,18 +232,14 @@ static float sloppy_freq(phrase_iter *x)
         int64_t match_length = end - p->position;
         int64_t next;
         TOP_POS(next);
-        bool done = false, matched = false;
-        while (!done) {
-            if (!pp_next(p)) {
-                done = true;
+        bool matched = false;
+        for (;;) {
+            if (!pp_next(p))
                 break;
-            }
             if (p->position > end)
                 end = p->position;
-            if (x->n_groups && !advance_rpts(x, p, &end)) {
-                done = true;
+            if (x->n_groups && !advance_rpts(x, p, &end))
                 break;
-            }
             if (p->position > next) {
                 q[qn++] = p;
                 if (match_length <= x->slop) {

@@ -246,6 +246,7 @@ typedef struct cancel_iter {
     wrap_iter w;
     sc_cancel_token *token;
     uint32_t countdown; /* single-doc calls until the next check */
+    uint32_t n_bulk;    /* bulk calls: the flag each time, the clock every few */
 } cancel_iter;
 
 #define CHECK_EVERY 4096
@@ -289,7 +290,8 @@ static uint32_t cancel_advance(sc_doc_iter *it, uint32_t target)
 
 static void cancel_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base)
 {
-    if (cancel_stop(it, true))
+    /* counts call this per 4,096-doc window: the clock every 8 windows */
+    if (cancel_stop(it, (++((cancel_iter *)it)->n_bulk & 7) == 0))
         return;
     sc_doc_iter_into_bitset(CHILD(it), upto, bs, base);
     wrap_sync(it);
@@ -308,7 +310,7 @@ static size_t cancel_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores,
 {
     cancel_iter *x = (cancel_iter *)it;
     /* the clock is read every 32 batches (~4,096 docs), the flag every batch */
-    if (cancel_stop(it, (++x->countdown & 31) == 0))
+    if (cancel_stop(it, (++x->n_bulk & 31) == 0))
         return 0;
     size_t n = sc_doc_iter_score_batch(CHILD(it), docs, scores, max);
     wrap_sync(it);

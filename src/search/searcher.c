@@ -886,7 +886,8 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
         }
         base += n_docs;
     }
-    qsort(c.t.h, c.t.n, sizeof *c.t.h, cmp_hits);
+    if (c.t.n)
+        qsort(c.t.h, c.t.n, sizeof *c.t.h, cmp_hits);
     res->hits = c.t.n > o->from ? c.t.h + o->from : c.t.h;
     res->n_hits = c.t.n > o->from ? c.t.n - o->from : 0;
     res->max_score = c.max_score;
@@ -901,19 +902,52 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
 }
 
 /* Counts one segment's iterator in 4,096-doc windows: bulk into_bitset, then popcount. */
+/* Set bits in words[0, n). The build targets baseline x86-64 (no POPCNT), where
+ * __builtin_popcountll is a library call per word (~10% of an AND count in perf); the window
+ * counts use the instruction when the CPU has it. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("popcnt"))) static uint64_t popcount_hw(const uint64_t *w, size_t n)
+{
+    uint64_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += (uint64_t)__builtin_popcountll(w[i]);
+    return c;
+}
+#endif
+
+static uint64_t popcount_words(const uint64_t *w, size_t n)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (__builtin_cpu_supports("popcnt"))
+        return popcount_hw(w, n);
+#endif
+    uint64_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = w[i] - ((w[i] >> 1) & UINT64_C(0x5555555555555555));
+        x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+        x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+        c += (x * UINT64_C(0x0101010101010101)) >> 56;
+    }
+    return c;
+}
+
 static uint64_t count_windows(sc_doc_iter *it, uint32_t n_docs, sc_bitset *win,
                               sc_cancel_token *cancel)
 {
     uint64_t n = 0;
+    uint32_t n_windows = 0;
     uint32_t d = sc_doc_iter_next(it);
     while (d != SC_DOC_END) {
         uint32_t wbase = d & ~4095u;
         uint32_t wend = n_docs - wbase > 4096 ? wbase + 4096 : n_docs;
         memset(win->words, 0, 64 * sizeof(uint64_t));
         sc_doc_iter_into_bitset(it, wend, win, wbase);
-        n += sc_bitset_count_range(win, 0, wend - wbase);
+        /* bits past wend - wbase are clear (memset above, into_bitset stops at wend) */
+        n += popcount_words(win->words, (wend - wbase + 63) / 64);
         d = it->doc;
-        if (cancel && sc_cancel_token_check(cancel, true))
+        /* the flag every window, the clock every 8 (~32k docs; a clock read per window was
+         * 4% of an AND count) */
+        if (cancel && sc_cancel_token_check(cancel, (++n_windows & 7) == 0))
             break;
     }
     return n;
