@@ -270,7 +270,7 @@ sc_status sc__builder_norm(sc_segment_builder *b, sc__bfield *f, uint32_t doc, u
 sc_status sc__builder_posting(sc_segment_builder *b, sc__bfield *f, sc_slice term, uint32_t doc,
                               uint32_t freq, const uint32_t *positions, size_t n_positions)
 {
-    if (term.len > SC_TERM_MAX_BYTES)
+    if (term.len > SC_TERM_MAX_BYTES || freq == 0)
         return SC_EINVAL;
     uint32_t gid;
     SC_TRY(term_gid(b, f, term, &gid));
