@@ -20,8 +20,8 @@
 
 #define SC__SEG_MAGIC "SCRYSEG" /* 8 bytes with the NUL */
 #define SC__SEG_END_MAGIC "SCRYEND"
-#define SC__SEG_VERSION 6u     /* written */
-#define SC__SEG_VERSION_MIN 6u /* oldest read (older versions: docs/format.md) */
+#define SC__SEG_VERSION 7u     /* written */
+#define SC__SEG_VERSION_MIN 7u /* oldest read (older versions: docs/format.md) */
 #define SC__SEG_HEADER_BYTES 16
 #define SC__SEG_FOOTER_BYTES 48
 #define SC__FIELD_SECTIONS 6 /* tindex, tdata, norms, dvn, dvs, points */

@@ -1,10 +1,10 @@
 /* Postings cursor (postings.h). A term's postings are a table of fixed 20-byte skip entries
  * (last doc, block offset, positions offset, max freq, min norm), then the blocks, each (in
  * fields with freqs) after its competitive impacts: full blocks of 128 docs (packed gaps / run
- * / bitset, then packed freqs) and a varint tail block. A term with fewer than 128 docs has no
- * skip table (p->skip == NULL): its only block is bounded by the segment's doc count until it
- * is decoded, and its impact comes from the block's impacts prefix. A term of more than 32
- * blocks has a second level (last doc, max freq, min norm per 32 blocks) for long jumps and
+ * / bitset, then packed freqs) and a varint tail block (freqs interleaved). A term with fewer than
+ * 128 docs has no skip table (p->skip == NULL): its only block is bounded by the segment's doc
+ * count until it is decoded, and its impact comes from the block's impacts prefix. A term of more
+ * than 32 blocks has a second level (last doc, max freq, min norm per 32 blocks) for long jumps and
  * window impacts; its entries are checked against the first level before they are trusted. Every
  * block is validated as it is decoded (bounds, ascending, last doc equals its skip entry, below the
  * segment's doc count), so corrupt input ends iteration with SC_ECORRUPT, never a wild read or
@@ -170,11 +170,23 @@ static bool decode_block(sc_postings *p, uint32_t k)
         }
         p->freq_kind = 0;
     } else {
+        /* tail: doc gaps, with freqs interleaved in fields that have them (gap * 2 + 1 for
+         * freq 1, else gap * 2 then freq - 2), decoded together */
         uint64_t prev = prev_last;
         for (uint32_t i = 0; i < n; i++) {
             uint64_t gap;
             if (sc_varint_get(&q, end, &gap) != SC_OK)
                 return false;
+            if (p->has_freqs) {
+                uint32_t f = 1;
+                if (!(gap & 1)) {
+                    if (sc_varint_get32(&q, end, &f) != SC_OK || f > UINT32_MAX - 2)
+                        return false;
+                    f += 2;
+                }
+                p->freqs[i] = f;
+                gap >>= 1;
+            }
             uint64_t d = ((prev + 1) & UINT32_MAX) + gap;
             if (d > last || (i > 0 && d <= prev))
                 return false;
@@ -186,7 +198,7 @@ static bool decode_block(sc_postings *p, uint32_t k)
         p->freq_kind = 1;
     }
     p->freq_off = (uint64_t)(q - p->base);
-    p->freqs_decoded = false;
+    p->freqs_decoded = p->freq_kind == 1 && p->has_freqs;
     p->n_in_block = n;
     p->block = k;
     p->i = 0;
@@ -214,12 +226,7 @@ static bool decode_freqs(sc_postings *p)
         for (uint32_t i = 0; i < SC_POSTINGS_BLOCK; i++)
             p->freqs[i] += 1;
     } else {
-        for (uint32_t i = 0; i < p->n_in_block; i++) {
-            uint32_t v;
-            if (sc_varint_get32(&q, end, &v) != SC_OK || v == UINT32_MAX)
-                return false;
-            p->freqs[i] = v + 1;
-        }
+        return false; /* tail freqs are decoded with the docs: never reached */
     }
     p->freqs_decoded = true;
     return true;

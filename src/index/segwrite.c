@@ -37,8 +37,8 @@ static int name_ok(const char *name)
 }
 
 /* Sort key of a term: its first 8 bytes big-endian (zero padded) and its gid; most
- * comparisons end on the prefix without touching the term bytes (measured: sorting 200k
- * terms of a wiki field went from ~60 to ~15 ms). */
+ * comparisons end on the prefix without touching the term entry or its bytes (the pointer
+ * chase per comparison of the previous gid sort was ~5 % of the indexing CPU). */
 typedef struct tkey {
     uint64_t pfx;
     uint32_t gid;
@@ -182,14 +182,21 @@ static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *recs, uint
                 sc__buf_put(&w->blk, packed, sc_bitpack_bytes(fw), &w->st);
             }
         } else {
+            /* tail: the freq folds into the doc gap's low bit when it is 1 (the common case
+             * in short postings), else follows it */
             uint32_t prev = prev_last;
             for (uint32_t i = 0; i < n; i++) {
-                sc__buf_varint(&w->blk, docs[i] - prev - 1, &w->st);
+                uint64_t gap = docs[i] - prev - 1;
+                if (!freqs) {
+                    sc__buf_varint(&w->blk, gap, &w->st);
+                } else if (r[i].freq == 1) {
+                    sc__buf_varint(&w->blk, gap * 2 + 1, &w->st);
+                } else {
+                    sc__buf_varint(&w->blk, gap * 2, &w->st);
+                    sc__buf_varint(&w->blk, r[i].freq - 2, &w->st);
+                }
                 prev = docs[i];
             }
-            if (freqs)
-                for (uint32_t i = 0; i < n; i++)
-                    sc__buf_varint(&w->blk, r[i].freq - 1, &w->st);
         }
         if (with_pos) {
             /* the block's position deltas (restarting at 0 per doc), 128 at a time packed, the

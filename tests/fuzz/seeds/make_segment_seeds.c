@@ -13,7 +13,7 @@
 
 static const char *const WORDS[] = {"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta"};
 
-static int write_seg(const char *dir, const char *name, uint32_t n_docs)
+static int write_seg(const char *dir, const char *name, uint32_t n_docs, size_t n_fields)
 {
     sc_segment_builder *b;
     if (sc_segment_builder_new(&b) != SC_OK)
@@ -30,9 +30,10 @@ static int write_seg(const char *dir, const char *name, uint32_t n_docs)
         if (d % 7 == 0)
             toks[nt++] = (sc_index_token){sc_slice_cstr("seventh"), 2};
         snprintf(w[0], sizeof w[0], "w%u", d % 97);
-        toks[nt++] = (sc_index_token){sc_slice_cstr(w[0]), 3};
+        if (n_fields > 1)
+            toks[nt++] = (sc_index_token){sc_slice_cstr(w[0]), 3};
         snprintf(w[1], sizeof w[1], "u%u", d);
-        if (d % 50 == 0)
+        if (d % 50 == 0 && n_fields > 1)
             toks[nt++] = (sc_index_token){sc_slice_cstr(w[1]), 4};
         toks[nt++] = (sc_index_token){sc_slice_cstr(WORDS[d % 7]), 6};
         toks[nt++] = (sc_index_token){sc_slice_cstr("all"), 7};
@@ -85,7 +86,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: make_segment_seeds DIR\n");
         return 2;
     }
-    if (write_seg(argv[1], "small", 40) || write_seg(argv[1], "blocks", 4200)) {
+    if (write_seg(argv[1], "small", 40, 5) || write_seg(argv[1], "blocks", 300, 5) ||
+        write_seg(argv[1], "skip2", 4200, 1)) {
         fprintf(stderr, "make_segment_seeds: writing failed\n");
         return 1;
     }
