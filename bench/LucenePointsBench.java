@@ -230,9 +230,11 @@ class TaxisCases {
             time("sort_pickup_desc_1000_total",
                  () -> sorted(s, "pickup_datetime", SortField.Type.LONG, 1000, Integer.MAX_VALUE), runs);
             time("sort_pickup_desc_1000", () -> sorted(s, "pickup_datetime", SortField.Type.LONG, 1000, 10000), runs);
+            time("sort_pickup_desc_1000_nototal", () -> sorted(s, "pickup_datetime", SortField.Type.LONG, 1000, 1), runs);
             time("sort_passenger_desc_total",
                  () -> sorted(s, "passenger_count", SortField.Type.INT, 10, Integer.MAX_VALUE), runs);
             time("sort_passenger_desc", () -> sorted(s, "passenger_count", SortField.Type.INT, 10, 10000), runs);
+            time("sort_passenger_desc_nototal", () -> sorted(s, "passenger_count", SortField.Type.INT, 10, 1), runs);
         }
     }
 

@@ -64,8 +64,10 @@ DATE='{"range":{"dropoff_datetime":{"gte":"01/01/2015","lte":"21/01/2015","forma
   printf 'date_range\tPOST\t%s\t{"query":%s}\n' "$P" "$DATE"
   printf 'sort_pickup_desc_1000_total\tPOST\t%s\t{"query":{"match_all":{}},"sort":[{"pickup_datetime":"desc"}],"size":1000,"track_total_hits":true}\n' "$P"
   printf 'sort_pickup_desc_1000\tPOST\t%s\t{"query":{"match_all":{}},"sort":[{"pickup_datetime":"desc"}],"size":1000}\n' "$P"
+  printf 'sort_pickup_desc_1000_nototal\tPOST\t%s\t{"query":{"match_all":{}},"sort":[{"pickup_datetime":"desc"}],"size":1000,"track_total_hits":false}\n' "$P"
   printf 'sort_passenger_desc_total\tPOST\t%s\t{"query":{"match_all":{}},"sort":[{"passenger_count":"desc"}],"track_total_hits":true}\n' "$P"
   printf 'sort_passenger_desc\tPOST\t%s\t{"query":{"match_all":{}},"sort":[{"passenger_count":"desc"}]}\n' "$P"
+  printf 'sort_passenger_desc_nototal\tPOST\t%s\t{"query":{"match_all":{}},"sort":[{"passenger_count":"desc"}],"track_total_hits":false}\n' "$P"
 } > "$WL"
 
 # ---- scry ----

@@ -21,7 +21,9 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-QUERIES = sys.argv[1] if len(sys.argv) > 1 else "/work/shared/data/queries"
+# default: ../shared/data/queries next to the repository (pass the folder when it lives elsewhere)
+QUERIES = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "shared",
+                                                              "data", "queries")
 
 
 def dump(obj):

@@ -127,4 +127,21 @@ assert "## test.aggs: not supported yet" in t, t
 assert "| err | 1 | 0 | HTTP 500" in t and "| mix | 2 | 1 |" in t, t
 assert "## test\n" in t and "| ok |" in t, t
 PYEOF
+echo "-- the Lucene 8.7 side of make bench (bench/lucene_wiki.sh) on a small wiki corpus"
+"$SCRY" gen wiki --seed 5 --docs 400 > "$T/w.ndjson"
+echo "wiki 400 5" > "$T/w.ndjson.meta"
+bash bench/lucene_wiki.sh "$T/w.ndjson" "$T/luc" 1 2> "$T/luc.log" || { cat "$T/luc.log"; fail "lucene_wiki.sh"; }
+"$PY" - "$T/luc/lucene.tsv" bench/workloads/luceneutil.top10.txt <<'PYEOF'
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
+classes = {l.split("\t")[0] for l in open(sys.argv[2]) if not l.startswith("#")}
+got = {(r[0], r[1]) for r in rows}
+want = {(c, m) for c in classes for m in ("COUNT", "TOP_10", "TOP_10_COUNT")}
+assert got == want, sorted(want ^ got)
+n = {r[0]: int(r[2]) for r in rows}  # queries per class
+assert sum(n.values()) == sum(1 for l in open(sys.argv[2]) if not l.startswith("#")), n
+hits = {r[0]: int(r[5]) for r in rows if r[1] == "COUNT"}
+assert hits["high_term"] > 0 and all(float(r[3]) > 0 for r in rows), rows
+print("  %d classes x 3 modes, %d queries; high_term COUNT hits %d" % (len(classes), sum(n.values()), hits["high_term"]))
+PYEOF
 echo "70-bench: OK"
