@@ -517,7 +517,10 @@ sc_status sc__mapping_encode(const sc_mapping_field *f, const sc__scalar *v,
         if (!scalar_to_double(v, f->coerce, &d, &is_int, &iv) || !isfinite(d))
             return num_error_s(err, v);
         if (f->type == SC_MAPPING_SCALED_FLOAT) {
-            double s = nearbyint(d * f->scaling_factor);
+            /* Elasticsearch: Math.round(value * scaling_factor), halves toward +infinity
+             * (0.125 * 100 -> 13, -0.125 * 100 -> -12); x - floor(x) is exact here */
+            double x = d * f->scaling_factor, fl = floor(x);
+            double s = x - fl >= 0.5 ? fl + 1 : fl;
             if (!(s < 9223372036854775808.0 && s >= -9223372036854775808.0))
                 return num_error_s(err, v);
             *num = (int64_t)s;
