@@ -26,6 +26,7 @@ struct sc_sort_collector {
     uint32_t buf_cap;
     seg_reader *rd; /* n readers of the current segment */
     bool done;
+    uint64_t prune_after; /* points prune only once this many docs were collected */
     sc_sort_stats st;
 };
 
@@ -92,6 +93,7 @@ sc_status sc_sort_collector_new(sc_arena *a, const sc_sort_spec *specs, size_t n
     c->a = a;
     c->n = n;
     c->k = k;
+    c->prune_after = 0;
     c->specs = sc_arena_alloc(a, n * sizeof *c->specs);
     c->heap = sc_arena_alloc(a, k * sizeof *c->heap);
     sc_sort_key *vals = sc_arena_calloc(a, k * n, sizeof *vals);
@@ -322,7 +324,7 @@ sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
 
     /* whole-segment skip by the points' [min, max] */
     int64_t lo = 0, hi = 0;
-    int cr = points ? competitive_range(c, &lo, &hi) : 0;
+    int cr = points && c->st.collected >= c->prune_after ? competitive_range(c, &lo, &hi) : 0;
     if (cr == 2 || (cr == 1 && (sc_bkd_max(points) < lo || sc_bkd_min(points) > hi))) {
         c->st.segments_skipped++;
         return SC_OK;
@@ -350,7 +352,8 @@ sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
         SC_TRY(read_values(c, d, doc_base + d, score, c->cand));
         c->st.collected++;
         offer(c, seg_index, d, doc_base + d, score);
-        if (points && ++since >= next_build && (cr = competitive_range(c, &lo, &hi)) != 0) {
+        if (points && c->st.collected >= c->prune_after && ++since >= next_build &&
+            (cr = competitive_range(c, &lo, &hi)) != 0) {
             if (cr == 2)
                 break; /* nothing later can enter the top k */
             uint64_t est = sc_bkd_estimate(points, lo, hi);
@@ -393,6 +396,11 @@ size_t sc_sort_collector_hits(sc_sort_collector *c, sc_sorted_hit **hits)
     c->len = n;
     *hits = c->heap;
     return n;
+}
+
+void sc_sort_collector_prune_after(sc_sort_collector *c, uint64_t n)
+{
+    c->prune_after = n;
 }
 
 const sc_sort_stats *sc_sort_collector_stats(const sc_sort_collector *c)

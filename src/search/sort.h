@@ -97,6 +97,11 @@ sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
                                     uint64_t doc_base, sc_doc_iter *it, const sc_bkd *points)
     SC_MUST_USE;
 
+/* Points prune (skip docs that cannot enter the top k) only once n docs were collected, so
+ * that the first n matches are all counted (track_total_hits: n - 1 -> a total of at least
+ * n - 1, relation gte). Default 0: prune as soon as the top k is full. */
+void sc_sort_collector_prune_after(sc_sort_collector *c, uint64_t n);
+
 /* The hits best first (at most k) in *hits (arena memory); returns how many. May be called
  * once, after the last collect. */
 size_t sc_sort_collector_hits(sc_sort_collector *c, sc_sorted_hit **hits);

@@ -46,7 +46,14 @@ sc_status sc_search_sorted(const sc_searcher *s, const sc_query *q, const sc_sea
     sc_status st = sc_sort_collector_new(a, specs, n_specs, k ? k : 1, search_after, &c);
     if (st != SC_OK)
         return sc__search_fail(&ctx, st, "invalid sort (%zu fields, %zu hits)", n_specs, k);
-    bool prune = o->track_total_hits == SC_TRACK_TOTAL_HITS_NONE;
+    /* Points prune once the requested total is known: at once without a total; after
+     * track + 1 counted docs for a bounded total (it is then reported as track, gte); never
+     * for an exact total. */
+    int64_t track = o->track_total_hits;
+    bool count_all = track == SC_TRACK_TOTAL_HITS_ALL || track < 0;
+    bool prune = !count_all;
+    if (track != SC_TRACK_TOTAL_HITS_NONE && prune)
+        sc_sort_collector_prune_after(c, (uint64_t)track + 1);
     uint64_t base = 0;
     for (size_t si = 0; si < s->n_segs; si++) {
         const sc_searcher_segment *ss = &s->segs[si];
@@ -77,11 +84,10 @@ sc_status sc_search_sorted(const sc_searcher *s, const sc_query *q, const sc_sea
     out->stats = *sc_sort_collector_stats(c);
     out->hits = n > o->from ? hits + o->from : hits;
     out->n_hits = n > o->from ? n - o->from : 0;
-    if (!prune) {
+    if (track != SC_TRACK_TOTAL_HITS_NONE) {
         uint64_t total = out->stats.collected;
-        int64_t track = o->track_total_hits;
         out->total_tracked = true;
-        if (track != SC_TRACK_TOTAL_HITS_ALL && track > 0 && total > (uint64_t)track) {
+        if (!count_all && total > (uint64_t)track) {
             out->total = (uint64_t)track;
             out->total_gte = true;
         } else {
