@@ -8,7 +8,9 @@
  *   api     timed is the whole REST handler through the router (query-string and JSON body
  *           parsing, query DSL, sc_search_run, JSON response writing) -- everything but sockets.
  * Each thread warms up for 1 s, then is measured for SECONDS. Prints
- * "class<TAB>mode<TAB>threads<TAB>qps<TAB>p50_us<TAB>p99_us<TAB>requests" per class.
+ * "class<TAB>mode<TAB>threads<TAB>qps<TAB>p50_us<TAB>p99_us<TAB>requests<TAB>cpu_us_per_request"
+ * per class (CPU time of the worker threads over the measured window: unlike QPS, barely
+ * affected by other processes competing for the cores).
  * Usage: api_bench DATA_DIR WORKLOAD MODE THREADS SECONDS [CLASS...] */
 #include <jansson.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "api/search_internal.h"
 #include "base/clock.h"
@@ -35,6 +38,7 @@ typedef struct shared {
     bool engine;
     double seconds;
     _Atomic uint64_t done;
+    _Atomic uint64_t cpu_us; /* CPU time of the workers over their measured windows */
     pthread_mutex_t mu;
     sc_histogram hist;
 } shared;
@@ -105,6 +109,16 @@ static void prepare(shared *s, const wreq *w, sc_arena *a, prepared *p)
     sc_rest_resp_fini(&resp);
 }
 
+/* user + system CPU time of the calling thread, microseconds */
+static uint64_t thread_cpu_us(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        return 0;
+    return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+           (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
 static void *worker(void *arg)
 {
     shared *s = arg;
@@ -126,11 +140,17 @@ static void *worker(void *arg)
     uint64_t t_warm = sc_clock_now_ns() + 1000000000ull;
     uint64_t t_end = t_warm + (uint64_t)(s->seconds * 1e9);
     uint64_t n = 0;
+    uint64_t cpu0 = 0;
+    bool started = false;
     for (;;) {
         uint64_t t0 = sc_clock_now_ns();
         if (t0 >= t_end)
             break;
         bool record = t0 >= t_warm;
+        if (record && !started) {
+            cpu0 = thread_cpu_us();
+            started = true;
+        }
         sc_arena a;
         sc_arena_init(&a, 0);
         if (s->engine) {
@@ -159,6 +179,8 @@ static void *worker(void *arg)
         i = (i + 1) % s->n;
     }
     atomic_fetch_add(&s->done, n);
+    if (started)
+        atomic_fetch_add(&s->cpu_us, thread_cpu_us() - cpu0);
     pthread_mutex_lock(&s->mu);
     sc_histogram_merge(&s->hist, &h);
     pthread_mutex_unlock(&s->mu);
@@ -239,11 +261,11 @@ int main(int argc, char **argv)
             for (int k = 0; k < threads; k++)
                 pthread_join(t[k], NULL);
             free(t);
-            printf("%s\t%s\t%d\t%.0f\t%llu\t%llu\t%llu\n", all[i].cls, argv[3], threads,
+            printf("%s\t%s\t%d\t%.0f\t%llu\t%llu\t%llu\t%.1f\n", all[i].cls, argv[3], threads,
                    (double)s.done / seconds,
                    (unsigned long long)sc_histogram_percentile(&s.hist, 50),
                    (unsigned long long)sc_histogram_percentile(&s.hist, 99),
-                   (unsigned long long)s.done);
+                   (unsigned long long)s.done, s.done ? (double)s.cpu_us / (double)s.done : 0.0);
             fflush(stdout);
             pthread_mutex_destroy(&s.mu);
         }

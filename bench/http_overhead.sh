@@ -7,7 +7,9 @@
 # bench/api_bench.c in process on a copy of the same data folder (min(connections, cores)
 # threads, the server's HTTP worker count) in its two modes:
 # "engine" (sc_search_run with pre-built queries) and "api" (the REST handler without sockets).
-# Prints a markdown table. Usage: bench/http_overhead.sh [DOCS (1000000)]
+# Prints a markdown table, with CPU time per request (server process over HTTP, worker threads in
+# process): throughput at saturation is cores / CPU per request, and CPU time is far less
+# disturbed by other load on the machine than QPS. Usage: bench/http_overhead.sh [DOCS (1000000)]
 #   OUT (/tmp/scry-http-overhead) DURATION (2) REPS (3) CONNS ("1 8 32")
 #   CLASSES ("high_term med_term low_term and_high_high and_high_low or_high_low prefix3")
 #   KEEP=1 reuses OUT/data when it holds a loaded index.
@@ -57,7 +59,7 @@ rm -f "$OUT"/http-*.json
 for cls in $CLASSES; do
   awk -F'\t' -v c="$cls" '$1 == c' bench/workloads/luceneutil.top10.txt > "$OUT/wl-$cls.txt"
   for c in $CONNS; do
-    "$BIN" bench run --port "$PORT" --workload "$OUT/wl-$cls.txt" --conns "$c" --warmup 1 \
+    "$BIN" bench run --port "$PORT" --pid "$SPID" --workload "$OUT/wl-$cls.txt" --conns "$c" --warmup 1 \
       --reps "$REPS" --duration "$DURATION" --out "$OUT/http-$cls-$c.json" 2>> "$OUT/http.log"
     # In process, as many threads as the server has HTTP workers (one per core): more would
     # only queue (the server's extra connections wait in the kernel instead).
@@ -78,14 +80,16 @@ for p in glob.glob(sys.argv[1] + "/http-*.json"):
         http[(c["class"], c["conns"])] = c
 inp = {}
 for line in open(sys.argv[2]):
-    cls, mode, t, qps, p50, p99, n = line.rstrip("\n").split("\t")
-    inp[(cls, mode, int(t))] = (float(qps), int(p50))
-print("| class | conns | HTTP QPS | api QPS | engine QPS | HTTP / engine | HTTP p50 | api p50 | engine p50 |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    cls, mode, t, qps, p50, p99, n, cpu = line.rstrip("\n").split("\t")
+    inp[(cls, mode, int(t))] = (float(qps), int(p50), float(cpu))
+print("| class | conns | HTTP QPS | api QPS | engine QPS | HTTP / engine | HTTP p50 | api p50 | engine p50 | server CPU/req | api CPU/req | engine CPU/req | HTTP CPU vs engine |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for (cls, c) in sorted(http, key=lambda k: (list(dict.fromkeys(x[0] for x in inp)).index(k[0]) if k[0] in {x[0] for x in inp} else 99, k[1])):
     h, e, a = http[(cls, c)], inp.get((cls, "engine", c)), inp.get((cls, "api", c))
     if not e or not a:
         continue
-    print("| %s | %d | %.0f | %.0f | %.0f | %.2f | %d µs | %d µs | %d µs |" % (
-        cls, c, h["qps"], a[0], e[0], h["qps"] / e[0], h["latency_us"]["p50"], a[1], e[1]))
+    hc = h.get("server_cpu_us_per_req", 0.0)
+    print("| %s | %d | %.0f | %.0f | %.0f | %.2f | %d µs | %d µs | %d µs | %.1f µs | %.1f µs | %.1f µs | %+.0f %% |" % (
+        cls, c, h["qps"], a[0], e[0], h["qps"] / e[0], h["latency_us"]["p50"], a[1], e[1],
+        hc, a[2], e[2], (hc / e[2] - 1) * 100 if e[2] else 0))
 PY
