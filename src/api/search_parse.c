@@ -128,8 +128,8 @@ static sc_status env_encode_term_range(void *ctx, sc_slice field, const json_t *
 {
     dsl_ctx *d = ctx;
     const sc_mapping_field *f = sc_mapping_find(d->m, field);
-    if (!f || (f->type != SC_MAPPING_KEYWORD && f->type != SC_MAPPING_IP &&
-               f->type != SC_MAPPING_TEXT))
+    if (!f ||
+        (f->type != SC_MAPPING_KEYWORD && f->type != SC_MAPPING_IP && f->type != SC_MAPPING_TEXT))
         return SC_EUNSUPPORTED;
     const json_t *v[2] = {from, to};
     sc_slice *o[2] = {lo, hi};
@@ -328,8 +328,8 @@ static bool parse_sort(sc_rest_req *req, sc_rest_resp *resp, const json_t *sort,
     }
     bool by_field = false;
     for (size_t i = 0; i < k; i++)
-        by_field |=
-            fields[i].kind == SC_SORT_FIELD || (fields[i].kind == SC_SORT_SCORE && !fields[i].desc);
+        by_field |= fields[i].kind == SC_SORT_FIELD || fields[i].kind == SC_SORT_DOC ||
+                    (fields[i].kind == SC_SORT_SCORE && !fields[i].desc);
     if (by_field) {
         sp->sort = fields;
         sp->n_sort = k;

@@ -267,3 +267,15 @@ def test_point_in_time(server, fresh_index):
     assert st == 200 and b["num_freed"] == 1
     st, h, b = server.request("POST", "/_search", {"pit": {"id": pit}})
     assert st == 404
+
+
+def test_sort_by_doc(server, corpus):
+    # _doc order with sort values and null scores, also for a scoring query; search_after pages
+    b = search(server, corpus, {"query": {"match": {"body": "dog fox"}}, "sort": ["_doc"]})
+    hits = b["hits"]["hits"]
+    assert b["hits"]["max_score"] is None and all(h["_score"] is None for h in hits)
+    keys = [h["sort"][0] for h in hits]
+    assert len(hits) == 3 and keys == sorted(keys)
+    rest = search(server, corpus, {"query": {"match": {"body": "dog fox"}},
+                                   "sort": [{"_doc": "asc"}], "search_after": hits[0]["sort"]})
+    assert [h["_id"] for h in rest["hits"]["hits"]] == [h["_id"] for h in hits[1:]]
