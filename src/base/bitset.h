@@ -45,6 +45,8 @@ void sc_bitset_set_range(sc_bitset *b, size_t from, size_t to);
 /* Clears every bit. */
 void sc_bitset_clear_all(sc_bitset *b);
 
+/* Set bits in words[0, n) (the POPCNT instruction when the CPU has it). */
+uint64_t sc_popcount_words(const uint64_t *w, size_t n);
 /* Number of set bits in [from, to). O((to-from)/64). */
 size_t sc_bitset_count_range(const sc_bitset *b, size_t from, size_t to);
 
@@ -54,8 +56,7 @@ size_t sc_bitset_count(const sc_bitset *b);
 /* Word-window operations: dst.words[w] op= src.words[w] for w in [word_from, word_to). */
 void sc_bitset_and_words(sc_bitset *dst, const sc_bitset *src, size_t word_from, size_t word_to);
 void sc_bitset_or_words(sc_bitset *dst, const sc_bitset *src, size_t word_from, size_t word_to);
-void sc_bitset_andnot_words(sc_bitset *dst, const sc_bitset *src, size_t word_from,
-                            size_t word_to);
+void sc_bitset_andnot_words(sc_bitset *dst, const sc_bitset *src, size_t word_from, size_t word_to);
 
 /* Index of the first set bit >= i, or n_bits if none. */
 size_t sc_bitset_next_set(const sc_bitset *b, size_t i);
@@ -67,7 +68,6 @@ int sc_bitset_foreach(const sc_bitset *b, size_t from, size_t to, int (*fn)(void
 
 /* Writes the indexes of the set bits in [from, to) into out (room for to-from entries), each
  * plus `base`; returns how many were written. The bulk form of iteration. */
-size_t sc_bitset_to_array(const sc_bitset *b, size_t from, size_t to, uint32_t base,
-                          uint32_t *out);
+size_t sc_bitset_to_array(const sc_bitset *b, size_t from, size_t to, uint32_t base, uint32_t *out);
 
 #endif

@@ -902,35 +902,6 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
 }
 
 /* Counts one segment's iterator in 4,096-doc windows: bulk into_bitset, then popcount. */
-/* Set bits in words[0, n). The build targets baseline x86-64 (no POPCNT), where
- * __builtin_popcountll is a library call per word (~10% of an AND count in perf); the window
- * counts use the instruction when the CPU has it. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("popcnt"))) static uint64_t popcount_hw(const uint64_t *w, size_t n)
-{
-    uint64_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += (uint64_t)__builtin_popcountll(w[i]);
-    return c;
-}
-#endif
-
-static uint64_t popcount_words(const uint64_t *w, size_t n)
-{
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (__builtin_cpu_supports("popcnt"))
-        return popcount_hw(w, n);
-#endif
-    uint64_t c = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = w[i] - ((w[i] >> 1) & UINT64_C(0x5555555555555555));
-        x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-        x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-        c += (x * UINT64_C(0x0101010101010101)) >> 56;
-    }
-    return c;
-}
-
 static uint64_t count_windows(sc_doc_iter *it, uint32_t n_docs, sc_bitset *win,
                               sc_cancel_token *cancel)
 {
@@ -943,7 +914,7 @@ static uint64_t count_windows(sc_doc_iter *it, uint32_t n_docs, sc_bitset *win,
         memset(win->words, 0, 64 * sizeof(uint64_t));
         sc_doc_iter_into_bitset(it, wend, win, wbase);
         /* bits past wend - wbase are clear (memset above, into_bitset stops at wend) */
-        n += popcount_words(win->words, (wend - wbase + 63) / 64);
+        n += sc_popcount_words(win->words, (wend - wbase + 63) / 64);
         d = it->doc;
         /* the flag every window, the clock every 8 (~32k docs; a clock read per window was
          * 4% of an AND count) */

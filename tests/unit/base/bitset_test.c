@@ -155,6 +155,23 @@ static void test_against_model(void **state)
     }
 }
 
+static void test_popcount_words(void **state)
+{
+    (void)state;
+    uint64_t w[70], x = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < 70; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        w[i] = i == 3 ? 0 : i == 4 ? ~0ull : x;
+    }
+    for (size_t n = 0; n <= 70; n++) {
+        uint64_t want = 0;
+        for (size_t i = 0; i < n; i++)
+            for (int b = 0; b < 64; b++)
+                want += (w[i] >> b) & 1;
+        assert_int_equal(sc_popcount_words(w, n), want);
+    }
+}
+
 static void test_edges(void **state)
 {
     (void)state;
@@ -187,6 +204,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_model),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_popcount_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
