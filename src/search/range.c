@@ -397,6 +397,31 @@ sc_status sc_range_segment_count(const sc_segment *seg, sc_slice field, int64_t 
     return SC_OK;
 }
 
+sc_status sc_range_segment_bounded(sc_arena *a, const sc_segment *seg, sc_slice field, int64_t lo,
+                                   int64_t hi, const sc_bitset *live, uint64_t limit, float score,
+                                   uint64_t *count, sc_doc_iter **hits)
+{
+    *count = 0;
+    *hits = NULL;
+    const sc_field_info *f = sc_segment_field(seg, field);
+    if (!f || f->kind != SC_FIELD_NUMERIC || !(f->flags & SC_FIELD_POINTS))
+        return SC_ENOTFOUND;
+    sc_bkd *bkd = sc_arena_alloc(a, sizeof *bkd);
+    sc_dv_numeric *dv = sc_arena_alloc(a, sizeof *dv);
+    if (!bkd || !dv)
+        return SC_ENOMEM;
+    SC_TRY(sc_segment_points(seg, f, bkd));
+    SC_TRY(sc_dv_numeric_open(seg, f, dv)); /* SC_ENOTFOUND without doc values */
+    sc_range_source src = {bkd, dv, sc_segment_n_docs(seg)};
+    if (lo > hi)
+        return SC_OK;
+    if (limit)
+        SC_TRY(sc_range_count(&src, lo, hi, live, limit, count, NULL));
+    int64_t l[1] = {lo}, h[1] = {hi};
+    *hits = sc_iter_dv_range(a, dv, src.n_docs, l, h, 1, score);
+    return *hits ? SC_OK : SC_ENOMEM;
+}
+
 bool sc_range_bounds(bool has_lo, int64_t lo, bool lo_incl, bool has_hi, int64_t hi, bool hi_incl,
                      int64_t *out_lo, int64_t *out_hi)
 {

@@ -55,6 +55,15 @@ sc_status sc_range_iter(sc_arena *a, const sc_range_source *src, const int64_t *
 sc_doc_iter *sc_iter_dv_range(sc_arena *a, const sc_dv_numeric *dv, uint32_t n_docs,
                               const int64_t *lo, const int64_t *hi, size_t n, float score);
 
+/* A lone range in a top-k search with a bounded total (track_total_hits N): counts the
+ * segment's matches up to about `limit` with the points (stopping early; live docs applied; 0:
+ * no count) and returns in *hits a lazy doc-values iterator over the matches in doc order
+ * (every doc scores `score`), so the first hits cost a short scan instead of the whole range's
+ * doc ids. SC_ENOTFOUND when the field lacks points or doc values in this segment. */
+sc_status sc_range_segment_bounded(sc_arena *a, const sc_segment *seg, sc_slice field, int64_t lo,
+                                   int64_t hi, const sc_bitset *live, uint64_t limit, float score,
+                                   uint64_t *count, sc_doc_iter **hits) SC_MUST_USE;
+
 /* Counts the docs having a value in [lo, hi] that are live (live may be NULL: no deletes).
  * Without deletes on a single-valued field this reads no doc ids at all (sc_bkd_count).
  * limit > 0: may stop early (after `limit` matching points, before deletes are applied);

@@ -844,6 +844,47 @@ static sc_status collect_conjunction(sc__search_ctx *ctx, collector *c, sc_doc_i
     return SC_OK;
 }
 
+/* A lone range with a bounded total (Elasticsearch's default): the points count up to what is
+ * still needed, stopping early, and a doc-values scan finds the first hits in doc order
+ * (constant scores: later docs never beat them), so the range's doc ids are never all
+ * materialized. *done false: the segment lacks points or doc values (the generic path runs). */
+static sc_status bounded_range(sc__search_ctx *ctx, collector *c, const sc__plan *p, size_t si,
+                               uint64_t base, bool *done)
+{
+    *done = false;
+    const sc_searcher_segment *ss = &ctx->s->segs[si];
+    const sc_bitset *live = ss->live && ss->n_deleted ? ss->live : NULL;
+    uint64_t need =
+        !c->track_n || c->pruning || c->total > c->track_n ? 0 : c->track_n + 1 - c->total;
+    uint64_t count = 0;
+    sc_doc_iter *it = NULL;
+    sc_status st = sc_range_segment_bounded(ctx->a, ss->seg, p->field, p->lo[0], p->hi[0], live,
+                                            need, p->score, &count, &it);
+    if (st == SC_ENOTFOUND)
+        return SC_OK;
+    if (st == SC_ENOMEM)
+        return oom(ctx);
+    if (st != SC_OK)
+        return corrupt(ctx, st, p->field);
+    *done = true;
+    c->total += count;
+    if (c->total > c->track_n)
+        c->pruning = true;
+    it = wrap_segment(ctx, it, si);
+    while (it && c->t.n < c->t.k) {
+        uint32_t d = sc_doc_iter_next(it);
+        if (d == SC_DOC_END)
+            break;
+        if (p->score > c->max_score)
+            c->max_score = p->score;
+        sc_search_hit h = {(uint32_t)si, d, base + d, p->score};
+        topk_push(&c->t, &h);
+        if (c->t.n == c->t.k)
+            c->thr = c->t.h[0].score;
+    }
+    return SC_OK;
+}
+
 sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
                             sc_arena *a, sc_search_result *res)
 {
@@ -868,6 +909,14 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
             break; /* checked per segment (leaf) too */
         if (!c.t.k && c.pruning)
             break;
+        if (plan->kind == SC__PLAN_RANGE && plan->n_ranges == 1 && c.track_n != UINT64_MAX) {
+            bool done;
+            SC_TRY(bounded_range(&ctx, &c, plan, si, base, &done));
+            if (done) {
+                base += n_docs;
+                continue;
+            }
+        }
         sc_doc_iter *it;
         SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
         sc_doc_iter **kids;

@@ -127,3 +127,34 @@ def test_sorted_top_k(server, fresh_index):
               lambda i: ("n" in docs[i], -docs[i].get("n", 0), -docs[i]["u"]), 25, track)
         check([{"x": "desc"}], lambda i: -docs[i]["x"], 50, track)
         check([{"k": "asc"}, {"u": "desc"}], lambda i: (docs[i]["k"], -docs[i]["u"]), 30, track)
+
+
+def test_bounded_range_hits_and_totals(server, fresh_index):
+    """A lone range with a bounded total counts with the points up to the bound and takes its
+    hits from a doc-values scan: the hits are the first matches in doc order (one shard, three
+    segments, deletes) and the total is exact below the bound, `gte` above it."""
+    server.request("PUT", "/" + fresh_index, {
+        "settings": {"number_of_shards": 1}, "mappings": {"properties": {"n": {"type": "long"}}}})
+    rnd = random.Random(5)
+    vals = [rnd.randrange(1000) for _ in range(3000)]
+    for c in range(0, 3000, 1000):
+        lines = []
+        for i in range(c, c + 1000):
+            lines.append(json.dumps({"index": {"_index": fresh_index, "_id": str(i)}}))
+            lines.append(json.dumps({"n": vals[i]}))
+        server.request("POST", "/_bulk?refresh=true", "\n".join(lines) + "\n")
+    gone = set(range(0, 3000, 11))
+    for i in gone:
+        server.request("DELETE", "/%s/_doc/%d" % (fresh_index, i))
+    server.request("POST", "/%s/_refresh" % fresh_index)
+    for lo, hi in [(0, 999), (100, 300), (990, 999), (500, 500), (2000, 3000)]:
+        match = [i for i in range(3000) if i not in gone and lo <= vals[i] <= hi]
+        for track, size in [(50, 7), (10000, 10), (max(len(match), 1), 3), (max(len(match) - 1, 1), 0), (1, 5)]:
+            st, h, b = server.request("POST", "/%s/_search" % fresh_index, {
+                "query": {"range": {"n": {"gte": lo, "lte": hi}}}, "size": size,
+                "track_total_hits": track, "_source": False})
+            assert st == 200, b
+            assert [int(x["_id"]) for x in b["hits"]["hits"]] == match[:size], (lo, hi, track)
+            want = ({"value": track, "relation": "gte"} if len(match) > track
+                    else {"value": len(match), "relation": "eq"})
+            assert b["hits"]["total"] == want, (lo, hi, track, len(match))
