@@ -703,17 +703,21 @@ static sc_status collect_disjunction(sc__search_ctx *ctx, collector *c, sc_doc_i
         for (size_t i = 0; i < n_kids; i++) {
             bs_child *b = &bc[i];
             while (!b->done) {
-                while (b->pos < b->n && b->docs[b->pos] < wend) {
-                    uint32_t o = b->docs[b->pos] - w;
+                /* a local position: the stores into marks (uint64_t) could alias b->pos
+                 * (size_t), which would be reloaded every doc */
+                size_t pos = b->pos, n = b->n;
+                while (pos < n && b->docs[pos] < wend) {
+                    uint32_t o = b->docs[pos] - w;
                     uint64_t bit = UINT64_C(1) << (o & 63);
                     if (marks[o >> 6] & bit) {
-                        acc[o] += b->scores[b->pos];
+                        acc[o] += b->scores[pos];
                     } else {
                         marks[o >> 6] |= bit;
-                        acc[o] = b->scores[b->pos];
+                        acc[o] = b->scores[pos];
                     }
-                    b->pos++;
+                    pos++;
                 }
+                b->pos = pos;
                 if (b->pos < b->n)
                     break;
                 b->n = sc_doc_iter_score_batch(b->it, b->docs, b->scores, 128);
@@ -781,17 +785,24 @@ static sc_status collect_conjunction(sc__search_ctx *ctx, collector *c, sc_doc_i
             memset(m, 0, BS_WINDOW / 64 * sizeof *m);
             bool sc = scoring[i];
             for (;;) {
-                while (b->pos < b->n && b->docs[b->pos] < w)
-                    b->pos++; /* docs before the window (skipped by an earlier window) */
-                while (b->pos < b->n && b->docs[b->pos] < wend) {
-                    uint32_t o = b->docs[b->pos] - w;
-                    m[o >> 6] |= UINT64_C(1) << (o & 63);
-                    if (i == 0)
-                        acc[o] = sc ? b->scores[b->pos] : 0.0;
-                    else if (sc)
-                        acc[o] += b->scores[b->pos];
-                    b->pos++;
+                size_t pos = b->pos, n = b->n; /* local: see collect_disjunction */
+                while (pos < n && b->docs[pos] < w)
+                    pos++; /* docs before the window (skipped by an earlier window) */
+                if (i == 0) {
+                    for (; pos < n && b->docs[pos] < wend; pos++) {
+                        uint32_t o = b->docs[pos] - w;
+                        m[o >> 6] |= UINT64_C(1) << (o & 63);
+                        acc[o] = sc ? b->scores[pos] : 0.0;
+                    }
+                } else {
+                    for (; pos < n && b->docs[pos] < wend; pos++) {
+                        uint32_t o = b->docs[pos] - w;
+                        m[o >> 6] |= UINT64_C(1) << (o & 63);
+                        if (sc)
+                            acc[o] += b->scores[pos];
+                    }
                 }
+                b->pos = pos;
                 if (b->pos < b->n || b->done)
                     break;
                 b->n = sc_doc_iter_score_batch(b->it, b->docs, b->scores, 128);
