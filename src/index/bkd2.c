@@ -259,32 +259,9 @@ sc_status sc_bkd2_open(sc_slice bytes, sc_bkd2 *out)
     out->doc_bound = sc__ld32(p + 20);
     out->n_docs = sc__ld32(p + 24);
     out->n_nodes = sc__ld32(p + 28);
-    if (out->leaf_size == 0 || out->leaf_size > UINT16_MAX)
-        return SC_ECORRUPT;
-    if (out->n_leaves !=
-        (uint32_t)(((uint64_t)out->n_points + out->leaf_size - 1) / out->leaf_size))
-        return SC_ECORRUPT;
-    if (out->n_docs > out->n_points || out->n_docs > out->doc_bound ||
-        (out->n_points && out->n_docs == 0))
-        return SC_ECORRUPT;
-    uint32_t nn = out->n_nodes;
-    if (nn == 0 || (nn & (nn - 1)) || nn < out->n_leaves || nn > (1u << 27))
-        return SC_ECORRUPT;
-    if (out->n_leaves && nn >= 2 * out->n_leaves && nn > 1)
-        return SC_ECORRUPT; /* not the smallest power of two */
-    uint64_t nodes_len = (uint64_t)nn * 32, dir_len = ((uint64_t)out->n_leaves + 1) * 8;
-    if (BKD2_HEADER + nodes_len + dir_len > bytes.len)
-        return SC_ECORRUPT;
-    out->nodes = p + BKD2_HEADER;
-    out->leafdir = out->nodes + nodes_len;
-    uint64_t prev = BKD2_HEADER + nodes_len + dir_len;
-    for (uint32_t j = 0; j <= out->n_leaves; j++) {
-        uint64_t off = sc__ld64(out->leafdir + 8 * (size_t)j);
-        if (off < prev || off > bytes.len)
-            return SC_ECORRUPT;
-        prev = off;
-    }
-    return SC_OK;
+    return sc__bkd_layout_check(bytes, BKD2_HEADER, out->leaf_size, out->n_points, out->n_leaves,
+                                out->doc_bound, out->n_docs, out->n_nodes, &out->nodes,
+                                &out->leafdir);
 }
 
 static inline void node_cell(const sc_bkd2 *t, uint32_t i, sc_bkd2_cell *c)
@@ -303,13 +280,12 @@ void sc_bkd2_leaf_cell(const sc_bkd2 *t, uint32_t leaf, sc_bkd2_cell *cell)
 
 static inline uint32_t leaf_count(const sc_bkd2 *t, uint32_t j)
 {
-    return j + 1 < t->n_leaves ? t->leaf_size : t->n_points - j * t->leaf_size;
+    return sc__bkd_leaf_count(j, t->n_leaves, t->leaf_size, t->n_points);
 }
 
 static inline sc_slice leaf_bytes(const sc_bkd2 *t, uint32_t j)
 {
-    uint64_t a = sc__ld64(t->leafdir + 8 * (size_t)j), b = sc__ld64(t->leafdir + 8 * (size_t)j + 8);
-    return sc_slice_make(t->base + a, (size_t)(b - a));
+    return sc__bkd_leaf_slice(t->base, t->leafdir, j);
 }
 
 /* A parsed leaf: header checked, block bounds inside the leaf bytes. */
