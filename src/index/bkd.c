@@ -109,25 +109,12 @@ sc_status sc_bkd_write(const int64_t *values, const uint32_t *docs, size_t n, ui
     if (n)
         qsort(pts, n, sizeof(*pts), cmp_val_doc);
     uint32_t n_leaves = (uint32_t)((n + leaf_size - 1) / leaf_size);
-    uint32_t n_nodes = 1;
-    while (n_nodes < n_leaves)
-        n_nodes <<= 1;
-
-    /* distinct docs: count via a bitset */
-    uint32_t n_docs = 0;
-    if (n) {
-        sc_bitset seen;
-        sc_status st = sc_bitset_init(&seen, doc_bound);
-        if (st != SC_OK) {
-            free(pts);
-            return st;
-        }
-        for (size_t i = 0; i < n; i++)
-            if (!sc_bitset_test(&seen, pts[i].d)) {
-                sc_bitset_set(&seen, pts[i].d);
-                n_docs++;
-            }
-        sc_bitset_fini(&seen);
+    uint32_t n_nodes = sc__bkd_node_count(n_leaves);
+    uint32_t n_docs;
+    sc_status cst = sc__bkd_count_docs(docs, n, doc_bound, &n_docs);
+    if (cst != SC_OK) {
+        free(pts);
+        return cst;
     }
 
     int64_t *cell = calloc((size_t)2 * n_nodes * 2, sizeof(int64_t));

@@ -166,29 +166,18 @@ sc_status sc_bkd2_write(const int32_t *lat, const int32_t *lon, const uint32_t *
         if (docs[i] >= doc_bound)
             return SC_EINVAL;
     uint32_t n_leaves = (uint32_t)((n + leaf_size - 1) / leaf_size);
-    uint32_t n_nodes = 1;
-    while (n_nodes < n_leaves)
-        n_nodes <<= 1;
+    uint32_t n_nodes = sc__bkd_node_count(n_leaves);
     pt2 *pts = malloc((n ? n : 1) * sizeof(*pts));
     sc_bkd2_cell *cell = malloc((size_t)2 * n_nodes * sizeof(*cell));
     uint32_t *sdocs = malloc(sizeof(uint32_t) * leaf_size);
     uint64_t *sdeltas = malloc(sizeof(uint64_t) * leaf_size);
     sc_status st = pts && cell && sdocs && sdeltas ? SC_OK : SC_ENOMEM;
     uint32_t n_docs = 0;
-    if (st == SC_OK && n) {
-        sc_bitset seen;
-        st = sc_bitset_init(&seen, doc_bound);
-        if (st == SC_OK) {
-            for (size_t i = 0; i < n; i++) {
-                pts[i] = (pt2){{lat[i], lon[i]}, docs[i]};
-                if (!sc_bitset_test(&seen, docs[i])) {
-                    sc_bitset_set(&seen, docs[i]);
-                    n_docs++;
-                }
-            }
-            sc_bitset_fini(&seen);
-        }
-    }
+    if (st == SC_OK)
+        st = sc__bkd_count_docs(docs, n, doc_bound, &n_docs);
+    if (st == SC_OK)
+        for (size_t i = 0; i < n; i++)
+            pts[i] = (pt2){{lat[i], lon[i]}, docs[i]};
     if (st != SC_OK)
         goto done;
     build b = {pts, n, leaf_size, n_nodes, 0x9E3779B97F4A7C15ull ^ n};

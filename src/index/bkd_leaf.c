@@ -250,6 +250,22 @@ void sc__bkd_unpack32(const uint8_t *p, uint32_t n, unsigned bits, int32_t base,
     }
 }
 
+sc_status sc__bkd_count_docs(const uint32_t *docs, size_t n, uint32_t doc_bound, uint32_t *n_docs)
+{
+    *n_docs = 0;
+    if (n == 0)
+        return SC_OK;
+    sc_bitset seen;
+    SC_TRY(sc_bitset_init(&seen, doc_bound));
+    for (size_t i = 0; i < n; i++)
+        if (!sc_bitset_test(&seen, docs[i])) {
+            sc_bitset_set(&seen, docs[i]);
+            (*n_docs)++;
+        }
+    sc_bitset_fini(&seen);
+    return SC_OK;
+}
+
 sc_status sc__bkd_layout_check(sc_slice bytes, size_t header, uint32_t leaf_size, uint32_t n_points,
                                uint32_t n_leaves, uint32_t doc_bound, uint32_t n_docs,
                                uint32_t n_nodes, const uint8_t **nodes, const uint8_t **leafdir)

@@ -45,6 +45,21 @@ void sc__bkd_unpack32(const uint8_t *p, uint32_t n, unsigned bits, int32_t base,
 
 /* ---- tree layout shared by both trees (header counts, node table, leaf directory) ---- */
 
+/* Writer side: the node count of a tree of n_leaves leaves, the smallest power of two >=
+ * n_leaves (1 for none). */
+static inline uint32_t sc__bkd_node_count(uint32_t n_leaves)
+{
+    uint32_t n_nodes = 1;
+    while (n_nodes < n_leaves)
+        n_nodes <<= 1;
+    return n_nodes;
+}
+
+/* Writer side: the number of distinct docs among docs[0..n) (each < doc_bound), into *n_docs.
+ * SC_ENOMEM when the scratch bitset cannot be allocated. */
+sc_status sc__bkd_count_docs(const uint32_t *docs, size_t n, uint32_t doc_bound, uint32_t *n_docs)
+    SC_MUST_USE;
+
 /* Checks the counts both tree headers carry and finds the node table (n_nodes * 32 bytes
  * right after the `header` bytes) and the leaf directory ((n_leaves + 1) * 8 bytes after it):
  * leaf_size in 1..65535, n_leaves = ceil(n_points / leaf_size), n_docs <= n_points and <=
