@@ -15,6 +15,7 @@
 #include "base/bitset.h"
 #include "index/builder.h"
 #include "index/segment.h"
+#include "search/searcher.h"
 
 static uint64_t rng;
 
@@ -112,6 +113,18 @@ static inline int fx_lives(sc_bitset *bs, uint32_t n, bool keep_all, uint32_t on
             (*deleted)++;
     }
     return 0;
+}
+
+/* The searcher's view of a segment with the live set of fx_lives (none when nothing is
+ * deleted). */
+static inline sc_searcher_segment fx_searcher_segment(sc_segment *seg, const sc_bitset *live,
+                                                      uint32_t deleted)
+{
+    sc_searcher_segment ss = {0};
+    ss.seg = seg;
+    ss.live = deleted ? live : NULL;
+    ss.n_deleted = deleted;
+    return ss;
 }
 
 #endif

@@ -135,9 +135,7 @@ static int setup(void **state)
             return -1;
         for (uint32_t d = 0; d < PER_SEG; d++)
             docs[s * PER_SEG + d].live = live[d];
-        ss[s].seg = segs[s];
-        ss[s].live = del ? &lives[s] : NULL;
-        ss[s].n_deleted = del;
+        ss[s] = fx_searcher_segment(segs[s], &lives[s], del);
     }
     sc_merge_input in[N_SEG];
     for (int s = 0; s < N_SEG; s++)
