@@ -54,6 +54,15 @@ static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_i
     return resolve_ex(req, resp, expr, 0, list, n);
 }
 
+/* Starts a 200 answer {"acknowledged": true, "shards_acknowledged": true, ...} (left open). */
+static void begin_shards_ack(sc_rest_req *req, sc_rest_resp *resp, sc_jsonw *w)
+{
+    sc_rest_json_begin(req, resp, 200, w);
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_bool(w, "acknowledged", true);
+    sc_jsonw_kv_bool(w, "shards_acknowledged", true);
+}
+
 void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
 {
     json_t *body;
@@ -90,10 +99,7 @@ void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
         return;
     }
     sc_jsonw w;
-    sc_rest_json_begin(req, resp, 200, &w);
-    sc_jsonw_obj_begin(&w);
-    sc_jsonw_kv_bool(&w, "acknowledged", true);
-    sc_jsonw_kv_bool(&w, "shards_acknowledged", true);
+    begin_shards_ack(req, resp, &w);
     sc_jsonw_kv_str(&w, "index", req->index);
     sc_jsonw_obj_end(&w);
     sc_rest_json_end(req, resp, &w);
@@ -532,10 +538,7 @@ static void set_closed(sc_rest_req *req, sc_rest_resp *resp, bool closed)
         }
     }
     sc_jsonw w;
-    sc_rest_json_begin(req, resp, 200, &w);
-    sc_jsonw_obj_begin(&w);
-    sc_jsonw_kv_bool(&w, "acknowledged", true);
-    sc_jsonw_kv_bool(&w, "shards_acknowledged", true);
+    begin_shards_ack(req, resp, &w);
     if (closed) {
         sc_jsonw_key(&w, "indices");
         sc_jsonw_obj_begin(&w);
