@@ -17,10 +17,7 @@
 #include "search/geo.h"
 #include "search/searcher.h"
 
-static double ms_since(uint64_t t0)
-{
-    return (double)(sc_clock_now_ns() - t0) / 1e6;
-}
+#include "bench_util.h"
 
 static uint64_t x = 88172645463325252ull;
 static double unit(void)
@@ -62,10 +59,7 @@ int main(int argc, char **argv)
                          (uint32_t)sc_geo_encode_lon(lon));
     }
     char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/scry_geo_bench_%d", (int)getpid());
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
-    if (system(cmd) != 0)
+    if (bench_dir_make("geo", dir, sizeof dir) != 0)
         return 1;
     uint64_t t0 = sc_clock_now_ns();
     sc_segment_builder *b;
@@ -88,10 +82,8 @@ int main(int argc, char **argv)
             return 1;
     }
     sc_segment *seg;
-    if (sc_segment_builder_write(b, dir, "s", NULL) != SC_OK ||
-        sc_segment_open(dir, "s", &seg) != SC_OK)
+    if (bench_segment_write(b, dir, &seg) != 0)
         return 1;
-    sc_segment_builder_free(b);
     const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr("g"));
     printf("segment of %u docs: %.0f ms; 2-D points section %.2f bytes/point\n", n, ms_since(t0),
            (double)fi->points_len / n);
@@ -123,7 +115,7 @@ int main(int argc, char **argv)
                 if (st != SC_OK)
                     return 1;
                 tot[m] = res.total;
-                best[m] = ms < best[m] ? ms : best[m];
+                bench_keep_best(&best[m], ms);
                 sc_arena_fini(&a);
             }
         if (tot[0] != tot[1]) {
@@ -144,7 +136,6 @@ int main(int argc, char **argv)
     }
     sc_bitset_fini(&scratch);
     sc_segment_unref(seg);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     free(v);
-    return system(cmd) == 0 ? 0 : 1;
+    return bench_dir_remove(dir) == 0 ? 0 : 1;
 }

@@ -22,16 +22,13 @@
 #include "search/searcher.h"
 #include "search/sort.h"
 
+#include "bench_util.h"
+
 static int64_t enc(double x)
 {
     int64_t bits;
     memcpy(&bits, &x, 8);
     return bits ^ ((bits >> 63) & INT64_MAX);
-}
-
-static double ms_since(uint64_t t0)
-{
-    return (double)(sc_clock_now_ns() - t0) / 1e6;
 }
 
 int main(int argc, char **argv)
@@ -62,10 +59,7 @@ int main(int argc, char **argv)
 
     /* the doc-values side: a real segment with the same values */
     char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/scry_range_bench_%d", (int)getpid());
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
-    if (system(cmd) != 0)
+    if (bench_dir_make("range", dir, sizeof dir) != 0)
         return 1;
     t0 = sc_clock_now_ns();
     sc_segment_builder *b;
@@ -83,10 +77,8 @@ int main(int argc, char **argv)
             return 1;
     }
     sc_segment *seg;
-    if (sc_segment_builder_write(b, dir, "s", NULL) != SC_OK ||
-        sc_segment_open(dir, "s", &seg) != SC_OK)
+    if (bench_segment_write(b, dir, &seg) != 0)
         return 1;
-    sc_segment_builder_free(b);
     printf("segment with doc values: %.0f ms\n", ms_since(t0));
     sc_dv_numeric dv;
     if (sc_dv_numeric_open(seg, sc_segment_field(seg, sc_slice_cstr("total_amount")), &dv) != SC_OK)
@@ -109,7 +101,7 @@ int main(int argc, char **argv)
             if (sc_bkd_count(&t, lo, hi, &c[0]) != SC_OK)
                 return 1;
             double ms = ms_since(t0);
-            best[0] = ms < best[0] ? ms : best[0];
+            bench_keep_best(&best[0], ms);
 
             sc_bitset_clear_all(&bs);
             t0 = sc_clock_now_ns();
@@ -117,7 +109,7 @@ int main(int argc, char **argv)
                 return 1;
             c[1] = sc_bitset_count(&bs);
             ms = ms_since(t0);
-            best[1] = ms < best[1] ? ms : best[1];
+            bench_keep_best(&best[1], ms);
 
             sc_range_source src = {&t, &dv, n};
             bool exact;
@@ -125,14 +117,14 @@ int main(int argc, char **argv)
             if (sc_range_count(&src, lo, hi, NULL, 10000, &c[2], &exact) != SC_OK)
                 return 1;
             ms = ms_since(t0);
-            best[2] = ms < best[2] ? ms : best[2];
+            bench_keep_best(&best[2], ms);
 
             sc_range_source dvsrc = {NULL, &dv, n};
             t0 = sc_clock_now_ns();
             if (sc_range_count(&dvsrc, lo, hi, NULL, 0, &c[3], NULL) != SC_OK)
                 return 1;
             ms = ms_since(t0);
-            best[3] = ms < best[3] ? ms : best[3];
+            bench_keep_best(&best[3], ms);
         }
         if (c[0] != c[1] || c[0] != c[3]) {
             fprintf(stderr, "count mismatch: %llu %llu %llu\n", (unsigned long long)c[0],
@@ -175,7 +167,7 @@ int main(int argc, char **argv)
                     if (st != SC_OK)
                         return 1;
                     tot[mode] = res.total;
-                    best[mode] = ms < best[mode] ? ms : best[mode];
+                    bench_keep_best(&best[mode], ms);
                     sc_arena_fini(&a);
                 }
             if (tot[0] != tot[1] || tot[2] > tot[0])
@@ -216,7 +208,7 @@ int main(int argc, char **argv)
                 sc_sorted_hit *h;
                 size_t m = sc_sort_collector_hits(c, &h);
                 double ms = ms_since(t0);
-                best[wp] = ms < best[wp] ? ms : best[wp];
+                bench_keep_best(&best[wp], ms);
                 first[wp] = m ? h[m - 1].global_doc : 0;
                 if (wp) {
                     read = sc_sort_collector_stats(c)->collected;
@@ -232,8 +224,7 @@ int main(int argc, char **argv)
                best[0] / best[1], (unsigned long long)read, (unsigned long long)builds);
     }
     sc_segment_unref(seg);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
+    if (bench_dir_remove(dir) != 0)
         return 1;
     sc_vec_free(&buf);
     free(v);

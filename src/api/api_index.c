@@ -54,6 +54,15 @@ static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_i
     return resolve_ex(req, resp, expr, 0, list, n);
 }
 
+/* Starts a 200 answer {"acknowledged": true, "shards_acknowledged": true, ...} (left open). */
+static void begin_shards_ack(sc_rest_req *req, sc_rest_resp *resp, sc_jsonw *w)
+{
+    sc_rest_json_begin(req, resp, 200, w);
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_bool(w, "acknowledged", true);
+    sc_jsonw_kv_bool(w, "shards_acknowledged", true);
+}
+
 void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
 {
     json_t *body;
@@ -90,10 +99,7 @@ void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
         return;
     }
     sc_jsonw w;
-    sc_rest_json_begin(req, resp, 200, &w);
-    sc_jsonw_obj_begin(&w);
-    sc_jsonw_kv_bool(&w, "acknowledged", true);
-    sc_jsonw_kv_bool(&w, "shards_acknowledged", true);
+    begin_shards_ack(req, resp, &w);
     sc_jsonw_kv_str(&w, "index", req->index);
     sc_jsonw_obj_end(&w);
     sc_rest_json_end(req, resp, &w);
@@ -116,6 +122,15 @@ void sc_api_index_delete(sc_rest_req *req, sc_rest_resp *resp)
     }
     sc_node_release(list, n);
     sc_rest_ack(req, resp);
+}
+
+/* Closes the top-level object of an answer, releases the resolved indices and sends it. */
+static void json_end_release(sc_rest_req *req, sc_rest_resp *resp, sc_jsonw *w, sc_index **list,
+                             size_t n)
+{
+    sc_jsonw_obj_end(w);
+    sc_node_release(list, n);
+    sc_rest_json_end(req, resp, w);
 }
 
 static void write_index_body(sc_jsonw *w, sc_index *ix, bool aliases, bool mappings, bool settings)
@@ -150,9 +165,7 @@ static void write_indices(sc_rest_req *req, sc_rest_resp *resp, sc_index **list,
         write_index_body(&w, list[i], aliases, mappings, settings);
         sc_jsonw_obj_end(&w);
     }
-    sc_jsonw_obj_end(&w);
-    sc_node_release(list, n);
-    sc_rest_json_end(req, resp, &w);
+    json_end_release(req, resp, &w, list, n);
 }
 
 void sc_api_index_get(sc_rest_req *req, sc_rest_resp *resp)
@@ -170,26 +183,42 @@ void sc_api_index_get(sc_rest_req *req, sc_rest_resp *resp)
     write_indices(req, resp, list, n, true, true, true);
 }
 
-void sc_api_get_mapping(sc_rest_req *req, sc_rest_resp *resp)
+/* GET of a part of the indices (closed ones included). */
+static void get_indices(sc_rest_req *req, sc_rest_resp *resp, bool aliases, bool mappings,
+                        bool settings)
 {
     sc_index **list;
     size_t n;
     if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
         return;
-    write_indices(req, resp, list, n, false, true, false);
+    write_indices(req, resp, list, n, aliases, mappings, settings);
+}
+
+void sc_api_get_mapping(sc_rest_req *req, sc_rest_resp *resp)
+{
+    get_indices(req, resp, false, true, false);
+}
+
+/* The JSON body (required) and the open indices of a PUT; false when it answered an error. */
+static bool body_and_indices(sc_rest_req *req, sc_rest_resp *resp, json_t **body, sc_index ***list,
+                             size_t *n)
+{
+    if (!sc__api_body_json(req, resp, true, body))
+        return false;
+    if (!resolve(req, resp, req->index, list, n)) {
+        json_decref(*body);
+        return false;
+    }
+    return true;
 }
 
 void sc_api_put_mapping(sc_rest_req *req, sc_rest_resp *resp)
 {
     json_t *body;
-    if (!sc__api_body_json(req, resp, true, &body))
-        return;
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, req->index, &list, &n)) {
-        json_decref(body);
+    if (!body_and_indices(req, resp, &body, &list, &n))
         return;
-    }
     for (size_t i = 0; i < n; i++) {
         sc_cluster_error err;
         if (sc_index_put_mapping(list[i], body, &err) != SC_OK) {
@@ -206,24 +235,16 @@ void sc_api_put_mapping(sc_rest_req *req, sc_rest_resp *resp)
 
 void sc_api_get_settings(sc_rest_req *req, sc_rest_resp *resp)
 {
-    sc_index **list;
-    size_t n;
-    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
-        return;
-    write_indices(req, resp, list, n, false, false, true);
+    get_indices(req, resp, false, false, true);
 }
 
 void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
 {
     json_t *body;
-    if (!sc__api_body_json(req, resp, true, &body))
-        return;
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, req->index, &list, &n)) {
-        json_decref(body);
+    if (!body_and_indices(req, resp, &body, &list, &n))
         return;
-    }
     /* Dynamic settings scry applies at runtime: refresh_interval and max_result_window. */
     json_t *ixs = json_object_get(body, "index");
     json_t *src = json_is_object(ixs) ? ixs : body;
@@ -448,9 +469,7 @@ void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp)
         sc_jsonw_obj_end(&w);
     }
     sc_jsonw_obj_end(&w);
-    sc_jsonw_obj_end(&w);
-    sc_node_release(list, n);
-    sc_rest_json_end(req, resp, &w);
+    json_end_release(req, resp, &w, list, n);
 }
 
 void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp)
@@ -499,9 +518,7 @@ void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp)
         sc_jsonw_obj_end(&w);
     }
     sc_jsonw_obj_end(&w);
-    sc_jsonw_obj_end(&w);
-    sc_node_release(list, n);
-    sc_rest_json_end(req, resp, &w);
+    json_end_release(req, resp, &w, list, n);
 }
 
 /* POST /{index}/_close and /_open. Closing flushes the shards; a closed index refuses searches
@@ -521,10 +538,7 @@ static void set_closed(sc_rest_req *req, sc_rest_resp *resp, bool closed)
         }
     }
     sc_jsonw w;
-    sc_rest_json_begin(req, resp, 200, &w);
-    sc_jsonw_obj_begin(&w);
-    sc_jsonw_kv_bool(&w, "acknowledged", true);
-    sc_jsonw_kv_bool(&w, "shards_acknowledged", true);
+    begin_shards_ack(req, resp, &w);
     if (closed) {
         sc_jsonw_key(&w, "indices");
         sc_jsonw_obj_begin(&w);
@@ -536,9 +550,7 @@ static void set_closed(sc_rest_req *req, sc_rest_resp *resp, bool closed)
         }
         sc_jsonw_obj_end(&w);
     }
-    sc_jsonw_obj_end(&w);
-    sc_node_release(list, n);
-    sc_rest_json_end(req, resp, &w);
+    json_end_release(req, resp, &w, list, n);
 }
 
 void sc_api_index_close(sc_rest_req *req, sc_rest_resp *resp)

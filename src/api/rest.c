@@ -275,6 +275,34 @@ typedef struct fp_pattern {
 
 static json_t *fp_filter(json_t *v, fp_pattern *pats, int *pos, int n);
 
+/* The states of the patterns (pats[i] at segment pos[i], all with segments left) after the
+ * member key k, into npats/npos (room for 2 * n); returns their count. "**" matches zero
+ * levels (the next segment is tried on k) or one more; a trailing "**" also matches k itself
+ * when trailing_globstar (inclusions: the member's whole value is kept). */
+static int fp_step(const fp_pattern *pats, const int *pos, int n, const char *k,
+                   bool trailing_globstar, fp_pattern *npats, int *npos)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const char *seg = pats[i].segs[pos[i]];
+        if (strcmp(seg, "**") == 0) {
+            npats[m] = pats[i];
+            npos[m++] = pos[i];
+            if (pos[i] + 1 < pats[i].n && fnmatch(pats[i].segs[pos[i] + 1], k, 0) == 0) {
+                npats[m] = pats[i];
+                npos[m++] = pos[i] + 2;
+            } else if (trailing_globstar && pos[i] + 1 == pats[i].n) {
+                npats[m] = pats[i];
+                npos[m++] = pos[i] + 1;
+            }
+        } else if (fnmatch(seg, k, 0) == 0) {
+            npats[m] = pats[i];
+            npos[m++] = pos[i] + 1;
+        }
+    }
+    return m;
+}
+
 static json_t *fp_object(json_t *v, fp_pattern *pats, int *pos, int n)
 {
     json_t *out = json_object();
@@ -289,25 +317,7 @@ static json_t *fp_object(json_t *v, fp_pattern *pats, int *pos, int n)
         return NULL;
     }
     json_object_foreach (v, k, x) {
-        int m = 0;
-        for (int i = 0; i < n; i++) {
-            const char *seg = pats[i].segs[pos[i]];
-            if (strcmp(seg, "**") == 0) {
-                /* ** matches zero levels (try the next segment on this key) or one more. */
-                npats[m] = pats[i];
-                npos[m++] = pos[i];
-                if (pos[i] + 1 < pats[i].n && fnmatch(pats[i].segs[pos[i] + 1], k, 0) == 0) {
-                    npats[m] = pats[i];
-                    npos[m++] = pos[i] + 2;
-                } else if (pos[i] + 1 == pats[i].n) {
-                    npats[m] = pats[i];
-                    npos[m++] = pos[i] + 1;
-                }
-            } else if (fnmatch(seg, k, 0) == 0) {
-                npats[m] = pats[i];
-                npos[m++] = pos[i] + 1;
-            }
-        }
+        int m = fp_step(pats, pos, n, k, true, npats, npos);
         if (m == 0)
             continue;
         json_t *r = fp_filter(x, npats, npos, m);
@@ -372,26 +382,11 @@ static void fp_exclude(json_t *v, fp_pattern *pats, int *pos, int n)
     void *tmp;
     json_object_foreach_safe(v, tmp, k, x)
     {
-        int m = 0;
-        bool drop = false;
-        for (int i = 0; i < n; i++) {
-            const char *seg = pats[i].segs[pos[i]];
-            if (strcmp(seg, "**") == 0) {
-                npats[m] = pats[i];
-                npos[m++] = pos[i];
-                if (pos[i] + 1 < pats[i].n && fnmatch(pats[i].segs[pos[i] + 1], k, 0) == 0) {
-                    if (pos[i] + 2 == pats[i].n)
-                        drop = true;
-                    npats[m] = pats[i];
-                    npos[m++] = pos[i] + 2;
-                }
-            } else if (fnmatch(seg, k, 0) == 0) {
-                if (pos[i] + 1 == pats[i].n)
-                    drop = true;
-                npats[m] = pats[i];
-                npos[m++] = pos[i] + 1;
-            }
-        }
+        int m = fp_step(pats, pos, n, k, false, npats, npos);
+        bool drop = false; /* a pattern matched the member completely */
+        for (int i = 0; i < m; i++)
+            if (npos[i] == npats[i].n)
+                drop = true;
         if (drop) {
             json_object_del(v, k);
             continue;

@@ -109,25 +109,12 @@ sc_status sc_bkd_write(const int64_t *values, const uint32_t *docs, size_t n, ui
     if (n)
         qsort(pts, n, sizeof(*pts), cmp_val_doc);
     uint32_t n_leaves = (uint32_t)((n + leaf_size - 1) / leaf_size);
-    uint32_t n_nodes = 1;
-    while (n_nodes < n_leaves)
-        n_nodes <<= 1;
-
-    /* distinct docs: count via a bitset */
-    uint32_t n_docs = 0;
-    if (n) {
-        sc_bitset seen;
-        sc_status st = sc_bitset_init(&seen, doc_bound);
-        if (st != SC_OK) {
-            free(pts);
-            return st;
-        }
-        for (size_t i = 0; i < n; i++)
-            if (!sc_bitset_test(&seen, pts[i].d)) {
-                sc_bitset_set(&seen, pts[i].d);
-                n_docs++;
-            }
-        sc_bitset_fini(&seen);
+    uint32_t n_nodes = sc__bkd_node_count(n_leaves);
+    uint32_t n_docs;
+    sc_status cst = sc__bkd_count_docs(docs, n, doc_bound, &n_docs);
+    if (cst != SC_OK) {
+        free(pts);
+        return cst;
     }
 
     int64_t *cell = calloc((size_t)2 * n_nodes * 2, sizeof(int64_t));
@@ -220,32 +207,11 @@ sc_status sc_bkd_open(sc_slice bytes, sc_bkd *out)
     out->min = (int64_t)sc__ld64(p + 28);
     out->max = (int64_t)sc__ld64(p + 36);
     out->n_nodes = sc__ld32(p + 44);
-    if (out->leaf_size == 0 || out->leaf_size > UINT16_MAX)
+    if (out->n_points && out->min > out->max)
         return SC_ECORRUPT;
-    if (out->n_leaves !=
-        (uint32_t)(((uint64_t)out->n_points + out->leaf_size - 1) / out->leaf_size))
-        return SC_ECORRUPT;
-    if (out->n_docs > out->n_points || out->n_docs > out->doc_bound ||
-        (out->n_points && out->n_docs == 0) || (out->n_points && out->min > out->max))
-        return SC_ECORRUPT;
-    uint32_t nn = out->n_nodes;
-    if (nn == 0 || (nn & (nn - 1)) || nn < out->n_leaves || nn > (1u << 27))
-        return SC_ECORRUPT;
-    if (out->n_leaves && nn >= 2 * out->n_leaves && nn > 1)
-        return SC_ECORRUPT; /* not the smallest power of two */
-    uint64_t nodes_len = (uint64_t)nn * 32, dir_len = ((uint64_t)out->n_leaves + 1) * 8;
-    if (BKD_HEADER + nodes_len + dir_len > bytes.len)
-        return SC_ECORRUPT;
-    out->nodes = p + BKD_HEADER;
-    out->leafdir = out->nodes + nodes_len;
-    uint64_t prev = BKD_HEADER + nodes_len + dir_len;
-    for (uint32_t j = 0; j <= out->n_leaves; j++) {
-        uint64_t off = sc__ld64(out->leafdir + 8 * (size_t)j);
-        if (off < prev || off > bytes.len)
-            return SC_ECORRUPT;
-        prev = off;
-    }
-    return SC_OK;
+    return sc__bkd_layout_check(bytes, BKD_HEADER, out->leaf_size, out->n_points, out->n_leaves,
+                                out->doc_bound, out->n_docs, out->n_nodes, &out->nodes,
+                                &out->leafdir);
 }
 
 static inline void node_cell(const sc_bkd *t, uint32_t i, int64_t *mn, int64_t *mx)
@@ -261,13 +227,12 @@ void sc_bkd_leaf_cell(const sc_bkd *t, uint32_t leaf, int64_t *min, int64_t *max
 
 static inline uint32_t leaf_count(const sc_bkd *t, uint32_t j)
 {
-    return j + 1 < t->n_leaves ? t->leaf_size : t->n_points - j * t->leaf_size;
+    return sc__bkd_leaf_count(j, t->n_leaves, t->leaf_size, t->n_points);
 }
 
 static inline sc_slice leaf_bytes(const sc_bkd *t, uint32_t j)
 {
-    uint64_t a = sc__ld64(t->leafdir + 8 * (size_t)j), b = sc__ld64(t->leafdir + 8 * (size_t)j + 8);
-    return sc_slice_make(t->base + a, (size_t)(b - a));
+    return sc__bkd_leaf_slice(t->base, t->leafdir, j);
 }
 
 /* A parsed leaf: header checked, block bounds inside the leaf bytes. */

@@ -166,29 +166,18 @@ sc_status sc_bkd2_write(const int32_t *lat, const int32_t *lon, const uint32_t *
         if (docs[i] >= doc_bound)
             return SC_EINVAL;
     uint32_t n_leaves = (uint32_t)((n + leaf_size - 1) / leaf_size);
-    uint32_t n_nodes = 1;
-    while (n_nodes < n_leaves)
-        n_nodes <<= 1;
+    uint32_t n_nodes = sc__bkd_node_count(n_leaves);
     pt2 *pts = malloc((n ? n : 1) * sizeof(*pts));
     sc_bkd2_cell *cell = malloc((size_t)2 * n_nodes * sizeof(*cell));
     uint32_t *sdocs = malloc(sizeof(uint32_t) * leaf_size);
     uint64_t *sdeltas = malloc(sizeof(uint64_t) * leaf_size);
     sc_status st = pts && cell && sdocs && sdeltas ? SC_OK : SC_ENOMEM;
     uint32_t n_docs = 0;
-    if (st == SC_OK && n) {
-        sc_bitset seen;
-        st = sc_bitset_init(&seen, doc_bound);
-        if (st == SC_OK) {
-            for (size_t i = 0; i < n; i++) {
-                pts[i] = (pt2){{lat[i], lon[i]}, docs[i]};
-                if (!sc_bitset_test(&seen, docs[i])) {
-                    sc_bitset_set(&seen, docs[i]);
-                    n_docs++;
-                }
-            }
-            sc_bitset_fini(&seen);
-        }
-    }
+    if (st == SC_OK)
+        st = sc__bkd_count_docs(docs, n, doc_bound, &n_docs);
+    if (st == SC_OK)
+        for (size_t i = 0; i < n; i++)
+            pts[i] = (pt2){{lat[i], lon[i]}, docs[i]};
     if (st != SC_OK)
         goto done;
     build b = {pts, n, leaf_size, n_nodes, 0x9E3779B97F4A7C15ull ^ n};
@@ -259,32 +248,9 @@ sc_status sc_bkd2_open(sc_slice bytes, sc_bkd2 *out)
     out->doc_bound = sc__ld32(p + 20);
     out->n_docs = sc__ld32(p + 24);
     out->n_nodes = sc__ld32(p + 28);
-    if (out->leaf_size == 0 || out->leaf_size > UINT16_MAX)
-        return SC_ECORRUPT;
-    if (out->n_leaves !=
-        (uint32_t)(((uint64_t)out->n_points + out->leaf_size - 1) / out->leaf_size))
-        return SC_ECORRUPT;
-    if (out->n_docs > out->n_points || out->n_docs > out->doc_bound ||
-        (out->n_points && out->n_docs == 0))
-        return SC_ECORRUPT;
-    uint32_t nn = out->n_nodes;
-    if (nn == 0 || (nn & (nn - 1)) || nn < out->n_leaves || nn > (1u << 27))
-        return SC_ECORRUPT;
-    if (out->n_leaves && nn >= 2 * out->n_leaves && nn > 1)
-        return SC_ECORRUPT; /* not the smallest power of two */
-    uint64_t nodes_len = (uint64_t)nn * 32, dir_len = ((uint64_t)out->n_leaves + 1) * 8;
-    if (BKD2_HEADER + nodes_len + dir_len > bytes.len)
-        return SC_ECORRUPT;
-    out->nodes = p + BKD2_HEADER;
-    out->leafdir = out->nodes + nodes_len;
-    uint64_t prev = BKD2_HEADER + nodes_len + dir_len;
-    for (uint32_t j = 0; j <= out->n_leaves; j++) {
-        uint64_t off = sc__ld64(out->leafdir + 8 * (size_t)j);
-        if (off < prev || off > bytes.len)
-            return SC_ECORRUPT;
-        prev = off;
-    }
-    return SC_OK;
+    return sc__bkd_layout_check(bytes, BKD2_HEADER, out->leaf_size, out->n_points, out->n_leaves,
+                                out->doc_bound, out->n_docs, out->n_nodes, &out->nodes,
+                                &out->leafdir);
 }
 
 static inline void node_cell(const sc_bkd2 *t, uint32_t i, sc_bkd2_cell *c)
@@ -303,13 +269,12 @@ void sc_bkd2_leaf_cell(const sc_bkd2 *t, uint32_t leaf, sc_bkd2_cell *cell)
 
 static inline uint32_t leaf_count(const sc_bkd2 *t, uint32_t j)
 {
-    return j + 1 < t->n_leaves ? t->leaf_size : t->n_points - j * t->leaf_size;
+    return sc__bkd_leaf_count(j, t->n_leaves, t->leaf_size, t->n_points);
 }
 
 static inline sc_slice leaf_bytes(const sc_bkd2 *t, uint32_t j)
 {
-    uint64_t a = sc__ld64(t->leafdir + 8 * (size_t)j), b = sc__ld64(t->leafdir + 8 * (size_t)j + 8);
-    return sc_slice_make(t->base + a, (size_t)(b - a));
+    return sc__bkd_leaf_slice(t->base, t->leafdir, j);
 }
 
 /* A parsed leaf: header checked, block bounds inside the leaf bytes. */

@@ -249,3 +249,49 @@ void sc__bkd_unpack32(const uint8_t *p, uint32_t n, unsigned bits, int32_t base,
         out[i] = (int32_t)((uint32_t)base + (uint32_t)(w & mask));
     }
 }
+
+sc_status sc__bkd_count_docs(const uint32_t *docs, size_t n, uint32_t doc_bound, uint32_t *n_docs)
+{
+    *n_docs = 0;
+    if (n == 0)
+        return SC_OK;
+    sc_bitset seen;
+    SC_TRY(sc_bitset_init(&seen, doc_bound));
+    for (size_t i = 0; i < n; i++)
+        if (!sc_bitset_test(&seen, docs[i])) {
+            sc_bitset_set(&seen, docs[i]);
+            (*n_docs)++;
+        }
+    sc_bitset_fini(&seen);
+    return SC_OK;
+}
+
+sc_status sc__bkd_layout_check(sc_slice bytes, size_t header, uint32_t leaf_size, uint32_t n_points,
+                               uint32_t n_leaves, uint32_t doc_bound, uint32_t n_docs,
+                               uint32_t n_nodes, const uint8_t **nodes, const uint8_t **leafdir)
+{
+    if (leaf_size == 0 || leaf_size > UINT16_MAX)
+        return SC_ECORRUPT;
+    if (n_leaves != (uint32_t)(((uint64_t)n_points + leaf_size - 1) / leaf_size))
+        return SC_ECORRUPT;
+    if (n_docs > n_points || n_docs > doc_bound || (n_points && n_docs == 0))
+        return SC_ECORRUPT;
+    uint32_t nn = n_nodes;
+    if (nn == 0 || (nn & (nn - 1)) || nn < n_leaves || nn > (1u << 27))
+        return SC_ECORRUPT;
+    if (n_leaves && nn >= 2 * n_leaves && nn > 1)
+        return SC_ECORRUPT; /* not the smallest power of two */
+    uint64_t nodes_len = (uint64_t)nn * 32, dir_len = ((uint64_t)n_leaves + 1) * 8;
+    if (header + nodes_len + dir_len > bytes.len)
+        return SC_ECORRUPT;
+    *nodes = bytes.ptr + header;
+    *leafdir = *nodes + nodes_len;
+    uint64_t prev = header + nodes_len + dir_len;
+    for (uint32_t j = 0; j <= n_leaves; j++) {
+        uint64_t off = sc__ld64(*leafdir + 8 * (size_t)j);
+        if (off < prev || off > bytes.len)
+            return SC_ECORRUPT;
+        prev = off;
+    }
+    return SC_OK;
+}

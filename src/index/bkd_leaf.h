@@ -11,8 +11,10 @@
 #include <stdint.h>
 
 #include "base/bitset.h"
+#include "base/slice.h"
 #include "base/status.h"
 #include "base/vec.h"
+#include "index/internal.h"
 
 /* Appends the doc block of docs[0..n) (ascending; n >= 1; a doc may repeat) to out and sets
  * *kind. SC_ENOMEM on allocation failure. O(n). */
@@ -40,5 +42,48 @@ sc_status sc__bkd_docs_add(uint8_t kind, const uint8_t *p, uint32_t n, uint32_t 
  * uint32 arithmetic, the caller checks the range). */
 void sc__bkd_unpack64(const uint8_t *p, uint32_t n, unsigned bits, int64_t base, int64_t *out);
 void sc__bkd_unpack32(const uint8_t *p, uint32_t n, unsigned bits, int32_t base, int32_t *out);
+
+/* ---- tree layout shared by both trees (header counts, node table, leaf directory) ---- */
+
+/* Writer side: the node count of a tree of n_leaves leaves, the smallest power of two >=
+ * n_leaves (1 for none). */
+static inline uint32_t sc__bkd_node_count(uint32_t n_leaves)
+{
+    uint32_t n_nodes = 1;
+    while (n_nodes < n_leaves)
+        n_nodes <<= 1;
+    return n_nodes;
+}
+
+/* Writer side: the number of distinct docs among docs[0..n) (each < doc_bound), into *n_docs.
+ * SC_ENOMEM when the scratch bitset cannot be allocated. */
+sc_status sc__bkd_count_docs(const uint32_t *docs, size_t n, uint32_t doc_bound, uint32_t *n_docs)
+    SC_MUST_USE;
+
+/* Checks the counts both tree headers carry and finds the node table (n_nodes * 32 bytes
+ * right after the `header` bytes) and the leaf directory ((n_leaves + 1) * 8 bytes after it):
+ * leaf_size in 1..65535, n_leaves = ceil(n_points / leaf_size), n_docs <= n_points and <=
+ * doc_bound (and > 0 when there are points), n_nodes the smallest power of two >= n_leaves
+ * (at most 2^27), everything inside the buffer, and leaf offsets non-decreasing from the end
+ * of the directory up to the buffer's end. SC_ECORRUPT otherwise. */
+sc_status sc__bkd_layout_check(sc_slice bytes, size_t header, uint32_t leaf_size, uint32_t n_points,
+                               uint32_t n_leaves, uint32_t doc_bound, uint32_t n_docs,
+                               uint32_t n_nodes, const uint8_t **nodes, const uint8_t **leafdir)
+    SC_MUST_USE;
+
+/* Number of points in leaf j: leaf_size, except the last leaf which holds the rest. */
+static inline uint32_t sc__bkd_leaf_count(uint32_t j, uint32_t n_leaves, uint32_t leaf_size,
+                                          uint32_t n_points)
+{
+    return j + 1 < n_leaves ? leaf_size : n_points - j * leaf_size;
+}
+
+/* The encoded bytes of leaf j, between its directory offset and the next one (checked by
+ * sc__bkd_layout_check). */
+static inline sc_slice sc__bkd_leaf_slice(const uint8_t *base, const uint8_t *leafdir, uint32_t j)
+{
+    uint64_t a = sc__ld64(leafdir + 8 * (size_t)j), b = sc__ld64(leafdir + 8 * (size_t)j + 8);
+    return sc_slice_make(base + a, (size_t)(b - a));
+}
 
 #endif

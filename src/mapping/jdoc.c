@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
+
 typedef struct jp {
     const uint8_t *p, *start, *end;
     sc_arena *arena;
@@ -62,63 +64,6 @@ static sc__jd *node(jp *j, sc__jd_type t)
     return n;
 }
 
-/* Length of a valid UTF-8 sequence at p (1..4), or 0 when invalid. */
-static int utf8_len(const uint8_t *p, const uint8_t *end)
-{
-    uint8_t c = p[0];
-    int n;
-    uint32_t cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-        cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (end - p < n)
-        return 0;
-    for (int k = 1; k < n; k++) {
-        if ((p[k] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[k] & 0x3F);
-    }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-        (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-        return 0;
-    return n;
-}
-
-static size_t put_utf8(uint8_t *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        o[0] = (uint8_t)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (uint8_t)(0xC0 | (cp >> 6));
-        o[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (uint8_t)(0xE0 | (cp >> 12));
-        o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (uint8_t)(0xF0 | (cp >> 18));
-    o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 static int hex4(const uint8_t *p, const uint8_t *end, uint32_t *out)
 {
     if (end - p < 4)
@@ -156,7 +101,7 @@ static int string(jp *j, sc_slice *out)
             fail(j, "Illegal unquoted character in string");
             return 0;
         }
-        int n = utf8_len(j->p, j->end);
+        int n = sc_utf8_valid_len(j->p, j->end);
         if (!n) {
             fail(j, "Invalid UTF-8 in string");
             return 0;
@@ -189,24 +134,12 @@ static int string(jp *j, sc_slice *out)
         switch (c) {
         case '"':
         case '\\':
-        case '/':
-            o[k++] = c;
-            break;
-        case 'b':
-            o[k++] = '\b';
-            break;
-        case 'f':
-            o[k++] = '\f';
-            break;
-        case 'n':
-            o[k++] = '\n';
-            break;
-        case 'r':
-            o[k++] = '\r';
-            break;
-        case 't':
-            o[k++] = '\t';
-            break;
+        case '/': o[k++] = c; break;
+        case 'b': o[k++] = '\b'; break;
+        case 'f': o[k++] = '\f'; break;
+        case 'n': o[k++] = '\n'; break;
+        case 'r': o[k++] = '\r'; break;
+        case 't': o[k++] = '\t'; break;
         case 'u': {
             uint32_t cp;
             if (!hex4(q, e, &cp)) {
@@ -228,7 +161,7 @@ static int string(jp *j, sc_slice *out)
                 cp = 0xFFFD;
             }
             /* \uXXXX is 6 input bytes and at most 3 output bytes (4 for a pair of 12) */
-            k += put_utf8(o + k, cp);
+            k += sc_utf8_put(o + k, cp);
             break;
         }
         default:
@@ -421,9 +354,7 @@ static sc__jd *value(jp *j, int depth)
             return fail(j, "Unrecognized token");
         n = node(j, SC__JD_NULL);
         break;
-    default:
-        n = number(j);
-        break;
+    default: n = number(j); break;
     }
     if (n)
         n->raw = sc_slice_make(s, (size_t)(j->p - s));

@@ -123,9 +123,9 @@ static size_t copy_replacing(uint8_t *dst, const uint8_t *src, size_t n, bool lo
         if (lower) {
             o += sc__lowercase(dst + o, src + start, cp == 0xFFFD ? 0 : i - start);
             if (cp == 0xFFFD)
-                o += sc__utf8_put(dst + o, cp);
+                o += sc_utf8_put(dst + o, cp);
         } else {
-            o += sc__utf8_put(dst + o, cp);
+            o += sc_utf8_put(dst + o, cp);
         }
     }
     return o;

@@ -23,7 +23,7 @@ size_t sc__lowercase(uint8_t *dst, const uint8_t *src, size_t n)
             continue;
         }
         uint32_t cp = sc__utf8_next(src, n, &i);
-        o += sc__utf8_put(dst + o, (uint32_t)u_tolower((UChar32)cp));
+        o += sc_utf8_put(dst + o, (uint32_t)u_tolower((UChar32)cp));
     }
     return o;
 }

@@ -10,6 +10,7 @@
 
 #include "base/alloc.h"
 #include "base/status.h"
+#include "base/utf8.h"
 #include "text/analyzer.h"
 
 /* Memory of analyzers, registries and stop sets (and per-call scratch for long terms). */
@@ -65,31 +66,6 @@ static inline uint32_t sc__utf8_next(const uint8_t *s, size_t len, size_t *i)
     }
     *i = j;
     return cp;
-}
-
-/* Writes cp as UTF-8 into out (room for 4 bytes); returns the byte count. */
-static inline size_t sc__utf8_put(uint8_t *out, uint32_t cp)
-{
-    if (cp < 0x80) {
-        out[0] = (uint8_t)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (uint8_t)(0xC0 | (cp >> 6));
-        out[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (uint8_t)(0xE0 | (cp >> 12));
-        out[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (uint8_t)(0xF0 | (cp >> 18));
-    out[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 4;
 }
 
 /* True when all len bytes are < 0x80. Word-at-a-time. */

@@ -363,7 +363,7 @@ void sc__porter_stem(sc__term *t)
             cp = 0x10000 + ((cp - 0xD800) << 10) + (u[i + 1] - 0xDC00);
             i++;
         }
-        o += sc__utf8_put(t->buf + o, cp);
+        o += sc_utf8_put(t->buf + o, cp);
     }
     t->len = o;
 }

@@ -29,18 +29,8 @@
 #include "search/query.h"
 #include "search/searcher.h"
 
-static uint64_t rng;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static uint32_t below(uint32_t n)
-{
-    return n ? (uint32_t)(rnd() % n) : 0;
-}
+#include "fixture.h"
+
 static double uni(double a, double b)
 {
     return a + (b - a) * (double)(rnd() >> 11) / 9007199254740992.0;
@@ -104,16 +94,7 @@ static void unpack(int64_t v, int32_t *lat, int32_t *lon)
 static int setup(void **state)
 {
     (void)state;
-    const char *env = getenv("SCRY_SEED");
-    rng = env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20));
-    if (!rng)
-        rng = 1;
-    fprintf(stderr, "[geo] seed=%llu (rerun with SCRY_SEED=%llu)\n", (unsigned long long)rng,
-            (unsigned long long)rng);
-    snprintf(dir, sizeof dir, "/tmp/scry_geo_test_%d", (int)getpid());
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
-    if (system(cmd) != 0)
+    if (fx_begin("geo", dir, sizeof dir) != 0)
         return -1;
     for (int s = 0; s < N_SEG; s++) {
         sc_segment_builder *b;
@@ -137,56 +118,24 @@ static int setup(void **state)
             sc_index_token idt = {sc_slice_cstr(id), 0}, tt = {sc_slice_cstr(tag), 0};
             sc_index_field f[4];
             size_t nf = 0;
-            f[nf++] = (sc_index_field){.name = sc_slice_cstr("_id"),
-                                       .kind = SC_FIELD_KEYWORD,
-                                       .flags = SC_FIELD_INDEXED,
-                                       .tokens = &idt,
-                                       .n_tokens = 1};
-            f[nf++] = (sc_index_field){.name = sc_slice_cstr("tag"),
-                                       .kind = SC_FIELD_KEYWORD,
-                                       .flags = SC_FIELD_INDEXED,
-                                       .tokens = &tt,
-                                       .n_tokens = 1};
+            f[nf++] = fx_keyword("_id", 0, &idt, 1);
+            f[nf++] = fx_keyword("tag", 0, &tt, 1);
             if (m->ng) {
-                f[nf++] =
-                    (sc_index_field){.name = sc_slice_cstr("g"),
-                                     .kind = SC_FIELD_NUMERIC,
-                                     .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES | SC_FIELD_GEO,
-                                     .values = m->g,
-                                     .n_values = m->ng};
-                f[nf++] = (sc_index_field){.name = sc_slice_cstr("d"),
-                                           .kind = SC_FIELD_NUMERIC,
-                                           .flags = SC_FIELD_DOCVALUES | SC_FIELD_GEO,
-                                           .values = m->g,
-                                           .n_values = m->ng};
+                f[nf++] = fx_numeric("g", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES | SC_FIELD_GEO,
+                                     m->g, m->ng);
+                f[nf++] = fx_numeric("d", SC_FIELD_DOCVALUES | SC_FIELD_GEO, m->g, m->ng);
             }
-            sc_index_doc doc = {.id = sc_slice_cstr(id),
-                                .source = sc_slice_cstr("{}"),
-                                .fields = f,
-                                .n_fields = nf};
-            if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
+            if (fx_add(b, id, f, nf) != 0)
                 return -1;
         }
-        char name[8];
-        snprintf(name, sizeof name, "s%d", s);
-        if (sc_segment_builder_write(b, dir, name, NULL) != SC_OK ||
-            sc_segment_open(dir, name, &segs[s]) != SC_OK)
+        bool live[PER_SEG];
+        uint32_t del;
+        if (fx_write(b, dir, s, &segs[s]) != 0 ||
+            fx_lives(&lives[s], PER_SEG, s == 0, 5, live, &del) != 0)
             return -1;
-        sc_segment_builder_free(b);
-        if (sc_bitset_init(&lives[s], PER_SEG) != SC_OK)
-            return -1;
-        uint32_t del = 0;
-        for (uint32_t d = 0; d < PER_SEG; d++) {
-            bool live = s == 0 || below(5) != 0;
-            docs[s * PER_SEG + d].live = live;
-            if (live)
-                sc_bitset_set(&lives[s], d);
-            else
-                del++;
-        }
-        ss[s].seg = segs[s];
-        ss[s].live = del ? &lives[s] : NULL;
-        ss[s].n_deleted = del;
+        for (uint32_t d = 0; d < PER_SEG; d++)
+            docs[s * PER_SEG + d].live = live[d];
+        ss[s] = fx_searcher_segment(segs[s], &lives[s], del);
     }
     sc_merge_input in[N_SEG];
     for (int s = 0; s < N_SEG; s++)
@@ -206,9 +155,7 @@ static int teardown(void **state)
         sc_bitset_fini(&lives[s]);
     }
     sc_segment_unref(merged);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return fx_end(dir);
 }
 
 static void rand_shape(sc_geo_shape *s)

@@ -23,18 +23,7 @@
 #include "search/range.h"
 #include "search/searcher.h"
 
-static uint64_t rng;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static uint32_t below(uint32_t n)
-{
-    return n ? (uint32_t)(rnd() % n) : 0;
-}
+#include "fixture.h"
 
 #define N_SEG 2
 #define PER_SEG 2000
@@ -67,16 +56,7 @@ static int64_t rv(void)
 static int setup(void **state)
 {
     (void)state;
-    const char *env = getenv("SCRY_SEED");
-    rng = env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20));
-    if (!rng)
-        rng = 1;
-    fprintf(stderr, "[range_search] seed=%llu (rerun with SCRY_SEED=%llu)\n",
-            (unsigned long long)rng, (unsigned long long)rng);
-    snprintf(dir, sizeof dir, "/tmp/scry_range_search_test_%d", (int)getpid());
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
-    if (system(cmd) != 0)
+    if (fx_begin("range_search", dir, sizeof dir) != 0)
         return -1;
     for (int s = 0; s < N_SEG; s++) {
         sc_segment_builder *b;
@@ -109,61 +89,25 @@ static int setup(void **state)
             sc_index_token idt = {sc_slice_cstr(id), 0}, tt = {sc_slice_cstr(tag), 0};
             sc_index_field f[5];
             size_t nf = 0;
-            f[nf++] = (sc_index_field){.name = sc_slice_cstr("_id"),
-                                       .kind = SC_FIELD_KEYWORD,
-                                       .flags = SC_FIELD_INDEXED,
-                                       .tokens = &idt,
-                                       .n_tokens = 1};
-            f[nf++] = (sc_index_field){.name = sc_slice_cstr("tag"),
-                                       .kind = SC_FIELD_KEYWORD,
-                                       .flags = SC_FIELD_INDEXED,
-                                       .tokens = &tt,
-                                       .n_tokens = 1};
+            f[nf++] = fx_keyword("_id", 0, &idt, 1);
+            f[nf++] = fx_keyword("tag", 0, &tt, 1);
             if (m->nn)
-                f[nf++] = (sc_index_field){.name = sc_slice_cstr("n"),
-                                           .kind = SC_FIELD_NUMERIC,
-                                           .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-                                           .values = m->n,
-                                           .n_values = m->nn};
+                f[nf++] = fx_numeric("n", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, m->n, m->nn);
             if (m->ns)
-                f[nf++] = (sc_index_field){.name = sc_slice_cstr("s"),
-                                           .kind = SC_FIELD_NUMERIC,
-                                           .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-                                           .values = &m->sv,
-                                           .n_values = 1};
+                f[nf++] = fx_numeric("s", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &m->sv, 1);
             if (m->nm)
-                f[nf++] = (sc_index_field){.name = sc_slice_cstr("m"),
-                                           .kind = SC_FIELD_NUMERIC,
-                                           .flags = SC_FIELD_DOCVALUES,
-                                           .values = m->m,
-                                           .n_values = m->nm};
-            sc_index_doc doc = {.id = sc_slice_cstr(id),
-                                .source = sc_slice_cstr("{}"),
-                                .fields = f,
-                                .n_fields = nf};
-            if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
+                f[nf++] = fx_numeric("m", SC_FIELD_DOCVALUES, m->m, m->nm);
+            if (fx_add(b, id, f, nf) != 0)
                 return -1;
         }
-        char name[8];
-        snprintf(name, sizeof name, "s%d", s);
-        if (sc_segment_builder_write(b, dir, name, NULL) != SC_OK ||
-            sc_segment_open(dir, name, &segs[s]) != SC_OK)
+        bool live[PER_SEG];
+        uint32_t del;
+        if (fx_write(b, dir, s, &segs[s]) != 0 ||
+            fx_lives(&lives[s], PER_SEG, s == 0, 5, live, &del) != 0)
             return -1;
-        sc_segment_builder_free(b);
-        if (sc_bitset_init(&lives[s], PER_SEG) != SC_OK)
-            return -1;
-        uint32_t del = 0;
-        for (uint32_t d = 0; d < PER_SEG; d++) {
-            bool live = s == 0 || below(5) != 0;
-            docs[s * PER_SEG + d].live = live;
-            if (live)
-                sc_bitset_set(&lives[s], d);
-            else
-                del++;
-        }
-        ss[s].seg = segs[s];
-        ss[s].live = del ? &lives[s] : NULL;
-        ss[s].n_deleted = del;
+        for (uint32_t d = 0; d < PER_SEG; d++)
+            docs[s * PER_SEG + d].live = live[d];
+        ss[s] = fx_searcher_segment(segs[s], &lives[s], del);
     }
     return 0;
 }
@@ -175,9 +119,7 @@ static int teardown(void **state)
         sc_segment_unref(segs[s]);
         sc_bitset_fini(&lives[s]);
     }
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return fx_end(dir);
 }
 
 static bool in(const int64_t *v, uint32_t c, const int64_t *lo, const int64_t *hi, size_t n)

@@ -21,18 +21,7 @@
 #include "index/segment.h"
 #include "search/range.h"
 
-static uint64_t rng;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static uint32_t below(uint32_t n)
-{
-    return n ? (uint32_t)(rnd() % n) : 0;
-}
+#include "fixture.h"
 
 #define N_DOCS 3000
 #define MAXV 40
@@ -61,16 +50,7 @@ static int64_t rand_value(void)
 static int setup(void **state)
 {
     (void)state;
-    const char *env = getenv("SCRY_SEED");
-    rng = env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20));
-    if (!rng)
-        rng = 1;
-    fprintf(stderr, "[range] seed=%llu (rerun with SCRY_SEED=%llu)\n", (unsigned long long)rng,
-            (unsigned long long)rng);
-    snprintf(dir, sizeof dir, "/tmp/scry_range_test_%d", (int)getpid());
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
-    if (system(cmd) != 0)
+    if (fx_begin("range", dir, sizeof dir) != 0)
         return -1;
     sc_segment_builder *b;
     if (sc_segment_builder_new(&b) != SC_OK)
@@ -88,29 +68,13 @@ static int setup(void **state)
         char id[16];
         snprintf(id, sizeof id, "%u", d);
         sc_index_token idt = {sc_slice_cstr(id), 0};
-        sc_index_field f[2] = {
-            {.name = sc_slice_cstr("_id"),
-             .kind = SC_FIELD_KEYWORD,
-             .flags = SC_FIELD_INDEXED,
-             .tokens = &idt,
-             .n_tokens = 1},
-            {.name = sc_slice_cstr("n"),
-             .kind = SC_FIELD_NUMERIC,
-             .flags = SC_FIELD_DOCVALUES,
-             .values = vals[d],
-             .n_values = nvals[d]},
-        };
-        sc_index_doc doc = {.id = sc_slice_cstr(id),
-                            .source = sc_slice_cstr("{}"),
-                            .fields = f,
-                            .n_fields = nvals[d] ? 2 : 1};
-        if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
+        sc_index_field f[2] = {fx_keyword("_id", 0, &idt, 1),
+                               fx_numeric("n", SC_FIELD_DOCVALUES, vals[d], nvals[d])};
+        if (fx_add(b, id, f, nvals[d] ? 2 : 1) != 0)
             return -1;
     }
-    if (sc_segment_builder_write(b, dir, "s0", NULL) != SC_OK ||
-        sc_segment_open(dir, "s0", &seg) != SC_OK)
+    if (fx_write(b, dir, 0, &seg) != 0)
         return -1;
-    sc_segment_builder_free(b);
     const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr("n"));
     if (!fi || sc_dv_numeric_open(seg, fi, &dv) != SC_OK)
         return -1;
@@ -133,9 +97,7 @@ static int teardown(void **state)
     sc_segment_unref(seg);
     sc_vec_free(&bkd_bytes);
     sc_bitset_fini(&live);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return fx_end(dir);
 }
 
 static bool model(uint32_t d, const int64_t *lo, const int64_t *hi, size_t n)

@@ -22,18 +22,7 @@
 #include "index/segment.h"
 #include "search/sort.h"
 
-static uint64_t rng;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static uint32_t below(uint32_t n)
-{
-    return n ? (uint32_t)(rnd() % n) : 0;
-}
+#include "fixture.h"
 
 #define N_SEG 3
 #define PER_SEG 1500
@@ -81,16 +70,7 @@ static int cmp_i64(const void *a, const void *b)
 static int setup(void **state)
 {
     (void)state;
-    const char *env = getenv("SCRY_SEED");
-    rng = env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20));
-    if (!rng)
-        rng = 1;
-    fprintf(stderr, "[sort] seed=%llu (rerun with SCRY_SEED=%llu)\n", (unsigned long long)rng,
-            (unsigned long long)rng);
-    snprintf(dir, sizeof dir, "/tmp/scry_sort_test_%d", (int)getpid());
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
-    if (system(cmd) != 0)
+    if (fx_begin("sort", dir, sizeof dir) != 0)
         return -1;
     for (int s = 0; s < N_SEG; s++) {
         sc_segment_builder *b;
@@ -134,56 +114,30 @@ static int setup(void **state)
             sc_index_token idt = {sc_slice_cstr(id), 0};
             sc_index_field f[4];
             size_t nf = 0;
-            f[nf++] = (sc_index_field){.name = sc_slice_cstr("_id"),
-                                       .kind = SC_FIELD_KEYWORD,
-                                       .flags = SC_FIELD_INDEXED,
-                                       .tokens = &idt,
-                                       .n_tokens = 1};
+            f[nf++] = fx_keyword("_id", 0, &idt, 1);
             if (m->nn)
-                f[nf++] = (sc_index_field){.name = sc_slice_cstr("n"),
-                                           .kind = SC_FIELD_NUMERIC,
-                                           .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-                                           .values = m->n,
-                                           .n_values = m->nn};
+                f[nf++] = fx_numeric("n", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, m->n, m->nn);
             if (m->nk)
-                f[nf++] = (sc_index_field){.name = sc_slice_cstr("k"),
-                                           .kind = SC_FIELD_KEYWORD,
-                                           .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-                                           .tokens = kt,
-                                           .n_tokens = m->nk};
+                f[nf++] = fx_keyword("k", SC_FIELD_DOCVALUES, kt, m->nk);
             if (m->nd)
-                f[nf++] = (sc_index_field){.name = sc_slice_cstr("dbl"),
-                                           .kind = SC_FIELD_NUMERIC,
-                                           .flags = SC_FIELD_DOCVALUES,
-                                           .values = m->dbl,
-                                           .n_values = m->nd};
-            sc_index_doc doc = {.id = sc_slice_cstr(id),
-                                .source = sc_slice_cstr("{}"),
-                                .fields = f,
-                                .n_fields = nf};
-            if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
+                f[nf++] = fx_numeric("dbl", SC_FIELD_DOCVALUES, m->dbl, m->nd);
+            if (fx_add(b, id, f, nf) != 0)
                 return -1;
         }
-        char name[8];
-        snprintf(name, sizeof name, "s%d", s);
-        if (sc_segment_builder_write(b, dir, name, NULL) != SC_OK ||
-            sc_segment_open(dir, name, &segs[s]) != SC_OK)
+        if (fx_write(b, dir, s, &segs[s]) != 0)
             return -1;
-        sc_segment_builder_free(b);
         if (sc_bkd_write(pv.ptr, pd.ptr, pv.len, PER_SEG, 32, &bkd_bytes[s]) != SC_OK ||
             sc_bkd_open(sc_slice_make(bkd_bytes[s].ptr, bkd_bytes[s].len), &bkds[s]) != SC_OK)
             return -1;
         sc_vec_free(&pv);
         sc_vec_free(&pd);
-        if (sc_bitset_init(&lives[s], PER_SEG) != SC_OK)
-            return -1;
         has_deletes[s] = s == 1;
-        for (uint32_t d = 0; d < PER_SEG; d++) {
-            bool live = !has_deletes[s] || below(4) != 0;
-            docs[s * PER_SEG + d].live = live;
-            if (live)
-                sc_bitset_set(&lives[s], d);
-        }
+        bool live[PER_SEG];
+        uint32_t del;
+        if (fx_lives(&lives[s], PER_SEG, !has_deletes[s], 4, live, &del) != 0)
+            return -1;
+        for (uint32_t d = 0; d < PER_SEG; d++)
+            docs[s * PER_SEG + d].live = live[d];
     }
     return 0;
 }
@@ -196,9 +150,7 @@ static int teardown(void **state)
         sc_bitset_fini(&lives[s]);
         sc_vec_free(&bkd_bytes[s]);
     }
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return fx_end(dir);
 }
 
 /* ---- the model: its own key extraction and comparison ----------------------------------- */

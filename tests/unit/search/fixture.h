@@ -1,0 +1,130 @@
+/* Shared fixture pieces of the search tests that build real segments: the seeded xorshift
+ * generator (seed printed, SCRY_SEED reruns), a scratch directory under /tmp, index-field
+ * constructors, writing and opening a segment, and random deletes. Header-only: each test is
+ * its own binary, so the generator state is per test. */
+#ifndef SC_TESTS_SEARCH_FIXTURE_H
+#define SC_TESTS_SEARCH_FIXTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/bitset.h"
+#include "index/builder.h"
+#include "index/segment.h"
+#include "search/searcher.h"
+
+static uint64_t rng;
+
+static inline uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Uniform-ish in [0, n); 0 when n is 0. */
+static inline uint32_t below(uint32_t n)
+{
+    return n ? (uint32_t)(rnd() % n) : 0;
+}
+
+/* Seeds rng from SCRY_SEED (else time and pid), prints the seed as "[tag] seed=...", and
+ * makes the empty directory /tmp/scry_<tag>_test_<pid> in dir. 0, or -1 when it cannot. */
+static inline int fx_begin(const char *tag, char *dir, size_t dir_cap)
+{
+    const char *env = getenv("SCRY_SEED");
+    rng = env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20));
+    if (!rng)
+        rng = 1;
+    fprintf(stderr, "[%s] seed=%llu (rerun with SCRY_SEED=%llu)\n", tag, (unsigned long long)rng,
+            (unsigned long long)rng);
+    snprintf(dir, dir_cap, "/tmp/scry_%s_test_%d", tag, (int)getpid());
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Removes the directory of fx_begin. 0, or -1 when it cannot. */
+static inline int fx_end(const char *dir)
+{
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A keyword field (indexed, plus `flags`) of n tokens. */
+static inline sc_index_field fx_keyword(const char *name, uint32_t flags,
+                                        const sc_index_token *tokens, uint32_t n)
+{
+    return (sc_index_field){.name = sc_slice_cstr(name),
+                            .kind = SC_FIELD_KEYWORD,
+                            .flags = SC_FIELD_INDEXED | flags,
+                            .tokens = tokens,
+                            .n_tokens = n};
+}
+
+/* A numeric field of n values with the given flags (SC_FIELD_INDEXED for points, ...). */
+static inline sc_index_field fx_numeric(const char *name, uint32_t flags, const int64_t *values,
+                                        uint32_t n)
+{
+    return (sc_index_field){.name = sc_slice_cstr(name),
+                            .kind = SC_FIELD_NUMERIC,
+                            .flags = flags,
+                            .values = values,
+                            .n_values = n};
+}
+
+/* Adds a document with id and fields (source "{}"). 0, or -1 on failure. */
+static inline int fx_add(sc_segment_builder *b, const char *id, const sc_index_field *f, size_t nf)
+{
+    sc_index_doc doc = {
+        .id = sc_slice_cstr(id), .source = sc_slice_cstr("{}"), .fields = f, .n_fields = nf};
+    return sc_segment_builder_add(b, &doc, NULL) == SC_OK ? 0 : -1;
+}
+
+/* Writes the builder as segment "s<s>" in dir, frees it and opens the segment. 0 or -1. */
+static inline int fx_write(sc_segment_builder *b, const char *dir, int s, sc_segment **out)
+{
+    char name[8];
+    snprintf(name, sizeof name, "s%d", s);
+    sc_status st = sc_segment_builder_write(b, dir, name, NULL);
+    sc_segment_builder_free(b);
+    return st == SC_OK && sc_segment_open(dir, name, out) == SC_OK ? 0 : -1;
+}
+
+/* Initializes bs for n docs and marks them live: all when keep_all, else each but one in
+ * one_in at random (one below() call a doc); live[d] says which. Sets *deleted. 0 or -1. */
+static inline int fx_lives(sc_bitset *bs, uint32_t n, bool keep_all, uint32_t one_in, bool *live,
+                           uint32_t *deleted)
+{
+    if (sc_bitset_init(bs, n) != SC_OK)
+        return -1;
+    *deleted = 0;
+    for (uint32_t d = 0; d < n; d++) {
+        live[d] = keep_all || below(one_in) != 0;
+        if (live[d])
+            sc_bitset_set(bs, d);
+        else
+            (*deleted)++;
+    }
+    return 0;
+}
+
+/* The searcher's view of a segment with the live set of fx_lives (none when nothing is
+ * deleted). */
+static inline sc_searcher_segment fx_searcher_segment(sc_segment *seg, const sc_bitset *live,
+                                                      uint32_t deleted)
+{
+    sc_searcher_segment ss = {0};
+    ss.seg = seg;
+    ss.live = deleted ? live : NULL;
+    ss.n_deleted = deleted;
+    return ss;
+}
+
+#endif
