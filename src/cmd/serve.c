@@ -13,6 +13,7 @@
  *   xpack.security.http.ssl.key: key.pem           (or tls.key)
  * Flags override the file. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,14 +43,6 @@ typedef struct serve_opts {
     char *tls_cert;
     char *tls_key;
 } serve_opts;
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
 
 static bool parse_size(const char *s, size_t *out)
 {
@@ -198,8 +191,8 @@ static bool load_config(serve_opts *o, const char *path)
         while (*val == ' ' || *val == '\t')
             val++;
         size_t vl = strlen(val);
-        if (vl >= 2 && ((val[0] == '"' && val[vl - 1] == '"') ||
-                        (val[0] == '\'' && val[vl - 1] == '\''))) {
+        if (vl >= 2 &&
+            ((val[0] == '"' && val[vl - 1] == '"') || (val[0] == '\'' && val[vl - 1] == '\''))) {
             val[vl - 1] = '\0';
             val++;
         }
@@ -243,8 +236,7 @@ static void opts_free(serve_opts *o)
 
 int sc_cmd_serve(int argc, char **argv)
 {
-    serve_opts o = {.port = 9200, .max_content = 100u << 20, .timeout_s = 60,
-                    .slowlog_ms = 1000};
+    serve_opts o = {.port = 9200, .max_content = 100u << 20, .timeout_s = 60, .slowlog_ms = 1000};
     set_str(&o.data, "./data");
     set_str(&o.bind, "127.0.0.1");
     const char *port_file = NULL;
@@ -320,8 +312,8 @@ int sc_cmd_serve(int argc, char **argv)
     const char *tls_files[2] = {o.tls_cert, o.tls_key};
     for (int k = 0; k < 2; k++)
         if (tls_files[k] && access(tls_files[k], R_OK) != 0) {
-            fprintf(stderr, "scry serve: cannot read TLS %s [%s]: %s\n",
-                    k ? "key" : "certificate", tls_files[k], strerror(errno));
+            fprintf(stderr, "scry serve: cannot read TLS %s [%s]: %s\n", k ? "key" : "certificate",
+                    tls_files[k], strerror(errno));
             opts_free(&o);
             return 2;
         }
@@ -334,12 +326,14 @@ int sc_cmd_serve(int argc, char **argv)
     }
 
     signal(SIGPIPE, SIG_IGN);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
+    /* SIGTERM / SIGINT are blocked here, before any thread exists, so every thread inherits
+     * the mask and the main thread alone takes them with sigwait below (a handler plus pause()
+     * misses a signal the kernel delivers to another thread: the server then never stops). */
+    sigset_t stop_set;
+    sigemptyset(&stop_set);
+    sigaddset(&stop_set, SIGTERM);
+    sigaddset(&stop_set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
 
     sc_node_config nc = {.data_dir = o.data,
                          .node_name = o.node_name,
@@ -384,8 +378,9 @@ int sc_cmd_serve(int argc, char **argv)
         }
     }
     sc_log(SC_LOG_INFO, "node", "started; pid %d", (int)getpid());
-    while (!stop_requested)
-        pause();
+    int sig = 0;
+    while (sigwait(&stop_set, &sig) != 0)
+        ;
     sc_log(SC_LOG_INFO, "node", "stopping: no new connections, finishing in-flight requests");
     sc_http_stop(srv);
     sc_log(SC_LOG_INFO, "node", "flushing shards");
