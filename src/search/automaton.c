@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "base/vec.h"
 #include "search/automaton_internal.h"
 #include "search/query.h"
@@ -65,31 +66,6 @@ static frag frag_empty_string(nfa *n)
     frag f = frag_new(n);
     sc__am_add_eps(n, f.start, f.end);
     return f;
-}
-
-/* Encodes a code point as UTF-8; returns the length. */
-static int utf8_encode(uint32_t cp, uint8_t *b)
-{
-    if (cp < 0x80) {
-        b[0] = (uint8_t)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        b[0] = (uint8_t)(0xC0 | (cp >> 6));
-        b[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        b[0] = (uint8_t)(0xE0 | (cp >> 12));
-        b[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        b[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    b[0] = (uint8_t)(0xF0 | (cp >> 18));
-    b[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-    b[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-    b[3] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 4;
 }
 
 /* Decodes one code point at s[*i]; invalid bytes decode as U+FFFD and advance by one. */
@@ -156,8 +132,8 @@ static void utf8_range_same_len(nfa *n, uint32_t from, uint32_t to, uint32_t lo,
         }
     }
     uint8_t a[4], b[4];
-    int len = utf8_encode(lo, a);
-    (void)utf8_encode(hi, b);
+    int len = (int)sc_utf8_put(a, lo);
+    (void)sc_utf8_put(b, hi);
     uint32_t cur = from;
     for (int k = 0; k < len; k++) {
         uint32_t nxt = k == len - 1 ? to : sc__am_new_state(n);

@@ -3,31 +3,13 @@
 #include <string.h>
 #include <unicode/uchar.h>
 
+#include "base/utf8.h"
 #include "base/vec.h"
 #include "search/qp_internal.h"
 
 size_t sc__qp_put_utf8(uint32_t cp, char *o)
 {
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
+    return sc_utf8_put((uint8_t *)o, cp);
 }
 
 const sc_analyzer *sc__qp_analyzer_for(const parser *p, sc_slice field)
