@@ -360,9 +360,10 @@ static sc_status dynamic_field(pctx *c, sc_mapping_field *obj, const char *name,
             }
         }
     }
-    char nm[256];
-    snprintf(nm, sizeof(nm), "%.*s", (int)(len < 255 ? len : 255), name);
-    sc_mapping_field *f = sc__mapping_field_new(nm, obj, t);
+    /* the whole name: a truncated one would not match the field on the next document */
+    char *nm = strndup(name, len);
+    sc_mapping_field *f = nm ? sc__mapping_field_new(nm, obj, t) : NULL;
+    free(nm);
     if (!f)
         return SC_ENOMEM;
     f->ord = c->next_ord++;

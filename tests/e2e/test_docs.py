@@ -151,3 +151,14 @@ def test_routing(server, fresh_index):
     assert st == 201
     st, h, b = server.request("GET", "/%s/_doc/1?routing=user7" % fresh_index)
     assert st == 200 and b["found"]
+
+
+def test_long_dynamic_field_name(server, fresh_index):
+    # a dynamically mapped field keeps its whole name (it was cut at 255 bytes, so the next
+    # document did not find it and the mapping update never converged)
+    name = "n" * 300
+    for i in range(2):
+        st, h, b = server.request("PUT", "/%s/_doc/%d?refresh=true" % (fresh_index, i), {name: "x y"})
+        assert st == 201, b
+    st, h, b = server.request("POST", "/%s/_count" % fresh_index, {"query": {"match": {name: "y"}}})
+    assert st == 200 and b["count"] == 2, b
