@@ -90,6 +90,15 @@ bool sc__iter_conjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***childre
                                          const bool **scoring, size_t *n);
 
 /* Writes an error message into ctx->res->error and returns st. */
+/* Shared by the searcher's drivers (searcher.c, count.c): context setup, the out-of-memory
+ * and corrupt-field errors, live-docs + cancel wrapping of a segment's iterator, and the
+ * cancelled / timed_out flags of the result. */
+void sc__search_ctx_init(sc__search_ctx *ctx, const sc_searcher *s, const sc_search_options *o,
+                         sc_arena *a, sc_search_result *res);
+sc_status sc__search_oom(sc__search_ctx *ctx);
+sc_status sc__search_corrupt(sc__search_ctx *ctx, sc_status st, sc_slice field);
+sc_doc_iter *sc__search_wrap_segment(sc__search_ctx *ctx, sc_doc_iter *it, size_t seg_i);
+void sc__search_finish_flags(sc__search_ctx *ctx);
 sc_status sc__search_fail(sc__search_ctx *ctx, sc_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

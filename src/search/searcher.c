@@ -23,7 +23,7 @@ void sc_search_options_init(sc_search_options *o)
     o->max_clause_count = SC_QUERY_MAX_CLAUSE_COUNT;
 }
 
-static sc_status oom(sc__search_ctx *ctx)
+sc_status sc__search_oom(sc__search_ctx *ctx)
 {
     if (ctx->a->over_budget)
         return sc__search_fail(ctx, SC_ELIMIT, "query memory exceeds the arena budget of %zu bytes",
@@ -52,7 +52,7 @@ static sc_doc_iter *leaf(sc__search_ctx *ctx, sc_doc_iter *it)
     return it;
 }
 
-static sc_status corrupt(sc__search_ctx *ctx, sc_status st, sc_slice field)
+sc_status sc__search_corrupt(sc__search_ctx *ctx, sc_status st, sc_slice field)
 {
     return sc__search_fail(ctx, st, "reading field [%.*s] failed: %s", (int)field.len,
                            (const char *)field.ptr, sc_status_str(st));
@@ -71,17 +71,17 @@ static sc_status term_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segm
     bool found;
     sc_status st = sc_terms_lookup(seg, f, p->term, &ti, &found);
     if (st != SC_OK)
-        return corrupt(ctx, st, p->field);
+        return sc__search_corrupt(ctx, st, p->field);
     if (!found)
         return SC_OK;
     sc_postings cur;
     sc_postings_init(&cur);
     st = sc_postings_reset(&cur, seg, f, &ti, p->bm25 ? SC_POSTINGS_FREQS : 0);
     if (st != SC_OK)
-        return corrupt(ctx, st, p->field);
+        return sc__search_corrupt(ctx, st, p->field);
     *out =
         leaf(ctx, sc_iter_term(ctx->a, &cur, p->bm25, p->bm25 ? sc_segment_norms(seg, f) : NULL));
-    return *out ? SC_OK : oom(ctx);
+    return *out ? SC_OK : sc__search_oom(ctx);
 }
 
 static sc_status phrase_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segment *seg,
@@ -103,18 +103,18 @@ static sc_status phrase_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_se
         bool found;
         sc_status st = sc_terms_lookup(seg, f, p->terms[i], &ti, &found);
         if (st != SC_OK)
-            return corrupt(ctx, st, p->field);
+            return sc__search_corrupt(ctx, st, p->field);
         if (!found)
             return SC_OK;
         sc_postings_init(&cur[i]);
         st = sc_postings_reset(&cur[i], seg, f, &ti, SC_POSTINGS_FREQS | SC_POSTINGS_POSITIONS);
         if (st != SC_OK)
-            return corrupt(ctx, st, p->field);
+            return sc__search_corrupt(ctx, st, p->field);
         offsets[i] = p->positions[i] - p->positions[0];
     }
     *out = leaf(ctx, sc_iter_phrase(ctx->a, cur, offsets, p->n_terms, p->slop, p->bm25,
                                     p->bm25 ? sc_segment_norms(seg, f) : NULL));
-    return *out ? SC_OK : oom(ctx);
+    return *out ? SC_OK : sc__search_oom(ctx);
 }
 
 /* A multi-term leaf: up to SMALL_EXPANSION matched terms become a constant-score disjunction
@@ -142,7 +142,7 @@ static sc_status expansion_add(expansion *e, const sc_term_info *ti)
     }
     if (!e->bs) {
         if (!(e->bs = new_bits(e->ctx, e->n_docs)))
-            return oom(e->ctx);
+            return sc__search_oom(e->ctx);
         for (size_t i = 0; i < e->n_small; i++) {
             SC_TRY(sc_postings_reset(&e->cur, e->seg, e->f, &e->small[i], 0));
             sc_postings_into_bitset(&e->cur, e->n_docs, e->bs, 0);
@@ -159,7 +159,7 @@ static sc_status expansion_iter(expansion *e, float score, sc_doc_iter **out)
     if (ctx->exhaustive && !e->bs && e->n_small > 1) {
         /* every match will be visited: one bulk bitset beats a lazy disjunction */
         if (!(e->bs = new_bits(ctx, e->n_docs)))
-            return oom(ctx);
+            return sc__search_oom(ctx);
         for (size_t i = 0; i < e->n_small; i++) {
             SC_TRY(sc_postings_reset(&e->cur, e->seg, e->f, &e->small[i], 0));
             sc_postings_into_bitset(&e->cur, e->n_docs, e->bs, 0);
@@ -167,7 +167,7 @@ static sc_status expansion_iter(expansion *e, float score, sc_doc_iter **out)
     }
     if (e->bs) {
         *out = leaf(ctx, sc_iter_bitset(ctx->a, e->bs, e->n_docs, score));
-        return *out ? SC_OK : oom(ctx);
+        return *out ? SC_OK : sc__search_oom(ctx);
     }
     if (e->n_small == 0)
         return SC_OK;
@@ -177,12 +177,12 @@ static sc_status expansion_iter(expansion *e, float score, sc_doc_iter **out)
         sc_postings_init(&p);
         SC_TRY(sc_postings_reset(&p, e->seg, e->f, &e->small[i], 0));
         if (!(its[i] = leaf(ctx, sc_iter_term(ctx->a, &p, NULL, NULL))))
-            return oom(ctx);
+            return sc__search_oom(ctx);
     }
     sc_doc_iter *d =
         e->n_small == 1 ? its[0] : sc_iter_disjunction(ctx->a, its, e->n_small, 1, SC_DISJ_SUM, 0);
     *out = d ? sc_iter_constant(ctx->a, d, score) : NULL;
-    return *out ? SC_OK : oom(ctx);
+    return *out ? SC_OK : sc__search_oom(ctx);
 }
 
 static sc_status termset_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segment *seg,
@@ -224,8 +224,8 @@ static sc_status termset_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_s
         sc_terms_iter_fini(&it);
     }
     if (st != SC_OK)
-        return st == SC_ENOMEM || st == SC_ELIMIT ? (ctx->res->error[0] ? st : oom(ctx))
-                                                  : corrupt(ctx, st, p->field);
+        return st == SC_ENOMEM || st == SC_ELIMIT ? (ctx->res->error[0] ? st : sc__search_oom(ctx))
+                                                  : sc__search_corrupt(ctx, st, p->field);
     return expansion_iter(&e, p->score, out);
 }
 
@@ -255,11 +255,11 @@ static sc_status exists_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_se
     uint32_t n_docs = sc_segment_n_docs(seg);
     if (f->doc_count == n_docs) {
         *out = leaf(ctx, sc_iter_all(ctx->a, n_docs, p->score));
-        return *out ? SC_OK : oom(ctx);
+        return *out ? SC_OK : sc__search_oom(ctx);
     }
     sc_bitset *bs = new_bits(ctx, n_docs);
     if (!bs)
-        return oom(ctx);
+        return sc__search_oom(ctx);
     const uint8_t *norms = sc_segment_norms(seg, f);
     sc_status st = SC_OK;
     if (norms) {
@@ -296,7 +296,7 @@ static sc_status exists_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_se
     if (st != SC_OK)
         return st;
     *out = leaf(ctx, sc_iter_bitset(ctx->a, bs, n_docs, p->score));
-    return *out ? SC_OK : oom(ctx);
+    return *out ? SC_OK : sc__search_oom(ctx);
 }
 
 /* ---- composites ------------------------------------------------------------------------- */
@@ -326,7 +326,7 @@ static sc_status bool_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
     size_t n_all = p->n_must + p->n_filter + p->n_should + p->n_must_not;
     sc_doc_iter **buf = sc_arena_alloc(ctx->a, (n_all + 1) * sizeof *buf);
     if (!buf)
-        return oom(ctx);
+        return sc__search_oom(ctx);
     size_t n_m, n_f, n_s, n_n;
     bool null_m, null_f, null_s, null_n;
     sc_doc_iter **m = buf;
@@ -367,7 +367,7 @@ static sc_status bool_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
         opt =
             sc_iter_disjunction(ctx->a, sh, n_s, p->min_should ? p->min_should : 1, SC_DISJ_SUM, 0);
     if ((n_req >= 1 && !req) || (n_s >= 1 && !opt))
-        return oom(ctx);
+        return sc__search_oom(ctx);
     if (!req && !opt)
         return SC_OK;
     if (req && opt) {
@@ -388,7 +388,7 @@ static sc_status bool_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
         res = ex ? sc_iter_exclusion(ctx->a, res, ex) : NULL;
     }
     *out = res;
-    return res ? SC_OK : oom(ctx);
+    return res ? SC_OK : sc__search_oom(ctx);
 }
 
 sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)
@@ -399,7 +399,7 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
     case SC__PLAN_NONE: return SC_OK;
     case SC__PLAN_ALL:
         *out = leaf(ctx, sc_iter_all(ctx->a, sc_segment_n_docs(seg), p->score));
-        return *out ? SC_OK : oom(ctx);
+        return *out ? SC_OK : sc__search_oom(ctx);
     case SC__PLAN_TERM: return term_iter(ctx, p, seg, out);
     case SC__PLAN_PHRASE: return phrase_iter(ctx, p, seg, out);
     case SC__PLAN_TERMSET: return termset_iter(ctx, p, seg, out);
@@ -417,7 +417,7 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
                                            ctx->res->error, sizeof ctx->res->error);
         if (st == SC_OK && *out)
             *out = leaf(ctx, *out);
-        return st == SC_ENOMEM ? oom(ctx) : st;
+        return st == SC_ENOMEM ? sc__search_oom(ctx) : st;
     }
     case SC__PLAN_BOOL: return bool_iter(ctx, p, seg_i, out);
     case SC__PLAN_DISMAX: {
@@ -425,12 +425,12 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
         size_t n;
         bool any_null;
         if (!its)
-            return oom(ctx);
+            return sc__search_oom(ctx);
         SC_TRY(build_list(ctx, p->should, p->n_should, seg_i, its, &n, &any_null));
         if (n == 0)
             return SC_OK;
         *out = sc_iter_disjunction(ctx->a, its, n, 1, SC_DISJ_MAX, p->tie_breaker);
-        return *out ? SC_OK : oom(ctx);
+        return *out ? SC_OK : sc__search_oom(ctx);
     }
     case SC__PLAN_BOOSTING: {
         sc_doc_iter *pos, *neg;
@@ -439,7 +439,7 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
             return SC_OK;
         SC_TRY(sc__plan_iter(ctx, p->must_not[0], seg_i, &neg));
         *out = neg && p->scoring ? sc_iter_boosting(ctx->a, pos, neg, p->tie_breaker) : pos;
-        return *out ? SC_OK : oom(ctx);
+        return *out ? SC_OK : sc__search_oom(ctx);
     }
     case SC__PLAN_CONST: {
         sc_doc_iter *c;
@@ -447,7 +447,7 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
         if (!c)
             return SC_OK;
         *out = sc_iter_constant(ctx->a, c, p->score);
-        return *out ? SC_OK : oom(ctx);
+        return *out ? SC_OK : sc__search_oom(ctx);
     }
     }
     return SC_OK;
@@ -504,7 +504,7 @@ static int cmp_hits(const void *a, const void *b)
     return (x->global_doc > y->global_doc) - (x->global_doc < y->global_doc);
 }
 
-static sc_doc_iter *wrap_segment(sc__search_ctx *ctx, sc_doc_iter *it, size_t seg_i)
+sc_doc_iter *sc__search_wrap_segment(sc__search_ctx *ctx, sc_doc_iter *it, size_t seg_i)
 {
     const sc_searcher_segment *ss = &ctx->s->segs[seg_i];
     if (it && ss->live && ss->n_deleted)
@@ -514,7 +514,7 @@ static sc_doc_iter *wrap_segment(sc__search_ctx *ctx, sc_doc_iter *it, size_t se
     return it;
 }
 
-static void finish_flags(sc__search_ctx *ctx)
+void sc__search_finish_flags(sc__search_ctx *ctx)
 {
     if (ctx->o->cancel) {
         uint32_t f = atomic_load_explicit(&ctx->o->cancel->fired, memory_order_relaxed);
@@ -523,8 +523,8 @@ static void finish_flags(sc__search_ctx *ctx)
     }
 }
 
-static void ctx_init(sc__search_ctx *ctx, const sc_searcher *s, const sc_search_options *o,
-                     sc_arena *a, sc_search_result *res)
+void sc__search_ctx_init(sc__search_ctx *ctx, const sc_searcher *s, const sc_search_options *o,
+                         sc_arena *a, sc_search_result *res)
 {
     memset(res, 0, sizeof *res);
     memset(ctx, 0, sizeof *ctx);
@@ -678,7 +678,7 @@ static sc_status collect_disjunction(sc__search_ctx *ctx, collector *c, sc_doc_i
     double *acc = sc_arena_alloc(ctx->a, BS_WINDOW * sizeof *acc);
     uint64_t *marks = sc_arena_alloc(ctx->a, BS_WINDOW / 64 * sizeof *marks);
     if (!bc || !acc || !marks)
-        return oom(ctx);
+        return sc__search_oom(ctx);
     for (size_t i = 0; i < n_kids; i++)
         bc[i].it = kids[i];
     for (;;) {
@@ -759,7 +759,7 @@ static sc_status collect_conjunction(sc__search_ctx *ctx, collector *c, sc_doc_i
     uint64_t *mask = sc_arena_alloc(ctx->a, BS_WINDOW / 64 * sizeof *mask);
     uint64_t *kmask = sc_arena_alloc(ctx->a, BS_WINDOW / 64 * sizeof *kmask);
     if (!bc || !acc || !mask || !kmask)
-        return oom(ctx);
+        return sc__search_oom(ctx);
     uint64_t lead_cost = sc_doc_iter_cost(kids[0]);
     size_t n_batch = 1; /* children [0, n_batch) score in bulk, the rest are probed */
     while (n_batch < n_kids && sc_doc_iter_cost(kids[n_batch]) <= lead_cost * CONJ_BATCH_RATIO)
@@ -874,14 +874,14 @@ static sc_status bounded_range(sc__search_ctx *ctx, collector *c, const sc__plan
     if (st == SC_ENOTFOUND)
         return SC_OK;
     if (st == SC_ENOMEM)
-        return oom(ctx);
+        return sc__search_oom(ctx);
     if (st != SC_OK)
-        return corrupt(ctx, st, p->field);
+        return sc__search_corrupt(ctx, st, p->field);
     *done = true;
     c->total += count;
     if (c->total > c->track_n)
         c->pruning = true;
-    it = wrap_segment(ctx, it, si);
+    it = sc__search_wrap_segment(ctx, it, si);
     while (it && c->t.n < c->t.k) {
         uint32_t d = sc_doc_iter_next(it);
         if (d == SC_DOC_END)
@@ -900,7 +900,7 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
                             sc_arena *a, sc_search_result *res)
 {
     sc__search_ctx ctx;
-    ctx_init(&ctx, s, o, a, res);
+    sc__search_ctx_init(&ctx, s, o, a, res);
     sc__plan *plan;
     SC_TRY(sc__plan_build(&ctx, q, true, &plan));
     int64_t track = o->track_total_hits;
@@ -912,7 +912,7 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
     ctx.exhaustive = c.track_n == UINT64_MAX;
     ctx.range_needed = ctx.exhaustive ? 0 : (c.track_n > c.t.k ? c.track_n : c.t.k) + 1;
     if (c.t.k && !(c.t.h = sc_arena_alloc(a, c.t.k * sizeof *c.t.h)))
-        return oom(&ctx);
+        return sc__search_oom(&ctx);
     uint64_t base = 0;
     for (size_t si = 0; si < s->n_segs; si++) {
         uint32_t n_docs = sc_segment_n_docs(s->segs[si].seg);
@@ -940,7 +940,7 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
                    sc__iter_conjunction_batch_children(it, &kids, &kid_scoring, &n_kids)) {
             SC_TRY(collect_conjunction(&ctx, &c, kids, kid_scoring, n_kids, si, base));
         } else {
-            it = wrap_segment(&ctx, it, si);
+            it = sc__search_wrap_segment(&ctx, it, si);
             if (it)
                 collect_segment(&c, it, (uint32_t)si, base);
         }
@@ -957,89 +957,6 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
     } else {
         res->total = c.total;
     }
-    finish_flags(&ctx);
-    return SC_OK;
-}
-
-/* Counts one segment's iterator in 4,096-doc windows: bulk into_bitset, then popcount. */
-static uint64_t count_windows(sc_doc_iter *it, uint32_t n_docs, sc_bitset *win,
-                              sc_cancel_token *cancel)
-{
-    uint64_t n = 0;
-    uint32_t n_windows = 0;
-    uint32_t d = sc_doc_iter_next(it);
-    while (d != SC_DOC_END) {
-        uint32_t wbase = d & ~4095u;
-        uint32_t wend = n_docs - wbase > 4096 ? wbase + 4096 : n_docs;
-        memset(win->words, 0, 64 * sizeof(uint64_t));
-        sc_doc_iter_into_bitset(it, wend, win, wbase);
-        /* bits past wend - wbase are clear (memset above, into_bitset stops at wend) */
-        n += sc_popcount_words(win->words, (wend - wbase + 63) / 64);
-        d = it->doc;
-        /* the flag every window, the clock every 8 (~32k docs; a clock read per window was
-         * 4% of an AND count) */
-        if (cancel && sc_cancel_token_check(cancel, (++n_windows & 7) == 0))
-            break;
-    }
-    return n;
-}
-
-sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
-                          sc_arena *a, sc_search_result *res)
-{
-    sc__search_ctx ctx;
-    ctx_init(&ctx, s, o, a, res);
-    sc__plan *plan;
-    SC_TRY(sc__plan_build(&ctx, q, false, &plan));
-    res->total_tracked = true;
-    sc_bitset win;
-    win.words = sc_arena_alloc(a, 65 * sizeof(uint64_t));
-    win.n_bits = 4096;
-    if (!win.words)
-        return oom(&ctx);
-    uint64_t total = 0;
-    for (size_t si = 0; si < s->n_segs; si++) {
-        const sc_searcher_segment *ss = &s->segs[si];
-        uint32_t n_docs = sc_segment_n_docs(ss->seg);
-        if (o->cancel && sc_cancel_token_check(o->cancel, true))
-            break;
-        bool deletes = ss->live && ss->n_deleted;
-        if (plan->kind == SC__PLAN_ALL) {
-            total += n_docs - (deletes ? ss->n_deleted : 0);
-            continue;
-        }
-        if (plan->kind == SC__PLAN_RANGE && !deletes && plan->n_ranges == 1) {
-            /* points of a single-valued field count a range without reading doc ids */
-            uint64_t c = 0;
-            bool done = false;
-            sc_status st =
-                sc_range_segment_count(ss->seg, plan->field, plan->lo[0], plan->hi[0], &c, &done);
-            if (st != SC_OK)
-                return corrupt(&ctx, st, plan->field);
-            if (done) {
-                total += c;
-                continue;
-            }
-        }
-        if (plan->kind == SC__PLAN_TERM && !deletes) {
-            const sc_field_info *f = sc_segment_field(ss->seg, plan->field);
-            sc_term_info ti;
-            bool found = false;
-            if (f) {
-                sc_status st = sc_terms_lookup(ss->seg, f, plan->term, &ti, &found);
-                if (st != SC_OK)
-                    return corrupt(&ctx, st, plan->field);
-            }
-            total += found ? ti.doc_freq : 0;
-            continue;
-        }
-        sc_doc_iter *it;
-        SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
-        it = wrap_segment(&ctx, it, si);
-        if (it)
-            total += count_windows(it, n_docs, &win, o->cancel);
-    }
-    res->total = total;
-    finish_flags(&ctx);
+    sc__search_finish_flags(&ctx);
     return SC_OK;
 }
