@@ -68,6 +68,16 @@ sc_dsl_field_kind sc__dsl_field_kind(P *p, sc_slice field)
                                         : SC_DSL_FIELD_TEXT;
 }
 
+sc_status sc__dsl_no_geo(P *p, sc_slice field)
+{
+    if (sc__dsl_field_kind(p, field) != SC_DSL_FIELD_GEO)
+        return SC_OK;
+    return sc__dsl_fail(p, "query_shard_exception",
+                        "Geometry fields do not support exact searching, use dedicated geometry "
+                        "queries instead: [%.*s]",
+                        (int)field.len, (const char *)field.ptr);
+}
+
 sc_status sc__dsl_encode_term(P *p, sc_slice field, const json_t *v, sc_slice *out)
 {
     if (p->env && p->env->encode_term) {

@@ -75,12 +75,8 @@ sc_status sc__dsl_term_or_fuzzy(P *p, sc_slice field, sc_slice term, const json_
 static sc_status build_match(P *p, sc_slice field, const json_t *query, const json_t *opts,
                              sc_query **out)
 {
+    SC_TRY(sc__dsl_no_geo(p, field));
     sc_dsl_field_kind kind = sc__dsl_field_kind(p, field);
-    if (kind == SC_DSL_FIELD_GEO)
-        return sc__dsl_fail(p, "query_shard_exception",
-                            "Geometry fields do not support exact searching, use dedicated "
-                            "geometry queries instead: [%.*s]",
-                            (int)field.len, (const char *)field.ptr);
     if (kind == SC_DSL_FIELD_KEYWORD || kind == SC_DSL_FIELD_NUMERIC) {
         sc_slice t;
         SC_TRY(sc__dsl_encode_term(p, field, query, &t));
@@ -149,12 +145,8 @@ static sc_status build_match(P *p, sc_slice field, const json_t *query, const js
 static sc_status build_phrase(P *p, sc_slice field, const json_t *query, const json_t *opts,
                               bool prefix_last, sc_query **out)
 {
+    SC_TRY(sc__dsl_no_geo(p, field));
     sc_dsl_field_kind kind = sc__dsl_field_kind(p, field);
-    if (kind == SC_DSL_FIELD_GEO)
-        return sc__dsl_fail(p, "query_shard_exception",
-                            "Geometry fields do not support exact searching, use dedicated "
-                            "geometry queries instead: [%.*s]",
-                            (int)field.len, (const char *)field.ptr);
     if (kind == SC_DSL_FIELD_KEYWORD || kind == SC_DSL_FIELD_NUMERIC) {
         sc_slice t;
         SC_TRY(sc__dsl_encode_term(p, field, query, &t));

@@ -51,6 +51,8 @@ bool sc__dsl_scalar_text(P *p, const json_t *v, sc_slice *out);
 /* The env's kind of a field (TEXT when there is no callback). */
 sc_dsl_field_kind sc__dsl_field_kind(P *p, sc_slice field);
 /* A term-level value as the exact indexed term bytes (through the env, else its text). */
+/* Exact-term queries cannot target geo_point fields: a 400 with Elasticsearch's message. */
+sc_status sc__dsl_no_geo(P *p, sc_slice field);
 sc_status sc__dsl_encode_term(P *p, sc_slice field, const json_t *v, sc_slice *out);
 /* Analyzes text with the field's search analyzer (or `analyzer` by name). */
 sc_status sc__dsl_analyze(P *p, sc_slice field, const char *analyzer, sc_slice text,

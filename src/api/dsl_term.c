@@ -91,17 +91,6 @@ static sc_status cidr_term(P *p, const char *qname, sc_slice field, const json_t
     return SC_OK;
 }
 
-/* Exact-term queries cannot target geo_point fields (Elasticsearch's message). */
-static sc_status no_geo(P *p, sc_slice field)
-{
-    if (sc__dsl_field_kind(p, field) != SC_DSL_FIELD_GEO)
-        return SC_OK;
-    return sc__dsl_fail(p, "query_shard_exception",
-                        "Geometry fields do not support exact searching, use dedicated geometry "
-                        "queries instead: [%.*s]",
-                        (int)field.len, (const char *)field.ptr);
-}
-
 sc_status sc__dsl_q_term(P *p, const json_t *body, sc_query **out)
 {
     sc_slice field, t;
@@ -111,7 +100,7 @@ sc_status sc__dsl_q_term(P *p, const json_t *body, sc_query **out)
         static const char *const keys[] = {"value", "boost", "_name", "case_insensitive", NULL};
         SC_TRY(sc__dsl_check_keys(p, "term", opts, keys));
     }
-    SC_TRY(no_geo(p, field));
+    SC_TRY(sc__dsl_no_geo(p, field));
     SC_TRY(cidr_term(p, "term", field, v, out));
     if (*out)
         return sc__dsl_apply_boost(p, "term", opts, *out);
@@ -142,7 +131,7 @@ sc_status sc__dsl_q_terms(P *p, const json_t *body, sc_query **out)
     }
     if (!arr || !json_is_array(arr))
         return sc__dsl_fail(p, "parsing_exception", "[terms] query requires an array of values");
-    SC_TRY(no_geo(p, field));
+    SC_TRY(sc__dsl_no_geo(p, field));
     size_t n = json_array_size(arr);
     if (n > 65536)
         return sc__dsl_fail(
