@@ -5,7 +5,9 @@
 # in three modes (COUNT, TOP_10, TOP_10_COUNT). Prints median/p99 per class and the ratio
 # Lucene/scry of medians (> 1 means scry is faster).
 # Usage: bench/query_bench.sh [N_DOCS (1000000)] [REPS (5)]   (WORK=dir to keep the indexes;
-# QUERIES=file; QB_CLASSES=a,b to run only some classes; NOCANCEL=0 skips the overhead runs)
+# QUERIES=file; QB_CLASSES=a,b to run only some classes; NOCANCEL=0 skips the overhead runs;
+# QB_INSTR=1 also counts the instructions of the whole set with checks on and compiled out under
+# valgrind's cachegrind: exact and load-independent, unlike timings on a shared machine; slow)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000000}
@@ -17,6 +19,22 @@ QUERIES=${QUERIES:-../shared/data/queries/luceneutil/queries.txt}
 # from a worktree under <root>/wt/<name> the shared data is two levels up
 [ -f "$QUERIES" ] || [ ! -f "../$QUERIES" ] || QUERIES="../$QUERIES"
 mkdir -p "$WORK"
+# The benchmark-game list names its class in "tags" (first tag) instead of "class": rewrite it
+# as {"query":...,"class":...} lines grouped by class, the form both programs read.
+if ! grep -q '"class":' "$QUERIES"; then
+  /usr/bin/python3 - "$QUERIES" "$WORK/queries-by-class.txt" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rows = [(r["tags"][0], r["query"]) for r in rows if r.get("tags")]
+order = {}
+for c, _ in rows:
+    order.setdefault(c, len(order))
+with open(sys.argv[2], "w") as f:
+    for c, q in sorted(rows, key=lambda r: order[r[0]]):
+        f.write(json.dumps({"query": q, "class": c}, separators=(",", ":"), ensure_ascii=False) + "\n")
+PY
+  QUERIES="$WORK/queries-by-class.txt"
+fi
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE="-O3 -DNDEBUG -g" -DSCRY_WERROR=OFF >/dev/null
 cmake --build "$B" -j"$(nproc)" --target query_bench >/dev/null
 [ -f "$WORK/docs.tsv" ] || /usr/bin/python3 tests/oracle/search/gen.py "$WORK" "$N" 42
@@ -65,4 +83,19 @@ on = min(map(float, sys.argv[1].split())); off = min(map(float, sys.argv[2].spli
 print("cancellation checks (whole set, 3 modes, best of 3): %.1f ms on, %.1f ms compiled out: overhead %+.2f%%"
       % (on, off, 100.0 * (on - off) / off))
 PY
+  if [ "${QB_INSTR:-0}" = 1 ]; then
+    # instructions of one whole-set round = (1 round) - (0 rounds: start-up only)
+    ir() {
+      local out; out=$(mktemp)
+      QB_TOTAL_ROUNDS=$2 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+        "$1/query_bench" "$WORK/docs.tsv" "$QUERIES" "$WORK" >/dev/null 2>"$out"
+      sed -n 's/.*I *refs: *//p' "$out" | tr -d ,; rm -f "$out"
+    }
+    on1=$(ir "$B" 1) on0=$(ir "$B" 0) off1=$(ir "$B-nocancel" 1) off0=$(ir "$B-nocancel" 0)
+    /usr/bin/python3 -c '
+import sys
+on, off = int(sys.argv[1]) - int(sys.argv[2]), int(sys.argv[3]) - int(sys.argv[4])
+print("cancellation checks, instructions of one whole-set round (cachegrind): %d on, %d compiled out: overhead %+.3f%%" % (on, off, 100.0 * (on - off) / off))
+' "$on1" "$on0" "$off1" "$off0"
+  fi
 fi
