@@ -76,13 +76,18 @@ static bool needs_source(search_run *run)
 
 /* ?routing=a,b (the shards those values route to) and ?preference=_shards:0,2 (those shard
  * numbers; other preferences are accepted and change nothing on one node) as a per-index shard
- * mask; *out stays NULL when neither restricts the search. */
+ * mask; *out stays NULL when neither restricts the search. Later pages of a scroll (and
+ * searches of a point in time) take them from the context: the shards of the first page. */
 static bool shard_selection(sc_rest_req *req, sc_rest_resp *resp, search_run *run,
-                            const uint64_t *const **out)
+                            const sc_scroll *ctx, const uint64_t *const **out)
 {
     *out = NULL;
     const char *routing = sc_rest_param_get(req, "routing");
     const char *pref = sc_rest_param_get(req, "preference");
+    if (ctx) {
+        routing = ctx->routing;
+        pref = ctx->preference;
+    }
     const char *shards = pref && strncmp(pref, "_shards:", 8) == 0 ? pref + 8 : NULL;
     if ((!routing || !*routing) && !shards)
         return true;
@@ -210,8 +215,10 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     }
     if (sc && sc->opening) {
         char *text = scroll_body_text(body, &run->sp);
-        sc_status ost = sc_scroll_open(req->node, run->list, run->n, text, (uint32_t)run->sp.size,
-                                       sc->keep_alive_ms, &sc->ctx);
+        sc_status ost = sc_scroll_open(req->node, run->list, run->n, text,
+                                       sc_rest_param_get(req, "routing"),
+                                       sc_rest_param_get(req, "preference"),
+                                       (uint32_t)run->sp.size, sc->keep_alive_ms, &sc->ctx);
         free(text);
         if (ost != SC_OK) {
             sc_rest_error(req, resp, 500, "exception", "cannot open the scroll context", NULL, 0);
@@ -220,7 +227,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         }
     }
     const uint64_t *const *only = NULL;
-    if (!shard_selection(req, resp, run, &only)) {
+    if (!shard_selection(req, resp, run, sc ? sc->ctx : NULL, &only)) {
         run_fini(run);
         return false;
     }
@@ -653,7 +660,8 @@ void sc_api_pit_open(sc_rest_req *req, sc_rest_resp *resp)
     uint32_t shards = 0;
     for (size_t i = 0; i < n; i++)
         shards += list[i]->settings.number_of_shards;
-    st = sc_scroll_open(req->node, list, n, NULL, 0, ka, &ctx);
+    st = sc_scroll_open(req->node, list, n, NULL, sc_rest_param_get(req, "routing"),
+                        sc_rest_param_get(req, "preference"), 0, ka, &ctx);
     sc_node_release(list, n);
     if (st != SC_OK) {
         sc_rest_error(req, resp, 500, "exception", "cannot open the point in time", NULL, 0);

@@ -18,6 +18,8 @@ static void scroll_free(sc_scroll *s)
         sc_index_unref(s->indices[i]);
     free(s->indices);
     free(s->body);
+    free(s->routing);
+    free(s->preference);
     free(s);
 }
 
@@ -48,7 +50,8 @@ static void free_list(sc_scroll *s)
 }
 
 sc_status sc_scroll_open(sc_node *n, sc_index **indices, size_t n_indices, const char *body,
-                         uint32_t size, int64_t keep_alive_ms, sc_scroll **out)
+                         const char *routing, const char *preference, uint32_t size,
+                         int64_t keep_alive_ms, sc_scroll **out)
 {
     *out = NULL;
     sc_scroll *s = calloc(1, sizeof *s);
@@ -60,7 +63,10 @@ sc_status sc_scroll_open(sc_node *n, sc_index **indices, size_t n_indices, const
     s->indices = calloc(n_indices ? n_indices : 1, sizeof *s->indices);
     s->pinned = calloc(nt ? nt : 1, sizeof *s->pinned);
     s->body = body ? strdup(body) : NULL;
-    if (!s->indices || !s->pinned || (body && !s->body)) {
+    s->routing = routing ? strdup(routing) : NULL;
+    s->preference = preference ? strdup(preference) : NULL;
+    if (!s->indices || !s->pinned || (body && !s->body) || (routing && !s->routing) ||
+        (preference && !s->preference)) {
         scroll_free(s);
         return SC_ENOMEM;
     }

@@ -22,6 +22,8 @@ typedef struct sc_scroll {
     const sc_shard_snapshot **pinned;   /* one per target shard (index order, then shard) */
     size_t n_pinned;
     char *body;                         /* the search body to re-run (JSON text, may be NULL) */
+    char *routing;                      /* the first page's ?routing and ?preference (NULL: */
+    char *preference;                   /* none), applied to every later page */
     uint32_t size;
     uint64_t position;                  /* hits already returned */
     int64_t keep_alive_ms;
@@ -33,9 +35,11 @@ typedef struct sc_scroll {
 } sc_scroll;
 
 /* Opens a context pinning every shard of `indices` (references taken). body is copied.
+ * routing / preference (may be NULL) are copied: later pages search the same shards.
  * The new context is returned acquired (release with sc_scroll_release). */
 sc_status sc_scroll_open(sc_node *n, sc_index **indices, size_t n_indices, const char *body,
-                         uint32_t size, int64_t keep_alive_ms, sc_scroll **out) SC_MUST_USE;
+                         const char *routing, const char *preference, uint32_t size,
+                         int64_t keep_alive_ms, sc_scroll **out) SC_MUST_USE;
 /* Finds a live context by id, renews its keep-alive (when keep_alive_ms > 0) and acquires it
  * for one page; NULL when unknown, expired or (unless shared) busy. shared = a point in time,
  * which any number of searches may use at once. */

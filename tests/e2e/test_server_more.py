@@ -285,6 +285,42 @@ def test_routing_matches_elasticsearch_default(server, fresh_index):
     assert st == 400
 
 
+def test_scroll_and_pit_keep_the_first_pages_routing(server, fresh_index):
+    # Later scroll pages (and searches of a point in time) search the shards the first
+    # request's ?routing / ?preference chose, not every shard of the index.
+    assert server.request("PUT", "/" + fresh_index,
+                          {"settings": {"number_of_shards": 5}})[0] == 200
+    _index_ids(server, fresh_index, ["r%d" % i for i in range(20)], routing="doc-42")
+    _index_ids(server, fresh_index, ["o%d" % i for i in range(40)])
+    st, h, b = server.request("GET", "/%s/_count?routing=doc-42" % fresh_index)
+    routed = b["count"]  # the 20 routed docs plus the others that hash to shard 0
+    assert st == 200 and 20 <= routed < 60, b
+    st, h, b = server.request("POST", "/%s/_search?scroll=1m&size=3&routing=doc-42" % fresh_index,
+                              {"sort": ["_doc"]})
+    assert st == 200 and b["_shards"]["total"] == 1 and b["hits"]["total"]["value"] == routed, b
+    seen = [x["_id"] for x in b["hits"]["hits"]]
+    sid = b["_scroll_id"]
+    while True:
+        st, h, b = server.request("POST", "/_search/scroll", {"scroll_id": sid, "scroll": "1m"})
+        assert st == 200 and b["_shards"]["total"] == 1, b
+        assert b["hits"]["total"]["value"] == routed, b
+        if not b["hits"]["hits"]:
+            break
+        seen += [x["_id"] for x in b["hits"]["hits"]]
+    assert len(seen) == routed == len(set(seen))
+    assert {"r%d" % i for i in range(20)} <= set(seen)
+    server.request("DELETE", "/_search/scroll", {"scroll_id": sid})
+    st, h, b = server.request("POST", "/%s/_pit?keep_alive=1m&preference=_shards:1,2" % fresh_index)
+    assert st == 200, b
+    pit = b["id"]
+    st, h, b = server.request("POST", "/_search", {"pit": {"id": pit}, "size": 0})
+    assert st == 200 and b["_shards"]["total"] == 2, b
+    st, h, b = server.request("GET", "/%s/_count?preference=_shards:1,2" % fresh_index)
+    assert b["count"] == server.request("POST", "/_search", {"pit": {"id": pit}, "size": 0}
+                                        )[2]["hits"]["total"]["value"]
+    server.request("DELETE", "/_pit", {"id": pit})
+
+
 def test_routing_explicit_number_of_routing_shards(server, fresh_index):
     st, h, b = server.request("PUT", "/" + fresh_index, {
         "settings": {"number_of_shards": 5, "number_of_routing_shards": 5}})
