@@ -23,10 +23,7 @@
 #include "mapping/analysis.h"
 #include "shard/shard.h"
 
-static double secs_since(uint64_t t0)
-{
-    return (double)(sc_clock_now_ns() - t0) / 1e9;
-}
+#include "bench_shard.h"
 
 /* CPU time of the process (all threads), seconds. */
 static double cpu_s(void)
@@ -129,31 +126,13 @@ static void breakdown(const char *dir)
     closedir(d);
 }
 
-typedef struct corpus {
-    uint8_t *data;
-    size_t len;
-} corpus;
-
-static bool next_line(const corpus *c, size_t *off, sc_slice *line)
-{
-    while (*off < c->len && c->data[*off] == '\n')
-        (*off)++;
-    if (*off >= c->len)
-        return false;
-    const uint8_t *nl = memchr(c->data + *off, '\n', c->len - *off);
-    size_t l = nl ? (size_t)(nl - c->data - *off) : c->len - *off;
-    *line = sc_slice_make(c->data + *off, l);
-    *off += l + 1;
-    return true;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: index_bench FILE.ndjson MAPPINGS.json [RAM_MB] [BATCH]\n");
         return 2;
     }
-    corpus c;
+    bench_corpus c;
     uint8_t *mtext;
     size_t mlen;
     if (sc_file_read_all(argv[1], &c.data, &c.len) != SC_OK ||
@@ -166,56 +145,30 @@ int main(int argc, char **argv)
     bool merge = argc > 5 ? atoi(argv[5]) != 0 : true;
     json_t *root = json_loadb((const char *)mtext, mlen, 0, NULL);
     json_t *mj = json_object_get(root, "mappings");
-    sc_analyzer_registry *reg;
-    sc_analysis_error ae;
-    if (sc_analyzer_registry_new(NULL, &reg, &ae) != SC_OK)
+    bench_mapping bm;
+    if (bench_mapping_init(&bm, mj ? mj : root) != 0)
         return 1;
-    sc_mapping_analysis an;
-    sc_mapping_analysis_init(&an, reg);
-    sc_mapping *m;
-    sc_mapping_error err;
-    if (sc_mapping_new(mj ? mj : root, &m, &err) != SC_OK) {
-        fprintf(stderr, "mapping: %s\n", err.reason);
-        return 1;
-    }
     json_decref(root);
     free(mtext);
 
     char dir[64];
-    snprintf(dir, sizeof(dir), "/tmp/scry-index-bench-%d", (int)getpid());
-    if (sc_dir_remove_all(dir) != SC_OK)
+    sc_shard_config cfg;
+    if (bench_shard_config("index", dir, sizeof(dir), &bm, &cfg) != 0)
         return 1;
-    sc_shard_config cfg = {0};
-    cfg.path = dir;
-    cfg.mapping = m;
-    cfg.analysis = &an;
-    cfg.refresh_interval_ms = -1;
     cfg.ram_buffer_bytes = ram_mb << 20;
     cfg.durability_async = batch == 0;
     cfg.sync_interval_ms = 1u << 30; /* async: the commit syncs */
-    cfg.no_background_merges = true;
     sc_shard *sh;
     sc_shard_error se;
     if (sc_shard_open(&cfg, &sh, &se) != SC_OK)
         return 1;
     sc_shard_write_opts o = sc_shard_write_defaults();
     o.defer_sync = true;
-    size_t off = 0, n = 0, bytes = 0;
-    sc_slice line;
+    size_t n, bytes;
     double c0 = cpu_s();
     uint64_t t0 = sc_clock_now_ns();
-    while (next_line(&c, &off, &line)) {
-        char id[32];
-        snprintf(id, sizeof(id), "%zu", n);
-        if (sc_shard_index(sh, sc_slice_cstr(id), line, &o, NULL, &se) != SC_OK) {
-            fprintf(stderr, "index %zu: %s\n", n, se.reason);
-            return 1;
-        }
-        n++;
-        bytes += line.len;
-        if (batch > 0 && n % (size_t)batch == 0 && sc_shard_sync(sh) != SC_OK)
-            return 1;
-    }
+    if (bench_shard_index_all(sh, &c, &o, batch > 0 ? (size_t)batch : 0, &n, &bytes) != 0)
+        return 1;
     if (sc_shard_sync(sh) != SC_OK || sc_shard_refresh(sh) != SC_OK || sc_shard_flush(sh) != SC_OK)
         return 1;
     double si = secs_since(t0), ci = cpu_s() - c0;
@@ -236,8 +189,7 @@ int main(int argc, char **argv)
     breakdown(dir);
     if (sc_dir_remove_all(dir) != SC_OK)
         return 1;
-    sc_mapping_unref(m);
-    sc_analyzer_registry_free(reg);
+    bench_mapping_fini(&bm);
     free(c.data);
     return 0;
 }

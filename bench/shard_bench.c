@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/file.h"
@@ -17,32 +16,10 @@
 #include "mapping/analysis.h"
 #include "shard/shard.h"
 
-typedef struct corpus {
-    uint8_t *data;
-    size_t len;
-} corpus;
-
-/* Next line of the corpus at *off (without the newline); false at the end. */
-static bool next_line(const corpus *c, size_t *off, sc_slice *line)
-{
-    while (*off < c->len && c->data[*off] == '\n')
-        (*off)++;
-    if (*off >= c->len)
-        return false;
-    const uint8_t *nl = memchr(c->data + *off, '\n', c->len - *off);
-    size_t l = nl ? (size_t)(nl - c->data - *off) : c->len - *off;
-    *line = sc_slice_make(c->data + *off, l);
-    *off += l + 1;
-    return true;
-}
-
-static double secs_since(uint64_t t0)
-{
-    return (double)(sc_clock_now_ns() - t0) / 1e9;
-}
+#include "bench_shard.h"
 
 /* Phase 1 and 2: parse (and optionally build) every document; returns the final mapping. */
-static sc_mapping *parse_all(const corpus *c, sc_mapping *m, const sc_mapping_analysis *an,
+static sc_mapping *parse_all(const bench_corpus *c, sc_mapping *m, const sc_mapping_analysis *an,
                              bool build)
 {
     sc_segment_builder *b = NULL;
@@ -54,7 +31,7 @@ static sc_mapping *parse_all(const corpus *c, sc_mapping *m, const sc_mapping_an
     size_t off = 0, n = 0, bytes = 0, buffers = 0;
     sc_slice line;
     uint64_t t0 = sc_clock_now_ns();
-    while (next_line(c, &off, &line)) {
+    while (bench_corpus_next(c, &off, &line)) {
         char id[32];
         snprintf(id, sizeof(id), "%zu", n);
         sc_index_doc doc;
@@ -97,59 +74,34 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: shard_bench FILE.ndjson [MAPPINGS_JSON|-] [BATCH]\n");
         return 2;
     }
-    corpus c;
+    bench_corpus c;
     if (sc_file_read_all(argv[1], &c.data, &c.len) != SC_OK) {
         fprintf(stderr, "cannot read %s\n", argv[1]);
         return 1;
     }
     int batch = argc > 3 ? atoi(argv[3]) : 1000;
-    sc_analyzer_registry *reg;
-    sc_analysis_error ae;
-    if (sc_analyzer_registry_new(NULL, &reg, &ae) != SC_OK)
-        return 1;
-    sc_mapping_analysis an;
-    sc_mapping_analysis_init(&an, reg);
     json_t *mj = argc > 2 && strcmp(argv[2], "-") != 0 ? json_loads(argv[2], 0, NULL) : NULL;
-    sc_mapping *m;
-    sc_mapping_error err;
-    if (sc_mapping_new(mj, &m, &err) != SC_OK) {
-        fprintf(stderr, "mapping: %s\n", err.reason);
+    bench_mapping bm;
+    if (bench_mapping_init(&bm, mj) != 0)
         return 1;
-    }
     json_decref(mj);
-    sc_mapping_unref(parse_all(&c, m, &an, false));
-    sc_mapping_unref(parse_all(&c, m, &an, true));
+    sc_mapping_unref(parse_all(&c, bm.m, &bm.an, false));
+    sc_mapping_unref(parse_all(&c, bm.m, &bm.an, true));
 
     char dir[64];
-    snprintf(dir, sizeof(dir), "/tmp/scry-shard-bench-%d", (int)getpid());
-    if (sc_dir_remove_all(dir) != SC_OK)
+    sc_shard_config cfg;
+    if (bench_shard_config("shard", dir, sizeof(dir), &bm, &cfg) != 0)
         return 1;
-    sc_shard_config cfg = {0};
-    cfg.path = dir;
-    cfg.mapping = m;
-    cfg.analysis = &an;
-    cfg.refresh_interval_ms = -1;
-    cfg.no_background_merges = true;
     sc_shard *sh;
     sc_shard_error se;
     if (sc_shard_open(&cfg, &sh, &se) != SC_OK)
         return 1;
     sc_shard_write_opts o = sc_shard_write_defaults();
     o.defer_sync = batch > 1;
-    size_t off = 0, n = 0;
-    sc_slice line;
+    size_t n, bytes;
     uint64_t t0 = sc_clock_now_ns();
-    while (next_line(&c, &off, &line)) {
-        char id[32];
-        snprintf(id, sizeof(id), "%zu", n);
-        if (sc_shard_index(sh, sc_slice_cstr(id), line, &o, NULL, &se) != SC_OK) {
-            fprintf(stderr, "index %zu: %s\n", n, se.reason);
-            return 1;
-        }
-        n++;
-        if (batch > 1 && n % (size_t)batch == 0 && sc_shard_sync(sh) != SC_OK)
-            return 1;
-    }
+    if (bench_shard_index_all(sh, &c, &o, batch > 1 ? (size_t)batch : 0, &n, &bytes) != 0)
+        return 1;
     if (sc_shard_sync(sh) != SC_OK)
         return 1;
     double si = secs_since(t0);
@@ -166,8 +118,7 @@ int main(int argc, char **argv)
         return 1;
     printf("shard index (fsync every %d docs): %zu docs in %.2fs = %.0f docs/s; final refresh "
            "%.2fs, flush %.2fs; %llu segments, %.1f MB\n",
-           batch, n, si, n / si, sr, sf, (unsigned long long)st.n_segments,
-           st.store_bytes / 1e6);
+           batch, n, si, n / si, sr, sf, (unsigned long long)st.n_segments, st.store_bytes / 1e6);
     sc_shard_close(sh, false);
     t0 = sc_clock_now_ns();
     if (sc_shard_open(&cfg, &sh, &se) != SC_OK)
@@ -176,8 +127,7 @@ int main(int argc, char **argv)
     sc_shard_close(sh, false);
     if (sc_dir_remove_all(dir) != SC_OK)
         return 1;
-    sc_mapping_unref(m);
-    sc_analyzer_registry_free(reg);
+    bench_mapping_fini(&bm);
     free(c.data);
     return 0;
 }

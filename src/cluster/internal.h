@@ -46,8 +46,27 @@ void sc__index_close_shards(sc_index *ix);
 /* Flushes every shard (used at shutdown). */
 void sc__index_flush(sc_index *ix);
 
-/* Writes the index metadata (settings, mapping) atomically. Logs on failure. */
+/* Builds an sc_index in memory (not registered, no shards open) from settings and mappings
+ * (node.c). Takes no ownership of the JSON inputs. */
+sc_status sc__index_build(sc_node *n, const char *name, const char *uuid, int64_t created,
+                          const json_t *settings, const json_t *mappings, sc_index **out,
+                          sc_cluster_error *err) SC_MUST_USE;
+/* Adds ix (taking the reference) to the registry; SC_EEXIST when the name is taken (node.c). */
+sc_status sc__node_register(sc_node *n, sc_index *ix) SC_MUST_USE;
+
+/* Index metadata on disk (node_persist.c). Writes the metadata (settings, mapping, state)
+ * atomically to <dir>/meta.json. */
+sc_status sc__index_write_meta(sc_index *ix) SC_MUST_USE;
+/* The same, logging a failure. */
 void sc__index_persist_meta(sc_index *ix);
+/* Removes meta.json, so that the index is forgotten at the next start. */
+void sc__index_remove_meta(const sc_index *ix);
+/* Creates <data_dir>/indices and reads (or makes and writes) the node identity. */
+sc_status sc__node_storage_open(const char *data_dir, char node_id[24], char cluster_uuid[24])
+    SC_MUST_USE;
+/* Loads every index found under <data_dir>/indices (at start) and removes the folders of
+ * deleted indices that a crash left behind. */
+void sc__node_recover_indices(sc_node *n);
 
 /* Hands a new index mapping to every shard (caller holds ix->mapping_mu). */
 void sc__index_publish_mapping(sc_index *ix, sc_mapping *m);

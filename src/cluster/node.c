@@ -1,7 +1,7 @@
-/* The node and its index registry (see node.h). */
+/* The node and its in-memory index registry (see node.h): index objects, settings, create /
+ * delete / resolve, mappings. The metadata on disk and loading it at start: node_persist.c. */
 #include "cluster/node.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -79,7 +79,7 @@ void sc_cluster_error_not_found(sc_cluster_error *err, const char *name)
     }
 }
 
-static void random_id(char out[24])
+void sc__random_id(char out[24])
 {
     static const char alphabet[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -98,11 +98,6 @@ static void random_id(char out[24])
     for (int i = 0; i < 22; i++)
         out[i] = alphabet[raw[i] & 63];
     out[22] = '\0';
-}
-
-void sc__random_id(char out[24])
-{
-    random_id(out);
 }
 
 bool sc_index_name_valid(const char *name, sc_cluster_error *err)
@@ -386,34 +381,6 @@ static sc_status ix_analyze(void *ctx, const char *analyzer, sc_slice text, sc_a
 static sc_status ix_normalize(void *ctx, const char *normalizer, sc_slice text, sc_arena *arena,
                               sc_slice *out);
 
-/* ---- persistence ---- */
-
-static sc_status write_meta(sc_index *ix)
-{
-    json_t *m = json_object();
-    json_object_set_new(m, "name", json_string(ix->name));
-    json_object_set_new(m, "uuid", json_string(ix->uuid));
-    json_object_set_new(m, "creation_date", json_integer(ix->creation_date_ms));
-    json_object_set(m, "settings", ix->settings_json);
-    if (atomic_load(&ix->closed))
-        json_object_set_new(m, "state", json_string("close"));
-    if (ix->settings.routing_num_shards)
-        json_object_set_new(m, "routing_num_shards", json_integer(ix->settings.routing_num_shards));
-    pthread_mutex_lock(ix->mapping_mu);
-    json_t *mj = sc_mapping_to_json(ix->mapping);
-    pthread_mutex_unlock(ix->mapping_mu);
-    json_object_set_new(m, "mappings", mj ? mj : json_object());
-    char *text = json_dumps(m, JSON_COMPACT);
-    json_decref(m);
-    if (!text)
-        return SC_ENOMEM;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/meta.json", ix->dir);
-    sc_status st = sc_file_write_atomic(path, text, strlen(text));
-    free(text);
-    return st;
-}
-
 static sc_status analysis_bind(sc_index *ix, sc_cluster_error *err)
 {
     sc_analysis_error aerr;
@@ -432,9 +399,9 @@ static sc_status analysis_bind(sc_index *ix, sc_cluster_error *err)
 }
 
 /* Builds an sc_index in memory (not registered). Takes no ownership of the JSON inputs. */
-static sc_status index_build(sc_node *n, const char *name, const char *uuid, int64_t created,
-                             const json_t *settings, const json_t *mappings, sc_index **out,
-                             sc_cluster_error *err)
+sc_status sc__index_build(sc_node *n, const char *name, const char *uuid, int64_t created,
+                          const json_t *settings, const json_t *mappings, sc_index **out,
+                          sc_cluster_error *err)
 {
     *out = NULL;
     sc_index *ix = calloc(1, sizeof *ix);
@@ -525,6 +492,14 @@ static sc_status registry_insert(sc_node *n, sc_index *ix)
     return SC_OK;
 }
 
+sc_status sc__node_register(sc_node *n, sc_index *ix)
+{
+    pthread_mutex_lock(&n->mu);
+    sc_status st = registry_insert(n, ix);
+    pthread_mutex_unlock(&n->mu);
+    return st;
+}
+
 sc_status sc_node_create_index(sc_node *n, const char *name, const json_t *settings,
                                const json_t *mappings, sc_cluster_error *err)
 {
@@ -537,16 +512,16 @@ sc_status sc_node_create_index(sc_node *n, const char *name, const json_t *setti
     if (found)
         goto exists;
     char uuid[24];
-    random_id(uuid);
+    sc__random_id(uuid);
     sc_index *ix;
-    sc_status st = index_build(n, name, uuid, sc_clock_wall_ms(), settings, mappings, &ix, err);
+    sc_status st = sc__index_build(n, name, uuid, sc_clock_wall_ms(), settings, mappings, &ix, err);
     if (st != SC_OK)
         return st;
     /* New indices route as Elasticsearch 7+ does by default (kept in the metadata). */
     if (!ix->settings.routing_num_shards)
         ix->settings.routing_num_shards =
             sc_routing_default_num_routing_shards(ix->settings.number_of_shards);
-    if (sc_dir_make(ix->dir) != SC_OK || write_meta(ix) != SC_OK) {
+    if (sc_dir_make(ix->dir) != SC_OK || sc__index_write_meta(ix) != SC_OK) {
         sc_cluster_error_set(err, 500, "exception", "cannot write index metadata in [%s]", ix->dir);
         atomic_store(&ix->deleted, true);
         sc_index_unref(ix);
@@ -558,9 +533,7 @@ sc_status sc_node_create_index(sc_node *n, const char *name, const json_t *setti
         sc_index_unref(ix);
         return st;
     }
-    pthread_mutex_lock(&n->mu);
-    st = registry_insert(n, ix);
-    pthread_mutex_unlock(&n->mu);
+    st = sc__node_register(n, ix);
     if (st != SC_OK) {
         atomic_store(&ix->deleted, true);
         sc_index_unref(ix);
@@ -603,9 +576,7 @@ sc_status sc_node_delete_index(sc_node *n, const char *name, sc_cluster_error *e
     pthread_mutex_unlock(&n->mu);
     atomic_store(&ix->deleted, true);
     /* Remove the metadata now so a crash before the last reference goes still forgets it. */
-    char path[4096];
-    snprintf(path, sizeof path, "%s/meta.json", ix->dir);
-    unlink(path);
+    sc__index_remove_meta(ix);
     sc_log(SC_LOG_INFO, "index", "deleted index [%s]", name);
     sc_index_unref(ix);
     return SC_OK;
@@ -642,7 +613,7 @@ sc_status sc_index_set_closed(sc_index *ix, bool closed, sc_cluster_error *err)
     if (closed && !atomic_load(&ix->closed))
         (void)sc_index_flush(ix);
     atomic_store(&ix->closed, closed);
-    if (write_meta(ix) != SC_OK) {
+    if (sc__index_write_meta(ix) != SC_OK) {
         sc_cluster_error_set(err, 500, "exception", "cannot write index metadata of [%s]",
                              ix->name);
         return SC_EIO;
@@ -745,7 +716,7 @@ sc_status sc_index_put_mapping(sc_index *ix, const json_t *update, sc_cluster_er
                              merr.reason);
         return st;
     }
-    if (write_meta(ix) != SC_OK)
+    if (sc__index_write_meta(ix) != SC_OK)
         sc_log(SC_LOG_WARN, "index", "could not persist mapping of [%s]", ix->name);
     return SC_OK;
 }
@@ -759,7 +730,7 @@ bool sc_index_install_mapping(sc_index *ix, const sc_mapping *base, sc_mapping *
         ix->mapping = sc_mapping_ref(updated);
     }
     pthread_mutex_unlock(ix->mapping_mu);
-    if (ok && write_meta(ix) != SC_OK)
+    if (ok && sc__index_write_meta(ix) != SC_OK)
         sc_log(SC_LOG_WARN, "index", "could not persist mapping of [%s]", ix->name);
     return ok;
 }
@@ -823,110 +794,7 @@ const sc_mapping_analysis *sc_index_analysis(sc_index *ix)
     return &ix->analysis_hook;
 }
 
-void sc__index_persist_meta(sc_index *ix)
-{
-    if (write_meta(ix) != SC_OK)
-        sc_log(SC_LOG_WARN, "index", "could not persist metadata of [%s]", ix->name);
-}
-
 /* ---- open / close ---- */
-
-static sc_status load_index(sc_node *n, const char *uuid_dir)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/indices/%s/meta.json", n->data_dir, uuid_dir);
-    uint8_t *text;
-    size_t len;
-    if (sc_file_read_all(path, &text, &len) != SC_OK)
-        return SC_ENOTFOUND;
-    json_error_t jerr;
-    json_t *m = json_loadb((const char *)text, len, 0, &jerr);
-    free(text);
-    if (!m)
-        return SC_ECORRUPT;
-    const char *name = json_string_value(json_object_get(m, "name"));
-    const char *uuid = json_string_value(json_object_get(m, "uuid"));
-    json_t *settings = json_object_get(m, "settings");
-    json_t *mappings = json_object_get(m, "mappings");
-    int64_t created = json_integer_value(json_object_get(m, "creation_date"));
-    json_t *rns = json_incref(json_object_get(m, "routing_num_shards"));
-    const char *state = json_string_value(json_object_get(m, "state"));
-    bool closed = state && strcmp(state, "close") == 0;
-    if (!name || !uuid || strcmp(uuid, uuid_dir) != 0) {
-        json_decref(rns);
-        json_decref(m);
-        return SC_ECORRUPT;
-    }
-    /* settings were saved normalized ({"index":{...}}); strip the generated keys. */
-    json_t *s2 = json_deep_copy(settings);
-    json_t *ixs = json_object_get(s2, "index");
-    if (json_is_object(ixs)) {
-        json_object_del(ixs, "uuid");
-        json_object_del(ixs, "provided_name");
-        json_object_del(ixs, "creation_date");
-        json_object_del(ixs, "version");
-    }
-    sc_cluster_error err;
-    sc_index *ix;
-    sc_status st = index_build(n, name, uuid, created, s2, mappings, &ix, &err);
-    json_decref(s2);
-    json_decref(m);
-    if (st != SC_OK) {
-        json_decref(rns);
-        sc_log(SC_LOG_ERROR, "index", "cannot load index [%s]: %s", uuid_dir, err.reason);
-        return st;
-    }
-    atomic_store(&ix->closed, closed);
-    /* Metadata written before routing_num_shards was stored has none: keep routing by
-     * num_shards (0) unless the settings name number_of_routing_shards. */
-    if (json_is_integer(rns) && json_integer_value(rns) >= ix->settings.number_of_shards &&
-        json_integer_value(rns) % ix->settings.number_of_shards == 0 &&
-        json_integer_value(rns) <= 1048576)
-        ix->settings.routing_num_shards = (uint32_t)json_integer_value(rns);
-    json_decref(rns);
-    st = sc__index_open_shards(n, ix, false, &err);
-    if (st != SC_OK) {
-        sc_log(SC_LOG_ERROR, "index", "cannot open shards of [%s]: %s", ix->name, err.reason);
-        sc_index_unref(ix);
-        return st;
-    }
-    st = registry_insert(n, ix);
-    if (st != SC_OK) {
-        sc_index_unref(ix);
-        return st;
-    }
-    sc_log(SC_LOG_INFO, "index", "opened index [%s] uuid [%s] shards [%u]", ix->name, ix->uuid,
-           ix->settings.number_of_shards);
-    return SC_OK;
-}
-
-static sc_status load_node_identity(sc_node *n)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/node.json", n->data_dir);
-    uint8_t *text;
-    size_t len;
-    if (sc_file_read_all(path, &text, &len) == SC_OK) {
-        json_error_t jerr;
-        json_t *m = json_loadb((const char *)text, len, 0, &jerr);
-        free(text);
-        const char *id = json_string_value(json_object_get(m, "node_id"));
-        const char *cu = json_string_value(json_object_get(m, "cluster_uuid"));
-        if (id && cu) {
-            snprintf(n->node_id, sizeof n->node_id, "%s", id);
-            snprintf(n->cluster_uuid, sizeof n->cluster_uuid, "%s", cu);
-            json_decref(m);
-            return SC_OK;
-        }
-        json_decref(m);
-    }
-    random_id(n->node_id);
-    random_id(n->cluster_uuid);
-    char buf[256];
-    int k = snprintf(buf, sizeof buf, "{\"node_id\":\"%s\",\"cluster_uuid\":\"%s\"}\n", n->node_id,
-                     n->cluster_uuid);
-    return sc_file_write_atomic(path, buf, (size_t)k);
-}
 
 sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
 {
@@ -954,9 +822,7 @@ sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
     pthread_mutex_init(&n->scrolls.mu, NULL);
     n->breakers.request_limit = n->cfg.memory_limit_bytes * 60 / 100;
     n->breakers.inflight_limit = n->cfg.memory_limit_bytes;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/indices", n->data_dir);
-    if (sc_dir_make(path) != SC_OK || load_node_identity(n) != SC_OK) {
+    if (sc__node_storage_open(n->data_dir, n->node_id, n->cluster_uuid) != SC_OK) {
         sc_log(SC_LOG_ERROR, "node", "cannot use data folder [%s]", n->data_dir);
         sc_node_close(n);
         return SC_EIO;
@@ -968,23 +834,7 @@ sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
     }
     if (sc_threadpool_new(threads, 4096, "sc-search", &n->pool) != SC_OK)
         n->pool = NULL;
-    DIR *d = opendir(path);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (e->d_name[0] == '.')
-                continue;
-            sc_status st = load_index(n, e->d_name);
-            if (st == SC_ENOTFOUND) {
-                /* A folder without metadata is a deleted index whose files outlived a crash. */
-                char dir[4096 + 512];
-                snprintf(dir, sizeof dir, "%s/%s", path, e->d_name);
-                if (sc_dir_remove_all(dir) != SC_OK)
-                    sc_log(SC_LOG_WARN, "node", "cannot remove stale folder [%s]", dir);
-            }
-        }
-        closedir(d);
-    }
+    sc__node_recover_indices(n);
     n->refresher = sc__refresher_start(n);
     n->watcher = sc__watcher_start(n);
     sc_log(SC_LOG_INFO, "node", "node [%s] id [%s] data [%s] indices [%zu]", n->name, n->node_id,

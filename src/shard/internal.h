@@ -1,4 +1,5 @@
-/* Private state of a shard shared by shard.c (writes, refresh, commit, recovery), snapshot.c
+/* Private state of a shard shared by shard.c (writes, refresh, commit, background thread),
+ * open.c (opening the last commit, translog replay, close), snapshot.c
  * (searcher snapshots), merge.c (merges), ids.c (the persisted id table) and idtab.c (the
  * in-memory id table). */
 #ifndef SC_SHARD_INTERNAL_H
@@ -16,8 +17,8 @@
 #include "shard/shard.h"
 #include "shard/translog.h"
 
-#define SC__SEG_BUFFER UINT32_MAX      /* entry lives in the in-memory buffer */
-#define SC__SEG_NONE (UINT32_MAX - 1)  /* tombstone: deleted document */
+#define SC__SEG_BUFFER UINT32_MAX     /* entry lives in the in-memory buffer */
+#define SC__SEG_NONE (UINT32_MAX - 1) /* tombstone: deleted document */
 #define SC__NO_ENTRY UINT32_MAX
 
 /* One _id's latest state. */
@@ -65,14 +66,14 @@ typedef struct sc__slot {
     char name[SC_SEGMENT_NAME_MAX + 1];
     sc_segment *seg;
     uint32_t n_docs;
-    sc_bitset pending;      /* writer's live bits; words NULL until the first delete */
+    sc_bitset pending; /* writer's live bits; words NULL until the first delete */
     uint32_t n_deleted;
-    sc__live *published;    /* what the current snapshot uses (NULL: no deletes) */
-    bool dirty;             /* pending differs from published */
-    uint64_t del_gen;       /* committed deletes generation (0: none) */
-    bool del_dirty;         /* deletes changed since the last commit */
-    bool committed;         /* listed in the last manifest */
-    uint32_t *doc_entry;    /* doc -> entry index (SC__NO_ENTRY: none) */
+    sc__live *published; /* what the current snapshot uses (NULL: no deletes) */
+    bool dirty;          /* pending differs from published */
+    uint64_t del_gen;    /* committed deletes generation (0: none) */
+    bool del_dirty;      /* deletes changed since the last commit */
+    bool committed;      /* listed in the last manifest */
+    uint32_t *doc_entry; /* doc -> entry index (SC__NO_ENTRY: none) */
     int merging;
 } sc__slot;
 
@@ -91,17 +92,17 @@ typedef struct sc__buf_src {
 struct sc_shard {
     char *dir;
     sc_shard_config cfg;
-    pthread_mutex_t wlock;    /* writer: every mutation below */
-    pthread_mutex_t map_lock; /* mapping pointer */
-    pthread_mutex_t snap_lock;/* current snapshot pointer */
-    pthread_mutex_t merge_lock; /* one merge at a time */
+    pthread_mutex_t wlock;                      /* writer: every mutation below */
+    pthread_mutex_t map_lock;                   /* mapping pointer */
+    pthread_mutex_t snap_lock;                  /* current snapshot pointer */
+    pthread_mutex_t merge_lock;                 /* one merge at a time */
     char merging_name[SC_SEGMENT_NAME_MAX + 1]; /* segment a merge is writing (wlock) */
     sc_mapping *mapping;
     sc__snap *snap;
     sc_translog *tlog;
-    sc_status sticky;         /* SC_EIO after a failed translog write: refuse writes */
+    sc_status sticky; /* SC_EIO after a failed translog write: refuse writes */
     /* ids */
-    sc__idtab ids;            /* id -> entry index (entries[i] has id sc__idtab_key(i)) */
+    sc__idtab ids; /* id -> entry index (entries[i] has id sc__idtab_key(i)) */
     SC_VEC(sc__id_entry) entries;
     /* segments */
     SC_VEC(sc__slot *) slots;
@@ -114,8 +115,8 @@ struct sc_shard {
     SC_VEC(uint8_t) buf_deleted; /* buffer doc deleted (overwritten) */
     SC_VEC(sc__buf_src) buf_src;
     sc_buf buf_sources;
-    bool changed;                /* something to refresh */
-    sc_arena arena;              /* per operation */
+    bool changed;   /* something to refresh */
+    sc_arena arena; /* per operation */
     /* sequence numbers and commit */
     int64_t max_seq_no;
     int64_t committed_max_seq_no;
@@ -132,6 +133,36 @@ struct sc_shard {
     _Atomic uint64_t index_time_ns, refresh_time_ns, flush_time_ns, merge_time_ns;
     _Atomic uint64_t merges_current;
 };
+
+/* Background work logs nothing and retries on the next tick; the status is dropped. */
+static inline void sc__shard_ignore(sc_status st)
+{
+    (void)st;
+}
+
+/* A slot for an opened segment (takes the segment reference); NULL when out of memory. */
+sc__slot *sc__slot_new(sc_shard *s, sc_segment *seg);
+
+/* Index / delete with wlock held (shard.c). replay: the op comes from the translog with fixed
+ * versions (o, r may be NULL; nothing is appended to the translog). */
+sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
+                                 const sc_shard_write_opts *o, const sc_translog_op *replay,
+                                 sc_shard_result *r, sc_shard_error *err);
+sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write_opts *o,
+                                  const sc_translog_op *replay, sc_shard_result *r,
+                                  sc_shard_error *err);
+
+/* Whether the in-memory buffer should become a segment (wlock held). */
+bool sc__shard_buffer_full(const sc_shard *s);
+
+/* Deletes files the shard no longer needs: segments, deletes and id tables neither in the
+ * commit m (may be NULL) nor in the writer's set nor being written by a merge; at_open also
+ * temp files of interrupted atomic writes. Best effort (wlock held). */
+void sc__shard_cleanup_files(sc_shard *s, const sc_manifest *m, uint64_t ids_gen, bool at_open);
+
+/* Starts / stops the background thread (timed refresh, translog sync, flush, merges). */
+sc_status sc__shard_bg_start(sc_shard *s) SC_MUST_USE;
+void sc__shard_bg_stop(sc_shard *s);
 
 /* Publishes a new snapshot from the writer's slots (wlock held). */
 sc_status sc__shard_publish(sc_shard *s);

@@ -1,6 +1,7 @@
-/* The shard: writes with versioning and the translog, realtime get, refresh, commit, recovery
- * and the background thread; see shard.h. Snapshots are in snapshot.c, merges in merge.c, the
- * id table file in ids.c. */
+/* The shard's writer side: writes with versioning and the translog, realtime get, refresh,
+ * commit, the background thread (timed refresh, flush, merge scheduling) and stats; see
+ * shard.h. Opening (recovery) and closing are in open.c, snapshots in snapshot.c, merges in
+ * merge.c, the id table file in ids.c. */
 #include <dirent.h>
 #include <stdarg.h>
 #include <inttypes.h>
@@ -14,14 +15,6 @@
 #include "base/file.h"
 #include "index/stored.h"
 #include "shard/internal.h"
-
-SC_ALLOC_POOL_DEFINE(sc_pool_shard_ids, "shard.ids");
-
-/* Background work logs nothing and retries on the next tick; the status is dropped. */
-static void ignore(sc_status st)
-{
-    (void)st;
-}
 
 static void conflict_err(sc_shard_error *err, sc_slice id, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -98,7 +91,7 @@ static sc__slot *slot_by_uid(sc_shard *s, uint32_t uid)
 }
 
 /* A slot for an opened segment (takes the segment reference). */
-static sc__slot *slot_new(sc_shard *s, sc_segment *seg)
+sc__slot *sc__slot_new(sc_shard *s, sc_segment *seg)
 {
     sc__slot *sl = calloc(1, sizeof(*sl));
     if (!sl)
@@ -154,7 +147,7 @@ static sc_status drop_location(sc_shard *s, const sc__id_entry *e)
 /* Whether the buffer should become a segment. Measured from the builder's size right after
  * its last reset: the builder keeps (and counts) capacity across resets, so an absolute
  * threshold would refresh after a few hundred documents once it has been filled once. */
-static bool buffer_full(const sc_shard *s)
+bool sc__shard_buffer_full(const sc_shard *s)
 {
     size_t ram = sc_segment_builder_ram_bytes(s->builder);
     return ram > s->builder_base_ram && ram - s->builder_base_ram > s->cfg.ram_buffer_bytes;
@@ -179,8 +172,8 @@ static sc_status parse_doc(sc_shard *s, sc_slice id, sc_slice source, sc_index_d
     for (int attempt = 0; attempt < 4; attempt++) {
         sc_mapping *m = sc_shard_mapping(s);
         sc_mapping *updated = NULL;
-        sc_status st = sc_mapping_parse_doc(m, s->cfg.analysis, id, source, &s->arena, doc,
-                                            &updated, err);
+        sc_status st =
+            sc_mapping_parse_doc(m, s->cfg.analysis, id, source, &s->arena, doc, &updated, err);
         sc_mapping_unref(m);
         if (st != SC_OK)
             return st;
@@ -299,9 +292,9 @@ static sc_status check_versions(const sc__id_entry *e, sc_slice id, const sc_sha
 }
 
 /* Index with wlock held. replay: the op comes from the translog with fixed versions. */
-static sc_status index_locked(sc_shard *s, sc_slice id, sc_slice source,
-                              const sc_shard_write_opts *o, const sc_translog_op *replay,
-                              sc_shard_result *r, sc_shard_error *err)
+sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
+                                 const sc_shard_write_opts *o, const sc_translog_op *replay,
+                                 sc_shard_result *r, sc_shard_error *err)
 {
     if (s->sticky != SC_OK) {
         plain_err(err, "translog_exception", "the shard's translog failed; writes are refused");
@@ -363,9 +356,9 @@ static sc_status index_locked(sc_shard *s, sc_slice id, sc_slice source,
     return SC_OK;
 }
 
-static sc_status delete_locked(sc_shard *s, sc_slice id, const sc_shard_write_opts *o,
-                               const sc_translog_op *replay, sc_shard_result *r,
-                               sc_shard_error *err)
+sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write_opts *o,
+                                  const sc_translog_op *replay, sc_shard_result *r,
+                                  sc_shard_error *err)
 {
     if (s->sticky != SC_OK) {
         plain_err(err, "translog_exception", "the shard's translog failed; writes are refused");
@@ -429,12 +422,13 @@ sc_status sc_shard_index(sc_shard *s, sc_slice id, sc_slice source, const sc_sha
     if (!r)
         r = &tmp;
     pthread_mutex_lock(&s->wlock);
-    sc_status st = index_locked(s, id, source, o, NULL, r, err);
-    bool over = st == SC_OK && buffer_full(s);
+    sc_status st = sc__shard_index_locked(s, id, source, o, NULL, r, err);
+    bool over = st == SC_OK && sc__shard_buffer_full(s);
     if (over && !s->thread_started)
         st = sc__shard_refresh_locked(s);
     pthread_mutex_unlock(&s->wlock);
-    if (st == SC_OK && needs_sync(s, o) && sc_translog_sync_to(s->tlog, r->translog_location) != SC_OK) {
+    if (st == SC_OK && needs_sync(s, o) &&
+        sc_translog_sync_to(s->tlog, r->translog_location) != SC_OK) {
         plain_err(err, "translog_exception", "failed to sync the translog");
         st = SC_EIO;
     }
@@ -454,9 +448,10 @@ sc_status sc_shard_delete(sc_shard *s, sc_slice id, const sc_shard_write_opts *o
     if (!r)
         r = &tmp;
     pthread_mutex_lock(&s->wlock);
-    sc_status st = delete_locked(s, id, o, NULL, r, err);
+    sc_status st = sc__shard_delete_locked(s, id, o, NULL, r, err);
     pthread_mutex_unlock(&s->wlock);
-    if (st == SC_OK && needs_sync(s, o) && sc_translog_sync_to(s->tlog, r->translog_location) != SC_OK) {
+    if (st == SC_OK && needs_sync(s, o) &&
+        sc_translog_sync_to(s->tlog, r->translog_location) != SC_OK) {
         plain_err(err, "translog_exception", "failed to sync the translog");
         st = SC_EIO;
     }
@@ -565,7 +560,7 @@ sc_status sc__shard_refresh_locked(sc_shard *s)
         SC_TRY(sc_segment_builder_write(s->builder, s->dir, name, NULL));
         sc_segment *seg;
         SC_TRY(sc_segment_open(s->dir, name, &seg));
-        sc__slot *sl = slot_new(s, seg);
+        sc__slot *sl = sc__slot_new(s, seg);
         if (!sl) {
             sc_segment_unref(seg);
             return SC_ENOMEM;
@@ -606,8 +601,7 @@ sc_status sc_shard_refresh(sc_shard *s)
     return st;
 }
 
-/* Deletes files the shard no longer needs: segments, deletes and id tables not in the last
- * commit nor in the writer's set. Best effort. */
+/* Whether nm (len bytes) is suf with something before it. */
 static bool has_suffix(const char *nm, size_t len, const char *suf)
 {
     size_t n = strlen(suf);
@@ -624,7 +618,7 @@ static bool is_seg_file(const char *nm, size_t len, const char *seg)
 /* Deletes files the shard no longer needs: segments, deletes and id tables neither in the last
  * commit nor in the writer's set nor being written by a merge; at open also temp files of
  * interrupted atomic writes. Best effort (wlock held). */
-static void cleanup_files(sc_shard *s, const sc_manifest *m, uint64_t ids_gen, bool at_open)
+void sc__shard_cleanup_files(sc_shard *s, const sc_manifest *m, uint64_t ids_gen, bool at_open)
 {
     DIR *d = opendir(s->dir);
     if (!d)
@@ -669,11 +663,11 @@ static void cleanup_files(sc_shard *s, const sc_manifest *m, uint64_t ids_gen, b
 static sc_status user_data_write(sc_shard *s, sc_buf *out, uint64_t tlog_gen, uint64_t ids_gen)
 {
     char txt[512];
-    int n = snprintf(txt, sizeof(txt),
-                     "{\"translog_gen\":%" PRIu64 ",\"max_seq_no\":%" PRId64
-                     ",\"seg_counter\":%" PRIu64 ",\"ids_gen\":%" PRIu64
-                     ",\"primary_term\":%" PRId64 "}",
-                     tlog_gen, s->max_seq_no, s->seg_counter, ids_gen, s->cfg.primary_term);
+    int n =
+        snprintf(txt, sizeof(txt),
+                 "{\"translog_gen\":%" PRIu64 ",\"max_seq_no\":%" PRId64 ",\"seg_counter\":%" PRIu64
+                 ",\"ids_gen\":%" PRIu64 ",\"primary_term\":%" PRId64 "}",
+                 tlog_gen, s->max_seq_no, s->seg_counter, ids_gen, s->cfg.primary_term);
     sc_vec_clear(out);
     return sc_vec_append(out, (const uint8_t *)txt, (size_t)n);
 }
@@ -724,7 +718,7 @@ sc_status sc__shard_flush_locked(sc_shard *s)
         for (size_t i = 0; i < s->slots.len; i++)
             s->slots.ptr[i]->committed = true;
         st = sc_translog_trim(s->tlog, new_gen);
-        cleanup_files(s, &m, mgen, false);
+        sc__shard_cleanup_files(s, &m, mgen, false);
         atomic_fetch_add(&s->n_flushes, 1);
         atomic_fetch_add(&s->flush_time_ns, sc_clock_now_ns() - t0);
     }
@@ -737,106 +731,6 @@ sc_status sc_shard_flush(sc_shard *s)
     pthread_mutex_lock(&s->wlock);
     sc_status st = sc__shard_flush_locked(s);
     pthread_mutex_unlock(&s->wlock);
-    return st;
-}
-
-/* ---- recovery ---- */
-
-static sc_status replay_op(void *ctx, const sc_translog_op *op)
-{
-    sc_shard *s = ctx;
-    if (op->seq_no <= s->committed_max_seq_no)
-        return SC_OK; /* already in the commit */
-    sc_shard_error err;
-    sc_status st = op->type == SC_TRANSLOG_INDEX
-                       ? index_locked(s, op->id, op->source, NULL, op, NULL, &err)
-                       : delete_locked(s, op->id, NULL, op, NULL, &err);
-    /* A document the mapping rejects now was rejected then too (it was never acknowledged
-     * unless parsing succeeded), so only I/O and memory errors stop recovery. */
-    if (st == SC_ENOMEM || st == SC_EIO)
-        return st;
-    if (buffer_full(s))
-        return sc__shard_refresh_locked(s);
-    return SC_OK;
-}
-
-static int64_t ud_int(const json_t *o, const char *k, int64_t def)
-{
-    const json_t *v = json_object_get(o, k);
-    return json_is_integer(v) ? json_integer_value(v) : def;
-}
-
-static sc_status load_commit(sc_shard *s, uint64_t *tlog_gen, sc_shard_error *err)
-{
-    sc_manifest m;
-    sc_manifest_init(&m);
-    sc_index_error ie;
-    sc_status st = sc_manifest_read(s->dir, &m, &ie);
-    if (st == SC_ENOTFOUND) {
-        sc_manifest_fini(&m);
-        *tlog_gen = 1;
-        cleanup_files(s, NULL, 0, true);
-        return SC_OK;
-    }
-    if (st != SC_OK) {
-        if (err) {
-            err->type = "corrupt_index_exception";
-            err->cause_type = NULL;
-            snprintf(err->reason, sizeof(err->reason), "manifest: %s at %" PRIu64 " in %.200s",
-                     ie.msg, ie.offset, ie.file);
-        }
-        sc_manifest_fini(&m);
-        return st;
-    }
-    json_t *ud = json_loadb((const char *)m.user_data.ptr, m.user_data.len, 0, NULL);
-    *tlog_gen = (uint64_t)ud_int(ud, "translog_gen", 1);
-    s->max_seq_no = ud_int(ud, "max_seq_no", -1);
-    s->committed_max_seq_no = s->max_seq_no;
-    s->seg_counter = (uint64_t)ud_int(ud, "seg_counter", 0);
-    uint64_t ids_gen = (uint64_t)ud_int(ud, "ids_gen", 0);
-    json_decref(ud);
-    s->manifest_gen = m.generation;
-    for (size_t i = 0; i < m.segments.len && st == SC_OK; i++) {
-        const sc_manifest_segment *ms = &m.segments.ptr[i];
-        sc_segment *seg;
-        st = sc_segment_open_ex(s->dir, ms->name, &seg, &ie);
-        if (st != SC_OK) {
-            if (err) {
-                err->type = "corrupt_index_exception";
-                err->cause_type = NULL;
-                snprintf(err->reason, sizeof(err->reason), "segment %s: %s at %" PRIu64,
-                         ms->name, ie.msg, ie.offset);
-            }
-            break;
-        }
-        sc__slot *sl = slot_new(s, seg);
-        if (!sl) {
-            sc_segment_unref(seg);
-            st = SC_ENOMEM;
-            break;
-        }
-        sl->committed = true;
-        sl->del_gen = ms->del_gen;
-        if (ms->del_gen) {
-            st = sc_live_docs_read(s->dir, ms->name, ms->del_gen, sl->n_docs, &sl->pending, &ie);
-            if (st == SC_OK)
-                sl->n_deleted = sl->n_docs - (uint32_t)sc_bitset_count(&sl->pending);
-            sl->dirty = true;
-        }
-        if (st == SC_OK)
-            st = sc_vec_push(&s->slots, sl);
-        if (st != SC_OK)
-            sc__slot_free(sl);
-    }
-    if (st == SC_OK && ids_gen)
-        st = sc__ids_read(s, ids_gen);
-    if (st == SC_OK)
-        cleanup_files(s, &m, ids_gen, true);
-    if (st != SC_OK && err && st != SC_ENOMEM && err->type == NULL) {
-        err->type = "corrupt_index_exception";
-        snprintf(err->reason, sizeof(err->reason), "failed to load the commit of %s", s->dir);
-    }
-    sc_manifest_fini(&m);
     return st;
 }
 
@@ -862,14 +756,14 @@ static void *bg_main(void *arg)
         uint64_t now = sc_clock_now_ns();
         if (s->cfg.durability_async &&
             now - last_sync >= (uint64_t)s->cfg.sync_interval_ms * 1000000ULL) {
-            ignore(sc_translog_sync(s->tlog));
+            sc__shard_ignore(sc_translog_sync(s->tlog));
             last_sync = now;
         }
         bool due = s->cfg.refresh_interval_ms > 0 &&
                    now - last_refresh >= (uint64_t)s->cfg.refresh_interval_ms * 1000000ULL;
         bool refreshed = false;
         pthread_mutex_lock(&s->wlock);
-        bool full = buffer_full(s);
+        bool full = sc__shard_buffer_full(s);
         if (full || due) {
             refreshed = s->changed;
             (void)sc__shard_refresh_locked(s);
@@ -879,140 +773,30 @@ static void *bg_main(void *arg)
         }
         pthread_mutex_unlock(&s->wlock);
         if (refreshed && !s->cfg.no_background_merges)
-            ignore(sc_shard_maybe_merge(s));
+            sc__shard_ignore(sc_shard_maybe_merge(s));
         pthread_mutex_lock(&s->bg_lock);
     }
     pthread_mutex_unlock(&s->bg_lock);
     return NULL;
 }
 
-/* ---- open / close ---- */
-
-static void shard_free(sc_shard *s)
+sc_status sc__shard_bg_start(sc_shard *s)
 {
-    if (s->snap)
-        sc_shard_searcher_release(&s->snap->pub);
-    for (size_t i = 0; i < s->slots.len; i++)
-        sc__slot_free(s->slots.ptr[i]);
-    sc_vec_free(&s->slots);
-    sc_segment_builder_free(s->builder);
-    sc_translog_close(s->tlog);
-    sc__idtab_fini(&s->ids);
-    sc_vec_free(&s->entries);
-    sc_vec_free(&s->buf_entry);
-    sc_vec_free(&s->buf_deleted);
-    sc_vec_free(&s->buf_src);
-    sc_vec_free(&s->buf_sources);
-    sc_arena_fini(&s->arena);
-    sc_mapping_unref(s->mapping);
-    pthread_mutex_destroy(&s->wlock);
-    pthread_mutex_destroy(&s->map_lock);
-    pthread_mutex_destroy(&s->snap_lock);
-    pthread_mutex_destroy(&s->merge_lock);
-    pthread_mutex_destroy(&s->bg_lock);
-    pthread_cond_destroy(&s->bg_cond);
-    free(s->dir);
-    free(s);
-}
-
-sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_error *err)
-{
-    *out = NULL;
-    if (err)
-        memset(err, 0, sizeof(*err));
-    sc_shard *s = calloc(1, sizeof(*s));
-    if (!s)
+    if (pthread_create(&s->thread, NULL, bg_main, s) != 0)
         return SC_ENOMEM;
-    s->cfg = *cfg;
-    if (s->cfg.primary_term <= 0)
-        s->cfg.primary_term = 1;
-    if (!s->cfg.sync_interval_ms)
-        s->cfg.sync_interval_ms = 5000;
-    if (!s->cfg.refresh_interval_ms)
-        s->cfg.refresh_interval_ms = 1000;
-    if (!s->cfg.ram_buffer_bytes)
-        s->cfg.ram_buffer_bytes = 64u << 20;
-    if (!s->cfg.flush_threshold_bytes)
-        s->cfg.flush_threshold_bytes = 512ull << 20;
-    pthread_mutex_init(&s->wlock, NULL);
-    pthread_mutex_init(&s->map_lock, NULL);
-    pthread_mutex_init(&s->snap_lock, NULL);
-    pthread_mutex_init(&s->merge_lock, NULL);
-    pthread_mutex_init(&s->bg_lock, NULL);
-    pthread_cond_init(&s->bg_cond, NULL);
-    sc__idtab_init(&s->ids, &sc_pool_shard_ids);
-    sc_arena_init(&s->arena, 0);
-    s->max_seq_no = -1;
-    s->committed_max_seq_no = -1;
-    s->dir = strdup(cfg->path ? cfg->path : "");
-    sc_status st = s->dir && cfg->path ? SC_OK : SC_EINVAL;
-    if (st == SC_OK) {
-        if (cfg->mapping) {
-            s->mapping = sc_mapping_ref(cfg->mapping);
-        } else {
-            sc_mapping_error me;
-            st = sc_mapping_new(NULL, &s->mapping, &me);
-        }
-    }
-    if (st == SC_OK)
-        st = sc_dir_make(s->dir);
-    if (st == SC_OK)
-        st = sc_segment_builder_new(&s->builder);
-    if (st == SC_OK)
-        s->builder_base_ram = sc_segment_builder_ram_bytes(s->builder);
-    uint64_t tlog_gen = 1;
-    if (st == SC_OK)
-        st = load_commit(s, &tlog_gen, err);
-    if (st == SC_OK)
-        st = sc_translog_open(s->dir, tlog_gen, &s->tlog);
-    if (st == SC_OK) {
-        pthread_mutex_lock(&s->wlock);
-        st = sc_translog_replay(s->tlog, replay_op, s, NULL, NULL);
-        if (st == SC_OK) {
-            s->changed = true;
-            st = sc__shard_refresh_locked(s);
-        }
-        pthread_mutex_unlock(&s->wlock);
-        if (st != SC_OK && err && !err->type) {
-            err->type = "translog_corrupted_exception";
-            snprintf(err->reason, sizeof(err->reason), "failed to recover the translog of %s: %s",
-                     s->dir, sc_status_str(st));
-        }
-    }
-    if (st == SC_OK && !s->cfg.no_background_thread) {
-        if (pthread_create(&s->thread, NULL, bg_main, s) == 0)
-            s->thread_started = true;
-        else
-            st = SC_ENOMEM;
-    }
-    if (st != SC_OK) {
-        shard_free(s);
-        return st;
-    }
-    *out = s;
+    s->thread_started = true;
     return SC_OK;
 }
 
-void sc_shard_close(sc_shard *s, bool flush)
+void sc__shard_bg_stop(sc_shard *s)
 {
-    if (!s)
+    if (!s->thread_started)
         return;
-    if (s->thread_started) {
-        pthread_mutex_lock(&s->bg_lock);
-        s->stopping = true;
-        pthread_cond_signal(&s->bg_cond);
-        pthread_mutex_unlock(&s->bg_lock);
-        pthread_join(s->thread, NULL);
-    }
-    pthread_mutex_lock(&s->merge_lock); /* wait for a running force merge */
-    pthread_mutex_unlock(&s->merge_lock);
-    ignore(sc_translog_sync(s->tlog));
-    if (flush) {
-        pthread_mutex_lock(&s->wlock);
-        (void)sc__shard_flush_locked(s);
-        pthread_mutex_unlock(&s->wlock);
-    }
-    shard_free(s);
+    pthread_mutex_lock(&s->bg_lock);
+    s->stopping = true;
+    pthread_cond_signal(&s->bg_cond);
+    pthread_mutex_unlock(&s->bg_lock);
+    pthread_join(s->thread, NULL);
 }
 
 /* ---- stats ---- */

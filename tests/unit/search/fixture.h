@@ -1,7 +1,9 @@
 /* Shared fixture pieces of the search tests that build real segments: the seeded xorshift
  * generator (seed printed, SCRY_SEED reruns), a scratch directory under /tmp, index-field
- * constructors, writing and opening a segment, and random deletes. Header-only: each test is
- * its own binary, so the generator state is per test. */
+ * constructors, writing and opening a segment, and random deletes; for the model tests
+ * (geo_test, range_search_test) also the "_id" + "tag" fields of a document, ending a segment
+ * (write, deletes, searcher view) and a query filtered by a tag. Header-only: each test is its
+ * own binary, so the generator state is per test. */
 #ifndef SC_TESTS_SEARCH_FIXTURE_H
 #define SC_TESTS_SEARCH_FIXTURE_H
 
@@ -15,6 +17,7 @@
 #include "base/bitset.h"
 #include "index/builder.h"
 #include "index/segment.h"
+#include "search/query.h"
 #include "search/searcher.h"
 
 static uint64_t rng;
@@ -125,6 +128,56 @@ static inline sc_searcher_segment fx_searcher_segment(sc_segment *seg, const sc_
     ss.live = deleted ? live : NULL;
     ss.n_deleted = deleted;
     return ss;
+}
+
+/* The two keyword fields every document of the model tests (geo_test, range_search_test) has:
+ * "_id" = "<seg>-<doc>" and "tag" = "t<tag>". The strings live in the struct. */
+typedef struct fx_tagged {
+    char id[16], tag[8];
+    sc_index_token idt, tt;
+} fx_tagged;
+
+/* Fills k and writes the "_id" and "tag" fields to f[0] and f[1]; returns 2 (the fields
+ * written). k->id is the document id to pass to fx_add. */
+static inline size_t fx_tagged_fields(fx_tagged *k, int seg, uint32_t doc, uint32_t tag,
+                                      sc_index_field *f)
+{
+    snprintf(k->id, sizeof k->id, "%d-%u", seg, doc);
+    snprintf(k->tag, sizeof k->tag, "t%u", tag);
+    k->idt = (sc_index_token){sc_slice_cstr(k->id), 0};
+    k->tt = (sc_index_token){sc_slice_cstr(k->tag), 0};
+    f[0] = fx_keyword("_id", 0, &k->idt, 1);
+    f[1] = fx_keyword("tag", 0, &k->tt, 1);
+    return 2;
+}
+
+/* Ends segment s of a model test: writes and opens it (fx_write), deletes about one document
+ * in one_in unless keep_all (fx_lives into bs; live[d] says which) and sets its searcher view.
+ * 0, or -1 on failure. */
+static inline int fx_segment_finish(sc_segment_builder *b, const char *dir, int s, bool keep_all,
+                                    uint32_t one_in, sc_segment **seg, sc_bitset *bs, bool *live,
+                                    sc_searcher_segment *view)
+{
+    uint32_t deleted;
+    if (fx_write(b, dir, s, seg) != 0 ||
+        fx_lives(bs, sc_segment_n_docs(*seg), keep_all, one_in, live, &deleted) != 0)
+        return -1;
+    *view = fx_searcher_segment(*seg, bs, deleted);
+    return 0;
+}
+
+/* bool { must: term tag = "t<tag>", <occur>: inner } in a; NULL when it cannot be built. */
+static inline sc_query *fx_with_tag(sc_arena *a, sc_query *inner, uint32_t tag,
+                                    sc_query_occur occur)
+{
+    char t[8];
+    snprintf(t, sizeof t, "t%u", tag);
+    sc_query *q = sc_query_bool(a);
+    sc_query *term = sc_query_term(a, sc_slice_cstr("tag"), sc_slice_cstr(t));
+    if (!q || !term || !inner || sc_query_bool_add(a, q, SC_OCCUR_MUST, term) != SC_OK ||
+        sc_query_bool_add(a, q, occur, inner) != SC_OK)
+        return NULL;
+    return q;
 }
 
 #endif

@@ -112,30 +112,22 @@ static int setup(void **state)
                 m->g[i] = pack(lat, lon);
             }
             m->tag = below(3);
-            char id[16], tag[8];
-            snprintf(id, sizeof id, "%d-%u", s, d);
-            snprintf(tag, sizeof tag, "t%u", m->tag);
-            sc_index_token idt = {sc_slice_cstr(id), 0}, tt = {sc_slice_cstr(tag), 0};
+            fx_tagged k;
             sc_index_field f[4];
-            size_t nf = 0;
-            f[nf++] = fx_keyword("_id", 0, &idt, 1);
-            f[nf++] = fx_keyword("tag", 0, &tt, 1);
+            size_t nf = fx_tagged_fields(&k, s, d, m->tag, f);
             if (m->ng) {
                 f[nf++] = fx_numeric("g", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES | SC_FIELD_GEO,
                                      m->g, m->ng);
                 f[nf++] = fx_numeric("d", SC_FIELD_DOCVALUES | SC_FIELD_GEO, m->g, m->ng);
             }
-            if (fx_add(b, id, f, nf) != 0)
+            if (fx_add(b, k.id, f, nf) != 0)
                 return -1;
         }
         bool live[PER_SEG];
-        uint32_t del;
-        if (fx_write(b, dir, s, &segs[s]) != 0 ||
-            fx_lives(&lives[s], PER_SEG, s == 0, 5, live, &del) != 0)
+        if (fx_segment_finish(b, dir, s, s == 0, 5, &segs[s], &lives[s], live, &ss[s]) != 0)
             return -1;
         for (uint32_t d = 0; d < PER_SEG; d++)
             docs[s * PER_SEG + d].live = live[d];
-        ss[s] = fx_searcher_segment(segs[s], &lives[s], del);
     }
     sc_merge_input in[N_SEG];
     for (int s = 0; s < N_SEG; s++)
@@ -239,17 +231,8 @@ static void check(const sc_searcher *sr, bool use_merged, int q, const sc_geo_sh
     sc_arena a;
     sc_arena_init(&a, 0);
     sc_query *gq = sc_query_geo(&a, sc_slice_cstr(field), shape);
-    sc_query *query = gq;
-    if (with_tag) {
-        char t[8];
-        snprintf(t, sizeof t, "t%u", tag);
-        query = sc_query_bool(&a);
-        assert_int_equal(
-            sc_query_bool_add(&a, query, SC_OCCUR_MUST,
-                              sc_query_term(&a, sc_slice_cstr("tag"), sc_slice_cstr(t))),
-            SC_OK);
-        assert_int_equal(sc_query_bool_add(&a, query, SC_OCCUR_FILTER, gq), SC_OK);
-    }
+    sc_query *query = with_tag ? fx_with_tag(&a, gq, tag, SC_OCCUR_FILTER) : gq;
+    assert_non_null(query);
     sc_search_options o;
     sc_search_options_init(&o);
     o.track_total_hits = SC_TRACK_TOTAL_HITS_ALL;

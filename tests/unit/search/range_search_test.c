@@ -83,31 +83,23 @@ static int setup(void **state)
             m->ns = below(5) != 0; /* single-valued field "s" with points: counted from the tree */
             m->sv = rv();
             m->tag = below(3);
-            char id[16], tag[8];
-            snprintf(id, sizeof id, "%d-%u", s, d);
-            snprintf(tag, sizeof tag, "t%u", m->tag);
-            sc_index_token idt = {sc_slice_cstr(id), 0}, tt = {sc_slice_cstr(tag), 0};
+            fx_tagged k;
             sc_index_field f[5];
-            size_t nf = 0;
-            f[nf++] = fx_keyword("_id", 0, &idt, 1);
-            f[nf++] = fx_keyword("tag", 0, &tt, 1);
+            size_t nf = fx_tagged_fields(&k, s, d, m->tag, f);
             if (m->nn)
                 f[nf++] = fx_numeric("n", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, m->n, m->nn);
             if (m->ns)
                 f[nf++] = fx_numeric("s", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &m->sv, 1);
             if (m->nm)
                 f[nf++] = fx_numeric("m", SC_FIELD_DOCVALUES, m->m, m->nm);
-            if (fx_add(b, id, f, nf) != 0)
+            if (fx_add(b, k.id, f, nf) != 0)
                 return -1;
         }
         bool live[PER_SEG];
-        uint32_t del;
-        if (fx_write(b, dir, s, &segs[s]) != 0 ||
-            fx_lives(&lives[s], PER_SEG, s == 0, 5, live, &del) != 0)
+        if (fx_segment_finish(b, dir, s, s == 0, 5, &segs[s], &lives[s], live, &ss[s]) != 0)
             return -1;
         for (uint32_t d = 0; d < PER_SEG; d++)
             docs[s * PER_SEG + d].live = live[d];
-        ss[s] = fx_searcher_segment(segs[s], &lives[s], del);
     }
     return 0;
 }
@@ -168,19 +160,9 @@ static void test_range_queries_vs_model(void **state)
         static const char *const fields[] = {"n", "m", "s"};
         sc_query *rq = sc_query_range(&a, sc_slice_cstr(fields[which]), lo, hi, n);
         assert_non_null(rq);
-        sc_query *query = rq;
-        if (shape) {
-            char t[8];
-            snprintf(t, sizeof t, "t%u", tag);
-            query = sc_query_bool(&a);
-            assert_int_equal(
-                sc_query_bool_add(&a, query, SC_OCCUR_MUST,
-                                  sc_query_term(&a, sc_slice_cstr("tag"), sc_slice_cstr(t))),
-                SC_OK);
-            assert_int_equal(
-                sc_query_bool_add(&a, query, shape == 1 ? SC_OCCUR_FILTER : SC_OCCUR_MUST_NOT, rq),
-                SC_OK);
-        }
+        sc_query *query =
+            shape ? fx_with_tag(&a, rq, tag, shape == 1 ? SC_OCCUR_FILTER : SC_OCCUR_MUST_NOT) : rq;
+        assert_non_null(query);
         sc_search_options o;
         sc_search_options_init(&o);
         o.track_total_hits = SC_TRACK_TOTAL_HITS_ALL;

@@ -1,0 +1,231 @@
+/* Opening a shard: the last commit (manifest, its segments, deletes and id table), translog
+ * replay on top of it, the background thread; and closing it. Writes, refresh and commit are
+ * in shard.c. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "shard/internal.h"
+
+SC_ALLOC_POOL_DEFINE(sc_pool_shard_ids, "shard.ids");
+
+/* ---- recovery ---- */
+
+static sc_status replay_op(void *ctx, const sc_translog_op *op)
+{
+    sc_shard *s = ctx;
+    if (op->seq_no <= s->committed_max_seq_no)
+        return SC_OK; /* already in the commit */
+    sc_shard_error err;
+    sc_status st = op->type == SC_TRANSLOG_INDEX
+                       ? sc__shard_index_locked(s, op->id, op->source, NULL, op, NULL, &err)
+                       : sc__shard_delete_locked(s, op->id, NULL, op, NULL, &err);
+    /* A document the mapping rejects now was rejected then too (it was never acknowledged
+     * unless parsing succeeded), so only I/O and memory errors stop recovery. */
+    if (st == SC_ENOMEM || st == SC_EIO)
+        return st;
+    if (sc__shard_buffer_full(s))
+        return sc__shard_refresh_locked(s);
+    return SC_OK;
+}
+
+static int64_t ud_int(const json_t *o, const char *k, int64_t def)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_integer(v) ? json_integer_value(v) : def;
+}
+
+static sc_status load_commit(sc_shard *s, uint64_t *tlog_gen, sc_shard_error *err)
+{
+    sc_manifest m;
+    sc_manifest_init(&m);
+    sc_index_error ie;
+    sc_status st = sc_manifest_read(s->dir, &m, &ie);
+    if (st == SC_ENOTFOUND) {
+        sc_manifest_fini(&m);
+        *tlog_gen = 1;
+        sc__shard_cleanup_files(s, NULL, 0, true);
+        return SC_OK;
+    }
+    if (st != SC_OK) {
+        if (err) {
+            err->type = "corrupt_index_exception";
+            err->cause_type = NULL;
+            snprintf(err->reason, sizeof(err->reason), "manifest: %s at %" PRIu64 " in %.200s",
+                     ie.msg, ie.offset, ie.file);
+        }
+        sc_manifest_fini(&m);
+        return st;
+    }
+    json_t *ud = json_loadb((const char *)m.user_data.ptr, m.user_data.len, 0, NULL);
+    *tlog_gen = (uint64_t)ud_int(ud, "translog_gen", 1);
+    s->max_seq_no = ud_int(ud, "max_seq_no", -1);
+    s->committed_max_seq_no = s->max_seq_no;
+    s->seg_counter = (uint64_t)ud_int(ud, "seg_counter", 0);
+    uint64_t ids_gen = (uint64_t)ud_int(ud, "ids_gen", 0);
+    json_decref(ud);
+    s->manifest_gen = m.generation;
+    for (size_t i = 0; i < m.segments.len && st == SC_OK; i++) {
+        const sc_manifest_segment *ms = &m.segments.ptr[i];
+        sc_segment *seg;
+        st = sc_segment_open_ex(s->dir, ms->name, &seg, &ie);
+        if (st != SC_OK) {
+            if (err) {
+                err->type = "corrupt_index_exception";
+                err->cause_type = NULL;
+                snprintf(err->reason, sizeof(err->reason), "segment %s: %s at %" PRIu64, ms->name,
+                         ie.msg, ie.offset);
+            }
+            break;
+        }
+        sc__slot *sl = sc__slot_new(s, seg);
+        if (!sl) {
+            sc_segment_unref(seg);
+            st = SC_ENOMEM;
+            break;
+        }
+        sl->committed = true;
+        sl->del_gen = ms->del_gen;
+        if (ms->del_gen) {
+            st = sc_live_docs_read(s->dir, ms->name, ms->del_gen, sl->n_docs, &sl->pending, &ie);
+            if (st == SC_OK)
+                sl->n_deleted = sl->n_docs - (uint32_t)sc_bitset_count(&sl->pending);
+            sl->dirty = true;
+        }
+        if (st == SC_OK)
+            st = sc_vec_push(&s->slots, sl);
+        if (st != SC_OK)
+            sc__slot_free(sl);
+    }
+    if (st == SC_OK && ids_gen)
+        st = sc__ids_read(s, ids_gen);
+    if (st == SC_OK)
+        sc__shard_cleanup_files(s, &m, ids_gen, true);
+    if (st != SC_OK && err && st != SC_ENOMEM && err->type == NULL) {
+        err->type = "corrupt_index_exception";
+        snprintf(err->reason, sizeof(err->reason), "failed to load the commit of %s", s->dir);
+    }
+    sc_manifest_fini(&m);
+    return st;
+}
+
+/* ---- open / close ---- */
+
+static void shard_free(sc_shard *s)
+{
+    if (s->snap)
+        sc_shard_searcher_release(&s->snap->pub);
+    for (size_t i = 0; i < s->slots.len; i++)
+        sc__slot_free(s->slots.ptr[i]);
+    sc_vec_free(&s->slots);
+    sc_segment_builder_free(s->builder);
+    sc_translog_close(s->tlog);
+    sc__idtab_fini(&s->ids);
+    sc_vec_free(&s->entries);
+    sc_vec_free(&s->buf_entry);
+    sc_vec_free(&s->buf_deleted);
+    sc_vec_free(&s->buf_src);
+    sc_vec_free(&s->buf_sources);
+    sc_arena_fini(&s->arena);
+    sc_mapping_unref(s->mapping);
+    pthread_mutex_destroy(&s->wlock);
+    pthread_mutex_destroy(&s->map_lock);
+    pthread_mutex_destroy(&s->snap_lock);
+    pthread_mutex_destroy(&s->merge_lock);
+    pthread_mutex_destroy(&s->bg_lock);
+    pthread_cond_destroy(&s->bg_cond);
+    free(s->dir);
+    free(s);
+}
+
+sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_error *err)
+{
+    *out = NULL;
+    if (err)
+        memset(err, 0, sizeof(*err));
+    sc_shard *s = calloc(1, sizeof(*s));
+    if (!s)
+        return SC_ENOMEM;
+    s->cfg = *cfg;
+    if (s->cfg.primary_term <= 0)
+        s->cfg.primary_term = 1;
+    if (!s->cfg.sync_interval_ms)
+        s->cfg.sync_interval_ms = 5000;
+    if (!s->cfg.refresh_interval_ms)
+        s->cfg.refresh_interval_ms = 1000;
+    if (!s->cfg.ram_buffer_bytes)
+        s->cfg.ram_buffer_bytes = 64u << 20;
+    if (!s->cfg.flush_threshold_bytes)
+        s->cfg.flush_threshold_bytes = 512ull << 20;
+    pthread_mutex_init(&s->wlock, NULL);
+    pthread_mutex_init(&s->map_lock, NULL);
+    pthread_mutex_init(&s->snap_lock, NULL);
+    pthread_mutex_init(&s->merge_lock, NULL);
+    pthread_mutex_init(&s->bg_lock, NULL);
+    pthread_cond_init(&s->bg_cond, NULL);
+    sc__idtab_init(&s->ids, &sc_pool_shard_ids);
+    sc_arena_init(&s->arena, 0);
+    s->max_seq_no = -1;
+    s->committed_max_seq_no = -1;
+    s->dir = strdup(cfg->path ? cfg->path : "");
+    sc_status st = s->dir && cfg->path ? SC_OK : SC_EINVAL;
+    if (st == SC_OK) {
+        if (cfg->mapping) {
+            s->mapping = sc_mapping_ref(cfg->mapping);
+        } else {
+            sc_mapping_error me;
+            st = sc_mapping_new(NULL, &s->mapping, &me);
+        }
+    }
+    if (st == SC_OK)
+        st = sc_dir_make(s->dir);
+    if (st == SC_OK)
+        st = sc_segment_builder_new(&s->builder);
+    if (st == SC_OK)
+        s->builder_base_ram = sc_segment_builder_ram_bytes(s->builder);
+    uint64_t tlog_gen = 1;
+    if (st == SC_OK)
+        st = load_commit(s, &tlog_gen, err);
+    if (st == SC_OK)
+        st = sc_translog_open(s->dir, tlog_gen, &s->tlog);
+    if (st == SC_OK) {
+        pthread_mutex_lock(&s->wlock);
+        st = sc_translog_replay(s->tlog, replay_op, s, NULL, NULL);
+        if (st == SC_OK) {
+            s->changed = true;
+            st = sc__shard_refresh_locked(s);
+        }
+        pthread_mutex_unlock(&s->wlock);
+        if (st != SC_OK && err && !err->type) {
+            err->type = "translog_corrupted_exception";
+            snprintf(err->reason, sizeof(err->reason), "failed to recover the translog of %s: %s",
+                     s->dir, sc_status_str(st));
+        }
+    }
+    if (st == SC_OK && !s->cfg.no_background_thread)
+        st = sc__shard_bg_start(s);
+    if (st != SC_OK) {
+        shard_free(s);
+        return st;
+    }
+    *out = s;
+    return SC_OK;
+}
+
+void sc_shard_close(sc_shard *s, bool flush)
+{
+    if (!s)
+        return;
+    sc__shard_bg_stop(s);
+    pthread_mutex_lock(&s->merge_lock); /* wait for a running force merge */
+    pthread_mutex_unlock(&s->merge_lock);
+    sc__shard_ignore(sc_translog_sync(s->tlog));
+    if (flush) {
+        pthread_mutex_lock(&s->wlock);
+        (void)sc__shard_flush_locked(s);
+        pthread_mutex_unlock(&s->wlock);
+    }
+    shard_free(s);
+}
