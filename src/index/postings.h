@@ -104,6 +104,18 @@ size_t sc_postings_next_batch(sc_postings *p, uint32_t *docs, uint32_t *freqs, s
  * OR words, packed blocks are decoded straight into the set. */
 void sc_postings_into_bitset(sc_postings *p, uint32_t upto, sc_bitset *bs, uint32_t base);
 
+/* Bulk membership (a conjunction's probe): for the candidates cand[0..n), strictly ascending,
+ * each above every candidate and advance target this cursor was given before (any values on
+ * a fresh cursor), writes to keep[] the
+ * index of every candidate the term contains, and its frequency to freqs[] when freqs is
+ * non-NULL (1 for fields without freqs); returns how many. The cursor ends as if advance() had
+ * been called with each candidate in turn (on the first doc >= cand[n - 1], or END). Blocks
+ * without a candidate are skipped through the skip tables undecoded; when freqs is NULL,
+ * bitset blocks answer straight from their bits, without decoding. O(n log 128 + blocks
+ * touched). keep and freqs have room for n. */
+size_t sc_postings_filter(sc_postings *p, const uint32_t *cand, size_t n, uint32_t *keep,
+                          uint32_t *freqs);
+
 /* End (exclusive) of the run of consecutive docs that starts at the current doc: every doc in
  * [doc, run_end) matches. At least doc + 1. Positioned cursors only. */
 uint32_t sc_postings_run_end(sc_postings *p);
