@@ -559,13 +559,24 @@ void sc_postings_into_bitset(sc_postings *p, uint32_t upto, sc_bitset *bs, uint3
     }
 }
 
+/* Bits set in w (the baseline target has no POPCNT; a library call was slower). */
+static inline uint32_t popcount64(uint64_t w)
+{
+    w -= (w >> 1) & UINT64_C(0x5555555555555555);
+    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
+}
+
 /* If full block k is a bitset block, tests the candidates cand[*i..] up to its last doc
- * against its bits (no decoding), appending the indices of the members to keep[*m..], and
- * returns true; *i then indexes the first candidate past the block. False for other kinds or
- * a block that fails the checks (the caller decodes it, which validates fully). Candidates
- * are >= block k-1's last doc + 1 (the caller found k by them). */
+ * against its bits (no decoding into docs[]), appending the indices of the members to
+ * keep[*m..] (and their frequencies to freqs[*m..] when freqs is non-NULL: the rank of the
+ * doc's bit indexes the block's unpacked freqs), and returns true; *i then indexes the first
+ * candidate past the block. False for other kinds or a block that fails the checks (the
+ * caller then decodes it, which validates it fully). Candidates are >= block k-1's last doc + 1
+ * (the caller found k by them). */
 static bool probe_bitset_block(const sc_postings *p, uint32_t k, const uint32_t *cand, size_t n,
-                               size_t *i, uint32_t *keep, size_t *m)
+                               size_t *i, uint32_t *keep, uint32_t *freqs, size_t *m)
 {
     if (k == 0 || (k + 1 == p->n_blocks && p->doc_freq % SC_POSTINGS_BLOCK))
         return false;
@@ -581,19 +592,53 @@ static bool probe_bitset_block(const sc_postings *p, uint32_t k, const uint32_t 
     if (sc_varint_get(&q, end, &gap) != SC_OK || (uint64_t)prev_last + 1 + gap > last)
         return false;
     uint32_t first = prev_last + 1 + (uint32_t)gap;
-    uint64_t span = (uint64_t)last - first + 1;
-    if ((uint64_t)(end - q) < (span + 63) / 64 * 8)
+    uint64_t span = (uint64_t)last - first + 1, n_words = (span + 63) / 64;
+    if ((uint64_t)(end - q) < n_words * 8)
         return false;
-    /* the first and last bits must be set (the decoder also counts all 128) */
+    /* the first and last bits must be set; membership alone does not count all 128 (3-8% of
+     * and_high_* counts): a wrong count there can only miscount a file that passed its
+     * checksum at open, never read outside the block */
     if (!(q[0] & 1) || !((q[(span - 1) >> 3] >> ((span - 1) & 7)) & 1))
         return false;
     size_t j = *i, mm = *m;
+    if (!freqs) {
+        for (; j < n && cand[j] <= last; j++) {
+            uint32_t off = cand[j] - first; /* below first: wraps past span, not a member */
+            keep[mm] = (uint32_t)j;
+            mm += off < span && ((q[off >> 3] >> (off & 7)) & 1);
+        }
+        *i = j;
+        *m = mm;
+        return true;
+    }
+    /* ranks: bits before each word (a packed block is at most 512 bytes, so a bitset block
+     * smaller than it spans at most 4,096 docs); all 128 counted as the decoder does, so a
+     * rank always indexes the block's freqs */
+    uint32_t before[65], fr[SC_POSTINGS_BLOCK];
+    if (n_words > 64)
+        return false;
+    before[0] = 0;
+    for (uint64_t w = 0; w < n_words; w++)
+        before[w + 1] = before[w] + popcount64(sc__ld64(q + 8 * w));
+    if (before[n_words] != SC_POSTINGS_BLOCK ||
+        (span % 64 && (sc__ld64(q + 8 * (n_words - 1)) >> (span % 64))))
+        return false;
+    if (p->has_freqs) {
+        const uint8_t *f = q + n_words * 8;
+        if (f >= end || *f > 32 || (size_t)(end - f - 1) < sc_bitpack_bytes(*f))
+            return false;
+        sc_bitpack_unpack(f + 1, *f, fr);
+    } else {
+        memset(fr, 0, sizeof fr); /* freq 1 */
+    }
     for (; j < n && cand[j] <= last; j++) {
-        uint32_t c = cand[j];
-        uint32_t off = c - first;
-        /* c < first wraps off past span: not a member */
+        uint32_t off = cand[j] - first;
+        uint32_t in = off < span ? off : 0;
+        uint64_t word = sc__ld64(q + 8 * (in >> 6));
+        uint64_t below = word & ((UINT64_C(1) << (in & 63)) - 1);
         keep[mm] = (uint32_t)j;
-        mm += off < span && ((q[off >> 3] >> (off & 7)) & 1);
+        freqs[mm] = fr[(before[in >> 6] + popcount64(below)) & (SC_POSTINGS_BLOCK - 1)] + 1;
+        mm += off < span && ((word >> (in & 63)) & 1);
     }
     *i = j;
     *m = mm;
@@ -639,8 +684,8 @@ size_t sc_postings_filter(sc_postings *p, const uint32_t *cand, size_t n, uint32
             }
             /* a bitset block answers from its bits, unless the last candidate is in it or
              * past it: the cursor must end on a decoded block */
-            if (!freqs && p->skip && cand[n - 1] > skip_last(p, k) &&
-                probe_bitset_block(p, k, cand, n, &i, keep, &m)) {
+            if (p->skip && cand[n - 1] > skip_last(p, k) &&
+                probe_bitset_block(p, k, cand, n, &i, keep, freqs, &m)) {
                 kfloor = k + 1;
                 continue;
             }

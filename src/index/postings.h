@@ -110,9 +110,9 @@ void sc_postings_into_bitset(sc_postings *p, uint32_t upto, sc_bitset *bs, uint3
  * index of every candidate the term contains, and its frequency to freqs[] when freqs is
  * non-NULL (1 for fields without freqs); returns how many. The cursor ends as if advance() had
  * been called with each candidate in turn (on the first doc >= cand[n - 1], or END). Blocks
- * without a candidate are skipped through the skip tables undecoded; when freqs is NULL,
- * bitset blocks answer straight from their bits, without decoding. O(n log 128 + blocks
- * touched). keep and freqs have room for n. */
+ * without a candidate are skipped through the skip tables undecoded; bitset blocks (but the
+ * one the cursor ends in) answer from their bits, frequencies by the rank of the bit, without
+ * decoding their docs. O(n log 128 + blocks touched). keep and freqs have room for n. */
 size_t sc_postings_filter(sc_postings *p, const uint32_t *cand, size_t n, uint32_t *keep,
                           uint32_t *freqs);
 
