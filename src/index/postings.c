@@ -102,7 +102,17 @@ sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_fiel
     return SC_OK;
 }
 
-/* Decodes the bitset payload [p, p + words*8) of a block starting at `first` into docs. */
+/* Bits set in w (the baseline target has no POPCNT; a library call was slower). */
+static inline uint32_t popcount64(uint64_t w)
+{
+    w -= (w >> 1) & UINT64_C(0x5555555555555555);
+    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+/* Decodes the bitset payload [p, p + words*8) of a block starting at `first` into docs. Each
+ * word's bits are counted first, so the loop over them carries no bound check. */
 static bool decode_bitset(sc_postings *p, const uint8_t *q, uint64_t span, uint32_t first)
 {
     uint64_t n_words = (span + 63) / 64;
@@ -112,10 +122,13 @@ static bool decode_bitset(sc_postings *p, const uint8_t *q, uint64_t span, uint3
         if (w == n_words - 1 && span % 64)
             if (word >> (span % 64))
                 return false;
+        uint32_t c = popcount64(word);
+        if (c > SC_POSTINGS_BLOCK - n)
+            return false;
+        uint32_t *out = p->docs + n, b = first + (uint32_t)w * 64;
+        n += c;
         while (word) {
-            if (n == SC_POSTINGS_BLOCK)
-                return false;
-            p->docs[n++] = first + (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(word));
+            *out++ = b + (uint32_t)__builtin_ctzll(word);
             word &= word - 1;
         }
     }
@@ -557,15 +570,6 @@ void sc_postings_into_bitset(sc_postings *p, uint32_t upto, sc_bitset *bs, uint3
         }
         enter_block(p, k);
     }
-}
-
-/* Bits set in w (the baseline target has no POPCNT; a library call was slower). */
-static inline uint32_t popcount64(uint64_t w)
-{
-    w -= (w >> 1) & UINT64_C(0x5555555555555555);
-    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
-    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-    return (uint32_t)((w * UINT64_C(0x0101010101010101)) >> 56);
 }
 
 /* If full block k is a bitset block, tests the candidates cand[*i..] up to its last doc
