@@ -1,9 +1,9 @@
 /* A conjunction of terms driven by postings blocks (internal.h): the rarest term's docs, 128 at
  * a time, are probed in each other term in bulk (sc_postings_filter: skip tables, bitset blocks
- * answered from their bits, a branch-free search inside decoded blocks), and the survivors are
- * scored in one loop. Used by exact counts and by exhaustive top-k collection, where it replaces
- * the iterator-level leapfrog (two virtual calls per candidate and clause) and the window
- * bitsets (every doc of every clause scattered into bits). */
+ * answered from their bits, branch-free searches or a byte map inside decoded blocks), and the
+ * survivors are scored in one loop. Used by exact counts (count.c; also the ANDed windows over
+ * the same cursors) and by top-k collection (searcher.c), where it replaces the iterator-level
+ * leapfrog (virtual calls per candidate and clause) and scoring every doc of every clause. */
 #include <string.h>
 
 #include "base/bitset.h"
