@@ -1,9 +1,10 @@
 /* Conjunctions of terms against a brute-force model (src/search/conj_terms.c, count.c and the
  * conjunction collectors of searcher.c): two segments of random docs with terms from 90% down
- * to 0.3% of the docs (bitset, packed and tail blocks), every pair and some triples, must and
- * filter clauses, without and with deletes; exact counts (sc_search_count), top 10 with an exact
- * total, and top 10 with the default bounded total (block-max pruning) must equal the model's
- * counts, docs and BM25 scores (Lucene's formula, double sums). Seeded (seed printed). */
+ * to 0.3% of the docs (bitset, packed and tail blocks) in a text field and a keyword field (no
+ * freqs, no norms), every pair and some triples, must and filter clauses, without and with
+ * deletes; exact counts (sc_search_count), top 10 with an exact total, and top 10 with the
+ * default bounded total must equal the model's counts, docs and BM25 scores (Lucene's formula,
+ * double sums). Seeded (seed printed). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,15 +54,22 @@ static int setup(void **state)
                 toks[n] = (sc_index_token){sc_slice_cstr("zz"), n};
             if (n == 0)
                 toks[n++] = (sc_index_token){sc_slice_cstr("zz"), 0};
-            sc_index_field f = {.name = sc_slice_cstr("body"),
-                                .kind = SC_FIELD_TEXT,
-                                .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS,
-                                .tokens = toks,
-                                .n_tokens = n,
-                                .length = n};
+            /* a keyword field with the same terms (no freqs, no norms) */
+            sc_index_token ktoks[T];
+            uint32_t nk = 0;
+            for (int t = 0; t < T; t++)
+                if (freq[t][d])
+                    ktoks[nk++] = (sc_index_token){sc_slice_cstr(names[t]), 0};
+            sc_index_field f[2] = {{.name = sc_slice_cstr("body"),
+                                    .kind = SC_FIELD_TEXT,
+                                    .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS,
+                                    .tokens = toks,
+                                    .n_tokens = n,
+                                    .length = n},
+                                   fx_keyword("tag", 0, ktoks, nk)};
             char id[16];
             snprintf(id, sizeof id, "%u", d);
-            if (fx_add(b, id, &f, 1) != 0)
+            if (fx_add(b, id, f, 2) != 0)
                 return -1;
         }
         if (fx_write(b, dir, s, &segs[s]) != 0)
@@ -100,20 +108,25 @@ static int cmp_ref(const void *a, const void *b)
 
 static ref_hit ref[N_SEG * PER];
 
+/* A clause names term t of body, or of the keyword field tag when t >= TAG. */
+#define TAG 100
+#define TERM(c) ((c) % TAG)
+#define FIELD(c) ((c) >= TAG ? "tag" : "body")
+
 /* The model: matching live docs with their scores (musts score, filters do not), sorted. */
 static size_t model(const int *must, size_t n_must, const int *filter, size_t n_filter)
 {
     sc_bm25 bm[T];
-    sc_bm25_field_stats fs = {0, 0};
-    for (int s = 0; s < N_SEG; s++) {
-        const sc_field_info *f = sc_segment_field(segs[s], sc_slice_cstr("body"));
-        fs.doc_count += f->doc_count;
-        fs.sum_total_term_freq += f->sum_total_term_freq;
-    }
     for (size_t i = 0; i < n_must; i++) {
+        sc_bm25_field_stats fs = {0, 0};
+        for (int s = 0; s < N_SEG; s++) {
+            const sc_field_info *f = sc_segment_field(segs[s], sc_slice_cstr(FIELD(must[i])));
+            fs.doc_count += f->doc_count;
+            fs.sum_total_term_freq += f->sum_total_term_freq;
+        }
         uint64_t df = 0;
         for (uint32_t d = 0; d < N_SEG * PER; d++)
-            df += freq[must[i]][d] > 0;
+            df += freq[TERM(must[i])][d] > 0;
         sc_bm25_init(&bm[i], 1.0f, sc_bm25_idf(df, fs.doc_count), &fs);
     }
     size_t n = 0;
@@ -123,16 +136,19 @@ static size_t model(const int *must, size_t n_must, const int *filter, size_t n_
             continue;
         bool ok = true;
         for (size_t i = 0; i < n_must && ok; i++)
-            ok = freq[must[i]][d] > 0;
+            ok = freq[TERM(must[i])][d] > 0;
         for (size_t i = 0; i < n_filter && ok; i++)
-            ok = freq[filter[i]][d] > 0;
+            ok = freq[TERM(filter[i])][d] > 0;
         if (!ok)
             continue;
         const uint8_t *norms =
             sc_segment_norms(segs[s], sc_segment_field(segs[s], sc_slice_cstr("body")));
         double sum = 0;
-        for (size_t i = 0; i < n_must; i++)
-            sum += sc_bm25_score(&bm[i], (float)freq[must[i]][d], norms[local]);
+        for (size_t i = 0; i < n_must; i++) {
+            bool tag = must[i] >= TAG; /* keyword: freq 1, no norms (norm byte 1) */
+            sum += sc_bm25_score(&bm[i], tag ? 1.0f : (float)freq[TERM(must[i])][d],
+                                 tag ? 1 : norms[local]);
+        }
         ref[n++] = (ref_hit){d, (float)sum};
     }
     qsort(ref, n, sizeof *ref, cmp_ref);
@@ -146,13 +162,13 @@ static void check(const int *must, size_t n_must, const int *filter, size_t n_fi
     sc_query *q = sc_query_bool(&a);
     for (size_t i = 0; i < n_must; i++)
         assert_int_equal(sc_query_bool_add(&a, q, SC_OCCUR_MUST,
-                                           sc_query_term(&a, sc_slice_cstr("body"),
-                                                         sc_slice_cstr(names[must[i]]))),
+                                           sc_query_term(&a, sc_slice_cstr(FIELD(must[i])),
+                                                         sc_slice_cstr(names[TERM(must[i])]))),
                          SC_OK);
     for (size_t i = 0; i < n_filter; i++)
         assert_int_equal(sc_query_bool_add(&a, q, SC_OCCUR_FILTER,
-                                           sc_query_term(&a, sc_slice_cstr("body"),
-                                                         sc_slice_cstr(names[filter[i]]))),
+                                           sc_query_term(&a, sc_slice_cstr(FIELD(filter[i])),
+                                                         sc_slice_cstr(names[TERM(filter[i])]))),
                          SC_OK);
     size_t n = model(must, n_must, filter, n_filter);
     sc_search_options o;
@@ -194,6 +210,14 @@ static void check_all(void)
             int m[2] = {i, j};
             check(m, 2, NULL, 0);
             check(&m[1], 1, &m[0], 1); /* a scoring must and a filter */
+        }
+    /* the keyword field: terms without freqs and norms, alone and beside text terms */
+    for (int i = 0; i < T; i++)
+        for (int j = i + 1; j < T; j++) {
+            int m[2] = {TAG + i, TAG + j}, mixed[2] = {i, TAG + j};
+            check(m, 2, NULL, 0);
+            check(mixed, 2, NULL, 0);
+            check(&mixed[0], 1, &mixed[1], 1);
         }
     static const int triples[][3] = {{0, 1, 2}, {0, 2, 4}, {1, 3, 5}, {0, 0 + 1, 6}, {2, 3, 4}};
     for (size_t k = 0; k < sizeof triples / sizeof triples[0]; k++) {
