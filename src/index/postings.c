@@ -63,6 +63,7 @@ static inline uint64_t block_data(const sc_postings *p, uint32_t k)
 void sc_postings_init(sc_postings *p)
 {
     memset(p, 0, offsetof(sc_postings, docs));
+    p->filter_floor = 0;
     p->doc = SC_POSTINGS_END;
     p->exhausted = true;
 }
@@ -89,6 +90,7 @@ sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_fiel
     p->has_positions = f->kind == SC_FIELD_TEXT && (f->flags & SC_FIELD_POSITIONS);
     p->block = UINT32_MAX;
     p->shallow = 0;
+    p->filter_floor = 0;
     p->n_in_block = 0;
     p->i = 0;
     p->started = false;
@@ -686,10 +688,10 @@ static inline uint32_t lower_bound_128(const uint32_t *docs, uint32_t c)
 }
 
 size_t sc_postings_filter(sc_postings *p, const uint32_t *cand, size_t n, uint32_t *keep,
-                          uint32_t *freqs)
+                          uint32_t *freqs, bool only_filter)
 {
     size_t m = 0, i = 0;
-    uint32_t kfloor = 0; /* blocks below were answered from their bits, undecoded */
+    uint32_t kfloor = p->filter_floor; /* blocks below were answered from their bits */
     while (i < n && !p->exhausted) {
         uint32_t c = cand[i];
         if (!p->started || p->docs[p->n_in_block - 1] < c) {
@@ -701,10 +703,13 @@ size_t sc_postings_filter(sc_postings *p, const uint32_t *cand, size_t n, uint32
                 break;
             }
             /* a bitset block answers from its bits, unless the last candidate is in it or
-             * past it: the cursor must end on a decoded block */
-            if (p->skip && cand[n - 1] > skip_last(p, k) &&
+             * past it and the cursor must end on a decoded block (the decode was 15% of
+             * and_high_low counts on dense bitset terms) */
+            if (p->skip && (only_filter || cand[n - 1] > skip_last(p, k)) &&
                 probe_bitset_block(p, k, cand, n, &i, keep, freqs, &m)) {
-                kfloor = k + 1;
+                /* later candidates are past block k, but the next call's may still be in
+                 * it when this call's last one was */
+                kfloor = i < n ? k + 1 : k;
                 continue;
             }
             if (enter_block(p, k) == SC_POSTINGS_END)
@@ -765,6 +770,7 @@ size_t sc_postings_filter(sc_postings *p, const uint32_t *cand, size_t n, uint32
         p->i = j;
         p->doc = p->docs[j];
     }
+    p->filter_floor = kfloor;
     return p->status == SC_OK ? m : 0;
 }
 

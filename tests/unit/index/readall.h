@@ -45,8 +45,9 @@ static inline sc_status t_read_postings(const sc_segment *seg, const sc_field_in
     uint32_t d = sc_postings_advance(p, n_docs / 2 + 3);
     if (d != SC_POSTINGS_END)
         sc_postings_into_bitset(p, n_docs, bs, 0);
-    /* a conjunction's probes: every third doc, 100 at a time, with and without freqs */
-    for (int with_freqs = 0; with_freqs < 2; with_freqs++) {
+    /* a conjunction's probes: every third doc, 100 at a time, with and without freqs, the
+     * cursor positioned after each call or not (only_filter) */
+    for (int mode = 0; mode < 4; mode++) {
         if (sc_postings_reset(p, seg, f, ti, 0) != SC_OK)
             return SC_ECORRUPT;
         uint32_t c = 0;
@@ -55,9 +56,9 @@ static inline sc_status t_read_postings(const sc_segment *seg, const sc_field_in
             size_t n = 0;
             for (; n < 100 && c < n_docs; c += 3)
                 cand[n++] = c;
-            size_t m = sc_postings_filter(p, cand, n, keep, with_freqs ? fr : NULL);
+            size_t m = sc_postings_filter(p, cand, n, keep, mode & 1 ? fr : NULL, mode >= 2);
             for (size_t i = 0; i < m; i++)
-                *acc += cand[keep[i]] + (with_freqs ? fr[i] : 0);
+                *acc += cand[keep[i]] + (mode & 1 ? fr[i] : 0);
         }
         if (sc_postings_status(p) != SC_OK)
             return sc_postings_status(p);
