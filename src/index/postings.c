@@ -690,8 +690,11 @@ static inline uint32_t lower_bound_128(const uint32_t *docs, uint32_t c)
     return (uint32_t)(b - docs);
 }
 
-size_t sc_postings_filter(sc_postings *p, const uint32_t *cand, size_t n, uint32_t *keep,
-                          uint32_t *freqs, bool only_filter)
+/* Aligned to 64 bytes: a 32-byte shift of this function (an unrelated edit above it) made
+ * and_high_* TOP_10_COUNT 10% slower, through where its inner loops fell in the fetch blocks. */
+__attribute__((aligned(64))) size_t sc_postings_filter(sc_postings *p, const uint32_t *cand,
+                                                       size_t n, uint32_t *keep, uint32_t *freqs,
+                                                       bool only_filter)
 {
     size_t m = 0, i = 0;
     uint32_t kfloor = p->filter_floor; /* blocks below were answered from their bits */
