@@ -16,49 +16,14 @@
 #include "base/varint.h"
 #include "index/bitpack.h"
 #include "index/internal.h"
-
-static inline uint32_t skip_last(const sc_postings *p, uint32_t k)
-{
-    return sc__ld32(p->skip + (size_t)k * SC__SKIP_BYTES);
-}
-static inline uint32_t skip_block_off(const sc_postings *p, uint32_t k)
-{
-    return p->skip ? sc__ld32(p->skip + (size_t)k * SC__SKIP_BYTES + 4) : 0;
-}
-static inline uint32_t skip_pos_off(const sc_postings *p, uint32_t k)
-{
-    return p->skip ? sc__ld32(p->skip + (size_t)k * SC__SKIP_BYTES + 8) : 0;
-}
-
-/* Absolute offset of block k's doc data: past its impacts prefix (imp_len:varint + bytes) in
- * fields with freqs. p->base_len when out of the file (every caller treats that as corrupt). */
-static inline uint64_t block_data(const sc_postings *p, uint32_t k)
-{
-    uint64_t start = p->blocks_off + skip_block_off(p, k);
-    if (start >= p->base_len)
-        return p->base_len;
-    if (!p->has_freqs)
-        return start;
-    const uint8_t *q = p->base + start, *end = p->base + p->base_len;
-    uint64_t len;
-    if (sc_varint_get(&q, end, &len) != SC_OK || len >= (uint64_t)(end - q))
-        return p->base_len;
-    return (uint64_t)(q - p->base) + len;
-}
+#include "index/postings_impl.h"
 
 void sc_postings_init(sc_postings *p)
 {
     memset(p, 0, offsetof(sc_postings, docs));
+    p->filter_floor = 0;
     p->doc = SC_POSTINGS_END;
     p->exhausted = true;
-}
-
-static uint32_t fail(sc_postings *p)
-{
-    p->status = SC_ECORRUPT;
-    p->exhausted = true;
-    p->doc = SC_POSTINGS_END;
-    return SC_POSTINGS_END;
 }
 
 sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_field_info *f,
@@ -75,6 +40,7 @@ sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_fiel
     p->has_positions = f->kind == SC_FIELD_TEXT && (f->flags & SC_FIELD_POSITIONS);
     p->block = UINT32_MAX;
     p->shallow = 0;
+    p->filter_floor = 0;
     p->n_in_block = 0;
     p->i = 0;
     p->started = false;
@@ -99,7 +65,8 @@ sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_fiel
     return SC_OK;
 }
 
-/* Decodes the bitset payload [p, p + words*8) of a block starting at `first` into docs. */
+/* Decodes the bitset payload [p, p + words*8) of a block starting at `first` into docs. Each
+ * word's bits are counted first, so the loop over them carries no bound check. */
 static bool decode_bitset(sc_postings *p, const uint8_t *q, uint64_t span, uint32_t first)
 {
     uint64_t n_words = (span + 63) / 64;
@@ -109,17 +76,20 @@ static bool decode_bitset(sc_postings *p, const uint8_t *q, uint64_t span, uint3
         if (w == n_words - 1 && span % 64)
             if (word >> (span % 64))
                 return false;
+        uint32_t c = popcount64(word);
+        if (c > SC_POSTINGS_BLOCK - n)
+            return false;
+        uint32_t *out = p->docs + n, b = first + (uint32_t)w * 64;
+        n += c;
         while (word) {
-            if (n == SC_POSTINGS_BLOCK)
-                return false;
-            p->docs[n++] = first + (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(word));
+            *out++ = b + (uint32_t)__builtin_ctzll(word);
             word &= word - 1;
         }
     }
     return n == SC_POSTINGS_BLOCK && p->docs[0] == first;
 }
 
-static bool decode_block(sc_postings *p, uint32_t k)
+bool sc__postings_decode_block(sc_postings *p, uint32_t k)
 {
     /* without a skip table (one tail block) the segment's doc count bounds the last doc */
     uint32_t last = p->skip ? skip_last(p, k) : p->n_docs_seg - 1;
@@ -137,7 +107,7 @@ static bool decode_block(sc_postings *p, uint32_t k)
         uint8_t hdr = *q++;
         unsigned kind = hdr >> 6, width = hdr & 63;
         uint64_t gap;
-        if (sc_varint_get(&q, end, &gap) != SC_OK || base_first + gap > last)
+        if (varint(&q, end, &gap) != SC_OK || base_first + gap > last)
             return false;
         uint32_t first = (uint32_t)(base_first + gap);
         if (kind == SC__BLOCK_PACKED) {
@@ -213,51 +183,17 @@ static bool decode_block(sc_postings *p, uint32_t k)
     return true;
 }
 
-static bool decode_freqs(sc_postings *p)
-{
-    const uint8_t *q = p->base + p->freq_off, *end = p->base + p->base_len;
-    if (p->freq_kind == 0) {
-        if (q >= end)
-            return false;
-        unsigned w = *q++;
-        if (w > 32 || (size_t)(end - q) < sc_bitpack_bytes(w))
-            return false;
-        sc_bitpack_unpack(q, w, p->freqs);
-        for (uint32_t i = 0; i < SC_POSTINGS_BLOCK; i++)
-            p->freqs[i] += 1;
-    } else {
-        return false; /* tail freqs are decoded with the docs: never reached */
-    }
-    p->freqs_decoded = true;
-    return true;
-}
-
-/* Moves to block k's first doc. */
-static uint32_t enter_block(sc_postings *p, uint32_t k)
-{
-    if (k >= p->n_blocks) {
-        p->exhausted = true;
-        p->doc = SC_POSTINGS_END;
-        return SC_POSTINGS_END;
-    }
-    if (!decode_block(p, k))
-        return fail(p);
-    p->started = true;
-    p->doc = p->docs[0];
-    return p->doc;
-}
-
 uint32_t sc_postings_next(sc_postings *p)
 {
     if (p->exhausted)
         return SC_POSTINGS_END;
     if (!p->started)
-        return enter_block(p, 0);
+        return sc__postings_enter_block(p, 0);
     if (p->i + 1 < p->n_in_block) {
         p->doc = p->docs[++p->i];
         return p->doc;
     }
-    return enter_block(p, p->block + 1);
+    return sc__postings_enter_block(p, p->block + 1);
 }
 
 static inline uint32_t skip2_last(const sc_postings *p, uint32_t g)
@@ -317,7 +253,7 @@ static uint32_t find_block2(const sc_postings *p, uint32_t from, uint32_t target
 }
 
 /* First block >= from whose last doc >= target (n_blocks if none). */
-static uint32_t find_block(const sc_postings *p, uint32_t from, uint32_t target)
+uint32_t sc__postings_find_block(const sc_postings *p, uint32_t from, uint32_t target)
 {
     uint32_t n = p->n_blocks;
     if (from >= n || !p->skip || skip_last(p, from) >= target)
@@ -361,8 +297,8 @@ uint32_t sc_postings_advance(sc_postings *p, uint32_t target)
         return sc_postings_next(p);
     uint32_t i;
     if (!p->started || p->docs[p->n_in_block - 1] < target) {
-        uint32_t k = find_block(p, p->started ? p->block + 1 : 0, target);
-        if (enter_block(p, k) == SC_POSTINGS_END)
+        uint32_t k = sc__postings_find_block(p, p->started ? p->block + 1 : 0, target);
+        if (sc__postings_enter_block(p, k) == SC_POSTINGS_END)
             return SC_POSTINGS_END;
         if (p->docs[p->n_in_block - 1] < target) {
             /* only without a skip table: the block was entered blind */
@@ -385,8 +321,8 @@ uint32_t sc_postings_freq(sc_postings *p)
 {
     if (!p->has_freqs || p->exhausted || !p->started)
         return 1;
-    if (!p->freqs_decoded && !decode_freqs(p)) {
-        fail(p);
+    if (!p->freqs_decoded && !sc__postings_decode_freqs(p)) {
+        sc__postings_fail(p);
         return 1;
     }
     return p->freqs[p->i];
@@ -407,8 +343,8 @@ size_t sc_postings_next_batch(sc_postings *p, uint32_t *docs, uint32_t *freqs, s
                 for (size_t j = 0; j < take; j++)
                     freqs[n + j] = 1;
             } else {
-                if (!p->freqs_decoded && !decode_freqs(p)) {
-                    fail(p);
+                if (!p->freqs_decoded && !sc__postings_decode_freqs(p)) {
+                    sc__postings_fail(p);
                     return n;
                 }
                 memcpy(freqs + n, p->freqs + p->i, take * sizeof(uint32_t));
@@ -419,107 +355,6 @@ size_t sc_postings_next_batch(sc_postings *p, uint32_t *docs, uint32_t *freqs, s
         p->doc = p->docs[p->i];
     }
     return n;
-}
-
-static inline void set_docs(const uint32_t *docs, uint32_t from, uint32_t to, sc_bitset *bs,
-                            uint32_t base)
-{
-    uint64_t *words = bs->words;
-    if (docs[to - 1] - docs[from] == to - 1 - from) {
-        sc_bitset_set_range(bs, docs[from] - base, (size_t)docs[to - 1] - base + 1);
-        return;
-    }
-    for (uint32_t i = from; i < to; i++) {
-        uint32_t d = docs[i] - base;
-        words[d >> 6] |= UINT64_C(1) << (d & 63);
-    }
-}
-
-/* Adds every doc of full block k (k >= 1, entirely below the caller's upto) to the bitset
- * without decoding it into docs[] when it is a run (one range) or a bitset (shifted word ORs);
- * packed and tail blocks are decoded. Same validation as decode_block. */
-static bool bulk_block(sc_postings *p, uint32_t k, sc_bitset *bs, uint32_t base)
-{
-    uint32_t last = skip_last(p, k), prev_last = skip_last(p, k - 1);
-    bool full = k + 1 < p->n_blocks || p->doc_freq % SC_POSTINGS_BLOCK == 0;
-    uint64_t start = block_data(p, k);
-    if (full && last > prev_last && last < p->n_docs_seg && start + 2 <= p->base_len) {
-        const uint8_t *q = p->base + start, *end = p->base + p->base_len;
-        unsigned kind = q[0] >> 6;
-        q++;
-        uint64_t gap;
-        if (kind != SC__BLOCK_PACKED) {
-            if (sc_varint_get(&q, end, &gap) != SC_OK || (uint64_t)prev_last + 1 + gap > last)
-                return false;
-            uint32_t first = prev_last + 1 + (uint32_t)gap;
-            if (first < base)
-                return false;
-            if (kind == SC__BLOCK_RUN) {
-                if (last - first != SC_POSTINGS_BLOCK - 1)
-                    return false;
-                sc_bitset_set_range(bs, first - base, (size_t)last - base + 1);
-                return true;
-            }
-            if (kind == SC__BLOCK_BITSET) {
-                uint64_t span = (uint64_t)last - first + 1, n_words = (span + 63) / 64;
-                if ((uint64_t)(end - q) < n_words * 8)
-                    return false;
-                unsigned sh = (first - base) & 63, pop = 0;
-                size_t wi = (first - base) >> 6;
-                for (uint64_t j = 0; j < n_words; j++) {
-                    uint64_t w = sc__ld64(q + 8 * j);
-                    if (j == n_words - 1 && span % 64 && (w >> (span % 64)))
-                        return false;
-                    pop += (unsigned)__builtin_popcountll(w);
-                    bs->words[wi + j] |= w << sh;
-                    if (sh && (w >> (64 - sh)))
-                        bs->words[wi + j + 1] |= w >> (64 - sh);
-                }
-                /* first and last set; 128 bits */
-                return pop == SC_POSTINGS_BLOCK && (q[0] & 1) &&
-                       ((sc__ld64(q + 8 * ((span - 1) / 64)) >> ((span - 1) % 64)) & 1);
-            }
-            return false;
-        }
-    }
-    if (!decode_block(p, k))
-        return false;
-    if (p->docs[0] < base)
-        return false;
-    set_docs(p->docs, 0, p->n_in_block, bs, base);
-    return true;
-}
-
-void sc_postings_into_bitset(sc_postings *p, uint32_t upto, sc_bitset *bs, uint32_t base)
-{
-    if (!p->started && sc_postings_next(p) == SC_POSTINGS_END)
-        return;
-    while (!p->exhausted && p->doc < upto) {
-        uint32_t i = p->i, n = p->n_in_block;
-        if (p->docs[i] < base) {
-            fail(p); /* caller contract broken: never write below the window */
-            return;
-        }
-        if (p->docs[n - 1] >= upto) {
-            uint32_t j = i;
-            while (p->docs[j] < upto)
-                j++;
-            set_docs(p->docs, i, j, bs, base);
-            p->i = j;
-            p->doc = p->docs[j];
-            return;
-        }
-        set_docs(p->docs, i, n, bs, base);
-        /* whole blocks below upto go straight from the file into the set */
-        uint32_t k = p->block + 1;
-        for (; k < p->n_blocks && skip_last(p, k) < upto; k++) {
-            if (!bulk_block(p, k, bs, base)) {
-                fail(p);
-                return;
-            }
-        }
-        enter_block(p, k);
-    }
 }
 
 /* Whether block k is a run starting right after block k-1's last doc; its last doc in *last. */
@@ -604,7 +439,7 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
         for (uint32_t j = 0; j < p->n_in_block; j++)
             total += p->freqs[j];
         if (total >= UINT32_MAX || p->pos_start > p->base_len) {
-            fail(p);
+            sc__postings_fail(p);
             return 0;
         }
         p->pos_total = (uint32_t)total;
@@ -619,7 +454,7 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
     size_t n = 0;
     for (uint32_t j = 0; j < freq; j++, g++) {
         if (p->pos_dec != g / SC_POSTINGS_BLOCK + 1 && !load_pos_block(p, g / SC_POSTINGS_BLOCK)) {
-            fail(p);
+            sc__postings_fail(p);
             return 0;
         }
         pos += p->pos_buf[g % SC_POSTINGS_BLOCK];
@@ -654,8 +489,8 @@ uint32_t sc_postings_advance_shallow(sc_postings *p, uint32_t target)
          * is not positioned yet (next() enters block 0 again) */
         if (p->exhausted && p->block != 0)
             return SC_POSTINGS_END;
-        if (p->block != 0 && !decode_block(p, 0)) {
-            fail(p);
+        if (p->block != 0 && !sc__postings_decode_block(p, 0)) {
+            sc__postings_fail(p);
             return SC_POSTINGS_END;
         }
         uint32_t last = p->docs[p->n_in_block - 1];
@@ -665,7 +500,7 @@ uint32_t sc_postings_advance_shallow(sc_postings *p, uint32_t target)
     uint32_t from = p->shallow;
     if (from < p->n_blocks && from > 0 && skip_last(p, from - 1) >= target)
         from = 0; /* a target behind the shallow pointer: search from the start */
-    uint32_t k = find_block(p, from, target);
+    uint32_t k = sc__postings_find_block(p, from, target);
     if (k >= p->n_blocks)
         return SC_POSTINGS_END;
     p->shallow = k;

@@ -29,6 +29,27 @@ static uint64_t count_windows(sc_doc_iter *it, uint32_t n_docs, sc_bitset *win,
     return n;
 }
 
+/* Counts a conjunction of terms block by block (conj_terms.c); live docs (may be NULL) and
+ * the cancel token are checked per batch of 128 lead docs. */
+static uint64_t count_conj_terms(sc__conj_terms *ct, const sc_bitset *live, sc_cancel_token *cancel)
+{
+    uint32_t docs[SC_POSTINGS_BLOCK];
+    uint64_t n = 0;
+    uint32_t n_batches = 0;
+    size_t m;
+    while (sc__conj_terms_next(ct, docs, NULL, &m)) {
+        if (live) {
+            for (size_t k = 0; k < m; k++)
+                n += sc_bitset_test(live, docs[k]);
+        } else {
+            n += m;
+        }
+        if (cancel && sc_cancel_token_check(cancel, (++n_batches & 31) == 0))
+            break;
+    }
+    return n;
+}
+
 sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
                           sc_arena *a, sc_search_result *res)
 {
@@ -40,7 +61,8 @@ sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_sear
     sc_bitset win;
     win.words = sc_arena_alloc(a, 65 * sizeof(uint64_t));
     win.n_bits = 4096;
-    if (!win.words)
+    uint64_t *win2 = sc_arena_alloc(a, 65 * sizeof(uint64_t));
+    if (!win.words || !win2)
         return sc__search_oom(&ctx);
     uint64_t total = 0;
     for (size_t si = 0; si < s->n_segs; si++) {
@@ -80,6 +102,20 @@ sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_sear
         }
         sc_doc_iter *it;
         SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
+        sc__conj_terms *ct = it ? sc__conj_terms_new(a, it, false) : NULL;
+        if (ct) {
+            /* probing the lead's docs in the others beat the window bitsets once the
+             * second clause is at least 5 times as frequent and the lead is sparse (below
+             * 1 doc in 8) (and_high_* at 1M docs: up to 2.2x faster there, up to 1.8x
+             * slower at ratios below 4, and on dense leads) */
+            const sc_bitset *live = deletes ? ss->live : NULL;
+            uint64_t lead = sc__conj_terms_cost(ct, 0);
+            if (sc__conj_terms_cost(ct, 1) >= 5 * lead && lead * 8 < n_docs)
+                total += count_conj_terms(ct, live, o->cancel);
+            else
+                total += sc__conj_terms_count_windows(ct, n_docs, live, win.words, win2, o->cancel);
+            continue;
+        }
         it = sc__search_wrap_segment(&ctx, it, si);
         if (it)
             total += count_windows(it, n_docs, &win, o->cancel);

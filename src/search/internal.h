@@ -89,6 +89,35 @@ bool sc__iter_disjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***childre
 bool sc__iter_conjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***children,
                                          const bool **scoring, size_t *n);
 
+/* The cursor, BM25 (NULL: not scoring) and norms (may be NULL) of an unpositioned term
+ * iterator, or NULL for other kinds and positioned terms. bm25/norms may be NULL. The caller
+ * may then move the cursor itself (the iterator is not used any more). */
+sc_postings *sc__iter_term_cursor(sc_doc_iter *it, const sc_bm25 **bm25, const uint8_t **norms);
+
+/* A conjunction of terms driven block by block (conj_terms.c): the rarest term's docs, 128 at
+ * a time, probed in bulk in the others (sc_postings_filter), the survivors scored in one loop
+ * with the conjunction's sums (double, in its child order). */
+typedef struct sc__conj_terms sc__conj_terms;
+/* NULL unless `it` is an unpositioned conjunction of >= 2 unpositioned term iterators (or on
+ * arena exhaustion). Takes over their cursors: `it` must not be used afterwards. Scores are
+ * computed only when `scores`. Term leaves' cancel checks are bypassed: the caller checks its
+ * token between batches. */
+sc__conj_terms *sc__conj_terms_new(sc_arena *a, sc_doc_iter *it, bool scores);
+/* doc_freq of clause i in cost order (0 = the lead), 0 past the last. */
+uint64_t sc__conj_terms_cost(const sc__conj_terms *ct, size_t i);
+/* The matches among the lead's next (up to) 128 docs into docs (and their scores when the
+ * conjunction scores and `scores` is non-NULL), *n_out of them (possibly 0); false once the
+ * conjunction is exhausted (*n_out then 0). Live docs are the caller's. */
+bool sc__conj_terms_next(sc__conj_terms *ct, uint32_t *docs, float *scores, size_t *n_out);
+
+/* Counts the conjunction (unused, as from sc__conj_terms_new(.., false)) in 4,096-doc windows
+ * instead: each clause's docs of the window into a bitset in bulk (sc_postings_into_bitset),
+ * ANDed, ANDed with `live` (NULL: no deletes), popcounted; the next window starts at the
+ * furthest cursor. For clauses of similar frequency (the lead's batches probe one doc in a
+ * few). acc and tmp: scratch of 65 words each. The token is checked per window. */
+uint64_t sc__conj_terms_count_windows(sc__conj_terms *ct, uint32_t n_docs, const sc_bitset *live,
+                                      uint64_t *acc, uint64_t *tmp, sc_cancel_token *cancel);
+
 /* Writes an error message into ctx->res->error and returns st. */
 /* Shared by the searcher's drivers (searcher.c, count.c): context setup, the out-of-memory
  * and corrupt-field errors, live-docs + cancel wrapping of a segment's iterator, and the

@@ -1,6 +1,7 @@
 /* Leaf iterator kinds (term postings, all docs, bitset, constant score) and the counted generic
  * fallbacks (search/iter.h). Wrappers and the cancel token are in iter_wrap.c. */
 #include "search/iter.h"
+#include "search/internal.h"
 
 #include <string.h>
 
@@ -288,6 +289,18 @@ sc_doc_iter *sc_iter_term(sc_arena *a, const sc_postings *cursor, const sc_bm25 
     if (bm25)
         t->max_all = impact_score(t, sc_postings_term_impact(&t->p));
     return &t->base;
+}
+
+sc_postings *sc__iter_term_cursor(sc_doc_iter *it, const sc_bm25 **bm25, const uint8_t **norms)
+{
+    if (it->ops != &term_ops || it->positioned)
+        return NULL;
+    term_iter *t = (term_iter *)it;
+    if (bm25)
+        *bm25 = t->bm25;
+    if (norms)
+        *norms = t->norms;
+    return &t->p;
 }
 
 /* ---- constant-score kinds: shared parts ------------------------------------------------- */

@@ -855,6 +855,43 @@ static sc_status collect_conjunction(sc__search_ctx *ctx, collector *c, sc_doc_i
     return SC_OK;
 }
 
+/* Whether `it` is a conjunction of terms that collect_conj_terms runs faster than
+ * collect_conjunction; *ct then drives it. */
+static bool conj_terms_pays(sc__search_ctx *ctx, sc_doc_iter *it, size_t seg_i, sc__conj_terms **ct)
+{
+    *ct = sc__conj_terms_new(ctx->a, it, true);
+    if (!*ct)
+        return false;
+    /* scoring only the matches (freqs decoded for blocks with one) beat scoring every doc
+     * of every clause unless the lead matches a third of the segment or more (and_high_* at 1M
+     * docs, TOP_10_COUNT: 1.1-3.6x faster; as_by, 44% and 47%: 0.83x) */
+    return sc__conj_terms_cost(*ct, 0) * 3 < sc_segment_n_docs(ctx->s->segs[seg_i].seg);
+}
+
+/* Exhaustive conjunction of terms, block by block (conj_terms.c): the matches among each
+ * batch of the rarest term's docs come scored; live docs per match, the cancel token per
+ * batch. */
+static void collect_conj_terms(sc__search_ctx *ctx, collector *c, sc__conj_terms *ct, size_t seg_i,
+                               uint64_t base)
+{
+    const sc_bitset *live = ctx->s->segs[seg_i].n_deleted ? ctx->s->segs[seg_i].live : NULL;
+    uint32_t docs[SC_POSTINGS_BLOCK];
+    float scores[SC_POSTINGS_BLOCK];
+    size_t n;
+    uint32_t n_batches = 0;
+    while (sc__conj_terms_next(ct, docs, scores, &n)) {
+        for (size_t k = 0; k < n; k++)
+            if (!live || sc_bitset_test(live, docs[k]))
+                offer(c, (uint32_t)seg_i, base, docs[k], scores[k]);
+        if (!c->t.k && c->total > c->track_n) {
+            c->pruning = true; /* counting only, and counted enough */
+            break;
+        }
+        if (ctx->o->cancel && sc_cancel_token_check(ctx->o->cancel, (++n_batches & 31) == 0))
+            break;
+    }
+}
+
 /* A lone range with a bounded total (Elasticsearch's default): the points count up to what is
  * still needed, stopping early, and a doc-values scan finds the first hits in doc order
  * (constant scores: later docs never beat them), so the range's doc ids are never all
@@ -933,9 +970,14 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
         sc_doc_iter **kids;
         const bool *kid_scoring;
         size_t n_kids;
+        sc__conj_terms *ct;
         if (it && c.track_n == UINT64_MAX &&
             sc__iter_disjunction_batch_children(it, &kids, &n_kids)) {
             SC_TRY(collect_disjunction(&ctx, &c, kids, n_kids, si, base));
+        } else if (it && conj_terms_pays(&ctx, it, si, &ct)) {
+            /* bounded totals too: visiting every match this way beat block-max pruning
+             * through the iterators (and_high_* TOP_10 at 1M docs) */
+            collect_conj_terms(&ctx, &c, ct, si, base);
         } else if (it && c.track_n == UINT64_MAX &&
                    sc__iter_conjunction_batch_children(it, &kids, &kid_scoring, &n_kids)) {
             SC_TRY(collect_conjunction(&ctx, &c, kids, kid_scoring, n_kids, si, base));

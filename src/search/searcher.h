@@ -62,15 +62,15 @@ typedef struct sc_search_hit {
 } sc_search_hit;
 
 typedef struct sc_search_result {
-    uint64_t total;         /* hits counted (see total_gte) */
-    bool total_gte;         /* relation "gte": more hits exist than `total` says */
-    bool total_tracked;     /* false when track_total_hits was false */
-    sc_search_hit *hits;    /* n_hits entries in the caller's arena, best first */
+    uint64_t total;      /* hits counted (see total_gte) */
+    bool total_gte;      /* relation "gte": more hits exist than `total` says */
+    bool total_tracked;  /* false when track_total_hits was false */
+    sc_search_hit *hits; /* n_hits entries in the caller's arena, best first */
     size_t n_hits;
-    float max_score;        /* of all hits seen (0 when none) */
-    bool timed_out;         /* the deadline passed: results are partial */
-    bool cancelled;         /* the token was cancelled: results are partial */
-    char error[256];        /* on failure: what went wrong, naming the limit or field */
+    float max_score; /* of all hits seen (0 when none) */
+    bool timed_out;  /* the deadline passed: results are partial */
+    bool cancelled;  /* the token was cancelled: results are partial */
+    char error[256]; /* on failure: what went wrong, naming the limit or field */
 } sc_search_result;
 
 /* Fills *o with defaults: size 10, from 0, track_total_hits 10,000, no cancel token. */
@@ -89,9 +89,10 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
                             sc_arena *a, sc_search_result *res) SC_MUST_USE;
 
 /* Counts matching live docs exactly, without scoring: doc freq for a single term when
- * nothing is deleted, 4,096-doc bitset windows with popcount otherwise (and leapfrog for
- * sparse conjunctions). res->total holds the count (total_gte false); hits are not filled.
- * Same errors as sc_search_execute. */
+ * nothing is deleted; a conjunction of terms by probing the rarest term's docs in the others
+ * in bulk (when the next is 5x as frequent) or by ANDed 4,096-doc windows; 4,096-doc bitset
+ * windows with popcount otherwise (and leapfrog for sparse conjunctions). res->total holds the
+ * count (total_gte false); hits are not filled. Same errors as sc_search_execute. */
 sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
                           sc_arena *a, sc_search_result *res) SC_MUST_USE;
 

@@ -45,6 +45,24 @@ static inline sc_status t_read_postings(const sc_segment *seg, const sc_field_in
     uint32_t d = sc_postings_advance(p, n_docs / 2 + 3);
     if (d != SC_POSTINGS_END)
         sc_postings_into_bitset(p, n_docs, bs, 0);
+    /* a conjunction's probes: every third doc, 100 at a time, with and without freqs, the
+     * cursor positioned after each call or not (only_filter) */
+    for (int mode = 0; mode < 4; mode++) {
+        if (sc_postings_reset(p, seg, f, ti, 0) != SC_OK)
+            return SC_ECORRUPT;
+        uint32_t c = 0;
+        while (c < n_docs) {
+            uint32_t cand[100], keep[100], fr[100];
+            size_t n = 0;
+            for (; n < 100 && c < n_docs; c += 3)
+                cand[n++] = c;
+            size_t m = sc_postings_filter(p, cand, n, keep, mode & 1 ? fr : NULL, mode >= 2);
+            for (size_t i = 0; i < m; i++)
+                *acc += cand[keep[i]] + (mode & 1 ? fr[i] : 0);
+        }
+        if (sc_postings_status(p) != SC_OK)
+            return sc_postings_status(p);
+    }
     if (sc_postings_reset(p, seg, f, ti, 0) != SC_OK)
         return SC_ECORRUPT;
     for (uint32_t t = 0; t < n_docs; t += 97) {
