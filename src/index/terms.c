@@ -68,30 +68,59 @@ static sc_status corrupt(sc_terms_iter *it)
     return SC_ECORRUPT;
 }
 
+/* sc_varint_get with values below 2^21 (one to three bytes: every term entry field of the
+ * 1M-doc benchmark corpus) decoded inline; longer ones and the last bytes of a block go the
+ * general way. */
+static inline bool vget(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+    const uint8_t *q = *p;
+    if (end - q >= 3) {
+        uint32_t b0 = q[0], b1 = q[1], b2 = q[2];
+        if (b0 < 0x80) {
+            *out = b0;
+            *p = q + 1;
+            return true;
+        }
+        if (b1 < 0x80) {
+            *out = (b0 & 0x7f) | (b1 << 7);
+            *p = q + 2;
+            return true;
+        }
+        if (b2 < 0x80) {
+            *out = (b0 & 0x7f) | ((b1 & 0x7f) << 7) | (b2 << 14);
+            *p = q + 3;
+            return true;
+        }
+    }
+    return sc_varint_get(p, end, out) == SC_OK;
+}
+
 /* Reads the entry at it->pos (within the current block) into term and info. */
 static sc_status read_entry(sc_terms_iter *it)
 {
     const uint8_t *p = it->tdata + it->pos, *end = it->tdata + it->block_end;
     uint64_t prefix, slen, df, extra = 0, post, posv = 0;
-    if (sc_varint_get(&p, end, &prefix) != SC_OK || sc_varint_get(&p, end, &slen) != SC_OK)
+    if (!vget(&p, end, &prefix) || !vget(&p, end, &slen))
         return corrupt(it);
     bool first = it->in_block == 0;
     if (prefix > it->term.len || (first && prefix != 0) || slen > (uint64_t)(end - p) ||
         prefix + slen > SC_TERM_MAX_BYTES)
         return corrupt(it);
     it->term.len = (size_t)prefix;
-    if (sc_vec_append(&it->term, p, (size_t)slen) != SC_OK) {
+    if (prefix + slen > it->term.cap && sc_vec_reserve(&it->term, (size_t)slen) != SC_OK) {
         it->status = SC_ENOMEM;
         return SC_ENOMEM;
     }
+    memcpy(it->term.ptr + prefix, p, (size_t)slen);
+    it->term.len = (size_t)(prefix + slen);
     p += slen;
-    if (sc_varint_get(&p, end, &df) != SC_OK || df == 0 || df > UINT32_MAX)
+    if (!vget(&p, end, &df) || df == 0 || df > UINT32_MAX)
         return corrupt(it);
-    if (has_freqs(it->field) && sc_varint_get(&p, end, &extra) != SC_OK)
+    if (has_freqs(it->field) && !vget(&p, end, &extra))
         return corrupt(it);
-    if (sc_varint_get(&p, end, &post) != SC_OK)
+    if (!vget(&p, end, &post))
         return corrupt(it);
-    if (has_pos(it->field) && sc_varint_get(&p, end, &posv) != SC_OK)
+    if (has_pos(it->field) && !vget(&p, end, &posv))
         return corrupt(it);
     sc_term_info *ti = &it->info;
     ti->doc_freq = (uint32_t)df;
@@ -207,8 +236,9 @@ sc_status sc_terms_intersect_start(sc_terms_iter *it, const sc_dfa *dfa)
 {
     it->dfa = dfa;
     it->states.len = 0;
-    if (sc_vec_push(&it->states, dfa->start) != SC_OK)
+    if (it->states.cap < 64 && sc_vec_reserve(&it->states, 64) != SC_OK)
         return SC_ENOMEM;
+    it->states.ptr[0] = dfa->start;
     it->valid_states = 0;
     it->seek.len = 0;
     it->block = UINT64_MAX;
@@ -240,40 +270,60 @@ static int next_live_prefix(sc_terms_iter *it, size_t d)
     return 0;
 }
 
+/* Steps the DFA over term[d..len) from state s, recording states[d + 1..]; stops early at a
+ * tame state (when `tame`) and returns the depth reached in *d; DEAD when it dies there. */
+static inline uint32_t walk(const sc_dfa *dfa, const uint8_t *term, size_t len, uint32_t *states,
+                            size_t *d, const uint8_t *tame)
+{
+    size_t i = *d;
+    uint32_t s = states[i];
+    for (; i < len; i++) {
+        if (tame && tame[s])
+            break;
+        s = sc_dfa_step(dfa, s, term[i]);
+        if (s == SC_DFA_DEAD)
+            break;
+        states[i + 1] = s;
+    }
+    *d = i;
+    return s;
+}
+
 sc_status sc_terms_next_match(sc_terms_iter *it, bool *has)
 {
     *has = false;
     const sc_dfa *dfa = it->dfa;
-    bool seek = false;
+    /* the suffix test applies once a term's prefix reaches a tame state */
+    const uint8_t *tame = dfa->suffix_len && dfa->tame ? dfa->tame : NULL;
+    bool fresh = false; /* the current term came from a seek and is not examined yet */
     for (;;) {
-        bool h;
-        if (seek) {
-            SC_TRY(sc_terms_seek_ceil(it, sc_slice_make(it->seek.ptr, it->seek.len), &h, NULL));
-            it->valid_states = 0;
-        } else {
+        if (!fresh) {
+            bool h;
             SC_TRY(sc_terms_next(it, &h));
+            if (!h)
+                return SC_OK;
         }
-        seek = false;
-        if (!h)
-            return SC_OK;
+        fresh = false;
         size_t len = it->term.len;
-        if (sc_vec_reserve(&it->states, len + 1 > it->states.len ? len + 1 - it->states.len : 0) !=
-            SC_OK)
-            return SC_ENOMEM;
-        if (it->states.len < len + 1)
-            it->states.len = len + 1;
-        size_t d = it->valid_states;
-        uint32_t s = it->states.ptr[d];
-        bool dead = false;
-        for (; d < len; d++) {
-            s = sc_dfa_step(dfa, s, it->term.ptr[d]);
-            if (s == SC_DFA_DEAD) {
-                dead = true;
-                break;
-            }
-            it->states.ptr[d + 1] = s;
+        if (len + 1 > it->states.cap) {
+            it->states.len = 0;
+            if (sc_vec_reserve(&it->states, len + 1) != SC_OK)
+                return SC_ENOMEM;
         }
-        if (!dead) {
+        const uint8_t *t = it->term.ptr;
+        uint32_t *states = it->states.ptr;
+        size_t d = it->valid_states;
+        uint32_t s = walk(dfa, t, len, states, &d, tame);
+        if (s != SC_DFA_DEAD && d < len) {
+            /* a tame state: the term can only match with the suffix */
+            if (len < dfa->suffix_len ||
+                memcmp(t + len - dfa->suffix_len, dfa->suffix, dfa->suffix_len) != 0) {
+                it->valid_states = d;
+                continue;
+            }
+            s = walk(dfa, t, len, states, &d, NULL);
+        }
+        if (s != SC_DFA_DEAD) {
             it->valid_states = len;
             if (sc_dfa_accepts(dfa, s)) {
                 *has = true;
@@ -290,7 +340,12 @@ sc_status sc_terms_next_match(sc_terms_iter *it, bool *has)
             it->positioned = false;
             return SC_OK;
         }
-        seek = true;
+        bool h;
+        SC_TRY(sc_terms_seek_ceil(it, sc_slice_make(it->seek.ptr, it->seek.len), &h, NULL));
+        it->valid_states = 0;
+        if (!h)
+            return SC_OK;
+        fresh = true;
     }
 }
 

@@ -1,6 +1,7 @@
 /* Private to the pattern compiler (automaton.c: NFA construction, regexp AST -> NFA, public
  * entry points; automaton_det.c: determinization and DFA algebra; automaton_regexp.c: the
- * RegExp parser). Not part of the search layer's API. */
+ * RegExp parser; automaton_wildcard.c: direct wildcard and prefix DFAs). Not part of the search
+ * layer's API. */
 #ifndef SC_SEARCH_AUTOMATON_INTERNAL_H
 #define SC_SEARCH_AUTOMATON_INTERNAL_H
 
@@ -52,6 +53,11 @@ void sc__am_add_eps(nfa *n, uint32_t from, uint32_t to);
 frag sc__am_frag_any_string(nfa *n);
 /* Decodes one code point at *i (an invalid byte reads as itself), advancing *i. */
 uint32_t sc__am_utf8_decode(sc_slice s, size_t *i);
+
+/* The wildcard through the NFA and subset construction (automaton_wildcard.c builds short
+ * patterns directly and falls back to this one for long ones). */
+sc_status sc__am_wildcard_nfa(sc_slice pattern, uint32_t max_states, sc_arena *a, sc_dfa *out,
+                              sc_automaton_error *err);
 
 /* ---- scratch DFA (automaton_det.c) ------------------------------------------------------ */
 
