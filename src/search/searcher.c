@@ -117,10 +117,10 @@ static sc_status phrase_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_se
     return *out ? SC_OK : sc__search_oom(ctx);
 }
 
-/* A multi-term leaf: up to SMALL_EXPANSION matched terms become a constant-score disjunction
- * of term iterators (lazy, as Lucene does for up to 16 terms, so a top-10 stops early); more
- * are ORed into one segment bitset in bulk, walking them with ONE reused cursor (nothing is
- * allocated per term). */
+/* A multi-term leaf: up to SMALL_EXPANSION matched terms stay lazy (as Lucene's up to 16
+ * terms, so a top-10 stops early): one term iterator, or a windowed bitset union of their
+ * postings (iter_union.c); more are ORed into one segment bitset in bulk, walking them with
+ * ONE reused cursor (nothing is allocated per term). */
 #define SMALL_EXPANSION 16
 
 typedef struct expansion {
@@ -171,16 +171,18 @@ static sc_status expansion_iter(expansion *e, float score, sc_doc_iter **out)
     }
     if (e->n_small == 0)
         return SC_OK;
-    sc_doc_iter *its[SMALL_EXPANSION];
-    for (size_t i = 0; i < e->n_small; i++) {
-        sc_postings p;
-        sc_postings_init(&p);
-        SC_TRY(sc_postings_reset(&p, e->seg, e->f, &e->small[i], 0));
-        if (!(its[i] = leaf(ctx, sc_iter_term(ctx->a, &p, NULL, NULL))))
-            return sc__search_oom(ctx);
+    if (e->n_small > 1) {
+        sc_doc_iter *u;
+        sc_status st = sc_iter_term_union(ctx->a, e->seg, e->f, e->small, e->n_small, score, &u);
+        if (st != SC_OK)
+            return st == SC_ENOMEM ? sc__search_oom(ctx) : st;
+        *out = leaf(ctx, u);
+        return SC_OK;
     }
-    sc_doc_iter *d =
-        e->n_small == 1 ? its[0] : sc_iter_disjunction(ctx->a, its, e->n_small, 1, SC_DISJ_SUM, 0);
+    sc_postings p;
+    sc_postings_init(&p);
+    SC_TRY(sc_postings_reset(&p, e->seg, e->f, &e->small[0], 0));
+    sc_doc_iter *d = leaf(ctx, sc_iter_term(ctx->a, &p, NULL, NULL));
     *out = d ? sc_iter_constant(ctx->a, d, score) : NULL;
     return *out ? SC_OK : sc__search_oom(ctx);
 }
