@@ -56,6 +56,7 @@ static void load_block(sc_terms_iter *it, uint64_t k)
     it->pos = block_start(it->tindex, k);
     it->block_end = k + 1 < it->n_blocks ? block_start(it->tindex, k + 1) : it->tdata_len;
     it->in_block = 0;
+    it->lazy_from = 0;
     it->term.len = 0;
     it->valid_states = 0;
 }
@@ -95,25 +96,43 @@ static inline bool vget(const uint8_t **p, const uint8_t *end, uint64_t *out)
     return sc_varint_get(p, end, out) == SC_OK;
 }
 
-/* Reads the entry at it->pos (within the current block) into term and info. */
-static sc_status read_entry(sc_terms_iter *it)
+_Static_assert(SC__TERMS_PER_BLOCK == 32, "lazy_off holds one block");
+
+/* Reads the prefix and suffix of the entry at *pp (within the current block) into term; *pp
+ * moves to its statistics. */
+static inline sc_status read_head(sc_terms_iter *it, const uint8_t **pp, const uint8_t *end)
 {
-    const uint8_t *p = it->tdata + it->pos, *end = it->tdata + it->block_end;
-    uint64_t prefix, slen, df, extra = 0, post, posv = 0;
+    const uint8_t *p = *pp;
+    uint64_t prefix, slen;
     if (!vget(&p, end, &prefix) || !vget(&p, end, &slen))
         return corrupt(it);
-    bool first = it->in_block == 0;
-    if (prefix > it->term.len || (first && prefix != 0) || slen > (uint64_t)(end - p) ||
+    if (prefix > it->term.len || (it->in_block == 0 && prefix != 0) || slen > (uint64_t)(end - p) ||
         prefix + slen > SC_TERM_MAX_BYTES)
         return corrupt(it);
     it->term.len = (size_t)prefix;
-    if (prefix + slen > it->term.cap && sc_vec_reserve(&it->term, (size_t)slen) != SC_OK) {
+    if (prefix + slen + 16 > it->term.cap &&
+        sc_vec_reserve(&it->term, (size_t)slen + 16) != SC_OK) {
         it->status = SC_ENOMEM;
         return SC_ENOMEM;
     }
-    memcpy(it->term.ptr + prefix, p, (size_t)slen);
+    if (slen <= 16 && end - p >= 16)
+        memcpy(it->term.ptr + prefix, p, 16); /* fixed size: no call; the buffer has room */
+    else
+        memcpy(it->term.ptr + prefix, p, (size_t)slen);
     it->term.len = (size_t)(prefix + slen);
-    p += slen;
+    *pp = p + slen;
+    if (prefix < it->valid_states)
+        it->valid_states = (size_t)prefix;
+    return SC_OK;
+}
+
+/* Decodes the statistics of entry `index` of the block at *pp into info (offsets are deltas
+ * from the previous entry's, absolute for the first). */
+static sc_status read_stats(sc_terms_iter *it, const uint8_t **pp, const uint8_t *end,
+                            uint32_t index)
+{
+    const uint8_t *p = *pp;
+    uint64_t df, extra = 0, post, posv = 0;
     if (!vget(&p, end, &df) || df == 0 || df > UINT32_MAX)
         return corrupt(it);
     if (has_freqs(it->field) && !vget(&p, end, &extra))
@@ -123,16 +142,107 @@ static sc_status read_entry(sc_terms_iter *it)
     if (has_pos(it->field) && !vget(&p, end, &posv))
         return corrupt(it);
     sc_term_info *ti = &it->info;
+    bool first = index == 0;
     ti->doc_freq = (uint32_t)df;
     ti->total_term_freq = df + extra;
     ti->postings_off = first ? post : ti->postings_off + post;
     ti->positions_off = first ? posv : ti->positions_off + posv;
-    ti->ord = it->block * SC__TERMS_PER_BLOCK + it->in_block;
+    ti->ord = it->block * SC__TERMS_PER_BLOCK + index;
+    *pp = p;
+    return SC_OK;
+}
+
+/* Folds the statistics of the entries read lazily into info. */
+static sc_status settle(sc_terms_iter *it)
+{
+    const uint8_t *blk = it->tdata + block_start(it->tindex, it->block);
+    const uint8_t *end = it->tdata + it->block_end;
+    for (uint32_t i = it->lazy_from; i < it->in_block; i++) {
+        const uint8_t *p = blk + it->lazy_off[i];
+        SC_TRY(read_stats(it, &p, end, i));
+    }
+    it->lazy_from = it->in_block;
+    return SC_OK;
+}
+
+/* Reads the entry at it->pos (within the current block) into term and info. */
+static sc_status read_entry(sc_terms_iter *it)
+{
+    if (it->lazy_from < it->in_block)
+        SC_TRY(settle(it));
+    const uint8_t *p = it->tdata + it->pos, *end = it->tdata + it->block_end;
+    SC_TRY(read_head(it, &p, end));
+    SC_TRY(read_stats(it, &p, end, it->in_block));
+    it->pos = (uint64_t)(p - it->tdata);
+    it->in_block++;
+    it->lazy_from = it->in_block;
+    it->positioned = true;
+    return SC_OK;
+}
+
+/* Skips n (<= 4) varints at *pp: the n-th byte below 0x80, found sixteen bytes at a time when
+ * possible. */
+static inline bool skip_varints(const uint8_t **pp, const uint8_t *end, unsigned n)
+{
+    const uint8_t *p = *pp;
+    if (end - p >= 16) {
+        uint64_t x[2];
+        memcpy(x, p, 16);
+        /* little-endian: byte i's top bit is bit 8i + 7; a clear one ends a varint */
+        uint64_t m = ~x[0] & 0x8080808080808080ull;
+        unsigned c = (unsigned)__builtin_popcountll(m), off = 0;
+        if (c < n) {
+            n -= c;
+            m = ~x[1] & 0x8080808080808080ull;
+            off = 8;
+        }
+        for (unsigned i = 1; i < n; i++)
+            m &= m - 1;
+        if (m) {
+            *pp = p + off + (__builtin_ctzll(m) >> 3) + 1;
+            return true;
+        }
+        n += off ? c : 0; /* longer than 16 bytes: the slow way from the start */
+    }
+    for (unsigned i = 0; i < n; i++) {
+        while (p < end && (*p & 0x80))
+            p++;
+        if (p == end)
+            return false;
+        p++;
+    }
+    *pp = p;
+    return true;
+}
+
+/* The intersection's move: the next term without decoding its statistics (read_entry or
+ * settle do that when needed). *has false at the end. */
+static sc_status next_lazy(sc_terms_iter *it, bool *has)
+{
+    *has = false;
+    if (it->status != SC_OK)
+        return it->status;
+    if (it->at_end)
+        return SC_OK;
+    if (it->block == UINT64_MAX || it->in_block >= entries_in(it, it->block)) {
+        uint64_t k = it->block == UINT64_MAX ? 0 : it->block + 1;
+        if (k >= it->n_blocks) {
+            it->at_end = true;
+            it->positioned = false;
+            return SC_OK;
+        }
+        load_block(it, k);
+    }
+    const uint8_t *p = it->tdata + it->pos, *end = it->tdata + it->block_end;
+    SC_TRY(read_head(it, &p, end));
+    it->lazy_off[it->in_block] =
+        (uint32_t)((uint64_t)(p - it->tdata) - block_start(it->tindex, it->block));
+    if (!skip_varints(&p, end, 2u + has_freqs(it->field) + has_pos(it->field)))
+        return corrupt(it);
     it->pos = (uint64_t)(p - it->tdata);
     it->in_block++;
     it->positioned = true;
-    if (prefix < it->valid_states)
-        it->valid_states = (size_t)prefix;
+    *has = true;
     return SC_OK;
 }
 
@@ -299,7 +409,7 @@ sc_status sc_terms_next_match(sc_terms_iter *it, bool *has)
     for (;;) {
         if (!fresh) {
             bool h;
-            SC_TRY(sc_terms_next(it, &h));
+            SC_TRY(next_lazy(it, &h));
             if (!h)
                 return SC_OK;
         }
@@ -316,8 +426,9 @@ sc_status sc_terms_next_match(sc_terms_iter *it, bool *has)
         uint32_t s = walk(dfa, t, len, states, &d, tame);
         if (s != SC_DFA_DEAD && d < len) {
             /* a tame state: the term can only match with the suffix */
-            if (len < dfa->suffix_len ||
-                memcmp(t + len - dfa->suffix_len, dfa->suffix, dfa->suffix_len) != 0) {
+            uint32_t sl = dfa->suffix_len;
+            if (len < sl || t[len - 1] != dfa->suffix[sl - 1] ||
+                memcmp(t + len - sl, dfa->suffix, sl) != 0) {
                 it->valid_states = d;
                 continue;
             }
@@ -326,6 +437,8 @@ sc_status sc_terms_next_match(sc_terms_iter *it, bool *has)
         if (s != SC_DFA_DEAD) {
             it->valid_states = len;
             if (sc_dfa_accepts(dfa, s)) {
+                if (it->lazy_from < it->in_block)
+                    SC_TRY(settle(it));
                 *has = true;
                 return SC_OK;
             }

@@ -88,6 +88,16 @@ static void check(const sc_segment *seg, const sc_field_info *f, const vterm *v,
             assert_true(j < n);
             assert_true(sc_slice_eq(sc_terms_term(&it), sc_slice_make(v[j].b, v[j].n)));
             assert_int_equal(sc_terms_info(&it)->ord, j);
+            /* the statistics the walk decoded lazily equal an exact lookup's */
+            sc_term_info ti;
+            bool found;
+            assert_int_equal(sc_terms_lookup(seg, f, sc_terms_term(&it), &ti, &found), SC_OK);
+            assert_true(found);
+            const sc_term_info *got = sc_terms_info(&it);
+            assert_int_equal(got->doc_freq, ti.doc_freq);
+            assert_int_equal(got->total_term_freq, ti.total_term_freq);
+            assert_int_equal(got->postings_off, ti.postings_off);
+            assert_int_equal(got->positions_off, ti.positions_off);
             j++;
         }
     }
