@@ -380,6 +380,50 @@ static int next_live_prefix(sc_terms_iter *it, size_t d)
     return 0;
 }
 
+/* Byte order of the current term against t (as sc_slice_cmp), inline: the walk's seeks compare
+ * every term they pass over. */
+static inline int cmp_term(const sc_terms_iter *it, sc_slice t)
+{
+    size_t n = it->term.len < t.len ? it->term.len : t.len;
+    for (size_t i = 0; i < n; i++)
+        if (it->term.ptr[i] != t.ptr[i])
+            return it->term.ptr[i] < t.ptr[i] ? -1 : 1;
+    return (it->term.len > t.len) - (it->term.len < t.len);
+}
+
+/* The intersection's seek forward to the first term >= target (target > the current term):
+ * within the current block when target sorts before the next block's first term (reading on,
+ * no binary search), else a binary search over the later blocks; terms passed over are read
+ * lazily. *has false at the end. */
+static sc_status seek_lazy(sc_terms_iter *it, sc_slice target, bool *has)
+{
+    uint64_t next_blk = it->block + 1;
+    sc_slice ft;
+    if (it->block != UINT64_MAX && next_blk < it->n_blocks) {
+        if (!block_first_term(it, next_blk, &ft))
+            return corrupt(it);
+        if (sc_slice_cmp(ft, target) <= 0) {
+            /* last block whose first term <= target, among the later ones */
+            uint64_t lo = next_blk, hi = it->n_blocks;
+            while (hi - lo > 1) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                if (!block_first_term(it, mid, &ft))
+                    return corrupt(it);
+                if (sc_slice_cmp(ft, target) <= 0)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            load_block(it, lo);
+        }
+    }
+    for (;;) {
+        SC_TRY(next_lazy(it, has));
+        if (!*has || cmp_term(it, target) >= 0)
+            return SC_OK;
+    }
+}
+
 /* Steps the DFA over term[d..len) from state s, recording states[d + 1..]; stops early at a
  * tame state (when `tame`) and returns the depth reached in *d; DEAD when it dies there. */
 static inline uint32_t walk(const sc_dfa *dfa, const uint8_t *term, size_t len, uint32_t *states,
@@ -454,8 +498,7 @@ sc_status sc_terms_next_match(sc_terms_iter *it, bool *has)
             return SC_OK;
         }
         bool h;
-        SC_TRY(sc_terms_seek_ceil(it, sc_slice_make(it->seek.ptr, it->seek.len), &h, NULL));
-        it->valid_states = 0;
+        SC_TRY(seek_lazy(it, sc_slice_make(it->seek.ptr, it->seek.len), &h));
         if (!h)
             return SC_OK;
         fresh = true;

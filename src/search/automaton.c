@@ -435,10 +435,11 @@ static sc_status finish(const ddfa *d, sc_arena *a, sc_dfa *out)
     }
     for (uint32_t s = 0; s < ns; s++)
         live[s] = d->accept[s];
-    /* Fixpoint of backward reachability (the DFA is small: bounded by max_states). */
+    /* Fixpoint of backward reachability (the DFA is small: bounded by max_states); states are
+     * numbered in discovery order, so a pass from the last one settles most in one go. */
     for (bool changed = true; changed;) {
         changed = false;
-        for (uint32_t s = 0; s < ns; s++) {
+        for (uint32_t s = ns; s-- > 0;) {
             if (live[s])
                 continue;
             for (uint32_t c = 0; c < nc; c++) {
