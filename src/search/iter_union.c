@@ -138,19 +138,28 @@ static void union_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uin
     uint32_t d = it->positioned ? it->doc : union_next(it);
     if (d == SC_DOC_END)
         return;
-    /* the rest of the loaded window, then every cursor straight into bs */
-    for (; d < upto && d != SC_DOC_END; d = in_window(x, d + 1))
-        sc_bitset_set(bs, d - base);
-    if (upto > x->wend) {
-        for (size_t i = 0; i < x->n; i++) {
-            if (x->cur[i] >= upto)
-                continue;
+    /* the rest of a loaded window (one at most: after this, no window stays loaded), then
+     * every cursor straight into bs */
+    if (x->wend && d < x->wend) {
+        for (; d < upto && d != SC_DOC_END; d = in_window(x, d + 1))
+            sc_bitset_set(bs, d - base);
+        if (upto < x->wend) {
+            first_from(x, upto, false);
+            return;
+        }
+    }
+    uint32_t lo = SC_DOC_END;
+    for (size_t i = 0; i < x->n; i++) {
+        if (x->cur[i] < upto) {
             sc_postings_into_bitset(&x->p[i], upto, bs, base);
             x->cur[i] = x->p[i].doc;
         }
-        x->wend = 0; /* nothing loaded */
+        if (x->cur[i] < lo)
+            lo = x->cur[i];
     }
-    first_from(x, upto, false);
+    /* positioned on the first doc >= upto without loading a window: the cursors hold it */
+    x->wend = 0;
+    it->doc = lo < x->n_docs ? lo : SC_DOC_END;
 }
 
 static size_t union_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs, size_t max)
