@@ -115,9 +115,23 @@ static uint32_t first_from(union_iter *x, uint32_t d, bool jump)
 
 static uint32_t union_next(sc_doc_iter *it)
 {
-    if (it->positioned && it->doc == SC_DOC_END)
+    union_iter *x = (union_iter *)it;
+    if (!it->positioned) {
+        /* the first doc is the cursors' smallest: no window yet (a count's first move is
+         * followed by into_bitset, which streams the cursors) */
+        x->started = true;
+        uint32_t lo = SC_DOC_END;
+        for (size_t i = 0; i < x->n; i++) {
+            x->cur[i] = sc_postings_next(&x->p[i]);
+            if (x->cur[i] < lo)
+                lo = x->cur[i];
+        }
+        it->positioned = true;
+        return it->doc = lo < x->n_docs ? lo : SC_DOC_END;
+    }
+    if (it->doc == SC_DOC_END)
         return SC_DOC_END;
-    return first_from((union_iter *)it, it->positioned ? it->doc + 1 : 0, false);
+    return first_from(x, it->doc + 1, false);
 }
 
 static uint32_t union_advance(sc_doc_iter *it, uint32_t target)
