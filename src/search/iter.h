@@ -6,7 +6,8 @@
  * every kind under every wrapper and fails if a wrapper hides a native bulk path.
  *
  * Kinds: term postings, all docs, bitset, conjunction, disjunction (sum, min-should-match,
- * dis_max), exclusion, required+optional, phrase (exact and sloppy), constant score, boosting;
+ * dis_max), exclusion, required+optional, phrase (exact and sloppy), constant score, boosting,
+ * term union (a few terms' postings as one constant-score set);
  * wrappers: live docs, cancellation, profiling. Iterators live in a per-query arena and are
  * used by one thread. Doc ids are segment-local. */
 #ifndef SC_SEARCH_ITER_H
