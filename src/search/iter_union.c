@@ -27,6 +27,7 @@ typedef struct union_iter {
     uint32_t *cur; /* each cursor's current doc (SC_DOC_END when done) */
     bool started;
     uint32_t width;  /* of the next forward window: sized by density, doubling up to MAX */
+    sc_arena *a;     /* for materialize */
     uint64_t *words; /* MAX_WIDTH bits */
 } union_iter;
 
@@ -92,6 +93,31 @@ static uint32_t in_window(const union_iter *x, uint32_t d)
     return doc < x->wend ? doc : SC_DOC_END;
 }
 
+/* A union of more terms than this sets itself up as one bitset of the rest of the segment
+ * on its first jump: narrow windows would advance every cursor per target. */
+#define JUMP_TERMS 16
+
+/* ORs every cursor's remaining docs into one bitset over the whole segment (the arena's
+ * words), which then stands as the loaded window for good. False when out of memory (the
+ * iterator then ends; the arena reports it). */
+static bool materialize(union_iter *x)
+{
+    size_t nw = ((size_t)x->n_docs + 63) / 64 + 1;
+    uint64_t *w = sc_arena_calloc(x->a, nw, sizeof *w);
+    if (!w)
+        return false;
+    sc_bitset bs = {w, (size_t)x->n_docs};
+    for (size_t i = 0; i < x->n; i++) {
+        if (x->cur[i] != SC_DOC_END)
+            sc_postings_into_bitset(&x->p[i], x->n_docs, &bs, 0);
+        x->cur[i] = SC_DOC_END;
+    }
+    x->words = w;
+    x->wbase = 0;
+    x->wend = x->n_docs;
+    return true;
+}
+
 /* The first match >= d; `jump` when d comes from advance (narrow windows past a jump). */
 static uint32_t first_from(union_iter *x, uint32_t d, bool jump)
 {
@@ -107,6 +133,11 @@ static uint32_t first_from(union_iter *x, uint32_t d, bool jump)
         if (d >= x->n_docs)
             return it->doc = SC_DOC_END;
         bool far = jump && x->wend && d > x->wend;
+        if (far && x->n > JUMP_TERMS) {
+            if (!materialize(x))
+                return it->doc = SC_DOC_END;
+            continue;
+        }
         if (!load(x, d, far ? NARROW : next_width(x)))
             return it->doc = SC_DOC_END;
         jump = false;
@@ -265,6 +296,7 @@ sc_status sc_iter_term_union(sc_arena *a, const sc_segment *seg, const sc_field_
     if (!x || !words || (n && (!p || !cur)))
         return SC_ENOMEM;
     x->words = words;
+    x->a = a;
     x->base.ops = &union_ops;
     x->score = score;
     x->n_docs = sc_segment_n_docs(seg);

@@ -166,7 +166,7 @@ static sc_doc_iter *phrase(sc_arena *a, int t0, int t1, uint32_t slop)
 static sc_doc_iter *term_union(sc_arena *a, const int *ts, size_t n)
 {
     const sc_field_info *f = sc_segment_field(seg, sc_slice_cstr("body"));
-    sc_term_info ti[N_TERMS];
+    sc_term_info ti[32];
     for (size_t i = 0; i < n; i++) {
         bool found;
         assert_int_equal(sc_terms_lookup(seg, f, sc_slice_cstr(TERMS[ts[i]]), &ti[i], &found),
@@ -197,11 +197,13 @@ enum {
     K_SLOPPY,
     K_UNION,
     K_UNION3,
+    K_UNION_MANY,
     K_COUNT
 };
 static const char *const KIND_NAMES[K_COUNT] = {
-    "term",   "all",  "bitset",  "const",    "conj",   "conj_dense",    "disj",  "disj_msm2",
-    "dismax", "excl", "req_opt", "boosting", "phrase", "sloppy_phrase", "union", "union3"};
+    "term",   "all",           "bitset", "const",  "conj",    "conj_dense",
+    "disj",   "disj_msm2",     "dismax", "excl",   "req_opt", "boosting",
+    "phrase", "sloppy_phrase", "union",  "union3", "union18"};
 
 static bool has(uint32_t d, int t)
 {
@@ -224,6 +226,7 @@ static bool model_match(int kind, uint32_t d)
     case K_EXCL: return has(d, 0) && !has(d, 1);
     case K_UNION: return has(d, 2) || has(d, 4);
     case K_UNION3: return has(d, 0) || has(d, 3) || has(d, 4);
+    case K_UNION_MANY: return has(d, 2) || has(d, 4);
     case K_REQOPT: return has(d, 3);
     case K_BOOSTING: return has(d, 1);
     case K_PHRASE:
@@ -275,6 +278,9 @@ static sc_doc_iter *make(sc_arena *a, int kind, sc_iter_stats *stats)
     case K_SLOPPY: it = phrase(a, 0, 1, 2); break;
     case K_UNION: it = term_union(a, (const int[]){2, 4}, 2); break;
     case K_UNION3: it = term_union(a, (const int[]){0, 3, 4}, 3); break;
+    case K_UNION_MANY: /* past 16 terms: a jump sets the union up as one bitset */
+        it = term_union(a, (const int[]){2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4}, 18);
+        break;
     }
     assert_non_null(it);
     /* every iterator of the tree reports into stats (leaves were made without) */
