@@ -118,6 +118,19 @@ static inline sc_status t_read_field(const sc_segment *seg, const sc_field_info 
             if (st == SC_OK && has && sc_terms_info(&it)->doc_freq == 0)
                 st = SC_ECORRUPT; /* never: matching terms carry their statistics */
         }
+        /* "*s": a tame start, so the walk scans blocks for the suffix alone */
+        static const uint32_t next3[2 * 3] = {0, 0, 1, 0, 0, 1};
+        static const uint8_t accept3[2] = {0, 1}, tame3[2] = {1, 1};
+        sc_dfa d3 = d2;
+        d3.n_states = 2;
+        d3.next = next3;
+        d3.accept = accept3;
+        d3.tame = tame3;
+        if (st == SC_OK)
+            st = sc_terms_intersect_start(&it, &d3);
+        has = true;
+        while (st == SC_OK && has)
+            st = sc_terms_next_match(&it, &has);
         bool e;
         if (st == SC_OK)
             st = sc_terms_seek_ceil(&it, sc_slice_cstr("m"), &has, &e);
