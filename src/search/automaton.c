@@ -517,6 +517,8 @@ sc_status sc_automaton_regexp(sc_slice pattern, uint32_t flags, uint32_t max_sta
         builder b = {&p, max_states, err};
         frag f = build(&b, &n, root, 0);
         st = compile(&n, f, max_states, err, a, out);
+        if (st == SC_OK)
+            sc__am_hints(out, a);
         sc_vec_free(&n.edges);
     }
     sc_vec_free(&p.nodes);

@@ -400,6 +400,77 @@ static void test_wildcard_direct_random(void **state)
     }
 }
 
+/* Regexp DFAs get the hints too (automaton_hints.c): on fixed and random patterns, every
+ * accepted string ends with the suffix and tame states survive valid continuations. */
+static void test_regexp_hints(void **state)
+{
+    (void)state;
+    unsigned seed = (unsigned)time(NULL);
+    if (getenv("SCRY_SEED"))
+        seed = (unsigned)strtoul(getenv("SCRY_SEED"), NULL, 10);
+    printf("# regexp hints seed %u (SCRY_SEED to replay)\n", seed);
+    static const struct {
+        const char *p, *suffix;
+    } fixed[] = {{".*0th", "0th"},           {".*(tion|sion)", "ion"}, {"@abc", "abc"},
+                 {".*\xc3\xa9", "\xc3\xa9"}, {"(a|b)*abb", NULL},      {"abc", NULL}};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_dfa d;
+        assert_int_equal(sc_automaton_regexp(S(fixed[i].p), SC_REGEXP_ALL, 10000, &a, &d, NULL),
+                         SC_OK);
+        if (fixed[i].suffix) {
+            if (!d.tame || d.suffix_len != strlen(fixed[i].suffix) ||
+                memcmp(d.suffix, fixed[i].suffix, d.suffix_len) != 0)
+                fail_msg("%s: suffix of %u bytes, tame %d", fixed[i].p, d.suffix_len,
+                         d.tame != NULL);
+            assert_true(d.tame[d.start]);
+        }
+        sc_arena_fini(&a);
+    }
+    static const char *pieces[] = {"a",    "b",  "\xc3\xa9",     ".",       ".*",   "(a|b)",
+                                   "[ab]", "a?", "\xe2\x82\xac", "(ab|ba)", "[^a]", "b+"};
+    static const char *valid[] = {"a", "b", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+    int with_hints = 0;
+    for (int round = 0; round < 300; round++) {
+        char pat[128] = "";
+        int k = 1 + rand_r(&seed) % 5;
+        for (int i = 0; i < k; i++)
+            strcat(pat, pieces[rand_r(&seed) % (sizeof pieces / sizeof pieces[0])]);
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_dfa d;
+        assert_int_equal(sc_automaton_regexp(S(pat), SC_REGEXP_ALL, 10000, &a, &d, NULL), SC_OK);
+        with_hints += d.tame != NULL;
+        for (int t = 0; d.tame && t < 200; t++) {
+            uint8_t w[128];
+            size_t wl = random_utf8ish(w, &seed, 6);
+            if (sc_automaton_run(&d, sc_slice_make(w, wl)) &&
+                (wl < d.suffix_len || memcmp(w + wl - d.suffix_len, d.suffix, d.suffix_len)))
+                fail_msg("seed %u: /%s/ accepted a string without its suffix", seed, pat);
+            uint32_t s = d.start;
+            for (int i = 0; i < 5 && s != SC_DFA_DEAD; i++) {
+                if (d.tame[s]) {
+                    uint32_t u = s;
+                    for (int j = 0; j < 4 && u != SC_DFA_DEAD; j++) {
+                        const char *v = valid[rand_r(&seed) % 5];
+                        for (size_t x = 0; v[x] && u != SC_DFA_DEAD; x++)
+                            u = sc_dfa_step(&d, u, (uint8_t)v[x]);
+                    }
+                    if (u == SC_DFA_DEAD)
+                        fail_msg("seed %u: /%s/: a tame state died", seed, pat);
+                }
+                const char *v = valid[rand_r(&seed) % 5];
+                for (size_t x = 0; v[x] && s != SC_DFA_DEAD; x++)
+                    s = sc_dfa_step(&d, s, (uint8_t)v[x]);
+            }
+        }
+        sc_arena_fini(&a);
+    }
+    printf("# %d of 300 random patterns got hints\n", with_hints);
+    assert_true(with_hints > 0);
+}
+
 static void test_wildcard_limits(void **state)
 {
     (void)state;
@@ -442,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_term_range_random),
         cmocka_unit_test(test_wildcard_direct_random),
         cmocka_unit_test(test_wildcard_limits),
+        cmocka_unit_test(test_regexp_hints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
