@@ -121,9 +121,10 @@ static sc_status phrase_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_se
  * terms, so a top-10 stops early): one term iterator, or a windowed bitset union of their
  * postings (iter_union.c); more are ORed into one segment bitset in bulk, walking them with
  * ONE reused cursor (nothing is allocated per term). A search that stops early (bounded
- * totals, range_needed) keeps up to TOPK_EXPANSION terms lazy: the union reads its first
- * matches window by window, and sets itself up as a whole bitset only if the caller jumps
- * (a conjunction); [0-9]{4} (19 terms) TOP_10 on the 1M-doc benchmark: 677 us as a bitset. */
+ * totals, range_needed) keeps up to TOPK_EXPANSION terms lazy, as many as fit in the memory
+ * of the segment bitset they replace: the union reads its first matches window by window,
+ * and sets itself up as a whole bitset only if the caller jumps (a conjunction); [0-9]{4}
+ * (19 terms) TOP_10 on the 1M-doc benchmark: 677 us as a bitset, 12 us this way. */
 #define SMALL_EXPANSION 16
 #define TOPK_EXPANSION 64
 
@@ -205,7 +206,14 @@ static sc_status termset_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_s
     e.f = f;
     e.n_docs = sc_segment_n_docs(seg);
     e.n_small = 0;
-    e.max_small = ctx->range_needed ? TOPK_EXPANSION : SMALL_EXPANSION;
+    e.max_small = SMALL_EXPANSION;
+    if (ctx->range_needed) {
+        /* past 16, the cursors take no more memory than the bitset they replace (one that
+         * materializes on a jump then holds both: at most twice the old footprint) */
+        size_t more = e.n_docs / 8 / sizeof(sc_postings);
+        e.max_small =
+            SMALL_EXPANSION + more < TOPK_EXPANSION ? SMALL_EXPANSION + more : TOPK_EXPANSION;
+    }
     e.bs = NULL;
     sc_postings_init(&e.cur);
     sc_status st = SC_OK;
