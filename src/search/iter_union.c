@@ -28,7 +28,7 @@ typedef struct union_iter {
     bool started;
     uint32_t width;  /* of the next forward window: sized by density, doubling up to MAX */
     sc_arena *a;     /* for materialize */
-    uint64_t *words; /* MAX_WIDTH bits */
+    uint64_t *words; /* min(MAX_WIDTH, n_docs) bits */
 } union_iter;
 
 /* Loads the window of docs >= from (width `width`); false when no doc >= from is left. */
@@ -52,7 +52,7 @@ static bool load(union_iter *x, uint32_t from, uint32_t width)
     }
     uint32_t end = x->n_docs - lo < width ? x->n_docs : lo + width;
     memset(x->words, 0, ((end - lo + 63) / 64) * sizeof(uint64_t));
-    sc_bitset bs = {x->words, MAX_WIDTH};
+    sc_bitset bs = {x->words, end - lo};
     for (size_t i = 0; i < x->n; i++) {
         if (x->cur[i] >= end)
             continue;
@@ -292,14 +292,17 @@ sc_status sc_iter_term_union(sc_arena *a, const sc_segment *seg, const sc_field_
     union_iter *x = sc_arena_calloc(a, 1, sizeof *x);
     sc_postings *p = n ? sc_arena_alloc(a, n * sizeof *p) : NULL;
     uint32_t *cur = n ? sc_arena_alloc(a, n * sizeof *cur) : NULL;
-    uint64_t *words = sc_arena_alloc(a, MAX_WIDTH / 8);
+    /* a window never spans more than the segment: small segments get small windows */
+    uint32_t n_docs = sc_segment_n_docs(seg);
+    size_t wbits = n_docs < MAX_WIDTH ? n_docs : MAX_WIDTH;
+    uint64_t *words = sc_arena_alloc(a, ((wbits + 63) / 64 + 1) * sizeof(uint64_t));
     if (!x || !words || (n && (!p || !cur)))
         return SC_ENOMEM;
     x->words = words;
     x->a = a;
     x->base.ops = &union_ops;
     x->score = score;
-    x->n_docs = sc_segment_n_docs(seg);
+    x->n_docs = n_docs;
     x->n = n;
     x->p = p;
     x->cur = cur;
