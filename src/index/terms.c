@@ -56,6 +56,7 @@ static void load_block(sc_terms_iter *it, uint64_t k)
     it->pos = block_start(it->tindex, k);
     it->block_end = k + 1 < it->n_blocks ? block_start(it->tindex, k + 1) : it->tdata_len;
     it->in_block = 0;
+    it->lazy_from = 0;
     it->term.len = 0;
     it->valid_states = 0;
 }
@@ -68,43 +69,226 @@ static sc_status corrupt(sc_terms_iter *it)
     return SC_ECORRUPT;
 }
 
-/* Reads the entry at it->pos (within the current block) into term and info. */
-static sc_status read_entry(sc_terms_iter *it)
+/* sc_varint_get with values below 2^21 (one to three bytes: every term entry field of the
+ * 1M-doc benchmark corpus) decoded inline; longer ones and the last bytes of a block go the
+ * general way. */
+static inline bool vget(const uint8_t **p, const uint8_t *end, uint64_t *out)
 {
-    const uint8_t *p = it->tdata + it->pos, *end = it->tdata + it->block_end;
-    uint64_t prefix, slen, df, extra = 0, post, posv = 0;
-    if (sc_varint_get(&p, end, &prefix) != SC_OK || sc_varint_get(&p, end, &slen) != SC_OK)
+    const uint8_t *q = *p;
+    if (end - q >= 3) {
+        uint32_t b0 = q[0], b1 = q[1], b2 = q[2];
+        if (b0 < 0x80) {
+            *out = b0;
+            *p = q + 1;
+            return true;
+        }
+        if (b1 < 0x80) {
+            *out = (b0 & 0x7f) | (b1 << 7);
+            *p = q + 2;
+            return true;
+        }
+        if (b2 < 0x80) {
+            *out = (b0 & 0x7f) | ((b1 & 0x7f) << 7) | (b2 << 14);
+            *p = q + 3;
+            return true;
+        }
+    }
+    return sc_varint_get(p, end, out) == SC_OK;
+}
+
+_Static_assert(SC__TERMS_PER_BLOCK == 32, "lazy_off holds one block");
+
+/* Reads the prefix and suffix of the entry at *pp (within the current block) into term; *pp
+ * moves to its statistics. */
+static inline sc_status read_head(sc_terms_iter *it, const uint8_t **pp, const uint8_t *end)
+{
+    const uint8_t *p = *pp;
+    uint64_t prefix, slen;
+    if (!vget(&p, end, &prefix) || !vget(&p, end, &slen))
         return corrupt(it);
-    bool first = it->in_block == 0;
-    if (prefix > it->term.len || (first && prefix != 0) || slen > (uint64_t)(end - p) ||
+    if (prefix > it->term.len || (it->in_block == 0 && prefix != 0) || slen > (uint64_t)(end - p) ||
         prefix + slen > SC_TERM_MAX_BYTES)
         return corrupt(it);
     it->term.len = (size_t)prefix;
-    if (sc_vec_append(&it->term, p, (size_t)slen) != SC_OK) {
+    if (prefix + slen + 16 > it->term.cap &&
+        sc_vec_reserve(&it->term, (size_t)slen + 16) != SC_OK) {
         it->status = SC_ENOMEM;
         return SC_ENOMEM;
     }
-    p += slen;
-    if (sc_varint_get(&p, end, &df) != SC_OK || df == 0 || df > UINT32_MAX)
+    if (slen <= 16 && end - p >= 16)
+        memcpy(it->term.ptr + prefix, p, 16); /* fixed size: no call; the buffer has room */
+    else
+        memcpy(it->term.ptr + prefix, p, (size_t)slen);
+    it->term.len = (size_t)(prefix + slen);
+    *pp = p + slen;
+    if (prefix < it->valid_states)
+        it->valid_states = (size_t)prefix;
+    return SC_OK;
+}
+
+/* Decodes the statistics of entry `index` of the block at *pp into info (offsets are deltas
+ * from the previous entry's, absolute for the first). */
+static sc_status read_stats(sc_terms_iter *it, const uint8_t **pp, const uint8_t *end,
+                            uint32_t index)
+{
+    const uint8_t *p = *pp;
+    uint64_t df, extra = 0, post, posv = 0;
+    if (!vget(&p, end, &df) || df == 0 || df > UINT32_MAX)
         return corrupt(it);
-    if (has_freqs(it->field) && sc_varint_get(&p, end, &extra) != SC_OK)
+    if (has_freqs(it->field) && !vget(&p, end, &extra))
         return corrupt(it);
-    if (sc_varint_get(&p, end, &post) != SC_OK)
+    if (!vget(&p, end, &post))
         return corrupt(it);
-    if (has_pos(it->field) && sc_varint_get(&p, end, &posv) != SC_OK)
+    if (has_pos(it->field) && !vget(&p, end, &posv))
         return corrupt(it);
     sc_term_info *ti = &it->info;
+    bool first = index == 0;
     ti->doc_freq = (uint32_t)df;
     ti->total_term_freq = df + extra;
     ti->postings_off = first ? post : ti->postings_off + post;
     ti->positions_off = first ? posv : ti->positions_off + posv;
-    ti->ord = it->block * SC__TERMS_PER_BLOCK + it->in_block;
+    ti->ord = it->block * SC__TERMS_PER_BLOCK + index;
+    *pp = p;
+    return SC_OK;
+}
+
+/* Folds the statistics of the entries read lazily into info. */
+static sc_status settle(sc_terms_iter *it)
+{
+    const uint8_t *blk = it->tdata + block_start(it->tindex, it->block);
+    const uint8_t *end = it->tdata + it->block_end;
+    for (uint32_t i = it->lazy_from; i < it->in_block; i++) {
+        const uint8_t *p = blk + it->lazy_off[i];
+        SC_TRY(read_stats(it, &p, end, i));
+    }
+    it->lazy_from = it->in_block;
+    return SC_OK;
+}
+
+/* Reads the entry at it->pos (within the current block) into term and info. */
+static sc_status read_entry(sc_terms_iter *it)
+{
+    if (it->lazy_from < it->in_block)
+        SC_TRY(settle(it));
+    const uint8_t *p = it->tdata + it->pos, *end = it->tdata + it->block_end;
+    SC_TRY(read_head(it, &p, end));
+    SC_TRY(read_stats(it, &p, end, it->in_block));
+    it->pos = (uint64_t)(p - it->tdata);
+    it->in_block++;
+    it->lazy_from = it->in_block;
+    it->positioned = true;
+    return SC_OK;
+}
+
+/* Skips n (<= 4) varints at *pp: the n-th byte below 0x80, found sixteen bytes at a time when
+ * possible, without branching on the data (a per-bit loop mispredicted, and libgcc's popcount,
+ * the default build having no POPCNT, was 23% of a leading-wildcard walk). */
+static inline bool skip_varints(const uint8_t **pp, const uint8_t *end, unsigned n)
+{
+    const uint8_t *p = *pp;
+#ifdef __SIZEOF_INT128__
+    if (end - p >= 16) {
+        uint64_t x[2];
+        memcpy(x, p, 16);
+        /* little-endian: byte i's top bit is bit 8i + 7; a clear one ends a varint */
+        const uint64_t hi = 0x8080808080808080ull;
+        unsigned __int128 m = ((unsigned __int128)(~x[1] & hi) << 64) | (~x[0] & hi);
+        for (unsigned i = 1; i < n; i++)
+            m &= m - 1;
+        if (m) {
+            uint64_t lo = (uint64_t)m;
+            unsigned bit = lo ? (unsigned)__builtin_ctzll(lo)
+                              : 64u + (unsigned)__builtin_ctzll((uint64_t)(m >> 64));
+            *pp = p + (bit >> 3) + 1;
+            return true;
+        }
+    }
+#endif
+    for (unsigned i = 0; i < n; i++) {
+        while (p < end && (*p & 0x80))
+            p++;
+        if (p == end)
+            return false;
+        p++;
+    }
+    *pp = p;
+    return true;
+}
+
+/* The intersection's move: the next term without decoding its statistics (read_entry or
+ * settle do that when needed). *has false at the end. */
+static sc_status next_lazy(sc_terms_iter *it, bool *has)
+{
+    *has = false;
+    if (it->status != SC_OK)
+        return it->status;
+    if (it->at_end)
+        return SC_OK;
+    if (it->block == UINT64_MAX || it->in_block >= entries_in(it, it->block)) {
+        uint64_t k = it->block == UINT64_MAX ? 0 : it->block + 1;
+        if (k >= it->n_blocks) {
+            it->at_end = true;
+            it->positioned = false;
+            return SC_OK;
+        }
+        load_block(it, k);
+    }
+    const uint8_t *p = it->tdata + it->pos, *end = it->tdata + it->block_end;
+    SC_TRY(read_head(it, &p, end));
+    it->lazy_off[it->in_block] =
+        (uint32_t)((uint64_t)(p - it->tdata) - block_start(it->tindex, it->block));
+    if (!skip_varints(&p, end, 2u + has_freqs(it->field) + has_pos(it->field)))
+        return corrupt(it);
     it->pos = (uint64_t)(p - it->tdata);
     it->in_block++;
     it->positioned = true;
-    if (prefix < it->valid_states)
-        it->valid_states = (size_t)prefix;
+    *has = true;
     return SC_OK;
+}
+
+/* next_lazy for a DFA whose start state is tame (a leading `*`): reads on, term bytes only, to
+ * the next term ending with the DFA's suffix (or the end), in one loop with the block's bounds
+ * in registers. The terms passed over are rejected by the suffix test of next_match anyway. */
+static sc_status scan_to_suffix(sc_terms_iter *it, bool *has)
+{
+    const uint8_t *suf = it->dfa->suffix;
+    uint32_t sl = it->dfa->suffix_len;
+    unsigned n_stats = 2u + has_freqs(it->field) + has_pos(it->field);
+    for (;;) {
+        *has = false;
+        if (it->status != SC_OK)
+            return it->status;
+        if (it->at_end)
+            return SC_OK;
+        if (it->block == UINT64_MAX || it->in_block >= entries_in(it, it->block)) {
+            uint64_t k = it->block == UINT64_MAX ? 0 : it->block + 1;
+            if (k >= it->n_blocks) {
+                it->at_end = true;
+                it->positioned = false;
+                return SC_OK;
+            }
+            load_block(it, k);
+        }
+        const uint8_t *blk = it->tdata + block_start(it->tindex, it->block);
+        const uint8_t *p = it->tdata + it->pos, *end = it->tdata + it->block_end;
+        uint32_t n_in = entries_in(it, it->block);
+        it->positioned = true;
+        while (it->in_block < n_in) {
+            SC_TRY(read_head(it, &p, end));
+            it->lazy_off[it->in_block] = (uint32_t)(p - blk);
+            if (!skip_varints(&p, end, n_stats))
+                return corrupt(it);
+            it->in_block++;
+            const uint8_t *t = it->term.ptr;
+            size_t len = it->term.len;
+            if (len >= sl && t[len - 1] == suf[sl - 1] && memcmp(t + len - sl, suf, sl) == 0) {
+                it->pos = (uint64_t)(p - it->tdata);
+                *has = true;
+                return SC_OK;
+            }
+        }
+        it->pos = (uint64_t)(p - it->tdata);
+    }
 }
 
 sc_status sc_terms_next(sc_terms_iter *it, bool *has)
@@ -207,8 +391,9 @@ sc_status sc_terms_intersect_start(sc_terms_iter *it, const sc_dfa *dfa)
 {
     it->dfa = dfa;
     it->states.len = 0;
-    if (sc_vec_push(&it->states, dfa->start) != SC_OK)
+    if (it->states.cap < 64 && sc_vec_reserve(&it->states, 64) != SC_OK)
         return SC_ENOMEM;
+    it->states.ptr[0] = dfa->start;
     it->valid_states = 0;
     it->seek.len = 0;
     it->block = UINT64_MAX;
@@ -240,42 +425,110 @@ static int next_live_prefix(sc_terms_iter *it, size_t d)
     return 0;
 }
 
+/* Byte order of the current term against t (as sc_slice_cmp), inline: the walk's seeks compare
+ * every term they pass over. */
+static inline int cmp_term(const sc_terms_iter *it, sc_slice t)
+{
+    size_t n = it->term.len < t.len ? it->term.len : t.len;
+    for (size_t i = 0; i < n; i++)
+        if (it->term.ptr[i] != t.ptr[i])
+            return it->term.ptr[i] < t.ptr[i] ? -1 : 1;
+    return (it->term.len > t.len) - (it->term.len < t.len);
+}
+
+/* The intersection's seek forward to the first term >= target (target > the current term):
+ * within the current block when target sorts before the next block's first term (reading on,
+ * no binary search), else a binary search over the later blocks; terms passed over are read
+ * lazily. *has false at the end. */
+static sc_status seek_lazy(sc_terms_iter *it, sc_slice target, bool *has)
+{
+    uint64_t next_blk = it->block + 1;
+    sc_slice ft;
+    if (it->block != UINT64_MAX && next_blk < it->n_blocks) {
+        if (!block_first_term(it, next_blk, &ft))
+            return corrupt(it);
+        if (sc_slice_cmp(ft, target) <= 0) {
+            /* last block whose first term <= target, among the later ones */
+            uint64_t lo = next_blk, hi = it->n_blocks;
+            while (hi - lo > 1) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                if (!block_first_term(it, mid, &ft))
+                    return corrupt(it);
+                if (sc_slice_cmp(ft, target) <= 0)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            load_block(it, lo);
+        }
+    }
+    for (;;) {
+        SC_TRY(next_lazy(it, has));
+        if (!*has || cmp_term(it, target) >= 0)
+            return SC_OK;
+    }
+}
+
+/* Steps the DFA over term[d..len) from state s, recording states[d + 1..]; stops early at a
+ * tame state (when `tame`) and returns the depth reached in *d; DEAD when it dies there. */
+static inline uint32_t walk(const sc_dfa *dfa, const uint8_t *term, size_t len, uint32_t *states,
+                            size_t *d, const uint8_t *tame)
+{
+    size_t i = *d;
+    uint32_t s = states[i];
+    for (; i < len; i++) {
+        if (tame && tame[s])
+            break;
+        s = sc_dfa_step(dfa, s, term[i]);
+        if (s == SC_DFA_DEAD)
+            break;
+        states[i + 1] = s;
+    }
+    *d = i;
+    return s;
+}
+
 sc_status sc_terms_next_match(sc_terms_iter *it, bool *has)
 {
     *has = false;
     const sc_dfa *dfa = it->dfa;
-    bool seek = false;
+    /* the suffix test applies once a term's prefix reaches a tame state */
+    const uint8_t *tame = dfa->suffix_len && dfa->tame ? dfa->tame : NULL;
+    bool fresh = false; /* the current term came from a seek and is not examined yet */
+    bool scan = tame && tame[dfa->start]; /* nothing can die: the suffix picks the terms */
     for (;;) {
-        bool h;
-        if (seek) {
-            SC_TRY(sc_terms_seek_ceil(it, sc_slice_make(it->seek.ptr, it->seek.len), &h, NULL));
-            it->valid_states = 0;
-        } else {
-            SC_TRY(sc_terms_next(it, &h));
+        if (!fresh) {
+            bool h;
+            SC_TRY(scan ? scan_to_suffix(it, &h) : next_lazy(it, &h));
+            if (!h)
+                return SC_OK;
         }
-        seek = false;
-        if (!h)
-            return SC_OK;
+        fresh = false;
         size_t len = it->term.len;
-        if (sc_vec_reserve(&it->states, len + 1 > it->states.len ? len + 1 - it->states.len : 0) !=
-            SC_OK)
-            return SC_ENOMEM;
-        if (it->states.len < len + 1)
-            it->states.len = len + 1;
-        size_t d = it->valid_states;
-        uint32_t s = it->states.ptr[d];
-        bool dead = false;
-        for (; d < len; d++) {
-            s = sc_dfa_step(dfa, s, it->term.ptr[d]);
-            if (s == SC_DFA_DEAD) {
-                dead = true;
-                break;
-            }
-            it->states.ptr[d + 1] = s;
+        if (len + 1 > it->states.cap) {
+            it->states.len = 0;
+            if (sc_vec_reserve(&it->states, len + 1) != SC_OK)
+                return SC_ENOMEM;
         }
-        if (!dead) {
+        const uint8_t *t = it->term.ptr;
+        uint32_t *states = it->states.ptr;
+        size_t d = it->valid_states;
+        uint32_t s = walk(dfa, t, len, states, &d, tame);
+        if (s != SC_DFA_DEAD && d < len) {
+            /* a tame state: the term can only match with the suffix */
+            uint32_t sl = dfa->suffix_len;
+            if (len < sl || t[len - 1] != dfa->suffix[sl - 1] ||
+                memcmp(t + len - sl, dfa->suffix, sl) != 0) {
+                it->valid_states = d;
+                continue;
+            }
+            s = walk(dfa, t, len, states, &d, NULL);
+        }
+        if (s != SC_DFA_DEAD) {
             it->valid_states = len;
             if (sc_dfa_accepts(dfa, s)) {
+                if (it->lazy_from < it->in_block)
+                    SC_TRY(settle(it));
                 *has = true;
                 return SC_OK;
             }
@@ -290,7 +543,11 @@ sc_status sc_terms_next_match(sc_terms_iter *it, bool *has)
             it->positioned = false;
             return SC_OK;
         }
-        seek = true;
+        bool h;
+        SC_TRY(seek_lazy(it, sc_slice_make(it->seek.ptr, it->seek.len), &h));
+        if (!h)
+            return SC_OK;
+        fresh = true;
     }
 }
 

@@ -47,6 +47,11 @@ typedef struct sc_terms_iter {
     SC_VEC(uint32_t) states; /* states[i] = state after term[0..i) */
     size_t valid_states;     /* states[0..valid_states] are valid for the current term */
     sc_buf seek;             /* scratch for the next seek target */
+    /* entries [lazy_from, in_block) of the block were read by the intersection without their
+     * statistics (lazy_off: where those start, from the block start); info folds them in
+     * when a term matches */
+    uint32_t lazy_from;
+    uint32_t lazy_off[32];
 } sc_terms_iter;
 
 /* Prepares `it` over field `f` of `seg` (f from sc_segment_field). `it` may be uninitialized

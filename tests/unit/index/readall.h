@@ -112,6 +112,43 @@ static inline sc_status t_read_field(const sc_segment *seg, const sc_field_info 
         bool has = true;
         while (st == SC_OK && has)
             st = sc_terms_next_match(&it, &has);
+        /* "?e*s" with the suffix hint: dead ranges (seeks) and lazily read statistics;
+         * classes: 0 other, 1 'e', 2 's' */
+        static const uint32_t next2[4 * 3] = {1, 1, 1, SC_DFA_DEAD, 2, SC_DFA_DEAD,
+                                              2, 2, 3, 2,           2, 3};
+        static const uint8_t accept2[4] = {0, 0, 0, 1}, tame2[4] = {0, 0, 1, 1};
+        sc_dfa d2 = {.n_states = 4,
+                     .start = 0,
+                     .n_classes = 3,
+                     .next = next2,
+                     .accept = accept2,
+                     .suffix = (const uint8_t *)"s",
+                     .suffix_len = 1,
+                     .tame = tame2};
+        memset(d2.classmap, 0, sizeof(d2.classmap));
+        d2.classmap['e'] = 1;
+        d2.classmap['s'] = 2;
+        if (st == SC_OK)
+            st = sc_terms_intersect_start(&it, &d2);
+        has = true;
+        while (st == SC_OK && has) {
+            st = sc_terms_next_match(&it, &has);
+            if (st == SC_OK && has && sc_terms_info(&it)->doc_freq == 0)
+                st = SC_ECORRUPT; /* never: matching terms carry their statistics */
+        }
+        /* "*s": a tame start, so the walk scans blocks for the suffix alone */
+        static const uint32_t next3[2 * 3] = {0, 0, 1, 0, 0, 1};
+        static const uint8_t accept3[2] = {0, 1}, tame3[2] = {1, 1};
+        sc_dfa d3 = d2;
+        d3.n_states = 2;
+        d3.next = next3;
+        d3.accept = accept3;
+        d3.tame = tame3;
+        if (st == SC_OK)
+            st = sc_terms_intersect_start(&it, &d3);
+        has = true;
+        while (st == SC_OK && has)
+            st = sc_terms_next_match(&it, &has);
         bool e;
         if (st == SC_OK)
             st = sc_terms_seek_ceil(&it, sc_slice_cstr("m"), &has, &e);

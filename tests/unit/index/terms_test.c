@@ -1,7 +1,7 @@
 /* Term dictionary: DFA intersection against filtering every term with the automaton, for
  * hand-built DFAs (prefix, fixed length, alphabet subset, "second byte is x", accept-all,
- * accept-nothing, exact term) over random vocabularies, including terms with shared prefixes
- * and bytes 0x00/0xff.
+ * accept-nothing, exact term, suffixes with and without the suffix/tame hints) over random
+ * vocabularies, including terms with shared prefixes and bytes 0x00/0xff.
  * Seeds are printed. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -88,6 +88,16 @@ static void check(const sc_segment *seg, const sc_field_info *f, const vterm *v,
             assert_true(j < n);
             assert_true(sc_slice_eq(sc_terms_term(&it), sc_slice_make(v[j].b, v[j].n)));
             assert_int_equal(sc_terms_info(&it)->ord, j);
+            /* the statistics the walk decoded lazily equal an exact lookup's */
+            sc_term_info ti;
+            bool found;
+            assert_int_equal(sc_terms_lookup(seg, f, sc_terms_term(&it), &ti, &found), SC_OK);
+            assert_true(found);
+            const sc_term_info *got = sc_terms_info(&it);
+            assert_int_equal(got->doc_freq, ti.doc_freq);
+            assert_int_equal(got->total_term_freq, ti.total_term_freq);
+            assert_int_equal(got->postings_off, ti.postings_off);
+            assert_int_equal(got->positions_off, ti.positions_off);
             j++;
         }
     }
@@ -197,6 +207,26 @@ static void one_vocab(size_t n_terms, int alphabet)
     edge(&t, 1, 0xff, 1);
     t.accept[1] = 1;
     check(seg, f, v, n, &t, ".*\\xff");
+    /* the same with the suffix hint: every state tame, terms rejected on their last byte */
+    static const uint8_t tame_all[MAXS] = {1, 1, 1, 1}, tame_tail[MAXS] = {0, 1, 1, 1};
+    t.d.suffix = (const uint8_t *)"\xff";
+    t.d.suffix_len = 1;
+    t.d.tame = tame_all;
+    check(seg, f, v, n, &t, ".*\\xff with hints");
+    /* "a.*cb": a non-tame start (dead ranges still skipped by seeks), then tame states */
+    tdfa_init(&t, 4);
+    edge(&t, 0, 'a', 1);
+    for (uint32_t s = 1; s <= 3; s++) {
+        all_edges(&t, s, 1);
+        edge(&t, s, 'c', 2);
+    }
+    edge(&t, 2, 'b', 3);
+    t.accept[3] = 1;
+    check(seg, f, v, n, &t, "a.*cb");
+    t.d.suffix = (const uint8_t *)"cb";
+    t.d.suffix_len = 2;
+    t.d.tame = tame_tail;
+    check(seg, f, v, n, &t, "a.*cb with hints");
     sc_segment_unref(seg);
     free(v);
     assert_int_equal(sc_dir_remove_all(dir), SC_OK);

@@ -13,6 +13,7 @@
 
 #include "base/clock.h"
 #include "search/automaton.h"
+#include "search/automaton_internal.h"
 #include "search/query.h"
 
 #define S(x) sc_slice_cstr(x)
@@ -297,6 +298,209 @@ static void test_edit_distance(void **state)
     assert_int_equal(sc_automaton_cp_len(S("\xc3\xa9t\xc3\xa9")), 3);
 }
 
+/* Random byte strings over pieces that exercise UTF-8: ASCII letters, 2-, 3- and 4-byte
+ * characters (E0/ED/F0/F4 lead bytes included), and invalid sequences (a lone continuation,
+ * a truncated lead, an encoded surrogate, an overlong form, 0xFF). */
+static size_t random_utf8ish(uint8_t *buf, unsigned *seed, int max_pieces)
+{
+    static const char *pieces[] = {"a",
+                                   "b",
+                                   "c",
+                                   "\xc3\xa9",
+                                   "\xc3\xa8",
+                                   "\xe2\x82\xac",
+                                   "\xe2\x82\xad",
+                                   "\xe0\xa4\x85",
+                                   "\xed\x9f\xbf",
+                                   "\xf0\x9f\x98\x80",
+                                   "\xf4\x8f\xbf\xbf",
+                                   "\x80",
+                                   "\xc3",
+                                   "\xed\xa0\x80",
+                                   "\xc0\xaf",
+                                   "\xff",
+                                   "*",
+                                   "?"};
+    size_t n = 0;
+    int k = rand_r(seed) % (max_pieces + 1);
+    for (int i = 0; i < k; i++) {
+        const char *p = pieces[rand_r(seed) % (sizeof pieces / sizeof pieces[0])];
+        size_t l = strlen(p);
+        memcpy(buf + n, p, l);
+        n += l;
+    }
+    return n;
+}
+
+/* The direct wildcard DFA (automaton_wildcard.c) against the NFA construction on random
+ * patterns and random (also invalid UTF-8) strings, plus its hints: every accepted string ends
+ * with the suffix, and no valid UTF-8 continuation from a tame state dies. */
+static void test_wildcard_direct_random(void **state)
+{
+    (void)state;
+    unsigned seed = (unsigned)time(NULL);
+    if (getenv("SCRY_SEED"))
+        seed = (unsigned)strtoul(getenv("SCRY_SEED"), NULL, 10);
+    printf("# wildcard seed %u (SCRY_SEED to replay)\n", seed);
+    static const char *valid[] = {"a",
+                                  "b",
+                                  "\xc3\xa9",
+                                  "\xe2\x82\xac",
+                                  "\xe0\xa4\x85",
+                                  "\xed\x9f\xbf",
+                                  "\xf0\x9f\x98\x80",
+                                  "\xf4\x8f\xbf\xbf"};
+    for (int round = 0; round < 400; round++) {
+        uint8_t pat[128];
+        size_t pl = random_utf8ish(pat, &seed, 7);
+        if (rand_r(&seed) % 4 == 0) /* an escape */
+            pat[pl++] = '\\';
+        sc_slice ps = sc_slice_make(pat, pl);
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_dfa d, n;
+        sc_automaton_error e1 = {{0}, 0}, e2 = {{0}, 0};
+        sc_status s1 = sc_automaton_wildcard(ps, 10000, &a, &d, &e1);
+        sc_status s2 = sc__am_wildcard_nfa(ps, 1000000, &a, &n, &e2);
+        if (s1 != SC_OK || s2 != SC_OK)
+            fail_msg("seed %u round %d: %s / %s", seed, round, sc_status_name(s1),
+                     sc_status_name(s2));
+        for (int t = 0; t < 200; t++) {
+            uint8_t w[128];
+            size_t wl = random_utf8ish(w, &seed, 6);
+            sc_slice ws = sc_slice_make(w, wl);
+            bool want = sc_automaton_run(&n, ws), got = sc_automaton_run(&d, ws);
+            if (want != got)
+                fail_msg("seed %u round %d: pattern of %zu bytes on a %zu-byte string: want %d "
+                         "got %d",
+                         seed, round, pl, wl, want, got);
+            if (got &&
+                (wl < d.suffix_len || memcmp(w + wl - d.suffix_len, d.suffix, d.suffix_len) != 0))
+                fail_msg("seed %u round %d: accepted string lacks the suffix", seed, round);
+            /* tame: along a valid string, from every tame state at a code point boundary,
+             * valid continuations never die */
+            uint32_t s = d.start;
+            for (int i = 0; i < 6 && s != SC_DFA_DEAD; i++) {
+                if (d.tame[s]) {
+                    uint32_t u = s;
+                    for (int k = 0; k < 4 && u != SC_DFA_DEAD; k++) {
+                        const char *v = valid[rand_r(&seed) % 8];
+                        for (size_t j = 0; v[j] && u != SC_DFA_DEAD; j++)
+                            u = sc_dfa_step(&d, u, (uint8_t)v[j]);
+                    }
+                    if (u == SC_DFA_DEAD)
+                        fail_msg("seed %u round %d: a tame state died", seed, round);
+                }
+                const char *v = valid[rand_r(&seed) % 8];
+                for (size_t j = 0; v[j] && s != SC_DFA_DEAD; j++)
+                    s = sc_dfa_step(&d, s, (uint8_t)v[j]);
+            }
+        }
+        sc_arena_fini(&a);
+    }
+}
+
+/* Regexp DFAs get the hints too (automaton_hints.c): on fixed and random patterns, every
+ * accepted string ends with the suffix and tame states survive valid continuations. */
+static void test_regexp_hints(void **state)
+{
+    (void)state;
+    unsigned seed = (unsigned)time(NULL);
+    if (getenv("SCRY_SEED"))
+        seed = (unsigned)strtoul(getenv("SCRY_SEED"), NULL, 10);
+    printf("# regexp hints seed %u (SCRY_SEED to replay)\n", seed);
+    static const struct {
+        const char *p, *suffix;
+    } fixed[] = {{".*0th", "0th"},           {".*(tion|sion)", "ion"}, {"@abc", "abc"},
+                 {".*\xc3\xa9", "\xc3\xa9"}, {"(a|b)*abb", NULL},      {"abc", NULL}};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_dfa d;
+        assert_int_equal(sc_automaton_regexp(S(fixed[i].p), SC_REGEXP_ALL, 10000, &a, &d, NULL),
+                         SC_OK);
+        if (fixed[i].suffix) {
+            if (!d.tame || d.suffix_len != strlen(fixed[i].suffix) ||
+                memcmp(d.suffix, fixed[i].suffix, d.suffix_len) != 0)
+                fail_msg("%s: suffix of %u bytes, tame %d", fixed[i].p, d.suffix_len,
+                         d.tame != NULL);
+            assert_true(d.tame[d.start]);
+        }
+        sc_arena_fini(&a);
+    }
+    static const char *pieces[] = {"a",    "b",  "\xc3\xa9",     ".",       ".*",   "(a|b)",
+                                   "[ab]", "a?", "\xe2\x82\xac", "(ab|ba)", "[^a]", "b+"};
+    static const char *valid[] = {"a", "b", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+    int with_hints = 0;
+    for (int round = 0; round < 300; round++) {
+        char pat[128] = "";
+        int k = 1 + rand_r(&seed) % 5;
+        for (int i = 0; i < k; i++)
+            strcat(pat, pieces[rand_r(&seed) % (sizeof pieces / sizeof pieces[0])]);
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_dfa d;
+        assert_int_equal(sc_automaton_regexp(S(pat), SC_REGEXP_ALL, 10000, &a, &d, NULL), SC_OK);
+        with_hints += d.tame != NULL;
+        for (int t = 0; d.tame && t < 200; t++) {
+            uint8_t w[128];
+            size_t wl = random_utf8ish(w, &seed, 6);
+            if (sc_automaton_run(&d, sc_slice_make(w, wl)) &&
+                (wl < d.suffix_len || memcmp(w + wl - d.suffix_len, d.suffix, d.suffix_len)))
+                fail_msg("seed %u: /%s/ accepted a string without its suffix", seed, pat);
+            uint32_t s = d.start;
+            for (int i = 0; i < 5 && s != SC_DFA_DEAD; i++) {
+                if (d.tame[s]) {
+                    uint32_t u = s;
+                    for (int j = 0; j < 4 && u != SC_DFA_DEAD; j++) {
+                        const char *v = valid[rand_r(&seed) % 5];
+                        for (size_t x = 0; v[x] && u != SC_DFA_DEAD; x++)
+                            u = sc_dfa_step(&d, u, (uint8_t)v[x]);
+                    }
+                    if (u == SC_DFA_DEAD)
+                        fail_msg("seed %u: /%s/: a tame state died", seed, pat);
+                }
+                const char *v = valid[rand_r(&seed) % 5];
+                for (size_t x = 0; v[x] && s != SC_DFA_DEAD; x++)
+                    s = sc_dfa_step(&d, s, (uint8_t)v[x]);
+            }
+        }
+        sc_arena_fini(&a);
+    }
+    printf("# %d of 300 random patterns got hints\n", with_hints);
+    assert_true(with_hints > 0);
+}
+
+static void test_wildcard_limits(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_dfa d;
+    sc_automaton_error err = {{0}, 0};
+    /* 2^20 position sets: the state limit, fast */
+    assert_int_equal(sc_automaton_wildcard(S("*a????????????????????"), 10000, &a, &d, &err),
+                     SC_ELIMIT);
+    assert_non_null(strstr(err.msg, "10000"));
+    /* past 63 tokens: the NFA path, same language */
+    char longp[200] = "*";
+    for (int i = 0; i < 70; i++)
+        strcat(longp, i % 7 == 3 ? "?" : "x");
+    strcat(longp, "*");
+    assert_int_equal(sc_automaton_wildcard(S(longp), 10000, &a, &d, &err), SC_OK);
+    char yes[200] = "zz";
+    for (int i = 0; i < 70; i++)
+        strcat(yes, i % 7 == 3 ? "\xc3\xa9" : "x");
+    assert_true(sc_automaton_run(&d, S(yes)));
+    yes[2] = 'y';
+    assert_false(sc_automaton_run(&d, S(yes)));
+    /* prefix hints: tame once past the prefix, no suffix */
+    assert_int_equal(sc_automaton_prefix(S("ab"), &a, &d), SC_OK);
+    assert_int_equal(d.suffix_len, 0);
+    assert_false(d.tame[d.start]);
+    sc_arena_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +511,9 @@ int main(void)
         cmocka_unit_test(test_fuzzy_random),
         cmocka_unit_test(test_edit_distance),
         cmocka_unit_test(test_term_range_random),
+        cmocka_unit_test(test_wildcard_direct_random),
+        cmocka_unit_test(test_wildcard_limits),
+        cmocka_unit_test(test_regexp_hints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,11 +87,17 @@ static int setup(void **state)
         snprintf(id, sizeof id, "%u", d);
         sc_index_token idt = {sc_slice_cstr(id), 0};
         sc_index_field f[2] = {
-            {.name = sc_slice_cstr("_id"), .kind = SC_FIELD_KEYWORD, .flags = SC_FIELD_INDEXED,
-             .tokens = &idt, .n_tokens = 1},
-            {.name = sc_slice_cstr("body"), .kind = SC_FIELD_TEXT,
-             .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS, .tokens = toks,
-             .n_tokens = nt, .length = len},
+            {.name = sc_slice_cstr("_id"),
+             .kind = SC_FIELD_KEYWORD,
+             .flags = SC_FIELD_INDEXED,
+             .tokens = &idt,
+             .n_tokens = 1},
+            {.name = sc_slice_cstr("body"),
+             .kind = SC_FIELD_TEXT,
+             .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS,
+             .tokens = toks,
+             .n_tokens = nt,
+             .length = len},
         };
         sc_index_doc doc = {sc_slice_cstr(id), sc_slice_cstr("{}"), f, 2};
         if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
@@ -156,6 +162,22 @@ static sc_doc_iter *phrase(sc_arena *a, int t0, int t1, uint32_t slop)
     return sc_iter_phrase(a, p, off, 2, slop, &bm25s[0], sc_segment_norms(seg, f));
 }
 
+/* Constant-score union (score 2.5) of the listed terms. */
+static sc_doc_iter *term_union(sc_arena *a, const int *ts, size_t n)
+{
+    const sc_field_info *f = sc_segment_field(seg, sc_slice_cstr("body"));
+    sc_term_info ti[32];
+    for (size_t i = 0; i < n; i++) {
+        bool found;
+        assert_int_equal(sc_terms_lookup(seg, f, sc_slice_cstr(TERMS[ts[i]]), &ti[i], &found),
+                         SC_OK);
+        assert_true(found);
+    }
+    sc_doc_iter *it;
+    assert_int_equal(sc_iter_term_union(a, seg, f, ti, n, 2.5f, &it), SC_OK);
+    return it;
+}
+
 static sc_bitset evens;
 
 enum {
@@ -173,11 +195,15 @@ enum {
     K_BOOSTING,
     K_PHRASE,
     K_SLOPPY,
+    K_UNION,
+    K_UNION3,
+    K_UNION_MANY,
     K_COUNT
 };
 static const char *const KIND_NAMES[K_COUNT] = {
-    "term", "all", "bitset", "const", "conj", "conj_dense", "disj", "disj_msm2", "dismax", "excl", "req_opt",
-    "boosting", "phrase", "sloppy_phrase"};
+    "term",   "all",           "bitset", "const",  "conj",    "conj_dense",
+    "disj",   "disj_msm2",     "dismax", "excl",   "req_opt", "boosting",
+    "phrase", "sloppy_phrase", "union",  "union3", "union18"};
 
 static bool has(uint32_t d, int t)
 {
@@ -198,6 +224,9 @@ static bool model_match(int kind, uint32_t d)
     case K_DISJ_MSM: return has(d, 0) + has(d, 1) + has(d, 2) >= 2;
     case K_DISMAX: return has(d, 1) || has(d, 4);
     case K_EXCL: return has(d, 0) && !has(d, 1);
+    case K_UNION: return has(d, 2) || has(d, 4);
+    case K_UNION3: return has(d, 0) || has(d, 3) || has(d, 4);
+    case K_UNION_MANY: return has(d, 2) || has(d, 4);
     case K_REQOPT: return has(d, 3);
     case K_BOOSTING: return has(d, 1);
     case K_PHRASE:
@@ -242,9 +271,16 @@ static sc_doc_iter *make(sc_arena *a, int kind, sc_iter_stats *stats)
         break;
     case K_EXCL: it = sc_iter_exclusion(a, term(a, 0, true, 0), term(a, 1, false, 0)); break;
     case K_REQOPT: it = sc_iter_req_opt(a, term(a, 3, true, 0), term(a, 0, true, 0)); break;
-    case K_BOOSTING: it = sc_iter_boosting(a, term(a, 1, true, 0), term(a, 0, false, 0), 0.5f); break;
+    case K_BOOSTING:
+        it = sc_iter_boosting(a, term(a, 1, true, 0), term(a, 0, false, 0), 0.5f);
+        break;
     case K_PHRASE: it = phrase(a, 0, 1, 0); break;
     case K_SLOPPY: it = phrase(a, 0, 1, 2); break;
+    case K_UNION: it = term_union(a, (const int[]){2, 4}, 2); break;
+    case K_UNION3: it = term_union(a, (const int[]){0, 3, 4}, 3); break;
+    case K_UNION_MANY: /* past 16 terms: a jump sets the union up as one bitset */
+        it = term_union(a, (const int[]){2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4}, 18);
+        break;
     }
     assert_non_null(it);
     /* every iterator of the tree reports into stats (leaves were made without) */
@@ -252,7 +288,14 @@ static sc_doc_iter *make(sc_arena *a, int kind, sc_iter_stats *stats)
     return it;
 }
 
-enum { W_NONE, W_LIVE, W_CANCEL, W_PROFILE, W_ALL3, W_COUNT };
+enum {
+    W_NONE,
+    W_LIVE,
+    W_CANCEL,
+    W_PROFILE,
+    W_ALL3,
+    W_COUNT
+};
 static const char *const WRAP_NAMES[W_COUNT] = {"none", "live", "cancel", "profile", "stacked"};
 
 static sc_cancel_token token;
@@ -298,8 +341,8 @@ static void collect_expected(int kind, bool with_live, expect *e)
     for (uint32_t d = 0; d < N_DOCS; d++) {
         bool want = model_match(kind, d) && (!with_live || sc_bitset_test(&live, d));
         if (want != (bool)e->in[d])
-            fail_msg("seed %u kind %s doc %u: model says %d, iterator %d", seed,
-                     KIND_NAMES[kind], d, want, e->in[d]);
+            fail_msg("seed %u kind %s doc %u: model says %d, iterator %d", seed, KIND_NAMES[kind],
+                     d, want, e->in[d]);
     }
 }
 
@@ -370,8 +413,7 @@ static void check_combo(int kind, int w, const expect *e)
                 sc_bitset_set(&bs, base + b);
             sc_bitset_fini(&win);
             if (it->doc != SC_DOC_END && it->doc < upto)
-                fail_msg("seed %u %s into_bitset left doc %u < upto %u", seed, what, it->doc,
-                         upto);
+                fail_msg("seed %u %s into_bitset left doc %u < upto %u", seed, what, it->doc, upto);
             d = it->doc;
         }
         for (uint32_t x = 0; x < N_DOCS; x++)
