@@ -82,6 +82,7 @@ typedef struct sc_iter_stats {
     uint64_t fallback_run_end;
     uint64_t fallback_next_batch;
     uint64_t fallback_score_batch;
+    uint64_t phrase_position_checks; /* docs whose positions a phrase read */
 } sc_iter_stats;
 
 /* The common head of every iterator. */

@@ -21,7 +21,9 @@ typedef struct conj_iter {
     sc_doc_iter base;
     sc_doc_iter **c; /* sorted by cost, cheapest (the lead) first */
     bool *scoring;
+    bool *approx; /* two-phase phrase children: confirmed once every clause agrees */
     size_t n;
+    bool any_approx;
     bool dense;         /* into_bitset by ANDing per-child 4,096-doc windows */
     sc_bitset acc, tmp; /* the windows (arena) */
     float min_score;    /* > 0: a collector's threshold (top-k pruning) */
@@ -33,14 +35,18 @@ typedef struct conj_iter {
  * sum bounds conj_score's. */
 static bool conj_may_compete(conj_iter *x, uint32_t d)
 {
-    double s = x->scoring[0] ? sc_doc_iter_score(x->c[0]) : 0.0;
+    /* an unconfirmed phrase lead has no score yet: its bound stands in */
+    double s = !x->scoring[0] ? 0.0
+               : x->approx[0] ? sc_doc_iter_max_score(x->c[0], d)
+                              : sc_doc_iter_score(x->c[0]);
     for (size_t i = 1; i < x->n; i++)
         if (x->scoring[i])
             s += sc_doc_iter_max_score(x->c[i], d);
     return (float)s > x->min_score;
 }
 
-/* Leapfrog from candidate d (the lead is on d) until all children agree. */
+/* Leapfrog from candidate d (the lead is on d) until all children agree; then the two-phase
+ * children confirm d (positions), the next candidate if one does not. */
 static uint32_t conj_align(conj_iter *x, uint32_t d)
 {
     sc_doc_iter *lead = x->c[0];
@@ -58,6 +64,12 @@ again:
                 goto again;
             }
         }
+        if (x->any_approx)
+            for (size_t i = 0; i < x->n; i++)
+                if (x->approx[i] && !sc__iter_phrase_confirm(x->c[i])) {
+                    d = sc_doc_iter_next(lead);
+                    goto again;
+                }
         break;
     }
     x->base.positioned = true;
@@ -232,10 +244,16 @@ sc_doc_iter *sc_iter_conjunction(sc_arena *a, sc_doc_iter **children, size_t n, 
             sc[j] = sc[j - 1];
             sc[j - 1] = b;
         }
+    bool *ap = sc_arena_calloc(a, n, sizeof *ap);
+    if (!ap)
+        return NULL;
+    for (size_t i = 0; i < n && n > 1; i++)
+        x->any_approx |= ap[i] = sc__iter_phrase_make_approximate(c[i]);
     x->base.ops = &conj_ops;
     x->base.stats = first_stats(children, n);
     x->c = c;
     x->scoring = sc;
+    x->approx = ap;
     x->n = n;
     return &x->base;
 }
@@ -260,7 +278,7 @@ bool sc__iter_conjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***childre
 void sc_iter_conjunction_set_dense(sc_doc_iter *it, sc_arena *a, bool dense)
 {
     conj_iter *x = (conj_iter *)it;
-    if (it->ops != &conj_ops)
+    if (it->ops != &conj_ops || x->any_approx) /* windows would hold unconfirmed docs */
         return;
     if (dense && !x->acc.words) {
         x->acc.words = sc_arena_alloc(a, 65 * sizeof(uint64_t));

@@ -5,6 +5,7 @@
  * phrase frequency. */
 #include <string.h>
 
+#include "search/internal.h"
 #include "search/iter.h"
 
 typedef struct pp {
@@ -28,6 +29,10 @@ typedef struct phrase_iter {
     const sc_bm25 *bm25;
     const uint8_t *norms;
     float freq; /* of the current doc */
+    /* Two-phase (inside a conjunction): next/advance stop on docs that hold every term, and
+     * positions are read only when the conjunction confirms a doc all its clauses match
+     * (sc__iter_phrase_confirm) */
+    bool approx;
     /* Block-max bounds (bm25 only): the phrase's score bound over [.., shallow_end] from the
      * terms' competitive impacts, the bound over the whole postings, and the minimum score a
      * collector asked for (0: none; candidates in blocks that cannot beat it are skipped
@@ -289,6 +294,8 @@ static bool phrase_may_compete(phrase_iter *x, uint32_t d)
 
 static bool phrase_matches(phrase_iter *x)
 {
+    if (x->base.stats)
+        x->base.stats->phrase_position_checks++;
     for (size_t i = 0; i < x->n; i++)
         if (!load_positions(x, i))
             return false;
@@ -401,7 +408,7 @@ static uint32_t phrase_settle(phrase_iter *x, uint32_t d)
                 goto again;
             }
         }
-        if ((x->min_score <= 0.0f || phrase_may_compete(x, d)) && phrase_matches(x))
+        if (x->approx || ((x->min_score <= 0.0f || phrase_may_compete(x, d)) && phrase_matches(x)))
             break;
         if (x->token && (++x->n_cand & 255) == 0 &&
             sc_cancel_token_check(x->token, (x->n_cand & 2047) == 0)) {
@@ -514,6 +521,19 @@ static const sc_doc_iter_ops phrase_ops = {
 };
 
 void sc__iter_phrase_set_cancel(sc_doc_iter *it, sc_cancel_token *token);
+
+bool sc__iter_phrase_make_approximate(sc_doc_iter *it)
+{
+    if (it->ops != &phrase_ops || it->positioned)
+        return false;
+    ((phrase_iter *)it)->approx = true;
+    return true;
+}
+
+bool sc__iter_phrase_confirm(sc_doc_iter *it)
+{
+    return phrase_matches((phrase_iter *)it);
+}
 
 void sc__iter_phrase_set_cancel(sc_doc_iter *it, sc_cancel_token *token)
 {

@@ -348,7 +348,7 @@ static void collect_expected(int kind, bool with_live, expect *e)
 
 static void check_combo(int kind, int w, const expect *e)
 {
-    sc_iter_stats stats = {0, 0, 0, 0};
+    sc_iter_stats stats = {0};
     char what[64];
     snprintf(what, sizeof what, "%s/%s", KIND_NAMES[kind], WRAP_NAMES[w]);
     sc_arena a;
