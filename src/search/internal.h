@@ -84,9 +84,10 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
  * itself, window by window, as Lucene's BooleanScorer does for exhaustive disjunctions). */
 bool sc__iter_disjunction_batch_children(sc_doc_iter *it, sc_doc_iter ***children, size_t *n);
 /* Two-phase phrases (Lucene's TwoPhaseIterator): a conjunction turns an unpositioned phrase
- * child into its approximation (next/advance stop on docs holding every term, no positions
- * read; false if `it` is not such a phrase) and calls confirm on a doc all its clauses agree
- * on: positions are read (and the phrase frequency set for score) only there. */
+ * child into its approximation (next/advance stop on the docs of the phrase's cheapest term;
+ * false if `it` is not such a phrase) and calls confirm on a doc all its clauses agree on: the
+ * other terms move and positions are read (and the phrase frequency set for score) only
+ * there. */
 bool sc__iter_phrase_make_approximate(sc_doc_iter *it);
 bool sc__iter_phrase_confirm(sc_doc_iter *it);
 /* If `it` is an unpositioned conjunction of >= 2 unpositioned children that all score in

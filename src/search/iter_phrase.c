@@ -29,9 +29,10 @@ typedef struct phrase_iter {
     const sc_bm25 *bm25;
     const uint8_t *norms;
     float freq; /* of the current doc */
-    /* Two-phase (inside a conjunction): next/advance stop on docs that hold every term, and
-     * positions are read only when the conjunction confirms a doc all its clauses match
-     * (sc__iter_phrase_confirm) */
+    /* Two-phase (inside a conjunction): next/advance stop on the lead term's docs (the
+     * approximation), and the other terms and positions are read only when the conjunction
+     * confirms a doc all its clauses match (sc__iter_phrase_confirm): the outer leapfrog runs
+     * over the cheapest cursors only, as Lucene's flattened approximations do */
     bool approx;
     /* Block-max bounds (bm25 only): the phrase's score bound over [.., shallow_end] from the
      * terms' competitive impacts, the bound over the whole postings, and the minimum score a
@@ -395,6 +396,8 @@ static uint32_t phrase_settle(phrase_iter *x, uint32_t d)
                 goto again;
             }
         }
+        if (x->approx)
+            break; /* the lead's doc: sc__iter_phrase_confirm checks the rest */
         for (size_t i = 1; i < x->n; i++) {
             sc_postings *c = &x->p[i];
             uint32_t cd =
@@ -408,7 +411,7 @@ static uint32_t phrase_settle(phrase_iter *x, uint32_t d)
                 goto again;
             }
         }
-        if (x->approx || ((x->min_score <= 0.0f || phrase_may_compete(x, d)) && phrase_matches(x)))
+        if ((x->min_score <= 0.0f || phrase_may_compete(x, d)) && phrase_matches(x))
             break;
         if (x->token && (++x->n_cand & 255) == 0 &&
             sc_cancel_token_check(x->token, (x->n_cand & 2047) == 0)) {
@@ -532,7 +535,16 @@ bool sc__iter_phrase_make_approximate(sc_doc_iter *it)
 
 bool sc__iter_phrase_confirm(sc_doc_iter *it)
 {
-    return phrase_matches((phrase_iter *)it);
+    phrase_iter *x = (phrase_iter *)it;
+    uint32_t d = it->doc;
+    for (size_t i = 1; i < x->n; i++) {
+        sc_postings *c = &x->p[i];
+        uint32_t cd =
+            c->started && (c->exhausted || c->doc >= d) ? c->doc : sc_postings_advance(c, d);
+        if (cd != d)
+            return false;
+    }
+    return phrase_matches(x);
 }
 
 void sc__iter_phrase_set_cancel(sc_doc_iter *it, sc_cancel_token *token)

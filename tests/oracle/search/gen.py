@@ -144,6 +144,16 @@ def main():
     # sloppy phrases with a repeated term (Lucene's repeat groups), and exact ones
     qs += ['"the of the"~3', '"the the"~2', '"of the of the"~4', '"and the and"~6',
            '"the a the"~1', '"of of"~5', '"the of the"', '"the the"']
+    # phrases beside other required clauses (two-phase: positions read only where every clause
+    # matches), drawn after everything above so the earlier queries stay the same
+    for _ in range(16):
+        c, d, e = freq_word(), mid_word(), any_word()
+        qs.append(rnd.choice([
+            '+"%s %s" +%s' % (c, partner[c], d),
+            '"%s %s"~2 AND %s' % (c, partner[c], d),
+            '+%s +"%s %s" -%s' % (d, c, partner[c], e),
+            '+"%s %s" +(%s OR %s)' % (c, partner[c], d, e),
+        ]))
     with open(os.path.join(out, "queries.txt"), "w") as f:
         for q in qs:
             f.write(q + "\n")

@@ -159,7 +159,7 @@ int main(int argc, char **argv)
     po.default_field = sc_slice_cstr("body");
     po.analyzer = an;
     po.fix_negative = false; /* Lucene's QueryParser semantics */
-    sc_iter_stats stats = {0, 0, 0, 0};
+    sc_iter_stats stats = {0};
     uint64_t t2 = sc_clock_now_ns();
     size_t n_q = 0;
     while ((len = getline(&line, &cap, qf)) > 0) {
