@@ -645,7 +645,9 @@ sc_doc_iter *sc_iter_disjunction(sc_arena *a, sc_doc_iter **children, size_t n, 
 typedef struct excl_iter {
     sc_doc_iter base;
     sc_doc_iter *in, *ex;
-    sc_bitset scratch; /* a 4,096-doc window (arena) */
+    sc_bitset scratch;  /* a 4,096-doc window (arena) */
+    uint64_t *ex_words; /* the excluded docs of the window (bulk path) */
+    bool probe;         /* exclusion much denser than the include side: probe per doc */
 } excl_iter;
 
 static uint32_t excl_settle(excl_iter *x, uint32_t d)
@@ -694,11 +696,34 @@ static void excl_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint
         sc_doc_iter_into_bitset(x->in, wend, &x->scratch, wbase);
         sc_doc_iter *ex = x->ex;
         uint32_t e = ex->positioned && ex->doc >= d ? ex->doc : sc_doc_iter_advance(ex, d);
-        while (e < wend) {
-            sc_bitset_clear(&x->scratch, e - wbase);
-            e = sc_doc_iter_next(ex);
-        }
         size_t nw = (wend - wbase + 63) / 64;
+        if (e >= wend) {
+            /* nothing excluded in this window */
+        } else if (x->probe) {
+            /* a dense exclusion: advance it to each included doc only */
+            for (size_t w = 0; w < nw; w++)
+                for (uint64_t word = x->scratch.words[w]; word; word &= word - 1) {
+                    uint32_t doc = wbase + (uint32_t)w * 64 + (uint32_t)__builtin_ctzll(word);
+                    if (e < doc)
+                        e = sc_doc_iter_advance(ex, doc);
+                    if (e == doc)
+                        x->scratch.words[w] &= ~(UINT64_C(1) << (doc & 63));
+                }
+            if (e < wend)
+                e = sc_doc_iter_advance(ex, wend);
+        } else if (ex->ops->native & SC_ITER_NATIVE_INTO_BITSET) {
+            /* the excluded docs of the window in bulk, cleared word by word */
+            memset(x->ex_words, 0, 64 * sizeof(uint64_t));
+            sc_bitset exw = {x->ex_words, 4096 + 64};
+            sc_doc_iter_into_bitset(ex, wend, &exw, wbase);
+            for (size_t w = 0; w < nw; w++)
+                x->scratch.words[w] &= ~x->ex_words[w];
+        } else {
+            while (e < wend) {
+                sc_bitset_clear(&x->scratch, e - wbase);
+                e = sc_doc_iter_next(ex);
+            }
+        }
         for (size_t w = 0; w < nw; w++) {
             uint64_t word = x->scratch.words[w];
             if (!word)
@@ -767,11 +792,15 @@ static const sc_doc_iter_ops excl_ops = {
 sc_doc_iter *sc_iter_exclusion(sc_arena *a, sc_doc_iter *include, sc_doc_iter *exclude)
 {
     excl_iter *x = sc_arena_calloc(a, 1, sizeof *x);
-    uint64_t *words = sc_arena_alloc(a, 65 * sizeof(uint64_t));
+    uint64_t *words = sc_arena_alloc(a, 2 * 65 * sizeof(uint64_t));
     if (!x || !words)
         return NULL;
     x->scratch.words = words;
     x->scratch.n_bits = 4096 + 64;
+    x->ex_words = words + 65;
+    /* excluded docs 8x as many as included ones: probing them per included doc beats
+     * decoding them all */
+    x->probe = sc_doc_iter_cost(exclude) / 8 > sc_doc_iter_cost(include);
     x->base.ops = &excl_ops;
     x->base.stats = include->stats ? include->stats : exclude->stats;
     x->in = include;

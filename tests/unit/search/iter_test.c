@@ -198,12 +198,14 @@ enum {
     K_UNION,
     K_UNION3,
     K_UNION_MANY,
+    K_EXCL_PROBE,  /* a rare include, a dense exclusion: probed per included doc */
+    K_CONJ_PHRASE, /* a two-phase phrase beside a term */
     K_COUNT
 };
 static const char *const KIND_NAMES[K_COUNT] = {
-    "term",   "all",           "bitset", "const",  "conj",    "conj_dense",
-    "disj",   "disj_msm2",     "dismax", "excl",   "req_opt", "boosting",
-    "phrase", "sloppy_phrase", "union",  "union3", "union18"};
+    "term",      "all",    "bitset",  "const",      "conj",       "conj_dense", "disj",
+    "disj_msm2", "dismax", "excl",    "req_opt",    "boosting",   "phrase",     "sloppy_phrase",
+    "union",     "union3", "union18", "excl_probe", "conj_phrase"};
 
 static bool has(uint32_t d, int t)
 {
@@ -229,6 +231,11 @@ static bool model_match(int kind, uint32_t d)
     case K_UNION_MANY: return has(d, 2) || has(d, 4);
     case K_REQOPT: return has(d, 3);
     case K_BOOSTING: return has(d, 1);
+    case K_EXCL_PROBE: return has(d, 4) && !has(d, 0);
+    case K_CONJ_PHRASE:
+        if (!has(d, 2))
+            return false;
+        return model_match(K_PHRASE, d);
     case K_PHRASE:
         for (int i = 0; i < model[d].n_pos[0]; i++)
             for (int j = 0; j < model[d].n_pos[1]; j++)
@@ -271,6 +278,11 @@ static sc_doc_iter *make(sc_arena *a, int kind, sc_iter_stats *stats)
         break;
     case K_EXCL: it = sc_iter_exclusion(a, term(a, 0, true, 0), term(a, 1, false, 0)); break;
     case K_REQOPT: it = sc_iter_req_opt(a, term(a, 3, true, 0), term(a, 0, true, 0)); break;
+    case K_EXCL_PROBE: it = sc_iter_exclusion(a, term(a, 4, true, 0), term(a, 0, false, 0)); break;
+    case K_CONJ_PHRASE:
+        c[0] = term(a, 2, true, 0), c[1] = phrase(a, 0, 1, 0);
+        it = sc_iter_conjunction(a, c, 2, 2);
+        break;
     case K_BOOSTING:
         it = sc_iter_boosting(a, term(a, 1, true, 0), term(a, 0, false, 0), 0.5f);
         break;
