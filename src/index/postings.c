@@ -89,7 +89,7 @@ static bool decode_bitset(sc_postings *p, const uint8_t *q, uint64_t span, uint3
     return n == SC_POSTINGS_BLOCK && p->docs[0] == first;
 }
 
-bool sc__postings_decode_block(sc_postings *p, uint32_t k)
+static bool decode_block(sc_postings *p, uint32_t k)
 {
     /* without a skip table (one tail block) the segment's doc count bounds the last doc */
     uint32_t last = p->skip ? skip_last(p, k) : p->n_docs_seg - 1;
@@ -188,12 +188,12 @@ uint32_t sc_postings_next(sc_postings *p)
     if (p->exhausted)
         return SC_POSTINGS_END;
     if (!p->started)
-        return sc__postings_enter_block(p, 0);
+        return enter_block(p, 0);
     if (p->i + 1 < p->n_in_block) {
         p->doc = p->docs[++p->i];
         return p->doc;
     }
-    return sc__postings_enter_block(p, p->block + 1);
+    return enter_block(p, p->block + 1);
 }
 
 static inline uint32_t skip2_last(const sc_postings *p, uint32_t g)
@@ -253,7 +253,7 @@ static uint32_t find_block2(const sc_postings *p, uint32_t from, uint32_t target
 }
 
 /* First block >= from whose last doc >= target (n_blocks if none). */
-uint32_t sc__postings_find_block(const sc_postings *p, uint32_t from, uint32_t target)
+static uint32_t find_block(const sc_postings *p, uint32_t from, uint32_t target)
 {
     uint32_t n = p->n_blocks;
     if (from >= n || !p->skip || skip_last(p, from) >= target)
@@ -289,6 +289,17 @@ uint32_t sc__postings_find_block(const sc_postings *p, uint32_t from, uint32_t t
     return hi;
 }
 
+/* The two shared with postings_bulk.c (postings_impl.h). */
+bool sc__postings_decode_block(sc_postings *p, uint32_t k)
+{
+    return decode_block(p, k);
+}
+
+uint32_t sc__postings_find_block(const sc_postings *p, uint32_t from, uint32_t target)
+{
+    return find_block(p, from, target);
+}
+
 uint32_t sc_postings_advance(sc_postings *p, uint32_t target)
 {
     if (p->exhausted)
@@ -297,8 +308,8 @@ uint32_t sc_postings_advance(sc_postings *p, uint32_t target)
         return sc_postings_next(p);
     uint32_t i;
     if (!p->started || p->docs[p->n_in_block - 1] < target) {
-        uint32_t k = sc__postings_find_block(p, p->started ? p->block + 1 : 0, target);
-        if (sc__postings_enter_block(p, k) == SC_POSTINGS_END)
+        uint32_t k = find_block(p, p->started ? p->block + 1 : 0, target);
+        if (enter_block(p, k) == SC_POSTINGS_END)
             return SC_POSTINGS_END;
         if (p->docs[p->n_in_block - 1] < target) {
             /* only without a skip table: the block was entered blind */
@@ -321,8 +332,8 @@ uint32_t sc_postings_freq(sc_postings *p)
 {
     if (!p->has_freqs || p->exhausted || !p->started)
         return 1;
-    if (!p->freqs_decoded && !sc__postings_decode_freqs(p)) {
-        sc__postings_fail(p);
+    if (!p->freqs_decoded && !decode_freqs(p)) {
+        fail(p);
         return 1;
     }
     return p->freqs[p->i];
@@ -343,8 +354,8 @@ size_t sc_postings_next_batch(sc_postings *p, uint32_t *docs, uint32_t *freqs, s
                 for (size_t j = 0; j < take; j++)
                     freqs[n + j] = 1;
             } else {
-                if (!p->freqs_decoded && !sc__postings_decode_freqs(p)) {
-                    sc__postings_fail(p);
+                if (!p->freqs_decoded && !decode_freqs(p)) {
+                    fail(p);
                     return n;
                 }
                 memcpy(freqs + n, p->freqs + p->i, take * sizeof(uint32_t));
@@ -439,7 +450,7 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
         for (uint32_t j = 0; j < p->n_in_block; j++)
             total += p->freqs[j];
         if (total >= UINT32_MAX || p->pos_start > p->base_len) {
-            sc__postings_fail(p);
+            fail(p);
             return 0;
         }
         p->pos_total = (uint32_t)total;
@@ -454,7 +465,7 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
     size_t n = 0;
     for (uint32_t j = 0; j < freq; j++, g++) {
         if (p->pos_dec != g / SC_POSTINGS_BLOCK + 1 && !load_pos_block(p, g / SC_POSTINGS_BLOCK)) {
-            sc__postings_fail(p);
+            fail(p);
             return 0;
         }
         pos += p->pos_buf[g % SC_POSTINGS_BLOCK];
@@ -489,8 +500,8 @@ uint32_t sc_postings_advance_shallow(sc_postings *p, uint32_t target)
          * is not positioned yet (next() enters block 0 again) */
         if (p->exhausted && p->block != 0)
             return SC_POSTINGS_END;
-        if (p->block != 0 && !sc__postings_decode_block(p, 0)) {
-            sc__postings_fail(p);
+        if (p->block != 0 && !decode_block(p, 0)) {
+            fail(p);
             return SC_POSTINGS_END;
         }
         uint32_t last = p->docs[p->n_in_block - 1];
@@ -500,7 +511,7 @@ uint32_t sc_postings_advance_shallow(sc_postings *p, uint32_t target)
     uint32_t from = p->shallow;
     if (from < p->n_blocks && from > 0 && skip_last(p, from - 1) >= target)
         from = 0; /* a target behind the shallow pointer: search from the start */
-    uint32_t k = sc__postings_find_block(p, from, target);
+    uint32_t k = find_block(p, from, target);
     if (k >= p->n_blocks)
         return SC_POSTINGS_END;
     p->shallow = k;

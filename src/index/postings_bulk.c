@@ -124,7 +124,7 @@ void sc_postings_into_bitset(sc_postings *p, uint32_t upto, sc_bitset *bs, uint3
     while (!p->exhausted && p->doc < upto) {
         uint32_t i = p->i, n = p->n_in_block;
         if (p->docs[i] < base) {
-            sc__postings_fail(p); /* caller contract broken: never write below the window */
+            fail(p); /* caller contract broken: never write below the window */
             return;
         }
         if (p->docs[n - 1] >= upto) {
@@ -141,11 +141,11 @@ void sc_postings_into_bitset(sc_postings *p, uint32_t upto, sc_bitset *bs, uint3
         uint32_t k = p->block + 1;
         for (; k < p->n_blocks && skip_last(p, k) < upto; k++) {
             if (!bulk_block(p, k, bs, base)) {
-                sc__postings_fail(p);
+                fail(p);
                 return;
             }
         }
-        sc__postings_enter_block(p, k);
+        enter_block(p, k);
     }
 }
 
@@ -279,7 +279,7 @@ __attribute__((aligned(64))) size_t sc_postings_filter(sc_postings *p, const uin
                 kfloor = i < n ? k + 1 : k;
                 continue;
             }
-            if (sc__postings_enter_block(p, k) == SC_POSTINGS_END)
+            if (enter_block(p, k) == SC_POSTINGS_END)
                 break;
             if (p->docs[p->n_in_block - 1] < c) {
                 /* only without a skip table: the block was entered blind */
@@ -290,8 +290,8 @@ __attribute__((aligned(64))) size_t sc_postings_filter(sc_postings *p, const uin
         }
         /* the candidates up to the block's last doc, against docs[p->i..] */
         uint32_t nb = p->n_in_block, last = p->docs[nb - 1], j = p->i;
-        if (freqs && p->has_freqs && !p->freqs_decoded && !sc__postings_decode_freqs(p)) {
-            sc__postings_fail(p);
+        if (freqs && p->has_freqs && !p->freqs_decoded && !decode_freqs(p)) {
+            fail(p);
             return 0;
         }
         const uint32_t *docs = p->docs;

@@ -71,7 +71,7 @@ uint32_t sc__postings_find_block(const sc_postings *p, uint32_t from, uint32_t t
  * cost and_high_* TOP_10_COUNT 7-10%). */
 
 /* Marks the cursor corrupt and exhausted; returns SC_POSTINGS_END. */
-static inline uint32_t sc__postings_fail(sc_postings *p)
+static inline uint32_t fail(sc_postings *p)
 {
     p->status = SC_ECORRUPT;
     p->exhausted = true;
@@ -80,7 +80,7 @@ static inline uint32_t sc__postings_fail(sc_postings *p)
 }
 
 /* Decodes the current full block's freqs; false on corrupt data. */
-static inline bool sc__postings_decode_freqs(sc_postings *p)
+static inline bool decode_freqs(sc_postings *p)
 {
     const uint8_t *q = p->base + p->freq_off, *end = p->base + p->base_len;
     if (p->freq_kind == 0) {
@@ -100,7 +100,7 @@ static inline bool sc__postings_decode_freqs(sc_postings *p)
 }
 
 /* Moves to block k's first doc (exhausted past the last block); the doc or SC_POSTINGS_END. */
-static inline uint32_t sc__postings_enter_block(sc_postings *p, uint32_t k)
+static inline uint32_t enter_block(sc_postings *p, uint32_t k)
 {
     if (k >= p->n_blocks) {
         p->exhausted = true;
@@ -108,7 +108,7 @@ static inline uint32_t sc__postings_enter_block(sc_postings *p, uint32_t k)
         return SC_POSTINGS_END;
     }
     if (!sc__postings_decode_block(p, k))
-        return sc__postings_fail(p);
+        return fail(p);
     p->started = true;
     p->doc = p->docs[0];
     return p->doc;
