@@ -36,11 +36,17 @@ void sc_bitpack_unpack(const uint8_t *in, unsigned width, uint32_t *out);
  * for i >= 1 (v[0] is ignored; the writer stores 0 there). */
 void sc_bitpack_unpack_gaps(const uint8_t *in, unsigned width, uint32_t first, uint32_t *out);
 
+/* Unpacks values v[0..128) and writes their inclusive prefix sums: out[i] = v[0] + ... + v[i]
+ * (mod 2^32). Positions use it: a doc's positions are differences of two sums. */
+void sc_bitpack_unpack_psum(const uint8_t *in, unsigned width, uint32_t *out);
+
 /* The same with a chosen implementation (tests and benchmarks). An unsupported impl falls back
  * to scalar; sc_bitpack_supported tells which are real. */
 void sc_bitpack_unpack_with(sc_bitpack_impl impl, const uint8_t *in, unsigned width, uint32_t *out);
 void sc_bitpack_unpack_gaps_with(sc_bitpack_impl impl, const uint8_t *in, unsigned width,
                                  uint32_t first, uint32_t *out);
+void sc_bitpack_unpack_psum_with(sc_bitpack_impl impl, const uint8_t *in, unsigned width,
+                                 uint32_t *out);
 int sc_bitpack_supported(sc_bitpack_impl impl);
 const char *sc_bitpack_impl_name(sc_bitpack_impl impl);
 

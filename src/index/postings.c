@@ -557,9 +557,11 @@ uint32_t sc_postings_run_end(sc_postings *p)
     return end;
 }
 
-/* Decodes position block `pb` of the current block into pos_buf: full blocks of 128 deltas are
- * width:u8 + packed, the last (pos_total % 128 deltas) varints. Walks from the cursor (or the
- * block's start when pb is behind it) over the full blocks' widths. */
+/* Decodes position block `pb` of the current block into pos_buf as inclusive prefix sums of
+ * its deltas (mod 2^32): full blocks of 128 deltas are width:u8 + packed, the last (pos_total %
+ * 128 deltas) varints. A doc's positions are then differences against the sum before its first
+ * delta, so a block is decoded once however many docs read from it. Walks from the cursor (or
+ * the block's start when pb is behind it) over the full blocks' widths. */
 static bool load_pos_block(sc_postings *p, uint32_t pb)
 {
     uint32_t n_full = p->pos_total / SC_POSTINGS_BLOCK;
@@ -581,12 +583,16 @@ static bool load_pos_block(sc_postings *p, uint32_t pb)
         unsigned width = *q++;
         if (width > 32 || (size_t)(end - q) < sc_bitpack_bytes(width))
             return false;
-        sc_bitpack_unpack(q, width, p->pos_buf);
+        sc_bitpack_unpack_psum(q, width, p->pos_buf);
     } else {
-        uint32_t n = p->pos_total % SC_POSTINGS_BLOCK;
-        for (uint32_t j = 0; j < n; j++)
-            if (sc_varint_get32(&q, end, &p->pos_buf[j]) != SC_OK)
+        uint32_t n = p->pos_total % SC_POSTINGS_BLOCK, sum = 0;
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t v;
+            if (sc_varint_get32(&q, end, &v) != SC_OK)
                 return false;
+            sum += v;
+            p->pos_buf[j] = sum;
+        }
     }
     p->pos_dec = pb + 1;
     return true;
@@ -596,9 +602,11 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
 {
     if (!p->has_positions || p->exhausted || !p->started)
         return 0;
-    uint32_t freq = sc_postings_freq(p);
-    if (p->status != SC_OK)
+    if (!p->freqs_decoded && !decode_freqs(p)) {
+        fail(p);
         return 0;
+    }
+    uint32_t freq = p->freqs[p->i];
     if (p->pos_total == UINT32_MAX) {
         uint64_t total = 0;
         for (uint32_t j = 0; j < p->n_in_block; j++)
@@ -615,16 +623,43 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
     }
     for (; p->pos_doc_index < p->i; p->pos_doc_index++)
         p->pos_idx += p->freqs[p->pos_doc_index];
-    uint32_t g = p->pos_idx, pos = 0;
+    /* the doc's deltas are [g, g + freq) of the block's, in one or more position blocks */
+    uint32_t g = p->pos_idx, left = freq, pos = 0;
     size_t n = 0;
-    for (uint32_t j = 0; j < freq; j++, g++) {
+    uint32_t off = g % SC_POSTINGS_BLOCK;
+    if (freq <= 8 && max >= 8 && off + freq <= SC_POSTINGS_BLOCK) {
+        /* the common short doc inside one position block: a fixed 8-wide copy (pos_buf has
+         * 8 entries of slack; out room for 8), no loop on freq */
         if (p->pos_dec != g / SC_POSTINGS_BLOCK + 1 && !load_pos_block(p, g / SC_POSTINGS_BLOCK)) {
             fail(p);
             return 0;
         }
-        pos += p->pos_buf[g % SC_POSTINGS_BLOCK];
-        if (n < max)
-            out[n++] = pos;
+        uint32_t adj = 0u - (off ? p->pos_buf[off - 1] : 0);
+        const uint32_t *ps = p->pos_buf + off;
+        for (size_t k = 0; k < 8; k++)
+            out[k] = ps[k] + adj;
+        p->pos_doc_index = p->i + 1;
+        p->pos_idx = g + freq;
+        return freq;
+    }
+    while (left) {
+        uint32_t pb = g / SC_POSTINGS_BLOCK;
+        off = g % SC_POSTINGS_BLOCK;
+        if (p->pos_dec != pb + 1 && !load_pos_block(p, pb)) {
+            fail(p);
+            return 0;
+        }
+        uint32_t cnt = SC_POSTINGS_BLOCK - off < left ? SC_POSTINGS_BLOCK - off : left;
+        /* position = pos + (sum through the delta) - (sum before this slice) */
+        uint32_t adj = pos - (off ? p->pos_buf[off - 1] : 0);
+        const uint32_t *ps = p->pos_buf + off;
+        size_t take = max - n < cnt ? max - n : cnt;
+        for (size_t k = 0; k < take; k++)
+            out[n + k] = ps[k] + adj;
+        n += take;
+        pos = ps[cnt - 1] + adj;
+        g += cnt;
+        left -= cnt;
     }
     p->pos_doc_index = p->i + 1;
     p->pos_idx = g;

@@ -71,7 +71,8 @@ typedef struct sc_postings {
     uint64_t pos_cursor;    /* absolute offset of position block pos_pb */
     uint32_t docs[SC_POSTINGS_BLOCK];
     uint32_t freqs[SC_POSTINGS_BLOCK];
-    uint32_t pos_buf[SC_POSTINGS_BLOCK]; /* decoded position deltas of block pos_dec - 1 */
+    uint32_t pos_buf[SC_POSTINGS_BLOCK + 8]; /* prefix sums of the deltas of block pos_dec - 1
+                                                (+ slack for 8-wide reads) */
 } sc_postings;
 
 /* Zeroes the cursor (no allocation). Optional: reset works on any struct. */
@@ -113,7 +114,10 @@ uint32_t sc_postings_run_end(sc_postings *p);
 uint32_t sc_postings_freq(sc_postings *p);
 
 /* Positions of the current doc, ascending, into out (room for `max`); returns how many were
- * written (min(freq, max)); 0 for fields without positions or on corruption. */
+ * written (min(freq, max)); 0 for fields without positions or on corruption. Entries of out
+ * past the returned count (below `max`) may be overwritten: a caller passing room for at least
+ * 8 gets short docs copied without a loop on freq. Decodes each packed group of 128 position
+ * deltas of a block once, however many of its docs are read. */
 size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max);
 
 /* Block-max support: moves a shallow pointer (without decoding) to the block that contains

@@ -5,7 +5,39 @@
  * phrase frequency. */
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "search/iter.h"
+
+/* Inline fast paths of the cursor's moves inside its decoded block (the common case of a
+ * phrase's candidates); anything else (block changes, ends, errors) goes to postings.c. */
+static inline uint32_t cur_next(sc_postings *p)
+{
+    if (p->started && !p->exhausted && p->i + 1 < p->n_in_block)
+        return p->doc = p->docs[++p->i];
+    return sc_postings_next(p);
+}
+
+static inline uint32_t cur_advance(sc_postings *p, uint32_t target)
+{
+    if (p->started && !p->exhausted && target > p->doc && target <= p->docs[p->n_in_block - 1]) {
+        uint32_t i = p->i + 1;
+        while (p->docs[i] < target)
+            i++;
+        p->i = i;
+        return p->doc = p->docs[i];
+    }
+    return sc_postings_advance(p, target);
+}
+
+static inline uint32_t cur_freq(sc_postings *p)
+{
+    if (p->freqs_decoded && p->started && !p->exhausted)
+        return p->freqs[p->i];
+    return sc_postings_freq(p);
+}
 
 typedef struct pp {
     uint32_t *pos; /* positions of the term in the current doc */
@@ -37,6 +69,13 @@ typedef struct phrase_iter {
     float max_all;
     float min_score;
     sc_postings_impact *imps; /* n * SC_POSTINGS_BLOCK scratch frontiers */
+    /* The phrase freq bound of the non-lead terms over the shallow window (exact: the least of
+     * their max freqs, sloppy: the sum), so a lead doc is judged from its own freq and norm
+     * before the others move. need[v]: the least freq whose score with norm byte v beats
+     * min_score, valid while need_at[v] == min_score (computed on first use). */
+    uint64_t others_maxf;
+    uint64_t need[256];
+    float need_at[256];
     /* Sloppy phrases with a repeated term: groups of the pps sharing a term, each sorted by
      * query offset (Lucene's rptGroups) */
     pp ***groups;
@@ -47,7 +86,7 @@ typedef struct phrase_iter {
 static bool load_positions(phrase_iter *x, size_t i)
 {
     pp *q = &x->pps[i];
-    uint32_t f = sc_postings_freq(&x->p[i]);
+    uint32_t f = cur_freq(&x->p[i]);
     if (f > q->cap) {
         uint32_t cap = q->cap ? q->cap : 16;
         while (cap < f)
@@ -58,7 +97,8 @@ static bool load_positions(phrase_iter *x, size_t i)
         q->pos = b;
         q->cap = cap;
     }
-    q->n = (uint32_t)sc_postings_positions(&x->p[i], q->pos, f);
+    /* room for the whole buffer (at least 16): short docs are copied 8 at a time */
+    q->n = (uint32_t)sc_postings_positions(&x->p[i], q->pos, q->cap);
     q->idx = 0;
     return q->n > 0;
 }
@@ -71,6 +111,45 @@ static float exact_freq2(const phrase_iter *x)
     const uint32_t *pa = a->pos, *pb = b->pos;
     uint32_t na = a->n, nb = b->n, i = 0, j = 0, freq = 0;
     uint64_t oa = b->offset, ob = a->offset;
+#ifdef __SSE2__
+    if (na <= 8 && nb <= 8) {
+        /* both short (the common case): compare all 8 x 8 pairs at once, no data-dependent
+         * branch. Both buffers hold at least 16 entries (cap), so 8 can be read; lanes past
+         * n become sentinels that never meet (all ones on a, all ones minus one on b). */
+        const __m128i iota0 = _mm_setr_epi32(0, 1, 2, 3), iota4 = _mm_setr_epi32(4, 5, 6, 7);
+        __m128i va = _mm_set1_epi32((int)na), vb = _mm_set1_epi32((int)nb);
+        __m128i sa = _mm_set1_epi32((int)(uint32_t)oa), sb = _mm_set1_epi32((int)(uint32_t)ob);
+        __m128i ka0 = _mm_cmplt_epi32(iota0, va), ka4 = _mm_cmplt_epi32(iota4, va);
+        __m128i kb0 = _mm_cmplt_epi32(iota0, vb), kb4 = _mm_cmplt_epi32(iota4, vb);
+        __m128i ones = _mm_set1_epi32(-1), two = _mm_set1_epi32(-2);
+        __m128i a0 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)pa), sa);
+        __m128i a4 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(pa + 4)), sa);
+        __m128i b0 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)pb), sb);
+        __m128i b4 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(pb + 4)), sb);
+        a0 = _mm_or_si128(_mm_and_si128(ka0, a0), _mm_andnot_si128(ka0, ones));
+        a4 = _mm_or_si128(_mm_and_si128(ka4, a4), _mm_andnot_si128(ka4, ones));
+        b0 = _mm_or_si128(_mm_and_si128(kb0, b0), _mm_andnot_si128(kb0, two));
+        b4 = _mm_or_si128(_mm_and_si128(kb4, b4), _mm_andnot_si128(kb4, two));
+        __m128i m0 = _mm_setzero_si128(), m4 = _mm_setzero_si128();
+#define SC__ROT(r)                                                                                 \
+    do {                                                                                           \
+        __m128i r0 = _mm_shuffle_epi32(b0, r), r4 = _mm_shuffle_epi32(b4, r);                      \
+        m0 = _mm_or_si128(m0, _mm_or_si128(_mm_cmpeq_epi32(a0, r0), _mm_cmpeq_epi32(a0, r4)));     \
+        m4 = _mm_or_si128(m4, _mm_or_si128(_mm_cmpeq_epi32(a4, r0), _mm_cmpeq_epi32(a4, r4)));     \
+    } while (0)
+        SC__ROT(0xe4); /* identity and the three rotations of each half of b */
+        SC__ROT(0x39);
+        SC__ROT(0x4e);
+        SC__ROT(0x93);
+#undef SC__ROT
+        /* lanes of a that meet a position of b: each is one match (positions of a term in a
+         * doc are distinct) */
+        unsigned bits = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(m0)) |
+                        (unsigned)_mm_movemask_ps(_mm_castsi128_ps(m4)) << 4;
+        static const uint8_t pop4[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+        return (float)(pop4[bits & 15] + pop4[bits >> 4]);
+    }
+#endif
     if ((uint64_t)pa[na - 1] + oa < 256 && (uint64_t)pb[nb - 1] + ob < 256) {
         /* both shifted lists fit 256 bits (the common case: positions are sorted, so the last
          * is the largest): set bits independently, AND, count; no dependent compare chain */
@@ -271,20 +350,56 @@ static float sloppy_freq(phrase_iter *x)
     return freq;
 }
 
+/* The least phrase freq whose score with norm byte v beats min_score (UINT64_MAX: none); BM25
+ * does not fall as freq grows, so a doc can compete iff its freq bound reaches it. Cached per
+ * norm byte until min_score changes; O(log freq) score evaluations to fill. */
+static uint64_t need_freq(phrase_iter *x, uint8_t v)
+{
+    if (x->need_at[v] == x->min_score)
+        return x->need[v];
+    uint64_t lo = 0, hi = 1; /* score(lo) <= min (freq 0 never matches), score(hi) > min */
+    while (!(sc_bm25_score(x->bm25, (float)hi, v) > x->min_score)) {
+        lo = hi;
+        if (hi >= UINT32_MAX) {
+            hi = UINT64_MAX;
+            break;
+        }
+        hi *= 2;
+    }
+    while (hi != UINT64_MAX && hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (sc_bm25_score(x->bm25, (float)mid, v) > x->min_score)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    x->need[v] = hi;
+    x->need_at[v] = x->min_score;
+    return hi;
+}
+
 /* With a minimum score: whether the current doc (all terms on it) can beat it, from the
  * terms' freqs and the doc's norm alone (an exact phrase's freq is at most the smallest term
  * freq, a sloppy one's at most their sum), before any position is read. */
 static bool phrase_may_compete(phrase_iter *x, uint32_t d)
 {
-    uint32_t f = x->slop ? 0 : UINT32_MAX;
+    uint64_t f = x->slop ? 0 : UINT64_MAX;
     for (size_t i = 0; i < x->n; i++) {
-        uint32_t fi = sc_postings_freq(&x->p[i]);
+        uint64_t fi = cur_freq(&x->p[i]);
         if (x->slop)
             f += fi;
         else if (fi < f)
             f = fi;
     }
-    return sc_bm25_score(x->bm25, (float)f, x->norms ? x->norms[d] : 1) > x->min_score;
+    return f >= need_freq(x, x->norms ? x->norms[d] : 1);
+}
+
+/* The same before the other terms move, from the lead's freq and the others' window bound. */
+static bool lead_may_compete(phrase_iter *x, uint32_t d)
+{
+    uint64_t fl = cur_freq(&x->p[0]);
+    uint64_t f = x->slop ? fl + x->others_maxf : (fl < x->others_maxf ? fl : x->others_maxf);
+    return f >= need_freq(x, x->norms ? x->norms[d] : 1);
 }
 
 static bool phrase_matches(phrase_iter *x)
@@ -345,6 +460,7 @@ static uint32_t phrase_shallow_to(phrase_iter *x, uint32_t target)
 {
     size_t cnt[64];
     uint32_t end = SC_DOC_END;
+    uint64_t others = x->slop ? 0 : UINT64_MAX;
     for (size_t i = 0; i < x->n; i++) {
         uint32_t e = sc_postings_advance_shallow(&x->p[i], target);
         if (e == SC_POSTINGS_END) { /* a term has no doc >= target: neither has the phrase */
@@ -360,7 +476,15 @@ static uint32_t phrase_shallow_to(phrase_iter *x, uint32_t target)
             im[0] = sc_postings_shallow_impact(&x->p[i]);
             cnt[i] = 1;
         }
+        if (i > 0) { /* a frontier ascends in freq: its last pair has the largest */
+            uint64_t fi = im[cnt[i] - 1].max_freq;
+            if (x->slop)
+                others += fi;
+            else if (fi < others)
+                others = fi;
+        }
     }
+    x->others_maxf = others;
     x->shallow_end = end;
     x->shallow_max = frontier_bound(x, cnt);
     return end;
@@ -387,28 +511,30 @@ static uint32_t phrase_settle(phrase_iter *x, uint32_t d)
                 d = sc_postings_advance(lead, x->shallow_end + 1);
                 goto again;
             }
+            if (!lead_may_compete(x, d))
+                goto next;
         }
         for (size_t i = 1; i < x->n; i++) {
             sc_postings *c = &x->p[i];
-            uint32_t cd =
-                c->started && (c->exhausted || c->doc >= d) ? c->doc : sc_postings_advance(c, d);
+            uint32_t cd = c->started && (c->exhausted || c->doc >= d) ? c->doc : cur_advance(c, d);
             if (cd == SC_POSTINGS_END) {
                 d = SC_DOC_END;
                 goto done;
             }
             if (cd > d) {
-                d = sc_postings_advance(lead, cd);
+                d = cur_advance(lead, cd);
                 goto again;
             }
         }
         if ((x->min_score <= 0.0f || phrase_may_compete(x, d)) && phrase_matches(x))
             break;
+    next:
         if (x->token && (++x->n_cand & 255) == 0 &&
             sc_cancel_token_check(x->token, (x->n_cand & 2047) == 0)) {
             d = SC_DOC_END;
             break;
         }
-        d = sc_postings_next(lead);
+        d = cur_next(lead);
     }
 done:
     x->base.positioned = true;
@@ -420,7 +546,7 @@ static uint32_t phrase_next(sc_doc_iter *it)
     phrase_iter *x = (phrase_iter *)it;
     if (it->positioned && it->doc == SC_DOC_END)
         return SC_DOC_END;
-    return phrase_settle(x, sc_postings_next(&x->p[0]));
+    return phrase_settle(x, cur_next(&x->p[0]));
 }
 
 static uint32_t phrase_advance(sc_doc_iter *it, uint32_t target)
@@ -428,7 +554,7 @@ static uint32_t phrase_advance(sc_doc_iter *it, uint32_t target)
     phrase_iter *x = (phrase_iter *)it;
     if (it->positioned && target <= it->doc)
         return it->doc;
-    return phrase_settle(x, sc_postings_advance(&x->p[0], target));
+    return phrase_settle(x, cur_advance(&x->p[0], target));
 }
 
 static uint64_t phrase_cost(const sc_doc_iter *it)
@@ -587,6 +713,8 @@ sc_doc_iter *sc_iter_phrase(sc_arena *a, const sc_postings *cursors, const uint3
     x->bm25 = bm25;
     x->norms = norms;
     x->shallow_end = SC_DOC_END;
+    for (size_t v = 0; v < 256; v++)
+        x->need_at[v] = -1.0f; /* min_score is > 0 whenever need[] is read */
     if (bm25) {
         /* the bound over the whole postings: each term's (max freq, min norm) */
         if (!(x->imps = sc_arena_alloc(a, n * SC_POSTINGS_BLOCK * sizeof *x->imps)))
