@@ -208,6 +208,7 @@ static bool decode_block(sc_postings *p, uint32_t k)
     p->pos_total = UINT32_MAX;
     p->pos_pb = 0;
     p->pos_dec = 0;
+    p->pos_seen = 0;
     p->pos_start = p->pos_off + skip_pos_off(p, k);
     p->pos_cursor = p->pos_start;
     return true;
@@ -557,44 +558,89 @@ uint32_t sc_postings_run_end(sc_postings *p)
     return end;
 }
 
-/* Decodes position block `pb` of the current block into pos_buf as inclusive prefix sums of
- * its deltas (mod 2^32): full blocks of 128 deltas are width:u8 + packed, the last (pos_total %
- * 128 deltas) varints. A doc's positions are then differences against the sum before its first
- * delta, so a block is decoded once however many docs read from it. Walks from the cursor (or
- * the block's start when pb is behind it) over the full blocks' widths. */
-static bool load_pos_block(sc_postings *p, uint32_t pb)
+/* Positions of a block are groups of 128 deltas (width:u8 + packed), then a tail of pos_total %
+ * 128 varint deltas. pos_buf holds inclusive prefix sums (mod 2^32) of one group's deltas, so a
+ * doc's positions are differences against the sum before its first delta and a group is
+ * decoded once however many docs read from it; the tail's sums are decoded only as far as a
+ * doc needs. The first doc read from a packed group takes its few deltas straight from the
+ * packed bytes (a sparse reader never unpacks the other 127); the second decodes the group. */
+
+/* Moves pos_cursor to group pb of the current block, hopping over the groups before it by
+ * their width bytes (from the start when pb is behind the cursor). */
+static bool seek_pos_block(sc_postings *p, uint32_t pb)
 {
-    uint32_t n_full = p->pos_total / SC_POSTINGS_BLOCK;
     if (pb < p->pos_pb) {
         p->pos_pb = 0;
         p->pos_cursor = p->pos_start;
     }
-    const uint8_t *end = p->base + p->base_len;
     while (p->pos_pb < pb) {
         if (p->pos_cursor >= p->base_len || p->base[p->pos_cursor] > 32)
             return false;
         p->pos_cursor += 1 + sc_bitpack_bytes(p->base[p->pos_cursor]);
         p->pos_pb++;
     }
-    if (p->pos_cursor >= p->base_len)
-        return false;
-    const uint8_t *q = p->base + p->pos_cursor;
-    if (pb < n_full) {
-        unsigned width = *q++;
-        if (width > 32 || (size_t)(end - q) < sc_bitpack_bytes(width))
+    return p->pos_cursor < p->base_len;
+}
+
+/* The packed bytes of full group pb (its width in *width), or NULL when out of the file. */
+static const uint8_t *packed_pos_block(sc_postings *p, uint32_t pb, unsigned *width)
+{
+    if (!seek_pos_block(p, pb))
+        return NULL;
+    const uint8_t *q = p->base + p->pos_cursor, *end = p->base + p->base_len;
+    *width = *q++;
+    if (*width > 32 || (size_t)(end - q) < sc_bitpack_bytes(*width))
+        return NULL;
+    return q;
+}
+
+/* A varint of the tail: position deltas are mostly one byte, inline; else the full decoder. */
+static inline bool pos_varint(const uint8_t **q, const uint8_t *end, uint32_t *v)
+{
+    if (*q < end && **q < 0x80) {
+        *v = *(*q)++;
+        return true;
+    }
+    return sc_varint_get32(q, end, v) == SC_OK;
+}
+
+/* Makes entries [0, need) of group pb's prefix sums valid in pos_buf. */
+static bool load_pos_block(sc_postings *p, uint32_t pb, uint32_t need)
+{
+    if (pb < p->pos_total / SC_POSTINGS_BLOCK) {
+        if (p->pos_dec == pb + 1)
+            return true;
+        unsigned width;
+        const uint8_t *q = packed_pos_block(p, pb, &width);
+        if (!q)
             return false;
         sc_bitpack_unpack_psum(q, width, p->pos_buf);
-    } else {
-        uint32_t n = p->pos_total % SC_POSTINGS_BLOCK, sum = 0;
-        for (uint32_t j = 0; j < n; j++) {
-            uint32_t v;
-            if (sc_varint_get32(&q, end, &v) != SC_OK)
-                return false;
-            sum += v;
-            p->pos_buf[j] = sum;
-        }
+        p->pos_dec = pb + 1;
+        return true;
     }
-    p->pos_dec = pb + 1;
+    /* the tail: varints, decoded on from where the last doc stopped */
+    if (p->pos_dec != pb + 1) {
+        if (!seek_pos_block(p, pb))
+            return false;
+        p->pos_tail_n = 0;
+        p->pos_tail_off = p->pos_cursor;
+        p->pos_dec = pb + 1;
+    }
+    if (p->pos_tail_n >= need)
+        return true;
+    const uint8_t *q = p->base + p->pos_tail_off, *end = p->base + p->base_len;
+    uint32_t sum = p->pos_tail_n ? p->pos_buf[p->pos_tail_n - 1] : 0;
+    for (uint32_t j = p->pos_tail_n; j < need; j++) {
+        uint32_t v;
+        if (!pos_varint(&q, end, &v)) {
+            p->pos_dec = 0;
+            return false;
+        }
+        sum += v;
+        p->pos_buf[j] = sum;
+    }
+    p->pos_tail_n = need;
+    p->pos_tail_off = (uint64_t)(q - p->base);
     return true;
 }
 
@@ -617,39 +663,54 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
         }
         p->pos_total = (uint32_t)total;
     }
-    if (p->pos_doc_index > p->i) {
-        p->pos_doc_index = 0;
-        p->pos_idx = 0;
-    }
-    for (; p->pos_doc_index < p->i; p->pos_doc_index++)
-        p->pos_idx += p->freqs[p->pos_doc_index];
-    /* the doc's deltas are [g, g + freq) of the block's, in one or more position blocks */
-    uint32_t g = p->pos_idx, left = freq, pos = 0;
+    uint32_t from = p->pos_doc_index, g = p->pos_idx;
+    if (from > p->i)
+        from = g = 0;
+    for (uint32_t j = from; j < p->i; j++) /* locals: vectorized for long catch-ups */
+        g += p->freqs[j];
+    /* the doc's deltas are [g, g + freq) of the block's, in one or more position groups */
+    uint32_t left = freq, pos = 0;
+    uint32_t pb = g / SC_POSTINGS_BLOCK, off = g % SC_POSTINGS_BLOCK;
     size_t n = 0;
-    uint32_t off = g % SC_POSTINGS_BLOCK;
+    p->pos_doc_index = p->i + 1;
+    p->pos_idx = g + freq;
     if (freq <= 8 && max >= 8 && off + freq <= SC_POSTINGS_BLOCK) {
-        /* the common short doc inside one position block: a fixed 8-wide copy (pos_buf has
-         * 8 entries of slack; out room for 8), no loop on freq */
-        if (p->pos_dec != g / SC_POSTINGS_BLOCK + 1 && !load_pos_block(p, g / SC_POSTINGS_BLOCK)) {
+        /* the common short doc inside one group */
+        if (p->pos_dec != pb + 1 && p->pos_seen != pb + 1 &&
+            pb < p->pos_total / SC_POSTINGS_BLOCK) {
+            /* first doc read from this packed group: its deltas straight from the bytes */
+            unsigned width;
+            const uint8_t *q = packed_pos_block(p, pb, &width);
+            if (!q) {
+                fail(p);
+                return 0;
+            }
+            for (uint32_t k = 0; k < freq; k++) {
+                pos += sc_bitpack_get(q, width, off + k);
+                out[k] = pos;
+            }
+            p->pos_seen = pb + 1;
+            return freq;
+        }
+        if (!load_pos_block(p, pb, off + freq)) {
             fail(p);
             return 0;
         }
+        /* a fixed 8-wide copy (pos_buf has 8 entries of slack; out room for 8) */
         uint32_t adj = 0u - (off ? p->pos_buf[off - 1] : 0);
         const uint32_t *ps = p->pos_buf + off;
         for (size_t k = 0; k < 8; k++)
             out[k] = ps[k] + adj;
-        p->pos_doc_index = p->i + 1;
-        p->pos_idx = g + freq;
         return freq;
     }
     while (left) {
-        uint32_t pb = g / SC_POSTINGS_BLOCK;
+        pb = g / SC_POSTINGS_BLOCK;
         off = g % SC_POSTINGS_BLOCK;
-        if (p->pos_dec != pb + 1 && !load_pos_block(p, pb)) {
+        uint32_t cnt = SC_POSTINGS_BLOCK - off < left ? SC_POSTINGS_BLOCK - off : left;
+        if (!load_pos_block(p, pb, off + cnt)) {
             fail(p);
             return 0;
         }
-        uint32_t cnt = SC_POSTINGS_BLOCK - off < left ? SC_POSTINGS_BLOCK - off : left;
         /* position = pos + (sum through the delta) - (sum before this slice) */
         uint32_t adj = pos - (off ? p->pos_buf[off - 1] : 0);
         const uint32_t *ps = p->pos_buf + off;
@@ -661,8 +722,6 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
         g += cnt;
         left -= cnt;
     }
-    p->pos_doc_index = p->i + 1;
-    p->pos_idx = g;
     return n;
 }
 

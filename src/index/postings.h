@@ -66,7 +66,10 @@ typedef struct sc_postings {
     uint32_t pos_idx;       /* ... pos_idx positions (prefix sum of their freqs) */
     uint32_t pos_total;     /* positions in the block (UINT32_MAX: not summed yet) */
     uint32_t pos_pb;        /* index of the position block at pos_cursor */
-    uint32_t pos_dec;       /* index + 1 of the position block in pos_buf (0: none) */
+    uint32_t pos_dec;       /* index + 1 of the position group in pos_buf (0: none) */
+    uint32_t pos_seen;      /* index + 1 of the last group a doc was read from unpacked */
+    uint32_t pos_tail_n;    /* tail group in pos_buf: sums decoded so far ... */
+    uint64_t pos_tail_off;  /* ... and the absolute offset of the next varint */
     uint64_t pos_start;     /* absolute offset of the block's positions */
     uint64_t pos_cursor;    /* absolute offset of position block pos_pb */
     uint32_t docs[SC_POSTINGS_BLOCK];

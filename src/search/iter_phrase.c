@@ -261,11 +261,124 @@ static bool advance_rpts(const phrase_iter *x, pp *p, int64_t *end)
     }
 }
 
+#ifdef __SSE2__
+/* Sloppy, two distinct terms, not scoring: whether some pair of positions is within slop once
+ * shifted by the query offsets, |(a - off_a) - (b - off_b)| <= slop (what the sloppy matcher
+ * finds first: the closest pair is adjacent in the merged order, and it checks every adjacent
+ * pair). Both have at most 8 positions (buffers hold 16), positions below 2^31 and slop below
+ * 2^30 (the caller checks), so the differences fit int32; all 8 x 8 pairs at once. */
+static bool sloppy_any2(const phrase_iter *x)
+{
+    const pp *a = &x->pps[0], *b = &x->pps[1];
+    const __m128i iota0 = _mm_setr_epi32(0, 1, 2, 3), iota4 = _mm_setr_epi32(4, 5, 6, 7);
+    __m128i va = _mm_set1_epi32((int)a->n), vb = _mm_set1_epi32((int)b->n);
+    __m128i sa = _mm_set1_epi32((int)b->offset), sb = _mm_set1_epi32((int)a->offset);
+    __m128i ka0 = _mm_cmplt_epi32(iota0, va), ka4 = _mm_cmplt_epi32(iota4, va);
+    __m128i kb0 = _mm_cmplt_epi32(iota0, vb), kb4 = _mm_cmplt_epi32(iota4, vb);
+    __m128i a0 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)a->pos), sa);
+    __m128i a4 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(a->pos + 4)), sa);
+    __m128i b0 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)b->pos), sb);
+    __m128i b4 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b->pos + 4)), sb);
+    /* within: (uint32)(a - b + slop) < 2 slop + 1, as a signed compare of sign-flipped values */
+    const __m128i flip = _mm_set1_epi32(INT32_MIN);
+    const __m128i slop = _mm_set1_epi32((int)x->slop);
+    const __m128i lim = _mm_xor_si128(_mm_set1_epi32((int)(2 * x->slop + 1)), flip);
+    __m128i m0 = _mm_setzero_si128(), m4 = _mm_setzero_si128();
+#define SC__WITHIN(av, bv)                                                                         \
+    _mm_cmpgt_epi32(lim, _mm_xor_si128(_mm_add_epi32(_mm_sub_epi32(av, bv), slop), flip))
+#define SC__ROT(r)                                                                                 \
+    do {                                                                                           \
+        __m128i r0 = _mm_shuffle_epi32(b0, r), r4 = _mm_shuffle_epi32(b4, r);                      \
+        __m128i k0 = _mm_shuffle_epi32(kb0, r), k4 = _mm_shuffle_epi32(kb4, r);                    \
+        __m128i w00 = _mm_and_si128(k0, SC__WITHIN(a0, r0));                                       \
+        __m128i w04 = _mm_and_si128(k4, SC__WITHIN(a0, r4));                                       \
+        __m128i w40 = _mm_and_si128(k0, SC__WITHIN(a4, r0));                                       \
+        __m128i w44 = _mm_and_si128(k4, SC__WITHIN(a4, r4));                                       \
+        m0 = _mm_or_si128(m0, _mm_or_si128(w00, w04));                                             \
+        m4 = _mm_or_si128(m4, _mm_or_si128(w40, w44));                                             \
+    } while (0)
+    SC__ROT(0xe4);
+    SC__ROT(0x39);
+    SC__ROT(0x4e);
+    SC__ROT(0x93);
+#undef SC__ROT
+#undef SC__WITHIN
+    m0 = _mm_and_si128(m0, ka0);
+    m4 = _mm_and_si128(m4, ka4);
+    return _mm_movemask_epi8(_mm_or_si128(m0, m4)) != 0;
+}
+#endif
+
+/* SloppyPhraseMatcher for two distinct terms: the same walk as sloppy_freq with its queue of
+ * two written out (the popped pp is the lesser by pp_less; once it passes the other, the other
+ * is the lesser), so matches and their summation order are the same. */
+static float sloppy_freq2(phrase_iter *x)
+{
+    pp *p = &x->pps[0], *o = &x->pps[1];
+    p->idx = o->idx = 0;
+    p->position = (int64_t)p->pos[0] - p->offset;
+    o->position = (int64_t)o->pos[0] - o->offset;
+    int64_t end = p->position > o->position ? p->position : o->position;
+    if (pp_less(o, p)) {
+        pp *t = p;
+        p = o;
+        o = t;
+    }
+    float freq = 0;
+    for (;;) {
+        int64_t match_length = end - p->position, next = o->position;
+        bool matched = false;
+        while (pp_next(p)) {
+            if (p->position > end)
+                end = p->position;
+            if (p->position > next) {
+                if (match_length <= x->slop) {
+                    matched = true;
+                    break;
+                }
+                pp *t = p; /* o is now the lesser */
+                p = o;
+                o = t;
+                next = o->position;
+                match_length = end - p->position;
+            } else if (end - p->position < match_length) {
+                match_length = end - p->position;
+            }
+        }
+        if (!matched) { /* exhausted: the last candidate counts if within slop */
+            if (match_length <= x->slop)
+                freq += 1.0f / (1.0f + (float)match_length);
+            return freq;
+        }
+        freq += 1.0f / (1.0f + (float)match_length);
+        if (!x->bm25)
+            return freq; /* not scoring: one match decides */
+        pp *t = p;       /* p passed o: o is the lesser */
+        p = o;
+        o = t;
+    }
+}
+
 static float sloppy_freq(phrase_iter *x)
 {
     size_t n = x->n;
     if (n == 0)
         return 0.0f;
+    if (n == 2 && x->n_groups == 0) {
+#ifdef __SSE2__
+        /* short docs: no pair within slop (most candidates) decides without the walk */
+        if (x->pps[0].n <= 8 && x->pps[1].n <= 8 && x->slop < (UINT32_C(1) << 30) &&
+            x->pps[0].pos[x->pps[0].n - 1] < (UINT32_C(1) << 30) &&
+            x->pps[1].pos[x->pps[1].n - 1] < (UINT32_C(1) << 30) && x->pps[0].offset < (1u << 30) &&
+            x->pps[1].offset < (1u << 30)) {
+            if (!sloppy_any2(x))
+                return 0.0f;
+            if (!x->bm25)
+                return 1.0f;
+        }
+#endif
+        return sloppy_freq2(x);
+    }
     pp *q[64];
     size_t qn = 0;
     int64_t end = INT64_MIN;
