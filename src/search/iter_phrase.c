@@ -60,10 +60,10 @@ typedef struct phrase_iter {
     const sc_bm25 *bm25;
     const uint8_t *norms;
     float freq; /* of the current doc */
-    /* Block-max bounds (bm25 only): the phrase's score bound over [.., shallow_end] from the
-     * terms' competitive impacts, the bound over the whole postings, and the minimum score a
-     * collector asked for (0: none; candidates in blocks that cannot beat it are skipped
-     * before their positions are read). */
+    /* Block-max bounds (bm25 only): the phrase's score bound over [.., shallow_end] (the
+     * lead's block; see phrase_shallow_to), the bound over the whole postings, and the minimum
+     * score a collector asked for (0: none; lead blocks that cannot beat it are skipped before
+     * the other terms move, and candidates before their positions are read). */
     uint32_t shallow_end;
     float shallow_max;
     float max_all;
@@ -567,39 +567,50 @@ static float frontier_bound(const phrase_iter *x, const size_t *cnt)
     return best;
 }
 
-/* Moves every term's shallow pointer to its block holding the first doc >= target; sets
- * shallow_end (the first of those blocks' ends) and shallow_max. */
+/* The window is the lead's block holding the first doc >= target (shallow_end: its last doc):
+ * a window that cannot compete is skipped whole without the other terms moving. Its bound:
+ * each lead doc is dominated by a pair (f, v) of the lead's competitive impacts, and the
+ * phrase freq there is at most min(f, others) for an exact phrase, f + others for a sloppy
+ * one, others being the least (exact) or the sum (sloppy) of the other terms' max freqs over
+ * the window (their skip entries through shallow_end); the bound is the best score of those
+ * (freq, norm) pairs. Sets shallow_end, shallow_max and others_maxf. */
 static uint32_t phrase_shallow_to(phrase_iter *x, uint32_t target)
 {
-    size_t cnt[64];
-    uint32_t end = SC_DOC_END;
+    uint32_t end = sc_postings_advance_shallow(&x->p[0], target);
     uint64_t others = x->slop ? 0 : UINT64_MAX;
-    for (size_t i = 0; i < x->n; i++) {
-        uint32_t e = sc_postings_advance_shallow(&x->p[i], target);
-        if (e == SC_POSTINGS_END) { /* a term has no doc >= target: neither has the phrase */
-            x->shallow_end = SC_DOC_END;
-            x->shallow_max = 0.0f;
-            return SC_DOC_END;
+    for (size_t i = 1; i < x->n && end != SC_POSTINGS_END; i++) {
+        if (sc_postings_advance_shallow(&x->p[i], target) == SC_POSTINGS_END) {
+            end = SC_POSTINGS_END; /* a term has no doc >= target: neither has the phrase */
+            break;
         }
-        if (e < end)
-            end = e;
-        sc_postings_impact *im = &x->imps[i * SC_POSTINGS_BLOCK];
-        cnt[i] = sc_postings_shallow_impacts(&x->p[i], im, SC_POSTINGS_BLOCK);
-        if (cnt[i] == 0) {
-            im[0] = sc_postings_shallow_impact(&x->p[i]);
-            cnt[i] = 1;
-        }
-        if (i > 0) { /* a frontier ascends in freq: its last pair has the largest */
-            uint64_t fi = im[cnt[i] - 1].max_freq;
-            if (x->slop)
-                others += fi;
-            else if (fi < others)
-                others = fi;
-        }
+        uint64_t fi = sc_postings_max_impact_upto(&x->p[i], end).max_freq;
+        if (x->slop)
+            others += fi;
+        else if (fi < others)
+            others = fi;
+    }
+    if (end == SC_POSTINGS_END) {
+        x->shallow_end = SC_DOC_END;
+        x->shallow_max = 0.0f;
+        return SC_DOC_END;
+    }
+    sc_postings_impact *im = x->imps;
+    size_t cnt = sc_postings_shallow_impacts(&x->p[0], im, SC_POSTINGS_BLOCK);
+    if (cnt == 0) {
+        im[0] = sc_postings_shallow_impact(&x->p[0]);
+        cnt = 1;
+    }
+    float best = 0.0f;
+    for (size_t j = 0; j < cnt; j++) {
+        uint64_t f = im[j].max_freq;
+        f = x->slop ? f + others : (f < others ? f : others);
+        float sc = sc_bm25_score(x->bm25, (float)f, x->norms ? im[j].min_norm : 1);
+        if (sc > best)
+            best = sc;
     }
     x->others_maxf = others;
     x->shallow_end = end;
-    x->shallow_max = frontier_bound(x, cnt);
+    x->shallow_max = best;
     return end;
 }
 
