@@ -13,6 +13,10 @@
 
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "base/varint.h"
 #include "index/bitpack.h"
 #include "index/internal.h"
@@ -203,8 +207,6 @@ static bool decode_block(sc_postings *p, uint32_t k)
     p->block = k;
     p->i = 0;
     p->prev_last = prev_last;
-    p->pos_doc_index = 0;
-    p->pos_idx = 0;
     p->pos_total = UINT32_MAX;
     p->pos_pb = 0;
     p->pos_dec = 0;
@@ -644,6 +646,36 @@ static bool load_pos_block(sc_postings *p, uint32_t pb, uint32_t need)
     return true;
 }
 
+/* On the first positions read in a block: pos_first[j] = freqs[0] + ... + freqs[j-1] (where
+ * doc j's deltas start) and pos_total. False when the total does not fit 32 bits. */
+static bool sum_pos_first(sc_postings *p)
+{
+    uint64_t total = 0;
+    for (uint32_t j = 0; j < p->n_in_block; j++)
+        total += p->freqs[j];
+    if (total >= UINT32_MAX || p->pos_start > p->base_len)
+        return false;
+    uint32_t acc = 0, j = 0;
+#ifdef __SSE2__
+    __m128i carry = _mm_setzero_si128();
+    for (; j + 4 <= p->n_in_block; j += 4) { /* exclusive prefix sums, 4 at a time */
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p->freqs + j));
+        __m128i inc = _mm_add_epi32(v, _mm_slli_si128(v, 4));
+        inc = _mm_add_epi32(inc, _mm_slli_si128(inc, 8));
+        _mm_storeu_si128((__m128i *)(void *)(p->pos_first + j),
+                         _mm_add_epi32(carry, _mm_sub_epi32(inc, v)));
+        carry = _mm_add_epi32(carry, _mm_shuffle_epi32(inc, 0xff));
+    }
+    acc = (uint32_t)_mm_cvtsi128_si32(carry);
+#endif
+    for (; j < p->n_in_block; j++) {
+        p->pos_first[j] = acc;
+        acc += p->freqs[j];
+    }
+    p->pos_total = (uint32_t)total;
+    return true;
+}
+
 size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
 {
     if (!p->has_positions || p->exhausted || !p->started)
@@ -653,28 +685,16 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
         return 0;
     }
     uint32_t freq = p->freqs[p->i];
-    if (p->pos_total == UINT32_MAX) {
-        uint64_t total = 0;
-        for (uint32_t j = 0; j < p->n_in_block; j++)
-            total += p->freqs[j];
-        if (total >= UINT32_MAX || p->pos_start > p->base_len) {
-            fail(p);
-            return 0;
-        }
-        p->pos_total = (uint32_t)total;
+    if (p->pos_total == UINT32_MAX && !sum_pos_first(p)) {
+        fail(p);
+        return 0;
     }
-    uint32_t from = p->pos_doc_index, g = p->pos_idx;
-    if (from > p->i)
-        from = g = 0;
-    for (uint32_t j = from; j < p->i; j++) /* locals: vectorized for long catch-ups */
-        g += p->freqs[j];
+    uint32_t g = p->pos_first[p->i];
     /* the doc's deltas are [g, g + freq) of the block's, in one or more position groups */
     uint32_t left = freq, pos = 0;
     uint32_t pb = g / SC_POSTINGS_BLOCK, off = g % SC_POSTINGS_BLOCK;
     size_t n = 0;
-    p->pos_doc_index = p->i + 1;
-    p->pos_idx = g + freq;
-    if (freq <= 8 && max >= 8 && off + freq <= SC_POSTINGS_BLOCK) {
+    if (freq <= 16 && max >= 16 && off + freq <= SC_POSTINGS_BLOCK) {
         /* the common short doc inside one group */
         if (p->pos_dec != pb + 1 && p->pos_seen != pb + 1 &&
             pb < p->pos_total / SC_POSTINGS_BLOCK) {
@@ -696,10 +716,10 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
             fail(p);
             return 0;
         }
-        /* a fixed 8-wide copy (pos_buf has 8 entries of slack; out room for 8) */
+        /* a fixed 16-wide copy (pos_buf has 16 entries of slack; out room for 16) */
         uint32_t adj = 0u - (off ? p->pos_buf[off - 1] : 0);
         const uint32_t *ps = p->pos_buf + off;
-        for (size_t k = 0; k < 8; k++)
+        for (size_t k = 0; k < 16; k++)
             out[k] = ps[k] + adj;
         return freq;
     }

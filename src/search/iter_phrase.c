@@ -103,6 +103,69 @@ static bool load_positions(phrase_iter *x, size_t i)
     return q->n > 0;
 }
 
+#ifdef __SSE2__
+/* b[0..nb) shifted by sb (nb <= 16, room for 16 entries) in four vectors; lanes past nb hold
+ * `fill`. */
+static inline void load16(const uint32_t *b, uint32_t nb, uint32_t sb, uint32_t fill,
+                          __m128i out[4])
+{
+    __m128i vn = _mm_set1_epi32((int)nb), vs = _mm_set1_epi32((int)sb);
+    __m128i vf = _mm_set1_epi32((int)fill);
+    for (int v = 0; v < 4; v++) {
+        __m128i idx = _mm_setr_epi32(4 * v, 4 * v + 1, 4 * v + 2, 4 * v + 3);
+        __m128i k = _mm_cmplt_epi32(idx, vn);
+        __m128i x = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b + 4 * v)), vs);
+        out[v] = _mm_or_si128(_mm_and_si128(k, x), _mm_andnot_si128(k, vf));
+    }
+}
+
+/* How many of a[0..na) shifted by sa equal one of b's (nb <= 16, see load16); with `one`,
+ * stops at the first. One broadcast and four compares per position of a. */
+static uint32_t eq_count16(const uint32_t *a, uint32_t na, uint32_t sa, const uint32_t *b,
+                           uint32_t nb, uint32_t sb, bool one)
+{
+    __m128i B[4];
+    load16(b, nb, sb, UINT32_MAX - 1, B);
+    uint32_t cnt = 0;
+    for (uint32_t k = 0; k < na; k++) {
+        __m128i v = _mm_set1_epi32((int)(a[k] + sa));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi32(v, B[0]), _mm_cmpeq_epi32(v, B[1])),
+                                 _mm_or_si128(_mm_cmpeq_epi32(v, B[2]), _mm_cmpeq_epi32(v, B[3])));
+        cnt += _mm_movemask_epi8(m) != 0;
+        if (one && cnt)
+            break;
+    }
+    return cnt;
+}
+#endif
+
+#ifdef __SSE2__
+/* Whether some a[k] + sa is within `slop` of some b[j] + sb (nb <= 16, see load16; values and
+ * slop below 2^30 so differences fit int32): |(a - off_a) - (b - off_b)| <= slop with sa =
+ * off_b, sb = off_a. Lanes past nb are masked out. */
+static bool within16(const uint32_t *a, uint32_t na, uint32_t sa, const uint32_t *b, uint32_t nb,
+                     uint32_t sb, uint32_t slop)
+{
+    __m128i B[4], K[4];
+    load16(b, nb, sb, 0, B);
+    __m128i vn = _mm_set1_epi32((int)nb);
+    for (int v = 0; v < 4; v++)
+        K[v] = _mm_cmplt_epi32(_mm_setr_epi32(4 * v, 4 * v + 1, 4 * v + 2, 4 * v + 3), vn);
+    const __m128i flip = _mm_set1_epi32(INT32_MIN), vs = _mm_set1_epi32((int)slop);
+    const __m128i lim = _mm_xor_si128(_mm_set1_epi32((int)(2 * slop + 1)), flip);
+    for (uint32_t k = 0; k < na; k++) {
+        __m128i va = _mm_set1_epi32((int)(a[k] + sa)), m = _mm_setzero_si128();
+        for (int v = 0; v < 4; v++) {
+            __m128i d = _mm_xor_si128(_mm_add_epi32(_mm_sub_epi32(va, B[v]), vs), flip);
+            m = _mm_or_si128(m, _mm_and_si128(K[v], _mm_cmpgt_epi32(lim, d)));
+        }
+        if (_mm_movemask_epi8(m))
+            return true;
+    }
+    return false;
+}
+#endif
+
 /* Exact, two terms: a branch-free merge of the sorted position lists shifted by their query
  * offsets (a[i] - off_a == b[j] - off_b, compared as a[i] + off_b == b[j] + off_a). */
 static float exact_freq2(const phrase_iter *x)
@@ -149,6 +212,14 @@ static float exact_freq2(const phrase_iter *x)
         static const uint8_t pop4[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
         return (float)(pop4[bits & 15] + pop4[bits >> 4]);
     }
+    /* one side short: each position of the other against it (positions of a term in a doc
+     * are distinct, so matched positions of either side count the matches) */
+    if (nb <= 16 && na <= nb)
+        return (float)eq_count16(pa, na, (uint32_t)oa, pb, nb, (uint32_t)ob, !x->bm25);
+    if (na <= 16)
+        return (float)eq_count16(pb, nb, (uint32_t)ob, pa, na, (uint32_t)oa, !x->bm25);
+    if (nb <= 16)
+        return (float)eq_count16(pa, na, (uint32_t)oa, pb, nb, (uint32_t)ob, !x->bm25);
 #endif
     if ((uint64_t)pa[na - 1] + oa < 256 && (uint64_t)pb[nb - 1] + ob < 256) {
         /* both shifted lists fit 256 bits (the common case: positions are sorted, so the last
@@ -367,11 +438,15 @@ static float sloppy_freq(phrase_iter *x)
     if (n == 2 && x->n_groups == 0) {
 #ifdef __SSE2__
         /* short docs: no pair within slop (most candidates) decides without the walk */
-        if (x->pps[0].n <= 8 && x->pps[1].n <= 8 && x->slop < (UINT32_C(1) << 30) &&
-            x->pps[0].pos[x->pps[0].n - 1] < (UINT32_C(1) << 30) &&
-            x->pps[1].pos[x->pps[1].n - 1] < (UINT32_C(1) << 30) && x->pps[0].offset < (1u << 30) &&
-            x->pps[1].offset < (1u << 30)) {
-            if (!sloppy_any2(x))
+        const pp *a = &x->pps[0], *b = &x->pps[1];
+        if ((a->n <= 16 || b->n <= 16) && x->slop < (UINT32_C(1) << 30) &&
+            a->pos[a->n - 1] < (UINT32_C(1) << 30) && b->pos[b->n - 1] < (UINT32_C(1) << 30) &&
+            a->offset < (1u << 30) && b->offset < (1u << 30)) {
+            bool any = a->n <= 8 && b->n <= 8 ? sloppy_any2(x)
+                       : b->n <= 16 && (a->n <= b->n || a->n > 16)
+                           ? within16(a->pos, a->n, b->offset, b->pos, b->n, a->offset, x->slop)
+                           : within16(b->pos, b->n, a->offset, a->pos, a->n, b->offset, x->slop);
+            if (!any)
                 return 0.0f;
             if (!x->bm25)
                 return 1.0f;
