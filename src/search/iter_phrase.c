@@ -24,6 +24,28 @@ static inline uint32_t cur_advance(sc_postings *p, uint32_t target)
 {
     if (p->started && !p->exhausted && target > p->doc && target <= p->docs[p->n_in_block - 1]) {
         uint32_t i = p->i + 1;
+#ifdef __SSE2__
+        if (i + 8 <= SC_POSTINGS_BLOCK) {
+            /* the next 8 docs at once (unsigned compares as signed of sign-flipped values):
+             * the first not below target is the answer when it lies among them (entries past
+             * n_in_block are stale, but the answer is before them) */
+            const __m128i flip = _mm_set1_epi32(INT32_MIN);
+            __m128i t = _mm_xor_si128(_mm_set1_epi32((int)target), flip);
+            __m128i d0 = _mm_loadu_si128((const __m128i *)(const void *)(p->docs + i));
+            __m128i d4 = _mm_loadu_si128((const __m128i *)(const void *)(p->docs + i + 4));
+            unsigned lt = (unsigned)_mm_movemask_ps(
+                              _mm_castsi128_ps(_mm_cmpgt_epi32(t, _mm_xor_si128(d0, flip)))) |
+                          (unsigned)_mm_movemask_ps(
+                              _mm_castsi128_ps(_mm_cmpgt_epi32(t, _mm_xor_si128(d4, flip))))
+                              << 4;
+            if (lt != 0xff) {
+                i += (uint32_t)__builtin_ctz(~lt);
+                p->i = i;
+                return p->doc = p->docs[i];
+            }
+            i += 8;
+        }
+#endif
         while (p->docs[i] < target)
             i++;
         p->i = i;
