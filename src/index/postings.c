@@ -103,21 +103,52 @@ sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_fiel
     return SC_OK;
 }
 
-/* Decodes the bitset payload [p, p + words*8) of a block starting at `first` into docs. */
+/* For each byte value: the indexes of its set bits (then zeros) and how many there are; filled
+ * once at load time. */
+static uint8_t bit_idx[256][8], bit_cnt[256];
+
+__attribute__((constructor)) static void init_bit_tables(void)
+{
+    for (unsigned v = 0; v < 256; v++) {
+        unsigned n = 0;
+        for (unsigned b = 0; b < 8; b++)
+            if (v >> b & 1)
+                bit_idx[v][n++] = (uint8_t)b;
+        bit_cnt[v] = (uint8_t)n;
+    }
+}
+
+/* Decodes the bitset payload [p, p + words*8) of a block starting at `first` into docs: a byte
+ * at a time through bit_idx (8 entries written, bit_cnt kept) while that stays inside docs[],
+ * then bit by bit. */
 static bool decode_bitset(sc_postings *p, const uint8_t *q, uint64_t span, uint32_t first)
 {
     uint64_t n_words = (span + 63) / 64;
+    if (span % 64 && (sc__ld64(q + 8 * (n_words - 1)) >> (span % 64)))
+        return false;
     uint32_t n = 0;
-    for (uint64_t w = 0; w < n_words; w++) {
-        uint64_t word = sc__ld64(q + 8 * w);
-        if (w == n_words - 1 && span % 64)
-            if (word >> (span % 64))
-                return false;
-        while (word) {
+    uint64_t n_bytes = n_words * 8, i = 0;
+    for (; i < n_bytes && n <= SC_POSTINGS_BLOCK - 8; i++) {
+        const uint8_t *ix = bit_idx[q[i]];
+        uint32_t b = first + (uint32_t)(i * 8);
+#ifdef __SSE2__
+        const __m128i z = _mm_setzero_si128(), vb = _mm_set1_epi32((int)b);
+        __m128i w = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)ix), z);
+        _mm_storeu_si128((__m128i *)(void *)(p->docs + n),
+                         _mm_add_epi32(_mm_unpacklo_epi16(w, z), vb));
+        _mm_storeu_si128((__m128i *)(void *)(p->docs + n + 4),
+                         _mm_add_epi32(_mm_unpackhi_epi16(w, z), vb));
+#else
+        for (unsigned k = 0; k < 8; k++)
+            p->docs[n + k] = b + ix[k];
+#endif
+        n += bit_cnt[q[i]];
+    }
+    for (; i < n_bytes; i++) {
+        for (unsigned v = q[i]; v; v &= v - 1) {
             if (n == SC_POSTINGS_BLOCK)
                 return false;
-            p->docs[n++] = first + (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(word));
-            word &= word - 1;
+            p->docs[n++] = first + (uint32_t)(i * 8) + (uint32_t)__builtin_ctz(v);
         }
     }
     return n == SC_POSTINGS_BLOCK && p->docs[0] == first;

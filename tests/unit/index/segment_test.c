@@ -521,6 +521,76 @@ static void test_positions_across_groups(void **state)
     assert_int_equal(sc_dir_remove_all(dir), SC_OK);
 }
 
+/* Dense terms with rare long gaps are stored as bitset blocks (smaller than packed gaps): every
+ * doc comes back through next and advance, with the freqs. */
+static void test_dense_bitset_blocks(void **state)
+{
+    (void)state;
+    t_seed("dense_bitset_blocks");
+    enum {
+        N = 5000
+    };
+    static bool has[N];
+    char dir[64];
+    t_tmpdir(dir, sizeof(dir));
+    sc_segment_builder *b;
+    assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+    for (uint32_t d = 0; d < N; d++) {
+        /* runs of present docs with holes of 1..3 and now and then one of 20..60 */
+        has[d] = t_below(8) != 0;
+        if (t_below(100) == 0) {
+            uint32_t hole = 20 + t_below(41);
+            for (uint32_t k = 0; k < hole && d < N; k++, d++)
+                has[d] = false;
+            d--;
+        }
+    }
+    for (uint32_t d = 0; d < N; d++) {
+        sc_index_token toks[3] = {
+            {sc_slice_cstr("z"), 0}, {sc_slice_cstr("d"), 1}, {sc_slice_cstr("d"), 2}};
+        sc_index_field f = {.name = sc_slice_cstr("t"),
+                            .kind = SC_FIELD_TEXT,
+                            .flags = SC_FIELD_INDEXED | SC_FIELD_POSITIONS | SC_FIELD_NORMS,
+                            .tokens = toks,
+                            .n_tokens = has[d] ? 1 + 1 + d % 2 : 1,
+                            .length = 3};
+        char id[16];
+        snprintf(id, sizeof(id), "%u", d);
+        sc_index_doc doc = {.id = sc_slice_cstr(id), .fields = &f, .n_fields = 1};
+        assert_int_equal(sc_segment_builder_add(b, &doc, NULL), SC_OK);
+    }
+    assert_int_equal(sc_segment_builder_write(b, dir, "b", NULL), SC_OK);
+    sc_segment_builder_free(b);
+    sc_segment *seg;
+    assert_int_equal(sc_segment_open(dir, "b", &seg), SC_OK);
+    const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr("t"));
+    sc_term_info ti;
+    bool found;
+    assert_int_equal(sc_terms_lookup(seg, fi, sc_slice_cstr("d"), &ti, &found), SC_OK);
+    assert_true(found);
+    for (int rep = 0; rep < 50; rep++) {
+        sc_postings p;
+        sc_postings_init(&p);
+        assert_int_equal(sc_postings_reset(&p, seg, fi, &ti, SC_POSTINGS_FREQS), SC_OK);
+        uint32_t want = 0;
+        while (want < N && !has[want])
+            want++;
+        for (uint32_t d = sc_postings_next(&p); d != SC_POSTINGS_END;) {
+            assert_int_equal(d, want);
+            assert_int_equal(sc_postings_freq(&p), 1 + d % 2);
+            uint32_t target = rep && t_below(3) == 0 ? d + 1 + t_below(300) : d + 1;
+            want = target;
+            while (want < N && !has[want])
+                want++;
+            d = target == d + 1 ? sc_postings_next(&p) : sc_postings_advance(&p, target);
+        }
+        assert_true(want >= N); /* every doc was seen */
+        assert_int_equal(sc_postings_status(&p), SC_OK);
+    }
+    sc_segment_unref(seg);
+    assert_int_equal(sc_dir_remove_all(dir), SC_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_large),
         cmocka_unit_test(test_positions_out_of_order),
         cmocka_unit_test(test_positions_across_groups),
+        cmocka_unit_test(test_dense_bitset_blocks),
         cmocka_unit_test(test_concurrent_readers),
         cmocka_unit_test(test_single_valued_doc_values),
         cmocka_unit_test(test_two_level_skips),
