@@ -162,25 +162,26 @@ static uint32_t eq_count16(const uint32_t *a, uint32_t na, uint32_t sa, const ui
 #endif
 
 #ifdef __SSE2__
-/* Whether some a[k] + sa is within `slop` of some b[j] + sb (nb <= 16, see load16; values and
- * slop below 2^30 so differences fit int32): |(a - off_a) - (b - off_b)| <= slop with sa =
- * off_b, sb = off_a. Lanes past nb are masked out. */
+/* Within-slop tests of shifted positions (sloppy, two terms): with A = a + off_b and B = b +
+ * off_a (below 2^30 + 2^29) and slop below 2^20, |(a - off_a) - (b - off_b)| <= slop iff
+ * (A + slop - B) mod 2^32 <= 2 slop; adding 2^31 to A + slop turns that unsigned test into one
+ * signed compare against 2 slop + 1 - 2^31. Lanes past a list's end hold sentinels that meet
+ * nothing: 0x80000000 for B, 0xC0000000 for A. */
+#define SC__SLOP_SIGN(slop) ((uint32_t)(slop) + UINT32_C(0x80000000))
+
+/* Whether some a[k] + sa is within `slop` of some b[j] + sb (nb <= 16, see load16). */
 static bool within16(const uint32_t *a, uint32_t na, uint32_t sa, const uint32_t *b, uint32_t nb,
                      uint32_t sb, uint32_t slop)
 {
-    __m128i B[4], K[4];
-    load16(b, nb, sb, 0, B);
-    __m128i vn = _mm_set1_epi32((int)nb);
-    for (int v = 0; v < 4; v++)
-        K[v] = _mm_cmplt_epi32(_mm_setr_epi32(4 * v, 4 * v + 1, 4 * v + 2, 4 * v + 3), vn);
-    const __m128i flip = _mm_set1_epi32(INT32_MIN), vs = _mm_set1_epi32((int)slop);
-    const __m128i lim = _mm_xor_si128(_mm_set1_epi32((int)(2 * slop + 1)), flip);
+    __m128i B[4];
+    load16(b, nb, sb, UINT32_C(0x80000000), B);
+    const __m128i lim = _mm_set1_epi32((int)(2 * slop + 1 + UINT32_C(0x80000000)));
     for (uint32_t k = 0; k < na; k++) {
-        __m128i va = _mm_set1_epi32((int)(a[k] + sa)), m = _mm_setzero_si128();
-        for (int v = 0; v < 4; v++) {
-            __m128i d = _mm_xor_si128(_mm_add_epi32(_mm_sub_epi32(va, B[v]), vs), flip);
-            m = _mm_or_si128(m, _mm_and_si128(K[v], _mm_cmpgt_epi32(lim, d)));
-        }
+        __m128i va = _mm_set1_epi32((int)(a[k] + sa + SC__SLOP_SIGN(slop)));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpgt_epi32(lim, _mm_sub_epi32(va, B[0])),
+                                              _mm_cmpgt_epi32(lim, _mm_sub_epi32(va, B[1]))),
+                                 _mm_or_si128(_mm_cmpgt_epi32(lim, _mm_sub_epi32(va, B[2])),
+                                              _mm_cmpgt_epi32(lim, _mm_sub_epi32(va, B[3]))));
         if (_mm_movemask_epi8(m))
             return true;
     }
@@ -355,50 +356,34 @@ static bool advance_rpts(const phrase_iter *x, pp *p, int64_t *end)
 }
 
 #ifdef __SSE2__
-/* Sloppy, two distinct terms, not scoring: whether some pair of positions is within slop once
- * shifted by the query offsets, |(a - off_a) - (b - off_b)| <= slop (what the sloppy matcher
- * finds first: the closest pair is adjacent in the merged order, and it checks every adjacent
- * pair). Both have at most 8 positions (buffers hold 16), positions below 2^31 and slop below
- * 2^30 (the caller checks), so the differences fit int32; all 8 x 8 pairs at once. */
+/* Sloppy, two distinct terms: whether some pair of positions is within slop once shifted by
+ * the query offsets (see within16; what the sloppy matcher finds first: the closest pair is
+ * adjacent in the merged order, and it checks every adjacent pair). Both have at most 8
+ * positions (buffers hold 16); all 8 x 8 pairs at once, three operations per 4 pairs. */
 static bool sloppy_any2(const phrase_iter *x)
 {
     const pp *a = &x->pps[0], *b = &x->pps[1];
-    const __m128i iota0 = _mm_setr_epi32(0, 1, 2, 3), iota4 = _mm_setr_epi32(4, 5, 6, 7);
-    __m128i va = _mm_set1_epi32((int)a->n), vb = _mm_set1_epi32((int)b->n);
-    __m128i sa = _mm_set1_epi32((int)b->offset), sb = _mm_set1_epi32((int)a->offset);
-    __m128i ka0 = _mm_cmplt_epi32(iota0, va), ka4 = _mm_cmplt_epi32(iota4, va);
-    __m128i kb0 = _mm_cmplt_epi32(iota0, vb), kb4 = _mm_cmplt_epi32(iota4, vb);
-    __m128i a0 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)a->pos), sa);
-    __m128i a4 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(a->pos + 4)), sa);
-    __m128i b0 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)b->pos), sb);
-    __m128i b4 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b->pos + 4)), sb);
-    /* within: (uint32)(a - b + slop) < 2 slop + 1, as a signed compare of sign-flipped values */
-    const __m128i flip = _mm_set1_epi32(INT32_MIN);
-    const __m128i slop = _mm_set1_epi32((int)x->slop);
-    const __m128i lim = _mm_xor_si128(_mm_set1_epi32((int)(2 * x->slop + 1)), flip);
-    __m128i m0 = _mm_setzero_si128(), m4 = _mm_setzero_si128();
-#define SC__WITHIN(av, bv)                                                                         \
-    _mm_cmpgt_epi32(lim, _mm_xor_si128(_mm_add_epi32(_mm_sub_epi32(av, bv), slop), flip))
+    __m128i A[4], B[4];
+    load16(a->pos, a->n, b->offset, UINT32_C(0xC0000000), A);
+    load16(b->pos, b->n, a->offset, UINT32_C(0x80000000), B);
+    const __m128i sl = _mm_set1_epi32((int)SC__SLOP_SIGN(x->slop));
+    const __m128i lim = _mm_set1_epi32((int)(2 * x->slop + 1 + UINT32_C(0x80000000)));
+    __m128i a0 = _mm_add_epi32(A[0], sl), a4 = _mm_add_epi32(A[1], sl);
+    __m128i m = _mm_setzero_si128();
 #define SC__ROT(r)                                                                                 \
     do {                                                                                           \
-        __m128i r0 = _mm_shuffle_epi32(b0, r), r4 = _mm_shuffle_epi32(b4, r);                      \
-        __m128i k0 = _mm_shuffle_epi32(kb0, r), k4 = _mm_shuffle_epi32(kb4, r);                    \
-        __m128i w00 = _mm_and_si128(k0, SC__WITHIN(a0, r0));                                       \
-        __m128i w04 = _mm_and_si128(k4, SC__WITHIN(a0, r4));                                       \
-        __m128i w40 = _mm_and_si128(k0, SC__WITHIN(a4, r0));                                       \
-        __m128i w44 = _mm_and_si128(k4, SC__WITHIN(a4, r4));                                       \
-        m0 = _mm_or_si128(m0, _mm_or_si128(w00, w04));                                             \
-        m4 = _mm_or_si128(m4, _mm_or_si128(w40, w44));                                             \
+        __m128i r0 = _mm_shuffle_epi32(B[0], r), r4 = _mm_shuffle_epi32(B[1], r);                  \
+        m = _mm_or_si128(m, _mm_or_si128(_mm_cmpgt_epi32(lim, _mm_sub_epi32(a0, r0)),              \
+                                         _mm_cmpgt_epi32(lim, _mm_sub_epi32(a0, r4))));            \
+        m = _mm_or_si128(m, _mm_or_si128(_mm_cmpgt_epi32(lim, _mm_sub_epi32(a4, r0)),              \
+                                         _mm_cmpgt_epi32(lim, _mm_sub_epi32(a4, r4))));            \
     } while (0)
-    SC__ROT(0xe4);
+    SC__ROT(0xe4); /* identity and the three rotations of each half of b */
     SC__ROT(0x39);
     SC__ROT(0x4e);
     SC__ROT(0x93);
 #undef SC__ROT
-#undef SC__WITHIN
-    m0 = _mm_and_si128(m0, ka0);
-    m4 = _mm_and_si128(m4, ka4);
-    return _mm_movemask_epi8(_mm_or_si128(m0, m4)) != 0;
+    return _mm_movemask_epi8(m) != 0;
 }
 #endif
 
@@ -461,9 +446,9 @@ static float sloppy_freq(phrase_iter *x)
 #ifdef __SSE2__
         /* short docs: no pair within slop (most candidates) decides without the walk */
         const pp *a = &x->pps[0], *b = &x->pps[1];
-        if ((a->n <= 16 || b->n <= 16) && x->slop < (UINT32_C(1) << 30) &&
+        if ((a->n <= 16 || b->n <= 16) && x->slop < (UINT32_C(1) << 20) &&
             a->pos[a->n - 1] < (UINT32_C(1) << 30) && b->pos[b->n - 1] < (UINT32_C(1) << 30) &&
-            a->offset < (1u << 30) && b->offset < (1u << 30)) {
+            a->offset < (1u << 29) && b->offset < (1u << 29)) {
             bool any = a->n <= 8 && b->n <= 8 ? sloppy_any2(x)
                        : b->n <= 16 && (a->n <= b->n || a->n > 16)
                            ? within16(a->pos, a->n, b->offset, b->pos, b->n, a->offset, x->slop)
