@@ -677,6 +677,28 @@ static bool load_pos_block(sc_postings *p, uint32_t pb, uint32_t need)
     return true;
 }
 
+/* Decodes tail deltas [off, off + n) (the tail is decoded through off) into pos_buf and, as
+ * the doc's positions, into out. */
+static bool tail_emit(sc_postings *p, uint32_t off, uint32_t n, uint32_t *out)
+{
+    const uint8_t *q = p->base + p->pos_tail_off, *end = p->base + p->base_len;
+    uint32_t sum = off ? p->pos_buf[off - 1] : 0, pos = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t v;
+        if (!pos_varint(&q, end, &v)) {
+            p->pos_dec = 0;
+            return false;
+        }
+        sum += v;
+        pos += v;
+        p->pos_buf[off + k] = sum;
+        out[k] = pos;
+    }
+    p->pos_tail_n = off + n;
+    p->pos_tail_off = (uint64_t)(q - p->base);
+    return true;
+}
+
 /* On the first positions read in a block: pos_first[j] = freqs[0] + ... + freqs[j-1] (where
  * doc j's deltas start) and pos_total. False when the total does not fit 32 bits. */
 static bool sum_pos_first(sc_postings *p)
@@ -741,6 +763,16 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
                 out[k] = pos;
             }
             p->pos_seen = pb + 1;
+            return freq;
+        }
+        if (pb == p->pos_total / SC_POSTINGS_BLOCK &&
+            (p->pos_dec != pb + 1 || p->pos_tail_n <= off)) {
+            /* the tail, not decoded this far: the doc's varints straight into out too (reading
+             * back what was just stored would stall on store forwarding) */
+            if (!load_pos_block(p, pb, off) || !tail_emit(p, off, freq, out)) {
+                fail(p);
+                return 0;
+            }
             return freq;
         }
         if (!load_pos_block(p, pb, off + freq)) {
