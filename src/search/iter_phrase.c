@@ -25,12 +25,12 @@ static inline uint32_t cur_advance(sc_postings *p, uint32_t target)
     if (p->started && !p->exhausted && target > p->doc && target <= p->docs[p->n_in_block - 1]) {
         uint32_t i = p->i + 1;
 #ifdef __SSE2__
-        if (i + 8 <= SC_POSTINGS_BLOCK) {
-            /* the next 8 docs at once (unsigned compares as signed of sign-flipped values):
-             * the first not below target is the answer when it lies among them (entries past
-             * n_in_block are stale, but the answer is before them) */
-            const __m128i flip = _mm_set1_epi32(INT32_MIN);
-            __m128i t = _mm_xor_si128(_mm_set1_epi32((int)target), flip);
+        /* 8 docs per step (unsigned compares as signed of sign-flipped values): the first not
+         * below target is the answer (entries past n_in_block are stale, but the answer comes
+         * before them); a dense cursor skips tens of docs per lead doc */
+        const __m128i flip = _mm_set1_epi32(INT32_MIN);
+        __m128i t = _mm_xor_si128(_mm_set1_epi32((int)target), flip);
+        for (; i + 8 <= SC_POSTINGS_BLOCK; i += 8) {
             __m128i d0 = _mm_loadu_si128((const __m128i *)(const void *)(p->docs + i));
             __m128i d4 = _mm_loadu_si128((const __m128i *)(const void *)(p->docs + i + 4));
             unsigned lt = (unsigned)_mm_movemask_ps(
@@ -43,7 +43,6 @@ static inline uint32_t cur_advance(sc_postings *p, uint32_t target)
                 p->i = i;
                 return p->doc = p->docs[i];
             }
-            i += 8;
         }
 #endif
         while (p->docs[i] < target)
