@@ -60,11 +60,20 @@ static void gaps_scalar(const uint8_t *in, unsigned width, uint32_t first, uint3
         out[i] = out[i - 1] + out[i] + 1;
 }
 
+static void psum_scalar(const uint8_t *in, unsigned width, uint32_t *out)
+{
+    unpack_scalar(in, width, out);
+    for (unsigned i = 1; i < SC_BITPACK_N; i++)
+        out[i] += out[i - 1];
+}
+
 /* ---- SSE4.1 ---- */
 
 #define SSE __attribute__((target("sse4.1")))
 #define AVX2 __attribute__((target("avx2")))
 
+/* gaps: 0 plain values, 1 doc gaps (out[0] = first, out[i] = out[i-1] + v[i] + 1), 2 inclusive
+ * prefix sums (out[i] = out[i-1] + v[i]) */
 static inline __attribute__((always_inline)) SSE void
 unpack_sse_body(const uint8_t *in, uint32_t *out, const unsigned b, const int gaps, uint32_t first)
 {
@@ -87,13 +96,14 @@ unpack_sse_body(const uint8_t *in, uint32_t *out, const unsigned b, const int ga
                 v = _mm_and_si128(v, mask);
         }
         if (gaps) {
-            if (j == 0) {
+            if (j == 0 && gaps == 1) {
                 /* out[0] must be `first`: seed the carry so that carry + v0 + 1 == first. */
                 uint32_t v0 = (uint32_t)_mm_cvtsi128_si32(v);
                 carry = _mm_set1_epi32((int)(first - 1 - v0));
             }
             /* local prefix sum first, so the loop-carried chain is a single add */
-            v = _mm_add_epi32(v, one);
+            if (gaps == 1)
+                v = _mm_add_epi32(v, one);
             v = _mm_add_epi32(v, _mm_slli_si128(v, 4));
             v = _mm_add_epi32(v, _mm_slli_si128(v, 8));
             __m128i total = _mm_shuffle_epi32(v, 0xff);
@@ -145,11 +155,12 @@ unpack_avx2_body(const uint8_t *in, uint32_t *out, const unsigned b, const int g
                 v = _mm256_and_si256(v, mask);
         }
         if (gaps) {
-            if (j == 0) {
+            if (j == 0 && gaps == 1) {
                 uint32_t v0 = (uint32_t)_mm256_cvtsi256_si32(v);
                 carry = _mm256_set1_epi32((int)(first - 1 - v0));
             }
-            v = _mm256_add_epi32(v, one);
+            if (gaps == 1)
+                v = _mm256_add_epi32(v, one);
             v = _mm256_add_epi32(v, _mm256_slli_si256(v, 4));
             v = _mm256_add_epi32(v, _mm256_slli_si256(v, 8));
             /* carry the low 128-bit half's total into the high half */
@@ -189,6 +200,14 @@ typedef void (*gaps_fn)(const uint8_t *in, uint32_t first, uint32_t *out);
     static AVX2 void gaps_avx2_##n(const uint8_t *in, uint32_t first, uint32_t *out)               \
     {                                                                                              \
         unpack_avx2_body(in, out, n, 1, first);                                                    \
+    }                                                                                              \
+    static SSE void psum_sse_##n(const uint8_t *in, uint32_t *out)                                 \
+    {                                                                                              \
+        unpack_sse_body(in, out, n, 2, 0);                                                         \
+    }                                                                                              \
+    static AVX2 void psum_avx2_##n(const uint8_t *in, uint32_t *out)                               \
+    {                                                                                              \
+        unpack_avx2_body(in, out, n, 2, 0);                                                        \
     }
 SC__WIDTHS(DEF_KERNELS)
 
@@ -200,6 +219,10 @@ static const unpack_fn unpack_sse[33] = {SC__WIDTHS(REF_UNPACK_SSE)};
 static const gaps_fn gaps_sse[33] = {SC__WIDTHS(REF_GAPS_SSE)};
 static const unpack_fn unpack_avx2[33] = {SC__WIDTHS(REF_UNPACK_AVX2)};
 static const gaps_fn gaps_avx2[33] = {SC__WIDTHS(REF_GAPS_AVX2)};
+#define REF_PSUM_SSE(n) psum_sse_##n,
+#define REF_PSUM_AVX2(n) psum_avx2_##n,
+static const unpack_fn psum_sse[33] = {SC__WIDTHS(REF_PSUM_SSE)};
+static const unpack_fn psum_avx2[33] = {SC__WIDTHS(REF_PSUM_AVX2)};
 
 int sc_bitpack_supported(sc_bitpack_impl impl)
 {
@@ -271,4 +294,21 @@ void sc_bitpack_unpack(const uint8_t *in, unsigned width, uint32_t *out)
 void sc_bitpack_unpack_gaps(const uint8_t *in, unsigned width, uint32_t first, uint32_t *out)
 {
     sc_bitpack_unpack_gaps_with(SC_BITPACK_AUTO, in, width, first, out);
+}
+
+void sc_bitpack_unpack_psum_with(sc_bitpack_impl impl, const uint8_t *in, unsigned width,
+                                 uint32_t *out)
+{
+    if (width > 32)
+        width = 32;
+    switch (resolve(impl)) {
+    case SC_BITPACK_AVX2: psum_avx2[width](in, out); return;
+    case SC_BITPACK_SSE41: psum_sse[width](in, out); return;
+    default: psum_scalar(in, width, out); return;
+    }
+}
+
+void sc_bitpack_unpack_psum(const uint8_t *in, unsigned width, uint32_t *out)
+{
+    sc_bitpack_unpack_psum_with(SC_BITPACK_AUTO, in, width, out);
 }

@@ -13,6 +13,10 @@
 
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "base/varint.h"
 #include "index/bitpack.h"
 #include "index/internal.h"
@@ -65,25 +69,52 @@ sc_status sc_postings_reset(sc_postings *p, const sc_segment *seg, const sc_fiel
     return SC_OK;
 }
 
-/* Decodes the bitset payload [p, p + words*8) of a block starting at `first` into docs. Each
- * word's bits are counted first, so the loop over them carries no bound check. */
+/* For each byte value: the indexes of its set bits (then zeros) and how many there are; filled
+ * once at load time. */
+static uint8_t bit_idx[256][8], bit_cnt[256];
+
+__attribute__((constructor)) static void init_bit_tables(void)
+{
+    for (unsigned v = 0; v < 256; v++) {
+        unsigned n = 0;
+        for (unsigned b = 0; b < 8; b++)
+            if (v >> b & 1)
+                bit_idx[v][n++] = (uint8_t)b;
+        bit_cnt[v] = (uint8_t)n;
+    }
+}
+
+/* Decodes the bitset payload [p, p + words*8) of a block starting at `first` into docs: a byte
+ * at a time through bit_idx (8 entries written, bit_cnt kept) while that stays inside docs[],
+ * then bit by bit. */
 static bool decode_bitset(sc_postings *p, const uint8_t *q, uint64_t span, uint32_t first)
 {
     uint64_t n_words = (span + 63) / 64;
+    if (span % 64 && (sc__ld64(q + 8 * (n_words - 1)) >> (span % 64)))
+        return false;
     uint32_t n = 0;
-    for (uint64_t w = 0; w < n_words; w++) {
-        uint64_t word = sc__ld64(q + 8 * w);
-        if (w == n_words - 1 && span % 64)
-            if (word >> (span % 64))
+    uint64_t n_bytes = n_words * 8, i = 0;
+    for (; i < n_bytes && n <= SC_POSTINGS_BLOCK - 8; i++) {
+        const uint8_t *ix = bit_idx[q[i]];
+        uint32_t b = first + (uint32_t)(i * 8);
+#ifdef __SSE2__
+        const __m128i z = _mm_setzero_si128(), vb = _mm_set1_epi32((int)b);
+        __m128i w = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)ix), z);
+        _mm_storeu_si128((__m128i *)(void *)(p->docs + n),
+                         _mm_add_epi32(_mm_unpacklo_epi16(w, z), vb));
+        _mm_storeu_si128((__m128i *)(void *)(p->docs + n + 4),
+                         _mm_add_epi32(_mm_unpackhi_epi16(w, z), vb));
+#else
+        for (unsigned k = 0; k < 8; k++)
+            p->docs[n + k] = b + ix[k];
+#endif
+        n += bit_cnt[q[i]];
+    }
+    for (; i < n_bytes; i++) {
+        for (unsigned v = q[i]; v; v &= v - 1) {
+            if (n == SC_POSTINGS_BLOCK)
                 return false;
-        uint32_t c = popcount64(word);
-        if (c > SC_POSTINGS_BLOCK - n)
-            return false;
-        uint32_t *out = p->docs + n, b = first + (uint32_t)w * 64;
-        n += c;
-        while (word) {
-            *out++ = b + (uint32_t)__builtin_ctzll(word);
-            word &= word - 1;
+            p->docs[n++] = first + (uint32_t)(i * 8) + (uint32_t)__builtin_ctz(v);
         }
     }
     return n == SC_POSTINGS_BLOCK && p->docs[0] == first;
@@ -173,11 +204,10 @@ static bool decode_block(sc_postings *p, uint32_t k)
     p->block = k;
     p->i = 0;
     p->prev_last = prev_last;
-    p->pos_doc_index = 0;
-    p->pos_idx = 0;
     p->pos_total = UINT32_MAX;
     p->pos_pb = 0;
     p->pos_dec = 0;
+    p->pos_seen = 0;
     p->pos_start = p->pos_off + skip_pos_off(p, k);
     p->pos_cursor = p->pos_start;
     return true;
@@ -403,38 +433,141 @@ uint32_t sc_postings_run_end(sc_postings *p)
     return end;
 }
 
-/* Decodes position block `pb` of the current block into pos_buf: full blocks of 128 deltas are
- * width:u8 + packed, the last (pos_total % 128 deltas) varints. Walks from the cursor (or the
- * block's start when pb is behind it) over the full blocks' widths. */
-static bool load_pos_block(sc_postings *p, uint32_t pb)
+/* Positions of a block are groups of 128 deltas (width:u8 + packed), then a tail of pos_total %
+ * 128 varint deltas. pos_buf holds inclusive prefix sums (mod 2^32) of one group's deltas, so a
+ * doc's positions are differences against the sum before its first delta and a group is
+ * decoded once however many docs read from it; the tail's sums are decoded only as far as a
+ * doc needs. The first doc read from a packed group takes its few deltas straight from the
+ * packed bytes (a sparse reader never unpacks the other 127); the second decodes the group. */
+
+/* Moves pos_cursor to group pb of the current block, hopping over the groups before it by
+ * their width bytes (from the start when pb is behind the cursor). */
+static bool seek_pos_block(sc_postings *p, uint32_t pb)
 {
-    uint32_t n_full = p->pos_total / SC_POSTINGS_BLOCK;
     if (pb < p->pos_pb) {
         p->pos_pb = 0;
         p->pos_cursor = p->pos_start;
     }
-    const uint8_t *end = p->base + p->base_len;
     while (p->pos_pb < pb) {
         if (p->pos_cursor >= p->base_len || p->base[p->pos_cursor] > 32)
             return false;
         p->pos_cursor += 1 + sc_bitpack_bytes(p->base[p->pos_cursor]);
         p->pos_pb++;
     }
-    if (p->pos_cursor >= p->base_len)
-        return false;
-    const uint8_t *q = p->base + p->pos_cursor;
-    if (pb < n_full) {
-        unsigned width = *q++;
-        if (width > 32 || (size_t)(end - q) < sc_bitpack_bytes(width))
-            return false;
-        sc_bitpack_unpack(q, width, p->pos_buf);
-    } else {
-        uint32_t n = p->pos_total % SC_POSTINGS_BLOCK;
-        for (uint32_t j = 0; j < n; j++)
-            if (sc_varint_get32(&q, end, &p->pos_buf[j]) != SC_OK)
-                return false;
+    return p->pos_cursor < p->base_len;
+}
+
+/* The packed bytes of full group pb (its width in *width), or NULL when out of the file. */
+static const uint8_t *packed_pos_block(sc_postings *p, uint32_t pb, unsigned *width)
+{
+    if (!seek_pos_block(p, pb))
+        return NULL;
+    const uint8_t *q = p->base + p->pos_cursor, *end = p->base + p->base_len;
+    *width = *q++;
+    if (*width > 32 || (size_t)(end - q) < sc_bitpack_bytes(*width))
+        return NULL;
+    return q;
+}
+
+/* A varint of the tail: position deltas are mostly one byte, inline; else the full decoder. */
+static inline bool pos_varint(const uint8_t **q, const uint8_t *end, uint32_t *v)
+{
+    if (*q < end && **q < 0x80) {
+        *v = *(*q)++;
+        return true;
     }
-    p->pos_dec = pb + 1;
+    return sc_varint_get32(q, end, v) == SC_OK;
+}
+
+/* Makes entries [0, need) of group pb's prefix sums valid in pos_buf. */
+static bool load_pos_block(sc_postings *p, uint32_t pb, uint32_t need)
+{
+    if (pb < p->pos_total / SC_POSTINGS_BLOCK) {
+        if (p->pos_dec == pb + 1)
+            return true;
+        unsigned width;
+        const uint8_t *q = packed_pos_block(p, pb, &width);
+        if (!q)
+            return false;
+        sc_bitpack_unpack_psum(q, width, p->pos_buf);
+        p->pos_dec = pb + 1;
+        return true;
+    }
+    /* the tail: varints, decoded on from where the last doc stopped */
+    if (p->pos_dec != pb + 1) {
+        if (!seek_pos_block(p, pb))
+            return false;
+        p->pos_tail_n = 0;
+        p->pos_tail_off = p->pos_cursor;
+        p->pos_dec = pb + 1;
+    }
+    if (p->pos_tail_n >= need)
+        return true;
+    const uint8_t *q = p->base + p->pos_tail_off, *end = p->base + p->base_len;
+    uint32_t sum = p->pos_tail_n ? p->pos_buf[p->pos_tail_n - 1] : 0;
+    for (uint32_t j = p->pos_tail_n; j < need; j++) {
+        uint32_t v;
+        if (!pos_varint(&q, end, &v)) {
+            p->pos_dec = 0;
+            return false;
+        }
+        sum += v;
+        p->pos_buf[j] = sum;
+    }
+    p->pos_tail_n = need;
+    p->pos_tail_off = (uint64_t)(q - p->base);
+    return true;
+}
+
+/* Decodes tail deltas [off, off + n) (the tail is decoded through off) into pos_buf and, as
+ * the doc's positions, into out. */
+static bool tail_emit(sc_postings *p, uint32_t off, uint32_t n, uint32_t *out)
+{
+    const uint8_t *q = p->base + p->pos_tail_off, *end = p->base + p->base_len;
+    uint32_t sum = off ? p->pos_buf[off - 1] : 0, pos = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t v;
+        if (!pos_varint(&q, end, &v)) {
+            p->pos_dec = 0;
+            return false;
+        }
+        sum += v;
+        pos += v;
+        p->pos_buf[off + k] = sum;
+        out[k] = pos;
+    }
+    p->pos_tail_n = off + n;
+    p->pos_tail_off = (uint64_t)(q - p->base);
+    return true;
+}
+
+/* On the first positions read in a block: pos_first[j] = freqs[0] + ... + freqs[j-1] (where
+ * doc j's deltas start) and pos_total. False when the total does not fit 32 bits. */
+static bool sum_pos_first(sc_postings *p)
+{
+    uint64_t total = 0;
+    for (uint32_t j = 0; j < p->n_in_block; j++)
+        total += p->freqs[j];
+    if (total >= UINT32_MAX || p->pos_start > p->base_len)
+        return false;
+    uint32_t acc = 0, j = 0;
+#ifdef __SSE2__
+    __m128i carry = _mm_setzero_si128();
+    for (; j + 4 <= p->n_in_block; j += 4) { /* exclusive prefix sums, 4 at a time */
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p->freqs + j));
+        __m128i inc = _mm_add_epi32(v, _mm_slli_si128(v, 4));
+        inc = _mm_add_epi32(inc, _mm_slli_si128(inc, 8));
+        _mm_storeu_si128((__m128i *)(void *)(p->pos_first + j),
+                         _mm_add_epi32(carry, _mm_sub_epi32(inc, v)));
+        carry = _mm_add_epi32(carry, _mm_shuffle_epi32(inc, 0xff));
+    }
+    acc = (uint32_t)_mm_cvtsi128_si32(carry);
+#endif
+    for (; j < p->n_in_block; j++) {
+        p->pos_first[j] = acc;
+        acc += p->freqs[j];
+    }
+    p->pos_total = (uint32_t)total;
     return true;
 }
 
@@ -442,38 +575,78 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
 {
     if (!p->has_positions || p->exhausted || !p->started)
         return 0;
-    uint32_t freq = sc_postings_freq(p);
-    if (p->status != SC_OK)
+    if (!p->freqs_decoded && !decode_freqs(p)) {
+        fail(p);
         return 0;
-    if (p->pos_total == UINT32_MAX) {
-        uint64_t total = 0;
-        for (uint32_t j = 0; j < p->n_in_block; j++)
-            total += p->freqs[j];
-        if (total >= UINT32_MAX || p->pos_start > p->base_len) {
-            fail(p);
-            return 0;
-        }
-        p->pos_total = (uint32_t)total;
     }
-    if (p->pos_doc_index > p->i) {
-        p->pos_doc_index = 0;
-        p->pos_idx = 0;
+    uint32_t freq = p->freqs[p->i];
+    if (p->pos_total == UINT32_MAX && !sum_pos_first(p)) {
+        fail(p);
+        return 0;
     }
-    for (; p->pos_doc_index < p->i; p->pos_doc_index++)
-        p->pos_idx += p->freqs[p->pos_doc_index];
-    uint32_t g = p->pos_idx, pos = 0;
+    uint32_t g = p->pos_first[p->i];
+    /* the doc's deltas are [g, g + freq) of the block's, in one or more position groups */
+    uint32_t left = freq, pos = 0;
+    uint32_t pb = g / SC_POSTINGS_BLOCK, off = g % SC_POSTINGS_BLOCK;
     size_t n = 0;
-    for (uint32_t j = 0; j < freq; j++, g++) {
-        if (p->pos_dec != g / SC_POSTINGS_BLOCK + 1 && !load_pos_block(p, g / SC_POSTINGS_BLOCK)) {
+    if (freq <= 16 && max >= 16 && off + freq <= SC_POSTINGS_BLOCK) {
+        /* the common short doc inside one group */
+        if (p->pos_dec != pb + 1 && p->pos_seen != pb + 1 &&
+            pb < p->pos_total / SC_POSTINGS_BLOCK) {
+            /* first doc read from this packed group: its deltas straight from the bytes */
+            unsigned width;
+            const uint8_t *q = packed_pos_block(p, pb, &width);
+            if (!q) {
+                fail(p);
+                return 0;
+            }
+            for (uint32_t k = 0; k < freq; k++) {
+                pos += sc_bitpack_get(q, width, off + k);
+                out[k] = pos;
+            }
+            p->pos_seen = pb + 1;
+            return freq;
+        }
+        if (pb == p->pos_total / SC_POSTINGS_BLOCK &&
+            (p->pos_dec != pb + 1 || p->pos_tail_n <= off)) {
+            /* the tail, not decoded this far: the doc's varints straight into out too (reading
+             * back what was just stored would stall on store forwarding) */
+            if (!load_pos_block(p, pb, off) || !tail_emit(p, off, freq, out)) {
+                fail(p);
+                return 0;
+            }
+            return freq;
+        }
+        if (!load_pos_block(p, pb, off + freq)) {
             fail(p);
             return 0;
         }
-        pos += p->pos_buf[g % SC_POSTINGS_BLOCK];
-        if (n < max)
-            out[n++] = pos;
+        /* a fixed 16-wide copy (pos_buf has 16 entries of slack; out room for 16) */
+        uint32_t adj = 0u - (off ? p->pos_buf[off - 1] : 0);
+        const uint32_t *ps = p->pos_buf + off;
+        for (size_t k = 0; k < 16; k++)
+            out[k] = ps[k] + adj;
+        return freq;
     }
-    p->pos_doc_index = p->i + 1;
-    p->pos_idx = g;
+    while (left) {
+        pb = g / SC_POSTINGS_BLOCK;
+        off = g % SC_POSTINGS_BLOCK;
+        uint32_t cnt = SC_POSTINGS_BLOCK - off < left ? SC_POSTINGS_BLOCK - off : left;
+        if (!load_pos_block(p, pb, off + cnt)) {
+            fail(p);
+            return 0;
+        }
+        /* position = pos + (sum through the delta) - (sum before this slice) */
+        uint32_t adj = pos - (off ? p->pos_buf[off - 1] : 0);
+        const uint32_t *ps = p->pos_buf + off;
+        size_t take = max - n < cnt ? max - n : cnt;
+        for (size_t k = 0; k < take; k++)
+            out[n + k] = ps[k] + adj;
+        n += take;
+        pos = ps[cnt - 1] + adj;
+        g += cnt;
+        left -= cnt;
+    }
     return n;
 }
 

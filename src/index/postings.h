@@ -61,20 +61,24 @@ typedef struct sc_postings {
     bool freqs_decoded;
     bool started;
     bool exhausted;
-    sc_status status;       /* sticky */
-    uint32_t pos_doc_index; /* positions: docs [0, pos_doc_index) of the block hold ... */
-    uint32_t pos_idx;       /* ... pos_idx positions (prefix sum of their freqs) */
-    uint32_t pos_total;     /* positions in the block (UINT32_MAX: not summed yet) */
-    uint32_t pos_pb;        /* index of the position block at pos_cursor */
-    uint32_t pos_dec;       /* index + 1 of the position block in pos_buf (0: none) */
-    uint64_t pos_start;     /* absolute offset of the block's positions */
-    uint64_t pos_cursor;    /* absolute offset of position block pos_pb */
+    sc_status status;      /* sticky */
+    uint32_t pos_total;    /* positions in the block (UINT32_MAX: not summed yet) */
+    uint32_t pos_pb;       /* index of the position block at pos_cursor */
+    uint32_t pos_dec;      /* index + 1 of the position group in pos_buf (0: none) */
+    uint32_t pos_seen;     /* index + 1 of the last group a doc was read from unpacked */
+    uint32_t pos_tail_n;   /* tail group in pos_buf: sums decoded so far ... */
+    uint64_t pos_tail_off; /* ... and the absolute offset of the next varint */
+    uint64_t pos_start;    /* absolute offset of the block's positions */
+    uint64_t pos_cursor;   /* absolute offset of position block pos_pb */
     /* 16-byte aligned whatever the fields above: the block decoders store docs 16-32 bytes at
      * a time, and an 8-byte-aligned array (a 4-byte field added above) cost and_high_*
      * TOP_10_COUNT 10% */
     _Alignas(16) uint32_t docs[SC_POSTINGS_BLOCK];
     uint32_t freqs[SC_POSTINGS_BLOCK];
-    uint32_t pos_buf[SC_POSTINGS_BLOCK]; /* decoded position deltas of block pos_dec - 1 */
+    uint32_t pos_first[SC_POSTINGS_BLOCK];    /* doc j's first position delta in the block (valid
+                                                 once pos_total is) */
+    uint32_t pos_buf[SC_POSTINGS_BLOCK + 16]; /* prefix sums of the deltas of block pos_dec - 1
+                                                 (+ slack for 16-wide reads) */
     uint32_t filter_floor; /* sc_postings_filter answered the blocks below from their bits */
 } sc_postings;
 
@@ -131,7 +135,10 @@ uint32_t sc_postings_run_end(sc_postings *p);
 uint32_t sc_postings_freq(sc_postings *p);
 
 /* Positions of the current doc, ascending, into out (room for `max`); returns how many were
- * written (min(freq, max)); 0 for fields without positions or on corruption. */
+ * written (min(freq, max)); 0 for fields without positions or on corruption. Entries of out
+ * past the returned count (below `max`) may be overwritten: a caller passing room for at least
+ * 16 gets short docs copied without a loop on freq. Decodes each packed group of 128 position
+ * deltas of a block once, however many of its docs are read. */
 size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max);
 
 /* Block-max support: moves a shallow pointer (without decoding) to the block that contains

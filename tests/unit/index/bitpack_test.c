@@ -1,7 +1,8 @@
 /* Bit-packing round trips for every width 0..32 and every implementation (scalar, SSE4.1,
  * AVX2 when the CPU has them): pack then unpack gives the input back, the gap decoder gives the
- * prefix sums, and every SIMD kernel equals the scalar reference bit for bit (including on
- * arbitrary packed bytes, as corrupt input would be). Seeds are printed. */
+ * doc numbers, the prefix-sum decoder (positions) the inclusive prefix sums, and every SIMD kernel
+ * equals the scalar reference bit for bit (including on arbitrary packed bytes, as corrupt input
+ * would be). Seeds are printed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,6 +47,11 @@ static void test_roundtrip_all_widths(void **state)
                 for (int i = 1; i < SC_BITPACK_N; i++)
                     ref[i] = ref[i - 1] + in[i] + 1;
                 assert_memory_equal(out, ref, sizeof(ref));
+                sc_bitpack_unpack_psum_with(impls[k], packed, w, out);
+                ref[0] = in[0];
+                for (int i = 1; i < SC_BITPACK_N; i++)
+                    ref[i] = ref[i - 1] + in[i]; /* mod 2^32, as the kernels */
+                assert_memory_equal(out, ref, sizeof(ref));
             }
         }
     }
@@ -64,11 +70,15 @@ static void test_simd_equals_scalar_on_noise(void **state)
             uint32_t first = (uint32_t)t_rand();
             sc_bitpack_unpack_gaps_with(SC_BITPACK_SCALAR, noise, w, first, a);
             sc_bitpack_unpack_with(SC_BITPACK_SCALAR, noise, w, ua);
+            uint32_t pa[SC_BITPACK_N];
+            sc_bitpack_unpack_psum_with(SC_BITPACK_SCALAR, noise, w, pa);
             for (size_t k = 1; k < sizeof(impls) / sizeof(impls[0]); k++) {
                 sc_bitpack_unpack_gaps_with(impls[k], noise, w, first, b);
                 assert_memory_equal(a, b, sizeof(a));
                 sc_bitpack_unpack_with(impls[k], noise, w, b);
                 assert_memory_equal(ua, b, sizeof(ua));
+                sc_bitpack_unpack_psum_with(impls[k], noise, w, b);
+                assert_memory_equal(pa, b, sizeof(pa));
             }
         }
     }

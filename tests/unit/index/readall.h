@@ -33,6 +33,20 @@ static inline sc_status t_read_postings(const sc_segment *seg, const sc_field_in
     }
     if (sc_postings_status(p) != SC_OK)
         return sc_postings_status(p);
+    /* positions of every third doc only (a sparse reader takes a doc's deltas straight from a
+     * packed group), some with less room than the freq */
+    if (sc_postings_reset(p, seg, f, ti, SC_POSTINGS_FREQS | SC_POSTINGS_POSITIONS) != SC_OK)
+        return SC_ECORRUPT;
+    uint32_t k = 0;
+    for (uint32_t d = sc_postings_next(p); d != SC_POSTINGS_END; d = sc_postings_next(p), k++) {
+        if (k % 3)
+            continue;
+        size_t n = sc_postings_positions(p, pos, k % 2 ? 64 : 3);
+        for (size_t i = 0; i < n; i++)
+            *acc += pos[i];
+    }
+    if (sc_postings_status(p) != SC_OK)
+        return sc_postings_status(p);
     /* bulk paths */
     if (sc_postings_reset(p, seg, f, ti, 0) != SC_OK)
         return SC_ECORRUPT;

@@ -443,6 +443,154 @@ static void test_concurrent_readers(void **state)
     assert_int_equal(sc_dir_remove_all(dir), SC_OK);
 }
 
+/* Positions decoded from packed groups of 128 deltas: a term in 300 docs (three postings
+ * blocks) with freqs from 1 to 300 (docs spanning several position groups and group
+ * boundaries, a tail of varints), read back in random orders of docs (every doc, skips, the
+ * same doc twice) with room for 8 or more and with less room than the freq. */
+static void test_positions_across_groups(void **state)
+{
+    (void)state;
+    t_seed("positions_across_groups");
+    enum {
+        N = 300,
+        MAXF = 300
+    };
+    static uint32_t freq[N], pos[N][MAXF];
+    char dir[64];
+    t_tmpdir(dir, sizeof(dir));
+    sc_segment_builder *b;
+    assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+    static sc_index_token toks[MAXF + 1];
+    for (uint32_t d = 0; d < N; d++) {
+        /* mostly short docs, some long ones (up to MAXF), gaps up to 1000 */
+        freq[d] = t_below(10) == 0 ? 1 + t_below(MAXF) : 1 + t_below(8);
+        uint32_t p = t_below(3);
+        for (uint32_t k = 0; k < freq[d]; k++) {
+            pos[d][k] = p;
+            toks[k] = (sc_index_token){sc_slice_cstr("x"), p};
+            p += 1 + (t_below(4) == 0 ? t_below(1000) : t_below(3));
+        }
+        toks[freq[d]] = (sc_index_token){sc_slice_cstr("y"), p};
+        sc_index_field f = {.name = sc_slice_cstr("t"),
+                            .kind = SC_FIELD_TEXT,
+                            .flags = SC_FIELD_INDEXED | SC_FIELD_POSITIONS | SC_FIELD_NORMS,
+                            .tokens = toks,
+                            .n_tokens = freq[d] + 1,
+                            .length = freq[d] + 1};
+        char id[16];
+        snprintf(id, sizeof(id), "%u", d);
+        sc_index_doc doc = {.id = sc_slice_cstr(id), .fields = &f, .n_fields = 1};
+        assert_int_equal(sc_segment_builder_add(b, &doc, NULL), SC_OK);
+    }
+    assert_int_equal(sc_segment_builder_write(b, dir, "g", NULL), SC_OK);
+    sc_segment_builder_free(b);
+    sc_segment *seg;
+    assert_int_equal(sc_segment_open(dir, "g", &seg), SC_OK);
+    const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr("t"));
+    sc_term_info ti;
+    bool found;
+    assert_int_equal(sc_terms_lookup(seg, fi, sc_slice_cstr("x"), &ti, &found), SC_OK);
+    assert_true(found);
+    static uint32_t out[MAXF + 8];
+    for (int rep = 0; rep < 200; rep++) {
+        sc_postings p;
+        sc_postings_init(&p);
+        assert_int_equal(sc_postings_reset(&p, seg, fi, &ti, SC_POSTINGS_POSITIONS), SC_OK);
+        uint32_t skip = rep == 0 ? 0 : t_below(6); /* rep 0 reads every doc */
+        for (uint32_t d = sc_postings_next(&p); d != SC_POSTINGS_END;
+             d = skip && t_below(skip) ? sc_postings_advance(&p, d + 1 + t_below(skip))
+                                       : sc_postings_next(&p)) {
+            assert_true(d < N);
+            assert_int_equal(sc_postings_freq(&p), freq[d]);
+            if (t_below(3) == 0)
+                continue; /* positions not read: later docs must still find theirs */
+            size_t room = t_below(4) == 0 ? t_below(freq[d] + 1) : MAXF + 8;
+            size_t n = sc_postings_positions(&p, out, room);
+            assert_int_equal(n, freq[d] < room ? freq[d] : room);
+            for (size_t k = 0; k < n; k++)
+                assert_int_equal(out[k], pos[d][k]);
+            if (t_below(4) == 0) { /* the same doc again */
+                assert_int_equal(sc_postings_positions(&p, out, MAXF + 8), freq[d]);
+                for (size_t k = 0; k < freq[d]; k++)
+                    assert_int_equal(out[k], pos[d][k]);
+            }
+        }
+        assert_int_equal(sc_postings_status(&p), SC_OK);
+    }
+    sc_segment_unref(seg);
+    assert_int_equal(sc_dir_remove_all(dir), SC_OK);
+}
+
+/* Dense terms with rare long gaps are stored as bitset blocks (smaller than packed gaps): every
+ * doc comes back through next and advance, with the freqs. */
+static void test_dense_bitset_blocks(void **state)
+{
+    (void)state;
+    t_seed("dense_bitset_blocks");
+    enum {
+        N = 5000
+    };
+    static bool has[N];
+    char dir[64];
+    t_tmpdir(dir, sizeof(dir));
+    sc_segment_builder *b;
+    assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+    for (uint32_t d = 0; d < N; d++) {
+        /* runs of present docs with holes of 1..3 and now and then one of 20..60 */
+        has[d] = t_below(8) != 0;
+        if (t_below(100) == 0) {
+            uint32_t hole = 20 + t_below(41);
+            for (uint32_t k = 0; k < hole && d < N; k++, d++)
+                has[d] = false;
+            d--;
+        }
+    }
+    for (uint32_t d = 0; d < N; d++) {
+        sc_index_token toks[3] = {
+            {sc_slice_cstr("z"), 0}, {sc_slice_cstr("d"), 1}, {sc_slice_cstr("d"), 2}};
+        sc_index_field f = {.name = sc_slice_cstr("t"),
+                            .kind = SC_FIELD_TEXT,
+                            .flags = SC_FIELD_INDEXED | SC_FIELD_POSITIONS | SC_FIELD_NORMS,
+                            .tokens = toks,
+                            .n_tokens = has[d] ? 1 + 1 + d % 2 : 1,
+                            .length = 3};
+        char id[16];
+        snprintf(id, sizeof(id), "%u", d);
+        sc_index_doc doc = {.id = sc_slice_cstr(id), .fields = &f, .n_fields = 1};
+        assert_int_equal(sc_segment_builder_add(b, &doc, NULL), SC_OK);
+    }
+    assert_int_equal(sc_segment_builder_write(b, dir, "b", NULL), SC_OK);
+    sc_segment_builder_free(b);
+    sc_segment *seg;
+    assert_int_equal(sc_segment_open(dir, "b", &seg), SC_OK);
+    const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr("t"));
+    sc_term_info ti;
+    bool found;
+    assert_int_equal(sc_terms_lookup(seg, fi, sc_slice_cstr("d"), &ti, &found), SC_OK);
+    assert_true(found);
+    for (int rep = 0; rep < 50; rep++) {
+        sc_postings p;
+        sc_postings_init(&p);
+        assert_int_equal(sc_postings_reset(&p, seg, fi, &ti, SC_POSTINGS_FREQS), SC_OK);
+        uint32_t want = 0;
+        while (want < N && !has[want])
+            want++;
+        for (uint32_t d = sc_postings_next(&p); d != SC_POSTINGS_END;) {
+            assert_int_equal(d, want);
+            assert_int_equal(sc_postings_freq(&p), 1 + d % 2);
+            uint32_t target = rep && t_below(3) == 0 ? d + 1 + t_below(300) : d + 1;
+            want = target;
+            while (want < N && !has[want])
+                want++;
+            d = target == d + 1 ? sc_postings_next(&p) : sc_postings_advance(&p, target);
+        }
+        assert_true(want >= N); /* every doc was seen */
+        assert_int_equal(sc_postings_status(&p), SC_OK);
+    }
+    sc_segment_unref(seg);
+    assert_int_equal(sc_dir_remove_all(dir), SC_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -453,6 +601,8 @@ int main(void)
         cmocka_unit_test(test_roundtrip_small),
         cmocka_unit_test(test_roundtrip_large),
         cmocka_unit_test(test_positions_out_of_order),
+        cmocka_unit_test(test_positions_across_groups),
+        cmocka_unit_test(test_dense_bitset_blocks),
         cmocka_unit_test(test_concurrent_readers),
         cmocka_unit_test(test_single_valued_doc_values),
         cmocka_unit_test(test_two_level_skips),
