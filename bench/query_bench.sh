@@ -6,8 +6,9 @@
 # Lucene/scry of medians (> 1 means scry is faster).
 # Usage: bench/query_bench.sh [N_DOCS (1000000)] [REPS (5)]   (WORK=dir to keep the indexes;
 # QUERIES=file; QB_CLASSES=a,b to run only some classes; NOCANCEL=0 skips the overhead runs;
-# QB_INSTR=1 also counts the instructions of the whole set with checks on and compiled out under
-# valgrind's cachegrind: exact and load-independent, unlike timings on a shared machine; slow)
+# QB_MARKDOWN=1 adds the docs' markdown table; QB_INSTR=1 also counts the instructions of the
+# whole set with checks on and compiled out under valgrind's cachegrind: exact and
+# load-independent, unlike timings on a shared machine; slow)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000000}
@@ -44,7 +45,7 @@ javac -d "$WORK/classes" -cp "$JARS" bench/LuceneQueryBench.java
 cat "$WORK/scry.err" >&2
 java -Xmx4g -cp "$JARS:$WORK/classes" LuceneQueryBench "$WORK/docs.tsv" "$QUERIES" "$WORK" "$REPS" > "$WORK/lucene.tsv"
 /usr/bin/python3 - "$WORK/scry.tsv" "$WORK/lucene.tsv" <<'PY'
-import sys
+import os, sys
 def load(p):
     rows = {}
     for line in open(p):
@@ -64,6 +65,17 @@ for k in s:
     note = "" if sh == lh else " (hits differ: scry %d lucene %d)" % (sh, lh)
     print("%-20s %-13s %9.1fus %9.1fus %9.1fus %9.1fus %6.2fx%s" % (k[0], k[1], sm, lm, sp, lp,
           ratio, note))
+if os.environ.get("QB_MARKDOWN"):
+    # the docs' table: per class, "scry / Lucene (ratio)" median µs per mode
+    def cell(k):
+        if k not in s or k not in l:
+            return "-"
+        sm, lm = s[k][0], l[k][0]
+        f = lambda v: ("%.1f" % v) if v < 100 else ("%d" % round(v))
+        return "%s / %s (**%.2fx**)" % (f(sm), f(lm), lm / sm if sm > 0 else float("inf"))
+    print("\n| class | COUNT | TOP_10 | TOP_10_COUNT |\n|---|---|---|---|")
+    for c in dict.fromkeys(k[0] for k in s):
+        print("| %s | %s |" % (c, " | ".join(cell((c, m)) for m in ("COUNT", "TOP_10", "TOP_10_COUNT"))))
 PY
 # Cancellation overhead: the same binary built twice, checks on (the build above) and compiled
 # out (SC_SEARCH_NO_CANCEL_CHECKS), the whole query set in all three modes; alternating runs,
