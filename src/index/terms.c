@@ -215,6 +215,22 @@ static inline bool skip_varints(const uint8_t **pp, const uint8_t *end, unsigned
     return true;
 }
 
+/* Past the last entry of the current block (or before the first block): loads the next block;
+ * false (the iterator at its end) when there is none. */
+static bool enter_next_block(sc_terms_iter *it)
+{
+    if (it->block != UINT64_MAX && it->in_block < entries_in(it, it->block))
+        return true;
+    uint64_t k = it->block == UINT64_MAX ? 0 : it->block + 1;
+    if (k >= it->n_blocks) {
+        it->at_end = true;
+        it->positioned = false;
+        return false;
+    }
+    load_block(it, k);
+    return true;
+}
+
 /* The intersection's move: the next term without decoding its statistics (read_entry or
  * settle do that when needed). *has false at the end. */
 static sc_status next_lazy(sc_terms_iter *it, bool *has)
@@ -224,15 +240,8 @@ static sc_status next_lazy(sc_terms_iter *it, bool *has)
         return it->status;
     if (it->at_end)
         return SC_OK;
-    if (it->block == UINT64_MAX || it->in_block >= entries_in(it, it->block)) {
-        uint64_t k = it->block == UINT64_MAX ? 0 : it->block + 1;
-        if (k >= it->n_blocks) {
-            it->at_end = true;
-            it->positioned = false;
-            return SC_OK;
-        }
-        load_block(it, k);
-    }
+    if (!enter_next_block(it))
+        return SC_OK;
     const uint8_t *p = it->tdata + it->pos, *end = it->tdata + it->block_end;
     SC_TRY(read_head(it, &p, end));
     it->lazy_off[it->in_block] =
@@ -260,15 +269,8 @@ static sc_status scan_to_suffix(sc_terms_iter *it, bool *has)
             return it->status;
         if (it->at_end)
             return SC_OK;
-        if (it->block == UINT64_MAX || it->in_block >= entries_in(it, it->block)) {
-            uint64_t k = it->block == UINT64_MAX ? 0 : it->block + 1;
-            if (k >= it->n_blocks) {
-                it->at_end = true;
-                it->positioned = false;
-                return SC_OK;
-            }
-            load_block(it, k);
-        }
+        if (!enter_next_block(it))
+            return SC_OK;
         const uint8_t *blk = it->tdata + block_start(it->tindex, it->block);
         const uint8_t *p = it->tdata + it->pos, *end = it->tdata + it->block_end;
         uint32_t n_in = entries_in(it, it->block);
@@ -298,15 +300,8 @@ sc_status sc_terms_next(sc_terms_iter *it, bool *has)
         return it->status;
     if (it->at_end)
         return SC_OK;
-    if (it->block == UINT64_MAX || it->in_block >= entries_in(it, it->block)) {
-        uint64_t k = it->block == UINT64_MAX ? 0 : it->block + 1;
-        if (k >= it->n_blocks) {
-            it->at_end = true;
-            it->positioned = false;
-            return SC_OK;
-        }
-        load_block(it, k);
-    }
+    if (!enter_next_block(it))
+        return SC_OK;
     SC_TRY(read_entry(it));
     *has = true;
     return SC_OK;
