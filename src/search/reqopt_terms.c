@@ -1,0 +1,165 @@
+/* Required + optional (and excluded) terms driven by postings blocks (internal.h): the
+ * collector's replacement for walking req_opt / exclusion iterators one doc at a time with
+ * virtual calls per doc and clause. The required side yields 128 docs and their scores at a
+ * time (a term's batch or conj_terms.c), the excluded terms are probed for them in bulk and
+ * their docs dropped, and every optional term is probed (sc_postings_filter: skip tables,
+ * bitset blocks answered from their bits) for its frequencies, which are scored in one loop.
+ * Sums follow the iterator tree: the optional disjunction's double sum in child order, cast
+ * to float, added to the required score in float (ro_score). */
+#include <string.h>
+
+#include "search/internal.h"
+
+typedef struct rt_term {
+    sc_postings *p;
+    const sc_bm25 *bm25; /* NULL: scores 0 */
+    const uint8_t *norms;
+} rt_term;
+
+struct sc__reqopt_terms {
+    sc__conj_terms *ct; /* the required side when a conjunction, else req */
+    rt_term req;
+    rt_term *opt, *ex;
+    size_t n_opt, n_ex;
+    bool done;
+    uint32_t keep[SC_POSTINGS_BLOCK];
+    uint32_t freqs[SC_POSTINGS_BLOCK];
+};
+
+/* The term cursors of `it`: a term, or an unpositioned sum disjunction (min_match 1) of terms.
+ * Counts them into *n and fills out when non-NULL. */
+static bool term_list(sc_doc_iter *it, rt_term *out, size_t *n)
+{
+    sc_doc_iter **kids = &it;
+    size_t nk = 1;
+    if (!sc__iter_term_cursor(it, NULL, NULL) &&
+        !sc__iter_disjunction_batch_children(it, &kids, &nk))
+        return false;
+    for (size_t i = 0; i < nk; i++) {
+        rt_term t = {0};
+        if (!(t.p = sc__iter_term_cursor(kids[i], &t.bm25, &t.norms)))
+            return false;
+        if (out)
+            out[i] = t;
+    }
+    *n = nk;
+    return true;
+}
+
+sc__reqopt_terms *sc__reqopt_terms_new(sc_arena *a, sc_doc_iter *it, uint32_t n_docs)
+{
+    sc_doc_iter *x = it, *ex = NULL, *req = NULL, *opt = NULL;
+    if (sc__iter_exclusion_parts(it, &x, &ex)) {
+        if (!sc__iter_req_opt_parts(x, &req, &opt))
+            req = x;
+    } else if (!sc__iter_req_opt_parts(it, &req, &opt)) {
+        return NULL;
+    }
+    /* check the whole shape before anything is taken over */
+    size_t n_opt = 0, n_ex = 0;
+    if ((opt && !term_list(opt, NULL, &n_opt)) || (ex && !term_list(ex, NULL, &n_ex)))
+        return NULL;
+    const sc_bm25 *req_bm;
+    bool req_term = sc__iter_term_cursor(req, &req_bm, NULL) != NULL;
+    if (req_term && !req_bm)
+        return NULL; /* a lone filter: not a shape the tree scores as req_opt */
+    sc_doc_iter **kids;
+    const bool *scoring;
+    size_t n_kids;
+    if (!req_term && !sc__iter_conjunction_batch_children(req, &kids, &scoring, &n_kids))
+        return NULL;
+    sc__reqopt_terms *r = sc_arena_calloc(a, 1, sizeof *r);
+    rt_term *ot = sc_arena_alloc(a, (n_opt + n_ex + 1) * sizeof *ot);
+    if (!r || !ot)
+        return NULL;
+    if (!req_term) {
+        r->ct = sc__conj_terms_new(a, req, true);
+        /* a lead over a third of the segment: scoring every clause's docs in bulk wins
+         * (searcher.c's conj_terms_pays) */
+        if (!r->ct || sc__conj_terms_cost(r->ct, 0) * 3 >= n_docs)
+            return NULL;
+    } else {
+        r->req.p = sc__iter_term_cursor(req, &r->req.bm25, &r->req.norms);
+    }
+    r->opt = ot;
+    r->ex = ot + n_opt;
+    if (opt)
+        term_list(opt, r->opt, &r->n_opt);
+    if (ex)
+        term_list(ex, r->ex, &r->n_ex);
+    return r;
+}
+
+/* BM25 of t for docs[k] with frequency f (Lucene's order, as term_score_batch). */
+static inline float term_bm25(const rt_term *t, uint32_t doc, uint32_t f)
+{
+    float ni = t->bm25->cache[t->norms ? t->norms[doc] : 1];
+    return t->bm25->weight - t->bm25->weight / (1.0f + (float)f * ni);
+}
+
+bool sc__reqopt_terms_next(sc__reqopt_terms *r, uint32_t *docs, float *scores, size_t *n_out)
+{
+    *n_out = 0;
+    if (r->done)
+        return false;
+    size_t n;
+    if (r->ct) {
+        if (!sc__conj_terms_next(r->ct, docs, scores, &n)) {
+            r->done = true;
+            return false;
+        }
+    } else {
+        n = sc_postings_next_batch(r->req.p, docs, r->freqs, SC_POSTINGS_BLOCK);
+        if (n == 0) {
+            r->done = true;
+            return false;
+        }
+        for (size_t k = 0; k < n; k++)
+            scores[k] = term_bm25(&r->req, docs[k], r->freqs[k]);
+    }
+    /* excluded docs: probed only (their cursors serve nothing else), then dropped */
+    for (size_t e = 0; e < r->n_ex && n; e++) {
+        sc_postings *p = r->ex[e].p;
+        if (p->exhausted)
+            continue;
+        size_t m = sc_postings_filter(p, docs, n, r->keep, NULL, true);
+        if (m == 0)
+            continue;
+        size_t j = 0, t = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (t < m && r->keep[t] == k) {
+                t++;
+                continue;
+            }
+            docs[j] = docs[k];
+            scores[j] = scores[k];
+            j++;
+        }
+        n = j;
+    }
+    if (n && r->n_opt) {
+        double sum[SC_POSTINGS_BLOCK];
+        bool on[SC_POSTINGS_BLOCK];
+        for (size_t k = 0; k < n; k++) {
+            sum[k] = 0.0;
+            on[k] = false;
+        }
+        for (size_t o = 0; o < r->n_opt; o++) {
+            const rt_term *t = &r->opt[o];
+            if (t->p->exhausted)
+                continue;
+            size_t m = sc_postings_filter(t->p, docs, n, r->keep, r->freqs, false);
+            for (size_t i = 0; i < m; i++) {
+                uint32_t k = r->keep[i];
+                on[k] = true;
+                if (t->bm25)
+                    sum[k] += term_bm25(t, docs[k], r->freqs[i]);
+            }
+        }
+        for (size_t k = 0; k < n; k++)
+            if (on[k])
+                scores[k] += (float)sum[k];
+    }
+    *n_out = n;
+    return true;
+}
