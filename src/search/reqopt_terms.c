@@ -46,7 +46,7 @@ static bool term_list(sc_doc_iter *it, rt_term *out, size_t *n)
     return true;
 }
 
-sc__reqopt_terms *sc__reqopt_terms_new(sc_arena *a, sc_doc_iter *it, uint32_t n_docs)
+sc__reqopt_terms *sc__reqopt_terms_new(sc_arena *a, sc_doc_iter *it, uint32_t n_docs, bool need_opt)
 {
     sc_doc_iter *x = it, *ex = NULL, *req = NULL, *opt = NULL;
     if (sc__iter_exclusion_parts(it, &x, &ex)) {
@@ -55,6 +55,8 @@ sc__reqopt_terms *sc__reqopt_terms_new(sc_arena *a, sc_doc_iter *it, uint32_t n_
     } else if (!sc__iter_req_opt_parts(it, &req, &opt)) {
         return NULL;
     }
+    if (need_opt && !opt)
+        return NULL;
     /* check the whole shape before anything is taken over */
     size_t n_opt = 0, n_ex = 0;
     if ((opt && !term_list(opt, NULL, &n_opt)) || (ex && !term_list(ex, NULL, &n_ex)))

@@ -997,8 +997,10 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
             /* bounded totals too: visiting every match this way beat block-max pruning
              * through the iterators (and_high_* TOP_10 at 1M docs) */
             collect_conj_terms(&ctx, &c, ct, NULL, si, base);
-        } else if (it && c.track_n == UINT64_MAX &&
-                   (ro = sc__reqopt_terms_new(ctx.a, it, n_docs))) {
+        } else if (it && (ro = sc__reqopt_terms_new(ctx.a, it, n_docs, c.track_n != UINT64_MAX))) {
+            /* bounded totals too when there are optional terms: visiting every match in
+             * blocks beat the tree's block-max pruning (benchmark-game intersection_union and
+             * boosted_mandatory TOP_10); a lone required term minus exclusions prunes better */
             collect_conj_terms(&ctx, &c, NULL, ro, si, base);
         } else if (it && c.track_n == UINT64_MAX &&
                    sc__iter_conjunction_batch_children(it, &kids, &kid_scoring, &n_kids)) {
