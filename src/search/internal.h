@@ -141,11 +141,15 @@ typedef struct sc__reqopt_terms sc__reqopt_terms;
 /* NULL unless `it` is exclusion(X, E) or X, where X is req_opt(R, O) or (with E) R; R is an
  * unpositioned scoring term or a conjunction of terms whose lead matches under a third of
  * the segment's n_docs; O and E are terms or sum disjunctions (min_match 1) of terms. Takes
- * over their cursors: `it` must not be used afterwards (unless NULL was returned). NULL too
- * without optional terms when `need_opt`. Term
+ * over their cursors: `it` must not be used afterwards (unless NULL was returned). With
+ * `bounded` (totals counted only so far), NULL for a conjunction minus exclusions. Term
  * leaves' cancel checks are bypassed: the caller checks its token between batches. */
-sc__reqopt_terms *sc__reqopt_terms_new(sc_arena *a, sc_doc_iter *it, uint32_t n_docs,
-                                       bool need_opt);
+sc__reqopt_terms *sc__reqopt_terms_new(sc_arena *a, sc_doc_iter *it, uint32_t n_docs, bool bounded);
+/* Once the total is counted far enough (bounded totals): the required term's blocks whose
+ * score bound plus the optional terms' cannot beat min_score are skipped from the next batch
+ * on (docs scoring exactly min_score can be dropped: ties go to lower docs, visited first).
+ * No effect when the required side is a conjunction. */
+void sc__reqopt_terms_set_min_score(sc__reqopt_terms *r, float min_score);
 /* The matches among the required side's next (up to) 128 docs, scored, into docs / scores
  * (room for 128), *n_out of them (possibly 0); false once exhausted. Live docs are the
  * caller's. */

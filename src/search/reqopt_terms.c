@@ -22,9 +22,35 @@ struct sc__reqopt_terms {
     rt_term *opt, *ex;
     size_t n_opt, n_ex;
     bool done;
+    float min_score; /* > 0: required blocks whose bound cannot beat it are skipped */
+    float opt_max;   /* the optional terms' score bound: their maxima's double sum, cast */
     uint32_t keep[SC_POSTINGS_BLOCK];
     uint32_t freqs[SC_POSTINGS_BLOCK];
 };
+
+/* BM25 bound of an impact (max freq, min norm). */
+static float impact_bm25(const rt_term *t, sc_postings_impact im)
+{
+    return sc_bm25_score(t->bm25, (float)im.max_freq,
+                         t->norms ? (im.min_norm ? im.min_norm : 1) : 1);
+}
+
+/* Score bound of the required term's shallow block: the best BM25 over its competitive
+ * (freq, norm) pairs, else the block's (max freq, min norm) bound (as the term iterator). */
+static float shallow_bound(const rt_term *t)
+{
+    sc_postings_impact imps[SC_POSTINGS_BLOCK];
+    size_t n = sc_postings_shallow_impacts(t->p, imps, SC_POSTINGS_BLOCK);
+    if (n == 0)
+        return impact_bm25(t, sc_postings_shallow_impact(t->p));
+    float best = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        float s = sc_bm25_score(t->bm25, (float)imps[i].max_freq, t->norms ? imps[i].min_norm : 1);
+        if (s > best)
+            best = s;
+    }
+    return best;
+}
 
 /* The term cursors of `it`: a term, or an unpositioned sum disjunction (min_match 1) of terms.
  * Counts them into *n and fills out when non-NULL. */
@@ -46,7 +72,7 @@ static bool term_list(sc_doc_iter *it, rt_term *out, size_t *n)
     return true;
 }
 
-sc__reqopt_terms *sc__reqopt_terms_new(sc_arena *a, sc_doc_iter *it, uint32_t n_docs, bool need_opt)
+sc__reqopt_terms *sc__reqopt_terms_new(sc_arena *a, sc_doc_iter *it, uint32_t n_docs, bool bounded)
 {
     sc_doc_iter *x = it, *ex = NULL, *req = NULL, *opt = NULL;
     if (sc__iter_exclusion_parts(it, &x, &ex)) {
@@ -55,8 +81,6 @@ sc__reqopt_terms *sc__reqopt_terms_new(sc_arena *a, sc_doc_iter *it, uint32_t n_
     } else if (!sc__iter_req_opt_parts(it, &req, &opt)) {
         return NULL;
     }
-    if (need_opt && !opt)
-        return NULL;
     /* check the whole shape before anything is taken over */
     size_t n_opt = 0, n_ex = 0;
     if ((opt && !term_list(opt, NULL, &n_opt)) || (ex && !term_list(ex, NULL, &n_ex)))
@@ -65,6 +89,8 @@ sc__reqopt_terms *sc__reqopt_terms_new(sc_arena *a, sc_doc_iter *it, uint32_t n_
     bool req_term = sc__iter_term_cursor(req, &req_bm, NULL) != NULL;
     if (req_term && !req_bm)
         return NULL; /* a lone filter: not a shape the tree scores as req_opt */
+    if (bounded && !req_term && !opt)
+        return NULL; /* a conjunction minus exclusions: the tree prunes it */
     sc_doc_iter **kids;
     const bool *scoring;
     size_t n_kids;
@@ -89,6 +115,11 @@ sc__reqopt_terms *sc__reqopt_terms_new(sc_arena *a, sc_doc_iter *it, uint32_t n_
         term_list(opt, r->opt, &r->n_opt);
     if (ex)
         term_list(ex, r->ex, &r->n_ex);
+    double om = 0.0;
+    for (size_t i = 0; i < r->n_opt; i++)
+        if (r->opt[i].bm25)
+            om += impact_bm25(&r->opt[i], sc_postings_term_impact(r->opt[i].p));
+    r->opt_max = (float)om;
     return r;
 }
 
@@ -97,6 +128,49 @@ static inline float term_bm25(const rt_term *t, uint32_t doc, uint32_t f)
 {
     float ni = t->bm25->cache[t->norms ? t->norms[doc] : 1];
     return t->bm25->weight - t->bm25->weight / (1.0f + (float)f * ni);
+}
+
+void sc__reqopt_terms_set_min_score(sc__reqopt_terms *r, float min_score)
+{
+    if (!r->ct)
+        r->min_score = min_score;
+}
+
+/* Skips the required term's blocks whose bound plus the optional side's cannot beat
+ * min_score (shallow moves, no decoding); when some were skipped, the batch starting at the
+ * first doc of the first block that may compete (its docs and freqs into docs / r->freqs,
+ * how many returned). 0 when nothing was skipped (the caller takes the next batch) or the
+ * term is done (r->done). */
+static size_t pruned_batch(sc__reqopt_terms *r, uint32_t *docs)
+{
+    sc_postings *p = r->req.p;
+    if (p->exhausted || (p->started && p->doc == SC_POSTINGS_END))
+        return 0;
+    uint32_t start = p->started ? p->doc + 1 : 0, target = start;
+    for (;;) {
+        uint32_t end = sc_postings_advance_shallow(p, target);
+        if (end == SC_POSTINGS_END) {
+            r->done = true;
+            return 0;
+        }
+        if (shallow_bound(&r->req) + r->opt_max > r->min_score)
+            break;
+        if (end == SC_POSTINGS_END - 1) {
+            r->done = true;
+            return 0;
+        }
+        target = end + 1;
+    }
+    if (target == start)
+        return 0;
+    uint32_t d = sc_postings_advance(p, target);
+    if (d == SC_POSTINGS_END) {
+        r->done = true;
+        return 0;
+    }
+    docs[0] = d;
+    r->freqs[0] = sc_postings_freq(p);
+    return 1 + sc_postings_next_batch(p, docs + 1, r->freqs + 1, SC_POSTINGS_BLOCK - 1);
 }
 
 bool sc__reqopt_terms_next(sc__reqopt_terms *r, uint32_t *docs, float *scores, size_t *n_out)
@@ -111,7 +185,9 @@ bool sc__reqopt_terms_next(sc__reqopt_terms *r, uint32_t *docs, float *scores, s
             return false;
         }
     } else {
-        n = sc_postings_next_batch(r->req.p, docs, r->freqs, SC_POSTINGS_BLOCK);
+        n = r->min_score > 0.0f ? pruned_batch(r, docs) : 0;
+        if (n == 0 && !r->done)
+            n = sc_postings_next_batch(r->req.p, docs, r->freqs, SC_POSTINGS_BLOCK);
         if (n == 0) {
             r->done = true;
             return false;

@@ -896,8 +896,14 @@ static void collect_conj_terms(sc__search_ctx *ctx, collector *c, sc__conj_terms
     float scores[SC_POSTINGS_BLOCK];
     size_t n;
     uint32_t n_batches = 0;
-    while (ro ? sc__reqopt_terms_next(ro, docs, scores, &n)
-              : sc__conj_terms_next(ct, docs, scores, &n)) {
+    for (;;) {
+        if (ro && c->t.k && c->t.n == c->t.k && c->total >= c->track_n) {
+            c->pruning = true; /* counted enough: skip blocks that cannot compete */
+            sc__reqopt_terms_set_min_score(ro, c->thr);
+        }
+        if (!(ro ? sc__reqopt_terms_next(ro, docs, scores, &n)
+                 : sc__conj_terms_next(ct, docs, scores, &n)))
+            break;
         for (size_t k = 0; k < n; k++)
             if (!live || sc_bitset_test(live, docs[k]))
                 offer(c, (uint32_t)seg_i, base, docs[k], scores[k]);
@@ -998,9 +1004,8 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
              * through the iterators (and_high_* TOP_10 at 1M docs) */
             collect_conj_terms(&ctx, &c, ct, NULL, si, base);
         } else if (it && (ro = sc__reqopt_terms_new(ctx.a, it, n_docs, c.track_n != UINT64_MAX))) {
-            /* bounded totals too when there are optional terms: visiting every match in
-             * blocks beat the tree's block-max pruning (benchmark-game intersection_union and
-             * boosted_mandatory TOP_10); a lone required term minus exclusions prunes better */
+            /* bounded totals too (required blocks skipped by block-max once counted enough):
+             * visiting the matches in blocks beat the tree's block-max pruning */
             collect_conj_terms(&ctx, &c, NULL, ro, si, base);
         } else if (it && c.track_n == UINT64_MAX &&
                    sc__iter_conjunction_batch_children(it, &kids, &kid_scoring, &n_kids)) {
