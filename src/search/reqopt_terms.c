@@ -24,6 +24,8 @@ struct sc__reqopt_terms {
     bool done;
     float min_score; /* > 0: required blocks whose bound cannot beat it are skipped */
     float opt_max;   /* the optional terms' score bound: their maxima's double sum, cast */
+    float req_max;   /* the required term's score bound (0 for a conjunction) */
+    bool opt_lead;   /* the optional term leads: the required one alone cannot compete */
     uint32_t keep[SC_POSTINGS_BLOCK];
     uint32_t freqs[SC_POSTINGS_BLOCK];
 };
@@ -120,6 +122,8 @@ sc__reqopt_terms *sc__reqopt_terms_new(sc_arena *a, sc_doc_iter *it, uint32_t n_
         if (r->opt[i].bm25)
             om += impact_bm25(&r->opt[i], sc_postings_term_impact(r->opt[i].p));
     r->opt_max = (float)om;
+    if (!r->ct)
+        r->req_max = impact_bm25(&r->req, sc_postings_term_impact(r->req.p));
     return r;
 }
 
@@ -173,17 +177,63 @@ static size_t pruned_batch(sc__reqopt_terms *r, uint32_t *docs)
     return 1 + sc_postings_next_batch(p, docs + 1, r->freqs + 1, SC_POSTINGS_BLOCK - 1);
 }
 
+/* Once the required term alone cannot beat min_score (its maximum is at most that), only the
+ * docs of the (single) optional term can compete: it leads from the first doc past the
+ * required side's last one, and the required term is probed for its batches (Lucene's
+ * ReqOptSumScorer turning the optional clause into a required one). The matches into docs /
+ * scores (the same float sum as the tree's), *n_out of them (possibly 0); false at the end. */
+static bool opt_led_batch(sc__reqopt_terms *r, uint32_t *docs, float *scores, size_t *n_out)
+{
+    sc_postings *o = r->opt[0].p, *q = r->req.p;
+    uint32_t ofreqs[SC_POSTINGS_BLOCK];
+    size_t n;
+    if (q->exhausted || o->exhausted)
+        return false;
+    if (!r->opt_lead) {
+        r->opt_lead = true;
+        uint32_t floor = q->started ? q->doc + 1 : 0;
+        uint32_t d = o->started && o->doc >= floor ? o->doc : sc_postings_advance(o, floor);
+        if (d == SC_POSTINGS_END)
+            return false;
+        docs[0] = d;
+        ofreqs[0] = sc_postings_freq(o);
+        n = 1 + sc_postings_next_batch(o, docs + 1, ofreqs + 1, SC_POSTINGS_BLOCK - 1);
+    } else {
+        n = sc_postings_next_batch(o, docs, ofreqs, SC_POSTINGS_BLOCK);
+    }
+    if (n == 0)
+        return false;
+    const rt_term *ot = &r->opt[0];
+    size_t m = sc_postings_filter(q, docs, n, r->keep, r->freqs, false);
+    for (size_t i = 0; i < m; i++) {
+        uint32_t k = r->keep[i], d = docs[k];
+        float os = ot->bm25 ? term_bm25(ot, d, ofreqs[k]) : 0.0f;
+        docs[i] = d;
+        scores[i] = term_bm25(&r->req, d, r->freqs[i]) + (float)(0.0 + (double)os);
+    }
+    *n_out = m;
+    return true;
+}
+
 bool sc__reqopt_terms_next(sc__reqopt_terms *r, uint32_t *docs, float *scores, size_t *n_out)
 {
     *n_out = 0;
     if (r->done)
         return false;
     size_t n;
+    bool led = false; /* the optional term led: its scores are in */
     if (r->ct) {
         if (!sc__conj_terms_next(r->ct, docs, scores, &n)) {
             r->done = true;
             return false;
         }
+    } else if (r->opt_lead ||
+               (r->min_score > 0.0f && r->n_opt == 1 && r->req_max <= r->min_score)) {
+        if (!opt_led_batch(r, docs, scores, &n)) {
+            r->done = true;
+            return false;
+        }
+        led = true;
     } else {
         n = r->min_score > 0.0f ? pruned_batch(r, docs) : 0;
         if (n == 0 && !r->done)
@@ -215,7 +265,7 @@ bool sc__reqopt_terms_next(sc__reqopt_terms *r, uint32_t *docs, float *scores, s
         }
         n = j;
     }
-    if (n && r->n_opt) {
+    if (n && r->n_opt && !led) {
         double sum[SC_POSTINGS_BLOCK];
         bool on[SC_POSTINGS_BLOCK];
         for (size_t k = 0; k < n; k++) {
