@@ -125,6 +125,36 @@ bool sc__conj_terms_next(sc__conj_terms *ct, uint32_t *docs, float *scores, size
 uint64_t sc__conj_terms_count_windows(sc__conj_terms *ct, uint32_t n_docs, const sc_bitset *live,
                                       uint64_t *acc, uint64_t *tmp, sc_cancel_token *cancel);
 
+/* The parts of an unpositioned exclusion (include minus exclude) / required + optional
+ * iterator (false for other kinds and positioned ones). */
+bool sc__iter_exclusion_parts(sc_doc_iter *it, sc_doc_iter **include, sc_doc_iter **exclude);
+bool sc__iter_req_opt_parts(sc_doc_iter *it, sc_doc_iter **required, sc_doc_iter **optional);
+
+/* Required term(s) + optional terms, minus excluded terms, driven block by block
+ * (reqopt_terms.c): the required side's next 128 docs (a term's batch, or a conjunction of
+ * terms through sc__conj_terms) with their scores; the excluded terms' cursors probed for
+ * them in bulk (sc_postings_filter) and their docs dropped; each optional term's cursor probed
+ * for the rest, its frequencies scored and summed in double in the disjunction's child order,
+ * cast, and added to the required score in float (ro_score's order), so scores equal the
+ * iterator tree's bit for bit. */
+typedef struct sc__reqopt_terms sc__reqopt_terms;
+/* NULL unless `it` is exclusion(X, E) or X, where X is req_opt(R, O) or (with E) R; R is an
+ * unpositioned scoring term or a conjunction of terms whose lead matches under a third of
+ * the segment's n_docs; O and E are terms or sum disjunctions (min_match 1) of terms. Takes
+ * over their cursors: `it` must not be used afterwards (unless NULL was returned). With
+ * `bounded` (totals counted only so far), NULL for a conjunction minus exclusions. Term
+ * leaves' cancel checks are bypassed: the caller checks its token between batches. */
+sc__reqopt_terms *sc__reqopt_terms_new(sc_arena *a, sc_doc_iter *it, uint32_t n_docs, bool bounded);
+/* Once the total is counted far enough (bounded totals): the required term's blocks whose
+ * score bound plus the optional terms' cannot beat min_score are skipped from the next batch
+ * on (docs scoring exactly min_score can be dropped: ties go to lower docs, visited first).
+ * No effect when the required side is a conjunction. */
+void sc__reqopt_terms_set_min_score(sc__reqopt_terms *r, float min_score);
+/* The matches among the required side's next (up to) 128 docs, scored, into docs / scores
+ * (room for 128), *n_out of them (possibly 0); false once exhausted. Live docs are the
+ * caller's. */
+bool sc__reqopt_terms_next(sc__reqopt_terms *r, uint32_t *docs, float *scores, size_t *n_out);
+
 /* Writes an error message into ctx->res->error and returns st. */
 /* Shared by the searcher's drivers (searcher.c, count.c): context setup, the out-of-memory
  * and corrupt-field errors, live-docs + cancel wrapping of a segment's iterator, and the

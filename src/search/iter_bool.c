@@ -789,6 +789,16 @@ static const sc_doc_iter_ops excl_ops = {
     sc_doc_iter_fallback_score_batch,
 };
 
+bool sc__iter_exclusion_parts(sc_doc_iter *it, sc_doc_iter **include, sc_doc_iter **exclude)
+{
+    if (it->ops != &excl_ops || it->positioned)
+        return false;
+    excl_iter *x = (excl_iter *)it;
+    *include = x->in;
+    *exclude = x->ex;
+    return true;
+}
+
 sc_doc_iter *sc_iter_exclusion(sc_arena *a, sc_doc_iter *include, sc_doc_iter *exclude)
 {
     excl_iter *x = sc_arena_calloc(a, 1, sizeof *x);
@@ -939,6 +949,16 @@ static sc_doc_iter *reqopt_new(sc_arena *a, const sc_doc_iter_ops *ops, sc_doc_i
     x->opt = opt;
     x->factor = factor;
     return &x->base;
+}
+
+bool sc__iter_req_opt_parts(sc_doc_iter *it, sc_doc_iter **required, sc_doc_iter **optional)
+{
+    if (it->ops != &ro_ops || it->positioned)
+        return false;
+    reqopt_iter *x = (reqopt_iter *)it;
+    *required = x->req;
+    *optional = x->opt;
+    return true;
 }
 
 sc_doc_iter *sc_iter_req_opt(sc_arena *a, sc_doc_iter *required, sc_doc_iter *optional)

@@ -884,18 +884,26 @@ static bool conj_terms_pays(sc__search_ctx *ctx, sc_doc_iter *it, size_t seg_i, 
     return sc__conj_terms_cost(*ct, 0) * 3 < sc_segment_n_docs(ctx->s->segs[seg_i].seg);
 }
 
-/* Exhaustive conjunction of terms, block by block (conj_terms.c): the matches among each
- * batch of the rarest term's docs come scored; live docs per match, the cancel token per
+/* Exhaustive collection of scored blocks of matches: a conjunction of terms (conj_terms.c:
+ * the matches among each batch of the rarest term's docs) or required + optional / excluded
+ * terms (reqopt_terms.c, when ro is non-NULL); live docs per match, the cancel token per
  * batch. */
-static void collect_conj_terms(sc__search_ctx *ctx, collector *c, sc__conj_terms *ct, size_t seg_i,
-                               uint64_t base)
+static void collect_conj_terms(sc__search_ctx *ctx, collector *c, sc__conj_terms *ct,
+                               sc__reqopt_terms *ro, size_t seg_i, uint64_t base)
 {
     const sc_bitset *live = ctx->s->segs[seg_i].n_deleted ? ctx->s->segs[seg_i].live : NULL;
     uint32_t docs[SC_POSTINGS_BLOCK];
     float scores[SC_POSTINGS_BLOCK];
     size_t n;
     uint32_t n_batches = 0;
-    while (sc__conj_terms_next(ct, docs, scores, &n)) {
+    for (;;) {
+        if (ro && c->t.k && c->t.n == c->t.k && c->total >= c->track_n) {
+            c->pruning = true; /* counted enough: skip blocks that cannot compete */
+            sc__reqopt_terms_set_min_score(ro, c->thr);
+        }
+        if (!(ro ? sc__reqopt_terms_next(ro, docs, scores, &n)
+                 : sc__conj_terms_next(ct, docs, scores, &n)))
+            break;
         for (size_t k = 0; k < n; k++)
             if (!live || sc_bitset_test(live, docs[k]))
                 offer(c, (uint32_t)seg_i, base, docs[k], scores[k]);
@@ -987,13 +995,18 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
         const bool *kid_scoring;
         size_t n_kids;
         sc__conj_terms *ct;
+        sc__reqopt_terms *ro;
         if (it && c.track_n == UINT64_MAX &&
             sc__iter_disjunction_batch_children(it, &kids, &n_kids)) {
             SC_TRY(collect_disjunction(&ctx, &c, kids, n_kids, si, base));
         } else if (it && conj_terms_pays(&ctx, it, si, &ct)) {
             /* bounded totals too: visiting every match this way beat block-max pruning
              * through the iterators (and_high_* TOP_10 at 1M docs) */
-            collect_conj_terms(&ctx, &c, ct, si, base);
+            collect_conj_terms(&ctx, &c, ct, NULL, si, base);
+        } else if (it && (ro = sc__reqopt_terms_new(ctx.a, it, n_docs, c.track_n != UINT64_MAX))) {
+            /* bounded totals too (required blocks skipped by block-max once counted enough):
+             * visiting the matches in blocks beat the tree's block-max pruning */
+            collect_conj_terms(&ctx, &c, NULL, ro, si, base);
         } else if (it && c.track_n == UINT64_MAX &&
                    sc__iter_conjunction_batch_children(it, &kids, &kid_scoring, &n_kids)) {
             SC_TRY(collect_conjunction(&ctx, &c, kids, kid_scoring, n_kids, si, base));
