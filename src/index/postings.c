@@ -592,8 +592,9 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
     if (freq <= 16 && max >= 16 && off + freq <= SC_POSTINGS_BLOCK) {
         /* the common short doc inside one group */
         if (p->pos_dec != pb + 1 && p->pos_seen != pb + 1 &&
-            pb < p->pos_total / SC_POSTINGS_BLOCK) {
-            /* first doc read from this packed group: its deltas straight from the bytes */
+            pb < p->pos_total / SC_POSTINGS_BLOCK && (pb == 0 || p->pos_dec != pb)) {
+            /* first doc read from this packed group (and the group before not decoded: not
+             * a dense reader going from group to group): its deltas straight from the bytes */
             unsigned width;
             const uint8_t *q = packed_pos_block(p, pb, &width);
             if (!q) {
@@ -648,6 +649,34 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
         left -= cnt;
     }
     return n;
+}
+
+bool sc_postings_positions_prepare(sc_postings *p)
+{
+    if (!p->has_positions || p->exhausted || !p->started)
+        return false;
+    if (!p->freqs_decoded && !decode_freqs(p)) {
+        fail(p);
+        return false;
+    }
+    if (p->pos_total == UINT32_MAX && !sum_pos_first(p)) {
+        fail(p);
+        return false;
+    }
+    uint32_t g = p->pos_first[p->i], f = p->freqs[p->i];
+    uint32_t pb = g / SC_POSTINGS_BLOCK, off = g % SC_POSTINGS_BLOCK;
+    if (f > SC_POSTINGS_BLOCK - off)
+        return false; /* spans two groups */
+    /* the first doc read from a packed group is read sparsely (see sc_postings_positions),
+     * unless the group before was decoded (a dense reader, going from group to group) */
+    if (pb < p->pos_total / SC_POSTINGS_BLOCK && p->pos_dec != pb + 1 && p->pos_seen != pb + 1 &&
+        (pb == 0 || p->pos_dec != pb))
+        return false;
+    if (!load_pos_block(p, pb, off + f)) {
+        fail(p);
+        return false;
+    }
+    return true;
 }
 
 /* Bound of the only block of a term without skip table: from its impacts prefix (the last pair

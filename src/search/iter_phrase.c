@@ -137,10 +137,62 @@ static bool lead_may_compete(phrase_iter *x, uint32_t d)
     return f >= need_freq(x, x->norms ? x->norms[d] : 1);
 }
 
+/* Two terms, both cursors on the doc: their positions in place (sc_postings_positions_view:
+ * no copy), a group not decoded yet decoded first unless sc_postings_positions reads the doc
+ * cheaper (the first doc read from a packed group, a doc spanning two groups): false then. */
+static inline bool views2(phrase_iter *x, const uint32_t **sa, uint32_t *aa, const uint32_t **sb,
+                          uint32_t *ab)
+{
+    sc_postings *pa = &x->p[0], *pb = &x->p[1];
+    return (sc_postings_positions_view(pa, sa, aa) ||
+            (sc_postings_positions_prepare(pa) && sc_postings_positions_view(pa, sa, aa))) &&
+           (sc_postings_positions_view(pb, sb, ab) ||
+            (sc_postings_positions_prepare(pb) && sc_postings_positions_view(pb, sb, ab)));
+}
+
+/* Two terms: the phrase freq from the positions in place when that decides it (exact: one
+ * side has at most 16 positions; sloppy: no pair within the slop, or one and not scoring);
+ * -1 otherwise (then the positions are loaded and matched). */
+static inline int pair_in_place(phrase_iter *x)
+{
+#ifdef __SSE2__
+    const uint32_t *sa, *sb;
+    uint32_t aa, ab;
+    if (!views2(x, &sa, &aa, &sb, &ab))
+        return -1;
+    uint32_t na = x->p[0].freqs[x->p[0].i], nb = x->p[1].freqs[x->p[1].i];
+    if (x->slop) {
+        int any = sc__phrase_sloppy2_any(x, sa, na, aa, sb, nb, ab);
+        return any == 0 ? 0 : any > 0 && !x->bm25 ? 1 : -1;
+    }
+    /* a[k] - off_a == b[j] - off_b as a[k] + off_b == b[j] + off_a, positions as sums + adj */
+    uint32_t oa = aa + x->pps[1].offset, ob = ab + x->pps[0].offset;
+    bool one = !x->bm25;
+    if (na <= 8 && nb <= 8)
+        return (int)sc__phrase_eq8x8(sa, na, oa, sb, nb, ob);
+    if (nb <= 16 && na <= nb)
+        return (int)sc__phrase_eq_count16(sa, na, oa, sb, nb, ob, one);
+    if (na <= 16)
+        return (int)sc__phrase_eq_count16(sb, nb, ob, sa, na, oa, one);
+    if (nb <= 16)
+        return (int)sc__phrase_eq_count16(sa, na, oa, sb, nb, ob, one);
+#else
+    (void)x;
+#endif
+    return -1;
+}
+
 static bool phrase_matches(phrase_iter *x)
 {
     if (x->base.stats)
         x->base.stats->phrase_position_checks++;
+    if (x->n == 2 && x->n_groups == 0) {
+        int f = pair_in_place(x);
+        if (f >= 0) {
+            x->freq = (float)f;
+            return f > 0;
+        }
+    }
     for (size_t i = 0; i < x->n; i++)
         if (!load_positions(x, i))
             return false;
