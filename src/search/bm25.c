@@ -14,8 +14,8 @@ float sc_bm25_idf(uint64_t doc_freq, uint64_t doc_count)
 void sc_bm25_init(sc_bm25 *s, float boost, float idf, const sc_bm25_field_stats *fs)
 {
     /* avgFieldLength: (float)(sumTotalTermFreq / (double)docCount) */
-    float avgdl =
-        fs->doc_count ? (float)((double)fs->sum_total_term_freq / (double)fs->doc_count) : 1.0f;
+    float avgdl = fs->doc_count ? (float)((double)fs->sum_total_term_freq / (double)fs->doc_count)
+                                : 1.0f;
     const float k1 = SC_BM25_K1, b = SC_BM25_B;
     for (int i = 0; i < 256; i++) {
         float len = (float)sc_norm_decode((uint8_t)i);
