@@ -386,6 +386,20 @@ static inline void sink_put(const phrase_iter *x, pair_sink *s, uint32_t d)
     s->full = ++s->n == s->max;
 }
 
+/* Puts doc d to the sink if m (a set's bit without a branch: whether a candidate matches is
+ * about as predictable as a coin); true when the sink is full. */
+static inline bool sink_match(const phrase_iter *x, pair_sink *s, uint32_t d, bool m)
+{
+    if (s->bs) {
+        size_t bit = d - s->base;
+        s->bs->words[bit >> 6] |= (uint64_t)m << (bit & 63);
+        return false;
+    }
+    if (m)
+        sink_put(x, s, d);
+    return s->full;
+}
+
 /* Two terms without a minimum score, from the lead's doc ld: docs both terms share below upto
  * go to the sink when their positions match. Where the two cursors' decoded blocks are about
  * as dense as each other, the shared docs of both blocks are found at once by a branch-free
@@ -419,11 +433,8 @@ static uint32_t bulk_pairs(phrase_iter *x, uint32_t ld, uint32_t upto, pair_sink
             while (nl > i + 1 && ldocs[nl - 1] >= upto)
                 nl--;
         if (!merge) { /* this doc alone, as phrase_settle (an error ends the cursor) */
-            if (phrase_matches(x)) {
-                sink_put(x, s, ld);
-                if (s->full)
-                    return ld;
-            }
+            if (sink_match(x, s, ld, phrase_matches(x)))
+                return ld;
             if (x->token && (++x->n_cand & 255) == 0 &&
                 sc_cancel_token_check(x->token, (x->n_cand & 2047) == 0))
                 return SC_DOC_END;
@@ -442,11 +453,8 @@ static uint32_t bulk_pairs(phrase_iter *x, uint32_t ld, uint32_t upto, pair_sink
             L->i = pi[c];
             O->i = pj[c];
             L->doc = O->doc = ldocs[pi[c]];
-            if (phrase_matches(x)) {
-                sink_put(x, s, L->doc);
-                if (s->full)
-                    return L->doc; /* both cursors on it */
-            }
+            if (sink_match(x, s, L->doc, phrase_matches(x)))
+                return L->doc; /* full: both cursors on it */
         }
         if (sc_postings_status(L) != SC_OK || sc_postings_status(O) != SC_OK)
             return SC_DOC_END; /* corrupt positions: the cursor ended */
