@@ -672,7 +672,13 @@ bool sc_postings_positions_prepare(sc_postings *p)
     if (pb < p->pos_total / SC_POSTINGS_BLOCK && p->pos_dec != pb + 1 && p->pos_seen != pb + 1 &&
         (pb == 0 || p->pos_dec != pb))
         return false;
-    if (!load_pos_block(p, pb, off + f)) {
+    /* the varint tail: whole for a dense reader (it decoded the group before or reads the
+     * tail already), else through the doc */
+    uint32_t need = off + f;
+    if (pb == p->pos_total / SC_POSTINGS_BLOCK && pb > 0 &&
+        (p->pos_dec == pb || p->pos_dec == pb + 1))
+        need = p->pos_total % SC_POSTINGS_BLOCK;
+    if (!load_pos_block(p, pb, need)) {
         fail(p);
         return false;
     }

@@ -163,11 +163,12 @@ static inline bool sc_postings_positions_view(const sc_postings *p, const uint32
 }
 
 /* Makes the current doc's positions viewable (sc_postings_positions_view) where that costs
- * no more than reading them: decodes the doc's position group (a packed one whole, the varint
- * tail through the doc). False, and nothing decoded, for the first doc read from a packed
- * group (sc_postings_positions takes a sparse reader's few deltas straight from the bytes and
- * remembers the group) and for a doc whose positions span two groups; false on corruption too
- * (the cursor fails, as sc_postings_positions would). */
+ * no more than reading them: decodes the doc's position group (a packed one whole; the varint
+ * tail whole for a dense reader, one that decoded the group before, else through the doc). False,
+ * and nothing decoded, for the first doc read from a packed group (sc_postings_positions takes a
+ * sparse reader's few deltas straight from the bytes and remembers the group) and for a doc whose
+ * positions span two groups; false on corruption too (the cursor fails, as sc_postings_positions
+ * would). */
 bool sc_postings_positions_prepare(sc_postings *p);
 
 /* Block-max support: moves a shallow pointer (without decoding) to the block that contains
