@@ -545,28 +545,46 @@ static bool tail_emit(sc_postings *p, uint32_t off, uint32_t n, uint32_t *out)
  * doc j's deltas start) and pos_total. False when the total does not fit 32 bits. */
 static bool sum_pos_first(sc_postings *p)
 {
-    uint64_t total = 0;
-    for (uint32_t j = 0; j < p->n_in_block; j++)
-        total += p->freqs[j];
-    if (total >= UINT32_MAX || p->pos_start > p->base_len)
+    if (p->pos_start > p->base_len)
         return false;
-    uint32_t acc = 0, j = 0;
+    uint32_t n = p->n_in_block, acc = 0, j = 0;
+    bool small = false; /* every freq summed by the vectors below 2^24: no overflow there */
 #ifdef __SSE2__
-    __m128i carry = _mm_setzero_si128();
-    for (; j + 4 <= p->n_in_block; j += 4) { /* exclusive prefix sums, 4 at a time */
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p->freqs + j));
-        __m128i inc = _mm_add_epi32(v, _mm_slli_si128(v, 4));
-        inc = _mm_add_epi32(inc, _mm_slli_si128(inc, 8));
+    /* exclusive prefix sums 8 at a time: the two halves' sums are independent, so the carry
+     * chain is one add per 8 freqs */
+    __m128i carry = _mm_setzero_si128(), any = _mm_setzero_si128();
+    for (; j + 8 <= n; j += 8) {
+        __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)(p->freqs + j));
+        __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(p->freqs + j + 4));
+        any = _mm_or_si128(any, _mm_or_si128(v0, v1));
+        __m128i i0 = _mm_add_epi32(v0, _mm_slli_si128(v0, 4));
+        __m128i i1 = _mm_add_epi32(v1, _mm_slli_si128(v1, 4));
+        i0 = _mm_add_epi32(i0, _mm_slli_si128(i0, 8));
+        i1 = _mm_add_epi32(i1, _mm_slli_si128(i1, 8));
+        __m128i t0 = _mm_shuffle_epi32(i0, 0xff), t1 = _mm_shuffle_epi32(i1, 0xff);
         _mm_storeu_si128((__m128i *)(void *)(p->pos_first + j),
-                         _mm_add_epi32(carry, _mm_sub_epi32(inc, v)));
-        carry = _mm_add_epi32(carry, _mm_shuffle_epi32(inc, 0xff));
+                         _mm_add_epi32(carry, _mm_sub_epi32(i0, v0)));
+        _mm_storeu_si128((__m128i *)(void *)(p->pos_first + j + 4),
+                         _mm_add_epi32(_mm_add_epi32(carry, t0), _mm_sub_epi32(i1, v1)));
+        carry = _mm_add_epi32(carry, _mm_add_epi32(t0, t1));
     }
     acc = (uint32_t)_mm_cvtsi128_si32(carry);
+    __m128i high = _mm_and_si128(any, _mm_set1_epi32((int)0xff000000u));
+    small = _mm_movemask_epi8(_mm_cmpeq_epi32(high, _mm_setzero_si128())) == 0xffff;
 #endif
-    for (; j < p->n_in_block; j++) {
+    uint64_t total = acc;
+    if (!small) { /* the 32-bit sums may have wrapped: the total in 64 bits */
+        total = 0;
+        for (uint32_t k = 0; k < j; k++)
+            total += p->freqs[k];
+    }
+    for (; j < n; j++) {
         p->pos_first[j] = acc;
         acc += p->freqs[j];
+        total += p->freqs[j];
     }
+    if (total >= UINT32_MAX)
+        return false;
     p->pos_total = (uint32_t)total;
     return true;
 }
@@ -592,8 +610,9 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
     if (freq <= 16 && max >= 16 && off + freq <= SC_POSTINGS_BLOCK) {
         /* the common short doc inside one group */
         if (p->pos_dec != pb + 1 && p->pos_seen != pb + 1 &&
-            pb < p->pos_total / SC_POSTINGS_BLOCK) {
-            /* first doc read from this packed group: its deltas straight from the bytes */
+            pb < p->pos_total / SC_POSTINGS_BLOCK && (pb == 0 || p->pos_dec != pb)) {
+            /* first doc read from this packed group (and the group before not decoded: not
+             * a dense reader going from group to group): its deltas straight from the bytes */
             unsigned width;
             const uint8_t *q = packed_pos_block(p, pb, &width);
             if (!q) {
@@ -648,6 +667,40 @@ size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max)
         left -= cnt;
     }
     return n;
+}
+
+bool sc_postings_positions_prepare(sc_postings *p)
+{
+    if (!p->has_positions || p->exhausted || !p->started)
+        return false;
+    if (!p->freqs_decoded && !decode_freqs(p)) {
+        fail(p);
+        return false;
+    }
+    if (p->pos_total == UINT32_MAX && !sum_pos_first(p)) {
+        fail(p);
+        return false;
+    }
+    uint32_t g = p->pos_first[p->i], f = p->freqs[p->i];
+    uint32_t pb = g / SC_POSTINGS_BLOCK, off = g % SC_POSTINGS_BLOCK;
+    if (f > SC_POSTINGS_BLOCK - off)
+        return false; /* spans two groups */
+    /* the first doc read from a packed group is read sparsely (see sc_postings_positions),
+     * unless the group before was decoded (a dense reader, going from group to group) */
+    if (pb < p->pos_total / SC_POSTINGS_BLOCK && p->pos_dec != pb + 1 && p->pos_seen != pb + 1 &&
+        (pb == 0 || p->pos_dec != pb))
+        return false;
+    /* the varint tail: whole for a dense reader (it decoded the group before or reads the
+     * tail already), else through the doc */
+    uint32_t need = off + f;
+    if (pb == p->pos_total / SC_POSTINGS_BLOCK && pb > 0 &&
+        (p->pos_dec == pb || p->pos_dec == pb + 1))
+        need = p->pos_total % SC_POSTINGS_BLOCK;
+    if (!load_pos_block(p, pb, need)) {
+        fail(p);
+        return false;
+    }
+    return true;
 }
 
 /* Bound of the only block of a term without skip table: from its impacts prefix (the last pair

@@ -141,6 +141,36 @@ uint32_t sc_postings_freq(sc_postings *p);
  * deltas of a block once, however many of its docs are read. */
 size_t sc_postings_positions(sc_postings *p, uint32_t *out, size_t max);
 
+/* The current doc's positions in place, without a copy, when they are already decoded (the
+ * doc's deltas lie in the position group the cursor holds decoded, as once an earlier doc of
+ * that group was read through sc_postings_positions): *sums points at freq prefix sums and
+ * position k is sums[k] + *adj (mod 2^32); sums[freq .. 15] may be read (unspecified values).
+ * False otherwise (then call sc_postings_positions); never decodes, never fails. */
+static inline bool sc_postings_positions_view(const sc_postings *p, const uint32_t **sums,
+                                              uint32_t *adj)
+{
+    if (p->pos_dec == 0 || p->exhausted || !p->started)
+        return false; /* pos_dec != 0: freqs decoded and pos_first summed in this block */
+    uint32_t g = p->pos_first[p->i], f = p->freqs[p->i];
+    uint32_t pb = g / SC_POSTINGS_BLOCK, off = g % SC_POSTINGS_BLOCK;
+    if (p->pos_dec != pb + 1 || f > SC_POSTINGS_BLOCK - off)
+        return false;
+    if (pb == p->pos_total / SC_POSTINGS_BLOCK && p->pos_tail_n < off + f)
+        return false; /* the varint tail, not decoded this far */
+    *sums = p->pos_buf + off;
+    *adj = off ? 0u - p->pos_buf[off - 1] : 0u;
+    return true;
+}
+
+/* Makes the current doc's positions viewable (sc_postings_positions_view) where that costs
+ * no more than reading them: decodes the doc's position group (a packed one whole; the varint
+ * tail whole for a dense reader, one that decoded the group before, else through the doc). False,
+ * and nothing decoded, for the first doc read from a packed group (sc_postings_positions takes a
+ * sparse reader's few deltas straight from the bytes and remembers the group) and for a doc whose
+ * positions span two groups; false on corruption too (the cursor fails, as sc_postings_positions
+ * would). */
+bool sc_postings_positions_prepare(sc_postings *p);
+
 /* Block-max support: moves a shallow pointer (without decoding) to the block that contains
  * the first doc >= target and returns that block's last doc, or SC_POSTINGS_END if no doc >=
  * target. The impact of that block is then sc_postings_shallow_impact(). */

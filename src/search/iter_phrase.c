@@ -137,10 +137,62 @@ static bool lead_may_compete(phrase_iter *x, uint32_t d)
     return f >= need_freq(x, x->norms ? x->norms[d] : 1);
 }
 
+/* Two terms, both cursors on the doc: their positions in place (sc_postings_positions_view:
+ * no copy), a group not decoded yet decoded first unless sc_postings_positions reads the doc
+ * cheaper (the first doc read from a packed group, a doc spanning two groups): false then. */
+static inline bool views2(phrase_iter *x, const uint32_t **sa, uint32_t *aa, const uint32_t **sb,
+                          uint32_t *ab)
+{
+    sc_postings *pa = &x->p[0], *pb = &x->p[1];
+    return (sc_postings_positions_view(pa, sa, aa) ||
+            (sc_postings_positions_prepare(pa) && sc_postings_positions_view(pa, sa, aa))) &&
+           (sc_postings_positions_view(pb, sb, ab) ||
+            (sc_postings_positions_prepare(pb) && sc_postings_positions_view(pb, sb, ab)));
+}
+
+/* Two terms: the phrase freq from the positions in place when that decides it (exact: one
+ * side has at most 16 positions; sloppy: no pair within the slop, or one and not scoring);
+ * -1 otherwise (then the positions are loaded and matched). */
+static inline int pair_in_place(phrase_iter *x)
+{
+#ifdef __SSE2__
+    const uint32_t *sa, *sb;
+    uint32_t aa, ab;
+    if (!views2(x, &sa, &aa, &sb, &ab))
+        return -1;
+    uint32_t na = x->p[0].freqs[x->p[0].i], nb = x->p[1].freqs[x->p[1].i];
+    if (x->slop) {
+        int any = sc__phrase_sloppy2_any(x, sa, na, aa, sb, nb, ab);
+        return any == 0 ? 0 : any > 0 && !x->bm25 ? 1 : -1;
+    }
+    /* a[k] - off_a == b[j] - off_b as a[k] + off_b == b[j] + off_a, positions as sums + adj */
+    uint32_t oa = aa + x->pps[1].offset, ob = ab + x->pps[0].offset;
+    bool one = !x->bm25;
+    if (na <= 8 && nb <= 8)
+        return (int)sc__phrase_eq8x8(sa, na, oa, sb, nb, ob);
+    if (nb <= 16 && na <= nb)
+        return (int)sc__phrase_eq_count16(sa, na, oa, sb, nb, ob, one);
+    if (na <= 16)
+        return (int)sc__phrase_eq_count16(sb, nb, ob, sa, na, oa, one);
+    if (nb <= 16)
+        return (int)sc__phrase_eq_count16(sa, na, oa, sb, nb, ob, one);
+#else
+    (void)x;
+#endif
+    return -1;
+}
+
 static bool phrase_matches(phrase_iter *x)
 {
     if (x->base.stats)
         x->base.stats->phrase_position_checks++;
+    if (x->n == 2 && x->n_groups == 0) {
+        int f = pair_in_place(x);
+        if (f >= 0) {
+            x->freq = (float)f;
+            return f > 0;
+        }
+    }
     for (size_t i = 0; i < x->n; i++)
         if (!load_positions(x, i))
             return false;
@@ -334,6 +386,20 @@ static inline void sink_put(const phrase_iter *x, pair_sink *s, uint32_t d)
     s->full = ++s->n == s->max;
 }
 
+/* Puts doc d to the sink if m (a set's bit without a branch: whether a candidate matches is
+ * about as predictable as a coin); true when the sink is full. */
+static inline bool sink_match(const phrase_iter *x, pair_sink *s, uint32_t d, bool m)
+{
+    if (s->bs) {
+        size_t bit = d - s->base;
+        s->bs->words[bit >> 6] |= (uint64_t)m << (bit & 63);
+        return false;
+    }
+    if (m)
+        sink_put(x, s, d);
+    return s->full;
+}
+
 /* Two terms without a minimum score, from the lead's doc ld: docs both terms share below upto
  * go to the sink when their positions match. Where the two cursors' decoded blocks are about
  * as dense as each other, the shared docs of both blocks are found at once by a branch-free
@@ -367,11 +433,8 @@ static uint32_t bulk_pairs(phrase_iter *x, uint32_t ld, uint32_t upto, pair_sink
             while (nl > i + 1 && ldocs[nl - 1] >= upto)
                 nl--;
         if (!merge) { /* this doc alone, as phrase_settle (an error ends the cursor) */
-            if (phrase_matches(x)) {
-                sink_put(x, s, ld);
-                if (s->full)
-                    return ld;
-            }
+            if (sink_match(x, s, ld, phrase_matches(x)))
+                return ld;
             if (x->token && (++x->n_cand & 255) == 0 &&
                 sc_cancel_token_check(x->token, (x->n_cand & 2047) == 0))
                 return SC_DOC_END;
@@ -390,11 +453,8 @@ static uint32_t bulk_pairs(phrase_iter *x, uint32_t ld, uint32_t upto, pair_sink
             L->i = pi[c];
             O->i = pj[c];
             L->doc = O->doc = ldocs[pi[c]];
-            if (phrase_matches(x)) {
-                sink_put(x, s, L->doc);
-                if (s->full)
-                    return L->doc; /* both cursors on it */
-            }
+            if (sink_match(x, s, L->doc, phrase_matches(x)))
+                return L->doc; /* full: both cursors on it */
         }
         if (sc_postings_status(L) != SC_OK || sc_postings_status(O) != SC_OK)
             return SC_DOC_END; /* corrupt positions: the cursor ended */

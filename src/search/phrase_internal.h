@@ -13,6 +13,10 @@
 #include "search/bm25.h"
 #include "search/iter.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /* One query term's positions in the current doc (Lucene's PhrasePositions). pos has room for
  * cap >= 16 entries once loaded (the matchers read 8 or 16 at a time). */
 typedef struct sc__phrase_pp {
@@ -63,6 +67,62 @@ typedef struct sc__phrase_iter {
     size_t *group_len;
     size_t n_groups;
 } sc__phrase_iter;
+
+#ifdef __SSE2__
+/* Exact, two terms, both short (na, nb <= 8): how many a[k] + oa equal some b[j] + ob (mod
+ * 2^32), all 8 x 8 pairs at once, no data-dependent branch. 8 entries of a and b are read;
+ * lanes past na / nb become sentinels that never meet (all ones on a, all ones minus one on
+ * b). Each match is one lane of a (positions of a term in a doc are distinct). */
+static inline uint32_t sc__phrase_eq8x8(const uint32_t *pa, uint32_t na, uint32_t oa,
+                                        const uint32_t *pb, uint32_t nb, uint32_t ob)
+{
+    const __m128i iota0 = _mm_setr_epi32(0, 1, 2, 3), iota4 = _mm_setr_epi32(4, 5, 6, 7);
+    __m128i va = _mm_set1_epi32((int)na), vb = _mm_set1_epi32((int)nb);
+    __m128i sa = _mm_set1_epi32((int)oa), sb = _mm_set1_epi32((int)ob);
+    __m128i ka0 = _mm_cmplt_epi32(iota0, va), ka4 = _mm_cmplt_epi32(iota4, va);
+    __m128i kb0 = _mm_cmplt_epi32(iota0, vb), kb4 = _mm_cmplt_epi32(iota4, vb);
+    __m128i ones = _mm_set1_epi32(-1), two = _mm_set1_epi32(-2);
+    __m128i a0 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)pa), sa);
+    __m128i a4 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(pa + 4)), sa);
+    __m128i b0 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)pb), sb);
+    __m128i b4 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(pb + 4)), sb);
+    a0 = _mm_or_si128(_mm_and_si128(ka0, a0), _mm_andnot_si128(ka0, ones));
+    a4 = _mm_or_si128(_mm_and_si128(ka4, a4), _mm_andnot_si128(ka4, ones));
+    b0 = _mm_or_si128(_mm_and_si128(kb0, b0), _mm_andnot_si128(kb0, two));
+    b4 = _mm_or_si128(_mm_and_si128(kb4, b4), _mm_andnot_si128(kb4, two));
+    __m128i m0 = _mm_setzero_si128(), m4 = _mm_setzero_si128();
+#define SC__ROT(r)                                                                                 \
+    do {                                                                                           \
+        __m128i r0 = _mm_shuffle_epi32(b0, r), r4 = _mm_shuffle_epi32(b4, r);                      \
+        m0 = _mm_or_si128(m0, _mm_or_si128(_mm_cmpeq_epi32(a0, r0), _mm_cmpeq_epi32(a0, r4)));     \
+        m4 = _mm_or_si128(m4, _mm_or_si128(_mm_cmpeq_epi32(a4, r0), _mm_cmpeq_epi32(a4, r4)));     \
+    } while (0)
+    SC__ROT(0xe4); /* identity and the three rotations of each half of b */
+    SC__ROT(0x39);
+    SC__ROT(0x4e);
+    SC__ROT(0x93);
+#undef SC__ROT
+    /* lanes of a that meet a position of b: each is one match (positions of a term in a
+     * doc are distinct) */
+    unsigned bits = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(m0)) |
+                    (unsigned)_mm_movemask_ps(_mm_castsi128_ps(m4)) << 4;
+    static const uint8_t pop4[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+    return (uint32_t)(pop4[bits & 15] + pop4[bits >> 4]);
+}
+
+/* How many of a[0..na) shifted by sa equal one of b's shifted by sb (mod 2^32; nb <= 16, 16
+ * entries of b are read); with `one`, stops at the first. One broadcast and four compares per
+ * position of a. */
+uint32_t sc__phrase_eq_count16(const uint32_t *a, uint32_t na, uint32_t sa, const uint32_t *b,
+                               uint32_t nb, uint32_t sb, bool one);
+#endif
+
+/* Sloppy, two distinct terms (n_groups == 0, n == 2), term i's positions p[k] + adj_i (mod
+ * 2^32; n >= 1 each): 1 if some pair is within the slop once shifted by the query offsets
+ * (then the doc matches), 0 if none (it does not), -1 when the quick test does not apply (both
+ * longer than 16, positions or offsets too large). Up to 16 entries of pa and pb are read. */
+int sc__phrase_sloppy2_any(const sc__phrase_iter *x, const uint32_t *pa, uint32_t na, uint32_t adja,
+                           const uint32_t *pb, uint32_t nb, uint32_t adjb);
 
 /* Exact phrase freq of the current doc (every term's positions loaded, n >= 1): how many
  * positions p of the lead have every term i at p - off_0 + off_i. Not scoring (bm25 NULL):

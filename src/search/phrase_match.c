@@ -30,10 +30,9 @@ static inline void load16(const uint32_t *b, uint32_t nb, uint32_t sb, uint32_t 
     }
 }
 
-/* How many of a[0..na) shifted by sa equal one of b's (nb <= 16, see load16); with `one`,
- * stops at the first. One broadcast and four compares per position of a. */
-static uint32_t eq_count16(const uint32_t *a, uint32_t na, uint32_t sa, const uint32_t *b,
-                           uint32_t nb, uint32_t sb, bool one)
+/* phrase_internal.h */
+uint32_t sc__phrase_eq_count16(const uint32_t *a, uint32_t na, uint32_t sa, const uint32_t *b,
+                               uint32_t nb, uint32_t sb, bool one)
 {
     __m128i B[4];
     load16(b, nb, sb, UINT32_MAX - 1, B);
@@ -88,50 +87,17 @@ static float exact_freq2(const phrase_iter *x)
     uint64_t oa = b->offset, ob = a->offset;
 #ifdef __SSE2__
     if (na <= 8 && nb <= 8) {
-        /* both short (the common case): compare all 8 x 8 pairs at once, no data-dependent
-         * branch. Both buffers hold at least 16 entries (cap), so 8 can be read; lanes past
-         * n become sentinels that never meet (all ones on a, all ones minus one on b). */
-        const __m128i iota0 = _mm_setr_epi32(0, 1, 2, 3), iota4 = _mm_setr_epi32(4, 5, 6, 7);
-        __m128i va = _mm_set1_epi32((int)na), vb = _mm_set1_epi32((int)nb);
-        __m128i sa = _mm_set1_epi32((int)(uint32_t)oa), sb = _mm_set1_epi32((int)(uint32_t)ob);
-        __m128i ka0 = _mm_cmplt_epi32(iota0, va), ka4 = _mm_cmplt_epi32(iota4, va);
-        __m128i kb0 = _mm_cmplt_epi32(iota0, vb), kb4 = _mm_cmplt_epi32(iota4, vb);
-        __m128i ones = _mm_set1_epi32(-1), two = _mm_set1_epi32(-2);
-        __m128i a0 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)pa), sa);
-        __m128i a4 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(pa + 4)), sa);
-        __m128i b0 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)pb), sb);
-        __m128i b4 = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(pb + 4)), sb);
-        a0 = _mm_or_si128(_mm_and_si128(ka0, a0), _mm_andnot_si128(ka0, ones));
-        a4 = _mm_or_si128(_mm_and_si128(ka4, a4), _mm_andnot_si128(ka4, ones));
-        b0 = _mm_or_si128(_mm_and_si128(kb0, b0), _mm_andnot_si128(kb0, two));
-        b4 = _mm_or_si128(_mm_and_si128(kb4, b4), _mm_andnot_si128(kb4, two));
-        __m128i m0 = _mm_setzero_si128(), m4 = _mm_setzero_si128();
-#define SC__ROT(r)                                                                                 \
-    do {                                                                                           \
-        __m128i r0 = _mm_shuffle_epi32(b0, r), r4 = _mm_shuffle_epi32(b4, r);                      \
-        m0 = _mm_or_si128(m0, _mm_or_si128(_mm_cmpeq_epi32(a0, r0), _mm_cmpeq_epi32(a0, r4)));     \
-        m4 = _mm_or_si128(m4, _mm_or_si128(_mm_cmpeq_epi32(a4, r0), _mm_cmpeq_epi32(a4, r4)));     \
-    } while (0)
-        SC__ROT(0xe4); /* identity and the three rotations of each half of b */
-        SC__ROT(0x39);
-        SC__ROT(0x4e);
-        SC__ROT(0x93);
-#undef SC__ROT
-        /* lanes of a that meet a position of b: each is one match (positions of a term in a
-         * doc are distinct) */
-        unsigned bits = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(m0)) |
-                        (unsigned)_mm_movemask_ps(_mm_castsi128_ps(m4)) << 4;
-        static const uint8_t pop4[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
-        return (float)(pop4[bits & 15] + pop4[bits >> 4]);
+        /* both short (the common case): all 8 x 8 pairs at once */
+        return (float)sc__phrase_eq8x8(pa, na, (uint32_t)oa, pb, nb, (uint32_t)ob);
     }
     /* one side short: each position of the other against it (positions of a term in a doc
      * are distinct, so matched positions of either side count the matches) */
     if (nb <= 16 && na <= nb)
-        return (float)eq_count16(pa, na, (uint32_t)oa, pb, nb, (uint32_t)ob, !x->bm25);
+        return (float)sc__phrase_eq_count16(pa, na, (uint32_t)oa, pb, nb, (uint32_t)ob, !x->bm25);
     if (na <= 16)
-        return (float)eq_count16(pb, nb, (uint32_t)ob, pa, na, (uint32_t)oa, !x->bm25);
+        return (float)sc__phrase_eq_count16(pb, nb, (uint32_t)ob, pa, na, (uint32_t)oa, !x->bm25);
     if (nb <= 16)
-        return (float)eq_count16(pa, na, (uint32_t)oa, pb, nb, (uint32_t)ob, !x->bm25);
+        return (float)sc__phrase_eq_count16(pa, na, (uint32_t)oa, pb, nb, (uint32_t)ob, !x->bm25);
 #endif
     if ((uint64_t)pa[na - 1] + oa < 256 && (uint64_t)pb[nb - 1] + ob < 256) {
         /* both shifted lists fit 256 bits (the common case: positions are sorted, so the last
@@ -248,15 +214,16 @@ static bool advance_rpts(const phrase_iter *x, pp *p, int64_t *end)
 /* Sloppy, two distinct terms: whether some pair of positions is within slop once shifted by
  * the query offsets (see within16; what the sloppy matcher finds first: the closest pair is
  * adjacent in the merged order, and it checks every adjacent pair). Both have at most 8
- * positions (buffers hold 16); all 8 x 8 pairs at once, three operations per 4 pairs. */
-static bool sloppy_any2(const phrase_iter *x)
+ * positions (16 entries of each are read); all 8 x 8 pairs at once, three operations per 4
+ * pairs. */
+static bool sloppy_any2(const uint32_t *pa, uint32_t na, uint32_t oa, const uint32_t *pb,
+                        uint32_t nb, uint32_t ob, uint32_t slop)
 {
-    const pp *a = &x->pps[0], *b = &x->pps[1];
     __m128i A[4], B[4];
-    load16(a->pos, a->n, b->offset, UINT32_C(0xC0000000), A);
-    load16(b->pos, b->n, a->offset, UINT32_C(0x80000000), B);
-    const __m128i sl = _mm_set1_epi32((int)SC__SLOP_SIGN(x->slop));
-    const __m128i lim = _mm_set1_epi32((int)(2 * x->slop + 1 + UINT32_C(0x80000000)));
+    load16(pa, na, oa, UINT32_C(0xC0000000), A);
+    load16(pb, nb, ob, UINT32_C(0x80000000), B);
+    const __m128i sl = _mm_set1_epi32((int)SC__SLOP_SIGN(slop));
+    const __m128i lim = _mm_set1_epi32((int)(2 * slop + 1 + UINT32_C(0x80000000)));
     __m128i a0 = _mm_add_epi32(A[0], sl), a4 = _mm_add_epi32(A[1], sl);
     __m128i m = _mm_setzero_si128();
 #define SC__ROT(r)                                                                                 \
@@ -275,6 +242,29 @@ static bool sloppy_any2(const phrase_iter *x)
     return _mm_movemask_epi8(m) != 0;
 }
 #endif
+
+/* phrase_internal.h */
+int sc__phrase_sloppy2_any(const phrase_iter *x, const uint32_t *pa, uint32_t na, uint32_t adja,
+                           const uint32_t *pb, uint32_t nb, uint32_t adjb)
+{
+#ifdef __SSE2__
+    uint32_t offa = x->pps[0].offset, offb = x->pps[1].offset, slop = x->slop;
+    if ((na > 16 && nb > 16) || slop >= (UINT32_C(1) << 20) ||
+        pa[na - 1] + adja >= (UINT32_C(1) << 30) || pb[nb - 1] + adjb >= (UINT32_C(1) << 30) ||
+        offa >= (1u << 29) || offb >= (1u << 29))
+        return -1;
+    /* A = a + off_b, B = b + off_a (mod 2^32: the shifted true positions) */
+    uint32_t oa = adja + offb, ob = adjb + offa;
+    if (na <= 8 && nb <= 8)
+        return sloppy_any2(pa, na, oa, pb, nb, ob, slop);
+    if (nb <= 16 && (na <= nb || na > 16))
+        return within16(pa, na, oa, pb, nb, ob, slop);
+    return within16(pb, nb, ob, pa, na, oa, slop);
+#else
+    (void)x, (void)pa, (void)na, (void)adja, (void)pb, (void)nb, (void)adjb;
+    return -1;
+#endif
+}
 
 /* SloppyPhraseMatcher for two distinct terms: the same walk as sloppy_freq with its queue of
  * two written out (the popped pp is the lesser by pp_less; once it passes the other, the other
@@ -332,22 +322,13 @@ float sc__phrase_sloppy_freq(phrase_iter *x)
     if (n == 0)
         return 0.0f;
     if (n == 2 && x->n_groups == 0) {
-#ifdef __SSE2__
         /* short docs: no pair within slop (most candidates) decides without the walk */
         const pp *a = &x->pps[0], *b = &x->pps[1];
-        if ((a->n <= 16 || b->n <= 16) && x->slop < (UINT32_C(1) << 20) &&
-            a->pos[a->n - 1] < (UINT32_C(1) << 30) && b->pos[b->n - 1] < (UINT32_C(1) << 30) &&
-            a->offset < (1u << 29) && b->offset < (1u << 29)) {
-            bool any = a->n <= 8 && b->n <= 8 ? sloppy_any2(x)
-                       : b->n <= 16 && (a->n <= b->n || a->n > 16)
-                           ? within16(a->pos, a->n, b->offset, b->pos, b->n, a->offset, x->slop)
-                           : within16(b->pos, b->n, a->offset, a->pos, a->n, b->offset, x->slop);
-            if (!any)
-                return 0.0f;
-            if (!x->bm25)
-                return 1.0f;
-        }
-#endif
+        int any = sc__phrase_sloppy2_any(x, a->pos, a->n, 0, b->pos, b->n, 0);
+        if (any == 0)
+            return 0.0f;
+        if (any > 0 && !x->bm25)
+            return 1.0f;
         return sloppy_freq2(x);
     }
     pp *q[64];

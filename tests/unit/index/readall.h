@@ -47,6 +47,25 @@ static inline sc_status t_read_postings(const sc_segment *seg, const sc_field_in
     }
     if (sc_postings_status(p) != SC_OK)
         return sc_postings_status(p);
+    /* in place (a phrase's dense reader): decoded groups viewed without a copy */
+    if (sc_postings_reset(p, seg, f, ti, SC_POSTINGS_FREQS | SC_POSTINGS_POSITIONS) != SC_OK)
+        return SC_ECORRUPT;
+    for (uint32_t d = sc_postings_next(p); d != SC_POSTINGS_END; d = sc_postings_next(p)) {
+        const uint32_t *sums;
+        uint32_t adj;
+        if (sc_postings_positions_view(p, &sums, &adj) ||
+            (sc_postings_positions_prepare(p) && sc_postings_positions_view(p, &sums, &adj))) {
+            uint32_t fq = sc_postings_freq(p);
+            for (uint32_t i = 0; i < fq && i < 16; i++)
+                *acc += sums[i] + adj;
+        } else {
+            size_t n = sc_postings_positions(p, pos, 64);
+            for (size_t i = 0; i < n; i++)
+                *acc += pos[i];
+        }
+    }
+    if (sc_postings_status(p) != SC_OK)
+        return sc_postings_status(p);
     /* bulk paths */
     if (sc_postings_reset(p, seg, f, ti, 0) != SC_OK)
         return SC_ECORRUPT;

@@ -446,7 +446,8 @@ static void test_concurrent_readers(void **state)
 /* Positions decoded from packed groups of 128 deltas: a term in 300 docs (three postings
  * blocks) with freqs from 1 to 300 (docs spanning several position groups and group
  * boundaries, a tail of varints), read back in random orders of docs (every doc, skips, the
- * same doc twice) with room for 8 or more and with less room than the freq. */
+ * same doc twice) with room for 8 or more and with less room than the freq; every other
+ * round reads in place where it can (sc_postings_positions_prepare and _view). */
 static void test_positions_across_groups(void **state)
 {
     (void)state;
@@ -492,6 +493,7 @@ static void test_positions_across_groups(void **state)
     assert_int_equal(sc_terms_lookup(seg, fi, sc_slice_cstr("x"), &ti, &found), SC_OK);
     assert_true(found);
     static uint32_t out[MAXF + 8];
+    size_t n_viewed = 0;
     for (int rep = 0; rep < 200; rep++) {
         sc_postings p;
         sc_postings_init(&p);
@@ -504,6 +506,17 @@ static void test_positions_across_groups(void **state)
             assert_int_equal(sc_postings_freq(&p), freq[d]);
             if (t_below(3) == 0)
                 continue; /* positions not read: later docs must still find theirs */
+            const uint32_t *sums;
+            uint32_t adj;
+            if (rep % 2 && (sc_postings_positions_view(&p, &sums, &adj) ||
+                            (sc_postings_positions_prepare(&p) &&
+                             sc_postings_positions_view(&p, &sums, &adj)))) {
+                /* in place (odd reps): decoded groups viewed without a copy */
+                for (size_t k = 0; k < freq[d]; k++)
+                    assert_int_equal(sums[k] + adj, pos[d][k]);
+                n_viewed++;
+                continue;
+            }
             size_t room = t_below(4) == 0 ? t_below(freq[d] + 1) : MAXF + 8;
             size_t n = sc_postings_positions(&p, out, room);
             assert_int_equal(n, freq[d] < room ? freq[d] : room);
@@ -517,6 +530,7 @@ static void test_positions_across_groups(void **state)
         }
         assert_int_equal(sc_postings_status(&p), SC_OK);
     }
+    assert_true(n_viewed > 1000);
     sc_segment_unref(seg);
     assert_int_equal(sc_dir_remove_all(dir), SC_OK);
 }
