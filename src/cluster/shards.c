@@ -59,6 +59,7 @@ sc_status sc__index_open_shards(sc_node *n, sc_index *ix, bool create, sc_cluste
             .on_mapping_update = on_mapping_update,
             .update_ctx = ix,
             .primary_term = 1,
+            .sched = sc__node_sched(n),
             .durability_async = ix->settings.durability_async,
             .refresh_interval_ms =
                 ix->settings.refresh_interval_ms < 0
@@ -76,7 +77,6 @@ sc_status sc__index_open_shards(sc_node *n, sc_index *ix, bool create, sc_cluste
             return st;
         }
     }
-    (void)n;
     return SC_OK;
 }
 
@@ -319,18 +319,6 @@ sc_status sc_index_get(sc_index *ix, sc_slice id, sc_slice routing, sc_arena *ar
     }
     sc_shard_doc_fini(&d);
     return SC_OK;
-}
-
-/* Shards refresh themselves on their own timers; the node needs no refresher thread. */
-sc__refresher *sc__refresher_start(sc_node *n)
-{
-    (void)n;
-    return NULL;
-}
-
-void sc__refresher_stop(sc__refresher *r)
-{
-    (void)r;
 }
 
 void sc__index_publish_mapping(sc_index *ix, sc_mapping *m)

@@ -7,10 +7,10 @@
  * translog entry is fsynced (durability "request"), unless the caller asked to defer the sync
  * (then it must call sc_shard_sync before acknowledging: one fsync for a whole bulk request), or
  * the shard runs with durability "async" (fsync on a timer). Refresh writes the buffer as a
- * segment and publishes a new snapshot (on request, or every refresh_interval_ms from the
- * shard's background thread). Flush (commit) writes deletes, the id table and the manifest,
+ * segment and publishes a new snapshot (on request, or every refresh_interval_ms by the
+ * node's shard scheduler, shard/sched.h). Flush (commit) writes deletes, the id table and the manifest,
  * rolls the translog and trims old generations. Opening loads the last manifest and replays the
- * translog (a torn last entry is cut). Merges run in the background thread after refreshes
+ * translog (a torn last entry is cut). Merges run on the scheduler's merge pool after refreshes
  * (tiered policy of src/index) and on request (force merge).
  *
  * Every document's _id, _seq_no, _version and _primary_term are kept in an in-memory id table
@@ -28,6 +28,7 @@
 #include "base/status.h"
 #include "index/segment.h"
 #include "mapping/mapping.h"
+#include "shard/sched.h"
 
 /* "no value" for seq_no parameters (Elasticsearch's UNASSIGNED_SEQ_NO). */
 #define SC_SHARD_NO_SEQ_NO (-2)
@@ -59,6 +60,9 @@ typedef struct sc_shard_config {
     uint64_t flush_threshold_bytes; /* flush when the translog exceeds it; 0 -> 512 MiB */
     bool no_background_merges;    /* merges only on sc_shard_force_merge / sc_shard_maybe_merge */
     bool no_background_thread;    /* no timers at all (tests, tools): the caller drives */
+    /* The node's scheduler for background work (borrowed; must outlive the shard). NULL with
+     * background work on: the shard starts a private scheduler of its own. */
+    sc_shard_sched *sched;
 } sc_shard_config;
 
 /* Why an operation failed (version conflicts, mapping errors), in Elasticsearch's terms:
@@ -68,13 +72,13 @@ typedef sc_mapping_error sc_shard_error;
 /* Opens (or creates) the shard at cfg->path: loads the last commit (manifest, deletes, id
  * table), replays the translog after it (re-parsing sources with cfg->mapping; dynamic
  * mapping updates go through on_mapping_update), removes files not referenced by the commit,
- * and starts the background thread. *out owned (sc_shard_close). Errors: SC_EIO, SC_ECORRUPT
+ * and attaches the shard to cfg->sched (or a private scheduler). *out owned (sc_shard_close). Errors: SC_EIO, SC_ECORRUPT
  * (err->reason says which file and where), SC_ENOMEM, or a replayed document's mapping error.
  * err may be NULL. */
 sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_error *err)
     SC_MUST_USE;
 
-/* Stops the background thread, syncs the translog, optionally flushes (commit, as
+/* Detaches from the scheduler (waiting for a running job), syncs the translog, optionally flushes (commit, as
  * Elasticsearch does on a clean close), and frees the shard. Snapshots still acquired stay
  * valid until released. flush=false leaves recovery to translog replay at the next open.
  * NULL is a no-op. */
