@@ -212,6 +212,9 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
     sc_taskgroup_init(&g);
     for (size_t t = 0; t < nt; t++) {
         sc_arena_init(&out->shard_mem[t], 0);
+        /* A shard's results are small (k docs and their keys; larger arrays get chunks of
+         * their own): 4 KiB chunks keep a node with many shards from holding 64 KiB each. */
+        out->shard_mem[t].chunk_bytes = 4096;
         jobs[t] = (shard_job){
             .node = n, .req = req, .t = t, .res = &out->results[t], .mem = &out->shard_mem[t]};
         /* A single shard runs inline: no hand-off latency. The pool bounds concurrency; a full
@@ -342,11 +345,11 @@ static sc_status copy_keys(const sc_search_request *sr, const sc_sort_key *keys,
     return SC_OK;
 }
 
-sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena,
-                        sc_search_response *out)
+/* The target shards of the request in coordinator order (index, then shard number), with
+ * ?routing / ?preference shard selection applied; *n_out of them. */
+static sc_status build_targets(const sc_search_request *sr, sc_arena *arena, sc_shard_target **out,
+                               size_t *n_out)
 {
-    memset(out, 0, sizeof *out);
-    out->max_score = NAN;
     size_t nt = 0;
     for (size_t i = 0; i < sr->n_indices; i++)
         nt += sr->indices[i]->settings.number_of_shards;
@@ -365,7 +368,101 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
                                            .pin_ix = (uint32_t)pin};
             t++;
         }
-    nt = t;
+    *out = targets;
+    *n_out = t;
+    return SC_OK;
+}
+
+/* Final reduce of the shards' outcomes: failures, the summed total capped once more under
+ * track_total_hits, timed_out. SC_ECANCELLED when a shard or the task was cancelled. */
+static sc_status reduce_results(const sc_search_request *sr, const sc_node_query_request *qreq,
+                                const sc_node_query_response *qresp, sc_arena *arena,
+                                sc_search_response *out)
+{
+    size_t nt = qreq->n_targets, n_fail = 0;
+    out->shards_total = (uint32_t)nt;
+    for (size_t i = 0; i < nt; i++)
+        n_fail += qresp->results[i].st != SC_OK;
+    out->failures = sc_arena_calloc(arena, n_fail ? n_fail : 1, sizeof *out->failures);
+    if (!out->failures)
+        return SC_ENOMEM;
+    bool cancelled = false;
+    for (size_t i = 0; i < nt; i++) {
+        const sc_node_shard_result *r = &qresp->results[i];
+        if (r->st != SC_OK) {
+            cancelled |= r->st == SC_ECANCELLED;
+            sc_shard_failure *f = &out->failures[out->n_failures++];
+            f->index_i = qreq->targets[i].index_i;
+            f->shard = qreq->targets[i].shard;
+            f->err = r->err;
+            out->shards_failed++;
+            continue;
+        }
+        out->shards_successful++;
+        out->total += r->total;
+        out->total_is_lower_bound |= r->total_is_lower_bound;
+        out->timed_out |= r->timed_out;
+    }
+    if (atomic_load_explicit(&qreq->token->fired, memory_order_relaxed) == 1 ||
+        atomic_load_explicit(&qreq->token->cancelled, memory_order_relaxed))
+        cancelled = true;
+    if (cancelled) {
+        out->cancelled = true;
+        return SC_ECANCELLED;
+    }
+    /* The final reduce's cap (each shard's total was capped by the shard module). */
+    sc_search_total_cap(sr->track_total_hits, &out->total, &out->total_is_lower_bound);
+    out->agg_result = qresp->agg_reduced; /* one node: its reduction is the final one */
+    return SC_OK;
+}
+
+/* The fetch phase for the page [from, from + nh) of the node's top hits, into out->hits. */
+static sc_status fetch_hits(sc_node *n, const sc_search_request *sr,
+                            const sc_node_query_request *qreq, const sc_node_query_response *qresp,
+                            size_t from, size_t nh, sc_arena *arena, sc_search_response *out)
+{
+    sc_node_fetch_request freq = {.query = qreq,
+                                  .query_resp = qresp,
+                                  .docs = qresp->top + from,
+                                  .n_docs = nh,
+                                  .source = sr->fetch_source,
+                                  .dv_fields = sr->dv_fields,
+                                  .n_dv_fields = sr->n_dv_fields};
+    sc_node_fetch_response fresp;
+    uint64_t f0 = sc_clock_now_ns();
+    SC_TRY(sc_node_fetch_phase(n, &freq, arena, &fresp));
+    out->hits = sc_arena_alloc(arena, nh * sizeof *out->hits);
+    if (!out->hits)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    for (size_t i = 0; i < nh; i++) {
+        const sc_node_hit *d = &qresp->top[from + i];
+        const sc_shard_fetched *f = &fresp.docs[i];
+        out->hits[i] = (sc_result_hit){.index_i = qreq->targets[d->shard_ix].index_i,
+                                       .shard = qreq->targets[d->shard_ix].shard,
+                                       .score = d->score,
+                                       .id = f->id,
+                                       .source = f->source,
+                                       .fields = f->fields,
+                                       .n_fields = f->n_fields};
+        SC_TRY(copy_keys(sr, d->keys, arena, &out->hits[i].sort));
+    }
+    out->n_hits = nh;
+    uint64_t fetch_ns = sc_clock_now_ns() - f0;
+    for (size_t i = 0; i < sr->n_indices; i++) {
+        atomic_fetch_add(&sr->indices[i]->n_fetch, 1);
+        atomic_fetch_add(&sr->indices[i]->fetch_time_ns, fetch_ns / sr->n_indices);
+    }
+    return SC_OK;
+}
+
+sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena,
+                        sc_search_response *out)
+{
+    memset(out, 0, sizeof *out);
+    out->max_score = NAN;
+    sc_shard_target *targets;
+    size_t nt;
+    SC_TRY(build_targets(sr, arena, &targets, &nt));
     uint64_t k = sr->count_only ? 0 : (uint64_t)sr->from + sr->size;
     uint64_t deadline =
         sr->timeout_ms >= 0 ? sc_clock_now_ns() + (uint64_t)sr->timeout_ms * 1000000 : 0;
@@ -386,97 +483,20 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
     };
     sc_node_query_response qresp;
     sc_status st = sc_node_query_phase(n, &qreq, arena, &qresp);
-    if (st != SC_OK) {
-        sc_node_query_release(&qreq, &qresp);
-        return st;
-    }
-    out->shards_total = (uint32_t)nt;
-    size_t n_fail = 0;
-    for (size_t i = 0; i < nt; i++)
-        n_fail += qresp.results[i].st != SC_OK;
-    out->failures = sc_arena_calloc(arena, n_fail ? n_fail : 1, sizeof *out->failures);
-    if (!out->failures) {
-        sc_node_query_release(&qreq, &qresp);
-        return SC_ENOMEM;
-    }
-    bool cancelled = false;
-    for (size_t i = 0; i < nt; i++) {
-        const sc_node_shard_result *r = &qresp.results[i];
-        if (r->st != SC_OK) {
-            cancelled |= r->st == SC_ECANCELLED;
-            sc_shard_failure *f = &out->failures[out->n_failures++];
-            f->index_i = targets[i].index_i;
-            f->shard = targets[i].shard;
-            f->err = r->err;
-            out->shards_failed++;
-            continue;
-        }
-        out->shards_successful++;
-        out->total += r->total;
-        out->total_is_lower_bound |= r->total_is_lower_bound;
-        out->timed_out |= r->timed_out;
-    }
-    if (atomic_load_explicit(&qreq.token->fired, memory_order_relaxed) == 1 ||
-        atomic_load_explicit(&qreq.token->cancelled, memory_order_relaxed))
-        cancelled = true;
-    if (cancelled) {
-        sc_node_query_release(&qreq, &qresp);
-        out->cancelled = true;
-        return SC_ECANCELLED;
-    }
-    /* The final reduce's cap (each shard's total was capped by the shard module). */
-    sc_search_total_cap(sr->track_total_hits, &out->total, &out->total_is_lower_bound);
-    out->agg_result = qresp.agg_reduced; /* one node: its reduction is the final one */
-    /* Final reduce (one node: its partial result is already the global order). */
-    size_t from = sr->from < qresp.n_top ? sr->from : qresp.n_top;
-    size_t nh = qresp.n_top - from;
-    if (nh > sr->size)
-        nh = sr->size;
-    if (qresp.n_top && !sr->n_sort)
-        out->max_score = qresp.top[0].score;
-    if (nh > 0) {
-        sc_node_fetch_request freq = {.query = &qreq,
-                                      .query_resp = &qresp,
-                                      .docs = qresp.top + from,
-                                      .n_docs = nh,
-                                      .source = sr->fetch_source,
-                                      .dv_fields = sr->dv_fields,
-                                      .n_dv_fields = sr->n_dv_fields};
-        sc_node_fetch_response fresp;
-        uint64_t f0 = sc_clock_now_ns();
-        st = sc_node_fetch_phase(n, &freq, arena, &fresp);
-        if (st != SC_OK) {
-            sc_node_query_release(&qreq, &qresp);
-            return st;
-        }
-        out->hits = sc_arena_alloc(arena, nh * sizeof *out->hits);
-        if (!out->hits) {
-            sc_node_query_release(&qreq, &qresp);
-            return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
-        }
-        for (size_t i = 0; i < nh && st == SC_OK; i++) {
-            const sc_node_hit *d = &qresp.top[from + i];
-            const sc_shard_fetched *f = &fresp.docs[i];
-            out->hits[i] = (sc_result_hit){.index_i = targets[d->shard_ix].index_i,
-                                           .shard = targets[d->shard_ix].shard,
-                                           .score = d->score,
-                                           .id = f->id,
-                                           .source = f->source,
-                                           .fields = f->fields,
-                                           .n_fields = f->n_fields};
-            st = copy_keys(sr, d->keys, arena, &out->hits[i].sort);
-        }
-        if (st != SC_OK) {
-            sc_node_query_release(&qreq, &qresp);
-            return st;
-        }
-        out->n_hits = nh;
-        uint64_t fetch_ns = sc_clock_now_ns() - f0;
-        for (size_t i = 0; i < sr->n_indices; i++) {
-            atomic_fetch_add(&sr->indices[i]->n_fetch, 1);
-            atomic_fetch_add(&sr->indices[i]->fetch_time_ns, fetch_ns / sr->n_indices);
-        }
+    if (st == SC_OK)
+        st = reduce_results(sr, &qreq, &qresp, arena, out);
+    if (st == SC_OK) {
+        /* Final reduce of the hits (one node: its partial result is already the global
+         * order), then the page's fetch. */
+        size_t from = sr->from < qresp.n_top ? sr->from : qresp.n_top;
+        size_t nh = qresp.n_top - from;
+        if (nh > sr->size)
+            nh = sr->size;
+        if (qresp.n_top && !sr->n_sort)
+            out->max_score = qresp.top[0].score;
+        if (nh > 0)
+            st = fetch_hits(n, sr, &qreq, &qresp, from, nh, arena, out);
     }
     sc_node_query_release(&qreq, &qresp);
-    return SC_OK;
+    return st;
 }

@@ -114,9 +114,9 @@ typedef struct sc_node_query_request {
     const sc_search_request *search; /* the request, shipped once per node */
     const sc_shard_target *targets;
     size_t n_targets;
-    uint32_t k;             /* from + size: how many top hits each shard returns */
-    uint64_t deadline_ns;   /* 0 = none (monotonic clock) */
-    sc_cancel_token *token; /* node-local: the task's token (cancel + deadline) */
+    uint32_t k;                           /* from + size: how many top hits each shard returns */
+    uint64_t deadline_ns;                 /* 0 = none (monotonic clock) */
+    sc_cancel_token *token;               /* node-local: the task's token (cancel + deadline) */
     const sc_shard_collect_hook *collect; /* aggregations (optional, borrowed) */
 } sc_node_query_request;
 

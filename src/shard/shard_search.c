@@ -38,8 +38,8 @@ static sc_status run_sorted(const sc_shard_query_args *a, const sc_searcher *s,
                             sc_shard_query_result *res, sc_search_result *sr)
 {
     sc_sorted_result so;
-    sc_status st = sc_search_sorted(s, a->query, o, a->sort, a->n_sort, a->search_after, scratch,
-                                    sr, &so);
+    sc_status st =
+        sc_search_sorted(s, a->query, o, a->sort, a->n_sort, a->search_after, scratch, sr, &so);
     if (st != SC_OK || sr->cancelled)
         return st;
     res->total = so.total;
@@ -149,7 +149,8 @@ sc_status sc_shard_query_run(const sc_shard_query_args *a, sc_arena *scratch, sc
     sc_search_result sr;
     memset(&sr, 0, sizeof sr);
     sc_status st = SC_OK;
-    if (!a->collect || a->k > 0) {
+    bool hook = a->collect && a->collect->run;
+    if (!hook || a->k > 0) {
         st = a->n_sort && a->k > 0 ? run_sorted(a, &s, &o, scratch, out, res, &sr)
                                    : run_scored(a, &s, &o, scratch, out, res, &sr);
         if (st != SC_OK)
@@ -157,7 +158,7 @@ sc_status sc_shard_query_run(const sc_shard_query_args *a, sc_arena *scratch, sc
         if (sr.cancelled)
             goto cancelled;
     }
-    if (a->collect && a->collect->run) {
+    if (hook) {
         st = run_hook(a, snap, &s, scratch, out, res);
         if (st != SC_OK)
             return fail(st, scratch, NULL, res);

@@ -42,10 +42,10 @@ typedef struct sc_shard_collect_call {
     const sc_shard_snapshot *snapshot; /* the shard: segments and the mapping it was built with */
     const sc_searcher *searcher;       /* the same segments as the search layer takes them */
     const sc_query *query;
-    sc_cancel_token *token;            /* check it as the searcher does (per window / leaf) */
-    sc_arena *scratch;                 /* working memory with the query's byte budget; freed
-                                          when the shard query returns */
-    sc_arena *out;                     /* the partial's memory: lives until the caller's reduce */
+    sc_cancel_token *token; /* check it as the searcher does (per window / leaf) */
+    sc_arena *scratch;      /* working memory with the query's byte budget; freed
+                               when the shard query returns */
+    sc_arena *out;          /* the partial's memory: lives until the caller's reduce */
 } sc_shard_collect_call;
 
 /* An optional extra pass over a shard's matches (aggregations). A shard query with k == 0 and a
@@ -82,26 +82,26 @@ typedef struct sc_shard_query_args {
      * SC_SORT_BY_KEYWORD; a field without doc values of that kind is missing in every doc). */
     const sc_sort_spec *sort;
     size_t n_sort;
-    const sc_sort_key *search_after; /* n_sort values or NULL (field sort only) */
-    sc_cancel_token *token;          /* cancellation + deadline; may be NULL */
+    const sc_sort_key *search_after;      /* n_sort values or NULL (field sort only) */
+    sc_cancel_token *token;               /* cancellation + deadline; may be NULL */
     const sc_shard_collect_hook *collect; /* optional (aggregations) */
 } sc_shard_query_args;
 
 /* One of the shard's top docs. */
 typedef struct sc_shard_top_doc {
-    uint32_t doc;             /* shard-global doc id in the snapshot */
-    float score;              /* 0 under a field sort that does not sort by _score */
-    const sc_sort_key *sort;  /* n_sort values under a field sort, else NULL; keyword bytes
-                                 point into the snapshot's segments */
+    uint32_t doc;            /* shard-global doc id in the snapshot */
+    float score;             /* 0 under a field sort that does not sort by _score */
+    const sc_sort_key *sort; /* n_sort values under a field sort, else NULL; keyword bytes
+                                point into the snapshot's segments */
 } sc_shard_top_doc;
 
 typedef struct sc_shard_query_result {
     sc_shard_top_doc *docs; /* best first (score desc or the sort, then doc asc), <= k */
     size_t n_docs;
-    uint64_t total;         /* matching live docs, capped by track_total_hits */
-    bool total_gte;         /* relation "gte": more docs match than `total` */
-    bool timed_out;         /* the token's deadline passed: results are partial */
-    void *agg_partial;      /* the collect hook's partial (NULL without a hook) */
+    uint64_t total;            /* matching live docs, capped by track_total_hits */
+    bool total_gte;            /* relation "gte": more docs match than `total` */
+    bool timed_out;            /* the token's deadline passed: results are partial */
+    void *agg_partial;         /* the collect hook's partial (NULL without a hook) */
     sc_shard_search_error err; /* when the call fails */
 } sc_shard_query_result;
 
@@ -138,27 +138,27 @@ typedef enum sc_shard_value_type {
 
 /* The doc values of one requested field for one doc (at least one value). */
 typedef struct sc_shard_field_values {
-    uint32_t field;           /* index into sc_shard_fetch_args.fields */
+    uint32_t field; /* index into sc_shard_fetch_args.fields */
     sc_shard_value_type type;
-    bool numeric;             /* values in nums, else in terms */
+    bool numeric; /* values in nums, else in terms */
     size_t n_values;
-    const int64_t *nums;      /* ascending (doc-values order) */
-    const sc_slice *terms;    /* ascending term order */
+    const int64_t *nums;   /* ascending (doc-values order) */
+    const sc_slice *terms; /* ascending term order */
 } sc_shard_field_values;
 
 typedef struct sc_shard_fetched {
-    bool found;               /* false: the doc id is not in the snapshot */
+    bool found; /* false: the doc id is not in the snapshot */
     sc_slice id;
-    sc_slice source;          /* empty unless args.source */
+    sc_slice source;               /* empty unless args.source */
     sc_shard_field_values *fields; /* only fields with values, in request order */
     size_t n_fields;
 } sc_shard_fetched;
 
 typedef struct sc_shard_fetch_args {
     const sc_shard_snapshot *snapshot;
-    const uint32_t *docs;     /* shard-global doc ids; ascending order reads stored blocks once */
+    const uint32_t *docs; /* shard-global doc ids; ascending order reads stored blocks once */
     size_t n_docs;
-    bool source;              /* read _source (else the _id comes from its doc values) */
+    bool source;               /* read _source (else the _id comes from its doc values) */
     const char *const *fields; /* doc-value fields to read (docvalue_fields / fields) */
     size_t n_fields;
 } sc_shard_fetch_args;

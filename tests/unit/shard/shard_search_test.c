@@ -28,9 +28,18 @@ static sc_shard *g_shard;
 
 /* The model: doc i has k = "k<29-i>", n = (i * 7) % 31 unless i % 7 == 3, d = BASE_MS + i,
  * x = i / 4.0, ip 10.0.0.i, b = i even, t contains "alpha" when i % 3 == 0. */
-static bool has_n(int i) { return i % 7 != 3; }
-static int64_t n_of(int i) { return (i * 7) % 31; }
-static bool live(int i) { return i != DELETED; }
+static bool has_n(int i)
+{
+    return i % 7 != 3;
+}
+static int64_t n_of(int i)
+{
+    return (i * 7) % 31;
+}
+static bool live(int i)
+{
+    return i != DELETED;
+}
 
 static void source_of(int i, char *buf, size_t cap)
 {
@@ -51,11 +60,12 @@ static int setup(void **state)
     if (sc_dir_remove_all(dir) != SC_OK)
         return -1;
     json_error_t je;
-    json_t *mj = json_loads("{\"properties\":{\"k\":{\"type\":\"keyword\"},\"n\":{\"type\":\"long\"},"
-                            "\"d\":{\"type\":\"date\"},\"x\":{\"type\":\"double\"},"
-                            "\"ip\":{\"type\":\"ip\"},\"b\":{\"type\":\"boolean\"},"
-                            "\"t\":{\"type\":\"text\"}}}",
-                            0, &je);
+    json_t *mj =
+        json_loads("{\"properties\":{\"k\":{\"type\":\"keyword\"},\"n\":{\"type\":\"long\"},"
+                   "\"d\":{\"type\":\"date\"},\"x\":{\"type\":\"double\"},"
+                   "\"ip\":{\"type\":\"ip\"},\"b\":{\"type\":\"boolean\"},"
+                   "\"t\":{\"type\":\"text\"}}}",
+                   0, &je);
     sc_mapping *m = NULL;
     sc_mapping_error merr;
     if (!mj || sc_mapping_new(mj, &m, &merr) != SC_OK)
@@ -329,9 +339,12 @@ static void test_fetch(void **state)
     /* doc ids of d02, d03 (no n), d20 (second segment), and one past the end */
     uint32_t docs[4] = {2, 3, 20, 1000};
     static const char *const fields[] = {"n", "d", "x", "ip", "b", "k", "t", "nope"};
-    sc_shard_fetch_args fa = {
-        .snapshot = snap, .docs = docs, .n_docs = 4, .source = true, .fields = fields,
-        .n_fields = 8};
+    sc_shard_fetch_args fa = {.snapshot = snap,
+                              .docs = docs,
+                              .n_docs = 4,
+                              .source = true,
+                              .fields = fields,
+                              .n_fields = 8};
     sc_shard_fetched f[4];
     assert_int_equal(sc_shard_fetch_run(&fa, &a, f), SC_OK);
     assert_false(f[3].found);
