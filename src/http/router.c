@@ -28,6 +28,8 @@ static const route routes[] = {
     {M_GET, "/_cat/indices", sc_api_cat_indices},
     {M_GET, "/_cat/indices/{index}", sc_api_cat_indices},
     {M_GET, "/_cat/health", sc_api_cat_health},
+    {M_GET, "/_cat/shards", sc_api_cat_shards},
+    {M_GET, "/_cat/shards/{index}", sc_api_cat_shards},
     {M_GET, "/_cat/count", sc_api_cat_count},
     {M_GET, "/_cat/count/{index}", sc_api_cat_count},
     {M_GET, "/_nodes/stats", sc_api_nodes_stats},

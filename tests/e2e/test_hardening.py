@@ -264,7 +264,8 @@ def test_corrupt_shard_keeps_index_visible_and_red():
         st, h, b = srv.request("GET", "/_cat/indices?format=json")
         rows = [r for r in b if r["index"] == "corr"]
         assert rows and rows[0]["health"] == "red", b
-        st, h, b = srv.request("GET", "/_cat/shards/corr?format=json")
+        st, h, b = srv.request("GET", "/_cat/shards/corr?format=json&h=index,shard,prirep,state,"
+                               "docs,unassigned.reason,unassigned.details")
         assert st == 200, b
         by = {int(r["shard"]): r for r in b}
         assert by[0]["state"] == "UNASSIGNED", b
@@ -291,7 +292,25 @@ def test_corrupt_shard_keeps_index_visible_and_red():
         assert_error(b, 400, "resource_already_exists_exception")
         assert sorted(os.listdir(os.path.join(data, "indices"))) == folders
         assert os.path.exists(seg), "the corrupt segment is kept for inspection"
-        st, h, b = srv.request("GET", "/")
-        assert st == 200
+        # Writes: the failed shard's items fail alone with 503, the others succeed.
+        docs = "".join(json.dumps({"index": {"_id": str(i)}}) + "\n" +
+                       json.dumps({"t": "again"}) + "\n" for i in range(40))
+        st, h, b = srv.request("POST", "/corr/_bulk", docs)
+        assert st == 200 and b["errors"], b
+        bad = [i["index"] for i in b["items"] if i["index"]["status"] != 200]
+        assert len(bad) == 40 - per_shard[1], b
+        assert all(x["status"] == 503 and
+                   x["error"]["type"] == "unavailable_shards_exception" for x in bad), bad
+        # Still red after a restart; deleting the index is allowed and removes it.
+        assert srv.stop() == 0
+        srv.start()
+        st, h, b = srv.request("GET", "/_cluster/health")
+        assert b["status"] == "red", b
+        st, h, b = srv.request("DELETE", "/corr")
+        assert st == 200, b
+        st, h, b = srv.request("GET", "/_cluster/health")
+        assert b["status"] == "green", b
+        st, h, b = srv.request("PUT", "/corr")
+        assert st == 200, b
     finally:
         srv.stop()
