@@ -314,3 +314,48 @@ def test_corrupt_shard_keeps_index_visible_and_red():
         assert st == 200, b
     finally:
         srv.stop()
+
+
+# ---- item 10: op_type create inside a bulk index action ----
+
+
+def test_bulk_index_op_type_create_conflicts(server, fresh_index):
+    ix = fresh_index
+    st, h, b = server.request("PUT", "/%s/_doc/1?refresh=true" % ix, {"v": "original"})
+    assert st == 201, b
+    body = (json.dumps({"index": {"_index": ix, "_id": "1", "op_type": "create"}}) + "\n" +
+            json.dumps({"v": "overwritten"}) + "\n" +
+            json.dumps({"index": {"_index": ix, "_id": "2", "op_type": "create"}}) + "\n" +
+            json.dumps({"v": "new"}) + "\n")
+    st, h, b = server.request("POST", "/_bulk?refresh=true", body)
+    assert st == 200 and b["errors"] is True, b
+    first, second = b["items"]
+    assert list(first) == ["create"], b
+    assert first["create"]["status"] == 409, b
+    assert first["create"]["error"]["type"] == "version_conflict_engine_exception", b
+    assert list(second) == ["create"] and second["create"]["status"] == 201, b
+    st, h, b = server.request("GET", "/%s/_doc/1" % ix)
+    assert b["_source"] == {"v": "original"} and b["_version"] == 1, b
+    body = json.dumps({"index": {"_index": ix, "_id": "3", "op_type": "bogus"}}) + "\n{}\n"
+    st, h, b = server.request("POST", "/_bulk", body)
+    assert st == 200 and b["items"][0]["index"]["status"] == 400, b
+
+
+# ---- item 9: bulk action lines as log shippers send them ----
+
+
+def test_bulk_action_with_extra_keys_accepted_with_warning(server, fresh_index):
+    ix = fresh_index
+    body = (json.dumps({"index": {"_index": ix, "pipeline": None}, "attempts": 0}) + "\n" +
+            json.dumps({"message": "hello"}) + "\n" +
+            json.dumps({"create": {"_index": ix, "_id": "c1", "pipeline": None}}) + "\n" +
+            json.dumps({"message": "world"}) + "\n")
+    st, h, b = server.request("POST", "/_bulk?refresh=true", body)
+    assert st == 200 and b["errors"] is False, b
+    assert [list(i)[0] for i in b["items"]] == ["index", "create"], b
+    warning = h.get("Warning", "")
+    assert warning.startswith("299 Elasticsearch-") and "multiple keys" in warning, h
+    assert count(server, ix) == 2
+    # Without extra keys there is no warning.
+    st, h, b = server.request("POST", "/_bulk", json.dumps({"index": {"_index": ix}}) + "\n{}\n")
+    assert st == 200 and "Warning" not in h, h
