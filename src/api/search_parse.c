@@ -1,5 +1,6 @@
 /* _search request parsing: the body and URL parameters into a search_parse, search_after
  * values into sort keys, and the query DSL bound to each target index's mapping. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "api/internal.h"
 #include "api/search_internal.h"
 #include "base/clock.h"
+#include "base/json.h"
 
 /* ---- the DSL environment bound to one index's mapping ---- */
 
@@ -350,6 +352,57 @@ static bool parse_tth(const json_t *v, int64_t *out)
     return true;
 }
 
+/* Reads `size` / `from` of a search body as Elasticsearch does: an integer, a number with an
+ * integral value (1e9) or a string holding an integer ("10"), not negative; the result window
+ * check (from + size <= max_result_window) comes later, per index. On failure writes a 400 that
+ * names the value and returns false. */
+static bool window_int(sc_rest_req *req, sc_rest_resp *resp, const json_t *body, const char *key,
+                       int64_t *out)
+{
+    const json_t *v = json_object_get(body, key);
+    if (!v)
+        return true;
+    int64_t x = 0;
+    bool ok = false;
+    if (json_is_integer(v)) {
+        x = json_integer_value(v);
+        ok = true;
+    } else if (json_is_real(v)) {
+        double d = json_real_value(v);
+        ok = d == (double)(int64_t)d && d >= -2147483648.0 && d <= 2147483647.0;
+        x = ok ? (int64_t)d : 0;
+    } else if (json_is_string(v)) {
+        const char *t = json_string_value(v);
+        char *end;
+        errno = 0;
+        long long y = strtoll(t, &end, 10);
+        ok = *t && !*end && errno == 0;
+        x = y;
+    }
+    if (!ok || x > INT32_MAX) {
+        char shown[96];
+        if (json_is_string(v))
+            snprintf(shown, sizeof shown, "\"%.64s\"", json_string_value(v));
+        else if (json_is_real(v))
+            snprintf(shown, sizeof shown, "%.17g", json_real_value(v));
+        else if (json_is_integer(v))
+            snprintf(shown, sizeof shown, "%lld", (long long)json_integer_value(v));
+        else
+            snprintf(shown, sizeof shown, "%s", sc_json_type_name(v));
+        sc_rest_errorf(req, resp, 400, "x_content_parse_exception",
+                       "[%s] failed to parse field [%s]: expected an integer, found [%s]", key, key,
+                       shown);
+        return false;
+    }
+    if (x < 0) {
+        sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                       "[%s] parameter cannot be negative, found [%lld]", key, (long long)x);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
 bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_in, search_parse *sp,
                       bool count)
 {
@@ -420,23 +473,9 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
             return false;
         }
         json_t *v2;
-        if ((v2 = json_object_get(body, "size")) &&
-            (!json_is_integer(v2) || json_integer_value(v2) < 0)) {
-            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
-                           "[size] parameter cannot be negative, found [%lld]",
-                           json_is_integer(v2) ? (long long)json_integer_value(v2) : -1LL);
+        if (!window_int(req, resp, body, "size", &sp->size) ||
+            !window_int(req, resp, body, "from", &sp->from))
             return false;
-        }
-        if (v2)
-            sp->size = json_integer_value(v2);
-        if ((v2 = json_object_get(body, "from")) &&
-            (!json_is_integer(v2) || json_integer_value(v2) < 0)) {
-            sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                          "[from] parameter cannot be negative", NULL, 0);
-            return false;
-        }
-        if (v2)
-            sp->from = json_integer_value(v2);
         if ((v2 = json_object_get(body, "track_total_hits")) &&
             !parse_tth(v2, &sp->track_total_hits)) {
             sc_rest_error(req, resp, 400, "illegal_argument_exception",

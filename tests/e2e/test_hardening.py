@@ -359,3 +359,26 @@ def test_bulk_action_with_extra_keys_accepted_with_warning(server, fresh_index):
     # Without extra keys there is no warning.
     st, h, b = server.request("POST", "/_bulk", json.dumps({"index": {"_index": ix}}) + "\n{}\n")
     assert st == 200 and "Warning" not in h, h
+
+
+# ---- item 6: messages for bad size / from ----
+
+
+def test_size_and_from_messages(server, fresh_index):
+    ix = fresh_index
+    server.request("PUT", "/%s/_doc/1?refresh=true" % ix, {"t": "x"})
+    st, h, b = server.request("POST", "/%s/_search" % ix, {"size": "x"})
+    assert st == 400, b
+    reason = b["error"]["reason"]
+    assert "[size]" in reason and '"x"' in reason and "negative" not in reason, b
+    st, h, b = server.request("POST", "/%s/_search" % ix, {"from": 1e9})
+    assert st == 400, b
+    assert "Result window is too large" in json.dumps(b), b
+    assert "negative" not in json.dumps(b), b
+    st, h, b = server.request("POST", "/%s/_search" % ix, {"size": -1})
+    assert st == 400 and "[size] parameter cannot be negative, found [-1]" in \
+        b["error"]["reason"], b
+    st, h, b = server.request("POST", "/%s/_search" % ix, {"size": "1", "from": 0.0})
+    assert st == 200 and len(b["hits"]["hits"]) == 1, b
+    st, h, b = server.request("POST", "/%s/_search" % ix, {"size": 1.5})
+    assert st == 400 and "1.5" in b["error"]["reason"], b
