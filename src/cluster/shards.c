@@ -94,6 +94,11 @@ sc_status sc__index_open_shards(sc_node *n, sc_index *ix, bool create, sc_cluste
                    ix->name, i, ix->shard_failures[i]);
             continue;
         }
+        if (st == SC_OK && sc_shard_files_removed_at_open(ix->shards[i]))
+            sc_log(SC_LOG_INFO, "index",
+                   "shard [%s][%u]: removed %u unreferenced files left by an interrupted write "
+                   "or merge",
+                   ix->name, i, sc_shard_files_removed_at_open(ix->shards[i]));
         if (st != SC_OK) {
             sc_cluster_error_set(err, 500, "exception", "cannot open shard [%s][%u]: %s", ix->name,
                                  i, serr.reason[0] ? serr.reason : sc_status_str(st));

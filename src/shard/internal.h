@@ -100,7 +100,8 @@ struct sc_shard {
     sc_mapping *mapping;
     sc__snap *snap;
     sc_translog *tlog;
-    sc_status sticky; /* SC_EIO after a failed translog write: refuse writes */
+    uint32_t n_removed_at_open; /* leftover files removed when the shard was opened */
+    sc_status sticky;           /* SC_EIO after a failed translog write: refuse writes */
     /* ids */
     sc__idtab ids; /* id -> entry index (entries[i] has id sc__idtab_key(i)) */
     SC_VEC(sc__id_entry) entries;

@@ -382,3 +382,35 @@ def test_size_and_from_messages(server, fresh_index):
     assert st == 200 and len(b["hits"]["hits"]) == 1, b
     st, h, b = server.request("POST", "/%s/_search" % ix, {"size": 1.5})
     assert st == 400 and "1.5" in b["error"]["reason"], b
+
+
+# ---- item 12: leftovers of interrupted writes are removed at open ----
+
+
+def test_leftover_files_removed_at_open():
+    tmp = tempfile.mkdtemp(prefix="scry-hard-")
+    data = os.path.join(tmp, "data")
+    srv = Server(data).start()
+    try:
+        srv.request("PUT", "/left", {"settings": {"number_of_shards": 1}})
+        body = "".join(json.dumps({"index": {"_id": str(i)}}) + "\n" + json.dumps({"n": i}) +
+                       "\n" for i in range(10))
+        st, h, b = srv.request("POST", "/left/_bulk?refresh=true", body)
+        assert st == 200 and not b["errors"], b
+        assert srv.request("POST", "/left/_flush")[0] == 200
+        uuid = srv.request("GET", "/left")[2]["left"]["settings"]["index"]["uuid"]
+        assert srv.stop() == 0
+        shard = os.path.join(data, "indices", uuid, "0")
+        before = set(os.listdir(shard))
+        leftovers = [".seg00000003.seg.tmp", "seg00000099.seg.tmp", "seg00000098.seg"]
+        for name in leftovers:
+            with open(os.path.join(shard, name), "wb") as f:
+                f.write(b"" if name.endswith(".tmp") else b"junk" * 100)
+        srv.start()
+        after = set(os.listdir(shard))
+        assert not (set(leftovers) & after), after
+        assert before <= after, (before, after)
+        assert "removed 3 unreferenced files" in srv.read_log(), srv.read_log()
+        assert count(srv, "left") == 10
+    finally:
+        srv.stop()
