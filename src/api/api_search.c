@@ -196,6 +196,10 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
             run_fini(run);
             return false;
         }
+        if (!count && !sc__search_check_sort(req, resp, &run->sp, run->list[i])) {
+            run_fini(run);
+            return false;
+        }
     }
     sc_query **queries = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *queries);
     if (!queries) {

@@ -288,7 +288,9 @@ bool sc__api_body_json_doc(sc_rest_req *req, sc_rest_resp *resp, bool required, 
         sc_rest_error(req, resp, 400, "parse_exception", "request body is required", NULL, 0);
         return false;
     }
-    sc_json_limits lim = {.max_bytes = req->body.len + 1, .max_depth = 512};
+    /* Duplicate keys are refused, as Elasticsearch's strict duplicate detection does. */
+    sc_json_limits lim = {
+        .max_bytes = req->body.len + 1, .max_depth = 512, .reject_duplicates = true};
     sc_json_error err;
     json_t *v = NULL;
     sc_status st = sc_json_parse(req->body, &lim, &v, &err);
@@ -299,8 +301,16 @@ bool sc__api_body_json_doc(sc_rest_req *req, sc_rest_resp *resp, bool required, 
                           "[request] Data too large while parsing the body", NULL, 0);
             return false;
         }
-        snprintf(reason, sizeof reason, "[%d:%d] failed to parse JSON: %s", err.line, err.column,
-                 err.message);
+        const char *dup = strstr(err.message, "duplicate object key near '\"");
+        if (dup) {
+            const char *k = dup + strlen("duplicate object key near '\"");
+            size_t kl = strcspn(k, "\"");
+            snprintf(reason, sizeof reason, "[%d:%d] Duplicate field '%.*s'", err.line, err.column,
+                     (int)kl, k);
+        } else {
+            snprintf(reason, sizeof reason, "[%d:%d] failed to parse JSON: %s", err.line,
+                     err.column, err.message);
+        }
         sc_rest_error(req, resp, 400, "x_content_parse_exception", reason, NULL, 0);
         return false;
     }

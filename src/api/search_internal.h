@@ -28,6 +28,7 @@ typedef struct search_parse {
     size_t n_src_fields;
     sc_sort_field *sort; /* field sort (arena); n_sort 0 = relevance order */
     size_t n_sort;
+    bool *sort_unmapped_ok;     /* per sort entry: `unmapped_type` given (arena) */
     const json_t *search_after; /* borrowed from the body */
 } search_parse;
 
@@ -36,6 +37,11 @@ typedef struct search_parse {
  * success the caller json_decref()s sp->owned_q. */
 bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body, search_parse *sp,
                       bool count);
+/* Checks the field sorts against ix's mapping as Elasticsearch does: a text field cannot be
+ * sorted on, nor a field ix does not map unless the entry gives `unmapped_type` (its values
+ * are then missing). Writes a 400 and returns false on failure. */
+bool sc__search_check_sort(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                           sc_index *ix);
 /* search_after values -> typed sort keys, encoded with ix's mapping (arena). *out = NULL when
  * there is no search_after. Writes a 400 and returns false on mismatched values. */
 bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,

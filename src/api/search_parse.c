@@ -234,9 +234,10 @@ static size_t env_default_fields(void *ctx, const char ***fields)
 
 /* One sort entry: "f", "f:desc", {"f": "desc"}, {"f": {"order": .., "missing": ..}}. */
 static bool sort_entry(sc_rest_req *req, const char *name, const json_t *spec, sc_sort_field *f,
-                       char *why, size_t why_cap)
+                       bool *unmapped_ok, char *why, size_t why_cap)
 {
     memset(f, 0, sizeof *f);
+    *unmapped_ok = false;
     char *copy = sc_arena_strndup(req->arena, name, strlen(name));
     if (!copy)
         return false;
@@ -256,6 +257,8 @@ static bool sort_entry(sc_rest_req *req, const char *name, const json_t *spec, s
                 order = json_string_value(v);
             else if (!strcmp(k, "missing") && json_is_string(v))
                 f->missing_first = !strcmp(json_string_value(v), "_first");
+            else if (!strcmp(k, "unmapped_type") && json_is_string(v))
+                *unmapped_ok = true;
             else if (strcmp(k, "unmapped_type") && strcmp(k, "mode") && strcmp(k, "format") &&
                      strcmp(k, "numeric_type")) {
                 snprintf(why, why_cap, "[sort] option [%s] is not supported", k);
@@ -298,7 +301,8 @@ static bool parse_sort(sc_rest_req *req, sc_rest_resp *resp, const json_t *sort,
         for (const char *c = url_sort; *c; c++)
             n += *c == ',';
     sc_sort_field *fields = sc_arena_calloc(req->arena, n ? n : 1, sizeof *fields);
-    if (!fields)
+    bool *unmapped_ok = sc_arena_calloc(req->arena, n ? n : 1, sizeof *unmapped_ok);
+    if (!fields || !unmapped_ok)
         return false;
     char why[256] = "";
     size_t k = 0;
@@ -308,16 +312,19 @@ static bool parse_sort(sc_rest_req *req, sc_rest_resp *resp, const json_t *sort,
         char *save = NULL;
         for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && ok;
              t = strtok_r(NULL, ",", &save))
-            ok = sort_entry(req, t, NULL, &fields[k++], why, sizeof why);
+            ok = sort_entry(req, t, NULL, &fields[k], &unmapped_ok[k], why, sizeof why), k++;
     } else {
         for (size_t i = 0; i < n && ok; i++) {
             const json_t *x = json_is_array(sort) ? json_array_get(sort, i) : sort;
             if (json_is_string(x))
-                ok = sort_entry(req, json_string_value(x), NULL, &fields[k++], why, sizeof why);
+                ok = sort_entry(req, json_string_value(x), NULL, &fields[k], &unmapped_ok[k], why,
+                                sizeof why),
+                k++;
             else if (json_is_object(x) && json_object_size(x) == 1) {
                 void *it = json_object_iter((json_t *)x);
                 ok = sort_entry(req, json_object_iter_key(it), json_object_iter_value(it),
-                                &fields[k++], why, sizeof why);
+                                &fields[k], &unmapped_ok[k], why, sizeof why),
+                k++;
             } else {
                 snprintf(why, sizeof why, "[sort] entries must be strings or single-key objects");
                 ok = false;
@@ -335,8 +342,43 @@ static bool parse_sort(sc_rest_req *req, sc_rest_resp *resp, const json_t *sort,
     if (by_field) {
         sp->sort = fields;
         sp->n_sort = k;
+        sp->sort_unmapped_ok = unmapped_ok;
     }
     return true;
+}
+
+bool sc__search_check_sort(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                           sc_index *ix)
+{
+    sc_mapping *m = NULL;
+    bool ok = true;
+    for (size_t i = 0; i < sp->n_sort && ok; i++) {
+        const sc_sort_field *f = &sp->sort[i];
+        /* metadata fields (_id, _index, _seq_no ...) are not in the mapping */
+        if (f->kind != SC_SORT_FIELD || !f->field || f->field[0] == '_')
+            continue;
+        if (!m && !(m = sc_index_mapping(ix)))
+            break;
+        const sc_mapping_field *mf = sc_mapping_find(m, sc_slice_cstr(f->field));
+        if (mf && mf->type == SC_MAPPING_TEXT) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "Text fields are not optimised for operations that require "
+                           "per-document field data like aggregations and sorting, so these "
+                           "operations are disabled by default. Please use a keyword field "
+                           "instead. Alternatively, set fielddata=true on [%.200s] in order to "
+                           "load field data by uninverting the inverted index. Note that this "
+                           "can use significant memory.",
+                           f->field);
+            ok = false;
+        } else if ((!mf || mf->type == SC_MAPPING_OBJECT) &&
+                   !(sp->sort_unmapped_ok && sp->sort_unmapped_ok[i])) {
+            sc_rest_errorf(req, resp, 400, "query_shard_exception",
+                           "No mapping found for [%.200s] in order to sort on", f->field);
+            ok = false;
+        }
+    }
+    sc_mapping_unref(m);
+    return ok;
 }
 
 static bool parse_tth(const json_t *v, int64_t *out)
@@ -400,6 +442,31 @@ static bool window_int(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
         return false;
     }
     *out = x;
+    return true;
+}
+
+/* Search body keys Elasticsearch knows that scry does not implement yet: ignoring them would
+ * answer something else than what was asked (no highlights, no collapsing, every hit instead
+ * of those above min_score ...), so they are refused with a 400 unless their value asks for
+ * nothing (false, null, {} or []). */
+static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_t *body)
+{
+    static const char *const unsupported[] = {
+        "highlight", "post_filter",         "collapse",         "rescore",
+        "suggest",   "script_fields",       "runtime_mappings", "indices_boost",
+        "min_score", "terminate_after",     "explain",          "profile",
+        "version",   "seq_no_primary_term", "track_scores",     "stored_fields",
+        NULL};
+    for (const char *const *k = unsupported; *k; k++) {
+        const json_t *v = json_object_get(body, *k);
+        if (!v || json_is_false(v) || json_is_null(v) ||
+            ((json_is_object(v) && !json_object_size(v)) ||
+             (json_is_array(v) && !json_array_size(v))))
+            continue;
+        sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                       "[%s] is not supported yet by this server", *k);
+        return false;
+    }
     return true;
 }
 
@@ -489,11 +556,21 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
             return false;
         }
         if ((v2 = json_object_get(body, "_source"))) {
+            if (!json_is_boolean(v2) && !json_is_string(v2) && !json_is_array(v2) &&
+                !json_is_object(v2)) {
+                sc_rest_errorf(req, resp, 400, "parsing_exception",
+                               "[_source] Expected one of [VALUE_BOOLEAN, VALUE_STRING, "
+                               "START_ARRAY, START_OBJECT] but found [%s]",
+                               json_is_number(v2) ? "VALUE_NUMBER" : "VALUE_NULL");
+                return false;
+            }
             if (json_is_false(v2))
                 sp->source = false;
             else if (!json_is_true(v2))
                 sp->source_filter = v2;
         }
+        if (!refuse_unsupported(req, resp, body))
+            return false;
         static const char *const fkeys[] = {"docvalue_fields", "fields"};
         for (int fk = 0; fk < 2; fk++) {
             json_t *dv = json_object_get(body, fkeys[fk]);

@@ -414,3 +414,65 @@ def test_leftover_files_removed_at_open():
         assert count(srv, "left") == 10
     finally:
         srv.stop()
+
+
+# ---- item 5: requests that should fail ----
+
+
+def test_sort_on_text_or_unmapped_field_refused(server, fresh_index):
+    ix = fresh_index
+    st, h, b = server.request("PUT", "/" + ix, {"mappings": {"properties": {
+        "t": {"type": "text", "fields": {"raw": {"type": "keyword"}}}, "n": {"type": "long"}}}})
+    assert st == 200, b
+    server.request("PUT", "/%s/_doc/1?refresh=true" % ix, {"t": "b", "n": 2})
+    server.request("PUT", "/%s/_doc/2?refresh=true" % ix, {"t": "a", "n": 1})
+    st, h, b = server.request("POST", "/%s/_search" % ix, {"sort": [{"t": "asc"}]})
+    assert st == 400, b
+    assert b["error"]["type"] == "illegal_argument_exception", b
+    assert b["error"]["reason"].startswith("Text fields are not optimised"), b
+    st, h, b = server.request("GET", "/%s/_search?sort=t:asc" % ix)
+    assert st == 400, b
+    st, h, b = server.request("POST", "/%s/_search" % ix, {"sort": ["nope"]})
+    assert st == 400 and "No mapping found for [nope] in order to sort on" in \
+        b["error"]["reason"], b
+    st, h, b = server.request("POST", "/%s/_search" % ix,
+                              {"sort": [{"nope": {"order": "asc", "unmapped_type": "long"}}]})
+    assert st == 200 and b["hits"]["total"]["value"] == 2, b
+    assert all(x["sort"] == [None] or x["sort"][0] is None or isinstance(x["sort"][0], int)
+               for x in b["hits"]["hits"]), b
+    st, h, b = server.request("POST", "/%s/_search" % ix, {"sort": [{"t.raw": "asc"}, "n", "_id"]})
+    assert st == 200 and [x["_id"] for x in b["hits"]["hits"]] == ["2", "1"], b
+
+
+def test_duplicate_keys_and_bad_source_refused(server, fresh_index):
+    ix = fresh_index
+    server.request("PUT", "/%s/_doc/1?refresh=true" % ix, {"t": "x"})
+    st, h, b = server.request("POST", "/%s/_search" % ix,
+                              '{"query":{"match_all":{}},"size":1,"size":2}')
+    assert st == 400, b
+    assert_error(b, 400, "x_content_parse_exception")
+    assert "Duplicate field 'size'" in b["error"]["reason"], b
+    st, h, b = server.request("PUT", "/%s/_doc/2" % ix, '{"a":1,"a":2}')
+    assert st == 400 and "Duplicate field 'a'" in b["error"]["reason"], b
+    st, h, b = server.request("POST", "/%s/_search" % ix, {"_source": 5})
+    assert st == 400, b
+    assert_error(b, 400, "parsing_exception")
+    for ok in (False, True, "t", ["t"], {"includes": ["t"]}):
+        st, h, b = server.request("POST", "/%s/_search" % ix, {"_source": ok})
+        assert st == 200, (ok, b)
+
+
+def test_unsupported_search_keys_refused(server, fresh_index):
+    ix = fresh_index
+    server.request("PUT", "/%s/_doc/1?refresh=true" % ix, {"t": "x"})
+    for key, val in (("highlight", {"fields": {"t": {}}}), ("collapse", {"field": "t"}),
+                     ("post_filter", {"term": {"t": "y"}}), ("min_score", 5),
+                     ("script_fields", {"a": {"script": "1"}}), ("explain", True)):
+        st, h, b = server.request("POST", "/%s/_search" % ix,
+                                  {"query": {"match_all": {}}, key: val})
+        assert st == 400, (key, b)
+        assert_error(b, 400, "illegal_argument_exception")
+        assert "[%s]" % key in b["error"]["reason"], b
+    st, h, b = server.request("POST", "/%s/_search" % ix,
+                              {"explain": False, "profile": False, "highlight": {}})
+    assert st == 200, b
