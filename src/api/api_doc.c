@@ -215,6 +215,14 @@ static void get_common(sc_rest_req *req, sc_rest_resp *resp, bool source_only)
         sc__api_cluster_error(req, resp, &err);
         return;
     }
+    if (st == SC_EIO) {
+        /* the shard the id routes to is not available (it failed to open) */
+        sc_rest_errorf(req, resp, 503, "no_shard_available_action_exception",
+                       "No shard available for [get [%s][%s]]", ix->name,
+                       sc__api_printable(req, req->id));
+        sc_index_unref(ix);
+        return;
+    }
     if (st != SC_OK) {
         sc_index_unref(ix);
         sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
@@ -489,7 +497,18 @@ void sc_api_mget(sc_rest_req *req, sc_rest_resp *resp)
         sc_jsonw_key(&w, "_id");
         sc_jsonw_strn(&w, id);
         sc_doc_get g = {0};
-        if (!ix || sc_index_get(ix, id, routing, req->arena, &g) != SC_OK) {
+        sc_status gst = ix ? sc_index_get(ix, id, routing, req->arena, &g) : SC_ENOTFOUND;
+        if (gst == SC_EIO) {
+            sc_jsonw_key(&w, "error");
+            sc_jsonw_obj_begin(&w);
+            sc_jsonw_kv_str(&w, "type", "no_shard_available_action_exception");
+            sc_jsonw_kv_str(&w, "reason", "No shard available for the document");
+            sc_jsonw_obj_end(&w);
+            sc_jsonw_obj_end(&w);
+            sc_index_unref(ix);
+            continue;
+        }
+        if (gst != SC_OK) {
             if (ix && atomic_load(&ix->closed)) {
                 sc_jsonw_key(&w, "error");
                 sc_jsonw_obj_begin(&w);

@@ -301,6 +301,12 @@ def test_corrupt_shard_keeps_index_visible_and_red():
         assert len(bad) == 40 - per_shard[1], b
         assert all(x["status"] == 503 and
                    x["error"]["type"] == "unavailable_shards_exception" for x in bad), bad
+        lost = bad[0]["_id"]
+        st, h, b = srv.request("GET", "/corr/_doc/%s" % lost)
+        assert st == 503 and b["error"]["type"] == "no_shard_available_action_exception", b
+        st, h, b = srv.request("POST", "/corr/_mget", {"ids": [lost]})
+        assert st == 200 and b["docs"][0]["error"]["type"] == \
+            "no_shard_available_action_exception", b
         # Still red after a restart; deleting the index is allowed and removes it.
         assert srv.stop() == 0
         srv.start()
