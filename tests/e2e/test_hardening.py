@@ -286,6 +286,21 @@ def test_corrupt_shard_keeps_index_visible_and_red():
         st, h, b = srv.request("GET", "/corr/_count")
         assert st == 200 and b["count"] == per_shard[1], b
         assert b["_shards"]["failed"] == 1, b
+        # Scroll and point in time pin the shards that serve and report the failed one.
+        st, h, b = srv.request("POST", "/corr/_search?scroll=1m", {"size": 5})
+        assert st == 200 and b["_shards"]["failed"] == 1, b
+        seen = len(b["hits"]["hits"])
+        while b["hits"]["hits"]:
+            st, h, b = srv.request("POST", "/_search/scroll",
+                                   {"scroll_id": b["_scroll_id"], "scroll": "1m"})
+            assert st == 200, b
+            seen += len(b["hits"]["hits"])
+        assert seen == per_shard[1]
+        st, h, b = srv.request("POST", "/corr/_pit?keep_alive=1m")
+        assert st == 200, b
+        st, h, b = srv.request("POST", "/_search", {"pit": {"id": b["id"]}, "size": 100})
+        assert st == 200 and len(b["hits"]["hits"]) == per_shard[1], b
+        assert b["_shards"]["failed"] == 1, b
 
         st, h, b = srv.request("PUT", "/corr")
         assert st == 400, b
