@@ -29,7 +29,8 @@ typedef struct bulk_item {
     sc_slice routing;
     sc_slice source; /* borrowed from the body */
     int64_t if_seq_no, if_primary_term;
-    sc_index *ix; /* reference */
+    sc_index *ix;              /* reference */
+    const char *alias_routing; /* index_routing of the alias the item names (arena) or NULL */
     sc_doc_result r;
     /* An error of the action line found while parsing, applied once the source is read. */
     const char *pending_type, *pending_reason;
@@ -166,14 +167,20 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
         if (i > 0 && items[i - 1].ix && !strcmp(items[i - 1].index, it->index)) {
             it->ix = items[i - 1].ix;
             sc_index_ref(it->ix);
+            it->alias_routing = items[i - 1].alias_routing;
+            if (!it->routing.ptr && it->alias_routing)
+                it->routing = sc_slice_cstr(it->alias_routing);
             continue;
         }
         sc_cluster_error err;
-        it->ix = it->kind == IT_DELETE ? sc_node_index(req->node, it->index)
-                                       : sc__api_index_for_write(req, it->index, &err);
+        const char *alias_routing;
+        it->ix = it->kind == IT_DELETE
+                     ? sc__api_index_for_doc(req, it->index, true, &alias_routing, &err)
+                     : sc__api_index_for_write(req, it->index, &alias_routing, &err);
+        it->alias_routing = it->ix ? alias_routing : NULL;
+        if (it->ix && !it->routing.ptr && alias_routing)
+            it->routing = sc_slice_cstr(alias_routing);
         if (!it->ix) {
-            if (it->kind == IT_DELETE)
-                sc_cluster_error_not_found(&err, it->index);
             it->kind = IT_BAD;
             it->r.status = err.status;
             it->r.err = err;
@@ -264,7 +271,8 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
         sc_jsonw_obj_begin(&w);
         sc_jsonw_key(&w, it->op_name ? it->op_name : "index");
         sc_jsonw_obj_begin(&w);
-        sc__api_write_result(&w, it->index ? it->index : "", it->id, it->ix, &it->r, true);
+        sc__api_write_result(&w, it->ix ? it->ix->name : it->index ? it->index : "", it->id,
+                             it->ix, &it->r, true);
         sc_jsonw_obj_end(&w);
         sc_jsonw_obj_end(&w);
     }

@@ -51,7 +51,7 @@ static bool resolve_ex(sc_rest_req *req, sc_rest_resp *resp, const char *expr, u
         sc_rest_error_index_not_found(req, resp, err.index);
         return false;
     }
-    if (st == SC_ECLOSED) {
+    if (st == SC_ECLOSED || st == SC_EINVAL) {
         sc__api_cluster_error(req, resp, &err);
         return false;
     }
@@ -191,14 +191,10 @@ static bool want_json(sc_rest_req *req)
     return f && strcmp(f, "json") == 0;
 }
 
-/* A text table: header row when `v`, columns padded to the widest cell. */
-typedef struct table {
-    size_t n_cols, n_rows;
-    const char **cells; /* (n_rows + 1) * n_cols, row 0 = header */
-    bool right[16];
-} table;
+typedef sc__api_table table;
+#define table_write sc__api_table_write
 
-static void table_write(sc_rest_resp *resp, table *t, bool header)
+void sc__api_table_write(sc_rest_resp *resp, sc__api_table *t, bool header)
 {
     size_t width[16] = {0};
     for (size_t r = 0; r <= t->n_rows; r++)

@@ -6,6 +6,8 @@
 #include "api/handlers.h"
 #include "api/internal.h"
 #include "base/clock.h"
+#include "cluster/alias.h"
+#include "cluster/log.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
 
@@ -37,7 +39,7 @@ static bool resolve_ex(sc_rest_req *req, sc_rest_resp *resp, const char *expr, u
         sc_rest_error_index_not_found(req, resp, err.index);
         return false;
     }
-    if (st == SC_ECLOSED) {
+    if (st == SC_ECLOSED || st == SC_EINVAL) {
         sc__api_cluster_error(req, resp, &err);
         return false;
     }
@@ -61,6 +63,40 @@ static void begin_shards_ack(sc_rest_req *req, sc_rest_resp *resp, sc_jsonw *w)
     sc_jsonw_obj_begin(w);
     sc_jsonw_kv_bool(w, "acknowledged", true);
     sc_jsonw_kv_bool(w, "shards_acknowledged", true);
+}
+
+/* Adds the "aliases" of a create-index body to the new index; on failure deletes it again. */
+static sc_status create_aliases(sc_rest_req *req, const json_t *aliases, sc_cluster_error *err)
+{
+    size_t n = json_object_size(aliases);
+    if (!n)
+        return SC_OK;
+    sc_alias_action *acts = sc_arena_calloc(req->arena, n, sizeof *acts);
+    if (!acts)
+        return SC_ENOMEM;
+    size_t k = 0;
+    const char *name;
+    json_t *props;
+    sc_status st = SC_OK;
+    json_object_foreach((json_t *)aliases, name, props)
+    {
+        if (!json_is_object(props)) {
+            sc_cluster_error_set(err, 400, "parse_exception", "alias [%s] must be an object", name);
+            st = SC_EINVAL;
+            break;
+        }
+        acts[k++] = (sc_alias_action){
+            .op = SC_ALIAS_ADD, .index = req->index, .alias = name, .props = props};
+    }
+    if (st == SC_OK)
+        st = sc_node_aliases_update(req->node, acts, k, err);
+    if (st != SC_OK) {
+        sc_cluster_error ignored;
+        if (sc_node_delete_index(req->node, req->index, &ignored) != SC_OK)
+            sc_log(SC_LOG_WARN, "index", "could not remove [%s] after its aliases failed",
+                   req->index);
+    }
+    return st;
 }
 
 void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
@@ -93,6 +129,8 @@ void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
         mappings = json_object_get(mappings, "_doc");
     sc_cluster_error err;
     sc_status st = sc_node_create_index(req->node, req->index, settings, mappings, &err);
+    if (st == SC_OK)
+        st = create_aliases(req, json_object_get(body, "aliases"), &err);
     json_decref(body);
     if (st != SC_OK) {
         sc__api_cluster_error(req, resp, &err);
@@ -109,7 +147,8 @@ void sc_api_index_delete(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
+    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED | SC_NODE_RESOLVE_NO_ALIASES,
+                    &list, &n))
         return;
     for (size_t i = 0; i < n; i++) {
         sc_cluster_error err;
@@ -136,9 +175,10 @@ static void json_end_release(sc_rest_req *req, sc_rest_resp *resp, sc_jsonw *w, 
 static void write_index_body(sc_jsonw *w, sc_index *ix, bool aliases, bool mappings, bool settings)
 {
     if (aliases) {
+        json_t *al = sc_index_aliases(ix);
         sc_jsonw_key(w, "aliases");
-        sc_jsonw_obj_begin(w);
-        sc_jsonw_obj_end(w);
+        sc__api_json_write(w, al);
+        json_decref(al);
     }
     if (mappings) {
         sc_mapping *m = sc_index_mapping(ix);

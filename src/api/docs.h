@@ -9,9 +9,16 @@
 #include "cluster/node.h"
 #include "cluster/ops.h"
 
-/* The index for a write, auto-created with defaults when missing. New reference or NULL with
- * err filled. */
-sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, sc_cluster_error *err);
+/* The index for a write: the index `name`, the write index of the alias `name`, or a new
+ * index auto-created with defaults when neither exists. *routing (may be NULL) is set to the
+ * alias's index_routing (arena) or NULL. New reference or NULL with err filled. */
+sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, const char **routing,
+                                  sc_cluster_error *err);
+/* The index a single-document operation without auto-creation addresses (an index, or an
+ * alias's write index when `write`, its only index otherwise); *routing as above. New
+ * reference or NULL with err filled (index_not_found_exception, illegal_argument_exception). */
+sc_index *sc__api_index_for_doc(sc_rest_req *req, const char *name, bool write,
+                                const char **routing, sc_cluster_error *err);
 /* A new 20-character auto-generated document id. */
 void sc__api_auto_id(char out[24]);
 /* The `refresh` URL parameter. */

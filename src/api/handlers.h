@@ -33,6 +33,13 @@ void sc_api_forcemerge(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp);
 
+/* aliases (api_alias.c) */
+void sc_api_aliases_update(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_alias_put(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_alias_delete(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_alias_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_cat_aliases(sc_rest_req *req, sc_rest_resp *resp);
+
 /* documents (api_doc.c, api_bulk.c) */
 void sc_api_doc_index(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_doc_create(sc_rest_req *req, sc_rest_resp *resp);

@@ -38,4 +38,13 @@ void sc__api_cluster_error(sc_rest_req *req, sc_rest_resp *resp, const sc_cluste
 /* printf into the request arena. */
 char *sc__api_fmt(sc_rest_req *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A _cat text table: header row when `v`, columns padded to the widest cell. */
+typedef struct sc__api_table {
+    size_t n_cols, n_rows;
+    const char **cells; /* (n_rows + 1) * n_cols, row 0 = header */
+    bool right[16];
+} sc__api_table;
+/* Appends the table to resp->body (api_cluster.c). */
+void sc__api_table_write(sc_rest_resp *resp, sc__api_table *t, bool header);
+
 #endif

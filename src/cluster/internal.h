@@ -80,4 +80,22 @@ sc_status sc__node_all(sc_node *n, sc_index ***out, size_t *n_out) SC_MUST_USE;
 
 void sc__random_id(char out[24]);
 
+/* The registry mutex (node.c); it also guards every index's aliases. */
+pthread_mutex_t *sc__node_mu(sc_node *n);
+/* Held across one alias change and the metadata writes it makes (alias.c). */
+pthread_mutex_t *sc__node_alias_write_mu(sc_node *n);
+/* The registry (sorted by name); caller holds sc__node_mu. */
+sc_index *const *sc__node_list_locked(sc_node *n, size_t *count);
+/* The index named `name` (borrowed) or NULL; caller holds sc__node_mu. */
+sc_index *sc__node_find_locked(sc_node *n, const char *name);
+/* Removes `name` from the registry and returns its reference (NULL when absent); caller holds
+ * sc__node_mu, then hands the index to sc__index_forget after unlocking. */
+sc_index *sc__node_unregister_locked(sc_node *n, const char *name);
+/* Marks an unregistered index deleted, removes its metadata and drops the reference. */
+void sc__index_forget(sc_index *ix);
+/* Whether some index has an alias named `name`; caller holds sc__node_mu (alias.c). */
+bool sc__alias_exists_locked(sc_node *n, const char *name);
+/* A deep copy of ix's aliases (taking its alias lock): for the metadata file. */
+json_t *sc__index_aliases_copy(sc_index *ix);
+
 #endif

@@ -27,6 +27,11 @@ sc_status sc__index_write_meta(sc_index *ix)
     json_t *mj = sc_mapping_to_json(ix->mapping);
     pthread_mutex_unlock(ix->mapping_mu);
     json_object_set_new(m, "mappings", mj ? mj : json_object());
+    json_t *aliases = sc__index_aliases_copy(ix);
+    if (json_object_size(aliases))
+        json_object_set_new(m, "aliases", aliases);
+    else
+        json_decref(aliases);
     char *text = json_dumps(m, JSON_COMPACT);
     json_decref(m);
     if (!text)
@@ -93,13 +98,19 @@ static sc_status load_index(sc_node *n, const char *uuid_dir)
     sc_index *ix;
     sc_status st = sc__index_build(n, name, uuid, created, s2, mappings, &ix, &err);
     json_decref(s2);
-    json_decref(m);
     if (st != SC_OK) {
+        json_decref(m);
         json_decref(rns);
         sc_log(SC_LOG_ERROR, "index", "cannot load index [%s]: %s", uuid_dir, err.reason);
         return st;
     }
     atomic_store(&ix->closed, closed);
+    json_t *aliases = json_object_get(m, "aliases");
+    if (json_is_object(aliases)) {
+        json_decref(ix->aliases);
+        ix->aliases = json_deep_copy(aliases);
+    }
+    json_decref(m);
     /* Metadata written before routing_num_shards was stored has none: keep routing by
      * num_shards (0) unless the settings name number_of_routing_shards. */
     if (json_is_integer(rns) && json_integer_value(rns) >= ix->settings.number_of_shards &&
