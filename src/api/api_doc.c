@@ -11,6 +11,7 @@
 #include "cluster/alias.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
+#include "cluster/template.h"
 
 sc_index *sc__api_index_for_doc(sc_rest_req *req, const char *name, bool write,
                                 const char **routing, sc_cluster_error *err)
@@ -32,7 +33,7 @@ sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, const char
     sc_index *ix = sc__api_index_for_doc(req, name, true, routing, err);
     if (ix || strcmp(err->type, "index_not_found_exception") != 0)
         return ix;
-    sc_status st = sc_node_create_index(req->node, name, NULL, NULL, err);
+    sc_status st = sc_node_create_index_templated(req->node, name, NULL, NULL, NULL, err);
     if (st != SC_OK && st != SC_EEXIST)
         return NULL;
     return sc__api_index_for_doc(req, name, true, routing, err);

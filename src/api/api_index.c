@@ -7,9 +7,9 @@
 #include "api/internal.h"
 #include "base/clock.h"
 #include "cluster/alias.h"
-#include "cluster/log.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
+#include "cluster/template.h"
 
 /* Writes a cluster error as the ES envelope, with index fields when set. */
 void sc__api_cluster_error(sc_rest_req *req, sc_rest_resp *resp, const sc_cluster_error *err)
@@ -65,40 +65,6 @@ static void begin_shards_ack(sc_rest_req *req, sc_rest_resp *resp, sc_jsonw *w)
     sc_jsonw_kv_bool(w, "shards_acknowledged", true);
 }
 
-/* Adds the "aliases" of a create-index body to the new index; on failure deletes it again. */
-static sc_status create_aliases(sc_rest_req *req, const json_t *aliases, sc_cluster_error *err)
-{
-    size_t n = json_object_size(aliases);
-    if (!n)
-        return SC_OK;
-    sc_alias_action *acts = sc_arena_calloc(req->arena, n, sizeof *acts);
-    if (!acts)
-        return SC_ENOMEM;
-    size_t k = 0;
-    const char *name;
-    json_t *props;
-    sc_status st = SC_OK;
-    json_object_foreach((json_t *)aliases, name, props)
-    {
-        if (!json_is_object(props)) {
-            sc_cluster_error_set(err, 400, "parse_exception", "alias [%s] must be an object", name);
-            st = SC_EINVAL;
-            break;
-        }
-        acts[k++] = (sc_alias_action){
-            .op = SC_ALIAS_ADD, .index = req->index, .alias = name, .props = props};
-    }
-    if (st == SC_OK)
-        st = sc_node_aliases_update(req->node, acts, k, err);
-    if (st != SC_OK) {
-        sc_cluster_error ignored;
-        if (sc_node_delete_index(req->node, req->index, &ignored) != SC_OK)
-            sc_log(SC_LOG_WARN, "index", "could not remove [%s] after its aliases failed",
-                   req->index);
-    }
-    return st;
-}
-
 void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
 {
     json_t *body;
@@ -128,9 +94,8 @@ void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
         json_is_object(json_object_get(mappings, "_doc")))
         mappings = json_object_get(mappings, "_doc");
     sc_cluster_error err;
-    sc_status st = sc_node_create_index(req->node, req->index, settings, mappings, &err);
-    if (st == SC_OK)
-        st = create_aliases(req, json_object_get(body, "aliases"), &err);
+    sc_status st = sc_node_create_index_templated(req->node, req->index, settings, mappings,
+                                                  json_object_get(body, "aliases"), &err);
     json_decref(body);
     if (st != SC_OK) {
         sc__api_cluster_error(req, resp, &err);

@@ -40,6 +40,19 @@ void sc_api_alias_delete(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_alias_get(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_cat_aliases(sc_rest_req *req, sc_rest_resp *resp);
 
+/* templates (api_template.c) */
+void sc_api_index_template_put(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_index_template_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_index_template_delete(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_index_template_simulate_index(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_index_template_simulate(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_component_template_put(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_component_template_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_component_template_delete(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_legacy_template_put(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_legacy_template_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_legacy_template_delete(sc_rest_req *req, sc_rest_resp *resp);
+
 /* documents (api_doc.c, api_bulk.c) */
 void sc_api_doc_index(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_doc_create(sc_rest_req *req, sc_rest_resp *resp);

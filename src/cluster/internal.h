@@ -80,6 +80,12 @@ sc_status sc__node_all(sc_node *n, sc_index ***out, size_t *n_out) SC_MUST_USE;
 
 void sc__random_id(char out[24]);
 
+/* The node-level metadata store (meta_store.c): opened with the node, closed with it. */
+typedef struct sc__meta sc__meta;
+sc_status sc__meta_open(const char *data_dir, sc__meta **out) SC_MUST_USE;
+void sc__meta_close(sc__meta *m);
+sc__meta *sc__node_meta(sc_node *n);
+
 /* The registry mutex (node.c); it also guards every index's aliases. */
 pthread_mutex_t *sc__node_mu(sc_node *n);
 /* Held across one alias change and the metadata writes it makes (alias.c). */

@@ -40,11 +40,17 @@ struct sc_node {
     sc__breakers breakers;
     sc__scrolls scrolls;
     sc__watcher *watcher;
+    sc__meta *meta; /* templates, pipelines, data streams (meta_store.c) */
 };
 
 sc__scrolls *sc__node_scrolls(sc_node *n)
 {
     return &n->scrolls;
+}
+
+sc__meta *sc__node_meta(sc_node *n)
+{
+    return n->meta;
 }
 
 sc__tasks *sc__node_tasks(sc_node *n)
@@ -801,6 +807,10 @@ sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
         sc_node_close(n);
         return SC_EIO;
     }
+    if (sc__meta_open(n->data_dir, &n->meta) != SC_OK) {
+        sc_node_close(n);
+        return SC_ENOMEM;
+    }
     unsigned threads = cfg->search_threads;
     if (!threads) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -840,6 +850,7 @@ void sc_node_close(sc_node *n)
     free(n->indices);
     /* Every shard is closed by now (indices are released above), so none is attached. */
     sc_shard_sched_free(n->sched);
+    sc__meta_close(n->meta);
     pthread_mutex_destroy(&n->mu);
     pthread_mutex_destroy(&n->alias_write_mu);
     pthread_mutex_destroy(&n->tasks.mu);
