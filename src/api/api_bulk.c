@@ -27,7 +27,8 @@ typedef struct bulk_item {
     const char *index;   /* arena */
     sc_slice id;         /* arena */
     sc_slice routing;
-    sc_slice source; /* borrowed from the body */
+    sc_slice source; /* borrowed from the body, or the pipelines' output in the arena */
+    const char *pipeline; /* the action line's "pipeline" or NULL */
     int64_t if_seq_no, if_primary_term;
     sc_index *ix;              /* reference */
     const char *alias_routing; /* index_routing of the alias the item names (arena) or NULL */
@@ -42,6 +43,33 @@ static void item_error(bulk_item *it, int status, const char *type, const char *
     it->r.status = status;
     it->r.result = NULL;
     sc_cluster_error_set(&it->r.err, status, type, "%s", reason);
+}
+
+/* Runs the ingest pipelines of index and create items: a failing document fails its item, a
+ * dropped one answers noop; the other items go on. */
+static void run_pipelines(sc_rest_req *req, bulk_item *items, size_t n)
+{
+    sc__api_ingest_cache cache = {0};
+    const char *dflt = sc_rest_param_get(req, "pipeline");
+    for (size_t i = 0; i < n; i++) {
+        bulk_item *it = &items[i];
+        if ((it->kind != IT_INDEX && it->kind != IT_CREATE) || !it->ix)
+            continue;
+        sc_cluster_error err;
+        sc__api_ingest_outcome o = sc__api_ingest(req, &cache, it->ix,
+                                                  it->pipeline ? it->pipeline : dflt, it->id,
+                                                  &it->source, &err);
+        if (o == SC_API_INGEST_FAILED) {
+            it->kind = IT_BAD;
+            it->r.status = err.status;
+            it->r.result = NULL;
+            it->r.err = err;
+        } else if (o == SC_API_INGEST_DROPPED) {
+            it->kind = IT_BAD;
+            it->r = (sc_doc_result){.status = 200, .result = "noop", .version = -3, .seq_no = -2};
+        }
+    }
+    sc__api_ingest_cache_fini(&cache);
 }
 
 /* Parses one action line into it; returns false when the whole request must fail (errbuf). */
@@ -67,6 +95,7 @@ static bool parse_action(sc_rest_req *req, sc_slice line, size_t lineno, bulk_it
     it->routing = a.routing;
     it->if_seq_no = a.if_seq_no;
     it->if_primary_term = a.if_primary_term;
+    it->pipeline = a.pipeline;
     *extra_keys |= a.extra_key != NULL;
     if (a.item_error_type)
         it->pending_type = a.item_error_type, it->pending_reason = a.item_error_reason;
@@ -186,6 +215,7 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
             it->r.err = err;
         }
     }
+    run_pipelines(req, items, n);
     /* Execute: runs of consecutive non-update items on the same index form one batch. */
     sc_doc_write *writes = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *writes);
     sc_doc_result *results = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *results);

@@ -176,9 +176,25 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
         return;
     }
     w.routing = doc_routing(req, alias_routing);
-    sc_doc_result r;
+    sc_doc_result r = {0};
+    sc__api_ingest_outcome ing = SC_API_INGEST_KEEP;
+    if (op != SC_DOC_DELETE) {
+        sc__api_ingest_cache cache = {0};
+        ing = sc__api_ingest(req, &cache, ix, sc_rest_param_get(req, "pipeline"), w.id,
+                             &w.source, &err);
+        sc__api_ingest_cache_fini(&cache);
+        if (ing == SC_API_INGEST_FAILED) {
+            sc_index_unref(ix);
+            sc__api_cluster_error(req, resp, &err);
+            return;
+        }
+    }
     uint64_t t0 = sc_clock_now_ns();
-    sc_status st = sc_index_write(ix, &w, 1, &r, req->arena);
+    sc_status st = SC_OK;
+    if (ing == SC_API_INGEST_DROPPED)
+        r = (sc_doc_result){.status = 200, .result = "noop", .version = -3, .seq_no = -2};
+    else
+        st = sc_index_write(ix, &w, 1, &r, req->arena);
     atomic_fetch_add(&ix->n_index_ops, 1);
     atomic_fetch_add(&ix->index_time_ns, sc_clock_now_ns() - t0);
     if (st != SC_OK) {

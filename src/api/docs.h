@@ -19,6 +19,25 @@ sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, const char
  * reference or NULL with err filled (index_not_found_exception, illegal_argument_exception). */
 sc_index *sc__api_index_for_doc(sc_rest_req *req, const char *name, bool write,
                                 const char **routing, sc_cluster_error *err);
+/* Ingest pipelines on writes (api_ingest.c): pipelines compiled for one request. */
+typedef struct sc_pipeline sc_pipeline;
+#define SC_API_INGEST_CACHE 8
+typedef struct sc__api_ingest_cache {
+    sc_pipeline *compiled[SC_API_INGEST_CACHE];
+    char *names[SC_API_INGEST_CACHE];
+    size_t n;
+} sc__api_ingest_cache;
+void sc__api_ingest_cache_fini(sc__api_ingest_cache *c);
+typedef enum sc__api_ingest_outcome {
+    SC_API_INGEST_KEEP,    /* index *source (replaced by the pipelines' output, in the arena) */
+    SC_API_INGEST_DROPPED, /* a drop processor ran: write nothing, answer noop */
+    SC_API_INGEST_FAILED,  /* err says why (the item fails, not the request) */
+} sc__api_ingest_outcome;
+/* Runs the pipelines a write into ix goes through: `pipeline` (the request's, or NULL: the
+ * index's index.default_pipeline; "_none" = none), then index.final_pipeline. */
+sc__api_ingest_outcome sc__api_ingest(sc_rest_req *req, sc__api_ingest_cache *c, sc_index *ix,
+                                      const char *pipeline, sc_slice id, sc_slice *source,
+                                      sc_cluster_error *err);
 /* A new 20-character auto-generated document id. */
 void sc__api_auto_id(char out[24]);
 /* The `refresh` URL parameter. */

@@ -53,6 +53,12 @@ void sc_api_legacy_template_put(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_legacy_template_get(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_legacy_template_delete(sc_rest_req *req, sc_rest_resp *resp);
 
+/* ingest pipelines (api_ingest.c) */
+void sc_api_pipeline_put(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_pipeline_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_pipeline_delete(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_pipeline_simulate(sc_rest_req *req, sc_rest_resp *resp);
+
 /* documents (api_doc.c, api_bulk.c) */
 void sc_api_doc_index(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_doc_create(sc_rest_req *req, sc_rest_resp *resp);
