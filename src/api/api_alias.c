@@ -112,6 +112,22 @@ static bool parse_action(sc_rest_req *req, sc_rest_resp *resp, const json_t *ite
         validation_error(req, resp, "One of [alias] or [aliases] is required");
         return false;
     }
+    static const char *const known[] = {
+        "index", "indices", "alias", "aliases", "filter", "routing", "index_routing",
+        "search_routing", "is_write_index", "is_hidden", "must_exist", NULL};
+    const char *key;
+    json_t *val;
+    json_object_foreach(body, key, val)
+    {
+        bool ok = false;
+        for (const char *const *k = known; *k && !ok; k++)
+            ok = !strcmp(key, *k);
+        if (!ok) {
+            sc_rest_errorf(req, resp, 400, "x_content_parse_exception",
+                           "[%s] unknown field [%.100s]", kind, key);
+            return false;
+        }
+    }
     if (op == SC_ALIAS_ADD && !filter_ok(req, resp, body))
         return false;
     if (op == SC_ALIAS_REMOVE_INDEX)
@@ -211,6 +227,7 @@ void sc_api_alias_put(sc_rest_req *req, sc_rest_resp *resp)
         return;
     }
     json_t *props = body ? body : json_object();
+    json_object_del(props, "_data_stream");
     actions acts = {0};
     if (filter_ok(req, resp, props)) {
         if (split_into(req, req->index, req->extra, SC_ALIAS_ADD, props, &acts))

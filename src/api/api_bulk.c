@@ -45,8 +45,8 @@ static void item_error(bulk_item *it, int status, const char *type, const char *
     sc_cluster_error_set(&it->r.err, status, type, "%s", reason);
 }
 
-/* Runs the ingest pipelines of index and create items: a failing document fails its item, a
- * dropped one answers noop; the other items go on. */
+/* Runs the ingest pipelines of index and create items and checks the rules of data streams:
+ * a failing document fails its item, a dropped one answers noop; the other items go on. */
 static void run_pipelines(sc_rest_req *req, bulk_item *items, size_t n)
 {
     sc__api_ingest_cache cache = {0};
@@ -59,6 +59,9 @@ static void run_pipelines(sc_rest_req *req, bulk_item *items, size_t n)
         sc__api_ingest_outcome o = sc__api_ingest(req, &cache, it->ix,
                                                   it->pipeline ? it->pipeline : dflt, it->id,
                                                   &it->source, &err);
+        if (o == SC_API_INGEST_KEEP &&
+            !sc__api_data_stream_write_ok(req, it->index, it->kind == IT_CREATE, it->source, &err))
+            o = SC_API_INGEST_FAILED;
         if (o == SC_API_INGEST_FAILED) {
             it->kind = IT_BAD;
             it->r.status = err.status;

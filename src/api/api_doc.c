@@ -9,9 +9,9 @@
 #include "api/internal.h"
 #include "base/clock.h"
 #include "cluster/alias.h"
+#include "cluster/datastream.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
-#include "cluster/template.h"
 
 sc_index *sc__api_index_for_doc(sc_rest_req *req, const char *name, bool write,
                                 const char **routing, sc_cluster_error *err)
@@ -33,7 +33,7 @@ sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, const char
     sc_index *ix = sc__api_index_for_doc(req, name, true, routing, err);
     if (ix || strcmp(err->type, "index_not_found_exception") != 0)
         return ix;
-    sc_status st = sc_node_create_index_templated(req->node, name, NULL, NULL, NULL, err);
+    sc_status st = sc_node_autocreate(req->node, name, err);
     if (st != SC_OK && st != SC_EEXIST)
         return NULL;
     return sc__api_index_for_doc(req, name, true, routing, err);
@@ -183,6 +183,9 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
         ing = sc__api_ingest(req, &cache, ix, sc_rest_param_get(req, "pipeline"), w.id,
                              &w.source, &err);
         sc__api_ingest_cache_fini(&cache);
+        if (ing == SC_API_INGEST_KEEP &&
+            !sc__api_data_stream_write_ok(req, req->index, w.op == SC_DOC_CREATE, w.source, &err))
+            ing = SC_API_INGEST_FAILED;
         if (ing == SC_API_INGEST_FAILED) {
             sc_index_unref(ix);
             sc__api_cluster_error(req, resp, &err);

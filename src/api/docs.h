@@ -38,6 +38,11 @@ typedef enum sc__api_ingest_outcome {
 sc__api_ingest_outcome sc__api_ingest(sc_rest_req *req, sc__api_ingest_cache *c, sc_index *ix,
                                       const char *pipeline, sc_slice id, sc_slice *source,
                                       sc_cluster_error *err);
+/* The rules of writes into a data stream (api_datastream.c): op_type create only and an
+ * @timestamp in the document. True when `name` is not a stream or the write follows them;
+ * false with err (400) otherwise. */
+bool sc__api_data_stream_write_ok(sc_rest_req *req, const char *name, bool create,
+                                  sc_slice source, sc_cluster_error *err);
 /* A new 20-character auto-generated document id. */
 void sc__api_auto_id(char out[24]);
 /* The `refresh` URL parameter. */

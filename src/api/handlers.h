@@ -59,6 +59,13 @@ void sc_api_pipeline_get(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_pipeline_delete(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_pipeline_simulate(sc_rest_req *req, sc_rest_resp *resp);
 
+/* data streams (api_datastream.c) */
+void sc_api_data_stream_put(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_data_stream_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_data_stream_delete(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_data_stream_stats(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_rollover(sc_rest_req *req, sc_rest_resp *resp);
+
 /* documents (api_doc.c, api_bulk.c) */
 void sc_api_doc_index(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_doc_create(sc_rest_req *req, sc_rest_resp *resp);

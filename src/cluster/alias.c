@@ -36,7 +36,17 @@ json_t *sc__index_aliases_copy(sc_index *ix)
 
 json_t *sc_index_aliases(sc_index *ix)
 {
-    return sc__index_aliases_copy(ix);
+    json_t *all = sc__index_aliases_copy(ix);
+    const char *name;
+    json_t *props;
+    void *tmp;
+    /* A data stream's name on its backing indices is not an alias to show. */
+    json_object_foreach_safe(all, tmp, name, props)
+    {
+        if (json_is_true(json_object_get(props, "_data_stream")))
+            json_object_del(all, name);
+    }
+    return all;
 }
 
 bool sc__alias_exists_locked(sc_node *n, const char *name)
@@ -134,8 +144,8 @@ static sc_status normalize_props(const json_t *in, json_t **out, sc_cluster_erro
     bool ok = routing_value(r, p, "index_routing") && routing_value(r, p, "search_routing") &&
               routing_value(json_object_get(in, "index_routing"), p, "index_routing") &&
               routing_value(json_object_get(in, "search_routing"), p, "search_routing");
-    const char *keys[] = {"is_write_index", "is_hidden"};
-    for (size_t i = 0; ok && i < 2; i++) {
+    const char *keys[] = {"is_write_index", "is_hidden", "_data_stream"};
+    for (size_t i = 0; ok && i < 3; i++) {
         const json_t *b = json_object_get(in, keys[i]);
         if (b && !json_is_boolean(b))
             ok = false;

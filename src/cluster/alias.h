@@ -28,7 +28,8 @@ typedef struct sc_alias_action {
     const char *index; /* index name or wildcard pattern (not an alias) */
     const char *alias; /* add: alias name; remove: name or wildcard pattern; remove_index: NULL */
     /* add: the action object as sent; read keys: filter (object), routing, index_routing,
-     * search_routing (string or number), is_write_index, is_hidden (booleans). */
+     * search_routing (string or number), is_write_index, is_hidden (booleans); _data_stream
+     * (boolean) marks a data stream's name on its backing indices (datastream.c only). */
     const json_t *props;
     bool must_exist; /* remove: a missing alias is aliases_not_found_exception (404) */
 } sc_alias_action;
@@ -41,8 +42,8 @@ typedef struct sc_alias_action {
 sc_status sc_node_aliases_update(sc_node *n, const sc_alias_action *acts, size_t n_acts,
                                  sc_cluster_error *err) SC_MUST_USE;
 
-/* A deep copy of the aliases of ix ({name: properties}); owned, json_decref. Never NULL unless
- * out of memory. */
+/* A deep copy of the aliases of ix ({name: properties}; a data stream's name on its backing
+ * indices left out); owned, json_decref. Never NULL unless out of memory. */
 json_t *sc_index_aliases(sc_index *ix);
 
 /* The result of resolving an index expression for a read: indices (new references, sorted by

@@ -273,6 +273,19 @@ static bool setting_int(const json_t *v, int64_t *out)
     return false;
 }
 
+/* A nested setting value as GET _settings shows it: strings and objects as given, numbers
+ * and booleans as strings. */
+static json_t *setting_text(const json_t *v)
+{
+    if (json_is_string(v) || json_is_object(v) || json_is_array(v))
+        return json_deep_copy(v);
+    if (json_is_integer(v))
+        return json_sprintf("%lld", (long long)json_integer_value(v));
+    if (json_is_real(v))
+        return json_sprintf("%g", json_real_value(v));
+    return json_string(json_is_true(v) ? "true" : json_is_false(v) ? "false" : "");
+}
+
 /* Parses settings into s and builds the normalized settings JSON for GET _settings. */
 static bool parse_settings(const json_t *in, sc_index_settings *s, json_t **norm, json_t **analysis,
                            bool durability_async, sc_cluster_error *err)
@@ -365,12 +378,7 @@ static bool parse_settings(const json_t *in, sc_index_settings *s, json_t **norm
                 json_t *v2;
                 json_object_foreach (val, k2, v2) {
                     if (strcmp(k2, "number_of_shards") && strcmp(k2, "number_of_replicas"))
-                        json_object_set_new(ix, k2,
-                                            json_is_string(v2) || json_is_object(v2)
-                                                ? json_deep_copy(v2)
-                                                : json_sprintf("%s", json_is_true(v2)    ? "true"
-                                                                     : json_is_false(v2) ? "false"
-                                                                                         : ""));
+                        json_object_set_new(ix, k2, setting_text(v2));
                 }
                 continue;
             }
