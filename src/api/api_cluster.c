@@ -8,6 +8,7 @@
 #include "api/internal.h"
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "cluster/bgtask.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
 #include "cluster/tasks.h"
@@ -584,6 +585,15 @@ void sc_api_nodes_stats(sc_rest_req *req, sc_rest_resp *resp)
 
 void sc_api_tasks(sc_rest_req *req, sc_rest_resp *resp)
 {
+    json_t *bg = req->extra ? sc_bgtask_get(req->node, req->extra) : NULL;
+    if (bg) {
+        sc_jsonw w;
+        sc_rest_json_begin(req, resp, 200, &w);
+        sc__api_json_write(&w, bg);
+        sc_rest_json_end(req, resp, &w);
+        json_decref(bg);
+        return;
+    }
     sc_jsonw w;
     sc_rest_json_begin(req, resp, 200, &w);
     sc_jsonw_obj_begin(&w);

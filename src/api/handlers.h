@@ -66,6 +66,11 @@ void sc_api_data_stream_delete(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_data_stream_stats(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_rollover(sc_rest_req *req, sc_rest_resp *resp);
 
+/* reindex and by-query writes (api_byquery.c) */
+void sc_api_reindex(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_delete_by_query(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_update_by_query(sc_rest_req *req, sc_rest_resp *resp);
+
 /* documents (api_doc.c, api_bulk.c) */
 void sc_api_doc_index(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_doc_create(sc_rest_req *req, sc_rest_resp *resp);

@@ -86,6 +86,12 @@ sc_status sc__meta_open(const char *data_dir, sc__meta **out) SC_MUST_USE;
 void sc__meta_close(sc__meta *m);
 sc__meta *sc__node_meta(sc_node *n);
 
+/* Background tasks (bgtask.c): opened with the node; closing cancels and joins them. */
+typedef struct sc__bgtasks sc__bgtasks;
+sc_status sc__bgtasks_open(sc__bgtasks **out) SC_MUST_USE;
+void sc__bgtasks_close(sc__bgtasks *b);
+sc__bgtasks *sc__node_bgtasks(sc_node *n);
+
 /* The registry mutex (node.c); it also guards every index's aliases. */
 pthread_mutex_t *sc__node_mu(sc_node *n);
 /* Held across one alias change and the metadata writes it makes (alias.c). */

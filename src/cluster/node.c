@@ -41,11 +41,17 @@ struct sc_node {
     sc__scrolls scrolls;
     sc__watcher *watcher;
     sc__meta *meta; /* templates, pipelines, data streams (meta_store.c) */
+    sc__bgtasks *bg; /* reindex / by-query tasks run in the background (bgtask.c) */
 };
 
 sc__scrolls *sc__node_scrolls(sc_node *n)
 {
     return &n->scrolls;
+}
+
+sc__bgtasks *sc__node_bgtasks(sc_node *n)
+{
+    return n->bg;
 }
 
 sc__meta *sc__node_meta(sc_node *n)
@@ -815,7 +821,7 @@ sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
         sc_node_close(n);
         return SC_EIO;
     }
-    if (sc__meta_open(n->data_dir, &n->meta) != SC_OK) {
+    if (sc__meta_open(n->data_dir, &n->meta) != SC_OK || sc__bgtasks_open(&n->bg) != SC_OK) {
         sc_node_close(n);
         return SC_ENOMEM;
     }
@@ -848,6 +854,7 @@ void sc_node_close(sc_node *n)
     if (!n)
         return;
     sc__watcher_stop(n->watcher);
+    sc__bgtasks_close(n->bg); /* before the indices they write go */
     (void)sc_scroll_clear(n, NULL);
     if (n->pool)
         sc_threadpool_free(n->pool, SC_THREADPOOL_DRAIN);
