@@ -58,7 +58,9 @@ static json_t *parent_of(json_t *root, const char *path, bool create, char *last
             if (!create || (next && !json_is_null(next)))
                 return NULL;
             next = json_object();
-            json_object_set_new(cur, seg, next);
+            /* Fails (freeing next) on a key that is not UTF-8. */
+            if (!next || json_object_set_new(cur, seg, next) != 0)
+                return NULL;
         }
         cur = next;
         seg = dot + 1;

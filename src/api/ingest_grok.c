@@ -203,6 +203,82 @@ bool sc__ingest_regex_translate(const char *re, char *out, size_t cap, size_t *u
     return true;
 }
 
+/* glibc's regcomp copies the tree of an atom once per repetition ("a{100}" is 100 copies,
+ * "a+" two), so nested or stacked repetitions cost memory exponentially. This walks a POSIX
+ * pattern estimating that size: each atom 1, a quantified atom times its repetitions, a group
+ * the sum of its atoms. */
+#define MAX_REGEX_COST 200000.0
+#define MAX_DEPTH 64
+
+static double repeat_factor(const char *re, size_t *i)
+{
+    char c = re[*i];
+    if (c == '*' || c == '?')
+        return 1.0;
+    if (c == '+')
+        return 2.0;
+    /* {m}, {m,}, {m,n} */
+    char *end;
+    double m = strtod(re + *i + 1, &end), n = m;
+    if (*end == ',')
+        n = end[1] == '}' ? m + 1 : strtod(end + 1, &end);
+    const char *close = strchr(re + *i, '}');
+    if (close)
+        *i = (size_t)(close - re);
+    return (n > m ? n : m) + 1.0;
+}
+
+bool sc__ingest_regex_cheap(const char *re)
+{
+    double total[MAX_DEPTH], last[MAX_DEPTH];
+    int d = 0;
+    total[0] = last[0] = 0;
+    for (size_t i = 0; re[i]; i++) {
+        char c = re[i];
+        if (c == '(') {
+            if (++d == MAX_DEPTH)
+                return false;
+            total[d] = last[d] = 0;
+        } else if (c == ')') {
+            if (d == 0)
+                return false;
+            double g = total[d] + last[d] + 1;
+            d--;
+            total[d] += last[d];
+            last[d] = g;
+        } else if (c == '|') {
+            total[d] += last[d];
+            last[d] = 0;
+        } else if (c == '*' || c == '+' || c == '?' || c == '{') {
+            last[d] *= repeat_factor(re, &i);
+        } else {
+            total[d] += last[d];
+            last[d] = 1;
+            if (c == '\\' && re[i + 1])
+                i++;
+            else if (c == '[') {
+                size_t j = i + 1;
+                if (re[j] == '^')
+                    j++;
+                if (re[j] == ']')
+                    j++;
+                while (re[j] && re[j] != ']') {
+                    if (re[j] == '[' && re[j + 1] == ':') {
+                        const char *e = strstr(re + j, ":]");
+                        j = e ? (size_t)(e - re) + 2 : j + 1;
+                    } else {
+                        j++;
+                    }
+                }
+                i = re[j] ? j : j - 1;
+            }
+        }
+        if (total[d] + last[d] > MAX_REGEX_COST)
+            return false;
+    }
+    return total[0] + last[0] <= MAX_REGEX_COST;
+}
+
 /* ---- grok ---- */
 
 static const char *lookup(const json_t *defs, const char *name)
@@ -333,6 +409,13 @@ sc_status sc__grok_compile(const json_t *patterns, const json_t *definitions, sc
         st = pat ? expand(&x, pat, 0) : SC_EINVAL;
         if (!pat)
             sc__ingest_fail(err, "parse_exception", "[patterns] must be strings");
+        if (st == SC_OK && !sc__ingest_regex_cheap(buf)) {
+            sc__ingest_fail(err, "illegal_argument_exception",
+                            "grok pattern [%.200s] repeats too much (nested or stacked "
+                            "quantifiers)",
+                            pat);
+            st = SC_EINVAL;
+        }
         if (st == SC_OK && regcomp(&o->rx, buf, REG_EXTENDED) != 0) {
             sc__ingest_fail(err, "illegal_argument_exception",
                             "invalid regular expression in grok pattern [%.200s]", pat);

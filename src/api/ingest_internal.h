@@ -76,5 +76,8 @@ void sc__dissect_free(sc__dissect *d);
  * false when it does not fit. */
 bool sc__ingest_regex_translate(const char *re, char *out, size_t cap, size_t *used,
                                 int *n_groups);
+/* Whether compiling a POSIX pattern stays within a bounded size (nested or stacked
+ * repetitions make glibc's regcomp exponential). */
+bool sc__ingest_regex_cheap(const char *posix_re);
 
 #endif

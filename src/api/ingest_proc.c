@@ -289,7 +289,7 @@ static sc_status regex_init(sc__proc *p, const char *key, sc_ingest_error *err)
     if (!rx)
         return SC_ENOMEM;
     if (!sc__ingest_regex_translate(re, buf, sizeof buf, &used, &groups) ||
-        regcomp(rx, buf, REG_EXTENDED) != 0) {
+        !sc__ingest_regex_cheap(buf) || regcomp(rx, buf, REG_EXTENDED) != 0) {
         free(rx);
         sc__ingest_fail(err, "parse_exception", "[%s] invalid regular expression [%.200s]", key,
                         re);

@@ -40,7 +40,8 @@ static void set_path(json_t *obj, const char *path, const json_t *value)
                 json_t *cur = json_object_get(obj, part);
                 if (!json_is_object(cur)) {
                     cur = json_object();
-                    json_object_set_new(obj, part, cur);
+                    if (!cur || json_object_set_new(obj, part, cur) != 0)
+                        return;
                 }
                 sc_json_merge(cur, value);
             } else {
@@ -51,7 +52,8 @@ static void set_path(json_t *obj, const char *path, const json_t *value)
         json_t *cur = json_object_get(obj, part);
         if (!json_is_object(cur)) {
             cur = json_object();
-            json_object_set_new(obj, part, cur);
+            if (!cur || json_object_set_new(obj, part, cur) != 0)
+                return;
         }
         obj = cur;
         part = next;
