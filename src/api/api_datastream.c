@@ -2,7 +2,7 @@
  * POST /{stream}/_rollover (conditions max_age, max_docs, max_primary_shard_size,
  * max_primary_shard_docs; dry_run), and the write rules of streams (op_type create only,
  * @timestamp required) used by the document endpoints and _bulk. The streams themselves live
- * in cluster/datastream.c. */
+ * in cluster/datastream.c. Also the clear 400 of the snapshot endpoints scry does not have. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,4 +229,12 @@ bool sc__api_data_stream_write_ok(sc_rest_req *req, const char *name, bool creat
         sc_cluster_error_set(err, 400, "mapper_parsing_exception",
                              "data stream timestamp field [@timestamp] is missing");
     return has;
+}
+
+void sc_api_snapshot_unsupported(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                  "snapshot and restore (_snapshot, _cat/snapshots) is not supported by scry; "
+                  "copy the data folder of a stopped node instead",
+                  NULL, 0);
 }

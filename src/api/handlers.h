@@ -71,6 +71,9 @@ void sc_api_reindex(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_delete_by_query(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_update_by_query(sc_rest_req *req, sc_rest_resp *resp);
 
+/* endpoints scry knows but does not implement: 400 naming the feature (api_datastream.c) */
+void sc_api_snapshot_unsupported(sc_rest_req *req, sc_rest_resp *resp);
+
 /* documents (api_doc.c, api_bulk.c) */
 void sc_api_doc_index(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_doc_create(sc_rest_req *req, sc_rest_resp *resp);

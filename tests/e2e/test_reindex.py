@@ -143,3 +143,15 @@ def test_async_task(server, pfx):
             break
         time.sleep(0.05)
     assert b["completed"] and b["response"]["deleted"] == 100
+
+
+def test_snapshots_answer_a_clear_400(server):
+    for method, path in [("PUT", "/_snapshot/repo"), ("GET", "/_snapshot"),
+                         ("PUT", "/_snapshot/repo/snap1"), ("POST", "/_snapshot/repo/snap1/_restore"),
+                         ("POST", "/_snapshot/repo/_verify"), ("GET", "/_cat/snapshots/repo"),
+                         ("DELETE", "/_snapshot/repo/snap1")]:
+        st, _, b = server.request(method, path, {"type": "fs", "settings": {"location": "/x"}}
+                                  if method == "PUT" else None)
+        assert st == 400, (method, path, b)
+        assert_error(b, 400, "illegal_argument_exception")
+        assert "not supported" in b["error"]["reason"]
