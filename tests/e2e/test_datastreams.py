@@ -155,3 +155,15 @@ def test_stream_survives_restart():
         assert st == 201, b
     finally:
         s.stop()
+
+
+def test_backing_indices_are_hidden(server, pfx):
+    name = "%s-logs-h" % pfx
+    st, _, b = server.request("POST", "/%s/_doc?refresh=true" % name, {"@timestamp": "2024-01-01"})
+    assert st == 201, b
+    st, _, b = server.request("POST", "/%s*/_count" % pfx)
+    assert b["count"] == 1  # through the stream's name, once
+    st, _, b = server.request("POST", "/.ds-%s*/_count" % name)
+    assert b["count"] == 1  # a pattern starting with a dot sees them
+    st, _, b = server.request("GET", "/_cat/indices/%s*?format=json" % pfx)
+    assert st == 200
