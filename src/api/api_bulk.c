@@ -53,9 +53,16 @@ static void run_pipelines(sc_rest_req *req, bulk_item *items, size_t n)
     const char *dflt = sc_rest_param_get(req, "pipeline");
     for (size_t i = 0; i < n; i++) {
         bulk_item *it = &items[i];
+        sc_cluster_error err;
+        if ((it->kind == IT_UPDATE || it->kind == IT_DELETE) && it->ix &&
+            !sc__api_data_stream_write_ok(req, it->index, false, it->source, &err)) {
+            it->kind = IT_BAD;
+            it->r.status = err.status;
+            it->r.result = NULL;
+            it->r.err = err;
+        }
         if ((it->kind != IT_INDEX && it->kind != IT_CREATE) || !it->ix)
             continue;
-        sc_cluster_error err;
         sc__api_ingest_outcome o = sc__api_ingest(req, &cache, it->ix,
                                                   it->pipeline ? it->pipeline : dflt, it->id,
                                                   &it->source, &err);

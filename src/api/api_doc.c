@@ -178,6 +178,12 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
     w.routing = doc_routing(req, alias_routing);
     sc_doc_result r = {0};
     sc__api_ingest_outcome ing = SC_API_INGEST_KEEP;
+    if (op == SC_DOC_DELETE &&
+        !sc__api_data_stream_write_ok(req, req->index, false, w.source, &err)) {
+        sc_index_unref(ix);
+        sc__api_cluster_error(req, resp, &err);
+        return;
+    }
     if (op != SC_DOC_DELETE) {
         sc__api_ingest_cache cache = {0};
         ing = sc__api_ingest(req, &cache, ix, sc_rest_param_get(req, "pipeline"), w.id,
@@ -441,6 +447,10 @@ void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
     sc_cluster_error err;
     const char *alias_routing;
     sc_index *ix = sc__api_index_for_write(req, req->index, &alias_routing, &err);
+    if (ix && !sc__api_data_stream_write_ok(req, req->index, false, req->body, &err)) {
+        sc_index_unref(ix);
+        ix = NULL;
+    }
     if (!ix) {
         json_decref(body);
         sc__api_cluster_error(req, resp, &err);

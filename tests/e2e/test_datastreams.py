@@ -74,6 +74,14 @@ def test_create_get_write_search_delete(server, pfx):
     assert b["items"][2]["create"]["status"] == 400
     st, _, b = server.request("GET", "/%s/_count" % name)
     assert b["count"] == 3
+    # updates and deletes through the stream are refused (they go to a backing index)
+    st, _, b = server.request("POST", "/%s/_update/1" % name, {"doc": {"msg": "x"}})
+    assert st == 400
+    assert_error(b, 400, "illegal_argument_exception")
+    st, _, b = server.request("DELETE", "/%s/_doc/1" % name)
+    assert st == 400
+    st, _, b = server.request("GET", "/%s/_doc/1" % backing)
+    assert st == 200 and b["_source"]["msg"] == "two"
     st, _, b = server.request("GET", "/%s/_mapping" % backing)
     assert b[backing]["mappings"]["properties"]["@timestamp"]["type"] == "date"
     # the stream's name is not an alias to show
