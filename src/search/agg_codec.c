@@ -1,6 +1,7 @@
 /* The binary encoding of aggregation partial results (grammar in search/agg.h): what a data
  * node sends the coordinator. Decoding validates every length, count, kind and the nesting
  * depth, and rejects trailing bytes: any input gives a result or SC_ECORRUPT. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,6 +193,8 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
     if (!x)
         return sc__agg_oom(r->a);
     x->kind = (sc_agg_kind)kind;
+    x->min = INFINITY; /* as sc__agg_result_new: no value yet */
+    x->max = -INFINITY;
     x->error_set = flags & F_ERROR_SET;
     if (flags & F_METRIC) {
         SC_TRY(get_v(r, &x->count));

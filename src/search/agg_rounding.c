@@ -128,17 +128,37 @@ static int64_t next_local(const sc_agg_rounding *r, int64_t start)
 int64_t sc_agg_round(const sc_agg_rounding *r, int64_t t)
 {
     int64_t x = t - r->offset_ms;
-    int64_t local = x + sc_agg_tz_offset(&r->tz, x);
-    int64_t start = round_local(r, local);
+    int64_t ox = sc_agg_tz_offset(&r->tz, x);
+    int64_t start = round_local(r, x + ox);
+    /* the reading with x's own offset first: in a repeated hour each reading is a bucket */
+    int64_t u = start - ox;
+    if (u <= x && u + sc_agg_tz_offset(&r->tz, u) == start)
+        return u + r->offset_ms;
     return local_to_utc(&r->tz, start) + r->offset_ms;
+}
+
+/* The length of units that never change with the offset (up to an hour). */
+static int64_t short_unit_ms(const sc_agg_rounding *r)
+{
+    if (r->unit == SC_AGG_CAL_MINUTE)
+        return MS_MIN;
+    if (r->unit == SC_AGG_CAL_HOUR)
+        return MS_HOUR;
+    if (r->unit == SC_AGG_CAL_NONE && r->fixed_ms > 0 && r->fixed_ms <= MS_HOUR &&
+        MS_HOUR % r->fixed_ms == 0)
+        return r->fixed_ms;
+    return 0;
 }
 
 int64_t sc_agg_round_next(const sc_agg_rounding *r, int64_t key)
 {
+    int64_t len = short_unit_ms(r);
+    if (len)
+        return sc_agg_round(r, key + len);
     int64_t x = key - r->offset_ms;
     int64_t local = x + sc_agg_tz_offset(&r->tz, x);
     int64_t next = local_to_utc(&r->tz, next_local(r, round_local(r, local)));
-    if (next <= x) /* a repeated local hour: step on */
+    if (next <= x) /* a repeated local time: step on */
         next = local_to_utc(&r->tz, next_local(r, next_local(r, round_local(r, local))));
     return next + r->offset_ms;
 }

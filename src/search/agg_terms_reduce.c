@@ -50,7 +50,7 @@ sc_status sc__agg_terms_reduce(const sc_agg_spec *spec, sc_agg_result *const *in
     for (size_t i = 0; i < n; i++)
         total += in[i]->n_buckets;
     ref *refs = sc_arena_alloc(a, (total ? total : 1) * sizeof *refs);
-    sc_agg_bucket **group = sc_arena_alloc(a, (n ? n : 1) * sizeof *group);
+    sc_agg_bucket **group = sc_arena_alloc(a, (total ? total : 1) * sizeof *group);
     sc_agg_result *r = sc__agg_result_new(a, spec, total);
     if (!refs || !group || !r)
         return sc__agg_oom(a);
@@ -73,15 +73,17 @@ sc_status sc__agg_terms_reduce(const sc_agg_spec *spec, sc_agg_result *const *in
         m->key = refs[i].b->key;
         m->dkey = refs[i].b->dkey;
         m->bkey = refs[i].b->bkey;
-        int64_t be = 0;
+        int64_t be = 0; /* may go negative until the total is added */
+        bool unbounded = error < 0;
         for (; j < total && sc__agg_key_cmp(spec, refs[j].b, refs[i].b) == 0; j++) {
             m->doc_count += refs[j].b->doc_count;
             /* this input returned the term: its own error does not apply to it */
             int64_t own = refs[j].b->doc_count_error;
-            be = (be < 0 || own < 0 || refs[j].e < 0) ? -1 : be + own - refs[j].e;
+            unbounded |= own < 0 || refs[j].e < 0;
+            be += own - refs[j].e;
             group[j - i] = refs[j].b;
         }
-        m->doc_count_error = be < 0 || error < 0 ? -1 : be + error;
+        m->doc_count_error = unbounded ? -1 : be + error;
         SC_TRY(sc__agg_reduce_subs(spec, group, j - i, final, max_buckets, a, m, err));
         i = j;
     }
