@@ -165,6 +165,7 @@ struct sc_agg_spec {
     const char *other_bucket_key; /* "_other_" */
     /* extended_stats */
     double sigma; /* 2 */
+    void *user; /* the API layer's rendering data (formats); not read here */
     /* tree */
     sc_agg_spec **subs;
     size_t n_subs;
