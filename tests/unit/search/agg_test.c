@@ -751,6 +751,35 @@ static void test_codec_corrupt(void **state)
     sc_arena_fini(&a);
 }
 
+/* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
+static void test_fuzz_seeds_decode(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"terms_avg", "histogram", "date_range_filters",
+                                        "stats_nested"};
+    for (size_t i = 0; i < 4; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/fuzz/corpus/agg_partial/%s", SCRY_SOURCE_DIR,
+                 names[i]);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        uint8_t buf[4096];
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_result *r, *again;
+        assert_int_equal(sc_agg_decode(buf, n, &a, &r), SC_OK);
+        uint8_t *enc;
+        size_t len;
+        assert_int_equal(sc_agg_encode(r, &enc, &len), SC_OK);
+        assert_int_equal(sc_agg_decode(enc, len, &a, &again), SC_OK);
+        assert_true(sc_agg_result_equal(r, again));
+        free(enc);
+        sc_arena_fini(&a);
+    }
+}
+
 /* max_buckets: a histogram with more buckets than allowed fails with too_many_buckets. */
 static void test_max_buckets(void **state)
 {
@@ -835,7 +864,7 @@ int main(void)
         cmocka_unit_test(test_date_histogram_vs_model),
         cmocka_unit_test(test_range_filters_vs_model), cmocka_unit_test(test_nested_vs_model),
         cmocka_unit_test(test_codec_corrupt),         cmocka_unit_test(test_max_buckets),
-        cmocka_unit_test(test_rounding_dst),
+        cmocka_unit_test(test_rounding_dst),          cmocka_unit_test(test_fuzz_seeds_decode),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
