@@ -679,7 +679,23 @@ static void test_nested_vs_model(void **state)
         add_sub(&a, h, inner);
         add_sub(&a, tk, h);
         add_sub(&a, root, tk);
+        /* single-valued keyword at the top level with a sub: the batched ordinal path */
+        sc_agg_spec *tt = mk(&a, SC_AGG_TERMS, "tt", "tag", SC_AGG_V_KEYWORD);
+        add_sub(&a, tt, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+        add_sub(&a, root, tt);
         sc_agg_result *r = run(&a, root, 0, sharded);
+        const sc_agg_result *ttr = top(r, 1);
+        assert_int_equal(ttr->n_buckets, 4);
+        for (size_t i = 0; i < ttr->n_buckets; i++) {
+            uint64_t c = 0, vc = 0;
+            for (size_t g = 0; g < N_ALL; g++)
+                if (docs[g].live && docs[g].tag == (uint32_t)(ttr->buckets[i].bkey.ptr[1] - '0')) {
+                    c++;
+                    vc += docs[g].nn;
+                }
+            assert_int_equal(ttr->buckets[i].doc_count, c);
+            assert_int_equal(ttr->buckets[i].subs[0]->count, vc);
+        }
         const sc_agg_result *x = top(r, 0);
         for (size_t i = 0; i < x->n_buckets; i++) {
             int t = term_id(x->buckets[i].bkey);
