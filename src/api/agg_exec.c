@@ -80,7 +80,17 @@ static sc_status hook_reduce(void *ctx, void *const *partials, size_t n, sc_aren
                  aerr.reason[0] ? aerr.reason : sc_status_str(st));
         return st;
     }
-    *out_partial = r;
+    /* the reduction shares key bytes with the shards' partials, whose memory goes with the
+     * node's shard results: it leaves self-contained, as it would leave the node */
+    uint8_t *bytes;
+    size_t len;
+    SC_TRY(sc_agg_encode(r, &bytes, &len));
+    sc_agg_result *moved;
+    st = sc_agg_decode(bytes, len, out, &moved);
+    free(bytes);
+    if (st != SC_OK)
+        return st;
+    *out_partial = moved;
     return SC_OK;
 }
 
