@@ -253,6 +253,23 @@ static sc_status terms_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **ou
     }
     size_t nb = t->gstart[owner + 1] - t->gstart[owner];
     const uint32_t *list = t->glist + t->gstart[owner];
+    if (spec->term_filter) {
+        /* include/exclude: excluded terms are dropped before anything counts them */
+        uint32_t *kept = sc_arena_alloc(a, (nb ? nb : 1) * sizeof *kept);
+        if (!kept)
+            return sc__agg_oom(a);
+        size_t k = 0;
+        for (size_t i = 0; i < nb; i++) {
+            bool ok = t->bytes ? sc_agg_term_filter_bytes(spec->term_filter,
+                                                          sc__agg_ords_bkey(&t->ords, list[i]))
+                               : sc_agg_term_filter_num(spec->term_filter,
+                                                        sc__agg_ords_key(&t->ords, list[i]));
+            if (ok)
+                kept[k++] = list[i];
+        }
+        list = kept;
+        nb = k;
+    }
     sc_agg_result *r = sc__agg_result_new(a, spec, nb);
     if (!r)
         return sc__agg_oom(a);
