@@ -48,6 +48,31 @@ bool sc__agg_parse(sc_rest_req *req, sc_index *ix, const json_t *aggs, sc_agg_sp
  * request) into s. */
 bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *params,
                           sc_agg_spec *s);
+/* Parameter readers shared by the kinds' parsers (agg_parse_params.c); each fills c->err and
+ * returns false on a bad value. */
+bool sc__agg_known_keys(sc__agg_pctx *c, const char *type, const json_t *params,
+                        const char *const *allowed);
+bool sc__agg_get_uint(sc__agg_pctx *c, const json_t *params, const char *key, uint64_t *out,
+                      const char *type);
+bool sc__agg_get_double(sc__agg_pctx *c, const json_t *params, const char *key, double *out,
+                        const char *type);
+bool sc__agg_get_bool(sc__agg_pctx *c, const json_t *params, const char *key, bool *out,
+                      const char *type);
+/* `field` and its value type, `format`, `missing` of a field aggregation (*mf: its mapping, or
+ * NULL when unmapped). */
+bool sc__agg_field_common(sc__agg_pctx *c, const char *type, const json_t *params,
+                          sc_agg_spec *s, const sc_mapping_field **mf);
+/* A JSON value encoded as field f's doc value. */
+bool sc__agg_encode_value(sc__agg_pctx *c, const sc_mapping_field *f, const json_t *v,
+                          const char *what, sc_mapping_value *out);
+/* A date (number of ms, or text in s's format / the field's, date math allowed). */
+bool sc__agg_date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg_spec *s,
+                        const json_t *v, const char *what, double *out);
+/* date_histogram's interval, time_zone and offset into s->rounding. */
+bool sc__agg_date_rounding(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s);
+/* composite's parameters (agg_parse_composite.c). */
+bool sc__agg_parse_composite(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+
 /* The request's name of s's kind ("terms", "date_range", ...). */
 const char *sc__agg_kind_name(const sc_agg_spec *s);
 /* Writes err as the response (status and Elasticsearch's error shape). */

@@ -35,11 +35,12 @@ static const kind_name kinds[] = {
     {"value_count", SC_AGG_VALUE_COUNT},
     {"stats", SC_AGG_STATS},
     {"extended_stats", SC_AGG_EXTENDED_STATS},
+    {"composite", SC_AGG_COMPOSITE},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {
-    "cardinality", "percentiles", "percentile_ranks", "composite", "multi_terms",
+    "cardinality", "percentiles", "percentile_ranks", "multi_terms",
     "auto_date_histogram", "ip_range", "significant_terms", "significant_text", "top_hits",
     "top_metrics", "weighted_avg", "median_absolute_deviation", "geo_bounds", "geo_centroid",
     "avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket", "cumulative_sum",
@@ -126,6 +127,11 @@ static bool parse_one(sc__agg_pctx *c, const char *name, const json_t *body, sc_
         c->err->caused_by = "named_object_not_found_exception";
         return sc__agg_fail(c, 400, "parsing_exception", "Unknown aggregation type [%s]", type);
     }
+    if (s->kind == SC_AGG_COMPOSITE && parent->kind != SC_AGG_ROOT)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[composite] aggregation cannot be used with a parent aggregation "
+                            "of type: [%s]",
+                            sc__agg_kind_name(parent));
     if (s->kind == SC_AGG_GLOBAL && parent->kind != SC_AGG_ROOT)
         return sc__agg_fail(c, 400, "aggregation_initialization_exception",
                     "Aggregator [%s] of type [global] cannot be a sub-aggregation", name);

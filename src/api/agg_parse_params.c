@@ -97,7 +97,7 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
 }
 
 /* A JSON value as the field's doc value (numbers, dates with date math, booleans, ips). */
-static bool encode_value(sc__agg_pctx *c, const sc_mapping_field *f, const json_t *v, const char *what,
+bool sc__agg_encode_value(sc__agg_pctx *c, const sc_mapping_field *f, const json_t *v, const char *what,
                          sc_mapping_value *out)
 {
     sc_mapping_error merr;
@@ -132,7 +132,7 @@ static bool parse_missing(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping_fiel
         return true;
     }
     sc_mapping_value mv;
-    if (!encode_value(c, f, v, "missing", &mv))
+    if (!sc__agg_encode_value(c, f, v, "missing", &mv))
         return false;
     if (mv.kind == SC_FIELD_KEYWORD) {
         s->missing_bytes = mv.term;
@@ -148,7 +148,7 @@ static bool parse_missing(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping_fiel
 /* ---- generic parameter readers ---- */
 
 /* Whether params has only keys from `allowed` (NULL-terminated); else the parse error. */
-static bool known_keys(sc__agg_pctx *c, const char *type, const json_t *params,
+bool sc__agg_known_keys(sc__agg_pctx *c, const char *type, const json_t *params,
                        const char *const *allowed)
 {
     const char *k;
@@ -164,7 +164,7 @@ static bool known_keys(sc__agg_pctx *c, const char *type, const json_t *params,
     return true;
 }
 
-static bool get_uint(sc__agg_pctx *c, const json_t *params, const char *key, uint64_t *out,
+bool sc__agg_get_uint(sc__agg_pctx *c, const json_t *params, const char *key, uint64_t *out,
                      const char *type)
 {
     const json_t *v = json_object_get(params, key);
@@ -186,7 +186,7 @@ static bool get_uint(sc__agg_pctx *c, const json_t *params, const char *key, uin
     return true;
 }
 
-static bool get_double(sc__agg_pctx *c, const json_t *params, const char *key, double *out,
+bool sc__agg_get_double(sc__agg_pctx *c, const json_t *params, const char *key, double *out,
                        const char *type)
 {
     const json_t *v = json_object_get(params, key);
@@ -208,7 +208,7 @@ static bool get_double(sc__agg_pctx *c, const json_t *params, const char *key, d
     return true;
 }
 
-static bool get_bool(sc__agg_pctx *c, const json_t *params, const char *key, bool *out,
+bool sc__agg_get_bool(sc__agg_pctx *c, const json_t *params, const char *key, bool *out,
                      const char *type)
 {
     const json_t *v = json_object_get(params, key);
@@ -245,7 +245,7 @@ static bool attach_date_format(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping
 }
 
 /* `field` (required for field kinds) and its type; `missing`; `format`. */
-static bool field_common(sc__agg_pctx *c, const char *type, const json_t *params, sc_agg_spec *s,
+bool sc__agg_field_common(sc__agg_pctx *c, const char *type, const json_t *params, sc_agg_spec *s,
                          const sc_mapping_field **mf)
 {
     const json_t *f = json_object_get(params, "field");
@@ -276,7 +276,7 @@ static bool field_common(sc__agg_pctx *c, const char *type, const json_t *params
 
 /* A value for date bounds / ranges: a number (ms) or a date string (the format, else the
  * field's; date math allowed). */
-static bool date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg_spec *s,
+bool sc__agg_date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg_spec *s,
                        const json_t *v, const char *what, double *out)
 {
     if (json_is_number(v)) {
@@ -396,7 +396,7 @@ static bool value_list(sc__agg_pctx *c, const json_t *arr, const sc_mapping_fiel
         const json_t *v = json_array_get(arr, i);
         sc_mapping_value mv;
         if (mf) {
-            if (!encode_value(c, mf, v, "include", &mv))
+            if (!sc__agg_encode_value(c, mf, v, "include", &mv))
                 return false;
         } else if (json_is_string(v)) {
             mv.kind = SC_FIELD_KEYWORD;
@@ -491,14 +491,14 @@ static bool parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
         "field", "size", "shard_size", "min_doc_count", "shard_min_doc_count", "order", "missing",
         "format", "execution_hint", "collect_mode", "show_term_doc_count_error",
         "value_type", "script", "include", "exclude", NULL};
-    if (!known_keys(c, type, p, keys))
+    if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
-    if (!field_common(c, type, p, s, &mf) || !include_exclude(c, p, s, mf))
+    if (!sc__agg_field_common(c, type, p, s, &mf) || !include_exclude(c, p, s, mf))
         return false;
     uint64_t size = 10, shard_size = 0, mdc = 1;
-    if (!get_uint(c, p, "size", &size, type) || !get_uint(c, p, "shard_size", &shard_size, type) ||
-        !get_uint(c, p, "min_doc_count", &mdc, type))
+    if (!sc__agg_get_uint(c, p, "size", &size, type) || !sc__agg_get_uint(c, p, "shard_size", &shard_size, type) ||
+        !sc__agg_get_uint(c, p, "min_doc_count", &mdc, type))
         return false;
     if (size == 0 || size > INT32_MAX)
         return sc__agg_fail(c, 400, "illegal_argument_exception",
@@ -509,7 +509,7 @@ static bool parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
     s->size = (uint32_t)size;
     s->shard_size = (uint32_t)shard_size;
     s->min_doc_count = mdc;
-    if (!get_bool(c, p, "show_term_doc_count_error", &s->show_term_doc_count_error, type))
+    if (!sc__agg_get_bool(c, p, "show_term_doc_count_error", &s->show_term_doc_count_error, type))
         return false;
     s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
     const json_t *o = json_object_get(p, "order");
@@ -530,9 +530,9 @@ static bool bounds(sc__agg_pctx *c, const sc_mapping_field *mf, sc_agg_spec *s, 
     *lo = -INFINITY;
     *hi = INFINITY;
     bool date = s->kind == SC_AGG_DATE_HISTOGRAM;
-    if (mn && !(date ? date_value(c, mf, s, mn, key, lo) : get_double(c, b, "min", lo, key)))
+    if (mn && !(date ? sc__agg_date_value(c, mf, s, mn, key, lo) : sc__agg_get_double(c, b, "min", lo, key)))
         return false;
-    if (mx && !(date ? date_value(c, mf, s, mx, key, hi) : get_double(c, b, "max", hi, key)))
+    if (mx && !(date ? sc__agg_date_value(c, mf, s, mx, key, hi) : sc__agg_get_double(c, b, "max", hi, key)))
         return false;
     *has = true;
     return true;
@@ -575,7 +575,7 @@ static sc_agg_cal_unit calendar_unit(const char *t)
 
 /* date_histogram: calendar_interval / fixed_interval / (deprecated) interval, time_zone,
  * offset. */
-static bool date_rounding(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s)
+bool sc__agg_date_rounding(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s)
 {
     const json_t *ci = json_object_get(p, "calendar_interval");
     const json_t *fi = json_object_get(p, "fixed_interval");
@@ -655,17 +655,17 @@ static bool parse_histogram(sc__agg_pctx *c, const char *type, const json_t *p, 
         "field", "interval", "offset", "min_doc_count", "extended_bounds", "hard_bounds", "keyed",
         "order", "missing", "format", "calendar_interval", "fixed_interval", "time_zone",
         "script", NULL};
-    if (!known_keys(c, type, p, keys))
+    if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
-    if (!field_common(c, type, p, s, &mf))
+    if (!sc__agg_field_common(c, type, p, s, &mf))
         return false;
     uint64_t mdc = 0;
-    if (!get_uint(c, p, "min_doc_count", &mdc, type) || !get_bool(c, p, "keyed", &s->keyed, type))
+    if (!sc__agg_get_uint(c, p, "min_doc_count", &mdc, type) || !sc__agg_get_bool(c, p, "keyed", &s->keyed, type))
         return false;
     s->min_doc_count = mdc;
     if (s->kind == SC_AGG_DATE_HISTOGRAM) {
-        if (!date_rounding(c, p, s))
+        if (!sc__agg_date_rounding(c, p, s))
             return false;
         if (s->vtype != SC_AGG_V_DATE && s->vtype != SC_AGG_V_UNMAPPED)
             s->vtype = SC_AGG_V_DATE; /* numbers taken as epoch millis */
@@ -675,8 +675,8 @@ static bool parse_histogram(sc__agg_pctx *c, const char *type, const json_t *p, 
                                 "Missing required field [interval] for histogram aggregation "
                                 "[%s]",
                                 s->name);
-        if (!get_double(c, p, "interval", &s->interval, type) ||
-            !get_double(c, p, "offset", &s->offset, type))
+        if (!sc__agg_get_double(c, p, "interval", &s->interval, type) ||
+            !sc__agg_get_double(c, p, "offset", &s->offset, type))
             return false;
         if (!(s->interval > 0) || !isfinite(s->interval))
             return sc__agg_fail(c, 400, "illegal_argument_exception",
@@ -698,10 +698,10 @@ static bool parse_range(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
 {
     static const char *const keys[] = {"field", "ranges", "keyed", "missing", "format",
                                        "time_zone", "script", NULL};
-    if (!known_keys(c, type, p, keys))
+    if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
-    if (!field_common(c, type, p, s, &mf) || !get_bool(c, p, "keyed", &s->keyed, type))
+    if (!sc__agg_field_common(c, type, p, s, &mf) || !sc__agg_get_bool(c, p, "keyed", &s->keyed, type))
         return false;
     bool date = !strcmp(type, "date_range");
     if (date && s->vtype != SC_AGG_V_UNMAPPED)
@@ -727,15 +727,15 @@ static bool parse_range(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
         const json_t *from = json_object_get(r, "from"), *to = json_object_get(r, "to");
         const json_t *key = json_object_get(r, "key");
         if (from && !json_is_null(from)) {
-            if (date ? !date_value(c, mf, s, from, "from", &g->from)
-                     : !get_double(c, r, "from", &g->from, type))
+            if (date ? !sc__agg_date_value(c, mf, s, from, "from", &g->from)
+                     : !sc__agg_get_double(c, r, "from", &g->from, type))
                 return false;
             if (date && json_is_string(from))
                 g->from_str = dup(c, json_string_value(from));
         }
         if (to && !json_is_null(to)) {
-            if (date ? !date_value(c, mf, s, to, "to", &g->to)
-                     : !get_double(c, r, "to", &g->to, type))
+            if (date ? !sc__agg_date_value(c, mf, s, to, "to", &g->to)
+                     : !sc__agg_get_double(c, r, "to", &g->to, type))
                 return false;
             if (date && json_is_string(to))
                 g->to_str = dup(c, json_string_value(to));
@@ -772,7 +772,7 @@ static bool parse_filters(sc__agg_pctx *c, const char *type, const json_t *p, sc
 {
     static const char *const keys[] = {"filters", "other_bucket", "other_bucket_key", "keyed",
                                        NULL};
-    if (!known_keys(c, type, p, keys))
+    if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const json_t *fs = json_object_get(p, "filters");
     bool named = json_is_object(fs);
@@ -785,8 +785,8 @@ static bool parse_filters(sc__agg_pctx *c, const char *type, const json_t *p, sc
     if (!s->filters || !s->filter_names)
         return sc__agg_oom_err(c);
     s->keyed = named;
-    if (!get_bool(c, p, "keyed", &s->keyed, type) ||
-        !get_bool(c, p, "other_bucket", &s->other_bucket, type))
+    if (!sc__agg_get_bool(c, p, "keyed", &s->keyed, type) ||
+        !sc__agg_get_bool(c, p, "other_bucket", &s->other_bucket, type))
         return false;
     const json_t *obk = json_object_get(p, "other_bucket_key");
     s->other_bucket_key = "_other_";
@@ -829,11 +829,11 @@ static bool parse_metric(sc__agg_pctx *c, const char *type, const json_t *p, sc_
 {
     static const char *const keys[] = {"field", "missing", "format", "sigma", "script",
                                        "value_type", NULL};
-    if (!known_keys(c, type, p, keys))
+    if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
     s->sigma = 2;
-    if (!field_common(c, type, p, s, &mf) || !get_double(c, p, "sigma", &s->sigma, type))
+    if (!sc__agg_field_common(c, type, p, s, &mf) || !sc__agg_get_double(c, p, "sigma", &s->sigma, type))
         return false;
     if (s->sigma < 0)
         return sc__agg_fail(c, 400, "illegal_argument_exception",
@@ -857,11 +857,12 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
         return parse_query(c, p, &s->filters[0]);
     }
     case SC_AGG_FILTERS: return parse_filters(c, type, p, s);
+    case SC_AGG_COMPOSITE: return sc__agg_parse_composite(c, type, p, s);
     case SC_AGG_MISSING: {
         static const char *const keys[] = {"field", NULL};
         const sc_mapping_field *mf;
         const json_t *f = json_object_get(p, "field");
-        if (!known_keys(c, type, p, keys))
+        if (!sc__agg_known_keys(c, type, p, keys))
             return false;
         if (!json_is_string(f))
             return sc__agg_fail(c, 400, "illegal_argument_exception",

@@ -306,6 +306,67 @@ static void write_filters(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result
         sc_jsonw_arr_end(w);
 }
 
+/* One composite key as {"source": value, ...}. */
+static void write_composite_key(sc_jsonw *w, const sc_agg_spec *s, sc_slice key)
+{
+    sc_agg_value v[8];
+    sc_jsonw_obj_begin(w);
+    if (s->n_sources <= 8 && sc_agg_composite_parse(s, key, v)) {
+        for (size_t i = 0; i < s->n_sources; i++) {
+            const sc_agg_spec *src = s->sources[i];
+            char buf[64];
+            sc_jsonw_key(w, src->name);
+            if (v[i].null) {
+                sc_jsonw_null(w);
+            } else if (src->kind == SC_AGG_HISTOGRAM) {
+                sc_jsonw_double(w, v[i].d);
+            } else if (src->kind == SC_AGG_DATE_HISTOGRAM) {
+                if (src->format)
+                    write_date(w, src, v[i].i);
+                else
+                    sc_jsonw_int(w, v[i].i);
+            } else if (src->vtype == SC_AGG_V_IP && v[i].s.len == 16) {
+                sc_mapping_ip_format(v[i].s.ptr, buf);
+                sc_jsonw_str(w, buf);
+            } else if (!sc_agg_vtype_numeric(src->vtype)) {
+                sc_jsonw_strn(w, v[i].s);
+            } else if (src->vtype == SC_AGG_V_BOOLEAN) {
+                sc_jsonw_bool(w, v[i].i != 0);
+            } else if (src->vtype == SC_AGG_V_DOUBLE) {
+                sc_jsonw_double(w, sc_agg_sortable_to_double(v[i].i));
+            } else if (src->vtype == SC_AGG_V_DATE) {
+                if (src->format)
+                    write_date(w, src, v[i].i);
+                else
+                    sc_jsonw_int(w, v[i].i);
+            } else if (src->scaling_factor > 0) {
+                sc_jsonw_double(w, (double)v[i].i / src->scaling_factor);
+            } else {
+                sc_jsonw_int(w, v[i].i);
+            }
+        }
+    }
+    sc_jsonw_obj_end(w);
+}
+
+static void write_composite(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
+{
+    if (r->n_buckets) {
+        sc_jsonw_key(w, "after_key");
+        write_composite_key(w, s, r->buckets[r->n_buckets - 1].bkey);
+    }
+    sc_jsonw_key(w, "buckets");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < r->n_buckets; i++) {
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_key(w, "key");
+        write_composite_key(w, s, r->buckets[i].bkey);
+        write_bucket_body(w, s, &r->buckets[i], tk);
+        sc_jsonw_obj_end(w);
+    }
+    sc_jsonw_arr_end(w);
+}
+
 /* Elasticsearch's typed_keys prefix of an aggregation. */
 static const char *typed_prefix(const sc_agg_spec *s)
 {
@@ -341,6 +402,7 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_DATE_HISTOGRAM: write_histogram(w, s, r, tk); break;
     case SC_AGG_RANGE: write_range(w, s, r, tk); break;
     case SC_AGG_FILTERS: write_filters(w, s, r, tk); break;
+    case SC_AGG_COMPOSITE: write_composite(w, s, r, tk); break;
     case SC_AGG_FILTER:
     case SC_AGG_MISSING:
     case SC_AGG_GLOBAL:
@@ -419,6 +481,8 @@ static void free_tree(sc_agg_spec *s)
     }
     for (size_t i = 0; i < s->n_subs; i++)
         free_tree(s->subs[i]);
+    for (size_t i = 0; i < s->n_sources; i++)
+        free_tree(s->sources[i]);
 }
 
 void sc__agg_spec_free(sc_agg_spec *root)

@@ -45,6 +45,8 @@ typedef enum sc_agg_kind {
     SC_AGG_VALUE_COUNT,
     SC_AGG_STATS,
     SC_AGG_EXTENDED_STATS,
+    /* bucket (after the metrics to keep the encoded kind numbers stable) */
+    SC_AGG_COMPOSITE, /* sources: TERMS / HISTOGRAM / DATE_HISTOGRAM specs; `after` paging */
     /* reserved for the sketch modules (branch h-sketches): not built here yet */
     SC_AGG_CARDINALITY,
     SC_AGG_PERCENTILES,
@@ -132,6 +134,14 @@ typedef struct sc_agg_range_spec {
     const char *from_str, *to_str; /* the request's strings (date_range), or NULL */
 } sc_agg_range_spec;
 
+/* A typed value of a composite key part (the request's `after`). */
+typedef struct sc_agg_value {
+    bool null;
+    int64_t i;   /* terms on numeric kinds (encoded doc value), date_histogram (ms) */
+    double d;    /* histogram */
+    sc_slice s;  /* terms on keyword/ip */
+} sc_agg_value;
+
 /* terms include / exclude (Elasticsearch's IncludeExclude): a regular expression over the
  * term bytes (keyword/ip: DFAs compiled by the caller), exact values (bytes for keyword/ip,
  * encoded doc values for numeric kinds), or a partition of the terms by hash (murmur3 x86_32
@@ -187,6 +197,13 @@ struct sc_agg_spec {
     const char *other_bucket_key; /* "_other_" */
     /* extended_stats */
     double sigma; /* 2 */
+    /* composite: the sources (each TERMS, HISTOGRAM or DATE_HISTOGRAM with its field,
+     * interval/rounding, order.desc and missing_bucket) and the `after` key (n_sources values,
+     * or NULL); size is the page size */
+    sc_agg_spec **sources;
+    size_t n_sources;
+    const sc_agg_value *after;
+    bool missing_bucket; /* a composite source: docs without a value form a null key part */
     void *user; /* the API layer's rendering data (formats); not read here */
     /* tree */
     sc_agg_spec **subs;
@@ -262,6 +279,15 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
 
 /* An empty result of spec (what no matching doc gives), in `a`; NULL on exhaustion. */
 sc_agg_result *sc_agg_result_empty(const sc_agg_spec *spec, sc_arena *a);
+
+/* composite keys are byte strings (sc_agg_bucket.bkey) of the sources' parts in order; each
+ * part is a tag byte (0 null, 1 value) and the value (8 little-endian bytes for numbers,
+ * histogram keys as doubles; a varint length and the bytes for keyword/ip terms). */
+/* Compares two composite keys by the sources' orders (null parts first ascending, last
+ * descending). Malformed keys compare by bytes. */
+int sc_agg_composite_cmp(const sc_agg_spec *spec, sc_slice x, sc_slice y);
+/* The values of key's parts into out[0..n_sources). false when malformed. */
+bool sc_agg_composite_parse(const sc_agg_spec *spec, sc_slice key, sc_agg_value *out);
 
 /* The shard_size a terms aggregation uses for n_shards shards. */
 uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);

@@ -177,6 +177,7 @@ sc_status sc__agg_metric_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_histo_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_range_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_filter_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_composite_new(sc__agg_coll *c) SC_MUST_USE;
 
 /* ---- reduce helpers (agg_reduce.c) used by the terms reduce (agg_terms_reduce.c) ---- */
 
@@ -193,6 +194,10 @@ sc_agg_result *sc__agg_empty_result(const sc_agg_spec *spec, sc_arena *a);
 sc_status sc__agg_histo_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
                                bool final, uint64_t max_buckets, sc_arena *a, sc_agg_result **out,
                                sc_agg_error *err) SC_MUST_USE;
+/* composite reduce (agg_composite.c): merge by key, the first `size` kept. */
+sc_status sc__agg_composite_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                                   bool final, uint64_t max_buckets, sc_arena *a,
+                                   sc_agg_result **out, sc_agg_error *err) SC_MUST_USE;
 /* The value a metric result contributes to an order (NaN when empty). */
 double sc__agg_metric_value(const sc_agg_spec *spec, const sc_agg_result *r, sc_agg_stat stat);
 /* Compares two buckets under a terms order (ties by key ascending). */

@@ -55,6 +55,8 @@ int sc__agg_key_cmp(const sc_agg_spec *spec, const sc_agg_bucket *x, const sc_ag
 {
     if (spec->kind == SC_AGG_HISTOGRAM)
         return (x->dkey > y->dkey) - (x->dkey < y->dkey);
+    if (spec->kind == SC_AGG_COMPOSITE)
+        return sc_agg_composite_cmp(spec, x->bkey, y->bkey);
     if (spec->kind == SC_AGG_TERMS &&
         (spec->vtype == SC_AGG_V_KEYWORD || spec->vtype == SC_AGG_V_IP ||
          spec->vtype == SC_AGG_V_UNMAPPED))
@@ -167,6 +169,8 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
         return sc__agg_terms_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_HISTOGRAM || spec->kind == SC_AGG_DATE_HISTOGRAM)
         return sc__agg_histo_reduce(spec, in, n, final, max_buckets, a, out, err);
+    if (spec->kind == SC_AGG_COMPOSITE)
+        return sc__agg_composite_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (is_metric(spec->kind)) {
         sc_agg_result *r = sc__agg_result_new(a, spec, 0);
         if (!r)

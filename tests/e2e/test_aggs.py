@@ -142,6 +142,45 @@ def test_terms_include_exclude(server, idx):
     assert st == 400 and b["error"]["type"] == "aggregation_execution_exception", b
 
 
+def test_composite_paging(server, idx):
+    name, docs = idx
+    body = {"size": 0, "aggs": {"c": {"composite": {"size": 5, "sources": [
+        {"g": {"terms": {"field": "genre"}}},
+        {"q": {"histogram": {"field": "qty", "interval": 10, "order": "desc"}}},
+        {"d": {"date_histogram": {"field": "date", "calendar_interval": "month"}}},
+        {"t": {"terms": {"field": "tags", "missing_bucket": True}}}]},
+        "aggs": {"p": {"max": {"field": "qty"}}}}}}
+    expect = {}
+    for d in docs:
+        month = d["date"][:7]
+        ms = int(datetime.datetime.strptime(month + "-01", "%Y-%m-%d").replace(
+            tzinfo=datetime.timezone.utc).timestamp() * 1000)
+        for t in d.get("tags") or [None]:
+            k = (d["genre"], float(d["qty"] // 10 * 10), ms, t)
+            expect[k] = expect.get(k, 0) + 1
+    got = []
+    while True:
+        st, b = search(server, name, body)
+        assert st == 200, b
+        c = b["aggregations"]["c"]
+        if not c["buckets"]:
+            assert "after_key" not in c
+            break
+        assert c["after_key"] == c["buckets"][-1]["key"]
+        for x in c["buckets"]:
+            k = x["key"]
+            got.append(((k["g"], k["q"], k["d"], k["t"]), x["doc_count"]))
+            assert x["p"]["value"] is not None
+        body["aggs"]["c"]["composite"]["after"] = c["after_key"]
+    assert dict(got) == expect
+    keys = [k for k, _ in got]
+    order = sorted(keys, key=lambda k: (k[0], -k[1], k[2], (k[3] is not None, k[3] or "")))
+    assert keys == order
+    st, b = search(server, name, {"size": 0, "aggs": {"g": {"terms": {"field": "genre"}, "aggs": {
+        "c": {"composite": {"sources": [{"q": {"terms": {"field": "qty"}}}]}}}}}})
+    assert st == 400, b
+
+
 def test_metrics_shapes(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {

@@ -837,6 +837,114 @@ static void test_terms_include_exclude(void **state)
     sc_arena_fini(&a);
 }
 
+/* composite: terms(k, missing_bucket) x histogram(n, 25, desc) x date_histogram(t, month),
+ * paged with `after` 7 buckets at a time over three shards: the pages, concatenated, are every
+ * combination in key order with brute-force counts. */
+typedef struct combo {
+    char text[48];
+    uint64_t count;
+} combo;
+
+static int cmp_combo(const void *x, const void *y)
+{
+    return strcmp(((const combo *)x)->text, ((const combo *)y)->text);
+}
+
+static void combo_text(char *buf, size_t cap, int term, int64_t h, int64_t m)
+{
+    if (term < 0)
+        snprintf(buf, cap, "null|%lld|%lld", (long long)h, (long long)m);
+    else
+        snprintf(buf, cap, "w%02d|%lld|%lld", term, (long long)h, (long long)m);
+}
+
+static void test_composite_paging_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *cp = mk(&a, SC_AGG_COMPOSITE, "c", NULL, 0);
+    cp->size = 7;
+    sc_agg_spec *s0 = mk(&a, SC_AGG_TERMS, "k", "k", SC_AGG_V_KEYWORD);
+    s0->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+    s0->missing_bucket = true;
+    sc_agg_spec *s1 = mk(&a, SC_AGG_HISTOGRAM, "h", "n", SC_AGG_V_LONG);
+    s1->interval = 25;
+    s1->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY, .desc = true};
+    sc_agg_spec *s2 = mk(&a, SC_AGG_DATE_HISTOGRAM, "m", "t", SC_AGG_V_DATE);
+    s2->rounding.unit = SC_AGG_CAL_MONTH;
+    sc_agg_spec *srcs[3] = {s0, s1, s2};
+    cp->sources = srcs;
+    cp->n_sources = 3;
+    add_sub(&a, cp, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+    add_sub(&a, root, cp);
+    /* the model */
+    static combo model[20000];
+    size_t nm = 0;
+    for (size_t g = 0; g < N_ALL; g++) {
+        const mdoc *d = &docs[g];
+        if (!d->live || !d->nn)
+            continue;
+        int terms[2] = {-1, -1};
+        size_t nt = d->nk ? d->nk : 1;
+        for (uint32_t i = 0; i < d->nk; i++)
+            terms[i] = (int)d->k[i];
+        int64_t m = month_start(d->t, 0);
+        for (size_t ti = 0; ti < nt; ti++)
+            for (uint32_t j = 0; j < d->nn; j++) {
+                int64_t h = (int64_t)floor((double)d->n[j] / 25) * 25;
+                if (j && (int64_t)floor((double)d->n[j - 1] / 25) * 25 == h)
+                    continue;
+                combo_text(model[nm].text, sizeof model[nm].text, terms[ti], h, m);
+                model[nm++].count = 1;
+            }
+    }
+    qsort(model, nm, sizeof *model, cmp_combo);
+    size_t nd = 0;
+    for (size_t i = 0; i < nm; i++) {
+        if (nd && !strcmp(model[nd - 1].text, model[i].text))
+            model[nd - 1].count++;
+        else
+            model[nd++] = model[i];
+    }
+    /* the pages */
+    sc_agg_value after[3];
+    size_t seen = 0, pages = 0;
+    sc_slice prev = {0};
+    for (;;) {
+        sc_agg_result *r = run(&a, root, 0, true);
+        const sc_agg_result *x = top(r, 0);
+        if (!x->n_buckets)
+            break;
+        pages++;
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            const sc_agg_bucket *b = &x->buckets[i];
+            if (prev.ptr)
+                assert_true(sc_agg_composite_cmp(cp, prev, b->bkey) < 0);
+            prev = b->bkey;
+            sc_agg_value v[3];
+            assert_true(sc_agg_composite_parse(cp, b->bkey, v));
+            char text[48];
+            combo_text(text, sizeof text, v[0].null ? -1 : term_id(v[0].s), (int64_t)v[1].d,
+                       v[2].i);
+            bool found = false;
+            for (size_t j = 0; j < nd && !found; j++)
+                if (!strcmp(model[j].text, text)) {
+                    assert_int_equal(model[j].count, b->doc_count);
+                    found = true;
+                }
+            assert_true(found);
+            seen++;
+        }
+        assert_true(sc_agg_composite_parse(cp, x->buckets[x->n_buckets - 1].bkey, after));
+        cp->after = after;
+        assert_true(pages < 10000);
+    }
+    assert_int_equal(seen, nd);
+    sc_arena_fini(&a);
+}
+
 /* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
 static void test_fuzz_seeds_decode(void **state)
 {
@@ -952,6 +1060,7 @@ int main(void)
         cmocka_unit_test(test_codec_corrupt),         cmocka_unit_test(test_max_buckets),
         cmocka_unit_test(test_rounding_dst),          cmocka_unit_test(test_fuzz_seeds_decode),
         cmocka_unit_test(test_terms_include_exclude),
+        cmocka_unit_test(test_composite_paging_vs_model),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
