@@ -36,11 +36,12 @@ static const kind_name kinds[] = {
     {"stats", SC_AGG_STATS},
     {"extended_stats", SC_AGG_EXTENDED_STATS},
     {"composite", SC_AGG_COMPOSITE},
+    {"multi_terms", SC_AGG_MULTI_TERMS},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {
-    "cardinality", "percentiles", "percentile_ranks", "multi_terms",
+    "cardinality", "percentiles", "percentile_ranks",
     "auto_date_histogram", "ip_range", "significant_terms", "significant_text", "top_hits",
     "top_metrics", "weighted_avg", "median_absolute_deviation", "geo_bounds", "geo_centroid",
     "avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket", "cumulative_sum",

@@ -103,6 +103,61 @@ static bool after_value(sc__agg_pctx *c, const sc_agg_spec *s, const json_t *v, 
     return true;
 }
 
+bool sc__agg_parse_multi_terms(sc__agg_pctx *c, const char *type, const json_t *p,
+                               sc_agg_spec *s)
+{
+    static const char *const keys[] = {"terms", "size", "shard_size", "min_doc_count",
+                                       "shard_min_doc_count", "order", "collect_mode",
+                                       "show_term_doc_count_error", NULL};
+    if (!sc__agg_known_keys(c, type, p, keys))
+        return false;
+    const json_t *terms = json_object_get(p, "terms");
+    size_t n = json_array_size(terms);
+    if (!json_is_array(terms) || n < 2 || n > 8)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "The [terms] parameter in the aggregation [%s] must be present and "
+                            "have at least 2 (and at most 8) fields.",
+                            s->name);
+    s->sources = sc_arena_calloc(c->req->arena, n, sizeof *s->sources);
+    if (!s->sources)
+        return sc__agg_oom_err(c);
+    for (size_t i = 0; i < n; i++) {
+        static const char *const tkeys[] = {"field", "missing", "format", "value_type", NULL};
+        const json_t *t = json_array_get(terms, i);
+        sc_agg_spec *src = sc_arena_calloc(c->req->arena, 1, sizeof *src);
+        const sc_mapping_field *mf;
+        if (!src)
+            return sc__agg_oom_err(c);
+        src->kind = SC_AGG_TERMS;
+        src->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+        if (!json_is_object(t) || !sc__agg_known_keys(c, type, t, tkeys) ||
+            !sc__agg_field_common(c, "multi_terms", t, src, &mf))
+            return json_is_object(t) ? false
+                                     : sc__agg_fail(c, 400, "x_content_parse_exception",
+                                                    "[multi_terms] terms must be objects");
+        src->name = src->field;
+        s->sources[i] = src;
+    }
+    s->n_sources = n;
+    uint64_t size = 10, shard_size = 0, mdc = 1;
+    if (!sc__agg_get_uint(c, p, "size", &size, type) ||
+        !sc__agg_get_uint(c, p, "shard_size", &shard_size, type) ||
+        !sc__agg_get_uint(c, p, "min_doc_count", &mdc, type) ||
+        !sc__agg_get_bool(c, p, "show_term_doc_count_error", &s->show_term_doc_count_error,
+                          type))
+        return false;
+    if (size == 0 || size > INT32_MAX)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[size] must be greater than 0. Found [%llu] in [%s]",
+                            (unsigned long long)size, s->name);
+    s->size = (uint32_t)size;
+    s->shard_size = shard_size > INT32_MAX ? INT32_MAX : (uint32_t)shard_size;
+    s->min_doc_count = mdc;
+    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
+    const json_t *o = json_object_get(p, "order");
+    return !o || sc__agg_terms_order(c, o, s);
+}
+
 bool sc__agg_parse_composite(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
     static const char *const keys[] = {"size", "sources", "after", NULL};

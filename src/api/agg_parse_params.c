@@ -312,7 +312,7 @@ bool sc__agg_date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg
 /* ---- terms ---- */
 
 /* order: {"_count"|"_key"|"_term"|"<sub>[.stat]": "asc"|"desc"} (or an array: its first). */
-static bool terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
+bool sc__agg_terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
 {
     if (json_is_array(o))
         o = json_array_get(o, 0);
@@ -513,7 +513,7 @@ static bool parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
         return false;
     s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
     const json_t *o = json_object_get(p, "order");
-    return !o || terms_order(c, o, s);
+    return !o || sc__agg_terms_order(c, o, s);
 }
 
 /* ---- histograms ---- */
@@ -646,7 +646,7 @@ bool sc__agg_date_rounding(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s)
 static bool histo_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
 {
     s->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
-    return !o || terms_order(c, o, s);
+    return !o || sc__agg_terms_order(c, o, s);
 }
 
 static bool parse_histogram(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
@@ -858,6 +858,7 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     }
     case SC_AGG_FILTERS: return parse_filters(c, type, p, s);
     case SC_AGG_COMPOSITE: return sc__agg_parse_composite(c, type, p, s);
+    case SC_AGG_MULTI_TERMS: return sc__agg_parse_multi_terms(c, type, p, s);
     case SC_AGG_MISSING: {
         static const char *const keys[] = {"field", NULL};
         const sc_mapping_field *mf;

@@ -306,6 +306,32 @@ static void write_filters(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result
         sc_jsonw_arr_end(w);
 }
 
+/* One key part of a composite / multi_terms key, as its source's field type reads. */
+static void write_part(sc_jsonw *w, const sc_agg_spec *src, const sc_agg_value *v)
+{
+    char buf[64];
+    if (v->null) {
+        sc_jsonw_null(w);
+    } else if (src->kind == SC_AGG_HISTOGRAM) {
+        sc_jsonw_double(w, v->d);
+    } else if (src->vtype == SC_AGG_V_IP && v->s.len == 16) {
+        sc_mapping_ip_format(v->s.ptr, buf);
+        sc_jsonw_str(w, buf);
+    } else if (!sc_agg_vtype_numeric(src->vtype) && src->kind != SC_AGG_DATE_HISTOGRAM) {
+        sc_jsonw_strn(w, v->s);
+    } else if (src->vtype == SC_AGG_V_BOOLEAN) {
+        sc_jsonw_bool(w, v->i != 0);
+    } else if (src->vtype == SC_AGG_V_DOUBLE) {
+        sc_jsonw_double(w, sc_agg_sortable_to_double(v->i));
+    } else if (src->vtype == SC_AGG_V_DATE && src->format) {
+        write_date(w, src, v->i);
+    } else if (src->scaling_factor > 0) {
+        sc_jsonw_double(w, (double)v->i / src->scaling_factor);
+    } else {
+        sc_jsonw_int(w, v->i);
+    }
+}
+
 /* One composite key as {"source": value, ...}. */
 static void write_composite_key(sc_jsonw *w, const sc_agg_spec *s, sc_slice key)
 {
@@ -313,40 +339,62 @@ static void write_composite_key(sc_jsonw *w, const sc_agg_spec *s, sc_slice key)
     sc_jsonw_obj_begin(w);
     if (s->n_sources <= 8 && sc_agg_composite_parse(s, key, v)) {
         for (size_t i = 0; i < s->n_sources; i++) {
-            const sc_agg_spec *src = s->sources[i];
-            char buf[64];
-            sc_jsonw_key(w, src->name);
-            if (v[i].null) {
-                sc_jsonw_null(w);
-            } else if (src->kind == SC_AGG_HISTOGRAM) {
-                sc_jsonw_double(w, v[i].d);
-            } else if (src->kind == SC_AGG_DATE_HISTOGRAM) {
-                if (src->format)
-                    write_date(w, src, v[i].i);
-                else
-                    sc_jsonw_int(w, v[i].i);
-            } else if (src->vtype == SC_AGG_V_IP && v[i].s.len == 16) {
-                sc_mapping_ip_format(v[i].s.ptr, buf);
-                sc_jsonw_str(w, buf);
-            } else if (!sc_agg_vtype_numeric(src->vtype)) {
-                sc_jsonw_strn(w, v[i].s);
-            } else if (src->vtype == SC_AGG_V_BOOLEAN) {
-                sc_jsonw_bool(w, v[i].i != 0);
-            } else if (src->vtype == SC_AGG_V_DOUBLE) {
-                sc_jsonw_double(w, sc_agg_sortable_to_double(v[i].i));
-            } else if (src->vtype == SC_AGG_V_DATE) {
-                if (src->format)
-                    write_date(w, src, v[i].i);
-                else
-                    sc_jsonw_int(w, v[i].i);
-            } else if (src->scaling_factor > 0) {
-                sc_jsonw_double(w, (double)v[i].i / src->scaling_factor);
-            } else {
-                sc_jsonw_int(w, v[i].i);
-            }
+            sc_jsonw_key(w, s->sources[i]->name);
+            write_part(w, s->sources[i], &v[i]);
         }
     }
     sc_jsonw_obj_end(w);
+}
+
+/* multi_terms: "key": [values], "key_as_string": "a|b" (dates formatted, booleans as words). */
+static void write_multi_key(sc_jsonw *w, const sc_agg_spec *s, sc_slice key)
+{
+    sc_agg_value v[8];
+    bool ok = s->n_sources <= 8 && sc_agg_composite_parse(s, key, v);
+    sc_jsonw_key(w, "key");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; ok && i < s->n_sources; i++)
+        write_part(w, s->sources[i], &v[i]);
+    sc_jsonw_arr_end(w);
+    char text[1024];
+    size_t n = 0;
+    for (size_t i = 0; ok && i < s->n_sources && n < sizeof text - 1; i++) {
+        const sc_agg_spec *src = s->sources[i];
+        char part[128];
+        if (!sc_agg_vtype_numeric(src->vtype) && src->vtype != SC_AGG_V_IP)
+            snprintf(part, sizeof part, "%.*s", (int)v[i].s.len, (const char *)v[i].s.ptr);
+        else if (src->vtype == SC_AGG_V_IP && v[i].s.len == 16)
+            sc_mapping_ip_format(v[i].s.ptr, part);
+        else if (src->vtype == SC_AGG_V_DATE)
+            date_text(src, v[i].i, part, sizeof part);
+        else if (src->vtype == SC_AGG_V_BOOLEAN)
+            snprintf(part, sizeof part, "%s", v[i].i ? "true" : "false");
+        else if (src->vtype == SC_AGG_V_DOUBLE)
+            fmt_double(part, sc_agg_sortable_to_double(v[i].i));
+        else
+            snprintf(part, sizeof part, "%lld", (long long)v[i].i);
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", i ? "|" : "", part);
+    }
+    sc_jsonw_kv_str(w, "key_as_string", text);
+}
+
+static void write_multi_terms(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
+{
+    sc_jsonw_kv_int(w, "doc_count_error_upper_bound", r->doc_count_error);
+    sc_jsonw_kv_int(w, "sum_other_doc_count", (int64_t)r->sum_other);
+    sc_jsonw_key(w, "buckets");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < r->n_buckets; i++) {
+        sc_jsonw_obj_begin(w);
+        write_multi_key(w, s, r->buckets[i].bkey);
+        sc_jsonw_kv_int(w, "doc_count", (int64_t)r->buckets[i].doc_count);
+        if (s->show_term_doc_count_error)
+            sc_jsonw_kv_int(w, "doc_count_error_upper_bound", r->buckets[i].doc_count_error);
+        if (s->n_subs && r->buckets[i].n_subs == s->n_subs)
+            write_aggs(w, s, r->buckets[i].subs, tk);
+        sc_jsonw_obj_end(w);
+    }
+    sc_jsonw_arr_end(w);
 }
 
 static void write_composite(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
@@ -403,6 +451,7 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_RANGE: write_range(w, s, r, tk); break;
     case SC_AGG_FILTERS: write_filters(w, s, r, tk); break;
     case SC_AGG_COMPOSITE: write_composite(w, s, r, tk); break;
+    case SC_AGG_MULTI_TERMS: write_multi_terms(w, s, r, tk); break;
     case SC_AGG_FILTER:
     case SC_AGG_MISSING:
     case SC_AGG_GLOBAL:

@@ -47,6 +47,7 @@ typedef enum sc_agg_kind {
     SC_AGG_EXTENDED_STATS,
     /* bucket (after the metrics to keep the encoded kind numbers stable) */
     SC_AGG_COMPOSITE, /* sources: TERMS / HISTOGRAM / DATE_HISTOGRAM specs; `after` paging */
+    SC_AGG_MULTI_TERMS, /* sources: TERMS specs; keys as composite's, reduced as terms */
     /* reserved for the sketch modules (branch h-sketches): not built here yet */
     SC_AGG_CARDINALITY,
     SC_AGG_PERCENTILES,
@@ -67,6 +68,12 @@ typedef enum sc_agg_vtype {
     SC_AGG_V_KEYWORD,
     SC_AGG_V_IP,
 } sc_agg_vtype;
+
+/* Kinds reduced as terms (error bounds, sum_other_doc_count). */
+static inline bool sc_agg_kind_terms_like(sc_agg_kind k)
+{
+    return k == SC_AGG_TERMS || k == SC_AGG_MULTI_TERMS;
+}
 
 static inline bool sc_agg_vtype_numeric(sc_agg_vtype t)
 {

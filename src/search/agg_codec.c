@@ -66,7 +66,7 @@ static void enc_node(wbuf *w, const sc_agg_result *r)
 {
     uint8_t head[2] = {(uint8_t)r->kind,
                        (uint8_t)((is_metric(r->kind) ? F_METRIC : 0) |
-                                 (r->kind == SC_AGG_TERMS ? F_TERMS : 0) |
+                                 (sc_agg_kind_terms_like(r->kind) ? F_TERMS : 0) |
                                  (r->error_set ? F_ERROR_SET : 0))};
     put(w, head, 2);
     if (head[1] & F_METRIC) {
@@ -187,7 +187,7 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
     r->p += 2;
     if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~7u) ||
         !!(flags & F_METRIC) != is_metric((sc_agg_kind)kind) ||
-        !!(flags & F_TERMS) != (kind == SC_AGG_TERMS))
+        !!(flags & F_TERMS) != sc_agg_kind_terms_like((sc_agg_kind)kind))
         return SC_ECORRUPT;
     sc_agg_result *x = sc_arena_calloc(r->a, 1, sizeof *x);
     if (!x)

@@ -180,7 +180,10 @@ static size_t source_values(const sc_agg_spec *s, const sc__agg_field *f, uint32
             out[n++] = v;
         }
     }
-    if (!n && s->missing_bucket)
+    if (!n && s->has_missing) /* multi_terms: the substitute value */
+        out[n++] = is_bytes(s) ? (sc_agg_value){.s = s->missing_bytes}
+                               : (sc_agg_value){.i = s->missing_num};
+    else if (!n && s->missing_bucket)
         out[n++] = (sc_agg_value){.null = true};
     return n;
 }
@@ -244,6 +247,11 @@ static int cmp_keys(const void *x, const void *y, void *ctx)
     return sc__agg_key_cmp(ctx, x, y);
 }
 
+static int cmp_order(const void *x, const void *y, void *ctx)
+{
+    return sc__agg_bucket_cmp(ctx, x, y);
+}
+
 /* Owner's buckets: the `size` smallest keys. */
 static sc_status comp_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **out)
 {
@@ -262,8 +270,27 @@ static sc_status comp_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **out
         r->buckets[k].bkey = sc__agg_ords_bkey(&cs->ords, (uint32_t)i);
         r->buckets[k++].key = (int64_t)i; /* the ordinal while sorting */
     }
-    qsort_r(r->buckets, nb, sizeof *r->buckets, cmp_keys, (void *)c->spec);
-    size_t keep = nb < c->spec->size ? nb : c->spec->size;
+    size_t keep;
+    if (c->spec->kind == SC_AGG_MULTI_TERMS) {
+        /* as terms: the top shard_size by the order (counts first), the rest in sum_other */
+        for (size_t i = 0; i < nb; i++) {
+            uint32_t ord = (uint32_t)r->buckets[i].key;
+            r->buckets[i].doc_count =
+                ord < c->doc_counts.len ? ((const uint64_t *)c->doc_counts.p)[ord] : 0;
+            if (c->spec->order.kind == SC_AGG_ORDER_METRIC)
+                SC_TRY(sc__agg_build_bucket(c, ord, &r->buckets[i]));
+        }
+        qsort_r(r->buckets, nb, sizeof *r->buckets, cmp_order, (void *)c->spec);
+        uint32_t shard_size =
+            sc_agg_terms_shard_size(c->spec, c->ctx->so ? c->ctx->so->n_shards : 1);
+        keep = nb < shard_size ? nb : shard_size;
+        for (size_t i = keep; i < nb; i++)
+            r->sum_other += r->buckets[i].doc_count;
+        r->shard_size = shard_size;
+    } else {
+        qsort_r(r->buckets, nb, sizeof *r->buckets, cmp_keys, (void *)c->spec);
+        keep = nb < c->spec->size ? nb : c->spec->size;
+    }
     SC_TRY(sc__agg_count_buckets(c->ctx, keep));
     for (size_t i = 0; i < keep; i++) {
         uint32_t ord = (uint32_t)r->buckets[i].key;

@@ -55,7 +55,7 @@ int sc__agg_key_cmp(const sc_agg_spec *spec, const sc_agg_bucket *x, const sc_ag
 {
     if (spec->kind == SC_AGG_HISTOGRAM)
         return (x->dkey > y->dkey) - (x->dkey < y->dkey);
-    if (spec->kind == SC_AGG_COMPOSITE)
+    if (spec->kind == SC_AGG_COMPOSITE || spec->kind == SC_AGG_MULTI_TERMS)
         return sc_agg_composite_cmp(spec, x->bkey, y->bkey);
     if (spec->kind == SC_AGG_TERMS &&
         (spec->vtype == SC_AGG_V_KEYWORD || spec->vtype == SC_AGG_V_IP ||
@@ -165,7 +165,7 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
             return SC_ECORRUPT;
     if (!max_buckets)
         max_buckets = SC_AGG_DEFAULT_MAX_BUCKETS;
-    if (spec->kind == SC_AGG_TERMS)
+    if (sc_agg_kind_terms_like(spec->kind))
         return sc__agg_terms_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_HISTOGRAM || spec->kind == SC_AGG_DATE_HISTOGRAM)
         return sc__agg_histo_reduce(spec, in, n, final, max_buckets, a, out, err);

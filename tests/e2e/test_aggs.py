@@ -181,6 +181,23 @@ def test_composite_paging(server, idx):
     assert st == 400, b
 
 
+def test_multi_terms(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "aggs": {"m": {"multi_terms": {
+        "terms": [{"field": "genre"}, {"field": "flag"}], "size": 100}}}})
+    assert st == 200, b
+    m = b["aggregations"]["m"]
+    expect = {}
+    for d in docs:
+        expect[(d["genre"], d["flag"])] = expect.get((d["genre"], d["flag"]), 0) + 1
+    got = {(x["key"][0], x["key"][1]): x["doc_count"] for x in m["buckets"]}
+    assert got == expect
+    x = m["buckets"][0]
+    assert x["key_as_string"] == "%s|%s" % (x["key"][0], "true" if x["key"][1] else "false")
+    counts = [x["doc_count"] for x in m["buckets"]]
+    assert counts == sorted(counts, reverse=True)
+
+
 def test_metrics_shapes(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {

@@ -945,6 +945,54 @@ static void test_composite_paging_vs_model(void **state)
     sc_arena_fini(&a);
 }
 
+/* multi_terms (tag, n): every pair counted once per doc; with a small size over three shards
+ * the counts never overstate and stay within the error bound. */
+static void test_multi_terms_vs_model(void **state)
+{
+    (void)state;
+    for (int small = 0; small < 2; small++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *mt = mk(&a, SC_AGG_MULTI_TERMS, "mt", NULL, 0);
+        mt->size = small ? 5 : 1000;
+        sc_agg_spec *s0 = mk(&a, SC_AGG_TERMS, "tag", "tag", SC_AGG_V_KEYWORD);
+        sc_agg_spec *s1 = mk(&a, SC_AGG_TERMS, "n", "n", SC_AGG_V_LONG);
+        s0->order = s1->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+        sc_agg_spec *srcs[2] = {s0, s1};
+        mt->sources = srcs;
+        mt->n_sources = 2;
+        add_sub(&a, root, mt);
+        sc_agg_result *r = run(&a, root, 0, true);
+        static uint64_t cnt[4][101];
+        memset(cnt, 0, sizeof cnt);
+        uint64_t total = 0;
+        for (size_t g = 0; g < N_ALL; g++)
+            for (uint32_t j = 0; docs[g].live && j < docs[g].nn; j++)
+                if (!j || docs[g].n[j] != docs[g].n[j - 1]) {
+                    cnt[docs[g].tag][docs[g].n[j] + 50]++;
+                    total++;
+                }
+        const sc_agg_result *x = top(r, 0);
+        uint64_t sum = x->sum_other;
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            sc_agg_value v[2];
+            assert_true(sc_agg_composite_parse(mt, x->buckets[i].bkey, v));
+            uint64_t truth = cnt[v[0].s.ptr[1] - '0'][v[1].i + 50];
+            if (small) {
+                assert_true(x->buckets[i].doc_count <= truth);
+                assert_true(x->doc_count_error >= 0 &&
+                            truth - x->buckets[i].doc_count <= (uint64_t)x->doc_count_error);
+            } else {
+                assert_int_equal(x->buckets[i].doc_count, truth);
+            }
+            sum += x->buckets[i].doc_count;
+        }
+        assert_int_equal(sum, total);
+        sc_arena_fini(&a);
+    }
+}
+
 /* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
 static void test_fuzz_seeds_decode(void **state)
 {
@@ -1061,6 +1109,7 @@ int main(void)
         cmocka_unit_test(test_rounding_dst),          cmocka_unit_test(test_fuzz_seeds_decode),
         cmocka_unit_test(test_terms_include_exclude),
         cmocka_unit_test(test_composite_paging_vs_model),
+        cmocka_unit_test(test_multi_terms_vs_model),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
