@@ -4,6 +4,7 @@
  * extended_bounds), drop those under min_doc_count and order; terms are in
  * agg_terms_reduce.c. The same code serves a node's shards and the coordinator's nodes. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,6 +156,17 @@ static sc_status reduce_positional(const sc_agg_spec *spec, sc_agg_result *const
     return SC_OK;
 }
 
+/* Buckets in r and below (metrics have none). */
+static uint64_t count_buckets(const sc_agg_result *r)
+{
+    uint64_t n = r->n_buckets;
+    for (size_t i = 0; i < r->n_buckets; i++)
+        for (uint32_t j = 0; j < r->buckets[i].n_subs; j++)
+            if (r->buckets[i].subs[j])
+                n += count_buckets(r->buckets[i].subs[j]);
+    return n;
+}
+
 sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n, bool final,
                         uint64_t max_buckets, sc_arena *a, sc_agg_result **out, sc_agg_error *err)
 {
@@ -194,6 +206,16 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
     for (size_t b = 0; b < tmpl->n_buckets; b++)
         tmpl->buckets[b].doc_count = 0;
     SC_TRY(reduce_positional(spec, in, n, final, max_buckets, a, tmpl, err));
+    if (final && spec->kind == SC_AGG_ROOT && count_buckets(tmpl) - 1 > max_buckets) {
+        /* the final result's buckets, as Elasticsearch's reduce counts them */
+        err->too_many_buckets = true;
+        snprintf(err->reason, sizeof err->reason,
+                 "Trying to create too many buckets. Must be less than or equal to: [%llu] but "
+                 "this number of buckets was exceeded. This limit can be set by changing the "
+                 "[search.max_buckets] cluster level setting.",
+                 (unsigned long long)max_buckets);
+        return SC_ELIMIT;
+    }
     *out = tmpl;
     return SC_OK;
 }

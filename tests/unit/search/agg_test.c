@@ -1055,6 +1055,18 @@ static void test_max_buckets(void **state)
     sc_agg_result *out;
     assert_int_equal(sc_agg_reduce(root, &r, 1, true, 1000, &a, &out, &err), SC_ELIMIT);
     assert_true(err.too_many_buckets);
+    /* the final reduce counts every bucket of the result, sub-aggregations' too */
+    sc_agg_spec *root2 = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+    tk->size = 40;
+    add_sub(&a, tk, mk(&a, SC_AGG_TERMS, "in", "tag", SC_AGG_V_KEYWORD));
+    add_sub(&a, root2, tk);
+    assert_int_equal(
+        sc_agg_collect_shard(root2, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err),
+        SC_OK);
+    assert_int_equal(sc_agg_reduce(root2, &r, 1, true, 0, &a, &out, &err), SC_OK);
+    assert_int_equal(sc_agg_reduce(root2, &r, 1, true, 40, &a, &out, &err), SC_ELIMIT);
+    assert_true(err.too_many_buckets);
     /* a small arena budget fails the collection with SC_ELIMIT, not a crash */
     sc_arena small;
     sc_arena_init(&small, 64 << 10);
