@@ -75,6 +75,10 @@ bool sc__agg_terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s);
 /* multi_terms' parameters (agg_parse_composite.c: its keys are composite keys). */
 bool sc__agg_parse_multi_terms(sc__agg_pctx *c, const char *type, const json_t *p,
                                sc_agg_spec *s);
+/* A pipeline's parameters (agg_parse_pipeline.c), and the resolution of the paths of the
+ * pipelines among parent's subs once they are all parsed. */
+bool sc__agg_parse_pipeline(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+bool sc__agg_resolve_pipelines(sc__agg_pctx *c, sc_agg_spec *parent);
 /* composite's parameters (agg_parse_composite.c). */
 bool sc__agg_parse_composite(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 
@@ -111,6 +115,7 @@ sc_status sc__agg_final(const sc__agg_hook *h, void *reduced, sc_arena *a, sc_ag
 typedef struct sc__agg_render {
     sc_date_format *date_format; /* owned by the request (freed by sc__agg_spec_free) */
     const json_t *meta;          /* the request's `meta`, echoed (borrowed from the body) */
+    const json_t *pipeline;      /* a pipeline's parameters until its paths are resolved */
 } sc__agg_render;
 /* The rendering data of s, created on first use (request arena); NULL on exhaustion. */
 sc__agg_render *sc__agg_render_of(sc_rest_req *req, sc_agg_spec *s);

@@ -37,6 +37,14 @@ static const kind_name kinds[] = {
     {"extended_stats", SC_AGG_EXTENDED_STATS},
     {"composite", SC_AGG_COMPOSITE},
     {"multi_terms", SC_AGG_MULTI_TERMS},
+    {"avg_bucket", SC_AGG_AVG_BUCKET},
+    {"max_bucket", SC_AGG_MAX_BUCKET},
+    {"min_bucket", SC_AGG_MIN_BUCKET},
+    {"sum_bucket", SC_AGG_SUM_BUCKET},
+    {"stats_bucket", SC_AGG_STATS_BUCKET},
+    {"cumulative_sum", SC_AGG_CUMULATIVE_SUM},
+    {"derivative", SC_AGG_DERIVATIVE},
+    {"bucket_sort", SC_AGG_BUCKET_SORT},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
@@ -44,8 +52,7 @@ static const char *const later[] = {
     "cardinality", "percentiles", "percentile_ranks",
     "auto_date_histogram", "ip_range", "significant_terms", "significant_text", "top_hits",
     "top_metrics", "weighted_avg", "median_absolute_deviation", "geo_bounds", "geo_centroid",
-    "avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket", "cumulative_sum",
-    "derivative", "moving_fn", "bucket_sort", "bucket_selector", "bucket_script", "nested",
+    "moving_fn", "bucket_selector", "bucket_script", "nested",
     "reverse_nested", "sampler", "diversified_sampler", "adjacency_matrix", "rare_terms",
     "variable_width_histogram", "geohash_grid", "geotile_grid", "scripted_metric",
     "string_stats", "boxplot", "rate", "t_test", "matrix_stats", "extended_stats_bucket",
@@ -136,7 +143,7 @@ static bool parse_one(sc__agg_pctx *c, const char *name, const json_t *body, sc_
     if (s->kind == SC_AGG_GLOBAL && parent->kind != SC_AGG_ROOT)
         return sc__agg_fail(c, 400, "aggregation_initialization_exception",
                     "Aggregator [%s] of type [global] cannot be a sub-aggregation", name);
-    if (subs && is_metric(s->kind))
+    if (subs && (is_metric(s->kind) || sc_agg_kind_pipeline(s->kind)))
         return sc__agg_fail(c, 400, "aggregation_initialization_exception",
                     "Aggregator [%s] of type [%s] cannot accept sub-aggregations", name, type);
     if (!json_is_object(params))
@@ -181,7 +188,7 @@ static bool parse_aggs(sc__agg_pctx *c, const json_t *aggs, sc_agg_spec *parent,
             return false;
         parent->n_subs++;
     }
-    return true;
+    return sc__agg_resolve_pipelines(c, parent);
 }
 
 bool sc__agg_parse(sc_rest_req *req, sc_index *ix, const json_t *aggs, sc_agg_spec **out,

@@ -859,6 +859,14 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_FILTERS: return parse_filters(c, type, p, s);
     case SC_AGG_COMPOSITE: return sc__agg_parse_composite(c, type, p, s);
     case SC_AGG_MULTI_TERMS: return sc__agg_parse_multi_terms(c, type, p, s);
+    case SC_AGG_AVG_BUCKET:
+    case SC_AGG_MAX_BUCKET:
+    case SC_AGG_MIN_BUCKET:
+    case SC_AGG_SUM_BUCKET:
+    case SC_AGG_STATS_BUCKET:
+    case SC_AGG_CUMULATIVE_SUM:
+    case SC_AGG_DERIVATIVE:
+    case SC_AGG_BUCKET_SORT: return sc__agg_parse_pipeline(c, type, p, s);
     case SC_AGG_MISSING: {
         static const char *const keys[] = {"field", NULL};
         const sc_mapping_field *mf;

@@ -415,6 +415,74 @@ static void write_composite(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_resu
     sc_jsonw_arr_end(w);
 }
 
+/* A bucket's key as text (max_bucket / min_bucket `keys`). */
+static void key_text(const sc_agg_spec *t, const sc_agg_bucket *b, char *buf, size_t cap)
+{
+    switch (t->kind) {
+    case SC_AGG_HISTOGRAM: fmt_double(buf, b->dkey); return;
+    case SC_AGG_DATE_HISTOGRAM: date_text(t, b->key, buf, cap); return;
+    case SC_AGG_TERMS:
+        if (t->vtype == SC_AGG_V_IP && b->bkey.len == 16)
+            sc_mapping_ip_format(b->bkey.ptr, buf);
+        else if (!sc_agg_vtype_numeric(t->vtype))
+            snprintf(buf, cap, "%.*s", (int)b->bkey.len, (const char *)b->bkey.ptr);
+        else if (t->vtype == SC_AGG_V_DATE)
+            date_text(t, b->key, buf, cap);
+        else if (t->vtype == SC_AGG_V_DOUBLE)
+            fmt_double(buf, sc_agg_sortable_to_double(b->key));
+        else
+            snprintf(buf, cap, "%lld", (long long)b->key);
+        return;
+    case SC_AGG_FILTERS:
+        if (b->key >= 0 && (size_t)b->key < t->n_filters && t->filter_names &&
+            t->filter_names[b->key])
+            snprintf(buf, cap, "%s", t->filter_names[b->key]);
+        else
+            snprintf(buf, cap, "%s",
+                     (size_t)b->key == t->n_filters ? t->other_bucket_key : "");
+        return;
+    case SC_AGG_RANGE:
+        if (b->key >= 0 && (size_t)b->key < t->n_ranges) {
+            const sc_agg_range_spec *g = &t->ranges[b->key];
+            char from[64], to[64];
+            bound_text(t, g->from, from, sizeof from);
+            bound_text(t, g->to, to, sizeof to);
+            if (g->key)
+                snprintf(buf, cap, "%s", g->key);
+            else
+                snprintf(buf, cap, "%s-%s", from, to);
+            return;
+        }
+        break;
+    default: break;
+    }
+    snprintf(buf, cap, "%lld", (long long)b->key);
+}
+
+static void write_pipeline(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r)
+{
+    if (s->kind == SC_AGG_STATS_BUCKET) {
+        bool has = r->count > 0;
+        sc_jsonw_kv_int(w, "count", (int64_t)r->count);
+        kv_value(w, "min", r->min, has);
+        kv_value(w, "max", r->max, has);
+        kv_value(w, "avg", has ? r->sum / (double)r->count : 0, has);
+        sc_jsonw_kv_double(w, "sum", r->sum);
+        return;
+    }
+    kv_value(w, "value", r->sum, r->count > 0);
+    if (s->kind == SC_AGG_MIN_BUCKET || s->kind == SC_AGG_MAX_BUCKET) {
+        sc_jsonw_key(w, "keys");
+        sc_jsonw_arr_begin(w);
+        for (size_t i = 0; s->target && i < r->n_buckets; i++) {
+            char buf[160];
+            key_text(s->target, &r->buckets[i], buf, sizeof buf);
+            sc_jsonw_str(w, buf);
+        }
+        sc_jsonw_arr_end(w);
+    }
+}
+
 /* Elasticsearch's typed_keys prefix of an aggregation. */
 static const char *typed_prefix(const sc_agg_spec *s)
 {
@@ -452,6 +520,13 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_FILTERS: write_filters(w, s, r, tk); break;
     case SC_AGG_COMPOSITE: write_composite(w, s, r, tk); break;
     case SC_AGG_MULTI_TERMS: write_multi_terms(w, s, r, tk); break;
+    case SC_AGG_AVG_BUCKET:
+    case SC_AGG_MAX_BUCKET:
+    case SC_AGG_MIN_BUCKET:
+    case SC_AGG_SUM_BUCKET:
+    case SC_AGG_STATS_BUCKET:
+    case SC_AGG_CUMULATIVE_SUM:
+    case SC_AGG_DERIVATIVE: write_pipeline(w, s, r); break;
     case SC_AGG_FILTER:
     case SC_AGG_MISSING:
     case SC_AGG_GLOBAL:
@@ -467,9 +542,15 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
 static void write_aggs(sc_jsonw *w, const sc_agg_spec *spec, sc_agg_result *const *subs,
                        bool typed_keys)
 {
-    for (size_t i = 0; i < spec->n_subs; i++)
-        if (subs[i])
-            write_one(w, spec->subs[i], subs[i], typed_keys);
+    for (size_t i = 0; i < spec->n_subs; i++) {
+        const sc_agg_spec *s = spec->subs[i];
+        /* bucket_sort shows only in its parent's buckets; a derivative has no value in the
+         * first bucket and is left out there, as in Elasticsearch */
+        if (!subs[i] || s->kind == SC_AGG_BUCKET_SORT ||
+            (s->kind == SC_AGG_DERIVATIVE && subs[i]->count == 0))
+            continue;
+        write_one(w, s, subs[i], typed_keys);
+    }
 }
 
 void sc__agg_write(sc_jsonw *w, const sc_agg_spec *root, const sc_agg_result *r, bool typed_keys)

@@ -48,6 +48,15 @@ typedef enum sc_agg_kind {
     /* bucket (after the metrics to keep the encoded kind numbers stable) */
     SC_AGG_COMPOSITE, /* sources: TERMS / HISTOGRAM / DATE_HISTOGRAM specs; `after` paging */
     SC_AGG_MULTI_TERMS, /* sources: TERMS specs; keys as composite's, reduced as terms */
+    /* pipeline (computed at the final reduce from other aggregations' results) */
+    SC_AGG_AVG_BUCKET, /* sibling: over the buckets of `target` */
+    SC_AGG_MAX_BUCKET,
+    SC_AGG_MIN_BUCKET,
+    SC_AGG_SUM_BUCKET,
+    SC_AGG_STATS_BUCKET,
+    SC_AGG_CUMULATIVE_SUM, /* parent: a value in each bucket of the enclosing histogram */
+    SC_AGG_DERIVATIVE,
+    SC_AGG_BUCKET_SORT, /* parent: sorts / pages the enclosing aggregation's buckets */
     /* reserved for the sketch modules (branch h-sketches): not built here yet */
     SC_AGG_CARDINALITY,
     SC_AGG_PERCENTILES,
@@ -68,6 +77,12 @@ typedef enum sc_agg_vtype {
     SC_AGG_V_KEYWORD,
     SC_AGG_V_IP,
 } sc_agg_vtype;
+
+/* Pipeline kinds: no collection; computed at the final reduce. */
+static inline bool sc_agg_kind_pipeline(sc_agg_kind k)
+{
+    return k >= SC_AGG_AVG_BUCKET && k <= SC_AGG_BUCKET_SORT;
+}
 
 /* Kinds reduced as terms (error bounds, sum_other_doc_count). */
 static inline bool sc_agg_kind_terms_like(sc_agg_kind k)
@@ -168,6 +183,20 @@ typedef struct sc_agg_term_filter {
 bool sc_agg_term_filter_bytes(const sc_agg_term_filter *f, sc_slice term);
 bool sc_agg_term_filter_num(const sc_agg_term_filter *f, int64_t v);
 
+/* A value read from a bucket for a pipeline (buckets_path's last part) or a bucket_sort key. */
+typedef enum sc_agg_path_kind {
+    SC_AGG_PATH_COUNT, /* _count */
+    SC_AGG_PATH_KEY,   /* _key (numeric keys) */
+    SC_AGG_PATH_SUB,   /* the bucket's sub-aggregation `sub` (a metric or pipeline), `stat` */
+} sc_agg_path_kind;
+
+typedef struct sc_agg_path {
+    sc_agg_path_kind kind;
+    uint32_t sub;
+    sc_agg_stat stat;
+    bool desc; /* bucket_sort */
+} sc_agg_path;
+
 typedef struct sc_agg_spec sc_agg_spec;
 struct sc_agg_spec {
     sc_agg_kind kind;
@@ -211,6 +240,16 @@ struct sc_agg_spec {
     size_t n_sources;
     const sc_agg_value *after;
     bool missing_bucket; /* a composite source: docs without a value form a null key part */
+    /* pipelines: sibling kinds read `value` from each bucket of the sibling subs[target_sub]
+     * of their parent (target: its spec); parent kinds read `value` from each bucket of the
+     * enclosing aggregation. bucket_sort: sort keys (n_sort), from, size (0 = all). */
+    const sc_agg_spec *target;
+    uint32_t target_sub;
+    sc_agg_path value;
+    const sc_agg_path *sort;
+    size_t n_sort;
+    uint32_t from;
+    bool gap_insert_zeros; /* gap_policy insert_zeros (default skip) */
     void *user; /* the API layer's rendering data (formats); not read here */
     /* tree */
     sc_agg_spec **subs;

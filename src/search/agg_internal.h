@@ -178,6 +178,17 @@ sc_status sc__agg_histo_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_range_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_filter_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_composite_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_pipeline_new(sc__agg_coll *c) SC_MUST_USE;
+
+/* ---- pipelines (agg_pipeline.c), run at the final reduce ---- */
+/* The value of path p in bucket b of an aggregation of spec `owner` (NaN when missing). */
+double sc__agg_path_value(const sc_agg_spec *owner, const sc_agg_bucket *b, const sc_agg_path *p);
+/* Computes the sibling pipelines among owner's subs from the other subs of bucket b. */
+sc_status sc__agg_pipelines_siblings(const sc_agg_spec *owner, sc_agg_bucket *b, sc_arena *a)
+    SC_MUST_USE;
+/* Runs spec's parent pipelines (cumulative_sum, derivative, bucket_sort) over r's buckets. */
+sc_status sc__agg_pipelines_parent(const sc_agg_spec *spec, sc_agg_result *r, sc_arena *a)
+    SC_MUST_USE;
 
 /* ---- reduce helpers (agg_reduce.c) used by the terms reduce (agg_terms_reduce.c) ---- */
 

@@ -33,6 +33,9 @@ double sc__agg_metric_value(const sc_agg_spec *spec, const sc_agg_result *r, sc_
 {
     if (!r)
         return NAN;
+    /* single-value pipelines keep their value in sum (count 1), none with count 0 */
+    if (sc_agg_kind_pipeline(spec->kind) && spec->kind != SC_AGG_STATS_BUCKET)
+        return r->count ? r->sum : NAN;
     double avg = r->count ? r->sum / (double)r->count : NAN;
     if (stat == SC_AGG_STAT_VALUE) {
         switch (spec->kind) {
@@ -132,7 +135,7 @@ sc_status sc__agg_reduce_subs(const sc_agg_spec *spec, sc_agg_bucket *const *bs,
         }
         SC_TRY(sc_agg_reduce(spec->subs[j], in, n, final, max_buckets, a, &out->subs[j], err));
     }
-    return SC_OK;
+    return final ? sc__agg_pipelines_siblings(spec, out, a) : SC_OK;
 }
 
 /* Positional kinds: bucket i of every input merges into bucket i. */
@@ -177,6 +180,11 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
             return SC_ECORRUPT;
     if (!max_buckets)
         max_buckets = SC_AGG_DEFAULT_MAX_BUCKETS;
+    if (sc_agg_kind_pipeline(spec->kind)) {
+        /* computed at the final reduce by the enclosing aggregation */
+        *out = sc__agg_result_new(a, spec, 0);
+        return *out ? SC_OK : sc__agg_oom(a);
+    }
     if (sc_agg_kind_terms_like(spec->kind))
         return sc__agg_terms_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_HISTOGRAM || spec->kind == SC_AGG_DATE_HISTOGRAM)

@@ -198,6 +198,55 @@ def test_multi_terms(server, idx):
     assert counts == sorted(counts, reverse=True)
 
 
+def test_pipelines(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "aggs": {
+        "m": {"date_histogram": {"field": "date", "calendar_interval": "month"},
+              "aggs": {"q": {"sum": {"field": "qty"}},
+                       "cum": {"cumulative_sum": {"buckets_path": "q"}},
+                       "d": {"derivative": {"buckets_path": "q"}},
+                       "cnt": {"cumulative_sum": {"buckets_path": "_count"}}}},
+        "max_q": {"max_bucket": {"buckets_path": "m>q"}},
+        "min_q": {"min_bucket": {"buckets_path": "m>q"}},
+        "avg_c": {"avg_bucket": {"buckets_path": "m>_count"}},
+        "sum_q": {"sum_bucket": {"buckets_path": "m>q"}},
+        "st": {"stats_bucket": {"buckets_path": "m>q"}},
+        "g": {"terms": {"field": "genre", "size": 10},
+              "aggs": {"q": {"sum": {"field": "qty"}},
+                       "top": {"bucket_sort": {"sort": [{"q": {"order": "desc"}}], "size": 2}}}}}})
+    assert st == 200, b
+    a = b["aggregations"]
+    months = a["m"]["buckets"]
+    sums = [x["q"]["value"] for x in months]
+    acc = 0
+    for i, x in enumerate(months):
+        acc += x["q"]["value"]
+        assert x["cum"]["value"] == acc
+        if i == 0:
+            assert "d" not in x
+        else:
+            assert x["d"]["value"] == sums[i] - sums[i - 1]
+    assert months[-1]["cnt"]["value"] == len(docs)
+    assert a["max_q"]["value"] == max(sums)
+    assert a["max_q"]["keys"] == [x["key_as_string"] for x in months if x["q"]["value"] == max(sums)]
+    assert a["min_q"]["value"] == min(sums)
+    assert a["avg_c"]["value"] == pytest.approx(len(docs) / len(months))
+    assert a["sum_q"]["value"] == sum(sums)
+    assert a["st"]["count"] == len(months) and a["st"]["max"] == max(sums)
+    g = a["g"]["buckets"]
+    assert len(g) == 2 and g[0]["q"]["value"] >= g[1]["q"]["value"]
+    by = {}
+    for d in docs:
+        by[d["genre"]] = by.get(d["genre"], 0) + d["qty"]
+    assert g[0]["q"]["value"] == max(by.values())
+    st, b = search(server, name, {"size": 0, "aggs": {
+        "x": {"max_bucket": {"buckets_path": "nope>q"}}}})
+    assert st == 400, b
+    st, b = search(server, name, {"size": 0, "aggs": {
+        "x": {"cumulative_sum": {"buckets_path": "_count"}}}})
+    assert st == 400, b
+
+
 def test_metrics_shapes(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {

@@ -993,6 +993,88 @@ static void test_multi_terms_vs_model(void **state)
     }
 }
 
+/* Pipelines at the final reduce over three shards: histogram(n, 10) > value_count(n) with
+ * cumulative_sum and derivative of it and a bucket_sort keeping the 3 largest counts;
+ * max_bucket / avg_bucket / stats_bucket beside it; all against brute force. */
+static void test_pipelines_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *h = mk(&a, SC_AGG_HISTOGRAM, "h", "n", SC_AGG_V_LONG);
+    h->interval = 10;
+    add_sub(&a, h, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+    sc_agg_spec *cum = mk(&a, SC_AGG_CUMULATIVE_SUM, "cum", NULL, 0);
+    cum->value = (sc_agg_path){.kind = SC_AGG_PATH_SUB, .sub = 0};
+    sc_agg_spec *der = mk(&a, SC_AGG_DERIVATIVE, "der", NULL, 0);
+    der->value = (sc_agg_path){.kind = SC_AGG_PATH_SUB, .sub = 1}; /* of the cumulative sum */
+    add_sub(&a, h, cum);
+    add_sub(&a, h, der);
+    add_sub(&a, root, h);
+    sc_agg_spec *h2 = mk(&a, SC_AGG_HISTOGRAM, "h2", "n", SC_AGG_V_LONG);
+    h2->interval = 10;
+    sc_agg_spec *bs = mk(&a, SC_AGG_BUCKET_SORT, "bs", NULL, 0);
+    static const sc_agg_path by_count = {.kind = SC_AGG_PATH_COUNT, .desc = true};
+    bs->sort = &by_count;
+    bs->n_sort = 1;
+    bs->size = 3;
+    add_sub(&a, h2, bs);
+    add_sub(&a, root, h2);
+    static const sc_agg_kind sib[3] = {SC_AGG_MAX_BUCKET, SC_AGG_AVG_BUCKET, SC_AGG_STATS_BUCKET};
+    for (int i = 0; i < 3; i++) {
+        sc_agg_spec *p = mk(&a, sib[i], "p", NULL, 0);
+        p->target = h;
+        p->target_sub = 0;
+        p->value = (sc_agg_path){.kind = SC_AGG_PATH_SUB, .sub = 0};
+        add_sub(&a, root, p);
+    }
+    sc_agg_result *r = run(&a, root, 0, true);
+    /* per bucket: its docs, and value_count = every value of those docs */
+    uint64_t vc[11] = {0}, dc[11] = {0};
+    for (size_t g = 0; g < N_ALL; g++) {
+        const mdoc *d = &docs[g];
+        int64_t prev = INT64_MIN;
+        for (uint32_t j = 0; d->live && j < d->nn; j++) {
+            int64_t b = (int64_t)floor((double)d->n[j] / 10) + 5;
+            if (b != prev) {
+                dc[b]++;
+                vc[b] += d->nn;
+            }
+            prev = b;
+        }
+    }
+    const sc_agg_result *x = top(r, 0);
+    assert_int_equal(x->n_buckets, 11);
+    double acc = 0, prev = NAN, mx = -1, sum = 0;
+    for (size_t i = 0; i < 11; i++) {
+        const sc_agg_bucket *b = &x->buckets[i];
+        assert_int_equal(b->doc_count, dc[i]);
+        assert_int_equal(b->subs[0]->count, vc[i]);
+        acc += (double)vc[i];
+        near(b->subs[1]->sum, acc);
+        if (i) {
+            assert_int_equal(b->subs[2]->count, 1);
+            near(b->subs[2]->sum, acc - prev);
+        } else {
+            assert_int_equal(b->subs[2]->count, 0);
+        }
+        prev = acc;
+        mx = (double)vc[i] > mx ? (double)vc[i] : mx;
+        sum += (double)vc[i];
+    }
+    const sc_agg_result *y = top(r, 1);
+    assert_int_equal(y->n_buckets, 3);
+    assert_true(y->buckets[0].doc_count >= y->buckets[1].doc_count &&
+                y->buckets[1].doc_count >= y->buckets[2].doc_count);
+    near(top(r, 2)->sum, mx);
+    assert_true(top(r, 2)->n_buckets >= 1);
+    near(top(r, 3)->sum, sum / 11);
+    assert_int_equal(top(r, 4)->count, 11);
+    near(top(r, 4)->max, mx);
+    sc_arena_fini(&a);
+}
+
 /* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
 static void test_fuzz_seeds_decode(void **state)
 {
@@ -1122,6 +1204,7 @@ int main(void)
         cmocka_unit_test(test_terms_include_exclude),
         cmocka_unit_test(test_composite_paging_vs_model),
         cmocka_unit_test(test_multi_terms_vs_model),
+        cmocka_unit_test(test_pipelines_vs_model),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
