@@ -79,6 +79,8 @@ bool sc__agg_parse_multi_terms(sc__agg_pctx *c, const char *type, const json_t *
  * pipelines among parent's subs once they are all parsed. */
 bool sc__agg_parse_pipeline(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 bool sc__agg_resolve_pipelines(sc__agg_pctx *c, sc_agg_spec *parent);
+/* auto_date_histogram's parameters (agg_parse_auto.c). */
+bool sc__agg_parse_auto(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* composite's parameters (agg_parse_composite.c). */
 bool sc__agg_parse_composite(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 

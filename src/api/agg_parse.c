@@ -45,12 +45,13 @@ static const kind_name kinds[] = {
     {"cumulative_sum", SC_AGG_CUMULATIVE_SUM},
     {"derivative", SC_AGG_DERIVATIVE},
     {"bucket_sort", SC_AGG_BUCKET_SORT},
+    {"auto_date_histogram", SC_AGG_AUTO_DATE_HISTOGRAM},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {
     "cardinality", "percentiles", "percentile_ranks",
-    "auto_date_histogram", "ip_range", "significant_terms", "significant_text", "top_hits",
+    "ip_range", "significant_terms", "significant_text", "top_hits",
     "top_metrics", "weighted_avg", "median_absolute_deviation", "geo_bounds", "geo_centroid",
     "moving_fn", "bucket_selector", "bucket_script", "nested",
     "reverse_nested", "sampler", "diversified_sampler", "adjacency_matrix", "rare_terms",

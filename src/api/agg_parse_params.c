@@ -86,6 +86,7 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
     bool numeric_only = s->kind >= SC_AGG_MIN && s->kind < SC_AGG_VALUE_COUNT;
     numeric_only |= s->kind == SC_AGG_STATS || s->kind == SC_AGG_EXTENDED_STATS;
     numeric_only |= s->kind == SC_AGG_HISTOGRAM || s->kind == SC_AGG_DATE_HISTOGRAM ||
+                    s->kind == SC_AGG_AUTO_DATE_HISTOGRAM ||
                     s->kind == SC_AGG_RANGE;
     if (numeric_only && !sc_agg_vtype_numeric(s->vtype)) {
         c->err->shard_level = true;
@@ -859,6 +860,7 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_FILTERS: return parse_filters(c, type, p, s);
     case SC_AGG_COMPOSITE: return sc__agg_parse_composite(c, type, p, s);
     case SC_AGG_MULTI_TERMS: return sc__agg_parse_multi_terms(c, type, p, s);
+    case SC_AGG_AUTO_DATE_HISTOGRAM: return sc__agg_parse_auto(c, type, p, s);
     case SC_AGG_AVG_BUCKET:
     case SC_AGG_MAX_BUCKET:
     case SC_AGG_MIN_BUCKET:

@@ -24,7 +24,9 @@ static const sc_date_format *date_fmt(const sc_agg_spec *s)
 static void date_text(const sc_agg_spec *s, int64_t ms, char *buf, size_t cap)
 {
     const sc_date_format *f = date_fmt(s);
-    int64_t off = s->kind == SC_AGG_DATE_HISTOGRAM ? sc_agg_tz_offset(&s->rounding.tz, ms) : 0;
+    int64_t off = s->kind == SC_AGG_DATE_HISTOGRAM || s->kind == SC_AGG_AUTO_DATE_HISTOGRAM
+                      ? sc_agg_tz_offset(&s->rounding.tz, ms)
+                      : 0;
     if (f) {
         sc_date_format_print(f, ms + off, buf, cap);
         return;
@@ -191,7 +193,7 @@ static void write_terms(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *
 
 static void write_histogram(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
 {
-    bool date = s->kind == SC_AGG_DATE_HISTOGRAM;
+    bool date = s->kind == SC_AGG_DATE_HISTOGRAM || s->kind == SC_AGG_AUTO_DATE_HISTOGRAM;
     sc_jsonw_key(w, "buckets");
     if (s->keyed)
         sc_jsonw_obj_begin(w);
@@ -516,6 +518,14 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_TERMS: write_terms(w, s, r, tk); break;
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: write_histogram(w, s, r, tk); break;
+    case SC_AGG_AUTO_DATE_HISTOGRAM: {
+        const char *label;
+        sc_agg_rounding rr;
+        write_histogram(w, s, r, tk);
+        sc_agg_auto_rung(r->rung, &s->rounding.tz, &rr, &label);
+        sc_jsonw_kv_str(w, "interval", label);
+        break;
+    }
     case SC_AGG_RANGE: write_range(w, s, r, tk); break;
     case SC_AGG_FILTERS: write_filters(w, s, r, tk); break;
     case SC_AGG_COMPOSITE: write_composite(w, s, r, tk); break;

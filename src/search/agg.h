@@ -57,6 +57,7 @@ typedef enum sc_agg_kind {
     SC_AGG_CUMULATIVE_SUM, /* parent: a value in each bucket of the enclosing histogram */
     SC_AGG_DERIVATIVE,
     SC_AGG_BUCKET_SORT, /* parent: sorts / pages the enclosing aggregation's buckets */
+    SC_AGG_AUTO_DATE_HISTOGRAM, /* `size` = target buckets; interval from a ladder */
     /* reserved for the sketch modules (branch h-sketches): not built here yet */
     SC_AGG_CARDINALITY,
     SC_AGG_PERCENTILES,
@@ -145,9 +146,16 @@ typedef struct sc_agg_tz {
 typedef struct sc_agg_rounding {
     sc_agg_cal_unit unit;
     int64_t fixed_ms; /* unit NONE */
+    uint32_t years;   /* unit YEAR: buckets of this many years from year 0 (0 = 1) */
     int64_t offset_ms;
     sc_agg_tz tz;
 } sc_agg_rounding;
+
+/* auto_date_histogram's ladder of roundings, finest first (Elasticsearch's RoundingInfo:
+ * 1, 5, 10, 30 s; 1, 5, 10, 30 m; 1, 3, 12 h; 1, 7 d; 1, 3 M; 1, 5, 10, 20, 50, 100 y). */
+#define SC_AGG_AUTO_LADDER 21
+/* Rung i as a rounding in time zone tz (offset 0), and its label ("5m", "1M", "10y"). */
+void sc_agg_auto_rung(uint32_t i, const sc_agg_tz *tz, sc_agg_rounding *out, const char **label);
 
 /* One range (range / date_range): [from, to) over the value as a double. */
 typedef struct sc_agg_range_spec {
@@ -218,7 +226,8 @@ struct sc_agg_spec {
     double missing_double;  /* metrics and histograms: the value as a double */
     /* histogram / date_histogram */
     double interval, offset;
-    sc_agg_rounding rounding; /* date_histogram */
+    sc_agg_rounding rounding; /* date_histogram (auto_date_histogram: its tz only) */
+    uint32_t min_rung;        /* auto_date_histogram: minimum_interval's ladder rung */
     bool has_ext_bounds, has_hard_bounds;
     double ext_min, ext_max, hard_min, hard_max;
     bool keyed;
@@ -287,6 +296,7 @@ struct sc_agg_result {
     uint64_t sum_other;
     uint32_t n_reduced;
     uint32_t shard_size; /* terms: the shard_size a shard result was cut to */
+    uint32_t rung;       /* auto_date_histogram: the ladder rung of the keys */
     bool error_set; /* terms: doc_count_error already combined by an earlier reduce */
 };
 
@@ -345,7 +355,7 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
  *   metric   := count:v sum:f64 sum_c:f64 min:f64 max:f64 sum_sq:f64 sum_sq_c:f64  (flags&1)
  *   terms    := error:z sum_other:v n_reduced:v shard_size:v                       (flags&2)
  *   bucket   := key:z dkey:f64 bkey_len:v bkey:bytes doc_count:v error:z n_subs:v node*
- * flags&4 = error_set. Nesting is limited to SC_AGG_MAX_DEPTH. */
+ * flags&4 = error_set; flags&8 (auto_date_histogram): rung:v after the terms part. Nesting is limited to SC_AGG_MAX_DEPTH. */
 #define SC_AGG_ENCODING_VERSION 1
 #define SC_AGG_MAX_DEPTH 32
 

@@ -8,7 +8,7 @@
 #include "base/varint.h"
 #include "search/agg_internal.h"
 
-enum { F_METRIC = 1, F_TERMS = 2, F_ERROR_SET = 4 };
+enum { F_METRIC = 1, F_TERMS = 2, F_ERROR_SET = 4, F_RUNG = 8 };
 
 typedef struct wbuf {
     uint8_t *p;
@@ -67,7 +67,8 @@ static void enc_node(wbuf *w, const sc_agg_result *r)
     uint8_t head[2] = {(uint8_t)r->kind,
                        (uint8_t)((is_metric(r->kind) ? F_METRIC : 0) |
                                  (sc_agg_kind_terms_like(r->kind) ? F_TERMS : 0) |
-                                 (r->error_set ? F_ERROR_SET : 0))};
+                                 (r->error_set ? F_ERROR_SET : 0) |
+                                 (r->kind == SC_AGG_AUTO_DATE_HISTOGRAM ? F_RUNG : 0))};
     put(w, head, 2);
     if (head[1] & F_METRIC) {
         put_v(w, r->count);
@@ -84,6 +85,8 @@ static void enc_node(wbuf *w, const sc_agg_result *r)
         put_v(w, r->n_reduced);
         put_v(w, r->shard_size);
     }
+    if (head[1] & F_RUNG)
+        put_v(w, r->rung);
     put_v(w, r->n_buckets);
     for (size_t i = 0; i < r->n_buckets; i++) {
         const sc_agg_bucket *b = &r->buckets[i];
@@ -185,7 +188,8 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
         return SC_ECORRUPT;
     uint8_t kind = r->p[0], flags = r->p[1];
     r->p += 2;
-    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~7u) ||
+    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~15u) ||
+        !!(flags & F_RUNG) != (kind == SC_AGG_AUTO_DATE_HISTOGRAM) ||
         !!(flags & F_METRIC) != is_metric((sc_agg_kind)kind) ||
         !!(flags & F_TERMS) != sc_agg_kind_terms_like((sc_agg_kind)kind))
         return SC_ECORRUPT;
@@ -220,6 +224,13 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
     }
     if (flags & F_METRIC)
         x->n_reduced = 1;
+    if (flags & F_RUNG) {
+        uint64_t rung;
+        SC_TRY(get_v(r, &rung));
+        if (rung >= SC_AGG_AUTO_LADDER)
+            return SC_ECORRUPT;
+        x->rung = (uint32_t)rung;
+    }
     uint64_t nb;
     SC_TRY(get_v(r, &nb));
     /* every bucket takes at least 13 bytes */

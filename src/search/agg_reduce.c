@@ -189,6 +189,8 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
         return sc__agg_terms_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_HISTOGRAM || spec->kind == SC_AGG_DATE_HISTOGRAM)
         return sc__agg_histo_reduce(spec, in, n, final, max_buckets, a, out, err);
+    if (spec->kind == SC_AGG_AUTO_DATE_HISTOGRAM)
+        return sc__agg_auto_histo_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_COMPOSITE)
         return sc__agg_composite_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (is_metric(spec->kind)) {
@@ -244,7 +246,7 @@ bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y)
         !dbl_eq(x->sum_sq, y->sum_sq) || !dbl_eq(x->sum_sq_c, y->sum_sq_c) ||
         x->n_buckets != y->n_buckets || x->doc_count_error != y->doc_count_error ||
         x->sum_other != y->sum_other || x->n_reduced != y->n_reduced ||
-        x->shard_size != y->shard_size ||
+        x->shard_size != y->shard_size || x->rung != y->rung ||
         x->error_set != y->error_set)
         return false;
     for (size_t i = 0; i < x->n_buckets; i++) {

@@ -247,6 +247,25 @@ def test_pipelines(server, idx):
     assert st == 400, b
 
 
+def test_auto_date_histogram(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "aggs": {
+        "a": {"auto_date_histogram": {"field": "date", "buckets": "10"},
+              "aggs": {"q": {"stats": {"field": "qty"}}}},
+        "d": {"auto_date_histogram": {"field": "date", "buckets": 200,
+                                      "minimum_interval": "day",
+                                      "time_zone": "America/New_York"}}}})
+    assert st == 200, b
+    a = b["aggregations"]["a"]
+    assert a["interval"] == "1M" and len(a["buckets"]) <= 10
+    assert a["buckets"][0]["key_as_string"] == "2015-01-01T00:00:00.000Z"
+    assert sum(x["doc_count"] for x in a["buckets"]) == len(docs)
+    assert sum(x["q"]["count"] for x in a["buckets"]) == len(docs)
+    d = b["aggregations"]["d"]
+    assert d["interval"] == "1d" and 100 <= len(d["buckets"]) <= 200
+    assert d["buckets"][0]["key_as_string"].endswith("-05:00")
+
+
 def test_metrics_shapes(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {

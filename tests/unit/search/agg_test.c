@@ -1075,6 +1075,71 @@ static void test_pipelines_vs_model(void **state)
     sc_arena_fini(&a);
 }
 
+/* auto_date_histogram over "t" (400 days): 20 buckets fit at 1M, 5 at 3M; sub-aggregations
+ * see the deferred docs (also under a terms parent); against brute force over three shards. */
+static void test_auto_date_histogram_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *ah = mk(&a, SC_AGG_AUTO_DATE_HISTOGRAM, "ah", "t", SC_AGG_V_DATE);
+    ah->size = 20;
+    add_sub(&a, ah, mk(&a, SC_AGG_SUM, "s", "d", SC_AGG_V_DOUBLE));
+    add_sub(&a, root, ah);
+    sc_agg_spec *tt = mk(&a, SC_AGG_TERMS, "tt", "tag", SC_AGG_V_KEYWORD);
+    sc_agg_spec *a5 = mk(&a, SC_AGG_AUTO_DATE_HISTOGRAM, "a5", "t", SC_AGG_V_DATE);
+    a5->size = 5;
+    add_sub(&a, a5, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+    add_sub(&a, tt, a5);
+    add_sub(&a, root, tt);
+    sc_agg_result *r = run(&a, root, 0, true);
+    const sc_agg_result *x = top(r, 0);
+    assert_int_equal(x->rung, 13); /* 1M */
+    uint64_t total = 0;
+    for (size_t i = 0; i < x->n_buckets; i++) {
+        const sc_agg_bucket *b = &x->buckets[i];
+        assert_int_equal(month_start(b->key, 0), b->key);
+        uint64_t c = 0;
+        double s = 0;
+        for (size_t g = 0; g < N_ALL; g++)
+            if (docs[g].live && month_start(docs[g].t, 0) == b->key) {
+                c++;
+                s += docs[g].d;
+            }
+        assert_int_equal(b->doc_count, c);
+        near(b->subs[0]->sum, s);
+        total += c;
+    }
+    assert_true(x->n_buckets <= 20 && x->n_buckets >= 13);
+    const sc_agg_result *t = top(r, 1);
+    for (size_t i = 0; i < t->n_buckets; i++) {
+        const sc_agg_result *q = t->buckets[i].subs[0];
+        assert_int_equal(q->rung, 14); /* 3M */
+        assert_true(q->n_buckets <= 5);
+        uint64_t sum = 0;
+        for (size_t j = 0; j < q->n_buckets; j++) {
+            uint64_t vc = 0;
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *d = &docs[g];
+                int64_t m = month_start(d->t, 0), k = q->buckets[j].key;
+                /* the quarter of the doc: its month's start within [k, next quarter) */
+                if (d->live && d->tag == (uint32_t)(t->buckets[i].bkey.ptr[1] - '0') &&
+                    m >= k && (j + 1 == q->n_buckets || m < q->buckets[j + 1].key))
+                    vc += d->nn;
+            }
+            assert_int_equal(q->buckets[j].subs[0]->count, vc);
+            sum += q->buckets[j].doc_count;
+        }
+        assert_int_equal(sum, t->buckets[i].doc_count);
+    }
+    uint64_t live = 0;
+    for (size_t g = 0; g < N_ALL; g++)
+        live += docs[g].live;
+    assert_int_equal(total, live);
+    sc_arena_fini(&a);
+}
+
 /* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
 static void test_fuzz_seeds_decode(void **state)
 {
@@ -1205,6 +1270,7 @@ int main(void)
         cmocka_unit_test(test_composite_paging_vs_model),
         cmocka_unit_test(test_multi_terms_vs_model),
         cmocka_unit_test(test_pipelines_vs_model),
+        cmocka_unit_test(test_auto_date_histogram_vs_model),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
