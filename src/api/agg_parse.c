@@ -24,6 +24,7 @@ static const kind_name kinds[] = {
     {"date_histogram", SC_AGG_DATE_HISTOGRAM},
     {"range", SC_AGG_RANGE},
     {"date_range", SC_AGG_RANGE},
+    {"ip_range", SC_AGG_RANGE},
     {"filter", SC_AGG_FILTER},
     {"filters", SC_AGG_FILTERS},
     {"missing", SC_AGG_MISSING},
@@ -51,7 +52,7 @@ static const kind_name kinds[] = {
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {
     "cardinality", "percentiles", "percentile_ranks",
-    "ip_range", "significant_terms", "significant_text", "top_hits",
+ "significant_terms", "significant_text", "top_hits",
     "top_metrics", "weighted_avg", "median_absolute_deviation", "geo_bounds", "geo_centroid",
     "moving_fn", "bucket_selector", "bucket_script", "nested",
     "reverse_nested", "sampler", "diversified_sampler", "adjacency_matrix", "rare_terms",
@@ -64,6 +65,8 @@ const char *sc__agg_kind_name(const sc_agg_spec *s)
 {
     if (s->kind == SC_AGG_RANGE && s->vtype == SC_AGG_V_DATE)
         return "date_range";
+    if (s->kind == SC_AGG_RANGE && s->vtype == SC_AGG_V_IP)
+        return "ip_range";
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (kinds[i].kind == s->kind)
             return kinds[i].name;

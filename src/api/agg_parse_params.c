@@ -87,7 +87,7 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
     numeric_only |= s->kind == SC_AGG_STATS || s->kind == SC_AGG_EXTENDED_STATS;
     numeric_only |= s->kind == SC_AGG_HISTOGRAM || s->kind == SC_AGG_DATE_HISTOGRAM ||
                     s->kind == SC_AGG_AUTO_DATE_HISTOGRAM ||
-                    s->kind == SC_AGG_RANGE;
+                    (s->kind == SC_AGG_RANGE && strcmp(type, "ip_range") != 0);
     if (numeric_only && !sc_agg_vtype_numeric(s->vtype)) {
         c->err->shard_level = true;
         return sc__agg_fail(c, 400, "illegal_argument_exception",
@@ -849,7 +849,9 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_TERMS: return parse_terms(c, type, p, s);
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: return parse_histogram(c, type, p, s);
-    case SC_AGG_RANGE: return parse_range(c, type, p, s);
+    case SC_AGG_RANGE:
+        return strcmp(type, "ip_range") ? parse_range(c, type, p, s)
+                                        : sc__agg_parse_ip_range(c, type, p, s);
     case SC_AGG_FILTER: {
         s->filters = sc_arena_calloc(c->req->arena, 1, sizeof *s->filters);
         if (!s->filters)

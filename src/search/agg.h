@@ -162,6 +162,9 @@ typedef struct sc_agg_range_spec {
     double from, to; /* -inf / +inf when open */
     const char *key; /* user key or NULL (the writer generates "from-to") */
     const char *from_str, *to_str; /* the request's strings (date_range), or NULL */
+    /* ip_range (the spec's vtype IP): 16-byte bounds, [from, to); empty slice = open */
+    sc_slice from_ip, to_ip;
+    const char *mask; /* the CIDR text of a `mask` range (its key), or NULL */
 } sc_agg_range_spec;
 
 /* A typed value of a composite key part (the request's `after`). */

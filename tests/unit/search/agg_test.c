@@ -601,7 +601,7 @@ static void test_range_filters_vs_model(void **state)
         sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
         sc_agg_spec *rg = mk(&a, SC_AGG_RANGE, "r", "d", SC_AGG_V_DOUBLE);
         static sc_agg_range_spec ranges[3] = {
-            {-INFINITY, -100, NULL, NULL, NULL}, {-200, 300, NULL, NULL, NULL}, {250, INFINITY, NULL, NULL, NULL}};
+            {.from = -INFINITY, .to = -100}, {.from = -200, .to = 300}, {.from = 250, .to = INFINITY}};
         rg->ranges = ranges;
         rg->n_ranges = 3;
         add_sub(&a, rg, mk(&a, SC_AGG_SUM, "s", "n", SC_AGG_V_LONG));
@@ -1140,6 +1140,36 @@ static void test_auto_date_histogram_vs_model(void **state)
     sc_arena_fini(&a);
 }
 
+/* ip_range's ordinal bounds, exercised on the keyword terms of "k" (byte order, as 16-byte
+ * addresses are): [w05, w10), [*, w03), [w27, *). */
+static void test_ip_range_bounds(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *rg = mk(&a, SC_AGG_RANGE, "r", "k", SC_AGG_V_IP);
+    sc_agg_range_spec ranges[3] = {{.from_ip = sc_slice_cstr("w05"), .to_ip = sc_slice_cstr("w10")},
+                                   {.to_ip = sc_slice_cstr("w03")},
+                                   {.from_ip = sc_slice_cstr("w27")}};
+    rg->ranges = ranges;
+    rg->n_ranges = 3;
+    add_sub(&a, root, rg);
+    sc_agg_result *r = run(&a, root, 0, true);
+    static const int lo[3] = {5, 0, 27}, hi[3] = {10, 3, 30};
+    for (int i = 0; i < 3; i++) {
+        uint64_t c = 0;
+        for (size_t g = 0; g < N_ALL; g++) {
+            bool in = false;
+            for (uint32_t j = 0; docs[g].live && j < docs[g].nk; j++)
+                in |= (int)docs[g].k[j] >= lo[i] && (int)docs[g].k[j] < hi[i];
+            c += in;
+        }
+        assert_int_equal(top(r, 0)->buckets[i].doc_count, c);
+    }
+    sc_arena_fini(&a);
+}
+
 /* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
 static void test_fuzz_seeds_decode(void **state)
 {
@@ -1271,6 +1301,7 @@ int main(void)
         cmocka_unit_test(test_multi_terms_vs_model),
         cmocka_unit_test(test_pipelines_vs_model),
         cmocka_unit_test(test_auto_date_histogram_vs_model),
+        cmocka_unit_test(test_ip_range_bounds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
