@@ -47,13 +47,14 @@ static const kind_name kinds[] = {
     {"derivative", SC_AGG_DERIVATIVE},
     {"bucket_sort", SC_AGG_BUCKET_SORT},
     {"auto_date_histogram", SC_AGG_AUTO_DATE_HISTOGRAM},
+    {"weighted_avg", SC_AGG_WEIGHTED_AVG},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {
     "cardinality", "percentiles", "percentile_ranks",
  "significant_terms", "significant_text", "top_hits",
-    "top_metrics", "weighted_avg", "median_absolute_deviation", "geo_bounds", "geo_centroid",
+    "top_metrics", "median_absolute_deviation", "geo_bounds", "geo_centroid",
     "moving_fn", "bucket_selector", "bucket_script", "nested",
     "reverse_nested", "sampler", "diversified_sampler", "adjacency_matrix", "rare_terms",
     "variable_width_histogram", "geohash_grid", "geotile_grid", "scripted_metric",
@@ -75,7 +76,7 @@ const char *sc__agg_kind_name(const sc_agg_spec *s)
 
 static bool is_metric(sc_agg_kind k)
 {
-    return k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS;
+    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG;
 }
 
 /* ---- the tree ---- */

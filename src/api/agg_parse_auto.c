@@ -137,3 +137,30 @@ bool sc__agg_parse_ip_range(sc__agg_pctx *c, const char *type, const json_t *p, 
     s->n_ranges = n;
     return true;
 }
+
+bool sc__agg_parse_weighted_avg(sc__agg_pctx *c, const char *type, const json_t *p,
+                                sc_agg_spec *s)
+{
+    static const char *const keys[] = {"value", "weight", "format", "value_type", NULL};
+    const json_t *v = json_object_get(p, "value"), *w = json_object_get(p, "weight");
+    if (!sc__agg_known_keys(c, type, p, keys))
+        return false;
+    if (!json_is_object(v) || !json_is_object(w))
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[value] and [weight] of weighted_avg [%s] must be objects",
+                            s->name);
+    const sc_mapping_field *mf;
+    s->kind = SC_AGG_AVG; /* the field checks of a numeric metric */
+    bool ok = sc__agg_field_common(c, "weighted_avg", v, s, &mf);
+    s->kind = SC_AGG_WEIGHTED_AVG;
+    if (!ok)
+        return false;
+    sc_agg_spec ws = {.kind = SC_AGG_AVG, .name = s->name};
+    if (!sc__agg_field_common(c, "weighted_avg", w, &ws, &mf))
+        return false;
+    s->weight_field = ws.field;
+    s->weight_vtype = ws.vtype;
+    s->has_weight_missing = ws.has_missing;
+    s->weight_missing = ws.missing_double;
+    return true;
+}

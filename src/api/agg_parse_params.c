@@ -353,7 +353,8 @@ bool sc__agg_terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
         if (strcmp(sub->name, name))
             continue;
         bool multi = sub->kind == SC_AGG_STATS || sub->kind == SC_AGG_EXTENDED_STATS;
-        bool single = sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT;
+        bool single = (sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT) ||
+                      sub->kind == SC_AGG_WEIGHTED_AVG;
         s->order.kind = SC_AGG_ORDER_METRIC;
         s->order.sub = (uint32_t)i;
         s->order.stat = SC_AGG_STAT_VALUE;
@@ -863,6 +864,7 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_COMPOSITE: return sc__agg_parse_composite(c, type, p, s);
     case SC_AGG_MULTI_TERMS: return sc__agg_parse_multi_terms(c, type, p, s);
     case SC_AGG_AUTO_DATE_HISTOGRAM: return sc__agg_parse_auto(c, type, p, s);
+    case SC_AGG_WEIGHTED_AVG: return sc__agg_parse_weighted_avg(c, type, p, s);
     case SC_AGG_AVG_BUCKET:
     case SC_AGG_MAX_BUCKET:
     case SC_AGG_MIN_BUCKET:

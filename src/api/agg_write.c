@@ -590,6 +590,10 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_STATS_BUCKET:
     case SC_AGG_CUMULATIVE_SUM:
     case SC_AGG_DERIVATIVE: write_pipeline(w, s, r); break;
+    case SC_AGG_WEIGHTED_AVG:
+        kv_value(w, "value", r->sum_sq != 0 ? r->sum / r->sum_sq : 0,
+                 r->count > 0 && r->sum_sq != 0);
+        break;
     case SC_AGG_FILTER:
     case SC_AGG_MISSING:
     case SC_AGG_GLOBAL:

@@ -58,6 +58,7 @@ typedef enum sc_agg_kind {
     SC_AGG_DERIVATIVE,
     SC_AGG_BUCKET_SORT, /* parent: sorts / pages the enclosing aggregation's buckets */
     SC_AGG_AUTO_DATE_HISTOGRAM, /* `size` = target buckets; interval from a ladder */
+    SC_AGG_WEIGHTED_AVG, /* metric: field values weighted by weight_field (count = Σw in sum_sq) */
     /* reserved for the sketch modules (branch h-sketches): not built here yet */
     SC_AGG_CARDINALITY,
     SC_AGG_PERCENTILES,
@@ -245,6 +246,11 @@ struct sc_agg_spec {
     const char *other_bucket_key; /* "_other_" */
     /* extended_stats */
     double sigma; /* 2 */
+    /* weighted_avg: the weight's field and type (its `missing` in weight_missing) */
+    const char *weight_field;
+    sc_agg_vtype weight_vtype;
+    bool has_weight_missing;
+    double weight_missing;
     /* composite: the sources (each TERMS, HISTOGRAM or DATE_HISTOGRAM with its field,
      * interval/rounding, order.desc and missing_bucket) and the `after` key (n_sources values,
      * or NULL); size is the page size */

@@ -180,6 +180,7 @@ sc_status sc__agg_filter_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_composite_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_pipeline_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_auto_histo_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_weighted_new(sc__agg_coll *c) SC_MUST_USE;
 /* auto_date_histogram reduce (agg_auto_histo.c) and its final empty-bucket filling. */
 sc_status sc__agg_auto_histo_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
                                     bool final, uint64_t max_buckets, sc_arena *a,

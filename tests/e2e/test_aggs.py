@@ -282,6 +282,16 @@ def test_ip_range(server, idx):
     assert rb[3]["doc_count"] == sum(1 for d in docs if d["ip"] == "10.0.1.3")
 
 
+def test_weighted_avg(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "aggs": {"w": {"weighted_avg": {
+        "value": {"field": "price"}, "weight": {"field": "qty"}}}}})
+    assert st == 200, b
+    num = sum(d["price"] * d["qty"] for d in docs if "price" in d)
+    den = sum(d["qty"] for d in docs if "price" in d)
+    assert b["aggregations"]["w"]["value"] == pytest.approx(num / den)
+
+
 def test_metrics_shapes(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {

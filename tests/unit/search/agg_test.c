@@ -1170,6 +1170,46 @@ static void test_ip_range_bounds(void **state)
     sc_arena_fini(&a);
 }
 
+/* weighted_avg of "d" by the first value of "n" (docs without "n" skipped; with a weight
+ * `missing` of 2 they count), under terms(tag), over three shards. */
+static void test_weighted_avg_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *tt = mk(&a, SC_AGG_TERMS, "tt", "tag", SC_AGG_V_KEYWORD);
+    for (int m = 0; m < 2; m++) {
+        sc_agg_spec *w = mk(&a, SC_AGG_WEIGHTED_AVG, "w", "d", SC_AGG_V_DOUBLE);
+        w->weight_field = "n";
+        w->weight_vtype = SC_AGG_V_LONG;
+        w->has_weight_missing = m == 1;
+        w->weight_missing = 2;
+        add_sub(&a, tt, w);
+    }
+    add_sub(&a, root, tt);
+    sc_agg_result *r = run(&a, root, 0, true);
+    const sc_agg_result *x = top(r, 0);
+    for (size_t i = 0; i < x->n_buckets; i++)
+        for (int m = 0; m < 2; m++) {
+            double sw = 0, swv = 0;
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *d = &docs[g];
+                if (!d->live || d->tag != (uint32_t)(x->buckets[i].bkey.ptr[1] - '0'))
+                    continue;
+                double wt = d->nn ? (double)d->n[0] : (m ? 2 : NAN);
+                if (isnan(wt))
+                    continue;
+                sw += wt;
+                swv += wt * d->d;
+            }
+            const sc_agg_result *w = x->buckets[i].subs[m];
+            near(w->sum_sq, sw);
+            near(w->sum, swv);
+        }
+    sc_arena_fini(&a);
+}
+
 /* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
 static void test_fuzz_seeds_decode(void **state)
 {
@@ -1302,6 +1342,7 @@ int main(void)
         cmocka_unit_test(test_pipelines_vs_model),
         cmocka_unit_test(test_auto_date_histogram_vs_model),
         cmocka_unit_test(test_ip_range_bounds),
+        cmocka_unit_test(test_weighted_avg_vs_model),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
