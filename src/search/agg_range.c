@@ -108,11 +108,18 @@ static sc_status range_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **ou
     return SC_OK;
 }
 
+static sc_status range_seg_whole(sc__agg_coll *c, bool *handled)
+{
+    *handled = false;
+    return c->spec->vtype == SC_AGG_V_IP ? SC_OK : sc__agg_range_points(c, 0, handled);
+}
+
 static const sc__agg_coll_ops range_ops = {
     .seg_begin = range_seg_begin,
     .collect = range_collect,
     .seg_end = range_seg_end,
     .build = range_build,
+    .seg_whole = range_seg_whole,
 };
 
 sc_status sc__agg_range_new(sc__agg_coll *c)
