@@ -61,8 +61,8 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
         sc_agg_result *out;
         uint64_t t0 = sc_clock_now_ns();
         int64_t lo = INT64_MIN, hi = INT64_MAX;
-        const sc_query *q = by_range ? sc_query_range(&a, sc_slice_cstr("t"), &lo, &hi, 1)
-                                     : sc_query_match_all(&a);
+        const sc_query *q =
+            by_range ? sc_query_range(&a, sc_slice_cstr("t"), &lo, &hi, 1) : sc_query_match_all(&a);
         sc_status st = sc_agg_collect_shard(root, s, q, &o, &so, &a, &out, &res, &err);
         double ms = ms_since(t0);
         if (st != SC_OK || res.total != n) {
@@ -93,13 +93,21 @@ int main(int argc, char **argv)
         int64_t num = (int64_t)((x >> 8) % 200);
         int64_t t = INT64_C(1420070400000) + (int64_t)((x >> 16) % (90ull * 86400000));
         sc_index_token tok = {sc_slice_cstr(kw), 0};
-        sc_index_field f[3] = {
-            {.name = sc_slice_cstr("k"), .kind = SC_FIELD_KEYWORD,
-             .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, .tokens = &tok, .n_tokens = 1},
-            {.name = sc_slice_cstr("n"), .kind = SC_FIELD_NUMERIC,
-             .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, .values = &num, .n_values = 1},
-            {.name = sc_slice_cstr("t"), .kind = SC_FIELD_NUMERIC,
-             .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, .values = &t, .n_values = 1}};
+        sc_index_field f[3] = {{.name = sc_slice_cstr("k"),
+                                .kind = SC_FIELD_KEYWORD,
+                                .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                                .tokens = &tok,
+                                .n_tokens = 1},
+                               {.name = sc_slice_cstr("n"),
+                                .kind = SC_FIELD_NUMERIC,
+                                .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                                .values = &num,
+                                .n_values = 1},
+                               {.name = sc_slice_cstr("t"),
+                                .kind = SC_FIELD_NUMERIC,
+                                .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                                .values = &t,
+                                .n_values = 1}};
         sc_index_doc doc = {
             .id = sc_slice_cstr("x"), .source = sc_slice_cstr(""), .fields = f, .n_fields = 3};
         if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)

@@ -39,7 +39,8 @@ static const char *dup(sc__agg_pctx *c, const char *s)
 /* ---- fields ---- */
 
 /* Resolves spec->field's value type; the text / unsupported-type errors. */
-static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, const sc_mapping_field **mf)
+static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type,
+                          const sc_mapping_field **mf)
 {
     *mf = c->m ? sc_mapping_find(c->m, sc_slice_cstr(s->field)) : NULL;
     const sc_mapping_field *f = *mf;
@@ -50,13 +51,14 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
     switch (f->type) {
     case SC_MAPPING_TEXT:
         c->err->shard_level = true;
-        return sc__agg_fail(c, 400, "illegal_argument_exception",
-                    "Text fields are not optimised for operations that require per-document "
-                    "field data like aggregations and sorting, so these operations are disabled "
-                    "by default. Please use a keyword field instead. Alternatively, set "
-                    "fielddata=true on [%s] in order to load field data by uninverting the "
-                    "inverted index. Note that this can use significant memory.",
-                    s->field);
+        return sc__agg_fail(
+            c, 400, "illegal_argument_exception",
+            "Text fields are not optimised for operations that require per-document "
+            "field data like aggregations and sorting, so these operations are disabled "
+            "by default. Please use a keyword field instead. Alternatively, set "
+            "fielddata=true on [%s] in order to load field data by uninverting the "
+            "inverted index. Note that this can use significant memory.",
+            s->field);
     case SC_MAPPING_KEYWORD: s->vtype = SC_AGG_V_KEYWORD; break;
     case SC_MAPPING_IP: s->vtype = SC_AGG_V_IP; break;
     case SC_MAPPING_BOOLEAN: s->vtype = SC_AGG_V_BOOLEAN; break;
@@ -80,8 +82,8 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
     default:
         c->err->shard_level = true;
         return sc__agg_fail(c, 400, "illegal_argument_exception",
-                    "Field [%s] of type [%s] is not supported for aggregation [%s]", s->field,
-                    sc_mapping_type_name(f->type), type);
+                            "Field [%s] of type [%s] is not supported for aggregation [%s]",
+                            s->field, sc_mapping_type_name(f->type), type);
     }
     bool numeric_only = s->kind >= SC_AGG_MIN && s->kind < SC_AGG_VALUE_COUNT;
     numeric_only |= s->kind == SC_AGG_STATS || s->kind == SC_AGG_EXTENDED_STATS;
@@ -91,15 +93,15 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
     if (numeric_only && !sc_agg_vtype_numeric(s->vtype)) {
         c->err->shard_level = true;
         return sc__agg_fail(c, 400, "illegal_argument_exception",
-                    "Field [%s] of type [%s] is not supported for aggregation [%s]", s->field,
-                    sc_mapping_type_name(f->type), type);
+                            "Field [%s] of type [%s] is not supported for aggregation [%s]",
+                            s->field, sc_mapping_type_name(f->type), type);
     }
     return true;
 }
 
 /* A JSON value as the field's doc value (numbers, dates with date math, booleans, ips). */
-bool sc__agg_encode_value(sc__agg_pctx *c, const sc_mapping_field *f, const json_t *v, const char *what,
-                         sc_mapping_value *out)
+bool sc__agg_encode_value(sc__agg_pctx *c, const sc_mapping_field *f, const json_t *v,
+                          const char *what, sc_mapping_value *out)
 {
     sc_mapping_error merr;
     memset(&merr, 0, sizeof merr);
@@ -109,12 +111,13 @@ bool sc__agg_encode_value(sc__agg_pctx *c, const sc_mapping_field *f, const json
         return sc__agg_oom_err(c);
     if (st != SC_OK)
         return sc__agg_fail(c, 400, "illegal_argument_exception", "failed to parse [%s]: %s", what,
-                    merr.reason);
+                            merr.reason);
     return true;
 }
 
 /* `missing`: the substitute value, encoded for the field. */
-static bool parse_missing(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping_field *f, const json_t *v)
+static bool parse_missing(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping_field *f,
+                          const json_t *v)
 {
     s->has_missing = true;
     if (!f) {
@@ -145,12 +148,11 @@ static bool parse_missing(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping_fiel
     return true;
 }
 
-
 /* ---- generic parameter readers ---- */
 
 /* Whether params has only keys from `allowed` (NULL-terminated); else the parse error. */
 bool sc__agg_known_keys(sc__agg_pctx *c, const char *type, const json_t *params,
-                       const char *const *allowed)
+                        const char *const *allowed)
 {
     const char *k;
     json_t *v;
@@ -166,7 +168,7 @@ bool sc__agg_known_keys(sc__agg_pctx *c, const char *type, const json_t *params,
 }
 
 bool sc__agg_get_uint(sc__agg_pctx *c, const json_t *params, const char *key, uint64_t *out,
-                     const char *type)
+                      const char *type)
 {
     const json_t *v = json_object_get(params, key);
     if (!v)
@@ -181,14 +183,14 @@ bool sc__agg_get_uint(sc__agg_pctx *c, const json_t *params, const char *key, ui
         return true;
     }
     if (!json_is_integer(v) || json_integer_value(v) < 0)
-        return sc__agg_fail(c, 400, "x_content_parse_exception",
-                            "[%s] failed to parse field [%s]", type, key);
+        return sc__agg_fail(c, 400, "x_content_parse_exception", "[%s] failed to parse field [%s]",
+                            type, key);
     *out = (uint64_t)json_integer_value(v);
     return true;
 }
 
 bool sc__agg_get_double(sc__agg_pctx *c, const json_t *params, const char *key, double *out,
-                       const char *type)
+                        const char *type)
 {
     const json_t *v = json_object_get(params, key);
     if (!v)
@@ -203,21 +205,21 @@ bool sc__agg_get_double(sc__agg_pctx *c, const json_t *params, const char *key, 
         return true;
     }
     if (!json_is_number(v))
-        return sc__agg_fail(c, 400, "x_content_parse_exception",
-                            "[%s] failed to parse field [%s]", type, key);
+        return sc__agg_fail(c, 400, "x_content_parse_exception", "[%s] failed to parse field [%s]",
+                            type, key);
     *out = json_number_value(v);
     return true;
 }
 
 bool sc__agg_get_bool(sc__agg_pctx *c, const json_t *params, const char *key, bool *out,
-                     const char *type)
+                      const char *type)
 {
     const json_t *v = json_object_get(params, key);
     if (!v)
         return true;
     if (!json_is_boolean(v))
-        return sc__agg_fail(c, 400, "x_content_parse_exception",
-                            "[%s] failed to parse field [%s]", type, key);
+        return sc__agg_fail(c, 400, "x_content_parse_exception", "[%s] failed to parse field [%s]",
+                            type, key);
     *out = json_is_true(v);
     return true;
 }
@@ -247,7 +249,7 @@ static bool attach_date_format(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping
 
 /* `field` (required for field kinds) and its type; `missing`; `format`. */
 bool sc__agg_field_common(sc__agg_pctx *c, const char *type, const json_t *params, sc_agg_spec *s,
-                         const sc_mapping_field **mf)
+                          const sc_mapping_field **mf)
 {
     const json_t *f = json_object_get(params, "field");
     if (json_object_get(params, "script"))
@@ -278,7 +280,7 @@ bool sc__agg_field_common(sc__agg_pctx *c, const char *type, const json_t *param
 /* A value for date bounds / ranges: a number (ms) or a date string (the format, else the
  * field's; date math allowed). */
 bool sc__agg_date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg_spec *s,
-                       const json_t *v, const char *what, double *out)
+                        const json_t *v, const char *what, double *out)
 {
     if (json_is_number(v)) {
         *out = json_number_value(v);
@@ -298,9 +300,9 @@ bool sc__agg_date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg
         use = dflt;
     }
     int64_t ms;
-    sc_status st = sc_date_math_parse(use, sc_slice_make(json_string_value(v),
-                                                         json_string_length(v)),
-                                      sc_clock_wall_ms(), false, 0, &ms);
+    sc_status st =
+        sc_date_math_parse(use, sc_slice_make(json_string_value(v), json_string_length(v)),
+                           sc_clock_wall_ms(), false, 0, &ms);
     sc_date_format_free(fmt);
     sc_date_format_free(dflt);
     if (st != SC_OK)
@@ -318,8 +320,9 @@ bool sc__agg_terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
     if (json_is_array(o))
         o = json_array_get(o, 0);
     if (!json_is_object(o) || json_object_size(o) != 1)
-        return sc__agg_fail(c, 400, "x_content_parse_exception", "[terms] failed to parse field "
-                                                                "[order]");
+        return sc__agg_fail(c, 400, "x_content_parse_exception",
+                            "[terms] failed to parse field "
+                            "[order]");
     void *it = json_object_iter((json_t *)o);
     const char *key = json_object_iter_key(it);
     const json_t *dir = json_object_iter_value(it);
@@ -364,8 +367,10 @@ bool sc__agg_terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
             static const struct {
                 const char *n;
                 sc_agg_stat s;
-            } stats[] = {{"count", SC_AGG_STAT_COUNT}, {"min", SC_AGG_STAT_MIN},
-                         {"max", SC_AGG_STAT_MAX},     {"avg", SC_AGG_STAT_AVG},
+            } stats[] = {{"count", SC_AGG_STAT_COUNT},
+                         {"min", SC_AGG_STAT_MIN},
+                         {"max", SC_AGG_STAT_MAX},
+                         {"avg", SC_AGG_STAT_AVG},
                          {"sum", SC_AGG_STAT_SUM}};
             for (size_t k = 0; k < 5; k++)
                 if (!strcmp(stats[k].n, stat)) {
@@ -383,8 +388,8 @@ bool sc__agg_terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
 }
 
 /* One include/exclude value list: terms as bytes (keyword/ip) or encoded numbers. */
-static bool value_list(sc__agg_pctx *c, const json_t *arr, const sc_mapping_field *mf,
-                       bool bytes, sc_slice **terms, int64_t **nums, size_t *n)
+static bool value_list(sc__agg_pctx *c, const json_t *arr, const sc_mapping_field *mf, bool bytes,
+                       sc_slice **terms, int64_t **nums, size_t *n)
 {
     size_t k = json_array_size(arr);
     *n = k;
@@ -443,9 +448,9 @@ static bool include_exclude(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s,
             sc_automaton_error aerr;
             if (!d)
                 return sc__agg_oom_err(c);
-            sc_status st = sc_automaton_regexp(
-                sc_slice_make(json_string_value(v), json_string_length(v)), SC_REGEXP_ALL, 10000,
-                c->req->arena, d, &aerr);
+            sc_status st =
+                sc_automaton_regexp(sc_slice_make(json_string_value(v), json_string_length(v)),
+                                    SC_REGEXP_ALL, 10000, c->req->arena, d, &aerr);
             if (st != SC_OK)
                 return sc__agg_fail(c, 400, "illegal_argument_exception",
                                     "invalid regular expression [%s] in [%s]: %s",
@@ -489,17 +494,30 @@ static bool include_exclude(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s,
 
 static bool parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
-    static const char *const keys[] = {
-        "field", "size", "shard_size", "min_doc_count", "shard_min_doc_count", "order", "missing",
-        "format", "execution_hint", "collect_mode", "show_term_doc_count_error",
-        "value_type", "script", "include", "exclude", NULL};
+    static const char *const keys[] = {"field",
+                                       "size",
+                                       "shard_size",
+                                       "min_doc_count",
+                                       "shard_min_doc_count",
+                                       "order",
+                                       "missing",
+                                       "format",
+                                       "execution_hint",
+                                       "collect_mode",
+                                       "show_term_doc_count_error",
+                                       "value_type",
+                                       "script",
+                                       "include",
+                                       "exclude",
+                                       NULL};
     if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
     if (!sc__agg_field_common(c, type, p, s, &mf) || !include_exclude(c, p, s, mf))
         return false;
     uint64_t size = 10, shard_size = 0, mdc = 1;
-    if (!sc__agg_get_uint(c, p, "size", &size, type) || !sc__agg_get_uint(c, p, "shard_size", &shard_size, type) ||
+    if (!sc__agg_get_uint(c, p, "size", &size, type) ||
+        !sc__agg_get_uint(c, p, "shard_size", &shard_size, type) ||
         !sc__agg_get_uint(c, p, "min_doc_count", &mdc, type))
         return false;
     if (size == 0 || size > INT32_MAX)
@@ -532,9 +550,11 @@ static bool bounds(sc__agg_pctx *c, const sc_mapping_field *mf, sc_agg_spec *s, 
     *lo = -INFINITY;
     *hi = INFINITY;
     bool date = s->kind == SC_AGG_DATE_HISTOGRAM;
-    if (mn && !(date ? sc__agg_date_value(c, mf, s, mn, key, lo) : sc__agg_get_double(c, b, "min", lo, key)))
+    if (mn && !(date ? sc__agg_date_value(c, mf, s, mn, key, lo)
+                     : sc__agg_get_double(c, b, "min", lo, key)))
         return false;
-    if (mx && !(date ? sc__agg_date_value(c, mf, s, mx, key, hi) : sc__agg_get_double(c, b, "max", hi, key)))
+    if (mx && !(date ? sc__agg_date_value(c, mf, s, mx, key, hi)
+                     : sc__agg_get_double(c, b, "max", hi, key)))
         return false;
     *has = true;
     return true;
@@ -564,11 +584,12 @@ static sc_agg_cal_unit calendar_unit(const char *t)
     static const struct {
         const char *n;
         sc_agg_cal_unit u;
-    } cal[] = {{"minute", SC_AGG_CAL_MINUTE}, {"1m", SC_AGG_CAL_MINUTE},  {"hour", SC_AGG_CAL_HOUR},
-               {"1h", SC_AGG_CAL_HOUR},       {"day", SC_AGG_CAL_DAY},    {"1d", SC_AGG_CAL_DAY},
-               {"week", SC_AGG_CAL_WEEK},     {"1w", SC_AGG_CAL_WEEK},    {"month", SC_AGG_CAL_MONTH},
-               {"1M", SC_AGG_CAL_MONTH},      {"quarter", SC_AGG_CAL_QUARTER},
-               {"1q", SC_AGG_CAL_QUARTER},    {"year", SC_AGG_CAL_YEAR},  {"1y", SC_AGG_CAL_YEAR}};
+    } cal[] = {
+        {"minute", SC_AGG_CAL_MINUTE}, {"1m", SC_AGG_CAL_MINUTE},       {"hour", SC_AGG_CAL_HOUR},
+        {"1h", SC_AGG_CAL_HOUR},       {"day", SC_AGG_CAL_DAY},         {"1d", SC_AGG_CAL_DAY},
+        {"week", SC_AGG_CAL_WEEK},     {"1w", SC_AGG_CAL_WEEK},         {"month", SC_AGG_CAL_MONTH},
+        {"1M", SC_AGG_CAL_MONTH},      {"quarter", SC_AGG_CAL_QUARTER}, {"1q", SC_AGG_CAL_QUARTER},
+        {"year", SC_AGG_CAL_YEAR},     {"1y", SC_AGG_CAL_YEAR}};
     for (size_t i = 0; i < sizeof cal / sizeof cal[0]; i++)
         if (!strcmp(cal[i].n, t))
             return cal[i].u;
@@ -654,16 +675,17 @@ static bool histo_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
 static bool parse_histogram(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
     static const char *const keys[] = {
-        "field", "interval", "offset", "min_doc_count", "extended_bounds", "hard_bounds", "keyed",
-        "order", "missing", "format", "calendar_interval", "fixed_interval", "time_zone",
-        "script", NULL};
+        "field",     "interval", "offset",  "min_doc_count", "extended_bounds",   "hard_bounds",
+        "keyed",     "order",    "missing", "format",        "calendar_interval", "fixed_interval",
+        "time_zone", "script",   NULL};
     if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
     if (!sc__agg_field_common(c, type, p, s, &mf))
         return false;
     uint64_t mdc = 0;
-    if (!sc__agg_get_uint(c, p, "min_doc_count", &mdc, type) || !sc__agg_get_bool(c, p, "keyed", &s->keyed, type))
+    if (!sc__agg_get_uint(c, p, "min_doc_count", &mdc, type) ||
+        !sc__agg_get_bool(c, p, "keyed", &s->keyed, type))
         return false;
     s->min_doc_count = mdc;
     if (s->kind == SC_AGG_DATE_HISTOGRAM) {
@@ -698,12 +720,13 @@ static bool parse_histogram(sc__agg_pctx *c, const char *type, const json_t *p, 
 
 static bool parse_range(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
-    static const char *const keys[] = {"field", "ranges", "keyed", "missing", "format",
-                                       "time_zone", "script", NULL};
+    static const char *const keys[] = {"field",  "ranges",    "keyed",  "missing",
+                                       "format", "time_zone", "script", NULL};
     if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
-    if (!sc__agg_field_common(c, type, p, s, &mf) || !sc__agg_get_bool(c, p, "keyed", &s->keyed, type))
+    if (!sc__agg_field_common(c, type, p, s, &mf) ||
+        !sc__agg_get_bool(c, p, "keyed", &s->keyed, type))
         return false;
     bool date = !strcmp(type, "date_range");
     if (date && s->vtype != SC_AGG_V_UNMAPPED)
@@ -779,8 +802,7 @@ static bool parse_filters(sc__agg_pctx *c, const char *type, const json_t *p, sc
     const json_t *fs = json_object_get(p, "filters");
     bool named = json_is_object(fs);
     if (!named && !json_is_array(fs))
-        return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "[filters] cannot be empty.");
+        return sc__agg_fail(c, 400, "illegal_argument_exception", "[filters] cannot be empty.");
     size_t n = named ? json_object_size(fs) : json_array_size(fs);
     s->filters = sc_arena_calloc(c->req->arena, n + 1, sizeof *s->filters);
     s->filter_names = sc_arena_calloc(c->req->arena, n + 1, sizeof *s->filter_names);
@@ -829,13 +851,14 @@ static bool parse_filters(sc__agg_pctx *c, const char *type, const json_t *p, sc
 
 static bool parse_metric(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
-    static const char *const keys[] = {"field", "missing", "format", "sigma", "script",
-                                       "value_type", NULL};
+    static const char *const keys[] = {"field",  "missing",    "format", "sigma",
+                                       "script", "value_type", NULL};
     if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
     s->sigma = 2;
-    if (!sc__agg_field_common(c, type, p, s, &mf) || !sc__agg_get_double(c, p, "sigma", &s->sigma, type))
+    if (!sc__agg_field_common(c, type, p, s, &mf) ||
+        !sc__agg_get_double(c, p, "sigma", &s->sigma, type))
         return false;
     if (s->sigma < 0)
         return sc__agg_fail(c, 400, "illegal_argument_exception",
@@ -890,8 +913,9 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     }
     case SC_AGG_GLOBAL:
         if (json_object_size(p))
-            return sc__agg_fail(c, 400, "x_content_parse_exception", "[global] takes no "
-                                                                    "parameters");
+            return sc__agg_fail(c, 400, "x_content_parse_exception",
+                                "[global] takes no "
+                                "parameters");
         return true;
     default: return parse_metric(c, type, p, s);
     }

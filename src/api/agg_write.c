@@ -98,7 +98,10 @@ static void write_metric(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result 
     switch (s->kind) {
     case SC_AGG_MIN: v = r->min; break;
     case SC_AGG_MAX: v = r->max; break;
-    case SC_AGG_SUM: v = r->sum; has = true; break;
+    case SC_AGG_SUM:
+        v = r->sum;
+        has = true;
+        break;
     case SC_AGG_AVG: v = has ? r->sum / (double)r->count : 0; break;
     case SC_AGG_VALUE_COUNT: sc_jsonw_kv_int(w, "value", (int64_t)r->count); return;
     default: break;
@@ -491,8 +494,7 @@ static void key_text(const sc_agg_spec *t, const sc_agg_bucket *b, char *buf, si
             t->filter_names[b->key])
             snprintf(buf, cap, "%s", t->filter_names[b->key]);
         else
-            snprintf(buf, cap, "%s",
-                     (size_t)b->key == t->n_filters ? t->other_bucket_key : "");
+            snprintf(buf, cap, "%s", (size_t)b->key == t->n_filters ? t->other_bucket_key : "");
         return;
     case SC_AGG_RANGE:
         if (b->key >= 0 && (size_t)b->key < t->n_ranges) {
@@ -541,13 +543,14 @@ static const char *typed_prefix(const sc_agg_spec *s)
 {
     switch (s->kind) {
     case SC_AGG_TERMS:
-        return s->vtype == SC_AGG_V_DOUBLE              ? "dterms"
-               : sc_agg_vtype_numeric(s->vtype)          ? "lterms"
-               : s->vtype == SC_AGG_V_UNMAPPED           ? "umterms"
-                                                         : "sterms";
+        return s->vtype == SC_AGG_V_DOUBLE      ? "dterms"
+               : sc_agg_vtype_numeric(s->vtype) ? "lterms"
+               : s->vtype == SC_AGG_V_UNMAPPED  ? "umterms"
+                                                : "sterms";
     case SC_AGG_RANGE:
-        return s->vtype == SC_AGG_V_DATE ? "date_range" : s->vtype == SC_AGG_V_IP ? "ip_range"
-                                                                                  : "range";
+        return s->vtype == SC_AGG_V_DATE ? "date_range"
+               : s->vtype == SC_AGG_V_IP ? "ip_range"
+                                         : "range";
     default: return sc__agg_kind_name(s);
     }
 }

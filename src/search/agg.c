@@ -292,12 +292,10 @@ static sc_status run_seg_end(void *ctx)
 
 /* One collection pass over the top-level aggregations whose kind is (global) or is not
  * (!global) SC_AGG_GLOBAL. */
-static sc_status run_pass(sc__agg_ctx *ctx, const sc_agg_spec *root, bool global,
-                          const sc_query *q, const sc_search_options *o, sc__agg_coll **colls,
-                          sc_search_result *res)
+static sc_status run_pass(sc__agg_ctx *ctx, const sc_agg_spec *root, bool global, const sc_query *q,
+                          const sc_search_options *o, sc__agg_coll **colls, sc_search_result *res)
 {
-    run_ctx r = {.colls = sc_arena_calloc(ctx->a, root->n_subs + 1, sizeof *r.colls),
-                 .s = ctx->s};
+    run_ctx r = {.colls = sc_arena_calloc(ctx->a, root->n_subs + 1, sizeof *r.colls), .s = ctx->s};
     if (!r.colls)
         return sc__agg_oom(ctx->a);
     for (size_t i = 0; i < root->n_subs; i++) {

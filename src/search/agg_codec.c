@@ -8,7 +8,12 @@
 #include "base/varint.h"
 #include "search/agg_internal.h"
 
-enum { F_METRIC = 1, F_TERMS = 2, F_ERROR_SET = 4, F_RUNG = 8 };
+enum {
+    F_METRIC = 1,
+    F_TERMS = 2,
+    F_ERROR_SET = 4,
+    F_RUNG = 8
+};
 
 typedef struct wbuf {
     uint8_t *p;

@@ -89,8 +89,8 @@ static sc_status histo_collect(sc__agg_coll *c, const uint32_t *docs, const uint
                 continue;
             }
             for (size_t i = 0; i < k; i++)
-                h->ok[i] = key_of(spec, h->ibuf[i],
-                                  sc_agg_value_to_double(spec->vtype, h->ibuf[i]), &h->keys[i]);
+                h->ok[i] = key_of(spec, h->ibuf[i], sc_agg_value_to_double(spec->vtype, h->ibuf[i]),
+                                  &h->keys[i]);
             for (size_t i = 0; i < k; i++)
                 if (h->ok[i])
                     SC_TRY(add(c, docs[off + i], owners ? owners[off + i] : 0, h->keys[i]));

@@ -68,13 +68,13 @@ struct sc__agg_coll {
     sc__agg_ctx *ctx;
     sc__agg_coll **subs;
     size_t n_subs;
-    sc__agg_vec doc_counts; /* bucket kinds: uint64 per bucket ordinal */
+    sc__agg_vec doc_counts;      /* bucket kinds: uint64 per bucket ordinal */
     uint32_t *pb_docs, *pb_ords; /* pairs for the subs */
     size_t pb_n;
-    bool top;    /* a top-level aggregation: collect always gets owners NULL */
-    bool skip;   /* the current segment was answered by seg_whole */
+    bool top;               /* a top-level aggregation: collect always gets owners NULL */
+    bool skip;              /* the current segment was answered by seg_whole */
     const sc__agg_seg *seg; /* the current segment (top level) */
-    void *state; /* the kind's own */
+    void *state;            /* the kind's own */
 };
 
 /* Builds the collector tree of spec (its subs too). */
@@ -116,8 +116,8 @@ sc_status sc__agg_oom(sc_arena *a);
 /* ---- (owner, key) -> bucket ordinal tables (open addressing, arena) ---- */
 
 typedef struct sc__agg_ords {
-    uint32_t *slots; /* entry + 1, 0 = empty */
-    size_t cap;      /* power of two */
+    uint32_t *slots;              /* entry + 1, 0 = empty */
+    size_t cap;                   /* power of two */
     sc__agg_vec owner, key, hash; /* per ordinal: uint64 owner, int64 key, uint64 hash */
     sc__agg_vec bkey;             /* bytes mode: (ptr, len) as two cells per ordinal */
     size_t n;

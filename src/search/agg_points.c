@@ -15,8 +15,7 @@
 bool sc__agg_points_open(const sc_agg_spec *spec, const sc__agg_seg *s, sc_bkd *t)
 {
     if (spec->has_missing || !spec->field ||
-        (spec->vtype != SC_AGG_V_LONG && spec->vtype != SC_AGG_V_DATE) ||
-        spec->scaling_factor > 0)
+        (spec->vtype != SC_AGG_V_LONG && spec->vtype != SC_AGG_V_DATE) || spec->scaling_factor > 0)
         return false;
     const sc_field_info *f = sc_segment_field(s->seg, sc_slice_cstr(spec->field));
     if (!f || f->kind != SC_FIELD_NUMERIC || !(f->flags & SC_FIELD_POINTS))
@@ -56,8 +55,8 @@ sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, bool *handle
             lo < -(INT64_C(1) << 52) || hi > (INT64_C(1) << 52) || spec->has_hard_bounds)
             return SC_OK;
         int64_t step = (int64_t)iv, o = (int64_t)off;
-        int64_t first = (int64_t)floor(((double)lo - off) / iv), last =
-            (int64_t)floor(((double)hi - off) / iv);
+        int64_t first = (int64_t)floor(((double)lo - off) / iv),
+                last = (int64_t)floor(((double)hi - off) / iv);
         if (last - first >= MAX_RANGES)
             return SC_OK;
         for (int64_t i = first; i <= last; i++) {
@@ -82,8 +81,8 @@ sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, bool *handle
     k = sc_agg_round(&spec->rounding, lo);
     while (k <= hi) {
         int64_t next = sc_agg_round_next(&spec->rounding, k);
-        bool in = !spec->has_hard_bounds ||
-                  ((double)k >= spec->hard_min && (double)k <= spec->hard_max);
+        bool in =
+            !spec->has_hard_bounds || ((double)k >= spec->hard_min && (double)k <= spec->hard_max);
         uint64_t n = 0;
         if (in)
             SC_TRY(sc_bkd_count(&t, k, next - 1, &n));

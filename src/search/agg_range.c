@@ -54,8 +54,8 @@ static sc_status range_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
     for (size_t g = 0; g < c->spec->n_ranges; g++) {
         const sc_agg_range_spec *rg = &c->spec->ranges[g];
         r->lo[g] = rg->from_ip.len ? ceil_ord(&r->f.ss, rg->from_ip) : 0;
-        r->hi[g] = rg->to_ip.len ? ceil_ord(&r->f.ss, rg->to_ip)
-                                 : sc_dv_sorted_set_n_ords(&r->f.ss);
+        r->hi[g] =
+            rg->to_ip.len ? ceil_ord(&r->f.ss, rg->to_ip) : sc_dv_sorted_set_n_ords(&r->f.ss);
     }
     return SC_OK;
 }

@@ -142,8 +142,8 @@ sc_status sc__agg_reduce_subs(const sc_agg_spec *spec, sc_agg_bucket *const *bs,
 
 /* Positional kinds: bucket i of every input merges into bucket i. */
 static sc_status reduce_positional(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
-                                   bool final, uint64_t max_buckets, sc_arena *a,
-                                   sc_agg_result *r, sc_agg_error *err)
+                                   bool final, uint64_t max_buckets, sc_arena *a, sc_agg_result *r,
+                                   sc_agg_error *err)
 {
     sc_agg_bucket **bs = sc_arena_alloc(a, n * sizeof *bs);
     if (!bs)
@@ -248,8 +248,7 @@ bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y)
         !dbl_eq(x->sum_sq, y->sum_sq) || !dbl_eq(x->sum_sq_c, y->sum_sq_c) ||
         x->n_buckets != y->n_buckets || x->doc_count_error != y->doc_count_error ||
         x->sum_other != y->sum_other || x->n_reduced != y->n_reduced ||
-        x->shard_size != y->shard_size || x->rung != y->rung ||
-        x->error_set != y->error_set)
+        x->shard_size != y->shard_size || x->rung != y->rung || x->error_set != y->error_set)
         return false;
     for (size_t i = 0; i < x->n_buckets; i++) {
         const sc_agg_bucket *a = &x->buckets[i], *b = &y->buckets[i];

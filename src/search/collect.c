@@ -28,8 +28,8 @@ static sc_status collect_all(const sc_searcher_segment *ss, const sc_search_coll
     uint32_t n_docs = sc_segment_n_docs(ss->seg);
     bool deletes = ss->live && ss->n_deleted;
     for (uint32_t base = 0; base < n_docs; base += SC_SEARCH_COLLECT_WINDOW) {
-        uint32_t end = n_docs - base > SC_SEARCH_COLLECT_WINDOW ? base + SC_SEARCH_COLLECT_WINDOW
-                                                                 : n_docs;
+        uint32_t end =
+            n_docs - base > SC_SEARCH_COLLECT_WINDOW ? base + SC_SEARCH_COLLECT_WINDOW : n_docs;
         size_t n;
         if (deletes) {
             /* window bases are multiples of 64: whole words of the live set, the tail masked */
@@ -63,9 +63,8 @@ static sc_status collect_iter(sc_doc_iter *it, uint32_t n_docs, const sc_search_
     uint32_t d = sc_doc_iter_next(it);
     while (d != SC_DOC_END) {
         uint32_t wbase = d & ~(uint32_t)(SC_SEARCH_COLLECT_WINDOW - 1);
-        uint32_t wend = n_docs - wbase > SC_SEARCH_COLLECT_WINDOW
-                            ? wbase + SC_SEARCH_COLLECT_WINDOW
-                            : n_docs;
+        uint32_t wend =
+            n_docs - wbase > SC_SEARCH_COLLECT_WINDOW ? wbase + SC_SEARCH_COLLECT_WINDOW : n_docs;
         memset(win, 0, (SC_SEARCH_COLLECT_WINDOW / 64 + 1) * sizeof *win);
         sc_doc_iter_into_bitset(it, wend, &bs, wbase);
         size_t n = extract(win, (wend - wbase + 63) / 64, wbase, docs);
@@ -111,8 +110,7 @@ sc_status sc_search_collect(const sc_searcher *s, const sc_query *q, const sc_se
             SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
             it = sc__search_wrap_segment(&ctx, it, si);
             if (it)
-                st = collect_iter(it, sc_segment_n_docs(ss->seg), c, win, docs, o->cancel,
-                                  &total);
+                st = collect_iter(it, sc_segment_n_docs(ss->seg), c, win, docs, o->cancel, &total);
         }
         if (st == SC_OK)
             st = c->segment_end(c->ctx);

@@ -168,8 +168,8 @@ static bool doc_matches(const mdoc *m, int qk)
 }
 
 /* Collects root over segments [from, to) as one shard of n_shards. */
-static sc_agg_result *collect(sc_arena *a, const sc_agg_spec *root, int qk, size_t from,
-                              size_t to, uint32_t n_shards)
+static sc_agg_result *collect(sc_arena *a, const sc_agg_spec *root, int qk, size_t from, size_t to,
+                              uint32_t n_shards)
 {
     sc_searcher s = {ss + from, to - from};
     sc_search_options o;
@@ -329,8 +329,9 @@ static void test_terms_vs_model(void **state)
                 assert_int_equal(b->doc_count, cnt[t]);
                 if (i) {
                     const sc_agg_bucket *p = &x->buckets[i - 1];
-                    assert_true(p->doc_count > b->doc_count ||
-                                (p->doc_count == b->doc_count && sc_slice_cmp(p->bkey, b->bkey) < 0));
+                    assert_true(
+                        p->doc_count > b->doc_count ||
+                        (p->doc_count == b->doc_count && sc_slice_cmp(p->bkey, b->bkey) < 0));
                 }
                 check_stats(b->subs[0], &avg[t]);
                 check_stats(b->subs[1], &st[t]);
@@ -393,7 +394,8 @@ static void test_terms_error_bounds(void **state)
             assert_true(b->doc_count <= truth);
             assert_true(x->doc_count_error >= 0);
             assert_true(truth - b->doc_count <= (uint64_t)x->doc_count_error);
-            assert_true(b->doc_count_error >= 0 && truth - b->doc_count <= (uint64_t)b->doc_count_error);
+            assert_true(b->doc_count_error >= 0 &&
+                        truth - b->doc_count <= (uint64_t)b->doc_count_error);
             sum += b->doc_count;
         }
         assert_int_equal(sum, total);
@@ -405,8 +407,8 @@ static void test_terms_error_bounds(void **state)
 static void test_metrics_vs_model(void **state)
 {
     (void)state;
-    static const sc_agg_kind kinds[] = {SC_AGG_MIN,         SC_AGG_MAX,   SC_AGG_SUM,
-                                        SC_AGG_AVG,         SC_AGG_STATS, SC_AGG_EXTENDED_STATS,
+    static const sc_agg_kind kinds[] = {SC_AGG_MIN,        SC_AGG_MAX,   SC_AGG_SUM,
+                                        SC_AGG_AVG,        SC_AGG_STATS, SC_AGG_EXTENDED_STATS,
                                         SC_AGG_VALUE_COUNT};
     for (int sharded = 0; sharded < 2; sharded++)
         for (int qk = 0; qk < 5; qk++) {
@@ -600,8 +602,9 @@ static void test_range_filters_vs_model(void **state)
         sc_arena_init(&a, 0);
         sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
         sc_agg_spec *rg = mk(&a, SC_AGG_RANGE, "r", "d", SC_AGG_V_DOUBLE);
-        static sc_agg_range_spec ranges[3] = {
-            {.from = -INFINITY, .to = -100}, {.from = -200, .to = 300}, {.from = 250, .to = INFINITY}};
+        static sc_agg_range_spec ranges[3] = {{.from = -INFINITY, .to = -100},
+                                              {.from = -200, .to = 300},
+                                              {.from = 250, .to = INFINITY}};
         rg->ranges = ranges;
         rg->n_ranges = 3;
         add_sub(&a, rg, mk(&a, SC_AGG_SUM, "s", "n", SC_AGG_V_LONG));
@@ -776,9 +779,8 @@ static void test_terms_include_exclude(void **state)
     sc_arena a;
     sc_arena_init(&a, 0);
     sc_dfa re;
-    assert_int_equal(sc_automaton_regexp(sc_slice_cstr("w0[0-5]"), SC_REGEXP_ALL, 10000, &a, &re,
-                                         NULL),
-                     SC_OK);
+    assert_int_equal(
+        sc_automaton_regexp(sc_slice_cstr("w0[0-5]"), SC_REGEXP_ALL, 10000, &a, &re, NULL), SC_OK);
     static const sc_slice ex[1] = {{(const uint8_t *)"w03", 3}};
     static const int64_t inc_num[3] = {-50, 0, 7};
     sc_agg_term_filter kf = {.include_re = &re, .exclude = ex, .n_exclude = 1};
@@ -1124,8 +1126,8 @@ static void test_auto_date_histogram_vs_model(void **state)
                 const mdoc *d = &docs[g];
                 int64_t m = month_start(d->t, 0), k = q->buckets[j].key;
                 /* the quarter of the doc: its month's start within [k, next quarter) */
-                if (d->live && d->tag == (uint32_t)(t->buckets[i].bkey.ptr[1] - '0') &&
-                    m >= k && (j + 1 == q->n_buckets || m < q->buckets[j + 1].key))
+                if (d->live && d->tag == (uint32_t)(t->buckets[i].bkey.ptr[1] - '0') && m >= k &&
+                    (j + 1 == q->n_buckets || m < q->buckets[j + 1].key))
                     vc += d->nn;
             }
             assert_int_equal(q->buckets[j].subs[0]->count, vc);
@@ -1223,8 +1225,8 @@ static void test_points_path_equals_doc_values(void **state)
     sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
     sc_agg_spec *d1 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d1", "t", SC_AGG_V_DATE);
     d1->rounding.unit = SC_AGG_CAL_DAY;
-    d1->rounding.tz = (sc_agg_tz){.base_offset_ms = -5 * 3600000, .at_ms = at, .offset_s = off,
-                                  .n_trans = 2};
+    d1->rounding.tz =
+        (sc_agg_tz){.base_offset_ms = -5 * 3600000, .at_ms = at, .offset_s = off, .n_trans = 2};
     add_sub(&a, root, d1);
     sc_agg_spec *d2 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d2", "t", SC_AGG_V_DATE);
     d2->rounding.unit = SC_AGG_CAL_MONTH;
@@ -1250,9 +1252,9 @@ static void test_points_path_equals_doc_values(void **state)
         sc_search_result res;
         sc_agg_error err;
         sc_agg_result *fast, *slow, *f2, *s2;
-        assert_int_equal(sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a,
-                                              &fast, &res, &err),
-                         SC_OK);
+        assert_int_equal(
+            sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &fast, &res, &err),
+            SC_OK);
         assert_int_equal(sc_agg_collect_shard(root, &s,
                                               sc_query_range(&a, sc_slice_cstr("t"), &lo, &hi, 1),
                                               &o, &so, &a, &slow, &res, &err),
@@ -1310,9 +1312,9 @@ static void test_max_buckets(void **state)
     sc_search_result res;
     sc_agg_error err;
     sc_agg_result *r;
-    assert_int_equal(sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res,
-                                          &err),
-                     SC_ELIMIT);
+    assert_int_equal(
+        sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err),
+        SC_ELIMIT);
     assert_true(err.too_many_buckets);
     /* the gap fill at the final reduce is bounded too */
     h->interval = 1000;
@@ -1321,8 +1323,7 @@ static void test_max_buckets(void **state)
     h->ext_max = 1e9;
     so.max_buckets = 0;
     assert_int_equal(
-        sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err),
-        SC_OK);
+        sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err), SC_OK);
     sc_agg_result *out;
     assert_int_equal(sc_agg_reduce(root, &r, 1, true, 1000, &a, &out, &err), SC_ELIMIT);
     assert_true(err.too_many_buckets);
@@ -1346,8 +1347,8 @@ static void test_max_buckets(void **state)
     tn->rounding.fixed_ms = 1;
     add_sub(&small, tn, mk(&small, SC_AGG_SUM, "s", "d", SC_AGG_V_DOUBLE));
     add_sub(&small, big, tn);
-    sc_status st = sc_agg_collect_shard(big, &s, sc_query_match_all(&small), &o, &so, &small, &r,
-                                        &res, &err);
+    sc_status st =
+        sc_agg_collect_shard(big, &s, sc_query_match_all(&small), &o, &so, &small, &r, &res, &err);
     assert_true(st == SC_ELIMIT || st == SC_ENOMEM);
     sc_arena_fini(&small);
     sc_arena_fini(&a);
@@ -1384,12 +1385,17 @@ static void test_rounding_dst(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_terms_vs_model),        cmocka_unit_test(test_terms_error_bounds),
-        cmocka_unit_test(test_metrics_vs_model),      cmocka_unit_test(test_histogram_vs_model),
+        cmocka_unit_test(test_terms_vs_model),
+        cmocka_unit_test(test_terms_error_bounds),
+        cmocka_unit_test(test_metrics_vs_model),
+        cmocka_unit_test(test_histogram_vs_model),
         cmocka_unit_test(test_date_histogram_vs_model),
-        cmocka_unit_test(test_range_filters_vs_model), cmocka_unit_test(test_nested_vs_model),
-        cmocka_unit_test(test_codec_corrupt),         cmocka_unit_test(test_max_buckets),
-        cmocka_unit_test(test_rounding_dst),          cmocka_unit_test(test_fuzz_seeds_decode),
+        cmocka_unit_test(test_range_filters_vs_model),
+        cmocka_unit_test(test_nested_vs_model),
+        cmocka_unit_test(test_codec_corrupt),
+        cmocka_unit_test(test_max_buckets),
+        cmocka_unit_test(test_rounding_dst),
+        cmocka_unit_test(test_fuzz_seeds_decode),
         cmocka_unit_test(test_terms_include_exclude),
         cmocka_unit_test(test_composite_paging_vs_model),
         cmocka_unit_test(test_multi_terms_vs_model),
