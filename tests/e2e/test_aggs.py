@@ -292,6 +292,20 @@ def test_weighted_avg(server, idx):
     assert b["aggregations"]["w"]["value"] == pytest.approx(num / den)
 
 
+def test_msearch_with_aggs(server, idx):
+    name, docs = idx
+    body = "\n".join([json.dumps({"index": name}),
+                      json.dumps({"size": 0, "aggs": {"g": {"terms": {"field": "genre"}}}}),
+                      json.dumps({"index": name}),
+                      json.dumps({"size": 0, "aggs": {"x": {"terms": {"field": "title"}}}})]) + "\n"
+    st, _, b = server.request("POST", "/_msearch", body,
+                              headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200, b
+    r0, r1 = b["responses"]
+    assert r0["status"] == 200 and "g" in r0["aggregations"]
+    assert r1["status"] == 400 and "error" in r1
+
+
 def test_metrics_shapes(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {
