@@ -1,6 +1,8 @@
 /* Private to the aggregation files of src/api: parsing the `aggs` JSON into the search layer's
- * spec tree (agg_parse.c: the tree; agg_parse_params.c: each kind's parameters) and writing a
- * final result as the response's "aggregations" (agg_write.c). */
+ * spec tree (agg_parse.c: the tree; agg_parse_params.c, agg_parse_terms.c,
+ * agg_parse_composite.c, agg_parse_pipeline.c, agg_parse_auto.c: each kind's parameters),
+ * running it through the shard query phase's collect hook (agg_exec.c) and writing a final
+ * result as the response's "aggregations" (agg_write.c). */
 #ifndef SC_API_AGG_INTERNAL_H
 #define SC_API_AGG_INTERNAL_H
 
