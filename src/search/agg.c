@@ -257,7 +257,8 @@ static sc_status run_seg_begin(void *ctx, size_t seg_i, const sc_segment *seg)
 }
 
 /* The whole segment matches: aggregations that can count it from the index do. */
-static sc_status run_seg_whole(void *ctx, bool *consumed)
+static sc_status run_seg_whole(void *ctx, const sc_slice *field, int64_t lo, int64_t hi,
+                               bool *consumed)
 {
     run_ctx *r = ctx;
     bool all = true;
@@ -265,7 +266,7 @@ static sc_status run_seg_whole(void *ctx, bool *consumed)
         sc__agg_coll *c = r->colls[i];
         bool handled = false;
         if (c->ops->seg_whole && !c->n_subs)
-            SC_TRY(c->ops->seg_whole(c, &handled));
+            SC_TRY(c->ops->seg_whole(c, field, lo, hi, &handled));
         c->skip = handled;
         all &= handled;
     }

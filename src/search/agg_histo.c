@@ -158,10 +158,11 @@ static sc_status histo_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **ou
     return SC_OK;
 }
 
-static sc_status histo_seg_whole(sc__agg_coll *c, bool *handled)
+static sc_status histo_seg_whole(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
+                                 bool *handled)
 {
     histo_state *h = c->state;
-    return sc__agg_histo_points(c, &h->ords, handled);
+    return sc__agg_histo_points(c, &h->ords, field, lo, hi, handled);
 }
 
 static const sc__agg_coll_ops histo_ops = {

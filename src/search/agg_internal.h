@@ -46,10 +46,12 @@ typedef struct sc__agg_coll_ops {
     sc_status (*collect)(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners, size_t n);
     sc_status (*seg_end)(sc__agg_coll *c);
     sc_status (*build)(sc__agg_coll *c, uint32_t owner, sc_agg_result **out);
-    /* Optional (NULL = never): the current segment matches whole (match_all, no deletes) and
-     * c is a top-level aggregation; *handled = true when c counted it without docs (then it
-     * gets no collect calls for this segment). */
-    sc_status (*seg_whole)(sc__agg_coll *c, bool *handled);
+    /* Optional (NULL = never): c is a top-level aggregation and the current segment's matches
+     * are all its docs (field NULL) or its docs with a value of `field` in [lo, hi] (no
+     * deletes either way); *handled = true when c counted them without docs (then it gets no
+     * collect calls for this segment). */
+    sc_status (*seg_whole)(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
+                           bool *handled);
 } sc__agg_coll_ops;
 
 /* A growable array of 8-byte cells in the arena (grows by doubling; old blocks stay in the
@@ -182,9 +184,11 @@ sc_status sc__agg_terms_fast_build(sc__agg_coll *c, const sc__agg_terms_fast *f,
 bool sc__agg_points_open(const sc_agg_spec *spec, const sc__agg_seg *s, sc_bkd *t);
 /* A top-level histogram / date_histogram over the whole current segment from its points into
  * ords (owner 0) and doc_counts; *handled false when it does not apply. */
-sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, bool *handled) SC_MUST_USE;
+sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, const sc_slice *field,
+                               int64_t lo, int64_t hi, bool *handled) SC_MUST_USE;
 /* A top-level range over the whole current segment from its points (ordinal = range). */
-sc_status sc__agg_range_points(sc__agg_coll *c, uint32_t owner_base, bool *handled) SC_MUST_USE;
+sc_status sc__agg_range_points(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
+                               bool *handled) SC_MUST_USE;
 
 /* ---- per-kind constructors ---- */
 sc_status sc__agg_terms_new(sc__agg_coll *c) SC_MUST_USE;

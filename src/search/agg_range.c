@@ -108,10 +108,11 @@ static sc_status range_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **ou
     return SC_OK;
 }
 
-static sc_status range_seg_whole(sc__agg_coll *c, bool *handled)
+static sc_status range_seg_whole(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
+                                 bool *handled)
 {
     *handled = false;
-    return c->spec->vtype == SC_AGG_V_IP ? SC_OK : sc__agg_range_points(c, 0, handled);
+    return c->spec->vtype == SC_AGG_V_IP ? SC_OK : sc__agg_range_points(c, field, lo, hi, handled);
 }
 
 static const sc__agg_coll_ops range_ops = {

@@ -5,6 +5,7 @@
 
 #include "base/bitset.h"
 #include "search/internal.h"
+#include "search/range.h"
 
 /* The set bits of words[0..n_words) as doc ids base + i into docs; returns how many. */
 static size_t extract(const uint64_t *words, size_t n_words, uint32_t base, uint32_t *docs)
@@ -78,6 +79,29 @@ static sc_status collect_iter(sc_doc_iter *it, uint32_t n_docs, const sc_search_
     return SC_OK;
 }
 
+/* Offers the segment whole to the collector when the query is match_all or one range on a
+ * field whose points count it exactly (single-valued) and nothing is deleted; *n = the
+ * matches when consumed. */
+static sc_status try_whole(const sc__plan *plan, const sc_searcher_segment *ss,
+                           const sc_search_collector *c, bool *consumed, uint64_t *n)
+{
+    *consumed = false;
+    if (!c->segment_whole || (ss->live && ss->n_deleted))
+        return SC_OK;
+    if (plan->kind == SC__PLAN_ALL) {
+        SC_TRY(c->segment_whole(c->ctx, NULL, INT64_MIN, INT64_MAX, consumed));
+        *n = sc_segment_n_docs(ss->seg);
+        return SC_OK;
+    }
+    if (plan->kind != SC__PLAN_RANGE || plan->n_ranges != 1)
+        return SC_OK;
+    bool done = false;
+    SC_TRY(sc_range_segment_count(ss->seg, plan->field, plan->lo[0], plan->hi[0], n, &done));
+    if (done)
+        SC_TRY(c->segment_whole(c->ctx, &plan->field, plan->lo[0], plan->hi[0], consumed));
+    return SC_OK;
+}
+
 sc_status sc_search_collect(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
                             const sc_search_collector *c, sc_arena *a, sc_search_result *res)
 {
@@ -99,10 +123,10 @@ sc_status sc_search_collect(const sc_searcher *s, const sc_query *q, const sc_se
             break;
         SC_TRY(c->segment_begin(c->ctx, si, ss->seg));
         bool consumed = false;
-        if (plan->kind == SC__PLAN_ALL && !(ss->live && ss->n_deleted) && c->segment_whole)
-            SC_TRY(c->segment_whole(c->ctx, &consumed));
+        uint64_t whole = 0;
+        SC_TRY(try_whole(plan, ss, c, &consumed, &whole));
         if (consumed) {
-            total += sc_segment_n_docs(ss->seg);
+            total += whole;
         } else if (plan->kind == SC__PLAN_ALL) {
             st = collect_all(ss, c, docs, o->cancel, &total);
         } else {

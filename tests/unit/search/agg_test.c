@@ -1262,6 +1262,19 @@ static void test_points_path_equals_doc_values(void **state)
         assert_int_equal(sc_agg_reduce(root, &fast, 1, true, 0, &a, &f2, &err), SC_OK);
         assert_int_equal(sc_agg_reduce(root, &slow, 1, true, 0, &a, &s2, &err), SC_OK);
         assert_true(sc_agg_result_equal(f2, s2));
+        /* a range query on the aggregated field: points again (the query's values only) vs
+         * the same range under constant_score (doc values) */
+        int64_t qlo = T0 + INT64_C(37) * 86400000 + 12345, qhi = T0 + INT64_C(201) * 86400000 - 777;
+        sc_query *rq = sc_query_range(&a, sc_slice_cstr("t"), &qlo, &qhi, 1);
+        assert_int_equal(sc_agg_collect_shard(root, &s, rq, &o, &so, &a, &fast, &res, &err), SC_OK);
+        uint64_t n_fast = res.total;
+        assert_int_equal(sc_agg_collect_shard(root, &s, sc_query_constant_score(&a, rq), &o, &so,
+                                              &a, &slow, &res, &err),
+                         SC_OK);
+        assert_int_equal(res.total, n_fast);
+        assert_int_equal(sc_agg_reduce(root, &fast, 1, true, 0, &a, &f2, &err), SC_OK);
+        assert_int_equal(sc_agg_reduce(root, &slow, 1, true, 0, &a, &s2, &err), SC_OK);
+        assert_true(sc_agg_result_equal(f2, s2));
     }
     sc_arena_fini(&a);
 }
