@@ -218,6 +218,15 @@ static sc_status terms_collect(sc__agg_coll *c, const uint32_t *docs, const uint
 static sc_status terms_seg_end(sc__agg_coll *c)
 {
     terms_state *t = c->state;
+    if (t->seg_map && c->spec->min_doc_count == 0) {
+        /* min_doc_count 0 (top level with subs): every term of the segment gets a bucket */
+        for (uint64_t o1 = 1; o1 < t->seg_map_len; o1++) {
+            uint32_t ord = t->seg_map[o1];
+            if (ord == UINT32_MAX)
+                SC_TRY(seg_bucket(c, 0, o1, &ord));
+            SC_TRY(sc__agg_counts_ensure(c, ord));
+        }
+    }
     if (!t->counts)
         return SC_OK;
     SC_TRY(sc__agg_terms_fast_seg_end(c, &t->fast, &t->f.ss, t->counts));

@@ -306,6 +306,17 @@ def test_msearch_with_aggs(server, idx):
     assert r1["status"] == 400 and "error" in r1
 
 
+def test_terms_min_doc_count_zero(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {
+        "g": {"terms": {"field": "genre", "min_doc_count": 0, "size": 20}}}})
+    assert st == 200, b
+    got = {x["key"]: x["doc_count"] for x in b["aggregations"]["g"]["buckets"]}
+    assert set(got) == {d["genre"] for d in docs}
+    assert got["rock"] == sum(1 for d in docs if d["genre"] == "rock")
+    assert all(c == 0 for k, c in got.items() if k != "rock")
+
+
 def test_metrics_shapes(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {

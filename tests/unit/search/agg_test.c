@@ -1279,6 +1279,43 @@ static void test_points_path_equals_doc_values(void **state)
     sc_arena_fini(&a);
 }
 
+/* terms with min_doc_count 0 under a filter: every term of the field is listed, unmatched ones
+ * with 0, with and without a sub-aggregation. */
+static void test_terms_min_doc_count_zero(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    for (int subs = 0; subs < 2; subs++) {
+        sc_agg_spec *t = mk(&a, SC_AGG_TERMS, "t", "k", SC_AGG_V_KEYWORD);
+        t->size = 100;
+        t->min_doc_count = 0;
+        t->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+        if (subs)
+            add_sub(&a, t, mk(&a, SC_AGG_SUM, "s", "n", SC_AGG_V_LONG));
+        add_sub(&a, root, t);
+    }
+    sc_agg_result *r = run(&a, root, 3, true);
+    bool exists[N_TERMS] = {false};
+    uint64_t cnt[N_TERMS] = {0};
+    for (size_t g = 0; g < N_ALL; g++)
+        for (uint32_t j = 0; j < docs[g].nk; j++) {
+            exists[docs[g].k[j]] = true; /* deleted docs' terms stay in the segment */
+            cnt[docs[g].k[j]] += doc_matches(&docs[g], 3);
+        }
+    for (int subs = 0; subs < 2; subs++) {
+        const sc_agg_result *x = top(r, (size_t)subs);
+        size_t n = 0;
+        for (int t = 0; t < N_TERMS; t++)
+            n += exists[t];
+        assert_int_equal(x->n_buckets, n);
+        for (size_t i = 0; i < x->n_buckets; i++)
+            assert_int_equal(x->buckets[i].doc_count, cnt[term_id(x->buckets[i].bkey)]);
+    }
+    sc_arena_fini(&a);
+}
+
 /* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
 static void test_fuzz_seeds_decode(void **state)
 {
@@ -1417,6 +1454,7 @@ int main(void)
         cmocka_unit_test(test_ip_range_bounds),
         cmocka_unit_test(test_weighted_avg_vs_model),
         cmocka_unit_test(test_points_path_equals_doc_values),
+        cmocka_unit_test(test_terms_min_doc_count_zero),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
