@@ -58,7 +58,7 @@ typedef enum sc_agg_kind {
     SC_AGG_DERIVATIVE,
     SC_AGG_BUCKET_SORT,         /* parent: sorts / pages the enclosing aggregation's buckets */
     SC_AGG_AUTO_DATE_HISTOGRAM, /* `size` = target buckets; interval from a ladder */
-    SC_AGG_WEIGHTED_AVG, /* metric: field values weighted by weight_field (count = Σw in sum_sq) */
+    SC_AGG_WEIGHTED_AVG, /* metric: Σ value x weight in sum, Σ weight in sum_sq */
     /* reserved for the sketch modules (branch h-sketches): not built here yet */
     SC_AGG_CARDINALITY,
     SC_AGG_PERCENTILES,
