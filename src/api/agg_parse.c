@@ -47,13 +47,13 @@ static const kind_name kinds[] = {
     {"bucket_sort", SC_AGG_BUCKET_SORT},
     {"auto_date_histogram", SC_AGG_AUTO_DATE_HISTOGRAM},
     {"weighted_avg", SC_AGG_WEIGHTED_AVG},
+    {"significant_terms", SC_AGG_SIGNIFICANT_TERMS},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {"cardinality",
                                     "percentiles",
                                     "percentile_ranks",
-                                    "significant_terms",
                                     "significant_text",
                                     "top_hits",
                                     "top_metrics",

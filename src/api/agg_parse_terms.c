@@ -228,3 +228,55 @@ bool sc__agg_parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_
     const json_t *o = json_object_get(p, "order");
     return !o || sc__agg_terms_order(c, o, s);
 }
+
+bool sc__agg_parse_significant(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
+{
+    static const char *const keys[] = {"field",
+                                       "size",
+                                       "shard_size",
+                                       "min_doc_count",
+                                       "shard_min_doc_count",
+                                       "jlh",
+                                       "include",
+                                       "exclude",
+                                       "execution_hint",
+                                       "format",
+                                       "mutual_information",
+                                       "chi_square",
+                                       "gnd",
+                                       "percentage",
+                                       "script_heuristic",
+                                       "background_filter",
+                                       NULL};
+    if (!sc__agg_known_keys(c, type, p, keys))
+        return false;
+    static const char *const later[] = {
+        "mutual_information", "chi_square",        "gnd", "percentage",
+        "script_heuristic",   "background_filter", NULL};
+    for (const char *const *l = later; *l; l++)
+        if (json_object_get(p, *l))
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[%s] of significant_terms [%s] is not supported yet (jlh is)", *l,
+                                s->name);
+    const sc_mapping_field *mf;
+    if (!sc__agg_field_common(c, type, p, s, &mf) || !include_exclude(c, p, s, mf))
+        return false;
+    if (s->vtype != SC_AGG_V_KEYWORD && s->vtype != SC_AGG_V_UNMAPPED)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "significant_terms [%s] needs a keyword field (numeric fields are "
+                            "not supported yet)",
+                            s->name);
+    uint64_t size = 10, shard_size = 0, mdc = 3;
+    if (!sc__agg_get_uint(c, p, "size", &size, type) ||
+        !sc__agg_get_uint(c, p, "shard_size", &shard_size, type) ||
+        !sc__agg_get_uint(c, p, "min_doc_count", &mdc, type))
+        return false;
+    if (size == 0 || size > INT32_MAX)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[size] must be greater than 0. Found [%llu] in [%s]",
+                            (unsigned long long)size, s->name);
+    s->size = (uint32_t)size;
+    s->shard_size = shard_size > INT32_MAX ? INT32_MAX : (uint32_t)shard_size;
+    s->min_doc_count = mdc;
+    return true;
+}

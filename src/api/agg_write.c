@@ -434,6 +434,27 @@ static void write_multi_key(sc_jsonw *w, const sc_agg_spec *s, sc_slice key)
     sc_jsonw_kv_str(w, "key_as_string", text);
 }
 
+static void write_significant(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
+{
+    sc_jsonw_kv_int(w, "doc_count", (int64_t)r->sum_other);
+    sc_jsonw_kv_int(w, "bg_count", r->doc_count_error);
+    sc_jsonw_key(w, "buckets");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < r->n_buckets; i++) {
+        const sc_agg_bucket *b = &r->buckets[i];
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_key(w, "key");
+        sc_jsonw_strn(w, b->bkey);
+        sc_jsonw_kv_int(w, "doc_count", (int64_t)b->doc_count);
+        sc_jsonw_kv_double(w, "score", b->dkey);
+        sc_jsonw_kv_int(w, "bg_count", b->key);
+        if (s->n_subs && b->n_subs == s->n_subs)
+            write_aggs(w, s, b->subs, tk);
+        sc_jsonw_obj_end(w);
+    }
+    sc_jsonw_arr_end(w);
+}
+
 static void write_multi_terms(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
 {
     sc_jsonw_kv_int(w, "doc_count_error_upper_bound", r->doc_count_error);
@@ -547,6 +568,7 @@ static const char *typed_prefix(const sc_agg_spec *s)
                : sc_agg_vtype_numeric(s->vtype) ? "lterms"
                : s->vtype == SC_AGG_V_UNMAPPED  ? "umterms"
                                                 : "sterms";
+    case SC_AGG_SIGNIFICANT_TERMS: return "sigsterms";
     case SC_AGG_RANGE:
         return s->vtype == SC_AGG_V_DATE ? "date_range"
                : s->vtype == SC_AGG_V_IP ? "ip_range"
@@ -586,6 +608,7 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_FILTERS: write_filters(w, s, r, tk); break;
     case SC_AGG_COMPOSITE: write_composite(w, s, r, tk); break;
     case SC_AGG_MULTI_TERMS: write_multi_terms(w, s, r, tk); break;
+    case SC_AGG_SIGNIFICANT_TERMS: write_significant(w, s, r, tk); break;
     case SC_AGG_AVG_BUCKET:
     case SC_AGG_MAX_BUCKET:
     case SC_AGG_MIN_BUCKET:

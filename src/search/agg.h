@@ -58,7 +58,11 @@ typedef enum sc_agg_kind {
     SC_AGG_DERIVATIVE,
     SC_AGG_BUCKET_SORT,         /* parent: sorts / pages the enclosing aggregation's buckets */
     SC_AGG_AUTO_DATE_HISTOGRAM, /* `size` = target buckets; interval from a ladder */
-    SC_AGG_WEIGHTED_AVG, /* metric: Σ value x weight in sum, Σ weight in sum_sq */
+    SC_AGG_WEIGHTED_AVG,        /* metric: Σ value x weight in sum, Σ weight in sum_sq */
+    /* keyword terms scored by JLH against the index: a bucket's background count in `key`,
+     * the result's subset size in sum_other, its superset size in doc_count_error, the final
+     * score in a bucket's dkey */
+    SC_AGG_SIGNIFICANT_TERMS,
     /* reserved for the sketch modules (branch h-sketches): not built here yet */
     SC_AGG_CARDINALITY,
     SC_AGG_PERCENTILES,

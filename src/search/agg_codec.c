@@ -67,11 +67,17 @@ static bool is_metric(sc_agg_kind k)
     return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG;
 }
 
+/* Kinds whose results carry the terms part (error, sum_other, n_reduced, shard_size). */
+static bool terms_part(sc_agg_kind k)
+{
+    return sc_agg_kind_terms_like(k) || k == SC_AGG_SIGNIFICANT_TERMS;
+}
+
 static void enc_node(wbuf *w, const sc_agg_result *r)
 {
     uint8_t head[2] = {(uint8_t)r->kind,
                        (uint8_t)((is_metric(r->kind) ? F_METRIC : 0) |
-                                 (sc_agg_kind_terms_like(r->kind) ? F_TERMS : 0) |
+                                 (terms_part(r->kind) ? F_TERMS : 0) |
                                  (r->error_set ? F_ERROR_SET : 0) |
                                  (r->kind == SC_AGG_AUTO_DATE_HISTOGRAM ? F_RUNG : 0))};
     put(w, head, 2);
@@ -196,7 +202,7 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
     if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~15u) ||
         !!(flags & F_RUNG) != (kind == SC_AGG_AUTO_DATE_HISTOGRAM) ||
         !!(flags & F_METRIC) != is_metric((sc_agg_kind)kind) ||
-        !!(flags & F_TERMS) != sc_agg_kind_terms_like((sc_agg_kind)kind))
+        !!(flags & F_TERMS) != terms_part((sc_agg_kind)kind))
         return SC_ECORRUPT;
     sc_agg_result *x = sc_arena_calloc(r->a, 1, sizeof *x);
     if (!x)

@@ -200,6 +200,14 @@ sc_status sc__agg_composite_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_pipeline_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_auto_histo_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_weighted_new(sc__agg_coll *c) SC_MUST_USE;
+/* significant_terms (agg_significant.c): the shard build from the terms collector's
+ * (owner, term) ordinals and per-owner subset sizes, and the reduce. */
+sc_status sc__agg_significant_build(sc__agg_coll *c, const sc__agg_ords *ords,
+                                    const sc__agg_vec *subset, uint32_t owner, sc_agg_result **out)
+    SC_MUST_USE;
+sc_status sc__agg_significant_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                                     bool final, uint64_t max_buckets, sc_arena *a,
+                                     sc_agg_result **out, sc_agg_error *err) SC_MUST_USE;
 /* auto_date_histogram reduce (agg_auto_histo.c) and its final empty-bucket filling. */
 sc_status sc__agg_auto_histo_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
                                     bool final, uint64_t max_buckets, sc_arena *a,

@@ -63,7 +63,7 @@ int sc__agg_key_cmp(const sc_agg_spec *spec, const sc_agg_bucket *x, const sc_ag
         return (x->dkey > y->dkey) - (x->dkey < y->dkey);
     if (spec->kind == SC_AGG_COMPOSITE || spec->kind == SC_AGG_MULTI_TERMS)
         return sc_agg_composite_cmp(spec, x->bkey, y->bkey);
-    if (spec->kind == SC_AGG_TERMS &&
+    if ((spec->kind == SC_AGG_TERMS || spec->kind == SC_AGG_SIGNIFICANT_TERMS) &&
         (spec->vtype == SC_AGG_V_KEYWORD || spec->vtype == SC_AGG_V_IP ||
          spec->vtype == SC_AGG_V_UNMAPPED))
         return sc_slice_cmp(x->bkey, y->bkey);
@@ -191,6 +191,8 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
         return sc__agg_terms_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_HISTOGRAM || spec->kind == SC_AGG_DATE_HISTOGRAM)
         return sc__agg_histo_reduce(spec, in, n, final, max_buckets, a, out, err);
+    if (spec->kind == SC_AGG_SIGNIFICANT_TERMS)
+        return sc__agg_significant_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_AUTO_DATE_HISTOGRAM)
         return sc__agg_auto_histo_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_COMPOSITE)

@@ -317,6 +317,24 @@ def test_terms_min_doc_count_zero(server, idx):
     assert all(c == 0 for k, c in got.items() if k != "rock")
 
 
+def test_significant_terms(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "query": {"term": {"flag": True}}, "aggs": {
+        "s": {"significant_terms": {"field": "genre", "min_doc_count": 1}}}})
+    assert st == 200, b
+    s = b["aggregations"]["s"]
+    flagged = [d for d in docs if d["flag"]]
+    assert s["doc_count"] == len(flagged) and s["bg_count"] == len(docs)
+    for x in s["buckets"]:
+        assert set(x) == {"key", "doc_count", "score", "bg_count"}
+        assert x["doc_count"] == sum(1 for d in flagged if d["genre"] == x["key"])
+        # the shards that matched the term add their background counts (as Elasticsearch)
+        assert 0 < x["bg_count"] <= sum(1 for d in docs if d["genre"] == x["key"])
+        assert x["score"] > 0
+    scores = [x["score"] for x in s["buckets"]]
+    assert scores == sorted(scores, reverse=True)
+
+
 def test_metrics_shapes(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {

@@ -1316,12 +1316,76 @@ static void test_terms_min_doc_count_zero(void **state)
     sc_arena_fini(&a);
 }
 
+/* significant_terms on "k" under a tag filter on one shard: subset/superset sizes, background
+ * counts (doc frequencies, deleted docs included, as Lucene's), JLH scores and their order
+ * against brute force. Over three shards the background counts of a term only add up over the
+ * shards that matched it (as in Elasticsearch): there they are at most the truth. */
+static void test_significant_terms_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *st = mk(&a, SC_AGG_SIGNIFICANT_TERMS, "st", "k", SC_AGG_V_KEYWORD);
+    st->size = 10;
+    st->shard_size = 100;
+    st->min_doc_count = 3;
+    add_sub(&a, root, st);
+    sc_agg_result *sharded = run(&a, root, 2, true);
+    sc_agg_result *r = run(&a, root, 2, false);
+    uint64_t sub_size = 0, sup_size = 0, sub_df[N_TERMS] = {0}, bg[N_TERMS] = {0};
+    for (size_t g = 0; g < N_ALL; g++) {
+        const mdoc *d = &docs[g];
+        sup_size += d->live;
+        sub_size += doc_matches(d, 2);
+        for (uint32_t j = 0; j < d->nk; j++) {
+            bg[d->k[j]]++;
+            sub_df[d->k[j]] += doc_matches(d, 2);
+        }
+    }
+    const sc_agg_result *x = top(r, 0);
+    assert_int_equal(x->sum_other, sub_size);
+    assert_int_equal(x->doc_count_error, sup_size);
+    double best[N_TERMS];
+    size_t n = 0;
+    for (int t = 0; t < N_TERMS; t++) {
+        double fg = (double)sub_df[t] / (double)sub_size, b = (double)bg[t] / (double)sup_size;
+        double score = bg[t] && fg > b ? (fg - b) * (fg / b) : 0;
+        if (sub_df[t] >= 3 && score > 0)
+            best[n++] = score;
+    }
+    assert_int_equal(x->n_buckets, n < 10 ? n : 10);
+    for (size_t i = 0; i < x->n_buckets; i++) {
+        const sc_agg_bucket *b = &x->buckets[i];
+        int t = term_id(b->bkey);
+        assert_int_equal(b->doc_count, sub_df[t]);
+        assert_int_equal(b->key, bg[t]);
+        double fg = (double)sub_df[t] / (double)sub_size, bb = (double)bg[t] / (double)sup_size;
+        near(b->dkey, (fg - bb) * (fg / bb));
+        if (i)
+            assert_true(x->buckets[i - 1].dkey >= b->dkey);
+        /* nothing better was left out */
+        size_t better = 0;
+        for (size_t j = 0; j < n; j++)
+            better += best[j] > b->dkey * (1 + 1e-12);
+        assert_true(better <= i);
+    }
+    const sc_agg_result *y = top(sharded, 0);
+    assert_int_equal(y->sum_other, sub_size);
+    for (size_t i = 0; i < y->n_buckets; i++) {
+        int t = term_id(y->buckets[i].bkey);
+        assert_int_equal(y->buckets[i].doc_count, sub_df[t]);
+        assert_true(y->buckets[i].key > 0 && (uint64_t)y->buckets[i].key <= bg[t]);
+    }
+    sc_arena_fini(&a);
+}
+
 /* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
 static void test_fuzz_seeds_decode(void **state)
 {
     (void)state;
-    static const char *const names[] = {"terms_avg",    "histogram",   "date_range_filters",
-                                        "stats_nested", "composite",   "multi_terms",
+    static const char *const names[] = {"terms_avg",    "histogram", "date_range_filters",
+                                        "stats_nested", "composite", "multi_terms",
                                         "auto_weighted"};
     for (size_t i = 0; i < 7; i++) {
         char path[512];
@@ -1456,6 +1520,7 @@ int main(void)
         cmocka_unit_test(test_weighted_avg_vs_model),
         cmocka_unit_test(test_points_path_equals_doc_values),
         cmocka_unit_test(test_terms_min_doc_count_zero),
+        cmocka_unit_test(test_significant_terms_vs_model),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
