@@ -348,6 +348,8 @@ static bool fixed_ms(const char *t, int64_t *out)
     } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
     for (size_t i = 0; i < 5; i++)
         if (!strcmp(end, units[i].u)) {
+            if (n > (INT64_C(1) << 50) / units[i].ms)
+                return false; /* beyond any date */
             *out = (int64_t)n * units[i].ms;
             return true;
         }

@@ -1232,6 +1232,16 @@ static void test_points_path_equals_doc_values(void **state)
     d2->rounding.unit = SC_AGG_CAL_MONTH;
     d2->rounding.offset_ms = 6 * 3600000;
     add_sub(&a, root, d2);
+    /* plain arithmetic rounding on the doc-values side: a fixed-offset zone and an offset */
+    sc_agg_spec *d3 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d3", "t", SC_AGG_V_DATE);
+    d3->rounding.unit = SC_AGG_CAL_DAY;
+    d3->rounding.tz.base_offset_ms = -3 * 3600000 - 30 * 60000;
+    d3->rounding.offset_ms = 2 * 3600000 + 17;
+    add_sub(&a, root, d3);
+    sc_agg_spec *d4 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d4", "t", SC_AGG_V_DATE);
+    d4->rounding.fixed_ms = 7 * 3600000 + 11;
+    d4->rounding.offset_ms = -5 * 60000;
+    add_sub(&a, root, d4);
     sc_agg_spec *h = mk(&a, SC_AGG_HISTOGRAM, "h", "t", SC_AGG_V_DATE);
     h->interval = 7 * 86400000.0 + 13;
     h->offset = 5;
