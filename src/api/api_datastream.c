@@ -1,5 +1,5 @@
 /* Data stream endpoints: PUT/GET/DELETE /_data_stream/{name}, GET /_data_stream/_stats,
- * POST /{stream}/_rollover (conditions max_age, max_docs, max_primary_shard_size,
+ * POST /{stream or alias}/_rollover[/{new index}] (conditions max_age, max_docs, max_primary_shard_size,
  * max_primary_shard_docs; dry_run), and the write rules of streams (op_type create only,
  * @timestamp required) used by the document endpoints and _bulk. The streams themselves live
  * in cluster/datastream.c. Also the clear 400 of the snapshot endpoints scry does not have. */
@@ -184,11 +184,15 @@ void sc_api_rollover(sc_rest_req *req, sc_rest_resp *resp)
         json_decref(body);
         return;
     }
-    json_decref(body);
     bool dry = sc_rest_param_bool(req, "dry_run", false);
     sc_rollover_result r;
     sc_cluster_error err;
-    sc_status st = sc_data_stream_rollover(req->node, req->index, &c, dry, &r, &err);
+    sc_status st = sc_data_stream_exists(req->node, req->index)
+                       ? sc_data_stream_rollover(req->node, req->index, &c, dry, &r, &err)
+                       : sc_alias_rollover(req->node, req->index, req->extra, &c, dry,
+                                           json_object_get(body, "settings"),
+                                           json_object_get(body, "mappings"), &r, &err);
+    json_decref(body);
     if (st != SC_OK) {
         json_decref(r.met);
         answer(req, resp, st, &err);

@@ -244,6 +244,13 @@ static bool conditions_met(sc_index *ix, const sc_rollover_conditions *c, json_t
     return any;
 }
 
+bool sc__rollover_conditions_met(sc_index *ix, const sc_rollover_conditions *c, json_t *met)
+{
+    bool has = c->max_age_ms >= 0 || c->max_docs >= 0 || c->max_primary_shard_size_bytes >= 0 ||
+               c->max_primary_shard_docs >= 0;
+    return conditions_met(ix, c, met) || !has;
+}
+
 sc_status sc_data_stream_rollover(sc_node *n, const char *name, const sc_rollover_conditions *c,
                                   bool dry_run, sc_rollover_result *out, sc_cluster_error *err)
 {
@@ -261,9 +268,7 @@ sc_status sc_data_stream_rollover(sc_node *n, const char *name, const sc_rollove
     snprintf(out->old_index, sizeof out->old_index, "%s", old ? old : "");
     backing_name(name, gen, out->new_index, sizeof out->new_index);
     sc_index *ix = old ? sc_node_index(n, old) : NULL;
-    bool has_conditions = c->max_age_ms >= 0 || c->max_docs >= 0 ||
-                          c->max_primary_shard_size_bytes >= 0 || c->max_primary_shard_docs >= 0;
-    bool go = ix && (conditions_met(ix, c, out->met) || !has_conditions);
+    bool go = ix && sc__rollover_conditions_met(ix, c, out->met);
     sc_index_unref(ix);
     sc_status st = SC_OK;
     if (go && !dry_run) {

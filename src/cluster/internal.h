@@ -92,6 +92,10 @@ sc_status sc__bgtasks_open(sc__bgtasks **out) SC_MUST_USE;
 void sc__bgtasks_close(sc__bgtasks *b);
 sc__bgtasks *sc__node_bgtasks(sc_node *n);
 
+/* Whether ix meets one of the rollover conditions (or none is set); fills met (datastream.c). */
+typedef struct sc_rollover_conditions sc_rollover_conditions;
+bool sc__rollover_conditions_met(sc_index *ix, const sc_rollover_conditions *c, json_t *met);
+
 /* The registry mutex (node.c); it also guards every index's aliases. */
 pthread_mutex_t *sc__node_mu(sc_node *n);
 /* Held across one alias change and the metadata writes it makes (alias.c). */

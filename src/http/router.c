@@ -73,6 +73,7 @@ static const route routes[] = {
     {M_PUT, "/_data_stream/{extra}", sc_api_data_stream_put},
     {M_DELETE, "/_data_stream/{extra}", sc_api_data_stream_delete},
     {M_POST, "/{index}/_rollover", sc_api_rollover},
+    {M_POST, "/{index}/_rollover/{extra}", sc_api_rollover},
     {M_POST, "/_reindex", sc_api_reindex},
     {M_POST, "/{index}/_delete_by_query", sc_api_delete_by_query},
     {M_POST, "/{index}/_update_by_query", sc_api_update_by_query},

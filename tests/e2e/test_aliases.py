@@ -372,3 +372,36 @@ def test_aliases_survive_restart():
         assert b["count"] == 1
     finally:
         s.stop()
+
+
+def test_alias_rollover(server, names):
+    base = names("r")
+    first, alias = base + "-000001", names("w")
+    assert server.request("PUT", "/" + first, {"aliases": {alias: {"is_write_index": True}}})[0] == 200
+    server.request("PUT", "/%s/_doc/1?refresh=true" % alias, {"n": 1})
+    st, _, b = server.request("POST", "/%s/_rollover" % alias, {"conditions": {"max_docs": 5}})
+    assert st == 200 and b["rolled_over"] is False, b
+    st, _, b = server.request("POST", "/%s/_rollover" % alias,
+                              {"conditions": {"max_docs": 1},
+                               "settings": {"number_of_shards": 2}})
+    assert st == 200 and b["rolled_over"] is True, b
+    second = base + "-000002"
+    assert b["old_index"] == first and b["new_index"] == second
+    names("r-000002")  # cleaned up after the test
+    st, _, b = server.request("PUT", "/%s/_doc/2?refresh=true" % alias, {"n": 2})
+    assert st == 201 and b["_index"] == second
+    st, _, b = server.request("GET", "/_alias/" + alias)
+    assert b[first]["aliases"][alias]["is_write_index"] is False
+    assert b[second]["aliases"][alias]["is_write_index"] is True
+    assert count(server, alias) == 2
+    st, _, b = server.request("GET", "/%s/_settings" % second)
+    assert b[second]["settings"]["index"]["number_of_shards"] == "2"
+    # an implicit write index (single index, no flag) loses the alias
+    third_alias = names("imp")
+    assert server.request("PUT", "/%s/_alias/%s" % (second, third_alias))[0] == 200
+    st, _, b = server.request("POST", "/%s/_rollover/%s" % (third_alias, names("custom")))
+    assert st == 200 and b["rolled_over"] is True, b
+    st, _, b = server.request("GET", "/_alias/" + third_alias)
+    assert list(b) == [b_ for b_ in b if b_.endswith("custom")]
+    st, _, b = server.request("POST", "/%s/_rollover" % first)
+    assert st == 400
