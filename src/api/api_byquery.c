@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/docs.h"
 #include "api/handlers.h"
@@ -33,8 +34,9 @@ typedef struct job {
     bool dest_create;
     char *pipeline;
     bool refresh;
+    double rps; /* requests_per_second: documents per second, <= 0 = unthrottled */
     sc_task *task; /* while running */
-    _Atomic int64_t total, created, updated, deleted, batches, conflicts, noops;
+    _Atomic int64_t total, created, updated, deleted, batches, conflicts, noops, throttled_ms;
     json_t *failures; /* array; guarded by being written only by the running thread */
     int64_t start_ms;
 } job;
@@ -55,12 +57,13 @@ static void job_free(void *v)
 static json_t *job_status(void *v)
 {
     job *j = v;
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:f,s:i}", "total",
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:i,s:i},s:I,s:f,s:i}", "total",
                      (json_int_t)j->total, "updated", (json_int_t)j->updated, "created",
                      (json_int_t)j->created, "deleted", (json_int_t)j->deleted, "batches",
                      (json_int_t)j->batches, "version_conflicts", (json_int_t)j->conflicts,
-                     "noops", (json_int_t)j->noops, "retries", (json_int_t)0, "throttled_millis",
-                     0, "requests_per_second", -1.0, "throttled_until_millis", 0);
+                     "noops", (json_int_t)j->noops, "retries", "bulk", 0, "search", 0,
+                     "throttled_millis", (json_int_t)j->throttled_ms, "requests_per_second",
+                     j->rps > 0 ? j->rps : -1.0, "throttled_until_millis", 0);
 }
 
 static json_t *job_response(job *j, bool timed_out)
@@ -217,6 +220,23 @@ static bool alias_filters(sc_rest_req *req, sc_rest_resp *resp, job *j, sc_resol
     return true;
 }
 
+/* Waits until `done` documents fit the requests_per_second budget since the start (in steps
+ * of at most 100 ms, so a cancellation is seen). */
+static void throttle(job *j, uint64_t done)
+{
+    if (j->rps <= 0)
+        return;
+    int64_t due_ms = j->start_ms + (int64_t)((double)done * 1000.0 / j->rps);
+    for (int64_t now = sc_clock_wall_ms(); now < due_ms; now = sc_clock_wall_ms()) {
+        if (j->task && atomic_load(&j->task->token.cancelled))
+            return;
+        int64_t step = due_ms - now < 100 ? due_ms - now : 100;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)step * 1000000L};
+        nanosleep(&ts, NULL);
+        j->throttled_ms += step;
+    }
+}
+
 /* The batches over the pinned snapshots; false when a write failure stopped the job. */
 static bool run_batches(job *j, sc_rest_req *req, sc_resolved *res, sc_query **queries,
                         sc_scroll *ctx)
@@ -254,6 +274,7 @@ static bool run_batches(job *j, sc_rest_req *req, sc_resolved *res, sc_query **q
         sc_arena_fini(&batch);
         if (!more)
             break;
+        throttle(j, from);
     }
     req->arena = outer;
     return ok;
@@ -392,6 +413,8 @@ static bool common(sc_rest_req *req, sc_rest_resp *resp, const json_t *body, job
     }
     j->batch = (uint32_t)batch;
     j->refresh = sc_rest_param_bool(req, "refresh", false);
+    const char *rps = sc_rest_param_get(req, "requests_per_second");
+    j->rps = rps ? strtod(rps, NULL) : -1.0;
     const json_t *q = json_object_get(body, "query");
     j->query = q ? json_deep_copy(q) : NULL;
     return true;

@@ -116,6 +116,17 @@ void sc_api_index_delete(sc_rest_req *req, sc_rest_resp *resp)
                     &list, &n))
         return;
     for (size_t i = 0; i < n; i++) {
+        char stream[256];
+        if (sc_index_stream_write_index(list[i], stream, sizeof stream)) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "index [%s] is the write index for data stream [%s] and cannot be "
+                           "deleted",
+                           list[i]->name, stream);
+            sc_node_release(list, n);
+            return;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
         sc_cluster_error err;
         if (sc_node_delete_index(req->node, list[i]->name, &err) != SC_OK &&
             !strpbrk(req->index, "*?")) {

@@ -49,6 +49,25 @@ json_t *sc_index_aliases(sc_index *ix)
     return all;
 }
 
+bool sc_index_stream_write_index(sc_index *ix, char *stream, size_t cap)
+{
+    json_t *all = sc__index_aliases_copy(ix);
+    const char *name;
+    json_t *props;
+    bool found = false;
+    json_object_foreach(all, name, props)
+    {
+        if (json_is_true(json_object_get(props, "_data_stream")) &&
+            json_is_true(json_object_get(props, "is_write_index"))) {
+            snprintf(stream, cap, "%s", name);
+            found = true;
+            break;
+        }
+    }
+    json_decref(all);
+    return found;
+}
+
 bool sc__alias_exists_locked(sc_node *n, const char *name)
 {
     size_t total;

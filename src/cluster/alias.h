@@ -46,6 +46,10 @@ sc_status sc_node_aliases_update(sc_node *n, const sc_alias_action *acts, size_t
  * indices left out); owned, json_decref. Never NULL unless out of memory. */
 json_t *sc_index_aliases(sc_index *ix);
 
+/* Whether ix is the write (newest backing) index of a data stream, whose name goes to stream
+ * (cap bytes). */
+bool sc_index_stream_write_index(sc_index *ix, char *stream, size_t cap);
+
 /* The result of resolving an index expression for a read: indices (new references, sorted by
  * name) and, per index, the alias filter to apply (a query JSON, NULL when some part of the
  * expression named the index itself or an alias without a filter) and the search routing

@@ -88,9 +88,10 @@ static json_t *record_view(sc_node *n, const char *name, const json_t *rec)
     json_array_foreach(json_object_get(rec, "indices"), i, v)
     {
         sc_index *ix = sc_node_index(n, json_string_value(v));
+        if (!ix)
+            continue; /* a backing index deleted on its own (not the write index) */
         json_array_append_new(indices, json_pack("{s:s,s:s}", "index_name",
-                                                 json_string_value(v), "index_uuid",
-                                                 ix ? ix->uuid : "_na_"));
+                                                 json_string_value(v), "index_uuid", ix->uuid));
         sc_index_unref(ix);
     }
     json_object_set_new(out, "name", json_string(name));

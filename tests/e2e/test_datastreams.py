@@ -175,3 +175,21 @@ def test_backing_indices_are_hidden(server, pfx):
     assert b["count"] == 1  # a pattern starting with a dot sees them
     st, _, b = server.request("GET", "/_cat/indices/%s*?format=json" % pfx)
     assert st == 200
+
+
+def test_write_index_cannot_be_deleted(server, pfx):
+    name = "%s-logs-d" % pfx
+    st, _, b = server.request("PUT", "/_data_stream/" + name)
+    assert st == 200
+    st, _, b = server.request("GET", "/_data_stream/" + name)
+    first = b["data_streams"][0]["indices"][0]["index_name"]
+    st, _, b = server.request("DELETE", "/" + first)
+    assert st == 400
+    assert_error(b, 400, "illegal_argument_exception")
+    st, _, b = server.request("POST", "/%s/_rollover" % name)
+    assert b["rolled_over"] is True
+    st, _, b = server.request("DELETE", "/" + first)
+    assert st == 200, b
+    st, _, b = server.request("GET", "/_data_stream/" + name)
+    assert [i["index_name"] for i in b["data_streams"][0]["indices"]] == [first.replace(
+        "-000001", "-000002")]

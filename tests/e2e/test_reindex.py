@@ -155,3 +155,13 @@ def test_snapshots_answer_a_clear_400(server):
         assert st == 400, (method, path, b)
         assert_error(b, 400, "illegal_argument_exception")
         assert "not supported" in b["error"]["reason"]
+
+
+def test_requests_per_second_throttles(server, pfx):
+    src = pfx + "-t"
+    fill(server, src, 200)
+    st, _, b = server.request(
+        "POST", "/_reindex?requests_per_second=1000&scroll_size=50",
+        {"source": {"index": src}, "dest": {"index": pfx + "-t2"}})
+    assert st == 200 and b["created"] == 200, b
+    assert b["requests_per_second"] == 1000.0 and b["throttled_millis"] > 0
