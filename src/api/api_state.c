@@ -121,7 +121,7 @@ static void write_metadata(sc_jsonw *w, const sc_cluster_view *v, const char *fi
             sc_jsonw_key(w, k);
             sc_jsonw_arr_begin(w);
             for (size_t i = 0; i < r->shards[s].n_in_sync; i++)
-                sc_jsonw_str(w, r->shards[s].in_sync[i]);
+                sc_jsonw_str(w, r->shards[s].in_sync[i].alloc_id);
             sc_jsonw_arr_end(w);
         }
         sc_jsonw_obj_end(w);
@@ -134,7 +134,7 @@ static void write_metadata(sc_jsonw *w, const sc_cluster_view *v, const char *fi
 static bool in_sync(const sc_shard_routing *sh, const char *id)
 {
     for (size_t i = 0; i < sh->n_in_sync; i++)
-        if (!strcmp(sh->in_sync[i], id))
+        if (!strcmp(sh->in_sync[i].alloc_id, id))
             return true;
     return false;
 }

@@ -117,17 +117,52 @@ static void new_alloc_id(alloc_ctx *c, char out[SC_ALLOC_ID_MAX])
     snprintf(out, SC_ALLOC_ID_MAX, "%016llx", (unsigned long long)next_rand(c->rng));
 }
 
-static bool in_sync_has(const sc_shard_routing *s, const char *id)
+static const sc_in_sync *in_sync_find(const sc_shard_routing *s, const char *id)
 {
     for (size_t i = 0; i < s->n_in_sync; i++)
-        if (!strcmp(s->in_sync[i], id))
+        if (!strcmp(s->in_sync[i].alloc_id, id))
+            return &s->in_sync[i];
+    return NULL;
+}
+
+static bool copy_live(const sc_shard_routing *s, const char *alloc_id)
+{
+    for (size_t j = 0; j < s->n_copies; j++)
+        if (!strcmp(s->copies[j].alloc_id, alloc_id))
             return true;
     return false;
 }
 
-/* Drops copies on dead nodes (and duplicates on one node), and in-sync ids with no live copy.
- * Trims replicas beyond want. Returns whether a primary remains. */
-static bool prune_shard(alloc_ctx *c, sc_shard_routing *s, size_t want)
+/* Keeps only the in-sync entries whose copy is live. */
+static void drop_dead_in_sync(sc_shard_routing *s)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < s->n_in_sync; i++)
+        if (copy_live(s, s->in_sync[i].alloc_id))
+            s->in_sync[m++] = s->in_sync[i];
+    s->n_in_sync = m;
+}
+
+/* Removes replicas beyond want (number_of_replicas went down, or in-sync copies came back):
+ * first those not in sync, then the last ones; never the primary. */
+static void trim_copies(alloc_ctx *c, sc_shard_routing *s, size_t want)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = s->n_copies; i-- > 0 && s->n_copies > want;)
+            if (!s->copies[i].primary && (pass == 1 || !in_sync_find(s, s->copies[i].alloc_id))) {
+                if (c) /* already counted in the node's load */
+                    find_node(c, s->copies[i].node)->copies--;
+                memmove(&s->copies[i], &s->copies[i + 1],
+                        (s->n_copies - i - 1) * sizeof *s->copies);
+                s->n_copies--;
+            }
+    if (s->n_copies && s->copies[0].primary)
+        drop_dead_in_sync(s);
+}
+
+/* Drops copies on dead nodes (and duplicates on one node), puts the primary first, trims
+ * replicas beyond want; while the primary is live, in-sync entries of gone copies go too. */
+static void prune_shard(alloc_ctx *c, sc_shard_routing *s, size_t want)
 {
     size_t k = 0;
     bool primary = false;
@@ -148,33 +183,47 @@ static bool prune_shard(alloc_ctx *c, sc_shard_routing *s, size_t want)
             memmove(s->copies + 1, s->copies, i * sizeof *s->copies);
             s->copies[0] = tmp;
         }
-    /* Trim extra replicas (number_of_replicas went down): the last non-primary ones. */
-    for (size_t i = s->n_copies; i-- > 0 && s->n_copies > want;)
-        if (!s->copies[i].primary) {
-            memmove(&s->copies[i], &s->copies[i + 1], (s->n_copies - i - 1) * sizeof *s->copies);
-            s->n_copies--;
-        }
-    size_t m = 0;
+    trim_copies(NULL, s, want); /* loads are counted after pruning */
+    if (primary)
+        drop_dead_in_sync(s);
+}
+
+/* A shard without primary (term > 0): brings back in-sync copies held by live nodes that are
+ * not in the copy list (a node that left and returned), so they can be promoted. */
+static sc_status restore_in_sync(alloc_ctx *c, sc_shard_routing *s)
+{
     for (size_t i = 0; i < s->n_in_sync; i++) {
-        bool live = false;
+        const sc_in_sync *is = &s->in_sync[i];
+        if (copy_live(s, is->alloc_id) || !find_node(c, is->node))
+            continue;
+        bool node_has_copy = false;
         for (size_t j = 0; j < s->n_copies; j++)
-            live |= !strcmp(s->copies[j].alloc_id, s->in_sync[i]);
-        if (live)
-            memmove(s->in_sync[m++], s->in_sync[i], SC_ALLOC_ID_MAX);
+            node_has_copy |= !strcmp(s->copies[j].node, is->node);
+        if (node_has_copy)
+            continue;
+        sc_shard_copy *grown = realloc(s->copies, (s->n_copies + 2) * sizeof *grown);
+        if (!grown)
+            return SC_ENOMEM;
+        s->copies = grown;
+        sc_shard_copy *cp = &s->copies[s->n_copies++];
+        memset(cp, 0, sizeof *cp);
+        memcpy(cp->node, is->node, sizeof cp->node);
+        memcpy(cp->alloc_id, is->alloc_id, sizeof cp->alloc_id);
+        find_node(c, cp->node)->copies++;
     }
-    s->n_in_sync = m;
-    return primary;
+    return SC_OK;
 }
 
 /* Promotes the live in-sync copy on the node with the fewest primaries (then the lowest id);
- * bumps the term. No candidate: the shard stays without primary. */
+ * bumps the term and drops in-sync entries that are not live (they miss the new term's
+ * writes). No candidate: the shard stays without primary and keeps its in-sync set. */
 static void promote(alloc_ctx *c, sc_shard_routing *s)
 {
     sc_shard_copy *best = NULL;
     node_load *best_n = NULL;
     for (size_t i = 0; i < s->n_copies; i++) {
         sc_shard_copy *cp = &s->copies[i];
-        if (!in_sync_has(s, cp->alloc_id))
+        if (!in_sync_find(s, cp->alloc_id))
             continue;
         node_load *nl = find_node(c, cp->node);
         if (!best || nl->primaries < best_n->primaries ||
@@ -186,11 +235,13 @@ static void promote(alloc_ctx *c, sc_shard_routing *s)
     if (!best)
         return;
     best->primary = true;
+    best_n->primaries++;
     s->primary_term++;
     /* primary first */
     sc_shard_copy tmp = *best;
     memmove(s->copies + 1, s->copies, (size_t)(best - s->copies) * sizeof *s->copies);
     s->copies[0] = tmp;
+    drop_dead_in_sync(s);
 }
 
 /* Orders candidate nodes: fewest copies, then fewest primaries, then id. */
@@ -225,7 +276,7 @@ static sc_status fill_shard(alloc_ctx *c, sc_shard_routing *s, size_t want, node
     qsort(cand, n, sizeof *cand, cmp_load);
     size_t add = want - s->n_copies < n ? want - s->n_copies : n;
     sc_shard_copy *copies = realloc(s->copies, (s->n_copies + add + 1) * sizeof *copies);
-    char(*sync)[SC_ALLOC_ID_MAX] = realloc(s->in_sync, (s->n_in_sync + add + 1) * sizeof *sync);
+    sc_in_sync *sync = realloc(s->in_sync, (s->n_in_sync + add + 1) * sizeof *sync);
     if (copies)
         s->copies = copies;
     if (sync)
@@ -246,8 +297,11 @@ static sc_status fill_shard(alloc_ctx *c, sc_shard_routing *s, size_t want, node
             cp->primary = true;
             cand[i]->primaries++;
         }
-        if (fresh)
-            memcpy(s->in_sync[s->n_in_sync++], cp->alloc_id, SC_ALLOC_ID_MAX);
+        if (fresh) {
+            sc_in_sync *is = &s->in_sync[s->n_in_sync++];
+            memcpy(is->alloc_id, cp->alloc_id, sizeof is->alloc_id);
+            memcpy(is->node, cp->node, sizeof is->node);
+        }
         s->n_copies++;
     }
     if (fresh && add) {
@@ -328,7 +382,7 @@ sc_status sc_allocation_compute(const char *const *nodes, size_t n_nodes,
         out->n_indices = i + 1;
         sc_index_routing *r = &out->indices[i];
         for (uint32_t s = 0; s < r->number_of_shards; s++) {
-            (void)prune_shard(&c, &r->shards[s], 1 + (size_t)r->number_of_replicas);
+            prune_shard(&c, &r->shards[s], 1 + (size_t)r->number_of_replicas);
             for (size_t k = 0; k < r->shards[s].n_copies; k++) {
                 node_load *nl = find_node(&c, r->shards[s].copies[k].node);
                 nl->copies++;
@@ -342,12 +396,14 @@ sc_status sc_allocation_compute(const char *const *nodes, size_t n_nodes,
         sc_index_routing *r = &out->indices[i];
         for (uint32_t s = 0; st == SC_OK && s < r->number_of_shards; s++) {
             sc_shard_routing *sh = &r->shards[s];
-            if (sh->n_copies && !sh->copies[0].primary) {
-                promote(&c, sh);
-                if (sh->copies[0].primary)
-                    find_node(&c, sh->copies[0].node)->primaries++;
+            if (sh->primary_term > 0 && !(sh->n_copies && sh->copies[0].primary)) {
+                st = restore_in_sync(&c, sh);
+                if (st == SC_OK && sh->n_copies)
+                    promote(&c, sh);
+                trim_copies(&c, sh, 1 + (size_t)r->number_of_replicas);
             }
-            st = fill_shard(&c, sh, 1 + (size_t)r->number_of_replicas, cand);
+            if (st == SC_OK)
+                st = fill_shard(&c, sh, 1 + (size_t)r->number_of_replicas, cand);
         }
     }
     free(cand);

@@ -4,11 +4,16 @@
  *
  * Rules (Elasticsearch's, minus relocation):
  *  - a shard has at most 1 + number_of_replicas copies, never two on one node, only on live
- *    nodes; copies on nodes that left are dropped (and leave the in-sync set);
+ *    nodes; copies on nodes that left are dropped;
  *  - existing copies on live nodes never move (stable);
+ *  - while the primary is live, a replica whose node left leaves the in-sync set (it misses the
+ *    writes the primary goes on taking);
  *  - a shard whose primary left gets a new primary chosen among its live in-sync copies, and its
- *    primary term goes up by one; with no live in-sync copy it stays without primary (red) and
- *    its term is kept, so a stale copy is never promoted;
+ *    primary term goes up by one; the in-sync copies that are not live then leave the set;
+ *  - with no live in-sync copy the shard stays without primary (red), keeping its term and its
+ *    in-sync set (no write can happen without a primary), so a stale copy is never promoted;
+ *    when a node holding an in-sync copy comes back (a full-cluster restart), that copy becomes
+ *    primary again under a new term;
  *  - a new shard (primary term 0) gets all its copies at once on the least loaded nodes, term 1,
  *    and all of them in sync (they are all empty); replicas added later are not in sync until a
  *    recovery marks them (not done here);
@@ -34,12 +39,18 @@ typedef struct sc_shard_copy {
     bool primary;
 } sc_shard_copy;
 
-/* One shard: its copies (the primary first when there is one), the in-sync allocation ids and
- * the primary term (0 = never had a primary). */
+/* An in-sync copy: its allocation id and the node that holds (or held) it. */
+typedef struct sc_in_sync {
+    char alloc_id[SC_ALLOC_ID_MAX];
+    char node[SC_ALLOC_NODE_MAX];
+} sc_in_sync;
+
+/* One shard: its copies (the primary first when there is one), the in-sync copies and the
+ * primary term (0 = never had a primary). */
 typedef struct sc_shard_routing {
     sc_shard_copy *copies;
     size_t n_copies;
-    char (*in_sync)[SC_ALLOC_ID_MAX];
+    sc_in_sync *in_sync;
     size_t n_in_sync;
     int64_t primary_term;
 } sc_shard_routing;
@@ -81,8 +92,8 @@ sc_status sc_index_routing_copy(const sc_index_routing *r, sc_index_routing *out
 const sc_index_routing *sc_routing_table_find(const sc_routing_table *t, const char *index);
 
 /* The JSON form of one index's routing (new reference):
- * {"number_of_shards":N,"number_of_replicas":R,"shards":[{"primary_term":T,"in_sync":[ids],
- *   "copies":[{"node":id,"alloc_id":id,"primary":bool}]}]} */
+ * {"number_of_shards":N,"number_of_replicas":R,"shards":[{"primary_term":T,
+ *   "in_sync":[{"alloc_id":id,"node":id}],"copies":[{"node":id,"alloc_id":id,"primary":bool}]}]} */
 json_t *sc_index_routing_to_json(const sc_index_routing *r);
 /* Parses that form (for index `name`); SC_ECORRUPT on anything malformed (wrong types, too many
  * shards or copies, over-long ids). */

@@ -22,8 +22,12 @@ json_t *sc_index_routing_to_json(const sc_index_routing *r)
         json_t *so = json_object();
         json_object_set_new(so, "primary_term", json_integer(sh->primary_term));
         json_t *sync = json_array();
-        for (size_t i = 0; i < sh->n_in_sync; i++)
-            json_array_append_new(sync, json_string(sh->in_sync[i]));
+        for (size_t i = 0; i < sh->n_in_sync; i++) {
+            json_t *e = json_object();
+            json_object_set_new(e, "alloc_id", json_string(sh->in_sync[i].alloc_id));
+            json_object_set_new(e, "node", json_string(sh->in_sync[i].node));
+            json_array_append_new(sync, e);
+        }
         json_object_set_new(so, "in_sync", sync);
         json_t *copies = json_array();
         for (size_t i = 0; i < sh->n_copies; i++) {
@@ -64,7 +68,10 @@ static bool shard_from_json(const json_t *so, sc_shard_routing *sh)
     if (!sh->copies || !sh->in_sync)
         return false;
     for (size_t i = 0; i < json_array_size(sync); i++) {
-        if (!copy_str(sh->in_sync[i], SC_ALLOC_ID_MAX, json_array_get(sync, i)))
+        const json_t *e = json_array_get(sync, i);
+        sc_in_sync *is = &sh->in_sync[i];
+        if (!copy_str(is->alloc_id, sizeof is->alloc_id, json_object_get(e, "alloc_id")) ||
+            !copy_str(is->node, sizeof is->node, json_object_get(e, "node")))
             return false;
         sh->n_in_sync++;
     }
@@ -131,7 +138,8 @@ bool sc_index_routing_equal(const sc_index_routing *a, const sc_index_routing *b
                 strcmp(x->copies[i].alloc_id, y->copies[i].alloc_id))
                 return false;
         for (size_t i = 0; i < x->n_in_sync; i++)
-            if (strcmp(x->in_sync[i], y->in_sync[i]))
+            if (strcmp(x->in_sync[i].alloc_id, y->in_sync[i].alloc_id) ||
+                strcmp(x->in_sync[i].node, y->in_sync[i].node))
                 return false;
     }
     return true;

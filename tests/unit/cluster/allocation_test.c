@@ -40,7 +40,7 @@ static bool is_live(const char *node, const char *const *nodes, size_t n)
 static bool has_id(const sc_shard_routing *s, const char *id)
 {
     for (size_t i = 0; i < s->n_in_sync; i++)
-        if (!strcmp(s->in_sync[i], id))
+        if (!strcmp(s->in_sync[i].alloc_id, id))
             return true;
     return false;
 }
@@ -82,8 +82,9 @@ static void check(const sc_routing_table *prev, const sc_routing_table *t,
             if (primaries && sh->n_copies != want)
                 fail_msg("seed %u: [%s][%u] has %zu copies, want %zu", seed, r->index, s,
                          sh->n_copies, want);
-            for (size_t k = 0; k < sh->n_in_sync; k++)
-                assert_non_null(copy_by_id(sh, sh->in_sync[k]));
+            /* with a primary, in-sync copies are live copies; without, the set is kept */
+            for (size_t k = 0; primaries && k < sh->n_in_sync; k++)
+                assert_non_null(copy_by_id(sh, sh->in_sync[k].alloc_id));
             if (primaries)
                 assert_true(has_id(sh, sh->copies[0].alloc_id));
             if (!pr)
@@ -92,8 +93,12 @@ static void check(const sc_routing_table *prev, const sc_routing_table *t,
             /* stability: surviving copies stay where they were (unless replicas were trimmed) */
             for (size_t k = 0; k < ps->n_copies; k++) {
                 const sc_shard_copy *old = &ps->copies[k];
+                /* exempt: replicas trimmed, and stale copies of a red shard that gave way to
+                 * returning in-sync copies */
+                bool prev_red = !(ps->n_copies && ps->copies[0].primary);
                 if (!is_live(old->node, nodes, n_nodes) ||
-                    pr->number_of_replicas > r->number_of_replicas)
+                    pr->number_of_replicas > r->number_of_replicas ||
+                    (prev_red && !has_id(ps, old->alloc_id)))
                     continue;
                 const sc_shard_copy *now = copy_by_id(sh, old->alloc_id);
                 if (!now || strcmp(now->node, old->node))
@@ -184,7 +189,8 @@ static void test_promotion_and_stale(void **state)
     s = &t4.indices[0].shards[0];
     assert_int_equal(s->n_copies, 1);
     assert_false(s->copies[0].primary);
-    assert_int_equal(s->n_in_sync, 0);
+    assert_int_equal(s->n_in_sync, 1); /* kept: the copy on `rep` holds every write */
+    assert_string_equal(s->in_sync[0].node, rep);
     assert_int_equal(s->primary_term, 2);
     /* ... and stays red when more nodes come: a stale copy is never made primary */
     sc_routing_table t5;
@@ -192,11 +198,50 @@ static void test_promotion_and_stale(void **state)
     assert_int_equal(sc_allocation_compute(more, 4, &ix, 1, &t4, &rng, &t5), SC_OK);
     assert_int_equal(t5.indices[0].shards[0].n_copies, 1);
     assert_false(t5.indices[0].shards[0].copies[0].primary);
+    /* `rep` comes back: its in-sync copy is primary again, under term 3 */
+    sc_routing_table t6;
+    const char *const back[] = {prim, "n0", "n1", "n2", rep};
+    assert_int_equal(sc_allocation_compute(back, 5, &ix, 1, &t5, &rng, &t6), SC_OK);
+    s = &t6.indices[0].shards[0];
+    assert_true(s->copies[0].primary);
+    assert_string_equal(s->copies[0].alloc_id, rep_id);
+    assert_string_equal(s->copies[0].node, rep);
+    assert_int_equal(s->primary_term, 3);
+    assert_int_equal(s->n_copies, 2);
+    sc_routing_table_fini(&t6);
     sc_routing_table_fini(&t1);
     sc_routing_table_fini(&t2);
     sc_routing_table_fini(&t3);
     sc_routing_table_fini(&t4);
     sc_routing_table_fini(&t5);
+}
+
+/* Every node leaves, then all come back: every primary returns to an in-sync copy. */
+static void test_full_restart(void **state)
+{
+    (void)state;
+    sc_alloc_index ix = {"i", 4, 1};
+    uint64_t rng = 11;
+    sc_routing_table t1, t2, t3;
+    assert_int_equal(sc_allocation_compute(k_names, 3, &ix, 1, NULL, &rng, &t1), SC_OK);
+    assert_int_equal(sc_allocation_compute(k_names, 0, &ix, 1, &t1, &rng, &t2), SC_OK);
+    for (uint32_t s = 0; s < 4; s++) {
+        assert_int_equal(t2.indices[0].shards[s].n_copies, 0);
+        assert_int_equal(t2.indices[0].shards[s].n_in_sync, 2);
+    }
+    assert_int_equal(sc_allocation_compute(k_names, 3, &ix, 1, &t2, &rng, &t3), SC_OK);
+    check(&t2, &t3, k_names, 3, 0);
+    for (uint32_t s = 0; s < 4; s++) {
+        const sc_shard_routing *a = &t1.indices[0].shards[s], *b = &t3.indices[0].shards[s];
+        assert_true(b->copies[0].primary);
+        assert_int_equal(b->primary_term, 2);
+        assert_int_equal(b->n_copies, 2);
+        assert_non_null(copy_by_id(a, b->copies[0].alloc_id));
+        assert_non_null(copy_by_id(a, b->copies[1].alloc_id));
+    }
+    sc_routing_table_fini(&t1);
+    sc_routing_table_fini(&t2);
+    sc_routing_table_fini(&t3);
 }
 
 static void test_json_round_trip(void **state)
@@ -236,11 +281,12 @@ static void random_recoveries(sc_routing_table *t, unsigned *rs)
             sc_shard_routing *sh = &t->indices[i].shards[s];
             for (size_t k = 1; sh->n_copies && sh->copies[0].primary && k < sh->n_copies; k++)
                 if (!has_id(sh, sh->copies[k].alloc_id) && rand_r(rs) % 2) {
-                    char(*ns)[SC_ALLOC_ID_MAX] =
-                        realloc(sh->in_sync, (sh->n_in_sync + 1) * sizeof *ns);
+                    sc_in_sync *ns = realloc(sh->in_sync, (sh->n_in_sync + 1) * sizeof *ns);
                     assert_non_null(ns);
                     sh->in_sync = ns;
-                    memcpy(sh->in_sync[sh->n_in_sync++], sh->copies[k].alloc_id, SC_ALLOC_ID_MAX);
+                    sc_in_sync *is = &sh->in_sync[sh->n_in_sync++];
+                    memcpy(is->alloc_id, sh->copies[k].alloc_id, SC_ALLOC_ID_MAX);
+                    memcpy(is->node, sh->copies[k].node, SC_ALLOC_NODE_MAX);
                 }
         }
 }
@@ -292,6 +338,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fresh_even),
         cmocka_unit_test(test_promotion_and_stale),
+        cmocka_unit_test(test_full_restart),
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_random_model),
     };
