@@ -270,7 +270,8 @@ void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
             nanosleep(&ts, NULL);
             health_of(req, &h);
         }
-        timed_out = h.rank > goal || (nodes_want >= 0 && !nodes_ok(nodes_op, nodes_want, h.n_nodes));
+        timed_out =
+            h.rank > goal || (nodes_want >= 0 && !nodes_ok(nodes_op, nodes_want, h.n_nodes));
     }
     write_health(req, resp, &h, timed_out);
 }

@@ -10,10 +10,10 @@
 #include "api/internal.h"
 #include "cluster/membership.h"
 
-static const char *const k_cols[] = {"ip",      "heap.percent", "ram.percent", "cpu",
-                                     "load_1m", "load_5m",      "load_15m",    "node.role",
-                                     "master",  "name",         "id",          "http_address",
-                                     "transport_address"};
+static const char *const k_cols[] = {
+    "ip",      "heap.percent", "ram.percent",      "cpu",    "load_1m",
+    "load_5m", "load_15m",     "node.role",        "master", "name",
+    "id",      "http_address", "transport_address"};
 #define N_COLS (sizeof k_cols / sizeof k_cols[0])
 #define N_DEFAULT 10 /* the first ten are Elasticsearch's default columns */
 

@@ -11,15 +11,22 @@
 #include "api/internal.h"
 #include "cluster/membership.h"
 
-enum { M_VERSION = 1, M_MASTER = 2, M_NODES = 4, M_METADATA = 8, M_ROUTING = 16, M_ALL = 31 };
+enum {
+    M_VERSION = 1,
+    M_MASTER = 2,
+    M_NODES = 4,
+    M_METADATA = 8,
+    M_ROUTING = 16,
+    M_ALL = 31
+};
 
 static bool parse_metrics(const char *s, unsigned *out)
 {
     static const struct {
         const char *name;
         unsigned bit;
-    } k[] = {{"_all", M_ALL},       {"version", M_VERSION},  {"master_node", M_MASTER},
-             {"nodes", M_NODES},    {"metadata", M_METADATA}, {"routing_table", M_ROUTING}};
+    } k[] = {{"_all", M_ALL},    {"version", M_VERSION},   {"master_node", M_MASTER},
+             {"nodes", M_NODES}, {"metadata", M_METADATA}, {"routing_table", M_ROUTING}};
     *out = 0;
     if (!s || !*s) {
         *out = M_ALL;
@@ -92,8 +99,7 @@ static void write_metadata(sc_jsonw *w, const sc_cluster_view *v, const char *fi
     sc_jsonw_obj_begin(w);
     const char *name;
     json_t *meta;
-    json_object_foreach(v->indices, name, meta)
-    {
+    json_object_foreach (v->indices, name, meta) {
         if (!wanted(filter, name))
             continue;
         sc_jsonw_key(w, name);
@@ -149,9 +155,10 @@ static void write_shard(sc_jsonw *w, const sc_index_routing *r, uint32_t s)
     for (size_t i = 0; i < want; i++) {
         const sc_shard_copy *c = i < sh->n_copies ? &sh->copies[i] : NULL;
         sc_jsonw_obj_begin(w);
-        sc_jsonw_kv_str(w, "state", !c                             ? "UNASSIGNED"
-                                    : in_sync(sh, c->alloc_id) ? "STARTED"
-                                                               : "INITIALIZING");
+        sc_jsonw_kv_str(w, "state",
+                        !c                         ? "UNASSIGNED"
+                        : in_sync(sh, c->alloc_id) ? "STARTED"
+                                                   : "INITIALIZING");
         sc_jsonw_kv_bool(w, "primary", c ? c->primary : (i == 0 && !has_primary));
         sc_jsonw_key(w, "node");
         if (c)

@@ -3,8 +3,7 @@
 
 #include <stdbool.h>
 
-static const char k_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char k_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 size_t sc_base64_encode(const void *in, size_t n, char *out)
 {
@@ -73,8 +72,8 @@ sc_status sc_base64_decode(const char *in, size_t n, uint8_t *out, size_t *out_l
             if (s[k] < 0)
                 return SC_EPARSE;
         }
-        uint32_t v = (uint32_t)s[0] << 18 | (uint32_t)s[1] << 12 | (uint32_t)s[2] << 6 |
-                     (uint32_t)s[3];
+        uint32_t v =
+            (uint32_t)s[0] << 18 | (uint32_t)s[1] << 12 | (uint32_t)s[2] << 6 | (uint32_t)s[3];
         if ((pad == 1 && (v & 0xff)) || (pad == 2 && (v & 0xffff)))
             return SC_EPARSE;
         out[o++] = (uint8_t)(v >> 16);

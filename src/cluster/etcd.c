@@ -189,7 +189,8 @@ static sc_status post_once(sc_etcd *e, const char *ep, const char *path, const c
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(e->timeout_ms < 1000 ? e->timeout_ms : 1000));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)(e->timeout_ms < 1000 ? e->timeout_ms : 1000));
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
@@ -324,6 +325,8 @@ sc_status sc_etcd_get(sc_etcd *e, const char *key, sc_etcd_kvs *out, sc_etcd_err
 /* Appends page's kvs (moved) to all. */
 static sc_status append_kvs(sc_etcd_kvs *all, sc_etcd_kvs *page)
 {
+    if (!page->len)
+        return SC_OK;
     sc_etcd_kv *kvs = realloc(all->kvs, (all->len + page->len + 1) * sizeof *kvs);
     if (!kvs)
         return SC_ENOMEM;
@@ -336,8 +339,7 @@ static sc_status append_kvs(sc_etcd_kvs *all, sc_etcd_kvs *page)
     return SC_OK;
 }
 
-sc_status sc_etcd_range_prefix(sc_etcd *e, const char *prefix, sc_etcd_kvs *out,
-                               sc_etcd_error *err)
+sc_status sc_etcd_range_prefix(sc_etcd *e, const char *prefix, sc_etcd_kvs *out, sc_etcd_error *err)
 {
     memset(out, 0, sizeof *out);
     size_t n = strlen(prefix);

@@ -72,8 +72,8 @@ sc_status sc_etcd_put(sc_etcd *e, const char *key, const void *value, size_t val
 sc_status sc_etcd_get(sc_etcd *e, const char *key, sc_etcd_kvs *out, sc_etcd_error *err)
     SC_MUST_USE;
 /* Reads every key starting with prefix (all pages, at one revision). */
-sc_status sc_etcd_range_prefix(sc_etcd *e, const char *prefix, sc_etcd_kvs *out,
-                               sc_etcd_error *err) SC_MUST_USE;
+sc_status sc_etcd_range_prefix(sc_etcd *e, const char *prefix, sc_etcd_kvs *out, sc_etcd_error *err)
+    SC_MUST_USE;
 /* Deletes key (or every key starting with it when prefix). *n_deleted may be NULL. */
 sc_status sc_etcd_delete(sc_etcd *e, const char *key, bool prefix, int64_t *n_deleted,
                          sc_etcd_error *err) SC_MUST_USE;
@@ -103,7 +103,11 @@ typedef struct sc_etcd_cmp {
     int64_t value;
 } sc_etcd_cmp;
 
-typedef enum sc_etcd_op_kind { SC_ETCD_OP_PUT, SC_ETCD_OP_DELETE, SC_ETCD_OP_GET } sc_etcd_op_kind;
+typedef enum sc_etcd_op_kind {
+    SC_ETCD_OP_PUT,
+    SC_ETCD_OP_DELETE,
+    SC_ETCD_OP_GET
+} sc_etcd_op_kind;
 
 /* One txn operation. PUT uses value/value_len/lease; DELETE and GET use prefix. */
 typedef struct sc_etcd_op {
@@ -158,7 +162,10 @@ bool sc_etcd_keeper_alive(const sc_etcd_keeper *k);
 void sc_etcd_keeper_stop(sc_etcd_keeper *k);
 
 /* Watch events. */
-typedef enum sc_etcd_event_type { SC_ETCD_EVENT_PUT, SC_ETCD_EVENT_DELETE } sc_etcd_event_type;
+typedef enum sc_etcd_event_type {
+    SC_ETCD_EVENT_PUT,
+    SC_ETCD_EVENT_DELETE
+} sc_etcd_event_type;
 
 typedef struct sc_etcd_event {
     sc_etcd_event_type type;
@@ -178,8 +185,7 @@ typedef struct sc_etcd_watch sc_etcd_watch;
  * a back-off of up to 1 s) and resumes from the last revision seen + 1; on a compaction it reads
  * the prefix again (reset). Callbacks run on the watch thread, one at a time. */
 sc_status sc_etcd_watch_start(const sc_etcd *e, const char *prefix, sc_etcd_reset_fn reset,
-                              sc_etcd_events_fn events, void *ctx, sc_etcd_watch **out)
-    SC_MUST_USE;
+                              sc_etcd_events_fn events, void *ctx, sc_etcd_watch **out) SC_MUST_USE;
 /* The revision up to which events have been delivered (0 before the first read). */
 int64_t sc_etcd_watch_revision(const sc_etcd_watch *w);
 /* Stops the thread and frees. No callback runs after it returns. Waits at most ~1 s. */

@@ -181,7 +181,9 @@ sc_status sc_etcd_decode_error(long http_status, const char *buf, size_t len, sc
     if (err) {
         err->code = (int)code;
         snprintf(err->message, sizeof err->message, "%s",
-                 msg ? msg : http_status ? "unexpected HTTP status" : "no response");
+                 msg           ? msg
+                 : http_status ? "unexpected HTTP status"
+                               : "no response");
     }
     json_decref(root);
     if (code == 5 || http_status == 404)

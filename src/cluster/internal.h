@@ -8,7 +8,6 @@
 #include "cluster/tasks.h"
 #include "shard/sched.h"
 
-
 typedef struct sc__tasks {
     pthread_mutex_t mu;
     sc_task *head;

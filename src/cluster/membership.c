@@ -119,8 +119,11 @@ static void campaign(sc_membership *m)
     if (!val)
         return;
     sc_etcd_cmp absent = {.key = key, .target = SC_ETCD_CREATE, .value = 0};
-    sc_etcd_op put = {
-        .kind = SC_ETCD_OP_PUT, .key = key, .value = val, .value_len = strlen(val), .lease = m->lease};
+    sc_etcd_op put = {.kind = SC_ETCD_OP_PUT,
+                      .key = key,
+                      .value = val,
+                      .value_len = strlen(val),
+                      .lease = m->lease};
     sc_etcd_op get = {.kind = SC_ETCD_OP_GET, .key = key};
     sc_etcd_txn_result r;
     sc_etcd_error err;
@@ -155,8 +158,7 @@ static void publish_pending(sc_membership *m)
     pthread_mutex_unlock(&m->mu);
     const char *name;
     json_t *v;
-    json_object_foreach(todo, name, v)
-    {
+    json_object_foreach (todo, name, v) {
         char key[512];
         sc__ms_key(m, key, sizeof key, "indices", name);
         sc_etcd_error err;

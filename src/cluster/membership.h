@@ -53,9 +53,9 @@ typedef struct sc_cluster_view {
     int64_t master_term;               /* the master key's create_revision */
     json_t *indices;                   /* {name: metadata} (new reference) */
     sc_routing_table routing;
-    int64_t revision;  /* etcd revision the view reflects */
-    bool connected;    /* this node's session (lease) is alive */
-    bool synced;       /* the view has been read from etcd at least once */
+    int64_t revision; /* etcd revision the view reflects */
+    bool connected;   /* this node's session (lease) is alive */
+    bool synced;      /* the view has been read from etcd at least once */
 } sc_cluster_view;
 
 /* Joins the cluster for `node`: connects, starts the cluster thread and returns at once (the

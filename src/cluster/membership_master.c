@@ -71,8 +71,7 @@ static bool input_take(sc_membership *m, alloc_input *in)
     in->n_nodes = nn;
     const char *name;
     json_t *meta;
-    json_object_foreach(m->indices, name, meta)
-    {
+    json_object_foreach (m->indices, name, meta) {
         int64_t shards = setting_int(meta, "number_of_shards", 1);
         int64_t reps = setting_int(meta, "number_of_replicas", 1);
         if (shards < 1 || shards > 1024 || reps < 0 || reps > 32)
@@ -158,8 +157,7 @@ static bool write_changes(sc_membership *m, const alloc_input *in, const sc_rout
     }
     const char *name;
     json_t *v;
-    json_object_foreach(in->routing_json, name, v)
-    {
+    json_object_foreach (in->routing_json, name, v) {
         if (atomic_load(&m->is_master) && !sc_routing_table_find(next, name))
             all_ok &= write_entry(m, in, name, NULL);
     }

@@ -46,8 +46,8 @@ void sc__ms_sample_cpu(sc_membership *m)
 {
     FILE *f = fopen("/proc/stat", "r");
     unsigned long long v[8] = {0};
-    int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-                       &v[3], &v[4], &v[5], &v[6], &v[7])
+    int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                       &v[4], &v[5], &v[6], &v[7])
               : 0;
     if (f)
         fclose(f);
@@ -59,9 +59,9 @@ void sc__ms_sample_cpu(sc_membership *m)
     uint64_t busy = total - v[3] - v[4]; /* minus idle and iowait */
     pthread_mutex_lock(&m->mu);
     if (m->cpu_total && total > m->cpu_total)
-        atomic_store(&m->cpu_percent, (int)(100.0 * (double)(busy - m->cpu_busy) /
-                                                (double)(total - m->cpu_total) +
-                                            0.5));
+        atomic_store(
+            &m->cpu_percent,
+            (int)(100.0 * (double)(busy - m->cpu_busy) / (double)(total - m->cpu_total) + 0.5));
     m->cpu_busy = busy;
     m->cpu_total = total;
     pthread_mutex_unlock(&m->mu);

@@ -175,8 +175,7 @@ static sc_status routing_of(const json_t *routing_json, sc_routing_table *t)
         return SC_ENOMEM;
     const char *name;
     json_t *v;
-    json_object_foreach((json_t *)routing_json, name, v)
-    {
+    json_object_foreach ((json_t *)routing_json, name, v) {
         if (sc_index_routing_from_json(name, v, &t->indices[t->n_indices]) == SC_OK)
             t->n_indices++;
         else

@@ -79,7 +79,8 @@ static bool shard_from_json(const json_t *so, sc_shard_routing *sh)
         const json_t *c = json_array_get(copies, i);
         sc_shard_copy *cp = &sh->copies[i];
         const json_t *prim = json_object_get(c, "primary");
-        if (!json_is_object(c) || !copy_str(cp->node, sizeof cp->node, json_object_get(c, "node")) ||
+        if (!json_is_object(c) ||
+            !copy_str(cp->node, sizeof cp->node, json_object_get(c, "node")) ||
             !copy_str(cp->alloc_id, sizeof cp->alloc_id, json_object_get(c, "alloc_id")) ||
             (prim && !json_is_boolean(prim)))
             return false;

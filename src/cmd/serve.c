@@ -11,6 +11,8 @@
  *   xpack.security.authc.users_file: users     (or users.file; basic authentication)
  *   xpack.security.http.ssl.certificate: cert.pem  (or tls.cert; HTTPS)
  *   xpack.security.http.ssl.key: key.pem           (or tls.key)
+ *   cluster.etcd: http://127.0.0.1:2379[,...]   (--cluster etcd=...; docs/cluster.md)
+ *   transport.port: 9300         cluster.lease_ttl: 3s
  * Flags override the file. */
 #include <errno.h>
 #include <pthread.h>
@@ -277,7 +279,11 @@ static sc_status join_cluster(const serve_opts *o, sc_node *node, unsigned http_
 
 int sc_cmd_serve(int argc, char **argv)
 {
-    serve_opts o = {.port = 9200, .transport_port = 9300, .max_content = 100u << 20, .timeout_s = 60, .slowlog_ms = 1000};
+    serve_opts o = {.port = 9200,
+                    .transport_port = 9300,
+                    .max_content = 100u << 20,
+                    .timeout_s = 60,
+                    .slowlog_ms = 1000};
     set_str(&o.data, "./data");
     set_str(&o.bind, "127.0.0.1");
     const char *port_file = NULL;

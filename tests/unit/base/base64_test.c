@@ -15,8 +15,8 @@ static void test_vectors(void **state)
 {
     (void)state;
     static const char *const plain[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
-    static const char *const enc[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=",
-                                      "Zm9vYmFy"};
+    static const char *const enc[] = {"",         "Zg==",     "Zm8=",    "Zm9v",
+                                      "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
     for (int i = 0; i < 7; i++) {
         char out[16];
         assert_int_equal(sc_base64_encode(plain[i], strlen(plain[i]), out), strlen(enc[i]));
@@ -52,8 +52,8 @@ static void test_round_trip(void **state)
 static void test_malformed(void **state)
 {
     (void)state;
-    static const char *const bad[] = {"Z", "Zg=", "Zg=a", "Z===", "=Zg=", "Zh==", "Zm9=",
-                                      "Zm9v!A==", "Zg==Zg==", "Zm 9"};
+    static const char *const bad[] = {
+        "Z", "Zg=", "Zg=a", "Z===", "=Zg=", "Zh==", "Zm9=", "Zm9v!A==", "Zg==Zg==", "Zm 9"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint8_t dec[16];
         size_t n;

@@ -54,8 +54,8 @@ static const sc_shard_copy *copy_by_id(const sc_shard_routing *s, const char *id
 }
 
 /* The invariants of one allocation step from `prev` to `t` on live nodes. */
-static void check(const sc_routing_table *prev, const sc_routing_table *t,
-                  const char *const *nodes, size_t n_nodes, unsigned seed)
+static void check(const sc_routing_table *prev, const sc_routing_table *t, const char *const *nodes,
+                  size_t n_nodes, unsigned seed)
 {
     for (size_t i = 0; i < t->n_indices; i++) {
         const sc_index_routing *r = &t->indices[i];
@@ -102,8 +102,8 @@ static void check(const sc_routing_table *prev, const sc_routing_table *t,
                     continue;
                 const sc_shard_copy *now = copy_by_id(sh, old->alloc_id);
                 if (!now || strcmp(now->node, old->node))
-                    fail_msg("seed %u: copy %s of [%s][%u] moved or vanished", seed,
-                             old->alloc_id, r->index, s);
+                    fail_msg("seed %u: copy %s of [%s][%u] moved or vanished", seed, old->alloc_id,
+                             r->index, s);
             }
             bool had_primary = ps->n_copies && ps->copies[0].primary;
             bool kept = had_primary && is_live(ps->copies[0].node, nodes, n_nodes);
@@ -259,7 +259,9 @@ static void test_json_round_trip(void **state)
     sc_index_routing_fini(&back);
     sc_routing_table_fini(&t);
     static const char *const bad[] = {
-        "{}", "[]", "{\"number_of_shards\":1,\"number_of_replicas\":0,\"shards\":[]}",
+        "{}",
+        "[]",
+        "{\"number_of_shards\":1,\"number_of_replicas\":0,\"shards\":[]}",
         "{\"number_of_shards\":1,\"number_of_replicas\":0,\"shards\":[{\"primary_term\":1,"
         "\"in_sync\":[5],\"copies\":[]}]}",
         "{\"number_of_shards\":1,\"number_of_replicas\":0,\"shards\":[{\"primary_term\":1,"
@@ -336,10 +338,8 @@ static void test_random_model(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fresh_even),
-        cmocka_unit_test(test_promotion_and_stale),
-        cmocka_unit_test(test_full_restart),
-        cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test(test_fresh_even),   cmocka_unit_test(test_promotion_and_stale),
+        cmocka_unit_test(test_full_restart), cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_random_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -84,8 +84,8 @@ static int fixture_start(etcd_fixture *f, int restart)
         (void)lf;
         execl(bin, bin, "--name", "t", "--data-dir", data, "--listen-client-urls", curls,
               "--advertise-client-urls", curls, "--listen-peer-urls", purls,
-              "--initial-advertise-peer-urls", purls, "--initial-cluster", cluster,
-              "--log-level", "error", (char *)NULL);
+              "--initial-advertise-peer-urls", purls, "--initial-cluster", cluster, "--log-level",
+              "error", (char *)NULL);
         _exit(127);
     }
     for (int i = 0; i < 200; i++) {

@@ -61,6 +61,10 @@ static void test_kv(void **state)
     assert_int_equal(sc_etcd_get(e, "/t/kv/missing", &r, NULL), SC_OK);
     assert_int_equal(r.len, 0);
     sc_etcd_kvs_fini(&r);
+    assert_int_equal(sc_etcd_range_prefix(e, "/t/nothing/", &r, NULL), SC_OK);
+    assert_int_equal(r.len, 0);
+    assert_true(r.revision > 0);
+    sc_etcd_kvs_fini(&r);
     assert_int_equal(sc_etcd_range_prefix(e, "/t/kv/", &r, NULL), SC_OK);
     assert_int_equal(r.len, 2);
     assert_string_equal(r.kvs[0].key, "/t/kv/a");
@@ -319,9 +323,12 @@ static void test_decoders(void **state)
     assert_int_equal(r.kvs[0].mod_revision, 6);
     assert_true(r.more);
     sc_etcd_kvs_fini(&r);
-    static const char *const bad[] = {
-        "", "[]", "{\"kvs\":5}", "{\"kvs\":[{\"key\":\"!\"}]}", "{\"header\":{\"revision\":\"x\"}}",
-        "{\"kvs\":[{\"key\":\"YQ==\",\"version\":\"1e9\"}]}"};
+    static const char *const bad[] = {"",
+                                      "[]",
+                                      "{\"kvs\":5}",
+                                      "{\"kvs\":[{\"key\":\"!\"}]}",
+                                      "{\"header\":{\"revision\":\"x\"}}",
+                                      "{\"kvs\":[{\"key\":\"YQ==\",\"version\":\"1e9\"}]}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(sc_etcd_decode_range(bad[i], strlen(bad[i]), &r), SC_ECORRUPT);
     sc_etcd_watch_msg m;
@@ -355,9 +362,9 @@ static void test_decoders(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_decoders), cmocka_unit_test(test_kv),
+        cmocka_unit_test(test_decoders),    cmocka_unit_test(test_kv),
         cmocka_unit_test(test_range_pages), cmocka_unit_test(test_txn),
-        cmocka_unit_test(test_lease), cmocka_unit_test(test_watch),
+        cmocka_unit_test(test_lease),       cmocka_unit_test(test_watch),
         cmocka_unit_test(test_failover),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
