@@ -1,6 +1,5 @@
 /* Cluster and node information endpoints: GET /, _cluster/health, _cat APIs, _nodes/stats,
  * _tasks. */
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,25 +81,6 @@ typedef struct health {
 
 static const char *const health_names[] = {"green", "yellow", "red"};
 
-/* Whether index `name` matches the expression (comma list of names or `*` patterns). */
-static bool expr_matches(const char *expr, const char *name)
-{
-    if (!expr || !*expr || !strcmp(expr, "_all"))
-        return true;
-    bool hit = false;
-    char pat[256];
-    for (const char *p = expr; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len < sizeof pat) {
-            memcpy(pat, p, len);
-            pat[len] = '\0';
-            hit |= fnmatch(pat, name, 0) == 0;
-        }
-        p += len + (p[len] == ',');
-    }
-    return hit;
-}
-
 /* Clustered: health from the routing table (Elasticsearch's rule: red when a primary is
  * unassigned, yellow when a replica is). A concrete index name missing from the metadata is red. */
 static void health_of_routing(sc_rest_req *req, const sc_cluster_view *v, health *h)
@@ -113,7 +93,7 @@ static void health_of_routing(sc_rest_req *req, const sc_cluster_view *v, health
     }
     for (size_t i = 0; i < v->routing.n_indices; i++) {
         const sc_index_routing *r = &v->routing.indices[i];
-        if (!expr_matches(expr, r->index))
+        if (!sc__api_name_matches(expr, r->index))
             continue;
         for (uint32_t s = 0; s < r->number_of_shards; s++) {
             const sc_shard_routing *sh = &r->shards[s];
@@ -276,7 +256,7 @@ void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
     write_health(req, resp, &h, timed_out);
 }
 
-static void human_bytes(char *buf, size_t cap, uint64_t b)
+void sc__api_human_bytes(char *buf, size_t cap, uint64_t b)
 {
     const char *units[] = {"b", "kb", "mb", "gb", "tb"};
     double v = (double)b;
@@ -343,7 +323,7 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
             sc_index_stats s;
             sc_index_collect_stats(list[i], &s);
             char size[32];
-            human_bytes(size, sizeof size, s.store_bytes);
+            sc__api_human_bytes(size, sizeof size, s.store_bytes);
             sc_jsonw_obj_begin(&w);
             sc_jsonw_kv_str(&w, "health",
                             list[i]->settings.number_of_replicas ? "yellow" : "green");
@@ -396,7 +376,7 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
         sc_index_stats s;
         sc_index_collect_stats(list[i], &s);
         char size[32];
-        human_bytes(size, sizeof size, s.store_bytes);
+        sc__api_human_bytes(size, sizeof size, s.store_bytes);
         const char **row = t.cells + (i + 1) * nc;
         row[0] = list[i]->settings.number_of_replicas ? "yellow" : "green";
         bool closed = atomic_load(&list[i]->closed);
@@ -569,10 +549,10 @@ static void breaker(sc_jsonw *w, const char *name, uint64_t limit, uint64_t used
     sc_jsonw_key(w, name);
     sc_jsonw_obj_begin(w);
     sc_jsonw_kv_int(w, "limit_size_in_bytes", (int64_t)limit);
-    human_bytes(buf, sizeof buf, limit);
+    sc__api_human_bytes(buf, sizeof buf, limit);
     sc_jsonw_kv_str(w, "limit_size", buf);
     sc_jsonw_kv_int(w, "estimated_size_in_bytes", (int64_t)used);
-    human_bytes(buf, sizeof buf, used);
+    sc__api_human_bytes(buf, sizeof buf, used);
     sc_jsonw_kv_str(w, "estimated_size", buf);
     sc_jsonw_kv_double(w, "overhead", overhead);
     sc_jsonw_kv_int(w, "tripped", (int64_t)tripped);

@@ -3,7 +3,6 @@
  * mappings, state, primary_terms, in_sync_allocations) and routing_table — from
  * sc_node_cluster_view. Metrics: _all, version, master_node, nodes, metadata, routing_table
  * (comma list); {indices} filters metadata and routing_table by name or `*` patterns. */
-#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,25 +45,6 @@ static bool parse_metrics(const char *s, unsigned *out)
     return true;
 }
 
-/* Whether index `name` passes the {indices} filter (comma list of names / patterns). */
-static bool wanted(const char *filter, const char *name)
-{
-    if (!filter || !*filter || !strcmp(filter, "_all"))
-        return true;
-    char pat[256];
-    for (const char *p = filter; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len < sizeof pat) {
-            memcpy(pat, p, len);
-            pat[len] = '\0';
-            if (fnmatch(pat, name, 0) == 0)
-                return true;
-        }
-        p += len + (p[len] == ',');
-    }
-    return false;
-}
-
 static void write_nodes(sc_jsonw *w, const sc_cluster_view *v)
 {
     sc_jsonw_key(w, "nodes");
@@ -100,7 +80,7 @@ static void write_metadata(sc_jsonw *w, const sc_cluster_view *v, const char *fi
     const char *name;
     json_t *meta;
     json_object_foreach (v->indices, name, meta) {
-        if (!wanted(filter, name))
+        if (!sc__api_name_matches(filter, name))
             continue;
         sc_jsonw_key(w, name);
         sc_jsonw_obj_begin(w);
@@ -188,7 +168,7 @@ static void write_routing(sc_jsonw *w, const sc_cluster_view *v, const char *fil
     sc_jsonw_obj_begin(w);
     for (size_t i = 0; i < v->routing.n_indices; i++) {
         const sc_index_routing *r = &v->routing.indices[i];
-        if (!wanted(filter, r->index))
+        if (!sc__api_name_matches(filter, r->index))
             continue;
         sc_jsonw_key(w, r->index);
         sc_jsonw_obj_begin(w);

@@ -28,6 +28,11 @@ typedef struct sc__api_table {
     const char **cells; /* (n_rows + 1) * n_cols, row 0 = header */
     bool right[16];
 } sc__api_table;
+/* Whether index `name` matches expr: a comma list of names or fnmatch patterns; NULL, "" and
+ * "_all" match everything (api_nodes.c). */
+bool sc__api_name_matches(const char *expr, const char *name);
+/* Elasticsearch's human size ("512b", "1.5kb", "3.2mb") into buf (api_cluster.c). */
+void sc__api_human_bytes(char *buf, size_t cap, uint64_t b);
 /* Writes t as the body (api_cluster.c). */
 void sc__api_table_write(sc_rest_resp *resp, const sc__api_table *t, bool header);
 /* printf into the request arena. */

@@ -29,6 +29,8 @@ static const route routes[] = {
     {M_GET, "/_cat/indices/{index}", sc_api_cat_indices},
     {M_GET, "/_cat/health", sc_api_cat_health},
     {M_GET, "/_cat/nodes", sc_api_cat_nodes},
+    {M_GET, "/_cat/shards", sc_api_cat_shards},
+    {M_GET, "/_cat/shards/{index}", sc_api_cat_shards},
     {M_GET, "/_cluster/state", sc_api_cluster_state},
     {M_GET, "/_cluster/state/{extra}", sc_api_cluster_state},
     {M_GET, "/_cluster/state/{extra}/{index}", sc_api_cluster_state},

@@ -205,6 +205,14 @@ def test_index_metadata_and_routing(cluster):
     assert sorted(per_node.values()) == [4, 4, 4], per_node
     st, _, h = s.request("GET", "/_cluster/health/logs")
     assert h["status"] == "green" and h["active_shards"] == 12, h
+    for n in nodes.values():
+        st, _, rows = n.request("GET", "/_cat/shards/logs?format=json")
+        assert st == 200 and len(rows) == 12, rows
+        assert all(r["state"] == "STARTED" and r["node"] in nodes for r in rows), rows
+        for num in range(6):
+            on = [r["node"] for r in rows if r["shard"] == str(num)]
+            assert len(set(on)) == 2, rows
+            assert sorted(r["prirep"] for r in rows if r["shard"] == str(num)) == ["p", "r"]
 
 
 def test_master_failover_and_rejoin(cluster):
@@ -281,6 +289,11 @@ def test_single_node_views(server):
     for entries in shards.values():
         assert [e["state"] for e in entries] == ["STARTED", "UNASSIGNED"], entries
         assert entries[0]["primary"] and entries[0]["node"] == cs.get("master_node", entries[0]["node"])
+    st, _, rows = server.request("GET", "/_cat/shards/single-view?format=json")
+    assert [(r["shard"], r["prirep"], r["state"]) for r in rows] == [
+        ("0", "p", "STARTED"), ("0", "r", "UNASSIGNED"), ("1", "p", "STARTED"),
+        ("1", "r", "UNASSIGNED")], rows
+    assert rows[0]["docs"] == "0" and rows[1]["node"] is None
     st, _, h = server.request("GET", "/_cluster/health?wait_for_nodes=1")
     assert st == 200 and h["number_of_nodes"] == 1
     st, _, h = server.request("GET", "/_cluster/health?wait_for_nodes=>=2&timeout=100ms")
