@@ -48,6 +48,7 @@ static sc_status shard_copy(const sc_shard_routing *s, sc_shard_routing *o)
     if (!o->copies || !o->in_sync) {
         free(o->copies);
         free(o->in_sync);
+        memset(o, 0, sizeof *o);
         return SC_ENOMEM;
     }
     if (s->n_copies)
@@ -390,7 +391,8 @@ sc_status sc_allocation_compute(const char *const *nodes, size_t n_nodes,
             }
         }
     }
-    qsort(out->indices, out->n_indices, sizeof *out->indices, cmp_index_name);
+    if (st == SC_OK)
+        qsort(out->indices, out->n_indices, sizeof *out->indices, cmp_index_name);
     /* Pass 2: promotions, then new copies. */
     for (size_t i = 0; st == SC_OK && i < out->n_indices; i++) {
         sc_index_routing *r = &out->indices[i];

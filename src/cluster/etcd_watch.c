@@ -88,7 +88,7 @@ static size_t on_stream(char *p, size_t size, size_t nmemb, void *ud)
                 return 0;
             continue;
         }
-        if (b->len + 2 > b->cap) {
+        if (!b->data || b->len + 2 > b->cap) {
             if (b->len + 2 > MAX_LINE_BYTES)
                 return 0;
             size_t cap = b->cap ? b->cap * 2 : 4096;

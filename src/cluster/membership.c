@@ -287,6 +287,8 @@ static void *cluster_main(void *arg)
 
 static void ms_free(sc_membership *m)
 {
+    if (!m)
+        return;
     sc_etcd_free(m->etcd);
     free(m->members);
     json_decref(m->indices);
@@ -301,6 +303,7 @@ static void ms_free(sc_membership *m)
 
 static sc_status ms_alloc(const sc_membership_config *cfg, sc_node *node, sc_membership **out)
 {
+    *out = NULL;
     sc_membership *m = calloc(1, sizeof *m);
     if (!m)
         return SC_ENOMEM;
@@ -338,7 +341,7 @@ sc_status sc_membership_start(const sc_membership_config *cfg, sc_node *node, sc
     *out = NULL;
     if (!cfg->endpoints || !*cfg->endpoints)
         return SC_EINVAL;
-    sc_membership *m;
+    sc_membership *m = NULL;
     sc_status st = ms_alloc(cfg, node, &m);
     if (st == SC_OK)
         st = sc_etcd_watch_start(m->etcd, m->prefix, sc__ms_on_reset, sc__ms_on_events, m,

@@ -135,12 +135,12 @@ bool sc_index_routing_equal(const sc_index_routing *a, const sc_index_routing *b
             return false;
         for (size_t i = 0; i < x->n_copies; i++)
             if (x->copies[i].primary != y->copies[i].primary ||
-                strcmp(x->copies[i].node, y->copies[i].node) ||
-                strcmp(x->copies[i].alloc_id, y->copies[i].alloc_id))
+                strcmp(x->copies[i].node, y->copies[i].node) != 0 ||
+                strcmp(x->copies[i].alloc_id, y->copies[i].alloc_id) != 0)
                 return false;
         for (size_t i = 0; i < x->n_in_sync; i++)
-            if (strcmp(x->in_sync[i].alloc_id, y->in_sync[i].alloc_id) ||
-                strcmp(x->in_sync[i].node, y->in_sync[i].node))
+            if (strcmp(x->in_sync[i].alloc_id, y->in_sync[i].alloc_id) != 0 ||
+                strcmp(x->in_sync[i].node, y->in_sync[i].node) != 0)
                 return false;
     }
     return true;
