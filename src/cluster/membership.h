@@ -73,6 +73,24 @@ sc_status sc_membership_view(sc_membership *m, sc_cluster_view *out) SC_MUST_USE
 void sc_cluster_view_fini(sc_cluster_view *v);
 /* True while this node holds the master key with a live lease. */
 bool sc_membership_is_master(sc_membership *m);
+/* Called after the view changed (nodes, master, index metadata or routing), from the watch
+ * thread, with no lock held; read the view with sc_membership_view. Must not block. */
+typedef void (*sc_membership_change_fn)(void *ctx);
+/* Registers a change listener (at most 8; SC_ELIMIT beyond). Listeners stay until stop. */
+sc_status sc_membership_on_change(sc_membership *m, sc_membership_change_fn fn, void *ctx)
+    SC_MUST_USE;
+
+/* Adds (in_sync true) or removes an allocation id of shard `shard` of `index` in the in-sync
+ * set stored in etcd, as the primary does after a recovery finalizes or before acknowledging a
+ * write a replica failed. Fenced: applies only while the shard's primary term in etcd equals
+ * primary_term (SC_ECONFLICT otherwise: the caller is a stale primary), with a compare on the
+ * routing value's mod_revision (retried on a concurrent change). Adding needs a copy with that
+ * id in the routing; removing the primary's own id is SC_EINVAL. SC_ENOTFOUND: no such index,
+ * shard or copy. Blocking (etcd round trips); thread-safe. */
+sc_status sc_membership_set_in_sync(sc_membership *m, const char *index, uint32_t shard,
+                                    const char *alloc_id, bool in_sync, int64_t primary_term)
+    SC_MUST_USE;
+
 /* Fills local OS numbers (heap % of the memory budget, RAM %, CPU %, load averages) into mb. */
 void sc_membership_local_stats(sc_membership *m, sc_member *mb);
 

@@ -44,6 +44,12 @@ struct sc_membership {
     /* index metadata waiting to be written: {name: meta string | null (delete)} */
     json_t *pending;
     uint64_t rng;
+    /* change listeners (set before or while running; read by the watch thread) */
+    struct {
+        sc_membership_change_fn fn;
+        void *ctx;
+    } listeners[8];
+    _Atomic size_t n_listeners;
     /* OS numbers */
     _Atomic int cpu_percent;
     uint64_t cpu_busy, cpu_total;

@@ -123,6 +123,28 @@ static void apply(sc_membership *m, const sc_etcd_kv *kv, bool deleted)
         m->revision = kv->mod_revision;
 }
 
+static void notify(sc_membership *m)
+{
+    size_t n = atomic_load(&m->n_listeners);
+    for (size_t i = 0; i < n; i++)
+        m->listeners[i].fn(m->listeners[i].ctx);
+}
+
+sc_status sc_membership_on_change(sc_membership *m, sc_membership_change_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&m->mu);
+    size_t n = atomic_load(&m->n_listeners);
+    sc_status st = SC_ELIMIT;
+    if (n < sizeof m->listeners / sizeof m->listeners[0]) {
+        m->listeners[n].fn = fn;
+        m->listeners[n].ctx = ctx;
+        atomic_store(&m->n_listeners, n + 1); /* published after the slot is filled */
+        st = SC_OK;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return st;
+}
+
 void sc__ms_on_reset(void *ctx, const sc_etcd_kvs *all)
 {
     sc_membership *m = ctx;
@@ -145,6 +167,7 @@ void sc__ms_on_reset(void *ctx, const sc_etcd_kvs *all)
     m->wake = true;
     pthread_cond_signal(&m->cv);
     pthread_mutex_unlock(&m->mu);
+    notify(m);
 }
 
 void sc__ms_on_events(void *ctx, const sc_etcd_event *ev, size_t n)
@@ -156,6 +179,7 @@ void sc__ms_on_events(void *ctx, const sc_etcd_event *ev, size_t n)
     m->wake = true;
     pthread_cond_signal(&m->cv);
     pthread_mutex_unlock(&m->mu);
+    notify(m);
 }
 
 static int cmp_member(const void *a, const void *b)

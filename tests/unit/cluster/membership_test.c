@@ -5,6 +5,7 @@
  * registers again), mapping changes and index deletion reaching every view. */
 #include <jansson.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -212,6 +213,60 @@ static void test_lease_revoked_behind_back(void **state)
     sc_etcd_free(e);
 }
 
+static _Atomic int g_changes;
+
+static void on_change(void *ctx)
+{
+    (void)ctx;
+    atomic_fetch_add(&g_changes, 1);
+}
+
+/* The primary's in-sync updates: fenced by the primary term, seen by every view. */
+static void test_in_sync_updates(void **state)
+{
+    (void)state;
+    int master = wait_agreed(N);
+    assert_int_equal(sc_membership_on_change(g_ms[master], on_change, NULL), SC_OK);
+    sc_index_routing r;
+    wait_routing(master, "books", 2, &r);
+    const sc_shard_routing *sh = &r.shards[0];
+    char rep[SC_ALLOC_ID_MAX], prim[SC_ALLOC_ID_MAX];
+    snprintf(rep, sizeof rep, "%s", sh->copies[1].alloc_id);
+    snprintf(prim, sizeof prim, "%s", sh->copies[0].alloc_id);
+    int64_t term = sh->primary_term;
+    sc_index_routing_fini(&r);
+    int before = atomic_load(&g_changes);
+    /* a stale primary (older term) is refused */
+    assert_int_equal(sc_membership_set_in_sync(g_ms[master], "books", 0, rep, false, term - 1),
+                     SC_ECONFLICT);
+    assert_int_equal(sc_membership_set_in_sync(g_ms[master], "books", 0, prim, false, term),
+                     SC_EINVAL);
+    assert_int_equal(sc_membership_set_in_sync(g_ms[master], "books", 9, rep, false, term),
+                     SC_ENOTFOUND);
+    assert_int_equal(sc_membership_set_in_sync(g_ms[master], "nope", 0, rep, false, term),
+                     SC_ENOTFOUND);
+    assert_int_equal(sc_membership_set_in_sync(g_ms[master], "books", 0, "none", true, term),
+                     SC_ENOTFOUND);
+    /* in (a recovery finished; idempotent), out (a failed write), in again: every view follows */
+    static const bool steps[] = {true, true, false, true};
+    for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
+        assert_int_equal(sc_membership_set_in_sync(g_ms[master], "books", 0, rep, steps[k], term),
+                         SC_OK);
+        for (int i = 0; i < N; i++) {
+            bool seen = false;
+            for (int t = 0; t < 200 && !seen; t++) {
+                assert_true(routing_ready(i, "books", 2, &r));
+                seen = r.shards[0].n_in_sync == (steps[k] ? 2u : 1u);
+                sc_index_routing_fini(&r);
+                if (!seen)
+                    sleep_ms(50);
+            }
+            assert_true(seen);
+        }
+    }
+    assert_true(atomic_load(&g_changes) > before);
+}
+
 static void test_delete_index(void **state)
 {
     (void)state;
@@ -246,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_join_and_allocate),
         cmocka_unit_test(test_leave_promotes),
         cmocka_unit_test(test_lease_revoked_behind_back),
+        cmocka_unit_test(test_in_sync_updates),
         cmocka_unit_test(test_delete_index),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
