@@ -113,16 +113,14 @@ static void health_of_routing(sc_rest_req *req, const sc_cluster_view *v, health
 static void health_of(sc_rest_req *req, health *h)
 {
     memset(h, 0, sizeof *h);
+    h->n_nodes = 1;
     sc_cluster_view v;
-    bool have_view = sc_node_cluster_view(req->node, &v) == SC_OK;
-    h->n_nodes = have_view ? v.n_nodes : 1;
-    if (have_view && sc_node_cluster(req->node)) {
+    if (sc_node_cluster(req->node) && sc_node_cluster_view(req->node, &v) == SC_OK) {
+        h->n_nodes = v.n_nodes;
         health_of_routing(req, &v, h);
         sc_cluster_view_fini(&v);
         return;
     }
-    if (have_view)
-        sc_cluster_view_fini(&v);
     sc_index **list;
     size_t n;
     sc_cluster_error err;

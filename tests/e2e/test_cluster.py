@@ -303,3 +303,14 @@ def test_single_node_views(server):
     st, _, body = server.request("GET", "/_cluster/state/bogus")
     assert st == 400
     server.request("DELETE", "/single-view")
+
+
+def test_bad_cluster_flags():
+    from conftest import scry_bin
+    tmp = tempfile.mkdtemp(prefix="scry-cluster-flags-")
+    for args in (["--cluster", "etcd=127.0.0.1:2379"], ["--cluster", "etcd="],
+                 ["--transport-port", "70000"], ["--lease-ttl", "10ms"]):
+        p = subprocess.run([scry_bin(), "serve", "--data", os.path.join(tmp, "d"), "--port", "0"]
+                           + args, capture_output=True, timeout=30)
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+    shutil.rmtree(tmp, ignore_errors=True)
