@@ -60,17 +60,9 @@ static int fixture_ready(const etcd_fixture *f)
     return code == 200;
 }
 
-/* Starts etcd (keeping f->dir and ports when restart is nonzero); 0 on success. */
-static int fixture_start(etcd_fixture *f, int restart)
+/* One etcd start on f's ports; 0 once it answers, -1 if it exited or did not answer in 10 s. */
+static int fixture_spawn(etcd_fixture *f)
 {
-    if (!restart) {
-        snprintf(f->dir, sizeof f->dir, "/tmp/scry-etcd-test-XXXXXX");
-        if (!mkdtemp(f->dir))
-            return -1;
-        f->client_port = fixture_free_port();
-        f->peer_port = fixture_free_port();
-        snprintf(f->url, sizeof f->url, "http://127.0.0.1:%d", f->client_port);
-    }
     const char *bin = getenv("SCRY_ETCD") ? getenv("SCRY_ETCD") : "/usr/bin/etcd";
     char data[300], curls[64], purls[64], cluster[96], log[300];
     snprintf(data, sizeof data, "%s/data", f->dir);
@@ -78,6 +70,7 @@ static int fixture_start(etcd_fixture *f, int restart)
     snprintf(curls, sizeof curls, "http://127.0.0.1:%d", f->client_port);
     snprintf(purls, sizeof purls, "http://127.0.0.1:%d", f->peer_port);
     snprintf(cluster, sizeof cluster, "t=%s", purls);
+    snprintf(f->url, sizeof f->url, "http://127.0.0.1:%d", f->client_port);
     f->pid = fork();
     if (f->pid == 0) {
         FILE *lf = freopen(log, "a", stderr);
@@ -91,8 +84,38 @@ static int fixture_start(etcd_fixture *f, int restart)
     for (int i = 0; i < 200; i++) {
         if (fixture_ready(f))
             return 0;
+        if (waitpid(f->pid, NULL, WNOHANG) == f->pid) { /* e.g. a port taken meanwhile */
+            f->pid = 0;
+            return -1;
+        }
         struct timespec ts = {0, 50 * 1000000};
         nanosleep(&ts, NULL);
+    }
+    kill(f->pid, SIGKILL);
+    waitpid(f->pid, NULL, 0);
+    f->pid = 0;
+    return -1;
+}
+
+/* Starts etcd (keeping f->dir and ports when restart is nonzero); 0 on success. A first start
+ * retries on new ports: tests run in parallel and a free port can be taken before etcd binds. */
+static int fixture_start(etcd_fixture *f, int restart)
+{
+    if (restart)
+        return fixture_spawn(f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/scry-etcd-test-XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        f->client_port = fixture_free_port();
+        f->peer_port = fixture_free_port();
+        if (f->client_port > 0 && f->peer_port > 0 && f->client_port != f->peer_port &&
+            fixture_spawn(f) == 0)
+            return 0;
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s/data'", f->dir);
+        if (system(cmd) != 0)
+            return -1;
     }
     return -1;
 }
