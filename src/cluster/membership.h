@@ -91,6 +91,16 @@ sc_status sc_membership_set_in_sync(sc_membership *m, const char *index, uint32_
                                     const char *alloc_id, bool in_sync, int64_t primary_term)
     SC_MUST_USE;
 
+/* Reads the JSON document at /scry/<cluster>/<name> straight from etcd (*out: new reference;
+ * an empty object when absent). SC_ECORRUPT when it is not a JSON object. */
+sc_status sc_membership_doc_get(sc_membership *m, const char *name, json_t **out) SC_MUST_USE;
+/* Read-modify-write of that document: fn edits a copy in place (returning non-OK aborts with
+ * that status); the write compares the key's mod_revision and the whole round is retried (up
+ * to 10 times, then SC_ECONFLICT) when someone else wrote in between. */
+typedef sc_status (*sc_membership_doc_fn)(void *ctx, json_t *doc);
+sc_status sc_membership_doc_update(sc_membership *m, const char *name, sc_membership_doc_fn fn,
+                                   void *ctx) SC_MUST_USE;
+
 /* Fills local OS numbers (heap % of the memory budget, RAM %, CPU %, load averages) into mb. */
 void sc_membership_local_stats(sc_membership *m, sc_member *mb);
 

@@ -118,3 +118,70 @@ sc_status sc_membership_set_in_sync(sc_membership *m, const char *index, uint32_
     }
     return SC_ECONFLICT;
 }
+
+/* ---- JSON documents under the cluster prefix (cluster settings) ---- */
+
+/* Reads key: *doc (object; {} when absent) and its *mod (0 when absent). */
+static sc_status doc_read(sc_membership *m, const char *key, json_t **doc, int64_t *mod)
+{
+    *doc = NULL;
+    *mod = 0;
+    sc_etcd_kvs kvs;
+    sc_status st = sc_etcd_get(m->etcd, key, &kvs, NULL);
+    if (st != SC_OK)
+        return st;
+    if (kvs.len == 1) {
+        *mod = kvs.kvs[0].mod_revision;
+        *doc = json_loadb(kvs.kvs[0].value, kvs.kvs[0].value_len, 0, NULL);
+        if (!json_is_object(*doc)) {
+            json_decref(*doc);
+            *doc = NULL;
+            st = SC_ECORRUPT;
+        }
+    } else {
+        *doc = json_object();
+    }
+    sc_etcd_kvs_fini(&kvs);
+    return st;
+}
+
+sc_status sc_membership_doc_get(sc_membership *m, const char *name, json_t **out)
+{
+    char key[512];
+    sc__ms_key(m, key, sizeof key, name, NULL);
+    int64_t mod;
+    return doc_read(m, key, out, &mod);
+}
+
+sc_status sc_membership_doc_update(sc_membership *m, const char *name, sc_membership_doc_fn fn,
+                                   void *ctx)
+{
+    char key[512];
+    sc__ms_key(m, key, sizeof key, name, NULL);
+    for (int i = 0; i < 10; i++) {
+        json_t *doc;
+        int64_t mod;
+        sc_status st = doc_read(m, key, &doc, &mod);
+        if (st == SC_OK)
+            st = fn(ctx, doc);
+        char *text = st == SC_OK ? json_dumps(doc, JSON_COMPACT) : NULL;
+        json_decref(doc);
+        if (st != SC_OK)
+            return st;
+        if (!text)
+            return SC_ENOMEM;
+        sc_etcd_cmp cmp = {.key = key, .target = SC_ETCD_MOD, .value = mod};
+        sc_etcd_op put = {
+            .kind = SC_ETCD_OP_PUT, .key = key, .value = text, .value_len = strlen(text)};
+        sc_etcd_txn_result res;
+        st = sc_etcd_txn(m->etcd, &cmp, 1, &put, 1, NULL, 0, &res, NULL);
+        free(text);
+        if (st != SC_OK)
+            return st;
+        bool ok = res.succeeded;
+        sc_etcd_txn_result_fini(&res);
+        if (ok)
+            return SC_OK;
+    }
+    return SC_ECONFLICT;
+}

@@ -32,6 +32,8 @@ static const route routes[] = {
     {M_GET, "/_cat/shards", sc_api_cat_shards},
     {M_GET, "/_cat/shards/{index}", sc_api_cat_shards},
     {M_GET, "/_cluster/state", sc_api_cluster_state},
+    {M_GET, "/_cluster/settings", sc_api_cluster_settings_get},
+    {M_PUT, "/_cluster/settings", sc_api_cluster_settings_put},
     {M_GET, "/_cluster/state/{extra}", sc_api_cluster_state},
     {M_GET, "/_cluster/state/{extra}/{index}", sc_api_cluster_state},
     {M_GET, "/_cat/count", sc_api_cat_count},

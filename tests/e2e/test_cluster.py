@@ -265,6 +265,26 @@ def test_etcd_restart(cluster):
     assert "/scry/e2e/routing/logs" in keys
 
 
+def test_cluster_settings_shared(cluster):
+    etcd, nodes = cluster
+    st, _, body = nodes["n1"].request("PUT", "/_cluster/settings", {
+        "persistent": {"cluster.routing.allocation.enable": "all"},
+        "transient": {"indices": {"recovery": {"max_bytes_per_sec": "50mb"}}}})
+    assert st == 200 and body["acknowledged"], body
+    assert body["persistent"] == {"cluster": {"routing": {"allocation": {"enable": "all"}}}}
+    for s in nodes.values():  # every node reads the same document from etcd
+        st, _, got = s.request("GET", "/_cluster/settings?flat_settings=true")
+        assert got == {"persistent": {"cluster.routing.allocation.enable": "all"},
+                       "transient": {"indices.recovery.max_bytes_per_sec": "50mb"}}, got
+    st, _, body = nodes["n2"].request("PUT", "/_cluster/settings", {
+        "persistent": {"cluster.routing.allocation.enable": None}, "transient": {"a.b": 1}})
+    assert st == 200, body
+    st, _, got = nodes["n3"].request("GET", "/_cluster/settings")
+    assert got == {"persistent": {}, "transient": {"a": {"b": "1"}, "indices": {
+        "recovery": {"max_bytes_per_sec": "50mb"}}}}, got
+    assert "/scry/e2e/settings" in etcd.range_prefix("/scry/e2e/settings")
+
+
 def test_graceful_stop_leaves_at_once(cluster):
     etcd, nodes = cluster
     wait_until("a master", lambda: converged(nodes.values(), nodes.keys()))
@@ -302,6 +322,20 @@ def test_single_node_views(server):
     assert st == 400
     st, _, body = server.request("GET", "/_cluster/state/bogus")
     assert st == 400
+    st, _, body = server.request("PUT", "/_cluster/settings", {
+        "persistent": {"search": {"batched_query_phase": False}}, "transient": {"x": [1, "a"]}})
+    assert st == 200 and body["persistent"] == {"search": {"batched_query_phase": "false"}}, body
+    st, _, got = server.request("GET", "/_cluster/settings?flat_settings=true")
+    assert got["persistent"]["search.batched_query_phase"] == "false"
+    assert got["transient"]["x"] == ["1", "a"]
+    st, _, body = server.request("PUT", "/_cluster/settings", {"persistent": {"a": {"b": [{}]}}})
+    assert st == 400 and body["error"]["type"] == "illegal_argument_exception", body
+    st, _, body = server.request("PUT", "/_cluster/settings", {"other": {}})
+    assert st == 400, body
+    server.request("PUT", "/_cluster/settings", {"persistent": {"search.batched_query_phase": None},
+                                                 "transient": {"x": None}})
+    st, _, got = server.request("GET", "/_cluster/settings")
+    assert got == {"persistent": {}, "transient": {}}, got
     server.request("DELETE", "/single-view")
 
 
