@@ -208,7 +208,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
-    sc_sort_value *after = NULL;
+    sc__search_resolve_sort(&run->sp, run->list, run->n);
+    sc_sort_key *after = NULL;
     if (!sc__search_convert_after(req, resp, &run->sp, run->n ? run->list[0] : NULL, &after)) {
         run_fini(run);
         return false;
@@ -243,7 +244,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .n_indices = run->n,
                                   .from = (uint32_t)run->sp.from,
                                   .size = (uint32_t)run->sp.size,
-                                  .track_total_hits = count ? -1 : run->sp.track_total_hits,
+                                  .track_total_hits =
+                                      count ? SC_TRACK_TOTAL_HITS_ALL : run->sp.track_total_hits,
                                   .timeout_ms = run->sp.timeout_ms,
                                   .count_only = count,
                                   .fetch_source = run->sp.source || needs_source(run),
