@@ -196,14 +196,18 @@ static void queue_local_indices(sc_membership *m)
     if (sc__node_all(m->node, &list, &n) != SC_OK)
         return;
     for (size_t i = 0; i < n; i++) {
-        /* Rewriting meta.json runs on_meta with the current metadata. */
-        if (sc__index_write_meta(list[i]) != SC_OK)
-            sc_log(SC_LOG_WARN, "cluster", "cannot read back metadata of [%s]", list[i]->name);
+        json_t *meta = sc__index_meta_json(list[i]);
+        char *text = meta ? json_dumps(meta, JSON_COMPACT) : NULL;
+        json_decref(meta);
+        if (!text)
+            continue;
+        on_meta(m, list[i]->name, text);
         pthread_mutex_lock(&m->mu);
         json_t *v = json_object_get(m->pending, list[i]->name);
         if (json_is_object(v))
             json_object_set_new(v, "create_only", json_true());
         pthread_mutex_unlock(&m->mu);
+        free(text);
     }
     sc_node_release(list, n);
 }
