@@ -348,3 +348,90 @@ def test_bad_cluster_flags():
                            + args, capture_output=True, timeout=30)
         assert p.returncode == 2, (args, p.returncode, p.stderr)
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+class EtcdCluster:
+    """Three etcd members on loopback (one temporary data dir each)."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.members = []
+        for i in range(3):
+            self.members.append({"name": "m%d" % i, "client": free_port(), "peer": free_port(),
+                                 "proc": None})
+        self.initial = ",".join("%s=http://127.0.0.1:%d" % (m["name"], m["peer"])
+                                for m in self.members)
+        self.urls = ["http://127.0.0.1:%d" % m["client"] for m in self.members]
+        self.http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(2))
+
+    def start(self):
+        for m in self.members:
+            c, p = "http://127.0.0.1:%d" % m["client"], "http://127.0.0.1:%d" % m["peer"]
+            log = open(os.path.join(self.tmp, m["name"] + ".log"), "ab")
+            m["proc"] = subprocess.Popen(
+                [ETCD, "--name", m["name"], "--data-dir", os.path.join(self.tmp, m["name"]),
+                 "--listen-client-urls", c, "--advertise-client-urls", c,
+                 "--listen-peer-urls", p, "--initial-advertise-peer-urls", p,
+                 "--initial-cluster", self.initial, "--initial-cluster-token", "scry-e2e",
+                 "--log-level", "error"], stdout=log, stderr=subprocess.STDOUT)
+
+        def healthy():
+            r = self.http.request("GET", self.urls[0] + "/health")
+            return r.status == 200 and json.loads(r.data).get("health") == "true"
+        wait_until("a 3-member etcd", healthy, timeout=30)
+        return self
+
+    def leases(self, url, prefix):
+        """{key: lease id} under prefix, read from member `url`."""
+        end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        body = {"key": base64.b64encode(prefix.encode()).decode(),
+                "range_end": base64.b64encode(end.encode()).decode()}
+        r = self.http.request("POST", url + "/v3/kv/range", body=json.dumps(body).encode())
+        return {base64.b64decode(kv["key"]).decode(): kv.get("lease")
+                for kv in json.loads(r.data).get("kvs", [])}
+
+    def kill(self, i):
+        p = self.members[i]["proc"]
+        if p:
+            p.kill()
+            p.wait()
+            self.members[i]["proc"] = None
+
+    def stop(self):
+        for i in range(3):
+            self.kill(i)
+
+
+def test_etcd_member_failover():
+    """Nodes given all three etcd members keep their leases, master, watch and metadata writes
+    when the member they were using dies (the client fails over to the next endpoint). The
+    lease TTL is 5 s here: it must outlive an etcd leader election (the first member is usually
+    the leader), during which no keepalive succeeds anywhere; with 2 s the nodes conservatively
+    declare their leases lost and register again."""
+    tmp = tempfile.mkdtemp(prefix="scry-cluster3-")
+    etcd = EtcdCluster(tmp).start()
+    eps = ",".join(etcd.urls)
+    nodes = {name: Server(os.path.join(tmp, name), [
+        "--cluster", "etcd=" + eps, "--node-name", name, "--cluster-name", "e2e3",
+        "--lease-ttl", "5s"]).start() for name in ("a", "b")}
+    try:
+        master = wait_until("2 nodes, one master", lambda: converged(nodes.values(), nodes.keys()))
+        before = etcd.leases(etcd.urls[1], "/scry/e2e3/")
+        etcd.kill(0)  # the first endpoint: every client started on it
+        time.sleep(6)  # longer than the lease TTL: keepalives must have moved to another member
+        assert converged(nodes.values(), nodes.keys()) == master
+        after = etcd.leases(etcd.urls[1], "/scry/e2e3/")
+        assert before == after and len(after) == 3, (before, after)  # 2 nodes + master
+        st, _, body = nodes["b"].request("PUT", "/after", {"settings": {"number_of_shards": 2,
+                                                                         "number_of_replicas": 1}})
+        assert st == 200, body
+        ids = node_ids(nodes["a"])
+        for n in nodes.values():
+            wait_until("routing of a new index via the other members", lambda: check_routing(
+                routing(n, "after"), "after", ids.values(), 2, 2))
+    finally:
+        for s in nodes.values():
+            if s.alive():
+                assert s.stop() == 0, s.read_log()
+        etcd.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
