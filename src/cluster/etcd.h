@@ -147,16 +147,25 @@ sc_status sc_etcd_lease_keepalive_once(sc_etcd *e, int64_t id, int64_t *ttl_s, s
 sc_status sc_etcd_lease_revoke(sc_etcd *e, int64_t id, sc_etcd_error *err) SC_MUST_USE;
 
 /* A lease kept alive by a timer thread: a keepalive every TTL/3, retries every 500 ms on error.
- * The lease is lost when etcd answers that it is gone, or when no keepalive succeeded for a
- * whole TTL (measured from the send time of the last successful one); then `lost` is called
- * once, from the keeper's thread, and the thread ends. */
+ * State changes are reported through the callback, from the keeper's thread:
+ *  - SC_ETCD_LEASE_EXPIRED: no keepalive succeeded for a whole TTL, measured from the send time
+ *    of the last successful one. etcd may have dropped the lease (it never expires it earlier),
+ *    so a holder must stop acting on it; the keeper goes on trying.
+ *  - SC_ETCD_LEASE_ALIVE: a keepalive succeeded again after EXPIRED (etcd extends leases across
+ *    its own leader elections and restarts, so a lease can outlive a long outage).
+ *  - SC_ETCD_LEASE_GONE: etcd answered that the lease does not exist; the thread ends. */
+typedef enum sc_etcd_lease_state {
+    SC_ETCD_LEASE_ALIVE,
+    SC_ETCD_LEASE_EXPIRED,
+    SC_ETCD_LEASE_GONE
+} sc_etcd_lease_state;
 typedef struct sc_etcd_keeper sc_etcd_keeper;
-typedef void (*sc_etcd_lost_fn)(void *ctx, int64_t lease);
+typedef void (*sc_etcd_lease_fn)(void *ctx, int64_t lease, sc_etcd_lease_state state);
 
 /* Starts keeping lease `id` (TTL ttl_s) alive on its own connection to e's endpoints. */
-sc_status sc_etcd_keeper_start(const sc_etcd *e, int64_t id, int64_t ttl_s, sc_etcd_lost_fn lost,
+sc_status sc_etcd_keeper_start(const sc_etcd *e, int64_t id, int64_t ttl_s, sc_etcd_lease_fn fn,
                                void *ctx, sc_etcd_keeper **out) SC_MUST_USE;
-/* True while the lease is believed alive (no loss detected). */
+/* True while the lease is believed alive (state ALIVE). */
 bool sc_etcd_keeper_alive(const sc_etcd_keeper *k);
 /* Stops the thread (does not revoke) and frees. NULL is a no-op. Waits at most ~1 s. */
 void sc_etcd_keeper_stop(sc_etcd_keeper *k);

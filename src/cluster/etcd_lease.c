@@ -1,6 +1,6 @@
 /* The lease keeper: a thread that refreshes one etcd lease every TTL/3 (as etcd's Go client
- * does), retries every 500 ms on error, and reports the lease lost when etcd says it is gone or
- * when no refresh succeeded for a whole TTL. */
+ * does), retries every 500 ms on error, and reports EXPIRED when no refresh succeeded for a whole
+ * TTL, ALIVE when one succeeds again, GONE (and ends) when etcd says the lease does not exist. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 struct sc_etcd_keeper {
     sc_etcd *conn; /* own connection */
     int64_t id, ttl_s;
-    sc_etcd_lost_fn lost;
+    sc_etcd_lease_fn fn;
     void *ctx;
     pthread_t thread;
     pthread_mutex_t mu;
@@ -41,6 +41,13 @@ static bool nap(sc_etcd_keeper *k, int64_t ms)
     return stop;
 }
 
+static void report(sc_etcd_keeper *k, sc_etcd_lease_state state)
+{
+    atomic_store(&k->alive, state == SC_ETCD_LEASE_ALIVE);
+    if (k->fn)
+        k->fn(k->ctx, k->id, state);
+}
+
 static void *keeper_main(void *arg)
 {
     sc_etcd_keeper *k = arg;
@@ -50,6 +57,7 @@ static void *keeper_main(void *arg)
     /* The lease lasts at least TTL after the send time of the last successful refresh. */
     uint64_t deadline_ns = sc_clock_now_ns() + (uint64_t)k->ttl_s * 1000000000u;
     int64_t wait_ms = period_ms;
+    bool expired = false;
     while (!nap(k, wait_ms)) {
         uint64_t sent = sc_clock_now_ns();
         int64_t ttl = 0;
@@ -58,23 +66,33 @@ static void *keeper_main(void *arg)
         if (st == SC_OK) {
             deadline_ns = sent + (uint64_t)ttl * 1000000000u;
             wait_ms = period_ms;
+            if (expired) {
+                expired = false;
+                sc_log(SC_LOG_INFO, "etcd", "lease %llx refreshed again",
+                       (unsigned long long)k->id);
+                report(k, SC_ETCD_LEASE_ALIVE);
+            }
             continue;
         }
-        bool gone = st == SC_ENOTFOUND || sc_clock_now_ns() >= deadline_ns;
-        sc_log(gone ? SC_LOG_WARN : SC_LOG_DEBUG, "etcd", "lease %llx keepalive failed: %s (%s)",
+        sc_log(SC_LOG_DEBUG, "etcd", "lease %llx keepalive failed: %s (%s)",
                (unsigned long long)k->id, sc_status_str(st), err.message);
-        if (gone) {
-            atomic_store(&k->alive, false);
-            if (k->lost)
-                k->lost(k->ctx, k->id);
+        if (st == SC_ENOTFOUND) {
+            sc_log(SC_LOG_WARN, "etcd", "lease %llx is gone", (unsigned long long)k->id);
+            report(k, SC_ETCD_LEASE_GONE);
             break;
+        }
+        if (!expired && sc_clock_now_ns() >= deadline_ns) {
+            expired = true;
+            sc_log(SC_LOG_WARN, "etcd", "lease %llx not refreshed for its TTL (%s)",
+                   (unsigned long long)k->id, err.message);
+            report(k, SC_ETCD_LEASE_EXPIRED);
         }
         wait_ms = 500;
     }
     return NULL;
 }
 
-sc_status sc_etcd_keeper_start(const sc_etcd *e, int64_t id, int64_t ttl_s, sc_etcd_lost_fn lost,
+sc_status sc_etcd_keeper_start(const sc_etcd *e, int64_t id, int64_t ttl_s, sc_etcd_lease_fn fn,
                                void *ctx, sc_etcd_keeper **out)
 {
     *out = NULL;
@@ -91,7 +109,7 @@ sc_status sc_etcd_keeper_start(const sc_etcd *e, int64_t id, int64_t ttl_s, sc_e
         sc__etcd_set_timeout_ms(k->conn, 1000);
     k->id = id;
     k->ttl_s = ttl_s > 0 ? ttl_s : 1;
-    k->lost = lost;
+    k->fn = fn;
     k->ctx = ctx;
     atomic_store(&k->alive, true);
     pthread_mutex_init(&k->mu, NULL);

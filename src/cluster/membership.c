@@ -31,13 +31,25 @@ static void signal_locked(sc_membership *m)
     pthread_cond_signal(&m->cv);
 }
 
-static void on_lost(void *ctx, int64_t lease)
+/* The keeper's reports: EXPIRED stops acting as master at once (etcd may have dropped the
+ * lease) but keeps the session, as etcd extends leases across its leader elections and
+ * restarts; ALIVE resumes (a campaign finds the master key still ours); GONE re-registers. */
+static void on_lease(void *ctx, int64_t lease, sc_etcd_lease_state state)
 {
     sc_membership *m = ctx;
-    sc_log(SC_LOG_WARN, "cluster", "lease %llx lost: leaving the master role, re-registering",
-           (unsigned long long)lease);
-    atomic_store(&m->lost, true);
-    atomic_store(&m->is_master, false);
+    if (state == SC_ETCD_LEASE_ALIVE) {
+        sc_log(SC_LOG_INFO, "cluster", "lease %llx alive again", (unsigned long long)lease);
+        atomic_store(&m->suspect, false);
+    } else {
+        bool was_master = atomic_exchange(&m->is_master, false);
+        sc_log(SC_LOG_WARN, "cluster", "lease %llx %s%s", (unsigned long long)lease,
+               state == SC_ETCD_LEASE_GONE ? "gone: registering again" : "not refreshed in time",
+               was_master ? "; left the master role" : "");
+        if (state == SC_ETCD_LEASE_GONE)
+            atomic_store(&m->lost, true);
+        else
+            atomic_store(&m->suspect, true);
+    }
     pthread_mutex_lock(&m->mu);
     signal_locked(m);
     pthread_mutex_unlock(&m->mu);
@@ -76,7 +88,7 @@ static sc_status session_open(sc_membership *m)
     free(val);
     sc_etcd_keeper *k = NULL;
     if (st == SC_OK)
-        st = sc_etcd_keeper_start(m->etcd, lease, ttl, on_lost, m, &k);
+        st = sc_etcd_keeper_start(m->etcd, lease, ttl, on_lease, m, &k);
     if (st != SC_OK) {
         sc_log(SC_LOG_DEBUG, "cluster", "registration failed: %s (%s)", sc_status_str(st),
                err.message);
@@ -85,6 +97,7 @@ static sc_status session_open(sc_membership *m)
         return st;
     }
     atomic_store(&m->lost, false);
+    atomic_store(&m->suspect, false);
     pthread_mutex_lock(&m->mu);
     m->lease = lease;
     m->keeper = k;
@@ -266,7 +279,10 @@ static void *cluster_main(void *arg)
                 backoff_ms = backoff_ms * 2 > 2000 ? 2000 : backoff_ms * 2;
             }
         }
-        if (m->lease && !atomic_load(&m->is_master) &&
+        bool suspect = atomic_load(&m->suspect);
+        if (suspect)
+            last_campaign = 0; /* campaign as soon as the lease is refreshed again */
+        if (m->lease && !suspect && !atomic_load(&m->is_master) &&
             (master_vacant(m) || now - last_campaign > (uint64_t)CAMPAIGN_MS * 1000000)) {
             campaign(m);
             last_campaign = now;

@@ -27,7 +27,8 @@ struct sc_membership {
     /* session */
     int64_t lease;
     sc_etcd_keeper *keeper;
-    _Atomic bool lost;
+    _Atomic bool lost;    /* etcd says the lease is gone: register again */
+    _Atomic bool suspect; /* not refreshed for a TTL: not master until refreshed */
     _Atomic bool is_master;
     int64_t my_term; /* create_revision of the master key while master */
     /* view (from the watch) */

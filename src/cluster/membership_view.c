@@ -229,7 +229,7 @@ sc_status sc_membership_view(sc_membership *m, sc_cluster_view *out)
     sc_status st = routing_of(m->routing_json, &out->routing);
     out->revision = m->revision;
     out->synced = m->synced;
-    out->connected = m->lease != 0 && !atomic_load(&m->lost);
+    out->connected = m->lease != 0 && !atomic_load(&m->lost) && !atomic_load(&m->suspect);
     pthread_mutex_unlock(&m->mu);
     if (!out->nodes || !out->indices || st != SC_OK) {
         sc_cluster_view_fini(out);

@@ -135,12 +135,15 @@ static void test_txn(void **state)
     sc_etcd_free(e);
 }
 
-static _Atomic int g_lost;
+static _Atomic int g_lost, g_expired, g_alive;
 
-static void on_lost(void *ctx, int64_t lease)
+static void on_lease(void *ctx, int64_t lease, sc_etcd_lease_state state)
 {
     (void)ctx, (void)lease;
-    atomic_fetch_add(&g_lost, 1);
+    atomic_fetch_add(state == SC_ETCD_LEASE_GONE      ? &g_lost
+                     : state == SC_ETCD_LEASE_EXPIRED ? &g_expired
+                                                      : &g_alive,
+                     1);
 }
 
 static void test_lease(void **state)
@@ -155,7 +158,7 @@ static void test_lease(void **state)
     assert_true(ttl >= 2);
     /* kept alive past several TTLs by the keeper */
     sc_etcd_keeper *k;
-    assert_int_equal(sc_etcd_keeper_start(e, id, ttl, on_lost, NULL, &k), SC_OK);
+    assert_int_equal(sc_etcd_keeper_start(e, id, ttl, on_lease, NULL, &k), SC_OK);
     sleep_ms(4500);
     assert_true(sc_etcd_keeper_alive(k));
     sc_etcd_kvs r;
@@ -178,6 +181,40 @@ static void test_lease(void **state)
     assert_int_equal(sc_etcd_lease_revoke(e, id, &err), SC_ENOTFOUND);
     assert_true(strstr(err.message, "lease not found") != NULL);
     assert_int_equal(sc_etcd_put(e, "/t/lease/k", "v", 1, id, NULL, &err), SC_ENOTFOUND);
+    sc_etcd_free(e);
+}
+
+/* etcd down for longer than the TTL: the keeper reports EXPIRED, and ALIVE once etcd is back
+ * (etcd restores leases with a fresh TTL when it restarts), with the key still attached. */
+static void test_keeper_outage(void **state)
+{
+    (void)state;
+    sc_etcd *e = client();
+    int64_t id, ttl;
+    assert_int_equal(sc_etcd_lease_grant(e, 2, &id, &ttl, NULL), SC_OK);
+    assert_int_equal(sc_etcd_put(e, "/t/outage", "v", 1, id, NULL, NULL), SC_OK);
+    atomic_store(&g_expired, 0);
+    atomic_store(&g_alive, 0);
+    atomic_store(&g_lost, 0);
+    sc_etcd_keeper *k;
+    assert_int_equal(sc_etcd_keeper_start(e, id, ttl, on_lease, NULL, &k), SC_OK);
+    fixture_kill(&g_etcd);
+    for (int i = 0; i < 60 && !atomic_load(&g_expired); i++)
+        sleep_ms(100);
+    assert_int_equal(atomic_load(&g_expired), 1);
+    assert_false(sc_etcd_keeper_alive(k));
+    assert_int_equal(fixture_start(&g_etcd, 1), 0);
+    for (int i = 0; i < 60 && !atomic_load(&g_alive); i++)
+        sleep_ms(100);
+    assert_int_equal(atomic_load(&g_alive), 1);
+    assert_true(sc_etcd_keeper_alive(k));
+    assert_int_equal(atomic_load(&g_lost), 0);
+    sc_etcd_kvs r;
+    assert_int_equal(sc_etcd_get(e, "/t/outage", &r, NULL), SC_OK);
+    assert_int_equal(r.len, 1);
+    sc_etcd_kvs_fini(&r);
+    sc_etcd_keeper_stop(k);
+    assert_int_equal(sc_etcd_lease_revoke(e, id, NULL), SC_OK);
     sc_etcd_free(e);
 }
 
@@ -364,8 +401,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decoders),    cmocka_unit_test(test_kv),
         cmocka_unit_test(test_range_pages), cmocka_unit_test(test_txn),
-        cmocka_unit_test(test_lease),       cmocka_unit_test(test_watch),
-        cmocka_unit_test(test_failover),
+        cmocka_unit_test(test_lease),       cmocka_unit_test(test_keeper_outage),
+        cmocka_unit_test(test_watch),       cmocka_unit_test(test_failover),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
