@@ -56,6 +56,12 @@ static bool on_line(sc_etcd_watch *w, const char *p, size_t n)
     bool keep = true;
     if (m.error) {
         keep = false;
+    } else if (m.created && m.revision > 0 && m.revision < atomic_load(&w->last_rev)) {
+        /* The store is behind what we saw: etcd lost its data (a new cluster). */
+        sc_log(SC_LOG_WARN, "etcd", "watch: store revision %lld is behind %lld; listing again",
+               (long long)m.revision, (long long)atomic_load(&w->last_rev));
+        w->need_list = true;
+        keep = false;
     } else if (m.compact_revision > 0) {
         sc_log(SC_LOG_INFO, "etcd", "watch: revision compacted (%lld); listing again",
                (long long)m.compact_revision);

@@ -274,6 +274,8 @@ static void *cluster_main(void *arg)
             if (session_open(m) == SC_OK) {
                 backoff_ms = 200;
                 last_campaign = 0;
+                /* create-if-absent: restores what an etcd that lost its data forgot */
+                queue_local_indices(m);
             } else {
                 wait = backoff_ms;
                 backoff_ms = backoff_ms * 2 > 2000 ? 2000 : backoff_ms * 2;
@@ -371,7 +373,6 @@ sc_status sc_membership_start(const sc_membership_config *cfg, sc_node *node, sc
         return st;
     }
     sc_node_set_cluster(node, m, on_meta, m);
-    queue_local_indices(m);
     sc__ms_sample_cpu(m);
     if (pthread_create(&m->thread, NULL, cluster_main, m) != 0) {
         sc_node_set_cluster(node, NULL, NULL, NULL);

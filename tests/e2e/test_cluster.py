@@ -265,6 +265,24 @@ def test_etcd_restart(cluster):
     assert "/scry/e2e/routing/logs" in keys
 
 
+def test_etcd_data_loss(cluster):
+    """etcd comes back empty: nodes register again, elect a master, the index's owner publishes
+    its metadata again and the master allocates it anew."""
+    etcd, nodes = cluster
+    wait_until("a master", lambda: converged(nodes.values(), nodes.keys()))
+    etcd.kill()
+    shutil.rmtree(etcd.dir)
+    etcd.start()
+    wait_until("re-registration in an empty etcd",
+               lambda: converged(nodes.values(), nodes.keys()), timeout=30)
+    wait_until("index metadata published again",
+               lambda: "/scry/e2e/indices/logs" in etcd.range_prefix("/scry/e2e/indices/"))
+    ids = node_ids(nodes["n1"])
+    for n in nodes.values():
+        wait_until("routing of logs again", lambda: check_routing(
+            routing(n, "logs"), "logs", ids.values(), 6, 2))
+
+
 def test_cluster_settings_shared(cluster):
     etcd, nodes = cluster
     st, _, body = nodes["n1"].request("PUT", "/_cluster/settings", {

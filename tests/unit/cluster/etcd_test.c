@@ -320,6 +320,15 @@ static void test_watch(void **state)
     assert_true(wait_for(&m, "/t/w/b", "4"));
     assert_true(wait_for(&m, "/t/w/a", "2"));
     assert_true(sc_etcd_watch_revision(w) >= rev);
+    /* etcd comes back empty (its data lost): the watch notices the older store and re-lists */
+    fixture_kill(&g_etcd);
+    char cmd[320];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/data'", g_etcd.dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(fixture_start(&g_etcd, 1), 0);
+    assert_int_equal(sc_etcd_put(e, "/t/w/fresh", "5", 1, 0, NULL, NULL), SC_OK);
+    assert_true(wait_for(&m, "/t/w/fresh", "5"));
+    assert_true(wait_for(&m, "/t/w/a", NULL)); /* gone with the old store */
     sc_etcd_watch_stop(w);
     sc_etcd_free(e);
 }
