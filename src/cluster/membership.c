@@ -397,9 +397,12 @@ void sc_membership_stop(sc_membership *m)
     pthread_join(m->thread, NULL);
     sc_node_set_cluster(m->node, NULL, NULL, NULL);
     sc_etcd_watch_stop(m->watch);
+    /* Revoke only a lease believed alive: with etcd unreachable, shutting down does not wait
+     * for a revoke that cannot succeed (the lease then expires on its own). */
     int64_t lease = m->lease;
+    bool alive = lease && !atomic_load(&m->lost) && !atomic_load(&m->suspect);
     session_close(m);
-    if (lease && sc_etcd_lease_revoke(m->etcd, lease, NULL) == SC_OK)
+    if (alive && sc_etcd_lease_revoke(m->etcd, lease, NULL) == SC_OK)
         sc_log(SC_LOG_INFO, "cluster", "left the cluster (lease %llx revoked)",
                (unsigned long long)lease);
     ms_free(m);
