@@ -76,6 +76,8 @@ static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_i
 typedef struct health {
     int rank; /* 0 green, 1 yellow, 2 red */
     uint64_t shards, active, unassigned;
+    uint64_t failed_primaries; /* primaries failed to open or unassigned: red */
+    bool missing;              /* a named index does not exist (yet): red */
     size_t n_nodes;
 } health;
 
@@ -89,6 +91,7 @@ static void health_of_routing(sc_rest_req *req, const sc_cluster_view *v, health
     if (expr && *expr && !strpbrk(expr, "*,") && strcmp(expr, "_all") != 0 &&
         !json_object_get(v->indices, expr)) {
         h->rank = 2;
+        h->missing = true;
         return;
     }
     for (size_t i = 0; i < v->routing.n_indices; i++) {
@@ -102,6 +105,7 @@ static void health_of_routing(sc_rest_req *req, const sc_cluster_view *v, health
             h->shards += prim;
             h->active += prim ? sh->n_copies : 0;
             h->unassigned += want - (prim ? sh->n_copies : 0);
+            h->failed_primaries += !prim;
             if (!prim)
                 h->rank = 2;
             else if (sh->n_copies < want && h->rank < 1)
@@ -127,16 +131,20 @@ static void health_of(sc_rest_req *req, health *h)
     if (sc_node_resolve_ex(req->node, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n, &err) !=
         SC_OK) {
         h->rank = 2;
+        h->missing = true;
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        h->shards += list[i]->settings.number_of_shards;
+        uint32_t failed = sc_index_n_failed_shards(list[i]);
+        h->shards += list[i]->settings.number_of_shards - failed;
+        h->failed_primaries += failed;
         h->unassigned +=
-            (uint64_t)list[i]->settings.number_of_shards * list[i]->settings.number_of_replicas;
+            (uint64_t)list[i]->settings.number_of_shards * list[i]->settings.number_of_replicas +
+            failed;
     }
     sc_node_release(list, n);
     h->active = h->shards;
-    h->rank = h->unassigned ? 1 : 0;
+    h->rank = h->failed_primaries ? 2 : h->unassigned ? 1 : 0;
 }
 
 /* wait_for_nodes: "N", ">=N", "<=N", ">N", "<N", or ge(N) le(N) gt(N) lt(N). */
@@ -186,7 +194,7 @@ static void write_health(sc_rest_req *req, sc_rest_resp *resp, const health *hp,
     sc_jsonw_kv_int(&w, "relocating_shards", 0);
     sc_jsonw_kv_int(&w, "initializing_shards", 0);
     sc_jsonw_kv_int(&w, "unassigned_shards", (int64_t)h.unassigned);
-    sc_jsonw_kv_int(&w, "unassigned_primary_shards", 0);
+    sc_jsonw_kv_int(&w, "unassigned_primary_shards", (int64_t)h.failed_primaries);
     sc_jsonw_kv_int(&w, "delayed_unassigned_shards", 0);
     sc_jsonw_kv_int(&w, "number_of_pending_tasks", 0);
     sc_jsonw_kv_int(&w, "number_of_in_flight_fetch", 0);
@@ -235,11 +243,10 @@ void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
     health h;
     health_of(req, &h);
     bool timed_out = false;
-    if (want_rank >= 0 || h.rank == 2 || nodes_want >= 0) {
-        /* A missing index is waited for too (it may be created meanwhile). */
-        int goal = want_rank >= 0 ? want_rank : 1;
-        if (want_rank < 0 && h.rank < 2)
-            goal = 2; /* only the node count is asked for */
+    if (want_rank >= 0 || h.missing || nodes_want >= 0) {
+        /* A missing index is waited for too (it may be created meanwhile); with only
+         * wait_for_nodes, any status will do. */
+        int goal = want_rank >= 0 ? want_rank : h.missing ? 1 : 2;
         uint64_t deadline =
             sc_clock_now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
         while ((h.rank > goal || (nodes_want >= 0 && !nodes_ok(nodes_op, nodes_want, h.n_nodes))) &&
@@ -303,6 +310,14 @@ void sc__api_table_write(sc_rest_resp *resp, const sc__api_table *t, bool header
     }
 }
 
+/* red when a primary failed to open, yellow when replicas cannot be placed on one node. */
+static const char *index_health(const sc_index *ix)
+{
+    if (sc_index_n_failed_shards(ix))
+        return "red";
+    return ix->settings.number_of_replicas ? "yellow" : "green";
+}
+
 void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
@@ -323,8 +338,7 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
             char size[32];
             sc__api_human_bytes(size, sizeof size, s.store_bytes);
             sc_jsonw_obj_begin(&w);
-            sc_jsonw_kv_str(&w, "health",
-                            list[i]->settings.number_of_replicas ? "yellow" : "green");
+            sc_jsonw_kv_str(&w, "health", index_health(list[i]));
             bool closed = atomic_load(&list[i]->closed);
             sc_jsonw_kv_str(&w, "status", closed ? "close" : "open");
             sc_jsonw_kv_str(&w, "index", list[i]->name);
@@ -376,7 +390,7 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
         char size[32];
         sc__api_human_bytes(size, sizeof size, s.store_bytes);
         const char **row = t.cells + (i + 1) * nc;
-        row[0] = list[i]->settings.number_of_replicas ? "yellow" : "green";
+        row[0] = index_health(list[i]);
         bool closed = atomic_load(&list[i]->closed);
         row[1] = closed ? "close" : "open";
         row[2] = sc_arena_strndup(req->arena, list[i]->name, strlen(list[i]->name));
@@ -406,15 +420,17 @@ void sc_api_cat_health(sc_rest_req *req, sc_rest_resp *resp)
     size_t n;
     if (!resolve(req, resp, NULL, &list, &n))
         return;
-    uint64_t shards = 0, unassigned = 0;
+    uint64_t shards = 0, unassigned = 0, failed = 0;
     for (size_t i = 0; i < n; i++) {
-        shards += list[i]->settings.number_of_shards;
+        uint32_t f = sc_index_n_failed_shards(list[i]);
+        failed += f;
+        shards += list[i]->settings.number_of_shards - f;
         unassigned +=
-            (uint64_t)list[i]->settings.number_of_shards * list[i]->settings.number_of_replicas;
+            (uint64_t)list[i]->settings.number_of_shards * list[i]->settings.number_of_replicas + f;
     }
     sc_node_release(list, n);
     int64_t now = sc_clock_wall_ms();
-    const char *status = unassigned ? "yellow" : "green";
+    const char *status = failed ? "red" : unassigned ? "yellow" : "green";
     double pct =
         shards + unassigned ? 100.0 * (double)shards / (double)(shards + unassigned) : 100.0;
     if (want_json(req)) {

@@ -1,4 +1,4 @@
-/* Cluster-view endpoints: GET _cat/nodes and GET _cat/shards[/{index}], read
+/* Cluster-view endpoints: GET _cat/nodes and, when clustered, GET _cat/shards[/{index}], read
  * from sc_node_cluster_view (the etcd-watched view when clustered, a cluster of one otherwise).
  * _cat/nodes columns are Elasticsearch's defaults; "heap.percent" is the process's resident
  * memory against the node's memory budget (scry has no JVM heap), "cpu" the host's CPU use over
@@ -263,7 +263,7 @@ static size_t collect_rows(sc_rest_req *req, const sc_cluster_view *v, shard_row
     return n;
 }
 
-void sc_api_cat_shards(sc_rest_req *req, sc_rest_resp *resp)
+void sc__api_cat_shards_cluster(sc_rest_req *req, sc_rest_resp *resp)
 {
     size_t cols[N_SHARD_COLS], nc;
     if (!shard_columns(req, resp, cols, &nc))
