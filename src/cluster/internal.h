@@ -8,7 +8,6 @@
 #include "cluster/tasks.h"
 #include "shard/sched.h"
 
-
 typedef struct sc__tasks {
     pthread_mutex_t mu;
     sc_task *head;
@@ -54,6 +53,8 @@ sc_status sc__index_build(sc_node *n, const char *name, const char *uuid, int64_
 /* Adds ix (taking the reference) to the registry; SC_EEXIST when the name is taken (node.c). */
 sc_status sc__node_register(sc_node *n, sc_index *ix) SC_MUST_USE;
 
+/* The index metadata object as meta.json holds it (new reference; node_persist.c). */
+json_t *sc__index_meta_json(sc_index *ix);
 /* Index metadata on disk (node_persist.c). Writes the metadata (settings, mapping, state)
  * atomically to <dir>/meta.json. */
 sc_status sc__index_write_meta(sc_index *ix) SC_MUST_USE;
@@ -113,5 +114,8 @@ void sc__index_forget(sc_index *ix);
 bool sc__alias_exists_locked(sc_node *n, const char *name);
 /* A deep copy of ix's aliases (taking its alias lock): for the metadata file. */
 json_t *sc__index_aliases_copy(sc_index *ix);
+
+/* Runs the node's metadata hook (sc_node_set_cluster), if any (node.c). */
+void sc__node_meta_changed(sc_node *n, const char *index, const char *meta_json);
 
 #endif

@@ -26,9 +26,9 @@ static bool usable(const sc_index *ix, unsigned flags)
 
 /* Hidden indices (index.hidden, e.g. data stream backing indices) are left out of wildcards
  * and _all unless the pattern itself starts with a dot. */
-static bool hidden_for(const sc_index *ix, const char *pat)
+static bool hidden_for(const sc_index *ix, const char *pat, unsigned flags)
 {
-    if (pat && pat[0] == '.')
+    if ((pat && pat[0] == '.') || (flags & SC_NODE_RESOLVE_HIDDEN))
         return false;
     const char *h =
         json_string_value(json_object_get(json_object_get(ix->settings_json, "index"), "hidden"));
@@ -128,7 +128,7 @@ static void apply_pattern(sc_node *n, const char *pat, bool neg, unsigned flags,
     size_t total;
     sc_index *const *all = sc__node_list_locked(n, &total);
     for (size_t i = 0; i < total; i++) {
-        if (fnmatch(pat, all[i]->name, 0) == 0 && (neg || !hidden_for(all[i], pat))) {
+        if (fnmatch(pat, all[i]->name, 0) == 0 && (neg || !hidden_for(all[i], pat, flags))) {
             if (neg)
                 picks[i].sel = false;
             else if (usable(all[i], flags))
@@ -157,7 +157,7 @@ static sc_status apply_expr(sc_node *n, const char *expr, unsigned flags, pick *
         size_t total;
         sc_index *const *all = sc__node_list_locked(n, &total);
         for (size_t i = 0; i < total; i++)
-            if (usable(all[i], flags) && !hidden_for(all[i], NULL))
+            if (usable(all[i], flags) && !hidden_for(all[i], NULL, flags))
                 reach_direct(&picks[i]);
         return SC_OK;
     }
