@@ -32,7 +32,10 @@ typedef struct sc__proc_kind {
     bool needs_field;
 } sc__proc_kind;
 
-/* The processor kinds (ingest_proc.c), looked up by name; NULL when unknown. */
+/* The structured-text processors (ingest_text.c). */
+extern const sc__proc_kind sc__ingest_kind_json, sc__ingest_kind_kv;
+/* The processor kinds (ingest_proc.c and the two above), looked up by name; NULL when
+ * unknown. */
 const sc__proc_kind *sc__ingest_kind(const char *name);
 
 /* Field access by dotted path in the document (ctx): "_index", "_id", "_routing" and

@@ -727,5 +727,9 @@ const sc__proc_kind *sc__ingest_kind(const char *name)
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strcmp(kinds[i].name, name))
             return &kinds[i];
+    if (!strcmp(name, "json"))
+        return &sc__ingest_kind_json;
+    if (!strcmp(name, "kv"))
+        return &sc__ingest_kind_kv;
     return NULL;
 }

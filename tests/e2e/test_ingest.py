@@ -219,3 +219,21 @@ def test_pipelines_on_writes(server, pfx):
     st, _, b = server.request("PUT", "/%s/_doc/9?pipeline=%s-drop" % (ix, pfx), {"a": 1})
     assert st == 200 and b["result"] == "noop", b
     assert server.request("GET", "/%s/_doc/9" % ix)[0] == 404
+
+
+def test_json_and_kv(server):
+    assert one(server, [{"json": {"field": "j", "target_field": "p"}}], {"j": '{"a":[1,2],"b":{"c":true}}'}) \
+        == {"j": '{"a":[1,2],"b":{"c":true}}', "p": {"a": [1, 2], "b": {"c": True}}}
+    assert one(server, [{"json": {"field": "j", "add_to_root": True}}, {"remove": {"field": "j"}}],
+               {"j": '{"x":1}', "y": 2}) == {"x": 1, "y": 2}
+    r = one(server, [{"json": {"field": "j"}}], {"j": "{nope"})
+    assert r["error"]["type"] == "illegal_argument_exception"
+    assert one(server, [{"kv": {"field": "m", "field_split": " ", "value_split": "=",
+                                "target_field": "kv", "exclude_keys": ["secret"],
+                                "trim_value": "\""}}],
+               {"m": 'user=bob ip=1.2.3.4 tag=a tag=b secret=x msg="hi"'}) \
+        == {"m": 'user=bob ip=1.2.3.4 tag=a tag=b secret=x msg="hi"',
+            "kv": {"user": "bob", "ip": "1.2.3.4", "tag": ["a", "b"], "msg": "hi"}}
+    assert one(server, [{"kv": {"field": "q", "field_split": "&", "value_split": "=",
+                                "prefix": "arg_", "include_keys": ["a"]}}], {"q": "a=1&b=2"}) \
+        == {"q": "a=1&b=2", "arg_a": "1"}

@@ -15,6 +15,7 @@ static const char *const docs[] = {
     "{\"message\":\"127.0.0.1 - - [10/Oct/2000:13:55:36 -0700] \\\"GET / HTTP/1.0\\\" 200 5\"}",
     "{\"a\":{\"b\":\"x\"},\"n\":\"42\",\"t\":[\"a\",\"B\"],\"ts\":\"2024-01-02T03:04:05Z\"}",
     "{\"a\":null,\"n\":1.5,\"flag\":true,\"m\":\"k=v x y\"}",
+    "{\"m\":\"a=1 b=\\\"q\\\" a=2\",\"j\":\"{\\\"x\\\":[1,{\\\"y\\\":null}]}\"}",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
