@@ -100,10 +100,18 @@ static void write_error(sc_jsonw *w, const sc_ingest_error *err)
     sc_jsonw_obj_end(w);
 }
 
+typedef struct lookup_ctx {
+    sc_rest_req *req;
+    sc__api_ingest_cache *cache;
+} lookup_ctx;
+static const sc_pipeline *lookup(void *vctx, const char *name, sc_ingest_error *ierr);
+
 /* Runs p over every {"_index", "_id", "_routing", "_source"} of docs into the answer. */
 static void simulate_docs(sc_rest_req *req, sc_rest_resp *resp, const sc_pipeline *p,
                           const json_t *docs)
 {
+    sc__api_ingest_cache cache = {0};
+    lookup_ctx lctx = {.req = req, .cache = &cache};
     sc_jsonw w;
     sc_rest_json_begin(req, resp, 200, &w);
     sc_jsonw_obj_begin(&w);
@@ -124,6 +132,8 @@ static void simulate_docs(sc_rest_req *req, sc_rest_resp *resp, const sc_pipelin
                               json_string_value(json_object_get(d, "_id"))
                                   ? json_string_value(json_object_get(d, "_id"))
                                   : "_id")};
+        doc.lookup = lookup;
+        doc.lookup_ctx = &lctx;
         const json_t *routing = json_object_get(d, "_routing");
         if (json_is_string(routing))
             json_object_set(doc.meta, "_routing", (json_t *)routing);
@@ -156,6 +166,7 @@ static void simulate_docs(sc_rest_req *req, sc_rest_resp *resp, const sc_pipelin
     sc_jsonw_arr_end(&w);
     sc_jsonw_obj_end(&w);
     sc_rest_json_end(req, resp, &w);
+    sc__api_ingest_cache_fini(&cache);
 }
 
 void sc_api_pipeline_simulate(sc_rest_req *req, sc_rest_resp *resp)
@@ -200,6 +211,8 @@ void sc__api_ingest_cache_fini(sc__api_ingest_cache *c)
         sc_pipeline_free(c->compiled[i]);
         free(c->names[i]);
     }
+    free(c->compiled);
+    free(c->names);
     memset(c, 0, sizeof *c);
 }
 
@@ -226,17 +239,26 @@ static const sc_pipeline *pipeline_for(sc_rest_req *req, sc__api_ingest_cache *c
                              ierr.reason);
         return NULL;
     }
-    if (c->n == SC_API_INGEST_CACHE) {
-        sc_pipeline_free(c->compiled[0]);
-        free(c->names[0]);
-        memmove(c->compiled, c->compiled + 1, (c->n - 1) * sizeof *c->compiled);
-        memmove(c->names, c->names + 1, (c->n - 1) * sizeof *c->names);
-        c->n--;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 4;
+        sc_pipeline **pc = realloc(c->compiled, cap * sizeof *pc);
+        if (pc)
+            c->compiled = pc;
+        char **pn = pc ? realloc(c->names, cap * sizeof *pn) : NULL;
+        if (pn)
+            c->names = pn;
+        if (!pc || !pn) {
+            sc_pipeline_free(p);
+            sc_cluster_error_set(err, 500, "exception", "out of memory");
+            return NULL;
+        }
+        c->cap = cap;
     }
     c->compiled[c->n] = p;
     c->names[c->n] = strdup(name);
     if (!c->names[c->n]) {
         sc_pipeline_free(p);
+        sc_cluster_error_set(err, 500, "exception", "out of memory");
         return NULL;
     }
     return c->compiled[c->n++];
@@ -245,6 +267,19 @@ static const sc_pipeline *pipeline_for(sc_rest_req *req, sc__api_ingest_cache *c
 static const char *index_setting(const sc_index *ix, const char *key)
 {
     return json_string_value(json_object_get(json_object_get(ix->settings_json, "index"), key));
+}
+
+/* The `pipeline` processor's lookup: the request's cache of compiled pipelines. */
+static const sc_pipeline *lookup(void *vctx, const char *name, sc_ingest_error *ierr)
+{
+    lookup_ctx *l = vctx;
+    sc_cluster_error err;
+    const sc_pipeline *p = pipeline_for(l->req, l->cache, name, &err);
+    if (!p) {
+        ierr->type = "illegal_argument_exception";
+        snprintf(ierr->reason, sizeof ierr->reason, "%s", err.reason);
+    }
+    return p;
 }
 
 /* Runs one pipeline over doc; false with err on failure. */
@@ -280,9 +315,12 @@ sc__api_ingest_outcome sc__api_ingest(sc_rest_req *req, sc__api_ingest_cache *c,
         json_decref(src);
         return SC_API_INGEST_KEEP; /* the write reports the bad document */
     }
+    lookup_ctx lctx = {.req = req, .cache = c};
     sc_ingest_doc doc = {.source = src,
                          .meta = json_pack("{s:s,s:s%}", "_index", ix->name, "_id",
-                                           id.ptr ? (const char *)id.ptr : "", id.len)};
+                                           id.ptr ? (const char *)id.ptr : "", id.len),
+                         .lookup = lookup,
+                         .lookup_ctx = &lctx};
     bool ok = (!first || run_one(req, c, first, &doc, err)) &&
               (doc.dropped || !final || run_one(req, c, final, &doc, err));
     sc__api_ingest_outcome out = !ok ? SC_API_INGEST_FAILED

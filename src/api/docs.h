@@ -21,11 +21,11 @@ sc_index *sc__api_index_for_doc(sc_rest_req *req, const char *name, bool write,
                                 const char **routing, sc_cluster_error *err);
 /* Ingest pipelines on writes (api_ingest.c): pipelines compiled for one request. */
 typedef struct sc_pipeline sc_pipeline;
-#define SC_API_INGEST_CACHE 8
 typedef struct sc__api_ingest_cache {
-    sc_pipeline *compiled[SC_API_INGEST_CACHE];
-    char *names[SC_API_INGEST_CACHE];
-    size_t n;
+    sc_pipeline **compiled; /* grows; entries live until sc__api_ingest_cache_fini (a running
+                             * pipeline may call others through the cache) */
+    char **names;
+    size_t n, cap;
 } sc__api_ingest_cache;
 void sc__api_ingest_cache_fini(sc__api_ingest_cache *c);
 typedef enum sc__api_ingest_outcome {

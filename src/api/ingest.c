@@ -522,6 +522,14 @@ static sc_status run_list(const sc__proc *ps, size_t n, sc_ingest_doc *doc, sc_i
     return SC_OK;
 }
 
+sc_status sc__pipeline_run_nested(const sc_pipeline *p, sc_ingest_doc *doc, sc_ingest_error *err)
+{
+    sc_status st = run_list(p->procs, p->n_procs, doc, err);
+    if (st != SC_OK && p->n_on_failure && !doc->dropped)
+        st = run_list(p->on_failure, p->n_on_failure, doc, err);
+    return st;
+}
+
 sc_status sc_pipeline_run(const sc_pipeline *p, sc_ingest_doc *doc, sc_ingest_error *err)
 {
     err->type = NULL;

@@ -2,7 +2,7 @@
  * [...]}) compiled once into processors (regular expressions of grok, gsub and split built
  * at compile time), then run over documents (a JSON object changed in place). Processors: set,
  * remove, rename, lowercase, uppercase, trim, split, join, convert, date, append, gsub,
- * dissect, grok, json, kv, drop, fail; each with if (simple ctx comparisons), ignore_failure,
+ * dissect, grok, json, kv, pipeline, drop, fail; each with if (simple ctx comparisons), ignore_failure,
  * on_failure and, where Elasticsearch has it, ignore_missing. No node: the fuzz target drives
  * this file alone. Thread-safe: a compiled pipeline is immutable and may run concurrently. */
 #ifndef SC_API_INGEST_H
@@ -38,6 +38,11 @@ typedef struct sc_ingest_doc {
     json_t *source;
     json_t *meta;
     bool dropped; /* a drop processor ran: the document is not indexed */
+    /* The `pipeline` processor's lookup of another pipeline by name (NULL: that processor
+     * fails); returns a compiled pipeline owned by the caller or NULL with err set. */
+    const sc_pipeline *(*lookup)(void *ctx, const char *name, sc_ingest_error *err);
+    void *lookup_ctx;
+    int depth; /* pipelines calling pipelines: refused past 16 levels */
 } sc_ingest_doc;
 
 /* Runs the pipeline. SC_EINVAL when a processor failed and no on_failure handled it (err:

@@ -33,7 +33,10 @@ typedef struct sc__proc_kind {
 } sc__proc_kind;
 
 /* The structured-text processors (ingest_text.c). */
-extern const sc__proc_kind sc__ingest_kind_json, sc__ingest_kind_kv;
+extern const sc__proc_kind sc__ingest_kind_json, sc__ingest_kind_kv, sc__ingest_kind_pipeline;
+/* Runs a pipeline inside another's run (ingest.c): its processors and on_failure, leaving the
+ * _ingest metadata in place. */
+sc_status sc__pipeline_run_nested(const sc_pipeline *p, sc_ingest_doc *doc, sc_ingest_error *err);
 /* The processor kinds (ingest_proc.c and the two above), looked up by name; NULL when
  * unknown. */
 const sc__proc_kind *sc__ingest_kind(const char *name);

@@ -731,5 +731,7 @@ const sc__proc_kind *sc__ingest_kind(const char *name)
         return &sc__ingest_kind_json;
     if (!strcmp(name, "kv"))
         return &sc__ingest_kind_kv;
+    if (!strcmp(name, "pipeline"))
+        return &sc__ingest_kind_pipeline;
     return NULL;
 }

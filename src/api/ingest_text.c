@@ -1,5 +1,5 @@
 /* The ingest processors that parse structured text inside a field (see ingest.h): json (a JSON
- * document in a string) and kv (key=value pairs). */
+ * document in a string) and kv (key=value pairs); and pipeline, which runs another one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,5 +141,37 @@ static sc_status kv_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error *
     return SC_OK;
 }
 
+static sc_status pipeline_init(sc__proc *p, sc_ingest_error *err)
+{
+    if (sc__ingest_str(p, "name"))
+        return SC_OK;
+    sc__ingest_fail(err, "parse_exception", "[name] required property is missing");
+    return SC_EINVAL;
+}
+
+static sc_status pipeline_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error *err)
+{
+    const char *name = sc__ingest_str(p, "name");
+    if (doc->depth >= 16) {
+        sc__ingest_fail(err, "illegal_argument_exception",
+                        "Cycle detected or pipelines nested too deep at [%.200s]", name);
+        return SC_EINVAL;
+    }
+    const sc_pipeline *next = doc->lookup ? doc->lookup(doc->lookup_ctx, name, err) : NULL;
+    if (!next) {
+        if (!doc->lookup || !err->type)
+            sc__ingest_fail(err, "illegal_argument_exception",
+                            "Pipeline processor configured for non-existent pipeline [%.200s]",
+                            name);
+        return SC_EINVAL;
+    }
+    doc->depth++;
+    sc_status st = sc__pipeline_run_nested(next, doc, err);
+    doc->depth--;
+    return st;
+}
+
+const sc__proc_kind sc__ingest_kind_pipeline = {"pipeline", pipeline_init, pipeline_run, NULL,
+                                                false};
 const sc__proc_kind sc__ingest_kind_json = {"json", NULL, json_run, NULL, true};
 const sc__proc_kind sc__ingest_kind_kv = {"kv", kv_init, kv_run, NULL, true};

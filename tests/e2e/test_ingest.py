@@ -237,3 +237,26 @@ def test_json_and_kv(server):
     assert one(server, [{"kv": {"field": "q", "field_split": "&", "value_split": "=",
                                 "prefix": "arg_", "include_keys": ["a"]}}], {"q": "a=1&b=2"}) \
         == {"q": "a=1&b=2", "arg_a": "1"}
+
+
+def test_pipeline_processor(server, pfx):
+    assert server.request("PUT", "/_ingest/pipeline/%s-inner" % pfx, {"processors": [
+        {"set": {"field": "inner", "value": True}}]})[0] == 200
+    assert server.request("PUT", "/_ingest/pipeline/%s-outer" % pfx, {"processors": [
+        {"pipeline": {"name": "%s-inner" % pfx}}, {"set": {"field": "outer", "value": True}}]})[0] == 200
+    assert server.request("PUT", "/_ingest/pipeline/%s-loop" % pfx, {"processors": [
+        {"pipeline": {"name": "%s-loop" % pfx}}]})[0] == 200
+    st, _, b = server.request("POST", "/_ingest/pipeline/%s-outer/_simulate" % pfx,
+                              {"docs": [{"_source": {}}]})
+    assert b["docs"][0]["doc"]["_source"] == {"inner": True, "outer": True}, b
+    ix = pfx + "-nested"
+    st, _, b = server.request("PUT", "/%s/_doc/1?pipeline=%s-outer" % (ix, pfx), {"a": 1})
+    assert st == 201, b
+    st, _, b = server.request("GET", "/%s/_doc/1" % ix)
+    assert b["_source"] == {"a": 1, "inner": True, "outer": True}
+    st, _, b = server.request("PUT", "/%s/_doc/2?pipeline=%s-loop" % (ix, pfx), {"a": 1})
+    assert st == 400 and "too deep" in b["error"]["reason"], b
+    st, _, b = server.request("POST", "/_ingest/pipeline/_simulate", {
+        "pipeline": {"processors": [{"pipeline": {"name": "%s-none" % pfx}}]},
+        "docs": [{"_source": {}}]})
+    assert b["docs"][0]["error"]["type"] == "illegal_argument_exception"
