@@ -72,6 +72,8 @@ static json_t *job_response(job *j, bool timed_out)
     json_object_set_new(r, "took", json_integer(sc_clock_wall_ms() - j->start_ms));
     json_object_set_new(r, "timed_out", json_boolean(timed_out));
     json_object_set_new(r, "failures", json_incref(j->failures));
+    if (j->task && atomic_load(&j->task->token.cancelled))
+        json_object_set_new(r, "canceled", json_string("by user request"));
     return r;
 }
 

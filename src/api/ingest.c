@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "api/ingest_internal.h"
+#include "base/clock.h"
+#include "mapping/date.h"
 
 struct sc_pipeline {
     sc__proc *procs;
@@ -534,6 +536,13 @@ sc_status sc_pipeline_run(const sc_pipeline *p, sc_ingest_doc *doc, sc_ingest_er
 {
     err->type = NULL;
     err->reason[0] = err->processor[0] = '\0';
+    if (doc->meta) {
+        /* _ingest.timestamp: when the document went through the pipeline. */
+        char now[64];
+        size_t len = sc_date_format_iso(sc_clock_wall_ms(), now);
+        now[len] = '\0';
+        (void)sc__ingest_set(doc, "_ingest.timestamp", json_string(now));
+    }
     sc_status st = run_list(p->procs, p->n_procs, doc, err);
     if (st != SC_OK && p->n_on_failure && !doc->dropped) {
         if (doc->meta) {

@@ -260,3 +260,8 @@ def test_pipeline_processor(server, pfx):
         "pipeline": {"processors": [{"pipeline": {"name": "%s-none" % pfx}}]},
         "docs": [{"_source": {}}]})
     assert b["docs"][0]["error"]["type"] == "illegal_argument_exception"
+
+
+def test_ingest_timestamp(server):
+    r = one(server, [{"set": {"field": "received", "value": "{{_ingest.timestamp}}"}}], {})
+    assert r["received"].endswith("Z") and r["received"][:2] == "20", r

@@ -165,3 +165,22 @@ def test_requests_per_second_throttles(server, pfx):
         {"source": {"index": src}, "dest": {"index": pfx + "-t2"}})
     assert st == 200 and b["created"] == 200, b
     assert b["requests_per_second"] == 1000.0 and b["throttled_millis"] > 0
+
+
+def test_cancel_background_task(server, pfx):
+    src = pfx + "-c"
+    fill(server, src, 300)
+    st, _, b = server.request(
+        "POST", "/_reindex?wait_for_completion=false&requests_per_second=100&scroll_size=10",
+        {"source": {"index": src}, "dest": {"index": pfx + "-c2"}})
+    task = b["task"]
+    st, _, b = server.request("POST", "/_tasks/%s/_cancel" % task)
+    assert st == 200, b
+    for _ in range(200):
+        st, _, b = server.request("GET", "/_tasks/" + task)
+        if b["completed"]:
+            break
+        time.sleep(0.05)
+    assert b["completed"] and b["task"]["cancelled"] is True
+    assert b["response"]["created"] < 300
+    assert b["response"]["canceled"] == "by user request"
