@@ -33,6 +33,7 @@ typedef struct job {
     char *dest;     /* reindex */
     bool dest_create;
     char *pipeline;
+    json_t *source_fields; /* reindex source._source: the fields to copy (NULL = all) */
     bool refresh;
     double rps; /* requests_per_second: documents per second, <= 0 = unthrottled */
     sc_task *task; /* while running */
@@ -51,6 +52,7 @@ static void job_free(void *v)
     free(j->pipeline);
     json_decref(j->query);
     json_decref(j->failures);
+    json_decref(j->source_fields);
     free(j);
 }
 
@@ -141,6 +143,53 @@ static bool write_in_place(job *j, sc_index *ix, uint32_t which, const sc_search
     return account(j, ix, w, r, n);
 }
 
+/* Copies the value at dotted `path` of src (if any) to the same path of dst. */
+static void copy_path(const json_t *src, json_t *dst, const char *path)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *save = NULL, *seg = strtok_r(buf, ".", &save);
+    while (seg) {
+        char *next = strtok_r(NULL, ".", &save);
+        const json_t *v = json_object_get(src, seg);
+        if (!v)
+            return;
+        if (!next) {
+            json_object_set(dst, seg, (json_t *)v);
+            return;
+        }
+        json_t *d = json_object_get(dst, seg);
+        if (!json_is_object(d)) {
+            d = json_object();
+            if (json_object_set_new(dst, seg, d) != 0)
+                return;
+        }
+        src = v;
+        dst = d;
+        seg = next;
+    }
+}
+
+/* The source limited to j->source_fields, in the arena (the source itself when not set). */
+static sc_slice filtered_source(job *j, sc_arena *a, sc_slice src)
+{
+    if (!j->source_fields)
+        return src;
+    json_error_t jerr;
+    json_t *doc = sc__api_json_loadb(src, &jerr);
+    json_t *out = json_object();
+    size_t i;
+    json_t *f;
+    json_array_foreach(j->source_fields, i, f) if (json_is_string(f))
+        copy_path(doc, out, json_string_value(f));
+    char *text = json_dumps(out, JSON_COMPACT);
+    char *copy = text ? sc_arena_strndup(a, text, strlen(text)) : NULL;
+    free(text);
+    json_decref(doc);
+    json_decref(out);
+    return copy ? sc_slice_make(copy, strlen(copy)) : src;
+}
+
 /* Reindex: the page's hits into the destination (with its pipelines). */
 static bool write_dest(job *j, sc_rest_req *req, const sc_search_response *page)
 {
@@ -159,7 +208,7 @@ static bool write_dest(job *j, sc_rest_req *req, const sc_search_response *page)
     size_t n = 0;
     bool ok = w && r;
     for (size_t i = 0; ok && i < page->n_hits; i++) {
-        sc_slice src = page->hits[i].source;
+        sc_slice src = filtered_source(j, req->arena, page->hits[i].source);
         sc__api_ingest_outcome o =
             sc__api_ingest(req, &cache, dest, j->pipeline, page->hits[i].id, &src, &err);
         if (o == SC_API_INGEST_DROPPED) {
@@ -512,6 +561,11 @@ void sc_api_reindex(sc_rest_req *req, sc_rest_resp *resp)
         json_decref(j->query);
         const json_t *q = json_object_get(src, "query");
         j->query = q ? json_deep_copy(q) : NULL;
+        const json_t *sf = json_object_get(src, "_source");
+        if (json_is_string(sf))
+            j->source_fields = json_pack("[O]", sf);
+        else if (json_is_array(sf))
+            j->source_fields = json_deep_copy(sf);
         const json_t *sz = json_object_get(src, "size");
         if (json_is_integer(sz) && json_integer_value(sz) > 0 && json_integer_value(sz) <= 10000)
             j->batch = (uint32_t)json_integer_value(sz);

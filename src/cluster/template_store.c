@@ -286,6 +286,19 @@ sc_status sc_template_put_legacy(sc_node *n, const char *name, const json_t *bod
         if (json_object_get(t, parts[i]))
             json_object_set(part, parts[i], json_object_get(t, parts[i]));
     st = check_part(part, err);
+    if (st == SC_OK) {
+        /* Its settings and mappings must make a valid index on their own. */
+        sc_template_result r = {.settings = sc_settings_nested(json_object_get(part, "settings")),
+                                .mappings = json_object()};
+        const json_t *m = json_object_get(part, "mappings");
+        if (m)
+            sc_json_merge(r.mappings, json_object_size(m) == 1 &&
+                                          json_is_object(json_object_get(m, "_doc"))
+                                      ? json_object_get(m, "_doc")
+                                      : m);
+        st = check_index(n, &r, err);
+        sc_template_result_fini(&r);
+    }
     json_decref(part);
     if (st == SC_OK)
         st = sc_meta_put(n, SC_META_LEGACY_TEMPLATE, name, t);

@@ -184,3 +184,13 @@ def test_cancel_background_task(server, pfx):
     assert b["completed"] and b["task"]["cancelled"] is True
     assert b["response"]["created"] < 300
     assert b["response"]["canceled"] == "by user request"
+
+
+def test_reindex_source_fields(server, pfx):
+    src, dst = pfx + "-s", pfx + "-s2"
+    server.request("PUT", "/%s/_doc/1?refresh=true" % src, {"a": 1, "b": {"c": 2, "d": 3}, "e": 4})
+    st, _, b = server.request("POST", "/_reindex?refresh=true", {
+        "source": {"index": src, "_source": ["a", "b.c"]}, "dest": {"index": dst}})
+    assert st == 200 and b["created"] == 1, b
+    st, _, b = server.request("GET", "/%s/_doc/1" % dst)
+    assert b["_source"] == {"a": 1, "b": {"c": 2}}

@@ -169,6 +169,10 @@ def test_component_and_legacy_get(server, pfx):
     assert b["%s-old" % pfx]["index_patterns"] == ["%s-old-*" % pfx]
     st, _, b = server.request("GET", "/_template/%s-none" % pfx)
     assert st == 404
+    st, _, b = server.request("PUT", "/_template/%s-bad" % pfx, {
+        "index_patterns": ["x*"], "settings": {"number_of_shards": 0}})
+    assert st == 400
+    assert_error(b, 400, "illegal_argument_exception")
     ix = "%s-old-1" % pfx
     server.request("PUT", "/%s/_doc/1" % ix, {"a": 1})
     st, _, b = server.request("GET", "/%s/_settings" % ix)
