@@ -12,8 +12,10 @@
 #include "api/handlers.h"
 #include "api/internal.h"
 #include "base/clock.h"
+#include "cluster/alias.h"
 #include "cluster/datastream.h"
 #include "cluster/ops.h"
+#include "cluster/search.h"
 
 static void answer(sc_rest_req *req, sc_rest_resp *resp, sc_status st, sc_cluster_error *err)
 {
@@ -75,6 +77,38 @@ static void stream_numbers(sc_rest_req *req, const json_t *rec, uint64_t *bytes,
     }
 }
 
+/* The largest @timestamp (epoch ms) in the stream's backing indices, 0 when none: a search
+ * sorted by @timestamp descending for one hit. */
+static int64_t max_timestamp(sc_rest_req *req, const char *stream)
+{
+    sc_resolved res;
+    sc_cluster_error err;
+    if (sc_node_resolve_read(req->node, stream, 0, &res, &err) != SC_OK)
+        return 0;
+    int64_t out = 0;
+    sc_query **queries = sc_arena_calloc(req->arena, res.n ? res.n : 1, sizeof *queries);
+    for (size_t i = 0; queries && i < res.n; i++)
+        queries[i] = sc_query_match_all(req->arena);
+    sc_sort_spec spec = {.kind = SC_SORT_BY_NUMERIC,
+                         .field = sc_slice_cstr("@timestamp"),
+                         .desc = true,
+                         .mode = SC_SORT_MODE_MAX};
+    sc_search_request sr = {.indices = res.list,
+                            .queries = queries,
+                            .n_indices = res.n,
+                            .size = 1,
+                            .track_total_hits = SC_TRACK_TOTAL_HITS_NONE,
+                            .timeout_ms = -1,
+                            .sort = &spec,
+                            .n_sort = 1};
+    sc_search_response r;
+    if (queries && res.n && sc_search_run(req->node, &sr, req->arena, &r) == SC_OK &&
+        r.n_hits && r.hits[0].sort && !r.hits[0].sort[0].missing)
+        out = r.hits[0].sort[0].i;
+    sc_resolved_fini(&res);
+    return out;
+}
+
 void sc_api_data_stream_stats(sc_rest_req *req, sc_rest_resp *resp)
 {
     json_t *arr;
@@ -97,7 +131,9 @@ void sc_api_data_stream_stats(sc_rest_req *req, sc_rest_resp *resp)
                                               json_object_get(rec, "name"), "backing_indices",
                                               (json_int_t)n, "store_size_bytes",
                                               (json_int_t)bytes, "maximum_timestamp",
-                                              (json_int_t)0));
+                                              (json_int_t)max_timestamp(
+                                                  req, json_string_value(
+                                                           json_object_get(rec, "name")))));
         total_bytes += bytes;
         total_shards += shards;
         backing += n;

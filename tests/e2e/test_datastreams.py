@@ -142,6 +142,7 @@ def test_bulk_creates_stream_and_rollover(server, pfx):
     assert st == 200
     row = [r for r in b["data_streams"] if r["data_stream"] == name][0]
     assert row["backing_indices"] == 3
+    assert row["maximum_timestamp"] == 1714608000000  # 2024-05-02T00:00:00Z
     st, _, b = server.request("POST", "/%s/_rollover" % name, {"conditions": {"max_foo": 1}})
     assert st == 400
     st, _, b = server.request("POST", "/%s-nope/_rollover" % pfx)
