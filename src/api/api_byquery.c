@@ -119,23 +119,46 @@ static bool account(job *j, sc_index *ix, const sc_doc_write *w, const sc_doc_re
 }
 
 /* Writes the page's hits of index `which` (delete or update in place). */
-static bool write_in_place(job *j, sc_index *ix, uint32_t which, const sc_search_response *page,
-                           sc_arena *a)
+static bool write_in_place(job *j, sc_rest_req *req, sc_index *ix, uint32_t which,
+                           const sc_search_response *page)
 {
+    sc_arena *a = req->arena;
     sc_doc_write *w = sc_arena_calloc(a, page->n_hits ? page->n_hits : 1, sizeof *w);
     sc_doc_result *r = sc_arena_calloc(a, page->n_hits ? page->n_hits : 1, sizeof *r);
     if (!w || !r)
         return false;
+    sc__api_ingest_cache cache = {0};
     size_t n = 0;
-    for (size_t i = 0; i < page->n_hits; i++) {
+    bool ok = true;
+    for (size_t i = 0; ok && i < page->n_hits; i++) {
         const sc_result_hit *h = &page->hits[i];
         if (h->index_i != which)
             continue;
+        sc_slice src = h->source;
+        if (j->kind == JOB_UPDATE) {
+            /* Updates go through the pipelines again (?pipeline, else the index's). */
+            sc_cluster_error err;
+            sc__api_ingest_outcome o = sc__api_ingest(req, &cache, ix, j->pipeline, h->id, &src,
+                                                      &err);
+            if (o == SC_API_INGEST_DROPPED) {
+                j->noops++;
+                continue;
+            }
+            if (o == SC_API_INGEST_FAILED) {
+                sc_doc_result fr = {.status = err.status, .err = err};
+                add_failure(j, ix->name, h->id, &fr);
+                ok = false;
+                break;
+            }
+        }
         w[n++] = (sc_doc_write){.op = j->kind == JOB_DELETE ? SC_DOC_DELETE : SC_DOC_INDEX,
                                 .id = h->id,
-                                .source = h->source,
+                                .source = src,
                                 .if_seq_no = -2};
     }
+    sc__api_ingest_cache_fini(&cache);
+    if (!ok)
+        return false;
     if (!n)
         return true;
     if (sc_index_write(ix, w, n, r, a) != SC_OK)
@@ -317,7 +340,7 @@ static bool run_batches(job *j, sc_rest_req *req, sc_resolved *res, sc_query **q
         if (more && j->kind == JOB_REINDEX)
             ok = write_dest(j, req, &page);
         for (uint32_t i = 0; more && ok && j->kind != JOB_REINDEX && i < res->n; i++)
-            ok = write_in_place(j, res->list[i], i, &page, &batch);
+            ok = write_in_place(j, req, res->list[i], i, &page);
         if (more)
             j->batches++;
         from += more ? page.n_hits : 0;
@@ -484,6 +507,8 @@ static void by_query(sc_rest_req *req, sc_rest_resp *resp, job_kind kind)
     }
     j->kind = kind;
     j->source = strdup(req->index);
+    const char *pipe = sc_rest_param_get(req, "pipeline");
+    j->pipeline = pipe && kind == JOB_UPDATE ? strdup(pipe) : NULL;
     bool ok = common(req, resp, body, j);
     if (ok && kind == JOB_DELETE && !j->query) {
         sc_rest_error(req, resp, 400, "action_request_validation_exception",

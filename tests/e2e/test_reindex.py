@@ -194,3 +194,16 @@ def test_reindex_source_fields(server, pfx):
     assert st == 200 and b["created"] == 1, b
     st, _, b = server.request("GET", "/%s/_doc/1" % dst)
     assert b["_source"] == {"a": 1, "b": {"c": 2}}
+
+
+def test_update_by_query_with_pipeline(server, pfx):
+    ix = pfx + "-u"
+    fill(server, ix, 30)
+    assert server.request("PUT", "/_ingest/pipeline/%s-tag" % pfx, {"processors": [
+        {"set": {"field": "tagged", "value": "yes"}}]})[0] == 200
+    st, _, b = server.request("POST", "/%s/_update_by_query?pipeline=%s-tag&refresh=true" % (ix, pfx),
+                              {"query": {"term": {"k": "even"}}})
+    assert st == 200 and b["updated"] == 15, b
+    st, _, b = server.request("POST", "/%s/_count" % ix, {"query": {"exists": {"field": "tagged"}}})
+    assert b["count"] == 15
+    server.request("DELETE", "/_ingest/pipeline/%s-tag" % pfx)
