@@ -60,35 +60,24 @@ static void set_path(json_t *obj, const char *path, const json_t *value)
     }
 }
 
-static void nest_into(json_t *out, const char *prefix, const json_t *in)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)in, k, v)
-    {
-        char path[512];
-        snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", k);
-        if (json_is_object(v))
-            nest_into(out, path, v);
-        else
-            set_path(out, path, v);
-    }
-}
-
 json_t *sc_settings_nested(const json_t *settings)
 {
     json_t *out = json_object();
     json_t *ix = json_object();
     const char *k;
     json_t *v;
+    /* Only the keys of the top level and of an "index" object are paths ("index.a.b",
+     * "translog.durability"); the keys inside an object value (analyzer names, ...) are kept
+     * whole. */
     json_object_foreach((json_t *)settings, k, v)
     {
-        bool has_prefix = strcmp(k, "index") == 0 || strncmp(k, "index.", 6) == 0;
-        const char *rest = strcmp(k, "index") == 0 ? "" : has_prefix ? k + 6 : k;
-        if (json_is_object(v))
-            nest_into(ix, rest, v);
-        else if (*rest)
-            set_path(ix, rest, v);
+        if (!strcmp(k, "index") && json_is_object(v)) {
+            const char *k2;
+            json_t *v2;
+            json_object_foreach(v, k2, v2) set_path(ix, k2, v2);
+            continue;
+        }
+        set_path(ix, !strncmp(k, "index.", 6) ? k + 6 : k, v);
     }
     json_object_set_new(out, "index", ix);
     return out;
