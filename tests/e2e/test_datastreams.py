@@ -194,3 +194,48 @@ def test_write_index_cannot_be_deleted(server, pfx):
     st, _, b = server.request("GET", "/_data_stream/" + name)
     assert [i["index_name"] for i in b["data_streams"][0]["indices"]] == [first.replace(
         "-000001", "-000002")]
+
+
+def test_log_shipper_bulk_through_grok_pipeline(server, pfx):
+    st, _, b = server.request("PUT", "/_ingest/pipeline/%s-access" % pfx, {"processors": [
+        {"grok": {"field": "message", "patterns": ["%{COMMONAPACHELOG}"]}},
+        {"date": {"field": "timestamp", "formats": ["dd/MMM/yyyy:HH:mm:ss Z"]}},
+        {"convert": {"field": "response", "type": "integer"}},
+        {"remove": {"field": ["timestamp", "message"]}}]})
+    assert st == 200, b
+    st, _, b = server.request("PUT", "/_index_template/%s-access" % pfx, {
+        "index_patterns": ["%s-access-*" % pfx], "data_stream": {}, "priority": 200,
+        "template": {"settings": {"index.default_pipeline": "%s-access" % pfx},
+                     "mappings": {"properties": {"clientip": {"type": "ip"},
+                                                 "verb": {"type": "keyword"},
+                                                 "response": {"type": "integer"}}}}})
+    assert st == 200, b
+    name = "%s-access-web" % pfx
+    lines = [
+        '10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.0" 200 2326',
+        '10.0.0.2 - bob [10/Oct/2000:13:55:37 -0700] "POST /b HTTP/1.1" 404 12',
+        'this line is not an access log',
+        '10.0.0.1 - - [10/Oct/2000:13:56:00 -0700] "GET /c HTTP/1.1" 200 -',
+    ]
+    body = "".join(json.dumps({"create": {"_index": name}}) + "\n" +
+                   json.dumps({"message": m}) + "\n" for m in lines)
+    st, _, b = server.request("POST", "/_bulk?refresh=true", body,
+                              headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200 and b["errors"] is True, b
+    assert [i["create"]["status"] for i in b["items"]] == [201, 201, 400, 201]
+    assert b["items"][2]["create"]["error"]["type"] == "illegal_argument_exception"
+    assert b["items"][0]["create"]["_index"].startswith(".ds-%s-" % name)
+    st, _, b = server.request("GET", "/_data_stream/" + name)
+    assert st == 200 and b["data_streams"][0]["template"] == "%s-access" % pfx
+    st, _, b = server.request("POST", "/%s/_search" % name,
+                              {"query": {"term": {"response": 200}},
+                               "sort": [{"@timestamp": "asc"}]})
+    assert b["hits"]["total"]["value"] == 2
+    hit = b["hits"]["hits"][0]["_source"]
+    assert hit["clientip"] == "10.0.0.1" and hit["verb"] == "GET" and hit["response"] == 200
+    assert hit["@timestamp"].startswith("2000-10-10T20:55:36")
+    st, _, b = server.request("POST", "/%s/_count" % name, {"query": {"term": {"clientip": "10.0.0.2"}}})
+    assert b["count"] == 1
+    server.request("DELETE", "/_data_stream/" + name)
+    server.request("DELETE", "/_index_template/%s-access" % pfx)
+    server.request("DELETE", "/_ingest/pipeline/%s-access" % pfx)

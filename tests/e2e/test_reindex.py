@@ -207,3 +207,42 @@ def test_update_by_query_with_pipeline(server, pfx):
     st, _, b = server.request("POST", "/%s/_count" % ix, {"query": {"exists": {"field": "tagged"}}})
     assert b["count"] == 15
     server.request("DELETE", "/_ingest/pipeline/%s-tag" % pfx)
+
+
+def test_reindex_100k_progress_and_cancel(server, pfx):
+    src = pfx + "-big"
+    server.request("PUT", "/" + src, {"settings": {"number_of_shards": 2}})
+    for part in range(10):
+        body = "".join(json.dumps({"index": {"_index": src, "_id": str(i)}}) + "\n" +
+                       json.dumps({"n": i}) + "\n" for i in range(part * 10000, (part + 1) * 10000))
+        st, _, b = server.request("POST", "/_bulk", body,
+                                  headers={"Content-Type": "application/x-ndjson"})
+        assert st == 200 and not b["errors"]
+    server.request("POST", "/%s/_refresh" % src)
+    # throttled to 20k docs/s: about 5 s for all of it, so progress is visible and a cancel lands
+    st, _, b = server.request(
+        "POST", "/_reindex?wait_for_completion=false&requests_per_second=20000",
+        {"source": {"index": src}, "dest": {"index": pfx + "-big2"}})
+    assert st == 200, b
+    task = b["task"]
+    seen = []
+    for _ in range(400):
+        st, _, b = server.request("GET", "/_tasks/" + task)
+        assert st == 200
+        status = b["task"]["status"]
+        if status["created"] > 0:
+            seen.append(status["created"])
+        if len(seen) >= 2 and seen[-1] > seen[0]:
+            break
+        assert not b["completed"], "finished before any progress was seen"
+        time.sleep(0.05)
+    assert status["total"] == 100000 and seen[-1] > seen[0]
+    st, _, b = server.request("POST", "/_tasks/%s/_cancel" % task)
+    assert st == 200
+    for _ in range(400):
+        st, _, b = server.request("GET", "/_tasks/" + task)
+        if b["completed"]:
+            break
+        time.sleep(0.05)
+    assert b["completed"] and b["response"]["canceled"] == "by user request"
+    assert 0 < b["response"]["created"] < 100000
