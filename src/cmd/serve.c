@@ -11,6 +11,7 @@
  *   xpack.security.authc.users_file: users     (or users.file; basic authentication)
  *   xpack.security.http.ssl.certificate: cert.pem  (or tls.cert; HTTPS)
  *   xpack.security.http.ssl.key: key.pem           (or tls.key)
+ *   http.max_open_connections: 10000   http.compression: false   http.transport: epoll|mhd
  * Flags override the file. */
 #include <errno.h>
 #include <pthread.h>
@@ -42,6 +43,9 @@ typedef struct serve_opts {
     char *users_file;
     char *tls_cert;
     char *tls_key;
+    long max_open_conns;
+    int compression;
+    char *http_transport;
 } serve_opts;
 
 static bool parse_size(const char *s, size_t *out)
@@ -149,7 +153,17 @@ static bool apply(serve_opts *o, const char *key, const char *val)
         set_str(&o->tls_cert, val);
     else if (!strcmp(key, "xpack.security.http.ssl.key") || !strcmp(key, "tls.key"))
         set_str(&o->tls_key, val);
-    else
+    else if (!strcmp(key, "http.max_open_connections"))
+        return parse_long(val, &o->max_open_conns) && o->max_open_conns > 0;
+    else if (!strcmp(key, "http.compression")) {
+        if (strcmp(val, "true") && strcmp(val, "false"))
+            return false;
+        o->compression = !strcmp(val, "true");
+    } else if (!strcmp(key, "http.transport")) {
+        if (strcmp(val, "epoll") && strcmp(val, "mhd"))
+            return false;
+        set_str(&o->http_transport, val);
+    } else
         return false;
     return true;
 }
@@ -220,7 +234,9 @@ static void serve_usage(FILE *f)
                "  --port-file FILE    write the bound port to FILE once listening\n"
                "  --users FILE        require HTTP basic auth; lines name:$6$... (scry passwd)\n"
                "  --tls-cert FILE     serve HTTPS with this PEM certificate (needs --tls-key)\n"
-               "  --tls-key FILE      PEM private key of --tls-cert (unencrypted)\n");
+               "  --tls-key FILE      PEM private key of --tls-cert (unencrypted)\n"
+               "  -E KEY=VALUE        any setting of the config file (e.g. -E "
+               "http.compression=true)\n");
 }
 
 static void opts_free(serve_opts *o)
@@ -232,6 +248,7 @@ static void opts_free(serve_opts *o)
     free(o->users_file);
     free(o->tls_cert);
     free(o->tls_key);
+    free(o->http_transport);
 }
 
 int sc_cmd_serve(int argc, char **argv)
@@ -291,6 +308,15 @@ int sc_cmd_serve(int argc, char **argv)
             ok = apply(&o, "tls.key", v);
         else if (!strcmp(a, "--port-file"))
             port_file = v;
+        else if (!strcmp(a, "-E")) {
+            char key[128];
+            const char *eq = strchr(v, '=');
+            ok = eq && (size_t)(eq - v) < sizeof key;
+            if (ok) {
+                snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
+                ok = apply(&o, key, eq + 1);
+            }
+        }
         else {
             fprintf(stderr, "scry serve: unknown option %s\n", a);
             serve_usage(stderr);
@@ -358,6 +384,11 @@ int sc_cmd_serve(int argc, char **argv)
     hc.auth = auth;
     hc.tls_cert_file = o.tls_cert;
     hc.tls_key_file = o.tls_key;
+    if (o.max_open_conns > 0)
+        hc.max_open_connections = (size_t)o.max_open_conns;
+    hc.compression = o.compression != 0;
+    if (o.http_transport)
+        hc.transport = o.http_transport;
     hc.request_budget_bytes = sc_node_config_get(node)->memory_limit_bytes * 60 / 100;
     sc_http_server *srv;
     sc_status hs = sc_http_start(&hc, node, &srv);
