@@ -299,3 +299,69 @@ def test_many_idle_keepalive_connections_are_cheap(server):
         for s in socks:
             s.close()
     assert grown_mb < 40, grown_mb
+
+
+def test_no_connection_waits_on_a_busy_worker(server):
+    """A request that blocks its worker (a health wait that times out after 3 s) must not hold
+    up requests on other open connections: any free worker serves any ready connection. With
+    libmicrohttpd's pool, the connections accepted by the blocked thread waited for it."""
+    conns = [socket.create_connection(("127.0.0.1", server.port), timeout=30)
+             for _ in range(17)]
+    try:
+        for s in conns:  # accepted and served once: each now belongs to some worker
+            s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert s.recv(65536).startswith(b"HTTP/1.1 200")
+        blocker, others = conns[0], conns[1:]
+        blocker.sendall(b"GET /_cluster/health/no-such-index-%d?wait_for_status=green&timeout=3s"
+                        b" HTTP/1.1\r\nHost: x\r\n\r\n" % os.getpid())
+        time.sleep(0.2)
+        for s in others:
+            s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        for s in others:
+            assert s.recv(65536).startswith(b"HTTP/1.1 200")
+        # Every other connection was answered while the blocker is still waiting.
+        blocker.setblocking(False)
+        try:
+            early = blocker.recv(65536)
+        except BlockingIOError:
+            early = b""
+        assert early == b"", early
+        blocker.settimeout(30)
+        assert blocker.recv(65536).startswith(b"HTTP/1.1")
+    finally:
+        for s in conns:
+            s.close()
+
+
+def test_slow_clients_are_dropped():
+    """With http.timeout 1s: an idle keep-alive connection, a head that stops half way and a
+    head trickled one byte at a time (which an inactivity timer would never end) are all
+    closed by the server within a few timeouts, while it keeps serving."""
+    tmp = tempfile.mkdtemp(prefix="scry-e2e-slow-")
+    srv = Server(os.path.join(tmp, "data"), ["--timeout", "1s"]).start()
+    try:
+        idle = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+        idle.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert idle.recv(65536).startswith(b"HTTP/1.1 200")
+        half = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+        half.sendall(b"GET / HTTP/1.1\r\nHo")
+        trickle = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+        head = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200
+        closed_after = None
+        t0 = time.time()
+        for i, b in enumerate(head):
+            try:
+                trickle.sendall(bytes([b]))
+            except (BrokenPipeError, ConnectionResetError):
+                closed_after = i
+                break
+            time.sleep(0.05)
+        assert closed_after is not None, "a trickled head was never cut off"
+        assert time.time() - t0 < 8
+        for s in (idle, half):
+            data, closed = read_all(s, 8)
+            assert closed, data
+        data, _ = raw(srv, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert data.startswith(b"HTTP/1.1 200")
+    finally:
+        assert srv.stop() == 0, srv.read_log()
