@@ -73,13 +73,27 @@ static void puts_(sc_buf *out, const char *s)
 static void write_response(sc_buf *out, const sc_rest_resp *r, const uint8_t *body, size_t len,
                            const resp_extra *x)
 {
-    char line[256];
-    int n = snprintf(line, sizeof line,
-                     "HTTP/1.1 %d %s\r\nX-elastic-product: Elasticsearch\r\ncontent-type: %s\r\n"
-                     "content-length: %zu\r\n",
-                     r->status, reason_phrase(r->status),
-                     r->content_type ? r->content_type : "application/json", len);
-    put(out, line, (size_t)n);
+    if (sc_vec_reserve(out, 512 + (x->head_only ? 0 : len)) != SC_OK)
+        return; /* the caller sees nothing written and closes */
+    /* Formatted by hand: snprintf showed up at 2-3 % of a term COUNT request's CPU. */
+    char num[24];
+    size_t k = sizeof num;
+    int st = r->status >= 100 && r->status <= 999 ? r->status : 500;
+    puts_(out, "HTTP/1.1 ");
+    char code[4] = {(char)('0' + st / 100), (char)('0' + st / 10 % 10), (char)('0' + st % 10), ' '};
+    put(out, code, 4);
+    puts_(out, reason_phrase(st));
+    puts_(out, "\r\nX-elastic-product: Elasticsearch\r\ncontent-type: ");
+    puts_(out, r->content_type ? r->content_type : "application/json");
+    puts_(out, "\r\ncontent-length: ");
+    size_t v = len;
+    do {
+        num[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    put(out, num + k, sizeof num - k);
+    puts_(out, "\r\n");
+    int n;
     if (x->gzip)
         puts_(out, "content-encoding: gzip\r\nvary: Accept-Encoding\r\n");
     if (x->opaque) {
