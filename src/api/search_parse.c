@@ -466,11 +466,10 @@ static bool window_int(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
 static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_t *body)
 {
     static const char *const unsupported[] = {
-        "highlight", "post_filter",         "collapse",         "rescore",
-        "suggest",   "script_fields",       "runtime_mappings", "indices_boost",
-        "min_score", "terminate_after",     "explain",          "profile",
-        "version",   "seq_no_primary_term", "track_scores",     "stored_fields",
-        NULL};
+        "highlight",           "collapse",         "rescore",       "suggest",
+        "script_fields",       "runtime_mappings", "indices_boost", "min_score",
+        "terminate_after",     "explain",          "profile",       "version",
+        "seq_no_primary_term", "track_scores",     "stored_fields", NULL};
     for (const char *const *k = unsupported; *k; k++) {
         const json_t *v = json_object_get(body, *k);
         if (!v || json_is_false(v) || json_is_null(v) ||
@@ -542,9 +541,22 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                 return false;
             }
         }
-        if (json_object_get(body, "aggs") || json_object_get(body, "aggregations")) {
-            sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                          "aggregations are not supported yet", NULL, 0);
+        sp->aggs = json_object_get(body, "aggs");
+        if (!sp->aggs)
+            sp->aggs = json_object_get(body, "aggregations");
+        if (sp->aggs && json_object_get(body, "aggs") && json_object_get(body, "aggregations")) {
+            sc_rest_error(req, resp, 400, "parsing_exception",
+                          "Found two aggregation definitions: [aggs] and [aggregations]", NULL, 0);
+            return false;
+        }
+        if (sp->aggs && !json_is_object(sp->aggs)) {
+            sc_rest_error(req, resp, 400, "parsing_exception", "[aggs] must be an object", NULL, 0);
+            return false;
+        }
+        sp->post_filter = json_object_get(body, "post_filter");
+        if (sp->post_filter && !json_is_object(sp->post_filter)) {
+            sc_rest_error(req, resp, 400, "parsing_exception", "[post_filter] must be an object",
+                          NULL, 0);
             return false;
         }
         sp->query = json_object_get(body, "query");
@@ -673,6 +685,7 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
         }
     }
     sp->rest_total_int = sc_rest_param_bool(req, "rest_total_hits_as_int", false);
+    sp->typed_keys = sc_rest_param_bool(req, "typed_keys", false);
     const char *sort_param = sc_rest_param_get(req, "sort");
     if (sort_param && *sort_param && !parse_sort(req, resp, NULL, sort_param, sp))
         return false;
@@ -781,6 +794,25 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
     return true;
 }
 
+sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query, sc_query **out,
+                                 sc_dsl_error *err)
+{
+    dsl_ctx d = {.ix = ix, .m = sc_index_mapping(ix), .arena = arena};
+    sc_dsl_env env = {.ctx = &d,
+                      .analyze = env_analyze,
+                      .field_kind = env_kind,
+                      .encode_term = env_encode,
+                      .default_fields = env_default_fields,
+                      .analyzer_for = env_analyzer_for,
+                      .analyzer_named = env_analyzer_named,
+                      .encode_range = env_encode_range,
+                      .encode_term_range = env_encode_term_range,
+                      .encode_cidr = env_encode_cidr};
+    sc_status st = sc_dsl_parse(&env, arena, query, out, err);
+    sc_mapping_unref(d.m);
+    return st;
+}
+
 /* Builds the query tree of each index. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                               sc_index **list, size_t n, sc_query **out)
@@ -804,20 +836,8 @@ bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t
             }
             continue;
         }
-        dsl_ctx d = {.ix = list[i], .m = sc_index_mapping(list[i]), .arena = req->arena};
-        sc_dsl_env env = {.ctx = &d,
-                          .analyze = env_analyze,
-                          .field_kind = env_kind,
-                          .encode_term = env_encode,
-                          .default_fields = env_default_fields,
-                          .analyzer_for = env_analyzer_for,
-                          .analyzer_named = env_analyzer_named,
-                          .encode_range = env_encode_range,
-                          .encode_term_range = env_encode_term_range,
-                          .encode_cidr = env_encode_cidr};
         sc_dsl_error err;
-        sc_status st = sc_dsl_parse(&env, req->arena, query, &out[i], &err);
-        sc_mapping_unref(d.m);
+        sc_status st = sc__search_parse_query(req->arena, list[i], query, &out[i], &err);
         if (st != SC_OK) {
             if (err.type && !strcmp(err.type, "query_shard_exception")) {
                 sc_rest_kv kv[] = {{"index", list[i]->name}, {"index_uuid", list[i]->uuid}};
