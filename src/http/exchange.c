@@ -109,8 +109,7 @@ static void write_response(sc_buf *out, const sc_rest_resp *r, const uint8_t *bo
     if (r->warning) {
         /* RFC 7234 warn-code 299 as Elasticsearch sends deprecation warnings. */
         char warn[512];
-        n = snprintf(warn, sizeof warn, "Warning: 299 Elasticsearch-8.15.0 \"%s\"\r\n",
-                     r->warning);
+        n = snprintf(warn, sizeof warn, "Warning: 299 Elasticsearch-8.15.0 \"%s\"\r\n", r->warning);
         put(out, warn, (size_t)n < sizeof warn ? (size_t)n : sizeof warn - 1);
     }
     if (x->close)
@@ -162,8 +161,7 @@ static bool basic_credentials(const sc_http_head *h, char *buf, size_t cap, cons
     const char *v = sc_http_head_get(h, "authorization", &len);
     if (!v || len < 6 || strncasecmp(v, "Basic ", 6) != 0)
         return false;
-    static const char digits[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     uint32_t acc = 0;
     int bits = 0;
     size_t n = 0;
@@ -258,7 +256,8 @@ bool sc__http_precheck(const sc_http_config *c, sc_node *node, const sc_http_hea
         if (!sc_breaker_inflight_reserve(node, (uint64_t)h->content_length)) {
             refuse(h, out, 429, "circuit_breaking_exception",
                    "[in_flight_requests] Data too large, data for [<http_request>] would be "
-                   "larger than the limit", h->chunked);
+                   "larger than the limit",
+                   h->chunked);
             return false;
         }
         *reserved = (uint64_t)h->content_length;
@@ -278,8 +277,8 @@ static char *arena_str(sc_arena *a, const char *s, size_t len)
 }
 
 /* Fills req from the head and runs the router. */
-static void dispatch(const sc_http_config *c, sc_node *node, const sc_http_head *h,
-                     sc_slice body, int fd, sc_arena *arena, sc_rest_resp *resp)
+static void dispatch(const sc_http_config *c, sc_node *node, const sc_http_head *h, sc_slice body,
+                     int fd, sc_arena *arena, sc_rest_resp *resp)
 {
     sc_rest_req *req = sc_arena_calloc(arena, 1, sizeof *req);
     size_t pl = path_len(h);
@@ -362,17 +361,19 @@ static void slowlog(const sc_http_config *c, const sc_http_head *h, sc_slice bod
     uint64_t took_ms = (sc_clock_now_ns() - t0) / 1000000;
     int ml = (int)h->method_len, tl = (int)(h->target_len < 1024 ? h->target_len : 1024);
     if (c->slowlog_ms && took_ms >= c->slowlog_ms)
-        sc_log(SC_LOG_WARN, "slowlog", "took[%llums] status[%d] %.*s %.*s body_bytes[%zu] "
-               "body[%.*s%s]", (unsigned long long)took_ms, status, ml, h->method, tl, h->target,
-               body.len, (int)(body.len < 512 ? body.len : 512),
-               body.ptr ? (const char *)body.ptr : "", body.len > 512 ? "..." : "");
+        sc_log(SC_LOG_WARN, "slowlog",
+               "took[%llums] status[%d] %.*s %.*s body_bytes[%zu] "
+               "body[%.*s%s]",
+               (unsigned long long)took_ms, status, ml, h->method, tl, h->target, body.len,
+               (int)(body.len < 512 ? body.len : 512), body.ptr ? (const char *)body.ptr : "",
+               body.len > 512 ? "..." : "");
     else
         sc_log(SC_LOG_DEBUG, "http", "%.*s %.*s -> %d in %llums", ml, h->method, tl, h->target,
                status, (unsigned long long)took_ms);
 }
 
-void sc__http_exchange(const sc_http_config *c, sc_node *node, const sc_http_head *h,
-                       uint8_t *body, size_t body_len, int fd, uint64_t reserved, sc_buf *out,
+void sc__http_exchange(const sc_http_config *c, sc_node *node, const sc_http_head *h, uint8_t *body,
+                       size_t body_len, int fd, uint64_t reserved, sc_buf *out,
                        sc__http_outcome *oc)
 {
     uint64_t t0 = sc_clock_now_ns();

@@ -49,8 +49,8 @@ bool sc__http_precheck(const sc_http_config *c, sc_node *node, const sc_http_hea
 
 /* Runs one complete request (head h, decoded body, the client's socket for cancellation) and
  * appends the whole response to out. Releases `reserved` bytes of the in-flight breaker. */
-void sc__http_exchange(const sc_http_config *c, sc_node *node, const sc_http_head *h,
-                       uint8_t *body, size_t body_len, int fd, uint64_t reserved, sc_buf *out,
+void sc__http_exchange(const sc_http_config *c, sc_node *node, const sc_http_head *h, uint8_t *body,
+                       size_t body_len, int fd, uint64_t reserved, sc_buf *out,
                        sc__http_outcome *oc);
 
 /* Appends an Elasticsearch-shaped error response for a protocol error, with
@@ -69,8 +69,8 @@ sc_status sc__http_gzip(const uint8_t *in, size_t len, sc_buf *out) SC_MUST_USE;
 /* ---- TLS (tls.c) ---- */
 typedef struct sc__http_tls sc__http_tls;
 /* Loads and checks the PEM certificate and key (SC_EIO unreadable, SC_EINVAL invalid). */
-sc_status sc__http_tls_new(const char *cert_file, const char *key_file,
-                           sc__http_tls **out) SC_MUST_USE;
+sc_status sc__http_tls_new(const char *cert_file, const char *key_file, sc__http_tls **out)
+    SC_MUST_USE;
 void sc__http_tls_free(sc__http_tls *t);
 /* A server session on the non-blocking socket fd. */
 sc_status sc__http_tls_session(sc__http_tls *t, int fd, gnutls_session_t *out) SC_MUST_USE;

@@ -101,8 +101,8 @@ static sc_status parse_request_line(const char *buf, size_t len, size_t *pos, sc
 }
 
 /* One header field line from buf[*pos]; *end_of_head when it was the blank line. */
-static sc_status parse_field(const char *buf, size_t len, size_t *pos, sc_http_head *h,
-                             bool *done, bool *end_of_head, sc_http_perr *err)
+static sc_status parse_field(const char *buf, size_t len, size_t *pos, sc_http_head *h, bool *done,
+                             bool *end_of_head, sc_http_perr *err)
 {
     size_t i = *pos;
     *done = *end_of_head = false;
@@ -297,8 +297,7 @@ static int hexval(unsigned char b)
 
 static sc_status too_large(sc_http_perr *err)
 {
-    refuse(err, 413, "content_too_long_exception",
-           "request body exceeds http.max_content_length");
+    refuse(err, 413, "content_too_long_exception", "request body exceeds http.max_content_length");
     return SC_ELIMIT;
 }
 
@@ -374,8 +373,7 @@ static sc_status chunk_byte(sc_http_chunked *c, unsigned char b, uint64_t max, b
             return bad(err, "invalid line end in chunked body");
         *done = true;
         return SC_OK;
-    default:
-        return bad(err, "invalid chunked body state");
+    default: return bad(err, "invalid chunked body state");
     }
 }
 

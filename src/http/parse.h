@@ -33,10 +33,10 @@ typedef struct sc_http_head {
     size_t n_fields;
     size_t head_len; /* bytes of the head including the blank line */
     /* Derived from the fields: */
-    int64_t content_length; /* -1 when absent */
-    bool chunked;           /* Transfer-Encoding: chunked */
-    bool keep_alive;        /* after Connection and the version's default */
-    bool expect_continue;   /* Expect: 100-continue */
+    int64_t content_length;       /* -1 when absent */
+    bool chunked;                 /* Transfer-Encoding: chunked */
+    bool keep_alive;              /* after Connection and the version's default */
+    bool expect_continue;         /* Expect: 100-continue */
     const char *content_encoding; /* "gzip" / "deflate" (static) or NULL for identity */
 } sc_http_head;
 
@@ -61,11 +61,11 @@ const char *sc_http_head_get(const sc_http_head *h, const char *name, size_t *le
 /* Incremental in-place decoder of a chunked body. The caller keeps the state between reads;
  * the body bytes start at buf[0] (the byte after the head) and only grow at the end. */
 typedef struct sc_http_chunked {
-    size_t src;      /* bytes of buf consumed so far */
-    size_t dst;      /* decoded bytes written to buf[0..dst) (dst <= src) */
-    uint64_t left;   /* bytes left in the current chunk's data */
-    uint64_t total;  /* decoded bytes so far */
-    size_t line;     /* bytes of the current size or trailer line */
+    size_t src;     /* bytes of buf consumed so far */
+    size_t dst;     /* decoded bytes written to buf[0..dst) (dst <= src) */
+    uint64_t left;  /* bytes left in the current chunk's data */
+    uint64_t total; /* decoded bytes so far */
+    size_t line;    /* bytes of the current size or trailer line */
     int state;
 } sc_http_chunked;
 

@@ -49,8 +49,8 @@ sc_status sc__http_tls_new(const char *cert_file, const char *key_file, sc__http
         if (rc >= 0)
             rc = gnutls_priority_init(&t->prio, "NORMAL", NULL);
         if (rc < 0) {
-            sc_log(SC_LOG_ERROR, "http", "invalid TLS certificate [%s] / key [%s]: %s",
-                   cert_file, key_file, gnutls_strerror(rc));
+            sc_log(SC_LOG_ERROR, "http", "invalid TLS certificate [%s] / key [%s]: %s", cert_file,
+                   key_file, gnutls_strerror(rc));
             st = SC_EINVAL;
         }
     }

@@ -207,7 +207,8 @@ static bool check_head(sc__http_ep *ep, worker *w, conn *c, const sc_http_head *
     }
     c->head_checked = true;
     sc_http_chunked_init(&c->ch);
-    bool body_missing = h->chunked || have < (size_t)(h->content_length > 0 ? h->content_length : 0);
+    bool body_missing =
+        h->chunked || have < (size_t)(h->content_length > 0 ? h->content_length : 0);
     if (h->expect_continue && h->minor >= 1 && body_missing) {
         static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
         if (sc_vec_append(&w->out, (const unsigned char *)cont, sizeof cont - 1) != SC_OK)
@@ -629,8 +630,8 @@ static sc_status listen_on(sc__http_ep *ep, const sc_http_config *c, uint16_t *p
     if (ep->lfd < 0 || setsockopt(ep->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
         bind(ep->lfd, (struct sockaddr *)&ss, sl) != 0 || listen(ep->lfd, 4096) != 0 ||
         getsockname(ep->lfd, (struct sockaddr *)&ss, &sl) != 0) {
-        sc_log(SC_LOG_ERROR, "http", "cannot listen on %s:%u: %s", bind_addr,
-               (unsigned)c->port, strerror(errno));
+        sc_log(SC_LOG_ERROR, "http", "cannot listen on %s:%u: %s", bind_addr, (unsigned)c->port,
+               strerror(errno));
         return SC_EIO;
     }
     *port = ntohs(ss.ss_family == AF_INET ? sin->sin_port : sin6->sin6_port);

@@ -53,11 +53,17 @@ static void test_refusals(void **state)
     (void)state;
     sc_http_head h;
     assert_int_equal(parse("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
-                           "Content-Length: 2\r\n\r\n", &h), 400);
+                           "Content-Length: 2\r\n\r\n",
+                           &h),
+                     400);
     assert_int_equal(parse("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
-                           "Content-Length: 2\r\n\r\n", &h), 0);
+                           "Content-Length: 2\r\n\r\n",
+                           &h),
+                     0);
     assert_int_equal(parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
-                           "Transfer-Encoding: chunked\r\n\r\n", &h), 400);
+                           "Transfer-Encoding: chunked\r\n\r\n",
+                           &h),
+                     400);
     assert_int_equal(parse("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", &h),
                      501);
     assert_int_equal(parse("GET / HTTP/1.1\r\n\r\n", &h), 400);
