@@ -8,6 +8,8 @@
 # wildcard TOP_10, phrase COUNT (high_phrase). Prints a markdown table (median over the rounds,
 # min-max in brackets). Usage: bench/http_transport.sh A_BIN B_BIN
 #   OUT (/tmp/scry-http-transport) DOCS (300000) REPS (3) DURATION (3)
+#   A_ARGS / B_ARGS: extra `scry serve` arguments, e.g. A_ARGS="-E http.transport=mhd" to
+#   compare the two transports inside one binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A=$1 B=$2
@@ -23,9 +25,11 @@ W=bench/workloads
   awk -F'\t' -v OFS='\t' '$1=="high_phrase"{$1="phrase_count";print}' $W/luceneutil.count.txt
 } > "$OUT/wl.txt"
 SPID=""
-start() { # BIN DATA
+start() { # BIN DATA [ARGS...]
   rm -f "$OUT/port"
-  "$1" serve --data "$2" --port 0 --port-file "$OUT/port" --log-level warn > "$OUT/server.log" 2>&1 &
+  local bin=$1 data=$2; shift 2
+  "$bin" serve --data "$data" --port 0 --port-file "$OUT/port" --log-level warn "$@" \
+    > "$OUT/server.log" 2>&1 &
   SPID=$!
   for _ in $(seq 300); do [ -s "$OUT/port" ] && break; sleep 0.1; done
   PORT=$(cat "$OUT/port")
@@ -47,9 +51,10 @@ cpu() { head -1 /proc/stat | awk '{print $2+$3+$4, $2+$3+$4+$5+$6}'; }
 rm -f "$OUT"/r-*.json
 for rep in $(seq "$REPS"); do
   for v in A B; do
-    bin=$A; [ $v = B ] && bin=$B
+    bin=$A args=${A_ARGS:-}; [ $v = B ] && bin=$B args=${B_ARGS:-}
     rm -rf "$OUT/data-run"; cp -r "$OUT/data" "$OUT/data-run"
-    start "$bin" "$OUT/data-run"
+    # shellcheck disable=SC2086
+    start "$bin" "$OUT/data-run" $args
     for cls in term_count and2_top10 wildcard_top10 phrase_count; do
       for c in 1 8 32; do
         read -r b1 t1 < <(cpu)
