@@ -285,6 +285,18 @@ static size_t serve_requests(sc__http_ep *ep, worker *w, conn *c, uint8_t *buf, 
         *len = off + rest;
         if (!ready)
             break;
+        if (h.chunked && body_len) {
+            /* The size of a chunked body is known only now: the in-flight breaker then. */
+            if (!sc_breaker_inflight_reserve(ep->node, body_len)) {
+                sc_http_perr be = {429, "circuit_breaking_exception",
+                                   "[in_flight_requests] Data too large, data for "
+                                   "[<http_request>] would be larger than the limit"};
+                sc__http_write_perr(&be, &w->out);
+                c->close_after = true;
+                break;
+            }
+            c->reserved = body_len;
+        }
         sc__http_outcome oc;
         sc__http_exchange(&ep->cfg, ep->node, &h, buf + off + h.head_len, body_len, c->fd,
                           c->reserved, &w->out, &oc);
