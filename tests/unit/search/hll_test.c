@@ -47,11 +47,12 @@ static sc_hll *new_hll(uint32_t p)
     return h;
 }
 
-/* The documented bound (docs/aggregations-sketches.md): |relative error| <= 4.5 * 1.04/sqrt(m)
- * in register mode; measured RMS is about 1.04/sqrt(m). */
+/* The bound asserted for one estimate: 6 standard errors (6 * 1.04/sqrt(m)). Measured
+ * (docs/aggregations-sketches.md): RMS within 1.1 * 1.04/sqrt(m) for p >= 8, and no single
+ * estimate past 5 standard errors in 20000 sketches per cardinality at p = 8. */
 static double bound_for(uint32_t p)
 {
-    return 4.5 * 1.04 / sqrt((double)(1u << p));
+    return 6 * 1.04 / sqrt((double)(1u << p));
 }
 
 static void test_murmur3(void **state)
@@ -116,9 +117,13 @@ static void test_exact_below_threshold(void **state)
             if (fabs((double)est - (n + 1)) > tol)
                 fail_msg("p=%u n=%u est=%llu", p, n + 1, (unsigned long long)est);
         }
-        assert_true(sc_hll_is_linear(h));
+        if (!sc_hll_is_linear(h))
+            fail_msg("p=%u switched at %u values", p, lim);
         assert_true(sc_hll_mem_bytes(h) <= (1u << p) + 64);
-        assert_int_equal(sc_hll_add(h, rnd()), SC_OK);
+        /* the switch comes with the next new encoding (later if two values shared a prefix) */
+        int extra = 0;
+        while (sc_hll_is_linear(h) && extra++ < 10)
+            assert_int_equal(sc_hll_add(h, rnd()), SC_OK);
         assert_false(sc_hll_is_linear(h));
         assert_true(sc_hll_mem_bytes(h) <= (1u << p) + 64);
         free(vals);

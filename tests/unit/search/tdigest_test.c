@@ -184,11 +184,12 @@ static double draw(enum dist d)
     }
 }
 
-/* The documented rank-error bounds at compression 100: 0.005 for 0.1 <= q <= 0.9, 0.002 in the
- * tails (q <= 0.05 or >= 0.95), which hold with margin over the measured maxima. */
+/* The documented rank-error bounds at compression 100 (docs/aggregations-sketches.md): 0.006
+ * for 0.1 <= q <= 0.9 and 0.003 in the tails (q <= 0.05 or >= 0.95), about twice the largest
+ * errors measured over 120 runs (0.0031 and 0.0014). */
 static double rank_bound(double q)
 {
-    return (q < 0.1 || q > 0.9) ? 0.01 : 0.01;
+    return (q < 0.1 || q > 0.9) ? 0.003 : 0.006;
 }
 
 /* Max rank error of t's quantiles and of cdf at the exact quantiles, against sorted s[0..n);
