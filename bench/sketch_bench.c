@@ -196,9 +196,9 @@ static void run_hll_error(int trials)
             }
             worst_bias = fmax(worst_bias, bias);
         }
-        printf("%-3u %-7u %8.3f%%     %7.3f%%  (%8llu)  %8.3f%%     %8.3f%%     %d\n", p,
-               1u << p, 100 * 1.04 / sqrt((double)(1u << p)), 100 * worst_rms,
-               (unsigned long long)worst_at, 100 * worst_bias, 100 * worst_single, t_p);
+        printf("%-3u %-7u %8.3f%%     %7.3f%%  (%8llu)  %8.3f%%     %8.3f%%     %d\n", p, 1u << p,
+               100 * 1.04 / sqrt((double)(1u << p)), 100 * worst_rms, (unsigned long long)worst_at,
+               100 * worst_bias, 100 * worst_single, t_p);
     }
 }
 
@@ -208,14 +208,12 @@ static double draw(int d)
 {
     double s = 0;
     switch (d) {
-    case 0:
-        return unif() * 100;
+    case 0: return unif() * 100;
     case 1:
         for (int i = 0; i < 12; i++)
             s += unif();
         return (s - 6) * 10 + 50;
-    case 2:
-        return -log(unif()) * 10;
+    case 2: return -log(unif()) * 10;
     default:
         for (int i = 0; i < 12; i++)
             s += unif();

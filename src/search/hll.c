@@ -285,8 +285,8 @@ sc_status sc_hll_merge(sc_hll *dst, const sc_hll *src)
  * Ertl, "New cardinality estimation algorithms for HyperLogLog sketches" (2017), section on the
  * improved raw estimator: with C_k registers of value k (0..q+1, q = 64 - p),
  *   E = m^2 / (2 ln 2) / (m sigma(C_0/m) + sum_{k=1..q} C_k 2^-k + m tau(1 - C_{q+1}/m) 2^-q),
- *   sigma(x) = x + sum_{k>=1} x^(2^k) 2^(k-1),  tau(x) = (1 - x - sum_{k>=1} (1 - x^(2^-k))^2 2^-k)/3.
- * sigma corrects the small range (it degenerates to linear counting) and tau the saturated
+ *   sigma(x) = x + sum_{k>=1} x^(2^k) 2^(k-1),  tau(x) = (1 - x - sum_{k>=1} (1 - x^(2^-k))^2
+ * 2^-k)/3. sigma corrects the small range (it degenerates to linear counting) and tau the saturated
  * range, so no empirical bias tables and no switching thresholds are needed. */
 
 static double sigma(double x)
@@ -349,7 +349,10 @@ uint64_t sc_hll_estimate(const sc_hll *h)
 
 /* ---- encoding (grammar in docs/aggregations-sketches.md) ------------------------------------ */
 
-enum { MODE_LINEAR = 0, MODE_REGISTERS = 1 };
+enum {
+    MODE_LINEAR = 0,
+    MODE_REGISTERS = 1
+};
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -399,8 +402,7 @@ static sc_status get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 static sc_status decode_linear(sc_hll *h, const uint8_t *p, const uint8_t *end)
 {
     uint64_t n;
-    if (get_varint(&p, end, &n) != SC_OK || n > max_set_len(h->p) ||
-        n > (uint64_t)(end - p))
+    if (get_varint(&p, end, &n) != SC_OK || n > max_set_len(h->p) || n > (uint64_t)(end - p))
         return SC_ECORRUPT;
     if (n) {
         uint32_t cap = MIN_SET_CAP;

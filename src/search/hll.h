@@ -23,9 +23,9 @@
 
 #define SC_HLL_MIN_PRECISION 4
 #define SC_HLL_MAX_PRECISION 18
-#define SC_HLL_DEFAULT_PRECISION 14      /* ES's default, = threshold 3000 */
-#define SC_HLL_DEFAULT_THRESHOLD 3000    /* ES's default precision_threshold */
-#define SC_HLL_MAX_THRESHOLD 40000       /* larger thresholds behave as 40000 (p = 18) */
+#define SC_HLL_DEFAULT_PRECISION 14   /* ES's default, = threshold 3000 */
+#define SC_HLL_DEFAULT_THRESHOLD 3000 /* ES's default precision_threshold */
+#define SC_HLL_MAX_THRESHOLD 40000    /* larger thresholds behave as 40000 (p = 18) */
 #define SC_HLL_ENCODING_VERSION 1
 
 typedef struct sc_hll sc_hll;

@@ -19,11 +19,11 @@ typedef struct cent {
 
 struct sc_tdigest {
     sc_alloc_pool *pool;
-    double delta;      /* compression */
+    double delta; /* compression */
     uint64_t exact_limit;
     size_t buffer_cap; /* digest phase: unsorted points that trigger a merge */
     bool exact;
-    cent *c;           /* [0, n_sorted) sorted by mean; [n_sorted, len) unsorted */
+    cent *c; /* [0, n_sorted) sorted by mean; [n_sorted, len) unsorted */
     size_t n_sorted, len, cap;
     uint64_t total;
     double min, max;
@@ -410,7 +410,9 @@ double sc_tdigest_cdf(sc_tdigest *t, double x)
 
 /* ---- encoding (grammar in docs/aggregations-sketches.md) ------------------------------------ */
 
-enum { FLAG_EXACT = 1 };
+enum {
+    FLAG_EXACT = 1
+};
 
 static void put_f64(uint8_t *p, double d)
 {
@@ -487,8 +489,8 @@ static sc_status decode_points(sc_tdigest *t, const uint8_t *p, const uint8_t *e
     }
     if (p != end)
         return SC_ECORRUPT;
-    if (t->exact && (t->total > t->exact_limit || t->c[0].mean != t->min ||
-                     t->c[t->len - 1].mean != t->max))
+    if (t->exact &&
+        (t->total > t->exact_limit || t->c[0].mean != t->min || t->c[t->len - 1].mean != t->max))
         return SC_ECORRUPT;
     t->n_sorted = t->len;
     return SC_OK;

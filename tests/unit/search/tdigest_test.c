@@ -162,21 +162,25 @@ static void test_small_exact(void **state)
     free(vals);
 }
 
-enum dist { UNIFORM, NORMAL, EXPONENTIAL, LOGNORMAL, N_DISTS };
+enum dist {
+    UNIFORM,
+    NORMAL,
+    EXPONENTIAL,
+    LOGNORMAL,
+    N_DISTS
+};
 static const char *const DIST_NAMES[] = {"uniform", "normal", "exponential", "lognormal"};
 
 static double draw(enum dist d)
 {
     double s = 0;
     switch (d) {
-    case UNIFORM:
-        return unif() * 100;
+    case UNIFORM: return unif() * 100;
     case NORMAL:
         for (int i = 0; i < 12; i++)
             s += unif();
         return (s - 6) * 10 + 50;
-    case EXPONENTIAL:
-        return -log(unif()) * 10;
+    case EXPONENTIAL: return -log(unif()) * 10;
     default:
         for (int i = 0; i < 12; i++)
             s += unif();
@@ -223,12 +227,13 @@ static void test_large_rank_error(void **state)
             const double *src = order == 0 ? vals : sorted;
             sc_tdigest *t = new_td(100);
             for (size_t i = 0; i < n; i++)
-                assert_int_equal(sc_tdigest_add(t, order == 2 ? src[n - 1 - i] : src[i], 1),
-                                 SC_OK);
+                assert_int_equal(sc_tdigest_add(t, order == 2 ? src[n - 1 - i] : src[i], 1), SC_OK);
             assert_false(sc_tdigest_is_exact(t));
             char what[64];
             snprintf(what, sizeof what, "%s/%s", DIST_NAMES[d],
-                     order == 0 ? "random" : order == 1 ? "sorted" : "reverse");
+                     order == 0   ? "random"
+                     : order == 1 ? "sorted"
+                                  : "reverse");
             double worst = check_ranks(t, sorted, n, what);
             printf("# %-22s n=%zu centroids=%zu max rank err=%.5f\n", what, n,
                    sc_tdigest_n_centroids(t), worst);
@@ -352,10 +357,8 @@ static void test_encode_decode(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_api_edges),
-        cmocka_unit_test(test_small_exact),
-        cmocka_unit_test(test_large_rank_error),
-        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_api_edges),        cmocka_unit_test(test_small_exact),
+        cmocka_unit_test(test_large_rank_error), cmocka_unit_test(test_merge),
         cmocka_unit_test(test_encode_decode),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
