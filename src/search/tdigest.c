@@ -314,6 +314,12 @@ size_t sc_tdigest_n_centroids(sc_tdigest *t)
     return t->len;
 }
 
+void sc_tdigest_centroid(const sc_tdigest *t, size_t i, double *mean, uint64_t *weight)
+{
+    *mean = t->c[i].mean;
+    *weight = t->c[i].w;
+}
+
 /* ---- quantile and cdf ------------------------------------------------------------------------
  * Knots map a sample index (0 .. total - 1) to a value: (0, min), then each point's index range
  * [a, b] at its mean (the exact phase spans all w copies of a value; a digest centroid sits at

@@ -75,6 +75,11 @@ bool sc_tdigest_is_exact(const sc_tdigest *t);
 /* Number of centroids (samples in the exact phase, as distinct weighted entries) after a flush. */
 size_t sc_tdigest_n_centroids(sc_tdigest *t);
 
+/* The i-th centroid in mean order (0 <= i < sc_tdigest_n_centroids(t), which flushes; valid
+ * until the next add or merge). In the exact phase the entries are samples with their
+ * multiplicity. For median_absolute_deviation: a digest of |mean - median| with these weights. */
+void sc_tdigest_centroid(const sc_tdigest *t, size_t i, double *mean, uint64_t *weight);
+
 /* Heap bytes held now (header and centroid/buffer array): what a breaker should charge. */
 size_t sc_tdigest_mem_bytes(const sc_tdigest *t);
 

@@ -238,6 +238,18 @@ static void test_large_rank_error(void **state)
             printf("# %-22s n=%zu centroids=%zu max rank err=%.5f\n", what, n,
                    sc_tdigest_n_centroids(t), worst);
             assert_true(sc_tdigest_n_centroids(t) <= 2 * 100);
+            /* centroids in mean order within [min, max], weights summing to the count */
+            uint64_t sum = 0;
+            double prev = sorted[0];
+            for (size_t i = 0; i < sc_tdigest_n_centroids(t); i++) {
+                double mean;
+                uint64_t w;
+                sc_tdigest_centroid(t, i, &mean, &w);
+                assert_true(mean >= prev && mean <= sorted[n - 1] && w >= 1);
+                prev = mean;
+                sum += w;
+            }
+            assert_int_equal(sum, n);
             sc_tdigest_free(t);
         }
     }
