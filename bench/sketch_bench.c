@@ -56,7 +56,7 @@ static void speed_hll(const uint64_t *hashes, uint32_t p, size_t n_distinct, int
     double best = 1e9;
     for (int rep = 0; rep < 3; rep++) {
         sc_hll *h;
-        check(sc_hll_new(p, NULL, &h));
+        check(sc_hll_new(p, NULL, NULL, &h));
         double t0 = now_s();
         if (batch) {
             for (size_t i = 0; i < N_SPEED; i += 1024)
@@ -80,7 +80,7 @@ static void speed_td(const double *vals, double compression, const char *what, i
     double best = 1e9;
     for (int rep = 0; rep < 3; rep++) {
         sc_tdigest *t;
-        check(sc_tdigest_new(compression, NULL, &t));
+        check(sc_tdigest_new(compression, NULL, NULL, &t));
         double t0 = now_s();
         if (batch)
             check(sc_tdigest_add_batch(t, vals, N_SPEED));
@@ -165,7 +165,7 @@ static void run_hll_error(int trials)
         int n_points = 0;
         for (int t = 0; t < t_p; t++) {
             sc_hll *h;
-            check(sc_hll_new(p, NULL, &h));
+            check(sc_hll_new(p, NULL, NULL, &h));
             uint64_t n = 0, next = 1;
             int pt = 0;
             while (next <= 10000000 && pt < MAX_POINTS) {
@@ -265,13 +265,13 @@ static void run_td_error(int trials)
                 qsort(sorted, n, sizeof(double), cmp_d);
                 for (int mode = 0; mode < 3; mode++) {
                     sc_tdigest *td;
-                    check(sc_tdigest_new(comps[c], NULL, &td));
+                    check(sc_tdigest_new(comps[c], NULL, NULL, &td));
                     if (mode < 2) {
                         check(sc_tdigest_add_batch(td, mode ? sorted : vals, n));
                     } else {
                         sc_tdigest *parts[8];
                         for (int j = 0; j < 8; j++)
-                            check(sc_tdigest_new(comps[c], NULL, &parts[j]));
+                            check(sc_tdigest_new(comps[c], NULL, NULL, &parts[j]));
                         for (size_t i = 0; i < n; i++)
                             check(sc_tdigest_add(parts[rnd() % 8], vals[i], 1));
                         for (int j = 0; j < 8; j++) {

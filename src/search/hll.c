@@ -12,7 +12,8 @@
 SC_ALLOC_POOL_DEFINE(sc_pool_search_hll, "search.hll");
 
 struct sc_hll {
-    sc_alloc_pool *pool;
+    sc_alloc_pool *pool; /* with arena NULL */
+    sc_arena *arena;     /* or NULL */
     uint32_t p;
     bool linear;
     uint32_t set_len; /* distinct encodings in the set (linear mode) */
@@ -106,19 +107,38 @@ static uint32_t slot_of(uint32_t e, uint32_t mask)
     return (e * 0x9E3779B1u) >> 7 & mask;
 }
 
-/* ---- lifecycle ------------------------------------------------------------------------------ */
+/* ---- lifecycle ------------------------------------------------------------------------------
+ * Memory comes from the arena when there is one (freeing is a no-op: replaced blocks stay in the
+ * arena, whose budget counts them), else from the accounting pool. */
 
-sc_status sc_hll_new(uint32_t precision, sc_alloc_pool *pool, sc_hll **out)
+static void *mem_calloc(sc_alloc_pool *pool, sc_arena *arena, size_t n, size_t size)
+{
+    return arena ? sc_arena_calloc(arena, n, size) : sc_alloc_calloc(pool, n, size);
+}
+
+static void mem_free(const sc_hll *h, void *p)
+{
+    if (!h->arena)
+        sc_alloc_free(h->pool, p);
+}
+
+static sc_status oom(const sc_arena *arena)
+{
+    return arena && arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+}
+
+sc_status sc_hll_new(uint32_t precision, sc_alloc_pool *pool, sc_arena *arena, sc_hll **out)
 {
     *out = NULL;
     if (precision < SC_HLL_MIN_PRECISION || precision > SC_HLL_MAX_PRECISION)
         return SC_EINVAL;
     if (!pool)
         pool = &sc_pool_search_hll;
-    sc_hll *h = sc_alloc_calloc(pool, 1, sizeof *h);
+    sc_hll *h = mem_calloc(pool, arena, 1, sizeof *h);
     if (!h)
-        return SC_ENOMEM;
+        return oom(arena);
     h->pool = pool;
+    h->arena = arena;
     h->p = precision;
     h->linear = true;
     *out = h;
@@ -129,9 +149,9 @@ void sc_hll_free(sc_hll *h)
 {
     if (!h)
         return;
-    sc_alloc_free(h->pool, h->set);
-    sc_alloc_free(h->pool, h->regs);
-    sc_alloc_free(h->pool, h);
+    mem_free(h, h->set);
+    mem_free(h, h->regs);
+    mem_free(h, h);
 }
 
 uint32_t sc_hll_precision(const sc_hll *h)
@@ -165,9 +185,9 @@ static void reg_update(uint8_t *regs, uint32_t idx, uint32_t rank)
 /* Replays the set into fresh registers and drops the set. */
 static sc_status to_registers(sc_hll *h)
 {
-    uint8_t *regs = sc_alloc_calloc(h->pool, (size_t)1 << h->p, 1);
+    uint8_t *regs = mem_calloc(h->pool, h->arena, (size_t)1 << h->p, 1);
     if (!regs)
-        return SC_ENOMEM;
+        return oom(h->arena);
     for (uint32_t i = 0; i < h->set_cap; i++) {
         if (h->set[i]) {
             uint32_t idx, rank;
@@ -175,7 +195,7 @@ static sc_status to_registers(sc_hll *h)
             reg_update(regs, idx, rank);
         }
     }
-    sc_alloc_free(h->pool, h->set);
+    mem_free(h, h->set);
     h->set = NULL;
     h->set_cap = h->set_len = 0;
     h->regs = regs;
@@ -193,13 +213,13 @@ static void set_put(uint32_t *set, uint32_t mask, uint32_t e)
 
 static sc_status set_resize(sc_hll *h, uint32_t cap)
 {
-    uint32_t *set = sc_alloc_calloc(h->pool, cap, sizeof(uint32_t));
+    uint32_t *set = mem_calloc(h->pool, h->arena, cap, sizeof(uint32_t));
     if (!set)
-        return SC_ENOMEM;
+        return oom(h->arena);
     for (uint32_t i = 0; i < h->set_cap; i++)
         if (h->set[i])
             set_put(set, cap - 1, h->set[i]);
-    sc_alloc_free(h->pool, h->set);
+    mem_free(h, h->set);
     h->set = set;
     h->set_cap = cap;
     return SC_OK;
@@ -426,7 +446,7 @@ static sc_status decode_linear(sc_hll *h, const uint8_t *p, const uint8_t *end)
     return p == end ? SC_OK : SC_ECORRUPT;
 }
 
-sc_status sc_hll_decode(sc_slice in, sc_alloc_pool *pool, sc_hll **out)
+sc_status sc_hll_decode(sc_slice in, sc_alloc_pool *pool, sc_arena *arena, sc_hll **out)
 {
     *out = NULL;
     if (in.len < 5 || in.ptr[0] != 'H' || in.ptr[1] != 'L' ||
@@ -444,11 +464,11 @@ sc_status sc_hll_decode(sc_slice in, sc_alloc_pool *pool, sc_hll **out)
                 return SC_ECORRUPT;
     }
     sc_hll *h;
-    SC_TRY(sc_hll_new(p, pool, &h));
+    SC_TRY(sc_hll_new(p, pool, arena, &h));
     sc_status st;
     if (in.ptr[4] == MODE_REGISTERS) {
-        st = SC_ENOMEM;
-        h->regs = sc_alloc_malloc(h->pool, (size_t)1 << p);
+        h->regs = mem_calloc(h->pool, h->arena, (size_t)1 << p, 1);
+        st = h->regs ? SC_OK : oom(h->arena);
         if (h->regs) {
             memcpy(h->regs, body, (size_t)1 << p);
             h->linear = false;

@@ -8,7 +8,8 @@
  * The state depends only on the SET of hashes added (not on order, duplicates or how they were
  * split across partial sketches), so merging partial sketches gives exactly the sketch of all
  * values. Values are hashed by the caller with sc_hll_hash_bytes / sc_hll_hash_u64.
- * Memory is charged to an sc_alloc_pool. Not thread-safe; distinct sketches are independent. */
+ * Memory comes from an sc_arena (aggregations) or an sc_alloc_pool. Not thread-safe; distinct
+ * sketches are independent. */
 #ifndef SC_SEARCH_HLL_H
 #define SC_SEARCH_HLL_H
 
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 #include "base/alloc.h"
+#include "base/arena.h"
 #include "base/slice.h"
 #include "base/status.h"
 #include "base/vec.h"
@@ -34,28 +36,31 @@ typedef struct sc_hll sc_hll;
  * ceil(t / 0.75) * 4, clamped to [4, 18] (3000 -> 14, 40000 -> 18). Negative t counts as 0. */
 uint32_t sc_hll_precision_for_threshold(int64_t threshold);
 
-/* Creates an empty sketch of precision p (SC_HLL_MIN_PRECISION..SC_HLL_MAX_PRECISION) charging
- * its memory to `pool` (NULL = the "search.hll" pool). An empty sketch holds no heap memory
- * beyond its header; the linear-counting set grows with the values, up to 2^p bytes, and the
- * registers take 2^p bytes. *out is owned by the caller: free with sc_hll_free.
- * SC_EINVAL for a bad precision, SC_ENOMEM. */
-sc_status sc_hll_new(uint32_t precision, sc_alloc_pool *pool, sc_hll **out) SC_MUST_USE;
+/* Creates an empty sketch of precision p (SC_HLL_MIN_PRECISION..SC_HLL_MAX_PRECISION). Its memory
+ * comes from `arena` when not NULL (an aggregation's per-request memory: the arena's budget
+ * counts every block, replaced blocks stay until the arena is freed, sc_hll_free is a no-op),
+ * else from `pool` (NULL = the "search.hll" pool). An empty sketch holds only its header; the
+ * linear-counting set grows with the values up to 2^p bytes, the registers take 2^p bytes.
+ * *out is owned by the caller: free with sc_hll_free (pool) or with the arena.
+ * SC_EINVAL for a bad precision, SC_ELIMIT (arena over budget), SC_ENOMEM. */
+sc_status sc_hll_new(uint32_t precision, sc_alloc_pool *pool, sc_arena *arena, sc_hll **out)
+    SC_MUST_USE;
 
 /* Frees a sketch; NULL is a no-op. */
 void sc_hll_free(sc_hll *h);
 
 /* Adds one 64-bit value hash. Amortized O(1); may grow the set or switch to registers, so
- * SC_ENOMEM is possible (the sketch is then unchanged and still valid). */
+ * SC_ENOMEM or SC_ELIMIT (arena budget) are possible: the sketch is then unchanged and valid. */
 sc_status sc_hll_add(sc_hll *h, uint64_t hash) SC_MUST_USE;
 
-/* Adds n hashes; as n calls of sc_hll_add but faster in register mode. On SC_ENOMEM a prefix of
+/* Adds n hashes; as n calls of sc_hll_add but faster in register mode. On failure a prefix of
  * the hashes has been added (the sketch stays valid). */
 sc_status sc_hll_add_batch(sc_hll *h, const uint64_t *hashes, size_t n) SC_MUST_USE;
 
 /* Merges src into dst (the union of their sets). Works across modes: a linear dst takes src's
  * encodings (switching to registers if the union is too large); a register dst takes src's
  * encodings or the register-wise max. SC_EINVAL when the precisions differ (dst unchanged),
- * SC_ENOMEM (dst valid, possibly with part of src merged). O(size of src) or O(2^p). */
+ * SC_ENOMEM / SC_ELIMIT (dst valid, possibly with part of src merged). O(size of src) or O(2^p). */
 sc_status sc_hll_merge(sc_hll *dst, const sc_hll *src) SC_MUST_USE;
 
 /* The estimated number of distinct hashes added. Linear mode: 2^31 * ln(2^31 / (2^31 - n)) over
@@ -76,11 +81,12 @@ size_t sc_hll_mem_bytes(const sc_hll *h);
  * sketches encode to equal bytes. SC_ENOMEM (out may hold a partial encoding). */
 sc_status sc_hll_encode(const sc_hll *h, sc_buf *out) SC_MUST_USE;
 
-/* Decodes exactly the bytes of `in` into a new sketch charged to `pool` (NULL = "search.hll").
- * Validates everything (magic, version, precision, mode, ordering and validity of every
- * encoding, register ranges, no trailing bytes): anything else is SC_ECORRUPT, never a crash.
- * SC_ENOMEM. *out is owned by the caller (sc_hll_free) and only set on SC_OK. */
-sc_status sc_hll_decode(sc_slice in, sc_alloc_pool *pool, sc_hll **out) SC_MUST_USE;
+/* Decodes exactly the bytes of `in` into a new sketch whose memory comes from `arena` or `pool`
+ * as in sc_hll_new. Validates everything (magic, version, precision, mode, ordering and
+ * validity of every encoding, register ranges, no trailing bytes): anything else is
+ * SC_ECORRUPT, never a crash. SC_ENOMEM, SC_ELIMIT. *out is set only on SC_OK. */
+sc_status sc_hll_decode(sc_slice in, sc_alloc_pool *pool, sc_arena *arena, sc_hll **out)
+    SC_MUST_USE;
 
 /* MurmurHash3 x64_128 of `len` bytes with `seed` (Austin Appleby's public algorithm, written
  * from its description): out[0] = h1, out[1] = h2. */

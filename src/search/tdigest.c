@@ -18,8 +18,9 @@ typedef struct cent {
 } cent;
 
 struct sc_tdigest {
-    sc_alloc_pool *pool;
-    double delta; /* compression */
+    sc_alloc_pool *pool; /* with arena NULL */
+    sc_arena *arena;     /* or NULL */
+    double delta;        /* compression */
     uint64_t exact_limit;
     size_t buffer_cap; /* digest phase: unsorted points that trigger a merge */
     bool exact;
@@ -29,17 +30,26 @@ struct sc_tdigest {
     double min, max;
 };
 
-sc_status sc_tdigest_new(double compression, sc_alloc_pool *pool, sc_tdigest **out)
+/* Memory comes from the arena when there is one (freeing is a no-op: replaced blocks stay in
+ * the arena, whose budget counts them), else from the accounting pool. */
+static sc_status oom(const sc_arena *arena)
+{
+    return arena && arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+}
+
+sc_status sc_tdigest_new(double compression, sc_alloc_pool *pool, sc_arena *arena, sc_tdigest **out)
 {
     *out = NULL;
     if (!(compression >= SC_TDIGEST_MIN_COMPRESSION && compression <= SC_TDIGEST_MAX_COMPRESSION))
         return SC_EINVAL;
     if (!pool)
         pool = &sc_pool_search_tdigest;
-    sc_tdigest *t = sc_alloc_calloc(pool, 1, sizeof *t);
+    sc_tdigest *t =
+        arena ? sc_arena_calloc(arena, 1, sizeof *t) : sc_alloc_calloc(pool, 1, sizeof *t);
     if (!t)
-        return SC_ENOMEM;
+        return oom(arena);
     t->pool = pool;
+    t->arena = arena;
     t->delta = compression;
     t->exact_limit = (uint64_t)(SC_TDIGEST_EXACT_FACTOR * compression);
     /* Dunning's MergingDigest buffers about 5 * compression points between merges. */
@@ -53,7 +63,7 @@ sc_status sc_tdigest_new(double compression, sc_alloc_pool *pool, sc_tdigest **o
 
 void sc_tdigest_free(sc_tdigest *t)
 {
-    if (!t)
+    if (!t || t->arena)
         return;
     sc_alloc_free(t->pool, t->c);
     sc_alloc_free(t->pool, t);
@@ -96,9 +106,16 @@ static sc_status reserve(sc_tdigest *t, size_t extra)
     size_t cap = t->cap ? t->cap : 16;
     while (cap < t->len + extra)
         cap *= 2;
-    cent *c = sc_alloc_realloc(t->pool, t->c, cap * sizeof(cent));
+    cent *c;
+    if (t->arena) {
+        c = sc_arena_alloc(t->arena, cap * sizeof(cent));
+        if (c && t->len)
+            memcpy(c, t->c, t->len * sizeof(cent));
+    } else {
+        c = sc_alloc_realloc(t->pool, t->c, cap * sizeof(cent));
+    }
     if (!c)
-        return SC_ENOMEM;
+        return oom(t->arena);
     t->c = c;
     t->cap = cap;
     return SC_OK;
@@ -502,7 +519,7 @@ static sc_status decode_points(sc_tdigest *t, const uint8_t *p, const uint8_t *e
     return SC_OK;
 }
 
-sc_status sc_tdigest_decode(sc_slice in, sc_alloc_pool *pool, sc_tdigest **out)
+sc_status sc_tdigest_decode(sc_slice in, sc_alloc_pool *pool, sc_arena *arena, sc_tdigest **out)
 {
     *out = NULL;
     if (in.len < 13 || in.ptr[0] != 'T' || in.ptr[1] != 'D' ||
@@ -516,7 +533,7 @@ sc_status sc_tdigest_decode(sc_slice in, sc_alloc_pool *pool, sc_tdigest **out)
         n > (uint64_t)(end - p) / 9)
         return SC_ECORRUPT;
     sc_tdigest *t;
-    SC_TRY(sc_tdigest_new(delta, pool, &t));
+    SC_TRY(sc_tdigest_new(delta, pool, arena, &t));
     t->exact = (in.ptr[3] & FLAG_EXACT) != 0;
     sc_status st = decode_points(t, p, end, n);
     if (st != SC_OK) {

@@ -9,8 +9,9 @@
  * the index of its centre, total - 1 at max; in the exact phase this is numpy's default "linear"
  * percentile (index q * (n - 1)), as ES. cdf(x) is (weight below x + half the weight equal to x)
  * / total in the exact phase and the inverse of the knot map in the digest phase.
- * Measured errors are in docs/aggregations-sketches.md. Memory is charged to an sc_alloc_pool.
- * Not thread-safe (queries flush the buffer, so even reads need exclusive access). */
+ * Measured errors are in docs/aggregations-sketches.md. Memory comes from an sc_arena
+ * (aggregations) or an sc_alloc_pool. Not thread-safe (queries flush the buffer, so even reads need
+ * exclusive access). */
 #ifndef SC_SEARCH_TDIGEST_H
 #define SC_SEARCH_TDIGEST_H
 
@@ -19,6 +20,7 @@
 #include <stdint.h>
 
 #include "base/alloc.h"
+#include "base/arena.h"
 #include "base/slice.h"
 #include "base/status.h"
 #include "base/vec.h"
@@ -31,17 +33,21 @@
 
 typedef struct sc_tdigest sc_tdigest;
 
-/* Creates an empty digest with `compression` (SC_TDIGEST_MIN_COMPRESSION..MAX, not NaN) charging
- * its memory to `pool` (NULL = the "search.tdigest" pool). *out is owned by the caller: free with
- * sc_tdigest_free. SC_EINVAL for a bad compression, SC_ENOMEM. */
-sc_status sc_tdigest_new(double compression, sc_alloc_pool *pool, sc_tdigest **out) SC_MUST_USE;
+/* Creates an empty digest with `compression` (SC_TDIGEST_MIN_COMPRESSION..MAX, not NaN). Its
+ * memory comes from `arena` when not NULL (an aggregation's per-request memory: the budget
+ * counts every block, replaced blocks stay until the arena is freed, sc_tdigest_free is a no-op),
+ * else from `pool` (NULL = the "search.tdigest" pool). *out is owned by the caller: free with
+ * sc_tdigest_free (pool) or with the arena. SC_EINVAL for a bad compression, SC_ELIMIT (arena
+ * over budget), SC_ENOMEM. */
+sc_status sc_tdigest_new(double compression, sc_alloc_pool *pool, sc_arena *arena, sc_tdigest **out)
+    SC_MUST_USE;
 
 /* Frees a digest; NULL is a no-op. */
 void sc_tdigest_free(sc_tdigest *t);
 
 /* Adds value x with integer weight w (w copies of x). SC_EINVAL when x is not finite or w is 0
  * (the digest is unchanged; callers skip such values), SC_ELIMIT when the total weight would
- * overflow 64 bits, SC_ENOMEM. Amortized O(log compression). */
+ * overflow 64 bits or the arena is over budget, SC_ENOMEM. Amortized O(log compression). */
 sc_status sc_tdigest_add(sc_tdigest *t, double x, uint64_t w) SC_MUST_USE;
 
 /* Adds n values of weight 1; stops at the first failure (a prefix has been added). */
@@ -49,7 +55,7 @@ sc_status sc_tdigest_add_batch(sc_tdigest *t, const double *xs, size_t n) SC_MUS
 
 /* Merges src into dst at dst's compression (ES reduces merge into the digest of the larger
  * compression: the caller picks dst). Exact + exact stays exact while the total allows. src is
- * not modified. SC_ELIMIT on weight overflow (dst unchanged), SC_ENOMEM (dst unchanged). */
+ * not modified. SC_ELIMIT on weight overflow or arena budget, SC_ENOMEM (dst unchanged). */
 sc_status sc_tdigest_merge(sc_tdigest *dst, const sc_tdigest *src) SC_MUST_USE;
 
 /* The value at quantile q in [0, 1] (clamped; q <= 0 is min, q >= 1 is max); NaN when empty or q
@@ -88,11 +94,12 @@ size_t sc_tdigest_mem_bytes(const sc_tdigest *t);
  * encoding). */
 sc_status sc_tdigest_encode(sc_tdigest *t, sc_buf *out) SC_MUST_USE;
 
-/* Decodes exactly the bytes of `in` into a new digest charged to `pool` (NULL =
- * "search.tdigest"). Validates magic, version, flags, compression, finite sorted means within
+/* Decodes exactly the bytes of `in` into a new digest whose memory comes from `arena` or `pool`
+ * as in sc_tdigest_new. Validates magic, version, flags, compression, finite sorted means within
  * [min, max], non-zero weights without overflow, the exact-phase limit, canonical varints and no
- * trailing bytes: anything else is SC_ECORRUPT, never a crash. SC_ENOMEM. *out is owned by the
- * caller (sc_tdigest_free) and only set on SC_OK. */
-sc_status sc_tdigest_decode(sc_slice in, sc_alloc_pool *pool, sc_tdigest **out) SC_MUST_USE;
+ * trailing bytes: anything else is SC_ECORRUPT, never a crash. SC_ENOMEM, SC_ELIMIT. *out is
+ * set only on SC_OK. */
+sc_status sc_tdigest_decode(sc_slice in, sc_alloc_pool *pool, sc_arena *arena, sc_tdigest **out)
+    SC_MUST_USE;
 
 #endif

@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     sc_hll *h;
-    if (sc_hll_decode(sc_slice_make(data, size), NULL, &h) != SC_OK)
+    if (sc_hll_decode(sc_slice_make(data, size), NULL, NULL, &h) != SC_OK)
         return 0;
     sc_buf out = {0};
     if (sc_hll_encode(h, &out) == SC_OK && (out.len != size || memcmp(out.ptr, data, size) != 0))
@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sc_vec_free(&out);
     uint64_t before = sc_hll_estimate(h);
     sc_hll *fresh;
-    if (sc_hll_new(sc_hll_precision(h), NULL, &fresh) == SC_OK) {
+    if (sc_hll_new(sc_hll_precision(h), NULL, NULL, &fresh) == SC_OK) {
         if (sc_hll_merge(fresh, h) != SC_OK || sc_hll_estimate(fresh) != before)
             abort();
         (void)!sc_hll_merge(h, fresh);

@@ -28,7 +28,7 @@ static void probe(sc_tdigest *t)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     sc_tdigest *t;
-    if (sc_tdigest_decode(sc_slice_make(data, size), NULL, &t) != SC_OK)
+    if (sc_tdigest_decode(sc_slice_make(data, size), NULL, NULL, &t) != SC_OK)
         return 0;
     sc_buf out = {0};
     if (sc_tdigest_encode(t, &out) == SC_OK && (out.len != size || memcmp(out.ptr, data, size)))
@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sc_vec_free(&out);
     probe(t);
     sc_tdigest *fresh;
-    if (sc_tdigest_new(100, NULL, &fresh) == SC_OK) {
+    if (sc_tdigest_new(100, NULL, NULL, &fresh) == SC_OK) {
         if (sc_tdigest_merge(fresh, t) == SC_OK)
             probe(fresh);
         sc_tdigest_free(fresh);

@@ -25,7 +25,7 @@ static void hll_seed(const char *dir, const char *name, uint32_t p, uint32_t n)
 {
     sc_hll *h;
     sc_buf b = {0};
-    if (sc_hll_new(p, NULL, &h) != SC_OK)
+    if (sc_hll_new(p, NULL, NULL, &h) != SC_OK)
         exit(1);
     for (uint32_t i = 0; i < n; i++)
         if (sc_hll_add(h, sc_hll_hash_u64(i)) != SC_OK)
@@ -41,7 +41,7 @@ static void td_seed(const char *dir, const char *name, double compression, uint3
 {
     sc_tdigest *t;
     sc_buf b = {0};
-    if (sc_tdigest_new(compression, NULL, &t) != SC_OK)
+    if (sc_tdigest_new(compression, NULL, NULL, &t) != SC_OK)
         exit(1);
     for (uint32_t i = 0; i < n; i++)
         if (sc_tdigest_add(t, sin(i) * 100 + i % 7, 1 + i % 2) != SC_OK)

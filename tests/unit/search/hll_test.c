@@ -43,7 +43,7 @@ static int setup(void **state)
 static sc_hll *new_hll(uint32_t p)
 {
     sc_hll *h;
-    assert_int_equal(sc_hll_new(p, NULL, &h), SC_OK);
+    assert_int_equal(sc_hll_new(p, NULL, NULL, &h), SC_OK);
     return h;
 }
 
@@ -88,8 +88,8 @@ static void test_precision(void **state)
     assert_int_equal(sc_hll_precision_for_threshold(0), 4);
     assert_int_equal(sc_hll_precision_for_threshold(-5), 4);
     sc_hll *h;
-    assert_int_equal(sc_hll_new(3, NULL, &h), SC_EINVAL);
-    assert_int_equal(sc_hll_new(19, NULL, &h), SC_EINVAL);
+    assert_int_equal(sc_hll_new(3, NULL, NULL, &h), SC_EINVAL);
+    assert_int_equal(sc_hll_new(19, NULL, NULL, &h), SC_EINVAL);
     h = new_hll(14);
     assert_int_equal(sc_hll_estimate(h), 0);
     assert_true(sc_hll_is_linear(h));
@@ -238,11 +238,12 @@ static void test_encode_decode(void **state)
         sc_buf enc = {0}, again = {0};
         assert_int_equal(sc_hll_encode(h, &enc), SC_OK);
         sc_hll *d;
-        assert_int_equal(sc_hll_decode(sc_slice_make(enc.ptr, enc.len), NULL, &d), SC_OK);
+        assert_int_equal(sc_hll_decode(sc_slice_make(enc.ptr, enc.len), NULL, NULL, &d), SC_OK);
         assert_same(h, d);
         sc_hll_free(d);
         for (size_t cut = 0; cut < enc.len; cut++) {
-            assert_int_equal(sc_hll_decode(sc_slice_make(enc.ptr, cut), NULL, &d), SC_ECORRUPT);
+            assert_int_equal(sc_hll_decode(sc_slice_make(enc.ptr, cut), NULL, NULL, &d),
+                             SC_ECORRUPT);
             assert_null(d);
         }
         uint8_t *bytes = malloc(enc.len + 1);
@@ -250,7 +251,7 @@ static void test_encode_decode(void **state)
             memcpy(bytes, enc.ptr, enc.len);
             size_t at = rnd() % enc.len;
             bytes[at] ^= (uint8_t)(1u << (rnd() % 8));
-            sc_status st = sc_hll_decode(sc_slice_make(bytes, enc.len), NULL, &d);
+            sc_status st = sc_hll_decode(sc_slice_make(bytes, enc.len), NULL, NULL, &d);
             if (st == SC_OK) {
                 sc_vec_clear(&again);
                 assert_int_equal(sc_hll_encode(d, &again), SC_OK);
@@ -264,12 +265,54 @@ static void test_encode_decode(void **state)
         }
         memcpy(bytes, enc.ptr, enc.len);
         bytes[enc.len] = 0;
-        assert_int_equal(sc_hll_decode(sc_slice_make(bytes, enc.len + 1), NULL, &d), SC_ECORRUPT);
+        assert_int_equal(sc_hll_decode(sc_slice_make(bytes, enc.len + 1), NULL, NULL, &d),
+                         SC_ECORRUPT);
         free(bytes);
         sc_vec_free(&enc);
         sc_vec_free(&again);
         sc_hll_free(h);
     }
+}
+
+/* A sketch in an arena equals the pooled one; a small budget gives SC_ELIMIT on growth and
+ * leaves a valid sketch. */
+static void test_arena(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_hll *h, *ref = new_hll(12);
+    assert_int_equal(sc_hll_new(12, NULL, &a, &h), SC_OK);
+    for (int i = 0; i < 20000; i++) {
+        uint64_t x = rnd();
+        assert_int_equal(sc_hll_add(h, x), SC_OK);
+        assert_int_equal(sc_hll_add(ref, x), SC_OK);
+        if (i == 100 || i == 19999)
+            assert_same(h, ref);
+    }
+    sc_buf enc = {0};
+    assert_int_equal(sc_hll_encode(ref, &enc), SC_OK);
+    sc_hll *d;
+    assert_int_equal(sc_hll_decode(sc_slice_make(enc.ptr, enc.len), NULL, &a, &d), SC_OK);
+    assert_same(d, ref);
+    sc_hll_free(d); /* a no-op in an arena */
+    sc_hll_free(h);
+    sc_arena_fini(&a);
+    sc_vec_free(&enc);
+    sc_hll_free(ref);
+
+    sc_arena_init(&a, 4096);
+    assert_int_equal(sc_hll_new(14, NULL, &a, &h), SC_OK);
+    sc_status st = SC_OK;
+    uint32_t n = 0;
+    while (st == SC_OK && n < 100000) {
+        st = sc_hll_add(h, rnd());
+        n += st == SC_OK;
+    }
+    assert_int_equal(st, SC_ELIMIT);
+    assert_true(sc_hll_is_linear(h));
+    assert_int_equal(sc_hll_estimate(h), n);
+    sc_arena_fini(&a);
 }
 
 int main(void)
@@ -281,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_error_bound),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_encode_decode),
+        cmocka_unit_test(test_arena),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -49,7 +49,7 @@ static int setup(void **state)
 static sc_tdigest *new_td(double compression)
 {
     sc_tdigest *t;
-    assert_int_equal(sc_tdigest_new(compression, NULL, &t), SC_OK);
+    assert_int_equal(sc_tdigest_new(compression, NULL, NULL, &t), SC_OK);
     return t;
 }
 
@@ -99,9 +99,9 @@ static void test_api_edges(void **state)
 {
     (void)state;
     sc_tdigest *t;
-    assert_int_equal(sc_tdigest_new(0.5, NULL, &t), SC_EINVAL);
-    assert_int_equal(sc_tdigest_new(NAN, NULL, &t), SC_EINVAL);
-    assert_int_equal(sc_tdigest_new(1e9, NULL, &t), SC_EINVAL);
+    assert_int_equal(sc_tdigest_new(0.5, NULL, NULL, &t), SC_EINVAL);
+    assert_int_equal(sc_tdigest_new(NAN, NULL, NULL, &t), SC_EINVAL);
+    assert_int_equal(sc_tdigest_new(1e9, NULL, NULL, &t), SC_EINVAL);
     t = new_td(SC_TDIGEST_DEFAULT_COMPRESSION);
     assert_true(isnan(sc_tdigest_quantile(t, 0.5)));
     assert_true(isnan(sc_tdigest_cdf(t, 1)));
@@ -315,7 +315,7 @@ static void round_trip(sc_tdigest *t)
     sc_buf enc = {0}, again = {0};
     assert_int_equal(sc_tdigest_encode(t, &enc), SC_OK);
     sc_tdigest *d;
-    assert_int_equal(sc_tdigest_decode(sc_slice_make(enc.ptr, enc.len), NULL, &d), SC_OK);
+    assert_int_equal(sc_tdigest_decode(sc_slice_make(enc.ptr, enc.len), NULL, NULL, &d), SC_OK);
     assert_int_equal(sc_tdigest_encode(d, &again), SC_OK);
     assert_int_equal(again.len, enc.len);
     assert_memory_equal(again.ptr, enc.ptr, enc.len);
@@ -324,14 +324,15 @@ static void round_trip(sc_tdigest *t)
                     sc_tdigest_count(t) == 0);
     sc_tdigest_free(d);
     for (size_t cut = 0; cut < enc.len; cut++) {
-        assert_int_equal(sc_tdigest_decode(sc_slice_make(enc.ptr, cut), NULL, &d), SC_ECORRUPT);
+        assert_int_equal(sc_tdigest_decode(sc_slice_make(enc.ptr, cut), NULL, NULL, &d),
+                         SC_ECORRUPT);
         assert_null(d);
     }
     uint8_t *bytes = malloc(enc.len + 1);
     for (int f = 0; f < 300; f++) {
         memcpy(bytes, enc.ptr, enc.len);
         bytes[rnd() % enc.len] ^= (uint8_t)(1u << (rnd() % 8));
-        sc_status st = sc_tdigest_decode(sc_slice_make(bytes, enc.len), NULL, &d);
+        sc_status st = sc_tdigest_decode(sc_slice_make(bytes, enc.len), NULL, NULL, &d);
         if (st == SC_OK) {
             sc_vec_clear(&again);
             assert_int_equal(sc_tdigest_encode(d, &again), SC_OK);
@@ -347,7 +348,8 @@ static void round_trip(sc_tdigest *t)
     }
     memcpy(bytes, enc.ptr, enc.len);
     bytes[enc.len] = 0;
-    assert_int_equal(sc_tdigest_decode(sc_slice_make(bytes, enc.len + 1), NULL, &d), SC_ECORRUPT);
+    assert_int_equal(sc_tdigest_decode(sc_slice_make(bytes, enc.len + 1), NULL, NULL, &d),
+                     SC_ECORRUPT);
     free(bytes);
     sc_vec_free(&enc);
     sc_vec_free(&again);
@@ -366,12 +368,56 @@ static void test_encode_decode(void **state)
     }
 }
 
+/* A digest in an arena equals the pooled one; a small budget gives SC_ELIMIT and leaves a valid
+ * digest. */
+static void test_arena(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_tdigest *t, *ref = new_td(100);
+    assert_int_equal(sc_tdigest_new(100, NULL, &a, &t), SC_OK);
+    for (int i = 0; i < 30000; i++) {
+        double x = draw(NORMAL);
+        assert_int_equal(sc_tdigest_add(t, x, 1), SC_OK);
+        assert_int_equal(sc_tdigest_add(ref, x, 1), SC_OK);
+    }
+    sc_buf x = {0}, y = {0};
+    assert_int_equal(sc_tdigest_encode(t, &x), SC_OK);
+    assert_int_equal(sc_tdigest_encode(ref, &y), SC_OK);
+    assert_int_equal(x.len, y.len);
+    assert_memory_equal(x.ptr, y.ptr, x.len);
+    sc_tdigest *d;
+    assert_int_equal(sc_tdigest_decode(sc_slice_make(x.ptr, x.len), NULL, &a, &d), SC_OK);
+    assert_int_equal(sc_tdigest_merge(d, ref), SC_OK);
+    assert_int_equal(sc_tdigest_count(d), 60000);
+    sc_tdigest_free(d);
+    sc_tdigest_free(t);
+    sc_arena_fini(&a);
+    sc_vec_free(&x);
+    sc_vec_free(&y);
+    sc_tdigest_free(ref);
+
+    sc_arena_init(&a, 8192);
+    assert_int_equal(sc_tdigest_new(100, NULL, &a, &t), SC_OK);
+    sc_status st = SC_OK;
+    uint64_t n = 0;
+    while (st == SC_OK && n < 100000) {
+        st = sc_tdigest_add(t, (double)n, 1);
+        n += st == SC_OK;
+    }
+    assert_int_equal(st, SC_ELIMIT);
+    assert_int_equal(sc_tdigest_count(t), n);
+    assert_true(sc_tdigest_quantile(t, 1) == (double)(n - 1));
+    sc_arena_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_api_edges),        cmocka_unit_test(test_small_exact),
         cmocka_unit_test(test_large_rank_error), cmocka_unit_test(test_merge),
-        cmocka_unit_test(test_encode_decode),
+        cmocka_unit_test(test_encode_decode),    cmocka_unit_test(test_arena),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
