@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "api/dsl.h"
 #include "api/rest.h"
 #include "cluster/node.h"
 #include "cluster/search.h"
@@ -40,6 +41,10 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body, 
  * there is no search_after. Writes a 400 and returns false on mismatched values. */
 bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
                               sc_index *ix, sc_sort_value **out);
+/* Parses one query object with index ix's mapping (the DSL environment of _search) into *out
+ * (arena). SC_EPARSE with err filled, SC_ENOMEM / SC_ELIMIT. */
+sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query,
+                                 sc_query **out, sc_dsl_error *err) SC_MUST_USE;
 /* Builds the query tree of each of the n indices into out[0..n) (arena). With n == 0 the query
  * is still validated. Writes the DSL error into resp and returns false on failure. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,

@@ -629,6 +629,25 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
     return true;
 }
 
+sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query,
+                                 sc_query **out, sc_dsl_error *err)
+{
+    dsl_ctx d = {.ix = ix, .m = sc_index_mapping(ix), .arena = arena};
+    sc_dsl_env env = {.ctx = &d,
+                      .analyze = env_analyze,
+                      .field_kind = env_kind,
+                      .encode_term = env_encode,
+                      .default_fields = env_default_fields,
+                      .analyzer_for = env_analyzer_for,
+                      .analyzer_named = env_analyzer_named,
+                      .encode_range = env_encode_range,
+                      .encode_term_range = env_encode_term_range,
+                      .encode_cidr = env_encode_cidr};
+    sc_status st = sc_dsl_parse(&env, arena, query, out, err);
+    sc_mapping_unref(d.m);
+    return st;
+}
+
 /* Builds the query tree of each index. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                               sc_index **list, size_t n, sc_query **out)
@@ -652,20 +671,8 @@ bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t
             }
             continue;
         }
-        dsl_ctx d = {.ix = list[i], .m = sc_index_mapping(list[i]), .arena = req->arena};
-        sc_dsl_env env = {.ctx = &d,
-                          .analyze = env_analyze,
-                          .field_kind = env_kind,
-                          .encode_term = env_encode,
-                          .default_fields = env_default_fields,
-                          .analyzer_for = env_analyzer_for,
-                          .analyzer_named = env_analyzer_named,
-                          .encode_range = env_encode_range,
-                          .encode_term_range = env_encode_term_range,
-                          .encode_cidr = env_encode_cidr};
         sc_dsl_error err;
-        sc_status st = sc_dsl_parse(&env, req->arena, query, &out[i], &err);
-        sc_mapping_unref(d.m);
+        sc_status st = sc__search_parse_query(req->arena, list[i], query, &out[i], &err);
         if (st != SC_OK) {
             if (err.type && !strcmp(err.type, "query_shard_exception")) {
                 sc_rest_kv kv[] = {{"index", list[i]->name}, {"index_uuid", list[i]->uuid}};

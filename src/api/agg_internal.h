@@ -1,0 +1,67 @@
+/* Private to the aggregation files of src/api: parsing the `aggs` JSON into the search layer's
+ * spec tree (agg_parse.c: the tree; agg_parse_params.c: each kind's parameters) and writing a
+ * final result as the response's "aggregations" (agg_write.c). */
+#ifndef SC_API_AGG_INTERNAL_H
+#define SC_API_AGG_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "api/internal.h"
+#include "api/rest.h"
+#include "base/jsonw.h"
+#include "cluster/node.h"
+#include "mapping/mapping.h"
+#include "search/agg.h"
+
+/* A user-facing parse error. shard_level errors (a field that cannot be aggregated) are
+ * written as Elasticsearch does for them: search_phase_execution_exception "all shards failed"
+ * with the cause as root_cause. */
+typedef struct sc_agg_parse_error {
+    int status;
+    const char *type;      /* static */
+    const char *caused_by; /* static caused_by type, or NULL */
+    bool shard_level;
+    char reason[512];
+} sc_agg_parse_error;
+
+/* Parsing context of one request and target index. */
+typedef struct sc__agg_pctx {
+    sc_rest_req *req;
+    sc_index *ix;
+    sc_mapping *m; /* may be NULL */
+    sc_agg_parse_error *err;
+} sc__agg_pctx;
+
+/* Fills c->err and returns false. */
+bool sc__agg_fail(sc__agg_pctx *c, int status, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The arena is exhausted: 429 circuit_breaking_exception. */
+bool sc__agg_oom_err(sc__agg_pctx *c);
+
+/* Parses `aggs` (an object of named aggregations) with index ix's mapping (ix may be NULL:
+ * every field unmapped) into *out (SC_AGG_ROOT, request arena). false with err filled. */
+bool sc__agg_parse(sc_rest_req *req, sc_index *ix, const json_t *aggs, sc_agg_spec **out,
+                   sc_agg_parse_error *err);
+/* Parses the parameters object of one aggregation of kind s->kind (named `type` in the
+ * request) into s. */
+bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *params,
+                          sc_agg_spec *s);
+/* The request's name of s's kind ("terms", "date_range", ...). */
+const char *sc__agg_kind_name(const sc_agg_spec *s);
+/* Writes err as the response (status and Elasticsearch's error shape). */
+void sc__agg_write_error(sc_rest_req *req, sc_rest_resp *resp, const sc_agg_parse_error *err);
+
+/* Writes `"aggregations": {...}` for the final (finalized) result r of root. typed_keys
+ * prefixes names with their type ("sterms#name"). */
+void sc__agg_write(sc_jsonw *w, const sc_agg_spec *root, const sc_agg_result *r,
+                   bool typed_keys);
+
+/* Rendering data of a spec, kept in sc_agg_spec.user: the date format of key_as_string. */
+typedef struct sc__agg_render {
+    sc_date_format *date_format; /* owned by the request (freed by sc__agg_spec_free) */
+} sc__agg_render;
+/* Frees what parsing attached to a spec tree (date formats). NULL is a no-op. */
+void sc__agg_spec_free(sc_agg_spec *root);
+
+#endif

@@ -1,0 +1,818 @@
+/* Aggregations (search/agg.h) against brute force over random documents: four segments (with
+ * deletes) split into three "shards"; multi-valued and missing values; terms on keyword and
+ * numeric fields with metric subs, the metrics, histogram, date_histogram, range, filters,
+ * missing, global, nested buckets; the reduce of the shards' partials equals one collection
+ * over all segments; the binary encoding round-trips and rejects corrupt input; terms error
+ * bounds hold. Seed printed, SCRY_SEED reruns. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/builder.h"
+#include "index/segment.h"
+#include "search/agg.h"
+#include "search/query.h"
+#include "search/searcher.h"
+
+#include "fixture.h"
+
+#define N_SEG 4
+#define PER_SEG 1500
+#define N_ALL (N_SEG * PER_SEG)
+#define N_TERMS 30
+#define T0 INT64_C(1577836800000) /* 2020-01-01 */
+
+typedef struct mdoc {
+    uint32_t k[2], nk; /* keyword "k": term ids, ascending, distinct */
+    int64_t n[3];
+    uint32_t nn;  /* long "n" (0..3 values, ascending, repeats allowed) */
+    double d;     /* double "d": every doc */
+    int64_t t;    /* date "t": every doc */
+    uint32_t tag; /* keyword "tag": t0..t3 */
+    bool live;
+} mdoc;
+
+static mdoc docs[N_ALL];
+static sc_segment *segs[N_SEG];
+static sc_bitset lives[N_SEG];
+static sc_searcher_segment ss[N_SEG];
+static char dir[64];
+static char term_names[N_TERMS][8];
+
+static int setup(void **state)
+{
+    (void)state;
+    if (fx_begin("agg", dir, sizeof dir) != 0)
+        return -1;
+    for (int i = 0; i < N_TERMS; i++)
+        snprintf(term_names[i], sizeof term_names[i], "w%02d", i);
+    for (int s = 0; s < N_SEG; s++) {
+        sc_segment_builder *b;
+        if (sc_segment_builder_new(&b) != SC_OK)
+            return -1;
+        for (uint32_t d = 0; d < PER_SEG; d++) {
+            mdoc *m = &docs[s * PER_SEG + d];
+            /* skewed term frequencies so that terms error bounds matter */
+            m->nk = below(3);
+            for (uint32_t i = 0; i < m->nk; i++)
+                m->k[i] = below(1 + below(N_TERMS));
+            if (m->nk == 2 && m->k[0] == m->k[1])
+                m->nk = 1;
+            if (m->nk == 2 && m->k[0] > m->k[1]) {
+                uint32_t t = m->k[0];
+                m->k[0] = m->k[1];
+                m->k[1] = t;
+            }
+            m->nn = below(4);
+            for (uint32_t i = 0; i < m->nn; i++)
+                m->n[i] = (int64_t)below(101) - 50;
+            for (uint32_t i = 1; i < m->nn; i++)
+                for (uint32_t j = i; j > 0 && m->n[j - 1] > m->n[j]; j--) {
+                    int64_t t = m->n[j];
+                    m->n[j] = m->n[j - 1];
+                    m->n[j - 1] = t;
+                }
+            m->d = ((double)below(20001) - 10000) / 16.0;
+            m->t = T0 + (int64_t)below(400) * 86400000 + (int64_t)below(86400000);
+            m->tag = below(4);
+            fx_tagged tg;
+            sc_index_field f[7];
+            size_t nf = fx_tagged_fields(&tg, s, d, m->tag, f);
+            f[1].flags |= SC_FIELD_DOCVALUES;
+            sc_index_token kt[2];
+            for (uint32_t i = 0; i < m->nk; i++)
+                kt[i] = (sc_index_token){sc_slice_cstr(term_names[m->k[i]]), 0};
+            if (m->nk)
+                f[nf++] = fx_keyword("k", SC_FIELD_DOCVALUES, kt, m->nk);
+            if (m->nn)
+                f[nf++] = fx_numeric("n", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, m->n, m->nn);
+            int64_t dv = sc_agg_double_to_sortable(m->d);
+            f[nf++] = fx_numeric("d", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &dv, 1);
+            f[nf++] = fx_numeric("t", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &m->t, 1);
+            if (fx_add(b, tg.id, f, nf) != 0)
+                return -1;
+        }
+        bool live[PER_SEG];
+        if (fx_segment_finish(b, dir, s, s == 1, 6, &segs[s], &lives[s], live, &ss[s]) != 0)
+            return -1;
+        for (uint32_t d = 0; d < PER_SEG; d++)
+            docs[s * PER_SEG + d].live = live[d];
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (int s = 0; s < N_SEG; s++) {
+        sc_segment_unref(segs[s]);
+        sc_bitset_fini(&lives[s]);
+    }
+    return fx_end(dir);
+}
+
+/* ---- spec building ---- */
+
+static sc_agg_spec *mk(sc_arena *a, sc_agg_kind kind, const char *name, const char *field,
+                       sc_agg_vtype vt)
+{
+    sc_agg_spec *s = sc_arena_calloc(a, 1, sizeof *s);
+    assert_non_null(s);
+    s->kind = kind;
+    s->name = name;
+    s->field = field;
+    s->vtype = vt;
+    s->size = 10;
+    s->min_doc_count = 1;
+    s->sigma = 2;
+    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
+    if (kind == SC_AGG_HISTOGRAM || kind == SC_AGG_DATE_HISTOGRAM) {
+        s->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+        s->min_doc_count = 0;
+    }
+    return s;
+}
+
+static void add_sub(sc_arena *a, sc_agg_spec *p, sc_agg_spec *c)
+{
+    sc_agg_spec **subs = sc_arena_alloc(a, (p->n_subs + 1) * sizeof *subs);
+    assert_non_null(subs);
+    if (p->n_subs)
+        memcpy(subs, p->subs, p->n_subs * sizeof *subs);
+    subs[p->n_subs++] = c;
+    p->subs = subs;
+}
+
+/* A query: match_all (qk 0) or tag == t<qk-1>. */
+static sc_query *query(sc_arena *a, int qk)
+{
+    if (qk == 0)
+        return sc_query_match_all(a);
+    char t[8];
+    snprintf(t, sizeof t, "t%d", qk - 1);
+    return sc_query_term(a, sc_slice_cstr("tag"), sc_slice_cstr(t));
+}
+
+static bool doc_matches(const mdoc *m, int qk)
+{
+    return m->live && (qk == 0 || m->tag == (uint32_t)(qk - 1));
+}
+
+/* Collects root over segments [from, to) as one shard of n_shards. */
+static sc_agg_result *collect(sc_arena *a, const sc_agg_spec *root, int qk, size_t from,
+                              size_t to, uint32_t n_shards)
+{
+    sc_searcher s = {ss + from, to - from};
+    sc_search_options o;
+    sc_search_options_init(&o);
+    sc_agg_shard_options so = {.n_shards = n_shards};
+    sc_search_result res;
+    sc_agg_error err;
+    sc_agg_result *r = NULL;
+    sc_status st = sc_agg_collect_shard(root, &s, query(a, qk), &o, &so, a, &r, &res, &err);
+    if (st != SC_OK)
+        fprintf(stderr, "collect: %s %s\n", sc_status_str(st), err.reason);
+    assert_int_equal(st, SC_OK);
+    uint64_t expect = 0;
+    for (size_t g = from * PER_SEG; g < to * PER_SEG; g++)
+        expect += doc_matches(&docs[g], qk);
+    assert_int_equal(res.total, expect);
+    return r;
+}
+
+/* The final result over all docs: one shard, or the reduce of three shards' partials (after an
+ * encode/decode round trip, as they would cross nodes). */
+static sc_agg_result *run(sc_arena *a, const sc_agg_spec *root, int qk, bool sharded)
+{
+    sc_agg_error err;
+    sc_agg_result *out;
+    if (!sharded) {
+        sc_agg_result *r = collect(a, root, qk, 0, N_SEG, 1);
+        assert_int_equal(sc_agg_reduce(root, &r, 1, true, 0, a, &out, &err), SC_OK);
+        return out;
+    }
+    static const size_t cut[4] = {0, 2, 3, 4};
+    sc_agg_result *parts[3];
+    for (int i = 0; i < 3; i++) {
+        sc_agg_result *r = collect(a, root, qk, cut[i], cut[i + 1], 3);
+        uint8_t *bytes;
+        size_t len;
+        assert_int_equal(sc_agg_encode(r, &bytes, &len), SC_OK);
+        assert_int_equal(sc_agg_decode(bytes, len, a, &parts[i]), SC_OK);
+        assert_true(sc_agg_result_equal(r, parts[i]));
+        free(bytes);
+    }
+    /* a partial reduce of two, then the final one (as a data node, then the coordinator) */
+    sc_agg_result *two;
+    assert_int_equal(sc_agg_reduce(root, parts, 2, false, 0, a, &two, &err), SC_OK);
+    sc_agg_result *last[2] = {two, parts[2]};
+    assert_int_equal(sc_agg_reduce(root, last, 2, true, 0, a, &out, &err), SC_OK);
+    return out;
+}
+
+static const sc_agg_result *top(const sc_agg_result *root, size_t i)
+{
+    assert_int_equal(root->n_buckets, 1);
+    assert_true(i < root->buckets[0].n_subs);
+    return root->buckets[0].subs[i];
+}
+
+static void near(double x, double y)
+{
+    if (isnan(x) || isnan(y)) {
+        assert_true(isnan(x) && isnan(y));
+        return;
+    }
+    double tol = 1e-9 * (fabs(x) + fabs(y) + 1);
+    if (fabs(x - y) > tol)
+        fail_msg("%.17g != %.17g", x, y);
+}
+
+/* ---- brute-force models ---- */
+
+/* The id of term "wNN" (keys are not NUL-terminated). */
+static int term_id(sc_slice k)
+{
+    assert_int_equal(k.len, 3);
+    return (k.ptr[1] - '0') * 10 + (k.ptr[2] - '0');
+}
+
+typedef struct mstats {
+    uint64_t count;
+    double sum, min, max, sq;
+} mstats;
+
+static void mstats_add(mstats *m, double v)
+{
+    if (!m->count || v < m->min)
+        m->min = v;
+    if (!m->count || v > m->max)
+        m->max = v;
+    m->count++;
+    m->sum += v;
+    m->sq += v * v;
+}
+
+static void check_stats(const sc_agg_result *r, const mstats *m)
+{
+    assert_int_equal(r->count, m->count);
+    near(r->sum, m->sum);
+    if (r->kind == SC_AGG_EXTENDED_STATS)
+        near(r->sum_sq, m->sq);
+    if (m->count) {
+        near(r->min, m->min);
+        near(r->max, m->max);
+    }
+}
+
+/* terms on "k" (size 40: every term) with avg(n) and stats(d) subs, and terms on "n". */
+static void test_terms_vs_model(void **state)
+{
+    (void)state;
+    for (int sharded = 0; sharded < 2; sharded++)
+        for (int qk = 0; qk < 3; qk++) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+            tk->size = 40;
+            add_sub(&a, tk, mk(&a, SC_AGG_AVG, "avg_n", "n", SC_AGG_V_LONG));
+            add_sub(&a, tk, mk(&a, SC_AGG_STATS, "st_d", "d", SC_AGG_V_DOUBLE));
+            add_sub(&a, root, tk);
+            sc_agg_spec *tn = mk(&a, SC_AGG_TERMS, "tn", "n", SC_AGG_V_LONG);
+            tn->size = 200;
+            tn->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+            add_sub(&a, root, tn);
+            sc_agg_result *r = run(&a, root, qk, sharded);
+            uint64_t cnt[N_TERMS] = {0}, ncnt[101] = {0};
+            mstats avg[N_TERMS] = {{0}}, st[N_TERMS] = {{0}};
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *m = &docs[g];
+                if (!doc_matches(m, qk))
+                    continue;
+                for (uint32_t i = 0; i < m->nk; i++) {
+                    cnt[m->k[i]]++;
+                    for (uint32_t j = 0; j < m->nn; j++)
+                        mstats_add(&avg[m->k[i]], (double)m->n[j]);
+                    mstats_add(&st[m->k[i]], m->d);
+                }
+                for (uint32_t j = 0; j < m->nn; j++)
+                    if (!j || m->n[j] != m->n[j - 1])
+                        ncnt[m->n[j] + 50]++;
+            }
+            const sc_agg_result *x = top(r, 0);
+            size_t expect_n = 0;
+            for (int t = 0; t < N_TERMS; t++)
+                expect_n += cnt[t] > 0;
+            assert_int_equal(x->n_buckets, expect_n);
+            assert_int_equal(x->doc_count_error, 0);
+            assert_int_equal(x->sum_other, 0);
+            for (size_t i = 0; i < x->n_buckets; i++) {
+                const sc_agg_bucket *b = &x->buckets[i];
+                int t = term_id(b->bkey);
+                assert_int_equal(b->doc_count, cnt[t]);
+                if (i) {
+                    const sc_agg_bucket *p = &x->buckets[i - 1];
+                    assert_true(p->doc_count > b->doc_count ||
+                                (p->doc_count == b->doc_count && sc_slice_cmp(p->bkey, b->bkey) < 0));
+                }
+                check_stats(b->subs[0], &avg[t]);
+                check_stats(b->subs[1], &st[t]);
+            }
+            const sc_agg_result *y = top(r, 1);
+            size_t k = 0;
+            for (int v = 0; v < 101; v++) {
+                if (!ncnt[v])
+                    continue;
+                assert_true(k < y->n_buckets);
+                assert_int_equal(y->buckets[k].key, v - 50);
+                assert_int_equal(y->buckets[k].doc_count, ncnt[v]);
+                k++;
+            }
+            assert_int_equal(k, y->n_buckets);
+            sc_arena_fini(&a);
+        }
+}
+
+/* terms with a small size over three shards: counts never overstate, the error bound holds,
+ * and returned counts plus sum_other equal all values counted. */
+static void test_terms_error_bounds(void **state)
+{
+    (void)state;
+    for (uint32_t size = 1; size <= 8; size += 3) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+        tk->size = size;
+        tk->shard_size = size; /* force errors */
+        add_sub(&a, root, tk);
+        sc_agg_result *r = run(&a, root, 0, true);
+        uint64_t cnt[N_TERMS] = {0}, total = 0;
+        for (size_t g = 0; g < N_ALL; g++)
+            for (uint32_t i = 0; docs[g].live && i < docs[g].nk; i++, total++)
+                cnt[docs[g].k[i]]++;
+        const sc_agg_result *x = top(r, 0);
+        assert_int_equal(x->n_buckets, size);
+        uint64_t sum = x->sum_other;
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            const sc_agg_bucket *b = &x->buckets[i];
+            uint64_t truth = cnt[term_id(b->bkey)];
+            assert_true(b->doc_count <= truth);
+            assert_true(x->doc_count_error >= 0);
+            assert_true(truth - b->doc_count <= (uint64_t)x->doc_count_error);
+            assert_true(b->doc_count_error >= 0 && truth - b->doc_count <= (uint64_t)b->doc_count_error);
+            sum += b->doc_count;
+        }
+        assert_int_equal(sum, total);
+        sc_arena_fini(&a);
+    }
+}
+
+/* every metric kind on "n" (multi-valued, missing) and "d", under terms and at the top. */
+static void test_metrics_vs_model(void **state)
+{
+    (void)state;
+    static const sc_agg_kind kinds[] = {SC_AGG_MIN,         SC_AGG_MAX,   SC_AGG_SUM,
+                                        SC_AGG_AVG,         SC_AGG_STATS, SC_AGG_EXTENDED_STATS,
+                                        SC_AGG_VALUE_COUNT};
+    for (int sharded = 0; sharded < 2; sharded++)
+        for (int qk = 0; qk < 5; qk++) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            for (size_t i = 0; i < 7; i++) {
+                add_sub(&a, root, mk(&a, kinds[i], "mn", "n", SC_AGG_V_LONG));
+                add_sub(&a, root, mk(&a, kinds[i], "md", "d", SC_AGG_V_DOUBLE));
+            }
+            sc_agg_spec *miss = mk(&a, SC_AGG_SUM, "sum_missing", "n", SC_AGG_V_LONG);
+            miss->has_missing = true;
+            miss->missing_double = 1000;
+            add_sub(&a, root, miss);
+            add_sub(&a, root, mk(&a, SC_AGG_MAX, "unmapped", "nope", SC_AGG_V_UNMAPPED));
+            sc_agg_result *r = run(&a, root, qk, sharded);
+            mstats n = {0}, d = {0}, nm = {0};
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *m = &docs[g];
+                if (!doc_matches(m, qk))
+                    continue;
+                for (uint32_t j = 0; j < m->nn; j++)
+                    mstats_add(&n, (double)m->n[j]);
+                if (!m->nn)
+                    mstats_add(&nm, 1000);
+                mstats_add(&d, m->d);
+            }
+            for (size_t i = 0; i < 7; i++) {
+                check_stats(top(r, 2 * i), &n);
+                check_stats(top(r, 2 * i + 1), &d);
+            }
+            assert_int_equal(top(r, 14)->count, n.count + nm.count);
+            near(top(r, 14)->sum, n.sum + nm.sum);
+            assert_int_equal(top(r, 15)->count, 0);
+            sc_arena_fini(&a);
+        }
+}
+
+/* histogram on "n" (interval 7, offset 3, gaps filled, extended bounds) and "d"
+ * (interval 12.5, min_doc_count 2), with a value_count sub. */
+static void test_histogram_vs_model(void **state)
+{
+    (void)state;
+    for (int sharded = 0; sharded < 2; sharded++)
+        for (int qk = 0; qk < 5; qk += 2) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_agg_spec *hn = mk(&a, SC_AGG_HISTOGRAM, "hn", "n", SC_AGG_V_LONG);
+            hn->interval = 7;
+            hn->offset = 3;
+            hn->has_ext_bounds = true;
+            hn->ext_min = -100;
+            hn->ext_max = 80;
+            add_sub(&a, hn, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+            add_sub(&a, root, hn);
+            sc_agg_spec *hd = mk(&a, SC_AGG_HISTOGRAM, "hd", "d", SC_AGG_V_DOUBLE);
+            hd->interval = 12.5;
+            hd->min_doc_count = 2;
+            add_sub(&a, root, hd);
+            sc_agg_result *r = run(&a, root, qk, sharded);
+            /* n: keys floor((v - 3) / 7) * 7 + 3 for v in [-50, 50]; extended to [-100, 80] */
+            int64_t lo = (int64_t)floor((-100.0 - 3) / 7), hi = (int64_t)floor((80.0 - 3) / 7);
+            uint64_t cnt[64] = {0}, vc[64] = {0};
+            uint64_t dc[2000] = {0};
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *m = &docs[g];
+                if (!doc_matches(m, qk))
+                    continue;
+                int64_t prev = INT64_MIN;
+                for (uint32_t j = 0; j < m->nn; j++) {
+                    int64_t idx = (int64_t)floor(((double)m->n[j] - 3) / 7) - lo;
+                    if (idx != prev) {
+                        cnt[idx]++;
+                        for (uint32_t q = 0; q < m->nn; q++)
+                            vc[idx] += 1;
+                    }
+                    prev = idx;
+                }
+                dc[(int64_t)floor(m->d / 12.5) + 1000]++;
+            }
+            const sc_agg_result *x = top(r, 0);
+            assert_int_equal(x->n_buckets, hi - lo + 1);
+            for (size_t i = 0; i < x->n_buckets; i++) {
+                near(x->buckets[i].dkey, (double)(lo + (int64_t)i) * 7 + 3);
+                assert_int_equal(x->buckets[i].doc_count, cnt[i]);
+                assert_int_equal(x->buckets[i].subs[0]->count, vc[i]);
+            }
+            const sc_agg_result *y = top(r, 1);
+            size_t k = 0;
+            for (int i = 0; i < 2000; i++) {
+                if (dc[i] < 2)
+                    continue;
+                assert_true(k < y->n_buckets);
+                near(y->buckets[k].dkey, (double)(i - 1000) * 12.5);
+                assert_int_equal(y->buckets[k].doc_count, dc[i]);
+                k++;
+            }
+            assert_int_equal(k, y->n_buckets);
+            sc_arena_fini(&a);
+        }
+}
+
+/* Month start (UTC ms) of local time t shifted by tz_ms, from gmtime: the model. */
+static int64_t month_start(int64_t t, int64_t tz_ms)
+{
+    time_t s = (time_t)((t + tz_ms) / 1000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    tm.tm_mday = 1;
+    tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+    return (int64_t)timegm(&tm) * 1000 - tz_ms;
+}
+
+/* date_histogram on "t": calendar month in +05:30, fixed 10d, calendar week (Monday). */
+static void test_date_histogram_vs_model(void **state)
+{
+    (void)state;
+    const int64_t tz = 19800000, day = 86400000;
+    for (int sharded = 0; sharded < 2; sharded++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *hm = mk(&a, SC_AGG_DATE_HISTOGRAM, "m", "t", SC_AGG_V_DATE);
+        hm->rounding.unit = SC_AGG_CAL_MONTH;
+        hm->rounding.tz.base_offset_ms = tz;
+        add_sub(&a, root, hm);
+        sc_agg_spec *hf = mk(&a, SC_AGG_DATE_HISTOGRAM, "f", "t", SC_AGG_V_DATE);
+        hf->rounding.fixed_ms = 10 * day;
+        add_sub(&a, root, hf);
+        sc_agg_spec *hw = mk(&a, SC_AGG_DATE_HISTOGRAM, "w", "t", SC_AGG_V_DATE);
+        hw->rounding.unit = SC_AGG_CAL_WEEK;
+        add_sub(&a, root, hw);
+        sc_agg_result *r = run(&a, root, 0, sharded);
+        const sc_agg_result *x = top(r, 0), *f = top(r, 1), *w = top(r, 2);
+        uint64_t total_m = 0, total_f = 0, total_w = 0;
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            total_m += x->buckets[i].doc_count;
+            assert_int_equal(month_start(x->buckets[i].key, tz), x->buckets[i].key);
+            if (i)
+                assert_int_equal(month_start(x->buckets[i].key - 1, tz), x->buckets[i - 1].key);
+        }
+        for (size_t i = 0; i < f->n_buckets; i++) {
+            total_f += f->buckets[i].doc_count;
+            assert_int_equal(f->buckets[i].key % (10 * day), 0);
+            if (i)
+                assert_int_equal(f->buckets[i].key - f->buckets[i - 1].key, 10 * day);
+        }
+        for (size_t i = 0; i < w->n_buckets; i++) {
+            total_w += w->buckets[i].doc_count;
+            time_t s = (time_t)(w->buckets[i].key / 1000);
+            struct tm tm;
+            gmtime_r(&s, &tm);
+            assert_int_equal(tm.tm_wday, 1);
+            assert_int_equal(w->buckets[i].key % day, 0);
+        }
+        uint64_t live = 0;
+        for (size_t g = 0; g < N_ALL; g++) {
+            const mdoc *m = &docs[g];
+            if (!m->live)
+                continue;
+            live++;
+            /* the doc's bucket in each histogram holds it */
+            int64_t ms = month_start(m->t, tz);
+            bool found = false;
+            for (size_t i = 0; i < x->n_buckets; i++)
+                found |= x->buckets[i].key == ms && x->buckets[i].doc_count > 0;
+            assert_true(found);
+        }
+        assert_int_equal(total_m, live);
+        assert_int_equal(total_f, live);
+        assert_int_equal(total_w, live);
+        /* per-bucket counts: recount the month buckets */
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            uint64_t c = 0;
+            for (size_t g = 0; g < N_ALL; g++)
+                c += docs[g].live && month_start(docs[g].t, tz) == x->buckets[i].key;
+            assert_int_equal(x->buckets[i].doc_count, c);
+        }
+        sc_arena_fini(&a);
+    }
+}
+
+/* range on "d" (overlapping, open ends) with a sum(n) sub; filters on tag with other bucket;
+ * missing "k"; global under a tag query; filter > terms nesting. */
+static void test_range_filters_vs_model(void **state)
+{
+    (void)state;
+    for (int sharded = 0; sharded < 2; sharded++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *rg = mk(&a, SC_AGG_RANGE, "r", "d", SC_AGG_V_DOUBLE);
+        static sc_agg_range_spec ranges[3] = {
+            {-INFINITY, -100, NULL, NULL, NULL}, {-200, 300, NULL, NULL, NULL}, {250, INFINITY, NULL, NULL, NULL}};
+        rg->ranges = ranges;
+        rg->n_ranges = 3;
+        add_sub(&a, rg, mk(&a, SC_AGG_SUM, "s", "n", SC_AGG_V_LONG));
+        add_sub(&a, root, rg);
+        sc_agg_spec *fs = mk(&a, SC_AGG_FILTERS, "f", NULL, 0);
+        const sc_query **qs = sc_arena_alloc(&a, 2 * sizeof *qs);
+        qs[0] = query(&a, 1);
+        qs[1] = query(&a, 2);
+        fs->filters = qs;
+        fs->n_filters = 2;
+        fs->other_bucket = true;
+        add_sub(&a, root, fs);
+        add_sub(&a, root, mk(&a, SC_AGG_MISSING, "mk", "k", SC_AGG_V_KEYWORD));
+        add_sub(&a, root, mk(&a, SC_AGG_GLOBAL, "g", NULL, 0));
+        sc_agg_spec *fl = mk(&a, SC_AGG_FILTER, "fl", NULL, 0);
+        fl->filters = qs + 1;
+        fl->n_filters = 1;
+        sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+        tk->size = 40;
+        add_sub(&a, fl, tk);
+        add_sub(&a, root, fl);
+        const int qk = 3; /* tag t2 */
+        sc_agg_result *r = run(&a, root, qk, sharded);
+        uint64_t rc[3] = {0}, fc[3] = {0}, missing = 0, global = 0;
+        double rs[3] = {0};
+        for (size_t g = 0; g < N_ALL; g++) {
+            const mdoc *m = &docs[g];
+            global += m->live;
+            if (!doc_matches(m, qk))
+                continue;
+            for (int i = 0; i < 3; i++)
+                if (m->d >= ranges[i].from && m->d < ranges[i].to) {
+                    rc[i]++;
+                    for (uint32_t j = 0; j < m->nn; j++)
+                        rs[i] += (double)m->n[j];
+                }
+            fc[m->tag == 0 ? 0 : m->tag == 1 ? 1 : 2]++;
+            missing += m->nk == 0;
+        }
+        const sc_agg_result *x = top(r, 0);
+        assert_int_equal(x->n_buckets, 3);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(x->buckets[i].doc_count, rc[i]);
+            near(x->buckets[i].subs[0]->sum, rs[i]);
+        }
+        const sc_agg_result *f = top(r, 1);
+        assert_int_equal(f->n_buckets, 3);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(f->buckets[i].doc_count, fc[i]);
+        assert_int_equal(top(r, 2)->buckets[0].doc_count, missing);
+        assert_int_equal(top(r, 3)->buckets[0].doc_count, global);
+        const sc_agg_result *fl_r = top(r, 4);
+        assert_int_equal(fl_r->buckets[0].doc_count, fc[1]);
+        /* under tag t2, the filter tag t1 matches nothing: its terms are empty */
+        assert_int_equal(fl_r->buckets[0].subs[0]->n_buckets, 0);
+        sc_arena_fini(&a);
+    }
+}
+
+/* terms(k) > histogram(n) > sum(d): nested bucket ordinals against brute force. */
+static void test_nested_vs_model(void **state)
+{
+    (void)state;
+    for (int sharded = 0; sharded < 2; sharded++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+        tk->size = 40;
+        sc_agg_spec *h = mk(&a, SC_AGG_HISTOGRAM, "h", "n", SC_AGG_V_LONG);
+        h->interval = 25;
+        h->min_doc_count = 1;
+        add_sub(&a, h, mk(&a, SC_AGG_SUM, "s", "d", SC_AGG_V_DOUBLE));
+        sc_agg_spec *inner = mk(&a, SC_AGG_TERMS, "in", "tag", SC_AGG_V_KEYWORD);
+        inner->size = 4;
+        add_sub(&a, h, inner);
+        add_sub(&a, tk, h);
+        add_sub(&a, root, tk);
+        sc_agg_result *r = run(&a, root, 0, sharded);
+        const sc_agg_result *x = top(r, 0);
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            int t = term_id(x->buckets[i].bkey);
+            const sc_agg_result *hr = x->buckets[i].subs[0];
+            for (size_t j = 0; j < hr->n_buckets; j++) {
+                const sc_agg_bucket *hb = &hr->buckets[j];
+                uint64_t c = 0, tagc[4] = {0};
+                double s = 0;
+                for (size_t g = 0; g < N_ALL; g++) {
+                    const mdoc *m = &docs[g];
+                    bool has_t = false, has_b = false;
+                    for (uint32_t q = 0; q < m->nk; q++)
+                        has_t |= m->k[q] == (uint32_t)t;
+                    for (uint32_t q = 0; q < m->nn; q++)
+                        has_b |= floor((double)m->n[q] / 25) * 25 == hb->dkey;
+                    if (m->live && has_t && has_b) {
+                        c++;
+                        s += m->d;
+                        tagc[m->tag]++;
+                    }
+                }
+                assert_int_equal(hb->doc_count, c);
+                near(hb->subs[0]->sum, s);
+                const sc_agg_result *tr = hb->subs[1];
+                for (size_t q = 0; q < tr->n_buckets; q++)
+                    assert_int_equal(tr->buckets[q].doc_count,
+                                     tagc[tr->buckets[q].bkey.ptr[1] - '0']);
+            }
+        }
+        sc_arena_fini(&a);
+    }
+}
+
+/* Corrupt encodings: every truncation and many byte flips of a real partial decode to
+ * SC_ECORRUPT or to a result that re-encodes without crashing. */
+static void test_codec_corrupt(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+    add_sub(&a, tk, mk(&a, SC_AGG_STATS, "st", "d", SC_AGG_V_DOUBLE));
+    add_sub(&a, root, tk);
+    sc_agg_result *r = collect(&a, root, 0, 0, 1, 1);
+    uint8_t *bytes;
+    size_t len;
+    assert_int_equal(sc_agg_encode(r, &bytes, &len), SC_OK);
+    for (size_t cut = 0; cut < len; cut++) {
+        sc_agg_result *x;
+        assert_int_equal(sc_agg_decode(bytes, cut, &a, &x), SC_ECORRUPT);
+    }
+    for (int i = 0; i < 2000; i++) {
+        uint8_t *copy = malloc(len);
+        memcpy(copy, bytes, len);
+        copy[below((uint32_t)len)] ^= (uint8_t)(1u << below(8));
+        sc_agg_result *x;
+        sc_arena_mark m = sc_arena_mark_get(&a);
+        if (sc_agg_decode(copy, len, &a, &x) == SC_OK) {
+            uint8_t *again;
+            size_t alen;
+            assert_int_equal(sc_agg_encode(x, &again, &alen), SC_OK);
+            free(again);
+        }
+        sc_arena_rewind(&a, m);
+        free(copy);
+    }
+    free(bytes);
+    sc_arena_fini(&a);
+}
+
+/* max_buckets: a histogram with more buckets than allowed fails with too_many_buckets. */
+static void test_max_buckets(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *h = mk(&a, SC_AGG_HISTOGRAM, "h", "d", SC_AGG_V_DOUBLE);
+    h->interval = 0.5;
+    add_sub(&a, root, h);
+    sc_searcher s = {ss, N_SEG};
+    sc_search_options o;
+    sc_search_options_init(&o);
+    sc_agg_shard_options so = {.n_shards = 1, .max_buckets = 100};
+    sc_search_result res;
+    sc_agg_error err;
+    sc_agg_result *r;
+    assert_int_equal(sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res,
+                                          &err),
+                     SC_ELIMIT);
+    assert_true(err.too_many_buckets);
+    /* the gap fill at the final reduce is bounded too */
+    h->interval = 1000;
+    h->has_ext_bounds = true;
+    h->ext_min = -1e9;
+    h->ext_max = 1e9;
+    so.max_buckets = 0;
+    assert_int_equal(
+        sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err),
+        SC_OK);
+    sc_agg_result *out;
+    assert_int_equal(sc_agg_reduce(root, &r, 1, true, 1000, &a, &out, &err), SC_ELIMIT);
+    assert_true(err.too_many_buckets);
+    /* a small arena budget fails the collection with SC_ELIMIT, not a crash */
+    sc_arena small;
+    sc_arena_init(&small, 64 << 10);
+    sc_agg_spec *big = mk(&small, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *tn = mk(&small, SC_AGG_DATE_HISTOGRAM, "t", "t", SC_AGG_V_DATE);
+    tn->rounding.fixed_ms = 1;
+    add_sub(&small, tn, mk(&small, SC_AGG_SUM, "s", "d", SC_AGG_V_DOUBLE));
+    add_sub(&small, big, tn);
+    sc_status st = sc_agg_collect_shard(big, &s, sc_query_match_all(&small), &o, &so, &small, &r,
+                                        &res, &err);
+    assert_true(st == SC_ELIMIT || st == SC_ENOMEM);
+    sc_arena_fini(&small);
+    sc_arena_fini(&a);
+}
+
+/* Rounding with DST transitions (a synthetic zone: -5h, -4h from 2021-03-14T07:00Z until
+ * 2021-11-07T06:00Z): day buckets are 23 h and 25 h long around the changes. */
+static void test_rounding_dst(void **state)
+{
+    (void)state;
+    static const int64_t at[2] = {INT64_C(1615705200000), INT64_C(1636264800000)};
+    static const int32_t off[2] = {-4 * 3600, -5 * 3600};
+    sc_agg_rounding r = {.unit = SC_AGG_CAL_DAY};
+    r.tz = (sc_agg_tz){.base_offset_ms = -5 * 3600000, .at_ms = at, .offset_s = off, .n_trans = 2};
+    const int64_t h = 3600000;
+    int64_t mar13 = INT64_C(1615611600000); /* 2021-03-13T00:00-05:00 */
+    assert_int_equal(sc_agg_round(&r, mar13 + 5 * h), mar13);
+    int64_t mar14 = sc_agg_round_next(&r, mar13);
+    assert_int_equal(mar14, mar13 + 24 * h);
+    int64_t mar15 = sc_agg_round_next(&r, mar14);
+    assert_int_equal(mar15 - mar14, 23 * h);
+    assert_int_equal(sc_agg_round(&r, mar15 - 1), mar14);
+    int64_t nov7 = INT64_C(1636257600000); /* 2021-11-07T00:00-04:00 */
+    assert_int_equal(sc_agg_round(&r, nov7 + 20 * h), nov7);
+    assert_int_equal(sc_agg_round_next(&r, nov7) - nov7, 25 * h);
+    /* hours repeat in the fall: the second 01:00 starts its own bucket */
+    sc_agg_rounding rh = r;
+    rh.unit = SC_AGG_CAL_HOUR;
+    int64_t k1 = sc_agg_round(&rh, at[1] - h / 2), k2 = sc_agg_round(&rh, at[1] + h / 2);
+    assert_int_equal(k2 - k1, h);
+    assert_int_equal(sc_agg_round_next(&rh, k1), k2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_terms_vs_model),        cmocka_unit_test(test_terms_error_bounds),
+        cmocka_unit_test(test_metrics_vs_model),      cmocka_unit_test(test_histogram_vs_model),
+        cmocka_unit_test(test_date_histogram_vs_model),
+        cmocka_unit_test(test_range_filters_vs_model), cmocka_unit_test(test_nested_vs_model),
+        cmocka_unit_test(test_codec_corrupt),         cmocka_unit_test(test_max_buckets),
+        cmocka_unit_test(test_rounding_dst),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
