@@ -35,11 +35,14 @@ static const kind_name kinds[] = {
     {"value_count", SC_AGG_VALUE_COUNT},
     {"stats", SC_AGG_STATS},
     {"extended_stats", SC_AGG_EXTENDED_STATS},
+    {"cardinality", SC_AGG_CARDINALITY},
+    {"percentiles", SC_AGG_PERCENTILES},
+    {"percentile_ranks", SC_AGG_PERCENTILE_RANKS},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {
-    "cardinality", "percentiles", "percentile_ranks", "composite", "multi_terms",
+    "composite", "multi_terms",
     "auto_date_histogram", "ip_range", "significant_terms", "significant_text", "top_hits",
     "top_metrics", "weighted_avg", "median_absolute_deviation", "geo_bounds", "geo_centroid",
     "avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket", "cumulative_sum",
@@ -62,7 +65,8 @@ const char *sc__agg_kind_name(const sc_agg_spec *s)
 
 static bool is_metric(sc_agg_kind k)
 {
-    return k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS;
+    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_CARDINALITY ||
+           k == SC_AGG_PERCENTILES || k == SC_AGG_PERCENTILE_RANKS;
 }
 
 /* ---- the tree ---- */

@@ -22,8 +22,10 @@
 #include "base/arena.h"
 #include "base/slice.h"
 #include "base/status.h"
+#include "search/hll.h"
 #include "search/query.h"
 #include "search/searcher.h"
+#include "search/tdigest.h"
 
 typedef enum sc_agg_kind {
     SC_AGG_ROOT, /* the request: subs are the top-level aggregations */
@@ -44,7 +46,7 @@ typedef enum sc_agg_kind {
     SC_AGG_VALUE_COUNT,
     SC_AGG_STATS,
     SC_AGG_EXTENDED_STATS,
-    /* reserved for the sketch modules (branch h-sketches): not built here yet */
+    /* metrics over the sketches of search/hll.h and search/tdigest.h (agg_sketch.c) */
     SC_AGG_CARDINALITY,
     SC_AGG_PERCENTILES,
     SC_AGG_PERCENTILE_RANKS,
@@ -165,6 +167,12 @@ struct sc_agg_spec {
     const char *other_bucket_key; /* "_other_" */
     /* extended_stats */
     double sigma; /* 2 */
+    /* cardinality: the HyperLogLog++ precision (from precision_threshold; 0 = 14) */
+    uint32_t hll_precision;
+    /* percentiles: the percents; percentile_ranks: the values (ascending, distinct) */
+    const double *points;
+    size_t n_points;
+    double compression; /* t-digest compression (0 = 100) */
     void *user; /* the API layer's rendering data (formats); not read here */
     /* tree */
     sc_agg_spec **subs;
@@ -203,6 +211,10 @@ struct sc_agg_result {
     uint32_t n_reduced;
     uint32_t shard_size; /* terms: the shard_size a shard result was cut to */
     bool error_set; /* terms: doc_count_error already combined by an earlier reduce */
+    /* cardinality / percentiles / percentile_ranks: the sketch (in the result's arena), NULL
+     * when no value was seen */
+    sc_hll *hll;
+    sc_tdigest *td;
 };
 
 /* Shard-level settings of a collection. */
@@ -248,7 +260,10 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
  *   metric   := count:v sum:f64 sum_c:f64 min:f64 max:f64 sum_sq:f64 sum_sq_c:f64  (flags&1)
  *   terms    := error:z sum_other:v n_reduced:v shard_size:v                       (flags&2)
  *   bucket   := key:z dkey:f64 bkey_len:v bkey:bytes doc_count:v error:z n_subs:v node*
- * flags&4 = error_set. Nesting is limited to SC_AGG_MAX_DEPTH. */
+ * flags&4 = error_set. flags&8: a sketch follows [terms], before n_buckets:
+ *   sketch   := len:v bytes   (sc_hll_encode for cardinality, sc_tdigest_encode for
+ *                              percentiles/percentile_ranks; docs/aggregations-sketches.md)
+ * Nesting is limited to SC_AGG_MAX_DEPTH. */
 #define SC_AGG_ENCODING_VERSION 1
 #define SC_AGG_MAX_DEPTH 32
 

@@ -8,7 +8,7 @@
 #include "base/varint.h"
 #include "search/agg_internal.h"
 
-enum { F_METRIC = 1, F_TERMS = 2, F_ERROR_SET = 4 };
+enum { F_METRIC = 1, F_TERMS = 2, F_ERROR_SET = 4, F_SKETCH = 8 };
 
 typedef struct wbuf {
     uint8_t *p;
@@ -67,7 +67,8 @@ static void enc_node(wbuf *w, const sc_agg_result *r)
     uint8_t head[2] = {(uint8_t)r->kind,
                        (uint8_t)((is_metric(r->kind) ? F_METRIC : 0) |
                                  (r->kind == SC_AGG_TERMS ? F_TERMS : 0) |
-                                 (r->error_set ? F_ERROR_SET : 0))};
+                                 (r->error_set ? F_ERROR_SET : 0) |
+                                 (r->hll || r->td ? F_SKETCH : 0))};
     put(w, head, 2);
     if (head[1] & F_METRIC) {
         put_v(w, r->count);
@@ -83,6 +84,15 @@ static void enc_node(wbuf *w, const sc_agg_result *r)
         put_v(w, r->sum_other);
         put_v(w, r->n_reduced);
         put_v(w, r->shard_size);
+    }
+    if (head[1] & F_SKETCH) {
+        sc_buf b = {0};
+        /* the digest is flushed by encoding: a const result's sketch still changes form */
+        if ((r->hll ? sc_hll_encode(r->hll, &b) : sc_tdigest_encode(r->td, &b)) != SC_OK)
+            w->failed = true;
+        put_v(w, b.len);
+        put(w, b.ptr, b.len);
+        sc_vec_free(&b);
     }
     put_v(w, r->n_buckets);
     for (size_t i = 0; i < r->n_buckets; i++) {
@@ -185,7 +195,8 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
         return SC_ECORRUPT;
     uint8_t kind = r->p[0], flags = r->p[1];
     r->p += 2;
-    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~7u) ||
+    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~15u) ||
+        ((flags & F_SKETCH) && !sc__agg_is_sketch((sc_agg_kind)kind)) ||
         !!(flags & F_METRIC) != is_metric((sc_agg_kind)kind) ||
         !!(flags & F_TERMS) != (kind == SC_AGG_TERMS))
         return SC_ECORRUPT;
@@ -220,6 +231,18 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
     }
     if (flags & F_METRIC)
         x->n_reduced = 1;
+    if (flags & F_SKETCH) {
+        uint64_t slen;
+        SC_TRY(get_v(r, &slen));
+        if (slen > (uint64_t)(r->end - r->p))
+            return SC_ECORRUPT;
+        sc_slice sk = sc_slice_make(r->p, (size_t)slen);
+        r->p += slen;
+        if (kind == SC_AGG_CARDINALITY)
+            SC_TRY(sc_hll_decode(sk, NULL, r->a, &x->hll));
+        else
+            SC_TRY(sc_tdigest_decode(sk, NULL, r->a, &x->td));
+    }
     uint64_t nb;
     SC_TRY(get_v(r, &nb));
     /* every bucket takes at least 13 bytes */

@@ -164,6 +164,19 @@ sc_status sc__agg_metric_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_histo_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_range_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_filter_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_sketch_new(sc__agg_coll *c) SC_MUST_USE;
+
+/* ---- the sketch metrics (agg_sketch.c) ---- */
+
+/* Whether kind is a sketch metric (cardinality, percentiles, percentile_ranks). */
+static inline bool sc__agg_is_sketch(sc_agg_kind k)
+{
+    return k == SC_AGG_CARDINALITY || k == SC_AGG_PERCENTILES || k == SC_AGG_PERCENTILE_RANKS;
+}
+/* Reduces sketch results: the union of the HyperLogLog++ sketches (precisions must match:
+ * SC_ECORRUPT) or the merge of the t-digests at the largest compression. */
+sc_status sc__agg_sketch_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                                sc_arena *a, sc_agg_result **out) SC_MUST_USE;
 
 /* ---- reduce helpers (agg_reduce.c) used by the terms reduce (agg_terms_reduce.c) ---- */
 
