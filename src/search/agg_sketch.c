@@ -47,8 +47,7 @@ static sc_status sketch_of(sc__agg_coll *c, uint32_t w, void **out)
         if (c->spec->kind == SC_AGG_CARDINALITY)
             SC_TRY(sc_hll_new(precision_of(c->spec), NULL, c->ctx->a, (sc_hll **)slot));
         else
-            SC_TRY(sc_tdigest_new(compression_of(c->spec), NULL, c->ctx->a,
-                                  (sc_tdigest **)slot));
+            SC_TRY(sc_tdigest_new(compression_of(c->spec), NULL, c->ctx->a, (sc_tdigest **)slot));
     }
     *out = *slot;
     return SC_OK;
