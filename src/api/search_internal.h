@@ -30,6 +30,10 @@ typedef struct search_parse {
     sc_sort_field *sort; /* field sort (arena); n_sort 0 = relevance order */
     size_t n_sort;
     const json_t *search_after; /* borrowed from the body */
+    const json_t *aggs;         /* borrowed: the body's aggs / aggregations, or NULL */
+    const json_t *post_filter;  /* borrowed, or NULL */
+    bool typed_keys;            /* ?typed_keys */
+    struct sc_agg_spec *agg_spec; /* parsed aggs (arena; date formats freed by run_fini) */
 } search_parse;
 
 /* Parses a search body (may be NULL) and the URL parameters into sp. `count` restricts the

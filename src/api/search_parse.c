@@ -408,9 +408,24 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                 return false;
             }
         }
-        if (json_object_get(body, "aggs") || json_object_get(body, "aggregations")) {
-            sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                          "aggregations are not supported yet", NULL, 0);
+        sp->aggs = json_object_get(body, "aggs");
+        if (!sp->aggs)
+            sp->aggs = json_object_get(body, "aggregations");
+        if (sp->aggs && json_object_get(body, "aggs") && json_object_get(body, "aggregations")) {
+            sc_rest_error(req, resp, 400, "parsing_exception",
+                          "Found two aggregation definitions: [aggs] and [aggregations]", NULL,
+                          0);
+            return false;
+        }
+        if (sp->aggs && !json_is_object(sp->aggs)) {
+            sc_rest_error(req, resp, 400, "parsing_exception", "[aggs] must be an object", NULL,
+                          0);
+            return false;
+        }
+        sp->post_filter = json_object_get(body, "post_filter");
+        if (sp->post_filter && !json_is_object(sp->post_filter)) {
+            sc_rest_error(req, resp, 400, "parsing_exception", "[post_filter] must be an object",
+                          NULL, 0);
             return false;
         }
         sp->query = json_object_get(body, "query");
@@ -543,6 +558,7 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
         }
     }
     sp->rest_total_int = sc_rest_param_bool(req, "rest_total_hits_as_int", false);
+    sp->typed_keys = sc_rest_param_bool(req, "typed_keys", false);
     const char *sort_param = sc_rest_param_get(req, "sort");
     if (sort_param && *sort_param && !parse_sort(req, resp, NULL, sort_param, sp))
         return false;

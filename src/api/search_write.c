@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/agg_internal.h"
 #include "api/internal.h"
 #include "api/search_internal.h"
 
@@ -310,6 +311,8 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
     }
     sc_jsonw_arr_end(w);
     sc_jsonw_obj_end(w);
+    if (sp->agg_spec)
+        sc__agg_write(w, sp->agg_spec, r->aggs, sp->typed_keys);
     if (status_for_msearch)
         sc_jsonw_kv_int(w, "status", status_for_msearch);
     sc_jsonw_obj_end(w);

@@ -2,6 +2,7 @@
 #include "cluster/search.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,8 @@ typedef struct shard_job {
     size_t t; /* target number */
     sc_shard_query_result *res;
     sc_shard_hit *top;   /* malloc'd, up to k */
+    uint8_t *agg_bytes;  /* malloc'd encoded aggregation partial */
+    size_t agg_len;
     sc_sort_value *keys; /* malloc'd sort keys of top (field sort) */
     size_t n_top;
 } shard_job;
@@ -67,6 +70,10 @@ static void run_shard(void *arg, sc_status pool_st)
         .n_sort = sr->n_sort,
         .search_after = sr->search_after,
         .node = j->node,
+        .aggs = sr->aggs,
+        .agg_query = sr->agg_queries ? sr->agg_queries[tg->index_i] : NULL,
+        .n_shards = (uint32_t)req->n_targets,
+        .max_buckets = sr->max_buckets,
     };
     sc__shard_exec_result r;
     memset(&r, 0, sizeof r);
@@ -77,6 +84,8 @@ static void run_shard(void *arg, sc_status pool_st)
             sc_cluster_error_set(&res->err, 400, "task_cancelled_exception", "task cancelled");
         else if (r.breaker_tripped)
             sc_cluster_error_set(&res->err, 429, "circuit_breaking_exception", "%s", r.error);
+        else if (r.too_many_buckets)
+            sc_cluster_error_set(&res->err, 400, "too_many_buckets_exception", "%s", r.error);
         else
             sc_cluster_error_set(
                 &res->err,
@@ -90,8 +99,11 @@ static void run_shard(void *arg, sc_status pool_st)
                 "[%s][%u] %s", ix->name, tg->shard, r.error[0] ? r.error : sc_status_str(st));
         free(r.docs);
         free(r.keys);
+        free(r.agg_bytes);
         return;
     }
+    j->agg_bytes = r.agg_bytes;
+    j->agg_len = r.agg_len;
     res->total = r.total;
     res->total_is_lower_bound = r.total_is_lower_bound;
     res->timed_out = r.timed_out;
@@ -120,6 +132,37 @@ static int cmp_doc(const void *pa, const void *pb)
     if (a->shard_ix != b->shard_ix)
         return a->shard_ix < b->shard_ix ? -1 : 1;
     return (a->doc > b->doc) - (a->doc < b->doc);
+}
+
+/* The node's partial reduce of its shards' aggregation partials (decoded as they would
+ * arrive from the shards); a shard whose partial does not decode fails. */
+static sc_status reduce_node_aggs(const sc_node_query_request *req, shard_job *jobs,
+                                  sc_arena *arena, sc_node_query_response *out)
+{
+    size_t nt = req->n_targets, n = 0;
+    sc_agg_result **parts = sc_arena_alloc(arena, (nt ? nt : 1) * sizeof *parts);
+    if (!parts)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    for (size_t t = 0; t < nt; t++) {
+        sc_shard_query_result *res = &out->results[t];
+        if (res->st != SC_OK || !jobs[t].agg_bytes)
+            continue;
+        sc_status st = sc_agg_decode(jobs[t].agg_bytes, jobs[t].agg_len, arena, &res->aggs);
+        if (st == SC_ENOMEM || st == SC_ELIMIT)
+            return st;
+        if (st != SC_OK) {
+            res->st = st;
+            sc_cluster_error_set(&res->err, 500, "exception", "corrupt aggregation partial");
+            continue;
+        }
+        parts[n++] = res->aggs;
+    }
+    if (!n)
+        return SC_OK;
+    sc_agg_error err;
+    sc_status st = sc_agg_reduce(req->search->aggs, parts, n, false, req->search->max_buckets,
+                                 arena, &out->aggs, &err);
+    return st == SC_ECORRUPT ? SC_OK : st;
 }
 
 sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_arena *arena,
@@ -182,9 +225,12 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
         out->top = merged;
         out->n_top = all < req->k ? all : req->k;
     }
+    if (st == SC_OK && req->search->aggs)
+        st = reduce_node_aggs(req, jobs, arena, out);
     for (size_t t = 0; t < nt; t++) {
         free(jobs[t].top);
         free(jobs[t].keys);
+        free(jobs[t].agg_bytes);
     }
     free(jobs);
     return st;
@@ -460,6 +506,20 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
         (out->total > (uint64_t)sr->track_total_hits || out->total_is_lower_bound)) {
         out->total = (uint64_t)sr->track_total_hits;
         out->total_is_lower_bound = true;
+    }
+    if (sr->aggs && qresp.aggs) {
+        /* the coordinator's final reduce over the nodes' partials (one node here) */
+        sc_agg_error err;
+        st = sc_agg_reduce(sr->aggs, &qresp.aggs, 1, true, sr->max_buckets, arena, &out->aggs,
+                           &err);
+        if (st == SC_ELIMIT && err.too_many_buckets) {
+            out->agg_too_many_buckets = true;
+            snprintf(out->agg_error, sizeof out->agg_error, "%s", err.reason);
+            out->aggs = NULL;
+        } else if (st != SC_OK) {
+            sc_node_query_release(&qreq, &qresp);
+            return st;
+        }
     }
     /* Final reduce (one node: its partial result is already the global order). */
     size_t from = sr->from < qresp.n_top ? sr->from : qresp.n_top;

@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "cluster/node.h"
 #include "cluster/tasks.h"
+#include "search/agg.h"
 #include "search/query.h"
 #include "shard/shard.h"
 
@@ -73,6 +74,13 @@ typedef struct sc_search_request {
      * index i is searched only if only_shards[i] (a bitmask over its shards, ceil(shards / 64)
      * words) has bit s. NULL = every shard. */
     const uint64_t *const *only_shards;
+    /* Aggregations (NULL = none): the spec (built with the first index's mapping), the query
+     * they run under per index (NULL = `queries`: differs with a post_filter, which only
+     * narrows the hits), and search.max_buckets (0 = 65,536). Each shard collects a partial,
+     * each node reduces its shards', the coordinator reduces and finalizes. */
+    const sc_agg_spec *aggs;
+    sc_query **agg_queries;
+    uint64_t max_buckets;
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -102,6 +110,12 @@ typedef struct sc_search_response {
     size_t n_failures;
     sc_result_hit *hits; /* arena, in rank order, after `from` */
     size_t n_hits;
+    /* With request.aggs: the final (finalized) result (arena), NULL when no shard returned
+     * one; agg_error is set (with agg_too_many_buckets for too_many_buckets_exception) when
+     * the final reduce failed. */
+    sc_agg_result *aggs;
+    bool agg_too_many_buckets;
+    char agg_error[256];
 } sc_search_response;
 
 /* Runs a search (query phase on every shard in parallel, reduce, fetch). Results live in
@@ -143,12 +157,14 @@ typedef struct sc_shard_query_result {
     bool timed_out;
     void *snapshot; /* the shard searcher the docs refer to (ref held until fetch) */
     bool pinned;    /* snapshot belongs to a scroll: not released here */
+    sc_agg_result *aggs; /* the shard's aggregation partial (arena), NULL when none */
 } sc_shard_query_result;
 
 typedef struct sc_node_query_response {
     sc_shard_query_result *results; /* one per target */
     sc_shard_hit *top;              /* partially reduced top k across this node's shards */
     size_t n_top;
+    sc_agg_result *aggs; /* the node's partial reduce of its shards' aggregations, or NULL */
 } sc_node_query_response;
 
 typedef struct sc_node_fetch_request {

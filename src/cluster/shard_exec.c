@@ -9,6 +9,7 @@
 
 #include "index/docvalues.h"
 #include "search/searcher.h"
+#include "search/agg.h"
 #include "search/sort.h"
 
 int sc__sort_cmp(const sc_sort_field *sort, size_t n_sort, const sc_sort_value *a,
@@ -248,6 +249,31 @@ static sc_status exec_sorted(const sc__shard_exec_args *a, const sc_searcher *s,
     return SC_OK;
 }
 
+/* The aggregation pass (search/agg.h): collects the shard partial under agg_query in the
+ * query's budgeted arena and encodes it for the node's reduce; *total is its exact hit count. */
+static sc_status exec_aggs(const sc__shard_exec_args *a, const sc_searcher *s,
+                           sc_search_options *o, sc_arena *arena, sc__shard_exec_result *r,
+                           uint64_t *total)
+{
+    sc_agg_shard_options so = {.n_shards = a->n_shards, .max_buckets = a->max_buckets};
+    sc_search_result res;
+    sc_agg_error err;
+    sc_agg_result *part = NULL;
+    memset(&res, 0, sizeof res);
+    sc_status st = sc_agg_collect_shard(a->aggs, s, a->agg_query ? a->agg_query : a->query, o,
+                                        &so, arena, &part, &res, &err);
+    if (st != SC_OK) {
+        r->too_many_buckets = err.too_many_buckets;
+        snprintf(r->error, sizeof r->error, "%s", err.reason[0] ? err.reason : sc_status_str(st));
+        return st;
+    }
+    if (res.cancelled)
+        return SC_ECANCELLED;
+    r->timed_out |= res.timed_out;
+    *total = res.total;
+    return sc_agg_encode(part, &r->agg_bytes, &r->agg_len);
+}
+
 sc_status sc__shard_exec(const sc__shard_exec_args *a, sc__shard_exec_result *r)
 {
     const sc_shard_snapshot *snap = a->snapshot;
@@ -293,6 +319,21 @@ sc_status sc__shard_exec(const sc__shard_exec_args *a, sc__shard_exec_result *r)
     sc_arena arena;
     sc_arena_init(&arena, budget);
     sc_status st;
+    if (a->aggs) {
+        uint64_t total = 0;
+        st = exec_aggs(a, &s, &o, &arena, r, &total);
+        if (st != SC_OK || r->timed_out)
+            goto out;
+        if (a->k == 0 && (!a->agg_query || a->agg_query == a->query)) {
+            /* the aggregation pass counted the hits exactly */
+            r->total = total;
+            if (a->track_total_hits >= 0 && total > (uint64_t)a->track_total_hits) {
+                r->total = (uint64_t)a->track_total_hits;
+                r->total_is_lower_bound = true;
+            }
+            goto out;
+        }
+    }
     if (a->n_sort && a->k > 0) {
         st = exec_sorted(a, &s, &o, &arena, r);
         goto out;

@@ -24,6 +24,10 @@ typedef struct sc__shard_exec_args {
     size_t n_sort;
     const sc_sort_value *search_after;
     sc_node *node;              /* request breaker: the query's memory is reserved on it */
+    const sc_agg_spec *aggs;    /* aggregations (NULL = none), collected under agg_query */
+    const sc_query *agg_query;
+    uint32_t n_shards;          /* shards of the request (terms' shard_size) */
+    uint64_t max_buckets;
 } sc__shard_exec_args;
 
 /* Compares two docs' sort keys under a sort spec (<0: a ranks first). */
@@ -38,6 +42,9 @@ typedef struct sc__shard_exec_result {
     bool total_is_lower_bound;
     bool timed_out;
     bool breaker_tripped;       /* SC_ELIMIT came from the request breaker */
+    bool too_many_buckets;      /* SC_ELIMIT was search.max_buckets */
+    uint8_t *agg_bytes;         /* malloc'd encoding of the aggregation partial (sc_agg_encode) */
+    size_t agg_len;
     char error[256];
 } sc__shard_exec_result;
 

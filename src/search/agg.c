@@ -304,6 +304,7 @@ sc_status sc_agg_collect_shard(const sc_agg_spec *root, const sc_searcher *s, co
         memcpy(res->error, fres.error, sizeof res->error);
     if (st == SC_OK && !res->cancelled && !res->timed_out) {
         sc_search_result gres;
+        memset(&gres, 0, sizeof gres);
         const sc_query *all = sc_query_match_all(a);
         if (!all)
             return sc__agg_oom(a);

@@ -250,6 +250,9 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
                         bool final, uint64_t max_buckets, sc_arena *a, sc_agg_result **out,
                         sc_agg_error *err) SC_MUST_USE;
 
+/* An empty result of spec (what no matching doc gives), in `a`; NULL on exhaustion. */
+sc_agg_result *sc_agg_result_empty(const sc_agg_spec *spec, sc_arena *a);
+
 /* The shard_size a terms aggregation uses for n_shards shards. */
 uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
 

@@ -114,7 +114,9 @@ static sc_status finalize(const sc_agg_spec *spec, sc_agg_result *r, uint64_t ma
                 hi = kmax > hi ? kmax : hi;
             }
         }
-        if (lo <= hi)
+        /* dates beyond +-2^62 ms (decoded garbage) are not stepped through */
+        bool sane = spec->kind == SC_AGG_HISTOGRAM || (fabs(lo) < 0x1p62 && fabs(hi) < 0x1p62);
+        if (lo <= hi && sane)
             SC_TRY(fill_gaps(spec, r, lo, hi, max_buckets, a, err));
     }
     size_t kept = 0;

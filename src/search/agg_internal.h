@@ -116,6 +116,8 @@ typedef struct sc__agg_ords {
     sc__agg_vec bkey;             /* bytes mode: (ptr, len) as two cells per ordinal */
     size_t n;
     bool bytes;
+    uint8_t *pool; /* bytes mode: key copies, packed without alignment */
+    size_t pool_left;
 } sc__agg_ords;
 
 /* The ordinal of (owner, key), added when new (*added). */
@@ -157,6 +159,17 @@ sc_status sc__agg_field_open(const sc_segment *seg, const char *field, sc__agg_f
  * how many (at most cap; 0 when the doc has none). */
 size_t sc__agg_doc_doubles(const sc__agg_field *f, const sc_agg_spec *spec, uint32_t doc,
                            double *out, size_t cap);
+
+/* ---- the top-level keyword terms fast path (agg_terms_ords.c) ---- */
+typedef struct sc__agg_terms_fast sc__agg_terms_fast;
+/* Keeps a segment's non-zero ordinal counts (counts[ord + 1], counts[0] = docs without a
+ * value) for the build; *f is created on first use. */
+sc_status sc__agg_terms_fast_seg_end(sc__agg_coll *c, sc__agg_terms_fast **f,
+                                     const sc_dv_sorted_set *ss, const uint32_t *counts)
+    SC_MUST_USE;
+/* The shard result from the kept lists (f may be NULL: no values anywhere). */
+sc_status sc__agg_terms_fast_build(sc__agg_coll *c, const sc__agg_terms_fast *f,
+                                   sc_agg_result **out) SC_MUST_USE;
 
 /* ---- per-kind constructors ---- */
 sc_status sc__agg_terms_new(sc__agg_coll *c) SC_MUST_USE;

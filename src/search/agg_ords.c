@@ -99,9 +99,18 @@ sc_status sc__agg_ords_bytes(sc_arena *a, sc__agg_ords *o, uint32_t owner, sc_sl
         }
         j = (j + 1) & (o->cap - 1);
     }
-    uint8_t *copy = sc_arena_alloc(a, key.len ? key.len : 1);
-    if (!copy)
-        return sc__agg_oom(a);
+    /* key copies share 16 KiB blocks (arena allocations are 16-byte aligned: a block per key
+     * would double the memory of short keys) */
+    if (key.len > o->pool_left) {
+        size_t sz = key.len > 4096 ? key.len : 16384;
+        o->pool = sc_arena_alloc(a, sz);
+        if (!o->pool)
+            return sc__agg_oom(a);
+        o->pool_left = sz;
+    }
+    uint8_t *copy = o->pool;
+    o->pool += key.len;
+    o->pool_left -= key.len;
     if (key.len)
         memcpy(copy, key.ptr, key.len);
     SC_TRY(append(a, o, j, owner, 0, h, ord));

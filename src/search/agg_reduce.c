@@ -111,6 +111,11 @@ sc_agg_result *sc__agg_empty_result(const sc_agg_spec *spec, sc_arena *a)
     return r;
 }
 
+sc_agg_result *sc_agg_result_empty(const sc_agg_spec *spec, sc_arena *a)
+{
+    return sc__agg_empty_result(spec, a);
+}
+
 sc_status sc__agg_reduce_subs(const sc_agg_spec *spec, sc_agg_bucket *const *bs, size_t n,
                               bool final, uint64_t max_buckets, sc_arena *a, sc_agg_bucket *out,
                               sc_agg_error *err)

@@ -16,6 +16,8 @@ typedef struct terms_state {
     bool bytes;
     /* fast path (top level, no subs, keyword): counts[ord + 1], counts[0] = no value */
     uint32_t *counts;
+    sc__agg_terms_fast *fast; /* the kept segment counts */
+    bool used_fast;           /* top level, no subs: built from `fast` */
     /* top level with subs: segment ordinal -> bucket ordinal (UINT32_MAX = not yet) */
     uint32_t *seg_map;
     size_t seg_map_len;
@@ -46,10 +48,11 @@ static sc_status terms_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
     t->seg_map = NULL;
     memset(&t->seg_ords, 0, sizeof t->seg_ords);
     memset(&t->seg_slot, 0, sizeof t->seg_slot);
-    if (!t->bytes || !t->f.has_ss)
+    if (!t->bytes || (!t->f.has_ss && !(c->top && !c->n_subs)))
         return SC_OK;
-    size_t n = (size_t)sc_dv_sorted_set_n_ords(&t->f.ss) + 1;
+    size_t n = t->f.has_ss ? (size_t)sc_dv_sorted_set_n_ords(&t->f.ss) + 1 : 1;
     if (c->top && !c->n_subs) {
+        t->used_fast = true;
         t->counts = sc_arena_calloc(a, n, sizeof *t->counts);
         if (!t->counts)
             return sc__agg_oom(a);
@@ -114,6 +117,10 @@ static sc_status collect_bytes(sc__agg_coll *c, const uint32_t *docs, const uint
                                size_t n)
 {
     terms_state *t = c->state;
+    if (t->counts && !t->f.has_ss) {
+        t->counts[0] += (uint32_t)n; /* no values in this segment */
+        return SC_OK;
+    }
     if (!t->f.has_ss) {
         if (!c->spec->has_missing)
             return SC_OK;
@@ -177,21 +184,13 @@ static sc_status terms_collect(sc__agg_coll *c, const uint32_t *docs, const uint
     return t->bytes ? collect_bytes(c, docs, owners, n) : collect_nums(c, docs, owners, n);
 }
 
-/* Fast path: the segment's ordinal counts into the shard's term table. */
+/* Fast path: the segment's non-zero counts are kept for the build. */
 static sc_status terms_seg_end(sc__agg_coll *c)
 {
     terms_state *t = c->state;
     if (!t->counts)
         return SC_OK;
-    size_t n = (size_t)sc_dv_sorted_set_n_ords(&t->f.ss) + 1;
-    for (size_t o1 = c->spec->has_missing ? 0 : 1; o1 < n; o1++) {
-        if (!t->counts[o1])
-            continue;
-        uint32_t ord;
-        SC_TRY(seg_bucket(c, 0, o1, &ord));
-        SC_TRY(sc__agg_counts_ensure(c, ord));
-        ((uint64_t *)c->doc_counts.p)[ord] += t->counts[o1];
-    }
+    SC_TRY(sc__agg_terms_fast_seg_end(c, &t->fast, &t->f.ss, t->counts));
     t->counts = NULL;
     return SC_OK;
 }
@@ -208,6 +207,8 @@ static sc_status terms_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **ou
     terms_state *t = c->state;
     sc_arena *a = c->ctx->a;
     const sc_agg_spec *spec = c->spec;
+    if (t->used_fast || (c->top && !c->n_subs && t->bytes && !t->ords.n))
+        return sc__agg_terms_fast_build(c, t->fast, out);
     if (!t->gstart || owner >= t->n_owners) {
         uint32_t n_owners = 1;
         for (size_t i = 0; i < t->ords.n; i++) {

@@ -291,6 +291,13 @@ static void test_terms_vs_model(void **state)
             tn->size = 200;
             tn->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
             add_sub(&a, root, tn);
+            /* top level without subs: the ordinal-count fast path, with `missing` */
+            sc_agg_spec *tf = mk(&a, SC_AGG_TERMS, "tf", "k", SC_AGG_V_KEYWORD);
+            tf->size = 40;
+            tf->has_missing = true;
+            tf->missing_bytes = sc_slice_cstr("w15");
+            tf->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = false};
+            add_sub(&a, root, tf);
             sc_agg_result *r = run(&a, root, qk, sharded);
             uint64_t cnt[N_TERMS] = {0}, ncnt[101] = {0};
             mstats avg[N_TERMS] = {{0}}, st[N_TERMS] = {{0}};
@@ -338,6 +345,22 @@ static void test_terms_vs_model(void **state)
                 k++;
             }
             assert_int_equal(k, y->n_buckets);
+            uint64_t nokey = 0;
+            for (size_t g = 0; g < N_ALL; g++)
+                nokey += doc_matches(&docs[g], qk) && docs[g].nk == 0;
+            const sc_agg_result *z = top(r, 2);
+            uint64_t seen = 0;
+            for (size_t i = 0; i < z->n_buckets; i++) {
+                int t = term_id(z->buckets[i].bkey);
+                assert_int_equal(z->buckets[i].doc_count, cnt[t] + (t == 15 ? nokey : 0));
+                if (i)
+                    assert_true(z->buckets[i - 1].doc_count <= z->buckets[i].doc_count);
+                seen += z->buckets[i].doc_count;
+            }
+            uint64_t all = nokey;
+            for (int t = 0; t < N_TERMS; t++)
+                all += cnt[t];
+            assert_int_equal(seen, all);
             sc_arena_fini(&a);
         }
 }
@@ -728,6 +751,35 @@ static void test_codec_corrupt(void **state)
     sc_arena_fini(&a);
 }
 
+/* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
+static void test_fuzz_seeds_decode(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"terms_avg", "histogram", "date_range_filters",
+                                        "stats_nested"};
+    for (size_t i = 0; i < 4; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/fuzz/corpus/agg_partial/%s", SCRY_SOURCE_DIR,
+                 names[i]);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        uint8_t buf[4096];
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_result *r, *again;
+        assert_int_equal(sc_agg_decode(buf, n, &a, &r), SC_OK);
+        uint8_t *enc;
+        size_t len;
+        assert_int_equal(sc_agg_encode(r, &enc, &len), SC_OK);
+        assert_int_equal(sc_agg_decode(enc, len, &a, &again), SC_OK);
+        assert_true(sc_agg_result_equal(r, again));
+        free(enc);
+        sc_arena_fini(&a);
+    }
+}
+
 /* max_buckets: a histogram with more buckets than allowed fails with too_many_buckets. */
 static void test_max_buckets(void **state)
 {
@@ -812,7 +864,7 @@ int main(void)
         cmocka_unit_test(test_date_histogram_vs_model),
         cmocka_unit_test(test_range_filters_vs_model), cmocka_unit_test(test_nested_vs_model),
         cmocka_unit_test(test_codec_corrupt),         cmocka_unit_test(test_max_buckets),
-        cmocka_unit_test(test_rounding_dst),
+        cmocka_unit_test(test_rounding_dst),          cmocka_unit_test(test_fuzz_seeds_decode),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
