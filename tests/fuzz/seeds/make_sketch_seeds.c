@@ -1,12 +1,16 @@
-/* Writes the seed inputs of the hll and tdigest fuzzers (tests/fuzz/corpus/hll/,
- * tests/fuzz/corpus/tdigest/) into the directory given as argv[1]: sketches in each mode at a few
- * precisions and compressions, encoded at the current format versions. Build and run by hand:
- *   cc -std=c11 -D_GNU_SOURCE -Isrc tests/fuzz/seeds/make_sketch_seeds.c src/search/hll.c \
- *      src/search/tdigest.c src/base/{varint,alloc,status,vec}.c -lm -o /tmp/mss && /tmp/mss DIR */
+/* Writes the seed inputs of the hll and tdigest fuzzers (hll_*, td_*: tests/fuzz/corpus/hll/,
+ * tests/fuzz/corpus/tdigest/ without the prefix) and aggregation partials holding sketches
+ * (agg_*: tests/fuzz/corpus/agg_partial/) into the directory argv[1], encoded at the current
+ * format versions. Build (after the debug build) and run by hand:
+ *   cc -std=c11 -D_GNU_SOURCE -Isrc tests/fuzz/seeds/make_sketch_seeds.c \
+ *      build/debug/libscry_search.a build/debug/libscry_index.a build/debug/libscry_text.a \
+ *      build/debug/libscry_base.a $(pkg-config --libs libzstd libxxhash icu-uc icu-i18n) \
+ *      -lstemmer -lpthread -lm -o /tmp/mss && /tmp/mss DIR */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "search/agg.h"
 #include "search/hll.h"
 #include "search/tdigest.h"
 
@@ -53,6 +57,46 @@ static void td_seed(const char *dir, const char *name, double compression, uint3
     sc_tdigest_free(t);
 }
 
+/* A root partial with a cardinality (n distinct values) and a percentiles sub (n values). */
+static void agg_seed(const char *dir, const char *name, uint32_t n)
+{
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_result *root = sc_arena_calloc(&a, 1, sizeof *root);
+    sc_agg_result **subs = sc_arena_calloc(&a, 3, sizeof *subs);
+    sc_agg_bucket *b = sc_arena_calloc(&a, 1, sizeof *b);
+    if (!root || !subs || !b)
+        exit(1);
+    root->kind = SC_AGG_ROOT;
+    root->buckets = b;
+    root->n_buckets = 1;
+    b->subs = subs;
+    b->n_subs = 3;
+    b->doc_count = n;
+    sc_agg_kind kinds[3] = {SC_AGG_CARDINALITY, SC_AGG_PERCENTILES, SC_AGG_PERCENTILE_RANKS};
+    for (int i = 0; i < 3; i++) {
+        if (!(subs[i] = sc_arena_calloc(&a, 1, sizeof *subs[i])))
+            exit(1);
+        subs[i]->kind = kinds[i];
+        subs[i]->n_reduced = 1;
+    }
+    if (n && (sc_hll_new(8, NULL, &a, &subs[0]->hll) != SC_OK ||
+              sc_tdigest_new(10, NULL, &a, &subs[1]->td) != SC_OK))
+        exit(1);
+    for (uint32_t i = 0; i < n; i++)
+        if (sc_hll_add(subs[0]->hll, sc_hll_hash_u64(i)) != SC_OK ||
+            sc_tdigest_add(subs[1]->td, cos(i), 1) != SC_OK)
+            exit(1);
+    uint8_t *bytes;
+    size_t len;
+    if (sc_agg_encode(root, &bytes, &len) != SC_OK)
+        exit(1);
+    sc_buf buf = {bytes, len, len};
+    put(dir, name, &buf);
+    free(bytes);
+    sc_arena_fini(&a);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -70,5 +114,8 @@ int main(int argc, char **argv)
     td_seed(argv[1], "td_exact_c1", 1, 10);
     td_seed(argv[1], "td_digest_c5", 5, 400);
     td_seed(argv[1], "td_digest_c20", 20, 3000);
+    agg_seed(argv[1], "agg_sketches_empty", 0);
+    agg_seed(argv[1], "agg_sketches_small", 30);
+    agg_seed(argv[1], "agg_sketches_large", 400);
     return 0;
 }
