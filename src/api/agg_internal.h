@@ -60,7 +60,10 @@ void sc__agg_write(sc_jsonw *w, const sc_agg_spec *root, const sc_agg_result *r,
 /* Rendering data of a spec, kept in sc_agg_spec.user: the date format of key_as_string. */
 typedef struct sc__agg_render {
     sc_date_format *date_format; /* owned by the request (freed by sc__agg_spec_free) */
+    const json_t *meta;          /* the request's `meta`, echoed (borrowed from the body) */
 } sc__agg_render;
+/* The rendering data of s, created on first use (request arena); NULL on exhaustion. */
+sc__agg_render *sc__agg_render_of(sc_rest_req *req, sc_agg_spec *s);
 /* Frees what parsing attached to a spec tree (date formats). NULL is a no-op. */
 void sc__agg_spec_free(sc_agg_spec *root);
 

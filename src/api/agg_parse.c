@@ -138,6 +138,15 @@ static bool parse_one(sc__agg_pctx *c, const char *name, const json_t *body, sc_
                     "Aggregator [%s] of type [%s] cannot accept sub-aggregations", name, type);
     if (!json_is_object(params))
         return sc__agg_fail(c, 400, "parsing_exception", "[%s] expected an object for [%s]", type, name);
+    if (meta) {
+        if (!json_is_object(meta))
+            return sc__agg_fail(c, 400, "parsing_exception", "[meta] of [%s] must be an object",
+                                name);
+        sc__agg_render *r = sc__agg_render_of(c->req, s);
+        if (!r)
+            return sc__agg_oom_err(c);
+        r->meta = meta;
+    }
     /* subs first: a terms order may name one */
     if (subs && !parse_aggs(c, subs, s, depth + 1))
         return false;

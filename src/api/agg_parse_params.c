@@ -59,8 +59,11 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
     case SC_MAPPING_KEYWORD: s->vtype = SC_AGG_V_KEYWORD; break;
     case SC_MAPPING_IP: s->vtype = SC_AGG_V_IP; break;
     case SC_MAPPING_BOOLEAN: s->vtype = SC_AGG_V_BOOLEAN; break;
-    case SC_MAPPING_DATE:
-    case SC_MAPPING_DATE_NANOS: s->vtype = SC_AGG_V_DATE; break;
+    case SC_MAPPING_DATE: s->vtype = SC_AGG_V_DATE; break;
+    case SC_MAPPING_DATE_NANOS:
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "aggregations on date_nanos field [%s] are not supported yet",
+                            s->field);
     case SC_MAPPING_DOUBLE:
     case SC_MAPPING_FLOAT:
     case SC_MAPPING_HALF_FLOAT: s->vtype = SC_AGG_V_DOUBLE; break;
@@ -218,18 +221,26 @@ static bool get_bool(sc__agg_pctx *c, const json_t *params, const char *key, boo
     return true;
 }
 
+sc__agg_render *sc__agg_render_of(sc_rest_req *req, sc_agg_spec *s)
+{
+    if (!s->user)
+        s->user = sc_arena_calloc(req->arena, 1, sizeof(sc__agg_render));
+    return s->user;
+}
+
 /* key_as_string's format: the request's `format`, else the field's (NULL = ISO). */
 static bool attach_date_format(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping_field *f)
 {
     const char *spec = s->format ? s->format : f && f->format ? f->format : NULL;
-    if (!spec || s->user)
+    if (!spec)
         return true;
-    sc__agg_render *r = sc_arena_calloc(c->req->arena, 1, sizeof *r);
+    sc__agg_render *r = sc__agg_render_of(c->req, s);
     if (!r)
         return sc__agg_oom_err(c);
+    if (r->date_format)
+        return true;
     if (sc_date_format_new(sc_slice_cstr(spec), &r->date_format) != SC_OK)
         return sc__agg_fail(c, 400, "illegal_argument_exception", "Invalid format: [%s]", spec);
-    s->user = r;
     return true;
 }
 
@@ -399,6 +410,8 @@ static bool parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
     s->size = (uint32_t)size;
     s->shard_size = (uint32_t)shard_size;
     s->min_doc_count = mdc;
+    if (!get_bool(c, p, "show_term_doc_count_error", &s->show_term_doc_count_error, type))
+        return false;
     s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
     const json_t *o = json_object_get(p, "order");
     return !o || terms_order(c, o, s);

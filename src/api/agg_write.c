@@ -223,7 +223,11 @@ static void write_terms(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *
     for (size_t i = 0; i < r->n_buckets; i++) {
         sc_jsonw_obj_begin(w);
         write_terms_key(w, s, &r->buckets[i]);
-        write_bucket_body(w, s, &r->buckets[i], tk);
+        sc_jsonw_kv_int(w, "doc_count", (int64_t)r->buckets[i].doc_count);
+        if (s->show_term_doc_count_error)
+            sc_jsonw_kv_int(w, "doc_count_error_upper_bound", r->buckets[i].doc_count_error);
+        if (s->n_subs && r->buckets[i].n_subs == s->n_subs)
+            write_aggs(w, s, r->buckets[i].subs, tk);
         sc_jsonw_obj_end(w);
     }
     sc_jsonw_arr_end(w);
@@ -372,6 +376,11 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
         sc_jsonw_key(w, s->name);
     }
     sc_jsonw_obj_begin(w);
+    const sc__agg_render *rd = s->user;
+    if (rd && rd->meta) {
+        sc_jsonw_key(w, "meta");
+        sc__api_json_write(w, rd->meta);
+    }
     switch (s->kind) {
     case SC_AGG_TERMS: write_terms(w, s, r, tk); break;
     case SC_AGG_HISTOGRAM:

@@ -210,10 +210,10 @@ double sc_agg_value_to_double(sc_agg_vtype t, int64_t v)
 size_t sc__agg_doc_doubles(const sc__agg_field *f, const sc_agg_spec *spec, uint32_t doc,
                            double *out, size_t cap)
 {
-    int64_t vals[64];
+    int64_t vals[256];
     size_t n = 0;
     if (f->has_num) {
-        n = sc_dv_numeric_get(&f->num, doc, vals, cap < 64 ? cap : 64);
+        n = sc_dv_numeric_get(&f->num, doc, vals, cap < 256 ? cap : 256);
         for (size_t i = 0; i < n; i++) {
             double d = sc_agg_value_to_double(spec->vtype, vals[i]);
             out[i] = spec->scaling_factor > 0 ? d / spec->scaling_factor : d;

@@ -146,6 +146,7 @@ struct sc_agg_spec {
     uint32_t shard_size; /* 0 = default (size * 1.5 + 10, or size on one shard) */
     uint64_t min_doc_count;
     sc_agg_order order; /* terms default _count desc; histograms _key asc */
+    bool show_term_doc_count_error; /* terms: per-bucket errors in the response */
     bool has_missing;   /* `missing`: docs without a value count under missing_* */
     int64_t missing_num; /* encoded as the field's doc values (numeric kinds) */
     sc_slice missing_bytes; /* keyword/ip */

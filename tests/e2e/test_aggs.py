@@ -237,6 +237,13 @@ def test_typed_keys_and_empty_index(server, idx, fresh_index):
                                                       "a": {"avg": {"field": "price"}}}},
                    "?typed_keys=true")
     assert st == 200 and "sterms#g" in b["aggregations"] and "avg#a" in b["aggregations"], b
+    st, b = search(server, name, {"size": 0, "aggs": {"g": {
+        "terms": {"field": "genre", "size": 2, "show_term_doc_count_error": True},
+        "meta": {"color": "blue"}}}})
+    assert st == 200, b
+    g = b["aggregations"]["g"]
+    assert g["meta"] == {"color": "blue"}
+    assert all(x["doc_count_error_upper_bound"] >= 0 for x in g["buckets"])
     server.request("PUT", "/" + fresh_index, {"mappings": MAPPING})
     st, b = search(server, fresh_index, {"size": 0, "aggs": {
         "g": {"terms": {"field": "genre"}}, "a": {"avg": {"field": "price"}},
