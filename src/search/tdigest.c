@@ -26,6 +26,8 @@ struct sc_tdigest {
     bool exact;
     cent *c; /* [0, n_sorted) sorted by mean; [n_sorted, len) unsorted */
     size_t n_sorted, len, cap;
+    cent *tmp; /* digest phase: radix sort scratch of tmp_cap points, or NULL */
+    size_t tmp_cap;
     uint64_t total;
     double min, max;
 };
@@ -66,6 +68,7 @@ void sc_tdigest_free(sc_tdigest *t)
     if (!t || t->arena)
         return;
     sc_alloc_free(t->pool, t->c);
+    sc_alloc_free(t->pool, t->tmp);
     sc_alloc_free(t->pool, t);
 }
 
@@ -96,7 +99,8 @@ bool sc_tdigest_is_exact(const sc_tdigest *t)
 
 size_t sc_tdigest_mem_bytes(const sc_tdigest *t)
 {
-    return sizeof *t + (t->c ? t->cap * sizeof(cent) : 0);
+    return sizeof *t + (t->c ? t->cap * sizeof(cent) : 0) +
+           (t->tmp ? t->tmp_cap * sizeof(cent) : 0);
 }
 
 static sc_status reserve(sc_tdigest *t, size_t extra)
@@ -220,6 +224,79 @@ static void sort_points(cent *a, size_t n)
     intro_sort(a, n, depth);
 }
 
+/* A double's bits as an unsigned key in the same order (finite values only). */
+static uint64_t radix_key(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u >> 63 ? ~u : u | (1ULL << 63);
+}
+
+/* LSD radix sort by mean, 8 bits a pass, through tmp (room for n); passes where every key has
+ * the same digit (the sign and exponent bytes, mostly) are skipped. */
+static void radix_sort(cent *a, cent *tmp, size_t n)
+{
+    uint32_t counts[8][256];
+    memset(counts, 0, sizeof counts);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = radix_key(a[i].mean);
+        for (int b = 0; b < 8; b++)
+            counts[b][(k >> (8 * b)) & 255]++;
+    }
+    cent *src = a, *dst = tmp;
+    uint64_t k0 = radix_key(a[0].mean);
+    for (int b = 0; b < 8; b++) {
+        uint32_t *cnt = counts[b];
+        if (cnt[(k0 >> (8 * b)) & 255] == n)
+            continue;
+        uint32_t sum = 0;
+        for (int d = 0; d < 256; d++) {
+            uint32_t c = cnt[d];
+            cnt[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[cnt[(radix_key(src[i].mean) >> (8 * b)) & 255]++] = src[i];
+        cent *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof(cent));
+}
+
+/* Sorts t's points: by radix through the scratch array when it can be had (kept for the next
+ * flush, as this runs on every full buffer of the digest phase), else in place. Never fails. */
+static void sort_all(sc_tdigest *t)
+{
+    size_t i = 1;
+    while (i < t->len && t->c[i - 1].mean <= t->c[i].mean)
+        i++;
+    if (i >= t->len) /* already in order (ascending input): nothing to do */
+        return;
+    /* the scratch is for the digest phase's regular merges (buffer + centroids), not for the
+     * one-time sort when leaving the exact phase */
+    bool regular = !t->exact && t->len <= t->buffer_cap + (size_t)(4 * t->delta) + 64;
+    if (t->len >= 128 && regular && t->tmp_cap < t->len) {
+        cent *tmp;
+        if (t->arena) {
+            tmp = sc_arena_alloc(t->arena, t->cap * sizeof(cent));
+        } else {
+            tmp = sc_alloc_malloc(t->pool, t->cap * sizeof(cent));
+            if (tmp)
+                sc_alloc_free(t->pool, t->tmp);
+        }
+        if (tmp) {
+            t->tmp = tmp;
+            t->tmp_cap = t->cap;
+        }
+    }
+    if (t->len >= 128 && t->tmp_cap >= t->len)
+        radix_sort(t->c, t->tmp, t->len);
+    else
+        sort_points(t->c, t->len);
+}
+
 /* The largest cumulative fraction a centroid starting at q0 may reach: k1^-1(k1(q0) + 1). */
 static double q_limit(double q0, double delta)
 {
@@ -235,7 +312,7 @@ static void flush(sc_tdigest *t)
 {
     if (t->n_sorted == t->len)
         return;
-    sort_points(t->c, t->len);
+    sort_all(t);
     if (t->exact) {
         t->n_sorted = t->len;
         return;
@@ -265,13 +342,38 @@ static void flush(sc_tdigest *t)
     t->len = t->n_sorted = out;
 }
 
+/* Replays the exact phase's points into centroids, then trims the array from its 20 *
+ * compression points to what the digest phase needs (centroids + buffer). */
+static void leave_exact(sc_tdigest *t)
+{
+    t->exact = false;
+    t->n_sorted = 0;
+    flush(t);
+    /* room for the most centroids a merge leaves (about compression; 2x to be safe) */
+    size_t need = t->buffer_cap + (size_t)(2 * t->delta) + 16;
+    if (need < t->len + 1)
+        return;
+    if (t->cap <= 2 * need)
+        return;
+    cent *c;
+    if (t->arena) {
+        c = sc_arena_alloc(t->arena, need * sizeof(cent));
+        if (c)
+            memcpy(c, t->c, t->len * sizeof(cent));
+    } else {
+        c = sc_alloc_realloc(t->pool, t->c, need * sizeof(cent));
+    }
+    if (c) { /* else keep the larger array */
+        t->c = c;
+        t->cap = need;
+    }
+}
+
 /* Leaves the exact phase once the total passes the limit. */
 static void after_add(sc_tdigest *t)
 {
     if (t->exact && t->total > t->exact_limit) {
-        t->exact = false;
-        t->n_sorted = 0;
-        flush(t);
+        leave_exact(t);
     } else if (!t->exact && t->len - t->n_sorted >= t->buffer_cap) {
         flush(t);
     }
@@ -316,9 +418,7 @@ sc_status sc_tdigest_merge(sc_tdigest *dst, const sc_tdigest *src)
     if (src->max > dst->max)
         dst->max = src->max;
     if (dst->exact && !src->exact) {
-        dst->exact = false;
-        dst->n_sorted = 0;
-        flush(dst);
+        leave_exact(dst);
     } else {
         after_add(dst);
     }
