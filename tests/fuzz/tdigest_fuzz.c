@@ -41,9 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             probe(fresh);
         sc_tdigest_free(fresh);
     }
-    /* small compressions make the digest phase (and its merges) reachable quickly */
+    /* moderate compressions reach the digest phase, its radix-sorted merges (buffers of 128
+     * points and more) and, below 20, many merges, within a few thousand adds */
     double x = (double)size;
-    for (int i = 0; i < 300 && sc_tdigest_compression(t) < 20; i++) {
+    for (int i = 0; i < 3000 && sc_tdigest_compression(t) < 60; i++) {
         x = fmod(x * 1.618033 + 0.5, 1000.0);
         (void)!sc_tdigest_add(t, x - 500, 1 + (uint64_t)i % 3);
     }
