@@ -93,6 +93,7 @@ static void prepare(shared *s, const wreq *w, sc_arena *a, prepared *p)
     if (!queries ||
         !sc__search_build_queries(&req, &resp, p->sp.query, p->list, p->n_list, queries))
         die("cannot build a query");
+    sc__search_resolve_sort(&p->sp, p->list, p->n_list);
     p->sr = (sc_search_request){.indices = p->list,
                                 .queries = queries,
                                 .n_indices = p->n_list,

@@ -13,6 +13,7 @@
 #include "cluster/node.h"
 #include "mapping/mapping.h"
 #include "search/agg.h"
+#include "shard/shard_search.h"
 
 /* A user-facing parse error. shard_level errors (a field that cannot be aggregated) are
  * written as Elasticsearch does for them: search_phase_execution_exception "all shards failed"
@@ -56,6 +57,25 @@ void sc__agg_write_error(sc_rest_req *req, sc_rest_resp *resp, const sc_agg_pars
  * prefixes names with their type ("sterms#name"). */
 void sc__agg_write(sc_jsonw *w, const sc_agg_spec *root, const sc_agg_result *r,
                    bool typed_keys);
+
+/* The aggregations of one search as the shard query phase's collect hook (agg_exec.c). */
+typedef struct sc__agg_hook {
+    sc_shard_collect_hook hook; /* ctx = this struct */
+    const sc_agg_spec *spec;
+    /* per target index: the hits query and, with a post_filter, the aggregations' query
+     * (agg_queries NULL: the same) */
+    sc_query *const *hit_queries;
+    sc_query *const *agg_queries;
+    size_t n_queries;
+    uint32_t n_shards;    /* shards searched (terms' default shard_size) */
+    uint64_t max_buckets; /* 0 = 65,536 */
+} sc__agg_hook;
+/* Sets h->hook's functions (the other fields are the caller's). */
+void sc__agg_hook_init(sc__agg_hook *h);
+/* The coordinator's final reduce + finalize of the search's reduced partial (NULL: an empty
+ * result) into *out (a). SC_ELIMIT with err->too_many_buckets past max_buckets. */
+sc_status sc__agg_final(const sc__agg_hook *h, void *reduced, sc_arena *a, sc_agg_result **out,
+                        sc_agg_error *err) SC_MUST_USE;
 
 /* Rendering data of a spec, kept in sc_agg_spec.user: the date format of key_as_string. */
 typedef struct sc__agg_render {

@@ -12,6 +12,7 @@
 #include "api/search_internal.h"
 #include "base/clock.h"
 #include "mapping/tz.h"
+#include "search/automaton.h"
 
 bool sc__agg_fail(sc__agg_pctx *c, int status, const char *type, const char *fmt, ...)
 {
@@ -381,6 +382,111 @@ static bool terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
                         key, name);
 }
 
+/* One include/exclude value list: terms as bytes (keyword/ip) or encoded numbers. */
+static bool value_list(sc__agg_pctx *c, const json_t *arr, const sc_mapping_field *mf,
+                       bool bytes, sc_slice **terms, int64_t **nums, size_t *n)
+{
+    size_t k = json_array_size(arr);
+    *n = k;
+    if (bytes)
+        *terms = sc_arena_calloc(c->req->arena, k + 1, sizeof **terms);
+    else
+        *nums = sc_arena_calloc(c->req->arena, k + 1, sizeof **nums);
+    if (bytes ? !*terms : !*nums)
+        return sc__agg_oom_err(c);
+    for (size_t i = 0; i < k; i++) {
+        const json_t *v = json_array_get(arr, i);
+        sc_mapping_value mv;
+        if (mf) {
+            if (!encode_value(c, mf, v, "include", &mv))
+                return false;
+        } else if (json_is_string(v)) {
+            mv.kind = SC_FIELD_KEYWORD;
+            mv.term = sc_slice_make(json_string_value(v), json_string_length(v));
+        } else {
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "include/exclude values of an unmapped field must be strings");
+        }
+        if (bytes)
+            (*terms)[i] = mv.term;
+        else
+            (*nums)[i] = mv.num;
+    }
+    return true;
+}
+
+/* include (regex, values, or {partition, num_partitions}) and exclude (regex or values). */
+static bool include_exclude(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s,
+                            const sc_mapping_field *mf)
+{
+    const json_t *inc = json_object_get(p, "include"), *exc = json_object_get(p, "exclude");
+    if (!inc && !exc)
+        return true;
+    sc_agg_term_filter *f = sc_arena_calloc(c->req->arena, 1, sizeof *f);
+    if (!f)
+        return sc__agg_oom_err(c);
+    bool bytes = !sc_agg_vtype_numeric(s->vtype);
+    const json_t *pair[2] = {inc, exc};
+    for (int i = 0; i < 2; i++) {
+        const json_t *v = pair[i];
+        if (!v)
+            continue;
+        if (json_is_string(v)) {
+            if (!bytes)
+                return sc__agg_fail(c, 400, "aggregation_execution_exception",
+                                    "Aggregation [%s] cannot support regular expression style "
+                                    "include/exclude settings as they can only be applied to "
+                                    "string fields. Use an array of values for include/exclude "
+                                    "clauses",
+                                    s->name);
+            sc_dfa *d = sc_arena_calloc(c->req->arena, 1, sizeof *d);
+            sc_automaton_error aerr;
+            if (!d)
+                return sc__agg_oom_err(c);
+            sc_status st = sc_automaton_regexp(
+                sc_slice_make(json_string_value(v), json_string_length(v)), SC_REGEXP_ALL, 10000,
+                c->req->arena, d, &aerr);
+            if (st != SC_OK)
+                return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                    "invalid regular expression [%s] in [%s]: %s",
+                                    json_string_value(v), s->name, aerr.msg);
+            if (i == 0)
+                f->include_re = d;
+            else
+                f->exclude_re = d;
+        } else if (json_is_array(v)) {
+            bool ok = i == 0 ? value_list(c, v, mf, bytes, (sc_slice **)&f->include,
+                                          (int64_t **)&f->include_num,
+                                          bytes ? &f->n_include : &f->n_include_num)
+                             : value_list(c, v, mf, bytes, (sc_slice **)&f->exclude,
+                                          (int64_t **)&f->exclude_num,
+                                          bytes ? &f->n_exclude : &f->n_exclude_num);
+            if (!ok)
+                return false;
+        } else if (i == 0 && json_is_object(v)) {
+            const json_t *np = json_object_get(v, "num_partitions");
+            const json_t *pt = json_object_get(v, "partition");
+            if (!json_is_integer(np) || !json_is_integer(pt) || json_integer_value(np) < 1 ||
+                json_integer_value(pt) < 0 || json_integer_value(pt) >= json_integer_value(np) ||
+                json_integer_value(np) > INT32_MAX)
+                return sc__agg_fail(c, 400, "x_content_parse_exception",
+                                    "[include] partition needs integer [partition] < "
+                                    "[num_partitions]");
+            f->num_partitions = (uint32_t)json_integer_value(np);
+            f->partition = (uint32_t)json_integer_value(pt);
+        } else {
+            return sc__agg_fail(c, 400, "x_content_parse_exception",
+                                "[%s] must be a regular expression or an array of values",
+                                i == 0 ? "include" : "exclude");
+        }
+    }
+    if (f->num_partitions && exc)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "Cannot specify any excludes when using a partition-based include");
+    s->term_filter = f;
+    return true;
+}
+
 static bool parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
     static const char *const keys[] = {
@@ -389,13 +495,8 @@ static bool parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
         "value_type", "script", "include", "exclude", NULL};
     if (!known_keys(c, type, p, keys))
         return false;
-    if (json_object_get(p, "include") || json_object_get(p, "exclude"))
-        return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "[include] / [exclude] of terms aggregation [%s] are not supported "
-                            "yet",
-                            s->name);
     const sc_mapping_field *mf;
-    if (!field_common(c, type, p, s, &mf))
+    if (!field_common(c, type, p, s, &mf) || !include_exclude(c, p, s, mf))
         return false;
     uint64_t size = 10, shard_size = 0, mdc = 1;
     if (!get_uint(c, p, "size", &size, type) || !get_uint(c, p, "shard_size", &shard_size, type) ||

@@ -25,6 +25,7 @@ typedef struct search_run {
     sc_search_request sr;
     sc_search_response r;
     search_parse sp;
+    sc__agg_hook agg; /* the aggregations' collect hook (spec NULL: none) */
     uint64_t t0;
 } search_run;
 
@@ -84,6 +85,8 @@ static bool prepare_aggs(sc_rest_req *req, sc_rest_resp *resp, search_run *run,
                          sc_query **queries, sc_query ***agg_queries)
 {
     *agg_queries = NULL;
+    run->agg.hit_queries = queries;
+    run->agg.n_queries = run->n;
     if (run->sp.aggs) {
         sc_agg_parse_error err;
         if (!sc__agg_parse(req, run->n ? run->list[0] : NULL, run->sp.aggs, &run->sp.agg_spec,
@@ -120,6 +123,7 @@ static bool prepare_aggs(sc_rest_req *req, sc_rest_resp *resp, search_run *run,
         queries[i] = b;
     }
     *agg_queries = orig;
+    run->agg.agg_queries = orig;
     return true;
 }
 
@@ -262,7 +266,14 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
-    sc_sort_value *after = NULL;
+    if (run->sp.agg_spec) {
+        run->agg.spec = run->sp.agg_spec;
+        for (size_t i = 0; i < run->n; i++)
+            run->agg.n_shards += run->list[i]->settings.number_of_shards;
+        sc__agg_hook_init(&run->agg);
+    }
+    sc__search_resolve_sort(&run->sp, run->list, run->n);
+    sc_sort_key *after = NULL;
     if (!sc__search_convert_after(req, resp, &run->sp, run->n ? run->list[0] : NULL, &after)) {
         run_fini(run);
         return false;
@@ -297,7 +308,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .n_indices = run->n,
                                   .from = (uint32_t)run->sp.from,
                                   .size = (uint32_t)run->sp.size,
-                                  .track_total_hits = count ? -1 : run->sp.track_total_hits,
+                                  .track_total_hits =
+                                      count ? SC_TRACK_TOTAL_HITS_ALL : run->sp.track_total_hits,
                                   .timeout_ms = run->sp.timeout_ms,
                                   .count_only = count,
                                   .fetch_source = run->sp.source || needs_source(run),
@@ -309,8 +321,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .n_sort = run->sp.n_sort,
                                   .search_after = after,
                                   .only_shards = only,
-                                  .aggs = run->sp.agg_spec,
-                                  .agg_queries = agg_queries};
+                                  .collect = run->sp.agg_spec ? &run->agg.hook : NULL};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;
@@ -338,20 +349,26 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
-    if (run->r.agg_too_many_buckets) {
-        char max[24];
-        snprintf(max, sizeof max, "%d", SC_AGG_DEFAULT_MAX_BUCKETS);
-        sc_rest_kv kv[] = {{"max_buckets", max}};
-        sc_rest_error(req, resp, 400, "too_many_buckets_exception", run->r.agg_error, kv, 1);
-        run_fini(run);
-        return false;
-    }
-    if (run->sp.agg_spec && !run->r.aggs &&
-        !(run->r.aggs = sc_agg_result_empty(run->sp.agg_spec, req->arena))) {
-        sc_rest_error(req, resp, 429, "circuit_breaking_exception",
-                      "[request] Data too large for the request budget", NULL, 0);
-        run_fini(run);
-        return false;
+    if (run->sp.agg_spec) {
+        /* the coordinator's final reduce and finalize */
+        sc_agg_error aerr;
+        st = sc__agg_final(&run->agg, run->r.agg_result, req->arena, &run->sp.agg_result, &aerr);
+        if (st == SC_ELIMIT && aerr.too_many_buckets) {
+            char max[24];
+            snprintf(max, sizeof max, "%d", SC_AGG_DEFAULT_MAX_BUCKETS);
+            sc_rest_kv kv[] = {{"max_buckets", max}};
+            sc_rest_error(req, resp, 400, "too_many_buckets_exception", aerr.reason, kv, 1);
+            run_fini(run);
+            return false;
+        }
+        if (st != SC_OK) {
+            sc_rest_error(req, resp, st == SC_ECORRUPT ? 500 : 429,
+                          st == SC_ECORRUPT ? "exception" : "circuit_breaking_exception",
+                          "[request] Data too large for the aggregations' final reduce", NULL,
+                          0);
+            run_fini(run);
+            return false;
+        }
     }
     uint64_t took_ms = (sc_clock_now_ns() - run->t0) / 1000000;
     for (size_t i = 0; i < run->n; i++) {

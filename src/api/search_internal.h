@@ -10,6 +10,7 @@
 #include "api/rest.h"
 #include "cluster/node.h"
 #include "cluster/search.h"
+#include "search/agg.h"
 
 /* A search request's options after parsing the body and the URL parameters. */
 
@@ -18,7 +19,7 @@ typedef struct search_parse {
     json_t *query;   /* borrowed from body or built from q= */
     json_t *owned_q; /* a query built from URL params */
     int64_t from, size;
-    int64_t track_total_hits;
+    int64_t track_total_hits; /* SC_TRACK_TOTAL_HITS_ALL / _NONE / N (search/searcher.h) */
     bool rest_total_int;
     int64_t timeout_ms;
     bool source;
@@ -27,13 +28,15 @@ typedef struct search_parse {
     size_t n_dv_fields;
     const char **src_fields; /* the `fields` names (arena): text ones are read from _source */
     size_t n_src_fields;
-    sc_sort_field *sort; /* field sort (arena); n_sort 0 = relevance order */
+    sc_sort_spec *sort; /* field sort (arena); n_sort 0 = relevance order; field kinds are
+                           resolved with the targets' mappings (sc__search_resolve_sort) */
     size_t n_sort;
     const json_t *search_after; /* borrowed from the body */
     const json_t *aggs;         /* borrowed: the body's aggs / aggregations, or NULL */
     const json_t *post_filter;  /* borrowed, or NULL */
     bool typed_keys;            /* ?typed_keys */
-    struct sc_agg_spec *agg_spec; /* parsed aggs (arena; date formats freed by run_fini) */
+    sc_agg_spec *agg_spec;     /* parsed aggs (arena; date formats freed by run_fini) */
+    sc_agg_result *agg_result; /* the final aggregation result to write (arena) */
 } search_parse;
 
 /* Parses a search body (may be NULL) and the URL parameters into sp. `count` restricts the
@@ -41,10 +44,14 @@ typedef struct search_parse {
  * success the caller json_decref()s sp->owned_q. */
 bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body, search_parse *sp,
                       bool count);
+/* Resolves each field sort's kind from the mappings of list[0..n) (the first index mapping
+ * the field decides): numeric types sort by numeric doc values, other mapped types by keyword
+ * terms; an unmapped field stays numeric (missing in every doc). */
+void sc__search_resolve_sort(search_parse *sp, sc_index *const *list, size_t n);
 /* search_after values -> typed sort keys, encoded with ix's mapping (arena). *out = NULL when
  * there is no search_after. Writes a 400 and returns false on mismatched values. */
 bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
-                              sc_index *ix, sc_sort_value **out);
+                              sc_index *ix, sc_sort_key **out);
 /* Parses one query object with index ix's mapping (the DSL environment of _search) into *out
  * (arena). SC_EPARSE with err filled, SC_ENOMEM / SC_ELIMIT. */
 sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query,

@@ -231,7 +231,7 @@ static size_t env_default_fields(void *ctx, const char ***fields)
 /* ---- request parsing ---- */
 
 /* One sort entry: "f", "f:desc", {"f": "desc"}, {"f": {"order": .., "missing": ..}}. */
-static bool sort_entry(sc_rest_req *req, const char *name, const json_t *spec, sc_sort_field *f,
+static bool sort_entry(sc_rest_req *req, const char *name, const json_t *spec, sc_sort_spec *f,
                        char *why, size_t why_cap)
 {
     memset(f, 0, sizeof *f);
@@ -265,13 +265,13 @@ static bool sort_entry(sc_rest_req *req, const char *name, const json_t *spec, s
         return false;
     }
     if (!strcmp(copy, "_score")) {
-        f->kind = SC_SORT_SCORE;
+        f->kind = SC_SORT_BY_SCORE;
         f->desc = true;
     } else if (!strcmp(copy, "_doc")) {
-        f->kind = SC_SORT_DOC;
+        f->kind = SC_SORT_BY_DOC;
     } else {
-        f->kind = SC_SORT_FIELD;
-        f->field = copy;
+        f->kind = SC_SORT_BY_NUMERIC; /* until sc__search_resolve_sort reads the mapping */
+        f->field = sc_slice_cstr(copy);
     }
     if (order) {
         if (!strcmp(order, "desc"))
@@ -295,7 +295,7 @@ static bool parse_sort(sc_rest_req *req, sc_rest_resp *resp, const json_t *sort,
     if (url_sort)
         for (const char *c = url_sort; *c; c++)
             n += *c == ',';
-    sc_sort_field *fields = sc_arena_calloc(req->arena, n ? n : 1, sizeof *fields);
+    sc_sort_spec *fields = sc_arena_calloc(req->arena, n ? n : 1, sizeof *fields);
     if (!fields)
         return false;
     char why[256] = "";
@@ -328,8 +328,7 @@ static bool parse_sort(sc_rest_req *req, sc_rest_resp *resp, const json_t *sort,
     }
     bool by_field = false;
     for (size_t i = 0; i < k; i++)
-        by_field |= fields[i].kind == SC_SORT_FIELD || fields[i].kind == SC_SORT_DOC ||
-                    (fields[i].kind == SC_SORT_SCORE && !fields[i].desc);
+        by_field |= fields[i].kind != SC_SORT_BY_SCORE || !fields[i].desc;
     if (by_field) {
         sp->sort = fields;
         sp->n_sort = k;
@@ -340,9 +339,9 @@ static bool parse_sort(sc_rest_req *req, sc_rest_resp *resp, const json_t *sort,
 static bool parse_tth(const json_t *v, int64_t *out)
 {
     if (json_is_true(v))
-        *out = -1;
+        *out = SC_TRACK_TOTAL_HITS_ALL;
     else if (json_is_false(v))
-        *out = 0;
+        *out = SC_TRACK_TOTAL_HITS_NONE;
     else if (json_is_integer(v) && json_integer_value(v) >= 0)
         *out = json_integer_value(v);
     else
@@ -355,7 +354,7 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
 {
     memset(sp, 0, sizeof *sp);
     sp->size = 10;
-    sp->track_total_hits = 10000;
+    sp->track_total_hits = SC_TRACK_TOTAL_HITS_DEFAULT;
     sp->timeout_ms = -1;
     sp->source = true;
     const json_t *body = body_in;
@@ -543,9 +542,9 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
     const char *tth = sc_rest_param_get(req, "track_total_hits");
     if (tth) {
         if (!strcmp(tth, "true") || !*tth)
-            sp->track_total_hits = -1;
+            sp->track_total_hits = SC_TRACK_TOTAL_HITS_ALL;
         else if (!strcmp(tth, "false"))
-            sp->track_total_hits = 0;
+            sp->track_total_hits = SC_TRACK_TOTAL_HITS_NONE;
         else {
             char *end;
             long long x = strtoll(tth, &end, 10);
@@ -595,41 +594,63 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
     return true;
 }
 
+void sc__search_resolve_sort(search_parse *sp, sc_index *const *list, size_t n)
+{
+    for (size_t i = 0; i < sp->n_sort; i++) {
+        sc_sort_spec *f = &sp->sort[i];
+        if (f->kind != SC_SORT_BY_NUMERIC && f->kind != SC_SORT_BY_KEYWORD)
+            continue;
+        for (size_t x = 0; x < n; x++) {
+            sc_mapping *m = sc_index_mapping(list[x]);
+            const sc_mapping_field *mf = m ? sc_mapping_find(m, f->field) : NULL;
+            if (mf) {
+                bool num = sc_mapping_type_is_numeric(mf->type);
+                f->kind = num ? SC_SORT_BY_NUMERIC : SC_SORT_BY_KEYWORD;
+                f->is_double = mf->type == SC_MAPPING_DOUBLE || mf->type == SC_MAPPING_FLOAT ||
+                               mf->type == SC_MAPPING_HALF_FLOAT;
+            }
+            sc_mapping_unref(m);
+            if (mf)
+                break;
+        }
+    }
+}
+
 /* search_after values -> typed sort keys, encoded with the first target index's mapping. */
 bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
-                              sc_index *ix, sc_sort_value **out)
+                              sc_index *ix, sc_sort_key **out)
 {
     *out = NULL;
     if (!sp->search_after || !sp->n_sort)
         return true;
-    sc_sort_value *v = sc_arena_calloc(req->arena, sp->n_sort, sizeof *v);
+    sc_sort_key *v = sc_arena_calloc(req->arena, sp->n_sort, sizeof *v);
     if (!v)
         return false;
     sc_mapping *m = ix ? sc_index_mapping(ix) : NULL;
     bool ok = true;
     for (size_t i = 0; i < sp->n_sort && ok; i++) {
         const json_t *x = json_array_get(sp->search_after, i);
-        const sc_sort_field *f = &sp->sort[i];
+        const sc_sort_spec *f = &sp->sort[i];
         if (json_is_null(x)) {
             v[i].missing = true;
-        } else if (f->kind == SC_SORT_SCORE) {
+        } else if (f->kind == SC_SORT_BY_SCORE) {
             ok = json_is_number(x);
-            v[i].score = (float)json_number_value(x);
-        } else if (f->kind == SC_SORT_DOC) {
+            v[i].d = (float)json_number_value(x); /* scores compare as floats */
+        } else if (f->kind == SC_SORT_BY_DOC) {
             ok = json_is_integer(x);
-            v[i].num = json_integer_value(x);
+            v[i].i = json_integer_value(x);
         } else {
-            const sc_mapping_field *mf = m ? sc_mapping_find(m, sc_slice_cstr(f->field)) : NULL;
+            const sc_mapping_field *mf = m ? sc_mapping_find(m, f->field) : NULL;
             if (mf && sc_mapping_type_is_numeric(mf->type)) {
                 sc_mapping_value mv;
                 sc_mapping_error merr;
                 ok = sc_mapping_encode_value(mf, x, sc_index_analysis(ix), sc_clock_wall_ms(),
                                              req->arena, &mv, &merr) == SC_OK;
-                v[i].num = mv.num;
+                v[i].i = mv.num;
             } else if (json_is_string(x)) {
-                v[i].str = sc_slice_make(json_string_value(x), json_string_length(x));
-                if (!v[i].str.len)
-                    v[i].str = sc_slice_make("", 0);
+                v[i].s = sc_slice_make(json_string_value(x), json_string_length(x));
+                if (!v[i].s.len)
+                    v[i].s = sc_slice_make("", 0);
             } else {
                 ok = false;
             }

@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/agg_internal.h"
@@ -144,33 +145,56 @@ void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_
 
 /* The "sort" array of a hit: numbers decoded as Elasticsearch prints them (dates as epoch
  * millis), keywords as strings, missing values as null. */
-static void write_sort_values(sc_jsonw *w, sc_index *ix, const search_parse *sp,
-                              const sc_sort_value *keys)
+static void write_sort_values(sc_jsonw *w, const sc_mapping *m, const search_parse *sp,
+                              const sc_sort_key *keys)
 {
-    sc_mapping *m = sc_index_mapping(ix);
     sc_jsonw_key(w, "sort");
     sc_jsonw_arr_begin(w);
     for (size_t i = 0; i < sp->n_sort; i++) {
-        const sc_sort_field *f = &sp->sort[i];
-        const sc_sort_value *v = &keys[i];
+        const sc_sort_spec *f = &sp->sort[i];
+        const sc_sort_key *v = &keys[i];
         if (v->missing) {
             sc_jsonw_null(w);
-        } else if (f->kind == SC_SORT_SCORE) {
-            sc_jsonw_float(w, v->score);
-        } else if (f->kind == SC_SORT_DOC) {
-            sc_jsonw_int(w, v->num);
-        } else if (v->str.ptr) {
-            sc_jsonw_strn(w, v->str);
+        } else if (f->kind == SC_SORT_BY_SCORE) {
+            sc_jsonw_float(w, (float)v->d);
+        } else if (f->kind == SC_SORT_BY_DOC) {
+            sc_jsonw_int(w, v->i);
+        } else if (f->kind == SC_SORT_BY_KEYWORD) {
+            sc_jsonw_strn(w, v->s.ptr ? v->s : sc_slice_make("", 0));
         } else {
-            const sc_mapping_field *mf = sc_mapping_find(m, sc_slice_cstr(f->field));
+            const sc_mapping_field *mf = m ? sc_mapping_find(m, f->field) : NULL;
             if (mf)
-                sc_mapping_write_value(mf, v->num, true, w);
+                sc_mapping_write_value(mf, v->i, true, w);
             else
-                sc_jsonw_int(w, v->num);
+                sc_jsonw_int(w, v->i);
         }
     }
     sc_jsonw_arr_end(w);
-    sc_mapping_unref(m);
+}
+
+/* One fetched doc-value field as "name":[values], formatted with the mapping (dates, doubles,
+ * booleans, ips as Elasticsearch prints them). */
+static void write_dv_field(sc_jsonw *w, const sc_mapping *m, const char *name,
+                           const sc_shard_field_values *fv)
+{
+    const sc_mapping_field *mf = m ? sc_mapping_find(m, sc_slice_cstr(name)) : NULL;
+    sc_jsonw_key(w, name);
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < fv->n_values; i++) {
+        if (fv->numeric) {
+            if (mf)
+                sc_mapping_write_value(mf, fv->nums[i], false, w);
+            else
+                sc_jsonw_int(w, fv->nums[i]);
+        } else if (mf && mf->type == SC_MAPPING_IP && fv->terms[i].len == 16) {
+            char ip[64];
+            size_t l = sc_mapping_ip_format(fv->terms[i].ptr, ip);
+            sc_jsonw_strn(w, sc_slice_make(ip, l));
+        } else {
+            sc_jsonw_strn(w, fv->terms[i]);
+        }
+    }
+    sc_jsonw_arr_end(w);
 }
 
 /* Collects the values at dotted `path` below v into out: objects are walked by the path's
@@ -210,16 +234,16 @@ static void collect_path(const json_t *v, const char *path, json_t *out)
     }
 }
 
-/* A hit's "fields": doc values (from the fetch phase) plus, for `fields` entries naming text
- * fields (no doc values), the values found in its _source, as Elasticsearch does. */
-static void write_hit_fields(sc_jsonw *w, sc_index *ix, const search_parse *sp,
+/* A hit's "fields": doc values (typed, from the fetch phase) plus, for `fields` entries naming
+ * text fields (no doc values), the values found in its _source, as Elasticsearch does. */
+static void write_hit_fields(sc_jsonw *w, const sc_mapping *m, const search_parse *sp,
                              const sc_result_hit *h)
 {
     json_t *doc = NULL, *extra = NULL;
     if (sp->n_src_fields && h->source.len) {
-        sc_mapping *m = sc_index_mapping(ix);
         for (size_t i = 0; i < sp->n_src_fields; i++) {
-            const sc_mapping_field *mf = sc_mapping_find(m, sc_slice_cstr(sp->src_fields[i]));
+            const sc_mapping_field *mf =
+                m ? sc_mapping_find(m, sc_slice_cstr(sp->src_fields[i])) : NULL;
             if (!mf || mf->type != SC_MAPPING_TEXT)
                 continue;
             json_error_t jerr;
@@ -235,27 +259,20 @@ static void write_hit_fields(sc_jsonw *w, sc_index *ix, const search_parse *sp,
                 json_decref(vals);
             }
         }
-        sc_mapping_unref(m);
     }
-    if (!extra) {
-        if (h->fields.len) {
-            sc_jsonw_key(w, "fields");
-            sc_jsonw_raw(w, h->fields);
+    if (h->n_fields || extra) {
+        sc_jsonw_key(w, "fields");
+        sc_jsonw_obj_begin(w);
+        for (size_t i = 0; i < h->n_fields; i++)
+            write_dv_field(w, m, sp->dv_fields[h->fields[i].field], &h->fields[i]);
+        const char *k;
+        json_t *v;
+        json_object_foreach (extra, k, v) {
+            sc_jsonw_key(w, k);
+            sc__api_json_write(w, v);
         }
-        json_decref(doc);
-        return;
+        sc_jsonw_obj_end(w);
     }
-    json_error_t jerr;
-    json_t *all =
-        h->fields.len ? json_loadb((const char *)h->fields.ptr, h->fields.len, 0, &jerr) : NULL;
-    if (!json_is_object(all)) {
-        json_decref(all);
-        all = json_object();
-    }
-    json_object_update(all, extra);
-    sc_jsonw_key(w, "fields");
-    sc__api_json_write(w, all);
-    json_decref(all);
     json_decref(extra);
     json_decref(doc);
 }
@@ -289,8 +306,18 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         sc_jsonw_float(w, isnan(r->max_score) ? 0.0f : r->max_score);
     sc_jsonw_key(w, "hits");
     sc_jsonw_arr_begin(w);
+    /* One mapping reference per index for the whole page (formatting fields and sorts). */
+    sc_mapping *maps_stack[8];
+    memset(maps_stack, 0, sizeof maps_stack);
+    sc_mapping **maps = sr->n_indices <= 8 ? maps_stack : calloc(sr->n_indices, sizeof *maps);
     for (size_t i = 0; i < r->n_hits; i++) {
         const sc_result_hit *h = &r->hits[i];
+        const sc_mapping *m = NULL;
+        if (maps) {
+            if (!maps[h->index_i])
+                maps[h->index_i] = sc_index_mapping(sr->indices[h->index_i]);
+            m = maps[h->index_i];
+        }
         sc_jsonw_obj_begin(w);
         sc_jsonw_kv_str(w, "_index", sr->indices[h->index_i]->name);
         sc_jsonw_key(w, "_id");
@@ -304,15 +331,19 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
             sc_jsonw_key(w, "_source");
             write_source(w, h->source, sp->source_filter);
         }
-        write_hit_fields(w, sr->indices[h->index_i], sp, h);
+        write_hit_fields(w, m, sp, h);
         if (sp->n_sort && h->sort)
-            write_sort_values(w, sr->indices[h->index_i], sp, h->sort);
+            write_sort_values(w, m, sp, h->sort);
         sc_jsonw_obj_end(w);
     }
+    for (size_t i = 0; maps && i < sr->n_indices; i++)
+        sc_mapping_unref(maps[i]);
+    if (maps != maps_stack)
+        free(maps);
     sc_jsonw_arr_end(w);
     sc_jsonw_obj_end(w);
     if (sp->agg_spec)
-        sc__agg_write(w, sp->agg_spec, r->aggs, sp->typed_keys);
+        sc__agg_write(w, sp->agg_spec, sp->agg_result, sp->typed_keys);
     if (status_for_msearch)
         sc_jsonw_kv_int(w, "status", status_for_msearch);
     sc_jsonw_obj_end(w);

@@ -1,4 +1,6 @@
-/* Query-then-fetch coordinator and the data-node phases (see search.h). */
+/* Query-then-fetch coordinator and the data-node phases (see search.h). One shard's query and
+ * fetch run in the shard module (shard/shard_search.h); this file reserves their memory on the
+ * request breaker, runs the shards on the node's search pool, reduces, and maps failures. */
 #include "cluster/search.h"
 
 #include <math.h>
@@ -10,27 +12,53 @@
 #include "base/threadpool.h"
 #include "cluster/internal.h"
 #include "cluster/log.h"
-#include "cluster/shard_exec.h"
-#include "index/docvalues.h"
-#include "index/stored.h"
-#include "mapping/mapping.h"
 #include "shard/shard.h"
 
-static sc_status copy_slice(sc_arena *a, sc_slice in, sc_slice *out);
-
-/* One shard's query-phase job, run on the node's search pool. Memory is malloc'd (the request
- * arena is not thread-safe) and copied into the arena after the wait. */
+/* One shard's query-phase job, run on the node's search pool. Its results live in `mem` (the
+ * request arena is not thread-safe), which the node response keeps until release. */
 typedef struct shard_job {
     sc_node *node;
     const sc_node_query_request *req;
     size_t t; /* target number */
-    sc_shard_query_result *res;
-    sc_shard_hit *top;   /* malloc'd, up to k */
-    uint8_t *agg_bytes;  /* malloc'd encoded aggregation partial */
-    size_t agg_len;
-    sc_sort_value *keys; /* malloc'd sort keys of top (field sort) */
-    size_t n_top;
+    sc_node_shard_result *res;
+    sc_arena *mem;
+    sc_shard_query_result r;
 } shard_job;
+
+/* The query's working memory is reserved on the request breaker: an eighth of its limit per
+ * shard execution (shard executions are bounded by the search pool, so this admits several at
+ * once), at least 1 MiB (or the limit); the scratch arena enforces the reservation. Returns 0
+ * and fills err when the breaker refuses it. */
+static uint64_t reserve_budget(sc_node *n, sc_cluster_error *err)
+{
+    sc_breaker_stats bs;
+    sc_breakers_get(n, &bs);
+    uint64_t budget = bs.request_limit / 8;
+    uint64_t floor_bytes = bs.request_limit < (1u << 20) ? bs.request_limit : (1u << 20);
+    if (budget < floor_bytes)
+        budget = floor_bytes;
+    if (!sc_breaker_reserve(n, budget)) {
+        sc_cluster_error_set(err, 429, "circuit_breaking_exception",
+                             "[request] Data too large, data for [<query>] would be [%llu] more, "
+                             "which is larger than the limit of [%llu]",
+                             (unsigned long long)budget, (unsigned long long)bs.request_limit);
+        return 0;
+    }
+    return budget;
+}
+
+/* The shard module's error as the shard failure: query errors name the index and shard. */
+static void map_error(const sc_index *ix, uint32_t shard, sc_status st,
+                      const sc_shard_search_error *e, sc_cluster_error *err)
+{
+    const char *type = e->type ? e->type : "exception";
+    int status = e->status ? e->status : 500;
+    if (st == SC_ECANCELLED || status == 429)
+        sc_cluster_error_set(err, status, type, "%s", e->reason);
+    else
+        sc_cluster_error_set(err, status, type, "[%s][%u] %s", ix->name, shard,
+                             e->reason[0] ? e->reason : sc_status_str(st));
+}
 
 static void run_shard(void *arg, sc_status pool_st)
 {
@@ -39,7 +67,7 @@ static void run_shard(void *arg, sc_status pool_st)
     const sc_shard_target *tg = &req->targets[j->t];
     const sc_search_request *sr = req->search;
     sc_index *ix = sr->indices[tg->index_i];
-    sc_shard_query_result *res = j->res;
+    sc_node_shard_result *res = j->res;
     if (pool_st != SC_OK) {
         res->st = SC_ECANCELLED;
         sc_cluster_error_set(&res->err, 503, "task_cancelled_exception", "shard task dropped");
@@ -58,65 +86,45 @@ static void run_shard(void *arg, sc_status pool_st)
     } else {
         snap = sc_shard_searcher_acquire(ix->shards[tg->shard]);
     }
-    res->snapshot = (void *)snap;
-    sc__shard_exec_args a = {
+    res->snapshot = snap;
+    uint64_t budget = reserve_budget(j->node, &res->err);
+    if (!budget) {
+        res->st = SC_ELIMIT;
+        return;
+    }
+    sc_shard_query_args a = {
         .snapshot = snap,
         .query = sr->queries[tg->index_i],
         .k = req->k,
         .track_total_hits = sr->track_total_hits,
-        .token = req->token,
-        .shard_ix = tg->shard_ix,
         .sort = sr->sort,
         .n_sort = sr->n_sort,
         .search_after = sr->search_after,
-        .node = j->node,
-        .aggs = sr->aggs,
-        .agg_query = sr->agg_queries ? sr->agg_queries[tg->index_i] : NULL,
-        .n_shards = (uint32_t)req->n_targets,
-        .max_buckets = sr->max_buckets,
+        .token = req->token,
+        .collect = req->collect,
     };
-    sc__shard_exec_result r;
-    memset(&r, 0, sizeof r);
-    sc_status st = sc__shard_exec(&a, &r);
+    sc_arena scratch;
+    sc_arena_init(&scratch, budget);
+    sc_status st = sc_shard_query_run(&a, &scratch, j->mem, &j->r);
+    if (st != SC_OK && j->r.err.status == 429)
+        sc_breaker_count_trip(j->node);
+    sc_arena_fini(&scratch);
+    sc_breaker_release(j->node, budget);
     res->st = st;
     if (st != SC_OK) {
-        if (st == SC_ECANCELLED)
-            sc_cluster_error_set(&res->err, 400, "task_cancelled_exception", "task cancelled");
-        else if (r.breaker_tripped)
-            sc_cluster_error_set(&res->err, 429, "circuit_breaking_exception", "%s", r.error);
-        else if (r.too_many_buckets)
-            sc_cluster_error_set(&res->err, 400, "too_many_buckets_exception", "%s", r.error);
-        else
-            sc_cluster_error_set(
-                &res->err,
-                st == SC_ELIMIT || st == SC_EUNSUPPORTED || st == SC_EPARSE || st == SC_EINVAL
-                    ? 400
-                    : 500,
-                st == SC_ELIMIT ? "illegal_argument_exception"
-                : st == SC_EUNSUPPORTED || st == SC_EPARSE || st == SC_EINVAL
-                    ? "query_shard_exception"
-                    : "exception",
-                "[%s][%u] %s", ix->name, tg->shard, r.error[0] ? r.error : sc_status_str(st));
-        free(r.docs);
-        free(r.keys);
-        free(r.agg_bytes);
+        map_error(ix, tg->shard, st, &j->r.err, &res->err);
         return;
     }
-    j->agg_bytes = r.agg_bytes;
-    j->agg_len = r.agg_len;
-    res->total = r.total;
-    res->total_is_lower_bound = r.total_is_lower_bound;
-    res->timed_out = r.timed_out;
-    j->top = r.docs;
-    j->keys = r.keys;
-    j->n_top = r.n_docs;
+    res->total = j->r.total;
+    res->total_is_lower_bound = j->r.total_gte;
+    res->timed_out = j->r.timed_out;
 }
 
 static int cmp_sorted(const void *pa, const void *pb, void *ctx)
 {
     const sc_search_request *sr = ctx;
-    const sc_shard_hit *a = pa, *b = pb;
-    int c = sc__sort_cmp(sr->sort, sr->n_sort, a->keys, b->keys);
+    const sc_node_hit *a = pa, *b = pb;
+    int c = sc_sort_compare(sr->sort, sr->n_sort, a->keys, b->keys);
     if (c)
         return c;
     if (a->shard_ix != b->shard_ix)
@@ -126,7 +134,7 @@ static int cmp_sorted(const void *pa, const void *pb, void *ctx)
 
 static int cmp_doc(const void *pa, const void *pb)
 {
-    const sc_shard_hit *a = pa, *b = pb;
+    const sc_node_hit *a = pa, *b = pb;
     if (a->score != b->score)
         return a->score > b->score ? -1 : 1;
     if (a->shard_ix != b->shard_ix)
@@ -134,35 +142,57 @@ static int cmp_doc(const void *pa, const void *pb)
     return (a->doc > b->doc) - (a->doc < b->doc);
 }
 
-/* The node's partial reduce of its shards' aggregation partials (decoded as they would
- * arrive from the shards); a shard whose partial does not decode fails. */
-static sc_status reduce_node_aggs(const sc_node_query_request *req, shard_job *jobs,
-                                  sc_arena *arena, sc_node_query_response *out)
+/* Partial reduce of the top hits: the node's top k across its shards. */
+static sc_status reduce_top(const sc_node_query_request *req, const shard_job *jobs,
+                            sc_arena *arena, sc_node_query_response *out)
 {
-    size_t nt = req->n_targets, n = 0;
-    sc_agg_result **parts = sc_arena_alloc(arena, (nt ? nt : 1) * sizeof *parts);
-    if (!parts)
+    size_t nt = req->n_targets, all = 0;
+    for (size_t t = 0; t < nt; t++)
+        all += jobs[t].res->st == SC_OK ? jobs[t].r.n_docs : 0;
+    sc_node_hit *merged = sc_arena_alloc(arena, (all ? all : 1) * sizeof *merged);
+    if (!merged)
         return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    size_t m = 0;
     for (size_t t = 0; t < nt; t++) {
-        sc_shard_query_result *res = &out->results[t];
-        if (res->st != SC_OK || !jobs[t].agg_bytes)
+        if (jobs[t].res->st != SC_OK)
             continue;
-        sc_status st = sc_agg_decode(jobs[t].agg_bytes, jobs[t].agg_len, arena, &res->aggs);
-        if (st == SC_ENOMEM || st == SC_ELIMIT)
-            return st;
-        if (st != SC_OK) {
-            res->st = st;
-            sc_cluster_error_set(&res->err, 500, "exception", "corrupt aggregation partial");
-            continue;
+        uint32_t shard_ix = req->targets[t].shard_ix;
+        for (size_t i = 0; i < jobs[t].r.n_docs; i++) {
+            const sc_shard_top_doc *d = &jobs[t].r.docs[i];
+            merged[m++] = (sc_node_hit){
+                .score = d->score, .shard_ix = shard_ix, .doc = d->doc, .keys = d->sort};
         }
-        parts[n++] = res->aggs;
     }
-    if (!n)
+    if (req->search->n_sort)
+        qsort_r(merged, all, sizeof *merged, cmp_sorted, (void *)req->search);
+    else
+        qsort(merged, all, sizeof *merged, cmp_doc);
+    out->top = merged;
+    out->n_top = all < req->k ? all : req->k;
+    return SC_OK;
+}
+
+/* Partial reduce of the aggregations (with a collect hook): the shards' partials, and their
+ * reduction when the hook has a reduce. */
+static sc_status reduce_aggs(const sc_node_query_request *req, const shard_job *jobs,
+                             sc_arena *arena, sc_node_query_response *out)
+{
+    size_t nt = req->n_targets;
+    out->agg_partials = sc_arena_calloc(arena, nt ? nt : 1, sizeof *out->agg_partials);
+    if (!out->agg_partials)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    for (size_t t = 0; t < nt; t++)
+        out->agg_partials[t] = jobs[t].res->st == SC_OK ? jobs[t].r.agg_partial : NULL;
+    if (!req->collect->reduce)
         return SC_OK;
-    sc_agg_error err;
-    sc_status st = sc_agg_reduce(req->search->aggs, parts, n, false, req->search->max_buckets,
-                                 arena, &out->aggs, &err);
-    return st == SC_ECORRUPT ? SC_OK : st;
+    sc_shard_search_error err;
+    memset(&err, 0, sizeof err);
+    sc_status st = req->collect->reduce(req->collect->ctx, out->agg_partials, nt, arena,
+                                        &out->agg_reduced, &err);
+    if (st != SC_OK)
+        sc_log(SC_LOG_WARN, "search", "aggregation reduce failed: %s",
+               err.reason[0] ? err.reason : sc_status_str(st));
+    return st;
 }
 
 sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_arena *arena,
@@ -171,8 +201,9 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
     memset(out, 0, sizeof *out);
     size_t nt = req->n_targets;
     out->results = sc_arena_calloc(arena, nt ? nt : 1, sizeof *out->results);
+    out->shard_mem = calloc(nt ? nt : 1, sizeof *out->shard_mem);
     shard_job *jobs = calloc(nt ? nt : 1, sizeof *jobs);
-    if (!out->results || !jobs) {
+    if (!out->results || !out->shard_mem || !jobs) {
         free(jobs);
         return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
     }
@@ -180,7 +211,12 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
     sc_taskgroup g;
     sc_taskgroup_init(&g);
     for (size_t t = 0; t < nt; t++) {
-        jobs[t] = (shard_job){.node = n, .req = req, .t = t, .res = &out->results[t]};
+        sc_arena_init(&out->shard_mem[t], 0);
+        /* A shard's results are small (k docs and their keys; larger arrays get chunks of
+         * their own): 4 KiB chunks keep a node with many shards from holding 64 KiB each. */
+        out->shard_mem[t].chunk_bytes = 4096;
+        jobs[t] = (shard_job){
+            .node = n, .req = req, .t = t, .res = &out->results[t], .mem = &out->shard_mem[t]};
         /* A single shard runs inline: no hand-off latency. The pool bounds concurrency; a full
          * queue also falls back to running here. */
         if (nt == 1 || !pool || sc_threadpool_submit(pool, run_shard, &jobs[t], &g) != SC_OK)
@@ -188,63 +224,31 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
     }
     (void)sc_taskgroup_wait(&g);
     sc_taskgroup_fini(&g);
-    /* Partial reduce: the node's top k across its shards. */
-    size_t all = 0;
-    for (size_t t = 0; t < nt; t++)
-        all += jobs[t].n_top;
-    sc_shard_hit *merged = sc_arena_alloc(arena, (all ? all : 1) * sizeof *merged);
-    sc_status st = SC_OK;
-    if (!merged) {
-        st = arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
-    } else {
-        size_t k = 0;
-        size_t ns = req->search->n_sort;
-        for (size_t t = 0; t < nt && st == SC_OK; t++) {
-            if (jobs[t].n_top)
-                memcpy(merged + k, jobs[t].top, jobs[t].n_top * sizeof *merged);
-            if (jobs[t].keys && ns) {
-                /* Keys move into the arena: the jobs' buffers are freed below. */
-                sc_sort_value *kk = sc_arena_alloc(arena, jobs[t].n_top * ns * sizeof *kk);
-                if (!kk) {
-                    st = arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
-                    break;
-                }
-                memcpy(kk, jobs[t].keys, jobs[t].n_top * ns * sizeof *kk);
-                for (size_t i = 0; i < jobs[t].n_top * ns && st == SC_OK; i++)
-                    if (kk[i].str.ptr && kk[i].str.len)
-                        st = copy_slice(arena, kk[i].str, &kk[i].str);
-                for (size_t i = 0; i < jobs[t].n_top; i++)
-                    merged[k + i].keys = kk + i * ns;
-            }
-            k += jobs[t].n_top;
-        }
-        if (ns)
-            qsort_r(merged, all, sizeof *merged, cmp_sorted, (void *)req->search);
-        else
-            qsort(merged, all, sizeof *merged, cmp_doc);
-        out->top = merged;
-        out->n_top = all < req->k ? all : req->k;
-    }
-    if (st == SC_OK && req->search->aggs)
-        st = reduce_node_aggs(req, jobs, arena, out);
-    for (size_t t = 0; t < nt; t++) {
-        free(jobs[t].top);
-        free(jobs[t].keys);
-        free(jobs[t].agg_bytes);
-    }
+    sc_status st = reduce_top(req, jobs, arena, out);
+    if (st == SC_OK && req->collect)
+        st = reduce_aggs(req, jobs, arena, out);
     free(jobs);
     return st;
 }
 
 void sc_node_query_release(const sc_node_query_request *req, sc_node_query_response *resp)
 {
-    if (!resp->results)
-        return;
-    for (size_t t = 0; t < req->n_targets; t++) {
-        if (!resp->results[t].pinned)
-            sc_shard_searcher_release(resp->results[t].snapshot);
-        resp->results[t].snapshot = NULL;
+    if (resp->results) {
+        for (size_t t = 0; t < req->n_targets; t++) {
+            if (!resp->results[t].pinned)
+                sc_shard_searcher_release(resp->results[t].snapshot);
+            resp->results[t].snapshot = NULL;
+        }
     }
+    if (resp->shard_mem) {
+        for (size_t t = 0; t < req->n_targets; t++)
+            sc_arena_fini(&resp->shard_mem[t]);
+        free(resp->shard_mem);
+        resp->shard_mem = NULL;
+    }
+    resp->agg_partials = NULL;
+    resp->top = NULL;
+    resp->n_top = 0;
 }
 
 static sc_status copy_slice(sc_arena *a, sc_slice in, sc_slice *out)
@@ -258,94 +262,48 @@ static sc_status copy_slice(sc_arena *a, sc_slice in, sc_slice *out)
     return SC_OK;
 }
 
-/* Writes the doc values of the requested fields for one doc as {"f":[...],...}. */
-static sc_status doc_fields(const sc_node_fetch_request *req, const sc_shard_snapshot *snap,
-                            const sc_shard_segment_view *seg, uint32_t doc, sc_arena *arena,
-                            sc_slice *out)
+/* Fetches one shard's winners: order[0..n) index req->docs, all of target t, in doc order. */
+static sc_status fetch_shard(const sc_node_fetch_request *req, size_t t, const size_t *order,
+                             size_t n, sc_arena *arena, sc_node_fetch_response *out)
 {
-    sc_buf buf = {0};
-    sc_jsonw w;
-    sc_jsonw_init(&w, &buf, false);
-    sc_jsonw_obj_begin(&w);
-    bool any = false;
-    for (size_t f = 0; f < req->n_dv_fields; f++) {
-        const char *name = req->dv_fields[f];
-        const sc_field_info *fi = sc_segment_field(seg->seg, sc_slice_cstr(name));
-        if (!fi)
-            continue;
-        const sc_mapping_field *mf =
-            snap->mapping ? sc_mapping_find(snap->mapping, sc_slice_cstr(name)) : NULL;
-        if (fi->kind == SC_FIELD_NUMERIC) {
-            sc_dv_numeric dv;
-            if (sc_dv_numeric_open(seg->seg, fi, &dv) != SC_OK)
-                continue;
-            int64_t vals[64];
-            size_t nv = sc_dv_numeric_get(&dv, doc, vals, 64);
-            if (!nv)
-                continue;
-            sc_jsonw_key(&w, name);
-            sc_jsonw_arr_begin(&w);
-            for (size_t i = 0; i < nv; i++) {
-                if (mf)
-                    sc_mapping_write_value(mf, vals[i], false, &w);
-                else
-                    sc_jsonw_int(&w, vals[i]);
-            }
-            sc_jsonw_arr_end(&w);
-            any = true;
-        } else if (fi->kind == SC_FIELD_KEYWORD) {
-            sc_dv_sorted_set dv;
-            if (sc_dv_sorted_set_open(seg->seg, fi, &dv) != SC_OK)
-                continue;
-            uint64_t ords[64];
-            size_t nv = sc_dv_sorted_set_ords(&dv, doc, ords, 64);
-            if (!nv)
-                continue;
-            sc_jsonw_key(&w, name);
-            sc_jsonw_arr_begin(&w);
-            for (size_t i = 0; i < nv; i++) {
-                sc_slice t = sc_dv_sorted_set_term(&dv, ords[i]);
-                if (mf && mf->type == SC_MAPPING_IP && t.len == 16) {
-                    char ip[64];
-                    size_t l = sc_mapping_ip_format(t.ptr, ip);
-                    sc_jsonw_strn(&w, sc_slice_make(ip, l));
-                } else {
-                    sc_jsonw_strn(&w, t);
-                }
-            }
-            sc_jsonw_arr_end(&w);
-            any = true;
-        }
-    }
-    sc_jsonw_obj_end(&w);
-    sc_status st = sc_jsonw_finish(&w);
-    if (st == SC_OK && any)
-        st = copy_slice(arena, sc_slice_make(buf.ptr, buf.len), out);
-    sc_vec_free(&buf);
-    return st;
+    const sc_shard_snapshot *snap = req->query_resp->results[t].snapshot;
+    if (!snap)
+        return SC_OK;
+    uint32_t *docs = sc_arena_alloc(arena, n * sizeof *docs);
+    sc_shard_fetched *got = sc_arena_alloc(arena, n * sizeof *got);
+    if (!docs || !got)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        docs[i] = req->docs[order[i]].doc;
+    sc_shard_fetch_args fa = {.snapshot = snap,
+                              .docs = docs,
+                              .n_docs = n,
+                              .source = req->source,
+                              .fields = req->dv_fields,
+                              .n_fields = req->n_dv_fields};
+    SC_TRY(sc_shard_fetch_run(&fa, arena, got));
+    for (size_t i = 0; i < n; i++)
+        out->docs[order[i]] = got[i];
+    return SC_OK;
 }
 
 sc_status sc_node_fetch_phase(sc_node *n, const sc_node_fetch_request *req, sc_arena *arena,
                               sc_node_fetch_response *out)
 {
     (void)n;
-    out->ids = sc_arena_calloc(arena, req->n_docs ? req->n_docs : 1, sizeof *out->ids);
-    out->sources = sc_arena_calloc(arena, req->n_docs ? req->n_docs : 1, sizeof *out->sources);
-    out->fields = sc_arena_calloc(arena, req->n_docs ? req->n_docs : 1, sizeof *out->fields);
-    if (!out->ids || !out->sources || !out->fields)
-        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
-    /* Fetch in (shard, doc) order with one stored-fields reader per segment, so hits that share
-     * a compressed block decompress it once; results land at their rank positions. */
     size_t nd = req->n_docs;
-    size_t *order = malloc((nd ? nd : 1) * sizeof *order);
-    if (!order)
-        return SC_ENOMEM;
+    out->docs = sc_arena_calloc(arena, nd ? nd : 1, sizeof *out->docs);
+    size_t *order = sc_arena_alloc(arena, (nd ? nd : 1) * sizeof *order);
+    if (!out->docs || !order)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    /* Fetch in (shard, doc) order, one shard's run at a time, so hits that share a compressed
+     * block decompress it once; results land at their rank positions. */
     for (size_t i = 0; i < nd; i++)
         order[i] = i;
     for (size_t i = 1; i < nd; i++) { /* insertion sort: nd is from+size, small */
         size_t x = order[i], j = i;
         while (j > 0) {
-            const sc_shard_hit *a = &req->docs[order[j - 1]], *b = &req->docs[x];
+            const sc_node_hit *a = &req->docs[order[j - 1]], *b = &req->docs[x];
             if (a->shard_ix < b->shard_ix || (a->shard_ix == b->shard_ix && a->doc <= b->doc))
                 break;
             order[j] = order[j - 1];
@@ -353,79 +311,45 @@ sc_status sc_node_fetch_phase(sc_node *n, const sc_node_fetch_request *req, sc_a
         }
         order[j] = x;
     }
-    sc_stored_reader reader;
-    const sc_segment *reader_seg = NULL;
-    /* Without _source a hit's _id comes from the `_id` field's sorted-set doc values (an O(1)
-     * lookup in the mapped file); segments written before _id had them use stored fields. */
-    const sc_segment *id_seg = NULL;
-    sc_dv_sorted_set id_dv;
-    bool id_dv_ok = false;
-    sc_status result = SC_OK;
-    for (size_t oi = 0; oi < nd && result == SC_OK; oi++) {
-        size_t i = order[oi];
-        const sc_shard_hit *d = &req->docs[i];
-        const sc_shard_snapshot *snap = NULL;
+    for (size_t i = 0; i < nd;) {
+        uint32_t shard_ix = req->docs[order[i]].shard_ix;
+        size_t e = i;
+        while (e < nd && req->docs[order[e]].shard_ix == shard_ix)
+            e++;
         for (size_t t = 0; t < req->query->n_targets; t++)
-            if (req->query->targets[t].shard_ix == d->shard_ix) {
-                snap = req->query_resp->results[t].snapshot;
+            if (req->query->targets[t].shard_ix == shard_ix) {
+                SC_TRY(fetch_shard(req, t, order + i, e - i, arena, out));
                 break;
             }
-        if (!snap)
-            continue;
-        const sc_shard_segment_view *seg = NULL;
-        for (size_t s = 0; s < snap->n_segments; s++)
-            if (d->doc >= snap->segments[s].doc_base &&
-                d->doc < snap->segments[s].doc_base + snap->segments[s].n_docs)
-                seg = &snap->segments[s];
-        if (!seg)
-            continue;
-        uint32_t sdoc = d->doc - seg->doc_base;
-        sc_slice id = {0}, src = {0};
-        bool have_id = false;
-        if (!req->source) {
-            if (id_seg != seg->seg) {
-                const sc_field_info *fi = sc_segment_field(seg->seg, sc_slice_cstr("_id"));
-                id_dv_ok = fi && fi->kind == SC_FIELD_KEYWORD &&
-                           sc_dv_sorted_set_open(seg->seg, fi, &id_dv) == SC_OK;
-                id_seg = seg->seg;
-            }
-            uint64_t ord;
-            if (id_dv_ok && sc_dv_sorted_set_ords(&id_dv, sdoc, &ord, 1) == 1) {
-                id = sc_dv_sorted_set_term(&id_dv, ord);
-                have_id = true;
-            }
-        }
-        sc_status st = SC_OK;
-        if (!have_id) {
-            if (reader_seg != seg->seg) {
-                if (reader_seg)
-                    sc_stored_reader_fini(&reader);
-                sc_stored_reader_init(&reader, seg->seg);
-                reader_seg = seg->seg;
-            }
-            st = sc_stored_get(&reader, sdoc, &id, &src);
-        }
-        if (st == SC_OK) {
-            st = copy_slice(arena, id, &out->ids[i]);
-            if (st == SC_OK && req->source)
-                st = copy_slice(arena, src, &out->sources[i]);
-        }
-        if (st == SC_OK && req->n_dv_fields)
-            st = doc_fields(req, snap, seg, sdoc, arena, &out->fields[i]);
-        if (st == SC_ENOMEM || st == SC_ELIMIT)
-            result = st;
+        i = e;
     }
-    if (reader_seg)
-        sc_stored_reader_fini(&reader);
-    free(order);
-    return result;
+    return SC_OK;
 }
 
-sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena,
-                        sc_search_response *out)
+/* The sort keys of a returned hit, copied into the arena with their keyword bytes (the
+ * snapshots they point into are released before the response is written). */
+static sc_status copy_keys(const sc_search_request *sr, const sc_sort_key *keys, sc_arena *arena,
+                           const sc_sort_key **out)
 {
-    memset(out, 0, sizeof *out);
-    out->max_score = NAN;
+    *out = NULL;
+    if (!sr->n_sort || !keys)
+        return SC_OK;
+    sc_sort_key *k = sc_arena_alloc(arena, sr->n_sort * sizeof *k);
+    if (!k)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    memcpy(k, keys, sr->n_sort * sizeof *k);
+    for (size_t i = 0; i < sr->n_sort; i++)
+        if (sr->sort[i].kind == SC_SORT_BY_KEYWORD && !k[i].missing)
+            SC_TRY(copy_slice(arena, k[i].s, &k[i].s));
+    *out = k;
+    return SC_OK;
+}
+
+/* The target shards of the request in coordinator order (index, then shard number), with
+ * ?routing / ?preference shard selection applied; *n_out of them. */
+static sc_status build_targets(const sc_search_request *sr, sc_arena *arena, sc_shard_target **out,
+                               size_t *n_out)
+{
     size_t nt = 0;
     for (size_t i = 0; i < sr->n_indices; i++)
         nt += sr->indices[i]->settings.number_of_shards;
@@ -444,7 +368,101 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
                                            .pin_ix = (uint32_t)pin};
             t++;
         }
-    nt = t;
+    *out = targets;
+    *n_out = t;
+    return SC_OK;
+}
+
+/* Final reduce of the shards' outcomes: failures, the summed total capped once more under
+ * track_total_hits, timed_out. SC_ECANCELLED when a shard or the task was cancelled. */
+static sc_status reduce_results(const sc_search_request *sr, const sc_node_query_request *qreq,
+                                const sc_node_query_response *qresp, sc_arena *arena,
+                                sc_search_response *out)
+{
+    size_t nt = qreq->n_targets, n_fail = 0;
+    out->shards_total = (uint32_t)nt;
+    for (size_t i = 0; i < nt; i++)
+        n_fail += qresp->results[i].st != SC_OK;
+    out->failures = sc_arena_calloc(arena, n_fail ? n_fail : 1, sizeof *out->failures);
+    if (!out->failures)
+        return SC_ENOMEM;
+    bool cancelled = false;
+    for (size_t i = 0; i < nt; i++) {
+        const sc_node_shard_result *r = &qresp->results[i];
+        if (r->st != SC_OK) {
+            cancelled |= r->st == SC_ECANCELLED;
+            sc_shard_failure *f = &out->failures[out->n_failures++];
+            f->index_i = qreq->targets[i].index_i;
+            f->shard = qreq->targets[i].shard;
+            f->err = r->err;
+            out->shards_failed++;
+            continue;
+        }
+        out->shards_successful++;
+        out->total += r->total;
+        out->total_is_lower_bound |= r->total_is_lower_bound;
+        out->timed_out |= r->timed_out;
+    }
+    if (atomic_load_explicit(&qreq->token->fired, memory_order_relaxed) == 1 ||
+        atomic_load_explicit(&qreq->token->cancelled, memory_order_relaxed))
+        cancelled = true;
+    if (cancelled) {
+        out->cancelled = true;
+        return SC_ECANCELLED;
+    }
+    /* The final reduce's cap (each shard's total was capped by the shard module). */
+    sc_search_total_cap(sr->track_total_hits, &out->total, &out->total_is_lower_bound);
+    out->agg_result = qresp->agg_reduced; /* one node: its reduction is the final one */
+    return SC_OK;
+}
+
+/* The fetch phase for the page [from, from + nh) of the node's top hits, into out->hits. */
+static sc_status fetch_hits(sc_node *n, const sc_search_request *sr,
+                            const sc_node_query_request *qreq, const sc_node_query_response *qresp,
+                            size_t from, size_t nh, sc_arena *arena, sc_search_response *out)
+{
+    sc_node_fetch_request freq = {.query = qreq,
+                                  .query_resp = qresp,
+                                  .docs = qresp->top + from,
+                                  .n_docs = nh,
+                                  .source = sr->fetch_source,
+                                  .dv_fields = sr->dv_fields,
+                                  .n_dv_fields = sr->n_dv_fields};
+    sc_node_fetch_response fresp;
+    uint64_t f0 = sc_clock_now_ns();
+    SC_TRY(sc_node_fetch_phase(n, &freq, arena, &fresp));
+    out->hits = sc_arena_alloc(arena, nh * sizeof *out->hits);
+    if (!out->hits)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    for (size_t i = 0; i < nh; i++) {
+        const sc_node_hit *d = &qresp->top[from + i];
+        const sc_shard_fetched *f = &fresp.docs[i];
+        out->hits[i] = (sc_result_hit){.index_i = qreq->targets[d->shard_ix].index_i,
+                                       .shard = qreq->targets[d->shard_ix].shard,
+                                       .score = d->score,
+                                       .id = f->id,
+                                       .source = f->source,
+                                       .fields = f->fields,
+                                       .n_fields = f->n_fields};
+        SC_TRY(copy_keys(sr, d->keys, arena, &out->hits[i].sort));
+    }
+    out->n_hits = nh;
+    uint64_t fetch_ns = sc_clock_now_ns() - f0;
+    for (size_t i = 0; i < sr->n_indices; i++) {
+        atomic_fetch_add(&sr->indices[i]->n_fetch, 1);
+        atomic_fetch_add(&sr->indices[i]->fetch_time_ns, fetch_ns / sr->n_indices);
+    }
+    return SC_OK;
+}
+
+sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena,
+                        sc_search_response *out)
+{
+    memset(out, 0, sizeof *out);
+    out->max_score = NAN;
+    sc_shard_target *targets;
+    size_t nt;
+    SC_TRY(build_targets(sr, arena, &targets, &nt));
     uint64_t k = sr->count_only ? 0 : (uint64_t)sr->from + sr->size;
     uint64_t deadline =
         sr->timeout_ms >= 0 ? sc_clock_now_ns() + (uint64_t)sr->timeout_ms * 1000000 : 0;
@@ -461,110 +479,24 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
         .k = (uint32_t)k,
         .deadline_ns = deadline,
         .token = token,
+        .collect = sr->collect,
     };
     sc_node_query_response qresp;
     sc_status st = sc_node_query_phase(n, &qreq, arena, &qresp);
-    if (st != SC_OK) {
-        sc_node_query_release(&qreq, &qresp);
-        return st;
-    }
-    out->shards_total = (uint32_t)nt;
-    size_t n_fail = 0;
-    for (size_t i = 0; i < nt; i++)
-        n_fail += qresp.results[i].st != SC_OK;
-    out->failures = sc_arena_calloc(arena, n_fail ? n_fail : 1, sizeof *out->failures);
-    if (!out->failures) {
-        sc_node_query_release(&qreq, &qresp);
-        return SC_ENOMEM;
-    }
-    bool cancelled = false;
-    for (size_t i = 0; i < nt; i++) {
-        const sc_shard_query_result *r = &qresp.results[i];
-        if (r->st != SC_OK) {
-            cancelled |= r->st == SC_ECANCELLED;
-            sc_shard_failure *f = &out->failures[out->n_failures++];
-            f->index_i = targets[i].index_i;
-            f->shard = targets[i].shard;
-            f->err = r->err;
-            out->shards_failed++;
-            continue;
-        }
-        out->shards_successful++;
-        out->total += r->total;
-        out->total_is_lower_bound |= r->total_is_lower_bound;
-        out->timed_out |= r->timed_out;
-    }
-    if (atomic_load_explicit(&qreq.token->fired, memory_order_relaxed) == 1 ||
-        atomic_load_explicit(&qreq.token->cancelled, memory_order_relaxed))
-        cancelled = true;
-    if (cancelled) {
-        sc_node_query_release(&qreq, &qresp);
-        out->cancelled = true;
-        return SC_ECANCELLED;
-    }
-    if (sr->track_total_hits > 0 && out->total >= (uint64_t)sr->track_total_hits &&
-        (out->total > (uint64_t)sr->track_total_hits || out->total_is_lower_bound)) {
-        out->total = (uint64_t)sr->track_total_hits;
-        out->total_is_lower_bound = true;
-    }
-    if (sr->aggs && qresp.aggs) {
-        /* the coordinator's final reduce over the nodes' partials (one node here) */
-        sc_agg_error err;
-        st = sc_agg_reduce(sr->aggs, &qresp.aggs, 1, true, sr->max_buckets, arena, &out->aggs,
-                           &err);
-        if (st == SC_ELIMIT && err.too_many_buckets) {
-            out->agg_too_many_buckets = true;
-            snprintf(out->agg_error, sizeof out->agg_error, "%s", err.reason);
-            out->aggs = NULL;
-        } else if (st != SC_OK) {
-            sc_node_query_release(&qreq, &qresp);
-            return st;
-        }
-    }
-    /* Final reduce (one node: its partial result is already the global order). */
-    size_t from = sr->from < qresp.n_top ? sr->from : qresp.n_top;
-    size_t nh = qresp.n_top - from;
-    if (nh > sr->size)
-        nh = sr->size;
-    if (qresp.n_top && !sr->n_sort)
-        out->max_score = qresp.top[0].score;
-    if (nh > 0) {
-        sc_node_fetch_request freq = {.query = &qreq,
-                                      .query_resp = &qresp,
-                                      .docs = qresp.top + from,
-                                      .n_docs = nh,
-                                      .source = sr->fetch_source,
-                                      .dv_fields = sr->dv_fields,
-                                      .n_dv_fields = sr->n_dv_fields};
-        sc_node_fetch_response fresp;
-        uint64_t f0 = sc_clock_now_ns();
-        st = sc_node_fetch_phase(n, &freq, arena, &fresp);
-        if (st != SC_OK) {
-            sc_node_query_release(&qreq, &qresp);
-            return st;
-        }
-        out->hits = sc_arena_alloc(arena, nh * sizeof *out->hits);
-        if (!out->hits) {
-            sc_node_query_release(&qreq, &qresp);
-            return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
-        }
-        for (size_t i = 0; i < nh; i++) {
-            const sc_shard_hit *d = &qresp.top[from + i];
-            out->hits[i] = (sc_result_hit){.index_i = targets[d->shard_ix].index_i,
-                                           .shard = targets[d->shard_ix].shard,
-                                           .score = d->score,
-                                           .id = fresp.ids[i],
-                                           .source = fresp.sources[i],
-                                           .fields = fresp.fields[i],
-                                           .sort = d->keys};
-        }
-        out->n_hits = nh;
-        uint64_t fetch_ns = sc_clock_now_ns() - f0;
-        for (size_t i = 0; i < sr->n_indices; i++) {
-            atomic_fetch_add(&sr->indices[i]->n_fetch, 1);
-            atomic_fetch_add(&sr->indices[i]->fetch_time_ns, fetch_ns / sr->n_indices);
-        }
+    if (st == SC_OK)
+        st = reduce_results(sr, &qreq, &qresp, arena, out);
+    if (st == SC_OK) {
+        /* Final reduce of the hits (one node: its partial result is already the global
+         * order), then the page's fetch. */
+        size_t from = sr->from < qresp.n_top ? sr->from : qresp.n_top;
+        size_t nh = qresp.n_top - from;
+        if (nh > sr->size)
+            nh = sr->size;
+        if (qresp.n_top && !sr->n_sort)
+            out->max_score = qresp.top[0].score;
+        if (nh > 0)
+            st = fetch_hits(n, sr, &qreq, &qresp, from, nh, arena, out);
     }
     sc_node_query_release(&qreq, &qresp);
-    return SC_OK;
+    return st;
 }

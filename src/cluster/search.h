@@ -6,7 +6,11 @@
  * node's shards; the node runs them with bounded concurrency on its search pool and partially
  * reduces (top k across its shards) before replying; the coordinator does the final reduce
  * (score desc, then shard index, then doc) and sends one fetch request per node for the winners.
- * In single-node mode the "send" is a direct call. */
+ * In single-node mode the "send" is a direct call. One shard's query and fetch run in the shard
+ * module (shard/shard_search.h), which returns typed results; this layer moves and reduces them.
+ * Sort values are search/sort.h's sc_sort_key under sc_sort_spec; track_total_hits uses
+ * search/searcher.h's SC_TRACK_TOTAL_HITS_* encoding, capped once per shard (in the shard
+ * module) and once over the sum here (the final reduce). */
 #ifndef SC_CLUSTER_SEARCH_H
 #define SC_CLUSTER_SEARCH_H
 
@@ -17,33 +21,11 @@
 #include "base/status.h"
 #include "cluster/node.h"
 #include "cluster/tasks.h"
-#include "search/agg.h"
 #include "search/query.h"
+#include "search/searcher.h"
+#include "search/sort.h"
 #include "shard/shard.h"
-
-/* ---- sorting ---- */
-
-typedef enum sc_sort_kind {
-    SC_SORT_SCORE, /* descending by default */
-    SC_SORT_DOC,   /* index order */
-    SC_SORT_FIELD, /* doc values of a keyword or numeric-kind field */
-} sc_sort_kind;
-
-typedef struct sc_sort_field {
-    sc_sort_kind kind;
-    const char *field; /* SC_SORT_FIELD */
-    bool desc;
-    bool missing_first; /* default: missing values last in either order */
-} sc_sort_field;
-
-/* One doc's value for one sort field: numbers are the encoded doc value (dates in ms,
- * doubles as sortable longs), keywords the term bytes (valid while the snapshot is held). */
-typedef struct sc_sort_value {
-    bool missing;
-    int64_t num;
-    sc_slice str;
-    float score;
-} sc_sort_value;
+#include "shard/shard_search.h"
 
 /* ---- the request as the API builds it ---- */
 
@@ -52,7 +34,7 @@ typedef struct sc_search_request {
     sc_query **queries; /* one tree per index (mappings differ), borrowed */
     size_t n_indices;
     uint32_t from, size;
-    int64_t track_total_hits; /* -1 = exact; 0 = don't track; N = count up to N */
+    int64_t track_total_hits; /* SC_TRACK_TOTAL_HITS_ALL exact, _NONE none, N up to N */
     int64_t timeout_ms;       /* -1 = none */
     bool count_only;          /* _count: totals only, no hits, exact */
     bool fetch_source;
@@ -61,36 +43,34 @@ typedef struct sc_search_request {
      * used instead of each shard's current one; NULL = current. */
     const sc_shard_snapshot *const *pinned;
     /* docvalue_fields / fields: values read from doc values for each hit (keyword, numeric,
-     * date, boolean, ip fields), returned per hit as a JSON object of arrays. */
+     * date, boolean, ip fields), returned per hit as typed values (sc_shard_field_values). */
     const char *const *dv_fields;
     size_t n_dv_fields;
-    /* Sort by fields (NULL/0 = by score). When set, every matching doc of a shard is ranked by
-     * these keys (then shard, then doc); search_after (n_sort values, or NULL) skips docs that
-     * do not sort strictly after it. */
-    const sc_sort_field *sort;
+    /* Sort by fields (NULL/0 = by score). When set, the docs are ranked by these keys (then
+     * shard, then doc); field kinds resolved (SC_SORT_BY_NUMERIC / _KEYWORD, see
+     * shard_search.h); search_after (n_sort values, or NULL) skips docs that do not sort
+     * strictly after it. */
+    const sc_sort_spec *sort;
     size_t n_sort;
-    const sc_sort_value *search_after;
+    const sc_sort_key *search_after;
+    /* Aggregations: an optional extra pass per shard and the reduce of its partials
+     * (shard_search.h); borrowed. NULL = none. */
+    const sc_shard_collect_hook *collect;
     /* Shard selection (?routing, ?preference=_shards:..): when only_shards is set, a shard s of
      * index i is searched only if only_shards[i] (a bitmask over its shards, ceil(shards / 64)
      * words) has bit s. NULL = every shard. */
     const uint64_t *const *only_shards;
-    /* Aggregations (NULL = none): the spec (built with the first index's mapping), the query
-     * they run under per index (NULL = `queries`: differs with a post_filter, which only
-     * narrows the hits), and search.max_buckets (0 = 65,536). Each shard collects a partial,
-     * each node reduces its shards', the coordinator reduces and finalizes. */
-    const sc_agg_spec *aggs;
-    sc_query **agg_queries;
-    uint64_t max_buckets;
 } sc_search_request;
 
 typedef struct sc_result_hit {
     uint32_t index_i; /* into request.indices */
     uint32_t shard;
     float score;
-    sc_slice id;               /* arena */
-    sc_slice source;           /* arena; empty if not fetched */
-    sc_slice fields;           /* arena: {"field":[values],...} or empty */
-    const sc_sort_value *sort; /* n_sort keys when sorting by fields (arena), else NULL */
+    sc_slice id;                         /* arena */
+    sc_slice source;                     /* arena; empty if not fetched */
+    const sc_shard_field_values *fields; /* the requested doc-value fields that have values */
+    size_t n_fields;
+    const sc_sort_key *sort; /* n_sort keys when sorting by fields (arena), else NULL */
 } sc_result_hit;
 
 typedef struct sc_shard_failure {
@@ -110,12 +90,9 @@ typedef struct sc_search_response {
     size_t n_failures;
     sc_result_hit *hits; /* arena, in rank order, after `from` */
     size_t n_hits;
-    /* With request.aggs: the final (finalized) result (arena), NULL when no shard returned
-     * one; agg_error is set (with agg_too_many_buckets for too_many_buckets_exception) when
-     * the final reduce failed. */
-    sc_agg_result *aggs;
-    bool agg_too_many_buckets;
-    char agg_error[256];
+    /* With request.collect and its reduce: the reduced partial of every successful shard
+     * (arena), else NULL. */
+    void *agg_result;
 } sc_search_response;
 
 /* Runs a search (query phase on every shard in parallel, reduce, fetch). Results live in
@@ -137,40 +114,46 @@ typedef struct sc_node_query_request {
     const sc_search_request *search; /* the request, shipped once per node */
     const sc_shard_target *targets;
     size_t n_targets;
-    uint32_t k;             /* from + size: how many top hits each shard returns */
-    uint64_t deadline_ns;   /* 0 = none (monotonic clock) */
-    sc_cancel_token *token; /* node-local: the task's token (cancel + deadline) */
+    uint32_t k;                           /* from + size: how many top hits each shard returns */
+    uint64_t deadline_ns;                 /* 0 = none (monotonic clock) */
+    sc_cancel_token *token;               /* node-local: the task's token (cancel + deadline) */
+    const sc_shard_collect_hook *collect; /* aggregations (optional, borrowed) */
 } sc_node_query_request;
 
-typedef struct sc_shard_hit {
+/* One hit of the node's partially reduced top k. */
+typedef struct sc_node_hit {
     float score;
-    uint32_t shard_ix;         /* which shard of the request */
-    uint32_t doc;              /* doc number within that shard's searcher snapshot */
-    const sc_sort_value *keys; /* n_sort sort keys when sorting by fields, else NULL */
-} sc_shard_hit;
+    uint32_t shard_ix;       /* which shard of the request */
+    uint32_t doc;            /* doc number within that shard's searcher snapshot */
+    const sc_sort_key *keys; /* n_sort sort keys when sorting by fields, else NULL */
+} sc_node_hit;
 
-typedef struct sc_shard_query_result {
+/* One target shard's outcome on the node. */
+typedef struct sc_node_shard_result {
     sc_status st;
     sc_cluster_error err; /* when st != SC_OK */
-    uint64_t total;
+    uint64_t total;       /* capped by track_total_hits (shard level) */
     bool total_is_lower_bound;
     bool timed_out;
-    void *snapshot; /* the shard searcher the docs refer to (ref held until fetch) */
-    bool pinned;    /* snapshot belongs to a scroll: not released here */
-    sc_agg_result *aggs; /* the shard's aggregation partial (arena), NULL when none */
-} sc_shard_query_result;
+    const sc_shard_snapshot *snapshot; /* the docs refer to it (ref held until release) */
+    bool pinned;                       /* snapshot belongs to a scroll: not released here */
+} sc_node_shard_result;
 
 typedef struct sc_node_query_response {
-    sc_shard_query_result *results; /* one per target */
-    sc_shard_hit *top;              /* partially reduced top k across this node's shards */
+    sc_node_shard_result *results; /* one per target */
+    sc_node_hit *top;              /* partially reduced top k across this node's shards */
     size_t n_top;
-    sc_agg_result *aggs; /* the node's partial reduce of its shards' aggregations, or NULL */
+    /* With a collect hook: each target's partial (NULL when it failed), valid until
+     * sc_node_query_release; and, when the hook has a reduce, their reduction (arena). */
+    void **agg_partials;
+    void *agg_reduced;
+    sc_arena *shard_mem; /* per target: its results' memory (freed by sc_node_query_release) */
 } sc_node_query_response;
 
 typedef struct sc_node_fetch_request {
     const sc_node_query_request *query;
     const sc_node_query_response *query_resp;
-    const sc_shard_hit *docs; /* the winners on this node, in rank order */
+    const sc_node_hit *docs; /* the winners on this node, in rank order */
     size_t n_docs;
     bool source;
     const char *const *dv_fields;
@@ -178,19 +161,20 @@ typedef struct sc_node_fetch_request {
 } sc_node_fetch_request;
 
 typedef struct sc_node_fetch_response {
-    sc_slice *ids;     /* per doc */
-    sc_slice *sources; /* per doc (empty when not requested or missing) */
-    sc_slice *fields;  /* per doc: docvalue fields JSON object, or empty */
+    sc_shard_fetched *docs; /* per doc, in the request's order (arena) */
 } sc_node_fetch_response;
 
 /* The data-node side of the query phase: runs every target shard (bounded concurrency on the
- * node's search pool) and reduces the top k. */
+ * node's search pool) through sc_shard_query_run and reduces the top k (and, with a collect
+ * hook that has a reduce, the shards' partials). The response must be released with
+ * sc_node_query_release, also on failure. */
 sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_arena *arena,
                               sc_node_query_response *out) SC_MUST_USE;
-/* The data-node side of the fetch phase. */
+/* The data-node side of the fetch phase: per shard, sc_shard_fetch_run over its winners in doc
+ * order; results at their rank positions. */
 sc_status sc_node_fetch_phase(sc_node *n, const sc_node_fetch_request *req, sc_arena *arena,
                               sc_node_fetch_response *out) SC_MUST_USE;
-/* Releases the shard snapshots held by a query response. */
+/* Releases the shard snapshots and the per-shard result memory held by a query response. */
 void sc_node_query_release(const sc_node_query_request *req, sc_node_query_response *resp);
 
 #endif

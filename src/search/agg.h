@@ -22,6 +22,7 @@
 #include "base/arena.h"
 #include "base/slice.h"
 #include "base/status.h"
+#include "index/dfa.h"
 #include "search/hll.h"
 #include "search/query.h"
 #include "search/searcher.h"
@@ -133,6 +134,25 @@ typedef struct sc_agg_range_spec {
     const char *from_str, *to_str; /* the request's strings (date_range), or NULL */
 } sc_agg_range_spec;
 
+/* terms include / exclude (Elasticsearch's IncludeExclude): a regular expression over the
+ * term bytes (keyword/ip: DFAs compiled by the caller), exact values (bytes for keyword/ip,
+ * encoded doc values for numeric kinds), or a partition of the terms by hash (murmur3 x86_32
+ * with seed 31 of the bytes; BitMixer.mix64 of numbers): a term is kept when
+ * floorMod(hash, num_partitions) == partition. */
+typedef struct sc_agg_term_filter {
+    const struct sc_dfa *include_re, *exclude_re;
+    const sc_slice *include, *exclude; /* bytes */
+    size_t n_include, n_exclude;
+    const int64_t *include_num, *exclude_num; /* numeric */
+    size_t n_include_num, n_exclude_num;
+    uint32_t num_partitions; /* 0 = none */
+    uint32_t partition;
+} sc_agg_term_filter;
+
+/* Whether a terms key passes the filter (NULL: no filter). */
+bool sc_agg_term_filter_bytes(const sc_agg_term_filter *f, sc_slice term);
+bool sc_agg_term_filter_num(const sc_agg_term_filter *f, int64_t v);
+
 typedef struct sc_agg_spec sc_agg_spec;
 struct sc_agg_spec {
     sc_agg_kind kind;
@@ -147,6 +167,7 @@ struct sc_agg_spec {
     uint64_t min_doc_count;
     sc_agg_order order; /* terms default _count desc; histograms _key asc */
     bool show_term_doc_count_error; /* terms: per-bucket errors in the response */
+    const sc_agg_term_filter *term_filter; /* terms include/exclude, or NULL */
     bool has_missing;   /* `missing`: docs without a value count under missing_* */
     int64_t missing_num; /* encoded as the field's doc values (numeric kinds) */
     sc_slice missing_bytes; /* keyword/ip */

@@ -15,10 +15,11 @@ typedef struct histo_state {
     int64_t *ibuf;
     int64_t *keys;
     bool *ok;
-    /* the last lookup */
-    uint32_t last_owner, last_ord;
-    int64_t last_key;
-    bool has_last;
+    /* recent lookups, direct-mapped by key and owner */
+    struct {
+        int64_t key;
+        uint32_t owner, ord; /* ord + 1, 0 = empty */
+    } cache[256];
     uint32_t *gstart, *glist; /* ordinals grouped by owner (build) */
     uint32_t n_owners;
 } histo_state;
@@ -56,14 +57,16 @@ static inline bool key_of(const sc_agg_spec *spec, int64_t raw, double v, int64_
 static sc_status add(sc__agg_coll *c, uint32_t doc, uint32_t owner, int64_t key)
 {
     histo_state *h = c->state;
-    if (!h->has_last || h->last_key != key || h->last_owner != owner) {
-        bool added;
-        SC_TRY(sc__agg_ords_long(c->ctx->a, &h->ords, owner, key, &h->last_ord, &added));
-        h->last_key = key;
-        h->last_owner = owner;
-        h->has_last = true;
-    }
-    return sc__agg_emit(c, doc, h->last_ord);
+    size_t slot = ((uint64_t)key * 0x9e3779b97f4a7c15u + owner) >> 56;
+    if (h->cache[slot].ord && h->cache[slot].key == key && h->cache[slot].owner == owner)
+        return sc__agg_emit(c, doc, h->cache[slot].ord - 1);
+    bool added;
+    uint32_t ord;
+    SC_TRY(sc__agg_ords_long(c->ctx->a, &h->ords, owner, key, &ord, &added));
+    h->cache[slot].key = key;
+    h->cache[slot].owner = owner;
+    h->cache[slot].ord = ord + 1;
+    return sc__agg_emit(c, doc, ord);
 }
 
 static sc_status histo_collect(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,

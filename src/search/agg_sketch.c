@@ -9,6 +9,9 @@
 
 #include "search/agg_internal.h"
 
+/* Values of one field read per document, as the other collectors (sc__agg_doc_doubles). */
+#define MAX_VALUES 256
+
 typedef struct sketch_state {
     sc__agg_field f;
     sc__agg_vec sk; /* per owner: sc_hll * or sc_tdigest * (0 = none yet) */
@@ -59,13 +62,13 @@ static size_t doc_hashes(const sketch_state *m, const sc_agg_spec *spec, uint32_
 {
     size_t n = 0;
     if (m->f.has_ss) {
-        uint64_t ords[64];
-        n = sc_dv_sorted_set_ords(&m->f.ss, doc, ords, cap < 64 ? cap : 64);
+        uint64_t ords[MAX_VALUES];
+        n = sc_dv_sorted_set_ords(&m->f.ss, doc, ords, cap < MAX_VALUES ? cap : MAX_VALUES);
         for (size_t i = 0; i < n; i++)
             out[i] = sc_hll_hash_bytes(sc_dv_sorted_set_term(&m->f.ss, ords[i]));
     } else if (m->f.has_num) {
-        int64_t vals[64];
-        n = sc_dv_numeric_get(&m->f.num, doc, vals, cap < 64 ? cap : 64);
+        int64_t vals[MAX_VALUES];
+        n = sc_dv_numeric_get(&m->f.num, doc, vals, cap < MAX_VALUES ? cap : MAX_VALUES);
         for (size_t i = 0; i < n; i++)
             out[i] = sc_hll_hash_u64((uint64_t)vals[i]);
     }
@@ -87,9 +90,9 @@ static sc_status sketch_collect(sc__agg_coll *c, const uint32_t *docs, const uin
         return SC_OK;
     void *sk;
     if (spec->kind == SC_AGG_CARDINALITY) {
-        uint64_t hashes[64];
+        uint64_t hashes[MAX_VALUES];
         for (size_t i = 0; i < n; i++) {
-            size_t k = doc_hashes(m, spec, docs[i], hashes, 64);
+            size_t k = doc_hashes(m, spec, docs[i], hashes, MAX_VALUES);
             if (!k)
                 continue;
             SC_TRY(sketch_of(c, owners ? owners[i] : 0, &sk));
@@ -97,9 +100,9 @@ static sc_status sketch_collect(sc__agg_coll *c, const uint32_t *docs, const uin
         }
         return SC_OK;
     }
-    double vals[64];
+    double vals[MAX_VALUES];
     for (size_t i = 0; i < n; i++) {
-        size_t k = sc__agg_doc_doubles(&m->f, spec, docs[i], vals, 64);
+        size_t k = sc__agg_doc_doubles(&m->f, spec, docs[i], vals, MAX_VALUES);
         if (!k)
             continue;
         SC_TRY(sketch_of(c, owners ? owners[i] : 0, &sk));

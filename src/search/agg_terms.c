@@ -28,6 +28,10 @@ typedef struct terms_state {
     size_t obuf_cap;
     uint32_t *gstart, *glist; /* bucket ordinals grouped by owner (build) */
     uint32_t n_owners;
+    struct {
+        int64_t key;
+        uint32_t owner, ord; /* ord + 1, 0 = empty */
+    } cache[256];            /* numeric: recent (owner, value) lookups, direct-mapped */
 } terms_state;
 
 /* The bucket of (owner, term bytes). */
@@ -135,6 +139,23 @@ static sc_status collect_bytes(sc__agg_coll *c, const uint32_t *docs, const uint
         sc_dv_sorted_set_count_batch(&t->f.ss, docs, n, t->counts);
         return SC_OK;
     }
+    if (t->seg_map && sc_dv_sorted_set_is_single(&t->f.ss)) {
+        /* top level with subs, one value per doc: ords of the window in one batch */
+        uint32_t o1s[256];
+        for (size_t off = 0; off < n; off += 256) {
+            size_t k = n - off < 256 ? n - off : 256;
+            sc_dv_sorted_set_single_batch(&t->f.ss, docs + off, k, o1s);
+            for (size_t i = 0; i < k; i++) {
+                if (!o1s[i] && !c->spec->has_missing)
+                    continue;
+                uint32_t ord = t->seg_map[o1s[i]];
+                if (ord == UINT32_MAX)
+                    SC_TRY(seg_bucket(c, 0, o1s[i], &ord));
+                SC_TRY(sc__agg_emit(c, docs[off + i], ord));
+            }
+        }
+        return SC_OK;
+    }
     if (!t->obuf_cap) {
         t->obuf = sc_arena_alloc(c->ctx->a, 16 * sizeof *t->obuf);
         if (!t->obuf)
@@ -168,9 +189,18 @@ static sc_status collect_nums(sc__agg_coll *c, const uint32_t *docs, const uint3
         for (size_t j = 0; j < k; j++) {
             if (j && vals[j] == vals[j - 1])
                 continue; /* a value repeated in a doc counts the doc once */
+            size_t slot = ((uint64_t)vals[j] * 0x9e3779b97f4a7c15u + owner) >> 56;
             uint32_t ord;
-            bool added;
-            SC_TRY(sc__agg_ords_long(c->ctx->a, &t->ords, owner, vals[j], &ord, &added));
+            if (t->cache[slot].ord && t->cache[slot].key == vals[j] &&
+                t->cache[slot].owner == owner) {
+                ord = t->cache[slot].ord - 1;
+            } else {
+                bool added;
+                SC_TRY(sc__agg_ords_long(c->ctx->a, &t->ords, owner, vals[j], &ord, &added));
+                t->cache[slot].key = vals[j];
+                t->cache[slot].owner = owner;
+                t->cache[slot].ord = ord + 1;
+            }
             SC_TRY(sc__agg_emit(c, docs[i], ord));
         }
     }
@@ -223,6 +253,23 @@ static sc_status terms_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **ou
     }
     size_t nb = t->gstart[owner + 1] - t->gstart[owner];
     const uint32_t *list = t->glist + t->gstart[owner];
+    if (spec->term_filter) {
+        /* include/exclude: excluded terms are dropped before anything counts them */
+        uint32_t *kept = sc_arena_alloc(a, (nb ? nb : 1) * sizeof *kept);
+        if (!kept)
+            return sc__agg_oom(a);
+        size_t k = 0;
+        for (size_t i = 0; i < nb; i++) {
+            bool ok = t->bytes ? sc_agg_term_filter_bytes(spec->term_filter,
+                                                          sc__agg_ords_bkey(&t->ords, list[i]))
+                               : sc_agg_term_filter_num(spec->term_filter,
+                                                        sc__agg_ords_key(&t->ords, list[i]));
+            if (ok)
+                kept[k++] = list[i];
+        }
+        list = kept;
+        nb = k;
+    }
     sc_agg_result *r = sc__agg_result_new(a, spec, nb);
     if (!r)
         return sc__agg_oom(a);

@@ -106,6 +106,8 @@ static void sift_down(topn *t, size_t i)
 
 static void offer(topn *t, pair p)
 {
+    if (!sc_agg_term_filter_bytes(t->spec->term_filter, p.term))
+        return; /* excluded terms are not collected: not in sum_other either */
     if (t->n < t->cap) {
         size_t i = t->n++;
         t->h[i] = p;

@@ -571,11 +571,13 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
     res->hits = c.t.n > o->from ? c.t.h + o->from : c.t.h;
     res->n_hits = c.t.n > o->from ? c.t.n - o->from : 0;
     res->max_score = c.max_score;
-    if (c.track_n != UINT64_MAX && (c.pruning || c.total > c.track_n)) {
-        res->total = c.total < c.track_n ? c.total : c.track_n;
-        res->total_gte = c.pruning || c.total > c.track_n;
+    if (c.track_n == 0) { /* no total asked for */
+        res->total = 0;
+        res->total_gte = c.pruning || c.total > 0;
     } else {
         res->total = c.total;
+        res->total_gte = c.track_n != UINT64_MAX && c.pruning;
+        sc_search_total_cap(track, &res->total, &res->total_gte);
     }
     sc__search_finish_flags(&ctx);
     return SC_OK;

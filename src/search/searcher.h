@@ -42,6 +42,21 @@ typedef struct sc_searcher {
 #define SC_TRACK_TOTAL_HITS_NONE 0
 #define SC_TRACK_TOTAL_HITS_DEFAULT 10000
 
+/* The track_total_hits rule, the one place it is written: `*total` docs counted (*gte: at least
+ * that many match) reported under `track`. With a cap N, a total of N or more that is larger or
+ * a lower bound becomes N with relation "gte"; SC_TRACK_TOTAL_HITS_ALL and _NONE leave it as
+ * is. Applied by the collectors to what they counted, by the shard query phase to the shard's
+ * total (shard/shard_search.h) and by the coordinator to the sum over shards. */
+static inline void sc_search_total_cap(int64_t track, uint64_t *total, bool *gte)
+{
+    if (track <= 0 || track == SC_TRACK_TOTAL_HITS_ALL)
+        return;
+    if (*total >= (uint64_t)track && (*total > (uint64_t)track || *gte)) {
+        *total = (uint64_t)track;
+        *gte = true;
+    }
+}
+
 typedef struct sc_search_options {
     size_t size;              /* hits to return (10) */
     size_t from;              /* hits to skip (0) */

@@ -85,14 +85,10 @@ sc_status sc_search_sorted(const sc_searcher *s, const sc_query *q, const sc_sea
     out->hits = n > o->from ? hits + o->from : hits;
     out->n_hits = n > o->from ? n - o->from : 0;
     if (track != SC_TRACK_TOTAL_HITS_NONE) {
-        uint64_t total = out->stats.collected;
         out->total_tracked = true;
-        if (!count_all && total > (uint64_t)track) {
-            out->total = (uint64_t)track;
-            out->total_gte = true;
-        } else {
-            out->total = total;
-        }
+        out->total = out->stats.collected;
+        if (!count_all)
+            sc_search_total_cap(track, &out->total, &out->total_gte);
     }
     if (o->cancel) {
         uint32_t f = atomic_load_explicit(&o->cancel->fired, memory_order_relaxed);

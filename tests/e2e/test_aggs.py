@@ -122,6 +122,26 @@ def test_terms_with_metric_subs_and_order_by_metric(server, idx):
         assert x["mx"]["value_as_string"].endswith("Z")
 
 
+def test_terms_include_exclude(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "aggs": {
+        "re": {"terms": {"field": "genre", "include": "[a-m].*", "exclude": ["jazz"]}},
+        "vals": {"terms": {"field": "qty", "include": [1, 2, 3]}},
+        "p0": {"terms": {"field": "genre", "include": {"partition": 0, "num_partitions": 2}}},
+        "p1": {"terms": {"field": "genre", "include": {"partition": 1, "num_partitions": 2}}}}})
+    assert st == 200, b
+    a = b["aggregations"]
+    assert {x["key"] for x in a["re"]["buckets"]} == \
+        {g for g in {d["genre"] for d in docs} if g[0] <= "m" and g != "jazz"}
+    assert {x["key"] for x in a["vals"]["buckets"]} <= {1, 2, 3}
+    p0 = {x["key"] for x in a["p0"]["buckets"]}
+    p1 = {x["key"] for x in a["p1"]["buckets"]}
+    assert not (p0 & p1) and p0 | p1 == {d["genre"] for d in docs}
+    st, b = search(server, name, {"size": 0, "aggs": {
+        "x": {"terms": {"field": "qty", "include": "1.*"}}}})
+    assert st == 400 and b["error"]["type"] == "aggregation_execution_exception", b
+
+
 def test_metrics_shapes(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {

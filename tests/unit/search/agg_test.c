@@ -19,6 +19,7 @@
 #include "index/builder.h"
 #include "index/segment.h"
 #include "search/agg.h"
+#include "search/automaton.h"
 #include "search/query.h"
 #include "search/searcher.h"
 
@@ -679,7 +680,23 @@ static void test_nested_vs_model(void **state)
         add_sub(&a, h, inner);
         add_sub(&a, tk, h);
         add_sub(&a, root, tk);
+        /* single-valued keyword at the top level with a sub: the batched ordinal path */
+        sc_agg_spec *tt = mk(&a, SC_AGG_TERMS, "tt", "tag", SC_AGG_V_KEYWORD);
+        add_sub(&a, tt, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+        add_sub(&a, root, tt);
         sc_agg_result *r = run(&a, root, 0, sharded);
+        const sc_agg_result *ttr = top(r, 1);
+        assert_int_equal(ttr->n_buckets, 4);
+        for (size_t i = 0; i < ttr->n_buckets; i++) {
+            uint64_t c = 0, vc = 0;
+            for (size_t g = 0; g < N_ALL; g++)
+                if (docs[g].live && docs[g].tag == (uint32_t)(ttr->buckets[i].bkey.ptr[1] - '0')) {
+                    c++;
+                    vc += docs[g].nn;
+                }
+            assert_int_equal(ttr->buckets[i].doc_count, c);
+            assert_int_equal(ttr->buckets[i].subs[0]->count, vc);
+        }
         const sc_agg_result *x = top(r, 0);
         for (size_t i = 0; i < x->n_buckets; i++) {
             int t = term_id(x->buckets[i].bkey);
@@ -748,6 +765,75 @@ static void test_codec_corrupt(void **state)
         free(copy);
     }
     free(bytes);
+    sc_arena_fini(&a);
+}
+
+/* include/exclude: a regex and an exclude list on keywords (fast path and under a parent),
+ * values on numbers, and partitions that split the terms without overlap. */
+static void test_terms_include_exclude(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_dfa re;
+    assert_int_equal(sc_automaton_regexp(sc_slice_cstr("w0[0-5]"), SC_REGEXP_ALL, 10000, &a, &re,
+                                         NULL),
+                     SC_OK);
+    static const sc_slice ex[1] = {{(const uint8_t *)"w03", 3}};
+    static const int64_t inc_num[3] = {-50, 0, 7};
+    sc_agg_term_filter kf = {.include_re = &re, .exclude = ex, .n_exclude = 1};
+    sc_agg_term_filter nf = {.include_num = inc_num, .n_include_num = 3};
+    sc_agg_term_filter parts[3];
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *t1 = mk(&a, SC_AGG_TERMS, "t1", "k", SC_AGG_V_KEYWORD);
+    t1->size = 40;
+    t1->term_filter = &kf;
+    add_sub(&a, root, t1);
+    sc_agg_spec *g = mk(&a, SC_AGG_GLOBAL, "g", NULL, 0); /* the same under a parent */
+    sc_agg_spec *t2 = mk(&a, SC_AGG_TERMS, "t2", "k", SC_AGG_V_KEYWORD);
+    *t2 = *t1;
+    add_sub(&a, g, t2);
+    add_sub(&a, root, g);
+    sc_agg_spec *tn = mk(&a, SC_AGG_TERMS, "tn", "n", SC_AGG_V_LONG);
+    tn->size = 200;
+    tn->term_filter = &nf;
+    add_sub(&a, root, tn);
+    for (uint32_t p = 0; p < 3; p++) {
+        parts[p] = (sc_agg_term_filter){.num_partitions = 3, .partition = p};
+        sc_agg_spec *tp = mk(&a, SC_AGG_TERMS, "tp", "k", SC_AGG_V_KEYWORD);
+        tp->size = 40;
+        tp->term_filter = &parts[p];
+        add_sub(&a, root, tp);
+    }
+    sc_agg_result *r = run(&a, root, 0, true);
+    uint64_t cnt[N_TERMS] = {0};
+    for (size_t d = 0; d < N_ALL; d++)
+        for (uint32_t i = 0; docs[d].live && i < docs[d].nk; i++)
+            cnt[docs[d].k[i]]++;
+    for (int w = 0; w < 2; w++) {
+        const sc_agg_result *x = w ? top(r, 1)->buckets[0].subs[0] : top(r, 0);
+        size_t expect = 0;
+        for (int t = 0; t <= 5; t++)
+            expect += t != 3 && cnt[t] > 0;
+        assert_int_equal(x->n_buckets, expect);
+        assert_int_equal(x->sum_other, 0);
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            int t = term_id(x->buckets[i].bkey);
+            assert_true(t <= 5 && t != 3);
+            assert_int_equal(x->buckets[i].doc_count, cnt[t]);
+        }
+    }
+    const sc_agg_result *y = top(r, 2);
+    for (size_t i = 0; i < y->n_buckets; i++)
+        assert_true(y->buckets[i].key == -50 || y->buckets[i].key == 0 || y->buckets[i].key == 7);
+    int seen[N_TERMS] = {0};
+    for (int p = 0; p < 3; p++) {
+        const sc_agg_result *z = top(r, 3 + (size_t)p);
+        for (size_t i = 0; i < z->n_buckets; i++)
+            seen[term_id(z->buckets[i].bkey)]++;
+    }
+    for (int t = 0; t < N_TERMS; t++)
+        assert_int_equal(seen[t], cnt[t] > 0 ? 1 : 0);
     sc_arena_fini(&a);
 }
 
@@ -865,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_range_filters_vs_model), cmocka_unit_test(test_nested_vs_model),
         cmocka_unit_test(test_codec_corrupt),         cmocka_unit_test(test_max_buckets),
         cmocka_unit_test(test_rounding_dst),          cmocka_unit_test(test_fuzz_seeds_decode),
+        cmocka_unit_test(test_terms_include_exclude),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,175 @@
+/* The shard-level fetch phase (shard_search.h): _id, _source and doc-value fields of a list of
+ * docs of one snapshot, as typed values copied into the caller's arena. */
+#include <string.h>
+
+#include "index/docvalues.h"
+#include "index/stored.h"
+#include "shard/shard_search.h"
+
+static sc_status copy_slice(sc_arena *a, sc_slice in, sc_slice *out)
+{
+    uint8_t *p = sc_arena_alloc(a, in.len ? in.len : 1);
+    if (!p)
+        return a->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    if (in.len)
+        memcpy(p, in.ptr, in.len);
+    *out = sc_slice_make(p, in.len);
+    return SC_OK;
+}
+
+/* The segment holding shard-global doc `doc`, or NULL. */
+static const sc_shard_segment_view *find_segment(const sc_shard_snapshot *snap, uint32_t doc)
+{
+    size_t lo = 0, hi = snap->n_segments;
+    while (lo < hi) { /* the last segment whose doc_base <= doc */
+        size_t mid = lo + (hi - lo) / 2;
+        if (snap->segments[mid].doc_base <= doc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const sc_shard_segment_view *v = &snap->segments[lo - 1];
+    return doc - v->doc_base < v->n_docs ? v : NULL;
+}
+
+static sc_shard_value_type value_type(const sc_shard_snapshot *snap, const char *name, bool num)
+{
+    const sc_mapping_field *mf =
+        snap->mapping ? sc_mapping_find(snap->mapping, sc_slice_cstr(name)) : NULL;
+    if (!num)
+        return mf && mf->type == SC_MAPPING_IP ? SC_SHARD_VALUE_IP : SC_SHARD_VALUE_TERM;
+    if (!mf)
+        return SC_SHARD_VALUE_LONG;
+    switch (mf->type) {
+    case SC_MAPPING_DOUBLE:
+    case SC_MAPPING_FLOAT:
+    case SC_MAPPING_HALF_FLOAT: return SC_SHARD_VALUE_DOUBLE;
+    case SC_MAPPING_DATE:
+    case SC_MAPPING_DATE_NANOS: return SC_SHARD_VALUE_DATE;
+    case SC_MAPPING_BOOLEAN: return SC_SHARD_VALUE_BOOLEAN;
+    default: return SC_SHARD_VALUE_LONG;
+    }
+}
+
+/* Reads one field's doc values of one doc into *fv; *any false when the doc has none. */
+static sc_status read_field(const sc_shard_fetch_args *args, const sc_segment *seg, uint32_t doc,
+                            uint32_t f, sc_arena *arena, sc_shard_field_values *fv, bool *any)
+{
+    *any = false;
+    const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr(args->fields[f]));
+    if (!fi)
+        return SC_OK;
+    memset(fv, 0, sizeof *fv);
+    fv->field = f;
+    if (fi->kind == SC_FIELD_NUMERIC) {
+        sc_dv_numeric dv;
+        uint32_t n;
+        if (sc_dv_numeric_open(seg, fi, &dv) != SC_OK || (n = sc_dv_numeric_count(&dv, doc)) == 0)
+            return SC_OK;
+        int64_t *vals = sc_arena_alloc(arena, n * sizeof *vals);
+        if (!vals)
+            return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        fv->n_values = sc_dv_numeric_get(&dv, doc, vals, n);
+        fv->nums = vals;
+        fv->numeric = true;
+    } else if (fi->kind == SC_FIELD_KEYWORD) {
+        sc_dv_sorted_set dv;
+        uint32_t n;
+        if (sc_dv_sorted_set_open(seg, fi, &dv) != SC_OK ||
+            (n = sc_dv_sorted_set_count(&dv, doc)) == 0)
+            return SC_OK;
+        uint64_t *ords = sc_arena_alloc(arena, n * sizeof *ords);
+        sc_slice *terms = sc_arena_alloc(arena, n * sizeof *terms);
+        if (!ords || !terms)
+            return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        fv->n_values = sc_dv_sorted_set_ords(&dv, doc, ords, n);
+        for (size_t i = 0; i < fv->n_values; i++)
+            SC_TRY(copy_slice(arena, sc_dv_sorted_set_term(&dv, ords[i]), &terms[i]));
+        fv->terms = terms;
+    } else {
+        return SC_OK;
+    }
+    fv->type = value_type(args->snapshot, args->fields[f], fv->numeric);
+    *any = fv->n_values > 0;
+    return SC_OK;
+}
+
+static sc_status read_fields(const sc_shard_fetch_args *args, const sc_segment *seg, uint32_t doc,
+                             sc_arena *arena, sc_shard_fetched *out)
+{
+    out->fields = sc_arena_alloc(arena, args->n_fields * sizeof *out->fields);
+    if (!out->fields)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    for (size_t f = 0; f < args->n_fields; f++) {
+        bool any;
+        SC_TRY(read_field(args, seg, doc, (uint32_t)f, arena, &out->fields[out->n_fields], &any));
+        out->n_fields += any;
+    }
+    return SC_OK;
+}
+
+/* Per-segment readers, reused while consecutive docs stay in one segment. */
+typedef struct fetch_cursor {
+    sc_stored_reader reader;
+    const sc_segment *reader_seg;
+    /* Without _source a hit's _id comes from the `_id` field's sorted-set doc values (an O(1)
+     * lookup in the mapped file); segments written before _id had them use stored fields. */
+    const sc_segment *id_seg;
+    sc_dv_sorted_set id_dv;
+    bool id_dv_ok;
+} fetch_cursor;
+
+static sc_status fetch_one(const sc_shard_fetch_args *args, fetch_cursor *c, uint32_t gdoc,
+                           sc_arena *arena, sc_shard_fetched *out)
+{
+    memset(out, 0, sizeof *out);
+    const sc_shard_segment_view *v = find_segment(args->snapshot, gdoc);
+    if (!v)
+        return SC_OK;
+    uint32_t doc = gdoc - (uint32_t)v->doc_base;
+    sc_slice id = {0}, src = {0};
+    bool have_id = false;
+    if (!args->source) {
+        if (c->id_seg != v->seg) {
+            const sc_field_info *fi = sc_segment_field(v->seg, sc_slice_cstr("_id"));
+            c->id_dv_ok = fi && fi->kind == SC_FIELD_KEYWORD &&
+                          sc_dv_sorted_set_open(v->seg, fi, &c->id_dv) == SC_OK;
+            c->id_seg = v->seg;
+        }
+        uint64_t ord;
+        if (c->id_dv_ok && sc_dv_sorted_set_ords(&c->id_dv, doc, &ord, 1) == 1) {
+            id = sc_dv_sorted_set_term(&c->id_dv, ord);
+            have_id = true;
+        }
+    }
+    if (!have_id) {
+        if (c->reader_seg != v->seg) {
+            if (c->reader_seg)
+                sc_stored_reader_fini(&c->reader);
+            sc_stored_reader_init(&c->reader, v->seg);
+            c->reader_seg = v->seg;
+        }
+        if (sc_stored_get(&c->reader, doc, &id, &src) != SC_OK)
+            return SC_OK; /* unreadable: left not found */
+    }
+    SC_TRY(copy_slice(arena, id, &out->id));
+    if (args->source)
+        SC_TRY(copy_slice(arena, src, &out->source));
+    out->found = true;
+    return args->n_fields ? read_fields(args, v->seg, doc, arena, out) : SC_OK;
+}
+
+sc_status sc_shard_fetch_run(const sc_shard_fetch_args *args, sc_arena *arena,
+                             sc_shard_fetched *out)
+{
+    fetch_cursor c;
+    memset(&c, 0, sizeof c);
+    sc_status st = SC_OK;
+    for (size_t i = 0; i < args->n_docs && st == SC_OK; i++)
+        st = fetch_one(args, &c, args->docs[i], arena, &out[i]);
+    if (c.reader_seg)
+        sc_stored_reader_fini(&c.reader);
+    return st;
+}

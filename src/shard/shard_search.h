@@ -1,0 +1,173 @@
+/* A shard's query phase and fetch phase: one query tree over one searcher snapshot
+ * (shard/shard.h) through the search layer (search/searcher.h, search/sort.h), returning typed
+ * results -- the top docs with their sort values (search/sort.h's sc_sort_spec / sc_sort_key,
+ * the one sort vocabulary from the API down), the total and its relation, timeouts, errors, an
+ * optional aggregation partial -- and, for the winners, _id, _source and doc-value fields as
+ * typed values. No JSON here: the cluster layer moves and reduces these, the API layer writes
+ * them (DESIGN.md §5).
+ *
+ * track_total_hits uses search/searcher.h's encoding everywhere: SC_TRACK_TOTAL_HITS_ALL
+ * (INT64_MAX) exact, SC_TRACK_TOTAL_HITS_NONE (0) no total, N count up to N. At shard level the
+ * cap is applied once, by sc_shard_query_run on the shard's total (sc_search_total_cap); the
+ * coordinator applies the same rule once more to the sum (the final reduce). */
+#ifndef SC_SHARD_SHARD_SEARCH_H
+#define SC_SHARD_SHARD_SEARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/slice.h"
+#include "base/status.h"
+#include "search/iter.h"
+#include "search/query.h"
+#include "search/searcher.h"
+#include "search/sort.h"
+#include "shard/shard.h"
+
+/* A shard-level failure in Elasticsearch's terms. `reason` does not name the shard: the caller
+ * that knows the index and shard number adds them. */
+typedef struct sc_shard_search_error {
+    int status;       /* HTTP status: 400 bad query, 429 memory budget, 500 internal */
+    const char *type; /* static string: "query_shard_exception", "circuit_breaking_exception",
+                         "task_cancelled_exception", "illegal_argument_exception", "exception" */
+    char reason[256];
+} sc_shard_search_error;
+
+/* ---- the aggregation hook ---------------------------------------------------------------- */
+
+/* What a collect hook sees for one shard. Everything is borrowed for the duration of the call. */
+typedef struct sc_shard_collect_call {
+    const sc_shard_snapshot *snapshot; /* the shard: segments and the mapping it was built with */
+    const sc_searcher *searcher;       /* the same segments as the search layer takes them */
+    const sc_query *query;
+    sc_cancel_token *token; /* check it as the searcher does (per window / leaf) */
+    sc_arena *scratch;      /* working memory with the query's byte budget; freed
+                               when the shard query returns */
+    sc_arena *out;          /* the partial's memory: lives until the caller's reduce */
+} sc_shard_collect_call;
+
+/* An optional extra pass over a shard's matches (aggregations). A shard query with k == 0 and a
+ * hook runs only the hook's pass, whose match count is the shard's total; with k > 0 it runs
+ * the top-k pass and then the hook's pass (the total comes from the top-k pass).
+ *
+ * run: called once per shard query; must visit every matching live doc (deletes applied) and
+ *   return SC_OK with *partial_out (memory from call->out, or NULL) and *n_matched_out (the
+ *   number of matching live docs visited; the whole count unless the token fired). On failure
+ *   it returns an error status and fills err (status, static type, reason); SC_ELIMIT with
+ *   call->scratch->over_budget set is reported as the memory budget. Must be thread-safe: the
+ *   shards of a node run it concurrently with the same ctx.
+ * reduce: combines n partials (entries may be NULL: failed or empty shards) into one of the
+ *   same kind in *out_partial (memory from `out`). Used on the data node over its shards (the
+ *   node-level partial reduce) and by the coordinator over the nodes' reductions. May be NULL
+ *   (then the node response carries the per-shard partials only). Called from one thread. */
+typedef struct sc_shard_collect_hook {
+    void *ctx;
+    sc_status (*run)(void *ctx, const sc_shard_collect_call *call, void **partial_out,
+                     uint64_t *n_matched_out, sc_shard_search_error *err);
+    sc_status (*reduce)(void *ctx, void *const *partials, size_t n, sc_arena *out,
+                        void **out_partial, sc_shard_search_error *err);
+} sc_shard_collect_hook;
+
+/* ---- query phase ------------------------------------------------------------------------- */
+
+typedef struct sc_shard_query_args {
+    const sc_shard_snapshot *snapshot; /* held by the caller for the call (and while the
+                                          results' keyword sort values are read) */
+    const sc_query *query;
+    uint32_t k;               /* from + size: top docs to return; 0 = total (and hook) only */
+    int64_t track_total_hits; /* SC_TRACK_TOTAL_HITS_ALL / _NONE / N */
+    /* Sort (NULL/0: by score, ties by doc). Field kinds must be resolved (SC_SORT_BY_NUMERIC /
+     * SC_SORT_BY_KEYWORD; a field without doc values of that kind is missing in every doc). */
+    const sc_sort_spec *sort;
+    size_t n_sort;
+    const sc_sort_key *search_after;      /* n_sort values or NULL (field sort only) */
+    sc_cancel_token *token;               /* cancellation + deadline; may be NULL */
+    const sc_shard_collect_hook *collect; /* optional (aggregations) */
+} sc_shard_query_args;
+
+/* One of the shard's top docs. */
+typedef struct sc_shard_top_doc {
+    uint32_t doc;            /* shard-global doc id in the snapshot */
+    float score;             /* 0 under a field sort that does not sort by _score */
+    const sc_sort_key *sort; /* n_sort values under a field sort, else NULL; keyword bytes
+                                point into the snapshot's segments */
+} sc_shard_top_doc;
+
+typedef struct sc_shard_query_result {
+    sc_shard_top_doc *docs; /* best first (score desc or the sort, then doc asc), <= k */
+    size_t n_docs;
+    uint64_t total;            /* matching live docs, capped by track_total_hits */
+    bool total_gte;            /* relation "gte": more docs match than `total` */
+    bool timed_out;            /* the token's deadline passed: results are partial */
+    void *agg_partial;         /* the collect hook's partial (NULL without a hook) */
+    sc_shard_search_error err; /* when the call fails */
+} sc_shard_query_result;
+
+/* Runs the shard's query phase: top k by score (search/searcher.h) or by the sort
+ * (search/sort.h, with search_after), the total as track_total_hits asks (an exact count
+ * without scoring when k == 0), then the collect hook if any. `scratch` gives the query's
+ * working memory and its byte budget (the caller frees it after the call); everything in *out
+ * (docs, sort values, the agg partial) is allocated from `out` (keyword sort values excepted:
+ * they point into the snapshot).
+ * Returns SC_OK (timed_out may be set), SC_ECANCELLED (the token was cancelled), or an error
+ * with out->err filled: SC_ELIMIT (an expansion limit: 400; or the scratch budget: 429
+ * circuit_breaking_exception), SC_EPARSE / SC_EUNSUPPORTED / SC_EINVAL (400
+ * query_shard_exception), SC_ECORRUPT / SC_EIO / SC_ENOMEM (500). Thread-safe for distinct
+ * arenas and results. Complexity: the search's. */
+sc_status sc_shard_query_run(const sc_shard_query_args *args, sc_arena *scratch, sc_arena *out,
+                             sc_shard_query_result *res) SC_MUST_USE;
+
+/* Fills segs[0..snap->n_segments) and *s with the snapshot's segments as the search layer takes
+ * them (borrowed from snap). */
+void sc_shard_searcher_init(const sc_shard_snapshot *snap, sc_searcher_segment *segs,
+                            sc_searcher *s);
+
+/* ---- fetch phase ------------------------------------------------------------------------- */
+
+/* How a fetched doc value reads. Numeric kinds carry int64 values, the others term bytes. */
+typedef enum sc_shard_value_type {
+    SC_SHARD_VALUE_LONG,    /* int64: integer types (and numerics without a mapping) */
+    SC_SHARD_VALUE_DOUBLE,  /* int64: a double/float in the sortable-long encoding */
+    SC_SHARD_VALUE_DATE,    /* int64: epoch millis (date_nanos: nanos) */
+    SC_SHARD_VALUE_BOOLEAN, /* int64: 0 or 1 */
+    SC_SHARD_VALUE_IP,      /* bytes: 16-byte IPv6 (IPv4 mapped) */
+    SC_SHARD_VALUE_TERM,    /* bytes: keyword terms */
+} sc_shard_value_type;
+
+/* The doc values of one requested field for one doc (at least one value). */
+typedef struct sc_shard_field_values {
+    uint32_t field; /* index into sc_shard_fetch_args.fields */
+    sc_shard_value_type type;
+    bool numeric; /* values in nums, else in terms */
+    size_t n_values;
+    const int64_t *nums;   /* ascending (doc-values order) */
+    const sc_slice *terms; /* ascending term order */
+} sc_shard_field_values;
+
+typedef struct sc_shard_fetched {
+    bool found; /* false: the doc id is not in the snapshot */
+    sc_slice id;
+    sc_slice source;               /* empty unless args.source */
+    sc_shard_field_values *fields; /* only fields with values, in request order */
+    size_t n_fields;
+} sc_shard_fetched;
+
+typedef struct sc_shard_fetch_args {
+    const sc_shard_snapshot *snapshot;
+    const uint32_t *docs; /* shard-global doc ids; ascending order reads stored blocks once */
+    size_t n_docs;
+    bool source;               /* read _source (else the _id comes from its doc values) */
+    const char *const *fields; /* doc-value fields to read (docvalue_fields / fields) */
+    size_t n_fields;
+} sc_shard_fetch_args;
+
+/* Runs the fetch phase for args->docs: out[i] for docs[i] (the caller's array of n_docs),
+ * everything copied into `arena` (valid after the snapshot is released). A doc whose stored
+ * fields cannot be read is left not found. SC_ENOMEM / SC_ELIMIT (the arena's budget).
+ * Thread-safe for distinct arenas. */
+sc_status sc_shard_fetch_run(const sc_shard_fetch_args *args, sc_arena *arena,
+                             sc_shard_fetched *out) SC_MUST_USE;
+
+#endif
