@@ -38,13 +38,14 @@ static const kind_name kinds[] = {
     {"cardinality", SC_AGG_CARDINALITY},
     {"percentiles", SC_AGG_PERCENTILES},
     {"percentile_ranks", SC_AGG_PERCENTILE_RANKS},
+    {"median_absolute_deviation", SC_AGG_MEDIAN_ABSOLUTE_DEVIATION},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {
     "composite", "multi_terms",
     "auto_date_histogram", "ip_range", "significant_terms", "significant_text", "top_hits",
-    "top_metrics", "weighted_avg", "median_absolute_deviation", "geo_bounds", "geo_centroid",
+    "top_metrics", "weighted_avg", "geo_bounds", "geo_centroid",
     "avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket", "cumulative_sum",
     "derivative", "moving_fn", "bucket_sort", "bucket_selector", "bucket_script", "nested",
     "reverse_nested", "sampler", "diversified_sampler", "adjacency_matrix", "rare_terms",
@@ -66,7 +67,8 @@ const char *sc__agg_kind_name(const sc_agg_spec *s)
 static bool is_metric(sc_agg_kind k)
 {
     return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_CARDINALITY ||
-           k == SC_AGG_PERCENTILES || k == SC_AGG_PERCENTILE_RANKS;
+           k == SC_AGG_PERCENTILES || k == SC_AGG_PERCENTILE_RANKS ||
+           k == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
 }
 
 /* ---- the tree ---- */

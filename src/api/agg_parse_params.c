@@ -85,7 +85,8 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
     }
     bool numeric_only = s->kind >= SC_AGG_MIN && s->kind < SC_AGG_VALUE_COUNT;
     numeric_only |= s->kind == SC_AGG_STATS || s->kind == SC_AGG_EXTENDED_STATS;
-    numeric_only |= s->kind == SC_AGG_PERCENTILES || s->kind == SC_AGG_PERCENTILE_RANKS;
+    numeric_only |= s->kind == SC_AGG_PERCENTILES || s->kind == SC_AGG_PERCENTILE_RANKS ||
+                    s->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
     numeric_only |= s->kind == SC_AGG_HISTOGRAM || s->kind == SC_AGG_DATE_HISTOGRAM ||
                     s->kind == SC_AGG_RANGE;
     if (numeric_only && !sc_agg_vtype_numeric(s->vtype)) {
@@ -354,7 +355,8 @@ static bool terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
             continue;
         bool multi = sub->kind == SC_AGG_STATS || sub->kind == SC_AGG_EXTENDED_STATS;
         bool single = (sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT) ||
-                      sub->kind == SC_AGG_CARDINALITY;
+                      sub->kind == SC_AGG_CARDINALITY ||
+                      sub->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
         s->order.kind = SC_AGG_ORDER_METRIC;
         s->order.sub = (uint32_t)i;
         s->order.stat = SC_AGG_STAT_VALUE;
@@ -956,12 +958,43 @@ static bool parse_percentiles(sc__agg_pctx *c, const char *type, const json_t *p
     return true;
 }
 
+/* median_absolute_deviation: compression (1000, Elasticsearch's default), execution_hint. */
+static bool parse_mad(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
+{
+    static const char *const keys[] = {"field",  "missing",        "format",     "compression",
+                                       "script", "execution_hint", "value_type", NULL};
+    if (!known_keys(c, type, p, keys))
+        return false;
+    const sc_mapping_field *mf;
+    s->compression = 1000;
+    if (!field_common(c, type, p, s, &mf) ||
+        !get_double(c, p, "compression", &s->compression, type))
+        return false;
+    const json_t *h = json_object_get(p, "execution_hint");
+    const char *hs = json_is_string(h) ? json_string_value(h) : "";
+    if (h && strcmp(hs, "default") && strcmp(hs, "high_accuracy"))
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "Invalid execution_hint [%s], valid values are [default, "
+                            "high_accuracy]",
+                            hs);
+    if (!(s->compression >= 0))
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[compression] must be greater than or equal to 0. Found [%g] in [%s]",
+                            s->compression, s->name);
+    if (s->compression < SC_TDIGEST_MIN_COMPRESSION)
+        s->compression = SC_TDIGEST_MIN_COMPRESSION;
+    if (s->compression > SC_TDIGEST_MAX_COMPRESSION)
+        s->compression = SC_TDIGEST_MAX_COMPRESSION;
+    return true;
+}
+
 bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
     switch (s->kind) {
     case SC_AGG_CARDINALITY: return parse_cardinality(c, type, p, s);
     case SC_AGG_PERCENTILES:
     case SC_AGG_PERCENTILE_RANKS: return parse_percentiles(c, type, p, s);
+    case SC_AGG_MEDIAN_ABSOLUTE_DEVIATION: return parse_mad(c, type, p, s);
     case SC_AGG_TERMS: return parse_terms(c, type, p, s);
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: return parse_histogram(c, type, p, s);

@@ -392,6 +392,13 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
         break;
     case SC_AGG_PERCENTILES:
     case SC_AGG_PERCENTILE_RANKS: write_percentiles(w, s, r); break;
+    case SC_AGG_MEDIAN_ABSOLUTE_DEVIATION: {
+        double mad = NAN;
+        if (r->td && sc_tdigest_mad(r->td, &mad) != SC_OK)
+            mad = NAN;
+        kv_value(w, "value", mad, true);
+        break;
+    }
     case SC_AGG_FILTER:
     case SC_AGG_MISSING:
     case SC_AGG_GLOBAL:

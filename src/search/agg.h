@@ -51,6 +51,7 @@ typedef enum sc_agg_kind {
     SC_AGG_CARDINALITY,
     SC_AGG_PERCENTILES,
     SC_AGG_PERCENTILE_RANKS,
+    SC_AGG_MEDIAN_ABSOLUTE_DEVIATION,
     SC_AGG_KIND_COUNT_
 } sc_agg_kind;
 
@@ -194,7 +195,7 @@ struct sc_agg_spec {
     /* percentiles: the percents; percentile_ranks: the values (ascending, distinct) */
     const double *points;
     size_t n_points;
-    double compression; /* t-digest compression (0 = 100) */
+    double compression; /* t-digest compression (0 = 100; median_absolute_deviation 1000) */
     void *user; /* the API layer's rendering data (formats); not read here */
     /* tree */
     sc_agg_spec **subs;
@@ -233,8 +234,8 @@ struct sc_agg_result {
     uint32_t n_reduced;
     uint32_t shard_size; /* terms: the shard_size a shard result was cut to */
     bool error_set; /* terms: doc_count_error already combined by an earlier reduce */
-    /* cardinality / percentiles / percentile_ranks: the sketch (in the result's arena), NULL
-     * when no value was seen */
+    /* cardinality / percentiles / percentile_ranks / median_absolute_deviation: the sketch (in
+     * the result's arena), NULL when no value was seen */
     sc_hll *hll;
     sc_tdigest *td;
 };

@@ -181,10 +181,12 @@ sc_status sc__agg_sketch_new(sc__agg_coll *c) SC_MUST_USE;
 
 /* ---- the sketch metrics (agg_sketch.c) ---- */
 
-/* Whether kind is a sketch metric (cardinality, percentiles, percentile_ranks). */
+/* Whether kind is a sketch metric (cardinality, percentiles, percentile_ranks,
+ * median_absolute_deviation). */
 static inline bool sc__agg_is_sketch(sc_agg_kind k)
 {
-    return k == SC_AGG_CARDINALITY || k == SC_AGG_PERCENTILES || k == SC_AGG_PERCENTILE_RANKS;
+    return k == SC_AGG_CARDINALITY || k == SC_AGG_PERCENTILES || k == SC_AGG_PERCENTILE_RANKS ||
+           k == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
 }
 /* Reduces sketch results: the union of the HyperLogLog++ sketches (precisions must match:
  * SC_ECORRUPT) or the merge of the t-digests at the largest compression. */

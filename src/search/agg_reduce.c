@@ -34,6 +34,12 @@ double sc__agg_metric_value(const sc_agg_spec *spec, const sc_agg_result *r, sc_
         return NAN;
     if (spec->kind == SC_AGG_CARDINALITY)
         return r->hll ? (double)sc_hll_estimate(r->hll) : 0;
+    if (spec->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION) {
+        double mad = NAN;
+        if (r->td && sc_tdigest_mad(r->td, &mad) != SC_OK)
+            mad = NAN;
+        return mad;
+    }
     if (sc__agg_is_sketch(spec->kind))
         return NAN;
     double avg = r->count ? r->sum / (double)r->count : NAN;

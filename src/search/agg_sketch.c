@@ -1,5 +1,6 @@
 /* The sketch metrics: cardinality (a HyperLogLog++ sketch per owner bucket, search/hll.h) and
- * percentiles / percentile_ranks (a t-digest per owner bucket, search/tdigest.h). Sketches live
+ * percentiles / percentile_ranks / median_absolute_deviation (a t-digest per owner bucket,
+ * search/tdigest.h). Sketches live
  * in the aggregation's arena, are created on an owner's first value, travel in the partial
  * results (encoded by agg_codec.c) and are merged by the reduce. Values are hashed as
  * Elasticsearch does for bytes (MurmurHash3 of the term) and by a 64-bit bijection for numbers
@@ -36,7 +37,10 @@ static uint32_t precision_of(const sc_agg_spec *spec)
 
 static double compression_of(const sc_agg_spec *spec)
 {
-    return spec->compression > 0 ? spec->compression : SC_TDIGEST_DEFAULT_COMPRESSION;
+    if (spec->compression > 0)
+        return spec->compression;
+    /* Elasticsearch's default for median_absolute_deviation is 1000 */
+    return spec->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION ? 1000 : SC_TDIGEST_DEFAULT_COMPRESSION;
 }
 
 /* The sketch of owner w, created on first use. */

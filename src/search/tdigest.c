@@ -531,6 +531,23 @@ double sc_tdigest_cdf(sc_tdigest *t, double x)
     return r < 0 ? 0 : r > 1 ? 1 : r;
 }
 
+sc_status sc_tdigest_mad(sc_tdigest *t, double *out)
+{
+    *out = NAN;
+    if (t->total == 0)
+        return SC_OK;
+    double median = sc_tdigest_quantile(t, 0.5);
+    sc_tdigest *dev;
+    SC_TRY(sc_tdigest_new(t->delta, t->pool, NULL, &dev));
+    sc_status st = SC_OK;
+    for (size_t i = 0; i < t->len && st == SC_OK; i++)
+        st = sc_tdigest_add(dev, fabs(t->c[i].mean - median), t->c[i].w);
+    if (st == SC_OK)
+        *out = sc_tdigest_quantile(dev, 0.5);
+    sc_tdigest_free(dev);
+    return st;
+}
+
 /* ---- encoding (grammar in docs/aggregations-sketches.md) ------------------------------------ */
 
 enum {

@@ -66,6 +66,12 @@ double sc_tdigest_quantile(sc_tdigest *t, double q);
  * when empty or x is NaN. Flushes the buffer first, then O(centroids). */
 double sc_tdigest_cdf(sc_tdigest *t, double x);
 
+/* Elasticsearch's median_absolute_deviation of the digest: the median m, then the median of a
+ * digest (same compression) of |mean - m| over the centroids with their weights; exact (numpy's
+ * median of |x - median(x)|) in the exact phase. *out is NaN when empty. Flushes t; allocates a
+ * temporary digest from t's pool (SC_ENOMEM). O(centroids log centroids). */
+sc_status sc_tdigest_mad(sc_tdigest *t, double *out) SC_MUST_USE;
+
 /* Total weight added. */
 uint64_t sc_tdigest_count(const sc_tdigest *t);
 

@@ -1,4 +1,4 @@
-"""cardinality, percentiles and percentile_ranks over HTTP with the real server (three shards,
+"""cardinality, percentiles, percentile_ranks and median_absolute_deviation over HTTP with the real server (three shards,
 so partial sketches are encoded, merged and finalized): exact counts below the threshold, the
 HyperLogLog++ bound above it, numpy-linear percentiles and midpoint ranks while the digests are
 exact, Elasticsearch's response shapes (keyed and list forms, typed_keys, dates, empty results)
@@ -105,7 +105,9 @@ def test_percentiles_exact_small(server, idx):
     a = search(server, name, {"size": 0, "aggs": {
         "x": {"percentiles": {"field": "x"}},
         "n": {"percentiles": {"field": "n", "percents": [99.9, 0, 50, 100], "keyed": False}},
-        "r": {"percentile_ranks": {"field": "x", "values": [10, 100.5, 1000]}}}})
+        "r": {"percentile_ranks": {"field": "x", "values": [10, 100.5, 1000]}},
+        "m": {"median_absolute_deviation": {"field": "x"}},
+        "none": {"median_absolute_deviation": {"field": "no_such_field"}}}})
     xs = [d["x"] for d in docs if "x" in d]
     ns = [d["n"] for d in docs]
     keys = ["1.0", "5.0", "25.0", "50.0", "75.0", "95.0", "99.0"]
@@ -118,6 +120,9 @@ def test_percentiles_exact_small(server, idx):
     assert list(a["r"]["values"]) == ["10.0", "100.5", "1000.0"]
     for k, v in a["r"]["values"].items():
         assert math.isclose(v, midpoint_rank(xs, float(k)), rel_tol=1e-9, abs_tol=1e-9), k
+    med = linear(xs, 50)
+    assert math.isclose(a["m"]["value"], linear([abs(x - med) for x in xs], 50), rel_tol=1e-9)
+    assert a["none"] == {"value": None}
 
 
 def test_shapes_dates_typed_keys_and_empty(server, idx):

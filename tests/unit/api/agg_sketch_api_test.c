@@ -73,6 +73,14 @@ static void test_parse(void **state)
     assert_int_equal(r->kind, SC_AGG_PERCENTILE_RANKS);
     assert_true(r->n_points == 2 && r->points[0] == 5 && r->points[1] == 10 && !r->keyed);
 
+    root = parse("{\"m\":{\"median_absolute_deviation\":{\"field\":\"g\"}},"
+                 "\"m2\":{\"median_absolute_deviation\":{\"field\":\"g\",\"compression\":50}}}",
+                 &err);
+    assert_non_null(root);
+    assert_int_equal(root->subs[0]->kind, SC_AGG_MEDIAN_ABSOLUTE_DEVIATION);
+    assert_true(root->subs[0]->compression == 1000 && root->subs[1]->compression == 50);
+    expect_error("{\"m\":{\"median_absolute_deviation\":{\"field\":\"g\",\"compression\":-2}}}",
+                 "illegal_argument_exception", "[compression] must be greater than or equal");
     expect_error("{\"p\":{\"percentiles\":{\"field\":\"g\",\"percents\":[101]}}}",
                  "illegal_argument_exception", "percent must be in [0,100]");
     expect_error("{\"p\":{\"percentiles\":{\"field\":\"g\",\"percents\":[]}}}",
@@ -118,13 +126,14 @@ static void test_write(void **state)
     sc_agg_spec *root =
         parse("{\"c\":{\"cardinality\":{\"field\":\"f\"}},"
               "\"p\":{\"percentiles\":{\"field\":\"g\",\"percents\":[50,99.9,1]}},"
-              "\"r\":{\"percentile_ranks\":{\"field\":\"g\",\"values\":[10,1e7],\"keyed\":false}}}",
+              "\"r\":{\"percentile_ranks\":{\"field\":\"g\",\"values\":[10,1e7],\"keyed\":false}},"
+              "\"m\":{\"median_absolute_deviation\":{\"field\":\"g\"}}}",
               &err);
     assert_non_null(root);
     sc_agg_result *res = sc_arena_calloc(&arena, 1, sizeof *res);
     sc_agg_bucket *b = sc_arena_calloc(&arena, 1, sizeof *b);
-    sc_agg_result *subs[3];
-    for (int i = 0; i < 3; i++) {
+    sc_agg_result *subs[4];
+    for (int i = 0; i < 4; i++) {
         subs[i] = sc_arena_calloc(&arena, 1, sizeof *subs[i]);
         subs[i]->kind = root->subs[i]->kind;
     }
@@ -132,12 +141,13 @@ static void test_write(void **state)
     res->buckets = b;
     res->n_buckets = 1;
     b->subs = subs;
-    b->n_subs = 3;
+    b->n_subs = 4;
     expect_json(root, res, false,
                 "{\"aggregations\":{\"c\":{\"value\":0},"
                 "\"p\":{\"values\":{\"1.0\":null,\"50.0\":null,\"99.9\":null}},"
                 "\"r\":{\"values\":[{\"key\":10.0,\"value\":null},"
-                "{\"key\":1e+07,\"value\":null}]}}}");
+                "{\"key\":1e+07,\"value\":null}]},\"m\":{\"value\":null}}}");
+    assert_int_equal(sc_tdigest_new(1000, NULL, &arena, &subs[3]->td), SC_OK);
     assert_int_equal(sc_hll_new(14, NULL, &arena, &subs[0]->hll), SC_OK);
     assert_int_equal(sc_tdigest_new(100, NULL, &arena, &subs[1]->td), SC_OK);
     assert_int_equal(sc_tdigest_new(100, NULL, &arena, &subs[2]->td), SC_OK);
@@ -145,15 +155,17 @@ static void test_write(void **state)
         assert_int_equal(sc_hll_add(subs[0]->hll, sc_hll_hash_u64((uint64_t)v % 40)), SC_OK);
         assert_int_equal(sc_tdigest_add(subs[1]->td, v, 1), SC_OK);
         assert_int_equal(sc_tdigest_add(subs[2]->td, v, 1), SC_OK);
+        assert_int_equal(sc_tdigest_add(subs[3]->td, v, 1), SC_OK);
     }
     /* index q * 99 interpolated as Elasticsearch's exact digest (99.9: 99 + 0.901 with the
-     * rounding of 0.999 * 99); ranks: (9 + 0.5) / 100 */
+     * rounding of 0.999 * 99); ranks: (9 + 0.5) / 100; MAD of 1..100: median of |v - 50.5| */
     expect_json(root, res, true,
                 "{\"aggregations\":{\"cardinality#c\":{\"value\":40},"
                 "\"tdigest_percentiles#p\":{\"values\":{\"1.0\":1.99,\"50.0\":50.5,"
                 "\"99.9\":99.90100000000001}},"
                 "\"tdigest_percentile_ranks#r\":{\"values\":[{\"key\":10.0,\"value\":9.5},"
-                "{\"key\":1e+07,\"value\":100.0}]}}}");
+                "{\"key\":1e+07,\"value\":100.0}]},"
+                "\"median_absolute_deviation#m\":{\"value\":25.0}}}");
     sc_arena_fini(&arena);
 }
 

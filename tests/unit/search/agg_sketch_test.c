@@ -3,10 +3,10 @@
  * shard or as three shards whose partials cross an encode/decode round trip and a partial then
  * final reduce; keyword, long, double and date fields, multi-valued and missing values, the
  * `missing` parameter, unmapped fields, sketches under terms buckets and ordering terms by a
- * cardinality sub. Counts below the threshold are exact (±1), above it within the HLL bound;
- * sharded and single-shard cardinalities are identical; percentiles of up to 2000 values are
- * numpy-linear exact, larger ones within the t-digest rank bound; corrupt partials are rejected.
- * Seed printed, SCRY_SEED reruns. */
+ * cardinality or median_absolute_deviation sub. Counts below the threshold are exact (±1), above it
+ * within the HLL bound; sharded and single-shard cardinalities are identical; percentiles of up to
+ * 2000 values are numpy-linear exact, larger ones within the t-digest rank bound; corrupt partials
+ * are rejected. Seed printed, SCRY_SEED reruns. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -334,6 +334,65 @@ static void test_cardinality(void **state)
     }
 }
 
+/* median(|x - median(x)|) with numpy's linear median (vals are sorted in place). */
+static double exact_mad(double *vals, size_t n)
+{
+    qsort(vals, n, sizeof *vals, cmp_d);
+    double m = exact_quantile(vals, n, 0.5);
+    for (size_t i = 0; i < n; i++)
+        vals[i] = fabs(vals[i] - m);
+    qsort(vals, n, sizeof *vals, cmp_d);
+    return exact_quantile(vals, n, 0.5);
+}
+
+/* median_absolute_deviation of d and n at the default compression (1000: exact up to 20000
+ * values, so here exactly numpy's), at the top level and under terms, one vs three shards. */
+static void test_mad(void **state)
+{
+    (void)state;
+    double *vals = malloc(sizeof(double) * 3 * N_ALL);
+    for (int sharded = 0; sharded < 2; sharded++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        add_sub(&a, root, mk(&a, SC_AGG_MEDIAN_ABSOLUTE_DEVIATION, "md", "d", SC_AGG_V_DOUBLE));
+        add_sub(&a, root, mk(&a, SC_AGG_MEDIAN_ABSOLUTE_DEVIATION, "mn", "n", SC_AGG_V_LONG));
+        sc_agg_spec *tg = mk(&a, SC_AGG_TERMS, "tags", "tag", SC_AGG_V_KEYWORD);
+        add_sub(&a, tg, mk(&a, SC_AGG_MEDIAN_ABSOLUTE_DEVIATION, "md", "d", SC_AGG_V_DOUBLE));
+        tg->order = (sc_agg_order){.kind = SC_AGG_ORDER_METRIC, .desc = false, .sub = 0};
+        add_sub(&a, root, tg);
+        sc_agg_result *r = run(&a, root, sharded);
+        size_t nd = 0, nn = 0;
+        for (size_t g = 0; g < N_ALL; g++)
+            if (docs[g].live)
+                vals[nd++] = docs[g].d;
+        double got;
+        assert_int_equal(sc_tdigest_mad(top(r, 0)->td, &got), SC_OK);
+        assert_true(got == exact_mad(vals, nd));
+        for (size_t g = 0; g < N_ALL; g++)
+            for (uint32_t i = 0; docs[g].live && i < docs[g].nn; i++)
+                vals[nn++] = (double)docs[g].n[i];
+        assert_int_equal(sc_tdigest_mad(top(r, 1)->td, &got), SC_OK);
+        assert_true(got == exact_mad(vals, nn));
+        const sc_agg_result *t = top(r, 2);
+        assert_int_equal(t->n_buckets, 4);
+        double prev = -INFINITY;
+        for (size_t b = 0; b < t->n_buckets; b++) {
+            uint32_t tag = (uint32_t)(t->buckets[b].bkey.ptr[1] - '0');
+            size_t n = 0;
+            for (size_t g = 0; g < N_ALL; g++)
+                if (docs[g].live && docs[g].tag == tag)
+                    vals[n++] = docs[g].d;
+            assert_int_equal(sc_tdigest_mad(t->buckets[b].subs[0]->td, &got), SC_OK);
+            assert_true(got == exact_mad(vals, n));
+            assert_true(got >= prev); /* ordered by the MAD ascending */
+            prev = got;
+        }
+        sc_arena_fini(&a);
+    }
+    free(vals);
+}
+
 /* percentiles of d (past 2000 values: digest) and of n (multi-valued), percentile_ranks of d,
  * and percentiles of an unmapped field with `missing`. */
 static void test_percentiles(void **state)
@@ -459,10 +518,9 @@ static void test_corrupt(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cardinality),
-        cmocka_unit_test(test_percentiles),
-        cmocka_unit_test(test_under_terms),
-        cmocka_unit_test(test_corrupt),
+        cmocka_unit_test(test_cardinality), cmocka_unit_test(test_percentiles),
+        cmocka_unit_test(test_under_terms), cmocka_unit_test(test_corrupt),
+        cmocka_unit_test(test_mad),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
