@@ -48,6 +48,45 @@ bool sc__agg_parse(sc_rest_req *req, sc_index *ix, const json_t *aggs, sc_agg_sp
  * request) into s. */
 bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *params,
                           sc_agg_spec *s);
+/* Parameter readers shared by the kinds' parsers (agg_parse_params.c); each fills c->err and
+ * returns false on a bad value. */
+bool sc__agg_known_keys(sc__agg_pctx *c, const char *type, const json_t *params,
+                        const char *const *allowed);
+bool sc__agg_get_uint(sc__agg_pctx *c, const json_t *params, const char *key, uint64_t *out,
+                      const char *type);
+bool sc__agg_get_double(sc__agg_pctx *c, const json_t *params, const char *key, double *out,
+                        const char *type);
+bool sc__agg_get_bool(sc__agg_pctx *c, const json_t *params, const char *key, bool *out,
+                      const char *type);
+/* `field` and its value type, `format`, `missing` of a field aggregation (*mf: its mapping, or
+ * NULL when unmapped). */
+bool sc__agg_field_common(sc__agg_pctx *c, const char *type, const json_t *params,
+                          sc_agg_spec *s, const sc_mapping_field **mf);
+/* A JSON value encoded as field f's doc value. */
+bool sc__agg_encode_value(sc__agg_pctx *c, const sc_mapping_field *f, const json_t *v,
+                          const char *what, sc_mapping_value *out);
+/* A date (number of ms, or text in s's format / the field's, date math allowed). */
+bool sc__agg_date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg_spec *s,
+                        const json_t *v, const char *what, double *out);
+/* date_histogram's interval, time_zone and offset into s->rounding. */
+bool sc__agg_date_rounding(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s);
+/* A terms-style `order` ({"_count"|"_key"|"<sub>[.stat]": dir}, or an array: its first). */
+bool sc__agg_terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s);
+/* multi_terms' parameters (agg_parse_composite.c: its keys are composite keys). */
+bool sc__agg_parse_multi_terms(sc__agg_pctx *c, const char *type, const json_t *p,
+                               sc_agg_spec *s);
+/* A pipeline's parameters (agg_parse_pipeline.c), and the resolution of the paths of the
+ * pipelines among parent's subs once they are all parsed. */
+bool sc__agg_parse_pipeline(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+bool sc__agg_resolve_pipelines(sc__agg_pctx *c, sc_agg_spec *parent);
+/* auto_date_histogram's parameters (agg_parse_auto.c). */
+bool sc__agg_parse_auto(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+/* composite's parameters (agg_parse_composite.c). */
+bool sc__agg_parse_composite(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+/* cardinality, percentiles, percentile_ranks and median_absolute_deviation's parameters
+ * (agg_parse_sketch.c). */
+bool sc__agg_parse_sketch(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+
 /* The request's name of s's kind ("terms", "date_range", ...). */
 const char *sc__agg_kind_name(const sc_agg_spec *s);
 /* Writes err as the response (status and Elasticsearch's error shape). */
@@ -81,6 +120,7 @@ sc_status sc__agg_final(const sc__agg_hook *h, void *reduced, sc_arena *a, sc_ag
 typedef struct sc__agg_render {
     sc_date_format *date_format; /* owned by the request (freed by sc__agg_spec_free) */
     const json_t *meta;          /* the request's `meta`, echoed (borrowed from the body) */
+    const json_t *pipeline;      /* a pipeline's parameters until its paths are resolved */
 } sc__agg_render;
 /* The rendering data of s, created on first use (request arena); NULL on exhaustion. */
 sc__agg_render *sc__agg_render_of(sc_rest_req *req, sc_agg_spec *s);

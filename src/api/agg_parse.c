@@ -35,6 +35,17 @@ static const kind_name kinds[] = {
     {"value_count", SC_AGG_VALUE_COUNT},
     {"stats", SC_AGG_STATS},
     {"extended_stats", SC_AGG_EXTENDED_STATS},
+    {"composite", SC_AGG_COMPOSITE},
+    {"multi_terms", SC_AGG_MULTI_TERMS},
+    {"avg_bucket", SC_AGG_AVG_BUCKET},
+    {"max_bucket", SC_AGG_MAX_BUCKET},
+    {"min_bucket", SC_AGG_MIN_BUCKET},
+    {"sum_bucket", SC_AGG_SUM_BUCKET},
+    {"stats_bucket", SC_AGG_STATS_BUCKET},
+    {"cumulative_sum", SC_AGG_CUMULATIVE_SUM},
+    {"derivative", SC_AGG_DERIVATIVE},
+    {"bucket_sort", SC_AGG_BUCKET_SORT},
+    {"auto_date_histogram", SC_AGG_AUTO_DATE_HISTOGRAM},
     {"cardinality", SC_AGG_CARDINALITY},
     {"percentiles", SC_AGG_PERCENTILES},
     {"percentile_ranks", SC_AGG_PERCENTILE_RANKS},
@@ -43,11 +54,9 @@ static const kind_name kinds[] = {
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {
-    "composite", "multi_terms",
-    "auto_date_histogram", "ip_range", "significant_terms", "significant_text", "top_hits",
+    "ip_range", "significant_terms", "significant_text", "top_hits",
     "top_metrics", "weighted_avg", "geo_bounds", "geo_centroid",
-    "avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket", "cumulative_sum",
-    "derivative", "moving_fn", "bucket_sort", "bucket_selector", "bucket_script", "nested",
+    "moving_fn", "bucket_selector", "bucket_script", "nested",
     "reverse_nested", "sampler", "diversified_sampler", "adjacency_matrix", "rare_terms",
     "variable_width_histogram", "geohash_grid", "geotile_grid", "scripted_metric",
     "string_stats", "boxplot", "rate", "t_test", "matrix_stats", "extended_stats_bucket",
@@ -132,10 +141,15 @@ static bool parse_one(sc__agg_pctx *c, const char *name, const json_t *body, sc_
         c->err->caused_by = "named_object_not_found_exception";
         return sc__agg_fail(c, 400, "parsing_exception", "Unknown aggregation type [%s]", type);
     }
+    if (s->kind == SC_AGG_COMPOSITE && parent->kind != SC_AGG_ROOT)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[composite] aggregation cannot be used with a parent aggregation "
+                            "of type: [%s]",
+                            sc__agg_kind_name(parent));
     if (s->kind == SC_AGG_GLOBAL && parent->kind != SC_AGG_ROOT)
         return sc__agg_fail(c, 400, "aggregation_initialization_exception",
                     "Aggregator [%s] of type [global] cannot be a sub-aggregation", name);
-    if (subs && is_metric(s->kind))
+    if (subs && (is_metric(s->kind) || sc_agg_kind_pipeline(s->kind)))
         return sc__agg_fail(c, 400, "aggregation_initialization_exception",
                     "Aggregator [%s] of type [%s] cannot accept sub-aggregations", name, type);
     if (!json_is_object(params))
@@ -180,7 +194,7 @@ static bool parse_aggs(sc__agg_pctx *c, const json_t *aggs, sc_agg_spec *parent,
             return false;
         parent->n_subs++;
     }
-    return true;
+    return sc__agg_resolve_pipelines(c, parent);
 }
 
 bool sc__agg_parse(sc_rest_req *req, sc_index *ix, const json_t *aggs, sc_agg_spec **out,

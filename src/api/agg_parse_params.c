@@ -88,6 +88,7 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
     numeric_only |= s->kind == SC_AGG_PERCENTILES || s->kind == SC_AGG_PERCENTILE_RANKS ||
                     s->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
     numeric_only |= s->kind == SC_AGG_HISTOGRAM || s->kind == SC_AGG_DATE_HISTOGRAM ||
+                    s->kind == SC_AGG_AUTO_DATE_HISTOGRAM ||
                     s->kind == SC_AGG_RANGE;
     if (numeric_only && !sc_agg_vtype_numeric(s->vtype)) {
         c->err->shard_level = true;
@@ -99,7 +100,7 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
 }
 
 /* A JSON value as the field's doc value (numbers, dates with date math, booleans, ips). */
-static bool encode_value(sc__agg_pctx *c, const sc_mapping_field *f, const json_t *v, const char *what,
+bool sc__agg_encode_value(sc__agg_pctx *c, const sc_mapping_field *f, const json_t *v, const char *what,
                          sc_mapping_value *out)
 {
     sc_mapping_error merr;
@@ -134,7 +135,7 @@ static bool parse_missing(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping_fiel
         return true;
     }
     sc_mapping_value mv;
-    if (!encode_value(c, f, v, "missing", &mv))
+    if (!sc__agg_encode_value(c, f, v, "missing", &mv))
         return false;
     if (mv.kind == SC_FIELD_KEYWORD) {
         s->missing_bytes = mv.term;
@@ -150,7 +151,7 @@ static bool parse_missing(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping_fiel
 /* ---- generic parameter readers ---- */
 
 /* Whether params has only keys from `allowed` (NULL-terminated); else the parse error. */
-static bool known_keys(sc__agg_pctx *c, const char *type, const json_t *params,
+bool sc__agg_known_keys(sc__agg_pctx *c, const char *type, const json_t *params,
                        const char *const *allowed)
 {
     const char *k;
@@ -166,7 +167,7 @@ static bool known_keys(sc__agg_pctx *c, const char *type, const json_t *params,
     return true;
 }
 
-static bool get_uint(sc__agg_pctx *c, const json_t *params, const char *key, uint64_t *out,
+bool sc__agg_get_uint(sc__agg_pctx *c, const json_t *params, const char *key, uint64_t *out,
                      const char *type)
 {
     const json_t *v = json_object_get(params, key);
@@ -188,7 +189,7 @@ static bool get_uint(sc__agg_pctx *c, const json_t *params, const char *key, uin
     return true;
 }
 
-static bool get_double(sc__agg_pctx *c, const json_t *params, const char *key, double *out,
+bool sc__agg_get_double(sc__agg_pctx *c, const json_t *params, const char *key, double *out,
                        const char *type)
 {
     const json_t *v = json_object_get(params, key);
@@ -210,7 +211,7 @@ static bool get_double(sc__agg_pctx *c, const json_t *params, const char *key, d
     return true;
 }
 
-static bool get_bool(sc__agg_pctx *c, const json_t *params, const char *key, bool *out,
+bool sc__agg_get_bool(sc__agg_pctx *c, const json_t *params, const char *key, bool *out,
                      const char *type)
 {
     const json_t *v = json_object_get(params, key);
@@ -247,7 +248,7 @@ static bool attach_date_format(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping
 }
 
 /* `field` (required for field kinds) and its type; `missing`; `format`. */
-static bool field_common(sc__agg_pctx *c, const char *type, const json_t *params, sc_agg_spec *s,
+bool sc__agg_field_common(sc__agg_pctx *c, const char *type, const json_t *params, sc_agg_spec *s,
                          const sc_mapping_field **mf)
 {
     const json_t *f = json_object_get(params, "field");
@@ -278,7 +279,7 @@ static bool field_common(sc__agg_pctx *c, const char *type, const json_t *params
 
 /* A value for date bounds / ranges: a number (ms) or a date string (the format, else the
  * field's; date math allowed). */
-static bool date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg_spec *s,
+bool sc__agg_date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg_spec *s,
                        const json_t *v, const char *what, double *out)
 {
     if (json_is_number(v)) {
@@ -314,7 +315,7 @@ static bool date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg_
 /* ---- terms ---- */
 
 /* order: {"_count"|"_key"|"_term"|"<sub>[.stat]": "asc"|"desc"} (or an array: its first). */
-static bool terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
+bool sc__agg_terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
 {
     if (json_is_array(o))
         o = json_array_get(o, 0);
@@ -400,7 +401,7 @@ static bool value_list(sc__agg_pctx *c, const json_t *arr, const sc_mapping_fiel
         const json_t *v = json_array_get(arr, i);
         sc_mapping_value mv;
         if (mf) {
-            if (!encode_value(c, mf, v, "include", &mv))
+            if (!sc__agg_encode_value(c, mf, v, "include", &mv))
                 return false;
         } else if (json_is_string(v)) {
             mv.kind = SC_FIELD_KEYWORD;
@@ -495,14 +496,14 @@ static bool parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
         "field", "size", "shard_size", "min_doc_count", "shard_min_doc_count", "order", "missing",
         "format", "execution_hint", "collect_mode", "show_term_doc_count_error",
         "value_type", "script", "include", "exclude", NULL};
-    if (!known_keys(c, type, p, keys))
+    if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
-    if (!field_common(c, type, p, s, &mf) || !include_exclude(c, p, s, mf))
+    if (!sc__agg_field_common(c, type, p, s, &mf) || !include_exclude(c, p, s, mf))
         return false;
     uint64_t size = 10, shard_size = 0, mdc = 1;
-    if (!get_uint(c, p, "size", &size, type) || !get_uint(c, p, "shard_size", &shard_size, type) ||
-        !get_uint(c, p, "min_doc_count", &mdc, type))
+    if (!sc__agg_get_uint(c, p, "size", &size, type) || !sc__agg_get_uint(c, p, "shard_size", &shard_size, type) ||
+        !sc__agg_get_uint(c, p, "min_doc_count", &mdc, type))
         return false;
     if (size == 0 || size > INT32_MAX)
         return sc__agg_fail(c, 400, "illegal_argument_exception",
@@ -513,11 +514,11 @@ static bool parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
     s->size = (uint32_t)size;
     s->shard_size = (uint32_t)shard_size;
     s->min_doc_count = mdc;
-    if (!get_bool(c, p, "show_term_doc_count_error", &s->show_term_doc_count_error, type))
+    if (!sc__agg_get_bool(c, p, "show_term_doc_count_error", &s->show_term_doc_count_error, type))
         return false;
     s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
     const json_t *o = json_object_get(p, "order");
-    return !o || terms_order(c, o, s);
+    return !o || sc__agg_terms_order(c, o, s);
 }
 
 /* ---- histograms ---- */
@@ -534,9 +535,9 @@ static bool bounds(sc__agg_pctx *c, const sc_mapping_field *mf, sc_agg_spec *s, 
     *lo = -INFINITY;
     *hi = INFINITY;
     bool date = s->kind == SC_AGG_DATE_HISTOGRAM;
-    if (mn && !(date ? date_value(c, mf, s, mn, key, lo) : get_double(c, b, "min", lo, key)))
+    if (mn && !(date ? sc__agg_date_value(c, mf, s, mn, key, lo) : sc__agg_get_double(c, b, "min", lo, key)))
         return false;
-    if (mx && !(date ? date_value(c, mf, s, mx, key, hi) : get_double(c, b, "max", hi, key)))
+    if (mx && !(date ? sc__agg_date_value(c, mf, s, mx, key, hi) : sc__agg_get_double(c, b, "max", hi, key)))
         return false;
     *has = true;
     return true;
@@ -579,7 +580,7 @@ static sc_agg_cal_unit calendar_unit(const char *t)
 
 /* date_histogram: calendar_interval / fixed_interval / (deprecated) interval, time_zone,
  * offset. */
-static bool date_rounding(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s)
+bool sc__agg_date_rounding(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s)
 {
     const json_t *ci = json_object_get(p, "calendar_interval");
     const json_t *fi = json_object_get(p, "fixed_interval");
@@ -650,7 +651,7 @@ static bool date_rounding(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s)
 static bool histo_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
 {
     s->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
-    return !o || terms_order(c, o, s);
+    return !o || sc__agg_terms_order(c, o, s);
 }
 
 static bool parse_histogram(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
@@ -659,17 +660,17 @@ static bool parse_histogram(sc__agg_pctx *c, const char *type, const json_t *p, 
         "field", "interval", "offset", "min_doc_count", "extended_bounds", "hard_bounds", "keyed",
         "order", "missing", "format", "calendar_interval", "fixed_interval", "time_zone",
         "script", NULL};
-    if (!known_keys(c, type, p, keys))
+    if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
-    if (!field_common(c, type, p, s, &mf))
+    if (!sc__agg_field_common(c, type, p, s, &mf))
         return false;
     uint64_t mdc = 0;
-    if (!get_uint(c, p, "min_doc_count", &mdc, type) || !get_bool(c, p, "keyed", &s->keyed, type))
+    if (!sc__agg_get_uint(c, p, "min_doc_count", &mdc, type) || !sc__agg_get_bool(c, p, "keyed", &s->keyed, type))
         return false;
     s->min_doc_count = mdc;
     if (s->kind == SC_AGG_DATE_HISTOGRAM) {
-        if (!date_rounding(c, p, s))
+        if (!sc__agg_date_rounding(c, p, s))
             return false;
         if (s->vtype != SC_AGG_V_DATE && s->vtype != SC_AGG_V_UNMAPPED)
             s->vtype = SC_AGG_V_DATE; /* numbers taken as epoch millis */
@@ -679,8 +680,8 @@ static bool parse_histogram(sc__agg_pctx *c, const char *type, const json_t *p, 
                                 "Missing required field [interval] for histogram aggregation "
                                 "[%s]",
                                 s->name);
-        if (!get_double(c, p, "interval", &s->interval, type) ||
-            !get_double(c, p, "offset", &s->offset, type))
+        if (!sc__agg_get_double(c, p, "interval", &s->interval, type) ||
+            !sc__agg_get_double(c, p, "offset", &s->offset, type))
             return false;
         if (!(s->interval > 0) || !isfinite(s->interval))
             return sc__agg_fail(c, 400, "illegal_argument_exception",
@@ -702,10 +703,10 @@ static bool parse_range(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
 {
     static const char *const keys[] = {"field", "ranges", "keyed", "missing", "format",
                                        "time_zone", "script", NULL};
-    if (!known_keys(c, type, p, keys))
+    if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
-    if (!field_common(c, type, p, s, &mf) || !get_bool(c, p, "keyed", &s->keyed, type))
+    if (!sc__agg_field_common(c, type, p, s, &mf) || !sc__agg_get_bool(c, p, "keyed", &s->keyed, type))
         return false;
     bool date = !strcmp(type, "date_range");
     if (date && s->vtype != SC_AGG_V_UNMAPPED)
@@ -731,15 +732,15 @@ static bool parse_range(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
         const json_t *from = json_object_get(r, "from"), *to = json_object_get(r, "to");
         const json_t *key = json_object_get(r, "key");
         if (from && !json_is_null(from)) {
-            if (date ? !date_value(c, mf, s, from, "from", &g->from)
-                     : !get_double(c, r, "from", &g->from, type))
+            if (date ? !sc__agg_date_value(c, mf, s, from, "from", &g->from)
+                     : !sc__agg_get_double(c, r, "from", &g->from, type))
                 return false;
             if (date && json_is_string(from))
                 g->from_str = dup(c, json_string_value(from));
         }
         if (to && !json_is_null(to)) {
-            if (date ? !date_value(c, mf, s, to, "to", &g->to)
-                     : !get_double(c, r, "to", &g->to, type))
+            if (date ? !sc__agg_date_value(c, mf, s, to, "to", &g->to)
+                     : !sc__agg_get_double(c, r, "to", &g->to, type))
                 return false;
             if (date && json_is_string(to))
                 g->to_str = dup(c, json_string_value(to));
@@ -776,7 +777,7 @@ static bool parse_filters(sc__agg_pctx *c, const char *type, const json_t *p, sc
 {
     static const char *const keys[] = {"filters", "other_bucket", "other_bucket_key", "keyed",
                                        NULL};
-    if (!known_keys(c, type, p, keys))
+    if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const json_t *fs = json_object_get(p, "filters");
     bool named = json_is_object(fs);
@@ -789,8 +790,8 @@ static bool parse_filters(sc__agg_pctx *c, const char *type, const json_t *p, sc
     if (!s->filters || !s->filter_names)
         return sc__agg_oom_err(c);
     s->keyed = named;
-    if (!get_bool(c, p, "keyed", &s->keyed, type) ||
-        !get_bool(c, p, "other_bucket", &s->other_bucket, type))
+    if (!sc__agg_get_bool(c, p, "keyed", &s->keyed, type) ||
+        !sc__agg_get_bool(c, p, "other_bucket", &s->other_bucket, type))
         return false;
     const json_t *obk = json_object_get(p, "other_bucket_key");
     s->other_bucket_key = "_other_";
@@ -833,11 +834,11 @@ static bool parse_metric(sc__agg_pctx *c, const char *type, const json_t *p, sc_
 {
     static const char *const keys[] = {"field", "missing", "format", "sigma", "script",
                                        "value_type", NULL};
-    if (!known_keys(c, type, p, keys))
+    if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
     s->sigma = 2;
-    if (!field_common(c, type, p, s, &mf) || !get_double(c, p, "sigma", &s->sigma, type))
+    if (!sc__agg_field_common(c, type, p, s, &mf) || !sc__agg_get_double(c, p, "sigma", &s->sigma, type))
         return false;
     if (s->sigma < 0)
         return sc__agg_fail(c, 400, "illegal_argument_exception",
@@ -846,155 +847,13 @@ static bool parse_metric(sc__agg_pctx *c, const char *type, const json_t *p, sc_
     return true;
 }
 
-/* cardinality: precision_threshold -> the HyperLogLog++ precision (search/hll.h). */
-static bool parse_cardinality(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
-{
-    static const char *const keys[] = {"field",  "missing",    "format", "precision_threshold",
-                                       "script", "value_type", "rehash", "execution_hint",
-                                       NULL};
-    if (!known_keys(c, type, p, keys))
-        return false;
-    const sc_mapping_field *mf;
-    uint64_t t = SC_HLL_DEFAULT_THRESHOLD;
-    if (!field_common(c, type, p, s, &mf) || !get_uint(c, p, "precision_threshold", &t, type))
-        return false;
-    s->hll_precision = sc_hll_precision_for_threshold(t > INT64_MAX ? INT64_MAX : (int64_t)t);
-    return true;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* percents (percentiles, default 1 5 25 50 75 95 99) or values (percentile_ranks): numbers,
- * kept ascending and distinct. */
-static bool parse_points(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s)
-{
-    static const double def[] = {1, 5, 25, 50, 75, 95, 99};
-    bool ranks = s->kind == SC_AGG_PERCENTILE_RANKS;
-    const char *key = ranks ? "values" : "percents";
-    const json_t *v = json_object_get(p, key);
-    if (!v && ranks)
-        return sc__agg_fail(c, 400, "illegal_argument_exception", "[values] must not be null: [%s]",
-                            s->name);
-    size_t n = v ? json_array_size(v) : sizeof def / sizeof def[0];
-    if (v && (!json_is_array(v) || n == 0))
-        return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "[%s] must not be an empty array: [%s]", key, s->name);
-    double *pts = sc_arena_alloc(c->req->arena, n * sizeof *pts);
-    if (!pts)
-        return sc__agg_oom_err(c);
-    for (size_t i = 0; i < n; i++) {
-        if (!v) {
-            pts[i] = def[i];
-            continue;
-        }
-        const json_t *x = json_array_get(v, i);
-        if (!json_is_number(x))
-            return sc__agg_fail(c, 400, "x_content_parse_exception",
-                                "[%s] failed to parse field [%s]", sc__agg_kind_name(s), key);
-        pts[i] = json_number_value(x);
-        if (!ranks && !(pts[i] >= 0 && pts[i] <= 100))
-            return sc__agg_fail(c, 400, "illegal_argument_exception",
-                                "percent must be in [0,100], got [%g]: [%s]", pts[i], s->name);
-    }
-    qsort(pts, n, sizeof *pts, cmp_double);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!m || pts[i] != pts[m - 1])
-            pts[m++] = pts[i];
-    s->points = pts;
-    s->n_points = m;
-    return true;
-}
-
-/* percentiles / percentile_ranks: the points, keyed (default true), tdigest.compression. */
-static bool parse_percentiles(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
-{
-    static const char *const keys[] = {"field",  "missing", "format", "percents", "values",
-                                       "keyed",  "tdigest", "hdr",    "script",   "value_type",
-                                       "method", NULL};
-    if (!known_keys(c, type, p, keys))
-        return false;
-    if (json_object_get(p, s->kind == SC_AGG_PERCENTILES ? "values" : "percents"))
-        return sc__agg_fail(c, 400, "x_content_parse_exception", "[%s] unknown field [%s]", type,
-                            s->kind == SC_AGG_PERCENTILES ? "values" : "percents");
-    if (json_object_get(p, "hdr"))
-        return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "the hdr method of [%s] is not supported yet [%s]", type, s->name);
-    const sc_mapping_field *mf;
-    s->keyed = true;
-    s->compression = SC_TDIGEST_DEFAULT_COMPRESSION;
-    if (!field_common(c, type, p, s, &mf) || !get_bool(c, p, "keyed", &s->keyed, type) ||
-        !parse_points(c, p, s))
-        return false;
-    const json_t *td = json_object_get(p, "tdigest");
-    if (td) {
-        static const char *const tkeys[] = {"compression", "execution_hint", NULL};
-        if (!json_is_object(td) || !known_keys(c, "tdigest", td, tkeys) ||
-            !get_double(c, td, "compression", &s->compression, "tdigest"))
-            return json_is_object(td) ? false
-                                      : sc__agg_fail(c, 400, "x_content_parse_exception",
-                                                     "[%s] [tdigest] must be an object", type);
-        const json_t *h = json_object_get(td, "execution_hint");
-        const char *hs = json_is_string(h) ? json_string_value(h) : "";
-        if (h && strcmp(hs, "default") && strcmp(hs, "high_accuracy"))
-            return sc__agg_fail(c, 400, "illegal_argument_exception",
-                                "Invalid execution_hint [%s], valid values are [default, "
-                                "high_accuracy]",
-                                hs);
-    }
-    if (!(s->compression >= 0))
-        return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "[compression] must be greater than or equal to 0. Found [%g] in [%s]",
-                            s->compression, s->name);
-    /* the digest's range; Elasticsearch has no upper bound, larger values only cost memory */
-    if (s->compression < SC_TDIGEST_MIN_COMPRESSION)
-        s->compression = SC_TDIGEST_MIN_COMPRESSION;
-    if (s->compression > SC_TDIGEST_MAX_COMPRESSION)
-        s->compression = SC_TDIGEST_MAX_COMPRESSION;
-    return true;
-}
-
-/* median_absolute_deviation: compression (1000, Elasticsearch's default), execution_hint. */
-static bool parse_mad(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
-{
-    static const char *const keys[] = {"field",  "missing",        "format",     "compression",
-                                       "script", "execution_hint", "value_type", NULL};
-    if (!known_keys(c, type, p, keys))
-        return false;
-    const sc_mapping_field *mf;
-    s->compression = 1000;
-    if (!field_common(c, type, p, s, &mf) ||
-        !get_double(c, p, "compression", &s->compression, type))
-        return false;
-    const json_t *h = json_object_get(p, "execution_hint");
-    const char *hs = json_is_string(h) ? json_string_value(h) : "";
-    if (h && strcmp(hs, "default") && strcmp(hs, "high_accuracy"))
-        return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "Invalid execution_hint [%s], valid values are [default, "
-                            "high_accuracy]",
-                            hs);
-    if (!(s->compression >= 0))
-        return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "[compression] must be greater than or equal to 0. Found [%g] in [%s]",
-                            s->compression, s->name);
-    if (s->compression < SC_TDIGEST_MIN_COMPRESSION)
-        s->compression = SC_TDIGEST_MIN_COMPRESSION;
-    if (s->compression > SC_TDIGEST_MAX_COMPRESSION)
-        s->compression = SC_TDIGEST_MAX_COMPRESSION;
-    return true;
-}
-
 bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
     switch (s->kind) {
-    case SC_AGG_CARDINALITY: return parse_cardinality(c, type, p, s);
+    case SC_AGG_CARDINALITY:
     case SC_AGG_PERCENTILES:
-    case SC_AGG_PERCENTILE_RANKS: return parse_percentiles(c, type, p, s);
-    case SC_AGG_MEDIAN_ABSOLUTE_DEVIATION: return parse_mad(c, type, p, s);
+    case SC_AGG_PERCENTILE_RANKS:
+    case SC_AGG_MEDIAN_ABSOLUTE_DEVIATION: return sc__agg_parse_sketch(c, type, p, s);
     case SC_AGG_TERMS: return parse_terms(c, type, p, s);
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: return parse_histogram(c, type, p, s);
@@ -1007,11 +866,22 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
         return parse_query(c, p, &s->filters[0]);
     }
     case SC_AGG_FILTERS: return parse_filters(c, type, p, s);
+    case SC_AGG_COMPOSITE: return sc__agg_parse_composite(c, type, p, s);
+    case SC_AGG_MULTI_TERMS: return sc__agg_parse_multi_terms(c, type, p, s);
+    case SC_AGG_AUTO_DATE_HISTOGRAM: return sc__agg_parse_auto(c, type, p, s);
+    case SC_AGG_AVG_BUCKET:
+    case SC_AGG_MAX_BUCKET:
+    case SC_AGG_MIN_BUCKET:
+    case SC_AGG_SUM_BUCKET:
+    case SC_AGG_STATS_BUCKET:
+    case SC_AGG_CUMULATIVE_SUM:
+    case SC_AGG_DERIVATIVE:
+    case SC_AGG_BUCKET_SORT: return sc__agg_parse_pipeline(c, type, p, s);
     case SC_AGG_MISSING: {
         static const char *const keys[] = {"field", NULL};
         const sc_mapping_field *mf;
         const json_t *f = json_object_get(p, "field");
-        if (!known_keys(c, type, p, keys))
+        if (!sc__agg_known_keys(c, type, p, keys))
             return false;
         if (!json_is_string(f))
             return sc__agg_fail(c, 400, "illegal_argument_exception",

@@ -24,7 +24,9 @@ static const sc_date_format *date_fmt(const sc_agg_spec *s)
 static void date_text(const sc_agg_spec *s, int64_t ms, char *buf, size_t cap)
 {
     const sc_date_format *f = date_fmt(s);
-    int64_t off = s->kind == SC_AGG_DATE_HISTOGRAM ? sc_agg_tz_offset(&s->rounding.tz, ms) : 0;
+    int64_t off = s->kind == SC_AGG_DATE_HISTOGRAM || s->kind == SC_AGG_AUTO_DATE_HISTOGRAM
+                      ? sc_agg_tz_offset(&s->rounding.tz, ms)
+                      : 0;
     if (f) {
         sc_date_format_print(f, ms + off, buf, cap);
         return;
@@ -235,7 +237,7 @@ static void write_terms(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *
 
 static void write_histogram(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
 {
-    bool date = s->kind == SC_AGG_DATE_HISTOGRAM;
+    bool date = s->kind == SC_AGG_DATE_HISTOGRAM || s->kind == SC_AGG_AUTO_DATE_HISTOGRAM;
     sc_jsonw_key(w, "buckets");
     if (s->keyed)
         sc_jsonw_obj_begin(w);
@@ -350,6 +352,183 @@ static void write_filters(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result
         sc_jsonw_arr_end(w);
 }
 
+/* One key part of a composite / multi_terms key, as its source's field type reads. */
+static void write_part(sc_jsonw *w, const sc_agg_spec *src, const sc_agg_value *v)
+{
+    char buf[64];
+    if (v->null) {
+        sc_jsonw_null(w);
+    } else if (src->kind == SC_AGG_HISTOGRAM) {
+        sc_jsonw_double(w, v->d);
+    } else if (src->vtype == SC_AGG_V_IP && v->s.len == 16) {
+        sc_mapping_ip_format(v->s.ptr, buf);
+        sc_jsonw_str(w, buf);
+    } else if (!sc_agg_vtype_numeric(src->vtype) && src->kind != SC_AGG_DATE_HISTOGRAM) {
+        sc_jsonw_strn(w, v->s);
+    } else if (src->vtype == SC_AGG_V_BOOLEAN) {
+        sc_jsonw_bool(w, v->i != 0);
+    } else if (src->vtype == SC_AGG_V_DOUBLE) {
+        sc_jsonw_double(w, sc_agg_sortable_to_double(v->i));
+    } else if (src->vtype == SC_AGG_V_DATE && src->format) {
+        write_date(w, src, v->i);
+    } else if (src->scaling_factor > 0) {
+        sc_jsonw_double(w, (double)v->i / src->scaling_factor);
+    } else {
+        sc_jsonw_int(w, v->i);
+    }
+}
+
+/* One composite key as {"source": value, ...}. */
+static void write_composite_key(sc_jsonw *w, const sc_agg_spec *s, sc_slice key)
+{
+    sc_agg_value v[8];
+    sc_jsonw_obj_begin(w);
+    if (s->n_sources <= 8 && sc_agg_composite_parse(s, key, v)) {
+        for (size_t i = 0; i < s->n_sources; i++) {
+            sc_jsonw_key(w, s->sources[i]->name);
+            write_part(w, s->sources[i], &v[i]);
+        }
+    }
+    sc_jsonw_obj_end(w);
+}
+
+/* multi_terms: "key": [values], "key_as_string": "a|b" (dates formatted, booleans as words). */
+static void write_multi_key(sc_jsonw *w, const sc_agg_spec *s, sc_slice key)
+{
+    sc_agg_value v[8];
+    bool ok = s->n_sources <= 8 && sc_agg_composite_parse(s, key, v);
+    sc_jsonw_key(w, "key");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; ok && i < s->n_sources; i++)
+        write_part(w, s->sources[i], &v[i]);
+    sc_jsonw_arr_end(w);
+    char text[1024];
+    size_t n = 0;
+    for (size_t i = 0; ok && i < s->n_sources && n < sizeof text - 1; i++) {
+        const sc_agg_spec *src = s->sources[i];
+        char part[128];
+        if (!sc_agg_vtype_numeric(src->vtype) && src->vtype != SC_AGG_V_IP)
+            snprintf(part, sizeof part, "%.*s", (int)v[i].s.len, (const char *)v[i].s.ptr);
+        else if (src->vtype == SC_AGG_V_IP && v[i].s.len == 16)
+            sc_mapping_ip_format(v[i].s.ptr, part);
+        else if (src->vtype == SC_AGG_V_DATE)
+            date_text(src, v[i].i, part, sizeof part);
+        else if (src->vtype == SC_AGG_V_BOOLEAN)
+            snprintf(part, sizeof part, "%s", v[i].i ? "true" : "false");
+        else if (src->vtype == SC_AGG_V_DOUBLE)
+            fmt_double(part, sc_agg_sortable_to_double(v[i].i));
+        else
+            snprintf(part, sizeof part, "%lld", (long long)v[i].i);
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", i ? "|" : "", part);
+    }
+    sc_jsonw_kv_str(w, "key_as_string", text);
+}
+
+static void write_multi_terms(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
+{
+    sc_jsonw_kv_int(w, "doc_count_error_upper_bound", r->doc_count_error);
+    sc_jsonw_kv_int(w, "sum_other_doc_count", (int64_t)r->sum_other);
+    sc_jsonw_key(w, "buckets");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < r->n_buckets; i++) {
+        sc_jsonw_obj_begin(w);
+        write_multi_key(w, s, r->buckets[i].bkey);
+        sc_jsonw_kv_int(w, "doc_count", (int64_t)r->buckets[i].doc_count);
+        if (s->show_term_doc_count_error)
+            sc_jsonw_kv_int(w, "doc_count_error_upper_bound", r->buckets[i].doc_count_error);
+        if (s->n_subs && r->buckets[i].n_subs == s->n_subs)
+            write_aggs(w, s, r->buckets[i].subs, tk);
+        sc_jsonw_obj_end(w);
+    }
+    sc_jsonw_arr_end(w);
+}
+
+static void write_composite(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
+{
+    if (r->n_buckets) {
+        sc_jsonw_key(w, "after_key");
+        write_composite_key(w, s, r->buckets[r->n_buckets - 1].bkey);
+    }
+    sc_jsonw_key(w, "buckets");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < r->n_buckets; i++) {
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_key(w, "key");
+        write_composite_key(w, s, r->buckets[i].bkey);
+        write_bucket_body(w, s, &r->buckets[i], tk);
+        sc_jsonw_obj_end(w);
+    }
+    sc_jsonw_arr_end(w);
+}
+
+/* A bucket's key as text (max_bucket / min_bucket `keys`). */
+static void key_text(const sc_agg_spec *t, const sc_agg_bucket *b, char *buf, size_t cap)
+{
+    switch (t->kind) {
+    case SC_AGG_HISTOGRAM: fmt_double(buf, b->dkey); return;
+    case SC_AGG_DATE_HISTOGRAM: date_text(t, b->key, buf, cap); return;
+    case SC_AGG_TERMS:
+        if (t->vtype == SC_AGG_V_IP && b->bkey.len == 16)
+            sc_mapping_ip_format(b->bkey.ptr, buf);
+        else if (!sc_agg_vtype_numeric(t->vtype))
+            snprintf(buf, cap, "%.*s", (int)b->bkey.len, (const char *)b->bkey.ptr);
+        else if (t->vtype == SC_AGG_V_DATE)
+            date_text(t, b->key, buf, cap);
+        else if (t->vtype == SC_AGG_V_DOUBLE)
+            fmt_double(buf, sc_agg_sortable_to_double(b->key));
+        else
+            snprintf(buf, cap, "%lld", (long long)b->key);
+        return;
+    case SC_AGG_FILTERS:
+        if (b->key >= 0 && (size_t)b->key < t->n_filters && t->filter_names &&
+            t->filter_names[b->key])
+            snprintf(buf, cap, "%s", t->filter_names[b->key]);
+        else
+            snprintf(buf, cap, "%s",
+                     (size_t)b->key == t->n_filters ? t->other_bucket_key : "");
+        return;
+    case SC_AGG_RANGE:
+        if (b->key >= 0 && (size_t)b->key < t->n_ranges) {
+            const sc_agg_range_spec *g = &t->ranges[b->key];
+            char from[64], to[64];
+            bound_text(t, g->from, from, sizeof from);
+            bound_text(t, g->to, to, sizeof to);
+            if (g->key)
+                snprintf(buf, cap, "%s", g->key);
+            else
+                snprintf(buf, cap, "%s-%s", from, to);
+            return;
+        }
+        break;
+    default: break;
+    }
+    snprintf(buf, cap, "%lld", (long long)b->key);
+}
+
+static void write_pipeline(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r)
+{
+    if (s->kind == SC_AGG_STATS_BUCKET) {
+        bool has = r->count > 0;
+        sc_jsonw_kv_int(w, "count", (int64_t)r->count);
+        kv_value(w, "min", r->min, has);
+        kv_value(w, "max", r->max, has);
+        kv_value(w, "avg", has ? r->sum / (double)r->count : 0, has);
+        sc_jsonw_kv_double(w, "sum", r->sum);
+        return;
+    }
+    kv_value(w, "value", r->sum, r->count > 0);
+    if (s->kind == SC_AGG_MIN_BUCKET || s->kind == SC_AGG_MAX_BUCKET) {
+        sc_jsonw_key(w, "keys");
+        sc_jsonw_arr_begin(w);
+        for (size_t i = 0; s->target && i < r->n_buckets; i++) {
+            char buf[160];
+            key_text(s->target, &r->buckets[i], buf, sizeof buf);
+            sc_jsonw_str(w, buf);
+        }
+        sc_jsonw_arr_end(w);
+    }
+}
+
 /* Elasticsearch's typed_keys prefix of an aggregation. */
 static const char *typed_prefix(const sc_agg_spec *s)
 {
@@ -385,8 +564,25 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_TERMS: write_terms(w, s, r, tk); break;
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: write_histogram(w, s, r, tk); break;
+    case SC_AGG_AUTO_DATE_HISTOGRAM: {
+        const char *label;
+        sc_agg_rounding rr;
+        write_histogram(w, s, r, tk);
+        sc_agg_auto_rung(r->rung, &s->rounding.tz, &rr, &label);
+        sc_jsonw_kv_str(w, "interval", label);
+        break;
+    }
     case SC_AGG_RANGE: write_range(w, s, r, tk); break;
     case SC_AGG_FILTERS: write_filters(w, s, r, tk); break;
+    case SC_AGG_COMPOSITE: write_composite(w, s, r, tk); break;
+    case SC_AGG_MULTI_TERMS: write_multi_terms(w, s, r, tk); break;
+    case SC_AGG_AVG_BUCKET:
+    case SC_AGG_MAX_BUCKET:
+    case SC_AGG_MIN_BUCKET:
+    case SC_AGG_SUM_BUCKET:
+    case SC_AGG_STATS_BUCKET:
+    case SC_AGG_CUMULATIVE_SUM:
+    case SC_AGG_DERIVATIVE: write_pipeline(w, s, r); break;
     case SC_AGG_CARDINALITY:
         sc_jsonw_kv_int(w, "value", r->hll ? (int64_t)sc_hll_estimate(r->hll) : 0);
         break;
@@ -414,9 +610,15 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
 static void write_aggs(sc_jsonw *w, const sc_agg_spec *spec, sc_agg_result *const *subs,
                        bool typed_keys)
 {
-    for (size_t i = 0; i < spec->n_subs; i++)
-        if (subs[i])
-            write_one(w, spec->subs[i], subs[i], typed_keys);
+    for (size_t i = 0; i < spec->n_subs; i++) {
+        const sc_agg_spec *s = spec->subs[i];
+        /* bucket_sort shows only in its parent's buckets; a derivative has no value in the
+         * first bucket and is left out there, as in Elasticsearch */
+        if (!subs[i] || s->kind == SC_AGG_BUCKET_SORT ||
+            (s->kind == SC_AGG_DERIVATIVE && subs[i]->count == 0))
+            continue;
+        write_one(w, s, subs[i], typed_keys);
+    }
 }
 
 void sc__agg_write(sc_jsonw *w, const sc_agg_spec *root, const sc_agg_result *r, bool typed_keys)
@@ -477,6 +679,8 @@ static void free_tree(sc_agg_spec *s)
     }
     for (size_t i = 0; i < s->n_subs; i++)
         free_tree(s->subs[i]);
+    for (size_t i = 0; i < s->n_sources; i++)
+        free_tree(s->sources[i]);
 }
 
 void sc__agg_spec_free(sc_agg_spec *root)

@@ -93,6 +93,17 @@ sc_status sc__agg_coll_new(sc__agg_ctx *ctx, const sc_agg_spec *spec, sc__agg_co
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: SC_TRY(sc__agg_histo_new(c)); break;
     case SC_AGG_RANGE: SC_TRY(sc__agg_range_new(c)); break;
+    case SC_AGG_COMPOSITE:
+    case SC_AGG_MULTI_TERMS: SC_TRY(sc__agg_composite_new(c)); break;
+    case SC_AGG_AVG_BUCKET:
+    case SC_AGG_MAX_BUCKET:
+    case SC_AGG_MIN_BUCKET:
+    case SC_AGG_SUM_BUCKET:
+    case SC_AGG_STATS_BUCKET:
+    case SC_AGG_CUMULATIVE_SUM:
+    case SC_AGG_DERIVATIVE:
+    case SC_AGG_BUCKET_SORT: SC_TRY(sc__agg_pipeline_new(c)); break;
+    case SC_AGG_AUTO_DATE_HISTOGRAM: SC_TRY(sc__agg_auto_histo_new(c)); break;
     case SC_AGG_FILTER:
     case SC_AGG_FILTERS:
     case SC_AGG_MISSING:

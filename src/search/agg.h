@@ -47,6 +47,19 @@ typedef enum sc_agg_kind {
     SC_AGG_VALUE_COUNT,
     SC_AGG_STATS,
     SC_AGG_EXTENDED_STATS,
+    /* bucket (after the metrics to keep the encoded kind numbers stable) */
+    SC_AGG_COMPOSITE, /* sources: TERMS / HISTOGRAM / DATE_HISTOGRAM specs; `after` paging */
+    SC_AGG_MULTI_TERMS, /* sources: TERMS specs; keys as composite's, reduced as terms */
+    /* pipeline (computed at the final reduce from other aggregations' results) */
+    SC_AGG_AVG_BUCKET, /* sibling: over the buckets of `target` */
+    SC_AGG_MAX_BUCKET,
+    SC_AGG_MIN_BUCKET,
+    SC_AGG_SUM_BUCKET,
+    SC_AGG_STATS_BUCKET,
+    SC_AGG_CUMULATIVE_SUM, /* parent: a value in each bucket of the enclosing histogram */
+    SC_AGG_DERIVATIVE,
+    SC_AGG_BUCKET_SORT, /* parent: sorts / pages the enclosing aggregation's buckets */
+    SC_AGG_AUTO_DATE_HISTOGRAM, /* `size` = target buckets; interval from a ladder */
     /* metrics over the sketches of search/hll.h and search/tdigest.h (agg_sketch.c) */
     SC_AGG_CARDINALITY,
     SC_AGG_PERCENTILES,
@@ -68,6 +81,18 @@ typedef enum sc_agg_vtype {
     SC_AGG_V_KEYWORD,
     SC_AGG_V_IP,
 } sc_agg_vtype;
+
+/* Pipeline kinds: no collection; computed at the final reduce. */
+static inline bool sc_agg_kind_pipeline(sc_agg_kind k)
+{
+    return k >= SC_AGG_AVG_BUCKET && k <= SC_AGG_BUCKET_SORT;
+}
+
+/* Kinds reduced as terms (error bounds, sum_other_doc_count). */
+static inline bool sc_agg_kind_terms_like(sc_agg_kind k)
+{
+    return k == SC_AGG_TERMS || k == SC_AGG_MULTI_TERMS;
+}
 
 static inline bool sc_agg_vtype_numeric(sc_agg_vtype t)
 {
@@ -124,9 +149,16 @@ typedef struct sc_agg_tz {
 typedef struct sc_agg_rounding {
     sc_agg_cal_unit unit;
     int64_t fixed_ms; /* unit NONE */
+    uint32_t years;   /* unit YEAR: buckets of this many years from year 0 (0 = 1) */
     int64_t offset_ms;
     sc_agg_tz tz;
 } sc_agg_rounding;
+
+/* auto_date_histogram's ladder of roundings, finest first (Elasticsearch's RoundingInfo:
+ * 1, 5, 10, 30 s; 1, 5, 10, 30 m; 1, 3, 12 h; 1, 7 d; 1, 3 M; 1, 5, 10, 20, 50, 100 y). */
+#define SC_AGG_AUTO_LADDER 21
+/* Rung i as a rounding in time zone tz (offset 0), and its label ("5m", "1M", "10y"). */
+void sc_agg_auto_rung(uint32_t i, const sc_agg_tz *tz, sc_agg_rounding *out, const char **label);
 
 /* One range (range / date_range): [from, to) over the value as a double. */
 typedef struct sc_agg_range_spec {
@@ -134,6 +166,14 @@ typedef struct sc_agg_range_spec {
     const char *key; /* user key or NULL (the writer generates "from-to") */
     const char *from_str, *to_str; /* the request's strings (date_range), or NULL */
 } sc_agg_range_spec;
+
+/* A typed value of a composite key part (the request's `after`). */
+typedef struct sc_agg_value {
+    bool null;
+    int64_t i;   /* terms on numeric kinds (encoded doc value), date_histogram (ms) */
+    double d;    /* histogram */
+    sc_slice s;  /* terms on keyword/ip */
+} sc_agg_value;
 
 /* terms include / exclude (Elasticsearch's IncludeExclude): a regular expression over the
  * term bytes (keyword/ip: DFAs compiled by the caller), exact values (bytes for keyword/ip,
@@ -153,6 +193,20 @@ typedef struct sc_agg_term_filter {
 /* Whether a terms key passes the filter (NULL: no filter). */
 bool sc_agg_term_filter_bytes(const sc_agg_term_filter *f, sc_slice term);
 bool sc_agg_term_filter_num(const sc_agg_term_filter *f, int64_t v);
+
+/* A value read from a bucket for a pipeline (buckets_path's last part) or a bucket_sort key. */
+typedef enum sc_agg_path_kind {
+    SC_AGG_PATH_COUNT, /* _count */
+    SC_AGG_PATH_KEY,   /* _key (numeric keys) */
+    SC_AGG_PATH_SUB,   /* the bucket's sub-aggregation `sub` (a metric or pipeline), `stat` */
+} sc_agg_path_kind;
+
+typedef struct sc_agg_path {
+    sc_agg_path_kind kind;
+    uint32_t sub;
+    sc_agg_stat stat;
+    bool desc; /* bucket_sort */
+} sc_agg_path;
 
 typedef struct sc_agg_spec sc_agg_spec;
 struct sc_agg_spec {
@@ -175,7 +229,8 @@ struct sc_agg_spec {
     double missing_double;  /* metrics and histograms: the value as a double */
     /* histogram / date_histogram */
     double interval, offset;
-    sc_agg_rounding rounding; /* date_histogram */
+    sc_agg_rounding rounding; /* date_histogram (auto_date_histogram: its tz only) */
+    uint32_t min_rung;        /* auto_date_histogram: minimum_interval's ladder rung */
     bool has_ext_bounds, has_hard_bounds;
     double ext_min, ext_max, hard_min, hard_max;
     bool keyed;
@@ -196,6 +251,23 @@ struct sc_agg_spec {
     const double *points;
     size_t n_points;
     double compression; /* t-digest compression (0 = 100; median_absolute_deviation 1000) */
+    /* composite: the sources (each TERMS, HISTOGRAM or DATE_HISTOGRAM with its field,
+     * interval/rounding, order.desc and missing_bucket) and the `after` key (n_sources values,
+     * or NULL); size is the page size */
+    sc_agg_spec **sources;
+    size_t n_sources;
+    const sc_agg_value *after;
+    bool missing_bucket; /* a composite source: docs without a value form a null key part */
+    /* pipelines: sibling kinds read `value` from each bucket of the sibling subs[target_sub]
+     * of their parent (target: its spec); parent kinds read `value` from each bucket of the
+     * enclosing aggregation. bucket_sort: sort keys (n_sort), from, size (0 = all). */
+    const sc_agg_spec *target;
+    uint32_t target_sub;
+    sc_agg_path value;
+    const sc_agg_path *sort;
+    size_t n_sort;
+    uint32_t from;
+    bool gap_insert_zeros; /* gap_policy insert_zeros (default skip) */
     void *user; /* the API layer's rendering data (formats); not read here */
     /* tree */
     sc_agg_spec **subs;
@@ -233,6 +305,7 @@ struct sc_agg_result {
     uint64_t sum_other;
     uint32_t n_reduced;
     uint32_t shard_size; /* terms: the shard_size a shard result was cut to */
+    uint32_t rung;       /* auto_date_histogram: the ladder rung of the keys */
     bool error_set; /* terms: doc_count_error already combined by an earlier reduce */
     /* cardinality / percentiles / percentile_ranks / median_absolute_deviation: the sketch (in
      * the result's arena), NULL when no value was seen */
@@ -276,6 +349,15 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
 /* An empty result of spec (what no matching doc gives), in `a`; NULL on exhaustion. */
 sc_agg_result *sc_agg_result_empty(const sc_agg_spec *spec, sc_arena *a);
 
+/* composite keys are byte strings (sc_agg_bucket.bkey) of the sources' parts in order; each
+ * part is a tag byte (0 null, 1 value) and the value (8 little-endian bytes for numbers,
+ * histogram keys as doubles; a varint length and the bytes for keyword/ip terms). */
+/* Compares two composite keys by the sources' orders (null parts first ascending, last
+ * descending). Malformed keys compare by bytes. */
+int sc_agg_composite_cmp(const sc_agg_spec *spec, sc_slice x, sc_slice y);
+/* The values of key's parts into out[0..n_sources). false when malformed. */
+bool sc_agg_composite_parse(const sc_agg_spec *spec, sc_slice key, sc_agg_value *out);
+
 /* The shard_size a terms aggregation uses for n_shards shards. */
 uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
 
@@ -286,9 +368,11 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
  *   metric   := count:v sum:f64 sum_c:f64 min:f64 max:f64 sum_sq:f64 sum_sq_c:f64  (flags&1)
  *   terms    := error:z sum_other:v n_reduced:v shard_size:v                       (flags&2)
  *   bucket   := key:z dkey:f64 bkey_len:v bkey:bytes doc_count:v error:z n_subs:v node*
- * flags&4 = error_set. flags&8: a sketch follows [terms], before n_buckets:
+ * flags&4 = error_set; flags&8 (auto_date_histogram): rung:v after the terms part; flags&16:
+ * a sketch follows (after the rung), before n_buckets:
  *   sketch   := len:v bytes   (sc_hll_encode for cardinality, sc_tdigest_encode for
- *                              percentiles/percentile_ranks; docs/aggregations-sketches.md)
+ *                              percentiles, percentile_ranks, median_absolute_deviation;
+ *                              docs/aggregations-sketches.md)
  * Nesting is limited to SC_AGG_MAX_DEPTH. */
 #define SC_AGG_ENCODING_VERSION 1
 #define SC_AGG_MAX_DEPTH 32

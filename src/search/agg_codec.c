@@ -8,7 +8,7 @@
 #include "base/varint.h"
 #include "search/agg_internal.h"
 
-enum { F_METRIC = 1, F_TERMS = 2, F_ERROR_SET = 4, F_SKETCH = 8 };
+enum { F_METRIC = 1, F_TERMS = 2, F_ERROR_SET = 4, F_RUNG = 8, F_SKETCH = 16 };
 
 typedef struct wbuf {
     uint8_t *p;
@@ -66,8 +66,9 @@ static void enc_node(wbuf *w, const sc_agg_result *r)
 {
     uint8_t head[2] = {(uint8_t)r->kind,
                        (uint8_t)((is_metric(r->kind) ? F_METRIC : 0) |
-                                 (r->kind == SC_AGG_TERMS ? F_TERMS : 0) |
+                                 (sc_agg_kind_terms_like(r->kind) ? F_TERMS : 0) |
                                  (r->error_set ? F_ERROR_SET : 0) |
+                                 (r->kind == SC_AGG_AUTO_DATE_HISTOGRAM ? F_RUNG : 0) |
                                  (r->hll || r->td ? F_SKETCH : 0))};
     put(w, head, 2);
     if (head[1] & F_METRIC) {
@@ -85,6 +86,8 @@ static void enc_node(wbuf *w, const sc_agg_result *r)
         put_v(w, r->n_reduced);
         put_v(w, r->shard_size);
     }
+    if (head[1] & F_RUNG)
+        put_v(w, r->rung);
     if (head[1] & F_SKETCH) {
         sc_buf b = {0};
         /* the digest is flushed by encoding: a const result's sketch still changes form */
@@ -195,10 +198,11 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
         return SC_ECORRUPT;
     uint8_t kind = r->p[0], flags = r->p[1];
     r->p += 2;
-    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~15u) ||
+    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~31u) ||
+        !!(flags & F_RUNG) != (kind == SC_AGG_AUTO_DATE_HISTOGRAM) ||
         ((flags & F_SKETCH) && !sc__agg_is_sketch((sc_agg_kind)kind)) ||
         !!(flags & F_METRIC) != is_metric((sc_agg_kind)kind) ||
-        !!(flags & F_TERMS) != (kind == SC_AGG_TERMS))
+        !!(flags & F_TERMS) != sc_agg_kind_terms_like((sc_agg_kind)kind))
         return SC_ECORRUPT;
     sc_agg_result *x = sc_arena_calloc(r->a, 1, sizeof *x);
     if (!x)
@@ -231,6 +235,13 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
     }
     if (flags & F_METRIC)
         x->n_reduced = 1;
+    if (flags & F_RUNG) {
+        uint64_t rung;
+        SC_TRY(get_v(r, &rung));
+        if (rung >= SC_AGG_AUTO_LADDER)
+            return SC_ECORRUPT;
+        x->rung = (uint32_t)rung;
+    }
     if (flags & F_SKETCH) {
         uint64_t slen;
         SC_TRY(get_v(r, &slen));

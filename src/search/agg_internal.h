@@ -177,6 +177,25 @@ sc_status sc__agg_metric_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_histo_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_range_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_filter_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_composite_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_pipeline_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_auto_histo_new(sc__agg_coll *c) SC_MUST_USE;
+/* auto_date_histogram reduce (agg_auto_histo.c) and its final empty-bucket filling. */
+sc_status sc__agg_auto_histo_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                                    bool final, uint64_t max_buckets, sc_arena *a,
+                                    sc_agg_result **out, sc_agg_error *err) SC_MUST_USE;
+sc_status sc__agg_auto_fill(const sc_agg_spec *spec, sc_agg_result *r, uint64_t max_buckets,
+                            sc_arena *a, sc_agg_error *err) SC_MUST_USE;
+
+/* ---- pipelines (agg_pipeline.c), run at the final reduce ---- */
+/* The value of path p in bucket b of an aggregation of spec `owner` (NaN when missing). */
+double sc__agg_path_value(const sc_agg_spec *owner, const sc_agg_bucket *b, const sc_agg_path *p);
+/* Computes the sibling pipelines among owner's subs from the other subs of bucket b. */
+sc_status sc__agg_pipelines_siblings(const sc_agg_spec *owner, sc_agg_bucket *b, sc_arena *a)
+    SC_MUST_USE;
+/* Runs spec's parent pipelines (cumulative_sum, derivative, bucket_sort) over r's buckets. */
+sc_status sc__agg_pipelines_parent(const sc_agg_spec *spec, sc_agg_result *r, sc_arena *a)
+    SC_MUST_USE;
 sc_status sc__agg_sketch_new(sc__agg_coll *c) SC_MUST_USE;
 
 /* ---- the sketch metrics (agg_sketch.c) ---- */
@@ -208,6 +227,10 @@ sc_agg_result *sc__agg_empty_result(const sc_agg_spec *spec, sc_arena *a);
 sc_status sc__agg_histo_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
                                bool final, uint64_t max_buckets, sc_arena *a, sc_agg_result **out,
                                sc_agg_error *err) SC_MUST_USE;
+/* composite reduce (agg_composite.c): merge by key, the first `size` kept. */
+sc_status sc__agg_composite_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                                   bool final, uint64_t max_buckets, sc_arena *a,
+                                   sc_agg_result **out, sc_agg_error *err) SC_MUST_USE;
 /* The value a metric result contributes to an order (NaN when empty). */
 double sc__agg_metric_value(const sc_agg_spec *spec, const sc_agg_result *r, sc_agg_stat stat);
 /* Compares two buckets under a terms order (ties by key ascending). */

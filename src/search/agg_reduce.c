@@ -4,6 +4,7 @@
  * extended_bounds), drop those under min_doc_count and order; terms are in
  * agg_terms_reduce.c. The same code serves a node's shards and the coordinator's nodes. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,9 @@ double sc__agg_metric_value(const sc_agg_spec *spec, const sc_agg_result *r, sc_
     }
     if (sc__agg_is_sketch(spec->kind))
         return NAN;
+    /* single-value pipelines keep their value in sum (count 1), none with count 0 */
+    if (sc_agg_kind_pipeline(spec->kind) && spec->kind != SC_AGG_STATS_BUCKET)
+        return r->count ? r->sum : NAN;
     double avg = r->count ? r->sum / (double)r->count : NAN;
     if (stat == SC_AGG_STAT_VALUE) {
         switch (spec->kind) {
@@ -65,6 +69,8 @@ int sc__agg_key_cmp(const sc_agg_spec *spec, const sc_agg_bucket *x, const sc_ag
 {
     if (spec->kind == SC_AGG_HISTOGRAM)
         return (x->dkey > y->dkey) - (x->dkey < y->dkey);
+    if (spec->kind == SC_AGG_COMPOSITE || spec->kind == SC_AGG_MULTI_TERMS)
+        return sc_agg_composite_cmp(spec, x->bkey, y->bkey);
     if (spec->kind == SC_AGG_TERMS &&
         (spec->vtype == SC_AGG_V_KEYWORD || spec->vtype == SC_AGG_V_IP ||
          spec->vtype == SC_AGG_V_UNMAPPED))
@@ -139,7 +145,7 @@ sc_status sc__agg_reduce_subs(const sc_agg_spec *spec, sc_agg_bucket *const *bs,
         }
         SC_TRY(sc_agg_reduce(spec->subs[j], in, n, final, max_buckets, a, &out->subs[j], err));
     }
-    return SC_OK;
+    return final ? sc__agg_pipelines_siblings(spec, out, a) : SC_OK;
 }
 
 /* Positional kinds: bucket i of every input merges into bucket i. */
@@ -163,6 +169,17 @@ static sc_status reduce_positional(const sc_agg_spec *spec, sc_agg_result *const
     return SC_OK;
 }
 
+/* Buckets in r and below (metrics have none). */
+static uint64_t count_buckets(const sc_agg_result *r)
+{
+    uint64_t n = r->n_buckets;
+    for (size_t i = 0; i < r->n_buckets; i++)
+        for (uint32_t j = 0; j < r->buckets[i].n_subs; j++)
+            if (r->buckets[i].subs[j])
+                n += count_buckets(r->buckets[i].subs[j]);
+    return n;
+}
+
 sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n, bool final,
                         uint64_t max_buckets, sc_arena *a, sc_agg_result **out, sc_agg_error *err)
 {
@@ -173,12 +190,21 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
             return SC_ECORRUPT;
     if (!max_buckets)
         max_buckets = SC_AGG_DEFAULT_MAX_BUCKETS;
-    if (spec->kind == SC_AGG_TERMS)
+    if (sc_agg_kind_pipeline(spec->kind)) {
+        /* computed at the final reduce by the enclosing aggregation */
+        *out = sc__agg_result_new(a, spec, 0);
+        return *out ? SC_OK : sc__agg_oom(a);
+    }
+    if (sc_agg_kind_terms_like(spec->kind))
         return sc__agg_terms_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_HISTOGRAM || spec->kind == SC_AGG_DATE_HISTOGRAM)
         return sc__agg_histo_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (sc__agg_is_sketch(spec->kind))
         return sc__agg_sketch_reduce(spec, in, n, a, out);
+    if (spec->kind == SC_AGG_AUTO_DATE_HISTOGRAM)
+        return sc__agg_auto_histo_reduce(spec, in, n, final, max_buckets, a, out, err);
+    if (spec->kind == SC_AGG_COMPOSITE)
+        return sc__agg_composite_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (is_metric(spec->kind)) {
         sc_agg_result *r = sc__agg_result_new(a, spec, 0);
         if (!r)
@@ -202,6 +228,16 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
     for (size_t b = 0; b < tmpl->n_buckets; b++)
         tmpl->buckets[b].doc_count = 0;
     SC_TRY(reduce_positional(spec, in, n, final, max_buckets, a, tmpl, err));
+    if (final && spec->kind == SC_AGG_ROOT && count_buckets(tmpl) - 1 > max_buckets) {
+        /* the final result's buckets, as Elasticsearch's reduce counts them */
+        err->too_many_buckets = true;
+        snprintf(err->reason, sizeof err->reason,
+                 "Trying to create too many buckets. Must be less than or equal to: [%llu] but "
+                 "this number of buckets was exceeded. This limit can be set by changing the "
+                 "[search.max_buckets] cluster level setting.",
+                 (unsigned long long)max_buckets);
+        return SC_ELIMIT;
+    }
     *out = tmpl;
     return SC_OK;
 }
@@ -241,7 +277,7 @@ bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y)
         !dbl_eq(x->sum_sq, y->sum_sq) || !dbl_eq(x->sum_sq_c, y->sum_sq_c) ||
         x->n_buckets != y->n_buckets || x->doc_count_error != y->doc_count_error ||
         x->sum_other != y->sum_other || x->n_reduced != y->n_reduced ||
-        x->shard_size != y->shard_size ||
+        x->shard_size != y->shard_size || x->rung != y->rung ||
         x->error_set != y->error_set || !sketch_eq(x, y))
         return false;
     for (size_t i = 0; i < x->n_buckets; i++) {

@@ -99,8 +99,11 @@ static int64_t round_local(const sc_agg_rounding *r, int64_t local)
     civil_from_days(floor_div(local, MS_DAY), &y, &m, &d);
     if (r->unit == SC_AGG_CAL_QUARTER)
         m = (m - 1) / 3 * 3 + 1;
-    else if (r->unit == SC_AGG_CAL_YEAR)
+    else if (r->unit == SC_AGG_CAL_YEAR) {
         m = 1;
+        if (r->years > 1)
+            y = floor_div(y, r->years) * r->years;
+    }
     return days_from_civil(y, m, 1) * MS_DAY;
 }
 
@@ -117,7 +120,9 @@ static int64_t next_local(const sc_agg_rounding *r, int64_t start)
     default: break;
     }
     civil_from_days(floor_div(start, MS_DAY), &y, &m, &d);
-    m += r->unit == SC_AGG_CAL_MONTH ? 1 : r->unit == SC_AGG_CAL_QUARTER ? 3 : 12;
+    m += r->unit == SC_AGG_CAL_MONTH     ? 1
+         : r->unit == SC_AGG_CAL_QUARTER ? 3
+                                         : 12 * (int64_t)(r->years > 1 ? r->years : 1);
     while (m > 12) {
         m -= 12;
         y++;
@@ -161,4 +166,34 @@ int64_t sc_agg_round_next(const sc_agg_rounding *r, int64_t key)
     if (next <= x) /* a repeated local time: step on */
         next = local_to_utc(&r->tz, next_local(r, next_local(r, round_local(r, local))));
     return next + r->offset_ms;
+}
+
+void sc_agg_auto_rung(uint32_t i, const sc_agg_tz *tz, sc_agg_rounding *out, const char **label)
+{
+    static const struct {
+        sc_agg_cal_unit unit;
+        int64_t fixed_ms;
+        uint32_t years;
+        const char *label;
+    } ladder[SC_AGG_AUTO_LADDER] = {
+        {SC_AGG_CAL_NONE, 1000, 0, "1s"},         {SC_AGG_CAL_NONE, 5000, 0, "5s"},
+        {SC_AGG_CAL_NONE, 10000, 0, "10s"},       {SC_AGG_CAL_NONE, 30000, 0, "30s"},
+        {SC_AGG_CAL_MINUTE, 0, 0, "1m"},          {SC_AGG_CAL_NONE, 5 * MS_MIN, 0, "5m"},
+        {SC_AGG_CAL_NONE, 10 * MS_MIN, 0, "10m"}, {SC_AGG_CAL_NONE, 30 * MS_MIN, 0, "30m"},
+        {SC_AGG_CAL_HOUR, 0, 0, "1h"},            {SC_AGG_CAL_NONE, 3 * MS_HOUR, 0, "3h"},
+        {SC_AGG_CAL_NONE, 12 * MS_HOUR, 0, "12h"}, {SC_AGG_CAL_DAY, 0, 0, "1d"},
+        {SC_AGG_CAL_NONE, 7 * MS_DAY, 0, "7d"},   {SC_AGG_CAL_MONTH, 0, 0, "1M"},
+        {SC_AGG_CAL_QUARTER, 0, 0, "3M"},         {SC_AGG_CAL_YEAR, 0, 1, "1y"},
+        {SC_AGG_CAL_YEAR, 0, 5, "5y"},            {SC_AGG_CAL_YEAR, 0, 10, "10y"},
+        {SC_AGG_CAL_YEAR, 0, 20, "20y"},          {SC_AGG_CAL_YEAR, 0, 50, "50y"},
+        {SC_AGG_CAL_YEAR, 0, 100, "100y"},
+    };
+    if (i >= SC_AGG_AUTO_LADDER)
+        i = SC_AGG_AUTO_LADDER - 1;
+    *out = (sc_agg_rounding){.unit = ladder[i].unit,
+                             .fixed_ms = ladder[i].fixed_ms,
+                             .years = ladder[i].years,
+                             .tz = *tz};
+    if (label)
+        *label = ladder[i].label;
 }

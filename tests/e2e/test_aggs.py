@@ -142,6 +142,130 @@ def test_terms_include_exclude(server, idx):
     assert st == 400 and b["error"]["type"] == "aggregation_execution_exception", b
 
 
+def test_composite_paging(server, idx):
+    name, docs = idx
+    body = {"size": 0, "aggs": {"c": {"composite": {"size": 5, "sources": [
+        {"g": {"terms": {"field": "genre"}}},
+        {"q": {"histogram": {"field": "qty", "interval": 10, "order": "desc"}}},
+        {"d": {"date_histogram": {"field": "date", "calendar_interval": "month"}}},
+        {"t": {"terms": {"field": "tags", "missing_bucket": True}}}]},
+        "aggs": {"p": {"max": {"field": "qty"}}}}}}
+    expect = {}
+    for d in docs:
+        month = d["date"][:7]
+        ms = int(datetime.datetime.strptime(month + "-01", "%Y-%m-%d").replace(
+            tzinfo=datetime.timezone.utc).timestamp() * 1000)
+        for t in d.get("tags") or [None]:
+            k = (d["genre"], float(d["qty"] // 10 * 10), ms, t)
+            expect[k] = expect.get(k, 0) + 1
+    got = []
+    while True:
+        st, b = search(server, name, body)
+        assert st == 200, b
+        c = b["aggregations"]["c"]
+        if not c["buckets"]:
+            assert "after_key" not in c
+            break
+        assert c["after_key"] == c["buckets"][-1]["key"]
+        for x in c["buckets"]:
+            k = x["key"]
+            got.append(((k["g"], k["q"], k["d"], k["t"]), x["doc_count"]))
+            assert x["p"]["value"] is not None
+        body["aggs"]["c"]["composite"]["after"] = c["after_key"]
+    assert dict(got) == expect
+    keys = [k for k, _ in got]
+    order = sorted(keys, key=lambda k: (k[0], -k[1], k[2], (k[3] is not None, k[3] or "")))
+    assert keys == order
+    st, b = search(server, name, {"size": 0, "aggs": {"g": {"terms": {"field": "genre"}, "aggs": {
+        "c": {"composite": {"sources": [{"q": {"terms": {"field": "qty"}}}]}}}}}})
+    assert st == 400, b
+
+
+def test_multi_terms(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "aggs": {"m": {"multi_terms": {
+        "terms": [{"field": "genre"}, {"field": "flag"}], "size": 100}}}})
+    assert st == 200, b
+    m = b["aggregations"]["m"]
+    expect = {}
+    for d in docs:
+        expect[(d["genre"], d["flag"])] = expect.get((d["genre"], d["flag"]), 0) + 1
+    got = {(x["key"][0], x["key"][1]): x["doc_count"] for x in m["buckets"]}
+    assert got == expect
+    x = m["buckets"][0]
+    assert x["key_as_string"] == "%s|%s" % (x["key"][0], "true" if x["key"][1] else "false")
+    counts = [x["doc_count"] for x in m["buckets"]]
+    assert counts == sorted(counts, reverse=True)
+
+
+def test_pipelines(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "aggs": {
+        "m": {"date_histogram": {"field": "date", "calendar_interval": "month"},
+              "aggs": {"q": {"sum": {"field": "qty"}},
+                       "cum": {"cumulative_sum": {"buckets_path": "q"}},
+                       "d": {"derivative": {"buckets_path": "q"}},
+                       "cnt": {"cumulative_sum": {"buckets_path": "_count"}}}},
+        "max_q": {"max_bucket": {"buckets_path": "m>q"}},
+        "min_q": {"min_bucket": {"buckets_path": "m>q"}},
+        "avg_c": {"avg_bucket": {"buckets_path": "m>_count"}},
+        "sum_q": {"sum_bucket": {"buckets_path": "m>q"}},
+        "st": {"stats_bucket": {"buckets_path": "m>q"}},
+        "g": {"terms": {"field": "genre", "size": 10},
+              "aggs": {"q": {"sum": {"field": "qty"}},
+                       "top": {"bucket_sort": {"sort": [{"q": {"order": "desc"}}], "size": 2}}}}}})
+    assert st == 200, b
+    a = b["aggregations"]
+    months = a["m"]["buckets"]
+    sums = [x["q"]["value"] for x in months]
+    acc = 0
+    for i, x in enumerate(months):
+        acc += x["q"]["value"]
+        assert x["cum"]["value"] == acc
+        if i == 0:
+            assert "d" not in x
+        else:
+            assert x["d"]["value"] == sums[i] - sums[i - 1]
+    assert months[-1]["cnt"]["value"] == len(docs)
+    assert a["max_q"]["value"] == max(sums)
+    assert a["max_q"]["keys"] == [x["key_as_string"] for x in months if x["q"]["value"] == max(sums)]
+    assert a["min_q"]["value"] == min(sums)
+    assert a["avg_c"]["value"] == pytest.approx(len(docs) / len(months))
+    assert a["sum_q"]["value"] == sum(sums)
+    assert a["st"]["count"] == len(months) and a["st"]["max"] == max(sums)
+    g = a["g"]["buckets"]
+    assert len(g) == 2 and g[0]["q"]["value"] >= g[1]["q"]["value"]
+    by = {}
+    for d in docs:
+        by[d["genre"]] = by.get(d["genre"], 0) + d["qty"]
+    assert g[0]["q"]["value"] == max(by.values())
+    st, b = search(server, name, {"size": 0, "aggs": {
+        "x": {"max_bucket": {"buckets_path": "nope>q"}}}})
+    assert st == 400, b
+    st, b = search(server, name, {"size": 0, "aggs": {
+        "x": {"cumulative_sum": {"buckets_path": "_count"}}}})
+    assert st == 400, b
+
+
+def test_auto_date_histogram(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "aggs": {
+        "a": {"auto_date_histogram": {"field": "date", "buckets": "10"},
+              "aggs": {"q": {"stats": {"field": "qty"}}}},
+        "d": {"auto_date_histogram": {"field": "date", "buckets": 200,
+                                      "minimum_interval": "day",
+                                      "time_zone": "America/New_York"}}}})
+    assert st == 200, b
+    a = b["aggregations"]["a"]
+    assert a["interval"] == "1M" and len(a["buckets"]) <= 10
+    assert a["buckets"][0]["key_as_string"] == "2015-01-01T00:00:00.000Z"
+    assert sum(x["doc_count"] for x in a["buckets"]) == len(docs)
+    assert sum(x["q"]["count"] for x in a["buckets"]) == len(docs)
+    d = b["aggregations"]["d"]
+    assert d["interval"] == "1d" and 100 <= len(d["buckets"]) <= 200
+    assert d["buckets"][0]["key_as_string"].endswith("-05:00")
+
+
 def test_metrics_shapes(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {

@@ -837,6 +837,309 @@ static void test_terms_include_exclude(void **state)
     sc_arena_fini(&a);
 }
 
+/* composite: terms(k, missing_bucket) x histogram(n, 25, desc) x date_histogram(t, month),
+ * paged with `after` 7 buckets at a time over three shards: the pages, concatenated, are every
+ * combination in key order with brute-force counts. */
+typedef struct combo {
+    char text[48];
+    uint64_t count;
+} combo;
+
+static int cmp_combo(const void *x, const void *y)
+{
+    return strcmp(((const combo *)x)->text, ((const combo *)y)->text);
+}
+
+static void combo_text(char *buf, size_t cap, int term, int64_t h, int64_t m)
+{
+    if (term < 0)
+        snprintf(buf, cap, "null|%lld|%lld", (long long)h, (long long)m);
+    else
+        snprintf(buf, cap, "w%02d|%lld|%lld", term, (long long)h, (long long)m);
+}
+
+static void test_composite_paging_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *cp = mk(&a, SC_AGG_COMPOSITE, "c", NULL, 0);
+    cp->size = 7;
+    sc_agg_spec *s0 = mk(&a, SC_AGG_TERMS, "k", "k", SC_AGG_V_KEYWORD);
+    s0->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+    s0->missing_bucket = true;
+    sc_agg_spec *s1 = mk(&a, SC_AGG_HISTOGRAM, "h", "n", SC_AGG_V_LONG);
+    s1->interval = 25;
+    s1->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY, .desc = true};
+    sc_agg_spec *s2 = mk(&a, SC_AGG_DATE_HISTOGRAM, "m", "t", SC_AGG_V_DATE);
+    s2->rounding.unit = SC_AGG_CAL_MONTH;
+    sc_agg_spec *srcs[3] = {s0, s1, s2};
+    cp->sources = srcs;
+    cp->n_sources = 3;
+    add_sub(&a, cp, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+    add_sub(&a, root, cp);
+    /* the model */
+    static combo model[20000];
+    size_t nm = 0;
+    for (size_t g = 0; g < N_ALL; g++) {
+        const mdoc *d = &docs[g];
+        if (!d->live || !d->nn)
+            continue;
+        int terms[2] = {-1, -1};
+        size_t nt = d->nk ? d->nk : 1;
+        for (uint32_t i = 0; i < d->nk; i++)
+            terms[i] = (int)d->k[i];
+        int64_t m = month_start(d->t, 0);
+        for (size_t ti = 0; ti < nt; ti++)
+            for (uint32_t j = 0; j < d->nn; j++) {
+                int64_t h = (int64_t)floor((double)d->n[j] / 25) * 25;
+                if (j && (int64_t)floor((double)d->n[j - 1] / 25) * 25 == h)
+                    continue;
+                combo_text(model[nm].text, sizeof model[nm].text, terms[ti], h, m);
+                model[nm++].count = 1;
+            }
+    }
+    qsort(model, nm, sizeof *model, cmp_combo);
+    size_t nd = 0;
+    for (size_t i = 0; i < nm; i++) {
+        if (nd && !strcmp(model[nd - 1].text, model[i].text))
+            model[nd - 1].count++;
+        else
+            model[nd++] = model[i];
+    }
+    /* the pages */
+    sc_agg_value after[3];
+    size_t seen = 0, pages = 0;
+    sc_slice prev = {0};
+    for (;;) {
+        sc_agg_result *r = run(&a, root, 0, true);
+        const sc_agg_result *x = top(r, 0);
+        if (!x->n_buckets)
+            break;
+        pages++;
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            const sc_agg_bucket *b = &x->buckets[i];
+            if (prev.ptr)
+                assert_true(sc_agg_composite_cmp(cp, prev, b->bkey) < 0);
+            prev = b->bkey;
+            sc_agg_value v[3];
+            assert_true(sc_agg_composite_parse(cp, b->bkey, v));
+            char text[48];
+            combo_text(text, sizeof text, v[0].null ? -1 : term_id(v[0].s), (int64_t)v[1].d,
+                       v[2].i);
+            bool found = false;
+            for (size_t j = 0; j < nd && !found; j++)
+                if (!strcmp(model[j].text, text)) {
+                    assert_int_equal(model[j].count, b->doc_count);
+                    found = true;
+                }
+            assert_true(found);
+            seen++;
+        }
+        assert_true(sc_agg_composite_parse(cp, x->buckets[x->n_buckets - 1].bkey, after));
+        cp->after = after;
+        assert_true(pages < 10000);
+    }
+    assert_int_equal(seen, nd);
+    sc_arena_fini(&a);
+}
+
+/* multi_terms (tag, n): every pair counted once per doc; with a small size over three shards
+ * the counts never overstate and stay within the error bound. */
+static void test_multi_terms_vs_model(void **state)
+{
+    (void)state;
+    for (int small = 0; small < 2; small++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *mt = mk(&a, SC_AGG_MULTI_TERMS, "mt", NULL, 0);
+        mt->size = small ? 5 : 1000;
+        sc_agg_spec *s0 = mk(&a, SC_AGG_TERMS, "tag", "tag", SC_AGG_V_KEYWORD);
+        sc_agg_spec *s1 = mk(&a, SC_AGG_TERMS, "n", "n", SC_AGG_V_LONG);
+        s0->order = s1->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+        sc_agg_spec *srcs[2] = {s0, s1};
+        mt->sources = srcs;
+        mt->n_sources = 2;
+        add_sub(&a, root, mt);
+        sc_agg_result *r = run(&a, root, 0, true);
+        static uint64_t cnt[4][101];
+        memset(cnt, 0, sizeof cnt);
+        uint64_t total = 0;
+        for (size_t g = 0; g < N_ALL; g++)
+            for (uint32_t j = 0; docs[g].live && j < docs[g].nn; j++)
+                if (!j || docs[g].n[j] != docs[g].n[j - 1]) {
+                    cnt[docs[g].tag][docs[g].n[j] + 50]++;
+                    total++;
+                }
+        const sc_agg_result *x = top(r, 0);
+        uint64_t sum = x->sum_other;
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            sc_agg_value v[2];
+            assert_true(sc_agg_composite_parse(mt, x->buckets[i].bkey, v));
+            uint64_t truth = cnt[v[0].s.ptr[1] - '0'][v[1].i + 50];
+            if (small) {
+                assert_true(x->buckets[i].doc_count <= truth);
+                assert_true(x->doc_count_error >= 0 &&
+                            truth - x->buckets[i].doc_count <= (uint64_t)x->doc_count_error);
+            } else {
+                assert_int_equal(x->buckets[i].doc_count, truth);
+            }
+            sum += x->buckets[i].doc_count;
+        }
+        assert_int_equal(sum, total);
+        sc_arena_fini(&a);
+    }
+}
+
+/* Pipelines at the final reduce over three shards: histogram(n, 10) > value_count(n) with
+ * cumulative_sum and derivative of it and a bucket_sort keeping the 3 largest counts;
+ * max_bucket / avg_bucket / stats_bucket beside it; all against brute force. */
+static void test_pipelines_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *h = mk(&a, SC_AGG_HISTOGRAM, "h", "n", SC_AGG_V_LONG);
+    h->interval = 10;
+    add_sub(&a, h, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+    sc_agg_spec *cum = mk(&a, SC_AGG_CUMULATIVE_SUM, "cum", NULL, 0);
+    cum->value = (sc_agg_path){.kind = SC_AGG_PATH_SUB, .sub = 0};
+    sc_agg_spec *der = mk(&a, SC_AGG_DERIVATIVE, "der", NULL, 0);
+    der->value = (sc_agg_path){.kind = SC_AGG_PATH_SUB, .sub = 1}; /* of the cumulative sum */
+    add_sub(&a, h, cum);
+    add_sub(&a, h, der);
+    add_sub(&a, root, h);
+    sc_agg_spec *h2 = mk(&a, SC_AGG_HISTOGRAM, "h2", "n", SC_AGG_V_LONG);
+    h2->interval = 10;
+    sc_agg_spec *bs = mk(&a, SC_AGG_BUCKET_SORT, "bs", NULL, 0);
+    static const sc_agg_path by_count = {.kind = SC_AGG_PATH_COUNT, .desc = true};
+    bs->sort = &by_count;
+    bs->n_sort = 1;
+    bs->size = 3;
+    add_sub(&a, h2, bs);
+    add_sub(&a, root, h2);
+    static const sc_agg_kind sib[3] = {SC_AGG_MAX_BUCKET, SC_AGG_AVG_BUCKET, SC_AGG_STATS_BUCKET};
+    for (int i = 0; i < 3; i++) {
+        sc_agg_spec *p = mk(&a, sib[i], "p", NULL, 0);
+        p->target = h;
+        p->target_sub = 0;
+        p->value = (sc_agg_path){.kind = SC_AGG_PATH_SUB, .sub = 0};
+        add_sub(&a, root, p);
+    }
+    sc_agg_result *r = run(&a, root, 0, true);
+    /* per bucket: its docs, and value_count = every value of those docs */
+    uint64_t vc[11] = {0}, dc[11] = {0};
+    for (size_t g = 0; g < N_ALL; g++) {
+        const mdoc *d = &docs[g];
+        int64_t prev = INT64_MIN;
+        for (uint32_t j = 0; d->live && j < d->nn; j++) {
+            int64_t b = (int64_t)floor((double)d->n[j] / 10) + 5;
+            if (b != prev) {
+                dc[b]++;
+                vc[b] += d->nn;
+            }
+            prev = b;
+        }
+    }
+    const sc_agg_result *x = top(r, 0);
+    assert_int_equal(x->n_buckets, 11);
+    double acc = 0, prev = NAN, mx = -1, sum = 0;
+    for (size_t i = 0; i < 11; i++) {
+        const sc_agg_bucket *b = &x->buckets[i];
+        assert_int_equal(b->doc_count, dc[i]);
+        assert_int_equal(b->subs[0]->count, vc[i]);
+        acc += (double)vc[i];
+        near(b->subs[1]->sum, acc);
+        if (i) {
+            assert_int_equal(b->subs[2]->count, 1);
+            near(b->subs[2]->sum, acc - prev);
+        } else {
+            assert_int_equal(b->subs[2]->count, 0);
+        }
+        prev = acc;
+        mx = (double)vc[i] > mx ? (double)vc[i] : mx;
+        sum += (double)vc[i];
+    }
+    const sc_agg_result *y = top(r, 1);
+    assert_int_equal(y->n_buckets, 3);
+    assert_true(y->buckets[0].doc_count >= y->buckets[1].doc_count &&
+                y->buckets[1].doc_count >= y->buckets[2].doc_count);
+    near(top(r, 2)->sum, mx);
+    assert_true(top(r, 2)->n_buckets >= 1);
+    near(top(r, 3)->sum, sum / 11);
+    assert_int_equal(top(r, 4)->count, 11);
+    near(top(r, 4)->max, mx);
+    sc_arena_fini(&a);
+}
+
+/* auto_date_histogram over "t" (400 days): 20 buckets fit at 1M, 5 at 3M; sub-aggregations
+ * see the deferred docs (also under a terms parent); against brute force over three shards. */
+static void test_auto_date_histogram_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *ah = mk(&a, SC_AGG_AUTO_DATE_HISTOGRAM, "ah", "t", SC_AGG_V_DATE);
+    ah->size = 20;
+    add_sub(&a, ah, mk(&a, SC_AGG_SUM, "s", "d", SC_AGG_V_DOUBLE));
+    add_sub(&a, root, ah);
+    sc_agg_spec *tt = mk(&a, SC_AGG_TERMS, "tt", "tag", SC_AGG_V_KEYWORD);
+    sc_agg_spec *a5 = mk(&a, SC_AGG_AUTO_DATE_HISTOGRAM, "a5", "t", SC_AGG_V_DATE);
+    a5->size = 5;
+    add_sub(&a, a5, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+    add_sub(&a, tt, a5);
+    add_sub(&a, root, tt);
+    sc_agg_result *r = run(&a, root, 0, true);
+    const sc_agg_result *x = top(r, 0);
+    assert_int_equal(x->rung, 13); /* 1M */
+    uint64_t total = 0;
+    for (size_t i = 0; i < x->n_buckets; i++) {
+        const sc_agg_bucket *b = &x->buckets[i];
+        assert_int_equal(month_start(b->key, 0), b->key);
+        uint64_t c = 0;
+        double s = 0;
+        for (size_t g = 0; g < N_ALL; g++)
+            if (docs[g].live && month_start(docs[g].t, 0) == b->key) {
+                c++;
+                s += docs[g].d;
+            }
+        assert_int_equal(b->doc_count, c);
+        near(b->subs[0]->sum, s);
+        total += c;
+    }
+    assert_true(x->n_buckets <= 20 && x->n_buckets >= 13);
+    const sc_agg_result *t = top(r, 1);
+    for (size_t i = 0; i < t->n_buckets; i++) {
+        const sc_agg_result *q = t->buckets[i].subs[0];
+        assert_int_equal(q->rung, 14); /* 3M */
+        assert_true(q->n_buckets <= 5);
+        uint64_t sum = 0;
+        for (size_t j = 0; j < q->n_buckets; j++) {
+            uint64_t vc = 0;
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *d = &docs[g];
+                int64_t m = month_start(d->t, 0), k = q->buckets[j].key;
+                /* the quarter of the doc: its month's start within [k, next quarter) */
+                if (d->live && d->tag == (uint32_t)(t->buckets[i].bkey.ptr[1] - '0') &&
+                    m >= k && (j + 1 == q->n_buckets || m < q->buckets[j + 1].key))
+                    vc += d->nn;
+            }
+            assert_int_equal(q->buckets[j].subs[0]->count, vc);
+            sum += q->buckets[j].doc_count;
+        }
+        assert_int_equal(sum, t->buckets[i].doc_count);
+    }
+    uint64_t live = 0;
+    for (size_t g = 0; g < N_ALL; g++)
+        live += docs[g].live;
+    assert_int_equal(total, live);
+    sc_arena_fini(&a);
+}
+
 /* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
 static void test_fuzz_seeds_decode(void **state)
 {
@@ -899,6 +1202,18 @@ static void test_max_buckets(void **state)
     sc_agg_result *out;
     assert_int_equal(sc_agg_reduce(root, &r, 1, true, 1000, &a, &out, &err), SC_ELIMIT);
     assert_true(err.too_many_buckets);
+    /* the final reduce counts every bucket of the result, sub-aggregations' too */
+    sc_agg_spec *root2 = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+    tk->size = 40;
+    add_sub(&a, tk, mk(&a, SC_AGG_TERMS, "in", "tag", SC_AGG_V_KEYWORD));
+    add_sub(&a, root2, tk);
+    assert_int_equal(
+        sc_agg_collect_shard(root2, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err),
+        SC_OK);
+    assert_int_equal(sc_agg_reduce(root2, &r, 1, true, 0, &a, &out, &err), SC_OK);
+    assert_int_equal(sc_agg_reduce(root2, &r, 1, true, 40, &a, &out, &err), SC_ELIMIT);
+    assert_true(err.too_many_buckets);
     /* a small arena budget fails the collection with SC_ELIMIT, not a crash */
     sc_arena small;
     sc_arena_init(&small, 64 << 10);
@@ -952,6 +1267,10 @@ int main(void)
         cmocka_unit_test(test_codec_corrupt),         cmocka_unit_test(test_max_buckets),
         cmocka_unit_test(test_rounding_dst),          cmocka_unit_test(test_fuzz_seeds_decode),
         cmocka_unit_test(test_terms_include_exclude),
+        cmocka_unit_test(test_composite_paging_vs_model),
+        cmocka_unit_test(test_multi_terms_vs_model),
+        cmocka_unit_test(test_pipelines_vs_model),
+        cmocka_unit_test(test_auto_date_histogram_vs_model),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
