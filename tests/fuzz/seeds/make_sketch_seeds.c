@@ -57,13 +57,14 @@ static void td_seed(const char *dir, const char *name, double compression, uint3
     sc_tdigest_free(t);
 }
 
-/* A root partial with a cardinality (n distinct values) and a percentiles sub (n values). */
+/* A root partial with a cardinality (n distinct values), a percentiles (n values), an empty
+ * percentile_ranks and a median_absolute_deviation (n values) sub. */
 static void agg_seed(const char *dir, const char *name, uint32_t n)
 {
     sc_arena a;
     sc_arena_init(&a, 0);
     sc_agg_result *root = sc_arena_calloc(&a, 1, sizeof *root);
-    sc_agg_result **subs = sc_arena_calloc(&a, 3, sizeof *subs);
+    sc_agg_result **subs = sc_arena_calloc(&a, 4, sizeof *subs);
     sc_agg_bucket *b = sc_arena_calloc(&a, 1, sizeof *b);
     if (!root || !subs || !b)
         exit(1);
@@ -71,21 +72,24 @@ static void agg_seed(const char *dir, const char *name, uint32_t n)
     root->buckets = b;
     root->n_buckets = 1;
     b->subs = subs;
-    b->n_subs = 3;
+    b->n_subs = 4;
     b->doc_count = n;
-    sc_agg_kind kinds[3] = {SC_AGG_CARDINALITY, SC_AGG_PERCENTILES, SC_AGG_PERCENTILE_RANKS};
-    for (int i = 0; i < 3; i++) {
+    sc_agg_kind kinds[4] = {SC_AGG_CARDINALITY, SC_AGG_PERCENTILES, SC_AGG_PERCENTILE_RANKS,
+                            SC_AGG_MEDIAN_ABSOLUTE_DEVIATION};
+    for (int i = 0; i < 4; i++) {
         if (!(subs[i] = sc_arena_calloc(&a, 1, sizeof *subs[i])))
             exit(1);
         subs[i]->kind = kinds[i];
         subs[i]->n_reduced = 1;
     }
     if (n && (sc_hll_new(8, NULL, &a, &subs[0]->hll) != SC_OK ||
-              sc_tdigest_new(10, NULL, &a, &subs[1]->td) != SC_OK))
+              sc_tdigest_new(10, NULL, &a, &subs[1]->td) != SC_OK ||
+              sc_tdigest_new(1000, NULL, &a, &subs[3]->td) != SC_OK))
         exit(1);
     for (uint32_t i = 0; i < n; i++)
         if (sc_hll_add(subs[0]->hll, sc_hll_hash_u64(i)) != SC_OK ||
-            sc_tdigest_add(subs[1]->td, cos(i), 1) != SC_OK)
+            sc_tdigest_add(subs[1]->td, cos(i), 1) != SC_OK ||
+            sc_tdigest_add(subs[3]->td, i % 17, 1) != SC_OK)
             exit(1);
     uint8_t *bytes;
     size_t len;

@@ -515,12 +515,52 @@ static void test_corrupt(void **state)
     sc_arena_fini(&a);
 }
 
+/* The fuzz seeds with sketches (tests/fuzz/corpus/agg_partial/sketches_*, written by
+ * tests/fuzz/seeds/make_sketch_seeds.c) decode, round-trip and hold the sketches they were made
+ * with: a format change that forgets them fails here. */
+static void test_fuzz_seeds(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"sketches_empty", "sketches_small", "sketches_large"};
+    static const uint64_t want[] = {0, 30, 400};
+    for (size_t i = 0; i < 3; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/fuzz/corpus/agg_partial/%s", SCRY_SOURCE_DIR,
+                 names[i]);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        uint8_t buf[8192];
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_result *r, *again;
+        assert_int_equal(sc_agg_decode(buf, n, &a, &r), SC_OK);
+        assert_int_equal(r->buckets[0].n_subs, 4);
+        const sc_agg_result *c = r->buckets[0].subs[0];
+        assert_int_equal(c->kind, SC_AGG_CARDINALITY);
+        uint64_t est = card(c);
+        assert_true(est + est / 5 >= want[i] && est <= want[i] + want[i] / 5);
+        assert_int_equal(r->buckets[0].subs[3]->kind, SC_AGG_MEDIAN_ABSOLUTE_DEVIATION);
+        assert_true(!want[i] || sc_tdigest_count(r->buckets[0].subs[3]->td) == want[i]);
+        uint8_t *enc;
+        size_t len;
+        assert_int_equal(sc_agg_encode(r, &enc, &len), SC_OK);
+        assert_int_equal(len, n);
+        assert_memory_equal(enc, buf, n);
+        assert_int_equal(sc_agg_decode(enc, len, &a, &again), SC_OK);
+        assert_true(sc_agg_result_equal(r, again));
+        free(enc);
+        sc_arena_fini(&a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cardinality), cmocka_unit_test(test_percentiles),
         cmocka_unit_test(test_under_terms), cmocka_unit_test(test_corrupt),
-        cmocka_unit_test(test_mad),
+        cmocka_unit_test(test_mad),         cmocka_unit_test(test_fuzz_seeds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
