@@ -81,6 +81,11 @@ bool sc__agg_parse_pipeline(sc__agg_pctx *c, const char *type, const json_t *p, 
 bool sc__agg_resolve_pipelines(sc__agg_pctx *c, sc_agg_spec *parent);
 /* auto_date_histogram's parameters (agg_parse_auto.c). */
 bool sc__agg_parse_auto(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+/* ip_range's parameters (agg_parse_auto.c; kind SC_AGG_RANGE, vtype IP). */
+bool sc__agg_parse_ip_range(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+/* weighted_avg's parameters (agg_parse_auto.c). */
+bool sc__agg_parse_weighted_avg(sc__agg_pctx *c, const char *type, const json_t *p,
+                                sc_agg_spec *s);
 /* composite's parameters (agg_parse_composite.c). */
 bool sc__agg_parse_composite(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* cardinality, percentiles, percentile_ranks and median_absolute_deviation's parameters

@@ -24,6 +24,7 @@ static const kind_name kinds[] = {
     {"date_histogram", SC_AGG_DATE_HISTOGRAM},
     {"range", SC_AGG_RANGE},
     {"date_range", SC_AGG_RANGE},
+    {"ip_range", SC_AGG_RANGE},
     {"filter", SC_AGG_FILTER},
     {"filters", SC_AGG_FILTERS},
     {"missing", SC_AGG_MISSING},
@@ -46,6 +47,7 @@ static const kind_name kinds[] = {
     {"derivative", SC_AGG_DERIVATIVE},
     {"bucket_sort", SC_AGG_BUCKET_SORT},
     {"auto_date_histogram", SC_AGG_AUTO_DATE_HISTOGRAM},
+    {"weighted_avg", SC_AGG_WEIGHTED_AVG},
     {"cardinality", SC_AGG_CARDINALITY},
     {"percentiles", SC_AGG_PERCENTILES},
     {"percentile_ranks", SC_AGG_PERCENTILE_RANKS},
@@ -54,8 +56,8 @@ static const kind_name kinds[] = {
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {
-    "ip_range", "significant_terms", "significant_text", "top_hits",
-    "top_metrics", "weighted_avg", "geo_bounds", "geo_centroid",
+    "significant_terms", "significant_text", "top_hits",
+    "top_metrics", "geo_bounds", "geo_centroid",
     "moving_fn", "bucket_selector", "bucket_script", "nested",
     "reverse_nested", "sampler", "diversified_sampler", "adjacency_matrix", "rare_terms",
     "variable_width_histogram", "geohash_grid", "geotile_grid", "scripted_metric",
@@ -67,6 +69,8 @@ const char *sc__agg_kind_name(const sc_agg_spec *s)
 {
     if (s->kind == SC_AGG_RANGE && s->vtype == SC_AGG_V_DATE)
         return "date_range";
+    if (s->kind == SC_AGG_RANGE && s->vtype == SC_AGG_V_IP)
+        return "ip_range";
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (kinds[i].kind == s->kind)
             return kinds[i].name;
@@ -75,8 +79,8 @@ const char *sc__agg_kind_name(const sc_agg_spec *s)
 
 static bool is_metric(sc_agg_kind k)
 {
-    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_CARDINALITY ||
-           k == SC_AGG_PERCENTILES || k == SC_AGG_PERCENTILE_RANKS ||
+    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG ||
+           k == SC_AGG_CARDINALITY || k == SC_AGG_PERCENTILES || k == SC_AGG_PERCENTILE_RANKS ||
            k == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
 }
 

@@ -89,7 +89,7 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
                     s->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
     numeric_only |= s->kind == SC_AGG_HISTOGRAM || s->kind == SC_AGG_DATE_HISTOGRAM ||
                     s->kind == SC_AGG_AUTO_DATE_HISTOGRAM ||
-                    s->kind == SC_AGG_RANGE;
+                    (s->kind == SC_AGG_RANGE && strcmp(type, "ip_range") != 0);
     if (numeric_only && !sc_agg_vtype_numeric(s->vtype)) {
         c->err->shard_level = true;
         return sc__agg_fail(c, 400, "illegal_argument_exception",
@@ -356,7 +356,7 @@ bool sc__agg_terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
             continue;
         bool multi = sub->kind == SC_AGG_STATS || sub->kind == SC_AGG_EXTENDED_STATS;
         bool single = (sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT) ||
-                      sub->kind == SC_AGG_CARDINALITY ||
+                      sub->kind == SC_AGG_WEIGHTED_AVG || sub->kind == SC_AGG_CARDINALITY ||
                       sub->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
         s->order.kind = SC_AGG_ORDER_METRIC;
         s->order.sub = (uint32_t)i;
@@ -857,7 +857,9 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_TERMS: return parse_terms(c, type, p, s);
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: return parse_histogram(c, type, p, s);
-    case SC_AGG_RANGE: return parse_range(c, type, p, s);
+    case SC_AGG_RANGE:
+        return strcmp(type, "ip_range") ? parse_range(c, type, p, s)
+                                        : sc__agg_parse_ip_range(c, type, p, s);
     case SC_AGG_FILTER: {
         s->filters = sc_arena_calloc(c->req->arena, 1, sizeof *s->filters);
         if (!s->filters)
@@ -869,6 +871,7 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_COMPOSITE: return sc__agg_parse_composite(c, type, p, s);
     case SC_AGG_MULTI_TERMS: return sc__agg_parse_multi_terms(c, type, p, s);
     case SC_AGG_AUTO_DATE_HISTOGRAM: return sc__agg_parse_auto(c, type, p, s);
+    case SC_AGG_WEIGHTED_AVG: return sc__agg_parse_weighted_avg(c, type, p, s);
     case SC_AGG_AVG_BUCKET:
     case SC_AGG_MAX_BUCKET:
     case SC_AGG_MIN_BUCKET:

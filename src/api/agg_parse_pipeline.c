@@ -74,7 +74,7 @@ static bool resolve_value(sc__agg_pctx *c, const sc_agg_spec *owner, const char 
         bool multi = sub->kind == SC_AGG_STATS || sub->kind == SC_AGG_EXTENDED_STATS ||
                      sub->kind == SC_AGG_STATS_BUCKET;
         bool single = (sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT) ||
-                      sub->kind == SC_AGG_CARDINALITY ||
+                      sub->kind == SC_AGG_WEIGHTED_AVG || sub->kind == SC_AGG_CARDINALITY ||
                       sub->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION ||
                       (sc_agg_kind_pipeline(sub->kind) && !multi &&
                        sub->kind != SC_AGG_BUCKET_SORT);

@@ -284,8 +284,59 @@ static void bound_text(const sc_agg_spec *s, double v, char *buf, size_t cap)
     date_text(s, (int64_t)v, buf, cap);
 }
 
+/* An ip_range bound as text ("*" when open). */
+static void ip_text(sc_slice b, char *buf, size_t cap)
+{
+    if (b.len == 16)
+        sc_mapping_ip_format(b.ptr, buf);
+    else if (b.len)
+        snprintf(buf, cap, "%.*s", (int)b.len, (const char *)b.ptr);
+    else
+        snprintf(buf, cap, "*");
+}
+
+static void write_ip_range(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
+{
+    sc_jsonw_key(w, "buckets");
+    if (s->keyed)
+        sc_jsonw_obj_begin(w);
+    else
+        sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < r->n_buckets && i < s->n_ranges; i++) {
+        const sc_agg_range_spec *g = &s->ranges[i];
+        char from[64], to[64], key[160];
+        ip_text(g->from_ip, from, sizeof from);
+        ip_text(g->to_ip, to, sizeof to);
+        if (g->key)
+            snprintf(key, sizeof key, "%s", g->key);
+        else if (g->mask)
+            snprintf(key, sizeof key, "%s", g->mask);
+        else
+            snprintf(key, sizeof key, "%s-%s", from, to);
+        if (s->keyed)
+            sc_jsonw_key(w, key);
+        sc_jsonw_obj_begin(w);
+        if (!s->keyed)
+            sc_jsonw_kv_str(w, "key", key);
+        if (g->from_ip.len)
+            sc_jsonw_kv_str(w, "from", from);
+        if (g->to_ip.len)
+            sc_jsonw_kv_str(w, "to", to);
+        write_bucket_body(w, s, &r->buckets[i], tk);
+        sc_jsonw_obj_end(w);
+    }
+    if (s->keyed)
+        sc_jsonw_obj_end(w);
+    else
+        sc_jsonw_arr_end(w);
+}
+
 static void write_range(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
 {
+    if (s->vtype == SC_AGG_V_IP) {
+        write_ip_range(w, s, r, tk);
+        return;
+    }
     sc_jsonw_key(w, "buckets");
     if (s->keyed)
         sc_jsonw_obj_begin(w);
@@ -538,7 +589,9 @@ static const char *typed_prefix(const sc_agg_spec *s)
                : sc_agg_vtype_numeric(s->vtype)          ? "lterms"
                : s->vtype == SC_AGG_V_UNMAPPED           ? "umterms"
                                                          : "sterms";
-    case SC_AGG_RANGE: return s->vtype == SC_AGG_V_DATE ? "date_range" : "range";
+    case SC_AGG_RANGE:
+        return s->vtype == SC_AGG_V_DATE ? "date_range" : s->vtype == SC_AGG_V_IP ? "ip_range"
+                                                                                  : "range";
     case SC_AGG_PERCENTILES: return "tdigest_percentiles";
     case SC_AGG_PERCENTILE_RANKS: return "tdigest_percentile_ranks";
     default: return sc__agg_kind_name(s);
@@ -583,6 +636,10 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_STATS_BUCKET:
     case SC_AGG_CUMULATIVE_SUM:
     case SC_AGG_DERIVATIVE: write_pipeline(w, s, r); break;
+    case SC_AGG_WEIGHTED_AVG:
+        kv_value(w, "value", r->sum_sq != 0 ? r->sum / r->sum_sq : 0,
+                 r->count > 0 && r->sum_sq != 0);
+        break;
     case SC_AGG_CARDINALITY:
         sc_jsonw_kv_int(w, "value", r->hll ? (int64_t)sc_hll_estimate(r->hll) : 0);
         break;

@@ -104,6 +104,7 @@ sc_status sc__agg_coll_new(sc__agg_ctx *ctx, const sc_agg_spec *spec, sc__agg_co
     case SC_AGG_DERIVATIVE:
     case SC_AGG_BUCKET_SORT: SC_TRY(sc__agg_pipeline_new(c)); break;
     case SC_AGG_AUTO_DATE_HISTOGRAM: SC_TRY(sc__agg_auto_histo_new(c)); break;
+    case SC_AGG_WEIGHTED_AVG: SC_TRY(sc__agg_weighted_new(c)); break;
     case SC_AGG_FILTER:
     case SC_AGG_FILTERS:
     case SC_AGG_MISSING:
@@ -244,14 +245,35 @@ typedef struct run_ctx {
     sc__agg_coll **colls;
     size_t n;
     const sc_searcher *s;
+    sc__agg_seg seg; /* the current segment */
 } run_ctx;
 
 static sc_status run_seg_begin(void *ctx, size_t seg_i, const sc_segment *seg)
 {
     run_ctx *r = ctx;
-    sc__agg_seg s = {.seg = seg, .seg_i = seg_i, .n_docs = sc_segment_n_docs(seg)};
-    for (size_t i = 0; i < r->n; i++)
-        SC_TRY(sc__agg_coll_seg_begin(r->colls[i], &s));
+    r->seg = (sc__agg_seg){.seg = seg, .seg_i = seg_i, .n_docs = sc_segment_n_docs(seg)};
+    for (size_t i = 0; i < r->n; i++) {
+        r->colls[i]->skip = false;
+        r->colls[i]->seg = &r->seg;
+        SC_TRY(sc__agg_coll_seg_begin(r->colls[i], &r->seg));
+    }
+    return SC_OK;
+}
+
+/* The whole segment matches: aggregations that can count it from the index do. */
+static sc_status run_seg_whole(void *ctx, bool *consumed)
+{
+    run_ctx *r = ctx;
+    bool all = true;
+    for (size_t i = 0; i < r->n; i++) {
+        sc__agg_coll *c = r->colls[i];
+        bool handled = false;
+        if (c->ops->seg_whole && !c->n_subs)
+            SC_TRY(c->ops->seg_whole(c, &handled));
+        c->skip = handled;
+        all &= handled;
+    }
+    *consumed = all;
     return SC_OK;
 }
 
@@ -259,7 +281,8 @@ static sc_status run_collect(void *ctx, const uint32_t *docs, size_t n)
 {
     run_ctx *r = ctx;
     for (size_t i = 0; i < r->n; i++)
-        SC_TRY(r->colls[i]->ops->collect(r->colls[i], docs, NULL, n));
+        if (!r->colls[i]->skip)
+            SC_TRY(r->colls[i]->ops->collect(r->colls[i], docs, NULL, n));
     return SC_OK;
 }
 
@@ -293,7 +316,8 @@ static sc_status run_pass(sc__agg_ctx *ctx, const sc_agg_spec *root, bool global
     sc_search_collector c = {.ctx = &r,
                              .segment_begin = run_seg_begin,
                              .collect = run_collect,
-                             .segment_end = run_seg_end};
+                             .segment_end = run_seg_end,
+                             .segment_whole = run_seg_whole};
     return sc_search_collect(ctx->s, q, o, &c, ctx->a, res);
 }
 

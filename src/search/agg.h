@@ -60,6 +60,7 @@ typedef enum sc_agg_kind {
     SC_AGG_DERIVATIVE,
     SC_AGG_BUCKET_SORT, /* parent: sorts / pages the enclosing aggregation's buckets */
     SC_AGG_AUTO_DATE_HISTOGRAM, /* `size` = target buckets; interval from a ladder */
+    SC_AGG_WEIGHTED_AVG, /* metric: field values weighted by weight_field (count = Σw in sum_sq) */
     /* metrics over the sketches of search/hll.h and search/tdigest.h (agg_sketch.c) */
     SC_AGG_CARDINALITY,
     SC_AGG_PERCENTILES,
@@ -165,6 +166,9 @@ typedef struct sc_agg_range_spec {
     double from, to; /* -inf / +inf when open */
     const char *key; /* user key or NULL (the writer generates "from-to") */
     const char *from_str, *to_str; /* the request's strings (date_range), or NULL */
+    /* ip_range (the spec's vtype IP): 16-byte bounds, [from, to); empty slice = open */
+    sc_slice from_ip, to_ip;
+    const char *mask; /* the CIDR text of a `mask` range (its key), or NULL */
 } sc_agg_range_spec;
 
 /* A typed value of a composite key part (the request's `after`). */
@@ -251,6 +255,11 @@ struct sc_agg_spec {
     const double *points;
     size_t n_points;
     double compression; /* t-digest compression (0 = 100; median_absolute_deviation 1000) */
+    /* weighted_avg: the weight's field and type (its `missing` in weight_missing) */
+    const char *weight_field;
+    sc_agg_vtype weight_vtype;
+    bool has_weight_missing;
+    double weight_missing;
     /* composite: the sources (each TERMS, HISTOGRAM or DATE_HISTOGRAM with its field,
      * interval/rounding, order.desc and missing_bucket) and the `after` key (n_sources values,
      * or NULL); size is the page size */

@@ -59,7 +59,7 @@ static void put_f(wbuf *w, double d)
 
 static bool is_metric(sc_agg_kind k)
 {
-    return k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS;
+    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG;
 }
 
 static void enc_node(wbuf *w, const sc_agg_result *r)

@@ -158,11 +158,18 @@ static sc_status histo_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **ou
     return SC_OK;
 }
 
+static sc_status histo_seg_whole(sc__agg_coll *c, bool *handled)
+{
+    histo_state *h = c->state;
+    return sc__agg_histo_points(c, &h->ords, handled);
+}
+
 static const sc__agg_coll_ops histo_ops = {
     .seg_begin = histo_seg_begin,
     .collect = histo_collect,
     .seg_end = histo_seg_end,
     .build = histo_build,
+    .seg_whole = histo_seg_whole,
 };
 
 sc_status sc__agg_histo_new(sc__agg_coll *c)

@@ -46,6 +46,10 @@ typedef struct sc__agg_coll_ops {
     sc_status (*collect)(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners, size_t n);
     sc_status (*seg_end)(sc__agg_coll *c);
     sc_status (*build)(sc__agg_coll *c, uint32_t owner, sc_agg_result **out);
+    /* Optional (NULL = never): the current segment matches whole (match_all, no deletes) and
+     * c is a top-level aggregation; *handled = true when c counted it without docs (then it
+     * gets no collect calls for this segment). */
+    sc_status (*seg_whole)(sc__agg_coll *c, bool *handled);
 } sc__agg_coll_ops;
 
 /* A growable array of 8-byte cells in the arena (grows by doubling; old blocks stay in the
@@ -68,6 +72,8 @@ struct sc__agg_coll {
     uint32_t *pb_docs, *pb_ords; /* pairs for the subs */
     size_t pb_n;
     bool top;    /* a top-level aggregation: collect always gets owners NULL */
+    bool skip;   /* the current segment was answered by seg_whole */
+    const sc__agg_seg *seg; /* the current segment (top level) */
     void *state; /* the kind's own */
 };
 
@@ -171,6 +177,15 @@ sc_status sc__agg_terms_fast_seg_end(sc__agg_coll *c, sc__agg_terms_fast **f,
 sc_status sc__agg_terms_fast_build(sc__agg_coll *c, const sc__agg_terms_fast *f,
                                    sc_agg_result **out) SC_MUST_USE;
 
+/* ---- counting from points (agg_points.c) ---- */
+/* Whether spec's field has single-valued 1-D points in segment s (long/date, no `missing`). */
+bool sc__agg_points_open(const sc_agg_spec *spec, const sc__agg_seg *s, sc_bkd *t);
+/* A top-level histogram / date_histogram over the whole current segment from its points into
+ * ords (owner 0) and doc_counts; *handled false when it does not apply. */
+sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, bool *handled) SC_MUST_USE;
+/* A top-level range over the whole current segment from its points (ordinal = range). */
+sc_status sc__agg_range_points(sc__agg_coll *c, uint32_t owner_base, bool *handled) SC_MUST_USE;
+
 /* ---- per-kind constructors ---- */
 sc_status sc__agg_terms_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_metric_new(sc__agg_coll *c) SC_MUST_USE;
@@ -180,6 +195,7 @@ sc_status sc__agg_filter_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_composite_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_pipeline_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_auto_histo_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_weighted_new(sc__agg_coll *c) SC_MUST_USE;
 /* auto_date_histogram reduce (agg_auto_histo.c) and its final empty-bucket filling. */
 sc_status sc__agg_auto_histo_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
                                     bool final, uint64_t max_buckets, sc_arena *a,

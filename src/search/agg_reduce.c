@@ -12,7 +12,7 @@
 
 static bool is_metric(sc_agg_kind k)
 {
-    return k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS;
+    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG;
 }
 
 /* Kahan summation as Elasticsearch's CompensatedSum (shard sums are added as values, their
@@ -33,6 +33,8 @@ double sc__agg_metric_value(const sc_agg_spec *spec, const sc_agg_result *r, sc_
 {
     if (!r)
         return NAN;
+    if (spec->kind == SC_AGG_WEIGHTED_AVG)
+        return r->count && r->sum_sq != 0 ? r->sum / r->sum_sq : NAN;
     if (spec->kind == SC_AGG_CARDINALITY)
         return r->hll ? (double)sc_hll_estimate(r->hll) : 0;
     if (spec->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION) {

@@ -99,7 +99,12 @@ sc_status sc_search_collect(const sc_searcher *s, const sc_query *q, const sc_se
         if (o->cancel && sc_cancel_token_check(o->cancel, true))
             break;
         SC_TRY(c->segment_begin(c->ctx, si, ss->seg));
-        if (plan->kind == SC__PLAN_ALL) {
+        bool consumed = false;
+        if (plan->kind == SC__PLAN_ALL && !(ss->live && ss->n_deleted) && c->segment_whole)
+            SC_TRY(c->segment_whole(c->ctx, &consumed));
+        if (consumed) {
+            total += sc_segment_n_docs(ss->seg);
+        } else if (plan->kind == SC__PLAN_ALL) {
             st = collect_all(ss, c, docs, o->cancel, &total);
         } else {
             sc_doc_iter *it;

@@ -119,6 +119,10 @@ typedef struct sc_search_collector {
     /* Segment-local doc ids, ascending, 1 <= n <= SC_SEARCH_COLLECT_WINDOW. */
     sc_status (*collect)(void *ctx, const uint32_t *docs, size_t n);
     sc_status (*segment_end)(void *ctx);
+    /* Optional (may be NULL): called after segment_begin when every doc of the segment
+     * matches and none is deleted (match_all). Setting *consumed = true means the collector
+     * answered the segment itself (e.g. from points) and no windows are fed for it. */
+    sc_status (*segment_whole)(void *ctx, bool *consumed);
 } sc_search_collector;
 
 #define SC_SEARCH_COLLECT_WINDOW 4096

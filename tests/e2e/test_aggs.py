@@ -266,6 +266,32 @@ def test_auto_date_histogram(server, idx):
     assert d["buckets"][0]["key_as_string"].endswith("-05:00")
 
 
+def test_ip_range(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "aggs": {"r": {"ip_range": {"field": "ip", "ranges": [
+        {"to": "10.0.0.2"}, {"from": "10.0.0.2", "to": "10.0.1.0"}, {"mask": "10.0.1.0/30"},
+        {"from": "10.0.1.3"}]}}}})
+    assert st == 200, b
+    rb = b["aggregations"]["r"]["buckets"]
+    assert [x["key"] for x in rb] == ["*-10.0.0.2", "10.0.0.2-10.0.1.0", "10.0.1.0/30",
+                                      "10.0.1.3-*"]
+    assert rb[0] == {"key": "*-10.0.0.2", "to": "10.0.0.2", "doc_count": sum(
+        1 for d in docs if d["ip"] in ("10.0.0.0", "10.0.0.1"))}
+    assert rb[2]["from"] == "10.0.1.0" and rb[2]["to"] == "10.0.1.4"
+    assert rb[2]["doc_count"] == sum(1 for d in docs if d["ip"].startswith("10.0.1."))
+    assert rb[3]["doc_count"] == sum(1 for d in docs if d["ip"] == "10.0.1.3")
+
+
+def test_weighted_avg(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "aggs": {"w": {"weighted_avg": {
+        "value": {"field": "price"}, "weight": {"field": "qty"}}}}})
+    assert st == 200, b
+    num = sum(d["price"] * d["qty"] for d in docs if "price" in d)
+    den = sum(d["qty"] for d in docs if "price" in d)
+    assert b["aggregations"]["w"]["value"] == pytest.approx(num / den)
+
+
 def test_metrics_shapes(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {

@@ -601,7 +601,7 @@ static void test_range_filters_vs_model(void **state)
         sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
         sc_agg_spec *rg = mk(&a, SC_AGG_RANGE, "r", "d", SC_AGG_V_DOUBLE);
         static sc_agg_range_spec ranges[3] = {
-            {-INFINITY, -100, NULL, NULL, NULL}, {-200, 300, NULL, NULL, NULL}, {250, INFINITY, NULL, NULL, NULL}};
+            {.from = -INFINITY, .to = -100}, {.from = -200, .to = 300}, {.from = 250, .to = INFINITY}};
         rg->ranges = ranges;
         rg->n_ranges = 3;
         add_sub(&a, rg, mk(&a, SC_AGG_SUM, "s", "n", SC_AGG_V_LONG));
@@ -1140,6 +1140,130 @@ static void test_auto_date_histogram_vs_model(void **state)
     sc_arena_fini(&a);
 }
 
+/* ip_range's ordinal bounds, exercised on the keyword terms of "k" (byte order, as 16-byte
+ * addresses are): [w05, w10), [*, w03), [w27, *). */
+static void test_ip_range_bounds(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *rg = mk(&a, SC_AGG_RANGE, "r", "k", SC_AGG_V_IP);
+    sc_agg_range_spec ranges[3] = {{.from_ip = sc_slice_cstr("w05"), .to_ip = sc_slice_cstr("w10")},
+                                   {.to_ip = sc_slice_cstr("w03")},
+                                   {.from_ip = sc_slice_cstr("w27")}};
+    rg->ranges = ranges;
+    rg->n_ranges = 3;
+    add_sub(&a, root, rg);
+    sc_agg_result *r = run(&a, root, 0, true);
+    static const int lo[3] = {5, 0, 27}, hi[3] = {10, 3, 30};
+    for (int i = 0; i < 3; i++) {
+        uint64_t c = 0;
+        for (size_t g = 0; g < N_ALL; g++) {
+            bool in = false;
+            for (uint32_t j = 0; docs[g].live && j < docs[g].nk; j++)
+                in |= (int)docs[g].k[j] >= lo[i] && (int)docs[g].k[j] < hi[i];
+            c += in;
+        }
+        assert_int_equal(top(r, 0)->buckets[i].doc_count, c);
+    }
+    sc_arena_fini(&a);
+}
+
+/* weighted_avg of "d" by the first value of "n" (docs without "n" skipped; with a weight
+ * `missing` of 2 they count), under terms(tag), over three shards. */
+static void test_weighted_avg_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *tt = mk(&a, SC_AGG_TERMS, "tt", "tag", SC_AGG_V_KEYWORD);
+    for (int m = 0; m < 2; m++) {
+        sc_agg_spec *w = mk(&a, SC_AGG_WEIGHTED_AVG, "w", "d", SC_AGG_V_DOUBLE);
+        w->weight_field = "n";
+        w->weight_vtype = SC_AGG_V_LONG;
+        w->has_weight_missing = m == 1;
+        w->weight_missing = 2;
+        add_sub(&a, tt, w);
+    }
+    add_sub(&a, root, tt);
+    sc_agg_result *r = run(&a, root, 0, true);
+    const sc_agg_result *x = top(r, 0);
+    for (size_t i = 0; i < x->n_buckets; i++)
+        for (int m = 0; m < 2; m++) {
+            double sw = 0, swv = 0;
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *d = &docs[g];
+                if (!d->live || d->tag != (uint32_t)(x->buckets[i].bkey.ptr[1] - '0'))
+                    continue;
+                double wt = d->nn ? (double)d->n[0] : (m ? 2 : NAN);
+                if (isnan(wt))
+                    continue;
+                sw += wt;
+                swv += wt * d->d;
+            }
+            const sc_agg_result *w = x->buckets[i].subs[m];
+            near(w->sum_sq, sw);
+            near(w->sum, swv);
+        }
+    sc_arena_fini(&a);
+}
+
+/* Counting from points (match_all over a segment without deletes) gives the same buckets as
+ * reading doc values (the same docs through a range query covering every value): date
+ * histograms (day in a DST zone, month), an integer histogram and ranges on the date field. */
+static void test_points_path_equals_doc_values(void **state)
+{
+    (void)state;
+    static const int64_t at[2] = {INT64_C(1583650800000), INT64_C(1604210400000)};
+    static const int32_t off[2] = {-4 * 3600, -5 * 3600};
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *d1 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d1", "t", SC_AGG_V_DATE);
+    d1->rounding.unit = SC_AGG_CAL_DAY;
+    d1->rounding.tz = (sc_agg_tz){.base_offset_ms = -5 * 3600000, .at_ms = at, .offset_s = off,
+                                  .n_trans = 2};
+    add_sub(&a, root, d1);
+    sc_agg_spec *d2 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d2", "t", SC_AGG_V_DATE);
+    d2->rounding.unit = SC_AGG_CAL_MONTH;
+    d2->rounding.offset_ms = 6 * 3600000;
+    add_sub(&a, root, d2);
+    sc_agg_spec *h = mk(&a, SC_AGG_HISTOGRAM, "h", "t", SC_AGG_V_DATE);
+    h->interval = 7 * 86400000.0 + 13;
+    h->offset = 5;
+    add_sub(&a, root, h);
+    sc_agg_spec *rg = mk(&a, SC_AGG_RANGE, "r", "t", SC_AGG_V_DATE);
+    static sc_agg_range_spec ranges[3] = {{.from = -INFINITY, .to = 1585699200000.5},
+                                          {.from = 1580000000000.0, .to = 1600000000000.0},
+                                          {.from = 1600000000000.0, .to = INFINITY}};
+    rg->ranges = ranges;
+    rg->n_ranges = 3;
+    add_sub(&a, root, rg);
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    for (size_t from = 0; from < N_SEG; from++) {
+        sc_searcher s = {ss + from, 1};
+        sc_search_options o;
+        sc_search_options_init(&o);
+        sc_agg_shard_options so = {.n_shards = 1};
+        sc_search_result res;
+        sc_agg_error err;
+        sc_agg_result *fast, *slow, *f2, *s2;
+        assert_int_equal(sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a,
+                                              &fast, &res, &err),
+                         SC_OK);
+        assert_int_equal(sc_agg_collect_shard(root, &s,
+                                              sc_query_range(&a, sc_slice_cstr("t"), &lo, &hi, 1),
+                                              &o, &so, &a, &slow, &res, &err),
+                         SC_OK);
+        assert_int_equal(sc_agg_reduce(root, &fast, 1, true, 0, &a, &f2, &err), SC_OK);
+        assert_int_equal(sc_agg_reduce(root, &slow, 1, true, 0, &a, &s2, &err), SC_OK);
+        assert_true(sc_agg_result_equal(f2, s2));
+    }
+    sc_arena_fini(&a);
+}
+
 /* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
 static void test_fuzz_seeds_decode(void **state)
 {
@@ -1271,6 +1395,9 @@ int main(void)
         cmocka_unit_test(test_multi_terms_vs_model),
         cmocka_unit_test(test_pipelines_vs_model),
         cmocka_unit_test(test_auto_date_histogram_vs_model),
+        cmocka_unit_test(test_ip_range_bounds),
+        cmocka_unit_test(test_weighted_avg_vs_model),
+        cmocka_unit_test(test_points_path_equals_doc_values),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
