@@ -26,15 +26,15 @@ static sc_status hook_run(void *ctx, const sc_shard_collect_call *call, void **p
     sc_agg_error aerr;
     sc_agg_result *r = NULL;
     memset(&res, 0, sizeof res);
-    sc_status st = sc_agg_collect_shard(h->spec, call->searcher, q, &o, &so, call->scratch, &r,
-                                        &res, &aerr);
+    sc_status st =
+        sc_agg_collect_shard(h->spec, call->searcher, q, &o, &so, call->scratch, &r, &res, &aerr);
     if (st != SC_OK) {
         if (aerr.too_many_buckets) {
             err->status = 400;
             err->type = "too_many_buckets_exception";
         } else if (!call->scratch->over_budget) {
-            bool bad = st == SC_EUNSUPPORTED || st == SC_EPARSE || st == SC_EINVAL ||
-                       st == SC_ELIMIT;
+            bool bad =
+                st == SC_EUNSUPPORTED || st == SC_EPARSE || st == SC_EINVAL || st == SC_ELIMIT;
             err->status = bad ? 400 : 500;
             err->type = bad ? "illegal_argument_exception" : "exception";
         }

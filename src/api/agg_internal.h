@@ -1,6 +1,9 @@
 /* Private to the aggregation files of src/api: parsing the `aggs` JSON into the search layer's
- * spec tree (agg_parse.c: the tree; agg_parse_params.c: each kind's parameters) and writing a
- * final result as the response's "aggregations" (agg_write.c). */
+ * spec tree (agg_parse.c: the tree; agg_parse_params.c, agg_parse_terms.c,
+ * agg_parse_composite.c, agg_parse_pipeline.c, agg_parse_auto.c, agg_parse_sketch.c: each
+ * kind's parameters),
+ * running it through the shard query phase's collect hook (agg_exec.c) and writing a final
+ * result as the response's "aggregations" (agg_write.c). */
 #ifndef SC_API_AGG_INTERNAL_H
 #define SC_API_AGG_INTERNAL_H
 
@@ -46,8 +49,7 @@ bool sc__agg_parse(sc_rest_req *req, sc_index *ix, const json_t *aggs, sc_agg_sp
                    sc_agg_parse_error *err);
 /* Parses the parameters object of one aggregation of kind s->kind (named `type` in the
  * request) into s. */
-bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *params,
-                          sc_agg_spec *s);
+bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *params, sc_agg_spec *s);
 /* Parameter readers shared by the kinds' parsers (agg_parse_params.c); each fills c->err and
  * returns false on a bad value. */
 bool sc__agg_known_keys(sc__agg_pctx *c, const char *type, const json_t *params,
@@ -60,8 +62,8 @@ bool sc__agg_get_bool(sc__agg_pctx *c, const json_t *params, const char *key, bo
                       const char *type);
 /* `field` and its value type, `format`, `missing` of a field aggregation (*mf: its mapping, or
  * NULL when unmapped). */
-bool sc__agg_field_common(sc__agg_pctx *c, const char *type, const json_t *params,
-                          sc_agg_spec *s, const sc_mapping_field **mf);
+bool sc__agg_field_common(sc__agg_pctx *c, const char *type, const json_t *params, sc_agg_spec *s,
+                          const sc_mapping_field **mf);
 /* A JSON value encoded as field f's doc value. */
 bool sc__agg_encode_value(sc__agg_pctx *c, const sc_mapping_field *f, const json_t *v,
                           const char *what, sc_mapping_value *out);
@@ -70,11 +72,14 @@ bool sc__agg_date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg
                         const json_t *v, const char *what, double *out);
 /* date_histogram's interval, time_zone and offset into s->rounding. */
 bool sc__agg_date_rounding(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s);
+/* terms' parameters (agg_parse_terms.c). */
+bool sc__agg_parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+/* significant_terms' parameters (agg_parse_terms.c). */
+bool sc__agg_parse_significant(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* A terms-style `order` ({"_count"|"_key"|"<sub>[.stat]": dir}, or an array: its first). */
 bool sc__agg_terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s);
 /* multi_terms' parameters (agg_parse_composite.c: its keys are composite keys). */
-bool sc__agg_parse_multi_terms(sc__agg_pctx *c, const char *type, const json_t *p,
-                               sc_agg_spec *s);
+bool sc__agg_parse_multi_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* A pipeline's parameters (agg_parse_pipeline.c), and the resolution of the paths of the
  * pipelines among parent's subs once they are all parsed. */
 bool sc__agg_parse_pipeline(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
@@ -84,8 +89,7 @@ bool sc__agg_parse_auto(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
 /* ip_range's parameters (agg_parse_auto.c; kind SC_AGG_RANGE, vtype IP). */
 bool sc__agg_parse_ip_range(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* weighted_avg's parameters (agg_parse_auto.c). */
-bool sc__agg_parse_weighted_avg(sc__agg_pctx *c, const char *type, const json_t *p,
-                                sc_agg_spec *s);
+bool sc__agg_parse_weighted_avg(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* composite's parameters (agg_parse_composite.c). */
 bool sc__agg_parse_composite(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* cardinality, percentiles, percentile_ranks and median_absolute_deviation's parameters
@@ -99,8 +103,7 @@ void sc__agg_write_error(sc_rest_req *req, sc_rest_resp *resp, const sc_agg_pars
 
 /* Writes `"aggregations": {...}` for the final (finalized) result r of root. typed_keys
  * prefixes names with their type ("sterms#name"). */
-void sc__agg_write(sc_jsonw *w, const sc_agg_spec *root, const sc_agg_result *r,
-                   bool typed_keys);
+void sc__agg_write(sc_jsonw *w, const sc_agg_spec *root, const sc_agg_result *r, bool typed_keys);
 
 /* The aggregations of one search as the shard query phase's collect hook (agg_exec.c). */
 typedef struct sc__agg_hook {

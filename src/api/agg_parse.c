@@ -10,7 +10,6 @@
 
 #include "api/agg_internal.h"
 
-
 /* ---- kinds ---- */
 
 typedef struct kind_name {
@@ -48,6 +47,7 @@ static const kind_name kinds[] = {
     {"bucket_sort", SC_AGG_BUCKET_SORT},
     {"auto_date_histogram", SC_AGG_AUTO_DATE_HISTOGRAM},
     {"weighted_avg", SC_AGG_WEIGHTED_AVG},
+    {"significant_terms", SC_AGG_SIGNIFICANT_TERMS},
     {"cardinality", SC_AGG_CARDINALITY},
     {"percentiles", SC_AGG_PERCENTILES},
     {"percentile_ranks", SC_AGG_PERCENTILE_RANKS},
@@ -55,15 +55,39 @@ static const kind_name kinds[] = {
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
-static const char *const later[] = {
-    "significant_terms", "significant_text", "top_hits",
-    "top_metrics", "geo_bounds", "geo_centroid",
-    "moving_fn", "bucket_selector", "bucket_script", "nested",
-    "reverse_nested", "sampler", "diversified_sampler", "adjacency_matrix", "rare_terms",
-    "variable_width_histogram", "geohash_grid", "geotile_grid", "scripted_metric",
-    "string_stats", "boxplot", "rate", "t_test", "matrix_stats", "extended_stats_bucket",
-    "percentiles_bucket", "serial_diff", "children", "parent", "random_sampler",
-    "frequent_item_sets", "categorize_text", "geo_distance", NULL};
+static const char *const later[] = {"significant_text",
+                                    "top_hits",
+                                    "top_metrics",
+                                    "geo_bounds",
+                                    "geo_centroid",
+                                    "moving_fn",
+                                    "bucket_selector",
+                                    "bucket_script",
+                                    "nested",
+                                    "reverse_nested",
+                                    "sampler",
+                                    "diversified_sampler",
+                                    "adjacency_matrix",
+                                    "rare_terms",
+                                    "variable_width_histogram",
+                                    "geohash_grid",
+                                    "geotile_grid",
+                                    "scripted_metric",
+                                    "string_stats",
+                                    "boxplot",
+                                    "rate",
+                                    "t_test",
+                                    "matrix_stats",
+                                    "extended_stats_bucket",
+                                    "percentiles_bucket",
+                                    "serial_diff",
+                                    "children",
+                                    "parent",
+                                    "random_sampler",
+                                    "frequent_item_sets",
+                                    "categorize_text",
+                                    "geo_distance",
+                                    NULL};
 
 const char *sc__agg_kind_name(const sc_agg_spec *s)
 {
@@ -96,21 +120,22 @@ static bool find_kind(sc__agg_pctx *c, const char *name, const json_t *body, con
     *meta = NULL;
     if (!json_is_object(body))
         return sc__agg_fail(c, 400, "parsing_exception",
-                    "Expected [START_OBJECT] under [%s], but got a [VALUE] in [%s]", name, name);
+                            "Expected [START_OBJECT] under [%s], but got a [VALUE] in [%s]", name,
+                            name);
     const char *k;
     json_t *v;
     json_object_foreach ((json_t *)body, k, v) {
         if (!strcmp(k, "aggs") || !strcmp(k, "aggregations")) {
             if (*subs)
                 return sc__agg_fail(c, 400, "parsing_exception",
-                            "Found two sub aggregation definitions under [%s]", name);
+                                    "Found two sub aggregation definitions under [%s]", name);
             *subs = v;
         } else if (!strcmp(k, "meta")) {
             *meta = v;
         } else if (*type) {
             return sc__agg_fail(c, 400, "parsing_exception",
-                        "Found two aggregation type definitions in [%s]: [%s] and [%s]", name,
-                        *type, k);
+                                "Found two aggregation type definitions in [%s]: [%s] and [%s]",
+                                name, *type, k);
         } else {
             *type = k;
             *params = v;
@@ -118,7 +143,7 @@ static bool find_kind(sc__agg_pctx *c, const char *name, const json_t *body, con
     }
     if (!*type)
         return sc__agg_fail(c, 400, "parsing_exception", "Missing definition for aggregation [%s]",
-                    name);
+                            name);
     return true;
 }
 
@@ -141,7 +166,8 @@ static bool parse_one(sc__agg_pctx *c, const char *name, const json_t *body, sc_
         for (const char *const *l = later; *l; l++)
             if (!strcmp(*l, type))
                 return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "aggregation type [%s] of [%s] is not supported yet", type, name);
+                                    "aggregation type [%s] of [%s] is not supported yet", type,
+                                    name);
         c->err->caused_by = "named_object_not_found_exception";
         return sc__agg_fail(c, 400, "parsing_exception", "Unknown aggregation type [%s]", type);
     }
@@ -152,12 +178,14 @@ static bool parse_one(sc__agg_pctx *c, const char *name, const json_t *body, sc_
                             sc__agg_kind_name(parent));
     if (s->kind == SC_AGG_GLOBAL && parent->kind != SC_AGG_ROOT)
         return sc__agg_fail(c, 400, "aggregation_initialization_exception",
-                    "Aggregator [%s] of type [global] cannot be a sub-aggregation", name);
+                            "Aggregator [%s] of type [global] cannot be a sub-aggregation", name);
     if (subs && (is_metric(s->kind) || sc_agg_kind_pipeline(s->kind)))
         return sc__agg_fail(c, 400, "aggregation_initialization_exception",
-                    "Aggregator [%s] of type [%s] cannot accept sub-aggregations", name, type);
+                            "Aggregator [%s] of type [%s] cannot accept sub-aggregations", name,
+                            type);
     if (!json_is_object(params))
-        return sc__agg_fail(c, 400, "parsing_exception", "[%s] expected an object for [%s]", type, name);
+        return sc__agg_fail(c, 400, "parsing_exception", "[%s] expected an object for [%s]", type,
+                            name);
     if (meta) {
         if (!json_is_object(meta))
             return sc__agg_fail(c, 400, "parsing_exception", "[meta] of [%s] must be an object",
@@ -191,9 +219,9 @@ static bool parse_aggs(sc__agg_pctx *c, const json_t *aggs, sc_agg_spec *parent,
     json_object_foreach ((json_t *)aggs, k, v) {
         if (!*k || strpbrk(k, "[]>"))
             return sc__agg_fail(c, 400, "parsing_exception",
-                        "Invalid aggregation name [%s]. Aggregation names can contain any "
-                        "character except '[', ']', and '>'",
-                        k);
+                                "Invalid aggregation name [%s]. Aggregation names can contain any "
+                                "character except '[', ']', and '>'",
+                                k);
         if (!parse_one(c, k, v, parent, depth, &parent->subs[parent->n_subs]))
             return false;
         parent->n_subs++;

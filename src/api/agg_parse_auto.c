@@ -9,8 +9,8 @@
 
 bool sc__agg_parse_auto(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
-    static const char *const keys[] = {"field", "buckets", "minimum_interval", "time_zone",
-                                       "format", "missing", "script", NULL};
+    static const char *const keys[] = {"field",  "buckets", "minimum_interval", "time_zone",
+                                       "format", "missing", "script",           NULL};
     const sc_mapping_field *mf;
     if (!sc__agg_known_keys(c, type, p, keys) || !sc__agg_field_common(c, type, p, s, &mf))
         return false;
@@ -104,20 +104,19 @@ bool sc__agg_parse_ip_range(sc__agg_pctx *c, const char *type, const json_t *p, 
             return sc__agg_fail(c, 400, "x_content_parse_exception",
                                 "[ranges] entries must be objects");
         if (json_is_string(key))
-            g->key = sc_arena_strndup(c->req->arena, json_string_value(key),
-                                      json_string_length(key));
+            g->key =
+                sc_arena_strndup(c->req->arena, json_string_value(key), json_string_length(key));
         if (mask) {
             uint8_t *b = sc_arena_alloc(c->req->arena, 32);
             if (!b)
                 return sc__agg_oom_err(c);
             if (!json_is_string(mask) ||
-                sc_mapping_ip_cidr(sc_slice_make(json_string_value(mask),
-                                                 json_string_length(mask)),
+                sc_mapping_ip_cidr(sc_slice_make(json_string_value(mask), json_string_length(mask)),
                                    b, b + 16) != SC_OK)
                 return sc__agg_fail(c, 400, "illegal_argument_exception",
                                     "invalid CIDR mask in [%s]", s->name);
-            g->mask = sc_arena_strndup(c->req->arena, json_string_value(mask),
-                                       json_string_length(mask));
+            g->mask =
+                sc_arena_strndup(c->req->arena, json_string_value(mask), json_string_length(mask));
             g->from_ip = sc_slice_make(b, 16);
             /* [first, last + 1): the address after the block, none past the end */
             int k = 15;
@@ -138,8 +137,7 @@ bool sc__agg_parse_ip_range(sc__agg_pctx *c, const char *type, const json_t *p, 
     return true;
 }
 
-bool sc__agg_parse_weighted_avg(sc__agg_pctx *c, const char *type, const json_t *p,
-                                sc_agg_spec *s)
+bool sc__agg_parse_weighted_avg(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
     static const char *const keys[] = {"value", "weight", "format", "value_type", NULL};
     const json_t *v = json_object_get(p, "value"), *w = json_object_get(p, "weight");
@@ -147,8 +145,7 @@ bool sc__agg_parse_weighted_avg(sc__agg_pctx *c, const char *type, const json_t 
         return false;
     if (!json_is_object(v) || !json_is_object(w))
         return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "[value] and [weight] of weighted_avg [%s] must be objects",
-                            s->name);
+                            "[value] and [weight] of weighted_avg [%s] must be objects", s->name);
     const sc_mapping_field *mf;
     s->kind = SC_AGG_AVG; /* the field checks of a numeric metric */
     bool ok = sc__agg_field_common(c, "weighted_avg", v, s, &mf);

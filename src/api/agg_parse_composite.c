@@ -31,9 +31,18 @@ static bool parse_source(sc__agg_pctx *c, const char *name, const json_t *body, 
                             "[composite] source type [%s] of [%s] is not supported (terms, "
                             "histogram, date_histogram)",
                             type, name);
-    static const char *const keys[] = {"field", "order", "missing_bucket", "missing_order",
-                                       "format", "interval", "offset", "calendar_interval",
-                                       "fixed_interval", "time_zone", "value_type", "script",
+    static const char *const keys[] = {"field",
+                                       "order",
+                                       "missing_bucket",
+                                       "missing_order",
+                                       "format",
+                                       "interval",
+                                       "offset",
+                                       "calendar_interval",
+                                       "fixed_interval",
+                                       "time_zone",
+                                       "value_type",
+                                       "script",
                                        NULL};
     const sc_mapping_field *mf;
     if (!json_is_object(p) || !sc__agg_known_keys(c, type, p, keys) ||
@@ -103,12 +112,17 @@ static bool after_value(sc__agg_pctx *c, const sc_agg_spec *s, const json_t *v, 
     return true;
 }
 
-bool sc__agg_parse_multi_terms(sc__agg_pctx *c, const char *type, const json_t *p,
-                               sc_agg_spec *s)
+bool sc__agg_parse_multi_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
-    static const char *const keys[] = {"terms", "size", "shard_size", "min_doc_count",
-                                       "shard_min_doc_count", "order", "collect_mode",
-                                       "show_term_doc_count_error", NULL};
+    static const char *const keys[] = {"terms",
+                                       "size",
+                                       "shard_size",
+                                       "min_doc_count",
+                                       "shard_min_doc_count",
+                                       "order",
+                                       "collect_mode",
+                                       "show_term_doc_count_error",
+                                       NULL};
     if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const json_t *terms = json_object_get(p, "terms");
@@ -143,8 +157,7 @@ bool sc__agg_parse_multi_terms(sc__agg_pctx *c, const char *type, const json_t *
     if (!sc__agg_get_uint(c, p, "size", &size, type) ||
         !sc__agg_get_uint(c, p, "shard_size", &shard_size, type) ||
         !sc__agg_get_uint(c, p, "min_doc_count", &mdc, type) ||
-        !sc__agg_get_bool(c, p, "show_term_doc_count_error", &s->show_term_doc_count_error,
-                          type))
+        !sc__agg_get_bool(c, p, "show_term_doc_count_error", &s->show_term_doc_count_error, type))
         return false;
     if (size == 0 || size > INT32_MAX)
         return sc__agg_fail(c, 400, "illegal_argument_exception",
@@ -188,8 +201,7 @@ bool sc__agg_parse_composite(sc__agg_pctx *c, const char *type, const json_t *p,
             return sc__agg_fail(c, 400, "x_content_parse_exception",
                                 "[composite] each source must be an object with one name");
         void *it = json_object_iter((json_t *)one);
-        if (!parse_source(c, json_object_iter_key(it), json_object_iter_value(it),
-                          &s->sources[i]))
+        if (!parse_source(c, json_object_iter_key(it), json_object_iter_value(it), &s->sources[i]))
             return false;
         for (size_t j = 0; j < i; j++)
             if (!strcmp(s->sources[j]->name, s->sources[i]->name))

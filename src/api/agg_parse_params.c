@@ -12,7 +12,6 @@
 #include "api/search_internal.h"
 #include "base/clock.h"
 #include "mapping/tz.h"
-#include "search/automaton.h"
 
 bool sc__agg_fail(sc__agg_pctx *c, int status, const char *type, const char *fmt, ...)
 {
@@ -39,7 +38,8 @@ static const char *dup(sc__agg_pctx *c, const char *s)
 /* ---- fields ---- */
 
 /* Resolves spec->field's value type; the text / unsupported-type errors. */
-static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, const sc_mapping_field **mf)
+static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type,
+                          const sc_mapping_field **mf)
 {
     *mf = c->m ? sc_mapping_find(c->m, sc_slice_cstr(s->field)) : NULL;
     const sc_mapping_field *f = *mf;
@@ -50,13 +50,14 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
     switch (f->type) {
     case SC_MAPPING_TEXT:
         c->err->shard_level = true;
-        return sc__agg_fail(c, 400, "illegal_argument_exception",
-                    "Text fields are not optimised for operations that require per-document "
-                    "field data like aggregations and sorting, so these operations are disabled "
-                    "by default. Please use a keyword field instead. Alternatively, set "
-                    "fielddata=true on [%s] in order to load field data by uninverting the "
-                    "inverted index. Note that this can use significant memory.",
-                    s->field);
+        return sc__agg_fail(
+            c, 400, "illegal_argument_exception",
+            "Text fields are not optimised for operations that require per-document "
+            "field data like aggregations and sorting, so these operations are disabled "
+            "by default. Please use a keyword field instead. Alternatively, set "
+            "fielddata=true on [%s] in order to load field data by uninverting the "
+            "inverted index. Note that this can use significant memory.",
+            s->field);
     case SC_MAPPING_KEYWORD: s->vtype = SC_AGG_V_KEYWORD; break;
     case SC_MAPPING_IP: s->vtype = SC_AGG_V_IP; break;
     case SC_MAPPING_BOOLEAN: s->vtype = SC_AGG_V_BOOLEAN; break;
@@ -80,8 +81,8 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
     default:
         c->err->shard_level = true;
         return sc__agg_fail(c, 400, "illegal_argument_exception",
-                    "Field [%s] of type [%s] is not supported for aggregation [%s]", s->field,
-                    sc_mapping_type_name(f->type), type);
+                            "Field [%s] of type [%s] is not supported for aggregation [%s]",
+                            s->field, sc_mapping_type_name(f->type), type);
     }
     bool numeric_only = s->kind >= SC_AGG_MIN && s->kind < SC_AGG_VALUE_COUNT;
     numeric_only |= s->kind == SC_AGG_STATS || s->kind == SC_AGG_EXTENDED_STATS;
@@ -93,15 +94,15 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type, con
     if (numeric_only && !sc_agg_vtype_numeric(s->vtype)) {
         c->err->shard_level = true;
         return sc__agg_fail(c, 400, "illegal_argument_exception",
-                    "Field [%s] of type [%s] is not supported for aggregation [%s]", s->field,
-                    sc_mapping_type_name(f->type), type);
+                            "Field [%s] of type [%s] is not supported for aggregation [%s]",
+                            s->field, sc_mapping_type_name(f->type), type);
     }
     return true;
 }
 
 /* A JSON value as the field's doc value (numbers, dates with date math, booleans, ips). */
-bool sc__agg_encode_value(sc__agg_pctx *c, const sc_mapping_field *f, const json_t *v, const char *what,
-                         sc_mapping_value *out)
+bool sc__agg_encode_value(sc__agg_pctx *c, const sc_mapping_field *f, const json_t *v,
+                          const char *what, sc_mapping_value *out)
 {
     sc_mapping_error merr;
     memset(&merr, 0, sizeof merr);
@@ -111,12 +112,13 @@ bool sc__agg_encode_value(sc__agg_pctx *c, const sc_mapping_field *f, const json
         return sc__agg_oom_err(c);
     if (st != SC_OK)
         return sc__agg_fail(c, 400, "illegal_argument_exception", "failed to parse [%s]: %s", what,
-                    merr.reason);
+                            merr.reason);
     return true;
 }
 
 /* `missing`: the substitute value, encoded for the field. */
-static bool parse_missing(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping_field *f, const json_t *v)
+static bool parse_missing(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping_field *f,
+                          const json_t *v)
 {
     s->has_missing = true;
     if (!f) {
@@ -147,12 +149,11 @@ static bool parse_missing(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping_fiel
     return true;
 }
 
-
 /* ---- generic parameter readers ---- */
 
 /* Whether params has only keys from `allowed` (NULL-terminated); else the parse error. */
 bool sc__agg_known_keys(sc__agg_pctx *c, const char *type, const json_t *params,
-                       const char *const *allowed)
+                        const char *const *allowed)
 {
     const char *k;
     json_t *v;
@@ -168,7 +169,7 @@ bool sc__agg_known_keys(sc__agg_pctx *c, const char *type, const json_t *params,
 }
 
 bool sc__agg_get_uint(sc__agg_pctx *c, const json_t *params, const char *key, uint64_t *out,
-                     const char *type)
+                      const char *type)
 {
     const json_t *v = json_object_get(params, key);
     if (!v)
@@ -183,14 +184,14 @@ bool sc__agg_get_uint(sc__agg_pctx *c, const json_t *params, const char *key, ui
         return true;
     }
     if (!json_is_integer(v) || json_integer_value(v) < 0)
-        return sc__agg_fail(c, 400, "x_content_parse_exception",
-                            "[%s] failed to parse field [%s]", type, key);
+        return sc__agg_fail(c, 400, "x_content_parse_exception", "[%s] failed to parse field [%s]",
+                            type, key);
     *out = (uint64_t)json_integer_value(v);
     return true;
 }
 
 bool sc__agg_get_double(sc__agg_pctx *c, const json_t *params, const char *key, double *out,
-                       const char *type)
+                        const char *type)
 {
     const json_t *v = json_object_get(params, key);
     if (!v)
@@ -205,21 +206,21 @@ bool sc__agg_get_double(sc__agg_pctx *c, const json_t *params, const char *key, 
         return true;
     }
     if (!json_is_number(v))
-        return sc__agg_fail(c, 400, "x_content_parse_exception",
-                            "[%s] failed to parse field [%s]", type, key);
+        return sc__agg_fail(c, 400, "x_content_parse_exception", "[%s] failed to parse field [%s]",
+                            type, key);
     *out = json_number_value(v);
     return true;
 }
 
 bool sc__agg_get_bool(sc__agg_pctx *c, const json_t *params, const char *key, bool *out,
-                     const char *type)
+                      const char *type)
 {
     const json_t *v = json_object_get(params, key);
     if (!v)
         return true;
     if (!json_is_boolean(v))
-        return sc__agg_fail(c, 400, "x_content_parse_exception",
-                            "[%s] failed to parse field [%s]", type, key);
+        return sc__agg_fail(c, 400, "x_content_parse_exception", "[%s] failed to parse field [%s]",
+                            type, key);
     *out = json_is_true(v);
     return true;
 }
@@ -249,7 +250,7 @@ static bool attach_date_format(sc__agg_pctx *c, sc_agg_spec *s, const sc_mapping
 
 /* `field` (required for field kinds) and its type; `missing`; `format`. */
 bool sc__agg_field_common(sc__agg_pctx *c, const char *type, const json_t *params, sc_agg_spec *s,
-                         const sc_mapping_field **mf)
+                          const sc_mapping_field **mf)
 {
     const json_t *f = json_object_get(params, "field");
     if (json_object_get(params, "script"))
@@ -280,7 +281,7 @@ bool sc__agg_field_common(sc__agg_pctx *c, const char *type, const json_t *param
 /* A value for date bounds / ranges: a number (ms) or a date string (the format, else the
  * field's; date math allowed). */
 bool sc__agg_date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg_spec *s,
-                       const json_t *v, const char *what, double *out)
+                        const json_t *v, const char *what, double *out)
 {
     if (json_is_number(v)) {
         *out = json_number_value(v);
@@ -300,9 +301,9 @@ bool sc__agg_date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg
         use = dflt;
     }
     int64_t ms;
-    sc_status st = sc_date_math_parse(use, sc_slice_make(json_string_value(v),
-                                                         json_string_length(v)),
-                                      sc_clock_wall_ms(), false, 0, &ms);
+    sc_status st =
+        sc_date_math_parse(use, sc_slice_make(json_string_value(v), json_string_length(v)),
+                           sc_clock_wall_ms(), false, 0, &ms);
     sc_date_format_free(fmt);
     sc_date_format_free(dflt);
     if (st != SC_OK)
@@ -310,215 +311,6 @@ bool sc__agg_date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg
                             json_string_value(v));
     *out = (double)ms;
     return true;
-}
-
-/* ---- terms ---- */
-
-/* order: {"_count"|"_key"|"_term"|"<sub>[.stat]": "asc"|"desc"} (or an array: its first). */
-bool sc__agg_terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
-{
-    if (json_is_array(o))
-        o = json_array_get(o, 0);
-    if (!json_is_object(o) || json_object_size(o) != 1)
-        return sc__agg_fail(c, 400, "x_content_parse_exception", "[terms] failed to parse field "
-                                                                "[order]");
-    void *it = json_object_iter((json_t *)o);
-    const char *key = json_object_iter_key(it);
-    const json_t *dir = json_object_iter_value(it);
-    const char *d = json_string_value(dir);
-    if (!d || (strcmp(d, "asc") && strcmp(d, "desc")))
-        return sc__agg_fail(c, 400, "x_content_parse_exception",
-                            "Unknown terms order direction [%s]", d ? d : "?");
-    s->order.desc = !strcmp(d, "desc");
-    if (!strcmp(key, "_count")) {
-        s->order.kind = SC_AGG_ORDER_COUNT;
-        return true;
-    }
-    if (!strcmp(key, "_key") || !strcmp(key, "_term")) {
-        s->order.kind = SC_AGG_ORDER_KEY;
-        return true;
-    }
-    char name[256];
-    snprintf(name, sizeof name, "%s", key);
-    char *dot = strchr(name, '.');
-    char *bracket = strchr(name, '[');
-    if (bracket)
-        return sc__agg_fail(c, 400, "aggregation_execution_exception",
-                            "Invalid aggregation order path [%s]", key);
-    const char *stat = NULL;
-    if (dot) {
-        *dot = '\0';
-        stat = dot + 1;
-    }
-    for (size_t i = 0; i < s->n_subs; i++) {
-        const sc_agg_spec *sub = s->subs[i];
-        if (strcmp(sub->name, name))
-            continue;
-        bool multi = sub->kind == SC_AGG_STATS || sub->kind == SC_AGG_EXTENDED_STATS;
-        bool single = (sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT) ||
-                      sub->kind == SC_AGG_WEIGHTED_AVG || sub->kind == SC_AGG_CARDINALITY ||
-                      sub->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
-        s->order.kind = SC_AGG_ORDER_METRIC;
-        s->order.sub = (uint32_t)i;
-        s->order.stat = SC_AGG_STAT_VALUE;
-        if (single && !stat)
-            return true;
-        if (multi && stat) {
-            static const struct {
-                const char *n;
-                sc_agg_stat s;
-            } stats[] = {{"count", SC_AGG_STAT_COUNT}, {"min", SC_AGG_STAT_MIN},
-                         {"max", SC_AGG_STAT_MAX},     {"avg", SC_AGG_STAT_AVG},
-                         {"sum", SC_AGG_STAT_SUM}};
-            for (size_t k = 0; k < 5; k++)
-                if (!strcmp(stats[k].n, stat)) {
-                    s->order.stat = stats[k].s;
-                    return true;
-                }
-        }
-        break;
-    }
-    return sc__agg_fail(c, 400, "aggregation_execution_exception",
-                        "Invalid aggregation order path [%s]. The provided aggregation [%s] "
-                        "either does not exist, or is a pipeline aggregation and cannot be used "
-                        "to sort the buckets.",
-                        key, name);
-}
-
-/* One include/exclude value list: terms as bytes (keyword/ip) or encoded numbers. */
-static bool value_list(sc__agg_pctx *c, const json_t *arr, const sc_mapping_field *mf,
-                       bool bytes, sc_slice **terms, int64_t **nums, size_t *n)
-{
-    size_t k = json_array_size(arr);
-    *n = k;
-    if (bytes)
-        *terms = sc_arena_calloc(c->req->arena, k + 1, sizeof **terms);
-    else
-        *nums = sc_arena_calloc(c->req->arena, k + 1, sizeof **nums);
-    if (bytes ? !*terms : !*nums)
-        return sc__agg_oom_err(c);
-    for (size_t i = 0; i < k; i++) {
-        const json_t *v = json_array_get(arr, i);
-        sc_mapping_value mv;
-        if (mf) {
-            if (!sc__agg_encode_value(c, mf, v, "include", &mv))
-                return false;
-        } else if (json_is_string(v)) {
-            mv.kind = SC_FIELD_KEYWORD;
-            mv.term = sc_slice_make(json_string_value(v), json_string_length(v));
-        } else {
-            return sc__agg_fail(c, 400, "illegal_argument_exception",
-                                "include/exclude values of an unmapped field must be strings");
-        }
-        if (bytes)
-            (*terms)[i] = mv.term;
-        else
-            (*nums)[i] = mv.num;
-    }
-    return true;
-}
-
-/* include (regex, values, or {partition, num_partitions}) and exclude (regex or values). */
-static bool include_exclude(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s,
-                            const sc_mapping_field *mf)
-{
-    const json_t *inc = json_object_get(p, "include"), *exc = json_object_get(p, "exclude");
-    if (!inc && !exc)
-        return true;
-    sc_agg_term_filter *f = sc_arena_calloc(c->req->arena, 1, sizeof *f);
-    if (!f)
-        return sc__agg_oom_err(c);
-    bool bytes = !sc_agg_vtype_numeric(s->vtype);
-    const json_t *pair[2] = {inc, exc};
-    for (int i = 0; i < 2; i++) {
-        const json_t *v = pair[i];
-        if (!v)
-            continue;
-        if (json_is_string(v)) {
-            if (!bytes)
-                return sc__agg_fail(c, 400, "aggregation_execution_exception",
-                                    "Aggregation [%s] cannot support regular expression style "
-                                    "include/exclude settings as they can only be applied to "
-                                    "string fields. Use an array of values for include/exclude "
-                                    "clauses",
-                                    s->name);
-            sc_dfa *d = sc_arena_calloc(c->req->arena, 1, sizeof *d);
-            sc_automaton_error aerr;
-            if (!d)
-                return sc__agg_oom_err(c);
-            sc_status st = sc_automaton_regexp(
-                sc_slice_make(json_string_value(v), json_string_length(v)), SC_REGEXP_ALL, 10000,
-                c->req->arena, d, &aerr);
-            if (st != SC_OK)
-                return sc__agg_fail(c, 400, "illegal_argument_exception",
-                                    "invalid regular expression [%s] in [%s]: %s",
-                                    json_string_value(v), s->name, aerr.msg);
-            if (i == 0)
-                f->include_re = d;
-            else
-                f->exclude_re = d;
-        } else if (json_is_array(v)) {
-            bool ok = i == 0 ? value_list(c, v, mf, bytes, (sc_slice **)&f->include,
-                                          (int64_t **)&f->include_num,
-                                          bytes ? &f->n_include : &f->n_include_num)
-                             : value_list(c, v, mf, bytes, (sc_slice **)&f->exclude,
-                                          (int64_t **)&f->exclude_num,
-                                          bytes ? &f->n_exclude : &f->n_exclude_num);
-            if (!ok)
-                return false;
-        } else if (i == 0 && json_is_object(v)) {
-            const json_t *np = json_object_get(v, "num_partitions");
-            const json_t *pt = json_object_get(v, "partition");
-            if (!json_is_integer(np) || !json_is_integer(pt) || json_integer_value(np) < 1 ||
-                json_integer_value(pt) < 0 || json_integer_value(pt) >= json_integer_value(np) ||
-                json_integer_value(np) > INT32_MAX)
-                return sc__agg_fail(c, 400, "x_content_parse_exception",
-                                    "[include] partition needs integer [partition] < "
-                                    "[num_partitions]");
-            f->num_partitions = (uint32_t)json_integer_value(np);
-            f->partition = (uint32_t)json_integer_value(pt);
-        } else {
-            return sc__agg_fail(c, 400, "x_content_parse_exception",
-                                "[%s] must be a regular expression or an array of values",
-                                i == 0 ? "include" : "exclude");
-        }
-    }
-    if (f->num_partitions && exc)
-        return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "Cannot specify any excludes when using a partition-based include");
-    s->term_filter = f;
-    return true;
-}
-
-static bool parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
-{
-    static const char *const keys[] = {
-        "field", "size", "shard_size", "min_doc_count", "shard_min_doc_count", "order", "missing",
-        "format", "execution_hint", "collect_mode", "show_term_doc_count_error",
-        "value_type", "script", "include", "exclude", NULL};
-    if (!sc__agg_known_keys(c, type, p, keys))
-        return false;
-    const sc_mapping_field *mf;
-    if (!sc__agg_field_common(c, type, p, s, &mf) || !include_exclude(c, p, s, mf))
-        return false;
-    uint64_t size = 10, shard_size = 0, mdc = 1;
-    if (!sc__agg_get_uint(c, p, "size", &size, type) || !sc__agg_get_uint(c, p, "shard_size", &shard_size, type) ||
-        !sc__agg_get_uint(c, p, "min_doc_count", &mdc, type))
-        return false;
-    if (size == 0 || size > INT32_MAX)
-        return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "[size] must be greater than 0. Found [%llu] in [%s]",
-                            (unsigned long long)size, s->name);
-    if (shard_size > INT32_MAX)
-        shard_size = INT32_MAX;
-    s->size = (uint32_t)size;
-    s->shard_size = (uint32_t)shard_size;
-    s->min_doc_count = mdc;
-    if (!sc__agg_get_bool(c, p, "show_term_doc_count_error", &s->show_term_doc_count_error, type))
-        return false;
-    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
-    const json_t *o = json_object_get(p, "order");
-    return !o || sc__agg_terms_order(c, o, s);
 }
 
 /* ---- histograms ---- */
@@ -535,9 +327,11 @@ static bool bounds(sc__agg_pctx *c, const sc_mapping_field *mf, sc_agg_spec *s, 
     *lo = -INFINITY;
     *hi = INFINITY;
     bool date = s->kind == SC_AGG_DATE_HISTOGRAM;
-    if (mn && !(date ? sc__agg_date_value(c, mf, s, mn, key, lo) : sc__agg_get_double(c, b, "min", lo, key)))
+    if (mn && !(date ? sc__agg_date_value(c, mf, s, mn, key, lo)
+                     : sc__agg_get_double(c, b, "min", lo, key)))
         return false;
-    if (mx && !(date ? sc__agg_date_value(c, mf, s, mx, key, hi) : sc__agg_get_double(c, b, "max", hi, key)))
+    if (mx && !(date ? sc__agg_date_value(c, mf, s, mx, key, hi)
+                     : sc__agg_get_double(c, b, "max", hi, key)))
         return false;
     *has = true;
     return true;
@@ -556,6 +350,8 @@ static bool fixed_ms(const char *t, int64_t *out)
     } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
     for (size_t i = 0; i < 5; i++)
         if (!strcmp(end, units[i].u)) {
+            if (n > (INT64_C(1) << 50) / units[i].ms)
+                return false; /* beyond any date */
             *out = (int64_t)n * units[i].ms;
             return true;
         }
@@ -567,11 +363,12 @@ static sc_agg_cal_unit calendar_unit(const char *t)
     static const struct {
         const char *n;
         sc_agg_cal_unit u;
-    } cal[] = {{"minute", SC_AGG_CAL_MINUTE}, {"1m", SC_AGG_CAL_MINUTE},  {"hour", SC_AGG_CAL_HOUR},
-               {"1h", SC_AGG_CAL_HOUR},       {"day", SC_AGG_CAL_DAY},    {"1d", SC_AGG_CAL_DAY},
-               {"week", SC_AGG_CAL_WEEK},     {"1w", SC_AGG_CAL_WEEK},    {"month", SC_AGG_CAL_MONTH},
-               {"1M", SC_AGG_CAL_MONTH},      {"quarter", SC_AGG_CAL_QUARTER},
-               {"1q", SC_AGG_CAL_QUARTER},    {"year", SC_AGG_CAL_YEAR},  {"1y", SC_AGG_CAL_YEAR}};
+    } cal[] = {
+        {"minute", SC_AGG_CAL_MINUTE}, {"1m", SC_AGG_CAL_MINUTE},       {"hour", SC_AGG_CAL_HOUR},
+        {"1h", SC_AGG_CAL_HOUR},       {"day", SC_AGG_CAL_DAY},         {"1d", SC_AGG_CAL_DAY},
+        {"week", SC_AGG_CAL_WEEK},     {"1w", SC_AGG_CAL_WEEK},         {"month", SC_AGG_CAL_MONTH},
+        {"1M", SC_AGG_CAL_MONTH},      {"quarter", SC_AGG_CAL_QUARTER}, {"1q", SC_AGG_CAL_QUARTER},
+        {"year", SC_AGG_CAL_YEAR},     {"1y", SC_AGG_CAL_YEAR}};
     for (size_t i = 0; i < sizeof cal / sizeof cal[0]; i++)
         if (!strcmp(cal[i].n, t))
             return cal[i].u;
@@ -657,16 +454,17 @@ static bool histo_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
 static bool parse_histogram(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
     static const char *const keys[] = {
-        "field", "interval", "offset", "min_doc_count", "extended_bounds", "hard_bounds", "keyed",
-        "order", "missing", "format", "calendar_interval", "fixed_interval", "time_zone",
-        "script", NULL};
+        "field",     "interval", "offset",  "min_doc_count", "extended_bounds",   "hard_bounds",
+        "keyed",     "order",    "missing", "format",        "calendar_interval", "fixed_interval",
+        "time_zone", "script",   NULL};
     if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
     if (!sc__agg_field_common(c, type, p, s, &mf))
         return false;
     uint64_t mdc = 0;
-    if (!sc__agg_get_uint(c, p, "min_doc_count", &mdc, type) || !sc__agg_get_bool(c, p, "keyed", &s->keyed, type))
+    if (!sc__agg_get_uint(c, p, "min_doc_count", &mdc, type) ||
+        !sc__agg_get_bool(c, p, "keyed", &s->keyed, type))
         return false;
     s->min_doc_count = mdc;
     if (s->kind == SC_AGG_DATE_HISTOGRAM) {
@@ -701,12 +499,13 @@ static bool parse_histogram(sc__agg_pctx *c, const char *type, const json_t *p, 
 
 static bool parse_range(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
-    static const char *const keys[] = {"field", "ranges", "keyed", "missing", "format",
-                                       "time_zone", "script", NULL};
+    static const char *const keys[] = {"field",  "ranges",    "keyed",  "missing",
+                                       "format", "time_zone", "script", NULL};
     if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
-    if (!sc__agg_field_common(c, type, p, s, &mf) || !sc__agg_get_bool(c, p, "keyed", &s->keyed, type))
+    if (!sc__agg_field_common(c, type, p, s, &mf) ||
+        !sc__agg_get_bool(c, p, "keyed", &s->keyed, type))
         return false;
     bool date = !strcmp(type, "date_range");
     if (date && s->vtype != SC_AGG_V_UNMAPPED)
@@ -782,8 +581,7 @@ static bool parse_filters(sc__agg_pctx *c, const char *type, const json_t *p, sc
     const json_t *fs = json_object_get(p, "filters");
     bool named = json_is_object(fs);
     if (!named && !json_is_array(fs))
-        return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "[filters] cannot be empty.");
+        return sc__agg_fail(c, 400, "illegal_argument_exception", "[filters] cannot be empty.");
     size_t n = named ? json_object_size(fs) : json_array_size(fs);
     s->filters = sc_arena_calloc(c->req->arena, n + 1, sizeof *s->filters);
     s->filter_names = sc_arena_calloc(c->req->arena, n + 1, sizeof *s->filter_names);
@@ -832,13 +630,14 @@ static bool parse_filters(sc__agg_pctx *c, const char *type, const json_t *p, sc
 
 static bool parse_metric(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
-    static const char *const keys[] = {"field", "missing", "format", "sigma", "script",
-                                       "value_type", NULL};
+    static const char *const keys[] = {"field",  "missing",    "format", "sigma",
+                                       "script", "value_type", NULL};
     if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const sc_mapping_field *mf;
     s->sigma = 2;
-    if (!sc__agg_field_common(c, type, p, s, &mf) || !sc__agg_get_double(c, p, "sigma", &s->sigma, type))
+    if (!sc__agg_field_common(c, type, p, s, &mf) ||
+        !sc__agg_get_double(c, p, "sigma", &s->sigma, type))
         return false;
     if (s->sigma < 0)
         return sc__agg_fail(c, 400, "illegal_argument_exception",
@@ -854,7 +653,7 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_PERCENTILES:
     case SC_AGG_PERCENTILE_RANKS:
     case SC_AGG_MEDIAN_ABSOLUTE_DEVIATION: return sc__agg_parse_sketch(c, type, p, s);
-    case SC_AGG_TERMS: return parse_terms(c, type, p, s);
+    case SC_AGG_TERMS: return sc__agg_parse_terms(c, type, p, s);
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: return parse_histogram(c, type, p, s);
     case SC_AGG_RANGE:
@@ -872,6 +671,7 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_MULTI_TERMS: return sc__agg_parse_multi_terms(c, type, p, s);
     case SC_AGG_AUTO_DATE_HISTOGRAM: return sc__agg_parse_auto(c, type, p, s);
     case SC_AGG_WEIGHTED_AVG: return sc__agg_parse_weighted_avg(c, type, p, s);
+    case SC_AGG_SIGNIFICANT_TERMS: return sc__agg_parse_significant(c, type, p, s);
     case SC_AGG_AVG_BUCKET:
     case SC_AGG_MAX_BUCKET:
     case SC_AGG_MIN_BUCKET:
@@ -897,8 +697,9 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     }
     case SC_AGG_GLOBAL:
         if (json_object_size(p))
-            return sc__agg_fail(c, 400, "x_content_parse_exception", "[global] takes no "
-                                                                    "parameters");
+            return sc__agg_fail(c, 400, "x_content_parse_exception",
+                                "[global] takes no "
+                                "parameters");
         return true;
     default: return parse_metric(c, type, p, s);
     }

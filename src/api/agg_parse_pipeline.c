@@ -15,8 +15,8 @@ static bool is_multi_bucket(sc_agg_kind k)
 
 bool sc__agg_parse_pipeline(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
-    static const char *const keys[] = {"buckets_path", "gap_policy", "format", "sort", "from",
-                                       "size", "unit", NULL};
+    static const char *const keys[] = {"buckets_path", "gap_policy", "format", "sort",
+                                       "from",         "size",       "unit",   NULL};
     if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     const json_t *bp = json_object_get(p, "buckets_path");
@@ -29,8 +29,8 @@ bool sc__agg_parse_pipeline(sc__agg_pctx *c, const char *type, const json_t *p, 
     if (gp) {
         const char *g = json_string_value(gp);
         if (!g || (strcmp(g, "skip") && strcmp(g, "insert_zeros")))
-            return sc__agg_fail(c, 400, "x_content_parse_exception",
-                                "[%s] unknown gap_policy [%s]", type, g ? g : "?");
+            return sc__agg_fail(c, 400, "x_content_parse_exception", "[%s] unknown gap_policy [%s]",
+                                type, g ? g : "?");
         s->gap_insert_zeros = !strcmp(g, "insert_zeros");
     }
     uint64_t from = 0, size = 0;
@@ -73,11 +73,11 @@ static bool resolve_value(sc__agg_pctx *c, const sc_agg_spec *owner, const char 
             continue;
         bool multi = sub->kind == SC_AGG_STATS || sub->kind == SC_AGG_EXTENDED_STATS ||
                      sub->kind == SC_AGG_STATS_BUCKET;
-        bool single = (sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT) ||
-                      sub->kind == SC_AGG_WEIGHTED_AVG || sub->kind == SC_AGG_CARDINALITY ||
-                      sub->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION ||
-                      (sc_agg_kind_pipeline(sub->kind) && !multi &&
-                       sub->kind != SC_AGG_BUCKET_SORT);
+        bool single =
+            (sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT) ||
+            sub->kind == SC_AGG_WEIGHTED_AVG || sub->kind == SC_AGG_CARDINALITY ||
+            sub->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION ||
+            (sc_agg_kind_pipeline(sub->kind) && !multi && sub->kind != SC_AGG_BUCKET_SORT);
         out->kind = SC_AGG_PATH_SUB;
         out->sub = (uint32_t)i;
         out->stat = SC_AGG_STAT_VALUE;
@@ -86,8 +86,10 @@ static bool resolve_value(sc__agg_pctx *c, const sc_agg_spec *owner, const char 
         static const struct {
             const char *n;
             sc_agg_stat s;
-        } stats[] = {{"count", SC_AGG_STAT_COUNT}, {"min", SC_AGG_STAT_MIN},
-                     {"max", SC_AGG_STAT_MAX},     {"avg", SC_AGG_STAT_AVG},
+        } stats[] = {{"count", SC_AGG_STAT_COUNT},
+                     {"min", SC_AGG_STAT_MIN},
+                     {"max", SC_AGG_STAT_MAX},
+                     {"avg", SC_AGG_STAT_AVG},
                      {"sum", SC_AGG_STAT_SUM}};
         for (size_t k = 0; multi && stat && k < 5; k++)
             if (!strcmp(stats[k].n, stat)) {
@@ -96,8 +98,8 @@ static bool resolve_value(sc__agg_pctx *c, const sc_agg_spec *owner, const char 
             }
         break;
     }
-    return sc__agg_fail(c, 400, "illegal_argument_exception",
-                        "No aggregation found for path [%s]", whole);
+    return sc__agg_fail(c, 400, "illegal_argument_exception", "No aggregation found for path [%s]",
+                        whole);
 }
 
 static bool resolve_one(sc__agg_pctx *c, sc_agg_spec *parent, sc_agg_spec *s)
@@ -171,8 +173,7 @@ static bool resolve_one(sc__agg_pctx *c, sc_agg_spec *parent, sc_agg_spec *s)
 bool sc__agg_resolve_pipelines(sc__agg_pctx *c, sc_agg_spec *parent)
 {
     for (size_t i = 0; i < parent->n_subs; i++)
-        if (sc_agg_kind_pipeline(parent->subs[i]->kind) &&
-            !resolve_one(c, parent, parent->subs[i]))
+        if (sc_agg_kind_pipeline(parent->subs[i]->kind) && !resolve_one(c, parent, parent->subs[i]))
             return false;
     return true;
 }

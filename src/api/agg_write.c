@@ -98,7 +98,10 @@ static void write_metric(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result 
     switch (s->kind) {
     case SC_AGG_MIN: v = r->min; break;
     case SC_AGG_MAX: v = r->max; break;
-    case SC_AGG_SUM: v = r->sum; has = true; break;
+    case SC_AGG_SUM:
+        v = r->sum;
+        has = true;
+        break;
     case SC_AGG_AVG: v = has ? r->sum / (double)r->count : 0; break;
     case SC_AGG_VALUE_COUNT: sc_jsonw_kv_int(w, "value", (int64_t)r->count); return;
     default: break;
@@ -139,7 +142,7 @@ static void write_percentiles(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_re
         sc_jsonw_arr_begin(w);
     for (size_t i = 0; i < s->n_points; i++) {
         double p = s->points[i];
-        double v = !r->td ? NAN
+        double v = !r->td  ? NAN
                    : ranks ? 100 * sc_tdigest_cdf(r->td, p)
                            : sc_tdigest_quantile(r->td, p / 100);
         bool has = isfinite(v);
@@ -475,6 +478,27 @@ static void write_multi_key(sc_jsonw *w, const sc_agg_spec *s, sc_slice key)
     sc_jsonw_kv_str(w, "key_as_string", text);
 }
 
+static void write_significant(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
+{
+    sc_jsonw_kv_int(w, "doc_count", (int64_t)r->sum_other);
+    sc_jsonw_kv_int(w, "bg_count", r->doc_count_error);
+    sc_jsonw_key(w, "buckets");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < r->n_buckets; i++) {
+        const sc_agg_bucket *b = &r->buckets[i];
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_key(w, "key");
+        sc_jsonw_strn(w, b->bkey);
+        sc_jsonw_kv_int(w, "doc_count", (int64_t)b->doc_count);
+        sc_jsonw_kv_double(w, "score", b->dkey);
+        sc_jsonw_kv_int(w, "bg_count", b->key);
+        if (s->n_subs && b->n_subs == s->n_subs)
+            write_aggs(w, s, b->subs, tk);
+        sc_jsonw_obj_end(w);
+    }
+    sc_jsonw_arr_end(w);
+}
+
 static void write_multi_terms(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
 {
     sc_jsonw_kv_int(w, "doc_count_error_upper_bound", r->doc_count_error);
@@ -535,8 +559,7 @@ static void key_text(const sc_agg_spec *t, const sc_agg_bucket *b, char *buf, si
             t->filter_names[b->key])
             snprintf(buf, cap, "%s", t->filter_names[b->key]);
         else
-            snprintf(buf, cap, "%s",
-                     (size_t)b->key == t->n_filters ? t->other_bucket_key : "");
+            snprintf(buf, cap, "%s", (size_t)b->key == t->n_filters ? t->other_bucket_key : "");
         return;
     case SC_AGG_RANGE:
         if (b->key >= 0 && (size_t)b->key < t->n_ranges) {
@@ -585,13 +608,15 @@ static const char *typed_prefix(const sc_agg_spec *s)
 {
     switch (s->kind) {
     case SC_AGG_TERMS:
-        return s->vtype == SC_AGG_V_DOUBLE              ? "dterms"
-               : sc_agg_vtype_numeric(s->vtype)          ? "lterms"
-               : s->vtype == SC_AGG_V_UNMAPPED           ? "umterms"
-                                                         : "sterms";
+        return s->vtype == SC_AGG_V_DOUBLE      ? "dterms"
+               : sc_agg_vtype_numeric(s->vtype) ? "lterms"
+               : s->vtype == SC_AGG_V_UNMAPPED  ? "umterms"
+                                                : "sterms";
+    case SC_AGG_SIGNIFICANT_TERMS: return "sigsterms";
     case SC_AGG_RANGE:
-        return s->vtype == SC_AGG_V_DATE ? "date_range" : s->vtype == SC_AGG_V_IP ? "ip_range"
-                                                                                  : "range";
+        return s->vtype == SC_AGG_V_DATE ? "date_range"
+               : s->vtype == SC_AGG_V_IP ? "ip_range"
+                                         : "range";
     case SC_AGG_PERCENTILES: return "tdigest_percentiles";
     case SC_AGG_PERCENTILE_RANKS: return "tdigest_percentile_ranks";
     default: return sc__agg_kind_name(s);
@@ -629,6 +654,7 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_FILTERS: write_filters(w, s, r, tk); break;
     case SC_AGG_COMPOSITE: write_composite(w, s, r, tk); break;
     case SC_AGG_MULTI_TERMS: write_multi_terms(w, s, r, tk); break;
+    case SC_AGG_SIGNIFICANT_TERMS: write_significant(w, s, r, tk); break;
     case SC_AGG_AVG_BUCKET:
     case SC_AGG_MAX_BUCKET:
     case SC_AGG_MIN_BUCKET:

@@ -291,13 +291,15 @@ void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
     json_decref(body);
 }
 
-static void shards_header(sc_jsonw *w, uint32_t total, uint32_t ok)
+/* Elasticsearch's broadcast header: total counts every copy (replicas included), failed only
+ * active copies that failed; an unassigned replica is neither successful nor failed. */
+static void shards_header(sc_jsonw *w, uint32_t total, uint32_t active, uint32_t ok)
 {
     sc_jsonw_key(w, "_shards");
     sc_jsonw_obj_begin(w);
     sc_jsonw_kv_int(w, "total", total);
     sc_jsonw_kv_int(w, "successful", ok);
-    sc_jsonw_kv_int(w, "failed", total > ok ? total - ok : 0);
+    sc_jsonw_kv_int(w, "failed", active > ok ? active - ok : 0);
     sc_jsonw_obj_end(w);
 }
 
@@ -315,10 +317,11 @@ static void fanout(sc_rest_req *req, sc_rest_resp *resp, int op)
                       "failed to parse [max_num_segments]", NULL, 0);
         return;
     }
-    uint32_t total = 0, good = 0;
+    uint32_t total = 0, active = 0, good = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t shards = list[i]->settings.number_of_shards;
         total += shards * (1 + list[i]->settings.number_of_replicas);
+        active += shards; /* one node: the primaries; replicas stay unassigned */
         good += op == 0   ? sc_index_refresh(list[i])
                 : op == 1 ? sc_index_flush(list[i])
                           : sc_index_forcemerge(list[i], max_seg);
@@ -327,7 +330,7 @@ static void fanout(sc_rest_req *req, sc_rest_resp *resp, int op)
     sc_jsonw w;
     sc_rest_json_begin(req, resp, 200, &w);
     sc_jsonw_obj_begin(&w);
-    shards_header(&w, total, good);
+    shards_header(&w, total, active, good);
     sc_jsonw_obj_end(&w);
     sc_rest_json_end(req, resp, &w);
 }
@@ -484,7 +487,7 @@ void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp)
     sc_jsonw w;
     sc_rest_json_begin(req, resp, 200, &w);
     sc_jsonw_obj_begin(&w);
-    shards_header(&w, total, total);
+    shards_header(&w, total, total, total);
     sc_jsonw_key(&w, "indices");
     sc_jsonw_obj_begin(&w);
     for (size_t i = 0; i < n; i++) {

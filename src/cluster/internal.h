@@ -6,8 +6,8 @@
 
 #include "cluster/node.h"
 #include "cluster/tasks.h"
+#include "shard/sched.h"
 
-typedef struct sc__refresher sc__refresher;
 
 typedef struct sc__tasks {
     pthread_mutex_t mu;
@@ -72,8 +72,8 @@ void sc__node_recover_indices(sc_node *n);
 void sc__index_publish_mapping(sc_index *ix, sc_mapping *m);
 
 /* Periodic refresh of every index per its refresh_interval, on one background thread. */
-sc__refresher *sc__refresher_start(sc_node *n);
-void sc__refresher_stop(sc__refresher *r);
+/* The node's shard scheduler (shard/sched.h): every shard of the node is attached to it. */
+sc_shard_sched *sc__node_sched(sc_node *n);
 
 /* Snapshot of all indices (new references). */
 sc_status sc__node_all(sc_node *n, sc_index ***out, size_t *n_out) SC_MUST_USE;

@@ -35,7 +35,7 @@ struct sc_node {
     sc_index **indices; /* sorted by name */
     size_t n_indices, cap_indices;
     sc_threadpool *pool;
-    sc__refresher *refresher;
+    sc_shard_sched *sched; /* background work of every shard (refresh, flush, merges) */
     sc__tasks tasks;
     sc__breakers breakers;
     sc__scrolls scrolls;
@@ -156,6 +156,11 @@ const sc_node_config *sc_node_config_get(const sc_node *n)
 {
     return &n->cfg;
 }
+sc_shard_sched *sc__node_sched(sc_node *n)
+{
+    return n->sched;
+}
+
 sc_threadpool *sc_node_search_pool(sc_node *n)
 {
     return n->pool;
@@ -834,8 +839,16 @@ sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
     }
     if (sc_threadpool_new(threads, 4096, "sc-search", &n->pool) != SC_OK)
         n->pool = NULL;
+    /* A fixed number of threads for every shard's background work, however many shards the
+     * node holds: maintenance workers up to the cores (at most 4), one merge thread. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t workers = cores < 1 ? 1 : cores > 4 ? 4 : (size_t)cores;
+    if (sc_shard_sched_new(workers, 1, &n->sched) != SC_OK) {
+        sc_log(SC_LOG_ERROR, "node", "cannot start the shard scheduler");
+        sc_node_close(n);
+        return SC_ENOMEM;
+    }
     sc__node_recover_indices(n);
-    n->refresher = sc__refresher_start(n);
     n->watcher = sc__watcher_start(n);
     sc_log(SC_LOG_INFO, "node", "node [%s] id [%s] data [%s] indices [%zu]", n->name, n->node_id,
            n->data_dir, n->n_indices);
@@ -847,7 +860,6 @@ void sc_node_close(sc_node *n)
 {
     if (!n)
         return;
-    sc__refresher_stop(n->refresher);
     sc__watcher_stop(n->watcher);
     (void)sc_scroll_clear(n, NULL);
     if (n->pool)
@@ -857,6 +869,8 @@ void sc_node_close(sc_node *n)
         sc_index_unref(n->indices[i]);
     }
     free(n->indices);
+    /* Every shard is closed by now (indices are released above), so none is attached. */
+    sc_shard_sched_free(n->sched);
     pthread_mutex_destroy(&n->mu);
     pthread_mutex_destroy(&n->tasks.mu);
     pthread_mutex_destroy(&n->scrolls.mu);

@@ -89,7 +89,8 @@ sc_status sc__agg_coll_new(sc__agg_ctx *ctx, const sc_agg_spec *spec, sc__agg_co
             SC_TRY(sc__agg_coll_new(ctx, spec->subs[i], &c->subs[i]));
     }
     switch (spec->kind) {
-    case SC_AGG_TERMS: SC_TRY(sc__agg_terms_new(c)); break;
+    case SC_AGG_TERMS:
+    case SC_AGG_SIGNIFICANT_TERMS: SC_TRY(sc__agg_terms_new(c)); break;
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: SC_TRY(sc__agg_histo_new(c)); break;
     case SC_AGG_RANGE: SC_TRY(sc__agg_range_new(c)); break;
@@ -261,7 +262,8 @@ static sc_status run_seg_begin(void *ctx, size_t seg_i, const sc_segment *seg)
 }
 
 /* The whole segment matches: aggregations that can count it from the index do. */
-static sc_status run_seg_whole(void *ctx, bool *consumed)
+static sc_status run_seg_whole(void *ctx, const sc_slice *field, int64_t lo, int64_t hi,
+                               bool *consumed)
 {
     run_ctx *r = ctx;
     bool all = true;
@@ -269,7 +271,7 @@ static sc_status run_seg_whole(void *ctx, bool *consumed)
         sc__agg_coll *c = r->colls[i];
         bool handled = false;
         if (c->ops->seg_whole && !c->n_subs)
-            SC_TRY(c->ops->seg_whole(c, &handled));
+            SC_TRY(c->ops->seg_whole(c, field, lo, hi, &handled));
         c->skip = handled;
         all &= handled;
     }
@@ -296,12 +298,10 @@ static sc_status run_seg_end(void *ctx)
 
 /* One collection pass over the top-level aggregations whose kind is (global) or is not
  * (!global) SC_AGG_GLOBAL. */
-static sc_status run_pass(sc__agg_ctx *ctx, const sc_agg_spec *root, bool global,
-                          const sc_query *q, const sc_search_options *o, sc__agg_coll **colls,
-                          sc_search_result *res)
+static sc_status run_pass(sc__agg_ctx *ctx, const sc_agg_spec *root, bool global, const sc_query *q,
+                          const sc_search_options *o, sc__agg_coll **colls, sc_search_result *res)
 {
-    run_ctx r = {.colls = sc_arena_calloc(ctx->a, root->n_subs + 1, sizeof *r.colls),
-                 .s = ctx->s};
+    run_ctx r = {.colls = sc_arena_calloc(ctx->a, root->n_subs + 1, sizeof *r.colls), .s = ctx->s};
     if (!r.colls)
         return sc__agg_oom(ctx->a);
     for (size_t i = 0; i < root->n_subs; i++) {

@@ -48,7 +48,7 @@ typedef enum sc_agg_kind {
     SC_AGG_STATS,
     SC_AGG_EXTENDED_STATS,
     /* bucket (after the metrics to keep the encoded kind numbers stable) */
-    SC_AGG_COMPOSITE, /* sources: TERMS / HISTOGRAM / DATE_HISTOGRAM specs; `after` paging */
+    SC_AGG_COMPOSITE,   /* sources: TERMS / HISTOGRAM / DATE_HISTOGRAM specs; `after` paging */
     SC_AGG_MULTI_TERMS, /* sources: TERMS specs; keys as composite's, reduced as terms */
     /* pipeline (computed at the final reduce from other aggregations' results) */
     SC_AGG_AVG_BUCKET, /* sibling: over the buckets of `target` */
@@ -58,10 +58,15 @@ typedef enum sc_agg_kind {
     SC_AGG_STATS_BUCKET,
     SC_AGG_CUMULATIVE_SUM, /* parent: a value in each bucket of the enclosing histogram */
     SC_AGG_DERIVATIVE,
-    SC_AGG_BUCKET_SORT, /* parent: sorts / pages the enclosing aggregation's buckets */
+    SC_AGG_BUCKET_SORT,         /* parent: sorts / pages the enclosing aggregation's buckets */
     SC_AGG_AUTO_DATE_HISTOGRAM, /* `size` = target buckets; interval from a ladder */
-    SC_AGG_WEIGHTED_AVG, /* metric: field values weighted by weight_field (count = Σw in sum_sq) */
-    /* metrics over the sketches of search/hll.h and search/tdigest.h (agg_sketch.c) */
+    SC_AGG_WEIGHTED_AVG,        /* metric: Σ value x weight in sum, Σ weight in sum_sq */
+    /* keyword terms scored by JLH against the index: a bucket's background count in `key`,
+     * the result's subset size in sum_other, its superset size in doc_count_error, the final
+     * score in a bucket's dkey */
+    SC_AGG_SIGNIFICANT_TERMS,
+    /* metrics over the sketches of search/hll.h and search/tdigest.h (agg_sketch.c); the
+     * result's sketch in hll / td, encoded under flag 16 */
     SC_AGG_CARDINALITY,
     SC_AGG_PERCENTILES,
     SC_AGG_PERCENTILE_RANKS,
@@ -163,8 +168,8 @@ void sc_agg_auto_rung(uint32_t i, const sc_agg_tz *tz, sc_agg_rounding *out, con
 
 /* One range (range / date_range): [from, to) over the value as a double. */
 typedef struct sc_agg_range_spec {
-    double from, to; /* -inf / +inf when open */
-    const char *key; /* user key or NULL (the writer generates "from-to") */
+    double from, to;               /* -inf / +inf when open */
+    const char *key;               /* user key or NULL (the writer generates "from-to") */
     const char *from_str, *to_str; /* the request's strings (date_range), or NULL */
     /* ip_range (the spec's vtype IP): 16-byte bounds, [from, to); empty slice = open */
     sc_slice from_ip, to_ip;
@@ -174,9 +179,9 @@ typedef struct sc_agg_range_spec {
 /* A typed value of a composite key part (the request's `after`). */
 typedef struct sc_agg_value {
     bool null;
-    int64_t i;   /* terms on numeric kinds (encoded doc value), date_histogram (ms) */
-    double d;    /* histogram */
-    sc_slice s;  /* terms on keyword/ip */
+    int64_t i;  /* terms on numeric kinds (encoded doc value), date_histogram (ms) */
+    double d;   /* histogram */
+    sc_slice s; /* terms on keyword/ip */
 } sc_agg_value;
 
 /* terms include / exclude (Elasticsearch's IncludeExclude): a regular expression over the
@@ -219,16 +224,16 @@ struct sc_agg_spec {
     const char *field; /* NULL for filters/global */
     sc_agg_vtype vtype;
     double scaling_factor; /* scaled_float: doc value / factor; 0 = none */
-    const char *format; /* the request's `format`, or NULL */
+    const char *format;    /* the request's `format`, or NULL */
     /* terms */
     uint32_t size;       /* 10 */
     uint32_t shard_size; /* 0 = default (size * 1.5 + 10, or size on one shard) */
     uint64_t min_doc_count;
-    sc_agg_order order; /* terms default _count desc; histograms _key asc */
-    bool show_term_doc_count_error; /* terms: per-bucket errors in the response */
+    sc_agg_order order;                    /* terms default _count desc; histograms _key asc */
+    bool show_term_doc_count_error;        /* terms: per-bucket errors in the response */
     const sc_agg_term_filter *term_filter; /* terms include/exclude, or NULL */
-    bool has_missing;   /* `missing`: docs without a value count under missing_* */
-    int64_t missing_num; /* encoded as the field's doc values (numeric kinds) */
+    bool has_missing;       /* `missing`: docs without a value count under missing_* */
+    int64_t missing_num;    /* encoded as the field's doc values (numeric kinds) */
     sc_slice missing_bytes; /* keyword/ip */
     double missing_double;  /* metrics and histograms: the value as a double */
     /* histogram / date_histogram */
@@ -277,7 +282,7 @@ struct sc_agg_spec {
     size_t n_sort;
     uint32_t from;
     bool gap_insert_zeros; /* gap_policy insert_zeros (default skip) */
-    void *user; /* the API layer's rendering data (formats); not read here */
+    void *user;            /* the API layer's rendering data (formats); not read here */
     /* tree */
     sc_agg_spec **subs;
     size_t n_subs;
@@ -315,7 +320,7 @@ struct sc_agg_result {
     uint32_t n_reduced;
     uint32_t shard_size; /* terms: the shard_size a shard result was cut to */
     uint32_t rung;       /* auto_date_histogram: the ladder rung of the keys */
-    bool error_set; /* terms: doc_count_error already combined by an earlier reduce */
+    bool error_set;      /* terms: doc_count_error already combined by an earlier reduce */
     /* cardinality / percentiles / percentile_ranks / median_absolute_deviation: the sketch (in
      * the result's arena), NULL when no value was seen */
     sc_hll *hll;
@@ -351,9 +356,9 @@ sc_status sc_agg_collect_shard(const sc_agg_spec *root, const sc_searcher *s, co
  * read; the result may share key bytes with them). With `final`, also finalizes (below).
  * SC_ECORRUPT when an input does not match the spec's shape; SC_ELIMIT (err) past
  * max_buckets at the final reduce; SC_ENOMEM. */
-sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
-                        bool final, uint64_t max_buckets, sc_arena *a, sc_agg_result **out,
-                        sc_agg_error *err) SC_MUST_USE;
+sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n, bool final,
+                        uint64_t max_buckets, sc_arena *a, sc_agg_result **out, sc_agg_error *err)
+    SC_MUST_USE;
 
 /* An empty result of spec (what no matching doc gives), in `a`; NULL on exhaustion. */
 sc_agg_result *sc_agg_result_empty(const sc_agg_spec *spec, sc_arena *a);
@@ -373,16 +378,20 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
 /* ---- binary encoding ----
  * Grammar (little-endian varints, "v" = varint, "z" = zigzag varint, "f64" 8 bytes):
  *   partial  := "SCAG" version:u8(1) node
- *   node     := kind:u8 flags:u8 [metric] [terms] n_buckets:v bucket*
+ *   node     := kind:u8 flags:u8 [metric] [terms] [rung] [sketch] n_buckets:v bucket*
  *   metric   := count:v sum:f64 sum_c:f64 min:f64 max:f64 sum_sq:f64 sum_sq_c:f64  (flags&1)
  *   terms    := error:z sum_other:v n_reduced:v shard_size:v                       (flags&2)
+ *   rung     := rung:v                                                            (flags&8)
+ *   sketch   := len:v bytes                                                      (flags&16)
  *   bucket   := key:z dkey:f64 bkey_len:v bkey:bytes doc_count:v error:z n_subs:v node*
- * flags&4 = error_set; flags&8 (auto_date_histogram): rung:v after the terms part; flags&16:
- * a sketch follows (after the rung), before n_buckets:
- *   sketch   := len:v bytes   (sc_hll_encode for cardinality, sc_tdigest_encode for
- *                              percentiles, percentile_ranks, median_absolute_deviation;
- *                              docs/aggregations-sketches.md)
- * Nesting is limited to SC_AGG_MAX_DEPTH. */
+ * kind is the position in sc_agg_kind (ROOT 0 ... SIGNIFICANT_TERMS 28, CARDINALITY 29,
+ * PERCENTILES 30, PERCENTILE_RANKS 31, MEDIAN_ABSOLUTE_DEVIATION 32): new kinds go at the end,
+ * and the fuzz seeds are regenerated when a number moves (tests/fuzz/seeds/). flags&1: the
+ * min..extended_stats and weighted_avg metrics; flags&2: terms, multi_terms and
+ * significant_terms; flags&4 = error_set; flags&8: auto_date_histogram (always); flags&16:
+ * the sketch kinds holding a sketch (sc_hll_encode for cardinality, sc_tdigest_encode for
+ * percentiles, percentile_ranks, median_absolute_deviation; docs/aggregations-sketches.md);
+ * no other flag is valid. Nesting is limited to SC_AGG_MAX_DEPTH. */
 #define SC_AGG_ENCODING_VERSION 1
 #define SC_AGG_MAX_DEPTH 32
 
@@ -391,8 +400,7 @@ sc_status sc_agg_encode(const sc_agg_result *r, uint8_t **out, size_t *len) SC_M
 /* Decodes bytes into a result in `a`; key bytes are copied. Validates everything: SC_ECORRUPT
  * on any malformed, truncated or trailing input (never reads out of bounds), SC_ENOMEM /
  * SC_ELIMIT from the arena. */
-sc_status sc_agg_decode(const uint8_t *p, size_t len, sc_arena *a, sc_agg_result **out)
-    SC_MUST_USE;
+sc_status sc_agg_decode(const uint8_t *p, size_t len, sc_arena *a, sc_agg_result **out) SC_MUST_USE;
 
 /* Deep equality of two results (keys, counts, exact metric bits), for tests. */
 bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y);

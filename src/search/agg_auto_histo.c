@@ -175,8 +175,8 @@ static sc_status auto_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **out
         SC_TRY(sc__agg_build_bucket(c, (uint32_t)i, &r->buckets[k++]));
     }
     qsort(r->buckets, nb, sizeof *r->buckets, cmp_key);
-    r->rung = owner < st->rung.len ? (uint32_t)((const uint64_t *)st->rung.p)[owner]
-                                   : c->spec->min_rung;
+    r->rung =
+        owner < st->rung.len ? (uint32_t)((const uint64_t *)st->rung.p)[owner] : c->spec->min_rung;
     *out = r;
     return SC_OK;
 }
@@ -251,8 +251,8 @@ sc_status sc__agg_auto_histo_reduce(const sc_agg_spec *spec, sc_agg_result *cons
     sc_agg_result *r;
     SC_TRY(merge_at(spec, in, n, rung, false, max_buckets, a, &r, err));
     while (final && r->n_buckets &&
-           span(spec, r->rung, r->buckets[0].key, r->buckets[r->n_buckets - 1].key,
-                spec->size) > spec->size &&
+           span(spec, r->rung, r->buckets[0].key, r->buckets[r->n_buckets - 1].key, spec->size) >
+               spec->size &&
            r->rung + 1 < SC_AGG_AUTO_LADDER)
         SC_TRY(merge_at(spec, &r, 1, r->rung + 1, false, max_buckets, a, &r, err));
     if (final) {
@@ -271,8 +271,8 @@ sc_status sc__agg_auto_fill(const sc_agg_spec *spec, sc_agg_result *r, uint64_t 
         return SC_OK;
     sc_agg_rounding rr;
     sc_agg_auto_rung(r->rung, &spec->rounding.tz, &rr, NULL);
-    uint64_t n = span(spec, r->rung, r->buckets[0].key, r->buckets[r->n_buckets - 1].key,
-                      max_buckets);
+    uint64_t n =
+        span(spec, r->rung, r->buckets[0].key, r->buckets[r->n_buckets - 1].key, max_buckets);
     if (n > max_buckets) {
         err->too_many_buckets = true;
         snprintf(err->reason, sizeof err->reason,

@@ -8,7 +8,13 @@
 #include "base/varint.h"
 #include "search/agg_internal.h"
 
-enum { F_METRIC = 1, F_TERMS = 2, F_ERROR_SET = 4, F_RUNG = 8, F_SKETCH = 16 };
+enum {
+    F_METRIC = 1,
+    F_TERMS = 2,
+    F_ERROR_SET = 4,
+    F_RUNG = 8,
+    F_SKETCH = 16 /* cardinality, percentiles, percentile_ranks, median_absolute_deviation */
+};
 
 typedef struct wbuf {
     uint8_t *p;
@@ -62,11 +68,17 @@ static bool is_metric(sc_agg_kind k)
     return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG;
 }
 
+/* Kinds whose results carry the terms part (error, sum_other, n_reduced, shard_size). */
+static bool terms_part(sc_agg_kind k)
+{
+    return sc_agg_kind_terms_like(k) || k == SC_AGG_SIGNIFICANT_TERMS;
+}
+
 static void enc_node(wbuf *w, const sc_agg_result *r)
 {
     uint8_t head[2] = {(uint8_t)r->kind,
                        (uint8_t)((is_metric(r->kind) ? F_METRIC : 0) |
-                                 (sc_agg_kind_terms_like(r->kind) ? F_TERMS : 0) |
+                                 (terms_part(r->kind) ? F_TERMS : 0) |
                                  (r->error_set ? F_ERROR_SET : 0) |
                                  (r->kind == SC_AGG_AUTO_DATE_HISTOGRAM ? F_RUNG : 0) |
                                  (r->hll || r->td ? F_SKETCH : 0))};
@@ -202,7 +214,7 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
         !!(flags & F_RUNG) != (kind == SC_AGG_AUTO_DATE_HISTOGRAM) ||
         ((flags & F_SKETCH) && !sc__agg_is_sketch((sc_agg_kind)kind)) ||
         !!(flags & F_METRIC) != is_metric((sc_agg_kind)kind) ||
-        !!(flags & F_TERMS) != sc_agg_kind_terms_like((sc_agg_kind)kind))
+        !!(flags & F_TERMS) != terms_part((sc_agg_kind)kind))
         return SC_ECORRUPT;
     sc_agg_result *x = sc_arena_calloc(r->a, 1, sizeof *x);
     if (!x)

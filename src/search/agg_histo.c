@@ -69,6 +69,36 @@ static sc_status add(sc__agg_coll *c, uint32_t doc, uint32_t owner, int64_t key)
     return sc__agg_emit(c, doc, ord);
 }
 
+/* A date rounding that is plain arithmetic: a fixed length (fixed intervals, minutes, hours,
+ * days) in a zone without transitions. Its length, or 0. */
+static int64_t plain_unit_ms(const sc_agg_rounding *r)
+{
+    if (r->tz.n_trans)
+        return 0;
+    switch (r->unit) {
+    case SC_AGG_CAL_NONE: return r->fixed_ms > 0 ? r->fixed_ms : 0;
+    case SC_AGG_CAL_MINUTE: return 60000;
+    case SC_AGG_CAL_HOUR: return 3600000;
+    case SC_AGG_CAL_DAY: return 86400000;
+    default: return 0;
+    }
+}
+
+/* Bucket starts of k date values for a plain rounding (see plain_unit_ms), in one loop. */
+static void round_plain(const sc_agg_rounding *r, int64_t unit, const int64_t *v, size_t k,
+                        int64_t *out)
+{
+    const int64_t lim = INT64_C(1) << 60;
+    int64_t shift = r->tz.base_offset_ms - r->offset_ms;
+    for (size_t i = 0; i < k; i++) {
+        int64_t x = v[i] > lim ? lim : v[i] < -lim ? -lim : v[i];
+        x += shift;
+        int64_t q = x / unit;
+        q -= (x % unit != 0) & (x < 0); /* floor */
+        out[i] = q * unit - shift;
+    }
+}
+
 static sc_status histo_collect(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
                                size_t n)
 {
@@ -88,9 +118,16 @@ static sc_status histo_collect(sc__agg_coll *c, const uint32_t *docs, const uint
                     SC_TRY(add(c, docs[off + i], owners ? owners[off + i] : 0, h->keys[i]));
                 continue;
             }
+            int64_t unit = date && !spec->has_hard_bounds ? plain_unit_ms(&spec->rounding) : 0;
+            if (unit) {
+                round_plain(&spec->rounding, unit, h->ibuf, k, h->keys);
+                for (size_t i = 0; i < k; i++)
+                    SC_TRY(add(c, docs[off + i], owners ? owners[off + i] : 0, h->keys[i]));
+                continue;
+            }
             for (size_t i = 0; i < k; i++)
-                h->ok[i] = key_of(spec, h->ibuf[i],
-                                  sc_agg_value_to_double(spec->vtype, h->ibuf[i]), &h->keys[i]);
+                h->ok[i] = key_of(spec, h->ibuf[i], sc_agg_value_to_double(spec->vtype, h->ibuf[i]),
+                                  &h->keys[i]);
             for (size_t i = 0; i < k; i++)
                 if (h->ok[i])
                     SC_TRY(add(c, docs[off + i], owners ? owners[off + i] : 0, h->keys[i]));
@@ -158,10 +195,11 @@ static sc_status histo_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **ou
     return SC_OK;
 }
 
-static sc_status histo_seg_whole(sc__agg_coll *c, bool *handled)
+static sc_status histo_seg_whole(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
+                                 bool *handled)
 {
     histo_state *h = c->state;
-    return sc__agg_histo_points(c, &h->ords, handled);
+    return sc__agg_histo_points(c, &h->ords, field, lo, hi, handled);
 }
 
 static const sc__agg_coll_ops histo_ops = {

@@ -46,10 +46,12 @@ typedef struct sc__agg_coll_ops {
     sc_status (*collect)(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners, size_t n);
     sc_status (*seg_end)(sc__agg_coll *c);
     sc_status (*build)(sc__agg_coll *c, uint32_t owner, sc_agg_result **out);
-    /* Optional (NULL = never): the current segment matches whole (match_all, no deletes) and
-     * c is a top-level aggregation; *handled = true when c counted it without docs (then it
-     * gets no collect calls for this segment). */
-    sc_status (*seg_whole)(sc__agg_coll *c, bool *handled);
+    /* Optional (NULL = never): c is a top-level aggregation and the current segment's matches
+     * are all its docs (field NULL) or its docs with a value of `field` in [lo, hi] (no
+     * deletes either way); *handled = true when c counted them without docs (then it gets no
+     * collect calls for this segment). */
+    sc_status (*seg_whole)(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
+                           bool *handled);
 } sc__agg_coll_ops;
 
 /* A growable array of 8-byte cells in the arena (grows by doubling; old blocks stay in the
@@ -68,13 +70,13 @@ struct sc__agg_coll {
     sc__agg_ctx *ctx;
     sc__agg_coll **subs;
     size_t n_subs;
-    sc__agg_vec doc_counts; /* bucket kinds: uint64 per bucket ordinal */
+    sc__agg_vec doc_counts;      /* bucket kinds: uint64 per bucket ordinal */
     uint32_t *pb_docs, *pb_ords; /* pairs for the subs */
     size_t pb_n;
-    bool top;    /* a top-level aggregation: collect always gets owners NULL */
-    bool skip;   /* the current segment was answered by seg_whole */
+    bool top;               /* a top-level aggregation: collect always gets owners NULL */
+    bool skip;              /* the current segment was answered by seg_whole */
     const sc__agg_seg *seg; /* the current segment (top level) */
-    void *state; /* the kind's own */
+    void *state;            /* the kind's own */
 };
 
 /* Builds the collector tree of spec (its subs too). */
@@ -116,8 +118,8 @@ sc_status sc__agg_oom(sc_arena *a);
 /* ---- (owner, key) -> bucket ordinal tables (open addressing, arena) ---- */
 
 typedef struct sc__agg_ords {
-    uint32_t *slots; /* entry + 1, 0 = empty */
-    size_t cap;      /* power of two */
+    uint32_t *slots;              /* entry + 1, 0 = empty */
+    size_t cap;                   /* power of two */
     sc__agg_vec owner, key, hash; /* per ordinal: uint64 owner, int64 key, uint64 hash */
     sc__agg_vec bkey;             /* bytes mode: (ptr, len) as two cells per ordinal */
     size_t n;
@@ -182,9 +184,11 @@ sc_status sc__agg_terms_fast_build(sc__agg_coll *c, const sc__agg_terms_fast *f,
 bool sc__agg_points_open(const sc_agg_spec *spec, const sc__agg_seg *s, sc_bkd *t);
 /* A top-level histogram / date_histogram over the whole current segment from its points into
  * ords (owner 0) and doc_counts; *handled false when it does not apply. */
-sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, bool *handled) SC_MUST_USE;
+sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, const sc_slice *field,
+                               int64_t lo, int64_t hi, bool *handled) SC_MUST_USE;
 /* A top-level range over the whole current segment from its points (ordinal = range). */
-sc_status sc__agg_range_points(sc__agg_coll *c, uint32_t owner_base, bool *handled) SC_MUST_USE;
+sc_status sc__agg_range_points(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
+                               bool *handled) SC_MUST_USE;
 
 /* ---- per-kind constructors ---- */
 sc_status sc__agg_terms_new(sc__agg_coll *c) SC_MUST_USE;
@@ -196,6 +200,14 @@ sc_status sc__agg_composite_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_pipeline_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_auto_histo_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_weighted_new(sc__agg_coll *c) SC_MUST_USE;
+/* significant_terms (agg_significant.c): the shard build from the terms collector's
+ * (owner, term) ordinals and per-owner subset sizes, and the reduce. */
+sc_status sc__agg_significant_build(sc__agg_coll *c, const sc__agg_ords *ords,
+                                    const sc__agg_vec *subset, uint32_t owner, sc_agg_result **out)
+    SC_MUST_USE;
+sc_status sc__agg_significant_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                                     bool final, uint64_t max_buckets, sc_arena *a,
+                                     sc_agg_result **out, sc_agg_error *err) SC_MUST_USE;
 /* auto_date_histogram reduce (agg_auto_histo.c) and its final empty-bucket filling. */
 sc_status sc__agg_auto_histo_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
                                     bool final, uint64_t max_buckets, sc_arena *a,
@@ -212,9 +224,12 @@ sc_status sc__agg_pipelines_siblings(const sc_agg_spec *owner, sc_agg_bucket *b,
 /* Runs spec's parent pipelines (cumulative_sum, derivative, bucket_sort) over r's buckets. */
 sc_status sc__agg_pipelines_parent(const sc_agg_spec *spec, sc_agg_result *r, sc_arena *a)
     SC_MUST_USE;
-sc_status sc__agg_sketch_new(sc__agg_coll *c) SC_MUST_USE;
 
 /* ---- the sketch metrics (agg_sketch.c) ---- */
+
+/* The collector of a cardinality, percentiles, percentile_ranks or median_absolute_deviation
+ * spec: a sketch per owner bucket ordinal, in the collection's arena. */
+sc_status sc__agg_sketch_new(sc__agg_coll *c) SC_MUST_USE;
 
 /* Whether kind is a sketch metric (cardinality, percentiles, percentile_ranks,
  * median_absolute_deviation). */

@@ -164,8 +164,7 @@ static int cmp_sort(const void *x, const void *y, void *ctx)
     return (a->doc_count_error > b->doc_count_error) - (a->doc_count_error < b->doc_count_error);
 }
 
-static sc_status bucket_sort(const sc_agg_spec *owner, const sc_agg_spec *pipe,
-                             sc_agg_result *r)
+static sc_status bucket_sort(const sc_agg_spec *owner, const sc_agg_spec *pipe, sc_agg_result *r)
 {
     if (pipe->n_sort) {
         /* the position rides in doc_count_error while sorting (restored below) */

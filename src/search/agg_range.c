@@ -54,8 +54,8 @@ static sc_status range_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
     for (size_t g = 0; g < c->spec->n_ranges; g++) {
         const sc_agg_range_spec *rg = &c->spec->ranges[g];
         r->lo[g] = rg->from_ip.len ? ceil_ord(&r->f.ss, rg->from_ip) : 0;
-        r->hi[g] = rg->to_ip.len ? ceil_ord(&r->f.ss, rg->to_ip)
-                                 : sc_dv_sorted_set_n_ords(&r->f.ss);
+        r->hi[g] =
+            rg->to_ip.len ? ceil_ord(&r->f.ss, rg->to_ip) : sc_dv_sorted_set_n_ords(&r->f.ss);
     }
     return SC_OK;
 }
@@ -108,10 +108,11 @@ static sc_status range_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **ou
     return SC_OK;
 }
 
-static sc_status range_seg_whole(sc__agg_coll *c, bool *handled)
+static sc_status range_seg_whole(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
+                                 bool *handled)
 {
     *handled = false;
-    return c->spec->vtype == SC_AGG_V_IP ? SC_OK : sc__agg_range_points(c, 0, handled);
+    return c->spec->vtype == SC_AGG_V_IP ? SC_OK : sc__agg_range_points(c, field, lo, hi, handled);
 }
 
 static const sc__agg_coll_ops range_ops = {

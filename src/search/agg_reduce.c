@@ -73,7 +73,7 @@ int sc__agg_key_cmp(const sc_agg_spec *spec, const sc_agg_bucket *x, const sc_ag
         return (x->dkey > y->dkey) - (x->dkey < y->dkey);
     if (spec->kind == SC_AGG_COMPOSITE || spec->kind == SC_AGG_MULTI_TERMS)
         return sc_agg_composite_cmp(spec, x->bkey, y->bkey);
-    if (spec->kind == SC_AGG_TERMS &&
+    if ((spec->kind == SC_AGG_TERMS || spec->kind == SC_AGG_SIGNIFICANT_TERMS) &&
         (spec->vtype == SC_AGG_V_KEYWORD || spec->vtype == SC_AGG_V_IP ||
          spec->vtype == SC_AGG_V_UNMAPPED))
         return sc_slice_cmp(x->bkey, y->bkey);
@@ -152,8 +152,8 @@ sc_status sc__agg_reduce_subs(const sc_agg_spec *spec, sc_agg_bucket *const *bs,
 
 /* Positional kinds: bucket i of every input merges into bucket i. */
 static sc_status reduce_positional(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
-                                   bool final, uint64_t max_buckets, sc_arena *a,
-                                   sc_agg_result *r, sc_agg_error *err)
+                                   bool final, uint64_t max_buckets, sc_arena *a, sc_agg_result *r,
+                                   sc_agg_error *err)
 {
     sc_agg_bucket **bs = sc_arena_alloc(a, n * sizeof *bs);
     if (!bs)
@@ -201,6 +201,8 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
         return sc__agg_terms_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_HISTOGRAM || spec->kind == SC_AGG_DATE_HISTOGRAM)
         return sc__agg_histo_reduce(spec, in, n, final, max_buckets, a, out, err);
+    if (spec->kind == SC_AGG_SIGNIFICANT_TERMS)
+        return sc__agg_significant_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (sc__agg_is_sketch(spec->kind))
         return sc__agg_sketch_reduce(spec, in, n, a, out);
     if (spec->kind == SC_AGG_AUTO_DATE_HISTOGRAM)
@@ -279,8 +281,8 @@ bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y)
         !dbl_eq(x->sum_sq, y->sum_sq) || !dbl_eq(x->sum_sq_c, y->sum_sq_c) ||
         x->n_buckets != y->n_buckets || x->doc_count_error != y->doc_count_error ||
         x->sum_other != y->sum_other || x->n_reduced != y->n_reduced ||
-        x->shard_size != y->shard_size || x->rung != y->rung ||
-        x->error_set != y->error_set || !sketch_eq(x, y))
+        x->shard_size != y->shard_size || x->rung != y->rung || x->error_set != y->error_set ||
+        !sketch_eq(x, y))
         return false;
     for (size_t i = 0; i < x->n_buckets; i++) {
         const sc_agg_bucket *a = &x->buckets[i], *b = &y->buckets[i];

@@ -130,16 +130,23 @@ static int64_t next_local(const sc_agg_rounding *r, int64_t start)
     return days_from_civil(y, m, 1) * MS_DAY;
 }
 
+/* Instants are clamped to +-2^60 ms (36 million years) so that no step overflows. */
+static int64_t clamp(int64_t t)
+{
+    const int64_t lim = INT64_C(1) << 60;
+    return t > lim ? lim : t < -lim ? -lim : t;
+}
+
 int64_t sc_agg_round(const sc_agg_rounding *r, int64_t t)
 {
-    int64_t x = t - r->offset_ms;
+    int64_t x = clamp(t) - clamp(r->offset_ms);
     int64_t ox = sc_agg_tz_offset(&r->tz, x);
     int64_t start = round_local(r, x + ox);
     /* the reading with x's own offset first: in a repeated hour each reading is a bucket */
     int64_t u = start - ox;
     if (u <= x && u + sc_agg_tz_offset(&r->tz, u) == start)
         return u + r->offset_ms;
-    return local_to_utc(&r->tz, start) + r->offset_ms;
+    return local_to_utc(&r->tz, start) + clamp(r->offset_ms);
 }
 
 /* The length of units that never change with the offset (up to an hour). */
@@ -158,14 +165,15 @@ static int64_t short_unit_ms(const sc_agg_rounding *r)
 int64_t sc_agg_round_next(const sc_agg_rounding *r, int64_t key)
 {
     int64_t len = short_unit_ms(r);
+    key = clamp(key);
     if (len)
         return sc_agg_round(r, key + len);
-    int64_t x = key - r->offset_ms;
-    int64_t local = x + sc_agg_tz_offset(&r->tz, x);
+    int64_t x = key - clamp(r->offset_ms);
+    int64_t local = x + clamp(sc_agg_tz_offset(&r->tz, x));
     int64_t next = local_to_utc(&r->tz, next_local(r, round_local(r, local)));
     if (next <= x) /* a repeated local time: step on */
         next = local_to_utc(&r->tz, next_local(r, next_local(r, round_local(r, local))));
-    return next + r->offset_ms;
+    return next + clamp(r->offset_ms);
 }
 
 void sc_agg_auto_rung(uint32_t i, const sc_agg_tz *tz, sc_agg_rounding *out, const char **label)
@@ -176,16 +184,26 @@ void sc_agg_auto_rung(uint32_t i, const sc_agg_tz *tz, sc_agg_rounding *out, con
         uint32_t years;
         const char *label;
     } ladder[SC_AGG_AUTO_LADDER] = {
-        {SC_AGG_CAL_NONE, 1000, 0, "1s"},         {SC_AGG_CAL_NONE, 5000, 0, "5s"},
-        {SC_AGG_CAL_NONE, 10000, 0, "10s"},       {SC_AGG_CAL_NONE, 30000, 0, "30s"},
-        {SC_AGG_CAL_MINUTE, 0, 0, "1m"},          {SC_AGG_CAL_NONE, 5 * MS_MIN, 0, "5m"},
-        {SC_AGG_CAL_NONE, 10 * MS_MIN, 0, "10m"}, {SC_AGG_CAL_NONE, 30 * MS_MIN, 0, "30m"},
-        {SC_AGG_CAL_HOUR, 0, 0, "1h"},            {SC_AGG_CAL_NONE, 3 * MS_HOUR, 0, "3h"},
-        {SC_AGG_CAL_NONE, 12 * MS_HOUR, 0, "12h"}, {SC_AGG_CAL_DAY, 0, 0, "1d"},
-        {SC_AGG_CAL_NONE, 7 * MS_DAY, 0, "7d"},   {SC_AGG_CAL_MONTH, 0, 0, "1M"},
-        {SC_AGG_CAL_QUARTER, 0, 0, "3M"},         {SC_AGG_CAL_YEAR, 0, 1, "1y"},
-        {SC_AGG_CAL_YEAR, 0, 5, "5y"},            {SC_AGG_CAL_YEAR, 0, 10, "10y"},
-        {SC_AGG_CAL_YEAR, 0, 20, "20y"},          {SC_AGG_CAL_YEAR, 0, 50, "50y"},
+        {SC_AGG_CAL_NONE, 1000, 0, "1s"},
+        {SC_AGG_CAL_NONE, 5000, 0, "5s"},
+        {SC_AGG_CAL_NONE, 10000, 0, "10s"},
+        {SC_AGG_CAL_NONE, 30000, 0, "30s"},
+        {SC_AGG_CAL_MINUTE, 0, 0, "1m"},
+        {SC_AGG_CAL_NONE, 5 * MS_MIN, 0, "5m"},
+        {SC_AGG_CAL_NONE, 10 * MS_MIN, 0, "10m"},
+        {SC_AGG_CAL_NONE, 30 * MS_MIN, 0, "30m"},
+        {SC_AGG_CAL_HOUR, 0, 0, "1h"},
+        {SC_AGG_CAL_NONE, 3 * MS_HOUR, 0, "3h"},
+        {SC_AGG_CAL_NONE, 12 * MS_HOUR, 0, "12h"},
+        {SC_AGG_CAL_DAY, 0, 0, "1d"},
+        {SC_AGG_CAL_NONE, 7 * MS_DAY, 0, "7d"},
+        {SC_AGG_CAL_MONTH, 0, 0, "1M"},
+        {SC_AGG_CAL_QUARTER, 0, 0, "3M"},
+        {SC_AGG_CAL_YEAR, 0, 1, "1y"},
+        {SC_AGG_CAL_YEAR, 0, 5, "5y"},
+        {SC_AGG_CAL_YEAR, 0, 10, "10y"},
+        {SC_AGG_CAL_YEAR, 0, 20, "20y"},
+        {SC_AGG_CAL_YEAR, 0, 50, "50y"},
         {SC_AGG_CAL_YEAR, 0, 100, "100y"},
     };
     if (i >= SC_AGG_AUTO_LADDER)

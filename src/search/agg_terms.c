@@ -32,6 +32,8 @@ typedef struct terms_state {
         int64_t key;
         uint32_t owner, ord; /* ord + 1, 0 = empty */
     } cache[256];            /* numeric: recent (owner, value) lookups, direct-mapped */
+    bool significant;        /* significant_terms: no fast path; subset sizes per owner */
+    sc__agg_vec subset;      /* significant_terms: docs collected per owner */
 } terms_state;
 
 /* The bucket of (owner, term bytes). */
@@ -52,15 +54,15 @@ static sc_status terms_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
     t->seg_map = NULL;
     memset(&t->seg_ords, 0, sizeof t->seg_ords);
     memset(&t->seg_slot, 0, sizeof t->seg_slot);
-    if (!t->bytes || (!t->f.has_ss && !(c->top && !c->n_subs)))
+    if (!t->bytes || (!t->f.has_ss && !(c->top && !c->n_subs && !t->significant)))
         return SC_OK;
     size_t n = t->f.has_ss ? (size_t)sc_dv_sorted_set_n_ords(&t->f.ss) + 1 : 1;
-    if (c->top && !c->n_subs) {
+    if (c->top && !c->n_subs && !t->significant) {
         t->used_fast = true;
         t->counts = sc_arena_calloc(a, n, sizeof *t->counts);
         if (!t->counts)
             return sc__agg_oom(a);
-    } else if (c->top) {
+    } else if (c->top && t->f.has_ss) {
         t->seg_map = sc_arena_alloc(a, n * sizeof *t->seg_map);
         if (!t->seg_map)
             return sc__agg_oom(a);
@@ -211,6 +213,15 @@ static sc_status terms_collect(sc__agg_coll *c, const uint32_t *docs, const uint
                                size_t n)
 {
     terms_state *t = c->state;
+    if (t->significant) {
+        /* the subset: docs per owner bucket */
+        for (size_t i = 0; i < n; i++) {
+            uint32_t w = owners ? owners[i] : 0;
+            if (w >= t->subset.len)
+                SC_TRY(sc__agg_vec_ensure(c->ctx->a, &t->subset, (size_t)w + 1, 0));
+            ((uint64_t *)t->subset.p)[w]++;
+        }
+    }
     return t->bytes ? collect_bytes(c, docs, owners, n) : collect_nums(c, docs, owners, n);
 }
 
@@ -218,6 +229,15 @@ static sc_status terms_collect(sc__agg_coll *c, const uint32_t *docs, const uint
 static sc_status terms_seg_end(sc__agg_coll *c)
 {
     terms_state *t = c->state;
+    if (t->seg_map && c->spec->min_doc_count == 0) {
+        /* min_doc_count 0 (top level with subs): every term of the segment gets a bucket */
+        for (uint64_t o1 = 1; o1 < t->seg_map_len; o1++) {
+            uint32_t ord = t->seg_map[o1];
+            if (ord == UINT32_MAX)
+                SC_TRY(seg_bucket(c, 0, o1, &ord));
+            SC_TRY(sc__agg_counts_ensure(c, ord));
+        }
+    }
     if (!t->counts)
         return SC_OK;
     SC_TRY(sc__agg_terms_fast_seg_end(c, &t->fast, &t->f.ss, t->counts));
@@ -237,6 +257,8 @@ static sc_status terms_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **ou
     terms_state *t = c->state;
     sc_arena *a = c->ctx->a;
     const sc_agg_spec *spec = c->spec;
+    if (t->significant)
+        return sc__agg_significant_build(c, &t->ords, &t->subset, owner, out);
     if (t->used_fast || (c->top && !c->n_subs && t->bytes && !t->ords.n))
         return sc__agg_terms_fast_build(c, t->fast, out);
     if (!t->gstart || owner >= t->n_owners) {
@@ -326,6 +348,7 @@ sc_status sc__agg_terms_new(sc__agg_coll *c)
         return sc__agg_oom(c->ctx->a);
     t->bytes = c->spec->vtype == SC_AGG_V_KEYWORD || c->spec->vtype == SC_AGG_V_IP ||
                c->spec->vtype == SC_AGG_V_UNMAPPED;
+    t->significant = c->spec->kind == SC_AGG_SIGNIFICANT_TERMS;
     c->state = t;
     c->ops = &terms_ops;
     return SC_OK;

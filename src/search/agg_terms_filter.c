@@ -26,8 +26,12 @@ static uint32_t murmur3_32(const uint8_t *p, size_t len, uint32_t seed)
     const uint8_t *tail = p + 4 * nb;
     uint32_t k = 0;
     switch (len & 3) {
-    case 3: k ^= (uint32_t)tail[2] << 16; /* fall through */
-    case 2: k ^= (uint32_t)tail[1] << 8;  /* fall through */
+    case 3:
+        k ^= (uint32_t)tail[2] << 16;
+        __attribute__((fallthrough));
+    case 2:
+        k ^= (uint32_t)tail[1] << 8;
+        __attribute__((fallthrough));
     case 1:
         k ^= tail[0];
         k *= c1;

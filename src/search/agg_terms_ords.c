@@ -35,8 +35,10 @@ sc_status sc__agg_terms_fast_seg_end(sc__agg_coll *c, sc__agg_terms_fast **fp,
         return sc__agg_oom(a);
     size_t n_ords = (size_t)sc_dv_sorted_set_n_ords(ss), nz = 0;
     f->missing += counts[0];
+    /* min_doc_count 0 lists every term of the segment, matched or not (Elasticsearch) */
+    bool all = c->spec->min_doc_count == 0;
     for (size_t o = 1; o <= n_ords; o++)
-        nz += counts[o] != 0;
+        nz += all || counts[o] != 0;
     if (!nz)
         return SC_OK;
     if (f->n_segs == f->cap) {
@@ -57,7 +59,7 @@ sc_status sc__agg_terms_fast_seg_end(sc__agg_coll *c, sc__agg_terms_fast **fp,
         return sc__agg_oom(a);
     l->n = 0;
     for (size_t o = 1; o <= n_ords; o++)
-        if (counts[o]) {
+        if (all || counts[o]) {
             l->ords[l->n] = (uint32_t)(o - 1);
             l->counts[l->n++] = counts[o];
         }

@@ -37,9 +37,16 @@ static int cmp_bucket(const void *x, const void *y, void *ctx)
     return sc__agg_bucket_cmp(ctx, x, y);
 }
 
+/* Error sums saturate (bounds past 2^63 are meaningless, and decoded input may be anything). */
+static int64_t sat_add(int64_t x, int64_t y)
+{
+    int64_t r;
+    return __builtin_add_overflow(x, y, &r) ? (y > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 static int64_t add_err(int64_t x, int64_t y)
 {
-    return x < 0 || y < 0 ? -1 : x + y;
+    return x < 0 || y < 0 ? -1 : sat_add(x, y);
 }
 
 sc_status sc__agg_terms_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
@@ -80,10 +87,10 @@ sc_status sc__agg_terms_reduce(const sc_agg_spec *spec, sc_agg_result *const *in
             /* this input returned the term: its own error does not apply to it */
             int64_t own = refs[j].b->doc_count_error;
             unbounded |= own < 0 || refs[j].e < 0;
-            be += own - refs[j].e;
+            be = sat_add(be, sat_add(own, refs[j].e == INT64_MIN ? INT64_MAX : -refs[j].e));
             group[j - i] = refs[j].b;
         }
-        m->doc_count_error = unbounded ? -1 : be + error;
+        m->doc_count_error = unbounded ? -1 : sat_add(be, error);
         SC_TRY(sc__agg_reduce_subs(spec, group, j - i, final, max_buckets, a, m, err));
         i = j;
     }

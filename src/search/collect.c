@@ -5,6 +5,7 @@
 
 #include "base/bitset.h"
 #include "search/internal.h"
+#include "search/range.h"
 
 /* The set bits of words[0..n_words) as doc ids base + i into docs; returns how many. */
 static size_t extract(const uint64_t *words, size_t n_words, uint32_t base, uint32_t *docs)
@@ -28,8 +29,8 @@ static sc_status collect_all(const sc_searcher_segment *ss, const sc_search_coll
     uint32_t n_docs = sc_segment_n_docs(ss->seg);
     bool deletes = ss->live && ss->n_deleted;
     for (uint32_t base = 0; base < n_docs; base += SC_SEARCH_COLLECT_WINDOW) {
-        uint32_t end = n_docs - base > SC_SEARCH_COLLECT_WINDOW ? base + SC_SEARCH_COLLECT_WINDOW
-                                                                 : n_docs;
+        uint32_t end =
+            n_docs - base > SC_SEARCH_COLLECT_WINDOW ? base + SC_SEARCH_COLLECT_WINDOW : n_docs;
         size_t n;
         if (deletes) {
             /* window bases are multiples of 64: whole words of the live set, the tail masked */
@@ -63,9 +64,8 @@ static sc_status collect_iter(sc_doc_iter *it, uint32_t n_docs, const sc_search_
     uint32_t d = sc_doc_iter_next(it);
     while (d != SC_DOC_END) {
         uint32_t wbase = d & ~(uint32_t)(SC_SEARCH_COLLECT_WINDOW - 1);
-        uint32_t wend = n_docs - wbase > SC_SEARCH_COLLECT_WINDOW
-                            ? wbase + SC_SEARCH_COLLECT_WINDOW
-                            : n_docs;
+        uint32_t wend =
+            n_docs - wbase > SC_SEARCH_COLLECT_WINDOW ? wbase + SC_SEARCH_COLLECT_WINDOW : n_docs;
         memset(win, 0, (SC_SEARCH_COLLECT_WINDOW / 64 + 1) * sizeof *win);
         sc_doc_iter_into_bitset(it, wend, &bs, wbase);
         size_t n = extract(win, (wend - wbase + 63) / 64, wbase, docs);
@@ -76,6 +76,29 @@ static sc_status collect_iter(sc_doc_iter *it, uint32_t n_docs, const sc_search_
         if (cancel && sc_cancel_token_check(cancel, (++n_windows & 7) == 0))
             break;
     }
+    return SC_OK;
+}
+
+/* Offers the segment whole to the collector when the query is match_all or one range on a
+ * field whose points count it exactly (single-valued) and nothing is deleted; *n = the
+ * matches when consumed. */
+static sc_status try_whole(const sc__plan *plan, const sc_searcher_segment *ss,
+                           const sc_search_collector *c, bool *consumed, uint64_t *n)
+{
+    *consumed = false;
+    if (!c->segment_whole || (ss->live && ss->n_deleted))
+        return SC_OK;
+    if (plan->kind == SC__PLAN_ALL) {
+        SC_TRY(c->segment_whole(c->ctx, NULL, INT64_MIN, INT64_MAX, consumed));
+        *n = sc_segment_n_docs(ss->seg);
+        return SC_OK;
+    }
+    if (plan->kind != SC__PLAN_RANGE || plan->n_ranges != 1)
+        return SC_OK;
+    bool done = false;
+    SC_TRY(sc_range_segment_count(ss->seg, plan->field, plan->lo[0], plan->hi[0], n, &done));
+    if (done)
+        SC_TRY(c->segment_whole(c->ctx, &plan->field, plan->lo[0], plan->hi[0], consumed));
     return SC_OK;
 }
 
@@ -100,10 +123,10 @@ sc_status sc_search_collect(const sc_searcher *s, const sc_query *q, const sc_se
             break;
         SC_TRY(c->segment_begin(c->ctx, si, ss->seg));
         bool consumed = false;
-        if (plan->kind == SC__PLAN_ALL && !(ss->live && ss->n_deleted) && c->segment_whole)
-            SC_TRY(c->segment_whole(c->ctx, &consumed));
+        uint64_t whole = 0;
+        SC_TRY(try_whole(plan, ss, c, &consumed, &whole));
         if (consumed) {
-            total += sc_segment_n_docs(ss->seg);
+            total += whole;
         } else if (plan->kind == SC__PLAN_ALL) {
             st = collect_all(ss, c, docs, o->cancel, &total);
         } else {
@@ -111,8 +134,7 @@ sc_status sc_search_collect(const sc_searcher *s, const sc_query *q, const sc_se
             SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
             it = sc__search_wrap_segment(&ctx, it, si);
             if (it)
-                st = collect_iter(it, sc_segment_n_docs(ss->seg), c, win, docs, o->cancel,
-                                  &total);
+                st = collect_iter(it, sc_segment_n_docs(ss->seg), c, win, docs, o->cancel, &total);
         }
         if (st == SC_OK)
             st = c->segment_end(c->ctx);

@@ -119,10 +119,13 @@ typedef struct sc_search_collector {
     /* Segment-local doc ids, ascending, 1 <= n <= SC_SEARCH_COLLECT_WINDOW. */
     sc_status (*collect)(void *ctx, const uint32_t *docs, size_t n);
     sc_status (*segment_end)(void *ctx);
-    /* Optional (may be NULL): called after segment_begin when every doc of the segment
-     * matches and none is deleted (match_all). Setting *consumed = true means the collector
-     * answered the segment itself (e.g. from points) and no windows are fed for it. */
-    sc_status (*segment_whole)(void *ctx, bool *consumed);
+    /* Optional (may be NULL): called after segment_begin, on a segment without deletes, when
+     * the query is match_all (field NULL: every doc matches) or a single range [lo, hi] on
+     * `field` whose points count it exactly (the matches are the docs with a value there).
+     * Setting *consumed = true means the collector answered the segment itself (e.g. from
+     * points) and no windows are fed for it. */
+    sc_status (*segment_whole)(void *ctx, const sc_slice *field, int64_t lo, int64_t hi,
+                               bool *consumed);
 } sc_search_collector;
 
 #define SC_SEARCH_COLLECT_WINDOW 4096

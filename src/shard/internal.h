@@ -1,4 +1,4 @@
-/* Private state of a shard shared by shard.c (writes, refresh, commit, background thread),
+/* Private state of a shard shared by shard.c (writes, refresh, commit, background work),
  * open.c (opening the last commit, translog replay, close), snapshot.c
  * (searcher snapshots), merge.c (merges), ids.c (the persisted id table) and idtab.c (the
  * in-memory id table). */
@@ -14,6 +14,7 @@
 #include "base/vec.h"
 #include "index/builder.h"
 #include "index/commit.h"
+#include "shard/sched.h"
 #include "shard/shard.h"
 #include "shard/translog.h"
 
@@ -77,6 +78,18 @@ typedef struct sc__slot {
     int merging;
 } sc__slot;
 
+/* The scheduler's record of one shard; every field under the scheduler's mutex. */
+typedef struct sc__sched_slot {
+    uint64_t last_refresh_ns, last_sync_ns; /* when a refresh / sync was last scheduled */
+    size_t index;                           /* in the scheduler's shard array */
+    bool queued;                            /* a maintenance job is queued or running */
+    bool merge_queued;                      /* a merge job is queued or running */
+    bool urgent;                            /* the buffer is full: refresh at once */
+    bool want_merge;                        /* a merge could not be queued: retry */
+    bool detaching;                         /* closing: schedule nothing more */
+    bool do_refresh, do_sync;               /* what the queued maintenance job does */
+} sc__sched_slot;
+
 typedef struct sc__snap {
     sc_shard_snapshot pub; /* first: the public view */
     _Atomic int refs;
@@ -100,7 +113,8 @@ struct sc_shard {
     sc_mapping *mapping;
     sc__snap *snap;
     sc_translog *tlog;
-    sc_status sticky; /* SC_EIO after a failed translog write: refuse writes */
+    uint32_t n_removed_at_open; /* leftover files removed when the shard was opened */
+    sc_status sticky;           /* SC_EIO after a failed translog write: refuse writes */
     /* ids */
     sc__idtab ids; /* id -> entry index (entries[i] has id sc__idtab_key(i)) */
     SC_VEC(sc__id_entry) entries;
@@ -122,17 +136,23 @@ struct sc_shard {
     int64_t committed_max_seq_no;
     uint64_t manifest_gen;
     uint64_t snap_gen;
-    /* background */
-    pthread_t thread;
-    bool thread_started;
-    pthread_mutex_t bg_lock;
-    pthread_cond_t bg_cond;
-    bool stopping;
+    /* background work, run by a scheduler (sched.c) */
+    sc_shard_sched *sched;     /* attached to (NULL: none, the caller drives) */
+    sc_shard_sched *own_sched; /* a private one when cfg.sched was NULL */
+    sc__sched_slot sched_slot; /* the scheduler's record (its mutex) */
+    _Atomic bool bg_dirty;     /* writes since the last background refresh */
     /* stats */
     _Atomic uint64_t n_index_ops, n_delete_ops, n_refreshes, n_flushes, n_merges;
     _Atomic uint64_t index_time_ns, refresh_time_ns, flush_time_ns, merge_time_ns;
     _Atomic uint64_t merges_current;
 };
+
+/* Something changed that a refresh must publish (wlock held); tells the scheduler too. */
+static inline void sc__shard_mark_changed(sc_shard *s)
+{
+    s->changed = true;
+    atomic_store_explicit(&s->bg_dirty, true, memory_order_relaxed);
+}
 
 /* Background work logs nothing and retries on the next tick; the status is dropped. */
 static inline void sc__shard_ignore(sc_status st)
@@ -160,9 +180,16 @@ bool sc__shard_buffer_full(const sc_shard *s);
  * temp files of interrupted atomic writes. Best effort (wlock held). */
 void sc__shard_cleanup_files(sc_shard *s, const sc_manifest *m, uint64_t ids_gen, bool at_open);
 
-/* Starts / stops the background thread (timed refresh, translog sync, flush, merges). */
-sc_status sc__shard_bg_start(sc_shard *s) SC_MUST_USE;
-void sc__shard_bg_stop(sc_shard *s);
+/* One round of background work (a scheduler's worker, no lock held): sync the translog
+ * (do_sync), refresh (do_refresh, or when the buffer is full) and flush past the translog
+ * threshold. Returns true when the refresh published something new (a merge may be due). */
+bool sc__shard_maintain(sc_shard *s, bool do_sync, bool do_refresh);
+
+/* Scheduler side (sched.c): attach a shard (SC_ENOMEM); detach it, waiting for its queued or
+ * running jobs (no-op when not attached); ask for a refresh at once (buffer full). */
+sc_status sc__sched_attach(sc_shard_sched *sc, sc_shard *s) SC_MUST_USE;
+void sc__sched_detach(sc_shard *s);
+void sc__sched_wake(sc_shard *s);
 
 /* Publishes a new snapshot from the writer's slots (wlock held). */
 sc_status sc__shard_publish(sc_shard *s);
@@ -181,5 +208,17 @@ void sc__live_unref(sc__live *l);
 /* Writes / reads the id table `ids-<gen>.dat`; slots[] gives the manifest order. */
 sc_status sc__ids_write(sc_shard *s, uint64_t gen) SC_MUST_USE;
 sc_status sc__ids_read(sc_shard *s, uint64_t gen) SC_MUST_USE;
+/* One entry of an id table file as decoded (ids.c); id borrowed from the file bytes. */
+typedef struct sc__ids_entry {
+    sc_slice id; /* a byte string: may hold NUL */
+    int64_t seq_no, primary_term, version;
+    uint64_t segment; /* index in the manifest + 1; 0 = tombstone (not range-checked here) */
+    uint64_t doc;     /* not range-checked here */
+} sc__ids_entry;
+/* Decodes the bytes of an id table file (format in ids.c), calling fn for each entry in order;
+ * fn's failure stops and is returned. SC_ECORRUPT on bad magic, checksum, truncation or
+ * trailing bytes. Never reads outside data[0..len). O(len). */
+sc_status sc__ids_decode(const uint8_t *data, size_t len,
+                         sc_status (*fn)(void *ctx, const sc__ids_entry *e), void *ctx) SC_MUST_USE;
 
 #endif

@@ -1,5 +1,5 @@
 /* Opening a shard: the last commit (manifest, its segments, deletes and id table), translog
- * replay on top of it, the background thread; and closing it. Writes, refresh and commit are
+ * replay on top of it, attaching it to a scheduler for background work; and closing it. Writes, refresh and commit are
  * in shard.c. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -115,6 +115,8 @@ static sc_status load_commit(sc_shard *s, uint64_t *tlog_gen, sc_shard_error *er
 
 static void shard_free(sc_shard *s)
 {
+    sc__sched_detach(s);
+    sc_shard_sched_free(s->own_sched);
     if (s->snap)
         sc_shard_searcher_release(&s->snap->pub);
     for (size_t i = 0; i < s->slots.len; i++)
@@ -134,8 +136,6 @@ static void shard_free(sc_shard *s)
     pthread_mutex_destroy(&s->map_lock);
     pthread_mutex_destroy(&s->snap_lock);
     pthread_mutex_destroy(&s->merge_lock);
-    pthread_mutex_destroy(&s->bg_lock);
-    pthread_cond_destroy(&s->bg_cond);
     free(s->dir);
     free(s);
 }
@@ -163,8 +163,6 @@ sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_err
     pthread_mutex_init(&s->map_lock, NULL);
     pthread_mutex_init(&s->snap_lock, NULL);
     pthread_mutex_init(&s->merge_lock, NULL);
-    pthread_mutex_init(&s->bg_lock, NULL);
-    pthread_cond_init(&s->bg_cond, NULL);
     sc__idtab_init(&s->ids, &sc_pool_shard_ids);
     sc_arena_init(&s->arena, 0);
     s->max_seq_no = -1;
@@ -194,7 +192,7 @@ sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_err
         pthread_mutex_lock(&s->wlock);
         st = sc_translog_replay(s->tlog, replay_op, s, NULL, NULL);
         if (st == SC_OK) {
-            s->changed = true;
+            sc__shard_mark_changed(s);
             st = sc__shard_refresh_locked(s);
         }
         pthread_mutex_unlock(&s->wlock);
@@ -204,8 +202,15 @@ sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_err
                      s->dir, sc_status_str(st));
         }
     }
-    if (st == SC_OK && !s->cfg.no_background_thread)
-        st = sc__shard_bg_start(s);
+    if (st == SC_OK && !s->cfg.no_background_thread) {
+        sc_shard_sched *sched = s->cfg.sched;
+        if (!sched) {
+            st = sc_shard_sched_new(1, 1, &s->own_sched);
+            sched = s->own_sched;
+        }
+        if (st == SC_OK)
+            st = sc__sched_attach(sched, s);
+    }
     if (st != SC_OK) {
         shard_free(s);
         return st;
@@ -218,7 +223,7 @@ void sc_shard_close(sc_shard *s, bool flush)
 {
     if (!s)
         return;
-    sc__shard_bg_stop(s);
+    sc__sched_detach(s);
     pthread_mutex_lock(&s->merge_lock); /* wait for a running force merge */
     pthread_mutex_unlock(&s->merge_lock);
     sc__shard_ignore(sc_translog_sync(s->tlog));
@@ -228,4 +233,9 @@ void sc_shard_close(sc_shard *s, bool flush)
         pthread_mutex_unlock(&s->wlock);
     }
     shard_free(s);
+}
+
+uint32_t sc_shard_files_removed_at_open(const sc_shard *s)
+{
+    return s->n_removed_at_open;
 }

@@ -1,5 +1,5 @@
 /* The shard's writer side: writes with versioning and the translog, realtime get, refresh,
- * commit, the background thread (timed refresh, flush, merge scheduling) and stats; see
+ * commit, one round of background work (timed refresh, flush; run by sched.c) and stats; see
  * shard.h. Opening (recovery) and closing are in open.c, snapshots in snapshot.c, merges in
  * merge.c, the id table file in ids.c. */
 #include <dirent.h>
@@ -132,7 +132,7 @@ static sc_status drop_location(sc_shard *s, const sc__id_entry *e)
 {
     if (e->seg == SC__SEG_BUFFER) {
         s->buf_deleted.ptr[e->doc] = 1;
-        s->changed = true;
+        sc__shard_mark_changed(s);
         return SC_OK;
     }
     if (e->seg == SC__SEG_NONE)
@@ -140,7 +140,7 @@ static sc_status drop_location(sc_shard *s, const sc__id_entry *e)
     sc__slot *sl = slot_by_uid(s, e->seg);
     if (!sl)
         return SC_OK;
-    s->changed = true;
+    sc__shard_mark_changed(s);
     return slot_delete(sl, e->doc);
 }
 
@@ -233,7 +233,7 @@ static sc_status buffer_add(sc_shard *s, const sc_index_doc *doc, int64_t seq_no
     s->buf_src.ptr[s->buf_src.len++] = bs;
     s->buf_deleted.ptr[s->buf_deleted.len++] = 0;
     s->buf_entry.ptr[s->buf_entry.len++] = SC__NO_ENTRY;
-    s->changed = true;
+    sc__shard_mark_changed(s);
     return SC_OK;
 }
 
@@ -405,14 +405,6 @@ static bool needs_sync(const sc_shard *s, const sc_shard_write_opts *o)
     return !s->cfg.durability_async && !(o && o->defer_sync);
 }
 
-static void wake(sc_shard *s)
-{
-    if (s->thread_started) {
-        pthread_mutex_lock(&s->bg_lock);
-        pthread_cond_signal(&s->bg_cond);
-        pthread_mutex_unlock(&s->bg_lock);
-    }
-}
 
 sc_status sc_shard_index(sc_shard *s, sc_slice id, sc_slice source, const sc_shard_write_opts *o,
                          sc_shard_result *r, sc_shard_error *err)
@@ -424,7 +416,7 @@ sc_status sc_shard_index(sc_shard *s, sc_slice id, sc_slice source, const sc_sha
     pthread_mutex_lock(&s->wlock);
     sc_status st = sc__shard_index_locked(s, id, source, o, NULL, r, err);
     bool over = st == SC_OK && sc__shard_buffer_full(s);
-    if (over && !s->thread_started)
+    if (over && !s->sched)
         st = sc__shard_refresh_locked(s);
     pthread_mutex_unlock(&s->wlock);
     if (st == SC_OK && needs_sync(s, o) &&
@@ -434,7 +426,7 @@ sc_status sc_shard_index(sc_shard *s, sc_slice id, sc_slice source, const sc_sha
     }
     if (st == SC_OK) {
         if (over)
-            wake(s);
+            sc__sched_wake(s);
         atomic_fetch_add(&s->n_index_ops, 1);
         atomic_fetch_add(&s->index_time_ns, sc_clock_now_ns() - t0);
     }
@@ -617,7 +609,8 @@ static bool is_seg_file(const char *nm, size_t len, const char *seg)
 
 /* Deletes files the shard no longer needs: segments, deletes and id tables neither in the last
  * commit nor in the writer's set nor being written by a merge; at open also temp files of
- * interrupted atomic writes. Best effort (wlock held). */
+ * interrupted atomic writes, segment writes and merges (counted in n_removed_at_open). Best
+ * effort (wlock held). */
 void sc__shard_cleanup_files(sc_shard *s, const sc_manifest *m, uint64_t ids_gen, bool at_open)
 {
     DIR *d = opendir(s->dir);
@@ -630,7 +623,8 @@ void sc__shard_cleanup_files(sc_shard *s, const sc_manifest *m, uint64_t ids_gen
         const char *nm = de->d_name;
         size_t len = strlen(nm);
         bool candidate = false, keep = false;
-        if (strstr(nm, ".tmp.")) {
+        if (strstr(nm, ".tmp.") || has_suffix(nm, len, ".tmp")) {
+            /* atomic writes (".tmp.<n>") and segment writes ("<seg>.seg.tmp") cut short */
             candidate = at_open;
         } else if (has_suffix(nm, len, ".seg")) {
             candidate = true;
@@ -654,7 +648,8 @@ void sc__shard_cleanup_files(sc_shard *s, const sc_manifest *m, uint64_t ids_gen
         if (candidate && !keep) {
             char path[4096];
             snprintf(path, sizeof(path), "%s/%s", s->dir, nm);
-            (void)unlink(path);
+            if (unlink(path) == 0 && at_open)
+                s->n_removed_at_open++;
         }
     }
     closedir(d);
@@ -734,69 +729,25 @@ sc_status sc_shard_flush(sc_shard *s)
     return st;
 }
 
-/* ---- background thread ---- */
+/* ---- background work (run by the scheduler, sched.c) ---- */
 
-static void *bg_main(void *arg)
+bool sc__shard_maintain(sc_shard *s, bool do_sync, bool do_refresh)
 {
-    sc_shard *s = arg;
-    uint64_t last_refresh = sc_clock_now_ns(), last_sync = last_refresh;
-    pthread_mutex_lock(&s->bg_lock);
-    while (!s->stopping) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 100 * 1000000L; /* 100 ms tick bounds timer error */
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&s->bg_cond, &s->bg_lock, &ts);
-        if (s->stopping)
-            break;
-        pthread_mutex_unlock(&s->bg_lock);
-        uint64_t now = sc_clock_now_ns();
-        if (s->cfg.durability_async &&
-            now - last_sync >= (uint64_t)s->cfg.sync_interval_ms * 1000000ULL) {
-            sc__shard_ignore(sc_translog_sync(s->tlog));
-            last_sync = now;
-        }
-        bool due = s->cfg.refresh_interval_ms > 0 &&
-                   now - last_refresh >= (uint64_t)s->cfg.refresh_interval_ms * 1000000ULL;
-        bool refreshed = false;
-        pthread_mutex_lock(&s->wlock);
-        bool full = sc__shard_buffer_full(s);
-        if (full || due) {
-            refreshed = s->changed;
-            (void)sc__shard_refresh_locked(s);
-            if (sc_translog_size_bytes(s->tlog) > s->cfg.flush_threshold_bytes)
-                (void)sc__shard_flush_locked(s);
-            last_refresh = now;
-        }
-        pthread_mutex_unlock(&s->wlock);
-        if (refreshed && !s->cfg.no_background_merges)
-            sc__shard_ignore(sc_shard_maybe_merge(s));
-        pthread_mutex_lock(&s->bg_lock);
+    if (do_sync)
+        sc__shard_ignore(sc_translog_sync(s->tlog));
+    bool refreshed = false;
+    pthread_mutex_lock(&s->wlock);
+    if (do_refresh || sc__shard_buffer_full(s)) {
+        /* Cleared before the refresh: a write racing with it sets it again, and costs at most
+         * one refresh that finds nothing new. */
+        atomic_store_explicit(&s->bg_dirty, false, memory_order_relaxed);
+        refreshed = s->changed;
+        (void)sc__shard_refresh_locked(s);
+        if (sc_translog_size_bytes(s->tlog) > s->cfg.flush_threshold_bytes)
+            (void)sc__shard_flush_locked(s);
     }
-    pthread_mutex_unlock(&s->bg_lock);
-    return NULL;
-}
-
-sc_status sc__shard_bg_start(sc_shard *s)
-{
-    if (pthread_create(&s->thread, NULL, bg_main, s) != 0)
-        return SC_ENOMEM;
-    s->thread_started = true;
-    return SC_OK;
-}
-
-void sc__shard_bg_stop(sc_shard *s)
-{
-    if (!s->thread_started)
-        return;
-    pthread_mutex_lock(&s->bg_lock);
-    s->stopping = true;
-    pthread_cond_signal(&s->bg_cond);
-    pthread_mutex_unlock(&s->bg_lock);
-    pthread_join(s->thread, NULL);
+    pthread_mutex_unlock(&s->wlock);
+    return refreshed;
 }
 
 /* ---- stats ---- */

@@ -292,6 +292,49 @@ def test_weighted_avg(server, idx):
     assert b["aggregations"]["w"]["value"] == pytest.approx(num / den)
 
 
+def test_msearch_with_aggs(server, idx):
+    name, docs = idx
+    body = "\n".join([json.dumps({"index": name}),
+                      json.dumps({"size": 0, "aggs": {"g": {"terms": {"field": "genre"}}}}),
+                      json.dumps({"index": name}),
+                      json.dumps({"size": 0, "aggs": {"x": {"terms": {"field": "title"}}}})]) + "\n"
+    st, _, b = server.request("POST", "/_msearch", body,
+                              headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200, b
+    r0, r1 = b["responses"]
+    assert r0["status"] == 200 and "g" in r0["aggregations"]
+    assert r1["status"] == 400 and "error" in r1
+
+
+def test_terms_min_doc_count_zero(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {
+        "g": {"terms": {"field": "genre", "min_doc_count": 0, "size": 20}}}})
+    assert st == 200, b
+    got = {x["key"]: x["doc_count"] for x in b["aggregations"]["g"]["buckets"]}
+    assert set(got) == {d["genre"] for d in docs}
+    assert got["rock"] == sum(1 for d in docs if d["genre"] == "rock")
+    assert all(c == 0 for k, c in got.items() if k != "rock")
+
+
+def test_significant_terms(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "query": {"term": {"flag": True}}, "aggs": {
+        "s": {"significant_terms": {"field": "genre", "min_doc_count": 1}}}})
+    assert st == 200, b
+    s = b["aggregations"]["s"]
+    flagged = [d for d in docs if d["flag"]]
+    assert s["doc_count"] == len(flagged) and s["bg_count"] == len(docs)
+    for x in s["buckets"]:
+        assert set(x) == {"key", "doc_count", "score", "bg_count"}
+        assert x["doc_count"] == sum(1 for d in flagged if d["genre"] == x["key"])
+        # the shards that matched the term add their background counts (as Elasticsearch)
+        assert 0 < x["bg_count"] <= sum(1 for d in docs if d["genre"] == x["key"])
+        assert x["score"] > 0
+    scores = [x["score"] for x in s["buckets"]]
+    assert scores == sorted(scores, reverse=True)
+
+
 def test_metrics_shapes(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "query": {"term": {"genre": "rock"}}, "aggs": {

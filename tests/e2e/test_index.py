@@ -88,6 +88,17 @@ def test_refresh_flush_forcemerge(server, fresh_index):
     assert st == 200
 
 
+def test_broadcast_counts_unassigned_replicas_as_not_failed(server, fresh_index):
+    # One node: the replica copies stay unassigned. Elasticsearch counts them in total but
+    # not in failed (issue 17 item 8).
+    server.request("PUT", "/" + fresh_index, {"settings": {"number_of_shards": 2,
+                                                           "number_of_replicas": 1}})
+    for path in ("/%s/_refresh", "/%s/_flush"):
+        st, h, b = server.request("POST", path % fresh_index)
+        assert st == 200, b
+        assert b["_shards"] == {"total": 4, "successful": 2, "failed": 0}
+
+
 def test_cat_indices(server, fresh_index):
     server.request("PUT", "/" + fresh_index)
     st, h, b = server.request("GET", "/_cat/indices?v")

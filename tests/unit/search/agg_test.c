@@ -168,8 +168,8 @@ static bool doc_matches(const mdoc *m, int qk)
 }
 
 /* Collects root over segments [from, to) as one shard of n_shards. */
-static sc_agg_result *collect(sc_arena *a, const sc_agg_spec *root, int qk, size_t from,
-                              size_t to, uint32_t n_shards)
+static sc_agg_result *collect(sc_arena *a, const sc_agg_spec *root, int qk, size_t from, size_t to,
+                              uint32_t n_shards)
 {
     sc_searcher s = {ss + from, to - from};
     sc_search_options o;
@@ -329,8 +329,9 @@ static void test_terms_vs_model(void **state)
                 assert_int_equal(b->doc_count, cnt[t]);
                 if (i) {
                     const sc_agg_bucket *p = &x->buckets[i - 1];
-                    assert_true(p->doc_count > b->doc_count ||
-                                (p->doc_count == b->doc_count && sc_slice_cmp(p->bkey, b->bkey) < 0));
+                    assert_true(
+                        p->doc_count > b->doc_count ||
+                        (p->doc_count == b->doc_count && sc_slice_cmp(p->bkey, b->bkey) < 0));
                 }
                 check_stats(b->subs[0], &avg[t]);
                 check_stats(b->subs[1], &st[t]);
@@ -393,7 +394,8 @@ static void test_terms_error_bounds(void **state)
             assert_true(b->doc_count <= truth);
             assert_true(x->doc_count_error >= 0);
             assert_true(truth - b->doc_count <= (uint64_t)x->doc_count_error);
-            assert_true(b->doc_count_error >= 0 && truth - b->doc_count <= (uint64_t)b->doc_count_error);
+            assert_true(b->doc_count_error >= 0 &&
+                        truth - b->doc_count <= (uint64_t)b->doc_count_error);
             sum += b->doc_count;
         }
         assert_int_equal(sum, total);
@@ -405,8 +407,8 @@ static void test_terms_error_bounds(void **state)
 static void test_metrics_vs_model(void **state)
 {
     (void)state;
-    static const sc_agg_kind kinds[] = {SC_AGG_MIN,         SC_AGG_MAX,   SC_AGG_SUM,
-                                        SC_AGG_AVG,         SC_AGG_STATS, SC_AGG_EXTENDED_STATS,
+    static const sc_agg_kind kinds[] = {SC_AGG_MIN,        SC_AGG_MAX,   SC_AGG_SUM,
+                                        SC_AGG_AVG,        SC_AGG_STATS, SC_AGG_EXTENDED_STATS,
                                         SC_AGG_VALUE_COUNT};
     for (int sharded = 0; sharded < 2; sharded++)
         for (int qk = 0; qk < 5; qk++) {
@@ -600,8 +602,9 @@ static void test_range_filters_vs_model(void **state)
         sc_arena_init(&a, 0);
         sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
         sc_agg_spec *rg = mk(&a, SC_AGG_RANGE, "r", "d", SC_AGG_V_DOUBLE);
-        static sc_agg_range_spec ranges[3] = {
-            {.from = -INFINITY, .to = -100}, {.from = -200, .to = 300}, {.from = 250, .to = INFINITY}};
+        static sc_agg_range_spec ranges[3] = {{.from = -INFINITY, .to = -100},
+                                              {.from = -200, .to = 300},
+                                              {.from = 250, .to = INFINITY}};
         rg->ranges = ranges;
         rg->n_ranges = 3;
         add_sub(&a, rg, mk(&a, SC_AGG_SUM, "s", "n", SC_AGG_V_LONG));
@@ -776,9 +779,8 @@ static void test_terms_include_exclude(void **state)
     sc_arena a;
     sc_arena_init(&a, 0);
     sc_dfa re;
-    assert_int_equal(sc_automaton_regexp(sc_slice_cstr("w0[0-5]"), SC_REGEXP_ALL, 10000, &a, &re,
-                                         NULL),
-                     SC_OK);
+    assert_int_equal(
+        sc_automaton_regexp(sc_slice_cstr("w0[0-5]"), SC_REGEXP_ALL, 10000, &a, &re, NULL), SC_OK);
     static const sc_slice ex[1] = {{(const uint8_t *)"w03", 3}};
     static const int64_t inc_num[3] = {-50, 0, 7};
     sc_agg_term_filter kf = {.include_re = &re, .exclude = ex, .n_exclude = 1};
@@ -1124,8 +1126,8 @@ static void test_auto_date_histogram_vs_model(void **state)
                 const mdoc *d = &docs[g];
                 int64_t m = month_start(d->t, 0), k = q->buckets[j].key;
                 /* the quarter of the doc: its month's start within [k, next quarter) */
-                if (d->live && d->tag == (uint32_t)(t->buckets[i].bkey.ptr[1] - '0') &&
-                    m >= k && (j + 1 == q->n_buckets || m < q->buckets[j + 1].key))
+                if (d->live && d->tag == (uint32_t)(t->buckets[i].bkey.ptr[1] - '0') && m >= k &&
+                    (j + 1 == q->n_buckets || m < q->buckets[j + 1].key))
                     vc += d->nn;
             }
             assert_int_equal(q->buckets[j].subs[0]->count, vc);
@@ -1223,13 +1225,23 @@ static void test_points_path_equals_doc_values(void **state)
     sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
     sc_agg_spec *d1 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d1", "t", SC_AGG_V_DATE);
     d1->rounding.unit = SC_AGG_CAL_DAY;
-    d1->rounding.tz = (sc_agg_tz){.base_offset_ms = -5 * 3600000, .at_ms = at, .offset_s = off,
-                                  .n_trans = 2};
+    d1->rounding.tz =
+        (sc_agg_tz){.base_offset_ms = -5 * 3600000, .at_ms = at, .offset_s = off, .n_trans = 2};
     add_sub(&a, root, d1);
     sc_agg_spec *d2 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d2", "t", SC_AGG_V_DATE);
     d2->rounding.unit = SC_AGG_CAL_MONTH;
     d2->rounding.offset_ms = 6 * 3600000;
     add_sub(&a, root, d2);
+    /* plain arithmetic rounding on the doc-values side: a fixed-offset zone and an offset */
+    sc_agg_spec *d3 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d3", "t", SC_AGG_V_DATE);
+    d3->rounding.unit = SC_AGG_CAL_DAY;
+    d3->rounding.tz.base_offset_ms = -3 * 3600000 - 30 * 60000;
+    d3->rounding.offset_ms = 2 * 3600000 + 17;
+    add_sub(&a, root, d3);
+    sc_agg_spec *d4 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d4", "t", SC_AGG_V_DATE);
+    d4->rounding.fixed_ms = 7 * 3600000 + 11;
+    d4->rounding.offset_ms = -5 * 60000;
+    add_sub(&a, root, d4);
     sc_agg_spec *h = mk(&a, SC_AGG_HISTOGRAM, "h", "t", SC_AGG_V_DATE);
     h->interval = 7 * 86400000.0 + 13;
     h->offset = 5;
@@ -1250,9 +1262,9 @@ static void test_points_path_equals_doc_values(void **state)
         sc_search_result res;
         sc_agg_error err;
         sc_agg_result *fast, *slow, *f2, *s2;
-        assert_int_equal(sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a,
-                                              &fast, &res, &err),
-                         SC_OK);
+        assert_int_equal(
+            sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &fast, &res, &err),
+            SC_OK);
         assert_int_equal(sc_agg_collect_shard(root, &s,
                                               sc_query_range(&a, sc_slice_cstr("t"), &lo, &hi, 1),
                                               &o, &so, &a, &slow, &res, &err),
@@ -1260,6 +1272,120 @@ static void test_points_path_equals_doc_values(void **state)
         assert_int_equal(sc_agg_reduce(root, &fast, 1, true, 0, &a, &f2, &err), SC_OK);
         assert_int_equal(sc_agg_reduce(root, &slow, 1, true, 0, &a, &s2, &err), SC_OK);
         assert_true(sc_agg_result_equal(f2, s2));
+        /* a range query on the aggregated field: points again (the query's values only) vs
+         * the same range under constant_score (doc values) */
+        int64_t qlo = T0 + INT64_C(37) * 86400000 + 12345, qhi = T0 + INT64_C(201) * 86400000 - 777;
+        sc_query *rq = sc_query_range(&a, sc_slice_cstr("t"), &qlo, &qhi, 1);
+        assert_int_equal(sc_agg_collect_shard(root, &s, rq, &o, &so, &a, &fast, &res, &err), SC_OK);
+        uint64_t n_fast = res.total;
+        assert_int_equal(sc_agg_collect_shard(root, &s, sc_query_constant_score(&a, rq), &o, &so,
+                                              &a, &slow, &res, &err),
+                         SC_OK);
+        assert_int_equal(res.total, n_fast);
+        assert_int_equal(sc_agg_reduce(root, &fast, 1, true, 0, &a, &f2, &err), SC_OK);
+        assert_int_equal(sc_agg_reduce(root, &slow, 1, true, 0, &a, &s2, &err), SC_OK);
+        assert_true(sc_agg_result_equal(f2, s2));
+    }
+    sc_arena_fini(&a);
+}
+
+/* terms with min_doc_count 0 under a filter: every term of the field is listed, unmatched ones
+ * with 0, with and without a sub-aggregation. */
+static void test_terms_min_doc_count_zero(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    for (int subs = 0; subs < 2; subs++) {
+        sc_agg_spec *t = mk(&a, SC_AGG_TERMS, "t", "k", SC_AGG_V_KEYWORD);
+        t->size = 100;
+        t->min_doc_count = 0;
+        t->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+        if (subs)
+            add_sub(&a, t, mk(&a, SC_AGG_SUM, "s", "n", SC_AGG_V_LONG));
+        add_sub(&a, root, t);
+    }
+    sc_agg_result *r = run(&a, root, 3, true);
+    bool exists[N_TERMS] = {false};
+    uint64_t cnt[N_TERMS] = {0};
+    for (size_t g = 0; g < N_ALL; g++)
+        for (uint32_t j = 0; j < docs[g].nk; j++) {
+            exists[docs[g].k[j]] = true; /* deleted docs' terms stay in the segment */
+            cnt[docs[g].k[j]] += doc_matches(&docs[g], 3);
+        }
+    for (int subs = 0; subs < 2; subs++) {
+        const sc_agg_result *x = top(r, (size_t)subs);
+        size_t n = 0;
+        for (int t = 0; t < N_TERMS; t++)
+            n += exists[t];
+        assert_int_equal(x->n_buckets, n);
+        for (size_t i = 0; i < x->n_buckets; i++)
+            assert_int_equal(x->buckets[i].doc_count, cnt[term_id(x->buckets[i].bkey)]);
+    }
+    sc_arena_fini(&a);
+}
+
+/* significant_terms on "k" under a tag filter on one shard: subset/superset sizes, background
+ * counts (doc frequencies, deleted docs included, as Lucene's), JLH scores and their order
+ * against brute force. Over three shards the background counts of a term only add up over the
+ * shards that matched it (as in Elasticsearch): there they are at most the truth. */
+static void test_significant_terms_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *st = mk(&a, SC_AGG_SIGNIFICANT_TERMS, "st", "k", SC_AGG_V_KEYWORD);
+    st->size = 10;
+    st->shard_size = 100;
+    st->min_doc_count = 3;
+    add_sub(&a, root, st);
+    sc_agg_result *sharded = run(&a, root, 2, true);
+    sc_agg_result *r = run(&a, root, 2, false);
+    uint64_t sub_size = 0, sup_size = 0, sub_df[N_TERMS] = {0}, bg[N_TERMS] = {0};
+    for (size_t g = 0; g < N_ALL; g++) {
+        const mdoc *d = &docs[g];
+        sup_size += d->live;
+        sub_size += doc_matches(d, 2);
+        for (uint32_t j = 0; j < d->nk; j++) {
+            bg[d->k[j]]++;
+            sub_df[d->k[j]] += doc_matches(d, 2);
+        }
+    }
+    const sc_agg_result *x = top(r, 0);
+    assert_int_equal(x->sum_other, sub_size);
+    assert_int_equal(x->doc_count_error, sup_size);
+    double best[N_TERMS];
+    size_t n = 0;
+    for (int t = 0; t < N_TERMS; t++) {
+        double fg = (double)sub_df[t] / (double)sub_size, b = (double)bg[t] / (double)sup_size;
+        double score = bg[t] && fg > b ? (fg - b) * (fg / b) : 0;
+        if (sub_df[t] >= 3 && score > 0)
+            best[n++] = score;
+    }
+    assert_int_equal(x->n_buckets, n < 10 ? n : 10);
+    for (size_t i = 0; i < x->n_buckets; i++) {
+        const sc_agg_bucket *b = &x->buckets[i];
+        int t = term_id(b->bkey);
+        assert_int_equal(b->doc_count, sub_df[t]);
+        assert_int_equal(b->key, bg[t]);
+        double fg = (double)sub_df[t] / (double)sub_size, bb = (double)bg[t] / (double)sup_size;
+        near(b->dkey, (fg - bb) * (fg / bb));
+        if (i)
+            assert_true(x->buckets[i - 1].dkey >= b->dkey);
+        /* nothing better was left out */
+        size_t better = 0;
+        for (size_t j = 0; j < n; j++)
+            better += best[j] > b->dkey * (1 + 1e-12);
+        assert_true(better <= i);
+    }
+    const sc_agg_result *y = top(sharded, 0);
+    assert_int_equal(y->sum_other, sub_size);
+    for (size_t i = 0; i < y->n_buckets; i++) {
+        int t = term_id(y->buckets[i].bkey);
+        assert_int_equal(y->buckets[i].doc_count, sub_df[t]);
+        assert_true(y->buckets[i].key > 0 && (uint64_t)y->buckets[i].key <= bg[t]);
     }
     sc_arena_fini(&a);
 }
@@ -1268,9 +1394,10 @@ static void test_points_path_equals_doc_values(void **state)
 static void test_fuzz_seeds_decode(void **state)
 {
     (void)state;
-    static const char *const names[] = {"terms_avg", "histogram", "date_range_filters",
-                                        "stats_nested"};
-    for (size_t i = 0; i < 4; i++) {
+    static const char *const names[] = {"terms_avg",    "histogram", "date_range_filters",
+                                        "stats_nested", "composite", "multi_terms",
+                                        "auto_weighted"};
+    for (size_t i = 0; i < 7; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/tests/fuzz/corpus/agg_partial/%s", SCRY_SOURCE_DIR,
                  names[i]);
@@ -1310,9 +1437,9 @@ static void test_max_buckets(void **state)
     sc_search_result res;
     sc_agg_error err;
     sc_agg_result *r;
-    assert_int_equal(sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res,
-                                          &err),
-                     SC_ELIMIT);
+    assert_int_equal(
+        sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err),
+        SC_ELIMIT);
     assert_true(err.too_many_buckets);
     /* the gap fill at the final reduce is bounded too */
     h->interval = 1000;
@@ -1321,8 +1448,7 @@ static void test_max_buckets(void **state)
     h->ext_max = 1e9;
     so.max_buckets = 0;
     assert_int_equal(
-        sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err),
-        SC_OK);
+        sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err), SC_OK);
     sc_agg_result *out;
     assert_int_equal(sc_agg_reduce(root, &r, 1, true, 1000, &a, &out, &err), SC_ELIMIT);
     assert_true(err.too_many_buckets);
@@ -1346,8 +1472,8 @@ static void test_max_buckets(void **state)
     tn->rounding.fixed_ms = 1;
     add_sub(&small, tn, mk(&small, SC_AGG_SUM, "s", "d", SC_AGG_V_DOUBLE));
     add_sub(&small, big, tn);
-    sc_status st = sc_agg_collect_shard(big, &s, sc_query_match_all(&small), &o, &so, &small, &r,
-                                        &res, &err);
+    sc_status st =
+        sc_agg_collect_shard(big, &s, sc_query_match_all(&small), &o, &so, &small, &r, &res, &err);
     assert_true(st == SC_ELIMIT || st == SC_ENOMEM);
     sc_arena_fini(&small);
     sc_arena_fini(&a);
@@ -1384,12 +1510,17 @@ static void test_rounding_dst(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_terms_vs_model),        cmocka_unit_test(test_terms_error_bounds),
-        cmocka_unit_test(test_metrics_vs_model),      cmocka_unit_test(test_histogram_vs_model),
+        cmocka_unit_test(test_terms_vs_model),
+        cmocka_unit_test(test_terms_error_bounds),
+        cmocka_unit_test(test_metrics_vs_model),
+        cmocka_unit_test(test_histogram_vs_model),
         cmocka_unit_test(test_date_histogram_vs_model),
-        cmocka_unit_test(test_range_filters_vs_model), cmocka_unit_test(test_nested_vs_model),
-        cmocka_unit_test(test_codec_corrupt),         cmocka_unit_test(test_max_buckets),
-        cmocka_unit_test(test_rounding_dst),          cmocka_unit_test(test_fuzz_seeds_decode),
+        cmocka_unit_test(test_range_filters_vs_model),
+        cmocka_unit_test(test_nested_vs_model),
+        cmocka_unit_test(test_codec_corrupt),
+        cmocka_unit_test(test_max_buckets),
+        cmocka_unit_test(test_rounding_dst),
+        cmocka_unit_test(test_fuzz_seeds_decode),
         cmocka_unit_test(test_terms_include_exclude),
         cmocka_unit_test(test_composite_paging_vs_model),
         cmocka_unit_test(test_multi_terms_vs_model),
@@ -1398,6 +1529,8 @@ int main(void)
         cmocka_unit_test(test_ip_range_bounds),
         cmocka_unit_test(test_weighted_avg_vs_model),
         cmocka_unit_test(test_points_path_equals_doc_values),
+        cmocka_unit_test(test_terms_min_doc_count_zero),
+        cmocka_unit_test(test_significant_terms_vs_model),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

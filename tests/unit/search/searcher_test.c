@@ -331,6 +331,41 @@ static void test_cancel_and_deadline(void **state)
     sc_arena_fini(&a);
 }
 
+/* The deadline holds while a query is planned: 300 fuzzy clauses whose automata take tens of
+ * milliseconds to build stop at an expired deadline before building any of them (issue 17,
+ * item 7). Memory is the deterministic witness: without a deadline the automata fill the
+ * arena; with an expired one the plan holds only empty clauses. */
+static void test_deadline_while_planning(void **state)
+{
+    (void)state;
+    size_t bytes[2];
+    for (int expired = 0; expired < 2; expired++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_query *b = sc_query_bool(&a);
+        char term[32];
+        for (int i = 0; i < 300; i++) {
+            snprintf(term, sizeof term, "wor%dq", i);
+            sc_query *f = sc_query_fuzzy(&a, S("body"), S(term), 2, 0, 50, true);
+            assert_int_equal(sc_query_bool_add(&a, b, SC_OCCUR_SHOULD, f), SC_OK);
+        }
+        sc_search_options o;
+        sc_search_options_init(&o);
+        sc_cancel_token t;
+        sc_cancel_token_init(&t, expired ? 1 : 0); /* 1 ns: long past */
+        o.cancel = &t;
+        sc_search_result r;
+        size_t before = a.used_bytes;
+        assert_int_equal(sc_search_execute(&searcher, b, &o, &a, &r), SC_OK);
+        bytes[expired] = a.used_bytes - before;
+        printf("# 300 fuzzy clauses, deadline %s: %zu arena bytes, timed_out %d\n",
+               expired ? "expired" : "none", bytes[expired], r.timed_out);
+        assert_true(r.timed_out == (expired == 1));
+        sc_arena_fini(&a);
+    }
+    assert_true(bytes[1] * 20 < bytes[0]);
+}
+
 /* Walking 2,000 matched terms allocates exactly as much as walking 20. */
 static void test_no_allocation_per_term(void **state)
 {
@@ -396,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_paging_and_totals),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_cancel_and_deadline),
+        cmocka_unit_test(test_deadline_while_planning),
         cmocka_unit_test(test_no_allocation_per_term),
         cmocka_unit_test(test_query_string_end_to_end),
         cmocka_unit_test(test_kinds_with_deletes),
