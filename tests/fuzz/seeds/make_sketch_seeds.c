@@ -1,23 +1,42 @@
-/* Writes the seed inputs of the hll and tdigest fuzzers (hll_*, td_*: tests/fuzz/corpus/hll/,
- * tests/fuzz/corpus/tdigest/ without the prefix) and aggregation partials holding sketches
- * (agg_*: tests/fuzz/corpus/agg_partial/) into the directory argv[1], encoded at the current
- * format versions. Build (after the debug build) and run by hand:
- *   cc -std=c11 -D_GNU_SOURCE -Isrc tests/fuzz/seeds/make_sketch_seeds.c \
- *      build/debug/libscry_search.a build/debug/libscry_index.a build/debug/libscry_text.a \
- *      build/debug/libscry_base.a $(pkg-config --libs libzstd libxxhash icu-uc icu-i18n) \
- *      -lstemmer -lpthread -lm -o /tmp/mss && /tmp/mss DIR */
+/* The seed inputs of the hll and tdigest fuzzers (tests/fuzz/corpus/hll/, tests/fuzz/corpus/
+ * tdigest/) and the aggregation partials holding sketches (tests/fuzz/corpus/agg_partial/
+ * sketches_*), encoded at the current formats. Partials number kinds by their place in
+ * sc_agg_kind, so they go stale when a kind moves.
+ *   make_sketch_seeds write CORPUS_DIR   writes them under CORPUS_DIR/{hll,tdigest,agg_partial}
+ *   make_sketch_seeds check CORPUS_DIR   exits 1 naming every file that differs or is missing
+ * Built with the debug preset; `make fuzz-seeds` rewrites them, and the ctest
+ * search_agg_sketch_seeds runs `check` on the repository's corpus. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "search/agg.h"
 #include "search/hll.h"
 #include "search/tdigest.h"
 
-static void put(const char *dir, const char *name, const sc_buf *b)
+static bool checking; /* check: compare with the files instead of writing them */
+static int n_stale;
+
+/* Writes b to DIR/SUB/NAME, or (checking) compares it with that file. */
+static void put(const char *dir, const char *sub, const char *name, const sc_buf *b)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(path, sizeof path, "%s/%s/%s", dir, sub, name);
+    if (checking) {
+        FILE *f = fopen(path, "rb");
+        uint8_t *have = malloc(b->len + 1);
+        size_t n = f && have ? fread(have, 1, b->len + 1, f) : 0;
+        if (!f || n != b->len || memcmp(have, b->ptr, b->len) != 0) {
+            fprintf(stderr, "stale or missing fuzz seed %s (%zu bytes, want %zu)\n", path, n,
+                    b->len);
+            n_stale++;
+        }
+        free(have);
+        if (f)
+            fclose(f);
+        return;
+    }
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(b->ptr, 1, b->len, f) != b->len || fclose(f) != 0) {
         perror(path);
@@ -36,7 +55,7 @@ static void hll_seed(const char *dir, const char *name, uint32_t p, uint32_t n)
             exit(1);
     if (sc_hll_encode(h, &b) != SC_OK)
         exit(1);
-    put(dir, name, &b);
+    put(dir, "hll", name, &b);
     sc_vec_free(&b);
     sc_hll_free(h);
 }
@@ -52,7 +71,7 @@ static void td_seed(const char *dir, const char *name, double compression, uint3
             exit(1);
     if (sc_tdigest_encode(t, &b) != SC_OK)
         exit(1);
-    put(dir, name, &b);
+    put(dir, "tdigest", name, &b);
     sc_vec_free(&b);
     sc_tdigest_free(t);
 }
@@ -96,30 +115,34 @@ static void agg_seed(const char *dir, const char *name, uint32_t n)
     if (sc_agg_encode(root, &bytes, &len) != SC_OK)
         exit(1);
     sc_buf buf = {bytes, len, len};
-    put(dir, name, &buf);
+    put(dir, "agg_partial", name, &buf);
     free(bytes);
     sc_arena_fini(&a);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: make_sketch_seeds DIR\n");
+    if (argc != 3 || (strcmp(argv[1], "write") != 0 && strcmp(argv[1], "check") != 0)) {
+        fprintf(stderr, "usage: make_sketch_seeds write|check CORPUS_DIR\n");
         return 2;
     }
-    hll_seed(argv[1], "hll_empty", 14, 0);
-    hll_seed(argv[1], "hll_linear_p4", 4, 3);
-    hll_seed(argv[1], "hll_linear_p10", 10, 150);
-    hll_seed(argv[1], "hll_registers_p4", 4, 100);
-    hll_seed(argv[1], "hll_registers_p8", 8, 5000);
-    td_seed(argv[1], "td_empty", 100, 0);
-    td_seed(argv[1], "td_one", 100, 1);
-    td_seed(argv[1], "td_exact", 100, 60);
-    td_seed(argv[1], "td_exact_c1", 1, 10);
-    td_seed(argv[1], "td_digest_c5", 5, 400);
-    td_seed(argv[1], "td_digest_c20", 20, 3000);
-    agg_seed(argv[1], "agg_sketches_empty", 0);
-    agg_seed(argv[1], "agg_sketches_small", 30);
-    agg_seed(argv[1], "agg_sketches_large", 400);
-    return 0;
+    checking = !strcmp(argv[1], "check");
+    const char *d = argv[2];
+    hll_seed(d, "empty", 14, 0);
+    hll_seed(d, "linear_p4", 4, 3);
+    hll_seed(d, "linear_p10", 10, 150);
+    hll_seed(d, "registers_p4", 4, 100);
+    hll_seed(d, "registers_p8", 8, 5000);
+    td_seed(d, "empty", 100, 0);
+    td_seed(d, "one", 100, 1);
+    td_seed(d, "exact", 100, 60);
+    td_seed(d, "exact_c1", 1, 10);
+    td_seed(d, "digest_c5", 5, 400);
+    td_seed(d, "digest_c20", 20, 3000);
+    agg_seed(d, "sketches_empty", 0);
+    agg_seed(d, "sketches_small", 30);
+    agg_seed(d, "sketches_large", 400);
+    if (n_stale)
+        fprintf(stderr, "%d fuzz seed(s) stale: regenerate them with `make fuzz-seeds`\n", n_stale);
+    return n_stale ? 1 : 0;
 }
