@@ -173,3 +173,45 @@ def test_compression_and_errors(server, idx):
         # field-type errors are shard-level: search_phase_execution_exception around the cause
         assert b["error"]["root_cause"][0]["type"] == etype, b
         assert b["error"]["type"] in (etype, "search_phase_execution_exception"), b
+
+
+def test_with_post_filter_significant_terms_and_composite(server, idx):
+    """The sketches beside aggregations built after them on the framework: post_filter narrows
+    the hits but not the sketches, significant_terms and composite buckets carry exact
+    cardinalities and percentiles (all below the switch to the sketches proper)."""
+    name, docs = idx
+    st, _, b = server.request("POST", "/%s/_search" % name, {
+        "size": 0, "track_total_hits": True, "post_filter": {"term": {"g": "g0"}},
+        "aggs": {"u": {"cardinality": {"field": "user"}},
+                 "p": {"percentiles": {"field": "n", "percents": [50]}}}})
+    assert st == 200, b
+    assert b["hits"]["total"]["value"] == sum(d["g"] == "g0" for d in docs)
+    assert b["aggregations"]["u"] == {"value": len({d["user"] for d in docs})}
+    assert math.isclose(b["aggregations"]["p"]["values"]["50.0"],
+                        linear([d["n"] for d in docs], 50), rel_tol=1e-9)
+
+    g0 = [d for d in docs if d["g"] == "g0"]
+    a = search(server, name, {"size": 0, "query": {"term": {"g": "g0"}}, "aggs": {
+        "s": {"significant_terms": {"field": "g", "min_doc_count": 1}, "aggs": {
+            "u": {"cardinality": {"field": "user"}},
+            "m": {"median_absolute_deviation": {"field": "n"}}}}}})
+    bs = a["s"]["buckets"]
+    assert [x["key"] for x in bs] == ["g0"] and bs[0]["doc_count"] == len(g0)
+    assert bs[0]["u"] == {"value": len({d["user"] for d in g0})}
+    ns = [d["n"] for d in g0]
+    med = linear(ns, 50)
+    assert math.isclose(bs[0]["m"]["value"], linear([abs(n - med) for n in ns], 50),
+                        rel_tol=1e-9)
+
+    a = search(server, name, {"size": 0, "aggs": {
+        "c": {"composite": {"sources": [{"g": {"terms": {"field": "g"}}}]}, "aggs": {
+            "u": {"cardinality": {"field": "ip"}},
+            "r": {"percentile_ranks": {"field": "x", "values": [100]}}}}}})
+    bs = a["c"]["buckets"]
+    assert [x["key"] for x in bs] == [{"g": "g0"}, {"g": "g1"}, {"g": "g2"}]
+    for x in bs:
+        part = [d for d in docs if d["g"] == x["key"]["g"]]
+        assert x["u"] == {"value": len({d["ip"] for d in part})}
+        xs = [d["x"] for d in part if "x" in d]
+        assert math.isclose(x["r"]["values"]["100.0"], midpoint_rank(xs, 100),
+                            rel_tol=1e-9, abs_tol=1e-9)
