@@ -407,3 +407,9 @@ void sc_api_cat_aliases(sc_rest_req *req, sc_rest_resp *resp)
     sc_vec_free(&rows);
     sc_node_release(list, n);
 }
+
+unsigned sc__api_expand_flags(const sc_rest_req *req)
+{
+    const char *e = sc_rest_param_get(req, "expand_wildcards");
+    return e && (strstr(e, "hidden") || strstr(e, "all")) ? SC_NODE_RESOLVE_HIDDEN : 0;
+}

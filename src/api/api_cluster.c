@@ -49,7 +49,8 @@ static bool resolve_ex(sc_rest_req *req, sc_rest_resp *resp, const char *expr, u
                        sc_index ***list, size_t *n)
 {
     sc_cluster_error err;
-    sc_status st = sc_node_resolve_ex(req->node, expr, flags, list, n, &err);
+    sc_status st =
+        sc_node_resolve_ex(req->node, expr, flags | sc__api_expand_flags(req), list, n, &err);
     if (st == SC_ENOTFOUND) {
         sc_rest_error_index_not_found(req, resp, err.index);
         return false;

@@ -281,7 +281,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     } else {
         sc_cluster_error err;
         sc_resolved res;
-        sc_status st = sc_node_resolve_read(req->node, index_expr, 0, &res, &err);
+        sc_status st =
+            sc_node_resolve_read(req->node, index_expr, sc__api_expand_flags(req), &res, &err);
         run->list = res.list;
         run->n = res.n;
         run->filters = res.filters;
@@ -814,7 +815,8 @@ void sc_api_pit_open(sc_rest_req *req, sc_rest_resp *resp)
     }
     sc_resolved res;
     sc_cluster_error err;
-    sc_status st = sc_node_resolve_read(req->node, req->index, 0, &res, &err);
+    sc_status st =
+        sc_node_resolve_read(req->node, req->index, sc__api_expand_flags(req), &res, &err);
     sc_index **list = res.list;
     size_t n = res.n;
     if (st != SC_OK) {

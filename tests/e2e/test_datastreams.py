@@ -174,8 +174,13 @@ def test_backing_indices_are_hidden(server, pfx):
     assert b["count"] == 1  # through the stream's name, once
     st, _, b = server.request("POST", "/.ds-%s*/_count" % name)
     assert b["count"] == 1  # a pattern starting with a dot sees them
-    st, _, b = server.request("GET", "/_cat/indices/%s*?format=json" % pfx)
-    assert st == 200
+    st, _, b = server.request("GET", "/_cat/indices?format=json")
+    assert st == 200 and not any(r["index"].startswith(".ds-" + name) for r in b)
+    st, _, b = server.request("GET", "/_cat/indices?format=json&expand_wildcards=all")
+    assert any(r["index"].startswith(".ds-" + name) for r in b)
+    st, _, b = server.request("POST", "/*/_count?expand_wildcards=open,hidden",
+                              {"query": {"exists": {"field": "@timestamp"}}})
+    assert st == 200 and b["count"] >= 1
 
 
 def test_write_index_cannot_be_deleted(server, pfx):
