@@ -32,8 +32,7 @@ static bool push(sc_rest_req *req, actions *v, sc_alias_action act)
 }
 
 /* The strings of a "index"/"indices" style pair: one string or an array of strings. */
-static bool names_of(const json_t *one, const json_t *many, const char **out, size_t cap,
-                     size_t *n)
+static bool names_of(const json_t *one, const json_t *many, const char **out, size_t cap, size_t *n)
 {
     *n = 0;
     if (json_is_string(one))
@@ -45,8 +44,7 @@ static bool names_of(const json_t *one, const json_t *many, const char **out, si
     } else if (json_is_array(many)) {
         size_t i;
         json_t *v;
-        json_array_foreach(many, i, v)
-        {
+        json_array_foreach (many, i, v) {
             if (!json_is_string(v) || *n == cap)
                 return false;
             out[(*n)++] = json_string_value(v);
@@ -85,7 +83,8 @@ static bool parse_action(sc_rest_req *req, sc_rest_resp *resp, const json_t *ite
         validation_error(req, resp, "each action must be an object with one key");
         return false;
     }
-    json_object_foreach((json_t *)item, kind, body) break;
+    json_object_foreach ((json_t *)item, kind, body)
+        break;
     sc_alias_op op = !strcmp(kind, "add")            ? SC_ALIAS_ADD
                      : !strcmp(kind, "remove")       ? SC_ALIAS_REMOVE
                      : !strcmp(kind, "remove_index") ? SC_ALIAS_REMOVE_INDEX
@@ -113,12 +112,11 @@ static bool parse_action(sc_rest_req *req, sc_rest_resp *resp, const json_t *ite
         return false;
     }
     static const char *const known[] = {
-        "index", "indices", "alias", "aliases", "filter", "routing", "index_routing",
-        "search_routing", "is_write_index", "is_hidden", "must_exist", NULL};
+        "index",         "indices",        "alias",          "aliases",   "filter",     "routing",
+        "index_routing", "search_routing", "is_write_index", "is_hidden", "must_exist", NULL};
     const char *key;
     json_t *val;
-    json_object_foreach(body, key, val)
-    {
+    json_object_foreach (body, key, val) {
         bool ok = false;
         for (const char *const *k = known; *k && !ok; k++)
             ok = !strcmp(key, *k);
@@ -183,8 +181,7 @@ void sc_api_aliases_update(sc_rest_req *req, sc_rest_resp *resp)
     actions acts = {0};
     size_t i;
     json_t *item;
-    json_array_foreach(list, i, item)
-    {
+    json_array_foreach (list, i, item) {
         if (!parse_action(req, resp, item, &acts)) {
             json_decref(body);
             return;
@@ -288,8 +285,8 @@ void sc_api_alias_get(sc_rest_req *req, sc_rest_resp *resp)
     sc_index **list;
     size_t n;
     sc_cluster_error err;
-    sc_status st = sc_node_resolve_ex(req->node, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n,
-                                      &err);
+    sc_status st =
+        sc_node_resolve_ex(req->node, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n, &err);
     if (st != SC_OK) {
         sc__api_cluster_error(req, resp, &err);
         return;
@@ -312,8 +309,9 @@ void sc_api_alias_get(sc_rest_req *req, sc_rest_resp *resp)
         const char *name;
         json_t *props;
         json_t *shown = json_object();
-        json_object_foreach(al[i], name, props) if (name_matches(names, name))
-            json_object_set(shown, name, props);
+        json_object_foreach (al[i], name, props)
+            if (name_matches(names, name))
+                json_object_set(shown, name, props);
         if (!names || json_object_size(shown)) {
             any = true;
             sc_jsonw_key(&w, list[i]->name);
@@ -340,8 +338,10 @@ static const char *routing_cell(const json_t *props, const char *key)
 
 void sc_api_cat_aliases(sc_rest_req *req, sc_rest_resp *resp)
 {
-    enum { N_COLS = 6 };
-    static const char *const cols[N_COLS] = {"alias",          "index",          "filter",
+    enum {
+        N_COLS = 6
+    };
+    static const char *const cols[N_COLS] = {"alias",         "index",          "filter",
                                              "routing.index", "routing.search", "is_write_index"};
     sc_index **list;
     size_t n;
@@ -357,8 +357,7 @@ void sc_api_cat_aliases(sc_rest_req *req, sc_rest_resp *resp)
         json_array_append(keep, al);
         const char *name;
         json_t *props;
-        json_object_foreach(al, name, props)
-        {
+        json_object_foreach (al, name, props) {
             if (!name_matches(req->extra, name))
                 continue;
             const json_t *wi = json_object_get(props, "is_write_index");

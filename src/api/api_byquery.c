@@ -20,22 +20,26 @@
 #include "cluster/scroll.h"
 #include "cluster/search.h"
 
-typedef enum job_kind { JOB_REINDEX, JOB_DELETE, JOB_UPDATE } job_kind;
+typedef enum job_kind {
+    JOB_REINDEX,
+    JOB_DELETE,
+    JOB_UPDATE
+} job_kind;
 
 typedef struct job {
     job_kind kind;
     sc_node *node;
-    char *source;   /* index expression */
-    json_t *query;  /* or NULL = match_all */
+    char *source;     /* index expression */
+    json_t *query;    /* or NULL = match_all */
     int64_t max_docs; /* -1 = all */
     uint32_t batch;
-    bool proceed;   /* conflicts: proceed */
-    char *dest;     /* reindex */
+    bool proceed; /* conflicts: proceed */
+    char *dest;   /* reindex */
     bool dest_create;
     char *pipeline;
     json_t *source_fields; /* reindex source._source: the fields to copy (NULL = all) */
     bool refresh;
-    double rps; /* requests_per_second: documents per second, <= 0 = unthrottled */
+    double rps;    /* requests_per_second: documents per second, <= 0 = unthrottled */
     sc_task *task; /* while running */
     _Atomic int64_t total, created, updated, deleted, batches, conflicts, noops, throttled_ms;
     json_t *failures; /* array; guarded by being written only by the running thread */
@@ -62,10 +66,10 @@ static json_t *job_status(void *v)
     return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:i,s:i},s:I,s:f,s:i}", "total",
                      (json_int_t)j->total, "updated", (json_int_t)j->updated, "created",
                      (json_int_t)j->created, "deleted", (json_int_t)j->deleted, "batches",
-                     (json_int_t)j->batches, "version_conflicts", (json_int_t)j->conflicts,
-                     "noops", (json_int_t)j->noops, "retries", "bulk", 0, "search", 0,
-                     "throttled_millis", (json_int_t)j->throttled_ms, "requests_per_second",
-                     j->rps > 0 ? j->rps : -1.0, "throttled_until_millis", 0);
+                     (json_int_t)j->batches, "version_conflicts", (json_int_t)j->conflicts, "noops",
+                     (json_int_t)j->noops, "retries", "bulk", 0, "search", 0, "throttled_millis",
+                     (json_int_t)j->throttled_ms, "requests_per_second", j->rps > 0 ? j->rps : -1.0,
+                     "throttled_until_millis", 0);
 }
 
 static json_t *job_response(job *j, bool timed_out)
@@ -83,15 +87,13 @@ static json_t *job_response(job *j, bool timed_out)
 static void add_failure(job *j, const char *index, sc_slice id, const sc_doc_result *r)
 {
     json_array_append_new(
-        j->failures,
-        json_pack("{s:s,s:s%,s:i,s:{s:s,s:s}}", "index", index, "id", (const char *)id.ptr,
-                  id.len, "status", r->status, "cause", "type",
-                  r->err.type ? r->err.type : "exception", "reason", r->err.reason));
+        j->failures, json_pack("{s:s,s:s%,s:i,s:{s:s,s:s}}", "index", index, "id",
+                               (const char *)id.ptr, id.len, "status", r->status, "cause", "type",
+                               r->err.type ? r->err.type : "exception", "reason", r->err.reason));
 }
 
 /* Counts the results of one write batch; false when a failure stops the job. */
-static bool account(job *j, sc_index *ix, const sc_doc_write *w, const sc_doc_result *r,
-                    size_t n)
+static bool account(job *j, sc_index *ix, const sc_doc_write *w, const sc_doc_result *r, size_t n)
 {
     bool ok = true;
     for (size_t i = 0; i < n; i++) {
@@ -138,8 +140,8 @@ static bool write_in_place(job *j, sc_rest_req *req, sc_index *ix, uint32_t whic
         if (j->kind == JOB_UPDATE) {
             /* Updates go through the pipelines again (?pipeline, else the index's). */
             sc_cluster_error err;
-            sc__api_ingest_outcome o = sc__api_ingest(req, &cache, ix, j->pipeline, h->id, &src,
-                                                      &err);
+            sc__api_ingest_outcome o =
+                sc__api_ingest(req, &cache, ix, j->pipeline, h->id, &src, &err);
             if (o == SC_API_INGEST_DROPPED) {
                 j->noops++;
                 continue;
@@ -203,8 +205,9 @@ static sc_slice filtered_source(job *j, sc_arena *a, sc_slice src)
     json_t *out = json_object();
     size_t i;
     json_t *f;
-    json_array_foreach(j->source_fields, i, f) if (json_is_string(f))
-        copy_path(doc, out, json_string_value(f));
+    json_array_foreach (j->source_fields, i, f)
+        if (json_is_string(f))
+            copy_path(doc, out, json_string_value(f));
     char *text = json_dumps(out, JSON_COMPACT);
     char *copy = text ? sc_arena_strndup(a, text, strlen(text)) : NULL;
     free(text);
@@ -285,8 +288,8 @@ static bool alias_filters(sc_rest_req *req, sc_rest_resp *resp, job *j, sc_resol
         json_t *q = j->query ? json_incref(j->query) : json_pack("{s:{}}", "match_all");
         json_t *wrapped =
             json_pack("{s:{s:[o],s:[O]}}", "bool", "must", q, "filter", res->filters[i]);
-        bool ok = wrapped && sc__search_build_queries(req, resp, wrapped, &res->list[i], 1,
-                                                      &queries[i]);
+        bool ok =
+            wrapped && sc__search_build_queries(req, resp, wrapped, &res->list[i], 1, &queries[i]);
         json_decref(wrapped);
         if (!ok)
             return false;
@@ -333,7 +336,7 @@ static bool run_batches(job *j, sc_rest_req *req, sc_resolved *res, sc_query **q
         ok = next_page(j, req, res, queries, ctx, from, size, &page) == SC_OK;
         if (ok && first) {
             j->total = j->max_docs >= 0 && (int64_t)page.total > j->max_docs ? j->max_docs
-                                                                           : (int64_t)page.total;
+                                                                             : (int64_t)page.total;
             first = false;
         }
         bool more = ok && page.n_hits > 0;
@@ -371,8 +374,7 @@ static json_t *run_job(job *j, sc_rest_req *req, sc_rest_resp *resp, int *status
     sc_scroll *ctx = NULL;
     if (!queries || !sc__search_build_queries(req, resp, j->query, res.list, res.n, queries) ||
         !alias_filters(req, resp, j, &res, queries) ||
-        sc_scroll_open(req->node, res.list, res.n, NULL, NULL, NULL, 0, 3600000, &ctx) !=
-            SC_OK) {
+        sc_scroll_open(req->node, res.list, res.n, NULL, NULL, NULL, 0, 3600000, &ctx) != SC_OK) {
         if (!resp->body.len)
             sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
         sc_resolved_fini(&res);
@@ -388,8 +390,8 @@ static json_t *run_job(job *j, sc_rest_req *req, sc_rest_resp *resp, int *status
     sc_resolved_fini(&res);
     *status = 200;
     if (!ok && json_array_size(j->failures))
-        *status = (int)json_integer_value(json_object_get(json_array_get(j->failures, 0),
-                                                          "status"));
+        *status =
+            (int)json_integer_value(json_object_get(json_array_get(j->failures, 0), "status"));
     return job_response(j, false);
 }
 
@@ -544,8 +546,7 @@ static char *source_expr(const json_t *v)
         return NULL;
     size_t len = 0, i;
     json_t *x;
-    json_array_foreach(v, i, x)
-    {
+    json_array_foreach (v, i, x) {
         if (!json_is_string(x))
             return NULL;
         len += json_string_length(x) + 1;
@@ -554,8 +555,7 @@ static char *source_expr(const json_t *v)
     if (!out)
         return NULL;
     out[0] = '\0';
-    json_array_foreach(v, i, x)
-    {
+    json_array_foreach (v, i, x) {
         if (i)
             strcat(out, ",");
         strcat(out, json_string_value(x));

@@ -1,6 +1,7 @@
 /* Data stream endpoints: PUT/GET/DELETE /_data_stream/{name}, GET /_data_stream/_stats,
- * POST /{stream or alias}/_rollover[/{new index}] (conditions max_age, max_docs, max_primary_shard_size,
- * max_primary_shard_docs; dry_run), and the write rules of streams (op_type create only,
+ * POST /{stream or alias}/_rollover[/{new index}] (conditions max_age, max_docs,
+ * max_primary_shard_size, max_primary_shard_docs; dry_run), and the write rules of streams (op_type
+ * create only,
  * @timestamp required) used by the document endpoints and _bulk. The streams themselves live
  * in cluster/datastream.c. Also the clear 400 of the snapshot endpoints scry does not have. */
 #include <stdio.h>
@@ -63,8 +64,7 @@ static void stream_numbers(sc_rest_req *req, const json_t *rec, uint64_t *bytes,
 {
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(rec, "indices"), i, v)
-    {
+    json_array_foreach (json_object_get(rec, "indices"), i, v) {
         const char *name = json_string_value(json_object_get(v, "index_name"));
         sc_index *ix = name ? sc_node_index(req->node, name) : NULL;
         if (!ix)
@@ -102,8 +102,8 @@ static int64_t max_timestamp(sc_rest_req *req, const char *stream)
                             .sort = &spec,
                             .n_sort = 1};
     sc_search_response r;
-    if (queries && res.n && sc_search_run(req->node, &sr, req->arena, &r) == SC_OK &&
-        r.n_hits && r.hits[0].sort && !r.hits[0].sort[0].missing)
+    if (queries && res.n && sc_search_run(req->node, &sr, req->arena, &r) == SC_OK && r.n_hits &&
+        r.hits[0].sort && !r.hits[0].sort[0].missing)
         out = r.hits[0].sort[0].i;
     sc_resolved_fini(&res);
     return out;
@@ -122,18 +122,16 @@ void sc_api_data_stream_stats(sc_rest_req *req, sc_rest_resp *resp)
     json_t *rows = json_array();
     size_t i;
     json_t *rec;
-    json_array_foreach(arr, i, rec)
-    {
+    json_array_foreach (arr, i, rec) {
         uint64_t bytes = 0, shards = 0;
         stream_numbers(req, rec, &bytes, &shards);
         size_t n = json_array_size(json_object_get(rec, "indices"));
-        json_array_append_new(rows, json_pack("{s:O,s:I,s:I,s:I}", "data_stream",
-                                              json_object_get(rec, "name"), "backing_indices",
-                                              (json_int_t)n, "store_size_bytes",
-                                              (json_int_t)bytes, "maximum_timestamp",
-                                              (json_int_t)max_timestamp(
-                                                  req, json_string_value(
-                                                           json_object_get(rec, "name")))));
+        json_array_append_new(
+            rows,
+            json_pack(
+                "{s:O,s:I,s:I,s:I}", "data_stream", json_object_get(rec, "name"), "backing_indices",
+                (json_int_t)n, "store_size_bytes", (json_int_t)bytes, "maximum_timestamp",
+                (json_int_t)max_timestamp(req, json_string_value(json_object_get(rec, "name")))));
         total_bytes += bytes;
         total_shards += shards;
         backing += n;
@@ -168,9 +166,12 @@ static bool parse_bytes(const char *s, int64_t *out)
     static const struct {
         const char *unit;
         double mult;
-    } units[] = {{"", 1},           {"b", 1},
-                 {"kb", 1024.0},    {"mb", 1048576.0},
-                 {"gb", 1073741824.0}, {"tb", 1099511627776.0},
+    } units[] = {{"", 1},
+                 {"b", 1},
+                 {"kb", 1024.0},
+                 {"mb", 1048576.0},
+                 {"gb", 1073741824.0},
+                 {"tb", 1099511627776.0},
                  {"pb", 1125899906842624.0}};
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
         if (!strcasecmp(end, units[i].unit)) {
@@ -188,8 +189,7 @@ static bool read_conditions(sc_rest_req *req, sc_rest_resp *resp, const json_t *
     const json_t *conds = json_object_get(body, "conditions");
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)conds, k, v)
-    {
+    json_object_foreach ((json_t *)conds, k, v) {
         bool ok = true;
         if (!strcmp(k, "max_age"))
             ok = json_is_string(v) && sc_time_parse_ms(json_string_value(v), &c->max_age_ms);
@@ -198,7 +198,8 @@ static bool read_conditions(sc_rest_req *req, sc_rest_resp *resp, const json_t *
         else if (!strcmp(k, "max_primary_shard_docs"))
             ok = json_is_integer(v) && (c->max_primary_shard_docs = json_integer_value(v)) >= 0;
         else if (!strcmp(k, "max_primary_shard_size") || !strcmp(k, "max_size"))
-            ok = json_is_string(v) && parse_bytes(json_string_value(v), &c->max_primary_shard_size_bytes);
+            ok = json_is_string(v) &&
+                 parse_bytes(json_string_value(v), &c->max_primary_shard_size_bytes);
         else
             ok = false;
         if (!ok) {
@@ -250,8 +251,8 @@ void sc_api_rollover(sc_rest_req *req, sc_rest_resp *resp)
     json_decref(r.met);
 }
 
-bool sc__api_data_stream_write_ok(sc_rest_req *req, const char *name, bool create,
-                                  sc_slice source, sc_cluster_error *err)
+bool sc__api_data_stream_write_ok(sc_rest_req *req, const char *name, bool create, sc_slice source,
+                                  sc_cluster_error *err)
 {
     if (!sc_data_stream_exists(req->node, name))
         return true;

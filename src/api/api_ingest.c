@@ -45,8 +45,7 @@ void sc_api_pipeline_get(sc_rest_req *req, sc_rest_resp *resp)
     json_t *out = json_object();
     const char *k;
     json_t *v;
-    json_object_foreach(all, k, v)
-    {
+    json_object_foreach (all, k, v) {
         bool hit = !req->extra || !strcmp(req->extra, "*");
         if (!hit) {
             char buf[512];
@@ -119,19 +118,17 @@ static void simulate_docs(sc_rest_req *req, sc_rest_resp *resp, const sc_pipelin
     sc_jsonw_arr_begin(&w);
     size_t i;
     json_t *d;
-    json_array_foreach(docs, i, d)
-    {
+    json_array_foreach (docs, i, d) {
         json_t *src = json_object_get(d, "_source");
-        sc_ingest_doc doc = {
-            .source = json_is_object(src) ? json_deep_copy(src) : json_object(),
-            .meta = json_pack("{s:s,s:s}", "_index",
-                              json_string_value(json_object_get(d, "_index"))
-                                  ? json_string_value(json_object_get(d, "_index"))
-                                  : "_index",
-                              "_id",
-                              json_string_value(json_object_get(d, "_id"))
-                                  ? json_string_value(json_object_get(d, "_id"))
-                                  : "_id")};
+        sc_ingest_doc doc = {.source = json_is_object(src) ? json_deep_copy(src) : json_object(),
+                             .meta = json_pack("{s:s,s:s}", "_index",
+                                               json_string_value(json_object_get(d, "_index"))
+                                                   ? json_string_value(json_object_get(d, "_index"))
+                                                   : "_index",
+                                               "_id",
+                                               json_string_value(json_object_get(d, "_id"))
+                                                   ? json_string_value(json_object_get(d, "_id"))
+                                                   : "_id")};
         doc.lookup = lookup;
         doc.lookup_ctx = &lctx;
         const json_t *routing = json_object_get(d, "_routing");
@@ -150,8 +147,7 @@ static void simulate_docs(sc_rest_req *req, sc_rest_resp *resp, const sc_pipelin
             sc_jsonw_obj_begin(&w);
             const char *k;
             json_t *v;
-            json_object_foreach(doc.meta, k, v)
-            {
+            json_object_foreach (doc.meta, k, v) {
                 sc_jsonw_key(&w, k);
                 sc__api_json_write(&w, v);
             }
@@ -218,8 +214,8 @@ void sc__api_ingest_cache_fini(sc__api_ingest_cache *c)
 
 /* The compiled pipeline `name` (cached for the request); NULL with err when it does not
  * exist or does not compile. */
-static const sc_pipeline *pipeline_for(sc_rest_req *req, sc__api_ingest_cache *c,
-                                       const char *name, sc_cluster_error *err)
+static const sc_pipeline *pipeline_for(sc_rest_req *req, sc__api_ingest_cache *c, const char *name,
+                                       sc_cluster_error *err)
 {
     for (size_t i = 0; i < c->n; i++)
         if (!strcmp(c->names[i], name))
@@ -283,8 +279,8 @@ static const sc_pipeline *lookup(void *vctx, const char *name, sc_ingest_error *
 }
 
 /* Runs one pipeline over doc; false with err on failure. */
-static bool run_one(sc_rest_req *req, sc__api_ingest_cache *c, const char *name,
-                    sc_ingest_doc *doc, sc_cluster_error *err)
+static bool run_one(sc_rest_req *req, sc__api_ingest_cache *c, const char *name, sc_ingest_doc *doc,
+                    sc_cluster_error *err)
 {
     const sc_pipeline *p = pipeline_for(req, c, name, err);
     if (!p)
@@ -323,7 +319,7 @@ sc__api_ingest_outcome sc__api_ingest(sc_rest_req *req, sc__api_ingest_cache *c,
                          .lookup_ctx = &lctx};
     bool ok = (!first || run_one(req, c, first, &doc, err)) &&
               (doc.dropped || !final || run_one(req, c, final, &doc, err));
-    sc__api_ingest_outcome out = !ok ? SC_API_INGEST_FAILED
+    sc__api_ingest_outcome out = !ok           ? SC_API_INGEST_FAILED
                                  : doc.dropped ? SC_API_INGEST_DROPPED
                                                : SC_API_INGEST_KEEP;
     if (ok && !doc.dropped) {

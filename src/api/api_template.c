@@ -67,23 +67,22 @@ static void get_common(sc_rest_req *req, sc_rest_resp *resp, sc_meta_kind kind)
     json_t *out = kind == SC_META_LEGACY_TEMPLATE ? json_object() : json_array();
     const char *k;
     json_t *t;
-    json_object_foreach(all, k, t)
-    {
+    json_object_foreach (all, k, t) {
         if (!name_matches(req->extra, k))
             continue;
         if (kind == SC_META_LEGACY_TEMPLATE)
             json_object_set(out, k, t);
         else
-            json_array_append_new(out, json_pack("{s:s,s:O}", "name", k,
-                                                 kind == SC_META_INDEX_TEMPLATE
-                                                     ? "index_template"
-                                                     : "component_template",
-                                                 t));
+            json_array_append_new(
+                out,
+                json_pack("{s:s,s:O}", "name", k,
+                          kind == SC_META_INDEX_TEMPLATE ? "index_template" : "component_template",
+                          t));
     }
     json_decref(all);
     bool concrete = req->extra && !strpbrk(req->extra, "*?,");
-    bool empty = kind == SC_META_LEGACY_TEMPLATE ? json_object_size(out) == 0
-                                                  : json_array_size(out) == 0;
+    bool empty =
+        kind == SC_META_LEGACY_TEMPLATE ? json_object_size(out) == 0 : json_array_size(out) == 0;
     if (concrete && empty) {
         json_decref(out);
         if (kind == SC_META_LEGACY_TEMPLATE) {
@@ -94,8 +93,7 @@ static void get_common(sc_rest_req *req, sc_rest_resp *resp, sc_meta_kind kind)
             sc_rest_json_end(req, resp, &w);
             return;
         }
-        sc_rest_errorf(req, resp, 404, "resource_not_found_exception",
-                       "%s matching [%s] not found",
+        sc_rest_errorf(req, resp, 404, "resource_not_found_exception", "%s matching [%s] not found",
                        kind == SC_META_INDEX_TEMPLATE ? "index template" : "component template",
                        req->extra);
         return;
@@ -106,8 +104,8 @@ static void get_common(sc_rest_req *req, sc_rest_resp *resp, sc_meta_kind kind)
         sc__api_json_write(&w, out);
     } else {
         sc_jsonw_obj_begin(&w);
-        sc_jsonw_key(&w, kind == SC_META_INDEX_TEMPLATE ? "index_templates"
-                                                        : "component_templates");
+        sc_jsonw_key(&w,
+                     kind == SC_META_INDEX_TEMPLATE ? "index_templates" : "component_templates");
         sc__api_json_write(&w, out);
         sc_jsonw_obj_end(&w);
     }
@@ -166,13 +164,12 @@ static void write_simulation(sc_rest_req *req, sc_rest_resp *resp, sc_template_r
         json_t *all = sc_meta_list(req->node, SC_META_INDEX_TEMPLATE);
         const char *k;
         json_t *t;
-        json_object_foreach(all, k, t)
-        {
+        json_object_foreach (all, k, t) {
             size_t i;
             json_t *p;
             bool hit = false;
-            json_array_foreach(json_object_get(t, "index_patterns"), i, p) hit |=
-                json_is_string(p) && fnmatch(json_string_value(p), index, 0) == 0;
+            json_array_foreach (json_object_get(t, "index_patterns"), i, p)
+                hit |= json_is_string(p) && fnmatch(json_string_value(p), index, 0) == 0;
             if (hit && strcmp(k, r->name))
                 json_array_append_new(overlapping,
                                       json_pack("{s:s,s:O}", "name", k, "index_patterns",
@@ -228,8 +225,7 @@ void sc_api_index_template_simulate(sc_rest_req *req, sc_rest_resp *resp)
     sc_template_result r;
     if (json_is_object(body) && json_object_get(body, "index_patterns")) {
         sc_template_compose(req->node, body, &r);
-    } else if (!req->extra ||
-               sc_template_resolve(req->node, "", req->extra, &r) != SC_OK) {
+    } else if (!req->extra || sc_template_resolve(req->node, "", req->extra, &r) != SC_OK) {
         json_decref(body);
         sc_rest_errorf(req, resp, 404, "resource_not_found_exception",
                        "index template matching [%s] not found", req->extra ? req->extra : "");

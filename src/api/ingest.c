@@ -155,7 +155,8 @@ json_t *sc__ingest_render(sc_ingest_doc *doc, const char *tmpl)
             *--e = '\0';
         char buf[64];
         const json_t *v = sc__ingest_get(doc, p);
-        o += (size_t)snprintf(out + o, sizeof out - o, "%s", v ? scalar_text(v, buf, sizeof buf) : "");
+        o += (size_t)snprintf(out + o, sizeof out - o, "%s",
+                              v ? scalar_text(v, buf, sizeof buf) : "");
         s = close + (triple ? 3 : 2);
         if (o >= sizeof out)
             o = sizeof out - 1;
@@ -166,7 +167,10 @@ json_t *sc__ingest_render(sc_ingest_doc *doc, const char *tmpl)
 
 /* ---- conditions ---- */
 
-typedef enum operand_kind { OP_FIELD, OP_VALUE } operand_kind;
+typedef enum operand_kind {
+    OP_FIELD,
+    OP_VALUE
+} operand_kind;
 
 typedef struct operand {
     operand_kind kind;
@@ -177,7 +181,7 @@ typedef struct operand {
 typedef struct atom {
     bool negate;
     operand left, right;
-    int cmp; /* 0 truthiness of left, 1 ==, 2 != */
+    int cmp;       /* 0 truthiness of left, 1 ==, 2 != */
     bool and_next; /* joined to the next atom by && (else ||) */
 } atom;
 
@@ -212,8 +216,8 @@ static const char *parse_operand(const char *s, operand *o)
     if (!strncmp(s, "ctx", 3) && (s[3] == '.' || s[3] == '?')) {
         s += 3;
         size_t n = 0;
-        while (*s == '.' || *s == '?' || *s == '_' || *s == '@' ||
-               (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')) {
+        while (*s == '.' || *s == '?' || *s == '_' || *s == '@' || (*s >= 'a' && *s <= 'z') ||
+               (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')) {
             if (*s != '?' && !(n == 0 && *s == '.') && n + 1 < sizeof o->path)
                 o->path[n++] = *s;
             s++;
@@ -371,7 +375,8 @@ static sc_status compile_proc(const json_t *item, sc__proc *p, sc_ingest_error *
         sc__ingest_fail(err, "parse_exception", "a processor must be an object with one key");
         return SC_EINVAL;
     }
-    json_object_foreach((json_t *)item, name, cfg) break;
+    json_object_foreach ((json_t *)item, name, cfg)
+        break;
     snprintf(err->processor, sizeof err->processor, "%s", name);
     p->kind = sc__ingest_kind(name);
     if (!p->kind) {
@@ -393,9 +398,8 @@ static sc_status compile_proc(const json_t *item, sc__proc *p, sc_ingest_error *
     }
     const json_t *cond = json_object_get(cfg, "if");
     if (cond) {
-        const char *src = json_is_string(cond)
-                              ? json_string_value(cond)
-                              : json_string_value(json_object_get(cond, "source"));
+        const char *src = json_is_string(cond) ? json_string_value(cond)
+                                               : json_string_value(json_object_get(cond, "source"));
         if (!src) {
             sc__ingest_fail(err, "parse_exception", "[if] must be a string");
             return SC_EINVAL;

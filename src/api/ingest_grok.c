@@ -112,14 +112,10 @@ static bool put(char *out, size_t cap, size_t *used, const char *s, size_t n)
 static const char *bracket_escape(char c)
 {
     switch (c) {
-    case 'd':
-        return "0-9";
-    case 's':
-        return "[:space:]";
-    case 'w':
-        return "[:alnum:]_";
-    default:
-        return NULL;
+    case 'd': return "0-9";
+    case 's': return "[:space:]";
+    case 'w': return "[:alnum:]_";
+    default: return NULL;
     }
 }
 
@@ -155,15 +151,18 @@ static size_t copy_bracket(const char *re, size_t i, char *out, size_t cap, size
     return j + 1;
 }
 
-bool sc__ingest_regex_translate(const char *re, char *out, size_t cap, size_t *used,
-                                int *n_groups)
+bool sc__ingest_regex_translate(const char *re, char *out, size_t cap, size_t *used, int *n_groups)
 {
     for (size_t i = 0; re[i];) {
         char c = re[i];
         if (c == '\\' && re[i + 1]) {
             char e = re[i + 1];
-            const char *t = e == 'd' ? "[0-9]" : e == 'D' ? "[^0-9]" : e == 's' ? "[[:space:]]"
-                            : e == 'S' ? "[^[:space:]]" : e == 'h' ? "[[:blank:]]" : NULL;
+            const char *t = e == 'd'   ? "[0-9]"
+                            : e == 'D' ? "[^0-9]"
+                            : e == 's' ? "[[:space:]]"
+                            : e == 'S' ? "[^[:space:]]"
+                            : e == 'h' ? "[[:blank:]]"
+                                       : NULL;
             if (!(t ? put(out, cap, used, t, strlen(t)) : put(out, cap, used, re + i, 2)))
                 return false;
             i += 2;
@@ -310,8 +309,8 @@ static sc_status expand_ref(expander *x, const char *body, int depth)
     snprintf(name, sizeof name, "%.*s", (int)(c1 ? (size_t)(c1 - body) : strlen(body)), body);
     if (c1) {
         const char *c2 = strchr(c1 + 1, ':');
-        snprintf(field, sizeof field, "%.*s",
-                 (int)(c2 ? (size_t)(c2 - c1 - 1) : strlen(c1 + 1)), c1 + 1);
+        snprintf(field, sizeof field, "%.*s", (int)(c2 ? (size_t)(c2 - c1 - 1) : strlen(c1 + 1)),
+                 c1 + 1);
         if (c2)
             snprintf(type, sizeof type, "%s", c2 + 1);
     }
@@ -341,8 +340,8 @@ static sc_status expand_ref(expander *x, const char *body, int depth)
         goto too_big;
     return SC_OK;
 too_big:
-    sc__ingest_fail(x->err, "illegal_argument_exception",
-                    "grok pattern expands past %d bytes", SC_INGEST_MAX_PATTERN);
+    sc__ingest_fail(x->err, "illegal_argument_exception", "grok pattern expands past %d bytes",
+                    SC_INGEST_MAX_PATTERN);
     return SC_EINVAL;
 }
 
@@ -403,8 +402,8 @@ sc_status sc__grok_compile(const json_t *patterns, const json_t *definitions, sc
     for (size_t i = 0; st == SC_OK && i < json_array_size(patterns); i++) {
         const char *pat = json_string_value(json_array_get(patterns, i));
         one_grok *o = &g->res[i];
-        expander x = {.defs = definitions, .out = buf, .cap = SC_INGEST_MAX_PATTERN, .g = o,
-                      .err = err};
+        expander x = {
+            .defs = definitions, .out = buf, .cap = SC_INGEST_MAX_PATTERN, .g = o, .err = err};
         buf[0] = '\0';
         st = pat ? expand(&x, pat, 0) : SC_EINVAL;
         if (!pat)
@@ -496,8 +495,8 @@ bool sc__grok_match(const sc__grok *g, const char *text, sc_ingest_doc *doc)
 
 typedef struct dkey {
     char name[128];
-    char mod;   /* 0, '+', '?', '*', '&' */
-    bool pad;   /* -> : skip repeated delimiters */
+    char mod;    /* 0, '+', '?', '*', '&' */
+    bool pad;    /* -> : skip repeated delimiters */
     char *delim; /* the literal after the key ("" for the last) */
 } dkey;
 
@@ -519,8 +518,8 @@ void sc__dissect_free(sc__dissect *d)
     free(d);
 }
 
-sc_status sc__dissect_compile(const char *pattern, const char *append_separator,
-                              sc__dissect **out, sc_ingest_error *err)
+sc_status sc__dissect_compile(const char *pattern, const char *append_separator, sc__dissect **out,
+                              sc_ingest_error *err)
 {
     *out = NULL;
     sc__dissect *d = calloc(1, sizeof *d);
@@ -568,8 +567,8 @@ sc_status sc__dissect_compile(const char *pattern, const char *append_separator,
 }
 
 /* Adds value to an append key's text (joined with the separator). */
-static void append_value(sc_ingest_doc *doc, const sc__dissect *d, const char *name,
-                         const char *v, size_t n)
+static void append_value(sc_ingest_doc *doc, const sc__dissect *d, const char *name, const char *v,
+                         size_t n)
 {
     json_t *cur = sc__ingest_get(doc, name);
     char *joined = NULL;

@@ -72,16 +72,15 @@ void sc__grok_free(sc__grok *g);
 
 /* Dissect (ingest_grok.c). */
 typedef struct sc__dissect sc__dissect;
-sc_status sc__dissect_compile(const char *pattern, const char *append_separator,
-                              sc__dissect **out, sc_ingest_error *err) SC_MUST_USE;
+sc_status sc__dissect_compile(const char *pattern, const char *append_separator, sc__dissect **out,
+                              sc_ingest_error *err) SC_MUST_USE;
 bool sc__dissect_match(const sc__dissect *d, const char *text, sc_ingest_doc *doc);
 void sc__dissect_free(sc__dissect *d);
 
 /* Translates an Oniguruma-style regex fragment (\d, \s, (?:...), lazy quantifiers) into POSIX
  * extended syntax, appending to out (cap bytes); *n_groups counts capturing groups opened.
  * false when it does not fit. */
-bool sc__ingest_regex_translate(const char *re, char *out, size_t cap, size_t *used,
-                                int *n_groups);
+bool sc__ingest_regex_translate(const char *re, char *out, size_t cap, size_t *used, int *n_groups);
 /* Whether compiling a POSIX pattern stays within a bounded size (nested or stacked
  * repetitions make glibc's regcomp exponential). */
 bool sc__ingest_regex_cheap(const char *posix_re);

@@ -79,9 +79,10 @@ static json_t *value_of(const sc__proc *p, sc_ingest_doc *doc)
         json_t *arr = json_array();
         size_t i;
         json_t *x;
-        json_array_foreach(v, i, x) json_array_append_new(
-            arr, json_is_string(x) ? sc__ingest_render(doc, json_string_value(x))
-                                   : json_deep_copy(x));
+        json_array_foreach (v, i, x)
+            json_array_append_new(arr, json_is_string(x)
+                                           ? sc__ingest_render(doc, json_string_value(x))
+                                           : json_deep_copy(x));
         return arr;
     }
     return json_deep_copy(v);
@@ -224,8 +225,7 @@ static json_t *map_strings(const sc__proc *p, const json_t *v, str_fn fn, sc_ing
         json_t *out = json_array();
         size_t i;
         json_t *x;
-        json_array_foreach(v, i, x)
-        {
+        json_array_foreach (v, i, x) {
             json_t *m = map_strings(p, x, fn, err);
             if (!m) {
                 json_decref(out);
@@ -396,23 +396,22 @@ static sc_status join_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error
         return skip ? SC_OK : SC_EINVAL;
     if (!json_is_array(v)) {
         sc__ingest_fail(err, "illegal_argument_exception",
-                        "field [%.200s] of type [%s] cannot be cast to [java.util.List]",
-                        p->field, type_name(v));
+                        "field [%.200s] of type [%s] cannot be cast to [java.util.List]", p->field,
+                        type_name(v));
         return SC_EINVAL;
     }
     const char *sep = sc__ingest_str(p, "separator");
     sc_buf out = {0};
     size_t i;
     json_t *x;
-    json_array_foreach(v, i, x)
-    {
+    json_array_foreach (v, i, x) {
         char buf[64];
-        const char *t = json_is_string(x) ? json_string_value(x)
-                        : json_is_integer(x)
-                            ? (snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(x)),
-                               buf)
-                        : json_is_real(x) ? (snprintf(buf, sizeof buf, "%g", json_real_value(x)), buf)
-                                          : "";
+        const char *t =
+            json_is_string(x) ? json_string_value(x)
+            : json_is_integer(x)
+                ? (snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(x)), buf)
+            : json_is_real(x) ? (snprintf(buf, sizeof buf, "%g", json_real_value(x)), buf)
+                              : "";
         if (i)
             (void)sc_vec_append(&out, (const unsigned char *)sep, strlen(sep));
         (void)sc_vec_append(&out, (const unsigned char *)t, strlen(t));
@@ -424,8 +423,8 @@ static sc_status join_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error
 
 /* ---- convert ---- */
 
-static const char *const convert_types[] = {"integer", "long",   "float", "double",
-                                            "string",  "boolean", "auto", "ip", NULL};
+static const char *const convert_types[] = {"integer", "long", "float", "double", "string",
+                                            "boolean", "auto", "ip",    NULL};
 
 static sc_status convert_init(sc__proc *p, sc_ingest_error *err)
 {
@@ -433,8 +432,9 @@ static sc_status convert_init(sc__proc *p, sc_ingest_error *err)
     for (const char *const *k = convert_types; t && *k; k++)
         if (!strcmp(t, *k))
             return SC_OK;
-    sc__ingest_fail(err, "parse_exception", "[type] type [%.64s] not supported, cannot convert "
-                                            "field.",
+    sc__ingest_fail(err, "parse_exception",
+                    "[type] type [%.64s] not supported, cannot convert "
+                    "field.",
                     t ? t : "");
     return SC_EINVAL;
 }
@@ -449,9 +449,8 @@ static json_t *convert_one(const json_t *v, const char *t)
                  : json_string(json_is_integer(v) ? (snprintf(buf, sizeof buf, "%lld",
                                                               (long long)json_integer_value(v)),
                                                      buf)
-                               : json_is_real(v) ? (snprintf(buf, sizeof buf, "%g",
-                                                             json_real_value(v)),
-                                                    buf)
+                               : json_is_real(v)
+                                   ? (snprintf(buf, sizeof buf, "%g", json_real_value(v)), buf)
                                : json_is_true(v) ? "true"
                                                  : "false");
     }
@@ -502,8 +501,7 @@ static sc_status convert_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_er
         out = json_array();
         size_t i;
         json_t *x;
-        json_array_foreach(v, i, x)
-        {
+        json_array_foreach (v, i, x) {
             json_t *c = convert_one(x, t);
             if (!c) {
                 json_decref(out);
@@ -538,8 +536,7 @@ static sc_status date_init(sc__proc *p, sc_ingest_error *err)
     }
     size_t i;
     json_t *x;
-    json_array_foreach(f, i, x)
-    {
+    json_array_foreach (f, i, x) {
         const char *s = json_string_value(x);
         if (!s) {
             sc__ingest_fail(err, "parse_exception", "[formats] must be strings");
@@ -563,8 +560,7 @@ static bool date_parse_any(const json_t *formats, const char *text, int64_t *ms)
 {
     size_t i;
     json_t *x;
-    json_array_foreach(formats, i, x)
-    {
+    json_array_foreach (formats, i, x) {
         const char *f = json_string_value(x);
         char *end;
         if (!strcmp(f, "UNIX") || !strcmp(f, "UNIX_MS")) {
@@ -594,11 +590,11 @@ static sc_status date_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error
     if (!v)
         return skip ? SC_OK : SC_EINVAL;
     char buf[64];
-    const char *text = json_is_string(v)    ? json_string_value(v)
-                       : json_is_integer(v) ? (snprintf(buf, sizeof buf, "%lld",
-                                                        (long long)json_integer_value(v)),
-                                               buf)
-                                            : NULL;
+    const char *text =
+        json_is_string(v) ? json_string_value(v)
+        : json_is_integer(v)
+            ? (snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v)), buf)
+            : NULL;
     int64_t ms;
     if (!text || !date_parse_any(json_object_get(p->cfg, "formats"), text, &ms)) {
         sc__ingest_fail(err, "illegal_argument_exception", "unable to parse date [%.200s]",
@@ -625,8 +621,8 @@ static sc_status date_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error
 static sc_status grok_init(sc__proc *p, sc_ingest_error *err)
 {
     return sc__grok_compile(json_object_get(p->cfg, "patterns"),
-                            json_object_get(p->cfg, "pattern_definitions"),
-                            (sc__grok **)&p->state, err);
+                            json_object_get(p->cfg, "pattern_definitions"), (sc__grok **)&p->state,
+                            err);
 }
 
 static void grok_fini(sc__proc *p)

@@ -50,12 +50,12 @@ static sc_status json_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error
         }
         const char *k;
         json_t *x;
-        json_object_foreach(v, k, x) json_object_set(doc->source, k, x);
+        json_object_foreach (v, k, x)
+            json_object_set(doc->source, k, x);
         json_decref(v);
         return SC_OK;
     }
-    return sc__ingest_set(doc, p->target_field ? p->target_field : p->field, v) ? SC_OK
-                                                                               : SC_EINVAL;
+    return sc__ingest_set(doc, p->target_field ? p->target_field : p->field, v) ? SC_OK : SC_EINVAL;
 }
 
 static sc_status kv_init(sc__proc *p, sc_ingest_error *err)
@@ -72,8 +72,9 @@ static bool listed(const json_t *list, const char *key)
 {
     size_t i;
     json_t *x;
-    json_array_foreach(list, i, x) if (json_is_string(x) && !strcmp(json_string_value(x), key))
-        return true;
+    json_array_foreach (list, i, x)
+        if (json_is_string(x) && !strcmp(json_string_value(x), key))
+            return true;
     return false;
 }
 

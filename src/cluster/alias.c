@@ -55,8 +55,7 @@ bool sc_index_stream_write_index(sc_index *ix, char *stream, size_t cap)
     const char *name;
     json_t *props;
     bool found = false;
-    json_object_foreach(all, name, props)
-    {
+    json_object_foreach (all, name, props) {
         if (json_is_true(json_object_get(props, "_data_stream")) &&
             json_is_true(json_object_get(props, "is_write_index"))) {
             snprintf(stream, cap, "%s", name);
@@ -107,8 +106,8 @@ static bool is_removed(const change *c, const sc_index *ix)
 }
 
 /* The indices an action's "index" names (not removed by an earlier action), through fn. */
-static sc_status for_indices(change *c, const char *expr, sc_status (*fn)(change *, sc_index *,
-                                                                         const sc_alias_action *),
+static sc_status for_indices(change *c, const char *expr,
+                             sc_status (*fn)(change *, sc_index *, const sc_alias_action *),
                              const sc_alias_action *a)
 {
     size_t total;
@@ -209,8 +208,8 @@ static sc_status do_remove(change *c, sc_index *ix, const sc_alias_action *a)
     const char *name;
     json_t *props;
     bool has = false;
-    json_object_foreach(ix->aliases, name, props) has |=
-        wild ? fnmatch(pat, name, 0) == 0 : strcmp(pat, name) == 0;
+    json_object_foreach (ix->aliases, name, props)
+        has |= wild ? fnmatch(pat, name, 0) == 0 : strcmp(pat, name) == 0;
     if (!has)
         return SC_OK;
     touched *t = touch(c, ix);

@@ -85,13 +85,12 @@ static json_t *record_view(sc_node *n, const char *name, const json_t *rec)
     json_t *indices = json_array();
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(rec, "indices"), i, v)
-    {
+    json_array_foreach (json_object_get(rec, "indices"), i, v) {
         sc_index *ix = sc_node_index(n, json_string_value(v));
         if (!ix)
             continue; /* a backing index deleted on its own (not the write index) */
-        json_array_append_new(indices, json_pack("{s:s,s:s}", "index_name",
-                                                 json_string_value(v), "index_uuid", ix->uuid));
+        json_array_append_new(indices, json_pack("{s:s,s:s}", "index_name", json_string_value(v),
+                                                 "index_uuid", ix->uuid));
         sc_index_unref(ix);
     }
     json_object_set_new(out, "name", json_string(name));
@@ -129,9 +128,9 @@ sc_status sc_data_stream_create(sc_node *n, const char *name, sc_cluster_error *
     sc_status st = add_backing(n, name, index, NULL, err);
     if (st != SC_OK)
         return st;
-    json_t *rec = json_pack("{s:[s],s:i,s:s,s:b,s:b,s:b,s:b}", "indices", index, "generation", 1,
-                            "template", tname, "hidden", hidden, "system", 0,
-                            "allow_custom_routing", 0, "replicated", 0);
+    json_t *rec =
+        json_pack("{s:[s],s:i,s:s,s:b,s:b,s:b,s:b}", "indices", index, "generation", 1, "template",
+                  tname, "hidden", hidden, "system", 0, "allow_custom_routing", 0, "replicated", 0);
     st = sc_meta_put(n, SC_META_DATA_STREAM, name, rec);
     json_decref(rec);
     if (st == SC_OK)
@@ -140,8 +139,7 @@ sc_status sc_data_stream_create(sc_node *n, const char *name, sc_cluster_error *
 }
 
 /* Concrete names that match no stream make the request fail (404, as Elasticsearch). */
-static sc_status select_streams(sc_node *n, const char *names, json_t **out,
-                                sc_cluster_error *err)
+static sc_status select_streams(sc_node *n, const char *names, json_t **out, sc_cluster_error *err)
 {
     json_t *all = sc_meta_list(n, SC_META_DATA_STREAM);
     json_t *picked = json_object();
@@ -154,11 +152,11 @@ static sc_status select_streams(sc_node *n, const char *names, json_t **out,
         bool wild = strpbrk(pat, "*?") != NULL, any = false;
         const char *k;
         json_t *v;
-        json_object_foreach(all, k, v) if (wild ? fnmatch(pat, k, 0) == 0 : !strcmp(pat, k))
-        {
-            json_object_set(picked, k, v);
-            any = true;
-        }
+        json_object_foreach (all, k, v)
+            if (wild ? fnmatch(pat, k, 0) == 0 : !strcmp(pat, k)) {
+                json_object_set(picked, k, v);
+                any = true;
+            }
         if (!any && !wild) {
             sc_cluster_error_not_found(err, pat);
             st = SC_ENOTFOUND;
@@ -182,7 +180,8 @@ sc_status sc_data_stream_get(sc_node *n, const char *names, json_t **out, sc_clu
     json_t *arr = json_array();
     const char *k;
     json_t *v;
-    json_object_foreach(picked, k, v) json_array_append_new(arr, record_view(n, k, v));
+    json_object_foreach (picked, k, v)
+        json_array_append_new(arr, record_view(n, k, v));
     json_decref(picked);
     *out = arr;
     return SC_OK;
@@ -196,13 +195,11 @@ sc_status sc_data_stream_delete(sc_node *n, const char *names, sc_cluster_error 
         return st;
     const char *k;
     json_t *v;
-    json_object_foreach(picked, k, v)
-    {
+    json_object_foreach (picked, k, v) {
         st = sc_meta_put(n, SC_META_DATA_STREAM, k, NULL);
         size_t i;
         json_t *ix;
-        json_array_foreach(json_object_get(v, "indices"), i, ix)
-        {
+        json_array_foreach (json_object_get(v, "indices"), i, ix) {
             sc_cluster_error ignored;
             if (sc_node_delete_index(n, json_string_value(ix), &ignored) != SC_OK)
                 sc_log(SC_LOG_WARN, "index", "backing index [%s] already gone",

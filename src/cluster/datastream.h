@@ -60,9 +60,9 @@ sc_status sc_data_stream_rollover(sc_node *n, const char *name, const sc_rollove
  * reads when it was an explicit write index, else loses it. 400 illegal_argument_exception
  * when alias is not an alias with a write index or the name cannot be derived. */
 sc_status sc_alias_rollover(sc_node *n, const char *alias, const char *new_index,
-                            const sc_rollover_conditions *c, bool dry_run,
-                            const json_t *settings, const json_t *mappings,
-                            sc_rollover_result *out, sc_cluster_error *err) SC_MUST_USE;
+                            const sc_rollover_conditions *c, bool dry_run, const json_t *settings,
+                            const json_t *mappings, sc_rollover_result *out, sc_cluster_error *err)
+    SC_MUST_USE;
 
 /* Creates what a first write into the missing name `name` needs: a data stream when the
  * matching template has data_stream, else an index with the templates applied. */

@@ -17,8 +17,8 @@ struct sc__meta {
     char *path;
 };
 
-static const char *const kind_keys[SC_META_N_KINDS] = {
-    "index_templates", "component_templates", "templates", "pipelines", "data_streams"};
+static const char *const kind_keys[SC_META_N_KINDS] = {"index_templates", "component_templates",
+                                                       "templates", "pipelines", "data_streams"};
 
 const char *sc_meta_kind_key(sc_meta_kind kind)
 {
@@ -43,8 +43,10 @@ sc_status sc__meta_open(const char *data_dir, sc__meta **out)
         m->doc = json_loadb((const char *)text, len, 0, &jerr);
         free(text);
         if (!json_is_object(m->doc)) {
-            sc_log(SC_LOG_ERROR, "node", "cannot read [%s]: templates, pipelines and data "
-                                         "streams start empty", path);
+            sc_log(SC_LOG_ERROR, "node",
+                   "cannot read [%s]: templates, pipelines and data "
+                   "streams start empty",
+                   path);
             json_decref(m->doc);
             m->doc = NULL;
         }

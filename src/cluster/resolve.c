@@ -13,10 +13,10 @@
 /* Per-index state while resolving. */
 typedef struct pick {
     bool sel;
-    bool unfiltered;  /* reached by its own name or through an alias without a filter */
-    bool all_shards;  /* reached without a search routing */
-    json_t *filters;  /* array of alias filters, or NULL */
-    char *routing;    /* malloc'd, comma-separated */
+    bool unfiltered; /* reached by its own name or through an alias without a filter */
+    bool all_shards; /* reached without a search routing */
+    json_t *filters; /* array of alias filters, or NULL */
+    char *routing;   /* malloc'd, comma-separated */
 } pick;
 
 static bool usable(const sc_index *ix, unsigned flags)
@@ -138,8 +138,7 @@ static void apply_pattern(sc_node *n, const char *pat, bool neg, unsigned flags,
             continue;
         const char *alias;
         json_t *props;
-        json_object_foreach(all[i]->aliases, alias, props)
-        {
+        json_object_foreach (all[i]->aliases, alias, props) {
             if (json_is_true(json_object_get(props, "is_hidden")) || fnmatch(pat, alias, 0) != 0)
                 continue;
             if (neg)

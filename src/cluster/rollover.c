@@ -54,9 +54,8 @@ static sc_status move_alias(sc_node *n, const char *alias, sc_index *old, const 
 }
 
 sc_status sc_alias_rollover(sc_node *n, const char *alias, const char *new_index,
-                            const sc_rollover_conditions *c, bool dry_run,
-                            const json_t *settings, const json_t *mappings,
-                            sc_rollover_result *out, sc_cluster_error *err)
+                            const sc_rollover_conditions *c, bool dry_run, const json_t *settings,
+                            const json_t *mappings, sc_rollover_result *out, sc_cluster_error *err)
 {
     memset(out, 0, sizeof *out);
     out->met = json_object();
@@ -66,8 +65,8 @@ sc_status sc_alias_rollover(sc_node *n, const char *alias, const char *new_index
     const char *routing;
     sc_arena a;
     sc_arena_init(&a, 0);
-    sc_status st = concrete ? SC_EINVAL
-                            : sc_node_index_for_doc(n, alias, true, &a, &old, &routing, err);
+    sc_status st =
+        concrete ? SC_EINVAL : sc_node_index_for_doc(n, alias, true, &a, &old, &routing, err);
     sc_arena_fini(&a);
     if (st != SC_OK) {
         sc_cluster_error_set(err, 400, "illegal_argument_exception",

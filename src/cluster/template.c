@@ -16,8 +16,7 @@ void sc_json_merge(json_t *dst, const json_t *src)
 {
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)src, k, v)
-    {
+    json_object_foreach ((json_t *)src, k, v) {
         json_t *cur = json_object_get(dst, k);
         if (json_is_object(cur) && json_is_object(v))
             sc_json_merge(cur, v);
@@ -69,12 +68,12 @@ json_t *sc_settings_nested(const json_t *settings)
     /* Only the keys of the top level and of an "index" object are paths ("index.a.b",
      * "translog.durability"); the keys inside an object value (analyzer names, ...) are kept
      * whole. */
-    json_object_foreach((json_t *)settings, k, v)
-    {
+    json_object_foreach ((json_t *)settings, k, v) {
         if (!strcmp(k, "index") && json_is_object(v)) {
             const char *k2;
             json_t *v2;
-            json_object_foreach(v, k2, v2) set_path(ix, k2, v2);
+            json_object_foreach (v, k2, v2)
+                set_path(ix, k2, v2);
             continue;
         }
         set_path(ix, !strncmp(k, "index.", 6) ? k + 6 : k, v);
@@ -112,8 +111,7 @@ static bool patterns_match(const json_t *patterns, const char *name)
 {
     size_t i;
     json_t *p;
-    json_array_foreach(patterns, i, p)
-    {
+    json_array_foreach (patterns, i, p) {
         const char *s = json_string_value(p);
         if (s && fnmatch(s, name, 0) == 0)
             return true;
@@ -128,8 +126,7 @@ static const json_t *best_template(const json_t *templates, const char *name, co
     json_int_t best_prio = -1;
     const char *k;
     json_t *t;
-    json_object_foreach((json_t *)templates, k, t)
-    {
+    json_object_foreach ((json_t *)templates, k, t) {
         if (!patterns_match(json_object_get(t, "index_patterns"), name))
             continue;
         json_int_t prio = json_integer_value(json_object_get(t, "priority"));
@@ -147,8 +144,7 @@ static void compose(sc_node *n, const json_t *t, sc_template_result *r)
     json_t *components = sc_meta_list(n, SC_META_COMPONENT_TEMPLATE);
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(t, "composed_of"), i, c)
-    {
+    json_array_foreach (json_object_get(t, "composed_of"), i, c) {
         const json_t *ct = json_object_get(components, json_string_value(c));
         add_part(r, json_object_get(ct, "template"));
     }
@@ -166,8 +162,7 @@ static void compose_legacy(sc_node *n, const char *name, sc_template_result *r)
     const char *k;
     json_t *t;
     json_t *picked = json_array();
-    json_object_foreach(legacy, k, t)
-    {
+    json_object_foreach (legacy, k, t) {
         if (patterns_match(json_object_get(t, "index_patterns"), name))
             json_array_append_new(picked, json_pack("{s:s,s:O}", "name", k, "t", t));
     }
@@ -256,8 +251,7 @@ static sc_status create_with_aliases(sc_node *n, const char *name, const json_t 
     size_t k = 0;
     const char *alias;
     json_t *props;
-    json_object_foreach((json_t *)aliases, alias, props)
-    {
+    json_object_foreach ((json_t *)aliases, alias, props) {
         if (st != SC_OK)
             break;
         if (!json_is_object(props)) {
@@ -266,8 +260,8 @@ static sc_status create_with_aliases(sc_node *n, const char *name, const json_t 
             st = SC_EINVAL;
             break;
         }
-        acts[k++] = (sc_alias_action){
-            .op = SC_ALIAS_ADD, .index = name, .alias = alias, .props = props};
+        acts[k++] =
+            (sc_alias_action){.op = SC_ALIAS_ADD, .index = name, .alias = alias, .props = props};
     }
     if (st == SC_OK)
         st = sc_node_aliases_update(n, acts, k, err);

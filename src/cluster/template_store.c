@@ -21,14 +21,13 @@ static sc_status known_keys(const json_t *body, const char *what, const char *co
 {
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)body, k, v)
-    {
+    json_object_foreach ((json_t *)body, k, v) {
         bool ok = false;
         for (const char *const *a = allowed; *a && !ok; a++)
             ok = strcmp(k, *a) == 0;
         if (!ok) {
-            sc_cluster_error_set(err, 400, "x_content_parse_exception",
-                                 "[%s] unknown field [%s]", what, k);
+            sc_cluster_error_set(err, 400, "x_content_parse_exception", "[%s] unknown field [%s]",
+                                 what, k);
             return SC_EINVAL;
         }
     }
@@ -44,7 +43,9 @@ static json_t *patterns_of(const json_t *v)
         return NULL;
     size_t i;
     json_t *p;
-    json_array_foreach(v, i, p) if (!json_is_string(p) || !json_string_length(p)) return NULL;
+    json_array_foreach (v, i, p)
+        if (!json_is_string(p) || !json_string_length(p))
+            return NULL;
     return json_deep_copy(v);
 }
 
@@ -72,9 +73,8 @@ static sc_status check_part(const json_t *part, sc_cluster_error *err)
 static sc_status check_index(sc_node *n, const sc_template_result *r, sc_cluster_error *err)
 {
     sc_index *ix = NULL;
-    sc_status st =
-        sc__index_build(n, "template-validation", "template-validation", 0, r->settings,
-                        r->mappings, &ix, err);
+    sc_status st = sc__index_build(n, "template-validation", "template-validation", 0, r->settings,
+                                   r->mappings, &ix, err);
     sc_index_unref(ix);
     return st;
 }
@@ -102,16 +102,16 @@ static sc_status check_overlap(sc_node *n, const char *name, const json_t *patte
     const char *k;
     json_t *t;
     sc_status st = SC_OK;
-    json_object_foreach(all, k, t)
-    {
+    json_object_foreach (all, k, t) {
         if (!strcmp(k, name) || json_integer_value(json_object_get(t, "priority")) != prio)
             continue;
         const json_t *other = json_object_get(t, "index_patterns");
         size_t i, j;
         json_t *p, *q;
         bool hit = false;
-        json_array_foreach(patterns, i, p) json_array_foreach(other, j, q) hit |=
-            overlap(json_string_value(p), json_string_value(q));
+        json_array_foreach (patterns, i, p)
+            json_array_foreach (other, j, q)
+                hit |= overlap(json_string_value(p), json_string_value(q));
         if (!hit)
             continue;
         char *mine = json_dumps(patterns, JSON_COMPACT);
@@ -135,10 +135,17 @@ static sc_status check_overlap(sc_node *n, const char *name, const json_t *patte
 static sc_status normalize_index_template(sc_node *n, const char *name, const json_t *body,
                                           json_t **out, sc_cluster_error *err)
 {
-    static const char *const keys[] = {
-        "index_patterns", "template", "composed_of", "priority", "version", "_meta",
-        "data_stream", "allow_auto_create", "ignore_missing_component_templates", "deprecated",
-        NULL};
+    static const char *const keys[] = {"index_patterns",
+                                       "template",
+                                       "composed_of",
+                                       "priority",
+                                       "version",
+                                       "_meta",
+                                       "data_stream",
+                                       "allow_auto_create",
+                                       "ignore_missing_component_templates",
+                                       "deprecated",
+                                       NULL};
     sc_status st = known_keys(body, "index_template", keys, err);
     if (st != SC_OK)
         return st;
@@ -170,8 +177,7 @@ static sc_status normalize_index_template(sc_node *n, const char *name, const js
     }
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(t, "composed_of"), i, c)
-    {
+    json_array_foreach (json_object_get(t, "composed_of"), i, c) {
         json_t *ct = st == SC_OK ? sc_meta_get(n, SC_META_COMPONENT_TEMPLATE,
                                                json_is_string(c) ? json_string_value(c) : "")
                                  : json_object();
@@ -185,8 +191,8 @@ static sc_status normalize_index_template(sc_node *n, const char *name, const js
         json_decref(ct);
     }
     if (st == SC_OK)
-        st = check_overlap(n, name, json_object_get(t, "index_patterns"),
-                           json_integer_value(prio), err);
+        st = check_overlap(n, name, json_object_get(t, "index_patterns"), json_integer_value(prio),
+                           err);
     if (st != SC_OK) {
         json_decref(t);
         return st;
@@ -292,10 +298,10 @@ sc_status sc_template_put_legacy(sc_node *n, const char *name, const json_t *bod
                                 .mappings = json_object()};
         const json_t *m = json_object_get(part, "mappings");
         if (m)
-            sc_json_merge(r.mappings, json_object_size(m) == 1 &&
-                                          json_is_object(json_object_get(m, "_doc"))
-                                      ? json_object_get(m, "_doc")
-                                      : m);
+            sc_json_merge(r.mappings,
+                          json_object_size(m) == 1 && json_is_object(json_object_get(m, "_doc"))
+                              ? json_object_get(m, "_doc")
+                              : m);
         st = check_index(n, &r, err);
         sc_template_result_fini(&r);
     }
@@ -319,17 +325,15 @@ static bool component_users(json_t *doc, const char *c, char *buf, size_t cap)
     const char *k;
     json_t *t;
     buf[0] = '\0';
-    json_object_foreach(its, k, t)
-    {
+    json_object_foreach (its, k, t) {
         size_t i;
         json_t *x;
-        json_array_foreach(json_object_get(t, "composed_of"), i, x) if (
-            json_is_string(x) && !strcmp(json_string_value(x), c))
-        {
-            size_t used = strlen(buf);
-            snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", k);
-            break;
-        }
+        json_array_foreach (json_object_get(t, "composed_of"), i, x)
+            if (json_is_string(x) && !strcmp(json_string_value(x), c)) {
+                size_t used = strlen(buf);
+                snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", k);
+                break;
+            }
     }
     return buf[0] != '\0';
 }

@@ -149,8 +149,8 @@ static void test_regex_translation_and_cost(void **state)
     char out[256];
     size_t used = 0;
     int groups = 0;
-    assert_true(sc__ingest_regex_translate("(?:\\d+)(?<x>[\\s\\w]*?)a+?", out, sizeof out, &used,
-                                           &groups));
+    assert_true(
+        sc__ingest_regex_translate("(?:\\d+)(?<x>[\\s\\w]*?)a+?", out, sizeof out, &used, &groups));
     assert_string_equal(out, "([0-9]+)([[:space:][:alnum:]_]*)a+");
     assert_int_equal(groups, 2);
     assert_true(sc__ingest_regex_cheap("[0-9]{1,3}(\\.[0-9]{1,3}){3}"));
