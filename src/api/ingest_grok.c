@@ -206,7 +206,7 @@ bool sc__ingest_regex_translate(const char *re, char *out, size_t cap, size_t *u
  * "a+" two), so nested or stacked repetitions cost memory exponentially. This walks a POSIX
  * pattern estimating that size: each atom 1, a quantified atom times its repetitions, a group
  * the sum of its atoms. */
-#define MAX_REGEX_COST 200000.0
+#define MAX_REGEX_COST 20000.0
 #define MAX_DEPTH 64
 
 static double repeat_factor(const char *re, size_t *i)
@@ -231,9 +231,16 @@ bool sc__ingest_regex_cheap(const char *re)
 {
     double total[MAX_DEPTH], last[MAX_DEPTH];
     int d = 0;
+    /* The previous token was a quantifier: stacked quantifiers ("a+*", "a{2}+") make glibc's
+     * compile time explode, so they are refused. */
+    bool quantified = false;
     total[0] = last[0] = 0;
     for (size_t i = 0; re[i]; i++) {
         char c = re[i];
+        bool quantifier = c == '*' || c == '+' || c == '?' || c == '{';
+        if (quantifier && quantified)
+            return false;
+        quantified = quantifier;
         if (c == '(') {
             if (++d == MAX_DEPTH)
                 return false;

@@ -690,11 +690,20 @@ static sc_status drop_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error
     return SC_OK;
 }
 
+static sc_status fail_init(sc__proc *p, sc_ingest_error *err)
+{
+    if (sc__ingest_str(p, "message"))
+        return SC_OK;
+    sc__ingest_fail(err, "parse_exception", "[message] required property is missing");
+    return SC_EINVAL;
+}
+
 static sc_status fail_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error *err)
 {
-    const char *msg = sc__ingest_str(p, "message");
-    json_t *r = sc__ingest_render(doc, msg ? msg : "");
-    sc__ingest_fail(err, "fail_processor_exception", "%s", json_string_value(r));
+    json_t *r = sc__ingest_render(doc, sc__ingest_str(p, "message"));
+    const char *text = json_string_value(r);
+    sc__ingest_fail(err, "fail_processor_exception", "%s",
+                    text && *text ? text : "the fail processor ran (with an empty message)");
     json_decref(r);
     return SC_EINVAL;
 }
@@ -715,7 +724,7 @@ static const sc__proc_kind kinds[] = {
     {"grok", grok_init, grok_run, grok_fini, true},
     {"dissect", dissect_init, dissect_run, dissect_fini, true},
     {"drop", NULL, drop_run, NULL, false},
-    {"fail", NULL, fail_run, NULL, false},
+    {"fail", fail_init, fail_run, NULL, false},
 };
 
 const sc__proc_kind *sc__ingest_kind(const char *name)
