@@ -303,7 +303,8 @@ static void throttle(job *j, uint64_t done)
 {
     if (j->rps <= 0)
         return;
-    int64_t due_ms = j->start_ms + (int64_t)((double)done * 1000.0 / j->rps);
+    double wait_ms = (double)done * 1000.0 / j->rps;
+    int64_t due_ms = j->start_ms + (int64_t)(wait_ms < 1e12 ? wait_ms : 1e12);
     for (int64_t now = sc_clock_wall_ms(); now < due_ms; now = sc_clock_wall_ms()) {
         if (j->task && atomic_load(&j->task->token.cancelled))
             return;

@@ -175,7 +175,10 @@ static bool parse_bytes(const char *s, int64_t *out)
                  {"pb", 1125899906842624.0}};
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
         if (!strcasecmp(end, units[i].unit)) {
-            *out = (int64_t)(v * units[i].mult);
+            double b = v * units[i].mult;
+            if (!(b <= 9.2e18))
+                return false;
+            *out = (int64_t)b;
             return true;
         }
     return false;

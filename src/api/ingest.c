@@ -247,7 +247,8 @@ static const char *parse_operand(const char *s, operand *o)
     double d = strtod(s, &end);
     if (end == s)
         return NULL;
-    o->value = d == (double)(long long)d ? json_integer((long long)d) : json_real(d);
+    bool integral = d >= -9.2e18 && d <= 9.2e18 && d == (double)(long long)d;
+    o->value = integral ? json_integer((long long)d) : json_real(d);
     return end;
 }
 

@@ -466,6 +466,8 @@ static json_t *convert_one(const json_t *v, const char *t)
     if (json_is_number(v) && strcmp(t, "auto")) {
         double d = json_number_value(v);
         bool integral = !strcmp(t, "integer") || !strcmp(t, "long");
+        if (integral && !(d >= -9.2e18 && d <= 9.2e18))
+            return NULL; /* out of the long range */
         return integral ? json_integer((json_int_t)d) : json_real(d);
     }
     if (!s)
@@ -565,8 +567,9 @@ static bool date_parse_any(const json_t *formats, const char *text, int64_t *ms)
         char *end;
         if (!strcmp(f, "UNIX") || !strcmp(f, "UNIX_MS")) {
             double d = strtod(text, &end);
-            if (end != text && !*end && isfinite(d)) {
-                *ms = (int64_t)(!strcmp(f, "UNIX") ? d * 1000.0 : d);
+            double v = !strcmp(f, "UNIX") ? d * 1000.0 : d;
+            if (end != text && !*end && isfinite(v) && v >= -9.2e18 && v <= 9.2e18) {
+                *ms = (int64_t)v;
                 return true;
             }
             continue;
