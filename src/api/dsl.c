@@ -451,6 +451,7 @@ static const struct {
     {"match", sc__dsl_q_match},
     {"match_phrase", sc__dsl_q_match_phrase},
     {"match_phrase_prefix", sc__dsl_q_match_phrase_prefix},
+    {"match_bool_prefix", sc__dsl_q_match_bool_prefix},
     {"multi_match", sc__dsl_q_multi_match},
     {"term", sc__dsl_q_term},
     {"terms", sc__dsl_q_terms},
