@@ -208,6 +208,12 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
+    const sc_hl_spec *const *highlight = NULL;
+    if (!count &&
+        !sc__search_build_highlight(req, resp, &run->sp, run->list, run->n, queries, &highlight)) {
+        run_fini(run);
+        return false;
+    }
     sc__search_resolve_sort(&run->sp, run->list, run->n);
     sc_sort_key *after = NULL;
     if (!sc__search_convert_after(req, resp, &run->sp, run->n ? run->list[0] : NULL, &after)) {
@@ -248,7 +254,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                       count ? SC_TRACK_TOTAL_HITS_ALL : run->sp.track_total_hits,
                                   .timeout_ms = run->sp.timeout_ms,
                                   .count_only = count,
-                                  .fetch_source = run->sp.source || needs_source(run),
+                                  .fetch_source =
+                                      run->sp.source || needs_source(run) || highlight,
                                   .task = &task,
                                   .pinned = sc && sc->ctx ? sc->ctx->pinned : NULL,
                                   .dv_fields = run->sp.dv_fields,
@@ -256,7 +263,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .sort = run->sp.sort,
                                   .n_sort = run->sp.n_sort,
                                   .search_after = after,
-                                  .only_shards = only};
+                                  .only_shards = only,
+                                  .highlight = highlight};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;

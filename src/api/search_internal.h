@@ -10,6 +10,20 @@
 #include "cluster/node.h"
 #include "cluster/search.h"
 
+/* One `highlight.fields` entry: its name or pattern and its options (the global ones with
+ * its own overrides). */
+typedef struct search_hl_field {
+    const char *pattern;
+    sc_hl_options opts;
+    bool require_field_match;
+    const json_t *query; /* highlight_query (borrowed from the body) or NULL */
+} search_hl_field;
+
+typedef struct search_highlight {
+    search_hl_field *fields;
+    size_t n_fields;
+} search_highlight;
+
 /* A search request's options after parsing the body and the URL parameters. */
 
 typedef struct search_parse {
@@ -30,6 +44,7 @@ typedef struct search_parse {
                            resolved with the targets' mappings (sc__search_resolve_sort) */
     size_t n_sort;
     const json_t *search_after; /* borrowed from the body */
+    search_highlight *highlight; /* arena; NULL = none */
 } search_parse;
 
 /* Parses a search body (may be NULL) and the URL parameters into sp. `count` restricts the
@@ -49,6 +64,19 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
  * is still validated. Writes the DSL error into resp and returns false on failure. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                               sc_index **list, size_t n, sc_query **out);
+
+/* Parses the body's `highlight` object into sp->highlight (search_highlight.c). Writes a 400
+ * and returns false on bad input. */
+bool sc__search_parse_highlight(sc_rest_req *req, sc_rest_resp *resp, const json_t *hl,
+                                search_parse *sp);
+/* Resolves sp->highlight for each index (field patterns against its mapping, analyzers, the
+ * query queries[i] or the highlight_query compiled per field) into *out (arena; NULL when
+ * nothing is to be highlighted). Writes an error and returns false on failure. */
+bool sc__search_build_highlight(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                                sc_index **list, size_t n, sc_query *const *queries,
+                                const sc_hl_spec *const **out);
+/* Writes a hit's "highlight" member when it has snippets. */
+void sc__search_write_highlight(sc_jsonw *w, const sc_search_request *sr, const sc_result_hit *h);
 
 /* Writes the "_shards" member of a search or count response. */
 void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r);

@@ -514,6 +514,9 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                           NULL, 0);
             return false;
         }
+        json_t *hl = json_object_get(body, "highlight");
+        if (hl && !sc__search_parse_highlight(req, resp, hl, sp))
+            return false;
     }
     /* URL parameters override the body, as in Elasticsearch. */
     bool ok = true;

@@ -331,6 +331,7 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
             write_source(w, h->source, sp->source_filter);
         }
         write_hit_fields(w, m, sp, h);
+        sc__search_write_highlight(w, sr, h);
         if (sp->n_sort && h->sort)
             write_sort_values(w, m, sp, h->sort);
         sc_jsonw_obj_end(w);

@@ -281,6 +281,9 @@ static sc_status fetch_shard(const sc_node_fetch_request *req, size_t t, const s
                               .source = req->source,
                               .fields = req->dv_fields,
                               .n_fields = req->n_dv_fields};
+    const sc_search_request *sr = req->query->search;
+    if (sr && sr->highlight)
+        fa.highlight = sr->highlight[req->query->targets[t].index_i];
     SC_TRY(sc_shard_fetch_run(&fa, arena, got));
     for (size_t i = 0; i < n; i++)
         out->docs[order[i]] = got[i];
@@ -443,7 +446,9 @@ static sc_status fetch_hits(sc_node *n, const sc_search_request *sr,
                                        .id = f->id,
                                        .source = f->source,
                                        .fields = f->fields,
-                                       .n_fields = f->n_fields};
+                                       .n_fields = f->n_fields,
+                                       .highlights = f->highlights,
+                                       .n_highlights = f->n_highlights};
         SC_TRY(copy_keys(sr, d->keys, arena, &out->hits[i].sort));
     }
     out->n_hits = nh;

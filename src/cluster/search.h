@@ -60,6 +60,9 @@ typedef struct sc_search_request {
      * index i is searched only if only_shards[i] (a bitmask over its shards, ceil(shards / 64)
      * words) has bit s. NULL = every shard. */
     const uint64_t *const *only_shards;
+    /* Highlighting (search/highlight.h): per index, the fields to highlight in its hits
+     * (NULL = none; the array itself NULL = no highlighting). Needs fetch_source. */
+    const sc_hl_spec *const *highlight;
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -71,6 +74,8 @@ typedef struct sc_result_hit {
     const sc_shard_field_values *fields; /* the requested doc-value fields that have values */
     size_t n_fields;
     const sc_sort_key *sort; /* n_sort keys when sorting by fields (arena), else NULL */
+    const sc_shard_highlight *highlights; /* fields with snippets (arena), in spec order */
+    size_t n_highlights;
 } sc_result_hit;
 
 typedef struct sc_shard_failure {

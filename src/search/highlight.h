@@ -76,4 +76,21 @@ sc_status sc_highlight_field(const sc_hl_query *hq, const sc_analyzer *an, const
                              const sc_slice *values, size_t n_values, sc_arena *a,
                              sc_slice **frags, size_t *n_frags) SC_MUST_USE;
 
+/* One field to highlight, resolved by the API layer for one index: where its text is in
+ * _source (a multi-field reads its parent's values), the analyzer that indexed it (keyword
+ * fields: their normalizer or "keyword"), its compiled query and options. All borrowed. */
+typedef struct sc_hl_field {
+    const char *name;        /* as the response names it ("title", "title.en") */
+    sc_slice source_path;    /* dotted path of its values in _source */
+    const sc_analyzer *analyzer;
+    const sc_hl_query *query;
+    sc_hl_options opts;
+} sc_hl_field;
+
+/* What to highlight in each hit of one index. */
+typedef struct sc_hl_spec {
+    const sc_hl_field *fields;
+    size_t n_fields;
+} sc_hl_spec;
+
 #endif

@@ -4,6 +4,7 @@
 
 #include "index/docvalues.h"
 #include "index/stored.h"
+#include "mapping/mapping.h"
 #include "shard/shard_search.h"
 
 static sc_status copy_slice(sc_arena *a, sc_slice in, sc_slice *out)
@@ -110,6 +111,30 @@ static sc_status read_fields(const sc_shard_fetch_args *args, const sc_segment *
     return SC_OK;
 }
 
+/* The highlight snippets of one doc from its _source. */
+static sc_status highlight_doc(const sc_hl_spec *hl, sc_slice src, sc_arena *arena,
+                               sc_shard_fetched *out)
+{
+    out->highlights = sc_arena_alloc(arena, (hl->n_fields ? hl->n_fields : 1) *
+                                                sizeof *out->highlights);
+    if (!out->highlights)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    for (size_t f = 0; f < hl->n_fields; f++) {
+        const sc_hl_field *hf = &hl->fields[f];
+        sc_slice *vals;
+        size_t nv;
+        SC_TRY(sc_mapping_source_values(src, hf->source_path, arena, &vals, &nv));
+        sc_slice *frags;
+        size_t nf;
+        SC_TRY(sc_highlight_field(hf->query, hf->analyzer, &hf->opts, vals, nv, arena, &frags,
+                                  &nf));
+        if (nf)
+            out->highlights[out->n_highlights++] =
+                (sc_shard_highlight){.field = (uint32_t)f, .frags = frags, .n_frags = nf};
+    }
+    return SC_OK;
+}
+
 /* Per-segment readers, reused while consecutive docs stay in one segment. */
 typedef struct fetch_cursor {
     sc_stored_reader reader;
@@ -158,6 +183,8 @@ static sc_status fetch_one(const sc_shard_fetch_args *args, fetch_cursor *c, uin
     if (args->source)
         SC_TRY(copy_slice(arena, src, &out->source));
     out->found = true;
+    if (args->highlight && args->highlight->n_fields && src.len)
+        SC_TRY(highlight_doc(args->highlight, out->source, arena, out));
     return args->n_fields ? read_fields(args, v->seg, doc, arena, out) : SC_OK;
 }
 

@@ -20,6 +20,7 @@
 #include "base/arena.h"
 #include "base/slice.h"
 #include "base/status.h"
+#include "search/highlight.h"
 #include "search/iter.h"
 #include "search/query.h"
 #include "search/searcher.h"
@@ -146,12 +147,21 @@ typedef struct sc_shard_field_values {
     const sc_slice *terms; /* ascending term order */
 } sc_shard_field_values;
 
+/* The snippets of one highlighted field of one doc (at least one). */
+typedef struct sc_shard_highlight {
+    uint32_t field; /* index into the sc_hl_spec's fields */
+    const sc_slice *frags;
+    size_t n_frags;
+} sc_shard_highlight;
+
 typedef struct sc_shard_fetched {
     bool found; /* false: the doc id is not in the snapshot */
     sc_slice id;
     sc_slice source;               /* empty unless args.source */
     sc_shard_field_values *fields; /* only fields with values, in request order */
     size_t n_fields;
+    sc_shard_highlight *highlights; /* only fields with snippets, in spec order */
+    size_t n_highlights;
 } sc_shard_fetched;
 
 typedef struct sc_shard_fetch_args {
@@ -161,6 +171,8 @@ typedef struct sc_shard_fetch_args {
     bool source;               /* read _source (else the _id comes from its doc values) */
     const char *const *fields; /* doc-value fields to read (docvalue_fields / fields) */
     size_t n_fields;
+    const sc_hl_spec *highlight; /* fields to highlight from _source (search/highlight.h), or
+                                    NULL; needs `source` */
 } sc_shard_fetch_args;
 
 /* Runs the fetch phase for args->docs: out[i] for docs[i] (the caller's array of n_docs),

@@ -94,3 +94,100 @@ def test_match_phrase_prefix_last_term(server, shop):
     assert ids(b) == ["3"]
     q = {"multi_match": {"query": "laptop b", "type": "phrase_prefix", "fields": ["title"]}}
     assert ids(search(server, shop, {"query": q})) == ["1"]
+
+
+def hl(server, index, query, highlight, **extra):
+    body = {"query": query, "highlight": highlight}
+    body.update(extra)
+    b = search(server, index, body)
+    return {h["_id"]: h.get("highlight") for h in b["hits"]["hits"]}
+
+
+def test_highlight_match_default_unified(server, shop):
+    got = hl(server, shop, {"match": {"body": "laptop"}}, {"fields": {"body": {}}})
+    assert got["1"] == {"body": ["Carry your <em>laptop</em> safely."]}
+    assert got["0"] == {"body": ["A <em>laptop</em> for games. It is fast. The screen is bright "
+                                 "and the keyboard lights up."]}
+    for t in ("plain", "fvh", "unified"):
+        got2 = hl(server, shop, {"match": {"body": "laptop"}},
+                  {"type": t, "fields": {"body": {}}})
+        assert got2 == got
+
+
+def test_highlight_fields_wildcard_tags_and_field_match(server, shop):
+    q = {"multi_match": {"query": "laptop", "fields": ["title", "body"]}}
+    got = hl(server, shop, q, {"pre_tags": ["<b>"], "post_tags": ["</b>"], "fields": {"*": {}}})
+    assert got["1"] == {"title": ["<b>Laptop</b> bag"], "body": ["Carry your <b>laptop</b> safely."]}
+    got = hl(server, shop, q, {"tags_schema": "styled", "fields": [{"title": {}}]})
+    assert got["1"] == {"title": ['<em class="hlt1">Laptop</em> bag']}
+    # require_field_match false (default): a query on title marks body too
+    got = hl(server, shop, {"match": {"title": "laptop"}}, {"fields": {"body": {}}})
+    assert got["1"] == {"body": ["Carry your <em>laptop</em> safely."]}
+    got = hl(server, shop, {"match": {"title": "laptop"}},
+             {"require_field_match": True, "fields": {"body": {}}})
+    assert got["1"] is None
+    # keyword fields highlight whole values
+    got = hl(server, shop, {"term": {"tag": "Bags"}}, {"fields": {"tag": {}}})
+    assert got["1"] == {"tag": ["<em>Bags</em>"]}
+
+
+def test_highlight_phrase_and_multiterm(server, shop):
+    got = hl(server, shop, {"match_phrase": {"body": "brown fox"}},
+             {"fields": {"body": {"fragment_size": 30}}})
+    # the 44-character sentence is longer than fragment_size: re-cut at words around the match
+    assert got["3"] == {"body": ["The quick <em>brown</em> <em>fox</em> jumps over"]}
+    got = hl(server, shop, {"bool": {"should": [{"prefix": {"body": "lap"}},
+                                                {"wildcard": {"title": "d?sk"}},
+                                                {"fuzzy": {"body": "lamb"}}]}},
+             {"fields": {"body": {}, "title": {}}})
+    assert got["1"]["body"] == ["Carry your <em>laptop</em> safely."]
+    assert got["2"]["title"] == ["<em>Desk</em> lamp"]
+    assert "<em>lamp</em>" in got["2"]["body"][0]
+    got = hl(server, shop, {"query_string": {"query": "body:quick AND title:fox"}},
+             {"fields": {"body": {"number_of_fragments": 0}}})
+    assert got["3"] == {"body": ["The <em>quick</em> brown fox jumps over the lazy dog. "
+                                 "Brown foxes are <em>quick</em>."]}
+    got = hl(server, shop, {"match_bool_prefix": {"body": "travel to lap"}},
+             {"fields": {"body": {}}})
+    assert got["4"] == {"body": ["<em>Travel</em> <em>to</em> <em>Lapland</em> in winter."]}
+
+
+def test_highlight_options(server, shop):
+    q = {"match": {"body": "quick"}}
+    got = hl(server, shop, q, {"fields": {"body": {"fragment_size": 20, "number_of_fragments": 1,
+                                                   "order": "score"}}})
+    assert len(got["3"]["body"]) == 1
+    got = hl(server, shop, {"match": {"body": "with"}}, {"encoder": "html", "fields": {"body": {}}})
+    assert got["2"] == {"body": ["A lamp for the desk &lt;b&gt;<em>with</em>&lt;&#x2F;b&gt; a warm "
+                                 "light &amp; dimmer."]}
+    got = hl(server, shop, {"match": {"title": "lamp"}},
+             {"fields": {"body": {"no_match_size": 10, "require_field_match": True}}})
+    assert got["2"] == {"body": ["A lamp for"]}  # up to the word boundary after 10 chars
+    got = hl(server, shop, q, {"fields": {"body": {"highlight_query": {"match": {"body": "dog"}}}}})
+    assert got["3"] == {"body": ["The quick brown fox jumps over the lazy <em>dog</em>. Brown "
+                                 "foxes are quick."]}
+    got = hl(server, shop, q, {"fields": {"body": {"boundary_scanner": "word"}}})
+    assert got["3"] == {"body": ["<em>quick</em>", "<em>quick</em>"]}
+    got = hl(server, shop, q, {"max_analyzed_offset": 20, "fields": {"body": {}}})
+    assert got["3"] == {"body": ["The <em>quick</em> brown fox jumps over the lazy dog. Brown "
+                                 "foxes are quick."]}
+    # _source off still highlights
+    b = search(server, shop, {"query": q, "_source": False, "highlight": {"fields": {"body": {}}}})
+    assert "_source" not in b["hits"]["hits"][0] and "highlight" in b["hits"]["hits"][0]
+
+
+@pytest.mark.parametrize("bad", [
+    {"fields": {"body": {"nope": 1}}},
+    {"fields": {"body": {"fragment_size": -1}}},
+    {"fields": {"body": {"type": "fancy"}}},
+    {"tags_schema": "plain", "fields": {"body": {}}},
+    {"fields": {"body": {"boundary_scanner": "line"}}},
+    {"fields": {"body": {"matched_fields": ["body"]}}},
+    {"fields": "body"},
+    {"order": "random", "fields": {"body": {}}},
+    {"fields": {"body": {"highlight_query": {"nope": {}}}}},
+])
+def test_highlight_refusals(server, shop, bad):
+    st, h, b = server.request("POST", "/%s/_search" % shop,
+                              {"query": {"match": {"body": "quick"}}, "highlight": bad})
+    assert st == 400, b
