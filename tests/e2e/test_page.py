@@ -141,7 +141,7 @@ def test_highlight_phrase_and_multiterm(server, shop):
                                                 {"fuzzy": {"body": "lamb"}}]}},
              {"fields": {"body": {}, "title": {}}})
     assert got["1"]["body"] == ["Carry your <em>laptop</em> safely."]
-    assert got["2"]["title"] == ["<em>Desk</em> lamp"]
+    assert got["2"]["title"] == ["<em>Desk</em> <em>lamp</em>"]  # any field's terms
     assert "<em>lamp</em>" in got["2"]["body"][0]
     got = hl(server, shop, {"query_string": {"query": "body:quick AND title:fox"}},
              {"fields": {"body": {"number_of_fragments": 0}}})
