@@ -332,10 +332,20 @@ static sc_status sink(void *ctx, const sc_token *tok)
         s->last_pos = pos;
     sc_slice t = sc_slice_make(tok->term, tok->len);
     bool marked = false;
-    for (size_t i = 0; i < s->hq->n_m && !marked; i++)
-        marked = matcher_hit(&s->hq->m[i], t);
-    if (!marked && !phrase_word(s->hq, t))
+    size_t hit = 0;
+    for (; hit < s->hq->n_m && !marked; hit++)
+        marked = matcher_hit(&s->hq->m[hit], t);
+    bool word = phrase_word(s->hq, t);
+    if (!marked && !word)
         return SC_OK;
+    /* A multi-term matcher's hits are one "term" for scoring, as Lucene names their offsets
+     * after the automaton and sums their frequencies: key 0xFF + matcher number (never UTF-8). */
+    uint8_t vkey[1 + sizeof(size_t)];
+    if (marked && !word && s->hq->m[hit - 1].kind != HM_TERM) {
+        vkey[0] = 0xFF;
+        memcpy(vkey + 1, &hit, sizeof hit);
+        t = sc_slice_make(vkey, sizeof vkey);
+    }
     if (s->n_r == s->cap_r) {
         size_t cap = s->cap_r ? s->cap_r * 2 : 64;
         rec *r = sc_arena_alloc(s->a, cap * sizeof *r);
@@ -471,9 +481,15 @@ sc_status sc_highlight_field(const sc_hl_query *hq, const sc_analyzer *an, const
         SC_TRY(analyze_values(&s, an, d.text, ends, n_values));
     if (hq->n_ph)
         mark_phrases(&s);
+    /* A term's frequency is its marked occurrences: all of them for a plain term, those inside
+     * a matched phrase for a phrase's word (Lucene counts the phrase-filtered offsets). */
     size_t nm = 0;
-    for (size_t i = 0; i < s.n_r; i++)
+    for (size_t i = 0; i < s.n_terms; i++)
+        s.freq[i] = 0;
+    for (size_t i = 0; i < s.n_r; i++) {
         nm += s.r[i].marked;
+        s.freq[s.r[i].term] += s.r[i].marked;
+    }
     sc__hl_match *m = sc_arena_alloc(a, (nm ? nm : 1) * sizeof *m);
     if (!m)
         return oom(a);
