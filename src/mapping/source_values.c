@@ -69,20 +69,24 @@ static sc_status follow(collect *c, const sc__jd *v, sc_slice path)
     return SC_OK;
 }
 
-sc_status sc_mapping_source_values(sc_slice source, sc_slice path, sc_arena *arena,
-                                   sc_slice **values, size_t *n_values)
+sc_status sc_mapping_source_values(sc_slice source, const sc_slice *paths, size_t n_paths,
+                                   sc_arena *arena, sc_slice **values, size_t *n_values)
 {
-    *values = NULL;
-    *n_values = 0;
+    for (size_t i = 0; i < n_paths; i++) {
+        values[i] = NULL;
+        n_values[i] = 0;
+    }
     sc__jd *root;
     char msg[128];
     sc_status st = sc__jdoc_parse(source, arena, &root, msg, sizeof msg);
     if (st == SC_EPARSE)
         return SC_OK; /* not JSON (cannot happen for indexed docs): no values */
     SC_TRY(st);
-    collect c = {.a = arena};
-    SC_TRY(follow(&c, root, path));
-    *values = c.v;
-    *n_values = c.n;
+    for (size_t i = 0; i < n_paths; i++) {
+        collect c = {.a = arena};
+        SC_TRY(follow(&c, root, paths[i]));
+        values[i] = c.v;
+        n_values[i] = c.n;
+    }
     return SC_OK;
 }

@@ -465,8 +465,8 @@ static sc_status analyze_values(scan *s, const sc_analyzer *an, sc_slice text,
 }
 
 sc_status sc_highlight_field(const sc_hl_query *hq, const sc_analyzer *an, const sc_hl_options *o,
-                             const sc_slice *values, size_t n_values, sc_arena *a,
-                             sc_slice **frags, size_t *n_frags)
+                             const sc_slice *values, size_t n_values, sc_hl_scratch *scratch,
+                             sc_arena *a, sc_slice **frags, size_t *n_frags)
 {
     *frags = NULL;
     *n_frags = 0;
@@ -501,5 +501,5 @@ sc_status sc_highlight_field(const sc_hl_query *hq, const sc_analyzer *an, const
     d.m = m;
     d.n_m = nm;
     d.term_freq = s.freq;
-    return sc__hl_snippets(&d, o, a, frags, n_frags);
+    return sc__hl_snippets(&d, o, scratch, a, frags, n_frags);
 }

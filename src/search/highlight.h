@@ -58,23 +58,26 @@ sc_status sc_hl_query_build(const sc_query *q, sc_slice field, bool require_fiel
 /* True when the compiled query can mark nothing. */
 bool sc_hl_query_empty(const sc_hl_query *hq);
 
-/* One passage before formatting (byte offsets into the joined content). */
-typedef struct sc_hl_passage {
-    uint32_t start, end;
-    float score; /* NaN for a no-match passage */
-    uint32_t n_matches;
-    uint32_t *match_start, *match_end; /* ascending starts */
-} sc_hl_passage;
+/* Reusable break iterators (ICU) for highlighting many docs on one thread: opening them costs
+ * more than highlighting a short field. */
+typedef struct sc_hl_scratch sc_hl_scratch;
+
+/* Creates a scratch (owned; free with sc_hl_scratch_free). SC_ENOMEM. */
+sc_status sc_hl_scratch_new(sc_hl_scratch **out) SC_MUST_USE;
+
+/* Frees a scratch. NULL is a no-op. */
+void sc_hl_scratch_free(sc_hl_scratch *s);
 
 /* Highlights one field of one doc: values[0..n_values) (the field's strings from _source in
  * order; joined with U+2029 between values) analysed with `an`, matched against hq, cut into
  * passages and formatted by o. *frags receives the snippets (arena, in position order or by
- * score with order_score), *n_frags their number (0 = nothing to show). Returns SC_OK,
- * SC_ENOMEM / SC_ELIMIT (arena), or an analyzer error. Thread-safe for distinct arenas.
- * O(text length + matches * log number_of_fragments). */
+ * score with order_score), *n_frags their number (0 = nothing to show). `scratch` (may be NULL:
+ * a temporary one) is used by one thread at a time. Returns SC_OK, SC_ENOMEM / SC_ELIMIT
+ * (arena), or an analyzer error. Thread-safe for distinct arenas and scratches.
+ * O(text length + matches * number_of_fragments). */
 sc_status sc_highlight_field(const sc_hl_query *hq, const sc_analyzer *an, const sc_hl_options *o,
-                             const sc_slice *values, size_t n_values, sc_arena *a,
-                             sc_slice **frags, size_t *n_frags) SC_MUST_USE;
+                             const sc_slice *values, size_t n_values, sc_hl_scratch *scratch,
+                             sc_arena *a, sc_slice **frags, size_t *n_frags) SC_MUST_USE;
 
 /* One field to highlight, resolved by the API layer for one index: where its text is in
  * _source (a multi-field reads its parent's values), the analyzer that indexed it (keyword

@@ -3,6 +3,7 @@
 #ifndef SC_SEARCH_HIGHLIGHT_INTERNAL_H
 #define SC_SEARCH_HIGHLIGHT_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,8 +26,14 @@ typedef struct sc__hl_doc {
 } sc__hl_doc;
 
 /* Builds, scores, selects and formats the passages of d as o asks into *frags / *n_frags
- * (arena). SC_ENOMEM / SC_ELIMIT. */
-sc_status sc__hl_snippets(const sc__hl_doc *d, const sc_hl_options *o, sc_arena *a,
-                          sc_slice **frags, size_t *n_frags) SC_MUST_USE;
+ * (arena), with the break iterators of `scratch` (NULL: temporary ones). SC_ENOMEM /
+ * SC_ELIMIT. */
+sc_status sc__hl_snippets(const sc__hl_doc *d, const sc_hl_options *o, sc_hl_scratch *scratch,
+                          sc_arena *a, sc_slice **frags, size_t *n_frags) SC_MUST_USE;
+
+/* The sentence boundaries of ASCII text (0 and the length included, ascending) into *list
+ * (arena), as ICU's root sentence iterator gives them (UAX #29 on the ASCII classes). False
+ * when the text is not all ASCII (use ICU) or the arena is exhausted. O(length). */
+bool sc__hl_ascii_sentences(sc_slice text, sc_arena *a, int32_t **list, size_t *n_list);
 
 #endif

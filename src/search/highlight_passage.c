@@ -22,7 +22,7 @@ static sc_status oom(sc_arena *a)
 
 /* ---- boundaries ---- */
 
-typedef enum bkind { B_ICU, B_CHARS, B_VALUES } bkind;
+typedef enum bkind { B_ICU, B_LIST, B_CHARS, B_VALUES } bkind;
 
 /* One boundary source over the content: preceding(x) = last boundary < x (or -1), following(x)
  * = first boundary > x (or -1), as java.text.BreakIterator. */
@@ -31,7 +31,23 @@ typedef struct breaker {
     UBreakIterator *bi;
     const sc__hl_doc *d;
     sc_slice chars;
+    const int32_t *list; /* B_LIST: every boundary, ascending (0 and the length included) */
+    size_t n_list;
 } breaker;
+
+/* Index of the first entry of b->list greater than x. */
+static size_t list_upper(const breaker *b, int32_t x)
+{
+    size_t lo = 0, hi = b->n_list;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b->list[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
 
 static bool is_bchar(const breaker *b, uint8_t c)
 {
@@ -59,6 +75,10 @@ static int32_t b_preceding(const breaker *b, int32_t x)
 {
     if (b->kind == B_ICU)
         return ubrk_preceding(b->bi, x);
+    if (b->kind == B_LIST) {
+        size_t i = list_upper(b, x - 1);
+        return i > 0 ? b->list[i - 1] : -1;
+    }
     for (int32_t i = x - 1; i >= 0; i--)
         if (is_break(b, i))
             return i;
@@ -69,6 +89,10 @@ static int32_t b_following(const breaker *b, int32_t x)
 {
     if (b->kind == B_ICU)
         return ubrk_following(b->bi, x);
+    if (b->kind == B_LIST) {
+        size_t i = list_upper(b, x);
+        return i < b->n_list ? b->list[i] : -1;
+    }
     for (int32_t i = x + 1; (size_t)i <= b->d->text.len; i++)
         if (is_break(b, i))
             return i;
@@ -367,20 +391,78 @@ static bool no_match_passage(const sc__hl_doc *d, const sc_hl_options *o, breake
     return true;
 }
 
-static sc_status open_icu(UBreakIteratorType type, UText *ut, breaker *b, const sc__hl_doc *d)
+struct sc_hl_scratch {
+    UBreakIterator *sentence, *word; /* opened on first use, re-pointed per doc */
+    UText *ut;
+};
+
+sc_status sc_hl_scratch_new(sc_hl_scratch **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? SC_OK : SC_ENOMEM;
+}
+
+void sc_hl_scratch_free(sc_hl_scratch *s)
+{
+    if (!s)
+        return;
+    if (s->sentence)
+        ubrk_close(s->sentence);
+    if (s->word)
+        ubrk_close(s->word);
+    if (s->ut)
+        utext_close(s->ut);
+    free(s);
+}
+
+/* Points the scratch's iterator of `type` at the doc's text (opened on first use). */
+static sc_status icu_breaker(sc_hl_scratch *sc, UBreakIteratorType type, const sc__hl_doc *d,
+                             breaker *b)
 {
     UErrorCode err = U_ZERO_ERROR;
+    UBreakIterator **bi = type == UBRK_SENTENCE ? &sc->sentence : &sc->word;
+    if (!*bi)
+        *bi = ubrk_open(type, "", NULL, 0, &err);
+    if (U_SUCCESS(err))
+        ubrk_setUText(*bi, sc->ut, &err);
+    if (U_FAILURE(err))
+        return SC_ENOMEM;
     b->kind = B_ICU;
     b->d = d;
-    b->bi = ubrk_open(type, "", NULL, 0, &err);
-    if (U_SUCCESS(err))
-        ubrk_setUText(b->bi, ut, &err);
-    if (U_FAILURE(err)) {
-        if (b->bi)
-            ubrk_close(b->bi);
-        b->bi = NULL;
-        return SC_ENOMEM;
+    b->bi = *bi;
+    return SC_OK;
+}
+
+/* Sentences: every boundary listed in one forward pass (then preceding / following are binary
+ * searches: the passage loop asks around every match, and ICU's backward scan costs more than
+ * its forward one). */
+static sc_status sentence_list(sc_hl_scratch *sc, const sc__hl_doc *d, sc_arena *a, breaker *b)
+{
+    int32_t *ascii;
+    size_t n_ascii;
+    if (sc__hl_ascii_sentences(d->text, a, &ascii, &n_ascii)) {
+        *b = (breaker){.kind = B_LIST, .d = d, .list = ascii, .n_list = n_ascii};
+        return SC_OK;
     }
+    breaker icu;
+    SC_TRY(icu_breaker(sc, UBRK_SENTENCE, d, &icu));
+    size_t n = 0, cap = 16;
+    int32_t *list = sc_arena_alloc(a, cap * sizeof *list);
+    for (int32_t x = ubrk_first(icu.bi); list && x != UBRK_DONE; x = ubrk_next(icu.bi)) {
+        if (n == cap) {
+            int32_t *nl = sc_arena_alloc(a, cap * 2 * sizeof *nl);
+            if (nl)
+                memcpy(nl, list, n * sizeof *nl);
+            list = nl;
+            cap *= 2;
+            if (!list)
+                break;
+        }
+        list[n++] = x;
+    }
+    if (!list)
+        return oom(a);
+    *b = (breaker){.kind = B_LIST, .d = d, .list = list, .n_list = n};
     return SC_OK;
 }
 
@@ -411,19 +493,26 @@ static sc_status select_and_format(const sc__hl_doc *d, const sc_hl_options *o, 
     return SC_OK;
 }
 
-sc_status sc__hl_snippets(const sc__hl_doc *d, const sc_hl_options *o, sc_arena *a,
-                          sc_slice **frags, size_t *n_frags)
+sc_status sc__hl_snippets(const sc__hl_doc *d, const sc_hl_options *o, sc_hl_scratch *scratch,
+                          sc_arena *a, sc_slice **frags, size_t *n_frags)
 {
     *frags = NULL;
     *n_frags = 0;
     if (d->text.len == 0 || d->text.len > INT32_MAX / 2 || (d->n_m == 0 && o->no_match_size == 0))
         return SC_OK;
+    sc_hl_scratch *own = NULL;
+    if (!scratch) {
+        SC_TRY(sc_hl_scratch_new(&own));
+        scratch = own;
+    }
     UErrorCode err = U_ZERO_ERROR;
-    UText *ut = utext_openUTF8(NULL, (const char *)d->text.ptr, (int64_t)d->text.len, &err);
-    if (U_FAILURE(err))
+    scratch->ut = utext_openUTF8(scratch->ut, (const char *)d->text.ptr, (int64_t)d->text.len, &err);
+    if (U_FAILURE(err)) {
+        sc_hl_scratch_free(own);
         return SC_ENOMEM;
+    }
     breaker main = {.d = d, .chars = o->boundary_chars}, word = {.d = d};
-    sc_status st = open_icu(UBRK_WORD, ut, &word, d);
+    sc_status st = icu_breaker(scratch, UBRK_WORD, d, &word);
     bounded bd = {.main = &main, .win_start = -1, .win_end = -1, .in_start = -1};
     size_t max = o->number_of_fragments;
     if (st == SC_OK && o->number_of_fragments == 0) {
@@ -436,16 +525,12 @@ sc_status sc__hl_snippets(const sc__hl_doc *d, const sc_hl_options *o, sc_arena 
         bd.inner = &word;
         bd.max_len = (int32_t)o->fragment_size;
     } else if (st == SC_OK) {
-        st = open_icu(UBRK_SENTENCE, ut, &main, d);
+        st = sentence_list(scratch, d, a, &main);
         bd.inner = &word;
         bd.max_len = (int32_t)o->fragment_size;
     }
     if (st == SC_OK)
         st = select_and_format(d, o, &word, &bd, max, a, frags, n_frags);
-    if (main.kind == B_ICU && main.bi && main.bi != word.bi)
-        ubrk_close(main.bi);
-    if (word.bi)
-        ubrk_close(word.bi);
-    utext_close(ut);
+    sc_hl_scratch_free(own);
     return st;
 }

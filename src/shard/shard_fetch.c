@@ -112,22 +112,25 @@ static sc_status read_fields(const sc_shard_fetch_args *args, const sc_segment *
 }
 
 /* The highlight snippets of one doc from its _source. */
-static sc_status highlight_doc(const sc_hl_spec *hl, sc_slice src, sc_arena *arena,
-                               sc_shard_fetched *out)
+static sc_status highlight_doc(const sc_hl_spec *hl, sc_hl_scratch *scratch, sc_slice src,
+                               sc_arena *arena, sc_shard_fetched *out)
 {
-    out->highlights = sc_arena_alloc(arena, (hl->n_fields ? hl->n_fields : 1) *
-                                                sizeof *out->highlights);
-    if (!out->highlights)
+    size_t n = hl->n_fields ? hl->n_fields : 1;
+    out->highlights = sc_arena_alloc(arena, n * sizeof *out->highlights);
+    sc_slice *paths = sc_arena_alloc(arena, n * sizeof *paths);
+    sc_slice **vals = sc_arena_alloc(arena, n * sizeof *vals);
+    size_t *nv = sc_arena_alloc(arena, n * sizeof *nv);
+    if (!out->highlights || !paths || !vals || !nv)
         return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    for (size_t f = 0; f < hl->n_fields; f++)
+        paths[f] = hl->fields[f].source_path;
+    SC_TRY(sc_mapping_source_values(src, paths, hl->n_fields, arena, vals, nv));
     for (size_t f = 0; f < hl->n_fields; f++) {
         const sc_hl_field *hf = &hl->fields[f];
-        sc_slice *vals;
-        size_t nv;
-        SC_TRY(sc_mapping_source_values(src, hf->source_path, arena, &vals, &nv));
         sc_slice *frags;
         size_t nf;
-        SC_TRY(sc_highlight_field(hf->query, hf->analyzer, &hf->opts, vals, nv, arena, &frags,
-                                  &nf));
+        SC_TRY(sc_highlight_field(hf->query, hf->analyzer, &hf->opts, vals[f], nv[f], scratch,
+                                  arena, &frags, &nf));
         if (nf)
             out->highlights[out->n_highlights++] =
                 (sc_shard_highlight){.field = (uint32_t)f, .frags = frags, .n_frags = nf};
@@ -144,6 +147,7 @@ typedef struct fetch_cursor {
     const sc_segment *id_seg;
     sc_dv_sorted_set id_dv;
     bool id_dv_ok;
+    sc_hl_scratch *hl; /* break iterators shared by the docs' highlighting */
 } fetch_cursor;
 
 static sc_status fetch_one(const sc_shard_fetch_args *args, fetch_cursor *c, uint32_t gdoc,
@@ -184,7 +188,7 @@ static sc_status fetch_one(const sc_shard_fetch_args *args, fetch_cursor *c, uin
         SC_TRY(copy_slice(arena, src, &out->source));
     out->found = true;
     if (args->highlight && args->highlight->n_fields && src.len)
-        SC_TRY(highlight_doc(args->highlight, out->source, arena, out));
+        SC_TRY(highlight_doc(args->highlight, c->hl, out->source, arena, out));
     return args->n_fields ? read_fields(args, v->seg, doc, arena, out) : SC_OK;
 }
 
@@ -193,10 +197,11 @@ sc_status sc_shard_fetch_run(const sc_shard_fetch_args *args, sc_arena *arena,
 {
     fetch_cursor c;
     memset(&c, 0, sizeof c);
-    sc_status st = SC_OK;
+    sc_status st = args->highlight ? sc_hl_scratch_new(&c.hl) : SC_OK;
     for (size_t i = 0; i < args->n_docs && st == SC_OK; i++)
         st = fetch_one(args, &c, args->docs[i], arena, &out[i]);
     if (c.reader_seg)
         sc_stored_reader_fini(&c.reader);
+    sc_hl_scratch_free(c.hl);
     return st;
 }

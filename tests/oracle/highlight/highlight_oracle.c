@@ -86,6 +86,9 @@ int main(int argc, char **argv)
     FILE *in = fopen(argv[1], "r");
     sc_analyzer *an;
     FILE *breaks = argc > 2 ? fopen(argv[2], "w") : NULL;
+    sc_hl_scratch *scratch;
+    if (sc_hl_scratch_new(&scratch) != SC_OK)
+        return 2;
     if (!in || sc_analyzer_builtin("standard", &an) != SC_OK || (argc > 2 && !breaks))
         return 2;
     char *line = NULL;
@@ -110,7 +113,7 @@ int main(int argc, char **argv)
         sc_slice text = S(line), *fr;
         size_t n;
         if (sc_hl_query_build(parse(&a, t1 + 1), S("body"), true, &a, &hq) != SC_OK ||
-            sc_highlight_field(hq, an, &o, &text, 1, &a, &fr, &n) != SC_OK)
+            sc_highlight_field(hq, an, &o, &text, 1, scratch, &a, &fr, &n) != SC_OK)
             return 1;
         for (size_t i = 0; i < n; i++)
             printf("%s%.*s", i ? " ## " : "", (int)fr[i].len, (const char *)fr[i].ptr);
@@ -122,5 +125,6 @@ int main(int argc, char **argv)
     if (breaks)
         fclose(breaks);
     sc_analyzer_free(an);
+    sc_hl_scratch_free(scratch);
     return 0;
 }

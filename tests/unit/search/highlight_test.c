@@ -58,7 +58,7 @@ static const char *hl(fx *f, const sc_query *q, const char *text)
     assert_int_equal(sc_hl_query_build(q, S("body"), true, &f->a, &hq), SC_OK);
     sc_slice *fr;
     size_t n;
-    assert_int_equal(sc_highlight_field(hq, f->an, &f->o, vals, nv, &f->a, &fr, &n), SC_OK);
+    assert_int_equal(sc_highlight_field(hq, f->an, &f->o, vals, nv, NULL, &f->a, &fr, &n), SC_OK);
     size_t len = 0;
     out[0] = '\0';
     for (size_t i = 0; i < n; i++)
