@@ -397,9 +397,8 @@ sc_status sc__dsl_q_multi_match(P *p, const json_t *body, sc_query **out)
         float fb;
         SC_TRY(field_boost(p, names[i], &field, &fb));
         sc_query *q = NULL;
-        sc_status st = mode == 0 || mode == 3
-                           ? build_match(p, field, query, body, mode == 3, &q)
-                           : build_phrase(p, field, query, body, mode == 2, &q);
+        sc_status st = mode == 0 || mode == 3 ? build_match(p, field, query, body, mode == 3, &q)
+                                              : build_phrase(p, field, query, body, mode == 2, &q);
         if (st != SC_OK)
             return st;
         q->boost *= fb;

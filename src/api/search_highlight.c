@@ -143,7 +143,7 @@ bool sc__search_parse_highlight(sc_rest_req *req, sc_rest_resp *resp, const json
     if (!h || !options(req, resp, hl, &global, true))
         return h ? false : FAIL("out of memory");
     const json_t *fields = json_object_get(hl, "fields");
-    size_t cap = json_is_object(fields) ? json_object_size(fields)
+    size_t cap = json_is_object(fields)  ? json_object_size(fields)
                  : json_is_array(fields) ? json_array_size(fields)
                                          : 0;
     if (fields && !json_is_object(fields) && !json_is_array(fields))
@@ -219,8 +219,7 @@ static bool add_resolved(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix, con
     size_t nl = strlen(mf->path), sl = strlen(src->path);
     char *name = sc_arena_alloc(req->arena, nl + 1), *path = sc_arena_alloc(req->arena, sl + 1);
     sc_query *hq = NULL;
-    if (rf->query && name &&
-        !sc__search_build_queries(req, resp, rf->query, &ix, 1, &hq))
+    if (rf->query && name && !sc__search_build_queries(req, resp, rf->query, &ix, 1, &hq))
         return false;
     sc_hl_query *compiled;
     if (!name || !path ||

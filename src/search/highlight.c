@@ -7,7 +7,12 @@
 #include "search/automaton.h"
 #include "search/highlight_internal.h"
 
-typedef enum hm_kind { HM_TERM, HM_PREFIX, HM_DFA, HM_FUZZY } hm_kind;
+typedef enum hm_kind {
+    HM_TERM,
+    HM_PREFIX,
+    HM_DFA,
+    HM_FUZZY
+} hm_kind;
 
 typedef struct hl_matcher {
     hm_kind kind;
@@ -116,10 +121,11 @@ static sc_status add_simple(sc_hl_query *hq, sc_arena *a, hm_kind kind, sc_slice
 static sc_status add_dfa(sc_hl_query *hq, sc_arena *a, const sc_query *q)
 {
     sc_dfa d;
-    sc_status st = q->kind == SC_QUERY_WILDCARD
-                       ? sc_automaton_wildcard(q->u.wildcard.pattern, HL_MAX_DFA_STATES, a, &d, NULL)
-                       : sc_automaton_regexp(q->u.regexp.pattern, q->u.regexp.flags,
-                                             HL_MAX_DFA_STATES, a, &d, NULL);
+    sc_status st =
+        q->kind == SC_QUERY_WILDCARD
+            ? sc_automaton_wildcard(q->u.wildcard.pattern, HL_MAX_DFA_STATES, a, &d, NULL)
+            : sc_automaton_regexp(q->u.regexp.pattern, q->u.regexp.flags, HL_MAX_DFA_STATES, a, &d,
+                                  NULL);
     if (st == SC_ENOMEM || (st != SC_OK && a->over_budget))
         return oom(a);
     if (st != SC_OK)
@@ -399,8 +405,8 @@ static void mark_phrases(scan *s)
             size_t k = 0;
             for (; k < ph->n; k++) {
                 int64_t want = p0 + ph->pos[k];
-                found[k] = k == 0 ? (long)i
-                                  : find_at(s, ph->terms[k], want - ph->slop, want + ph->slop);
+                found[k] =
+                    k == 0 ? (long)i : find_at(s, ph->terms[k], want - ph->slop, want + ph->slop);
                 if (found[k] < 0)
                     break;
             }
@@ -448,8 +454,8 @@ static sc_status join_values(const sc_slice *values, size_t n, sc_arena *a, sc_s
     return SC_OK;
 }
 
-static sc_status analyze_values(scan *s, const sc_analyzer *an, sc_slice text,
-                                const uint32_t *ends, size_t n)
+static sc_status analyze_values(scan *s, const sc_analyzer *an, sc_slice text, const uint32_t *ends,
+                                size_t n)
 {
     uint32_t off = 0;
     for (size_t i = 0; i < n && !s->stop; i++) {

@@ -34,7 +34,7 @@ typedef struct sc_hl_options {
     bool order_score;             /* order: score (else by position) */
     bool encoder_html;            /* escape the text (not the tags) as HTML */
     sc_hl_boundary boundary;
-    sc_slice boundary_chars; /* for SC_HL_BOUNDARY_CHARS; default ".,!? \t\n" */
+    sc_slice boundary_chars;     /* for SC_HL_BOUNDARY_CHARS; default ".,!? \t\n" */
     int64_t max_analyzed_offset; /* -1 = all; else only tokens ending before this byte */
 } sc_hl_options;
 
@@ -83,8 +83,8 @@ sc_status sc_highlight_field(const sc_hl_query *hq, const sc_analyzer *an, const
  * _source (a multi-field reads its parent's values), the analyzer that indexed it (keyword
  * fields: their normalizer or "keyword"), its compiled query and options. All borrowed. */
 typedef struct sc_hl_field {
-    const char *name;        /* as the response names it ("title", "title.en") */
-    sc_slice source_path;    /* dotted path of its values in _source */
+    const char *name;     /* as the response names it ("title", "title.en") */
+    sc_slice source_path; /* dotted path of its values in _source */
     const sc_analyzer *analyzer;
     const sc_hl_query *query;
     sc_hl_options opts;

@@ -22,7 +22,12 @@ static sc_status oom(sc_arena *a)
 
 /* ---- boundaries ---- */
 
-typedef enum bkind { B_ICU, B_LIST, B_CHARS, B_VALUES } bkind;
+typedef enum bkind {
+    B_ICU,
+    B_LIST,
+    B_CHARS,
+    B_VALUES
+} bkind;
 
 /* One boundary source over the content: preceding(x) = last boundary < x (or -1), following(x)
  * = first boundary > x (or -1), as java.text.BreakIterator. */
@@ -209,7 +214,8 @@ static float score_passage(const sc__hl_doc *d, const psg *p, u16cur *cur, int c
     int len_u16 = (int)u16_at(cur, (size_t)p->end) - start_u16;
     float s = 0;
     for (size_t k = 0; k < nd; k++)
-        s += lucene_tf((int)cnt[k], len_u16) * lucene_weight(content_u16, (int)d->term_freq[seen[k]]);
+        s += lucene_tf((int)cnt[k], len_u16) *
+             lucene_weight(content_u16, (int)d->term_freq[seen[k]]);
     return s * lucene_norm(start_u16);
 }
 
@@ -506,7 +512,8 @@ sc_status sc__hl_snippets(const sc__hl_doc *d, const sc_hl_options *o, sc_hl_scr
         scratch = own;
     }
     UErrorCode err = U_ZERO_ERROR;
-    scratch->ut = utext_openUTF8(scratch->ut, (const char *)d->text.ptr, (int64_t)d->text.len, &err);
+    scratch->ut =
+        utext_openUTF8(scratch->ut, (const char *)d->text.ptr, (int64_t)d->text.len, &err);
     if (U_FAILURE(err)) {
         sc_hl_scratch_free(own);
         return SC_ENOMEM;

@@ -58,12 +58,34 @@ static void test_cases(void **state)
 {
     (void)state;
     static const char *const cases[] = {
-        "", "a", "Hello world. How are you? Fine!", "Mr. Smith went. He said hi.",
-        "U.S.A. is big. 3.14 is pi.", "He said \"stop.\" Then left.", "What?! Really... yes.",
-        "end. (Next) one.", "a.\nb\r\nc\rd", "one;  two. three", "etc. and so on. Then.",
-        "x.) lower", "Q? \"A.\"  (B) c", "Inc. <https://fsf.org/> Everyone", "2. You may",
-        "e.g. this", "No.5 here.", "a . b", "end.", "end.  ", "  lead. Tail", "A.B.C. Done.",
-        "Wait... What? 'Yes.' no", "x!\n\ny", "x.\t\tY", "1.2.3. Next", "(a.) B", "[Note.] Next",
+        "",
+        "a",
+        "Hello world. How are you? Fine!",
+        "Mr. Smith went. He said hi.",
+        "U.S.A. is big. 3.14 is pi.",
+        "He said \"stop.\" Then left.",
+        "What?! Really... yes.",
+        "end. (Next) one.",
+        "a.\nb\r\nc\rd",
+        "one;  two. three",
+        "etc. and so on. Then.",
+        "x.) lower",
+        "Q? \"A.\"  (B) c",
+        "Inc. <https://fsf.org/> Everyone",
+        "2. You may",
+        "e.g. this",
+        "No.5 here.",
+        "a . b",
+        "end.",
+        "end.  ",
+        "  lead. Tail",
+        "A.B.C. Done.",
+        "Wait... What? 'Yes.' no",
+        "x!\n\ny",
+        "x.\t\tY",
+        "1.2.3. Next",
+        "(a.) B",
+        "[Note.] Next",
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         assert_true(same(cases[i], strlen(cases[i])));
@@ -98,7 +120,8 @@ static void test_real_sentences(void **state)
     (void)state;
     const char *dir = getenv("SCRY_SOURCE_DIR");
     char path[1024];
-    snprintf(path, sizeof path, "%s/tests/fixtures/text/sentences.txt", dir ? dir : SCRY_SOURCE_DIR);
+    snprintf(path, sizeof path, "%s/tests/fixtures/text/sentences.txt",
+             dir ? dir : SCRY_SOURCE_DIR);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     char *all = malloc(1 << 20);

@@ -109,11 +109,13 @@ static void test_phrase_and_multiterm(void **state)
     sc_query *wc = sc_query_wildcard(&f->a, S("body"), S("f?x"));
     assert_string_equal(hl(f, wc, "fix fox foxes"), "<em>fix</em> <em>fox</em> foxes");
     sc_query *fz = sc_query_fuzzy(&f->a, S("body"), S("dog"), 1, 0, 50, true);
-    assert_string_equal(hl(f, fz, "dig dogs dog cat"), "<em>dig</em> <em>dogs</em> <em>dog</em> cat");
+    assert_string_equal(hl(f, fz, "dig dogs dog cat"),
+                        "<em>dig</em> <em>dogs</em> <em>dog</em> cat");
     sc_query *b = sc_query_bool(&f->a);
     assert_int_equal(sc_query_bool_add(&f->a, b, SC_OCCUR_MUST, pre), SC_OK);
-    assert_int_equal(sc_query_bool_add(&f->a, b, SC_OCCUR_MUST_NOT,
-                                       sc_query_term(&f->a, S("body"), S("fox"))), SC_OK);
+    assert_int_equal(
+        sc_query_bool_add(&f->a, b, SC_OCCUR_MUST_NOT, sc_query_term(&f->a, S("body"), S("fox"))),
+        SC_OK);
     assert_string_equal(hl(f, b, "quick fox"), "<em>quick</em> fox");
 }
 
@@ -125,7 +127,8 @@ static void test_tags_encoder_sizes(void **state)
     f->o.encoder_html = true;
     f->o.pre_tag = S("<x>");
     f->o.post_tag = S("</x>");
-    assert_string_equal(hl(f, q, "a <b> & 'c'/b"), "a &lt;<x>b</x>&gt; &amp; &#x27;c&#x27;&#x2F;<x>b</x>");
+    assert_string_equal(hl(f, q, "a <b> & 'c'/b"),
+                        "a &lt;<x>b</x>&gt; &amp; &#x27;c&#x27;&#x2F;<x>b</x>");
     sc_hl_options_init(&f->o);
     /* a long sentence is cut around the match at word boundaries (fragment_size) */
     f->o.fragment_size = 20;
@@ -152,8 +155,12 @@ static void test_order_score(void **state)
     fx *f = *state;
     sc_hl_options_init(&f->o);
     sc_query *b = sc_query_bool(&f->a);
-    assert_int_equal(sc_query_bool_add(&f->a, b, SC_OCCUR_SHOULD, sc_query_term(&f->a, S("body"), S("x"))), SC_OK);
-    assert_int_equal(sc_query_bool_add(&f->a, b, SC_OCCUR_SHOULD, sc_query_term(&f->a, S("body"), S("y"))), SC_OK);
+    assert_int_equal(
+        sc_query_bool_add(&f->a, b, SC_OCCUR_SHOULD, sc_query_term(&f->a, S("body"), S("x"))),
+        SC_OK);
+    assert_int_equal(
+        sc_query_bool_add(&f->a, b, SC_OCCUR_SHOULD, sc_query_term(&f->a, S("body"), S("y"))),
+        SC_OK);
     f->o.order_score = true;
     f->o.fragment_size = 12;
     assert_string_equal(hl(f, b, "One x here. Both x and y here."),
