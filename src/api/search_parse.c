@@ -187,6 +187,35 @@ static sc_status env_encode_cidr(void *ctx, sc_slice field, const json_t *value,
     return SC_OK;
 }
 
+static sc_status env_score_field(void *ctx, sc_slice field, sc_sf_value *value, double *scaling,
+                                 int *date)
+{
+    dsl_ctx *d = ctx;
+    const sc_mapping_field *f = sc_mapping_find(d->m, field);
+    if (!f)
+        return SC_ENOTFOUND;
+    *value = SC_SF_VALUE_LONG;
+    *scaling = 1;
+    *date = f->type == SC_MAPPING_DATE ? 1 : f->type == SC_MAPPING_DATE_NANOS ? 2 : 0;
+    switch (f->type) {
+    case SC_MAPPING_DOUBLE:
+    case SC_MAPPING_FLOAT:
+    case SC_MAPPING_HALF_FLOAT: *value = SC_SF_VALUE_DOUBLE; return SC_OK;
+    case SC_MAPPING_SCALED_FLOAT:
+        *value = SC_SF_VALUE_SCALED;
+        *scaling = f->scaling_factor;
+        return SC_OK;
+    case SC_MAPPING_LONG:
+    case SC_MAPPING_INTEGER:
+    case SC_MAPPING_SHORT:
+    case SC_MAPPING_BYTE:
+    case SC_MAPPING_BOOLEAN:
+    case SC_MAPPING_DATE:
+    case SC_MAPPING_DATE_NANOS: return SC_OK;
+    default: return SC_EUNSUPPORTED;
+    }
+}
+
 static const sc_analyzer *env_analyzer_for(void *ctx, sc_slice field)
 {
     dsl_ctx *d = ctx;
@@ -816,7 +845,8 @@ bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t
                           .analyzer_named = env_analyzer_named,
                           .encode_range = env_encode_range,
                           .encode_term_range = env_encode_term_range,
-                          .encode_cidr = env_encode_cidr};
+                          .encode_cidr = env_encode_cidr,
+                          .score_field = env_score_field};
         sc_dsl_error err;
         sc_status st = sc_dsl_parse(&env, req->arena, query, &out[i], &err);
         sc_mapping_unref(d.m);

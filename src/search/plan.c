@@ -386,6 +386,32 @@ static sc_status bool_plan(sc__search_ctx *ctx, const sc_query *q, float boost, 
     return SC_OK;
 }
 
+/* function_score: the inner plan (its boost times ours, as Lucene's boost reaches the
+ * subquery) and each function's filter as a match-only plan. Without scoring and without
+ * min_score the functions change nothing: the inner plan alone. */
+static sc_status function_score_plan(sc__search_ctx *ctx, const sc_query *q, float boost,
+                                     bool scoring, sc__plan **out)
+{
+    const sc_query *inner = q->u.function_score.inner;
+    if (!scoring && !q->u.function_score.has_min_score)
+        return build(ctx, inner, boost, false, out);
+    sc__plan *p = new_plan(ctx, SC__PLAN_FUNCTION_SCORE, true, boost);
+    if (!p)
+        return oom(ctx);
+    p->fs = q;
+    SC_TRY(build(ctx, inner, boost, true, &p->child));
+    size_t n = q->u.function_score.n_fns;
+    p->filter = sc_arena_calloc(ctx->a, n ? n : 1, sizeof *p->filter);
+    if (!p->filter)
+        return oom(ctx);
+    for (size_t i = 0; i < n; i++)
+        if (q->u.function_score.fns[i].filter)
+            SC_TRY(build(ctx, q->u.function_score.fns[i].filter, 1.0f, false, &p->filter[i]));
+    p->n_filter = n;
+    *out = p;
+    return SC_OK;
+}
+
 static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boost, bool scoring,
                        sc__plan **out)
 {
@@ -510,6 +536,7 @@ static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boos
         }
         break;
     case SC_QUERY_BOOL: return bool_plan(ctx, q, boost, scoring, out);
+    case SC_QUERY_FUNCTION_SCORE: return function_score_plan(ctx, q, boost, scoring, out);
     }
     if (!p)
         return oom(ctx);

@@ -191,3 +191,161 @@ def test_highlight_refusals(server, shop, bad):
     st, h, b = server.request("POST", "/%s/_search" % shop,
                               {"query": {"match": {"body": "quick"}}, "highlight": bad})
     assert st == 400, b
+
+
+# ---- function_score: scores against Elasticsearch's formulas computed here ----
+
+import math
+
+FS_DOCS = [
+    {"t": "red apple", "likes": 10, "price": 2.5, "day": "2024-01-10", "rating": [3, 5]},
+    {"t": "red berry", "likes": 0, "price": 10.0, "day": "2024-01-01", "rating": [1]},
+    {"t": "red cherry", "price": 0.5, "day": "2023-12-01"},
+    {"t": "green apple", "likes": 100, "price": 4.0, "day": "2024-01-20", "rating": [4]},
+]
+
+
+@pytest.fixture(scope="module")
+def fs(server):
+    name = "page-fs"
+    server.request("DELETE", "/" + name)
+    st, h, b = server.request("PUT", "/" + name, {
+        "settings": {"number_of_shards": 1, "number_of_replicas": 0},
+        "mappings": {"properties": {"t": {"type": "text"}, "likes": {"type": "long"},
+                                    "price": {"type": "double"}, "day": {"type": "date"},
+                                    "rating": {"type": "integer"}, "tag": {"type": "keyword"}}}})
+    assert st == 200, b
+    st, h, b = server.request("POST", "/_bulk?refresh=true", bulk_body(name, FS_DOCS))
+    assert st == 200 and not b["errors"], b
+    yield name
+    server.request("DELETE", "/" + name)
+
+
+def scores(server, index, query):
+    b = search(server, index, {"query": query, "size": 10})
+    return {h["_id"]: h["_score"] for h in b["hits"]["hits"]}
+
+
+def const_red(fs_body):
+    body = {"query": {"constant_score": {"filter": {"match": {"t": "red"}}, "boost": 2}}}
+    body.update(fs_body)
+    return {"function_score": body}
+
+
+def test_function_score_field_value_factor(server, fs):
+    mods = {"none": lambda v: v, "log": math.log10, "log1p": lambda v: math.log10(v + 1),
+            "log2p": lambda v: math.log10(v + 2), "ln": math.log, "ln1p": math.log1p,
+            "ln2p": lambda v: math.log1p(1 + v), "square": lambda v: v * v, "sqrt": math.sqrt,
+            "reciprocal": lambda v: 1 / v}
+    for mod, fn in mods.items():
+        got = scores(server, fs, const_red({"field_value_factor": {
+            "field": "price", "factor": 1.5, "modifier": mod, "missing": 7}}))
+        # boost_mode multiply: 2 (the constant score) * modifier(factor * value)
+        want = {"0": 2 * fn(1.5 * 2.5), "1": 2 * fn(1.5 * 10.0), "2": 2 * fn(1.5 * 0.5)}
+        # a negative final score becomes 0 (Elasticsearch fails the shard instead; documented)
+        want = {k: max(0.0, v) for k, v in want.items()}
+        assert got == {k: pytest.approx(v, rel=1e-6) for k, v in want.items()}, mod
+    got = scores(server, fs, const_red({"field_value_factor": {"field": "likes", "missing": 3},
+                                        "boost_mode": "replace"}))
+    assert got == {"0": 10.0, "1": 0.0, "2": 3.0}
+
+
+def test_function_score_decay(server, fs):
+    def gauss(d, s, decay=0.5):
+        return math.exp(0.5 * d * d / (0.5 * s * s / math.log(decay)))
+
+    def expo(d, s, decay=0.5):
+        return math.exp(math.log(decay) / s * d)
+
+    def linear(d, s, decay=0.5):
+        s2 = s / (1 - decay)
+        return max(0.0, (s2 - d) / s2)
+
+    for name, fn in (("gauss", gauss), ("exp", expo), ("linear", linear)):
+        got = scores(server, fs, const_red({name: {"price": {"origin": 3, "scale": 2,
+                                                             "offset": 0.5, "decay": 0.3}},
+                                            "boost_mode": "replace"}))
+        want = {k: fn(max(0, abs(p - 3) - 0.5), 2, 0.3)
+                for k, p in (("0", 2.5), ("1", 10.0), ("2", 0.5))}
+        assert got == {k: pytest.approx(v, rel=1e-6, abs=1e-7) for k, v in want.items()}, name
+    # dates: ms distances, scale with a unit; a doc without the field scores 1
+    day = 86400000.0
+    got = scores(server, fs, {"function_score": {"query": {"match_all": {}}, "boost_mode": "replace",
+                                                 "exp": {"day": {"origin": "2024-01-10",
+                                                                 "scale": "10d"}}}})
+    want = {"0": 1.0, "1": expo(9 * day, 10 * day), "2": expo(40 * day, 10 * day),
+            "3": expo(10 * day, 10 * day)}
+    assert got == {k: pytest.approx(v, rel=1e-6) for k, v in want.items()}
+    # multi_value_mode over a multi-valued field; missing -> 1
+    got = scores(server, fs, {"function_score": {
+        "boost_mode": "replace",
+        "linear": {"rating": {"origin": 5, "scale": 4}, "multi_value_mode": "max"}}})
+    want = {"0": linear(2, 4), "1": linear(4, 4), "2": 1.0, "3": linear(1, 4)}
+    assert got == {k: pytest.approx(v, rel=1e-6) for k, v in want.items()}
+
+
+def test_function_score_modes_filters_weight(server, fs):
+    fns = [{"filter": {"match": {"t": "apple"}}, "weight": 3},
+           {"filter": {"range": {"likes": {"gte": 10}}}, "weight": 5},
+           {"field_value_factor": {"field": "price"}, "weight": 2}]
+    prices = {"0": 2.5, "1": 10.0, "2": 0.5, "3": 4.0}
+    matched = {"0": [3, 5, 2 * 2.5], "1": [2 * 10.0], "2": [2 * 0.5], "3": [3, 5, 2 * 4.0]}
+    weights = {"0": [3, 5, 2], "1": [2], "2": [2], "3": [3, 5, 2]}
+    combine = {"multiply": lambda r, w: math.prod(r), "sum": lambda r, w: sum(r),
+               "avg": lambda r, w: sum(r) / sum(w), "first": lambda r, w: r[0],
+               "max": lambda r, w: max(r), "min": lambda r, w: min(r)}
+    for mode, c in combine.items():
+        got = scores(server, fs, {"function_score": {"functions": fns, "score_mode": mode,
+                                                     "boost_mode": "replace"}})
+        want = {k: c(matched[k], weights[k]) for k in prices}
+        assert got == {k: pytest.approx(v, rel=1e-6) for k, v in want.items()}, mode
+    # boost modes against the query's score q (constant 2) and max_boost
+    q = 2.0
+    boost = {"multiply": lambda f: q * f, "replace": lambda f: f, "sum": lambda f: q + f,
+             "avg": lambda f: (q + f) / 2, "max": lambda f: max(q, f), "min": lambda f: min(q, f)}
+    for mode, b in boost.items():
+        got = scores(server, fs, const_red({"functions": fns, "score_mode": "sum",
+                                            "boost_mode": mode, "max_boost": 8}))
+        want = {k: b(min(8, sum(matched[k]))) for k in ("0", "1", "2")}
+        assert got == {k: pytest.approx(v, rel=1e-6) for k, v in want.items()}, mode
+    # min_score drops docs, also from the total
+    b = search(server, fs, {"query": {"function_score": {
+        "field_value_factor": {"field": "price"}, "boost_mode": "replace", "min_score": 3}}})
+    assert sorted(h["_id"] for h in b["hits"]["hits"]) == ["1", "3"]
+    assert b["hits"]["total"]["value"] == 2
+    st, h, c = server.request("POST", "/%s/_count" % fs, {"query": {"function_score": {
+        "field_value_factor": {"field": "price"}, "boost_mode": "replace", "min_score": 3}}})
+    assert c["count"] == 2
+    # weight alone; boost of the function_score reaches the query score (Lucene's boost)
+    got = scores(server, fs, {"function_score": {"query": {"match": {"t": "cherry"}},
+                                                 "weight": 4, "boost": 2}})
+    base = scores(server, fs, {"match": {"t": "cherry"}})
+    assert got["2"] == pytest.approx(base["2"] * 2 * 4, rel=1e-6)
+
+
+def test_function_score_random(server, fs):
+    q = {"function_score": {"random_score": {"seed": 10, "field": "likes"},
+                            "boost_mode": "replace"}}
+    a, b = scores(server, fs, q), scores(server, fs, q)
+    assert a == b and all(0 <= v < 1 for v in a.values())
+    q2 = {"function_score": {"random_score": {"seed": 11, "field": "likes"},
+                             "boost_mode": "replace"}}
+    assert scores(server, fs, q2) != a
+
+
+@pytest.mark.parametrize("bad", [
+    {"script_score": {"script": {"source": "_score * 2"}}},
+    {"field_value_factor": {"field": "t"}},
+    {"field_value_factor": {"field": "nope"}},
+    {"field_value_factor": {"field": "price", "modifier": "cube"}},
+    {"gauss": {"price": {"scale": 2}}},
+    {"gauss": {"price": {"origin": 1, "scale": 0}}},
+    {"exp": {"price": {"origin": 1, "scale": 1, "decay": 1.5}}},
+    {"score_mode": "median", "weight": 2},
+    {"boost_mode": "pow", "weight": 2},
+    {"functions": [{"weight": 2}], "weight": 3},
+    {"functions": [{"nope": 1}]},
+])
+def test_function_score_refusals(server, fs, bad):
+    st, h, b = server.request("POST", "/%s/_search" % fs, {"query": {"function_score": bad}})
+    assert st == 400, b
