@@ -212,6 +212,20 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
+    /* min_score: the query under a function_score without functions (score unchanged) that
+     * drops docs below it, in hits and totals alike. */
+    for (size_t i = 0; run->sp.has_min_score && i < run->n; i++) {
+        sc_query *fs = sc_query_function_score(req->arena, queries[i]);
+        if (!fs) {
+            sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                          "[request] Data too large for the request budget", NULL, 0);
+            run_fini(run);
+            return false;
+        }
+        fs->u.function_score.has_min_score = true;
+        fs->u.function_score.min_score = run->sp.min_score;
+        queries[i] = fs;
+    }
     const sc_hl_spec *const *highlight = NULL;
     if (!count &&
         !sc__search_build_highlight(req, resp, &run->sp, run->list, run->n, queries, &highlight)) {

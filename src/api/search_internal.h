@@ -46,6 +46,8 @@ typedef struct search_parse {
     bool *sort_unmapped_ok;     /* per sort entry: `unmapped_type` given (arena) */
     const json_t *search_after; /* borrowed from the body */
     search_highlight *highlight; /* arena; NULL = none */
+    bool has_min_score;          /* min_score: hits (and totals) only at or above it */
+    float min_score;
 } search_parse;
 
 /* Parses a search body (may be NULL) and the URL parameters into sp. `count` restricts the

@@ -1,6 +1,7 @@
 /* _search request parsing: the body and URL parameters into a search_parse, search_after
  * values into sort keys, and the query DSL bound to each target index's mapping. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -496,7 +497,7 @@ static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_
 {
     static const char *const unsupported[] = {
         "post_filter",         "collapse",         "rescore",       "suggest",
-        "script_fields",       "runtime_mappings", "indices_boost", "min_score",
+        "script_fields",       "runtime_mappings", "indices_boost",
         "terminate_after",     "explain",          "profile",       "version",
         "seq_no_primary_term", "track_scores",     "stored_fields", NULL};
     for (const char *const *k = unsupported; *k; k++) {
@@ -672,6 +673,17 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
             sc_rest_error(req, resp, 400, "parsing_exception", "[search_after] must be an array",
                           NULL, 0);
             return false;
+        }
+        json_t *ms = json_object_get(body, "min_score");
+        if (ms && !json_is_null(ms)) {
+            float x;
+            if (!json_is_number(ms) || !isfinite(x = (float)json_number_value(ms))) {
+                sc_rest_error(req, resp, 400, "parsing_exception", "[min_score] must be a number",
+                              NULL, 0);
+                return false;
+            }
+            sp->has_min_score = true;
+            sp->min_score = x;
         }
         json_t *hl = json_object_get(body, "highlight");
         if (hl && !sc__search_parse_highlight(req, resp, hl, sp))

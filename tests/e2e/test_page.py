@@ -349,3 +349,17 @@ def test_function_score_random(server, fs):
 def test_function_score_refusals(server, fs, bad):
     st, h, b = server.request("POST", "/%s/_search" % fs, {"query": {"function_score": bad}})
     assert st == 400, b
+
+
+def test_top_level_min_score(server, fs):
+    q = {"match": {"t": "red apple"}}
+    allscores = scores(server, fs, q)
+    cut = sorted(allscores.values())[1]
+    b = search(server, fs, {"query": q, "min_score": cut})
+    got = {h["_id"]: h["_score"] for h in b["hits"]["hits"]}
+    assert got == {k: v for k, v in allscores.items() if v >= cut}
+    assert b["hits"]["total"]["value"] == len(got)
+    st, h, c = server.request("POST", "/%s/_count" % fs, {"query": q, "min_score": cut})
+    assert st == 200 and c["count"] == len(got)
+    st, h, c = server.request("POST", "/%s/_search" % fs, {"query": q, "min_score": "x"})
+    assert st == 400
