@@ -47,8 +47,8 @@ typedef struct sc_hl_query sc_hl_query;
 
 /* Compiles the terms of `q` that can mark text in `field`: term, terms, phrase (only whole
  * phrases are marked; slop > 0 accepts each term within slop positions of its place), prefix,
- * wildcard, regexp, fuzzy, inside bool (not must_not), dis_max, constant_score and boosting
- * (positive). With require_field_match only clauses on `field` count, else clauses on any
+ * wildcard, regexp, fuzzy, inside bool (not must_not), dis_max, constant_score, boosting
+ * (positive) and function_score (its query). With require_field_match only clauses on `field` count, else clauses on any
  * field (Elasticsearch's default). Everything lives in `a`. Returns SC_OK with *out (never
  * NULL; may match nothing), SC_ENOMEM / SC_ELIMIT (arena). A wildcard or regexp too big to
  * compile is skipped. Not thread-safe (the arena); the result is read-only and may be shared. */

@@ -104,6 +104,13 @@ static int32_t b_following(const breaker *b, int32_t x)
     return -1;
 }
 
+/* True when offset x follows a value separator: sentences never merge across values. */
+static bool after_value(const sc__hl_doc *d, int32_t x)
+{
+    return d->n_values > 1 && x >= SEP_LEN &&
+           memcmp(d->text.ptr + x - SEP_LEN, "\xE2\x80\xA9", SEP_LEN) == 0;
+}
+
 /* Elasticsearch's BoundedBreakIteratorScanner semantics, written for our loop: main units
  * (sentences) are merged while the window stays within max_len; a unit longer than max_len
  * is re-cut around the match with the inner (word) boundaries. Calls come with increasing
@@ -127,7 +134,7 @@ static int32_t bd_preceding(bounded *s, int32_t off)
     } else {
         s->win_start = s->in_start = b_preceding(s->main, off);
         s->win_end = s->in_end = b_following(s->main, off - 1);
-        while (s->in_end - s->in_start < s->max_len) {
+        while (s->in_end - s->in_start < s->max_len && !after_value(s->main->d, s->in_end)) {
             int32_t e = b_following(s->main, s->in_end);
             if (e < 0 || e - s->in_start > s->max_len)
                 break;

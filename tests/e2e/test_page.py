@@ -363,3 +363,27 @@ def test_top_level_min_score(server, fs):
     assert st == 200 and c["count"] == len(got)
     st, h, c = server.request("POST", "/%s/_search" % fs, {"query": q, "min_score": "x"})
     assert st == 400
+
+
+def test_highlight_inside_function_score(server, shop):
+    q = {"function_score": {"query": {"match": {"body": "laptop"}}, "weight": 2}}
+    got = hl(server, shop, q, {"fields": {"body": {}}})
+    assert got["1"] == {"body": ["Carry your <em>laptop</em> safely."]}
+
+
+def test_highlight_multi_valued(server, fresh_index):
+    ix = fresh_index
+    server.request("PUT", "/%s/_doc/1?refresh=true" % ix,
+                   {"tags": ["red fox", "no match here", "the fox again"], "title": "x"})
+    b = search(server, ix, {"query": {"match": {"tags": "fox"}},
+                            "highlight": {"fields": {"tags": {}}}})
+    assert b["hits"]["hits"][0]["highlight"] == {"tags": ["red <em>fox</em>",
+                                                          "the <em>fox</em> again"]}
+    b = search(server, ix, {"query": {"match": {"tags": "fox"}},
+                            "highlight": {"fields": {"tags": {"number_of_fragments": 0}}}})
+    assert b["hits"]["hits"][0]["highlight"] == {"tags": ["red <em>fox</em>",
+                                                          "the <em>fox</em> again"]}
+    # the keyword sub-field made by dynamic mapping reads its parent's values
+    b = search(server, ix, {"query": {"term": {"tags.keyword": "red fox"}},
+                            "highlight": {"fields": {"tags.keyword": {}}}})
+    assert b["hits"]["hits"][0]["highlight"] == {"tags.keyword": ["<em>red fox</em>"]}
