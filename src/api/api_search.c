@@ -282,7 +282,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .n_sort = run->sp.n_sort,
                                   .search_after = after,
                                   .only_shards = only,
-                                  .highlight = highlight};
+                                  .highlight = highlight,
+                                  .versions = run->sp.version || run->sp.seq_no_primary_term};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;

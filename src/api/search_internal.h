@@ -46,6 +46,7 @@ typedef struct search_parse {
     bool *sort_unmapped_ok;     /* per sort entry: `unmapped_type` given (arena) */
     const json_t *search_after; /* borrowed from the body */
     search_highlight *highlight; /* arena; NULL = none */
+    bool version, seq_no_primary_term; /* hits carry _version / _seq_no and _primary_term */
     bool has_min_score;          /* min_score: hits (and totals) only at or above it */
     float min_score;
 } search_parse;

@@ -498,8 +498,8 @@ static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_
     static const char *const unsupported[] = {
         "post_filter",         "collapse",         "rescore",       "suggest",
         "script_fields",       "runtime_mappings", "indices_boost",
-        "terminate_after",     "explain",          "profile",       "version",
-        "seq_no_primary_term", "track_scores",     "stored_fields", NULL};
+        "terminate_after",     "explain",          "profile",
+        "track_scores",        "stored_fields",    NULL};
     for (const char *const *k = unsupported; *k; k++) {
         const json_t *v = json_object_get(body, *k);
         if (!v || json_is_false(v) || json_is_null(v) ||
@@ -674,6 +674,20 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                           NULL, 0);
             return false;
         }
+        json_t *ver;
+        if ((ver = json_object_get(body, "version")) && !json_is_boolean(ver) && !json_is_null(ver)) {
+            sc_rest_error(req, resp, 400, "parsing_exception", "[version] must be a boolean", NULL,
+                          0);
+            return false;
+        }
+        sp->version = json_is_true(ver);
+        if ((ver = json_object_get(body, "seq_no_primary_term")) && !json_is_boolean(ver) &&
+            !json_is_null(ver)) {
+            sc_rest_error(req, resp, 400, "parsing_exception",
+                          "[seq_no_primary_term] must be a boolean", NULL, 0);
+            return false;
+        }
+        sp->seq_no_primary_term = json_is_true(ver);
         json_t *ms = json_object_get(body, "min_score");
         if (ms && !json_is_null(ms)) {
             float x;
@@ -691,6 +705,11 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
     }
     /* URL parameters override the body, as in Elasticsearch. */
     bool ok = true;
+    const char *pv;
+    if ((pv = sc_rest_param_get(req, "version")))
+        sp->version = !strcmp(pv, "true") || !*pv;
+    if ((pv = sc_rest_param_get(req, "seq_no_primary_term")))
+        sp->seq_no_primary_term = !strcmp(pv, "true") || !*pv;
     sp->size = sc_rest_param_int(req, "size", sp->size, &ok);
     sp->from = sc_rest_param_int(req, "from", sp->from, &ok);
     if (!ok || sp->size < 0 || sp->from < 0) {

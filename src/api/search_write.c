@@ -323,6 +323,12 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         sc_jsonw_kv_str(w, "_index", sr->indices[h->index_i]->name);
         sc_jsonw_key(w, "_id");
         sc_jsonw_strn(w, h->id);
+        if (sp->version && h->has_versions)
+            sc_jsonw_kv_int(w, "_version", h->version);
+        if (sp->seq_no_primary_term && h->has_versions) {
+            sc_jsonw_kv_int(w, "_seq_no", h->seq_no);
+            sc_jsonw_kv_int(w, "_primary_term", h->primary_term);
+        }
         sc_jsonw_key(w, "_score");
         if (sp->n_sort)
             sc_jsonw_null(w);

@@ -284,6 +284,7 @@ static sc_status fetch_shard(const sc_node_fetch_request *req, size_t t, const s
     const sc_search_request *sr = req->query->search;
     if (sr && sr->highlight)
         fa.highlight = sr->highlight[req->query->targets[t].index_i];
+    fa.versions = sr && sr->versions;
     SC_TRY(sc_shard_fetch_run(&fa, arena, got));
     for (size_t i = 0; i < n; i++)
         out->docs[order[i]] = got[i];
@@ -448,7 +449,11 @@ static sc_status fetch_hits(sc_node *n, const sc_search_request *sr,
                                        .fields = f->fields,
                                        .n_fields = f->n_fields,
                                        .highlights = f->highlights,
-                                       .n_highlights = f->n_highlights};
+                                       .n_highlights = f->n_highlights,
+                                       .has_versions = f->has_versions,
+                                       .version = f->version,
+                                       .seq_no = f->seq_no,
+                                       .primary_term = f->primary_term};
         SC_TRY(copy_keys(sr, d->keys, arena, &out->hits[i].sort));
     }
     out->n_hits = nh;

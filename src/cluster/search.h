@@ -63,6 +63,7 @@ typedef struct sc_search_request {
     /* Highlighting (search/highlight.h): per index, the fields to highlight in its hits
      * (NULL = none; the array itself NULL = no highlighting). Needs fetch_source. */
     const sc_hl_spec *const *highlight;
+    bool versions; /* each hit's _version, _seq_no and _primary_term */
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -76,6 +77,8 @@ typedef struct sc_result_hit {
     const sc_sort_key *sort; /* n_sort keys when sorting by fields (arena), else NULL */
     const sc_shard_highlight *highlights; /* fields with snippets (arena), in spec order */
     size_t n_highlights;
+    bool has_versions; /* request.versions and found */
+    int64_t version, seq_no, primary_term;
 } sc_result_hit;
 
 typedef struct sc_shard_failure {

@@ -111,6 +111,21 @@ static sc_status read_fields(const sc_shard_fetch_args *args, const sc_segment *
     return SC_OK;
 }
 
+/* A doc's _version, _seq_no and _primary_term from their doc values (written with every doc). */
+static void read_versions(const sc_segment *seg, uint32_t doc, sc_shard_fetched *out)
+{
+    static const char *const names[3] = {"_version", "_seq_no", "_primary_term"};
+    int64_t *dst[3] = {&out->version, &out->seq_no, &out->primary_term};
+    for (int i = 0; i < 3; i++) {
+        const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr(names[i]));
+        sc_dv_numeric dv;
+        if (!fi || fi->kind != SC_FIELD_NUMERIC || sc_dv_numeric_open(seg, fi, &dv) != SC_OK ||
+            !sc_dv_numeric_first(&dv, doc, dst[i]))
+            return;
+    }
+    out->has_versions = true;
+}
+
 /* The highlight snippets of one doc from its _source. */
 static sc_status highlight_doc(const sc_hl_spec *hl, sc_hl_scratch *scratch, sc_slice src,
                                sc_arena *arena, sc_shard_fetched *out)
@@ -187,6 +202,8 @@ static sc_status fetch_one(const sc_shard_fetch_args *args, fetch_cursor *c, uin
     if (args->source)
         SC_TRY(copy_slice(arena, src, &out->source));
     out->found = true;
+    if (args->versions)
+        read_versions(v->seg, doc, out);
     if (args->highlight && args->highlight->n_fields && src.len)
         SC_TRY(highlight_doc(args->highlight, c->hl, out->source, arena, out));
     return args->n_fields ? read_fields(args, v->seg, doc, arena, out) : SC_OK;

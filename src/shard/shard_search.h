@@ -162,6 +162,8 @@ typedef struct sc_shard_fetched {
     size_t n_fields;
     sc_shard_highlight *highlights; /* only fields with snippets, in spec order */
     size_t n_highlights;
+    bool has_versions; /* args.versions and the doc has them */
+    int64_t version, seq_no, primary_term;
 } sc_shard_fetched;
 
 typedef struct sc_shard_fetch_args {
@@ -173,6 +175,7 @@ typedef struct sc_shard_fetch_args {
     size_t n_fields;
     const sc_hl_spec *highlight; /* fields to highlight from _source (search/highlight.h), or
                                     NULL; needs `source` */
+    bool versions; /* read _version, _seq_no and _primary_term (their doc values) */
 } sc_shard_fetch_args;
 
 /* Runs the fetch phase for args->docs: out[i] for docs[i] (the caller's array of n_docs),

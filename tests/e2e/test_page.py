@@ -387,3 +387,20 @@ def test_highlight_multi_valued(server, fresh_index):
     b = search(server, ix, {"query": {"term": {"tags.keyword": "red fox"}},
                             "highlight": {"fields": {"tags.keyword": {}}}})
     assert b["hits"]["hits"][0]["highlight"] == {"tags.keyword": ["<em>red fox</em>"]}
+
+
+def test_version_and_seq_no_in_hits(server, fresh_index):
+    ix = fresh_index
+    server.request("PUT", "/%s/_doc/a" % ix, {"t": "one"})
+    st, h, w = server.request("PUT", "/%s/_doc/a?refresh=true" % ix, {"t": "two"})
+    b = search(server, ix, {"query": {"match_all": {}}, "version": True,
+                            "seq_no_primary_term": True})
+    hit = b["hits"]["hits"][0]
+    assert hit["_version"] == 2 == w["_version"]
+    assert hit["_seq_no"] == w["_seq_no"] and hit["_primary_term"] == w["_primary_term"]
+    b = search(server, ix, {"query": {"match_all": {}}})
+    assert "_version" not in b["hits"]["hits"][0] and "_seq_no" not in b["hits"]["hits"][0]
+    st, h, b = server.request("GET", "/%s/_search?version=true" % ix)
+    assert b["hits"]["hits"][0]["_version"] == 2
+    st, h, b = server.request("POST", "/%s/_search" % ix, {"version": "yes"})
+    assert st == 400
