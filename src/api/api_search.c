@@ -208,10 +208,18 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
-    if (!sc__search_build_queries(req, resp, run->sp.query, run->list, run->n, queries)) {
+    sc_search_named *named = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *named);
+    if (!named || !sc__search_build_queries_named(req, resp, run->sp.query, run->list, run->n,
+                                                  queries, named)) {
+        if (!named)
+            sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                          "[request] Data too large for the request budget", NULL, 0);
         run_fini(run);
         return false;
     }
+    bool any_named = false;
+    for (size_t i = 0; i < run->n; i++)
+        any_named |= named[i].n > 0;
     /* min_score: the query under a function_score without functions (score unchanged) that
      * drops docs below it, in hits and totals alike. */
     for (size_t i = 0; run->sp.has_min_score && i < run->n; i++) {
@@ -283,7 +291,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .search_after = after,
                                   .only_shards = only,
                                   .highlight = highlight,
-                                  .versions = run->sp.version || run->sp.seq_no_primary_term};
+                                  .versions = run->sp.version || run->sp.seq_no_primary_term,
+                                  .named = any_named && !count ? named : NULL};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;

@@ -473,6 +473,24 @@ static const struct {
     {"geo_distance", sc__dsl_q_geo_distance},
 };
 
+/* Reports a query's `_name` (in its body, or in the body of its one field for the field-style
+ * queries: {"match": {"title": {"query": .., "_name": ..}}}). */
+static sc_status named(P *p, const json_t *body, sc_query *q)
+{
+    if (!p->env || !p->env->named || !json_is_object(body))
+        return SC_OK;
+    const json_t *n = json_object_get(body, "_name");
+    if (!n && json_object_size(body) == 1) {
+        const json_t *inner = json_object_iter_value(json_object_iter((json_t *)body));
+        n = json_is_object(inner) ? json_object_get(inner, "_name") : NULL;
+    }
+    if (!n)
+        return SC_OK;
+    if (!json_is_string(n))
+        return sc__dsl_fail(p, "parsing_exception", "[_name] must be a string");
+    return p->env->named(p->env->ctx, json_string_value(n), q) == SC_OK ? SC_OK : sc__dsl_oom(p);
+}
+
 sc_status sc__dsl_parse_query(P *p, const json_t *q, sc_query **out)
 {
     if (!json_is_object(q))
@@ -502,7 +520,7 @@ sc_status sc__dsl_parse_query(P *p, const json_t *q, sc_query **out)
         if (strcmp(name, kinds[i].name) == 0) {
             sc_status st = kinds[i].fn(p, body, out);
             p->depth--;
-            return st;
+            return st == SC_OK ? named(p, body, *out) : st;
         }
     }
     return sc__dsl_fail(p, "parsing_exception", "unknown query [%s]", name);

@@ -74,6 +74,9 @@ typedef struct sc_dsl_env {
      * SC_ENOTFOUND: unmapped; SC_EUNSUPPORTED (or a NULL callback): not numeric. */
     sc_status (*score_field)(void *ctx, sc_slice field, sc_sf_value *value, double *scaling,
                              int *date);
+    /* Called for each query with a `_name` (named queries, hits' matched_queries): the name
+     * (borrowed from the request JSON) and its parsed tree. NULL: names are ignored. */
+    sc_status (*named)(void *ctx, const char *name, sc_query *q);
 } sc_dsl_env;
 
 typedef struct sc_dsl_error {

@@ -87,6 +87,12 @@ bool sc__search_build_highlight(sc_rest_req *req, sc_rest_resp *resp, const sear
 /* Writes a hit's "highlight" member when it has snippets. */
 void sc__search_write_highlight(sc_jsonw *w, const sc_search_request *sr, const sc_result_hit *h);
 
+/* As sc__search_build_queries, also collecting each index's `_name`d queries into
+ * named[0..n) (zeroed by the caller; arena) when named is not NULL. */
+bool sc__search_build_queries_named(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
+                                    sc_index **list, size_t n, sc_query **out,
+                                    sc_search_named *named);
+
 /* Writes the "_shards" member of a search or count response. */
 void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r);
 /* Writes the body of one search response (used by _search and each _msearch item; a non-zero

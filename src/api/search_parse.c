@@ -20,7 +20,34 @@ typedef struct dsl_ctx {
     const char **fields;
     size_t n_fields;
     sc_arena *arena;
+    sc_search_named *named; /* where `_name`d queries go, or NULL */
+    size_t cap_named;
 } dsl_ctx;
+
+static sc_status env_named(void *ctx, const char *name, sc_query *q)
+{
+    dsl_ctx *d = ctx;
+    sc_search_named *n = d->named;
+    if (!n)
+        return SC_OK;
+    if (n->n == d->cap_named) {
+        size_t cap = d->cap_named ? d->cap_named * 2 : 4;
+        const char **names = sc_arena_alloc(d->arena, cap * sizeof *names);
+        const sc_query **qs = sc_arena_alloc(d->arena, cap * sizeof *qs);
+        if (!names || !qs)
+            return SC_ENOMEM;
+        if (n->n) {
+            memcpy(names, n->names, n->n * sizeof *names);
+            memcpy(qs, n->queries, n->n * sizeof *qs);
+        }
+        n->names = names;
+        n->queries = qs;
+        d->cap_named = cap;
+    }
+    ((const char **)n->names)[n->n] = name;
+    ((const sc_query **)n->queries)[n->n++] = q;
+    return SC_OK;
+}
 
 static sc_dsl_field_kind env_kind(void *ctx, sc_slice field)
 {
@@ -847,6 +874,13 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                               sc_index **list, size_t n, sc_query **out)
 {
+    return sc__search_build_queries_named(req, resp, query, list, n, out, NULL);
+}
+
+bool sc__search_build_queries_named(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
+                                    sc_index **list, size_t n, sc_query **out,
+                                    sc_search_named *named)
+{
     if (n == 0 && query) {
         /* No target index: still validate the query as Elasticsearch parses it up front. */
         sc_query *q = NULL;
@@ -866,7 +900,10 @@ bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t
             }
             continue;
         }
-        dsl_ctx d = {.ix = list[i], .m = sc_index_mapping(list[i]), .arena = req->arena};
+        dsl_ctx d = {.ix = list[i],
+                     .m = sc_index_mapping(list[i]),
+                     .arena = req->arena,
+                     .named = named ? &named[i] : NULL};
         sc_dsl_env env = {.ctx = &d,
                           .analyze = env_analyze,
                           .field_kind = env_kind,
@@ -877,7 +914,8 @@ bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t
                           .encode_range = env_encode_range,
                           .encode_term_range = env_encode_term_range,
                           .encode_cidr = env_encode_cidr,
-                          .score_field = env_score_field};
+                          .score_field = env_score_field,
+                          .named = env_named};
         sc_dsl_error err;
         sc_status st = sc_dsl_parse(&env, req->arena, query, &out[i], &err);
         sc_mapping_unref(d.m);

@@ -340,6 +340,13 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         }
         write_hit_fields(w, m, sp, h);
         sc__search_write_highlight(w, sr, h);
+        if (h->n_matched && sr->named) {
+            sc_jsonw_key(w, "matched_queries");
+            sc_jsonw_arr_begin(w);
+            for (size_t k = 0; k < h->n_matched; k++)
+                sc_jsonw_str(w, sr->named[h->index_i].names[h->matched[k]]);
+            sc_jsonw_arr_end(w);
+        }
         if (sp->n_sort && h->sort)
             write_sort_values(w, m, sp, h->sort);
         sc_jsonw_obj_end(w);

@@ -285,6 +285,10 @@ static sc_status fetch_shard(const sc_node_fetch_request *req, size_t t, const s
     if (sr && sr->highlight)
         fa.highlight = sr->highlight[req->query->targets[t].index_i];
     fa.versions = sr && sr->versions;
+    if (sr && sr->named) {
+        fa.named = sr->named[req->query->targets[t].index_i].queries;
+        fa.n_named = sr->named[req->query->targets[t].index_i].n;
+    }
     SC_TRY(sc_shard_fetch_run(&fa, arena, got));
     for (size_t i = 0; i < n; i++)
         out->docs[order[i]] = got[i];
@@ -453,7 +457,9 @@ static sc_status fetch_hits(sc_node *n, const sc_search_request *sr,
                                        .has_versions = f->has_versions,
                                        .version = f->version,
                                        .seq_no = f->seq_no,
-                                       .primary_term = f->primary_term};
+                                       .primary_term = f->primary_term,
+                                       .matched = f->matched,
+                                       .n_matched = f->n_matched};
         SC_TRY(copy_keys(sr, d->keys, arena, &out->hits[i].sort));
     }
     out->n_hits = nh;

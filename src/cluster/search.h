@@ -29,6 +29,13 @@
 
 /* ---- the request as the API builds it ---- */
 
+/* The named queries (`_name`) of one index's query tree: names[i] names queries[i]. */
+typedef struct sc_search_named {
+    const char *const *names;
+    const sc_query *const *queries;
+    size_t n;
+} sc_search_named;
+
 typedef struct sc_search_request {
     sc_index **indices; /* targets (borrowed) */
     sc_query **queries; /* one tree per index (mappings differ), borrowed */
@@ -64,6 +71,7 @@ typedef struct sc_search_request {
      * (NULL = none; the array itself NULL = no highlighting). Needs fetch_source. */
     const sc_hl_spec *const *highlight;
     bool versions; /* each hit's _version, _seq_no and _primary_term */
+    const sc_search_named *named; /* per index (NULL = none): hits' matched_queries */
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -79,6 +87,8 @@ typedef struct sc_result_hit {
     size_t n_highlights;
     bool has_versions; /* request.versions and found */
     int64_t version, seq_no, primary_term;
+    const uint32_t *matched; /* indices into request.named[index_i] it matches */
+    size_t n_matched;
 } sc_result_hit;
 
 typedef struct sc_shard_failure {

@@ -209,6 +209,51 @@ static sc_status fetch_one(const sc_shard_fetch_args *args, fetch_cursor *c, uin
     return args->n_fields ? read_fields(args, v->seg, doc, arena, out) : SC_OK;
 }
 
+/* Marks, per doc, the named queries it matches: each named query runs once over the shard,
+ * restricted to the fetched docs by their _id (sc_search_execute, at most n_docs hits). */
+static sc_status named_matches(const sc_shard_fetch_args *args, sc_arena *arena,
+                               sc_shard_fetched *out)
+{
+    size_t n = args->n_docs, n_ids = 0;
+    sc_slice *ids = sc_arena_alloc(arena, (n ? n : 1) * sizeof *ids);
+    sc_searcher_segment *segs =
+        sc_arena_alloc(arena, (args->snapshot->n_segments + 1) * sizeof *segs);
+    if (!ids || !segs)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (out[i].found)
+            ids[n_ids++] = out[i].id;
+    if (n_ids == 0)
+        return SC_OK;
+    sc_searcher s;
+    sc_shard_searcher_init(args->snapshot, segs, &s);
+    for (size_t k = 0; k < args->n_named; k++) {
+        sc_query *b = sc_query_bool(arena), *only = sc_query_ids(arena, ids, n_ids);
+        if (!b || !only || sc_query_bool_add(arena, b, SC_OCCUR_FILTER, only) != SC_OK ||
+            sc_query_bool_add(arena, b, SC_OCCUR_FILTER, (sc_query *)args->named[k]) != SC_OK)
+            return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        sc_search_options o;
+        sc_search_options_init(&o);
+        o.size = n_ids;
+        o.track_total_hits = SC_TRACK_TOTAL_HITS_NONE;
+        sc_search_result r;
+        if (sc_search_execute(&s, b, &o, arena, &r) != SC_OK)
+            continue; /* the query phase ran it already: an error here only drops the name */
+        for (size_t h = 0; h < r.n_hits; h++)
+            for (size_t i = 0; i < n; i++) {
+                if (!out[i].found || args->docs[i] != r.hits[h].global_doc)
+                    continue;
+                if (!out[i].matched) {
+                    out[i].matched = sc_arena_alloc(arena, args->n_named * sizeof(uint32_t));
+                    if (!out[i].matched)
+                        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+                }
+                ((uint32_t *)out[i].matched)[out[i].n_matched++] = (uint32_t)k;
+            }
+    }
+    return SC_OK;
+}
+
 sc_status sc_shard_fetch_run(const sc_shard_fetch_args *args, sc_arena *arena,
                              sc_shard_fetched *out)
 {
@@ -220,5 +265,7 @@ sc_status sc_shard_fetch_run(const sc_shard_fetch_args *args, sc_arena *arena,
     if (c.reader_seg)
         sc_stored_reader_fini(&c.reader);
     sc_hl_scratch_free(c.hl);
+    if (st == SC_OK && args->n_named)
+        st = named_matches(args, arena, out);
     return st;
 }

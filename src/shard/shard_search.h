@@ -164,6 +164,8 @@ typedef struct sc_shard_fetched {
     size_t n_highlights;
     bool has_versions; /* args.versions and the doc has them */
     int64_t version, seq_no, primary_term;
+    const uint32_t *matched; /* indices into args.named of the named queries it matches */
+    size_t n_matched;
 } sc_shard_fetched;
 
 typedef struct sc_shard_fetch_args {
@@ -176,6 +178,9 @@ typedef struct sc_shard_fetch_args {
     const sc_hl_spec *highlight; /* fields to highlight from _source (search/highlight.h), or
                                     NULL; needs `source` */
     bool versions; /* read _version, _seq_no and _primary_term (their doc values) */
+    /* Named queries (the `_name`s of the request's query): which of them each doc matches. */
+    const sc_query *const *named;
+    size_t n_named;
 } sc_shard_fetch_args;
 
 /* Runs the fetch phase for args->docs: out[i] for docs[i] (the caller's array of n_docs),

@@ -404,3 +404,16 @@ def test_version_and_seq_no_in_hits(server, fresh_index):
     assert b["hits"]["hits"][0]["_version"] == 2
     st, h, b = server.request("POST", "/%s/_search" % ix, {"version": "yes"})
     assert st == 400
+
+
+def test_named_queries(server, shop):
+    q = {"bool": {"should": [{"match": {"title": {"query": "laptop", "_name": "in_title"}}},
+                             {"match": {"body": {"query": "laptop", "_name": "in_body"}}},
+                             {"term": {"tag": {"value": "Lamps", "_name": "lamps"}}}]}}
+    b = search(server, shop, {"query": q})
+    got = {h["_id"]: sorted(h.get("matched_queries", [])) for h in b["hits"]["hits"]}
+    assert got == {"0": ["in_body", "in_title"], "1": ["in_body", "in_title"], "2": ["lamps"]}
+    b = search(server, shop, {"query": {"bool": {"_name": "all", "must": {"match_all": {}}}}})
+    assert all(h["matched_queries"] == ["all"] for h in b["hits"]["hits"])
+    b = search(server, shop, {"query": {"match": {"body": "laptop"}}})
+    assert all("matched_queries" not in h for h in b["hits"]["hits"])
