@@ -234,6 +234,11 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         fs->u.function_score.min_score = run->sp.min_score;
         queries[i] = fs;
     }
+    const sc_shard_rescore *const *rescore = NULL;
+    if (!count && !sc__search_build_rescore(req, resp, &run->sp, run->list, run->n, &rescore)) {
+        run_fini(run);
+        return false;
+    }
     const sc_hl_spec *const *highlight = NULL;
     if (!count &&
         !sc__search_build_highlight(req, resp, &run->sp, run->list, run->n, queries, &highlight)) {
@@ -292,7 +297,9 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .only_shards = only,
                                   .highlight = highlight,
                                   .versions = run->sp.version || run->sp.seq_no_primary_term,
-                                  .named = any_named && !count ? named : NULL};
+                                  .named = any_named && !count ? named : NULL,
+                                  .rescore = rescore,
+                                  .n_rescore = rescore ? run->sp.n_rescore : 0};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;

@@ -19,6 +19,12 @@ typedef struct search_hl_field {
     const json_t *query; /* highlight_query (borrowed from the body) or NULL */
 } search_hl_field;
 
+/* One `rescore` entry as parsed (its query built per index later). */
+typedef struct search_rescore {
+    const json_t *query; /* rescore_query (borrowed) */
+    sc_shard_rescore r;  /* everything but the query */
+} search_rescore;
+
 typedef struct search_highlight {
     search_hl_field *fields;
     size_t n_fields;
@@ -47,6 +53,8 @@ typedef struct search_parse {
     const json_t *search_after; /* borrowed from the body */
     search_highlight *highlight; /* arena; NULL = none */
     bool version, seq_no_primary_term; /* hits carry _version / _seq_no and _primary_term */
+    search_rescore *rescore; /* arena; n_rescore entries */
+    size_t n_rescore;
     bool has_min_score;          /* min_score: hits (and totals) only at or above it */
     float min_score;
 } search_parse;
@@ -73,6 +81,15 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
  * is still validated. Writes the DSL error into resp and returns false on failure. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                               sc_index **list, size_t n, sc_query **out);
+
+/* Parses the body's `rescore` (an object or an array of them) into sp->rescore. Writes a 400
+ * and returns false on bad input (sort + rescore included). */
+bool sc__search_parse_rescore(sc_rest_req *req, sc_rest_resp *resp, const json_t *v,
+                              search_parse *sp);
+/* Builds each index's rescore queries into *out (arena; per index n_rescore entries; NULL
+ * without rescore). Writes the error and returns false on failure. */
+bool sc__search_build_rescore(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                              sc_index **list, size_t n, const sc_shard_rescore *const **out);
 
 /* Parses the body's `highlight` object into sp->highlight (search_highlight.c). Writes a 400
  * and returns false on bad input. */

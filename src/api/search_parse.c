@@ -523,7 +523,7 @@ static bool window_int(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
 static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_t *body)
 {
     static const char *const unsupported[] = {
-        "post_filter",         "collapse",         "rescore",       "suggest",
+        "post_filter",         "collapse",         "suggest",
         "script_fields",       "runtime_mappings", "indices_boost",
         "terminate_after",     "explain",          "profile",
         "track_scores",        "stored_fields",    NULL};
@@ -726,6 +726,9 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
             sp->has_min_score = true;
             sp->min_score = x;
         }
+        json_t *rs = json_object_get(body, "rescore");
+        if (rs && !sc__search_parse_rescore(req, resp, rs, sp))
+            return false;
         json_t *hl = json_object_get(body, "highlight");
         if (hl && !sc__search_parse_highlight(req, resp, hl, sp))
             return false;
@@ -763,6 +766,11 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
     }
     sp->rest_total_int = sc_rest_param_bool(req, "rest_total_hits_as_int", false);
     const char *sort_param = sc_rest_param_get(req, "sort");
+    if (sort_param && *sort_param && sp->n_rescore) {
+        sc_rest_error(req, resp, 400, "parsing_exception",
+                      "Cannot use [sort] option in conjunction with [rescore].", NULL, 0);
+        return false;
+    }
     if (sort_param && *sort_param && !parse_sort(req, resp, NULL, sort_param, sp))
         return false;
     if (sp->search_after && json_array_size(sp->search_after) != sp->n_sort) {

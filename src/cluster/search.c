@@ -102,6 +102,8 @@ static void run_shard(void *arg, sc_status pool_st)
         .search_after = sr->search_after,
         .token = req->token,
         .collect = req->collect,
+        .rescore = sr->rescore ? sr->rescore[tg->index_i] : NULL,
+        .n_rescore = sr->rescore ? sr->n_rescore : 0,
     };
     sc_arena scratch;
     sc_arena_init(&scratch, budget);

@@ -72,6 +72,9 @@ typedef struct sc_search_request {
     const sc_hl_spec *const *highlight;
     bool versions; /* each hit's _version, _seq_no and _primary_term */
     const sc_search_named *named; /* per index (NULL = none): hits' matched_queries */
+    /* rescore: per index, n_rescore rescorers applied in order (shard_search.h); NULL none */
+    const sc_shard_rescore *const *rescore;
+    size_t n_rescore;
 } sc_search_request;
 
 typedef struct sc_result_hit {

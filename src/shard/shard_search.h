@@ -73,6 +73,25 @@ typedef struct sc_shard_collect_hook {
 
 /* ---- query phase ------------------------------------------------------------------------- */
 
+/* rescore's score_mode: how a window doc's two scores combine when the rescore query matches. */
+typedef enum sc_shard_rescore_mode {
+    SC_RESCORE_TOTAL,
+    SC_RESCORE_MULTIPLY,
+    SC_RESCORE_AVG,
+    SC_RESCORE_MAX,
+    SC_RESCORE_MIN,
+} sc_shard_rescore_mode;
+
+/* One query rescorer (Elasticsearch's rescore.query): the shard's top window_size docs get
+ * query_weight * score, combined by mode with rescore_weight * the rescore query's score where
+ * it matches; the docs past the window get query_weight * score; then all are re-sorted. */
+typedef struct sc_shard_rescore {
+    const sc_query *query;
+    uint32_t window_size;
+    float query_weight, rescore_weight;
+    sc_shard_rescore_mode mode;
+} sc_shard_rescore;
+
 typedef struct sc_shard_query_args {
     const sc_shard_snapshot *snapshot; /* held by the caller for the call (and while the
                                           results' keyword sort values are read) */
@@ -86,6 +105,9 @@ typedef struct sc_shard_query_args {
     const sc_sort_key *search_after;      /* n_sort values or NULL (field sort only) */
     sc_cancel_token *token;               /* cancellation + deadline; may be NULL */
     const sc_shard_collect_hook *collect; /* optional (aggregations) */
+    const sc_shard_rescore *rescore;      /* applied in order after the top k by score (no
+                                             sort): k grows to the largest window */
+    size_t n_rescore;
 } sc_shard_query_args;
 
 /* One of the shard's top docs. */

@@ -417,3 +417,33 @@ def test_named_queries(server, shop):
     assert all(h["matched_queries"] == ["all"] for h in b["hits"]["hits"])
     b = search(server, shop, {"query": {"match": {"body": "laptop"}}})
     assert all("matched_queries" not in h for h in b["hits"]["hits"])
+
+
+def test_rescore_query(server, fs):
+    base = scores(server, fs, {"match": {"t": "red"}})
+    resc = scores(server, fs, {"match": {"t": "apple"}})
+    for mode, comb in (("total", lambda a, b: a + b), ("multiply", lambda a, b: a * b),
+                       ("avg", lambda a, b: (a + b) / 2), ("max", max), ("min", min)):
+        b = search(server, fs, {"query": {"match": {"t": "red"}}, "rescore": {
+            "window_size": 2, "query": {"rescore_query": {"match": {"t": "apple"}},
+                                        "query_weight": 0.7, "rescore_query_weight": 1.2,
+                                        "score_mode": mode}}})
+        got = {h["_id"]: h["_score"] for h in b["hits"]["hits"]}
+        # the first pass's top 2 (one shard) are rescored; the rest only weighted
+        top2 = sorted(base, key=lambda k: (-base[k], int(k)))[:2]
+        want = {}
+        for k, s in base.items():
+            if k in top2 and k in resc:
+                want[k] = comb(0.7 * s, 1.2 * resc[k])
+            else:
+                want[k] = 0.7 * s
+        assert got == {k: pytest.approx(v, rel=1e-5) for k, v in want.items()}, mode
+        order = [h["_id"] for h in b["hits"]["hits"]]
+        assert order == sorted(want, key=lambda k: (-want[k], int(k))), mode
+    st, h, b = server.request("POST", "/%s/_search" % fs, {
+        "query": {"match": {"t": "red"}}, "sort": ["likes"],
+        "rescore": {"query": {"rescore_query": {"match_all": {}}}}})
+    assert st == 400, b
+    st, h, b = server.request("POST", "/%s/_search" % fs, {
+        "rescore": {"query": {"rescore_query": {"match_all": {}}, "score_mode": "pow"}}})
+    assert st == 400, b
