@@ -2,8 +2,9 @@
  * included, several values split on 0x1E) highlighted for a query made from the input (term,
  * prefix, wildcard, regexp, fuzzy, a two-word phrase, or all of them in a bool) with fuzzed
  * options (fragment_size, number_of_fragments, no_match_size, boundary scanner, order,
- * max_analyzed_offset). Checks that with tags \x01 / \x02 and no encoder every snippet, tags
- * removed, is a piece of the values joined with U+2029 (or of one value, trimmed).
+ * max_analyzed_offset). Checks that with tags \x01 / \x02 and no encoder every snippet is
+ * non-empty and, without \x01 and \x02 bytes, a piece of the values joined with U+2029
+ * (without theirs).
  * Input: byte 0 options, byte 1 query kind, byte 2 fragment_size, then the query text up to the
  * first '\n', then the field text. */
 #include <stdint.h>
@@ -109,8 +110,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 memcpy(joined + off, "\xE2\x80\xA9", 3);
                 off += 3;
             }
-            memcpy(joined + off, vals[i].ptr, vals[i].len);
-            off += vals[i].len;
+            for (size_t b = 0; b < vals[i].len; b++) /* the text's own \x01 \x02 go too */
+                if (vals[i].ptr[b] != 1 && vals[i].ptr[b] != 2)
+                    joined[off++] = vals[i].ptr[b];
         }
         for (size_t i = 0; i < n; i++)
             if (fr[i].len == 0 || !piece_of(fr[i], sc_slice_make(joined, off)))
