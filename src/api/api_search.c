@@ -217,31 +217,9 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
-    bool any_named = false;
-    for (size_t i = 0; i < run->n; i++)
-        any_named |= named[i].n > 0;
-    /* min_score: the query under a function_score without functions (score unchanged) that
-     * drops docs below it, in hits and totals alike. */
-    for (size_t i = 0; run->sp.has_min_score && i < run->n; i++) {
-        sc_query *fs = sc_query_function_score(req->arena, queries[i]);
-        if (!fs) {
-            sc_rest_error(req, resp, 429, "circuit_breaking_exception",
-                          "[request] Data too large for the request budget", NULL, 0);
-            run_fini(run);
-            return false;
-        }
-        fs->u.function_score.has_min_score = true;
-        fs->u.function_score.min_score = run->sp.min_score;
-        queries[i] = fs;
-    }
-    const sc_shard_rescore *const *rescore = NULL;
-    if (!count && !sc__search_build_rescore(req, resp, &run->sp, run->list, run->n, &rescore)) {
-        run_fini(run);
-        return false;
-    }
-    const sc_hl_spec *const *highlight = NULL;
-    if (!count &&
-        !sc__search_build_highlight(req, resp, &run->sp, run->list, run->n, queries, &highlight)) {
+    search_page page;
+    if (!sc__search_page_build(req, resp, &run->sp, run->list, run->n, count, queries, named,
+                               &page)) {
         run_fini(run);
         return false;
     }
@@ -285,8 +263,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                       count ? SC_TRACK_TOTAL_HITS_ALL : run->sp.track_total_hits,
                                   .timeout_ms = run->sp.timeout_ms,
                                   .count_only = count,
-                                  .fetch_source =
-                                      run->sp.source || needs_source(run) || highlight,
+                                  .fetch_source = run->sp.source || needs_source(run) || page.highlight,
                                   .task = &task,
                                   .pinned = sc && sc->ctx ? sc->ctx->pinned : NULL,
                                   .dv_fields = run->sp.dv_fields,
@@ -295,11 +272,11 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .n_sort = run->sp.n_sort,
                                   .search_after = after,
                                   .only_shards = only,
-                                  .highlight = highlight,
+                                  .highlight = page.highlight,
                                   .versions = run->sp.version || run->sp.seq_no_primary_term,
-                                  .named = any_named && !count ? named : NULL,
-                                  .rescore = rescore,
-                                  .n_rescore = rescore ? run->sp.n_rescore : 0};
+                                  .named = page.named,
+                                  .rescore = page.rescore,
+                                  .n_rescore = page.rescore ? run->sp.n_rescore : 0};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;

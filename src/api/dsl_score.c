@@ -38,8 +38,8 @@ static bool time_ms(const json_t *v, double *ms)
     static const struct {
         const char *unit;
         double ms;
-    } units[] = {{"nanos", 1e-6}, {"micros", 1e-3}, {"ms", 1}, {"s", 1e3}, {"m", 6e4},
-                 {"h", 3.6e6},    {"d", 8.64e7},    {"", 1}};
+    } units[] = {{"nanos", 1e-6}, {"micros", 1e-3}, {"ms", 1},     {"s", 1e3},
+                 {"m", 6e4},      {"h", 3.6e6},     {"d", 8.64e7}, {"", 1}};
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
         if (!strcmp(end, units[i].unit)) {
             *ms = x * units[i].ms;
@@ -75,7 +75,8 @@ static sc_status field_value_factor(P *p, const json_t *b, sc_score_function *f)
     f->kind = SC_SF_FIELD_VALUE;
     f->factor = 1;
     if ((v = json_object_get(b, "factor")) && !num(v, &f->factor))
-        return sc__dsl_fail(p, "parsing_exception", "[field_value_factor] [factor] must be a number");
+        return sc__dsl_fail(p, "parsing_exception",
+                            "[field_value_factor] [factor] must be a number");
     if ((v = json_object_get(b, "missing"))) {
         if (!num(v, &f->missing))
             return sc__dsl_fail(p, "parsing_exception",
@@ -83,8 +84,8 @@ static sc_status field_value_factor(P *p, const json_t *b, sc_score_function *f)
         f->has_missing = true;
     }
     if ((v = json_object_get(b, "modifier"))) {
-        static const char *const mods[] = {"none", "log",    "log1p", "log2p",     "ln",
-                                           "ln1p", "ln2p",   "square", "sqrt", "reciprocal"};
+        static const char *const mods[] = {"none", "log",  "log1p",  "log2p", "ln",
+                                           "ln1p", "ln2p", "square", "sqrt",  "reciprocal"};
         const char *m = json_is_string(v) ? json_string_value(v) : "";
         size_t i = 0;
         while (i < sizeof mods / sizeof mods[0] && strcmp(m, mods[i]))
@@ -125,8 +126,9 @@ static sc_status date_origin(P *p, const json_t *origin, sc_score_function *f, i
 static sc_status decay_fn(P *p, const char *name, const json_t *b, sc_score_function *f)
 {
     f->kind = SC_SF_DECAY;
-    f->decay = !strcmp(name, "gauss") ? SC_SF_GAUSS : !strcmp(name, "exp") ? SC_SF_EXP
-                                                                           : SC_SF_LINEAR;
+    f->decay = !strcmp(name, "gauss") ? SC_SF_GAUSS
+               : !strcmp(name, "exp") ? SC_SF_EXP
+                                      : SC_SF_LINEAR;
     f->decay_value = 0.5;
     const char *k, *fname = NULL;
     json_t *v, *spec = NULL;
@@ -141,14 +143,16 @@ static sc_status decay_fn(P *p, const char *name, const json_t *b, sc_score_func
             if ((int)f->multi < 0)
                 return sc__dsl_fail(p, "parsing_exception", "Unknown multi_value_mode [%s]", m);
         } else if (fname) {
-            return sc__dsl_fail(p, "parsing_exception", "[%s] takes one field, found [%s]", name, k);
+            return sc__dsl_fail(p, "parsing_exception", "[%s] takes one field, found [%s]", name,
+                                k);
         } else {
             fname = k;
             spec = v;
         }
     }
     if (!fname || !json_is_object(spec))
-        return sc__dsl_fail(p, "parsing_exception", "[%s] requires a field with its parameters", name);
+        return sc__dsl_fail(p, "parsing_exception", "[%s] requires a field with its parameters",
+                            name);
     static const char *const keys[] = {"origin", "scale", "offset", "decay", NULL};
     SC_TRY(sc__dsl_check_keys(p, name, spec, keys));
     int date;
@@ -160,7 +164,8 @@ static sc_status decay_fn(P *p, const char *name, const json_t *b, sc_score_func
     if (ok && offset)
         ok = date ? time_ms(offset, &f->offset) : num(offset, &f->offset);
     if (!ok)
-        return sc__dsl_fail(p, "parsing_exception", "[%s] needs a valid [scale] (and [offset])", name);
+        return sc__dsl_fail(p, "parsing_exception", "[%s] needs a valid [scale] (and [offset])",
+                            name);
     f->scale *= unit;
     f->offset *= unit;
     if (dv && !num(dv, &f->decay_value))
@@ -220,8 +225,9 @@ static sc_status function(P *p, const json_t *obj, bool top, sc_score_function *
         } else if (!strcmp(k, "field_value_factor")) {
             st = field_value_factor(p, v, f);
         } else if (!strcmp(k, "gauss") || !strcmp(k, "exp") || !strcmp(k, "linear")) {
-            st = json_is_object(v) ? decay_fn(p, k, v, f)
-                                   : sc__dsl_fail(p, "parsing_exception", "[%s] must be an object", k);
+            st = json_is_object(v)
+                     ? decay_fn(p, k, v, f)
+                     : sc__dsl_fail(p, "parsing_exception", "[%s] must be an object", k);
         } else if (!strcmp(k, "random_score")) {
             st = random_fn(p, v, f);
         } else if (!strcmp(k, "script_score")) {
@@ -283,10 +289,10 @@ static sc_status modes(P *p, const json_t *body, sc_query *q)
 sc_status sc__dsl_q_function_score(P *p, const json_t *body, sc_query **out)
 {
     static const char *const keys[] = {
-        "query",     "functions", "score_mode",  "boost_mode",   "max_boost",
-        "min_score", "boost",     "_name",       "weight",       "field_value_factor",
-        "gauss",     "exp",       "linear",      "random_score", "script_score",
-        NULL};
+        "query",     "functions",          "score_mode",   "boost_mode",
+        "max_boost", "min_score",          "boost",        "_name",
+        "weight",    "field_value_factor", "gauss",        "exp",
+        "linear",    "random_score",       "script_score", NULL};
     if (!json_is_object(body))
         return sc__dsl_fail(p, "parsing_exception", "[function_score] malformed query");
     SC_TRY(sc__dsl_check_keys(p, "function_score", body, keys));

@@ -49,13 +49,13 @@ typedef struct search_parse {
     sc_sort_spec *sort; /* field sort (arena); n_sort 0 = relevance order; field kinds are
                            resolved with the targets' mappings (sc__search_resolve_sort) */
     size_t n_sort;
-    bool *sort_unmapped_ok;     /* per sort entry: `unmapped_type` given (arena) */
-    const json_t *search_after; /* borrowed from the body */
-    search_highlight *highlight; /* arena; NULL = none */
+    bool *sort_unmapped_ok;            /* per sort entry: `unmapped_type` given (arena) */
+    const json_t *search_after;        /* borrowed from the body */
+    search_highlight *highlight;       /* arena; NULL = none */
     bool version, seq_no_primary_term; /* hits carry _version / _seq_no and _primary_term */
-    search_rescore *rescore; /* arena; n_rescore entries */
+    search_rescore *rescore;           /* arena; n_rescore entries */
     size_t n_rescore;
-    bool has_min_score;          /* min_score: hits (and totals) only at or above it */
+    bool has_min_score; /* min_score: hits (and totals) only at or above it */
     float min_score;
 } search_parse;
 
@@ -81,6 +81,26 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
  * is still validated. Writes the DSL error into resp and returns false on failure. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                               sc_index **list, size_t n, sc_query **out);
+
+/* What search_page.c hands the coordinator for one request (arena; NULL = none). */
+typedef struct search_page {
+    const sc_search_named *named;
+    const sc_shard_rescore *const *rescore;
+    const sc_hl_spec *const *highlight;
+} search_page;
+
+/* Reads version, seq_no_primary_term, min_score, rescore and highlight from a search body
+ * into sp. Writes a 400 and returns false on bad input. */
+bool sc__search_parse_page(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
+                           search_parse *sp);
+/* The URL's version / seq_no_primary_term (they override the body). */
+void sc__search_page_params(sc_rest_req *req, search_parse *sp);
+/* After the query trees of list[0..n) are built (named: their `_name`d queries): applies
+ * min_score to queries[] and, unless count, builds the rescorers and highlight specs into
+ * *out. Writes the error and returns false on failure. */
+bool sc__search_page_build(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                           sc_index **list, size_t n, bool count, sc_query **queries,
+                           sc_search_named *named, search_page *out);
 
 /* Parses the body's `rescore` (an object or an array of them) into sp->rescore. Writes a 400
  * and returns false on bad input (sort + rescore included). */

@@ -523,10 +523,9 @@ static bool window_int(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
 static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_t *body)
 {
     static const char *const unsupported[] = {
-        "post_filter",         "collapse",         "suggest",
-        "script_fields",       "runtime_mappings", "indices_boost",
-        "terminate_after",     "explain",          "profile",
-        "track_scores",        "stored_fields",    NULL};
+        "post_filter",      "collapse",      "suggest",         "script_fields",
+        "runtime_mappings", "indices_boost", "terminate_after", "explain",
+        "profile",          "track_scores",  "stored_fields",   NULL};
     for (const char *const *k = unsupported; *k; k++) {
         const json_t *v = json_object_get(body, *k);
         if (!v || json_is_false(v) || json_is_null(v) ||
@@ -701,45 +700,12 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                           NULL, 0);
             return false;
         }
-        json_t *ver;
-        if ((ver = json_object_get(body, "version")) && !json_is_boolean(ver) && !json_is_null(ver)) {
-            sc_rest_error(req, resp, 400, "parsing_exception", "[version] must be a boolean", NULL,
-                          0);
-            return false;
-        }
-        sp->version = json_is_true(ver);
-        if ((ver = json_object_get(body, "seq_no_primary_term")) && !json_is_boolean(ver) &&
-            !json_is_null(ver)) {
-            sc_rest_error(req, resp, 400, "parsing_exception",
-                          "[seq_no_primary_term] must be a boolean", NULL, 0);
-            return false;
-        }
-        sp->seq_no_primary_term = json_is_true(ver);
-        json_t *ms = json_object_get(body, "min_score");
-        if (ms && !json_is_null(ms)) {
-            float x;
-            if (!json_is_number(ms) || !isfinite(x = (float)json_number_value(ms))) {
-                sc_rest_error(req, resp, 400, "parsing_exception", "[min_score] must be a number",
-                              NULL, 0);
-                return false;
-            }
-            sp->has_min_score = true;
-            sp->min_score = x;
-        }
-        json_t *rs = json_object_get(body, "rescore");
-        if (rs && !sc__search_parse_rescore(req, resp, rs, sp))
-            return false;
-        json_t *hl = json_object_get(body, "highlight");
-        if (hl && !sc__search_parse_highlight(req, resp, hl, sp))
+        if (!sc__search_parse_page(req, resp, body, sp))
             return false;
     }
     /* URL parameters override the body, as in Elasticsearch. */
     bool ok = true;
-    const char *pv;
-    if ((pv = sc_rest_param_get(req, "version")))
-        sp->version = !strcmp(pv, "true") || !*pv;
-    if ((pv = sc_rest_param_get(req, "seq_no_primary_term")))
-        sp->seq_no_primary_term = !strcmp(pv, "true") || !*pv;
+    sc__search_page_params(req, sp);
     sp->size = sc_rest_param_int(req, "size", sp->size, &ok);
     sp->from = sc_rest_param_int(req, "from", sp->from, &ok);
     if (!ok || sp->size < 0 || sp->from < 0) {

@@ -32,8 +32,8 @@ static bool one(sc_rest_req *req, sc_rest_resp *resp, const json_t *e, search_re
     out->r.window_size = 10;
     out->r.query_weight = out->r.rescore_weight = 1;
     const json_t *ws = json_object_get(e, "window_size"), *q = json_object_get(e, "query");
-    if (ws && (!json_is_integer(ws) || json_integer_value(ws) < 0 ||
-               json_integer_value(ws) > 10000))
+    if (ws &&
+        (!json_is_integer(ws) || json_integer_value(ws) < 0 || json_integer_value(ws) > 10000))
         return FAIL("[rescore] [window_size] must be an integer from 0 to 10000");
     if (ws)
         out->r.window_size = (uint32_t)json_integer_value(ws);

@@ -70,7 +70,7 @@ typedef struct sc_search_request {
     /* Highlighting (search/highlight.h): per index, the fields to highlight in its hits
      * (NULL = none; the array itself NULL = no highlighting). Needs fetch_source. */
     const sc_hl_spec *const *highlight;
-    bool versions; /* each hit's _version, _seq_no and _primary_term */
+    bool versions;                /* each hit's _version, _seq_no and _primary_term */
     const sc_search_named *named; /* per index (NULL = none): hits' matched_queries */
     /* rescore: per index, n_rescore rescorers applied in order (shard_search.h); NULL none */
     const sc_shard_rescore *const *rescore;

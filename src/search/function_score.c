@@ -55,8 +55,9 @@ static double decay(const sc_score_function *f, double dist)
 
 static double distance(const sc_score_function *f, const int64_t *vals, size_t n)
 {
-    double acc = f->multi == SC_SF_MULTI_MIN ? INFINITY : f->multi == SC_SF_MULTI_MAX ? -INFINITY
-                                                                                      : 0;
+    double acc = f->multi == SC_SF_MULTI_MIN   ? INFINITY
+                 : f->multi == SC_SF_MULTI_MAX ? -INFINITY
+                                               : 0;
     for (size_t i = 0; i < n; i++) {
         double d = fmax(0.0, fabs(sc_sf_value_of(f, vals[i]) - f->origin) - f->offset);
         if (f->multi == SC_SF_MULTI_MIN)
@@ -100,14 +101,14 @@ double sc_sf_eval(const sc_score_function *f, const int64_t *vals, size_t n)
     return r * f->weight;
 }
 
-double sc_sf_combine(sc_sf_score_mode mode, const double *results, const double *weights,
-                     size_t n)
+double sc_sf_combine(sc_sf_score_mode mode, const double *results, const double *weights, size_t n)
 {
     if (n == 0)
         return 1;
-    double acc = mode == SC_SF_SCORE_MULTIPLY ? 1 : mode == SC_SF_SCORE_MAX ? -INFINITY
-                                                : mode == SC_SF_SCORE_MIN   ? INFINITY
-                                                                            : 0;
+    double acc = mode == SC_SF_SCORE_MULTIPLY ? 1
+                 : mode == SC_SF_SCORE_MAX    ? -INFINITY
+                 : mode == SC_SF_SCORE_MIN    ? INFINITY
+                                              : 0;
     double wsum = 0;
     for (size_t i = 0; i < n; i++) {
         switch (mode) {
@@ -115,9 +116,7 @@ double sc_sf_combine(sc_sf_score_mode mode, const double *results, const double 
         case SC_SF_SCORE_MULTIPLY: acc *= results[i]; break;
         case SC_SF_SCORE_MAX: acc = fmax(acc, results[i]); break;
         case SC_SF_SCORE_MIN: acc = fmin(acc, results[i]); break;
-        default:
-            acc += results[i];
-            wsum += weights[i];
+        default: acc += results[i]; wsum += weights[i];
         }
     }
     if (mode == SC_SF_SCORE_SUM || mode == SC_SF_SCORE_AVG) {

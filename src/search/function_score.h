@@ -33,7 +33,11 @@ typedef enum sc_sf_modifier {
     SC_SF_MOD_RECIPROCAL,
 } sc_sf_modifier;
 
-typedef enum sc_sf_decay { SC_SF_GAUSS, SC_SF_EXP, SC_SF_LINEAR } sc_sf_decay;
+typedef enum sc_sf_decay {
+    SC_SF_GAUSS,
+    SC_SF_EXP,
+    SC_SF_LINEAR
+} sc_sf_decay;
 
 /* How a numeric doc value reads as a number. */
 typedef enum sc_sf_value {
@@ -43,7 +47,12 @@ typedef enum sc_sf_value {
 } sc_sf_value;
 
 /* multi_value_mode of decay functions: which of a doc's values' distances counts. */
-typedef enum sc_sf_multi { SC_SF_MULTI_MIN, SC_SF_MULTI_MAX, SC_SF_MULTI_AVG, SC_SF_MULTI_SUM } sc_sf_multi;
+typedef enum sc_sf_multi {
+    SC_SF_MULTI_MIN,
+    SC_SF_MULTI_MAX,
+    SC_SF_MULTI_AVG,
+    SC_SF_MULTI_SUM
+} sc_sf_multi;
 
 typedef enum sc_sf_score_mode {
     SC_SF_SCORE_MULTIPLY,
@@ -97,8 +106,7 @@ double sc_sf_eval(const sc_score_function *f, const int64_t *vals, size_t n);
 
 /* Folds the results of the functions that match a doc into one factor as score_mode says:
  * results[i] with weights[i] for the n matching functions, in order (1 when none). */
-double sc_sf_combine(sc_sf_score_mode mode, const double *results, const double *weights,
-                     size_t n);
+double sc_sf_combine(sc_sf_score_mode mode, const double *results, const double *weights, size_t n);
 
 /* The final score: the query's score and the functions' factor (capped at max_boost) joined
  * as boost_mode says, as a float. */

@@ -377,8 +377,8 @@ static sc_status bool_plan(sc__search_ctx *ctx, const sc_query *q, float boost, 
         p->kind = SC__PLAN_NONE;
     if (!scoring && required && p->min_should == 0)
         p->n_should = 0; /* optional clauses only score: matching ignores them (as Lucene) */
-    if (!scoring && p->kind == SC__PLAN_BOOL && p->n_must + p->n_filter == 1 &&
-        p->n_should == 0 && p->n_must_not == 0) {
+    if (!scoring && p->kind == SC__PLAN_BOOL && p->n_must + p->n_filter == 1 && p->n_should == 0 &&
+        p->n_must_not == 0) {
         *out = p->n_must ? p->must[0] : p->filter[0]; /* one required clause: itself */
         return SC_OK;
     }

@@ -425,7 +425,8 @@ static sc_status function_score_iter(sc__search_ctx *ctx, const sc__plan *p, siz
             no_match[i] = filters[i] == NULL;
         }
         const sc_field_info *fi = fn->field.len ? sc_segment_field(seg, fn->field) : NULL;
-        has_dv[i] = fi && fi->kind == SC_FIELD_NUMERIC && sc_dv_numeric_open(seg, fi, &dv[i]) == SC_OK;
+        has_dv[i] =
+            fi && fi->kind == SC_FIELD_NUMERIC && sc_dv_numeric_open(seg, fi, &dv[i]) == SC_OK;
     }
     sc_iter_function_score_args args = {.fns = q->u.function_score.fns,
                                         .n_fns = n,

@@ -19,7 +19,8 @@ static bool doc_id(const sc_shard_snapshot *snap, uint32_t doc, sc_slice *id)
         const sc_field_info *fi = sc_segment_field(v->seg, sc_slice_cstr("_id"));
         sc_dv_sorted_set dv;
         uint64_t ord;
-        if (!fi || fi->kind != SC_FIELD_KEYWORD || sc_dv_sorted_set_open(v->seg, fi, &dv) != SC_OK ||
+        if (!fi || fi->kind != SC_FIELD_KEYWORD ||
+            sc_dv_sorted_set_open(v->seg, fi, &dv) != SC_OK ||
             sc_dv_sorted_set_ords(&dv, doc - (uint32_t)v->doc_base, &ord, 1) != 1)
             return false;
         *id = sc_dv_sorted_set_term(&dv, ord);

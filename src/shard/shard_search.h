@@ -199,7 +199,7 @@ typedef struct sc_shard_fetch_args {
     size_t n_fields;
     const sc_hl_spec *highlight; /* fields to highlight from _source (search/highlight.h), or
                                     NULL; needs `source` */
-    bool versions; /* read _version, _seq_no and _primary_term (their doc values) */
+    bool versions;               /* read _version, _seq_no and _primary_term (their doc values) */
     /* Named queries (the `_name`s of the request's query): which of them each doc matches. */
     const sc_query *const *named;
     size_t n_named;

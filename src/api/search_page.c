@@ -1,0 +1,80 @@
+/* The _search options of search pages (issue 14) around the query: `version`,
+ * `seq_no_primary_term`, `min_score`, `rescore` and `highlight` read from the body and the URL,
+ * then, once the query trees exist, min_score applied to them and the per-index rescorers,
+ * highlight specs and named queries handed to the coordinator (search_internal.h). */
+#include <math.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "api/search_internal.h"
+
+static bool get_bool(sc_rest_req *req, sc_rest_resp *resp, const json_t *body, const char *key,
+                     bool *out)
+{
+    const json_t *v = json_object_get(body, key);
+    if (v && !json_is_boolean(v) && !json_is_null(v)) {
+        sc_rest_errorf(req, resp, 400, "parsing_exception", "[%s] must be a boolean", key);
+        return false;
+    }
+    *out = json_is_true(v);
+    return true;
+}
+
+bool sc__search_parse_page(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
+                           search_parse *sp)
+{
+    if (!get_bool(req, resp, body, "version", &sp->version) ||
+        !get_bool(req, resp, body, "seq_no_primary_term", &sp->seq_no_primary_term))
+        return false;
+    const json_t *ms = json_object_get(body, "min_score");
+    if (ms && !json_is_null(ms)) {
+        float x;
+        if (!json_is_number(ms) || !isfinite(x = (float)json_number_value(ms))) {
+            sc_rest_error(req, resp, 400, "parsing_exception", "[min_score] must be a number",
+                          NULL, 0);
+            return false;
+        }
+        sp->has_min_score = true;
+        sp->min_score = x;
+    }
+    const json_t *rs = json_object_get(body, "rescore"), *hl = json_object_get(body, "highlight");
+    if (rs && !sc__search_parse_rescore(req, resp, rs, sp))
+        return false;
+    return !hl || sc__search_parse_highlight(req, resp, hl, sp);
+}
+
+void sc__search_page_params(sc_rest_req *req, search_parse *sp)
+{
+    const char *v;
+    if ((v = sc_rest_param_get(req, "version")))
+        sp->version = !strcmp(v, "true") || !*v;
+    if ((v = sc_rest_param_get(req, "seq_no_primary_term")))
+        sp->seq_no_primary_term = !strcmp(v, "true") || !*v;
+}
+
+bool sc__search_page_build(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                           sc_index **list, size_t n, bool count, sc_query **queries,
+                           sc_search_named *named, search_page *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; named && !count && i < n; i++)
+        if (named[i].n)
+            out->named = named;
+    /* min_score: the query under a function_score without functions (score unchanged) that
+     * drops docs below it, in hits and totals alike. */
+    for (size_t i = 0; sp->has_min_score && i < n; i++) {
+        sc_query *fs = sc_query_function_score(req->arena, queries[i]);
+        if (!fs) {
+            sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                          "[request] Data too large for the request budget", NULL, 0);
+            return false;
+        }
+        fs->u.function_score.has_min_score = true;
+        fs->u.function_score.min_score = sp->min_score;
+        queries[i] = fs;
+    }
+    if (count)
+        return true;
+    return sc__search_build_rescore(req, resp, sp, list, n, &out->rescore) &&
+           sc__search_build_highlight(req, resp, sp, list, n, queries, &out->highlight);
+}
