@@ -523,7 +523,7 @@ static bool window_int(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
 static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_t *body)
 {
     static const char *const unsupported[] = {
-        "post_filter",      "collapse",      "suggest",         "script_fields",
+        "collapse",      "suggest",         "script_fields",
         "runtime_mappings", "indices_boost", "terminate_after", "explain",
         "profile",          "track_scores",  "stored_fields",   NULL};
     for (const char *const *k = unsupported; *k; k++) {
@@ -597,9 +597,22 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                 return false;
             }
         }
-        if (json_object_get(body, "aggs") || json_object_get(body, "aggregations")) {
-            sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                          "aggregations are not supported yet", NULL, 0);
+        sp->aggs = json_object_get(body, "aggs");
+        if (!sp->aggs)
+            sp->aggs = json_object_get(body, "aggregations");
+        if (sp->aggs && json_object_get(body, "aggs") && json_object_get(body, "aggregations")) {
+            sc_rest_error(req, resp, 400, "parsing_exception",
+                          "Found two aggregation definitions: [aggs] and [aggregations]", NULL, 0);
+            return false;
+        }
+        if (sp->aggs && !json_is_object(sp->aggs)) {
+            sc_rest_error(req, resp, 400, "parsing_exception", "[aggs] must be an object", NULL, 0);
+            return false;
+        }
+        sp->post_filter = json_object_get(body, "post_filter");
+        if (sp->post_filter && !json_is_object(sp->post_filter)) {
+            sc_rest_error(req, resp, 400, "parsing_exception", "[post_filter] must be an object",
+                          NULL, 0);
             return false;
         }
         sp->query = json_object_get(body, "query");
@@ -731,6 +744,7 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
         }
     }
     sp->rest_total_int = sc_rest_param_bool(req, "rest_total_hits_as_int", false);
+    sp->typed_keys = sc_rest_param_bool(req, "typed_keys", false);
     const char *sort_param = sc_rest_param_get(req, "sort");
     if (sort_param && *sort_param && sp->n_rescore) {
         sc_rest_error(req, resp, 400, "parsing_exception",
@@ -844,6 +858,34 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
     return true;
 }
 
+/* The DSL bound to ix's mapping; `_name`d queries go to *named when not NULL. */
+static sc_status parse_query(sc_arena *arena, sc_index *ix, const json_t *query, sc_query **out,
+                             sc_dsl_error *err, sc_search_named *named)
+{
+    dsl_ctx d = {.ix = ix, .m = sc_index_mapping(ix), .arena = arena, .named = named};
+    sc_dsl_env env = {.ctx = &d,
+                      .analyze = env_analyze,
+                      .field_kind = env_kind,
+                      .encode_term = env_encode,
+                      .default_fields = env_default_fields,
+                      .analyzer_for = env_analyzer_for,
+                      .analyzer_named = env_analyzer_named,
+                      .encode_range = env_encode_range,
+                      .encode_term_range = env_encode_term_range,
+                      .encode_cidr = env_encode_cidr,
+                      .score_field = env_score_field,
+                      .named = env_named};
+    sc_status st = sc_dsl_parse(&env, arena, query, out, err);
+    sc_mapping_unref(d.m);
+    return st;
+}
+
+sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query, sc_query **out,
+                                 sc_dsl_error *err)
+{
+    return parse_query(arena, ix, query, out, err, NULL);
+}
+
 /* Builds the query tree of each index. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                               sc_index **list, size_t n, sc_query **out)
@@ -874,25 +916,9 @@ bool sc__search_build_queries_named(sc_rest_req *req, sc_rest_resp *resp, const 
             }
             continue;
         }
-        dsl_ctx d = {.ix = list[i],
-                     .m = sc_index_mapping(list[i]),
-                     .arena = req->arena,
-                     .named = named ? &named[i] : NULL};
-        sc_dsl_env env = {.ctx = &d,
-                          .analyze = env_analyze,
-                          .field_kind = env_kind,
-                          .encode_term = env_encode,
-                          .default_fields = env_default_fields,
-                          .analyzer_for = env_analyzer_for,
-                          .analyzer_named = env_analyzer_named,
-                          .encode_range = env_encode_range,
-                          .encode_term_range = env_encode_term_range,
-                          .encode_cidr = env_encode_cidr,
-                          .score_field = env_score_field,
-                          .named = env_named};
         sc_dsl_error err;
-        sc_status st = sc_dsl_parse(&env, req->arena, query, &out[i], &err);
-        sc_mapping_unref(d.m);
+        sc_status st =
+            parse_query(req->arena, list[i], query, &out[i], &err, named ? &named[i] : NULL);
         if (st != SC_OK) {
             if (err.type && !strcmp(err.type, "query_shard_exception")) {
                 sc_rest_kv kv[] = {{"index", list[i]->name}, {"index_uuid", list[i]->uuid}};
