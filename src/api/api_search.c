@@ -341,6 +341,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .named = page.named,
                                   .rescore = page.rescore,
                                   .n_rescore = page.rescore ? run->sp.n_rescore : 0,
+                                  .collapse = page.collapse,
                                   .collect = run->sp.agg_spec ? &run->agg.hook : NULL};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);

@@ -51,18 +51,20 @@ typedef struct search_parse {
     sc_sort_spec *sort; /* field sort (arena); n_sort 0 = relevance order; field kinds are
                            resolved with the targets' mappings (sc__search_resolve_sort) */
     size_t n_sort;
-    bool *sort_unmapped_ok;     /* per sort entry: `unmapped_type` given (arena) */
-    const json_t *search_after; /* borrowed from the body */
-    const json_t *aggs;         /* borrowed: the body's aggs / aggregations, or NULL */
-    const json_t *post_filter;  /* borrowed, or NULL */
-    bool typed_keys;            /* ?typed_keys */
-    sc_agg_spec *agg_spec;     /* parsed aggs (arena; date formats freed by run_fini) */
-    sc_agg_result *agg_result; /* the final aggregation result to write (arena) */
+    bool *sort_unmapped_ok;            /* per sort entry: `unmapped_type` given (arena) */
+    const json_t *search_after;        /* borrowed from the body */
+    const json_t *aggs;                /* borrowed: the body's aggs / aggregations, or NULL */
+    const json_t *post_filter;         /* borrowed, or NULL */
+    bool typed_keys;                   /* ?typed_keys */
+    sc_agg_spec *agg_spec;             /* parsed aggs (arena; date formats freed by run_fini) */
+    sc_agg_result *agg_result;         /* the final aggregation result to write (arena) */
     search_highlight *highlight;       /* arena; NULL = none */
     bool version, seq_no_primary_term; /* hits carry _version / _seq_no and _primary_term */
     search_rescore *rescore;           /* arena; n_rescore entries */
     size_t n_rescore;
-    bool has_min_score; /* min_score: hits (and totals) only at or above it */
+    const char *collapse_field; /* collapse.field (borrowed), or NULL */
+    sc_shard_collapse collapse; /* resolved with the first index's mapping */
+    bool has_min_score;         /* min_score: hits (and totals) only at or above it */
     float min_score;
 } search_parse;
 
@@ -86,8 +88,8 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
                               sc_index *ix, sc_sort_key **out);
 /* Parses one query object with index ix's mapping (the DSL environment of _search) into *out
  * (arena). SC_EPARSE with err filled, SC_ENOMEM / SC_ELIMIT. */
-sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query,
-                                 sc_query **out, sc_dsl_error *err) SC_MUST_USE;
+sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query, sc_query **out,
+                                 sc_dsl_error *err) SC_MUST_USE;
 /* Builds the query tree of each of the n indices into out[0..n) (arena). With n == 0 the query
  * is still validated. Writes the DSL error into resp and returns false on failure. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
@@ -95,6 +97,7 @@ bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t
 
 /* What search_page.c hands the coordinator for one request (arena; NULL = none). */
 typedef struct search_page {
+    const sc_shard_collapse *collapse;
     const sc_search_named *named;
     const sc_shard_rescore *const *rescore;
     const sc_hl_spec *const *highlight;

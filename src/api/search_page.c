@@ -20,6 +20,52 @@ static bool get_bool(sc_rest_req *req, sc_rest_resp *resp, const json_t *body, c
     return true;
 }
 
+/* collapse: {"field": f, "max_concurrent_group_searches": n}; inner_hits is not done yet. */
+static bool parse_collapse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
+                           const json_t *c, search_parse *sp)
+{
+    const char *k;
+    json_t *v;
+    if (!json_is_object(c)) {
+        sc_rest_error(req, resp, 400, "parsing_exception", "[collapse] must be an object", NULL, 0);
+        return false;
+    }
+    json_object_foreach ((json_t *)c, k, v) {
+        if (!strcmp(k, "inner_hits")) {
+            sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                          "[collapse] [inner_hits] is not supported yet by this server", NULL, 0);
+            return false;
+        }
+        if (strcmp(k, "field") && strcmp(k, "max_concurrent_group_searches")) {
+            sc_rest_errorf(req, resp, 400, "parsing_exception", "[collapse] unknown field [%s]", k);
+            return false;
+        }
+    }
+    const json_t *f = json_object_get(c, "field");
+    if (!json_is_string(f)) {
+        sc_rest_error(req, resp, 400, "parsing_exception", "[collapse] requires a [field]", NULL,
+                      0);
+        return false;
+    }
+    static const char *const with[] = {"sort", "rescore", "search_after"};
+    for (size_t i = 0; i < 3; i++) {
+        const json_t *o = json_object_get(body, with[i]);
+        if (o && !json_is_null(o) && !(json_is_array(o) && !json_array_size(o))) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "cannot use `collapse` in conjunction with `%s` (not supported yet)",
+                           with[i]);
+            return false;
+        }
+    }
+    if (sc_rest_param_get(req, "scroll")) {
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "cannot use `collapse` in a scroll context", NULL, 0);
+        return false;
+    }
+    sp->collapse_field = json_string_value(f);
+    return true;
+}
+
 bool sc__search_parse_page(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
                            search_parse *sp)
 {
@@ -30,13 +76,16 @@ bool sc__search_parse_page(sc_rest_req *req, sc_rest_resp *resp, const json_t *b
     if (ms && !json_is_null(ms)) {
         float x;
         if (!json_is_number(ms) || !isfinite(x = (float)json_number_value(ms))) {
-            sc_rest_error(req, resp, 400, "parsing_exception", "[min_score] must be a number",
-                          NULL, 0);
+            sc_rest_error(req, resp, 400, "parsing_exception", "[min_score] must be a number", NULL,
+                          0);
             return false;
         }
         sp->has_min_score = true;
         sp->min_score = x;
     }
+    const json_t *c = json_object_get(body, "collapse");
+    if (c && !json_is_null(c) && !parse_collapse(req, resp, body, c, sp))
+        return false;
     const json_t *rs = json_object_get(body, "rescore"), *hl = json_object_get(body, "highlight");
     if (rs && !sc__search_parse_rescore(req, resp, rs, sp))
         return false;
@@ -52,11 +101,38 @@ void sc__search_page_params(sc_rest_req *req, search_parse *sp)
         sp->seq_no_primary_term = !strcmp(v, "true") || !*v;
 }
 
+/* The collapse field's kind from the first index that maps it: keyword or numeric. */
+static bool resolve_collapse(sc_rest_req *req, sc_rest_resp *resp, search_parse *sp,
+                             sc_index **list, size_t n)
+{
+    sp->collapse.field = sp->collapse_field;
+    const sc_mapping_field *mf = NULL;
+    sc_mapping *m = NULL;
+    for (size_t i = 0; i < n && !mf; i++) {
+        sc_mapping_unref(m);
+        m = sc_index_mapping(list[i]);
+        mf = m ? sc_mapping_find(m, sc_slice_cstr(sp->collapse_field)) : NULL;
+    }
+    bool ok = mf && (mf->type == SC_MAPPING_KEYWORD || mf->type == SC_MAPPING_LONG ||
+                     mf->type == SC_MAPPING_INTEGER || mf->type == SC_MAPPING_SHORT ||
+                     mf->type == SC_MAPPING_BYTE);
+    sp->collapse.numeric = mf && mf->type != SC_MAPPING_KEYWORD;
+    sc_mapping_unref(m);
+    if (!ok)
+        sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                       "collapse field [%s] must be a keyword or integer field with doc values",
+                       sp->collapse_field);
+    return ok;
+}
+
 bool sc__search_page_build(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
                            sc_index **list, size_t n, bool count, sc_query **queries,
                            sc_search_named *named, search_page *out)
 {
     memset(out, 0, sizeof *out);
+    if (sp->collapse_field && !count && !resolve_collapse(req, resp, (search_parse *)sp, list, n))
+        return false;
+    out->collapse = sp->collapse_field && !count ? &sp->collapse : NULL;
     for (size_t i = 0; named && !count && i < n; i++)
         if (named[i].n)
             out->named = named;

@@ -262,11 +262,23 @@ static void write_hit_fields(sc_jsonw *w, const sc_mapping *m, const search_pars
             }
         }
     }
-    if (h->n_fields || extra) {
+    const sc_sort_key *ck = h->collapse_key;
+    if (h->n_fields || extra || ck) {
         sc_jsonw_key(w, "fields");
         sc_jsonw_obj_begin(w);
         for (size_t i = 0; i < h->n_fields; i++)
             write_dv_field(w, m, sp->dv_fields[h->fields[i].field], &h->fields[i]);
+        if (ck) { /* collapse: the group's value ([null] without one) */
+            sc_jsonw_key(w, sp->collapse_field);
+            sc_jsonw_arr_begin(w);
+            if (ck->missing)
+                sc_jsonw_null(w);
+            else if (sp->collapse.numeric)
+                sc_jsonw_int(w, ck->i);
+            else
+                sc_jsonw_strn(w, ck->s);
+            sc_jsonw_arr_end(w);
+        }
         const char *k;
         json_t *v;
         json_object_foreach (extra, k, v) {

@@ -75,6 +75,8 @@ typedef struct sc_search_request {
     /* rescore: per index, n_rescore rescorers applied in order (shard_search.h); NULL none */
     const sc_shard_rescore *const *rescore;
     size_t n_rescore;
+    /* collapse (by score only): one hit per value of the field, NULL = none */
+    const sc_shard_collapse *collapse;
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -92,6 +94,7 @@ typedef struct sc_result_hit {
     int64_t version, seq_no, primary_term;
     const uint32_t *matched; /* indices into request.named[index_i] it matches */
     size_t n_matched;
+    const sc_sort_key *collapse_key; /* with request.collapse (arena), else NULL */
 } sc_result_hit;
 
 typedef struct sc_shard_failure {
@@ -144,9 +147,10 @@ typedef struct sc_node_query_request {
 /* One hit of the node's partially reduced top k. */
 typedef struct sc_node_hit {
     float score;
-    uint32_t shard_ix;       /* which shard of the request */
-    uint32_t doc;            /* doc number within that shard's searcher snapshot */
-    const sc_sort_key *keys; /* n_sort sort keys when sorting by fields, else NULL */
+    uint32_t shard_ix;               /* which shard of the request */
+    uint32_t doc;                    /* doc number within that shard's searcher snapshot */
+    const sc_sort_key *keys;         /* n_sort sort keys when sorting by fields, else NULL */
+    const sc_sort_key *collapse_key; /* with collapse: the doc's group */
 } sc_node_hit;
 
 /* One target shard's outcome on the node. */

@@ -222,6 +222,13 @@ typedef struct sc__ids_entry {
 sc_status sc__ids_decode(const uint8_t *data, size_t len,
                          sc_status (*fn)(void *ctx, const sc__ids_entry *e), void *ctx) SC_MUST_USE;
 
+/* The query phase under field collapsing (shard_collapse.c): res->docs are the top a->k
+ * groups' best docs by score with their collapse keys (memory from `out`), the totals those of
+ * the query. o is the search's options (its size is changed). Errors of sc_search_execute. */
+sc_status sc__shard_collapse_run(const sc_shard_query_args *a, const sc_searcher *s,
+                                 sc_search_options *o, sc_arena *scratch, sc_arena *out,
+                                 sc_shard_query_result *res, sc_search_result *sr) SC_MUST_USE;
+
 /* Applies one query rescorer to res's top docs (shard_rescore.c): rescoring the first
  * window_size, weighting the rest, re-sorting all. Memory from scratch. Errors of
  * sc_search_execute. */

@@ -156,8 +156,9 @@ sc_status sc_shard_query_run(const sc_shard_query_args *a, sc_arena *scratch, sc
     sc_status st = SC_OK;
     bool hook = a->collect && a->collect->run;
     if (!hook || a->k > 0) {
-        st = a->n_sort && a->k > 0 ? run_sorted(a, &s, &o, scratch, out, res, &sr)
-                                   : run_scored(a, &s, &o, scratch, out, res, &sr);
+        st = a->n_sort && a->k > 0     ? run_sorted(a, &s, &o, scratch, out, res, &sr)
+             : a->collapse && a->k > 0 ? sc__shard_collapse_run(a, &s, &o, scratch, out, res, &sr)
+                                       : run_scored(a, &s, &o, scratch, out, res, &sr);
         if (st != SC_OK)
             return fail(st, scratch, sr.error, res);
         if (sr.cancelled)

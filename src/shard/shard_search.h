@@ -82,6 +82,13 @@ typedef enum sc_shard_rescore_mode {
     SC_RESCORE_MIN,
 } sc_shard_rescore_mode;
 
+/* Field collapsing: one hit per value of `field` (its best by score; docs without a value
+ * form one group), from keyword (sorted-set) or numeric doc values. */
+typedef struct sc_shard_collapse {
+    const char *field;
+    bool numeric;
+} sc_shard_collapse;
+
 /* One query rescorer (Elasticsearch's rescore.query): the shard's top window_size docs get
  * query_weight * score, combined by mode with rescore_weight * the rescore query's score where
  * it matches; the docs past the window get query_weight * score; then all are re-sorted. */
@@ -108,14 +115,17 @@ typedef struct sc_shard_query_args {
     const sc_shard_rescore *rescore;      /* applied in order after the top k by score (no
                                              sort): k grows to the largest window */
     size_t n_rescore;
+    const sc_shard_collapse *collapse; /* by score only: the top k groups' best docs */
 } sc_shard_query_args;
 
 /* One of the shard's top docs. */
 typedef struct sc_shard_top_doc {
-    uint32_t doc;            /* shard-global doc id in the snapshot */
-    float score;             /* 0 under a field sort that does not sort by _score */
-    const sc_sort_key *sort; /* n_sort values under a field sort, else NULL; keyword bytes
-                                point into the snapshot's segments */
+    uint32_t doc;                    /* shard-global doc id in the snapshot */
+    float score;                     /* 0 under a field sort that does not sort by _score */
+    const sc_sort_key *sort;         /* n_sort values under a field sort, else NULL; keyword bytes
+                                        point into the snapshot's segments */
+    const sc_sort_key *collapse_key; /* with args.collapse: the doc's group (keyword bytes in
+                                        the snapshot; missing: no value), else NULL */
 } sc_shard_top_doc;
 
 typedef struct sc_shard_query_result {

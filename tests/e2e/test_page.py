@@ -447,3 +447,54 @@ def test_rescore_query(server, fs):
     st, h, b = server.request("POST", "/%s/_search" % fs, {
         "rescore": {"query": {"rescore_query": {"match_all": {}}, "score_mode": "pow"}}})
     assert st == 400, b
+
+
+def test_collapse(server, fresh_index):
+    ix = fresh_index
+    st, h, b = server.request("PUT", "/" + ix, {
+        "settings": {"number_of_shards": 3, "number_of_replicas": 0},
+        "mappings": {"properties": {"t": {"type": "text"}, "brand": {"type": "keyword"},
+                                    "shop": {"type": "integer"}}}})
+    assert st == 200, b
+    docs = []
+    for i in range(60):  # 60 docs, 7 brands, scores fall with i (longer texts)
+        docs.append({"t": "phone " + "x " * i, "brand": "b%d" % (i % 7), "shop": i % 5})
+    docs.append({"t": "phone"})  # no brand: its own group
+    st, h, b = server.request("POST", "/_bulk?refresh=true", bulk_body(ix, docs))
+    assert st == 200 and not b["errors"], b
+    q = {"match": {"t": "phone"}}
+    full = search(server, ix, {"query": q, "size": 100})
+    ranked = [(h["_id"], h["_score"]) for h in full["hits"]["hits"]]
+
+    def brand(i):
+        i = int(i)
+        return "b%d" % (i % 7) if i < 60 else None
+
+    def expect(key, size, frm=0):
+        seen, out = set(), []
+        for i, s in ranked:
+            k = key(i)
+            if k in seen:
+                continue
+            seen.add(k)
+            out.append((i, s, k))
+        return out[frm:frm + size]
+
+    for size, frm in ((3, 0), (10, 0), (4, 2)):
+        b = search(server, ix, {"query": q, "size": size, "from": frm,
+                                "collapse": {"field": "brand"}})
+        got = [(h["_id"], h["_score"], h["fields"]["brand"][0]) for h in b["hits"]["hits"]]
+        assert got == expect(brand, size, frm), (size, frm)
+        assert b["hits"]["total"]["value"] == 61  # totals count docs, not groups
+    b = search(server, ix, {"query": q, "size": 10, "collapse": {"field": "shop"}})
+    got = [(h["_id"], h["fields"]["shop"][0]) for h in b["hits"]["hits"]]
+    want = [(i, k) for i, s, k in expect(lambda i: int(i) % 5 if int(i) < 60 else None, 10)]
+    assert got == want
+    for bad in ({"collapse": {"field": "t"}}, {"collapse": {"field": "brand", "inner_hits": {}}},
+                {"collapse": {"field": "brand"}, "sort": ["shop"]},
+                {"collapse": {"field": "brand"}, "rescore": {"query": {"rescore_query": q}}},
+                {"collapse": {}}):
+        body = {"query": q}
+        body.update(bad)
+        st, h, r = server.request("POST", "/%s/_search" % ix, body)
+        assert st == 400, (bad, r)
