@@ -62,6 +62,8 @@ typedef struct search_parse {
     bool version, seq_no_primary_term; /* hits carry _version / _seq_no and _primary_term */
     search_rescore *rescore;           /* arena; n_rescore entries */
     size_t n_rescore;
+    const json_t *suggest;      /* the body's suggest (borrowed), or NULL */
+    json_t *suggest_out;        /* its result (owned, freed with the run), or NULL */
     const char *collapse_field; /* collapse.field (borrowed), or NULL */
     sc_shard_collapse collapse; /* resolved with the first index's mapping */
     bool has_min_score;         /* min_score: hits (and totals) only at or above it */
@@ -115,6 +117,15 @@ void sc__search_page_params(sc_rest_req *req, search_parse *sp);
 bool sc__search_page_build(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
                            sc_index **list, size_t n, bool count, sc_query **queries,
                            sc_search_named *named, search_page *out);
+
+/* Validates the body's `suggest` (term suggesters only) into sp->suggest (search_suggest.c).
+ * Writes a 400 and returns false on bad input. */
+bool sc__search_parse_suggest(sc_rest_req *req, sc_rest_resp *resp, const json_t *v,
+                              search_parse *sp);
+/* Runs sp->suggest over list[0..n) into sp->suggest_out. Writes an error and returns false on
+ * failure. */
+bool sc__search_run_suggest(sc_rest_req *req, sc_rest_resp *resp, search_parse *sp, sc_index **list,
+                            size_t n);
 
 /* Parses the body's `rescore` (an object or an array of them) into sp->rescore. Writes a 400
  * and returns false on bad input (sort + rescore included). */

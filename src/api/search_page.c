@@ -83,6 +83,9 @@ bool sc__search_parse_page(sc_rest_req *req, sc_rest_resp *resp, const json_t *b
         sp->has_min_score = true;
         sp->min_score = x;
     }
+    const json_t *sg = json_object_get(body, "suggest");
+    if (sg && !json_is_null(sg) && !sc__search_parse_suggest(req, resp, sg, sp))
+        return false;
     const json_t *c = json_object_get(body, "collapse");
     if (c && !json_is_null(c) && !parse_collapse(req, resp, body, c, sp))
         return false;

@@ -372,6 +372,10 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
     sc_jsonw_obj_end(w);
     if (sp->agg_spec)
         sc__agg_write(w, sp->agg_spec, sp->agg_result, sp->typed_keys);
+    if (sp->suggest_out) {
+        sc_jsonw_key(w, "suggest");
+        sc__api_json_write(w, sp->suggest_out);
+    }
     if (status_for_msearch)
         sc_jsonw_kv_int(w, "status", status_for_msearch);
     sc_jsonw_obj_end(w);

@@ -498,3 +498,37 @@ def test_collapse(server, fresh_index):
         body.update(bad)
         st, h, r = server.request("POST", "/%s/_search" % ix, body)
         assert st == 400, (bad, r)
+
+
+def test_term_suggester(server, fresh_index):
+    ix = fresh_index
+    st, h, b = server.request("PUT", "/" + ix, {
+        "settings": {"number_of_shards": 2, "number_of_replicas": 0},
+        "mappings": {"properties": {"t": {"type": "text"}}}})
+    docs = [{"t": "laptop bag"}, {"t": "laptop stand"}, {"t": "laptops"}, {"t": "lapdog"},
+            {"t": "desk lamp"}, {"t": "lamp shade"}, {"t": "lamb stew"}]
+    st, h, b = server.request("POST", "/_bulk?refresh=true", bulk_body(ix, docs))
+    assert st == 200 and not b["errors"], b
+    b = search(server, ix, {"size": 0, "suggest": {"s": {"text": "Laptpo lamp",
+                                                         "term": {"field": "t"}}}})
+    s = b["suggest"]["s"]
+    assert [(e["text"], e["offset"], e["length"]) for e in s] == [("laptpo", 0, 6),
+                                                                  ("lamp", 7, 4)]
+    # laptpo: laptop (1 transposition: 1 - 1/6), laptops (2 edits: 1 - 2/6); lamp exists: none
+    opts = [(o["text"], o["freq"]) for o in s[0]["options"]]
+    assert opts == [("laptop", 2), ("laptops", 1)]
+    assert s[0]["options"][0]["score"] == pytest.approx(1 - 1 / 6, rel=1e-6)
+    assert s[1]["options"] == []
+    b = search(server, ix, {"size": 0, "suggest": {"text": "lamp", "s": {
+        "term": {"field": "t", "suggest_mode": "always", "sort": "frequency"}}}})
+    assert [o["text"] for o in b["suggest"]["s"][0]["options"]] == ["lamb"]
+    b = search(server, ix, {"size": 0, "suggest": {"s": {"text": "lapdgo", "term": {
+        "field": "t", "max_edits": 1, "prefix_length": 3}}}})
+    assert [o["text"] for o in b["suggest"]["s"][0]["options"]] == ["lapdog"]
+    for bad in ({"s": {"text": "x", "phrase": {"field": "t"}}},
+                {"s": {"text": "x", "completion": {"field": "t"}}},
+                {"s": {"term": {"field": "t"}}},
+                {"s": {"text": "x", "term": {"field": "t", "max_edits": 3}}},
+                {"s": {"text": "x", "term": {"field": "t", "suggest_mode": "often"}}}):
+        st, h, r = server.request("POST", "/%s/_search" % ix, {"suggest": bad})
+        assert st == 400, (bad, r)
