@@ -174,20 +174,19 @@ bool sc__search_parse_highlight(sc_rest_req *req, sc_rest_resp *resp, const json
 
 /* ---- resolving per index ---- */
 
-/* Elasticsearch's simple glob: `*` any run of characters. */
-static bool glob(const char *p, const char *s)
+bool sc__glob_match(const char *p, const char *s)
 {
     if (*p == '\0')
         return *s == '\0';
     if (*p == '*') {
         for (;; s++) {
-            if (glob(p + 1, s))
+            if (sc__glob_match(p + 1, s))
                 return true;
             if (*s == '\0')
                 return false;
         }
     }
-    return *p == *s && glob(p + 1, s + 1);
+    return *p == *s && sc__glob_match(p + 1, s + 1);
 }
 
 static const sc_analyzer *field_analyzer(const sc_analyzer_registry *r, const sc_mapping_field *mf)
@@ -262,7 +261,7 @@ static bool resolve_index(sc_rest_req *req, sc_rest_resp *resp, const search_hig
         }
         for (uint32_t i = 0; ok && i < nmf; i++) {
             const sc_mapping_field *mf = sc_mapping_field_at(m, i);
-            if (highlightable(mf) && glob(rf->pattern, mf->path))
+            if (highlightable(mf) && sc__glob_match(rf->pattern, mf->path))
                 ok = add_resolved(req, resp, ix, q, rf, mf, out, &n);
         }
     }

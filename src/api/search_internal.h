@@ -62,11 +62,12 @@ typedef struct search_parse {
     bool version, seq_no_primary_term; /* hits carry _version / _seq_no and _primary_term */
     search_rescore *rescore;           /* arena; n_rescore entries */
     size_t n_rescore;
-    const json_t *suggest;      /* the body's suggest (borrowed), or NULL */
-    json_t *suggest_out;        /* its result (owned, freed with the run), or NULL */
-    const char *collapse_field; /* collapse.field (borrowed), or NULL */
-    sc_shard_collapse collapse; /* resolved with the first index's mapping */
-    bool has_min_score;         /* min_score: hits (and totals) only at or above it */
+    const json_t *suggest;       /* the body's suggest (borrowed), or NULL */
+    const json_t *indices_boost; /* borrowed, or NULL */
+    json_t *suggest_out;         /* its result (owned, freed with the run), or NULL */
+    const char *collapse_field;  /* collapse.field (borrowed), or NULL */
+    sc_shard_collapse collapse;  /* resolved with the first index's mapping */
+    bool has_min_score;          /* min_score: hits (and totals) only at or above it */
     float min_score;
 } search_parse;
 
@@ -146,6 +147,9 @@ bool sc__search_parse_highlight(sc_rest_req *req, sc_rest_resp *resp, const json
 bool sc__search_build_highlight(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
                                 sc_index **list, size_t n, sc_query *const *queries,
                                 const sc_hl_spec *const **out);
+/* Elasticsearch's simple glob (`*` any run of characters) of pattern p over s. Recursive; for
+ * short names. */
+bool sc__glob_match(const char *p, const char *s);
 /* Writes a hit's "highlight" member when it has snippets. */
 void sc__search_write_highlight(sc_jsonw *w, const sc_search_request *sr, const sc_result_hit *h);
 

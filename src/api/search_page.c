@@ -20,6 +20,51 @@ static bool get_bool(sc_rest_req *req, sc_rest_resp *resp, const json_t *body, c
     return true;
 }
 
+/* indices_boost: [{"index": boost}, ...] (or the older {"index": boost}); names or patterns. */
+static bool parse_indices_boost(sc_rest_req *req, sc_rest_resp *resp, const json_t *ib,
+                                search_parse *sp)
+{
+    bool ok = json_is_array(ib) || json_is_object(ib);
+    size_t i;
+    json_t *x;
+    if (json_is_array(ib))
+        json_array_foreach (ib, i, x) {
+            const char *k;
+            json_t *v;
+            ok &= json_is_object(x) && json_object_size(x) == 1;
+            json_object_foreach (x, k, v)
+                ok &= json_is_number(v);
+        }
+    else if (ok) {
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)ib, k, v)
+            ok &= json_is_number(v);
+    }
+    if (!ok) {
+        sc_rest_error(req, resp, 400, "parsing_exception",
+                      "[indices_boost] must be an array of {\"index\": boost} objects", NULL, 0);
+        return false;
+    }
+    sp->indices_boost = ib;
+    return true;
+}
+
+/* The indices_boost of index `name` (the first entry that names or matches it), or 1. */
+static double index_boost(const json_t *ib, const char *name)
+{
+    size_t i, n = json_is_array(ib) ? json_array_size(ib) : 1;
+    for (i = 0; i < n; i++) {
+        const json_t *o = json_is_array(ib) ? json_array_get(ib, i) : ib;
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)o, k, v)
+            if (!strcmp(k, name) || (strchr(k, '*') && sc__glob_match(k, name)))
+                return json_number_value(v);
+    }
+    return 1;
+}
+
 /* collapse: {"field": f, "max_concurrent_group_searches": n}; inner_hits is not done yet. */
 static bool parse_collapse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
                            const json_t *c, search_parse *sp)
@@ -83,6 +128,9 @@ bool sc__search_parse_page(sc_rest_req *req, sc_rest_resp *resp, const json_t *b
         sp->has_min_score = true;
         sp->min_score = x;
     }
+    const json_t *ib = json_object_get(body, "indices_boost");
+    if (ib && !json_is_null(ib) && !parse_indices_boost(req, resp, ib, sp))
+        return false;
     const json_t *sg = json_object_get(body, "suggest");
     if (sg && !json_is_null(sg) && !sc__search_parse_suggest(req, resp, sg, sp))
         return false;
@@ -139,6 +187,8 @@ bool sc__search_page_build(sc_rest_req *req, sc_rest_resp *resp, const search_pa
     for (size_t i = 0; named && !count && i < n; i++)
         if (named[i].n)
             out->named = named;
+    for (size_t i = 0; sp->indices_boost && i < n; i++) /* boosts multiply the scores */
+        queries[i]->boost *= (float)index_boost(sp->indices_boost, list[i]->name);
     /* min_score: the query under a function_score without functions (score unchanged) that
      * drops docs below it, in hits and totals alike. */
     for (size_t i = 0; sp->has_min_score && i < n; i++) {

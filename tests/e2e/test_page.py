@@ -532,3 +532,16 @@ def test_term_suggester(server, fresh_index):
                 {"s": {"text": "x", "term": {"field": "t", "suggest_mode": "often"}}}):
         st, h, r = server.request("POST", "/%s/_search" % ix, {"suggest": bad})
         assert st == 400, (bad, r)
+
+
+def test_indices_boost(server, shop, fs):
+    q = {"match": {"t": "red"}}
+    base = scores(server, fs, q)
+    b = search(server, "%s,%s" % (shop, fs), {"query": q, "indices_boost": [{"page-f*": 3}]})
+    got = {h["_id"]: h["_score"] for h in b["hits"]["hits"] if h["_index"] == fs}
+    assert got == {k: pytest.approx(v * 3, rel=1e-6) for k, v in base.items()}
+    b = search(server, fs, {"query": q, "indices_boost": {fs: 0.5}})
+    assert {h["_id"]: h["_score"] for h in b["hits"]["hits"]} == {
+        k: pytest.approx(v * 0.5, rel=1e-6) for k, v in base.items()}
+    st, h, b = server.request("POST", "/%s/_search" % fs, {"query": q, "indices_boost": [1]})
+    assert st == 400
