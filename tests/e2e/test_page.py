@@ -545,3 +545,18 @@ def test_indices_boost(server, shop, fs):
         k: pytest.approx(v * 0.5, rel=1e-6) for k, v in base.items()}
     st, h, b = server.request("POST", "/%s/_search" % fs, {"query": q, "indices_boost": [1]})
     assert st == 400
+
+
+def test_highlight_and_version_on_scroll_pages(server, shop):
+    st, h, b = server.request("POST", "/%s/_search?scroll=1m" % shop, {
+        "size": 1, "query": {"match": {"body": "laptop"}}, "version": True,
+        "highlight": {"fields": {"body": {}}}})
+    assert st == 200, b
+    seen = [b["hits"]["hits"][0]]
+    st, h, b2 = server.request("POST", "/_search/scroll", {"scroll": "1m",
+                                                          "scroll_id": b["_scroll_id"]})
+    assert st == 200, b2
+    seen += b2["hits"]["hits"]
+    assert len(seen) == 2
+    assert all("<em>laptop</em>" in x["highlight"]["body"][0] and x["_version"] == 1
+               for x in seen)
