@@ -207,6 +207,7 @@ static sc_status function(P *p, const json_t *obj, bool top, sc_score_function *
     f->weight = 1;
     f->kind = SC_SF_WEIGHT;
     *any = false;
+    bool have_fn = false; /* a function other than the weight */
     const char *k;
     json_t *v;
     json_object_foreach ((json_t *)obj, k, v) {
@@ -240,9 +241,10 @@ static sc_status function(P *p, const json_t *obj, bool top, sc_score_function *
             return sc__dsl_fail(p, "parsing_exception", "[function_score] unknown field [%s]", k);
         }
         SC_TRY(st);
-        if (fn && *any && f->kind != SC_SF_WEIGHT)
+        if (fn && have_fn)
             return sc__dsl_fail(p, "parsing_exception",
                                 "failed to parse [function_score]: one function per object");
+        have_fn |= fn;
         *any |= fn;
     }
     return SC_OK;

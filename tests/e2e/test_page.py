@@ -560,3 +560,17 @@ def test_highlight_and_version_on_scroll_pages(server, shop):
     assert len(seen) == 2
     assert all("<em>laptop</em>" in x["highlight"]["body"][0] and x["_version"] == 1
                for x in seen)
+
+
+def test_function_score_weight_before_function(server, fs):
+    # key order must not matter: weight first, then the function
+    body = '{"query": {"function_score": {"functions": [{"weight": 2, "field_value_factor": ' \
+           '{"field": "price"}}], "boost_mode": "replace"}}}'
+    st, h, b = server.request("POST", "/%s/_search" % fs, body)
+    assert st == 200, b
+    got = {x["_id"]: x["_score"] for x in b["hits"]["hits"]}
+    assert got == {"0": 5.0, "1": 20.0, "2": 1.0, "3": 8.0}
+    body = '{"query": {"function_score": {"functions": [{"gauss": {"price": {"origin": 1, ' \
+           '"scale": 1}}, "field_value_factor": {"field": "price"}}]}}}'
+    st, h, b = server.request("POST", "/%s/_search" % fs, body)
+    assert st == 400, b
