@@ -205,18 +205,30 @@ static sc_status build_phrase(P *p, sc_slice field, const json_t *query, const j
         terms[i] = toks[i].term;
         pos[i] = toks[i].position - toks[0].position;
     }
-    sc_query *ph = np == 1 ? NEW(p, sc_query_term(p->a, field, terms[0]))
-                           : NEW(p, sc_query_phrase(p->a, field, terms, pos, np, (uint32_t)slop));
-    if (!prefix_last) {
-        *out = ph;
+    if (prefix_last) {
+        /* match_phrase_prefix: the whole phrase, its last term a prefix expanded at planning
+         * into at most max_expansions terms (default 50), as Elasticsearch's MultiPhraseQuery */
+        int64_t max_exp = 50;
+        json_t *me = opts ? json_object_get(opts, "max_expansions") : NULL;
+        if (me && (!sc__dsl_get_int(me, &max_exp) || max_exp < 1 || max_exp > 1024))
+            return sc__dsl_fail(p, "parsing_exception",
+                                "[match_phrase_prefix] [max_expansions] must be from 1 to 1024");
+        sc_slice *all = sc_arena_alloc(p->a, n * sizeof *all);
+        uint32_t *apos = sc_arena_alloc(p->a, n * sizeof *apos);
+        if (!all || !apos)
+            return sc__dsl_oom(p);
+        for (size_t i = 0; i < n; i++) {
+            all[i] = toks[i].term;
+            apos[i] = toks[i].position - toks[0].position;
+        }
+        sc_query *pp = NEW(p, sc_query_phrase(p->a, field, all, apos, n, (uint32_t)slop));
+        pp->u.phrase.prefix_last = true;
+        pp->u.phrase.max_expansions = (uint32_t)max_exp;
+        *out = pp;
         return SC_OK;
     }
-    sc_query *b = NEW(p, sc_query_bool(p->a));
-    sc_query *pre = NEW(p, sc_query_prefix(p->a, field, toks[n - 1].term));
-    if (sc_query_bool_add(p->a, b, SC_OCCUR_MUST, ph) != SC_OK ||
-        sc_query_bool_add(p->a, b, SC_OCCUR_MUST, pre) != SC_OK)
-        return sc__dsl_oom(p);
-    *out = b;
+    *out = np == 1 ? NEW(p, sc_query_term(p->a, field, terms[0]))
+                   : NEW(p, sc_query_phrase(p->a, field, terms, pos, np, (uint32_t)slop));
     return SC_OK;
 }
 

@@ -28,7 +28,15 @@ typedef struct hl_phrase {
     const uint32_t *pos;
     size_t n;
     uint32_t slop;
+    bool prefix_last; /* match_phrase_prefix: the last word is a prefix */
 } hl_phrase;
+
+/* Whether token t can stand for word i of phrase ph. */
+static bool phrase_term_ok(const hl_phrase *ph, size_t i, sc_slice t)
+{
+    return ph->prefix_last && i + 1 == ph->n ? sc_slice_starts_with(t, ph->terms[i])
+                                             : sc_slice_eq(ph->terms[i], t);
+}
 
 struct sc_hl_query {
     hl_matcher *m;
@@ -91,7 +99,8 @@ static sc_status add_phrase(sc_hl_query *hq, sc_arena *a, const sc_query *q)
     hq->ph[hq->n_ph++] = (hl_phrase){.terms = q->u.phrase.terms,
                                      .pos = q->u.phrase.positions,
                                      .n = q->u.phrase.n_terms,
-                                     .slop = q->u.phrase.slop};
+                                     .slop = q->u.phrase.slop,
+                                     .prefix_last = q->u.phrase.prefix_last};
     return SC_OK;
 }
 
@@ -321,7 +330,7 @@ static bool phrase_word(const sc_hl_query *hq, sc_slice t)
 {
     for (size_t p = 0; p < hq->n_ph; p++)
         for (size_t i = 0; i < hq->ph[p].n; i++)
-            if (sc_slice_eq(hq->ph[p].terms[i], t))
+            if (phrase_term_ok(&hq->ph[p], i, t))
                 return true;
     return false;
 }
@@ -373,9 +382,9 @@ static sc_status sink(void *ctx, const sc_token *tok)
     return SC_OK;
 }
 
-/* The record index of term `t` at a position within [lo, hi], or -1. Records are in position
- * order (the analyzer's order, positions never decrease). */
-static long find_at(const scan *s, sc_slice t, int64_t lo, int64_t hi)
+/* The record index of phrase word k at a position within [lo, hi], or -1. Records are in
+ * position order (the analyzer's order, positions never decrease). */
+static long find_at(const scan *s, const hl_phrase *ph, size_t k, int64_t lo, int64_t hi)
 {
     size_t a = 0, b = s->n_r;
     while (a < b) {
@@ -386,7 +395,7 @@ static long find_at(const scan *s, sc_slice t, int64_t lo, int64_t hi)
             b = mid;
     }
     for (size_t i = a; i < s->n_r && (int64_t)s->r[i].pos <= hi; i++)
-        if (sc_slice_eq(s->terms[s->r[i].term], t))
+        if (phrase_term_ok(ph, k, s->terms[s->r[i].term]))
             return (long)i;
     return -1;
 }
@@ -400,14 +409,13 @@ static void mark_phrases(scan *s)
         if (ph->n == 0 || ph->n > 64)
             continue;
         for (size_t i = 0; i < s->n_r; i++) {
-            if (!sc_slice_eq(s->terms[s->r[i].term], ph->terms[0]))
+            if (!phrase_term_ok(ph, 0, s->terms[s->r[i].term]))
                 continue;
             int64_t p0 = (int64_t)s->r[i].pos - ph->pos[0];
             size_t k = 0;
             for (; k < ph->n; k++) {
                 int64_t want = p0 + ph->pos[k];
-                found[k] =
-                    k == 0 ? (long)i : find_at(s, ph->terms[k], want - ph->slop, want + ph->slop);
+                found[k] = k == 0 ? (long)i : find_at(s, ph, k, want - ph->slop, want + ph->slop);
                 if (found[k] < 0)
                     break;
             }

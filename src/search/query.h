@@ -123,6 +123,10 @@ struct sc_query {
             uint32_t *positions;
             size_t n_terms;
             uint32_t slop;
+            /* match_phrase_prefix: the last term is a prefix, expanded at planning into at
+             * most max_expansions indexed terms (in term order) */
+            bool prefix_last;
+            uint32_t max_expansions;
         } phrase;
         /* SC_QUERY_PREFIX */
         struct {

@@ -92,6 +92,22 @@ def test_match_phrase_prefix_last_term(server, shop):
     assert ids(b) == ["0", "1"]
     b = search(server, shop, {"query": {"match_phrase_prefix": {"body": "quick brown fo"}}})
     assert ids(b) == ["3"]
+    # positional: the prefix must follow the phrase ("brown" then "fox..."); "the q" is a
+    # phrase start in doc 3 only ("The quick"), "for t" in doc 2 ("for the")
+    b = search(server, shop, {"query": {"match_phrase_prefix": {"body": "brown qu"}}})
+    assert ids(b) == []
+    b = search(server, shop, {"query": {"match_phrase_prefix": {"body": "for t"}}})
+    assert ids(b) == ["2"]
+    # "l" expands in term order: with 1 expansion only "lamp" ("the lamp" is nowhere)
+    b = search(server, shop, {"query": {"match_phrase_prefix": {"body": {
+        "query": "the l", "max_expansions": 1}}}})
+    assert ids(b) == []
+    b = search(server, shop, {"query": {"match_phrase_prefix": {"body": "the l"}}})
+    assert ids(b) == ["3"]  # "the lazy"
+    got = hl(server, shop, {"match_phrase_prefix": {"body": "quick brown fo"}},
+             {"fields": {"body": {}}})
+    assert got["3"] == {"body": ["The <em>quick</em> <em>brown</em> <em>fox</em> jumps over the "
+                                 "lazy dog. Brown foxes are quick."]}
     q = {"multi_match": {"query": "laptop b", "type": "phrase_prefix", "fields": ["title"]}}
     assert ids(search(server, shop, {"query": q})) == ["1"]
 
