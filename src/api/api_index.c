@@ -260,6 +260,15 @@ void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
             bad = true;
             break;
         }
+        uint64_t b;
+        if (strcmp(key, "translog.flush_threshold_size") == 0 && !json_is_null(v) &&
+            (!sc_setting_parse_bytes(v, &b) || b < 128)) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "failed to parse setting [index.translog.flush_threshold_size]: "
+                           "expected a byte size of at least 128b, e.g. 512mb");
+            bad = true;
+            break;
+        }
     }
     if (!bad) {
         for (size_t i = 0; i < n; i++) {
@@ -274,6 +283,17 @@ void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
                     list[i]->settings.refresh_interval_ms = 1000;
                 if (strcmp(key, "max_result_window") == 0 && json_is_integer(v))
                     list[i]->settings.max_result_window = json_integer_value(v);
+                const json_t *fts = strcmp(key, "translog.flush_threshold_size") == 0 ? v
+                                    : strcmp(key, "translog") == 0 && json_is_object(v)
+                                        ? json_object_get(v, "flush_threshold_size")
+                                        : NULL;
+                uint64_t fts_bytes;
+                if (fts && json_is_null(fts))
+                    fts_bytes = 512ull << 20;
+                if (fts && (json_is_null(fts) || sc_setting_parse_bytes(fts, &fts_bytes))) {
+                    list[i]->settings.flush_threshold_bytes = fts_bytes;
+                    sc_index_set_flush_threshold(list[i], fts_bytes);
+                }
                 if (strcmp(key, "number_of_replicas") == 0 && json_is_integer(v))
                     list[i]->settings.number_of_replicas = (uint32_t)json_integer_value(v);
                 if (json_is_null(v))

@@ -141,6 +141,9 @@ struct sc_shard {
     sc_shard_sched *own_sched; /* a private one when cfg.sched was NULL */
     sc__sched_slot sched_slot; /* the scheduler's record (its mutex) */
     _Atomic bool bg_dirty;     /* writes since the last background refresh */
+    _Atomic uint64_t flush_threshold_bytes; /* flush past this translog size */
+    /* translog replay progress (open.c, during sc_shard_open only) */
+    uint64_t replay_ops, replay_bytes, replay_total;
     /* stats */
     _Atomic uint64_t n_index_ops, n_delete_ops, n_refreshes, n_flushes, n_merges;
     _Atomic uint64_t index_time_ns, refresh_time_ns, flush_time_ns, merge_time_ns;
