@@ -495,55 +495,6 @@ void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp)
     json_end_release(req, resp, &w, list, n);
 }
 
-void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp)
-{
-    sc_index **list;
-    size_t n;
-    if (!resolve(req, resp, req->index, &list, &n))
-        return;
-    uint32_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += list[i]->settings.number_of_shards;
-    sc_jsonw w;
-    sc_rest_json_begin(req, resp, 200, &w);
-    sc_jsonw_obj_begin(&w);
-    shards_header(&w, total, total, total);
-    sc_jsonw_key(&w, "indices");
-    sc_jsonw_obj_begin(&w);
-    for (size_t i = 0; i < n; i++) {
-        sc_jsonw_key(&w, list[i]->name);
-        sc_jsonw_obj_begin(&w);
-        sc_jsonw_key(&w, "shards");
-        sc_jsonw_obj_begin(&w);
-        for (uint32_t s = 0; s < list[i]->settings.number_of_shards; s++) {
-            sc_index_stats st;
-            sc_index_shard_stats(list[i], s, &st);
-            char key[16];
-            snprintf(key, sizeof key, "%u", s);
-            sc_jsonw_key(&w, key);
-            sc_jsonw_arr_begin(&w);
-            sc_jsonw_obj_begin(&w);
-            sc_jsonw_key(&w, "routing");
-            sc_jsonw_obj_begin(&w);
-            sc_jsonw_kv_str(&w, "state", "STARTED");
-            sc_jsonw_kv_bool(&w, "primary", true);
-            sc_jsonw_kv_str(&w, "node", sc_node_id(req->node));
-            sc_jsonw_obj_end(&w);
-            sc_jsonw_kv_int(&w, "num_committed_segments", (int64_t)st.n_segments);
-            sc_jsonw_kv_int(&w, "num_search_segments", (int64_t)st.n_segments);
-            sc_jsonw_key(&w, "segments");
-            sc_jsonw_obj_begin(&w);
-            sc_jsonw_obj_end(&w);
-            sc_jsonw_obj_end(&w);
-            sc_jsonw_arr_end(&w);
-        }
-        sc_jsonw_obj_end(&w);
-        sc_jsonw_obj_end(&w);
-    }
-    sc_jsonw_obj_end(&w);
-    json_end_release(req, resp, &w, list, n);
-}
-
 /* POST /{index}/_close and /_open. Closing flushes the shards; a closed index refuses searches
  * and writes (index_closed_exception) and wildcards skip it; the state survives restarts. */
 static void set_closed(sc_rest_req *req, sc_rest_resp *resp, bool closed)

@@ -177,6 +177,8 @@ sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write
 
 /* Whether the in-memory buffer should become a segment (wlock held). */
 bool sc__shard_buffer_full(const sc_shard *s);
+/* Bytes of the persisted id table files (ids-<gen>.dat) in the shard folder (ids.c). */
+uint64_t sc__ids_file_bytes(const sc_shard *s);
 
 /* Deletes files the shard no longer needs: segments, deletes and id tables neither in the
  * commit m (may be NULL) nor in the writer's set nor being written by a merge; at_open also

@@ -810,6 +810,8 @@ sc_status sc_shard_stats_get(sc_shard *s, bool with_segments, sc_shard_stats *st
     }
     pthread_mutex_unlock(&s->wlock);
     sc_shard_searcher_release(snap);
+    if (with_segments)
+        st->id_table_bytes = sc__ids_file_bytes(s);
     st->translog_bytes = sc_translog_size_bytes(s->tlog);
     st->translog_ops = sc_translog_n_ops(s->tlog);
     st->n_index_ops = atomic_load(&s->n_index_ops);

@@ -245,6 +245,7 @@ typedef struct sc_shard_stats {
     uint64_t index_time_ns, refresh_time_ns, flush_time_ns, merge_time_ns;
     uint64_t merges_current;          /* merges running now */
     sc_shard_segment_stats *segments; /* malloc'd array of n_segments (NULL when not asked) */
+    uint64_t id_table_bytes;          /* the persisted id table files (with_segments only) */
 } sc_shard_stats;
 
 /* Fills *st; with_segments=true also allocates st->segments (free with sc_shard_stats_fini).
