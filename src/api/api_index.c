@@ -341,7 +341,8 @@ static void fanout(sc_rest_req *req, sc_rest_resp *resp, int op)
     for (size_t i = 0; i < n; i++) {
         uint32_t shards = list[i]->settings.number_of_shards;
         total += shards * (1 + list[i]->settings.number_of_replicas);
-        active += shards; /* one node: the primaries; replicas stay unassigned */
+        /* one node: the primaries (not those still recovering); replicas stay unassigned */
+        active += shards - sc_index_n_initializing_shards(list[i]);
         good += op == 0   ? sc_index_refresh(list[i])
                 : op == 1 ? sc_index_flush(list[i])
                           : sc_index_forcemerge(list[i], max_seg);

@@ -84,6 +84,10 @@ def test_listens_and_reports_initializing_while_recovering():
         assert b["items"][0]["index"]["status"] == 503, b
         assert b["items"][0]["index"]["error"]["type"] == "unavailable_shards_exception", b
 
+        # Broadcast actions count only active copies: a recovering shard is not a failure.
+        st, _, b = server.request("POST", "/rec/_refresh")
+        assert st == 200 and b["_shards"]["failed"] == 0 and b["_shards"]["successful"] == 0, b
+
         # Health waits for the recovery like Elasticsearch's wait_for_status.
         st, _, h = server.request("GET", "/_cluster/health?wait_for_status=green&timeout=120s")
         assert st == 200 and h["status"] == "green" and h["initializing_shards"] == 0, h
