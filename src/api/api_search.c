@@ -30,7 +30,7 @@ typedef struct search_run {
 static void run_fini(search_run *run)
 {
     sc_node_release(run->list, run->n);
-    json_decref(run->sp.owned_q);
+    json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
     run->list = NULL;
     run->n = 0;
 }
@@ -153,7 +153,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         /* A later page: the context's own indices, position and page size. */
         run->list = malloc((sc->ctx->n_indices ? sc->ctx->n_indices : 1) * sizeof *run->list);
         if (!run->list) {
-            json_decref(run->sp.owned_q);
+            json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
             sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
             return false;
         }
@@ -170,7 +170,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         sc_cluster_error err;
         sc_status st = sc_node_resolve(req->node, index_expr, &run->list, &run->n, &err);
         if (st != SC_OK) {
-            json_decref(run->sp.owned_q);
+            json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
             if (st == SC_ENOTFOUND)
                 sc_rest_error_index_not_found(req, resp, err.index);
             else if (st == SC_ECLOSED)
@@ -204,7 +204,15 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
-    if (!sc__search_build_queries(req, resp, run->sp.query, run->list, run->n, queries)) {
+    if (!sc__search_build_queries(req, resp, run->sp.query, run->list, run->n,
+                                  (uint32_t)run->sp.size, queries)) {
+        run_fini(run);
+        return false;
+    }
+    sc_query **rrf_queries;
+    size_t n_rrf;
+    if (!sc__search_build_vector(req, resp, &run->sp, run->list, run->n, queries, &rrf_queries,
+                                 &n_rrf)) {
         run_fini(run);
         return false;
     }
@@ -256,7 +264,11 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .sort = run->sp.sort,
                                   .n_sort = run->sp.n_sort,
                                   .search_after = after,
-                                  .only_shards = only};
+                                  .only_shards = only,
+                                  .rrf_queries = rrf_queries,
+                                  .n_rrf = n_rrf,
+                                  .rrf_window = run->sp.vec.rank_window,
+                                  .rrf_rank_constant = run->sp.vec.rank_constant};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;

@@ -469,6 +469,7 @@ static const struct {
     {"range", sc__dsl_q_range},
     {"geo_bounding_box", sc__dsl_q_geo_bounding_box},
     {"geo_distance", sc__dsl_q_geo_distance},
+    {"knn", sc__dsl_q_knn},
 };
 
 sc_status sc__dsl_parse_query(P *p, const json_t *q, sc_query **out)

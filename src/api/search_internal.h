@@ -30,6 +30,13 @@ typedef struct search_parse {
                            resolved with the targets' mappings (sc__search_resolve_sort) */
     size_t n_sort;
     const json_t *search_after; /* borrowed from the body */
+    /* vector search (search_vector.c): kNN clauses and RRF sub-searches ({"query": q} or
+     * {"knn": clause}), held by `owned` (json_decref it with owned_q) */
+    struct {
+        json_t *owned, *knn, *subs;
+        bool rrf;
+        uint32_t rank_constant, rank_window;
+    } vec;
 } search_parse;
 
 /* Parses a search body (may be NULL) and the URL parameters into sp. `count` restricts the
@@ -48,7 +55,22 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
 /* Builds the query tree of each of the n indices into out[0..n) (arena). With n == 0 the query
  * is still validated. Writes the DSL error into resp and returns false on failure. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
-                              sc_index **list, size_t n, sc_query **out);
+                              sc_index **list, size_t n, uint32_t default_k, sc_query **out);
+/* Parses `json` (a query, or a kNN clause when knn; knn k defaults to default_k) with ix's
+ * mapping into *out (arena); on failure writes the error into resp and returns false. */
+bool sc__search_parse_for_index(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix,
+                                const json_t *json, bool knn, uint32_t default_k, sc_query **out);
+
+/* Reads `knn`, `rank` and `retriever` of a search body into sp->vec (a retriever may also set
+ * sp->query). Writes a 400 into resp and returns false on a bad shape (sp->vec then empty). */
+bool sc__search_parse_vector(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
+                             search_parse *sp);
+/* With kNN clauses: ORs them into queries[i] (built from sp->query, or replacing the match_all
+ * a missing query gave); with RRF: builds every sub-search per index into *rrf_queries
+ * (sub j of index i at [j * n + i], arena) and *n_rrf. 400 into resp and false on error. */
+bool sc__search_build_vector(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                             sc_index **list, size_t n, sc_query **queries,
+                             sc_query ***rrf_queries, size_t *n_rrf);
 
 /* Writes the "_shards" member of a search or count response. */
 void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r);

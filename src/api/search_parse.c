@@ -35,6 +35,19 @@ static sc_dsl_field_kind env_kind(void *ctx, sc_slice field)
     }
 }
 
+static sc_status env_vector(void *ctx, sc_slice field, sc_vec_params *out, bool *indexed)
+{
+    dsl_ctx *d = ctx;
+    const sc_mapping_field *f = sc_mapping_find(d->m, field);
+    if (!f)
+        return SC_ENOTFOUND;
+    if (f->type != SC_MAPPING_DENSE_VECTOR || f->vec.dims == 0)
+        return f->type == SC_MAPPING_DENSE_VECTOR ? SC_ENOTFOUND : SC_EINVAL;
+    *out = f->vec;
+    *indexed = f->index;
+    return SC_OK;
+}
+
 static sc_status env_analyze(void *ctx, sc_slice field, const char *analyzer, sc_slice text,
                              sc_arena *a, sc_dsl_token **toks, size_t *n)
 {
@@ -390,6 +403,9 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                                             "suggest",
                                             "script_fields",
                                             "ext",
+                                            "knn",
+                                            "rank",
+                                            "retriever",
                                             NULL};
         const char *k;
         json_t *v;
@@ -559,6 +575,8 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
     const char *src = sc_rest_param_get(req, "_source");
     if (src && strcmp(src, "false") == 0)
         sp->source = false;
+    if (body && !sc__search_parse_vector(req, resp, body, sp))
+        return false;
     const char *q = sc_rest_param_get(req, "q");
     if (q) {
         json_t *qs = json_object();
@@ -650,9 +668,47 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
     return true;
 }
 
+/* Parses `json` (a query, or a kNN clause when knn) with ix's mapping into *out; on failure
+ * writes the DSL error into resp and returns false. */
+bool sc__search_parse_for_index(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix,
+                                const json_t *json, bool knn, uint32_t default_k, sc_query **out)
+{
+    dsl_ctx d = {.ix = ix, .m = sc_index_mapping(ix), .arena = req->arena};
+    sc_dsl_env env = {.ctx = &d,
+                      .analyze = env_analyze,
+                      .field_kind = env_kind,
+                      .encode_term = env_encode,
+                      .default_fields = env_default_fields,
+                      .analyzer_for = env_analyzer_for,
+                      .analyzer_named = env_analyzer_named,
+                      .encode_range = env_encode_range,
+                      .encode_term_range = env_encode_term_range,
+                      .encode_cidr = env_encode_cidr,
+                      .vector_field = env_vector,
+                      .knn_default_k = default_k};
+    sc_dsl_error err;
+    sc_status st = knn ? sc_dsl_parse_knn(&env, req->arena, json, out, &err)
+                       : sc_dsl_parse(&env, req->arena, json, out, &err);
+    sc_mapping_unref(d.m);
+    if (st == SC_OK)
+        return true;
+    if (st == SC_ENOMEM || st == SC_ELIMIT) {
+        sc_rest_error(req, resp, st == SC_ELIMIT ? 429 : 500,
+                      st == SC_ELIMIT ? "circuit_breaking_exception" : "exception",
+                      st == SC_ELIMIT ? "[request] Data too large" : "out of memory", NULL, 0);
+    } else if (err.type && !strcmp(err.type, "query_shard_exception")) {
+        sc_rest_kv kv[] = {{"index", ix->name}, {"index_uuid", ix->uuid}};
+        sc_rest_error(req, resp, 400, err.type, err.reason, kv, 2);
+    } else {
+        sc_rest_error(req, resp, err.status ? err.status : 400,
+                      err.type ? err.type : "parsing_exception", err.reason, NULL, 0);
+    }
+    return false;
+}
+
 /* Builds the query tree of each index. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
-                              sc_index **list, size_t n, sc_query **out)
+                              sc_index **list, size_t n, uint32_t default_k, sc_query **out)
 {
     if (n == 0 && query) {
         /* No target index: still validate the query as Elasticsearch parses it up front. */
@@ -673,30 +729,8 @@ bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t
             }
             continue;
         }
-        dsl_ctx d = {.ix = list[i], .m = sc_index_mapping(list[i]), .arena = req->arena};
-        sc_dsl_env env = {.ctx = &d,
-                          .analyze = env_analyze,
-                          .field_kind = env_kind,
-                          .encode_term = env_encode,
-                          .default_fields = env_default_fields,
-                          .analyzer_for = env_analyzer_for,
-                          .analyzer_named = env_analyzer_named,
-                          .encode_range = env_encode_range,
-                          .encode_term_range = env_encode_term_range,
-                          .encode_cidr = env_encode_cidr};
-        sc_dsl_error err;
-        sc_status st = sc_dsl_parse(&env, req->arena, query, &out[i], &err);
-        sc_mapping_unref(d.m);
-        if (st != SC_OK) {
-            if (err.type && !strcmp(err.type, "query_shard_exception")) {
-                sc_rest_kv kv[] = {{"index", list[i]->name}, {"index_uuid", list[i]->uuid}};
-                sc_rest_error(req, resp, 400, err.type, err.reason, kv, 2);
-            } else {
-                sc_rest_error(req, resp, err.status ? err.status : 400,
-                              err.type ? err.type : "parsing_exception", err.reason, NULL, 0);
-            }
+        if (!sc__search_parse_for_index(req, resp, list[i], query, false, default_k, &out[i]))
             return false;
-        }
     }
     return true;
 }

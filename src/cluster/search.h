@@ -60,6 +60,14 @@ typedef struct sc_search_request {
      * index i is searched only if only_shards[i] (a bitmask over its shards, ceil(shards / 64)
      * words) has bit s. NULL = every shard. */
     const uint64_t *const *only_shards;
+    /* Reciprocal rank fusion (rank.rrf, the rrf retriever; cluster/search_rrf.c): n_rrf > 0
+     * sub-searches replace `queries`; sub j's tree for index i is rrf_queries[j * n_indices +
+     * i]. Each sub-search's global top rrf_window hits are ranked (from 1) on the same pinned
+     * snapshots and a doc scores sum(1 / (rrf_rank_constant + rank)) over the sub-searches that
+     * rank it. */
+    sc_query *const *rrf_queries;
+    size_t n_rrf;
+    uint32_t rrf_window, rrf_rank_constant;
 } sc_search_request;
 
 typedef struct sc_result_hit {

@@ -33,6 +33,7 @@ typedef enum sc_query_kind {
     SC_QUERY_RANGE,      /* numeric values in inclusive ranges (search/range.h), constant */
     SC_QUERY_GEO,        /* geo points in a box or within a distance (search/geo.h), constant */
     SC_QUERY_TERM_RANGE, /* terms between two bounds in byte order (TermRangeQuery) */
+    SC_QUERY_KNN,        /* the k nearest vectors of a dense_vector field (search/knn.c) */
 } sc_query_kind;
 
 /* A geo query's shape, in degrees (Elasticsearch's geo_bounding_box and geo_distance). */
@@ -200,6 +201,19 @@ struct sc_query {
             bool has_lo, has_hi, incl_lo, incl_hi;
             sc_query_rewrite rewrite;
         } term_range;
+        /* SC_QUERY_KNN: the shard's k docs nearest to `vector` (dims floats, normalized by
+         * the caller for cosine fields) among those `filter` accepts (NULL: all), searching
+         * num_candidates per segment (the HNSW beam); hits whose raw similarity fails
+         * `similarity` (NaN: none) are dropped. Scores are Elasticsearch's vector scores
+         * times boost. */
+        struct {
+            sc_slice field;
+            float *vector;
+            uint32_t dims;
+            uint32_t k, num_candidates;
+            sc_query *filter;
+            float similarity;
+        } knn;
     } u;
 };
 
@@ -239,6 +253,11 @@ sc_query *sc_query_geo(sc_arena *a, sc_slice field, const sc_geo_shape *shape);
 /* A term range (lo / hi NULL: open). */
 sc_query *sc_query_term_range(sc_arena *a, sc_slice field, const sc_slice *lo, const sc_slice *hi,
                               bool incl_lo, bool incl_hi);
+
+/* A kNN query (vector copied; filter borrowed from the same arena, may be NULL;
+ * similarity NaN for none). */
+sc_query *sc_query_knn(sc_arena *a, sc_slice field, const float *vector, uint32_t dims, uint32_t k,
+                       uint32_t num_candidates, sc_query *filter, float similarity);
 
 /* Appends a clause to a bool node (child is borrowed: it must live in the same arena).
  * SC_ENOMEM when the arena is exhausted, SC_ELIMIT past SC_QUERY_MAX_CLAUSE_COUNT clauses
