@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/bulk_parse.h"
 #include "api/docs.h"
 #include "api/handlers.h"
 #include "api/internal.h"
@@ -12,40 +13,27 @@
 #include "cluster/node.h"
 #include "cluster/ops.h"
 
-typedef enum item_kind { IT_INDEX, IT_CREATE, IT_UPDATE, IT_DELETE, IT_BAD } item_kind;
+typedef enum item_kind {
+    IT_INDEX,
+    IT_CREATE,
+    IT_UPDATE,
+    IT_DELETE,
+    IT_BAD
+} item_kind;
 
 typedef struct bulk_item {
     item_kind kind;
-    const char *op_name;   /* "index", ... as it appears in the response */
-    const char *index;     /* arena */
-    sc_slice id;           /* arena */
+    const char *op_name; /* "index", ... as it appears in the response */
+    const char *index;   /* arena */
+    sc_slice id;         /* arena */
     sc_slice routing;
-    sc_slice source;       /* borrowed from the body */
+    sc_slice source; /* borrowed from the body */
     int64_t if_seq_no, if_primary_term;
-    sc_index *ix;          /* reference */
+    sc_index *ix; /* reference */
     sc_doc_result r;
+    /* An error of the action line found while parsing, applied once the source is read. */
+    const char *pending_type, *pending_reason;
 } bulk_item;
-
-static sc_slice next_line(sc_slice *rest)
-{
-    const uint8_t *nl = memchr(rest->ptr, '\n', rest->len);
-    size_t len = nl ? (size_t)(nl - rest->ptr) : rest->len;
-    sc_slice line = sc_slice_make(rest->ptr, len);
-    size_t adv = nl ? len + 1 : len;
-    rest->ptr += adv;
-    rest->len -= adv;
-    while (line.len && (line.ptr[line.len - 1] == '\r' || line.ptr[line.len - 1] == ' '))
-        line.len--;
-    return line;
-}
-
-static bool blank(sc_slice s)
-{
-    for (size_t i = 0; i < s.len; i++)
-        if (s.ptr[i] != ' ' && s.ptr[i] != '\t' && s.ptr[i] != '\r')
-            return false;
-    return true;
-}
 
 static void item_error(bulk_item *it, int status, const char *type, const char *reason)
 {
@@ -55,81 +43,32 @@ static void item_error(bulk_item *it, int status, const char *type, const char *
     sc_cluster_error_set(&it->r.err, status, type, "%s", reason);
 }
 
-static char *arena_str(sc_arena *a, const char *s)
-{
-    return sc_arena_strndup(a, s, strlen(s));
-}
-
-/* Parses one action line into it; returns false when the whole request must fail. */
+/* Parses one action line into it; returns false when the whole request must fail (errbuf). */
 static bool parse_action(sc_rest_req *req, sc_slice line, size_t lineno, bulk_item *it,
-                         char *errbuf, size_t errcap)
+                         char *errbuf, size_t errcap, bool *extra_keys)
 {
-    json_error_t jerr;
-    json_t *a = sc__api_json_loadb(line, &jerr);
-    if (!json_is_object(a) || json_object_size(a) != 1) {
-        if (!a)
-            snprintf(errbuf, errcap, "[%zu:%d] Unexpected character in bulk action: %s", lineno,
-                     jerr.column, jerr.text);
-        else
-            snprintf(errbuf, errcap,
-                     "Malformed action/metadata line [%zu], expected START_OBJECT with a single "
-                     "action",
-                     lineno);
-        json_decref(a);
+    sc_bulk_action a;
+    sc_status st = sc_bulk_parse_action(line, lineno, req->arena, &a, errbuf, errcap);
+    if (st == SC_ENOMEM) {
+        snprintf(errbuf, errcap, "[request] Data too large for the request budget");
         return false;
     }
-    void *iter = json_object_iter(a);
-    const char *op = json_object_iter_key(iter);
-    json_t *meta = json_object_iter_value(iter);
-    if (!strcmp(op, "index"))
-        it->kind = IT_INDEX, it->op_name = "index";
-    else if (!strcmp(op, "create"))
-        it->kind = IT_CREATE, it->op_name = "create";
-    else if (!strcmp(op, "update"))
-        it->kind = IT_UPDATE, it->op_name = "update";
-    else if (!strcmp(op, "delete"))
-        it->kind = IT_DELETE, it->op_name = "delete";
-    else {
-        snprintf(errbuf, errcap,
-                 "Malformed action/metadata line [%zu], expected one of [create, delete, index, "
-                 "update] but found [%.64s]",
-                 lineno, op);
-        json_decref(a);
+    if (st != SC_OK)
         return false;
-    }
-    if (!json_is_object(meta)) {
-        snprintf(errbuf, errcap, "Malformed action/metadata line [%zu], expected START_OBJECT",
-                 lineno);
-        json_decref(a);
-        return false;
-    }
-    json_t *v;
-    it->index = req->index;
-    if ((v = json_object_get(meta, "_index")) && json_is_string(v))
-        it->index = arena_str(req->arena, json_string_value(v));
-    if ((v = json_object_get(meta, "_id"))) {
-        char buf[64];
-        const char *s = json_is_string(v) ? json_string_value(v) : NULL;
-        if (json_is_integer(v)) {
-            snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
-            s = buf;
-        }
-        if (s) {
-            char *c = arena_str(req->arena, s);
-            it->id = c ? sc_slice_cstr(c) : sc_slice_make(NULL, 0);
-        }
-    }
-    if (((v = json_object_get(meta, "routing")) || (v = json_object_get(meta, "_routing"))) &&
-        json_is_string(v)) {
-        char *c = arena_str(req->arena, json_string_value(v));
-        it->routing = c ? sc_slice_cstr(c) : sc_slice_make(NULL, 0);
-    }
-    it->if_seq_no = -2;
-    if ((v = json_object_get(meta, "if_seq_no")) && json_is_integer(v))
-        it->if_seq_no = json_integer_value(v);
-    if ((v = json_object_get(meta, "if_primary_term")) && json_is_integer(v))
-        it->if_primary_term = json_integer_value(v);
-    json_decref(a);
+    static const item_kind kinds[] = {[SC_BULK_INDEX] = IT_INDEX,
+                                      [SC_BULK_CREATE] = IT_CREATE,
+                                      [SC_BULK_UPDATE] = IT_UPDATE,
+                                      [SC_BULK_DELETE] = IT_DELETE};
+    it->kind = kinds[a.op];
+    it->op_name = a.op_name;
+    it->index = a.index ? a.index : req->index;
+    it->id = a.id;
+    it->routing = a.routing;
+    it->if_seq_no = a.if_seq_no;
+    it->if_primary_term = a.if_primary_term;
+    *extra_keys |= a.extra_key != NULL;
+    if (a.item_error_type)
+        it->pending_type = a.item_error_type, it->pending_reason = a.item_error_reason;
     return true;
 }
 
@@ -144,15 +83,16 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
     bulk_item *items = sc_arena_alloc(req->arena, cap * sizeof *items);
     size_t lineno = 0;
     char errbuf[512];
+    bool extra_keys = false;
     if (!items) {
         sc_rest_error(req, resp, 429, "circuit_breaking_exception",
                       "[request] Data too large for the request budget", NULL, 0);
         return;
     }
     while (rest.len) {
-        sc_slice line = next_line(&rest);
+        sc_slice line = sc_bulk_next_line(&rest);
         lineno++;
-        if (blank(line))
+        if (sc_bulk_blank(line))
             continue;
         if (n == cap) {
             bulk_item *bigger = sc_arena_alloc(req->arena, cap * 2 * sizeof *items);
@@ -167,7 +107,7 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
         }
         bulk_item *it = &items[n];
         memset(it, 0, sizeof *it);
-        if (!parse_action(req, line, lineno, it, errbuf, sizeof errbuf)) {
+        if (!parse_action(req, line, lineno, it, errbuf, sizeof errbuf, &extra_keys)) {
             sc_rest_error(req, resp, 400, "illegal_argument_exception", errbuf, NULL, 0);
             goto out;
         }
@@ -178,8 +118,12 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
                               "The bulk request must be terminated by a newline [\\n]", NULL, 0);
                 goto out;
             }
-            it->source = next_line(&rest);
+            it->source = sc_bulk_next_line(&rest);
             lineno++;
+        }
+        if (it->pending_type) {
+            item_error(it, 400, it->pending_type, it->pending_reason);
+            continue;
         }
         if (!it->index) {
             item_error(it, 400, "action_request_validation_exception",
@@ -306,6 +250,8 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
     bool errors = false;
     for (size_t k = 0; k < n; k++)
         errors |= items[k].r.result == NULL;
+    if (extra_keys)
+        resp->warning = SC_BULK_EXTRA_KEYS_WARNING;
     sc_jsonw w;
     sc_rest_json_begin(req, resp, 200, &w);
     sc_jsonw_obj_begin(&w);

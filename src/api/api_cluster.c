@@ -74,6 +74,8 @@ static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_i
 typedef struct health {
     int rank; /* 0 green, 1 yellow, 2 red */
     uint64_t shards, unassigned;
+    uint64_t failed_primaries; /* shards that failed to open: red */
+    bool missing;              /* a named index does not exist (yet): red */
 } health;
 
 static const char *const health_names[] = {"green", "yellow", "red"};
@@ -87,15 +89,19 @@ static void health_of(sc_rest_req *req, health *h)
     if (sc_node_resolve_ex(req->node, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n, &err) !=
         SC_OK) {
         h->rank = 2;
+        h->missing = true;
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        h->shards += list[i]->settings.number_of_shards;
+        uint32_t failed = sc_index_n_failed_shards(list[i]);
+        h->shards += list[i]->settings.number_of_shards - failed;
+        h->failed_primaries += failed;
         h->unassigned +=
-            (uint64_t)list[i]->settings.number_of_shards * list[i]->settings.number_of_replicas;
+            (uint64_t)list[i]->settings.number_of_shards * list[i]->settings.number_of_replicas +
+            failed;
     }
     sc_node_release(list, n);
-    h->rank = h->unassigned ? 1 : 0;
+    h->rank = h->failed_primaries ? 2 : h->unassigned ? 1 : 0;
 }
 
 /* GET /_cluster/health[/{index}]: with wait_for_status, polls until the health is at least as
@@ -126,7 +132,7 @@ void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
     health h;
     health_of(req, &h);
     bool timed_out = false;
-    if (want_rank >= 0 || h.rank == 2) {
+    if (want_rank >= 0 || h.missing) {
         /* A missing index is waited for too (it may be created meanwhile). */
         int goal = want_rank >= 0 ? want_rank : 1;
         uint64_t deadline =
@@ -151,7 +157,7 @@ void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
     sc_jsonw_kv_int(&w, "relocating_shards", 0);
     sc_jsonw_kv_int(&w, "initializing_shards", 0);
     sc_jsonw_kv_int(&w, "unassigned_shards", (int64_t)h.unassigned);
-    sc_jsonw_kv_int(&w, "unassigned_primary_shards", 0);
+    sc_jsonw_kv_int(&w, "unassigned_primary_shards", (int64_t)h.failed_primaries);
     sc_jsonw_kv_int(&w, "delayed_unassigned_shards", 0);
     sc_jsonw_kv_int(&w, "number_of_pending_tasks", 0);
     sc_jsonw_kv_int(&w, "number_of_in_flight_fetch", 0);
@@ -220,6 +226,14 @@ static void table_write(sc_rest_resp *resp, table *t, bool header)
     }
 }
 
+/* red when a primary failed to open, yellow when replicas cannot be placed on one node. */
+static const char *index_health(const sc_index *ix)
+{
+    if (sc_index_n_failed_shards(ix))
+        return "red";
+    return ix->settings.number_of_replicas ? "yellow" : "green";
+}
+
 void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
@@ -240,8 +254,7 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
             char size[32];
             human_bytes(size, sizeof size, s.store_bytes);
             sc_jsonw_obj_begin(&w);
-            sc_jsonw_kv_str(&w, "health",
-                            list[i]->settings.number_of_replicas ? "yellow" : "green");
+            sc_jsonw_kv_str(&w, "health", index_health(list[i]));
             bool closed = atomic_load(&list[i]->closed);
             sc_jsonw_kv_str(&w, "status", closed ? "close" : "open");
             sc_jsonw_kv_str(&w, "index", list[i]->name);
@@ -293,7 +306,7 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
         char size[32];
         human_bytes(size, sizeof size, s.store_bytes);
         const char **row = t.cells + (i + 1) * nc;
-        row[0] = list[i]->settings.number_of_replicas ? "yellow" : "green";
+        row[0] = index_health(list[i]);
         bool closed = atomic_load(&list[i]->closed);
         row[1] = closed ? "close" : "open";
         row[2] = sc_arena_strndup(req->arena, list[i]->name, strlen(list[i]->name));
@@ -323,15 +336,17 @@ void sc_api_cat_health(sc_rest_req *req, sc_rest_resp *resp)
     size_t n;
     if (!resolve(req, resp, NULL, &list, &n))
         return;
-    uint64_t shards = 0, unassigned = 0;
+    uint64_t shards = 0, unassigned = 0, failed = 0;
     for (size_t i = 0; i < n; i++) {
-        shards += list[i]->settings.number_of_shards;
+        uint32_t f = sc_index_n_failed_shards(list[i]);
+        failed += f;
+        shards += list[i]->settings.number_of_shards - f;
         unassigned +=
-            (uint64_t)list[i]->settings.number_of_shards * list[i]->settings.number_of_replicas;
+            (uint64_t)list[i]->settings.number_of_shards * list[i]->settings.number_of_replicas + f;
     }
     sc_node_release(list, n);
     int64_t now = sc_clock_wall_ms();
-    const char *status = unassigned ? "yellow" : "green";
+    const char *status = failed ? "red" : unassigned ? "yellow" : "green";
     double pct =
         shards + unassigned ? 100.0 * (double)shards / (double)(shards + unassigned) : 100.0;
     if (want_json(req)) {

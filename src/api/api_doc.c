@@ -115,7 +115,7 @@ static bool write_params(sc_rest_req *req, sc_rest_resp *resp, sc_doc_write *w)
     return true;
 }
 
-static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, const char *id)
+static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_slice id)
 {
     sc_doc_write w = {.op = op};
     if (!write_params(req, resp, &w))
@@ -124,21 +124,21 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, con
     if (op_type && !strcmp(op_type, "create"))
         w.op = SC_DOC_CREATE;
     char auto_id[24];
-    if (!id) {
+    if (!id.ptr) {
         sc__api_auto_id(auto_id);
-        id = auto_id;
+        id = sc_slice_cstr(auto_id);
         w.op = SC_DOC_CREATE;
     }
-    if (strlen(id) > 512) {
+    if (id.len > 512) {
         sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
                        "id [%.32s...] is too long, must be no longer than 512 bytes but was: %zu",
-                       id, strlen(id));
+                       (const char *)id.ptr, id.len);
         return;
     }
-    w.id = sc_slice_cstr(id);
+    w.id = id;
     if (op != SC_DOC_DELETE) {
         json_t *body;
-        if (!sc__api_body_json(req, resp, true, &body))
+        if (!sc__api_body_json_doc(req, resp, true, &body))
             return;
         json_decref(body);
         w.source = req->body;
@@ -206,14 +206,21 @@ static void get_common(sc_rest_req *req, sc_rest_resp *resp, bool source_only)
     }
     const char *routing = sc_rest_param_get(req, "routing");
     sc_doc_get g;
-    sc_status st =
-        sc_index_get(ix, sc_slice_cstr(req->id),
-                     routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0), req->arena, &g);
+    sc_status st = sc_index_get(
+        ix, req->id, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0), req->arena, &g);
     if (st == SC_ECLOSED) {
         sc_cluster_error err;
         sc_cluster_error_closed(&err, ix);
         sc_index_unref(ix);
         sc__api_cluster_error(req, resp, &err);
+        return;
+    }
+    if (st == SC_EIO) {
+        /* the shard the id routes to is not available (it failed to open) */
+        sc_rest_errorf(req, resp, 503, "no_shard_available_action_exception",
+                       "No shard available for [get [%s][%s]]", ix->name,
+                       sc__api_printable(req, req->id));
+        sc_index_unref(ix);
         return;
     }
     if (st != SC_OK) {
@@ -229,9 +236,10 @@ static void get_common(sc_rest_req *req, sc_rest_resp *resp, bool source_only)
     }
     if (source_only) {
         if (!g.found) {
+            const char *shown = sc__api_printable(req, req->id);
             char reason[600];
-            snprintf(reason, sizeof reason, "Document not found [%s]/[%s]", ix->name, req->id);
-            sc_rest_kv kv[] = {{"resource.type", "document"}, {"resource.id", req->id}};
+            snprintf(reason, sizeof reason, "Document not found [%s]/[%s]", ix->name, shown);
+            sc_rest_kv kv[] = {{"resource.type", "document"}, {"resource.id", shown}};
             sc_rest_error(req, resp, 404, "resource_not_found_exception", reason, kv, 2);
         } else {
             sc_vec_clear(&resp->body);
@@ -245,7 +253,8 @@ static void get_common(sc_rest_req *req, sc_rest_resp *resp, bool source_only)
     sc_rest_json_begin(req, resp, g.found ? 200 : 404, &w);
     sc_jsonw_obj_begin(&w);
     sc_jsonw_kv_str(&w, "_index", ix->name);
-    sc_jsonw_kv_str(&w, "_id", req->id);
+    sc_jsonw_key(&w, "_id");
+    sc_jsonw_strn(&w, req->id);
     if (g.found) {
         sc_jsonw_kv_int(&w, "_version", g.version);
         sc_jsonw_kv_int(&w, "_seq_no", g.seq_no);
@@ -386,7 +395,7 @@ sc_status sc__api_update(sc_rest_req *req, sc_index *ix, sc_slice id, sc_slice r
 void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
 {
     json_t *body;
-    if (!sc__api_body_json(req, resp, true, &body))
+    if (!sc__api_body_json_doc(req, resp, true, &body))
         return;
     sc_cluster_error err;
     sc_index *ix = sc__api_index_for_write(req, req->index, &err);
@@ -397,9 +406,8 @@ void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
     }
     const char *routing = sc_rest_param_get(req, "routing");
     sc_doc_result r;
-    sc_status st =
-        sc__api_update(req, ix, sc_slice_cstr(req->id),
-                       routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0), body, &r);
+    sc_status st = sc__api_update(
+        req, ix, req->id, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0), body, &r);
     json_decref(body);
     if (st != SC_OK) {
         sc_index_unref(ix);
@@ -417,16 +425,24 @@ void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
     sc_jsonw jw;
     sc_rest_json_begin(req, resp, r.status, &jw);
     sc_jsonw_obj_begin(&jw);
-    sc__api_write_result(&jw, ix->name, sc_slice_cstr(req->id), ix, &r, false);
+    sc__api_write_result(&jw, ix->name, req->id, ix, &r, false);
     sc_jsonw_obj_end(&jw);
     sc_rest_json_end(req, resp, &jw);
     sc_index_unref(ix);
 }
 
+/* A JSON string as a byte string (it may hold NUL); {NULL, 0} when v is not a string. */
+static sc_slice json_bytes(const json_t *v)
+{
+    return json_is_string(v) ? sc_slice_make(json_string_value(v), json_string_length(v))
+                             : sc_slice_make(NULL, 0);
+}
+
 void sc_api_mget(sc_rest_req *req, sc_rest_resp *resp)
 {
     json_t *body;
-    if (!sc__api_body_json(req, resp, true, &body))
+    /* Ids and routing values are byte strings and may hold NUL; index names may not. */
+    if (!sc__api_body_json_doc(req, resp, true, &body))
         return;
     json_t *docs = json_object_get(body, "docs");
     json_t *ids = json_object_get(body, "ids");
@@ -443,36 +459,56 @@ void sc_api_mget(sc_rest_req *req, sc_rest_resp *resp)
     sc_jsonw_key(&w, "docs");
     sc_jsonw_arr_begin(&w);
     for (size_t i = 0; i < n; i++) {
-        const char *index = req->index, *id = NULL, *routing = NULL;
+        const char *index = req->index;
+        sc_slice id = {0}, routing = {0};
+        bool bad_index = false;
         if (json_is_array(docs)) {
             json_t *d = json_array_get(docs, i);
             json_t *ji = json_object_get(d, "_index");
-            if (json_is_string(ji))
+            if (json_is_string(ji)) {
                 index = json_string_value(ji);
-            id = json_string_value(json_object_get(d, "_id"));
-            routing = json_string_value(json_object_get(d, "routing"));
+                bad_index = strlen(index) != json_string_length(ji);
+            }
+            id = json_bytes(json_object_get(d, "_id"));
+            routing = json_bytes(json_object_get(d, "routing"));
         } else {
-            id = json_string_value(json_array_get(ids, i));
+            id = json_bytes(json_array_get(ids, i));
         }
         sc_jsonw_obj_begin(&w);
-        if (!index || !id) {
+        if (!index || !id.ptr || bad_index) {
             sc_jsonw_kv_str(&w, "_index", index ? index : "");
-            sc_jsonw_kv_str(&w, "_id", id ? id : "");
+            sc_jsonw_key(&w, "_id");
+            sc_jsonw_strn(&w, id);
             sc_jsonw_key(&w, "error");
             sc_jsonw_obj_begin(&w);
-            sc_jsonw_kv_str(&w, "type", "illegal_argument_exception");
-            sc_jsonw_kv_str(&w, "reason", index ? "id is missing" : "index is missing");
+            sc_jsonw_kv_str(&w, "type",
+                            bad_index ? "invalid_index_name_exception"
+                                      : "illegal_argument_exception");
+            sc_jsonw_kv_str(&w, "reason",
+                            bad_index ? "Invalid index name, must not contain a NUL byte"
+                            : index   ? "id is missing"
+                                      : "index is missing");
             sc_jsonw_obj_end(&w);
             sc_jsonw_obj_end(&w);
             continue;
         }
         sc_index *ix = sc_node_index(req->node, index);
         sc_jsonw_kv_str(&w, "_index", index);
-        sc_jsonw_kv_str(&w, "_id", id);
+        sc_jsonw_key(&w, "_id");
+        sc_jsonw_strn(&w, id);
         sc_doc_get g = {0};
-        if (!ix || sc_index_get(ix, sc_slice_cstr(id),
-                                routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0),
-                                req->arena, &g) != SC_OK) {
+        sc_status gst = ix ? sc_index_get(ix, id, routing, req->arena, &g) : SC_ENOTFOUND;
+        if (gst == SC_EIO) {
+            sc_jsonw_key(&w, "error");
+            sc_jsonw_obj_begin(&w);
+            sc_jsonw_kv_str(&w, "type", "no_shard_available_action_exception");
+            sc_jsonw_kv_str(&w, "reason", "No shard available for the document");
+            sc_jsonw_obj_end(&w);
+            sc_jsonw_obj_end(&w);
+            sc_index_unref(ix);
+            continue;
+        }
+        if (gst != SC_OK) {
             if (ix && atomic_load(&ix->closed)) {
                 sc_jsonw_key(&w, "error");
                 sc_jsonw_obj_begin(&w);

@@ -196,6 +196,10 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
             run_fini(run);
             return false;
         }
+        if (!count && !sc__search_check_sort(req, resp, &run->sp, run->list[i])) {
+            run_fini(run);
+            return false;
+        }
     }
     sc_query **queries = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *queries);
     if (!queries) {
@@ -224,10 +228,10 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     }
     if (sc && sc->opening) {
         char *text = scroll_body_text(body, &run->sp);
-        sc_status ost = sc_scroll_open(req->node, run->list, run->n, text,
-                                       sc_rest_param_get(req, "routing"),
-                                       sc_rest_param_get(req, "preference"),
-                                       (uint32_t)run->sp.size, sc->keep_alive_ms, &sc->ctx);
+        sc_status ost =
+            sc_scroll_open(req->node, run->list, run->n, text, sc_rest_param_get(req, "routing"),
+                           sc_rest_param_get(req, "preference"), (uint32_t)run->sp.size,
+                           sc->keep_alive_ms, &sc->ctx);
         free(text);
         if (ost != SC_OK) {
             sc_rest_error(req, resp, 500, "exception", "cannot open the scroll context", NULL, 0);
@@ -574,9 +578,13 @@ void sc_api_msearch(sc_rest_req *req, sc_rest_resp *resp)
         json_t *b = sc__api_json_loadb(bodyl, &jerr);
         sc_rest_resp item;
         sc_rest_resp_init(&item);
+        char nul_path[256];
         if (!json_is_object(h) || !json_is_object(b)) {
             sc_rest_errorf(req, &item, 400, "x_content_parse_exception",
                            "[%zu:1] malformed _msearch line", lineno);
+        } else if (sc__api_json_find_nul(h, NULL, nul_path, sizeof nul_path) ||
+                   sc__api_json_find_nul(b, NULL, nul_path, sizeof nul_path)) {
+            sc__api_error_nul(req, &item, nul_path);
         } else {
             const char *ixs = req->index;
             json_t *hi = json_object_get(h, "index");

@@ -12,6 +12,7 @@ void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_cat_health(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_cat_count(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_cat_shards(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_nodes_stats(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_tasks(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_tasks_cancel(sc_rest_req *req, sc_rest_resp *resp);

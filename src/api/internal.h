@@ -13,7 +13,20 @@
  * `required` is false. On malformed JSON writes a 400 x_content_parse_exception / parse
  * exception with line and column into resp and returns false. Caller json_decref()s *out. */
 bool sc__api_body_json(sc_rest_req *req, sc_rest_resp *resp, bool required, json_t **out);
-/* Parses bytes as JSON; on failure fills err (line/column/text). */
+/* The same, also refusing (400 illegal_argument_exception naming the key) a body in which any
+ * string holds a NUL byte ("\u0000"): everything read from such bodies is used as C strings,
+ * which would be cut short. sc__api_body_json is this check plus parsing; sc__api_body_json_doc
+ * parses only, for bodies whose strings are byte strings (documents, mget ids). */
+bool sc__api_body_json_doc(sc_rest_req *req, sc_rest_resp *resp, bool required, json_t **out);
+/* The dotted path of the first string (or the value of `skip` members, when skip is given, are
+ * passed over) in v holding a NUL byte, written into path (cap bytes); false when none. */
+bool sc__api_json_find_nul(const json_t *v, const char *const *skip, char *path, size_t cap);
+/* Writes 400 illegal_argument_exception "[path] holds a NUL byte ...". */
+void sc__api_error_nul(sc_rest_req *req, sc_rest_resp *resp, const char *path);
+/* An arena copy of bytes for messages, NUL bytes shown as \u0000. */
+const char *sc__api_printable(sc_rest_req *req, sc_slice s);
+/* Parses bytes as JSON (strings may hold NUL: check with sc__api_json_find_nul); on failure
+ * fills err (line/column/text). */
 json_t *sc__api_json_loadb(sc_slice s, json_error_t *err);
 /* Writes a jansson value through the streaming writer (shortest doubles, escapes). */
 void sc__api_json_write(sc_jsonw *w, const json_t *v);

@@ -185,7 +185,97 @@ json_t *sc__api_json_loadb(sc_slice s, json_error_t *err)
     return json_loadb((const char *)s.ptr, s.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, err);
 }
 
+static bool find_nul(const json_t *v, const char *const *skip, char *path, size_t cap, size_t at)
+{
+    if (json_is_string(v))
+        return strlen(json_string_value(v)) != json_string_length(v);
+    if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach ((json_t *)v, i, x) {
+            int n = snprintf(path + at, cap - at, "%s%zu", at ? "." : "", i);
+            size_t next = n > 0 && (size_t)n < cap - at ? at + (size_t)n : at;
+            if (find_nul(x, skip, path, cap, next))
+                return true;
+            path[at] = '\0';
+        }
+        return false;
+    }
+    if (json_is_object(v)) {
+        const char *k;
+        size_t klen;
+        json_t *x;
+        json_object_keylen_foreach ((json_t *)v, k, klen, x) {
+            if (strlen(k) != klen) {
+                snprintf(path + at, cap - at, "%s%s", at ? "." : "", k);
+                return true;
+            }
+            bool skipped = false;
+            for (const char *const *sk = skip; sk && *sk; sk++)
+                skipped |= strcmp(*sk, k) == 0;
+            if (skipped)
+                continue;
+            int n = snprintf(path + at, cap - at, "%s%s", at ? "." : "", k);
+            size_t next = n > 0 && (size_t)n < cap - at ? at + (size_t)n : at;
+            if (find_nul(x, skip, path, cap, next))
+                return true;
+            path[at] = '\0';
+        }
+    }
+    return false;
+}
+
+bool sc__api_json_find_nul(const json_t *v, const char *const *skip, char *path, size_t cap)
+{
+    if (!cap)
+        return false;
+    path[0] = '\0';
+    return find_nul(v, skip, path, cap, 0);
+}
+
+void sc__api_error_nul(sc_rest_req *req, sc_rest_resp *resp, const char *path)
+{
+    sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                   "[%s] holds a NUL byte (\\u0000), which is not allowed here",
+                   path[0] ? path : "value");
+}
+
+const char *sc__api_printable(sc_rest_req *req, sc_slice s)
+{
+    size_t n_nul = 0;
+    for (size_t i = 0; i < s.len; i++)
+        n_nul += s.ptr[i] == 0;
+    char *out = sc_arena_alloc(req->arena, s.len + 5 * n_nul + 1);
+    if (!out)
+        return "";
+    size_t o = 0;
+    for (size_t i = 0; i < s.len; i++) {
+        if (s.ptr[i] == 0) {
+            memcpy(out + o, "\\u0000", 6);
+            o += 6;
+        } else {
+            out[o++] = (char)s.ptr[i];
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
 bool sc__api_body_json(sc_rest_req *req, sc_rest_resp *resp, bool required, json_t **out)
+{
+    if (!sc__api_body_json_doc(req, resp, required, out))
+        return false;
+    char path[256];
+    if (*out && sc__api_json_find_nul(*out, NULL, path, sizeof path)) {
+        json_decref(*out);
+        *out = NULL;
+        sc__api_error_nul(req, resp, path);
+        return false;
+    }
+    return true;
+}
+
+bool sc__api_body_json_doc(sc_rest_req *req, sc_rest_resp *resp, bool required, json_t **out)
 {
     *out = NULL;
     size_t i = 0;
@@ -198,7 +288,9 @@ bool sc__api_body_json(sc_rest_req *req, sc_rest_resp *resp, bool required, json
         sc_rest_error(req, resp, 400, "parse_exception", "request body is required", NULL, 0);
         return false;
     }
-    sc_json_limits lim = {.max_bytes = req->body.len + 1, .max_depth = 512};
+    /* Duplicate keys are refused, as Elasticsearch's strict duplicate detection does. */
+    sc_json_limits lim = {
+        .max_bytes = req->body.len + 1, .max_depth = 512, .reject_duplicates = true};
     sc_json_error err;
     json_t *v = NULL;
     sc_status st = sc_json_parse(req->body, &lim, &v, &err);
@@ -209,8 +301,16 @@ bool sc__api_body_json(sc_rest_req *req, sc_rest_resp *resp, bool required, json
                           "[request] Data too large while parsing the body", NULL, 0);
             return false;
         }
-        snprintf(reason, sizeof reason, "[%d:%d] failed to parse JSON: %s", err.line, err.column,
-                 err.message);
+        const char *dup = strstr(err.message, "duplicate object key near '\"");
+        if (dup) {
+            const char *k = dup + strlen("duplicate object key near '\"");
+            size_t kl = strcspn(k, "\"");
+            snprintf(reason, sizeof reason, "[%d:%d] Duplicate field '%.*s'", err.line, err.column,
+                     (int)kl, k);
+        } else {
+            snprintf(reason, sizeof reason, "[%d:%d] failed to parse JSON: %s", err.line,
+                     err.column, err.message);
+        }
         sc_rest_error(req, resp, 400, "x_content_parse_exception", reason, NULL, 0);
         return false;
     }

@@ -39,15 +39,21 @@ typedef struct sc_rest_param {
 typedef struct sc_rest_req {
     sc_rest_method method;
     const char *method_str;   /* as received, NUL-terminated */
-    const char *path;         /* percent-decoded path, NUL-terminated */
+    const char *path;         /* the path as received (still percent-encoded), NUL-terminated;
+                               * the router decodes it segment by segment */
     sc_slice body;            /* borrowed, may be empty */
     const char *content_type; /* may be NULL */
     sc_rest_param params[SC_REST_MAX_PARAMS];
     size_t n_params;
-    /* Path captures filled by the router: {index}, {id}, {target} ... (NULL when absent). */
+    /* Path captures filled by the router: {index}, {id}, {target} ... (NULL when absent).
+     * index and extra never hold a NUL byte (the router refuses such a path with 400). */
     const char *index;
-    const char *id;
+    sc_slice id;       /* a document id: a byte string that may hold NUL; ptr NULL when absent */
     const char *extra; /* a third capture (e.g. the task id or scroll id) */
+    /* Set by the front end when the request must be refused with 400
+     * illegal_argument_exception and this reason (a parameter or header holding a NUL byte);
+     * the router then runs no handler. */
+    const char *reject;
     sc_arena *arena;
     sc_node *node;
     bool pretty;
@@ -60,6 +66,7 @@ typedef struct sc_rest_resp {
     const char *content_type; /* static string; default application/json */
     sc_buf body;              /* owned, freed by sc_rest_resp_fini */
     bool no_filter;           /* body is not JSON (cat text): skip filter_path */
+    const char *warning;      /* static text for a deprecation `Warning` header, or NULL */
 } sc_rest_resp;
 
 typedef void (*sc_rest_handler)(sc_rest_req *req, sc_rest_resp *resp);

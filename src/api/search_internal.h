@@ -29,6 +29,7 @@ typedef struct search_parse {
     sc_sort_spec *sort; /* field sort (arena); n_sort 0 = relevance order; field kinds are
                            resolved with the targets' mappings (sc__search_resolve_sort) */
     size_t n_sort;
+    bool *sort_unmapped_ok;     /* per sort entry: `unmapped_type` given (arena) */
     const json_t *search_after; /* borrowed from the body */
     /* vector search (search_vector.c): kNN clauses and RRF sub-searches ({"query": q} or
      * {"knn": clause}), held by `owned` (json_decref it with owned_q) */
@@ -48,6 +49,11 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body, 
  * the field decides): numeric types sort by numeric doc values, other mapped types by keyword
  * terms; an unmapped field stays numeric (missing in every doc). */
 void sc__search_resolve_sort(search_parse *sp, sc_index *const *list, size_t n);
+/* Checks the field sorts against ix's mapping as Elasticsearch does: a text field cannot be
+ * sorted on, nor a field ix does not map unless the entry gives `unmapped_type` (its values
+ * are then missing). Writes a 400 and returns false on failure. */
+bool sc__search_check_sort(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                           sc_index *ix);
 /* search_after values -> typed sort keys, encoded with ix's mapping (arena). *out = NULL when
  * there is no search_after. Writes a 400 and returns false on mismatched values. */
 bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,

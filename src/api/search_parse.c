@@ -1,5 +1,6 @@
 /* _search request parsing: the body and URL parameters into a search_parse, search_after
  * values into sort keys, and the query DSL bound to each target index's mapping. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "api/internal.h"
 #include "api/search_internal.h"
 #include "base/clock.h"
+#include "base/json.h"
 
 /* ---- the DSL environment bound to one index's mapping ---- */
 
@@ -245,9 +247,10 @@ static size_t env_default_fields(void *ctx, const char ***fields)
 
 /* One sort entry: "f", "f:desc", {"f": "desc"}, {"f": {"order": .., "missing": ..}}. */
 static bool sort_entry(sc_rest_req *req, const char *name, const json_t *spec, sc_sort_spec *f,
-                       char *why, size_t why_cap)
+                       bool *unmapped_ok, char *why, size_t why_cap)
 {
     memset(f, 0, sizeof *f);
+    *unmapped_ok = false;
     char *copy = sc_arena_strndup(req->arena, name, strlen(name));
     if (!copy)
         return false;
@@ -267,8 +270,21 @@ static bool sort_entry(sc_rest_req *req, const char *name, const json_t *spec, s
                 order = json_string_value(v);
             else if (!strcmp(k, "missing") && json_is_string(v))
                 f->missing_first = !strcmp(json_string_value(v), "_first");
-            else if (strcmp(k, "unmapped_type") && strcmp(k, "mode") && strcmp(k, "format") &&
-                     strcmp(k, "numeric_type")) {
+            else if (!strcmp(k, "unmapped_type") && json_is_string(v))
+                *unmapped_ok = true;
+            else if (!strcmp(k, "mode") && json_is_string(v)) {
+                const char *mv = json_string_value(v);
+                f->mode = !strcmp(mv, "min")   ? SC_SORT_MODE_MIN
+                          : !strcmp(mv, "max") ? SC_SORT_MODE_MAX
+                          : !strcmp(mv, "avg") ? SC_SORT_MODE_AVG
+                          : !strcmp(mv, "sum") ? SC_SORT_MODE_SUM
+                                               : (sc_sort_mode)-1;
+                if ((int)f->mode < 0) {
+                    snprintf(why, why_cap, "[sort] unknown mode [%s] for [%s]", mv, name);
+                    return false;
+                }
+            } else if (strcmp(k, "unmapped_type") && strcmp(k, "mode") && strcmp(k, "format") &&
+                       strcmp(k, "numeric_type")) {
                 snprintf(why, why_cap, "[sort] option [%s] is not supported", k);
                 return false;
             }
@@ -309,7 +325,8 @@ static bool parse_sort(sc_rest_req *req, sc_rest_resp *resp, const json_t *sort,
         for (const char *c = url_sort; *c; c++)
             n += *c == ',';
     sc_sort_spec *fields = sc_arena_calloc(req->arena, n ? n : 1, sizeof *fields);
-    if (!fields)
+    bool *unmapped_ok = sc_arena_calloc(req->arena, n ? n : 1, sizeof *unmapped_ok);
+    if (!fields || !unmapped_ok)
         return false;
     char why[256] = "";
     size_t k = 0;
@@ -319,16 +336,19 @@ static bool parse_sort(sc_rest_req *req, sc_rest_resp *resp, const json_t *sort,
         char *save = NULL;
         for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && ok;
              t = strtok_r(NULL, ",", &save))
-            ok = sort_entry(req, t, NULL, &fields[k++], why, sizeof why);
+            ok = sort_entry(req, t, NULL, &fields[k], &unmapped_ok[k], why, sizeof why), k++;
     } else {
         for (size_t i = 0; i < n && ok; i++) {
             const json_t *x = json_is_array(sort) ? json_array_get(sort, i) : sort;
             if (json_is_string(x))
-                ok = sort_entry(req, json_string_value(x), NULL, &fields[k++], why, sizeof why);
+                ok = sort_entry(req, json_string_value(x), NULL, &fields[k], &unmapped_ok[k], why,
+                                sizeof why),
+                k++;
             else if (json_is_object(x) && json_object_size(x) == 1) {
                 void *it = json_object_iter((json_t *)x);
                 ok = sort_entry(req, json_object_iter_key(it), json_object_iter_value(it),
-                                &fields[k++], why, sizeof why);
+                                &fields[k], &unmapped_ok[k], why, sizeof why),
+                k++;
             } else {
                 snprintf(why, sizeof why, "[sort] entries must be strings or single-key objects");
                 ok = false;
@@ -345,8 +365,47 @@ static bool parse_sort(sc_rest_req *req, sc_rest_resp *resp, const json_t *sort,
     if (by_field) {
         sp->sort = fields;
         sp->n_sort = k;
+        sp->sort_unmapped_ok = unmapped_ok;
     }
     return true;
+}
+
+bool sc__search_check_sort(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                           sc_index *ix)
+{
+    sc_mapping *m = NULL;
+    bool ok = true;
+    for (size_t i = 0; i < sp->n_sort && ok; i++) {
+        const sc_sort_spec *f = &sp->sort[i];
+        /* metadata fields (_id, _index, _seq_no ...) are not in the mapping */
+        if ((f->kind != SC_SORT_BY_NUMERIC && f->kind != SC_SORT_BY_KEYWORD) || !f->field.len ||
+            f->field.ptr[0] == '_')
+            continue;
+        if (!m && !(m = sc_index_mapping(ix)))
+            break;
+        const sc_mapping_field *mf = sc_mapping_find(m, f->field);
+        if (mf && mf->type == SC_MAPPING_TEXT) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "Text fields are not optimised for operations that require "
+                           "per-document field data like aggregations and sorting, so these "
+                           "operations are disabled by default. Please use a keyword field "
+                           "instead. Alternatively, set fielddata=true on [%.*s] in order to "
+                           "load field data by uninverting the inverted index. Note that this "
+                           "can use significant memory.",
+                           (int)(f->field.len > 200 ? 200 : f->field.len),
+                           (const char *)f->field.ptr);
+            ok = false;
+        } else if ((!mf || mf->type == SC_MAPPING_OBJECT) &&
+                   !(sp->sort_unmapped_ok && sp->sort_unmapped_ok[i])) {
+            sc_rest_errorf(req, resp, 400, "query_shard_exception",
+                           "No mapping found for [%.*s] in order to sort on",
+                           (int)(f->field.len > 200 ? 200 : f->field.len),
+                           (const char *)f->field.ptr);
+            ok = false;
+        }
+    }
+    sc_mapping_unref(m);
+    return ok;
 }
 
 static bool parse_tth(const json_t *v, int64_t *out)
@@ -359,6 +418,82 @@ static bool parse_tth(const json_t *v, int64_t *out)
         *out = json_integer_value(v);
     else
         return false;
+    return true;
+}
+
+/* Reads `size` / `from` of a search body as Elasticsearch does: an integer, a number with an
+ * integral value (1e9) or a string holding an integer ("10"), not negative; the result window
+ * check (from + size <= max_result_window) comes later, per index. On failure writes a 400 that
+ * names the value and returns false. */
+static bool window_int(sc_rest_req *req, sc_rest_resp *resp, const json_t *body, const char *key,
+                       int64_t *out)
+{
+    const json_t *v = json_object_get(body, key);
+    if (!v)
+        return true;
+    int64_t x = 0;
+    bool ok = false;
+    if (json_is_integer(v)) {
+        x = json_integer_value(v);
+        ok = true;
+    } else if (json_is_real(v)) {
+        double d = json_real_value(v);
+        ok = d == (double)(int64_t)d && d >= -2147483648.0 && d <= 2147483647.0;
+        x = ok ? (int64_t)d : 0;
+    } else if (json_is_string(v)) {
+        const char *t = json_string_value(v);
+        char *end;
+        errno = 0;
+        long long y = strtoll(t, &end, 10);
+        ok = *t && !*end && errno == 0;
+        x = y;
+    }
+    if (!ok || x > INT32_MAX) {
+        char shown[96];
+        if (json_is_string(v))
+            snprintf(shown, sizeof shown, "\"%.64s\"", json_string_value(v));
+        else if (json_is_real(v))
+            snprintf(shown, sizeof shown, "%.17g", json_real_value(v));
+        else if (json_is_integer(v))
+            snprintf(shown, sizeof shown, "%lld", (long long)json_integer_value(v));
+        else
+            snprintf(shown, sizeof shown, "%s", sc_json_type_name(v));
+        sc_rest_errorf(req, resp, 400, "x_content_parse_exception",
+                       "[%s] failed to parse field [%s]: expected an integer, found [%s]", key, key,
+                       shown);
+        return false;
+    }
+    if (x < 0) {
+        sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                       "[%s] parameter cannot be negative, found [%lld]", key, (long long)x);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+/* Search body keys Elasticsearch knows that scry does not implement yet: ignoring them would
+ * answer something else than what was asked (no highlights, no collapsing, every hit instead
+ * of those above min_score ...), so they are refused with a 400 unless their value asks for
+ * nothing (false, null, {} or []). */
+static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_t *body)
+{
+    static const char *const unsupported[] = {
+        "highlight", "post_filter",         "collapse",         "rescore",
+        "suggest",   "script_fields",       "runtime_mappings", "indices_boost",
+        "min_score", "terminate_after",     "explain",          "profile",
+        "version",   "seq_no_primary_term", "track_scores",     "stored_fields",
+        NULL};
+    for (const char *const *k = unsupported; *k; k++) {
+        const json_t *v = json_object_get(body, *k);
+        if (!v || json_is_false(v) || json_is_null(v) ||
+            ((json_is_object(v) && !json_object_size(v)) ||
+             (json_is_array(v) && !json_array_size(v))))
+            continue;
+        sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                       "[%s] is not supported yet by this server", *k);
+        return false;
+    }
     return true;
 }
 
@@ -435,23 +570,9 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
             return false;
         }
         json_t *v2;
-        if ((v2 = json_object_get(body, "size")) &&
-            (!json_is_integer(v2) || json_integer_value(v2) < 0)) {
-            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
-                           "[size] parameter cannot be negative, found [%lld]",
-                           json_is_integer(v2) ? (long long)json_integer_value(v2) : -1LL);
+        if (!window_int(req, resp, body, "size", &sp->size) ||
+            !window_int(req, resp, body, "from", &sp->from))
             return false;
-        }
-        if (v2)
-            sp->size = json_integer_value(v2);
-        if ((v2 = json_object_get(body, "from")) &&
-            (!json_is_integer(v2) || json_integer_value(v2) < 0)) {
-            sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                          "[from] parameter cannot be negative", NULL, 0);
-            return false;
-        }
-        if (v2)
-            sp->from = json_integer_value(v2);
         if ((v2 = json_object_get(body, "track_total_hits")) &&
             !parse_tth(v2, &sp->track_total_hits)) {
             sc_rest_error(req, resp, 400, "illegal_argument_exception",
@@ -465,11 +586,21 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
             return false;
         }
         if ((v2 = json_object_get(body, "_source"))) {
+            if (!json_is_boolean(v2) && !json_is_string(v2) && !json_is_array(v2) &&
+                !json_is_object(v2)) {
+                sc_rest_errorf(req, resp, 400, "parsing_exception",
+                               "[_source] Expected one of [VALUE_BOOLEAN, VALUE_STRING, "
+                               "START_ARRAY, START_OBJECT] but found [%s]",
+                               json_is_number(v2) ? "VALUE_NUMBER" : "VALUE_NULL");
+                return false;
+            }
             if (json_is_false(v2))
                 sp->source = false;
             else if (!json_is_true(v2))
                 sp->source_filter = v2;
         }
+        if (!refuse_unsupported(req, resp, body))
+            return false;
         static const char *const fkeys[] = {"docvalue_fields", "fields"};
         for (int fk = 0; fk < 2; fk++) {
             json_t *dv = json_object_get(body, fkeys[fk]);

@@ -160,6 +160,8 @@ static void write_sort_values(sc_jsonw *w, const sc_mapping *m, const search_par
             sc_jsonw_int(w, v->i);
         } else if (f->kind == SC_SORT_BY_KEYWORD) {
             sc_jsonw_strn(w, v->s.ptr ? v->s : sc_slice_make("", 0));
+        } else if (f->mode == SC_SORT_MODE_AVG || f->mode == SC_SORT_MODE_SUM) {
+            sc_jsonw_double(w, v->d); /* decoded by the collector */
         } else {
             const sc_mapping_field *mf = m ? sc_mapping_find(m, f->field) : NULL;
             if (mf)

@@ -67,9 +67,14 @@ struct sc_index {
     char *dir;
     int64_t creation_date_ms;
     sc_index_settings settings;
-    json_t *settings_json;             /* normalized {"index": {...}} as shown by GET _settings */
-    json_t *analysis_json;             /* settings.index.analysis or NULL */
-    sc_shard **shards;                 /* settings.number_of_shards entries */
+    json_t *settings_json; /* normalized {"index": {...}} as shown by GET _settings */
+    json_t *analysis_json; /* settings.index.analysis or NULL */
+    sc_shard **shards;     /* settings.number_of_shards entries */
+    /* Per shard (settings.number_of_shards entries, NULL when all opened): why a shard failed
+     * to open at start (corrupt or unreadable files), owned strings; that shard's entry in
+     * `shards` stays NULL, it is red and UNASSIGNED, searches report it in _shards.failures and
+     * its files are left in place. Set once while loading, read-only afterwards. */
+    char **shard_failures;
     void *analysis;                    /* analyzer registry (opaque, see node.c) */
     sc_mapping_analysis analysis_hook; /* binds the mapping layer to `analysis` */
     /* Mapping: replaced whole on change; read with sc_index_mapping. */

@@ -29,6 +29,10 @@ typedef struct sc_index_stats {
 void sc_index_collect_stats(sc_index *ix, sc_index_stats *out);
 /* Per-shard numbers (shard < number_of_shards). */
 void sc_index_shard_stats(sc_index *ix, uint32_t shard, sc_index_stats *out);
+/* Why primary `shard` failed to open (see sc_index.shard_failures), NULL when it serves. */
+const char *sc_index_shard_failure(const sc_index *ix, uint32_t shard);
+/* The number of primary shards that failed to open (red, unassigned). */
+uint32_t sc_index_n_failed_shards(const sc_index *ix);
 
 /* Publishes a new searcher on every shard. Returns the number of shards that succeeded. */
 uint32_t sc_index_refresh(sc_index *ix);

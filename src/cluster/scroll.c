@@ -73,9 +73,12 @@ sc_status sc_scroll_open(sc_node *n, sc_index **indices, size_t n_indices, const
     for (size_t i = 0; i < n_indices; i++) {
         sc_index_ref(indices[i]);
         s->indices[s->n_indices++] = indices[i];
+        /* One entry per shard: NULL for a shard that is not available (failed to open), which
+         * every page then reports in _shards.failures, as the first page did. */
         for (uint32_t sh = 0; sh < indices[i]->settings.number_of_shards; sh++)
-            if (indices[i]->shards && indices[i]->shards[sh])
-                s->pinned[s->n_pinned++] = sc_shard_searcher_acquire(indices[i]->shards[sh]);
+            s->pinned[s->n_pinned++] = indices[i]->shards && indices[i]->shards[sh]
+                                           ? sc_shard_searcher_acquire(indices[i]->shards[sh])
+                                           : NULL;
     }
     if (s->n_pinned != nt) {
         scroll_free(s);

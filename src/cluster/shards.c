@@ -41,6 +41,20 @@ static sc_status on_mapping_update(void *ctx, sc_shard *shard, const sc_mapping 
     return st;
 }
 
+static sc_status record_failure(sc_index *ix, uint32_t shard, sc_status st, const char *reason)
+{
+    if (!ix->shard_failures) {
+        ix->shard_failures = calloc(ix->settings.number_of_shards, sizeof *ix->shard_failures);
+        if (!ix->shard_failures)
+            return SC_ENOMEM;
+    }
+    char buf[768];
+    snprintf(buf, sizeof buf, "failed shard on node [local]: shard failed to open: %s (%s)",
+             reason && reason[0] ? reason : sc_status_str(st), sc_status_str(st));
+    ix->shard_failures[shard] = strdup(buf);
+    return ix->shard_failures[shard] ? SC_OK : SC_ENOMEM;
+}
+
 sc_status sc__index_open_shards(sc_node *n, sc_index *ix, bool create, sc_cluster_error *err)
 {
     (void)create;
@@ -71,6 +85,21 @@ sc_status sc__index_open_shards(sc_node *n, sc_index *ix, bool create, sc_cluste
         memset(&serr, 0, sizeof serr);
         sc_status st = sc_shard_open(&cfg, &ix->shards[i], &serr);
         sc_mapping_unref(m);
+        if (st != SC_OK && !create && st != SC_ENOMEM) {
+            /* As Elasticsearch: a shard whose files cannot be opened fails alone. The index
+             * stays registered (red), the other shards serve, the files stay for inspection. */
+            ix->shards[i] = NULL;
+            if (record_failure(ix, i, st, serr.reason) != SC_OK)
+                return SC_ENOMEM;
+            sc_log(SC_LOG_ERROR, "index", "shard [%s][%u] failed to open, left unassigned: %s",
+                   ix->name, i, ix->shard_failures[i]);
+            continue;
+        }
+        if (st == SC_OK && sc_shard_files_removed_at_open(ix->shards[i]))
+            sc_log(SC_LOG_INFO, "index",
+                   "shard [%s][%u]: removed %u unreferenced files left by an interrupted write "
+                   "or merge",
+                   ix->name, i, sc_shard_files_removed_at_open(ix->shards[i]));
         if (st != SC_OK) {
             sc_cluster_error_set(err, 500, "exception", "cannot open shard [%s][%u]: %s", ix->name,
                                  i, serr.reason[0] ? serr.reason : sc_status_str(st));
@@ -85,10 +114,15 @@ void sc__index_close_shards(sc_index *ix)
     if (!ix->shards)
         return;
     bool deleted = atomic_load(&ix->deleted);
-    for (uint32_t i = 0; i < ix->settings.number_of_shards; i++)
+    for (uint32_t i = 0; i < ix->settings.number_of_shards; i++) {
         sc_shard_close(ix->shards[i], !deleted);
+        if (ix->shard_failures)
+            free(ix->shard_failures[i]);
+    }
     free(ix->shards);
     ix->shards = NULL;
+    free(ix->shard_failures);
+    ix->shard_failures = NULL;
 }
 
 void sc__index_flush(sc_index *ix)
@@ -120,6 +154,21 @@ void sc_index_shard_stats(sc_index *ix, uint32_t shard, sc_index_stats *out)
     out->translog_bytes = st.translog_bytes;
     out->memory_bytes = 0;
     sc_shard_stats_fini(&st);
+}
+
+const char *sc_index_shard_failure(const sc_index *ix, uint32_t shard)
+{
+    if (!ix->shard_failures || shard >= ix->settings.number_of_shards)
+        return NULL;
+    return ix->shard_failures[shard];
+}
+
+uint32_t sc_index_n_failed_shards(const sc_index *ix)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; ix->shard_failures && i < ix->settings.number_of_shards; i++)
+        n += ix->shard_failures[i] != NULL;
+    return n;
 }
 
 void sc_index_collect_stats(sc_index *ix, sc_index_stats *out)

@@ -28,6 +28,8 @@ static const route routes[] = {
     {M_GET, "/_cat/indices", sc_api_cat_indices},
     {M_GET, "/_cat/indices/{index}", sc_api_cat_indices},
     {M_GET, "/_cat/health", sc_api_cat_health},
+    {M_GET, "/_cat/shards", sc_api_cat_shards},
+    {M_GET, "/_cat/shards/{index}", sc_api_cat_shards},
     {M_GET, "/_cat/count", sc_api_cat_count},
     {M_GET, "/_cat/count/{index}", sc_api_cat_count},
     {M_GET, "/_nodes/stats", sc_api_nodes_stats},
@@ -118,7 +120,7 @@ static int hexval(int c)
     return -1;
 }
 
-static char *decode(sc_arena *a, const char *s, size_t len)
+char *sc_router_decode(sc_arena *a, const char *s, size_t len, bool plus_is_space, size_t *out_len)
 {
     char *out = sc_arena_alloc(a, len + 1);
     if (!out)
@@ -128,14 +130,77 @@ static char *decode(sc_arena *a, const char *s, size_t len)
         if (s[i] == '%' && i + 2 < len && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
             out[o++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
             i += 2;
-        } else if (s[i] == '+') {
+        } else if (s[i] == '+' && plus_is_space) {
             out[o++] = ' ';
         } else {
             out[o++] = s[i];
         }
     }
     out[o] = '\0';
+    *out_len = o;
     return out;
+}
+
+/* A copy of s[0..len) for messages: NUL bytes become the six characters \u0000. */
+static const char *printable(sc_arena *a, const char *s, size_t len)
+{
+    size_t n_nul = 0;
+    for (size_t i = 0; i < len; i++)
+        n_nul += s[i] == '\0';
+    char *out = sc_arena_alloc(a, len + 5 * n_nul + 1);
+    if (!out)
+        return "";
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '\0') {
+            memcpy(out + o, "\\u0000", 6);
+            o += 6;
+        } else {
+            out[o++] = s[i];
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+void sc_router_reject(sc_rest_req *req, const char *what, const char *s, size_t len)
+{
+    if (req->reject)
+        return;
+    const char *shown = printable(req->arena, s, len);
+#define REJECT_FMT "%s [%.200s] contains a NUL byte, which is not allowed"
+    int n = snprintf(NULL, 0, REJECT_FMT, what, shown);
+    char *r = n > 0 ? sc_arena_alloc(req->arena, (size_t)n + 1) : NULL;
+    if (r)
+        snprintf(r, (size_t)n + 1, REJECT_FMT, what, shown);
+#undef REJECT_FMT
+    req->reject = r ? r : "the request contains a NUL byte, which is not allowed";
+}
+
+void sc_router_add_param(sc_rest_req *req, const char *key, size_t key_len, const char *value,
+                         size_t value_len)
+{
+    if (req->n_params >= SC_REST_MAX_PARAMS)
+        return;
+    size_t kl, vl;
+    char *k = sc_router_decode(req->arena, key, key_len, true, &kl);
+    char *v = sc_router_decode(req->arena, value ? value : "", value ? value_len : 0, true, &vl);
+    if (!k || !v)
+        return;
+    /* A parameter is a C string everywhere above; one holding NUL would be read cut short. */
+    if (memchr(k, '\0', kl)) {
+        sc_router_reject(req, "request parameter", k, kl);
+        return;
+    }
+    if (memchr(v, '\0', vl)) {
+        char what[320];
+        snprintf(what, sizeof what, "value of request parameter [%.256s]", k);
+        sc_router_reject(req, what, v, vl);
+        return;
+    }
+    req->params[req->n_params].key = k;
+    req->params[req->n_params].value = v;
+    req->n_params++;
 }
 
 void sc_router_parse_query(sc_rest_req *req, const char *q, size_t len)
@@ -153,14 +218,10 @@ void sc_router_parse_query(sc_rest_req *req, const char *q, size_t len)
         size_t eq = start;
         while (eq < end && q[eq] != '=')
             eq++;
-        char *k = decode(req->arena, q + start, eq - start);
-        char *v =
-            eq < end ? decode(req->arena, q + eq + 1, end - eq - 1) : decode(req->arena, "", 0);
-        if (!k || !v)
-            return;
-        req->params[req->n_params].key = k;
-        req->params[req->n_params].value = v;
-        req->n_params++;
+        if (eq < end)
+            sc_router_add_param(req, q + start, eq - start, q + eq + 1, end - eq - 1);
+        else
+            sc_router_add_param(req, q + start, eq - start, "", 0);
     }
 }
 
@@ -171,8 +232,10 @@ typedef struct segs {
 } segs;
 
 /* Splits "/a/b/" into segments; returns false if there are too many. Empty segments are
- * skipped ("//a" == "/a"). */
-static bool split(const char *path, segs *s)
+ * skipped ("//a" == "/a"). With an arena, each segment is percent-decoded into it after the
+ * split (so "%2F" stays inside its segment, and a decoded segment may hold NUL bytes: its
+ * length is the truth); without one (route patterns) segments point into path. */
+static bool split(const char *path, segs *s, sc_arena *decode_into)
 {
     s->n = 0;
     const char *p = path;
@@ -188,6 +251,12 @@ static bool split(const char *path, segs *s)
             return false;
         s->ptr[s->n] = start;
         s->len[s->n] = (size_t)(p - start);
+        if (decode_into) {
+            s->ptr[s->n] =
+                sc_router_decode(decode_into, start, (size_t)(p - start), false, &s->len[s->n]);
+            if (!s->ptr[s->n])
+                return false;
+        }
         s->n++;
     }
     return true;
@@ -202,7 +271,7 @@ static bool seg_eq(const segs *s, int i, const char *lit, size_t lit_len)
 static bool match(sc_rest_req *req, const segs *s, const char *pattern, bool fill)
 {
     segs p;
-    if (!split(pattern, &p) || p.n != s->n)
+    if (!split(pattern, &p, NULL) || p.n != s->n)
         return false;
     for (int i = 0; i < p.n; i++) {
         if (p.ptr[i][0] == '{') {
@@ -216,7 +285,7 @@ static bool match(sc_rest_req *req, const segs *s, const char *pattern, bool fil
             if (strncmp(p.ptr[i], "{index}", 7) == 0)
                 req->index = v;
             else if (strncmp(p.ptr[i], "{id}", 4) == 0)
-                req->id = v;
+                req->id = sc_slice_make(v, s->len[i]);
             else
                 req->extra = v;
         } else if (!seg_eq(s, i, p.ptr[i], p.len[i])) {
@@ -226,19 +295,59 @@ static bool match(sc_rest_req *req, const segs *s, const char *pattern, bool fil
     return true;
 }
 
+/* The capture name ("{index}", "{id}", ...) or literal at segment i of pattern. */
+static bool pattern_seg_is(const char *pattern, int i, const char *what)
+{
+    segs p;
+    return split(pattern, &p, NULL) && i < p.n && p.len[i] == strlen(what) &&
+           memcmp(p.ptr[i], what, p.len[i]) == 0;
+}
+
+/* A decoded segment holding NUL would be cut short wherever it is used as a C string (index
+ * names, scroll and task ids, literals), so such a request is refused with 400 unless the
+ * segment is a document id, which is a byte string with a length all the way down. Returns
+ * true when the request was refused. */
+static bool refuse_nul_segment(sc_rest_req *req, sc_rest_resp *resp, const segs *s, const route *r)
+{
+    for (int i = 0; i < s->n; i++) {
+        if (!memchr(s->ptr[i], '\0', s->len[i]))
+            continue;
+        if (r && pattern_seg_is(r->pattern, i, "{id}"))
+            continue;
+        const char *shown = printable(req->arena, s->ptr[i], s->len[i]);
+        bool is_index =
+            r ? pattern_seg_is(r->pattern, i, "{index}") : (i == 0 && s->ptr[i][0] != '_');
+        if (is_index)
+            sc_rest_errorf(req, resp, 400, "invalid_index_name_exception",
+                           "Invalid index name [%.200s], must not contain a NUL byte", shown);
+        else
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "path segment [%.200s] of uri [%s] contains a NUL byte, which is not "
+                           "allowed",
+                           shown, req->path);
+        return true;
+    }
+    return false;
+}
+
 static void route_request(sc_rest_req *req, sc_rest_resp *resp)
 {
     segs s;
-    if (!split(req->path, &s)) {
+    if (!split(req->path, &s, req->arena)) {
         sc_rest_errorf(req, resp, 404, "illegal_argument_exception",
                        "no handler found for uri [%s] and method [%s]", req->path, req->method_str);
         return;
     }
     unsigned allowed = 0;
+    const route *shape = NULL; /* first route of the right shape, whatever the method */
     for (size_t i = 0; i < N_ROUTES; i++) {
         if (!match(req, &s, routes[i].pattern, false))
             continue;
+        if (!shape)
+            shape = &routes[i];
         if (routes[i].methods & (1u << req->method)) {
+            if (refuse_nul_segment(req, resp, &s, &routes[i]))
+                return;
             if (!match(req, &s, routes[i].pattern, true)) {
                 sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
                 return;
@@ -248,6 +357,8 @@ static void route_request(sc_rest_req *req, sc_rest_resp *resp)
         }
         allowed |= routes[i].methods;
     }
+    if (refuse_nul_segment(req, resp, &s, shape))
+        return;
     if (allowed) {
         char list[64] = "";
         for (int m = 0; m < SC_REST_OTHER; m++) {
@@ -268,6 +379,12 @@ static void route_request(sc_rest_req *req, sc_rest_resp *resp)
 
 void sc_router_dispatch(sc_rest_req *req, sc_rest_resp *resp)
 {
+    if (req->reject) {
+        /* Refused by the front end (a parameter or header holding NUL): nothing else of the
+         * request is trusted, including pretty and filter_path. */
+        sc_rest_error(req, resp, 400, "illegal_argument_exception", req->reject, NULL, 0);
+        return;
+    }
     const char *pretty = sc_rest_param_get(req, "pretty");
     req->pretty = pretty && strcmp(pretty, "false") != 0;
     if (!req->method_str)

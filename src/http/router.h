@@ -17,8 +17,24 @@ void sc_router_dispatch(sc_rest_req *req, sc_rest_resp *resp);
 /* Maps a method string to the enum. */
 sc_rest_method sc_router_method(const char *method);
 
-/* Parses a raw query string ("a=1&b") into req->params, percent-decoding into req->arena.
- * Extra parameters past SC_REST_MAX_PARAMS are dropped. */
+/* Parses a raw query string ("a=1&b") into req->params, percent-decoding into req->arena
+ * ('+' is a space). Extra parameters past SC_REST_MAX_PARAMS are dropped. A key or value that
+ * decodes to bytes holding NUL is not added: it sets req->reject, so dispatch answers 400. */
 void sc_router_parse_query(sc_rest_req *req, const char *query, size_t len);
+
+/* Adds one parameter given still percent-encoded (key_len / value_len bytes; value may be NULL
+ * for a key without '='), with the rules of sc_router_parse_query. */
+void sc_router_add_param(sc_rest_req *req, const char *key, size_t key_len, const char *value,
+                         size_t value_len);
+
+/* Percent-decodes s[0..len) into a NUL-terminated arena copy; *out_len is the decoded length,
+ * which is the truth: the result may hold NUL bytes (from "%00"). A '%' not followed by two hex
+ * digits is kept as is; '+' becomes a space only when plus_is_space (query strings, not paths).
+ * NULL when the arena is over budget. O(len). */
+char *sc_router_decode(sc_arena *a, const char *s, size_t len, bool plus_is_space, size_t *out_len);
+
+/* Makes dispatch refuse req with 400: "<what> [<s, NUL shown as \u0000>] contains a NUL byte".
+ * Keeps the first reason when called again. */
+void sc_router_reject(sc_rest_req *req, const char *what, const char *s, size_t len);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "api/rest.h"
@@ -34,9 +35,9 @@ typedef struct conn_state {
     sc_buf body;
     uint64_t reserved; /* bytes held on the in-flight requests breaker */
     bool too_large;
-    bool tripped;      /* the in-flight breaker refused the body */
+    bool tripped; /* the in-flight breaker refused the body */
     bool responded;
-    bool denied;       /* 401 queued before the body: the body is discarded */
+    bool denied; /* 401 queued before the body: the body is discarded */
 } conn_state;
 
 void sc_http_config_default(sc_http_config *c)
@@ -51,15 +52,38 @@ void sc_http_config_default(sc_http_config *c)
     c->slowlog_ms = 0;
 }
 
-static enum MHD_Result add_param(void *cls, enum MHD_ValueKind kind, const char *key,
-                                 const char *value)
+/* libmicrohttpd hands the path and the query arguments over NUL-terminated, after its own
+ * percent-decoding: a "%00" would cut them short ("/victim%00/_doc/1" became "/victim").
+ * This unescaper leaves them encoded; the router decodes them with lengths (router.c). */
+static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
 {
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
+static enum MHD_Result add_param(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
     sc_rest_req *req = cls;
     if (req->n_params >= SC_REST_MAX_PARAMS || !key)
         return MHD_NO;
-    req->params[req->n_params].key = key;
-    req->params[req->n_params].value = value ? value : "";
-    req->n_params++;
+    sc_router_add_param(req, key, key_size, value, value ? value_size : 0);
+    return MHD_YES;
+}
+
+/* A header value holding a NUL byte would be read cut short (X-Opaque-Id, Content-Type,
+ * Authorization): such a request is refused. */
+static enum MHD_Result check_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    sc_rest_req *req = cls;
+    if (key && strlen(key) != key_size)
+        sc_router_reject(req, "request header", key, key_size);
+    else if (value && strlen(value) != value_size)
+        sc_router_reject(req, key ? key : "request header", value, value_size);
     return MHD_YES;
 }
 
@@ -80,13 +104,25 @@ static enum MHD_Result send_resp_hdr(struct MHD_Connection *c, sc_rest_resp *r,
     if (!mr)
         return MHD_NO;
     MHD_add_response_header(mr, "X-Elastic-Product", "Elasticsearch");
-    const char *opaque = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Opaque-Id");
+    const char *opaque = NULL;
+    size_t opaque_len = 0;
+    /* Echoed only when whole: a value holding NUL would go out cut short. */
+    if (MHD_lookup_connection_value_n(c, MHD_HEADER_KIND, "X-Opaque-Id", 11, &opaque,
+                                      &opaque_len) != MHD_YES ||
+        (opaque && strlen(opaque) != opaque_len))
+        opaque = NULL;
     if (opaque)
         MHD_add_response_header(mr, "X-Opaque-Id", opaque);
     MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
                             r->content_type ? r->content_type : "application/json");
     if (extra_name)
         MHD_add_response_header(mr, extra_name, extra_value);
+    if (r->warning) {
+        /* RFC 7234 warn-code 299 as Elasticsearch sends deprecation warnings. */
+        char warn[512];
+        snprintf(warn, sizeof warn, "299 Elasticsearch-8.15.0 \"%s\"", r->warning);
+        MHD_add_response_header(mr, "Warning", warn);
+    }
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, mr);
     MHD_destroy_response(mr);
     return ret;
@@ -97,6 +133,31 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, sc_rest_resp *r)
     return send_resp_hdr(c, r, NULL, NULL);
 }
 
+/* True when the Basic credentials of an Authorization header decode to bytes holding NUL:
+ * libmicrohttpd hands user and password over as C strings, so "pw\0junk" would be checked as
+ * "pw". Such credentials are refused whole. */
+static bool basic_credentials_hold_nul(const char *hdr)
+{
+    if (!hdr || strncasecmp(hdr, "Basic ", 6) != 0)
+        return false;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (const char *p = hdr + 6; *p && *p != '='; p++) {
+        const char *digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const char *d = strchr(digits, *p);
+        if (!d || *p == ' ')
+            continue;
+        acc = (acc << 6) | (uint32_t)(d - digits);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (((acc >> bits) & 0xFF) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
 /* Basic authentication: MHD_YES when the request carries valid credentials; otherwise queues
  * Elasticsearch's 401 security_exception and sets *denied. */
 static enum MHD_Result authenticate(sc_http_server *s, struct MHD_Connection *c, const char *url,
@@ -104,7 +165,9 @@ static enum MHD_Result authenticate(sc_http_server *s, struct MHD_Connection *c,
 {
     char *pass = NULL;
     char *user = MHD_basic_auth_get_username_password(c, &pass);
-    bool ok = user && pass && sc_http_auth_check(s->cfg.auth, user, pass);
+    bool ok = user && pass && sc_http_auth_check(s->cfg.auth, user, pass) &&
+              !basic_credentials_hold_nul(
+                  MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
     *denied = !ok;
     enum MHD_Result ret = MHD_YES;
     if (!ok) {
@@ -143,9 +206,8 @@ static enum MHD_Result too_large(struct MHD_Connection *c, size_t limit)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     sc_http_server *s = cls;
     conn_state *st = *con_cls;
@@ -228,13 +290,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         req->client_fd = ci ? ci->connect_fd : -1;
         req->content_type =
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-        MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_param, req);
+        MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, add_param, req);
+        MHD_get_connection_values_n(c, MHD_HEADER_KIND, check_header, req);
         sc_router_dispatch(req, &resp);
     }
     uint64_t took_ms = (sc_clock_now_ns() - t0) / 1000000;
     if (s->cfg.slowlog_ms && took_ms >= s->cfg.slowlog_ms)
-        sc_log(SC_LOG_WARN, "slowlog",
-               "took[%llums] status[%d] %s %s body_bytes[%zu] body[%.*s%s]",
+        sc_log(SC_LOG_WARN, "slowlog", "took[%llums] status[%d] %s %s body_bytes[%zu] body[%.*s%s]",
                (unsigned long long)took_ms, resp.status, method, url, st->body.len,
                (int)(st->body.len < 512 ? st->body.len : 512),
                st->body.ptr ? (const char *)st->body.ptr : "", st->body.len > 512 ? "..." : "");
@@ -350,8 +412,8 @@ sc_status sc_http_start(const sc_http_config *c, sc_node *node, sc_http_server *
     }
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG;
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     const char *bind = c->bind && *c->bind ? c->bind : "127.0.0.1";
     struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
@@ -380,9 +442,10 @@ sc_status sc_http_start(const sc_http_config *c, sc_node *node, sc_http_server *
         flags, c->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, c->timeout_s,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024), MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_log, s, tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, s->tls_cert,
-        MHD_OPTION_HTTPS_MEM_KEY, s->tls_key, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024), MHD_OPTION_UNESCAPE_CALLBACK,
+        keep_escaped, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+        tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, s->tls_cert, MHD_OPTION_HTTPS_MEM_KEY,
+        s->tls_key, MHD_OPTION_END);
     if (!s->d) {
         sc_log(SC_LOG_ERROR, "http", "cannot listen on %s:%u%s", bind, (unsigned)c->port,
                tls ? " with TLS" : "");

@@ -61,18 +61,21 @@ sc_status sc_manifest_write(const char *dir, const sc_manifest *m)
     return st;
 }
 
-sc_status sc_manifest_read(const char *dir, sc_manifest *m, sc_index_error *err)
+/* A segment name becomes a file name in the shard folder: no NUL (it would be cut), no '/'
+ * and no leading '.' (it would leave the folder). */
+static bool name_ok(const uint8_t *p, size_t n)
 {
-    char path[1024];
-    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, SC_MANIFEST_FILE) >= sizeof(path))
-        return SC_EINVAL;
-    uint8_t *data;
-    size_t len;
-    sc_status st = sc_file_read_all(path, &data, &len);
-    if (st != SC_OK) {
-        sc__set_error(err, path, 0, st == SC_ENOTFOUND ? "no manifest" : "cannot read");
-        return st;
-    }
+    if (p[0] == '.')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == 0 || p[i] == '/')
+            return false;
+    return true;
+}
+
+sc_status sc_manifest_decode(const uint8_t *data, size_t len, sc_manifest *m, uint64_t *offset,
+                             const char **why_out)
+{
     sc_vec_clear(&m->segments);
     sc_vec_clear(&m->user_data);
     const uint8_t *p = data, *end = data + len;
@@ -98,7 +101,7 @@ sc_status sc_manifest_read(const char *dir, sc_manifest *m, sc_index_error *err)
             sc_manifest_segment s;
             memset(&s, 0, sizeof(s));
             uint8_t nl = *p++;
-            if (nl == 0 || nl > SC_SEGMENT_NAME_MAX) {
+            if (nl == 0 || nl > SC_SEGMENT_NAME_MAX || !name_ok(p, nl)) {
                 why = "segment name invalid";
                 break;
             }
@@ -109,10 +112,8 @@ sc_status sc_manifest_read(const char *dir, sc_manifest *m, sc_index_error *err)
             s.del_gen = sc__ld64(p + 8);
             s.checksum = sc__ld64(p + 16);
             p += 24;
-            if (sc_vec_push(&m->segments, s) != SC_OK) {
-                free(data);
+            if (sc_vec_push(&m->segments, s) != SC_OK)
                 return SC_ENOMEM;
-            }
         }
         if (!why) {
             if (end - p < 4) {
@@ -122,20 +123,38 @@ sc_status sc_manifest_read(const char *dir, sc_manifest *m, sc_index_error *err)
                 p += 4;
                 if ((uint64_t)(end - p) != ul)
                     why = "user data size mismatch";
-                else if (sc_vec_append(&m->user_data, p, ul) != SC_OK) {
-                    free(data);
+                else if (sc_vec_append(&m->user_data, p, ul) != SC_OK)
                     return SC_ENOMEM;
-                }
             }
         }
     }
     if (why) {
-        sc__set_error(err, path, (uint64_t)(p - data), why);
-        free(data);
+        *offset = (uint64_t)(p - data);
+        *why_out = why;
         return SC_ECORRUPT;
     }
-    free(data);
     return SC_OK;
+}
+
+sc_status sc_manifest_read(const char *dir, sc_manifest *m, sc_index_error *err)
+{
+    char path[1024];
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, SC_MANIFEST_FILE) >= sizeof(path))
+        return SC_EINVAL;
+    uint8_t *data;
+    size_t len;
+    sc_status st = sc_file_read_all(path, &data, &len);
+    if (st != SC_OK) {
+        sc__set_error(err, path, 0, st == SC_ENOTFOUND ? "no manifest" : "cannot read");
+        return st;
+    }
+    uint64_t off = 0;
+    const char *why = NULL;
+    st = sc_manifest_decode(data, len, m, &off, &why);
+    if (st == SC_ECORRUPT)
+        sc__set_error(err, path, off, why);
+    free(data);
+    return st;
 }
 
 static sc_status del_path(char *out, size_t cap, const char *dir, const char *seg, uint64_t gen)

@@ -41,6 +41,11 @@ sc_status sc_manifest_write(const char *dir, const sc_manifest *m) SC_MUST_USE;
 /* Reads `<dir>/manifest` into m (initialized by the caller; its old contents are replaced).
  * SC_ENOTFOUND when there is none, SC_ECORRUPT (err filled, may be NULL), SC_EIO. */
 sc_status sc_manifest_read(const char *dir, sc_manifest *m, sc_index_error *err) SC_MUST_USE;
+/* Decodes manifest bytes (the whole file) into m (its previous contents replaced). SC_ECORRUPT
+ * with *offset and *why (static text) set when the bytes are not a valid manifest; SC_ENOMEM.
+ * Never reads outside data[0..len). O(len). */
+sc_status sc_manifest_decode(const uint8_t *data, size_t len, sc_manifest *m, uint64_t *offset,
+                             const char **why) SC_MUST_USE;
 
 /* Writes the live docs of segment `seg_name`, generation `gen` (>= 1), as
  * `<dir>/<seg_name>_<gen>.del` atomically. live->n_bits is the segment's doc count. */

@@ -81,6 +81,58 @@ sc_status sc__ids_write(sc_shard *s, uint64_t gen)
     return st;
 }
 
+sc_status sc__ids_decode(const uint8_t *data, size_t len,
+                         sc_status (*fn)(void *ctx, const sc__ids_entry *e), void *ctx)
+{
+    if (len < 24 || memcmp(data, IDS_MAGIC, 8) != 0 ||
+        sc_checksum(data, len - 8) != get_u64(data + len - 8))
+        return SC_ECORRUPT;
+    uint64_t n = get_u64(data + 8);
+    const uint8_t *p = data + 16, *end = data + len - 8;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t idlen, seq, term, ver, segidx, doc;
+        if (sc_varint_get(&p, end, &idlen) != SC_OK || idlen > (uint64_t)(end - p))
+            return SC_ECORRUPT;
+        sc__ids_entry e = {.id = sc_slice_make(p, idlen)};
+        p += idlen;
+        if (sc_varint_get(&p, end, &seq) != SC_OK || sc_varint_get(&p, end, &term) != SC_OK ||
+            sc_varint_get(&p, end, &ver) != SC_OK || sc_varint_get(&p, end, &segidx) != SC_OK ||
+            sc_varint_get(&p, end, &doc) != SC_OK)
+            return SC_ECORRUPT;
+        e.seq_no = sc_zigzag_decode(seq);
+        e.primary_term = (int64_t)term;
+        e.version = (int64_t)ver;
+        e.segment = segidx;
+        e.doc = doc;
+        SC_TRY(fn(ctx, &e));
+    }
+    return p == end ? SC_OK : SC_ECORRUPT;
+}
+
+/* Adds one decoded entry to the shard's id table (sc__ids_read). */
+static sc_status add_entry(void *ctx, const sc__ids_entry *d)
+{
+    sc_shard *s = ctx;
+    if (d->segment > s->slots.len)
+        return SC_ECORRUPT;
+    sc__id_entry e = {d->seq_no, d->primary_term, d->version, SC__SEG_NONE, 0};
+    if (d->segment) {
+        sc__slot *sl = s->slots.ptr[d->segment - 1];
+        if (d->doc >= sl->n_docs)
+            return SC_ECORRUPT;
+        e.seg = sl->uid;
+        e.doc = (uint32_t)d->doc;
+        sl->doc_entry[d->doc] = (uint32_t)s->entries.len;
+    }
+    uint32_t dup;
+    if (sc__idtab_get(&s->ids, d->id, &dup))
+        return SC_ECORRUPT; /* an id listed twice */
+    if (sc__idtab_add(&s->ids, d->id, (uint32_t)s->entries.len) != SC_OK ||
+        sc_vec_push(&s->entries, e) != SC_OK)
+        return SC_ENOMEM;
+    return SC_OK;
+}
+
 sc_status sc__ids_read(sc_shard *s, uint64_t gen)
 {
     char path[4096];
@@ -88,44 +140,7 @@ sc_status sc__ids_read(sc_shard *s, uint64_t gen)
     uint8_t *data;
     size_t len;
     SC_TRY(sc_file_read_all(path, &data, &len));
-    sc_status st = SC_ECORRUPT;
-    if (len < 24 || memcmp(data, IDS_MAGIC, 8) != 0 ||
-        sc_checksum(data, len - 8) != get_u64(data + len - 8))
-        goto out;
-    uint64_t n = get_u64(data + 8);
-    const uint8_t *p = data + 16, *end = data + len - 8;
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t idlen, seq, term, ver, segidx, doc;
-        if (sc_varint_get(&p, end, &idlen) != SC_OK || idlen > (uint64_t)(end - p))
-            goto out;
-        sc_slice id = sc_slice_make(p, idlen);
-        p += idlen;
-        if (sc_varint_get(&p, end, &seq) != SC_OK || sc_varint_get(&p, end, &term) != SC_OK ||
-            sc_varint_get(&p, end, &ver) != SC_OK || sc_varint_get(&p, end, &segidx) != SC_OK ||
-            sc_varint_get(&p, end, &doc) != SC_OK)
-            goto out;
-        if (segidx > s->slots.len)
-            goto out;
-        sc__id_entry e = {sc_zigzag_decode(seq), (int64_t)term, (int64_t)ver, SC__SEG_NONE, 0};
-        if (segidx) {
-            sc__slot *sl = s->slots.ptr[segidx - 1];
-            if (doc >= sl->n_docs)
-                goto out;
-            e.seg = sl->uid;
-            e.doc = (uint32_t)doc;
-            sl->doc_entry[doc] = (uint32_t)s->entries.len;
-        }
-        uint32_t dup;
-        if (sc__idtab_get(&s->ids, id, &dup))
-            goto out; /* an id listed twice */
-        if (sc__idtab_add(&s->ids, id, (uint32_t)s->entries.len) != SC_OK ||
-            sc_vec_push(&s->entries, e) != SC_OK) {
-            st = SC_ENOMEM;
-            goto out;
-        }
-    }
-    st = p == end ? SC_OK : SC_ECORRUPT;
-out:
+    sc_status st = sc__ids_decode(data, len, add_entry, s);
     free(data);
     return st;
 }

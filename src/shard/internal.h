@@ -113,7 +113,8 @@ struct sc_shard {
     sc_mapping *mapping;
     sc__snap *snap;
     sc_translog *tlog;
-    sc_status sticky; /* SC_EIO after a failed translog write: refuse writes */
+    uint32_t n_removed_at_open; /* leftover files removed when the shard was opened */
+    sc_status sticky;           /* SC_EIO after a failed translog write: refuse writes */
     /* ids */
     sc__idtab ids; /* id -> entry index (entries[i] has id sc__idtab_key(i)) */
     SC_VEC(sc__id_entry) entries;
@@ -207,5 +208,17 @@ void sc__live_unref(sc__live *l);
 /* Writes / reads the id table `ids-<gen>.dat`; slots[] gives the manifest order. */
 sc_status sc__ids_write(sc_shard *s, uint64_t gen) SC_MUST_USE;
 sc_status sc__ids_read(sc_shard *s, uint64_t gen) SC_MUST_USE;
+/* One entry of an id table file as decoded (ids.c); id borrowed from the file bytes. */
+typedef struct sc__ids_entry {
+    sc_slice id; /* a byte string: may hold NUL */
+    int64_t seq_no, primary_term, version;
+    uint64_t segment; /* index in the manifest + 1; 0 = tombstone (not range-checked here) */
+    uint64_t doc;     /* not range-checked here */
+} sc__ids_entry;
+/* Decodes the bytes of an id table file (format in ids.c), calling fn for each entry in order;
+ * fn's failure stops and is returned. SC_ECORRUPT on bad magic, checksum, truncation or
+ * trailing bytes. Never reads outside data[0..len). O(len). */
+sc_status sc__ids_decode(const uint8_t *data, size_t len,
+                         sc_status (*fn)(void *ctx, const sc__ids_entry *e), void *ctx) SC_MUST_USE;
 
 #endif

@@ -234,3 +234,8 @@ void sc_shard_close(sc_shard *s, bool flush)
     }
     shard_free(s);
 }
+
+uint32_t sc_shard_files_removed_at_open(const sc_shard *s)
+{
+    return s->n_removed_at_open;
+}

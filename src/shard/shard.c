@@ -609,7 +609,8 @@ static bool is_seg_file(const char *nm, size_t len, const char *seg)
 
 /* Deletes files the shard no longer needs: segments, deletes and id tables neither in the last
  * commit nor in the writer's set nor being written by a merge; at open also temp files of
- * interrupted atomic writes. Best effort (wlock held). */
+ * interrupted atomic writes, segment writes and merges (counted in n_removed_at_open). Best
+ * effort (wlock held). */
 void sc__shard_cleanup_files(sc_shard *s, const sc_manifest *m, uint64_t ids_gen, bool at_open)
 {
     DIR *d = opendir(s->dir);
@@ -622,7 +623,8 @@ void sc__shard_cleanup_files(sc_shard *s, const sc_manifest *m, uint64_t ids_gen
         const char *nm = de->d_name;
         size_t len = strlen(nm);
         bool candidate = false, keep = false;
-        if (strstr(nm, ".tmp.")) {
+        if (strstr(nm, ".tmp.") || has_suffix(nm, len, ".tmp")) {
+            /* atomic writes (".tmp.<n>") and segment writes ("<seg>.seg.tmp") cut short */
             candidate = at_open;
         } else if (has_suffix(nm, len, ".seg")) {
             candidate = true;
@@ -646,7 +648,8 @@ void sc__shard_cleanup_files(sc_shard *s, const sc_manifest *m, uint64_t ids_gen
         if (candidate && !keep) {
             char path[4096];
             snprintf(path, sizeof(path), "%s/%s", s->dir, nm);
-            (void)unlink(path);
+            if (unlink(path) == 0 && at_open)
+                s->n_removed_at_open++;
         }
     }
     closedir(d);

@@ -43,23 +43,22 @@ typedef struct sc_shard sc_shard;
  * conflict with a concurrent update on another shard) to fail the document. Without a
  * callback the shard adopts `proposed` itself. */
 typedef sc_status (*sc_shard_mapping_update_fn)(void *ctx, sc_shard *shard,
-                                                const sc_mapping *proposed,
-                                                sc_mapping_error *err);
+                                                const sc_mapping *proposed, sc_mapping_error *err);
 
 typedef struct sc_shard_config {
-    const char *path;        /* the shard directory (created if missing) */
-    sc_mapping *mapping;     /* initial mapping (a reference is taken); NULL = empty mapping */
+    const char *path;    /* the shard directory (created if missing) */
+    sc_mapping *mapping; /* initial mapping (a reference is taken); NULL = empty mapping */
     const sc_mapping_analysis *analysis; /* borrowed, must outlive the shard; NULL = fallback */
     sc_shard_mapping_update_fn on_mapping_update; /* may be NULL */
     void *update_ctx;
-    int64_t primary_term;         /* default 1 (0 -> 1) */
-    bool durability_async;        /* index.translog.durability: async */
-    uint32_t sync_interval_ms;    /* async fsync period; 0 -> 5000 */
-    int32_t refresh_interval_ms;  /* background refresh period; 0 -> 1000; -1 = only on request */
-    size_t ram_buffer_bytes;      /* refresh when the buffer exceeds it; 0 -> 64 MiB */
+    int64_t primary_term;           /* default 1 (0 -> 1) */
+    bool durability_async;          /* index.translog.durability: async */
+    uint32_t sync_interval_ms;      /* async fsync period; 0 -> 5000 */
+    int32_t refresh_interval_ms;    /* background refresh period; 0 -> 1000; -1 = only on request */
+    size_t ram_buffer_bytes;        /* refresh when the buffer exceeds it; 0 -> 64 MiB */
     uint64_t flush_threshold_bytes; /* flush when the translog exceeds it; 0 -> 512 MiB */
-    bool no_background_merges;    /* merges only on sc_shard_force_merge / sc_shard_maybe_merge */
-    bool no_background_thread;    /* no timers at all (tests, tools): the caller drives */
+    bool no_background_merges;      /* merges only on sc_shard_force_merge / sc_shard_maybe_merge */
+    bool no_background_thread;      /* no timers at all (tests, tools): the caller drives */
     /* The node's scheduler for background work (borrowed; must outlive the shard). NULL with
      * background work on: the shard starts a private scheduler of its own. */
     sc_shard_sched *sched;
@@ -98,10 +97,10 @@ enum {
 };
 
 typedef struct sc_shard_write_opts {
-    int op_type;          /* SC_SHARD_OP_INDEX / SC_SHARD_OP_CREATE (index only) */
-    int64_t if_seq_no;    /* SC_SHARD_NO_SEQ_NO = no check */
+    int op_type;             /* SC_SHARD_OP_INDEX / SC_SHARD_OP_CREATE (index only) */
+    int64_t if_seq_no;       /* SC_SHARD_NO_SEQ_NO = no check */
     int64_t if_primary_term; /* 0 = no check */
-    bool defer_sync;      /* do not fsync; the caller calls sc_shard_sync before acking */
+    bool defer_sync;         /* do not fsync; the caller calls sc_shard_sync before acking */
 } sc_shard_write_opts;
 
 /* Defaults: index, no checks, synced. */
@@ -111,8 +110,8 @@ typedef struct sc_shard_result {
     int64_t seq_no;
     int64_t primary_term;
     int64_t version;
-    bool created;  /* index: a new document ("created") vs an overwrite ("updated") */
-    bool found;    /* delete: the document existed ("deleted") vs "not_found" */
+    bool created;               /* index: a new document ("created") vs an overwrite ("updated") */
+    bool found;                 /* delete: the document existed ("deleted") vs "not_found" */
     uint64_t translog_location; /* for sc_shard_sync_to */
 } sc_shard_result;
 
@@ -173,7 +172,7 @@ typedef struct sc_shard_segment_view {
 typedef struct sc_shard_snapshot {
     const sc_shard_segment_view *segments;
     size_t n_segments;
-    uint64_t n_docs;     /* live documents */
+    uint64_t n_docs; /* live documents */
     uint64_t n_deleted;
     uint64_t max_doc;    /* sum of segment n_docs */
     uint64_t generation; /* increases with every refresh that changed something */
@@ -209,27 +208,27 @@ sc_status sc_shard_force_merge(sc_shard *s, uint32_t max_segments) SC_MUST_USE;
 
 typedef struct sc_shard_segment_stats {
     char name[SC_SEGMENT_NAME_MAX + 1];
-    uint32_t n_docs;    /* live */
+    uint32_t n_docs; /* live */
     uint32_t n_deleted;
     uint64_t size_bytes;
-    bool committed;     /* in the last commit */
-    bool searchable;    /* in the current snapshot */
+    bool committed;  /* in the last commit */
+    bool searchable; /* in the current snapshot */
     uint64_t generation;
 } sc_shard_segment_stats;
 
 typedef struct sc_shard_stats {
-    uint64_t n_docs;          /* live docs, refreshed (what _count sees) */
-    uint64_t n_deleted;       /* deleted docs still in segments */
-    uint64_t store_bytes;     /* segment files + deletes + id table */
+    uint64_t n_docs;      /* live docs, refreshed (what _count sees) */
+    uint64_t n_deleted;   /* deleted docs still in segments */
+    uint64_t store_bytes; /* segment files + deletes + id table */
     uint64_t translog_bytes;
-    uint64_t translog_ops;    /* uncommitted operations */
+    uint64_t translog_ops; /* uncommitted operations */
     uint64_t n_segments;
     uint64_t buffered_docs;   /* indexed, not yet refreshed */
     int64_t max_seq_no;       /* -1 when empty */
     int64_t local_checkpoint; /* = max_seq_no (single copy) */
     uint64_t n_index_ops, n_delete_ops, n_refreshes, n_flushes, n_merges;
     uint64_t index_time_ns, refresh_time_ns, flush_time_ns, merge_time_ns;
-    uint64_t merges_current;  /* merges running now */
+    uint64_t merges_current;          /* merges running now */
     sc_shard_segment_stats *segments; /* malloc'd array of n_segments (NULL when not asked) */
 } sc_shard_stats;
 
@@ -237,5 +236,9 @@ typedef struct sc_shard_stats {
  * Thread-safe. */
 sc_status sc_shard_stats_get(sc_shard *s, bool with_segments, sc_shard_stats *st) SC_MUST_USE;
 void sc_shard_stats_fini(sc_shard_stats *st);
+
+/* How many unreferenced files (temporary files of interrupted writes, segments, deletes and id
+ * tables no commit lists) opening the shard removed, for the caller's log. */
+uint32_t sc_shard_files_removed_at_open(const sc_shard *s);
 
 #endif

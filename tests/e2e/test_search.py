@@ -269,6 +269,27 @@ def test_point_in_time(server, fresh_index):
     assert st == 404
 
 
+def test_sort_mode_on_multi_valued_fields(server, fresh_index):
+    server.request("PUT", "/" + fresh_index, {
+        "mappings": {"properties": {"n": {"type": "long"}, "k": {"type": "keyword"}}}})
+    docs = [{"n": [1, 9], "k": ["b", "y"]}, {"n": [4, 5], "k": ["c", "d"]},
+            {"n": [2, 3], "k": ["a", "z"]}]
+    server.request("POST", "/_bulk?refresh=true", bulk_body(fresh_index, docs))
+
+    def order(sort):
+        b = search(server, fresh_index, {"sort": [sort], "_source": False})
+        return [h["_id"] for h in b["hits"]["hits"]], [h["sort"][0] for h in b["hits"]["hits"]]
+
+    assert order({"n": {"order": "asc", "mode": "min"}}) == (["0", "2", "1"], [1, 2, 4])
+    assert order({"n": {"order": "asc", "mode": "max"}}) == (["2", "1", "0"], [3, 5, 9])
+    assert order({"n": {"order": "desc", "mode": "avg"}}) == (["0", "1", "2"], [5.0, 4.5, 2.5])
+    assert order({"n": {"order": "asc", "mode": "sum"}}) == (["2", "1", "0"], [5.0, 9.0, 10.0])
+    assert order({"k": {"order": "desc", "mode": "min"}}) == (["1", "0", "2"], ["c", "b", "a"])
+    st, _, b = server.request("POST", "/%s/_search" % fresh_index,
+                              {"sort": [{"n": {"mode": "median"}}]})
+    assert st == 400 and "mode" in b["error"]["reason"]
+
+
 def test_sort_by_doc(server, corpus):
     # _doc order with sort values and null scores, also for a scoring query; search_after pages
     b = search(server, corpus, {"query": {"match": {"body": "dog fox"}}, "sort": ["_doc"]})

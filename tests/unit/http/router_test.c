@@ -111,7 +111,8 @@ static void test_filter_path(void **state)
                       "\"_score\":1.5},{\"_id\":\"b\",\"_score\":0.5}]},\"x\":{\"y\":{\"z\":1}}}";
     assert_int_equal(sc_vec_append(&b, (const unsigned char *)doc, strlen(doc)), SC_OK);
     assert_int_equal(sc_rest_filter_path(&b, "hits.hits._id,took", false), SC_OK);
-    assert_int_equal(b.len, strlen("{\"took\":3,\"hits\":{\"hits\":[{\"_id\":\"a\"},{\"_id\":\"b\"}]}}"));
+    assert_int_equal(b.len,
+                     strlen("{\"took\":3,\"hits\":{\"hits\":[{\"_id\":\"a\"},{\"_id\":\"b\"}]}}"));
     assert_memory_equal(b.ptr, "{\"took\":3,\"hits\":{\"hits\":[{\"_id\":\"a\"},{\"_id\":\"b\"}]}}",
                         b.len);
     sc_vec_clear(&b);
@@ -144,12 +145,52 @@ static void test_error_envelope(void **state)
     sc_rest_resp_fini(&r);
 }
 
+/* A decoded segment or parameter holding NUL is refused before any handler runs (the
+ * handlers here would need a node: reaching one would crash, so 400 proves the refusal). */
+static void test_nul_refused(void **state)
+{
+    (void)state;
+    static const char *const paths[] = {"/victim%00/_doc/1",  "/victim%00",    "/a%00b/_search",
+                                        "/_cat/indices/x%00", "/_tasks/a%00b", "/x/_doc%00/1"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        call c;
+        run(&c, i == 0 || i == 1 ? "DELETE" : "GET", paths[i], NULL);
+        assert_int_equal(c.resp.status, 400);
+        const char *want = i <= 3 ? "invalid_index_name_exception" : "illegal_argument_exception";
+        assert_string_equal(error_type(&c), want);
+        done(&c);
+    }
+    call c;
+    run(&c, "GET", "/", "pretty&routing=a%00b");
+    assert_int_equal(c.resp.status, 400);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_object_get(c.json, "error"), "reason")),
+               "[routing]"));
+    done(&c);
+}
+
+static void test_decode_keeps_length(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    size_t n;
+    char *d = sc_router_decode(&a, "a%00b%2F+%4", 11, false, &n);
+    assert_int_equal(n, 7);
+    assert_memory_equal(d, "a\0b/+%4", 7);
+    d = sc_router_decode(&a, "x+y%2b", 6, true, &n);
+    assert_int_equal(n, 4);
+    assert_memory_equal(d, "x y+", 4);
+    sc_arena_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unknown_route_404), cmocka_unit_test(test_wrong_method_405),
-        cmocka_unit_test(test_query_decoding),    cmocka_unit_test(test_filter_path),
-        cmocka_unit_test(test_error_envelope),
+        cmocka_unit_test(test_unknown_route_404),   cmocka_unit_test(test_wrong_method_405),
+        cmocka_unit_test(test_query_decoding),      cmocka_unit_test(test_filter_path),
+        cmocka_unit_test(test_error_envelope),      cmocka_unit_test(test_nul_refused),
+        cmocka_unit_test(test_decode_keeps_length),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
