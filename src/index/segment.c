@@ -215,7 +215,8 @@ static sc_status parse_fields(sc_segment *seg, uint64_t ft_off, uint64_t ft_len,
             sec[k] = rd_u(&r, 8);
         if (r.bad)
             FAIL(at, "field entry truncated");
-        if (kind > SC_FIELD_VECTOR || f->doc_count > seg->n_docs)
+        if (kind > (seg->version >= 8 ? SC_FIELD_VECTOR : SC_FIELD_NUMERIC) ||
+            f->doc_count > seg->n_docs)
             FAIL(at, "field kind or doc count invalid");
         f->kind = (sc_field_kind)kind;
         f->number = (uint32_t)i;
@@ -318,6 +319,7 @@ static sc_status parse(sc_segment *seg, bool verify, sc_index_error *err)
     if (verify && sc_checksum(b, size - 8) != seg->checksum)
         FAIL(size - 8, "footer checksum mismatch");
     seg->n_docs = sc__ld32(b + 12);
+    seg->version = sc__ld32(b + 8);
     if (seg->n_docs == UINT32_MAX)
         FAIL(12, "doc count invalid");
     uint64_t body_end = size - SC__SEG_FOOTER_BYTES;

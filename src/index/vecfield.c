@@ -110,15 +110,16 @@ static float quantize(const sc_vec_params *p, float lo, float hi, const float *v
 /* ---- writing ---- */
 
 typedef struct pairctx {
-    const sc_vec_params *p;
     const float *vecs;
+    size_t dims;
+    float (*f)(const float *a, const float *b, size_t n); /* the kernel, resolved once */
+    float sign;                                           /* -1 for l2 (a distance) */
 } pairctx;
 
 static float pair_sim(const void *ctx, uint32_t a, uint32_t b)
 {
     const pairctx *c = ctx;
-    return sc_vec_similarity(c->p, c->vecs + (size_t)a * c->p->dims,
-                             c->vecs + (size_t)b * c->p->dims);
+    return c->sign * c->f(c->vecs + (size_t)a * c->dims, c->vecs + (size_t)b * c->dims, c->dims);
 }
 
 static void pad4(sc_buf *out, sc_status *st)
@@ -132,7 +133,9 @@ static sc_status write_graph(const sc_vec_params *p, const float *vecs, uint32_t
                              const sc_hnsw_graph *seed, uint32_t seed_base, sc_buf *out,
                              uint8_t *hdr)
 {
-    pairctx pc = {p, vecs};
+    const sc_vec_kernels *k = sc_vec_kernels_get(SC_VEC_IMPL_AUTO);
+    bool l2 = p->sim == SC_VEC_SIM_L2;
+    pairctx pc = {vecs, p->dims, l2 ? k->l2sq_f32 : k->dot_f32, l2 ? -1.0f : 1.0f};
     sc_hnsw_builder *b;
     SC_TRY(sc_hnsw_builder_new(n, p->m, p->ef_construction, 42, pair_sim, &pc, &b));
     sc_status st = SC_OK;
@@ -305,6 +308,8 @@ typedef struct qscorer {
     sc_hnsw_scorer base;
     const sc_vec_field *vf;
     const sc_vec_kernels *k;
+    float (*f)(const float *a, const float *b, size_t n); /* l2sq or dot, resolved once */
+    float sign;                                           /* -1 for l2 */
     const float *q;
     const int8_t *qq;
     float qcorr, alpha2;
@@ -313,9 +318,8 @@ typedef struct qscorer {
 static float score_f32(const sc_hnsw_scorer *s, uint32_t ord)
 {
     const qscorer *c = (const qscorer *)s;
-    const float *v = c->vf->vecs + (size_t)ord * c->vf->p.dims;
-    return c->vf->p.sim == SC_VEC_SIM_L2 ? -c->k->l2sq_f32(c->q, v, c->vf->p.dims)
-                                         : c->k->dot_f32(c->q, v, c->vf->p.dims);
+    size_t dims = c->vf->p.dims;
+    return c->sign * c->f(c->q, c->vf->vecs + (size_t)ord * dims, dims);
 }
 
 static float score_i8(const sc_hnsw_scorer *s, uint32_t ord)
@@ -327,16 +331,21 @@ static float score_i8(const sc_hnsw_scorer *s, uint32_t ord)
     return c->alpha2 * (float)c->k->dot_i8(c->qq, v, c->vf->p.dims) + c->qcorr + c->vf->corr[ord];
 }
 
+/* The first two cache lines of the vector (the adjacent-line prefetcher brings more). */
 static void prefetch_f32(const sc_hnsw_scorer *s, uint32_t ord)
 {
     const qscorer *c = (const qscorer *)s;
-    __builtin_prefetch(c->vf->vecs + (size_t)ord * c->vf->p.dims);
+    const char *p = (const char *)(c->vf->vecs + (size_t)ord * c->vf->p.dims);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 64);
 }
 
 static void prefetch_i8(const sc_hnsw_scorer *s, uint32_t ord)
 {
     const qscorer *c = (const qscorer *)s;
-    __builtin_prefetch(c->vf->codes + (size_t)ord * c->vf->p.dims);
+    const char *p = (const char *)(c->vf->codes + (size_t)ord * c->vf->p.dims);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 64);
 }
 
 static int cmp_hit(const void *a, const void *b)
@@ -374,9 +383,13 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
     *was_exact = false;
     if (vf->n == 0 || o->k == 0)
         return SC_OK;
+    const sc_vec_kernels *kern = sc_vec_kernels_get(SC_VEC_IMPL_AUTO);
+    bool l2 = vf->p.sim == SC_VEC_SIM_L2;
     qscorer qs = {.base = {.score = score_f32, .prefetch = prefetch_f32},
                   .vf = vf,
-                  .k = sc_vec_kernels_get(SC_VEC_IMPL_AUTO),
+                  .k = kern,
+                  .f = l2 ? kern->l2sq_f32 : kern->dot_f32,
+                  .sign = l2 ? -1.0f : 1.0f,
                   .q = o->query};
     uint32_t ef = o->num_candidates > o->k ? o->num_candidates : o->k;
     bool graph = vf->has_graph && !o->force_exact && !(o->accept && o->n_accept <= o->k);
