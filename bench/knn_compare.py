@@ -4,7 +4,8 @@ segment flush and a search run) beside hnswlib (Debian python3-hnswlib) and FAIS
 IndexHNSWFlat / IndexHNSWSQ (python3-faiss) on the same fvecs files, single-threaded, with
 the same M and ef_construction, sweeping the search beam (scry num_candidates, hnswlib ef,
 FAISS efSearch). Prints a markdown table: recall@10 against exact brute force, queries per
-second, build seconds, bytes per vector (what a search keeps in memory: vectors or codes plus
+second and build seconds in CPU time of the one thread (time.process_time; the machine is
+shared, so wall time would count other processes), bytes per vector (what a search keeps in memory: vectors or codes plus
 the graph). Make the vectors with bench/vectors_from_text.py or `scry gen vectors --fvecs`.
 
     /usr/bin/python3 bench/knn_compare.py BASE.fvecs QUERY.fvecs --sim cosine --m 16 --efc 100
@@ -61,18 +62,18 @@ def run_hnswlib(a, b, q, gt, efs):
     p = hnswlib.Index(space="l2" if a.sim == "l2" else "ip", dim=b.shape[1])
     p.init_index(max_elements=len(b), ef_construction=a.efc, M=a.m, random_seed=1)
     p.set_num_threads(1)
-    t = time.time()
+    t = time.process_time()
     p.add_items(b)
-    build = time.time() - t
+    build = time.process_time() - t
     with tempfile.NamedTemporaryFile() as f:
         p.save_index(f.name)
         bpv = os.path.getsize(f.name) / len(b)
     rows = []
     for ef in efs:
         p.set_ef(max(ef, 10))
-        t = time.time()
+        t = time.process_time()
         labels, _ = p.knn_query(q, k=10)
-        dt = time.time() - t
+        dt = time.process_time() - t
         rows.append(("hnswlib", ef, recall(labels, gt), len(q) / dt, build, bpv))
     return rows
 
@@ -86,18 +87,18 @@ def run_faiss(a, b, q, gt, efs, sq):
     else:
         idx = faiss.IndexHNSWFlat(b.shape[1], a.m, metric)
     idx.hnsw.efConstruction = a.efc
-    t = time.time()
+    t = time.process_time()
     if sq:
         idx.train(b)
     idx.add(b)
-    build = time.time() - t
+    build = time.process_time() - t
     bpv = len(faiss.serialize_index(idx)) / len(b)
     rows = []
     for ef in efs:
         idx.hnsw.efSearch = max(ef, 10)
-        t = time.time()
+        t = time.process_time()
         _, labels = idx.search(q, 10)
-        dt = time.time() - t
+        dt = time.process_time() - t
         rows.append(("faiss-HNSW" + ("SQ8" if sq else "Flat"), ef, recall(labels, gt), len(q) / dt,
                      build, bpv))
     return rows

@@ -392,7 +392,9 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
                   .sign = l2 ? -1.0f : 1.0f,
                   .q = o->query};
     uint32_t ef = o->num_candidates > o->k ? o->num_candidates : o->k;
-    bool graph = vf->has_graph && !o->force_exact && !(o->accept && o->n_accept <= o->k);
+    /* Elasticsearch hands Lucene num_candidates as its k: a filter accepting at most that
+     * many docs is answered exactly (the graph would visit at least as many) */
+    bool graph = vf->has_graph && !o->force_exact && !(o->accept && o->n_accept <= ef);
     if (vf->codes) {
         int8_t *qq = sc_arena_alloc(a, vf->p.dims);
         if (!qq)

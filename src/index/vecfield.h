@@ -2,7 +2,8 @@
  * section writer (raw floats, optional int8 codes with per-segment quantile bounds, optional
  * HNSW graph) and its reader, plus the per-segment kNN: graph search (int8 codes rescored with
  * the raw floats), exact scan, and Lucene's filtered-search rule (exact when the filter
- * accepts at most k docs or when the graph visits more nodes than the filter accepts). */
+ * accepts at most num_candidates docs or when the graph visits more nodes than the filter
+ * accepts). */
 #ifndef SC_INDEX_VECFIELD_H
 #define SC_INDEX_VECFIELD_H
 

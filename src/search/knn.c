@@ -2,8 +2,9 @@
  * while planning, as Lucene's AbstractKnnVectorQuery rewrites itself: per segment, the filter
  * (if any) becomes a bitset ANDed with the live docs, then the segment's vectors are searched
  * (index/vecfield.h: the HNSW graph with the filter as accept bits, or an exact scan when the
- * filter accepts at most k docs or the graph visits more nodes than it accepts); the best k of
- * the shard are kept and become a DOCS plan (a doc list per segment with its scores). */
+ * filter accepts at most num_candidates docs or the graph visits more nodes than it accepts);
+ * the best k of the shard are kept and become a DOCS plan (a doc list per segment with its
+ * scores). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -394,3 +394,61 @@ def test_official_client(server, l2_index):
         assert len(r["hits"]["hits"]) == 5
     finally:
         es.close()
+
+
+def test_kill9_during_vector_indexing_loses_no_acknowledged_vector(fresh_index):
+    """A writer thread streams vectors in _bulk requests; the server is killed with SIGKILL
+    in the middle; after a restart every acknowledged document is found by a kNN search for
+    its own vector (exact match: l2 score 1.0)."""
+    import signal
+    import threading
+    import time
+
+    import urllib3
+
+    tmp = tempfile.mkdtemp(prefix="scry-knn-kill-")
+    srv = Server(os.path.join(tmp, "data")).start()
+    try:
+        st, _, b = srv.request("PUT", "/" + fresh_index, {"mappings": {"properties": {
+            "v": {"type": "dense_vector", "dims": 8, "similarity": "l2_norm"}}}})
+        assert st == 200, b
+        vec = lambda i: [float(i)] + [float((i * 7 + j * 13) % 101) for j in range(7)]  # noqa: E731
+        acked, stop = [], threading.Event()
+
+        def writer():
+            http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=2, read=10))
+            i = 0
+            while not stop.is_set():
+                lines = []
+                for j in range(i, i + 40):
+                    lines.append('{"index":{"_index":"%s","_id":"%d"}}' % (fresh_index, j))
+                    lines.append('{"v":%s}' % vec(j))
+                try:
+                    r = http.request("POST", srv.url + "/_bulk", body="\n".join(lines) + "\n",
+                                     headers={"Content-Type": "application/x-ndjson"})
+                except Exception:
+                    return
+                if r.status == 200:
+                    import json
+                    for it in json.loads(r.data)["items"]:
+                        if it["index"]["status"] in (200, 201):
+                            acked.append(int(it["index"]["_id"]))
+                i += 40
+
+        t = threading.Thread(target=writer)
+        t.start()
+        time.sleep(0.6)
+        srv.proc.send_signal(signal.SIGKILL)
+        srv.proc.wait()
+        stop.set()
+        t.join()
+        assert acked, "nothing was acknowledged before the kill"
+        srv.start()
+        srv.request("POST", "/%s/_refresh" % fresh_index)
+        for i in acked[:: max(1, len(acked) // 60)] + acked[-5:]:
+            b = search(srv, fresh_index, {"knn": {"field": "v", "query_vector": vec(i), "k": 1,
+                                                  "num_candidates": 50}, "_source": False})
+            top = b["hits"]["hits"][0]
+            assert top["_score"] == 1.0 and top["_id"] == str(i), (i, top)
+    finally:
+        srv.stop()
