@@ -272,7 +272,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .rrf_queries = rrf_queries,
                                   .n_rrf = n_rrf,
                                   .rrf_window = run->sp.vec.rank_window,
-                                  .rrf_rank_constant = run->sp.vec.rank_constant};
+                                  .rrf_rank_constant = run->sp.vec.rank_constant,
+                                  .knn_cap = sc__search_knn_cap(&run->sp)};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;

@@ -78,6 +78,10 @@ bool sc__search_build_vector(sc_rest_req *req, sc_rest_resp *resp, const search_
                              sc_index **list, size_t n, sc_query **queries,
                              sc_query ***rrf_queries, size_t *n_rrf);
 
+/* For a search of top-level kNN clauses without a query (and no RRF): the sum of the
+ * clauses' k (cluster/search.h knn_cap); 0 otherwise. */
+uint32_t sc__search_knn_cap(const search_parse *sp);
+
 /* Writes the "_shards" member of a search or count response. */
 void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r);
 /* Writes the body of one search response (used by _search and each _msearch item; a non-zero

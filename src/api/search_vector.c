@@ -187,6 +187,22 @@ static bool hybrid(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
     return true;
 }
 
+uint32_t sc__search_knn_cap(const search_parse *sp)
+{
+    if (!sp->vec.owned || sp->vec.rrf || sp->query || !json_array_size(sp->vec.knn))
+        return 0;
+    uint64_t cap = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach (sp->vec.knn, i, c) {
+        const json_t *k = json_object_get(c, "k");
+        cap += json_is_integer(k) && json_integer_value(k) > 0 ? (uint64_t)json_integer_value(k)
+               : sp->size > 0                                 ? (uint64_t)sp->size
+                                                              : 10;
+    }
+    return cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+}
+
 bool sc__search_build_vector(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
                              sc_index **list, size_t n, sc_query **queries,
                              sc_query ***rrf_queries, size_t *n_rrf)

@@ -492,6 +492,16 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
     if (st == SC_OK) {
         /* Final reduce of the hits (one node: its partial result is already the global
          * order), then the page's fetch. */
+        if (sr->knn_cap && !sr->n_sort) {
+            /* a kNN-only search: the global top k of the shards' top k (each shard's top k
+             * holds its part of the global top k), as Elasticsearch's kNN phase */
+            if (qresp.n_top > sr->knn_cap)
+                qresp.n_top = sr->knn_cap;
+            if (out->total > sr->knn_cap) {
+                out->total = sr->knn_cap;
+                out->total_is_lower_bound = false;
+            }
+        }
         size_t from = sr->from < qresp.n_top ? sr->from : qresp.n_top;
         size_t nh = qresp.n_top - from;
         if (nh > sr->size)

@@ -68,6 +68,10 @@ typedef struct sc_search_request {
     sc_query *const *rrf_queries;
     size_t n_rrf;
     uint32_t rrf_window, rrf_rank_constant;
+    /* A search of top-level kNN clauses only (no query): each shard returns its best k per
+     * clause and the coordinator keeps the best knn_cap (the sum of the clauses' k) of them,
+     * hits and total. 0 = not such a search. */
+    uint32_t knn_cap;
 } sc_search_request;
 
 typedef struct sc_result_hit {

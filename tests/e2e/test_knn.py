@@ -361,6 +361,16 @@ def test_int8_and_cosine_recall_deletes_restart_forcemerge(fresh_index):
         srv.stop()
 
 
+def test_global_k_across_shards(server, fresh_index):
+    vecs = gauss_mixture(600, DIMS, 5)
+    load(server, fresh_index, vecs, shards=3, batches=2)
+    for q in QUERIES[:5]:
+        b = search(server, fresh_index, {"knn": {"field": "v", "query_vector": q, "k": 7,
+                                                 "num_candidates": 100}, "size": 20})
+        assert b["hits"]["total"] == {"value": 7, "relation": "eq"}
+        assert ids_of(b) == brute(vecs, q, "l2_norm", 7)
+
+
 def test_byte_and_mip_and_flat(server, fresh_index):
     server.request("PUT", "/" + fresh_index, {"mappings": {"properties": {
         "b": {"type": "dense_vector", "dims": 3, "element_type": "byte", "similarity": "dot_product"},
