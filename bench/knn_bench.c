@@ -2,9 +2,9 @@
  * file exactly as a segment flush does (sc_vec_section_write: quantiles, int8 codes, HNSW
  * graph), opens it (sc_vec_section_open) and runs every query single-threaded for each
  * num_candidates (the HNSW beam, hnswlib/FAISS `ef`), reporting recall@10 against an exact
- * scan, QPS and build time in CPU seconds (the machine is shared), bytes per vector. bench/knn_compare.py runs it beside hnswlib and
- * FAISS on the same vectors.
- * Usage: knn_bench BASE.fvecs QUERY.fvecs [l2|cosine|dot] [hnsw|int8_hnsw] [m] [ef_construction]
+ * scan, QPS and build time in CPU seconds (the machine is shared), bytes per vector.
+ * bench/knn_compare.py runs it beside hnswlib and FAISS on the same vectors. Usage: knn_bench
+ * BASE.fvecs QUERY.fvecs [l2|cosine|dot] [hnsw|int8_hnsw] [m] [ef_construction]
  *        [num_candidates,...]
  * Output: one TSV line per num_candidates: impl nc recall qps build_s bytes_per_vector. */
 #include <math.h>
@@ -110,8 +110,8 @@ int main(int argc, char **argv)
     sc_arena_init(&a, 0);
     sc_arena_mark m0 = sc_arena_mark_get(&a);
     for (uint32_t q = 0; q < nq; q++) {
-        sc_vec_knn_opts o = {.query = qs + (size_t)q * dims, .k = 10, .num_candidates = 10,
-                             .force_exact = true};
+        sc_vec_knn_opts o = {
+            .query = qs + (size_t)q * dims, .k = 10, .num_candidates = 10, .force_exact = true};
         size_t nh;
         bool ex;
         if (p.sim == SC_VEC_SIM_COSINE) {
@@ -135,8 +135,8 @@ int main(int argc, char **argv)
         double found = 0;
         uint64_t t1 = cpu_ns();
         for (uint32_t q = 0; q < nq; q++) {
-            sc_vec_knn_opts o = {.query = qs + (size_t)q * dims, .k = 10,
-                                 .num_candidates = nc < 10 ? 10 : nc};
+            sc_vec_knn_opts o = {
+                .query = qs + (size_t)q * dims, .k = 10, .num_candidates = nc < 10 ? 10 : nc};
             size_t nh;
             bool ex;
             if (sc_vec_knn(&vf, &o, &a, hits, &nh, &ex) != SC_OK)

@@ -9,21 +9,22 @@
 
 #define NUM_CANDIDATES_LIMIT 10000 /* Elasticsearch's NUM_CANDS_LIMIT */
 
-static const char *const knn_keys[] = {"field",  "query_vector", "k",          "num_candidates",
-                                       "filter", "similarity",   "boost",      "_name",
-                                       "inner_hits", NULL};
+static const char *const knn_keys[] = {
+    "field",      "query_vector", "k",     "num_candidates", "filter",
+    "similarity", "boost",        "_name", "inner_hits",     NULL};
 
 static int hexval(int c)
 {
-    return isdigit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                               : (c >= 'A' && c <= 'F')   ? c - 'A' + 10
-                                                          : -1;
+    return isdigit(c)               ? c - '0'
+           : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+           : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                    : -1;
 }
 
 /* The query vector as floats (a JSON array, or a hex string of bytes for byte vectors). */
 static sc_status query_vector(P *p, const json_t *qv, const sc_vec_params *vp, float **out)
 {
-    size_t n = json_is_array(qv) ? json_array_size(qv)
+    size_t n = json_is_array(qv)    ? json_array_size(qv)
                : json_is_string(qv) ? json_string_length(qv) / 2
                                     : 0;
     if (!json_is_array(qv) && !(json_is_string(qv) && vp->elem == SC_VEC_ELEM_BYTE))
@@ -156,8 +157,8 @@ static sc_status parse_clause(P *p, const json_t *body, sc_query **out)
     int64_t dnc = k * 3 / 2 > NUM_CANDIDATES_LIMIT ? NUM_CANDIDATES_LIMIT : k * 3 / 2;
     SC_TRY(uint_param(p, body, "num_candidates", dnc < k ? k : dnc, &nc));
     if (nc > NUM_CANDIDATES_LIMIT)
-        return sc__dsl_fail(p, "illegal_argument_exception",
-                            "[num_candidates] cannot exceed [%d]", NUM_CANDIDATES_LIMIT);
+        return sc__dsl_fail(p, "illegal_argument_exception", "[num_candidates] cannot exceed [%d]",
+                            NUM_CANDIDATES_LIMIT);
     if (nc < k)
         return sc__dsl_fail(p, "illegal_argument_exception",
                             "[num_candidates] cannot be less than [k]");
@@ -172,8 +173,8 @@ static sc_status parse_clause(P *p, const json_t *body, sc_query **out)
     SC_TRY(query_vector(p, qv, &vp, &v));
     sc_query *filter;
     SC_TRY(knn_filter(p, json_object_get(body, "filter"), &filter));
-    sc_query *q = NEW(p, sc_query_knn(p->a, field, v, vp.dims, (uint32_t)k, (uint32_t)nc, filter,
-                                      sim));
+    sc_query *q =
+        NEW(p, sc_query_knn(p->a, field, v, vp.dims, (uint32_t)k, (uint32_t)nc, filter, sim));
     SC_TRY(sc__dsl_apply_boost(p, "knn", body, q));
     *out = q;
     return SC_OK;
@@ -184,8 +185,8 @@ sc_status sc__dsl_q_knn(P *p, const json_t *body, sc_query **out)
     return parse_clause(p, body, out);
 }
 
-sc_status sc_dsl_parse_knn(const sc_dsl_env *env, sc_arena *a, const json_t *clause,
-                           sc_query **out, sc_dsl_error *err)
+sc_status sc_dsl_parse_knn(const sc_dsl_env *env, sc_arena *a, const json_t *clause, sc_query **out,
+                           sc_dsl_error *err)
 {
     P p = {.env = env, .a = a, .err = err, .depth = 0};
     err->type = NULL;

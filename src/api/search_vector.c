@@ -44,8 +44,8 @@ static bool rrf_params(sc_rest_req *req, sc_rest_resp *resp, const json_t *o, se
     if (rc && (!json_is_integer(rc) || json_integer_value(rc) < 1))
         return fail(req, resp, "illegal_argument_exception",
                     "[rank_constant] must be greater than or equal to [1] for [rrf]");
-    if (ws && (!json_is_integer(ws) || json_integer_value(ws) < 1 ||
-               json_integer_value(ws) > 10000))
+    if (ws &&
+        (!json_is_integer(ws) || json_integer_value(ws) < 1 || json_integer_value(ws) > 10000))
         return fail(req, resp, "illegal_argument_exception",
                     "[rank_window_size] must be between [1] and [10000] for [rrf]");
     if (rc)
@@ -90,8 +90,9 @@ static bool retriever(sc_rest_req *req, sc_rest_resp *resp, const json_t *r, sea
     if (!strcmp(kind, "knn"))
         return add_knn(req, resp, sp->vec.knn, body);
     if (strcmp(kind, "rrf") != 0)
-        return fail(req, resp, "parsing_exception", "unknown retriever; supported: [standard], "
-                                                    "[knn], [rrf]");
+        return fail(req, resp, "parsing_exception",
+                    "unknown retriever; supported: [standard], "
+                    "[knn], [rrf]");
     const json_t *rs = json_object_get(body, "retrievers");
     if (!json_is_array(rs) || json_array_size(rs) < 2)
         return fail(req, resp, "illegal_argument_exception",
@@ -100,7 +101,8 @@ static bool retriever(sc_rest_req *req, sc_rest_resp *resp, const json_t *r, sea
     json_t *c;
     json_array_foreach (rs, i, c) {
         const json_t *s = json_object_get(c, "standard"), *k = json_object_get(c, "knn");
-        if (!json_is_object(c) || json_object_size(c) != 1 || (!json_is_object(s) && !json_is_object(k)))
+        if (!json_is_object(c) || json_object_size(c) != 1 ||
+            (!json_is_object(s) && !json_is_object(k)))
             return fail(req, resp, "illegal_argument_exception",
                         "[rrf] child retrievers must be [standard] or [knn]");
         json_t *sub = s ? standard_sub(s) : json_pack("{s:O}", "knn", k);
@@ -197,15 +199,15 @@ uint32_t sc__search_knn_cap(const search_parse *sp)
     json_array_foreach (sp->vec.knn, i, c) {
         const json_t *k = json_object_get(c, "k");
         cap += json_is_integer(k) && json_integer_value(k) > 0 ? (uint64_t)json_integer_value(k)
-               : sp->size > 0                                 ? (uint64_t)sp->size
-                                                              : 10;
+               : sp->size > 0                                  ? (uint64_t)sp->size
+                                                               : 10;
     }
     return cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
 }
 
 bool sc__search_build_vector(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
-                             sc_index **list, size_t n, sc_query **queries,
-                             sc_query ***rrf_queries, size_t *n_rrf)
+                             sc_index **list, size_t n, sc_query **queries, sc_query ***rrf_queries,
+                             size_t *n_rrf)
 {
     *rrf_queries = NULL;
     *n_rrf = 0;
@@ -226,8 +228,8 @@ bool sc__search_build_vector(sc_rest_req *req, sc_rest_resp *resp, const search_
         const json_t *kc = json_object_get(sub, "knn");
         const json_t *qj = kc ? kc : json_object_get(sub, "query");
         for (size_t i = 0; i < n; i++)
-            if (!sc__search_parse_for_index(req, resp, list[i], qj, kc != NULL,
-                                            (uint32_t)sp->size, &t[j * n + i]))
+            if (!sc__search_parse_for_index(req, resp, list[i], qj, kc != NULL, (uint32_t)sp->size,
+                                            &t[j * n + i]))
                 return false;
     }
     *rrf_queries = t;

@@ -402,7 +402,8 @@ sc_status sc_hnsw_builder_add(sc_hnsw_builder *b, uint32_t ord)
     float eps = self_score(&b->scorer.base, ep);
     for (int lev = b->max_level; lev > lv; lev--)
         greedy(&bm, lev, &ep, &eps);
-    heap cand = {b->cand, 0, (size_t)b->cap + 1, true}, res = {b->res, 0, (size_t)b->efc + 1, false};
+    heap cand = {b->cand, 0, (size_t)b->cap + 1, true},
+         res = {b->res, 0, (size_t)b->efc + 1, false};
     b->eps[0] = (sc_hnsw_hit){ep, eps};
     size_t n_eps = 1;
     for (int lev = lv < b->max_level ? lv : b->max_level; lev >= 0; lev--) {

@@ -24,8 +24,8 @@
  * block up_off[i] (levels 1..L in order); up_off[i] is unused for level-0 nodes. */
 typedef struct sc_hnsw_graph {
     uint32_t n, m;
-    uint32_t entry;      /* entry node (meaningless when n == 0) */
-    int32_t max_level;   /* level of the entry node; -1 when empty */
+    uint32_t entry;    /* entry node (meaningless when n == 0) */
+    int32_t max_level; /* level of the entry node; -1 when empty */
     const uint8_t *levels;
     const uint32_t *l0;
     const uint32_t *up_off;
@@ -94,10 +94,10 @@ typedef struct sc_hnsw_hit {
 } sc_hnsw_hit;
 
 typedef struct sc_hnsw_search_opts {
-    uint32_t ef;               /* beam width = results kept (>= 1) */
-    const uint64_t *accept;    /* bitset over docs (NULL: accept all) */
-    const uint32_t *ord_doc;   /* ordinal -> doc for `accept` (NULL: identity) */
-    uint64_t visit_limit;      /* stop after visiting this many nodes (0: no limit) */
+    uint32_t ef;             /* beam width = results kept (>= 1) */
+    const uint64_t *accept;  /* bitset over docs (NULL: accept all) */
+    const uint32_t *ord_doc; /* ordinal -> doc for `accept` (NULL: identity) */
+    uint64_t visit_limit;    /* stop after visiting this many nodes (0: no limit) */
 } sc_hnsw_search_opts;
 
 /* Searches g: up to opts->ef accepted nodes, best first, into hits (room for ef) and *n_hits.

@@ -357,8 +357,8 @@ static int cmp_hit(const void *a, const void *b)
 }
 
 /* Exact scan of the accepted vectors: keeps the best k in a sorted window. */
-static void exact(const sc_vec_field *vf, const sc_vec_knn_opts *o, qscorer *qs,
-                  sc_hnsw_hit *hits, size_t *n_hits)
+static void exact(const sc_vec_field *vf, const sc_vec_knn_opts *o, qscorer *qs, sc_hnsw_hit *hits,
+                  size_t *n_hits)
 {
     size_t n = 0, k = o->k;
     for (uint32_t i = 0; i < vf->n; i++) {

@@ -24,12 +24,12 @@
 /* A read-only view of a field's vectors (the segment's mapped bytes or a builder's arrays). */
 typedef struct sc_vec_field {
     sc_vec_params p;
-    uint32_t n;            /* vectors (docs with a value) */
-    const uint32_t *docs;  /* ordinal -> doc, strictly increasing */
-    const float *vecs;     /* n * dims */
-    const int8_t *codes;   /* int8 types: n * dims codes 0..127, else NULL */
-    const float *corr;     /* int8 types: per-vector correction (dot-like similarities) */
-    float lo, hi;          /* int8 quantization bounds */
+    uint32_t n;           /* vectors (docs with a value) */
+    const uint32_t *docs; /* ordinal -> doc, strictly increasing */
+    const float *vecs;    /* n * dims */
+    const int8_t *codes;  /* int8 types: n * dims codes 0..127, else NULL */
+    const float *corr;    /* int8 types: per-vector correction (dot-like similarities) */
+    float lo, hi;         /* int8 quantization bounds */
     bool has_graph;
     sc_hnsw_graph graph;
 } sc_vec_field;
@@ -44,8 +44,8 @@ sc_status sc_vec_section_write(const sc_vec_params *p, const uint32_t *docs, con
 
 /* Parses and checks a section (bytes 4-aligned) of a segment with n_docs docs into *out
  * (a view borrowing bytes). SC_ECORRUPT with a short reason in *why. O(n m) (graph check). */
-sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out,
-                              const char **why) SC_MUST_USE;
+sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out, const char **why)
+    SC_MUST_USE;
 
 /* The vectors of VECTOR field f of seg (validated at open). SC_ENOTFOUND when none. */
 sc_status sc_segment_vectors(const sc_segment *seg, const sc_field_info *f, sc_vec_field *out)
@@ -64,12 +64,12 @@ bool sc_vec_similarity_ok(const sc_vec_params *p, float sim, float threshold);
 
 /* What a kNN search of one segment needs. */
 typedef struct sc_vec_knn_opts {
-    const float *query;     /* dims floats, normalized for cosine */
-    uint32_t k;             /* hits wanted */
+    const float *query;      /* dims floats, normalized for cosine */
+    uint32_t k;              /* hits wanted */
     uint32_t num_candidates; /* graph beam (>= k) */
-    const uint64_t *accept; /* bitset over docs (filter and live docs), NULL = every doc */
-    uint64_t n_accept;      /* docs set in accept (ignored when NULL) */
-    bool force_exact;       /* always scan */
+    const uint64_t *accept;  /* bitset over docs (filter and live docs), NULL = every doc */
+    uint64_t n_accept;       /* docs set in accept (ignored when NULL) */
+    bool force_exact;        /* always scan */
 } sc_vec_knn_opts;
 
 /* The best min(k, matches) accepted docs of the field, best first: hits[i].ord is the DOC id,

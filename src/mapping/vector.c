@@ -59,8 +59,7 @@ static sc_status index_options(const json_t *v, sc_mapping_field *f, sc_mapping_
     f->vec.type = (sc_vec_index)ti;
     const char *k;
     json_t *x;
-    json_object_foreach((json_t *)v, k, x)
-    {
+    json_object_foreach ((json_t *)v, k, x) {
         json_int_t n;
         if (strcmp(k, "type") == 0)
             continue;
@@ -77,13 +76,15 @@ static sc_status index_options(const json_t *v, sc_mapping_field *f, sc_mapping_
         } else if (int8 && strcmp(k, "confidence_interval") == 0) {
             double c = json_number_value(x);
             if (!json_is_number(x) || !(c == 0 || (c >= 0.9 && c <= 1.0)))
-                return bad(err, "[confidence_interval] must be between 0.9 and 1.0 or 0 for "
-                                "field [%s]",
+                return bad(err,
+                           "[confidence_interval] must be between 0.9 and 1.0 or 0 for "
+                           "field [%s]",
                            f->path);
             f->vec_confidence = (float)c;
         } else {
-            return bad(err, "unknown parameter [%s] in [index_options] of type [%s] for field "
-                            "[%s]",
+            return bad(err,
+                       "unknown parameter [%s] in [index_options] of type [%s] for field "
+                       "[%s]",
                        k, type_names[ti], f->path);
         }
     }
@@ -96,8 +97,9 @@ sc_status sc__mapping_vector_param(const char *k, const json_t *v, sc_mapping_fi
     json_int_t n;
     if (strcmp(k, "dims") == 0) {
         if (!int_of(v, &n) || n < 1 || n > SC_VEC_MAX_DIMS)
-            return bad(err, "The number of dimensions should be in the range [1, %d] but was "
-                            "[%s] for field [%s]",
+            return bad(err,
+                       "The number of dimensions should be in the range [1, %d] but was "
+                       "[%s] for field [%s]",
                        SC_VEC_MAX_DIMS, json_is_integer(v) ? "out of range" : "not a number",
                        f->path);
         f->vec.dims = (uint32_t)n;
@@ -107,8 +109,9 @@ sc_status sc__mapping_vector_param(const char *k, const json_t *v, sc_mapping_fi
         const char *const elems[] = {"float", "byte"};
         int e = lookup(elems, 2, v);
         if (e < 0)
-            return bad(err, "invalid element_type [%s]; available types are [float, byte] for "
-                            "field [%s]",
+            return bad(err,
+                       "invalid element_type [%s]; available types are [float, byte] for "
+                       "field [%s]",
                        json_is_string(v) ? json_string_value(v) : "?", f->path);
         f->vec.elem = (sc_vec_elem)e;
         return SC_OK;
@@ -116,8 +119,9 @@ sc_status sc__mapping_vector_param(const char *k, const json_t *v, sc_mapping_fi
     if (strcmp(k, "similarity") == 0) {
         int si = lookup(sim_names, 4, v);
         if (si < 0)
-            return bad(err, "Unknown value [%s] for field [similarity] - accepted values are "
-                            "[l2_norm, dot_product, cosine, max_inner_product]",
+            return bad(err,
+                       "Unknown value [%s] for field [similarity] - accepted values are "
+                       "[l2_norm, dot_product, cosine, max_inner_product]",
                        json_is_string(v) ? json_string_value(v) : "?");
         f->vec.sim = (sc_vec_sim)si;
         return SC_OK;
@@ -136,11 +140,9 @@ sc_status sc__mapping_vector_param(const char *k, const json_t *v, sc_mapping_fi
 sc_status sc__mapping_vector_finish(sc_mapping_field *f, sc_mapping_error *err)
 {
     if (f->is_multi_field)
-        return bad(err, "Field [%s] of type [dense_vector] can't be used in multifields",
-                   f->name);
+        return bad(err, "Field [%s] of type [dense_vector] can't be used in multifields", f->name);
     if (f->vec.type == SC__VEC_TYPE_UNSET) /* 8.14+: int8_hnsw for float, hnsw for byte */
-        f->vec.type =
-            f->vec.elem == SC_VEC_ELEM_FLOAT ? SC_VEC_INDEX_INT8_HNSW : SC_VEC_INDEX_HNSW;
+        f->vec.type = f->vec.elem == SC_VEC_ELEM_FLOAT ? SC_VEC_INDEX_INT8_HNSW : SC_VEC_INDEX_HNSW;
     if (f->vec.elem == SC_VEC_ELEM_BYTE &&
         (f->vec.type == SC_VEC_INDEX_INT8_HNSW || f->vec.type == SC_VEC_INDEX_INT8_FLAT))
         return bad(err, "[element_type] cannot be [byte] when using index type [%s]",
@@ -222,11 +224,10 @@ sc_status sc__mapping_vector_value(const sc_mapping_field *f, const sc__jd *v, u
     uint32_t i = 0;
     for (const sc__jd *e = v->child; e; e = e->next, i++) {
         if (e->type != SC__JD_INT && e->type != SC__JD_REAL)
-            return bad_value(err, "[dense_vector] field [%s] expects numbers, got a [%s]",
-                             f->path, e->type == SC__JD_STRING ? "string" : "non-number");
+            return bad_value(err, "[dense_vector] field [%s] expects numbers, got a [%s]", f->path,
+                             e->type == SC__JD_STRING ? "string" : "non-number");
         double d = e->d;
-        if (f->vec.elem == SC_VEC_ELEM_BYTE &&
-            (e->type != SC__JD_INT || e->i < -128 || e->i > 127))
+        if (f->vec.elem == SC_VEC_ELEM_BYTE && (e->type != SC__JD_INT || e->i < -128 || e->i > 127))
             return bad_value(err,
                              "element_type [byte] vectors only support integers between [-128, "
                              "127] but found [%.*s] at dim [%u]",
@@ -241,8 +242,9 @@ sc_status sc__mapping_vector_value(const sc_mapping_field *f, const sc__jd *v, u
     }
     if (f->vec.sim == SC_VEC_SIM_COSINE) {
         if (norm == 0)
-            return bad_value(err, "The [cosine] similarity does not support vectors with zero "
-                                  "magnitude. Preview of invalid vector: [%s]",
+            return bad_value(err,
+                             "The [cosine] similarity does not support vectors with zero "
+                             "magnitude. Preview of invalid vector: [%s]",
                              "0.0, ...");
         float inv = (float)(1.0 / sqrt(norm));
         for (uint32_t j = 0; j < dims; j++)

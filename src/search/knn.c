@@ -87,9 +87,8 @@ static sc_status search_segment(sc__search_ctx *ctx, const sc_query *q, const sc
                                "the query vector has a different number of dimensions [%u] than "
                                "the document vectors [%u]",
                                q->u.knn.dims, vf.p.dims);
-    sc_vec_knn_opts o = {.query = q->u.knn.vector,
-                         .k = q->u.knn.k,
-                         .num_candidates = q->u.knn.num_candidates};
+    sc_vec_knn_opts o = {
+        .query = q->u.knn.vector, .k = q->u.knn.k, .num_candidates = q->u.knn.num_candidates};
     SC_TRY(accept_bits(ctx, filter, i, &o.accept, &o.n_accept));
     if (o.accept && o.n_accept == 0)
         return SC_OK;
@@ -109,8 +108,7 @@ static sc_status search_segment(sc__search_ctx *ctx, const sc_query *q, const sc
 }
 
 /* Groups the kept hits per segment (docs ascending) into p. */
-static sc_status to_docs_plan(sc__search_ctx *ctx, khit *hits, size_t n, float boost,
-                              sc__plan *p)
+static sc_status to_docs_plan(sc__search_ctx *ctx, khit *hits, size_t n, float boost, sc__plan *p)
 {
     size_t ns = ctx->s->n_segs;
     p->seg_docs = sc_arena_calloc(ctx->a, ns + 1, sizeof *p->seg_docs);

@@ -61,8 +61,8 @@ static void write_segment(const char *dir, const char *name, const sc_vec_params
                             .kind = SC_FIELD_VECTOR,
                             .vector = vecs + (size_t)i * DIMS,
                             .vparams = p};
-        sc_index_doc doc = {.id = sc_slice_cstr(id), .source = sc_slice_cstr("{}"), .fields = &f,
-                            .n_fields = 1};
+        sc_index_doc doc = {
+            .id = sc_slice_cstr(id), .source = sc_slice_cstr("{}"), .fields = &f, .n_fields = 1};
         assert_int_equal(sc_segment_builder_add(b, &doc, NULL), SC_OK);
     }
     assert_int_equal(sc_segment_builder_write(b, dir, name, NULL), SC_OK);
@@ -83,8 +83,11 @@ static double recall(const sc_segment *seg, const sc_vec_params *p, const float 
         const float *qv = queries + q * DIMS;
         sc_arena a;
         sc_arena_init(&a, 0);
-        sc_vec_knn_opts o = {.query = qv, .k = 10, .num_candidates = 100,
-                             .accept = accept ? accept->words : NULL, .n_accept = n_acc};
+        sc_vec_knn_opts o = {.query = qv,
+                             .k = 10,
+                             .num_candidates = 100,
+                             .accept = accept ? accept->words : NULL,
+                             .n_accept = n_acc};
         size_t n = 0, nt = 0;
         bool ex;
         assert_int_equal(sc_vec_knn(&vf, &o, &a, hits, &n, &ex), SC_OK);

@@ -91,7 +91,8 @@ static size_t model(const float *q, uint32_t k, int want_tag, cand *out)
     size_t n = 0;
     for (int s = 0; s < N_SEGS; s++)
         for (uint32_t d = 0; d < N_PER; d++) {
-            if (!live[s][d] || !has_vec[s][d] || (want_tag >= 0 && tags[s][d] != (uint32_t)want_tag))
+            if (!live[s][d] || !has_vec[s][d] ||
+                (want_tag >= 0 && tags[s][d] != (uint32_t)want_tag))
                 continue;
             double l2 = 0;
             for (int i = 0; i < DIMS; i++)
@@ -116,7 +117,8 @@ static void test_knn_matches_brute_force(void **state)
         sc_arena_init(&a, 0);
         char t[8];
         snprintf(t, sizeof t, "t%d", tag);
-        sc_query *filter = tag >= 0 ? sc_query_term(&a, sc_slice_cstr("tag"), sc_slice_cstr(t)) : NULL;
+        sc_query *filter =
+            tag >= 0 ? sc_query_term(&a, sc_slice_cstr("tag"), sc_slice_cstr(t)) : NULL;
         sc_query *kq = sc_query_knn(&a, sc_slice_cstr("v"), q, DIMS, k, k + 10, filter, NAN);
         assert_non_null(kq);
         sc_search_options o;
