@@ -10,6 +10,7 @@ PKGS=(
   python3 python3-pytest python3-elasticsearch
   default-jdk-headless liblucene8-java
   gnuplot-nox curl
+  etcd-server
   # benchmarks: vector sets from text (bench/vectors_from_text.py) and the hnswlib / FAISS
   # side-by-side (bench/knn_compare.py)
   python3-numpy python3-hnswlib python3-faiss

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/agg_internal.h"
 #include "api/handlers.h"
 #include "api/internal.h"
 #include "api/search_internal.h"
@@ -24,6 +25,7 @@ typedef struct search_run {
     sc_search_request sr;
     sc_search_response r;
     search_parse sp;
+    sc__agg_hook agg; /* the aggregations' collect hook (spec NULL: none) */
     uint64_t t0;
 } search_run;
 
@@ -31,6 +33,8 @@ static void run_fini(search_run *run)
 {
     sc_node_release(run->list, run->n);
     json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
+    sc__agg_spec_free(run->sp.agg_spec);
+    run->sp.agg_spec = NULL;
     run->list = NULL;
     run->n = 0;
 }
@@ -72,6 +76,55 @@ static bool needs_source(search_run *run)
         sc_mapping_unref(m);
     }
     return need;
+}
+
+/* Aggregations and post_filter: parses the aggs (with the first index's mapping) and, with a
+ * post_filter, narrows each index's hits query to bool {must: query, filter: post_filter}
+ * while the aggregations keep the query (*agg_queries). false after writing a 4xx. */
+static bool prepare_aggs(sc_rest_req *req, sc_rest_resp *resp, search_run *run,
+                         sc_query **queries, sc_query ***agg_queries)
+{
+    *agg_queries = NULL;
+    run->agg.hit_queries = queries;
+    run->agg.n_queries = run->n;
+    if (run->sp.aggs) {
+        sc_agg_parse_error err;
+        if (!sc__agg_parse(req, run->n ? run->list[0] : NULL, run->sp.aggs, &run->sp.agg_spec,
+                           &err)) {
+            sc__agg_write_error(req, resp, &err);
+            return false;
+        }
+    }
+    if (!run->sp.post_filter)
+        return true;
+    sc_query **orig = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *orig);
+    if (!orig) {
+        sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                      "[request] Data too large for the request budget", NULL, 0);
+        return false;
+    }
+    for (size_t i = 0; i < run->n; i++) {
+        sc_query *pf = NULL, *b = sc_query_bool(req->arena);
+        sc_dsl_error derr;
+        sc_status st = sc__search_parse_query(req->arena, run->list[i], run->sp.post_filter, &pf,
+                                              &derr);
+        if (st != SC_OK) {
+            sc_rest_error(req, resp, derr.status ? derr.status : 400,
+                          derr.type ? derr.type : "parsing_exception", derr.reason, NULL, 0);
+            return false;
+        }
+        if (!b || sc_query_bool_add(req->arena, b, SC_OCCUR_MUST, queries[i]) != SC_OK ||
+            sc_query_bool_add(req->arena, b, SC_OCCUR_FILTER, pf) != SC_OK) {
+            sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                          "[request] Data too large for the request budget", NULL, 0);
+            return false;
+        }
+        orig[i] = queries[i];
+        queries[i] = b;
+    }
+    *agg_queries = orig;
+    run->agg.agg_queries = orig;
+    return true;
 }
 
 /* ?routing=a,b (the shards those values route to) and ?preference=_shards:0,2 (those shard
@@ -220,6 +273,17 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
+    sc_query **agg_queries = NULL;
+    if (!count && !prepare_aggs(req, resp, run, queries, &agg_queries)) {
+        run_fini(run);
+        return false;
+    }
+    if (run->sp.agg_spec) {
+        run->agg.spec = run->sp.agg_spec;
+        for (size_t i = 0; i < run->n; i++)
+            run->agg.n_shards += run->list[i]->settings.number_of_shards;
+        sc__agg_hook_init(&run->agg);
+    }
     sc__search_resolve_sort(&run->sp, run->list, run->n);
     sc_sort_key *after = NULL;
     if (!sc__search_convert_after(req, resp, &run->sp, run->n ? run->list[0] : NULL, &after)) {
@@ -273,7 +337,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .n_rrf = n_rrf,
                                   .rrf_window = run->sp.vec.rank_window,
                                   .rrf_rank_constant = run->sp.vec.rank_constant,
-                                  .knn_cap = sc__search_knn_cap(&run->sp)};
+                                  .knn_cap = sc__search_knn_cap(&run->sp),
+                                  .collect = run->sp.agg_spec ? &run->agg.hook : NULL};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;
@@ -300,6 +365,27 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         sc__search_write_all_failed(req, resp, &run->sr, &run->r);
         run_fini(run);
         return false;
+    }
+    if (run->sp.agg_spec) {
+        /* the coordinator's final reduce and finalize */
+        sc_agg_error aerr;
+        st = sc__agg_final(&run->agg, run->r.agg_result, req->arena, &run->sp.agg_result, &aerr);
+        if (st == SC_ELIMIT && aerr.too_many_buckets) {
+            char max[24];
+            snprintf(max, sizeof max, "%d", SC_AGG_DEFAULT_MAX_BUCKETS);
+            sc_rest_kv kv[] = {{"max_buckets", max}};
+            sc_rest_error(req, resp, 400, "too_many_buckets_exception", aerr.reason, kv, 1);
+            run_fini(run);
+            return false;
+        }
+        if (st != SC_OK) {
+            sc_rest_error(req, resp, st == SC_ECORRUPT ? 500 : 429,
+                          st == SC_ECORRUPT ? "exception" : "circuit_breaking_exception",
+                          "[request] Data too large for the aggregations' final reduce", NULL,
+                          0);
+            run_fini(run);
+            return false;
+        }
     }
     uint64_t took_ms = (sc_clock_now_ns() - run->t0) / 1000000;
     for (size_t i = 0; i < run->n; i++) {

@@ -6,9 +6,11 @@
 
 #include <jansson.h>
 
+#include "api/dsl.h"
 #include "api/rest.h"
 #include "cluster/node.h"
 #include "cluster/search.h"
+#include "search/agg.h"
 
 /* A search request's options after parsing the body and the URL parameters. */
 
@@ -38,6 +40,11 @@ typedef struct search_parse {
         bool rrf;
         uint32_t rank_constant, rank_window;
     } vec;
+    const json_t *aggs;         /* borrowed: the body's aggs / aggregations, or NULL */
+    const json_t *post_filter;  /* borrowed, or NULL */
+    bool typed_keys;            /* ?typed_keys */
+    sc_agg_spec *agg_spec;     /* parsed aggs (arena; date formats freed by run_fini) */
+    sc_agg_result *agg_result; /* the final aggregation result to write (arena) */
 } search_parse;
 
 /* Parses a search body (may be NULL) and the URL parameters into sp. `count` restricts the
@@ -58,6 +65,10 @@ bool sc__search_check_sort(sc_rest_req *req, sc_rest_resp *resp, const search_pa
  * there is no search_after. Writes a 400 and returns false on mismatched values. */
 bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
                               sc_index *ix, sc_sort_key **out);
+/* Parses one query object with index ix's mapping (the DSL environment of _search) into *out
+ * (arena). SC_EPARSE with err filled, SC_ENOMEM / SC_ELIMIT. */
+sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query,
+                                 sc_query **out, sc_dsl_error *err) SC_MUST_USE;
 /* Builds the query tree of each of the n indices into out[0..n) (arena). With n == 0 the query
  * is still validated. Writes the DSL error into resp and returns false on failure. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,

@@ -479,11 +479,10 @@ static bool window_int(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
 static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_t *body)
 {
     static const char *const unsupported[] = {
-        "highlight", "post_filter",         "collapse",         "rescore",
-        "suggest",   "script_fields",       "runtime_mappings", "indices_boost",
-        "min_score", "terminate_after",     "explain",          "profile",
-        "version",   "seq_no_primary_term", "track_scores",     "stored_fields",
-        NULL};
+        "highlight",           "collapse",         "rescore",       "suggest",
+        "script_fields",       "runtime_mappings", "indices_boost", "min_score",
+        "terminate_after",     "explain",          "profile",       "version",
+        "seq_no_primary_term", "track_scores",     "stored_fields", NULL};
     for (const char *const *k = unsupported; *k; k++) {
         const json_t *v = json_object_get(body, *k);
         if (!v || json_is_false(v) || json_is_null(v) ||
@@ -558,9 +557,22 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                 return false;
             }
         }
-        if (json_object_get(body, "aggs") || json_object_get(body, "aggregations")) {
-            sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                          "aggregations are not supported yet", NULL, 0);
+        sp->aggs = json_object_get(body, "aggs");
+        if (!sp->aggs)
+            sp->aggs = json_object_get(body, "aggregations");
+        if (sp->aggs && json_object_get(body, "aggs") && json_object_get(body, "aggregations")) {
+            sc_rest_error(req, resp, 400, "parsing_exception",
+                          "Found two aggregation definitions: [aggs] and [aggregations]", NULL, 0);
+            return false;
+        }
+        if (sp->aggs && !json_is_object(sp->aggs)) {
+            sc_rest_error(req, resp, 400, "parsing_exception", "[aggs] must be an object", NULL, 0);
+            return false;
+        }
+        sp->post_filter = json_object_get(body, "post_filter");
+        if (sp->post_filter && !json_is_object(sp->post_filter)) {
+            sc_rest_error(req, resp, 400, "parsing_exception", "[post_filter] must be an object",
+                          NULL, 0);
             return false;
         }
         sp->query = json_object_get(body, "query");
@@ -689,6 +701,7 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
         }
     }
     sp->rest_total_int = sc_rest_param_bool(req, "rest_total_hits_as_int", false);
+    sp->typed_keys = sc_rest_param_bool(req, "typed_keys", false);
     const char *sort_param = sc_rest_param_get(req, "sort");
     if (sort_param && *sort_param && !parse_sort(req, resp, NULL, sort_param, sp))
         return false;
@@ -799,12 +812,11 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
     return true;
 }
 
-/* Parses `json` (a query, or a kNN clause when knn) with ix's mapping into *out; on failure
- * writes the DSL error into resp and returns false. */
-bool sc__search_parse_for_index(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix,
-                                const json_t *json, bool knn, uint32_t default_k, sc_query **out)
+/* Parses `json` (a query, or a kNN clause when knn) with ix's mapping into *out (arena). */
+static sc_status parse_with_env(sc_arena *arena, sc_index *ix, const json_t *json, bool knn,
+                                uint32_t default_k, sc_query **out, sc_dsl_error *err)
 {
-    dsl_ctx d = {.ix = ix, .m = sc_index_mapping(ix), .arena = req->arena};
+    dsl_ctx d = {.ix = ix, .m = sc_index_mapping(ix), .arena = arena};
     sc_dsl_env env = {.ctx = &d,
                       .analyze = env_analyze,
                       .field_kind = env_kind,
@@ -817,10 +829,25 @@ bool sc__search_parse_for_index(sc_rest_req *req, sc_rest_resp *resp, sc_index *
                       .encode_cidr = env_encode_cidr,
                       .vector_field = env_vector,
                       .knn_default_k = default_k};
-    sc_dsl_error err;
-    sc_status st = knn ? sc_dsl_parse_knn(&env, req->arena, json, out, &err)
-                       : sc_dsl_parse(&env, req->arena, json, out, &err);
+    sc_status st = knn ? sc_dsl_parse_knn(&env, arena, json, out, err)
+                       : sc_dsl_parse(&env, arena, json, out, err);
     sc_mapping_unref(d.m);
+    return st;
+}
+
+sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query, sc_query **out,
+                                 sc_dsl_error *err)
+{
+    return parse_with_env(arena, ix, query, false, 0, out, err);
+}
+
+/* Parses `json` (a query, or a kNN clause when knn) with ix's mapping into *out; on failure
+ * writes the DSL error into resp and returns false. */
+bool sc__search_parse_for_index(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix,
+                                const json_t *json, bool knn, uint32_t default_k, sc_query **out)
+{
+    sc_dsl_error err;
+    sc_status st = parse_with_env(req->arena, ix, json, knn, default_k, out, &err);
     if (st == SC_OK)
         return true;
     if (st == SC_ENOMEM || st == SC_ELIMIT) {

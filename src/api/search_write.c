@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/agg_internal.h"
 #include "api/internal.h"
 #include "api/search_internal.h"
 
@@ -343,6 +344,8 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         free(maps);
     sc_jsonw_arr_end(w);
     sc_jsonw_obj_end(w);
+    if (sp->agg_spec)
+        sc__agg_write(w, sp->agg_spec, sp->agg_result, sp->typed_keys);
     if (status_for_msearch)
         sc_jsonw_kv_int(w, "status", status_for_msearch);
     sc_jsonw_obj_end(w);

@@ -2,7 +2,8 @@
  * snapshots are pinned once, each sub-search (a query or a kNN clause) runs its query phase
  * over them for its global top rrf_window, and a doc's score is the sum over the sub-searches
  * that rank it of 1 / (rank_constant + rank), ranks from 1 (Elasticsearch's formula). The
- * fused page is fetched from the same pinned snapshots. Totals: the largest sub-search total. */
+ * fused page is fetched from the same pinned snapshots. Totals: the largest sub-search total;
+ * aggregations: over the first sub-search's matches (the query of `rank`). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,11 +91,12 @@ static sc_status run_sub(sc_node *n, const sc_search_request *sr, size_t j,
     sub->pinned = pins;
     sub->from = 0;
     sub->size = sr->rrf_window;
-    sub->sort = NULL, sub->n_sort = 0, sub->search_after = NULL, sub->collect = NULL;
+    sub->sort = NULL, sub->n_sort = 0, sub->search_after = NULL;
+    sub->collect = j == 0 ? sr->collect : NULL; /* aggregations over the first sub-search */
     sub->n_rrf = 0;
     qreq->search = sub;
     qreq->k = sr->rrf_window;
-    qreq->collect = NULL;
+    qreq->collect = sub->collect;
     return sc_node_query_phase(n, qreq, arena, resp);
 }
 

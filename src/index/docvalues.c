@@ -131,3 +131,47 @@ size_t sc_dv_sorted_set_ords(const sc_dv_sorted_set *dv, uint32_t doc, uint64_t 
         out[n++] = sc__packed_get(dv->ords, i, dv->ord_bits);
     return n;
 }
+
+void sc_dv_numeric_get_single_batch(const sc_dv_numeric *dv, const uint32_t *docs, size_t n,
+                                    int64_t *out)
+{
+    const uint8_t *vals = dv->vals;
+    unsigned bits = dv->bits;
+    uint64_t min = (uint64_t)dv->min, gcd = dv->gcd;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (int64_t)(min + sc__packed_get(vals, docs[i], bits) * gcd);
+}
+
+void sc_dv_sorted_set_single_batch(const sc_dv_sorted_set *dv, const uint32_t *docs, size_t n,
+                                   uint32_t *out)
+{
+    const uint8_t *ords = dv->ords;
+    unsigned bits = dv->ord_bits;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint32_t)sc__packed_get(ords, docs[i], bits);
+}
+
+void sc_dv_sorted_set_count_batch(const sc_dv_sorted_set *dv, const uint32_t *docs, size_t n,
+                                  uint32_t *counts)
+{
+    const uint8_t *ords = dv->ords;
+    unsigned bits = dv->ord_bits;
+    if (dv->single) {
+        if (bits == 0) {
+            counts[0] += (uint32_t)n;
+            return;
+        }
+        /* ord + 1 per doc, 0 = none: one packed read and one increment per doc */
+        for (size_t i = 0; i < n; i++)
+            counts[sc__packed_get(ords, docs[i], bits)]++;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t s = sc__packed_get(dv->offs, docs[i], dv->off_bits);
+        uint64_t e = sc__packed_get(dv->offs, (uint64_t)docs[i] + 1, dv->off_bits);
+        if (s == e)
+            counts[0]++;
+        for (uint64_t j = s; j < e; j++)
+            counts[sc__packed_get(ords, j, bits) + 1]++;
+    }
+}

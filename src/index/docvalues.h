@@ -67,4 +67,30 @@ uint32_t sc_dv_sorted_set_count(const sc_dv_sorted_set *dv, uint32_t doc);
 /* Writes up to max ords of doc ascending; returns the number written. */
 size_t sc_dv_sorted_set_ords(const sc_dv_sorted_set *dv, uint32_t doc, uint64_t *out, size_t max);
 
+/* ---- bulk reads for aggregations (a window of docs at a time) ---- */
+
+/* Whether every doc has exactly one value (then sc_dv_numeric_get_single_batch applies). */
+static inline bool sc_dv_numeric_is_single(const sc_dv_numeric *dv)
+{
+    return dv->single;
+}
+/* The value of each of docs[0..n) (< n_docs) into out; requires sc_dv_numeric_is_single.
+ * One tight loop, no call per doc. */
+void sc_dv_numeric_get_single_batch(const sc_dv_numeric *dv, const uint32_t *docs, size_t n,
+                                    int64_t *out);
+/* Whether every doc has at most one ord (then sc_dv_sorted_set_single_batch applies). */
+static inline bool sc_dv_sorted_set_is_single(const sc_dv_sorted_set *dv)
+{
+    return dv->single;
+}
+/* ord + 1 of each of docs[0..n) (< n_docs), 0 for a doc without a value, into out; requires
+ * sc_dv_sorted_set_is_single. */
+void sc_dv_sorted_set_single_batch(const sc_dv_sorted_set *dv, const uint32_t *docs, size_t n,
+                                   uint32_t *out);
+/* Adds 1 to counts[ord + 1] for every ord of each doc of docs[0..n) (< n_docs), and to
+ * counts[0] for each doc without one: the counting loop of a terms aggregation. counts has
+ * n_ords + 1 cells. */
+void sc_dv_sorted_set_count_batch(const sc_dv_sorted_set *dv, const uint32_t *docs, size_t n,
+                                  uint32_t *counts);
+
 #endif

@@ -111,4 +111,33 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
 sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
                           sc_arena *a, sc_search_result *res) SC_MUST_USE;
 
+/* Receives every matching live doc of a search, a window at a time (sc_search_collect). */
+typedef struct sc_search_collector {
+    void *ctx;
+    /* Called before the docs of segment seg_i (every segment, even without matches). */
+    sc_status (*segment_begin)(void *ctx, size_t seg_i, const sc_segment *seg);
+    /* Segment-local doc ids, ascending, 1 <= n <= SC_SEARCH_COLLECT_WINDOW. */
+    sc_status (*collect)(void *ctx, const uint32_t *docs, size_t n);
+    sc_status (*segment_end)(void *ctx);
+    /* Optional (may be NULL): called after segment_begin, on a segment without deletes, when
+     * the query is match_all (field NULL: every doc matches) or a single range [lo, hi] on
+     * `field` whose points count it exactly (the matches are the docs with a value there).
+     * Setting *consumed = true means the collector answered the segment itself (e.g. from
+     * points) and no windows are fed for it. */
+    sc_status (*segment_whole)(void *ctx, const sc_slice *field, int64_t lo, int64_t hi,
+                               bool *consumed);
+} sc_search_collector;
+
+#define SC_SEARCH_COLLECT_WINDOW 4096
+
+/* Feeds every live doc of s matching q to c, segment by segment, in windows of up to 4,096
+ * ascending doc ids: match_all as whole ranges (minus deletes), other queries as 4,096-doc
+ * bitset windows filled in bulk (into_bitset) and read back. The cancel token is checked per
+ * window (a cancelled or timed-out search stops early: SC_OK with res->cancelled/timed_out).
+ * res->total is the exact number of docs fed. A callback's non-OK status stops the search
+ * and is returned. Same errors as sc_search_execute otherwise. */
+sc_status sc_search_collect(const sc_searcher *s, const sc_query *q, const sc_search_options *o,
+                            const sc_search_collector *c, sc_arena *a, sc_search_result *res)
+    SC_MUST_USE;
+
 #endif

@@ -487,7 +487,7 @@ def test_unsupported_search_keys_refused(server, fresh_index):
     ix = fresh_index
     server.request("PUT", "/%s/_doc/1?refresh=true" % ix, {"t": "x"})
     for key, val in (("highlight", {"fields": {"t": {}}}), ("collapse", {"field": "t"}),
-                     ("post_filter", {"term": {"t": "y"}}), ("min_score", 5),
+                     ("min_score", 5),
                      ("script_fields", {"a": {"script": "1"}}), ("explain", True)):
         st, h, b = server.request("POST", "/%s/_search" % ix,
                                   {"query": {"match_all": {}}, key: val})

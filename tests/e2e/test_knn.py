@@ -291,6 +291,26 @@ def test_rank_rrf_and_retrievers(server, l2_index):
     assert all(h["_source"]["sel"] < 100 for h in b["hits"]["hits"])
 
 
+def test_aggregations_on_knn_results(server, l2_index):
+    q = QUERIES[8]
+    aggs = {"s": {"histogram": {"field": "sel", "interval": 100}}}
+    b = search(server, "knn-l2", {"knn": {"field": "v", "query_vector": q, "k": 10,
+                                          "num_candidates": 50}, "aggs": aggs, "size": 10})
+    buckets = b["aggregations"]["s"]["buckets"]
+    assert sum(x["doc_count"] for x in buckets) == 10
+    want = {}
+    for h in b["hits"]["hits"]:
+        key = float(h["_source"]["sel"] // 100 * 100)
+        want[key] = want.get(key, 0) + 1
+    assert {x["key"]: x["doc_count"] for x in buckets if x["doc_count"]} == want
+    # with rank.rrf the aggregations cover the query's matches
+    b = search(server, "knn-l2", {"query": {"match": {"t": "w4"}}, "aggs": aggs, "size": 5,
+                                  "knn": {"field": "v", "query_vector": q, "k": 5},
+                                  "rank": {"rrf": {}}})
+    total = search(server, "knn-l2", {"query": {"match": {"t": "w4"}}, "size": 0})["hits"]["total"]
+    assert sum(x["doc_count"] for x in b["aggregations"]["s"]["buckets"]) == total["value"]
+
+
 def test_search_errors(server, l2_index):
     bad = [
         ({"knn": {"field": "v", "query_vector": [1, 2], "k": 3}}, "illegal_argument_exception"),

@@ -285,6 +285,32 @@ static void test_single_valued_doc_values(void **state)
     }
     assert_int_equal(sc_dv_numeric_get(&n, N, (int64_t[1]){0}, 1), 0);
     assert_int_equal(sc_dv_sorted_set_count(&k, N), 0);
+    /* the bulk reads of aggregations agree with the per-doc ones (every third doc) */
+    uint32_t docs[N];
+    int64_t bv[N];
+    uint32_t bo[N], counts[102] = {0}, kcounts[8] = {0};
+    size_t nd = 0;
+    for (uint32_t d = 0; d < N; d += 3)
+        docs[nd++] = d;
+    assert_true(sc_dv_numeric_is_single(&n) && sc_dv_sorted_set_is_single(&k));
+    assert_false(sc_dv_sorted_set_is_single(&kk));
+    sc_dv_numeric_get_single_batch(&n, docs, nd, bv);
+    sc_dv_sorted_set_single_batch(&k, docs, nd, bo);
+    sc_dv_sorted_set_count_batch(&k, docs, nd, counts);
+    sc_dv_sorted_set_count_batch(&kk, docs, nd, kcounts);
+    uint32_t expect[102] = {0}, kexpect[8] = {0};
+    for (size_t i = 0; i < nd; i++) {
+        uint64_t ords[4];
+        assert_int_equal(bv[i], -1000 + (int64_t)docs[i] * 30);
+        size_t c = sc_dv_sorted_set_ords(&k, docs[i], ords, 4);
+        assert_int_equal(bo[i], c ? ords[0] + 1 : 0);
+        expect[c ? ords[0] + 1 : 0]++;
+        c = sc_dv_sorted_set_ords(&kk, docs[i], ords, 4);
+        for (size_t j = 0; j < c; j++)
+            kexpect[ords[j] + 1]++;
+    }
+    assert_memory_equal(counts, expect, sizeof counts);
+    assert_memory_equal(kcounts, kexpect, sizeof kcounts);
     sc_segment_unref(seg);
     assert_int_equal(sc_dir_remove_all(dir), SC_OK);
 }

@@ -1,0 +1,151 @@
+/* Aggregations over one real segment of N docs (default 1M), single-threaded, best of R runs,
+ * ns per segment doc: terms on a keyword field (100 distinct values, single-valued, taxis-like
+ * rate codes; top level without subs = the ordinal-count path), terms + avg sub, terms on a
+ * long, histogram (interval 5) and date_histogram (calendar day) — these two count from
+ * points under match_all —, avg and stats; then under a range query on "t" over half the
+ * docs: date_histogram on "t" (points again, within the range) and, through constant_score
+ * (doc values, 4,096-doc bitset windows), the date_histogram, a histogram and terms.
+ * Usage: agg_bench [n_docs, default 1000000] [runs, default 5]. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "index/builder.h"
+#include "index/segment.h"
+#include "search/agg.h"
+#include "search/searcher.h"
+
+#include "bench_util.h"
+
+static sc_agg_spec *spec(sc_agg_kind kind, const char *field, sc_agg_vtype vt)
+{
+    sc_agg_spec *s = calloc(1, sizeof *s);
+    s->kind = kind;
+    s->name = "a";
+    s->field = field;
+    s->vtype = vt;
+    s->size = 10;
+    s->min_doc_count = kind == SC_AGG_HISTOGRAM || kind == SC_AGG_DATE_HISTOGRAM ? 0 : 1;
+    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
+    if (kind == SC_AGG_HISTOGRAM || kind == SC_AGG_DATE_HISTOGRAM)
+        s->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+    return s;
+}
+
+static sc_agg_spec *root_of(sc_agg_spec *top)
+{
+    sc_agg_spec *r = spec(SC_AGG_ROOT, NULL, 0);
+    r->subs = calloc(1, sizeof *r->subs);
+    r->subs[0] = top;
+    r->n_subs = 1;
+    return r;
+}
+
+/* 0: match_all; 1: a range query on "t" over its middle half (points count a histogram on "t"
+ * within it); 2: that range under constant_score (the same docs through doc values). */
+static int query_kind;
+
+static void run_case(const char *name, const sc_agg_spec *root, const sc_searcher *s, uint32_t n,
+                     int runs)
+{
+    double best = 1e18;
+    for (int r = 0; r < runs; r++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_search_options o;
+        sc_search_options_init(&o);
+        sc_agg_shard_options so = {.n_shards = 1};
+        sc_search_result res;
+        sc_agg_error err;
+        sc_agg_result *out;
+        uint64_t t0 = sc_clock_now_ns();
+        int64_t lo = INT64_C(1420070400000) + INT64_C(22) * 86400000,
+                hi = INT64_C(1420070400000) + INT64_C(67) * 86400000;
+        sc_query *rq = sc_query_range(&a, sc_slice_cstr("t"), &lo, &hi, 1);
+        const sc_query *q = query_kind == 0   ? sc_query_match_all(&a)
+                            : query_kind == 1 ? rq
+                                              : sc_query_constant_score(&a, rq);
+        sc_status st = sc_agg_collect_shard(root, s, q, &o, &so, &a, &out, &res, &err);
+        double ms = ms_since(t0);
+        if (st != SC_OK || (query_kind == 0 && res.total != n)) {
+            fprintf(stderr, "%s: %s %s\n", name, sc_status_str(st), err.reason);
+            exit(1);
+        }
+        bench_keep_best(&best, ms);
+        sc_arena_fini(&a);
+    }
+    printf("%-40s %8.2f ms  %6.2f ns/doc\n", name, best, best * 1e6 / n);
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 1000000u;
+    int runs = argc > 2 ? atoi(argv[2]) : 5;
+    char dir[64];
+    if (bench_dir_make("agg", dir, sizeof dir) != 0)
+        return 1;
+    sc_segment_builder *b;
+    if (sc_segment_builder_new(&b) != SC_OK)
+        return 1;
+    uint64_t x = 88172645463325252ull;
+    char kw[16];
+    for (uint32_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        snprintf(kw, sizeof kw, "code-%02u", (unsigned)(x % 100 < 60 ? x % 5 : x % 100));
+        int64_t num = (int64_t)((x >> 8) % 200);
+        int64_t t = INT64_C(1420070400000) + (int64_t)((x >> 16) % (90ull * 86400000));
+        sc_index_token tok = {sc_slice_cstr(kw), 0};
+        sc_index_field f[3] = {{.name = sc_slice_cstr("k"),
+                                .kind = SC_FIELD_KEYWORD,
+                                .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                                .tokens = &tok,
+                                .n_tokens = 1},
+                               {.name = sc_slice_cstr("n"),
+                                .kind = SC_FIELD_NUMERIC,
+                                .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                                .values = &num,
+                                .n_values = 1},
+                               {.name = sc_slice_cstr("t"),
+                                .kind = SC_FIELD_NUMERIC,
+                                .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                                .values = &t,
+                                .n_values = 1}};
+        sc_index_doc doc = {
+            .id = sc_slice_cstr("x"), .source = sc_slice_cstr(""), .fields = f, .n_fields = 3};
+        if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
+            return 1;
+    }
+    sc_segment *seg;
+    if (bench_segment_write(b, dir, &seg) != 0)
+        return 1;
+    sc_searcher_segment ss = {.seg = seg};
+    sc_searcher s = {&ss, 1};
+    printf("agg_bench: %u docs, match_all, best of %d\n", n, runs);
+    run_case("terms keyword (no subs)", root_of(spec(SC_AGG_TERMS, "k", SC_AGG_V_KEYWORD)), &s, n,
+             runs);
+    sc_agg_spec *tk = spec(SC_AGG_TERMS, "k", SC_AGG_V_KEYWORD);
+    tk->subs = calloc(1, sizeof *tk->subs);
+    tk->subs[0] = spec(SC_AGG_AVG, "n", SC_AGG_V_LONG);
+    tk->n_subs = 1;
+    run_case("terms keyword > avg(long)", root_of(tk), &s, n, runs);
+    run_case("terms long", root_of(spec(SC_AGG_TERMS, "n", SC_AGG_V_LONG)), &s, n, runs);
+    sc_agg_spec *h = spec(SC_AGG_HISTOGRAM, "n", SC_AGG_V_LONG);
+    h->interval = 5;
+    run_case("histogram long (interval 5)", root_of(h), &s, n, runs);
+    sc_agg_spec *dh = spec(SC_AGG_DATE_HISTOGRAM, "t", SC_AGG_V_DATE);
+    dh->rounding.unit = SC_AGG_CAL_DAY;
+    run_case("date_histogram (calendar day)", root_of(dh), &s, n, runs);
+    run_case("avg long", root_of(spec(SC_AGG_AVG, "n", SC_AGG_V_LONG)), &s, n, runs);
+    run_case("stats long", root_of(spec(SC_AGG_STATS, "n", SC_AGG_V_LONG)), &s, n, runs);
+    query_kind = 1;
+    run_case("date_histogram, range on t (points)", root_of(dh), &s, n, runs);
+    query_kind = 2;
+    run_case("date_histogram, same docs, doc values", root_of(dh), &s, n, runs);
+    run_case("histogram long, doc values", root_of(h), &s, n, runs);
+    run_case("terms keyword, range query", root_of(spec(SC_AGG_TERMS, "k", SC_AGG_V_KEYWORD)), &s,
+             n, runs);
+    sc_segment_unref(seg);
+    return bench_dir_remove(dir);
+}

@@ -1,0 +1,112 @@
+/* Aggregations through the shard query phase's collect hook (shard/shard_search.h): per shard,
+ * collect + build the partial (search/agg.h) in the query's budgeted scratch arena and move it
+ * into the result arena through its binary encoding (what a remote node would send); per node,
+ * the partial reduce of its shards; at the coordinator (sc__agg_final), the final reduce and
+ * finalize. With a post_filter the hits query differs from the aggregations' query: the hook
+ * maps one to the other. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/agg_internal.h"
+
+static sc_status hook_run(void *ctx, const sc_shard_collect_call *call, void **partial_out,
+                          uint64_t *n_matched_out, sc_shard_search_error *err)
+{
+    const sc__agg_hook *h = ctx;
+    const sc_query *q = call->query;
+    for (size_t i = 0; h->agg_queries && i < h->n_queries; i++)
+        if (h->hit_queries[i] == call->query)
+            q = h->agg_queries[i];
+    sc_search_options o;
+    sc_search_options_init(&o);
+    o.cancel = call->token;
+    sc_agg_shard_options so = {.n_shards = h->n_shards, .max_buckets = h->max_buckets};
+    sc_search_result res;
+    sc_agg_error aerr;
+    sc_agg_result *r = NULL;
+    memset(&res, 0, sizeof res);
+    sc_status st =
+        sc_agg_collect_shard(h->spec, call->searcher, q, &o, &so, call->scratch, &r, &res, &aerr);
+    if (st != SC_OK) {
+        if (aerr.too_many_buckets) {
+            err->status = 400;
+            err->type = "too_many_buckets_exception";
+        } else if (!call->scratch->over_budget) {
+            bool bad =
+                st == SC_EUNSUPPORTED || st == SC_EPARSE || st == SC_EINVAL || st == SC_ELIMIT;
+            err->status = bad ? 400 : 500;
+            err->type = bad ? "illegal_argument_exception" : "exception";
+        }
+        if (err->type)
+            snprintf(err->reason, sizeof err->reason, "%s", aerr.reason);
+        return st;
+    }
+    /* the partial crosses into the result arena as it would cross nodes */
+    uint8_t *bytes;
+    size_t len;
+    SC_TRY(sc_agg_encode(r, &bytes, &len));
+    sc_agg_result *moved;
+    st = sc_agg_decode(bytes, len, call->out, &moved);
+    free(bytes);
+    if (st != SC_OK)
+        return st;
+    *partial_out = moved;
+    *n_matched_out = res.total;
+    return SC_OK;
+}
+
+static sc_status hook_reduce(void *ctx, void *const *partials, size_t n, sc_arena *out,
+                             void **out_partial, sc_shard_search_error *err)
+{
+    const sc__agg_hook *h = ctx;
+    sc_agg_result **in = sc_arena_alloc(out, (n ? n : 1) * sizeof *in);
+    if (!in)
+        return out->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (partials[i])
+            in[k++] = partials[i];
+    *out_partial = NULL;
+    if (!k)
+        return SC_OK;
+    sc_agg_error aerr;
+    sc_agg_result *r;
+    sc_status st = sc_agg_reduce(h->spec, in, k, false, h->max_buckets, out, &r, &aerr);
+    if (st != SC_OK) {
+        err->status = st == SC_ECORRUPT ? 500 : 429;
+        err->type = st == SC_ECORRUPT ? "exception" : "circuit_breaking_exception";
+        snprintf(err->reason, sizeof err->reason, "%s",
+                 aerr.reason[0] ? aerr.reason : sc_status_str(st));
+        return st;
+    }
+    /* the reduction shares key bytes with the shards' partials, whose memory goes with the
+     * node's shard results: it leaves self-contained, as it would leave the node */
+    uint8_t *bytes;
+    size_t len;
+    SC_TRY(sc_agg_encode(r, &bytes, &len));
+    sc_agg_result *moved;
+    st = sc_agg_decode(bytes, len, out, &moved);
+    free(bytes);
+    if (st != SC_OK)
+        return st;
+    *out_partial = moved;
+    return SC_OK;
+}
+
+void sc__agg_hook_init(sc__agg_hook *h)
+{
+    h->hook = (sc_shard_collect_hook){.ctx = h, .run = hook_run, .reduce = hook_reduce};
+}
+
+sc_status sc__agg_final(const sc__agg_hook *h, void *reduced, sc_arena *a, sc_agg_result **out,
+                        sc_agg_error *err)
+{
+    memset(err, 0, sizeof *err);
+    if (!reduced) {
+        *out = sc_agg_result_empty(h->spec, a);
+        return *out ? SC_OK : (a->over_budget ? SC_ELIMIT : SC_ENOMEM);
+    }
+    sc_agg_result *r = reduced;
+    return sc_agg_reduce(h->spec, &r, 1, true, h->max_buckets, a, out, err);
+}

@@ -1,0 +1,244 @@
+/* The `aggs` / `aggregations` of a _search body -> the aggregation spec tree (search/agg.h),
+ * with one target index's mapping: field value types resolved, `missing` values and date
+ * bounds encoded as the field's doc values, date intervals, offsets and time zones compiled,
+ * filter queries parsed with the query DSL. Errors are Elasticsearch's (types and reasons),
+ * always 4xx. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/agg_internal.h"
+
+/* ---- kinds ---- */
+
+typedef struct kind_name {
+    const char *name;
+    sc_agg_kind kind;
+} kind_name;
+
+static const kind_name kinds[] = {
+    {"terms", SC_AGG_TERMS},
+    {"histogram", SC_AGG_HISTOGRAM},
+    {"date_histogram", SC_AGG_DATE_HISTOGRAM},
+    {"range", SC_AGG_RANGE},
+    {"date_range", SC_AGG_RANGE},
+    {"ip_range", SC_AGG_RANGE},
+    {"filter", SC_AGG_FILTER},
+    {"filters", SC_AGG_FILTERS},
+    {"missing", SC_AGG_MISSING},
+    {"global", SC_AGG_GLOBAL},
+    {"min", SC_AGG_MIN},
+    {"max", SC_AGG_MAX},
+    {"sum", SC_AGG_SUM},
+    {"avg", SC_AGG_AVG},
+    {"value_count", SC_AGG_VALUE_COUNT},
+    {"stats", SC_AGG_STATS},
+    {"extended_stats", SC_AGG_EXTENDED_STATS},
+    {"composite", SC_AGG_COMPOSITE},
+    {"multi_terms", SC_AGG_MULTI_TERMS},
+    {"avg_bucket", SC_AGG_AVG_BUCKET},
+    {"max_bucket", SC_AGG_MAX_BUCKET},
+    {"min_bucket", SC_AGG_MIN_BUCKET},
+    {"sum_bucket", SC_AGG_SUM_BUCKET},
+    {"stats_bucket", SC_AGG_STATS_BUCKET},
+    {"cumulative_sum", SC_AGG_CUMULATIVE_SUM},
+    {"derivative", SC_AGG_DERIVATIVE},
+    {"bucket_sort", SC_AGG_BUCKET_SORT},
+    {"auto_date_histogram", SC_AGG_AUTO_DATE_HISTOGRAM},
+    {"weighted_avg", SC_AGG_WEIGHTED_AVG},
+    {"significant_terms", SC_AGG_SIGNIFICANT_TERMS},
+};
+
+/* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
+static const char *const later[] = {"cardinality",
+                                    "percentiles",
+                                    "percentile_ranks",
+                                    "significant_text",
+                                    "top_hits",
+                                    "top_metrics",
+                                    "median_absolute_deviation",
+                                    "geo_bounds",
+                                    "geo_centroid",
+                                    "moving_fn",
+                                    "bucket_selector",
+                                    "bucket_script",
+                                    "nested",
+                                    "reverse_nested",
+                                    "sampler",
+                                    "diversified_sampler",
+                                    "adjacency_matrix",
+                                    "rare_terms",
+                                    "variable_width_histogram",
+                                    "geohash_grid",
+                                    "geotile_grid",
+                                    "scripted_metric",
+                                    "string_stats",
+                                    "boxplot",
+                                    "rate",
+                                    "t_test",
+                                    "matrix_stats",
+                                    "extended_stats_bucket",
+                                    "percentiles_bucket",
+                                    "serial_diff",
+                                    "children",
+                                    "parent",
+                                    "random_sampler",
+                                    "frequent_item_sets",
+                                    "categorize_text",
+                                    "geo_distance",
+                                    NULL};
+
+const char *sc__agg_kind_name(const sc_agg_spec *s)
+{
+    if (s->kind == SC_AGG_RANGE && s->vtype == SC_AGG_V_DATE)
+        return "date_range";
+    if (s->kind == SC_AGG_RANGE && s->vtype == SC_AGG_V_IP)
+        return "ip_range";
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (kinds[i].kind == s->kind)
+            return kinds[i].name;
+    return "unknown";
+}
+
+static bool is_metric(sc_agg_kind k)
+{
+    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG;
+}
+
+/* ---- the tree ---- */
+
+static bool parse_aggs(sc__agg_pctx *c, const json_t *aggs, sc_agg_spec *parent, int depth);
+
+static bool find_kind(sc__agg_pctx *c, const char *name, const json_t *body, const char **type,
+                      const json_t **params, const json_t **subs, const json_t **meta)
+{
+    *type = NULL;
+    *subs = NULL;
+    *meta = NULL;
+    if (!json_is_object(body))
+        return sc__agg_fail(c, 400, "parsing_exception",
+                            "Expected [START_OBJECT] under [%s], but got a [VALUE] in [%s]", name,
+                            name);
+    const char *k;
+    json_t *v;
+    json_object_foreach ((json_t *)body, k, v) {
+        if (!strcmp(k, "aggs") || !strcmp(k, "aggregations")) {
+            if (*subs)
+                return sc__agg_fail(c, 400, "parsing_exception",
+                                    "Found two sub aggregation definitions under [%s]", name);
+            *subs = v;
+        } else if (!strcmp(k, "meta")) {
+            *meta = v;
+        } else if (*type) {
+            return sc__agg_fail(c, 400, "parsing_exception",
+                                "Found two aggregation type definitions in [%s]: [%s] and [%s]",
+                                name, *type, k);
+        } else {
+            *type = k;
+            *params = v;
+        }
+    }
+    if (!*type)
+        return sc__agg_fail(c, 400, "parsing_exception", "Missing definition for aggregation [%s]",
+                            name);
+    return true;
+}
+
+static bool parse_one(sc__agg_pctx *c, const char *name, const json_t *body, sc_agg_spec *parent,
+                      int depth, sc_agg_spec **out)
+{
+    const char *type;
+    const json_t *params = NULL, *subs, *meta;
+    if (!find_kind(c, name, body, &type, &params, &subs, &meta))
+        return false;
+    sc_agg_spec *s = sc_arena_calloc(c->req->arena, 1, sizeof *s);
+    if (!s)
+        return sc__agg_oom_err(c);
+    s->name = sc_arena_strndup(c->req->arena, name, strlen(name));
+    s->kind = SC_AGG_KIND_COUNT_;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(kinds[i].name, type))
+            s->kind = kinds[i].kind;
+    if (s->kind == SC_AGG_KIND_COUNT_) {
+        for (const char *const *l = later; *l; l++)
+            if (!strcmp(*l, type))
+                return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                    "aggregation type [%s] of [%s] is not supported yet", type,
+                                    name);
+        c->err->caused_by = "named_object_not_found_exception";
+        return sc__agg_fail(c, 400, "parsing_exception", "Unknown aggregation type [%s]", type);
+    }
+    if (s->kind == SC_AGG_COMPOSITE && parent->kind != SC_AGG_ROOT)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[composite] aggregation cannot be used with a parent aggregation "
+                            "of type: [%s]",
+                            sc__agg_kind_name(parent));
+    if (s->kind == SC_AGG_GLOBAL && parent->kind != SC_AGG_ROOT)
+        return sc__agg_fail(c, 400, "aggregation_initialization_exception",
+                            "Aggregator [%s] of type [global] cannot be a sub-aggregation", name);
+    if (subs && (is_metric(s->kind) || sc_agg_kind_pipeline(s->kind)))
+        return sc__agg_fail(c, 400, "aggregation_initialization_exception",
+                            "Aggregator [%s] of type [%s] cannot accept sub-aggregations", name,
+                            type);
+    if (!json_is_object(params))
+        return sc__agg_fail(c, 400, "parsing_exception", "[%s] expected an object for [%s]", type,
+                            name);
+    if (meta) {
+        if (!json_is_object(meta))
+            return sc__agg_fail(c, 400, "parsing_exception", "[meta] of [%s] must be an object",
+                                name);
+        sc__agg_render *r = sc__agg_render_of(c->req, s);
+        if (!r)
+            return sc__agg_oom_err(c);
+        r->meta = meta;
+    }
+    /* subs first: a terms order may name one */
+    if (subs && !parse_aggs(c, subs, s, depth + 1))
+        return false;
+    if (!sc__agg_parse_params(c, type, params, s))
+        return false;
+    *out = s;
+    return true;
+}
+
+static bool parse_aggs(sc__agg_pctx *c, const json_t *aggs, sc_agg_spec *parent, int depth)
+{
+    if (depth > 16)
+        return sc__agg_fail(c, 400, "parsing_exception", "aggregations are nested too deeply");
+    if (!json_is_object(aggs))
+        return sc__agg_fail(c, 400, "parsing_exception", "[aggs] must be an object");
+    size_t n = json_object_size(aggs);
+    parent->subs = sc_arena_calloc(c->req->arena, n ? n : 1, sizeof *parent->subs);
+    if (!parent->subs)
+        return sc__agg_oom_err(c);
+    const char *k;
+    json_t *v;
+    json_object_foreach ((json_t *)aggs, k, v) {
+        if (!*k || strpbrk(k, "[]>"))
+            return sc__agg_fail(c, 400, "parsing_exception",
+                                "Invalid aggregation name [%s]. Aggregation names can contain any "
+                                "character except '[', ']', and '>'",
+                                k);
+        if (!parse_one(c, k, v, parent, depth, &parent->subs[parent->n_subs]))
+            return false;
+        parent->n_subs++;
+    }
+    return sc__agg_resolve_pipelines(c, parent);
+}
+
+bool sc__agg_parse(sc_rest_req *req, sc_index *ix, const json_t *aggs, sc_agg_spec **out,
+                   sc_agg_parse_error *err)
+{
+    memset(err, 0, sizeof *err);
+    sc__agg_pctx c = {.req = req, .ix = ix, .m = ix ? sc_index_mapping(ix) : NULL, .err = err};
+    sc_agg_spec *root = sc_arena_calloc(req->arena, 1, sizeof *root);
+    bool ok = root ? parse_aggs(&c, aggs, root, 0) : sc__agg_oom_err(&c);
+    if (root) {
+        root->kind = SC_AGG_ROOT;
+        root->name = "";
+    }
+    sc_mapping_unref(c.m);
+    *out = ok ? root : NULL;
+    return ok;
+}

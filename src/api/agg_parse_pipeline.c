@@ -1,0 +1,178 @@
+/* Pipeline aggregations' parameters (agg_internal.h): buckets_path ("sales_per_month>sales",
+ * "the_stats.avg", "_count", "_key"), gap_policy, and bucket_sort's sort / from / size. Paths
+ * are resolved once the whole level is parsed (a pipeline may name a later sibling). */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/agg_internal.h"
+
+static bool is_multi_bucket(sc_agg_kind k)
+{
+    return k == SC_AGG_TERMS || k == SC_AGG_HISTOGRAM || k == SC_AGG_DATE_HISTOGRAM ||
+           k == SC_AGG_RANGE || k == SC_AGG_FILTERS || k == SC_AGG_MULTI_TERMS ||
+           k == SC_AGG_COMPOSITE;
+}
+
+bool sc__agg_parse_pipeline(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
+{
+    static const char *const keys[] = {"buckets_path", "gap_policy", "format", "sort",
+                                       "from",         "size",       "unit",   NULL};
+    if (!sc__agg_known_keys(c, type, p, keys))
+        return false;
+    const json_t *bp = json_object_get(p, "buckets_path");
+    if (s->kind != SC_AGG_BUCKET_SORT && !json_is_string(bp))
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "Required parameter [buckets_path] is missing or not a string in "
+                            "[%s]",
+                            s->name);
+    const json_t *gp = json_object_get(p, "gap_policy");
+    if (gp) {
+        const char *g = json_string_value(gp);
+        if (!g || (strcmp(g, "skip") && strcmp(g, "insert_zeros")))
+            return sc__agg_fail(c, 400, "x_content_parse_exception", "[%s] unknown gap_policy [%s]",
+                                type, g ? g : "?");
+        s->gap_insert_zeros = !strcmp(g, "insert_zeros");
+    }
+    uint64_t from = 0, size = 0;
+    if (!sc__agg_get_uint(c, p, "from", &from, type) ||
+        !sc__agg_get_uint(c, p, "size", &size, type))
+        return false;
+    s->from = from > INT32_MAX ? INT32_MAX : (uint32_t)from;
+    s->size = size > INT32_MAX ? INT32_MAX : (uint32_t)size;
+    sc__agg_render *r = sc__agg_render_of(c->req, s);
+    if (!r)
+        return sc__agg_oom_err(c);
+    r->pipeline = p;
+    return true;
+}
+
+/* "name[.stat]", "_count" or "_key" relative to the buckets of `owner` into *out. */
+static bool resolve_value(sc__agg_pctx *c, const sc_agg_spec *owner, const char *path,
+                          const char *whole, sc_agg_path *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!strcmp(path, "_count")) {
+        out->kind = SC_AGG_PATH_COUNT;
+        return true;
+    }
+    if (!strcmp(path, "_key")) {
+        out->kind = SC_AGG_PATH_KEY;
+        return true;
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%s", path);
+    char *dot = strchr(name, '.');
+    const char *stat = NULL;
+    if (dot) {
+        *dot = '\0';
+        stat = dot + 1;
+    }
+    for (size_t i = 0; i < owner->n_subs; i++) {
+        const sc_agg_spec *sub = owner->subs[i];
+        if (strcmp(sub->name, name))
+            continue;
+        bool multi = sub->kind == SC_AGG_STATS || sub->kind == SC_AGG_EXTENDED_STATS ||
+                     sub->kind == SC_AGG_STATS_BUCKET;
+        bool single =
+            (sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT) ||
+            sub->kind == SC_AGG_WEIGHTED_AVG ||
+            (sc_agg_kind_pipeline(sub->kind) && !multi && sub->kind != SC_AGG_BUCKET_SORT);
+        out->kind = SC_AGG_PATH_SUB;
+        out->sub = (uint32_t)i;
+        out->stat = SC_AGG_STAT_VALUE;
+        if (single && (!stat || !strcmp(stat, "value")))
+            return true;
+        static const struct {
+            const char *n;
+            sc_agg_stat s;
+        } stats[] = {{"count", SC_AGG_STAT_COUNT},
+                     {"min", SC_AGG_STAT_MIN},
+                     {"max", SC_AGG_STAT_MAX},
+                     {"avg", SC_AGG_STAT_AVG},
+                     {"sum", SC_AGG_STAT_SUM}};
+        for (size_t k = 0; multi && stat && k < 5; k++)
+            if (!strcmp(stats[k].n, stat)) {
+                out->stat = stats[k].s;
+                return true;
+            }
+        break;
+    }
+    return sc__agg_fail(c, 400, "illegal_argument_exception", "No aggregation found for path [%s]",
+                        whole);
+}
+
+static bool resolve_one(sc__agg_pctx *c, sc_agg_spec *parent, sc_agg_spec *s)
+{
+    const sc__agg_render *r = s->user;
+    const json_t *p = r->pipeline;
+    const char *path = json_string_value(json_object_get(p, "buckets_path"));
+    if (s->kind >= SC_AGG_AVG_BUCKET && s->kind <= SC_AGG_STATS_BUCKET) {
+        char target[256];
+        snprintf(target, sizeof target, "%s", path);
+        char *gt = strchr(target, '>');
+        const char *rest = gt ? gt + 1 : "_count";
+        if (gt)
+            *gt = '\0';
+        for (size_t i = 0; i < parent->n_subs; i++) {
+            if (strcmp(parent->subs[i]->name, target))
+                continue;
+            if (!is_multi_bucket(parent->subs[i]->kind))
+                return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                    "The first aggregation in buckets_path must be a "
+                                    "multi-bucket aggregation for aggregation [%s] found :%s "
+                                    "for buckets path: %s",
+                                    s->name, sc__agg_kind_name(parent->subs[i]), path);
+            s->target = parent->subs[i];
+            s->target_sub = (uint32_t)i;
+            return resolve_value(c, s->target, rest, path, &s->value);
+        }
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "No aggregation found for path [%s]", path);
+    }
+    bool histo = parent->kind == SC_AGG_HISTOGRAM || parent->kind == SC_AGG_DATE_HISTOGRAM;
+    if (s->kind != SC_AGG_BUCKET_SORT && !histo)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "%s aggregation [%s] must have a histogram, date_histogram or "
+                            "auto_date_histogram as parent",
+                            sc__agg_kind_name(s), s->name);
+    if (s->kind == SC_AGG_BUCKET_SORT && !is_multi_bucket(parent->kind))
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "bucket_sort aggregation [%s] must be declared inside of another "
+                            "aggregation",
+                            s->name);
+    if (s->kind != SC_AGG_BUCKET_SORT)
+        return resolve_value(c, parent, path, path, &s->value);
+    const json_t *sort = json_object_get(p, "sort");
+    size_t n = sort ? (json_is_array(sort) ? json_array_size(sort) : 1) : 0;
+    sc_agg_path *keys = sc_arena_calloc(c->req->arena, n + 1, sizeof *keys);
+    if (!keys)
+        return sc__agg_oom_err(c);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_is_array(sort) ? json_array_get(sort, i) : sort;
+        const char *name = json_string_value(e), *order = "asc";
+        if (json_is_object(e) && json_object_size(e) == 1) {
+            void *it = json_object_iter((json_t *)e);
+            name = json_object_iter_key(it);
+            const json_t *v = json_object_iter_value(it);
+            const json_t *o = json_is_object(v) ? json_object_get(v, "order") : v;
+            order = json_string_value(o) ? json_string_value(o) : "asc";
+        }
+        if (!name)
+            return sc__agg_fail(c, 400, "x_content_parse_exception",
+                                "[bucket_sort] malformed sort entry");
+        if (!resolve_value(c, parent, name, name, &keys[i]))
+            return false;
+        keys[i].desc = !strcmp(order, "desc");
+    }
+    s->sort = keys;
+    s->n_sort = n;
+    return true;
+}
+
+bool sc__agg_resolve_pipelines(sc__agg_pctx *c, sc_agg_spec *parent)
+{
+    for (size_t i = 0; i < parent->n_subs; i++)
+        if (sc_agg_kind_pipeline(parent->subs[i]->kind) && !resolve_one(c, parent, parent->subs[i]))
+            return false;
+    return true;
+}

@@ -1,0 +1,306 @@
+/* auto_date_histogram (search/agg.h): at most `size` buckets, at the finest rung of the
+ * interval ladder that fits. The shard records each matching (doc, owner, value) while
+ * collecting (the values' range is only known at the end), then picks each owner's rung,
+ * maps the values to buckets and replays the docs, segment by segment, to the
+ * sub-aggregations (Elasticsearch defers its sub-aggregations the same way). The reduce
+ * takes the coarsest rung of its inputs, re-rounds their keys to it and merges; the final
+ * reduce climbs the ladder until the buckets, gaps included, fit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/agg_internal.h"
+
+typedef struct seg_rec {
+    sc__agg_seg seg;
+    sc__agg_vec docs, owners, vals; /* one entry per (doc, distinct value) */
+} seg_rec;
+
+typedef struct auto_state {
+    sc__agg_field f;
+    seg_rec *segs;
+    size_t n_segs, cap;
+    sc__agg_ords ords;
+    sc__agg_vec rung; /* per owner */
+    bool built;
+} auto_state;
+
+static sc_status auto_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
+{
+    auto_state *st = c->state;
+    sc_arena *a = c->ctx->a;
+    if (st->built)
+        return SC_OK; /* the replay's own calls */
+    if (st->n_segs == st->cap) {
+        size_t cap = st->cap ? 2 * st->cap : 8;
+        seg_rec *n = sc_arena_calloc(a, cap, sizeof *n);
+        if (!n)
+            return sc__agg_oom(a);
+        if (st->n_segs)
+            memcpy(n, st->segs, st->n_segs * sizeof *n);
+        st->segs = n;
+        st->cap = cap;
+    }
+    seg_rec *r = &st->segs[st->n_segs++];
+    memset(r, 0, sizeof *r);
+    r->seg = *s;
+    return sc__agg_field_open(s->seg, c->spec->field, &st->f);
+}
+
+static sc_status auto_seg_end(sc__agg_coll *c)
+{
+    (void)c;
+    return SC_OK;
+}
+
+static sc_status auto_collect(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
+                              size_t n)
+{
+    auto_state *st = c->state;
+    sc_arena *a = c->ctx->a;
+    if (!st->f.has_num || !st->n_segs)
+        return SC_OK;
+    seg_rec *r = &st->segs[st->n_segs - 1];
+    int64_t vals[256];
+    for (size_t i = 0; i < n; i++) {
+        size_t k = sc_dv_numeric_get(&st->f.num, docs[i], vals, 256);
+        for (size_t j = 0; j < k; j++) {
+            if (j && vals[j] == vals[j - 1])
+                continue;
+            size_t at = r->docs.len;
+            SC_TRY(sc__agg_vec_ensure(a, &r->docs, at + 1, docs[i]));
+            SC_TRY(sc__agg_vec_ensure(a, &r->owners, at + 1, owners ? owners[i] : 0));
+            SC_TRY(sc__agg_vec_ensure(a, &r->vals, at + 1, (uint64_t)vals[j]));
+        }
+    }
+    return SC_OK;
+}
+
+/* The number of buckets from the bucket of lo to the bucket of hi at rung i, up to cap + 1. */
+static uint64_t span(const sc_agg_spec *spec, uint32_t i, int64_t lo, int64_t hi, uint64_t cap)
+{
+    sc_agg_rounding r;
+    sc_agg_auto_rung(i, &spec->rounding.tz, &r, NULL);
+    int64_t k = sc_agg_round(&r, lo), last = sc_agg_round(&r, hi);
+    uint64_t n = 1;
+    while (k < last && n <= cap) {
+        k = sc_agg_round_next(&r, k);
+        n++;
+    }
+    return n;
+}
+
+/* The finest rung (from the spec's minimum) whose buckets over [lo, hi] fit in `size`. */
+static uint32_t pick_rung(const sc_agg_spec *spec, int64_t lo, int64_t hi)
+{
+    uint32_t i = spec->min_rung; /* the minimum_interval rung */
+    while (i + 1 < SC_AGG_AUTO_LADDER && span(spec, i, lo, hi, spec->size) > spec->size)
+        i++;
+    return i;
+}
+
+/* Picks every owner's rung, maps the recorded values to bucket ordinals and replays the docs
+ * to the sub-aggregations. */
+static sc_status finish(sc__agg_coll *c)
+{
+    auto_state *st = c->state;
+    sc_arena *a = c->ctx->a;
+    st->built = true;
+    uint32_t n_owners = 1;
+    for (size_t s = 0; s < st->n_segs; s++)
+        for (size_t i = 0; i < st->segs[s].owners.len; i++) {
+            uint32_t w = (uint32_t)((const uint64_t *)st->segs[s].owners.p)[i];
+            n_owners = w + 1 > n_owners ? w + 1 : n_owners;
+        }
+    sc__agg_vec lo = {0}, hi = {0};
+    SC_TRY(sc__agg_vec_ensure(a, &lo, n_owners, (uint64_t)INT64_MAX));
+    SC_TRY(sc__agg_vec_ensure(a, &hi, n_owners, (uint64_t)INT64_MIN));
+    SC_TRY(sc__agg_vec_ensure(a, &st->rung, n_owners, 0));
+    int64_t *l = lo.p, *h = hi.p;
+    for (size_t s = 0; s < st->n_segs; s++)
+        for (size_t i = 0; i < st->segs[s].vals.len; i++) {
+            uint32_t w = (uint32_t)((const uint64_t *)st->segs[s].owners.p)[i];
+            int64_t v = ((const int64_t *)st->segs[s].vals.p)[i];
+            l[w] = v < l[w] ? v : l[w];
+            h[w] = v > h[w] ? v : h[w];
+        }
+    uint64_t *rung = st->rung.p;
+    for (uint32_t w = 0; w < n_owners; w++)
+        rung[w] = l[w] <= h[w] ? pick_rung(c->spec, l[w], h[w]) : c->spec->min_rung;
+    for (size_t s = 0; s < st->n_segs; s++) {
+        seg_rec *r = &st->segs[s];
+        for (size_t j = 0; j < c->n_subs; j++)
+            SC_TRY(sc__agg_coll_seg_begin(c->subs[j], &r->seg));
+        for (size_t i = 0; i < r->docs.len; i++) {
+            uint32_t w = (uint32_t)((const uint64_t *)r->owners.p)[i];
+            sc_agg_rounding rr;
+            sc_agg_auto_rung((uint32_t)rung[w], &c->spec->rounding.tz, &rr, NULL);
+            int64_t key = sc_agg_round(&rr, ((const int64_t *)r->vals.p)[i]);
+            uint32_t ord;
+            bool added;
+            SC_TRY(sc__agg_ords_long(a, &st->ords, w, key, &ord, &added));
+            SC_TRY(sc__agg_emit(c, (uint32_t)((const uint64_t *)r->docs.p)[i], ord));
+        }
+        SC_TRY(sc__agg_flush(c));
+        for (size_t j = 0; j < c->n_subs; j++)
+            SC_TRY(sc__agg_coll_seg_end(c->subs[j]));
+    }
+    return SC_OK;
+}
+
+static int cmp_key(const void *x, const void *y)
+{
+    const sc_agg_bucket *a = x, *b = y;
+    return (a->key > b->key) - (a->key < b->key);
+}
+
+static sc_status auto_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **out)
+{
+    auto_state *st = c->state;
+    sc_arena *a = c->ctx->a;
+    if (!st->built)
+        SC_TRY(finish(c));
+    size_t nb = 0;
+    for (size_t i = 0; i < st->ords.n; i++)
+        nb += sc__agg_ords_owner(&st->ords, (uint32_t)i) == owner;
+    sc_agg_result *r = sc__agg_result_new(a, c->spec, nb);
+    if (!r)
+        return sc__agg_oom(a);
+    SC_TRY(sc__agg_count_buckets(c->ctx, nb));
+    size_t k = 0;
+    for (size_t i = 0; i < st->ords.n; i++) {
+        if (sc__agg_ords_owner(&st->ords, (uint32_t)i) != owner)
+            continue;
+        r->buckets[k].key = sc__agg_ords_key(&st->ords, (uint32_t)i);
+        SC_TRY(sc__agg_build_bucket(c, (uint32_t)i, &r->buckets[k++]));
+    }
+    qsort(r->buckets, nb, sizeof *r->buckets, cmp_key);
+    r->rung =
+        owner < st->rung.len ? (uint32_t)((const uint64_t *)st->rung.p)[owner] : c->spec->min_rung;
+    *out = r;
+    return SC_OK;
+}
+
+static const sc__agg_coll_ops auto_ops = {
+    .seg_begin = auto_seg_begin,
+    .collect = auto_collect,
+    .seg_end = auto_seg_end,
+    .build = auto_build,
+};
+
+sc_status sc__agg_auto_histo_new(sc__agg_coll *c)
+{
+    auto_state *st = sc_arena_calloc(c->ctx->a, 1, sizeof *st);
+    if (!st)
+        return sc__agg_oom(c->ctx->a);
+    c->state = st;
+    c->ops = &auto_ops;
+    return SC_OK;
+}
+
+/* ---- reduce ---- */
+
+/* Re-rounds the buckets of in[] to rung, merging equal keys, into r (sorted by key). */
+static sc_status merge_at(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                          uint32_t rung, bool final, uint64_t max_buckets, sc_arena *a,
+                          sc_agg_result **out, sc_agg_error *err)
+{
+    sc_agg_rounding rr;
+    sc_agg_auto_rung(rung, &spec->rounding.tz, &rr, NULL);
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += in[i]->n_buckets;
+    sc_agg_bucket *all = sc_arena_alloc(a, (total ? total : 1) * sizeof *all);
+    sc_agg_bucket **refs = sc_arena_alloc(a, (total ? total : 1) * sizeof *refs);
+    sc_agg_result *r = sc__agg_result_new(a, spec, total);
+    if (!all || !refs || !r)
+        return sc__agg_oom(a);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < in[i]->n_buckets; j++) {
+            all[k] = in[i]->buckets[j];
+            all[k].key = sc_agg_round(&rr, all[k].key);
+            k++;
+        }
+    qsort(all, total, sizeof *all, cmp_key);
+    size_t nb = 0;
+    for (size_t i = 0; i < total;) {
+        size_t j = i;
+        sc_agg_bucket *m = &r->buckets[nb++];
+        m->key = all[i].key;
+        for (; j < total && all[j].key == all[i].key; j++) {
+            m->doc_count += all[j].doc_count;
+            refs[j - i] = &all[j];
+        }
+        SC_TRY(sc__agg_reduce_subs(spec, refs, j - i, final, max_buckets, a, m, err));
+        i = j;
+    }
+    r->n_buckets = nb;
+    r->rung = rung;
+    *out = r;
+    return SC_OK;
+}
+
+sc_status sc__agg_auto_histo_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                                    bool final, uint64_t max_buckets, sc_arena *a,
+                                    sc_agg_result **out, sc_agg_error *err)
+{
+    uint32_t rung = spec->min_rung;
+    for (size_t i = 0; i < n; i++)
+        rung = in[i]->rung > rung ? in[i]->rung : rung;
+    sc_agg_result *r;
+    SC_TRY(merge_at(spec, in, n, rung, false, max_buckets, a, &r, err));
+    while (final && r->n_buckets &&
+           span(spec, r->rung, r->buckets[0].key, r->buckets[r->n_buckets - 1].key, spec->size) >
+               spec->size &&
+           r->rung + 1 < SC_AGG_AUTO_LADDER)
+        SC_TRY(merge_at(spec, &r, 1, r->rung + 1, false, max_buckets, a, &r, err));
+    if (final) {
+        /* the final pass: sub-aggregations finalized, empty buckets filled */
+        SC_TRY(merge_at(spec, &r, 1, r->rung, true, max_buckets, a, &r, err));
+        SC_TRY(sc__agg_auto_fill(spec, r, max_buckets, a, err));
+    }
+    *out = r;
+    return SC_OK;
+}
+
+sc_status sc__agg_auto_fill(const sc_agg_spec *spec, sc_agg_result *r, uint64_t max_buckets,
+                            sc_arena *a, sc_agg_error *err)
+{
+    if (r->n_buckets < 2)
+        return SC_OK;
+    sc_agg_rounding rr;
+    sc_agg_auto_rung(r->rung, &spec->rounding.tz, &rr, NULL);
+    uint64_t n =
+        span(spec, r->rung, r->buckets[0].key, r->buckets[r->n_buckets - 1].key, max_buckets);
+    if (n > max_buckets) {
+        err->too_many_buckets = true;
+        snprintf(err->reason, sizeof err->reason,
+                 "Trying to create too many buckets. Must be less than or equal to: [%llu] but "
+                 "this number of buckets was exceeded. This limit can be set by changing the "
+                 "[search.max_buckets] cluster level setting.",
+                 (unsigned long long)max_buckets);
+        return SC_ELIMIT;
+    }
+    sc_agg_bucket *out = sc_arena_calloc(a, n, sizeof *out);
+    if (!out)
+        return sc__agg_oom(a);
+    size_t j = 0, k = 0;
+    for (int64_t key = r->buckets[0].key; k < n; key = sc_agg_round_next(&rr, key)) {
+        if (j < r->n_buckets && r->buckets[j].key == key) {
+            out[k++] = r->buckets[j++];
+            continue;
+        }
+        sc_agg_result *one = sc__agg_result_new(a, spec, 1);
+        if (!one)
+            return sc__agg_oom(a);
+        for (size_t s = 0; s < spec->n_subs; s++)
+            if (!(one->buckets[0].subs[s] = sc__agg_empty_result(spec->subs[s], a)))
+                return sc__agg_oom(a);
+        one->buckets[0].key = key;
+        out[k++] = one->buckets[0];
+    }
+    r->buckets = out;
+    r->n_buckets = k;
+    return SC_OK;
+}

@@ -1,0 +1,267 @@
+/* The binary encoding of aggregation partial results (grammar in search/agg.h): what a data
+ * node sends the coordinator. Decoding validates every length, count, kind and the nesting
+ * depth, and rejects trailing bytes: any input gives a result or SC_ECORRUPT. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/varint.h"
+#include "search/agg_internal.h"
+
+enum {
+    F_METRIC = 1,
+    F_TERMS = 2,
+    F_ERROR_SET = 4,
+    F_RUNG = 8
+};
+
+typedef struct wbuf {
+    uint8_t *p;
+    size_t len, cap;
+    bool failed;
+} wbuf;
+
+static void put(wbuf *w, const void *src, size_t n)
+{
+    if (w->failed || n == 0)
+        return;
+    if (w->len + n > w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 256;
+        while (cap < w->len + n)
+            cap *= 2;
+        uint8_t *p = realloc(w->p, cap);
+        if (!p) {
+            w->failed = true;
+            return;
+        }
+        w->p = p;
+        w->cap = cap;
+    }
+    memcpy(w->p + w->len, src, n);
+    w->len += n;
+}
+
+static void put_v(wbuf *w, uint64_t v)
+{
+    uint8_t b[SC_VARINT_MAX_BYTES];
+    put(w, b, sc_varint_put(b, v));
+}
+
+static void put_z(wbuf *w, int64_t v)
+{
+    put_v(w, sc_zigzag_encode(v));
+}
+
+static void put_f(wbuf *w, double d)
+{
+    uint8_t b[8];
+    uint64_t x;
+    memcpy(&x, &d, 8);
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(x >> (8 * i));
+    put(w, b, 8);
+}
+
+static bool is_metric(sc_agg_kind k)
+{
+    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG;
+}
+
+/* Kinds whose results carry the terms part (error, sum_other, n_reduced, shard_size). */
+static bool terms_part(sc_agg_kind k)
+{
+    return sc_agg_kind_terms_like(k) || k == SC_AGG_SIGNIFICANT_TERMS;
+}
+
+static void enc_node(wbuf *w, const sc_agg_result *r)
+{
+    uint8_t head[2] = {(uint8_t)r->kind,
+                       (uint8_t)((is_metric(r->kind) ? F_METRIC : 0) |
+                                 (terms_part(r->kind) ? F_TERMS : 0) |
+                                 (r->error_set ? F_ERROR_SET : 0) |
+                                 (r->kind == SC_AGG_AUTO_DATE_HISTOGRAM ? F_RUNG : 0))};
+    put(w, head, 2);
+    if (head[1] & F_METRIC) {
+        put_v(w, r->count);
+        put_f(w, r->sum);
+        put_f(w, r->sum_c);
+        put_f(w, r->min);
+        put_f(w, r->max);
+        put_f(w, r->sum_sq);
+        put_f(w, r->sum_sq_c);
+    }
+    if (head[1] & F_TERMS) {
+        put_z(w, r->doc_count_error);
+        put_v(w, r->sum_other);
+        put_v(w, r->n_reduced);
+        put_v(w, r->shard_size);
+    }
+    if (head[1] & F_RUNG)
+        put_v(w, r->rung);
+    put_v(w, r->n_buckets);
+    for (size_t i = 0; i < r->n_buckets; i++) {
+        const sc_agg_bucket *b = &r->buckets[i];
+        put_z(w, b->key);
+        put_f(w, b->dkey);
+        put_v(w, b->bkey.len);
+        put(w, b->bkey.ptr, b->bkey.len);
+        put_v(w, b->doc_count);
+        put_z(w, b->doc_count_error);
+        put_v(w, b->n_subs);
+        for (uint32_t j = 0; j < b->n_subs; j++)
+            enc_node(w, b->subs[j]);
+    }
+}
+
+sc_status sc_agg_encode(const sc_agg_result *r, uint8_t **out, size_t *len)
+{
+    wbuf w = {0};
+    put(&w, "SCAG", 4);
+    uint8_t v = SC_AGG_ENCODING_VERSION;
+    put(&w, &v, 1);
+    enc_node(&w, r);
+    if (w.failed) {
+        free(w.p);
+        return SC_ENOMEM;
+    }
+    *out = w.p;
+    *len = w.len;
+    return SC_OK;
+}
+
+/* ---- decoding ---- */
+
+typedef struct rbuf {
+    const uint8_t *p, *end;
+    sc_arena *a;
+} rbuf;
+
+static sc_status get_v(rbuf *r, uint64_t *v)
+{
+    return sc_varint_get(&r->p, r->end, v) == SC_OK ? SC_OK : SC_ECORRUPT;
+}
+
+static sc_status get_z(rbuf *r, int64_t *v)
+{
+    uint64_t x;
+    SC_TRY(get_v(r, &x));
+    *v = sc_zigzag_decode(x);
+    return SC_OK;
+}
+
+static sc_status get_f(rbuf *r, double *d)
+{
+    if (r->end - r->p < 8)
+        return SC_ECORRUPT;
+    uint64_t x = 0;
+    for (int i = 0; i < 8; i++)
+        x |= (uint64_t)r->p[i] << (8 * i);
+    r->p += 8;
+    memcpy(d, &x, 8);
+    return SC_OK;
+}
+
+static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out);
+
+static sc_status dec_bucket(rbuf *r, int depth, sc_agg_bucket *b)
+{
+    uint64_t len, n_subs;
+    SC_TRY(get_z(r, &b->key));
+    SC_TRY(get_f(r, &b->dkey));
+    SC_TRY(get_v(r, &len));
+    if (len > (uint64_t)(r->end - r->p))
+        return SC_ECORRUPT;
+    uint8_t *k = sc_arena_alloc(r->a, len ? len : 1);
+    if (!k)
+        return sc__agg_oom(r->a);
+    if (len)
+        memcpy(k, r->p, len);
+    r->p += len;
+    b->bkey = sc_slice_make(k, len);
+    SC_TRY(get_v(r, &b->doc_count));
+    SC_TRY(get_z(r, &b->doc_count_error));
+    SC_TRY(get_v(r, &n_subs));
+    /* every sub-result takes at least 3 bytes */
+    if (n_subs > (uint64_t)(r->end - r->p) / 3)
+        return SC_ECORRUPT;
+    b->n_subs = (uint32_t)n_subs;
+    b->subs = sc_arena_calloc(r->a, n_subs ? n_subs : 1, sizeof *b->subs);
+    if (!b->subs)
+        return sc__agg_oom(r->a);
+    for (uint64_t j = 0; j < n_subs; j++)
+        SC_TRY(dec_node(r, depth + 1, &b->subs[j]));
+    return SC_OK;
+}
+
+static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
+{
+    if (depth > SC_AGG_MAX_DEPTH || r->end - r->p < 2)
+        return SC_ECORRUPT;
+    uint8_t kind = r->p[0], flags = r->p[1];
+    r->p += 2;
+    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~15u) ||
+        !!(flags & F_RUNG) != (kind == SC_AGG_AUTO_DATE_HISTOGRAM) ||
+        !!(flags & F_METRIC) != is_metric((sc_agg_kind)kind) ||
+        !!(flags & F_TERMS) != terms_part((sc_agg_kind)kind))
+        return SC_ECORRUPT;
+    sc_agg_result *x = sc_arena_calloc(r->a, 1, sizeof *x);
+    if (!x)
+        return sc__agg_oom(r->a);
+    x->kind = (sc_agg_kind)kind;
+    x->min = INFINITY; /* as sc__agg_result_new: no value yet */
+    x->max = -INFINITY;
+    x->error_set = flags & F_ERROR_SET;
+    if (flags & F_METRIC) {
+        SC_TRY(get_v(r, &x->count));
+        SC_TRY(get_f(r, &x->sum));
+        SC_TRY(get_f(r, &x->sum_c));
+        SC_TRY(get_f(r, &x->min));
+        SC_TRY(get_f(r, &x->max));
+        SC_TRY(get_f(r, &x->sum_sq));
+        SC_TRY(get_f(r, &x->sum_sq_c));
+    } else {
+        x->n_reduced = 1;
+    }
+    if (flags & F_TERMS) {
+        uint64_t nr, ss;
+        SC_TRY(get_z(r, &x->doc_count_error));
+        SC_TRY(get_v(r, &x->sum_other));
+        SC_TRY(get_v(r, &nr));
+        SC_TRY(get_v(r, &ss));
+        if (nr > UINT32_MAX || ss > UINT32_MAX)
+            return SC_ECORRUPT;
+        x->n_reduced = (uint32_t)nr;
+        x->shard_size = (uint32_t)ss;
+    }
+    if (flags & F_METRIC)
+        x->n_reduced = 1;
+    if (flags & F_RUNG) {
+        uint64_t rung;
+        SC_TRY(get_v(r, &rung));
+        if (rung >= SC_AGG_AUTO_LADDER)
+            return SC_ECORRUPT;
+        x->rung = (uint32_t)rung;
+    }
+    uint64_t nb;
+    SC_TRY(get_v(r, &nb));
+    /* every bucket takes at least 13 bytes */
+    if (nb > (uint64_t)(r->end - r->p) / 13)
+        return SC_ECORRUPT;
+    x->n_buckets = nb;
+    x->buckets = sc_arena_calloc(r->a, nb ? nb : 1, sizeof *x->buckets);
+    if (!x->buckets)
+        return sc__agg_oom(r->a);
+    for (uint64_t i = 0; i < nb; i++)
+        SC_TRY(dec_bucket(r, depth, &x->buckets[i]));
+    *out = x;
+    return SC_OK;
+}
+
+sc_status sc_agg_decode(const uint8_t *p, size_t len, sc_arena *a, sc_agg_result **out)
+{
+    if (len < 5 || memcmp(p, "SCAG", 4) != 0 || p[4] != SC_AGG_ENCODING_VERSION)
+        return SC_ECORRUPT;
+    rbuf r = {p + 5, p + len, a};
+    SC_TRY(dec_node(&r, 0, out));
+    return r.p == r.end ? SC_OK : SC_ECORRUPT;
+}

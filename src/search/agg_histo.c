@@ -1,0 +1,227 @@
+/* The histogram and date_histogram collectors (agg_internal.h). Bucket keys are computed for
+ * a window of values in one loop (histogram: floor((v - offset) / interval) as an int64
+ * index; date_histogram: the rounded UTC start), then (owner, key) maps to a bucket ordinal,
+ * with the previous lookup cached (neighbouring docs usually share a bucket). hard_bounds
+ * drop values outside them; a doc counts once per bucket. Empty buckets are made at the
+ * final reduce (agg_histo_reduce.c). */
+#include <math.h>
+#include <string.h>
+
+#include "search/agg_internal.h"
+
+typedef struct histo_state {
+    sc__agg_ords ords;
+    sc__agg_field f;
+    int64_t *ibuf;
+    int64_t *keys;
+    bool *ok;
+    /* recent lookups, direct-mapped by key and owner */
+    struct {
+        int64_t key;
+        uint32_t owner, ord; /* ord + 1, 0 = empty */
+    } cache[256];
+    uint32_t *gstart, *glist; /* ordinals grouped by owner (build) */
+    uint32_t n_owners;
+} histo_state;
+
+static sc_status histo_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
+{
+    histo_state *h = c->state;
+    return sc__agg_field_open(s->seg, c->spec->field, &h->f);
+}
+
+static sc_status histo_seg_end(sc__agg_coll *c)
+{
+    (void)c;
+    return SC_OK;
+}
+
+/* The key of value v (a double for histograms, the raw doc value for dates); false when
+ * hard_bounds exclude it. */
+static inline bool key_of(const sc_agg_spec *spec, int64_t raw, double v, int64_t *key)
+{
+    if (spec->kind == SC_AGG_DATE_HISTOGRAM) {
+        int64_t k = sc_agg_round(&spec->rounding, raw);
+        *key = k;
+        return !spec->has_hard_bounds ||
+               ((double)k >= spec->hard_min && (double)k <= spec->hard_max);
+    }
+    double idx = floor((v - spec->offset) / spec->interval);
+    if (!(idx > -9.2e18 && idx < 9.2e18))
+        return false; /* NaN or beyond an int64 index */
+    *key = (int64_t)idx;
+    double kv = idx * spec->interval + spec->offset;
+    return !spec->has_hard_bounds || (kv >= spec->hard_min && kv <= spec->hard_max);
+}
+
+static sc_status add(sc__agg_coll *c, uint32_t doc, uint32_t owner, int64_t key)
+{
+    histo_state *h = c->state;
+    size_t slot = ((uint64_t)key * 0x9e3779b97f4a7c15u + owner) >> 56;
+    if (h->cache[slot].ord && h->cache[slot].key == key && h->cache[slot].owner == owner)
+        return sc__agg_emit(c, doc, h->cache[slot].ord - 1);
+    bool added;
+    uint32_t ord;
+    SC_TRY(sc__agg_ords_long(c->ctx->a, &h->ords, owner, key, &ord, &added));
+    h->cache[slot].key = key;
+    h->cache[slot].owner = owner;
+    h->cache[slot].ord = ord + 1;
+    return sc__agg_emit(c, doc, ord);
+}
+
+/* A date rounding that is plain arithmetic: a fixed length (fixed intervals, minutes, hours,
+ * days) in a zone without transitions. Its length, or 0. */
+static int64_t plain_unit_ms(const sc_agg_rounding *r)
+{
+    if (r->tz.n_trans)
+        return 0;
+    switch (r->unit) {
+    case SC_AGG_CAL_NONE: return r->fixed_ms > 0 ? r->fixed_ms : 0;
+    case SC_AGG_CAL_MINUTE: return 60000;
+    case SC_AGG_CAL_HOUR: return 3600000;
+    case SC_AGG_CAL_DAY: return 86400000;
+    default: return 0;
+    }
+}
+
+/* Bucket starts of k date values for a plain rounding (see plain_unit_ms), in one loop. */
+static void round_plain(const sc_agg_rounding *r, int64_t unit, const int64_t *v, size_t k,
+                        int64_t *out)
+{
+    const int64_t lim = INT64_C(1) << 60;
+    int64_t shift = r->tz.base_offset_ms - r->offset_ms;
+    for (size_t i = 0; i < k; i++) {
+        int64_t x = v[i] > lim ? lim : v[i] < -lim ? -lim : v[i];
+        x += shift;
+        int64_t q = x / unit;
+        q -= (x % unit != 0) & (x < 0); /* floor */
+        out[i] = q * unit - shift;
+    }
+}
+
+static sc_status histo_collect(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
+                               size_t n)
+{
+    histo_state *h = c->state;
+    const sc_agg_spec *spec = c->spec;
+    bool date = spec->kind == SC_AGG_DATE_HISTOGRAM;
+    if (h->f.has_num && sc_dv_numeric_is_single(&h->f.num) && spec->scaling_factor <= 0) {
+        for (size_t off = 0; off < n; off += SC__AGG_PAIRS) {
+            size_t k = n - off < SC__AGG_PAIRS ? n - off : SC__AGG_PAIRS;
+            sc_dv_numeric_get_single_batch(&h->f.num, docs + off, k, h->ibuf);
+            if (!date && spec->vtype != SC_AGG_V_DOUBLE && !spec->has_hard_bounds) {
+                /* integer values: the bucket index in one vectorizable loop */
+                double inv = spec->interval, o = spec->offset;
+                for (size_t i = 0; i < k; i++)
+                    h->keys[i] = (int64_t)floor(((double)h->ibuf[i] - o) / inv);
+                for (size_t i = 0; i < k; i++)
+                    SC_TRY(add(c, docs[off + i], owners ? owners[off + i] : 0, h->keys[i]));
+                continue;
+            }
+            int64_t unit = date && !spec->has_hard_bounds ? plain_unit_ms(&spec->rounding) : 0;
+            if (unit) {
+                round_plain(&spec->rounding, unit, h->ibuf, k, h->keys);
+                for (size_t i = 0; i < k; i++)
+                    SC_TRY(add(c, docs[off + i], owners ? owners[off + i] : 0, h->keys[i]));
+                continue;
+            }
+            for (size_t i = 0; i < k; i++)
+                h->ok[i] = key_of(spec, h->ibuf[i], sc_agg_value_to_double(spec->vtype, h->ibuf[i]),
+                                  &h->keys[i]);
+            for (size_t i = 0; i < k; i++)
+                if (h->ok[i])
+                    SC_TRY(add(c, docs[off + i], owners ? owners[off + i] : 0, h->keys[i]));
+        }
+        return SC_OK;
+    }
+    int64_t raw[256];
+    double vals[256];
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        if (h->f.has_num) {
+            k = sc_dv_numeric_get(&h->f.num, docs[i], raw, 256);
+            for (size_t j = 0; j < k; j++) {
+                vals[j] = sc_agg_value_to_double(spec->vtype, raw[j]);
+                if (spec->scaling_factor > 0)
+                    vals[j] /= spec->scaling_factor;
+            }
+        }
+        if (k == 0 && spec->has_missing) {
+            raw[0] = spec->missing_num;
+            vals[0] = spec->missing_double;
+            k = 1;
+        }
+        int64_t prev = 0;
+        for (size_t j = 0; j < k; j++) {
+            int64_t key;
+            if (!key_of(spec, raw[j], vals[j], &key) || (j && key == prev))
+                continue; /* values are ascending, so are keys: a doc counts once per bucket */
+            prev = key;
+            SC_TRY(add(c, docs[i], owners ? owners[i] : 0, key));
+        }
+    }
+    return SC_OK;
+}
+
+static sc_status histo_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **out)
+{
+    histo_state *h = c->state;
+    sc_arena *a = c->ctx->a;
+    if (!h->gstart || owner >= h->n_owners) {
+        uint32_t n_owners = owner + 1;
+        for (size_t i = 0; i < h->ords.n; i++) {
+            uint32_t w = sc__agg_ords_owner(&h->ords, (uint32_t)i);
+            n_owners = w + 1 > n_owners ? w + 1 : n_owners;
+        }
+        SC_TRY(sc__agg_ords_group(a, &h->ords, n_owners, &h->gstart, &h->glist));
+        h->n_owners = n_owners;
+    }
+    size_t nb = h->gstart[owner + 1] - h->gstart[owner];
+    const uint32_t *list = h->glist + h->gstart[owner];
+    sc_agg_result *r = sc__agg_result_new(a, c->spec, nb);
+    if (!r)
+        return sc__agg_oom(a);
+    SC_TRY(sc__agg_count_buckets(c->ctx, nb));
+    for (size_t i = 0; i < nb; i++) {
+        sc_agg_bucket *b = &r->buckets[i];
+        int64_t key = sc__agg_ords_key(&h->ords, list[i]);
+        if (c->spec->kind == SC_AGG_HISTOGRAM)
+            b->dkey = (double)key * c->spec->interval + c->spec->offset;
+        else
+            b->key = key;
+        SC_TRY(sc__agg_build_bucket(c, list[i], b));
+    }
+    *out = r;
+    return SC_OK;
+}
+
+static sc_status histo_seg_whole(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
+                                 bool *handled)
+{
+    histo_state *h = c->state;
+    return sc__agg_histo_points(c, &h->ords, field, lo, hi, handled);
+}
+
+static const sc__agg_coll_ops histo_ops = {
+    .seg_begin = histo_seg_begin,
+    .collect = histo_collect,
+    .seg_end = histo_seg_end,
+    .build = histo_build,
+    .seg_whole = histo_seg_whole,
+};
+
+sc_status sc__agg_histo_new(sc__agg_coll *c)
+{
+    sc_arena *a = c->ctx->a;
+    histo_state *h = sc_arena_calloc(a, 1, sizeof *h);
+    if (!h)
+        return sc__agg_oom(a);
+    h->ibuf = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->ibuf);
+    h->keys = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->keys);
+    h->ok = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->ok);
+    if (!h->ibuf || !h->keys || !h->ok)
+        return sc__agg_oom(a);
+    c->state = h;
+    c->ops = &histo_ops;
+    return SC_OK;
+}

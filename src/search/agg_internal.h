@@ -1,0 +1,254 @@
+/* Private to the aggregation files of src/search: the collector tree (one collector per spec
+ * node; bucket collectors pass (doc, bucket ordinal) pairs in batches to their subs), growable
+ * arena arrays indexed by bucket ordinal, the (owner, key) -> bucket ordinal tables, and the
+ * per-kind constructors. */
+#ifndef SC_SEARCH_AGG_INTERNAL_H
+#define SC_SEARCH_AGG_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "index/docvalues.h"
+#include "index/segment.h"
+#include "search/agg.h"
+#include "search/internal.h"
+
+/* Pairs buffered before a bucket collector flushes them to its subs. */
+#define SC__AGG_PAIRS 4096
+
+typedef struct sc__agg_coll sc__agg_coll;
+
+/* Shared by every collector of one shard collection. */
+typedef struct sc__agg_ctx {
+    sc_arena *a;
+    const sc_searcher *s;
+    sc__search_ctx *sctx; /* plan building for filter queries */
+    const sc_agg_shard_options *so;
+    sc_agg_error *err;
+    uint64_t n_buckets; /* buckets built (max_buckets) */
+    uint64_t max_buckets;
+} sc__agg_ctx;
+
+/* Per-segment view handed to seg_begin. */
+typedef struct sc__agg_seg {
+    const sc_segment *seg;
+    size_t seg_i;
+    uint32_t n_docs;
+} sc__agg_seg;
+
+/* Collector methods. collect receives docs (non-decreasing within a segment) and the bucket
+ * ordinal each belongs to in the parent (`owners` NULL: all 0, the top level). build writes
+ * the result of owner ordinal `owner` into *out (ctx arena). */
+typedef struct sc__agg_coll_ops {
+    sc_status (*seg_begin)(sc__agg_coll *c, const sc__agg_seg *s);
+    sc_status (*collect)(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners, size_t n);
+    sc_status (*seg_end)(sc__agg_coll *c);
+    sc_status (*build)(sc__agg_coll *c, uint32_t owner, sc_agg_result **out);
+    /* Optional (NULL = never): c is a top-level aggregation and the current segment's matches
+     * are all its docs (field NULL) or its docs with a value of `field` in [lo, hi] (no
+     * deletes either way); *handled = true when c counted them without docs (then it gets no
+     * collect calls for this segment). */
+    sc_status (*seg_whole)(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
+                           bool *handled);
+} sc__agg_coll_ops;
+
+/* A growable array of 8-byte cells in the arena (grows by doubling; old blocks stay in the
+ * arena until it is freed, which the budget counts). */
+typedef struct sc__agg_vec {
+    void *p;
+    size_t len, cap; /* cells */
+} sc__agg_vec;
+
+/* Makes cells [0, n) exist (new ones filled with the 8-byte pattern `fill`). */
+sc_status sc__agg_vec_ensure(sc_arena *a, sc__agg_vec *v, size_t n, uint64_t fill) SC_MUST_USE;
+
+struct sc__agg_coll {
+    const sc_agg_spec *spec;
+    const sc__agg_coll_ops *ops;
+    sc__agg_ctx *ctx;
+    sc__agg_coll **subs;
+    size_t n_subs;
+    sc__agg_vec doc_counts;      /* bucket kinds: uint64 per bucket ordinal */
+    uint32_t *pb_docs, *pb_ords; /* pairs for the subs */
+    size_t pb_n;
+    bool top;               /* a top-level aggregation: collect always gets owners NULL */
+    bool skip;              /* the current segment was answered by seg_whole */
+    const sc__agg_seg *seg; /* the current segment (top level) */
+    void *state;            /* the kind's own */
+};
+
+/* Builds the collector tree of spec (its subs too). */
+sc_status sc__agg_coll_new(sc__agg_ctx *ctx, const sc_agg_spec *spec, sc__agg_coll **out)
+    SC_MUST_USE;
+/* Runs seg_begin / seg_end of c and of its subs (seg_end flushes buffered pairs first). */
+sc_status sc__agg_coll_seg_begin(sc__agg_coll *c, const sc__agg_seg *s) SC_MUST_USE;
+sc_status sc__agg_coll_seg_end(sc__agg_coll *c) SC_MUST_USE;
+
+/* A doc fell into bucket `ord`: counts it and queues the pair for the subs. */
+static inline sc_status sc__agg_emit(sc__agg_coll *c, uint32_t doc, uint32_t ord);
+sc_status sc__agg_flush(sc__agg_coll *c) SC_MUST_USE;
+/* Makes doc_counts cover ordinal `ord`. */
+sc_status sc__agg_counts_ensure(sc__agg_coll *c, uint32_t ord) SC_MUST_USE;
+
+static inline sc_status sc__agg_emit(sc__agg_coll *c, uint32_t doc, uint32_t ord)
+{
+    if (ord >= c->doc_counts.len)
+        SC_TRY(sc__agg_counts_ensure(c, ord));
+    ((uint64_t *)c->doc_counts.p)[ord]++;
+    if (c->n_subs) {
+        c->pb_docs[c->pb_n] = doc;
+        c->pb_ords[c->pb_n] = ord;
+        if (++c->pb_n == SC__AGG_PAIRS)
+            return sc__agg_flush(c);
+    }
+    return SC_OK;
+}
+
+/* A new result of c's kind with nb buckets (each with room for the spec's subs). */
+sc_agg_result *sc__agg_result_new(sc_arena *a, const sc_agg_spec *spec, size_t nb);
+/* Builds bucket b's sub-results for bucket ordinal `ord` (its doc count from doc_counts). */
+sc_status sc__agg_build_bucket(sc__agg_coll *c, uint32_t ord, sc_agg_bucket *b) SC_MUST_USE;
+/* Counts n built buckets against max_buckets (SC_ELIMIT with too_many_buckets). */
+sc_status sc__agg_count_buckets(sc__agg_ctx *ctx, uint64_t n) SC_MUST_USE;
+/* Arena failure: SC_ELIMIT when over budget, else SC_ENOMEM. */
+sc_status sc__agg_oom(sc_arena *a);
+
+/* ---- (owner, key) -> bucket ordinal tables (open addressing, arena) ---- */
+
+typedef struct sc__agg_ords {
+    uint32_t *slots;              /* entry + 1, 0 = empty */
+    size_t cap;                   /* power of two */
+    sc__agg_vec owner, key, hash; /* per ordinal: uint64 owner, int64 key, uint64 hash */
+    sc__agg_vec bkey;             /* bytes mode: (ptr, len) as two cells per ordinal */
+    size_t n;
+    bool bytes;
+    uint8_t *pool; /* bytes mode: key copies, packed without alignment */
+    size_t pool_left;
+} sc__agg_ords;
+
+/* The ordinal of (owner, key), added when new (*added). */
+sc_status sc__agg_ords_long(sc_arena *a, sc__agg_ords *o, uint32_t owner, int64_t key,
+                            uint32_t *ord, bool *added) SC_MUST_USE;
+/* As above for byte-string keys (copied into the arena when added). */
+sc_status sc__agg_ords_bytes(sc_arena *a, sc__agg_ords *o, uint32_t owner, sc_slice key,
+                             uint32_t *ord, bool *added) SC_MUST_USE;
+static inline uint32_t sc__agg_ords_owner(const sc__agg_ords *o, uint32_t ord)
+{
+    return (uint32_t)((const uint64_t *)o->owner.p)[ord];
+}
+static inline int64_t sc__agg_ords_key(const sc__agg_ords *o, uint32_t ord)
+{
+    return ((const int64_t *)o->key.p)[ord];
+}
+static inline sc_slice sc__agg_ords_bkey(const sc__agg_ords *o, uint32_t ord)
+{
+    const uint64_t *c = (const uint64_t *)o->bkey.p + 2 * (size_t)ord;
+    return sc_slice_make((const void *)(uintptr_t)c[0], (size_t)c[1]);
+}
+/* Ordinals grouped by owner: list[start[w] .. start[w+1]) are owner w's (ascending), for
+ * owners < n_owners (ordinals of larger owners are left out). */
+sc_status sc__agg_ords_group(sc_arena *a, const sc__agg_ords *o, uint32_t n_owners,
+                             uint32_t **start, uint32_t **list) SC_MUST_USE;
+
+/* ---- doc values of an aggregation's field in one segment ---- */
+
+typedef struct sc__agg_field {
+    bool has_num, has_ss;
+    sc_dv_numeric num;
+    sc_dv_sorted_set ss;
+} sc__agg_field;
+
+/* Opens field's doc values in seg (none: both flags false). SC_ECORRUPT passes through. */
+sc_status sc__agg_field_open(const sc_segment *seg, const char *field, sc__agg_field *f)
+    SC_MUST_USE;
+/* The numeric values of doc (ascending) as doubles of type t; spec `missing` applies. Returns
+ * how many (at most cap; 0 when the doc has none). */
+size_t sc__agg_doc_doubles(const sc__agg_field *f, const sc_agg_spec *spec, uint32_t doc,
+                           double *out, size_t cap);
+
+/* ---- the top-level keyword terms fast path (agg_terms_ords.c) ---- */
+typedef struct sc__agg_terms_fast sc__agg_terms_fast;
+/* Keeps a segment's non-zero ordinal counts (counts[ord + 1], counts[0] = docs without a
+ * value) for the build; *f is created on first use. */
+sc_status sc__agg_terms_fast_seg_end(sc__agg_coll *c, sc__agg_terms_fast **f,
+                                     const sc_dv_sorted_set *ss, const uint32_t *counts)
+    SC_MUST_USE;
+/* The shard result from the kept lists (f may be NULL: no values anywhere). */
+sc_status sc__agg_terms_fast_build(sc__agg_coll *c, const sc__agg_terms_fast *f,
+                                   sc_agg_result **out) SC_MUST_USE;
+
+/* ---- counting from points (agg_points.c) ---- */
+/* Whether spec's field has single-valued 1-D points in segment s (long/date, no `missing`). */
+bool sc__agg_points_open(const sc_agg_spec *spec, const sc__agg_seg *s, sc_bkd *t);
+/* A top-level histogram / date_histogram over the whole current segment from its points into
+ * ords (owner 0) and doc_counts; *handled false when it does not apply. */
+sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, const sc_slice *field,
+                               int64_t lo, int64_t hi, bool *handled) SC_MUST_USE;
+/* A top-level range over the whole current segment from its points (ordinal = range). */
+sc_status sc__agg_range_points(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
+                               bool *handled) SC_MUST_USE;
+
+/* ---- per-kind constructors ---- */
+sc_status sc__agg_terms_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_metric_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_histo_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_range_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_filter_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_composite_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_pipeline_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_auto_histo_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_weighted_new(sc__agg_coll *c) SC_MUST_USE;
+/* significant_terms (agg_significant.c): the shard build from the terms collector's
+ * (owner, term) ordinals and per-owner subset sizes, and the reduce. */
+sc_status sc__agg_significant_build(sc__agg_coll *c, const sc__agg_ords *ords,
+                                    const sc__agg_vec *subset, uint32_t owner, sc_agg_result **out)
+    SC_MUST_USE;
+sc_status sc__agg_significant_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                                     bool final, uint64_t max_buckets, sc_arena *a,
+                                     sc_agg_result **out, sc_agg_error *err) SC_MUST_USE;
+/* auto_date_histogram reduce (agg_auto_histo.c) and its final empty-bucket filling. */
+sc_status sc__agg_auto_histo_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                                    bool final, uint64_t max_buckets, sc_arena *a,
+                                    sc_agg_result **out, sc_agg_error *err) SC_MUST_USE;
+sc_status sc__agg_auto_fill(const sc_agg_spec *spec, sc_agg_result *r, uint64_t max_buckets,
+                            sc_arena *a, sc_agg_error *err) SC_MUST_USE;
+
+/* ---- pipelines (agg_pipeline.c), run at the final reduce ---- */
+/* The value of path p in bucket b of an aggregation of spec `owner` (NaN when missing). */
+double sc__agg_path_value(const sc_agg_spec *owner, const sc_agg_bucket *b, const sc_agg_path *p);
+/* Computes the sibling pipelines among owner's subs from the other subs of bucket b. */
+sc_status sc__agg_pipelines_siblings(const sc_agg_spec *owner, sc_agg_bucket *b, sc_arena *a)
+    SC_MUST_USE;
+/* Runs spec's parent pipelines (cumulative_sum, derivative, bucket_sort) over r's buckets. */
+sc_status sc__agg_pipelines_parent(const sc_agg_spec *spec, sc_agg_result *r, sc_arena *a)
+    SC_MUST_USE;
+
+/* ---- reduce helpers (agg_reduce.c) used by the terms reduce (agg_terms_reduce.c) ---- */
+
+/* Reduces the sub-results of the buckets bs[0..n) (same key) into out->subs. */
+sc_status sc__agg_reduce_subs(const sc_agg_spec *spec, sc_agg_bucket *const *bs, size_t n,
+                              bool final, uint64_t max_buckets, sc_arena *a, sc_agg_bucket *out,
+                              sc_agg_error *err) SC_MUST_USE;
+sc_status sc__agg_terms_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                               bool final, uint64_t max_buckets, sc_arena *a, sc_agg_result **out,
+                               sc_agg_error *err) SC_MUST_USE;
+/* An empty result of spec (what a bucket that no doc reached holds). */
+sc_agg_result *sc__agg_empty_result(const sc_agg_spec *spec, sc_arena *a);
+/* histogram / date_histogram reduce (agg_histo_reduce.c). */
+sc_status sc__agg_histo_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                               bool final, uint64_t max_buckets, sc_arena *a, sc_agg_result **out,
+                               sc_agg_error *err) SC_MUST_USE;
+/* composite reduce (agg_composite.c): merge by key, the first `size` kept. */
+sc_status sc__agg_composite_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                                   bool final, uint64_t max_buckets, sc_arena *a,
+                                   sc_agg_result **out, sc_agg_error *err) SC_MUST_USE;
+/* The value a metric result contributes to an order (NaN when empty). */
+double sc__agg_metric_value(const sc_agg_spec *spec, const sc_agg_result *r, sc_agg_stat stat);
+/* Compares two buckets under a terms order (ties by key ascending). */
+int sc__agg_bucket_cmp(const sc_agg_spec *spec, const sc_agg_bucket *x, const sc_agg_bucket *y);
+/* Compares two terms keys (bytes or numeric by the spec's value type). */
+int sc__agg_key_cmp(const sc_agg_spec *spec, const sc_agg_bucket *x, const sc_agg_bucket *y);
+
+#endif

@@ -1,0 +1,147 @@
+/* Counting from points instead of docs (Elasticsearch / OpenSearch's "filter rewrite" for
+ * histograms and ranges): when a whole segment matches (match_all, no deletes), a top-level
+ * date_histogram, integer histogram or range over a single-valued field with points counts
+ * each bucket's value range with the BKD tree's per-cell counts (sc_bkd_count: inner cells
+ * inside the range are added without reading doc ids). Used for long and date values, whose
+ * bucket bounds are exact integers; doubles keep the doc-value path. */
+#include <math.h>
+
+#include "index/bkd.h"
+#include "search/agg_internal.h"
+
+/* Buckets beyond this many go through the doc-value path (a count per bucket stops paying). */
+#define MAX_RANGES 4096
+
+bool sc__agg_points_open(const sc_agg_spec *spec, const sc__agg_seg *s, sc_bkd *t)
+{
+    if (spec->has_missing || !spec->field ||
+        (spec->vtype != SC_AGG_V_LONG && spec->vtype != SC_AGG_V_DATE) || spec->scaling_factor > 0)
+        return false;
+    const sc_field_info *f = sc_segment_field(s->seg, sc_slice_cstr(spec->field));
+    if (!f || f->kind != SC_FIELD_NUMERIC || !(f->flags & SC_FIELD_POINTS))
+        return false;
+    if (sc_segment_points(s->seg, f, t) != SC_OK)
+        return false;
+    return sc_bkd_single_valued(t);
+}
+
+/* Adds `count` docs to the bucket of key (owner 0). */
+static sc_status add(sc__agg_coll *c, sc__agg_ords *ords, int64_t key, uint64_t count)
+{
+    uint32_t ord;
+    bool added;
+    SC_TRY(sc__agg_ords_long(c->ctx->a, ords, 0, key, &ord, &added));
+    SC_TRY(sc__agg_counts_ensure(c, ord));
+    ((uint64_t *)c->doc_counts.p)[ord] += count;
+    return SC_OK;
+}
+
+/* Whether the query's matches are the docs with a value in [qlo, qhi] of this aggregation's
+ * own field (or all docs: field NULL), and the values to count: [*lo, *hi]. */
+static bool matches_are_values(const sc_agg_spec *spec, const sc_bkd *t, const sc_slice *field,
+                               int64_t qlo, int64_t qhi, int64_t *lo, int64_t *hi)
+{
+    if (field && !sc_slice_eq(*field, sc_slice_cstr(spec->field)))
+        return false;
+    *lo = sc_bkd_min(t) > qlo ? sc_bkd_min(t) : qlo;
+    *hi = sc_bkd_max(t) < qhi ? sc_bkd_max(t) : qhi;
+    return true;
+}
+
+sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, const sc_slice *field,
+                               int64_t qlo, int64_t qhi, bool *handled)
+{
+    const sc_agg_spec *spec = c->spec;
+    sc_bkd t;
+    int64_t lo, hi;
+    *handled = false;
+    if (!c->seg || !sc__agg_points_open(spec, c->seg, &t))
+        return SC_OK;
+    if (sc_bkd_n_points(&t) == 0) {
+        *handled = true;
+        return SC_OK;
+    }
+    if (!matches_are_values(spec, &t, field, qlo, qhi, &lo, &hi))
+        return SC_OK;
+    if (lo > hi) {
+        *handled = true;
+        return SC_OK;
+    }
+    if (spec->kind == SC_AGG_HISTOGRAM) {
+        /* integral interval and offset over values below 2^52: exact integer bounds */
+        double iv = spec->interval, off = spec->offset;
+        if (iv != floor(iv) || off != floor(off) || iv > 0x1p52 || fabs(off) > 0x1p52 ||
+            lo < -(INT64_C(1) << 52) || hi > (INT64_C(1) << 52) || spec->has_hard_bounds)
+            return SC_OK;
+        int64_t step = (int64_t)iv, o = (int64_t)off;
+        int64_t first = (int64_t)floor(((double)lo - off) / iv),
+                last = (int64_t)floor(((double)hi - off) / iv);
+        if (last - first >= MAX_RANGES)
+            return SC_OK;
+        for (int64_t i = first; i <= last; i++) {
+            uint64_t n;
+            int64_t b0 = i * step + o, b1 = (i + 1) * step + o - 1;
+            SC_TRY(sc_bkd_count(&t, b0 > lo ? b0 : lo, b1 < hi ? b1 : hi, &n));
+            if (n)
+                SC_TRY(add(c, ords, i, n));
+        }
+        *handled = true;
+        return SC_OK;
+    }
+    /* date_histogram: bucket starts from the rounding, counted up to the next start */
+    int64_t k = sc_agg_round(&spec->rounding, lo);
+    for (uint32_t steps = 0; k <= hi; steps++) {
+        if (steps >= MAX_RANGES)
+            return SC_OK; /* too many buckets: nothing added yet, the doc path takes it */
+        int64_t next = sc_agg_round_next(&spec->rounding, k);
+        if (next <= k)
+            return SC_OK;
+        k = next;
+    }
+    k = sc_agg_round(&spec->rounding, lo);
+    while (k <= hi) {
+        int64_t next = sc_agg_round_next(&spec->rounding, k);
+        bool in =
+            !spec->has_hard_bounds || ((double)k >= spec->hard_min && (double)k <= spec->hard_max);
+        uint64_t n = 0;
+        if (in)
+            SC_TRY(sc_bkd_count(&t, k > lo ? k : lo, next - 1 < hi ? next - 1 : hi, &n));
+        if (n)
+            SC_TRY(add(c, ords, k, n));
+        k = next;
+    }
+    *handled = true;
+    return SC_OK;
+}
+
+sc_status sc__agg_range_points(sc__agg_coll *c, const sc_slice *field, int64_t qlo, int64_t qhi,
+                               bool *handled)
+{
+    const sc_agg_spec *spec = c->spec;
+    sc_bkd t;
+    int64_t vlo, vhi;
+    *handled = false;
+    if (!c->seg || !sc__agg_points_open(spec, c->seg, &t))
+        return SC_OK;
+    if (sc_bkd_n_points(&t) && !matches_are_values(spec, &t, field, qlo, qhi, &vlo, &vhi))
+        return SC_OK;
+    for (size_t g = 0; g < spec->n_ranges; g++) {
+        const sc_agg_range_spec *r = &spec->ranges[g];
+        /* [from, to) over integers: [ceil(from), ceil(to) - 1] */
+        double f = ceil(r->from), e = ceil(r->to) - 1;
+        int64_t lo = f <= -0x1p63 ? INT64_MIN : f >= 0x1p63 ? INT64_MAX : (int64_t)f;
+        int64_t hi = e >= 0x1p63 ? INT64_MAX : e <= -0x1p63 ? INT64_MIN : (int64_t)e;
+        uint64_t n = 0;
+        if (field) { /* only the query's values */
+            lo = lo > qlo ? lo : qlo;
+            hi = hi < qhi ? hi : qhi;
+        }
+        if (sc_bkd_n_points(&t) && lo <= hi && !(f >= 0x1p63) && !(e < -0x1p63))
+            SC_TRY(sc_bkd_count(&t, lo, hi, &n));
+        uint32_t ord = (uint32_t)g;
+        SC_TRY(sc__agg_counts_ensure(c, ord));
+        ((uint64_t *)c->doc_counts.p)[ord] += n;
+    }
+    *handled = true;
+    return SC_OK;
+}

@@ -1,0 +1,366 @@
+/* The terms aggregation's collector and shard build (agg_internal.h). Keyword and ip fields
+ * count sorted-set ordinals: a top-level terms without sub-aggregations counts into an array
+ * indexed by segment ordinal (sc_dv_sorted_set_count_batch) and folds it into the shard's
+ * term -> bucket table at segment end; otherwise each (owner, segment ordinal) maps to a shard
+ * bucket ordinal once per segment. Numeric, date and boolean fields map (owner, value) to
+ * bucket ordinals. The shard result keeps the top shard_size buckets by the order. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/agg_internal.h"
+
+typedef struct terms_state {
+    sc__agg_ords ords; /* shard level: (owner, term or value) -> bucket ordinal */
+    sc__agg_field f;
+    const sc__agg_seg *seg;
+    bool bytes;
+    /* fast path (top level, no subs, keyword): counts[ord + 1], counts[0] = no value */
+    uint32_t *counts;
+    sc__agg_terms_fast *fast; /* the kept segment counts */
+    bool used_fast;           /* top level, no subs: built from `fast` */
+    /* top level with subs: segment ordinal -> bucket ordinal (UINT32_MAX = not yet) */
+    uint32_t *seg_map;
+    size_t seg_map_len;
+    /* under a parent: (owner, segment ordinal) -> segment slot -> bucket ordinal */
+    sc__agg_ords seg_ords;
+    sc__agg_vec seg_slot;
+    uint64_t *obuf; /* one doc's ords */
+    size_t obuf_cap;
+    uint32_t *gstart, *glist; /* bucket ordinals grouped by owner (build) */
+    uint32_t n_owners;
+    struct {
+        int64_t key;
+        uint32_t owner, ord; /* ord + 1, 0 = empty */
+    } cache[256];            /* numeric: recent (owner, value) lookups, direct-mapped */
+    bool significant;        /* significant_terms: no fast path; subset sizes per owner */
+    sc__agg_vec subset;      /* significant_terms: docs collected per owner */
+} terms_state;
+
+/* The bucket of (owner, term bytes). */
+static sc_status bucket_bytes(sc__agg_coll *c, uint32_t owner, sc_slice term, uint32_t *ord)
+{
+    terms_state *t = c->state;
+    bool added;
+    return sc__agg_ords_bytes(c->ctx->a, &t->ords, owner, term, ord, &added);
+}
+
+static sc_status terms_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
+{
+    terms_state *t = c->state;
+    sc_arena *a = c->ctx->a;
+    t->seg = s;
+    SC_TRY(sc__agg_field_open(s->seg, c->spec->field, &t->f));
+    t->counts = NULL;
+    t->seg_map = NULL;
+    memset(&t->seg_ords, 0, sizeof t->seg_ords);
+    memset(&t->seg_slot, 0, sizeof t->seg_slot);
+    if (!t->bytes || (!t->f.has_ss && !(c->top && !c->n_subs && !t->significant)))
+        return SC_OK;
+    size_t n = t->f.has_ss ? (size_t)sc_dv_sorted_set_n_ords(&t->f.ss) + 1 : 1;
+    if (c->top && !c->n_subs && !t->significant) {
+        t->used_fast = true;
+        t->counts = sc_arena_calloc(a, n, sizeof *t->counts);
+        if (!t->counts)
+            return sc__agg_oom(a);
+    } else if (c->top && t->f.has_ss) {
+        t->seg_map = sc_arena_alloc(a, n * sizeof *t->seg_map);
+        if (!t->seg_map)
+            return sc__agg_oom(a);
+        memset(t->seg_map, 0xff, n * sizeof *t->seg_map);
+        t->seg_map_len = n;
+    }
+    return SC_OK;
+}
+
+/* The shard bucket of segment ordinal o + 1 (0 = the missing value) under owner. */
+static sc_status seg_bucket(sc__agg_coll *c, uint32_t owner, uint64_t o1, uint32_t *ord)
+{
+    terms_state *t = c->state;
+    sc_slice term = o1 ? sc_dv_sorted_set_term(&t->f.ss, o1 - 1) : c->spec->missing_bytes;
+    if (!term.ptr)
+        term = sc_slice_make("", 0);
+    if (t->seg_map) {
+        if (t->seg_map[o1] == UINT32_MAX)
+            SC_TRY(bucket_bytes(c, owner, term, &t->seg_map[o1]));
+        *ord = t->seg_map[o1];
+        return SC_OK;
+    }
+    uint32_t slot;
+    bool added;
+    SC_TRY(sc__agg_ords_long(c->ctx->a, &t->seg_ords, owner, (int64_t)o1, &slot, &added));
+    if (added) {
+        SC_TRY(sc__agg_vec_ensure(c->ctx->a, &t->seg_slot, (size_t)slot + 1, 0));
+        SC_TRY(bucket_bytes(c, owner, term, (uint32_t *)&((uint64_t *)t->seg_slot.p)[slot]));
+    }
+    *ord = (uint32_t)((const uint64_t *)t->seg_slot.p)[slot];
+    return SC_OK;
+}
+
+/* The ords of doc (+1; the missing value's 0 when it has none and `missing` is set) into
+ * t->obuf; returns how many. */
+static sc_status doc_ords(sc__agg_coll *c, uint32_t doc, size_t *n_out)
+{
+    terms_state *t = c->state;
+    uint32_t cnt = sc_dv_sorted_set_count(&t->f.ss, doc);
+    if (cnt > t->obuf_cap) {
+        t->obuf = sc_arena_alloc(c->ctx->a, cnt * sizeof *t->obuf);
+        if (!t->obuf)
+            return sc__agg_oom(c->ctx->a);
+        t->obuf_cap = cnt;
+    }
+    size_t n = cnt ? sc_dv_sorted_set_ords(&t->f.ss, doc, t->obuf, cnt) : 0;
+    for (size_t i = 0; i < n; i++)
+        t->obuf[i]++;
+    if (n == 0 && c->spec->has_missing && t->obuf_cap) {
+        t->obuf[0] = 0;
+        n = 1;
+    }
+    *n_out = n;
+    return SC_OK;
+}
+
+static sc_status collect_bytes(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
+                               size_t n)
+{
+    terms_state *t = c->state;
+    if (t->counts && !t->f.has_ss) {
+        t->counts[0] += (uint32_t)n; /* no values in this segment */
+        return SC_OK;
+    }
+    if (!t->f.has_ss) {
+        if (!c->spec->has_missing)
+            return SC_OK;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t ord;
+            SC_TRY(bucket_bytes(c, owners ? owners[i] : 0, c->spec->missing_bytes, &ord));
+            SC_TRY(sc__agg_emit(c, docs[i], ord));
+        }
+        return SC_OK;
+    }
+    if (t->counts) {
+        sc_dv_sorted_set_count_batch(&t->f.ss, docs, n, t->counts);
+        return SC_OK;
+    }
+    if (t->seg_map && sc_dv_sorted_set_is_single(&t->f.ss)) {
+        /* top level with subs, one value per doc: ords of the window in one batch */
+        uint32_t o1s[256];
+        for (size_t off = 0; off < n; off += 256) {
+            size_t k = n - off < 256 ? n - off : 256;
+            sc_dv_sorted_set_single_batch(&t->f.ss, docs + off, k, o1s);
+            for (size_t i = 0; i < k; i++) {
+                if (!o1s[i] && !c->spec->has_missing)
+                    continue;
+                uint32_t ord = t->seg_map[o1s[i]];
+                if (ord == UINT32_MAX)
+                    SC_TRY(seg_bucket(c, 0, o1s[i], &ord));
+                SC_TRY(sc__agg_emit(c, docs[off + i], ord));
+            }
+        }
+        return SC_OK;
+    }
+    if (!t->obuf_cap) {
+        t->obuf = sc_arena_alloc(c->ctx->a, 16 * sizeof *t->obuf);
+        if (!t->obuf)
+            return sc__agg_oom(c->ctx->a);
+        t->obuf_cap = 16;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t k;
+        SC_TRY(doc_ords(c, docs[i], &k));
+        for (size_t j = 0; j < k; j++) {
+            uint32_t ord;
+            SC_TRY(seg_bucket(c, owners ? owners[i] : 0, t->obuf[j], &ord));
+            SC_TRY(sc__agg_emit(c, docs[i], ord));
+        }
+    }
+    return SC_OK;
+}
+
+static sc_status collect_nums(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
+                              size_t n)
+{
+    terms_state *t = c->state;
+    int64_t vals[256];
+    for (size_t i = 0; i < n; i++) {
+        size_t k = t->f.has_num ? sc_dv_numeric_get(&t->f.num, docs[i], vals, 256) : 0;
+        if (k == 0 && c->spec->has_missing) {
+            vals[0] = c->spec->missing_num;
+            k = 1;
+        }
+        uint32_t owner = owners ? owners[i] : 0;
+        for (size_t j = 0; j < k; j++) {
+            if (j && vals[j] == vals[j - 1])
+                continue; /* a value repeated in a doc counts the doc once */
+            size_t slot = ((uint64_t)vals[j] * 0x9e3779b97f4a7c15u + owner) >> 56;
+            uint32_t ord;
+            if (t->cache[slot].ord && t->cache[slot].key == vals[j] &&
+                t->cache[slot].owner == owner) {
+                ord = t->cache[slot].ord - 1;
+            } else {
+                bool added;
+                SC_TRY(sc__agg_ords_long(c->ctx->a, &t->ords, owner, vals[j], &ord, &added));
+                t->cache[slot].key = vals[j];
+                t->cache[slot].owner = owner;
+                t->cache[slot].ord = ord + 1;
+            }
+            SC_TRY(sc__agg_emit(c, docs[i], ord));
+        }
+    }
+    return SC_OK;
+}
+
+static sc_status terms_collect(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
+                               size_t n)
+{
+    terms_state *t = c->state;
+    if (t->significant) {
+        /* the subset: docs per owner bucket */
+        for (size_t i = 0; i < n; i++) {
+            uint32_t w = owners ? owners[i] : 0;
+            if (w >= t->subset.len)
+                SC_TRY(sc__agg_vec_ensure(c->ctx->a, &t->subset, (size_t)w + 1, 0));
+            ((uint64_t *)t->subset.p)[w]++;
+        }
+    }
+    return t->bytes ? collect_bytes(c, docs, owners, n) : collect_nums(c, docs, owners, n);
+}
+
+/* Fast path: the segment's non-zero counts are kept for the build. */
+static sc_status terms_seg_end(sc__agg_coll *c)
+{
+    terms_state *t = c->state;
+    if (t->seg_map && c->spec->min_doc_count == 0) {
+        /* min_doc_count 0 (top level with subs): every term of the segment gets a bucket */
+        for (uint64_t o1 = 1; o1 < t->seg_map_len; o1++) {
+            uint32_t ord = t->seg_map[o1];
+            if (ord == UINT32_MAX)
+                SC_TRY(seg_bucket(c, 0, o1, &ord));
+            SC_TRY(sc__agg_counts_ensure(c, ord));
+        }
+    }
+    if (!t->counts)
+        return SC_OK;
+    SC_TRY(sc__agg_terms_fast_seg_end(c, &t->fast, &t->f.ss, t->counts));
+    t->counts = NULL;
+    return SC_OK;
+}
+
+static int cmp_buckets(const void *a, const void *b, void *ctx)
+{
+    return sc__agg_bucket_cmp(ctx, a, b);
+}
+
+/* Builds owner's buckets: every bucket (with subs when ordering by a sub-aggregation), the
+ * top shard_size kept by the order, the rest summed into sum_other. */
+static sc_status terms_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **out)
+{
+    terms_state *t = c->state;
+    sc_arena *a = c->ctx->a;
+    const sc_agg_spec *spec = c->spec;
+    if (t->significant)
+        return sc__agg_significant_build(c, &t->ords, &t->subset, owner, out);
+    if (t->used_fast || (c->top && !c->n_subs && t->bytes && !t->ords.n))
+        return sc__agg_terms_fast_build(c, t->fast, out);
+    if (!t->gstart || owner >= t->n_owners) {
+        uint32_t n_owners = 1;
+        for (size_t i = 0; i < t->ords.n; i++) {
+            uint32_t w = sc__agg_ords_owner(&t->ords, (uint32_t)i);
+            if (w + 1 > n_owners)
+                n_owners = w + 1;
+        }
+        if (owner + 1 > n_owners)
+            n_owners = owner + 1;
+        SC_TRY(sc__agg_ords_group(a, &t->ords, n_owners, &t->gstart, &t->glist));
+        t->n_owners = n_owners;
+    }
+    size_t nb = t->gstart[owner + 1] - t->gstart[owner];
+    const uint32_t *list = t->glist + t->gstart[owner];
+    if (spec->term_filter) {
+        /* include/exclude: excluded terms are dropped before anything counts them */
+        uint32_t *kept = sc_arena_alloc(a, (nb ? nb : 1) * sizeof *kept);
+        if (!kept)
+            return sc__agg_oom(a);
+        size_t k = 0;
+        for (size_t i = 0; i < nb; i++) {
+            bool ok = t->bytes ? sc_agg_term_filter_bytes(spec->term_filter,
+                                                          sc__agg_ords_bkey(&t->ords, list[i]))
+                               : sc_agg_term_filter_num(spec->term_filter,
+                                                        sc__agg_ords_key(&t->ords, list[i]));
+            if (ok)
+                kept[k++] = list[i];
+        }
+        list = kept;
+        nb = k;
+    }
+    sc_agg_result *r = sc__agg_result_new(a, spec, nb);
+    if (!r)
+        return sc__agg_oom(a);
+    bool by_metric = spec->order.kind == SC_AGG_ORDER_METRIC;
+    for (size_t i = 0; i < nb; i++) {
+        sc_agg_bucket *b = &r->buckets[i];
+        uint32_t ord = list[i];
+        if (t->bytes)
+            b->bkey = sc__agg_ords_bkey(&t->ords, ord);
+        else
+            b->key = sc__agg_ords_key(&t->ords, ord);
+        b->key = t->bytes ? (int64_t)ord : b->key;
+        b->doc_count = ord < c->doc_counts.len ? ((const uint64_t *)c->doc_counts.p)[ord] : 0;
+        if (by_metric)
+            SC_TRY(sc__agg_build_bucket(c, ord, b));
+    }
+    /* while sorting, a bucket carries its ordinal: bytes buckets in key, others in
+     * doc_count_error (neither takes part in the comparison there) */
+    for (size_t i = 0; i < nb && !t->bytes; i++)
+        r->buckets[i].doc_count_error = list[i];
+    qsort_r(r->buckets, nb, sizeof *r->buckets, cmp_buckets, (void *)spec);
+    uint32_t shard_size = sc_agg_terms_shard_size(spec, c->ctx->so ? c->ctx->so->n_shards : 1);
+    size_t keep = nb < shard_size ? nb : shard_size;
+    for (size_t i = keep; i < nb; i++)
+        r->sum_other += r->buckets[i].doc_count;
+    r->n_buckets = keep;
+    r->shard_size = shard_size;
+    SC_TRY(sc__agg_count_buckets(c->ctx, keep));
+    for (size_t i = 0; i < keep; i++) {
+        sc_agg_bucket *b = &r->buckets[i];
+        uint32_t ord = t->bytes ? (uint32_t)b->key : (uint32_t)b->doc_count_error;
+        if (t->bytes)
+            b->key = 0;
+        b->doc_count_error = 0;
+        if (!by_metric)
+            SC_TRY(sc__agg_build_bucket(c, ord, b));
+    }
+    r->doc_count_error = 0;
+    *out = r;
+    return SC_OK;
+}
+
+static const sc__agg_coll_ops terms_ops = {
+    .seg_begin = terms_seg_begin,
+    .collect = terms_collect,
+    .seg_end = terms_seg_end,
+    .build = terms_build,
+};
+
+sc_status sc__agg_terms_new(sc__agg_coll *c)
+{
+    terms_state *t = sc_arena_calloc(c->ctx->a, 1, sizeof *t);
+    if (!t)
+        return sc__agg_oom(c->ctx->a);
+    t->bytes = c->spec->vtype == SC_AGG_V_KEYWORD || c->spec->vtype == SC_AGG_V_IP ||
+               c->spec->vtype == SC_AGG_V_UNMAPPED;
+    t->significant = c->spec->kind == SC_AGG_SIGNIFICANT_TERMS;
+    c->state = t;
+    c->ops = &terms_ops;
+    return SC_OK;
+}
+
+uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards)
+{
+    uint64_t s = spec->size;
+    if (spec->shard_size)
+        return spec->shard_size < spec->size ? spec->size : spec->shard_size;
+    if (n_shards <= 1)
+        return (uint32_t)s;
+    uint64_t x = s + s / 2 + 10; /* floor(size * 1.5 + 10) */
+    return x > INT32_MAX ? INT32_MAX : (uint32_t)x;
+}

@@ -1,0 +1,1536 @@
+/* Aggregations (search/agg.h) against brute force over random documents: four segments (with
+ * deletes) split into three "shards"; multi-valued and missing values; terms on keyword and
+ * numeric fields with metric subs, the metrics, histogram, date_histogram, range, filters,
+ * missing, global, nested buckets; the reduce of the shards' partials equals one collection
+ * over all segments; the binary encoding round-trips and rejects corrupt input; terms error
+ * bounds hold. Seed printed, SCRY_SEED reruns. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/builder.h"
+#include "index/segment.h"
+#include "search/agg.h"
+#include "search/automaton.h"
+#include "search/query.h"
+#include "search/searcher.h"
+
+#include "fixture.h"
+
+#define N_SEG 4
+#define PER_SEG 1500
+#define N_ALL (N_SEG * PER_SEG)
+#define N_TERMS 30
+#define T0 INT64_C(1577836800000) /* 2020-01-01 */
+
+typedef struct mdoc {
+    uint32_t k[2], nk; /* keyword "k": term ids, ascending, distinct */
+    int64_t n[3];
+    uint32_t nn;  /* long "n" (0..3 values, ascending, repeats allowed) */
+    double d;     /* double "d": every doc */
+    int64_t t;    /* date "t": every doc */
+    uint32_t tag; /* keyword "tag": t0..t3 */
+    bool live;
+} mdoc;
+
+static mdoc docs[N_ALL];
+static sc_segment *segs[N_SEG];
+static sc_bitset lives[N_SEG];
+static sc_searcher_segment ss[N_SEG];
+static char dir[64];
+static char term_names[N_TERMS][8];
+
+static int setup(void **state)
+{
+    (void)state;
+    if (fx_begin("agg", dir, sizeof dir) != 0)
+        return -1;
+    for (int i = 0; i < N_TERMS; i++)
+        snprintf(term_names[i], sizeof term_names[i], "w%02d", i);
+    for (int s = 0; s < N_SEG; s++) {
+        sc_segment_builder *b;
+        if (sc_segment_builder_new(&b) != SC_OK)
+            return -1;
+        for (uint32_t d = 0; d < PER_SEG; d++) {
+            mdoc *m = &docs[s * PER_SEG + d];
+            /* skewed term frequencies so that terms error bounds matter */
+            m->nk = below(3);
+            for (uint32_t i = 0; i < m->nk; i++)
+                m->k[i] = below(1 + below(N_TERMS));
+            if (m->nk == 2 && m->k[0] == m->k[1])
+                m->nk = 1;
+            if (m->nk == 2 && m->k[0] > m->k[1]) {
+                uint32_t t = m->k[0];
+                m->k[0] = m->k[1];
+                m->k[1] = t;
+            }
+            m->nn = below(4);
+            for (uint32_t i = 0; i < m->nn; i++)
+                m->n[i] = (int64_t)below(101) - 50;
+            for (uint32_t i = 1; i < m->nn; i++)
+                for (uint32_t j = i; j > 0 && m->n[j - 1] > m->n[j]; j--) {
+                    int64_t t = m->n[j];
+                    m->n[j] = m->n[j - 1];
+                    m->n[j - 1] = t;
+                }
+            m->d = ((double)below(20001) - 10000) / 16.0;
+            m->t = T0 + (int64_t)below(400) * 86400000 + (int64_t)below(86400000);
+            m->tag = below(4);
+            fx_tagged tg;
+            sc_index_field f[7];
+            size_t nf = fx_tagged_fields(&tg, s, d, m->tag, f);
+            f[1].flags |= SC_FIELD_DOCVALUES;
+            sc_index_token kt[2];
+            for (uint32_t i = 0; i < m->nk; i++)
+                kt[i] = (sc_index_token){sc_slice_cstr(term_names[m->k[i]]), 0};
+            if (m->nk)
+                f[nf++] = fx_keyword("k", SC_FIELD_DOCVALUES, kt, m->nk);
+            if (m->nn)
+                f[nf++] = fx_numeric("n", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, m->n, m->nn);
+            int64_t dv = sc_agg_double_to_sortable(m->d);
+            f[nf++] = fx_numeric("d", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &dv, 1);
+            f[nf++] = fx_numeric("t", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &m->t, 1);
+            if (fx_add(b, tg.id, f, nf) != 0)
+                return -1;
+        }
+        bool live[PER_SEG];
+        if (fx_segment_finish(b, dir, s, s == 1, 6, &segs[s], &lives[s], live, &ss[s]) != 0)
+            return -1;
+        for (uint32_t d = 0; d < PER_SEG; d++)
+            docs[s * PER_SEG + d].live = live[d];
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (int s = 0; s < N_SEG; s++) {
+        sc_segment_unref(segs[s]);
+        sc_bitset_fini(&lives[s]);
+    }
+    return fx_end(dir);
+}
+
+/* ---- spec building ---- */
+
+static sc_agg_spec *mk(sc_arena *a, sc_agg_kind kind, const char *name, const char *field,
+                       sc_agg_vtype vt)
+{
+    sc_agg_spec *s = sc_arena_calloc(a, 1, sizeof *s);
+    assert_non_null(s);
+    s->kind = kind;
+    s->name = name;
+    s->field = field;
+    s->vtype = vt;
+    s->size = 10;
+    s->min_doc_count = 1;
+    s->sigma = 2;
+    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
+    if (kind == SC_AGG_HISTOGRAM || kind == SC_AGG_DATE_HISTOGRAM) {
+        s->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+        s->min_doc_count = 0;
+    }
+    return s;
+}
+
+static void add_sub(sc_arena *a, sc_agg_spec *p, sc_agg_spec *c)
+{
+    sc_agg_spec **subs = sc_arena_alloc(a, (p->n_subs + 1) * sizeof *subs);
+    assert_non_null(subs);
+    if (p->n_subs)
+        memcpy(subs, p->subs, p->n_subs * sizeof *subs);
+    subs[p->n_subs++] = c;
+    p->subs = subs;
+}
+
+/* A query: match_all (qk 0) or tag == t<qk-1>. */
+static sc_query *query(sc_arena *a, int qk)
+{
+    if (qk == 0)
+        return sc_query_match_all(a);
+    char t[8];
+    snprintf(t, sizeof t, "t%d", qk - 1);
+    return sc_query_term(a, sc_slice_cstr("tag"), sc_slice_cstr(t));
+}
+
+static bool doc_matches(const mdoc *m, int qk)
+{
+    return m->live && (qk == 0 || m->tag == (uint32_t)(qk - 1));
+}
+
+/* Collects root over segments [from, to) as one shard of n_shards. */
+static sc_agg_result *collect(sc_arena *a, const sc_agg_spec *root, int qk, size_t from, size_t to,
+                              uint32_t n_shards)
+{
+    sc_searcher s = {ss + from, to - from};
+    sc_search_options o;
+    sc_search_options_init(&o);
+    sc_agg_shard_options so = {.n_shards = n_shards};
+    sc_search_result res;
+    sc_agg_error err;
+    sc_agg_result *r = NULL;
+    sc_status st = sc_agg_collect_shard(root, &s, query(a, qk), &o, &so, a, &r, &res, &err);
+    if (st != SC_OK)
+        fprintf(stderr, "collect: %s %s\n", sc_status_str(st), err.reason);
+    assert_int_equal(st, SC_OK);
+    uint64_t expect = 0;
+    for (size_t g = from * PER_SEG; g < to * PER_SEG; g++)
+        expect += doc_matches(&docs[g], qk);
+    assert_int_equal(res.total, expect);
+    return r;
+}
+
+/* The final result over all docs: one shard, or the reduce of three shards' partials (after an
+ * encode/decode round trip, as they would cross nodes). */
+static sc_agg_result *run(sc_arena *a, const sc_agg_spec *root, int qk, bool sharded)
+{
+    sc_agg_error err;
+    sc_agg_result *out;
+    if (!sharded) {
+        sc_agg_result *r = collect(a, root, qk, 0, N_SEG, 1);
+        assert_int_equal(sc_agg_reduce(root, &r, 1, true, 0, a, &out, &err), SC_OK);
+        return out;
+    }
+    static const size_t cut[4] = {0, 2, 3, 4};
+    sc_agg_result *parts[3];
+    for (int i = 0; i < 3; i++) {
+        sc_agg_result *r = collect(a, root, qk, cut[i], cut[i + 1], 3);
+        uint8_t *bytes;
+        size_t len;
+        assert_int_equal(sc_agg_encode(r, &bytes, &len), SC_OK);
+        assert_int_equal(sc_agg_decode(bytes, len, a, &parts[i]), SC_OK);
+        assert_true(sc_agg_result_equal(r, parts[i]));
+        free(bytes);
+    }
+    /* a partial reduce of two, then the final one (as a data node, then the coordinator) */
+    sc_agg_result *two;
+    assert_int_equal(sc_agg_reduce(root, parts, 2, false, 0, a, &two, &err), SC_OK);
+    sc_agg_result *last[2] = {two, parts[2]};
+    assert_int_equal(sc_agg_reduce(root, last, 2, true, 0, a, &out, &err), SC_OK);
+    return out;
+}
+
+static const sc_agg_result *top(const sc_agg_result *root, size_t i)
+{
+    assert_int_equal(root->n_buckets, 1);
+    assert_true(i < root->buckets[0].n_subs);
+    return root->buckets[0].subs[i];
+}
+
+static void near(double x, double y)
+{
+    if (isnan(x) || isnan(y)) {
+        assert_true(isnan(x) && isnan(y));
+        return;
+    }
+    double tol = 1e-9 * (fabs(x) + fabs(y) + 1);
+    if (fabs(x - y) > tol)
+        fail_msg("%.17g != %.17g", x, y);
+}
+
+/* ---- brute-force models ---- */
+
+/* The id of term "wNN" (keys are not NUL-terminated). */
+static int term_id(sc_slice k)
+{
+    assert_int_equal(k.len, 3);
+    return (k.ptr[1] - '0') * 10 + (k.ptr[2] - '0');
+}
+
+typedef struct mstats {
+    uint64_t count;
+    double sum, min, max, sq;
+} mstats;
+
+static void mstats_add(mstats *m, double v)
+{
+    if (!m->count || v < m->min)
+        m->min = v;
+    if (!m->count || v > m->max)
+        m->max = v;
+    m->count++;
+    m->sum += v;
+    m->sq += v * v;
+}
+
+static void check_stats(const sc_agg_result *r, const mstats *m)
+{
+    assert_int_equal(r->count, m->count);
+    near(r->sum, m->sum);
+    if (r->kind == SC_AGG_EXTENDED_STATS)
+        near(r->sum_sq, m->sq);
+    if (m->count) {
+        near(r->min, m->min);
+        near(r->max, m->max);
+    }
+}
+
+/* terms on "k" (size 40: every term) with avg(n) and stats(d) subs, and terms on "n". */
+static void test_terms_vs_model(void **state)
+{
+    (void)state;
+    for (int sharded = 0; sharded < 2; sharded++)
+        for (int qk = 0; qk < 3; qk++) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+            tk->size = 40;
+            add_sub(&a, tk, mk(&a, SC_AGG_AVG, "avg_n", "n", SC_AGG_V_LONG));
+            add_sub(&a, tk, mk(&a, SC_AGG_STATS, "st_d", "d", SC_AGG_V_DOUBLE));
+            add_sub(&a, root, tk);
+            sc_agg_spec *tn = mk(&a, SC_AGG_TERMS, "tn", "n", SC_AGG_V_LONG);
+            tn->size = 200;
+            tn->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+            add_sub(&a, root, tn);
+            /* top level without subs: the ordinal-count fast path, with `missing` */
+            sc_agg_spec *tf = mk(&a, SC_AGG_TERMS, "tf", "k", SC_AGG_V_KEYWORD);
+            tf->size = 40;
+            tf->has_missing = true;
+            tf->missing_bytes = sc_slice_cstr("w15");
+            tf->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = false};
+            add_sub(&a, root, tf);
+            sc_agg_result *r = run(&a, root, qk, sharded);
+            uint64_t cnt[N_TERMS] = {0}, ncnt[101] = {0};
+            mstats avg[N_TERMS] = {{0}}, st[N_TERMS] = {{0}};
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *m = &docs[g];
+                if (!doc_matches(m, qk))
+                    continue;
+                for (uint32_t i = 0; i < m->nk; i++) {
+                    cnt[m->k[i]]++;
+                    for (uint32_t j = 0; j < m->nn; j++)
+                        mstats_add(&avg[m->k[i]], (double)m->n[j]);
+                    mstats_add(&st[m->k[i]], m->d);
+                }
+                for (uint32_t j = 0; j < m->nn; j++)
+                    if (!j || m->n[j] != m->n[j - 1])
+                        ncnt[m->n[j] + 50]++;
+            }
+            const sc_agg_result *x = top(r, 0);
+            size_t expect_n = 0;
+            for (int t = 0; t < N_TERMS; t++)
+                expect_n += cnt[t] > 0;
+            assert_int_equal(x->n_buckets, expect_n);
+            assert_int_equal(x->doc_count_error, 0);
+            assert_int_equal(x->sum_other, 0);
+            for (size_t i = 0; i < x->n_buckets; i++) {
+                const sc_agg_bucket *b = &x->buckets[i];
+                int t = term_id(b->bkey);
+                assert_int_equal(b->doc_count, cnt[t]);
+                if (i) {
+                    const sc_agg_bucket *p = &x->buckets[i - 1];
+                    assert_true(
+                        p->doc_count > b->doc_count ||
+                        (p->doc_count == b->doc_count && sc_slice_cmp(p->bkey, b->bkey) < 0));
+                }
+                check_stats(b->subs[0], &avg[t]);
+                check_stats(b->subs[1], &st[t]);
+            }
+            const sc_agg_result *y = top(r, 1);
+            size_t k = 0;
+            for (int v = 0; v < 101; v++) {
+                if (!ncnt[v])
+                    continue;
+                assert_true(k < y->n_buckets);
+                assert_int_equal(y->buckets[k].key, v - 50);
+                assert_int_equal(y->buckets[k].doc_count, ncnt[v]);
+                k++;
+            }
+            assert_int_equal(k, y->n_buckets);
+            uint64_t nokey = 0;
+            for (size_t g = 0; g < N_ALL; g++)
+                nokey += doc_matches(&docs[g], qk) && docs[g].nk == 0;
+            const sc_agg_result *z = top(r, 2);
+            uint64_t seen = 0;
+            for (size_t i = 0; i < z->n_buckets; i++) {
+                int t = term_id(z->buckets[i].bkey);
+                assert_int_equal(z->buckets[i].doc_count, cnt[t] + (t == 15 ? nokey : 0));
+                if (i)
+                    assert_true(z->buckets[i - 1].doc_count <= z->buckets[i].doc_count);
+                seen += z->buckets[i].doc_count;
+            }
+            uint64_t all = nokey;
+            for (int t = 0; t < N_TERMS; t++)
+                all += cnt[t];
+            assert_int_equal(seen, all);
+            sc_arena_fini(&a);
+        }
+}
+
+/* terms with a small size over three shards: counts never overstate, the error bound holds,
+ * and returned counts plus sum_other equal all values counted. */
+static void test_terms_error_bounds(void **state)
+{
+    (void)state;
+    for (uint32_t size = 1; size <= 8; size += 3) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+        tk->size = size;
+        tk->shard_size = size; /* force errors */
+        add_sub(&a, root, tk);
+        sc_agg_result *r = run(&a, root, 0, true);
+        uint64_t cnt[N_TERMS] = {0}, total = 0;
+        for (size_t g = 0; g < N_ALL; g++)
+            for (uint32_t i = 0; docs[g].live && i < docs[g].nk; i++, total++)
+                cnt[docs[g].k[i]]++;
+        const sc_agg_result *x = top(r, 0);
+        assert_int_equal(x->n_buckets, size);
+        uint64_t sum = x->sum_other;
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            const sc_agg_bucket *b = &x->buckets[i];
+            uint64_t truth = cnt[term_id(b->bkey)];
+            assert_true(b->doc_count <= truth);
+            assert_true(x->doc_count_error >= 0);
+            assert_true(truth - b->doc_count <= (uint64_t)x->doc_count_error);
+            assert_true(b->doc_count_error >= 0 &&
+                        truth - b->doc_count <= (uint64_t)b->doc_count_error);
+            sum += b->doc_count;
+        }
+        assert_int_equal(sum, total);
+        sc_arena_fini(&a);
+    }
+}
+
+/* every metric kind on "n" (multi-valued, missing) and "d", under terms and at the top. */
+static void test_metrics_vs_model(void **state)
+{
+    (void)state;
+    static const sc_agg_kind kinds[] = {SC_AGG_MIN,        SC_AGG_MAX,   SC_AGG_SUM,
+                                        SC_AGG_AVG,        SC_AGG_STATS, SC_AGG_EXTENDED_STATS,
+                                        SC_AGG_VALUE_COUNT};
+    for (int sharded = 0; sharded < 2; sharded++)
+        for (int qk = 0; qk < 5; qk++) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            for (size_t i = 0; i < 7; i++) {
+                add_sub(&a, root, mk(&a, kinds[i], "mn", "n", SC_AGG_V_LONG));
+                add_sub(&a, root, mk(&a, kinds[i], "md", "d", SC_AGG_V_DOUBLE));
+            }
+            sc_agg_spec *miss = mk(&a, SC_AGG_SUM, "sum_missing", "n", SC_AGG_V_LONG);
+            miss->has_missing = true;
+            miss->missing_double = 1000;
+            add_sub(&a, root, miss);
+            add_sub(&a, root, mk(&a, SC_AGG_MAX, "unmapped", "nope", SC_AGG_V_UNMAPPED));
+            sc_agg_result *r = run(&a, root, qk, sharded);
+            mstats n = {0}, d = {0}, nm = {0};
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *m = &docs[g];
+                if (!doc_matches(m, qk))
+                    continue;
+                for (uint32_t j = 0; j < m->nn; j++)
+                    mstats_add(&n, (double)m->n[j]);
+                if (!m->nn)
+                    mstats_add(&nm, 1000);
+                mstats_add(&d, m->d);
+            }
+            for (size_t i = 0; i < 7; i++) {
+                check_stats(top(r, 2 * i), &n);
+                check_stats(top(r, 2 * i + 1), &d);
+            }
+            assert_int_equal(top(r, 14)->count, n.count + nm.count);
+            near(top(r, 14)->sum, n.sum + nm.sum);
+            assert_int_equal(top(r, 15)->count, 0);
+            sc_arena_fini(&a);
+        }
+}
+
+/* histogram on "n" (interval 7, offset 3, gaps filled, extended bounds) and "d"
+ * (interval 12.5, min_doc_count 2), with a value_count sub. */
+static void test_histogram_vs_model(void **state)
+{
+    (void)state;
+    for (int sharded = 0; sharded < 2; sharded++)
+        for (int qk = 0; qk < 5; qk += 2) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_agg_spec *hn = mk(&a, SC_AGG_HISTOGRAM, "hn", "n", SC_AGG_V_LONG);
+            hn->interval = 7;
+            hn->offset = 3;
+            hn->has_ext_bounds = true;
+            hn->ext_min = -100;
+            hn->ext_max = 80;
+            add_sub(&a, hn, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+            add_sub(&a, root, hn);
+            sc_agg_spec *hd = mk(&a, SC_AGG_HISTOGRAM, "hd", "d", SC_AGG_V_DOUBLE);
+            hd->interval = 12.5;
+            hd->min_doc_count = 2;
+            add_sub(&a, root, hd);
+            sc_agg_result *r = run(&a, root, qk, sharded);
+            /* n: keys floor((v - 3) / 7) * 7 + 3 for v in [-50, 50]; extended to [-100, 80] */
+            int64_t lo = (int64_t)floor((-100.0 - 3) / 7), hi = (int64_t)floor((80.0 - 3) / 7);
+            uint64_t cnt[64] = {0}, vc[64] = {0};
+            uint64_t dc[2000] = {0};
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *m = &docs[g];
+                if (!doc_matches(m, qk))
+                    continue;
+                int64_t prev = INT64_MIN;
+                for (uint32_t j = 0; j < m->nn; j++) {
+                    int64_t idx = (int64_t)floor(((double)m->n[j] - 3) / 7) - lo;
+                    if (idx != prev) {
+                        cnt[idx]++;
+                        for (uint32_t q = 0; q < m->nn; q++)
+                            vc[idx] += 1;
+                    }
+                    prev = idx;
+                }
+                dc[(int64_t)floor(m->d / 12.5) + 1000]++;
+            }
+            const sc_agg_result *x = top(r, 0);
+            assert_int_equal(x->n_buckets, hi - lo + 1);
+            for (size_t i = 0; i < x->n_buckets; i++) {
+                near(x->buckets[i].dkey, (double)(lo + (int64_t)i) * 7 + 3);
+                assert_int_equal(x->buckets[i].doc_count, cnt[i]);
+                assert_int_equal(x->buckets[i].subs[0]->count, vc[i]);
+            }
+            const sc_agg_result *y = top(r, 1);
+            size_t k = 0;
+            for (int i = 0; i < 2000; i++) {
+                if (dc[i] < 2)
+                    continue;
+                assert_true(k < y->n_buckets);
+                near(y->buckets[k].dkey, (double)(i - 1000) * 12.5);
+                assert_int_equal(y->buckets[k].doc_count, dc[i]);
+                k++;
+            }
+            assert_int_equal(k, y->n_buckets);
+            sc_arena_fini(&a);
+        }
+}
+
+/* Month start (UTC ms) of local time t shifted by tz_ms, from gmtime: the model. */
+static int64_t month_start(int64_t t, int64_t tz_ms)
+{
+    time_t s = (time_t)((t + tz_ms) / 1000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    tm.tm_mday = 1;
+    tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+    return (int64_t)timegm(&tm) * 1000 - tz_ms;
+}
+
+/* date_histogram on "t": calendar month in +05:30, fixed 10d, calendar week (Monday). */
+static void test_date_histogram_vs_model(void **state)
+{
+    (void)state;
+    const int64_t tz = 19800000, day = 86400000;
+    for (int sharded = 0; sharded < 2; sharded++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *hm = mk(&a, SC_AGG_DATE_HISTOGRAM, "m", "t", SC_AGG_V_DATE);
+        hm->rounding.unit = SC_AGG_CAL_MONTH;
+        hm->rounding.tz.base_offset_ms = tz;
+        add_sub(&a, root, hm);
+        sc_agg_spec *hf = mk(&a, SC_AGG_DATE_HISTOGRAM, "f", "t", SC_AGG_V_DATE);
+        hf->rounding.fixed_ms = 10 * day;
+        add_sub(&a, root, hf);
+        sc_agg_spec *hw = mk(&a, SC_AGG_DATE_HISTOGRAM, "w", "t", SC_AGG_V_DATE);
+        hw->rounding.unit = SC_AGG_CAL_WEEK;
+        add_sub(&a, root, hw);
+        sc_agg_result *r = run(&a, root, 0, sharded);
+        const sc_agg_result *x = top(r, 0), *f = top(r, 1), *w = top(r, 2);
+        uint64_t total_m = 0, total_f = 0, total_w = 0;
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            total_m += x->buckets[i].doc_count;
+            assert_int_equal(month_start(x->buckets[i].key, tz), x->buckets[i].key);
+            if (i)
+                assert_int_equal(month_start(x->buckets[i].key - 1, tz), x->buckets[i - 1].key);
+        }
+        for (size_t i = 0; i < f->n_buckets; i++) {
+            total_f += f->buckets[i].doc_count;
+            assert_int_equal(f->buckets[i].key % (10 * day), 0);
+            if (i)
+                assert_int_equal(f->buckets[i].key - f->buckets[i - 1].key, 10 * day);
+        }
+        for (size_t i = 0; i < w->n_buckets; i++) {
+            total_w += w->buckets[i].doc_count;
+            time_t s = (time_t)(w->buckets[i].key / 1000);
+            struct tm tm;
+            gmtime_r(&s, &tm);
+            assert_int_equal(tm.tm_wday, 1);
+            assert_int_equal(w->buckets[i].key % day, 0);
+        }
+        uint64_t live = 0;
+        for (size_t g = 0; g < N_ALL; g++) {
+            const mdoc *m = &docs[g];
+            if (!m->live)
+                continue;
+            live++;
+            /* the doc's bucket in each histogram holds it */
+            int64_t ms = month_start(m->t, tz);
+            bool found = false;
+            for (size_t i = 0; i < x->n_buckets; i++)
+                found |= x->buckets[i].key == ms && x->buckets[i].doc_count > 0;
+            assert_true(found);
+        }
+        assert_int_equal(total_m, live);
+        assert_int_equal(total_f, live);
+        assert_int_equal(total_w, live);
+        /* per-bucket counts: recount the month buckets */
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            uint64_t c = 0;
+            for (size_t g = 0; g < N_ALL; g++)
+                c += docs[g].live && month_start(docs[g].t, tz) == x->buckets[i].key;
+            assert_int_equal(x->buckets[i].doc_count, c);
+        }
+        sc_arena_fini(&a);
+    }
+}
+
+/* range on "d" (overlapping, open ends) with a sum(n) sub; filters on tag with other bucket;
+ * missing "k"; global under a tag query; filter > terms nesting. */
+static void test_range_filters_vs_model(void **state)
+{
+    (void)state;
+    for (int sharded = 0; sharded < 2; sharded++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *rg = mk(&a, SC_AGG_RANGE, "r", "d", SC_AGG_V_DOUBLE);
+        static sc_agg_range_spec ranges[3] = {{.from = -INFINITY, .to = -100},
+                                              {.from = -200, .to = 300},
+                                              {.from = 250, .to = INFINITY}};
+        rg->ranges = ranges;
+        rg->n_ranges = 3;
+        add_sub(&a, rg, mk(&a, SC_AGG_SUM, "s", "n", SC_AGG_V_LONG));
+        add_sub(&a, root, rg);
+        sc_agg_spec *fs = mk(&a, SC_AGG_FILTERS, "f", NULL, 0);
+        const sc_query **qs = sc_arena_alloc(&a, 2 * sizeof *qs);
+        qs[0] = query(&a, 1);
+        qs[1] = query(&a, 2);
+        fs->filters = qs;
+        fs->n_filters = 2;
+        fs->other_bucket = true;
+        add_sub(&a, root, fs);
+        add_sub(&a, root, mk(&a, SC_AGG_MISSING, "mk", "k", SC_AGG_V_KEYWORD));
+        add_sub(&a, root, mk(&a, SC_AGG_GLOBAL, "g", NULL, 0));
+        sc_agg_spec *fl = mk(&a, SC_AGG_FILTER, "fl", NULL, 0);
+        fl->filters = qs + 1;
+        fl->n_filters = 1;
+        sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+        tk->size = 40;
+        add_sub(&a, fl, tk);
+        add_sub(&a, root, fl);
+        const int qk = 3; /* tag t2 */
+        sc_agg_result *r = run(&a, root, qk, sharded);
+        uint64_t rc[3] = {0}, fc[3] = {0}, missing = 0, global = 0;
+        double rs[3] = {0};
+        for (size_t g = 0; g < N_ALL; g++) {
+            const mdoc *m = &docs[g];
+            global += m->live;
+            if (!doc_matches(m, qk))
+                continue;
+            for (int i = 0; i < 3; i++)
+                if (m->d >= ranges[i].from && m->d < ranges[i].to) {
+                    rc[i]++;
+                    for (uint32_t j = 0; j < m->nn; j++)
+                        rs[i] += (double)m->n[j];
+                }
+            fc[m->tag == 0 ? 0 : m->tag == 1 ? 1 : 2]++;
+            missing += m->nk == 0;
+        }
+        const sc_agg_result *x = top(r, 0);
+        assert_int_equal(x->n_buckets, 3);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(x->buckets[i].doc_count, rc[i]);
+            near(x->buckets[i].subs[0]->sum, rs[i]);
+        }
+        const sc_agg_result *f = top(r, 1);
+        assert_int_equal(f->n_buckets, 3);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(f->buckets[i].doc_count, fc[i]);
+        assert_int_equal(top(r, 2)->buckets[0].doc_count, missing);
+        assert_int_equal(top(r, 3)->buckets[0].doc_count, global);
+        const sc_agg_result *fl_r = top(r, 4);
+        assert_int_equal(fl_r->buckets[0].doc_count, fc[1]);
+        /* under tag t2, the filter tag t1 matches nothing: its terms are empty */
+        assert_int_equal(fl_r->buckets[0].subs[0]->n_buckets, 0);
+        sc_arena_fini(&a);
+    }
+}
+
+/* terms(k) > histogram(n) > sum(d): nested bucket ordinals against brute force. */
+static void test_nested_vs_model(void **state)
+{
+    (void)state;
+    for (int sharded = 0; sharded < 2; sharded++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+        tk->size = 40;
+        sc_agg_spec *h = mk(&a, SC_AGG_HISTOGRAM, "h", "n", SC_AGG_V_LONG);
+        h->interval = 25;
+        h->min_doc_count = 1;
+        add_sub(&a, h, mk(&a, SC_AGG_SUM, "s", "d", SC_AGG_V_DOUBLE));
+        sc_agg_spec *inner = mk(&a, SC_AGG_TERMS, "in", "tag", SC_AGG_V_KEYWORD);
+        inner->size = 4;
+        add_sub(&a, h, inner);
+        add_sub(&a, tk, h);
+        add_sub(&a, root, tk);
+        /* single-valued keyword at the top level with a sub: the batched ordinal path */
+        sc_agg_spec *tt = mk(&a, SC_AGG_TERMS, "tt", "tag", SC_AGG_V_KEYWORD);
+        add_sub(&a, tt, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+        add_sub(&a, root, tt);
+        sc_agg_result *r = run(&a, root, 0, sharded);
+        const sc_agg_result *ttr = top(r, 1);
+        assert_int_equal(ttr->n_buckets, 4);
+        for (size_t i = 0; i < ttr->n_buckets; i++) {
+            uint64_t c = 0, vc = 0;
+            for (size_t g = 0; g < N_ALL; g++)
+                if (docs[g].live && docs[g].tag == (uint32_t)(ttr->buckets[i].bkey.ptr[1] - '0')) {
+                    c++;
+                    vc += docs[g].nn;
+                }
+            assert_int_equal(ttr->buckets[i].doc_count, c);
+            assert_int_equal(ttr->buckets[i].subs[0]->count, vc);
+        }
+        const sc_agg_result *x = top(r, 0);
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            int t = term_id(x->buckets[i].bkey);
+            const sc_agg_result *hr = x->buckets[i].subs[0];
+            for (size_t j = 0; j < hr->n_buckets; j++) {
+                const sc_agg_bucket *hb = &hr->buckets[j];
+                uint64_t c = 0, tagc[4] = {0};
+                double s = 0;
+                for (size_t g = 0; g < N_ALL; g++) {
+                    const mdoc *m = &docs[g];
+                    bool has_t = false, has_b = false;
+                    for (uint32_t q = 0; q < m->nk; q++)
+                        has_t |= m->k[q] == (uint32_t)t;
+                    for (uint32_t q = 0; q < m->nn; q++)
+                        has_b |= floor((double)m->n[q] / 25) * 25 == hb->dkey;
+                    if (m->live && has_t && has_b) {
+                        c++;
+                        s += m->d;
+                        tagc[m->tag]++;
+                    }
+                }
+                assert_int_equal(hb->doc_count, c);
+                near(hb->subs[0]->sum, s);
+                const sc_agg_result *tr = hb->subs[1];
+                for (size_t q = 0; q < tr->n_buckets; q++)
+                    assert_int_equal(tr->buckets[q].doc_count,
+                                     tagc[tr->buckets[q].bkey.ptr[1] - '0']);
+            }
+        }
+        sc_arena_fini(&a);
+    }
+}
+
+/* Corrupt encodings: every truncation and many byte flips of a real partial decode to
+ * SC_ECORRUPT or to a result that re-encodes without crashing. */
+static void test_codec_corrupt(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+    add_sub(&a, tk, mk(&a, SC_AGG_STATS, "st", "d", SC_AGG_V_DOUBLE));
+    add_sub(&a, root, tk);
+    sc_agg_result *r = collect(&a, root, 0, 0, 1, 1);
+    uint8_t *bytes;
+    size_t len;
+    assert_int_equal(sc_agg_encode(r, &bytes, &len), SC_OK);
+    for (size_t cut = 0; cut < len; cut++) {
+        sc_agg_result *x;
+        assert_int_equal(sc_agg_decode(bytes, cut, &a, &x), SC_ECORRUPT);
+    }
+    for (int i = 0; i < 2000; i++) {
+        uint8_t *copy = malloc(len);
+        memcpy(copy, bytes, len);
+        copy[below((uint32_t)len)] ^= (uint8_t)(1u << below(8));
+        sc_agg_result *x;
+        sc_arena_mark m = sc_arena_mark_get(&a);
+        if (sc_agg_decode(copy, len, &a, &x) == SC_OK) {
+            uint8_t *again;
+            size_t alen;
+            assert_int_equal(sc_agg_encode(x, &again, &alen), SC_OK);
+            free(again);
+        }
+        sc_arena_rewind(&a, m);
+        free(copy);
+    }
+    free(bytes);
+    sc_arena_fini(&a);
+}
+
+/* include/exclude: a regex and an exclude list on keywords (fast path and under a parent),
+ * values on numbers, and partitions that split the terms without overlap. */
+static void test_terms_include_exclude(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_dfa re;
+    assert_int_equal(
+        sc_automaton_regexp(sc_slice_cstr("w0[0-5]"), SC_REGEXP_ALL, 10000, &a, &re, NULL), SC_OK);
+    static const sc_slice ex[1] = {{(const uint8_t *)"w03", 3}};
+    static const int64_t inc_num[3] = {-50, 0, 7};
+    sc_agg_term_filter kf = {.include_re = &re, .exclude = ex, .n_exclude = 1};
+    sc_agg_term_filter nf = {.include_num = inc_num, .n_include_num = 3};
+    sc_agg_term_filter parts[3];
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *t1 = mk(&a, SC_AGG_TERMS, "t1", "k", SC_AGG_V_KEYWORD);
+    t1->size = 40;
+    t1->term_filter = &kf;
+    add_sub(&a, root, t1);
+    sc_agg_spec *g = mk(&a, SC_AGG_GLOBAL, "g", NULL, 0); /* the same under a parent */
+    sc_agg_spec *t2 = mk(&a, SC_AGG_TERMS, "t2", "k", SC_AGG_V_KEYWORD);
+    *t2 = *t1;
+    add_sub(&a, g, t2);
+    add_sub(&a, root, g);
+    sc_agg_spec *tn = mk(&a, SC_AGG_TERMS, "tn", "n", SC_AGG_V_LONG);
+    tn->size = 200;
+    tn->term_filter = &nf;
+    add_sub(&a, root, tn);
+    for (uint32_t p = 0; p < 3; p++) {
+        parts[p] = (sc_agg_term_filter){.num_partitions = 3, .partition = p};
+        sc_agg_spec *tp = mk(&a, SC_AGG_TERMS, "tp", "k", SC_AGG_V_KEYWORD);
+        tp->size = 40;
+        tp->term_filter = &parts[p];
+        add_sub(&a, root, tp);
+    }
+    sc_agg_result *r = run(&a, root, 0, true);
+    uint64_t cnt[N_TERMS] = {0};
+    for (size_t d = 0; d < N_ALL; d++)
+        for (uint32_t i = 0; docs[d].live && i < docs[d].nk; i++)
+            cnt[docs[d].k[i]]++;
+    for (int w = 0; w < 2; w++) {
+        const sc_agg_result *x = w ? top(r, 1)->buckets[0].subs[0] : top(r, 0);
+        size_t expect = 0;
+        for (int t = 0; t <= 5; t++)
+            expect += t != 3 && cnt[t] > 0;
+        assert_int_equal(x->n_buckets, expect);
+        assert_int_equal(x->sum_other, 0);
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            int t = term_id(x->buckets[i].bkey);
+            assert_true(t <= 5 && t != 3);
+            assert_int_equal(x->buckets[i].doc_count, cnt[t]);
+        }
+    }
+    const sc_agg_result *y = top(r, 2);
+    for (size_t i = 0; i < y->n_buckets; i++)
+        assert_true(y->buckets[i].key == -50 || y->buckets[i].key == 0 || y->buckets[i].key == 7);
+    int seen[N_TERMS] = {0};
+    for (int p = 0; p < 3; p++) {
+        const sc_agg_result *z = top(r, 3 + (size_t)p);
+        for (size_t i = 0; i < z->n_buckets; i++)
+            seen[term_id(z->buckets[i].bkey)]++;
+    }
+    for (int t = 0; t < N_TERMS; t++)
+        assert_int_equal(seen[t], cnt[t] > 0 ? 1 : 0);
+    sc_arena_fini(&a);
+}
+
+/* composite: terms(k, missing_bucket) x histogram(n, 25, desc) x date_histogram(t, month),
+ * paged with `after` 7 buckets at a time over three shards: the pages, concatenated, are every
+ * combination in key order with brute-force counts. */
+typedef struct combo {
+    char text[48];
+    uint64_t count;
+} combo;
+
+static int cmp_combo(const void *x, const void *y)
+{
+    return strcmp(((const combo *)x)->text, ((const combo *)y)->text);
+}
+
+static void combo_text(char *buf, size_t cap, int term, int64_t h, int64_t m)
+{
+    if (term < 0)
+        snprintf(buf, cap, "null|%lld|%lld", (long long)h, (long long)m);
+    else
+        snprintf(buf, cap, "w%02d|%lld|%lld", term, (long long)h, (long long)m);
+}
+
+static void test_composite_paging_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *cp = mk(&a, SC_AGG_COMPOSITE, "c", NULL, 0);
+    cp->size = 7;
+    sc_agg_spec *s0 = mk(&a, SC_AGG_TERMS, "k", "k", SC_AGG_V_KEYWORD);
+    s0->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+    s0->missing_bucket = true;
+    sc_agg_spec *s1 = mk(&a, SC_AGG_HISTOGRAM, "h", "n", SC_AGG_V_LONG);
+    s1->interval = 25;
+    s1->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY, .desc = true};
+    sc_agg_spec *s2 = mk(&a, SC_AGG_DATE_HISTOGRAM, "m", "t", SC_AGG_V_DATE);
+    s2->rounding.unit = SC_AGG_CAL_MONTH;
+    sc_agg_spec *srcs[3] = {s0, s1, s2};
+    cp->sources = srcs;
+    cp->n_sources = 3;
+    add_sub(&a, cp, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+    add_sub(&a, root, cp);
+    /* the model */
+    static combo model[20000];
+    size_t nm = 0;
+    for (size_t g = 0; g < N_ALL; g++) {
+        const mdoc *d = &docs[g];
+        if (!d->live || !d->nn)
+            continue;
+        int terms[2] = {-1, -1};
+        size_t nt = d->nk ? d->nk : 1;
+        for (uint32_t i = 0; i < d->nk; i++)
+            terms[i] = (int)d->k[i];
+        int64_t m = month_start(d->t, 0);
+        for (size_t ti = 0; ti < nt; ti++)
+            for (uint32_t j = 0; j < d->nn; j++) {
+                int64_t h = (int64_t)floor((double)d->n[j] / 25) * 25;
+                if (j && (int64_t)floor((double)d->n[j - 1] / 25) * 25 == h)
+                    continue;
+                combo_text(model[nm].text, sizeof model[nm].text, terms[ti], h, m);
+                model[nm++].count = 1;
+            }
+    }
+    qsort(model, nm, sizeof *model, cmp_combo);
+    size_t nd = 0;
+    for (size_t i = 0; i < nm; i++) {
+        if (nd && !strcmp(model[nd - 1].text, model[i].text))
+            model[nd - 1].count++;
+        else
+            model[nd++] = model[i];
+    }
+    /* the pages */
+    sc_agg_value after[3];
+    size_t seen = 0, pages = 0;
+    sc_slice prev = {0};
+    for (;;) {
+        sc_agg_result *r = run(&a, root, 0, true);
+        const sc_agg_result *x = top(r, 0);
+        if (!x->n_buckets)
+            break;
+        pages++;
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            const sc_agg_bucket *b = &x->buckets[i];
+            if (prev.ptr)
+                assert_true(sc_agg_composite_cmp(cp, prev, b->bkey) < 0);
+            prev = b->bkey;
+            sc_agg_value v[3];
+            assert_true(sc_agg_composite_parse(cp, b->bkey, v));
+            char text[48];
+            combo_text(text, sizeof text, v[0].null ? -1 : term_id(v[0].s), (int64_t)v[1].d,
+                       v[2].i);
+            bool found = false;
+            for (size_t j = 0; j < nd && !found; j++)
+                if (!strcmp(model[j].text, text)) {
+                    assert_int_equal(model[j].count, b->doc_count);
+                    found = true;
+                }
+            assert_true(found);
+            seen++;
+        }
+        assert_true(sc_agg_composite_parse(cp, x->buckets[x->n_buckets - 1].bkey, after));
+        cp->after = after;
+        assert_true(pages < 10000);
+    }
+    assert_int_equal(seen, nd);
+    sc_arena_fini(&a);
+}
+
+/* multi_terms (tag, n): every pair counted once per doc; with a small size over three shards
+ * the counts never overstate and stay within the error bound. */
+static void test_multi_terms_vs_model(void **state)
+{
+    (void)state;
+    for (int small = 0; small < 2; small++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *mt = mk(&a, SC_AGG_MULTI_TERMS, "mt", NULL, 0);
+        mt->size = small ? 5 : 1000;
+        sc_agg_spec *s0 = mk(&a, SC_AGG_TERMS, "tag", "tag", SC_AGG_V_KEYWORD);
+        sc_agg_spec *s1 = mk(&a, SC_AGG_TERMS, "n", "n", SC_AGG_V_LONG);
+        s0->order = s1->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+        sc_agg_spec *srcs[2] = {s0, s1};
+        mt->sources = srcs;
+        mt->n_sources = 2;
+        add_sub(&a, root, mt);
+        sc_agg_result *r = run(&a, root, 0, true);
+        static uint64_t cnt[4][101];
+        memset(cnt, 0, sizeof cnt);
+        uint64_t total = 0;
+        for (size_t g = 0; g < N_ALL; g++)
+            for (uint32_t j = 0; docs[g].live && j < docs[g].nn; j++)
+                if (!j || docs[g].n[j] != docs[g].n[j - 1]) {
+                    cnt[docs[g].tag][docs[g].n[j] + 50]++;
+                    total++;
+                }
+        const sc_agg_result *x = top(r, 0);
+        uint64_t sum = x->sum_other;
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            sc_agg_value v[2];
+            assert_true(sc_agg_composite_parse(mt, x->buckets[i].bkey, v));
+            uint64_t truth = cnt[v[0].s.ptr[1] - '0'][v[1].i + 50];
+            if (small) {
+                assert_true(x->buckets[i].doc_count <= truth);
+                assert_true(x->doc_count_error >= 0 &&
+                            truth - x->buckets[i].doc_count <= (uint64_t)x->doc_count_error);
+            } else {
+                assert_int_equal(x->buckets[i].doc_count, truth);
+            }
+            sum += x->buckets[i].doc_count;
+        }
+        assert_int_equal(sum, total);
+        sc_arena_fini(&a);
+    }
+}
+
+/* Pipelines at the final reduce over three shards: histogram(n, 10) > value_count(n) with
+ * cumulative_sum and derivative of it and a bucket_sort keeping the 3 largest counts;
+ * max_bucket / avg_bucket / stats_bucket beside it; all against brute force. */
+static void test_pipelines_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *h = mk(&a, SC_AGG_HISTOGRAM, "h", "n", SC_AGG_V_LONG);
+    h->interval = 10;
+    add_sub(&a, h, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+    sc_agg_spec *cum = mk(&a, SC_AGG_CUMULATIVE_SUM, "cum", NULL, 0);
+    cum->value = (sc_agg_path){.kind = SC_AGG_PATH_SUB, .sub = 0};
+    sc_agg_spec *der = mk(&a, SC_AGG_DERIVATIVE, "der", NULL, 0);
+    der->value = (sc_agg_path){.kind = SC_AGG_PATH_SUB, .sub = 1}; /* of the cumulative sum */
+    add_sub(&a, h, cum);
+    add_sub(&a, h, der);
+    add_sub(&a, root, h);
+    sc_agg_spec *h2 = mk(&a, SC_AGG_HISTOGRAM, "h2", "n", SC_AGG_V_LONG);
+    h2->interval = 10;
+    sc_agg_spec *bs = mk(&a, SC_AGG_BUCKET_SORT, "bs", NULL, 0);
+    static const sc_agg_path by_count = {.kind = SC_AGG_PATH_COUNT, .desc = true};
+    bs->sort = &by_count;
+    bs->n_sort = 1;
+    bs->size = 3;
+    add_sub(&a, h2, bs);
+    add_sub(&a, root, h2);
+    static const sc_agg_kind sib[3] = {SC_AGG_MAX_BUCKET, SC_AGG_AVG_BUCKET, SC_AGG_STATS_BUCKET};
+    for (int i = 0; i < 3; i++) {
+        sc_agg_spec *p = mk(&a, sib[i], "p", NULL, 0);
+        p->target = h;
+        p->target_sub = 0;
+        p->value = (sc_agg_path){.kind = SC_AGG_PATH_SUB, .sub = 0};
+        add_sub(&a, root, p);
+    }
+    sc_agg_result *r = run(&a, root, 0, true);
+    /* per bucket: its docs, and value_count = every value of those docs */
+    uint64_t vc[11] = {0}, dc[11] = {0};
+    for (size_t g = 0; g < N_ALL; g++) {
+        const mdoc *d = &docs[g];
+        int64_t prev = INT64_MIN;
+        for (uint32_t j = 0; d->live && j < d->nn; j++) {
+            int64_t b = (int64_t)floor((double)d->n[j] / 10) + 5;
+            if (b != prev) {
+                dc[b]++;
+                vc[b] += d->nn;
+            }
+            prev = b;
+        }
+    }
+    const sc_agg_result *x = top(r, 0);
+    assert_int_equal(x->n_buckets, 11);
+    double acc = 0, prev = NAN, mx = -1, sum = 0;
+    for (size_t i = 0; i < 11; i++) {
+        const sc_agg_bucket *b = &x->buckets[i];
+        assert_int_equal(b->doc_count, dc[i]);
+        assert_int_equal(b->subs[0]->count, vc[i]);
+        acc += (double)vc[i];
+        near(b->subs[1]->sum, acc);
+        if (i) {
+            assert_int_equal(b->subs[2]->count, 1);
+            near(b->subs[2]->sum, acc - prev);
+        } else {
+            assert_int_equal(b->subs[2]->count, 0);
+        }
+        prev = acc;
+        mx = (double)vc[i] > mx ? (double)vc[i] : mx;
+        sum += (double)vc[i];
+    }
+    const sc_agg_result *y = top(r, 1);
+    assert_int_equal(y->n_buckets, 3);
+    assert_true(y->buckets[0].doc_count >= y->buckets[1].doc_count &&
+                y->buckets[1].doc_count >= y->buckets[2].doc_count);
+    near(top(r, 2)->sum, mx);
+    assert_true(top(r, 2)->n_buckets >= 1);
+    near(top(r, 3)->sum, sum / 11);
+    assert_int_equal(top(r, 4)->count, 11);
+    near(top(r, 4)->max, mx);
+    sc_arena_fini(&a);
+}
+
+/* auto_date_histogram over "t" (400 days): 20 buckets fit at 1M, 5 at 3M; sub-aggregations
+ * see the deferred docs (also under a terms parent); against brute force over three shards. */
+static void test_auto_date_histogram_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *ah = mk(&a, SC_AGG_AUTO_DATE_HISTOGRAM, "ah", "t", SC_AGG_V_DATE);
+    ah->size = 20;
+    add_sub(&a, ah, mk(&a, SC_AGG_SUM, "s", "d", SC_AGG_V_DOUBLE));
+    add_sub(&a, root, ah);
+    sc_agg_spec *tt = mk(&a, SC_AGG_TERMS, "tt", "tag", SC_AGG_V_KEYWORD);
+    sc_agg_spec *a5 = mk(&a, SC_AGG_AUTO_DATE_HISTOGRAM, "a5", "t", SC_AGG_V_DATE);
+    a5->size = 5;
+    add_sub(&a, a5, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
+    add_sub(&a, tt, a5);
+    add_sub(&a, root, tt);
+    sc_agg_result *r = run(&a, root, 0, true);
+    const sc_agg_result *x = top(r, 0);
+    assert_int_equal(x->rung, 13); /* 1M */
+    uint64_t total = 0;
+    for (size_t i = 0; i < x->n_buckets; i++) {
+        const sc_agg_bucket *b = &x->buckets[i];
+        assert_int_equal(month_start(b->key, 0), b->key);
+        uint64_t c = 0;
+        double s = 0;
+        for (size_t g = 0; g < N_ALL; g++)
+            if (docs[g].live && month_start(docs[g].t, 0) == b->key) {
+                c++;
+                s += docs[g].d;
+            }
+        assert_int_equal(b->doc_count, c);
+        near(b->subs[0]->sum, s);
+        total += c;
+    }
+    assert_true(x->n_buckets <= 20 && x->n_buckets >= 13);
+    const sc_agg_result *t = top(r, 1);
+    for (size_t i = 0; i < t->n_buckets; i++) {
+        const sc_agg_result *q = t->buckets[i].subs[0];
+        assert_int_equal(q->rung, 14); /* 3M */
+        assert_true(q->n_buckets <= 5);
+        uint64_t sum = 0;
+        for (size_t j = 0; j < q->n_buckets; j++) {
+            uint64_t vc = 0;
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *d = &docs[g];
+                int64_t m = month_start(d->t, 0), k = q->buckets[j].key;
+                /* the quarter of the doc: its month's start within [k, next quarter) */
+                if (d->live && d->tag == (uint32_t)(t->buckets[i].bkey.ptr[1] - '0') && m >= k &&
+                    (j + 1 == q->n_buckets || m < q->buckets[j + 1].key))
+                    vc += d->nn;
+            }
+            assert_int_equal(q->buckets[j].subs[0]->count, vc);
+            sum += q->buckets[j].doc_count;
+        }
+        assert_int_equal(sum, t->buckets[i].doc_count);
+    }
+    uint64_t live = 0;
+    for (size_t g = 0; g < N_ALL; g++)
+        live += docs[g].live;
+    assert_int_equal(total, live);
+    sc_arena_fini(&a);
+}
+
+/* ip_range's ordinal bounds, exercised on the keyword terms of "k" (byte order, as 16-byte
+ * addresses are): [w05, w10), [*, w03), [w27, *). */
+static void test_ip_range_bounds(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *rg = mk(&a, SC_AGG_RANGE, "r", "k", SC_AGG_V_IP);
+    sc_agg_range_spec ranges[3] = {{.from_ip = sc_slice_cstr("w05"), .to_ip = sc_slice_cstr("w10")},
+                                   {.to_ip = sc_slice_cstr("w03")},
+                                   {.from_ip = sc_slice_cstr("w27")}};
+    rg->ranges = ranges;
+    rg->n_ranges = 3;
+    add_sub(&a, root, rg);
+    sc_agg_result *r = run(&a, root, 0, true);
+    static const int lo[3] = {5, 0, 27}, hi[3] = {10, 3, 30};
+    for (int i = 0; i < 3; i++) {
+        uint64_t c = 0;
+        for (size_t g = 0; g < N_ALL; g++) {
+            bool in = false;
+            for (uint32_t j = 0; docs[g].live && j < docs[g].nk; j++)
+                in |= (int)docs[g].k[j] >= lo[i] && (int)docs[g].k[j] < hi[i];
+            c += in;
+        }
+        assert_int_equal(top(r, 0)->buckets[i].doc_count, c);
+    }
+    sc_arena_fini(&a);
+}
+
+/* weighted_avg of "d" by the first value of "n" (docs without "n" skipped; with a weight
+ * `missing` of 2 they count), under terms(tag), over three shards. */
+static void test_weighted_avg_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *tt = mk(&a, SC_AGG_TERMS, "tt", "tag", SC_AGG_V_KEYWORD);
+    for (int m = 0; m < 2; m++) {
+        sc_agg_spec *w = mk(&a, SC_AGG_WEIGHTED_AVG, "w", "d", SC_AGG_V_DOUBLE);
+        w->weight_field = "n";
+        w->weight_vtype = SC_AGG_V_LONG;
+        w->has_weight_missing = m == 1;
+        w->weight_missing = 2;
+        add_sub(&a, tt, w);
+    }
+    add_sub(&a, root, tt);
+    sc_agg_result *r = run(&a, root, 0, true);
+    const sc_agg_result *x = top(r, 0);
+    for (size_t i = 0; i < x->n_buckets; i++)
+        for (int m = 0; m < 2; m++) {
+            double sw = 0, swv = 0;
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *d = &docs[g];
+                if (!d->live || d->tag != (uint32_t)(x->buckets[i].bkey.ptr[1] - '0'))
+                    continue;
+                double wt = d->nn ? (double)d->n[0] : (m ? 2 : NAN);
+                if (isnan(wt))
+                    continue;
+                sw += wt;
+                swv += wt * d->d;
+            }
+            const sc_agg_result *w = x->buckets[i].subs[m];
+            near(w->sum_sq, sw);
+            near(w->sum, swv);
+        }
+    sc_arena_fini(&a);
+}
+
+/* Counting from points (match_all over a segment without deletes) gives the same buckets as
+ * reading doc values (the same docs through a range query covering every value): date
+ * histograms (day in a DST zone, month), an integer histogram and ranges on the date field. */
+static void test_points_path_equals_doc_values(void **state)
+{
+    (void)state;
+    static const int64_t at[2] = {INT64_C(1583650800000), INT64_C(1604210400000)};
+    static const int32_t off[2] = {-4 * 3600, -5 * 3600};
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *d1 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d1", "t", SC_AGG_V_DATE);
+    d1->rounding.unit = SC_AGG_CAL_DAY;
+    d1->rounding.tz =
+        (sc_agg_tz){.base_offset_ms = -5 * 3600000, .at_ms = at, .offset_s = off, .n_trans = 2};
+    add_sub(&a, root, d1);
+    sc_agg_spec *d2 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d2", "t", SC_AGG_V_DATE);
+    d2->rounding.unit = SC_AGG_CAL_MONTH;
+    d2->rounding.offset_ms = 6 * 3600000;
+    add_sub(&a, root, d2);
+    /* plain arithmetic rounding on the doc-values side: a fixed-offset zone and an offset */
+    sc_agg_spec *d3 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d3", "t", SC_AGG_V_DATE);
+    d3->rounding.unit = SC_AGG_CAL_DAY;
+    d3->rounding.tz.base_offset_ms = -3 * 3600000 - 30 * 60000;
+    d3->rounding.offset_ms = 2 * 3600000 + 17;
+    add_sub(&a, root, d3);
+    sc_agg_spec *d4 = mk(&a, SC_AGG_DATE_HISTOGRAM, "d4", "t", SC_AGG_V_DATE);
+    d4->rounding.fixed_ms = 7 * 3600000 + 11;
+    d4->rounding.offset_ms = -5 * 60000;
+    add_sub(&a, root, d4);
+    sc_agg_spec *h = mk(&a, SC_AGG_HISTOGRAM, "h", "t", SC_AGG_V_DATE);
+    h->interval = 7 * 86400000.0 + 13;
+    h->offset = 5;
+    add_sub(&a, root, h);
+    sc_agg_spec *rg = mk(&a, SC_AGG_RANGE, "r", "t", SC_AGG_V_DATE);
+    static sc_agg_range_spec ranges[3] = {{.from = -INFINITY, .to = 1585699200000.5},
+                                          {.from = 1580000000000.0, .to = 1600000000000.0},
+                                          {.from = 1600000000000.0, .to = INFINITY}};
+    rg->ranges = ranges;
+    rg->n_ranges = 3;
+    add_sub(&a, root, rg);
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    for (size_t from = 0; from < N_SEG; from++) {
+        sc_searcher s = {ss + from, 1};
+        sc_search_options o;
+        sc_search_options_init(&o);
+        sc_agg_shard_options so = {.n_shards = 1};
+        sc_search_result res;
+        sc_agg_error err;
+        sc_agg_result *fast, *slow, *f2, *s2;
+        assert_int_equal(
+            sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &fast, &res, &err),
+            SC_OK);
+        assert_int_equal(sc_agg_collect_shard(root, &s,
+                                              sc_query_range(&a, sc_slice_cstr("t"), &lo, &hi, 1),
+                                              &o, &so, &a, &slow, &res, &err),
+                         SC_OK);
+        assert_int_equal(sc_agg_reduce(root, &fast, 1, true, 0, &a, &f2, &err), SC_OK);
+        assert_int_equal(sc_agg_reduce(root, &slow, 1, true, 0, &a, &s2, &err), SC_OK);
+        assert_true(sc_agg_result_equal(f2, s2));
+        /* a range query on the aggregated field: points again (the query's values only) vs
+         * the same range under constant_score (doc values) */
+        int64_t qlo = T0 + INT64_C(37) * 86400000 + 12345, qhi = T0 + INT64_C(201) * 86400000 - 777;
+        sc_query *rq = sc_query_range(&a, sc_slice_cstr("t"), &qlo, &qhi, 1);
+        assert_int_equal(sc_agg_collect_shard(root, &s, rq, &o, &so, &a, &fast, &res, &err), SC_OK);
+        uint64_t n_fast = res.total;
+        assert_int_equal(sc_agg_collect_shard(root, &s, sc_query_constant_score(&a, rq), &o, &so,
+                                              &a, &slow, &res, &err),
+                         SC_OK);
+        assert_int_equal(res.total, n_fast);
+        assert_int_equal(sc_agg_reduce(root, &fast, 1, true, 0, &a, &f2, &err), SC_OK);
+        assert_int_equal(sc_agg_reduce(root, &slow, 1, true, 0, &a, &s2, &err), SC_OK);
+        assert_true(sc_agg_result_equal(f2, s2));
+    }
+    sc_arena_fini(&a);
+}
+
+/* terms with min_doc_count 0 under a filter: every term of the field is listed, unmatched ones
+ * with 0, with and without a sub-aggregation. */
+static void test_terms_min_doc_count_zero(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    for (int subs = 0; subs < 2; subs++) {
+        sc_agg_spec *t = mk(&a, SC_AGG_TERMS, "t", "k", SC_AGG_V_KEYWORD);
+        t->size = 100;
+        t->min_doc_count = 0;
+        t->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+        if (subs)
+            add_sub(&a, t, mk(&a, SC_AGG_SUM, "s", "n", SC_AGG_V_LONG));
+        add_sub(&a, root, t);
+    }
+    sc_agg_result *r = run(&a, root, 3, true);
+    bool exists[N_TERMS] = {false};
+    uint64_t cnt[N_TERMS] = {0};
+    for (size_t g = 0; g < N_ALL; g++)
+        for (uint32_t j = 0; j < docs[g].nk; j++) {
+            exists[docs[g].k[j]] = true; /* deleted docs' terms stay in the segment */
+            cnt[docs[g].k[j]] += doc_matches(&docs[g], 3);
+        }
+    for (int subs = 0; subs < 2; subs++) {
+        const sc_agg_result *x = top(r, (size_t)subs);
+        size_t n = 0;
+        for (int t = 0; t < N_TERMS; t++)
+            n += exists[t];
+        assert_int_equal(x->n_buckets, n);
+        for (size_t i = 0; i < x->n_buckets; i++)
+            assert_int_equal(x->buckets[i].doc_count, cnt[term_id(x->buckets[i].bkey)]);
+    }
+    sc_arena_fini(&a);
+}
+
+/* significant_terms on "k" under a tag filter on one shard: subset/superset sizes, background
+ * counts (doc frequencies, deleted docs included, as Lucene's), JLH scores and their order
+ * against brute force. Over three shards the background counts of a term only add up over the
+ * shards that matched it (as in Elasticsearch): there they are at most the truth. */
+static void test_significant_terms_vs_model(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *st = mk(&a, SC_AGG_SIGNIFICANT_TERMS, "st", "k", SC_AGG_V_KEYWORD);
+    st->size = 10;
+    st->shard_size = 100;
+    st->min_doc_count = 3;
+    add_sub(&a, root, st);
+    sc_agg_result *sharded = run(&a, root, 2, true);
+    sc_agg_result *r = run(&a, root, 2, false);
+    uint64_t sub_size = 0, sup_size = 0, sub_df[N_TERMS] = {0}, bg[N_TERMS] = {0};
+    for (size_t g = 0; g < N_ALL; g++) {
+        const mdoc *d = &docs[g];
+        sup_size += d->live;
+        sub_size += doc_matches(d, 2);
+        for (uint32_t j = 0; j < d->nk; j++) {
+            bg[d->k[j]]++;
+            sub_df[d->k[j]] += doc_matches(d, 2);
+        }
+    }
+    const sc_agg_result *x = top(r, 0);
+    assert_int_equal(x->sum_other, sub_size);
+    assert_int_equal(x->doc_count_error, sup_size);
+    double best[N_TERMS];
+    size_t n = 0;
+    for (int t = 0; t < N_TERMS; t++) {
+        double fg = (double)sub_df[t] / (double)sub_size, b = (double)bg[t] / (double)sup_size;
+        double score = bg[t] && fg > b ? (fg - b) * (fg / b) : 0;
+        if (sub_df[t] >= 3 && score > 0)
+            best[n++] = score;
+    }
+    assert_int_equal(x->n_buckets, n < 10 ? n : 10);
+    for (size_t i = 0; i < x->n_buckets; i++) {
+        const sc_agg_bucket *b = &x->buckets[i];
+        int t = term_id(b->bkey);
+        assert_int_equal(b->doc_count, sub_df[t]);
+        assert_int_equal(b->key, bg[t]);
+        double fg = (double)sub_df[t] / (double)sub_size, bb = (double)bg[t] / (double)sup_size;
+        near(b->dkey, (fg - bb) * (fg / bb));
+        if (i)
+            assert_true(x->buckets[i - 1].dkey >= b->dkey);
+        /* nothing better was left out */
+        size_t better = 0;
+        for (size_t j = 0; j < n; j++)
+            better += best[j] > b->dkey * (1 + 1e-12);
+        assert_true(better <= i);
+    }
+    const sc_agg_result *y = top(sharded, 0);
+    assert_int_equal(y->sum_other, sub_size);
+    for (size_t i = 0; i < y->n_buckets; i++) {
+        int t = term_id(y->buckets[i].bkey);
+        assert_int_equal(y->buckets[i].doc_count, sub_df[t]);
+        assert_true(y->buckets[i].key > 0 && (uint64_t)y->buckets[i].key <= bg[t]);
+    }
+    sc_arena_fini(&a);
+}
+
+/* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
+static void test_fuzz_seeds_decode(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"terms_avg",    "histogram", "date_range_filters",
+                                        "stats_nested", "composite", "multi_terms",
+                                        "auto_weighted"};
+    for (size_t i = 0; i < 7; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/fuzz/corpus/agg_partial/%s", SCRY_SOURCE_DIR,
+                 names[i]);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        uint8_t buf[4096];
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_result *r, *again;
+        assert_int_equal(sc_agg_decode(buf, n, &a, &r), SC_OK);
+        uint8_t *enc;
+        size_t len;
+        assert_int_equal(sc_agg_encode(r, &enc, &len), SC_OK);
+        assert_int_equal(sc_agg_decode(enc, len, &a, &again), SC_OK);
+        assert_true(sc_agg_result_equal(r, again));
+        free(enc);
+        sc_arena_fini(&a);
+    }
+}
+
+/* max_buckets: a histogram with more buckets than allowed fails with too_many_buckets. */
+static void test_max_buckets(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *h = mk(&a, SC_AGG_HISTOGRAM, "h", "d", SC_AGG_V_DOUBLE);
+    h->interval = 0.5;
+    add_sub(&a, root, h);
+    sc_searcher s = {ss, N_SEG};
+    sc_search_options o;
+    sc_search_options_init(&o);
+    sc_agg_shard_options so = {.n_shards = 1, .max_buckets = 100};
+    sc_search_result res;
+    sc_agg_error err;
+    sc_agg_result *r;
+    assert_int_equal(
+        sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err),
+        SC_ELIMIT);
+    assert_true(err.too_many_buckets);
+    /* the gap fill at the final reduce is bounded too */
+    h->interval = 1000;
+    h->has_ext_bounds = true;
+    h->ext_min = -1e9;
+    h->ext_max = 1e9;
+    so.max_buckets = 0;
+    assert_int_equal(
+        sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err), SC_OK);
+    sc_agg_result *out;
+    assert_int_equal(sc_agg_reduce(root, &r, 1, true, 1000, &a, &out, &err), SC_ELIMIT);
+    assert_true(err.too_many_buckets);
+    /* the final reduce counts every bucket of the result, sub-aggregations' too */
+    sc_agg_spec *root2 = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+    tk->size = 40;
+    add_sub(&a, tk, mk(&a, SC_AGG_TERMS, "in", "tag", SC_AGG_V_KEYWORD));
+    add_sub(&a, root2, tk);
+    assert_int_equal(
+        sc_agg_collect_shard(root2, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err),
+        SC_OK);
+    assert_int_equal(sc_agg_reduce(root2, &r, 1, true, 0, &a, &out, &err), SC_OK);
+    assert_int_equal(sc_agg_reduce(root2, &r, 1, true, 40, &a, &out, &err), SC_ELIMIT);
+    assert_true(err.too_many_buckets);
+    /* a small arena budget fails the collection with SC_ELIMIT, not a crash */
+    sc_arena small;
+    sc_arena_init(&small, 64 << 10);
+    sc_agg_spec *big = mk(&small, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *tn = mk(&small, SC_AGG_DATE_HISTOGRAM, "t", "t", SC_AGG_V_DATE);
+    tn->rounding.fixed_ms = 1;
+    add_sub(&small, tn, mk(&small, SC_AGG_SUM, "s", "d", SC_AGG_V_DOUBLE));
+    add_sub(&small, big, tn);
+    sc_status st =
+        sc_agg_collect_shard(big, &s, sc_query_match_all(&small), &o, &so, &small, &r, &res, &err);
+    assert_true(st == SC_ELIMIT || st == SC_ENOMEM);
+    sc_arena_fini(&small);
+    sc_arena_fini(&a);
+}
+
+/* Rounding with DST transitions (a synthetic zone: -5h, -4h from 2021-03-14T07:00Z until
+ * 2021-11-07T06:00Z): day buckets are 23 h and 25 h long around the changes. */
+static void test_rounding_dst(void **state)
+{
+    (void)state;
+    static const int64_t at[2] = {INT64_C(1615705200000), INT64_C(1636264800000)};
+    static const int32_t off[2] = {-4 * 3600, -5 * 3600};
+    sc_agg_rounding r = {.unit = SC_AGG_CAL_DAY};
+    r.tz = (sc_agg_tz){.base_offset_ms = -5 * 3600000, .at_ms = at, .offset_s = off, .n_trans = 2};
+    const int64_t h = 3600000;
+    int64_t mar13 = INT64_C(1615611600000); /* 2021-03-13T00:00-05:00 */
+    assert_int_equal(sc_agg_round(&r, mar13 + 5 * h), mar13);
+    int64_t mar14 = sc_agg_round_next(&r, mar13);
+    assert_int_equal(mar14, mar13 + 24 * h);
+    int64_t mar15 = sc_agg_round_next(&r, mar14);
+    assert_int_equal(mar15 - mar14, 23 * h);
+    assert_int_equal(sc_agg_round(&r, mar15 - 1), mar14);
+    int64_t nov7 = INT64_C(1636257600000); /* 2021-11-07T00:00-04:00 */
+    assert_int_equal(sc_agg_round(&r, nov7 + 20 * h), nov7);
+    assert_int_equal(sc_agg_round_next(&r, nov7) - nov7, 25 * h);
+    /* hours repeat in the fall: the second 01:00 starts its own bucket */
+    sc_agg_rounding rh = r;
+    rh.unit = SC_AGG_CAL_HOUR;
+    int64_t k1 = sc_agg_round(&rh, at[1] - h / 2), k2 = sc_agg_round(&rh, at[1] + h / 2);
+    assert_int_equal(k2 - k1, h);
+    assert_int_equal(sc_agg_round_next(&rh, k1), k2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_terms_vs_model),
+        cmocka_unit_test(test_terms_error_bounds),
+        cmocka_unit_test(test_metrics_vs_model),
+        cmocka_unit_test(test_histogram_vs_model),
+        cmocka_unit_test(test_date_histogram_vs_model),
+        cmocka_unit_test(test_range_filters_vs_model),
+        cmocka_unit_test(test_nested_vs_model),
+        cmocka_unit_test(test_codec_corrupt),
+        cmocka_unit_test(test_max_buckets),
+        cmocka_unit_test(test_rounding_dst),
+        cmocka_unit_test(test_fuzz_seeds_decode),
+        cmocka_unit_test(test_terms_include_exclude),
+        cmocka_unit_test(test_composite_paging_vs_model),
+        cmocka_unit_test(test_multi_terms_vs_model),
+        cmocka_unit_test(test_pipelines_vs_model),
+        cmocka_unit_test(test_auto_date_histogram_vs_model),
+        cmocka_unit_test(test_ip_range_bounds),
+        cmocka_unit_test(test_weighted_avg_vs_model),
+        cmocka_unit_test(test_points_path_equals_doc_values),
+        cmocka_unit_test(test_terms_min_doc_count_zero),
+        cmocka_unit_test(test_significant_terms_vs_model),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
