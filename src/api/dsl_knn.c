@@ -21,9 +21,51 @@ static int hexval(int c)
                                     : -1;
 }
 
+/* A bit query vector (a hex string or an array of dims / 8 bytes) as 0/1 floats, most
+ * significant bit first, as the documents' (mapping/vector.c). */
+static sc_status bit_query(P *p, const json_t *qv, const sc_vec_params *vp, float **out)
+{
+    size_t nb = vp->dims / 8;
+    bool hex = json_is_string(qv);
+    size_t got = hex ? json_string_length(qv) / 2 : json_is_array(qv) ? json_array_size(qv) : 0;
+    if ((hex && json_string_length(qv) % 2) || got != nb)
+        return sc__dsl_fail(p, "illegal_argument_exception",
+                            "the query vector has a different number of dimensions [%zu] than "
+                            "the document vectors [%u]",
+                            got * 8, vp->dims);
+    float *v = sc_arena_alloc(p->a, ((size_t)vp->dims + 1) * sizeof(float));
+    if (!v)
+        return sc__dsl_oom(p);
+    for (size_t i = 0; i < nb; i++) {
+        int byte;
+        if (hex) {
+            const char *s = json_string_value(qv);
+            int hi = hexval((unsigned char)s[2 * i]), lo = hexval((unsigned char)s[2 * i + 1]);
+            if (hi < 0 || lo < 0)
+                return sc__dsl_fail(p, "illegal_argument_exception",
+                                    "failed to parse field [query_vector] as a hex string");
+            byte = hi * 16 + lo;
+        } else {
+            const json_t *e = json_array_get(qv, i);
+            if (!json_is_integer(e) || json_integer_value(e) < -128 || json_integer_value(e) > 127)
+                return sc__dsl_fail(p, "illegal_argument_exception",
+                                    "element_type [bit] vectors only support bytes between "
+                                    "[-128, 127] at byte [%zu]",
+                                    i);
+            byte = (int)(uint8_t)(int8_t)json_integer_value(e);
+        }
+        for (int b = 0; b < 8; b++)
+            v[i * 8 + (size_t)b] = (float)((byte >> (7 - b)) & 1);
+    }
+    *out = v;
+    return SC_OK;
+}
+
 /* The query vector as floats (a JSON array, or a hex string of bytes for byte vectors). */
 static sc_status query_vector(P *p, const json_t *qv, const sc_vec_params *vp, float **out)
 {
+    if (vp->elem == SC_VEC_ELEM_BIT)
+        return bit_query(p, qv, vp, out);
     size_t n = json_is_array(qv)    ? json_array_size(qv)
                : json_is_string(qv) ? json_string_length(qv) / 2
                                     : 0;

@@ -311,9 +311,9 @@ sc_status sc__builder_point(sc_segment_builder *b, sc__bfield *f, uint32_t doc, 
 
 static bool vparams_ok(const sc__bfield *f, const sc_vec_params *p)
 {
-    if (!p || p->dims == 0 || p->dims > SC_VEC_MAX_DIMS || p->m < 2 || p->m > 512 ||
-        p->ef_construction < 1 || (unsigned)p->sim > SC_VEC_SIM_MIP ||
-        (unsigned)p->elem > SC_VEC_ELEM_BYTE || (unsigned)p->type > SC_VEC_INDEX_INT8_FLAT)
+    if (!p || (unsigned)p->elem > SC_VEC_ELEM_BIT || p->dims == 0 ||
+        p->dims > sc_vec_max_dims(p->elem) || p->m < 2 || p->m > 512 || p->ef_construction < 1 ||
+        (unsigned)p->sim > SC_VEC_SIM_MIP || (unsigned)p->type > SC_VEC_INDEX_INT8_FLAT)
         return false;
     return f->vp.dims == 0 || memcmp(&f->vp, p, sizeof(*p)) == 0;
 }

@@ -34,6 +34,7 @@ typedef enum sc_vec_sim {
 typedef enum sc_vec_elem {
     SC_VEC_ELEM_FLOAT = 0,
     SC_VEC_ELEM_BYTE = 1, /* integers -128..127, kept as floats */
+    SC_VEC_ELEM_BIT = 2,  /* dims bits, kept as 0/1 floats: l2_norm is the hamming distance */
 } sc_vec_elem;
 
 /* index_options.type: a graph or not, raw floats or int8 codes for the search. */
@@ -55,6 +56,13 @@ typedef struct sc_vec_params {
 } sc_vec_params;
 
 #define SC_VEC_MAX_DIMS 4096
+#define SC_VEC_MAX_BIT_DIMS (4096 * 8) /* element_type bit: dims counts bits */
+
+/* The largest dims of an element type. */
+static inline uint32_t sc_vec_max_dims(sc_vec_elem e)
+{
+    return e == SC_VEC_ELEM_BIT ? SC_VEC_MAX_BIT_DIMS : SC_VEC_MAX_DIMS;
+}
 
 enum {
     SC_FIELD_INDEXED = 1u << 0,   /* searchable (postings or points) */

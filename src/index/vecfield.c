@@ -31,6 +31,8 @@ float sc_vec_similarity(const sc_vec_params *p, const float *a, const float *b)
 
 float sc_vec_score(const sc_vec_params *p, float sim)
 {
+    if (p->elem == SC_VEC_ELEM_BIT) /* hamming: (bits - distance) / bits */
+        return ((float)p->dims + sim) / (float)p->dims;
     switch (p->sim) {
     case SC_VEC_SIM_L2: return 1.0f / (1.0f - sim);
     case SC_VEC_SIM_COSINE: return fmaxf((1.0f + sim) / 2.0f, 0.0f);
@@ -45,6 +47,8 @@ float sc_vec_score(const sc_vec_params *p, float sim)
 
 bool sc_vec_similarity_ok(const sc_vec_params *p, float sim, float threshold)
 {
+    if (p->elem == SC_VEC_ELEM_BIT)
+        return -sim <= threshold; /* a hamming distance */
     if (p->sim == SC_VEC_SIM_L2)
         return sqrtf(-sim) <= threshold;
     return sim >= threshold;
@@ -232,8 +236,9 @@ sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out
     p->ef_construction = sc__ld32(b + 20);
     memcpy(&out->lo, b + 36, 4);
     memcpy(&out->hi, b + 40, 4);
-    if (p->dims == 0 || p->dims > SC_VEC_MAX_DIMS || b[12] > 3 || b[13] > 1 || b[14] > 3 ||
-        out->n > n_docs)
+    if (b[12] > 3 || b[13] > 2 || b[14] > 3 || p->dims == 0 || p->dims > sc_vec_max_dims(p->elem) ||
+        out->n > n_docs ||
+        (p->elem == SC_VEC_ELEM_BIT && (p->sim != SC_VEC_SIM_L2 || has_codes(p->type))))
         return bad(why, "bad vector parameters");
     uint64_t n = out->n, d = p->dims, off = SC_VEC_SECTION_HEADER;
     uint64_t need = off + n * 4 + n * d * 4;

@@ -105,6 +105,7 @@ struct sc_mapping_field {
      * index_options (type, m, ef_construction); `index` above says whether kNN may search it */
     sc_vec_params vec;
     float vec_confidence; /* index_options.confidence_interval as given (-1 = not set) */
+    bool vec_sim_set;     /* `similarity` given (bit vectors default to l2_norm) */
     sc_mapping_dynamic dynamic; /* objects */
     sc_mapping_field *parent;   /* NULL for the root */
     /* For objects: the properties; for other fields: the multi-fields (`fields`). Sorted by

@@ -469,8 +469,11 @@ static sc_status index_vector(pctx *c, sc_mapping_field *f, const sc__jd *v)
     if (dims == 0) {
         if (!c->mutable_pass)
             return NEED_DYNAMIC;
-        if (v->type == SC__JD_ARRAY && v->n >= 1 && v->n <= SC_VEC_MAX_DIMS) {
-            f->vec.dims = dims = v->n;
+        uint64_t n = v->type == SC__JD_ARRAY ? v->n : 0;
+        if (f->vec.elem == SC_VEC_ELEM_BIT) /* bytes or hex digits -> bits */
+            n = v->type == SC__JD_STRING ? (uint64_t)v->str.len / 2 * 8 : n * 8;
+        if (n >= 1 && n <= sc_vec_max_dims(f->vec.elem)) {
+            f->vec.dims = dims = (uint32_t)n;
             c->created = true;
         }
     }

@@ -96,7 +96,8 @@ sc_status sc__mapping_vector_param(const char *k, const json_t *v, sc_mapping_fi
 {
     json_int_t n;
     if (strcmp(k, "dims") == 0) {
-        if (!int_of(v, &n) || n < 1 || n > SC_VEC_MAX_DIMS)
+        /* the element type's bound is checked once every parameter is read */
+        if (!int_of(v, &n) || n < 1 || n > SC_VEC_MAX_BIT_DIMS)
             return bad(err,
                        "The number of dimensions should be in the range [1, %d] but was "
                        "[%s] for field [%s]",
@@ -106,11 +107,11 @@ sc_status sc__mapping_vector_param(const char *k, const json_t *v, sc_mapping_fi
         return SC_OK;
     }
     if (strcmp(k, "element_type") == 0) {
-        const char *const elems[] = {"float", "byte"};
-        int e = lookup(elems, 2, v);
+        const char *const elems[] = {"float", "byte", "bit"};
+        int e = lookup(elems, 3, v);
         if (e < 0)
             return bad(err,
-                       "invalid element_type [%s]; available types are [float, byte] for "
+                       "invalid element_type [%s]; available types are [float, byte, bit] for "
                        "field [%s]",
                        json_is_string(v) ? json_string_value(v) : "?", f->path);
         f->vec.elem = (sc_vec_elem)e;
@@ -124,6 +125,7 @@ sc_status sc__mapping_vector_param(const char *k, const json_t *v, sc_mapping_fi
                        "[l2_norm, dot_product, cosine, max_inner_product]",
                        json_is_string(v) ? json_string_value(v) : "?");
         f->vec.sim = (sc_vec_sim)si;
+        f->vec_sim_set = true;
         return SC_OK;
     }
     if (strcmp(k, "index") == 0) {
@@ -141,12 +143,30 @@ sc_status sc__mapping_vector_finish(sc_mapping_field *f, sc_mapping_error *err)
 {
     if (f->is_multi_field)
         return bad(err, "Field [%s] of type [dense_vector] can't be used in multifields", f->name);
-    if (f->vec.type == SC__VEC_TYPE_UNSET) /* 8.14+: int8_hnsw for float, hnsw for byte */
+    if (f->vec.dims > sc_vec_max_dims(f->vec.elem))
+        return bad(err,
+                   "The number of dimensions should be in the range [1, %u] but was [%u] for "
+                   "field [%s]",
+                   sc_vec_max_dims(f->vec.elem), f->vec.dims, f->path);
+    if (f->vec.elem == SC_VEC_ELEM_BIT) {
+        if (f->vec.dims % 8)
+            return bad(err,
+                       "The number of dimensions should be a multiple of 8 for "
+                       "[element_type:bit] but was [%u]",
+                       f->vec.dims);
+        if (f->vec_sim_set && f->vec.sim != SC_VEC_SIM_L2)
+            return bad(err,
+                       "similarity [%s] is not supported for [element_type:bit]; only "
+                       "[l2_norm] (hamming)",
+                       sim_names[f->vec.sim]);
+        f->vec.sim = SC_VEC_SIM_L2;
+    }
+    if (f->vec.type == SC__VEC_TYPE_UNSET) /* 8.14+: int8_hnsw for float, hnsw for byte/bit */
         f->vec.type = f->vec.elem == SC_VEC_ELEM_FLOAT ? SC_VEC_INDEX_INT8_HNSW : SC_VEC_INDEX_HNSW;
-    if (f->vec.elem == SC_VEC_ELEM_BYTE &&
+    if (f->vec.elem != SC_VEC_ELEM_FLOAT &&
         (f->vec.type == SC_VEC_INDEX_INT8_HNSW || f->vec.type == SC_VEC_INDEX_INT8_FLAT))
-        return bad(err, "[element_type] cannot be [byte] when using index type [%s]",
-                   type_names[f->vec.type]);
+        return bad(err, "[element_type] cannot be [%s] when using index type [%s]",
+                   f->vec.elem == SC_VEC_ELEM_BIT ? "bit" : "byte", type_names[f->vec.type]);
     if (!f->index && f->vec_confidence >= 0)
         return bad(err, "Field [index_options] can only be specified when [index] is true%s", "");
     return SC_OK;
@@ -156,8 +176,9 @@ void sc__mapping_vector_json(const sc_mapping_field *f, json_t *o)
 {
     if (f->vec.dims)
         json_object_set_new(o, "dims", json_integer(f->vec.dims));
-    if (f->vec.elem == SC_VEC_ELEM_BYTE)
-        json_object_set_new(o, "element_type", json_string("byte"));
+    if (f->vec.elem != SC_VEC_ELEM_FLOAT)
+        json_object_set_new(o, "element_type",
+                            json_string(f->vec.elem == SC_VEC_ELEM_BIT ? "bit" : "byte"));
     json_object_set_new(o, "index", json_boolean(f->index));
     json_object_set_new(o, "similarity", json_string(sim_names[f->vec.sim]));
     if (!f->index)
@@ -206,10 +227,60 @@ static sc_status bad_value(sc_mapping_error *err, const char *fmt, ...)
     return SC_EINVAL;
 }
 
+static int hexval(int c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* A bit vector: a hex string or an array of dims / 8 bytes (-128..127), each bit (most
+ * significant first) a 0/1 float. */
+static sc_status bit_value(const sc_mapping_field *f, const sc__jd *v, uint32_t dims,
+                           sc_arena *arena, float **out, sc_mapping_error *err)
+{
+    uint32_t nb = dims / 8;
+    bool hex = v->type == SC__JD_STRING;
+    if ((hex && v->str.len != 2 * (size_t)nb) || (!hex && (v->type != SC__JD_ARRAY || v->n != nb)))
+        return bad_value(err,
+                         "The [dense_vector] field [%s] of element_type [bit] expects [%u] bytes "
+                         "(%u bits), as a hex string or an array of bytes",
+                         f->path, nb, dims);
+    float *x = sc_arena_alloc(arena, (size_t)dims * sizeof(float));
+    if (!x)
+        return SC_ELIMIT;
+    const sc__jd *e = hex ? NULL : v->child;
+    for (uint32_t i = 0; i < nb; i++) {
+        int byte;
+        if (hex) {
+            int hi = hexval(v->str.ptr[2 * i]), lo = hexval(v->str.ptr[2 * i + 1]);
+            if (hi < 0 || lo < 0)
+                return bad_value(err, "[dense_vector] field [%s]: not a hex string", f->path);
+            byte = hi * 16 + lo;
+        } else {
+            if (e->type != SC__JD_INT || e->i < -128 || e->i > 127)
+                return bad_value(err,
+                                 "element_type [bit] vectors only support bytes between [-128, "
+                                 "127] but found [%.*s] at byte [%u]",
+                                 (int)(e->raw.len > 40 ? 40 : e->raw.len), (const char *)e->raw.ptr,
+                                 i);
+            byte = (int)(uint8_t)(int8_t)e->i;
+            e = e->next;
+        }
+        for (int b = 0; b < 8; b++)
+            x[i * 8 + (uint32_t)b] = (float)((byte >> (7 - b)) & 1);
+    }
+    *out = x;
+    return SC_OK;
+}
+
 sc_status sc__mapping_vector_value(const sc_mapping_field *f, const sc__jd *v, uint32_t dims,
                                    sc_arena *arena, float **out, sc_mapping_error *err)
 {
     *out = NULL;
+    if (f->vec.elem == SC_VEC_ELEM_BIT)
+        return bit_value(f, v, dims, arena, out, err);
     if (v->type != SC__JD_ARRAY)
         return bad_value(err, "[dense_vector] field [%s] expects an array of numbers", f->path);
     if (v->n != dims)

@@ -482,3 +482,31 @@ def test_kill9_during_vector_indexing_loses_no_acknowledged_vector(fresh_index):
             assert top["_score"] == 1.0 and top["_id"] == str(i), (i, top)
     finally:
         srv.stop()
+
+
+def test_bit_vectors_hamming(server, fresh_index):
+    st, _, b = server.request("PUT", "/" + fresh_index, {"mappings": {"properties": {
+        "h": {"type": "dense_vector", "dims": 16, "element_type": "bit"}}}})
+    assert st == 200, b
+    m = server.request("GET", "/%s/_mapping" % fresh_index)[2][fresh_index]["mappings"]["properties"]
+    assert m["h"]["element_type"] == "bit" and m["h"]["similarity"] == "l2_norm"
+    assert m["h"]["index_options"]["type"] == "hnsw"
+    docs = [{"h": "ff00"}, {"h": [15, -1]}, {"h": "0000"}, {"h": "f0"}, {"h": [1, 2, 3]}]
+    st, _, b = server.request("POST", "/_bulk?refresh=true", bulk_body(fresh_index, docs),
+                              headers={"Content-Type": "application/x-ndjson"})
+    assert [it["index"]["status"] for it in b["items"]] == [201, 201, 201, 400, 400], b
+    b = search(server, fresh_index, {"knn": {"field": "h", "query_vector": "ff0f", "k": 3,
+                                             "num_candidates": 10}})
+    # hamming to ff0f: ff00 -> 4, 0fff -> 8, 0000 -> 12; score (16 - d) / 16
+    got = [(h["_id"], h["_score"]) for h in b["hits"]["hits"]]
+    assert got == [("0", 0.75), ("1", 0.5), ("2", 0.25)], got
+    b = search(server, fresh_index, {"knn": {"field": "h", "query_vector": [-1, 15], "k": 3,
+                                             "similarity": 4}})
+    assert ids_of(b) == [0]
+    for props in ({"type": "dense_vector", "dims": 12, "element_type": "bit"},
+                  {"type": "dense_vector", "dims": 16, "element_type": "bit", "similarity": "cosine"},
+                  {"type": "dense_vector", "dims": 16, "element_type": "bit",
+                   "index_options": {"type": "int8_hnsw"}}):
+        st, _, b = server.request("PUT", "/%s-bad" % fresh_index,
+                                  {"mappings": {"properties": {"h": props}}})
+        assert st == 400, (props, b)
