@@ -91,8 +91,7 @@ static void prepare(shared *s, const wreq *w, sc_arena *a, prepared *p)
         die("cannot parse a request or resolve its index");
     sc_query **queries = sc_arena_calloc(a, p->n_list, sizeof *queries);
     if (!queries ||
-        !sc__search_build_queries(&req, &resp, p->sp.query, p->list, p->n_list,
-                                  (uint32_t)p->sp.size, queries))
+        !sc__search_build_queries(&req, &resp, p->sp.query, p->list, p->n_list, queries))
         die("cannot build a query");
     sc__search_resolve_sort(&p->sp, p->list, p->n_list);
     p->sr = (sc_search_request){.indices = p->list,

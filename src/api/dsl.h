@@ -76,6 +76,14 @@ typedef struct sc_dsl_env {
     sc_status (*vector_field)(void *ctx, sc_slice field, sc_vec_params *out, bool *indexed);
     /* k of a knn query that gives none (the request's size); 0 means 10. */
     uint32_t knn_default_k;
+    /* How a numeric or date field's doc values read for function_score: *value / *scaling
+     * (search/function_score.h), *date 0 (not a date), 1 (epoch ms) or 2 (date_nanos).
+     * SC_ENOTFOUND: unmapped; SC_EUNSUPPORTED (or a NULL callback): not numeric. */
+    sc_status (*score_field)(void *ctx, sc_slice field, sc_sf_value *value, double *scaling,
+                             int *date);
+    /* Called for each query with a `_name` (named queries, hits' matched_queries): the name
+     * (borrowed from the request JSON) and its parsed tree. NULL: names are ignored. */
+    sc_status (*named)(void *ctx, const char *name, sc_query *q);
 } sc_dsl_env;
 
 typedef struct sc_dsl_error {

@@ -30,6 +30,8 @@ typedef enum sc__plan_kind {
     SC__PLAN_RANGE, /* constant score: numeric values in ranges (search/range.h) */
     SC__PLAN_GEO,   /* constant score: geo points in a shape (search/geo.h) */
     SC__PLAN_DOCS,  /* fixed docs with scores per segment (a kNN query's neighbours) */
+    SC__PLAN_FUNCTION_SCORE, /* child rescored by fs's functions; filter[i]: function i's
+                                filter plan (NULL = all docs) */
 } sc__plan_kind;
 
 typedef struct sc__plan sc__plan;
@@ -59,6 +61,7 @@ struct sc__plan {
     uint32_t **seg_docs;
     float **seg_scores;
     size_t *seg_n;
+    const sc_query *fs;      /* FUNCTION_SCORE: the query node (functions and modes) */
 };
 
 /* Per-search context shared by plan building and iterator building. */
