@@ -32,7 +32,7 @@ typedef struct search_run {
 static void run_fini(search_run *run)
 {
     sc_node_release(run->list, run->n);
-    json_decref(run->sp.owned_q);
+    json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
     json_decref(run->sp.suggest_out);
     run->sp.suggest_out = NULL;
     sc__agg_spec_free(run->sp.agg_spec);
@@ -208,7 +208,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         /* A later page: the context's own indices, position and page size. */
         run->list = malloc((sc->ctx->n_indices ? sc->ctx->n_indices : 1) * sizeof *run->list);
         if (!run->list) {
-            json_decref(run->sp.owned_q);
+            json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
             sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
             return false;
         }
@@ -225,7 +225,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         sc_cluster_error err;
         sc_status st = sc_node_resolve(req->node, index_expr, &run->list, &run->n, &err);
         if (st != SC_OK) {
-            json_decref(run->sp.owned_q);
+            json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
             if (st == SC_ENOTFOUND)
                 sc_rest_error_index_not_found(req, resp, err.index);
             else if (st == SC_ECLOSED)
@@ -269,6 +269,13 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         if (!named)
             sc_rest_error(req, resp, 429, "circuit_breaking_exception",
                           "[request] Data too large for the request budget", NULL, 0);
+        run_fini(run);
+        return false;
+    }
+    sc_query **rrf_queries;
+    size_t n_rrf;
+    if (!sc__search_build_vector(req, resp, &run->sp, run->list, run->n, queries, &rrf_queries,
+                                 &n_rrf)) {
         run_fini(run);
         return false;
     }
@@ -344,7 +351,12 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         .rescore = page.rescore,
         .n_rescore = page.rescore ? run->sp.n_rescore : 0,
         .collapse = page.collapse,
-        .collect = run->sp.agg_spec ? &run->agg.hook : NULL};
+        .collect = run->sp.agg_spec ? &run->agg.hook : NULL,
+        .rrf_queries = rrf_queries,
+        .n_rrf = n_rrf,
+        .rrf_window = run->sp.vec.rank_window,
+        .rrf_rank_constant = run->sp.vec.rank_constant,
+        .knn_cap = sc__search_knn_cap(&run->sp)};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;
