@@ -45,7 +45,7 @@ static void run_fini(search_run *run)
     run->filters = NULL;
     run->routings = NULL;
     sc_node_release(run->list, run->n);
-    json_decref(run->sp.owned_q);
+    json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
     json_decref(run->sp.suggest_out);
     run->sp.suggest_out = NULL;
     sc__agg_spec_free(run->sp.agg_spec);
@@ -263,7 +263,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         /* A later page: the context's own indices, position and page size. */
         run->list = malloc((sc->ctx->n_indices ? sc->ctx->n_indices : 1) * sizeof *run->list);
         if (!run->list) {
-            json_decref(run->sp.owned_q);
+            json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
             sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
             return false;
         }
@@ -291,7 +291,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run->filters = res.filters;
         run->routings = res.routings;
         if (st != SC_OK) {
-            json_decref(run->sp.owned_q);
+            json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
             if (st == SC_ENOTFOUND)
                 sc_rest_error_index_not_found(req, resp, err.index);
             else if (st == SC_ECLOSED || st == SC_EINVAL)
@@ -339,6 +339,13 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         return false;
     }
     if (!apply_alias_filters(req, resp, run, queries)) {
+        run_fini(run);
+        return false;
+    }
+    sc_query **rrf_queries;
+    size_t n_rrf;
+    if (!sc__search_build_vector(req, resp, &run->sp, run->list, run->n, queries, &rrf_queries,
+                                 &n_rrf)) {
         run_fini(run);
         return false;
     }
@@ -422,7 +429,12 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         .rescore = page.rescore,
         .n_rescore = page.rescore ? run->sp.n_rescore : 0,
         .collapse = page.collapse,
-        .collect = run->sp.agg_spec ? &run->agg.hook : NULL};
+        .collect = run->sp.agg_spec ? &run->agg.hook : NULL,
+        .rrf_queries = rrf_queries,
+        .n_rrf = n_rrf,
+        .rrf_window = run->sp.vec.rank_window,
+        .rrf_rank_constant = run->sp.vec.rank_constant,
+        .knn_cap = sc__search_knn_cap(&run->sp)};
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;
