@@ -48,6 +48,8 @@ static const kind_name kinds[] = {
     {"auto_date_histogram", SC_AGG_AUTO_DATE_HISTOGRAM},
     {"weighted_avg", SC_AGG_WEIGHTED_AVG},
     {"significant_terms", SC_AGG_SIGNIFICANT_TERMS},
+    {"geo_bounds", SC_AGG_GEO_BOUNDS},
+    {"geo_centroid", SC_AGG_GEO_CENTROID},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
@@ -58,8 +60,6 @@ static const char *const later[] = {"cardinality",
                                     "top_hits",
                                     "top_metrics",
                                     "median_absolute_deviation",
-                                    "geo_bounds",
-                                    "geo_centroid",
                                     "moving_fn",
                                     "bucket_selector",
                                     "bucket_script",
@@ -103,7 +103,8 @@ const char *sc__agg_kind_name(const sc_agg_spec *s)
 
 static bool is_metric(sc_agg_kind k)
 {
-    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG;
+    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG ||
+           k == SC_AGG_GEO_BOUNDS || k == SC_AGG_GEO_CENTROID;
 }
 
 /* ---- the tree ---- */
