@@ -10,6 +10,7 @@ PKGS=(
   python3 python3-pytest python3-elasticsearch
   default-jdk-headless liblucene8-java
   gnuplot-nox curl
+  etcd-server
 )
 
 missing=()

@@ -144,6 +144,10 @@ static void write_text(sc_rest_req *req, sc_rest_resp *resp, const char **cells,
 
 void sc_api_cat_shards(sc_rest_req *req, sc_rest_resp *resp)
 {
+    if (sc_node_cluster(req->node)) { /* clustered: the routing table's view (api_nodes.c) */
+        sc__api_cat_shards_cluster(req, resp);
+        return;
+    }
     int cols[N_COLS];
     size_t n_cols;
     if (!pick_columns(req, resp, cols, &n_cols))

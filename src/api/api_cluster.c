@@ -1,6 +1,7 @@
 /* Cluster and node information endpoints: GET /, _cluster/health, _cat APIs, _nodes/stats,
  * _tasks. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -8,6 +9,7 @@
 #include "api/internal.h"
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "cluster/membership.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
 #include "cluster/tasks.h"
@@ -73,16 +75,56 @@ static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_i
  * does not exist (yet). */
 typedef struct health {
     int rank; /* 0 green, 1 yellow, 2 red */
-    uint64_t shards, unassigned;
-    uint64_t failed_primaries; /* shards that failed to open: red */
+    uint64_t shards, active, unassigned;
+    uint64_t failed_primaries; /* primaries failed to open or unassigned: red */
     bool missing;              /* a named index does not exist (yet): red */
+    size_t n_nodes;
 } health;
 
 static const char *const health_names[] = {"green", "yellow", "red"};
 
+/* Clustered: health from the routing table (Elasticsearch's rule: red when a primary is
+ * unassigned, yellow when a replica is). A concrete index name missing from the metadata is red. */
+static void health_of_routing(sc_rest_req *req, const sc_cluster_view *v, health *h)
+{
+    const char *expr = req->index;
+    if (expr && *expr && !strpbrk(expr, "*,") && strcmp(expr, "_all") != 0 &&
+        !json_object_get(v->indices, expr)) {
+        h->rank = 2;
+        h->missing = true;
+        return;
+    }
+    for (size_t i = 0; i < v->routing.n_indices; i++) {
+        const sc_index_routing *r = &v->routing.indices[i];
+        if (!sc__api_name_matches(expr, r->index))
+            continue;
+        for (uint32_t s = 0; s < r->number_of_shards; s++) {
+            const sc_shard_routing *sh = &r->shards[s];
+            bool prim = sh->n_copies && sh->copies[0].primary;
+            size_t want = 1 + (size_t)r->number_of_replicas;
+            h->shards += prim;
+            h->active += prim ? sh->n_copies : 0;
+            h->unassigned += want - (prim ? sh->n_copies : 0);
+            h->failed_primaries += !prim;
+            if (!prim)
+                h->rank = 2;
+            else if (sh->n_copies < want && h->rank < 1)
+                h->rank = 1;
+        }
+    }
+}
+
 static void health_of(sc_rest_req *req, health *h)
 {
     memset(h, 0, sizeof *h);
+    h->n_nodes = 1;
+    sc_cluster_view v;
+    if (sc_node_cluster(req->node) && sc_node_cluster_view(req->node, &v) == SC_OK) {
+        h->n_nodes = v.n_nodes;
+        health_of_routing(req, &v, h);
+        sc_cluster_view_fini(&v);
+        return;
+    }
     sc_index **list;
     size_t n;
     sc_cluster_error err;
@@ -101,13 +143,74 @@ static void health_of(sc_rest_req *req, health *h)
             failed;
     }
     sc_node_release(list, n);
+    h->active = h->shards;
     h->rank = h->failed_primaries ? 2 : h->unassigned ? 1 : 0;
 }
 
-/* GET /_cluster/health[/{index}]: with wait_for_status, polls until the health is at least as
- * good as asked or `timeout` (30s) passes; then answers 408 with "timed_out": true, as
- * Elasticsearch does. The other wait_for_* parameters are accepted and already satisfied on
- * one node. */
+/* wait_for_nodes: "N", ">=N", "<=N", ">N", "<N", or ge(N) le(N) gt(N) lt(N). */
+static bool parse_wait_nodes(const char *s, int *op, long *n)
+{
+    static const char *const pre[] = {">=", "<=", ">", "<", "ge(", "le(", "gt(", "lt("};
+    static const int ops[] = {1, 2, 3, 4, 1, 2, 3, 4};
+    *op = 0;
+    for (int i = 0; i < 8; i++)
+        if (!strncmp(s, pre[i], strlen(pre[i]))) {
+            *op = ops[i];
+            s += strlen(pre[i]);
+            break;
+        }
+    char *end;
+    *n = strtol(s, &end, 10);
+    if (end == s || *n < 0)
+        return false;
+    return *end == '\0' || (*end == ')' && end[1] == '\0');
+}
+
+static bool nodes_ok(int op, long want, size_t have)
+{
+    long h = (long)have;
+    switch (op) {
+    case 1: return h >= want;
+    case 2: return h <= want;
+    case 3: return h > want;
+    case 4: return h < want;
+    default: return h == want;
+    }
+}
+
+static void write_health(sc_rest_req *req, sc_rest_resp *resp, const health *hp, bool timed_out)
+{
+    health h = *hp;
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, timed_out ? 408 : 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_str(&w, "cluster_name", sc_node_cluster_name(req->node));
+    sc_jsonw_kv_str(&w, "status", health_names[h.rank]);
+    sc_jsonw_kv_bool(&w, "timed_out", timed_out);
+    sc_jsonw_kv_int(&w, "number_of_nodes", (int64_t)h.n_nodes);
+    sc_jsonw_kv_int(&w, "number_of_data_nodes", (int64_t)h.n_nodes);
+    sc_jsonw_kv_int(&w, "active_primary_shards", (int64_t)h.shards);
+    sc_jsonw_kv_int(&w, "active_shards", (int64_t)h.active);
+    sc_jsonw_kv_int(&w, "relocating_shards", 0);
+    sc_jsonw_kv_int(&w, "initializing_shards", 0);
+    sc_jsonw_kv_int(&w, "unassigned_shards", (int64_t)h.unassigned);
+    sc_jsonw_kv_int(&w, "unassigned_primary_shards", (int64_t)h.failed_primaries);
+    sc_jsonw_kv_int(&w, "delayed_unassigned_shards", 0);
+    sc_jsonw_kv_int(&w, "number_of_pending_tasks", 0);
+    sc_jsonw_kv_int(&w, "number_of_in_flight_fetch", 0);
+    sc_jsonw_kv_int(&w, "task_max_waiting_in_queue_millis", 0);
+    double pct = h.active + h.unassigned
+                     ? 100.0 * (double)h.active / (double)(h.active + h.unassigned)
+                     : 100.0;
+    sc_jsonw_kv_double(&w, "active_shards_percent_as_number", pct);
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+}
+
+/* GET /_cluster/health[/{index}]: with wait_for_status and/or wait_for_nodes, polls until the
+ * health is at least as good as asked and the live node count matches, or `timeout` (30s)
+ * passes; then answers 408 with "timed_out": true, as Elasticsearch does. Node counts come from
+ * the cluster view (etcd membership when clustered). */
 void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
 {
     const char *want = sc_rest_param_get(req, "wait_for_status");
@@ -122,6 +225,14 @@ void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
             return;
         }
     }
+    const char *wn = sc_rest_param_get(req, "wait_for_nodes");
+    int nodes_op = 0;
+    long nodes_want = -1;
+    if (wn && *wn && !parse_wait_nodes(wn, &nodes_op, &nodes_want)) {
+        sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                       "cannot parse wait_for_nodes [%s]", wn);
+        return;
+    }
     int64_t timeout_ms = 30000;
     const char *to = sc_rest_param_get(req, "timeout");
     if (to && !sc_time_parse_ms(to, &timeout_ms)) {
@@ -132,45 +243,25 @@ void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
     health h;
     health_of(req, &h);
     bool timed_out = false;
-    if (want_rank >= 0 || h.missing) {
-        /* A missing index is waited for too (it may be created meanwhile). */
-        int goal = want_rank >= 0 ? want_rank : 1;
+    if (want_rank >= 0 || h.missing || nodes_want >= 0) {
+        /* A missing index is waited for too (it may be created meanwhile); with only
+         * wait_for_nodes, any status will do. */
+        int goal = want_rank >= 0 ? want_rank : h.missing ? 1 : 2;
         uint64_t deadline =
             sc_clock_now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
-        while (h.rank > goal && sc_clock_now_ns() < deadline) {
+        while ((h.rank > goal || (nodes_want >= 0 && !nodes_ok(nodes_op, nodes_want, h.n_nodes))) &&
+               sc_clock_now_ns() < deadline) {
             struct timespec ts = {0, 20 * 1000000};
             nanosleep(&ts, NULL);
             health_of(req, &h);
         }
-        timed_out = h.rank > goal;
+        timed_out =
+            h.rank > goal || (nodes_want >= 0 && !nodes_ok(nodes_op, nodes_want, h.n_nodes));
     }
-    sc_jsonw w;
-    sc_rest_json_begin(req, resp, timed_out ? 408 : 200, &w);
-    sc_jsonw_obj_begin(&w);
-    sc_jsonw_kv_str(&w, "cluster_name", sc_node_cluster_name(req->node));
-    sc_jsonw_kv_str(&w, "status", health_names[h.rank]);
-    sc_jsonw_kv_bool(&w, "timed_out", timed_out);
-    sc_jsonw_kv_int(&w, "number_of_nodes", 1);
-    sc_jsonw_kv_int(&w, "number_of_data_nodes", 1);
-    sc_jsonw_kv_int(&w, "active_primary_shards", (int64_t)h.shards);
-    sc_jsonw_kv_int(&w, "active_shards", (int64_t)h.shards);
-    sc_jsonw_kv_int(&w, "relocating_shards", 0);
-    sc_jsonw_kv_int(&w, "initializing_shards", 0);
-    sc_jsonw_kv_int(&w, "unassigned_shards", (int64_t)h.unassigned);
-    sc_jsonw_kv_int(&w, "unassigned_primary_shards", (int64_t)h.failed_primaries);
-    sc_jsonw_kv_int(&w, "delayed_unassigned_shards", 0);
-    sc_jsonw_kv_int(&w, "number_of_pending_tasks", 0);
-    sc_jsonw_kv_int(&w, "number_of_in_flight_fetch", 0);
-    sc_jsonw_kv_int(&w, "task_max_waiting_in_queue_millis", 0);
-    double pct = h.shards + h.unassigned
-                     ? 100.0 * (double)h.shards / (double)(h.shards + h.unassigned)
-                     : 100.0;
-    sc_jsonw_kv_double(&w, "active_shards_percent_as_number", pct);
-    sc_jsonw_obj_end(&w);
-    sc_rest_json_end(req, resp, &w);
+    write_health(req, resp, &h, timed_out);
 }
 
-static void human_bytes(char *buf, size_t cap, uint64_t b)
+void sc__api_human_bytes(char *buf, size_t cap, uint64_t b)
 {
     const char *units[] = {"b", "kb", "mb", "gb", "tb"};
     double v = (double)b;
@@ -191,14 +282,7 @@ static bool want_json(sc_rest_req *req)
     return f && strcmp(f, "json") == 0;
 }
 
-/* A text table: header row when `v`, columns padded to the widest cell. */
-typedef struct table {
-    size_t n_cols, n_rows;
-    const char **cells; /* (n_rows + 1) * n_cols, row 0 = header */
-    bool right[16];
-} table;
-
-static void table_write(sc_rest_resp *resp, table *t, bool header)
+void sc__api_table_write(sc_rest_resp *resp, const sc__api_table *t, bool header)
 {
     size_t width[16] = {0};
     for (size_t r = 0; r <= t->n_rows; r++)
@@ -252,7 +336,7 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
             sc_index_stats s;
             sc_index_collect_stats(list[i], &s);
             char size[32];
-            human_bytes(size, sizeof size, s.store_bytes);
+            sc__api_human_bytes(size, sizeof size, s.store_bytes);
             sc_jsonw_obj_begin(&w);
             sc_jsonw_kv_str(&w, "health", index_health(list[i]));
             bool closed = atomic_load(&list[i]->closed);
@@ -289,7 +373,7 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
         sc_node_release(list, n);
         return;
     }
-    table t = {.n_cols = nc, .n_rows = n};
+    sc__api_table t = {.n_cols = nc, .n_rows = n};
     t.cells = sc_arena_alloc(req->arena, (n + 1) * nc * sizeof *t.cells);
     if (!t.cells) {
         sc_node_release(list, n);
@@ -304,7 +388,7 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
         sc_index_stats s;
         sc_index_collect_stats(list[i], &s);
         char size[32];
-        human_bytes(size, sizeof size, s.store_bytes);
+        sc__api_human_bytes(size, sizeof size, s.store_bytes);
         const char **row = t.cells + (i + 1) * nc;
         row[0] = index_health(list[i]);
         bool closed = atomic_load(&list[i]->closed);
@@ -327,7 +411,7 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
     resp->status = 200;
     resp->content_type = "text/plain; charset=UTF-8";
     resp->no_filter = true;
-    table_write(resp, &t, sc_rest_param_bool(req, "v", false));
+    sc__api_table_write(resp, &t, sc_rest_param_bool(req, "v", false));
 }
 
 void sc_api_cat_health(sc_rest_req *req, sc_rest_resp *resp)
@@ -415,12 +499,12 @@ void sc_api_cat_health(sc_rest_req *req, sc_rest_resp *resp)
     for (size_t c = 0; c < nc; c++)
         if (!row[c])
             row[c] = "";
-    table t = {.n_cols = nc, .n_rows = 1, .cells = cells};
+    sc__api_table t = {.n_cols = nc, .n_rows = 1, .cells = cells};
     sc_vec_clear(&resp->body);
     resp->status = 200;
     resp->content_type = "text/plain; charset=UTF-8";
     resp->no_filter = true;
-    table_write(resp, &t, sc_rest_param_bool(req, "v", false));
+    sc__api_table_write(resp, &t, sc_rest_param_bool(req, "v", false));
 }
 
 void sc_api_cat_count(sc_rest_req *req, sc_rest_resp *resp)
@@ -464,12 +548,12 @@ void sc_api_cat_count(sc_rest_req *req, sc_rest_resp *resp)
     for (int i = 3; i < 6; i++)
         if (!cells[i])
             cells[i] = "";
-    table t = {.n_cols = 3, .n_rows = 1, .cells = cells};
+    sc__api_table t = {.n_cols = 3, .n_rows = 1, .cells = cells};
     sc_vec_clear(&resp->body);
     resp->status = 200;
     resp->content_type = "text/plain; charset=UTF-8";
     resp->no_filter = true;
-    table_write(resp, &t, sc_rest_param_bool(req, "v", false));
+    sc__api_table_write(resp, &t, sc_rest_param_bool(req, "v", false));
 }
 
 static void breaker(sc_jsonw *w, const char *name, uint64_t limit, uint64_t used, double overhead,
@@ -479,10 +563,10 @@ static void breaker(sc_jsonw *w, const char *name, uint64_t limit, uint64_t used
     sc_jsonw_key(w, name);
     sc_jsonw_obj_begin(w);
     sc_jsonw_kv_int(w, "limit_size_in_bytes", (int64_t)limit);
-    human_bytes(buf, sizeof buf, limit);
+    sc__api_human_bytes(buf, sizeof buf, limit);
     sc_jsonw_kv_str(w, "limit_size", buf);
     sc_jsonw_kv_int(w, "estimated_size_in_bytes", (int64_t)used);
-    human_bytes(buf, sizeof buf, used);
+    sc__api_human_bytes(buf, sizeof buf, used);
     sc_jsonw_kv_str(w, "estimated_size", buf);
     sc_jsonw_kv_double(w, "overhead", overhead);
     sc_jsonw_kv_int(w, "tripped", (int64_t)tripped);

@@ -16,6 +16,12 @@ void sc_api_cat_shards(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_nodes_stats(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_tasks(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_tasks_cancel(sc_rest_req *req, sc_rest_resp *resp);
+/* the cluster view (api_nodes.c, api_state.c) */
+void sc_api_cat_nodes(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_cluster_state(sc_rest_req *req, sc_rest_resp *resp);
+/* _cluster/settings (api_cluster_settings.c) */
+void sc_api_cluster_settings_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_cluster_settings_put(sc_rest_req *req, sc_rest_resp *resp);
 
 /* index administration (api_index.c) */
 void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp);

@@ -35,6 +35,22 @@ sc_status sc__api_json_encode(sc_buf *buf, const json_t *v) SC_MUST_USE;
 /* Writes a cluster error (index_not_found_exception, index_closed_exception, ...) as the
  * Elasticsearch envelope, with index/index_uuid when set (api_index.c). */
 void sc__api_cluster_error(sc_rest_req *req, sc_rest_resp *resp, const sc_cluster_error *err);
+/* A _cat text table: header row when `v`, columns padded to the widest cell (at most 16). */
+typedef struct sc__api_table {
+    size_t n_cols, n_rows;
+    const char **cells; /* (n_rows + 1) * n_cols, row 0 = header */
+    bool right[16];
+} sc__api_table;
+/* GET _cat/shards when clustered: one row per copy slot of the routing table (api_nodes.c);
+ * api_cat_shards.c hands the request over when the node has a cluster membership. */
+void sc__api_cat_shards_cluster(sc_rest_req *req, sc_rest_resp *resp);
+/* Whether index `name` matches expr: a comma list of names or fnmatch patterns; NULL, "" and
+ * "_all" match everything (api_nodes.c). */
+bool sc__api_name_matches(const char *expr, const char *name);
+/* Elasticsearch's human size ("512b", "1.5kb", "3.2mb") into buf (api_cluster.c). */
+void sc__api_human_bytes(char *buf, size_t cap, uint64_t b);
+/* Writes t as the body (api_cluster.c). */
+void sc__api_table_write(sc_rest_resp *resp, const sc__api_table *t, bool header);
 /* printf into the request arena. */
 char *sc__api_fmt(sc_rest_req *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

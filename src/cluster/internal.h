@@ -8,7 +8,6 @@
 #include "cluster/tasks.h"
 #include "shard/sched.h"
 
-
 typedef struct sc__tasks {
     pthread_mutex_t mu;
     sc_task *head;
@@ -55,6 +54,8 @@ sc_status sc__index_build(sc_node *n, const char *name, const char *uuid, int64_
 /* Adds ix (taking the reference) to the registry; SC_EEXIST when the name is taken (node.c). */
 sc_status sc__node_register(sc_node *n, sc_index *ix) SC_MUST_USE;
 
+/* The index metadata object as meta.json holds it (new reference; node_persist.c). */
+json_t *sc__index_meta_json(sc_index *ix);
 /* Index metadata on disk (node_persist.c). Writes the metadata (settings, mapping, state)
  * atomically to <dir>/meta.json. */
 sc_status sc__index_write_meta(sc_index *ix) SC_MUST_USE;
@@ -80,5 +81,8 @@ sc_shard_sched *sc__node_sched(sc_node *n);
 sc_status sc__node_all(sc_node *n, sc_index ***out, size_t *n_out) SC_MUST_USE;
 
 void sc__random_id(char out[24]);
+
+/* Runs the node's metadata hook (sc_node_set_cluster), if any (node.c). */
+void sc__node_meta_changed(sc_node *n, const char *index, const char *meta_json);
 
 #endif

@@ -40,7 +40,31 @@ struct sc_node {
     sc__breakers breakers;
     sc__scrolls scrolls;
     sc__watcher *watcher;
+    /* Cluster membership and the metadata hook (membership.c); NULL when single-node. */
+    /* Installed while requests may run, hence atomics. */
+    _Atomic(sc_membership *) cluster;
+    _Atomic(sc_node_meta_fn) meta_fn;
+    _Atomic(void *) meta_ctx;
 };
+
+void sc_node_set_cluster(sc_node *n, sc_membership *m, sc_node_meta_fn fn, void *ctx)
+{
+    atomic_store(&n->meta_ctx, ctx);
+    atomic_store(&n->meta_fn, fn);
+    atomic_store(&n->cluster, m);
+}
+
+sc_membership *sc_node_cluster(const sc_node *n)
+{
+    return atomic_load(&((sc_node *)n)->cluster);
+}
+
+void sc__node_meta_changed(sc_node *n, const char *index, const char *meta_json)
+{
+    sc_node_meta_fn fn = n ? atomic_load(&n->meta_fn) : NULL;
+    if (fn)
+        fn(atomic_load(&n->meta_ctx), index, meta_json);
+}
 
 sc__scrolls *sc__node_scrolls(sc_node *n)
 {
@@ -413,6 +437,7 @@ sc_status sc__index_build(sc_node *n, const char *name, const char *uuid, int64_
     if (!ix)
         return SC_ENOMEM;
     atomic_init(&ix->refs, 1);
+    ix->node = n;
     ix->name = strdup(name);
     snprintf(ix->uuid, sizeof ix->uuid, "%s", uuid);
     ix->creation_date_ms = created;

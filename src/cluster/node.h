@@ -25,6 +25,7 @@ typedef struct sc_node sc_node;
 typedef struct sc_index sc_index;
 typedef struct sc_shard sc_shard;
 typedef struct sc_threadpool sc_threadpool;
+typedef struct sc_membership sc_membership;
 
 typedef struct sc_node_config {
     const char *data_dir;      /* required */
@@ -62,6 +63,7 @@ typedef struct sc_index_settings {
 
 struct sc_index {
     _Atomic int refs;
+    sc_node *node; /* the owning node (for its metadata hook) */
     char *name;
     char uuid[24];
     char *dir;
@@ -156,6 +158,16 @@ void sc_cluster_error_not_found(sc_cluster_error *err, const char *name);
 /* Fills err with type/status/reason (printf). */
 void sc_cluster_error_set(sc_cluster_error *err, int status, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Called after an index's metadata changed (created, mapping or state changed: meta_json is
+ * the metadata as written to meta.json) or was removed (meta_json NULL). Runs on the thread
+ * that made the change, which holds no node lock; must not block for long. */
+typedef void (*sc_node_meta_fn)(void *ctx, const char *index, const char *meta_json);
+/* Installs the metadata hook and the cluster membership the APIs read (membership.h; NULL when
+ * not clustered). Call before serving requests; not thread-safe against them. */
+void sc_node_set_cluster(sc_node *n, sc_membership *m, sc_node_meta_fn fn, void *ctx);
+/* The membership installed by sc_node_set_cluster, or NULL (single node). */
+sc_membership *sc_node_cluster(const sc_node *n);
 
 /* Validates an index name as Elasticsearch does (lowercase, no \ / * ? " < > | space , #,
  * not starting with - _ +, not . or .., at most 255 bytes). */

@@ -12,7 +12,7 @@
 #include "cluster/internal.h"
 #include "cluster/log.h"
 
-sc_status sc__index_write_meta(sc_index *ix)
+json_t *sc__index_meta_json(sc_index *ix)
 {
     json_t *m = json_object();
     json_object_set_new(m, "name", json_string(ix->name));
@@ -27,6 +27,12 @@ sc_status sc__index_write_meta(sc_index *ix)
     json_t *mj = sc_mapping_to_json(ix->mapping);
     pthread_mutex_unlock(ix->mapping_mu);
     json_object_set_new(m, "mappings", mj ? mj : json_object());
+    return m;
+}
+
+sc_status sc__index_write_meta(sc_index *ix)
+{
+    json_t *m = sc__index_meta_json(ix);
     char *text = json_dumps(m, JSON_COMPACT);
     json_decref(m);
     if (!text)
@@ -34,6 +40,8 @@ sc_status sc__index_write_meta(sc_index *ix)
     char path[4096];
     snprintf(path, sizeof path, "%s/meta.json", ix->dir);
     sc_status st = sc_file_write_atomic(path, text, strlen(text));
+    if (st == SC_OK)
+        sc__node_meta_changed(ix->node, ix->name, text);
     free(text);
     return st;
 }
@@ -49,6 +57,7 @@ void sc__index_remove_meta(const sc_index *ix)
     char path[4096];
     snprintf(path, sizeof path, "%s/meta.json", ix->dir);
     unlink(path);
+    sc__node_meta_changed(ix->node, ix->name, NULL);
 }
 
 /* Loads indices/<uuid_dir>/meta.json, opens the shards and registers the index. SC_ENOTFOUND:

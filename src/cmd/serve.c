@@ -11,6 +11,8 @@
  *   xpack.security.authc.users_file: users     (or users.file; basic authentication)
  *   xpack.security.http.ssl.certificate: cert.pem  (or tls.cert; HTTPS)
  *   xpack.security.http.ssl.key: key.pem           (or tls.key)
+ *   cluster.etcd: http://127.0.0.1:2379[,...]   (--cluster etcd=...; docs/cluster.md)
+ *   transport.port: 9300         cluster.lease_ttl: 3s
  * Flags override the file. */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "cluster/log.h"
+#include "cluster/membership.h"
 #include "cluster/node.h"
 #include "cmd/serve.h"
 #include "http/auth.h"
@@ -42,6 +45,9 @@ typedef struct serve_opts {
     char *users_file;
     char *tls_cert;
     char *tls_key;
+    char *cluster_etcd; /* etcd endpoints; NULL = single node */
+    long transport_port;
+    long lease_ttl_s;
 } serve_opts;
 
 static bool parse_size(const char *s, size_t *out)
@@ -149,7 +155,18 @@ static bool apply(serve_opts *o, const char *key, const char *val)
         set_str(&o->tls_cert, val);
     else if (!strcmp(key, "xpack.security.http.ssl.key") || !strcmp(key, "tls.key"))
         set_str(&o->tls_key, val);
-    else
+    else if (!strcmp(key, "cluster.etcd")) {
+        /* "etcd=URL[,URL...]" as --cluster takes it, or the bare URL list */
+        set_str(&o->cluster_etcd, strncmp(val, "etcd=", 5) ? val : val + 5);
+        return o->cluster_etcd && *o->cluster_etcd;
+    } else if (!strcmp(key, "transport.port"))
+        return parse_long(val, &o->transport_port) && o->transport_port >= 0 &&
+               o->transport_port < 65536;
+    else if (!strcmp(key, "cluster.lease_ttl")) {
+        if (!parse_ms(val, &ms) || ms < 1000)
+            return false;
+        o->lease_ttl_s = ms / 1000;
+    } else
         return false;
     return true;
 }
@@ -220,7 +237,12 @@ static void serve_usage(FILE *f)
                "  --port-file FILE    write the bound port to FILE once listening\n"
                "  --users FILE        require HTTP basic auth; lines name:$6$... (scry passwd)\n"
                "  --tls-cert FILE     serve HTTPS with this PEM certificate (needs --tls-key)\n"
-               "  --tls-key FILE      PEM private key of --tls-cert (unencrypted)\n");
+               "  --tls-key FILE      PEM private key of --tls-cert (unencrypted)\n"
+               "  --cluster etcd=URL[,URL...]  join a cluster whose metadata is in etcd\n"
+               "  --node-name NAME    node name (default: host name)\n"
+               "  --cluster-name NAME cluster name (default scry; the etcd key prefix)\n"
+               "  --transport-port N  node-to-node port (default 9300; recorded in etcd)\n"
+               "  --lease-ttl DURATION  etcd lease of the node (default 3s)\n");
 }
 
 static void opts_free(serve_opts *o)
@@ -232,11 +254,36 @@ static void opts_free(serve_opts *o)
     free(o->users_file);
     free(o->tls_cert);
     free(o->tls_key);
+    free(o->cluster_etcd);
+}
+
+/* Starts the etcd membership (--cluster): the node registers with its HTTP and transport
+ * addresses. */
+static sc_status join_cluster(const serve_opts *o, sc_node *node, unsigned http_port,
+                              sc_membership **out)
+{
+    char http[64], transport[64];
+    snprintf(http, sizeof http, "%s:%u", o->bind, http_port);
+    snprintf(transport, sizeof transport, "%s:%ld", o->bind, o->transport_port);
+    sc_membership_config mc = {.endpoints = o->cluster_etcd,
+                               .cluster_name = sc_node_cluster_name(node),
+                               .http_address = http,
+                               .transport_address = transport,
+                               .lease_ttl_s = o->lease_ttl_s};
+    sc_status st = sc_membership_start(&mc, node, out);
+    if (st != SC_OK)
+        fprintf(stderr, "scry serve: cannot use --cluster [%s]: %s\n", o->cluster_etcd,
+                sc_status_str(st));
+    return st;
 }
 
 int sc_cmd_serve(int argc, char **argv)
 {
-    serve_opts o = {.port = 9200, .max_content = 100u << 20, .timeout_s = 60, .slowlog_ms = 1000};
+    serve_opts o = {.port = 9200,
+                    .transport_port = 9300,
+                    .max_content = 100u << 20,
+                    .timeout_s = 60,
+                    .slowlog_ms = 1000};
     set_str(&o.data, "./data");
     set_str(&o.bind, "127.0.0.1");
     const char *port_file = NULL;
@@ -289,6 +336,16 @@ int sc_cmd_serve(int argc, char **argv)
             ok = apply(&o, "tls.cert", v);
         else if (!strcmp(a, "--tls-key"))
             ok = apply(&o, "tls.key", v);
+        else if (!strcmp(a, "--cluster"))
+            ok = apply(&o, "cluster.etcd", v);
+        else if (!strcmp(a, "--node-name"))
+            ok = apply(&o, "node.name", v);
+        else if (!strcmp(a, "--cluster-name"))
+            ok = apply(&o, "cluster.name", v);
+        else if (!strcmp(a, "--transport-port"))
+            ok = apply(&o, "transport.port", v);
+        else if (!strcmp(a, "--lease-ttl"))
+            ok = apply(&o, "cluster.lease_ttl", v);
         else if (!strcmp(a, "--port-file"))
             port_file = v;
         else {
@@ -377,12 +434,23 @@ int sc_cmd_serve(int argc, char **argv)
             rename(tmp, port_file);
         }
     }
+    sc_membership *cluster = NULL;
+    if (o.cluster_etcd && join_cluster(&o, node, sc_http_port(srv), &cluster) != SC_OK) {
+        sc_http_stop(srv);
+        sc_node_close(node);
+        sc_http_auth_free(auth);
+        opts_free(&o);
+        return 2;
+    }
     sc_log(SC_LOG_INFO, "node", "started; pid %d", (int)getpid());
     int sig = 0;
     while (sigwait(&stop_set, &sig) != 0)
         ;
     sc_log(SC_LOG_INFO, "node", "stopping: no new connections, finishing in-flight requests");
     sc_http_stop(srv);
+    /* After HTTP (no request reads the view any more); revoking the lease hands the master role
+     * over at once instead of after the lease TTL. */
+    sc_membership_stop(cluster);
     sc_log(SC_LOG_INFO, "node", "flushing shards");
     sc_node_close(node);
     sc_http_auth_free(auth);
