@@ -68,8 +68,8 @@ def main():
         "after a JIT warm-up. scry's time includes HTTP, parsing and the JSON response; "
         "Lucene's does not." % (
             time.strftime("%Y-%m-%d", time.gmtime()), m.get("cpu_model", m.get("cpu", "?")),
-            m.get("nproc", "?"), corpus, s.get("reps", "?"), s.get("duration", "?"),
-            s.get("warmup", "?")))
+            m.get("nproc", "?"), corpus, s.get("reps", "?"), s.get("duration_s", "?"),
+            s.get("warmup_s", "?")))
     L.append("")
     L.append("| operation | docs collected | scry p50 ms (reps' means) | Lucene ms (best..worst) "
              "| Lucene / scry | scry ns per doc | peak breaker bytes | buckets (scry / Lucene) |")
