@@ -122,7 +122,7 @@ def main():
     L.append("")
     L.append("Reproduce: `bash bench/aggs_bench.sh` (`TAXIS_DOCS=` / `LOGS_DOCS=` for other "
              "sizes; the issue asks 5M / 10M, this machine ran the sizes above; this run took "
-             "%s s including generation and loading)." % seconds)
+             "%s s, generation and loading included unless KEEP_DATA=1 reused them)." % seconds)
     L.append("")
     L.append("<!-- END aggs_bench -->")
     open(os.path.join(out, "aggs.md"), "w").write("\n".join(L) + "\n")

@@ -122,13 +122,20 @@ static sc_status load_index(sc_node *n, const char *uuid_dir)
         sc_index_unref(ix);
         return st;
     }
+    /* Registered with its shards INITIALIZING; they open in the background (recovery.c). */
+    sc_index_ref(ix);
     st = sc__node_register(n, ix);
     if (st != SC_OK) {
         sc_index_unref(ix);
+        sc_index_unref(ix);
         return st;
     }
-    sc_log(SC_LOG_INFO, "index", "opened index [%s] uuid [%s] shards [%u]", ix->name, ix->uuid,
-           ix->settings.number_of_shards);
+    st = sc__recovery_add(sc__node_recovery(n), n, ix);
+    sc_index_unref(ix);
+    if (st != SC_OK)
+        return st;
+    sc_log(SC_LOG_INFO, "index", "loaded index [%s] uuid [%s] shards [%u], recovering",
+           ix->name, ix->uuid, ix->settings.number_of_shards);
     return SC_OK;
 }
 

@@ -40,6 +40,7 @@ typedef enum sc_mapping_type {
     SC_MAPPING_IP,
     SC_MAPPING_GEO_POINT,
     SC_MAPPING_DATE_NANOS,
+    SC_MAPPING_DENSE_VECTOR, /* one vector per doc (mapping/vector.c), SC_FIELD_VECTOR */
 } sc_mapping_type;
 
 /* `dynamic` of an object; INHERIT means "not set here, use the parent's" (root: TRUE). */
@@ -100,6 +101,11 @@ struct sc_mapping_field {
     json_t *extra;         /* accepted parameters scry does not act on (boost, similarity,
                             * index_options, eager_global_ordinals, ...), kept for GET _mapping;
                             * NULL when none */
+    /* dense_vector: dims (0 until the first document sets it), element_type, similarity,
+     * index_options (type, m, ef_construction); `index` above says whether kNN may search it */
+    sc_vec_params vec;
+    float vec_confidence; /* index_options.confidence_interval as given (-1 = not set) */
+    bool vec_sim_set;     /* `similarity` given (bit vectors default to l2_norm) */
     sc_mapping_dynamic dynamic; /* objects */
     sc_mapping_field *parent;   /* NULL for the root */
     /* For objects: the properties; for other fields: the multi-fields (`fields`). Sorted by
@@ -242,6 +248,16 @@ typedef struct sc_mapping_analysis {
 sc_status sc_mapping_parse_doc(const sc_mapping *m, const sc_mapping_analysis *analysis,
                                sc_slice id, sc_slice source, sc_arena *arena, sc_index_doc *doc,
                                sc_mapping **updated, sc_mapping_error *err) SC_MUST_USE;
+
+/* The values of the fields at dotted paths[0..n_paths) in a document's _source JSON (parsed
+ * once), each in source order into values[i] / n_values[i] (the caller's arrays of n_paths):
+ * strings decoded, numbers and booleans as their source text, arrays flattened, objects and
+ * dotted keys followed ({"a": {"b": x}} and {"a.b": x} both give x for "a.b"). The values live
+ * in `arena` (strings may borrow `source`). Source that is not JSON gives no values. Returns
+ * SC_OK, SC_ELIMIT / SC_ENOMEM (arena). Thread-safe. O(size of source). */
+sc_status sc_mapping_source_values(sc_slice source, const sc_slice *paths, size_t n_paths,
+                                   sc_arena *arena, sc_slice **values, size_t *n_values)
+    SC_MUST_USE;
 
 /* ---- query values ---- */
 

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <float.h>
 #include <string.h>
 
 static sc_query *node(sc_arena *a, sc_query_kind kind)
@@ -177,6 +178,43 @@ sc_query *sc_query_boosting(sc_arena *a, sc_query *positive, sc_query *negative,
     return q;
 }
 
+sc_query *sc_query_function_score(sc_arena *a, sc_query *inner)
+{
+    sc_query *q = node(a, SC_QUERY_FUNCTION_SCORE);
+    if (q) {
+        q->u.function_score.inner = inner;
+        q->u.function_score.max_boost = FLT_MAX;
+    }
+    return q;
+}
+
+sc_status sc_query_function_score_add(sc_arena *a, sc_query *q, const sc_score_function *f)
+{
+    if (q->kind != SC_QUERY_FUNCTION_SCORE)
+        return SC_EINVAL;
+    if (q->u.function_score.n_fns == q->u.function_score.cap_fns) {
+        size_t cap = q->u.function_score.cap_fns ? q->u.function_score.cap_fns * 2 : 4;
+        sc_score_function *fns = sc_arena_alloc(a, cap * sizeof *fns);
+        if (!fns)
+            return a->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        if (q->u.function_score.n_fns)
+            memcpy(fns, q->u.function_score.fns, q->u.function_score.n_fns * sizeof *fns);
+        q->u.function_score.fns = fns;
+        q->u.function_score.cap_fns = cap;
+    }
+    sc_score_function *d = &q->u.function_score.fns[q->u.function_score.n_fns];
+    *d = *f;
+    if (f->field.len) {
+        uint8_t *copy = sc_arena_alloc(a, f->field.len);
+        if (!copy)
+            return a->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        memcpy(copy, f->field.ptr, f->field.len);
+        d->field = sc_slice_make(copy, f->field.len);
+    }
+    q->u.function_score.n_fns++;
+    return SC_OK;
+}
+
 sc_query *sc_query_dis_max(sc_arena *a, float tie_breaker)
 {
     sc_query *q = node(a, SC_QUERY_DIS_MAX);
@@ -193,6 +231,25 @@ sc_query *sc_query_ids(sc_arena *a, const sc_slice *ids, size_t n_ids)
     q->u.ids.ids = dup_slices(a, ids, n_ids);
     q->u.ids.n_ids = n_ids;
     return q->u.ids.ids ? q : NULL;
+}
+
+sc_query *sc_query_knn(sc_arena *a, sc_slice field, const float *vector, uint32_t dims, uint32_t k,
+                       uint32_t num_candidates, sc_query *filter, float similarity)
+{
+    sc_query *q = node(a, SC_QUERY_KNN);
+    if (!q || !dup_slice(a, field, &q->u.knn.field))
+        return NULL;
+    q->u.knn.vector = sc_arena_alloc(a, (size_t)dims * sizeof(float) + 1);
+    if (!q->u.knn.vector)
+        return NULL;
+    if (dims)
+        memcpy(q->u.knn.vector, vector, (size_t)dims * sizeof(float));
+    q->u.knn.dims = dims;
+    q->u.knn.k = k;
+    q->u.knn.num_candidates = num_candidates;
+    q->u.knn.filter = filter;
+    q->u.knn.similarity = similarity;
+    return q;
 }
 
 sc_query *sc_query_exists(sc_arena *a, sc_slice field)
@@ -291,6 +348,8 @@ const char *sc_query_kind_name(sc_query_kind kind)
         [SC_QUERY_RANGE] = "range",
         [SC_QUERY_GEO] = "geo",
         [SC_QUERY_TERM_RANGE] = "range",
+        [SC_QUERY_KNN] = "knn",
+        [SC_QUERY_FUNCTION_SCORE] = "function_score",
     };
     if ((unsigned)kind < sizeof names / sizeof names[0] && names[kind])
         return names[kind];
@@ -411,6 +470,11 @@ static void print(out *o, const sc_query *q)
         print(o, q->u.boosting.negative);
         outf(o, ", %g)", (double)q->u.boosting.negative_boost);
         break;
+    case SC_QUERY_FUNCTION_SCORE:
+        outf(o, "FunctionScore(");
+        print(o, q->u.function_score.inner);
+        outf(o, ", %zu functions)", q->u.function_score.n_fns);
+        break;
     case SC_QUERY_DIS_MAX:
         outf(o, "(");
         for (size_t i = 0; i < q->u.dis_max.n_queries; i++)
@@ -431,6 +495,17 @@ static void print(out *o, const sc_query *q)
             outf(o, i ? " " : ""), out_slice(o, q->u.range.field);
             outf(o, ":[%lld TO %lld]", (long long)q->u.range.lo[i], (long long)q->u.range.hi[i]);
         }
+        break;
+    case SC_QUERY_KNN:
+        outf(o, "knn(");
+        out_slice(o, q->u.knn.field);
+        outf(o, ", dims=%u, k=%u, num_candidates=%u", q->u.knn.dims, q->u.knn.k,
+             q->u.knn.num_candidates);
+        if (q->u.knn.filter) {
+            outf(o, ", filter=");
+            print(o, q->u.knn.filter);
+        }
+        outf(o, ")");
         break;
     case SC_QUERY_GEO: {
         const sc_geo_shape *g = &q->u.geo.shape;

@@ -16,6 +16,7 @@
 #include "index/commit.h"
 #include "shard/sched.h"
 #include "shard/shard.h"
+#include "shard/shard_search.h"
 #include "shard/translog.h"
 
 #define SC__SEG_BUFFER UINT32_MAX     /* entry lives in the in-memory buffer */
@@ -141,6 +142,9 @@ struct sc_shard {
     sc_shard_sched *own_sched; /* a private one when cfg.sched was NULL */
     sc__sched_slot sched_slot; /* the scheduler's record (its mutex) */
     _Atomic bool bg_dirty;     /* writes since the last background refresh */
+    _Atomic uint64_t flush_threshold_bytes; /* flush past this translog size */
+    /* translog replay progress (open.c, during sc_shard_open only) */
+    uint64_t replay_ops, replay_bytes, replay_total;
     /* stats */
     _Atomic uint64_t n_index_ops, n_delete_ops, n_refreshes, n_flushes, n_merges;
     _Atomic uint64_t index_time_ns, refresh_time_ns, flush_time_ns, merge_time_ns;
@@ -174,6 +178,8 @@ sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write
 
 /* Whether the in-memory buffer should become a segment (wlock held). */
 bool sc__shard_buffer_full(const sc_shard *s);
+/* Bytes of the persisted id table files (ids-<gen>.dat) in the shard folder (ids.c). */
+uint64_t sc__ids_file_bytes(const sc_shard *s);
 
 /* Deletes files the shard no longer needs: segments, deletes and id tables neither in the
  * commit m (may be NULL) nor in the writer's set nor being written by a merge; at_open also
@@ -220,5 +226,19 @@ typedef struct sc__ids_entry {
  * trailing bytes. Never reads outside data[0..len). O(len). */
 sc_status sc__ids_decode(const uint8_t *data, size_t len,
                          sc_status (*fn)(void *ctx, const sc__ids_entry *e), void *ctx) SC_MUST_USE;
+
+/* The query phase under field collapsing (shard_collapse.c): res->docs are the top a->k
+ * groups' best docs by score with their collapse keys (memory from `out`), the totals those of
+ * the query. o is the search's options (its size is changed). Errors of sc_search_execute. */
+sc_status sc__shard_collapse_run(const sc_shard_query_args *a, const sc_searcher *s,
+                                 sc_search_options *o, sc_arena *scratch, sc_arena *out,
+                                 sc_shard_query_result *res, sc_search_result *sr) SC_MUST_USE;
+
+/* Applies one query rescorer to res's top docs (shard_rescore.c): rescoring the first
+ * window_size, weighting the rest, re-sorting all. Memory from scratch. Errors of
+ * sc_search_execute. */
+sc_status sc__shard_rescore(const sc_shard_rescore *r, const sc_shard_snapshot *snap,
+                            const sc_searcher *s, sc_cancel_token *token, sc_arena *scratch,
+                            sc_shard_query_result *res) SC_MUST_USE;
 
 #endif
