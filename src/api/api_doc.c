@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/docs.h"
+#include "api/forward.h"
 #include "api/handlers.h"
 #include "api/internal.h"
 #include "base/clock.h"
@@ -115,6 +116,26 @@ static bool write_params(sc_rest_req *req, sc_rest_resp *resp, sc_doc_write *w)
     return true;
 }
 
+/* Clustered: forwards the request to the node holding the shard's primary. true when the caller
+ * must execute it here; false when it was forwarded or failed (resp written). A generated id
+ * travels in the path, as PUT _create, so the primary stores the id the shard was chosen by. */
+static bool route_to_primary(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix,
+                             sc_slice routing, sc_slice id, bool generated)
+{
+    sc_shard_location loc;
+    if (!sc__api_locate(req, resp, ix, routing, id, &loc))
+        return false;
+    if (loc.local)
+        return true;
+    char path[600];
+    if (generated)
+        snprintf(path, sizeof path, "/%s/_create/%.*s", ix->name, (int)id.len,
+                 (const char *)id.ptr);
+    sc__api_forward(req, resp, &loc, generated ? "PUT" : NULL, generated ? path : NULL,
+                    req->body);
+    return false;
+}
+
 static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_slice id)
 {
     sc_doc_write w = {.op = op};
@@ -124,6 +145,7 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
     if (op_type && !strcmp(op_type, "create"))
         w.op = SC_DOC_CREATE;
     char auto_id[24];
+    bool generated = !id.ptr;
     if (!id.ptr) {
         sc__api_auto_id(auto_id);
         id = sc_slice_cstr(auto_id);
@@ -151,6 +173,10 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
             sc_rest_error_index_not_found(req, resp, req->index);
         else
             sc__api_cluster_error(req, resp, &err);
+        return;
+    }
+    if (!route_to_primary(req, resp, ix, w.routing, w.id, generated)) {
+        sc_index_unref(ix);
         return;
     }
     sc_doc_result r;
@@ -205,6 +231,11 @@ static void get_common(sc_rest_req *req, sc_rest_resp *resp, bool source_only)
         return;
     }
     const char *routing = sc_rest_param_get(req, "routing");
+    if (!route_to_primary(req, resp, ix, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0),
+                          req->id, false)) {
+        sc_index_unref(ix);
+        return;
+    }
     sc_doc_get g;
     sc_status st = sc_index_get(
         ix, req->id, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0), req->arena, &g);
@@ -405,6 +436,12 @@ void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
         return;
     }
     const char *routing = sc_rest_param_get(req, "routing");
+    if (!route_to_primary(req, resp, ix, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0),
+                          req->id, false)) {
+        json_decref(body);
+        sc_index_unref(ix);
+        return;
+    }
     sc_doc_result r;
     sc_status st = sc__api_update(
         req, ix, req->id, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0), body, &r);

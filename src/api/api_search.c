@@ -195,6 +195,25 @@ static bool shard_selection(sc_rest_req *req, sc_rest_resp *resp, search_run *ru
     return true;
 }
 
+/* Compact JSON text in the request arena (empty for NULL). */
+static sc_slice json_text(sc_rest_req *req, const json_t *j)
+{
+    if (!j)
+        return sc_slice_make(NULL, 0);
+    char *t = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *copy = t ? sc_arena_strndup(req->arena, t, strlen(t)) : NULL;
+    free(t);
+    return copy ? sc_slice_cstr(copy) : sc_slice_make(NULL, 0);
+}
+
+/* Clustered: the JSON the data nodes re-parse with their own mappings (search_wire.h). */
+static void ship_json(sc_rest_req *req, search_run *run)
+{
+    run->sr.query_json = json_text(req, run->sp.query);
+    run->sr.post_filter_json = json_text(req, run->sp.post_filter);
+    run->sr.aggs_json = json_text(req, run->sp.aggs);
+}
+
 static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
                           const json_t *body, bool count, search_run *run, scroll_page *sc)
 {
@@ -326,6 +345,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                                   .search_after = after,
                                   .only_shards = only,
                                   .collect = run->sp.agg_spec ? &run->agg.hook : NULL};
+    if (sc_node_placement(req->node))
+        ship_json(req, run);
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;
@@ -345,6 +366,12 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     if (st != SC_OK) {
         sc_rest_error(req, resp, 500, "search_phase_execution_exception", sc_status_str(st), NULL,
                       0);
+        run_fini(run);
+        return false;
+    }
+    if (run->r.shards_failed > 0 && !sc_rest_param_bool(req, "allow_partial_search_results", true)) {
+        sc_rest_errorf(req, resp, 503, "search_phase_execution_exception",
+                       "Partial shards failure (%u shards unavailable)", run->r.shards_failed);
         run_fini(run);
         return false;
     }
