@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/log.h"
 #include "cluster/placement.h"
 #include "cluster/search_dist.h"
 #include "cluster/search_wire.h"
@@ -280,11 +281,14 @@ sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
                   .deadline_ns = deadline_ns,
                   .token = token,
                   .transport = sc_placement_transport(p)};
-    sc_status st = group(&d, snap, targets, nt, sc_placement_batched(snap));
+    bool batched = sc_placement_batched(snap);
+    sc_status st = group(&d, snap, targets, nt, batched);
     sc_placement_release(snap);
     if (st == SC_OK) {
         run_units(&d);
         st = sc__dist_reduce(n, sr, d.units, d.n_units, d.transport, token, arena, out);
+        sc_log(SC_LOG_DEBUG, "search", "%zu shards in %zu query requests (%s), %u remote", nt,
+               d.n_units, batched ? "batched per node" : "one per shard", out->query_requests);
     }
     units_free(&d);
     return st;

@@ -241,7 +241,8 @@ static void serve_usage(FILE *f)
                "  --cluster etcd=URL[,URL...]  join a cluster whose metadata is in etcd\n"
                "  --node-name NAME    node name (default: host name)\n"
                "  --cluster-name NAME cluster name (default scry; the etcd key prefix)\n"
-               "  --transport-port N  node-to-node port (default 9300; recorded in etcd)\n"
+               "  --transport-port N  node-to-node port with --cluster (default: the first free of\n"
+               "                      9300-9399; the address is registered in etcd)\n"
                "  --lease-ttl DURATION  etcd lease of the node (default 3s)\n");
 }
 

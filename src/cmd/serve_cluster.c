@@ -65,10 +65,20 @@ static sc_status h_rest(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg
     return st;
 }
 
+/* The default transport port is a range, as Elasticsearch's "9300-9399": several nodes on one
+ * machine take the next free port (the address each one listens on is registered in etcd). */
+#define DEFAULT_TRANSPORT_PORT 9300
+#define DEFAULT_TRANSPORT_PORT_LAST 9399
+
 static sc_status open_transport(const sc_serve_cluster_config *cfg, sc_serve_cluster *c)
 {
-    sc_transport_config tc = {.bind_host = cfg->bind, .port = (uint16_t)cfg->transport_port};
-    sc_status st = sc_transport_open(&tc, &c->t);
+    long last = cfg->transport_port == DEFAULT_TRANSPORT_PORT ? DEFAULT_TRANSPORT_PORT_LAST
+                                                              : cfg->transport_port;
+    sc_status st = SC_EIO;
+    for (long port = cfg->transport_port; port <= last && st == SC_EIO; port++) {
+        sc_transport_config tc = {.bind_host = cfg->bind, .port = (uint16_t)port};
+        st = sc_transport_open(&tc, &c->t);
+    }
     if (st != SC_OK) {
         fprintf(stderr, "scry serve: cannot listen on transport port %s:%ld: %s\n", cfg->bind,
                 cfg->transport_port, sc_status_str(st));

@@ -47,9 +47,11 @@ def env():
     etcd = Etcd(tmp).start()
     nodes = {}
     for name in ("n1", "n2", "n3"):
+        # n1 logs at debug level: its coordinator says how many query requests it sent
         nodes[name] = Server(os.path.join(tmp, name), [
             "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "cs",
-            "--transport-port", str(free_port()), "--lease-ttl", TTL]).start()
+            "--transport-port", str(free_port()), "--lease-ttl", TTL] +
+            (["--log-level", "debug"] if name == "n1" else [])).start()
     single = Server(os.path.join(tmp, "single")).start()
     n1 = nodes["n1"]
     wait_until("3 nodes", lambda: n1.request(
@@ -135,6 +137,11 @@ def test_search_equals_single_node(env, batched):
         for name, s in nodes.items():
             got = essence(search(s, q))
             assert got == want, "%s (batched=%s) query %s" % (name, batched, json.dumps(q))
+            if name == "n1":
+                # 6 shards on 3 nodes: 3 requests (2 remote) batched, else 6 (4 remote)
+                line = [l for l in s.read_log().splitlines() if "query requests" in l][-1]
+                assert ("6 shards in 3 query requests (batched per node), 2 remote" if batched
+                        else "6 shards in 6 query requests (one per shard), 4 remote") in line
     st, _, c = nodes["n3"].request("GET", "/docs/_count?q=title:fox")
     assert st == 200 and c["count"] == single.request("GET", "/docs/_count?q=title:fox")[2]["count"]
     set_batched(nodes["n1"], True)
