@@ -9,7 +9,7 @@ PKGS=(
   libicu-dev libstemmer-dev libcmocka-dev zlib1g-dev libcrypt-dev libgnutls28-dev openssl
   python3 python3-pytest python3-elasticsearch
   default-jdk-headless liblucene8-java
-  gnuplot-nox curl
+  gnuplot-nox curl wrk
   etcd-server
 )
 

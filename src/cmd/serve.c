@@ -11,6 +11,7 @@
  *   xpack.security.authc.users_file: users     (or users.file; basic authentication)
  *   xpack.security.http.ssl.certificate: cert.pem  (or tls.cert; HTTPS)
  *   xpack.security.http.ssl.key: key.pem           (or tls.key)
+ *   http.max_open_connections: 10000   http.compression: false   http.transport: epoll|mhd
  *   cluster.etcd: http://127.0.0.1:2379[,...]   (--cluster etcd=...; docs/cluster.md)
  *   transport.port: 9300         cluster.lease_ttl: 3s
  * Flags override the file. */
@@ -45,6 +46,9 @@ typedef struct serve_opts {
     char *users_file;
     char *tls_cert;
     char *tls_key;
+    long max_open_conns;
+    int compression;
+    char *http_transport;
     char *cluster_etcd; /* etcd endpoints; NULL = single node */
     long transport_port;
     long lease_ttl_s;
@@ -155,7 +159,17 @@ static bool apply(serve_opts *o, const char *key, const char *val)
         set_str(&o->tls_cert, val);
     else if (!strcmp(key, "xpack.security.http.ssl.key") || !strcmp(key, "tls.key"))
         set_str(&o->tls_key, val);
-    else if (!strcmp(key, "cluster.etcd")) {
+    else if (!strcmp(key, "http.max_open_connections"))
+        return parse_long(val, &o->max_open_conns) && o->max_open_conns > 0;
+    else if (!strcmp(key, "http.compression")) {
+        if (strcmp(val, "true") && strcmp(val, "false"))
+            return false;
+        o->compression = !strcmp(val, "true");
+    } else if (!strcmp(key, "http.transport")) {
+        if (strcmp(val, "epoll") && strcmp(val, "mhd"))
+            return false;
+        set_str(&o->http_transport, val);
+    } else if (!strcmp(key, "cluster.etcd")) {
         /* "etcd=URL[,URL...]" as --cluster takes it, or the bare URL list */
         set_str(&o->cluster_etcd, strncmp(val, "etcd=", 5) ? val : val + 5);
         return o->cluster_etcd && *o->cluster_etcd;
@@ -243,7 +257,9 @@ static void serve_usage(FILE *f)
                "  --cluster-name NAME cluster name (default scry; the etcd key prefix)\n"
                "  --transport-port N  node-to-node port with --cluster (default: the first free of\n"
                "                      9300-9399; the address is registered in etcd)\n"
-               "  --lease-ttl DURATION  etcd lease of the node (default 3s)\n");
+               "  --lease-ttl DURATION  etcd lease of the node (default 3s)\n"
+               "  -E KEY=VALUE        any setting of the config file (e.g. -E "
+               "http.compression=true)\n");
 }
 
 static void opts_free(serve_opts *o)
@@ -255,6 +271,7 @@ static void opts_free(serve_opts *o)
     free(o->users_file);
     free(o->tls_cert);
     free(o->tls_key);
+    free(o->http_transport);
     free(o->cluster_etcd);
 }
 
@@ -329,7 +346,15 @@ int sc_cmd_serve(int argc, char **argv)
             ok = apply(&o, "cluster.lease_ttl", v);
         else if (!strcmp(a, "--port-file"))
             port_file = v;
-        else {
+        else if (!strcmp(a, "-E")) {
+            char key[128];
+            const char *eq = strchr(v, '=');
+            ok = eq && (size_t)(eq - v) < sizeof key;
+            if (ok) {
+                snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
+                ok = apply(&o, key, eq + 1);
+            }
+        } else {
             fprintf(stderr, "scry serve: unknown option %s\n", a);
             serve_usage(stderr);
             opts_free(&o);
@@ -396,6 +421,11 @@ int sc_cmd_serve(int argc, char **argv)
     hc.auth = auth;
     hc.tls_cert_file = o.tls_cert;
     hc.tls_key_file = o.tls_key;
+    if (o.max_open_conns > 0)
+        hc.max_open_connections = (size_t)o.max_open_conns;
+    hc.compression = o.compression != 0;
+    if (o.http_transport)
+        hc.transport = o.http_transport;
     hc.request_budget_bytes = sc_node_config_get(node)->memory_limit_bytes * 60 / 100;
     sc_http_server *srv;
     sc_status hs = sc_http_start(&hc, node, &srv);

@@ -1,11 +1,15 @@
-/* The HTTP server: libmicrohttpd with an internal thread pool (epoll per thread), keep-alive,
- * request bodies accumulated up to http.max_content_length (413 beyond), idle-connection
- * timeouts against slow clients, a per-request arena, and the Elasticsearch product header on
- * every response, optional basic authentication (401 before the body is read) and TLS
- * (GnuTLS through libmicrohttpd). Requests are routed by router.h to the API handlers. */
+/* The HTTP server. Two transports behind one interface: the default epoll transport
+ * (transport.c: one epoll set shared by the workers, so any free worker serves any ready
+ * connection; our strict HTTP/1.1 parser, parse.h; keep-alive and pipelining) and
+ * libmicrohttpd (server_mhd.c, http.transport: mhd), whose thread pool pins connections.
+ * Both: request bodies up to http.max_content_length (413 beyond), idle-connection timeouts
+ * against slow clients, a per-request arena, the Elasticsearch product header on every
+ * response, optional basic authentication (401 before the body is read) and TLS (GnuTLS).
+ * Requests are routed by router.h to the API handlers. */
 #ifndef SC_HTTP_SERVER_H
 #define SC_HTTP_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +30,10 @@ typedef struct sc_http_config {
     sc_http_auth *auth;          /* basic authentication (http/auth.h, borrowed); NULL = off */
     const char *tls_cert_file;   /* PEM certificate (chain); with tls_key_file: HTTPS only */
     const char *tls_key_file;    /* PEM private key, unencrypted */
+    size_t max_open_connections; /* beyond it new connections get a prompt 503; default 10000
+                                  * (the file-descriptor limit is raised to fit) */
+    bool compression;            /* gzip responses when the client accepts them; default off */
+    const char *transport;       /* "epoll" (default) or "mhd" (libmicrohttpd) */
 } sc_http_config;
 
 /* Fills the defaults above. */
@@ -33,7 +41,8 @@ void sc_http_config_default(sc_http_config *c);
 
 /* Starts listening and serving; requests reach `node` (borrowed, must outlive the server).
  * SC_EIO when the address cannot be bound or the TLS files cannot be read; SC_EINVAL when the
- * TLS certificate/key are not valid PEM or do not match (logged). */
+ * TLS certificate/key are not valid PEM or do not match, or the transport is unknown
+ * (logged). */
 sc_status sc_http_start(const sc_http_config *c, sc_node *node, sc_http_server **out) SC_MUST_USE;
 /* The bound port (useful with port 0). */
 uint16_t sc_http_port(const sc_http_server *s);
