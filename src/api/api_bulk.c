@@ -81,8 +81,10 @@ static bool parse_action(sc_rest_req *req, sc_slice line, size_t lineno, bulk_it
 /* Appends item it as one action line (and its source line) of a sub-bulk. */
 static sc_status append_item(json_t *lines, const bulk_item *it)
 {
-    static const char *const ops[] = {[IT_INDEX] = "index", [IT_CREATE] = "create",
-                                      [IT_UPDATE] = "update", [IT_DELETE] = "delete"};
+    static const char *const ops[] = {[IT_INDEX] = "index",
+                                      [IT_CREATE] = "create",
+                                      [IT_UPDATE] = "update",
+                                      [IT_DELETE] = "delete"};
     json_t *meta = json_object();
     json_object_set_new(meta, "_index", json_string(it->index));
     json_object_set_new(meta, "_id", json_stringn((const char *)it->id.ptr, it->id.len));

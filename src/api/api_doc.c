@@ -119,8 +119,8 @@ static bool write_params(sc_rest_req *req, sc_rest_resp *resp, sc_doc_write *w)
 /* Clustered: forwards the request to the node holding the shard's primary. true when the caller
  * must execute it here; false when it was forwarded or failed (resp written). A generated id
  * travels in the path, as PUT _create, so the primary stores the id the shard was chosen by. */
-static bool route_to_primary(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix,
-                             sc_slice routing, sc_slice id, bool generated)
+static bool route_to_primary(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix, sc_slice routing,
+                             sc_slice id, bool generated)
 {
     sc_shard_location loc;
     if (!sc__api_locate(req, resp, ix, routing, id, &loc))
@@ -131,8 +131,7 @@ static bool route_to_primary(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix,
     if (generated)
         snprintf(path, sizeof path, "/%s/_create/%.*s", ix->name, (int)id.len,
                  (const char *)id.ptr);
-    sc__api_forward(req, resp, &loc, generated ? "PUT" : NULL, generated ? path : NULL,
-                    req->body);
+    sc__api_forward(req, resp, &loc, generated ? "PUT" : NULL, generated ? path : NULL, req->body);
     return false;
 }
 

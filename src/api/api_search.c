@@ -214,11 +214,24 @@ static void ship_json(sc_rest_req *req, search_run *run)
     run->sr.aggs_json = json_text(req, run->sp.aggs);
 }
 
+/* Scroll and point in time pin this node's snapshots; across nodes they would miss the shards
+ * held elsewhere, so a cluster refuses them for now (issue 13). false after writing a 400. */
+static bool refuse_clustered_context(sc_rest_req *req, sc_rest_resp *resp)
+{
+    if (!sc_node_placement(req->node))
+        return true;
+    sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                  "scroll and point in time are not supported in a cluster yet", NULL, 0);
+    return false;
+}
+
 static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
                           const json_t *body, bool count, search_run *run, scroll_page *sc)
 {
     memset(run, 0, sizeof *run);
     run->t0 = sc_clock_now_ns();
+    if (sc && !refuse_clustered_context(req, resp))
+        return false;
     if (!sc__search_parse(req, resp, body, &run->sp, count))
         return false;
     if (sc && sc->ctx) {
@@ -369,7 +382,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
-    if (run->r.shards_failed > 0 && !sc_rest_param_bool(req, "allow_partial_search_results", true)) {
+    if (run->r.shards_failed > 0 &&
+        !sc_rest_param_bool(req, "allow_partial_search_results", true)) {
         sc_rest_errorf(req, resp, 503, "search_phase_execution_exception",
                        "Partial shards failure (%u shards unavailable)", run->r.shards_failed);
         run_fini(run);
@@ -759,6 +773,8 @@ void sc_api_msearch(sc_rest_req *req, sc_rest_resp *resp)
 
 void sc_api_pit_open(sc_rest_req *req, sc_rest_resp *resp)
 {
+    if (!refuse_clustered_context(req, resp))
+        return;
     const char *keep = sc_rest_param_get(req, "keep_alive");
     int64_t ka;
     if (!keep || !sc_time_parse_ms(keep, &ka) || ka <= 0) {

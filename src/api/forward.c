@@ -31,7 +31,8 @@ bool sc__api_locate(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix, sc_slice
         sc_placement_release(s);
         if (loc->assigned)
             return true;
-        if (sc_clock_now_ns() >= until)
+        /* only a new index is waited for: a known shard without a live primary fails now */
+        if (loc->known || sc_clock_now_ns() >= until)
             break;
         /* a new index: its routing comes from the master in a moment */
         (void)!sc_placement_wait(p, rev + 1, 200);
@@ -43,8 +44,8 @@ bool sc__api_locate(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix, sc_slice
     return false;
 }
 
-static sc_status encode_req(sc_rest_req *req, const char *method, const char *path,
-                            sc_slice body, sc_wire_buf *b)
+static sc_status encode_req(sc_rest_req *req, const char *method, const char *path, sc_slice body,
+                            sc_wire_buf *b)
 {
     sc_wire_put_str(b, method ? method : req->method_str);
     sc_wire_put_str(b, path ? path : req->path);

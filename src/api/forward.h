@@ -16,7 +16,9 @@
 #include "cluster/placement.h"
 #include "cluster/wire.h"
 
-enum { SC_MSG_REST_FORWARD = 0x0201 };
+enum {
+    SC_MSG_REST_FORWARD = 0x0201
+};
 
 /* A forwarded REST request as decoded (byte strings borrow the message). */
 typedef struct sc_api_fwd_req {
@@ -33,7 +35,8 @@ sc_status sc_api_fwd_resp_encode(const sc_rest_resp *resp, sc_wire_buf *out) SC_
 
 /* Where the primary of the shard that (routing or id) goes to lives. Without a placement, or for
  * a forwarded request, the answer is "local". In a cluster, waits up to 10 s for a new index's
- * routing to appear. false (after writing a 503 into resp) when the shard has no live primary. */
+ * routing to appear (not for a known shard without a live primary). false (after writing a 503
+ * into resp) when the shard has no live primary. */
 bool sc__api_locate(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix, sc_slice routing,
                     sc_slice id, sc_shard_location *loc);
 

@@ -76,8 +76,8 @@ static sc_status prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
         return SC_ECORRUPT;
     sc_index *first = NULL;
     for (size_t i = 0; i < ni; i++) {
-        char *name = sc_arena_strndup(a, (const char *)rq->q.index_names[i].ptr,
-                                      rq->q.index_names[i].len);
+        char *name =
+            sc_arena_strndup(a, (const char *)rq->q.index_names[i].ptr, rq->q.index_names[i].len);
         rq->list[i] = name ? sc_node_index(r->node, name) : NULL;
         if (!rq->list[i])
             continue;
@@ -146,8 +146,8 @@ static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_
                         sc_node_query_response *nr, sc_arena *a, sc_wire_buf *out)
 {
     size_t nt = nq->n_targets;
-    sc_wire_node_query_resp w = {.n_results = nt, .top = nr->top, .n_top = nr->n_top,
-                                 .n_sort = rq->q.n_sort};
+    sc_wire_node_query_resp w = {
+        .n_results = nt, .top = nr->top, .n_top = nr->n_top, .n_sort = rq->q.n_sort};
     w.results = sc_arena_calloc(a, nt ? nt : 1, sizeof *w.results);
     if (!w.results)
         return SC_ENOMEM;
@@ -223,9 +223,10 @@ static sc_status h_query(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
     if (st == SC_OK)
         st = run_phase(r, &rq, &a, out);
     if (st != SC_OK)
-        snprintf(errmsg, cap, "%s", rq.reason[0] ? rq.reason
-                                    : st == SC_ENOTFOUND ? "index missing on the data node"
-                                                         : sc_status_str(st));
+        snprintf(errmsg, cap, "%s",
+                 rq.reason[0]         ? rq.reason
+                 : st == SC_ENOTFOUND ? "index missing on the data node"
+                                      : sc_status_str(st));
     rq_fini(&rq);
     sc_arena_fini(&a);
     return st;
@@ -254,8 +255,8 @@ static sc_status h_fetch(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
         results[i].snapshot = c->snapshots[i];
     }
     for (size_t i = 0; st == SC_OK && i < f.n_dv_fields; i++)
-        if (!(fields[i] = sc_arena_strndup(&a, (const char *)f.dv_fields[i].ptr,
-                                           f.dv_fields[i].len)))
+        if (!(fields[i] =
+                  sc_arena_strndup(&a, (const char *)f.dv_fields[i].ptr, f.dv_fields[i].len)))
             st = SC_ENOMEM;
     if (st == SC_OK) {
         sc_node_query_request nq = {.targets = targets, .n_targets = c->n};

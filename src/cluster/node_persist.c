@@ -157,8 +157,8 @@ static sc_status load_index(sc_node *n, const char *uuid_dir)
     sc_status st = index_from_meta(n, m, uuid_dir, false, &ix);
     json_decref(m);
     if (st == SC_OK)
-        sc_log(SC_LOG_INFO, "index", "opened index [%s] uuid [%s] shards [%u]", ix->name,
-               ix->uuid, ix->settings.number_of_shards);
+        sc_log(SC_LOG_INFO, "index", "opened index [%s] uuid [%s] shards [%u]", ix->name, ix->uuid,
+               ix->settings.number_of_shards);
     return st;
 }
 

@@ -106,6 +106,7 @@ void sc_placement_primary(const sc_placement_snapshot *s, const char *index, uin
     const sc_index_routing *r = sc_routing_table_find(&s->routing, index);
     if (!r || shard >= r->number_of_shards)
         return;
+    out->known = true;
     const sc_shard_routing *sh = &r->shards[shard];
     for (size_t c = 0; c < sh->n_copies; c++) {
         if (!sh->copies[c].primary)
@@ -156,8 +157,8 @@ static sc_placement_snapshot *snapshot_from(const sc_cluster_view *v)
     snprintf(s->local_id, sizeof s->local_id, "%s", v->local_id);
     s->revision = v->revision;
     s->nodes = calloc(v->n_nodes ? v->n_nodes : 1, sizeof *s->nodes);
-    s->routing.indices = calloc(v->routing.n_indices ? v->routing.n_indices : 1,
-                                sizeof *s->routing.indices);
+    s->routing.indices =
+        calloc(v->routing.n_indices ? v->routing.n_indices : 1, sizeof *s->routing.indices);
     if (!s->nodes || !s->routing.indices) {
         sc_placement_release(s);
         return NULL;
@@ -215,7 +216,8 @@ static void sync_indices(sc_placement *p, const sc_cluster_view *v)
                    sc_status_str(st));
     }
     void *tmp;
-    json_object_foreach_safe (p->seen, tmp, name, meta) {
+    json_object_foreach_safe(p->seen, tmp, name, meta)
+    {
         if (json_object_get(v->indices, name))
             continue;
         sc_cluster_error err;

@@ -37,6 +37,7 @@ sc_transport *sc_placement_transport(sc_placement *p);
 
 /* Where one shard's primary is. */
 typedef struct sc_shard_location {
+    bool known;    /* the routing table has the index (a new index's comes a moment later) */
     bool assigned; /* a primary on a live node is known */
     bool local;    /* ... and it is this node */
     char node_id[SC_ALLOC_NODE_MAX];

@@ -24,9 +24,9 @@ typedef struct sc__dist_unit {
     sc_node_shard_result *results; /* per target (when st == SC_OK) */
     sc_node_hit *top;              /* the unit's partially reduced top k */
     size_t n_top;
-    void *agg;           /* the unit's reduced aggregation partial, or NULL */
-    uint64_t context_id; /* remote: the data node's reader context (0: none) */
-    uint8_t *resp_bytes; /* remote: the answer the decoded fields borrow (malloc'd) */
+    void *agg;                  /* the unit's reduced aggregation partial, or NULL */
+    uint64_t context_id;        /* remote: the data node's reader context (0: none) */
+    uint8_t *resp_bytes;        /* remote: the answer the decoded fields borrow (malloc'd) */
     sc_node_query_request lreq; /* local: the node phase's request and response */
     sc_node_query_response lresp;
     bool lresp_valid;
@@ -37,7 +37,7 @@ typedef struct sc__dist_unit {
  * per node; contexts of remote units without winners are freed. Everything in *out is in
  * `arena`. SC_ECANCELLED when the task or a shard was cancelled. */
 sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit *units,
-                          size_t n_units, sc_transport *t, sc_cancel_token *token,
-                          sc_arena *arena, sc_search_response *out) SC_MUST_USE;
+                          size_t n_units, sc_transport *t, sc_cancel_token *token, sc_arena *arena,
+                          sc_search_response *out) SC_MUST_USE;
 
 #endif

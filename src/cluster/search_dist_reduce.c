@@ -24,8 +24,8 @@ static sc_status add_failure(const sc_shard_target *tg, int status, const char *
     f->shard = tg->shard;
     memset(&f->err, 0, sizeof f->err);
     f->err.status = status ? status : 500;
-    f->err.type = sc_arena_strndup(arena, type ? type : "exception",
-                                   strlen(type ? type : "exception"));
+    f->err.type =
+        sc_arena_strndup(arena, type ? type : "exception", strlen(type ? type : "exception"));
     snprintf(f->err.reason, sizeof f->err.reason, "%s", reason);
     out->shards_failed++;
     return f->err.type ? SC_OK : SC_ENOMEM;
@@ -55,8 +55,8 @@ static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units
             const sc_node_shard_result *r = &x->results[t];
             if (r->st != SC_OK) {
                 cancelled |= r->st == SC_ECANCELLED;
-                SC_TRY(add_failure(&x->targets[t], r->err.status, r->err.type, r->err.reason,
-                                   arena, out));
+                SC_TRY(add_failure(&x->targets[t], r->err.status, r->err.type, r->err.reason, arena,
+                                   out));
                 continue;
             }
             out->shards_successful++;
@@ -121,8 +121,8 @@ static sc_status merge_top(const sc_search_request *sr, sc__dist_unit *units, si
 
 /* Fetches a remote unit's winners (docs, in page order) into got (arena). */
 static sc_status fetch_remote(const sc_search_request *sr, const sc__dist_unit *u,
-                              const sc_node_hit *docs, size_t nd, sc_transport *t,
-                              sc_arena *arena, sc_shard_fetched **got)
+                              const sc_node_hit *docs, size_t nd, sc_transport *t, sc_arena *arena,
+                              sc_shard_fetched **got)
 {
     sc_slice *fields = sc_arena_calloc(arena, sr->n_dv_fields + 1, sizeof *fields);
     if (!fields)
@@ -229,8 +229,8 @@ static sc_status fetch_unit(sc_node *n, const sc_search_request *sr, sc__dist_un
     return SC_OK;
 }
 
-sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit *units,
-                          size_t nu, sc_transport *t, sc_cancel_token *token, sc_arena *arena,
+sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit *units, size_t nu,
+                          sc_transport *t, sc_cancel_token *token, sc_arena *arena,
                           sc_search_response *out)
 {
     SC_TRY(reduce_shards(sr, units, nu, token, arena, out));

@@ -124,8 +124,7 @@ static void get_targets(sc_wire_reader *r, sc_arena *a, sc_wire_node_query *q)
     q->targets = t;
 }
 
-sc_status sc_wire_node_query_decode(const uint8_t *p, size_t n, sc_arena *a,
-                                    sc_wire_node_query *q)
+sc_status sc_wire_node_query_decode(const uint8_t *p, size_t n, sc_arena *a, sc_wire_node_query *q)
 {
     memset(q, 0, sizeof *q);
     sc_wire_reader r;
@@ -253,8 +252,7 @@ sc_status sc_wire_node_fetch_encode(const sc_wire_node_fetch *f, sc_wire_buf *b)
     return b->st;
 }
 
-sc_status sc_wire_node_fetch_decode(const uint8_t *p, size_t n, sc_arena *a,
-                                    sc_wire_node_fetch *f)
+sc_status sc_wire_node_fetch_decode(const uint8_t *p, size_t n, sc_arena *a, sc_wire_node_fetch *f)
 {
     memset(f, 0, sizeof *f);
     sc_wire_reader r;

@@ -67,8 +67,8 @@ typedef struct sc_wire_node_query_resp {
     size_t n_results;
     sc_node_hit *top; /* the node's partially reduced top k */
     size_t n_top;
-    size_t n_sort;         /* keys per hit (0 under a score sort) */
-    sc_slice agg_partial;  /* sc_agg_encode bytes of the node's reduction; empty: none */
+    size_t n_sort;        /* keys per hit (0 under a score sort) */
+    sc_slice agg_partial; /* sc_agg_encode bytes of the node's reduction; empty: none */
 } sc_wire_node_query_resp;
 
 typedef struct sc_wire_node_fetch {
@@ -87,11 +87,11 @@ typedef struct sc_wire_node_fetch_resp {
 
 /* Encoders append to `out` (sticky status) and return its status. */
 sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *out) SC_MUST_USE;
-sc_status sc_wire_node_query_resp_encode(const sc_wire_node_query_resp *r,
-                                         sc_wire_buf *out) SC_MUST_USE;
+sc_status sc_wire_node_query_resp_encode(const sc_wire_node_query_resp *r, sc_wire_buf *out)
+    SC_MUST_USE;
 sc_status sc_wire_node_fetch_encode(const sc_wire_node_fetch *f, sc_wire_buf *out) SC_MUST_USE;
-sc_status sc_wire_node_fetch_resp_encode(const sc_wire_node_fetch_resp *r,
-                                         sc_wire_buf *out) SC_MUST_USE;
+sc_status sc_wire_node_fetch_resp_encode(const sc_wire_node_fetch_resp *r, sc_wire_buf *out)
+    SC_MUST_USE;
 
 /* Decoders: *out's arrays come from `a`, byte strings borrow `p` (keep it alive). SC_ECORRUPT
  * for malformed, truncated or trailing input (target index numbers and shard ordinals are

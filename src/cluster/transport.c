@@ -92,8 +92,8 @@ static sc_status recv_all(int fd, uint8_t *p, size_t n, uint64_t deadline_ns, bo
 
 static int connect_to(const char *host, uint16_t port, uint32_t timeout_ms)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICSERV};
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
     struct addrinfo *ai = NULL;
     char ps[8];
     snprintf(ps, sizeof ps, "%u", port);
@@ -153,8 +153,8 @@ static void set_err(sc_transport_error *err, bool remote, const char *what, cons
 
 /* One exchange on a borrowed connection. */
 static sc_status roundtrip(sc_transport *t, int fd, uint16_t type, sc_slice body,
-                           uint64_t deadline_ns, uint8_t **resp, size_t *resp_len,
-                           bool *got_any, sc_transport_error *err)
+                           uint64_t deadline_ns, uint8_t **resp, size_t *resp_len, bool *got_any,
+                           sc_transport_error *err)
 {
     uint64_t id = atomic_fetch_add(&t->next_id, 1);
     sc_wire_header h = {.type = type, .request_id = id, .body_len = (uint32_t)body.len};
@@ -249,8 +249,8 @@ static void give_back(sc_transport *t, sc__tp_peer *p, int fd, bool ok)
 }
 
 sc_status sc_transport_request(sc_transport *t, const char *host, uint16_t port, uint16_t type,
-                               sc_slice body, uint32_t timeout_ms, uint8_t **resp,
-                               size_t *resp_len, sc_transport_error *err)
+                               sc_slice body, uint32_t timeout_ms, uint8_t **resp, size_t *resp_len,
+                               sc_transport_error *err)
 {
     if (err)
         memset(err, 0, sizeof *err);
@@ -281,9 +281,8 @@ sc_status sc_transport_request(sc_transport *t, const char *host, uint16_t port,
         if (!remote && st == SC_EIO && reused && !got_any && attempt == 0)
             continue;
         if (!remote)
-            set_err(err, false,
-                    st == SC_ETIMEOUT ? "request timed out:" : "request failed:",
-                    host, port);
+            set_err(err, false, st == SC_ETIMEOUT ? "request timed out:" : "request failed:", host,
+                    port);
         return st;
     }
 }

@@ -29,13 +29,13 @@
 typedef struct sc_transport sc_transport;
 
 typedef struct sc_transport_config {
-    const char *bind_host;      /* listen address; NULL = "127.0.0.1"; "" = no server */
-    uint16_t port;              /* 0 = an ephemeral port (see sc_transport_port) */
-    size_t n_workers;           /* handler threads; 0 = 4 */
-    uint32_t max_body_bytes;    /* 0 = SC_WIRE_DEFAULT_MAX_BODY_BYTES (both directions) */
-    uint32_t conns_per_peer;    /* 0 = 4 */
+    const char *bind_host;       /* listen address; NULL = "127.0.0.1"; "" = no server */
+    uint16_t port;               /* 0 = an ephemeral port (see sc_transport_port) */
+    size_t n_workers;            /* handler threads; 0 = 4 */
+    uint32_t max_body_bytes;     /* 0 = SC_WIRE_DEFAULT_MAX_BODY_BYTES (both directions) */
+    uint32_t conns_per_peer;     /* 0 = 4 */
     uint32_t connect_timeout_ms; /* 0 = 2000 */
-    uint32_t backoff_max_ms;    /* 0 = 2000 */
+    uint32_t backoff_max_ms;     /* 0 = 2000 */
 } sc_transport_config;
 
 /* A handler: decodes `body` (borrowed for the call), does the work and writes the response body
@@ -58,7 +58,7 @@ sc_status sc_transport_register(sc_transport *t, uint16_t type, sc_transport_han
                                 void *ctx) SC_MUST_USE;
 
 typedef struct sc_transport_error {
-    bool remote;      /* true: the peer's handler failed (status below is its status) */
+    bool remote;       /* true: the peer's handler failed (status below is its status) */
     char message[256]; /* a readable reason */
 } sc_transport_error;
 
@@ -68,15 +68,15 @@ typedef struct sc_transport_error {
  * bad frame from the peer), SC_ELIMIT (body too large), or the remote handler's status with
  * err->remote set. err may be NULL. Thread-safe; blocks the calling thread. */
 sc_status sc_transport_request(sc_transport *t, const char *host, uint16_t port, uint16_t type,
-                               sc_slice body, uint32_t timeout_ms, uint8_t **resp,
-                               size_t *resp_len, sc_transport_error *err) SC_MUST_USE;
+                               sc_slice body, uint32_t timeout_ms, uint8_t **resp, size_t *resp_len,
+                               sc_transport_error *err) SC_MUST_USE;
 
 /* Counters for tests and stats (a snapshot). */
 typedef struct sc_transport_stats {
-    uint64_t connects;       /* outbound connections opened */
-    uint64_t requests_sent;  /* outbound requests that got a response */
+    uint64_t connects;         /* outbound connections opened */
+    uint64_t requests_sent;    /* outbound requests that got a response */
     uint64_t requests_handled; /* inbound requests answered */
-    uint64_t bad_frames;     /* inbound connections closed for a bad frame */
+    uint64_t bad_frames;       /* inbound connections closed for a bad frame */
 } sc_transport_stats;
 void sc_transport_stats_get(sc_transport *t, sc_transport_stats *out);
 

@@ -24,10 +24,10 @@ typedef struct sc__tp_peer {
     char host[256];
     uint16_t port;
     sc__tp_cli_conn *idle;
-    uint32_t n_open;            /* idle + borrowed */
-    uint64_t backoff_until_ns;  /* no connect attempt before (monotonic) */
-    uint32_t backoff_ms;        /* the next back-off length; 0 after a success */
-    pthread_cond_t cv;          /* a connection came back or closed */
+    uint32_t n_open;           /* idle + borrowed */
+    uint64_t backoff_until_ns; /* no connect attempt before (monotonic) */
+    uint32_t backoff_ms;       /* the next back-off length; 0 after a success */
+    pthread_cond_t cv;         /* a connection came back or closed */
     struct sc__tp_peer *next;
 } sc__tp_peer;
 

@@ -261,8 +261,7 @@ sc_status sc_wire_error_encode(sc_status st, const char *msg, sc_wire_buf *out)
     return out->st;
 }
 
-sc_status sc_wire_error_decode(const uint8_t *p, size_t n, sc_status *remote, char *msg,
-                               size_t cap)
+sc_status sc_wire_error_decode(const uint8_t *p, size_t n, sc_status *remote, char *msg, size_t cap)
 {
     sc_wire_reader r;
     sc_wire_reader_init(&r, p, n);

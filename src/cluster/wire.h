@@ -104,7 +104,7 @@ sc_status sc_wire_reader_finish(const sc_wire_reader *r) SC_MUST_USE;
 sc_status sc_wire_error_encode(sc_status st, const char *msg, sc_wire_buf *out) SC_MUST_USE;
 /* Decodes an ERROR body: *remote gets the sender's status (a known non-OK value), msg up to
  * cap-1 bytes (NUL-terminated, non-printable bytes replaced by '?'). SC_ECORRUPT on bad bytes. */
-sc_status sc_wire_error_decode(const uint8_t *p, size_t n, sc_status *remote, char *msg,
-                               size_t cap) SC_MUST_USE;
+sc_status sc_wire_error_decode(const uint8_t *p, size_t n, sc_status *remote, char *msg, size_t cap)
+    SC_MUST_USE;
 
 #endif

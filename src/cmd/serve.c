@@ -255,8 +255,7 @@ static void serve_usage(FILE *f)
                "  --cluster etcd=URL[,URL...]  join a cluster whose metadata is in etcd\n"
                "  --node-name NAME    node name (default: host name)\n"
                "  --cluster-name NAME cluster name (default scry; the etcd key prefix)\n"
-               "  --transport-port N  node-to-node port with --cluster (default: the first free of\n"
-               "                      9300-9399; the address is registered in etcd)\n"
+               "  --transport-port N  node-to-node port (default: first free of 9300-9399)\n"
                "  --lease-ttl DURATION  etcd lease of the node (default 3s)\n"
                "  -E KEY=VALUE        any setting of the config file (e.g. -E "
                "http.compression=true)\n");

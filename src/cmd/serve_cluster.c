@@ -33,10 +33,10 @@ static sc_status h_rest(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg
     sc_rest_req *req = st == SC_OK ? sc_arena_calloc(&arena, 1, sizeof *req) : NULL;
     char *method = req ? sc_arena_strndup(&arena, (const char *)f.method.ptr, f.method.len) : NULL;
     char *path = req ? sc_arena_strndup(&arena, (const char *)f.path.ptr, f.path.len) : NULL;
-    char *ctype = req && f.content_type.len ? sc_arena_strndup(&arena, (const char *)
-                                                               f.content_type.ptr,
-                                                               f.content_type.len)
-                                            : NULL;
+    char *ctype =
+        req && f.content_type.len
+            ? sc_arena_strndup(&arena, (const char *)f.content_type.ptr, f.content_type.len)
+            : NULL;
     if (st == SC_OK && (!req || !method || !path))
         st = SC_ENOMEM;
     if (st != SC_OK) {

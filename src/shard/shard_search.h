@@ -73,8 +73,7 @@ typedef struct sc_shard_collect_hook {
      * decode returns SC_ECORRUPT on bad bytes. Both may be NULL (then a clustered search with
      * this hook fails on remote nodes). */
     sc_status (*encode)(void *ctx, const void *partial, uint8_t **bytes, size_t *len);
-    sc_status (*decode)(void *ctx, const uint8_t *bytes, size_t len, sc_arena *out,
-                        void **partial);
+    sc_status (*decode)(void *ctx, const uint8_t *bytes, size_t len, sc_arena *out, void **partial);
 } sc_shard_collect_hook;
 
 /* ---- query phase ------------------------------------------------------------------------- */

@@ -81,8 +81,11 @@ static void test_query(void **state)
     (void)state;
     sc_slice names[2] = {sc_slice_cstr("logs"), sc_slice_cstr("metrics")};
     sc_sort_spec sort[2] = {
-        {.kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("ts"), .desc = true,
-         .mode = SC_SORT_MODE_MAX, .is_double = true},
+        {.kind = SC_SORT_BY_NUMERIC,
+         .field = sc_slice_cstr("ts"),
+         .desc = true,
+         .mode = SC_SORT_MODE_MAX,
+         .is_double = true},
         {.kind = SC_SORT_BY_KEYWORD, .field = sc_slice_cstr("host"), .missing_first = true},
     };
     sc_sort_key after[2] = {{.i = -42, .d = 3.5}, {.missing = true, .s = sc_slice_cstr("h1")}};
@@ -149,8 +152,11 @@ static void test_query_resp(void **state)
     (void)state;
     sc_wire_shard_outcome res[2] = {
         {.st = SC_OK, .total = 17, .total_gte = true},
-        {.st = SC_EPARSE, .http_status = 400, .type = sc_slice_cstr("query_shard_exception"),
-         .reason = sc_slice_cstr("bad"), .timed_out = true},
+        {.st = SC_EPARSE,
+         .http_status = 400,
+         .type = sc_slice_cstr("query_shard_exception"),
+         .reason = sc_slice_cstr("bad"),
+         .timed_out = true},
     };
     sc_sort_key k1[1] = {{.i = 5}}, k2[1] = {{.missing = true, .s = sc_slice_cstr("zz")}};
     sc_node_hit top[2] = {{.score = 2.5f, .shard_ix = 3, .doc = 9, .keys = k1},
@@ -197,8 +203,12 @@ static void test_fetch(void **state)
     (void)state;
     sc_node_hit docs[2] = {{.shard_ix = 3, .doc = 9}, {.shard_ix = 1, .doc = 100000}};
     sc_slice fields[1] = {sc_slice_cstr("host")};
-    sc_wire_node_fetch f = {.context_id = 5, .docs = docs, .n_docs = 2, .source = true,
-                            .dv_fields = fields, .n_dv_fields = 1};
+    sc_wire_node_fetch f = {.context_id = 5,
+                            .docs = docs,
+                            .n_docs = 2,
+                            .source = true,
+                            .dv_fields = fields,
+                            .n_dv_fields = 1};
     sc_wire_buf b;
     sc_wire_buf_init(&b);
     assert_int_equal(sc_wire_node_fetch_encode(&f, &b), SC_OK);
@@ -221,8 +231,11 @@ static void test_fetch(void **state)
     sc_shard_field_values fv[2] = {
         {.field = 0, .type = SC_SHARD_VALUE_DATE, .numeric = true, .n_values = 2, .nums = nums},
         {.field = 1, .type = SC_SHARD_VALUE_TERM, .n_values = 1, .terms = terms}};
-    sc_shard_fetched got[2] = {{.found = true, .id = sc_slice_cstr("a1"),
-                                .source = sc_slice_cstr("{\"x\":1}"), .fields = fv, .n_fields = 2},
+    sc_shard_fetched got[2] = {{.found = true,
+                                .id = sc_slice_cstr("a1"),
+                                .source = sc_slice_cstr("{\"x\":1}"),
+                                .fields = fv,
+                                .n_fields = 2},
                                {.found = false}};
     sc_wire_node_fetch_resp r = {.docs = got, .n_docs = 2};
     sc_wire_buf_init(&b);

@@ -22,12 +22,19 @@
 #include "cluster/transport.h"
 #include "cluster/wire.h"
 
-enum { T_ECHO = 1, T_FAIL = 2, T_SLOW = 3, T_UNKNOWN = 99 };
+enum {
+    T_ECHO = 1,
+    T_FAIL = 2,
+    T_SLOW = 3,
+    T_UNKNOWN = 99
+};
 
 static void test_header(void **state)
 {
     (void)state;
-    sc_wire_header h = {.flags = SC_WIRE_FLAG_RESPONSE, .type = 513, .request_id = 0x0102030405060708ull,
+    sc_wire_header h = {.flags = SC_WIRE_FLAG_RESPONSE,
+                        .type = 513,
+                        .request_id = 0x0102030405060708ull,
                         .body_len = 77};
     uint8_t b[SC_WIRE_HEADER_BYTES];
     sc_wire_header_put(&h, b);
@@ -142,8 +149,8 @@ static sc_status h_slow(void *ctx, sc_slice body, sc_wire_buf *resp, char *errms
 
 static sc_transport *open_server(uint16_t port)
 {
-    sc_transport_config cfg = {.port = port, .n_workers = 3, .max_body_bytes = 1 << 20,
-                               .backoff_max_ms = 200};
+    sc_transport_config cfg = {
+        .port = port, .n_workers = 3, .max_body_bytes = 1 << 20, .backoff_max_ms = 200};
     sc_transport *t;
     assert_int_equal(sc_transport_open(&cfg, &t), SC_OK);
     assert_int_equal(sc_transport_register(t, T_ECHO, h_echo, NULL), SC_OK);
@@ -157,9 +164,9 @@ static void echo(sc_transport *c, uint16_t port, const char *s)
     uint8_t *resp;
     size_t n;
     sc_transport_error err;
-    assert_int_equal(sc_transport_request(c, "127.0.0.1", port, T_ECHO, sc_slice_cstr(s), 5000,
-                                          &resp, &n, &err),
-                     SC_OK);
+    assert_int_equal(
+        sc_transport_request(c, "127.0.0.1", port, T_ECHO, sc_slice_cstr(s), 5000, &resp, &n, &err),
+        SC_OK);
     assert_int_equal(n, strlen(s));
     assert_memory_equal(resp, s, n);
     free(resp);
@@ -182,8 +189,8 @@ static void *worker(void *arg)
         uint8_t *resp = NULL;
         size_t n = 0;
         sc_transport_error err;
-        sc_status st = sc_transport_request(w->c, "127.0.0.1", w->port, T_ECHO,
-                                            sc_slice_cstr(buf), 5000, &resp, &n, &err);
+        sc_status st = sc_transport_request(w->c, "127.0.0.1", w->port, T_ECHO, sc_slice_cstr(buf),
+                                            5000, &resp, &n, &err);
         if (st != SC_OK || n != strlen(buf) || memcmp(resp, buf, n) != 0) {
             fprintf(stderr, "worker %d: %s %s\n", w->id, sc_status_name(st), err.message);
             w->failures++;
@@ -231,14 +238,14 @@ static void test_loopback(void **state)
                      SC_ENOTFOUND);
     assert_true(err.remote);
     assert_string_equal(err.message, "index [x] missing");
-    assert_int_equal(sc_transport_request(c, "127.0.0.1", port, T_UNKNOWN, sc_slice_cstr("x"),
-                                          5000, &resp, &n, &err),
+    assert_int_equal(sc_transport_request(c, "127.0.0.1", port, T_UNKNOWN, sc_slice_cstr("x"), 5000,
+                                          &resp, &n, &err),
                      SC_EUNSUPPORTED);
     assert_true(err.remote);
     /* a slow handler: timeout, and the connection is not reused for the late answer */
-    assert_int_equal(sc_transport_request(c, "127.0.0.1", port, T_SLOW, sc_slice_cstr(""), 100,
-                                          &resp, &n, &err),
-                     SC_ETIMEOUT);
+    assert_int_equal(
+        sc_transport_request(c, "127.0.0.1", port, T_SLOW, sc_slice_cstr(""), 100, &resp, &n, &err),
+        SC_ETIMEOUT);
     echo(c, port, "after timeout");
     sc_transport_close(c);
     sc_transport_close(s);
