@@ -53,6 +53,24 @@ static sc_status hook_run(void *ctx, const sc_shard_collect_call *call, void **p
         return st;
     *partial_out = moved;
     *n_matched_out = res.total;
+    if (q != call->query && call->counts_total) {
+        /* a post_filter: the aggregations saw more docs than the hits, whose total this is */
+        sc_search_result cr;
+        memset(&cr, 0, sizeof cr);
+        st = sc_search_count(call->searcher, call->query, &o, call->scratch, &cr);
+        if (st != SC_OK) {
+            if (!call->scratch->over_budget) {
+                bool bad =
+                    st == SC_EUNSUPPORTED || st == SC_EPARSE || st == SC_EINVAL || st == SC_ELIMIT;
+                err->status = bad ? 400 : 500;
+                err->type = bad ? "query_shard_exception" : "exception";
+                snprintf(err->reason, sizeof err->reason, "%s",
+                         cr.error[0] ? cr.error : sc_status_str(st));
+            }
+            return st;
+        }
+        *n_matched_out = cr.total;
+    }
     return SC_OK;
 }
 

@@ -1,6 +1,7 @@
 /* Private to the aggregation files of src/api: parsing the `aggs` JSON into the search layer's
  * spec tree (agg_parse.c: the tree; agg_parse_params.c, agg_parse_terms.c,
- * agg_parse_composite.c, agg_parse_pipeline.c, agg_parse_auto.c: each kind's parameters),
+ * agg_parse_composite.c, agg_parse_pipeline.c, agg_parse_auto.c, agg_parse_sketch.c: each
+ * kind's parameters),
  * running it through the shard query phase's collect hook (agg_exec.c) and writing a final
  * result as the response's "aggregations" (agg_write.c). */
 #ifndef SC_API_AGG_INTERNAL_H
@@ -91,6 +92,9 @@ bool sc__agg_parse_ip_range(sc__agg_pctx *c, const char *type, const json_t *p, 
 bool sc__agg_parse_weighted_avg(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* composite's parameters (agg_parse_composite.c). */
 bool sc__agg_parse_composite(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+/* cardinality, percentiles, percentile_ranks and median_absolute_deviation's parameters
+ * (agg_parse_sketch.c). */
+bool sc__agg_parse_sketch(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 
 /* The request's name of s's kind ("terms", "date_range", ...). */
 const char *sc__agg_kind_name(const sc_agg_spec *s);

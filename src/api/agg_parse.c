@@ -48,16 +48,16 @@ static const kind_name kinds[] = {
     {"auto_date_histogram", SC_AGG_AUTO_DATE_HISTOGRAM},
     {"weighted_avg", SC_AGG_WEIGHTED_AVG},
     {"significant_terms", SC_AGG_SIGNIFICANT_TERMS},
+    {"cardinality", SC_AGG_CARDINALITY},
+    {"percentiles", SC_AGG_PERCENTILES},
+    {"percentile_ranks", SC_AGG_PERCENTILE_RANKS},
+    {"median_absolute_deviation", SC_AGG_MEDIAN_ABSOLUTE_DEVIATION},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
-static const char *const later[] = {"cardinality",
-                                    "percentiles",
-                                    "percentile_ranks",
-                                    "significant_text",
+static const char *const later[] = {"significant_text",
                                     "top_hits",
                                     "top_metrics",
-                                    "median_absolute_deviation",
                                     "geo_bounds",
                                     "geo_centroid",
                                     "moving_fn",
@@ -103,7 +103,9 @@ const char *sc__agg_kind_name(const sc_agg_spec *s)
 
 static bool is_metric(sc_agg_kind k)
 {
-    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG;
+    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG ||
+           k == SC_AGG_CARDINALITY || k == SC_AGG_PERCENTILES || k == SC_AGG_PERCENTILE_RANKS ||
+           k == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
 }
 
 /* ---- the tree ---- */

@@ -86,6 +86,8 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type,
     }
     bool numeric_only = s->kind >= SC_AGG_MIN && s->kind < SC_AGG_VALUE_COUNT;
     numeric_only |= s->kind == SC_AGG_STATS || s->kind == SC_AGG_EXTENDED_STATS;
+    numeric_only |= s->kind == SC_AGG_PERCENTILES || s->kind == SC_AGG_PERCENTILE_RANKS ||
+                    s->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
     numeric_only |= s->kind == SC_AGG_HISTOGRAM || s->kind == SC_AGG_DATE_HISTOGRAM ||
                     s->kind == SC_AGG_AUTO_DATE_HISTOGRAM ||
                     (s->kind == SC_AGG_RANGE && strcmp(type, "ip_range") != 0);
@@ -647,6 +649,10 @@ static bool parse_metric(sc__agg_pctx *c, const char *type, const json_t *p, sc_
 bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
     switch (s->kind) {
+    case SC_AGG_CARDINALITY:
+    case SC_AGG_PERCENTILES:
+    case SC_AGG_PERCENTILE_RANKS:
+    case SC_AGG_MEDIAN_ABSOLUTE_DEVIATION: return sc__agg_parse_sketch(c, type, p, s);
     case SC_AGG_TERMS: return sc__agg_parse_terms(c, type, p, s);
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: return parse_histogram(c, type, p, s);

@@ -75,7 +75,8 @@ static bool resolve_value(sc__agg_pctx *c, const sc_agg_spec *owner, const char 
                      sub->kind == SC_AGG_STATS_BUCKET;
         bool single =
             (sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT) ||
-            sub->kind == SC_AGG_WEIGHTED_AVG ||
+            sub->kind == SC_AGG_WEIGHTED_AVG || sub->kind == SC_AGG_CARDINALITY ||
+            sub->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION ||
             (sc_agg_kind_pipeline(sub->kind) && !multi && sub->kind != SC_AGG_BUCKET_SORT);
         out->kind = SC_AGG_PATH_SUB;
         out->sub = (uint32_t)i;

@@ -50,7 +50,8 @@ bool sc__agg_terms_order(sc__agg_pctx *c, const json_t *o, sc_agg_spec *s)
             continue;
         bool multi = sub->kind == SC_AGG_STATS || sub->kind == SC_AGG_EXTENDED_STATS;
         bool single = (sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT) ||
-                      sub->kind == SC_AGG_WEIGHTED_AVG;
+                      sub->kind == SC_AGG_WEIGHTED_AVG || sub->kind == SC_AGG_CARDINALITY ||
+                      sub->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
         s->order.kind = SC_AGG_ORDER_METRIC;
         s->order.sub = (uint32_t)i;
         s->order.stat = SC_AGG_STAT_VALUE;

@@ -129,6 +129,50 @@ static void write_metric(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result 
     }
 }
 
+/* percentiles / percentile_ranks: "values" keyed by the Java double string of each percent
+ * (ranks: of each value), or a list of {key, value}; null values when nothing was collected. */
+static void write_percentiles(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r)
+{
+    bool ranks = s->kind == SC_AGG_PERCENTILE_RANKS;
+    bool date = s->vtype == SC_AGG_V_DATE && !ranks;
+    sc_jsonw_key(w, "values");
+    if (s->keyed)
+        sc_jsonw_obj_begin(w);
+    else
+        sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < s->n_points; i++) {
+        double p = s->points[i];
+        double v = !r->td  ? NAN
+                   : ranks ? 100 * sc_tdigest_cdf(r->td, p)
+                           : sc_tdigest_quantile(r->td, p / 100);
+        bool has = isfinite(v);
+        if (s->keyed) {
+            char key[48];
+            fmt_double(key, p);
+            kv_value(w, key, v, has);
+            if (date && has) {
+                char k2[64];
+                snprintf(k2, sizeof k2, "%s_as_string", key);
+                sc_jsonw_key(w, k2);
+                write_date(w, s, (int64_t)v);
+            }
+        } else {
+            sc_jsonw_obj_begin(w);
+            sc_jsonw_kv_double(w, "key", p);
+            kv_value(w, "value", v, has);
+            if (date && has) {
+                sc_jsonw_key(w, "value_as_string");
+                write_date(w, s, (int64_t)v);
+            }
+            sc_jsonw_obj_end(w);
+        }
+    }
+    if (s->keyed)
+        sc_jsonw_obj_end(w);
+    else
+        sc_jsonw_arr_end(w);
+}
+
 /* ---- buckets ---- */
 
 /* A terms bucket's key (and key_as_string). */
@@ -573,6 +617,8 @@ static const char *typed_prefix(const sc_agg_spec *s)
         return s->vtype == SC_AGG_V_DATE ? "date_range"
                : s->vtype == SC_AGG_V_IP ? "ip_range"
                                          : "range";
+    case SC_AGG_PERCENTILES: return "tdigest_percentiles";
+    case SC_AGG_PERCENTILE_RANKS: return "tdigest_percentile_ranks";
     default: return sc__agg_kind_name(s);
     }
 }
@@ -620,6 +666,18 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
         kv_value(w, "value", r->sum_sq != 0 ? r->sum / r->sum_sq : 0,
                  r->count > 0 && r->sum_sq != 0);
         break;
+    case SC_AGG_CARDINALITY:
+        sc_jsonw_kv_int(w, "value", r->hll ? (int64_t)sc_hll_estimate(r->hll) : 0);
+        break;
+    case SC_AGG_PERCENTILES:
+    case SC_AGG_PERCENTILE_RANKS: write_percentiles(w, s, r); break;
+    case SC_AGG_MEDIAN_ABSOLUTE_DEVIATION: {
+        double mad = NAN;
+        if (r->td && sc_tdigest_mad(r->td, &mad) != SC_OK)
+            mad = NAN;
+        kv_value(w, "value", mad, true);
+        break;
+    }
     case SC_AGG_FILTER:
     case SC_AGG_MISSING:
     case SC_AGG_GLOBAL:

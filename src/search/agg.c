@@ -117,6 +117,10 @@ sc_status sc__agg_coll_new(sc__agg_ctx *ctx, const sc_agg_spec *spec, sc__agg_co
     case SC_AGG_VALUE_COUNT:
     case SC_AGG_STATS:
     case SC_AGG_EXTENDED_STATS: SC_TRY(sc__agg_metric_new(c)); break;
+    case SC_AGG_CARDINALITY:
+    case SC_AGG_PERCENTILES:
+    case SC_AGG_PERCENTILE_RANKS:
+    case SC_AGG_MEDIAN_ABSOLUTE_DEVIATION: SC_TRY(sc__agg_sketch_new(c)); break;
     default:
         snprintf(ctx->err->reason, sizeof ctx->err->reason,
                  "aggregation [%s] of this type is not supported yet", spec->name);

@@ -23,8 +23,10 @@
 #include "base/slice.h"
 #include "base/status.h"
 #include "index/dfa.h"
+#include "search/hll.h"
 #include "search/query.h"
 #include "search/searcher.h"
+#include "search/tdigest.h"
 
 typedef enum sc_agg_kind {
     SC_AGG_ROOT, /* the request: subs are the top-level aggregations */
@@ -63,10 +65,12 @@ typedef enum sc_agg_kind {
      * the result's subset size in sum_other, its superset size in doc_count_error, the final
      * score in a bucket's dkey */
     SC_AGG_SIGNIFICANT_TERMS,
-    /* reserved for the sketch modules (branch h-sketches): not built here yet */
+    /* metrics over the sketches of search/hll.h and search/tdigest.h (agg_sketch.c); the
+     * result's sketch in hll / td, encoded under flag 16 */
     SC_AGG_CARDINALITY,
     SC_AGG_PERCENTILES,
     SC_AGG_PERCENTILE_RANKS,
+    SC_AGG_MEDIAN_ABSOLUTE_DEVIATION,
     SC_AGG_KIND_COUNT_
 } sc_agg_kind;
 
@@ -250,6 +254,12 @@ struct sc_agg_spec {
     const char *other_bucket_key; /* "_other_" */
     /* extended_stats */
     double sigma; /* 2 */
+    /* cardinality: the HyperLogLog++ precision (from precision_threshold; 0 = 14) */
+    uint32_t hll_precision;
+    /* percentiles: the percents; percentile_ranks: the values (ascending, distinct) */
+    const double *points;
+    size_t n_points;
+    double compression; /* t-digest compression (0 = 100; median_absolute_deviation 1000) */
     /* weighted_avg: the weight's field and type (its `missing` in weight_missing) */
     const char *weight_field;
     sc_agg_vtype weight_vtype;
@@ -311,6 +321,10 @@ struct sc_agg_result {
     uint32_t shard_size; /* terms: the shard_size a shard result was cut to */
     uint32_t rung;       /* auto_date_histogram: the ladder rung of the keys */
     bool error_set;      /* terms: doc_count_error already combined by an earlier reduce */
+    /* cardinality / percentiles / percentile_ranks / median_absolute_deviation: the sketch (in
+     * the result's arena), NULL when no value was seen */
+    sc_hll *hll;
+    sc_tdigest *td;
 };
 
 /* Shard-level settings of a collection. */
@@ -364,12 +378,20 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
 /* ---- binary encoding ----
  * Grammar (little-endian varints, "v" = varint, "z" = zigzag varint, "f64" 8 bytes):
  *   partial  := "SCAG" version:u8(1) node
- *   node     := kind:u8 flags:u8 [metric] [terms] n_buckets:v bucket*
+ *   node     := kind:u8 flags:u8 [metric] [terms] [rung] [sketch] n_buckets:v bucket*
  *   metric   := count:v sum:f64 sum_c:f64 min:f64 max:f64 sum_sq:f64 sum_sq_c:f64  (flags&1)
  *   terms    := error:z sum_other:v n_reduced:v shard_size:v                       (flags&2)
+ *   rung     := rung:v                                                            (flags&8)
+ *   sketch   := len:v bytes                                                      (flags&16)
  *   bucket   := key:z dkey:f64 bkey_len:v bkey:bytes doc_count:v error:z n_subs:v node*
- * flags&4 = error_set; flags&8 (auto_date_histogram): rung:v after the terms part. Nesting is
- * limited to SC_AGG_MAX_DEPTH. */
+ * kind is the position in sc_agg_kind (ROOT 0 ... SIGNIFICANT_TERMS 28, CARDINALITY 29,
+ * PERCENTILES 30, PERCENTILE_RANKS 31, MEDIAN_ABSOLUTE_DEVIATION 32): new kinds go at the end,
+ * and the fuzz seeds are regenerated when a number moves (tests/fuzz/seeds/). flags&1: the
+ * min..extended_stats and weighted_avg metrics; flags&2: terms, multi_terms and
+ * significant_terms; flags&4 = error_set; flags&8: auto_date_histogram (always); flags&16:
+ * the sketch kinds holding a sketch (sc_hll_encode for cardinality, sc_tdigest_encode for
+ * percentiles, percentile_ranks, median_absolute_deviation; docs/aggregations-sketches.md);
+ * no other flag is valid. Nesting is limited to SC_AGG_MAX_DEPTH. */
 #define SC_AGG_ENCODING_VERSION 1
 #define SC_AGG_MAX_DEPTH 32
 

@@ -12,7 +12,8 @@ enum {
     F_METRIC = 1,
     F_TERMS = 2,
     F_ERROR_SET = 4,
-    F_RUNG = 8
+    F_RUNG = 8,
+    F_SKETCH = 16 /* cardinality, percentiles, percentile_ranks, median_absolute_deviation */
 };
 
 typedef struct wbuf {
@@ -79,7 +80,8 @@ static void enc_node(wbuf *w, const sc_agg_result *r)
                        (uint8_t)((is_metric(r->kind) ? F_METRIC : 0) |
                                  (terms_part(r->kind) ? F_TERMS : 0) |
                                  (r->error_set ? F_ERROR_SET : 0) |
-                                 (r->kind == SC_AGG_AUTO_DATE_HISTOGRAM ? F_RUNG : 0))};
+                                 (r->kind == SC_AGG_AUTO_DATE_HISTOGRAM ? F_RUNG : 0) |
+                                 (r->hll || r->td ? F_SKETCH : 0))};
     put(w, head, 2);
     if (head[1] & F_METRIC) {
         put_v(w, r->count);
@@ -98,6 +100,15 @@ static void enc_node(wbuf *w, const sc_agg_result *r)
     }
     if (head[1] & F_RUNG)
         put_v(w, r->rung);
+    if (head[1] & F_SKETCH) {
+        sc_buf b = {0};
+        /* the digest is flushed by encoding: a const result's sketch still changes form */
+        if ((r->hll ? sc_hll_encode(r->hll, &b) : sc_tdigest_encode(r->td, &b)) != SC_OK)
+            w->failed = true;
+        put_v(w, b.len);
+        put(w, b.ptr, b.len);
+        sc_vec_free(&b);
+    }
     put_v(w, r->n_buckets);
     for (size_t i = 0; i < r->n_buckets; i++) {
         const sc_agg_bucket *b = &r->buckets[i];
@@ -199,8 +210,9 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
         return SC_ECORRUPT;
     uint8_t kind = r->p[0], flags = r->p[1];
     r->p += 2;
-    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~15u) ||
+    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~31u) ||
         !!(flags & F_RUNG) != (kind == SC_AGG_AUTO_DATE_HISTOGRAM) ||
+        ((flags & F_SKETCH) && !sc__agg_is_sketch((sc_agg_kind)kind)) ||
         !!(flags & F_METRIC) != is_metric((sc_agg_kind)kind) ||
         !!(flags & F_TERMS) != terms_part((sc_agg_kind)kind))
         return SC_ECORRUPT;
@@ -241,6 +253,18 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
         if (rung >= SC_AGG_AUTO_LADDER)
             return SC_ECORRUPT;
         x->rung = (uint32_t)rung;
+    }
+    if (flags & F_SKETCH) {
+        uint64_t slen;
+        SC_TRY(get_v(r, &slen));
+        if (slen > (uint64_t)(r->end - r->p))
+            return SC_ECORRUPT;
+        sc_slice sk = sc_slice_make(r->p, (size_t)slen);
+        r->p += slen;
+        if (kind == SC_AGG_CARDINALITY)
+            SC_TRY(sc_hll_decode(sk, NULL, r->a, &x->hll));
+        else
+            SC_TRY(sc_tdigest_decode(sk, NULL, r->a, &x->td));
     }
     uint64_t nb;
     SC_TRY(get_v(r, &nb));

@@ -225,6 +225,24 @@ sc_status sc__agg_pipelines_siblings(const sc_agg_spec *owner, sc_agg_bucket *b,
 sc_status sc__agg_pipelines_parent(const sc_agg_spec *spec, sc_agg_result *r, sc_arena *a)
     SC_MUST_USE;
 
+/* ---- the sketch metrics (agg_sketch.c) ---- */
+
+/* The collector of a cardinality, percentiles, percentile_ranks or median_absolute_deviation
+ * spec: a sketch per owner bucket ordinal, in the collection's arena. */
+sc_status sc__agg_sketch_new(sc__agg_coll *c) SC_MUST_USE;
+
+/* Whether kind is a sketch metric (cardinality, percentiles, percentile_ranks,
+ * median_absolute_deviation). */
+static inline bool sc__agg_is_sketch(sc_agg_kind k)
+{
+    return k == SC_AGG_CARDINALITY || k == SC_AGG_PERCENTILES || k == SC_AGG_PERCENTILE_RANKS ||
+           k == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
+}
+/* Reduces sketch results: the union of the HyperLogLog++ sketches (precisions must match:
+ * SC_ECORRUPT) or the merge of the t-digests at the largest compression. */
+sc_status sc__agg_sketch_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                                sc_arena *a, sc_agg_result **out) SC_MUST_USE;
+
 /* ---- reduce helpers (agg_reduce.c) used by the terms reduce (agg_terms_reduce.c) ---- */
 
 /* Reduces the sub-results of the buckets bs[0..n) (same key) into out->subs. */

@@ -35,6 +35,16 @@ double sc__agg_metric_value(const sc_agg_spec *spec, const sc_agg_result *r, sc_
         return NAN;
     if (spec->kind == SC_AGG_WEIGHTED_AVG)
         return r->count && r->sum_sq != 0 ? r->sum / r->sum_sq : NAN;
+    if (spec->kind == SC_AGG_CARDINALITY)
+        return r->hll ? (double)sc_hll_estimate(r->hll) : 0;
+    if (spec->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION) {
+        double mad = NAN;
+        if (r->td && sc_tdigest_mad(r->td, &mad) != SC_OK)
+            mad = NAN;
+        return mad;
+    }
+    if (sc__agg_is_sketch(spec->kind))
+        return NAN;
     /* single-value pipelines keep their value in sum (count 1), none with count 0 */
     if (sc_agg_kind_pipeline(spec->kind) && spec->kind != SC_AGG_STATS_BUCKET)
         return r->count ? r->sum : NAN;
@@ -193,6 +203,8 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
         return sc__agg_histo_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_SIGNIFICANT_TERMS)
         return sc__agg_significant_reduce(spec, in, n, final, max_buckets, a, out, err);
+    if (sc__agg_is_sketch(spec->kind))
+        return sc__agg_sketch_reduce(spec, in, n, a, out);
     if (spec->kind == SC_AGG_AUTO_DATE_HISTOGRAM)
         return sc__agg_auto_histo_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_COMPOSITE)
@@ -241,6 +253,25 @@ static bool dbl_eq(double x, double y)
     return memcmp(&x, &y, sizeof x) == 0;
 }
 
+/* Equal sketches: both absent, or the same encoding. */
+static bool sketch_eq(const sc_agg_result *x, const sc_agg_result *y)
+{
+    if (!x->hll != !y->hll || !x->td != !y->td)
+        return false;
+    if (!x->hll && !x->td)
+        return true;
+    sc_buf bx = {0}, by = {0};
+    bool eq;
+    if (x->hll)
+        eq = sc_hll_encode(x->hll, &bx) == SC_OK && sc_hll_encode(y->hll, &by) == SC_OK;
+    else
+        eq = sc_tdigest_encode(x->td, &bx) == SC_OK && sc_tdigest_encode(y->td, &by) == SC_OK;
+    eq = eq && bx.len == by.len && memcmp(bx.ptr, by.ptr, bx.len) == 0;
+    sc_vec_free(&bx);
+    sc_vec_free(&by);
+    return eq;
+}
+
 bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y)
 {
     if (!x || !y)
@@ -250,7 +281,8 @@ bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y)
         !dbl_eq(x->sum_sq, y->sum_sq) || !dbl_eq(x->sum_sq_c, y->sum_sq_c) ||
         x->n_buckets != y->n_buckets || x->doc_count_error != y->doc_count_error ||
         x->sum_other != y->sum_other || x->n_reduced != y->n_reduced ||
-        x->shard_size != y->shard_size || x->rung != y->rung || x->error_set != y->error_set)
+        x->shard_size != y->shard_size || x->rung != y->rung || x->error_set != y->error_set ||
+        !sketch_eq(x, y))
         return false;
     for (size_t i = 0; i < x->n_buckets; i++) {
         const sc_agg_bucket *a = &x->buckets[i], *b = &y->buckets[i];

@@ -93,7 +93,9 @@ static sc_status run_hook(const sc_shard_query_args *a, const sc_shard_snapshot 
                                   .query = a->query,
                                   .token = a->token,
                                   .scratch = scratch,
-                                  .out = out};
+                                  .out = out,
+                                  .counts_total =
+                                      a->k == 0 && a->track_total_hits != SC_TRACK_TOTAL_HITS_NONE};
     uint64_t n = 0;
     sc_status st = a->collect->run(a->collect->ctx, &call, &res->agg_partial, &n, &res->err);
     if (st != SC_OK)

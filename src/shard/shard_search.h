@@ -46,6 +46,7 @@ typedef struct sc_shard_collect_call {
     sc_arena *scratch;      /* working memory with the query's byte budget; freed
                                when the shard query returns */
     sc_arena *out;          /* the partial's memory: lives until the caller's reduce */
+    bool counts_total;      /* k == 0 with a tracked total: *n_matched_out is the shard's total */
 } sc_shard_collect_call;
 
 /* An optional extra pass over a shard's matches (aggregations). A shard query with k == 0 and a
@@ -54,7 +55,9 @@ typedef struct sc_shard_collect_call {
  *
  * run: called once per shard query; must visit every matching live doc (deletes applied) and
  *   return SC_OK with *partial_out (memory from call->out, or NULL) and *n_matched_out (the
- *   number of matching live docs visited; the whole count unless the token fired). On failure
+ *   number of docs matching call->query; the whole count unless the token fired; read only
+ *   when call->counts_total). A hook that visits other docs than call->query's (aggregations
+ *   beside a post_filter) counts call->query's matches itself when call->counts_total. On failure
  *   it returns an error status and fills err (status, static type, reason); SC_ELIMIT with
  *   call->scratch->over_budget set is reported as the memory budget. Must be thread-safe: the
  *   shards of a node run it concurrently with the same ctx.
