@@ -268,7 +268,7 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
             continue;
         }
         sc_cluster_error err;
-        it->ix = it->kind == IT_DELETE ? sc_node_index(req->node, it->index)
+        it->ix = it->kind == IT_DELETE ? sc__api_wait_index(req, it->index)
                                        : sc__api_index_for_write(req, it->index, &err);
         if (!it->ix) {
             if (it->kind == IT_DELETE)

@@ -17,6 +17,14 @@ sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, sc_cluster
     sc_index *ix = sc_node_index(req->node, name);
     if (ix)
         return ix;
+    if (req->forwarded) {
+        /* The coordinator created it (or found it in the metadata): never auto-create a local
+         * one with other settings; wait for the placement to bring it here. */
+        ix = sc__api_wait_index(req, name);
+        if (!ix)
+            sc_cluster_error_not_found(err, name);
+        return ix;
+    }
     sc_status st = sc_node_create_index(req->node, name, NULL, NULL, err);
     if (st != SC_OK && st != SC_EEXIST)
         return NULL;
@@ -165,7 +173,7 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
         w.source = req->body;
     }
     sc_cluster_error err;
-    sc_index *ix = op == SC_DOC_DELETE ? sc_node_index(req->node, req->index)
+    sc_index *ix = op == SC_DOC_DELETE ? sc__api_wait_index(req, req->index)
                                        : sc__api_index_for_write(req, req->index, &err);
     if (!ix) {
         if (op == SC_DOC_DELETE)
@@ -224,7 +232,7 @@ void sc_api_doc_delete(sc_rest_req *req, sc_rest_resp *resp)
 
 static void get_common(sc_rest_req *req, sc_rest_resp *resp, bool source_only)
 {
-    sc_index *ix = sc_node_index(req->node, req->index);
+    sc_index *ix = sc__api_wait_index(req, req->index);
     if (!ix) {
         sc_rest_error_index_not_found(req, resp, req->index);
         return;

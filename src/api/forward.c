@@ -44,6 +44,18 @@ bool sc__api_locate(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix, sc_slice
     return false;
 }
 
+sc_index *sc__api_wait_index(sc_rest_req *req, const char *name)
+{
+    uint64_t until = sc_clock_now_ns() + (uint64_t)LOCATE_WAIT_MS * 1000000u;
+    for (;;) {
+        sc_index *ix = sc_node_index(req->node, name);
+        if (ix || !req->forwarded || !sc_node_placement(req->node) || sc_clock_now_ns() >= until)
+            return ix;
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static sc_status encode_req(sc_rest_req *req, const char *method, const char *path, sc_slice body,
                             sc_wire_buf *b)
 {

@@ -40,6 +40,11 @@ sc_status sc_api_fwd_resp_encode(const sc_rest_resp *resp, sc_wire_buf *out) SC_
 bool sc__api_locate(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix, sc_slice routing,
                     sc_slice id, sc_shard_location *loc);
 
+/* The index `name` (a reference). For a request another node sent (req->forwarded) in a cluster,
+ * waits up to 10 s for the placement to create it from the metadata (this node may learn of an
+ * index later than the coordinator); NULL when it does not appear. Otherwise sc_node_index. */
+sc_index *sc__api_wait_index(sc_rest_req *req, const char *name);
+
 /* Forwards req (with `path` instead of its own when not NULL, and `body`) to loc's node and
  * writes the node's answer into resp (502 when the node cannot be reached). */
 void sc__api_forward(sc_rest_req *req, sc_rest_resp *resp, const sc_shard_location *loc,

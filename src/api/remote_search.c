@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/agg_internal.h"
+#include "api/forward.h"
 #include "api/remote_internal.h"
 #include "api/search_internal.h"
 #include "base/clock.h"
@@ -78,7 +79,9 @@ static sc_status prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
     for (size_t i = 0; i < ni; i++) {
         char *name =
             sc_arena_strndup(a, (const char *)rq->q.index_names[i].ptr, rq->q.index_names[i].len);
-        rq->list[i] = name ? sc_node_index(r->node, name) : NULL;
+        /* an index created a moment ago may not have reached this node's placement yet */
+        sc_rest_req wreq = {.arena = a, .node = r->node, .client_fd = -1, .forwarded = true};
+        rq->list[i] = name ? sc__api_wait_index(&wreq, name) : NULL;
         if (!rq->list[i])
             continue;
         if (!parse_index_query(rq, a, i))
