@@ -33,6 +33,8 @@ static void run_fini(search_run *run)
 {
     sc_node_release(run->list, run->n);
     json_decref(run->sp.owned_q);
+    json_decref(run->sp.suggest_out);
+    run->sp.suggest_out = NULL;
     sc__agg_spec_free(run->sp.agg_spec);
     run->sp.agg_spec = NULL;
     run->list = NULL;
@@ -81,8 +83,8 @@ static bool needs_source(search_run *run)
 /* Aggregations and post_filter: parses the aggs (with the first index's mapping) and, with a
  * post_filter, narrows each index's hits query to bool {must: query, filter: post_filter}
  * while the aggregations keep the query (*agg_queries). false after writing a 4xx. */
-static bool prepare_aggs(sc_rest_req *req, sc_rest_resp *resp, search_run *run,
-                         sc_query **queries, sc_query ***agg_queries)
+static bool prepare_aggs(sc_rest_req *req, sc_rest_resp *resp, search_run *run, sc_query **queries,
+                         sc_query ***agg_queries)
 {
     *agg_queries = NULL;
     run->agg.hit_queries = queries;
@@ -106,8 +108,8 @@ static bool prepare_aggs(sc_rest_req *req, sc_rest_resp *resp, search_run *run,
     for (size_t i = 0; i < run->n; i++) {
         sc_query *pf = NULL, *b = sc_query_bool(req->arena);
         sc_dsl_error derr;
-        sc_status st = sc__search_parse_query(req->arena, run->list[i], run->sp.post_filter, &pf,
-                                              &derr);
+        sc_status st =
+            sc__search_parse_query(req->arena, run->list[i], run->sp.post_filter, &pf, &derr);
         if (st != SC_OK) {
             sc_rest_error(req, resp, derr.status ? derr.status : 400,
                           derr.type ? derr.type : "parsing_exception", derr.reason, NULL, 0);
@@ -206,6 +208,23 @@ static sc_slice json_text(sc_rest_req *req, const json_t *j)
     return copy ? sc_slice_cstr(copy) : sc_slice_make(NULL, 0);
 }
 
+/* Clustered: the search page features the cross-node phases do not carry yet (issue 13) are
+ * refused rather than silently dropped. false after writing a 400. */
+static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_search_request *sr)
+{
+    const char *what = sr->highlight  ? "highlight"
+                       : sr->rescore  ? "rescore"
+                       : sr->collapse ? "collapse"
+                       : sr->named    ? "named queries (matched_queries)"
+                       : sr->versions ? "version / seq_no_primary_term"
+                                      : NULL;
+    if (!what)
+        return true;
+    sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                   "[%s] is not supported in a cluster yet", what);
+    return false;
+}
+
 /* Clustered: the JSON the data nodes re-parse with their own mappings (search_wire.h). */
 static void ship_json(sc_rest_req *req, search_run *run)
 {
@@ -293,7 +312,18 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
-    if (!sc__search_build_queries(req, resp, run->sp.query, run->list, run->n, queries)) {
+    sc_search_named *named = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *named);
+    if (!named || !sc__search_build_queries_named(req, resp, run->sp.query, run->list, run->n,
+                                                  queries, named)) {
+        if (!named)
+            sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                          "[request] Data too large for the request budget", NULL, 0);
+        run_fini(run);
+        return false;
+    }
+    search_page page;
+    if (!sc__search_page_build(req, resp, &run->sp, run->list, run->n, count, queries, named,
+                               &page)) {
         run_fini(run);
         return false;
     }
@@ -339,27 +369,39 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     sc_task_begin(req->node, &task, "indices:data/read/search", desc);
     if (req->client_fd >= 0)
         sc_task_watch_client(req->node, &task, req->client_fd);
-    run->sr = (sc_search_request){.indices = run->list,
-                                  .queries = queries,
-                                  .n_indices = run->n,
-                                  .from = (uint32_t)run->sp.from,
-                                  .size = (uint32_t)run->sp.size,
-                                  .track_total_hits =
-                                      count ? SC_TRACK_TOTAL_HITS_ALL : run->sp.track_total_hits,
-                                  .timeout_ms = run->sp.timeout_ms,
-                                  .count_only = count,
-                                  .fetch_source = run->sp.source || needs_source(run),
-                                  .task = &task,
-                                  .pinned = sc && sc->ctx ? sc->ctx->pinned : NULL,
-                                  .dv_fields = run->sp.dv_fields,
-                                  .n_dv_fields = run->sp.n_dv_fields,
-                                  .sort = run->sp.sort,
-                                  .n_sort = run->sp.n_sort,
-                                  .search_after = after,
-                                  .only_shards = only,
-                                  .collect = run->sp.agg_spec ? &run->agg.hook : NULL};
-    if (sc_node_placement(req->node))
+    run->sr = (sc_search_request){
+        .indices = run->list,
+        .queries = queries,
+        .n_indices = run->n,
+        .from = (uint32_t)run->sp.from,
+        .size = (uint32_t)run->sp.size,
+        .track_total_hits = count ? SC_TRACK_TOTAL_HITS_ALL : run->sp.track_total_hits,
+        .timeout_ms = run->sp.timeout_ms,
+        .count_only = count,
+        .fetch_source = run->sp.source || needs_source(run) || page.highlight,
+        .task = &task,
+        .pinned = sc && sc->ctx ? sc->ctx->pinned : NULL,
+        .dv_fields = run->sp.dv_fields,
+        .n_dv_fields = run->sp.n_dv_fields,
+        .sort = run->sp.sort,
+        .n_sort = run->sp.n_sort,
+        .search_after = after,
+        .only_shards = only,
+        .highlight = page.highlight,
+        .versions = run->sp.version || run->sp.seq_no_primary_term,
+        .named = page.named,
+        .rescore = page.rescore,
+        .n_rescore = page.rescore ? run->sp.n_rescore : 0,
+        .collapse = page.collapse,
+        .collect = run->sp.agg_spec ? &run->agg.hook : NULL};
+    if (sc_node_placement(req->node)) {
+        if (!clustered_supported(req, resp, &run->sr)) {
+            sc_task_end(req->node, &task);
+            run_fini(run);
+            return false;
+        }
         ship_json(req, run);
+    }
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;
@@ -409,11 +451,14 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         if (st != SC_OK) {
             sc_rest_error(req, resp, st == SC_ECORRUPT ? 500 : 429,
                           st == SC_ECORRUPT ? "exception" : "circuit_breaking_exception",
-                          "[request] Data too large for the aggregations' final reduce", NULL,
-                          0);
+                          "[request] Data too large for the aggregations' final reduce", NULL, 0);
             run_fini(run);
             return false;
         }
+    }
+    if (!count && !sc__search_run_suggest(req, resp, &run->sp, run->list, run->n)) {
+        run_fini(run);
+        return false;
     }
     uint64_t took_ms = (sc_clock_now_ns() - run->t0) / 1000000;
     for (size_t i = 0; i < run->n; i++) {

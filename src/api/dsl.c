@@ -451,6 +451,7 @@ static const struct {
     {"match", sc__dsl_q_match},
     {"match_phrase", sc__dsl_q_match_phrase},
     {"match_phrase_prefix", sc__dsl_q_match_phrase_prefix},
+    {"match_bool_prefix", sc__dsl_q_match_bool_prefix},
     {"multi_match", sc__dsl_q_multi_match},
     {"term", sc__dsl_q_term},
     {"terms", sc__dsl_q_terms},
@@ -464,12 +465,31 @@ static const struct {
     {"constant_score", q_constant_score},
     {"boosting", q_boosting},
     {"dis_max", q_dis_max},
+    {"function_score", sc__dsl_q_function_score},
     {"query_string", sc__dsl_q_query_string},
     {"simple_query_string", sc__dsl_q_simple_query_string},
     {"range", sc__dsl_q_range},
     {"geo_bounding_box", sc__dsl_q_geo_bounding_box},
     {"geo_distance", sc__dsl_q_geo_distance},
 };
+
+/* Reports a query's `_name` (in its body, or in the body of its one field for the field-style
+ * queries: {"match": {"title": {"query": .., "_name": ..}}}). */
+static sc_status named(P *p, const json_t *body, sc_query *q)
+{
+    if (!p->env || !p->env->named || !json_is_object(body))
+        return SC_OK;
+    const json_t *n = json_object_get(body, "_name");
+    if (!n && json_object_size(body) == 1) {
+        const json_t *inner = json_object_iter_value(json_object_iter((json_t *)body));
+        n = json_is_object(inner) ? json_object_get(inner, "_name") : NULL;
+    }
+    if (!n)
+        return SC_OK;
+    if (!json_is_string(n))
+        return sc__dsl_fail(p, "parsing_exception", "[_name] must be a string");
+    return p->env->named(p->env->ctx, json_string_value(n), q) == SC_OK ? SC_OK : sc__dsl_oom(p);
+}
 
 sc_status sc__dsl_parse_query(P *p, const json_t *q, sc_query **out)
 {
@@ -500,7 +520,7 @@ sc_status sc__dsl_parse_query(P *p, const json_t *q, sc_query **out)
         if (strcmp(name, kinds[i].name) == 0) {
             sc_status st = kinds[i].fn(p, body, out);
             p->depth--;
-            return st;
+            return st == SC_OK ? named(p, body, *out) : st;
         }
     }
     return sc__dsl_fail(p, "parsing_exception", "unknown query [%s]", name);

@@ -69,6 +69,14 @@ typedef struct sc_dsl_env {
      * callback): not an ip field or no '/' in the value; SC_EINVAL: malformed, reason in err. */
     sc_status (*encode_cidr)(void *ctx, sc_slice field, const json_t *value, sc_arena *a,
                              sc_slice *lo, sc_slice *hi, char *err, size_t err_cap);
+    /* How a numeric or date field's doc values read for function_score: *value / *scaling
+     * (search/function_score.h), *date 0 (not a date), 1 (epoch ms) or 2 (date_nanos).
+     * SC_ENOTFOUND: unmapped; SC_EUNSUPPORTED (or a NULL callback): not numeric. */
+    sc_status (*score_field)(void *ctx, sc_slice field, sc_sf_value *value, double *scaling,
+                             int *date);
+    /* Called for each query with a `_name` (named queries, hits' matched_queries): the name
+     * (borrowed from the request JSON) and its parsed tree. NULL: names are ignored. */
+    sc_status (*named)(void *ctx, const char *name, sc_query *q);
 } sc_dsl_env;
 
 typedef struct sc_dsl_error {

@@ -71,15 +71,27 @@ sc_status sc__dsl_term_or_fuzzy(P *p, sc_slice field, sc_slice term, const json_
     return SC_OK;
 }
 
-/* Builds the query of a `match` on one field: analyzed text -> term / bool of terms. */
+/* The last term of match_bool_prefix / multi_match bool_prefix: a prefix query with constant
+ * score, as Elasticsearch's default rewrite; fuzziness applies to the other terms only. */
+static sc_status last_prefix(P *p, sc_slice field, sc_slice term, sc_query **out)
+{
+    *out = NEW(p, sc_query_prefix(p->a, field, term));
+    return SC_OK;
+}
+
+/* Builds the query of a `match` on one field: analyzed text -> term / bool of terms. With
+ * prefix_last (match_bool_prefix, multi_match bool_prefix) the last term is a prefix, so
+ * "lapt" finds "laptop" as the user types. */
 static sc_status build_match(P *p, sc_slice field, const json_t *query, const json_t *opts,
-                             sc_query **out)
+                             bool prefix_last, sc_query **out)
 {
     SC_TRY(sc__dsl_no_geo(p, field));
     sc_dsl_field_kind kind = sc__dsl_field_kind(p, field);
     if (kind == SC_DSL_FIELD_KEYWORD || kind == SC_DSL_FIELD_NUMERIC) {
         sc_slice t;
         SC_TRY(sc__dsl_encode_term(p, field, query, &t));
+        if (prefix_last && kind == SC_DSL_FIELD_KEYWORD)
+            return last_prefix(p, field, t, out);
         return sc__dsl_term_or_fuzzy(p, field, t, opts ? json_object_get(opts, "fuzziness") : NULL,
                                      opts, out);
     }
@@ -119,11 +131,15 @@ static sc_status build_match(P *p, sc_slice field, const json_t *query, const js
         return SC_OK;
     }
     if (n == 1)
-        return sc__dsl_term_or_fuzzy(p, field, toks[0].term, fuzz, opts, out);
+        return prefix_last ? last_prefix(p, field, toks[0].term, out)
+                           : sc__dsl_term_or_fuzzy(p, field, toks[0].term, fuzz, opts, out);
     sc_query *b = NEW(p, sc_query_bool(p->a));
     for (size_t i = 0; i < n; i++) {
         sc_query *t = NULL;
-        SC_TRY(sc__dsl_term_or_fuzzy(p, field, toks[i].term, fuzz, opts, &t));
+        if (prefix_last && i == n - 1)
+            SC_TRY(last_prefix(p, field, toks[i].term, &t));
+        else
+            SC_TRY(sc__dsl_term_or_fuzzy(p, field, toks[i].term, fuzz, opts, &t));
         sc_status st = sc_query_bool_add(p->a, b, and_op ? SC_OCCUR_MUST : SC_OCCUR_SHOULD, t);
         if (st == SC_ELIMIT)
             return sc__dsl_fail(p, "illegal_argument_exception",
@@ -189,18 +205,30 @@ static sc_status build_phrase(P *p, sc_slice field, const json_t *query, const j
         terms[i] = toks[i].term;
         pos[i] = toks[i].position - toks[0].position;
     }
-    sc_query *ph = np == 1 ? NEW(p, sc_query_term(p->a, field, terms[0]))
-                           : NEW(p, sc_query_phrase(p->a, field, terms, pos, np, (uint32_t)slop));
-    if (!prefix_last) {
-        *out = ph;
+    if (prefix_last) {
+        /* match_phrase_prefix: the whole phrase, its last term a prefix expanded at planning
+         * into at most max_expansions terms (default 50), as Elasticsearch's MultiPhraseQuery */
+        int64_t max_exp = 50;
+        json_t *me = opts ? json_object_get(opts, "max_expansions") : NULL;
+        if (me && (!sc__dsl_get_int(me, &max_exp) || max_exp < 1 || max_exp > 1024))
+            return sc__dsl_fail(p, "parsing_exception",
+                                "[match_phrase_prefix] [max_expansions] must be from 1 to 1024");
+        sc_slice *all = sc_arena_alloc(p->a, n * sizeof *all);
+        uint32_t *apos = sc_arena_alloc(p->a, n * sizeof *apos);
+        if (!all || !apos)
+            return sc__dsl_oom(p);
+        for (size_t i = 0; i < n; i++) {
+            all[i] = toks[i].term;
+            apos[i] = toks[i].position - toks[0].position;
+        }
+        sc_query *pp = NEW(p, sc_query_phrase(p->a, field, all, apos, n, (uint32_t)slop));
+        pp->u.phrase.prefix_last = true;
+        pp->u.phrase.max_expansions = (uint32_t)max_exp;
+        *out = pp;
         return SC_OK;
     }
-    sc_query *b = NEW(p, sc_query_bool(p->a));
-    sc_query *pre = NEW(p, sc_query_prefix(p->a, field, toks[n - 1].term));
-    if (sc_query_bool_add(p->a, b, SC_OCCUR_MUST, ph) != SC_OK ||
-        sc_query_bool_add(p->a, b, SC_OCCUR_MUST, pre) != SC_OK)
-        return sc__dsl_oom(p);
-    *out = b;
+    *out = np == 1 ? NEW(p, sc_query_term(p->a, field, terms[0]))
+                   : NEW(p, sc_query_phrase(p->a, field, terms, pos, np, (uint32_t)slop));
     return SC_OK;
 }
 
@@ -238,8 +266,9 @@ static sc_status q_match_common(P *p, const char *qname, const json_t *body, int
     }
     if (json_is_null(query))
         return sc__dsl_fail(p, "parsing_exception", "[%s] requires query value", qname);
-    sc_status st = mode == 0   ? build_match(p, field, query, opts, out)
+    sc_status st = mode == 0   ? build_match(p, field, query, opts, false, out)
                    : mode == 1 ? build_phrase(p, field, query, opts, false, out)
+                   : mode == 3 ? build_match(p, field, query, opts, true, out)
                                : build_phrase(p, field, query, opts, true, out);
     if (st != SC_OK)
         return st;
@@ -259,6 +288,11 @@ sc_status sc__dsl_q_match_phrase(P *p, const json_t *body, sc_query **out)
 sc_status sc__dsl_q_match_phrase_prefix(P *p, const json_t *body, sc_query **out)
 {
     return q_match_common(p, "match_phrase_prefix", body, 2, out);
+}
+
+sc_status sc__dsl_q_match_bool_prefix(P *p, const json_t *body, sc_query **out)
+{
+    return q_match_common(p, "match_bool_prefix", body, 3, out);
 }
 
 /* "title^2" -> field "title", boost 2. */
@@ -321,8 +355,10 @@ sc_status sc__dsl_q_multi_match(P *p, const json_t *body, sc_query **out)
     }
     int mode;
     if (!strcmp(type, "best_fields") || !strcmp(type, "cross_fields") ||
-        !strcmp(type, "most_fields") || !strcmp(type, "bool_prefix"))
+        !strcmp(type, "most_fields"))
         mode = 0;
+    else if (!strcmp(type, "bool_prefix"))
+        mode = 3;
     else if (!strcmp(type, "phrase"))
         mode = 1;
     else if (!strcmp(type, "phrase_prefix"))
@@ -332,7 +368,8 @@ sc_status sc__dsl_q_multi_match(P *p, const json_t *body, sc_query **out)
                             "failed to parse [multi_match] query type [%s]. "
                             "unknown type.",
                             type);
-    bool most = strcmp(type, "most_fields") == 0;
+    /* bool_prefix scores like most_fields (Elasticsearch: tie_breaker 1.0, a sum). */
+    bool most = strcmp(type, "most_fields") == 0 || mode == 3;
     float tie = 0;
     json_t *tb = json_object_get(body, "tie_breaker");
     if (tb && !sc__dsl_get_float(tb, &tie))
@@ -372,8 +409,8 @@ sc_status sc__dsl_q_multi_match(P *p, const json_t *body, sc_query **out)
         float fb;
         SC_TRY(field_boost(p, names[i], &field, &fb));
         sc_query *q = NULL;
-        sc_status st = mode == 0 ? build_match(p, field, query, body, &q)
-                                 : build_phrase(p, field, query, body, mode == 2, &q);
+        sc_status st = mode == 0 || mode == 3 ? build_match(p, field, query, body, mode == 3, &q)
+                                              : build_phrase(p, field, query, body, mode == 2, &q);
         if (st != SC_OK)
             return st;
         q->boost *= fb;
@@ -521,7 +558,7 @@ static sc_status qs_term_field(qs *q, sc_slice field, sc_slice text, bool is_phr
         if (fuzz)
             json_object_set(opts, "fuzziness", (json_t *)fuzz);
         /* A bare word that analyzes to several tokens: Lucene's parser builds an OR. */
-        st = build_match(p, field, jt, opts, out);
+        st = build_match(p, field, jt, opts, false, out);
     }
     json_decref(jt);
     json_decref(opts);

@@ -79,6 +79,8 @@ sc_status sc__dsl_term_or_fuzzy(P *p, sc_slice field, sc_slice term, const json_
 sc_status sc__dsl_q_match(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_match_phrase(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_match_phrase_prefix(P *p, const json_t *body, sc_query **out);
+sc_status sc__dsl_q_match_bool_prefix(P *p, const json_t *body, sc_query **out);
+sc_status sc__dsl_q_function_score(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_multi_match(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_query_string(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_simple_query_string(P *p, const json_t *body, sc_query **out);

@@ -12,6 +12,26 @@
 #include "cluster/search.h"
 #include "search/agg.h"
 
+/* One `highlight.fields` entry: its name or pattern and its options (the global ones with
+ * its own overrides). */
+typedef struct search_hl_field {
+    const char *pattern;
+    sc_hl_options opts;
+    bool require_field_match;
+    const json_t *query; /* highlight_query (borrowed from the body) or NULL */
+} search_hl_field;
+
+/* One `rescore` entry as parsed (its query built per index later). */
+typedef struct search_rescore {
+    const json_t *query; /* rescore_query (borrowed) */
+    sc_shard_rescore r;  /* everything but the query */
+} search_rescore;
+
+typedef struct search_highlight {
+    search_hl_field *fields;
+    size_t n_fields;
+} search_highlight;
+
 /* A search request's options after parsing the body and the URL parameters. */
 
 typedef struct search_parse {
@@ -31,13 +51,24 @@ typedef struct search_parse {
     sc_sort_spec *sort; /* field sort (arena); n_sort 0 = relevance order; field kinds are
                            resolved with the targets' mappings (sc__search_resolve_sort) */
     size_t n_sort;
-    bool *sort_unmapped_ok;     /* per sort entry: `unmapped_type` given (arena) */
-    const json_t *search_after; /* borrowed from the body */
-    const json_t *aggs;         /* borrowed: the body's aggs / aggregations, or NULL */
-    const json_t *post_filter;  /* borrowed, or NULL */
-    bool typed_keys;            /* ?typed_keys */
-    sc_agg_spec *agg_spec;     /* parsed aggs (arena; date formats freed by run_fini) */
-    sc_agg_result *agg_result; /* the final aggregation result to write (arena) */
+    bool *sort_unmapped_ok;            /* per sort entry: `unmapped_type` given (arena) */
+    const json_t *search_after;        /* borrowed from the body */
+    const json_t *aggs;                /* borrowed: the body's aggs / aggregations, or NULL */
+    const json_t *post_filter;         /* borrowed, or NULL */
+    bool typed_keys;                   /* ?typed_keys */
+    sc_agg_spec *agg_spec;             /* parsed aggs (arena; date formats freed by run_fini) */
+    sc_agg_result *agg_result;         /* the final aggregation result to write (arena) */
+    search_highlight *highlight;       /* arena; NULL = none */
+    bool version, seq_no_primary_term; /* hits carry _version / _seq_no and _primary_term */
+    search_rescore *rescore;           /* arena; n_rescore entries */
+    size_t n_rescore;
+    const json_t *suggest;       /* the body's suggest (borrowed), or NULL */
+    const json_t *indices_boost; /* borrowed, or NULL */
+    json_t *suggest_out;         /* its result (owned, freed with the run), or NULL */
+    const char *collapse_field;  /* collapse.field (borrowed), or NULL */
+    sc_shard_collapse collapse;  /* resolved with the first index's mapping */
+    bool has_min_score;          /* min_score: hits (and totals) only at or above it */
+    float min_score;
 } search_parse;
 
 /* Parses a search body (may be NULL) and the URL parameters into sp. `count` restricts the
@@ -60,12 +91,73 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
                               sc_index *ix, sc_sort_key **out);
 /* Parses one query object with index ix's mapping (the DSL environment of _search) into *out
  * (arena). SC_EPARSE with err filled, SC_ENOMEM / SC_ELIMIT. */
-sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query,
-                                 sc_query **out, sc_dsl_error *err) SC_MUST_USE;
+sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query, sc_query **out,
+                                 sc_dsl_error *err) SC_MUST_USE;
 /* Builds the query tree of each of the n indices into out[0..n) (arena). With n == 0 the query
  * is still validated. Writes the DSL error into resp and returns false on failure. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                               sc_index **list, size_t n, sc_query **out);
+
+/* What search_page.c hands the coordinator for one request (arena; NULL = none). */
+typedef struct search_page {
+    const sc_shard_collapse *collapse;
+    const sc_search_named *named;
+    const sc_shard_rescore *const *rescore;
+    const sc_hl_spec *const *highlight;
+} search_page;
+
+/* Reads version, seq_no_primary_term, min_score, rescore and highlight from a search body
+ * into sp. Writes a 400 and returns false on bad input. */
+bool sc__search_parse_page(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
+                           search_parse *sp);
+/* The URL's version / seq_no_primary_term (they override the body). */
+void sc__search_page_params(sc_rest_req *req, search_parse *sp);
+/* After the query trees of list[0..n) are built (named: their `_name`d queries): applies
+ * min_score to queries[] and, unless count, builds the rescorers and highlight specs into
+ * *out. Writes the error and returns false on failure. */
+bool sc__search_page_build(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                           sc_index **list, size_t n, bool count, sc_query **queries,
+                           sc_search_named *named, search_page *out);
+
+/* Validates the body's `suggest` (term suggesters only) into sp->suggest (search_suggest.c).
+ * Writes a 400 and returns false on bad input. */
+bool sc__search_parse_suggest(sc_rest_req *req, sc_rest_resp *resp, const json_t *v,
+                              search_parse *sp);
+/* Runs sp->suggest over list[0..n) into sp->suggest_out. Writes an error and returns false on
+ * failure. */
+bool sc__search_run_suggest(sc_rest_req *req, sc_rest_resp *resp, search_parse *sp, sc_index **list,
+                            size_t n);
+
+/* Parses the body's `rescore` (an object or an array of them) into sp->rescore. Writes a 400
+ * and returns false on bad input (sort + rescore included). */
+bool sc__search_parse_rescore(sc_rest_req *req, sc_rest_resp *resp, const json_t *v,
+                              search_parse *sp);
+/* Builds each index's rescore queries into *out (arena; per index n_rescore entries; NULL
+ * without rescore). Writes the error and returns false on failure. */
+bool sc__search_build_rescore(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                              sc_index **list, size_t n, const sc_shard_rescore *const **out);
+
+/* Parses the body's `highlight` object into sp->highlight (search_highlight.c). Writes a 400
+ * and returns false on bad input. */
+bool sc__search_parse_highlight(sc_rest_req *req, sc_rest_resp *resp, const json_t *hl,
+                                search_parse *sp);
+/* Resolves sp->highlight for each index (field patterns against its mapping, analyzers, the
+ * query queries[i] or the highlight_query compiled per field) into *out (arena; NULL when
+ * nothing is to be highlighted). Writes an error and returns false on failure. */
+bool sc__search_build_highlight(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                                sc_index **list, size_t n, sc_query *const *queries,
+                                const sc_hl_spec *const **out);
+/* Elasticsearch's simple glob (`*` any run of characters) of pattern p over s. Recursive; for
+ * short names. */
+bool sc__glob_match(const char *p, const char *s);
+/* Writes a hit's "highlight" member when it has snippets. */
+void sc__search_write_highlight(sc_jsonw *w, const sc_search_request *sr, const sc_result_hit *h);
+
+/* As sc__search_build_queries, also collecting each index's `_name`d queries into
+ * named[0..n) (zeroed by the caller; arena) when named is not NULL. */
+bool sc__search_build_queries_named(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
+                                    sc_index **list, size_t n, sc_query **out,
+                                    sc_search_named *named);
 
 /* Writes the "_shards" member of a search or count response. */
 void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r);

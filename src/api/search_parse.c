@@ -1,6 +1,7 @@
 /* _search request parsing: the body and URL parameters into a search_parse, search_after
  * values into sort keys, and the query DSL bound to each target index's mapping. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,34 @@ typedef struct dsl_ctx {
     const char **fields;
     size_t n_fields;
     sc_arena *arena;
+    sc_search_named *named; /* where `_name`d queries go, or NULL */
+    size_t cap_named;
 } dsl_ctx;
+
+static sc_status env_named(void *ctx, const char *name, sc_query *q)
+{
+    dsl_ctx *d = ctx;
+    sc_search_named *n = d->named;
+    if (!n)
+        return SC_OK;
+    if (n->n == d->cap_named) {
+        size_t cap = d->cap_named ? d->cap_named * 2 : 4;
+        const char **names = sc_arena_alloc(d->arena, cap * sizeof *names);
+        const sc_query **qs = sc_arena_alloc(d->arena, cap * sizeof *qs);
+        if (!names || !qs)
+            return SC_ENOMEM;
+        if (n->n) {
+            memcpy(names, n->names, n->n * sizeof *names);
+            memcpy(qs, n->queries, n->n * sizeof *qs);
+        }
+        n->names = names;
+        n->queries = qs;
+        d->cap_named = cap;
+    }
+    ((const char **)n->names)[n->n] = name;
+    ((const sc_query **)n->queries)[n->n++] = q;
+    return SC_OK;
+}
 
 static sc_dsl_field_kind env_kind(void *ctx, sc_slice field)
 {
@@ -185,6 +213,35 @@ static sc_status env_encode_cidr(void *ctx, sc_slice field, const json_t *value,
     *lo = sc_slice_make(b, 16);
     *hi = sc_slice_make(b + 16, 16);
     return SC_OK;
+}
+
+static sc_status env_score_field(void *ctx, sc_slice field, sc_sf_value *value, double *scaling,
+                                 int *date)
+{
+    dsl_ctx *d = ctx;
+    const sc_mapping_field *f = sc_mapping_find(d->m, field);
+    if (!f)
+        return SC_ENOTFOUND;
+    *value = SC_SF_VALUE_LONG;
+    *scaling = 1;
+    *date = f->type == SC_MAPPING_DATE ? 1 : f->type == SC_MAPPING_DATE_NANOS ? 2 : 0;
+    switch (f->type) {
+    case SC_MAPPING_DOUBLE:
+    case SC_MAPPING_FLOAT:
+    case SC_MAPPING_HALF_FLOAT: *value = SC_SF_VALUE_DOUBLE; return SC_OK;
+    case SC_MAPPING_SCALED_FLOAT:
+        *value = SC_SF_VALUE_SCALED;
+        *scaling = f->scaling_factor;
+        return SC_OK;
+    case SC_MAPPING_LONG:
+    case SC_MAPPING_INTEGER:
+    case SC_MAPPING_SHORT:
+    case SC_MAPPING_BYTE:
+    case SC_MAPPING_BOOLEAN:
+    case SC_MAPPING_DATE:
+    case SC_MAPPING_DATE_NANOS: return SC_OK;
+    default: return SC_EUNSUPPORTED;
+    }
 }
 
 static const sc_analyzer *env_analyzer_for(void *ctx, sc_slice field)
@@ -466,10 +523,8 @@ static bool window_int(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
 static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_t *body)
 {
     static const char *const unsupported[] = {
-        "highlight",           "collapse",         "rescore",       "suggest",
-        "script_fields",       "runtime_mappings", "indices_boost", "min_score",
-        "terminate_after",     "explain",          "profile",       "version",
-        "seq_no_primary_term", "track_scores",     "stored_fields", NULL};
+        "script_fields", "runtime_mappings", "terminate_after", "explain",
+        "profile",       "track_scores",     "stored_fields",   NULL};
     for (const char *const *k = unsupported; *k; k++) {
         const json_t *v = json_object_get(body, *k);
         if (!v || json_is_false(v) || json_is_null(v) ||
@@ -657,9 +712,12 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                           NULL, 0);
             return false;
         }
+        if (!sc__search_parse_page(req, resp, body, sp))
+            return false;
     }
     /* URL parameters override the body, as in Elasticsearch. */
     bool ok = true;
+    sc__search_page_params(req, sp);
     sp->size = sc_rest_param_int(req, "size", sp->size, &ok);
     sp->from = sc_rest_param_int(req, "from", sp->from, &ok);
     if (!ok || sp->size < 0 || sp->from < 0) {
@@ -687,6 +745,11 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
     sp->rest_total_int = sc_rest_param_bool(req, "rest_total_hits_as_int", false);
     sp->typed_keys = sc_rest_param_bool(req, "typed_keys", false);
     const char *sort_param = sc_rest_param_get(req, "sort");
+    if (sort_param && *sort_param && sp->n_rescore) {
+        sc_rest_error(req, resp, 400, "parsing_exception",
+                      "Cannot use [sort] option in conjunction with [rescore].", NULL, 0);
+        return false;
+    }
     if (sort_param && *sort_param && !parse_sort(req, resp, NULL, sort_param, sp))
         return false;
     if (sp->search_after && json_array_size(sp->search_after) != sp->n_sort) {
@@ -794,10 +857,11 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
     return true;
 }
 
-sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query, sc_query **out,
-                                 sc_dsl_error *err)
+/* The DSL bound to ix's mapping; `_name`d queries go to *named when not NULL. */
+static sc_status parse_query(sc_arena *arena, sc_index *ix, const json_t *query, sc_query **out,
+                             sc_dsl_error *err, sc_search_named *named)
 {
-    dsl_ctx d = {.ix = ix, .m = sc_index_mapping(ix), .arena = arena};
+    dsl_ctx d = {.ix = ix, .m = sc_index_mapping(ix), .arena = arena, .named = named};
     sc_dsl_env env = {.ctx = &d,
                       .analyze = env_analyze,
                       .field_kind = env_kind,
@@ -807,15 +871,30 @@ sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *qu
                       .analyzer_named = env_analyzer_named,
                       .encode_range = env_encode_range,
                       .encode_term_range = env_encode_term_range,
-                      .encode_cidr = env_encode_cidr};
+                      .encode_cidr = env_encode_cidr,
+                      .score_field = env_score_field,
+                      .named = env_named};
     sc_status st = sc_dsl_parse(&env, arena, query, out, err);
     sc_mapping_unref(d.m);
     return st;
 }
 
+sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query, sc_query **out,
+                                 sc_dsl_error *err)
+{
+    return parse_query(arena, ix, query, out, err, NULL);
+}
+
 /* Builds the query tree of each index. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                               sc_index **list, size_t n, sc_query **out)
+{
+    return sc__search_build_queries_named(req, resp, query, list, n, out, NULL);
+}
+
+bool sc__search_build_queries_named(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
+                                    sc_index **list, size_t n, sc_query **out,
+                                    sc_search_named *named)
 {
     if (n == 0 && query) {
         /* No target index: still validate the query as Elasticsearch parses it up front. */
@@ -837,7 +916,8 @@ bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t
             continue;
         }
         sc_dsl_error err;
-        sc_status st = sc__search_parse_query(req->arena, list[i], query, &out[i], &err);
+        sc_status st =
+            parse_query(req->arena, list[i], query, &out[i], &err, named ? &named[i] : NULL);
         if (st != SC_OK) {
             if (err.type && !strcmp(err.type, "query_shard_exception")) {
                 sc_rest_kv kv[] = {{"index", list[i]->name}, {"index_uuid", list[i]->uuid}};

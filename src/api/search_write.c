@@ -262,11 +262,23 @@ static void write_hit_fields(sc_jsonw *w, const sc_mapping *m, const search_pars
             }
         }
     }
-    if (h->n_fields || extra) {
+    const sc_sort_key *ck = h->collapse_key;
+    if (h->n_fields || extra || ck) {
         sc_jsonw_key(w, "fields");
         sc_jsonw_obj_begin(w);
         for (size_t i = 0; i < h->n_fields; i++)
             write_dv_field(w, m, sp->dv_fields[h->fields[i].field], &h->fields[i]);
+        if (ck) { /* collapse: the group's value ([null] without one) */
+            sc_jsonw_key(w, sp->collapse_field);
+            sc_jsonw_arr_begin(w);
+            if (ck->missing)
+                sc_jsonw_null(w);
+            else if (sp->collapse.numeric)
+                sc_jsonw_int(w, ck->i);
+            else
+                sc_jsonw_strn(w, ck->s);
+            sc_jsonw_arr_end(w);
+        }
         const char *k;
         json_t *v;
         json_object_foreach (extra, k, v) {
@@ -324,6 +336,12 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         sc_jsonw_kv_str(w, "_index", sr->indices[h->index_i]->name);
         sc_jsonw_key(w, "_id");
         sc_jsonw_strn(w, h->id);
+        if (sp->version && h->has_versions)
+            sc_jsonw_kv_int(w, "_version", h->version);
+        if (sp->seq_no_primary_term && h->has_versions) {
+            sc_jsonw_kv_int(w, "_seq_no", h->seq_no);
+            sc_jsonw_kv_int(w, "_primary_term", h->primary_term);
+        }
         sc_jsonw_key(w, "_score");
         if (sp->n_sort)
             sc_jsonw_null(w);
@@ -334,6 +352,14 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
             write_source(w, h->source, sp->source_filter);
         }
         write_hit_fields(w, m, sp, h);
+        sc__search_write_highlight(w, sr, h);
+        if (h->n_matched && sr->named) {
+            sc_jsonw_key(w, "matched_queries");
+            sc_jsonw_arr_begin(w);
+            for (size_t k = 0; k < h->n_matched; k++)
+                sc_jsonw_str(w, sr->named[h->index_i].names[h->matched[k]]);
+            sc_jsonw_arr_end(w);
+        }
         if (sp->n_sort && h->sort)
             write_sort_values(w, m, sp, h->sort);
         sc_jsonw_obj_end(w);
@@ -346,6 +372,10 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
     sc_jsonw_obj_end(w);
     if (sp->agg_spec)
         sc__agg_write(w, sp->agg_spec, sp->agg_result, sp->typed_keys);
+    if (sp->suggest_out) {
+        sc_jsonw_key(w, "suggest");
+        sc__api_json_write(w, sp->suggest_out);
+    }
     if (status_for_msearch)
         sc_jsonw_kv_int(w, "status", status_for_msearch);
     sc_jsonw_obj_end(w);

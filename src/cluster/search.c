@@ -104,6 +104,9 @@ static void run_shard(void *arg, sc_status pool_st)
         .search_after = sr->search_after,
         .token = req->token,
         .collect = req->collect,
+        .rescore = sr->rescore ? sr->rescore[tg->index_i] : NULL,
+        .collapse = sr->collapse,
+        .n_rescore = sr->rescore ? sr->n_rescore : 0,
     };
     sc_arena scratch;
     sc_arena_init(&scratch, budget);
@@ -144,6 +147,28 @@ int sc__search_cmp_score(const void *pa, const void *pb)
     return (a->doc > b->doc) - (a->doc < b->doc);
 }
 
+static bool same_group(const sc_shard_collapse *c, const sc_sort_key *a, const sc_sort_key *b)
+{
+    if (!a || !b || a->missing || b->missing)
+        return (!a || a->missing) == (!b || b->missing);
+    return c->numeric ? a->i == b->i : sc_slice_eq(a->s, b->s);
+}
+
+/* Keeps the first (best) hit of each collapse group among hits[0..n), up to k of them, in
+ * place; returns how many. O(n * k): k is a page. */
+static size_t dedupe_groups(const sc_shard_collapse *c, sc_node_hit *hits, size_t n, size_t k)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n && m < k; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < m && !seen; j++)
+            seen = same_group(c, hits[j].collapse_key, hits[i].collapse_key);
+        if (!seen)
+            hits[m++] = hits[i];
+    }
+    return m;
+}
+
 /* Partial reduce of the top hits: the node's top k across its shards. */
 static sc_status reduce_top(const sc_node_query_request *req, const shard_job *jobs,
                             sc_arena *arena, sc_node_query_response *out)
@@ -161,14 +186,19 @@ static sc_status reduce_top(const sc_node_query_request *req, const shard_job *j
         uint32_t shard_ix = req->targets[t].shard_ix;
         for (size_t i = 0; i < jobs[t].r.n_docs; i++) {
             const sc_shard_top_doc *d = &jobs[t].r.docs[i];
-            merged[m++] = (sc_node_hit){
-                .score = d->score, .shard_ix = shard_ix, .doc = d->doc, .keys = d->sort};
+            merged[m++] = (sc_node_hit){.score = d->score,
+                                        .shard_ix = shard_ix,
+                                        .doc = d->doc,
+                                        .keys = d->sort,
+                                        .collapse_key = d->collapse_key};
         }
     }
     if (req->search->n_sort)
         qsort_r(merged, all, sizeof *merged, sc__search_cmp_sorted, (void *)req->search);
     else
         qsort(merged, all, sizeof *merged, sc__search_cmp_score);
+    if (req->search->collapse)
+        all = dedupe_groups(req->search->collapse, merged, all, req->k);
     out->top = merged;
     out->n_top = all < req->k ? all : req->k;
     return SC_OK;
@@ -283,6 +313,14 @@ static sc_status fetch_shard(const sc_node_fetch_request *req, size_t t, const s
                               .source = req->source,
                               .fields = req->dv_fields,
                               .n_fields = req->n_dv_fields};
+    const sc_search_request *sr = req->query->search;
+    if (sr && sr->highlight)
+        fa.highlight = sr->highlight[req->query->targets[t].index_i];
+    fa.versions = sr && sr->versions;
+    if (sr && sr->named) {
+        fa.named = sr->named[req->query->targets[t].index_i].queries;
+        fa.n_named = sr->named[req->query->targets[t].index_i].n;
+    }
     SC_TRY(sc_shard_fetch_run(&fa, arena, got));
     for (size_t i = 0; i < n; i++)
         out->docs[order[i]] = got[i];
@@ -445,8 +483,25 @@ static sc_status fetch_hits(sc_node *n, const sc_search_request *sr,
                                        .id = f->id,
                                        .source = f->source,
                                        .fields = f->fields,
-                                       .n_fields = f->n_fields};
+                                       .n_fields = f->n_fields,
+                                       .highlights = f->highlights,
+                                       .n_highlights = f->n_highlights,
+                                       .has_versions = f->has_versions,
+                                       .version = f->version,
+                                       .seq_no = f->seq_no,
+                                       .primary_term = f->primary_term,
+                                       .matched = f->matched,
+                                       .n_matched = f->n_matched};
         SC_TRY(sc__search_copy_keys(sr, d->keys, arena, &out->hits[i].sort));
+        if (sr->collapse && d->collapse_key) {
+            sc_sort_key *ck = sc_arena_alloc(arena, sizeof *ck);
+            if (!ck)
+                return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+            *ck = *d->collapse_key;
+            if (!sr->collapse->numeric && !ck->missing)
+                SC_TRY(copy_slice(arena, ck->s, &ck->s));
+            out->hits[i].collapse_key = ck;
+        }
     }
     out->n_hits = nh;
     uint64_t fetch_ns = sc_clock_now_ns() - f0;

@@ -29,6 +29,13 @@
 
 /* ---- the request as the API builds it ---- */
 
+/* The named queries (`_name`) of one index's query tree: names[i] names queries[i]. */
+typedef struct sc_search_named {
+    const char *const *names;
+    const sc_query *const *queries;
+    size_t n;
+} sc_search_named;
+
 typedef struct sc_search_request {
     sc_index **indices; /* targets (borrowed) */
     sc_query **queries; /* one tree per index (mappings differ), borrowed */
@@ -60,6 +67,16 @@ typedef struct sc_search_request {
      * index i is searched only if only_shards[i] (a bitmask over its shards, ceil(shards / 64)
      * words) has bit s. NULL = every shard. */
     const uint64_t *const *only_shards;
+    /* Highlighting (search/highlight.h): per index, the fields to highlight in its hits
+     * (NULL = none; the array itself NULL = no highlighting). Needs fetch_source. */
+    const sc_hl_spec *const *highlight;
+    bool versions;                /* each hit's _version, _seq_no and _primary_term */
+    const sc_search_named *named; /* per index (NULL = none): hits' matched_queries */
+    /* rescore: per index, n_rescore rescorers applied in order (shard_search.h); NULL none */
+    const sc_shard_rescore *const *rescore;
+    size_t n_rescore;
+    /* collapse (by score only): one hit per value of the field, NULL = none */
+    const sc_shard_collapse *collapse;
     /* Clustered searches (cluster/placement.h) ship these to the data nodes, which re-parse
      * them with their own mappings (cluster/search_wire.h): the query, post_filter and aggs as
      * compact JSON text (borrowed; empty = none). Unused on a single node. */
@@ -75,6 +92,13 @@ typedef struct sc_result_hit {
     const sc_shard_field_values *fields; /* the requested doc-value fields that have values */
     size_t n_fields;
     const sc_sort_key *sort; /* n_sort keys when sorting by fields (arena), else NULL */
+    const sc_shard_highlight *highlights; /* fields with snippets (arena), in spec order */
+    size_t n_highlights;
+    bool has_versions; /* request.versions and found */
+    int64_t version, seq_no, primary_term;
+    const uint32_t *matched; /* indices into request.named[index_i] it matches */
+    size_t n_matched;
+    const sc_sort_key *collapse_key; /* with request.collapse (arena), else NULL */
 } sc_result_hit;
 
 typedef struct sc_shard_failure {
@@ -130,9 +154,10 @@ typedef struct sc_node_query_request {
 /* One hit of the node's partially reduced top k. */
 typedef struct sc_node_hit {
     float score;
-    uint32_t shard_ix;       /* which shard of the request */
-    uint32_t doc;            /* doc number within that shard's searcher snapshot */
-    const sc_sort_key *keys; /* n_sort sort keys when sorting by fields, else NULL */
+    uint32_t shard_ix;               /* which shard of the request */
+    uint32_t doc;                    /* doc number within that shard's searcher snapshot */
+    const sc_sort_key *keys;         /* n_sort sort keys when sorting by fields, else NULL */
+    const sc_sort_key *collapse_key; /* with collapse: the doc's group */
 } sc_node_hit;
 
 /* One target shard's outcome on the node. */

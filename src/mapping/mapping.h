@@ -243,6 +243,16 @@ sc_status sc_mapping_parse_doc(const sc_mapping *m, const sc_mapping_analysis *a
                                sc_slice id, sc_slice source, sc_arena *arena, sc_index_doc *doc,
                                sc_mapping **updated, sc_mapping_error *err) SC_MUST_USE;
 
+/* The values of the fields at dotted paths[0..n_paths) in a document's _source JSON (parsed
+ * once), each in source order into values[i] / n_values[i] (the caller's arrays of n_paths):
+ * strings decoded, numbers and booleans as their source text, arrays flattened, objects and
+ * dotted keys followed ({"a": {"b": x}} and {"a.b": x} both give x for "a.b"). The values live
+ * in `arena` (strings may borrow `source`). Source that is not JSON gives no values. Returns
+ * SC_OK, SC_ELIMIT / SC_ENOMEM (arena). Thread-safe. O(size of source). */
+sc_status sc_mapping_source_values(sc_slice source, const sc_slice *paths, size_t n_paths,
+                                   sc_arena *arena, sc_slice **values, size_t *n_values)
+    SC_MUST_USE;
+
 /* ---- query values ---- */
 
 /* One encoded value: for KEYWORD-kind fields (keyword, ip) `term` (bytes in the arena or

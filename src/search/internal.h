@@ -29,6 +29,8 @@ typedef enum sc__plan_kind {
     SC__PLAN_CONST, /* child's docs, constant score */
     SC__PLAN_RANGE, /* constant score: numeric values in ranges (search/range.h) */
     SC__PLAN_GEO,   /* constant score: geo points in a shape (search/geo.h) */
+    SC__PLAN_FUNCTION_SCORE, /* child rescored by fs's functions; filter[i]: function i's
+                                filter plan (NULL = all docs) */
 } sc__plan_kind;
 
 typedef struct sc__plan sc__plan;
@@ -54,6 +56,7 @@ struct sc__plan {
     const int64_t *lo, *hi; /* RANGE: n_ranges inclusive ranges */
     size_t n_ranges;
     const sc_geo_shape *geo; /* GEO */
+    const sc_query *fs;      /* FUNCTION_SCORE: the query node (functions and modes) */
 };
 
 /* Per-search context shared by plan building and iterator building. */

@@ -20,8 +20,10 @@
 
 #include "base/arena.h"
 #include "base/bitset.h"
+#include "index/docvalues.h"
 #include "index/postings.h"
 #include "search/bm25.h"
+#include "search/function_score.h"
 
 #define SC_DOC_END UINT32_MAX
 
@@ -238,6 +240,25 @@ sc_doc_iter *sc_iter_req_opt(sc_arena *a, sc_doc_iter *required, sc_doc_iter *op
 /* positive's docs; score multiplied by factor where negative matches (ES boosting). */
 sc_doc_iter *sc_iter_boosting(sc_arena *a, sc_doc_iter *positive, sc_doc_iter *negative,
                               float factor);
+/* What the function_score iterator needs for one segment (arrays of n_fns, borrowed). */
+typedef struct sc_iter_function_score_args {
+    const sc_score_function *fns;
+    size_t n_fns;
+    sc_doc_iter **filters;   /* NULL entry: the function applies to every doc */
+    const bool *no_match;    /* the function's filter matches nothing in this segment */
+    const sc_dv_numeric *dv; /* the function's field's doc values, when has_dv */
+    const bool *has_dv;
+    uint32_t doc_base; /* shard-global id of the segment's doc 0 (random_score by doc) */
+    sc_sf_score_mode score_mode;
+    sc_sf_boost_mode boost_mode;
+    float max_boost;
+    bool has_min_score;
+    float min_score;
+} sc_iter_function_score_args;
+/* child's docs scored by function_score (search/function_score.h); with has_min_score only
+ * those scoring at least min_score. max_score is unbounded, so no block-max pruning below it. */
+sc_doc_iter *sc_iter_function_score(sc_arena *a, sc_doc_iter *child,
+                                    const sc_iter_function_score_args *args);
 /* A phrase over n >= 2 term cursors (already reset with SC_POSTINGS_POSITIONS) at query
  * positions offsets[i]; slop 0 = exact (Lucene's ExactPhraseMatcher), else sloppy
  * (SloppyPhraseMatcher, repeated terms included). bm25 may be NULL. */

@@ -184,8 +184,87 @@ static sc_status term_plan(sc__search_ctx *ctx, sc_slice field, sc_slice term, f
 }
 
 static sc_status phrase_plan(sc__search_ctx *ctx, const sc_query *q, float boost, bool scoring,
+                             sc__plan **out);
+
+/* The indexed terms of `field` starting with `prefix` over every segment, distinct, in term
+ * order, at most max (Lucene's MultiPhraseQuery expansion of match_phrase_prefix). */
+static sc_status prefix_terms(sc__search_ctx *ctx, sc_slice field, sc_slice prefix, uint32_t max,
+                              sc_slice **out, size_t *n_out)
+{
+    sc_dfa dfa;
+    if (sc_automaton_prefix(prefix, ctx->a, &dfa) != SC_OK)
+        return oom(ctx);
+    size_t n = 0, cap = max ? max : 1;
+    sc_slice *v = sc_arena_alloc(ctx->a, cap * sizeof *v);
+    if (!v)
+        return oom(ctx);
+    for (size_t s = 0; s < ctx->s->n_segs; s++) {
+        const sc_field_info *fi = sc_segment_field(ctx->s->segs[s].seg, field);
+        if (!fi)
+            continue;
+        sc_terms_iter it;
+        SC_TRY(sc_terms_iter_init(&it, ctx->s->segs[s].seg, fi));
+        sc_status st = sc_terms_intersect_start(&it, &dfa);
+        bool has = false;
+        while (st == SC_OK && (st = sc_terms_next_match(&it, &has)) == SC_OK && has) {
+            sc_slice t = sc_terms_term(&it);
+            size_t pos = 0; /* sorted insert, distinct, keeping the first `max` */
+            while (pos < n && sc_slice_cmp(v[pos], t) < 0)
+                pos++;
+            if ((pos < n && sc_slice_eq(v[pos], t)) || pos >= cap)
+                continue;
+            uint8_t *copy = sc_arena_alloc(ctx->a, t.len ? t.len : 1);
+            if (!copy) {
+                st = SC_ENOMEM;
+                break;
+            }
+            memcpy(copy, t.ptr, t.len);
+            if (n == cap)
+                n--; /* drop the largest */
+            memmove(&v[pos + 1], &v[pos], (n - pos) * sizeof *v);
+            v[pos] = sc_slice_make(copy, t.len);
+            n++;
+        }
+        sc_terms_iter_fini(&it);
+        if (st != SC_OK)
+            return st == SC_ENOMEM ? oom(ctx) : st;
+    }
+    *out = v;
+    *n_out = n;
+    return SC_OK;
+}
+
+/* match_phrase_prefix: one phrase per expansion of the last term, any of them (scores add). */
+static sc_status phrase_prefix_plan(sc__search_ctx *ctx, const sc_query *q, float boost,
+                                    bool scoring, sc__plan **out)
+{
+    size_t n = q->u.phrase.n_terms, ne;
+    sc_slice *exp;
+    SC_TRY(prefix_terms(ctx, q->u.phrase.field, q->u.phrase.terms[n - 1],
+                        q->u.phrase.max_expansions, &exp, &ne));
+    sc_query *b = sc_query_bool(ctx->a);
+    sc_slice *terms = sc_arena_alloc(ctx->a, n * sizeof *terms);
+    if (!b || !terms)
+        return oom(ctx);
+    memcpy(terms, q->u.phrase.terms, n * sizeof *terms);
+    for (size_t i = 0; i < ne; i++) {
+        terms[n - 1] = exp[i];
+        sc_query *ph = sc_query_phrase(ctx->a, q->u.phrase.field, terms, q->u.phrase.positions, n,
+                                       q->u.phrase.slop);
+        if (!ph || sc_query_bool_add(ctx->a, b, SC_OCCUR_SHOULD, ph) != SC_OK)
+            return oom(ctx);
+    }
+    sc_query *none = ne ? NULL : sc_query_match_none(ctx->a);
+    if (!ne && !none)
+        return oom(ctx);
+    return build(ctx, ne ? b : none, boost, scoring, out);
+}
+
+static sc_status phrase_plan(sc__search_ctx *ctx, const sc_query *q, float boost, bool scoring,
                              sc__plan **out)
 {
+    if (q->u.phrase.prefix_last && q->u.phrase.n_terms > 0)
+        return phrase_prefix_plan(ctx, q, boost, scoring, out);
     size_t n = q->u.phrase.n_terms;
     if (n == 0) {
         *out = new_plan(ctx, SC__PLAN_NONE, scoring, 0);
@@ -377,11 +456,37 @@ static sc_status bool_plan(sc__search_ctx *ctx, const sc_query *q, float boost, 
         p->kind = SC__PLAN_NONE;
     if (!scoring && required && p->min_should == 0)
         p->n_should = 0; /* optional clauses only score: matching ignores them (as Lucene) */
-    if (!scoring && p->kind == SC__PLAN_BOOL && p->n_must + p->n_filter == 1 &&
-        p->n_should == 0 && p->n_must_not == 0) {
+    if (!scoring && p->kind == SC__PLAN_BOOL && p->n_must + p->n_filter == 1 && p->n_should == 0 &&
+        p->n_must_not == 0) {
         *out = p->n_must ? p->must[0] : p->filter[0]; /* one required clause: itself */
         return SC_OK;
     }
+    *out = p;
+    return SC_OK;
+}
+
+/* function_score: the inner plan (its boost times ours, as Lucene's boost reaches the
+ * subquery) and each function's filter as a match-only plan. Without scoring and without
+ * min_score the functions change nothing: the inner plan alone. */
+static sc_status function_score_plan(sc__search_ctx *ctx, const sc_query *q, float boost,
+                                     bool scoring, sc__plan **out)
+{
+    const sc_query *inner = q->u.function_score.inner;
+    if (!scoring && !q->u.function_score.has_min_score)
+        return build(ctx, inner, boost, false, out);
+    sc__plan *p = new_plan(ctx, SC__PLAN_FUNCTION_SCORE, true, boost);
+    if (!p)
+        return oom(ctx);
+    p->fs = q;
+    SC_TRY(build(ctx, inner, boost, true, &p->child));
+    size_t n = q->u.function_score.n_fns;
+    p->filter = sc_arena_calloc(ctx->a, n ? n : 1, sizeof *p->filter);
+    if (!p->filter)
+        return oom(ctx);
+    for (size_t i = 0; i < n; i++)
+        if (q->u.function_score.fns[i].filter)
+            SC_TRY(build(ctx, q->u.function_score.fns[i].filter, 1.0f, false, &p->filter[i]));
+    p->n_filter = n;
     *out = p;
     return SC_OK;
 }
@@ -510,6 +615,7 @@ static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boos
         }
         break;
     case SC_QUERY_BOOL: return bool_plan(ctx, q, boost, scoring, out);
+    case SC_QUERY_FUNCTION_SCORE: return function_score_plan(ctx, q, boost, scoring, out);
     }
     if (!p)
         return oom(ctx);

@@ -397,6 +397,53 @@ static sc_status bool_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
     return res ? SC_OK : sc__search_oom(ctx);
 }
 
+/* function_score over one segment: the inner iterator, each function's filter iterator and
+ * its field's numeric doc values. */
+static sc_status function_score_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
+                                     sc_doc_iter **out)
+{
+    sc_doc_iter *child;
+    SC_TRY(sc__plan_iter(ctx, p->child, seg_i, &child));
+    if (!child)
+        return SC_OK;
+    const sc_query *q = p->fs;
+    size_t n = q->u.function_score.n_fns, cap = n ? n : 1;
+    sc_doc_iter **filters = sc_arena_calloc(ctx->a, cap, sizeof *filters);
+    bool *no_match = sc_arena_calloc(ctx->a, cap, sizeof *no_match);
+    bool *has_dv = sc_arena_calloc(ctx->a, cap, sizeof *has_dv);
+    sc_dv_numeric *dv = sc_arena_calloc(ctx->a, cap, sizeof *dv);
+    if (!filters || !no_match || !has_dv || !dv)
+        return sc__search_oom(ctx);
+    const sc_segment *seg = ctx->s->segs[seg_i].seg;
+    uint32_t base = 0;
+    for (size_t i = 0; i < seg_i; i++)
+        base += sc_segment_n_docs(ctx->s->segs[i].seg);
+    for (size_t i = 0; i < n; i++) {
+        const sc_score_function *fn = &q->u.function_score.fns[i];
+        if (p->filter[i]) {
+            SC_TRY(sc__plan_iter(ctx, p->filter[i], seg_i, &filters[i]));
+            no_match[i] = filters[i] == NULL;
+        }
+        const sc_field_info *fi = fn->field.len ? sc_segment_field(seg, fn->field) : NULL;
+        has_dv[i] =
+            fi && fi->kind == SC_FIELD_NUMERIC && sc_dv_numeric_open(seg, fi, &dv[i]) == SC_OK;
+    }
+    sc_iter_function_score_args args = {.fns = q->u.function_score.fns,
+                                        .n_fns = n,
+                                        .filters = filters,
+                                        .no_match = no_match,
+                                        .dv = dv,
+                                        .has_dv = has_dv,
+                                        .doc_base = base,
+                                        .score_mode = q->u.function_score.score_mode,
+                                        .boost_mode = q->u.function_score.boost_mode,
+                                        .max_boost = q->u.function_score.max_boost,
+                                        .has_min_score = q->u.function_score.has_min_score,
+                                        .min_score = q->u.function_score.min_score};
+    *out = sc_iter_function_score(ctx->a, child, &args);
+    return *out ? SC_OK : sc__search_oom(ctx);
+}
+
 sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)
 {
     const sc_segment *seg = ctx->s->segs[seg_i].seg;
@@ -447,6 +494,7 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
         *out = neg && p->scoring ? sc_iter_boosting(ctx->a, pos, neg, p->tie_breaker) : pos;
         return *out ? SC_OK : sc__search_oom(ctx);
     }
+    case SC__PLAN_FUNCTION_SCORE: return function_score_iter(ctx, p, seg_i, out);
     case SC__PLAN_CONST: {
         sc_doc_iter *c;
         SC_TRY(sc__plan_iter(ctx, p->child, seg_i, &c));

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <float.h>
 #include <string.h>
 
 static sc_query *node(sc_arena *a, sc_query_kind kind)
@@ -177,6 +178,43 @@ sc_query *sc_query_boosting(sc_arena *a, sc_query *positive, sc_query *negative,
     return q;
 }
 
+sc_query *sc_query_function_score(sc_arena *a, sc_query *inner)
+{
+    sc_query *q = node(a, SC_QUERY_FUNCTION_SCORE);
+    if (q) {
+        q->u.function_score.inner = inner;
+        q->u.function_score.max_boost = FLT_MAX;
+    }
+    return q;
+}
+
+sc_status sc_query_function_score_add(sc_arena *a, sc_query *q, const sc_score_function *f)
+{
+    if (q->kind != SC_QUERY_FUNCTION_SCORE)
+        return SC_EINVAL;
+    if (q->u.function_score.n_fns == q->u.function_score.cap_fns) {
+        size_t cap = q->u.function_score.cap_fns ? q->u.function_score.cap_fns * 2 : 4;
+        sc_score_function *fns = sc_arena_alloc(a, cap * sizeof *fns);
+        if (!fns)
+            return a->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        if (q->u.function_score.n_fns)
+            memcpy(fns, q->u.function_score.fns, q->u.function_score.n_fns * sizeof *fns);
+        q->u.function_score.fns = fns;
+        q->u.function_score.cap_fns = cap;
+    }
+    sc_score_function *d = &q->u.function_score.fns[q->u.function_score.n_fns];
+    *d = *f;
+    if (f->field.len) {
+        uint8_t *copy = sc_arena_alloc(a, f->field.len);
+        if (!copy)
+            return a->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        memcpy(copy, f->field.ptr, f->field.len);
+        d->field = sc_slice_make(copy, f->field.len);
+    }
+    q->u.function_score.n_fns++;
+    return SC_OK;
+}
+
 sc_query *sc_query_dis_max(sc_arena *a, float tie_breaker)
 {
     sc_query *q = node(a, SC_QUERY_DIS_MAX);
@@ -291,6 +329,7 @@ const char *sc_query_kind_name(sc_query_kind kind)
         [SC_QUERY_RANGE] = "range",
         [SC_QUERY_GEO] = "geo",
         [SC_QUERY_TERM_RANGE] = "range",
+        [SC_QUERY_FUNCTION_SCORE] = "function_score",
     };
     if ((unsigned)kind < sizeof names / sizeof names[0] && names[kind])
         return names[kind];
@@ -410,6 +449,11 @@ static void print(out *o, const sc_query *q)
         outf(o, ", ");
         print(o, q->u.boosting.negative);
         outf(o, ", %g)", (double)q->u.boosting.negative_boost);
+        break;
+    case SC_QUERY_FUNCTION_SCORE:
+        outf(o, "FunctionScore(");
+        print(o, q->u.function_score.inner);
+        outf(o, ", %zu functions)", q->u.function_score.n_fns);
         break;
     case SC_QUERY_DIS_MAX:
         outf(o, "(");

@@ -13,6 +13,7 @@
 #include "base/arena.h"
 #include "base/slice.h"
 #include "base/status.h"
+#include "search/function_score.h"
 
 typedef enum sc_query_kind {
     SC_QUERY_MATCH_ALL,      /* every live doc, score = boost */
@@ -33,6 +34,7 @@ typedef enum sc_query_kind {
     SC_QUERY_RANGE,      /* numeric values in inclusive ranges (search/range.h), constant */
     SC_QUERY_GEO,        /* geo points in a box or within a distance (search/geo.h), constant */
     SC_QUERY_TERM_RANGE, /* terms between two bounds in byte order (TermRangeQuery) */
+    SC_QUERY_FUNCTION_SCORE, /* inner query's docs rescored by functions (function_score.h) */
 } sc_query_kind;
 
 /* A geo query's shape, in degrees (Elasticsearch's geo_bounding_box and geo_distance). */
@@ -121,6 +123,10 @@ struct sc_query {
             uint32_t *positions;
             size_t n_terms;
             uint32_t slop;
+            /* match_phrase_prefix: the last term is a prefix, expanded at planning into at
+             * most max_expansions indexed terms (in term order) */
+            bool prefix_last;
+            uint32_t max_expansions;
         } phrase;
         /* SC_QUERY_PREFIX */
         struct {
@@ -200,6 +206,19 @@ struct sc_query {
             bool has_lo, has_hi, incl_lo, incl_hi;
             sc_query_rewrite rewrite;
         } term_range;
+        /* SC_QUERY_FUNCTION_SCORE: score = boost_mode(inner's score, min(score_mode over the
+         * functions matching the doc, max_boost)); with has_min_score, docs scoring below
+         * min_score do not match. Use sc_query_function_score_add. */
+        struct {
+            sc_query *inner;
+            sc_score_function *fns;
+            size_t n_fns, cap_fns;
+            sc_sf_score_mode score_mode;
+            sc_sf_boost_mode boost_mode;
+            float max_boost; /* FLT_MAX unless given */
+            bool has_min_score;
+            float min_score;
+        } function_score;
     } u;
 };
 
@@ -239,6 +258,15 @@ sc_query *sc_query_geo(sc_arena *a, sc_slice field, const sc_geo_shape *shape);
 /* A term range (lo / hi NULL: open). */
 sc_query *sc_query_term_range(sc_arena *a, sc_slice field, const sc_slice *lo, const sc_slice *hi,
                               bool incl_lo, bool incl_hi);
+
+/* A function_score over inner with no functions yet (score_mode multiply, boost_mode
+ * multiply, no max_boost, no min_score). */
+sc_query *sc_query_function_score(sc_arena *a, sc_query *inner);
+
+/* Appends a copy of *f (its filter borrowed, its field copied) to a function_score node.
+ * SC_ENOMEM / SC_ELIMIT (arena), SC_EINVAL if q is not a function_score. */
+sc_status sc_query_function_score_add(sc_arena *a, sc_query *q, const sc_score_function *f)
+    SC_MUST_USE;
 
 /* Appends a clause to a bool node (child is borrowed: it must live in the same arena).
  * SC_ENOMEM when the arena is exhausted, SC_ELIMIT past SC_QUERY_MAX_CLAUSE_COUNT clauses

@@ -16,6 +16,7 @@
 #include "index/commit.h"
 #include "shard/sched.h"
 #include "shard/shard.h"
+#include "shard/shard_search.h"
 #include "shard/translog.h"
 
 #define SC__SEG_BUFFER UINT32_MAX     /* entry lives in the in-memory buffer */
@@ -220,5 +221,19 @@ typedef struct sc__ids_entry {
  * trailing bytes. Never reads outside data[0..len). O(len). */
 sc_status sc__ids_decode(const uint8_t *data, size_t len,
                          sc_status (*fn)(void *ctx, const sc__ids_entry *e), void *ctx) SC_MUST_USE;
+
+/* The query phase under field collapsing (shard_collapse.c): res->docs are the top a->k
+ * groups' best docs by score with their collapse keys (memory from `out`), the totals those of
+ * the query. o is the search's options (its size is changed). Errors of sc_search_execute. */
+sc_status sc__shard_collapse_run(const sc_shard_query_args *a, const sc_searcher *s,
+                                 sc_search_options *o, sc_arena *scratch, sc_arena *out,
+                                 sc_shard_query_result *res, sc_search_result *sr) SC_MUST_USE;
+
+/* Applies one query rescorer to res's top docs (shard_rescore.c): rescoring the first
+ * window_size, weighting the rest, re-sorting all. Memory from scratch. Errors of
+ * sc_search_execute. */
+sc_status sc__shard_rescore(const sc_shard_rescore *r, const sc_shard_snapshot *snap,
+                            const sc_searcher *s, sc_cancel_token *token, sc_arena *scratch,
+                            sc_shard_query_result *res) SC_MUST_USE;
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "index/docvalues.h"
 #include "index/stored.h"
+#include "mapping/mapping.h"
 #include "shard/shard_search.h"
 
 static sc_status copy_slice(sc_arena *a, sc_slice in, sc_slice *out)
@@ -110,6 +111,48 @@ static sc_status read_fields(const sc_shard_fetch_args *args, const sc_segment *
     return SC_OK;
 }
 
+/* A doc's _version, _seq_no and _primary_term from their doc values (written with every doc). */
+static void read_versions(const sc_segment *seg, uint32_t doc, sc_shard_fetched *out)
+{
+    static const char *const names[3] = {"_version", "_seq_no", "_primary_term"};
+    int64_t *dst[3] = {&out->version, &out->seq_no, &out->primary_term};
+    for (int i = 0; i < 3; i++) {
+        const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr(names[i]));
+        sc_dv_numeric dv;
+        if (!fi || fi->kind != SC_FIELD_NUMERIC || sc_dv_numeric_open(seg, fi, &dv) != SC_OK ||
+            !sc_dv_numeric_first(&dv, doc, dst[i]))
+            return;
+    }
+    out->has_versions = true;
+}
+
+/* The highlight snippets of one doc from its _source. */
+static sc_status highlight_doc(const sc_hl_spec *hl, sc_hl_scratch *scratch, sc_slice src,
+                               sc_arena *arena, sc_shard_fetched *out)
+{
+    size_t n = hl->n_fields ? hl->n_fields : 1;
+    out->highlights = sc_arena_alloc(arena, n * sizeof *out->highlights);
+    sc_slice *paths = sc_arena_alloc(arena, n * sizeof *paths);
+    sc_slice **vals = sc_arena_alloc(arena, n * sizeof *vals);
+    size_t *nv = sc_arena_alloc(arena, n * sizeof *nv);
+    if (!out->highlights || !paths || !vals || !nv)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    for (size_t f = 0; f < hl->n_fields; f++)
+        paths[f] = hl->fields[f].source_path;
+    SC_TRY(sc_mapping_source_values(src, paths, hl->n_fields, arena, vals, nv));
+    for (size_t f = 0; f < hl->n_fields; f++) {
+        const sc_hl_field *hf = &hl->fields[f];
+        sc_slice *frags;
+        size_t nf;
+        SC_TRY(sc_highlight_field(hf->query, hf->analyzer, &hf->opts, vals[f], nv[f], scratch,
+                                  arena, &frags, &nf));
+        if (nf)
+            out->highlights[out->n_highlights++] =
+                (sc_shard_highlight){.field = (uint32_t)f, .frags = frags, .n_frags = nf};
+    }
+    return SC_OK;
+}
+
 /* Per-segment readers, reused while consecutive docs stay in one segment. */
 typedef struct fetch_cursor {
     sc_stored_reader reader;
@@ -119,6 +162,7 @@ typedef struct fetch_cursor {
     const sc_segment *id_seg;
     sc_dv_sorted_set id_dv;
     bool id_dv_ok;
+    sc_hl_scratch *hl; /* break iterators shared by the docs' highlighting */
 } fetch_cursor;
 
 static sc_status fetch_one(const sc_shard_fetch_args *args, fetch_cursor *c, uint32_t gdoc,
@@ -158,7 +202,56 @@ static sc_status fetch_one(const sc_shard_fetch_args *args, fetch_cursor *c, uin
     if (args->source)
         SC_TRY(copy_slice(arena, src, &out->source));
     out->found = true;
+    if (args->versions)
+        read_versions(v->seg, doc, out);
+    if (args->highlight && args->highlight->n_fields && src.len)
+        SC_TRY(highlight_doc(args->highlight, c->hl, out->source, arena, out));
     return args->n_fields ? read_fields(args, v->seg, doc, arena, out) : SC_OK;
+}
+
+/* Marks, per doc, the named queries it matches: each named query runs once over the shard,
+ * restricted to the fetched docs by their _id (sc_search_execute, at most n_docs hits). */
+static sc_status named_matches(const sc_shard_fetch_args *args, sc_arena *arena,
+                               sc_shard_fetched *out)
+{
+    size_t n = args->n_docs, n_ids = 0;
+    sc_slice *ids = sc_arena_alloc(arena, (n ? n : 1) * sizeof *ids);
+    sc_searcher_segment *segs =
+        sc_arena_alloc(arena, (args->snapshot->n_segments + 1) * sizeof *segs);
+    if (!ids || !segs)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (out[i].found)
+            ids[n_ids++] = out[i].id;
+    if (n_ids == 0)
+        return SC_OK;
+    sc_searcher s;
+    sc_shard_searcher_init(args->snapshot, segs, &s);
+    for (size_t k = 0; k < args->n_named; k++) {
+        sc_query *b = sc_query_bool(arena), *only = sc_query_ids(arena, ids, n_ids);
+        if (!b || !only || sc_query_bool_add(arena, b, SC_OCCUR_FILTER, only) != SC_OK ||
+            sc_query_bool_add(arena, b, SC_OCCUR_FILTER, (sc_query *)args->named[k]) != SC_OK)
+            return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        sc_search_options o;
+        sc_search_options_init(&o);
+        o.size = n_ids;
+        o.track_total_hits = SC_TRACK_TOTAL_HITS_NONE;
+        sc_search_result r;
+        if (sc_search_execute(&s, b, &o, arena, &r) != SC_OK)
+            continue; /* the query phase ran it already: an error here only drops the name */
+        for (size_t h = 0; h < r.n_hits; h++)
+            for (size_t i = 0; i < n; i++) {
+                if (!out[i].found || args->docs[i] != r.hits[h].global_doc)
+                    continue;
+                if (!out[i].matched) {
+                    out[i].matched = sc_arena_alloc(arena, args->n_named * sizeof(uint32_t));
+                    if (!out[i].matched)
+                        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+                }
+                ((uint32_t *)out[i].matched)[out[i].n_matched++] = (uint32_t)k;
+            }
+    }
+    return SC_OK;
 }
 
 sc_status sc_shard_fetch_run(const sc_shard_fetch_args *args, sc_arena *arena,
@@ -166,10 +259,13 @@ sc_status sc_shard_fetch_run(const sc_shard_fetch_args *args, sc_arena *arena,
 {
     fetch_cursor c;
     memset(&c, 0, sizeof c);
-    sc_status st = SC_OK;
+    sc_status st = args->highlight ? sc_hl_scratch_new(&c.hl) : SC_OK;
     for (size_t i = 0; i < args->n_docs && st == SC_OK; i++)
         st = fetch_one(args, &c, args->docs[i], arena, &out[i]);
     if (c.reader_seg)
         sc_stored_reader_fini(&c.reader);
+    sc_hl_scratch_free(c.hl);
+    if (st == SC_OK && args->n_named)
+        st = named_matches(args, arena, out);
     return st;
 }

@@ -1,6 +1,7 @@
 /* The shard-level query phase (shard_search.h): the search layer's top-k by score or by sort,
  * the total under track_total_hits, the optional collect hook, and typed results copied from the
  * query's scratch arena into the caller's result arena. The fetch phase is in shard_fetch.c. */
+#include "shard/internal.h"
 #include "shard/shard_search.h"
 
 #include <stdatomic.h>
@@ -145,6 +146,10 @@ sc_status sc_shard_query_run(const sc_shard_query_args *a, sc_arena *scratch, sc
     sc_search_options o;
     sc_search_options_init(&o);
     o.size = a->k;
+    bool rescore = a->n_rescore && !a->n_sort && a->k > 0;
+    for (size_t i = 0; rescore && i < a->n_rescore; i++)
+        if (a->rescore[i].window_size > o.size)
+            o.size = a->rescore[i].window_size; /* the window is rescored even past k */
     o.from = 0;
     o.track_total_hits = a->track_total_hits;
     o.cancel = a->token;
@@ -153,12 +158,20 @@ sc_status sc_shard_query_run(const sc_shard_query_args *a, sc_arena *scratch, sc
     sc_status st = SC_OK;
     bool hook = a->collect && a->collect->run;
     if (!hook || a->k > 0) {
-        st = a->n_sort && a->k > 0 ? run_sorted(a, &s, &o, scratch, out, res, &sr)
-                                   : run_scored(a, &s, &o, scratch, out, res, &sr);
+        st = a->n_sort && a->k > 0     ? run_sorted(a, &s, &o, scratch, out, res, &sr)
+             : a->collapse && a->k > 0 ? sc__shard_collapse_run(a, &s, &o, scratch, out, res, &sr)
+                                       : run_scored(a, &s, &o, scratch, out, res, &sr);
         if (st != SC_OK)
             return fail(st, scratch, sr.error, res);
         if (sr.cancelled)
             goto cancelled;
+        for (size_t i = 0; rescore && i < a->n_rescore; i++) {
+            st = sc__shard_rescore(&a->rescore[i], snap, &s, a->token, scratch, res);
+            if (st != SC_OK)
+                return fail(st, scratch, NULL, res);
+        }
+        if (res->n_docs > a->k)
+            res->n_docs = a->k;
     }
     if (hook) {
         st = run_hook(a, snap, &s, scratch, out, res);

@@ -20,6 +20,7 @@
 #include "base/arena.h"
 #include "base/slice.h"
 #include "base/status.h"
+#include "search/highlight.h"
 #include "search/iter.h"
 #include "search/query.h"
 #include "search/searcher.h"
@@ -81,6 +82,32 @@ typedef struct sc_shard_collect_hook {
 
 /* ---- query phase ------------------------------------------------------------------------- */
 
+/* rescore's score_mode: how a window doc's two scores combine when the rescore query matches. */
+typedef enum sc_shard_rescore_mode {
+    SC_RESCORE_TOTAL,
+    SC_RESCORE_MULTIPLY,
+    SC_RESCORE_AVG,
+    SC_RESCORE_MAX,
+    SC_RESCORE_MIN,
+} sc_shard_rescore_mode;
+
+/* Field collapsing: one hit per value of `field` (its best by score; docs without a value
+ * form one group), from keyword (sorted-set) or numeric doc values. */
+typedef struct sc_shard_collapse {
+    const char *field;
+    bool numeric;
+} sc_shard_collapse;
+
+/* One query rescorer (Elasticsearch's rescore.query): the shard's top window_size docs get
+ * query_weight * score, combined by mode with rescore_weight * the rescore query's score where
+ * it matches; the docs past the window get query_weight * score; then all are re-sorted. */
+typedef struct sc_shard_rescore {
+    const sc_query *query;
+    uint32_t window_size;
+    float query_weight, rescore_weight;
+    sc_shard_rescore_mode mode;
+} sc_shard_rescore;
+
 typedef struct sc_shard_query_args {
     const sc_shard_snapshot *snapshot; /* held by the caller for the call (and while the
                                           results' keyword sort values are read) */
@@ -94,14 +121,20 @@ typedef struct sc_shard_query_args {
     const sc_sort_key *search_after;      /* n_sort values or NULL (field sort only) */
     sc_cancel_token *token;               /* cancellation + deadline; may be NULL */
     const sc_shard_collect_hook *collect; /* optional (aggregations) */
+    const sc_shard_rescore *rescore;      /* applied in order after the top k by score (no
+                                             sort): k grows to the largest window */
+    size_t n_rescore;
+    const sc_shard_collapse *collapse; /* by score only: the top k groups' best docs */
 } sc_shard_query_args;
 
 /* One of the shard's top docs. */
 typedef struct sc_shard_top_doc {
-    uint32_t doc;            /* shard-global doc id in the snapshot */
-    float score;             /* 0 under a field sort that does not sort by _score */
-    const sc_sort_key *sort; /* n_sort values under a field sort, else NULL; keyword bytes
-                                point into the snapshot's segments */
+    uint32_t doc;                    /* shard-global doc id in the snapshot */
+    float score;                     /* 0 under a field sort that does not sort by _score */
+    const sc_sort_key *sort;         /* n_sort values under a field sort, else NULL; keyword bytes
+                                        point into the snapshot's segments */
+    const sc_sort_key *collapse_key; /* with args.collapse: the doc's group (keyword bytes in
+                                        the snapshot; missing: no value), else NULL */
 } sc_shard_top_doc;
 
 typedef struct sc_shard_query_result {
@@ -155,12 +188,25 @@ typedef struct sc_shard_field_values {
     const sc_slice *terms; /* ascending term order */
 } sc_shard_field_values;
 
+/* The snippets of one highlighted field of one doc (at least one). */
+typedef struct sc_shard_highlight {
+    uint32_t field; /* index into the sc_hl_spec's fields */
+    const sc_slice *frags;
+    size_t n_frags;
+} sc_shard_highlight;
+
 typedef struct sc_shard_fetched {
     bool found; /* false: the doc id is not in the snapshot */
     sc_slice id;
     sc_slice source;               /* empty unless args.source */
     sc_shard_field_values *fields; /* only fields with values, in request order */
     size_t n_fields;
+    sc_shard_highlight *highlights; /* only fields with snippets, in spec order */
+    size_t n_highlights;
+    bool has_versions; /* args.versions and the doc has them */
+    int64_t version, seq_no, primary_term;
+    const uint32_t *matched; /* indices into args.named of the named queries it matches */
+    size_t n_matched;
 } sc_shard_fetched;
 
 typedef struct sc_shard_fetch_args {
@@ -170,6 +216,12 @@ typedef struct sc_shard_fetch_args {
     bool source;               /* read _source (else the _id comes from its doc values) */
     const char *const *fields; /* doc-value fields to read (docvalue_fields / fields) */
     size_t n_fields;
+    const sc_hl_spec *highlight; /* fields to highlight from _source (search/highlight.h), or
+                                    NULL; needs `source` */
+    bool versions;               /* read _version, _seq_no and _primary_term (their doc values) */
+    /* Named queries (the `_name`s of the request's query): which of them each doc matches. */
+    const sc_query *const *named;
+    size_t n_named;
 } sc_shard_fetch_args;
 
 /* Runs the fetch phase for args->docs: out[i] for docs[i] (the caller's array of n_docs),

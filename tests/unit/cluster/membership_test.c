@@ -88,7 +88,7 @@ static bool agreed(size_t want, int *master)
 static int wait_agreed(size_t want)
 {
     int master = -1;
-    for (int t = 0; t < 200; t++) {
+    for (int t = 0; t < 600; t++) { /* 30 s: a loaded machine */
         if (agreed(want, &master))
             return master;
         sleep_ms(50);
@@ -114,7 +114,7 @@ static bool routing_ready(int i, const char *index, size_t copies, sc_index_rout
 
 static void wait_routing(int i, const char *index, size_t copies, sc_index_routing *out)
 {
-    for (int t = 0; t < 200; t++) {
+    for (int t = 0; t < 600; t++) { /* 30 s: a loaded machine */
         if (routing_ready(i, index, copies, out))
             return;
         sleep_ms(50);
@@ -146,7 +146,7 @@ static void test_join_and_allocate(void **state)
     assert_int_equal(sc_index_put_mapping(ix, upd, &err), SC_OK);
     json_decref(upd);
     sc_index_unref(ix);
-    for (int t = 0; t < 200; t++) {
+    for (int t = 0; t < 600; t++) { /* 30 s: a loaded machine */
         sc_cluster_view v;
         assert_int_equal(sc_membership_view(g_ms[master], &v), SC_OK);
         json_t *props = json_object_get(
@@ -201,7 +201,7 @@ static void test_lease_revoked_behind_back(void **state)
     sc_etcd_kvs_fini(&r);
     assert_int_equal(sc_etcd_lease_revoke(e, lease, NULL), SC_OK);
     /* the node notices, re-registers under a new lease, and there is one master again */
-    for (int t = 0; t < 200; t++) {
+    for (int t = 0; t < 600; t++) { /* 30 s: a loaded machine */
         assert_int_equal(sc_etcd_get(e, key, &r, NULL), SC_OK);
         bool back = r.len == 1 && r.kvs[0].lease != lease;
         sc_etcd_kvs_fini(&r);
@@ -282,7 +282,7 @@ static void test_delete_index(void **state)
     }
     assert_true(owner >= 0);
     assert_int_equal(sc_node_delete_index(g_nodes[owner], "books", &err), SC_OK);
-    for (int t = 0; t < 200; t++) {
+    for (int t = 0; t < 600; t++) { /* 30 s: a loaded machine */
         sc_cluster_view v;
         assert_int_equal(sc_membership_view(g_ms[master], &v), SC_OK);
         bool gone =

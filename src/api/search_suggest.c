@@ -1,0 +1,279 @@
+/* _search `suggest` with the term suggester: each suggestion's text analyzed with the field's
+ * search analyzer, each token's candidates found over the target shards
+ * (cluster/suggest.h), filtered by suggest_mode, sorted and cut to size, written in
+ * Elasticsearch's shape ({"name": [{"text", "offset", "length", "options": [{"text", "score",
+ * "freq"}]}]}). Other suggesters (phrase, completion) are refused with a 400. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "api/search_internal.h"
+#include "cluster/suggest.h"
+#include "search/automaton.h"
+
+#define FAIL(...) (sc_rest_errorf(req, resp, 400, "illegal_argument_exception", __VA_ARGS__), false)
+
+typedef struct term_opts {
+    const char *field, *analyzer;
+    int64_t size, max_edits, prefix_length, min_word_length, min_doc_freq;
+    double accuracy;
+    int mode;     /* 0 missing, 1 popular, 2 always */
+    bool by_freq; /* sort: frequency */
+} term_opts;
+
+static bool get_i(const json_t *o, const char *k, int64_t lo, int64_t hi, int64_t *out)
+{
+    const json_t *v = json_object_get(o, k);
+    if (!v)
+        return true;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+        return false;
+    *out = json_integer_value(v);
+    return true;
+}
+
+static bool term_options(sc_rest_req *req, sc_rest_resp *resp, const json_t *t, term_opts *o)
+{
+    static const char *const keys[] = {"field",
+                                       "analyzer",
+                                       "size",
+                                       "max_edits",
+                                       "prefix_length",
+                                       "min_word_length",
+                                       "min_doc_freq",
+                                       "accuracy",
+                                       "suggest_mode",
+                                       "sort",
+                                       "shard_size",
+                                       "max_inspections",
+                                       "max_term_freq",
+                                       "string_distance",
+                                       "lowercase_terms",
+                                       NULL};
+    const char *k;
+    json_t *v;
+    json_object_foreach ((json_t *)t, k, v) {
+        const char *const *x = keys;
+        while (*x && strcmp(*x, k))
+            x++;
+        if (!*x)
+            return FAIL("[term] suggester: unknown field [%s]", k);
+    }
+    *o = (term_opts){
+        .size = 5, .max_edits = 2, .prefix_length = 1, .min_word_length = 4, .accuracy = 0.5};
+    const json_t *f = json_object_get(t, "field"), *an = json_object_get(t, "analyzer");
+    if (!json_is_string(f))
+        return FAIL("[term] suggester requires a [field]");
+    o->field = json_string_value(f);
+    o->analyzer = json_is_string(an) ? json_string_value(an) : NULL;
+    if (!get_i(t, "size", 1, 10000, &o->size) || !get_i(t, "max_edits", 1, 2, &o->max_edits) ||
+        !get_i(t, "prefix_length", 0, 1000, &o->prefix_length) ||
+        !get_i(t, "min_word_length", 1, 1000, &o->min_word_length) ||
+        !get_i(t, "min_doc_freq", 0, INT64_MAX, &o->min_doc_freq))
+        return FAIL("[term] suggester: size, max_edits (1 or 2), prefix_length, min_word_length "
+                    "and min_doc_freq must be integers in range");
+    const json_t *acc = json_object_get(t, "accuracy"), *m = json_object_get(t, "suggest_mode"),
+                 *s = json_object_get(t, "sort"), *sd = json_object_get(t, "string_distance");
+    if (acc && (!json_is_number(acc) || json_number_value(acc) < 0 || json_number_value(acc) > 1))
+        return FAIL("[term] suggester: [accuracy] must be a number from 0 to 1");
+    if (acc)
+        o->accuracy = json_number_value(acc);
+    const char *ms = json_is_string(m) ? json_string_value(m) : m ? "" : "missing";
+    o->mode = !strcmp(ms, "missing")   ? 0
+              : !strcmp(ms, "popular") ? 1
+              : !strcmp(ms, "always")  ? 2
+                                       : -1;
+    if (o->mode < 0)
+        return FAIL("[term] suggester: unknown suggest_mode [%s]", ms);
+    const char *ss = json_is_string(s) ? json_string_value(s) : s ? "" : "score";
+    if (strcmp(ss, "score") && strcmp(ss, "frequency"))
+        return FAIL("[term] suggester: unknown sort [%s]", ss);
+    o->by_freq = !strcmp(ss, "frequency");
+    if (sd && !(json_is_string(sd) && !strcmp(json_string_value(sd), "internal")))
+        return FAIL("[term] suggester: only string_distance [internal] is supported");
+    return true;
+}
+
+bool sc__search_parse_suggest(sc_rest_req *req, sc_rest_resp *resp, const json_t *v,
+                              search_parse *sp)
+{
+    if (!json_is_object(v))
+        return FAIL("[suggest] must be an object");
+    const char *k;
+    json_t *e;
+    json_object_foreach ((json_t *)v, k, e) {
+        if (!strcmp(k, "text"))
+            continue;
+        if (!json_is_object(e))
+            return FAIL("[suggest] [%s] must be an object", k);
+        const json_t *t = json_object_get(e, "term");
+        const char *kk;
+        json_t *x;
+        json_object_foreach (e, kk, x)
+            if (strcmp(kk, "text") && strcmp(kk, "term"))
+                return FAIL("[suggest] [%s]: suggester [%s] is not supported yet (only [term])", k,
+                            kk);
+        term_opts o;
+        if (!json_is_object(t) || !term_options(req, resp, t, &o))
+            return t ? false : FAIL("[suggest] [%s] needs a [term] suggester", k);
+        const json_t *text = json_object_get(e, "text");
+        if (!text)
+            text = json_object_get(v, "text");
+        if (!json_is_string(text))
+            return FAIL("[suggest] [%s]: the required text option is missing", k);
+    }
+    sp->suggest = v;
+    return true;
+}
+
+typedef struct tok {
+    sc_slice term; /* arena copy */
+    uint32_t start, end;
+} tok;
+
+typedef struct toks {
+    sc_arena *a;
+    tok *v;
+    size_t n, cap;
+    bool fail;
+} toks;
+
+static sc_status collect(void *ctx, const sc_token *t)
+{
+    toks *c = ctx;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 8;
+        tok *v = sc_arena_alloc(c->a, cap * sizeof *v);
+        if (!v)
+            return SC_ENOMEM;
+        if (c->n)
+            memcpy(v, c->v, c->n * sizeof *v);
+        c->v = v;
+        c->cap = cap;
+    }
+    uint8_t *copy = sc_arena_alloc(c->a, t->len ? t->len : 1);
+    if (!copy)
+        return SC_ENOMEM;
+    memcpy(copy, t->term, t->len);
+    c->v[c->n++] = (tok){sc_slice_make(copy, t->len), t->start_offset, t->end_offset};
+    return SC_OK;
+}
+
+/* UTF-16 units in s[0, n) (Elasticsearch's offsets and lengths). */
+static int64_t u16(const char *s, size_t n)
+{
+    int64_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80)
+            u += (unsigned char)s[i] >= 0xF0 ? 2 : 1;
+    return u;
+}
+
+static const sc_analyzer *analyzer_of(sc_index *ix, const term_opts *o)
+{
+    const sc_analyzer_registry *r = ix->analysis;
+    if (o->analyzer)
+        return sc_analyzer_registry_get(r, sc_slice_cstr(o->analyzer));
+    sc_mapping *m = sc_index_mapping(ix);
+    const sc_mapping_field *f = m ? sc_mapping_find(m, sc_slice_cstr(o->field)) : NULL;
+    const sc_analyzer *an = NULL;
+    if (f && f->type == SC_MAPPING_TEXT)
+        an = sc_analyzer_registry_get(r, sc_slice_cstr(sc_mapping_search_analyzer(f, false)));
+    else if (f && f->type == SC_MAPPING_KEYWORD)
+        an = f->normalizer ? sc_analyzer_registry_normalizer(r, sc_slice_cstr(f->normalizer))
+                           : sc_analyzer_registry_get(r, sc_slice_cstr("keyword"));
+    sc_mapping_unref(m);
+    return an ? an : sc_analyzer_registry_default(r);
+}
+
+static int by_score(const void *x, const void *y)
+{
+    const sc_suggest_candidate *a = x, *b = y;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    if (a->freq != b->freq)
+        return a->freq > b->freq ? -1 : 1;
+    return sc_slice_cmp(a->term, b->term);
+}
+
+static int by_freq(const void *x, const void *y)
+{
+    const sc_suggest_candidate *a = x, *b = y;
+    if (a->freq != b->freq)
+        return a->freq > b->freq ? -1 : 1;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    return sc_slice_cmp(a->term, b->term);
+}
+
+/* One token's entry: {"text", "offset", "length", "options"}. */
+static sc_status entry(sc_rest_req *req, const sc_suggest_term_request *sr, const term_opts *o,
+                       const char *text, const tok *t, json_t *arr)
+{
+    sc_suggest_candidate *c = NULL;
+    size_t n = 0;
+    uint64_t tf = 0;
+    if ((int64_t)sc_automaton_cp_len(t->term) >= o->min_word_length)
+        SC_TRY(sc_suggest_run(sr, t->term, req->arena, &c, &n, &tf));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (o->mode == 2 || (o->mode == 0 && tf == 0) || (o->mode == 1 && c[i].freq > tf))
+            c[k++] = c[i];
+    qsort(c, k, sizeof *c, o->by_freq ? by_freq : by_score);
+    json_t *opts = json_array(), *e = json_object();
+    for (size_t i = 0; i < k && (int64_t)i < o->size; i++) {
+        json_t *op = json_object();
+        json_object_set_new(op, "text", json_stringn((const char *)c[i].term.ptr, c[i].term.len));
+        json_object_set_new(op, "score", json_real(c[i].score));
+        json_object_set_new(op, "freq", json_integer((json_int_t)c[i].freq));
+        json_array_append_new(opts, op);
+    }
+    json_object_set_new(e, "text", json_stringn((const char *)t->term.ptr, t->term.len));
+    json_object_set_new(e, "offset", json_integer(u16(text, t->start)));
+    json_object_set_new(e, "length", json_integer(u16(text + t->start, t->end - t->start)));
+    json_object_set_new(e, "options", opts);
+    json_array_append_new(arr, e);
+    return SC_OK;
+}
+
+bool sc__search_run_suggest(sc_rest_req *req, sc_rest_resp *resp, search_parse *sp, sc_index **list,
+                            size_t n)
+{
+    if (!sp->suggest || n == 0)
+        return true;
+    json_t *out = json_object();
+    const char *k;
+    json_t *e;
+    json_object_foreach ((json_t *)sp->suggest, k, e) {
+        if (!strcmp(k, "text"))
+            continue;
+        term_opts o;
+        if (!term_options(req, resp, json_object_get(e, "term"), &o)) {
+            json_decref(out);
+            return false;
+        }
+        const json_t *tv = json_object_get(e, "text");
+        const char *text = json_string_value(tv ? tv : json_object_get(sp->suggest, "text"));
+        toks ts = {.a = req->arena};
+        const sc_analyzer *an = analyzer_of(list[0], &o);
+        sc_suggest_term_request sr = {.indices = list,
+                                      .n_indices = n,
+                                      .field = sc_slice_cstr(o.field),
+                                      .max_edits = (uint32_t)o.max_edits,
+                                      .prefix_length = (uint32_t)o.prefix_length,
+                                      .accuracy = (float)o.accuracy,
+                                      .min_doc_freq = (uint64_t)o.min_doc_freq};
+        json_t *arr = json_array();
+        sc_status st = an ? sc_analyzer_analyze(an, sc_slice_cstr(text), collect, &ts) : SC_OK;
+        for (size_t i = 0; st == SC_OK && i < ts.n; i++)
+            st = entry(req, &sr, &o, text, &ts.v[i], arr);
+        json_object_set_new(out, k, arr);
+        if (st != SC_OK) {
+            json_decref(out);
+            sc_rest_error(req, resp, 500, "exception", "suggest failed", NULL, 0);
+            return false;
+        }
+    }
+    sp->suggest_out = out;
+    return true;
+}
