@@ -1,6 +1,7 @@
 /* GET /_cat/shards[/{index}]: one row per shard copy with its state. A primary that failed to
  * open at start is UNASSIGNED with reason ALLOCATION_FAILED and the failure as details, as
- * Elasticsearch shows a failed shard; replicas are UNASSIGNED on one node. Columns: `h`
+ * Elasticsearch shows a failed shard; one still recovering at start is INITIALIZING; replicas
+ * are UNASSIGNED on one node. Columns: `h`
  * selects them (unknown names are refused), `v` adds the header, format=json gives objects. */
 #include <stdio.h>
 #include <string.h>
@@ -94,6 +95,13 @@ static void shard_row(sc_rest_req *req, sc_index *ix, uint32_t shard, bool prima
     cell[C_SHARD] = sc__api_fmt(req, "%u", shard);
     cell[C_PRIREP] = primary ? "p" : "r";
     const char *failure = primary ? sc_index_shard_failure(ix, shard) : NULL;
+    if (primary && sc_index_shard_initializing(ix, shard)) {
+        /* Recovering at start (translog replay), as Elasticsearch's local recovery shows. */
+        cell[C_STATE] = "INITIALIZING";
+        cell[C_IP] = "127.0.0.1";
+        cell[C_NODE] = sc_node_name(req->node);
+        return;
+    }
     if (!primary || failure) {
         cell[C_STATE] = "UNASSIGNED";
         cell[C_REASON] = failure ? "ALLOCATION_FAILED" : "INDEX_CREATED";

@@ -77,6 +77,7 @@ typedef struct health {
     int rank; /* 0 green, 1 yellow, 2 red */
     uint64_t shards, active, unassigned;
     uint64_t failed_primaries; /* primaries failed to open or unassigned: red */
+    uint64_t initializing;     /* primaries recovering at start: red, as Elasticsearch */
     bool missing;              /* a named index does not exist (yet): red */
     size_t n_nodes;
 } health;
@@ -136,15 +137,17 @@ static void health_of(sc_rest_req *req, health *h)
     }
     for (size_t i = 0; i < n; i++) {
         uint32_t failed = sc_index_n_failed_shards(list[i]);
-        h->shards += list[i]->settings.number_of_shards - failed;
+        uint32_t init = sc_index_n_initializing_shards(list[i]);
+        h->shards += list[i]->settings.number_of_shards - failed - init;
         h->failed_primaries += failed;
+        h->initializing += init;
         h->unassigned +=
             (uint64_t)list[i]->settings.number_of_shards * list[i]->settings.number_of_replicas +
             failed;
     }
     sc_node_release(list, n);
     h->active = h->shards;
-    h->rank = h->failed_primaries ? 2 : h->unassigned ? 1 : 0;
+    h->rank = h->failed_primaries || h->initializing ? 2 : h->unassigned ? 1 : 0;
 }
 
 /* wait_for_nodes: "N", ">=N", "<=N", ">N", "<N", or ge(N) le(N) gt(N) lt(N). */
@@ -192,16 +195,15 @@ static void write_health(sc_rest_req *req, sc_rest_resp *resp, const health *hp,
     sc_jsonw_kv_int(&w, "active_primary_shards", (int64_t)h.shards);
     sc_jsonw_kv_int(&w, "active_shards", (int64_t)h.active);
     sc_jsonw_kv_int(&w, "relocating_shards", 0);
-    sc_jsonw_kv_int(&w, "initializing_shards", 0);
+    sc_jsonw_kv_int(&w, "initializing_shards", (int64_t)h.initializing);
     sc_jsonw_kv_int(&w, "unassigned_shards", (int64_t)h.unassigned);
     sc_jsonw_kv_int(&w, "unassigned_primary_shards", (int64_t)h.failed_primaries);
     sc_jsonw_kv_int(&w, "delayed_unassigned_shards", 0);
     sc_jsonw_kv_int(&w, "number_of_pending_tasks", 0);
     sc_jsonw_kv_int(&w, "number_of_in_flight_fetch", 0);
     sc_jsonw_kv_int(&w, "task_max_waiting_in_queue_millis", 0);
-    double pct = h.active + h.unassigned
-                     ? 100.0 * (double)h.active / (double)(h.active + h.unassigned)
-                     : 100.0;
+    uint64_t copies = h.active + h.unassigned + h.initializing;
+    double pct = copies ? 100.0 * (double)h.active / (double)copies : 100.0;
     sc_jsonw_kv_double(&w, "active_shards_percent_as_number", pct);
     sc_jsonw_obj_end(&w);
     sc_rest_json_end(req, resp, &w);
@@ -310,10 +312,11 @@ void sc__api_table_write(sc_rest_resp *resp, const sc__api_table *t, bool header
     }
 }
 
-/* red when a primary failed to open, yellow when replicas cannot be placed on one node. */
+/* red when a primary failed to open or is still recovering, yellow when replicas cannot be
+ * placed on one node. */
 static const char *index_health(const sc_index *ix)
 {
-    if (sc_index_n_failed_shards(ix))
+    if (sc_index_n_failed_shards(ix) || sc_index_n_initializing_shards(ix))
         return "red";
     return ix->settings.number_of_replicas ? "yellow" : "green";
 }
@@ -420,19 +423,22 @@ void sc_api_cat_health(sc_rest_req *req, sc_rest_resp *resp)
     size_t n;
     if (!resolve(req, resp, NULL, &list, &n))
         return;
-    uint64_t shards = 0, unassigned = 0, failed = 0;
+    uint64_t shards = 0, unassigned = 0, failed = 0, init = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t f = sc_index_n_failed_shards(list[i]);
+        uint32_t in = sc_index_n_initializing_shards(list[i]);
         failed += f;
-        shards += list[i]->settings.number_of_shards - f;
+        init += in;
+        shards += list[i]->settings.number_of_shards - f - in;
         unassigned +=
             (uint64_t)list[i]->settings.number_of_shards * list[i]->settings.number_of_replicas + f;
     }
     sc_node_release(list, n);
     int64_t now = sc_clock_wall_ms();
-    const char *status = failed ? "red" : unassigned ? "yellow" : "green";
-    double pct =
-        shards + unassigned ? 100.0 * (double)shards / (double)(shards + unassigned) : 100.0;
+    const char *status = failed || init ? "red" : unassigned ? "yellow" : "green";
+    double pct = shards + unassigned + init
+                     ? 100.0 * (double)shards / (double)(shards + unassigned + init)
+                     : 100.0;
     if (want_json(req)) {
         sc_jsonw w;
         sc_rest_json_begin(req, resp, 200, &w);
@@ -449,7 +455,8 @@ void sc_api_cat_health(sc_rest_req *req, sc_rest_resp *resp)
         sc_jsonw_kv_str(&w, "shards", buf);
         sc_jsonw_kv_str(&w, "pri", buf);
         sc_jsonw_kv_str(&w, "relo", "0");
-        sc_jsonw_kv_str(&w, "init", "0");
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)init);
+        sc_jsonw_kv_str(&w, "init", buf);
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)unassigned);
         sc_jsonw_kv_str(&w, "unassign", buf);
         sc_jsonw_kv_str(&w, "pending_tasks", "0");
@@ -491,7 +498,7 @@ void sc_api_cat_health(sc_rest_req *req, sc_rest_resp *resp)
     row[6] = sc__api_fmt(req, "%llu", (unsigned long long)shards);
     row[7] = row[6];
     row[8] = "0";
-    row[9] = "0";
+    row[9] = sc__api_fmt(req, "%llu", (unsigned long long)init);
     row[10] = sc__api_fmt(req, "%llu", (unsigned long long)unassigned);
     row[11] = "0";
     row[12] = "-";

@@ -260,6 +260,15 @@ void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
             bad = true;
             break;
         }
+        uint64_t b;
+        if (strcmp(key, "translog.flush_threshold_size") == 0 && !json_is_null(v) &&
+            (!sc_setting_parse_bytes(v, &b) || b < 128)) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "failed to parse setting [index.translog.flush_threshold_size]: "
+                           "expected a byte size of at least 128b, e.g. 512mb");
+            bad = true;
+            break;
+        }
     }
     if (!bad) {
         for (size_t i = 0; i < n; i++) {
@@ -274,6 +283,17 @@ void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
                     list[i]->settings.refresh_interval_ms = 1000;
                 if (strcmp(key, "max_result_window") == 0 && json_is_integer(v))
                     list[i]->settings.max_result_window = json_integer_value(v);
+                const json_t *fts = strcmp(key, "translog.flush_threshold_size") == 0 ? v
+                                    : strcmp(key, "translog") == 0 && json_is_object(v)
+                                        ? json_object_get(v, "flush_threshold_size")
+                                        : NULL;
+                uint64_t fts_bytes;
+                if (fts && json_is_null(fts))
+                    fts_bytes = 512ull << 20;
+                if (fts && (json_is_null(fts) || sc_setting_parse_bytes(fts, &fts_bytes))) {
+                    list[i]->settings.flush_threshold_bytes = fts_bytes;
+                    sc_index_set_flush_threshold(list[i], fts_bytes);
+                }
                 if (strcmp(key, "number_of_replicas") == 0 && json_is_integer(v))
                     list[i]->settings.number_of_replicas = (uint32_t)json_integer_value(v);
                 if (json_is_null(v))
@@ -321,7 +341,8 @@ static void fanout(sc_rest_req *req, sc_rest_resp *resp, int op)
     for (size_t i = 0; i < n; i++) {
         uint32_t shards = list[i]->settings.number_of_shards;
         total += shards * (1 + list[i]->settings.number_of_replicas);
-        active += shards; /* one node: the primaries; replicas stay unassigned */
+        /* one node: the primaries (not those still recovering); replicas stay unassigned */
+        active += shards - sc_index_n_initializing_shards(list[i]);
         good += op == 0   ? sc_index_refresh(list[i])
                 : op == 1 ? sc_index_flush(list[i])
                           : sc_index_forcemerge(list[i], max_seg);
@@ -469,55 +490,6 @@ void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp)
         stats_block(&w, &per[i], list[i], iq, iqt, io, iot);
         sc_jsonw_key(&w, "total");
         stats_block(&w, &per[i], list[i], iq, iqt, io, iot);
-        sc_jsonw_obj_end(&w);
-    }
-    sc_jsonw_obj_end(&w);
-    json_end_release(req, resp, &w, list, n);
-}
-
-void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp)
-{
-    sc_index **list;
-    size_t n;
-    if (!resolve(req, resp, req->index, &list, &n))
-        return;
-    uint32_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += list[i]->settings.number_of_shards;
-    sc_jsonw w;
-    sc_rest_json_begin(req, resp, 200, &w);
-    sc_jsonw_obj_begin(&w);
-    shards_header(&w, total, total, total);
-    sc_jsonw_key(&w, "indices");
-    sc_jsonw_obj_begin(&w);
-    for (size_t i = 0; i < n; i++) {
-        sc_jsonw_key(&w, list[i]->name);
-        sc_jsonw_obj_begin(&w);
-        sc_jsonw_key(&w, "shards");
-        sc_jsonw_obj_begin(&w);
-        for (uint32_t s = 0; s < list[i]->settings.number_of_shards; s++) {
-            sc_index_stats st;
-            sc_index_shard_stats(list[i], s, &st);
-            char key[16];
-            snprintf(key, sizeof key, "%u", s);
-            sc_jsonw_key(&w, key);
-            sc_jsonw_arr_begin(&w);
-            sc_jsonw_obj_begin(&w);
-            sc_jsonw_key(&w, "routing");
-            sc_jsonw_obj_begin(&w);
-            sc_jsonw_kv_str(&w, "state", "STARTED");
-            sc_jsonw_kv_bool(&w, "primary", true);
-            sc_jsonw_kv_str(&w, "node", sc_node_id(req->node));
-            sc_jsonw_obj_end(&w);
-            sc_jsonw_kv_int(&w, "num_committed_segments", (int64_t)st.n_segments);
-            sc_jsonw_kv_int(&w, "num_search_segments", (int64_t)st.n_segments);
-            sc_jsonw_key(&w, "segments");
-            sc_jsonw_obj_begin(&w);
-            sc_jsonw_obj_end(&w);
-            sc_jsonw_obj_end(&w);
-            sc_jsonw_arr_end(&w);
-        }
-        sc_jsonw_obj_end(&w);
         sc_jsonw_obj_end(&w);
     }
     sc_jsonw_obj_end(&w);

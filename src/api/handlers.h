@@ -38,6 +38,7 @@ void sc_api_index_open(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_forcemerge(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_disk_usage(sc_rest_req *req, sc_rest_resp *resp);
 
 /* documents (api_doc.c, api_bulk.c) */
 void sc_api_doc_index(sc_rest_req *req, sc_rest_resp *resp);

@@ -7,6 +7,7 @@
 #include "cluster/node.h"
 #include "cluster/tasks.h"
 #include "shard/sched.h"
+#include "shard/shard.h"
 
 typedef struct sc__tasks {
     pthread_mutex_t mu;
@@ -40,6 +41,29 @@ sc__breakers *sc__node_breakers(sc_node *n);
 /* Opens (create: creates) the shards of ix under ix->dir. Fills ix->shards. */
 sc_status sc__index_open_shards(sc_node *n, sc_index *ix, bool create, sc_cluster_error *err)
     SC_MUST_USE;
+/* The configuration of shard `shard` of ix (path written into path[cap]); cfg->mapping holds
+ * a reference the caller drops with sc_mapping_unref. */
+void sc__index_shard_config(sc_node *n, sc_index *ix, uint32_t shard, char *path, size_t cap,
+                            sc_shard_config *cfg);
+/* Publishes the outcome of a background open of shard i: the shard (st == SC_OK; takes it),
+ * or its failure (red, UNASSIGNED with serr's reason). */
+void sc__index_shard_recovered(sc_index *ix, uint32_t i, sc_shard *shard, sc_status st,
+                               const sc_shard_error *serr);
+
+/* Background recovery of the indices found at start (recovery.c). */
+typedef struct sc__recovery sc__recovery;
+sc_status sc__recovery_new(sc__recovery **out) SC_MUST_USE;
+/* Queues every shard of ix (registered, shards INITIALIZING; a reference is taken per shard). */
+sc_status sc__recovery_add(sc__recovery *r, sc_node *n, sc_index *ix) SC_MUST_USE;
+/* Starts the recoveries on their own thread and pool (up to the cores, at most 4 shards at
+ * once); returns at once. */
+sc_status sc__recovery_start(sc__recovery *r) SC_MUST_USE;
+/* Stops the recoveries still running (their shards stay INITIALIZING; the translog is replayed
+ * again at the next start), waits for the thread and frees r. NULL is a no-op. */
+void sc__recovery_free(sc__recovery *r);
+/* The node's recovery (NULL once started recoveries are freed at close). */
+sc__recovery *sc__node_recovery(sc_node *n);
+
 /* Closes the shards (no flush). */
 void sc__index_close_shards(sc_index *ix);
 /* Flushes every shard (used at shutdown). */

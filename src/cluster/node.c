@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -40,6 +41,7 @@ struct sc_node {
     sc__breakers breakers;
     sc__scrolls scrolls;
     sc__watcher *watcher;
+    sc__recovery *recovery; /* shards opened in the background at start */
     /* Cluster membership and the metadata hook (membership.c); NULL when single-node. */
     /* Installed while requests may run, hence atomics. */
     _Atomic(sc_membership *) cluster;
@@ -75,6 +77,11 @@ void sc__node_meta_changed(sc_node *n, const char *index, const char *meta_json)
     sc_node_meta_fn fn = n ? atomic_load(&n->meta_fn) : NULL;
     if (fn)
         fn(atomic_load(&n->meta_ctx), index, meta_json);
+}
+
+sc__recovery *sc__node_recovery(sc_node *n)
+{
+    return n->recovery;
 }
 
 sc__scrolls *sc__node_scrolls(sc_node *n)
@@ -301,6 +308,36 @@ static bool setting_int(const json_t *v, int64_t *out)
     return false;
 }
 
+bool sc_setting_parse_bytes(const json_t *v, uint64_t *out)
+{
+    if (json_is_integer(v)) {
+        if (json_integer_value(v) < 0)
+            return false;
+        *out = (uint64_t)json_integer_value(v);
+        return true;
+    }
+    if (!json_is_string(v))
+        return false;
+    const char *str = json_string_value(v);
+    char *end;
+    errno = 0;
+    double x = strtod(str, &end);
+    if (errno || end == str || !(x >= 0) || x > 9e18)
+        return false;
+    static const struct {
+        const char *unit;
+        double mult;
+    } units[] = {{"", 1},        {"b", 1},        {"kb", 1024.0}, {"k", 1024.0}, {"mb", 1048576.0},
+                 {"m", 1048576.0}, {"gb", 1073741824.0}, {"g", 1073741824.0},
+                 {"tb", 1099511627776.0}, {"t", 1099511627776.0}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcasecmp(end, units[i].unit) == 0 && x * units[i].mult <= 9e18) {
+            *out = (uint64_t)(x * units[i].mult);
+            return true;
+        }
+    return false;
+}
+
 /* Parses settings into s and builds the normalized settings JSON for GET _settings. */
 static bool parse_settings(const json_t *in, sc_index_settings *s, json_t **norm, json_t **analysis,
                            bool durability_async, sc_cluster_error *err)
@@ -360,6 +397,16 @@ static bool parse_settings(const json_t *in, sc_index_settings *s, json_t **norm
             sc_cluster_error_set(err, 400, "illegal_argument_exception",
                                  "unknown value for [index.translog.durability] must be one of "
                                  "[REQUEST, ASYNC]");
+            return false;
+        }
+    }
+    s->flush_threshold_bytes = 512ull << 20;
+    if ((v = setting(in, "translog.flush_threshold_size"))) {
+        if (!sc_setting_parse_bytes(v, &s->flush_threshold_bytes) ||
+            s->flush_threshold_bytes < 128) {
+            sc_cluster_error_set(err, 400, "illegal_argument_exception",
+                                 "failed to parse setting [index.translog.flush_threshold_size]: "
+                                 "expected a byte size of at least 128b, e.g. 512mb");
             return false;
         }
     }
@@ -884,7 +931,13 @@ sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
         sc_node_close(n);
         return SC_ENOMEM;
     }
+    if (sc__recovery_new(&n->recovery) != SC_OK) {
+        sc_node_close(n);
+        return SC_ENOMEM;
+    }
     sc__node_recover_indices(n);
+    if (sc__recovery_start(n->recovery) != SC_OK)
+        sc_log(SC_LOG_ERROR, "node", "cannot start the recovery of the shards");
     n->watcher = sc__watcher_start(n);
     sc_log(SC_LOG_INFO, "node", "node [%s] id [%s] data [%s] indices [%zu]", n->name, n->node_id,
            n->data_dir, n->n_indices);
@@ -896,6 +949,8 @@ void sc_node_close(sc_node *n)
 {
     if (!n)
         return;
+    sc__recovery_free(n->recovery); /* stops recoveries still running */
+    n->recovery = NULL;
     sc__watcher_stop(n->watcher);
     (void)sc_scroll_clear(n, NULL);
     if (n->pool)

@@ -34,6 +34,9 @@ typedef struct sc_node_config {
     size_t memory_limit_bytes; /* budget for breakers; default 1 GiB */
     unsigned search_threads;   /* shard-level search workers; 0 = cores */
     int durability_async;      /* 1: index.translog.durability async by default */
+    /* Test only (`scry serve --test-recovery-delay`): each shard recovered at start waits this
+     * long before replaying its translog (sc_shard_config.test_recovery_delay_ms). 0 = none. */
+    uint32_t test_recovery_delay_ms;
 } sc_node_config;
 
 /* A user-facing error: Elasticsearch type, reason, HTTP status, and the index it concerns. */
@@ -59,6 +62,9 @@ typedef struct sc_index_settings {
      * sc_routing_default_num_routing_shards), persisted in the index metadata; 0 = num_shards
      * (indices created before it was stored keep routing by floorMod(hash, num_shards)). */
     uint32_t routing_num_shards;
+    /* index.translog.flush_threshold_size: a shard flushes once its translog is larger
+     * (default 512 MiB, as Elasticsearch), which bounds what a restart replays. Dynamic. */
+    uint64_t flush_threshold_bytes;
 } sc_index_settings;
 
 struct sc_index {
@@ -71,12 +77,16 @@ struct sc_index {
     sc_index_settings settings;
     json_t *settings_json; /* normalized {"index": {...}} as shown by GET _settings */
     json_t *analysis_json; /* settings.index.analysis or NULL */
-    sc_shard **shards;     /* settings.number_of_shards entries */
+    /* settings.number_of_shards entries. An entry is NULL while the shard recovers in the
+     * background at start (INITIALIZING: sc_index_shard_initializing) or when it failed to open
+     * (shard_failures); it is set once, atomically, when the recovery finishes. */
+    sc_shard *_Atomic *shards;
     /* Per shard (settings.number_of_shards entries, NULL when all opened): why a shard failed
      * to open at start (corrupt or unreadable files), owned strings; that shard's entry in
      * `shards` stays NULL, it is red and UNASSIGNED, searches report it in _shards.failures and
-     * its files are left in place. Set once while loading, read-only afterwards. */
-    char **shard_failures;
+     * its files are left in place. Each entry is set at most once, atomically (by the
+     * background recovery), and read-only afterwards. */
+    char *_Atomic *shard_failures;
     void *analysis;                    /* analyzer registry (opaque, see node.c) */
     sc_mapping_analysis analysis_hook; /* binds the mapping layer to `analysis` */
     /* Mapping: replaced whole on change; read with sc_index_mapping. */
@@ -158,6 +168,10 @@ void sc_cluster_error_not_found(sc_cluster_error *err, const char *name);
 /* Fills err with type/status/reason (printf). */
 void sc_cluster_error_set(sc_cluster_error *err, int status, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Parses a byte size setting as Elasticsearch does ("512mb", "1gb", "100kb", "2048b", or a
+ * plain number of bytes; units case-insensitive). false on anything else or a negative. */
+bool sc_setting_parse_bytes(const json_t *v, uint64_t *out);
 
 /* Called after an index's metadata changed (created, mapping or state changed: meta_json is
  * the metadata as written to meta.json) or was removed (meta_json NULL). Runs on the thread

@@ -65,9 +65,9 @@ void sc__index_remove_meta(const sc_index *ix)
     sc__node_meta_changed(ix->node, ix->name, NULL);
 }
 
-/* Builds, opens (create: new, empty shards) and registers the index described by metadata m
- * (meta.json's form). expect_uuid, when set, must equal m's uuid. *out: the registered index
- * (borrowed: the registry holds it). */
+/* Builds and opens (create: new, empty shards; else as sc__index_open_shards opens them) the
+ * index described by metadata m (meta.json's form); the caller registers it. expect_uuid, when
+ * set, must equal m's uuid. *out: the index (the caller's reference). */
 static sc_status index_from_meta(sc_node *n, const json_t *m, const char *expect_uuid, bool create,
                                  sc_index **out)
 {
@@ -126,13 +126,6 @@ static sc_status index_from_meta(sc_node *n, const json_t *m, const char *expect
         sc_index_unref(ix);
         return st;
     }
-    st = sc__node_register(n, ix);
-    if (st != SC_OK) {
-        if (create)
-            atomic_store(&ix->deleted, true);
-        sc_index_unref(ix);
-        return st;
-    }
     *out = ix;
     return SC_OK;
 }
@@ -156,20 +149,40 @@ static sc_status load_index(sc_node *n, const char *uuid_dir)
     sc_index *ix;
     sc_status st = index_from_meta(n, m, uuid_dir, false, &ix);
     json_decref(m);
-    if (st == SC_OK)
-        sc_log(SC_LOG_INFO, "index", "opened index [%s] uuid [%s] shards [%u]", ix->name, ix->uuid,
-               ix->settings.number_of_shards);
-    return st;
+    if (st != SC_OK)
+        return st;
+    /* Registered with its shards INITIALIZING; they open in the background (recovery.c). */
+    sc_index_ref(ix);
+    st = sc__node_register(n, ix);
+    if (st != SC_OK) {
+        sc_index_unref(ix);
+        sc_index_unref(ix);
+        return st;
+    }
+    st = sc__recovery_add(sc__node_recovery(n), n, ix);
+    sc_index_unref(ix);
+    if (st != SC_OK)
+        return st;
+    sc_log(SC_LOG_INFO, "index", "loaded index [%s] uuid [%s] shards [%u], recovering",
+           ix->name, ix->uuid, ix->settings.number_of_shards);
+    return SC_OK;
 }
 
 sc_status sc__node_adopt_index(sc_node *n, const json_t *meta)
 {
     sc_index *ix;
     sc_status st = index_from_meta(n, meta, NULL, true, &ix);
-    if (st == SC_OK)
-        sc_log(SC_LOG_INFO, "index", "adopted index [%s] uuid [%s] shards [%u] from the cluster",
-               ix->name, ix->uuid, ix->settings.number_of_shards);
-    return st;
+    if (st != SC_OK)
+        return st;
+    st = sc__node_register(n, ix);
+    if (st != SC_OK) {
+        atomic_store(&ix->deleted, true);
+        sc_index_unref(ix);
+        return st;
+    }
+    sc_log(SC_LOG_INFO, "index", "adopted index [%s] uuid [%s] shards [%u] from the cluster",
+           ix->name, ix->uuid, ix->settings.number_of_shards);
+    return SC_OK;
 }
 
 /* Reads node.json, or makes up a new identity and writes it. */

@@ -33,6 +33,13 @@ void sc_index_shard_stats(sc_index *ix, uint32_t shard, sc_index_stats *out);
 const char *sc_index_shard_failure(const sc_index *ix, uint32_t shard);
 /* The number of primary shards that failed to open (red, unassigned). */
 uint32_t sc_index_n_failed_shards(const sc_index *ix);
+/* Whether primary `shard` is still recovering (opened in the background at start: translog
+ * replay): neither serving nor failed. Elasticsearch's INITIALIZING. */
+bool sc_index_shard_initializing(const sc_index *ix, uint32_t shard);
+/* The number of primary shards still recovering (red while > 0, as Elasticsearch). */
+uint32_t sc_index_n_initializing_shards(const sc_index *ix);
+/* Applies index.translog.flush_threshold_size (bytes; 0 = default) to every open shard. */
+void sc_index_set_flush_threshold(sc_index *ix, uint64_t bytes);
 
 /* Publishes a new searcher on every shard. Returns the number of shards that succeeded. */
 uint32_t sc_index_refresh(sc_index *ix);

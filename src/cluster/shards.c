@@ -43,70 +43,93 @@ static sc_status on_mapping_update(void *ctx, sc_shard *shard, const sc_mapping 
 
 static sc_status record_failure(sc_index *ix, uint32_t shard, sc_status st, const char *reason)
 {
-    if (!ix->shard_failures) {
-        ix->shard_failures = calloc(ix->settings.number_of_shards, sizeof *ix->shard_failures);
-        if (!ix->shard_failures)
-            return SC_ENOMEM;
-    }
     char buf[768];
     snprintf(buf, sizeof buf, "failed shard on node [local]: shard failed to open: %s (%s)",
              reason && reason[0] ? reason : sc_status_str(st), sc_status_str(st));
-    ix->shard_failures[shard] = strdup(buf);
-    return ix->shard_failures[shard] ? SC_OK : SC_ENOMEM;
+    char *copy = strdup(buf);
+    if (!copy)
+        return SC_ENOMEM;
+    ix->shard_failures[shard] = copy;
+    return SC_OK;
+}
+
+void sc__index_shard_config(sc_node *n, sc_index *ix, uint32_t shard, char *path, size_t cap,
+                            sc_shard_config *cfg)
+{
+    snprintf(path, cap, "%s/%u", ix->dir, shard);
+    *cfg = (sc_shard_config){
+        .path = path,
+        .mapping = sc_index_mapping(ix),
+        .analysis = sc_index_analysis(ix),
+        .on_mapping_update = on_mapping_update,
+        .update_ctx = ix,
+        .primary_term = 1,
+        .sched = sc__node_sched(n),
+        .durability_async = ix->settings.durability_async,
+        .flush_threshold_bytes = ix->settings.flush_threshold_bytes,
+        .refresh_interval_ms =
+            ix->settings.refresh_interval_ms < 0
+                ? -1
+                : (int32_t)(ix->settings.refresh_interval_ms ? ix->settings.refresh_interval_ms
+                                                             : 1000),
+    };
 }
 
 sc_status sc__index_open_shards(sc_node *n, sc_index *ix, bool create, sc_cluster_error *err)
 {
-    (void)create;
     uint32_t ns = ix->settings.number_of_shards;
     ix->shards = calloc(ns, sizeof *ix->shards);
-    if (!ix->shards)
+    ix->shard_failures = calloc(ns, sizeof *ix->shard_failures);
+    if (!ix->shards || !ix->shard_failures)
         return SC_ENOMEM;
+    if (!create)
+        return SC_OK; /* INITIALIZING: the background recovery opens them (recovery.c) */
     for (uint32_t i = 0; i < ns; i++) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/%u", ix->dir, i);
-        sc_mapping *m = sc_index_mapping(ix);
-        sc_shard_config cfg = {
-            .path = path,
-            .mapping = m,
-            .analysis = sc_index_analysis(ix),
-            .on_mapping_update = on_mapping_update,
-            .update_ctx = ix,
-            .primary_term = 1,
-            .sched = sc__node_sched(n),
-            .durability_async = ix->settings.durability_async,
-            .refresh_interval_ms =
-                ix->settings.refresh_interval_ms < 0
-                    ? -1
-                    : (int32_t)(ix->settings.refresh_interval_ms ? ix->settings.refresh_interval_ms
-                                                                 : 1000),
-        };
+        sc_shard_config cfg;
+        sc__index_shard_config(n, ix, i, path, sizeof path, &cfg);
         sc_shard_error serr;
         memset(&serr, 0, sizeof serr);
-        sc_status st = sc_shard_open(&cfg, &ix->shards[i], &serr);
-        sc_mapping_unref(m);
-        if (st != SC_OK && !create && st != SC_ENOMEM) {
-            /* As Elasticsearch: a shard whose files cannot be opened fails alone. The index
-             * stays registered (red), the other shards serve, the files stay for inspection. */
-            ix->shards[i] = NULL;
-            if (record_failure(ix, i, st, serr.reason) != SC_OK)
-                return SC_ENOMEM;
-            sc_log(SC_LOG_ERROR, "index", "shard [%s][%u] failed to open, left unassigned: %s",
-                   ix->name, i, ix->shard_failures[i]);
-            continue;
-        }
-        if (st == SC_OK && sc_shard_files_removed_at_open(ix->shards[i]))
-            sc_log(SC_LOG_INFO, "index",
-                   "shard [%s][%u]: removed %u unreferenced files left by an interrupted write "
-                   "or merge",
-                   ix->name, i, sc_shard_files_removed_at_open(ix->shards[i]));
+        sc_shard *shard = NULL;
+        sc_status st = sc_shard_open(&cfg, &shard, &serr);
+        sc_mapping_unref(cfg.mapping);
         if (st != SC_OK) {
             sc_cluster_error_set(err, 500, "exception", "cannot open shard [%s][%u]: %s", ix->name,
                                  i, serr.reason[0] ? serr.reason : sc_status_str(st));
             return st;
         }
+        ix->shards[i] = shard;
     }
     return SC_OK;
+}
+
+void sc__index_shard_recovered(sc_index *ix, uint32_t i, sc_shard *shard, sc_status st,
+                               const sc_shard_error *serr)
+{
+    if (st == SC_OK) {
+        if (sc_shard_files_removed_at_open(shard))
+            sc_log(SC_LOG_INFO, "index",
+                   "shard [%s][%u]: removed %u unreferenced files left by an interrupted write "
+                   "or merge",
+                   ix->name, i, sc_shard_files_removed_at_open(shard));
+        /* Published under the mapping lock with the index's current mapping: while it
+         * recovered, writes to the other shards may have added dynamic fields that
+         * on_mapping_update could not hand to it (its entry was NULL). */
+        pthread_mutex_lock(ix->mapping_mu);
+        sc_shard_set_mapping(shard, ix->mapping);
+        ix->shards[i] = shard;
+        pthread_mutex_unlock(ix->mapping_mu);
+        return;
+    }
+    /* As Elasticsearch: a shard whose files cannot be opened fails alone. The index stays
+     * registered (red), the other shards serve, the files stay for inspection. */
+    if (record_failure(ix, i, st, serr->reason) != SC_OK) {
+        sc_log(SC_LOG_ERROR, "index", "shard [%s][%u] failed to open: %s", ix->name, i,
+               sc_status_str(st));
+        return;
+    }
+    sc_log(SC_LOG_ERROR, "index", "shard [%s][%u] failed to open, left unassigned: %s", ix->name,
+           i, ix->shard_failures[i]);
 }
 
 void sc__index_close_shards(sc_index *ix)
@@ -169,6 +192,34 @@ uint32_t sc_index_n_failed_shards(const sc_index *ix)
     for (uint32_t i = 0; ix->shard_failures && i < ix->settings.number_of_shards; i++)
         n += ix->shard_failures[i] != NULL;
     return n;
+}
+
+bool sc_index_shard_initializing(const sc_index *ix, uint32_t shard)
+{
+    /* The failure is read first: a shard is published or failed, never both, and either
+     * store happens once; reading in this order never reports a finished shard as neither. */
+    if (!ix->shards || shard >= ix->settings.number_of_shards)
+        return false;
+    if (ix->shard_failures && ix->shard_failures[shard])
+        return false;
+    return ix->shards[shard] == NULL && !(ix->shard_failures && ix->shard_failures[shard]);
+}
+
+uint32_t sc_index_n_initializing_shards(const sc_index *ix)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < ix->settings.number_of_shards; i++)
+        n += sc_index_shard_initializing(ix, i);
+    return n;
+}
+
+void sc_index_set_flush_threshold(sc_index *ix, uint64_t bytes)
+{
+    for (uint32_t i = 0; ix->shards && i < ix->settings.number_of_shards; i++) {
+        sc_shard *s = ix->shards[i];
+        if (s)
+            sc_shard_set_flush_threshold(s, bytes);
+    }
 }
 
 void sc_index_collect_stats(sc_index *ix, sc_index_stats *out)

@@ -8,6 +8,7 @@
  *   threads: 2 (HTTP workers)    search.threads: 2        memory.limit: 1gb
  *   http.timeout: 60s            log.level: info          slowlog.threshold: 1s
  *   index.translog.durability: request|async
+ *   test.recovery_delay: 0 (tests only: delay each shard's translog replay at start)
  *   xpack.security.authc.users_file: users     (or users.file; basic authentication)
  *   xpack.security.http.ssl.certificate: cert.pem  (or tls.cert; HTTPS)
  *   xpack.security.http.ssl.key: key.pem           (or tls.key)
@@ -43,6 +44,7 @@ typedef struct serve_opts {
     long timeout_s;
     long slowlog_ms;
     int durability_async;
+    long test_recovery_delay_ms;
     char *users_file;
     char *tls_cert;
     char *tls_key;
@@ -153,6 +155,10 @@ static bool apply(serve_opts *o, const char *key, const char *val)
             o->durability_async = 0;
         else
             return false;
+    } else if (!strcmp(key, "test.recovery_delay")) {
+        if (!parse_ms(val, &ms) || ms < 0 || ms > 3600000)
+            return false;
+        o->test_recovery_delay_ms = ms;
     } else if (!strcmp(key, "xpack.security.authc.users_file") || !strcmp(key, "users.file"))
         set_str(&o->users_file, val);
     else if (!strcmp(key, "xpack.security.http.ssl.certificate") || !strcmp(key, "tls.cert"))
@@ -257,6 +263,9 @@ static void serve_usage(FILE *f)
                "  --cluster-name NAME cluster name (default scry; the etcd key prefix)\n"
                "  --transport-port N  node-to-node port (default: first free of 9300-9399)\n"
                "  --lease-ttl DURATION  etcd lease of the node (default 3s)\n"
+               "  --test-recovery-delay DURATION\n"
+               "                      tests only: each shard recovered at start waits this\n"
+               "                      long before its translog replay (observe INITIALIZING)\n"
                "  -E KEY=VALUE        any setting of the config file (e.g. -E "
                "http.compression=true)\n");
 }
@@ -333,6 +342,8 @@ int sc_cmd_serve(int argc, char **argv)
             ok = apply(&o, "tls.cert", v);
         else if (!strcmp(a, "--tls-key"))
             ok = apply(&o, "tls.key", v);
+        else if (!strcmp(a, "--test-recovery-delay"))
+            ok = apply(&o, "test.recovery_delay", v);
         else if (!strcmp(a, "--cluster"))
             ok = apply(&o, "cluster.etcd", v);
         else if (!strcmp(a, "--node-name"))
@@ -402,7 +413,8 @@ int sc_cmd_serve(int argc, char **argv)
                          .cluster_name = o.cluster_name,
                          .memory_limit_bytes = o.memory,
                          .search_threads = (unsigned)o.search_threads,
-                         .durability_async = o.durability_async};
+                         .durability_async = o.durability_async,
+                         .test_recovery_delay_ms = (uint32_t)o.test_recovery_delay_ms};
     sc_node *node;
     if (sc_node_open(&nc, &node) != SC_OK) {
         sc_http_auth_free(auth);
@@ -457,6 +469,8 @@ int sc_cmd_serve(int argc, char **argv)
         opts_free(&o);
         return 2;
     }
+    /* The indices recover in the background (cluster/recovery.c): the port answers at once,
+     * health is red and their shards INITIALIZING until their translogs are replayed. */
     sc_log(SC_LOG_INFO, "node", "started; pid %d", (int)getpid());
     int sig = 0;
     while (sigwait(&stop_set, &sig) != 0)

@@ -48,6 +48,7 @@ static const route routes[] = {
     {M_GET, "/{index}/_stats/{extra}", sc_api_stats},
     {M_GET, "/_segments", sc_api_segments},
     {M_GET, "/{index}/_segments", sc_api_segments},
+    {M_POST, "/{index}/_disk_usage", sc_api_disk_usage},
     {M_GET | M_POST, "/_refresh", sc_api_refresh},
     {M_GET | M_POST, "/{index}/_refresh", sc_api_refresh},
     {M_GET | M_POST, "/_flush", sc_api_flush},

@@ -3,10 +3,12 @@
  *   file  := "SCIDS001" u64:n_entries entry* u64:xxh3(everything before)
  *   entry := varint:id_len id zigzag:seq_no varint:primary_term varint:version
  *            varint:segment (index in the manifest + 1; 0 = tombstone) varint:doc */
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/file.h"
 #include "base/varint.h"
@@ -143,4 +145,25 @@ sc_status sc__ids_read(sc_shard *s, uint64_t gen)
     sc_status st = sc__ids_decode(data, len, add_entry, s);
     free(data);
     return st;
+}
+
+uint64_t sc__ids_file_bytes(const sc_shard *s)
+{
+    uint64_t total = 0;
+    DIR *d = opendir(s->dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (strncmp(e->d_name, "ids-", 4) != 0 || l < 8 || strcmp(e->d_name + l - 4, ".dat") != 0)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", s->dir, e->d_name);
+        struct stat sb;
+        if (stat(path, &sb) == 0)
+            total += (uint64_t)sb.st_size;
+    }
+    closedir(d);
+    return total;
 }

@@ -142,6 +142,9 @@ struct sc_shard {
     sc_shard_sched *own_sched; /* a private one when cfg.sched was NULL */
     sc__sched_slot sched_slot; /* the scheduler's record (its mutex) */
     _Atomic bool bg_dirty;     /* writes since the last background refresh */
+    _Atomic uint64_t flush_threshold_bytes; /* flush past this translog size */
+    /* translog replay progress (open.c, during sc_shard_open only) */
+    uint64_t replay_ops, replay_bytes, replay_total;
     /* stats */
     _Atomic uint64_t n_index_ops, n_delete_ops, n_refreshes, n_flushes, n_merges;
     _Atomic uint64_t index_time_ns, refresh_time_ns, flush_time_ns, merge_time_ns;
@@ -175,6 +178,8 @@ sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write
 
 /* Whether the in-memory buffer should become a segment (wlock held). */
 bool sc__shard_buffer_full(const sc_shard *s);
+/* Bytes of the persisted id table files (ids-<gen>.dat) in the shard folder (ids.c). */
+uint64_t sc__ids_file_bytes(const sc_shard *s);
 
 /* Deletes files the shard no longer needs: segments, deletes and id tables neither in the
  * commit m (may be NULL) nor in the writer's set nor being written by a merge; at_open also

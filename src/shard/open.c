@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "base/clock.h"
 #include "base/file.h"
 #include "shard/internal.h"
 
@@ -13,9 +15,37 @@ SC_ALLOC_POOL_DEFINE(sc_pool_shard_ids, "shard.ids");
 
 /* ---- recovery ---- */
 
+/* Reports replay progress to the owner; false when it asks to stop. */
+static bool replay_progress(sc_shard *s)
+{
+    return !s->cfg.on_recovery_progress ||
+           s->cfg.on_recovery_progress(s->cfg.recovery_ctx, s->replay_ops, s->replay_bytes,
+                                       s->replay_total);
+}
+
+/* The test-only delay before the first replayed operation (sc_shard_config), in 50 ms slices
+ * so that a cancel (node shutdown) still stops it promptly. */
+static sc_status replay_test_delay(sc_shard *s)
+{
+    uint64_t end = sc_clock_now_ns() + (uint64_t)s->cfg.test_recovery_delay_ms * 1000000;
+    while (sc_clock_now_ns() < end) {
+        struct timespec ts = {0, 50 * 1000000};
+        nanosleep(&ts, NULL);
+        if (!replay_progress(s))
+            return SC_ECANCELLED;
+    }
+    return SC_OK;
+}
+
 static sc_status replay_op(void *ctx, const sc_translog_op *op)
 {
     sc_shard *s = ctx;
+    if (s->replay_ops == 0 && s->cfg.test_recovery_delay_ms)
+        SC_TRY(replay_test_delay(s));
+    s->replay_ops++;
+    s->replay_bytes = sc_translog_replayed_bytes(s->tlog);
+    if ((s->replay_ops & 1023) == 0 && !replay_progress(s))
+        return SC_ECANCELLED;
     if (op->seq_no <= s->committed_max_seq_no)
         return SC_OK; /* already in the commit */
     sc_shard_error err;
@@ -159,6 +189,7 @@ sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_err
         s->cfg.ram_buffer_bytes = 64u << 20;
     if (!s->cfg.flush_threshold_bytes)
         s->cfg.flush_threshold_bytes = 512ull << 20;
+    atomic_init(&s->flush_threshold_bytes, s->cfg.flush_threshold_bytes);
     pthread_mutex_init(&s->wlock, NULL);
     pthread_mutex_init(&s->map_lock, NULL);
     pthread_mutex_init(&s->snap_lock, NULL);
@@ -190,13 +221,20 @@ sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_err
         st = sc_translog_open(s->dir, tlog_gen, &s->tlog);
     if (st == SC_OK) {
         pthread_mutex_lock(&s->wlock);
-        st = sc_translog_replay(s->tlog, replay_op, s, NULL, NULL);
+        s->replay_total = sc_translog_replay_bytes(s->tlog);
+        st = replay_progress(s) ? SC_OK : SC_ECANCELLED;
+        if (st == SC_OK)
+            st = sc_translog_replay(s->tlog, replay_op, s, NULL, NULL);
+        if (st == SC_OK && s->cfg.test_recovery_delay_ms && s->replay_ops == 0)
+            st = replay_test_delay(s);
+        if (st == SC_OK && !replay_progress(s))
+            st = SC_ECANCELLED;
         if (st == SC_OK) {
             sc__shard_mark_changed(s);
             st = sc__shard_refresh_locked(s);
         }
         pthread_mutex_unlock(&s->wlock);
-        if (st != SC_OK && err && !err->type) {
+        if (st != SC_OK && st != SC_ECANCELLED && err && !err->type) {
             err->type = "translog_corrupted_exception";
             snprintf(err->reason, sizeof(err->reason), "failed to recover the translog of %s: %s",
                      s->dir, sc_status_str(st));

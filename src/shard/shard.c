@@ -400,6 +400,24 @@ sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write
     return SC_OK;
 }
 
+/* Whether the translog has grown past index.translog.flush_threshold_size: then the buffer is
+ * refreshed and the shard flushed (commit + translog trim) so that a restart replays at most
+ * about that much. Checked after every write, not only by a timed refresh, so that it also
+ * holds with refresh_interval -1 and explicit refreshes (which empty the buffer, so the
+ * buffer-full trigger never fires). */
+static bool translog_over(sc_shard *s)
+{
+    return sc_translog_size_bytes(s->tlog) >
+           atomic_load_explicit(&s->flush_threshold_bytes, memory_order_relaxed);
+}
+
+void sc_shard_set_flush_threshold(sc_shard *s, uint64_t bytes)
+{
+    atomic_store(&s->flush_threshold_bytes, bytes ? bytes : 512ull << 20);
+    if (translog_over(s))
+        sc__sched_wake(s);
+}
+
 static bool needs_sync(const sc_shard *s, const sc_shard_write_opts *o)
 {
     return !s->cfg.durability_async && !(o && o->defer_sync);
@@ -415,9 +433,12 @@ sc_status sc_shard_index(sc_shard *s, sc_slice id, sc_slice source, const sc_sha
         r = &tmp;
     pthread_mutex_lock(&s->wlock);
     sc_status st = sc__shard_index_locked(s, id, source, o, NULL, r, err);
-    bool over = st == SC_OK && sc__shard_buffer_full(s);
-    if (over && !s->sched)
+    bool over = st == SC_OK && (sc__shard_buffer_full(s) || translog_over(s));
+    if (over && !s->sched) {
         st = sc__shard_refresh_locked(s);
+        if (st == SC_OK && translog_over(s))
+            st = sc__shard_flush_locked(s);
+    }
     pthread_mutex_unlock(&s->wlock);
     if (st == SC_OK && needs_sync(s, o) &&
         sc_translog_sync_to(s->tlog, r->translog_location) != SC_OK) {
@@ -737,13 +758,14 @@ bool sc__shard_maintain(sc_shard *s, bool do_sync, bool do_refresh)
         sc__shard_ignore(sc_translog_sync(s->tlog));
     bool refreshed = false;
     pthread_mutex_lock(&s->wlock);
-    if (do_refresh || sc__shard_buffer_full(s)) {
+    bool tlog_over = translog_over(s);
+    if (do_refresh || tlog_over || sc__shard_buffer_full(s)) {
         /* Cleared before the refresh: a write racing with it sets it again, and costs at most
          * one refresh that finds nothing new. */
         atomic_store_explicit(&s->bg_dirty, false, memory_order_relaxed);
         refreshed = s->changed;
         (void)sc__shard_refresh_locked(s);
-        if (sc_translog_size_bytes(s->tlog) > s->cfg.flush_threshold_bytes)
+        if (tlog_over)
             (void)sc__shard_flush_locked(s);
     }
     pthread_mutex_unlock(&s->wlock);
@@ -788,6 +810,8 @@ sc_status sc_shard_stats_get(sc_shard *s, bool with_segments, sc_shard_stats *st
     }
     pthread_mutex_unlock(&s->wlock);
     sc_shard_searcher_release(snap);
+    if (with_segments)
+        st->id_table_bytes = sc__ids_file_bytes(s);
     st->translog_bytes = sc_translog_size_bytes(s->tlog);
     st->translog_ops = sc_translog_n_ops(s->tlog);
     st->n_index_ops = atomic_load(&s->n_index_ops);

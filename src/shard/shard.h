@@ -62,6 +62,17 @@ typedef struct sc_shard_config {
     /* The node's scheduler for background work (borrowed; must outlive the shard). NULL with
      * background work on: the shard starts a private scheduler of its own. */
     sc_shard_sched *sched;
+    /* Translog replay at open: called before the first operation, then about every 1,024
+     * operations, and at the end, with the operations replayed so far, the bytes read and the
+     * bytes to read (sc_translog_replay_bytes). Returning false cancels the open
+     * (SC_ECANCELLED; nothing is lost: the next open replays again). May be NULL. */
+    bool (*on_recovery_progress)(void *ctx, uint64_t ops, uint64_t bytes_done,
+                                 uint64_t bytes_total);
+    void *recovery_ctx;
+    /* Test only (`scry serve --test-recovery-delay`): the replay sleeps this long, in slices
+     * that still ask on_recovery_progress whether to go on, before its first operation, so
+     * that tests can observe a shard while it recovers. 0 in production. */
+    uint32_t test_recovery_delay_ms;
 } sc_shard_config;
 
 /* Why an operation failed (version conflicts, mapping errors), in Elasticsearch's terms:
@@ -82,6 +93,10 @@ sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_err
  * valid until released. flush=false leaves recovery to translog replay at the next open.
  * NULL is a no-op. */
 void sc_shard_close(sc_shard *s, bool flush);
+
+/* Sets the translog size past which the shard flushes (index.translog.flush_threshold_size;
+ * 0 -> 512 MiB). Checked after writes and by the background work. Thread-safe. */
+void sc_shard_set_flush_threshold(sc_shard *s, uint64_t bytes);
 
 /* Replaces the shard's mapping (takes a new reference); later documents parse with it. */
 void sc_shard_set_mapping(sc_shard *s, sc_mapping *m);
@@ -230,6 +245,7 @@ typedef struct sc_shard_stats {
     uint64_t index_time_ns, refresh_time_ns, flush_time_ns, merge_time_ns;
     uint64_t merges_current;          /* merges running now */
     sc_shard_segment_stats *segments; /* malloc'd array of n_segments (NULL when not asked) */
+    uint64_t id_table_bytes;          /* the persisted id table files (with_segments only) */
 } sc_shard_stats;
 
 /* Fills *st; with_segments=true also allocates st->segments (free with sc_shard_stats_fini).

@@ -32,6 +32,7 @@ struct sc_translog {
     uint64_t appended;       /* total bytes ever appended (locations) */
     uint64_t synced;         /* appended bytes known durable */
     uint64_t kept_bytes;     /* bytes in files of kept generations */
+    uint64_t replayed_bytes; /* during replay: bytes read so far (sc_translog_replayed_bytes) */
     uint64_t n_ops;
     sc_status sticky;
 };
@@ -191,6 +192,7 @@ static sc_status replay_file(sc_translog *t, uint64_t gen, const char *path,
         sc_translog_op op;
         if (decode_payload(p, p + plen, &op) != SC_OK)
             break;
+        t->replayed_bytes = t->kept_bytes + off + ENTRY_HEAD_BYTES + plen;
         st = fn ? fn(ctx, &op) : SC_OK;
         if (st != SC_OK)
             break;
@@ -201,6 +203,25 @@ static sc_status replay_file(sc_translog *t, uint64_t gen, const char *path,
     *cut_at = off;
     free(data);
     return st;
+}
+
+uint64_t sc_translog_replayed_bytes(const sc_translog *t)
+{
+    return t->replayed_bytes;
+}
+
+uint64_t sc_translog_replay_bytes(sc_translog *t)
+{
+    uint64_t total = 0;
+    char path[4096];
+    for (uint64_t g = t->min_gen;; g++) {
+        tlog_path(t, g, path, sizeof(path));
+        struct stat stb;
+        if (stat(path, &stb) != 0)
+            break;
+        total += (uint64_t)stb.st_size;
+    }
+    return total;
 }
 
 sc_status sc_translog_replay(sc_translog *t, sc_status (*fn)(void *ctx, const sc_translog_op *op),

@@ -52,6 +52,14 @@ sc_status sc_translog_open(const char *dir, uint64_t min_gen, sc_translog **out)
 sc_status sc_translog_replay(sc_translog *t, sc_status (*fn)(void *ctx, const sc_translog_op *op),
                              void *ctx, uint64_t *n_ops, uint64_t *truncated_bytes) SC_MUST_USE;
 
+/* The bytes a replay will read: the sizes of the generation files >= min_gen (for recovery
+ * progress). Call before sc_translog_replay. O(generations). */
+uint64_t sc_translog_replay_bytes(sc_translog *t);
+
+/* During sc_translog_replay (from its callback): the bytes of the generation files read so far,
+ * the current entry included. */
+uint64_t sc_translog_replayed_bytes(const sc_translog *t);
+
 /* Appends op (buffered in memory until the next sync) and returns in *location (may be NULL)
  * a position to pass to sc_translog_sync_to. SC_ENOMEM, SC_EINVAL (id or source too large),
  * SC_EIO (an earlier sync failed: the log is unusable until reopened). */

@@ -31,7 +31,11 @@ class Server:
         self.log_path = data_dir.rstrip("/") + ".log"
         self.http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(30))
 
-    def start(self):
+    def start(self, wait_recovered=True):
+        """Starts the server. The port answers at once while the indices found in the data
+        folder recover in the background; with wait_recovered (the default) this waits until
+        no shard is INITIALIZING any more (as a client waits for health), so tests that restart
+        a server see their indices."""
         port_file = self.data_dir + ".port"
         if os.path.exists(port_file):
             os.unlink(port_file)
@@ -55,7 +59,21 @@ class Server:
         else:
             raise RuntimeError("scry serve did not start; log:\n" + self.read_log())
         self.url = "http://127.0.0.1:%d" % self.port
+        if wait_recovered:
+            self.wait_recovered()
         return self
+
+    def wait_recovered(self, timeout=120):
+        """Polls _cluster/health until initializing_shards is 0 (or the server asks for
+        credentials, which the caller will send)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            st, _, b = self.request("GET", "/_cluster/health")
+            if st != 200 or not isinstance(b, dict) or b.get("initializing_shards", 0) == 0:
+                return
+            time.sleep(0.02)
+        raise RuntimeError("shards still recovering after %ds; log:\n%s" %
+                           (timeout, self.read_log()))
 
     def read_log(self):
         try:

@@ -260,6 +260,81 @@ static void test_reopen_and_recovery(void **state)
     sc_shard_close(s, false);
 }
 
+typedef struct progress_log {
+    int calls;
+    uint64_t last_ops, last_done, total;
+    int cancel_after; /* calls; 0 = never */
+} progress_log;
+
+static bool on_progress(void *ctx, uint64_t ops, uint64_t done, uint64_t total)
+{
+    progress_log *p = ctx;
+    p->calls++;
+    assert_true(ops >= p->last_ops && done >= p->last_done && done <= total);
+    p->last_ops = ops;
+    p->last_done = done;
+    p->total = total;
+    return !(p->cancel_after && p->calls >= p->cancel_after);
+}
+
+/* The replay reports its progress (ops, bytes read of the total) and stops when asked; a
+ * cancelled open loses nothing: the next open replays everything. */
+static void test_recovery_progress_and_cancel(void **state)
+{
+    (void)state;
+    sc_shard *s = open_shard(false);
+    fill(s, 0, 3000);
+    sc_shard_close(s, false);
+    sc_shard_config cfg = {0};
+    cfg.path = dir;
+    cfg.no_background_thread = true;
+    cfg.refresh_interval_ms = -1;
+    cfg.on_recovery_progress = on_progress;
+    progress_log p = {.cancel_after = 2};
+    cfg.recovery_ctx = &p;
+    sc_shard_error err;
+    assert_int_equal(sc_shard_open(&cfg, &s, &err), SC_ECANCELLED);
+    assert_null(s);
+    assert_int_equal(p.last_ops, 1024);
+    assert_true(p.last_done > 0 && p.last_done < p.total);
+    p = (progress_log){0};
+    assert_int_equal(sc_shard_open(&cfg, &s, &err), SC_OK);
+    assert_int_equal(p.last_ops, 3000);
+    assert_int_equal(p.last_done, p.total);
+    assert_int_equal(p.calls, 1 + 2 + 1); /* start, every 1,024 ops, end */
+    check_range(s, 0, 3000, 1);
+    sc_shard_close(s, false);
+}
+
+/* index.translog.flush_threshold_size: past it a write refreshes and flushes (here inline, no
+ * scheduler), so the translog stays bounded whatever the refresh policy. */
+static void test_flush_threshold(void **state)
+{
+    (void)state;
+    sc_shard_config cfg = {0};
+    cfg.path = dir;
+    cfg.no_background_thread = true;
+    cfg.refresh_interval_ms = -1;
+    cfg.flush_threshold_bytes = 16 << 10;
+    sc_shard *s = NULL;
+    sc_shard_error err;
+    assert_int_equal(sc_shard_open(&cfg, &s, &err), SC_OK);
+    fill(s, 0, 2000);
+    sc_shard_stats st;
+    assert_int_equal(sc_shard_stats_get(s, false, &st), SC_OK);
+    assert_true(st.translog_bytes <= (16 << 10) + 1024);
+    sc_shard_stats_fini(&st);
+    sc_shard_set_flush_threshold(s, 1 << 30);
+    fill(s, 2000, 3000);
+    assert_int_equal(sc_shard_stats_get(s, false, &st), SC_OK);
+    assert_true(st.translog_bytes > (16 << 10) + 1024);
+    sc_shard_stats_fini(&st);
+    sc_shard_close(s, false);
+    s = open_shard(false);
+    check_range(s, 0, 3000, 1);
+    sc_shard_close(s, false);
+}
+
 static void test_force_merge(void **state)
 {
     (void)state;
@@ -448,6 +523,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crud, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_and_recovery, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_progress_and_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flush_threshold, setup, teardown),
         cmocka_unit_test_setup_teardown(test_force_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tiered_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corruption_is_an_error, setup, teardown),
