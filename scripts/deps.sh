@@ -11,6 +11,9 @@ PKGS=(
   default-jdk-headless liblucene8-java
   gnuplot-nox curl wrk
   etcd-server
+  # benchmarks: vector sets from text (bench/vectors_from_text.py) and the hnswlib / FAISS
+  # side-by-side (bench/knn_compare.py)
+  python3-numpy python3-hnswlib python3-faiss
 )
 
 missing=()

@@ -32,7 +32,7 @@ typedef struct search_run {
 static void run_fini(search_run *run)
 {
     sc_node_release(run->list, run->n);
-    json_decref(run->sp.owned_q);
+    json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
     json_decref(run->sp.suggest_out);
     run->sp.suggest_out = NULL;
     sc__agg_spec_free(run->sp.agg_spec);
@@ -210,14 +210,17 @@ static sc_slice json_text(sc_rest_req *req, const json_t *j)
 
 /* Clustered: the search page features the cross-node phases do not carry yet (issue 13) are
  * refused rather than silently dropped. false after writing a 400. */
-static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_search_request *sr)
+static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_search_request *sr,
+                                const search_parse *sp)
 {
-    const char *what = sr->highlight  ? "highlight"
-                       : sr->rescore  ? "rescore"
-                       : sr->collapse ? "collapse"
-                       : sr->named    ? "named queries (matched_queries)"
-                       : sr->versions ? "version / seq_no_primary_term"
-                                      : NULL;
+    bool vectors = sr->n_rrf || sr->knn_cap || sp->vec.rrf || json_array_size(sp->vec.knn);
+    const char *what = vectors         ? "knn / rrf"
+                       : sr->highlight ? "highlight"
+                       : sr->rescore   ? "rescore"
+                       : sr->collapse  ? "collapse"
+                       : sr->named     ? "named queries (matched_queries)"
+                       : sr->versions  ? "version / seq_no_primary_term"
+                                       : NULL;
     if (!what)
         return true;
     sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
@@ -257,7 +260,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         /* A later page: the context's own indices, position and page size. */
         run->list = malloc((sc->ctx->n_indices ? sc->ctx->n_indices : 1) * sizeof *run->list);
         if (!run->list) {
-            json_decref(run->sp.owned_q);
+            json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
             sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
             return false;
         }
@@ -274,7 +277,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         sc_cluster_error err;
         sc_status st = sc_node_resolve(req->node, index_expr, &run->list, &run->n, &err);
         if (st != SC_OK) {
-            json_decref(run->sp.owned_q);
+            json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
             if (st == SC_ENOTFOUND)
                 sc_rest_error_index_not_found(req, resp, err.index);
             else if (st == SC_ECLOSED)
@@ -318,6 +321,13 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         if (!named)
             sc_rest_error(req, resp, 429, "circuit_breaking_exception",
                           "[request] Data too large for the request budget", NULL, 0);
+        run_fini(run);
+        return false;
+    }
+    sc_query **rrf_queries;
+    size_t n_rrf;
+    if (!sc__search_build_vector(req, resp, &run->sp, run->list, run->n, queries, &rrf_queries,
+                                 &n_rrf)) {
         run_fini(run);
         return false;
     }
@@ -393,9 +403,14 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         .rescore = page.rescore,
         .n_rescore = page.rescore ? run->sp.n_rescore : 0,
         .collapse = page.collapse,
-        .collect = run->sp.agg_spec ? &run->agg.hook : NULL};
+        .collect = run->sp.agg_spec ? &run->agg.hook : NULL,
+        .rrf_queries = rrf_queries,
+        .n_rrf = n_rrf,
+        .rrf_window = run->sp.vec.rank_window,
+        .rrf_rank_constant = run->sp.vec.rank_constant,
+        .knn_cap = sc__search_knn_cap(&run->sp)};
     if (sc_node_placement(req->node)) {
-        if (!clustered_supported(req, resp, &run->sr)) {
+        if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
             sc_task_end(req->node, &task);
             run_fini(run);
             return false;

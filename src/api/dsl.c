@@ -471,6 +471,7 @@ static const struct {
     {"range", sc__dsl_q_range},
     {"geo_bounding_box", sc__dsl_q_geo_bounding_box},
     {"geo_distance", sc__dsl_q_geo_distance},
+    {"knn", sc__dsl_q_knn},
 };
 
 /* Reports a query's `_name` (in its body, or in the body of its one field for the field-style

@@ -10,6 +10,7 @@
 
 #include "base/arena.h"
 #include "base/status.h"
+#include "index/doc.h"
 #include "search/query.h"
 #include "text/analyzer.h"
 
@@ -69,6 +70,12 @@ typedef struct sc_dsl_env {
      * callback): not an ip field or no '/' in the value; SC_EINVAL: malformed, reason in err. */
     sc_status (*encode_cidr)(void *ctx, sc_slice field, const json_t *value, sc_arena *a,
                              sc_slice *lo, sc_slice *hi, char *err, size_t err_cap);
+    /* The parameters of a dense_vector field and whether it is indexed. SC_ENOTFOUND:
+     * unmapped; SC_EINVAL: mapped with another type (or dims not known yet); NULL callback:
+     * knn queries fail. */
+    sc_status (*vector_field)(void *ctx, sc_slice field, sc_vec_params *out, bool *indexed);
+    /* k of a knn query that gives none (the request's size); 0 means 10. */
+    uint32_t knn_default_k;
     /* How a numeric or date field's doc values read for function_score: *value / *scaling
      * (search/function_score.h), *date 0 (not a date), 1 (epoch ms) or 2 (date_nanos).
      * SC_ENOTFOUND: unmapped; SC_EUNSUPPORTED (or a NULL callback): not numeric. */
@@ -89,6 +96,15 @@ typedef struct sc_dsl_error {
  * SC_EPARSE (err filled), SC_ENOMEM / SC_ELIMIT (arena). Thread-safe given distinct arenas. */
 sc_status sc_dsl_parse(const sc_dsl_env *env, sc_arena *a, const json_t *query, sc_query **out,
                        sc_dsl_error *err) SC_MUST_USE;
+
+/* Parses one kNN clause (a top-level `knn` entry, a knn retriever, or the body of the knn
+ * query: field, query_vector (numbers, or hex for byte vectors), k (default
+ * env->knn_default_k), num_candidates (default min(1.5 k, 10000)), filter (a query or an
+ * array of queries), similarity, boost) into an SC_QUERY_KNN with the query vector checked
+ * against the field's mapping (dims, byte range, non-zero for cosine; normalized for cosine).
+ * Errors as sc_dsl_parse. */
+sc_status sc_dsl_parse_knn(const sc_dsl_env *env, sc_arena *a, const json_t *clause,
+                           sc_query **out, sc_dsl_error *err) SC_MUST_USE;
 
 /* Parses an ES minimum_should_match spec ("2", "-1", "75%", "-25%", integer) for n optional
  * clauses. Returns the number of clauses required (clamped to [0, n]); false on garbage. */

@@ -95,5 +95,6 @@ sc_status sc__dsl_q_fuzzy(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_range(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_geo_bounding_box(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_geo_distance(P *p, const json_t *body, sc_query **out);
+sc_status sc__dsl_q_knn(P *p, const json_t *body, sc_query **out);
 
 #endif

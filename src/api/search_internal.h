@@ -69,6 +69,13 @@ typedef struct search_parse {
     sc_shard_collapse collapse;  /* resolved with the first index's mapping */
     bool has_min_score;          /* min_score: hits (and totals) only at or above it */
     float min_score;
+    /* vector search (search_vector.c): kNN clauses and RRF sub-searches ({"query": q} or
+     * {"knn": clause}), held by `owned` (json_decref it with owned_q) */
+    struct {
+        json_t *owned, *knn, *subs;
+        bool rrf;
+        uint32_t rank_constant, rank_window;
+    } vec;
 } search_parse;
 
 /* Parses a search body (may be NULL) and the URL parameters into sp. `count` restricts the
@@ -97,6 +104,25 @@ sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *qu
  * is still validated. Writes the DSL error into resp and returns false on failure. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                               sc_index **list, size_t n, sc_query **out);
+/* Parses `json` (a query, or a kNN clause when knn; knn k defaults to default_k) with ix's
+ * mapping into *out (arena); on failure writes the error into resp and returns false. */
+bool sc__search_parse_for_index(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix,
+                                const json_t *json, bool knn, uint32_t default_k, sc_query **out);
+
+/* Reads `knn`, `rank` and `retriever` of a search body into sp->vec (a retriever may also set
+ * sp->query). Writes a 400 into resp and returns false on a bad shape (sp->vec then empty). */
+bool sc__search_parse_vector(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
+                             search_parse *sp);
+/* With kNN clauses: ORs them into queries[i] (built from sp->query, or replacing the match_all
+ * a missing query gave); with RRF: builds every sub-search per index into *rrf_queries
+ * (sub j of index i at [j * n + i], arena) and *n_rrf. 400 into resp and false on error. */
+bool sc__search_build_vector(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                             sc_index **list, size_t n, sc_query **queries,
+                             sc_query ***rrf_queries, size_t *n_rrf);
+
+/* For a search of top-level kNN clauses without a query (and no RRF): the sum of the
+ * clauses' k (cluster/search.h knn_cap); 0 otherwise. */
+uint32_t sc__search_knn_cap(const search_parse *sp);
 
 /* What search_page.c hands the coordinator for one request (arena; NULL = none). */
 typedef struct search_page {

@@ -65,6 +65,19 @@ static sc_dsl_field_kind env_kind(void *ctx, sc_slice field)
     }
 }
 
+static sc_status env_vector(void *ctx, sc_slice field, sc_vec_params *out, bool *indexed)
+{
+    dsl_ctx *d = ctx;
+    const sc_mapping_field *f = sc_mapping_find(d->m, field);
+    if (!f)
+        return SC_ENOTFOUND;
+    if (f->type != SC_MAPPING_DENSE_VECTOR || f->vec.dims == 0)
+        return f->type == SC_MAPPING_DENSE_VECTOR ? SC_ENOTFOUND : SC_EINVAL;
+    *out = f->vec;
+    *indexed = f->index;
+    return SC_OK;
+}
+
 static sc_status env_analyze(void *ctx, sc_slice field, const char *analyzer, sc_slice text,
                              sc_arena *a, sc_dsl_token **toks, size_t *n)
 {
@@ -579,6 +592,9 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                                             "suggest",
                                             "script_fields",
                                             "ext",
+                                            "knn",
+                                            "rank",
+                                            "retriever",
                                             NULL};
         const char *k;
         json_t *v;
@@ -766,6 +782,8 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
     const char *src = sc_rest_param_get(req, "_source");
     if (src && strcmp(src, "false") == 0)
         sp->source = false;
+    if (body && !sc__search_parse_vector(req, resp, body, sp))
+        return false;
     const char *q = sc_rest_param_get(req, "q");
     if (q) {
         json_t *qs = json_object();
@@ -857,9 +875,11 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
     return true;
 }
 
-/* The DSL bound to ix's mapping; `_name`d queries go to *named when not NULL. */
-static sc_status parse_query(sc_arena *arena, sc_index *ix, const json_t *query, sc_query **out,
-                             sc_dsl_error *err, sc_search_named *named)
+/* The DSL bound to ix's mapping: `json` is a query, or a kNN clause when knn (k defaulting
+ * to default_k); `_name`d queries go to *named when not NULL. */
+static sc_status parse_query(sc_arena *arena, sc_index *ix, const json_t *json, bool knn,
+                             uint32_t default_k, sc_query **out, sc_dsl_error *err,
+                             sc_search_named *named)
 {
     dsl_ctx d = {.ix = ix, .m = sc_index_mapping(ix), .arena = arena, .named = named};
     sc_dsl_env env = {.ctx = &d,
@@ -873,8 +893,11 @@ static sc_status parse_query(sc_arena *arena, sc_index *ix, const json_t *query,
                       .encode_term_range = env_encode_term_range,
                       .encode_cidr = env_encode_cidr,
                       .score_field = env_score_field,
-                      .named = env_named};
-    sc_status st = sc_dsl_parse(&env, arena, query, out, err);
+                      .named = env_named,
+                      .vector_field = env_vector,
+                      .knn_default_k = default_k};
+    sc_status st = knn ? sc_dsl_parse_knn(&env, arena, json, out, err)
+                       : sc_dsl_parse(&env, arena, json, out, err);
     sc_mapping_unref(d.m);
     return st;
 }
@@ -882,7 +905,30 @@ static sc_status parse_query(sc_arena *arena, sc_index *ix, const json_t *query,
 sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query, sc_query **out,
                                  sc_dsl_error *err)
 {
-    return parse_query(arena, ix, query, out, err, NULL);
+    return parse_query(arena, ix, query, false, 0, out, err, NULL);
+}
+
+/* Parses `json` (a query, or a kNN clause when knn) with ix's mapping into *out; on failure
+ * writes the DSL error into resp and returns false. */
+bool sc__search_parse_for_index(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix,
+                                const json_t *json, bool knn, uint32_t default_k, sc_query **out)
+{
+    sc_dsl_error err;
+    sc_status st = parse_query(req->arena, ix, json, knn, default_k, out, &err, NULL);
+    if (st == SC_OK)
+        return true;
+    if (st == SC_ENOMEM || st == SC_ELIMIT) {
+        sc_rest_error(req, resp, st == SC_ELIMIT ? 429 : 500,
+                      st == SC_ELIMIT ? "circuit_breaking_exception" : "exception",
+                      st == SC_ELIMIT ? "[request] Data too large" : "out of memory", NULL, 0);
+    } else if (err.type && !strcmp(err.type, "query_shard_exception")) {
+        sc_rest_kv kv[] = {{"index", ix->name}, {"index_uuid", ix->uuid}};
+        sc_rest_error(req, resp, 400, err.type, err.reason, kv, 2);
+    } else {
+        sc_rest_error(req, resp, err.status ? err.status : 400,
+                      err.type ? err.type : "parsing_exception", err.reason, NULL, 0);
+    }
+    return false;
 }
 
 /* Builds the query tree of each index. */
@@ -917,7 +963,8 @@ bool sc__search_build_queries_named(sc_rest_req *req, sc_rest_resp *resp, const 
         }
         sc_dsl_error err;
         sc_status st =
-            parse_query(req->arena, list[i], query, &out[i], &err, named ? &named[i] : NULL);
+            parse_query(req->arena, list[i], query, false, 0, &out[i], &err,
+                        named ? &named[i] : NULL);
         if (st != SC_OK) {
             if (err.type && !strcmp(err.type, "query_shard_exception")) {
                 sc_rest_kv kv[] = {{"index", list[i]->name}, {"index_uuid", list[i]->uuid}};

@@ -110,6 +110,29 @@ sc_status sc__node_all(sc_node *n, sc_index ***out, size_t *n_out) SC_MUST_USE;
 
 void sc__random_id(char out[24]);
 
+/* The coordinator's steps (search.c), shared with the RRF coordinator (search_rrf.c): the
+ * target shards in coordinator order; the final reduce of the shards' outcomes (failures,
+ * totals, timed_out; SC_ECANCELLED); the fetch phase of qresp->top[from, from + nh) into
+ * out->hits. */
+struct sc_search_request;
+struct sc_search_response;
+struct sc_shard_target;
+struct sc_node_query_request;
+struct sc_node_query_response;
+sc_status sc__search_build_targets(const struct sc_search_request *sr, sc_arena *arena,
+                                   struct sc_shard_target **out, size_t *n_out) SC_MUST_USE;
+sc_status sc__search_reduce_results(const struct sc_search_request *sr,
+                                    const struct sc_node_query_request *qreq,
+                                    const struct sc_node_query_response *qresp, sc_arena *arena,
+                                    struct sc_search_response *out) SC_MUST_USE;
+sc_status sc__search_fetch_hits(sc_node *n, const struct sc_search_request *sr,
+                                const struct sc_node_query_request *qreq,
+                                const struct sc_node_query_response *qresp, size_t from,
+                                size_t nh, sc_arena *arena,
+                                struct sc_search_response *out) SC_MUST_USE;
+/* A search with reciprocal rank fusion (search_rrf.c; sc_search_run hands it sr->n_rrf > 0). */
+sc_status sc__search_run_rrf(sc_node *n, const struct sc_search_request *sr, sc_arena *arena,
+                             struct sc_search_response *out) SC_MUST_USE;
 /* Runs the node's metadata hook (sc_node_set_cluster), if any (node.c). */
 void sc__node_meta_changed(sc_node *n, const char *index, const char *meta_json);
 

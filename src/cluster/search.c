@@ -415,9 +415,10 @@ sc_status sc__search_build_targets(const sc_search_request *sr, sc_arena *arena,
 
 /* Final reduce of the shards' outcomes: failures, the summed total capped once more under
  * track_total_hits, timed_out. SC_ECANCELLED when a shard or the task was cancelled. */
-static sc_status reduce_results(const sc_search_request *sr, const sc_node_query_request *qreq,
-                                const sc_node_query_response *qresp, sc_arena *arena,
-                                sc_search_response *out)
+sc_status sc__search_reduce_results(const sc_search_request *sr,
+                                    const sc_node_query_request *qreq,
+                                    const sc_node_query_response *qresp, sc_arena *arena,
+                                    sc_search_response *out)
 {
     size_t nt = qreq->n_targets, n_fail = 0;
     out->shards_total = (uint32_t)nt;
@@ -457,9 +458,10 @@ static sc_status reduce_results(const sc_search_request *sr, const sc_node_query
 }
 
 /* The fetch phase for the page [from, from + nh) of the node's top hits, into out->hits. */
-static sc_status fetch_hits(sc_node *n, const sc_search_request *sr,
-                            const sc_node_query_request *qreq, const sc_node_query_response *qresp,
-                            size_t from, size_t nh, sc_arena *arena, sc_search_response *out)
+sc_status sc__search_fetch_hits(sc_node *n, const sc_search_request *sr,
+                                const sc_node_query_request *qreq,
+                                const sc_node_query_response *qresp, size_t from, size_t nh,
+                                sc_arena *arena, sc_search_response *out)
 {
     sc_node_fetch_request freq = {.query = qreq,
                                   .query_resp = qresp,
@@ -519,6 +521,8 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
     out->max_score = NAN;
     sc_shard_target *targets;
     size_t nt;
+    if (sr->n_rrf)
+        return sc__search_run_rrf(n, sr, arena, out);
     SC_TRY(sc__search_build_targets(sr, arena, &targets, &nt));
     uint64_t k = sr->count_only ? 0 : (uint64_t)sr->from + sr->size;
     uint64_t deadline =
@@ -545,10 +549,20 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
     sc_node_query_response qresp;
     sc_status st = sc_node_query_phase(n, &qreq, arena, &qresp);
     if (st == SC_OK)
-        st = reduce_results(sr, &qreq, &qresp, arena, out);
+        st = sc__search_reduce_results(sr, &qreq, &qresp, arena, out);
     if (st == SC_OK) {
         /* Final reduce of the hits (one node: its partial result is already the global
          * order), then the page's fetch. */
+        if (sr->knn_cap && !sr->n_sort) {
+            /* a kNN-only search: the global top k of the shards' top k (each shard's top k
+             * holds its part of the global top k), as Elasticsearch's kNN phase */
+            if (qresp.n_top > sr->knn_cap)
+                qresp.n_top = sr->knn_cap;
+            if (out->total > sr->knn_cap) {
+                out->total = sr->knn_cap;
+                out->total_is_lower_bound = false;
+            }
+        }
         size_t from = sr->from < qresp.n_top ? sr->from : qresp.n_top;
         size_t nh = qresp.n_top - from;
         if (nh > sr->size)
@@ -556,7 +570,7 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
         if (qresp.n_top && !sr->n_sort)
             out->max_score = qresp.top[0].score;
         if (nh > 0)
-            st = fetch_hits(n, sr, &qreq, &qresp, from, nh, arena, out);
+            st = sc__search_fetch_hits(n, sr, &qreq, &qresp, from, nh, arena, out);
     }
     sc_node_query_release(&qreq, &qresp);
     return st;

@@ -67,6 +67,18 @@ typedef struct sc_search_request {
      * index i is searched only if only_shards[i] (a bitmask over its shards, ceil(shards / 64)
      * words) has bit s. NULL = every shard. */
     const uint64_t *const *only_shards;
+    /* Reciprocal rank fusion (rank.rrf, the rrf retriever; cluster/search_rrf.c): n_rrf > 0
+     * sub-searches replace `queries`; sub j's tree for index i is rrf_queries[j * n_indices +
+     * i]. Each sub-search's global top rrf_window hits are ranked (from 1) on the same pinned
+     * snapshots and a doc scores sum(1 / (rrf_rank_constant + rank)) over the sub-searches that
+     * rank it. */
+    sc_query *const *rrf_queries;
+    size_t n_rrf;
+    uint32_t rrf_window, rrf_rank_constant;
+    /* A search of top-level kNN clauses only (no query): each shard returns its best k per
+     * clause and the coordinator keeps the best knn_cap (the sum of the clauses' k) of them,
+     * hits and total. 0 = not such a search. */
+    uint32_t knn_cap;
     /* Highlighting (search/highlight.h): per index, the fields to highlight in its hits
      * (NULL = none; the array itself NULL = no highlighting). Needs fetch_source. */
     const sc_hl_spec *const *highlight;

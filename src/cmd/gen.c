@@ -83,10 +83,12 @@ static const char *find_data_dir(const char *given)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: scry gen wiki|taxis|logs [--seed S] [--docs N] [--bulk INDEX] [--data DIR]\n"
+            "usage: scry gen wiki|taxis|logs|vectors [--seed S] [--docs N] [--bulk INDEX]\n"
+            "                [--data DIR] [--dims D] [--clusters C] [--fvecs]\n"
             "  streams N documents as NDJSON to stdout; the same seed gives the same bytes\n"
             "  --bulk INDEX  precede each document with a _bulk index action for INDEX\n"
-            "  --data DIR    folder with vocab.txt.gz and terms.txt (wiki; default bench/gen)\n");
+            "  --data DIR    folder with vocab.txt.gz and terms.txt (wiki; default bench/gen)\n"
+            "  vectors: Gaussian mixture, --dims (128) --clusters (64); --fvecs: binary fvecs\n");
 }
 
 int sc_cmd_gen(int argc, char **argv)
@@ -98,7 +100,9 @@ int sc_cmd_gen(int argc, char **argv)
     const char *kind = argv[1];
     static const struct option lo[] = {{"seed", 1, 0, 's'}, {"docs", 1, 0, 'n'},
                                        {"bulk", 1, 0, 'b'}, {"data", 1, 0, 'd'},
-                                       {"help", 0, 0, '?'}, {0, 0, 0, 0}};
+                                       {"dims", 1, 0, 'D'}, {"clusters", 1, 0, 'C'},
+                                       {"fvecs", 0, 0, 'F'}, {"help", 0, 0, '?'},
+                                       {0, 0, 0, 0}};
     gen_opts g = {.seed = 1, .docs = 1000};
     const char *data = NULL;
     optind = 1;
@@ -112,6 +116,9 @@ int sc_cmd_gen(int argc, char **argv)
             g.index = optarg;
             break;
         case 'd': data = optarg; break;
+        case 'D': g.dims = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'C': g.clusters = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'F': g.fvecs = true; break;
         default: usage(stderr); return 2;
         }
     }
@@ -126,6 +133,8 @@ int sc_cmd_gen(int argc, char **argv)
         rc = sc__gen_taxis(&g, o);
     else if (strcmp(kind, "logs") == 0)
         rc = sc__gen_logs(&g, o);
+    else if (strcmp(kind, "vectors") == 0)
+        rc = sc__gen_vectors(&g, o);
     else {
         fprintf(stderr, "scry gen: unknown corpus '%s'\n", kind);
         usage(stderr);

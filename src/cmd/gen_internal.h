@@ -121,6 +121,9 @@ typedef struct gen_opts {
     const char *data_dir; /* folder holding vocab.txt.gz and terms.txt (wiki) */
     bool bulk;            /* emit _bulk action lines before each document */
     const char *index;    /* index name in bulk action lines */
+    uint32_t dims;        /* vectors: dimensions (default 128) */
+    uint32_t clusters;    /* vectors: mixture components (default 64) */
+    bool fvecs;           /* vectors: binary fvecs instead of NDJSON */
 } gen_opts;
 
 /* Writes the bulk action line if requested. */
@@ -129,5 +132,6 @@ void gen_action(gen_out *o, const gen_opts *g);
 int sc__gen_wiki(const gen_opts *g, gen_out *o);
 int sc__gen_taxis(const gen_opts *g, gen_out *o);
 int sc__gen_logs(const gen_opts *g, gen_out *o);
+int sc__gen_vectors(const gen_opts *g, gen_out *o);
 
 #endif

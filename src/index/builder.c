@@ -3,6 +3,7 @@
  * becomes a 16-byte record appended in doc order, positions go to one shared array. Writing a
  * segment (segwrite.c) groups records by term with a counting sort, which is stable, so every
  * term's records come out in doc order without per-term buffers. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,8 @@ static void field_free(sc__bfield *f)
     sc_vec_free(&f->dvn);
     sc_vec_free(&f->pts);
     sc_vec_free(&f->dvs);
+    sc_vec_free(&f->vdocs);
+    sc_vec_free(&f->vecs);
     free(f->name);
     free(f);
 }
@@ -112,7 +115,7 @@ size_t sc_segment_builder_ram_bytes(const sc_segment_builder *b)
         const sc__bfield *f = b->fields.ptr[i];
         n += sizeof(*f) + f->name_len + f->terms.cap * sizeof(sc__tslot) + f->norms.cap;
         n += f->has.cap * 8 + f->dvn.cap * sizeof(*f->dvn.ptr) + f->dvs.cap * sizeof(*f->dvs.ptr);
-        n += f->pts.cap * sizeof(*f->pts.ptr);
+        n += f->pts.cap * sizeof(*f->pts.ptr) + f->vdocs.cap * 4 + f->vecs.cap * 4;
     }
     return n;
 }
@@ -135,7 +138,7 @@ sc_status sc__builder_field(sc_segment_builder *b, sc_slice name, sc_field_kind 
         *out = f;
         return SC_OK;
     }
-    if (name.len == 0 || name.len > UINT16_MAX || kind > SC_FIELD_NUMERIC)
+    if (name.len == 0 || name.len > UINT16_MAX || kind > SC_FIELD_VECTOR)
         return SC_EINVAL;
     f = calloc(1, sizeof(*f));
     if (!f)
@@ -304,6 +307,29 @@ sc_status sc__builder_point(sc_segment_builder *b, sc__bfield *f, uint32_t doc, 
     (void)b;
     sc__dvn r = {.doc = doc, .value = value};
     return sc_vec_push(&f->pts, r);
+}
+
+static bool vparams_ok(const sc__bfield *f, const sc_vec_params *p)
+{
+    if (!p || (unsigned)p->elem > SC_VEC_ELEM_BIT || p->dims == 0 ||
+        p->dims > sc_vec_max_dims(p->elem) || p->m < 2 || p->m > 512 || p->ef_construction < 1 ||
+        (unsigned)p->sim > SC_VEC_SIM_MIP || (unsigned)p->type > SC_VEC_INDEX_INT8_FLAT)
+        return false;
+    return f->vp.dims == 0 || memcmp(&f->vp, p, sizeof(*p)) == 0;
+}
+
+sc_status sc__builder_vector(sc_segment_builder *b, sc__bfield *f, uint32_t doc,
+                             const sc_vec_params *p, const float *v)
+{
+    if (!vparams_ok(f, p) || (f->vdocs.len && doc <= f->vdocs.ptr[f->vdocs.len - 1]))
+        return SC_EINVAL;
+    f->vp = *p;
+    SC_TRY(sc__builder_mark_doc(b, f, doc));
+    SC_TRY(sc_vec_reserve(&f->vecs, p->dims));
+    SC_TRY(sc_vec_push(&f->vdocs, doc));
+    memcpy(f->vecs.ptr + f->vecs.len, v, p->dims * sizeof(float));
+    f->vecs.len += p->dims;
+    return SC_OK;
 }
 
 sc_status sc__builder_ord_term(sc_segment_builder *b, sc__bfield *f, uint32_t doc, sc_slice term)
@@ -495,8 +521,17 @@ static sc_status validate_doc(const sc_segment_builder *b, const sc_index_doc *d
         return SC_ELIMIT;
     for (size_t i = 0; i < doc->n_fields; i++) {
         const sc_index_field *in = &doc->fields[i];
-        if (in->name.len == 0 || in->name.len > UINT16_MAX || in->kind > SC_FIELD_NUMERIC)
+        if (in->name.len == 0 || in->name.len > UINT16_MAX || in->kind > SC_FIELD_VECTOR)
             return SC_EINVAL;
+        if (in->kind == SC_FIELD_VECTOR && in->vector) {
+            const sc__bfield *vf = field_find(b, in->name);
+            sc__bfield empty = {0};
+            if (!vparams_ok(vf ? vf : &empty, in->vparams))
+                return SC_EINVAL;
+            for (uint32_t j = 0; j < in->vparams->dims; j++)
+                if (!isfinite(in->vector[j]))
+                    return SC_EINVAL;
+        }
         if ((in->n_tokens && !in->tokens) || (in->n_values && !in->values))
             return SC_EINVAL;
         const sc__bfield *f = field_find(b, in->name);
@@ -529,6 +564,10 @@ sc_status sc_segment_builder_add(sc_segment_builder *b, const sc_index_doc *doc,
         case SC_FIELD_TEXT: st = add_text(b, f, in, id); break;
         case SC_FIELD_KEYWORD: st = add_keyword(b, f, in, id); break;
         case SC_FIELD_NUMERIC: st = add_numeric(b, f, in, id); break;
+        case SC_FIELD_VECTOR:
+            if (in->vector)
+                st = sc__builder_vector(b, f, id, in->vparams, in->vector);
+            break;
         }
     }
     if (st == SC_OK)

@@ -71,6 +71,14 @@ struct sc__bfield {
     SC_VEC(sc__dvn) pts; /* NUMERIC + INDEXED: (value, doc) points for the BKD tree */
     SC_VEC(sc__dvs) dvs;
     uint64_t sum_ttf;
+    /* VECTOR: params (dims 0 until the first vector), docs ascending, their vectors; a merge
+     * may lend the largest input's graph (seed, borrowed until the write) whose node i is
+     * vector seed_base + i here */
+    sc_vec_params vp;
+    SC_VEC(uint32_t) vdocs;
+    SC_VEC(float) vecs;
+    const struct sc_hnsw_graph *seed;
+    uint32_t seed_base;
 };
 
 struct sc_segment_builder {

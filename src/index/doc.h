@@ -18,7 +18,51 @@ typedef enum sc_field_kind {
     /* 64-bit integers (long, integer, date millis, boolean 0/1, doubles as sortable longs):
      * numeric doc values when SC_FIELD_DOCVALUES, points when SC_FIELD_INDEXED. */
     SC_FIELD_NUMERIC,
+    /* A dense vector (dense_vector): one float vector per doc of the field's dims, stored raw
+     * (plus int8 codes and an HNSW graph per sc_vec_params); no postings. */
+    SC_FIELD_VECTOR,
 } sc_field_kind;
+
+/* Vector similarity (Elasticsearch's `similarity`). */
+typedef enum sc_vec_sim {
+    SC_VEC_SIM_L2 = 0,     /* l2_norm: score 1 / (1 + d^2) */
+    SC_VEC_SIM_COSINE = 1, /* cosine: vectors normalized at index time; (1 + cos) / 2 */
+    SC_VEC_SIM_DOT = 2,    /* dot_product: (1 + dot) / 2 (float), 0.5 + dot / (dims 2^15) (byte) */
+    SC_VEC_SIM_MIP = 3,    /* max_inner_product: dot + 1 if dot >= 0 else 1 / (1 - dot) */
+} sc_vec_sim;
+
+typedef enum sc_vec_elem {
+    SC_VEC_ELEM_FLOAT = 0,
+    SC_VEC_ELEM_BYTE = 1, /* integers -128..127, kept as floats */
+    SC_VEC_ELEM_BIT = 2,  /* dims bits, kept as 0/1 floats: l2_norm is the hamming distance */
+} sc_vec_elem;
+
+/* index_options.type: a graph or not, raw floats or int8 codes for the search. */
+typedef enum sc_vec_index {
+    SC_VEC_INDEX_HNSW = 0,
+    SC_VEC_INDEX_INT8_HNSW = 1,
+    SC_VEC_INDEX_FLAT = 2,
+    SC_VEC_INDEX_INT8_FLAT = 3,
+} sc_vec_index;
+
+/* How a vector field is stored and searched (from the mapping). */
+typedef struct sc_vec_params {
+    uint32_t dims; /* 1..SC_VEC_MAX_DIMS */
+    sc_vec_sim sim;
+    sc_vec_elem elem;
+    sc_vec_index type;
+    uint32_t m;               /* hnsw links per node (level 0: 2m); default 16 */
+    uint32_t ef_construction; /* default 100 */
+} sc_vec_params;
+
+#define SC_VEC_MAX_DIMS 4096
+#define SC_VEC_MAX_BIT_DIMS (4096 * 8) /* element_type bit: dims counts bits */
+
+/* The largest dims of an element type. */
+static inline uint32_t sc_vec_max_dims(sc_vec_elem e)
+{
+    return e == SC_VEC_ELEM_BIT ? SC_VEC_MAX_BIT_DIMS : SC_VEC_MAX_DIMS;
+}
 
 enum {
     SC_FIELD_INDEXED = 1u << 0,   /* searchable (postings or points) */
@@ -47,6 +91,8 @@ typedef struct sc_index_field {
     uint32_t length;       /* TEXT: field length for the norm (tokens counted) */
     const int64_t *values; /* NUMERIC */
     size_t n_values;
+    const float *vector;          /* VECTOR: vparams->dims floats (normalized for cosine) */
+    const sc_vec_params *vparams; /* VECTOR */
 } sc_index_field;
 
 typedef struct sc_index_doc {

@@ -20,8 +20,8 @@
 
 #define SC__SEG_MAGIC "SCRYSEG" /* 8 bytes with the NUL */
 #define SC__SEG_END_MAGIC "SCRYEND"
-#define SC__SEG_VERSION 7u     /* written */
-#define SC__SEG_VERSION_MIN 7u /* oldest read (older versions: docs/format.md) */
+#define SC__SEG_VERSION 8u     /* written (8: dense_vector fields) */
+#define SC__SEG_VERSION_MIN 7u /* oldest read (7 = 8 without vector fields) */
 #define SC__SEG_HEADER_BYTES 16
 #define SC__SEG_FOOTER_BYTES 48
 #define SC__FIELD_SECTIONS 6 /* tindex, tdata, norms, dvn, dvs, points */
@@ -153,6 +153,10 @@ sc_status sc__builder_ord_term(sc_segment_builder *b, sc__bfield *f, uint32_t do
     SC_MUST_USE;
 sc_status sc__builder_mark_doc(sc_segment_builder *b, sc__bfield *f, uint32_t doc) SC_MUST_USE;
 /* Appends a stored doc; the doc id is the number of stored docs before it. */
+/* Adds doc's vector (p->dims floats) to a VECTOR field; p must equal the field's earlier
+ * vectors' params (SC_EINVAL). Docs must come in increasing order. */
+sc_status sc__builder_vector(sc_segment_builder *b, sc__bfield *f, uint32_t doc,
+                             const sc_vec_params *p, const float *v) SC_MUST_USE;
 sc_status sc__builder_stored(sc_segment_builder *b, sc_slice id, sc_slice source) SC_MUST_USE;
 
 /* Field lookup by number. */

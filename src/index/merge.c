@@ -9,11 +9,13 @@
 
 #include "index/bkd.h"
 #include "index/bkd2.h"
+#include "index/builder_impl.h"
 #include "index/docvalues.h"
 #include "index/internal.h"
 #include "index/postings.h"
 #include "index/stored.h"
 #include "index/terms.h"
+#include "index/vecfield.h"
 
 typedef struct mctx {
     sc_segment_builder *b;
@@ -21,6 +23,8 @@ typedef struct mctx {
     SC_VEC(uint32_t) pos;
     SC_VEC(int64_t) vals;
     SC_VEC(uint64_t) ords;
+    bool no_deletes;               /* the input being merged has no deleted docs */
+    SC_VEC(sc_hnsw_graph *) seeds; /* graphs lent to the builder (freed after the write) */
 } mctx;
 
 static bool is_live(const sc_bitset *live, uint32_t d)
@@ -125,6 +129,34 @@ static sc_status merge_points2(mctx *m, const sc_segment *seg, const sc_field_in
     return st;
 }
 
+/* Vectors of the live docs in ordinal (= doc) order. The largest input graph without deletes
+ * (same params) is lent to the builder as the seed: the write then inserts only the other
+ * inputs' vectors into it (Lucene's IncrementalHnswGraphMerger). */
+static sc_status merge_vectors(mctx *m, const sc_segment *seg, const sc_field_info *f,
+                               sc__bfield *bf)
+{
+    sc_vec_field vf;
+    SC_TRY(sc_segment_vectors(seg, f, &vf));
+    uint32_t base = (uint32_t)bf->vdocs.len;
+    bool params_same = bf->vp.dims == 0 || memcmp(&bf->vp, &vf.p, sizeof(vf.p)) == 0;
+    for (uint32_t i = 0; i < vf.n; i++) {
+        uint32_t nd = m->map[vf.docs[i]];
+        if (nd != UINT32_MAX)
+            SC_TRY(sc__builder_vector(m->b, bf, nd, &vf.p, vf.vecs + (size_t)i * vf.p.dims));
+    }
+    if (vf.has_graph && m->no_deletes && params_same && (!bf->seed || bf->seed->n < vf.n)) {
+        sc_hnsw_graph *g = malloc(sizeof(*g));
+        if (!g || sc_vec_push(&m->seeds, g) != SC_OK) {
+            free(g);
+            return SC_ENOMEM;
+        }
+        *g = vf.graph;
+        bf->seed = g;
+        bf->seed_base = base;
+    }
+    return SC_OK;
+}
+
 static bool is_id_field(const sc_field_info *f)
 {
     return f->kind == SC_FIELD_KEYWORD && sc_slice_eq(f->name, sc_slice_cstr("_id"));
@@ -160,9 +192,13 @@ static sc_status merge_field(mctx *m, const sc_segment *seg, const sc_field_info
                 SC_TRY(sc__builder_mark_doc(m->b, bf, m->map[d]));
         }
     }
-    if (f->points_len)
+    if (f->kind == SC_FIELD_VECTOR) {
+        if (f->points_len)
+            SC_TRY(merge_vectors(m, seg, f, bf));
+    } else if (f->points_len) {
         SC_TRY(f->flags & SC_FIELD_GEO ? merge_points2(m, seg, f, bf)
                                        : merge_points(m, seg, f, bf));
+    }
     sc_dv_sorted_set dvs;
     if (!id && f->dvs_len && sc_dv_sorted_set_open(seg, f, &dvs) == SC_OK) {
         for (uint32_t d = 0; d < n; d++) {
@@ -218,8 +254,11 @@ static sc_status merge_all(mctx *m, const sc_merge_input *in, size_t n)
         m->map = malloc(((size_t)nd + 1) * sizeof(uint32_t));
         if (!m->map)
             return SC_ENOMEM;
-        for (uint32_t d = 0; d < nd; d++)
+        m->no_deletes = true;
+        for (uint32_t d = 0; d < nd; d++) {
             m->map[d] = is_live(in[i].live, d) ? next++ : UINT32_MAX;
+            m->no_deletes &= m->map[d] != UINT32_MAX;
+        }
         for (size_t k = 0; k < sc_segment_n_fields(in[i].seg); k++)
             SC_TRY(merge_field(m, in[i].seg, sc_segment_field_at(in[i].seg, k)));
     }
@@ -239,6 +278,9 @@ sc_status sc_segment_merge(const sc_merge_input *in, size_t n, const char *dir, 
     sc_vec_free(&m.pos);
     sc_vec_free(&m.vals);
     sc_vec_free(&m.ords);
+    for (size_t i = 0; i < m.seeds.len; i++)
+        free(m.seeds.ptr[i]);
+    sc_vec_free(&m.seeds);
     sc_segment_builder_free(m.b);
     return st;
 }

@@ -12,6 +12,7 @@
 #include "index/bkd.h"
 #include "index/bkd2.h"
 #include "index/internal.h"
+#include "index/vecfield.h"
 #include "index/segment_impl.h"
 
 SC_ALLOC_POOL_DEFINE(sc_pool_index_segments, "index.segments");
@@ -214,7 +215,8 @@ static sc_status parse_fields(sc_segment *seg, uint64_t ft_off, uint64_t ft_len,
             sec[k] = rd_u(&r, 8);
         if (r.bad)
             FAIL(at, "field entry truncated");
-        if (kind > SC_FIELD_NUMERIC || f->doc_count > seg->n_docs)
+        if (kind > (seg->version >= 8 ? SC_FIELD_VECTOR : SC_FIELD_NUMERIC) ||
+            f->doc_count > seg->n_docs)
             FAIL(at, "field kind or doc count invalid");
         f->kind = (sc_field_kind)kind;
         f->number = (uint32_t)i;
@@ -243,7 +245,16 @@ static sc_status parse_fields(sc_segment *seg, uint64_t ft_off, uint64_t ft_len,
             SC_TRY(check_dvs(seg, f, err));
         if (f->kind != SC_FIELD_NUMERIC && (f->flags & SC_FIELD_GEO))
             FAIL(at, "geo flag on a non-numeric field");
-        if (f->points_len) {
+        if (f->kind == SC_FIELD_VECTOR && (f->points_len || f->doc_count)) {
+            sc_vec_field vf;
+            const char *why = "vector field without vectors";
+            if (f->n_terms || f->norms_len || f->dvn_len || f->dvs_len || !f->points_len ||
+                sc_vec_section_open(sc_slice_make(seg->bytes.ptr + f->points_off, f->points_len),
+                                    seg->n_docs, &vf, &why) != SC_OK)
+                FAIL(f->points_off, why);
+            if (vf.n != f->doc_count)
+                FAIL(f->points_off, "vector count mismatch");
+        } else if (f->points_len) {
             sc_slice pb = sc_slice_make(seg->bytes.ptr + f->points_off, f->points_len);
             sc_bkd t;
             sc_bkd2 t2;
@@ -308,6 +319,7 @@ static sc_status parse(sc_segment *seg, bool verify, sc_index_error *err)
     if (verify && sc_checksum(b, size - 8) != seg->checksum)
         FAIL(size - 8, "footer checksum mismatch");
     seg->n_docs = sc__ld32(b + 12);
+    seg->version = sc__ld32(b + 8);
     if (seg->n_docs == UINT32_MAX)
         FAIL(12, "doc count invalid");
     uint64_t body_end = size - SC__SEG_FOOTER_BYTES;

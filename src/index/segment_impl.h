@@ -16,6 +16,7 @@ struct sc_segment {
     char name[SC_SEGMENT_NAME_MAX + 1];
     char path[1024];
     uint32_t n_docs;
+    uint32_t version; /* format version of the file (docs/format.md) */
     uint64_t checksum;
     sc_field_info *fields;
     size_t n_fields;

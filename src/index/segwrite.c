@@ -12,6 +12,7 @@
 #include "index/bkd2.h"
 #include "index/builder_impl.h"
 #include "index/postings.h"
+#include "index/vecfield.h"
 
 typedef struct wctx {
     sc_segment_builder *b;
@@ -433,6 +434,25 @@ static void write_points(wctx *w, const sc__bfield *f, uint64_t *off, uint64_t *
     sc_vec_free(&out);
 }
 
+/* The vector section (vecfield.h), 64-byte aligned in the file so the reader can use its
+ * float and u32 arrays in place (the mapping is page aligned). */
+static void write_vectors(wctx *w, const sc__bfield *f, uint64_t *off, uint64_t *len)
+{
+    sc_buf out = {0};
+    uint32_t n = (uint32_t)f->vdocs.len;
+    sc_status st = sc_vec_section_write(&f->vp, f->vdocs.ptr, f->vecs.ptr, n, f->seed,
+                                        f->seed_base, &out);
+    if (st != SC_OK) {
+        w->st = st;
+    } else {
+        static const uint8_t zeros[64] = {0};
+        if (w->o->pos % 64)
+            sc__out_write(w->o, zeros, 64 - w->o->pos % 64);
+        write_section(w, &out, off, len);
+    }
+    sc_vec_free(&out);
+}
+
 static int cmp_dvs(const void *a, const void *b)
 {
     const sc__dvs *x = a, *y = b;
@@ -568,6 +588,8 @@ static void write_field(wctx *w, sc__bfield *f)
     if (f->kind == SC_FIELD_KEYWORD && (f->flags & SC_FIELD_DOCVALUES))
         write_dvs(w, f, &sec[8], &sec[9]);
     uint32_t flags = f->flags;
+    if (f->kind == SC_FIELD_VECTOR && f->vdocs.len)
+        write_vectors(w, f, &sec[10], &sec[11]);
     if (f->kind == SC_FIELD_NUMERIC && (f->flags & SC_FIELD_INDEXED) && f->pts.len) {
         write_points(w, f, &sec[10], &sec[11]);
         flags |= SC_FIELD_POINTS;

@@ -59,6 +59,26 @@ sc_status sc__mapping_reindex(sc_mapping *m);
 /* Effective dynamic setting of an object field (walks up INHERIT; root default TRUE). */
 sc_mapping_dynamic sc__mapping_effective_dynamic(const sc_mapping_field *obj);
 
+/* index_options.type not given (yet): resolved by sc__mapping_vector_finish. */
+#define SC__VEC_TYPE_UNSET ((sc_vec_index)0xff)
+
+/* dense_vector (vector.c): one mapping parameter (dims, element_type, similarity, index,
+ * index_options), then the defaults and cross-checks once all are read. SC_EINVAL with err. */
+sc_status sc__mapping_vector_param(const char *k, const json_t *v, sc_mapping_field *f,
+                                   sc_mapping_error *err);
+sc_status sc__mapping_vector_finish(sc_mapping_field *f, sc_mapping_error *err);
+/* A document's vector for f (JSON array v of exactly dims numbers; bytes: integers in
+ * -128..127): finite, non-zero for cosine (then normalized), unit length for float
+ * dot_product. *out in the arena. SC_EINVAL with err's cause set; SC_ELIMIT (arena). */
+struct sc__jd;
+sc_status sc__mapping_vector_value(const sc_mapping_field *f, const struct sc__jd *v, uint32_t dims,
+                                   sc_arena *arena, float **out, sc_mapping_error *err);
+/* Writes the dense_vector parameters into a GET _mapping object. */
+void sc__mapping_vector_json(const sc_mapping_field *f, json_t *o);
+/* Whether two dense_vector definitions may merge (dims may go from unset to set); err filled. */
+sc_status sc__mapping_vector_merge(sc_mapping_field *cur, const sc_mapping_field *upd,
+                                   sc_mapping_error *err);
+
 /* A scalar value independent of the JSON reader it came from. text: the string's bytes, a
  * number's JSON text, or "true"/"false". */
 typedef enum sc__scalar_kind { SC__S_STRING, SC__S_INT, SC__S_REAL, SC__S_BOOL } sc__scalar_kind;

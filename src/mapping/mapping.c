@@ -54,7 +54,7 @@ static const char *const type_names[] = {
     [SC_MAPPING_SCALED_FLOAT] = "scaled_float", [SC_MAPPING_UNSIGNED_LONG] = "unsigned_long",
     [SC_MAPPING_BOOLEAN] = "boolean",       [SC_MAPPING_DATE] = "date",
     [SC_MAPPING_IP] = "ip",                 [SC_MAPPING_GEO_POINT] = "geo_point",
-    [SC_MAPPING_DATE_NANOS] = "date_nanos",
+    [SC_MAPPING_DATE_NANOS] = "date_nanos", [SC_MAPPING_DENSE_VECTOR] = "dense_vector",
 };
 
 const char *sc_mapping_type_name(sc_mapping_type t)
@@ -99,6 +99,8 @@ sc_field_kind sc_mapping_field_kind(const sc_mapping_field *f)
 {
     if (f->type == SC_MAPPING_TEXT)
         return SC_FIELD_TEXT;
+    if (f->type == SC_MAPPING_DENSE_VECTOR)
+        return SC_FIELD_VECTOR;
     return sc_mapping_type_is_numeric(f->type) ? SC_FIELD_NUMERIC : SC_FIELD_KEYWORD;
 }
 
@@ -159,6 +161,8 @@ sc_mapping_field *sc__mapping_field_new(const char *name, sc_mapping_field *pare
     f->coerce = true;
     f->ignore_above = -1;
     f->position_increment_gap = 100;
+    f->vec = (sc_vec_params){0, SC_VEC_SIM_COSINE, SC_VEC_ELEM_FLOAT, SC__VEC_TYPE_UNSET, 16, 100};
+    f->vec_confidence = -1;
     bool is_date = type == SC_MAPPING_DATE || type == SC_MAPPING_DATE_NANOS;
     if (is_date &&
         sc_date_format_new(sc_slice_cstr(SC_DATE_DEFAULT_FORMAT), &f->date_format) != SC_OK)
@@ -474,6 +478,8 @@ static sc_status parse_leaf_param(const char *k, const json_t *v, sc_mapping_fie
     const char *tn = sc_mapping_type_name(f->type);
     if (strcmp(k, "copy_to") == 0)
         return parse_copy_to(v, f, err);
+    if (f->type == SC_MAPPING_DENSE_VECTOR && strcmp(k, "meta") != 0)
+        return sc__mapping_vector_param(k, v, f, err);
     if (strcmp(k, "meta") == 0) {
         if (!json_is_object(v))
             return bad_param(err, "[meta] on mapper [%s] must be an object%s%s", f->path, "", "");
@@ -644,6 +650,8 @@ sc_status sc__mapping_field_parse(const json_t *def, const char *name, sc_mappin
             if (st != SC_OK)
                 break;
         }
+        if (st == SC_OK && type == SC_MAPPING_DENSE_VECTOR)
+            st = sc__mapping_vector_finish(f, err);
         if (st == SC_OK && type == SC_MAPPING_SCALED_FLOAT && !(f->scaling_factor > 0))
             st = bad_param(err, "Field [scaling_factor] is required%s%s%s", "", "", "");
         if (st == SC_OK && f->null_value) {

@@ -40,6 +40,7 @@ typedef enum sc_mapping_type {
     SC_MAPPING_IP,
     SC_MAPPING_GEO_POINT,
     SC_MAPPING_DATE_NANOS,
+    SC_MAPPING_DENSE_VECTOR, /* one vector per doc (mapping/vector.c), SC_FIELD_VECTOR */
 } sc_mapping_type;
 
 /* `dynamic` of an object; INHERIT means "not set here, use the parent's" (root: TRUE). */
@@ -100,6 +101,11 @@ struct sc_mapping_field {
     json_t *extra;         /* accepted parameters scry does not act on (boost, similarity,
                             * index_options, eager_global_ordinals, ...), kept for GET _mapping;
                             * NULL when none */
+    /* dense_vector: dims (0 until the first document sets it), element_type, similarity,
+     * index_options (type, m, ef_construction); `index` above says whether kNN may search it */
+    sc_vec_params vec;
+    float vec_confidence; /* index_options.confidence_interval as given (-1 = not set) */
+    bool vec_sim_set;     /* `similarity` given (bit vectors default to l2_norm) */
     sc_mapping_dynamic dynamic; /* objects */
     sc_mapping_field *parent;   /* NULL for the root */
     /* For objects: the properties; for other fields: the multi-fields (`fields`). Sorted by

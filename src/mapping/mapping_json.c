@@ -68,6 +68,12 @@ static json_t *field_json(const sc_mapping_field *f)
         return NULL;
     json_object_set_new(o, "type",
                         json_string(f->type_alias ? f->type_alias : sc_mapping_type_name(f->type)));
+    if (f->type == SC_MAPPING_DENSE_VECTOR) {
+        sc__mapping_vector_json(f, o);
+        if (f->meta)
+            json_object_set_new(o, "meta", json_deep_copy(f->meta));
+        return o;
+    }
     if (f->analyzer)
         json_object_set_new(o, "analyzer", json_string(f->analyzer));
     if (f->search_analyzer)

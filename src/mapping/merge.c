@@ -79,6 +79,8 @@ static sc_status merge_field(sc_mapping_field *cur, sc_mapping_field *upd, sc_ma
             cur->dynamic = upd->dynamic;
         return merge_children(cur, upd, err);
     }
+    if (cur->type == SC_MAPPING_DENSE_VECTOR)
+        return sc__mapping_vector_merge(cur, upd, err);
     /* Fixed parameters. */
     if (!str_eq(cur->analyzer, upd->analyzer))
         return conflict(err, cur->path, "analyzer", cur->analyzer ? cur->analyzer : "default",

@@ -19,6 +19,7 @@ typedef struct acc {
     int64_t position; /* Lucene's invert state: last absolute position, -1 before any */
     uint32_t length;
     uint32_t n_text_values;
+    float *vec; /* dense_vector: the doc's vector (arena) */
 } acc;
 
 typedef struct pctx {
@@ -457,8 +458,50 @@ static sc_status null_value_jd(pctx *c, const sc_mapping_field *f, const sc__jd 
     return SC_OK;
 }
 
+/* A dense_vector value: one per document. A mapping without dims takes the first vector's
+ * length (a mapping update, as Elasticsearch). */
+static sc_status index_vector(pctx *c, sc_mapping_field *f, const sc__jd *v)
+{
+    acc *a = acc_for(c, f);
+    if (!a)
+        return SC_ENOMEM;
+    uint32_t dims = f->vec.dims;
+    if (dims == 0) {
+        if (!c->mutable_pass)
+            return NEED_DYNAMIC;
+        uint64_t n = v->type == SC__JD_ARRAY ? v->n : 0;
+        if (f->vec.elem == SC_VEC_ELEM_BIT) /* bytes or hex digits -> bits */
+            n = v->type == SC__JD_STRING ? (uint64_t)v->str.len / 2 * 8 : n * 8;
+        if (n >= 1 && n <= sc_vec_max_dims(f->vec.elem)) {
+            f->vec.dims = dims = (uint32_t)n;
+            c->created = true;
+        }
+    }
+    if (a->vec) {
+        doc_error(c, f, v);
+        sc__mapping_cause(c->err, "illegal_argument_exception",
+                          "Field [%s] of type [dense_vector] doesn't support indexing multiple "
+                          "values for the same field in the same document",
+                          f->path);
+        return SC_EINVAL;
+    }
+    sc_status st = sc__mapping_vector_value(f, v, dims, c->arena, &a->vec, c->err);
+    if (st == SC_EINVAL) {
+        char cause[256];
+        snprintf(cause, sizeof(cause), "%s", c->err ? c->err->cause_reason : "");
+        doc_error(c, f, v);
+        if (c->err)
+            sc__mapping_cause(c->err, "illegal_argument_exception", "%s", cause);
+    }
+    return st;
+}
+
 static sc_status index_value(pctx *c, sc_mapping_field *f, const sc__jd *v, bool with_copy)
 {
+    if (f->type == SC_MAPPING_DENSE_VECTOR && v->type != SC__JD_NULL)
+        return index_vector(c, f, v);
+    if (f->type == SC_MAPPING_DENSE_VECTOR)
+        return SC_OK;
     if (v->type == SC__JD_NULL) {
         if (!f->null_value)
             return SC_OK;
@@ -546,11 +589,11 @@ static sc_status assemble(pctx *c, sc_index_doc *doc)
     size_t k = 1;
     for (size_t i = 0; i < c->n_accs; i++) {
         acc *a = &c->accs[i];
-        if (!a->field || (a->toks.len == 0 && a->vals.len == 0))
+        if (!a->field || (a->toks.len == 0 && a->vals.len == 0 && !a->vec))
             continue;
         sc_mapping_field *f = a->field;
         uint32_t fl = field_flags(f);
-        if (!(fl & (SC_FIELD_INDEXED | SC_FIELD_DOCVALUES)))
+        if (!(fl & (SC_FIELD_INDEXED | SC_FIELD_DOCVALUES)) && !a->vec)
             continue;
         sc_index_field *o = &fields[k++];
         char *name = sc_arena_strndup(c->arena, f->path, strlen(f->path));
@@ -576,6 +619,18 @@ static sc_status assemble(pctx *c, sc_index_doc *doc)
             o->n_values = a->vals.len;
         }
         o->length = a->length;
+        if (a->vec) {
+            /* copied: the mapping of a second (dynamic) pass may be dropped before indexing */
+            sc_vec_params *vp = sc_arena_alloc(c->arena, sizeof(*vp));
+            if (!vp)
+                return SC_ELIMIT;
+            *vp = f->vec;
+            if (!f->index) /* stored for exact scoring only: no graph, no codes */
+                vp->type = SC_VEC_INDEX_FLAT;
+            o->vector = a->vec;
+            o->vparams = vp;
+            o->flags = f->index ? SC_FIELD_INDEXED : 0;
+        }
     }
     doc->fields = fields;
     doc->n_fields = k;

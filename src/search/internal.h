@@ -29,6 +29,7 @@ typedef enum sc__plan_kind {
     SC__PLAN_CONST, /* child's docs, constant score */
     SC__PLAN_RANGE, /* constant score: numeric values in ranges (search/range.h) */
     SC__PLAN_GEO,   /* constant score: geo points in a shape (search/geo.h) */
+    SC__PLAN_DOCS,  /* fixed docs with scores per segment (a kNN query's neighbours) */
     SC__PLAN_FUNCTION_SCORE, /* child rescored by fs's functions; filter[i]: function i's
                                 filter plan (NULL = all docs) */
 } sc__plan_kind;
@@ -56,6 +57,10 @@ struct sc__plan {
     const int64_t *lo, *hi; /* RANGE: n_ranges inclusive ranges */
     size_t n_ranges;
     const sc_geo_shape *geo; /* GEO */
+    /* DOCS: per segment, seg_n[i] docs ascending (seg_docs[i]) with their scores */
+    uint32_t **seg_docs;
+    float **seg_scores;
+    size_t *seg_n;
     const sc_query *fs;      /* FUNCTION_SCORE: the query node (functions and modes) */
 };
 
@@ -77,6 +82,11 @@ typedef struct sc__search_ctx {
  * builds a match-only plan (counts). */
 sc_status sc__plan_build(sc__search_ctx *ctx, const sc_query *q, bool scoring, sc__plan **out)
     SC_MUST_USE;
+
+/* A kNN query's plan (knn.c): the shard's nearest neighbours found now, over every segment
+ * (filter applied during the graph search, deletes respected), as a DOCS plan. */
+sc_status sc__knn_plan(sc__search_ctx *ctx, const sc_query *q, float boost, bool scoring,
+                       sc__plan **out) SC_MUST_USE;
 
 /* Builds the iterator of plan p over segment seg_i (NULL when it can match nothing there). */
 sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)

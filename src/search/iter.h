@@ -213,6 +213,8 @@ void sc_iter_leaf_set_cancel(sc_doc_iter *it, sc_cancel_token *token);
 /* Every doc in [0, n_docs), score `score`. */
 sc_doc_iter *sc_iter_all(sc_arena *a, uint32_t n_docs, float score);
 /* The set bits of bs (doc ids < n_docs), score `score`. bs is borrowed. */
+/* The docs[0, n) (strictly increasing) with scores[i] each (arrays borrowed; kNN results). */
+sc_doc_iter *sc_iter_docs(sc_arena *a, const uint32_t *docs, const float *scores, size_t n);
 sc_doc_iter *sc_iter_bitset(sc_arena *a, const sc_bitset *bs, uint32_t n_docs, float score);
 /* The child's docs with a constant score. */
 sc_doc_iter *sc_iter_constant(sc_arena *a, sc_doc_iter *child, float score);

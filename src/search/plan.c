@@ -615,6 +615,7 @@ static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boos
         }
         break;
     case SC_QUERY_BOOL: return bool_plan(ctx, q, boost, scoring, out);
+    case SC_QUERY_KNN: return sc__knn_plan(ctx, q, boost, scoring, out);
     case SC_QUERY_FUNCTION_SCORE: return function_score_plan(ctx, q, boost, scoring, out);
     }
     if (!p)

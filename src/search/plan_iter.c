@@ -457,6 +457,11 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
     case SC__PLAN_PHRASE: return phrase_iter(ctx, p, seg, out);
     case SC__PLAN_TERMSET: return termset_iter(ctx, p, seg, out);
     case SC__PLAN_EXISTS: return exists_iter(ctx, p, seg, out);
+    case SC__PLAN_DOCS:
+        if (p->seg_n[seg_i])
+            *out = leaf(ctx, sc_iter_docs(ctx->a, p->seg_docs[seg_i], p->seg_scores[seg_i],
+                                          p->seg_n[seg_i]));
+        return p->seg_n[seg_i] && !*out ? sc__search_oom(ctx) : SC_OK;
     case SC__PLAN_RANGE: {
         sc_status st = sc_range_segment_iter(ctx->a, seg, p->field, p->lo, p->hi, p->n_ranges,
                                              UINT64_MAX, ctx->range_needed, p->score, out,

@@ -233,6 +233,25 @@ sc_query *sc_query_ids(sc_arena *a, const sc_slice *ids, size_t n_ids)
     return q->u.ids.ids ? q : NULL;
 }
 
+sc_query *sc_query_knn(sc_arena *a, sc_slice field, const float *vector, uint32_t dims, uint32_t k,
+                       uint32_t num_candidates, sc_query *filter, float similarity)
+{
+    sc_query *q = node(a, SC_QUERY_KNN);
+    if (!q || !dup_slice(a, field, &q->u.knn.field))
+        return NULL;
+    q->u.knn.vector = sc_arena_alloc(a, (size_t)dims * sizeof(float) + 1);
+    if (!q->u.knn.vector)
+        return NULL;
+    if (dims)
+        memcpy(q->u.knn.vector, vector, (size_t)dims * sizeof(float));
+    q->u.knn.dims = dims;
+    q->u.knn.k = k;
+    q->u.knn.num_candidates = num_candidates;
+    q->u.knn.filter = filter;
+    q->u.knn.similarity = similarity;
+    return q;
+}
+
 sc_query *sc_query_exists(sc_arena *a, sc_slice field)
 {
     sc_query *q = node(a, SC_QUERY_EXISTS);
@@ -329,6 +348,7 @@ const char *sc_query_kind_name(sc_query_kind kind)
         [SC_QUERY_RANGE] = "range",
         [SC_QUERY_GEO] = "geo",
         [SC_QUERY_TERM_RANGE] = "range",
+        [SC_QUERY_KNN] = "knn",
         [SC_QUERY_FUNCTION_SCORE] = "function_score",
     };
     if ((unsigned)kind < sizeof names / sizeof names[0] && names[kind])
@@ -475,6 +495,17 @@ static void print(out *o, const sc_query *q)
             outf(o, i ? " " : ""), out_slice(o, q->u.range.field);
             outf(o, ":[%lld TO %lld]", (long long)q->u.range.lo[i], (long long)q->u.range.hi[i]);
         }
+        break;
+    case SC_QUERY_KNN:
+        outf(o, "knn(");
+        out_slice(o, q->u.knn.field);
+        outf(o, ", dims=%u, k=%u, num_candidates=%u", q->u.knn.dims, q->u.knn.k,
+             q->u.knn.num_candidates);
+        if (q->u.knn.filter) {
+            outf(o, ", filter=");
+            print(o, q->u.knn.filter);
+        }
+        outf(o, ")");
         break;
     case SC_QUERY_GEO: {
         const sc_geo_shape *g = &q->u.geo.shape;

@@ -34,6 +34,7 @@ typedef enum sc_query_kind {
     SC_QUERY_RANGE,      /* numeric values in inclusive ranges (search/range.h), constant */
     SC_QUERY_GEO,        /* geo points in a box or within a distance (search/geo.h), constant */
     SC_QUERY_TERM_RANGE, /* terms between two bounds in byte order (TermRangeQuery) */
+    SC_QUERY_KNN,        /* the k nearest vectors of a dense_vector field (search/knn.c) */
     SC_QUERY_FUNCTION_SCORE, /* inner query's docs rescored by functions (function_score.h) */
 } sc_query_kind;
 
@@ -206,6 +207,19 @@ struct sc_query {
             bool has_lo, has_hi, incl_lo, incl_hi;
             sc_query_rewrite rewrite;
         } term_range;
+        /* SC_QUERY_KNN: the shard's k docs nearest to `vector` (dims floats, normalized by
+         * the caller for cosine fields) among those `filter` accepts (NULL: all), searching
+         * num_candidates per segment (the HNSW beam); hits whose raw similarity fails
+         * `similarity` (NaN: none) are dropped. Scores are Elasticsearch's vector scores
+         * times boost. */
+        struct {
+            sc_slice field;
+            float *vector;
+            uint32_t dims;
+            uint32_t k, num_candidates;
+            sc_query *filter;
+            float similarity;
+        } knn;
         /* SC_QUERY_FUNCTION_SCORE: score = boost_mode(inner's score, min(score_mode over the
          * functions matching the doc, max_boost)); with has_min_score, docs scoring below
          * min_score do not match. Use sc_query_function_score_add. */
@@ -259,6 +273,10 @@ sc_query *sc_query_geo(sc_arena *a, sc_slice field, const sc_geo_shape *shape);
 sc_query *sc_query_term_range(sc_arena *a, sc_slice field, const sc_slice *lo, const sc_slice *hi,
                               bool incl_lo, bool incl_hi);
 
+/* A kNN query (vector copied; filter borrowed from the same arena, may be NULL;
+ * similarity NaN for none). */
+sc_query *sc_query_knn(sc_arena *a, sc_slice field, const float *vector, uint32_t dims, uint32_t k,
+                       uint32_t num_candidates, sc_query *filter, float similarity);
 /* A function_score over inner with no functions yet (score_mode multiply, boost_mode
  * multiply, no max_boost, no min_score). */
 sc_query *sc_query_function_score(sc_arena *a, sc_query *inner);

@@ -65,10 +65,14 @@ class Server:
 
     def wait_recovered(self, timeout=120):
         """Polls _cluster/health until initializing_shards is 0 (or the server asks for
-        credentials, which the caller will send)."""
+        credentials or speaks TLS only: the caller then talks to it its own way)."""
         deadline = time.time() + timeout
         while time.time() < deadline:
-            st, _, b = self.request("GET", "/_cluster/health")
+            try:
+                st, _, b = self.request("GET", "/_cluster/health")
+            except urllib3.exceptions.HTTPError:
+                return  # plain HTTP to a TLS port: the connection is refused
+
             if st != 200 or not isinstance(b, dict) or b.get("initializing_shards", 0) == 0:
                 return
             time.sleep(0.02)

@@ -3,8 +3,11 @@
  * seeds open, so a stale corpus fails the unit tests).
  *   small.seg  : 40 docs; text with positions and norms, keyword with doc values (also _id),
  *                numeric with points and doc values (multi-valued), geo points
+ *   vectors.seg: 200 docs; dense vectors: hnsw l2 (8 dims, m 4) on most docs, int8_hnsw
+ *                cosine on every other doc
  *   blocks.seg : 4,200 docs (33 blocks); a term in every doc (run blocks), in every other doc,
  * every 7th, sparse terms: full blocks, the second skip level, short terms */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +83,60 @@ static int write_seg(const char *dir, const char *name, uint32_t n_docs, size_t 
     return st != SC_OK;
 }
 
+static int write_vec_seg(const char *dir, const char *name, uint32_t n_docs)
+{
+    sc_segment_builder *b;
+    if (sc_segment_builder_new(&b) != SC_OK)
+        return 1;
+    const sc_vec_params pv = {8, SC_VEC_SIM_L2, SC_VEC_ELEM_FLOAT, SC_VEC_INDEX_HNSW, 4, 20};
+    const sc_vec_params pq = {8, SC_VEC_SIM_COSINE, SC_VEC_ELEM_FLOAT, SC_VEC_INDEX_INT8_HNSW, 4,
+                              20};
+    uint64_t x = 42;
+    for (uint32_t d = 0; d < n_docs; d++) {
+        char id[16];
+        snprintf(id, sizeof id, "%u", d);
+        float v[8], q[8], norm = 0;
+        for (int i = 0; i < 8; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            v[i] = (float)((x >> 40) % 2001) / 100.0f - 10.0f;
+            q[i] = v[i] + (float)(i + 1);
+            norm += q[i] * q[i];
+        }
+        for (int i = 0; i < 8; i++)
+            q[i] /= sqrtf(norm);
+        sc_index_token idt = {sc_slice_cstr(id), 0};
+        sc_index_field f[3] = {
+            {.name = sc_slice_cstr("_id"),
+             .kind = SC_FIELD_KEYWORD,
+             .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+             .tokens = &idt,
+             .n_tokens = 1},
+            {.name = sc_slice_cstr("q"),
+             .kind = SC_FIELD_VECTOR,
+             .flags = SC_FIELD_INDEXED,
+             .vector = q,
+             .vparams = &pq},
+            {.name = sc_slice_cstr("v"),
+             .kind = SC_FIELD_VECTOR,
+             .flags = SC_FIELD_INDEXED,
+             .vector = v,
+             .vparams = &pv},
+        };
+        size_t nf = 1;
+        if (d % 2 == 0)
+            f[nf++] = f[1];
+        if (d % 9 != 0)
+            f[nf++] = f[2];
+        sc_index_doc doc = {.id = sc_slice_cstr(id), .source = sc_slice_cstr("{}"), .fields = f,
+                            .n_fields = nf};
+        if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
+            return 1;
+    }
+    sc_status st = sc_segment_builder_write(b, dir, name, NULL);
+    sc_segment_builder_free(b);
+    return st != SC_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -87,7 +144,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (write_seg(argv[1], "small", 40, 5) || write_seg(argv[1], "blocks", 300, 5) ||
-        write_seg(argv[1], "skip2", 4200, 1)) {
+        write_seg(argv[1], "skip2", 4200, 1) || write_vec_seg(argv[1], "vectors", 200)) {
         fprintf(stderr, "make_segment_seeds: writing failed\n");
         return 1;
     }

@@ -183,11 +183,42 @@ static void test_manifest_and_deletes(void **state)
     assert_int_equal(sc_dir_remove_all(dir), SC_OK);
 }
 
+/* The dense-vector seed segment (tests/fuzz/corpus/segment/vectors.seg): every fifth byte of
+ * the file flipped in turn and read back (checksum bypassed): the vector section's structure
+ * checks (sizes, docs, codes, graph links and levels) keep every kNN search in bounds. */
+static void test_vector_segment_corruption(void **state)
+{
+    (void)state;
+    t_seed("vector_corruption");
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fuzz/corpus/segment/vectors.seg", SCRY_SOURCE_DIR);
+    size_t len;
+    uint8_t *orig = read_file(path, &len);
+    uint8_t *buf = malloc(len);
+    size_t opened = 0;
+    for (size_t off = 0; off < len; off += 5) {
+        memcpy(buf, orig, len);
+        buf[off] ^= (uint8_t)(1u << t_below(8));
+        sc_segment *seg;
+        sc_index_error err;
+        if (sc_segment_open_bytes(sc_slice_make(buf, len), "v", false, &seg, &err) != SC_OK)
+            continue;
+        opened++;
+        uint64_t acc = 0;
+        (void)t_read_all(seg, &acc);
+        sc_segment_unref(seg);
+    }
+    assert_true(opened > 0);
+    free(buf);
+    free(orig);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_manifest_and_deletes),
         cmocka_unit_test(test_segment_corruption),
+        cmocka_unit_test(test_vector_segment_corruption),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

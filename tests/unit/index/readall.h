@@ -1,6 +1,6 @@
 /* Reads every structure of a segment through the public API (terms, postings with every
- * operation, positions, impacts, norms, doc values, 1-D and 2-D points, stored fields, DFA
- * intersection) and returns the first error. Used by the corruption test and the segment
+ * operation, positions, impacts, norms, doc values, 1-D and 2-D points, dense vectors (graph,
+ * filtered and exact kNN), stored fields, DFA intersection) and returns the first error. Used by the corruption test and the segment
  * fuzzer: on any input it must return, never crash. */
 #ifndef SC_TESTS_INDEX_READALL_H
 #define SC_TESTS_INDEX_READALL_H
@@ -15,6 +15,7 @@
 #include "index/segment.h"
 #include "index/stored.h"
 #include "index/terms.h"
+#include "index/vecfield.h"
 
 static inline sc_status t_read_postings(const sc_segment *seg, const sc_field_info *f,
                                         const sc_term_info *ti, sc_postings *p, sc_bitset *bs,
@@ -229,6 +230,40 @@ static inline sc_status t_read_field(const sc_segment *seg, const sc_field_info 
     return SC_OK;
 }
 
+/* kNN over a vector field: graph search, with a filter of every third doc, and exact. */
+static inline sc_status t_read_vectors(const sc_segment *seg, const sc_field_info *f,
+                                       uint64_t *acc)
+{
+    sc_vec_field vf;
+    if (sc_segment_vectors(seg, f, &vf) != SC_OK)
+        return SC_OK;
+    uint32_t n_docs = sc_segment_n_docs(seg);
+    float *q = calloc(vf.p.dims, sizeof(float));
+    uint64_t *acc_bits = calloc((size_t)n_docs / 64 + 2, sizeof(uint64_t));
+    sc_hnsw_hit hits[32];
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_status st = q && acc_bits ? SC_OK : SC_ENOMEM;
+    for (uint32_t i = 0; q && i < vf.p.dims; i++)
+        q[i] = (float)(i % 3) * 0.25f;
+    for (uint32_t d = 0; acc_bits && d < n_docs; d += 3)
+        acc_bits[d / 64] |= (uint64_t)1 << (d % 64);
+    for (int pass = 0; pass < 3 && st == SC_OK; pass++) {
+        sc_vec_knn_opts o = {.query = q, .k = 10, .num_candidates = 32,
+                             .accept = pass == 1 ? acc_bits : NULL,
+                             .n_accept = (n_docs + 2) / 3, .force_exact = pass == 2};
+        size_t n = 0;
+        bool exact;
+        st = sc_vec_knn(&vf, &o, &a, hits, &n, &exact);
+        for (size_t i = 0; i < n; i++)
+            *acc += hits[i].ord + (uint64_t)(hits[i].score > 0);
+    }
+    sc_arena_fini(&a);
+    free(q);
+    free(acc_bits);
+    return st;
+}
+
 static inline sc_status t_read_all(const sc_segment *seg, uint64_t *acc)
 {
     uint32_t n_docs = sc_segment_n_docs(seg);
@@ -236,8 +271,10 @@ static inline sc_status t_read_all(const sc_segment *seg, uint64_t *acc)
     sc_status st = sc_bitset_init(&bs, (size_t)n_docs + 64);
     if (st != SC_OK)
         return st;
-    for (size_t i = 0; i < sc_segment_n_fields(seg) && st == SC_OK; i++)
-        st = t_read_field(seg, sc_segment_field_at(seg, i), &bs, acc);
+    for (size_t i = 0; i < sc_segment_n_fields(seg) && st == SC_OK; i++) {
+        const sc_field_info *f = sc_segment_field_at(seg, i);
+        st = f->kind == SC_FIELD_VECTOR ? t_read_vectors(seg, f, acc) : t_read_field(seg, f, &bs, acc);
+    }
     *acc += sc_bitset_count(&bs);
     sc_bitset_fini(&bs);
     sc_stored_reader r;

@@ -200,12 +200,13 @@ enum {
     K_UNION_MANY,
     K_EXCL_PROBE,  /* a rare include, a dense exclusion: probed per included doc */
     K_CONJ_PHRASE, /* a two-phase phrase beside a term */
+    K_DOCS,        /* a doc list with scores (a kNN query's neighbours) */
     K_COUNT
 };
 static const char *const KIND_NAMES[K_COUNT] = {
     "term",      "all",    "bitset",  "const",      "conj",       "conj_dense", "disj",
     "disj_msm2", "dismax", "excl",    "req_opt",    "boosting",   "phrase",     "sloppy_phrase",
-    "union",     "union3", "union18", "excl_probe", "conj_phrase"};
+    "union",     "union3", "union18", "excl_probe", "conj_phrase", "doc_list"};
 
 static bool has(uint32_t d, int t)
 {
@@ -219,6 +220,7 @@ static bool model_match(int kind, uint32_t d)
     case K_TERM: return has(d, 0);
     case K_ALL: return true;
     case K_BITSET: return d % 2 == 0;
+    case K_DOCS: return d % 3 == 0;
     case K_CONST: return has(d, 2);
     case K_CONJ:
     case K_CONJ_DENSE: return has(d, 0) && has(d, 1);
@@ -287,6 +289,15 @@ static sc_doc_iter *make(sc_arena *a, int kind, sc_iter_stats *stats)
         it = sc_iter_boosting(a, term(a, 1, true, 0), term(a, 0, false, 0), 0.5f);
         break;
     case K_PHRASE: it = phrase(a, 0, 1, 0); break;
+    case K_DOCS: {
+        uint32_t *docs = sc_arena_alloc(a, (N_DOCS / 3 + 1) * sizeof *docs);
+        float *scores = sc_arena_alloc(a, (N_DOCS / 3 + 1) * sizeof *scores);
+        size_t n = 0;
+        for (uint32_t d = 0; docs && scores && d < N_DOCS; d += 3, n++)
+            docs[n] = d, scores[n] = 1.0f + (float)(d % 17) * 0.25f;
+        it = docs && scores ? sc_iter_docs(a, docs, scores, n) : NULL;
+        break;
+    }
     case K_SLOPPY: it = phrase(a, 0, 1, 2); break;
     case K_UNION: it = term_union(a, (const int[]){2, 4}, 2); break;
     case K_UNION3: it = term_union(a, (const int[]){0, 3, 4}, 3); break;

@@ -1,0 +1,40 @@
+/* Vector similarity kernels for dense_vector search: dot product, squared Euclidean distance
+ * and cosine over float32 and int8 arrays, with an AVX2/FMA implementation picked at run time
+ * (__builtin_cpu_supports) and a portable scalar one. Used by the HNSW graph (index/hnsw.h),
+ * exact kNN scans and their tests. All functions are pure and thread-safe. */
+#ifndef SC_INDEX_VEC_KERNELS_H
+#define SC_INDEX_VEC_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum sc_vec_impl {
+    SC_VEC_IMPL_SCALAR,
+    SC_VEC_IMPL_AVX2, /* AVX2 + FMA */
+    SC_VEC_IMPL_AUTO, /* the best the CPU supports, resolved once */
+} sc_vec_impl;
+
+/* One implementation's kernels. n is the number of elements (any n >= 0). Float results are
+ * accumulated in float lanes (so they differ from a double loop by rounding only); int8 results
+ * are exact 32-bit integers (n <= 2^17 keeps them from overflowing). */
+typedef struct sc_vec_kernels {
+    float (*dot_f32)(const float *a, const float *b, size_t n);
+    float (*l2sq_f32)(const float *a, const float *b, size_t n);
+    int32_t (*dot_i8)(const int8_t *a, const int8_t *b, size_t n);
+    int32_t (*l2sq_i8)(const int8_t *a, const int8_t *b, size_t n);
+} sc_vec_kernels;
+
+/* True when the CPU can run impl (SCALAR and AUTO always). */
+int sc_vec_impl_supported(sc_vec_impl impl);
+
+/* The kernels of impl (AUTO: AVX2 when supported, else scalar); impl must be supported.
+ * Returns a pointer to a static, immutable table. */
+const sc_vec_kernels *sc_vec_kernels_get(sc_vec_impl impl);
+
+/* Cosine similarity of a and b with the given kernels: dot / sqrt(|a|^2 |b|^2); 0 when either
+ * is the zero vector. */
+float sc_vec_cos_f32(const sc_vec_kernels *k, const float *a, const float *b, size_t n);
+/* Cosine over int8 vectors, as above. */
+float sc_vec_cos_i8(const sc_vec_kernels *k, const int8_t *a, const int8_t *b, size_t n);
+
+#endif

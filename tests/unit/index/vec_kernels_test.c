@@ -1,0 +1,79 @@
+/* The vector kernels (index/vec_kernels.h): every implementation the CPU supports against a
+ * plain double-precision loop, for float32 (relative error) and int8 (exact), over lengths
+ * 0..300 (every tail shape) and random values. Seeds are printed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "common.h"
+#include "index/vec_kernels.h"
+
+static float frand(void)
+{
+    return (float)((double)(t_rand() >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+static void test_f32_against_double(void **state)
+{
+    (void)state;
+    t_seed("vec_kernels_f32");
+    static float a[300], b[300];
+    for (sc_vec_impl impl = SC_VEC_IMPL_SCALAR; impl <= SC_VEC_IMPL_AUTO; impl++) {
+        if (!sc_vec_impl_supported(impl))
+            continue;
+        const sc_vec_kernels *k = sc_vec_kernels_get(impl);
+        for (size_t n = 0; n <= 300; n++) {
+            double dot = 0, l2 = 0, aa = 0, bb = 0, mag = 0;
+            for (size_t i = 0; i < n; i++) {
+                a[i] = frand(), b[i] = frand();
+                dot += (double)a[i] * b[i];
+                l2 += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+                aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+                mag += fabs((double)a[i] * b[i]);
+            }
+            assert_true(fabs(k->dot_f32(a, b, n) - dot) <= 1e-5 * (mag + 1));
+            assert_true(fabs(k->l2sq_f32(a, b, n) - l2) <= 1e-5 * (l2 + 1));
+            double cos = aa > 0 && bb > 0 ? dot / sqrt(aa * bb) : 0;
+            assert_true(fabs(sc_vec_cos_f32(k, a, b, n) - cos) <= 1e-4);
+        }
+    }
+}
+
+static void test_i8_exact(void **state)
+{
+    (void)state;
+    t_seed("vec_kernels_i8");
+    static int8_t a[300], b[300];
+    for (sc_vec_impl impl = SC_VEC_IMPL_SCALAR; impl <= SC_VEC_IMPL_AUTO; impl++) {
+        if (!sc_vec_impl_supported(impl))
+            continue;
+        const sc_vec_kernels *k = sc_vec_kernels_get(impl);
+        for (size_t n = 0; n <= 300; n++) {
+            int64_t dot = 0, l2 = 0, aa = 0, bb = 0;
+            for (size_t i = 0; i < n; i++) {
+                /* extremes included: -128 * -128 and (127 - -128)^2 */
+                a[i] = (int8_t)(n % 7 == 0 ? -128 : (int)(t_rand() & 0xff) - 128);
+                b[i] = (int8_t)(n % 7 == 0 ? (i & 1 ? 127 : -128) : (int)(t_rand() & 0xff) - 128);
+                dot += (int64_t)a[i] * b[i];
+                l2 += ((int64_t)a[i] - b[i]) * ((int64_t)a[i] - b[i]);
+                aa += (int64_t)a[i] * a[i], bb += (int64_t)b[i] * b[i];
+            }
+            assert_int_equal(k->dot_i8(a, b, n), dot);
+            assert_int_equal(k->l2sq_i8(a, b, n), l2);
+            double cos = aa > 0 && bb > 0 ? (double)dot / sqrt((double)aa * (double)bb) : 0;
+            assert_true(fabs(sc_vec_cos_i8(k, a, b, n) - cos) <= 1e-5);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_f32_against_double),
+        cmocka_unit_test(test_i8_exact),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
