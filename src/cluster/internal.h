@@ -20,6 +20,7 @@ typedef struct sc__breakers {
     uint64_t inflight_limit;
     _Atomic uint64_t request_used, request_tripped;
     _Atomic uint64_t inflight_used, inflight_tripped;
+    _Atomic uint64_t request_peak; /* largest memory one shard execution used (high-water) */
 } sc__breakers;
 
 typedef struct sc_scroll sc_scroll;

@@ -113,6 +113,8 @@ static void run_shard(void *arg, sc_status pool_st)
     sc_status st = sc_shard_query_run(&a, &scratch, j->mem, &j->r);
     if (st != SC_OK && j->r.err.status == 429)
         sc_breaker_count_trip(j->node);
+    /* what the execution really needed: its scratch high-water plus the result it returns */
+    sc_breaker_note_used(j->node, scratch.peak_bytes + j->mem->used_bytes);
     sc_arena_fini(&scratch);
     sc_breaker_release(j->node, budget);
     res->st = st;
