@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/docs.h"
+#include "api/forward.h"
 #include "api/handlers.h"
 #include "api/internal.h"
 #include "base/clock.h"
@@ -16,6 +17,14 @@ sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, sc_cluster
     sc_index *ix = sc_node_index(req->node, name);
     if (ix)
         return ix;
+    if (req->forwarded) {
+        /* The coordinator created it (or found it in the metadata): never auto-create a local
+         * one with other settings; wait for the placement to bring it here. */
+        ix = sc__api_wait_index(req, name);
+        if (!ix)
+            sc_cluster_error_not_found(err, name);
+        return ix;
+    }
     sc_status st = sc_node_create_index(req->node, name, NULL, NULL, err);
     if (st != SC_OK && st != SC_EEXIST)
         return NULL;
@@ -115,6 +124,25 @@ static bool write_params(sc_rest_req *req, sc_rest_resp *resp, sc_doc_write *w)
     return true;
 }
 
+/* Clustered: forwards the request to the node holding the shard's primary. true when the caller
+ * must execute it here; false when it was forwarded or failed (resp written). A generated id
+ * travels in the path, as PUT _create, so the primary stores the id the shard was chosen by. */
+static bool route_to_primary(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix, sc_slice routing,
+                             sc_slice id, bool generated)
+{
+    sc_shard_location loc;
+    if (!sc__api_locate(req, resp, ix, routing, id, &loc))
+        return false;
+    if (loc.local)
+        return true;
+    char path[600];
+    if (generated)
+        snprintf(path, sizeof path, "/%s/_create/%.*s", ix->name, (int)id.len,
+                 (const char *)id.ptr);
+    sc__api_forward(req, resp, &loc, generated ? "PUT" : NULL, generated ? path : NULL, req->body);
+    return false;
+}
+
 static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_slice id)
 {
     sc_doc_write w = {.op = op};
@@ -124,6 +152,7 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
     if (op_type && !strcmp(op_type, "create"))
         w.op = SC_DOC_CREATE;
     char auto_id[24];
+    bool generated = !id.ptr;
     if (!id.ptr) {
         sc__api_auto_id(auto_id);
         id = sc_slice_cstr(auto_id);
@@ -144,13 +173,17 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
         w.source = req->body;
     }
     sc_cluster_error err;
-    sc_index *ix = op == SC_DOC_DELETE ? sc_node_index(req->node, req->index)
+    sc_index *ix = op == SC_DOC_DELETE ? sc__api_wait_index(req, req->index)
                                        : sc__api_index_for_write(req, req->index, &err);
     if (!ix) {
         if (op == SC_DOC_DELETE)
             sc_rest_error_index_not_found(req, resp, req->index);
         else
             sc__api_cluster_error(req, resp, &err);
+        return;
+    }
+    if (!route_to_primary(req, resp, ix, w.routing, w.id, generated)) {
+        sc_index_unref(ix);
         return;
     }
     sc_doc_result r;
@@ -199,12 +232,17 @@ void sc_api_doc_delete(sc_rest_req *req, sc_rest_resp *resp)
 
 static void get_common(sc_rest_req *req, sc_rest_resp *resp, bool source_only)
 {
-    sc_index *ix = sc_node_index(req->node, req->index);
+    sc_index *ix = sc__api_wait_index(req, req->index);
     if (!ix) {
         sc_rest_error_index_not_found(req, resp, req->index);
         return;
     }
     const char *routing = sc_rest_param_get(req, "routing");
+    if (!route_to_primary(req, resp, ix, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0),
+                          req->id, false)) {
+        sc_index_unref(ix);
+        return;
+    }
     sc_doc_get g;
     sc_status st = sc_index_get(
         ix, req->id, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0), req->arena, &g);
@@ -405,6 +443,12 @@ void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
         return;
     }
     const char *routing = sc_rest_param_get(req, "routing");
+    if (!route_to_primary(req, resp, ix, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0),
+                          req->id, false)) {
+        json_decref(body);
+        sc_index_unref(ix);
+        return;
+    }
     sc_doc_result r;
     sc_status st = sc__api_update(
         req, ix, req->id, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0), body, &r);
