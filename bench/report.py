@@ -147,6 +147,46 @@ def validation_diffs(cur, prev):
     return n, diff
 
 
+def agg_facts(L, results, name, cells):
+    """For an aggregation workload: per class the docs it collects, ns per collected doc at
+    scry's 1-connection p50 and the peak request-breaker bytes (bench/agg_probe.py's
+    <name>.probe.json), then the operations that were not timed with the server's answer
+    (<name>.failed.json, written by bench/run.sh)."""
+    path = os.path.join(results, name + ".probe.json")
+    probe = json.load(open(path)) if os.path.exists(path) else {}
+    if probe:
+        L.append("Per operation (request cache off: scry has none, every request recomputes; "
+                 "docs collected = the query's exact hit count; peak breaker = the request "
+                 "breaker's `peak_used_in_bytes`, reset before one request):\n")
+        L.append("| class | docs collected | p50 1c | ns per doc | peak breaker bytes |")
+        L.append("|---|---:|---:|---:|---:|")
+        for cls, p in probe.items():
+            if "error" in p:
+                continue
+            one = cells.get((cls, 1))
+            p50 = one["latency_us"]["p50"] if one else 0
+            docs = p.get("docs") or 0
+            L.append("| %s | %d | %s | %s | %d |" % (
+                cls, docs, fmt_us(p50) if p50 else "-",
+                "%.2f" % (p50 * 1000.0 / docs) if p50 and docs else "-",
+                p.get("peak_breaker_bytes") or 0))
+        L.append("")
+    path = os.path.join(results, name + ".failed.json")
+    failed = json.load(open(path)) if os.path.exists(path) else []
+    if failed:
+        L.append("Not timed (the server does not answer them yet):\n")
+        L.append("| class | server's answer |\n|---|---|")
+        for q in failed:
+            reason = q.get("error_body", "")
+            try:
+                reason = json.loads(reason)["error"]["reason"]
+            except (ValueError, KeyError, TypeError):
+                reason = reason[:120]
+            L.append("| %s | HTTP %s: %s |" % (q["class"], q["status"],
+                                               str(reason).replace("|", "\\|")))
+        L.append("")
+
+
 def not_supported(L, name, r):
     """A workload run with --validate-only because the server rejects it (aggregations): one
     row per class with the server's answer, instead of a grid of error cells."""
@@ -333,6 +373,8 @@ def main():
             lrows.append((cls, [lat.get("p50", 0) / 1000.0, lat.get("p90", 0) / 1000.0,
                                 lat.get("p99", 0) / 1000.0]))
         L.append("")
+        if name.endswith(".aggs"):
+            agg_facts(L, a.results, name, cells)
         png = chart(a.docs, name + "-qps", qrows, conns, "%s: QPS per class" % name, "QPS",
                     ["%d conn" % c for c in conns], logscale=True)
         if png:

@@ -5,8 +5,10 @@
 # then per workload the validation pass and the grid (1 and 8 connections) with `scry bench`,
 # Lucene 8.7 in-process on the same wiki corpus (bench/lucene_wiki.sh, server stopped), and
 # finally docs/benchmarks.md with tables and gnuplot charts (bench/report.py). Aggregation
-# workloads (bench/workloads/*.aggs.txt) are only validated while the server rejects them, and
-# the report lists them as not supported; they join the grid once every request succeeds.
+# workloads (bench/workloads/*.aggs.txt): the operations that answer join the grid, with docs
+# collected, ns per doc and peak request-breaker bytes (bench/agg_probe.py); the ones that fail
+# are listed with the server's error. Side by side with Lucene's faceting module:
+# bench/aggs_bench.sh.
 #
 # Sizes and timings can be overridden from the environment:
 #   WIKI_DOCS TAXIS_DOCS LOGS_DOCS   corpus sizes (defaults: full 300000/500000/500000,
@@ -161,11 +163,27 @@ done
 for wl in $AGG_WORKLOADS; do
   log "workload $wl: validation"
   grid "$wl" --validate-only
-  if "$PY" -c 'import json, sys; r = json.load(open(sys.argv[1]))
-sys.exit(0 if r["validation"] and not any(q["error"] for q in r["validation"]) else 1)' \
-      "$OUT/results/$wl.json"; then
-    log "workload $wl: every request answered, timing it"
-    grid "$wl"
+  # the classes whose requests all answer are timed; the others are listed with their error
+  # (results/$wl.failed.json); per-class docs collected and peak breaker bytes from the probe
+  "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+bad = [q for q in r["validation"] if q["error"]]
+json.dump(bad, open(sys.argv[3], "w"))
+badc = {q["class"] for q in bad}
+with open(sys.argv[4], "w") as out:
+    for line in open(sys.argv[2]):
+        if not line.startswith("#") and line.strip() and line.split("\t", 1)[0] not in badc:
+            out.write(line)' "$OUT/results/$wl.json" "bench/workloads/$wl.txt" \
+    "$OUT/results/$wl.failed.json" "$OUT/$wl.ok.txt"
+  "$PY" bench/agg_probe.py "$URL" "bench/workloads/$wl.txt" > "$OUT/results/$wl.probe.json" ||
+    note "$wl: the probe (docs collected, peak breaker bytes) failed"
+  if [ -s "$OUT/$wl.ok.txt" ]; then
+    log "workload $wl: timing the operations that answer"
+    "$BIN" bench run --host "${HOSTPORT%:*}" --port "${HOSTPORT##*:}" \
+      --workload "$OUT/$wl.ok.txt" --conns "$CONNS" --warmup "$WARMUP" --reps "$REPS" \
+      --duration "$DURATION" "${PIDARG[@]}" --label "$wl" --build "$BUILD" --corpus "$CORPUS" \
+      --out "$OUT/results/$wl.json" || die "scry bench failed on $wl"
+    loadavg "$wl"
   fi
 done
 cleanup

@@ -112,9 +112,29 @@ static sc_status hook_reduce(void *ctx, void *const *partials, size_t n, sc_aren
     return SC_OK;
 }
 
+static sc_status hook_encode(void *ctx, const void *partial, uint8_t **bytes, size_t *len)
+{
+    (void)ctx;
+    return sc_agg_encode(partial, bytes, len);
+}
+
+static sc_status hook_decode(void *ctx, const uint8_t *bytes, size_t len, sc_arena *out,
+                             void **partial)
+{
+    (void)ctx;
+    sc_agg_result *r;
+    SC_TRY(sc_agg_decode(bytes, len, out, &r));
+    *partial = r;
+    return SC_OK;
+}
+
 void sc__agg_hook_init(sc__agg_hook *h)
 {
-    h->hook = (sc_shard_collect_hook){.ctx = h, .run = hook_run, .reduce = hook_reduce};
+    h->hook = (sc_shard_collect_hook){.ctx = h,
+                                      .run = hook_run,
+                                      .reduce = hook_reduce,
+                                      .encode = hook_encode,
+                                      .decode = hook_decode};
 }
 
 sc_status sc__agg_final(const sc__agg_hook *h, void *reduced, sc_arena *a, sc_agg_result **out,

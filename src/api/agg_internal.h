@@ -89,6 +89,8 @@ bool sc__agg_parse_auto(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
 /* ip_range's parameters (agg_parse_auto.c; kind SC_AGG_RANGE, vtype IP). */
 bool sc__agg_parse_ip_range(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* weighted_avg's parameters (agg_parse_auto.c). */
+/* geo_bounds / geo_centroid (agg_parse_geo.c). */
+bool sc__agg_parse_geo(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 bool sc__agg_parse_weighted_avg(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* composite's parameters (agg_parse_composite.c). */
 bool sc__agg_parse_composite(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);

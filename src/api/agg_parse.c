@@ -52,14 +52,14 @@ static const kind_name kinds[] = {
     {"percentiles", SC_AGG_PERCENTILES},
     {"percentile_ranks", SC_AGG_PERCENTILE_RANKS},
     {"median_absolute_deviation", SC_AGG_MEDIAN_ABSOLUTE_DEVIATION},
+    {"geo_bounds", SC_AGG_GEO_BOUNDS},
+    {"geo_centroid", SC_AGG_GEO_CENTROID},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {"significant_text",
                                     "top_hits",
                                     "top_metrics",
-                                    "geo_bounds",
-                                    "geo_centroid",
                                     "moving_fn",
                                     "bucket_selector",
                                     "bucket_script",
@@ -105,7 +105,8 @@ static bool is_metric(sc_agg_kind k)
 {
     return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG ||
            k == SC_AGG_CARDINALITY || k == SC_AGG_PERCENTILES || k == SC_AGG_PERCENTILE_RANKS ||
-           k == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION;
+           k == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION || k == SC_AGG_GEO_BOUNDS ||
+           k == SC_AGG_GEO_CENTROID;
 }
 
 /* ---- the tree ---- */

@@ -671,6 +671,8 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_MULTI_TERMS: return sc__agg_parse_multi_terms(c, type, p, s);
     case SC_AGG_AUTO_DATE_HISTOGRAM: return sc__agg_parse_auto(c, type, p, s);
     case SC_AGG_WEIGHTED_AVG: return sc__agg_parse_weighted_avg(c, type, p, s);
+    case SC_AGG_GEO_BOUNDS:
+    case SC_AGG_GEO_CENTROID: return sc__agg_parse_geo(c, type, p, s);
     case SC_AGG_SIGNIFICANT_TERMS: return sc__agg_parse_significant(c, type, p, s);
     case SC_AGG_AVG_BUCKET:
     case SC_AGG_MAX_BUCKET:

@@ -90,6 +90,40 @@ static void write_extended(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_resul
     sc_jsonw_obj_end(w);
 }
 
+static void write_point(sc_jsonw *w, const char *key, double lat, double lon)
+{
+    sc_jsonw_key(w, key);
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_kv_double(w, "lat", lat);
+    sc_jsonw_kv_double(w, "lon", lon);
+    sc_jsonw_obj_end(w);
+}
+
+/* geo_bounds as Elasticsearch's InternalGeoBounds: the left and right longitudes from the
+ * extremes of the positive and negative longitudes, the narrower box across the dateline when
+ * wrap_longitude allows it; no `bounds` without points. */
+static void write_geo_bounds(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r)
+{
+    if (!r->count)
+        return;
+    double pos_l = r->sum, pos_r = r->sum_c, neg_l = r->sum_sq, neg_r = r->sum_sq_c;
+    double left, right;
+    if (isinf(pos_l)) {
+        left = neg_l, right = neg_r;
+    } else if (isinf(neg_r)) {
+        left = pos_l, right = pos_r;
+    } else {
+        bool unwrapped = !s->wrap_longitude || pos_r - neg_l <= (180 - pos_l) - (-180 - neg_r);
+        left = unwrapped ? neg_l : pos_l;
+        right = unwrapped ? pos_r : neg_r;
+    }
+    sc_jsonw_key(w, "bounds");
+    sc_jsonw_obj_begin(w);
+    write_point(w, "top_left", r->max, left);
+    write_point(w, "bottom_right", r->min, right);
+    sc_jsonw_obj_end(w);
+}
+
 static void write_metric(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r)
 {
     bool has = r->count > 0;
@@ -678,6 +712,12 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
         kv_value(w, "value", mad, true);
         break;
     }
+    case SC_AGG_GEO_BOUNDS: write_geo_bounds(w, s, r); break;
+    case SC_AGG_GEO_CENTROID:
+        if (r->count)
+            write_point(w, "location", r->sum / (double)r->count, r->sum_sq / (double)r->count);
+        sc_jsonw_kv_int(w, "count", (int64_t)r->count);
+        break;
     case SC_AGG_FILTER:
     case SC_AGG_MISSING:
     case SC_AGG_GLOBAL:

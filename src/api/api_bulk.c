@@ -7,6 +7,7 @@
 
 #include "api/bulk_parse.h"
 #include "api/docs.h"
+#include "api/forward.h"
 #include "api/handlers.h"
 #include "api/internal.h"
 #include "base/clock.h"
@@ -35,6 +36,11 @@ typedef struct bulk_item {
     sc_doc_result r;
     /* An error of the action line found while parsing, applied once the source is read. */
     const char *pending_type, *pending_reason;
+    /* Clustered: the item went to the node holding its primary (api/forward.h); its result is
+     * that node's item object (new reference), written back as it came. */
+    bool remote;
+    sc_shard_location loc;
+    json_t *remote_result;
 } bulk_item;
 
 static void item_error(bulk_item *it, int status, const char *type, const char *reason)
@@ -110,6 +116,99 @@ static bool parse_action(sc_rest_req *req, sc_slice line, size_t lineno, bulk_it
     if (a.item_error_type)
         it->pending_type = a.item_error_type, it->pending_reason = a.item_error_reason;
     return true;
+}
+
+/* Appends item it as one action line (and its source line) of a sub-bulk. */
+static sc_status append_item(json_t *lines, const bulk_item *it)
+{
+    static const char *const ops[] = {[IT_INDEX] = "index",
+                                      [IT_CREATE] = "create",
+                                      [IT_UPDATE] = "update",
+                                      [IT_DELETE] = "delete"};
+    json_t *meta = json_object();
+    json_object_set_new(meta, "_index", json_string(it->index));
+    json_object_set_new(meta, "_id", json_stringn((const char *)it->id.ptr, it->id.len));
+    if (it->routing.len)
+        json_object_set_new(meta, "routing",
+                            json_stringn((const char *)it->routing.ptr, it->routing.len));
+    if (it->if_seq_no >= 0) {
+        json_object_set_new(meta, "if_seq_no", json_integer(it->if_seq_no));
+        json_object_set_new(meta, "if_primary_term", json_integer(it->if_primary_term));
+    }
+    json_t *action = json_object();
+    json_object_set_new(action, ops[it->kind], meta);
+    json_array_append_new(lines, action);
+    if (it->kind != IT_DELETE)
+        json_array_append_new(lines, json_stringn((const char *)it->source.ptr, it->source.len));
+    return SC_OK;
+}
+
+/* Sends the items of node `lead`'s primaries (from index lead on) as one sub-bulk. */
+static void forward_group(sc_rest_req *req, bulk_item *items, size_t n, size_t lead, bool *done)
+{
+    json_t *lines = json_array();
+    size_t *map = malloc(n * sizeof *map), nm = 0;
+    for (size_t j = lead; map && j < n; j++)
+        if (items[j].remote && !done[j] &&
+            strcmp(items[j].loc.node_id, items[lead].loc.node_id) == 0) {
+            done[j] = true;
+            map[nm++] = j;
+            (void)append_item(lines, &items[j]);
+        }
+    sc_buf body = {0};
+    for (size_t i = 0; i < json_array_size(lines); i++) {
+        json_t *l = json_array_get(lines, i);
+        char *t = json_is_string(l) ? NULL : json_dumps(l, JSON_COMPACT);
+        const char *text = t ? t : json_string_value(l);
+        size_t len = t ? strlen(t) : json_string_length(l);
+        (void)!sc_vec_append(&body, text, len);
+        (void)!sc_vec_push(&body, '\n');
+        free(t);
+    }
+    int status = 0;
+    json_t *r = NULL;
+    sc_status st = map ? sc__api_forward_json(req, &items[lead].loc, "POST", "/_bulk",
+                                              sc_slice_make(body.ptr, body.len), &status, &r)
+                       : SC_ENOMEM;
+    json_t *got = json_object_get(r, "items");
+    for (size_t k = 0; k < nm; k++) {
+        bulk_item *it = &items[map[k]];
+        json_t *one = json_array_get(got, k);
+        void *iter = json_is_object(one) ? json_object_iter(one) : NULL;
+        if (st == SC_OK && iter)
+            it->remote_result = json_incref(json_object_iter_value(iter));
+        else
+            item_error(it, 503, "node_not_connected_exception",
+                       "cannot forward the item to the node holding its primary");
+    }
+    json_decref(r);
+    json_decref(lines);
+    sc_vec_free(&body);
+    free(map);
+}
+
+/* Clustered: items whose primary is on another node go there, one sub-bulk per node. */
+static void forward_items(sc_rest_req *req, bulk_item *items, size_t n)
+{
+    if (!sc_node_placement(req->node) || req->forwarded)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        bulk_item *it = &items[i];
+        if (it->kind == IT_BAD)
+            continue;
+        sc_rest_resp tmp;
+        sc_rest_resp_init(&tmp);
+        if (!sc__api_locate(req, &tmp, it->ix, it->routing, it->id, &it->loc))
+            item_error(it, 503, "unavailable_shards_exception", "primary shard is not active");
+        else
+            it->remote = !it->loc.local;
+        sc_rest_resp_fini(&tmp);
+    }
+    bool *done = calloc(n ? n : 1, sizeof *done);
+    for (size_t i = 0; done && i < n; i++)
+        if (items[i].remote && !done[i])
+            forward_group(req, items, n, i, done);
+    free(done);
 }
 
 void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
@@ -219,6 +318,12 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
         it->alias_routing = it->ix ? alias_routing : NULL;
         if (it->ix && !it->routing.ptr && alias_routing)
             it->routing = sc_slice_cstr(alias_routing);
+        if (!it->ix && it->kind == IT_DELETE && err.type &&
+            !strcmp(err.type, "index_not_found_exception")) {
+            it->ix = sc__api_wait_index(req, it->index); /* still being placed or recovered */
+            if (!it->ix)
+                sc_cluster_error_not_found(&err, it->index);
+        }
         if (!it->ix) {
             it->kind = IT_BAD;
             it->r.status = err.status;
@@ -226,6 +331,7 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
         }
     }
     run_pipelines(req, items, n);
+    forward_items(req, items, n);
     /* Execute: runs of consecutive non-update items on the same index form one batch. */
     sc_doc_write *writes = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *writes);
     sc_doc_result *results = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *results);
@@ -238,7 +344,7 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
     size_t i = 0;
     while (i < n) {
         bulk_item *it = &items[i];
-        if (it->kind == IT_BAD) {
+        if (it->kind == IT_BAD || it->remote) {
             i++;
             continue;
         }
@@ -261,7 +367,7 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
         sc_index *ix = it->ix;
         size_t j = i;
         while (j < n && items[j].ix == ix && items[j].kind != IT_UPDATE &&
-               items[j].kind != IT_BAD) {
+               items[j].kind != IT_BAD && !items[j].remote) {
             bulk_item *b = &items[j];
             writes[nb] = (sc_doc_write){.op = b->kind == IT_INDEX    ? SC_DOC_INDEX
                                               : b->kind == IT_CREATE ? SC_DOC_CREATE
@@ -296,7 +402,8 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
                 sc_index_refresh_after_write(items[k].ix, rp);
     bool errors = false;
     for (size_t k = 0; k < n; k++)
-        errors |= items[k].r.result == NULL;
+        errors |= items[k].remote_result ? json_object_get(items[k].remote_result, "error") != NULL
+                                         : items[k].r.result == NULL;
     if (extra_keys)
         resp->warning = SC_BULK_EXTRA_KEYS_WARNING;
     sc_jsonw w;
@@ -310,16 +417,22 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
         bulk_item *it = &items[k];
         sc_jsonw_obj_begin(&w);
         sc_jsonw_key(&w, it->op_name ? it->op_name : "index");
-        sc_jsonw_obj_begin(&w);
-        sc__api_write_result(&w, it->ix ? it->ix->name : it->index ? it->index : "", it->id,
-                             it->ix, &it->r, true);
-        sc_jsonw_obj_end(&w);
+        if (it->remote_result) {
+            sc__api_json_write(&w, it->remote_result);
+        } else {
+            sc_jsonw_obj_begin(&w);
+            sc__api_write_result(&w, it->ix ? it->ix->name : it->index ? it->index : "", it->id,
+                                 it->ix, &it->r, true);
+            sc_jsonw_obj_end(&w);
+        }
         sc_jsonw_obj_end(&w);
     }
     sc_jsonw_arr_end(&w);
     sc_jsonw_obj_end(&w);
     sc_rest_json_end(req, resp, &w);
 out:
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n; k++) {
         sc_index_unref(items[k].ix);
+        json_decref(items[k].remote_result);
+    }
 }

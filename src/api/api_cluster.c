@@ -566,7 +566,7 @@ void sc_api_cat_count(sc_rest_req *req, sc_rest_resp *resp)
 }
 
 static void breaker(sc_jsonw *w, const char *name, uint64_t limit, uint64_t used, double overhead,
-                    uint64_t tripped)
+                    uint64_t tripped, const uint64_t *peak)
 {
     char buf[32];
     sc_jsonw_key(w, name);
@@ -579,6 +579,8 @@ static void breaker(sc_jsonw *w, const char *name, uint64_t limit, uint64_t used
     sc_jsonw_kv_str(w, "estimated_size", buf);
     sc_jsonw_kv_double(w, "overhead", overhead);
     sc_jsonw_kv_int(w, "tripped", (int64_t)tripped);
+    if (peak) /* scry's own: the request breaker's high-water mark of actual use */
+        sc_jsonw_kv_int(w, "peak_used_in_bytes", (int64_t)*peak);
     sc_jsonw_obj_end(w);
 }
 
@@ -610,7 +612,7 @@ void sc_api_nodes_stats(sc_rest_req *req, sc_rest_resp *resp)
     const sc_node_config *cfg = sc_node_config_get(node);
     uint64_t mem = cfg->memory_limit_bytes;
     sc_breaker_stats br;
-    sc_breakers_get(node, &br);
+    sc_breakers_get_reset(node, &br, sc_rest_param_bool(req, "reset_peak", false));
     sc_jsonw w;
     sc_rest_json_begin(req, resp, 200, &w);
     sc_jsonw_obj_begin(&w);
@@ -667,11 +669,13 @@ void sc_api_nodes_stats(sc_rest_req *req, sc_rest_resp *resp)
     sc_jsonw_obj_end(&w);
     sc_jsonw_key(&w, "breakers");
     sc_jsonw_obj_begin(&w);
-    breaker(&w, "request", br.request_limit, br.request_used, 1.0, br.request_tripped);
-    breaker(&w, "fielddata", mem * 40 / 100, 0, 1.03, 0);
-    breaker(&w, "in_flight_requests", mem, br.inflight_used, 2.0, br.inflight_tripped);
+    breaker(&w, "request", br.request_limit, br.request_used, 1.0, br.request_tripped,
+            &br.request_peak);
+    breaker(&w, "fielddata", mem * 40 / 100, 0, 1.03, 0, NULL);
+    breaker(&w, "in_flight_requests", mem, br.inflight_used, 2.0, br.inflight_tripped,
+            NULL);
     breaker(&w, "parent", mem * 95 / 100, br.request_used + br.inflight_used, 1.0,
-            br.request_tripped + br.inflight_tripped);
+            br.request_tripped + br.inflight_tripped, NULL);
     sc_jsonw_obj_end(&w);
     sc_jsonw_obj_end(&w);
     sc_jsonw_obj_end(&w);

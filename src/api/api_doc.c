@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/docs.h"
+#include "api/forward.h"
 #include "api/handlers.h"
 #include "api/internal.h"
 #include "base/clock.h"
@@ -33,10 +34,32 @@ sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, const char
     sc_index *ix = sc__api_index_for_doc(req, name, true, routing, err);
     if (ix || strcmp(err->type, "index_not_found_exception") != 0)
         return ix;
+    if (req->forwarded) {
+        /* The coordinator created it (or found it in the metadata): never auto-create a local
+         * one with other settings; wait for the placement to bring it here. */
+        ix = sc__api_wait_index(req, name);
+        if (!ix)
+            sc_cluster_error_not_found(err, name);
+        return ix;
+    }
     sc_status st = sc_node_autocreate(req->node, name, err);
     if (st != SC_OK && st != SC_EEXIST)
         return NULL;
     return sc__api_index_for_doc(req, name, true, routing, err);
+}
+
+/* The index a document operation without auto-creation addresses: an index or alias, else an
+ * index that is still being placed or recovered (waited for, as sc__api_wait_index). */
+static sc_index *doc_target(sc_rest_req *req, const char *name, bool write, const char **routing,
+                            sc_cluster_error *err)
+{
+    sc_index *ix = sc__api_index_for_doc(req, name, write, routing, err);
+    if (ix || strcmp(err->type, "index_not_found_exception") != 0)
+        return ix;
+    ix = sc__api_wait_index(req, name);
+    if (!ix)
+        sc_cluster_error_not_found(err, name);
+    return ix;
 }
 
 /* The routing of a single-document request: ?routing, else the alias's index routing. */
@@ -138,6 +161,25 @@ static bool write_params(sc_rest_req *req, sc_rest_resp *resp, sc_doc_write *w)
     return true;
 }
 
+/* Clustered: forwards the request to the node holding the shard's primary. true when the caller
+ * must execute it here; false when it was forwarded or failed (resp written). A generated id
+ * travels in the path, as PUT _create, so the primary stores the id the shard was chosen by. */
+static bool route_to_primary(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix, sc_slice routing,
+                             sc_slice id, bool generated)
+{
+    sc_shard_location loc;
+    if (!sc__api_locate(req, resp, ix, routing, id, &loc))
+        return false;
+    if (loc.local)
+        return true;
+    char path[600];
+    if (generated)
+        snprintf(path, sizeof path, "/%s/_create/%.*s", ix->name, (int)id.len,
+                 (const char *)id.ptr);
+    sc__api_forward(req, resp, &loc, generated ? "PUT" : NULL, generated ? path : NULL, req->body);
+    return false;
+}
+
 static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_slice id)
 {
     sc_doc_write w = {.op = op};
@@ -147,6 +189,7 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
     if (op_type && !strcmp(op_type, "create"))
         w.op = SC_DOC_CREATE;
     char auto_id[24];
+    bool generated = !id.ptr;
     if (!id.ptr) {
         sc__api_auto_id(auto_id);
         id = sc_slice_cstr(auto_id);
@@ -169,13 +212,17 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
     sc_cluster_error err;
     const char *alias_routing;
     sc_index *ix = op == SC_DOC_DELETE
-                       ? sc__api_index_for_doc(req, req->index, true, &alias_routing, &err)
+                       ? doc_target(req, req->index, true, &alias_routing, &err)
                        : sc__api_index_for_write(req, req->index, &alias_routing, &err);
     if (!ix) {
         sc__api_cluster_error(req, resp, &err);
         return;
     }
     w.routing = doc_routing(req, alias_routing);
+    if (!route_to_primary(req, resp, ix, w.routing, w.id, generated)) {
+        sc_index_unref(ix);
+        return;
+    }
     sc_doc_result r = {0};
     sc__api_ingest_outcome ing = SC_API_INGEST_KEEP;
     if (op == SC_DOC_DELETE &&
@@ -249,9 +296,13 @@ static void get_common(sc_rest_req *req, sc_rest_resp *resp, bool source_only)
 {
     sc_cluster_error err;
     const char *alias_routing;
-    sc_index *ix = sc__api_index_for_doc(req, req->index, false, &alias_routing, &err);
+    sc_index *ix = doc_target(req, req->index, false, &alias_routing, &err);
     if (!ix) {
         sc__api_cluster_error(req, resp, &err);
+        return;
+    }
+    if (!route_to_primary(req, resp, ix, doc_routing(req, alias_routing), req->id, false)) {
+        sc_index_unref(ix);
         return;
     }
     sc_doc_get g;
@@ -454,6 +505,11 @@ void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
     if (!ix) {
         json_decref(body);
         sc__api_cluster_error(req, resp, &err);
+        return;
+    }
+    if (!route_to_primary(req, resp, ix, doc_routing(req, alias_routing), req->id, false)) {
+        json_decref(body);
+        sc_index_unref(ix);
         return;
     }
     sc_doc_result r;

@@ -252,11 +252,63 @@ static bool apply_alias_filters(sc_rest_req *req, sc_rest_resp *resp, search_run
     return true;
 }
 
+/* Compact JSON text in the request arena (empty for NULL). */
+static sc_slice json_text(sc_rest_req *req, const json_t *j)
+{
+    if (!j)
+        return sc_slice_make(NULL, 0);
+    char *t = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *copy = t ? sc_arena_strndup(req->arena, t, strlen(t)) : NULL;
+    free(t);
+    return copy ? sc_slice_cstr(copy) : sc_slice_make(NULL, 0);
+}
+
+/* Clustered: the search page features the cross-node phases do not carry yet (issue 13) are
+ * refused rather than silently dropped. false after writing a 400. */
+static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_search_request *sr,
+                                const search_parse *sp)
+{
+    bool vectors = sr->n_rrf || sr->knn_cap || sp->vec.rrf || json_array_size(sp->vec.knn);
+    const char *what = vectors         ? "knn / rrf"
+                       : sr->highlight ? "highlight"
+                       : sr->rescore   ? "rescore"
+                       : sr->collapse  ? "collapse"
+                       : sr->named     ? "named queries (matched_queries)"
+                       : sr->versions  ? "version / seq_no_primary_term"
+                                       : NULL;
+    if (!what)
+        return true;
+    sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                   "[%s] is not supported in a cluster yet", what);
+    return false;
+}
+
+/* Clustered: the JSON the data nodes re-parse with their own mappings (search_wire.h). */
+static void ship_json(sc_rest_req *req, search_run *run)
+{
+    run->sr.query_json = json_text(req, run->sp.query);
+    run->sr.post_filter_json = json_text(req, run->sp.post_filter);
+    run->sr.aggs_json = json_text(req, run->sp.aggs);
+}
+
+/* Scroll and point in time pin this node's snapshots; across nodes they would miss the shards
+ * held elsewhere, so a cluster refuses them for now (issue 13). false after writing a 400. */
+static bool refuse_clustered_context(sc_rest_req *req, sc_rest_resp *resp)
+{
+    if (!sc_node_placement(req->node))
+        return true;
+    sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                  "scroll and point in time are not supported in a cluster yet", NULL, 0);
+    return false;
+}
+
 static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
                           const json_t *body, bool count, search_run *run, scroll_page *sc)
 {
     memset(run, 0, sizeof *run);
     run->t0 = sc_clock_now_ns();
+    if (sc && !refuse_clustered_context(req, resp))
+        return false;
     if (!sc__search_parse(req, resp, body, &run->sp, count))
         return false;
     if (sc && sc->ctx) {
@@ -435,6 +487,14 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         .rrf_window = run->sp.vec.rank_window,
         .rrf_rank_constant = run->sp.vec.rank_constant,
         .knn_cap = sc__search_knn_cap(&run->sp)};
+    if (sc_node_placement(req->node)) {
+        if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
+            sc_task_end(req->node, &task);
+            run_fini(run);
+            return false;
+        }
+        ship_json(req, run);
+    }
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);
     run->sr.task = NULL;
@@ -454,6 +514,13 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     if (st != SC_OK) {
         sc_rest_error(req, resp, 500, "search_phase_execution_exception", sc_status_str(st), NULL,
                       0);
+        run_fini(run);
+        return false;
+    }
+    if (run->r.shards_failed > 0 &&
+        !sc_rest_param_bool(req, "allow_partial_search_results", true)) {
+        sc_rest_errorf(req, resp, 503, "search_phase_execution_exception",
+                       "Partial shards failure (%u shards unavailable)", run->r.shards_failed);
         run_fini(run);
         return false;
     }
@@ -844,6 +911,8 @@ void sc_api_msearch(sc_rest_req *req, sc_rest_resp *resp)
 
 void sc_api_pit_open(sc_rest_req *req, sc_rest_resp *resp)
 {
+    if (!refuse_clustered_context(req, resp))
+        return;
     const char *keep = sc_rest_param_get(req, "keep_alive");
     int64_t ka;
     if (!keep || !sc_time_parse_ms(keep, &ka) || ka <= 0) {

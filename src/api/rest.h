@@ -59,6 +59,8 @@ typedef struct sc_rest_req {
     bool pretty;
     /* The client's socket (-1 when unknown): searches are cancelled when it hangs up. */
     int client_fd;
+    /* Forwarded by another node of the cluster (api/forward.h): execute here, never forward. */
+    bool forwarded;
 } sc_rest_req;
 
 typedef struct sc_rest_resp {

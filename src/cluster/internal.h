@@ -20,6 +20,7 @@ typedef struct sc__breakers {
     uint64_t inflight_limit;
     _Atomic uint64_t request_used, request_tripped;
     _Atomic uint64_t inflight_used, inflight_tripped;
+    _Atomic uint64_t request_peak; /* largest memory one shard execution used (high-water) */
 } sc__breakers;
 
 typedef struct sc_scroll sc_scroll;
@@ -92,6 +93,11 @@ sc_status sc__node_storage_open(const char *data_dir, char node_id[24], char clu
 /* Loads every index found under <data_dir>/indices (at start) and removes the folders of
  * deleted indices that a crash left behind. */
 void sc__node_recover_indices(sc_node *n);
+/* Creates the index described by cluster metadata `meta` (meta.json's form, e.g. etcd's
+ * indices/<name> value) on this node with the metadata's uuid: its folder, meta.json (not
+ * published back: the metadata came from the cluster), empty shards; then registers it.
+ * SC_EEXIST when an index of that name exists, SC_ECORRUPT for bad metadata, SC_EIO. */
+sc_status sc__node_adopt_index(sc_node *n, const json_t *meta) SC_MUST_USE;
 
 /* Hands a new index mapping to every shard (caller holds ix->mapping_mu). */
 void sc__index_publish_mapping(sc_index *ix, sc_mapping *m);

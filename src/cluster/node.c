@@ -49,7 +49,18 @@ struct sc_node {
     _Atomic(sc_membership *) cluster;
     _Atomic(sc_node_meta_fn) meta_fn;
     _Atomic(void *) meta_ctx;
+    _Atomic(sc_placement *) placement;
 };
+
+void sc_node_set_placement(sc_node *n, sc_placement *p)
+{
+    atomic_store(&n->placement, p);
+}
+
+sc_placement *sc_node_placement(const sc_node *n)
+{
+    return atomic_load(&((sc_node *)n)->placement);
+}
 
 void sc_node_set_cluster(sc_node *n, sc_membership *m, sc_node_meta_fn fn, void *ctx)
 {

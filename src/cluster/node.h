@@ -193,6 +193,12 @@ typedef void (*sc_node_meta_fn)(void *ctx, const char *index, const char *meta_j
 void sc_node_set_cluster(sc_node *n, sc_membership *m, sc_node_meta_fn fn, void *ctx);
 /* The membership installed by sc_node_set_cluster, or NULL (single node). */
 sc_membership *sc_node_cluster(const sc_node *n);
+/* Installs (or, with NULL, removes) the cross-node placement: shard locations and the transport
+ * (cluster/placement.h). Set only when clustered; the coordinator and write routing use it. */
+typedef struct sc_placement sc_placement;
+void sc_node_set_placement(sc_node *n, sc_placement *p);
+/* The installed placement, or NULL (single node: everything is local). */
+sc_placement *sc_node_placement(const sc_node *n);
 
 /* Validates an index name as Elasticsearch does (lowercase, no \ / * ? " < > | space , #,
  * not starting with - _ +, not . or .., at most 255 bytes). */

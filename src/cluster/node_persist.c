@@ -35,7 +35,7 @@ json_t *sc__index_meta_json(sc_index *ix)
     return m;
 }
 
-sc_status sc__index_write_meta(sc_index *ix)
+static sc_status write_meta(sc_index *ix, bool publish)
 {
     json_t *m = sc__index_meta_json(ix);
     char *text = json_dumps(m, JSON_COMPACT);
@@ -45,10 +45,15 @@ sc_status sc__index_write_meta(sc_index *ix)
     char path[4096];
     snprintf(path, sizeof path, "%s/meta.json", ix->dir);
     sc_status st = sc_file_write_atomic(path, text, strlen(text));
-    if (st == SC_OK)
+    if (st == SC_OK && publish)
         sc__node_meta_changed(ix->node, ix->name, text);
     free(text);
     return st;
+}
+
+sc_status sc__index_write_meta(sc_index *ix)
+{
+    return write_meta(ix, true);
 }
 
 void sc__index_persist_meta(sc_index *ix)
@@ -63,6 +68,76 @@ void sc__index_remove_meta(const sc_index *ix)
     snprintf(path, sizeof path, "%s/meta.json", ix->dir);
     unlink(path);
     sc__node_meta_changed(ix->node, ix->name, NULL);
+}
+
+/* Builds and opens (create: new, empty shards; else as sc__index_open_shards opens them) the
+ * index described by metadata m (meta.json's form); the caller registers it. expect_uuid, when
+ * set, must equal m's uuid. *out: the index (the caller's reference). */
+static sc_status index_from_meta(sc_node *n, const json_t *m, const char *expect_uuid, bool create,
+                                 sc_index **out)
+{
+    const char *name = json_string_value(json_object_get(m, "name"));
+    const char *uuid = json_string_value(json_object_get(m, "uuid"));
+    json_t *settings = json_object_get(m, "settings");
+    json_t *mappings = json_object_get(m, "mappings");
+    int64_t created = json_integer_value(json_object_get(m, "creation_date"));
+    json_t *rns = json_object_get(m, "routing_num_shards");
+    const char *state = json_string_value(json_object_get(m, "state"));
+    bool closed = state && strcmp(state, "close") == 0;
+    if (!name || !uuid || strlen(uuid) >= 24 || (expect_uuid && strcmp(uuid, expect_uuid) != 0))
+        return SC_ECORRUPT;
+    if (create) {
+        /* The folder exists when this node created the index itself (it makes the folder
+         * before publishing the metadata) or holds it already: never open it twice. */
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/indices/%s", sc_node_config_get(n)->data_dir, uuid);
+        if (access(dir, F_OK) == 0)
+            return SC_EEXIST;
+    }
+    /* settings were saved normalized ({"index":{...}}); strip the generated keys. */
+    json_t *s2 = json_deep_copy(settings);
+    json_t *ixs = json_object_get(s2, "index");
+    if (json_is_object(ixs)) {
+        json_object_del(ixs, "uuid");
+        json_object_del(ixs, "provided_name");
+        json_object_del(ixs, "creation_date");
+        json_object_del(ixs, "version");
+    }
+    sc_cluster_error err;
+    sc_index *ix;
+    sc_status st = sc__index_build(n, name, uuid, created, s2, mappings, &ix, &err);
+    json_decref(s2);
+    if (st != SC_OK) {
+        sc_log(SC_LOG_ERROR, "index", "cannot load index [%s]: %s", name, err.reason);
+        return st;
+    }
+    atomic_store(&ix->closed, closed);
+    json_t *aliases = json_object_get(m, "aliases");
+    if (json_is_object(aliases)) {
+        json_decref(ix->aliases);
+        ix->aliases = json_deep_copy(aliases);
+    }
+    /* Metadata written before routing_num_shards was stored has none: keep routing by
+     * num_shards (0) unless the settings name number_of_routing_shards. */
+    if (json_is_integer(rns) && json_integer_value(rns) >= ix->settings.number_of_shards &&
+        json_integer_value(rns) % ix->settings.number_of_shards == 0 &&
+        json_integer_value(rns) <= 1048576)
+        ix->settings.routing_num_shards = (uint32_t)json_integer_value(rns);
+    if (create && (sc_dir_make(ix->dir) != SC_OK || write_meta(ix, false) != SC_OK)) {
+        atomic_store(&ix->deleted, true);
+        sc_index_unref(ix);
+        return SC_EIO;
+    }
+    st = sc__index_open_shards(n, ix, create, &err);
+    if (st != SC_OK) {
+        sc_log(SC_LOG_ERROR, "index", "cannot open shards of [%s]: %s", ix->name, err.reason);
+        if (create)
+            atomic_store(&ix->deleted, true);
+        sc_index_unref(ix);
+        return st;
+    }
+    *out = ix;
+    return SC_OK;
 }
 
 /* Loads indices/<uuid_dir>/meta.json, opens the shards and registers the index. SC_ENOTFOUND:
@@ -81,58 +156,11 @@ static sc_status load_index(sc_node *n, const char *uuid_dir)
     free(text);
     if (!m)
         return SC_ECORRUPT;
-    const char *name = json_string_value(json_object_get(m, "name"));
-    const char *uuid = json_string_value(json_object_get(m, "uuid"));
-    json_t *settings = json_object_get(m, "settings");
-    json_t *mappings = json_object_get(m, "mappings");
-    int64_t created = json_integer_value(json_object_get(m, "creation_date"));
-    json_t *rns = json_incref(json_object_get(m, "routing_num_shards"));
-    const char *state = json_string_value(json_object_get(m, "state"));
-    bool closed = state && strcmp(state, "close") == 0;
-    if (!name || !uuid || strcmp(uuid, uuid_dir) != 0) {
-        json_decref(rns);
-        json_decref(m);
-        return SC_ECORRUPT;
-    }
-    /* settings were saved normalized ({"index":{...}}); strip the generated keys. */
-    json_t *s2 = json_deep_copy(settings);
-    json_t *ixs = json_object_get(s2, "index");
-    if (json_is_object(ixs)) {
-        json_object_del(ixs, "uuid");
-        json_object_del(ixs, "provided_name");
-        json_object_del(ixs, "creation_date");
-        json_object_del(ixs, "version");
-    }
-    sc_cluster_error err;
     sc_index *ix;
-    sc_status st = sc__index_build(n, name, uuid, created, s2, mappings, &ix, &err);
-    json_decref(s2);
-    if (st != SC_OK) {
-        json_decref(m);
-        json_decref(rns);
-        sc_log(SC_LOG_ERROR, "index", "cannot load index [%s]: %s", uuid_dir, err.reason);
-        return st;
-    }
-    atomic_store(&ix->closed, closed);
-    json_t *aliases = json_object_get(m, "aliases");
-    if (json_is_object(aliases)) {
-        json_decref(ix->aliases);
-        ix->aliases = json_deep_copy(aliases);
-    }
+    sc_status st = index_from_meta(n, m, uuid_dir, false, &ix);
     json_decref(m);
-    /* Metadata written before routing_num_shards was stored has none: keep routing by
-     * num_shards (0) unless the settings name number_of_routing_shards. */
-    if (json_is_integer(rns) && json_integer_value(rns) >= ix->settings.number_of_shards &&
-        json_integer_value(rns) % ix->settings.number_of_shards == 0 &&
-        json_integer_value(rns) <= 1048576)
-        ix->settings.routing_num_shards = (uint32_t)json_integer_value(rns);
-    json_decref(rns);
-    st = sc__index_open_shards(n, ix, false, &err);
-    if (st != SC_OK) {
-        sc_log(SC_LOG_ERROR, "index", "cannot open shards of [%s]: %s", ix->name, err.reason);
-        sc_index_unref(ix);
+    if (st != SC_OK)
         return st;
-    }
     /* Registered with its shards INITIALIZING; they open in the background (recovery.c). */
     sc_index_ref(ix);
     st = sc__node_register(n, ix);
@@ -146,6 +174,23 @@ static sc_status load_index(sc_node *n, const char *uuid_dir)
     if (st != SC_OK)
         return st;
     sc_log(SC_LOG_INFO, "index", "loaded index [%s] uuid [%s] shards [%u], recovering",
+           ix->name, ix->uuid, ix->settings.number_of_shards);
+    return SC_OK;
+}
+
+sc_status sc__node_adopt_index(sc_node *n, const json_t *meta)
+{
+    sc_index *ix;
+    sc_status st = index_from_meta(n, meta, NULL, true, &ix);
+    if (st != SC_OK)
+        return st;
+    st = sc__node_register(n, ix);
+    if (st != SC_OK) {
+        atomic_store(&ix->deleted, true);
+        sc_index_unref(ix);
+        return st;
+    }
+    sc_log(SC_LOG_INFO, "index", "adopted index [%s] uuid [%s] shards [%u] from the cluster",
            ix->name, ix->uuid, ix->settings.number_of_shards);
     return SC_OK;
 }

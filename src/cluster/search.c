@@ -12,6 +12,8 @@
 #include "base/threadpool.h"
 #include "cluster/internal.h"
 #include "cluster/log.h"
+#include "cluster/placement.h"
+#include "cluster/search_internal.h"
 #include "shard/shard.h"
 
 /* One shard's query-phase job, run on the node's search pool. Its results live in `mem` (the
@@ -111,6 +113,8 @@ static void run_shard(void *arg, sc_status pool_st)
     sc_status st = sc_shard_query_run(&a, &scratch, j->mem, &j->r);
     if (st != SC_OK && j->r.err.status == 429)
         sc_breaker_count_trip(j->node);
+    /* what the execution really needed: its scratch high-water plus the result it returns */
+    sc_breaker_note_used(j->node, scratch.peak_bytes + j->mem->used_bytes);
     sc_arena_fini(&scratch);
     sc_breaker_release(j->node, budget);
     res->st = st;
@@ -123,7 +127,7 @@ static void run_shard(void *arg, sc_status pool_st)
     res->timed_out = j->r.timed_out;
 }
 
-static int cmp_sorted(const void *pa, const void *pb, void *ctx)
+int sc__search_cmp_sorted(const void *pa, const void *pb, void *ctx)
 {
     const sc_search_request *sr = ctx;
     const sc_node_hit *a = pa, *b = pb;
@@ -135,7 +139,7 @@ static int cmp_sorted(const void *pa, const void *pb, void *ctx)
     return (a->doc > b->doc) - (a->doc < b->doc);
 }
 
-static int cmp_doc(const void *pa, const void *pb)
+int sc__search_cmp_score(const void *pa, const void *pb)
 {
     const sc_node_hit *a = pa, *b = pb;
     if (a->score != b->score)
@@ -192,9 +196,9 @@ static sc_status reduce_top(const sc_node_query_request *req, const shard_job *j
         }
     }
     if (req->search->n_sort)
-        qsort_r(merged, all, sizeof *merged, cmp_sorted, (void *)req->search);
+        qsort_r(merged, all, sizeof *merged, sc__search_cmp_sorted, (void *)req->search);
     else
-        qsort(merged, all, sizeof *merged, cmp_doc);
+        qsort(merged, all, sizeof *merged, sc__search_cmp_score);
     if (req->search->collapse)
         all = dedupe_groups(req->search->collapse, merged, all, req->k);
     out->top = merged;
@@ -366,8 +370,8 @@ sc_status sc_node_fetch_phase(sc_node *n, const sc_node_fetch_request *req, sc_a
 
 /* The sort keys of a returned hit, copied into the arena with their keyword bytes (the
  * snapshots they point into are released before the response is written). */
-static sc_status copy_keys(const sc_search_request *sr, const sc_sort_key *keys, sc_arena *arena,
-                           const sc_sort_key **out)
+sc_status sc__search_copy_keys(const sc_search_request *sr, const sc_sort_key *keys,
+                               sc_arena *arena, const sc_sort_key **out)
 {
     *out = NULL;
     if (!sr->n_sort || !keys)
@@ -492,7 +496,7 @@ sc_status sc__search_fetch_hits(sc_node *n, const sc_search_request *sr,
                                        .primary_term = f->primary_term,
                                        .matched = f->matched,
                                        .n_matched = f->n_matched};
-        SC_TRY(copy_keys(sr, d->keys, arena, &out->hits[i].sort));
+        SC_TRY(sc__search_copy_keys(sr, d->keys, arena, &out->hits[i].sort));
         if (sr->collapse && d->collapse_key) {
             sc_sort_key *ck = sc_arena_alloc(arena, sizeof *ck);
             if (!ck)
@@ -531,6 +535,10 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
         token->deadline_ns = deadline;
     else
         sc_cancel_token_init(&local_token, deadline);
+    /* Clustered: shards live on several nodes (search_dist.c). A scroll pins this node's
+     * snapshots and stays local. */
+    if (sc_node_placement(n) && !sr->pinned)
+        return sc__search_run_dist(n, sr, targets, nt, (uint32_t)k, deadline, token, arena, out);
     sc_node_query_request qreq = {
         .search = sr,
         .targets = targets,

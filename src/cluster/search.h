@@ -89,6 +89,10 @@ typedef struct sc_search_request {
     size_t n_rescore;
     /* collapse (by score only): one hit per value of the field, NULL = none */
     const sc_shard_collapse *collapse;
+    /* Clustered searches (cluster/placement.h) ship these to the data nodes, which re-parse
+     * them with their own mappings (cluster/search_wire.h): the query, post_filter and aggs as
+     * compact JSON text (borrowed; empty = none). Unused on a single node. */
+    sc_slice query_json, post_filter_json, aggs_json;
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -129,6 +133,9 @@ typedef struct sc_search_response {
     /* With request.collect and its reduce: the reduced partial of every successful shard
      * (arena), else NULL. */
     void *agg_result;
+    /* Clustered: transport requests the query phase sent (one per data node when batched, one
+     * per shard when not; local work is not counted). */
+    uint32_t query_requests;
 } sc_search_response;
 
 /* Runs a search (query phase on every shard in parallel, reduce, fetch). Results live in

@@ -192,7 +192,14 @@ size_t sc_tasks_cancel(sc_node *n, const char *task_id, const char *actions)
 
 void sc_breakers_get(sc_node *n, sc_breaker_stats *out)
 {
+    sc_breakers_get_reset(n, out, false);
+}
+
+void sc_breakers_get_reset(sc_node *n, sc_breaker_stats *out, bool reset_peak)
+{
     sc__breakers *b = sc__node_breakers(n);
+    out->request_peak = reset_peak ? atomic_exchange(&b->request_peak, 0)
+                                   : atomic_load(&b->request_peak);
     out->request_limit = b->request_limit;
     out->request_used = atomic_load(&b->request_used);
     out->request_tripped = atomic_load(&b->request_tripped);
@@ -218,6 +225,14 @@ bool sc_breaker_reserve(sc_node *n, uint64_t bytes)
 {
     sc__breakers *b = sc__node_breakers(n);
     return reserve(&b->request_used, &b->request_tripped, b->request_limit, bytes);
+}
+
+void sc_breaker_note_used(sc_node *n, uint64_t bytes)
+{
+    _Atomic uint64_t *peak = &sc__node_breakers(n)->request_peak;
+    uint64_t cur = atomic_load(peak);
+    while (cur < bytes && !atomic_compare_exchange_weak(peak, &cur, bytes))
+        ;
 }
 
 void sc_breaker_count_trip(sc_node *n)

@@ -43,9 +43,17 @@ size_t sc_tasks_cancel(sc_node *n, const char *task_id, const char *actions);
 typedef struct sc_breaker_stats {
     uint64_t request_limit, request_used, request_tripped;
     uint64_t inflight_used, inflight_tripped;
+    /* the most memory one shard execution actually used under its request-breaker
+     * reservation (its scratch arena's high-water mark), since start or the last reset */
+    uint64_t request_peak;
 } sc_breaker_stats;
 
+/* Reads the breaker counters into out. With reset_peak, the peak counter restarts at 0
+ * (atomically with its read). */
 void sc_breakers_get(sc_node *n, sc_breaker_stats *out);
+void sc_breakers_get_reset(sc_node *n, sc_breaker_stats *out, bool reset_peak);
+/* Records that one request execution used `bytes` of its reservation (keeps the maximum). */
+void sc_breaker_note_used(sc_node *n, uint64_t bytes);
 /* Reserves bytes on the request breaker; false (and counts a trip) when over the limit. */
 bool sc_breaker_reserve(sc_node *n, uint64_t bytes);
 void sc_breaker_release(sc_node *n, uint64_t bytes);

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "cluster/log.h"
-#include "cluster/membership.h"
+#include "cmd/serve_cluster.h"
 #include "cluster/node.h"
 #include "cmd/serve.h"
 #include "http/auth.h"
@@ -261,7 +261,7 @@ static void serve_usage(FILE *f)
                "  --cluster etcd=URL[,URL...]  join a cluster whose metadata is in etcd\n"
                "  --node-name NAME    node name (default: host name)\n"
                "  --cluster-name NAME cluster name (default scry; the etcd key prefix)\n"
-               "  --transport-port N  node-to-node port (default 9300; recorded in etcd)\n"
+               "  --transport-port N  node-to-node port (default: first free of 9300-9399)\n"
                "  --lease-ttl DURATION  etcd lease of the node (default 3s)\n"
                "  --test-recovery-delay DURATION\n"
                "                      tests only: each shard recovered at start waits this\n"
@@ -281,26 +281,6 @@ static void opts_free(serve_opts *o)
     free(o->tls_key);
     free(o->http_transport);
     free(o->cluster_etcd);
-}
-
-/* Starts the etcd membership (--cluster): the node registers with its HTTP and transport
- * addresses. */
-static sc_status join_cluster(const serve_opts *o, sc_node *node, unsigned http_port,
-                              sc_membership **out)
-{
-    char http[64], transport[64];
-    snprintf(http, sizeof http, "%s:%u", o->bind, http_port);
-    snprintf(transport, sizeof transport, "%s:%ld", o->bind, o->transport_port);
-    sc_membership_config mc = {.endpoints = o->cluster_etcd,
-                               .cluster_name = sc_node_cluster_name(node),
-                               .http_address = http,
-                               .transport_address = transport,
-                               .lease_ttl_s = o->lease_ttl_s};
-    sc_status st = sc_membership_start(&mc, node, out);
-    if (st != SC_OK)
-        fprintf(stderr, "scry serve: cannot use --cluster [%s]: %s\n", o->cluster_etcd,
-                sc_status_str(st));
-    return st;
 }
 
 int sc_cmd_serve(int argc, char **argv)
@@ -476,8 +456,13 @@ int sc_cmd_serve(int argc, char **argv)
             rename(tmp, port_file);
         }
     }
-    sc_membership *cluster = NULL;
-    if (o.cluster_etcd && join_cluster(&o, node, sc_http_port(srv), &cluster) != SC_OK) {
+    sc_serve_cluster *cluster = NULL;
+    sc_serve_cluster_config cc = {.endpoints = o.cluster_etcd,
+                                  .bind = o.bind,
+                                  .http_port = sc_http_port(srv),
+                                  .transport_port = o.transport_port,
+                                  .lease_ttl_s = o.lease_ttl_s};
+    if (o.cluster_etcd && sc_serve_cluster_start(&cc, node, &cluster) != SC_OK) {
         sc_http_stop(srv);
         sc_node_close(node);
         sc_http_auth_free(auth);
@@ -494,7 +479,7 @@ int sc_cmd_serve(int argc, char **argv)
     sc_http_stop(srv);
     /* After HTTP (no request reads the view any more); revoking the lease hands the master role
      * over at once instead of after the lease TTL. */
-    sc_membership_stop(cluster);
+    sc_serve_cluster_stop(cluster);
     sc_log(SC_LOG_INFO, "node", "flushing shards");
     sc_node_close(node);
     sc_http_auth_free(auth);

@@ -300,6 +300,26 @@ sc_status sc_bkd_leaf_read(const sc_bkd *t, uint32_t leaf, uint32_t *docs, int64
     return *n == leaf_count(t, leaf) ? SC_OK : SC_ECORRUPT;
 }
 
+uint32_t sc_bkd_leaf_count(const sc_bkd *t, uint32_t leaf)
+{
+    return leaf_count(t, leaf);
+}
+
+sc_status sc_bkd_leaf_values(const sc_bkd *t, uint32_t leaf, int64_t *values, uint32_t *n)
+{
+    if (leaf >= t->n_leaves)
+        return SC_EINVAL;
+    leaf_view v;
+    SC_TRY(leaf_parse(leaf_bytes(t, leaf), t->leaf_size, &v));
+    if (v.n != leaf_count(t, leaf))
+        return SC_ECORRUPT;
+    int64_t mn, mx;
+    sc_bkd_leaf_cell(t, leaf, &mn, &mx);
+    leaf_values(&v, mn, values);
+    *n = v.n;
+    return SC_OK;
+}
+
 /* Adds every doc of leaf j to bs without looking at values: one tight loop per packing kind
  * straight into the bitset words. */
 static sc_status leaf_add_all(const sc_bkd *t, uint32_t j, sc_bitset *bs, uint32_t *docs)

@@ -137,6 +137,13 @@ static inline uint32_t sc_bkd_n_leaves(const sc_bkd *t)
 void sc_bkd_leaf_cell(const sc_bkd *t, uint32_t leaf, int64_t *min, int64_t *max);
 sc_status sc_bkd_leaf_read(const sc_bkd *t, uint32_t leaf, uint32_t *docs, int64_t *values,
                            uint32_t *n, uint8_t *doc_kind) SC_MUST_USE;
+/* The number of points of leaf j (< n_leaves), from the header alone. */
+uint32_t sc_bkd_leaf_count(const sc_bkd *t, uint32_t leaf);
+/* Decodes only the values of leaf j (in the leaf's doc order, not sorted; room for leaf_size),
+ * skipping its doc block: for value histograms over the leaves (aggregations' points path).
+ * SC_EINVAL for a leaf out of range, SC_ECORRUPT for a damaged leaf. O(leaf_size). */
+sc_status sc_bkd_leaf_values(const sc_bkd *t, uint32_t leaf, int64_t *values,
+                             uint32_t *n) SC_MUST_USE;
 
 /* Decodes one encoded leaf (as stored at a leaf offset) on its own: the fuzzing surface.
  * `leaf_min` is the leaf's cell min, docs must be < doc_bound, at most max_n points. */

@@ -106,6 +106,8 @@ sc_status sc__agg_coll_new(sc__agg_ctx *ctx, const sc_agg_spec *spec, sc__agg_co
     case SC_AGG_BUCKET_SORT: SC_TRY(sc__agg_pipeline_new(c)); break;
     case SC_AGG_AUTO_DATE_HISTOGRAM: SC_TRY(sc__agg_auto_histo_new(c)); break;
     case SC_AGG_WEIGHTED_AVG: SC_TRY(sc__agg_weighted_new(c)); break;
+    case SC_AGG_GEO_BOUNDS:
+    case SC_AGG_GEO_CENTROID: SC_TRY(sc__agg_geo_new(c)); break;
     case SC_AGG_FILTER:
     case SC_AGG_FILTERS:
     case SC_AGG_MISSING:

@@ -71,6 +71,9 @@ typedef enum sc_agg_kind {
     SC_AGG_PERCENTILES,
     SC_AGG_PERCENTILE_RANKS,
     SC_AGG_MEDIAN_ABSOLUTE_DEVIATION,
+    /* geo metrics over geo_point doc values (agg_geo.c); state in the metric fields */
+    SC_AGG_GEO_BOUNDS,   /* min/max latitude; sum/sum_c, sum_sq/sum_sq_c: lon >= 0, < 0 extremes */
+    SC_AGG_GEO_CENTROID, /* count, Σ lat in sum, Σ lon in sum_sq */
     SC_AGG_KIND_COUNT_
 } sc_agg_kind;
 
@@ -86,6 +89,7 @@ typedef enum sc_agg_vtype {
     SC_AGG_V_BOOLEAN,
     SC_AGG_V_KEYWORD,
     SC_AGG_V_IP,
+    SC_AGG_V_GEO_POINT, /* packed LatLonPoint (latitude in the high 32 bits) */
 } sc_agg_vtype;
 
 /* Pipeline kinds: no collection; computed at the final reduce. */
@@ -260,6 +264,8 @@ struct sc_agg_spec {
     const double *points;
     size_t n_points;
     double compression; /* t-digest compression (0 = 100; median_absolute_deviation 1000) */
+    /* geo_bounds */
+    bool wrap_longitude; /* true (the parser's default): may cross the dateline */
     /* weighted_avg: the weight's field and type (its `missing` in weight_missing) */
     const char *weight_field;
     sc_agg_vtype weight_vtype;

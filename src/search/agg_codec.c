@@ -65,7 +65,8 @@ static void put_f(wbuf *w, double d)
 
 static bool is_metric(sc_agg_kind k)
 {
-    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG;
+    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG ||
+           k == SC_AGG_GEO_BOUNDS || k == SC_AGG_GEO_CENTROID;
 }
 
 /* Kinds whose results carry the terms part (error, sum_other, n_reduced, shard_size). */

@@ -105,11 +105,12 @@ static sc_status histo_collect(sc__agg_coll *c, const uint32_t *docs, const uint
     histo_state *h = c->state;
     const sc_agg_spec *spec = c->spec;
     bool date = spec->kind == SC_AGG_DATE_HISTOGRAM;
-    if (h->f.has_num && sc_dv_numeric_is_single(&h->f.num) && spec->scaling_factor <= 0) {
+    if (h->f.has_num && sc_dv_numeric_is_single(&h->f.num)) {
         for (size_t off = 0; off < n; off += SC__AGG_PAIRS) {
             size_t k = n - off < SC__AGG_PAIRS ? n - off : SC__AGG_PAIRS;
             sc_dv_numeric_get_single_batch(&h->f.num, docs + off, k, h->ibuf);
-            if (!date && spec->vtype != SC_AGG_V_DOUBLE && !spec->has_hard_bounds) {
+            if (!date && spec->vtype != SC_AGG_V_DOUBLE && !spec->has_hard_bounds &&
+                spec->scaling_factor <= 0) {
                 /* integer values: the bucket index in one vectorizable loop */
                 double inv = spec->interval, o = spec->offset;
                 for (size_t i = 0; i < k; i++)
@@ -125,8 +126,11 @@ static sc_status histo_collect(sc__agg_coll *c, const uint32_t *docs, const uint
                     SC_TRY(add(c, docs[off + i], owners ? owners[off + i] : 0, h->keys[i]));
                 continue;
             }
+            /* scaled_float as the per-doc path: value / factor (Rally's trip_distance) */
+            double scale = spec->scaling_factor > 0 ? spec->scaling_factor : 1;
             for (size_t i = 0; i < k; i++)
-                h->ok[i] = key_of(spec, h->ibuf[i], sc_agg_value_to_double(spec->vtype, h->ibuf[i]),
+                h->ok[i] = key_of(spec, h->ibuf[i],
+                                  sc_agg_value_to_double(spec->vtype, h->ibuf[i]) / scale,
                                   &h->keys[i]);
             for (size_t i = 0; i < k; i++)
                 if (h->ok[i])

@@ -200,6 +200,10 @@ sc_status sc__agg_composite_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_pipeline_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_auto_histo_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_weighted_new(sc__agg_coll *c) SC_MUST_USE;
+/* geo_bounds / geo_centroid collectors (agg_geo.c). */
+sc_status sc__agg_geo_new(sc__agg_coll *c) SC_MUST_USE;
+/* Merges the geo_bounds partial x into r (extremes; counts add). */
+void sc__agg_geo_bounds_merge(sc_agg_result *r, const sc_agg_result *x);
 /* significant_terms (agg_significant.c): the shard build from the terms collector's
  * (owner, term) ordinals and per-owner subset sizes, and the reduce. */
 sc_status sc__agg_significant_build(sc__agg_coll *c, const sc__agg_ords *ords,

@@ -135,8 +135,10 @@ static sc_status metric_collect(sc__agg_coll *c, const uint32_t *docs, const uin
         }
         return SC_OK;
     }
-    if (m->f.has_num && sc_dv_numeric_is_single(&m->f.num) && spec->scaling_factor <= 0) {
-        /* every doc has one value: one batch read, then a plain loop */
+    if (m->f.has_num && sc_dv_numeric_is_single(&m->f.num)) {
+        /* every doc has one value: one batch read, then a plain loop (scaled_float too: with
+         * the histogram's batch path, Rally's distance_amount_agg on 2M taxis went from 37.6 to
+         * 23.0 ms p50, back to back) */
         for (size_t off = 0; off < n; off += SC__AGG_PAIRS) {
             size_t k = n - off < SC__AGG_PAIRS ? n - off : SC__AGG_PAIRS;
             sc_dv_numeric_get_single_batch(&m->f.num, docs + off, k, m->ibuf);
@@ -146,6 +148,9 @@ static sc_status metric_collect(sc__agg_coll *c, const uint32_t *docs, const uin
             else
                 for (size_t i = 0; i < k; i++)
                     m->dbuf[i] = (double)m->ibuf[i];
+            if (spec->scaling_factor > 0) /* as sc__agg_doc_doubles: value / factor */
+                for (size_t i = 0; i < k; i++)
+                    m->dbuf[i] /= spec->scaling_factor;
             if (!owners) {
                 add_window(m, m->dbuf, k, squares);
                 continue;

@@ -12,7 +12,8 @@
 
 static bool is_metric(sc_agg_kind k)
 {
-    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG;
+    return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG ||
+           k == SC_AGG_GEO_BOUNDS || k == SC_AGG_GEO_CENTROID;
 }
 
 /* Kahan summation as Elasticsearch's CompensatedSum (shard sums are added as values, their
@@ -213,6 +214,14 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
         sc_agg_result *r = sc__agg_result_new(a, spec, 0);
         if (!r)
             return sc__agg_oom(a);
+        if (spec->kind == SC_AGG_GEO_BOUNDS) {
+            r->sum = r->sum_sq = INFINITY;
+            r->sum_c = r->sum_sq_c = -INFINITY;
+            for (size_t i = 0; i < n; i++)
+                sc__agg_geo_bounds_merge(r, in[i]);
+            *out = r;
+            return SC_OK;
+        }
         for (size_t i = 0; i < n; i++) {
             const sc_agg_result *x = in[i];
             r->count += x->count;

@@ -86,7 +86,7 @@ typedef struct sc__sched_slot {
     bool queued;                            /* a maintenance job is queued or running */
     bool merge_queued;                      /* a merge job is queued or running */
     bool urgent;                            /* the buffer is full: refresh at once */
-    bool want_merge;                        /* a merge could not be queued: retry */
+    bool want_merge;                        /* merge again once the running one ends */
     bool detaching;                         /* closing: schedule nothing more */
     bool do_refresh, do_sync;               /* what the queued maintenance job does */
 } sc__sched_slot;

@@ -49,8 +49,14 @@ static void run_merge(void *arg, sc_status pool_st)
 static void queue_merge(sc_shard_sched *sc, sc_shard *s)
 {
     sc__sched_slot *sl = &s->sched_slot;
-    if (sl->merge_queued || sl->detaching || sc->stopping)
+    if (sl->detaching || sc->stopping)
         return;
+    if (sl->merge_queued) {
+        /* The running merge planned without the segments refreshed since: look again once it
+         * is done (the timer re-queues it). */
+        sl->want_merge = true;
+        return;
+    }
     sl->merge_queued = true;
     if (sc_threadpool_submit(sc->merge_pool, run_merge, s, NULL) != SC_OK) {
         sl->merge_queued = false;
@@ -79,7 +85,7 @@ static void consider(sc_shard_sched *sc, sc_shard *s, uint64_t now)
     sc__sched_slot *sl = &s->sched_slot;
     if (sl->detaching)
         return;
-    if (sl->want_merge) {
+    if (sl->want_merge && !sl->merge_queued) {
         sl->want_merge = false;
         queue_merge(sc, s);
     }

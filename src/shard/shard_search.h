@@ -72,6 +72,12 @@ typedef struct sc_shard_collect_hook {
                      uint64_t *n_matched_out, sc_shard_search_error *err);
     sc_status (*reduce)(void *ctx, void *const *partials, size_t n, sc_arena *out,
                         void **out_partial, sc_shard_search_error *err);
+    /* encode / decode: a partial as bytes that cross nodes (the data node encodes its reduced
+     * partial, the coordinator decodes it into `out`). encode's *bytes is malloc'd (free()).
+     * decode returns SC_ECORRUPT on bad bytes. Both may be NULL (then a clustered search with
+     * this hook fails on remote nodes). */
+    sc_status (*encode)(void *ctx, const void *partial, uint8_t **bytes, size_t *len);
+    sc_status (*decode)(void *ctx, const uint8_t *bytes, size_t len, sc_arena *out, void **partial);
 } sc_shard_collect_hook;
 
 /* ---- query phase ------------------------------------------------------------------------- */

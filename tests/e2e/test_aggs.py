@@ -574,3 +574,35 @@ def test_official_client(server, idx):
         es.search(index=name, body={"aggs": {"x": {"terms": {"field": "title"}}}})
     assert ei.value.status_code == 400
     es.close()
+
+
+def test_scaled_float_histogram_and_stats(server, fresh_index):
+    """scaled_float (single-valued: the batch paths) histogram > stats against Python over the
+    values as indexed (round(v * factor) / factor), as Rally's distance_amount_agg."""
+    rnd = random.Random(5)
+    docs = [{"d": round(rnd.uniform(0, 30), 2), "a": round(rnd.uniform(2, 90), 2)}
+            for _ in range(400)]
+    st, _, b = server.request("PUT", "/" + fresh_index, {
+        "settings": {"number_of_shards": 2},
+        "mappings": {"properties": {"d": {"type": "scaled_float", "scaling_factor": 100},
+                                    "a": {"type": "scaled_float", "scaling_factor": 100}}}})
+    assert st == 200, b
+    st, _, b = server.request("POST", "/_bulk?refresh=true", bulk_body(fresh_index, docs),
+                              headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200 and not b["errors"], b
+    st, b = search(server, fresh_index, {"size": 0, "query": {"range": {"d": {"gte": 0, "lt": 25}}},
+                                         "aggs": {"h": {"histogram": {"field": "d", "interval": 2},
+                                                        "aggs": {"s": {"stats": {"field": "a"}}}}}})
+    assert st == 200, b
+    want = {}
+    for x in docs:
+        d, a = round(x["d"] * 100) / 100, round(x["a"] * 100) / 100
+        if 0 <= d < 25:
+            want.setdefault(math.floor(d / 2) * 2.0, []).append(a)
+    got = {bk["key"]: bk for bk in b["aggregations"]["h"]["buckets"] if bk["doc_count"]}
+    assert sorted(got) == sorted(want)
+    for k, vals in want.items():
+        s = got[k]["s"]
+        assert got[k]["doc_count"] == len(vals) == s["count"]
+        assert math.isclose(s["sum"], sum(vals), rel_tol=1e-9)
+        assert s["min"] == min(vals) and s["max"] == max(vals)

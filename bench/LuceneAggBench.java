@@ -1,0 +1,340 @@
+// Lucene 8.7 side of bench/aggs_bench.sh: the Rally nyc_taxis and http_logs aggregation
+// operations (bench/workloads/taxis.aggs.txt, logs.aggs.txt) plus a keyword `terms`, computed
+// on the same `scry gen` documents with Lucene's faceting module (lucene-facet:
+// SortedSetDocValuesFacetCounts, LongRangeFacetCounts) and plain doc-values loops for the numeric
+// histograms and stats, the way an application on Lucene would compute them.
+//
+//   LuceneAggBench TAXIS.ndjson LOGS.ndjson INDEX_DIR RUNS > lucene_aggs.tsv
+//
+// Indexes (unless INDEX_DIR/taxis and INDEX_DIR/logs exist) the fields the operations read, as
+// Elasticsearch maps them: scaled_float (factor 100) trip_distance and total_amount as longs,
+// dropoff_datetime and @timestamp as epoch millis (LongPoint + NumericDocValues), payment_type as
+// a SortedSetDocValuesFacetField; one segment each. Then per operation: 20 JIT warm-up runs and
+// RUNS timed runs, single-threaded, no query cache. Output columns: case, hits (collected docs),
+// buckets, sum of bucket doc counts, median / best / worst ms, and the method used. Where two
+// methods exist (a date histogram by LongRangeFacetCounts or by a doc-values loop) both are
+// timed and both rows are printed; bench/aggs_report.py compares scry with the faster one.
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.apache.lucene.document.Document;
+import org.apache.lucene.document.LongPoint;
+import org.apache.lucene.document.NumericDocValuesField;
+import org.apache.lucene.facet.FacetResult;
+import org.apache.lucene.facet.FacetsCollector;
+import org.apache.lucene.facet.FacetsConfig;
+import org.apache.lucene.facet.range.LongRange;
+import org.apache.lucene.facet.range.LongRangeFacetCounts;
+import org.apache.lucene.facet.sortedset.DefaultSortedSetDocValuesReaderState;
+import org.apache.lucene.facet.sortedset.SortedSetDocValuesFacetCounts;
+import org.apache.lucene.facet.sortedset.SortedSetDocValuesFacetField;
+import org.apache.lucene.facet.sortedset.SortedSetDocValuesReaderState;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.DocValues;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.NumericDocValues;
+import org.apache.lucene.index.PointValues;
+import org.apache.lucene.search.ConstantScoreQuery;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.MatchAllDocsQuery;
+import org.apache.lucene.search.Query;
+import org.apache.lucene.search.ScoreMode;
+import org.apache.lucene.search.SimpleCollector;
+import org.apache.lucene.store.FSDirectory;
+
+public class LuceneAggBench {
+    static final long HOUR = 3600000L, DAY = 86400000L;
+
+    public static void main(String[] args) throws Exception {
+        String taxis = args[0], logs = args[1];
+        Path dir = Path.of(args[2]);
+        int runs = Integer.parseInt(args[3]);
+        if (!Files.exists(dir.resolve("taxis")))
+            indexTaxis(taxis, dir.resolve("taxis"));
+        if (!Files.exists(dir.resolve("logs")))
+            indexLogs(logs, dir.resolve("logs"));
+        System.out.println("case\thits\tbuckets\tdoc_count_sum\tmedian_ms\tbest_ms\tworst_ms\tmethod");
+        try (FSDirectory d = FSDirectory.open(dir.resolve("taxis"));
+             DirectoryReader r = DirectoryReader.open(d)) {
+            IndexSearcher s = new IndexSearcher(r);
+            s.setQueryCache(null);
+            taxisOps(s, runs);
+        }
+        try (FSDirectory d = FSDirectory.open(dir.resolve("logs"));
+             DirectoryReader r = DirectoryReader.open(d)) {
+            IndexSearcher s = new IndexSearcher(r);
+            s.setQueryCache(null);
+            time("hourly_agg", "doc-values loop", () -> hourly(s, "@timestamp"), runs);
+        }
+    }
+
+    /* ---- the operations ---- */
+
+    /* what one run reports, to check against scry's response */
+    static final class Res {
+        long hits, buckets, sum;
+    }
+
+    interface Op {
+        Res run() throws Exception;
+    }
+
+    static void time(String name, String method, Op op, int runs) throws Exception {
+        Res res = null;
+        for (int k = 0; k < 20; k++) /* JIT warm-up */
+            res = op.run();
+        double[] ms = new double[runs];
+        for (int k = 0; k < runs; k++) {
+            long a = System.nanoTime();
+            op.run();
+            ms[k] = (System.nanoTime() - a) / 1e6;
+        }
+        java.util.Arrays.sort(ms);
+        System.out.printf("%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%s%n", name, res.hits, res.buckets,
+                          res.sum, ms[runs / 2], ms[0], ms[runs - 1], method);
+        System.out.flush();
+    }
+
+    static void taxisOps(IndexSearcher s, int runs) throws Exception {
+        /* trip_distance gte 0 lt 50 on a scaled_float (factor 100): [0, floor(nextDown(5000))] */
+        Query dist = new ConstantScoreQuery(LongPoint.newRangeQuery("trip_distance", 0, 4999));
+        time("distance_amount_agg", "doc-values loop", () -> distanceStats(s, dist), runs);
+        long lo = java.time.LocalDate.of(2015, 1, 1).toEpochDay() * DAY;
+        long hi = java.time.LocalDate.of(2015, 1, 22).toEpochDay() * DAY - 1;
+        Query date = new ConstantScoreQuery(LongPoint.newRangeQuery("dropoff_datetime", lo, hi));
+        time("autohisto_agg", "doc-values loop", () -> autoHisto(s, date, lo, hi), runs);
+        time("date_histogram_agg", "LongRangeFacetCounts", () -> dayRanges(s, date, lo, hi), runs);
+        time("date_histogram_agg", "doc-values loop", () -> dayLoop(s, date, lo, hi), runs);
+        SortedSetDocValuesReaderState st = new DefaultSortedSetDocValuesReaderState(s.getIndexReader());
+        time("terms_payment_type", "SortedSetDocValuesFacetCounts", () -> terms(st), runs);
+    }
+
+    /* histogram(trip_distance, interval 1) > stats(total_amount) over the range's hits */
+    static Res distanceStats(IndexSearcher s, Query q) throws Exception {
+        final int nb = 64;
+        long[] count = new long[nb];
+        double[] sum = new double[nb], min = new double[nb], max = new double[nb];
+        java.util.Arrays.fill(min, Double.POSITIVE_INFINITY);
+        java.util.Arrays.fill(max, Double.NEGATIVE_INFINITY);
+        Res res = new Res();
+        s.search(q, new SimpleCollector() {
+            NumericDocValues dv, amt;
+
+            @Override
+            protected void doSetNextReader(LeafReaderContext c) throws java.io.IOException {
+                dv = DocValues.getNumeric(c.reader(), "trip_distance");
+                amt = DocValues.getNumeric(c.reader(), "total_amount");
+            }
+
+            @Override
+            public void collect(int doc) throws java.io.IOException {
+                res.hits++;
+                if (!dv.advanceExact(doc))
+                    return;
+                int b = (int) Math.floor(dv.longValue() / 100.0);
+                count[b]++;
+                if (amt.advanceExact(doc)) {
+                    double v = amt.longValue() / 100.0;
+                    sum[b] += v;
+                    min[b] = Math.min(min[b], v);
+                    max[b] = Math.max(max[b], v);
+                }
+            }
+
+            @Override
+            public ScoreMode scoreMode() {
+                return ScoreMode.COMPLETE_NO_SCORES;
+            }
+        });
+        for (int b = 0; b < nb; b++)
+            if (count[b] > 0) {
+                res.buckets++;
+                res.sum += count[b];
+            }
+        return res;
+    }
+
+    /* counts per UTC hour of `field` over q's hits into an array from lo (inclusive) */
+    static long[] hourCounts(IndexSearcher s, Query q, String field, long lo, int nh, Res res)
+        throws Exception {
+        long[] c = new long[nh];
+        s.search(q, new SimpleCollector() {
+            NumericDocValues dv;
+
+            @Override
+            protected void doSetNextReader(LeafReaderContext ctx) throws java.io.IOException {
+                dv = DocValues.getNumeric(ctx.reader(), field);
+            }
+
+            @Override
+            public void collect(int doc) throws java.io.IOException {
+                res.hits++;
+                if (dv.advanceExact(doc))
+                    c[(int) ((dv.longValue() - lo) / HOUR)]++;
+            }
+
+            @Override
+            public ScoreMode scoreMode() {
+                return ScoreMode.COMPLETE_NO_SCORES;
+            }
+        });
+        return c;
+    }
+
+    static void close(Res res, long[] c) {
+        for (long x : c)
+            if (x > 0) {
+                res.buckets++;
+                res.sum += x;
+            }
+    }
+
+    /* auto_date_histogram with 20 target buckets: hourly counts, then the first rounding of
+     * the ladder (1h, 3h, 12h, 1d, 7d) whose span from the first to the last non-empty hour
+     * fits 20 buckets, buckets counted from the first key as Elasticsearch merges them */
+    static Res autoHisto(IndexSearcher s, Query q, long lo, long hi) throws Exception {
+        Res res = new Res();
+        int nh = (int) ((hi - lo) / HOUR) + 1;
+        long[] h = hourCounts(s, q, "dropoff_datetime", lo, nh, res);
+        int first = 0, last = nh - 1;
+        while (first < nh && h[first] == 0)
+            first++;
+        while (last > first && h[last] == 0)
+            last--;
+        int[] ladder = {1, 3, 12, 24, 168};
+        int step = ladder[ladder.length - 1];
+        for (int l : ladder)
+            if ((last / l) - (first / l) + 1 <= 20) {
+                step = l;
+                break;
+            }
+        long[] merged = new long[nh / step + 1];
+        for (int i = first; i <= last; i++)
+            merged[(i - first) / step] += h[i];
+        close(res, merged);
+        return res;
+    }
+
+    static Res dayRanges(IndexSearcher s, Query q, long lo, long hi) throws Exception {
+        int nd = (int) ((hi - lo) / DAY) + 1;
+        LongRange[] ranges = new LongRange[nd];
+        for (int i = 0; i < nd; i++)
+            ranges[i] = new LongRange("d" + i, lo + i * DAY, true, lo + (i + 1) * DAY, false);
+        FacetsCollector fc = new FacetsCollector();
+        s.search(q, fc);
+        LongRangeFacetCounts f = new LongRangeFacetCounts("dropoff_datetime", fc, ranges);
+        FacetResult r = f.getTopChildren(nd, "dropoff_datetime");
+        Res res = new Res();
+        for (FacetsCollector.MatchingDocs m : fc.getMatchingDocs())
+            res.hits += m.totalHits;
+        for (org.apache.lucene.facet.LabelAndValue lv : r.labelValues)
+            if (lv.value.longValue() > 0) {
+                res.buckets++;
+                res.sum += lv.value.longValue();
+            }
+        return res;
+    }
+
+    static Res dayLoop(IndexSearcher s, Query q, long lo, long hi) throws Exception {
+        Res res = new Res();
+        int nh = (int) ((hi - lo) / HOUR) + 1;
+        long[] h = hourCounts(s, q, "dropoff_datetime", lo, nh, res);
+        long[] d = new long[nh / 24 + 1];
+        for (int i = 0; i < nh; i++)
+            d[i / 24] += h[i];
+        close(res, d);
+        return res;
+    }
+
+    /* date_histogram(calendar_interval hour) under match_all; the value range from the points */
+    static Res hourly(IndexSearcher s, String field) throws Exception {
+        byte[] mn = PointValues.getMinPackedValue(s.getIndexReader(), field);
+        byte[] mx = PointValues.getMaxPackedValue(s.getIndexReader(), field);
+        long lo = Math.floorDiv(LongPoint.decodeDimension(mn, 0), HOUR) * HOUR;
+        int nh = (int) ((LongPoint.decodeDimension(mx, 0) - lo) / HOUR) + 1;
+        Res res = new Res();
+        close(res, hourCounts(s, new MatchAllDocsQuery(), field, lo, nh, res));
+        return res;
+    }
+
+    /* terms(payment_type) under match_all: the facet module's count-all path */
+    static Res terms(SortedSetDocValuesReaderState st) throws Exception {
+        SortedSetDocValuesFacetCounts f = new SortedSetDocValuesFacetCounts(st);
+        FacetResult r = f.getTopChildren(10, "payment_type");
+        Res res = new Res();
+        res.hits = st.getReader().maxDoc();
+        for (org.apache.lucene.facet.LabelAndValue lv : r.labelValues) {
+            res.buckets++;
+            res.sum += lv.value.longValue();
+        }
+        return res;
+    }
+
+    /* ---- indexing ---- */
+
+    static void indexTaxis(String file, Path dir) throws Exception {
+        long t0 = System.nanoTime();
+        FacetsConfig cfg = new FacetsConfig();
+        int n = 0;
+        try (FSDirectory d = FSDirectory.open(dir); IndexWriter w = new IndexWriter(d, wcfg());
+             java.io.BufferedReader r = Files.newBufferedReader(Path.of(file))) {
+            for (String line; (line = r.readLine()) != null;) {
+                if (line.isEmpty() || line.startsWith("{\"index\""))
+                    continue;
+                Document doc = new Document();
+                long dist = Math.round(Double.parseDouble(
+                    TaxisCases.number(line, TaxisCases.field(line, "trip_distance"))) * 100.0);
+                long amt = Math.round(Double.parseDouble(
+                    TaxisCases.number(line, TaxisCases.field(line, "total_amount"))) * 100.0);
+                long dr = TaxisCases.millis(line, TaxisCases.field(line, "dropoff_datetime") + 1);
+                int p = TaxisCases.field(line, "payment_type") + 1;
+                String pay = line.substring(p, line.indexOf('"', p));
+                doc.add(new LongPoint("trip_distance", dist));
+                doc.add(new NumericDocValuesField("trip_distance", dist));
+                doc.add(new NumericDocValuesField("total_amount", amt));
+                doc.add(new LongPoint("dropoff_datetime", dr));
+                doc.add(new NumericDocValuesField("dropoff_datetime", dr));
+                doc.add(new SortedSetDocValuesFacetField("payment_type", pay));
+                w.addDocument(cfg.build(doc));
+                n++;
+            }
+            w.forceMerge(1);
+        }
+        System.err.printf("lucene: indexed %d taxis docs + force-merged in %.1f s%n", n,
+                          (System.nanoTime() - t0) / 1e9);
+    }
+
+    static void indexLogs(String file, Path dir) throws Exception {
+        long t0 = System.nanoTime();
+        int n = 0;
+        try (FSDirectory d = FSDirectory.open(dir); IndexWriter w = new IndexWriter(d, wcfg());
+             java.io.BufferedReader r = Files.newBufferedReader(Path.of(file))) {
+            LongPoint tsP = new LongPoint("@timestamp", 0);
+            NumericDocValuesField tsD = new NumericDocValuesField("@timestamp", 0);
+            Document doc = new Document();
+            doc.add(tsP);
+            doc.add(tsD);
+            for (String line; (line = r.readLine()) != null;) {
+                if (line.isEmpty() || line.startsWith("{\"index\""))
+                    continue;
+                /* epoch_second in the source, millis in the index (a date field) */
+                long ts = Long.parseLong(TaxisCases.number(line, TaxisCases.field(line, "@timestamp"))) * 1000L;
+                tsP.setLongValue(ts);
+                tsD.setLongValue(ts);
+                w.addDocument(doc);
+                n++;
+            }
+            w.forceMerge(1);
+        }
+        System.err.printf("lucene: indexed %d logs docs + force-merged in %.1f s%n", n,
+                          (System.nanoTime() - t0) / 1e9);
+    }
+
+    static IndexWriterConfig wcfg() {
+        IndexWriterConfig c = new IndexWriterConfig();
+        c.setRAMBufferSizeMB(256);
+        c.setOpenMode(IndexWriterConfig.OpenMode.CREATE);
+        return c;
+    }
+}

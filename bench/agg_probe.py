@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Per-operation facts of an aggregation workload that `scry bench run` does not measure:
+the docs each operation collects (its query's exact hit count), the peak request-breaker bytes
+(scry's `peak_used_in_bytes` of the request breaker in `_nodes/stats/breaker`, reset before the
+request: the largest scratch high-water + result of one shard execution), the number of
+top-level buckets and the sum of their doc counts (to check against Lucene), or the error.
+
+    bench/agg_probe.py URL WORKLOAD.txt [WORKLOAD.txt ...] > probe.json
+
+Used by bench/run.sh and bench/aggs_bench.sh; standard library only."""
+import json
+import sys
+import urllib.error
+import urllib.request
+
+
+def call(url, method="GET", body=None):
+    data = body.encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=600) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        raw = e.read()
+        try:
+            return e.code, json.loads(raw)
+        except ValueError:
+            return e.code, {"error": {"reason": raw[:200].decode("utf-8", "replace")}}
+
+
+def peak(url, reset):
+    _, r = call(url + "/_nodes/stats/breaker" + ("?reset_peak=true" if reset else ""))
+    for node in r.get("nodes", {}).values():
+        return node.get("breakers", {}).get("request", {}).get("peak_used_in_bytes")
+    return None
+
+
+def buckets(aggs):
+    """(buckets, doc count sum) of the first top-level aggregation with buckets."""
+    for a in (aggs or {}).values():
+        b = a.get("buckets") if isinstance(a, dict) else None
+        if isinstance(b, dict):
+            b = list(b.values())
+        if isinstance(b, list):
+            return len(b), sum(x.get("doc_count", 0) for x in b)
+    return None, None
+
+
+def probe(url, cls, path, body):
+    row = {"class": cls}
+    peak(url, True)
+    status, r = call(url + path, "POST", body)
+    if status != 200:
+        err = r.get("error", {})
+        row["error"] = "HTTP %d: %s" % (status, err.get("reason", err) if isinstance(err, dict)
+                                        else err)
+        return row
+    row["peak_breaker_bytes"] = peak(url, False)
+    row["buckets"], row["doc_count_sum"] = buckets(r.get("aggregations"))
+    q = json.loads(body)
+    q["track_total_hits"] = True
+    q["size"] = 0
+    q.pop("aggs", None)
+    q.pop("aggregations", None)
+    status, r = call(url + path, "POST", json.dumps(q))
+    if status == 200:
+        row["docs"] = r["hits"]["total"]["value"]
+    return row
+
+
+def main():
+    url = sys.argv[1].rstrip("/")
+    out = {}
+    for wl in sys.argv[2:]:
+        for line in open(wl):
+            if not line.strip() or line.startswith("#"):
+                continue
+            cls, _method, path, body = line.rstrip("\n").split("\t", 3)
+            if cls not in out:
+                out[cls] = probe(url, cls, path, body)
+    json.dump(out, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()

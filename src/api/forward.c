@@ -1,0 +1,170 @@
+/* Forwarding document requests to the node holding the shard's primary (forward.h): locating
+ * the primary in the placement snapshot, the message codec, and the round trip. */
+#include "api/forward.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "cluster/ops.h"
+
+#define LOCATE_WAIT_MS 10000
+#define FORWARD_TIMEOUT_MS 60000
+
+bool sc__api_locate(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix, sc_slice routing,
+                    sc_slice id, sc_shard_location *loc)
+{
+    memset(loc, 0, sizeof *loc);
+    sc_placement *p = sc_node_placement(req->node);
+    if (!p || req->forwarded) {
+        loc->assigned = loc->local = true;
+        return true;
+    }
+    uint32_t shard = sc_index_route(ix, routing.len ? routing : id);
+    uint64_t until = sc_clock_now_ns() + (uint64_t)LOCATE_WAIT_MS * 1000000u;
+    for (;;) {
+        sc_placement_snapshot *s = sc_placement_acquire(p);
+        sc_placement_primary(s, ix->name, shard, loc);
+        int64_t rev = sc_placement_revision(s);
+        sc_placement_release(s);
+        if (loc->assigned)
+            return true;
+        /* only a new index is waited for: a known shard without a live primary fails now */
+        if (loc->known || sc_clock_now_ns() >= until)
+            break;
+        /* a new index: its routing comes from the master in a moment */
+        (void)!sc_placement_wait(p, rev + 1, 200);
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    sc_rest_errorf(req, resp, 503, "unavailable_shards_exception",
+                   "[%s][%u] primary shard is not active", ix->name, shard);
+    return false;
+}
+
+sc_index *sc__api_wait_index(sc_rest_req *req, const char *name)
+{
+    uint64_t until = sc_clock_now_ns() + (uint64_t)LOCATE_WAIT_MS * 1000000u;
+    for (;;) {
+        sc_index *ix = sc_node_index(req->node, name);
+        if (ix || !req->forwarded || !sc_node_placement(req->node) || sc_clock_now_ns() >= until)
+            return ix;
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static sc_status encode_req(sc_rest_req *req, const char *method, const char *path, sc_slice body,
+                            sc_wire_buf *b)
+{
+    sc_wire_put_str(b, method ? method : req->method_str);
+    sc_wire_put_str(b, path ? path : req->path);
+    sc_wire_put_uvar(b, req->n_params);
+    for (size_t i = 0; i < req->n_params; i++) {
+        sc_wire_put_str(b, req->params[i].key);
+        sc_wire_put_str(b, req->params[i].value);
+    }
+    sc_wire_put_str(b, req->content_type);
+    sc_wire_put_bytes(b, body.ptr, body.len);
+    return b->st;
+}
+
+sc_status sc_api_fwd_req_decode(const uint8_t *p, size_t n, sc_arena *a, sc_api_fwd_req *out)
+{
+    memset(out, 0, sizeof *out);
+    sc_wire_reader r;
+    sc_wire_reader_init(&r, p, n);
+    out->method = sc_wire_get_bytes(&r);
+    out->path = sc_wire_get_bytes(&r);
+    out->n_params = (size_t)sc_wire_get_uvar_max(&r, SC_REST_MAX_PARAMS);
+    out->keys = sc_arena_calloc(a, out->n_params + 1, sizeof *out->keys);
+    out->values = sc_arena_calloc(a, out->n_params + 1, sizeof *out->values);
+    if (!out->keys || !out->values)
+        return SC_ENOMEM;
+    for (size_t i = 0; i < out->n_params; i++) {
+        out->keys[i] = sc_wire_get_bytes(&r);
+        out->values[i] = sc_wire_get_bytes(&r);
+    }
+    out->content_type = sc_wire_get_bytes(&r);
+    out->body = sc_wire_get_bytes(&r);
+    return sc_wire_reader_finish(&r);
+}
+
+sc_status sc_api_fwd_resp_encode(const sc_rest_resp *resp, sc_wire_buf *out)
+{
+    bool json = !resp->content_type || strstr(resp->content_type, "json") != NULL;
+    sc_wire_put_uvar(out, (uint64_t)resp->status);
+    sc_wire_put_bool(out, json);
+    sc_wire_put_bytes(out, resp->body.ptr, resp->body.len);
+    return out->st;
+}
+
+/* One round trip; *status, *json_out and the body (borrowing *raw, which the caller frees). */
+static sc_status round_trip(sc_rest_req *req, const sc_shard_location *loc, const char *method,
+                            const char *path, sc_slice body, int *status, bool *json,
+                            sc_slice *resp_body, uint8_t **raw)
+{
+    sc_placement *p = sc_node_placement(req->node);
+    if (!p)
+        return SC_EINVAL;
+    sc_wire_buf b;
+    sc_wire_buf_init(&b);
+    sc_status st = encode_req(req, method, path, body, &b);
+    size_t len = 0;
+    *raw = NULL;
+    if (st == SC_OK)
+        st = sc_transport_request(sc_placement_transport(p), loc->host, loc->port,
+                                  SC_MSG_REST_FORWARD, sc_slice_make(b.ptr, b.len),
+                                  FORWARD_TIMEOUT_MS, raw, &len, NULL);
+    sc_wire_buf_fini(&b);
+    if (st != SC_OK)
+        return st;
+    sc_wire_reader r;
+    sc_wire_reader_init(&r, *raw, len);
+    *status = (int)sc_wire_get_uvar_max(&r, 599);
+    *json = sc_wire_get_bool(&r);
+    *resp_body = sc_wire_get_bytes(&r);
+    return sc_wire_reader_finish(&r);
+}
+
+void sc__api_forward(sc_rest_req *req, sc_rest_resp *resp, const sc_shard_location *loc,
+                     const char *method, const char *path, sc_slice body)
+{
+    int status = 0;
+    bool json = true;
+    sc_slice rb;
+    uint8_t *raw = NULL;
+    sc_status st = round_trip(req, loc, method, path, body, &status, &json, &rb, &raw);
+    if (st != SC_OK) {
+        free(raw);
+        sc_rest_errorf(req, resp, 502, "node_not_connected_exception",
+                       "[%s][%s:%u] cannot forward the request to the primary: %s", loc->node_id,
+                       loc->host, loc->port, sc_status_str(st));
+        return;
+    }
+    resp->status = status;
+    resp->content_type = json ? NULL : "text/plain; charset=UTF-8";
+    sc_vec_clear(&resp->body);
+    if (sc_vec_append(&resp->body, rb.ptr, rb.len) != SC_OK) {
+        free(raw);
+        sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+        return;
+    }
+    free(raw);
+}
+
+sc_status sc__api_forward_json(sc_rest_req *req, const sc_shard_location *loc, const char *method,
+                               const char *path, sc_slice body, int *status, json_t **out)
+{
+    bool json = true;
+    sc_slice rb;
+    uint8_t *raw = NULL;
+    *out = NULL;
+    sc_status st = round_trip(req, loc, method, path, body, status, &json, &rb, &raw);
+    if (st == SC_OK && json)
+        *out = json_loadb((const char *)rb.ptr, rb.len, 0, NULL);
+    free(raw);
+    return st;
+}

@@ -1,0 +1,59 @@
+/* Write routing across nodes (issue 13, first increment): a document write, get or update whose
+ * shard's primary is on another node is forwarded there as the REST request itself over the
+ * transport (SC_MSG_REST_FORWARD), executed by that node's router with `forwarded` set (so it is
+ * executed locally, never forwarded again) and its response relayed. _bulk splits its items by
+ * the primary's node and forwards one sub-bulk per node. No replicas are written: replication
+ * is the next step of issue 13.
+ *
+ * Message body (cluster/wire.h primitives):
+ *   request  = method:bytes path:bytes uv:n_params (key:bytes value:bytes)* content_type:bytes
+ *              body:bytes
+ *   response = uv:status bool:json body:bytes */
+#ifndef SC_API_FORWARD_H
+#define SC_API_FORWARD_H
+
+#include "api/rest.h"
+#include "cluster/placement.h"
+#include "cluster/wire.h"
+
+enum {
+    SC_MSG_REST_FORWARD = 0x0201
+};
+
+/* A forwarded REST request as decoded (byte strings borrow the message). */
+typedef struct sc_api_fwd_req {
+    sc_slice method, path, content_type, body;
+    sc_slice *keys, *values;
+    size_t n_params;
+} sc_api_fwd_req;
+
+/* Decodes a forwarded request; arrays from `a`. SC_ECORRUPT on bad bytes. */
+sc_status sc_api_fwd_req_decode(const uint8_t *p, size_t n, sc_arena *a, sc_api_fwd_req *out)
+    SC_MUST_USE;
+/* Encodes the response to a forwarded request. */
+sc_status sc_api_fwd_resp_encode(const sc_rest_resp *resp, sc_wire_buf *out) SC_MUST_USE;
+
+/* Where the primary of the shard that (routing or id) goes to lives. Without a placement, or for
+ * a forwarded request, the answer is "local". In a cluster, waits up to 10 s for a new index's
+ * routing to appear (not for a known shard without a live primary). false (after writing a 503
+ * into resp) when the shard has no live primary. */
+bool sc__api_locate(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix, sc_slice routing,
+                    sc_slice id, sc_shard_location *loc);
+
+/* The index `name` (a reference). For a request another node sent (req->forwarded) in a cluster,
+ * waits up to 10 s for the placement to create it from the metadata (this node may learn of an
+ * index later than the coordinator); NULL when it does not appear. Otherwise sc_node_index. */
+sc_index *sc__api_wait_index(sc_rest_req *req, const char *name);
+
+/* Forwards req (with `path` instead of its own when not NULL, and `body`) to loc's node and
+ * writes the node's answer into resp (502 when the node cannot be reached). */
+void sc__api_forward(sc_rest_req *req, sc_rest_resp *resp, const sc_shard_location *loc,
+                     const char *method, const char *path, sc_slice body);
+
+/* As sc__api_forward, returning the node's status and JSON body (*out: new reference, NULL when
+ * not JSON) instead of writing a response. SC_EIO / SC_ETIMEOUT when unreachable. */
+sc_status sc__api_forward_json(sc_rest_req *req, const sc_shard_location *loc, const char *method,
+                               const char *path, sc_slice body, int *status, json_t **out)
+    SC_MUST_USE;
+
+#endif

@@ -1,0 +1,323 @@
+/* The data-node handlers of the cross-node search phases (remote.h): decode the coordinator's
+ * node query request, rebuild the search with this node's indices and mappings (the query,
+ * post_filter and aggs JSON are parsed here, as Elasticsearch's data nodes do), run
+ * sc_node_query_phase over the listed shards and answer with the partially reduced result;
+ * then fetch from the kept snapshots. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/agg_internal.h"
+#include "api/forward.h"
+#include "api/remote_internal.h"
+#include "api/search_internal.h"
+#include "base/clock.h"
+#include "cluster/search.h"
+#include "cluster/search_wire.h"
+
+/* Everything one query-phase request holds while it runs. */
+typedef struct remote_query {
+    sc_wire_node_query q;
+    sc_index **list; /* per shipped index name; NULL when this node lacks it */
+    sc_query **queries;
+    sc_query **agg_queries;
+    sc__agg_hook agg;
+    sc_agg_spec *spec;
+    json_t *qj, *pfj, *aggj;
+    char reason[256];
+} remote_query;
+
+static json_t *load_json(sc_slice s)
+{
+    return s.len ? json_loadb((const char *)s.ptr, s.len, 0, NULL) : NULL;
+}
+
+/* Parses the query (and post_filter) for index i. false with rq->reason set on failure. */
+static bool parse_index_query(remote_query *rq, sc_arena *a, size_t i)
+{
+    sc_dsl_error derr;
+    sc_query *q = NULL;
+    if (!rq->qj)
+        q = sc_query_match_all(a);
+    else if (sc__search_parse_query(a, rq->list[i], rq->qj, &q, &derr) != SC_OK)
+        q = NULL, snprintf(rq->reason, sizeof rq->reason, "%s", derr.reason);
+    if (!q)
+        return false;
+    rq->queries[i] = q;
+    if (!rq->pfj)
+        return true;
+    sc_query *pf = NULL, *b = sc_query_bool(a);
+    if (sc__search_parse_query(a, rq->list[i], rq->pfj, &pf, &derr) != SC_OK) {
+        snprintf(rq->reason, sizeof rq->reason, "%s", derr.reason);
+        return false;
+    }
+    if (!b || sc_query_bool_add(a, b, SC_OCCUR_MUST, q) != SC_OK ||
+        sc_query_bool_add(a, b, SC_OCCUR_FILTER, pf) != SC_OK)
+        return false;
+    rq->agg_queries[i] = q;
+    rq->queries[i] = b;
+    return true;
+}
+
+/* Resolves the indices and parses the request's JSON with this node's mappings. */
+static sc_status prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
+{
+    size_t ni = rq->q.n_indices;
+    rq->list = calloc(ni ? ni : 1, sizeof *rq->list);
+    rq->queries = sc_arena_calloc(a, ni ? ni : 1, sizeof *rq->queries);
+    rq->agg_queries = sc_arena_calloc(a, ni ? ni : 1, sizeof *rq->agg_queries);
+    if (!rq->list || !rq->queries || !rq->agg_queries)
+        return SC_ENOMEM;
+    rq->qj = load_json(rq->q.query_json);
+    rq->pfj = load_json(rq->q.post_filter_json);
+    rq->aggj = load_json(rq->q.aggs_json);
+    if ((rq->q.query_json.len && !rq->qj) || (rq->q.post_filter_json.len && !rq->pfj) ||
+        (rq->q.aggs_json.len && !rq->aggj))
+        return SC_ECORRUPT;
+    sc_index *first = NULL;
+    for (size_t i = 0; i < ni; i++) {
+        char *name =
+            sc_arena_strndup(a, (const char *)rq->q.index_names[i].ptr, rq->q.index_names[i].len);
+        /* an index created a moment ago may not have reached this node's placement yet */
+        sc_rest_req wreq = {.arena = a, .node = r->node, .client_fd = -1, .forwarded = true};
+        rq->list[i] = name ? sc__api_wait_index(&wreq, name) : NULL;
+        if (!rq->list[i])
+            continue;
+        if (!parse_index_query(rq, a, i))
+            return SC_EPARSE;
+        if (!first)
+            first = rq->list[i];
+    }
+    if (!rq->aggj)
+        return SC_OK;
+    sc_rest_req req = {.arena = a, .node = r->node, .client_fd = -1};
+    sc_agg_parse_error perr;
+    if (!sc__agg_parse(&req, first, rq->aggj, &rq->spec, &perr)) {
+        snprintf(rq->reason, sizeof rq->reason, "aggregations: %s", perr.reason);
+        return SC_EPARSE;
+    }
+    rq->agg.spec = rq->spec;
+    rq->agg.hit_queries = rq->queries;
+    rq->agg.agg_queries = rq->pfj ? rq->agg_queries : NULL;
+    rq->agg.n_queries = ni;
+    rq->agg.n_shards = rq->q.n_shards_total;
+    sc__agg_hook_init(&rq->agg);
+    return SC_OK;
+}
+
+static void rq_fini(remote_query *rq)
+{
+    for (size_t i = 0; rq->list && i < rq->q.n_indices; i++)
+        if (rq->list[i])
+            sc_index_unref(rq->list[i]);
+    free(rq->list);
+    sc__agg_spec_free(rq->spec);
+    json_decref(rq->qj);
+    json_decref(rq->pfj);
+    json_decref(rq->aggj);
+}
+
+/* Keeps the snapshots of the targets that hold a hit (for the fetch) in a context. */
+static uint64_t keep_context(sc_api_remote *r, const sc_node_query_request *nq,
+                             sc_node_query_response *nr)
+{
+    if (!nr->n_top)
+        return 0;
+    sc__remote_ctx *c = calloc(1, sizeof *c);
+    size_t nt = nq->n_targets;
+    if (c) {
+        c->shard_ix = calloc(nt ? nt : 1, sizeof *c->shard_ix);
+        c->snapshots = calloc(nt ? nt : 1, sizeof *c->snapshots);
+    }
+    if (!c || !c->shard_ix || !c->snapshots) {
+        sc__remote_ctx_free(c);
+        return 0;
+    }
+    for (size_t t = 0; t < nt; t++) {
+        if (!nr->results[t].snapshot || nr->results[t].st != SC_OK)
+            continue;
+        c->shard_ix[c->n] = nq->targets[t].shard_ix;
+        c->snapshots[c->n++] = nr->results[t].snapshot;
+        nr->results[t].pinned = true; /* the context's reference now: release skips it */
+    }
+    return sc__remote_ctx_put(r, c);
+}
+
+/* Writes the node's answer. */
+static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_request *nq,
+                        sc_node_query_response *nr, sc_arena *a, sc_wire_buf *out)
+{
+    size_t nt = nq->n_targets;
+    sc_wire_node_query_resp w = {
+        .n_results = nt, .top = nr->top, .n_top = nr->n_top, .n_sort = rq->q.n_sort};
+    w.results = sc_arena_calloc(a, nt ? nt : 1, sizeof *w.results);
+    if (!w.results)
+        return SC_ENOMEM;
+    for (size_t t = 0; t < nt; t++) {
+        const sc_node_shard_result *s = &nr->results[t];
+        w.results[t] = (sc_wire_shard_outcome){.st = s->st,
+                                               .total = s->total,
+                                               .total_gte = s->total_is_lower_bound,
+                                               .timed_out = s->timed_out};
+        if (s->st != SC_OK) {
+            w.results[t].http_status = s->err.status;
+            w.results[t].type = sc_slice_cstr(s->err.type ? s->err.type : "exception");
+            w.results[t].reason = sc_slice_cstr(s->err.reason);
+        }
+    }
+    uint8_t *agg = NULL;
+    size_t agg_len = 0;
+    if (nr->agg_reduced)
+        SC_TRY(sc_agg_encode(nr->agg_reduced, &agg, &agg_len));
+    w.agg_partial = sc_slice_make(agg, agg_len);
+    w.context_id = keep_context(r, nq, nr);
+    sc_status st = sc_wire_node_query_resp_encode(&w, out);
+    free(agg);
+    return st;
+}
+
+/* The targets of indices this node has; the others are answered as missing shards. */
+static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_arena *a, sc_wire_buf *out)
+{
+    const sc_wire_node_query *q = &rq->q;
+    for (size_t t = 0; t < q->n_targets; t++)
+        if (!rq->list[q->targets[t].index_i])
+            return SC_ENOTFOUND;
+    sc_search_request sr = {.indices = rq->list,
+                            .queries = rq->queries,
+                            .n_indices = q->n_indices,
+                            .track_total_hits = q->track_total_hits,
+                            .timeout_ms = q->timeout_ms,
+                            .count_only = q->count_only,
+                            .sort = q->sort,
+                            .n_sort = q->n_sort,
+                            .search_after = q->search_after,
+                            .collect = rq->spec ? &rq->agg.hook : NULL};
+    uint64_t deadline =
+        q->timeout_ms >= 0 ? sc_clock_now_ns() + (uint64_t)q->timeout_ms * 1000000u : 0;
+    sc_cancel_token token;
+    sc_cancel_token_init(&token, deadline);
+    sc_node_query_request nq = {.search = &sr,
+                                .targets = q->targets,
+                                .n_targets = q->n_targets,
+                                .k = q->k,
+                                .deadline_ns = deadline,
+                                .token = &token,
+                                .collect = sr.collect};
+    sc_node_query_response nr;
+    sc_status st = sc_node_query_phase(r->node, &nq, a, &nr);
+    if (st == SC_OK)
+        st = answer(r, rq, &nq, &nr, a, out);
+    sc_node_query_release(&nq, &nr);
+    return st;
+}
+
+static sc_status h_query(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
+{
+    sc_api_remote *r = ctx;
+    sc_arena a;
+    sc_arena_init(&a, sc_node_config_get(r->node)->memory_limit_bytes / 4);
+    remote_query rq;
+    memset(&rq, 0, sizeof rq);
+    sc_status st = sc_wire_node_query_decode(body.ptr, body.len, &a, &rq.q);
+    if (st == SC_OK)
+        st = prepare(r, &rq, &a);
+    if (st == SC_OK)
+        st = run_phase(r, &rq, &a, out);
+    if (st != SC_OK)
+        snprintf(errmsg, cap, "%s",
+                 rq.reason[0]         ? rq.reason
+                 : st == SC_ENOTFOUND ? "index missing on the data node"
+                                      : sc_status_str(st));
+    rq_fini(&rq);
+    sc_arena_fini(&a);
+    return st;
+}
+
+static sc_status h_fetch(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
+{
+    sc_api_remote *r = ctx;
+    sc_arena a;
+    sc_arena_init(&a, sc_node_config_get(r->node)->memory_limit_bytes / 4);
+    sc_wire_node_fetch f;
+    sc_status st = sc_wire_node_fetch_decode(body.ptr, body.len, &a, &f);
+    sc__remote_ctx *c = st == SC_OK ? sc__remote_ctx_take(r, f.context_id) : NULL;
+    if (st == SC_OK && !c) {
+        snprintf(errmsg, cap, "no search context found for id [%llu]",
+                 (unsigned long long)f.context_id);
+        st = SC_ENOTFOUND;
+    }
+    sc_shard_target *targets = c ? sc_arena_calloc(&a, c->n + 1, sizeof *targets) : NULL;
+    sc_node_shard_result *results = c ? sc_arena_calloc(&a, c->n + 1, sizeof *results) : NULL;
+    const char **fields = sc_arena_calloc(&a, f.n_dv_fields + 1, sizeof *fields);
+    if (st == SC_OK && (!targets || !results || !fields))
+        st = SC_ENOMEM;
+    for (size_t i = 0; st == SC_OK && i < c->n; i++) {
+        targets[i].shard_ix = c->shard_ix[i];
+        results[i].snapshot = c->snapshots[i];
+    }
+    for (size_t i = 0; st == SC_OK && i < f.n_dv_fields; i++)
+        if (!(fields[i] =
+                  sc_arena_strndup(&a, (const char *)f.dv_fields[i].ptr, f.dv_fields[i].len)))
+            st = SC_ENOMEM;
+    if (st == SC_OK) {
+        sc_node_query_request nq = {.targets = targets, .n_targets = c->n};
+        sc_node_query_response nr = {.results = results};
+        sc_node_fetch_request fr = {.query = &nq,
+                                    .query_resp = &nr,
+                                    .docs = f.docs,
+                                    .n_docs = f.n_docs,
+                                    .source = f.source,
+                                    .dv_fields = fields,
+                                    .n_dv_fields = f.n_dv_fields};
+        sc_node_fetch_response fres;
+        st = sc_node_fetch_phase(r->node, &fr, &a, &fres);
+        sc_wire_node_fetch_resp w = {.docs = fres.docs, .n_docs = f.n_docs};
+        if (st == SC_OK)
+            st = sc_wire_node_fetch_resp_encode(&w, out);
+    }
+    sc__remote_ctx_free(c);
+    sc_arena_fini(&a);
+    return st;
+}
+
+static sc_status h_free(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
+{
+    (void)out, (void)errmsg, (void)cap;
+    sc_wire_reader rd;
+    sc_wire_reader_init(&rd, body.ptr, body.len);
+    uint64_t id = sc_wire_get_uvar(&rd);
+    SC_TRY(sc_wire_reader_finish(&rd));
+    sc__remote_ctx_free(sc__remote_ctx_take(ctx, id));
+    return SC_OK;
+}
+
+sc_status sc_api_remote_start(sc_node *n, sc_transport *t, sc_api_remote **out)
+{
+    sc_api_remote *r = calloc(1, sizeof *r);
+    if (!r)
+        return SC_ENOMEM;
+    r->node = n;
+    pthread_mutex_init(&r->mu, NULL);
+    sc_status st = sc_transport_register(t, SC_MSG_NODE_QUERY, h_query, r);
+    if (st == SC_OK)
+        st = sc_transport_register(t, SC_MSG_NODE_FETCH, h_fetch, r);
+    if (st == SC_OK)
+        st = sc_transport_register(t, SC_MSG_NODE_FREE_CONTEXT, h_free, r);
+    if (st != SC_OK) {
+        sc_api_remote_stop(r);
+        return st;
+    }
+    *out = r;
+    return SC_OK;
+}
+
+void sc_api_remote_stop(sc_api_remote *r)
+{
+    if (!r)
+        return;
+    sc__remote_ctx_free_all(r);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}

@@ -1,0 +1,354 @@
+/* The placement thread and its snapshots (placement.h): follows the membership view, creates
+ * and deletes local indices to match the cluster metadata, merges mappings, and publishes the
+ * routing table with the nodes' transport addresses for lock-free-ish lookups (one mutex to
+ * swap the snapshot pointer, a refcount per snapshot). */
+#include "cluster/placement.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "cluster/cluster_settings.h"
+#include "cluster/internal.h"
+#include "cluster/log.h"
+#include "mapping/mapping.h"
+
+typedef struct node_addr {
+    char id[SC_ALLOC_NODE_MAX];
+    char host[128];
+    uint16_t port;
+} node_addr;
+
+struct sc_placement_snapshot {
+    atomic_int refs;
+    char local_id[SC_ALLOC_NODE_MAX];
+    sc_routing_table routing;
+    node_addr *nodes;
+    size_t n_nodes;
+    int64_t revision;
+    bool batched; /* cluster setting search.batched_query_phase (default true) */
+};
+
+struct sc_placement {
+    sc_node *node;
+    sc_membership *m;
+    sc_transport *t;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;      /* a change to look at, or stop */
+    pthread_cond_t cv_snap; /* a snapshot was published */
+    bool dirty, stop;
+    sc_placement_snapshot *snap;
+    json_t *seen; /* names of indices seen in the metadata: {name: true} */
+};
+
+void sc_placement_release(sc_placement_snapshot *s)
+{
+    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    sc_routing_table_fini(&s->routing);
+    free(s->nodes);
+    free(s);
+}
+
+sc_placement_snapshot *sc_placement_acquire(sc_placement *p)
+{
+    pthread_mutex_lock(&p->mu);
+    sc_placement_snapshot *s = p->snap;
+    atomic_fetch_add(&s->refs, 1);
+    pthread_mutex_unlock(&p->mu);
+    return s;
+}
+
+int64_t sc_placement_revision(const sc_placement_snapshot *s)
+{
+    return s->revision;
+}
+
+bool sc_placement_batched(const sc_placement_snapshot *s)
+{
+    return s->batched;
+}
+
+/* search.batched_query_phase from the cluster settings (transient over persistent). */
+static bool read_batched(sc_node *n)
+{
+    json_t *pers = NULL, *trans = NULL;
+    bool batched = true;
+    if (sc_cluster_settings_get(n, &pers, &trans) == SC_OK) {
+        const json_t *v = json_object_get(trans, "search.batched_query_phase");
+        if (!v || json_is_null(v))
+            v = json_object_get(pers, "search.batched_query_phase");
+        const char *s = json_string_value(v);
+        if (s && strcmp(s, "false") == 0)
+            batched = false;
+        if (json_is_false(v))
+            batched = false;
+    }
+    json_decref(pers);
+    json_decref(trans);
+    return batched;
+}
+
+sc_transport *sc_placement_transport(sc_placement *p)
+{
+    return p->t;
+}
+
+void sc_placement_primary(const sc_placement_snapshot *s, const char *index, uint32_t shard,
+                          sc_shard_location *out)
+{
+    memset(out, 0, sizeof *out);
+    const sc_index_routing *r = sc_routing_table_find(&s->routing, index);
+    if (!r || shard >= r->number_of_shards)
+        return;
+    out->known = true;
+    const sc_shard_routing *sh = &r->shards[shard];
+    for (size_t c = 0; c < sh->n_copies; c++) {
+        if (!sh->copies[c].primary)
+            continue;
+        snprintf(out->node_id, sizeof out->node_id, "%s", sh->copies[c].node);
+        if (strcmp(sh->copies[c].node, s->local_id) == 0) {
+            out->assigned = out->local = true;
+            return;
+        }
+        for (size_t i = 0; i < s->n_nodes; i++)
+            if (strcmp(s->nodes[i].id, sh->copies[c].node) == 0 && s->nodes[i].port) {
+                snprintf(out->host, sizeof out->host, "%s", s->nodes[i].host);
+                out->port = s->nodes[i].port;
+                out->assigned = true;
+            }
+        return;
+    }
+}
+
+/* "host:port" (the last colon splits, so "[::1]:9300" keeps its brackets off). */
+static void parse_addr(const char *s, node_addr *a)
+{
+    const char *c = strrchr(s, ':');
+    if (!c)
+        return;
+    long port = strtol(c + 1, NULL, 10);
+    if (port <= 0 || port > 65535)
+        return;
+    const char *h = s;
+    size_t hl = (size_t)(c - s);
+    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+        h++;
+        hl -= 2;
+    }
+    if (hl == 0 || hl >= sizeof a->host)
+        return;
+    memcpy(a->host, h, hl);
+    a->host[hl] = '\0';
+    a->port = (uint16_t)port;
+}
+
+static sc_placement_snapshot *snapshot_from(const sc_cluster_view *v)
+{
+    sc_placement_snapshot *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    atomic_init(&s->refs, 1);
+    snprintf(s->local_id, sizeof s->local_id, "%s", v->local_id);
+    s->revision = v->revision;
+    s->nodes = calloc(v->n_nodes ? v->n_nodes : 1, sizeof *s->nodes);
+    s->routing.indices =
+        calloc(v->routing.n_indices ? v->routing.n_indices : 1, sizeof *s->routing.indices);
+    if (!s->nodes || !s->routing.indices) {
+        sc_placement_release(s);
+        return NULL;
+    }
+    for (size_t i = 0; i < v->n_nodes; i++) {
+        snprintf(s->nodes[i].id, sizeof s->nodes[i].id, "%s", v->nodes[i].id);
+        parse_addr(v->nodes[i].transport, &s->nodes[i]);
+    }
+    s->n_nodes = v->n_nodes;
+    for (size_t i = 0; i < v->routing.n_indices; i++) {
+        if (sc_index_routing_copy(&v->routing.indices[i], &s->routing.indices[i]) != SC_OK) {
+            sc_placement_release(s);
+            return NULL;
+        }
+        s->routing.n_indices++;
+    }
+    return s;
+}
+
+/* Merges the metadata's mapping into the local index's (fields other nodes added by dynamic
+ * mapping or PUT _mapping). Not published back: it came from the cluster. */
+static void merge_mapping(sc_index *ix, const json_t *meta)
+{
+    const json_t *mj = json_object_get(meta, "mappings");
+    if (!json_is_object(mj) || json_object_size(mj) == 0)
+        return;
+    sc_mapping *base = sc_index_mapping(ix);
+    sc_mapping *merged = NULL;
+    sc_mapping_error err;
+    if (sc_mapping_merge(base, mj, &merged, &err) == SC_OK) {
+        (void)sc_index_install_mapping(ix, base, merged);
+        sc_mapping_unref(merged);
+    } else {
+        sc_log(SC_LOG_DEBUG, "cluster", "mapping of [%s] from the cluster not merged", ix->name);
+    }
+    sc_mapping_unref(base);
+}
+
+/* Makes the local indices follow the metadata. */
+static void sync_indices(sc_placement *p, const sc_cluster_view *v)
+{
+    const char *name;
+    json_t *meta;
+    json_object_foreach (v->indices, name, meta) {
+        json_object_set_new(p->seen, name, json_true());
+        sc_index *ix = sc_node_index(p->node, name);
+        if (ix) {
+            merge_mapping(ix, meta);
+            sc_index_unref(ix);
+            continue;
+        }
+        sc_status st = sc__node_adopt_index(p->node, meta);
+        if (st != SC_OK && st != SC_EEXIST)
+            sc_log(SC_LOG_WARN, "cluster", "cannot create index [%s] from the cluster: %s", name,
+                   sc_status_str(st));
+    }
+    void *tmp;
+    json_object_foreach_safe(p->seen, tmp, name, meta)
+    {
+        if (json_object_get(v->indices, name))
+            continue;
+        sc_cluster_error err;
+        if (sc_node_delete_index(p->node, name, &err) == SC_OK)
+            sc_log(SC_LOG_INFO, "cluster", "deleted index [%s]: gone from the cluster", name);
+        json_object_del(p->seen, name);
+    }
+}
+
+static void sync_once(sc_placement *p)
+{
+    sc_cluster_view v;
+    if (sc_membership_view(p->m, &v) != SC_OK)
+        return;
+    if (v.synced) {
+        sync_indices(p, &v);
+        sc_placement_snapshot *s = snapshot_from(&v);
+        if (s) {
+            s->batched = read_batched(p->node);
+            pthread_mutex_lock(&p->mu);
+            sc_placement_snapshot *old = p->snap;
+            p->snap = s;
+            pthread_cond_broadcast(&p->cv_snap);
+            pthread_mutex_unlock(&p->mu);
+            sc_placement_release(old);
+        }
+    }
+    sc_cluster_view_fini(&v);
+}
+
+static void *placement_main(void *arg)
+{
+    sc_placement *p = arg;
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop) {
+        if (!p->dirty) {
+            /* also every second: a missed change cannot leave us stale for long */
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_sec += 1;
+            pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+        }
+        if (p->stop)
+            break;
+        p->dirty = false;
+        pthread_mutex_unlock(&p->mu);
+        sync_once(p);
+        pthread_mutex_lock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static void on_change(void *ctx)
+{
+    sc_placement *p = ctx;
+    pthread_mutex_lock(&p->mu);
+    p->dirty = true;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+sc_status sc_placement_start(sc_node *n, sc_membership *m, sc_transport *t, sc_placement **out)
+{
+    sc_placement *p = calloc(1, sizeof *p);
+    if (!p)
+        return SC_ENOMEM;
+    p->node = n;
+    p->m = m;
+    p->t = t;
+    p->seen = json_object();
+    p->snap = calloc(1, sizeof *p->snap);
+    if (!p->seen || !p->snap) {
+        json_decref(p->seen);
+        free(p->snap);
+        free(p);
+        return SC_ENOMEM;
+    }
+    atomic_init(&p->snap->refs, 1);
+    p->snap->batched = true;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->cv, &ca);
+    pthread_cond_init(&p->cv_snap, &ca);
+    pthread_condattr_destroy(&ca);
+    p->dirty = true;
+    sc_status st = sc_membership_on_change(m, on_change, p);
+    if (st == SC_OK && pthread_create(&p->th, NULL, placement_main, p) != 0)
+        st = SC_EIO;
+    if (st != SC_OK) {
+        /* a registered listener cannot be removed: keep p alive (leaked) rather than dangle */
+        sc_log(SC_LOG_ERROR, "cluster", "cannot start the placement: %s", sc_status_str(st));
+        return st;
+    }
+    sc_node_set_placement(n, p);
+    *out = p;
+    return SC_OK;
+}
+
+sc_status sc_placement_wait(sc_placement *p, int64_t rev, int64_t timeout_ms)
+{
+    uint64_t deadline = sc_clock_now_ns() + (uint64_t)timeout_ms * 1000000u;
+    struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
+                          .tv_nsec = (long)(deadline % 1000000000u)};
+    pthread_mutex_lock(&p->mu);
+    p->dirty = true;
+    pthread_cond_signal(&p->cv);
+    sc_status st = SC_OK;
+    while (p->snap->revision < rev && st == SC_OK)
+        if (pthread_cond_timedwait(&p->cv_snap, &p->mu, &ts) != 0)
+            st = SC_ETIMEOUT;
+    pthread_mutex_unlock(&p->mu);
+    return st;
+}
+
+void sc_placement_stop(sc_placement *p)
+{
+    if (!p)
+        return;
+    sc_node_set_placement(p->node, NULL);
+    pthread_mutex_lock(&p->mu);
+    p->stop = true;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->th, NULL);
+    sc_placement_release(p->snap);
+    json_decref(p->seen);
+    pthread_cond_destroy(&p->cv);
+    pthread_cond_destroy(&p->cv_snap);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}

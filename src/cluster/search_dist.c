@@ -1,0 +1,295 @@
+/* The search coordinator over shards placed on several nodes (search_internal.h; DESIGN.md
+ * lesson 5). Targets are grouped into units: one per data node (batched query phase) or one per
+ * shard (search.batched_query_phase false). A local unit calls sc_node_query_phase directly; a
+ * remote unit is one SC_MSG_NODE_QUERY over the transport (search_wire.h), answered with the
+ * node's partially reduced top k and aggregation partial. Units run concurrently on a few
+ * sender threads. The final reduce (search_dist_reduce.c) merges them; the fetch is one request
+ * per node holding winners. A unit that fails (connect, timeout, remote error) reports each of
+ * its shards in _shards.failures; an unassigned shard fails as no_shard_available. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/log.h"
+#include "cluster/placement.h"
+#include "cluster/search_dist.h"
+#include "cluster/search_wire.h"
+
+/* Sender threads per search: enough to overlap a few nodes' round trips (or, unbatched, many
+ * shard requests) without a thread per shard. */
+#define MAX_SENDERS 8
+/* A remote node gets the search's timeout plus this to answer with its partial results. */
+#define TIMEOUT_GRACE_MS 1000
+#define DEFAULT_REMOTE_TIMEOUT_MS 30000
+
+typedef struct dist_run {
+    sc_node *node;
+    const sc_search_request *sr;
+    sc__dist_unit *units;
+    size_t n_units;
+    uint32_t k;
+    uint64_t deadline_ns;
+    sc_cancel_token *token;
+    sc_transport *transport;
+    atomic_size_t next;
+} dist_run;
+
+static sc_status unit_alloc(sc__dist_unit *u, size_t n)
+{
+    sc_arena_init(&u->mem, 0);
+    u->targets = sc_arena_calloc(&u->mem, n ? n : 1, sizeof *u->targets);
+    u->results = sc_arena_calloc(&u->mem, n ? n : 1, sizeof *u->results);
+    return u->targets && u->results ? SC_OK : SC_ENOMEM;
+}
+
+/* Groups the targets into units by the node holding each shard's primary. Unassigned shards
+ * are failed in place (a unit of their own with no node). */
+static sc_status group(dist_run *d, const sc_placement_snapshot *snap,
+                       const sc_shard_target *targets, size_t nt, bool batched)
+{
+    sc_shard_location *loc = calloc(nt ? nt : 1, sizeof *loc);
+    d->units = calloc(nt ? nt : 1, sizeof *d->units);
+    size_t *count = calloc(nt ? nt : 1, sizeof *count);
+    size_t *unit_of = calloc(nt ? nt : 1, sizeof *unit_of);
+    sc_status st = loc && d->units && count && unit_of ? SC_OK : SC_ENOMEM;
+    for (size_t t = 0; st == SC_OK && t < nt; t++) {
+        sc_placement_primary(snap, d->sr->indices[targets[t].index_i]->name, targets[t].shard,
+                             &loc[t]);
+        size_t u = d->n_units;
+        if (batched && loc[t].assigned)
+            for (size_t j = 0; j < d->n_units; j++)
+                if (d->units[j].assigned && strcmp(d->units[j].node_id, loc[t].node_id) == 0)
+                    u = j;
+        if (u == d->n_units) {
+            sc__dist_unit *nu = &d->units[d->n_units++];
+            nu->assigned = loc[t].assigned;
+            nu->local = loc[t].local;
+            snprintf(nu->node_id, sizeof nu->node_id, "%s", loc[t].node_id);
+            snprintf(nu->host, sizeof nu->host, "%s", loc[t].host);
+            nu->port = loc[t].port;
+        }
+        unit_of[t] = u;
+        count[u]++;
+    }
+    for (size_t u = 0; st == SC_OK && u < d->n_units; u++)
+        st = unit_alloc(&d->units[u], count[u]);
+    for (size_t t = 0; st == SC_OK && t < nt; t++) {
+        sc__dist_unit *u = &d->units[unit_of[t]];
+        u->targets[u->n_targets++] = targets[t];
+    }
+    free(loc);
+    free(count);
+    free(unit_of);
+    return st;
+}
+
+static void fail_unit(sc__dist_unit *u, int status, const char *type, const char *reason)
+{
+    u->st = SC_EIO;
+    u->fail_status = status;
+    snprintf(u->fail_type, sizeof u->fail_type, "%s", type);
+    snprintf(u->fail_reason, sizeof u->fail_reason, "%s", reason);
+}
+
+static void run_local(dist_run *d, sc__dist_unit *u)
+{
+    u->lreq = (sc_node_query_request){.search = d->sr,
+                                      .targets = u->targets,
+                                      .n_targets = u->n_targets,
+                                      .k = d->k,
+                                      .deadline_ns = d->deadline_ns,
+                                      .token = d->token,
+                                      .collect = d->sr->collect};
+    /* the unit's own arena: the request arena is not thread-safe */
+    u->st = sc_node_query_phase(d->node, &u->lreq, &u->mem, &u->lresp);
+    u->lresp_valid = true;
+    if (u->st != SC_OK) {
+        fail_unit(u, 500, "exception", "the node's query phase failed");
+        return;
+    }
+    for (size_t t = 0; t < u->n_targets; t++)
+        u->results[t] = u->lresp.results[t];
+    u->top = u->lresp.top;
+    u->n_top = u->lresp.n_top;
+    u->agg = u->lresp.agg_reduced;
+}
+
+/* Decodes a remote answer into the unit (its arena). */
+static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, size_t n)
+{
+    sc_wire_node_query_resp w;
+    SC_TRY(sc_wire_node_query_resp_decode(p, n, &u->mem, &w));
+    if (w.n_results != u->n_targets || (w.n_top && w.n_sort != d->sr->n_sort))
+        return SC_ECORRUPT;
+    for (size_t t = 0; t < u->n_targets; t++) {
+        const sc_wire_shard_outcome *o = &w.results[t];
+        sc_node_shard_result *r = &u->results[t];
+        r->st = o->st;
+        r->total = o->total;
+        r->total_is_lower_bound = o->total_gte;
+        r->timed_out = o->timed_out;
+        if (o->st != SC_OK) {
+            r->err.status = o->http_status;
+            r->err.type = sc_arena_strndup(&u->mem, (const char *)o->type.ptr, o->type.len);
+            snprintf(r->err.reason, sizeof r->err.reason, "%.*s", (int)o->reason.len,
+                     (const char *)o->reason.ptr);
+        }
+    }
+    for (size_t i = 0; i < w.n_top; i++) {
+        bool known = false; /* a hit must name one of the unit's shards */
+        for (size_t t = 0; t < u->n_targets && !known; t++)
+            known = u->targets[t].shard_ix == w.top[i].shard_ix;
+        if (!known)
+            return SC_ECORRUPT;
+    }
+    u->top = w.top;
+    u->n_top = w.n_top;
+    u->context_id = w.context_id;
+    const sc_shard_collect_hook *h = d->sr->collect;
+    if (w.agg_partial.len) {
+        if (!h || !h->decode)
+            return SC_ECORRUPT;
+        SC_TRY(h->decode(h->ctx, w.agg_partial.ptr, w.agg_partial.len, &u->mem, &u->agg));
+    }
+    return SC_OK;
+}
+
+static void run_remote(dist_run *d, sc__dist_unit *u)
+{
+    const sc_search_request *sr = d->sr;
+    sc_slice *names = sc_arena_calloc(&u->mem, sr->n_indices + 1, sizeof *names);
+    if (!names) {
+        fail_unit(u, 500, "exception", "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < sr->n_indices; i++)
+        names[i] = sc_slice_cstr(sr->indices[i]->name);
+    uint32_t n_shards = 0;
+    for (size_t i = 0; i < sr->n_indices; i++)
+        n_shards += sr->indices[i]->settings.number_of_shards;
+    sc_wire_node_query q = {.index_names = names,
+                            .n_indices = sr->n_indices,
+                            .query_json = sr->query_json,
+                            .post_filter_json = sr->post_filter_json,
+                            .aggs_json = sr->aggs_json,
+                            .k = d->k,
+                            .track_total_hits = sr->track_total_hits,
+                            .timeout_ms = sr->timeout_ms,
+                            .count_only = sr->count_only,
+                            .sort = sr->sort,
+                            .n_sort = sr->n_sort,
+                            .search_after = sr->search_after,
+                            .targets = u->targets,
+                            .n_targets = u->n_targets,
+                            .n_shards_total = n_shards};
+    sc_wire_buf b;
+    sc_wire_buf_init(&b);
+    if (sc_wire_node_query_encode(&q, &b) != SC_OK) {
+        sc_wire_buf_fini(&b);
+        fail_unit(u, 500, "exception", "cannot encode the node query request");
+        return;
+    }
+    uint32_t tmo = sr->timeout_ms >= 0 ? (uint32_t)sr->timeout_ms + TIMEOUT_GRACE_MS
+                                       : DEFAULT_REMOTE_TIMEOUT_MS;
+    uint8_t *resp = NULL;
+    size_t len = 0;
+    sc_transport_error err;
+    sc_status st = sc_transport_request(d->transport, u->host, u->port, SC_MSG_NODE_QUERY,
+                                        sc_slice_make(b.ptr, b.len), tmo, &resp, &len, &err);
+    sc_wire_buf_fini(&b);
+    u->sent = true;
+    if (st == SC_OK && (st = take_answer(d, u, resp, len)) != SC_OK)
+        snprintf(err.message, sizeof err.message, "bad answer from the node: %s",
+                 sc_status_str(st));
+    /* keyword sort keys and strings borrow the answer: it lives as long as the unit */
+    u->resp_bytes = resp;
+    if (st == SC_OK)
+        return;
+    char reason[512];
+    snprintf(reason, sizeof reason, "[%s][%s:%u] %s", u->node_id, u->host, u->port, err.message);
+    if (err.remote)
+        fail_unit(u, 500, "remote_transport_exception", reason);
+    else if (st == SC_ETIMEOUT)
+        fail_unit(u, 504, "receive_timeout_transport_exception", reason);
+    else
+        fail_unit(u, 503, "node_not_connected_exception", reason);
+}
+
+static void run_unit(dist_run *d, sc__dist_unit *u)
+{
+    if (!u->assigned)
+        fail_unit(u, 503, "no_shard_available_action_exception",
+                  "no active primary copy of the shard");
+    else if (u->local)
+        run_local(d, u);
+    else if (!d->transport || !u->port)
+        fail_unit(u, 503, "node_not_connected_exception", "no transport address for the node");
+    else
+        run_remote(d, u);
+}
+
+static void *sender(void *arg)
+{
+    dist_run *d = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&d->next, 1);
+        if (i >= d->n_units)
+            return NULL;
+        run_unit(d, &d->units[i]);
+    }
+}
+
+/* Runs every unit: the calling thread and up to MAX_SENDERS - 1 helpers pull from a counter. */
+static void run_units(dist_run *d)
+{
+    pthread_t th[MAX_SENDERS];
+    size_t n_th = 0;
+    size_t want = d->n_units < MAX_SENDERS ? d->n_units : MAX_SENDERS;
+    atomic_init(&d->next, 0);
+    for (size_t i = 1; i < want; i++)
+        if (pthread_create(&th[n_th], NULL, sender, d) == 0)
+            n_th++;
+    sender(d);
+    for (size_t i = 0; i < n_th; i++)
+        pthread_join(th[i], NULL);
+}
+
+static void units_free(dist_run *d)
+{
+    for (size_t u = 0; u < d->n_units; u++) {
+        sc__dist_unit *x = &d->units[u];
+        if (x->lresp_valid)
+            sc_node_query_release(&x->lreq, &x->lresp);
+        free(x->resp_bytes);
+        sc_arena_fini(&x->mem);
+    }
+    free(d->units);
+}
+
+sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
+                              const sc_shard_target *targets, size_t nt, uint32_t k,
+                              uint64_t deadline_ns, sc_cancel_token *token, sc_arena *arena,
+                              sc_search_response *out)
+{
+    sc_placement *p = sc_node_placement(n);
+    sc_placement_snapshot *snap = sc_placement_acquire(p);
+    dist_run d = {.node = n,
+                  .sr = sr,
+                  .k = k,
+                  .deadline_ns = deadline_ns,
+                  .token = token,
+                  .transport = sc_placement_transport(p)};
+    bool batched = sc_placement_batched(snap);
+    sc_status st = group(&d, snap, targets, nt, batched);
+    sc_placement_release(snap);
+    if (st == SC_OK) {
+        run_units(&d);
+        st = sc__dist_reduce(n, sr, d.units, d.n_units, d.transport, token, arena, out);
+        sc_log(SC_LOG_DEBUG, "search", "%zu shards in %zu query requests (%s), %u remote", nt,
+               d.n_units, batched ? "batched per node" : "one per shard", out->query_requests);
+    }
+    units_free(&d);
+    return st;
+}

@@ -1,0 +1,43 @@
+/* Private to the distributed search coordinator: search_dist.c (grouping, the query phase per
+ * unit) and search_dist_reduce.c (final reduce, the fetch per node). */
+#ifndef SC_CLUSTER_SEARCH_DIST_H
+#define SC_CLUSTER_SEARCH_DIST_H
+
+#include "cluster/allocation.h"
+#include "cluster/search_internal.h"
+#include "cluster/transport.h"
+
+/* One query-phase request: a data node's shards (batched) or one shard (unbatched). */
+typedef struct sc__dist_unit {
+    bool assigned, local, sent;
+    char node_id[SC_ALLOC_NODE_MAX];
+    char host[128];
+    uint16_t port;
+    sc_shard_target *targets; /* the unit's targets, with the search's global shard_ix */
+    size_t n_targets;
+    sc_arena mem; /* the unit's memory (filled by a sender thread) */
+    /* outcome */
+    sc_status st; /* SC_OK, or the whole unit failed (fail_*) */
+    int fail_status;
+    char fail_type[64];
+    char fail_reason[512];
+    sc_node_shard_result *results; /* per target (when st == SC_OK) */
+    sc_node_hit *top;              /* the unit's partially reduced top k */
+    size_t n_top;
+    void *agg;                  /* the unit's reduced aggregation partial, or NULL */
+    uint64_t context_id;        /* remote: the data node's reader context (0: none) */
+    uint8_t *resp_bytes;        /* remote: the answer the decoded fields borrow (malloc'd) */
+    sc_node_query_request lreq; /* local: the node phase's request and response */
+    sc_node_query_response lresp;
+    bool lresp_valid;
+} sc__dist_unit;
+
+/* The final reduce over the units (failures, totals, top hits, aggregations), then the fetch of
+ * the page: local winners through sc_node_fetch_phase, remote ones with one SC_MSG_NODE_FETCH
+ * per node; contexts of remote units without winners are freed. Everything in *out is in
+ * `arena`. SC_ECANCELLED when the task or a shard was cancelled. */
+sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit *units,
+                          size_t n_units, sc_transport *t, sc_cancel_token *token, sc_arena *arena,
+                          sc_search_response *out) SC_MUST_USE;
+
+#endif

@@ -1,0 +1,108 @@
+/* The encodings of the cross-node search phases (issue 13, "Search across nodes"): the node
+ * query-phase request and response and the node fetch-phase request and response, as bodies of
+ * transport messages (cluster/wire.h primitives; grammar in search_wire.c). The request ships
+ * the search's pieces, not pointers: index names and the query DSL JSON (the data node re-parses
+ * it with its own mapping), sort specs with resolved kinds, search_after, track_total_hits,
+ * timeout, the aggregation JSON and the target shards. The response carries per-shard outcomes,
+ * the node's partially reduced top k with sort values and shard ordinals, and the node's reduced
+ * aggregation partial as sc_agg_encode bytes. Decoders allocate in a caller's arena, borrow
+ * byte strings from the input, and return SC_ECORRUPT on any malformed input. */
+#ifndef SC_CLUSTER_SEARCH_WIRE_H
+#define SC_CLUSTER_SEARCH_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/slice.h"
+#include "base/status.h"
+#include "cluster/search.h"
+#include "cluster/wire.h"
+#include "search/sort.h"
+#include "shard/shard_search.h"
+
+/* Transport message types of the search phases. */
+enum {
+    SC_MSG_NODE_QUERY = 0x0101,
+    SC_MSG_NODE_FETCH = 0x0102,
+    SC_MSG_NODE_FREE_CONTEXT = 0x0103,
+};
+
+/* Most sort keys a request may carry (decoders refuse more). */
+#define SC_WIRE_MAX_SORT_KEYS 1024
+
+typedef struct sc_wire_node_query {
+    sc_slice *index_names; /* per coordinator index number (targets' index_i) */
+    size_t n_indices;
+    sc_slice query_json;       /* the "query" object; empty = match_all */
+    sc_slice post_filter_json; /* empty = none */
+    sc_slice aggs_json;        /* the "aggs" object; empty = none */
+    uint32_t k;                /* from + size */
+    int64_t track_total_hits;  /* SC_TRACK_TOTAL_HITS_* encoding */
+    int64_t timeout_ms;        /* -1 = none */
+    bool count_only;
+    const sc_sort_spec *sort; /* kinds resolved by the coordinator */
+    size_t n_sort;
+    const sc_sort_key *search_after; /* n_sort values or NULL */
+    const sc_shard_target *targets;
+    size_t n_targets;
+    uint32_t n_shards_total; /* shards of the whole search (terms' default shard_size) */
+} sc_wire_node_query;
+
+/* One target's outcome. */
+typedef struct sc_wire_shard_outcome {
+    sc_status st;
+    int http_status; /* when st != SC_OK */
+    sc_slice type;   /* the error type ("query_shard_exception"...) */
+    sc_slice reason;
+    uint64_t total;
+    bool total_gte;
+    bool timed_out;
+} sc_wire_shard_outcome;
+
+typedef struct sc_wire_node_query_resp {
+    uint64_t context_id; /* the data node's reader context for the fetch (0: none kept) */
+    sc_wire_shard_outcome *results; /* one per target */
+    size_t n_results;
+    sc_node_hit *top; /* the node's partially reduced top k */
+    size_t n_top;
+    size_t n_sort;        /* keys per hit (0 under a score sort) */
+    sc_slice agg_partial; /* sc_agg_encode bytes of the node's reduction; empty: none */
+} sc_wire_node_query_resp;
+
+typedef struct sc_wire_node_fetch {
+    uint64_t context_id;
+    const sc_node_hit *docs; /* shard_ix and doc of each winner on the node, rank order */
+    size_t n_docs;
+    bool source;
+    sc_slice *dv_fields;
+    size_t n_dv_fields;
+} sc_wire_node_fetch;
+
+typedef struct sc_wire_node_fetch_resp {
+    sc_shard_fetched *docs; /* per requested doc */
+    size_t n_docs;
+} sc_wire_node_fetch_resp;
+
+/* Encoders append to `out` (sticky status) and return its status. */
+sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *out) SC_MUST_USE;
+sc_status sc_wire_node_query_resp_encode(const sc_wire_node_query_resp *r, sc_wire_buf *out)
+    SC_MUST_USE;
+sc_status sc_wire_node_fetch_encode(const sc_wire_node_fetch *f, sc_wire_buf *out) SC_MUST_USE;
+sc_status sc_wire_node_fetch_resp_encode(const sc_wire_node_fetch_resp *r, sc_wire_buf *out)
+    SC_MUST_USE;
+
+/* Decoders: *out's arrays come from `a`, byte strings borrow `p` (keep it alive). SC_ECORRUPT
+ * for malformed, truncated or trailing input (target index numbers and shard ordinals are
+ * checked against their counts); SC_ENOMEM / SC_ELIMIT from the arena. */
+sc_status sc_wire_node_query_decode(const uint8_t *p, size_t n, sc_arena *a,
+                                    sc_wire_node_query *out) SC_MUST_USE;
+sc_status sc_wire_node_query_resp_decode(const uint8_t *p, size_t n, sc_arena *a,
+                                         sc_wire_node_query_resp *out) SC_MUST_USE;
+sc_status sc_wire_node_fetch_decode(const uint8_t *p, size_t n, sc_arena *a,
+                                    sc_wire_node_fetch *out) SC_MUST_USE;
+sc_status sc_wire_node_fetch_resp_decode(const uint8_t *p, size_t n, sc_arena *a,
+                                         sc_wire_node_fetch_resp *out) SC_MUST_USE;
+
+#endif

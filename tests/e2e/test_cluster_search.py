@@ -1,0 +1,216 @@
+"""Search across nodes (issue 13): three `scry serve --cluster` processes on a private etcd and,
+as the reference, a separate single-node server with the same index. An index of 6 shards and 0
+replicas is bulk-loaded through one node (writes go to each shard's primary over the transport);
+searches and aggregations from every node must equal the single node's (ids, scores, sort
+values, totals, aggregations), with the batched query phase (one request per data node) and
+with `search.batched_query_phase: false` (one per shard). Single-document index/get/delete are
+routed to the primary. Last, one node is SIGKILLed: searches answer with its shards in
+`_shards.failures` and partial results, or 503 with allow_partial_search_results=false."""
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+
+import pytest
+
+from conftest import Server
+from test_cluster import ETCD, TTL, Etcd, free_port, wait_until
+
+N_DOCS = 300
+MAPPING = {"properties": {"title": {"type": "text"}, "tag": {"type": "keyword"},
+                          "n": {"type": "long"}, "price": {"type": "double"},
+                          "day": {"type": "date"}}}
+WORDS = ["quick", "brown", "fox", "lazy", "dog", "jumps", "over", "river", "stone", "light"]
+
+
+def doc(i):
+    words = [WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(1 + i % 5)]
+    return {"title": " ".join(words), "tag": "t%d" % (i % 7), "n": i,
+            "price": round((i % 13) * 1.25, 2), "day": "2024-01-%02dT00:00:00Z" % (1 + i % 28)}
+
+
+def bulk_body():
+    lines = []
+    for i in range(N_DOCS):
+        lines.append(json.dumps({"index": {"_index": "docs", "_id": str(i)}}))
+        lines.append(json.dumps(doc(i)))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def env():
+    if not os.access(ETCD, os.X_OK):
+        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
+    tmp = tempfile.mkdtemp(prefix="scry-csearch-")
+    etcd = Etcd(tmp).start()
+    nodes = {}
+    for name in ("n1", "n2", "n3"):
+        # n1 logs at debug level: its coordinator says how many query requests it sent
+        nodes[name] = Server(os.path.join(tmp, name), [
+            "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "cs",
+            "--transport-port", str(free_port()), "--lease-ttl", TTL] +
+            (["--log-level", "debug"] if name == "n1" else [])).start()
+    single = Server(os.path.join(tmp, "single")).start()
+    n1 = nodes["n1"]
+    wait_until("3 nodes", lambda: n1.request(
+        "GET", "/_cluster/health?wait_for_nodes=3&timeout=1s")[0] == 200)
+    body = {"settings": {"number_of_shards": 6, "number_of_replicas": 0}, "mappings": MAPPING}
+    for s in (n1, single):
+        st, _, r = s.request("PUT", "/docs", body)
+        assert st == 200, r
+    # every node has the index and the master's routing table
+    for s in nodes.values():
+        wait_until("routing on " + s.url, lambda s=s: s.request(
+            "GET", "/_cluster/health/docs?wait_for_status=green&timeout=1s")[0] == 200)
+    for s in (nodes["n2"], single):
+        st, _, r = s.request("POST", "/_bulk?refresh=true", bulk_body(),
+                             headers={"Content-Type": "application/x-ndjson"})
+        assert st == 200 and not r["errors"], r
+    yield nodes, single
+    for s in list(nodes.values()) + [single]:
+        if s.alive():
+            rc = s.stop()
+            assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
+    etcd.kill()
+    if not os.environ.get("SCRY_KEEP_TMP"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+QUERIES = [
+    {"query": {"match": {"title": "fox"}}, "size": 10},
+    {"query": {"match": {"title": "quick brown dog"}}, "size": 7, "from": 3},
+    {"query": {"bool": {"must": [{"match": {"title": "river"}}],
+                        "filter": [{"range": {"n": {"gte": 50, "lt": 250}}}]}}, "size": 20},
+    {"query": {"match_all": {}}, "sort": [{"n": "desc"}], "size": 15, "from": 10},
+    {"query": {"match_all": {}}, "sort": [{"tag": "asc"}, {"n": "asc"}], "size": 12,
+     "search_after": ["t3", 100]},
+    {"query": {"match": {"title": "stone"}}, "sort": [{"price": "desc"}, "_score", {"n": "asc"}],
+     "size": 9},
+    {"size": 0, "aggs": {"tags": {"terms": {"field": "tag", "size": 10},
+                                  "aggs": {"avg_price": {"avg": {"field": "price"}}}},
+                         "sum_n": {"sum": {"field": "n"}},
+                         "days": {"date_histogram": {"field": "day",
+                                                     "calendar_interval": "week"}},
+                         "prices": {"histogram": {"field": "price", "interval": 5}},
+                         "stats": {"stats": {"field": "price"}}}},
+    {"query": {"match": {"title": "lazy"}}, "size": 5,
+     "aggs": {"tags": {"terms": {"field": "tag"}}},
+     "post_filter": {"term": {"tag": "t2"}}},
+    {"query": {"match": {"title": "lazy"}}, "size": 0,
+     "aggs": {"tags": {"terms": {"field": "tag"}}, "mx": {"max": {"field": "n"}}},
+     "post_filter": {"term": {"tag": "t2"}}},
+    {"query": {"match_all": {}}, "size": 3, "track_total_hits": 100},
+    {"query": {"term": {"tag": "t5"}}, "size": 4, "_source": False,
+     "docvalue_fields": ["n", "tag"]},
+]
+
+
+def essence(r):
+    """What must be equal between the cluster and the single node."""
+    assert "error" not in r, r
+    hits = [(h["_id"], None if h.get("_score") is None else round(h["_score"], 5),
+             h.get("sort"), h.get("_source"), h.get("fields")) for h in r["hits"]["hits"]]
+    sh = r["_shards"]
+    return {"total": r["hits"].get("total"), "max_score": r["hits"].get("max_score"),
+            "hits": hits, "aggs": r.get("aggregations"),
+            "shards": (sh["total"], sh["successful"], sh["failed"])}
+
+
+def search(node, q, path="/docs/_search"):
+    st, _, r = node.request("POST", path, q)
+    assert st == 200, r
+    return r
+
+
+def set_batched(node, on):
+    st, _, r = node.request("PUT", "/_cluster/settings",
+                            {"transient": {"search.batched_query_phase": on}})
+    assert st == 200, r
+    time.sleep(2.5)  # the nodes read the setting at most a second after it changes
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_search_equals_single_node(env, batched):
+    nodes, single = env
+    set_batched(nodes["n1"], batched)
+    for q in QUERIES:
+        want = essence(search(single, q))
+        for name, s in nodes.items():
+            got = essence(search(s, q))
+            assert got == want, "%s (batched=%s) query %s" % (name, batched, json.dumps(q))
+            if name == "n1":
+                # 6 shards on 3 nodes: 3 requests (2 remote) batched, else 6 (4 remote)
+                line = [l for l in s.read_log().splitlines() if "query requests" in l][-1]
+                assert ("6 shards in 3 query requests (batched per node), 2 remote" if batched
+                        else "6 shards in 6 query requests (one per shard), 4 remote") in line
+    st, _, c = nodes["n3"].request("GET", "/docs/_count?q=title:fox")
+    assert st == 200 and c["count"] == single.request("GET", "/docs/_count?q=title:fox")[2]["count"]
+    set_batched(nodes["n1"], True)
+
+
+def test_documents_route_to_primary(env):
+    nodes, single = env
+    for i in range(20):
+        st, _, r = nodes["n%d" % (1 + i % 3)].request("PUT", "/docs/_doc/x%d?refresh=true" % i,
+                                                        {"title": "extra fox", "n": 1000 + i})
+        assert st in (200, 201), r
+    for i in range(20):
+        st, _, r = nodes["n%d" % (1 + (i + 1) % 3)].request("GET", "/docs/_doc/x%d" % i)
+        assert st == 200 and r["found"] and r["_source"]["n"] == 1000 + i, r
+    st, _, r = nodes["n2"].request("POST", "/docs/_doc?refresh=true", {"title": "auto id"})
+    assert st == 201, r
+    st, _, g = nodes["n3"].request("GET", "/docs/_doc/" + r["_id"])
+    assert st == 200 and g["found"], g
+    for i in range(20):
+        st, _, r = nodes["n3"].request("DELETE", "/docs/_doc/x%d?refresh=true" % i)
+        assert st == 200 and r["result"] == "deleted", r
+    st, _, r = nodes["n2"].request("DELETE", "/docs/_doc/%s?refresh=true" % g["_id"])
+    assert st == 200, r
+    total = search(nodes["n1"], {"size": 0, "track_total_hits": True})["hits"]["total"]["value"]
+    assert total == N_DOCS
+
+
+def test_unsupported_features_are_refused(env):
+    """What the cross-node phases do not carry yet is refused, not silently dropped."""
+    nodes, _ = env
+    for body in ({"query": {"match": {"title": "fox"}}, "highlight": {"fields": {"title": {}}}},
+                 {"query": {"match_all": {}}, "collapse": {"field": "tag"}},
+                 {"query": {"match_all": {}}, "version": True}):
+        st, _, r = nodes["n1"].request("POST", "/docs/_search", body)
+        assert st == 400 and "not supported in a cluster" in r["error"]["reason"], (body, r)
+    st, _, r = nodes["n2"].request("POST", "/docs/_search?scroll=1m", {"size": 5})
+    assert st == 400, r
+
+
+def test_killed_node_gives_partial_results(env):
+    nodes, single = env
+    victim = nodes.pop("n3")
+    st, _, shards = nodes["n1"].request("GET", "/_cat/shards/docs?format=json")
+    assert st == 200
+    lost = sorted(int(s["shard"]) for s in shards if s["node"] == "n3")
+    assert lost, shards
+    victim.stop(sig=signal.SIGKILL)
+    full = search(single, {"size": 0, "track_total_hits": True})["hits"]["total"]["value"]
+    for s in nodes.values():
+        r = search(s, {"query": {"match_all": {}}, "size": 5, "track_total_hits": True})
+        sh = r["_shards"]
+        assert (sh["total"], sh["successful"], sh["failed"]) == (6, 6 - len(lost), len(lost)), r
+        assert sorted(f["shard"] for f in sh["failures"]) == lost, sh
+        assert all(f["index"] == "docs" and f["reason"]["type"] for f in sh["failures"]), sh
+        assert 0 < r["hits"]["total"]["value"] < full
+        st, _, e = s.request("POST", "/docs/_search?allow_partial_search_results=false",
+                             {"query": {"match_all": {}}})
+        assert st == 503, e
+    # once the lease is gone, the routing has no primary for those shards: still failures
+    time.sleep(3)
+    r = search(nodes["n2"], {"size": 0})
+    assert r["_shards"]["failed"] == len(lost), r
+    # writes to the lost shards fail at once (503), the others succeed
+    codes = {}
+    for i in range(30):
+        st, _, w = nodes["n1"].request("PUT", "/docs/_doc/k%d" % i, {"n": i})
+        codes.setdefault(st, []).append(w)
+    assert set(codes) == {201, 503}, codes
+    assert all(w["error"]["type"] == "unavailable_shards_exception" for w in codes[503]), codes

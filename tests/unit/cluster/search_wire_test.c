@@ -1,0 +1,269 @@
+/* Tests for cluster/search_wire.c: round trips of the node query request/response and the node
+ * fetch request/response with every field set, and every truncation of each encoding decoding
+ * to SC_ECORRUPT (never a read past the end). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cluster/search_wire.h"
+
+/* With SCRY_WIRE_SEEDS_DIR set, each encoding is also written there as a seed of
+ * tests/fuzz/wire_fuzz.c (selector byte + body): how tests/fuzz/corpus/wire/ was made. */
+static void write_seed(const char *name, uint8_t selector, const uint8_t *p, size_t n)
+{
+    const char *dir = getenv("SCRY_WIRE_SEEDS_DIR");
+    if (!dir)
+        return;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return;
+    fputc(selector, f);
+    fwrite(p, 1, n, f);
+    fclose(f);
+}
+
+typedef sc_status (*decode_fn)(const uint8_t *p, size_t n, sc_arena *a, void *out);
+
+/* Every proper prefix of an encoding must be refused, as must a trailing byte. */
+static void check_truncations(const uint8_t *p, size_t n, decode_fn dec, void *out)
+{
+    for (size_t cut = 0; cut < n; cut++) {
+        uint8_t *q = malloc(cut ? cut : 1);
+        memcpy(q, p, cut);
+        sc_arena a;
+        sc_arena_init(&a, 1 << 20);
+        assert_int_equal(dec(q, cut, &a, out), SC_ECORRUPT);
+        sc_arena_fini(&a);
+        free(q);
+    }
+    uint8_t *q = malloc(n + 1);
+    memcpy(q, p, n);
+    q[n] = 0;
+    sc_arena a;
+    sc_arena_init(&a, 1 << 20);
+    assert_int_equal(dec(q, n + 1, &a, out), SC_ECORRUPT);
+    sc_arena_fini(&a);
+    free(q);
+}
+
+static sc_status dec_query(const uint8_t *p, size_t n, sc_arena *a, void *out)
+{
+    return sc_wire_node_query_decode(p, n, a, out);
+}
+static sc_status dec_query_resp(const uint8_t *p, size_t n, sc_arena *a, void *out)
+{
+    return sc_wire_node_query_resp_decode(p, n, a, out);
+}
+static sc_status dec_fetch(const uint8_t *p, size_t n, sc_arena *a, void *out)
+{
+    return sc_wire_node_fetch_decode(p, n, a, out);
+}
+static sc_status dec_fetch_resp(const uint8_t *p, size_t n, sc_arena *a, void *out)
+{
+    return sc_wire_node_fetch_resp_decode(p, n, a, out);
+}
+
+static bool key_eq(const sc_sort_key *x, const sc_sort_key *y)
+{
+    return x->missing == y->missing && x->i == y->i && x->d == y->d && sc_slice_eq(x->s, y->s);
+}
+
+static void test_query(void **state)
+{
+    (void)state;
+    sc_slice names[2] = {sc_slice_cstr("logs"), sc_slice_cstr("metrics")};
+    sc_sort_spec sort[2] = {
+        {.kind = SC_SORT_BY_NUMERIC,
+         .field = sc_slice_cstr("ts"),
+         .desc = true,
+         .mode = SC_SORT_MODE_MAX,
+         .is_double = true},
+        {.kind = SC_SORT_BY_KEYWORD, .field = sc_slice_cstr("host"), .missing_first = true},
+    };
+    sc_sort_key after[2] = {{.i = -42, .d = 3.5}, {.missing = true, .s = sc_slice_cstr("h1")}};
+    sc_shard_target targets[3] = {{0, 1, 1, 1}, {0, 4, 4, 4}, {1, 2, 8, 8}};
+    sc_wire_node_query q = {.index_names = names,
+                            .n_indices = 2,
+                            .query_json = sc_slice_cstr("{\"match\":{\"body\":\"x\"}}"),
+                            .post_filter_json = sc_slice_cstr("{\"term\":{\"a\":1}}"),
+                            .aggs_json = sc_slice_cstr("{\"t\":{\"terms\":{\"field\":\"h\"}}}"),
+                            .k = 20,
+                            .track_total_hits = 10000,
+                            .timeout_ms = -1,
+                            .count_only = false,
+                            .sort = sort,
+                            .n_sort = 2,
+                            .search_after = after,
+                            .targets = targets,
+                            .n_targets = 3,
+                            .n_shards_total = 12};
+    sc_wire_buf b;
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_query_encode(&q, &b), SC_OK);
+    sc_arena a;
+    sc_arena_init(&a, 1 << 20);
+    sc_wire_node_query d;
+    assert_int_equal(sc_wire_node_query_decode(b.ptr, b.len, &a, &d), SC_OK);
+    assert_int_equal(d.n_indices, 2);
+    assert_true(sc_slice_eq(d.index_names[1], names[1]));
+    assert_true(sc_slice_eq(d.query_json, q.query_json));
+    assert_true(sc_slice_eq(d.post_filter_json, q.post_filter_json));
+    assert_true(sc_slice_eq(d.aggs_json, q.aggs_json));
+    assert_int_equal(d.k, 20);
+    assert_int_equal(d.track_total_hits, 10000);
+    assert_int_equal(d.timeout_ms, -1);
+    assert_int_equal(d.n_sort, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(d.sort[i].kind, sort[i].kind);
+        assert_true(sc_slice_eq(d.sort[i].field, sort[i].field));
+        assert_int_equal(d.sort[i].desc, sort[i].desc);
+        assert_int_equal(d.sort[i].missing_first, sort[i].missing_first);
+        assert_int_equal(d.sort[i].mode, sort[i].mode);
+        assert_int_equal(d.sort[i].is_double, sort[i].is_double);
+        assert_true(key_eq(&d.search_after[i], &after[i]));
+    }
+    assert_int_equal(d.n_targets, 3);
+    assert_memory_equal(d.targets, targets, sizeof targets);
+    assert_int_equal(d.n_shards_total, 12);
+    sc_arena_fini(&a);
+    check_truncations(b.ptr, b.len, dec_query, &d);
+    write_seed("node_query", 3, b.ptr, b.len);
+    /* a target naming an index past n_indices is corrupt */
+    targets[2].index_i = 2;
+    sc_wire_buf_fini(&b);
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_query_encode(&q, &b), SC_OK);
+    sc_arena_init(&a, 1 << 20);
+    assert_int_equal(sc_wire_node_query_decode(b.ptr, b.len, &a, &d), SC_ECORRUPT);
+    sc_arena_fini(&a);
+    sc_wire_buf_fini(&b);
+}
+
+static void test_query_resp(void **state)
+{
+    (void)state;
+    sc_wire_shard_outcome res[2] = {
+        {.st = SC_OK, .total = 17, .total_gte = true},
+        {.st = SC_EPARSE,
+         .http_status = 400,
+         .type = sc_slice_cstr("query_shard_exception"),
+         .reason = sc_slice_cstr("bad"),
+         .timed_out = true},
+    };
+    sc_sort_key k1[1] = {{.i = 5}}, k2[1] = {{.missing = true, .s = sc_slice_cstr("zz")}};
+    sc_node_hit top[2] = {{.score = 2.5f, .shard_ix = 3, .doc = 9, .keys = k1},
+                          {.score = 0.0f, .shard_ix = 7, .doc = 0, .keys = k2}};
+    uint8_t agg[5] = {1, 2, 3, 4, 5};
+    sc_wire_node_query_resp q = {.context_id = 77,
+                                 .results = res,
+                                 .n_results = 2,
+                                 .top = top,
+                                 .n_top = 2,
+                                 .n_sort = 1,
+                                 .agg_partial = sc_slice_make(agg, 5)};
+    sc_wire_buf b;
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_query_resp_encode(&q, &b), SC_OK);
+    sc_arena a;
+    sc_arena_init(&a, 1 << 20);
+    sc_wire_node_query_resp d;
+    assert_int_equal(sc_wire_node_query_resp_decode(b.ptr, b.len, &a, &d), SC_OK);
+    assert_true(d.context_id == 77);
+    assert_int_equal(d.n_results, 2);
+    assert_int_equal(d.results[0].total, 17);
+    assert_true(d.results[0].total_gte);
+    assert_int_equal(d.results[1].st, SC_EPARSE);
+    assert_int_equal(d.results[1].http_status, 400);
+    assert_true(sc_slice_eq(d.results[1].type, res[1].type));
+    assert_true(sc_slice_eq(d.results[1].reason, res[1].reason));
+    assert_true(d.results[1].timed_out);
+    assert_int_equal(d.n_top, 2);
+    assert_true(d.top[0].score == 2.5f);
+    assert_int_equal(d.top[1].shard_ix, 7);
+    assert_int_equal(d.top[0].doc, 9);
+    assert_true(key_eq(d.top[0].keys, k1));
+    assert_true(key_eq(d.top[1].keys, k2));
+    assert_true(sc_slice_eq(d.agg_partial, q.agg_partial));
+    sc_arena_fini(&a);
+    check_truncations(b.ptr, b.len, dec_query_resp, &d);
+    write_seed("node_query_resp", 4, b.ptr, b.len);
+    sc_wire_buf_fini(&b);
+}
+
+static void test_fetch(void **state)
+{
+    (void)state;
+    sc_node_hit docs[2] = {{.shard_ix = 3, .doc = 9}, {.shard_ix = 1, .doc = 100000}};
+    sc_slice fields[1] = {sc_slice_cstr("host")};
+    sc_wire_node_fetch f = {.context_id = 5,
+                            .docs = docs,
+                            .n_docs = 2,
+                            .source = true,
+                            .dv_fields = fields,
+                            .n_dv_fields = 1};
+    sc_wire_buf b;
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_fetch_encode(&f, &b), SC_OK);
+    sc_arena a;
+    sc_arena_init(&a, 1 << 20);
+    sc_wire_node_fetch d;
+    assert_int_equal(sc_wire_node_fetch_decode(b.ptr, b.len, &a, &d), SC_OK);
+    assert_true(d.context_id == 5);
+    assert_int_equal(d.n_docs, 2);
+    assert_int_equal(d.docs[1].doc, 100000);
+    assert_true(d.source);
+    assert_true(sc_slice_eq(d.dv_fields[0], fields[0]));
+    sc_arena_fini(&a);
+    check_truncations(b.ptr, b.len, dec_fetch, &d);
+    write_seed("node_fetch", 5, b.ptr, b.len);
+    sc_wire_buf_fini(&b);
+
+    int64_t nums[2] = {-3, 1700000000000};
+    sc_slice terms[1] = {sc_slice_cstr("web-1")};
+    sc_shard_field_values fv[2] = {
+        {.field = 0, .type = SC_SHARD_VALUE_DATE, .numeric = true, .n_values = 2, .nums = nums},
+        {.field = 1, .type = SC_SHARD_VALUE_TERM, .n_values = 1, .terms = terms}};
+    sc_shard_fetched got[2] = {{.found = true,
+                                .id = sc_slice_cstr("a1"),
+                                .source = sc_slice_cstr("{\"x\":1}"),
+                                .fields = fv,
+                                .n_fields = 2},
+                               {.found = false}};
+    sc_wire_node_fetch_resp r = {.docs = got, .n_docs = 2};
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_fetch_resp_encode(&r, &b), SC_OK);
+    sc_arena_init(&a, 1 << 20);
+    sc_wire_node_fetch_resp dr;
+    assert_int_equal(sc_wire_node_fetch_resp_decode(b.ptr, b.len, &a, &dr), SC_OK);
+    assert_int_equal(dr.n_docs, 2);
+    assert_true(dr.docs[0].found);
+    assert_false(dr.docs[1].found);
+    assert_true(sc_slice_eq(dr.docs[0].id, got[0].id));
+    assert_true(sc_slice_eq(dr.docs[0].source, got[0].source));
+    assert_int_equal(dr.docs[0].n_fields, 2);
+    assert_int_equal(dr.docs[0].fields[0].type, SC_SHARD_VALUE_DATE);
+    assert_true(dr.docs[0].fields[0].nums[1] == nums[1]);
+    assert_true(sc_slice_eq(dr.docs[0].fields[1].terms[0], terms[0]));
+    sc_arena_fini(&a);
+    check_truncations(b.ptr, b.len, dec_fetch_resp, &dr);
+    write_seed("node_fetch_resp", 6, b.ptr, b.len);
+    sc_wire_buf_fini(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_query),
+        cmocka_unit_test(test_query_resp),
+        cmocka_unit_test(test_fetch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
