@@ -28,9 +28,11 @@ typedef struct bulk_item {
     const char *index;   /* arena */
     sc_slice id;         /* arena */
     sc_slice routing;
-    sc_slice source; /* borrowed from the body */
+    sc_slice source; /* borrowed from the body, or the pipelines' output in the arena */
+    const char *pipeline; /* the action line's "pipeline" or NULL */
     int64_t if_seq_no, if_primary_term;
-    sc_index *ix; /* reference */
+    sc_index *ix;              /* reference */
+    const char *alias_routing; /* index_routing of the alias the item names (arena) or NULL */
     sc_doc_result r;
     /* An error of the action line found while parsing, applied once the source is read. */
     const char *pending_type, *pending_reason;
@@ -47,6 +49,43 @@ static void item_error(bulk_item *it, int status, const char *type, const char *
     it->r.status = status;
     it->r.result = NULL;
     sc_cluster_error_set(&it->r.err, status, type, "%s", reason);
+}
+
+/* Runs the ingest pipelines of index and create items and checks the rules of data streams:
+ * a failing document fails its item, a dropped one answers noop; the other items go on. */
+static void run_pipelines(sc_rest_req *req, bulk_item *items, size_t n)
+{
+    sc__api_ingest_cache cache = {0};
+    const char *dflt = sc_rest_param_get(req, "pipeline");
+    for (size_t i = 0; i < n; i++) {
+        bulk_item *it = &items[i];
+        sc_cluster_error err;
+        if ((it->kind == IT_UPDATE || it->kind == IT_DELETE) && it->ix &&
+            !sc__api_data_stream_write_ok(req, it->index, false, it->source, &err)) {
+            it->kind = IT_BAD;
+            it->r.status = err.status;
+            it->r.result = NULL;
+            it->r.err = err;
+        }
+        if ((it->kind != IT_INDEX && it->kind != IT_CREATE) || !it->ix)
+            continue;
+        sc__api_ingest_outcome o = sc__api_ingest(req, &cache, it->ix,
+                                                  it->pipeline ? it->pipeline : dflt, it->id,
+                                                  &it->source, &err);
+        if (o == SC_API_INGEST_KEEP &&
+            !sc__api_data_stream_write_ok(req, it->index, it->kind == IT_CREATE, it->source, &err))
+            o = SC_API_INGEST_FAILED;
+        if (o == SC_API_INGEST_FAILED) {
+            it->kind = IT_BAD;
+            it->r.status = err.status;
+            it->r.result = NULL;
+            it->r.err = err;
+        } else if (o == SC_API_INGEST_DROPPED) {
+            it->kind = IT_BAD;
+            it->r = (sc_doc_result){.status = 200, .result = "noop", .version = -3, .seq_no = -2};
+        }
+    }
+    sc__api_ingest_cache_fini(&cache);
 }
 
 /* Parses one action line into it; returns false when the whole request must fail (errbuf). */
@@ -72,6 +111,7 @@ static bool parse_action(sc_rest_req *req, sc_slice line, size_t lineno, bulk_it
     it->routing = a.routing;
     it->if_seq_no = a.if_seq_no;
     it->if_primary_term = a.if_primary_term;
+    it->pipeline = a.pipeline;
     *extra_keys |= a.extra_key != NULL;
     if (a.item_error_type)
         it->pending_type = a.item_error_type, it->pending_reason = a.item_error_reason;
@@ -265,19 +305,32 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
         if (i > 0 && items[i - 1].ix && !strcmp(items[i - 1].index, it->index)) {
             it->ix = items[i - 1].ix;
             sc_index_ref(it->ix);
+            it->alias_routing = items[i - 1].alias_routing;
+            if (!it->routing.ptr && it->alias_routing)
+                it->routing = sc_slice_cstr(it->alias_routing);
             continue;
         }
         sc_cluster_error err;
-        it->ix = it->kind == IT_DELETE ? sc__api_wait_index(req, it->index)
-                                       : sc__api_index_for_write(req, it->index, &err);
-        if (!it->ix) {
-            if (it->kind == IT_DELETE)
+        const char *alias_routing;
+        it->ix = it->kind == IT_DELETE
+                     ? sc__api_index_for_doc(req, it->index, true, &alias_routing, &err)
+                     : sc__api_index_for_write(req, it->index, &alias_routing, &err);
+        it->alias_routing = it->ix ? alias_routing : NULL;
+        if (it->ix && !it->routing.ptr && alias_routing)
+            it->routing = sc_slice_cstr(alias_routing);
+        if (!it->ix && it->kind == IT_DELETE && err.type &&
+            !strcmp(err.type, "index_not_found_exception")) {
+            it->ix = sc__api_wait_index(req, it->index); /* still being placed or recovered */
+            if (!it->ix)
                 sc_cluster_error_not_found(&err, it->index);
+        }
+        if (!it->ix) {
             it->kind = IT_BAD;
             it->r.status = err.status;
             it->r.err = err;
         }
     }
+    run_pipelines(req, items, n);
     forward_items(req, items, n);
     /* Execute: runs of consecutive non-update items on the same index form one batch. */
     sc_doc_write *writes = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *writes);
@@ -368,7 +421,8 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
             sc__api_json_write(&w, it->remote_result);
         } else {
             sc_jsonw_obj_begin(&w);
-            sc__api_write_result(&w, it->index ? it->index : "", it->id, it->ix, &it->r, true);
+            sc__api_write_result(&w, it->ix ? it->ix->name : it->index ? it->index : "", it->id,
+                                 it->ix, &it->r, true);
             sc_jsonw_obj_end(&w);
         }
         sc_jsonw_obj_end(&w);

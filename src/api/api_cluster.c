@@ -9,6 +9,7 @@
 #include "api/internal.h"
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "cluster/bgtask.h"
 #include "cluster/membership.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
@@ -48,12 +49,13 @@ static bool resolve_ex(sc_rest_req *req, sc_rest_resp *resp, const char *expr, u
                        sc_index ***list, size_t *n)
 {
     sc_cluster_error err;
-    sc_status st = sc_node_resolve_ex(req->node, expr, flags, list, n, &err);
+    sc_status st =
+        sc_node_resolve_ex(req->node, expr, flags | sc__api_expand_flags(req), list, n, &err);
     if (st == SC_ENOTFOUND) {
         sc_rest_error_index_not_found(req, resp, err.index);
         return false;
     }
-    if (st == SC_ECLOSED) {
+    if (st == SC_ECLOSED || st == SC_EINVAL) {
         sc__api_cluster_error(req, resp, &err);
         return false;
     }
@@ -683,6 +685,15 @@ void sc_api_nodes_stats(sc_rest_req *req, sc_rest_resp *resp)
 
 void sc_api_tasks(sc_rest_req *req, sc_rest_resp *resp)
 {
+    json_t *bg = req->extra ? sc_bgtask_get(req->node, req->extra) : NULL;
+    if (bg) {
+        sc_jsonw w;
+        sc_rest_json_begin(req, resp, 200, &w);
+        sc__api_json_write(&w, bg);
+        sc_rest_json_end(req, resp, &w);
+        json_decref(bg);
+        return;
+    }
     sc_jsonw w;
     sc_rest_json_begin(req, resp, 200, &w);
     sc_jsonw_obj_begin(&w);

@@ -9,13 +9,30 @@
 #include "api/handlers.h"
 #include "api/internal.h"
 #include "base/clock.h"
+#include "cluster/alias.h"
+#include "cluster/datastream.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
 
-sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, sc_cluster_error *err)
+sc_index *sc__api_index_for_doc(sc_rest_req *req, const char *name, bool write,
+                                const char **routing, sc_cluster_error *err)
 {
-    sc_index *ix = sc_node_index(req->node, name);
-    if (ix)
+    sc_index *ix = NULL;
+    const char *r = NULL;
+    if (sc_node_index_for_doc(req->node, name, write, req->arena, &ix, &r, err) != SC_OK)
+        ix = NULL;
+    if (routing)
+        *routing = r;
+    return ix;
+}
+
+sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, const char **routing,
+                                  sc_cluster_error *err)
+{
+    if (routing)
+        *routing = NULL;
+    sc_index *ix = sc__api_index_for_doc(req, name, true, routing, err);
+    if (ix || strcmp(err->type, "index_not_found_exception") != 0)
         return ix;
     if (req->forwarded) {
         /* The coordinator created it (or found it in the metadata): never auto-create a local
@@ -25,13 +42,33 @@ sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, sc_cluster
             sc_cluster_error_not_found(err, name);
         return ix;
     }
-    sc_status st = sc_node_create_index(req->node, name, NULL, NULL, err);
+    sc_status st = sc_node_autocreate(req->node, name, err);
     if (st != SC_OK && st != SC_EEXIST)
         return NULL;
-    ix = sc_node_index(req->node, name);
+    return sc__api_index_for_doc(req, name, true, routing, err);
+}
+
+/* The index a document operation without auto-creation addresses: an index or alias, else an
+ * index that is still being placed or recovered (waited for, as sc__api_wait_index). */
+static sc_index *doc_target(sc_rest_req *req, const char *name, bool write, const char **routing,
+                            sc_cluster_error *err)
+{
+    sc_index *ix = sc__api_index_for_doc(req, name, write, routing, err);
+    if (ix || strcmp(err->type, "index_not_found_exception") != 0)
+        return ix;
+    ix = sc__api_wait_index(req, name);
     if (!ix)
         sc_cluster_error_not_found(err, name);
     return ix;
+}
+
+/* The routing of a single-document request: ?routing, else the alias's index routing. */
+static sc_slice doc_routing(sc_rest_req *req, const char *alias_routing)
+{
+    const char *routing = sc_rest_param_get(req, "routing");
+    if (!routing)
+        routing = alias_routing;
+    return routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0);
 }
 
 void sc__api_auto_id(char out[24])
@@ -173,22 +210,47 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
         w.source = req->body;
     }
     sc_cluster_error err;
-    sc_index *ix = op == SC_DOC_DELETE ? sc__api_wait_index(req, req->index)
-                                       : sc__api_index_for_write(req, req->index, &err);
+    const char *alias_routing;
+    sc_index *ix = op == SC_DOC_DELETE
+                       ? doc_target(req, req->index, true, &alias_routing, &err)
+                       : sc__api_index_for_write(req, req->index, &alias_routing, &err);
     if (!ix) {
-        if (op == SC_DOC_DELETE)
-            sc_rest_error_index_not_found(req, resp, req->index);
-        else
-            sc__api_cluster_error(req, resp, &err);
+        sc__api_cluster_error(req, resp, &err);
         return;
     }
+    w.routing = doc_routing(req, alias_routing);
     if (!route_to_primary(req, resp, ix, w.routing, w.id, generated)) {
         sc_index_unref(ix);
         return;
     }
-    sc_doc_result r;
+    sc_doc_result r = {0};
+    sc__api_ingest_outcome ing = SC_API_INGEST_KEEP;
+    if (op == SC_DOC_DELETE &&
+        !sc__api_data_stream_write_ok(req, req->index, false, w.source, &err)) {
+        sc_index_unref(ix);
+        sc__api_cluster_error(req, resp, &err);
+        return;
+    }
+    if (op != SC_DOC_DELETE) {
+        sc__api_ingest_cache cache = {0};
+        ing = sc__api_ingest(req, &cache, ix, sc_rest_param_get(req, "pipeline"), w.id,
+                             &w.source, &err);
+        sc__api_ingest_cache_fini(&cache);
+        if (ing == SC_API_INGEST_KEEP &&
+            !sc__api_data_stream_write_ok(req, req->index, w.op == SC_DOC_CREATE, w.source, &err))
+            ing = SC_API_INGEST_FAILED;
+        if (ing == SC_API_INGEST_FAILED) {
+            sc_index_unref(ix);
+            sc__api_cluster_error(req, resp, &err);
+            return;
+        }
+    }
     uint64_t t0 = sc_clock_now_ns();
-    sc_status st = sc_index_write(ix, &w, 1, &r, req->arena);
+    sc_status st = SC_OK;
+    if (ing == SC_API_INGEST_DROPPED)
+        r = (sc_doc_result){.status = 200, .result = "noop", .version = -3, .seq_no = -2};
+    else
+        st = sc_index_write(ix, &w, 1, &r, req->arena);
     atomic_fetch_add(&ix->n_index_ops, 1);
     atomic_fetch_add(&ix->index_time_ns, sc_clock_now_ns() - t0);
     if (st != SC_OK) {
@@ -232,22 +294,20 @@ void sc_api_doc_delete(sc_rest_req *req, sc_rest_resp *resp)
 
 static void get_common(sc_rest_req *req, sc_rest_resp *resp, bool source_only)
 {
-    sc_index *ix = sc__api_wait_index(req, req->index);
+    sc_cluster_error err;
+    const char *alias_routing;
+    sc_index *ix = doc_target(req, req->index, false, &alias_routing, &err);
     if (!ix) {
-        sc_rest_error_index_not_found(req, resp, req->index);
+        sc__api_cluster_error(req, resp, &err);
         return;
     }
-    const char *routing = sc_rest_param_get(req, "routing");
-    if (!route_to_primary(req, resp, ix, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0),
-                          req->id, false)) {
+    if (!route_to_primary(req, resp, ix, doc_routing(req, alias_routing), req->id, false)) {
         sc_index_unref(ix);
         return;
     }
     sc_doc_get g;
-    sc_status st = sc_index_get(
-        ix, req->id, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0), req->arena, &g);
+    sc_status st = sc_index_get(ix, req->id, doc_routing(req, alias_routing), req->arena, &g);
     if (st == SC_ECLOSED) {
-        sc_cluster_error err;
         sc_cluster_error_closed(&err, ix);
         sc_index_unref(ix);
         sc__api_cluster_error(req, resp, &err);
@@ -436,22 +496,24 @@ void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
     if (!sc__api_body_json_doc(req, resp, true, &body))
         return;
     sc_cluster_error err;
-    sc_index *ix = sc__api_index_for_write(req, req->index, &err);
+    const char *alias_routing;
+    sc_index *ix = sc__api_index_for_write(req, req->index, &alias_routing, &err);
+    if (ix && !sc__api_data_stream_write_ok(req, req->index, false, req->body, &err)) {
+        sc_index_unref(ix);
+        ix = NULL;
+    }
     if (!ix) {
         json_decref(body);
         sc__api_cluster_error(req, resp, &err);
         return;
     }
-    const char *routing = sc_rest_param_get(req, "routing");
-    if (!route_to_primary(req, resp, ix, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0),
-                          req->id, false)) {
+    if (!route_to_primary(req, resp, ix, doc_routing(req, alias_routing), req->id, false)) {
         json_decref(body);
         sc_index_unref(ix);
         return;
     }
     sc_doc_result r;
-    sc_status st = sc__api_update(
-        req, ix, req->id, routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0), body, &r);
+    sc_status st = sc__api_update(req, ix, req->id, doc_routing(req, alias_routing), body, &r);
     json_decref(body);
     if (st != SC_OK) {
         sc_index_unref(ix);
@@ -536,8 +598,12 @@ void sc_api_mget(sc_rest_req *req, sc_rest_resp *resp)
             sc_jsonw_obj_end(&w);
             continue;
         }
-        sc_index *ix = sc_node_index(req->node, index);
-        sc_jsonw_kv_str(&w, "_index", index);
+        sc_cluster_error err;
+        const char *alias_routing;
+        sc_index *ix = sc__api_index_for_doc(req, index, false, &alias_routing, &err);
+        if (!routing.ptr && alias_routing)
+            routing = sc_slice_cstr(alias_routing);
+        sc_jsonw_kv_str(&w, "_index", ix ? ix->name : index);
         sc_jsonw_key(&w, "_id");
         sc_jsonw_strn(&w, id);
         sc_doc_get g = {0};

@@ -6,8 +6,10 @@
 #include "api/handlers.h"
 #include "api/internal.h"
 #include "base/clock.h"
+#include "cluster/alias.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
+#include "cluster/template.h"
 
 /* Writes a cluster error as the ES envelope, with index fields when set. */
 void sc__api_cluster_error(sc_rest_req *req, sc_rest_resp *resp, const sc_cluster_error *err)
@@ -32,12 +34,13 @@ static bool resolve_ex(sc_rest_req *req, sc_rest_resp *resp, const char *expr, u
                        sc_index ***list, size_t *n)
 {
     sc_cluster_error err;
-    sc_status st = sc_node_resolve_ex(req->node, expr, flags, list, n, &err);
+    sc_status st =
+        sc_node_resolve_ex(req->node, expr, flags | sc__api_expand_flags(req), list, n, &err);
     if (st == SC_ENOTFOUND) {
         sc_rest_error_index_not_found(req, resp, err.index);
         return false;
     }
-    if (st == SC_ECLOSED) {
+    if (st == SC_ECLOSED || st == SC_EINVAL) {
         sc__api_cluster_error(req, resp, &err);
         return false;
     }
@@ -92,7 +95,8 @@ void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
         json_is_object(json_object_get(mappings, "_doc")))
         mappings = json_object_get(mappings, "_doc");
     sc_cluster_error err;
-    sc_status st = sc_node_create_index(req->node, req->index, settings, mappings, &err);
+    sc_status st = sc_node_create_index_templated(req->node, req->index, settings, mappings,
+                                                  json_object_get(body, "aliases"), &err);
     json_decref(body);
     if (st != SC_OK) {
         sc__api_cluster_error(req, resp, &err);
@@ -109,8 +113,20 @@ void sc_api_index_delete(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
+    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED | SC_NODE_RESOLVE_NO_ALIASES,
+                    &list, &n))
         return;
+    for (size_t i = 0; i < n; i++) {
+        char stream[256];
+        if (sc_index_stream_write_index(list[i], stream, sizeof stream)) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "index [%s] is the write index for data stream [%s] and cannot be "
+                           "deleted",
+                           list[i]->name, stream);
+            sc_node_release(list, n);
+            return;
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         sc_cluster_error err;
         if (sc_node_delete_index(req->node, list[i]->name, &err) != SC_OK &&
@@ -136,9 +152,10 @@ static void json_end_release(sc_rest_req *req, sc_rest_resp *resp, sc_jsonw *w, 
 static void write_index_body(sc_jsonw *w, sc_index *ix, bool aliases, bool mappings, bool settings)
 {
     if (aliases) {
+        json_t *al = sc_index_aliases(ix);
         sc_jsonw_key(w, "aliases");
-        sc_jsonw_obj_begin(w);
-        sc_jsonw_obj_end(w);
+        sc__api_json_write(w, al);
+        json_decref(al);
     }
     if (mappings) {
         sc_mapping *m = sc_index_mapping(ix);

@@ -10,6 +10,7 @@
 #include "api/internal.h"
 #include "api/search_internal.h"
 #include "base/clock.h"
+#include "cluster/alias.h"
 #include "cluster/log.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
@@ -22,6 +23,8 @@
 typedef struct search_run {
     sc_index **list;
     size_t n;
+    json_t **filters; /* per index: the alias filter or NULL (owned; NULL = none) */
+    char **routings;  /* per index: the alias search routing or NULL (owned; NULL = none) */
     sc_search_request sr;
     sc_search_response r;
     search_parse sp;
@@ -31,6 +34,16 @@ typedef struct search_run {
 
 static void run_fini(search_run *run)
 {
+    for (size_t i = 0; i < run->n; i++) {
+        if (run->filters)
+            json_decref(run->filters[i]);
+        if (run->routings)
+            free(run->routings[i]);
+    }
+    free(run->filters);
+    free(run->routings);
+    run->filters = NULL;
+    run->routings = NULL;
     sc_node_release(run->list, run->n);
     json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
     json_decref(run->sp.suggest_out);
@@ -144,7 +157,10 @@ static bool shard_selection(sc_rest_req *req, sc_rest_resp *resp, search_run *ru
         pref = ctx->preference;
     }
     const char *shards = pref && strncmp(pref, "_shards:", 8) == 0 ? pref + 8 : NULL;
-    if ((!routing || !*routing) && !shards)
+    bool alias_routing = false;
+    for (size_t i = 0; !ctx && run->routings && i < run->n; i++)
+        alias_routing |= run->routings[i] != NULL;
+    if ((!routing || !*routing) && !shards && !alias_routing)
         return true;
     uint64_t **masks = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *masks);
     if (!masks) {
@@ -162,8 +178,11 @@ static bool shard_selection(sc_rest_req *req, sc_rest_resp *resp, search_run *ru
                           "[request] Data too large for the request budget", NULL, 0);
             return false;
         }
-        if (routing && *routing) {
-            for (const char *a = routing; *a;) {
+        const char *ri = !ctx && run->routings && run->routings[i] && !(routing && *routing)
+                             ? run->routings[i]
+                             : routing;
+        if (ri && *ri) {
+            for (const char *a = ri; *a;) {
                 const char *e = strchr(a, ',');
                 size_t len = e ? (size_t)(e - a) : strlen(a);
                 uint32_t s = sc_index_route(run->list[i], sc_slice_make(a, len));
@@ -194,6 +213,42 @@ static bool shard_selection(sc_rest_req *req, sc_rest_resp *resp, search_run *ru
         masks[i] = r;
     }
     *out = (const uint64_t *const *)masks;
+    return true;
+}
+
+/* run->filters = new references to filters (run->n entries). */
+static bool copy_filters(search_run *run, json_t *const *filters)
+{
+    run->filters = calloc(run->n ? run->n : 1, sizeof *run->filters);
+    if (!run->filters)
+        return false;
+    for (size_t i = 0; i < run->n; i++)
+        run->filters[i] = json_incref(filters[i]);
+    return true;
+}
+
+/* Each index reached through filtered aliases searches {"bool": {"must": [its query],
+ * "filter": [the alias filter]}}, composed on the query trees so that named queries,
+ * highlighting and aggregations keep pointing at the request's own clauses; the filter does not
+ * change scores. */
+static bool apply_alias_filters(sc_rest_req *req, sc_rest_resp *resp, search_run *run,
+                                sc_query **queries)
+{
+    for (size_t i = 0; run->filters && i < run->n; i++) {
+        if (!run->filters[i])
+            continue;
+        sc_query *f = NULL;
+        if (!sc__search_build_queries(req, resp, run->filters[i], &run->list[i], 1, &f))
+            return false;
+        sc_query *b = sc_query_bool(req->arena);
+        if (!b || sc_query_bool_add(req->arena, b, SC_OCCUR_MUST, queries[i]) != SC_OK ||
+            sc_query_bool_add(req->arena, b, SC_OCCUR_FILTER, f) != SC_OK) {
+            sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                          "[request] Data too large for the request budget", NULL, 0);
+            return false;
+        }
+        queries[i] = b;
+    }
     return true;
 }
 
@@ -269,18 +324,29 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
             run->list[i] = sc->ctx->indices[i];
         }
         run->n = sc->ctx->n_indices;
+        if (sc->ctx->filters && !copy_filters(run, sc->ctx->filters)) {
+            run_fini(run);
+            sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+            return false;
+        }
         if (!sc->pit) {
             run->sp.from = (int64_t)sc->ctx->position;
             run->sp.size = sc->ctx->size;
         }
     } else {
         sc_cluster_error err;
-        sc_status st = sc_node_resolve(req->node, index_expr, &run->list, &run->n, &err);
+        sc_resolved res;
+        sc_status st =
+            sc_node_resolve_read(req->node, index_expr, sc__api_expand_flags(req), &res, &err);
+        run->list = res.list;
+        run->n = res.n;
+        run->filters = res.filters;
+        run->routings = res.routings;
         if (st != SC_OK) {
             json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
             if (st == SC_ENOTFOUND)
                 sc_rest_error_index_not_found(req, resp, err.index);
-            else if (st == SC_ECLOSED)
+            else if (st == SC_ECLOSED || st == SC_EINVAL)
                 sc__api_cluster_error(req, resp, &err);
             else
                 sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
@@ -324,6 +390,10 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
+    if (!apply_alias_filters(req, resp, run, queries)) {
+        run_fini(run);
+        return false;
+    }
     sc_query **rrf_queries;
     size_t n_rrf;
     if (!sc__search_build_vector(req, resp, &run->sp, run->list, run->n, queries, &rrf_queries,
@@ -363,6 +433,14 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         free(text);
         if (ost != SC_OK) {
             sc_rest_error(req, resp, 500, "exception", "cannot open the scroll context", NULL, 0);
+            run_fini(run);
+            return false;
+        }
+        /* Later pages keep the alias filters of the first one. */
+        sc->ctx->filters = run->filters;
+        run->filters = NULL;
+        if (sc->ctx->filters && !copy_filters(run, sc->ctx->filters)) {
+            sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
             run_fini(run);
             return false;
         }
@@ -842,14 +920,16 @@ void sc_api_pit_open(sc_rest_req *req, sc_rest_resp *resp)
                       "Validation Failed: 1: [keep_alive] is missing or invalid;", NULL, 0);
         return;
     }
-    sc_index **list;
-    size_t n;
+    sc_resolved res;
     sc_cluster_error err;
-    sc_status st = sc_node_resolve(req->node, req->index, &list, &n, &err);
+    sc_status st =
+        sc_node_resolve_read(req->node, req->index, sc__api_expand_flags(req), &res, &err);
+    sc_index **list = res.list;
+    size_t n = res.n;
     if (st != SC_OK) {
         if (st == SC_ENOTFOUND)
             sc_rest_error_index_not_found(req, resp, err.index);
-        else if (st == SC_ECLOSED)
+        else if (st == SC_ECLOSED || st == SC_EINVAL)
             sc__api_cluster_error(req, resp, &err);
         else
             sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
@@ -861,7 +941,12 @@ void sc_api_pit_open(sc_rest_req *req, sc_rest_resp *resp)
         shards += list[i]->settings.number_of_shards;
     st = sc_scroll_open(req->node, list, n, NULL, sc_rest_param_get(req, "routing"),
                         sc_rest_param_get(req, "preference"), 0, ka, &ctx);
-    sc_node_release(list, n);
+    if (st == SC_OK) {
+        /* Searches of the point in time keep the alias filters. */
+        ctx->filters = res.filters;
+        res.filters = NULL;
+    }
+    sc_resolved_fini(&res);
     if (st != SC_OK) {
         sc_rest_error(req, resp, 500, "exception", "cannot open the point in time", NULL, 0);
         return;

@@ -75,6 +75,11 @@ static sc_status read_meta(const json_t *meta, sc_arena *a, sc_bulk_action *out)
     if (((v = json_object_get(meta, "routing")) || (v = json_object_get(meta, "_routing"))) &&
         json_is_string(v))
         out->routing = arena_bytes(a, json_string_value(v), json_string_length(v), &oom);
+    if ((v = json_object_get(meta, "pipeline")) && json_is_string(v) &&
+        strlen(json_string_value(v)) == json_string_length(v)) {
+        out->pipeline = sc_arena_strndup(a, json_string_value(v), json_string_length(v));
+        oom |= !out->pipeline;
+    }
     if ((v = json_object_get(meta, "if_seq_no")) && json_is_integer(v))
         out->if_seq_no = json_integer_value(v);
     if ((v = json_object_get(meta, "if_primary_term")) && json_is_integer(v))

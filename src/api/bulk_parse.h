@@ -26,7 +26,8 @@ typedef struct sc_bulk_action {
     const char *index;   /* "_index" (arena, NUL-free) or NULL when absent */
     sc_slice id;         /* "_id" (arena copy; integers as their decimal text); ptr NULL = none */
     sc_slice routing;    /* "routing" / "_routing" (arena copy), ptr NULL = none */
-    int64_t if_seq_no;   /* -2 when absent */
+    const char *pipeline; /* "pipeline" (arena) or NULL */
+    int64_t if_seq_no;    /* -2 when absent */
     int64_t if_primary_term;
     /* An error of this item alone (the rest of the request goes on): type and reason are
      * static or arena strings; NULL when the action is good. */

@@ -40,6 +40,47 @@ void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_disk_usage(sc_rest_req *req, sc_rest_resp *resp);
 
+/* aliases (api_alias.c) */
+void sc_api_aliases_update(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_alias_put(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_alias_delete(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_alias_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_cat_aliases(sc_rest_req *req, sc_rest_resp *resp);
+
+/* templates (api_template.c) */
+void sc_api_index_template_put(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_index_template_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_index_template_delete(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_index_template_simulate_index(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_index_template_simulate(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_component_template_put(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_component_template_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_component_template_delete(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_legacy_template_put(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_legacy_template_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_legacy_template_delete(sc_rest_req *req, sc_rest_resp *resp);
+
+/* ingest pipelines (api_ingest.c) */
+void sc_api_pipeline_put(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_pipeline_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_pipeline_delete(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_pipeline_simulate(sc_rest_req *req, sc_rest_resp *resp);
+
+/* data streams (api_datastream.c) */
+void sc_api_data_stream_put(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_data_stream_get(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_data_stream_delete(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_data_stream_stats(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_rollover(sc_rest_req *req, sc_rest_resp *resp);
+
+/* reindex and by-query writes (api_byquery.c) */
+void sc_api_reindex(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_delete_by_query(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_update_by_query(sc_rest_req *req, sc_rest_resp *resp);
+
+/* endpoints scry knows but does not implement: 400 naming the feature (api_datastream.c) */
+void sc_api_snapshot_unsupported(sc_rest_req *req, sc_rest_resp *resp);
+
 /* documents (api_doc.c, api_bulk.c) */
 void sc_api_doc_index(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_doc_create(sc_rest_req *req, sc_rest_resp *resp);

@@ -51,6 +51,9 @@ bool sc__api_name_matches(const char *expr, const char *name);
 void sc__api_human_bytes(char *buf, size_t cap, uint64_t b);
 /* Writes t as the body (api_cluster.c). */
 void sc__api_table_write(sc_rest_resp *resp, const sc__api_table *t, bool header);
+/* The resolve flags ?expand_wildcards adds (api_alias.c): SC_NODE_RESOLVE_HIDDEN for
+ * "hidden" or "all"; otherwise none (closed indices keep each endpoint's own rule). */
+unsigned sc__api_expand_flags(const sc_rest_req *req);
 /* printf into the request arena. */
 char *sc__api_fmt(sc_rest_req *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

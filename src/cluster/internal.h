@@ -111,6 +111,40 @@ sc_status sc__node_all(sc_node *n, sc_index ***out, size_t *n_out) SC_MUST_USE;
 
 void sc__random_id(char out[24]);
 
+/* The node-level metadata store (meta_store.c): opened with the node, closed with it. */
+typedef struct sc__meta sc__meta;
+sc_status sc__meta_open(const char *data_dir, sc__meta **out) SC_MUST_USE;
+void sc__meta_close(sc__meta *m);
+sc__meta *sc__node_meta(sc_node *n);
+
+/* Background tasks (bgtask.c): opened with the node; closing cancels and joins them. */
+typedef struct sc__bgtasks sc__bgtasks;
+sc_status sc__bgtasks_open(sc__bgtasks **out) SC_MUST_USE;
+void sc__bgtasks_close(sc__bgtasks *b);
+sc__bgtasks *sc__node_bgtasks(sc_node *n);
+
+/* Whether ix meets one of the rollover conditions (or none is set); fills met (datastream.c). */
+typedef struct sc_rollover_conditions sc_rollover_conditions;
+bool sc__rollover_conditions_met(sc_index *ix, const sc_rollover_conditions *c, json_t *met);
+
+/* The registry mutex (node.c); it also guards every index's aliases. */
+pthread_mutex_t *sc__node_mu(sc_node *n);
+/* Held across one alias change and the metadata writes it makes (alias.c). */
+pthread_mutex_t *sc__node_alias_write_mu(sc_node *n);
+/* The registry (sorted by name); caller holds sc__node_mu. */
+sc_index *const *sc__node_list_locked(sc_node *n, size_t *count);
+/* The index named `name` (borrowed) or NULL; caller holds sc__node_mu. */
+sc_index *sc__node_find_locked(sc_node *n, const char *name);
+/* Removes `name` from the registry and returns its reference (NULL when absent); caller holds
+ * sc__node_mu, then hands the index to sc__index_forget after unlocking. */
+sc_index *sc__node_unregister_locked(sc_node *n, const char *name);
+/* Marks an unregistered index deleted, removes its metadata and drops the reference. */
+void sc__index_forget(sc_index *ix);
+/* Whether some index has an alias named `name`; caller holds sc__node_mu (alias.c). */
+bool sc__alias_exists_locked(sc_node *n, const char *name);
+/* A deep copy of ix's aliases (taking its alias lock): for the metadata file. */
+json_t *sc__index_aliases_copy(sc_index *ix);
+
 /* The coordinator's steps (search.c), shared with the RRF coordinator (search_rrf.c): the
  * target shards in coordinator order; the final reduce of the shards' outcomes (failures,
  * totals, timed_out; SC_ECANCELLED); the fetch phase of qresp->top[from, from + nh) into

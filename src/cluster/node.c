@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,6 +32,7 @@ struct sc_node {
     char cluster_uuid[24];
     int64_t start_ms;
     pthread_mutex_t mu;
+    pthread_mutex_t alias_write_mu; /* serializes alias changes (alias.c) */
     sc_index **indices; /* sorted by name */
     size_t n_indices, cap_indices;
     sc_threadpool *pool;
@@ -41,6 +41,8 @@ struct sc_node {
     sc__breakers breakers;
     sc__scrolls scrolls;
     sc__watcher *watcher;
+    sc__meta *meta; /* templates, pipelines, data streams (meta_store.c) */
+    sc__bgtasks *bg; /* reindex / by-query tasks run in the background (bgtask.c) */
     sc__recovery *recovery; /* shards opened in the background at start */
     /* Cluster membership and the metadata hook (membership.c); NULL when single-node. */
     /* Installed while requests may run, hence atomics. */
@@ -87,6 +89,16 @@ sc__recovery *sc__node_recovery(sc_node *n)
 sc__scrolls *sc__node_scrolls(sc_node *n)
 {
     return &n->scrolls;
+}
+
+sc__bgtasks *sc__node_bgtasks(sc_node *n)
+{
+    return n->bg;
+}
+
+sc__meta *sc__node_meta(sc_node *n)
+{
+    return n->meta;
 }
 
 sc__tasks *sc__node_tasks(sc_node *n)
@@ -221,6 +233,7 @@ static void index_free(sc_index *ix)
     sc_mapping_unref(ix->mapping);
     json_decref(ix->settings_json);
     json_decref(ix->analysis_json);
+    json_decref(ix->aliases);
     sc_analyzer_registry_free(ix->analysis);
     if (ix->mapping_mu) {
         pthread_mutex_destroy(ix->mapping_mu);
@@ -306,6 +319,19 @@ static bool setting_int(const json_t *v, int64_t *out)
         }
     }
     return false;
+}
+
+/* A nested setting value as GET _settings shows it: strings and objects as given, numbers
+ * and booleans as strings. */
+static json_t *setting_text(const json_t *v)
+{
+    if (json_is_string(v) || json_is_object(v) || json_is_array(v))
+        return json_deep_copy(v);
+    if (json_is_integer(v))
+        return json_sprintf("%lld", (long long)json_integer_value(v));
+    if (json_is_real(v))
+        return json_sprintf("%g", json_real_value(v));
+    return json_string(json_is_true(v) ? "true" : json_is_false(v) ? "false" : "");
 }
 
 bool sc_setting_parse_bytes(const json_t *v, uint64_t *out)
@@ -440,12 +466,7 @@ static bool parse_settings(const json_t *in, sc_index_settings *s, json_t **norm
                 json_t *v2;
                 json_object_foreach (val, k2, v2) {
                     if (strcmp(k2, "number_of_shards") && strcmp(k2, "number_of_replicas"))
-                        json_object_set_new(ix, k2,
-                                            json_is_string(v2) || json_is_object(v2)
-                                                ? json_deep_copy(v2)
-                                                : json_sprintf("%s", json_is_true(v2)    ? "true"
-                                                                     : json_is_false(v2) ? "false"
-                                                                                         : ""));
+                        json_object_set_new(ix, k2, setting_text(v2));
                 }
                 continue;
             }
@@ -507,6 +528,8 @@ sc_status sc__index_build(sc_node *n, const char *name, const char *uuid, int64_
         return SC_ENOMEM;
     }
     pthread_mutex_init(ix->mapping_mu, NULL);
+    ix->alias_mu = &n->mu;
+    ix->aliases = json_object();
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/indices/%s", n->data_dir, ix->uuid);
     ix->dir = strdup(dir);
@@ -596,7 +619,14 @@ sc_status sc_node_create_index(sc_node *n, const char *name, const json_t *setti
     pthread_mutex_lock(&n->mu);
     bool found;
     (void)find_pos(n, name, &found);
+    bool is_alias = !found && sc__alias_exists_locked(n, name);
     pthread_mutex_unlock(&n->mu);
+    if (is_alias) {
+        sc_cluster_error_set(err, 400, "invalid_index_name_exception",
+                             "Invalid index name [%s], already exists as alias", name);
+        snprintf(err->index, sizeof err->index, "%s", name);
+        return SC_EINVAL;
+    }
     if (found)
         goto exists;
     char uuid[24];
@@ -651,23 +681,58 @@ exists:
 sc_status sc_node_delete_index(sc_node *n, const char *name, sc_cluster_error *err)
 {
     pthread_mutex_lock(&n->mu);
-    bool found;
-    size_t pos = find_pos(n, name, &found);
-    if (!found) {
-        pthread_mutex_unlock(&n->mu);
+    sc_index *ix = sc__node_unregister_locked(n, name);
+    pthread_mutex_unlock(&n->mu);
+    if (!ix) {
         sc_cluster_error_not_found(err, name);
         return SC_ENOTFOUND;
     }
+    sc__index_forget(ix);
+    return SC_OK;
+}
+
+pthread_mutex_t *sc__node_mu(sc_node *n)
+{
+    return &n->mu;
+}
+
+pthread_mutex_t *sc__node_alias_write_mu(sc_node *n)
+{
+    return &n->alias_write_mu;
+}
+
+sc_index *const *sc__node_list_locked(sc_node *n, size_t *count)
+{
+    *count = n->n_indices;
+    return n->indices;
+}
+
+sc_index *sc__node_find_locked(sc_node *n, const char *name)
+{
+    bool found;
+    size_t pos = find_pos(n, name, &found);
+    return found ? n->indices[pos] : NULL;
+}
+
+sc_index *sc__node_unregister_locked(sc_node *n, const char *name)
+{
+    bool found;
+    size_t pos = find_pos(n, name, &found);
+    if (!found)
+        return NULL;
     sc_index *ix = n->indices[pos];
     memmove(n->indices + pos, n->indices + pos + 1, (n->n_indices - pos - 1) * sizeof *n->indices);
     n->n_indices--;
-    pthread_mutex_unlock(&n->mu);
+    return ix;
+}
+
+void sc__index_forget(sc_index *ix)
+{
     atomic_store(&ix->deleted, true);
     /* Remove the metadata now so a crash before the last reference goes still forgets it. */
     sc__index_remove_meta(ix);
-    sc_log(SC_LOG_INFO, "index", "deleted index [%s]", name);
+    sc_log(SC_LOG_INFO, "index", "deleted index [%s]", ix->name);
     sc_index_unref(ix);
-    return SC_OK;
 }
 
 sc_index *sc_node_index(sc_node *n, const char *name)
@@ -708,83 +773,6 @@ sc_status sc_index_set_closed(sc_index *ix, bool closed, sc_cluster_error *err)
     }
     sc_log(SC_LOG_INFO, "index", "%s index [%s]", closed ? "closed" : "opened", ix->name);
     return SC_OK;
-}
-
-sc_status sc_node_resolve(sc_node *n, const char *expr, sc_index ***out, size_t *n_out,
-                          sc_cluster_error *err)
-{
-    return sc_node_resolve_ex(n, expr, 0, out, n_out, err);
-}
-
-sc_status sc_node_resolve_ex(sc_node *n, const char *expr, unsigned flags, sc_index ***out,
-                             size_t *n_out, sc_cluster_error *err)
-{
-    bool with_closed = flags & SC_NODE_RESOLVE_CLOSED;
-    *out = NULL;
-    *n_out = 0;
-    pthread_mutex_lock(&n->mu);
-    size_t total = n->n_indices;
-    bool *sel = calloc(total ? total : 1, sizeof *sel);
-    if (!sel) {
-        pthread_mutex_unlock(&n->mu);
-        return SC_ENOMEM;
-    }
-    sc_status st = SC_OK;
-    if (!expr || !*expr || strcmp(expr, "_all") == 0 || strcmp(expr, "*") == 0) {
-        for (size_t i = 0; i < total; i++)
-            sel[i] = with_closed || !atomic_load(&n->indices[i]->closed);
-    } else {
-        char *copy = strdup(expr);
-        char *save = NULL;
-        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            bool neg = tok[0] == '-';
-            const char *pat = neg ? tok + 1 : tok;
-            if (strcmp(pat, "_all") == 0)
-                pat = "*";
-            if (strpbrk(pat, "*?")) {
-                for (size_t i = 0; i < total; i++)
-                    if (fnmatch(pat, n->indices[i]->name, 0) == 0 &&
-                        (neg || with_closed || !atomic_load(&n->indices[i]->closed)))
-                        sel[i] = !neg;
-                continue;
-            }
-            bool found;
-            size_t pos = find_pos(n, pat, &found);
-            if (found && !neg && !with_closed && atomic_load(&n->indices[pos]->closed)) {
-                if (err)
-                    sc_cluster_error_closed(err, n->indices[pos]);
-                st = SC_ECLOSED;
-                break;
-            }
-            if (found) {
-                sel[pos] = !neg;
-            } else if (!neg) {
-                sc_cluster_error_not_found(err, pat);
-                st = SC_ENOTFOUND;
-                break;
-            }
-        }
-        free(copy);
-    }
-    size_t cnt = 0;
-    for (size_t i = 0; i < total; i++)
-        cnt += sel[i];
-    sc_index **list = st == SC_OK ? malloc((cnt ? cnt : 1) * sizeof *list) : NULL;
-    if (st == SC_OK && !list)
-        st = SC_ENOMEM;
-    if (st == SC_OK) {
-        size_t k = 0;
-        for (size_t i = 0; i < total; i++)
-            if (sel[i]) {
-                sc_index_ref(n->indices[i]);
-                list[k++] = n->indices[i];
-            }
-        *out = list;
-        *n_out = cnt;
-    }
-    pthread_mutex_unlock(&n->mu);
-    free(sel);
-    return st;
 }
 
 sc_status sc_index_put_mapping(sc_index *ix, const json_t *update, sc_cluster_error *err)
@@ -906,6 +894,7 @@ sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
         n->cfg.memory_limit_bytes = (size_t)1 << 30;
     n->start_ms = sc_clock_wall_ms();
     pthread_mutex_init(&n->mu, NULL);
+    pthread_mutex_init(&n->alias_write_mu, NULL);
     pthread_mutex_init(&n->tasks.mu, NULL);
     pthread_mutex_init(&n->scrolls.mu, NULL);
     n->breakers.request_limit = n->cfg.memory_limit_bytes * 60 / 100;
@@ -914,6 +903,10 @@ sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
         sc_log(SC_LOG_ERROR, "node", "cannot use data folder [%s]", n->data_dir);
         sc_node_close(n);
         return SC_EIO;
+    }
+    if (sc__meta_open(n->data_dir, &n->meta) != SC_OK || sc__bgtasks_open(&n->bg) != SC_OK) {
+        sc_node_close(n);
+        return SC_ENOMEM;
     }
     unsigned threads = cfg->search_threads;
     if (!threads) {
@@ -952,6 +945,7 @@ void sc_node_close(sc_node *n)
     sc__recovery_free(n->recovery); /* stops recoveries still running */
     n->recovery = NULL;
     sc__watcher_stop(n->watcher);
+    sc__bgtasks_close(n->bg); /* before the indices they write go */
     (void)sc_scroll_clear(n, NULL);
     if (n->pool)
         sc_threadpool_free(n->pool, SC_THREADPOOL_DRAIN);
@@ -962,7 +956,9 @@ void sc_node_close(sc_node *n)
     free(n->indices);
     /* Every shard is closed by now (indices are released above), so none is attached. */
     sc_shard_sched_free(n->sched);
+    sc__meta_close(n->meta);
     pthread_mutex_destroy(&n->mu);
+    pthread_mutex_destroy(&n->alias_write_mu);
     pthread_mutex_destroy(&n->tasks.mu);
     pthread_mutex_destroy(&n->scrolls.mu);
     free(n->data_dir);
@@ -974,5 +970,5 @@ void sc_node_close(sc_node *n)
 /* Snapshot of all indices (new references) for background jobs. */
 sc_status sc__node_all(sc_node *n, sc_index ***out, size_t *n_out)
 {
-    return sc_node_resolve(n, NULL, out, n_out, NULL);
+    return sc_node_resolve_ex(n, NULL, SC_NODE_RESOLVE_HIDDEN, out, n_out, NULL);
 }

@@ -96,6 +96,12 @@ struct sc_index {
     /* Closed (POST _close): reads and writes fail with index_closed_exception; persisted in the
      * index metadata. The shards stay open in memory (flushed at close). */
     _Atomic bool closed;
+    /* Aliases of this index (Elasticsearch keeps them in the index metadata): an object
+     * {alias: {filter?, index_routing?, search_routing?, is_write_index?, is_hidden?}}, never
+     * NULL once registered. Replaced whole under *alias_mu (the node's registry mutex), so read
+     * it only through alias.h. */
+    json_t *aliases;
+    void *alias_mu; /* pthread_mutex_t*, owned by the node */
     /* Counters for _stats. */
     _Atomic uint64_t n_index_ops, index_time_ns, n_delete_ops;
     _Atomic uint64_t n_search_queries, search_time_ns, n_fetch, fetch_time_ns;
@@ -139,6 +145,11 @@ sc_status sc_node_resolve(sc_node *n, const char *expr, sc_index ***out, size_t 
                           sc_cluster_error *err) SC_MUST_USE;
 /* Flags of sc_node_resolve_ex. */
 #define SC_NODE_RESOLVE_CLOSED 1u /* include closed indices (names and wildcards) */
+/* Names and wildcards match indices only, not aliases; a concrete name that is an alias fails
+ * with SC_EINVAL (400 illegal_argument_exception), as Elasticsearch's index deletion does. */
+#define SC_NODE_RESOLVE_NO_ALIASES 2u
+/* Wildcards and _all also match hidden indices (index.hidden: data stream backing indices). */
+#define SC_NODE_RESOLVE_HIDDEN 4u
 /* sc_node_resolve with flags. Without SC_NODE_RESOLVE_CLOSED (as sc_node_resolve), wildcards
  * skip closed indices and a concrete closed name fails with SC_ECLOSED (err:
  * index_closed_exception, 400, with index and index_uuid), as Elasticsearch's default

@@ -27,6 +27,11 @@ json_t *sc__index_meta_json(sc_index *ix)
     json_t *mj = sc_mapping_to_json(ix->mapping);
     pthread_mutex_unlock(ix->mapping_mu);
     json_object_set_new(m, "mappings", mj ? mj : json_object());
+    json_t *aliases = sc__index_aliases_copy(ix);
+    if (json_object_size(aliases))
+        json_object_set_new(m, "aliases", aliases);
+    else
+        json_decref(aliases);
     return m;
 }
 
@@ -107,6 +112,11 @@ static sc_status index_from_meta(sc_node *n, const json_t *m, const char *expect
         return st;
     }
     atomic_store(&ix->closed, closed);
+    json_t *aliases = json_object_get(m, "aliases");
+    if (json_is_object(aliases)) {
+        json_decref(ix->aliases);
+        ix->aliases = json_deep_copy(aliases);
+    }
     /* Metadata written before routing_num_shards was stored has none: keep routing by
      * num_shards (0) unless the settings name number_of_routing_shards. */
     if (json_is_integer(rns) && json_integer_value(rns) >= ix->settings.number_of_shards &&

@@ -16,6 +16,9 @@ static void scroll_free(sc_scroll *s)
     free(s->pinned);
     for (size_t i = 0; i < s->n_indices; i++)
         sc_index_unref(s->indices[i]);
+    for (size_t i = 0; s->filters && i < s->n_indices; i++)
+        json_decref(s->filters[i]);
+    free(s->filters);
     free(s->indices);
     free(s->body);
     free(s->routing);

@@ -7,6 +7,7 @@
 #ifndef SC_CLUSTER_SCROLL_H
 #define SC_CLUSTER_SCROLL_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +23,7 @@ typedef struct sc_scroll {
     const sc_shard_snapshot **pinned;   /* one per target shard (index order, then shard) */
     size_t n_pinned;
     char *body;                         /* the search body to re-run (JSON text, may be NULL) */
+    json_t **filters;                   /* per index: alias filter or NULL (owned; NULL = none) */
     char *routing;                      /* the first page's ?routing and ?preference (NULL: */
     char *preference;                   /* none), applied to every later page */
     uint32_t size;
