@@ -219,7 +219,8 @@ static sc_status entry(sc_rest_req *req, const sc_suggest_term_request *sr, cons
     for (size_t i = 0; i < n; i++)
         if (o->mode == 2 || (o->mode == 0 && tf == 0) || (o->mode == 1 && c[i].freq > tf))
             c[k++] = c[i];
-    qsort(c, k, sizeof *c, o->by_freq ? by_freq : by_score);
+    if (k > 1) /* c is NULL when the word was too short to look up */
+        qsort(c, k, sizeof *c, o->by_freq ? by_freq : by_score);
     json_t *opts = json_array(), *e = json_object();
     for (size_t i = 0; i < k && (int64_t)i < o->size; i++) {
         json_t *op = json_object();
