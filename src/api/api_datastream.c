@@ -274,11 +274,3 @@ bool sc__api_data_stream_write_ok(sc_rest_req *req, const char *name, bool creat
                              "data stream timestamp field [@timestamp] is missing");
     return has;
 }
-
-void sc_api_snapshot_unsupported(sc_rest_req *req, sc_rest_resp *resp)
-{
-    sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                  "snapshot and restore (_snapshot, _cat/snapshots) is not supported by scry; "
-                  "copy the data folder of a stopped node instead",
-                  NULL, 0);
-}

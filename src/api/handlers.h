@@ -79,7 +79,13 @@ void sc_api_delete_by_query(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_update_by_query(sc_rest_req *req, sc_rest_resp *resp);
 
 /* endpoints scry knows but does not implement: 400 naming the feature (api_datastream.c) */
-void sc_api_snapshot_unsupported(sc_rest_req *req, sc_rest_resp *resp);
+/* Snapshot and restore (api_snapshot.c). */
+void sc_api_snapshot_repo(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_snapshot_verify(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_snapshot(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_snapshot_current(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_snapshot_restore(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_cat_snapshots(sc_rest_req *req, sc_rest_resp *resp);
 
 /* documents (api_doc.c, api_bulk.c) */
 void sc_api_doc_index(sc_rest_req *req, sc_rest_resp *resp);

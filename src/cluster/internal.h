@@ -117,6 +117,13 @@ sc_status sc__meta_open(const char *data_dir, sc__meta **out) SC_MUST_USE;
 void sc__meta_close(sc__meta *m);
 sc__meta *sc__node_meta(sc_node *n);
 
+/* Snapshots (snapshot.c): opened with the node (path.repo may be NULL), closed after the
+ * background tasks that may be taking one. */
+typedef struct sc__snaps sc__snaps;
+sc_status sc__snaps_open(const char *path_repo, sc__snaps **out) SC_MUST_USE;
+void sc__snaps_close(sc__snaps *s);
+sc__snaps *sc__node_snaps(sc_node *n);
+
 /* Background tasks (bgtask.c): opened with the node; closing cancels and joins them. */
 typedef struct sc__bgtasks sc__bgtasks;
 sc_status sc__bgtasks_open(sc__bgtasks **out) SC_MUST_USE;

@@ -18,7 +18,8 @@ struct sc__meta {
 };
 
 static const char *const kind_keys[SC_META_N_KINDS] = {"index_templates", "component_templates",
-                                                       "templates", "pipelines", "data_streams"};
+                                                       "templates", "pipelines", "data_streams",
+                                                       "repositories"};
 
 const char *sc_meta_kind_key(sc_meta_kind kind)
 {

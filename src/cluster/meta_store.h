@@ -17,6 +17,7 @@ typedef enum sc_meta_kind {
     SC_META_LEGACY_TEMPLATE,
     SC_META_PIPELINE,
     SC_META_DATA_STREAM,
+    SC_META_REPOSITORY, /* snapshot repositories (snapshot.h) */
     SC_META_N_KINDS
 } sc_meta_kind;
 

@@ -43,6 +43,7 @@ struct sc_node {
     sc__watcher *watcher;
     sc__meta *meta; /* templates, pipelines, data streams (meta_store.c) */
     sc__bgtasks *bg; /* reindex / by-query tasks run in the background (bgtask.c) */
+    sc__snaps *snaps; /* snapshot repositories and running snapshots (snapshot.c) */
     sc__recovery *recovery; /* shards opened in the background at start */
     /* Cluster membership and the metadata hook (membership.c); NULL when single-node. */
     /* Installed while requests may run, hence atomics. */
@@ -94,6 +95,11 @@ sc__scrolls *sc__node_scrolls(sc_node *n)
 sc__bgtasks *sc__node_bgtasks(sc_node *n)
 {
     return n->bg;
+}
+
+sc__snaps *sc__node_snaps(sc_node *n)
+{
+    return n->snaps;
 }
 
 sc__meta *sc__node_meta(sc_node *n)
@@ -904,7 +910,8 @@ sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
         sc_node_close(n);
         return SC_EIO;
     }
-    if (sc__meta_open(n->data_dir, &n->meta) != SC_OK || sc__bgtasks_open(&n->bg) != SC_OK) {
+    if (sc__meta_open(n->data_dir, &n->meta) != SC_OK || sc__bgtasks_open(&n->bg) != SC_OK ||
+        sc__snaps_open(cfg->path_repo, &n->snaps) != SC_OK) {
         sc_node_close(n);
         return SC_ENOMEM;
     }
@@ -946,6 +953,8 @@ void sc_node_close(sc_node *n)
     n->recovery = NULL;
     sc__watcher_stop(n->watcher);
     sc__bgtasks_close(n->bg); /* before the indices they write go */
+    sc__snaps_close(n->snaps);
+    n->snaps = NULL;
     (void)sc_scroll_clear(n, NULL);
     if (n->pool)
         sc_threadpool_free(n->pool, SC_THREADPOOL_DRAIN);

@@ -37,6 +37,11 @@ typedef struct sc_node_config {
     /* Test only (`scry serve --test-recovery-delay`): each shard recovered at start waits this
      * long before replaying its translog (sc_shard_config.test_recovery_delay_ms). 0 = none. */
     uint32_t test_recovery_delay_ms;
+    /* path.repo: the folder under which fs snapshot repositories may live; NULL = none. */
+    const char *path_repo;
+    /* Test only (`scry serve --test-snapshot-delay`): a snapshot waits this long before each
+     * file it copies, so that tests can kill a node mid-snapshot. 0 in production. */
+    uint32_t test_snapshot_delay_ms;
 } sc_node_config;
 
 /* A user-facing error: Elasticsearch type, reason, HTTP status, and the index it concerns. */

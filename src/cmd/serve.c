@@ -8,7 +8,9 @@
  *   threads: 2 (HTTP workers)    search.threads: 2        memory.limit: 1gb
  *   http.timeout: 60s            log.level: info          slowlog.threshold: 1s
  *   index.translog.durability: request|async
+ *   path.repo: DIR (fs snapshot repositories must lie under it; --path-repo)
  *   test.recovery_delay: 0 (tests only: delay each shard's translog replay at start)
+ *   test.snapshot_delay: 0 (tests only: a snapshot waits this long before each file it copies)
  *   xpack.security.authc.users_file: users     (or users.file; basic authentication)
  *   xpack.security.http.ssl.certificate: cert.pem  (or tls.cert; HTTPS)
  *   xpack.security.http.ssl.key: key.pem           (or tls.key)
@@ -33,6 +35,7 @@
 
 typedef struct serve_opts {
     char *data;
+    char *path_repo;
     char *bind;
     char *node_name;
     char *cluster_name;
@@ -45,6 +48,7 @@ typedef struct serve_opts {
     long slowlog_ms;
     int durability_async;
     long test_recovery_delay_ms;
+    long test_snapshot_delay_ms;
     char *users_file;
     char *tls_cert;
     char *tls_key;
@@ -119,6 +123,8 @@ static bool apply(serve_opts *o, const char *key, const char *val)
     long ms;
     if (!strcmp(key, "path.data") || !strcmp(key, "data"))
         set_str(&o->data, val);
+    else if (!strcmp(key, "path.repo"))
+        set_str(&o->path_repo, val);
     else if (!strcmp(key, "http.port") || !strcmp(key, "port"))
         return parse_long(val, &o->port) && o->port >= 0 && o->port < 65536;
     else if (!strcmp(key, "network.host") || !strcmp(key, "http.host") || !strcmp(key, "bind"))
@@ -155,6 +161,10 @@ static bool apply(serve_opts *o, const char *key, const char *val)
             o->durability_async = 0;
         else
             return false;
+    } else if (!strcmp(key, "test.snapshot_delay")) {
+        if (!parse_ms(val, &ms) || ms < 0 || ms > 600000)
+            return false;
+        o->test_snapshot_delay_ms = ms;
     } else if (!strcmp(key, "test.recovery_delay")) {
         if (!parse_ms(val, &ms) || ms < 0 || ms > 3600000)
             return false;
@@ -246,6 +256,7 @@ static void serve_usage(FILE *f)
 {
     fprintf(f, "usage: scry serve [options]\n"
                "  --data DIR          data folder (default ./data)\n"
+               "  --path-repo DIR     folder under which fs snapshot repositories may live\n"
                "  --port N            HTTP port (default 9200; 0 = any free port)\n"
                "  --bind ADDR         listen address (default 127.0.0.1)\n"
                "  --threads N         HTTP worker threads (default: cores)\n"
@@ -266,6 +277,9 @@ static void serve_usage(FILE *f)
                "  --test-recovery-delay DURATION\n"
                "                      tests only: each shard recovered at start waits this\n"
                "                      long before its translog replay (observe INITIALIZING)\n"
+               "  --test-snapshot-delay DURATION\n"
+               "                      tests only: a snapshot waits this long before each file\n"
+               "                      it copies (kill a node during a snapshot)\n"
                "  -E KEY=VALUE        any setting of the config file (e.g. -E "
                "http.compression=true)\n");
 }
@@ -273,6 +287,7 @@ static void serve_usage(FILE *f)
 static void opts_free(serve_opts *o)
 {
     free(o->data);
+    free(o->path_repo);
     free(o->bind);
     free(o->node_name);
     free(o->cluster_name);
@@ -318,6 +333,8 @@ int sc_cmd_serve(int argc, char **argv)
             continue;
         else if (!strcmp(a, "--data"))
             ok = apply(&o, "path.data", v);
+        else if (!strcmp(a, "--path-repo"))
+            ok = apply(&o, "path.repo", v);
         else if (!strcmp(a, "--port"))
             ok = apply(&o, "http.port", v);
         else if (!strcmp(a, "--bind"))
@@ -344,6 +361,8 @@ int sc_cmd_serve(int argc, char **argv)
             ok = apply(&o, "tls.key", v);
         else if (!strcmp(a, "--test-recovery-delay"))
             ok = apply(&o, "test.recovery_delay", v);
+        else if (!strcmp(a, "--test-snapshot-delay"))
+            ok = apply(&o, "test.snapshot_delay", v);
         else if (!strcmp(a, "--cluster"))
             ok = apply(&o, "cluster.etcd", v);
         else if (!strcmp(a, "--node-name"))
@@ -414,7 +433,9 @@ int sc_cmd_serve(int argc, char **argv)
                          .memory_limit_bytes = o.memory,
                          .search_threads = (unsigned)o.search_threads,
                          .durability_async = o.durability_async,
-                         .test_recovery_delay_ms = (uint32_t)o.test_recovery_delay_ms};
+                         .test_recovery_delay_ms = (uint32_t)o.test_recovery_delay_ms,
+                         .path_repo = o.path_repo,
+                         .test_snapshot_delay_ms = (uint32_t)o.test_snapshot_delay_ms};
     sc_node *node;
     if (sc_node_open(&nc, &node) != SC_OK) {
         sc_http_auth_free(auth);

@@ -644,6 +644,14 @@ void sc__shard_cleanup_files(sc_shard *s, const sc_manifest *m, uint64_t ids_gen
         const char *nm = de->d_name;
         size_t len = strlen(nm);
         bool candidate = false, keep = false;
+        if (at_open && strncmp(nm, SC_SHARD_PIN_PREFIX, strlen(SC_SHARD_PIN_PREFIX)) == 0) {
+            /* a commit pinned for a snapshot copy that never finished */
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/%s", s->dir, nm);
+            if (sc_dir_remove_all(path) == SC_OK)
+                s->n_removed_at_open++;
+            continue;
+        }
         if (strstr(nm, ".tmp.") || has_suffix(nm, len, ".tmp")) {
             /* atomic writes (".tmp.<n>") and segment writes ("<seg>.seg.tmp") cut short */
             candidate = at_open;

@@ -219,6 +219,32 @@ sc_status sc_shard_maybe_merge(sc_shard *s) SC_MUST_USE;
  * SC_EIO, SC_ENOMEM, SC_ECORRUPT. */
 sc_status sc_shard_force_merge(sc_shard *s, uint32_t max_segments) SC_MUST_USE;
 
+/* ---- snapshots ---- */
+
+/* Folders whose names start with this inside a shard's directory hold pinned commits; opening
+ * the shard removes any left behind (a process killed during a copy). */
+#define SC_SHARD_PIN_PREFIX ".pin-"
+
+/* A commit pinned for copying: hard links of its files in `dir`. */
+typedef struct sc_shard_pinned {
+    char dir[4096];
+    char **files; /* file names in dir (the manifest first); empty for a shard never written */
+    size_t n_files;
+    uint64_t n_docs;    /* live documents of the commit */
+    int64_t max_seq_no; /* of the commit (-1 empty) */
+} sc_shard_pinned;
+
+/* Commits (as sc_shard_flush) and, under the same writer lock, hard-links the new commit's
+ * manifest, segments, deletes and id table into <shard dir>/<pin_name> (pin_name starts with
+ * SC_SHARD_PIN_PREFIX, no '/'). The links keep the files whatever merges and commits do next,
+ * so copying them gives exactly that commit. Release with sc_shard_pinned_release (also after
+ * a failure: out is then empty). SC_EINVAL (bad pin_name), SC_EIO, SC_ENOMEM. Thread-safe;
+ * O(files). */
+sc_status sc_shard_commit_pin(sc_shard *s, const char *pin_name, sc_shard_pinned *out)
+    SC_MUST_USE;
+/* Removes the pin folder and frees the names; p is zeroed. Safe on a zeroed p. */
+void sc_shard_pinned_release(sc_shard_pinned *p);
+
 /* ---- stats ---- */
 
 typedef struct sc_shard_segment_stats {

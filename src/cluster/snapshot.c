@@ -1,0 +1,871 @@
+/* Snapshots (see snapshot.h): repository registrations, taking a snapshot, listing and
+ * deleting them. Restore is in snapshot_restore.c; the repository files in snaprepo.c. */
+#include "cluster/snapshot.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/file.h"
+#include "cluster/internal.h"
+#include "cluster/log.h"
+#include "cluster/meta_store.h"
+#include "cluster/snap_internal.h"
+#include "cluster/snaprepo.h"
+#include "mapping/date.h"
+
+struct sc_snapshot_job {
+    sc_node *node;
+    sc__snaps *s;
+    char repo[256];
+    char name[256];
+    char uuid[24];
+    char loc[4096];
+    char desc[520];
+    int64_t start_ms;
+    sc_index **indices;
+    size_t n_indices;
+    bool partial;
+    bool registered;
+    json_t *metadata;
+    _Atomic uint64_t files_done, files_total, bytes_copied, blobs_reused;
+    sc_snapshot_job *next;
+};
+
+sc_status sc__snaps_open(const char *path_repo, sc__snaps **out)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return SC_ENOMEM;
+    pthread_mutex_init(&(*out)->write_mu, NULL);
+    pthread_mutex_init(&(*out)->mu, NULL);
+    if (path_repo && *path_repo) {
+        if (sc_dir_make(path_repo) != SC_OK)
+            sc_log(SC_LOG_WARN, "snapshot", "cannot create path.repo folder");
+        (*out)->path_repo = realpath(path_repo, NULL);
+        if (!(*out)->path_repo)
+            sc_log(SC_LOG_WARN, "snapshot", "path.repo is not usable: snapshots are off");
+    }
+    return SC_OK;
+}
+
+void sc__snaps_close(sc__snaps *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_destroy(&s->write_mu);
+    pthread_mutex_destroy(&s->mu);
+    free(s->path_repo);
+    free(s);
+}
+
+bool sc__snap_single_node(sc_node *n, sc_cluster_error *err)
+{
+    if (!sc_node_cluster(n))
+        return true;
+    sc_cluster_error_set(err, 400, "illegal_argument_exception",
+                         "snapshots are not supported when scry runs as a cluster of several "
+                         "nodes; take them on a single node");
+    return false;
+}
+
+/* ---- repositories ---- */
+
+static bool has_dotdot(const char *p)
+{
+    for (const char *c = p; (c = strstr(c, "..")) != NULL; c += 2) {
+        bool start = c == p || c[-1] == '/';
+        bool end = c[2] == '\0' || c[2] == '/';
+        if (start && end)
+            return true;
+    }
+    return false;
+}
+
+static bool under(const char *path, const char *root)
+{
+    size_t n = strlen(root);
+    return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* The absolute folder of `location` (created), checked to lie under path.repo. */
+static sc_status resolve_location(sc__snaps *s, const char *repo, const char *location,
+                                  char out[4096], sc_cluster_error *err)
+{
+    if (!s->path_repo) {
+        sc_cluster_error_set(err, 400, "repository_exception",
+                             "[%s] location [%s] doesn't match any of the locations specified by "
+                             "path.repo because this setting is empty",
+                             repo, location);
+        return SC_EINVAL;
+    }
+    char want[4096];
+    if (location[0] == '/')
+        snprintf(want, sizeof want, "%s", location);
+    else
+        snprintf(want, sizeof want, "%s/%s", s->path_repo, location);
+    if (!*location || has_dotdot(want) || !under(want, s->path_repo) || strlen(want) > 3000) {
+        sc_cluster_error_set(err, 400, "repository_exception",
+                             "[%s] location [%s] doesn't match any of the locations specified by "
+                             "path.repo",
+                             repo, location);
+        return SC_EINVAL;
+    }
+    char *real = NULL;
+    if (sc_dir_make(want) == SC_OK)
+        real = realpath(want, NULL);
+    if (!real) {
+        sc_cluster_error_set(err, 500, "repository_exception",
+                             "[%s] cannot create the location [%s]: %s", repo, location,
+                             strerror(errno));
+        return SC_EIO;
+    }
+    bool ok = under(real, s->path_repo);
+    snprintf(out, 4096, "%s", real);
+    free(real);
+    if (!ok) {
+        sc_cluster_error_set(err, 400, "repository_exception",
+                             "[%s] location [%s] doesn't match any of the locations specified by "
+                             "path.repo",
+                             repo, location);
+        return SC_EINVAL;
+    }
+    return SC_OK;
+}
+
+sc_status sc__snap_repo_location(sc_node *n, const char *repo, char loc[4096],
+                                 sc_cluster_error *err)
+{
+    json_t *r = sc_meta_get(n, SC_META_REPOSITORY, repo);
+    if (!r) {
+        sc_cluster_error_set(err, 404, "repository_missing_exception", "[%s] missing", repo);
+        return SC_ENOTFOUND;
+    }
+    const char *location =
+        json_string_value(json_object_get(json_object_get(r, "settings"), "location"));
+    sc_status st = resolve_location(sc__node_snaps(n), repo, location ? location : "", loc, err);
+    json_decref(r);
+    return st;
+}
+
+static bool repo_name_ok(const char *repo, sc_cluster_error *err)
+{
+    if (!*repo || repo[0] == '_' || strpbrk(repo, " ,\"*\\<|>/?#") || strlen(repo) > 200) {
+        sc_cluster_error_set(err, 400, "invalid_argument_exception", "[%s] invalid repository name",
+                             repo);
+        err->type = "illegal_argument_exception";
+        return false;
+    }
+    return true;
+}
+
+sc_status sc_snapshot_repo_put(sc_node *n, const char *repo, const json_t *body,
+                               sc_cluster_error *err)
+{
+    if (!sc__snap_single_node(n, err) || !repo_name_ok(repo, err))
+        return SC_EINVAL;
+    const char *type = json_string_value(json_object_get(body, "type"));
+    const json_t *settings = json_object_get(body, "settings");
+    if (!json_is_object(body) || !type) {
+        sc_cluster_error_set(err, 400, "action_request_validation_exception",
+                             "Validation Failed: 1: type is missing;");
+        return SC_EINVAL;
+    }
+    if (strcmp(type, "fs") != 0) {
+        sc_cluster_error_set(err, 400, "repository_exception",
+                             "[%s] repository type [%s] does not exist", repo, type);
+        return SC_EINVAL;
+    }
+    const char *location = json_string_value(json_object_get(settings, "location"));
+    if (settings && !json_is_object(settings)) {
+        sc_cluster_error_set(err, 400, "illegal_argument_exception",
+                             "[settings] must be an object");
+        return SC_EINVAL;
+    }
+    if (!location) {
+        sc_cluster_error_set(err, 400, "repository_exception", "[%s] missing location", repo);
+        return SC_EINVAL;
+    }
+    char loc[4096];
+    SC_TRY(resolve_location(sc__node_snaps(n), repo, location, loc, err));
+    /* The repository must be readable now (a corrupt root is reported at registration). */
+    json_t *root;
+    uint64_t gen;
+    const char *why = NULL;
+    char file[64];
+    sc_status st = sc_snaprepo_root_read(loc, &root, &gen, &why, file);
+    if (st != SC_OK) {
+        sc_cluster_error_set(err, 500, "repository_exception", "[%s] cannot read [%s]: %s", repo,
+                             file, why ? why : sc_status_str(st));
+        return st;
+    }
+    json_decref(root);
+    json_t *v = json_pack("{s:s,s:O}", "type", "fs", "settings", settings);
+    st = sc_meta_put(n, SC_META_REPOSITORY, repo, v);
+    json_decref(v);
+    if (st != SC_OK)
+        sc_cluster_error_set(err, 500, "exception", "cannot persist the repository [%s]", repo);
+    return st;
+}
+
+/* Whether name matches one of the comma-separated names / patterns of expr (NULL, "", "_all"
+ * and "*" match all); *concrete_missing names the first plain name that matched nothing. */
+static bool expr_matches(const char *expr, const char *name)
+{
+    if (!expr || !*expr || !strcmp(expr, "_all"))
+        return true;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", expr);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (!strcmp(t, "_all") || fnmatch(t, name, 0) == 0)
+            return true;
+    return false;
+}
+
+/* The first plain (no wildcard) name of expr not in `names` (an object or array of strings,
+ * or an array of objects with key "snapshot"), copied into out; false when all are there. */
+static bool missing_name(const char *expr, const json_t *names, char *out, size_t cap)
+{
+    if (!expr)
+        return false;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", expr);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (strpbrk(t, "*?[") || !strcmp(t, "_all") || !strcmp(t, "_current"))
+            continue;
+        bool found = false;
+        if (json_is_object(names)) {
+            found = json_object_get(names, t) != NULL;
+        } else {
+            size_t i;
+            const json_t *v;
+            json_array_foreach (names, i, v) {
+                const char *s = json_is_string(v)
+                                    ? json_string_value(v)
+                                    : json_string_value(json_object_get(v, "snapshot"));
+                if (s && !strcmp(s, t))
+                    found = true;
+            }
+        }
+        if (!found) {
+            snprintf(out, cap, "%s", t);
+            return true;
+        }
+    }
+    return false;
+}
+
+sc_status sc_snapshot_repo_get(sc_node *n, const char *expr, json_t **out, sc_cluster_error *err)
+{
+    json_t *all = sc_meta_list(n, SC_META_REPOSITORY);
+    if (!all)
+        return SC_ENOMEM;
+    char miss[256];
+    if (missing_name(expr, all, miss, sizeof miss)) {
+        json_decref(all);
+        sc_cluster_error_set(err, 404, "repository_missing_exception", "[%s] missing", miss);
+        return SC_ENOTFOUND;
+    }
+    json_t *res = json_object();
+    const char *name;
+    json_t *v;
+    json_object_foreach (all, name, v) {
+        if (expr_matches(expr, name))
+            json_object_set(res, name, v);
+    }
+    json_decref(all);
+    *out = res;
+    return SC_OK;
+}
+
+sc_status sc_snapshot_repo_delete(sc_node *n, const char *repo, sc_cluster_error *err)
+{
+    if (!sc__snap_single_node(n, err))
+        return SC_EINVAL;
+    sc__snaps *s = sc__node_snaps(n);
+    pthread_mutex_lock(&s->mu);
+    bool busy = false;
+    for (sc_snapshot_job *j = s->running; j; j = j->next)
+        busy = busy || !strcmp(j->repo, repo);
+    pthread_mutex_unlock(&s->mu);
+    if (busy) {
+        sc_cluster_error_set(err, 400, "repository_conflict_exception",
+                             "[%s] trying to modify or unregister repository that is currently "
+                             "used",
+                             repo);
+        return SC_ECONFLICT;
+    }
+    sc_status st = sc_meta_put(n, SC_META_REPOSITORY, repo, NULL);
+    if (st == SC_ENOTFOUND)
+        sc_cluster_error_set(err, 404, "repository_missing_exception", "[%s] missing", repo);
+    else if (st != SC_OK)
+        sc_cluster_error_set(err, 500, "exception", "cannot persist the repositories");
+    return st;
+}
+
+sc_status sc_snapshot_repo_verify(sc_node *n, const char *repo, json_t **out, sc_cluster_error *err)
+{
+    if (!sc__snap_single_node(n, err))
+        return SC_EINVAL;
+    char loc[4096];
+    SC_TRY(sc__snap_repo_location(n, repo, loc, err));
+    char id[24], path[4200];
+    sc__random_id(id);
+    snprintf(path, sizeof path, "%s/tests-%s", loc, id);
+    sc_status st = sc_file_write_atomic(path, id, strlen(id));
+    uint8_t *back = NULL;
+    size_t len = 0;
+    if (st == SC_OK)
+        st = sc_file_read_all(path, &back, &len);
+    bool same = st == SC_OK && len == strlen(id) && memcmp(back, id, len) == 0;
+    free(back);
+    unlink(path);
+    if (!same) {
+        sc_cluster_error_set(err, 500, "repository_verification_exception",
+                             "[%s] cannot write and read back a file in the location", repo);
+        return SC_EIO;
+    }
+    json_t *root;
+    uint64_t gen;
+    const char *why = NULL;
+    char file[64];
+    st = sc_snaprepo_root_read(loc, &root, &gen, &why, file);
+    if (st != SC_OK) {
+        sc_cluster_error_set(err, 500, "repository_verification_exception",
+                             "[%s] cannot read [%s]: %s", repo, file,
+                             why ? why : sc_status_str(st));
+        return st;
+    }
+    json_decref(root);
+    *out = json_pack("{s:{s:{s:s}}}", "nodes", sc_node_id(n), "name", sc_node_name(n));
+    return *out ? SC_OK : SC_ENOMEM;
+}
+
+/* ---- the root, read for a request ---- */
+
+sc_status sc__snap_root_read(sc_node *n, const char *repo, const char *loc, json_t **root,
+                             uint64_t *gen, sc_cluster_error *err)
+{
+    const char *why = NULL;
+    char file[64];
+    sc_status st = sc_snaprepo_root_read(loc, root, gen, &why, file);
+    if (st != SC_OK)
+        sc_cluster_error_set(err, 500, "repository_exception",
+                             "[%s] could not read repository data from [%s]: %s", repo, file,
+                             why ? why : sc_status_str(st));
+    (void)n;
+    return st;
+}
+
+/* ---- snapshot info (the response shape) ---- */
+
+static json_t *iso(int64_t ms)
+{
+    char buf[48];
+    size_t len = sc_date_format_iso(ms, buf);
+    return json_stringn(buf, len);
+}
+
+json_t *sc__snap_info(const char *repo, const json_t *sum)
+{
+    int64_t start = json_integer_value(json_object_get(sum, "start_time_ms"));
+    const char *state = json_string_value(json_object_get(sum, "state"));
+    json_t *failures = json_object_get(sum, "failures");
+    json_t *o = json_pack("{s:O,s:O,s:s,s:i,s:s,s:O,s:[],s:b,s:s,s:o,s:I,s:O,s:O,s:[]}", "snapshot",
+                          json_object_get(sum, "snapshot"), "uuid", json_object_get(sum, "uuid"),
+                          "repository", repo, "version_id", 8500099, "version", "8.5.0", "indices",
+                          json_object_get(sum, "indices"), "data_streams", "include_global_state",
+                          0, "state", state, "start_time", iso(start), "start_time_in_millis",
+                          (json_int_t)start, "failures", failures ? failures : json_array(),
+                          "shards", json_object_get(sum, "shards"), "feature_states");
+    if (!failures)
+        json_decref(json_object_get(o, "failures"));
+    if (strcmp(state, "IN_PROGRESS") != 0) {
+        int64_t end = json_integer_value(json_object_get(sum, "end_time_ms"));
+        json_object_set_new(o, "end_time", iso(end));
+        json_object_set_new(o, "end_time_in_millis", json_integer(end));
+        json_object_set_new(o, "duration_in_millis", json_integer(end - start));
+    }
+    json_t *md = json_object_get(sum, "metadata");
+    if (md)
+        json_object_set(o, "metadata", md);
+    return o;
+}
+
+/* ---- taking a snapshot ---- */
+
+static bool snap_name_ok(const char *repo, const char *snap, sc_cluster_error *err)
+{
+    const char *why = NULL;
+    if (!*snap)
+        why = "cannot be empty";
+    else if (snap[0] == '_')
+        why = "must not start with '_'";
+    else if (strpbrk(snap, " ,\"*\\<|>/?#\t\n"))
+        why = "must not contain the following characters [ , \", *, \\, <, |, >, /, ?, #]";
+    else if (strlen(snap) > 255)
+        why = "is too long";
+    for (const char *c = snap; !why && *c; c++)
+        if (*c >= 'A' && *c <= 'Z')
+            why = "must be lowercase";
+    if (why)
+        sc_cluster_error_set(err, 400, "invalid_snapshot_name_exception",
+                             "[%s:%s] Invalid snapshot name [%s], %s", repo, snap, snap, why);
+    return why == NULL;
+}
+
+/* The body's "indices": a string or an array of strings, as one comma expression. */
+bool sc__snap_indices_expr(const json_t *v, char *out, size_t cap, sc_cluster_error *err)
+{
+    out[0] = '\0';
+    if (!v || json_is_null(v))
+        return true;
+    if (json_is_string(v)) {
+        snprintf(out, cap, "%s", json_string_value(v));
+        return true;
+    }
+    if (json_is_array(v)) {
+        size_t i, used = 0;
+        const json_t *e;
+        json_array_foreach (v, i, e) {
+            if (!json_is_string(e))
+                break;
+            int w = snprintf(out + used, cap - used, "%s%s", used ? "," : "", json_string_value(e));
+            if (w < 0 || (size_t)w >= cap - used)
+                break;
+            used += (size_t)w;
+        }
+        if (i == json_array_size(v))
+            return true;
+    }
+    sc_cluster_error_set(err, 400, "illegal_argument_exception",
+                         "[indices] must be a string or an array of strings");
+    return false;
+}
+
+static bool name_taken(sc__snaps *s, const char *repo, const char *snap, const json_t *root)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach (json_object_get(root, "snapshots"), i, e) {
+        if (!strcmp(json_string_value(json_object_get(e, "snapshot")), snap))
+            return true;
+    }
+    for (sc_snapshot_job *j = s->running; j; j = j->next)
+        if (!strcmp(j->repo, repo) && !strcmp(j->name, snap))
+            return true;
+    return false;
+}
+
+void sc_snapshot_job_free(sc_snapshot_job *j)
+{
+    if (!j)
+        return;
+    if (j->registered) {
+        pthread_mutex_lock(&j->s->mu);
+        for (sc_snapshot_job **p = &j->s->running; *p; p = &(*p)->next)
+            if (*p == j) {
+                *p = j->next;
+                break;
+            }
+        pthread_mutex_unlock(&j->s->mu);
+    }
+    sc_node_release(j->indices, j->n_indices);
+    json_decref(j->metadata);
+    free(j);
+}
+
+sc_status sc_snapshot_prepare(sc_node *n, const char *repo, const char *snap, const json_t *body,
+                              sc_snapshot_job **out, sc_cluster_error *err)
+{
+    *out = NULL;
+    if (!sc__snap_single_node(n, err) || !snap_name_ok(repo, snap, err))
+        return SC_EINVAL;
+    if (body && !json_is_object(body)) {
+        sc_cluster_error_set(err, 400, "parse_exception", "request body must be an object");
+        return SC_EINVAL;
+    }
+    sc_snapshot_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return SC_ENOMEM;
+    j->node = n;
+    j->s = sc__node_snaps(n);
+    snprintf(j->repo, sizeof j->repo, "%s", repo);
+    snprintf(j->name, sizeof j->name, "%s", snap);
+    snprintf(j->desc, sizeof j->desc, "%s:%s", repo, snap);
+    sc__random_id(j->uuid);
+    const json_t *partial = json_object_get(body, "partial");
+    j->partial = json_is_true(partial);
+    const json_t *md = json_object_get(body, "metadata");
+    if (md && !json_is_object(md) && !json_is_null(md)) {
+        sc_cluster_error_set(err, 400, "illegal_argument_exception",
+                             "[metadata] must be an object");
+        sc_snapshot_job_free(j);
+        return SC_EINVAL;
+    }
+    j->metadata = json_is_object(md) ? json_deep_copy(md) : NULL;
+    char expr[4096];
+    sc_status st = sc__snap_repo_location(n, repo, j->loc, err);
+    if (st == SC_OK &&
+        !sc__snap_indices_expr(json_object_get(body, "indices"), expr, sizeof expr, err))
+        st = SC_EINVAL;
+    unsigned flags = SC_NODE_RESOLVE_HIDDEN;
+    if (st == SC_OK)
+        st = sc_node_resolve_ex(n, expr[0] ? expr : NULL, flags, &j->indices, &j->n_indices, err);
+    if (st != SC_OK) {
+        sc_snapshot_job_free(j);
+        return st;
+    }
+    json_t *root;
+    uint64_t gen;
+    pthread_mutex_lock(&j->s->mu);
+    st = sc__snap_root_read(n, repo, j->loc, &root, &gen, err);
+    if (st == SC_OK) {
+        if (name_taken(j->s, repo, snap, root)) {
+            sc_cluster_error_set(err, 400, "invalid_snapshot_name_exception",
+                                 "[%s:%s] Invalid snapshot name [%s], snapshot with the same name "
+                                 "already exists",
+                                 repo, snap, snap);
+            st = SC_EEXIST;
+        } else {
+            j->start_ms = sc_clock_wall_ms();
+            j->next = j->s->running;
+            j->s->running = j;
+            j->registered = true;
+        }
+        json_decref(root);
+    }
+    pthread_mutex_unlock(&j->s->mu);
+    if (st != SC_OK) {
+        sc_snapshot_job_free(j);
+        return st;
+    }
+    *out = j;
+    return SC_OK;
+}
+
+const char *sc_snapshot_job_name(const sc_snapshot_job *j)
+{
+    return j->desc;
+}
+
+json_t *sc_snapshot_job_status(sc_snapshot_job *j)
+{
+    return json_pack("{s:s,s:s,s:I,s:I,s:I,s:I}", "repository", j->repo, "snapshot", j->name,
+                     "files_done", (json_int_t)atomic_load(&j->files_done), "files_total",
+                     (json_int_t)atomic_load(&j->files_total), "bytes_copied",
+                     (json_int_t)atomic_load(&j->bytes_copied), "blobs_reused",
+                     (json_int_t)atomic_load(&j->blobs_reused));
+}
+
+/* The test-only wait before each file (sc_node_config.test_snapshot_delay_ms), in 50 ms
+ * slices so that a cancellation (node shutdown) still stops it promptly. */
+static void test_delay(sc_snapshot_job *j, sc_task *task)
+{
+    uint32_t ms = sc_node_config_get(j->node)->test_snapshot_delay_ms;
+    for (uint32_t waited = 0; waited < ms; waited += 50) {
+        if (task && atomic_load(&task->token.cancelled))
+            return;
+        struct timespec ts = {0, 50 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Copies one pinned commit into the blobs; fills shard "files" and "n_docs". */
+static sc_status snapshot_shard(sc_snapshot_job *j, sc_shard *sh, json_t *shard_json, sc_task *task,
+                                const char **why)
+{
+    char pin_name[64];
+    snprintf(pin_name, sizeof pin_name, SC_SHARD_PIN_PREFIX "%s", j->uuid);
+    sc_shard_pinned pin;
+    sc_status st = sc_shard_commit_pin(sh, pin_name, &pin);
+    if (st != SC_OK) {
+        *why = "could not commit and pin the shard";
+        return st;
+    }
+    atomic_fetch_add(&j->files_total, pin.n_files);
+    json_t *files = json_object_get(shard_json, "files");
+    json_object_set_new(shard_json, "n_docs", json_integer((json_int_t)pin.n_docs));
+    for (size_t i = 0; i < pin.n_files && st == SC_OK; i++) {
+        test_delay(j, task);
+        if (task && atomic_load(&task->token.cancelled)) {
+            *why = "the snapshot was cancelled";
+            st = SC_ECANCELLED;
+            break;
+        }
+        char path[4400], hex[SC_SNAPREPO_BLOB_HEX + 1];
+        snprintf(path, sizeof path, "%s/%s", pin.dir, pin.files[i]);
+        uint64_t size = 0;
+        bool copied = false;
+        st = sc_snaprepo_hash_file(path, hex, &size);
+        if (st == SC_OK)
+            st = sc_snaprepo_blob_put(j->loc, path, hex, size, &copied);
+        if (st != SC_OK) {
+            *why = "could not copy a shard file into the repository";
+            break;
+        }
+        json_array_append_new(files, json_pack("{s:s,s:s,s:I}", "name", pin.files[i], "blob", hex,
+                                               "size", (json_int_t)size));
+        atomic_fetch_add(&j->files_done, 1);
+        if (copied)
+            atomic_fetch_add(&j->bytes_copied, size);
+        else
+            atomic_fetch_add(&j->blobs_reused, 1);
+    }
+    sc_shard_pinned_release(&pin);
+    return st;
+}
+
+/* Snapshots every shard of every index into `indices` ({name: {meta, shards}}); returns the
+ * number of failed shards, appending their failures. */
+static uint32_t snapshot_indices(sc_snapshot_job *j, sc_task *task, json_t *indices,
+                                 json_t *failures, uint32_t *total)
+{
+    uint32_t failed = 0;
+    for (size_t k = 0; k < j->n_indices; k++) {
+        sc_index *ix = j->indices[k];
+        json_t *shards = json_array();
+        json_object_set_new(
+            indices, ix->name,
+            json_pack("{s:o,s:o}", "meta", sc__index_meta_json(ix), "shards", shards));
+        for (uint32_t i = 0; i < ix->settings.number_of_shards; i++) {
+            json_t *sj = json_pack("{s:i,s:[]}", "n_docs", 0, "files");
+            json_array_append_new(shards, sj);
+            (*total)++;
+            sc_shard *sh = atomic_load(&ix->shards[i]);
+            const char *why = NULL;
+            if (atomic_load(&ix->deleted))
+                why = "the index was deleted during the snapshot";
+            else if (!sh)
+                why = "the shard is not available (recovering or failed)";
+            else if (snapshot_shard(j, sh, sj, task, &why) == SC_OK)
+                continue;
+            failed++;
+            json_object_set_new(sj, "failure", json_string(why));
+            json_array_clear(json_object_get(sj, "files"));
+            json_array_append_new(
+                failures, json_pack("{s:s,s:s,s:i,s:s,s:s,s:s}", "index", ix->name, "index_uuid",
+                                    ix->uuid, "shard_id", (int)i, "reason", why, "node_id",
+                                    sc_node_id(j->node), "status", "INTERNAL_SERVER_ERROR"));
+        }
+    }
+    return failed;
+}
+
+json_t *sc_snapshot_run(sc_snapshot_job *j, sc_task *task, sc_cluster_error *err)
+{
+    sc__snaps *s = j->s;
+    pthread_mutex_lock(&s->write_mu);
+    json_t *indices = json_object(), *failures = json_array(), *names = json_array();
+    uint32_t total = 0;
+    uint32_t failed = snapshot_indices(j, task, indices, failures, &total);
+    for (size_t k = 0; k < j->n_indices; k++)
+        json_array_append_new(names, json_string(j->indices[k]->name));
+    const char *state = failed == 0 ? "SUCCESS" : j->partial ? "PARTIAL" : "FAILED";
+    int64_t end = sc_clock_wall_ms();
+    json_t *shards = json_pack("{s:i,s:i,s:i}", "total", (int)total, "failed", (int)failed,
+                               "successful", (int)(total - failed));
+    json_t *sum =
+        json_pack("{s:s,s:s,s:s,s:I,s:I,s:O,s:O,s:O}", "snapshot", j->name, "uuid", j->uuid,
+                  "state", state, "start_time_ms", (json_int_t)j->start_ms, "end_time_ms",
+                  (json_int_t)end, "indices", names, "shards", shards, "failures", failures);
+    if (j->metadata)
+        json_object_set(sum, "metadata", j->metadata);
+    json_t *manifest = json_deep_copy(sum);
+    json_object_del(manifest, "shards");
+    json_object_set_new(manifest, "format", json_integer(SC_SNAPREPO_FORMAT));
+    json_object_set(manifest, "indices", indices);
+    sc_status st = sc_snaprepo_manifest_write(j->loc, j->uuid, manifest);
+    json_t *out = NULL;
+    if (st != SC_OK) {
+        sc_cluster_error_set(err, 500, "snapshot_exception",
+                             "[%s:%s] cannot write the snapshot manifest: %s", j->repo, j->name,
+                             strerror(errno));
+    } else {
+        json_t *root;
+        uint64_t gen;
+        pthread_mutex_lock(&s->mu);
+        st = sc__snap_root_read(j->node, j->repo, j->loc, &root, &gen, err);
+        if (st == SC_OK) {
+            json_array_append(json_object_get(root, "snapshots"), sum);
+            st = sc_snaprepo_root_write(j->loc, root, gen + 1);
+            json_decref(root);
+            if (st != SC_OK)
+                sc_cluster_error_set(err, 500, "snapshot_exception",
+                                     "[%s:%s] cannot write the repository root: %s", j->repo,
+                                     j->name, strerror(errno));
+        }
+        /* Listed in the root (or failed): no longer IN_PROGRESS. */
+        for (sc_snapshot_job **p = &s->running; *p; p = &(*p)->next)
+            if (*p == j) {
+                *p = j->next;
+                break;
+            }
+        j->registered = false;
+        pthread_mutex_unlock(&s->mu);
+        if (st == SC_OK)
+            out = json_pack("{s:o}", "snapshot", sc__snap_info(j->repo, sum));
+    }
+    pthread_mutex_unlock(&s->write_mu);
+    if (out)
+        sc_log(SC_LOG_INFO, "snapshot", "snapshot [%s:%s] %s: %u shards, %u failed", j->repo,
+               j->name, state, total, failed);
+    json_decref(manifest);
+    json_decref(sum);
+    json_decref(indices);
+    json_decref(failures);
+    json_decref(names);
+    json_decref(shards);
+    return out;
+}
+
+/* ---- listing ---- */
+
+sc_status sc_snapshot_get(sc_node *n, const char *repo, const char *snaps, json_t **out,
+                          sc_cluster_error *err)
+{
+    if (!sc__snap_single_node(n, err))
+        return SC_EINVAL;
+    char loc[4096];
+    SC_TRY(sc__snap_repo_location(n, repo, loc, err));
+    sc__snaps *s = sc__node_snaps(n);
+    json_t *root;
+    uint64_t gen;
+    pthread_mutex_lock(&s->mu);
+    sc_status st = sc__snap_root_read(n, repo, loc, &root, &gen, err);
+    json_t *list = json_array();
+    bool current_only = snaps && !strcmp(snaps, "_current");
+    if (st == SC_OK) {
+        size_t i;
+        json_t *e;
+        json_array_foreach (json_object_get(root, "snapshots"), i, e) {
+            if (!current_only &&
+                expr_matches(snaps, json_string_value(json_object_get(e, "snapshot"))))
+                json_array_append_new(list, sc__snap_info(repo, e));
+        }
+        for (sc_snapshot_job *j = s->running; j; j = j->next) {
+            if (strcmp(j->repo, repo) != 0 || (!current_only && !expr_matches(snaps, j->name)))
+                continue;
+            json_t *names = json_array();
+            for (size_t k = 0; k < j->n_indices; k++)
+                json_array_append_new(names, json_string(j->indices[k]->name));
+            json_t *sum =
+                json_pack("{s:s,s:s,s:s,s:I,s:o,s:{s:i,s:i,s:i}}", "snapshot", j->name, "uuid",
+                          j->uuid, "state", "IN_PROGRESS", "start_time_ms", (json_int_t)j->start_ms,
+                          "indices", names, "shards", "total", 0, "failed", 0, "successful", 0);
+            json_array_append_new(list, sc__snap_info(repo, sum));
+            json_decref(sum);
+        }
+        json_decref(root);
+    }
+    pthread_mutex_unlock(&s->mu);
+    char miss[256];
+    if (st == SC_OK && !current_only && missing_name(snaps, list, miss, sizeof miss)) {
+        sc_cluster_error_set(err, 404, "snapshot_missing_exception", "[%s:%s] is missing", repo,
+                             miss);
+        st = SC_ENOTFOUND;
+    }
+    if (st != SC_OK) {
+        json_decref(list);
+        return st;
+    }
+    *out = json_pack("{s:o,s:I,s:i}", "snapshots", list, "total", (json_int_t)json_array_size(list),
+                     "remaining", 0);
+    return SC_OK;
+}
+
+/* ---- deleting ---- */
+
+/* Reads the manifests of every snapshot of root (for garbage collection). NULL when one cannot
+ * be read: then no blob may be removed. */
+static json_t *read_all_manifests(const char *loc, const json_t *root)
+{
+    json_t *all = json_array();
+    size_t i;
+    const json_t *e;
+    json_array_foreach (json_object_get(root, "snapshots"), i, e) {
+        json_t *m;
+        const char *why = NULL;
+        if (sc_snaprepo_manifest_read(loc, json_string_value(json_object_get(e, "uuid")), &m,
+                                      &why) != SC_OK) {
+            json_decref(all);
+            return NULL;
+        }
+        json_array_append_new(all, m);
+    }
+    return all;
+}
+
+sc_status sc_snapshot_delete(sc_node *n, const char *repo, const char *snaps, sc_cluster_error *err)
+{
+    if (!sc__snap_single_node(n, err))
+        return SC_EINVAL;
+    char loc[4096];
+    SC_TRY(sc__snap_repo_location(n, repo, loc, err));
+    sc__snaps *s = sc__node_snaps(n);
+    pthread_mutex_lock(&s->write_mu);
+    pthread_mutex_lock(&s->mu);
+    json_t *root;
+    uint64_t gen;
+    sc_status st = sc__snap_root_read(n, repo, loc, &root, &gen, err);
+    json_t *gone = json_array();
+    char miss[256];
+    if (st == SC_OK && missing_name(snaps, json_object_get(root, "snapshots"), miss, sizeof miss)) {
+        sc_cluster_error_set(err, 404, "snapshot_missing_exception", "[%s:%s] is missing", repo,
+                             miss);
+        st = SC_ENOTFOUND;
+    }
+    if (st == SC_OK) {
+        json_t *keep = json_array();
+        size_t i;
+        json_t *e;
+        json_array_foreach (json_object_get(root, "snapshots"), i, e) {
+            if (expr_matches(snaps, json_string_value(json_object_get(e, "snapshot"))))
+                json_array_append(gone, json_object_get(e, "uuid"));
+            else
+                json_array_append(keep, e);
+        }
+        json_object_set_new(root, "snapshots", keep);
+        if (json_array_size(gone))
+            st = sc_snaprepo_root_write(loc, root, gen + 1);
+        if (st != SC_OK)
+            sc_cluster_error_set(err, 500, "repository_exception",
+                                 "[%s] cannot write the repository root: %s", repo,
+                                 strerror(errno));
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (st == SC_OK && json_array_size(gone)) {
+        size_t i;
+        json_t *u;
+        json_array_foreach (gone, i, u) {
+            char path[4200];
+            snprintf(path, sizeof path, "%s/snap-%s.dat", loc, json_string_value(u));
+            unlink(path);
+        }
+        json_t *all = read_all_manifests(loc, root);
+        uint64_t removed = 0;
+        if (all)
+            sc_snaprepo_gc(loc, all, &removed);
+        else
+            sc_log(SC_LOG_WARN, "snapshot",
+                   "[%s] a snapshot manifest is unreadable: unreferenced blobs are kept", repo);
+        json_decref(all);
+        sc_log(SC_LOG_INFO, "snapshot", "[%s] deleted %zu snapshots, removed %llu blobs", repo,
+               json_array_size(gone), (unsigned long long)removed);
+    }
+    if (root)
+        json_decref(root);
+    json_decref(gone);
+    pthread_mutex_unlock(&s->write_mu);
+    return st;
+}
