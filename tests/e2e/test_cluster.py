@@ -303,6 +303,19 @@ def test_cluster_settings_shared(cluster):
     assert "/scry/e2e/settings" in etcd.range_prefix("/scry/e2e/settings")
 
 
+def test_snapshots_refused_when_clustered(cluster):
+    etcd, nodes = cluster
+    for method, path, body in (
+            ("PUT", "/_snapshot/r", {"type": "fs", "settings": {"location": "r"}}),
+            ("PUT", "/_snapshot/r/s?wait_for_completion=true", {}),
+            ("POST", "/_snapshot/r/s/_restore", {}),
+            ("POST", "/_snapshot/r/_verify", None)):
+        st, _, b = nodes["n1"].request(method, path, body)
+        assert st == 400, (path, b)
+        assert b["error"]["type"] == "illegal_argument_exception"
+        assert "cluster" in b["error"]["reason"]
+
+
 def test_graceful_stop_leaves_at_once(cluster):
     etcd, nodes = cluster
     wait_until("a master", lambda: converged(nodes.values(), nodes.keys()))
