@@ -3,7 +3,11 @@
  * while the writes go on) and written back in one sc_index_write per index and batch. Each run
  * is a task (GET _tasks, cancellation between batches); with wait_for_completion=false it runs
  * on a background thread (cluster/bgtask.h) and GET /_tasks/{id} reports its progress and
- * final response. Scripts are refused with 400. */
+ * final response. With ?slices=N (or auto: one per source shard) the work is split into N
+ * slices that run in parallel on their own threads over the same pinned snapshots: by shard
+ * when there are at least N source shards, else the slices sharing a shard split its documents
+ * by a hash of _id; each slice reports its own status. Scripts are refused with 400. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +18,7 @@
 #include "api/internal.h"
 #include "api/search_internal.h"
 #include "base/clock.h"
+#include "base/file.h"
 #include "cluster/alias.h"
 #include "cluster/bgtask.h"
 #include "cluster/ops.h"
@@ -44,13 +49,34 @@ typedef struct job {
     _Atomic int64_t total, created, updated, deleted, batches, conflicts, noops, throttled_ms;
     json_t *failures; /* array; guarded by being written only by the running thread */
     int64_t start_ms;
+    /* Slicing. The request: n_slices (1 = none, 0 = auto) and, while sliced, the sub-jobs. */
+    uint32_t n_slices;
+    struct job *slices;
+    _Atomic uint32_t n_sub; /* entries of slices */
+    /* A slice: its number, the shards it reads (per source index, NULL = all) and the
+     * documents it keeps (hash(_id) % hash_mod == hash_rem; hash_mod <= 1: all). */
+    int slice_id;
+    uint64_t **only_shards;
+    uint32_t hash_mod, hash_rem;
 } job;
+
+static void slices_free(job *j)
+{
+    for (uint32_t k = 0; k < j->n_sub; k++) {
+        json_decref(j->slices[k].failures);
+        free(j->slices[k].only_shards);
+    }
+    free(j->slices);
+    j->slices = NULL;
+    j->n_sub = 0;
+}
 
 static void job_free(void *v)
 {
     job *j = v;
     if (!j)
         return;
+    slices_free(j);
     free(j->source);
     free(j->dest);
     free(j->pipeline);
@@ -60,9 +86,8 @@ static void job_free(void *v)
     free(j);
 }
 
-static json_t *job_status(void *v)
+static json_t *slice_status(job *j)
 {
-    job *j = v;
     return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:i,s:i},s:I,s:f,s:i}", "total",
                      (json_int_t)j->total, "updated", (json_int_t)j->updated, "created",
                      (json_int_t)j->created, "deleted", (json_int_t)j->deleted, "batches",
@@ -70,6 +95,35 @@ static json_t *job_status(void *v)
                      (json_int_t)j->noops, "retries", "bulk", 0, "search", 0, "throttled_millis",
                      (json_int_t)j->throttled_ms, "requests_per_second", j->rps > 0 ? j->rps : -1.0,
                      "throttled_until_millis", 0);
+}
+
+/* The status; a sliced job's counters are the sums of its slices', listed in "slices". */
+static json_t *job_status(void *v)
+{
+    job *j = v;
+    if (!j->n_sub)
+        return slice_status(j);
+    json_t *list = json_array();
+    int64_t sum[8] = {0};
+    for (uint32_t k = 0; k < j->n_sub; k++) {
+        job *sl = &j->slices[k];
+        json_t *st = slice_status(sl);
+        json_object_set_new(st, "slice_id", json_integer(sl->slice_id));
+        json_array_append_new(list, st);
+        int64_t v8[8] = {sl->total,   sl->updated,   sl->created, sl->deleted,
+                         sl->batches, sl->conflicts, sl->noops,   sl->throttled_ms};
+        for (int i = 0; i < 8; i++)
+            sum[i] += v8[i];
+    }
+    json_t *out = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:i,s:i},s:I,s:f,s:i,s:o}", "total",
+                            (json_int_t)sum[0], "updated", (json_int_t)sum[1], "created",
+                            (json_int_t)sum[2], "deleted", (json_int_t)sum[3], "batches",
+                            (json_int_t)sum[4], "version_conflicts", (json_int_t)sum[5], "noops",
+                            (json_int_t)sum[6], "retries", "bulk", 0, "search", 0,
+                            "throttled_millis", (json_int_t)sum[7], "requests_per_second",
+                            j->rps > 0 ? j->rps : -1.0, "throttled_until_millis", 0, "slices",
+                            list);
+    return out;
 }
 
 static json_t *job_response(job *j, bool timed_out)
@@ -274,7 +328,8 @@ static sc_status next_page(job *j, sc_rest_req *req, sc_resolved *res, sc_query 
                             .timeout_ms = -1,
                             .fetch_source = true,
                             .task = j->task,
-                            .pinned = ctx->pinned};
+                            .pinned = ctx->pinned,
+                            .only_shards = (const uint64_t *const *)j->only_shards};
     return sc_search_run(req->node, &sr, req->arena, page);
 }
 
@@ -315,19 +370,32 @@ static void throttle(job *j, uint64_t done)
     }
 }
 
+/* A hash-split slice keeps only its documents of the page (compacted in place). */
+static void keep_slice(job *j, sc_search_response *page)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < page->n_hits; i++) {
+        sc_slice id = page->hits[i].id;
+        if (sc_checksum(id.ptr, id.len) % j->hash_mod == j->hash_rem)
+            page->hits[n++] = page->hits[i];
+    }
+    page->n_hits = n;
+}
+
 /* The batches over the pinned snapshots; false when a write failure stopped the job. */
 static bool run_batches(job *j, sc_rest_req *req, sc_resolved *res, sc_query **queries,
                         sc_scroll *ctx)
 {
     sc_arena *outer = req->arena;
-    uint64_t from = 0;
+    uint64_t from = 0, done = 0;
     bool ok = true, first = true;
+    bool hashed = j->hash_mod > 1;
     while (ok) {
         if (j->task && atomic_load(&j->task->token.cancelled))
             break;
         uint32_t size = j->batch;
-        if (j->max_docs >= 0 && (int64_t)from + size > j->max_docs)
-            size = (uint32_t)(j->max_docs - (int64_t)from);
+        if (j->max_docs >= 0 && (int64_t)done + size > j->max_docs)
+            size = (uint32_t)(j->max_docs - (int64_t)done);
         if (!size)
             break;
         sc_arena batch;
@@ -335,27 +403,144 @@ static bool run_batches(job *j, sc_rest_req *req, sc_resolved *res, sc_query **q
         req->arena = &batch;
         sc_search_response page;
         ok = next_page(j, req, res, queries, ctx, from, size, &page) == SC_OK;
-        if (ok && first) {
+        if (ok && first && !hashed) {
             j->total = j->max_docs >= 0 && (int64_t)page.total > j->max_docs ? j->max_docs
                                                                              : (int64_t)page.total;
             first = false;
         }
         bool more = ok && page.n_hits > 0;
+        uint64_t read = more ? page.n_hits : 0;
+        if (more && hashed) {
+            keep_slice(j, &page);
+            j->total += (int64_t)page.n_hits; /* known only as the pages go by */
+        }
+        done += page.n_hits;
         if (more && j->kind == JOB_REINDEX)
             ok = write_dest(j, req, &page);
         for (uint32_t i = 0; more && ok && j->kind != JOB_REINDEX && i < res->n; i++)
             ok = write_in_place(j, req, res->list[i], i, &page);
-        if (more)
+        if (more && page.n_hits)
             j->batches++;
-        from += more ? page.n_hits : 0;
+        from += read;
         req->arena = outer;
         sc_arena_fini(&batch);
         if (!more)
             break;
-        throttle(j, from);
+        throttle(j, done);
     }
     req->arena = outer;
     return ok;
+}
+
+/* ---- slices ---- */
+
+typedef struct slice_pool {
+    job *j;
+    sc_resolved *res;
+    sc_query **queries;
+    sc_scroll *ctx;
+    _Atomic uint32_t next;
+    _Atomic bool failed;
+} slice_pool;
+
+/* A worker: runs slices until none is left, each with its own arena. */
+static void *slice_main(void *arg)
+{
+    slice_pool *p = arg;
+    for (uint32_t k; (k = atomic_fetch_add(&p->next, 1)) < p->j->n_sub;) {
+        sc_arena arena;
+        sc_arena_init(&arena, (size_t)64 << 20);
+        sc_rest_req req = {.arena = &arena, .node = p->j->node, .client_fd = -1};
+        if (!run_batches(&p->j->slices[k], &req, p->res, p->queries, p->ctx))
+            atomic_store(&p->failed, true);
+        sc_arena_fini(&arena);
+    }
+    return NULL;
+}
+
+/* The shards of slice k of n over the res's shards (units in index order, then shard): every
+ * n-th unit when there are at least n, else one unit shared by hash with the other slices
+ * that land on it. false on ENOMEM. */
+static bool slice_assign(job *sl, const sc_resolved *res, uint32_t k, uint32_t n, uint32_t units)
+{
+    size_t words = 0;
+    for (size_t i = 0; i < res->n; i++)
+        words += (res->list[i]->settings.number_of_shards + 63) / 64;
+    sl->only_shards = calloc(1, res->n * sizeof(uint64_t *) + words * sizeof(uint64_t));
+    if (!sl->only_shards)
+        return false;
+    uint64_t *w = (uint64_t *)(sl->only_shards + res->n);
+    uint32_t u = 0;
+    uint32_t mine = n <= units ? k : k % units;
+    for (size_t i = 0; i < res->n; i++) {
+        uint32_t ns = res->list[i]->settings.number_of_shards;
+        sl->only_shards[i] = w;
+        for (uint32_t sh = 0; sh < ns; sh++, u++)
+            if (n <= units ? u % n == mine : u == mine)
+                w[sh / 64] |= 1ull << (sh % 64);
+        w += (ns + 63) / 64;
+    }
+    if (n > units) {
+        sl->hash_mod = (n - mine + units - 1) / units;
+        sl->hash_rem = k / units;
+    }
+    return true;
+}
+
+/* Runs j as slices (j->n_slices, 0 = one per shard) on up to 16 threads; the slices' failures
+ * are moved to j. false when one stopped on a failure. */
+static bool run_sliced(job *j, sc_rest_req *req, sc_resolved *res, sc_query **queries,
+                       sc_scroll *ctx)
+{
+    uint32_t units = 0;
+    for (size_t i = 0; i < res->n; i++)
+        units += res->list[i]->settings.number_of_shards;
+    uint32_t n = j->n_slices ? j->n_slices : units;
+    if (n <= 1 || units == 0)
+        return run_batches(j, req, res, queries, ctx);
+    job *subs = calloc(n, sizeof *subs);
+    if (!subs)
+        return false;
+    bool ok = true;
+    for (uint32_t k = 0; k < n && ok; k++) {
+        job *sl = &subs[k];
+        sl->kind = j->kind;
+        sl->node = j->node;
+        sl->source = j->source;
+        sl->query = j->query;
+        sl->max_docs = j->max_docs < 0 ? -1 : j->max_docs / n + ((uint64_t)k < (uint64_t)(j->max_docs % n));
+        sl->batch = j->batch;
+        sl->proceed = j->proceed;
+        sl->dest = j->dest;
+        sl->dest_create = j->dest_create;
+        sl->pipeline = j->pipeline;
+        sl->source_fields = j->source_fields;
+        sl->refresh = j->refresh;
+        sl->rps = j->rps > 0 ? j->rps / n : j->rps;
+        sl->task = j->task;
+        sl->start_ms = j->start_ms;
+        sl->n_slices = 1;
+        sl->slice_id = (int)k;
+        sl->failures = json_array();
+        ok = sl->failures && slice_assign(sl, res, k, n, units);
+    }
+    j->slices = subs;
+    j->n_sub = n; /* from here GET _tasks shows the slices */
+    if (!ok)
+        return false;
+    slice_pool pool = {.j = j, .res = res, .queries = queries, .ctx = ctx};
+    pthread_t th[16];
+    uint32_t n_th = 0;
+    while (n_th < (n < 16 ? n : 16) && pthread_create(&th[n_th], NULL, slice_main, &pool) == 0)
+        n_th++;
+    if (!n_th)
+        slice_main(&pool);
+    for (uint32_t t = 0; t < n_th; t++)
+        pthread_join(th[t], NULL);
+    (void)req;
+    for (uint32_t k = 0; k < n; k++)
+        json_array_extend(j->failures, subs[k].failures);
+    return !atomic_load(&pool.failed);
 }
 
 /* Runs the job; the response body (new reference), *status its HTTP status. An error found
@@ -381,7 +566,8 @@ static json_t *run_job(job *j, sc_rest_req *req, sc_rest_resp *resp, int *status
         sc_resolved_fini(&res);
         return NULL;
     }
-    bool ok = run_batches(j, req, &res, queries, ctx);
+    bool ok = j->n_slices == 1 ? run_batches(j, req, &res, queries, ctx)
+                               : run_sliced(j, req, &res, queries, ctx);
     char id[sizeof ctx->id];
     snprintf(id, sizeof id, "%s", ctx->id);
     sc_scroll_release(req->node, ctx);
@@ -477,6 +663,21 @@ static bool common(sc_rest_req *req, sc_rest_resp *resp, const json_t *body, job
         return false;
     }
     j->proceed = conflicts && !strcmp(conflicts, "proceed");
+    const char *slices = sc_rest_param_get(req, "slices");
+    j->n_slices = 1;
+    if (slices && !strcmp(slices, "auto")) {
+        j->n_slices = 0;
+    } else if (slices) {
+        char *end;
+        long v = strtol(slices, &end, 10);
+        if (!*slices || *end || v < 1 || v > 1024) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "[slices] must be an integer from 1 to 1024 or [auto], was [%s]",
+                           slices);
+            return false;
+        }
+        j->n_slices = (uint32_t)v;
+    }
     bool ok = true;
     j->max_docs = sc_rest_param_int(req, "max_docs", -1, &ok);
     const json_t *md = json_object_get(body, "max_docs");

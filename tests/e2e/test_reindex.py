@@ -250,3 +250,69 @@ def test_reindex_100k_progress_and_cancel(server, pfx):
         time.sleep(0.05)
     assert b["completed"] and b["response"]["canceled"] == "by user request"
     assert 0 < b["response"]["created"] < 100000
+
+
+def all_sources(server, index):
+    st, _, b = server.request("POST", "/%s/_search" % index,
+                              {"size": 10000, "query": {"match_all": {}}})
+    assert st == 200, b
+    return {h["_id"]: h["_source"] for h in b["hits"]["hits"]}
+
+
+def test_reindex_slices_by_shard_and_by_hash(server, pfx):
+    src = pfx + "-sl"
+    fill(server, src, 1000, shards=4)
+    want = all_sources(server, src)
+    # auto: one slice per source shard, each with its own status
+    st, _, b = server.request("POST", "/_reindex?slices=auto&refresh=true",
+                              {"source": {"index": src, "size": 100},
+                               "dest": {"index": pfx + "-a"}})
+    assert st == 200, b
+    assert b["created"] == 1000 and b["total"] == 1000 and b["updated"] == 0, b
+    assert [s["slice_id"] for s in b["slices"]] == [0, 1, 2, 3]
+    assert sum(s["created"] for s in b["slices"]) == 1000
+    assert all(s["created"] > 0 and s["total"] == s["created"] for s in b["slices"])
+    assert all_sources(server, pfx + "-a") == want
+    # more slices than shards: slices sharing a shard split it by _id, nothing twice
+    st, _, b = server.request("POST", "/_reindex?slices=7&refresh=true",
+                              {"source": {"index": src}, "dest": {"index": pfx + "-b",
+                                                                  "op_type": "create"}})
+    assert st == 200, b
+    assert len(b["slices"]) == 7 and b["created"] == 1000 and b["version_conflicts"] == 0, b
+    assert all(s["created"] > 0 for s in b["slices"])
+    assert all_sources(server, pfx + "-b") == want
+    # max_docs is divided among the slices; a query limits every slice
+    st, _, b = server.request("POST", "/_reindex?slices=3&refresh=true",
+                              {"source": {"index": src, "query": {"term": {"k": "odd"}}},
+                               "dest": {"index": pfx + "-c"}, "max_docs": 100})
+    assert st == 200 and b["created"] == 100, b
+    assert sorted(s["created"] for s in b["slices"]) == [33, 33, 34]
+    assert count(server, pfx + "-c", {"term": {"k": "even"}}) == 0
+    # by-query writes slice too
+    st, _, b = server.request("POST", "/%s/_delete_by_query?slices=2&refresh=true" % (pfx + "-a"),
+                              {"query": {"term": {"k": "even"}}})
+    assert st == 200 and b["deleted"] == 500 and len(b["slices"]) == 2, b
+    assert count(server, pfx + "-a") == 500
+    for bad in ("0", "x", "-1", "2000"):
+        st, _, b = server.request("POST", "/_reindex?slices=" + bad,
+                                  {"source": {"index": src}, "dest": {"index": pfx + "-d"}})
+        assert_error(b, 400, "illegal_argument_exception")
+
+
+def test_sliced_background_task_reports_slices(server, pfx):
+    src = pfx + "-bg"
+    fill(server, src, 300, shards=3)
+    st, _, b = server.request(
+        "POST", "/_reindex?slices=auto&wait_for_completion=false&requests_per_second=300",
+        {"source": {"index": src, "size": 10}, "dest": {"index": pfx + "-bgd"}})
+    assert st == 200, b
+    task = b["task"]
+    for _ in range(600):
+        st, _, t = server.request("GET", "/_tasks/" + task)
+        if t["completed"]:
+            break
+        time.sleep(0.05)
+    assert t["completed"], t
+    assert [s["slice_id"] for s in t["task"]["status"]["slices"]] == [0, 1, 2]
+    assert t["response"]["created"] == 300
+    assert all(s["requests_per_second"] == 100.0 for s in t["response"]["slices"])
