@@ -357,18 +357,18 @@ static bool cond_true(const sc__cond *c, sc_ingest_doc *doc)
 
 static sc_status compile_list(const json_t *arr, sc__proc **out, size_t *n, sc_ingest_error *err);
 
-static void proc_fini(sc__proc *p)
+void sc__ingest_proc_fini(sc__proc *p)
 {
     if (p->kind && p->kind->fini)
         p->kind->fini(p);
     cond_free(p->cond);
     for (size_t i = 0; i < p->n_on_failure; i++)
-        proc_fini(&p->on_failure[i]);
+        sc__ingest_proc_fini(&p->on_failure[i]);
     free(p->on_failure);
     json_decref(p->cfg);
 }
 
-static sc_status compile_proc(const json_t *item, sc__proc *p, sc_ingest_error *err)
+sc_status sc__ingest_proc_compile(const json_t *item, sc__proc *p, sc_ingest_error *err)
 {
     const char *name;
     json_t *cfg;
@@ -433,10 +433,10 @@ static sc_status compile_list(const json_t *arr, sc__proc **out, size_t *n, sc_i
     if (!ps)
         return SC_ENOMEM;
     for (size_t i = 0; i < len; i++) {
-        sc_status st = compile_proc(json_array_get(arr, i), &ps[i], err);
+        sc_status st = sc__ingest_proc_compile(json_array_get(arr, i), &ps[i], err);
         if (st != SC_OK) {
             for (size_t k = 0; k <= i; k++)
-                proc_fini(&ps[k]);
+                sc__ingest_proc_fini(&ps[k]);
             free(ps);
             return st;
         }
@@ -481,9 +481,9 @@ void sc_pipeline_free(sc_pipeline *p)
     if (!p)
         return;
     for (size_t i = 0; i < p->n_procs; i++)
-        proc_fini(&p->procs[i]);
+        sc__ingest_proc_fini(&p->procs[i]);
     for (size_t i = 0; i < p->n_on_failure; i++)
-        proc_fini(&p->on_failure[i]);
+        sc__ingest_proc_fini(&p->on_failure[i]);
     free(p->procs);
     free(p->on_failure);
     free(p);
@@ -502,7 +502,7 @@ static void note_failure(sc_ingest_doc *doc, const sc__proc *p, const sc_ingest_
     (void)sc__ingest_set(doc, "_ingest.on_failure_processor_type", json_string(p->kind->name));
 }
 
-static sc_status run_proc(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error *err)
+sc_status sc__ingest_proc_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error *err)
 {
     if (p->cond && !cond_true(p->cond, doc))
         return SC_OK;
@@ -522,7 +522,7 @@ static sc_status run_proc(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error
 static sc_status run_list(const sc__proc *ps, size_t n, sc_ingest_doc *doc, sc_ingest_error *err)
 {
     for (size_t i = 0; i < n && !doc->dropped; i++) {
-        sc_status st = run_proc(&ps[i], doc, err);
+        sc_status st = sc__ingest_proc_run(&ps[i], doc, err);
         if (st != SC_OK)
             return st;
     }

@@ -32,8 +32,18 @@ typedef struct sc__proc_kind {
     bool needs_field;
 } sc__proc_kind;
 
-/* The structured-text processors (ingest_text.c). */
+/* The structured-text processors (ingest_text.c), foreach (ingest_foreach.c) and user_agent
+ * (ingest_ua.c). */
 extern const sc__proc_kind sc__ingest_kind_json, sc__ingest_kind_kv, sc__ingest_kind_pipeline;
+extern const sc__proc_kind sc__ingest_kind_foreach, sc__ingest_kind_user_agent;
+/* One processor (ingest.c): compiles item ({"kind": {...}}) into *p (zeroed by the caller;
+ * release with sc__ingest_proc_fini, also after a failure), runs it with its if, on_failure
+ * and ignore_failure. */
+sc_status sc__ingest_proc_compile(const json_t *item, sc__proc *p, sc_ingest_error *err)
+    SC_MUST_USE;
+sc_status sc__ingest_proc_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error *err)
+    SC_MUST_USE;
+void sc__ingest_proc_fini(sc__proc *p);
 /* Runs a pipeline inside another's run (ingest.c): its processors and on_failure, leaving the
  * _ingest metadata in place. */
 sc_status sc__pipeline_run_nested(const sc_pipeline *p, sc_ingest_doc *doc, sc_ingest_error *err);

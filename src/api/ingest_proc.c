@@ -741,5 +741,9 @@ const sc__proc_kind *sc__ingest_kind(const char *name)
         return &sc__ingest_kind_kv;
     if (!strcmp(name, "pipeline"))
         return &sc__ingest_kind_pipeline;
+    if (!strcmp(name, "foreach"))
+        return &sc__ingest_kind_foreach;
+    if (!strcmp(name, "user_agent"))
+        return &sc__ingest_kind_user_agent;
     return NULL;
 }

@@ -265,3 +265,97 @@ def test_pipeline_processor(server, pfx):
 def test_ingest_timestamp(server):
     r = one(server, [{"set": {"field": "received", "value": "{{_ingest.timestamp}}"}}], {})
     assert r["received"].endswith("Z") and r["received"][:2] == "20", r
+
+
+def test_foreach(server, pfx):
+    doc = {"tags": ["a", "b"], "people": [{"n": 1}, {"n": 2}], "m": {"x": "p", "y": "q"}}
+    out = one(server, [
+        {"foreach": {"field": "tags", "processor": {"uppercase": {"field": "_ingest._value"}}}},
+        {"foreach": {"field": "people",
+                     "processor": {"set": {"field": "_ingest._value.seen", "value": "{{_ingest._value.n}}"}}}},
+        {"foreach": {"field": "m", "processor": {"uppercase": {"field": "_ingest._key"}}}},
+        {"foreach": {"field": "m", "processor": {"uppercase": {"field": "_ingest._value"}}}},
+    ], doc)
+    assert out == {"tags": ["A", "B"], "people": [{"n": 1, "seen": "1"}, {"n": 2, "seen": "2"}],
+                   "m": {"X": "P", "Y": "Q"}}
+    # nested foreach keeps each level's element; the outer one is restored afterwards
+    out = one(server, [{"foreach": {"field": "rows", "processor": {"foreach": {
+        "field": "_ingest._value.cells", "processor": {"trim": {"field": "_ingest._value"}}}}}}],
+        {"rows": [{"cells": [" a ", "b "]}, {"cells": [" c"]}]})
+    assert out == {"rows": [{"cells": ["a", "b"]}, {"cells": ["c"]}]}
+    # missing, not a list, a failing element, ignore_missing / ignore_failure
+    got = one(server, [{"foreach": {"field": "nope", "processor": {"uppercase": {"field": "_ingest._value"}}}}], {})
+    assert got["error"]["type"] == "illegal_argument_exception"
+    assert one(server, [{"foreach": {"field": "nope", "ignore_missing": True,
+                                     "processor": {"uppercase": {"field": "_ingest._value"}}}}], {"a": 1}) == {"a": 1}
+    got = one(server, [{"foreach": {"field": "s", "processor": {"uppercase": {"field": "_ingest._value"}}}}], {"s": "x"})
+    assert "cannot be cast to [java.util.List]" in got["error"]["reason"]
+    got = one(server, [{"foreach": {"field": "v", "processor": {"convert": {"field": "_ingest._value", "type": "integer"}}}}],
+              {"v": ["1", "x"]})
+    assert got["error"]["type"] == "illegal_argument_exception", got
+    assert one(server, [{"foreach": {"field": "v", "processor": {"convert": {
+        "field": "_ingest._value", "type": "integer", "ignore_failure": True}}}}],
+        {"v": ["1", "x", "3"]}) == {"v": [1, "x", 3]}
+    # bad definitions are refused at PUT
+    for body in ({"processors": [{"foreach": {"field": "a"}}]},
+                 {"processors": [{"foreach": {"processor": {"uppercase": {"field": "x"}}}}]},
+                 {"processors": [{"foreach": {"field": "a", "processor": {"nope": {}}}}]}):
+        st, _, b = server.request("PUT", "/_ingest/pipeline/%s-fe" % pfx, body)
+        assert_error(b, 400, "parse_exception")
+    # on a real write
+    st, _, b = server.request("PUT", "/_ingest/pipeline/%s-fe" % pfx, {"processors": [
+        {"foreach": {"field": "tags", "processor": {"lowercase": {"field": "_ingest._value"}}}}]})
+    assert st == 200, b
+    st, _, b = server.request("PUT", "/%s-i/_doc/1?pipeline=%s-fe&refresh=true" % (pfx, pfx),
+                              {"tags": ["X", "Y"]})
+    assert st == 201, b
+    st, _, b = server.request("GET", "/%s-i/_doc/1" % pfx)
+    assert b["_source"] == {"tags": ["x", "y"]}
+
+
+UA = [
+    ("Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) "
+     "Chrome/120.0.6099.109 Safari/537.36",
+     {"name": "Chrome", "version": "120.0.6099.109",
+      "os": {"name": "Mac OS X", "version": "10.15.7", "full": "Mac OS X 10.15.7"},
+      "device": {"name": "Mac"}}),
+    ("Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:121.0) Gecko/20100101 Firefox/121.0",
+     {"name": "Firefox", "version": "121.0",
+      "os": {"name": "Windows", "version": "10", "full": "Windows 10"}, "device": {"name": "Other"}}),
+    ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+     "Chrome/120.0.0.0 Safari/537.36 Edg/120.0.2210.91",
+     {"name": "Edge", "version": "120.0.2210.91",
+      "os": {"name": "Windows", "version": "10", "full": "Windows 10"}, "device": {"name": "Other"}}),
+    ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like "
+     "Gecko) Version/17.2 Mobile/15E148 Safari/604.1",
+     {"name": "Mobile Safari", "version": "17.2",
+      "os": {"name": "iOS", "version": "17.2", "full": "iOS 17.2"}, "device": {"name": "iPhone"}}),
+    ("Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) "
+     "Chrome/120.0.6099.144 Mobile Safari/537.36",
+     {"name": "Chrome Mobile", "version": "120.0.6099.144",
+      "os": {"name": "Android", "version": "14", "full": "Android 14"},
+      "device": {"name": "Samsung SM-S918B"}}),
+    ("Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+     {"name": "Googlebot", "version": "2.1", "device": {"name": "Spider"}}),
+    ("curl/8.4.0", {"name": "curl", "version": "8.4.0", "device": {"name": "Other"}}),
+    ("something else entirely", {"name": "Other", "device": {"name": "Other"}}),
+]
+
+
+def test_user_agent(server):
+    for ua, want in UA:
+        out = one(server, [{"user_agent": {"field": "agent"}}], {"agent": ua})
+        want = dict(want, original=ua)
+        assert out["user_agent"] == want, (ua, out)
+    out = one(server, [{"user_agent": {"field": "agent", "target_field": "ua",
+                                       "properties": ["name", "os"]}}], {"agent": UA[0][0]})
+    assert out["ua"] == {"name": "Chrome", "os": UA[0][1]["os"]}
+    got = one(server, [{"user_agent": {"field": "agent"}}], {})
+    assert got["error"]["type"] == "illegal_argument_exception"
+    assert one(server, [{"user_agent": {"field": "agent", "ignore_missing": True}}], {"a": 1}) == {"a": 1}
+    got = one(server, [{"user_agent": {"field": "agent"}}], {"agent": 5})
+    assert "cannot be cast" in got["error"]["reason"]
+    st, _, b = server.request("POST", "/_ingest/pipeline/_simulate", {
+        "pipeline": {"processors": [{"user_agent": {"field": "a", "properties": ["bogus"]}}]},
+        "docs": [{"_source": {}}]})
+    assert_error(b, 400, "parse_exception")
