@@ -304,6 +304,15 @@ static sc_status plan(restore_req *r, const json_t *m, const json_t *body, json_
                                  json_string_value(json_object_get(pairs, target)), name, target);
             return SC_EINVAL;
         }
+        pthread_mutex_lock(sc__node_mu(r->node));
+        bool is_alias = sc__alias_exists_locked(r->node, target);
+        pthread_mutex_unlock(sc__node_mu(r->node));
+        if (is_alias) {
+            sc_cluster_error_set(err, 400, "invalid_index_name_exception",
+                                 "Invalid index name [%s], already exists as alias", target);
+            snprintf(err->index, sizeof err->index, "%s", target);
+            return SC_EINVAL;
+        }
         sc_index *cur = sc_node_index(r->node, target);
         bool open = cur && !atomic_load(&cur->closed);
         if (cur)

@@ -447,6 +447,9 @@ def test_restore_options_names_and_cat():
         st, _, b = s.request("POST", "/_snapshot/o/all/_restore",
                              {"rename_pattern": ".*", "rename_replacement": "same"})
         assert_error(b, 400, "snapshot_restore_exception")
+        st, _, b = s.request("POST", "/_snapshot/o/all/_restore",
+                             {"indices": "b-1", "rename_pattern": "b-1", "rename_replacement": "al-a-2"})
+        assert_error(b, 400, "invalid_index_name_exception")
         st, _, b = s.request("POST", "/_snapshot/o/gone/_restore", {})
         assert_error(b, 404, "snapshot_missing_exception")
         assert ok(s, "POST", "/_snapshot/o/all/_restore",
