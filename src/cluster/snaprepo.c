@@ -543,12 +543,30 @@ sc_status sc_snaprepo_blob_put(const char *loc, const char *src, const char *hex
         st = SC_EIO;
     if (st == SC_OK && rename(tmp, dst) != 0)
         st = SC_EIO;
-    if (st == SC_OK)
-        st = sc_dir_fsync(dir);
     if (st != SC_OK)
         unlink(tmp);
     *copied = st == SC_OK;
     return st;
+}
+
+unsigned sc_snaprepo_blob_prefix(const char *hex)
+{
+    return (unsigned)(hexval((uint8_t)hex[0]) << 4 | hexval((uint8_t)hex[1])) & 255u;
+}
+
+sc_status sc_snaprepo_blobs_sync(const char *loc, const uint8_t touched[256])
+{
+    char dir[4200];
+    for (unsigned p = 0; p < 256; p++) {
+        if (!touched[p])
+            continue;
+        snprintf(dir, sizeof dir, "%s/blobs/%02x", loc, p);
+        SC_TRY(sc_dir_fsync(dir));
+    }
+    snprintf(dir, sizeof dir, "%s/blobs", loc);
+    if (sc_path_exists(dir))
+        SC_TRY(sc_dir_fsync(dir));
+    return sc_dir_fsync(loc);
 }
 
 sc_status sc_snaprepo_blob_get(const char *loc, const char *hex, uint64_t size, const char *dst,

@@ -57,9 +57,16 @@ sc_status sc_snaprepo_hash_file(const char *path, char hex[SC_SNAPREPO_BLOB_HEX 
 void sc_snaprepo_blob_path(const char *loc, const char *hex, char *out, size_t cap);
 /* Stores src as blob hex (size bytes) unless a blob of that name and size is there already
  * (*copied false). A new blob goes through a temp file, fsync and rename, so a blob under its
- * final name is always whole. SC_EIO. */
+ * final name is always whole; the rename itself is durable once sc_snaprepo_blobs_sync has
+ * run for it (callers sync before writing a manifest that references the blob). SC_EIO. */
 sc_status sc_snaprepo_blob_put(const char *loc, const char *src, const char *hex, uint64_t size,
                                bool *copied) SC_MUST_USE;
+/* fsyncs the blob folders of the given prefixes (touched[p] set for hex prefix p, 0..255),
+ * the blobs folder and the location: the renames of sc_snaprepo_blob_put become durable.
+ * SC_EIO. */
+sc_status sc_snaprepo_blobs_sync(const char *loc, const uint8_t touched[256]) SC_MUST_USE;
+/* The prefix index (0..255) of blob hex, for sc_snaprepo_blobs_sync. */
+unsigned sc_snaprepo_blob_prefix(const char *hex);
 /* Copies blob hex to dst (created, fsynced), checking its size and hash as it goes.
  * SC_ENOTFOUND (no blob), SC_ECORRUPT (size or hash mismatch: *why), SC_EIO. */
 sc_status sc_snaprepo_blob_get(const char *loc, const char *hex, uint64_t size, const char *dst,

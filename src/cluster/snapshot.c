@@ -37,6 +37,7 @@ struct sc_snapshot_job {
     bool registered;
     json_t *metadata;
     _Atomic uint64_t files_done, files_total, bytes_copied, blobs_reused;
+    uint8_t touched[256]; /* blob folders with new blobs, synced before the manifest */
     sc_snapshot_job *next;
 };
 
@@ -618,6 +619,8 @@ static sc_status snapshot_shard(sc_snapshot_job *j, sc_shard *sh, json_t *shard_
                                                "size", (json_int_t)size));
         atomic_fetch_add(&j->files_done, 1);
         if (copied)
+            j->touched[sc_snaprepo_blob_prefix(hex)] = 1;
+        if (copied)
             atomic_fetch_add(&j->bytes_copied, size);
         else
             atomic_fetch_add(&j->blobs_reused, 1);
@@ -685,7 +688,10 @@ json_t *sc_snapshot_run(sc_snapshot_job *j, sc_task *task, sc_cluster_error *err
     json_object_del(manifest, "shards");
     json_object_set_new(manifest, "format", json_integer(SC_SNAPREPO_FORMAT));
     json_object_set(manifest, "indices", indices);
-    sc_status st = sc_snaprepo_manifest_write(j->loc, j->uuid, manifest);
+    /* The blobs' renames must be durable before a manifest names them. */
+    sc_status st = sc_snaprepo_blobs_sync(j->loc, j->touched);
+    if (st == SC_OK)
+        st = sc_snaprepo_manifest_write(j->loc, j->uuid, manifest);
     json_t *out = NULL;
     if (st != SC_OK) {
         sc_cluster_error_set(err, 500, "snapshot_exception",
