@@ -2,10 +2,10 @@
  * [...]}) compiled once into processors (regular expressions of grok, gsub and split built
  * at compile time), then run over documents (a JSON object changed in place). Processors: set,
  * remove, rename, lowercase, uppercase, trim, split, join, convert, date, append, gsub,
- * dissect, grok, json, kv, pipeline, drop, fail, foreach, user_agent; each with if (simple ctx comparisons),
- * ignore_failure, on_failure and, where Elasticsearch has it, ignore_missing. No node: the fuzz
- * target drives this file alone. Thread-safe: a compiled pipeline is immutable and may run
- * concurrently. */
+ * dissect, grok, json, kv, pipeline, drop, fail, foreach, user_agent; each with if (simple ctx
+ * comparisons), ignore_failure, on_failure and, where Elasticsearch has it, ignore_missing. No
+ * node: the fuzz target drives this file alone. Thread-safe: a compiled pipeline is immutable
+ * and may run concurrently. */
 #ifndef SC_API_INGEST_H
 #define SC_API_INGEST_H
 

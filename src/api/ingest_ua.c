@@ -78,7 +78,13 @@ typedef struct ua_state {
     unsigned props; /* P_* bits */
 } ua_state;
 
-enum { P_NAME = 1, P_VERSION = 2, P_OS = 4, P_DEVICE = 8, P_ORIGINAL = 16 };
+enum {
+    P_NAME = 1,
+    P_VERSION = 2,
+    P_OS = 4,
+    P_DEVICE = 8,
+    P_ORIGINAL = 16
+};
 
 static void ua_fini(sc__proc *p)
 {
@@ -126,7 +132,7 @@ static sc_status ua_init(sc__proc *p, sc_ingest_error *err)
         const json_t *v;
         json_array_foreach (props, i, v) {
             const char *n = json_string_value(v);
-            unsigned bit = !n                        ? 0
+            unsigned bit = !n                       ? 0
                            : !strcmp(n, "name")     ? P_NAME
                            : !strcmp(n, "version")  ? P_VERSION
                            : !strcmp(n, "os")       ? P_OS
@@ -189,7 +195,7 @@ static int first_match(const regex_t *res, const ua_rule *rules, size_t n, const
 
 static const char *windows_release(const char *nt)
 {
-    static const char *const map[][2] = {{"10.0", "10"}, {"6.3", "8.1"}, {"6.2", "8"},
+    static const char *const map[][2] = {{"10.0", "10"}, {"6.3", "8.1"},   {"6.2", "8"},
                                          {"6.1", "7"},   {"6.0", "Vista"}, {"5.2", "XP"},
                                          {"5.1", "XP"},  {"5.0", "2000"}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
