@@ -30,6 +30,12 @@ def start(tmp, name="data", extra=()):
     return Server(os.path.join(tmp, name), ["--path-repo", repo] + list(extra)).start()
 
 
+def stop_clean(server):
+    """Stops the server and checks it exited cleanly (sanitizer reports make it fail)."""
+    rc = server.stop()
+    assert rc == 0, "exit code %s; log:\n%s" % (rc, server.read_log())
+
+
 def ok(server, method, path, body=None):
     st, _, b = server.request(method, path, body)
     assert st in (200, 201), (method, path, st, b)
@@ -120,11 +126,11 @@ def test_repository_registration_and_errors():
         st, _, b = s.request("DELETE", "/_snapshot/r2")
         assert_error(b, 404, "repository_missing_exception")
         # registrations survive a restart
-        s.stop()
+        stop_clean(s)
         s.start()
         assert set(ok(s, "GET", "/_snapshot")) == {"r1"}
     finally:
-        s.stop()
+        stop_clean(s)
     # without path.repo no repository may be registered
     s = Server(os.path.join(tmp, "data2")).start()
     try:
@@ -132,7 +138,7 @@ def test_repository_registration_and_errors():
         assert_error(b, 400, "repository_exception")
         assert "path.repo" in b["error"]["reason"]
     finally:
-        s.stop()
+        stop_clean(s)
 
 
 def writer(url, index, rng_seed, acked, sent, stop):
@@ -187,7 +193,7 @@ def test_snapshot_while_indexing_then_restore_on_a_fresh_node():
         expect = answers(a, "logs")
         assert expect[-1][0] == len(acked)
     finally:
-        a.stop()
+        stop_clean(a)
 
     # A new node with an empty data folder and the same repository.
     b = start(tmp, "data-b")
@@ -216,11 +222,11 @@ def test_snapshot_while_indexing_then_restore_on_a_fresh_node():
         assert "mid-logs" not in ok(b, "GET", "/_alias/logs-read")
         # the restored index takes writes and survives a restart
         ok(b, "PUT", "/logs/_doc/new?refresh=true", {"title": "alpha new", "n": 1, "tag": "x"})
-        b.stop()
+        stop_clean(b)
         b.start()
         assert ok(b, "GET", "/logs/_count")["count"] == len(acked) + 1
     finally:
-        b.stop()
+        stop_clean(b)
 
 
 def blob_state(repo_dir):
@@ -279,7 +285,7 @@ def test_snapshots_are_incremental_and_delete_collects_garbage():
         st, _, b = s.request("DELETE", "/_snapshot/inc/s2")
         assert_error(b, 404, "snapshot_missing_exception")
     finally:
-        s.stop()
+        stop_clean(s)
 
 
 def wait_for(pred, timeout=60):
@@ -335,7 +341,7 @@ def test_sigkill_during_a_snapshot_leaves_the_repository_usable():
         assert glob.glob(os.path.join(repo_dir, "blobs", "*", "*")) == []
         assert glob.glob(os.path.join(repo_dir, "blobs", "*", ".*")) == []
     finally:
-        s.stop()
+        stop_clean(s)
 
 
 def test_corrupt_or_truncated_repository_files_give_clear_errors():
@@ -391,7 +397,7 @@ def test_corrupt_or_truncated_repository_files_give_clear_errors():
         assert_error(b, 500, "repository_exception")
         assert s.alive()
     finally:
-        s.stop()
+        stop_clean(s)
 
 
 def test_restore_options_names_and_cat():
@@ -473,4 +479,4 @@ def test_restore_options_names_and_cat():
         st, _, b = s.request("GET", "/_cat/snapshots/nope")
         assert_error(b, 404, "repository_missing_exception")
     finally:
-        s.stop()
+        stop_clean(s)
