@@ -1,10 +1,13 @@
-/* Private to the snapshot files of src/cluster (snapshot.c, snapshot_restore.c): the node's
- * snapshot state and helpers both use. */
+/* Private to the snapshot files of src/cluster (snapshot.c, snapshot_repo.c,
+ * snapshot_restore.c): the node's snapshot state and the helpers they share. */
 #ifndef SC_CLUSTER_SNAP_INTERNAL_H
 #define SC_CLUSTER_SNAP_INTERNAL_H
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "cluster/node.h"
 #include "cluster/snapshot.h"
@@ -14,6 +17,28 @@ struct sc__snaps {
     pthread_mutex_t mu;       /* `running` and reads/writes of repository roots */
     char *path_repo;          /* realpath of path.repo, or NULL (no repository allowed) */
     sc_snapshot_job *running; /* IN_PROGRESS snapshots */
+};
+
+typedef struct sc__snaps sc__snaps;
+
+/* A snapshot being taken (snapshot.c); repo, name and next are read under sc__snaps.mu. */
+struct sc_snapshot_job {
+    sc_node *node;
+    sc__snaps *s;
+    char repo[256];
+    char name[256];
+    char uuid[24];
+    char loc[4096];
+    char desc[520];
+    int64_t start_ms;
+    sc_index **indices;
+    size_t n_indices;
+    bool partial;
+    bool registered;
+    json_t *metadata;
+    _Atomic uint64_t files_done, files_total, bytes_copied, blobs_reused;
+    uint8_t touched[256]; /* blob folders with new blobs, synced before the manifest */
+    sc_snapshot_job *next;
 };
 
 /* false with a 400 when the node is part of a cluster. */
@@ -26,6 +51,13 @@ sc_status sc__snap_root_read(sc_node *n, const char *repo, const char *loc, json
                              uint64_t *gen, sc_cluster_error *err) SC_MUST_USE;
 /* The body's "indices" (string or array of strings) as one comma expression in out. */
 bool sc__snap_indices_expr(const json_t *v, char *out, size_t cap, sc_cluster_error *err);
+/* Whether name matches one of the comma-separated names / fnmatch patterns of expr (NULL, ""
+ * and "_all" match all). */
+bool sc__snap_expr_matches(const char *expr, const char *name);
+/* The first plain name (no wildcard, not _all / _current) of expr missing from `names` (an
+ * object's keys, or an array of strings or of objects with "snapshot"), copied into out; false
+ * when none is missing. */
+bool sc__snap_missing_name(const char *expr, const json_t *names, char *out, size_t cap);
 /* Elasticsearch's snapshot info object for a root summary (new reference). */
 json_t *sc__snap_info(const char *repo, const json_t *sum);
 
