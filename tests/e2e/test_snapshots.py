@@ -480,3 +480,34 @@ def test_restore_options_names_and_cat():
         assert_error(b, 404, "repository_missing_exception")
     finally:
         stop_clean(s)
+
+
+def test_cancelled_snapshot_is_failed_and_not_restorable():
+    tmp = tempfile.mkdtemp(prefix="scry-snap-")
+    rng = random.Random(SEED + 5)
+    s = start(tmp, extra=["--test-snapshot-delay", "200ms"])
+    repo_dir = os.path.join(tmp, "repo", "x")
+    try:
+        ok(s, "PUT", "/_snapshot/x", {"type": "fs", "settings": {"location": "x"}})
+        ok(s, "PUT", "/d", {"settings": {"number_of_shards": 2}, "mappings": MAPPING})
+        bulk(s, "d", [(i, make_doc(rng, i)) for i in range(200)])
+        acc = ok(s, "PUT", "/_snapshot/x/c")
+        wait_for(lambda: ok(s, "GET", "/_tasks/" + acc["task"])["task"]["status"]["files_done"] >= 1)
+        ok(s, "POST", "/_tasks/%s/_cancel" % acc["task"])
+        wait_for(lambda: ok(s, "GET", "/_tasks/" + acc["task"])["completed"])
+        snap = ok(s, "GET", "/_snapshot/x/c")["snapshots"][0]
+        assert snap["state"] == "FAILED", snap
+        assert snap["shards"]["failed"] >= 1 and snap["failures"]
+        assert "cancelled" in snap["failures"][0]["reason"]
+        st, _, b = s.request("POST", "/_snapshot/x/c/_restore",
+                             {"rename_pattern": "d", "rename_replacement": "e"})
+        assert_error(b, 400, "snapshot_restore_exception")
+        assert "FAILED" in b["error"]["reason"]
+        # the repository goes on: a new snapshot, then deleting both leaves no blob
+        assert ok(s, "PUT", "/_snapshot/x/ok?wait_for_completion=true")["snapshot"]["state"] == \
+            "SUCCESS"
+        ok(s, "DELETE", "/_snapshot/x/*")
+        assert glob.glob(os.path.join(repo_dir, "blobs", "*", "*")) == []
+        assert ok(s, "GET", "/_snapshot/x/_all")["total"] == 0
+    finally:
+        stop_clean(s)
