@@ -17,7 +17,8 @@ typedef struct sc__dist_unit {
     size_t n_targets;
     sc_arena mem; /* the unit's memory (filled by a sender thread) */
     /* outcome */
-    sc_status st; /* SC_OK, or the whole unit failed (fail_*) */
+    sc_status st;     /* SC_OK, or the whole unit failed (fail_*) */
+    bool node_failed; /* ... because the node could not be reached or did not answer in time */
     int fail_status;
     char fail_type[64];
     char fail_reason[512];
@@ -30,6 +31,9 @@ typedef struct sc__dist_unit {
     sc_node_query_request lreq; /* local: the node phase's request and response */
     sc_node_query_response lresp;
     bool lresp_valid;
+    /* per target: its failure here was retried on another copy (a later unit answers for it;
+     * the final reduce ignores this entry), or NULL when nothing was retried */
+    bool *superseded;
 } sc__dist_unit;
 
 /* The final reduce over the units (failures, totals, top hits, aggregations), then the fetch of

@@ -35,9 +35,10 @@ static sc_status add_failure(const sc_shard_target *tg, int status, const char *
 static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units, size_t nu,
                                sc_cancel_token *token, sc_arena *arena, sc_search_response *out)
 {
-    size_t nt = 0;
+    size_t nt = 0; /* every target once: its last attempt */
     for (size_t u = 0; u < nu; u++)
-        nt += units[u].n_targets;
+        for (size_t t = 0; t < units[u].n_targets; t++)
+            nt += !(units[u].superseded && units[u].superseded[t]);
     out->shards_total = (uint32_t)nt;
     out->failures = sc_arena_calloc(arena, nt ? nt : 1, sizeof *out->failures);
     if (!out->failures)
@@ -47,6 +48,8 @@ static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units
         const sc__dist_unit *x = &units[u];
         out->query_requests += x->sent;
         for (size_t t = 0; t < x->n_targets; t++) {
+            if (x->superseded && x->superseded[t])
+                continue; /* retried on another copy */
             if (x->st != SC_OK) {
                 SC_TRY(add_failure(&x->targets[t], x->fail_status, x->fail_type, x->fail_reason,
                                    arena, out));

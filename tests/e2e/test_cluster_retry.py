@@ -1,0 +1,231 @@
+"""Search across nodes, retries on other copies (issue 13): etcd + three `scry serve --cluster`
+nodes and, as the reference, a single node with the same documents. The index has 6 shards and
+1 replica. Until replication lands the test writes every document into every node's local
+copies itself (a `_bulk` sent over each node's transport as a forwarded request, which runs
+locally), so every copy of a shard holds the same documents and any copy may answer.
+
+* n3 runs with a small memory budget: a sort over 10,000 hits trips its per-shard request
+  breaker, so every shard it serves fails inside its batch and is retried on another copy; the
+  answer equals the single node's, batched and unbatched.
+* n3 is SIGKILLed: its shards are retried on the other copies at once (the lease is long, so
+  the routing still names n3), full results.
+* n2 is frozen (SIGSTOP): the coordinator's request times out (the search `timeout` + 1 s) and
+  its shards are retried; shards whose every copy is gone are in `_shards.failures` with
+  partial results, or 503 with allow_partial_search_results=false."""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import struct
+import tempfile
+
+import pytest
+
+from conftest import Server
+from test_cluster import ETCD, Etcd, free_port, wait_until
+
+N_DOCS = 240
+MAPPING = {"properties": {"title": {"type": "text"}, "tag": {"type": "keyword"},
+                          "n": {"type": "long"}, "price": {"type": "double"}}}
+WORDS = ["quick", "brown", "fox", "lazy", "dog", "jumps", "over", "river"]
+LEASE = "10s"  # longer than any step below: the routing keeps a killed node's copies meanwhile
+
+
+def doc(i):
+    return {"title": " ".join(WORDS[(i * 5 + k) % len(WORDS)] for k in range(1 + i % 4)),
+            "tag": "t%d" % (i % 5), "n": i, "price": round((i % 11) * 1.5, 2)}
+
+
+def bulk_body():
+    lines = []
+    for i in range(N_DOCS):
+        lines.append(json.dumps({"index": {"_index": "docs", "_id": str(i)}}))
+        lines.append(json.dumps(doc(i)))
+    return "\n".join(lines) + "\n"
+
+
+def uvar(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def wbytes(b):
+    return uvar(len(b)) + b
+
+
+def local_bulk(port, body):
+    """POST /_bulk?refresh=true as a forwarded REST request (message 0x0201, docs/cluster.md)
+    on a node's transport port: the node runs it on its own copies."""
+    payload = (wbytes(b"POST") + wbytes(b"/_bulk") + uvar(1) + wbytes(b"refresh") +
+               wbytes(b"true") + wbytes(b"application/x-ndjson") + wbytes(body.encode()))
+    frame = b"SCTP" + struct.pack("<BBHQI", 1, 0, 0x0201, 1, len(payload)) + payload
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(frame)
+        buf = b""
+        while len(buf) < 20 or len(buf) < 20 + struct.unpack("<I", buf[16:20])[0]:
+            chunk = s.recv(65536)
+            assert chunk, "transport closed"
+            buf += chunk
+    flags = buf[5]
+    assert flags == 1, "error response: %r" % buf[20:200]
+    body = buf[20:]
+    i, status, shift = 0, 0, 0
+    while True:  # uvar status, bool json, bytes body
+        status |= (body[i] & 0x7F) << shift
+        shift += 7
+        i += 1
+        if not body[i - 1] & 0x80:
+            break
+    i += 1
+    while body[i] & 0x80:
+        i += 1
+    r = json.loads(body[i + 1:])
+    assert status == 200 and not r["errors"], str(r)[:500]
+
+
+@pytest.fixture(scope="module")
+def env():
+    if not os.access(ETCD, os.X_OK):
+        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
+    tmp = tempfile.mkdtemp(prefix="scry-cretry-")
+    etcd = Etcd(tmp).start()
+    nodes, tports = {}, {}
+    for name in ("n1", "n2", "n3"):
+        tports[name] = free_port()
+        extra = {"n1": ["--log-level", "debug"], "n3": ["--memory", "7mb"]}.get(name, [])
+        nodes[name] = Server(os.path.join(tmp, name), [
+            "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "cr",
+            "--transport-port", str(tports[name]), "--lease-ttl", LEASE] + extra).start()
+    single = Server(os.path.join(tmp, "single")).start()
+    n1 = nodes["n1"]
+    wait_until("3 nodes", lambda: n1.request(
+        "GET", "/_cluster/health?wait_for_nodes=3&timeout=1s")[0] == 200)
+    st, _, r = n1.request("PUT", "/docs", {
+        "settings": {"number_of_shards": 6, "number_of_replicas": 1}, "mappings": MAPPING})
+    assert st == 200, r
+    st, _, r = single.request("PUT", "/docs", {
+        "settings": {"number_of_shards": 6, "number_of_replicas": 0}, "mappings": MAPPING})
+    assert st == 200, r
+    for s in nodes.values():
+        wait_until("routing on " + s.url, lambda s=s: s.request(
+            "GET", "/_cluster/health/docs?wait_for_status=green&timeout=1s")[0] == 200)
+    for name in nodes:
+        local_bulk(tports[name], bulk_body())
+    st, _, r = single.request("POST", "/_bulk?refresh=true", bulk_body(),
+                              headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200 and not r["errors"], r
+    yield nodes, single
+    for s in list(nodes.values()) + [single]:
+        if s.alive():
+            s.proc.send_signal(signal.SIGCONT)
+            rc = s.stop()
+            assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
+    etcd.kill()
+    if not os.environ.get("SCRY_KEEP_TMP"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def essence(r):
+    assert "error" not in r, r
+    sh = r["_shards"]
+    return {"total": r["hits"]["total"], "max_score": r["hits"].get("max_score"),
+            "hits": [(h["_id"], None if h.get("_score") is None else round(h["_score"], 5),
+                      h.get("sort")) for h in r["hits"]["hits"]],
+            "aggs": r.get("aggregations"), "shards": (sh["total"], sh["successful"], sh["failed"])}
+
+
+def search(node, q, params=""):
+    st, _, r = node.request("POST", "/docs/_search" + params, q)
+    assert st == 200, r
+    return r
+
+
+def retried_counts(node):
+    """The 'retried on another copy' numbers of the coordinator's debug lines so far."""
+    with open(node.log_path, "rb") as f:
+        text = f.read().decode("utf-8", "replace")
+    return [int(m) for m in re.findall(r"(\d+) retried on another copy", text)]
+
+
+def set_batched(node, on):
+    st, _, r = node.request("PUT", "/_cluster/settings",
+                            {"transient": {"search.batched_query_phase": on}})
+    assert st == 200, r
+    import time
+    time.sleep(2.5)  # the nodes read the setting at most a second after it changes
+
+
+BIG_SORT = {"query": {"match_all": {}}, "size": 10000, "sort": [{"n": "asc"}, {"price": "desc"}]}
+QUERIES = [
+    {"query": {"match": {"title": "fox river"}}, "size": 10},
+    {"query": {"match_all": {}}, "sort": [{"n": "desc"}], "size": 7, "from": 5},
+    {"size": 0, "aggs": {"tags": {"terms": {"field": "tag"},
+                                  "aggs": {"s": {"sum": {"field": "price"}}}}}},
+]
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_shard_failure_in_batch_is_retried(env, batched):
+    """n3's breaker refuses the big sort on each of its shards: each is retried elsewhere."""
+    nodes, single = env
+    set_batched(nodes["n1"], batched)
+    before = len(retried_counts(nodes["n1"]))
+    want = essence(search(single, BIG_SORT))
+    assert len(want["hits"]) == N_DOCS
+    got = essence(search(nodes["n1"], BIG_SORT))
+    assert got == want
+    counts = retried_counts(nodes["n1"])[before:]
+    assert counts and counts[-1] > 0, counts  # n3 holds primaries: they were retried
+    # the same search sent to n3 itself: its local shards fail and run on the other nodes
+    assert essence(search(nodes["n3"], BIG_SORT)) == want
+    for q in QUERIES:  # small searches need no retry and equal the single node too
+        assert essence(search(nodes["n2"], q)) == essence(search(single, q)), q
+    set_batched(nodes["n1"], True)
+
+
+def test_killed_node_is_retried_then_frozen_node_times_out(env):
+    nodes, single = env
+    victim = nodes.pop("n3")
+    victim.stop(sig=signal.SIGKILL)
+    # the routing still lists n3 (its lease runs for 10 s): its shards move to other copies
+    for q in QUERIES:
+        want = essence(search(single, q))
+        for s in nodes.values():
+            assert essence(search(s, q)) == want, q
+    assert retried_counts(nodes["n1"])[-1] > 0
+    # n2 frozen: its requests time out, then its shards go to copies on n1; the shards whose
+    # copies were on n2 and n3 only cannot be served
+    st, _, shards = nodes["n1"].request("GET", "/_cat/shards/docs?format=json")
+    assert st == 200
+    on = {}
+    for row in shards:
+        on.setdefault(int(row["shard"]), set()).add(row["node"])
+    lost = sorted(s for s, where in on.items() if "n1" not in where)
+    assert 0 < len(lost) < 6, on
+    frozen = nodes["n2"]
+    frozen.proc.send_signal(signal.SIGSTOP)
+    try:
+        r = search(nodes["n1"], {"query": {"match_all": {}}, "size": 300,
+                                 "track_total_hits": True}, "?timeout=1s")
+        sh = r["_shards"]
+        assert (sh["total"], sh["successful"], sh["failed"]) == (6, 6 - len(lost), len(lost)), r
+        assert sorted(f["shard"] for f in sh["failures"]) == lost, sh
+        types = {f["reason"]["type"] for f in sh["failures"]}
+        assert types <= {"receive_timeout_transport_exception", "node_not_connected_exception"}, sh
+        ids = {h["_id"] for h in r["hits"]["hits"]}
+        assert 0 < len(ids) == r["hits"]["total"]["value"] < N_DOCS
+        st, _, e = nodes["n1"].request(
+            "POST", "/docs/_search?timeout=1s&allow_partial_search_results=false",
+            {"query": {"match_all": {}}})
+        assert st == 503 and e["error"]["type"] == "search_phase_execution_exception", e
+    finally:
+        frozen.proc.send_signal(signal.SIGCONT)
