@@ -486,7 +486,9 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         .n_rrf = n_rrf,
         .rrf_window = run->sp.vec.rank_window,
         .rrf_rank_constant = run->sp.vec.rank_constant,
-        .knn_cap = sc__search_knn_cap(&run->sp)};
+        .knn_cap = sc__search_knn_cap(&run->sp),
+        .pre_filter_shard_size = run->sp.pre_filter_shard_size,
+        .max_concurrent_shard_requests = run->sp.max_concurrent_shard_requests};
     if (sc_node_placement(req->node)) {
         if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
             sc_task_end(req->node, &task);

@@ -159,7 +159,8 @@ static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_
         w.results[t] = (sc_wire_shard_outcome){.st = s->st,
                                                .total = s->total,
                                                .total_gte = s->total_is_lower_bound,
-                                               .timed_out = s->timed_out};
+                                               .timed_out = s->timed_out,
+                                               .skipped = s->skipped};
         if (s->st != SC_OK) {
             w.results[t].http_status = s->err.status;
             w.results[t].type = sc_slice_cstr(s->err.type ? s->err.type : "exception");
@@ -204,7 +205,8 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_arena *a, sc_w
                                 .k = q->k,
                                 .deadline_ns = deadline,
                                 .token = &token,
-                                .collect = sr.collect};
+                                .collect = sr.collect,
+                                .can_match = q->can_match};
     sc_node_query_response nr;
     sc_status st = sc_node_query_phase(r->node, &nq, a, &nr);
     if (st == SC_OK)

@@ -93,6 +93,13 @@ typedef struct sc_search_request {
      * them with their own mappings (cluster/search_wire.h): the query, post_filter and aggs as
      * compact JSON text (borrowed; empty = none). Unused on a single node. */
     sc_slice query_json, post_filter_json, aggs_json;
+    /* pre_filter_shard_size: the can_match pre-filter runs when the search targets more shards
+     * than this; 0 = Elasticsearch's default (more than 128 shards, or a primary sort on a
+     * field). It never runs with aggregations (see sc_node_query_request.can_match). */
+    uint32_t pre_filter_shard_size;
+    /* max_concurrent_shard_requests: the coordinator's query requests in flight at once
+     * (0 = the default, 5 as Elasticsearch; bounded by its sender threads) */
+    uint32_t max_concurrent_shard_requests;
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -161,6 +168,10 @@ typedef struct sc_node_query_request {
     uint64_t deadline_ns;                 /* 0 = none (monotonic clock) */
     sc_cancel_token *token;               /* node-local: the task's token (cancel + deadline) */
     const sc_shard_collect_hook *collect; /* aggregations (optional, borrowed) */
+    /* can_match pre-filter: a shard whose field bounds prove the query cannot match
+     * (search/can_match.h) is not searched and reported skipped (the coordinator counts one
+     * as run when all were skipped, as Elasticsearch runs one). */
+    bool can_match;
 } sc_node_query_request;
 
 /* One hit of the node's partially reduced top k. */
@@ -179,6 +190,7 @@ typedef struct sc_node_shard_result {
     uint64_t total;       /* capped by track_total_hits (shard level) */
     bool total_is_lower_bound;
     bool timed_out;
+    bool skipped;                      /* can_match: not searched (st is SC_OK, no hits) */
     const sc_shard_snapshot *snapshot; /* the docs refer to it (ref held until release) */
     bool pinned;                       /* snapshot belongs to a scroll: not released here */
 } sc_node_shard_result;

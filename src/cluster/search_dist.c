@@ -20,6 +20,8 @@
 /* Sender threads per search: enough to overlap a few nodes' round trips (or, unbatched, many
  * shard requests) without a thread per shard. */
 #define MAX_SENDERS 8
+/* max_concurrent_shard_requests by default (Elasticsearch's 5), within MAX_SENDERS */
+#define DEFAULT_MAX_CONCURRENT 5
 /* A remote node gets the search's timeout plus this to answer with its partial results. */
 #define TIMEOUT_GRACE_MS 1000
 #define DEFAULT_REMOTE_TIMEOUT_MS 30000
@@ -36,6 +38,7 @@ typedef struct dist_run {
     size_t n_dead;
     uint32_t n_retried;
     uint32_t k;
+    bool can_match;
     uint64_t deadline_ns;
     sc_cancel_token *token;
     sc_transport *transport;
@@ -156,7 +159,8 @@ static void run_local(dist_run *d, sc__dist_unit *u)
                                       .k = d->k,
                                       .deadline_ns = d->deadline_ns,
                                       .token = d->token,
-                                      .collect = d->sr->collect};
+                                      .collect = d->sr->collect,
+                                      .can_match = d->can_match};
     /* the unit's own arena: the request arena is not thread-safe */
     u->st = sc_node_query_phase(d->node, &u->lreq, &u->mem, &u->lresp);
     u->lresp_valid = true;
@@ -185,6 +189,7 @@ static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, si
         r->total = o->total;
         r->total_is_lower_bound = o->total_gte;
         r->timed_out = o->timed_out;
+        r->skipped = o->skipped;
         if (o->st != SC_OK) {
             r->err.status = o->http_status;
             r->err.type = sc_arena_strndup(&u->mem, (const char *)o->type.ptr, o->type.len);
@@ -238,7 +243,8 @@ static void run_remote(dist_run *d, sc__dist_unit *u)
                             .search_after = sr->search_after,
                             .targets = u->targets,
                             .n_targets = u->n_targets,
-                            .n_shards_total = n_shards};
+                            .n_shards_total = n_shards,
+                            .can_match = d->can_match};
     sc_wire_buf b;
     sc_wire_buf_init(&b);
     if (sc_wire_node_query_encode(&q, &b) != SC_OK) {
@@ -303,7 +309,11 @@ static void run_units(dist_run *d)
 {
     pthread_t th[MAX_SENDERS];
     size_t n_th = 0, n = d->n_units - d->round_start;
-    size_t want = n < MAX_SENDERS ? n : MAX_SENDERS;
+    size_t cap = d->sr->max_concurrent_shard_requests ? d->sr->max_concurrent_shard_requests
+                                                      : DEFAULT_MAX_CONCURRENT;
+    if (cap > MAX_SENDERS)
+        cap = MAX_SENDERS;
+    size_t want = n < cap ? n : cap;
     atomic_init(&d->next, 0);
     for (size_t i = 1; i < want; i++)
         if (pthread_create(&th[n_th], NULL, sender, d) == 0)
@@ -393,8 +403,8 @@ static void units_free(dist_run *d)
 
 sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
                               const sc_shard_target *targets, size_t nt, uint32_t k,
-                              uint64_t deadline_ns, sc_cancel_token *token, sc_arena *arena,
-                              sc_search_response *out)
+                              uint64_t deadline_ns, sc_cancel_token *token, bool can_match,
+                              sc_arena *arena, sc_search_response *out)
 {
     sc_placement *p = sc_node_placement(n);
     sc_placement_snapshot *snap = sc_placement_acquire(p);
@@ -402,6 +412,7 @@ sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
                   .sr = sr,
                   .snap = snap,
                   .k = k,
+                  .can_match = can_match,
                   .deadline_ns = deadline_ns,
                   .token = token,
                   .transport = sc_placement_transport(p)};

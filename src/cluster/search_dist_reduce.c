@@ -63,6 +63,7 @@ static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units
                 continue;
             }
             out->shards_successful++;
+            out->shards_skipped += r->skipped;
             out->total += r->total;
             out->total_is_lower_bound |= r->total_is_lower_bound;
             out->timed_out |= r->timed_out;
@@ -75,6 +76,7 @@ static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units
         out->cancelled = true;
         return SC_ECANCELLED;
     }
+    sc__search_skipped_fixup(out);
     sc_search_total_cap(sr->track_total_hits, &out->total, &out->total_is_lower_bound);
     return SC_OK;
 }

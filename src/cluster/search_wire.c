@@ -4,13 +4,13 @@
  *   node_query      = uv:n_indices bytes* query:bytes post_filter:bytes aggs:bytes uv:k
  *                     sv:track_total_hits sv:timeout_ms bool:count_only
  *                     uv:n_sort sort_spec* bool:has_after [sort_key*n_sort]
- *                     uv:n_targets target* uv:n_shards_total
+ *                     uv:n_targets target* uv:n_shards_total bool:can_match
  *   sort_spec       = u8:kind bytes:field bool:desc bool:missing_first u8:mode bool:is_double
  *   sort_key        = bool:missing sv:i f64:d bytes:s
  *   target          = uv:index_i uv:shard uv:shard_ix uv:pin_ix
  *   node_query_resp = uv:context_id uv:n_results outcome* uv:n_sort uv:n_top hit* bytes:agg
  *   outcome         = u8:status [uv:http_status bytes:type bytes:reason]   (status != OK)
- *                     uv:total bool:total_gte bool:timed_out
+ *                     uv:total bool:total_gte bool:timed_out bool:skipped
  *   hit             = f32:score uv:shard_ix uv:doc sort_key*n_sort
  *   node_fetch      = uv:context_id uv:n_docs (uv:shard_ix uv:doc)* bool:source uv:n bytes*
  *   node_fetch_resp = uv:n_docs fetched*
@@ -106,6 +106,7 @@ sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
         sc_wire_put_uvar(b, q->targets[i].pin_ix);
     }
     sc_wire_put_uvar(b, q->n_shards_total);
+    sc_wire_put_bool(b, q->can_match);
     return b->st;
 }
 
@@ -153,6 +154,7 @@ sc_status sc_wire_node_query_decode(const uint8_t *p, size_t n, sc_arena *a, sc_
     }
     get_targets(&r, a, q);
     q->n_shards_total = (uint32_t)sc_wire_get_uvar_max(&r, UINT32_MAX);
+    q->can_match = sc_wire_get_bool(&r);
     return sc_wire_reader_finish(&r);
 }
 
@@ -173,6 +175,7 @@ sc_status sc_wire_node_query_resp_encode(const sc_wire_node_query_resp *q, sc_wi
         sc_wire_put_uvar(b, o->total);
         sc_wire_put_bool(b, o->total_gte);
         sc_wire_put_bool(b, o->timed_out);
+        sc_wire_put_bool(b, o->skipped);
     }
     sc_wire_put_uvar(b, q->n_sort);
     sc_wire_put_uvar(b, q->n_top);
@@ -202,6 +205,7 @@ static void get_outcome(sc_wire_reader *r, sc_wire_shard_outcome *o)
     o->total = sc_wire_get_uvar(r);
     o->total_gte = sc_wire_get_bool(r);
     o->timed_out = sc_wire_get_bool(r);
+    o->skipped = sc_wire_get_bool(r);
 }
 
 sc_status sc_wire_node_query_resp_decode(const uint8_t *p, size_t n, sc_arena *a,

@@ -48,6 +48,7 @@ typedef struct sc_wire_node_query {
     const sc_shard_target *targets;
     size_t n_targets;
     uint32_t n_shards_total; /* shards of the whole search (terms' default shard_size) */
+    bool can_match;          /* run the can_match pre-filter (sc_node_query_request) */
 } sc_wire_node_query;
 
 /* One target's outcome. */
@@ -59,6 +60,7 @@ typedef struct sc_wire_shard_outcome {
     uint64_t total;
     bool total_gte;
     bool timed_out;
+    bool skipped; /* can_match: not searched */
 } sc_wire_shard_outcome;
 
 typedef struct sc_wire_node_query_resp {

@@ -104,7 +104,8 @@ static void test_query(void **state)
                             .search_after = after,
                             .targets = targets,
                             .n_targets = 3,
-                            .n_shards_total = 12};
+                            .n_shards_total = 12,
+                            .can_match = true};
     sc_wire_buf b;
     sc_wire_buf_init(&b);
     assert_int_equal(sc_wire_node_query_encode(&q, &b), SC_OK);
@@ -133,6 +134,7 @@ static void test_query(void **state)
     assert_int_equal(d.n_targets, 3);
     assert_memory_equal(d.targets, targets, sizeof targets);
     assert_int_equal(d.n_shards_total, 12);
+    assert_true(d.can_match);
     sc_arena_fini(&a);
     check_truncations(b.ptr, b.len, dec_query, &d);
     write_seed("node_query", 3, b.ptr, b.len);
@@ -151,7 +153,7 @@ static void test_query_resp(void **state)
 {
     (void)state;
     sc_wire_shard_outcome res[2] = {
-        {.st = SC_OK, .total = 17, .total_gte = true},
+        {.st = SC_OK, .total = 17, .total_gte = true, .skipped = true},
         {.st = SC_EPARSE,
          .http_status = 400,
          .type = sc_slice_cstr("query_shard_exception"),
@@ -180,6 +182,8 @@ static void test_query_resp(void **state)
     assert_int_equal(d.n_results, 2);
     assert_int_equal(d.results[0].total, 17);
     assert_true(d.results[0].total_gte);
+    assert_true(d.results[0].skipped);
+    assert_false(d.results[1].skipped);
     assert_int_equal(d.results[1].st, SC_EPARSE);
     assert_int_equal(d.results[1].http_status, 400);
     assert_true(sc_slice_eq(d.results[1].type, res[1].type));

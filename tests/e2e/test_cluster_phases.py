@@ -1,6 +1,12 @@
-"""Search across nodes, retries on other copies (issue 13): etcd + three `scry serve --cluster`
-nodes and, as the reference, a single node with the same documents. The index has 6 shards and
-1 replica. Until replication lands the test writes every document into every node's local
+"""Search across nodes, the shard phases (issue 13): etcd + three `scry serve --cluster` nodes
+and, as the reference, a single node with the same documents.
+
+can_match: three time-based indices logs-1..3 (2 shards each, values 100-139, 200-239,
+300-339): a range that only the last can match skips the other shards (counted in
+`_shards.skipped`) under Elasticsearch's default pre-filter rule (a primary field sort) or
+`pre_filter_shard_size`; a sort that a node's other shards cannot beat skips them too.
+
+Retries on other copies: the index `docs` has 6 shards and 1 replica. Until replication lands the test writes every document into every node's local
 copies itself (a `_bulk` sent over each node's transport as a forwarded request, which runs
 locally), so every copy of a shard holds the same documents and any copy may answer.
 
@@ -43,6 +49,16 @@ def bulk_body():
     for i in range(N_DOCS):
         lines.append(json.dumps({"index": {"_index": "docs", "_id": str(i)}}))
         lines.append(json.dumps(doc(i)))
+    return "\n".join(lines) + "\n"
+
+
+def logs_body():
+    lines = []
+    for m in (1, 2, 3):
+        for i in range(40):
+            lines.append(json.dumps({"index": {"_index": "logs-%d" % m, "_id": "%d-%d" % (m, i)}}))
+            lines.append(json.dumps({"n": m * 100 + i, "title": WORDS[i % len(WORDS)],
+                                     "tag": "t%d" % (i % 3)}))
     return "\n".join(lines) + "\n"
 
 
@@ -123,6 +139,23 @@ def env():
     st, _, r = single.request("POST", "/_bulk?refresh=true", bulk_body(),
                               headers={"Content-Type": "application/x-ndjson"})
     assert st == 200 and not r["errors"], r
+    for m in (1, 2, 3):
+        for s in (n1, single):
+            st, _, r = s.request("PUT", "/logs-%d" % m, {
+                "settings": {"number_of_shards": 2, "number_of_replicas": 0},
+                "mappings": MAPPING})
+            assert st == 200, r
+    for s in nodes.values():
+        for m in (1, 2, 3):
+            wait_until("logs routing on " + s.url, lambda s=s, m=m: s.request(
+                "GET", "/_cluster/health/logs-%d?wait_for_status=green&timeout=1s" % m)[0] == 200)
+            # the mapping reaches each node's copy a moment after the index (placement)
+            wait_until("logs mapping on " + s.url, lambda s=s, m=m: "tag" in s.request(
+                "GET", "/logs-%d/_mapping" % m)[2]["logs-%d" % m]["mappings"]["properties"])
+    for s in (nodes["n2"], single):
+        st, _, r = s.request("POST", "/_bulk?refresh=true", logs_body(),
+                             headers={"Content-Type": "application/x-ndjson"})
+        assert st == 200 and not r["errors"], [i for i in r["items"] if "error" in i["index"]][:3]
     yield nodes, single
     for s in list(nodes.values()) + [single]:
         if s.alive():
@@ -143,8 +176,8 @@ def essence(r):
             "aggs": r.get("aggregations"), "shards": (sh["total"], sh["successful"], sh["failed"])}
 
 
-def search(node, q, params=""):
-    st, _, r = node.request("POST", "/docs/_search" + params, q)
+def search(node, q, params="", index="docs"):
+    st, _, r = node.request("POST", "/%s/_search%s" % (index, params), q)
     assert st == 200, r
     return r
 
@@ -171,6 +204,60 @@ QUERIES = [
     {"size": 0, "aggs": {"tags": {"terms": {"field": "tag"},
                                   "aggs": {"s": {"sum": {"field": "price"}}}}}},
 ]
+
+
+def shards(r):
+    sh = r["_shards"]
+    return (sh["total"], sh["successful"], sh["skipped"], sh["failed"])
+
+
+def test_can_match_skips_shards_that_cannot_match(env):
+    nodes, single = env
+    late = {"range": {"n": {"gte": 320}}}
+    cases = [  # (body, params, skipped)
+        ({"query": late, "size": 5, "sort": [{"n": "asc"}]}, "", 4),  # default: field sort
+        ({"query": late, "size": 5}, "", 0),  # 6 shards, no field sort: no pre-filter
+        ({"query": late, "size": 5}, "?pre_filter_shard_size=1", 4),
+        ({"query": late, "size": 5}, "?pre_filter_shard_size=6", 0),
+        ({"query": {"bool": {"must": [{"match": {"title": "fox"}}], "filter": [
+            {"range": {"n": {"gte": 120, "lt": 210}}}]}}, "size": 5}, "?pre_filter_shard_size=1", 2),
+        ({"query": {"bool": {"should": [{"range": {"n": {"lte": 105}}}, late]}}, "size": 50,
+          "sort": [{"n": "desc"}]}, "", 2),
+        ({"query": {"term": {"n": 5000}}, "size": 5}, "?pre_filter_shard_size=1", 5),  # one runs
+        ({"query": late, "size": 5, "aggs": {"t": {"terms": {"field": "tag"}}}},
+         "?pre_filter_shard_size=1", 0),  # aggregations are never pre-filtered
+    ]
+    for body, params, skipped in cases:
+        want = search(single, body, params, "logs-*")
+        assert shards(want) == (6, 6, skipped, 0), (body, params, want["_shards"])
+        for s in nodes.values():
+            got = search(s, body, params, "logs-*")
+            assert shards(got) == shards(want), (body, params, got["_shards"])
+            assert essence(got) == essence(want), (body, params)
+    for params in ("?pre_filter_shard_size=0", "?pre_filter_shard_size=x",
+                   "?max_concurrent_shard_requests=0", "?batched_reduce_size=1"):
+        st, _, e = nodes["n1"].request("POST", "/logs-*/_search" + params, {"size": 0})
+        assert st == 400 and e["error"]["type"] == "illegal_argument_exception", (params, e)
+
+
+def test_can_match_by_sort_bottom(env):
+    """track_total_hits false and a numeric primary sort: shards whose points cannot beat a
+    full top k found on the node are skipped; the hits are the same."""
+    nodes, single = env
+    for order in ("desc", "asc"):
+        body = {"size": 3, "sort": [{"n": order}], "track_total_hits": False}
+        full = search(single, dict(body, track_total_hits=True), index="logs-*")
+        assert shards(full)[2] == 0  # a tracked total needs every shard
+        r = search(single, body, index="logs-*")
+        # one node runs the best-bounded shards first (2 search threads): the other index's
+        # 4 shards cannot beat their top 3 (nor, depending on the split, the second shard)
+        assert shards(r)[:2] == (6, 6) and shards(r)[2] >= 4, r["_shards"]
+        want = [h["_id"] for h in full["hits"]["hits"]]
+        assert [h["_id"] for h in r["hits"]["hits"]] == want
+        for s in nodes.values():
+            got = search(s, body, index="logs-*")
+            assert [h["_id"] for h in got["hits"]["hits"]] == want, order
+            assert shards(got)[3] == 0
 
 
 @pytest.mark.parametrize("batched", [True, False])
