@@ -452,8 +452,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     }
     sc_task task;
     char desc[256];
-    snprintf(desc, sizeof desc, "indices[%s], search_type[QUERY_THEN_FETCH]",
-             index_expr ? index_expr : "_all");
+    snprintf(desc, sizeof desc, "indices[%s], search_type[%s]", index_expr ? index_expr : "_all",
+             run->sp.dfs ? "DFS_QUERY_THEN_FETCH" : "QUERY_THEN_FETCH");
     sc_task_begin(req->node, &task, "indices:data/read/search", desc);
     if (req->client_fd >= 0)
         sc_task_watch_client(req->node, &task, req->client_fd);
@@ -488,7 +488,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         .rrf_rank_constant = run->sp.vec.rank_constant,
         .knn_cap = sc__search_knn_cap(&run->sp),
         .pre_filter_shard_size = run->sp.pre_filter_shard_size,
-        .max_concurrent_shard_requests = run->sp.max_concurrent_shard_requests};
+        .max_concurrent_shard_requests = run->sp.max_concurrent_shard_requests,
+        .dfs = run->sp.dfs};
     if (sc_node_placement(req->node)) {
         if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
             sc_task_end(req->node, &task);

@@ -206,7 +206,8 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_arena *a, sc_w
                                 .deadline_ns = deadline,
                                 .token = &token,
                                 .collect = sr.collect,
-                                .can_match = q->can_match};
+                                .can_match = q->can_match,
+                                .dfs = q->dfs};
     sc_node_query_response nr;
     sc_status st = sc_node_query_phase(r->node, &nq, a, &nr);
     if (st == SC_OK)
@@ -227,6 +228,38 @@ static sc_status h_query(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
         st = prepare(r, &rq, &a);
     if (st == SC_OK)
         st = run_phase(r, &rq, &a, out);
+    if (st != SC_OK)
+        snprintf(errmsg, cap, "%s",
+                 rq.reason[0]         ? rq.reason
+                 : st == SC_ENOTFOUND ? "index missing on the data node"
+                                      : sc_status_str(st));
+    rq_fini(&rq);
+    sc_arena_fini(&a);
+    return st;
+}
+
+/* dfs_query_then_fetch's first phase: the statistics of the query over the listed shards. */
+static sc_status h_dfs(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
+{
+    sc_api_remote *r = ctx;
+    sc_arena a;
+    sc_arena_init(&a, sc_node_config_get(r->node)->memory_limit_bytes / 4);
+    remote_query rq;
+    memset(&rq, 0, sizeof rq);
+    sc_status st = sc_wire_node_query_decode(body.ptr, body.len, &a, &rq.q);
+    if (st == SC_OK)
+        st = prepare(r, &rq, &a);
+    for (size_t t = 0; st == SC_OK && t < rq.q.n_targets; t++)
+        if (!rq.list[rq.q.targets[t].index_i])
+            st = SC_ENOTFOUND;
+    if (st == SC_OK) {
+        sc_search_request sr = {
+            .indices = rq.list, .queries = rq.queries, .n_indices = rq.q.n_indices};
+        sc_term_stats ts;
+        st = sc_search_dfs_node(r->node, &sr, rq.q.targets, rq.q.n_targets, &a, &ts);
+        if (st == SC_OK)
+            st = sc_wire_term_stats_encode(&ts, out);
+    }
     if (st != SC_OK)
         snprintf(errmsg, cap, "%s",
                  rq.reason[0]         ? rq.reason
@@ -307,6 +340,8 @@ sc_status sc_api_remote_start(sc_node *n, sc_transport *t, sc_api_remote **out)
         st = sc_transport_register(t, SC_MSG_NODE_FETCH, h_fetch, r);
     if (st == SC_OK)
         st = sc_transport_register(t, SC_MSG_NODE_FREE_CONTEXT, h_free, r);
+    if (st == SC_OK)
+        st = sc_transport_register(t, SC_MSG_NODE_DFS, h_dfs, r);
     if (st != SC_OK) {
         sc_api_remote_stop(r);
         return st;

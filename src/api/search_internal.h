@@ -45,6 +45,7 @@ typedef struct search_parse {
     /* URL parameters of the shard phases (0 = default): pre_filter_shard_size (>= 1),
      * max_concurrent_shard_requests (>= 1), batched_reduce_size (>= 2) */
     uint32_t pre_filter_shard_size, max_concurrent_shard_requests, batched_reduce_size;
+    bool dfs; /* search_type=dfs_query_then_fetch */
     bool source;
     json_t *source_filter;  /* borrowed: includes/excludes spec, or NULL */
     const char **dv_fields; /* docvalue_fields + fields names (arena) */

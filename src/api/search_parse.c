@@ -580,6 +580,13 @@ static bool shard_params(sc_rest_req *req, sc_rest_resp *resp, search_parse *sp)
         }
         *out[i] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
     }
+    const char *type = sc_rest_param_get(req, "search_type");
+    if (type && strcmp(type, "query_then_fetch") && strcmp(type, "dfs_query_then_fetch")) {
+        sc_rest_errorf(req, resp, 400, "illegal_argument_exception", "No search type for [%s]",
+                       type);
+        return false;
+    }
+    sp->dfs = type && !strcmp(type, "dfs_query_then_fetch");
     return true;
 }
 

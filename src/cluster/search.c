@@ -138,6 +138,7 @@ static void run_shard(void *arg, sc_status pool_st)
         .rescore = sr->rescore ? sr->rescore[tg->index_i] : NULL,
         .collapse = sr->collapse,
         .n_rescore = sr->rescore ? sr->n_rescore : 0,
+        .dfs = req->dfs,
     };
     sc_arena scratch;
     sc_arena_init(&scratch, budget);
@@ -609,8 +610,17 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
         sc_cancel_token_init(&local_token, deadline);
     /* Clustered: shards live on several nodes (search_dist.c). A scroll pins this node's
      * snapshots and stays local. */
-    if (sc_node_placement(n) && !sr->pinned)
-        return sc__search_run_dist(n, sr, targets, nt, (uint32_t)k, deadline, token, can_match,
+    bool dist = sc_node_placement(n) && !sr->pinned;
+    sc_term_stats dfs_stats;
+    const sc_term_stats *dfs = NULL;
+    if (sr->dfs && !sr->count_only) {
+        /* dfs_query_then_fetch: every shard scores with the whole search's statistics */
+        SC_TRY(dist ? sc__search_dfs_dist(n, sr, targets, nt, arena, &dfs_stats)
+                    : sc_search_dfs_node(n, sr, targets, nt, arena, &dfs_stats));
+        dfs = &dfs_stats;
+    }
+    if (dist)
+        return sc__search_run_dist(n, sr, targets, nt, (uint32_t)k, deadline, token, can_match, dfs,
                                    arena, out);
     sc_node_query_request qreq = {
         .search = sr,
@@ -621,6 +631,7 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
         .token = token,
         .collect = sr->collect,
         .can_match = can_match,
+        .dfs = dfs,
     };
     sc_node_query_response qresp;
     sc_status st = sc_node_query_phase(n, &qreq, arena, &qresp);

@@ -24,6 +24,7 @@
 #include "search/query.h"
 #include "search/searcher.h"
 #include "search/sort.h"
+#include "search/term_stats.h"
 #include "shard/shard.h"
 #include "shard/shard_search.h"
 
@@ -100,6 +101,9 @@ typedef struct sc_search_request {
     /* max_concurrent_shard_requests: the coordinator's query requests in flight at once
      * (0 = the default, 5 as Elasticsearch; bounded by its sender threads) */
     uint32_t max_concurrent_shard_requests;
+    /* search_type=dfs_query_then_fetch: a first phase gathers the term statistics of every
+     * target shard (search/term_stats.h) and every shard scores with their sum */
+    bool dfs;
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -172,6 +176,8 @@ typedef struct sc_node_query_request {
      * (search/can_match.h) is not searched and reported skipped (the coordinator counts one
      * as run when all were skipped, as Elasticsearch runs one). */
     bool can_match;
+    /* dfs_query_then_fetch: the statistics every shard scores with (borrowed), or NULL */
+    const struct sc_term_stats *dfs;
 } sc_node_query_request;
 
 /* One hit of the node's partially reduced top k. */
@@ -230,6 +236,13 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
  * order; results at their rank positions. */
 sc_status sc_node_fetch_phase(sc_node *n, const sc_node_fetch_request *req, sc_arena *arena,
                               sc_node_fetch_response *out) SC_MUST_USE;
+/* dfs_query_then_fetch's first phase on a data node: the term statistics of the request's
+ * queries (search/term_stats.h) summed over the targets held here (a target whose shard is not
+ * open is left out: the query phase reports it). Everything in *out is in `arena`. SC_ENOMEM /
+ * SC_ELIMIT, SC_ECORRUPT from a term dictionary. */
+sc_status sc_search_dfs_node(sc_node *n, const sc_search_request *sr,
+                             const sc_shard_target *targets, size_t nt, sc_arena *arena,
+                             sc_term_stats *out) SC_MUST_USE;
 /* Releases the shard snapshots and the per-shard result memory held by a query response. */
 void sc_node_query_release(const sc_node_query_request *req, sc_node_query_response *resp);
 

@@ -39,6 +39,7 @@ typedef struct dist_run {
     uint32_t n_retried;
     uint32_t k;
     bool can_match;
+    const sc_term_stats *dfs;
     uint64_t deadline_ns;
     sc_cancel_token *token;
     sc_transport *transport;
@@ -160,7 +161,8 @@ static void run_local(dist_run *d, sc__dist_unit *u)
                                       .deadline_ns = d->deadline_ns,
                                       .token = d->token,
                                       .collect = d->sr->collect,
-                                      .can_match = d->can_match};
+                                      .can_match = d->can_match,
+                                      .dfs = d->dfs};
     /* the unit's own arena: the request arena is not thread-safe */
     u->st = sc_node_query_phase(d->node, &u->lreq, &u->mem, &u->lresp);
     u->lresp_valid = true;
@@ -216,38 +218,47 @@ static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, si
     return SC_OK;
 }
 
-static void run_remote(dist_run *d, sc__dist_unit *u)
+sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_target *targets,
+                                size_t nt, uint32_t k, bool can_match, const sc_term_stats *dfs,
+                                sc_wire_buf *b)
 {
-    const sc_search_request *sr = d->sr;
-    sc_slice *names = sc_arena_calloc(&u->mem, sr->n_indices + 1, sizeof *names);
-    if (!names) {
-        fail_unit(u, 500, "exception", "out of memory");
-        return;
-    }
-    for (size_t i = 0; i < sr->n_indices; i++)
-        names[i] = sc_slice_cstr(sr->indices[i]->name);
+    sc_slice *names = calloc(sr->n_indices + 1, sizeof *names);
+    if (!names)
+        return SC_ENOMEM;
     uint32_t n_shards = 0;
-    for (size_t i = 0; i < sr->n_indices; i++)
+    for (size_t i = 0; i < sr->n_indices; i++) {
+        names[i] = sc_slice_cstr(sr->indices[i]->name);
         n_shards += sr->indices[i]->settings.number_of_shards;
+    }
     sc_wire_node_query q = {.index_names = names,
                             .n_indices = sr->n_indices,
                             .query_json = sr->query_json,
                             .post_filter_json = sr->post_filter_json,
                             .aggs_json = sr->aggs_json,
-                            .k = d->k,
+                            .k = k,
                             .track_total_hits = sr->track_total_hits,
                             .timeout_ms = sr->timeout_ms,
                             .count_only = sr->count_only,
                             .sort = sr->sort,
                             .n_sort = sr->n_sort,
                             .search_after = sr->search_after,
-                            .targets = u->targets,
-                            .n_targets = u->n_targets,
+                            .targets = targets,
+                            .n_targets = nt,
                             .n_shards_total = n_shards,
-                            .can_match = d->can_match};
+                            .can_match = can_match,
+                            .dfs = dfs};
+    sc_status st = sc_wire_node_query_encode(&q, b);
+    free(names);
+    return st;
+}
+
+static void run_remote(dist_run *d, sc__dist_unit *u)
+{
+    const sc_search_request *sr = d->sr;
     sc_wire_buf b;
     sc_wire_buf_init(&b);
-    if (sc_wire_node_query_encode(&q, &b) != SC_OK) {
+    if (sc__dist_encode_query(sr, u->targets, u->n_targets, d->k, d->can_match, d->dfs, &b) !=
+        SC_OK) {
         sc_wire_buf_fini(&b);
         fail_unit(u, 500, "exception", "cannot encode the node query request");
         return;
@@ -404,7 +415,7 @@ static void units_free(dist_run *d)
 sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
                               const sc_shard_target *targets, size_t nt, uint32_t k,
                               uint64_t deadline_ns, sc_cancel_token *token, bool can_match,
-                              sc_arena *arena, sc_search_response *out)
+                              const sc_term_stats *dfs, sc_arena *arena, sc_search_response *out)
 {
     sc_placement *p = sc_node_placement(n);
     sc_placement_snapshot *snap = sc_placement_acquire(p);
@@ -413,6 +424,7 @@ sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
                   .snap = snap,
                   .k = k,
                   .can_match = can_match,
+                  .dfs = dfs,
                   .deadline_ns = deadline_ns,
                   .token = token,
                   .transport = sc_placement_transport(p)};

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "cluster/search.h"
+#include "cluster/wire.h"
 
 /* The target shards of the request in coordinator order (index, then shard number), with
  * ?routing / ?preference shard selection applied; *n_out of them (arena). */
@@ -56,12 +57,22 @@ void sc__sortskip_offer(sc__sort_bottom *b, const sc_sort_spec *s, const sc_sort
 /* order[0..n_targets): the targets best-bounded first (current snapshots' points). */
 void sc__sortskip_order(const sc_node_query_request *req, size_t *order);
 
+/* dfs_query_then_fetch across nodes: the statistics of every target, one request per node
+ * holding its first copy (search_dfs.c). A node that cannot answer leaves its shards' out. */
+sc_status sc__search_dfs_dist(sc_node *n, const sc_search_request *sr,
+                              const sc_shard_target *targets, size_t nt, sc_arena *arena,
+                              sc_term_stats *out) SC_MUST_USE;
+/* The node query request (search_wire.h) for these targets of sr into b. */
+sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_target *targets,
+                                size_t nt, uint32_t k, bool can_match, const sc_term_stats *dfs,
+                                sc_wire_buf *b) SC_MUST_USE;
 /* The query and fetch phases over shards placed on several nodes: one query request per data
  * node (or per shard with search.batched_query_phase false), the final reduce, a fetch per
  * node. Node failures become shard failures. */
 sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
                               const sc_shard_target *targets, size_t nt, uint32_t k,
                               uint64_t deadline_ns, sc_cancel_token *token, bool can_match,
-                              sc_arena *arena, sc_search_response *out) SC_MUST_USE;
+                              const sc_term_stats *dfs, sc_arena *arena,
+                              sc_search_response *out) SC_MUST_USE;
 
 #endif

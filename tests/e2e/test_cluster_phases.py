@@ -6,6 +6,9 @@ can_match: three time-based indices logs-1..3 (2 shards each, values 100-139, 20
 `_shards.skipped`) under Elasticsearch's default pre-filter rule (a primary field sort) or
 `pre_filter_shard_size`; a sort that a node's other shards cannot beat skips them too.
 
+dfs_query_then_fetch: an index of 6 shards in the cluster scores exactly as a 1-shard index of
+the same documents on the single node.
+
 Retries on other copies: the index `docs` has 6 shards and 1 replica. Until replication lands the test writes every document into every node's local
 copies itself (a `_bulk` sent over each node's transport as a forwarded request, which runs
 locally), so every copy of a shard holds the same documents and any copy may answer.
@@ -156,6 +159,23 @@ def env():
         st, _, r = s.request("POST", "/_bulk?refresh=true", logs_body(),
                              headers={"Content-Type": "application/x-ndjson"})
         assert st == 200 and not r["errors"], [i for i in r["items"] if "error" in i["index"]][:3]
+    st, _, r = n1.request("PUT", "/dfs", {
+        "settings": {"number_of_shards": 6, "number_of_replicas": 0}, "mappings": MAPPING})
+    assert st == 200, r
+    st, _, r = single.request("PUT", "/dfs", {
+        "settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": MAPPING})
+    assert st == 200, r
+    for s in nodes.values():
+        wait_until("dfs routing on " + s.url, lambda s=s: s.request(
+            "GET", "/_cluster/health/dfs?wait_for_status=green&timeout=1s")[0] == 200)
+        wait_until("dfs mapping on " + s.url, lambda s=s: "tag" in s.request(
+            "GET", "/dfs/_mapping")[2]["dfs"]["mappings"]["properties"])
+    dfs_docs = "".join(json.dumps({"index": {"_index": "dfs", "_id": str(i)}}) + "\n" +
+                       json.dumps(doc(i)) + "\n" for i in range(N_DOCS))
+    for s in (nodes["n1"], single):
+        st, _, r = s.request("POST", "/_bulk?refresh=true", dfs_docs,
+                             headers={"Content-Type": "application/x-ndjson"})
+        assert st == 200 and not r["errors"], r
     yield nodes, single
     for s in list(nodes.values()) + [single]:
         if s.alive():
@@ -258,6 +278,41 @@ def test_can_match_by_sort_bottom(env):
             got = search(s, body, index="logs-*")
             assert [h["_id"] for h in got["hits"]["hits"]] == want, order
             assert shards(got)[3] == 0
+
+
+DFS_QUERIES = [
+    {"match": {"title": "fox river"}},
+    {"match_phrase": {"title": "lazy dog"}},
+    {"bool": {"should": [{"match": {"title": "quick"}}, {"term": {"tag": "t2"}}],
+              "filter": [{"range": {"n": {"lt": 200}}}]}},
+    {"dis_max": {"queries": [{"match": {"title": "jumps"}}, {"match": {"title": "over"}}],
+                 "tie_breaker": 0.3}},
+]
+
+
+def scored(r):
+    assert "error" not in r, r
+    return sorted(((round(h["_score"], 5), h["_id"]) for h in r["hits"]["hits"]),
+                  key=lambda x: (-x[0], x[1]))
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_dfs_scores_equal_one_shard(env, batched):
+    nodes, single = env
+    set_batched(nodes["n1"], batched)
+    for q in DFS_QUERIES:
+        body = {"query": q, "size": N_DOCS}
+        want = scored(search(single, body, index="dfs"))
+        assert want, q
+        plain = scored(search(nodes["n1"], body, index="dfs"))
+        assert plain != want, q  # per-shard statistics differ from one shard's
+        for s in nodes.values():
+            r = search(s, body, "?search_type=dfs_query_then_fetch", "dfs")
+            assert r["_shards"]["successful"] == 6
+            assert scored(r) == want, (s.url, q)
+    st, _, e = nodes["n2"].request("POST", "/dfs/_search?search_type=scan", {})
+    assert st == 400 and "No search type for [scan]" in e["error"]["reason"], e
+    set_batched(nodes["n1"], True)
 
 
 @pytest.mark.parametrize("batched", [True, False])
