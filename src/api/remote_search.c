@@ -178,6 +178,27 @@ static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_
     return st;
 }
 
+/* The node's breaker refused its partial reduce: every shard fails with 429 (the coordinator
+ * may retry them on other copies) and nothing of the reduce is sent. */
+static void refuse_reduce(sc_node *n, const sc_node_query_request *nq, sc_node_query_response *nr,
+                          uint64_t bytes)
+{
+    sc_breaker_stats bs;
+    sc_breakers_get(n, &bs);
+    for (size_t t = 0; t < nq->n_targets; t++) {
+        sc_node_shard_result *s = &nr->results[t];
+        if (s->st != SC_OK)
+            continue;
+        s->st = SC_ELIMIT;
+        sc_cluster_error_set(&s->err, 429, "circuit_breaking_exception",
+                             "[request] Data too large, data for [<reduce>] would be [%llu] "
+                             "more, which is larger than the limit of [%llu]",
+                             (unsigned long long)bytes, (unsigned long long)bs.request_limit);
+    }
+    nr->n_top = 0;
+    nr->agg_reduced = NULL;
+}
+
 /* The targets of indices this node has; the others are answered as missing shards. */
 static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_arena *a, sc_wire_buf *out)
 {
@@ -209,9 +230,24 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_arena *a, sc_w
                                 .can_match = q->can_match,
                                 .dfs = q->dfs};
     sc_node_query_response nr;
+    size_t before = a->used_bytes;
     sc_status st = sc_node_query_phase(r->node, &nq, a, &nr);
+    /* the node's partial reduce (merged top hits, reduced aggregations) on its request breaker
+     * until the answer is written */
+    uint64_t reduce_bytes = a->used_bytes - before, held = 0;
+    if (st == SC_OK && reduce_bytes) {
+        if (sc_breaker_reserve(r->node, reduce_bytes)) {
+            held = reduce_bytes;
+            sc_breaker_stats bs;
+            sc_breakers_get(r->node, &bs);
+            sc_breaker_note_used(r->node, bs.request_used);
+        } else {
+            refuse_reduce(r->node, &nq, &nr, reduce_bytes);
+        }
+    }
     if (st == SC_OK)
         st = answer(r, rq, &nq, &nr, a, out);
+    sc_breaker_release(r->node, held);
     sc_node_query_release(&nq, &nr);
     return st;
 }

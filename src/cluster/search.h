@@ -147,6 +147,9 @@ typedef struct sc_search_response {
     /* Clustered: transport requests the query phase sent (one per data node when batched, one
      * per shard when not; local work is not counted). */
     uint32_t query_requests;
+    /* The coordinator's request breaker refused the reduce (the search fails with SC_ELIMIT):
+     * the bytes it would have held and its limit; 0 otherwise. */
+    uint64_t breaker_wanted, breaker_limit;
 } sc_search_response;
 
 /* Runs a search (query phase on every shard in parallel, reduce, fetch). Results live in

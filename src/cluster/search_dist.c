@@ -44,6 +44,7 @@ typedef struct dist_run {
     sc_cancel_token *token;
     sc_transport *transport;
     atomic_size_t next;
+    sc__dist_breaker br;
 } dist_run;
 
 static sc_status unit_alloc(sc__dist_unit *u, size_t n)
@@ -175,6 +176,7 @@ static void run_local(dist_run *d, sc__dist_unit *u)
     u->top = u->lresp.top;
     u->n_top = u->lresp.n_top;
     u->agg = u->lresp.agg_reduced;
+    (void)sc__dist_breaker_add(&d->br, u->mem.used_bytes);
 }
 
 /* Decodes a remote answer into the unit (its arena). */
@@ -277,8 +279,11 @@ static void run_remote(dist_run *d, sc__dist_unit *u)
                  sc_status_str(st));
     /* keyword sort keys and strings borrow the answer: it lives as long as the unit */
     u->resp_bytes = resp;
-    if (st == SC_OK)
+    if (st == SC_OK) {
+        /* the answer and what was decoded from it stay until the final reduce */
+        (void)sc__dist_breaker_add(&d->br, len + u->mem.used_bytes);
         return;
+    }
     char reason[512];
     snprintf(reason, sizeof reason, "[%s][%s:%u] %s", u->node_id, u->host, u->port, err.message);
     if (err.remote)
@@ -398,6 +403,22 @@ static sc_status plan_retries(dist_run *d, bool batched, size_t *n_next)
     return st;
 }
 
+bool sc__dist_breaker_add(sc__dist_breaker *b, uint64_t bytes)
+{
+    if (!bytes)
+        return true;
+    if (!sc_breaker_reserve(b->node, bytes)) {
+        uint64_t want = atomic_load(&b->reserved) + bytes;
+        uint64_t w = atomic_load(&b->wanted);
+        while (w < want && !atomic_compare_exchange_weak(&b->wanted, &w, want))
+            ;
+        atomic_store(&b->tripped, true);
+        return false;
+    }
+    sc_breaker_note_used(b->node, atomic_fetch_add(&b->reserved, bytes) + bytes);
+    return true;
+}
+
 static void units_free(dist_run *d)
 {
     for (size_t u = 0; u < d->n_units; u++) {
@@ -427,24 +448,38 @@ sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
                   .dfs = dfs,
                   .deadline_ns = deadline_ns,
                   .token = token,
-                  .transport = sc_placement_transport(p)};
+                  .transport = sc_placement_transport(p),
+                  .br = {.node = n}};
     bool batched = sc_placement_batched(snap);
     sc_status st = group_first(&d, targets, nt, batched);
     size_t n_next = d.n_units;
     /* Each round retries failed shards on their next copy; a target never returns to a copy it
      * tried, so the rounds end (at most one per copy). */
-    while (st == SC_OK && n_next) {
+    while (st == SC_OK && n_next && !atomic_load(&d.br.tripped)) {
         run_units(&d);
         st = plan_retries(&d, batched, &n_next);
     }
+    if (st == SC_OK && !atomic_load(&d.br.tripped))
+        st = sc__dist_reduce(n, sr, d.units, d.n_units, d.transport, token, &d.br, arena, out);
+    else if (st == SC_OK)
+        sc__dist_free_contexts(d.units, d.n_units, d.transport);
+    if (st == SC_OK && atomic_load(&d.br.tripped))
+        st = SC_ELIMIT;
+    if (atomic_load(&d.br.tripped)) {
+        /* the coordinator refuses to hold more reduce memory: 429, nothing kept */
+        sc_breaker_stats bs;
+        sc_breakers_get(n, &bs);
+        out->breaker_wanted = atomic_load(&d.br.wanted);
+        out->breaker_limit = bs.request_limit;
+    }
     if (st == SC_OK) {
-        st = sc__dist_reduce(n, sr, d.units, d.n_units, d.transport, token, arena, out);
         sc_log(SC_LOG_DEBUG, "search",
                "%zu shards in %zu query requests (%s), %u remote, %u retried on another copy", nt,
                d.n_units, batched ? "batched per node" : "one per shard", out->query_requests,
                d.n_retried);
     }
     units_free(&d);
+    sc_breaker_release(n, atomic_load(&d.br.reserved));
     sc_placement_release(snap);
     return st;
 }

@@ -82,7 +82,7 @@ static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units
 }
 
 static sc_status reduce_aggs(const sc_search_request *sr, sc__dist_unit *units, size_t nu,
-                             sc_arena *arena, sc_search_response *out)
+                             sc__dist_breaker *br, sc_arena *arena, sc_search_response *out)
 {
     const sc_shard_collect_hook *h = sr->collect;
     if (!h || !h->reduce)
@@ -94,7 +94,12 @@ static sc_status reduce_aggs(const sc_search_request *sr, sc__dist_unit *units, 
         partials[u] = units[u].st == SC_OK ? units[u].agg : NULL;
     sc_shard_search_error err;
     memset(&err, 0, sizeof err);
+    size_t before = arena->used_bytes;
     sc_status st = h->reduce(h->ctx, partials, nu, arena, &out->agg_result, &err);
+    /* the final reduce's memory joins the units' on the breaker */
+    if (st == SC_OK && arena->used_bytes > before &&
+        !sc__dist_breaker_add(br, arena->used_bytes - before))
+        return SC_ELIMIT;
     if (st != SC_OK)
         sc_log(SC_LOG_WARN, "search", "aggregation reduce failed: %s",
                err.reason[0] ? err.reason : sc_status_str(st));
@@ -235,11 +240,16 @@ static sc_status fetch_unit(sc_node *n, const sc_search_request *sr, sc__dist_un
 }
 
 sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit *units, size_t nu,
-                          sc_transport *t, sc_cancel_token *token, sc_arena *arena,
-                          sc_search_response *out)
+                          sc_transport *t, sc_cancel_token *token, sc__dist_breaker *br,
+                          sc_arena *arena, sc_search_response *out)
 {
-    SC_TRY(reduce_shards(sr, units, nu, token, arena, out));
-    SC_TRY(reduce_aggs(sr, units, nu, arena, out));
+    sc_status st0 = reduce_shards(sr, units, nu, token, arena, out);
+    if (st0 == SC_OK)
+        st0 = reduce_aggs(sr, units, nu, br, arena, out);
+    if (st0 != SC_OK) {
+        sc__dist_free_contexts(units, nu, t);
+        return st0;
+    }
     ranked *all;
     size_t n_all;
     SC_TRY(merge_top(sr, units, nu, &all, &n_all));
@@ -263,4 +273,11 @@ sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit
     out->n_hits = st == SC_OK ? nh : 0;
     free(all);
     return st;
+}
+
+void sc__dist_free_contexts(const sc__dist_unit *units, size_t n_units, sc_transport *t)
+{
+    for (size_t u = 0; u < n_units; u++)
+        if (units[u].st == SC_OK)
+            free_context(&units[u], t);
 }

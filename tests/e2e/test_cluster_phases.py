@@ -9,6 +9,10 @@ can_match: three time-based indices logs-1..3 (2 shards each, values 100-139, 20
 dfs_query_then_fetch: an index of 6 shards in the cluster scores exactly as a 1-shard index of
 the same documents on the single node.
 
+Request breaker: a fourth node with a small `--memory` joins as a coordinator that holds no copy
+of an index of many distinct keywords; a `terms` aggregation whose node partials it cannot hold
+answers 429 circuit_breaking_exception, and the node keeps serving (its breaker back at 0).
+
 Retries on other copies: the index `docs` has 6 shards and 1 replica. Until replication lands the test writes every document into every node's local
 copies itself (a `_bulk` sent over each node's transport as a forwarded request, which runs
 locally), so every copy of a shard holds the same documents and any copy may answer.
@@ -39,7 +43,8 @@ N_DOCS = 240
 MAPPING = {"properties": {"title": {"type": "text"}, "tag": {"type": "keyword"},
                           "n": {"type": "long"}, "price": {"type": "double"}}}
 WORDS = ["quick", "brown", "fox", "lazy", "dog", "jumps", "over", "river"]
-LEASE = "10s"  # longer than any step below: the routing keeps a killed node's copies meanwhile
+LEASE = "10s"
+WIDE_DOCS = 4000  # longer than any step below: the routing keeps a killed node's copies meanwhile
 
 
 def doc(i):
@@ -176,7 +181,7 @@ def env():
         st, _, r = s.request("POST", "/_bulk?refresh=true", dfs_docs,
                              headers={"Content-Type": "application/x-ndjson"})
         assert st == 200 and not r["errors"], r
-    yield nodes, single
+    yield nodes, single, (tmp, etcd)
     for s in list(nodes.values()) + [single]:
         if s.alive():
             s.proc.send_signal(signal.SIGCONT)
@@ -232,7 +237,7 @@ def shards(r):
 
 
 def test_can_match_skips_shards_that_cannot_match(env):
-    nodes, single = env
+    nodes, single, _ = env
     late = {"range": {"n": {"gte": 320}}}
     cases = [  # (body, params, skipped)
         ({"query": late, "size": 5, "sort": [{"n": "asc"}]}, "", 4),  # default: field sort
@@ -263,7 +268,7 @@ def test_can_match_skips_shards_that_cannot_match(env):
 def test_can_match_by_sort_bottom(env):
     """track_total_hits false and a numeric primary sort: shards whose points cannot beat a
     full top k found on the node are skipped; the hits are the same."""
-    nodes, single = env
+    nodes, single, _ = env
     for order in ("desc", "asc"):
         body = {"size": 3, "sort": [{"n": order}], "track_total_hits": False}
         full = search(single, dict(body, track_total_hits=True), index="logs-*")
@@ -298,7 +303,7 @@ def scored(r):
 
 @pytest.mark.parametrize("batched", [True, False])
 def test_dfs_scores_equal_one_shard(env, batched):
-    nodes, single = env
+    nodes, single, _ = env
     set_batched(nodes["n1"], batched)
     for q in DFS_QUERIES:
         body = {"query": q, "size": N_DOCS}
@@ -315,10 +320,74 @@ def test_dfs_scores_equal_one_shard(env, batched):
     set_batched(nodes["n1"], True)
 
 
+def node_breaker(node):
+    st, _, r = node.request("GET", "/_nodes/stats/breaker")
+    assert st == 200, r
+    (stats,) = r["nodes"].values()
+    return stats["breakers"]["request"]
+
+
+def test_coordinator_breaker_refuses_a_large_reduce(env):
+    nodes, single, (tmp, etcd) = env
+    n1 = nodes["n1"]
+    st, _, r = n1.request("PUT", "/wide", {
+        "settings": {"number_of_shards": 6, "number_of_replicas": 0},
+        "mappings": {"properties": {"u": {"type": "keyword"}}}})
+    assert st == 200, r
+    wait_until("wide routing", lambda: n1.request(
+        "GET", "/_cluster/health/wide?wait_for_status=green&timeout=1s")[0] == 200)
+    for s in nodes.values():
+        wait_until("wide mapping on " + s.url, lambda s=s: "u" in s.request(
+            "GET", "/wide/_mapping")[2]["wide"]["mappings"]["properties"])
+    for start in range(0, WIDE_DOCS, 500):  # n3's small budget takes small bulks
+        lines = []
+        for i in range(start, start + 500):
+            lines.append(json.dumps({"index": {"_index": "wide", "_id": str(i)}}))
+            lines.append(json.dumps({"u": "%06d-%s" % (i, "x" * 90)}))
+        st, _, r = n1.request("POST", "/_bulk?refresh=true", "\n".join(lines) + "\n",
+                              headers={"Content-Type": "application/x-ndjson"})
+        assert st == 200 and not r["errors"], str(r)[:300]
+    # a coordinator with a small budget that holds no copy of "wide": every partial is remote
+    small = Server(os.path.join(tmp, "n4"), [
+        "--cluster", "etcd=" + etcd.url, "--node-name", "n4", "--cluster-name", "cr",
+        "--transport-port", str(free_port()), "--lease-ttl", LEASE,
+        "--memory", "3mb"]).start()
+    try:
+        wait_until("4 nodes", lambda: small.request(
+            "GET", "/_cluster/health?wait_for_nodes=4&timeout=1s")[0] == 200)
+        wait_until("wide on n4", lambda: small.request(
+            "GET", "/_cluster/health/wide?wait_for_status=green&timeout=1s")[0] == 200)
+        body = {"size": 0, "aggs": {"u": {"terms": {"field": "u", "size": WIDE_DOCS}}}}
+        want = search(n1, body, index="wide")  # n1 (1gb) reduces it
+        assert len(want["aggregations"]["u"]["buckets"]) == WIDE_DOCS
+        for batched in (True, False):
+            set_batched(n1, batched)
+            st, _, e = small.request("POST", "/wide/_search", body)
+            assert st == 429, (batched, str(e)[:500])
+            err = e["error"]
+            assert err["type"] == "circuit_breaking_exception", e
+            assert err["root_cause"][0]["type"] == "circuit_breaking_exception", e
+            assert "Data too large" in err["reason"] and "<reduce_aggs>" in err["reason"], e
+            assert int(err["bytes_wanted"]) > int(err["bytes_limit"]) > 0, e
+            assert e["status"] == 429
+            # healthy: nothing held, a small search from the same node works
+            assert node_breaker(small)["estimated_size_in_bytes"] == 0
+            r = search(small, {"size": 3, "query": {"match_all": {}}}, index="wide")
+            assert r["hits"]["total"]["value"] == WIDE_DOCS and len(r["hits"]["hits"]) == 3
+            r = search(small, {"size": 0, "aggs": {"u": {"terms": {"field": "u", "size": 5}}}},
+                       index="wide")
+            assert len(r["aggregations"]["u"]["buckets"]) == 5
+        assert node_breaker(small)["tripped"] >= 2
+        set_batched(n1, True)
+    finally:
+        rc = small.stop()
+        assert rc == 0, small.read_log()
+
+
 @pytest.mark.parametrize("batched", [True, False])
 def test_shard_failure_in_batch_is_retried(env, batched):
     """n3's breaker refuses the big sort on each of its shards: each is retried elsewhere."""
-    nodes, single = env
+    nodes, single, _ = env
     set_batched(nodes["n1"], batched)
     before = len(retried_counts(nodes["n1"]))
     want = essence(search(single, BIG_SORT))
@@ -335,7 +404,7 @@ def test_shard_failure_in_batch_is_retried(env, batched):
 
 
 def test_killed_node_is_retried_then_frozen_node_times_out(env):
-    nodes, single = env
+    nodes, single, _ = env
     victim = nodes.pop("n3")
     victim.stop(sig=signal.SIGKILL)
     # the routing still lists n3 (its lease runs for 10 s): its shards move to other copies
