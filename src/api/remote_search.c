@@ -238,9 +238,7 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_arena *a, sc_w
     if (st == SC_OK && reduce_bytes) {
         if (sc_breaker_reserve(r->node, reduce_bytes)) {
             held = reduce_bytes;
-            sc_breaker_stats bs;
-            sc_breakers_get(r->node, &bs);
-            sc_breaker_note_used(r->node, bs.request_used);
+            sc_breaker_note_used(r->node, reduce_bytes);
         } else {
             refuse_reduce(r->node, &nq, &nr, reduce_bytes);
         }

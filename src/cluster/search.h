@@ -98,8 +98,8 @@ typedef struct sc_search_request {
      * than this; 0 = Elasticsearch's default (more than 128 shards, or a primary sort on a
      * field). It never runs with aggregations (see sc_node_query_request.can_match). */
     uint32_t pre_filter_shard_size;
-    /* max_concurrent_shard_requests: the coordinator's query requests in flight at once
-     * (0 = the default, 5 as Elasticsearch; bounded by its sender threads) */
+    /* max_concurrent_shard_requests: query requests in flight per node of the search (0 = no
+     * limit but the coordinator's 8 sender threads) */
     uint32_t max_concurrent_shard_requests;
     /* search_type=dfs_query_then_fetch: a first phase gathers the term statistics of every
      * target shard (search/term_stats.h) and every shard scores with their sum */

@@ -20,8 +20,6 @@
 /* Sender threads per search: enough to overlap a few nodes' round trips (or, unbatched, many
  * shard requests) without a thread per shard. */
 #define MAX_SENDERS 8
-/* max_concurrent_shard_requests by default (Elasticsearch's 5), within MAX_SENDERS */
-#define DEFAULT_MAX_CONCURRENT 5
 /* A remote node gets the search's timeout plus this to answer with its partial results. */
 #define TIMEOUT_GRACE_MS 1000
 #define DEFAULT_REMOTE_TIMEOUT_MS 30000
@@ -325,10 +323,21 @@ static void run_units(dist_run *d)
 {
     pthread_t th[MAX_SENDERS];
     size_t n_th = 0, n = d->n_units - d->round_start;
-    size_t cap = d->sr->max_concurrent_shard_requests ? d->sr->max_concurrent_shard_requests
-                                                      : DEFAULT_MAX_CONCURRENT;
-    if (cap > MAX_SENDERS)
-        cap = MAX_SENDERS;
+    /* max_concurrent_shard_requests is per node in Elasticsearch: that many per node of the
+     * round (counted up to MAX_SENDERS), within MAX_SENDERS threads */
+    size_t cap = MAX_SENDERS;
+    if (d->sr->max_concurrent_shard_requests) {
+        size_t nodes = 0;
+        for (size_t u = d->round_start; u < d->n_units && nodes < MAX_SENDERS; u++) {
+            bool seen = false;
+            for (size_t v = d->round_start; v < u && !seen; v++)
+                seen = strcmp(d->units[v].node_id, d->units[u].node_id) == 0;
+            nodes += !seen;
+        }
+        cap = (size_t)d->sr->max_concurrent_shard_requests * (nodes ? nodes : 1);
+        if (cap > MAX_SENDERS)
+            cap = MAX_SENDERS;
+    }
     size_t want = n < cap ? n : cap;
     atomic_init(&d->next, 0);
     for (size_t i = 1; i < want; i++)
