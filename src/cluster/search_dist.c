@@ -74,6 +74,19 @@ static bool next_copy(dist_run *d, const sc_shard_target *tg, sc_shard_location 
     }
 }
 
+/* Room for n more units. Called between rounds only (no sender runs): units move. */
+static sc_status grow_units(dist_run *d, size_t n)
+{
+    size_t cap = d->cap_units * 2 > d->n_units + n ? d->cap_units * 2 : d->n_units + n;
+    sc__dist_unit *u = realloc(d->units, cap * sizeof *u);
+    if (!u)
+        return SC_ENOMEM;
+    memset(u + d->cap_units, 0, (cap - d->cap_units) * sizeof *u);
+    d->units = u;
+    d->cap_units = cap;
+    return SC_OK;
+}
+
 /* Groups targets (with their copies in loc) into new units: one per node when batched, else one
  * per target. A target without a copy (loc unassigned) gets a unit of its own with no node,
  * which fails as no_shard_available. */
@@ -91,10 +104,8 @@ static sc_status group(dist_run *d, const sc_shard_target *targets, const sc_sha
                 if (d->units[j].assigned && strcmp(d->units[j].node_id, loc[t].node_id) == 0)
                     u = j;
         if (u == d->n_units) {
-            if (d->n_units == d->cap_units) {
-                st = SC_EINVAL; /* cannot happen: the capacity counts every copy */
+            if (d->n_units == d->cap_units && (st = grow_units(d, nt)) != SC_OK)
                 break;
-            }
             sc__dist_unit *nu = &d->units[d->n_units++];
             nu->assigned = loc[t].assigned;
             nu->local = loc[t].local;
@@ -119,22 +130,12 @@ static sc_status group(dist_run *d, const sc_shard_target *targets, const sc_sha
 /* The first round: every target on its first searchable copy (the primary while it lives). */
 static sc_status group_first(dist_run *d, const sc_shard_target *targets, size_t nt, bool batched)
 {
-    /* Capacity: one unit per attempt at most, and a target has at most one attempt per copy. */
-    size_t cap = 0;
-    for (size_t t = 0; t < nt; t++) {
-        size_t c = 0;
-        sc_shard_location l;
-        while (sc_placement_copy(d->snap, d->sr->indices[targets[t].index_i]->name,
-                                 targets[t].shard, c, &l))
-            c++;
-        cap += c ? c : 1;
-    }
-    d->cap_units = cap;
-    d->units = calloc(cap ? cap : 1, sizeof *d->units);
+    /* at most one unit per target in a round; retry rounds grow the array (group) */
+    d->cap_units = nt ? nt : 1;
+    d->units = calloc(d->cap_units, sizeof *d->units);
     d->attempt = calloc(nt ? nt : 1, sizeof *d->attempt);
-    d->dead = calloc(cap ? cap : 1, sizeof *d->dead);
     sc_shard_location *loc = calloc(nt ? nt : 1, sizeof *loc);
-    sc_status st = d->units && d->attempt && d->dead && loc ? SC_OK : SC_ENOMEM;
+    sc_status st = d->units && d->attempt && loc ? SC_OK : SC_ENOMEM;
     for (size_t t = 0; st == SC_OK && t < nt; t++)
         (void)next_copy(d, &targets[t], &loc[t]);
     if (st == SC_OK)
@@ -370,10 +371,16 @@ static sc_status plan_retries(dist_run *d, bool batched, size_t *n_next)
 {
     *n_next = 0;
     size_t r0 = d->round_start, r1 = d->n_units;
-    for (size_t u = r0; u < r1; u++) /* nodes that failed are skipped from now on */
-        if (d->units[u].st != SC_OK && d->units[u].node_failed &&
-            !node_dead(d, d->units[u].node_id))
-            snprintf(d->dead[d->n_dead++], sizeof d->dead[0], "%s", d->units[u].node_id);
+    for (size_t u = r0; u < r1; u++) { /* nodes that failed are skipped from now on */
+        if (d->units[u].st == SC_OK || !d->units[u].node_failed ||
+            node_dead(d, d->units[u].node_id))
+            continue;
+        char(*dead)[SC_ALLOC_NODE_MAX] = realloc(d->dead, (d->n_dead + 1) * sizeof *dead);
+        if (!dead)
+            return SC_ENOMEM;
+        d->dead = dead;
+        snprintf(d->dead[d->n_dead++], sizeof d->dead[0], "%s", d->units[u].node_id);
+    }
     if (search_cancelled(d))
         return SC_OK;
     size_t n = 0;
