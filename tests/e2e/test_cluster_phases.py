@@ -116,20 +116,8 @@ def local_bulk(port, body):
     assert status == 200 and not r["errors"], str(r)[:500]
 
 
-@pytest.fixture(scope="module")
-def env():
-    if not os.access(ETCD, os.X_OK):
-        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
-    tmp = tempfile.mkdtemp(prefix="scry-cretry-")
-    etcd = Etcd(tmp).start()
-    nodes, tports = {}, {}
-    for name in ("n1", "n2", "n3"):
-        tports[name] = free_port()
-        extra = {"n1": ["--log-level", "debug"], "n3": ["--memory", "7mb"]}.get(name, [])
-        nodes[name] = Server(os.path.join(tmp, name), [
-            "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "cr",
-            "--transport-port", str(tports[name]), "--lease-ttl", LEASE] + extra).start()
-    single = Server(os.path.join(tmp, "single")).start()
+def load(nodes, single, tports):
+    """Indices and documents of every test (the fixture's setup)."""
     n1 = nodes["n1"]
     wait_until("3 nodes", lambda: n1.request(
         "GET", "/_cluster/health?wait_for_nodes=3&timeout=1s")[0] == 200)
@@ -181,6 +169,29 @@ def env():
         st, _, r = s.request("POST", "/_bulk?refresh=true", dfs_docs,
                              headers={"Content-Type": "application/x-ndjson"})
         assert st == 200 and not r["errors"], r
+
+
+@pytest.fixture(scope="module")
+def env():
+    if not os.access(ETCD, os.X_OK):
+        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
+    tmp = tempfile.mkdtemp(prefix="scry-cphases-")
+    etcd = Etcd(tmp).start()
+    nodes, tports = {}, {}
+    for name in ("n1", "n2", "n3"):
+        tports[name] = free_port()
+        extra = {"n1": ["--log-level", "debug"], "n3": ["--memory", "7mb"]}.get(name, [])
+        nodes[name] = Server(os.path.join(tmp, name), [
+            "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "cr",
+            "--transport-port", str(tports[name]), "--lease-ttl", LEASE] + extra).start()
+    single = Server(os.path.join(tmp, "single")).start()
+    try:
+        load(nodes, single, tports)
+    except BaseException:  # no teardown runs for a fixture that failed: stop what started
+        for s in list(nodes.values()) + [single]:
+            s.stop(sig=signal.SIGKILL)
+        etcd.kill()
+        raise
     yield nodes, single, (tmp, etcd)
     for s in list(nodes.values()) + [single]:
         if s.alive():
