@@ -72,7 +72,7 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
 sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
                               const sc_shard_target *targets, size_t nt, uint32_t k,
                               uint64_t deadline_ns, sc_cancel_token *token, bool can_match,
-                              const sc_term_stats *dfs, sc_arena *arena,
-                              sc_search_response *out) SC_MUST_USE;
+                              const sc_term_stats *dfs, sc_arena *arena, sc_search_response *out)
+    SC_MUST_USE;
 
 #endif

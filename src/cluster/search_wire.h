@@ -48,8 +48,8 @@ typedef struct sc_wire_node_query {
     const sc_sort_key *search_after; /* n_sort values or NULL */
     const sc_shard_target *targets;
     size_t n_targets;
-    uint32_t n_shards_total; /* shards of the whole search (terms' default shard_size) */
-    bool can_match;          /* run the can_match pre-filter (sc_node_query_request) */
+    uint32_t n_shards_total;  /* shards of the whole search (terms' default shard_size) */
+    bool can_match;           /* run the can_match pre-filter (sc_node_query_request) */
     const sc_term_stats *dfs; /* dfs_query_then_fetch: the statistics to score with, or NULL */
 } sc_wire_node_query;
 
