@@ -302,6 +302,22 @@ static bool refuse_clustered_context(sc_rest_req *req, sc_rest_resp *resp)
     return false;
 }
 
+/* 429 when the coordinator's request breaker refused the reduce, as Elasticsearch words it. */
+static void write_reduce_breaker(sc_rest_req *req, sc_rest_resp *resp, const sc_search_response *r)
+{
+    char reason[256], wanted[24], limit[24];
+    snprintf(reason, sizeof reason,
+             "[request] Data too large, data for [<reduce_aggs>] would be [%llu/%.1fmb], which is "
+             "larger than the limit of [%llu/%.1fmb]",
+             (unsigned long long)r->breaker_wanted, (double)r->breaker_wanted / 1048576.0,
+             (unsigned long long)r->breaker_limit, (double)r->breaker_limit / 1048576.0);
+    snprintf(wanted, sizeof wanted, "%llu", (unsigned long long)r->breaker_wanted);
+    snprintf(limit, sizeof limit, "%llu", (unsigned long long)r->breaker_limit);
+    sc_rest_kv kv[] = {
+        {"bytes_wanted", wanted}, {"bytes_limit", limit}, {"durability", "TRANSIENT"}};
+    sc_rest_error(req, resp, 429, "circuit_breaking_exception", reason, kv, 3);
+}
+
 static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
                           const json_t *body, bool count, search_run *run, scroll_page *sc)
 {
@@ -452,8 +468,8 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     }
     sc_task task;
     char desc[256];
-    snprintf(desc, sizeof desc, "indices[%s], search_type[QUERY_THEN_FETCH]",
-             index_expr ? index_expr : "_all");
+    snprintf(desc, sizeof desc, "indices[%s], search_type[%s]", index_expr ? index_expr : "_all",
+             run->sp.dfs ? "DFS_QUERY_THEN_FETCH" : "QUERY_THEN_FETCH");
     sc_task_begin(req->node, &task, "indices:data/read/search", desc);
     if (req->client_fd >= 0)
         sc_task_watch_client(req->node, &task, req->client_fd);
@@ -486,7 +502,10 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         .n_rrf = n_rrf,
         .rrf_window = run->sp.vec.rank_window,
         .rrf_rank_constant = run->sp.vec.rank_constant,
-        .knn_cap = sc__search_knn_cap(&run->sp)};
+        .knn_cap = sc__search_knn_cap(&run->sp),
+        .pre_filter_shard_size = run->sp.pre_filter_shard_size,
+        .max_concurrent_shard_requests = run->sp.max_concurrent_shard_requests,
+        .dfs = run->sp.dfs};
     if (sc_node_placement(req->node)) {
         if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
             sc_task_end(req->node, &task);
@@ -500,6 +519,11 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     run->sr.task = NULL;
     if (st == SC_ECANCELLED) {
         sc_rest_error(req, resp, 400, "task_cancelled_exception", "task cancelled", NULL, 0);
+        run_fini(run);
+        return false;
+    }
+    if (st == SC_ELIMIT && run->r.breaker_limit) {
+        write_reduce_breaker(req, resp, &run->r);
         run_fini(run);
         return false;
     }

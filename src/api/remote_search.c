@@ -159,7 +159,8 @@ static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_
         w.results[t] = (sc_wire_shard_outcome){.st = s->st,
                                                .total = s->total,
                                                .total_gte = s->total_is_lower_bound,
-                                               .timed_out = s->timed_out};
+                                               .timed_out = s->timed_out,
+                                               .skipped = s->skipped};
         if (s->st != SC_OK) {
             w.results[t].http_status = s->err.status;
             w.results[t].type = sc_slice_cstr(s->err.type ? s->err.type : "exception");
@@ -175,6 +176,27 @@ static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_
     sc_status st = sc_wire_node_query_resp_encode(&w, out);
     free(agg);
     return st;
+}
+
+/* The node's breaker refused its partial reduce: every shard fails with 429 (the coordinator
+ * may retry them on other copies) and nothing of the reduce is sent. */
+static void refuse_reduce(sc_node *n, const sc_node_query_request *nq, sc_node_query_response *nr,
+                          uint64_t bytes)
+{
+    sc_breaker_stats bs;
+    sc_breakers_get(n, &bs);
+    for (size_t t = 0; t < nq->n_targets; t++) {
+        sc_node_shard_result *s = &nr->results[t];
+        if (s->st != SC_OK)
+            continue;
+        s->st = SC_ELIMIT;
+        sc_cluster_error_set(&s->err, 429, "circuit_breaking_exception",
+                             "[request] Data too large, data for [<reduce>] would be [%llu] "
+                             "more, which is larger than the limit of [%llu]",
+                             (unsigned long long)bytes, (unsigned long long)bs.request_limit);
+    }
+    nr->n_top = 0;
+    nr->agg_reduced = NULL;
 }
 
 /* The targets of indices this node has; the others are answered as missing shards. */
@@ -204,11 +226,26 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_arena *a, sc_w
                                 .k = q->k,
                                 .deadline_ns = deadline,
                                 .token = &token,
-                                .collect = sr.collect};
+                                .collect = sr.collect,
+                                .can_match = q->can_match,
+                                .dfs = q->dfs};
     sc_node_query_response nr;
+    size_t before = a->used_bytes;
     sc_status st = sc_node_query_phase(r->node, &nq, a, &nr);
+    /* the node's partial reduce (merged top hits, reduced aggregations) on its request breaker
+     * until the answer is written */
+    uint64_t reduce_bytes = a->used_bytes - before, held = 0;
+    if (st == SC_OK && reduce_bytes) {
+        if (sc_breaker_reserve(r->node, reduce_bytes)) {
+            held = reduce_bytes;
+            sc_breaker_note_used(r->node, reduce_bytes);
+        } else {
+            refuse_reduce(r->node, &nq, &nr, reduce_bytes);
+        }
+    }
     if (st == SC_OK)
         st = answer(r, rq, &nq, &nr, a, out);
+    sc_breaker_release(r->node, held);
     sc_node_query_release(&nq, &nr);
     return st;
 }
@@ -225,6 +262,38 @@ static sc_status h_query(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
         st = prepare(r, &rq, &a);
     if (st == SC_OK)
         st = run_phase(r, &rq, &a, out);
+    if (st != SC_OK)
+        snprintf(errmsg, cap, "%s",
+                 rq.reason[0]         ? rq.reason
+                 : st == SC_ENOTFOUND ? "index missing on the data node"
+                                      : sc_status_str(st));
+    rq_fini(&rq);
+    sc_arena_fini(&a);
+    return st;
+}
+
+/* dfs_query_then_fetch's first phase: the statistics of the query over the listed shards. */
+static sc_status h_dfs(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
+{
+    sc_api_remote *r = ctx;
+    sc_arena a;
+    sc_arena_init(&a, sc_node_config_get(r->node)->memory_limit_bytes / 4);
+    remote_query rq;
+    memset(&rq, 0, sizeof rq);
+    sc_status st = sc_wire_node_query_decode(body.ptr, body.len, &a, &rq.q);
+    if (st == SC_OK)
+        st = prepare(r, &rq, &a);
+    for (size_t t = 0; st == SC_OK && t < rq.q.n_targets; t++)
+        if (!rq.list[rq.q.targets[t].index_i])
+            st = SC_ENOTFOUND;
+    if (st == SC_OK) {
+        sc_search_request sr = {
+            .indices = rq.list, .queries = rq.queries, .n_indices = rq.q.n_indices};
+        sc_term_stats ts;
+        st = sc_search_dfs_node(r->node, &sr, rq.q.targets, rq.q.n_targets, &a, &ts);
+        if (st == SC_OK)
+            st = sc_wire_term_stats_encode(&ts, out);
+    }
     if (st != SC_OK)
         snprintf(errmsg, cap, "%s",
                  rq.reason[0]         ? rq.reason
@@ -305,6 +374,8 @@ sc_status sc_api_remote_start(sc_node *n, sc_transport *t, sc_api_remote **out)
         st = sc_transport_register(t, SC_MSG_NODE_FETCH, h_fetch, r);
     if (st == SC_OK)
         st = sc_transport_register(t, SC_MSG_NODE_FREE_CONTEXT, h_free, r);
+    if (st == SC_OK)
+        st = sc_transport_register(t, SC_MSG_NODE_DFS, h_dfs, r);
     if (st != SC_OK) {
         sc_api_remote_stop(r);
         return st;

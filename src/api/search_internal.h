@@ -42,6 +42,10 @@ typedef struct search_parse {
     int64_t track_total_hits; /* SC_TRACK_TOTAL_HITS_ALL / _NONE / N (search/searcher.h) */
     bool rest_total_int;
     int64_t timeout_ms;
+    /* URL parameters of the shard phases (0 = default): pre_filter_shard_size (>= 1),
+     * max_concurrent_shard_requests (>= 1), batched_reduce_size (>= 2) */
+    uint32_t pre_filter_shard_size, max_concurrent_shard_requests, batched_reduce_size;
+    bool dfs; /* search_type=dfs_query_then_fetch */
     bool source;
     json_t *source_filter;  /* borrowed: includes/excludes spec, or NULL */
     const char **dv_fields; /* docvalue_fields + fields names (arena) */

@@ -551,6 +551,45 @@ static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_
     return true;
 }
 
+/* pre_filter_shard_size, max_concurrent_shard_requests and batched_reduce_size: positive
+ * integers with Elasticsearch's lower bounds and messages. false after writing a 400. */
+static bool shard_params(sc_rest_req *req, sc_rest_resp *resp, search_parse *sp)
+{
+    static const struct {
+        const char *name, *java;
+        int64_t min;
+    } p[] = {{"pre_filter_shard_size", "preFilterShardSize", 1},
+             {"max_concurrent_shard_requests", "maxConcurrentShardRequests", 1},
+             {"batched_reduce_size", "batchedReduceSize", 2}};
+    uint32_t *out[] = {&sp->pre_filter_shard_size, &sp->max_concurrent_shard_requests,
+                       &sp->batched_reduce_size};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
+        if (!sc_rest_param_get(req, p[i].name))
+            continue;
+        bool ok = true;
+        int64_t v = sc_rest_param_int(req, p[i].name, 0, &ok);
+        if (!ok) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception", "failed to parse [%s]",
+                           p[i].name);
+            return false;
+        }
+        if (v < p[i].min) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception", "%s must be >= %lld",
+                           p[i].java, (long long)p[i].min);
+            return false;
+        }
+        *out[i] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+    }
+    const char *type = sc_rest_param_get(req, "search_type");
+    if (type && strcmp(type, "query_then_fetch") && strcmp(type, "dfs_query_then_fetch")) {
+        sc_rest_errorf(req, resp, 400, "illegal_argument_exception", "No search type for [%s]",
+                       type);
+        return false;
+    }
+    sp->dfs = type && !strcmp(type, "dfs_query_then_fetch");
+    return true;
+}
+
 bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_in, search_parse *sp,
                       bool count)
 {
@@ -779,6 +818,8 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
         sc_rest_error(req, resp, 400, "parse_exception", "failed to parse [timeout]", NULL, 0);
         return false;
     }
+    if (!shard_params(req, resp, sp))
+        return false;
     const char *src = sc_rest_param_get(req, "_source");
     if (src && strcmp(src, "false") == 0)
         sp->source = false;
@@ -962,9 +1003,8 @@ bool sc__search_build_queries_named(sc_rest_req *req, sc_rest_resp *resp, const 
             continue;
         }
         sc_dsl_error err;
-        sc_status st =
-            parse_query(req->arena, list[i], query, false, 0, &out[i], &err,
-                        named ? &named[i] : NULL);
+        sc_status st = parse_query(req->arena, list[i], query, false, 0, &out[i], &err,
+                                   named ? &named[i] : NULL);
         if (st != SC_OK) {
             if (err.type && !strcmp(err.type, "query_shard_exception")) {
                 sc_rest_kv kv[] = {{"index", list[i]->name}, {"index_uuid", list[i]->uuid}};

@@ -352,3 +352,49 @@ void sc_placement_stop(sc_placement *p)
     pthread_mutex_destroy(&p->mu);
     free(p);
 }
+
+/* Fills out from copy c when it is live (local or with a transport address). */
+static bool live_copy(const sc_placement_snapshot *s, const sc_shard_copy *c,
+                      sc_shard_location *out)
+{
+    memset(out, 0, sizeof *out);
+    out->known = true;
+    snprintf(out->node_id, sizeof out->node_id, "%s", c->node);
+    if (strcmp(c->node, s->local_id) == 0)
+        return out->assigned = out->local = true;
+    for (size_t i = 0; i < s->n_nodes; i++)
+        if (strcmp(s->nodes[i].id, c->node) == 0 && s->nodes[i].port) {
+            snprintf(out->host, sizeof out->host, "%s", s->nodes[i].host);
+            out->port = s->nodes[i].port;
+            return out->assigned = true;
+        }
+    return false;
+}
+
+static bool copy_in_sync(const sc_shard_routing *sh, const sc_shard_copy *c)
+{
+    for (size_t i = 0; i < sh->n_in_sync; i++)
+        if (strcmp(sh->in_sync[i].alloc_id, c->alloc_id) == 0)
+            return true;
+    return false;
+}
+
+bool sc_placement_copy(const sc_placement_snapshot *s, const char *index, uint32_t shard, size_t i,
+                       sc_shard_location *out)
+{
+    memset(out, 0, sizeof *out);
+    const sc_index_routing *r = sc_routing_table_find(&s->routing, index);
+    if (!r || shard >= r->number_of_shards)
+        return false;
+    const sc_shard_routing *sh = &r->shards[shard];
+    for (int pass = 0; pass < 2; pass++) /* the primary first, then the replicas */
+        for (size_t c = 0; c < sh->n_copies; c++) {
+            const sc_shard_copy *cp = &sh->copies[c];
+            if (cp->primary != (pass == 0) || !copy_in_sync(sh, cp) || !live_copy(s, cp, out))
+                continue;
+            if (i-- == 0)
+                return true;
+        }
+    memset(out, 0, sizeof *out);
+    return false;
+}

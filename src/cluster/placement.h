@@ -52,6 +52,11 @@ void sc_placement_release(sc_placement_snapshot *s);
 /* Looks up the primary of shard `shard` of `index` in the snapshot. O(log indices). */
 void sc_placement_primary(const sc_placement_snapshot *s, const char *index, uint32_t shard,
                           sc_shard_location *out);
+/* The i-th searchable copy of a shard (i from 0): live copies in the in-sync set, the primary
+ * first, then the replicas in routing order. false (and *out zeroed) when there is no such copy.
+ * The search coordinator walks them to retry a failed shard on another copy. O(copies x nodes). */
+bool sc_placement_copy(const sc_placement_snapshot *s, const char *index, uint32_t shard, size_t i,
+                       sc_shard_location *out);
 /* The cluster setting search.batched_query_phase (default true; read once a second and on
  * view changes): false sends one query-phase request per shard instead of one per node. */
 bool sc_placement_batched(const sc_placement_snapshot *s);

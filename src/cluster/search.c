@@ -14,6 +14,7 @@
 #include "cluster/log.h"
 #include "cluster/placement.h"
 #include "cluster/search_internal.h"
+#include "search/can_match.h"
 #include "shard/shard.h"
 
 /* One shard's query-phase job, run on the node's search pool. Its results live in `mem` (the
@@ -25,6 +26,7 @@ typedef struct shard_job {
     sc_node_shard_result *res;
     sc_arena *mem;
     sc_shard_query_result r;
+    sc__sort_bottom *bottom; /* can_match by sort on this node, or NULL */
 } shard_job;
 
 /* The query's working memory is reserved on the request breaker: an eighth of its limit per
@@ -62,6 +64,22 @@ static void map_error(const sc_index *ix, uint32_t shard, sc_status st,
                              e->reason[0] ? e->reason : sc_status_str(st));
 }
 
+/* The can_match pre-filter on one shard snapshot (search/can_match.h). */
+static bool shard_can_match(const sc_shard_snapshot *snap, const sc_query *q)
+{
+    sc_searcher_segment one[16];
+    sc_searcher_segment *segs =
+        snap->n_segments <= 16 ? one : malloc(snap->n_segments * sizeof *segs);
+    if (!segs)
+        return true;
+    sc_searcher s;
+    sc_shard_searcher_init(snap, segs, &s);
+    bool can = sc_query_can_match(&s, q);
+    if (segs != one)
+        free(segs);
+    return can;
+}
+
 static void run_shard(void *arg, sc_status pool_st)
 {
     shard_job *j = arg;
@@ -89,6 +107,19 @@ static void run_shard(void *arg, sc_status pool_st)
         snap = sc_shard_searcher_acquire(ix->shards[tg->shard]);
     }
     res->snapshot = snap;
+    if (req->can_match && !shard_can_match(snap, sr->queries[tg->index_i])) {
+        res->skipped = true;
+        return;
+    }
+    if (j->bottom) {
+        /* the bound of the snapshot this query reads (a refresh may have added values) */
+        int64_t best = 0;
+        sc__sortskip_bound kind = sc__sortskip_bound_of(snap, &sr->sort[0], &best);
+        if (sc__sortskip_cannot_beat(j->bottom, &sr->sort[0], kind, best)) {
+            res->skipped = true;
+            return;
+        }
+    }
     uint64_t budget = reserve_budget(j->node, &res->err);
     if (!budget) {
         res->st = SC_ELIMIT;
@@ -107,6 +138,7 @@ static void run_shard(void *arg, sc_status pool_st)
         .rescore = sr->rescore ? sr->rescore[tg->index_i] : NULL,
         .collapse = sr->collapse,
         .n_rescore = sr->rescore ? sr->n_rescore : 0,
+        .dfs = req->dfs,
     };
     sc_arena scratch;
     sc_arena_init(&scratch, budget);
@@ -125,6 +157,8 @@ static void run_shard(void *arg, sc_status pool_st)
     res->total = j->r.total;
     res->total_is_lower_bound = j->r.total_gte;
     res->timed_out = j->r.timed_out;
+    if (j->bottom && req->k && j->r.n_docs >= req->k && j->r.docs[req->k - 1].sort)
+        sc__sortskip_offer(j->bottom, &sr->sort[0], &j->r.docs[req->k - 1].sort[0]);
 }
 
 int sc__search_cmp_sorted(const void *pa, const void *pb, void *ctx)
@@ -244,13 +278,25 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
     sc_threadpool *pool = sc_node_search_pool(n);
     sc_taskgroup g;
     sc_taskgroup_init(&g);
-    for (size_t t = 0; t < nt; t++) {
+    sc__sort_bottom bottom;
+    bool sortskip = sc__sortskip_applies(req);
+    size_t *order = sortskip ? malloc((nt ? nt : 1) * sizeof *order) : NULL;
+    if (sortskip && order) {
+        sc__sortskip_init(&bottom);
+        sc__sortskip_order(req, order); /* the most promising shards start first */
+    }
+    for (size_t i = 0; i < nt; i++) {
+        size_t t = order ? order[i] : i;
         sc_arena_init(&out->shard_mem[t], 0);
         /* A shard's results are small (k docs and their keys; larger arrays get chunks of
          * their own): 4 KiB chunks keep a node with many shards from holding 64 KiB each. */
         out->shard_mem[t].chunk_bytes = 4096;
-        jobs[t] = (shard_job){
-            .node = n, .req = req, .t = t, .res = &out->results[t], .mem = &out->shard_mem[t]};
+        jobs[t] = (shard_job){.node = n,
+                              .req = req,
+                              .t = t,
+                              .res = &out->results[t],
+                              .mem = &out->shard_mem[t],
+                              .bottom = order ? &bottom : NULL};
         /* A single shard runs inline: no hand-off latency. The pool bounds concurrency; a full
          * queue also falls back to running here. */
         if (nt == 1 || !pool || sc_threadpool_submit(pool, run_shard, &jobs[t], &g) != SC_OK)
@@ -258,6 +304,9 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
     }
     (void)sc_taskgroup_wait(&g);
     sc_taskgroup_fini(&g);
+    if (order)
+        sc__sortskip_fini(&bottom);
+    free(order);
     sc_status st = reduce_top(req, jobs, arena, out);
     if (st == SC_OK && req->collect)
         st = reduce_aggs(req, jobs, arena, out);
@@ -387,6 +436,28 @@ sc_status sc__search_copy_keys(const sc_search_request *sr, const sc_sort_key *k
     return SC_OK;
 }
 
+void sc__search_skipped_fixup(sc_search_response *out)
+{
+    /* Elasticsearch runs one shard when every shard was skipped, so that a response is built
+     * from a real result; that shard provably matches nothing (and can_match never runs with
+     * aggregations), so its result is the empty one we have: only the count differs. */
+    if (out->shards_total && out->shards_skipped == out->shards_total)
+        out->shards_skipped--;
+}
+
+bool sc__search_prefilter(const sc_search_request *sr, size_t n_targets)
+{
+    /* aggregations see every matching doc of the query without post_filter, and some (global,
+     * min_doc_count 0) see more: never skipped */
+    if (sr->collect)
+        return false;
+    if (sr->pre_filter_shard_size)
+        return n_targets > sr->pre_filter_shard_size;
+    bool field_sort = sr->n_sort && (sr->sort[0].kind == SC_SORT_BY_NUMERIC ||
+                                     sr->sort[0].kind == SC_SORT_BY_KEYWORD);
+    return n_targets > 128 || field_sort;
+}
+
 /* The target shards of the request in coordinator order (index, then shard number), with
  * ?routing / ?preference shard selection applied; *n_out of them. */
 sc_status sc__search_build_targets(const sc_search_request *sr, sc_arena *arena,
@@ -417,8 +488,7 @@ sc_status sc__search_build_targets(const sc_search_request *sr, sc_arena *arena,
 
 /* Final reduce of the shards' outcomes: failures, the summed total capped once more under
  * track_total_hits, timed_out. SC_ECANCELLED when a shard or the task was cancelled. */
-sc_status sc__search_reduce_results(const sc_search_request *sr,
-                                    const sc_node_query_request *qreq,
+sc_status sc__search_reduce_results(const sc_search_request *sr, const sc_node_query_request *qreq,
                                     const sc_node_query_response *qresp, sc_arena *arena,
                                     sc_search_response *out)
 {
@@ -442,6 +512,7 @@ sc_status sc__search_reduce_results(const sc_search_request *sr,
             continue;
         }
         out->shards_successful++;
+        out->shards_skipped += r->skipped;
         out->total += r->total;
         out->total_is_lower_bound |= r->total_is_lower_bound;
         out->timed_out |= r->timed_out;
@@ -453,6 +524,7 @@ sc_status sc__search_reduce_results(const sc_search_request *sr,
         out->cancelled = true;
         return SC_ECANCELLED;
     }
+    sc__search_skipped_fixup(out);
     /* The final reduce's cap (each shard's total was capped by the shard module). */
     sc_search_total_cap(sr->track_total_hits, &out->total, &out->total_is_lower_bound);
     out->agg_result = qresp->agg_reduced; /* one node: its reduction is the final one */
@@ -530,6 +602,7 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
     uint64_t deadline =
         sr->timeout_ms >= 0 ? sc_clock_now_ns() + (uint64_t)sr->timeout_ms * 1000000 : 0;
     sc_cancel_token local_token;
+    bool can_match = sc__search_prefilter(sr, nt);
     sc_cancel_token *token = sr->task ? &sr->task->token : &local_token;
     if (sr->task)
         token->deadline_ns = deadline;
@@ -537,8 +610,18 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
         sc_cancel_token_init(&local_token, deadline);
     /* Clustered: shards live on several nodes (search_dist.c). A scroll pins this node's
      * snapshots and stays local. */
-    if (sc_node_placement(n) && !sr->pinned)
-        return sc__search_run_dist(n, sr, targets, nt, (uint32_t)k, deadline, token, arena, out);
+    bool dist = sc_node_placement(n) && !sr->pinned;
+    sc_term_stats dfs_stats;
+    const sc_term_stats *dfs = NULL;
+    if (sr->dfs && !sr->count_only) {
+        /* dfs_query_then_fetch: every shard scores with the whole search's statistics */
+        SC_TRY(dist ? sc__search_dfs_dist(n, sr, targets, nt, arena, &dfs_stats)
+                    : sc_search_dfs_node(n, sr, targets, nt, arena, &dfs_stats));
+        dfs = &dfs_stats;
+    }
+    if (dist)
+        return sc__search_run_dist(n, sr, targets, nt, (uint32_t)k, deadline, token, can_match, dfs,
+                                   arena, out);
     sc_node_query_request qreq = {
         .search = sr,
         .targets = targets,
@@ -547,6 +630,8 @@ sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena
         .deadline_ns = deadline,
         .token = token,
         .collect = sr->collect,
+        .can_match = can_match,
+        .dfs = dfs,
     };
     sc_node_query_response qresp;
     sc_status st = sc_node_query_phase(n, &qreq, arena, &qresp);

@@ -24,6 +24,7 @@
 #include "search/query.h"
 #include "search/searcher.h"
 #include "search/sort.h"
+#include "search/term_stats.h"
 #include "shard/shard.h"
 #include "shard/shard_search.h"
 
@@ -93,6 +94,16 @@ typedef struct sc_search_request {
      * them with their own mappings (cluster/search_wire.h): the query, post_filter and aggs as
      * compact JSON text (borrowed; empty = none). Unused on a single node. */
     sc_slice query_json, post_filter_json, aggs_json;
+    /* pre_filter_shard_size: the can_match pre-filter runs when the search targets more shards
+     * than this; 0 = Elasticsearch's default (more than 128 shards, or a primary sort on a
+     * field). It never runs with aggregations (see sc_node_query_request.can_match). */
+    uint32_t pre_filter_shard_size;
+    /* max_concurrent_shard_requests: query requests in flight per node of the search (0 = no
+     * limit but the coordinator's 8 sender threads) */
+    uint32_t max_concurrent_shard_requests;
+    /* search_type=dfs_query_then_fetch: a first phase gathers the term statistics of every
+     * target shard (search/term_stats.h) and every shard scores with their sum */
+    bool dfs;
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -136,6 +147,9 @@ typedef struct sc_search_response {
     /* Clustered: transport requests the query phase sent (one per data node when batched, one
      * per shard when not; local work is not counted). */
     uint32_t query_requests;
+    /* The coordinator's request breaker refused the reduce (the search fails with SC_ELIMIT):
+     * the bytes it would have held and its limit; 0 otherwise. */
+    uint64_t breaker_wanted, breaker_limit;
 } sc_search_response;
 
 /* Runs a search (query phase on every shard in parallel, reduce, fetch). Results live in
@@ -161,6 +175,12 @@ typedef struct sc_node_query_request {
     uint64_t deadline_ns;                 /* 0 = none (monotonic clock) */
     sc_cancel_token *token;               /* node-local: the task's token (cancel + deadline) */
     const sc_shard_collect_hook *collect; /* aggregations (optional, borrowed) */
+    /* can_match pre-filter: a shard whose field bounds prove the query cannot match
+     * (search/can_match.h) is not searched and reported skipped (the coordinator counts one
+     * as run when all were skipped, as Elasticsearch runs one). */
+    bool can_match;
+    /* dfs_query_then_fetch: the statistics every shard scores with (borrowed), or NULL */
+    const struct sc_term_stats *dfs;
 } sc_node_query_request;
 
 /* One hit of the node's partially reduced top k. */
@@ -179,6 +199,7 @@ typedef struct sc_node_shard_result {
     uint64_t total;       /* capped by track_total_hits (shard level) */
     bool total_is_lower_bound;
     bool timed_out;
+    bool skipped;                      /* can_match: not searched (st is SC_OK, no hits) */
     const sc_shard_snapshot *snapshot; /* the docs refer to it (ref held until release) */
     bool pinned;                       /* snapshot belongs to a scroll: not released here */
 } sc_node_shard_result;
@@ -218,6 +239,13 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
  * order; results at their rank positions. */
 sc_status sc_node_fetch_phase(sc_node *n, const sc_node_fetch_request *req, sc_arena *arena,
                               sc_node_fetch_response *out) SC_MUST_USE;
+/* dfs_query_then_fetch's first phase on a data node: the term statistics of the request's
+ * queries (search/term_stats.h) summed over the targets held here (a target whose shard is not
+ * open is left out: the query phase reports it). Everything in *out is in `arena`. SC_ENOMEM /
+ * SC_ELIMIT, SC_ECORRUPT from a term dictionary. */
+sc_status sc_search_dfs_node(sc_node *n, const sc_search_request *sr,
+                             const sc_shard_target *targets, size_t nt, sc_arena *arena,
+                             sc_term_stats *out) SC_MUST_USE;
 /* Releases the shard snapshots and the per-shard result memory held by a query response. */
 void sc_node_query_release(const sc_node_query_request *req, sc_node_query_response *resp);
 

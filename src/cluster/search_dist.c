@@ -27,13 +27,22 @@
 typedef struct dist_run {
     sc_node *node;
     const sc_search_request *sr;
-    sc__dist_unit *units;
-    size_t n_units;
+    const sc_placement_snapshot *snap;
+    sc__dist_unit *units; /* every attempt's units, rounds one after another */
+    size_t n_units, cap_units;
+    size_t round_start;              /* the units of the round being run: [round_start, n_units) */
+    uint32_t *attempt;               /* per target (shard_ix): the copy number it is on */
+    char (*dead)[SC_ALLOC_NODE_MAX]; /* nodes that failed or timed out in this search */
+    size_t n_dead;
+    uint32_t n_retried;
     uint32_t k;
+    bool can_match;
+    const sc_term_stats *dfs;
     uint64_t deadline_ns;
     sc_cancel_token *token;
     sc_transport *transport;
     atomic_size_t next;
+    sc__dist_breaker br;
 } dist_run;
 
 static sc_status unit_alloc(sc__dist_unit *u, size_t n)
@@ -44,25 +53,59 @@ static sc_status unit_alloc(sc__dist_unit *u, size_t n)
     return u->targets && u->results ? SC_OK : SC_ENOMEM;
 }
 
-/* Groups the targets into units by the node holding each shard's primary. Unassigned shards
- * are failed in place (a unit of their own with no node). */
-static sc_status group(dist_run *d, const sc_placement_snapshot *snap,
-                       const sc_shard_target *targets, size_t nt, bool batched)
+static bool node_dead(const dist_run *d, const char *node_id)
 {
-    sc_shard_location *loc = calloc(nt ? nt : 1, sizeof *loc);
-    d->units = calloc(nt ? nt : 1, sizeof *d->units);
+    for (size_t i = 0; i < d->n_dead; i++)
+        if (strcmp(d->dead[i], node_id) == 0)
+            return true;
+    return false;
+}
+
+/* The next copy of target tg at or after its current attempt that is not on a node that failed
+ * in this search; false when none is left. Advances d->attempt. */
+static bool next_copy(dist_run *d, const sc_shard_target *tg, sc_shard_location *loc)
+{
+    const char *index = d->sr->indices[tg->index_i]->name;
+    for (;; d->attempt[tg->shard_ix]++) {
+        if (!sc_placement_copy(d->snap, index, tg->shard, d->attempt[tg->shard_ix], loc))
+            return false;
+        if (!node_dead(d, loc->node_id))
+            return true;
+    }
+}
+
+/* Room for n more units. Called between rounds only (no sender runs): units move. */
+static sc_status grow_units(dist_run *d, size_t n)
+{
+    size_t cap = d->cap_units * 2 > d->n_units + n ? d->cap_units * 2 : d->n_units + n;
+    sc__dist_unit *u = realloc(d->units, cap * sizeof *u);
+    if (!u)
+        return SC_ENOMEM;
+    memset(u + d->cap_units, 0, (cap - d->cap_units) * sizeof *u);
+    d->units = u;
+    d->cap_units = cap;
+    return SC_OK;
+}
+
+/* Groups targets (with their copies in loc) into new units: one per node when batched, else one
+ * per target. A target without a copy (loc unassigned) gets a unit of its own with no node,
+ * which fails as no_shard_available. */
+static sc_status group(dist_run *d, const sc_shard_target *targets, const sc_shard_location *loc,
+                       size_t nt, bool batched)
+{
+    size_t first = d->n_units;
     size_t *count = calloc(nt ? nt : 1, sizeof *count);
     size_t *unit_of = calloc(nt ? nt : 1, sizeof *unit_of);
-    sc_status st = loc && d->units && count && unit_of ? SC_OK : SC_ENOMEM;
+    sc_status st = count && unit_of ? SC_OK : SC_ENOMEM;
     for (size_t t = 0; st == SC_OK && t < nt; t++) {
-        sc_placement_primary(snap, d->sr->indices[targets[t].index_i]->name, targets[t].shard,
-                             &loc[t]);
         size_t u = d->n_units;
         if (batched && loc[t].assigned)
-            for (size_t j = 0; j < d->n_units; j++)
+            for (size_t j = first; j < d->n_units; j++)
                 if (d->units[j].assigned && strcmp(d->units[j].node_id, loc[t].node_id) == 0)
                     u = j;
         if (u == d->n_units) {
+            if (d->n_units == d->cap_units && (st = grow_units(d, nt)) != SC_OK)
+                break;
             sc__dist_unit *nu = &d->units[d->n_units++];
             nu->assigned = loc[t].assigned;
             nu->local = loc[t].local;
@@ -71,17 +114,33 @@ static sc_status group(dist_run *d, const sc_placement_snapshot *snap,
             nu->port = loc[t].port;
         }
         unit_of[t] = u;
-        count[u]++;
+        count[u - first]++;
     }
-    for (size_t u = 0; st == SC_OK && u < d->n_units; u++)
-        st = unit_alloc(&d->units[u], count[u]);
+    for (size_t u = first; st == SC_OK && u < d->n_units; u++)
+        st = unit_alloc(&d->units[u], count[u - first]);
     for (size_t t = 0; st == SC_OK && t < nt; t++) {
         sc__dist_unit *u = &d->units[unit_of[t]];
         u->targets[u->n_targets++] = targets[t];
     }
-    free(loc);
     free(count);
     free(unit_of);
+    return st;
+}
+
+/* The first round: every target on its first searchable copy (the primary while it lives). */
+static sc_status group_first(dist_run *d, const sc_shard_target *targets, size_t nt, bool batched)
+{
+    /* at most one unit per target in a round; retry rounds grow the array (group) */
+    d->cap_units = nt ? nt : 1;
+    d->units = calloc(d->cap_units, sizeof *d->units);
+    d->attempt = calloc(nt ? nt : 1, sizeof *d->attempt);
+    sc_shard_location *loc = calloc(nt ? nt : 1, sizeof *loc);
+    sc_status st = d->units && d->attempt && loc ? SC_OK : SC_ENOMEM;
+    for (size_t t = 0; st == SC_OK && t < nt; t++)
+        (void)next_copy(d, &targets[t], &loc[t]);
+    if (st == SC_OK)
+        st = group(d, targets, loc, nt, batched);
+    free(loc);
     return st;
 }
 
@@ -101,7 +160,9 @@ static void run_local(dist_run *d, sc__dist_unit *u)
                                       .k = d->k,
                                       .deadline_ns = d->deadline_ns,
                                       .token = d->token,
-                                      .collect = d->sr->collect};
+                                      .collect = d->sr->collect,
+                                      .can_match = d->can_match,
+                                      .dfs = d->dfs};
     /* the unit's own arena: the request arena is not thread-safe */
     u->st = sc_node_query_phase(d->node, &u->lreq, &u->mem, &u->lresp);
     u->lresp_valid = true;
@@ -114,6 +175,7 @@ static void run_local(dist_run *d, sc__dist_unit *u)
     u->top = u->lresp.top;
     u->n_top = u->lresp.n_top;
     u->agg = u->lresp.agg_reduced;
+    (void)sc__dist_breaker_add(&d->br, u->mem.used_bytes);
 }
 
 /* Decodes a remote answer into the unit (its arena). */
@@ -130,6 +192,7 @@ static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, si
         r->total = o->total;
         r->total_is_lower_bound = o->total_gte;
         r->timed_out = o->timed_out;
+        r->skipped = o->skipped;
         if (o->st != SC_OK) {
             r->err.status = o->http_status;
             r->err.type = sc_arena_strndup(&u->mem, (const char *)o->type.ptr, o->type.len);
@@ -156,37 +219,47 @@ static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, si
     return SC_OK;
 }
 
-static void run_remote(dist_run *d, sc__dist_unit *u)
+sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_target *targets,
+                                size_t nt, uint32_t k, bool can_match, const sc_term_stats *dfs,
+                                sc_wire_buf *b)
 {
-    const sc_search_request *sr = d->sr;
-    sc_slice *names = sc_arena_calloc(&u->mem, sr->n_indices + 1, sizeof *names);
-    if (!names) {
-        fail_unit(u, 500, "exception", "out of memory");
-        return;
-    }
-    for (size_t i = 0; i < sr->n_indices; i++)
-        names[i] = sc_slice_cstr(sr->indices[i]->name);
+    sc_slice *names = calloc(sr->n_indices + 1, sizeof *names);
+    if (!names)
+        return SC_ENOMEM;
     uint32_t n_shards = 0;
-    for (size_t i = 0; i < sr->n_indices; i++)
+    for (size_t i = 0; i < sr->n_indices; i++) {
+        names[i] = sc_slice_cstr(sr->indices[i]->name);
         n_shards += sr->indices[i]->settings.number_of_shards;
+    }
     sc_wire_node_query q = {.index_names = names,
                             .n_indices = sr->n_indices,
                             .query_json = sr->query_json,
                             .post_filter_json = sr->post_filter_json,
                             .aggs_json = sr->aggs_json,
-                            .k = d->k,
+                            .k = k,
                             .track_total_hits = sr->track_total_hits,
                             .timeout_ms = sr->timeout_ms,
                             .count_only = sr->count_only,
                             .sort = sr->sort,
                             .n_sort = sr->n_sort,
                             .search_after = sr->search_after,
-                            .targets = u->targets,
-                            .n_targets = u->n_targets,
-                            .n_shards_total = n_shards};
+                            .targets = targets,
+                            .n_targets = nt,
+                            .n_shards_total = n_shards,
+                            .can_match = can_match,
+                            .dfs = dfs};
+    sc_status st = sc_wire_node_query_encode(&q, b);
+    free(names);
+    return st;
+}
+
+static void run_remote(dist_run *d, sc__dist_unit *u)
+{
+    const sc_search_request *sr = d->sr;
     sc_wire_buf b;
     sc_wire_buf_init(&b);
-    if (sc_wire_node_query_encode(&q, &b) != SC_OK) {
+    if (sc__dist_encode_query(sr, u->targets, u->n_targets, d->k, d->can_match, d->dfs, &b) !=
+        SC_OK) {
         sc_wire_buf_fini(&b);
         fail_unit(u, 500, "exception", "cannot encode the node query request");
         return;
@@ -205,8 +278,11 @@ static void run_remote(dist_run *d, sc__dist_unit *u)
                  sc_status_str(st));
     /* keyword sort keys and strings borrow the answer: it lives as long as the unit */
     u->resp_bytes = resp;
-    if (st == SC_OK)
+    if (st == SC_OK) {
+        /* the answer and what was decoded from it stay until the final reduce */
+        (void)sc__dist_breaker_add(&d->br, len + u->mem.used_bytes);
         return;
+    }
     char reason[512];
     snprintf(reason, sizeof reason, "[%s][%s:%u] %s", u->node_id, u->host, u->port, err.message);
     if (err.remote)
@@ -215,6 +291,7 @@ static void run_remote(dist_run *d, sc__dist_unit *u)
         fail_unit(u, 504, "receive_timeout_transport_exception", reason);
     else
         fail_unit(u, 503, "node_not_connected_exception", reason);
+    u->node_failed = !err.remote;
 }
 
 static void run_unit(dist_run *d, sc__dist_unit *u)
@@ -234,19 +311,35 @@ static void *sender(void *arg)
 {
     dist_run *d = arg;
     for (;;) {
-        size_t i = atomic_fetch_add(&d->next, 1);
+        size_t i = d->round_start + atomic_fetch_add(&d->next, 1);
         if (i >= d->n_units)
             return NULL;
         run_unit(d, &d->units[i]);
     }
 }
 
-/* Runs every unit: the calling thread and up to MAX_SENDERS - 1 helpers pull from a counter. */
+/* Runs the round's units: the calling thread and up to MAX_SENDERS - 1 helpers pull from a
+ * counter. */
 static void run_units(dist_run *d)
 {
     pthread_t th[MAX_SENDERS];
-    size_t n_th = 0;
-    size_t want = d->n_units < MAX_SENDERS ? d->n_units : MAX_SENDERS;
+    size_t n_th = 0, n = d->n_units - d->round_start;
+    /* max_concurrent_shard_requests is per node in Elasticsearch: that many per node of the
+     * round (counted up to MAX_SENDERS), within MAX_SENDERS threads */
+    size_t cap = MAX_SENDERS;
+    if (d->sr->max_concurrent_shard_requests) {
+        size_t nodes = 0;
+        for (size_t u = d->round_start; u < d->n_units && nodes < MAX_SENDERS; u++) {
+            bool seen = false;
+            for (size_t v = d->round_start; v < u && !seen; v++)
+                seen = strcmp(d->units[v].node_id, d->units[u].node_id) == 0;
+            nodes += !seen;
+        }
+        cap = (size_t)d->sr->max_concurrent_shard_requests * (nodes ? nodes : 1);
+        if (cap > MAX_SENDERS)
+            cap = MAX_SENDERS;
+    }
+    size_t want = n < cap ? n : cap;
     atomic_init(&d->next, 0);
     for (size_t i = 1; i < want; i++)
         if (pthread_create(&th[n_th], NULL, sender, d) == 0)
@@ -254,6 +347,92 @@ static void run_units(dist_run *d)
     sender(d);
     for (size_t i = 0; i < n_th; i++)
         pthread_join(th[i], NULL);
+}
+
+/* Whether a shard's failure may succeed on another copy: not a cancellation, not a bad request
+ * (4xx other than 429, which every copy would answer alike); node failures, 5xx and the
+ * node's circuit breaker (429) may. */
+static bool retryable(const sc_node_shard_result *r)
+{
+    if (r->st == SC_ECANCELLED)
+        return false;
+    return !(r->err.status >= 400 && r->err.status < 500 && r->err.status != 429);
+}
+
+static bool search_cancelled(const dist_run *d)
+{
+    return atomic_load_explicit(&d->token->cancelled, memory_order_relaxed) ||
+           atomic_load_explicit(&d->token->fired, memory_order_relaxed) == 1;
+}
+
+/* After a round: the failed shards that have another copy (on a node that did not fail in this
+ * search) form the next round; their failed entries are superseded. *n_next of them. */
+static sc_status plan_retries(dist_run *d, bool batched, size_t *n_next)
+{
+    *n_next = 0;
+    size_t r0 = d->round_start, r1 = d->n_units;
+    for (size_t u = r0; u < r1; u++) { /* nodes that failed are skipped from now on */
+        if (d->units[u].st == SC_OK || !d->units[u].node_failed ||
+            node_dead(d, d->units[u].node_id))
+            continue;
+        char(*dead)[SC_ALLOC_NODE_MAX] = realloc(d->dead, (d->n_dead + 1) * sizeof *dead);
+        if (!dead)
+            return SC_ENOMEM;
+        d->dead = dead;
+        snprintf(d->dead[d->n_dead++], sizeof d->dead[0], "%s", d->units[u].node_id);
+    }
+    if (search_cancelled(d))
+        return SC_OK;
+    size_t n = 0;
+    for (size_t u = r0; u < r1; u++)
+        n += d->units[u].n_targets;
+    sc_shard_target *tg = calloc(n ? n : 1, sizeof *tg);
+    sc_shard_location *loc = calloc(n ? n : 1, sizeof *loc);
+    sc_status st = tg && loc ? SC_OK : SC_ENOMEM;
+    size_t m = 0;
+    for (size_t u = r0; st == SC_OK && u < r1; u++) {
+        sc__dist_unit *x = &d->units[u];
+        if (!x->assigned)
+            continue; /* no copy at all */
+        for (size_t t = 0; t < x->n_targets; t++) {
+            if (x->st == SC_OK && (x->results[t].st == SC_OK || !retryable(&x->results[t])))
+                continue;
+            d->attempt[x->targets[t].shard_ix]++;
+            if (!next_copy(d, &x->targets[t], &loc[m]))
+                continue;
+            if (!x->superseded &&
+                !(x->superseded = sc_arena_calloc(&x->mem, x->n_targets, sizeof(bool)))) {
+                st = SC_ENOMEM;
+                break;
+            }
+            x->superseded[t] = true;
+            tg[m++] = x->targets[t];
+        }
+    }
+    d->round_start = d->n_units;
+    if (st == SC_OK && m)
+        st = group(d, tg, loc, m, batched);
+    free(tg);
+    free(loc);
+    d->n_retried += (uint32_t)m;
+    *n_next = m;
+    return st;
+}
+
+bool sc__dist_breaker_add(sc__dist_breaker *b, uint64_t bytes)
+{
+    if (!bytes)
+        return true;
+    if (!sc_breaker_reserve(b->node, bytes)) {
+        uint64_t want = atomic_load(&b->reserved) + bytes;
+        uint64_t w = atomic_load(&b->wanted);
+        while (w < want && !atomic_compare_exchange_weak(&b->wanted, &w, want))
+            ;
+        atomic_store(&b->tripped, true);
+        return false;
+    }
+    sc_breaker_note_used(b->node, atomic_fetch_add(&b->reserved, bytes) + bytes);
+    return true;
 }
 
 static void units_free(dist_run *d)
@@ -266,30 +445,57 @@ static void units_free(dist_run *d)
         sc_arena_fini(&x->mem);
     }
     free(d->units);
+    free(d->attempt);
+    free(d->dead);
 }
 
 sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
                               const sc_shard_target *targets, size_t nt, uint32_t k,
-                              uint64_t deadline_ns, sc_cancel_token *token, sc_arena *arena,
-                              sc_search_response *out)
+                              uint64_t deadline_ns, sc_cancel_token *token, bool can_match,
+                              const sc_term_stats *dfs, sc_arena *arena, sc_search_response *out)
 {
     sc_placement *p = sc_node_placement(n);
     sc_placement_snapshot *snap = sc_placement_acquire(p);
     dist_run d = {.node = n,
                   .sr = sr,
+                  .snap = snap,
                   .k = k,
+                  .can_match = can_match,
+                  .dfs = dfs,
                   .deadline_ns = deadline_ns,
                   .token = token,
-                  .transport = sc_placement_transport(p)};
+                  .transport = sc_placement_transport(p),
+                  .br = {.node = n}};
     bool batched = sc_placement_batched(snap);
-    sc_status st = group(&d, snap, targets, nt, batched);
-    sc_placement_release(snap);
-    if (st == SC_OK) {
+    sc_status st = group_first(&d, targets, nt, batched);
+    size_t n_next = d.n_units;
+    /* Each round retries failed shards on their next copy; a target never returns to a copy it
+     * tried, so the rounds end (at most one per copy). */
+    while (st == SC_OK && n_next && !atomic_load(&d.br.tripped)) {
         run_units(&d);
-        st = sc__dist_reduce(n, sr, d.units, d.n_units, d.transport, token, arena, out);
-        sc_log(SC_LOG_DEBUG, "search", "%zu shards in %zu query requests (%s), %u remote", nt,
-               d.n_units, batched ? "batched per node" : "one per shard", out->query_requests);
+        st = plan_retries(&d, batched, &n_next);
+    }
+    if (st == SC_OK && !atomic_load(&d.br.tripped))
+        st = sc__dist_reduce(n, sr, d.units, d.n_units, d.transport, token, &d.br, arena, out);
+    else if (st == SC_OK)
+        sc__dist_free_contexts(d.units, d.n_units, d.transport);
+    if (st == SC_OK && atomic_load(&d.br.tripped))
+        st = SC_ELIMIT;
+    if (atomic_load(&d.br.tripped)) {
+        /* the coordinator refuses to hold more reduce memory: 429, nothing kept */
+        sc_breaker_stats bs;
+        sc_breakers_get(n, &bs);
+        out->breaker_wanted = atomic_load(&d.br.wanted);
+        out->breaker_limit = bs.request_limit;
+    }
+    if (st == SC_OK) {
+        sc_log(SC_LOG_DEBUG, "search",
+               "%zu shards in %zu query requests (%s), %u remote, %u retried on another copy", nt,
+               d.n_units, batched ? "batched per node" : "one per shard", out->query_requests,
+               d.n_retried);
     }
     units_free(&d);
+    sc_breaker_release(n, atomic_load(&d.br.reserved));
+    sc_placement_release(snap);
     return st;
 }

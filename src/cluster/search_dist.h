@@ -3,6 +3,8 @@
 #ifndef SC_CLUSTER_SEARCH_DIST_H
 #define SC_CLUSTER_SEARCH_DIST_H
 
+#include <stdatomic.h>
+
 #include "cluster/allocation.h"
 #include "cluster/search_internal.h"
 #include "cluster/transport.h"
@@ -17,7 +19,8 @@ typedef struct sc__dist_unit {
     size_t n_targets;
     sc_arena mem; /* the unit's memory (filled by a sender thread) */
     /* outcome */
-    sc_status st; /* SC_OK, or the whole unit failed (fail_*) */
+    sc_status st;     /* SC_OK, or the whole unit failed (fail_*) */
+    bool node_failed; /* ... because the node could not be reached or did not answer in time */
     int fail_status;
     char fail_type[64];
     char fail_reason[512];
@@ -30,14 +33,34 @@ typedef struct sc__dist_unit {
     sc_node_query_request lreq; /* local: the node phase's request and response */
     sc_node_query_response lresp;
     bool lresp_valid;
+    /* per target: its failure here was retried on another copy (a later unit answers for it;
+     * the final reduce ignores this entry), or NULL when nothing was retried */
+    bool *superseded;
 } sc__dist_unit;
+
+/* The coordinator's reduce memory on its request breaker: the units' answers (decoded partial
+ * top hits and aggregations) as they arrive and the final aggregation reduce. Released when the
+ * search ends. */
+typedef struct sc__dist_breaker {
+    sc_node *node;
+    _Atomic uint64_t reserved;
+    atomic_bool tripped;
+    _Atomic uint64_t wanted; /* reserved + the refused amount, when tripped */
+} sc__dist_breaker;
+
+/* Reserves bytes; false (and tripped, counted as a trip) when the breaker refuses them. Notes
+ * the reservation's high-water mark as the breaker's peak. Thread-safe. */
+bool sc__dist_breaker_add(sc__dist_breaker *b, uint64_t bytes);
+/* Frees the data nodes' reader contexts of the units (a search that ends before its fetch). */
+void sc__dist_free_contexts(const sc__dist_unit *units, size_t n_units, sc_transport *t);
 
 /* The final reduce over the units (failures, totals, top hits, aggregations), then the fetch of
  * the page: local winners through sc_node_fetch_phase, remote ones with one SC_MSG_NODE_FETCH
  * per node; contexts of remote units without winners are freed. Everything in *out is in
  * `arena`. SC_ECANCELLED when the task or a shard was cancelled. */
 sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit *units,
-                          size_t n_units, sc_transport *t, sc_cancel_token *token, sc_arena *arena,
-                          sc_search_response *out) SC_MUST_USE;
+                          size_t n_units, sc_transport *t, sc_cancel_token *token,
+                          sc__dist_breaker *br, sc_arena *arena, sc_search_response *out)
+    SC_MUST_USE;
 
 #endif

@@ -35,9 +35,10 @@ static sc_status add_failure(const sc_shard_target *tg, int status, const char *
 static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units, size_t nu,
                                sc_cancel_token *token, sc_arena *arena, sc_search_response *out)
 {
-    size_t nt = 0;
+    size_t nt = 0; /* every target once: its last attempt */
     for (size_t u = 0; u < nu; u++)
-        nt += units[u].n_targets;
+        for (size_t t = 0; t < units[u].n_targets; t++)
+            nt += !(units[u].superseded && units[u].superseded[t]);
     out->shards_total = (uint32_t)nt;
     out->failures = sc_arena_calloc(arena, nt ? nt : 1, sizeof *out->failures);
     if (!out->failures)
@@ -47,6 +48,8 @@ static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units
         const sc__dist_unit *x = &units[u];
         out->query_requests += x->sent;
         for (size_t t = 0; t < x->n_targets; t++) {
+            if (x->superseded && x->superseded[t])
+                continue; /* retried on another copy */
             if (x->st != SC_OK) {
                 SC_TRY(add_failure(&x->targets[t], x->fail_status, x->fail_type, x->fail_reason,
                                    arena, out));
@@ -60,6 +63,7 @@ static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units
                 continue;
             }
             out->shards_successful++;
+            out->shards_skipped += r->skipped;
             out->total += r->total;
             out->total_is_lower_bound |= r->total_is_lower_bound;
             out->timed_out |= r->timed_out;
@@ -72,12 +76,13 @@ static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units
         out->cancelled = true;
         return SC_ECANCELLED;
     }
+    sc__search_skipped_fixup(out);
     sc_search_total_cap(sr->track_total_hits, &out->total, &out->total_is_lower_bound);
     return SC_OK;
 }
 
 static sc_status reduce_aggs(const sc_search_request *sr, sc__dist_unit *units, size_t nu,
-                             sc_arena *arena, sc_search_response *out)
+                             sc__dist_breaker *br, sc_arena *arena, sc_search_response *out)
 {
     const sc_shard_collect_hook *h = sr->collect;
     if (!h || !h->reduce)
@@ -89,7 +94,12 @@ static sc_status reduce_aggs(const sc_search_request *sr, sc__dist_unit *units, 
         partials[u] = units[u].st == SC_OK ? units[u].agg : NULL;
     sc_shard_search_error err;
     memset(&err, 0, sizeof err);
+    size_t before = arena->used_bytes;
     sc_status st = h->reduce(h->ctx, partials, nu, arena, &out->agg_result, &err);
+    /* the final reduce's memory joins the units' on the breaker */
+    if (st == SC_OK && arena->used_bytes > before &&
+        !sc__dist_breaker_add(br, arena->used_bytes - before))
+        return SC_ELIMIT;
     if (st != SC_OK)
         sc_log(SC_LOG_WARN, "search", "aggregation reduce failed: %s",
                err.reason[0] ? err.reason : sc_status_str(st));
@@ -230,11 +240,16 @@ static sc_status fetch_unit(sc_node *n, const sc_search_request *sr, sc__dist_un
 }
 
 sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit *units, size_t nu,
-                          sc_transport *t, sc_cancel_token *token, sc_arena *arena,
-                          sc_search_response *out)
+                          sc_transport *t, sc_cancel_token *token, sc__dist_breaker *br,
+                          sc_arena *arena, sc_search_response *out)
 {
-    SC_TRY(reduce_shards(sr, units, nu, token, arena, out));
-    SC_TRY(reduce_aggs(sr, units, nu, arena, out));
+    sc_status st0 = reduce_shards(sr, units, nu, token, arena, out);
+    if (st0 == SC_OK)
+        st0 = reduce_aggs(sr, units, nu, br, arena, out);
+    if (st0 != SC_OK) {
+        sc__dist_free_contexts(units, nu, t);
+        return st0;
+    }
     ranked *all;
     size_t n_all;
     SC_TRY(merge_top(sr, units, nu, &all, &n_all));
@@ -258,4 +273,11 @@ sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit
     out->n_hits = st == SC_OK ? nh : 0;
     free(all);
     return st;
+}
+
+void sc__dist_free_contexts(const sc__dist_unit *units, size_t n_units, sc_transport *t)
+{
+    for (size_t u = 0; u < n_units; u++)
+        if (units[u].st == SC_OK)
+            free_context(&units[u], t);
 }

@@ -3,7 +3,10 @@
 #ifndef SC_CLUSTER_SEARCH_INTERNAL_H
 #define SC_CLUSTER_SEARCH_INTERNAL_H
 
+#include <pthread.h>
+
 #include "cluster/search.h"
+#include "cluster/wire.h"
 
 /* The target shards of the request in coordinator order (index, then shard number), with
  * ?routing / ?preference shard selection applied; *n_out of them (arena). */
@@ -16,12 +19,60 @@ int sc__search_cmp_score(const void *a, const void *b);
 /* Copies n_sort keys (and keyword bytes) into the arena; NULL without a field sort. */
 sc_status sc__search_copy_keys(const sc_search_request *sr, const sc_sort_key *keys,
                                sc_arena *arena, const sc_sort_key **out) SC_MUST_USE;
+/* Whether the can_match pre-filter runs for a search over n_targets shards: more than
+ * pre_filter_shard_size when set, else Elasticsearch's default (more than 128, or a primary
+ * sort on a field); never with aggregations. */
+bool sc__search_prefilter(const sc_search_request *sr, size_t n_targets);
+/* When every shard was skipped, reports one as run (Elasticsearch always runs one). */
+void sc__search_skipped_fixup(sc_search_response *out);
+/* ---- can_match by sort (search_sortskip.c) ---- */
+
+/* What a shard's points say about the primary sort field. */
+typedef enum sc__sortskip_bound {
+    SC__SORTSKIP_KNOWN,     /* *best: the best value it can produce */
+    SC__SORTSKIP_UNKNOWN,   /* doc values only, or not readable: always run */
+    SC__SORTSKIP_NO_VALUES, /* no doc has a value: every hit would sort last */
+} sc__sortskip_bound;
+
+/* The worst value of the best full top k found so far on this node (shared by its shards). */
+typedef struct sc__sort_bottom {
+    pthread_mutex_t mu;
+    bool set;
+    int64_t v;
+} sc__sort_bottom;
+
+/* Whether the node skips shards by sort for this request: can_match on, a numeric primary sort
+ * (min/max), missing values last, k > 0, track_total_hits false, no aggregations / collapse /
+ * rescore. */
+bool sc__sortskip_applies(const sc_node_query_request *req);
+sc__sortskip_bound sc__sortskip_bound_of(const sc_shard_snapshot *snap, const sc_sort_spec *s,
+                                         int64_t *best);
+void sc__sortskip_init(sc__sort_bottom *b);
+void sc__sortskip_fini(sc__sort_bottom *b);
+/* True when a shard with that bound cannot put a hit in the top k (strictly worse). */
+bool sc__sortskip_cannot_beat(sc__sort_bottom *b, const sc_sort_spec *s, sc__sortskip_bound kind,
+                              int64_t best);
+/* A shard returned a full top k whose last primary key is *kth: tightens the bottom. */
+void sc__sortskip_offer(sc__sort_bottom *b, const sc_sort_spec *s, const sc_sort_key *kth);
+/* order[0..n_targets): the targets best-bounded first (current snapshots' points). */
+void sc__sortskip_order(const sc_node_query_request *req, size_t *order);
+
+/* dfs_query_then_fetch across nodes: the statistics of every target, one request per node
+ * holding its first copy (search_dfs.c). A node that cannot answer leaves its shards' out. */
+sc_status sc__search_dfs_dist(sc_node *n, const sc_search_request *sr,
+                              const sc_shard_target *targets, size_t nt, sc_arena *arena,
+                              sc_term_stats *out) SC_MUST_USE;
+/* The node query request (search_wire.h) for these targets of sr into b. */
+sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_target *targets,
+                                size_t nt, uint32_t k, bool can_match, const sc_term_stats *dfs,
+                                sc_wire_buf *b) SC_MUST_USE;
 /* The query and fetch phases over shards placed on several nodes: one query request per data
  * node (or per shard with search.batched_query_phase false), the final reduce, a fetch per
  * node. Node failures become shard failures. */
 sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
                               const sc_shard_target *targets, size_t nt, uint32_t k,
-                              uint64_t deadline_ns, sc_cancel_token *token, sc_arena *arena,
-                              sc_search_response *out) SC_MUST_USE;
+                              uint64_t deadline_ns, sc_cancel_token *token, bool can_match,
+                              const sc_term_stats *dfs, sc_arena *arena, sc_search_response *out)
+    SC_MUST_USE;
 
 #endif

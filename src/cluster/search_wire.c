@@ -4,13 +4,16 @@
  *   node_query      = uv:n_indices bytes* query:bytes post_filter:bytes aggs:bytes uv:k
  *                     sv:track_total_hits sv:timeout_ms bool:count_only
  *                     uv:n_sort sort_spec* bool:has_after [sort_key*n_sort]
- *                     uv:n_targets target* uv:n_shards_total
+ *                     uv:n_targets target* uv:n_shards_total bool:can_match
+ *                     bool:has_dfs [term_stats]
+ *   term_stats      = uv:n_fields (bytes:field uv:doc_count uv:sum_total_term_freq)*
+ *                     uv:n_terms (bytes:field bytes:term uv:doc_freq uv:total_term_freq)*
  *   sort_spec       = u8:kind bytes:field bool:desc bool:missing_first u8:mode bool:is_double
  *   sort_key        = bool:missing sv:i f64:d bytes:s
  *   target          = uv:index_i uv:shard uv:shard_ix uv:pin_ix
  *   node_query_resp = uv:context_id uv:n_results outcome* uv:n_sort uv:n_top hit* bytes:agg
  *   outcome         = u8:status [uv:http_status bytes:type bytes:reason]   (status != OK)
- *                     uv:total bool:total_gte bool:timed_out
+ *                     uv:total bool:total_gte bool:timed_out bool:skipped
  *   hit             = f32:score uv:shard_ix uv:doc sort_key*n_sort
  *   node_fetch      = uv:context_id uv:n_docs (uv:shard_ix uv:doc)* bool:source uv:n bytes*
  *   node_fetch_resp = uv:n_docs fetched*
@@ -78,6 +81,59 @@ static void get_spec(sc_wire_reader *r, sc_sort_spec *s)
     s->mode = (sc_sort_mode)mode;
 }
 
+/* ---- term statistics ---- */
+
+static void put_stats(sc_wire_buf *b, const sc_term_stats *ts)
+{
+    sc_wire_put_uvar(b, ts->n_fields);
+    for (size_t i = 0; i < ts->n_fields; i++) {
+        sc_wire_put_bytes(b, ts->fields[i].field.ptr, ts->fields[i].field.len);
+        sc_wire_put_uvar(b, ts->fields[i].doc_count);
+        sc_wire_put_uvar(b, ts->fields[i].sum_total_term_freq);
+    }
+    sc_wire_put_uvar(b, ts->n_terms);
+    for (size_t i = 0; i < ts->n_terms; i++) {
+        sc_wire_put_bytes(b, ts->terms[i].field.ptr, ts->terms[i].field.len);
+        sc_wire_put_bytes(b, ts->terms[i].term.ptr, ts->terms[i].term.len);
+        sc_wire_put_uvar(b, ts->terms[i].doc_freq);
+        sc_wire_put_uvar(b, ts->terms[i].total_term_freq);
+    }
+}
+
+static void get_stats(sc_wire_reader *r, sc_arena *a, sc_term_stats *ts)
+{
+    ts->n_fields = get_count(r);
+    ts->fields = alloc_n(a, r, ts->n_fields, sizeof *ts->fields);
+    for (size_t i = 0; ts->fields && i < ts->n_fields && r->st == SC_OK; i++) {
+        ts->fields[i].field = sc_wire_get_bytes(r);
+        ts->fields[i].doc_count = sc_wire_get_uvar(r);
+        ts->fields[i].sum_total_term_freq = sc_wire_get_uvar(r);
+    }
+    ts->n_terms = get_count(r);
+    ts->terms = alloc_n(a, r, ts->n_terms, sizeof *ts->terms);
+    for (size_t i = 0; ts->terms && i < ts->n_terms && r->st == SC_OK; i++) {
+        ts->terms[i].field = sc_wire_get_bytes(r);
+        ts->terms[i].term = sc_wire_get_bytes(r);
+        ts->terms[i].doc_freq = sc_wire_get_uvar(r);
+        ts->terms[i].total_term_freq = sc_wire_get_uvar(r);
+    }
+}
+
+sc_status sc_wire_term_stats_encode(const sc_term_stats *ts, sc_wire_buf *b)
+{
+    put_stats(b, ts);
+    return b->st;
+}
+
+sc_status sc_wire_term_stats_decode(const uint8_t *p, size_t n, sc_arena *a, sc_term_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    sc_wire_reader r;
+    sc_wire_reader_init(&r, p, n);
+    get_stats(&r, a, out);
+    return sc_wire_reader_finish(&r);
+}
+
 /* ---- node query request ---- */
 
 sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
@@ -106,6 +162,10 @@ sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
         sc_wire_put_uvar(b, q->targets[i].pin_ix);
     }
     sc_wire_put_uvar(b, q->n_shards_total);
+    sc_wire_put_bool(b, q->can_match);
+    sc_wire_put_bool(b, q->dfs != NULL);
+    if (q->dfs)
+        put_stats(b, q->dfs);
     return b->st;
 }
 
@@ -153,6 +213,13 @@ sc_status sc_wire_node_query_decode(const uint8_t *p, size_t n, sc_arena *a, sc_
     }
     get_targets(&r, a, q);
     q->n_shards_total = (uint32_t)sc_wire_get_uvar_max(&r, UINT32_MAX);
+    q->can_match = sc_wire_get_bool(&r);
+    if (sc_wire_get_bool(&r)) {
+        sc_term_stats *ts = alloc_n(a, &r, 1, sizeof *ts);
+        if (ts)
+            get_stats(&r, a, ts);
+        q->dfs = ts;
+    }
     return sc_wire_reader_finish(&r);
 }
 
@@ -173,6 +240,7 @@ sc_status sc_wire_node_query_resp_encode(const sc_wire_node_query_resp *q, sc_wi
         sc_wire_put_uvar(b, o->total);
         sc_wire_put_bool(b, o->total_gte);
         sc_wire_put_bool(b, o->timed_out);
+        sc_wire_put_bool(b, o->skipped);
     }
     sc_wire_put_uvar(b, q->n_sort);
     sc_wire_put_uvar(b, q->n_top);
@@ -202,6 +270,7 @@ static void get_outcome(sc_wire_reader *r, sc_wire_shard_outcome *o)
     o->total = sc_wire_get_uvar(r);
     o->total_gte = sc_wire_get_bool(r);
     o->timed_out = sc_wire_get_bool(r);
+    o->skipped = sc_wire_get_bool(r);
 }
 
 sc_status sc_wire_node_query_resp_decode(const uint8_t *p, size_t n, sc_arena *a,

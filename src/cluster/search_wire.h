@@ -27,6 +27,7 @@ enum {
     SC_MSG_NODE_QUERY = 0x0101,
     SC_MSG_NODE_FETCH = 0x0102,
     SC_MSG_NODE_FREE_CONTEXT = 0x0103,
+    SC_MSG_NODE_DFS = 0x0104, /* node_query body -> term_stats (dfs_query_then_fetch) */
 };
 
 /* Most sort keys a request may carry (decoders refuse more). */
@@ -47,7 +48,9 @@ typedef struct sc_wire_node_query {
     const sc_sort_key *search_after; /* n_sort values or NULL */
     const sc_shard_target *targets;
     size_t n_targets;
-    uint32_t n_shards_total; /* shards of the whole search (terms' default shard_size) */
+    uint32_t n_shards_total;  /* shards of the whole search (terms' default shard_size) */
+    bool can_match;           /* run the can_match pre-filter (sc_node_query_request) */
+    const sc_term_stats *dfs; /* dfs_query_then_fetch: the statistics to score with, or NULL */
 } sc_wire_node_query;
 
 /* One target's outcome. */
@@ -59,6 +62,7 @@ typedef struct sc_wire_shard_outcome {
     uint64_t total;
     bool total_gte;
     bool timed_out;
+    bool skipped; /* can_match: not searched */
 } sc_wire_shard_outcome;
 
 typedef struct sc_wire_node_query_resp {
@@ -91,6 +95,11 @@ sc_status sc_wire_node_query_resp_encode(const sc_wire_node_query_resp *r, sc_wi
     SC_MUST_USE;
 sc_status sc_wire_node_fetch_encode(const sc_wire_node_fetch *f, sc_wire_buf *out) SC_MUST_USE;
 sc_status sc_wire_node_fetch_resp_encode(const sc_wire_node_fetch_resp *r, sc_wire_buf *out)
+    SC_MUST_USE;
+
+/* The term statistics of a dfs phase (search/term_stats.h): the answer to SC_MSG_NODE_DFS. */
+sc_status sc_wire_term_stats_encode(const sc_term_stats *ts, sc_wire_buf *out) SC_MUST_USE;
+sc_status sc_wire_term_stats_decode(const uint8_t *p, size_t n, sc_arena *a, sc_term_stats *out)
     SC_MUST_USE;
 
 /* Decoders: *out's arrays come from `a`, byte strings borrow `p` (keep it alive). SC_ECORRUPT

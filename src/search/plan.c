@@ -10,6 +10,7 @@
 #include "index/terms.h"
 #include "search/automaton.h"
 #include "search/internal.h"
+#include "search/term_stats.h"
 
 sc_status sc__search_fail(sc__search_ctx *ctx, sc_status st, const char *fmt, ...)
 {
@@ -48,6 +49,8 @@ static sc__plan *new_plan(sc__search_ctx *ctx, sc__plan_kind kind, bool scoring,
 
 static void field_stats(sc__search_ctx *ctx, sc_slice field, sc_bm25_field_stats *fs)
 {
+    if (ctx->o->dfs && sc_term_stats_field(ctx->o->dfs, field, fs))
+        return; /* dfs_query_then_fetch: the whole search's statistics */
     fs->doc_count = 0;
     fs->sum_total_term_freq = 0;
     for (size_t i = 0; i < ctx->s->n_segs; i++) {
@@ -61,6 +64,8 @@ static void field_stats(sc__search_ctx *ctx, sc_slice field, sc_bm25_field_stats
 
 static sc_status term_df(sc__search_ctx *ctx, sc_slice field, sc_slice term, uint64_t *df)
 {
+    if (ctx->o->dfs && sc_term_stats_term(ctx->o->dfs, field, term, df))
+        return SC_OK;
     *df = 0;
     for (size_t i = 0; i < ctx->s->n_segs; i++) {
         const sc_segment *seg = ctx->s->segs[i].seg;

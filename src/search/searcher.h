@@ -67,6 +67,10 @@ typedef struct sc_search_options {
     /* Expansion limit for multi-term queries that score per term (fuzzy keeps its own
      * max_expansions); default SC_QUERY_MAX_CLAUSE_COUNT. */
     uint32_t max_clause_count;
+    /* dfs_query_then_fetch: BM25 statistics of the query's terms and fields over every shard
+     * of the search (search/term_stats.h; borrowed), used instead of the searcher's own where
+     * they have the field / term. NULL: the searcher's own. */
+    const struct sc_term_stats *dfs;
 } sc_search_options;
 
 typedef struct sc_search_hit {

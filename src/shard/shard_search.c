@@ -153,6 +153,7 @@ sc_status sc_shard_query_run(const sc_shard_query_args *a, sc_arena *scratch, sc
     o.from = 0;
     o.track_total_hits = a->track_total_hits;
     o.cancel = a->token;
+    o.dfs = a->dfs;
     sc_search_result sr;
     memset(&sr, 0, sizeof sr);
     sc_status st = SC_OK;

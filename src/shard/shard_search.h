@@ -125,6 +125,9 @@ typedef struct sc_shard_query_args {
                                              sort): k grows to the largest window */
     size_t n_rescore;
     const sc_shard_collapse *collapse; /* by score only: the top k groups' best docs */
+    /* dfs_query_then_fetch: the whole search's term statistics (search/term_stats.h), or NULL
+     * for the shard's own */
+    const struct sc_term_stats *dfs;
 } sc_shard_query_args;
 
 /* One of the shard's top docs. */

@@ -1,9 +1,9 @@
 /* libFuzzer target for the transport's decoders (cluster/wire.h, cluster/search_wire.h): the
  * frame header, the error body, a generic walk of body primitives driven by the input itself,
- * and the node query/fetch requests and responses. The first byte picks the decoder; the rest is
- * the input. Decoders must return SC_ECORRUPT/SC_ELIMIT on bad bytes, never crash or read out of
- * bounds; a header that decodes re-encodes to the same bytes, and what a phase decoder accepts
- * re-encodes to bytes it accepts again. */
+ * the node query/fetch requests and responses and the dfs term statistics. The first byte picks
+ * the decoder; the rest is the input. Decoders must return SC_ECORRUPT/SC_ELIMIT on bad bytes,
+ * never crash or read out of bounds; a header that decodes re-encodes to the same bytes, and what a
+ * phase decoder accepts re-encodes to bytes it accepts again. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,6 +51,7 @@ static void phase(int which, const uint8_t *p, size_t n)
         sc_wire_node_query_resp qr;
         sc_wire_node_fetch f;
         sc_wire_node_fetch_resp fr;
+        sc_term_stats ts;
     } u;
     switch (which) {
     case 0:
@@ -68,10 +69,15 @@ static void phase(int which, const uint8_t *p, size_t n)
         if (st == SC_OK && sc_wire_node_fetch_encode(&u.f, &b) == SC_OK)
             again = sc_wire_node_fetch_decode(b.ptr, b.len, &a, &u.f);
         break;
-    default:
+    case 3:
         st = sc_wire_node_fetch_resp_decode(p, n, &a, &u.fr);
         if (st == SC_OK && sc_wire_node_fetch_resp_encode(&u.fr, &b) == SC_OK)
             again = sc_wire_node_fetch_resp_decode(b.ptr, b.len, &a, &u.fr);
+        break;
+    default:
+        st = sc_wire_term_stats_decode(p, n, &a, &u.ts);
+        if (st == SC_OK && sc_wire_term_stats_encode(&u.ts, &b) == SC_OK)
+            again = sc_wire_term_stats_decode(b.ptr, b.len, &a, &u.ts);
         break;
     }
     /* the arena's budget may run out on the second decode; anything else is a bug */
@@ -87,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const uint8_t *p = data + 1;
     size_t n = size - 1;
-    switch (data[0] % 7) {
+    switch (data[0] % 8) {
     case 0: {
         if (n < SC_WIRE_HEADER_BYTES)
             break;
@@ -107,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     case 2: walk(p, n); break;
-    default: phase(data[0] % 7 - 3, p, n); break;
+    default: phase(data[0] % 8 - 3, p, n); break;
     }
     return 0;
 }

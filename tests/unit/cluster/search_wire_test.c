@@ -76,6 +76,67 @@ static bool key_eq(const sc_sort_key *x, const sc_sort_key *y)
     return x->missing == y->missing && x->i == y->i && x->d == y->d && sc_slice_eq(x->s, y->s);
 }
 
+static sc_field_stat fstats[2] = {
+    {.field = {(const uint8_t *)"title", 5}, .doc_count = 300, .sum_total_term_freq = 1234567},
+    {.field = {(const uint8_t *)"body", 4}, .doc_count = 0}};
+static sc_term_stat tstats[3] = {{.field = {(const uint8_t *)"title", 5},
+                                  .term = {(const uint8_t *)"fox", 3},
+                                  .doc_freq = 7,
+                                  .total_term_freq = 9},
+                                 {.field = {(const uint8_t *)"title", 5},
+                                  .term = {(const uint8_t *)"", 0},
+                                  .doc_freq = 1,
+                                  .total_term_freq = 1},
+                                 {.field = {(const uint8_t *)"body", 4},
+                                  .term = {(const uint8_t *)"\xff\x00z", 3},
+                                  .doc_freq = UINT32_MAX,
+                                  .total_term_freq = UINT64_MAX}};
+static sc_term_stats stats = {fstats, 2, tstats, 3};
+
+static void stats_eq(const sc_term_stats *a, const sc_term_stats *b)
+{
+    assert_int_equal(a->n_fields, b->n_fields);
+    assert_int_equal(a->n_terms, b->n_terms);
+    for (size_t i = 0; i < a->n_fields; i++) {
+        assert_true(sc_slice_eq(a->fields[i].field, b->fields[i].field));
+        assert_true(a->fields[i].doc_count == b->fields[i].doc_count);
+        assert_true(a->fields[i].sum_total_term_freq == b->fields[i].sum_total_term_freq);
+    }
+    for (size_t i = 0; i < a->n_terms; i++) {
+        assert_true(sc_slice_eq(a->terms[i].field, b->terms[i].field));
+        assert_true(sc_slice_eq(a->terms[i].term, b->terms[i].term));
+        assert_true(a->terms[i].doc_freq == b->terms[i].doc_freq);
+        assert_true(a->terms[i].total_term_freq == b->terms[i].total_term_freq);
+    }
+}
+
+static sc_status dec_stats(const uint8_t *p, size_t n, sc_arena *a, void *out)
+{
+    return sc_wire_term_stats_decode(p, n, a, out);
+}
+
+/* dfs_query_then_fetch's statistics: round trip, truncations, a count past the bytes left. */
+static void test_term_stats(void **state)
+{
+    (void)state;
+    sc_wire_buf b;
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_term_stats_encode(&stats, &b), SC_OK);
+    sc_arena a;
+    sc_arena_init(&a, 1 << 20);
+    sc_term_stats d;
+    assert_int_equal(sc_wire_term_stats_decode(b.ptr, b.len, &a, &d), SC_OK);
+    stats_eq(&d, &stats);
+    sc_arena_fini(&a);
+    check_truncations(b.ptr, b.len, dec_stats, &d);
+    write_seed("term_stats", 7, b.ptr, b.len);
+    uint8_t huge[] = {0xff, 0xff, 0x03, 0};
+    sc_arena_init(&a, 1 << 20);
+    assert_int_equal(sc_wire_term_stats_decode(huge, sizeof huge, &a, &d), SC_ECORRUPT);
+    sc_arena_fini(&a);
+    sc_wire_buf_fini(&b);
+}
+
 static void test_query(void **state)
 {
     (void)state;
@@ -104,7 +165,9 @@ static void test_query(void **state)
                             .search_after = after,
                             .targets = targets,
                             .n_targets = 3,
-                            .n_shards_total = 12};
+                            .n_shards_total = 12,
+                            .can_match = true,
+                            .dfs = &stats};
     sc_wire_buf b;
     sc_wire_buf_init(&b);
     assert_int_equal(sc_wire_node_query_encode(&q, &b), SC_OK);
@@ -133,6 +196,9 @@ static void test_query(void **state)
     assert_int_equal(d.n_targets, 3);
     assert_memory_equal(d.targets, targets, sizeof targets);
     assert_int_equal(d.n_shards_total, 12);
+    assert_true(d.can_match);
+    assert_non_null(d.dfs);
+    stats_eq(d.dfs, &stats);
     sc_arena_fini(&a);
     check_truncations(b.ptr, b.len, dec_query, &d);
     write_seed("node_query", 3, b.ptr, b.len);
@@ -151,7 +217,7 @@ static void test_query_resp(void **state)
 {
     (void)state;
     sc_wire_shard_outcome res[2] = {
-        {.st = SC_OK, .total = 17, .total_gte = true},
+        {.st = SC_OK, .total = 17, .total_gte = true, .skipped = true},
         {.st = SC_EPARSE,
          .http_status = 400,
          .type = sc_slice_cstr("query_shard_exception"),
@@ -180,6 +246,8 @@ static void test_query_resp(void **state)
     assert_int_equal(d.n_results, 2);
     assert_int_equal(d.results[0].total, 17);
     assert_true(d.results[0].total_gte);
+    assert_true(d.results[0].skipped);
+    assert_false(d.results[1].skipped);
     assert_int_equal(d.results[1].st, SC_EPARSE);
     assert_int_equal(d.results[1].http_status, 400);
     assert_true(sc_slice_eq(d.results[1].type, res[1].type));
@@ -262,6 +330,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_query),
+        cmocka_unit_test(test_term_stats),
         cmocka_unit_test(test_query_resp),
         cmocka_unit_test(test_fetch),
     };
