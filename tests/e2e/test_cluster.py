@@ -203,16 +203,17 @@ def test_index_metadata_and_routing(cluster):
         for e in entries:
             per_node[e["node"]] = per_node.get(e["node"], 0) + 1
     assert sorted(per_node.values()) == [4, 4, 4], per_node
-    # only the primaries start in sync: a replica is INITIALIZING (yellow) until it recovered
-    st, _, h = s.request("GET", "/_cluster/health/logs")
-    assert h["status"] == "yellow" and h["active_shards"] == 6, h
-    assert h["initializing_shards"] == 6, h
+    # only the primaries start in sync; each replica is INITIALIZING (yellow) until its peer
+    # recovery from the primary completed, then green
+    st, _, h = s.request("GET", "/_cluster/health/logs?wait_for_status=green&timeout=30s")
+    assert h["status"] == "green" and h["active_shards"] == 12, h
     for n in nodes.values():
+        state = wait_until("every copy in sync on " + n.url, lambda: routing(n, "logs") if all(
+            len(v) == 2 for v in routing(n, "logs")["metadata"]["indices"]["logs"][
+                "in_sync_allocations"].values()) else None)
         st, _, rows = n.request("GET", "/_cat/shards/logs?format=json")
         assert st == 200 and len(rows) == 12, rows
-        assert all(r["node"] in nodes for r in rows), rows
-        assert all(r["state"] == ("STARTED" if r["prirep"] == "p" else "INITIALIZING")
-                   for r in rows), rows
+        assert all(r["state"] == "STARTED" and r["node"] in nodes for r in rows), rows
         for num in range(6):
             on = [r["node"] for r in rows if r["shard"] == str(num)]
             assert len(set(on)) == 2, rows
@@ -233,34 +234,28 @@ def test_master_failover_and_rejoin(cluster):
     print("\nfailover: SIGKILL of master %s -> %s is master and %s is gone on both: %.2fs "
           "(lease TTL %s)" % (master, new_master, master, failover, TTL))
     assert new_master != master
-    # nothing stays on the dead node; its primaries' replicas were never in sync (this index
-    # holds no replicated data), so those shards are red under term 1, never an empty promoted
-    # copy; the others keep their primary
+    # shards whose primary was on the dead node are promoted under term 2 (their replicas
+    # recovered and are in sync); nothing stays on it
     live = [ids[n] for n in rest]
-    was = {num: [e for e in entries if e["primary"]][0]["node"]
-           for num, entries in before["routing_table"]["indices"]["logs"]["shards"].items()}
 
-    def settled():
+    def promoted():
         st = routing(nodes[new_master], "logs")
-        for num, entries in st["routing_table"]["indices"]["logs"]["shards"].items():
-            assert all(e["node"] in live for e in entries if e["node"] is not None), entries
-            prim = [e for e in entries if e["primary"] and e["node"] is not None]
-            assert len(prim) == (0 if was[num] == ids[master] else 1), (num, entries)
+        check_routing(st, "logs", live, 6, 2)
         return st
-    after = wait_until("routing over the two survivors", settled)
+    after = wait_until("routing over the two survivors", promoted)
     terms = after["metadata"]["indices"]["logs"]["primary_terms"]
-    assert all(t == 1 for t in terms.values()), terms
-    st, _, h = nodes[new_master].request("GET", "/_cluster/health/logs")
-    assert h["status"] == "red", h
-    # the killed node comes back with its data folder (same node id) and rejoins: its in-sync
-    # copies are primaries again under term 2
-    nodes[master].start(wait_recovered=False)  # replicas recover from the cluster
+    for num, entries in before["routing_table"]["indices"]["logs"]["shards"].items():
+        was = [e for e in entries if e["primary"]][0]["node"]
+        assert terms[num] == (2 if was == ids[master] else 1), (num, terms)
+    # the killed node comes back with its data folder (same node id) and rejoins; its copies
+    # are new replicas that recover from the primaries
+    nodes[master].start(wait_recovered=False)
     wait_until("rejoin", lambda: converged(nodes.values(), nodes.keys()))
     wait_until("routing over three nodes",
                lambda: check_routing(routing(nodes[rest[0]], "logs"), "logs", ids.values(), 6, 2))
-    terms = routing(nodes[rest[0]], "logs")["metadata"]["indices"]["logs"]["primary_terms"]
-    for num in terms:
-        assert terms[num] == (2 if was[num] == ids[master] else 1), (num, terms)
+    st, _, h = nodes[rest[0]].request("GET",
+                                      "/_cluster/health/logs?wait_for_status=green&timeout=30s")
+    assert h["status"] == "green", h
 
 
 def test_etcd_restart(cluster):
