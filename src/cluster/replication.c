@@ -165,6 +165,17 @@ bool sc__repl_wait_primary(sc_index *ix, uint32_t shard)
         bool ok = local_primary(s, ix, shard);
         int64_t rev = sc_placement_revision(s);
         sc_placement_release(s);
+        if (!ok && sc_clock_now_ns() >= until) {
+            sc_placement_snapshot *s2 = sc_placement_acquire(r->p);
+            const sc_shard_routing *sh = sc_placement_shard(s2, ix->name, shard);
+            sc_log(SC_LOG_WARN, "replication",
+                   "[%s][%u] a write came here but this node (%s) is not the primary (routing: "
+                   "%s, term %lld; local copy %s)",
+                   ix->name, shard, sc_placement_local_id(s2),
+                   sh && sh->n_copies && sh->copies[0].primary ? sh->copies[0].node : "none",
+                   sh ? (long long)sh->primary_term : -1LL, local_shard(ix, shard) ? "open" : "absent");
+            sc_placement_release(s2);
+        }
         if (ok || sc_clock_now_ns() >= until)
             return ok;
         (void)!sc_placement_wait(r->p, rev + 1, 200);

@@ -320,16 +320,12 @@ sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_
 {
     (void)arena;
     uint32_t ns = ix->settings.number_of_shards;
-    bool touched_stack[64] = {0}, primary_stack[64];
-    bool *touched = ns <= 64 ? touched_stack : calloc(ns, sizeof *touched);
-    bool *primary = ns <= 64 ? primary_stack : calloc(ns, sizeof *primary);
-    if (!touched || !primary) {
-        if (touched != touched_stack)
-            free(touched);
-        if (primary != primary_stack)
-            free(primary);
+    /* per shard: touched (fsync before the ack), primary here, refused (not primary here) */
+    bool flags_stack[3 * 64] = {0};
+    bool *flags = ns <= 64 ? flags_stack : calloc(3 * (size_t)ns, sizeof *flags);
+    if (!flags)
         return SC_ENOMEM;
-    }
+    bool *touched = flags, *primary = flags + ns, *refused = flags + 2 * (size_t)ns;
     /* clustered: an operation permit, which shards this node is primary of (and their terms) */
     sc__repl_begin(ix, primary);
     for (size_t i = 0; i < n; i++) {
@@ -350,7 +346,10 @@ sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_
                                  "[%s][%u] primary shard is not active", ix->name, shard);
             continue;
         }
-        if (!primary[shard] && !(primary[shard] = sc__repl_wait_primary(ix, shard))) {
+        if (!primary[shard] && !refused[shard] &&
+            !(primary[shard] = sc__repl_wait_primary(ix, shard)))
+            refused[shard] = true; /* waited once: the other items of the shard fail at once */
+        if (!primary[shard]) {
             r->status = 503;
             sc_cluster_error_set(&r->err, 503, "unavailable_shards_exception",
                                  "[%s][%u] this node does not hold the primary (routing changed)",
@@ -406,10 +405,8 @@ sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_
     }
     /* clustered: the other copies get the operations before anything is acknowledged */
     sc__repl_end(ix, writes, n, results);
-    if (touched != touched_stack)
-        free(touched);
-    if (primary != primary_stack)
-        free(primary);
+    if (flags != flags_stack)
+        free(flags);
     return result;
 }
 
