@@ -31,8 +31,16 @@ typedef struct active_rec {
 
 struct sc_repl {
     sc_placement *p;
-    pthread_rwlock_t permits; /* writes: read; a recovery's drain: write */
-    pthread_mutex_t mu;       /* guards below */
+    /* Operation permits: a write counts itself in the slot of the current generation; a
+     * recovery's drain bumps the generation and waits for the old slot to empty. New writes
+     * never wait for a drain (a blocking lock could form a cycle across two nodes whose handler
+     * pools are full of writes waiting on each other's replicas). */
+    pthread_mutex_t permit_mu;
+    pthread_cond_t permit_cv;
+    pthread_mutex_t drain_mu; /* one drain at a time */
+    uint64_t gen;
+    uint64_t inflight[2];
+    pthread_mutex_t mu; /* guards below */
     pthread_cond_t cv;
     bool stop, kick;
     pthread_t th;
@@ -138,19 +146,49 @@ static bool local_primary(const sc_placement_snapshot *s, sc_index *ix, uint32_t
     return true;
 }
 
-void sc__repl_begin(sc_index *ix, bool *primary)
+static uint64_t permit_take(sc_repl *r)
+{
+    pthread_mutex_lock(&r->permit_mu);
+    uint64_t g = r->gen;
+    r->inflight[g & 1]++;
+    pthread_mutex_unlock(&r->permit_mu);
+    return g;
+}
+
+static void permit_release(sc_repl *r, uint64_t g)
+{
+    pthread_mutex_lock(&r->permit_mu);
+    if (--r->inflight[g & 1] == 0)
+        pthread_cond_broadcast(&r->permit_cv);
+    pthread_mutex_unlock(&r->permit_mu);
+}
+
+/* Waits until every write that took its permit before this call has finished. */
+static void permits_drain(sc_repl *r)
+{
+    pthread_mutex_lock(&r->drain_mu);
+    pthread_mutex_lock(&r->permit_mu);
+    uint64_t old = r->gen++;
+    while (r->inflight[old & 1])
+        pthread_cond_wait(&r->permit_cv, &r->permit_mu);
+    pthread_mutex_unlock(&r->permit_mu);
+    pthread_mutex_unlock(&r->drain_mu);
+}
+
+uint64_t sc__repl_begin(sc_index *ix, bool *primary)
 {
     uint32_t ns = ix->settings.number_of_shards;
     sc_repl *r = repl_of(ix);
     for (uint32_t i = 0; i < ns; i++)
         primary[i] = r == NULL;
     if (!r)
-        return;
-    pthread_rwlock_rdlock(&r->permits);
+        return 0;
+    uint64_t ticket = permit_take(r);
     sc_placement_snapshot *s = sc_placement_acquire(r->p);
     for (uint32_t i = 0; i < ns; i++)
         primary[i] = local_primary(s, ix, i);
     sc_placement_release(s);
+    return ticket;
 }
 
 bool sc__repl_wait_primary(sc_index *ix, uint32_t shard)
@@ -266,7 +304,8 @@ static void replicate_shard(sc_repl *r, sc_index *ix, uint32_t shard, const sc_d
     sc_placement_release(s);
 }
 
-void sc__repl_end(sc_index *ix, const sc_doc_write *writes, size_t n, sc_doc_result *results)
+void sc__repl_end(sc_index *ix, uint64_t ticket, const sc_doc_write *writes, size_t n,
+                  sc_doc_result *results)
 {
     sc_repl *r = repl_of(ix);
     if (!r)
@@ -279,7 +318,7 @@ void sc__repl_end(sc_index *ix, const sc_doc_write *writes, size_t n, sc_doc_res
         if (any)
             replicate_shard(r, ix, sh, writes, n, results);
     }
-    pthread_rwlock_unlock(&r->permits);
+    permit_release(r, ticket);
 }
 
 /* ---- the replica's side ---- */
@@ -492,8 +531,7 @@ static sc_status h_recover(void *ctx, sc_slice body, sc_wire_buf *out, char *err
     }
     /* Every write that starts from now on sees the copy in the routing and sends it its ops;
      * drain those that started before. */
-    pthread_rwlock_wrlock(&r->permits);
-    pthread_rwlock_unlock(&r->permits);
+    permits_drain(r);
     uint64_t t0 = sc_clock_now_ns(), sent = 0;
     char why[300] = "";
     st = stream_shard(r, ix, shard, sd, node, term, &sent, why, sizeof why);
@@ -644,12 +682,9 @@ sc_status sc__repl_start(sc_placement *p, sc_repl **out)
     if (!r)
         return SC_ENOMEM;
     r->p = p;
-    /* writer-preferring: a recovery's drain must not starve behind a stream of writes */
-    pthread_rwlockattr_t ra;
-    pthread_rwlockattr_init(&ra);
-    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&r->permits, &ra);
-    pthread_rwlockattr_destroy(&ra);
+    pthread_mutex_init(&r->permit_mu, NULL);
+    pthread_mutex_init(&r->drain_mu, NULL);
+    pthread_cond_init(&r->permit_cv, NULL);
     pthread_mutex_init(&r->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -679,7 +714,9 @@ void sc__repl_stop(sc_repl *r)
     pthread_cond_signal(&r->cv);
     pthread_mutex_unlock(&r->mu);
     pthread_join(r->th, NULL);
-    pthread_rwlock_destroy(&r->permits);
+    pthread_mutex_destroy(&r->permit_mu);
+    pthread_mutex_destroy(&r->drain_mu);
+    pthread_cond_destroy(&r->permit_cv);
     pthread_cond_destroy(&r->cv);
     pthread_mutex_destroy(&r->mu);
     free(r);

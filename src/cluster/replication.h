@@ -13,9 +13,10 @@
  *    the routing table's term for the shard (an old primary is fenced);
  *  - a copy that is assigned but not in sync asks the primary for a peer recovery
  *    (SC_MSG_REPL_RECOVER). The primary waits until its routing shows the copy (from then on
- *    every write is also sent to it), drains writes already running (operation permits), then
- *    sends every id of the shard as its current operation (document or tombstone with the
- *    primary's seq_no, term and version); seq-no dedup on the copy (sc_shard_apply) makes the
+ *    every write is also sent to it), waits for the writes already running to finish
+ *    (operation permits; new writes never wait), then sends every id of the shard as its
+ *    current operation (document or tombstone with the primary's seq_no, term and version);
+ *    seq-no dedup on the copy (sc_shard_apply) makes the
  *    overlap with concurrent writes harmless. When nothing failed on the way, the primary adds
  *    the copy to the in-sync set.
  *
@@ -72,15 +73,16 @@ void sc__repl_stop(sc_repl *r);
 void sc__repl_kick(sc_repl *r);
 
 /* The write path (sc_index_write). Before the local writes: clustered, takes an operation
- * permit, and fills primary[0..number_of_shards) with whether this node holds each shard's
+ * permit (returned; it never waits), and fills primary[0..number_of_shards) with whether this node holds each shard's
  * primary (setting the shard's term from the routing); single-node, all true.
  * sc__repl_wait_primary waits (up to 3 s) for this node's routing to name it primary of shard
  * (a coordinator with a newer routing forwarded the write here); false: the write must be
  * refused, never applied on a copy that is not the primary. After the local writes (results
  * as sc_index_write filled them): replicates the successful operations, turning a result into
  * an error when the write cannot be acknowledged, and releases the permit. */
-void sc__repl_begin(sc_index *ix, bool *primary);
+uint64_t sc__repl_begin(sc_index *ix, bool *primary);
 bool sc__repl_wait_primary(sc_index *ix, uint32_t shard);
-void sc__repl_end(sc_index *ix, const sc_doc_write *writes, size_t n, sc_doc_result *results);
+void sc__repl_end(sc_index *ix, uint64_t permit, const sc_doc_write *writes, size_t n,
+                  sc_doc_result *results);
 
 #endif

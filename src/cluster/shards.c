@@ -327,7 +327,7 @@ sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_
         return SC_ENOMEM;
     bool *touched = flags, *primary = flags + ns, *refused = flags + 2 * (size_t)ns;
     /* clustered: an operation permit, which shards this node is primary of (and their terms) */
-    sc__repl_begin(ix, primary);
+    uint64_t permit = sc__repl_begin(ix, primary);
     for (size_t i = 0; i < n; i++) {
         const sc_doc_write *w = &writes[i];
         sc_doc_result *r = &results[i];
@@ -404,7 +404,7 @@ sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_
         }
     }
     /* clustered: the other copies get the operations before anything is acknowledged */
-    sc__repl_end(ix, writes, n, results);
+    sc__repl_end(ix, permit, writes, n, results);
     if (flags != flags_stack)
         free(flags);
     return result;
