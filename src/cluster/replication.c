@@ -123,9 +123,9 @@ static sc_status send_ops(sc_placement *p, const sc_placement_snapshot *s, const
     uint8_t *raw = NULL;
     size_t len = 0;
     sc_transport_error err = {0};
-    sc_status st = sc_transport_request(sc_placement_transport(p), host, port, SC_MSG_REPL_OPS,
-                                        sc_slice_make(b->ptr, b->len), OPS_TIMEOUT_MS, &raw, &len,
-                                        &err);
+    sc_status st =
+        sc_transport_request(sc_placement_transport(p), host, port, SC_MSG_REPL_OPS,
+                             sc_slice_make(b->ptr, b->len), OPS_TIMEOUT_MS, &raw, &len, &err);
     free(raw);
     if (st != SC_OK)
         snprintf(why, cap, "%s", err.message[0] ? err.message : sc_status_str(st));
@@ -211,7 +211,8 @@ bool sc__repl_wait_primary(sc_index *ix, uint32_t shard)
                    "%s, term %lld; local copy %s)",
                    ix->name, shard, sc_placement_local_id(s2),
                    sh && sh->n_copies && sh->copies[0].primary ? sh->copies[0].node : "none",
-                   sh ? (long long)sh->primary_term : -1LL, local_shard(ix, shard) ? "open" : "absent");
+                   sh ? (long long)sh->primary_term : -1LL,
+                   local_shard(ix, shard) ? "open" : "absent");
             sc_placement_release(s2);
         }
         if (ok || sc_clock_now_ns() >= until)
@@ -249,8 +250,9 @@ static void replicate_shard(sc_repl *r, sc_index *ix, uint32_t shard, const sc_d
         return;
     }
     if (!sc_membership_lease_ok(sc_placement_membership(r->p))) {
-        fail_shard_results(ix, shard, w, n, res, 503, "node_not_connected_exception",
-                           "the primary's lease on the cluster lapsed; the write is not acknowledged");
+        fail_shard_results(
+            ix, shard, w, n, res, 503, "node_not_connected_exception",
+            "the primary's lease on the cluster lapsed; the write is not acknowledged");
         sc_placement_release(s);
         return;
     }
@@ -267,9 +269,12 @@ static void replicate_shard(sc_repl *r, sc_index *ix, uint32_t shard, const sc_d
     for (size_t i = 0; i < n; i++) {
         if (res[i].shard != shard || !res[i].result)
             continue;
-        sc_shard_op op = {w[i].op == SC_DOC_DELETE, res[i].seq_no, res[i].primary_term,
-                          res[i].version, w[i].id, w[i].op == SC_DOC_DELETE ? (sc_slice){0}
-                                                                             : w[i].source};
+        sc_shard_op op = {w[i].op == SC_DOC_DELETE,
+                          res[i].seq_no,
+                          res[i].primary_term,
+                          res[i].version,
+                          w[i].id,
+                          w[i].op == SC_DOC_DELETE ? (sc_slice){0} : w[i].source};
         sc_repl_ops_put_op(&b, &op);
     }
     for (size_t c = 1; c < sh->n_copies && b.st == SC_OK; c++) {
@@ -285,9 +290,8 @@ static void replicate_shard(sc_repl *r, sc_index *ix, uint32_t shard, const sc_d
         sc_status st = sc_membership_set_in_sync(sc_placement_membership(r->p), ix->name, shard,
                                                  cp->alloc_id, false, my_term);
         sc_log(st == SC_OK ? SC_LOG_WARN : SC_LOG_ERROR, "replication",
-               "[%s][%u] replica %s on [%s] failed a write (%s): %s", ix->name, shard,
-               cp->alloc_id, cp->node, why,
-               st == SC_OK ? "removed from the in-sync set" : sc_status_str(st));
+               "[%s][%u] replica %s on [%s] failed a write (%s): %s", ix->name, shard, cp->alloc_id,
+               cp->node, why, st == SC_OK ? "removed from the in-sync set" : sc_status_str(st));
         pthread_mutex_lock(&r->mu);
         for (size_t k = 0; k < r->n_marked; k++)
             if (!strcmp(r->marked[k], cp->alloc_id))
@@ -367,8 +371,8 @@ static sc_status h_ops(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg,
         memset(&err, 0, sizeof err);
         st = sc_shard_apply(sd, &m.ops[i], &applied, &err);
         if (st != SC_OK)
-            snprintf(errmsg, cap, "[%s][%u] %s: %s", index, m.shard,
-                     err.type ? err.type : "error", err.reason);
+            snprintf(errmsg, cap, "[%s][%u] %s: %s", index, m.shard, err.type ? err.type : "error",
+                     err.reason);
     }
     if (st == SC_OK)
         st = sc_shard_sync(sd);
@@ -408,8 +412,7 @@ static void collect_id(void *ctx, sc_slice id, bool deleted, int64_t seq_no, int
 
 /* Sends every id of sd to node as operations. *sent counts them. */
 static sc_status stream_shard(sc_repl *r, sc_index *ix, uint32_t shard, sc_shard *sd,
-                              const char *node, int64_t term, uint64_t *sent, char *why,
-                              size_t cap)
+                              const char *node, int64_t term, uint64_t *sent, char *why, size_t cap)
 {
     id_page *pg = calloc(1, sizeof *pg);
     if (!pg)
@@ -426,7 +429,9 @@ static sc_status stream_shard(sc_repl *r, sc_index *ix, uint32_t shard, sc_shard
         sc_wire_buf_init(&b);
         sc_repl_ops_put_header(&b, ix->name, shard, term, pg->n);
         for (size_t i = 0; i < pg->n && st == SC_OK; i++) {
-            sc_shard_op op = {pg->items[i].deleted, pg->items[i].seq_no, pg->items[i].term,
+            sc_shard_op op = {pg->items[i].deleted,
+                              pg->items[i].seq_no,
+                              pg->items[i].term,
                               pg->items[i].version,
                               sc_slice_make((const uint8_t *)pg->items[i].id, pg->items[i].len),
                               (sc_slice){0}};
@@ -558,14 +563,14 @@ static sc_status h_recover(void *ctx, sc_slice body, sc_wire_buf *out, char *err
                 r->n_marked++;
         }
         pthread_mutex_unlock(&r->mu);
-        st = sc_membership_set_in_sync(sc_placement_membership(r->p), index, shard, alloc_id,
-                                       true, term);
+        st = sc_membership_set_in_sync(sc_placement_membership(r->p), index, shard, alloc_id, true,
+                                       term);
         if (st != SC_OK)
             snprintf(why, sizeof why, "cannot mark in sync: %s", sc_status_str(st));
     }
     sc_log(st == SC_OK ? SC_LOG_INFO : SC_LOG_WARN, "replication",
-           "[%s][%u] peer recovery of copy %s on [%s]: %" PRIu64 " ops in %.2f s%s%s", index,
-           shard, alloc_id, node, sent, (double)(sc_clock_now_ns() - t0) / 1e9,
+           "[%s][%u] peer recovery of copy %s on [%s]: %" PRIu64 " ops in %.2f s%s%s", index, shard,
+           alloc_id, node, sent, (double)(sc_clock_now_ns() - t0) / 1e9,
            st == SC_OK ? ", in sync" : ", failed: ", st == SC_OK ? "" : why);
     if (st != SC_OK)
         snprintf(errmsg, cap, "[%s][%u] recovery failed: %s", index, shard, why);
@@ -615,12 +620,12 @@ static void recover_pass(sc_repl *r)
                 uint8_t *raw = NULL;
                 size_t len = 0;
                 sc_transport_error err = {0};
-                sc_status st = b.st == SC_OK
-                                   ? sc_transport_request(sc_placement_transport(r->p), host, port,
-                                                          SC_MSG_REPL_RECOVER,
-                                                          sc_slice_make(b.ptr, b.len),
-                                                          RECOVER_TIMEOUT_MS, &raw, &len, &err)
-                                   : b.st;
+                sc_status st =
+                    b.st == SC_OK
+                        ? sc_transport_request(sc_placement_transport(r->p), host, port,
+                                               SC_MSG_REPL_RECOVER, sc_slice_make(b.ptr, b.len),
+                                               RECOVER_TIMEOUT_MS, &raw, &len, &err)
+                        : b.st;
                 free(raw);
                 sc_wire_buf_fini(&b);
                 if (st == SC_OK) {
@@ -629,9 +634,8 @@ static void recover_pass(sc_repl *r)
                     r->done[k].at_ns = sc_clock_now_ns();
                 }
                 if (st != SC_OK)
-                    sc_log(SC_LOG_WARN, "replication", "[%s][%u] recovery from [%s]: %s",
-                           ir->index, sh, x->copies[0].node,
-                           err.message[0] ? err.message : sc_status_str(st));
+                    sc_log(SC_LOG_WARN, "replication", "[%s][%u] recovery from [%s]: %s", ir->index,
+                           sh, x->copies[0].node, err.message[0] ? err.message : sc_status_str(st));
                 pthread_mutex_lock(&r->mu);
                 bool stop = r->stop;
                 pthread_mutex_unlock(&r->mu);

@@ -73,8 +73,8 @@ void sc__repl_stop(sc_repl *r);
 void sc__repl_kick(sc_repl *r);
 
 /* The write path (sc_index_write). Before the local writes: clustered, takes an operation
- * permit (returned; it never waits), and fills primary[0..number_of_shards) with whether this node holds each shard's
- * primary (setting the shard's term from the routing); single-node, all true.
+ * permit (returned; it never waits), and fills primary[0..number_of_shards) with whether this node
+ * holds each shard's primary (setting the shard's term from the routing); single-node, all true.
  * sc__repl_wait_primary waits (up to 3 s) for this node's routing to name it primary of shard
  * (a coordinator with a newer routing forwarded the write here); false: the write must be
  * refused, never applied on a copy that is not the primary. After the local writes (results

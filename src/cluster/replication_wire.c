@@ -70,8 +70,7 @@ void sc_repl_ops_fini(sc_repl_ops *o)
     memset(o, 0, sizeof *o);
 }
 
-void sc_repl_recover_encode(sc_wire_buf *b, const char *index, uint32_t shard,
-                            const char *alloc_id)
+void sc_repl_recover_encode(sc_wire_buf *b, const char *index, uint32_t shard, const char *alloc_id)
 {
     sc_wire_put_str(b, index);
     sc_wire_put_uvar(b, shard);
@@ -87,8 +86,8 @@ sc_status sc_repl_recover_decode(const uint8_t *p, size_t n, sc_slice *index, ui
     *shard = (uint32_t)sc_wire_get_uvar_max(&r, UINT32_MAX);
     *alloc_id = sc_wire_get_bytes(&r);
     sc_status st = sc_wire_reader_finish(&r);
-    if (st == SC_OK && (!index->len || index->len > 255 || !alloc_id->len ||
-                        alloc_id->len >= SC_ALLOC_ID_MAX))
+    if (st == SC_OK &&
+        (!index->len || index->len > 255 || !alloc_id->len || alloc_id->len >= SC_ALLOC_ID_MAX))
         st = SC_ECORRUPT;
     return st;
 }

@@ -49,11 +49,11 @@ static sc_shard *open_at(const char *dir)
     return s;
 }
 
-static bool apply(sc_shard *s, bool del, int64_t seq, int64_t term, int64_t version,
-                  const char *id, const char *src)
+static bool apply(sc_shard *s, bool del, int64_t seq, int64_t term, int64_t version, const char *id,
+                  const char *src)
 {
-    sc_shard_op op = {del, seq, term, version, sc_slice_cstr(id),
-                      del ? (sc_slice){0} : sc_slice_cstr(src)};
+    sc_shard_op op = {
+        del, seq, term, version, sc_slice_cstr(id), del ? (sc_slice){0} : sc_slice_cstr(src)};
     bool applied = false;
     sc_shard_error err;
     memset(&err, 0, sizeof err);
@@ -113,7 +113,8 @@ static void test_apply_dedup_and_terms(void **state)
     assert_int_equal(r.seq_no, 6); /* after the highest seq_no applied (5) */
     /* an op that does not parse fails and leaves nothing in the translog */
     {
-        sc_shard_op bad = {false, 8, 3, 1, sc_slice_cstr("bad"), sc_slice_cstr("{\"v\":{\"x\":1}}")};
+        sc_shard_op bad = {
+            false, 8, 3, 1, sc_slice_cstr("bad"), sc_slice_cstr("{\"v\":{\"x\":1}}")};
         bool applied = true;
         sc_shard_error err2;
         memset(&err2, 0, sizeof err2);
@@ -193,7 +194,9 @@ static void test_random_stream_converges(void **state)
     assert_int_equal(sc_dir_remove_all(dir_a), SC_OK);
     assert_int_equal(sc_dir_remove_all(dir_b), SC_OK);
     sc_shard *p = open_at(dir_a), *c = open_at(dir_b);
-    enum { N = 600 };
+    enum {
+        N = 600
+    };
     static struct {
         bool del;
         char id[8], src[32];
@@ -206,10 +209,10 @@ static void test_random_stream_converges(void **state)
         snprintf(ops[i].src, sizeof ops[i].src, "{\"i\":%d}", i);
         sc_shard_error err;
         sc_shard_write_opts o = sc_shard_write_defaults();
-        sc_status st = ops[i].del ? sc_shard_delete(p, sc_slice_cstr(ops[i].id), &o, &ops[i].r,
-                                                    &err)
-                                  : sc_shard_index(p, sc_slice_cstr(ops[i].id),
-                                                   sc_slice_cstr(ops[i].src), &o, &ops[i].r, &err);
+        sc_status st = ops[i].del
+                           ? sc_shard_delete(p, sc_slice_cstr(ops[i].id), &o, &ops[i].r, &err)
+                           : sc_shard_index(p, sc_slice_cstr(ops[i].id), sc_slice_cstr(ops[i].src),
+                                            &o, &ops[i].r, &err);
         assert_int_equal(st, SC_OK);
         ops[N + i] = ops[i];
     }
