@@ -87,7 +87,7 @@ typedef struct health {
 static const char *const health_names[] = {"green", "yellow", "red"};
 
 /* Clustered: health from the routing table (Elasticsearch's rule: red when a primary is
- * unassigned, yellow when a replica is). A concrete index name missing from the metadata is red. */
+ * unassigned, yellow when a replica is unassigned or still recovering, i.e. not in sync). A concrete index name missing from the metadata is red. */
 static void health_of_routing(sc_rest_req *req, const sc_cluster_view *v, health *h)
 {
     const char *expr = req->index;
@@ -105,13 +105,18 @@ static void health_of_routing(sc_rest_req *req, const sc_cluster_view *v, health
             const sc_shard_routing *sh = &r->shards[s];
             bool prim = sh->n_copies && sh->copies[0].primary;
             size_t want = 1 + (size_t)r->number_of_replicas;
+            size_t started = 0; /* copies in the in-sync set; the others are recovering */
+            for (size_t k = 0; prim && k < sh->n_copies; k++)
+                for (size_t j = 0; j < sh->n_in_sync; j++)
+                    started += !strcmp(sh->in_sync[j].alloc_id, sh->copies[k].alloc_id);
             h->shards += prim;
-            h->active += prim ? sh->n_copies : 0;
+            h->active += started;
+            h->initializing += prim ? sh->n_copies - started : 0;
             h->unassigned += want - (prim ? sh->n_copies : 0);
             h->failed_primaries += !prim;
             if (!prim)
                 h->rank = 2;
-            else if (sh->n_copies < want && h->rank < 1)
+            else if (started < want && h->rank < 1)
                 h->rank = 1;
         }
     }

@@ -257,8 +257,10 @@ static int cmp_load(const void *a, const void *b)
 }
 
 /* Adds copies until the shard has `want`, on the least loaded nodes without a copy. A fresh
- * shard (term 0) gets its primary too (on the chosen node with the fewest primaries), and all
- * its copies are in sync. */
+ * shard (term 0) gets its primary too (on the chosen node with the fewest primaries). Only the
+ * primary of a fresh shard is in sync: a new replica holds nothing until a peer recovery from
+ * the primary has copied the shard, and only then does the primary add it to the set
+ * (sc_membership_set_in_sync). Marking it earlier let an empty replica be promoted. */
 static sc_status fill_shard(alloc_ctx *c, sc_shard_routing *s, size_t want, node_load **cand)
 {
     bool fresh = s->primary_term == 0 && s->n_copies == 0;
@@ -297,8 +299,6 @@ static sc_status fill_shard(alloc_ctx *c, sc_shard_routing *s, size_t want, node
         if (fresh && i == prim) {
             cp->primary = true;
             cand[i]->primaries++;
-        }
-        if (fresh) {
             sc_in_sync *is = &s->in_sync[s->n_in_sync++];
             memcpy(is->alloc_id, cp->alloc_id, sizeof is->alloc_id);
             memcpy(is->node, cp->node, sizeof is->node);

@@ -15,8 +15,9 @@
  *    when a node holding an in-sync copy comes back (a full-cluster restart), that copy becomes
  *    primary again under a new term;
  *  - a new shard (primary term 0) gets all its copies at once on the least loaded nodes, term 1,
- *    and all of them in sync (they are all empty); replicas added later are not in sync until a
- *    recovery marks them (not done here);
+ *    with only the primary in sync: every replica (new or added later) is INITIALIZING until
+ *    its peer recovery from the primary completes and the primary marks it in sync
+ *    (sc_membership_set_in_sync), so an empty replica is never promoted;
  *  - new copies go to the nodes with the fewest copies (then fewest primaries, then id): a fresh
  *    allocation is even (copies per node differ by at most one). */
 #ifndef SC_CLUSTER_ALLOCATION_H

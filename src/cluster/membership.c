@@ -408,6 +408,11 @@ void sc_membership_stop(sc_membership *m)
     ms_free(m);
 }
 
+bool sc_membership_lease_ok(sc_membership *m)
+{
+    return !atomic_load(&m->lost) && !atomic_load(&m->suspect);
+}
+
 bool sc_membership_is_master(sc_membership *m)
 {
     return atomic_load(&m->is_master);

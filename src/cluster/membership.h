@@ -73,6 +73,9 @@ sc_status sc_membership_view(sc_membership *m, sc_cluster_view *out) SC_MUST_USE
 void sc_cluster_view_fini(sc_cluster_view *v);
 /* True while this node holds the master key with a live lease. */
 bool sc_membership_is_master(sc_membership *m);
+/* False while the node's lease may have expired (no keepalive for a TTL, or etcd said it is
+ * gone): a primary then stops acknowledging writes (another may have been promoted). */
+bool sc_membership_lease_ok(sc_membership *m);
 /* Called after the view changed (nodes, master, index metadata or routing), from the watch
  * thread, with no lock held; read the view with sc_membership_view. Must not block. */
 typedef void (*sc_membership_change_fn)(void *ctx);

@@ -15,6 +15,7 @@
 #include "cluster/cluster_settings.h"
 #include "cluster/internal.h"
 #include "cluster/log.h"
+#include "cluster/replication.h"
 #include "mapping/mapping.h"
 
 typedef struct node_addr {
@@ -44,6 +45,7 @@ struct sc_placement {
     bool dirty, stop;
     sc_placement_snapshot *snap;
     json_t *seen; /* names of indices seen in the metadata: {name: true} */
+    sc_repl *repl; /* replication handlers and the recovery thread */
 };
 
 void sc_placement_release(sc_placement_snapshot *s)
@@ -97,6 +99,50 @@ static bool read_batched(sc_node *n)
 sc_transport *sc_placement_transport(sc_placement *p)
 {
     return p->t;
+}
+
+const sc_shard_routing *sc_placement_shard(const sc_placement_snapshot *s, const char *index,
+                                           uint32_t shard)
+{
+    const sc_index_routing *r = sc_routing_table_find(&s->routing, index);
+    return r && shard < r->number_of_shards ? &r->shards[shard] : NULL;
+}
+
+const sc_routing_table *sc_placement_routing(const sc_placement_snapshot *s)
+{
+    return &s->routing;
+}
+
+const char *sc_placement_local_id(const sc_placement_snapshot *s)
+{
+    return s->local_id;
+}
+
+bool sc_placement_addr(const sc_placement_snapshot *s, const char *node_id, char *host,
+                       size_t cap, uint16_t *port)
+{
+    for (size_t i = 0; i < s->n_nodes; i++)
+        if (!strcmp(s->nodes[i].id, node_id) && s->nodes[i].port) {
+            snprintf(host, cap, "%s", s->nodes[i].host);
+            *port = s->nodes[i].port;
+            return true;
+        }
+    return false;
+}
+
+sc_membership *sc_placement_membership(sc_placement *p)
+{
+    return p->m;
+}
+
+sc_node *sc_placement_node(sc_placement *p)
+{
+    return p->node;
+}
+
+sc_repl *sc_placement_repl(sc_placement *p)
+{
+    return p->repl;
 }
 
 void sc_placement_primary(const sc_placement_snapshot *s, const char *index, uint32_t shard,
@@ -243,6 +289,7 @@ static void sync_once(sc_placement *p)
             pthread_cond_broadcast(&p->cv_snap);
             pthread_mutex_unlock(&p->mu);
             sc_placement_release(old);
+            sc__repl_kick(p->repl);
         }
     }
     sc_cluster_view_fini(&v);
@@ -306,7 +353,9 @@ sc_status sc_placement_start(sc_node *n, sc_membership *m, sc_transport *t, sc_p
     pthread_cond_init(&p->cv_snap, &ca);
     pthread_condattr_destroy(&ca);
     p->dirty = true;
-    sc_status st = sc_membership_on_change(m, on_change, p);
+    sc_status st = sc__repl_start(p, &p->repl);
+    if (st == SC_OK)
+        st = sc_membership_on_change(m, on_change, p);
     if (st == SC_OK && pthread_create(&p->th, NULL, placement_main, p) != 0)
         st = SC_EIO;
     if (st != SC_OK) {
@@ -345,6 +394,7 @@ void sc_placement_stop(sc_placement *p)
     pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
     pthread_join(p->th, NULL);
+    sc__repl_stop(p->repl);
     sc_placement_release(p->snap);
     json_decref(p->seen);
     pthread_cond_destroy(&p->cv);

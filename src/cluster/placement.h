@@ -63,6 +63,19 @@ bool sc_placement_batched(const sc_placement_snapshot *s);
 /* The etcd revision the snapshot reflects (0 before the first view). */
 int64_t sc_placement_revision(const sc_placement_snapshot *s);
 
+/* For replication (replication.h). The shard's routing in the snapshot, or NULL. */
+const sc_shard_routing *sc_placement_shard(const sc_placement_snapshot *s, const char *index,
+                                           uint32_t shard);
+/* The whole routing table of the snapshot, and this node's id. */
+const sc_routing_table *sc_placement_routing(const sc_placement_snapshot *s);
+const char *sc_placement_local_id(const sc_placement_snapshot *s);
+/* The transport address of a live node; false when unknown. */
+bool sc_placement_addr(const sc_placement_snapshot *s, const char *node_id, char *host,
+                       size_t cap, uint16_t *port);
+sc_membership *sc_placement_membership(sc_placement *p);
+sc_node *sc_placement_node(sc_placement *p);
+struct sc_repl *sc_placement_repl(sc_placement *p);
+
 /* Waits until a snapshot at least as new as etcd revision `rev` is published, or timeout_ms.
  * SC_OK or SC_ETIMEOUT. */
 sc_status sc_placement_wait(sc_placement *p, int64_t rev, int64_t timeout_ms) SC_MUST_USE;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/replication.h"
 #include "cluster/internal.h"
 #include "cluster/log.h"
 #include "cluster/ops.h"
@@ -319,10 +320,14 @@ sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_
 {
     (void)arena;
     uint32_t ns = ix->settings.number_of_shards;
-    bool touched_stack[64] = {0};
-    bool *touched = ns <= 64 ? touched_stack : calloc(ns, sizeof *touched);
-    if (!touched)
+    /* per shard: touched (fsync before the ack), primary here, refused (not primary here) */
+    bool flags_stack[3 * 64] = {0};
+    bool *flags = ns <= 64 ? flags_stack : calloc(3 * (size_t)ns, sizeof *flags);
+    if (!flags)
         return SC_ENOMEM;
+    bool *touched = flags, *primary = flags + ns, *refused = flags + 2 * (size_t)ns;
+    /* clustered: an operation permit, which shards this node is primary of (and their terms) */
+    uint64_t permit = sc__repl_begin(ix, primary);
     for (size_t i = 0; i < n; i++) {
         const sc_doc_write *w = &writes[i];
         sc_doc_result *r = &results[i];
@@ -339,6 +344,16 @@ sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_
             r->status = 503;
             sc_cluster_error_set(&r->err, 503, "unavailable_shards_exception",
                                  "[%s][%u] primary shard is not active", ix->name, shard);
+            continue;
+        }
+        if (!primary[shard] && !refused[shard] &&
+            !(primary[shard] = sc__repl_wait_primary(ix, shard)))
+            refused[shard] = true; /* waited once: the other items of the shard fail at once */
+        if (!primary[shard]) {
+            r->status = 503;
+            sc_cluster_error_set(&r->err, 503, "unavailable_shards_exception",
+                                 "[%s][%u] this node does not hold the primary (routing changed)",
+                                 ix->name, shard);
             continue;
         }
         sc_shard_write_opts o = sc_shard_write_defaults();
@@ -388,8 +403,10 @@ sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_
             sc_log(SC_LOG_ERROR, "index", "translog sync failed for [%s][%u]", ix->name, s);
         }
     }
-    if (touched != touched_stack)
-        free(touched);
+    /* clustered: the other copies get the operations before anything is acknowledged */
+    sc__repl_end(ix, permit, writes, n, results);
+    if (flags != flags_stack)
+        free(flags);
     return result;
 }
 

@@ -76,7 +76,9 @@ static sc_status open_transport(const sc_serve_cluster_config *cfg, sc_serve_clu
                                                               : cfg->transport_port;
     sc_status st = SC_EIO;
     for (long port = cfg->transport_port; port <= last && st == SC_EIO; port++) {
-        sc_transport_config tc = {.bind_host = cfg->bind, .port = (uint16_t)port};
+        /* 16 handler threads: a forwarded write waits for its replicas' answers (handled on
+         * their nodes' pools) and a peer recovery holds a thread for its duration */
+        sc_transport_config tc = {.bind_host = cfg->bind, .port = (uint16_t)port, .n_workers = 16};
         st = sc_transport_open(&tc, &c->t);
     }
     if (st != SC_OK) {

@@ -116,6 +116,7 @@ struct sc_shard {
     sc_translog *tlog;
     uint32_t n_removed_at_open; /* leftover files removed when the shard was opened */
     sc_status sticky;           /* SC_EIO after a failed translog write: refuse writes */
+    bool log_replayed; /* wlock held: a replay op is a replicated one, append it (replica.c) */
     /* ids */
     sc__idtab ids; /* id -> entry index (entries[i] has id sc__idtab_key(i)) */
     SC_VEC(sc__id_entry) entries;

@@ -331,7 +331,7 @@ sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
         return st;
     }
     uint64_t loc = 0;
-    if (!replay) {
+    if (!replay || s->log_replayed) {
         sc_translog_op op = {SC_TRANSLOG_INDEX, seq_no, term, version, id, source};
         st = sc_translog_append(s->tlog, &op, &loc);
         if (st != SC_OK) {
@@ -376,7 +376,7 @@ sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write
     int64_t term = replay ? replay->primary_term : s->cfg.primary_term;
     int64_t version = replay ? replay->version : (e ? e->version + 1 : 1);
     uint64_t loc = 0;
-    if (!replay) {
+    if (!replay || s->log_replayed) {
         sc_translog_op op = {SC_TRANSLOG_DELETE, seq_no, term, version, id, {0}};
         sc_status st = sc_translog_append(s->tlog, &op, &loc);
         if (st != SC_OK) {

@@ -154,6 +154,41 @@ sc_status sc_shard_sync(sc_shard *s) SC_MUST_USE;
  * thread already synced past it. SC_EIO. */
 sc_status sc_shard_sync_to(sc_shard *s, uint64_t location) SC_MUST_USE;
 
+/* ---- replication (replica.c) ---- */
+
+/* An operation as the primary performed it, for a replica or a recovering copy. */
+typedef struct sc_shard_op {
+    bool is_delete;
+    int64_t seq_no, primary_term, version; /* as assigned by the primary */
+    sc_slice id;
+    sc_slice source; /* empty for deletes */
+} sc_shard_op;
+
+/* Applies a primary's operation with its seq_no, term and version (no version checks): appends
+ * it to the translog, then to the buffer. Idempotent and order-free per id: when the id's
+ * current state is as new or newer, (primary_term, seq_no) compared in that order, the op is
+ * stale and skipped (*applied false), so a replayed or reordered op never overwrites a newer
+ * one. Not synced: call
+ * sc_shard_sync before acknowledging. Errors as sc_shard_index. Thread-safe. */
+sc_status sc_shard_apply(sc_shard *s, const sc_shard_op *op, bool *applied, sc_shard_error *err)
+    SC_MUST_USE;
+
+/* The term new writes of this copy get (the routing table's primary term once it is
+ * primary). Only raises it; a lower term is ignored. Thread-safe. */
+void sc_shard_set_primary_term(sc_shard *s, int64_t term);
+int64_t sc_shard_primary_term(sc_shard *s);
+
+/* One id table entry as listed by sc_shard_list_ids. id borrows shard memory: valid only during
+ * the callback. */
+typedef void (*sc_shard_id_fn)(void *ctx, sc_slice id, bool deleted, int64_t seq_no,
+                               int64_t primary_term, int64_t version);
+
+/* Calls fn for up to max id table entries from entry number `from` (entries are append-only:
+ * a page is stable while writes go on), under the writer lock (fn must be quick and must not
+ * call the shard). *next is the entry number after the last listed; == from at the end. */
+void sc_shard_list_ids(sc_shard *s, uint64_t from, size_t max, sc_shard_id_fn fn, void *ctx,
+                       uint64_t *next);
+
 /* ---- reads ---- */
 
 typedef struct sc_shard_doc {

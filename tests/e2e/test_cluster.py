@@ -203,9 +203,14 @@ def test_index_metadata_and_routing(cluster):
         for e in entries:
             per_node[e["node"]] = per_node.get(e["node"], 0) + 1
     assert sorted(per_node.values()) == [4, 4, 4], per_node
-    st, _, h = s.request("GET", "/_cluster/health/logs")
+    # only the primaries start in sync; each replica is INITIALIZING (yellow) until its peer
+    # recovery from the primary completed, then green
+    st, _, h = s.request("GET", "/_cluster/health/logs?wait_for_status=green&timeout=30s")
     assert h["status"] == "green" and h["active_shards"] == 12, h
     for n in nodes.values():
+        state = wait_until("every copy in sync on " + n.url, lambda: routing(n, "logs") if all(
+            len(v) == 2 for v in routing(n, "logs")["metadata"]["indices"]["logs"][
+                "in_sync_allocations"].values()) else None)
         st, _, rows = n.request("GET", "/_cat/shards/logs?format=json")
         assert st == 200 and len(rows) == 12, rows
         assert all(r["state"] == "STARTED" and r["node"] in nodes for r in rows), rows
@@ -229,7 +234,8 @@ def test_master_failover_and_rejoin(cluster):
     print("\nfailover: SIGKILL of master %s -> %s is master and %s is gone on both: %.2fs "
           "(lease TTL %s)" % (master, new_master, master, failover, TTL))
     assert new_master != master
-    # shards whose primary was on the dead node are promoted under term 2; nothing on it
+    # shards whose primary was on the dead node are promoted under term 2 (their replicas
+    # recovered and are in sync); nothing stays on it
     live = [ids[n] for n in rest]
 
     def promoted():
@@ -241,11 +247,15 @@ def test_master_failover_and_rejoin(cluster):
     for num, entries in before["routing_table"]["indices"]["logs"]["shards"].items():
         was = [e for e in entries if e["primary"]][0]["node"]
         assert terms[num] == (2 if was == ids[master] else 1), (num, terms)
-    # the killed node comes back with its data folder (same node id) and rejoins
-    nodes[master].start()
+    # the killed node comes back with its data folder (same node id) and rejoins; its copies
+    # are new replicas that recover from the primaries
+    nodes[master].start(wait_recovered=False)
     wait_until("rejoin", lambda: converged(nodes.values(), nodes.keys()))
     wait_until("routing over three nodes",
                lambda: check_routing(routing(nodes[rest[0]], "logs"), "logs", ids.values(), 6, 2))
+    st, _, h = nodes[rest[0]].request("GET",
+                                      "/_cluster/health/logs?wait_for_status=green&timeout=30s")
+    assert h["status"] == "green", h
 
 
 def test_etcd_restart(cluster):
@@ -324,7 +334,7 @@ def test_graceful_stop_leaves_at_once(cluster):
     # the lease was revoked before the process exited: its key is gone at once, not after the TTL
     assert "/scry/e2e/nodes/" + n3_id not in etcd.range_prefix("/scry/e2e/nodes/")
     wait_until("n3 gone", lambda: converged([nodes["n1"], nodes["n2"]], ["n1", "n2"]))
-    nodes["n3"].start()
+    nodes["n3"].start(wait_recovered=False)
     wait_until("n3 back", lambda: converged(nodes.values(), nodes.keys()))
 
 

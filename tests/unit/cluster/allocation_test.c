@@ -87,6 +87,9 @@ static void check(const sc_routing_table *prev, const sc_routing_table *t, const
                 assert_non_null(copy_by_id(sh, sh->in_sync[k].alloc_id));
             if (primaries)
                 assert_true(has_id(sh, sh->copies[0].alloc_id));
+            if (!pr && primaries && sh->n_in_sync != 1) /* a fresh shard: the primary only */
+                fail_msg("seed %u: fresh [%s][%u] has %zu in-sync copies", seed, r->index, s,
+                         sh->n_in_sync);
             if (!pr)
                 continue;
             const sc_shard_routing *ps = &pr->shards[s];
@@ -161,10 +164,31 @@ static void test_promotion_and_stale(void **state)
     assert_int_equal(sc_allocation_compute(two, 2, &ix, 1, NULL, &rng, &t1), SC_OK);
     sc_shard_routing *s = &t1.indices[0].shards[0];
     assert_int_equal(s->n_copies, 2);
-    assert_int_equal(s->n_in_sync, 2);
+    /* only the primary starts in sync: the replica holds nothing before its recovery */
+    assert_int_equal(s->n_in_sync, 1);
+    assert_string_equal(s->in_sync[0].alloc_id, s->copies[0].alloc_id);
     const char *prim = s->copies[0].node, *rep = s->copies[1].node;
     char rep_id[SC_ALLOC_ID_MAX];
     memcpy(rep_id, s->copies[1].alloc_id, sizeof rep_id);
+    {
+        /* the primary's node leaves before the replica recovered: red, the empty replica is
+         * not promoted (the old allocation promoted it and the shard's documents vanished) */
+        sc_routing_table r;
+        const char *const rep_only[] = {rep};
+        assert_int_equal(sc_allocation_compute(rep_only, 1, &ix, 1, &t1, &rng, &r), SC_OK);
+        const sc_shard_routing *rs = &r.indices[0].shards[0];
+        assert_int_equal(rs->n_copies, 1);
+        assert_false(rs->copies[0].primary);
+        assert_string_equal(rs->copies[0].alloc_id, rep_id);
+        assert_int_equal(rs->primary_term, 1);
+        assert_int_equal(rs->n_in_sync, 1);
+        assert_string_equal(rs->in_sync[0].node, prim);
+        sc_routing_table_fini(&r);
+    }
+    /* the replica's recovery completes: the primary adds it to the in-sync set */
+    memcpy(s->in_sync[1].alloc_id, rep_id, sizeof rep_id);
+    snprintf(s->in_sync[1].node, sizeof s->in_sync[1].node, "%s", rep);
+    s->n_in_sync = 2;
     /* the primary's node leaves: the in-sync replica is promoted, term 2 */
     const char *const only_rep[] = {rep};
     assert_int_equal(sc_allocation_compute(only_rep, 1, &ix, 1, &t1, &rng, &t2), SC_OK);
@@ -224,6 +248,14 @@ static void test_full_restart(void **state)
     uint64_t rng = 11;
     sc_routing_table t1, t2, t3;
     assert_int_equal(sc_allocation_compute(k_names, 3, &ix, 1, NULL, &rng, &t1), SC_OK);
+    for (uint32_t s = 0; s < 4; s++) { /* every replica recovered and marked in sync */
+        sc_shard_routing *sh = &t1.indices[0].shards[s];
+        assert_int_equal(sh->n_in_sync, 1);
+        sh->in_sync[1] = (sc_in_sync){{0}, {0}};
+        memcpy(sh->in_sync[1].alloc_id, sh->copies[1].alloc_id, SC_ALLOC_ID_MAX);
+        memcpy(sh->in_sync[1].node, sh->copies[1].node, SC_ALLOC_NODE_MAX);
+        sh->n_in_sync = 2;
+    }
     assert_int_equal(sc_allocation_compute(k_names, 0, &ix, 1, &t1, &rng, &t2), SC_OK);
     for (uint32_t s = 0; s < 4; s++) {
         assert_int_equal(t2.indices[0].shards[s].n_copies, 0);

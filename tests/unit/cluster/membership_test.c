@@ -166,6 +166,26 @@ static void test_leave_promotes(void **state)
     int master = wait_agreed(N);
     sc_index_routing before;
     wait_routing(master, "books", 2, &before);
+    /* a fresh replica is not in sync (it holds nothing before its recovery) */
+    for (uint32_t s = 0; s < 3; s++) {
+        assert_int_equal(before.shards[s].n_in_sync, 1);
+        assert_string_equal(before.shards[s].in_sync[0].alloc_id, before.shards[s].copies[0].alloc_id);
+    }
+    /* the primaries mark their replicas in sync, as after a completed peer recovery */
+    for (uint32_t s = 0; s < 3; s++)
+        assert_int_equal(sc_membership_set_in_sync(g_ms[master], "books", s,
+                                                   before.shards[s].copies[1].alloc_id, true, 1),
+                         SC_OK);
+    for (int t = 0; t < 600; t++) {
+        sc_index_routing_fini(&before);
+        wait_routing(master, "books", 2, &before);
+        bool all = true;
+        for (uint32_t s = 0; s < 3; s++)
+            all &= before.shards[s].n_in_sync == 2;
+        if (all)
+            break;
+        sleep_ms(50);
+    }
     char gone[SC_ALLOC_NODE_MAX];
     snprintf(gone, sizeof gone, "%s", sc_node_id(g_nodes[master]));
     sc_membership_stop(g_ms[master]); /* revokes the lease: the master key goes at once */

@@ -1,0 +1,88 @@
+/* Replication and peer recovery between shard copies (issue 13, "Writes and replication"),
+ * Elasticsearch's primary-backup design on the routing table in etcd:
+ *
+ *  - the primary performs a write (its seq_no, its primary term, its translog), then sends the
+ *    operations to every other copy of the shard in the routing table (in-sync replicas and
+ *    copies still recovering) in one SC_MSG_REPL_OPS request per copy, and acknowledges after
+ *    the in-sync ones answered. An in-sync copy that fails is removed from the in-sync set in
+ *    etcd (sc_membership_set_in_sync, fenced by the primary term) BEFORE the write is
+ *    acknowledged without it; when that removal fails (a stale primary, etcd unreachable) the
+ *    write is not acknowledged. A primary whose lease lapsed, or that the routing no longer
+ *    names primary under its term, does not acknowledge either;
+ *  - a replica refuses operations whose primary term is below the highest it has seen or below
+ *    the routing table's term for the shard (an old primary is fenced);
+ *  - a copy that is assigned but not in sync asks the primary for a peer recovery
+ *    (SC_MSG_REPL_RECOVER). The primary waits until its routing shows the copy (from then on
+ *    every write is also sent to it), waits for the writes already running to finish
+ *    (operation permits; new writes never wait), then sends every id of the shard as its
+ *    current operation (document or tombstone with the primary's seq_no, term and version);
+ *    seq-no dedup on the copy (sc_shard_apply) makes the
+ *    overlap with concurrent writes harmless. When nothing failed on the way, the primary adds
+ *    the copy to the in-sync set.
+ *
+ * Messages (cluster/wire.h primitives):
+ *   ops      = index:bytes shard:uv term:uv n:uv (op)*      response: empty
+ *   op       = delete:bool seq_no:svar term:uv version:uv id:bytes source:bytes
+ *   recover  = index:bytes shard:uv alloc_id:bytes           response: uv:n_ops_sent */
+#ifndef SC_CLUSTER_REPLICATION_H
+#define SC_CLUSTER_REPLICATION_H
+
+#include <stddef.h>
+
+#include "base/status.h"
+#include "cluster/node.h"
+#include "cluster/ops.h"
+#include "cluster/wire.h"
+#include "shard/shard.h"
+
+enum {
+    SC_MSG_REPL_OPS = 0x0301,
+    SC_MSG_REPL_RECOVER = 0x0302,
+};
+
+/* A decoded batch of operations (byte strings borrow the message; ops is malloc'd). */
+typedef struct sc_repl_ops {
+    sc_slice index;
+    uint32_t shard;
+    int64_t term; /* the sending primary's term */
+    sc_shard_op *ops;
+    size_t n_ops;
+} sc_repl_ops;
+
+/* Encoding: the header, then exactly n_ops ops. */
+void sc_repl_ops_put_header(sc_wire_buf *b, const char *index, uint32_t shard, int64_t term,
+                            size_t n_ops);
+void sc_repl_ops_put_op(sc_wire_buf *b, const sc_shard_op *op);
+/* SC_ECORRUPT on bad bytes (a negative seq_no, an empty or over-long id, a delete with a
+ * source, trailing bytes), SC_ENOMEM. out owned: sc_repl_ops_fini (also after a failure). */
+sc_status sc_repl_ops_decode(const uint8_t *p, size_t n, sc_repl_ops *out) SC_MUST_USE;
+void sc_repl_ops_fini(sc_repl_ops *o);
+void sc_repl_recover_encode(sc_wire_buf *b, const char *index, uint32_t shard,
+                            const char *alloc_id);
+sc_status sc_repl_recover_decode(const uint8_t *p, size_t n, sc_slice *index, uint32_t *shard,
+                                 sc_slice *alloc_id) SC_MUST_USE;
+
+typedef struct sc_repl sc_repl;
+typedef struct sc_placement sc_placement;
+
+/* Registers the handlers on the placement's transport and starts the recovery thread. */
+sc_status sc__repl_start(sc_placement *p, sc_repl **out) SC_MUST_USE;
+/* Stops the recovery thread and frees. NULL is a no-op. */
+void sc__repl_stop(sc_repl *r);
+/* Wakes the recovery thread (a view change). */
+void sc__repl_kick(sc_repl *r);
+
+/* The write path (sc_index_write). Before the local writes: clustered, takes an operation
+ * permit (returned; it never waits), and fills primary[0..number_of_shards) with whether this node
+ * holds each shard's primary (setting the shard's term from the routing); single-node, all true.
+ * sc__repl_wait_primary waits (up to 3 s) for this node's routing to name it primary of shard
+ * (a coordinator with a newer routing forwarded the write here); false: the write must be
+ * refused, never applied on a copy that is not the primary. After the local writes (results
+ * as sc_index_write filled them): replicates the successful operations, turning a result into
+ * an error when the write cannot be acknowledged, and releases the permit. */
+uint64_t sc__repl_begin(sc_index *ix, bool *primary);
+bool sc__repl_wait_primary(sc_index *ix, uint32_t shard);
+void sc__repl_end(sc_index *ix, uint64_t permit, const sc_doc_write *writes, size_t n,
+                  sc_doc_result *results);
+
+#endif
