@@ -13,9 +13,9 @@ Request breaker: a fourth node with a small `--memory` joins as a coordinator th
 of an index of many distinct keywords; a `terms` aggregation whose node partials it cannot hold
 answers 429 circuit_breaking_exception, and the node keeps serving (its breaker back at 0).
 
-Retries on other copies: the index `docs` has 6 shards and 1 replica. Until replication lands the test writes every document into every node's local
-copies itself (a `_bulk` sent over each node's transport as a forwarded request, which runs
-locally), so every copy of a shard holds the same documents and any copy may answer.
+Retries on other copies: the index `docs` has 6 shards and 1 replica, loaded through n1 (the
+primaries replicate every write); the test waits until every copy holds every document (the
+replicas refresh on their interval), so any copy may answer.
 
 * n3 runs with a small memory budget: a sort over 10,000 hits trips its per-shard request
   breaker, so every shard it serves fails inside its batch and is retried on another copy; the
@@ -30,8 +30,6 @@ import os
 import re
 import shutil
 import signal
-import socket
-import struct
 import tempfile
 
 import pytest
@@ -70,50 +68,25 @@ def logs_body():
     return "\n".join(lines) + "\n"
 
 
-def uvar(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def wbytes(b):
-    return uvar(len(b)) + b
-
-
-def local_bulk(port, body):
-    """POST /_bulk?refresh=true as a forwarded REST request (message 0x0201, docs/cluster.md)
-    on a node's transport port: the node runs it on its own copies."""
-    payload = (wbytes(b"POST") + wbytes(b"/_bulk") + uvar(1) + wbytes(b"refresh") +
-               wbytes(b"true") + wbytes(b"application/x-ndjson") + wbytes(body.encode()))
-    frame = b"SCTP" + struct.pack("<BBHQI", 1, 0, 0x0201, 1, len(payload)) + payload
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        s.sendall(frame)
-        buf = b""
-        while len(buf) < 20 or len(buf) < 20 + struct.unpack("<I", buf[16:20])[0]:
-            chunk = s.recv(65536)
-            assert chunk, "transport closed"
-            buf += chunk
-    flags = buf[5]
-    assert flags == 1, "error response: %r" % buf[20:200]
-    body = buf[20:]
-    i, status, shift = 0, 0, 0
-    while True:  # uvar status, bool json, bytes body
-        status |= (body[i] & 0x7F) << shift
-        shift += 7
-        i += 1
-        if not body[i - 1] & 0x80:
-            break
-    i += 1
-    while body[i] & 0x80:
-        i += 1
-    r = json.loads(body[i + 1:])
-    assert status == 200 and not r["errors"], str(r)[:500]
+def copies_hold_all(nodes):
+    """True when every copy of every `docs` shard (primaries and replicas) is started and holds
+    its primary's document count, summing to N_DOCS: the replicas got every write and
+    refreshed, so any copy may answer. A node's `_cat/shards` gives the counts of its own
+    copies only, so each node is asked for its own rows."""
+    per = {}
+    for name, node in nodes.items():
+        st, _, rows = node.request("GET", "/_cat/shards/docs?format=json")
+        if st != 200:
+            return False
+        for r in rows:
+            if r["state"] != "STARTED":
+                return False
+            if r["node"] == name:
+                if r["docs"] in (None, ""):
+                    return False
+                per.setdefault(r["shard"], []).append(int(r["docs"]))
+    return (len(per) == 6 and all(len(v) == 2 and v[0] == v[1] for v in per.values()) and
+            sum(v[0] for v in per.values()) == N_DOCS)
 
 
 def load(nodes, single, tports):
@@ -130,8 +103,10 @@ def load(nodes, single, tports):
     for s in nodes.values():
         wait_until("routing on " + s.url, lambda s=s: s.request(
             "GET", "/_cluster/health/docs?wait_for_status=green&timeout=1s")[0] == 200)
-    for name in nodes:
-        local_bulk(tports[name], bulk_body())
+    st, _, r = n1.request("POST", "/_bulk?refresh=true", bulk_body(),
+                          headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200 and not r["errors"], r
+    wait_until("every copy of docs holds its documents", lambda: copies_hold_all(nodes))
     st, _, r = single.request("POST", "/_bulk?refresh=true", bulk_body(),
                               headers={"Content-Type": "application/x-ndjson"})
     assert st == 200 and not r["errors"], r
