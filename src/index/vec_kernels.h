@@ -22,6 +22,8 @@ typedef struct sc_vec_kernels {
     float (*l2sq_f32)(const float *a, const float *b, size_t n);
     int32_t (*dot_i8)(const int8_t *a, const int8_t *b, size_t n);
     int32_t (*l2sq_i8)(const int8_t *a, const int8_t *b, size_t n);
+    /* float query times int8 codes (asymmetric scoring of quantized vectors) */
+    float (*dot_f32_i8)(const float *a, const int8_t *b, size_t n);
 } sc_vec_kernels;
 
 /* True when the CPU can run impl (SCALAR and AUTO always). */
