@@ -382,8 +382,9 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         return false;
     }
     sc_search_named *named = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *named);
+    uint32_t dk = run->sp.size > 0 && run->sp.size <= UINT32_MAX ? (uint32_t)run->sp.size : 0;
     if (!named || !sc__search_build_queries_named(req, resp, run->sp.query, run->list, run->n,
-                                                  queries, named)) {
+                                                  queries, named, dk)) {
         if (!named)
             sc_rest_error(req, resp, 429, "circuit_breaking_exception",
                           "[request] Data too large for the request budget", NULL, 0);

@@ -117,8 +117,8 @@ bool sc__search_parse_vector(sc_rest_req *req, sc_rest_resp *resp, const json_t 
  * a missing query gave); with RRF: builds every sub-search per index into *rrf_queries
  * (sub j of index i at [j * n + i], arena) and *n_rrf. 400 into resp and false on error. */
 bool sc__search_build_vector(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
-                             sc_index **list, size_t n, sc_query **queries,
-                             sc_query ***rrf_queries, size_t *n_rrf);
+                             sc_index **list, size_t n, sc_query **queries, sc_query ***rrf_queries,
+                             size_t *n_rrf);
 
 /* For a search of top-level kNN clauses without a query (and no RRF): the sum of the
  * clauses' k (cluster/search.h knn_cap); 0 otherwise. */
@@ -180,10 +180,11 @@ bool sc__glob_match(const char *p, const char *s);
 void sc__search_write_highlight(sc_jsonw *w, const sc_search_request *sr, const sc_result_hit *h);
 
 /* As sc__search_build_queries, also collecting each index's `_name`d queries into
- * named[0..n) (zeroed by the caller; arena) when named is not NULL. */
+ * named[0..n) (zeroed by the caller; arena) when named is not NULL; a knn query without `k`
+ * takes knn_default_k (the request's size; 0 = 10). */
 bool sc__search_build_queries_named(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                                     sc_index **list, size_t n, sc_query **out,
-                                    sc_search_named *named);
+                                    sc_search_named *named, uint32_t knn_default_k);
 
 /* Writes the "_shards" member of a search or count response. */
 void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r);
