@@ -395,10 +395,10 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
-    sc_query **rrf_queries;
-    size_t n_rrf;
+    sc_query **rrf_queries, **knn_global;
+    size_t n_rrf, n_knn_global;
     if (!sc__search_build_vector(req, resp, &run->sp, run->list, run->n, queries, &rrf_queries,
-                                 &n_rrf)) {
+                                 &n_rrf, &knn_global, &n_knn_global)) {
         run_fini(run);
         return false;
     }
@@ -487,7 +487,9 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         .n_rrf = n_rrf,
         .rrf_window = run->sp.vec.rank_window,
         .rrf_rank_constant = run->sp.vec.rank_constant,
-        .knn_cap = sc__search_knn_cap(&run->sp)};
+        .knn_cap = sc__search_knn_cap(&run->sp),
+        .knn_global = knn_global,
+        .n_knn_global = n_knn_global};
     if (sc_node_placement(req->node)) {
         if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
             sc_task_end(req->node, &task);

@@ -168,6 +168,9 @@ sc_status sc__knn_plan(sc__search_ctx *ctx, const sc_query *q, float boost, bool
     qsort(hits, n, sizeof *hits, cmp_khit);
     if (n > k)
         n = k;
+    /* a global kNN phase ran first: keep only this shard's part of the global top k */
+    while (n && hits[n - 1].score * boost < q->u.knn.min_score)
+        n--;
     SC_TRY(to_docs_plan(ctx, hits, n, boost, p));
     *out = p;
     return SC_OK;

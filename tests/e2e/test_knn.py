@@ -413,6 +413,31 @@ def test_knn_query_k_defaults_to_size(server, l2_index):
     assert st == 400, b
 
 
+def test_hybrid_global_k_equals_one_shard(server, fresh_index):
+    # knn + query: the knn part is the global top k (Elasticsearch's DFS kNN phase), so a
+    # 3-shard index answers exactly as a 1-shard index of the same docs
+    vecs = gauss_mixture(900, DIMS, 8)
+    one = fresh_index + "-one"
+    load(server, one, vecs, shards=1, batches=2)
+    load(server, fresh_index, vecs, shards=3, batches=2)
+    try:
+        for qi, q in enumerate(QUERIES[10:15]):
+            body = {"knn": [{"field": "v", "query_vector": q, "k": 5, "num_candidates": 100},
+                            {"field": "v", "query_vector": QUERIES[qi], "k": 3,
+                             "num_candidates": 50, "boost": 2}],
+                    # constant-score text part: BM25 statistics are per shard in both engines
+                    "query": {"constant_score": {"filter": {"match": {"t": "w%d" % qi}}}},
+                    "size": 200, "_source": False}
+            a = search(server, one, body)
+            b = search(server, fresh_index, body)
+            assert b["hits"]["total"] == a["hits"]["total"]
+            ga = sorted((h["_id"], round(h["_score"], 5)) for h in a["hits"]["hits"])
+            gb = sorted((h["_id"], round(h["_score"], 5)) for h in b["hits"]["hits"])
+            assert gb == ga
+    finally:
+        server.request("DELETE", "/" + one)
+
+
 def test_byte_and_mip_and_flat(server, fresh_index):
     server.request("PUT", "/" + fresh_index, {"mappings": {"properties": {
         "b": {"type": "dense_vector", "dims": 3, "element_type": "byte", "similarity": "dot_product"},
