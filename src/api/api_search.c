@@ -398,8 +398,9 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         return false;
     }
     sc_search_named *named = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *named);
+    uint32_t dk = run->sp.size > 0 && run->sp.size <= UINT32_MAX ? (uint32_t)run->sp.size : 0;
     if (!named || !sc__search_build_queries_named(req, resp, run->sp.query, run->list, run->n,
-                                                  queries, named)) {
+                                                  queries, named, dk)) {
         if (!named)
             sc_rest_error(req, resp, 429, "circuit_breaking_exception",
                           "[request] Data too large for the request budget", NULL, 0);
@@ -410,10 +411,10 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run_fini(run);
         return false;
     }
-    sc_query **rrf_queries;
-    size_t n_rrf;
+    sc_query **rrf_queries, **knn_global;
+    size_t n_rrf, n_knn_global;
     if (!sc__search_build_vector(req, resp, &run->sp, run->list, run->n, queries, &rrf_queries,
-                                 &n_rrf)) {
+                                 &n_rrf, &knn_global, &n_knn_global)) {
         run_fini(run);
         return false;
     }
@@ -505,7 +506,9 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         .knn_cap = sc__search_knn_cap(&run->sp),
         .pre_filter_shard_size = run->sp.pre_filter_shard_size,
         .max_concurrent_shard_requests = run->sp.max_concurrent_shard_requests,
-        .dfs = run->sp.dfs};
+        .dfs = run->sp.dfs,
+        .knn_global = knn_global,
+        .n_knn_global = n_knn_global};
     if (sc_node_placement(req->node)) {
         if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
             sc_task_end(req->node, &task);

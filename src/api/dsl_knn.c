@@ -192,7 +192,17 @@ static sc_status parse_clause(P *p, const json_t *body, sc_query **out)
         return sc__dsl_fail(p, "illegal_argument_exception",
                             "[knn] requires either [query_vector] or [query_vector_builder]");
     int64_t k, nc;
-    uint32_t dk = p->env && p->env->knn_default_k ? p->env->knn_default_k : 10;
+    /* k defaults to the request's size (Elasticsearch 8.14+, the top-level section and the
+     * knn query alike); a defaulted k never exceeds an explicit num_candidates, which then
+     * drives it (the 8.12 knn query had no k: each shard returned num_candidates hits) */
+    int64_t dk = p->env && p->env->knn_default_k ? p->env->knn_default_k : 10;
+    if (dk > NUM_CANDIDATES_LIMIT)
+        dk = NUM_CANDIDATES_LIMIT;
+    const json_t *ncj = json_object_get(body, "num_candidates");
+    int64_t given_nc;
+    if (!json_object_get(body, "k") && ncj && sc__dsl_get_int(ncj, &given_nc) && given_nc >= 1 &&
+        given_nc < dk)
+        dk = given_nc;
     SC_TRY(uint_param(p, body, "k", dk, &k));
     if (k < 1)
         return sc__dsl_fail(p, "illegal_argument_exception", "[k] must be greater than 0");

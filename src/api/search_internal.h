@@ -118,11 +118,13 @@ bool sc__search_parse_for_index(sc_rest_req *req, sc_rest_resp *resp, sc_index *
 bool sc__search_parse_vector(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
                              search_parse *sp);
 /* With kNN clauses: ORs them into queries[i] (built from sp->query, or replacing the match_all
- * a missing query gave); with RRF: builds every sub-search per index into *rrf_queries
- * (sub j of index i at [j * n + i], arena) and *n_rrf. 400 into resp and false on error. */
+ * a missing query gave); with a query too (hybrid), clause j's kNN node of index i goes to
+ * (*knn_global)[j * n + i] (arena; *n_knn_global entries, cluster/search.h knn_global);
+ * with RRF: builds every sub-search per index into *rrf_queries (sub j of index i at
+ * [j * n + i], arena) and *n_rrf. 400 into resp and false on error. */
 bool sc__search_build_vector(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
-                             sc_index **list, size_t n, sc_query **queries,
-                             sc_query ***rrf_queries, size_t *n_rrf);
+                             sc_index **list, size_t n, sc_query **queries, sc_query ***rrf_queries,
+                             size_t *n_rrf, sc_query ***knn_global, size_t *n_knn_global);
 
 /* For a search of top-level kNN clauses without a query (and no RRF): the sum of the
  * clauses' k (cluster/search.h knn_cap); 0 otherwise. */
@@ -184,10 +186,11 @@ bool sc__glob_match(const char *p, const char *s);
 void sc__search_write_highlight(sc_jsonw *w, const sc_search_request *sr, const sc_result_hit *h);
 
 /* As sc__search_build_queries, also collecting each index's `_name`d queries into
- * named[0..n) (zeroed by the caller; arena) when named is not NULL. */
+ * named[0..n) (zeroed by the caller; arena) when named is not NULL; a knn query without `k`
+ * takes knn_default_k (the request's size; 0 = 10). */
 bool sc__search_build_queries_named(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                                     sc_index **list, size_t n, sc_query **out,
-                                    sc_search_named *named);
+                                    sc_search_named *named, uint32_t knn_default_k);
 
 /* Writes the "_shards" member of a search or count response. */
 void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r);

@@ -976,12 +976,12 @@ bool sc__search_parse_for_index(sc_rest_req *req, sc_rest_resp *resp, sc_index *
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                               sc_index **list, size_t n, sc_query **out)
 {
-    return sc__search_build_queries_named(req, resp, query, list, n, out, NULL);
+    return sc__search_build_queries_named(req, resp, query, list, n, out, NULL, 0);
 }
 
 bool sc__search_build_queries_named(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,
                                     sc_index **list, size_t n, sc_query **out,
-                                    sc_search_named *named)
+                                    sc_search_named *named, uint32_t knn_default_k)
 {
     if (n == 0 && query) {
         /* No target index: still validate the query as Elasticsearch parses it up front. */
@@ -1003,8 +1003,8 @@ bool sc__search_build_queries_named(sc_rest_req *req, sc_rest_resp *resp, const 
             continue;
         }
         sc_dsl_error err;
-        sc_status st = parse_query(req->arena, list[i], query, false, 0, &out[i], &err,
-                                   named ? &named[i] : NULL);
+        sc_status st = parse_query(req->arena, list[i], query, false, knn_default_k, &out[i],
+                                   &err, named ? &named[i] : NULL);
         if (st != SC_OK) {
             if (err.type && !strcmp(err.type, "query_shard_exception")) {
                 sc_rest_kv kv[] = {{"index", list[i]->name}, {"index_uuid", list[i]->uuid}};

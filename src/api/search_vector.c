@@ -163,9 +163,10 @@ bool sc__search_parse_vector(sc_rest_req *req, sc_rest_resp *resp, const json_t 
     return ok;
 }
 
-/* queries[i] |= every kNN clause (a bool of should clauses sums the scores). */
+/* queries[i] |= every kNN clause (a bool of should clauses sums the scores); with a query,
+ * clause k's node goes to knn_global[k * n + i]. */
 static bool hybrid(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp, sc_index *ix,
-                   sc_query **q)
+                   sc_query **q, size_t i, size_t n, sc_query **knn_global)
 {
     size_t nk = json_array_size(sp->vec.knn);
     sc_query *b = nk > 1 || sp->query ? sc_query_bool(req->arena) : NULL;
@@ -178,6 +179,8 @@ static bool hybrid(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
         if (!sc__search_parse_for_index(req, resp, ix, json_array_get(sp->vec.knn, k), true,
                                         (uint32_t)sp->size, &kq))
             return false;
+        if (knn_global)
+            knn_global[k * n + i] = kq;
         if (!b) {
             *q = kq;
             return true;
@@ -207,16 +210,27 @@ uint32_t sc__search_knn_cap(const search_parse *sp)
 
 bool sc__search_build_vector(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
                              sc_index **list, size_t n, sc_query **queries, sc_query ***rrf_queries,
-                             size_t *n_rrf)
+                             size_t *n_rrf, sc_query ***knn_global, size_t *n_knn_global)
 {
     *rrf_queries = NULL;
     *n_rrf = 0;
+    *knn_global = NULL;
+    *n_knn_global = 0;
     if (!sp->vec.owned)
         return true;
     if (!sp->vec.rrf) {
+        size_t nk = json_array_size(sp->vec.knn);
+        sc_query **g = NULL;
+        if (nk && sp->query && n) {
+            g = sc_arena_calloc(req->arena, nk * n, sizeof *g);
+            if (!g)
+                return fail(req, resp, "exception", "out of memory");
+        }
         for (size_t i = 0; i < n; i++)
-            if (json_array_size(sp->vec.knn) && !hybrid(req, resp, sp, list[i], &queries[i]))
+            if (nk && !hybrid(req, resp, sp, list[i], &queries[i], i, n, g))
                 return false;
+        *knn_global = g;
+        *n_knn_global = g ? nk * n : 0;
         return true;
     }
     size_t ns = json_array_size(sp->vec.subs);

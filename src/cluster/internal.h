@@ -169,12 +169,21 @@ sc_status sc__search_reduce_results(const struct sc_search_request *sr,
                                     struct sc_search_response *out) SC_MUST_USE;
 sc_status sc__search_fetch_hits(sc_node *n, const struct sc_search_request *sr,
                                 const struct sc_node_query_request *qreq,
-                                const struct sc_node_query_response *qresp, size_t from,
-                                size_t nh, sc_arena *arena,
-                                struct sc_search_response *out) SC_MUST_USE;
+                                const struct sc_node_query_response *qresp, size_t from, size_t nh,
+                                sc_arena *arena, struct sc_search_response *out) SC_MUST_USE;
 /* A search with reciprocal rank fusion (search_rrf.c; sc_search_run hands it sr->n_rrf > 0). */
 sc_status sc__search_run_rrf(sc_node *n, const struct sc_search_request *sr, sc_arena *arena,
                              struct sc_search_response *out) SC_MUST_USE;
+/* Pins every shard of sr's indices (in target order: index, then shard) into *pins (malloc'd,
+ * *n_pins entries, NULL for a shard not open here); release each with
+ * sc_shard_searcher_release and free the array (search_rrf.c). SC_ENOMEM. */
+sc_status sc__search_pin_all(const struct sc_search_request *sr, const sc_shard_snapshot ***pins,
+                             size_t *n_pins) SC_MUST_USE;
+/* The global kNN phase of a hybrid search (search_knn.c; sc_search_run hands it
+ * sr->n_knn_global > 0 with pins): sets each clause's min_score to its k-th best score over
+ * every shard of the pinned snapshots. */
+sc_status sc__search_knn_global(sc_node *n, const struct sc_search_request *sr,
+                                const sc_shard_snapshot *const *pins, sc_arena *arena) SC_MUST_USE;
 /* Runs the node's metadata hook (sc_node_set_cluster), if any (node.c). */
 void sc__node_meta_changed(sc_node *n, const char *index, const char *meta_json);
 

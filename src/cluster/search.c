@@ -588,8 +588,34 @@ sc_status sc__search_fetch_hits(sc_node *n, const sc_search_request *sr,
     return SC_OK;
 }
 
+static sc_status run_search(sc_node *n, const sc_search_request *sr, sc_arena *arena,
+                            sc_search_response *out);
+
 sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena,
                         sc_search_response *out)
+{
+    if (!sr->n_knn_global || sr->n_rrf || sc_node_placement(n))
+        return run_search(n, sr, arena, out);
+    /* hybrid: the global kNN phase, then the search, on the same pinned snapshots */
+    const sc_shard_snapshot **own = NULL;
+    size_t n_pins = 0;
+    if (!sr->pinned)
+        SC_TRY(sc__search_pin_all(sr, &own, &n_pins));
+    sc_search_request s = *sr;
+    s.pinned = sr->pinned ? sr->pinned : own;
+    s.n_knn_global = 0;
+    sc_status st = sc__search_knn_global(n, sr, s.pinned, arena);
+    if (st == SC_OK)
+        st = run_search(n, &s, arena, out);
+    for (size_t p = 0; p < n_pins; p++)
+        if (own[p])
+            sc_shard_searcher_release(own[p]);
+    free(own);
+    return st;
+}
+
+static sc_status run_search(sc_node *n, const sc_search_request *sr, sc_arena *arena,
+                            sc_search_response *out)
 {
     memset(out, 0, sizeof *out);
     out->max_score = NAN;

@@ -80,6 +80,14 @@ typedef struct sc_search_request {
      * clause and the coordinator keeps the best knn_cap (the sum of the clauses' k) of them,
      * hits and total. 0 = not such a search. */
     uint32_t knn_cap;
+    /* Hybrid search (top-level kNN clauses with a query): clause j's SC_QUERY_KNN node inside
+     * index i's tree is knn_global[j * n_indices + i]. Before the query phase each clause runs
+     * alone on the same pinned snapshots for its global top k and its nodes' min_score
+     * becomes the k-th best score, so the shards together contribute the global top k (as
+     * Elasticsearch's DFS kNN phase; ties at the k-th score are all kept). n_knn_global 0 =
+     * none. Single node only. */
+    sc_query *const *knn_global;
+    size_t n_knn_global;
     /* Highlighting (search/highlight.h): per index, the fields to highlight in its hits
      * (NULL = none; the array itself NULL = no highlighting). Needs fetch_source. */
     const sc_hl_spec *const *highlight;

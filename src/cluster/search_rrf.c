@@ -33,9 +33,8 @@ static int cmp_score(const void *pa, const void *pb)
     return cmp_doc(pa, pb);
 }
 
-/* Pins every shard of the request's indices (pin_ix order), unless the request has pins. */
-static sc_status pin_all(const sc_search_request *sr, const sc_shard_snapshot ***pins,
-                         size_t *n_pins)
+sc_status sc__search_pin_all(const sc_search_request *sr, const sc_shard_snapshot ***pins,
+                             size_t *n_pins)
 {
     size_t n = 0;
     for (size_t i = 0; i < sr->n_indices; i++)
@@ -108,7 +107,7 @@ sc_status sc__search_run_rrf(sc_node *n, const sc_search_request *sr, sc_arena *
     SC_TRY(sc__search_build_targets(sr, arena, &targets, &nt));
     const sc_shard_snapshot **own_pins = NULL;
     if (!sr->pinned)
-        SC_TRY(pin_all(sr, &own_pins, &n_pins));
+        SC_TRY(sc__search_pin_all(sr, &own_pins, &n_pins));
     const sc_shard_snapshot *const *pins = sr->pinned ? sr->pinned : own_pins;
     uint64_t deadline =
         sr->timeout_ms >= 0 ? sc_clock_now_ns() + (uint64_t)sr->timeout_ms * 1000000 : 0;

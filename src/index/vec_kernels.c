@@ -44,6 +44,14 @@ static int32_t l2sq_i8_scalar(const int8_t *a, const int8_t *b, size_t n)
     return s;
 }
 
+static float dot_f32_i8_scalar(const float *a, const int8_t *b, size_t n)
+{
+    float s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += a[i] * (float)b[i];
+    return s;
+}
+
 #define AVX2 __attribute__((target("avx2,fma")))
 
 AVX2 static float hsum256(__m256 v)
@@ -137,9 +145,34 @@ AVX2 static int32_t l2sq_i8_avx2(const int8_t *a, const int8_t *b, size_t n)
     return r;
 }
 
+/* 8 codes widened to 8 float lanes per FMA; two accumulators as in dot_f32_avx2. */
+AVX2 static float dot_f32_i8_avx2(const float *a, const int8_t *b, size_t n)
+{
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(b + i));
+        __m256 y0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(x));
+        __m256 y1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(x, 8)));
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), y0, s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), y1, s1);
+    }
+    if (i + 8 <= n) {
+        __m128i x = _mm_loadl_epi64((const __m128i *)(b + i));
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(x)),
+                             s0);
+        i += 8;
+    }
+    float s = hsum256(_mm256_add_ps(s0, s1));
+    for (; i < n; i++)
+        s += a[i] * (float)b[i];
+    return s;
+}
+
 static const sc_vec_kernels k_scalar = {dot_f32_scalar, l2sq_f32_scalar, dot_i8_scalar,
-                                        l2sq_i8_scalar};
-static const sc_vec_kernels k_avx2 = {dot_f32_avx2, l2sq_f32_avx2, dot_i8_avx2, l2sq_i8_avx2};
+                                        l2sq_i8_scalar, dot_f32_i8_scalar};
+static const sc_vec_kernels k_avx2 = {dot_f32_avx2, l2sq_f32_avx2, dot_i8_avx2, l2sq_i8_avx2,
+                                      dot_f32_i8_avx2};
 
 int sc_vec_impl_supported(sc_vec_impl impl)
 {

@@ -1,7 +1,11 @@
 /* Vector similarity kernels for dense_vector search: dot product, squared Euclidean distance
  * and cosine over float32 and int8 arrays, with an AVX2/FMA implementation picked at run time
  * (__builtin_cpu_supports) and a portable scalar one. Used by the HNSW graph (index/hnsw.h),
- * exact kNN scans and their tests. All functions are pure and thread-safe. */
+ * exact kNN scans and their tests. All functions are pure and thread-safe.
+ * script_score's vector functions (cosineSimilarity, dotProduct, l1norm, l2norm, hamming; not
+ * written yet, they belong to the script expression module) should call these kernels on a
+ * doc's raw floats from sc_segment_vectors (index/vecfield.h: ordinal of a doc by binary
+ * search in vf.docs), never the int8 codes, so their scores are exact. */
 #ifndef SC_INDEX_VEC_KERNELS_H
 #define SC_INDEX_VEC_KERNELS_H
 
@@ -22,6 +26,8 @@ typedef struct sc_vec_kernels {
     float (*l2sq_f32)(const float *a, const float *b, size_t n);
     int32_t (*dot_i8)(const int8_t *a, const int8_t *b, size_t n);
     int32_t (*l2sq_i8)(const int8_t *a, const int8_t *b, size_t n);
+    /* float query times int8 codes (asymmetric scoring of quantized vectors) */
+    float (*dot_f32_i8)(const float *a, const int8_t *b, size_t n);
 } sc_vec_kernels;
 
 /* True when the CPU can run impl (SCALAR and AUTO always). */

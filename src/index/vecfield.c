@@ -9,8 +9,9 @@
 #include "index/internal.h"
 #include "index/vec_kernels.h"
 
-#define VEC_MAGIC "VEC1"
-#define QMAX 127.0f /* 7-bit codes, as Lucene's int8 quantizer */
+#define VEC_MAGIC "VEC2"    /* per-dimension int8 ranges (segment version 9) */
+#define VEC_MAGIC_V1 "VEC1" /* one int8 range per section (version 8): codes ignored */
+#define QMAX 127.0f         /* 7-bit codes, as Lucene's int8 quantizer */
 #define QUANTILE_SAMPLE 25000u
 
 static bool has_codes(sc_vec_index t)
@@ -56,59 +57,90 @@ bool sc_vec_similarity_ok(const sc_vec_params *p, float sim, float threshold)
 
 /* ---- quantization ---- */
 
-static int cmp_float(const void *a, const void *b)
+/* The k-th smallest of v[0..n) (k < n), partially reordering v (Hoare's selection). O(n). */
+static float select_kth(float *v, size_t n, size_t k)
 {
-    float x = *(const float *)a, y = *(const float *)b;
-    return x < y ? -1 : x > y;
+    size_t l = 0, r = n - 1;
+    while (l < r) {
+        float pivot = v[l + (r - l) / 2];
+        size_t i = l, j = r;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                float t = v[i];
+                v[i] = v[j], v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            r = j;
+        else if (k >= i)
+            l = i;
+        else
+            return v[k];
+    }
+    return v[k];
 }
 
-/* Bounds from the quantiles at confidence max(1 - 1 / (dims + 1), 0.999) of an evenly strided
- * sample of at most QUANTILE_SAMPLE vectors (Lucene's default int8 interval, floored: at 32
- * dims Lucene's 0.97 cut recall@10 after rescoring from 0.962 to 0.948 in hnsw_test). */
-static sc_status quantile_bounds(const sc_vec_params *p, const float *vecs, uint32_t n, float *lo,
-                                 float *hi)
+/* Per-dimension bounds: for each dimension, the quantiles at confidence max(1 - 1 / (dims +
+ * 1), 0.999) of that dimension's values in an evenly strided sample of at most QUANTILE_SAMPLE
+ * vectors (Lucene's default int8 interval, floored: at 32 dims Lucene's 0.97 cut recall@10
+ * after rescoring from 0.962 to 0.948 in hnsw_test). One range per dimension instead of
+ * Lucene's one per segment: with dims of 100x different spread a shared range leaves the
+ * narrow dims a code or two (hnsw_test skewed sets: recall@10 0.45 -> 1.0). lo[d] is the
+ * bottom, alpha[d] = (hi - lo) / 127 the step (0 for a constant dimension). */
+static sc_status dim_bounds(const sc_vec_params *p, const float *vecs, uint32_t n, float *lo,
+                            float *alpha)
 {
-    *lo = 0, *hi = 1;
+    for (uint32_t d = 0; d < p->dims; d++)
+        lo[d] = 0, alpha[d] = 0;
     if (n == 0)
         return SC_OK;
     uint32_t ns = n < QUANTILE_SAMPLE ? n : QUANTILE_SAMPLE;
-    size_t nv = (size_t)ns * p->dims;
-    float *v = malloc(nv * sizeof(float));
+    float *v = malloc((size_t)ns * sizeof(float));
     if (!v)
         return SC_ENOMEM;
-    for (uint32_t i = 0; i < ns; i++) {
-        uint64_t src = (uint64_t)i * n / ns;
-        memcpy(v + (size_t)i * p->dims, vecs + src * p->dims, p->dims * sizeof(float));
-    }
-    qsort(v, nv, sizeof(float), cmp_float);
     double ci = 1.0 - 1.0 / ((double)p->dims + 1.0);
     if (ci < 0.999)
         ci = 0.999; /* low dims: clipping 1 / (dims + 1) of the values costs recall */
-    size_t cut = (size_t)floor((double)nv * (1.0 - ci) / 2.0);
-    *lo = v[cut];
-    *hi = v[nv - 1 - cut];
-    if (!(*hi > *lo))
-        *hi = *lo + 1e-6f;
+    size_t cut = (size_t)floor((double)ns * (1.0 - ci) / 2.0);
+    for (uint32_t d = 0; d < p->dims; d++) {
+        for (uint32_t i = 0; i < ns; i++) {
+            uint64_t src = (uint64_t)i * n / ns;
+            v[i] = vecs[src * p->dims + d];
+        }
+        float l = select_kth(v, ns, cut), h = select_kth(v, ns, ns - 1 - cut);
+        lo[d] = l;
+        alpha[d] = h > l ? (h - l) / QMAX : 0.0f;
+    }
     free(v);
     return SC_OK;
 }
 
-/* Codes of v (0..127) and its correction for dot-like similarities:
- * a.b ~= alpha^2 sum(qa qb) + corr(a) + corr(b), corr(v) = alpha lo sum(q) + dims lo^2 / 2. */
-static float quantize(const sc_vec_params *p, float lo, float hi, const float *v, int8_t *q)
+/* Codes of v (0..127, code = round((clamp(v) - lo) / alpha)) and the squared norm of the
+ * decoded vector lo + alpha code, the correction l2_norm scoring needs. */
+static float quantize(const sc_vec_params *p, const float *lo, const float *alpha, const float *v,
+                      int8_t *q)
 {
-    float alpha = (hi - lo) / QMAX, inv = QMAX / (hi - lo);
-    int64_t sum = 0;
+    double norm = 0;
     for (uint32_t i = 0; i < p->dims; i++) {
-        float x = v[i] < lo ? lo : v[i] > hi ? hi : v[i];
-        int c = (int)lrintf((x - lo) * inv);
-        c = c < 0 ? 0 : c > 127 ? 127 : c;
+        int c = 0;
+        if (alpha[i] > 0) {
+            float x = (v[i] - lo[i]) / alpha[i];
+            x = x < 0 ? 0 : x > QMAX ? QMAX : x;
+            c = (int)lrintf(x);
+        }
         q[i] = (int8_t)c;
-        sum += c;
+        float dec = lo[i] + alpha[i] * (float)c;
+        norm += (double)dec * dec;
     }
-    if (p->sim == SC_VEC_SIM_L2)
-        return 0;
-    return alpha * lo * (float)sum + (float)p->dims * lo * lo / 2.0f;
+    return (float)norm;
 }
 
 /* ---- writing ---- */
@@ -178,11 +210,6 @@ sc_status sc_vec_section_write(const sc_vec_params *p, const uint32_t *docs, con
     sc__st32(hdr + 16, p->m);
     sc__st32(hdr + 20, p->ef_construction);
     sc__st32(hdr + 28, UINT32_MAX); /* max_level -1: no graph */
-    float lo = 0, hi = 1;
-    if (has_codes(p->type))
-        SC_TRY(quantile_bounds(p, vecs, n, &lo, &hi));
-    memcpy(hdr + 36, &lo, 4);
-    memcpy(hdr + 40, &hi, 4);
     size_t hdr_at = out->len;
     sc__buf_put(out, hdr, sizeof(hdr), &st);
     sc__buf_put(out, docs, (size_t)n * 4, &st);
@@ -190,15 +217,22 @@ sc_status sc_vec_section_write(const sc_vec_params *p, const uint32_t *docs, con
     if (has_codes(p->type) && st == SC_OK) {
         int8_t *codes = malloc((size_t)n * p->dims + 1);
         float *corr = malloc((size_t)n * 4 + 4);
-        if (!codes || !corr)
+        float *lo = malloc((size_t)p->dims * 8);
+        if (!codes || !corr || !lo)
             st = SC_ENOMEM;
+        float *alpha = lo ? lo + p->dims : NULL;
+        if (st == SC_OK)
+            st = dim_bounds(p, vecs, n, lo, alpha);
         for (uint32_t i = 0; st == SC_OK && i < n; i++)
-            corr[i] = quantize(p, lo, hi, vecs + (size_t)i * p->dims, codes + (size_t)i * p->dims);
+            corr[i] =
+                quantize(p, lo, alpha, vecs + (size_t)i * p->dims, codes + (size_t)i * p->dims);
+        sc__buf_put(out, lo, (size_t)p->dims * 8, &st);
         sc__buf_put(out, corr, (size_t)n * 4, &st);
         sc__buf_put(out, codes, (size_t)n * p->dims, &st);
         pad4(out, &st);
         free(codes);
         free(corr);
+        free(lo);
     }
     if (has_graph(p->type) && st == SC_OK && n > 0) {
         uint8_t h2[SC_VEC_SECTION_HEADER];
@@ -222,8 +256,10 @@ sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out
 {
     memset(out, 0, sizeof(*out));
     const uint8_t *b = bytes.ptr;
-    if (bytes.len < SC_VEC_SECTION_HEADER || memcmp(b, VEC_MAGIC, 4) != 0)
+    if (bytes.len < SC_VEC_SECTION_HEADER ||
+        (memcmp(b, VEC_MAGIC, 4) != 0 && memcmp(b, VEC_MAGIC_V1, 4) != 0))
         return bad(why, "bad vector section header");
+    bool v1 = memcmp(b, VEC_MAGIC_V1, 4) == 0;
     if (((uintptr_t)b & 3) != 0)
         return bad(why, "misaligned vector section");
     sc_vec_params *p = &out->p;
@@ -234,8 +270,6 @@ sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out
     p->type = (sc_vec_index)b[14];
     p->m = sc__ld32(b + 16);
     p->ef_construction = sc__ld32(b + 20);
-    memcpy(&out->lo, b + 36, 4);
-    memcpy(&out->hi, b + 40, 4);
     if (b[12] > 3 || b[13] > 2 || b[14] > 3 || p->dims == 0 || p->dims > sc_vec_max_dims(p->elem) ||
         out->n > n_docs ||
         (p->elem == SC_VEC_ELEM_BIT && (p->sim != SC_VEC_SIM_L2 || has_codes(p->type))))
@@ -243,9 +277,14 @@ sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out
     uint64_t n = out->n, d = p->dims, off = SC_VEC_SECTION_HEADER;
     uint64_t need = off + n * 4 + n * d * 4;
     if (has_codes(p->type)) {
-        if (!(out->hi > out->lo) || !isfinite(out->lo) || !isfinite(out->hi))
-            return bad(why, "bad quantization bounds");
-        need += n * 4 + ((n * d + 3) & ~(uint64_t)3);
+        if (v1) {
+            float lo, hi;
+            memcpy(&lo, b + 36, 4);
+            memcpy(&hi, b + 40, 4);
+            if (!(hi > lo) || !isfinite(lo) || !isfinite(hi))
+                return bad(why, "bad quantization bounds");
+        }
+        need += (v1 ? 0 : d * 8) + n * 4 + ((n * d + 3) & ~(uint64_t)3);
     }
     if (need > bytes.len)
         return bad(why, "vector section truncated");
@@ -257,6 +296,14 @@ sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out
         if (out->docs[i] >= n_docs || (i && out->docs[i] <= out->docs[i - 1]))
             return bad(why, "vector docs not increasing");
     if (has_codes(p->type)) {
+        if (!v1) {
+            out->qlo = (const float *)(b + off);
+            out->qalpha = out->qlo + d;
+            off += d * 8;
+            for (uint64_t i = 0; i < d; i++)
+                if (!isfinite(out->qlo[i]) || !isfinite(out->qalpha[i]) || out->qalpha[i] < 0)
+                    return bad(why, "bad quantization bounds");
+        }
         out->corr = (const float *)(b + off);
         off += n * 4;
         out->codes = (const int8_t *)(b + off);
@@ -264,6 +311,8 @@ sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out
         for (uint64_t i = 0; i < n * d; i++)
             if (out->codes[i] < 0)
                 return bad(why, "bad int8 code");
+        if (v1) /* one shared range: searched with the raw floats until a merge rewrites it */
+            out->codes = NULL, out->corr = NULL;
     }
     int32_t max_level = (int32_t)sc__ld32(b + 28);
     if (!has_graph(p->type) || n == 0) {
@@ -316,8 +365,9 @@ typedef struct qscorer {
     float (*f)(const float *a, const float *b, size_t n); /* l2sq or dot, resolved once */
     float sign;                                           /* -1 for l2 */
     const float *q;
-    const int8_t *qq;
-    float qcorr, alpha2;
+    const float *qw; /* int8: query * alpha per dimension */
+    float qbase;     /* int8: sum(query * lo) */
+    float qnorm;     /* int8: |query|^2 */
 } qscorer;
 
 static float score_f32(const sc_hnsw_scorer *s, uint32_t ord)
@@ -327,13 +377,16 @@ static float score_f32(const sc_hnsw_scorer *s, uint32_t ord)
     return c->sign * c->f(c->q, c->vf->vecs + (size_t)ord * dims, dims);
 }
 
+/* Asymmetric: the float query against the decoded vector b' = lo + alpha code, so
+ * q.b' = sum(q lo) + sum((q alpha) code) and |q - b'|^2 = |q|^2 - 2 q.b' + |b'|^2 (corr). */
 static float score_i8(const sc_hnsw_scorer *s, uint32_t ord)
 {
     const qscorer *c = (const qscorer *)s;
     const int8_t *v = c->vf->codes + (size_t)ord * c->vf->p.dims;
+    float dot = c->qbase + c->k->dot_f32_i8(c->qw, v, c->vf->p.dims);
     if (c->vf->p.sim == SC_VEC_SIM_L2)
-        return -c->alpha2 * (float)c->k->l2sq_i8(c->qq, v, c->vf->p.dims);
-    return c->alpha2 * (float)c->k->dot_i8(c->qq, v, c->vf->p.dims) + c->qcorr + c->vf->corr[ord];
+        return 2.0f * dot - c->qnorm - c->vf->corr[ord];
+    return dot;
 }
 
 /* The first two cache lines of the vector (the adjacent-line prefetcher brings more). */
@@ -397,17 +450,24 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
                   .sign = l2 ? -1.0f : 1.0f,
                   .q = o->query};
     uint32_t ef = o->num_candidates > o->k ? o->num_candidates : o->k;
+    if (vf->codes && ef < (uint64_t)o->k * SC_VEC_INT8_OVERSAMPLE)
+        ef = o->k * SC_VEC_INT8_OVERSAMPLE;
     /* Elasticsearch hands Lucene num_candidates as its k: a filter accepting at most that
      * many docs is answered exactly (the graph would visit at least as many) */
     bool graph = vf->has_graph && !o->force_exact && !(o->accept && o->n_accept <= ef);
-    if (vf->codes) {
-        int8_t *qq = sc_arena_alloc(a, vf->p.dims);
-        if (!qq)
+    if (vf->codes && graph) {
+        float *qw = sc_arena_alloc(a, (size_t)vf->p.dims * sizeof(float));
+        if (!qw)
             return a->over_budget ? SC_ELIMIT : SC_ENOMEM;
-        qs.qcorr = quantize(&vf->p, vf->lo, vf->hi, o->query, qq);
-        qs.qq = qq;
-        float alpha = (vf->hi - vf->lo) / QMAX;
-        qs.alpha2 = alpha * alpha;
+        double base = 0, norm = 0;
+        for (uint32_t i = 0; i < vf->p.dims; i++) {
+            qw[i] = o->query[i] * vf->qalpha[i];
+            base += (double)o->query[i] * vf->qlo[i];
+            norm += (double)o->query[i] * o->query[i];
+        }
+        qs.qw = qw;
+        qs.qbase = (float)base;
+        qs.qnorm = (float)norm;
     }
     if (graph) {
         sc_hnsw_scorer gs = qs.base;

@@ -1,5 +1,5 @@
 /* The vectors of one dense_vector field in one segment (docs/format.md, "Vectors"): the
- * section writer (raw floats, optional int8 codes with per-segment quantile bounds, optional
+ * section writer (raw floats, optional int8 codes with per-dimension quantile bounds, optional
  * HNSW graph) and its reader, plus the per-segment kNN: graph search (int8 codes rescored with
  * the raw floats), exact scan, and Lucene's filtered-search rule (exact when the filter
  * accepts at most num_candidates docs or when the graph visits more nodes than the filter
@@ -20,6 +20,9 @@
 #include "index/segment.h"
 
 #define SC_VEC_SECTION_HEADER 64
+/* An int8 graph search collects at least this many times k candidates by quantized score
+ * before rescoring them with the raw floats (Elasticsearch's default rescore oversample). */
+#define SC_VEC_INT8_OVERSAMPLE 3u
 
 /* A read-only view of a field's vectors (the segment's mapped bytes or a builder's arrays). */
 typedef struct sc_vec_field {
@@ -27,9 +30,11 @@ typedef struct sc_vec_field {
     uint32_t n;           /* vectors (docs with a value) */
     const uint32_t *docs; /* ordinal -> doc, strictly increasing */
     const float *vecs;    /* n * dims */
-    const int8_t *codes;  /* int8 types: n * dims codes 0..127, else NULL */
-    const float *corr;    /* int8 types: per-vector correction (dot-like similarities) */
-    float lo, hi;         /* int8 quantization bounds */
+    const int8_t *codes;  /* int8 types: n * dims codes 0..127, else NULL (also for the
+                             version-1 sections of format 8, searched with the raw floats) */
+    const float *corr;    /* with codes: |decoded vector|^2 per vector (l2_norm scoring) */
+    const float *qlo;     /* with codes: per-dimension bottom of the range (dims floats) */
+    const float *qalpha;  /* with codes: per-dimension step, decoded = qlo + qalpha * code */
     bool has_graph;
     sc_hnsw_graph graph;
 } sc_vec_field;
@@ -74,8 +79,8 @@ typedef struct sc_vec_knn_opts {
 
 /* The best min(k, matches) accepted docs of the field, best first: hits[i].ord is the DOC id,
  * hits[i].score the similarity (sc_vec_similarity units; exact, int8 candidates rescored).
- * hits needs room for max(k, num_candidates). *exact says whether a scan answered. Scratch
- * from a. SC_ENOMEM / SC_ELIMIT. */
+ * hits needs room for max(SC_VEC_INT8_OVERSAMPLE * k, num_candidates). *exact says whether a scan
+ * answered. Scratch from a. SC_ENOMEM / SC_ELIMIT. */
 sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena *a,
                      sc_hnsw_hit *hits, size_t *n_hits, bool *exact) SC_MUST_USE;
 

@@ -150,7 +150,9 @@ sc_status sc__knn_plan(sc__search_ctx *ctx, const sc_query *q, float boost, bool
         return SC_OK;
     }
     uint32_t k = q->u.knn.k;
-    size_t per = k > q->u.knn.num_candidates ? k : q->u.knn.num_candidates;
+    size_t per = (size_t)k * SC_VEC_INT8_OVERSAMPLE;
+    if (per < q->u.knn.num_candidates)
+        per = q->u.knn.num_candidates;
     size_t ns = ctx->s->n_segs;
     khit *hits = sc_arena_alloc(ctx->a, ((size_t)k * ns + 1) * sizeof *hits);
     sc_hnsw_hit *scratch = sc_arena_alloc(ctx->a, (per + 1) * sizeof *scratch);
@@ -166,6 +168,9 @@ sc_status sc__knn_plan(sc__search_ctx *ctx, const sc_query *q, float boost, bool
     qsort(hits, n, sizeof *hits, cmp_khit);
     if (n > k)
         n = k;
+    /* a global kNN phase ran first: keep only this shard's part of the global top k */
+    while (n && hits[n - 1].score * boost < q->u.knn.min_score)
+        n--;
     SC_TRY(to_docs_plan(ctx, hits, n, boost, p));
     *out = p;
     return SC_OK;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <float.h>
+#include <math.h>
 #include <string.h>
 
 static sc_query *node(sc_arena *a, sc_query_kind kind)
@@ -249,6 +250,7 @@ sc_query *sc_query_knn(sc_arena *a, sc_slice field, const float *vector, uint32_
     q->u.knn.num_candidates = num_candidates;
     q->u.knn.filter = filter;
     q->u.knn.similarity = similarity;
+    q->u.knn.min_score = -INFINITY;
     return q;
 }
 

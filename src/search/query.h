@@ -211,7 +211,8 @@ struct sc_query {
          * the caller for cosine fields) among those `filter` accepts (NULL: all), searching
          * num_candidates per segment (the HNSW beam); hits whose raw similarity fails
          * `similarity` (NaN: none) are dropped. Scores are Elasticsearch's vector scores
-         * times boost. */
+         * times boost. min_score (-INFINITY unless a global kNN phase set it: the k-th best
+         * score over all shards) drops the shard's hits scoring below it, boost included. */
         struct {
             sc_slice field;
             float *vector;
@@ -219,6 +220,7 @@ struct sc_query {
             uint32_t k, num_candidates;
             sc_query *filter;
             float similarity;
+            float min_score;
         } knn;
         /* SC_QUERY_FUNCTION_SCORE: score = boost_mode(inner's score, min(score_mode over the
          * functions matching the doc, max_boost)); with has_min_score, docs scoring below

@@ -391,6 +391,53 @@ def test_global_k_across_shards(server, fresh_index):
         assert ids_of(b) == brute(vecs, q, "l2_norm", 7)
 
 
+def test_knn_query_k_defaults_to_size(server, l2_index):
+    # Elasticsearch 8.14+: the knn query's k defaults to the request's size (it was 10 here)
+    q = QUERIES[9]
+    b = search(server, "knn-l2", {"query": {"knn": {"field": "v", "query_vector": q,
+                                                    "num_candidates": 100}},
+                                  "size": 25, "_source": False})
+    assert b["hits"]["total"] == {"value": 25, "relation": "eq"}
+    assert ids_of(b) == brute(l2_index, q, "l2_norm", 25)
+    # no size: 10; an explicit num_candidates below size drives a defaulted k
+    b = search(server, "knn-l2", {"query": {"knn": {"field": "v", "query_vector": q}},
+                                  "_source": False})
+    assert b["hits"]["total"]["value"] == 10
+    b = search(server, "knn-l2", {"query": {"knn": {"field": "v", "query_vector": q,
+                                                    "num_candidates": 6}},
+                                  "size": 25, "_source": False})
+    assert b["hits"]["total"]["value"] == 6
+    # an explicit k still must not exceed num_candidates
+    st, _, b = server.request("POST", "/knn-l2/_search", {"query": {"knn": {
+        "field": "v", "query_vector": q, "k": 20, "num_candidates": 6}}})
+    assert st == 400, b
+
+
+def test_hybrid_global_k_equals_one_shard(server, fresh_index):
+    # knn + query: the knn part is the global top k (Elasticsearch's DFS kNN phase), so a
+    # 3-shard index answers exactly as a 1-shard index of the same docs
+    vecs = gauss_mixture(900, DIMS, 8)
+    one = fresh_index + "-one"
+    load(server, one, vecs, shards=1, batches=2)
+    load(server, fresh_index, vecs, shards=3, batches=2)
+    try:
+        for qi, q in enumerate(QUERIES[10:15]):
+            body = {"knn": [{"field": "v", "query_vector": q, "k": 5, "num_candidates": 100},
+                            {"field": "v", "query_vector": QUERIES[qi], "k": 3,
+                             "num_candidates": 50, "boost": 2}],
+                    # constant-score text part: BM25 statistics are per shard in both engines
+                    "query": {"constant_score": {"filter": {"match": {"t": "w%d" % qi}}}},
+                    "size": 200, "_source": False}
+            a = search(server, one, body)
+            b = search(server, fresh_index, body)
+            assert b["hits"]["total"] == a["hits"]["total"]
+            ga = sorted((h["_id"], round(h["_score"], 5)) for h in a["hits"]["hits"])
+            gb = sorted((h["_id"], round(h["_score"], 5)) for h in b["hits"]["hits"])
+            assert gb == ga
+    finally:
+        server.request("DELETE", "/" + one)
+
+
 def test_byte_and_mip_and_flat(server, fresh_index):
     server.request("PUT", "/" + fresh_index, {"mappings": {"properties": {
         "b": {"type": "dense_vector", "dims": 3, "element_type": "byte", "similarity": "dot_product"},

@@ -1,6 +1,6 @@
 /* The vector kernels (index/vec_kernels.h): every implementation the CPU supports against a
- * plain double-precision loop, for float32 (relative error) and int8 (exact), over lengths
- * 0..300 (every tail shape) and random values. Seeds are printed. */
+ * plain double-precision loop, for float32 and float x int8 (relative error) and int8 (exact),
+ * over lengths 0..300 (every tail shape) and random values. Seeds are printed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -69,11 +69,37 @@ static void test_i8_exact(void **state)
     }
 }
 
+/* float x int8 (asymmetric scoring of quantized vectors): every code -128..127 and lengths
+ * covering every tail shape, against a double loop. */
+static void test_f32_i8_against_double(void **state)
+{
+    (void)state;
+    t_seed("vec_kernels_f32_i8");
+    static float a[300];
+    static int8_t b[300];
+    for (sc_vec_impl impl = SC_VEC_IMPL_SCALAR; impl <= SC_VEC_IMPL_AUTO; impl++) {
+        if (!sc_vec_impl_supported(impl))
+            continue;
+        const sc_vec_kernels *k = sc_vec_kernels_get(impl);
+        for (size_t n = 0; n <= 300; n++) {
+            double dot = 0, mag = 0;
+            for (size_t i = 0; i < n; i++) {
+                a[i] = frand();
+                b[i] = (int8_t)(n % 5 == 0 ? (i & 1 ? 127 : -128) : (int)(t_rand() & 0xff) - 128);
+                dot += (double)a[i] * b[i];
+                mag += fabs((double)a[i] * b[i]);
+            }
+            assert_true(fabs(k->dot_f32_i8(a, b, n) - dot) <= 1e-5 * (mag + 1));
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_f32_against_double),
         cmocka_unit_test(test_i8_exact),
+        cmocka_unit_test(test_f32_i8_against_double),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,55 @@
+/* The global kNN phase of a hybrid search (top-level knn with a query; internal.h): each kNN
+ * clause first runs alone over the pinned snapshots of every shard, as a kNN-only search
+ * keeping its global top k, and the k-th best score becomes the clause's min_score, so in the
+ * query phase that follows (on the same snapshots) each shard contributes only its part of
+ * the global top k. Elasticsearch does the same in its DFS phase; the shards' graph searches
+ * are deterministic on a pinned snapshot, so both runs see the same candidates. */
+#include <math.h>
+#include <string.h>
+
+#include "cluster/internal.h"
+#include "cluster/search.h"
+
+sc_status sc__search_knn_global(sc_node *n, const sc_search_request *sr,
+                                const sc_shard_snapshot *const *pins, sc_arena *arena)
+{
+    if (sr->n_indices == 0)
+        return SC_OK;
+    size_t n_clauses = sr->n_knn_global / sr->n_indices;
+    for (size_t j = 0; j < n_clauses; j++) {
+        sc_query *const *qs = &sr->knn_global[j * sr->n_indices];
+        uint32_t k = qs[0]->u.knn.k;
+        sc_search_request sub = *sr;
+        sub.queries = (sc_query **)qs;
+        sub.pinned = pins;
+        sub.from = 0;
+        sub.size = k;
+        sub.sort = NULL, sub.n_sort = 0, sub.search_after = NULL;
+        sub.collect = NULL;
+        sub.n_rrf = 0;
+        sub.n_knn_global = 0;
+        sub.knn_cap = k;
+        sub.count_only = false;
+        sub.track_total_hits = 0;
+        sc_shard_target *targets;
+        size_t nt;
+        SC_TRY(sc__search_build_targets(&sub, arena, &targets, &nt));
+        sc_cancel_token local;
+        sc_cancel_token *token = sr->task ? &sr->task->token : &local;
+        if (!sr->task)
+            sc_cancel_token_init(&local, 0);
+        sc_node_query_request qreq = {
+            .search = &sub, .targets = targets, .n_targets = nt, .k = k, .token = token};
+        sc_node_query_response qresp;
+        sc_status st = sc_node_query_phase(n, &qreq, arena, &qresp);
+        if (st == SC_OK && qresp.n_top >= k && k > 0) {
+            /* the node's top list is the global order (best first) */
+            float floor = qresp.top[k - 1].score;
+            for (size_t i = 0; i < sr->n_indices; i++)
+                qs[i]->u.knn.min_score = floor;
+        }
+        sc_node_query_release(&qreq, &qresp);
+        SC_TRY(st);
+    }
+    return SC_OK;
+}
