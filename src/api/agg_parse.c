@@ -54,12 +54,12 @@ static const kind_name kinds[] = {
     {"median_absolute_deviation", SC_AGG_MEDIAN_ABSOLUTE_DEVIATION},
     {"geo_bounds", SC_AGG_GEO_BOUNDS},
     {"geo_centroid", SC_AGG_GEO_CENTROID},
+    {"top_hits", SC_AGG_TOP_HITS},
+    {"top_metrics", SC_AGG_TOP_METRICS},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {"significant_text",
-                                    "top_hits",
-                                    "top_metrics",
                                     "moving_fn",
                                     "bucket_selector",
                                     "bucket_script",
@@ -106,7 +106,7 @@ static bool is_metric(sc_agg_kind k)
     return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG ||
            k == SC_AGG_CARDINALITY || k == SC_AGG_PERCENTILES || k == SC_AGG_PERCENTILE_RANKS ||
            k == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION || k == SC_AGG_GEO_BOUNDS ||
-           k == SC_AGG_GEO_CENTROID;
+           k == SC_AGG_GEO_CENTROID || k == SC_AGG_TOP_HITS || k == SC_AGG_TOP_METRICS;
 }
 
 /* ---- the tree ---- */

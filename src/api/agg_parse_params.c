@@ -674,6 +674,8 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_GEO_BOUNDS:
     case SC_AGG_GEO_CENTROID: return sc__agg_parse_geo(c, type, p, s);
     case SC_AGG_SIGNIFICANT_TERMS: return sc__agg_parse_significant(c, type, p, s);
+    case SC_AGG_TOP_HITS:
+    case SC_AGG_TOP_METRICS: return sc__agg_parse_hits(c, type, p, s);
     case SC_AGG_AVG_BUCKET:
     case SC_AGG_MAX_BUCKET:
     case SC_AGG_MIN_BUCKET:

@@ -713,6 +713,8 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
         break;
     }
     case SC_AGG_GEO_BOUNDS: write_geo_bounds(w, s, r); break;
+    case SC_AGG_TOP_HITS:
+    case SC_AGG_TOP_METRICS: sc__agg_write_hits(w, s, r); break;
     case SC_AGG_GEO_CENTROID:
         if (r->count)
             write_point(w, "location", r->sum / (double)r->count, r->sum_sq / (double)r->count);

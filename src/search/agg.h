@@ -26,6 +26,7 @@
 #include "search/hll.h"
 #include "search/query.h"
 #include "search/searcher.h"
+#include "search/sort.h"
 #include "search/tdigest.h"
 
 typedef enum sc_agg_kind {
@@ -74,6 +75,11 @@ typedef enum sc_agg_kind {
     /* geo metrics over geo_point doc values (agg_geo.c); state in the metric fields */
     SC_AGG_GEO_BOUNDS,   /* min/max latitude; sum/sum_c, sum_sq/sum_sq_c: lon >= 0, < 0 extremes */
     SC_AGG_GEO_CENTROID, /* count, Σ lat in sum, Σ lon in sum_sq */
+    /* the best docs of a bucket (agg_top_hits.c): hits with their sort values; top_hits also
+     * carries each hit's _index, _id and _source (fetched on the shard, as Elasticsearch
+     * does), top_metrics the values of its metric fields; the bucket's doc count in count */
+    SC_AGG_TOP_HITS,
+    SC_AGG_TOP_METRICS,
     SC_AGG_KIND_COUNT_
 } sc_agg_kind;
 
@@ -288,7 +294,15 @@ struct sc_agg_spec {
     size_t n_sort;
     uint32_t from;
     bool gap_insert_zeros; /* gap_policy insert_zeros (default skip) */
-    void *user;            /* the API layer's rendering data (formats); not read here */
+    /* top_hits / top_metrics: the sort (n_hit_sort 0: _score descending; field kinds resolved,
+     * keyword fields by their terms), `from` above and `size`; top_hits: whether to fetch
+     * _source */
+    const sc_sort_spec *hit_sort;
+    size_t n_hit_sort;
+    bool hit_source;
+    sc_agg_spec *const *metrics; /* top_metrics: one field spec (name, vtype) per metric */
+    size_t n_metrics;
+    void *user; /* the API layer's rendering data (formats); not read here */
     /* tree */
     sc_agg_spec **subs;
     size_t n_subs;
@@ -297,6 +311,20 @@ struct sc_agg_spec {
 /* ---- partial (and final) results ---- */
 
 typedef struct sc_agg_result sc_agg_result;
+
+/* One hit of a top_hits / top_metrics result. values: the spec's n_hit_sort sort values (for
+ * _score the score in d, for _doc the shard-global doc in i; keyword bytes in the result's
+ * arena); metrics: top_metrics' values (NaN = the doc has none). index/id/source: top_hits
+ * (source empty when not fetched). */
+typedef struct sc_agg_hit {
+    float score; /* NaN when the sort did not need scores */
+    uint64_t doc; /* shard-global doc id: ties within a shard */
+    sc_sort_key *values;
+    uint32_t n_values;
+    double *metrics;
+    uint32_t n_metrics;
+    sc_slice index, id, source;
+} sc_agg_hit;
 
 /* One bucket: its key (per kind: terms on numeric fields and date_histogram `key`, terms on
  * keyword/ip `bkey`, histogram `dkey`, range/filters the bucket's position in `key`), its doc
@@ -331,11 +359,15 @@ struct sc_agg_result {
      * the result's arena), NULL when no value was seen */
     sc_hll *hll;
     sc_tdigest *td;
+    /* top_hits / top_metrics: the best hits first (at most from + size), count = docs seen */
+    sc_agg_hit *hits;
+    size_t n_hits;
 };
 
 /* Shard-level settings of a collection. */
 typedef struct sc_agg_shard_options {
     uint32_t n_shards;    /* shards the request searches (terms' default shard_size) */
+    sc_slice index_name;  /* the shard's index (top_hits' _index) */
     uint64_t max_buckets; /* search.max_buckets (65,536); 0 = default */
 } sc_agg_shard_options;
 
@@ -389,14 +421,20 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
  *   terms    := error:z sum_other:v n_reduced:v shard_size:v                       (flags&2)
  *   rung     := rung:v                                                            (flags&8)
  *   sketch   := len:v bytes                                                      (flags&16)
+ *   hits     := count:v n_hits:v hit*                                             (flags&32)
+ *   hit      := score:f64 doc:v n_values:v value* n_metrics:v metric:f64* index:str id:str
+ *               source:str          (str := len:v bytes)
+ *   value    := missing:u8 i:z d:f64 s:str
  *   bucket   := key:z dkey:f64 bkey_len:v bkey:bytes doc_count:v error:z n_subs:v node*
  * kind is the position in sc_agg_kind (ROOT 0 ... SIGNIFICANT_TERMS 28, CARDINALITY 29,
- * PERCENTILES 30, PERCENTILE_RANKS 31, MEDIAN_ABSOLUTE_DEVIATION 32): new kinds go at the end,
+ * PERCENTILES 30, PERCENTILE_RANKS 31, MEDIAN_ABSOLUTE_DEVIATION 32, GEO_BOUNDS 33,
+ * GEO_CENTROID 34, TOP_HITS 35, TOP_METRICS 36): new kinds go at the end,
  * and the fuzz seeds are regenerated when a number moves (tests/fuzz/seeds/). flags&1: the
  * min..extended_stats and weighted_avg metrics; flags&2: terms, multi_terms and
  * significant_terms; flags&4 = error_set; flags&8: auto_date_histogram (always); flags&16:
  * the sketch kinds holding a sketch (sc_hll_encode for cardinality, sc_tdigest_encode for
  * percentiles, percentile_ranks, median_absolute_deviation; docs/aggregations-sketches.md);
+ * flags&32: top_hits and top_metrics (always);
  * no other flag is valid. Nesting is limited to SC_AGG_MAX_DEPTH. */
 #define SC_AGG_ENCODING_VERSION 1
 #define SC_AGG_MAX_DEPTH 32

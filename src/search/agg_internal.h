@@ -29,6 +29,7 @@ typedef struct sc__agg_ctx {
     sc_agg_error *err;
     uint64_t n_buckets; /* buckets built (max_buckets) */
     uint64_t max_buckets;
+    const sc_query *q; /* the current pass's query (top_hits scores with it) */
 } sc__agg_ctx;
 
 /* Per-segment view handed to seg_begin. */
@@ -218,6 +219,17 @@ sc_status sc__agg_auto_histo_reduce(const sc_agg_spec *spec, sc_agg_result *cons
                                     sc_agg_result **out, sc_agg_error *err) SC_MUST_USE;
 sc_status sc__agg_auto_fill(const sc_agg_spec *spec, sc_agg_result *r, uint64_t max_buckets,
                             sc_arena *a, sc_agg_error *err) SC_MUST_USE;
+
+/* top_hits / top_metrics (agg_top_hits.c): the collector, whether the sort needs scores,
+ * and the reduce (hits merged by the sort, from + size kept). */
+sc_status sc__agg_top_hits_new(sc__agg_coll *c) SC_MUST_USE;
+bool sc__agg_top_hits_scores(const sc_agg_spec *spec);
+sc_status sc__agg_top_hits_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                                  sc_arena *a, sc_agg_result **out) SC_MUST_USE;
+static inline bool sc__agg_is_top_hits(sc_agg_kind k)
+{
+    return k == SC_AGG_TOP_HITS || k == SC_AGG_TOP_METRICS;
+}
 
 /* ---- pipelines (agg_pipeline.c), run at the final reduce ---- */
 /* The value of path p in bucket b of an aggregation of spec `owner` (NaN when missing). */

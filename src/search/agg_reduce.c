@@ -210,6 +210,8 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
         return sc__agg_auto_histo_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_COMPOSITE)
         return sc__agg_composite_reduce(spec, in, n, final, max_buckets, a, out, err);
+    if (sc__agg_is_top_hits(spec->kind))
+        return sc__agg_top_hits_reduce(spec, in, n, a, out);
     if (is_metric(spec->kind)) {
         sc_agg_result *r = sc__agg_result_new(a, spec, 0);
         if (!r)
@@ -281,6 +283,33 @@ static bool sketch_eq(const sc_agg_result *x, const sc_agg_result *y)
     return eq;
 }
 
+static bool key_eq(const sc_sort_key *x, const sc_sort_key *y)
+{
+    return x->missing == y->missing && x->i == y->i && dbl_eq(x->d, y->d) &&
+           sc_slice_eq(x->s, y->s);
+}
+
+static bool hits_eq(const sc_agg_result *x, const sc_agg_result *y)
+{
+    if (x->n_hits != y->n_hits)
+        return false;
+    for (size_t i = 0; i < x->n_hits; i++) {
+        const sc_agg_hit *a = &x->hits[i], *b = &y->hits[i];
+        if (memcmp(&a->score, &b->score, sizeof a->score) || a->doc != b->doc ||
+            a->n_values != b->n_values || a->n_metrics != b->n_metrics ||
+            !sc_slice_eq(a->index, b->index) || !sc_slice_eq(a->id, b->id) ||
+            !sc_slice_eq(a->source, b->source))
+            return false;
+        for (uint32_t j = 0; j < a->n_values; j++)
+            if (!key_eq(&a->values[j], &b->values[j]))
+                return false;
+        for (uint32_t j = 0; j < a->n_metrics; j++)
+            if (!dbl_eq(a->metrics[j], b->metrics[j]))
+                return false;
+    }
+    return true;
+}
+
 bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y)
 {
     if (!x || !y)
@@ -291,7 +320,7 @@ bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y)
         x->n_buckets != y->n_buckets || x->doc_count_error != y->doc_count_error ||
         x->sum_other != y->sum_other || x->n_reduced != y->n_reduced ||
         x->shard_size != y->shard_size || x->rung != y->rung || x->error_set != y->error_set ||
-        !sketch_eq(x, y))
+        !sketch_eq(x, y) || !hits_eq(x, y))
         return false;
     for (size_t i = 0; i < x->n_buckets; i++) {
         const sc_agg_bucket *a = &x->buckets[i], *b = &y->buckets[i];

@@ -735,6 +735,141 @@ static void test_nested_vs_model(void **state)
 
 /* Corrupt encodings: every truncation and many byte flips of a real partial decode to
  * SC_ECORRUPT or to a result that re-encodes without crashing. */
+
+/* top_hits / top_metrics against a sort of the matching docs: at the top level (d desc, ties by
+ * doc; from 2 size 5), under terms on "k" (t desc, size 3) and top_metrics (t asc, size 2,
+ * metrics n and d); sharded results equal the single-shard ones, ids are fetched. */
+typedef struct ord_doc {
+    size_t g;
+    double key;
+} ord_doc;
+
+static int ord_cmp(const void *x, const void *y)
+{
+    const ord_doc *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->g > b->g) - (a->g < b->g);
+}
+
+#define check_hit_id(h, g) check_hit_id_at(h, g, __LINE__)
+static void check_hit_id_at(const sc_agg_hit *h, size_t g, int line)
+{
+    char id[16];
+    snprintf(id, sizeof id, "%d-%u", (int)(g / PER_SEG), (unsigned)(g % PER_SEG));
+    if (!sc_slice_eq_cstr(h->id, id))
+        fail_msg("line %d: hit id %.*s, expected %s", line, (int)h->id.len, (const char *)h->id.ptr,
+                 id);
+}
+
+static void test_top_hits_vs_model(void **state)
+{
+    (void)state;
+    static ord_doc od[N_ALL];
+    for (int sharded = 0; sharded < 2; sharded++)
+        for (int qk = 0; qk < 3; qk++) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_sort_spec by_d = {.kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("d"),
+                                 .desc = true, .is_double = true};
+            sc_sort_spec by_t_desc = {.kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("t"),
+                                      .desc = true};
+            sc_sort_spec by_t = {.kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("t")};
+            sc_agg_spec *th = mk(&a, SC_AGG_TOP_HITS, "th", NULL, 0);
+            th->hit_sort = &by_d;
+            th->n_hit_sort = 1;
+            th->from = 2;
+            th->size = 5;
+            th->hit_source = true;
+            add_sub(&a, root, th);
+            sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+            tk->size = 40;
+            sc_agg_spec *sub = mk(&a, SC_AGG_TOP_HITS, "sub", NULL, 0);
+            sub->hit_sort = &by_t_desc;
+            sub->n_hit_sort = 1;
+            sub->size = 3;
+            add_sub(&a, tk, sub);
+            add_sub(&a, root, tk);
+            sc_agg_spec *tm = mk(&a, SC_AGG_TOP_METRICS, "tm", NULL, 0);
+            tm->hit_sort = &by_t;
+            tm->n_hit_sort = 1;
+            tm->size = 2;
+            sc_agg_spec **ms = sc_arena_alloc(&a, 2 * sizeof *ms);
+            ms[0] = mk(&a, SC_AGG_MAX, "n", "n", SC_AGG_V_LONG);
+            ms[1] = mk(&a, SC_AGG_MAX, "d", "d", SC_AGG_V_DOUBLE);
+            tm->metrics = ms;
+            tm->n_metrics = 2;
+            add_sub(&a, root, tm);
+            sc_agg_spec *sc = mk(&a, SC_AGG_TOP_HITS, "scored", NULL, 0);
+            sc->size = 4;
+            add_sub(&a, root, sc);
+            sc_agg_result *r = run(&a, root, qk, sharded);
+
+            size_t n = 0;
+            for (size_t g = 0; g < N_ALL; g++)
+                if (doc_matches(&docs[g], qk))
+                    od[n++] = (ord_doc){g, -docs[g].d};
+            qsort(od, n, sizeof *od, ord_cmp);
+            const sc_agg_result *x = top(r, 0);
+            assert_int_equal(x->count, n);
+            assert_int_equal(x->n_hits, 7);
+            for (size_t i = 0; i < 7; i++) {
+                check_hit_id(&x->hits[i], od[i].g);
+                near(sc_agg_sortable_to_double(x->hits[i].values[0].i), docs[od[i].g].d);
+            }
+            /* top_metrics: t ascending */
+            for (size_t i = 0; i < n; i++)
+                od[i].key = (double)docs[od[i].g].t;
+            qsort(od, n, sizeof *od, ord_cmp);
+            const sc_agg_result *m = top(r, 2);
+            assert_int_equal(m->n_hits, 2);
+            for (size_t i = 0; i < 2; i++) {
+                const mdoc *d = &docs[od[i].g];
+                assert_int_equal(m->hits[i].values[0].i, d->t);
+                assert_int_equal(m->hits[i].n_metrics, 2);
+                near(m->hits[i].metrics[0], d->nn ? (double)d->n[0] : NAN);
+                near(m->hits[i].metrics[1], d->d);
+            }
+            /* default _score sort: constant scores within a shard (idf is per shard, so shards
+             * differ), so the first docs of one shard */
+            const sc_agg_result *s = top(r, 3);
+            assert_int_equal(s->n_hits, 4);
+            for (size_t i = 1; i < 4; i++) {
+                assert_true(s->hits[i].score > 0);
+                assert_true(s->hits[i].score == s->hits[0].score);
+            }
+            size_t first = 0;
+            while (!doc_matches(&docs[first], qk))
+                first++;
+            if (!sharded)
+                check_hit_id(&s->hits[0], first);
+            /* under terms: per term, t descending */
+            const sc_agg_result *t = top(r, 1);
+            for (size_t b = 0; b < t->n_buckets; b++) {
+                int term = term_id(t->buckets[b].bkey);
+                size_t k = 0;
+                for (size_t g = 0; g < N_ALL; g++) {
+                    const mdoc *d = &docs[g];
+                    bool has = false;
+                    for (uint32_t j = 0; j < d->nk; j++)
+                        has |= d->k[j] == (uint32_t)term;
+                    if (has && doc_matches(d, qk))
+                        od[k++] = (ord_doc){g, -(double)d->t};
+                }
+                qsort(od, k, sizeof *od, ord_cmp);
+                const sc_agg_result *h = t->buckets[b].subs[0];
+                assert_int_equal(h->count, k);
+                assert_int_equal(h->n_hits, k < 3 ? k : 3);
+                for (size_t i = 0; i < h->n_hits; i++) {
+                    check_hit_id(&h->hits[i], od[i].g);
+                    assert_int_equal(h->hits[i].source.len, 0); /* _source: false */
+                }
+            }
+            sc_arena_fini(&a);
+        }
+}
+
 static void test_codec_corrupt(void **state)
 {
     (void)state;
@@ -1518,6 +1653,7 @@ int main(void)
         cmocka_unit_test(test_range_filters_vs_model),
         cmocka_unit_test(test_nested_vs_model),
         cmocka_unit_test(test_codec_corrupt),
+        cmocka_unit_test(test_top_hits_vs_model),
         cmocka_unit_test(test_max_buckets),
         cmocka_unit_test(test_rounding_dst),
         cmocka_unit_test(test_fuzz_seeds_decode),
