@@ -56,13 +56,13 @@ static const kind_name kinds[] = {
     {"geo_centroid", SC_AGG_GEO_CENTROID},
     {"top_hits", SC_AGG_TOP_HITS},
     {"top_metrics", SC_AGG_TOP_METRICS},
+    {"bucket_script", SC_AGG_BUCKET_SCRIPT},
+    {"bucket_selector", SC_AGG_BUCKET_SELECTOR},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {"significant_text",
                                     "moving_fn",
-                                    "bucket_selector",
-                                    "bucket_script",
                                     "nested",
                                     "reverse_nested",
                                     "sampler",

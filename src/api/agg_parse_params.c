@@ -683,7 +683,9 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_STATS_BUCKET:
     case SC_AGG_CUMULATIVE_SUM:
     case SC_AGG_DERIVATIVE:
-    case SC_AGG_BUCKET_SORT: return sc__agg_parse_pipeline(c, type, p, s);
+    case SC_AGG_BUCKET_SORT:
+    case SC_AGG_BUCKET_SCRIPT:
+    case SC_AGG_BUCKET_SELECTOR: return sc__agg_parse_pipeline(c, type, p, s);
     case SC_AGG_MISSING: {
         static const char *const keys[] = {"field", NULL};
         const sc_mapping_field *mf;

@@ -17,10 +17,19 @@ bool sc__agg_parse_pipeline(sc__agg_pctx *c, const char *type, const json_t *p, 
 {
     static const char *const keys[] = {"buckets_path", "gap_policy", "format", "sort",
                                        "from",         "size",       "unit",   NULL};
-    if (!sc__agg_known_keys(c, type, p, keys))
+    static const char *const script_keys[] = {"buckets_path", "gap_policy", "format", "script",
+                                              NULL};
+    bool scripted = s->kind == SC_AGG_BUCKET_SCRIPT || s->kind == SC_AGG_BUCKET_SELECTOR;
+    if (!sc__agg_known_keys(c, type, p, scripted ? script_keys : keys))
         return false;
     const json_t *bp = json_object_get(p, "buckets_path");
-    if (s->kind != SC_AGG_BUCKET_SORT && !json_is_string(bp))
+    if (scripted && !json_is_object(bp) && !json_is_string(bp))
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "Required parameter [buckets_path] is missing in [%s]", s->name);
+    if (scripted && !json_object_get(p, "script"))
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "Required parameter [script] is missing in [%s]", s->name);
+    if (s->kind != SC_AGG_BUCKET_SORT && !scripted && !json_is_string(bp))
         return sc__agg_fail(c, 400, "illegal_argument_exception",
                             "Required parameter [buckets_path] is missing or not a string in "
                             "[%s]",
@@ -46,11 +55,46 @@ bool sc__agg_parse_pipeline(sc__agg_pctx *c, const char *type, const json_t *p, 
     return true;
 }
 
-/* "name[.stat]", "_count" or "_key" relative to the buckets of `owner` into *out. */
-static bool resolve_value(sc__agg_pctx *c, const sc_agg_spec *owner, const char *path,
+static bool single_bucket(sc_agg_kind k)
+{
+    return k == SC_AGG_FILTER || k == SC_AGG_MISSING || k == SC_AGG_GLOBAL;
+}
+
+/* "[single>...>]name[.stat]", "_count" or "_key" relative to the buckets of `owner` into *out
+ * (the steps through single-bucket aggregations in out->via). */
+static bool resolve_value(sc__agg_pctx *c, const sc_agg_spec *owner, const char *full,
                           const char *whole, sc_agg_path *out)
 {
     memset(out, 0, sizeof *out);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", full);
+    const char *path = buf;
+    uint32_t via[8], n_via = 0;
+    for (char *gt; (gt = strchr(buf + (path - buf), '>'));) {
+        *gt = '\0';
+        size_t i = 0;
+        while (i < owner->n_subs && strcmp(owner->subs[i]->name, path))
+            i++;
+        if (i == owner->n_subs)
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "No aggregation found for path [%s]", whole);
+        if (!single_bucket(owner->subs[i]->kind) || n_via == 8)
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[%s] in buckets_path [%s] must be a single-bucket aggregation "
+                                "(filter, missing)",
+                                path, whole);
+        via[n_via++] = (uint32_t)i;
+        owner = owner->subs[i];
+        path = gt + 1;
+    }
+    if (n_via) {
+        uint32_t *v = sc_arena_alloc(c->req->arena, n_via * sizeof *v);
+        if (!v)
+            return sc__agg_oom_err(c);
+        memcpy(v, via, n_via * sizeof *v);
+        out->via = v;
+        out->n_via = n_via;
+    }
     if (!strcmp(path, "_count")) {
         out->kind = SC_AGG_PATH_COUNT;
         return true;
@@ -77,7 +121,8 @@ static bool resolve_value(sc__agg_pctx *c, const sc_agg_spec *owner, const char 
             (sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT) ||
             sub->kind == SC_AGG_WEIGHTED_AVG || sub->kind == SC_AGG_CARDINALITY ||
             sub->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION ||
-            (sc_agg_kind_pipeline(sub->kind) && !multi && sub->kind != SC_AGG_BUCKET_SORT);
+            (sc_agg_kind_pipeline(sub->kind) && !multi && sub->kind != SC_AGG_BUCKET_SORT &&
+             sub->kind != SC_AGG_BUCKET_SELECTOR);
         out->kind = SC_AGG_PATH_SUB;
         out->sub = (uint32_t)i;
         out->stat = SC_AGG_STAT_VALUE;
@@ -100,6 +145,114 @@ static bool resolve_value(sc__agg_pctx *c, const sc_agg_spec *owner, const char 
     }
     return sc__agg_fail(c, 400, "illegal_argument_exception", "No aggregation found for path [%s]",
                         whole);
+}
+
+/* bucket_script / bucket_selector: the buckets_path map ({"var": path}, or one path bound to
+ * `_value`), the script ({"source" | "inline", "lang", "params"} or a string) compiled, and
+ * each script variable bound to a path or a params constant (else null, as Painless reads a
+ * missing params entry). */
+static bool resolve_script(sc__agg_pctx *c, sc_agg_spec *parent, sc_agg_spec *s, const json_t *p)
+{
+    if (!is_multi_bucket(parent->kind))
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "%s aggregation [%s] must be declared inside of another aggregation",
+                            sc__agg_kind_name(s), s->name);
+    sc_arena *a = c->req->arena;
+    const json_t *bp = json_object_get(p, "buckets_path");
+    size_t n = json_is_object(bp) ? json_object_size(bp) : 1;
+    sc_agg_path *paths = sc_arena_calloc(a, n ? n : 1, sizeof *paths);
+    const char **names = sc_arena_calloc(a, n ? n : 1, sizeof *names);
+    if (!paths || !names)
+        return sc__agg_oom_err(c);
+    if (json_is_string(bp)) {
+        names[0] = "_value";
+        if (!resolve_value(c, parent, json_string_value(bp), json_string_value(bp), &paths[0]))
+            return false;
+    } else {
+        size_t i = 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)bp, k, v) {
+            if (!json_is_string(v))
+                return sc__agg_fail(c, 400, "x_content_parse_exception",
+                                    "[%s] buckets_path entry [%s] must be a string",
+                                    sc__agg_kind_name(s), k);
+            names[i] = k;
+            if (!resolve_value(c, parent, json_string_value(v), json_string_value(v), &paths[i]))
+                return false;
+            i++;
+        }
+    }
+    const json_t *sj = json_object_get(p, "script"), *params = NULL;
+    const char *src = json_string_value(sj);
+    if (json_is_object(sj)) {
+        static const char *const keys[] = {"source", "inline", "lang", "params", NULL};
+        if (!sc__agg_known_keys(c, "script", sj, keys))
+            return false;
+        const json_t *lang = json_object_get(sj, "lang");
+        if (lang && (!json_is_string(lang) || (strcmp(json_string_value(lang), "painless") &&
+                                               strcmp(json_string_value(lang), "expression"))))
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "script_lang not supported [%s]",
+                                json_is_string(lang) ? json_string_value(lang) : "?");
+        src = json_string_value(json_object_get(sj, "source"));
+        if (!src)
+            src = json_string_value(json_object_get(sj, "inline"));
+        params = json_object_get(sj, "params");
+        if (params && !json_is_object(params))
+            return sc__agg_fail(c, 400, "x_content_parse_exception", "[script] params must be an object");
+    }
+    if (!src)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[script] of [%s] must be a string or an object with [source] (stored "
+                            "scripts are not supported)",
+                            s->name);
+    sc_script *script;
+    sc_script_error serr;
+    sc_status st =
+        sc_script_compile(sc_script_env_builtin(), sc_slice_cstr(src), a, &script, &serr);
+    if (st == SC_ENOMEM || (st == SC_ELIMIT && a->over_budget))
+        return sc__agg_oom_err(c);
+    if (st != SC_OK)
+        return sc__agg_fail(c, 400, "script_exception", "compile error: %s at position %lld in [%s]",
+                            serr.reason, (long long)serr.pos, src);
+    size_t nv = sc_script_n_vars(script);
+    sc_agg_script_bind *binds = sc_arena_calloc(a, nv ? nv : 1, sizeof *binds);
+    if (!binds)
+        return sc__agg_oom_err(c);
+    for (size_t i = 0; i < nv; i++) {
+        const sc_script_var *v = sc_script_var_get(script, i);
+        if (v->kind != SC_SCRIPT_VAR_PARAM)
+            return sc__agg_fail(c, 400, "script_exception",
+                                "compile error: doc values are not available in [%s] [%s]",
+                                sc__agg_kind_name(s), s->name);
+        binds[i].value = sc_script_null();
+        for (size_t k = 0; k < n; k++)
+            if (!strcmp(names[k], v->name)) {
+                binds[i].from_path = true;
+                binds[i].path = (uint32_t)k;
+            }
+        const json_t *pv = binds[i].from_path ? NULL : json_object_get(params, v->name);
+        if (json_is_integer(pv))
+            binds[i].value = sc_script_long(json_integer_value(pv));
+        else if (json_is_real(pv))
+            binds[i].value = sc_script_double(json_real_value(pv));
+        else if (json_is_boolean(pv))
+            binds[i].value = sc_script_bool(json_is_true(pv));
+        else if (json_is_string(pv))
+            binds[i].value = (sc_script_value){
+                .type = SC_SCRIPT_STRING,
+                .s = sc_slice_make(json_string_value(pv), json_string_length(pv))};
+        else if (pv && !json_is_null(pv))
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[script] params [%s] must be a number, boolean or string",
+                                v->name);
+    }
+    s->paths = paths;
+    s->n_paths = n;
+    s->script = script;
+    s->binds = binds;
+    return true;
 }
 
 static bool resolve_one(sc__agg_pctx *c, sc_agg_spec *parent, sc_agg_spec *s)
@@ -130,6 +283,8 @@ static bool resolve_one(sc__agg_pctx *c, sc_agg_spec *parent, sc_agg_spec *s)
         return sc__agg_fail(c, 400, "illegal_argument_exception",
                             "No aggregation found for path [%s]", path);
     }
+    if (s->kind == SC_AGG_BUCKET_SCRIPT || s->kind == SC_AGG_BUCKET_SELECTOR)
+        return resolve_script(c, parent, s, p);
     bool histo = parent->kind == SC_AGG_HISTOGRAM || parent->kind == SC_AGG_DATE_HISTOGRAM;
     if (s->kind != SC_AGG_BUCKET_SORT && !histo)
         return sc__agg_fail(c, 400, "illegal_argument_exception",

@@ -695,7 +695,8 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_SUM_BUCKET:
     case SC_AGG_STATS_BUCKET:
     case SC_AGG_CUMULATIVE_SUM:
-    case SC_AGG_DERIVATIVE: write_pipeline(w, s, r); break;
+    case SC_AGG_DERIVATIVE:
+    case SC_AGG_BUCKET_SCRIPT: write_pipeline(w, s, r); break;
     case SC_AGG_WEIGHTED_AVG:
         kv_value(w, "value", r->sum_sq != 0 ? r->sum / r->sum_sq : 0,
                  r->count > 0 && r->sum_sq != 0);
@@ -739,8 +740,9 @@ static void write_aggs(sc_jsonw *w, const sc_agg_spec *spec, sc_agg_result *cons
         const sc_agg_spec *s = spec->subs[i];
         /* bucket_sort shows only in its parent's buckets; a derivative has no value in the
          * first bucket and is left out there, as in Elasticsearch */
-        if (!subs[i] || s->kind == SC_AGG_BUCKET_SORT ||
-            (s->kind == SC_AGG_DERIVATIVE && subs[i]->count == 0))
+        if (!subs[i] || s->kind == SC_AGG_BUCKET_SORT || s->kind == SC_AGG_BUCKET_SELECTOR ||
+            ((s->kind == SC_AGG_DERIVATIVE || s->kind == SC_AGG_BUCKET_SCRIPT) &&
+             subs[i]->count == 0))
             continue;
         write_one(w, s, subs[i], typed_keys);
     }

@@ -545,6 +545,12 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
             run_fini(run);
             return false;
         }
+        if (st == SC_EINVAL && aerr.reason[0]) {
+            /* a pipeline script failed at run time */
+            sc_rest_error(req, resp, 400, "script_exception", aerr.reason, NULL, 0);
+            run_fini(run);
+            return false;
+        }
         if (st != SC_OK) {
             sc_rest_error(req, resp, st == SC_ECORRUPT ? 500 : 429,
                           st == SC_ECORRUPT ? "exception" : "circuit_breaking_exception",

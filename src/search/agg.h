@@ -25,6 +25,7 @@
 #include "index/dfa.h"
 #include "search/hll.h"
 #include "search/query.h"
+#include "search/script.h"
 #include "search/searcher.h"
 #include "search/sort.h"
 #include "search/tdigest.h"
@@ -80,6 +81,10 @@ typedef enum sc_agg_kind {
      * does), top_metrics the values of its metric fields; the bucket's doc count in count */
     SC_AGG_TOP_HITS,
     SC_AGG_TOP_METRICS,
+    /* parent pipelines over any multi-bucket aggregation (agg_pipeline_script.c): a script of
+     * buckets_path variables per bucket; the selector drops the buckets it is false for */
+    SC_AGG_BUCKET_SCRIPT,
+    SC_AGG_BUCKET_SELECTOR,
     SC_AGG_KIND_COUNT_
 } sc_agg_kind;
 
@@ -101,7 +106,8 @@ typedef enum sc_agg_vtype {
 /* Pipeline kinds: no collection; computed at the final reduce. */
 static inline bool sc_agg_kind_pipeline(sc_agg_kind k)
 {
-    return k >= SC_AGG_AVG_BUCKET && k <= SC_AGG_BUCKET_SORT;
+    return (k >= SC_AGG_AVG_BUCKET && k <= SC_AGG_BUCKET_SORT) || k == SC_AGG_BUCKET_SCRIPT ||
+           k == SC_AGG_BUCKET_SELECTOR;
 }
 
 /* Kinds reduced as terms (error bounds, sum_other_doc_count). */
@@ -220,12 +226,24 @@ typedef enum sc_agg_path_kind {
     SC_AGG_PATH_SUB,   /* the bucket's sub-aggregation `sub` (a metric or pipeline), `stat` */
 } sc_agg_path_kind;
 
+/* A path first steps through n_via single-bucket sub-aggregations (a filter's bucket:
+ * "the_filter>avg_price", "the_filter>_count"), via[i] a sub index of the previous level. */
 typedef struct sc_agg_path {
     sc_agg_path_kind kind;
     uint32_t sub;
     sc_agg_stat stat;
     bool desc; /* bucket_sort */
+    const uint32_t *via;
+    uint32_t n_via;
 } sc_agg_path;
+
+/* How a bucket_script / bucket_selector binds one script variable: to buckets_path entry
+ * `path` (from_path), or to a constant of the script's params. */
+typedef struct sc_agg_script_bind {
+    bool from_path;
+    uint32_t path;
+    sc_script_value value;
+} sc_agg_script_bind;
 
 typedef struct sc_agg_spec sc_agg_spec;
 struct sc_agg_spec {
@@ -302,6 +320,12 @@ struct sc_agg_spec {
     bool hit_source;
     sc_agg_spec *const *metrics; /* top_metrics: one field spec (name, vtype) per metric */
     size_t n_metrics;
+    /* bucket_script / bucket_selector: the buckets_path entries (paths into the enclosing
+     * aggregation's buckets), the compiled script and one binding per script variable */
+    const sc_agg_path *paths;
+    size_t n_paths;
+    const sc_script *script;
+    const sc_agg_script_bind *binds;
     void *user; /* the API layer's rendering data (formats); not read here */
     /* tree */
     sc_agg_spec **subs;
@@ -428,7 +452,7 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
  *   bucket   := key:z dkey:f64 bkey_len:v bkey:bytes doc_count:v error:z n_subs:v node*
  * kind is the position in sc_agg_kind (ROOT 0 ... SIGNIFICANT_TERMS 28, CARDINALITY 29,
  * PERCENTILES 30, PERCENTILE_RANKS 31, MEDIAN_ABSOLUTE_DEVIATION 32, GEO_BOUNDS 33,
- * GEO_CENTROID 34, TOP_HITS 35, TOP_METRICS 36): new kinds go at the end,
+ * GEO_CENTROID 34, TOP_HITS 35, TOP_METRICS 36, BUCKET_SCRIPT 37, BUCKET_SELECTOR 38): new kinds go at the end,
  * and the fuzz seeds are regenerated when a number moves (tests/fuzz/seeds/). flags&1: the
  * min..extended_stats and weighted_avg metrics; flags&2: terms, multi_terms and
  * significant_terms; flags&4 = error_set; flags&8: auto_date_histogram (always); flags&16:

@@ -237,9 +237,14 @@ double sc__agg_path_value(const sc_agg_spec *owner, const sc_agg_bucket *b, cons
 /* Computes the sibling pipelines among owner's subs from the other subs of bucket b. */
 sc_status sc__agg_pipelines_siblings(const sc_agg_spec *owner, sc_agg_bucket *b, sc_arena *a)
     SC_MUST_USE;
-/* Runs spec's parent pipelines (cumulative_sum, derivative, bucket_sort) over r's buckets. */
-sc_status sc__agg_pipelines_parent(const sc_agg_spec *spec, sc_agg_result *r, sc_arena *a)
-    SC_MUST_USE;
+/* Runs spec's parent pipelines (cumulative_sum, derivative, bucket_sort, bucket_script,
+ * bucket_selector) over r's buckets, in declaration order. SC_EINVAL with err->reason when a
+ * script fails at run time. */
+sc_status sc__agg_pipelines_parent(const sc_agg_spec *spec, sc_agg_result *r, sc_arena *a,
+                                   sc_agg_error *err) SC_MUST_USE;
+/* bucket_script / bucket_selector pipeline p over r's buckets (agg_pipeline_script.c). */
+sc_status sc__agg_bucket_script(const sc_agg_spec *spec, uint32_t j, sc_agg_result *r,
+                                sc_arena *a, sc_agg_error *err) SC_MUST_USE;
 
 /* ---- the sketch metrics (agg_sketch.c) ---- */
 

@@ -243,6 +243,8 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
     for (size_t b = 0; b < tmpl->n_buckets; b++)
         tmpl->buckets[b].doc_count = 0;
     SC_TRY(reduce_positional(spec, in, n, final, max_buckets, a, tmpl, err));
+    if (final && (spec->kind == SC_AGG_RANGE || spec->kind == SC_AGG_FILTERS))
+        SC_TRY(sc__agg_pipelines_parent(spec, tmpl, a, err));
     if (final && spec->kind == SC_AGG_ROOT && count_buckets(tmpl) - 1 > max_buckets) {
         /* the final result's buckets, as Elasticsearch's reduce counts them */
         err->too_many_buckets = true;

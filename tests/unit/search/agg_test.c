@@ -870,6 +870,114 @@ static void test_top_hits_vs_model(void **state)
         }
 }
 
+
+/* bucket_script / bucket_selector under terms on "k": sum(d)/_count, a path through a filter
+ * (tag t0) to its _count and avg(n), and a selector keeping even counts; sharded equals the
+ * model. */
+static sc_script *compile_script(sc_arena *a, const char *src)
+{
+    sc_script *s;
+    sc_script_error err;
+    if (sc_script_compile(sc_script_env_builtin(), sc_slice_cstr(src), a, &s, &err) != SC_OK)
+        fail_msg("compile [%s]: %s", src, err.reason);
+    return s;
+}
+
+static void test_bucket_script_vs_model(void **state)
+{
+    (void)state;
+    for (int sharded = 0; sharded < 2; sharded++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+        tk->size = 40;
+        add_sub(&a, tk, mk(&a, SC_AGG_SUM, "s", "d", SC_AGG_V_DOUBLE)); /* 0 */
+        sc_agg_spec *f = mk(&a, SC_AGG_FILTER, "f", NULL, 0);           /* 1 */
+        const sc_query **fq = sc_arena_alloc(&a, sizeof *fq);
+        fq[0] = query(&a, 1);
+        f->filters = fq;
+        f->n_filters = 1;
+        add_sub(&a, f, mk(&a, SC_AGG_AVG, "an", "n", SC_AGG_V_LONG));
+        add_sub(&a, tk, f);
+        static const uint32_t via[1] = {1};
+        /* 2: sum / count */
+        sc_agg_spec *bs = mk(&a, SC_AGG_BUCKET_SCRIPT, "per", NULL, 0);
+        sc_agg_path *paths = sc_arena_calloc(&a, 4, sizeof *paths);
+        paths[0] = (sc_agg_path){.kind = SC_AGG_PATH_SUB, .sub = 0};
+        paths[1] = (sc_agg_path){.kind = SC_AGG_PATH_COUNT};
+        paths[2] = (sc_agg_path){.kind = SC_AGG_PATH_COUNT, .via = via, .n_via = 1};
+        paths[3] = (sc_agg_path){.kind = SC_AGG_PATH_SUB, .sub = 0, .via = via, .n_via = 1};
+        bs->paths = paths;
+        bs->n_paths = 4;
+        bs->script = compile_script(&a, "params.s / params.c");
+        sc_agg_script_bind *b1 = sc_arena_calloc(&a, 2, sizeof *b1);
+        b1[0] = (sc_agg_script_bind){.from_path = true, .path = 0};
+        b1[1] = (sc_agg_script_bind){.from_path = true, .path = 1};
+        bs->binds = b1;
+        add_sub(&a, tk, bs);
+        /* 3: through the filter, skipped where avg(n) is empty */
+        sc_agg_spec *nf = mk(&a, SC_AGG_BUCKET_SCRIPT, "nested", NULL, 0);
+        nf->paths = paths;
+        nf->n_paths = 4;
+        nf->script = compile_script(&a, "fc * 1000 + fa + k");
+        sc_agg_script_bind *b2 = sc_arena_calloc(&a, 3, sizeof *b2);
+        b2[0] = (sc_agg_script_bind){.from_path = true, .path = 2};
+        b2[1] = (sc_agg_script_bind){.from_path = true, .path = 3};
+        b2[2] = (sc_agg_script_bind){.value = sc_script_long(7)};
+        nf->binds = b2;
+        add_sub(&a, tk, nf);
+        /* 4: even counts only */
+        sc_agg_spec *sel = mk(&a, SC_AGG_BUCKET_SELECTOR, "even", NULL, 0);
+        sel->paths = paths;
+        sel->n_paths = 4;
+        sel->script = compile_script(&a, "(long) params.c % 2 == 0");
+        sc_agg_script_bind *b3 = sc_arena_calloc(&a, 1, sizeof *b3);
+        b3[0] = (sc_agg_script_bind){.from_path = true, .path = 1};
+        sel->binds = b3;
+        add_sub(&a, tk, sel);
+        add_sub(&a, root, tk);
+        sc_agg_result *r = run(&a, root, 0, sharded);
+        uint64_t cnt[N_TERMS] = {0}, fcnt[N_TERMS] = {0};
+        double sum[N_TERMS] = {0};
+        mstats fn[N_TERMS] = {{0}};
+        for (size_t g = 0; g < N_ALL; g++) {
+            const mdoc *m = &docs[g];
+            if (!doc_matches(m, 0))
+                continue;
+            for (uint32_t i = 0; i < m->nk; i++) {
+                cnt[m->k[i]]++;
+                sum[m->k[i]] += m->d;
+                if (m->tag == 0) {
+                    fcnt[m->k[i]]++;
+                    for (uint32_t j = 0; j < m->nn; j++)
+                        mstats_add(&fn[m->k[i]], (double)m->n[j]);
+                }
+            }
+        }
+        const sc_agg_result *x = top(r, 0);
+        size_t expect = 0;
+        for (int t = 0; t < N_TERMS; t++)
+            expect += cnt[t] && cnt[t] % 2 == 0;
+        assert_int_equal(x->n_buckets, expect);
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            const sc_agg_bucket *b = &x->buckets[i];
+            int t = term_id(b->bkey);
+            assert_int_equal(b->doc_count % 2, 0);
+            assert_int_equal(b->subs[2]->count, 1);
+            near(b->subs[2]->sum, sum[t] / (double)cnt[t]);
+            if (fn[t].count) {
+                assert_int_equal(b->subs[3]->count, 1);
+                near(b->subs[3]->sum,
+                     (double)fcnt[t] * 1000 + fn[t].sum / (double)fn[t].count + 7);
+            } else {
+                assert_int_equal(b->subs[3]->count, 0); /* gap_policy skip */
+            }
+        }
+        sc_arena_fini(&a);
+    }
+}
+
 static void test_codec_corrupt(void **state)
 {
     (void)state;
@@ -1654,6 +1762,7 @@ int main(void)
         cmocka_unit_test(test_nested_vs_model),
         cmocka_unit_test(test_codec_corrupt),
         cmocka_unit_test(test_top_hits_vs_model),
+        cmocka_unit_test(test_bucket_script_vs_model),
         cmocka_unit_test(test_max_buckets),
         cmocka_unit_test(test_rounding_dst),
         cmocka_unit_test(test_fuzz_seeds_decode),
