@@ -138,6 +138,8 @@ typedef struct sc__agg_render {
     const json_t *meta;          /* the request's `meta`, echoed (borrowed from the body) */
     const json_t *pipeline;      /* a pipeline's parameters until its paths are resolved */
     const json_t *source_filter; /* top_hits: _source includes/excludes (borrowed), or NULL */
+    sc_script_env *env;          /* moving_fn: its script functions (owned, freed with the
+                                    tree), or NULL */
 } sc__agg_render;
 /* The rendering data of s, created on first use (request arena); NULL on exhaustion. */
 sc__agg_render *sc__agg_render_of(sc_rest_req *req, sc_agg_spec *s);

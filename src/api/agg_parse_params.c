@@ -685,7 +685,11 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_DERIVATIVE:
     case SC_AGG_BUCKET_SORT:
     case SC_AGG_BUCKET_SCRIPT:
-    case SC_AGG_BUCKET_SELECTOR: return sc__agg_parse_pipeline(c, type, p, s);
+    case SC_AGG_BUCKET_SELECTOR:
+    case SC_AGG_MOVING_FN:
+    case SC_AGG_SERIAL_DIFF:
+    case SC_AGG_PERCENTILES_BUCKET:
+    case SC_AGG_EXTENDED_STATS_BUCKET: return sc__agg_parse_pipeline(c, type, p, s);
     case SC_AGG_MISSING: {
         static const char *const keys[] = {"field", NULL};
         const sc_mapping_field *mf;

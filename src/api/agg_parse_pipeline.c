@@ -13,14 +13,92 @@ static bool is_multi_bucket(sc_agg_kind k)
            k == SC_AGG_COMPOSITE;
 }
 
+/* moving_fn's window / shift / script, serial_diff's lag, percentiles_bucket's percents and
+ * keyed, extended_stats_bucket's sigma. */
+static bool more_params(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
+{
+    if (s->kind == SC_AGG_MOVING_FN) {
+        const json_t *w = json_object_get(p, "window"), *sh = json_object_get(p, "shift");
+        if (!json_is_integer(w) || json_integer_value(w) <= 0 ||
+            json_integer_value(w) > INT32_MAX)
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[window] must be a positive, non-zero integer.");
+        if (sh && (!json_is_integer(sh) || json_integer_value(sh) < INT32_MIN ||
+                   json_integer_value(sh) > INT32_MAX))
+            return sc__agg_fail(c, 400, "x_content_parse_exception", "[%s] [shift] must be an "
+                                "integer", type);
+        if (!json_object_get(p, "script"))
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[script] is required for [moving_fn] aggregation [%s]", s->name);
+        s->window = (uint32_t)json_integer_value(w);
+        s->shift = sh ? (int32_t)json_integer_value(sh) : 0;
+    } else if (s->kind == SC_AGG_SERIAL_DIFF) {
+        uint64_t lag = 1;
+        if (!sc__agg_get_uint(c, p, "lag", &lag, type))
+            return false;
+        if (lag == 0 || lag > INT32_MAX)
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[lag] must be a positive integer: [%s]", s->name);
+        s->window = (uint32_t)lag;
+    } else if (s->kind == SC_AGG_PERCENTILES_BUCKET) {
+        static const double dflt[] = {1, 5, 25, 50, 75, 95, 99};
+        const json_t *pc = json_object_get(p, "percents");
+        s->keyed = true;
+        if (!sc__agg_get_bool(c, p, "keyed", &s->keyed, type))
+            return false;
+        if (!pc) {
+            s->points = dflt;
+            s->n_points = 7;
+            return true;
+        }
+        if (!json_is_array(pc) || json_array_size(pc) == 0 || json_array_size(pc) > 1000)
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[percents] must be a non-empty array of numbers in [%s]", s->name);
+        double *pts = sc_arena_alloc(c->req->arena, json_array_size(pc) * sizeof *pts);
+        if (!pts)
+            return sc__agg_oom_err(c);
+        for (size_t i = 0; i < json_array_size(pc); i++) {
+            const json_t *x = json_array_get(pc, i);
+            double v = json_number_value(x);
+            if (!json_is_number(x) || !(v >= 0 && v <= 100))
+                return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                    "percent must be in [0,100], got [%g]: [%s]", v, s->name);
+            pts[i] = v;
+        }
+        s->points = pts;
+        s->n_points = json_array_size(pc);
+    } else if (s->kind == SC_AGG_EXTENDED_STATS_BUCKET) {
+        s->sigma = 2;
+        if (!sc__agg_get_double(c, p, "sigma", &s->sigma, type))
+            return false;
+        if (!(s->sigma >= 0))
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[sigma] must be greater than or equal to 0. Found [%g] in [%s]",
+                                s->sigma, s->name);
+    }
+    return true;
+}
+
 bool sc__agg_parse_pipeline(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
     static const char *const keys[] = {"buckets_path", "gap_policy", "format", "sort",
                                        "from",         "size",       "unit",   NULL};
     static const char *const script_keys[] = {"buckets_path", "gap_policy", "format", "script",
                                               NULL};
+    static const char *const moving_keys[] = {"buckets_path", "gap_policy", "format", "script",
+                                              "window",       "shift",      NULL};
+    static const char *const diff_keys[] = {"buckets_path", "gap_policy", "format", "lag", NULL};
+    static const char *const pct_keys[] = {"buckets_path", "gap_policy", "format", "percents",
+                                           "keyed",        NULL};
+    static const char *const ext_keys[] = {"buckets_path", "gap_policy", "format", "sigma", NULL};
     bool scripted = s->kind == SC_AGG_BUCKET_SCRIPT || s->kind == SC_AGG_BUCKET_SELECTOR;
-    if (!sc__agg_known_keys(c, type, p, scripted ? script_keys : keys))
+    const char *const *allowed = scripted                               ? script_keys
+                                 : s->kind == SC_AGG_MOVING_FN          ? moving_keys
+                                 : s->kind == SC_AGG_SERIAL_DIFF        ? diff_keys
+                                 : s->kind == SC_AGG_PERCENTILES_BUCKET ? pct_keys
+                                 : s->kind == SC_AGG_EXTENDED_STATS_BUCKET ? ext_keys
+                                                                           : keys;
+    if (!sc__agg_known_keys(c, type, p, allowed) || !more_params(c, type, p, s))
         return false;
     const json_t *bp = json_object_get(p, "buckets_path");
     if (scripted && !json_is_object(bp) && !json_is_string(bp))
@@ -147,6 +225,112 @@ static bool resolve_value(sc__agg_pctx *c, const sc_agg_spec *owner, const char 
                         whole);
 }
 
+/* A `script`: a string, or {"source" | "inline", "lang": painless, "params"}. */
+static bool script_source(sc__agg_pctx *c, const sc_agg_spec *s, const json_t *sj,
+                          const char **src, const json_t **params)
+{
+    *src = json_string_value(sj);
+    *params = NULL;
+    if (json_is_object(sj)) {
+        static const char *const keys[] = {"source", "inline", "lang", "params", NULL};
+        if (!sc__agg_known_keys(c, "script", sj, keys))
+            return false;
+        const json_t *lang = json_object_get(sj, "lang");
+        if (lang && (!json_is_string(lang) || (strcmp(json_string_value(lang), "painless") &&
+                                               strcmp(json_string_value(lang), "expression"))))
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "script_lang not supported [%s]",
+                                json_is_string(lang) ? json_string_value(lang) : "?");
+        *src = json_string_value(json_object_get(sj, "source"));
+        if (!*src)
+            *src = json_string_value(json_object_get(sj, "inline"));
+        *params = json_object_get(sj, "params");
+        if (*params && !json_is_object(*params))
+            return sc__agg_fail(c, 400, "x_content_parse_exception",
+                                "[script] params must be an object");
+    }
+    if (!*src)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[script] of [%s] must be a string or an object with [source] (stored "
+                            "scripts are not supported)",
+                            s->name);
+    return true;
+}
+
+static bool compile_script(sc__agg_pctx *c, const sc_agg_spec *s, const sc_script_env *env,
+                           const char *src, sc_script **out)
+{
+    sc_script_error serr;
+    sc_status st = sc_script_compile(env, sc_slice_cstr(src), c->req->arena, out, &serr);
+    if (st == SC_ENOMEM || (st == SC_ELIMIT && c->req->arena->over_budget))
+        return sc__agg_oom_err(c);
+    if (st != SC_OK)
+        return sc__agg_fail(c, 400, "script_exception",
+                            "compile error in [%s]: %s at position %lld in [%s]", s->name,
+                            serr.reason, (long long)serr.pos, src);
+    return true;
+}
+
+/* A params constant for script variable `name` (null when absent). */
+static bool bind_param(sc__agg_pctx *c, const json_t *params, const char *name,
+                       sc_agg_script_bind *b)
+{
+    const json_t *pv = json_object_get(params, name);
+    b->value = sc_script_null();
+    if (json_is_integer(pv))
+        b->value = sc_script_long(json_integer_value(pv));
+    else if (json_is_real(pv))
+        b->value = sc_script_double(json_real_value(pv));
+    else if (json_is_boolean(pv))
+        b->value = sc_script_bool(json_is_true(pv));
+    else if (json_is_string(pv))
+        b->value = (sc_script_value){
+            .type = SC_SCRIPT_STRING,
+            .s = sc_slice_make(json_string_value(pv), json_string_length(pv))};
+    else if (pv && !json_is_null(pv))
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[script] params [%s] must be a number, boolean or string", name);
+    return true;
+}
+
+/* moving_fn's script: MovingFunctions over `values` (the window), params constants. */
+static bool moving_script(sc__agg_pctx *c, sc_agg_spec *s, const json_t *p)
+{
+    const char *src;
+    const json_t *params;
+    if (!script_source(c, s, json_object_get(p, "script"), &src, &params))
+        return false;
+    sc__agg_render *r = sc__agg_render_of(c->req, s);
+    if (!r)
+        return sc__agg_oom_err(c);
+    if (!r->env) {
+        r->env = sc_script_env_new();
+        if (!r->env || sc_agg_moving_functions_add(r->env) != SC_OK)
+            return sc__agg_oom_err(c);
+    }
+    sc_script *script;
+    if (!compile_script(c, s, r->env, src, &script))
+        return false;
+    size_t nv = sc_script_n_vars(script);
+    sc_agg_script_bind *binds = sc_arena_calloc(c->req->arena, nv ? nv : 1, sizeof *binds);
+    if (!binds)
+        return sc__agg_oom_err(c);
+    for (size_t i = 0; i < nv; i++) {
+        const sc_script_var *v = sc_script_var_get(script, i);
+        if (v->kind != SC_SCRIPT_VAR_PARAM)
+            return sc__agg_fail(c, 400, "script_exception",
+                                "compile error: doc values are not available in [moving_fn] [%s]",
+                                s->name);
+        if (!strcmp(v->name, "values"))
+            binds[i].window = true;
+        else if (!bind_param(c, params, v->name, &binds[i]))
+            return false;
+    }
+    s->script = script;
+    s->binds = binds;
+    return true;
+}
+
 /* bucket_script / bucket_selector: the buckets_path map ({"var": path}, or one path bound to
  * `_value`), the script ({"source" | "inline", "lang", "params"} or a string) compiled, and
  * each script variable bound to a path or a params constant (else null, as Painless reads a
@@ -183,39 +367,13 @@ static bool resolve_script(sc__agg_pctx *c, sc_agg_spec *parent, sc_agg_spec *s,
             i++;
         }
     }
-    const json_t *sj = json_object_get(p, "script"), *params = NULL;
-    const char *src = json_string_value(sj);
-    if (json_is_object(sj)) {
-        static const char *const keys[] = {"source", "inline", "lang", "params", NULL};
-        if (!sc__agg_known_keys(c, "script", sj, keys))
-            return false;
-        const json_t *lang = json_object_get(sj, "lang");
-        if (lang && (!json_is_string(lang) || (strcmp(json_string_value(lang), "painless") &&
-                                               strcmp(json_string_value(lang), "expression"))))
-            return sc__agg_fail(c, 400, "illegal_argument_exception",
-                                "script_lang not supported [%s]",
-                                json_is_string(lang) ? json_string_value(lang) : "?");
-        src = json_string_value(json_object_get(sj, "source"));
-        if (!src)
-            src = json_string_value(json_object_get(sj, "inline"));
-        params = json_object_get(sj, "params");
-        if (params && !json_is_object(params))
-            return sc__agg_fail(c, 400, "x_content_parse_exception", "[script] params must be an object");
-    }
-    if (!src)
-        return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "[script] of [%s] must be a string or an object with [source] (stored "
-                            "scripts are not supported)",
-                            s->name);
+    const char *src;
+    const json_t *params;
+    if (!script_source(c, s, json_object_get(p, "script"), &src, &params))
+        return false;
     sc_script *script;
-    sc_script_error serr;
-    sc_status st =
-        sc_script_compile(sc_script_env_builtin(), sc_slice_cstr(src), a, &script, &serr);
-    if (st == SC_ENOMEM || (st == SC_ELIMIT && a->over_budget))
-        return sc__agg_oom_err(c);
-    if (st != SC_OK)
-        return sc__agg_fail(c, 400, "script_exception", "compile error: %s at position %lld in [%s]",
-                            serr.reason, (long long)serr.pos, src);
+    if (!compile_script(c, s, sc_script_env_builtin(), src, &script))
+        return false;
     size_t nv = sc_script_n_vars(script);
     sc_agg_script_bind *binds = sc_arena_calloc(a, nv ? nv : 1, sizeof *binds);
     if (!binds)
@@ -226,27 +384,13 @@ static bool resolve_script(sc__agg_pctx *c, sc_agg_spec *parent, sc_agg_spec *s,
             return sc__agg_fail(c, 400, "script_exception",
                                 "compile error: doc values are not available in [%s] [%s]",
                                 sc__agg_kind_name(s), s->name);
-        binds[i].value = sc_script_null();
         for (size_t k = 0; k < n; k++)
             if (!strcmp(names[k], v->name)) {
                 binds[i].from_path = true;
                 binds[i].path = (uint32_t)k;
             }
-        const json_t *pv = binds[i].from_path ? NULL : json_object_get(params, v->name);
-        if (json_is_integer(pv))
-            binds[i].value = sc_script_long(json_integer_value(pv));
-        else if (json_is_real(pv))
-            binds[i].value = sc_script_double(json_real_value(pv));
-        else if (json_is_boolean(pv))
-            binds[i].value = sc_script_bool(json_is_true(pv));
-        else if (json_is_string(pv))
-            binds[i].value = (sc_script_value){
-                .type = SC_SCRIPT_STRING,
-                .s = sc_slice_make(json_string_value(pv), json_string_length(pv))};
-        else if (pv && !json_is_null(pv))
-            return sc__agg_fail(c, 400, "illegal_argument_exception",
-                                "[script] params [%s] must be a number, boolean or string",
-                                v->name);
+        if (!binds[i].from_path && !bind_param(c, params, v->name, &binds[i]))
+            return false;
     }
     s->paths = paths;
     s->n_paths = n;
@@ -260,7 +404,7 @@ static bool resolve_one(sc__agg_pctx *c, sc_agg_spec *parent, sc_agg_spec *s)
     const sc__agg_render *r = s->user;
     const json_t *p = r->pipeline;
     const char *path = json_string_value(json_object_get(p, "buckets_path"));
-    if (s->kind >= SC_AGG_AVG_BUCKET && s->kind <= SC_AGG_STATS_BUCKET) {
+    if (sc_agg_kind_sibling(s->kind)) {
         char target[256];
         snprintf(target, sizeof target, "%s", path);
         char *gt = strchr(target, '>');
@@ -296,6 +440,8 @@ static bool resolve_one(sc__agg_pctx *c, sc_agg_spec *parent, sc_agg_spec *s)
                             "bucket_sort aggregation [%s] must be declared inside of another "
                             "aggregation",
                             s->name);
+    if (s->kind == SC_AGG_MOVING_FN)
+        return resolve_value(c, parent, path, path, &s->value) && moving_script(c, s, p);
     if (s->kind != SC_AGG_BUCKET_SORT)
         return resolve_value(c, parent, path, path, &s->value);
     const json_t *sort = json_object_get(p, "sort");

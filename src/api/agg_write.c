@@ -615,13 +615,40 @@ static void key_text(const sc_agg_spec *t, const sc_agg_bucket *b, char *buf, si
 
 static void write_pipeline(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r)
 {
-    if (s->kind == SC_AGG_STATS_BUCKET) {
+    if (s->kind == SC_AGG_PERCENTILES_BUCKET) {
+        sc_jsonw_key(w, "values");
+        if (s->keyed)
+            sc_jsonw_obj_begin(w);
+        else
+            sc_jsonw_arr_begin(w);
+        for (size_t i = 0; i < s->n_points && i < r->n_buckets; i++) {
+            double v = r->buckets[i].dkey;
+            char key[48];
+            fmt_double(key, s->points[i]);
+            if (s->keyed) {
+                kv_value(w, key, v, true);
+            } else {
+                sc_jsonw_obj_begin(w);
+                sc_jsonw_kv_double(w, "key", s->points[i]);
+                kv_value(w, "value", v, true);
+                sc_jsonw_obj_end(w);
+            }
+        }
+        if (s->keyed)
+            sc_jsonw_obj_end(w);
+        else
+            sc_jsonw_arr_end(w);
+        return;
+    }
+    if (s->kind == SC_AGG_STATS_BUCKET || s->kind == SC_AGG_EXTENDED_STATS_BUCKET) {
         bool has = r->count > 0;
         sc_jsonw_kv_int(w, "count", (int64_t)r->count);
         kv_value(w, "min", r->min, has);
         kv_value(w, "max", r->max, has);
         kv_value(w, "avg", has ? r->sum / (double)r->count : 0, has);
         sc_jsonw_kv_double(w, "sum", r->sum);
+        if (s->kind == SC_AGG_EXTENDED_STATS_BUCKET)
+            write_extended(w, s, r);
         return;
     }
     kv_value(w, "value", r->sum, r->count > 0);
@@ -696,7 +723,11 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_STATS_BUCKET:
     case SC_AGG_CUMULATIVE_SUM:
     case SC_AGG_DERIVATIVE:
-    case SC_AGG_BUCKET_SCRIPT: write_pipeline(w, s, r); break;
+    case SC_AGG_BUCKET_SCRIPT:
+    case SC_AGG_MOVING_FN:
+    case SC_AGG_SERIAL_DIFF:
+    case SC_AGG_PERCENTILES_BUCKET:
+    case SC_AGG_EXTENDED_STATS_BUCKET: write_pipeline(w, s, r); break;
     case SC_AGG_WEIGHTED_AVG:
         kv_value(w, "value", r->sum_sq != 0 ? r->sum / r->sum_sq : 0,
                  r->count > 0 && r->sum_sq != 0);
@@ -741,7 +772,8 @@ static void write_aggs(sc_jsonw *w, const sc_agg_spec *spec, sc_agg_result *cons
         /* bucket_sort shows only in its parent's buckets; a derivative has no value in the
          * first bucket and is left out there, as in Elasticsearch */
         if (!subs[i] || s->kind == SC_AGG_BUCKET_SORT || s->kind == SC_AGG_BUCKET_SELECTOR ||
-            ((s->kind == SC_AGG_DERIVATIVE || s->kind == SC_AGG_BUCKET_SCRIPT) &&
+            ((s->kind == SC_AGG_DERIVATIVE || s->kind == SC_AGG_BUCKET_SCRIPT ||
+              s->kind == SC_AGG_MOVING_FN || s->kind == SC_AGG_SERIAL_DIFF) &&
              subs[i]->count == 0))
             continue;
         write_one(w, s, subs[i], typed_keys);
@@ -803,6 +835,8 @@ static void free_tree(sc_agg_spec *s)
     if (r) {
         sc_date_format_free(r->date_format);
         r->date_format = NULL;
+        sc_script_env_free(r->env);
+        r->env = NULL;
     }
     for (size_t i = 0; i < s->n_subs; i++)
         free_tree(s->subs[i]);

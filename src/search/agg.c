@@ -105,7 +105,11 @@ sc_status sc__agg_coll_new(sc__agg_ctx *ctx, const sc_agg_spec *spec, sc__agg_co
     case SC_AGG_DERIVATIVE:
     case SC_AGG_BUCKET_SORT:
     case SC_AGG_BUCKET_SCRIPT:
-    case SC_AGG_BUCKET_SELECTOR: SC_TRY(sc__agg_pipeline_new(c)); break;
+    case SC_AGG_BUCKET_SELECTOR:
+    case SC_AGG_MOVING_FN:
+    case SC_AGG_SERIAL_DIFF:
+    case SC_AGG_PERCENTILES_BUCKET:
+    case SC_AGG_EXTENDED_STATS_BUCKET: SC_TRY(sc__agg_pipeline_new(c)); break;
     case SC_AGG_AUTO_DATE_HISTOGRAM: SC_TRY(sc__agg_auto_histo_new(c)); break;
     case SC_AGG_WEIGHTED_AVG: SC_TRY(sc__agg_weighted_new(c)); break;
     case SC_AGG_GEO_BOUNDS:

@@ -85,6 +85,14 @@ typedef enum sc_agg_kind {
      * buckets_path variables per bucket; the selector drops the buckets it is false for */
     SC_AGG_BUCKET_SCRIPT,
     SC_AGG_BUCKET_SELECTOR,
+    /* more pipelines (agg_pipeline_moving.c): parent moving_fn (a MovingFunctions script over a
+     * window of the previous values) and serial_diff (value - the value `window` buckets
+     * back); sibling percentiles_bucket (exact percentiles of the values: buckets[i].dkey for
+     * points[i]) and extended_stats_bucket (count, sum, sum_sq, min, max) */
+    SC_AGG_MOVING_FN,
+    SC_AGG_SERIAL_DIFF,
+    SC_AGG_PERCENTILES_BUCKET,
+    SC_AGG_EXTENDED_STATS_BUCKET,
     SC_AGG_KIND_COUNT_
 } sc_agg_kind;
 
@@ -106,8 +114,15 @@ typedef enum sc_agg_vtype {
 /* Pipeline kinds: no collection; computed at the final reduce. */
 static inline bool sc_agg_kind_pipeline(sc_agg_kind k)
 {
-    return (k >= SC_AGG_AVG_BUCKET && k <= SC_AGG_BUCKET_SORT) || k == SC_AGG_BUCKET_SCRIPT ||
-           k == SC_AGG_BUCKET_SELECTOR;
+    return (k >= SC_AGG_AVG_BUCKET && k <= SC_AGG_BUCKET_SORT) ||
+           (k >= SC_AGG_BUCKET_SCRIPT && k <= SC_AGG_EXTENDED_STATS_BUCKET);
+}
+
+/* Sibling pipelines: computed from the buckets of another aggregation (`target`). */
+static inline bool sc_agg_kind_sibling(sc_agg_kind k)
+{
+    return (k >= SC_AGG_AVG_BUCKET && k <= SC_AGG_STATS_BUCKET) ||
+           k == SC_AGG_PERCENTILES_BUCKET || k == SC_AGG_EXTENDED_STATS_BUCKET;
 }
 
 /* Kinds reduced as terms (error bounds, sum_other_doc_count). */
@@ -241,6 +256,7 @@ typedef struct sc_agg_path {
  * `path` (from_path), or to a constant of the script's params. */
 typedef struct sc_agg_script_bind {
     bool from_path;
+    bool window; /* moving_fn: `values`, the window of values (an OBJECT: double[obj_kind]) */
     uint32_t path;
     sc_script_value value;
 } sc_agg_script_bind;
@@ -326,6 +342,9 @@ struct sc_agg_spec {
     size_t n_paths;
     const sc_script *script;
     const sc_agg_script_bind *binds;
+    /* moving_fn: window and shift; serial_diff: the lag in window */
+    uint32_t window;
+    int32_t shift;
     void *user; /* the API layer's rendering data (formats); not read here */
     /* tree */
     sc_agg_spec **subs;
@@ -452,7 +471,8 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
  *   bucket   := key:z dkey:f64 bkey_len:v bkey:bytes doc_count:v error:z n_subs:v node*
  * kind is the position in sc_agg_kind (ROOT 0 ... SIGNIFICANT_TERMS 28, CARDINALITY 29,
  * PERCENTILES 30, PERCENTILE_RANKS 31, MEDIAN_ABSOLUTE_DEVIATION 32, GEO_BOUNDS 33,
- * GEO_CENTROID 34, TOP_HITS 35, TOP_METRICS 36, BUCKET_SCRIPT 37, BUCKET_SELECTOR 38): new kinds go at the end,
+ * GEO_CENTROID 34, TOP_HITS 35, TOP_METRICS 36, BUCKET_SCRIPT 37, BUCKET_SELECTOR 38,
+ * MOVING_FN 39, SERIAL_DIFF 40, PERCENTILES_BUCKET 41, EXTENDED_STATS_BUCKET 42): new kinds go at the end,
  * and the fuzz seeds are regenerated when a number moves (tests/fuzz/seeds/). flags&1: the
  * min..extended_stats and weighted_avg metrics; flags&2: terms, multi_terms and
  * significant_terms; flags&4 = error_set; flags&8: auto_date_histogram (always); flags&16:
@@ -469,6 +489,10 @@ sc_status sc_agg_encode(const sc_agg_result *r, uint8_t **out, size_t *len) SC_M
  * on any malformed, truncated or trailing input (never reads out of bounds), SC_ENOMEM /
  * SC_ELIMIT from the arena. */
 sc_status sc_agg_decode(const uint8_t *p, size_t len, sc_arena *a, sc_agg_result **out) SC_MUST_USE;
+
+/* Adds Elasticsearch's MovingFunctions (max, min, sum, unweightedAvg, linearWeightedAvg,
+ * ewma, holt, stdDev over `values`) to env, for moving_fn scripts. SC_ENOMEM. */
+sc_status sc_agg_moving_functions_add(sc_script_env *env) SC_MUST_USE;
 
 /* Deep equality of two results (keys, counts, exact metric bits), for tests. */
 bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y);

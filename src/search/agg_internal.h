@@ -242,6 +242,12 @@ sc_status sc__agg_pipelines_siblings(const sc_agg_spec *owner, sc_agg_bucket *b,
  * script fails at run time. */
 sc_status sc__agg_pipelines_parent(const sc_agg_spec *spec, sc_agg_result *r, sc_arena *a,
                                    sc_agg_error *err) SC_MUST_USE;
+/* moving_fn / serial_diff pipeline j of spec over r's buckets, and the percentiles_bucket /
+ * extended_stats_bucket sibling pipe over target's buckets (agg_pipeline_moving.c). */
+sc_status sc__agg_moving(const sc_agg_spec *spec, uint32_t j, sc_agg_result *r, sc_arena *a,
+                         sc_agg_error *err) SC_MUST_USE;
+sc_status sc__agg_sibling_more(const sc_agg_spec *pipe, const sc_agg_result *target, sc_arena *a,
+                               sc_agg_result **out) SC_MUST_USE;
 /* bucket_script / bucket_selector pipeline p over r's buckets (agg_pipeline_script.c). */
 sc_status sc__agg_bucket_script(const sc_agg_spec *spec, uint32_t j, sc_agg_result *r,
                                 sc_arena *a, sc_agg_error *err) SC_MUST_USE;

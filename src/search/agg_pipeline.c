@@ -137,10 +137,13 @@ sc_status sc__agg_pipelines_siblings(const sc_agg_spec *owner, sc_agg_bucket *b,
 {
     for (size_t j = 0; j < owner->n_subs && j < b->n_subs; j++) {
         const sc_agg_spec *p = owner->subs[j];
-        if (p->kind < SC_AGG_AVG_BUCKET || p->kind > SC_AGG_STATS_BUCKET)
+        if (!sc_agg_kind_sibling(p->kind))
             continue;
         const sc_agg_result *t = p->target_sub < b->n_subs ? b->subs[p->target_sub] : NULL;
-        SC_TRY(sibling(p, t, a, &b->subs[j]));
+        if (p->kind == SC_AGG_PERCENTILES_BUCKET || p->kind == SC_AGG_EXTENDED_STATS_BUCKET)
+            SC_TRY(sc__agg_sibling_more(p, t, a, &b->subs[j]));
+        else
+            SC_TRY(sibling(p, t, a, &b->subs[j]));
     }
     return SC_OK;
 }
@@ -205,6 +208,10 @@ sc_status sc__agg_pipelines_parent(const sc_agg_spec *spec, sc_agg_result *r, sc
         const sc_agg_spec *p = spec->subs[j];
         if (p->kind == SC_AGG_BUCKET_SCRIPT || p->kind == SC_AGG_BUCKET_SELECTOR) {
             SC_TRY(sc__agg_bucket_script(spec, (uint32_t)j, r, a, err));
+            continue;
+        }
+        if (p->kind == SC_AGG_MOVING_FN || p->kind == SC_AGG_SERIAL_DIFF) {
+            SC_TRY(sc__agg_moving(spec, (uint32_t)j, r, a, err));
             continue;
         }
         if (p->kind == SC_AGG_BUCKET_SORT) {

@@ -47,7 +47,10 @@ double sc__agg_metric_value(const sc_agg_spec *spec, const sc_agg_result *r, sc_
     if (sc__agg_is_sketch(spec->kind))
         return NAN;
     /* single-value pipelines keep their value in sum (count 1), none with count 0 */
-    if (sc_agg_kind_pipeline(spec->kind) && spec->kind != SC_AGG_STATS_BUCKET)
+    if (spec->kind == SC_AGG_PERCENTILES_BUCKET)
+        return NAN;
+    if (sc_agg_kind_pipeline(spec->kind) && spec->kind != SC_AGG_STATS_BUCKET &&
+        spec->kind != SC_AGG_EXTENDED_STATS_BUCKET)
         return r->count ? r->sum : NAN;
     double avg = r->count ? r->sum / (double)r->count : NAN;
     if (stat == SC_AGG_STAT_VALUE) {

@@ -175,3 +175,183 @@ def test_errors(server, idx, aggs, etype):
     st, b = search(server, name, {"size": 0, "aggs": aggs})
     assert st == 400, b
     assert b["error"]["type"] == etype, b
+
+
+def hist_values(docs, field="qty", metric="price"):
+    """Sum of `metric` per qty value 0..19 (None when the bucket's docs have no metric)."""
+    out = []
+    for q in range(20):
+        vals = [d[metric] for d in docs if d[field] == q and metric in d]
+        out.append(sum(vals) if vals else None)
+    return out
+
+
+def mf_model(values, window, shift, fn):
+    have = [v for v in values if v is not None]
+    out, k = [], 0
+    for v in values:
+        if v is None:
+            out.append("absent")
+            continue
+        lo = min(max(k - window + shift, 0), len(have))
+        hi = min(max(k + shift, 0), len(have))
+        out.append(fn(have[lo:max(lo, hi)]))
+        k += 1
+    return out
+
+
+def test_moving_fn_and_serial_diff(server, idx):
+    name, docs = idx
+    # docs of one genre only, so that some qty buckets have no price (sum is 0 there, avg null)
+    sub = [d for d in docs if d["genre"] == "rock" and d["qty"] % 3]
+    body = {"size": 0, "query": {"bool": {"filter": [{"term": {"genre": "rock"}}],
+                                          "must_not": [{"terms": {"qty": [0, 3, 6, 9, 12, 15,
+                                                                          18]}}]}},
+            "aggs": {"h": {"histogram": {"field": "qty", "interval": 1, "min_doc_count": 0,
+                                         "extended_bounds": {"min": 0, "max": 19}},
+                     "aggs": {"a": {"avg": {"field": "price"}},
+                              "mx": {"moving_fn": {"buckets_path": "a", "window": 3,
+                                                   "script": "MovingFunctions.max(values)"}},
+                              "avg": {"moving_fn": {"buckets_path": "a", "window": 2, "shift": 1,
+                                                    "script": "MovingFunctions.unweightedAvg("
+                                                              "values)"}},
+                              "sm": {"moving_fn": {"buckets_path": "a", "window": 4,
+                                                   "script": "MovingFunctions.sum(values) * "
+                                                             "params.k",
+                                                   }},
+                              "ew": {"moving_fn": {"buckets_path": "a", "window": 5, "script": {
+                                  "source": "MovingFunctions.ewma(values, params.alpha)",
+                                  "params": {"alpha": 0.3}}}},
+                              "lw": {"moving_fn": {"buckets_path": "a", "window": 3, "script":
+                                                   "MovingFunctions.linearWeightedAvg(values)"}},
+                              "sd": {"moving_fn": {"buckets_path": "a", "window": 3, "script":
+                                                   "MovingFunctions.stdDev(values, "
+                                                   "MovingFunctions.unweightedAvg(values))"}},
+                              "ho": {"moving_fn": {"buckets_path": "a", "window": 4, "script":
+                                                   "MovingFunctions.holt(values, 0.5, 0.2)"}},
+                              "diff": {"serial_diff": {"buckets_path": "_count", "lag": 2}}}}}}
+    # params.k is unbound: the sum script fails on null
+    st, b = search(server, name, body)
+    assert st == 400 and b["error"]["type"] == "script_exception", b
+    body["aggs"]["h"]["aggs"]["sm"]["moving_fn"]["script"] = {
+        "source": "MovingFunctions.sum(values) * params.k", "params": {"k": 2}}
+    st, b = search(server, name, body)
+    assert st == 200, b
+    buckets = b["aggregations"]["h"]["buckets"]
+    assert len(buckets) == 20
+    avgs = []
+    for q in range(20):
+        p = [d["price"] for d in sub if d["qty"] == q and "price" in d]
+        avgs.append(sum(p) / len(p) if p else None)
+    assert avgs.count(None) >= 7
+
+    def mean(v):
+        return sum(v) / len(v) if v else None
+
+    def ewma(v):
+        avg = None
+        for x in v:
+            avg = x if avg is None else x * 0.3 + avg * 0.7
+        return avg
+
+    def linear(v):
+        if not v:
+            return None
+        return sum(x * (i + 1) for i, x in enumerate(v)) / sum(range(1, len(v) + 1))
+
+    def std(v):
+        if not v:
+            return None
+        m = mean(v)
+        return math.sqrt(sum((x - m) ** 2 for x in v) / len(v))
+
+    def holt(v):
+        if not v:
+            return None
+        s = last_s = b_ = last_b = 0
+        for i, x in enumerate(v):
+            if i == 0:
+                s, b_ = x, 0
+            else:
+                s = 0.5 * x + 0.5 * (last_s + last_b)
+                b_ = 0.2 * (s - last_s) + 0.8 * last_b
+            last_s, last_b = s, b_
+        return s
+
+    checks = {"mx": mf_model(avgs, 3, 0, lambda v: max(v) if v else None),
+              "avg": mf_model(avgs, 2, 1, mean),
+              "sm": mf_model(avgs, 4, 0, lambda v: 2 * sum(v)),
+              "ew": mf_model(avgs, 5, 0, ewma),
+              "lw": mf_model(avgs, 3, 0, linear),
+              "sd": mf_model(avgs, 3, 0, std),
+              "ho": mf_model(avgs, 4, 0, holt)}
+    for key, want in checks.items():
+        for x, w in zip(buckets, want):
+            if w == "absent":
+                assert key not in x, (key, x)
+            elif w is None:
+                assert x[key]["value"] is None, (key, x)
+            else:
+                assert x[key]["value"] == pytest.approx(w, rel=1e-9, abs=1e-9), (key, x)
+    counts = [x["doc_count"] for x in buckets]
+    for i, x in enumerate(buckets):
+        if i < 2:
+            assert "diff" not in x
+        else:
+            assert x["diff"]["value"] == counts[i] - counts[i - 2]
+
+
+def test_percentiles_and_extended_stats_bucket(server, idx):
+    name, docs = idx
+    st, b = search(server, name, {"size": 0, "aggs": {
+        "h": {"histogram": {"field": "qty", "interval": 1},
+              "aggs": {"p": {"sum": {"field": "price"}}}},
+        "pb": {"percentiles_bucket": {"buckets_path": "h>p", "percents": [0, 10, 50, 99.9, 100]}},
+        "pd": {"percentiles_bucket": {"buckets_path": "h>_count", "keyed": False}},
+        "eb": {"extended_stats_bucket": {"buckets_path": "h>p", "sigma": 3}}}})
+    assert st == 200, b
+    a = b["aggregations"]
+    sums = sorted(x["p"]["value"] for x in a["h"]["buckets"])
+    for pct in (0, 10, 50, 99.9, 100):
+        want = sums[int(math.floor(pct / 100 * (len(sums) - 1) + 0.5))]
+        assert a["pb"]["values"][repr(float(pct))] == pytest.approx(want)
+    counts = sorted(x["doc_count"] for x in a["h"]["buckets"])
+    got = a["pd"]["values"]
+    assert [x["key"] for x in got] == [1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0]
+    for x in got:
+        assert x["value"] == counts[int(math.floor(x["key"] / 100 * (len(counts) - 1) + 0.5))]
+    e = a["eb"]
+    n = len(sums)
+    mean = sum(sums) / n
+    var = sum((s - mean) ** 2 for s in sums) / n
+    assert e["count"] == n
+    assert e["sum"] == pytest.approx(sum(sums))
+    assert e["min"] == pytest.approx(sums[0]) and e["max"] == pytest.approx(sums[-1])
+    assert e["variance"] == pytest.approx(var, rel=1e-6)
+    assert e["std_deviation_bounds"]["upper"] == pytest.approx(mean + 3 * math.sqrt(var),
+                                                               rel=1e-6)
+
+
+@pytest.mark.parametrize("aggs", [
+    {"h": {"histogram": {"field": "qty", "interval": 1}, "aggs": {"m": {"moving_fn": {
+        "buckets_path": "_count", "window": 0, "script": "MovingFunctions.max(values)"}}}}},
+    {"h": {"histogram": {"field": "qty", "interval": 1}, "aggs": {"m": {"moving_fn": {
+        "buckets_path": "_count", "window": 2}}}}},
+    {"h": {"histogram": {"field": "qty", "interval": 1}, "aggs": {"m": {"moving_fn": {
+        "buckets_path": "_count", "window": 2, "script": "MovingFunctions.nope(values)"}}}}},
+    {"h": {"histogram": {"field": "qty", "interval": 1}, "aggs": {"m": {"moving_fn": {
+        "buckets_path": "_count", "window": 2, "script": "MovingFunctions.max(1)"}}}}},
+    {"g": {"terms": {"field": "genre"}, "aggs": {"m": {"serial_diff": {
+        "buckets_path": "_count"}}}}},
+    {"h": {"histogram": {"field": "qty", "interval": 1}, "aggs": {"m": {"serial_diff": {
+        "buckets_path": "_count", "lag": 0}}}}},
+    {"p": {"percentiles_bucket": {"buckets_path": "h>_count", "percents": [101]}},
+     "h": {"histogram": {"field": "qty", "interval": 1}}},
+    {"p": {"extended_stats_bucket": {"buckets_path": "h>_count", "sigma": -1}},
+     "h": {"histogram": {"field": "qty", "interval": 1}}},
+])
+def test_more_pipeline_errors(server, idx, aggs):
+    name, _ = idx
+    st, b = search(server, name, {"size": 0, "aggs": aggs})
+    assert st == 400, b
+    assert b["error"]["type"] in ("illegal_argument_exception", "script_exception"), b
