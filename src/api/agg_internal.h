@@ -74,6 +74,8 @@ bool sc__agg_date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg
 bool sc__agg_date_rounding(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s);
 /* terms' parameters (agg_parse_terms.c). */
 bool sc__agg_parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+/* rare_terms' parameters (agg_parse_terms.c). */
+bool sc__agg_parse_rare(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* significant_terms' parameters (agg_parse_terms.c). */
 bool sc__agg_parse_significant(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* A terms-style `order` ({"_count"|"_key"|"<sub>[.stat]": dir}, or an array: its first). */

@@ -62,6 +62,7 @@ static const kind_name kinds[] = {
     {"serial_diff", SC_AGG_SERIAL_DIFF},
     {"percentiles_bucket", SC_AGG_PERCENTILES_BUCKET},
     {"extended_stats_bucket", SC_AGG_EXTENDED_STATS_BUCKET},
+    {"rare_terms", SC_AGG_RARE_TERMS},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
@@ -71,7 +72,6 @@ static const char *const later[] = {"significant_text",
                                     "sampler",
                                     "diversified_sampler",
                                     "adjacency_matrix",
-                                    "rare_terms",
                                     "variable_width_histogram",
                                     "geohash_grid",
                                     "geotile_grid",

@@ -8,7 +8,8 @@
 
 static bool is_multi_bucket(sc_agg_kind k)
 {
-    return k == SC_AGG_TERMS || k == SC_AGG_HISTOGRAM || k == SC_AGG_DATE_HISTOGRAM ||
+    return k == SC_AGG_TERMS || k == SC_AGG_RARE_TERMS || k == SC_AGG_HISTOGRAM ||
+           k == SC_AGG_DATE_HISTOGRAM ||
            k == SC_AGG_RANGE || k == SC_AGG_FILTERS || k == SC_AGG_MULTI_TERMS ||
            k == SC_AGG_COMPOSITE;
 }

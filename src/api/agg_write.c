@@ -272,6 +272,19 @@ static void write_terms(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *
     sc_jsonw_arr_end(w);
 }
 
+static void write_rare(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
+{
+    sc_jsonw_key(w, "buckets");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < r->n_buckets; i++) {
+        sc_jsonw_obj_begin(w);
+        write_terms_key(w, s, &r->buckets[i]);
+        write_bucket_body(w, s, &r->buckets[i], tk);
+        sc_jsonw_obj_end(w);
+    }
+    sc_jsonw_arr_end(w);
+}
+
 static void write_histogram(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
 {
     bool date = s->kind == SC_AGG_DATE_HISTOGRAM || s->kind == SC_AGG_AUTO_DATE_HISTOGRAM;
@@ -577,6 +590,7 @@ static void key_text(const sc_agg_spec *t, const sc_agg_bucket *b, char *buf, si
     case SC_AGG_HISTOGRAM: fmt_double(buf, b->dkey); return;
     case SC_AGG_DATE_HISTOGRAM: date_text(t, b->key, buf, cap); return;
     case SC_AGG_TERMS:
+    case SC_AGG_RARE_TERMS:
         if (t->vtype == SC_AGG_V_IP && b->bkey.len == 16)
             sc_mapping_ip_format(b->bkey.ptr, buf);
         else if (!sc_agg_vtype_numeric(t->vtype))
@@ -674,6 +688,10 @@ static const char *typed_prefix(const sc_agg_spec *s)
                : s->vtype == SC_AGG_V_UNMAPPED  ? "umterms"
                                                 : "sterms";
     case SC_AGG_SIGNIFICANT_TERMS: return "sigsterms";
+    case SC_AGG_RARE_TERMS:
+        return sc_agg_vtype_numeric(s->vtype)   ? "lrareterms"
+               : s->vtype == SC_AGG_V_UNMAPPED ? "umrareterms"
+                                               : "srareterms";
     case SC_AGG_RANGE:
         return s->vtype == SC_AGG_V_DATE ? "date_range"
                : s->vtype == SC_AGG_V_IP ? "ip_range"
@@ -701,6 +719,7 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     }
     switch (s->kind) {
     case SC_AGG_TERMS: write_terms(w, s, r, tk); break;
+    case SC_AGG_RARE_TERMS: write_rare(w, s, r, tk); break;
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: write_histogram(w, s, r, tk); break;
     case SC_AGG_AUTO_DATE_HISTOGRAM: {

@@ -90,7 +90,8 @@ sc_status sc__agg_coll_new(sc__agg_ctx *ctx, const sc_agg_spec *spec, sc__agg_co
     }
     switch (spec->kind) {
     case SC_AGG_TERMS:
-    case SC_AGG_SIGNIFICANT_TERMS: SC_TRY(sc__agg_terms_new(c)); break;
+    case SC_AGG_SIGNIFICANT_TERMS:
+    case SC_AGG_RARE_TERMS: SC_TRY(sc__agg_terms_new(c)); break;
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: SC_TRY(sc__agg_histo_new(c)); break;
     case SC_AGG_RANGE: SC_TRY(sc__agg_range_new(c)); break;

@@ -93,6 +93,11 @@ typedef enum sc_agg_kind {
     SC_AGG_SERIAL_DIFF,
     SC_AGG_PERCENTILES_BUCKET,
     SC_AGG_EXTENDED_STATS_BUCKET,
+    /* terms in at most max_doc_count docs (agg_rare_terms.c), exact: a shard sends its rare
+     * candidates as buckets and the 64-bit hashes of its other terms in `hashes`; a reduce
+     * drops candidates whose hash another input saw as frequent or whose summed count passes
+     * max_doc_count. Buckets in key order. */
+    SC_AGG_RARE_TERMS,
     SC_AGG_KIND_COUNT_
 } sc_agg_kind;
 
@@ -273,6 +278,7 @@ struct sc_agg_spec {
     uint32_t size;       /* 10 */
     uint32_t shard_size; /* 0 = default (size * 1.5 + 10, or size on one shard) */
     uint64_t min_doc_count;
+    uint64_t max_doc_count; /* rare_terms (1) */
     sc_agg_order order;                    /* terms default _count desc; histograms _key asc */
     bool show_term_doc_count_error;        /* terms: per-bucket errors in the response */
     const sc_agg_term_filter *term_filter; /* terms include/exclude, or NULL */
@@ -405,6 +411,9 @@ struct sc_agg_result {
     /* top_hits / top_metrics: the best hits first (at most from + size), count = docs seen */
     sc_agg_hit *hits;
     size_t n_hits;
+    /* rare_terms: hashes of the terms seen in more than max_doc_count docs (ascending) */
+    uint64_t *hashes;
+    size_t n_hashes;
 };
 
 /* Shard-level settings of a collection. */
@@ -465,6 +474,7 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
  *   rung     := rung:v                                                            (flags&8)
  *   sketch   := len:v bytes                                                      (flags&16)
  *   hits     := count:v n_hits:v hit*                                             (flags&32)
+ *   hashes   := n:v hash:u64*  (ascending; little-endian)                         (flags&64)
  *   hit      := score:f64 doc:v n_values:v value* n_metrics:v metric:f64* index:str id:str
  *               source:str          (str := len:v bytes)
  *   value    := missing:u8 i:z d:f64 s:str
@@ -472,13 +482,14 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
  * kind is the position in sc_agg_kind (ROOT 0 ... SIGNIFICANT_TERMS 28, CARDINALITY 29,
  * PERCENTILES 30, PERCENTILE_RANKS 31, MEDIAN_ABSOLUTE_DEVIATION 32, GEO_BOUNDS 33,
  * GEO_CENTROID 34, TOP_HITS 35, TOP_METRICS 36, BUCKET_SCRIPT 37, BUCKET_SELECTOR 38,
- * MOVING_FN 39, SERIAL_DIFF 40, PERCENTILES_BUCKET 41, EXTENDED_STATS_BUCKET 42): new kinds go at the end,
+ * MOVING_FN 39, SERIAL_DIFF 40, PERCENTILES_BUCKET 41, EXTENDED_STATS_BUCKET 42,
+ * RARE_TERMS 43): new kinds go at the end,
  * and the fuzz seeds are regenerated when a number moves (tests/fuzz/seeds/). flags&1: the
  * min..extended_stats and weighted_avg metrics; flags&2: terms, multi_terms and
  * significant_terms; flags&4 = error_set; flags&8: auto_date_histogram (always); flags&16:
  * the sketch kinds holding a sketch (sc_hll_encode for cardinality, sc_tdigest_encode for
  * percentiles, percentile_ranks, median_absolute_deviation; docs/aggregations-sketches.md);
- * flags&32: top_hits and top_metrics (always);
+ * flags&32: top_hits and top_metrics (always); flags&64: rare_terms (always);
  * no other flag is valid. Nesting is limited to SC_AGG_MAX_DEPTH. */
 #define SC_AGG_ENCODING_VERSION 1
 #define SC_AGG_MAX_DEPTH 32

@@ -14,7 +14,8 @@ enum {
     F_ERROR_SET = 4,
     F_RUNG = 8,
     F_SKETCH = 16, /* cardinality, percentiles, percentile_ranks, median_absolute_deviation */
-    F_HITS = 32    /* top_hits, top_metrics */
+    F_HITS = 32,   /* top_hits, top_metrics */
+    F_HASHES = 64  /* rare_terms */
 };
 
 typedef struct wbuf {
@@ -116,7 +117,8 @@ static void enc_node(wbuf *w, const sc_agg_result *r)
                                  (r->error_set ? F_ERROR_SET : 0) |
                                  (r->kind == SC_AGG_AUTO_DATE_HISTOGRAM ? F_RUNG : 0) |
                                  (r->hll || r->td ? F_SKETCH : 0) |
-                                 (sc__agg_is_top_hits(r->kind) ? F_HITS : 0))};
+                                 (sc__agg_is_top_hits(r->kind) ? F_HITS : 0) |
+                                 (r->kind == SC_AGG_RARE_TERMS ? F_HASHES : 0))};
     put(w, head, 2);
     if (head[1] & F_METRIC) {
         put_v(w, r->count);
@@ -146,6 +148,15 @@ static void enc_node(wbuf *w, const sc_agg_result *r)
     }
     if (head[1] & F_HITS)
         enc_hits(w, r);
+    if (head[1] & F_HASHES) {
+        put_v(w, r->n_hashes);
+        for (size_t i = 0; i < r->n_hashes; i++) {
+            uint8_t b[8];
+            for (int k = 0; k < 8; k++)
+                b[k] = (uint8_t)(r->hashes[i] >> (8 * k));
+            put(w, b, 8);
+        }
+    }
     put_v(w, r->n_buckets);
     for (size_t i = 0; i < r->n_buckets; i++) {
         const sc_agg_bucket *b = &r->buckets[i];
@@ -315,7 +326,8 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
         return SC_ECORRUPT;
     uint8_t kind = r->p[0], flags = r->p[1];
     r->p += 2;
-    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~63u) ||
+    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~127u) ||
+        !!(flags & F_HASHES) != (kind == SC_AGG_RARE_TERMS) ||
         !!(flags & F_HITS) != sc__agg_is_top_hits((sc_agg_kind)kind) ||
         !!(flags & F_RUNG) != (kind == SC_AGG_AUTO_DATE_HISTOGRAM) ||
         ((flags & F_SKETCH) && !sc__agg_is_sketch((sc_agg_kind)kind)) ||
@@ -374,6 +386,25 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
     }
     if (flags & F_HITS)
         SC_TRY(dec_hits(r, x));
+    if (flags & F_HASHES) {
+        uint64_t nh;
+        SC_TRY(get_v(r, &nh));
+        if (nh > (uint64_t)(r->end - r->p) / 8)
+            return SC_ECORRUPT;
+        x->hashes = sc_arena_alloc(r->a, (nh ? nh : 1) * sizeof *x->hashes);
+        if (!x->hashes)
+            return sc__agg_oom(r->a);
+        for (uint64_t i = 0; i < nh; i++) {
+            uint64_t h = 0;
+            for (int k = 0; k < 8; k++)
+                h |= (uint64_t)r->p[k] << (8 * k);
+            r->p += 8;
+            if (i && h <= x->hashes[i - 1])
+                return SC_ECORRUPT; /* ascending, distinct */
+            x->hashes[i] = h;
+        }
+        x->n_hashes = nh;
+    }
     uint64_t nb;
     SC_TRY(get_v(r, &nb));
     /* every bucket takes at least 13 bytes */

@@ -220,6 +220,15 @@ sc_status sc__agg_auto_histo_reduce(const sc_agg_spec *spec, sc_agg_result *cons
 sc_status sc__agg_auto_fill(const sc_agg_spec *spec, sc_agg_result *r, uint64_t max_buckets,
                             sc_arena *a, sc_agg_error *err) SC_MUST_USE;
 
+/* rare_terms (agg_rare_terms.c): the shard build from the terms collector's ordinals list[0..nb)
+ * of one owner, the 64-bit hash of a key, and the reduce. */
+sc_status sc__agg_rare_build(sc__agg_coll *c, bool bytes, const sc__agg_ords *ords,
+                             const uint32_t *list, size_t nb, sc_agg_result **out) SC_MUST_USE;
+uint64_t sc__agg_rare_hash(const sc_agg_spec *spec, const sc_agg_bucket *b);
+sc_status sc__agg_rare_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                              bool final, uint64_t max_buckets, sc_arena *a, sc_agg_result **out,
+                              sc_agg_error *err) SC_MUST_USE;
+
 /* top_hits / top_metrics (agg_top_hits.c): the collector, whether the sort needs scores,
  * and the reduce (hits merged by the sort, from + size kept). */
 sc_status sc__agg_top_hits_new(sc__agg_coll *c) SC_MUST_USE;

@@ -77,7 +77,8 @@ int sc__agg_key_cmp(const sc_agg_spec *spec, const sc_agg_bucket *x, const sc_ag
         return (x->dkey > y->dkey) - (x->dkey < y->dkey);
     if (spec->kind == SC_AGG_COMPOSITE || spec->kind == SC_AGG_MULTI_TERMS)
         return sc_agg_composite_cmp(spec, x->bkey, y->bkey);
-    if ((spec->kind == SC_AGG_TERMS || spec->kind == SC_AGG_SIGNIFICANT_TERMS) &&
+    if ((spec->kind == SC_AGG_TERMS || spec->kind == SC_AGG_SIGNIFICANT_TERMS ||
+         spec->kind == SC_AGG_RARE_TERMS) &&
         (spec->vtype == SC_AGG_V_KEYWORD || spec->vtype == SC_AGG_V_IP ||
          spec->vtype == SC_AGG_V_UNMAPPED))
         return sc_slice_cmp(x->bkey, y->bkey);
@@ -215,6 +216,8 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
         return sc__agg_composite_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (sc__agg_is_top_hits(spec->kind))
         return sc__agg_top_hits_reduce(spec, in, n, a, out);
+    if (spec->kind == SC_AGG_RARE_TERMS)
+        return sc__agg_rare_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (is_metric(spec->kind)) {
         sc_agg_result *r = sc__agg_result_new(a, spec, 0);
         if (!r)
@@ -325,7 +328,8 @@ bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y)
         x->n_buckets != y->n_buckets || x->doc_count_error != y->doc_count_error ||
         x->sum_other != y->sum_other || x->n_reduced != y->n_reduced ||
         x->shard_size != y->shard_size || x->rung != y->rung || x->error_set != y->error_set ||
-        !sketch_eq(x, y) || !hits_eq(x, y))
+        !sketch_eq(x, y) || !hits_eq(x, y) || x->n_hashes != y->n_hashes ||
+        (x->n_hashes && memcmp(x->hashes, y->hashes, x->n_hashes * sizeof *x->hashes)))
         return false;
     for (size_t i = 0; i < x->n_buckets; i++) {
         const sc_agg_bucket *a = &x->buckets[i], *b = &y->buckets[i];

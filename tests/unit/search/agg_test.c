@@ -978,6 +978,58 @@ static void test_bucket_script_vs_model(void **state)
     }
 }
 
+
+/* rare_terms on "n" (about 90 docs per value) with max_doc_count 90: exactly the values in at
+ * most 90 matching docs, in key order, whether one shard or the reduce of three (values rare
+ * on one shard and frequent on another are dropped); a sum sub-aggregation reduces too. */
+static void test_rare_terms_vs_model(void **state)
+{
+    (void)state;
+    for (int sharded = 0; sharded < 2; sharded++)
+        for (int qk = 0; qk < 2; qk++) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            uint64_t max = qk ? 25 : 90;
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_agg_spec *rt = mk(&a, SC_AGG_RARE_TERMS, "rt", "n", SC_AGG_V_LONG);
+            rt->max_doc_count = max;
+            rt->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+            add_sub(&a, rt, mk(&a, SC_AGG_SUM, "s", "d", SC_AGG_V_DOUBLE));
+            add_sub(&a, root, rt);
+            sc_agg_result *r = run(&a, root, qk, sharded);
+            uint64_t cnt[101] = {0};
+            double sum[101] = {0};
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *m = &docs[g];
+                if (!doc_matches(m, qk))
+                    continue;
+                for (uint32_t j = 0; j < m->nn; j++)
+                    if (!j || m->n[j] != m->n[j - 1]) {
+                        cnt[m->n[j] + 50]++;
+                        sum[m->n[j] + 50] += m->d;
+                    }
+            }
+            const sc_agg_result *x = top(r, 0);
+            size_t k = 0, frequent = 0;
+            for (int v = 0; v <= 100; v++) {
+                if (!cnt[v])
+                    continue;
+                if (cnt[v] > max) {
+                    frequent++;
+                    continue;
+                }
+                assert_true(k < x->n_buckets);
+                assert_int_equal(x->buckets[k].key, v - 50);
+                assert_int_equal(x->buckets[k].doc_count, cnt[v]);
+                near(x->buckets[k].subs[0]->sum, sum[v]);
+                k++;
+            }
+            assert_int_equal(x->n_buckets, k);
+            assert_true(k > 0 && frequent > 0); /* both sides of the cut are exercised */
+            sc_arena_fini(&a);
+        }
+}
+
 static void test_codec_corrupt(void **state)
 {
     (void)state;
@@ -1763,6 +1815,7 @@ int main(void)
         cmocka_unit_test(test_codec_corrupt),
         cmocka_unit_test(test_top_hits_vs_model),
         cmocka_unit_test(test_bucket_script_vs_model),
+        cmocka_unit_test(test_rare_terms_vs_model),
         cmocka_unit_test(test_max_buckets),
         cmocka_unit_test(test_rounding_dst),
         cmocka_unit_test(test_fuzz_seeds_decode),
