@@ -1038,7 +1038,18 @@ static void test_codec_corrupt(void **state)
     sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
     sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
     add_sub(&a, tk, mk(&a, SC_AGG_STATS, "st", "d", SC_AGG_V_DOUBLE));
+    /* top_hits (sort values, ids) and rare_terms (hashes) take part too */
+    static const sc_sort_spec by_d = {.kind = SC_SORT_BY_NUMERIC, .field = {(const uint8_t *)"d", 1},
+                                      .is_double = true};
+    sc_agg_spec *th = mk(&a, SC_AGG_TOP_HITS, "th", NULL, 0);
+    th->hit_sort = &by_d;
+    th->n_hit_sort = 1;
+    th->size = 2;
+    add_sub(&a, tk, th);
     add_sub(&a, root, tk);
+    sc_agg_spec *rt = mk(&a, SC_AGG_RARE_TERMS, "rt", "n", SC_AGG_V_LONG);
+    rt->max_doc_count = 15;
+    add_sub(&a, root, rt);
     sc_agg_result *r = collect(&a, root, 0, 0, 1, 1);
     uint8_t *bytes;
     size_t len;
@@ -1047,7 +1058,7 @@ static void test_codec_corrupt(void **state)
         sc_agg_result *x;
         assert_int_equal(sc_agg_decode(bytes, cut, &a, &x), SC_ECORRUPT);
     }
-    for (int i = 0; i < 2000; i++) {
+    for (int i = 0; i < 4000; i++) {
         uint8_t *copy = malloc(len);
         memcpy(copy, bytes, len);
         copy[below((uint32_t)len)] ^= (uint8_t)(1u << below(8));
