@@ -86,8 +86,9 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
         int64_t dlo = 0, dhi = 4999; /* trip_distance in [0, 50) */
         const sc_query *q = query_kind == 0   ? sc_query_match_all(&a)
                             : query_kind == 1 ? rq
-                            : query_kind == 2 ? sc_query_constant_score(&a, rq)
-                                              : sc_query_range(&a, sc_slice_cstr("sd"), &dlo, &dhi, 1);
+                            : query_kind == 2
+                                ? sc_query_constant_score(&a, rq)
+                                : sc_query_range(&a, sc_slice_cstr("sd"), &dlo, &dhi, 1);
         sc_status st = sc_agg_collect_shard(root, s, q, &o, &so, &a, &out, &res, &err);
         double ms = (double)(cpu_ns() - t0) / 1e6;
         if (st != SC_OK || (query_kind == 0 && res.total != n)) {

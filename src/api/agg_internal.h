@@ -123,8 +123,8 @@ typedef struct sc__agg_hook {
     sc_query *const *hit_queries;
     sc_query *const *agg_queries;
     size_t n_queries;
-    uint32_t n_shards;    /* shards searched (terms' default shard_size) */
-    uint64_t max_buckets; /* 0 = 65,536 */
+    uint32_t n_shards;           /* shards searched (terms' default shard_size) */
+    uint64_t max_buckets;        /* 0 = 65,536 */
     const sc_slice *index_names; /* per target index (top_hits' _index), or NULL */
 } sc__agg_hook;
 /* Sets h->hook's functions (the other fields are the caller's). */

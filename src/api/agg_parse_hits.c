@@ -139,14 +139,19 @@ static bool parse_sort(sc__agg_pctx *c, const char *type, const json_t *sort, sc
 static bool parse_top_hits(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
     static const char *const keys[] = {"size", "from", "sort", "_source", "track_scores", NULL};
-    static const char *const later[] = {"highlight",      "explain",       "version",
-                                        "stored_fields",  "script_fields", "docvalue_fields",
-                                        "fields",         "seq_no_primary_term", NULL};
+    static const char *const later[] = {"highlight",
+                                        "explain",
+                                        "version",
+                                        "stored_fields",
+                                        "script_fields",
+                                        "docvalue_fields",
+                                        "fields",
+                                        "seq_no_primary_term",
+                                        NULL};
     for (const char *const *l = later; *l; l++)
         if (json_object_get(p, *l))
             return sc__agg_fail(c, 400, "illegal_argument_exception",
-                                "[top_hits] option [%s] of [%s] is not supported yet", *l,
-                                s->name);
+                                "[top_hits] option [%s] of [%s] is not supported yet", *l, s->name);
     if (!sc__agg_known_keys(c, type, p, keys))
         return false;
     uint64_t size = 3, from = 0;

@@ -9,9 +9,8 @@
 static bool is_multi_bucket(sc_agg_kind k)
 {
     return k == SC_AGG_TERMS || k == SC_AGG_RARE_TERMS || k == SC_AGG_HISTOGRAM ||
-           k == SC_AGG_DATE_HISTOGRAM ||
-           k == SC_AGG_RANGE || k == SC_AGG_FILTERS || k == SC_AGG_MULTI_TERMS ||
-           k == SC_AGG_COMPOSITE;
+           k == SC_AGG_DATE_HISTOGRAM || k == SC_AGG_RANGE || k == SC_AGG_FILTERS ||
+           k == SC_AGG_MULTI_TERMS || k == SC_AGG_COMPOSITE;
 }
 
 /* moving_fn's window / shift / script, serial_diff's lag, percentiles_bucket's percents and
@@ -20,14 +19,15 @@ static bool more_params(sc__agg_pctx *c, const char *type, const json_t *p, sc_a
 {
     if (s->kind == SC_AGG_MOVING_FN) {
         const json_t *w = json_object_get(p, "window"), *sh = json_object_get(p, "shift");
-        if (!json_is_integer(w) || json_integer_value(w) <= 0 ||
-            json_integer_value(w) > INT32_MAX)
+        if (!json_is_integer(w) || json_integer_value(w) <= 0 || json_integer_value(w) > INT32_MAX)
             return sc__agg_fail(c, 400, "illegal_argument_exception",
                                 "[window] must be a positive, non-zero integer.");
         if (sh && (!json_is_integer(sh) || json_integer_value(sh) < INT32_MIN ||
                    json_integer_value(sh) > INT32_MAX))
-            return sc__agg_fail(c, 400, "x_content_parse_exception", "[%s] [shift] must be an "
-                                "integer", type);
+            return sc__agg_fail(c, 400, "x_content_parse_exception",
+                                "[%s] [shift] must be an "
+                                "integer",
+                                type);
         if (!json_object_get(p, "script"))
             return sc__agg_fail(c, 400, "illegal_argument_exception",
                                 "[script] is required for [moving_fn] aggregation [%s]", s->name);
@@ -89,14 +89,14 @@ bool sc__agg_parse_pipeline(sc__agg_pctx *c, const char *type, const json_t *p, 
     static const char *const moving_keys[] = {"buckets_path", "gap_policy", "format", "script",
                                               "window",       "shift",      NULL};
     static const char *const diff_keys[] = {"buckets_path", "gap_policy", "format", "lag", NULL};
-    static const char *const pct_keys[] = {"buckets_path", "gap_policy", "format", "percents",
-                                           "keyed",        NULL};
+    static const char *const pct_keys[] = {"buckets_path", "gap_policy", "format",
+                                           "percents",     "keyed",      NULL};
     static const char *const ext_keys[] = {"buckets_path", "gap_policy", "format", "sigma", NULL};
     bool scripted = s->kind == SC_AGG_BUCKET_SCRIPT || s->kind == SC_AGG_BUCKET_SELECTOR;
-    const char *const *allowed = scripted                               ? script_keys
-                                 : s->kind == SC_AGG_MOVING_FN          ? moving_keys
-                                 : s->kind == SC_AGG_SERIAL_DIFF        ? diff_keys
-                                 : s->kind == SC_AGG_PERCENTILES_BUCKET ? pct_keys
+    const char *const *allowed = scripted                                  ? script_keys
+                                 : s->kind == SC_AGG_MOVING_FN             ? moving_keys
+                                 : s->kind == SC_AGG_SERIAL_DIFF           ? diff_keys
+                                 : s->kind == SC_AGG_PERCENTILES_BUCKET    ? pct_keys
                                  : s->kind == SC_AGG_EXTENDED_STATS_BUCKET ? ext_keys
                                                                            : keys;
     if (!sc__agg_known_keys(c, type, p, allowed) || !more_params(c, type, p, s))
@@ -196,12 +196,11 @@ static bool resolve_value(sc__agg_pctx *c, const sc_agg_spec *owner, const char 
             continue;
         bool multi = sub->kind == SC_AGG_STATS || sub->kind == SC_AGG_EXTENDED_STATS ||
                      sub->kind == SC_AGG_STATS_BUCKET;
-        bool single =
-            (sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT) ||
-            sub->kind == SC_AGG_WEIGHTED_AVG || sub->kind == SC_AGG_CARDINALITY ||
-            sub->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION ||
-            (sc_agg_kind_pipeline(sub->kind) && !multi && sub->kind != SC_AGG_BUCKET_SORT &&
-             sub->kind != SC_AGG_BUCKET_SELECTOR);
+        bool single = (sub->kind >= SC_AGG_MIN && sub->kind <= SC_AGG_VALUE_COUNT) ||
+                      sub->kind == SC_AGG_WEIGHTED_AVG || sub->kind == SC_AGG_CARDINALITY ||
+                      sub->kind == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION ||
+                      (sc_agg_kind_pipeline(sub->kind) && !multi &&
+                       sub->kind != SC_AGG_BUCKET_SORT && sub->kind != SC_AGG_BUCKET_SELECTOR);
         out->kind = SC_AGG_PATH_SUB;
         out->sub = (uint32_t)i;
         out->stat = SC_AGG_STAT_VALUE;
@@ -227,8 +226,8 @@ static bool resolve_value(sc__agg_pctx *c, const sc_agg_spec *owner, const char 
 }
 
 /* A `script`: a string, or {"source" | "inline", "lang": painless, "params"}. */
-static bool script_source(sc__agg_pctx *c, const sc_agg_spec *s, const json_t *sj,
-                          const char **src, const json_t **params)
+static bool script_source(sc__agg_pctx *c, const sc_agg_spec *s, const json_t *sj, const char **src,
+                          const json_t **params)
 {
     *src = json_string_value(sj);
     *params = NULL;
@@ -285,9 +284,9 @@ static bool bind_param(sc__agg_pctx *c, const json_t *params, const char *name,
     else if (json_is_boolean(pv))
         b->value = sc_script_bool(json_is_true(pv));
     else if (json_is_string(pv))
-        b->value = (sc_script_value){
-            .type = SC_SCRIPT_STRING,
-            .s = sc_slice_make(json_string_value(pv), json_string_length(pv))};
+        b->value =
+            (sc_script_value){.type = SC_SCRIPT_STRING,
+                              .s = sc_slice_make(json_string_value(pv), json_string_length(pv))};
     else if (pv && !json_is_null(pv))
         return sc__agg_fail(c, 400, "illegal_argument_exception",
                             "[script] params [%s] must be a number, boolean or string", name);

@@ -689,7 +689,7 @@ static const char *typed_prefix(const sc_agg_spec *s)
                                                 : "sterms";
     case SC_AGG_SIGNIFICANT_TERMS: return "sigsterms";
     case SC_AGG_RARE_TERMS:
-        return sc_agg_vtype_numeric(s->vtype)   ? "lrareterms"
+        return sc_agg_vtype_numeric(s->vtype)  ? "lrareterms"
                : s->vtype == SC_AGG_V_UNMAPPED ? "umrareterms"
                                                : "srareterms";
     case SC_AGG_RANGE:

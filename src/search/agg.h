@@ -126,8 +126,8 @@ static inline bool sc_agg_kind_pipeline(sc_agg_kind k)
 /* Sibling pipelines: computed from the buckets of another aggregation (`target`). */
 static inline bool sc_agg_kind_sibling(sc_agg_kind k)
 {
-    return (k >= SC_AGG_AVG_BUCKET && k <= SC_AGG_STATS_BUCKET) ||
-           k == SC_AGG_PERCENTILES_BUCKET || k == SC_AGG_EXTENDED_STATS_BUCKET;
+    return (k >= SC_AGG_AVG_BUCKET && k <= SC_AGG_STATS_BUCKET) || k == SC_AGG_PERCENTILES_BUCKET ||
+           k == SC_AGG_EXTENDED_STATS_BUCKET;
 }
 
 /* Kinds reduced as terms (error bounds, sum_other_doc_count). */
@@ -278,7 +278,7 @@ struct sc_agg_spec {
     uint32_t size;       /* 10 */
     uint32_t shard_size; /* 0 = default (size * 1.5 + 10, or size on one shard) */
     uint64_t min_doc_count;
-    uint64_t max_doc_count; /* rare_terms (1) */
+    uint64_t max_doc_count;                /* rare_terms (1) */
     sc_agg_order order;                    /* terms default _count desc; histograms _key asc */
     bool show_term_doc_count_error;        /* terms: per-bucket errors in the response */
     const sc_agg_term_filter *term_filter; /* terms include/exclude, or NULL */
@@ -366,7 +366,7 @@ typedef struct sc_agg_result sc_agg_result;
  * arena); metrics: top_metrics' values (NaN = the doc has none). index/id/source: top_hits
  * (source empty when not fetched). */
 typedef struct sc_agg_hit {
-    float score; /* NaN when the sort did not need scores */
+    float score;  /* NaN when the sort did not need scores */
     uint64_t doc; /* shard-global doc id: ties within a shard */
     sc_sort_key *values;
     uint32_t n_values;

@@ -76,8 +76,7 @@ static sc_status auto_collect(sc__agg_coll *c, const uint32_t *docs, const uint3
         /* top level without sub-aggregations (Rally's autohisto_agg): only the values matter,
          * read a window at a time straight into the record (docs and owners stay empty) */
         SC_TRY(sc__agg_vec_ensure(a, &r->vals, r->vals.len + n, 0));
-        sc_dv_numeric_get_single_batch(&st->f.num, docs, n,
-                                       (int64_t *)r->vals.p + r->vals.len - n);
+        sc_dv_numeric_get_single_batch(&st->f.num, docs, n, (int64_t *)r->vals.p + r->vals.len - n);
         return SC_OK;
     }
     int64_t vals[256];
@@ -141,8 +140,7 @@ static sc_status count_values(sc__agg_coll *c, const seg_rec *r, sc_agg_rounding
     sc_arena *a = c->ctx->a;
     const int64_t *v = r->vals.p;
     size_t n = r->vals.len;
-    sc_agg_auto_rung((uint32_t)((const uint64_t *)st->rung.p)[0], &c->spec->rounding.tz, rr,
-                     NULL);
+    sc_agg_auto_rung((uint32_t)((const uint64_t *)st->rung.p)[0], &c->spec->rounding.tz, rr, NULL);
     int64_t unit = fixed_unit(rr);
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < n; i++) {

@@ -111,14 +111,13 @@ static void enc_hits(wbuf *w, const sc_agg_result *r)
 
 static void enc_node(wbuf *w, const sc_agg_result *r)
 {
-    uint8_t head[2] = {(uint8_t)r->kind,
-                       (uint8_t)((is_metric(r->kind) ? F_METRIC : 0) |
-                                 (terms_part(r->kind) ? F_TERMS : 0) |
-                                 (r->error_set ? F_ERROR_SET : 0) |
-                                 (r->kind == SC_AGG_AUTO_DATE_HISTOGRAM ? F_RUNG : 0) |
-                                 (r->hll || r->td ? F_SKETCH : 0) |
-                                 (sc__agg_is_top_hits(r->kind) ? F_HITS : 0) |
-                                 (r->kind == SC_AGG_RARE_TERMS ? F_HASHES : 0))};
+    uint8_t head[2] = {
+        (uint8_t)r->kind,
+        (uint8_t)((is_metric(r->kind) ? F_METRIC : 0) | (terms_part(r->kind) ? F_TERMS : 0) |
+                  (r->error_set ? F_ERROR_SET : 0) |
+                  (r->kind == SC_AGG_AUTO_DATE_HISTOGRAM ? F_RUNG : 0) |
+                  (r->hll || r->td ? F_SKETCH : 0) | (sc__agg_is_top_hits(r->kind) ? F_HITS : 0) |
+                  (r->kind == SC_AGG_RARE_TERMS ? F_HASHES : 0))};
     put(w, head, 2);
     if (head[1] & F_METRIC) {
         put_v(w, r->count);

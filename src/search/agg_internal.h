@@ -258,8 +258,8 @@ sc_status sc__agg_moving(const sc_agg_spec *spec, uint32_t j, sc_agg_result *r, 
 sc_status sc__agg_sibling_more(const sc_agg_spec *pipe, const sc_agg_result *target, sc_arena *a,
                                sc_agg_result **out) SC_MUST_USE;
 /* bucket_script / bucket_selector pipeline p over r's buckets (agg_pipeline_script.c). */
-sc_status sc__agg_bucket_script(const sc_agg_spec *spec, uint32_t j, sc_agg_result *r,
-                                sc_arena *a, sc_agg_error *err) SC_MUST_USE;
+sc_status sc__agg_bucket_script(const sc_agg_spec *spec, uint32_t j, sc_agg_result *r, sc_arena *a,
+                                sc_agg_error *err) SC_MUST_USE;
 
 /* ---- the sketch metrics (agg_sketch.c) ---- */
 

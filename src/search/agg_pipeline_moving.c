@@ -16,8 +16,8 @@
 
 /* ---- MovingFunctions ---- */
 
-static sc_status values_arg(const sc_script_value *v, const char *fn, const double **out,
-                            size_t *n, sc_script_error *err)
+static sc_status values_arg(const sc_script_value *v, const char *fn, const double **out, size_t *n,
+                            sc_script_error *err)
 {
     if (v->type != SC_SCRIPT_OBJECT) {
         snprintf(err->reason, sizeof err->reason, "MovingFunctions.%s expects `values`", fn);
@@ -37,7 +37,13 @@ static sc_status num_arg(const sc_script_value *v, const char *fn, double *out,
     return SC_EINVAL;
 }
 
-typedef enum mf_kind { MF_MAX, MF_MIN, MF_SUM, MF_AVG, MF_LINEAR } mf_kind;
+typedef enum mf_kind {
+    MF_MAX,
+    MF_MIN,
+    MF_SUM,
+    MF_AVG,
+    MF_LINEAR
+} mf_kind;
 
 static double mf_simple(const double *v, size_t n, mf_kind k)
 {

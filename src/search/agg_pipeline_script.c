@@ -12,8 +12,8 @@
 
 #define MAX_VARS 256
 
-sc_status sc__agg_bucket_script(const sc_agg_spec *spec, uint32_t j, sc_agg_result *r,
-                                sc_arena *a, sc_agg_error *err)
+sc_status sc__agg_bucket_script(const sc_agg_spec *spec, uint32_t j, sc_agg_result *r, sc_arena *a,
+                                sc_agg_error *err)
 {
     const sc_agg_spec *p = spec->subs[j];
     if (!p->script)
@@ -69,8 +69,8 @@ sc_status sc__agg_bucket_script(const sc_agg_spec *spec, uint32_t j, sc_agg_resu
         }
         if (out.type != SC_SCRIPT_NULL) {
             if (!sc_script_number(&out, &d)) {
-                snprintf(err->reason, sizeof err->reason,
-                         "bucket_script [%s] must return a number", p->name);
+                snprintf(err->reason, sizeof err->reason, "bucket_script [%s] must return a number",
+                         p->name);
                 return SC_EINVAL;
             }
             x->sum = d;

@@ -142,8 +142,8 @@ static sc_status read_values(sc__agg_coll *c, uint32_t doc, float score)
             if (m == SC_SORT_MODE_AVG || m == SC_SORT_MODE_SUM) {
                 double sum = 0;
                 for (uint32_t j = 0; j < n; j++)
-                    sum += s->is_double ? sc_agg_sortable_to_double(t->nbuf[j])
-                                        : (double)t->nbuf[j];
+                    sum +=
+                        s->is_double ? sc_agg_sortable_to_double(t->nbuf[j]) : (double)t->nbuf[j];
                 v->d = m == SC_SORT_MODE_AVG ? sum / (double)n : sum;
             } else {
                 v->i = m == SC_SORT_MODE_MAX ? t->nbuf[n - 1] : t->nbuf[0];
@@ -158,9 +158,8 @@ static sc_status read_values(sc__agg_coll *c, uint32_t doc, float score)
             }
             SC_TRY(grow_bufs(c->ctx->a, t, n));
             n = (uint32_t)sc_dv_sorted_set_ords(&f->ss, doc, t->obuf, n);
-            v->s = sc_dv_sorted_set_term(&f->ss, eff_mode(s) == SC_SORT_MODE_MAX
-                                                     ? t->obuf[n - 1]
-                                                     : t->obuf[0]);
+            v->s = sc_dv_sorted_set_term(&f->ss, eff_mode(s) == SC_SORT_MODE_MAX ? t->obuf[n - 1]
+                                                                                 : t->obuf[0]);
             break;
         }
         }

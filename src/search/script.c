@@ -81,7 +81,13 @@ sc_status sc_script_env_add(sc_script_env *env, const char *name, uint32_t min_a
 
 /* ---- lexer ---- */
 
-typedef enum tok_kind { T_END, T_NUM, T_STR, T_IDENT, T_OP } tok_kind;
+typedef enum tok_kind {
+    T_END,
+    T_NUM,
+    T_STR,
+    T_IDENT,
+    T_OP
+} tok_kind;
 
 typedef struct tok {
     tok_kind kind;
@@ -597,16 +603,16 @@ static bool parse_level(parser *p, int level)
 /* a && b (and = true) / a || b: short-circuit, the result a boolean. */
 static bool parse_logic(parser *p, bool and)
 {
-    if (!(and ? parse_level(p, 0) : parse_logic(p, true)))
+    if (!(and? parse_level(p, 0) : parse_logic(p, true)))
         return false;
-    while (is_op(p, and ? "&&" : "||")) {
+    while (is_op(p, and? "&&" : "||")) {
         size_t pos = p->t.pos;
         if (!lex(p))
             return false;
         uint32_t jump = p->s->n_code;
-        if (!emit(p, and ? SC__OP_JF : SC__OP_JT, 0, 0, pos))
+        if (!emit(p, and? SC__OP_JF : SC__OP_JT, 0, 0, pos))
             return false;
-        if (!(and ? parse_level(p, 0) : parse_logic(p, true)) || !emit(p, SC__OP_BOOL, 0, 0, pos))
+        if (!(and? parse_level(p, 0) : parse_logic(p, true)) || !emit(p, SC__OP_BOOL, 0, 0, pos))
             return false;
         uint32_t skip = p->s->n_code;
         if (!emit(p, SC__OP_JMP, 0, 0, pos))

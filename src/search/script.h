@@ -52,9 +52,9 @@ typedef struct sc_script_value {
     bool b;
     int64_t l;
     double d;
-    sc_slice s;         /* STRING (borrowed: from the script or the caller) */
-    const void *obj;    /* OBJECT */
-    uint32_t obj_kind;  /* OBJECT: the binder's tag */
+    sc_slice s;        /* STRING (borrowed: from the script or the caller) */
+    const void *obj;   /* OBJECT */
+    uint32_t obj_kind; /* OBJECT: the binder's tag */
 } sc_script_value;
 
 static inline sc_script_value sc_script_double(double d)

@@ -99,7 +99,7 @@ static sc_status m_round(void *ctx, const sc_script_value *args, size_t n, sc_sc
     double x;
     SC_TRY(num_arg(&args[0], "Math.round", &x, err));
     double r = floor(x + 0.5);
-    int64_t l = isnan(r)               ? 0
+    int64_t l = isnan(r)                      ? 0
                 : r >= 9.2233720368547758e18  ? INT64_MAX
                 : r <= -9.2233720368547758e18 ? INT64_MIN
                                               : (int64_t)r;
@@ -150,10 +150,10 @@ static sc_status m_pow(void *ctx, const sc_script_value *args, size_t n, sc_scri
 }
 
 const sc__script_fn_entry sc__script_builtins[] = {
-    {"Math.abs", 1, 1, m_abs},     {"Math.max", 2, 2, m_max},       {"Math.min", 2, 2, m_min},
-    {"Math.sqrt", 1, 1, m_sqrt},   {"Math.log", 1, 1, m_log},       {"Math.log10", 1, 1, m_log10},
-    {"Math.pow", 2, 2, m_pow},     {"Math.exp", 1, 1, m_exp},       {"Math.floor", 1, 1, m_floor},
-    {"Math.ceil", 1, 1, m_ceil},   {"Math.round", 1, 1, m_round},   {"Math.signum", 1, 1, m_signum},
+    {"Math.abs", 1, 1, m_abs},   {"Math.max", 2, 2, m_max},     {"Math.min", 2, 2, m_min},
+    {"Math.sqrt", 1, 1, m_sqrt}, {"Math.log", 1, 1, m_log},     {"Math.log10", 1, 1, m_log10},
+    {"Math.pow", 2, 2, m_pow},   {"Math.exp", 1, 1, m_exp},     {"Math.floor", 1, 1, m_floor},
+    {"Math.ceil", 1, 1, m_ceil}, {"Math.round", 1, 1, m_round}, {"Math.signum", 1, 1, m_signum},
 };
 const size_t sc__script_n_builtins = sizeof sc__script_builtins / sizeof sc__script_builtins[0];
 
@@ -348,10 +348,10 @@ sc_status sc_script_eval(const sc_script *s, const sc_script_value *vars, void *
             if (in->op == SC__OP_TO_DOUBLE)
                 *v = sc_script_double(d);
             else if (v->type == SC_SCRIPT_DOUBLE) /* Java's (long) d: truncation, saturating */
-                *v = sc_script_long(isnan(d)                       ? 0
-                                    : d >= 9.2233720368547758e18   ? INT64_MAX
-                                    : d <= -9.2233720368547758e18  ? INT64_MIN
-                                                                   : (int64_t)d);
+                *v = sc_script_long(isnan(d)                      ? 0
+                                    : d >= 9.2233720368547758e18  ? INT64_MAX
+                                    : d <= -9.2233720368547758e18 ? INT64_MIN
+                                                                  : (int64_t)d);
             break;
         }
         default: return rt_error(err, "internal: bad instruction");

@@ -32,9 +32,9 @@ typedef enum sc__script_op {
     SC__OP_LE,
     SC__OP_GT,
     SC__OP_GE,
-    SC__OP_JMP, /* to a */
-    SC__OP_JF,  /* pop; to a when false */
-    SC__OP_JT,  /* pop; to a when true */
+    SC__OP_JMP,  /* to a */
+    SC__OP_JF,   /* pop; to a when false */
+    SC__OP_JT,   /* pop; to a when true */
     SC__OP_CALL, /* fns[a] with the top b values as arguments */
     SC__OP_TO_DOUBLE,
     SC__OP_TO_LONG,

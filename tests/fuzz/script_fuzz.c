@@ -18,8 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sc_arena_init(&a, 1 << 20);
     sc_script *s;
     sc_script_error err;
-    sc_status st = sc_script_compile(sc_script_env_builtin(), sc_slice_make(data, size), &a, &s,
-                                     &err);
+    sc_status st =
+        sc_script_compile(sc_script_env_builtin(), sc_slice_make(data, size), &a, &s, &err);
     if (st != SC_OK) {
         if (!err.reason[0] || (st == SC_EPARSE && (err.pos < 0 || (size_t)err.pos > size)))
             abort();
@@ -38,7 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             case 1: vars[i] = sc_script_double(d[i % 4]); break;
             case 2: vars[i] = sc_script_bool(i & 1); break;
             case 3: vars[i] = sc_script_null(); break;
-            case 4: vars[i] = (sc_script_value){.type = SC_SCRIPT_STRING, .s = sc_slice_cstr("x")};
+            case 4:
+                vars[i] = (sc_script_value){.type = SC_SCRIPT_STRING, .s = sc_slice_cstr("x")};
                 break;
             default: vars[i] = sc_script_long(INT64_MIN); break;
             }

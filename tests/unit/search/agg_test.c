@@ -771,10 +771,12 @@ static void test_top_hits_vs_model(void **state)
             sc_arena a;
             sc_arena_init(&a, 0);
             sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
-            sc_sort_spec by_d = {.kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("d"),
-                                 .desc = true, .is_double = true};
-            sc_sort_spec by_t_desc = {.kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("t"),
-                                      .desc = true};
+            sc_sort_spec by_d = {.kind = SC_SORT_BY_NUMERIC,
+                                 .field = sc_slice_cstr("d"),
+                                 .desc = true,
+                                 .is_double = true};
+            sc_sort_spec by_t_desc = {
+                .kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("t"), .desc = true};
             sc_sort_spec by_t = {.kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("t")};
             sc_agg_spec *th = mk(&a, SC_AGG_TOP_HITS, "th", NULL, 0);
             th->hit_sort = &by_d;
@@ -869,7 +871,6 @@ static void test_top_hits_vs_model(void **state)
             sc_arena_fini(&a);
         }
 }
-
 
 /* bucket_script / bucket_selector under terms on "k": sum(d)/_count, a path through a filter
  * (tag t0) to its _count and avg(n), and a selector keeping even counts; sharded equals the
@@ -968,8 +969,7 @@ static void test_bucket_script_vs_model(void **state)
             near(b->subs[2]->sum, sum[t] / (double)cnt[t]);
             if (fn[t].count) {
                 assert_int_equal(b->subs[3]->count, 1);
-                near(b->subs[3]->sum,
-                     (double)fcnt[t] * 1000 + fn[t].sum / (double)fn[t].count + 7);
+                near(b->subs[3]->sum, (double)fcnt[t] * 1000 + fn[t].sum / (double)fn[t].count + 7);
             } else {
                 assert_int_equal(b->subs[3]->count, 0); /* gap_policy skip */
             }
@@ -977,7 +977,6 @@ static void test_bucket_script_vs_model(void **state)
         sc_arena_fini(&a);
     }
 }
-
 
 /* rare_terms on "n" (about 90 docs per value) with max_doc_count 90: exactly the values in at
  * most 90 matching docs, in key order, whether one shard or the reduce of three (values rare
@@ -1039,8 +1038,8 @@ static void test_codec_corrupt(void **state)
     sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
     add_sub(&a, tk, mk(&a, SC_AGG_STATS, "st", "d", SC_AGG_V_DOUBLE));
     /* top_hits (sort values, ids) and rare_terms (hashes) take part too */
-    static const sc_sort_spec by_d = {.kind = SC_SORT_BY_NUMERIC, .field = {(const uint8_t *)"d", 1},
-                                      .is_double = true};
+    static const sc_sort_spec by_d = {
+        .kind = SC_SORT_BY_NUMERIC, .field = {(const uint8_t *)"d", 1}, .is_double = true};
     sc_agg_spec *th = mk(&a, SC_AGG_TOP_HITS, "th", NULL, 0);
     th->hit_sort = &by_d;
     th->n_hit_sort = 1;

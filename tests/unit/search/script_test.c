@@ -102,7 +102,7 @@ static void test_literals_and_arithmetic(void **state)
     is_bool("'abc' == \"abc\" && 'a' != 'b'", true);
     is_bool("null == null && 1 != null", true);
     is_bool("!(1 > 2)", true);
-    is_bool("true || 1 / 0 == 1", true);  /* short-circuit: no / by zero */
+    is_bool("true || 1 / 0 == 1", true); /* short-circuit: no / by zero */
     is_bool("false && 1 / 0 == 1", false);
     is_bool("false || false || true", true);
     is_long("true ? 1 : 2", 1);
@@ -210,9 +210,9 @@ static void test_extension_env(void **state)
     assert_string_equal(err.reason, "dot(vector, 'field') expected");
     /* the builtin environment does not know it */
     sc_script *t;
-    assert_int_equal(sc_script_compile(sc_script_env_builtin(), sc_slice_cstr("dotProduct(1, 2)"),
-                                       &a, &t, &err),
-                     SC_EPARSE);
+    assert_int_equal(
+        sc_script_compile(sc_script_env_builtin(), sc_slice_cstr("dotProduct(1, 2)"), &a, &t, &err),
+        SC_EPARSE);
     assert_string_equal(err.reason, "unknown function [dotProduct]");
     assert_int_equal(err.pos, 0);
     sc_arena_fini(&a);
@@ -231,8 +231,8 @@ static void compile_fails(const char *src, sc_status want, int64_t pos, const ch
         fail_msg("[%.40s]: status %s, expected %s (%s)", src, sc_status_str(st),
                  sc_status_str(want), err.reason);
     if (pos >= 0 && err.pos != pos)
-        fail_msg("[%.40s]: pos %lld, expected %lld (%s)", src, (long long)err.pos,
-                 (long long)pos, err.reason);
+        fail_msg("[%.40s]: pos %lld, expected %lld (%s)", src, (long long)err.pos, (long long)pos,
+                 err.reason);
     if (!strstr(err.reason, reason_part))
         fail_msg("[%.40s]: reason [%s] lacks [%s]", src, err.reason, reason_part);
     sc_arena_fini(&a);
@@ -358,8 +358,12 @@ static void gen(node *out, int depth, const double *vars)
         static const char *const cmp[] = {"<", "<=", ">", ">=", "==", "!="};
         int k = (int)(rnd() % 6);
         snprintf(out->src, sizeof out->src, "(%s %s %s)", x.src, cmp[k], y.src);
-        bool b = k == 0 ? x.v < y.v : k == 1 ? x.v <= y.v : k == 2 ? x.v > y.v
-               : k == 3 ? x.v >= y.v : k == 4 ? x.v == y.v : x.v != y.v;
+        bool b = k == 0   ? x.v < y.v
+                 : k == 1 ? x.v <= y.v
+                 : k == 2 ? x.v > y.v
+                 : k == 3 ? x.v >= y.v
+                 : k == 4 ? x.v == y.v
+                          : x.v != y.v;
         out->is_bool = true;
         out->b = b;
         return;
@@ -372,9 +376,9 @@ static void gen(node *out, int depth, const double *vars)
             return;
         }
         bool and = rnd() % 2;
-        snprintf(out->src, sizeof out->src, "(%s %s %s)", x.src, and ? "&&" : "||", y.src);
+        snprintf(out->src, sizeof out->src, "(%s %s %s)", x.src, and? "&&" : "||", y.src);
         out->is_bool = true;
-        out->b = and ? x.b && y.b : x.b || y.b;
+        out->b = and? x.b && y.b : x.b || y.b;
         return;
     }
     default: {
