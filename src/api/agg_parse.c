@@ -196,11 +196,12 @@ static bool parse_one(sc__agg_pctx *c, const char *name, const json_t *body, sc_
             return sc__agg_oom_err(c);
         r->meta = meta;
     }
-    /* subs first: a terms order may name one */
-    if (subs && !parse_aggs(c, subs, s, depth + 1))
+    /* subs first: a terms order may name one; a spec that fails frees what it attached
+     * (date formats, script environments), its parent never sees it */
+    if ((subs && !parse_aggs(c, subs, s, depth + 1)) || !sc__agg_parse_params(c, type, params, s)) {
+        sc__agg_spec_free(s);
         return false;
-    if (!sc__agg_parse_params(c, type, params, s))
-        return false;
+    }
     *out = s;
     return true;
 }
@@ -242,6 +243,8 @@ bool sc__agg_parse(sc_rest_req *req, sc_index *ix, const json_t *aggs, sc_agg_sp
         root->name = "";
     }
     sc_mapping_unref(c.m);
+    if (!ok && root)
+        sc__agg_spec_free(root);
     *out = ok ? root : NULL;
     return ok;
 }

@@ -850,6 +850,8 @@ void sc__agg_write_error(sc_rest_req *req, sc_rest_resp *resp, const sc_agg_pars
 
 static void free_tree(sc_agg_spec *s)
 {
+    if (!s)
+        return; /* a slot a failed parse left empty */
     sc__agg_render *r = s->user;
     if (r) {
         sc_date_format_free(r->date_format);
