@@ -1400,9 +1400,36 @@ static void test_auto_date_histogram_vs_model(void **state)
     add_sub(&a, a5, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
     add_sub(&a, tt, a5);
     add_sub(&a, root, tt);
+    /* top level without subs: the values-only record, counted by rounding (months) and by
+     * index (days, a fixed-length rung) */
+    sc_agg_spec *bare = mk(&a, SC_AGG_AUTO_DATE_HISTOGRAM, "bare", "t", SC_AGG_V_DATE);
+    bare->size = 20;
+    add_sub(&a, root, bare);
+    sc_agg_spec *days = mk(&a, SC_AGG_AUTO_DATE_HISTOGRAM, "days", "t", SC_AGG_V_DATE);
+    days->size = 450;
+    add_sub(&a, root, days);
     sc_agg_result *r = run(&a, root, 0, true);
     const sc_agg_result *x = top(r, 0);
     assert_int_equal(x->rung, 13); /* 1M */
+    const sc_agg_result *xb = top(r, 2);
+    assert_int_equal(xb->rung, 13);
+    assert_int_equal(xb->n_buckets, x->n_buckets);
+    for (size_t i = 0; i < x->n_buckets; i++) {
+        assert_int_equal(xb->buckets[i].key, x->buckets[i].key);
+        assert_int_equal(xb->buckets[i].doc_count, x->buckets[i].doc_count);
+    }
+    const sc_agg_result *xd = top(r, 3);
+    assert_int_equal(xd->rung, 11); /* 1d */
+    uint64_t day_total = 0;
+    for (size_t i = 0; i < xd->n_buckets; i++) {
+        int64_t k = xd->buckets[i].key;
+        assert_int_equal(k % 86400000, 0);
+        uint64_t c = 0;
+        for (size_t g = 0; g < N_ALL; g++)
+            c += docs[g].live && docs[g].t >= k && docs[g].t < k + 86400000;
+        assert_int_equal(xd->buckets[i].doc_count, c);
+        day_total += c;
+    }
     uint64_t total = 0;
     for (size_t i = 0; i < x->n_buckets; i++) {
         const sc_agg_bucket *b = &x->buckets[i];
@@ -1444,6 +1471,7 @@ static void test_auto_date_histogram_vs_model(void **state)
     for (size_t g = 0; g < N_ALL; g++)
         live += docs[g].live;
     assert_int_equal(total, live);
+    assert_int_equal(day_total, live);
     sc_arena_fini(&a);
 }
 
