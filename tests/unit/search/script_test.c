@@ -375,10 +375,10 @@ static void gen(node *out, int depth, const double *vars)
             gen(out, depth - 1, vars);
             return;
         }
-        bool and = rnd() % 2;
-        snprintf(out->src, sizeof out->src, "(%s %s %s)", x.src, and? "&&" : "||", y.src);
+        bool conj = rnd() % 2;
+        snprintf(out->src, sizeof out->src, "(%s %s %s)", x.src, conj ? "&&" : "||", y.src);
         out->is_bool = true;
-        out->b = and? x.b && y.b : x.b || y.b;
+        out->b = conj ? x.b && y.b : x.b || y.b;
         return;
     }
     default: {
@@ -391,8 +391,10 @@ static void gen(node *out, int depth, const double *vars)
         }
         snprintf(out->src, sizeof out->src, "(%s ? %s : %s)", c.src, x.src, y.src);
         out->is_bool = x.is_bool;
-        out->v = c.b ? x.v : y.v;
-        out->b = c.b ? x.b : y.b;
+        if (x.is_bool)
+            out->b = c.b ? x.b : y.b;
+        else
+            out->v = c.b ? x.v : y.v;
         return;
     }
     }
