@@ -22,6 +22,9 @@ static sc_status hook_run(void *ctx, const sc_shard_collect_call *call, void **p
     sc_search_options_init(&o);
     o.cancel = call->token;
     sc_agg_shard_options so = {.n_shards = h->n_shards, .max_buckets = h->max_buckets};
+    for (size_t i = 0; h->index_names && i < h->n_queries; i++)
+        if (h->hit_queries[i] == call->query)
+            so.index_name = h->index_names[i];
     sc_search_result res;
     sc_agg_error aerr;
     sc_agg_result *r = NULL;

@@ -74,6 +74,8 @@ bool sc__agg_date_value(sc__agg_pctx *c, const sc_mapping_field *f, const sc_agg
 bool sc__agg_date_rounding(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s);
 /* terms' parameters (agg_parse_terms.c). */
 bool sc__agg_parse_terms(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+/* rare_terms' parameters (agg_parse_terms.c). */
+bool sc__agg_parse_rare(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* significant_terms' parameters (agg_parse_terms.c). */
 bool sc__agg_parse_significant(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* A terms-style `order` ({"_count"|"_key"|"<sub>[.stat]": dir}, or an array: its first). */
@@ -98,6 +100,11 @@ bool sc__agg_parse_composite(sc__agg_pctx *c, const char *type, const json_t *p,
  * (agg_parse_sketch.c). */
 bool sc__agg_parse_sketch(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 
+/* top_hits / top_metrics parameters (agg_parse_hits.c). */
+bool sc__agg_parse_hits(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+/* Writes the body members of a top_hits / top_metrics result (agg_write_hits.c). */
+void sc__agg_write_hits(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r);
+
 /* The request's name of s's kind ("terms", "date_range", ...). */
 const char *sc__agg_kind_name(const sc_agg_spec *s);
 /* Writes err as the response (status and Elasticsearch's error shape). */
@@ -116,8 +123,9 @@ typedef struct sc__agg_hook {
     sc_query *const *hit_queries;
     sc_query *const *agg_queries;
     size_t n_queries;
-    uint32_t n_shards;    /* shards searched (terms' default shard_size) */
-    uint64_t max_buckets; /* 0 = 65,536 */
+    uint32_t n_shards;           /* shards searched (terms' default shard_size) */
+    uint64_t max_buckets;        /* 0 = 65,536 */
+    const sc_slice *index_names; /* per target index (top_hits' _index), or NULL */
 } sc__agg_hook;
 /* Sets h->hook's functions (the other fields are the caller's). */
 void sc__agg_hook_init(sc__agg_hook *h);
@@ -131,6 +139,9 @@ typedef struct sc__agg_render {
     sc_date_format *date_format; /* owned by the request (freed by sc__agg_spec_free) */
     const json_t *meta;          /* the request's `meta`, echoed (borrowed from the body) */
     const json_t *pipeline;      /* a pipeline's parameters until its paths are resolved */
+    const json_t *source_filter; /* top_hits: _source includes/excludes (borrowed), or NULL */
+    sc_script_env *env;          /* moving_fn: its script functions (owned, freed with the
+                                    tree), or NULL */
 } sc__agg_render;
 /* The rendering data of s, created on first use (request arena); NULL on exhaustion. */
 sc__agg_render *sc__agg_render_of(sc_rest_req *req, sc_agg_spec *s);

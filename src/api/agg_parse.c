@@ -54,21 +54,24 @@ static const kind_name kinds[] = {
     {"median_absolute_deviation", SC_AGG_MEDIAN_ABSOLUTE_DEVIATION},
     {"geo_bounds", SC_AGG_GEO_BOUNDS},
     {"geo_centroid", SC_AGG_GEO_CENTROID},
+    {"top_hits", SC_AGG_TOP_HITS},
+    {"top_metrics", SC_AGG_TOP_METRICS},
+    {"bucket_script", SC_AGG_BUCKET_SCRIPT},
+    {"bucket_selector", SC_AGG_BUCKET_SELECTOR},
+    {"moving_fn", SC_AGG_MOVING_FN},
+    {"serial_diff", SC_AGG_SERIAL_DIFF},
+    {"percentiles_bucket", SC_AGG_PERCENTILES_BUCKET},
+    {"extended_stats_bucket", SC_AGG_EXTENDED_STATS_BUCKET},
+    {"rare_terms", SC_AGG_RARE_TERMS},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {"significant_text",
-                                    "top_hits",
-                                    "top_metrics",
-                                    "moving_fn",
-                                    "bucket_selector",
-                                    "bucket_script",
                                     "nested",
                                     "reverse_nested",
                                     "sampler",
                                     "diversified_sampler",
                                     "adjacency_matrix",
-                                    "rare_terms",
                                     "variable_width_histogram",
                                     "geohash_grid",
                                     "geotile_grid",
@@ -78,9 +81,6 @@ static const char *const later[] = {"significant_text",
                                     "rate",
                                     "t_test",
                                     "matrix_stats",
-                                    "extended_stats_bucket",
-                                    "percentiles_bucket",
-                                    "serial_diff",
                                     "children",
                                     "parent",
                                     "random_sampler",
@@ -106,7 +106,7 @@ static bool is_metric(sc_agg_kind k)
     return (k >= SC_AGG_MIN && k <= SC_AGG_EXTENDED_STATS) || k == SC_AGG_WEIGHTED_AVG ||
            k == SC_AGG_CARDINALITY || k == SC_AGG_PERCENTILES || k == SC_AGG_PERCENTILE_RANKS ||
            k == SC_AGG_MEDIAN_ABSOLUTE_DEVIATION || k == SC_AGG_GEO_BOUNDS ||
-           k == SC_AGG_GEO_CENTROID;
+           k == SC_AGG_GEO_CENTROID || k == SC_AGG_TOP_HITS || k == SC_AGG_TOP_METRICS;
 }
 
 /* ---- the tree ---- */
@@ -196,11 +196,12 @@ static bool parse_one(sc__agg_pctx *c, const char *name, const json_t *body, sc_
             return sc__agg_oom_err(c);
         r->meta = meta;
     }
-    /* subs first: a terms order may name one */
-    if (subs && !parse_aggs(c, subs, s, depth + 1))
+    /* subs first: a terms order may name one; a spec that fails frees what it attached
+     * (date formats, script environments), its parent never sees it */
+    if ((subs && !parse_aggs(c, subs, s, depth + 1)) || !sc__agg_parse_params(c, type, params, s)) {
+        sc__agg_spec_free(s);
         return false;
-    if (!sc__agg_parse_params(c, type, params, s))
-        return false;
+    }
     *out = s;
     return true;
 }
@@ -242,6 +243,8 @@ bool sc__agg_parse(sc_rest_req *req, sc_index *ix, const json_t *aggs, sc_agg_sp
         root->name = "";
     }
     sc_mapping_unref(c.m);
+    if (!ok && root)
+        sc__agg_spec_free(root);
     *out = ok ? root : NULL;
     return ok;
 }

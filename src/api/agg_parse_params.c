@@ -654,6 +654,7 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_PERCENTILE_RANKS:
     case SC_AGG_MEDIAN_ABSOLUTE_DEVIATION: return sc__agg_parse_sketch(c, type, p, s);
     case SC_AGG_TERMS: return sc__agg_parse_terms(c, type, p, s);
+    case SC_AGG_RARE_TERMS: return sc__agg_parse_rare(c, type, p, s);
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: return parse_histogram(c, type, p, s);
     case SC_AGG_RANGE:
@@ -674,6 +675,8 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_GEO_BOUNDS:
     case SC_AGG_GEO_CENTROID: return sc__agg_parse_geo(c, type, p, s);
     case SC_AGG_SIGNIFICANT_TERMS: return sc__agg_parse_significant(c, type, p, s);
+    case SC_AGG_TOP_HITS:
+    case SC_AGG_TOP_METRICS: return sc__agg_parse_hits(c, type, p, s);
     case SC_AGG_AVG_BUCKET:
     case SC_AGG_MAX_BUCKET:
     case SC_AGG_MIN_BUCKET:
@@ -681,7 +684,13 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_STATS_BUCKET:
     case SC_AGG_CUMULATIVE_SUM:
     case SC_AGG_DERIVATIVE:
-    case SC_AGG_BUCKET_SORT: return sc__agg_parse_pipeline(c, type, p, s);
+    case SC_AGG_BUCKET_SORT:
+    case SC_AGG_BUCKET_SCRIPT:
+    case SC_AGG_BUCKET_SELECTOR:
+    case SC_AGG_MOVING_FN:
+    case SC_AGG_SERIAL_DIFF:
+    case SC_AGG_PERCENTILES_BUCKET:
+    case SC_AGG_EXTENDED_STATS_BUCKET: return sc__agg_parse_pipeline(c, type, p, s);
     case SC_AGG_MISSING: {
         static const char *const keys[] = {"field", NULL};
         const sc_mapping_field *mf;

@@ -281,3 +281,34 @@ bool sc__agg_parse_significant(sc__agg_pctx *c, const char *type, const json_t *
     s->min_doc_count = mdc;
     return true;
 }
+
+bool sc__agg_parse_rare(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
+{
+    static const char *const keys[] = {"field",   "max_doc_count", "precision", "include",
+                                       "exclude", "missing",       "format",    NULL};
+    if (!sc__agg_known_keys(c, type, p, keys))
+        return false;
+    const sc_mapping_field *mf;
+    if (!sc__agg_field_common(c, type, p, s, &mf) || !include_exclude(c, p, s, mf))
+        return false;
+    uint64_t max = 1;
+    double precision = 0.001;
+    if (!sc__agg_get_uint(c, p, "max_doc_count", &max, type) ||
+        !sc__agg_get_double(c, p, "precision", &precision, type))
+        return false;
+    if (max == 0)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[max_doc_count] must be greater than 0. Found [0] in [%s]", s->name);
+    if (max > 100)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[max_doc_count] must be smaller than or equal to [100]. Found [%llu] "
+                            "in [%s]",
+                            (unsigned long long)max, s->name);
+    if (!(precision >= 0.00001))
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[precision] must be greater than 0.00001");
+    s->max_doc_count = max;
+    s->min_doc_count = 1;
+    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+    return true;
+}

@@ -272,6 +272,19 @@ static void write_terms(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *
     sc_jsonw_arr_end(w);
 }
 
+static void write_rare(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
+{
+    sc_jsonw_key(w, "buckets");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < r->n_buckets; i++) {
+        sc_jsonw_obj_begin(w);
+        write_terms_key(w, s, &r->buckets[i]);
+        write_bucket_body(w, s, &r->buckets[i], tk);
+        sc_jsonw_obj_end(w);
+    }
+    sc_jsonw_arr_end(w);
+}
+
 static void write_histogram(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
 {
     bool date = s->kind == SC_AGG_DATE_HISTOGRAM || s->kind == SC_AGG_AUTO_DATE_HISTOGRAM;
@@ -577,6 +590,7 @@ static void key_text(const sc_agg_spec *t, const sc_agg_bucket *b, char *buf, si
     case SC_AGG_HISTOGRAM: fmt_double(buf, b->dkey); return;
     case SC_AGG_DATE_HISTOGRAM: date_text(t, b->key, buf, cap); return;
     case SC_AGG_TERMS:
+    case SC_AGG_RARE_TERMS:
         if (t->vtype == SC_AGG_V_IP && b->bkey.len == 16)
             sc_mapping_ip_format(b->bkey.ptr, buf);
         else if (!sc_agg_vtype_numeric(t->vtype))
@@ -615,13 +629,40 @@ static void key_text(const sc_agg_spec *t, const sc_agg_bucket *b, char *buf, si
 
 static void write_pipeline(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r)
 {
-    if (s->kind == SC_AGG_STATS_BUCKET) {
+    if (s->kind == SC_AGG_PERCENTILES_BUCKET) {
+        sc_jsonw_key(w, "values");
+        if (s->keyed)
+            sc_jsonw_obj_begin(w);
+        else
+            sc_jsonw_arr_begin(w);
+        for (size_t i = 0; i < s->n_points && i < r->n_buckets; i++) {
+            double v = r->buckets[i].dkey;
+            char key[48];
+            fmt_double(key, s->points[i]);
+            if (s->keyed) {
+                kv_value(w, key, v, true);
+            } else {
+                sc_jsonw_obj_begin(w);
+                sc_jsonw_kv_double(w, "key", s->points[i]);
+                kv_value(w, "value", v, true);
+                sc_jsonw_obj_end(w);
+            }
+        }
+        if (s->keyed)
+            sc_jsonw_obj_end(w);
+        else
+            sc_jsonw_arr_end(w);
+        return;
+    }
+    if (s->kind == SC_AGG_STATS_BUCKET || s->kind == SC_AGG_EXTENDED_STATS_BUCKET) {
         bool has = r->count > 0;
         sc_jsonw_kv_int(w, "count", (int64_t)r->count);
         kv_value(w, "min", r->min, has);
         kv_value(w, "max", r->max, has);
         kv_value(w, "avg", has ? r->sum / (double)r->count : 0, has);
         sc_jsonw_kv_double(w, "sum", r->sum);
+        if (s->kind == SC_AGG_EXTENDED_STATS_BUCKET)
+            write_extended(w, s, r);
         return;
     }
     kv_value(w, "value", r->sum, r->count > 0);
@@ -647,6 +688,10 @@ static const char *typed_prefix(const sc_agg_spec *s)
                : s->vtype == SC_AGG_V_UNMAPPED  ? "umterms"
                                                 : "sterms";
     case SC_AGG_SIGNIFICANT_TERMS: return "sigsterms";
+    case SC_AGG_RARE_TERMS:
+        return sc_agg_vtype_numeric(s->vtype)  ? "lrareterms"
+               : s->vtype == SC_AGG_V_UNMAPPED ? "umrareterms"
+                                               : "srareterms";
     case SC_AGG_RANGE:
         return s->vtype == SC_AGG_V_DATE ? "date_range"
                : s->vtype == SC_AGG_V_IP ? "ip_range"
@@ -674,6 +719,7 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     }
     switch (s->kind) {
     case SC_AGG_TERMS: write_terms(w, s, r, tk); break;
+    case SC_AGG_RARE_TERMS: write_rare(w, s, r, tk); break;
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: write_histogram(w, s, r, tk); break;
     case SC_AGG_AUTO_DATE_HISTOGRAM: {
@@ -695,7 +741,12 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_SUM_BUCKET:
     case SC_AGG_STATS_BUCKET:
     case SC_AGG_CUMULATIVE_SUM:
-    case SC_AGG_DERIVATIVE: write_pipeline(w, s, r); break;
+    case SC_AGG_DERIVATIVE:
+    case SC_AGG_BUCKET_SCRIPT:
+    case SC_AGG_MOVING_FN:
+    case SC_AGG_SERIAL_DIFF:
+    case SC_AGG_PERCENTILES_BUCKET:
+    case SC_AGG_EXTENDED_STATS_BUCKET: write_pipeline(w, s, r); break;
     case SC_AGG_WEIGHTED_AVG:
         kv_value(w, "value", r->sum_sq != 0 ? r->sum / r->sum_sq : 0,
                  r->count > 0 && r->sum_sq != 0);
@@ -713,6 +764,8 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
         break;
     }
     case SC_AGG_GEO_BOUNDS: write_geo_bounds(w, s, r); break;
+    case SC_AGG_TOP_HITS:
+    case SC_AGG_TOP_METRICS: sc__agg_write_hits(w, s, r); break;
     case SC_AGG_GEO_CENTROID:
         if (r->count)
             write_point(w, "location", r->sum / (double)r->count, r->sum_sq / (double)r->count);
@@ -737,8 +790,10 @@ static void write_aggs(sc_jsonw *w, const sc_agg_spec *spec, sc_agg_result *cons
         const sc_agg_spec *s = spec->subs[i];
         /* bucket_sort shows only in its parent's buckets; a derivative has no value in the
          * first bucket and is left out there, as in Elasticsearch */
-        if (!subs[i] || s->kind == SC_AGG_BUCKET_SORT ||
-            (s->kind == SC_AGG_DERIVATIVE && subs[i]->count == 0))
+        if (!subs[i] || s->kind == SC_AGG_BUCKET_SORT || s->kind == SC_AGG_BUCKET_SELECTOR ||
+            ((s->kind == SC_AGG_DERIVATIVE || s->kind == SC_AGG_BUCKET_SCRIPT ||
+              s->kind == SC_AGG_MOVING_FN || s->kind == SC_AGG_SERIAL_DIFF) &&
+             subs[i]->count == 0))
             continue;
         write_one(w, s, subs[i], typed_keys);
     }
@@ -795,10 +850,14 @@ void sc__agg_write_error(sc_rest_req *req, sc_rest_resp *resp, const sc_agg_pars
 
 static void free_tree(sc_agg_spec *s)
 {
+    if (!s)
+        return; /* a slot a failed parse left empty */
     sc__agg_render *r = s->user;
     if (r) {
         sc_date_format_free(r->date_format);
         r->date_format = NULL;
+        sc_script_env_free(r->env);
+        r->env = NULL;
     }
     for (size_t i = 0; i < s->n_subs; i++)
         free_tree(s->subs[i]);

@@ -102,6 +102,10 @@ static bool prepare_aggs(sc_rest_req *req, sc_rest_resp *resp, search_run *run, 
     *agg_queries = NULL;
     run->agg.hit_queries = queries;
     run->agg.n_queries = run->n;
+    sc_slice *names = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *names);
+    for (size_t i = 0; names && i < run->n; i++)
+        names[i] = sc_slice_cstr(run->list[i]->name);
+    run->agg.index_names = names;
     if (run->sp.aggs) {
         sc_agg_parse_error err;
         if (!sc__agg_parse(req, run->n ? run->list[0] : NULL, run->sp.aggs, &run->sp.agg_spec,
@@ -565,6 +569,12 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
             snprintf(max, sizeof max, "%d", SC_AGG_DEFAULT_MAX_BUCKETS);
             sc_rest_kv kv[] = {{"max_buckets", max}};
             sc_rest_error(req, resp, 400, "too_many_buckets_exception", aerr.reason, kv, 1);
+            run_fini(run);
+            return false;
+        }
+        if (st == SC_EINVAL && aerr.reason[0]) {
+            /* a pipeline script failed at run time */
+            sc_rest_error(req, resp, 400, "script_exception", aerr.reason, NULL, 0);
             run_fini(run);
             return false;
         }

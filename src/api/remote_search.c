@@ -99,6 +99,7 @@ static sc_status prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
     }
     rq->agg.spec = rq->spec;
     rq->agg.hit_queries = rq->queries;
+    rq->agg.index_names = rq->q.index_names;
     rq->agg.agg_queries = rq->pfj ? rq->agg_queries : NULL;
     rq->agg.n_queries = ni;
     rq->agg.n_shards = rq->q.n_shards_total;

@@ -192,6 +192,9 @@ bool sc__search_build_queries_named(sc_rest_req *req, sc_rest_resp *resp, const 
                                     sc_index **list, size_t n, sc_query **out,
                                     sc_search_named *named, uint32_t knn_default_k);
 
+/* Writes a hit's _source bytes, filtered by a `_source` includes/excludes spec (a string, an
+ * array or {includes, excludes}; NULL: as stored). */
+void sc__search_write_source(sc_jsonw *w, sc_slice src, const json_t *filter);
 /* Writes the "_shards" member of a search or count response. */
 void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r);
 /* Writes the body of one search response (used by _search and each _msearch item; a non-zero

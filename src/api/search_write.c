@@ -83,7 +83,7 @@ static json_t *as_list(const json_t *v)
     return NULL;
 }
 
-static void write_source(sc_jsonw *w, sc_slice src, const json_t *filter)
+void sc__search_write_source(sc_jsonw *w, sc_slice src, const json_t *filter)
 {
     if (!filter) {
         sc_jsonw_raw(w, src);
@@ -349,7 +349,7 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
             sc_jsonw_float(w, h->score);
         if (sp->source && h->source.len) {
             sc_jsonw_key(w, "_source");
-            write_source(w, h->source, sp->source_filter);
+            sc__search_write_source(w, h->source, sp->source_filter);
         }
         write_hit_fields(w, m, sp, h);
         sc__search_write_highlight(w, sr, h);

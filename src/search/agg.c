@@ -90,7 +90,8 @@ sc_status sc__agg_coll_new(sc__agg_ctx *ctx, const sc_agg_spec *spec, sc__agg_co
     }
     switch (spec->kind) {
     case SC_AGG_TERMS:
-    case SC_AGG_SIGNIFICANT_TERMS: SC_TRY(sc__agg_terms_new(c)); break;
+    case SC_AGG_SIGNIFICANT_TERMS:
+    case SC_AGG_RARE_TERMS: SC_TRY(sc__agg_terms_new(c)); break;
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: SC_TRY(sc__agg_histo_new(c)); break;
     case SC_AGG_RANGE: SC_TRY(sc__agg_range_new(c)); break;
@@ -103,11 +104,19 @@ sc_status sc__agg_coll_new(sc__agg_ctx *ctx, const sc_agg_spec *spec, sc__agg_co
     case SC_AGG_STATS_BUCKET:
     case SC_AGG_CUMULATIVE_SUM:
     case SC_AGG_DERIVATIVE:
-    case SC_AGG_BUCKET_SORT: SC_TRY(sc__agg_pipeline_new(c)); break;
+    case SC_AGG_BUCKET_SORT:
+    case SC_AGG_BUCKET_SCRIPT:
+    case SC_AGG_BUCKET_SELECTOR:
+    case SC_AGG_MOVING_FN:
+    case SC_AGG_SERIAL_DIFF:
+    case SC_AGG_PERCENTILES_BUCKET:
+    case SC_AGG_EXTENDED_STATS_BUCKET: SC_TRY(sc__agg_pipeline_new(c)); break;
     case SC_AGG_AUTO_DATE_HISTOGRAM: SC_TRY(sc__agg_auto_histo_new(c)); break;
     case SC_AGG_WEIGHTED_AVG: SC_TRY(sc__agg_weighted_new(c)); break;
     case SC_AGG_GEO_BOUNDS:
     case SC_AGG_GEO_CENTROID: SC_TRY(sc__agg_geo_new(c)); break;
+    case SC_AGG_TOP_HITS:
+    case SC_AGG_TOP_METRICS: SC_TRY(sc__agg_top_hits_new(c)); break;
     case SC_AGG_FILTER:
     case SC_AGG_FILTERS:
     case SC_AGG_MISSING:
@@ -306,6 +315,7 @@ static sc_status run_pass(sc__agg_ctx *ctx, const sc_agg_spec *root, bool global
     run_ctx r = {.colls = sc_arena_calloc(ctx->a, root->n_subs + 1, sizeof *r.colls), .s = ctx->s};
     if (!r.colls)
         return sc__agg_oom(ctx->a);
+    ctx->q = q;
     for (size_t i = 0; i < root->n_subs; i++) {
         if ((root->subs[i]->kind == SC_AGG_GLOBAL) != global)
             continue;

@@ -25,7 +25,9 @@
 #include "index/dfa.h"
 #include "search/hll.h"
 #include "search/query.h"
+#include "search/script.h"
 #include "search/searcher.h"
+#include "search/sort.h"
 #include "search/tdigest.h"
 
 typedef enum sc_agg_kind {
@@ -74,6 +76,28 @@ typedef enum sc_agg_kind {
     /* geo metrics over geo_point doc values (agg_geo.c); state in the metric fields */
     SC_AGG_GEO_BOUNDS,   /* min/max latitude; sum/sum_c, sum_sq/sum_sq_c: lon >= 0, < 0 extremes */
     SC_AGG_GEO_CENTROID, /* count, Σ lat in sum, Σ lon in sum_sq */
+    /* the best docs of a bucket (agg_top_hits.c): hits with their sort values; top_hits also
+     * carries each hit's _index, _id and _source (fetched on the shard, as Elasticsearch
+     * does), top_metrics the values of its metric fields; the bucket's doc count in count */
+    SC_AGG_TOP_HITS,
+    SC_AGG_TOP_METRICS,
+    /* parent pipelines over any multi-bucket aggregation (agg_pipeline_script.c): a script of
+     * buckets_path variables per bucket; the selector drops the buckets it is false for */
+    SC_AGG_BUCKET_SCRIPT,
+    SC_AGG_BUCKET_SELECTOR,
+    /* more pipelines (agg_pipeline_moving.c): parent moving_fn (a MovingFunctions script over a
+     * window of the previous values) and serial_diff (value - the value `window` buckets
+     * back); sibling percentiles_bucket (exact percentiles of the values: buckets[i].dkey for
+     * points[i]) and extended_stats_bucket (count, sum, sum_sq, min, max) */
+    SC_AGG_MOVING_FN,
+    SC_AGG_SERIAL_DIFF,
+    SC_AGG_PERCENTILES_BUCKET,
+    SC_AGG_EXTENDED_STATS_BUCKET,
+    /* terms in at most max_doc_count docs (agg_rare_terms.c), exact: a shard sends its rare
+     * candidates as buckets and the 64-bit hashes of its other terms in `hashes`; a reduce
+     * drops candidates whose hash another input saw as frequent or whose summed count passes
+     * max_doc_count. Buckets in key order. */
+    SC_AGG_RARE_TERMS,
     SC_AGG_KIND_COUNT_
 } sc_agg_kind;
 
@@ -95,7 +119,15 @@ typedef enum sc_agg_vtype {
 /* Pipeline kinds: no collection; computed at the final reduce. */
 static inline bool sc_agg_kind_pipeline(sc_agg_kind k)
 {
-    return k >= SC_AGG_AVG_BUCKET && k <= SC_AGG_BUCKET_SORT;
+    return (k >= SC_AGG_AVG_BUCKET && k <= SC_AGG_BUCKET_SORT) ||
+           (k >= SC_AGG_BUCKET_SCRIPT && k <= SC_AGG_EXTENDED_STATS_BUCKET);
+}
+
+/* Sibling pipelines: computed from the buckets of another aggregation (`target`). */
+static inline bool sc_agg_kind_sibling(sc_agg_kind k)
+{
+    return (k >= SC_AGG_AVG_BUCKET && k <= SC_AGG_STATS_BUCKET) || k == SC_AGG_PERCENTILES_BUCKET ||
+           k == SC_AGG_EXTENDED_STATS_BUCKET;
 }
 
 /* Kinds reduced as terms (error bounds, sum_other_doc_count). */
@@ -214,12 +246,25 @@ typedef enum sc_agg_path_kind {
     SC_AGG_PATH_SUB,   /* the bucket's sub-aggregation `sub` (a metric or pipeline), `stat` */
 } sc_agg_path_kind;
 
+/* A path first steps through n_via single-bucket sub-aggregations (a filter's bucket:
+ * "the_filter>avg_price", "the_filter>_count"), via[i] a sub index of the previous level. */
 typedef struct sc_agg_path {
     sc_agg_path_kind kind;
     uint32_t sub;
     sc_agg_stat stat;
     bool desc; /* bucket_sort */
+    const uint32_t *via;
+    uint32_t n_via;
 } sc_agg_path;
+
+/* How a bucket_script / bucket_selector binds one script variable: to buckets_path entry
+ * `path` (from_path), or to a constant of the script's params. */
+typedef struct sc_agg_script_bind {
+    bool from_path;
+    bool window; /* moving_fn: `values`, the window of values (an OBJECT: double[obj_kind]) */
+    uint32_t path;
+    sc_script_value value;
+} sc_agg_script_bind;
 
 typedef struct sc_agg_spec sc_agg_spec;
 struct sc_agg_spec {
@@ -233,6 +278,7 @@ struct sc_agg_spec {
     uint32_t size;       /* 10 */
     uint32_t shard_size; /* 0 = default (size * 1.5 + 10, or size on one shard) */
     uint64_t min_doc_count;
+    uint64_t max_doc_count;                /* rare_terms (1) */
     sc_agg_order order;                    /* terms default _count desc; histograms _key asc */
     bool show_term_doc_count_error;        /* terms: per-bucket errors in the response */
     const sc_agg_term_filter *term_filter; /* terms include/exclude, or NULL */
@@ -288,7 +334,24 @@ struct sc_agg_spec {
     size_t n_sort;
     uint32_t from;
     bool gap_insert_zeros; /* gap_policy insert_zeros (default skip) */
-    void *user;            /* the API layer's rendering data (formats); not read here */
+    /* top_hits / top_metrics: the sort (n_hit_sort 0: _score descending; field kinds resolved,
+     * keyword fields by their terms), `from` above and `size`; top_hits: whether to fetch
+     * _source */
+    const sc_sort_spec *hit_sort;
+    size_t n_hit_sort;
+    bool hit_source;
+    sc_agg_spec *const *metrics; /* top_metrics: one field spec (name, vtype) per metric */
+    size_t n_metrics;
+    /* bucket_script / bucket_selector: the buckets_path entries (paths into the enclosing
+     * aggregation's buckets), the compiled script and one binding per script variable */
+    const sc_agg_path *paths;
+    size_t n_paths;
+    const sc_script *script;
+    const sc_agg_script_bind *binds;
+    /* moving_fn: window and shift; serial_diff: the lag in window */
+    uint32_t window;
+    int32_t shift;
+    void *user; /* the API layer's rendering data (formats); not read here */
     /* tree */
     sc_agg_spec **subs;
     size_t n_subs;
@@ -297,6 +360,20 @@ struct sc_agg_spec {
 /* ---- partial (and final) results ---- */
 
 typedef struct sc_agg_result sc_agg_result;
+
+/* One hit of a top_hits / top_metrics result. values: the spec's n_hit_sort sort values (for
+ * _score the score in d, for _doc the shard-global doc in i; keyword bytes in the result's
+ * arena); metrics: top_metrics' values (NaN = the doc has none). index/id/source: top_hits
+ * (source empty when not fetched). */
+typedef struct sc_agg_hit {
+    float score;  /* NaN when the sort did not need scores */
+    uint64_t doc; /* shard-global doc id: ties within a shard */
+    sc_sort_key *values;
+    uint32_t n_values;
+    double *metrics;
+    uint32_t n_metrics;
+    sc_slice index, id, source;
+} sc_agg_hit;
 
 /* One bucket: its key (per kind: terms on numeric fields and date_histogram `key`, terms on
  * keyword/ip `bkey`, histogram `dkey`, range/filters the bucket's position in `key`), its doc
@@ -331,11 +408,18 @@ struct sc_agg_result {
      * the result's arena), NULL when no value was seen */
     sc_hll *hll;
     sc_tdigest *td;
+    /* top_hits / top_metrics: the best hits first (at most from + size), count = docs seen */
+    sc_agg_hit *hits;
+    size_t n_hits;
+    /* rare_terms: hashes of the terms seen in more than max_doc_count docs (ascending) */
+    uint64_t *hashes;
+    size_t n_hashes;
 };
 
 /* Shard-level settings of a collection. */
 typedef struct sc_agg_shard_options {
     uint32_t n_shards;    /* shards the request searches (terms' default shard_size) */
+    sc_slice index_name;  /* the shard's index (top_hits' _index) */
     uint64_t max_buckets; /* search.max_buckets (65,536); 0 = default */
 } sc_agg_shard_options;
 
@@ -389,14 +473,23 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
  *   terms    := error:z sum_other:v n_reduced:v shard_size:v                       (flags&2)
  *   rung     := rung:v                                                            (flags&8)
  *   sketch   := len:v bytes                                                      (flags&16)
+ *   hits     := count:v n_hits:v hit*                                             (flags&32)
+ *   hashes   := n:v hash:u64*  (ascending; little-endian)                         (flags&64)
+ *   hit      := score:f64 doc:v n_values:v value* n_metrics:v metric:f64* index:str id:str
+ *               source:str          (str := len:v bytes)
+ *   value    := missing:u8 i:z d:f64 s:str
  *   bucket   := key:z dkey:f64 bkey_len:v bkey:bytes doc_count:v error:z n_subs:v node*
  * kind is the position in sc_agg_kind (ROOT 0 ... SIGNIFICANT_TERMS 28, CARDINALITY 29,
- * PERCENTILES 30, PERCENTILE_RANKS 31, MEDIAN_ABSOLUTE_DEVIATION 32): new kinds go at the end,
+ * PERCENTILES 30, PERCENTILE_RANKS 31, MEDIAN_ABSOLUTE_DEVIATION 32, GEO_BOUNDS 33,
+ * GEO_CENTROID 34, TOP_HITS 35, TOP_METRICS 36, BUCKET_SCRIPT 37, BUCKET_SELECTOR 38,
+ * MOVING_FN 39, SERIAL_DIFF 40, PERCENTILES_BUCKET 41, EXTENDED_STATS_BUCKET 42,
+ * RARE_TERMS 43): new kinds go at the end,
  * and the fuzz seeds are regenerated when a number moves (tests/fuzz/seeds/). flags&1: the
  * min..extended_stats and weighted_avg metrics; flags&2: terms, multi_terms and
  * significant_terms; flags&4 = error_set; flags&8: auto_date_histogram (always); flags&16:
  * the sketch kinds holding a sketch (sc_hll_encode for cardinality, sc_tdigest_encode for
  * percentiles, percentile_ranks, median_absolute_deviation; docs/aggregations-sketches.md);
+ * flags&32: top_hits and top_metrics (always); flags&64: rare_terms (always);
  * no other flag is valid. Nesting is limited to SC_AGG_MAX_DEPTH. */
 #define SC_AGG_ENCODING_VERSION 1
 #define SC_AGG_MAX_DEPTH 32
@@ -407,6 +500,10 @@ sc_status sc_agg_encode(const sc_agg_result *r, uint8_t **out, size_t *len) SC_M
  * on any malformed, truncated or trailing input (never reads out of bounds), SC_ENOMEM /
  * SC_ELIMIT from the arena. */
 sc_status sc_agg_decode(const uint8_t *p, size_t len, sc_arena *a, sc_agg_result **out) SC_MUST_USE;
+
+/* Adds Elasticsearch's MovingFunctions (max, min, sum, unweightedAvg, linearWeightedAvg,
+ * ewma, holt, stdDev over `values`) to env, for moving_fn scripts. SC_ENOMEM. */
+sc_status sc_agg_moving_functions_add(sc_script_env *env) SC_MUST_USE;
 
 /* Deep equality of two results (keys, counts, exact metric bits), for tests. */
 bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y);

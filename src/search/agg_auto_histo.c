@@ -72,6 +72,13 @@ static sc_status auto_collect(sc__agg_coll *c, const uint32_t *docs, const uint3
     if (!st->f.has_num || !st->n_segs)
         return SC_OK;
     seg_rec *r = &st->segs[st->n_segs - 1];
+    if (!owners && !c->n_subs && sc_dv_numeric_is_single(&st->f.num)) {
+        /* top level without sub-aggregations (Rally's autohisto_agg): only the values matter,
+         * read a window at a time straight into the record (docs and owners stay empty) */
+        SC_TRY(sc__agg_vec_ensure(a, &r->vals, r->vals.len + n, 0));
+        sc_dv_numeric_get_single_batch(&st->f.num, docs, n, (int64_t *)r->vals.p + r->vals.len - n);
+        return SC_OK;
+    }
     int64_t vals[256];
     for (size_t i = 0; i < n; i++) {
         size_t k = sc_dv_numeric_get(&st->f.num, docs[i], vals, 256);
@@ -109,6 +116,75 @@ static uint32_t pick_rung(const sc_agg_spec *spec, int64_t lo, int64_t hi)
     return i;
 }
 
+/* A fixed-length rung in UTC (seconds .. days, no zone transitions): its length, else 0. */
+static int64_t fixed_unit(const sc_agg_rounding *r)
+{
+    if (r->tz.n_trans || r->offset_ms)
+        return 0;
+    switch (r->unit) {
+    case SC_AGG_CAL_NONE: return r->fixed_ms > 0 ? r->fixed_ms : 0;
+    case SC_AGG_CAL_MINUTE: return 60000;
+    case SC_AGG_CAL_HOUR: return 3600000;
+    case SC_AGG_CAL_DAY: return 86400000;
+    default: return 0;
+    }
+}
+
+/* A segment recorded without docs (top level, no sub-aggregations, owner 0): counts each
+ * value's bucket. For a fixed-length rung the bucket is an index into at most `size` + 1
+ * counters from the owner's first bucket (no rounding call, no hash per value: most of the
+ * operation's time); otherwise the rounding with the last-bucket shortcut. */
+static sc_status count_values(sc__agg_coll *c, const seg_rec *r, sc_agg_rounding *rr)
+{
+    auto_state *st = c->state;
+    sc_arena *a = c->ctx->a;
+    const int64_t *v = r->vals.p;
+    size_t n = r->vals.len;
+    sc_agg_auto_rung((uint32_t)((const uint64_t *)st->rung.p)[0], &c->spec->rounding.tz, rr, NULL);
+    int64_t unit = fixed_unit(rr);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    int64_t first = sc_agg_round(rr, lo);
+    if (unit && hi - first < (int64_t)(c->spec->size + 1) * unit && hi - first >= 0 &&
+        lo > INT64_MIN / 2 && hi < INT64_MAX / 2) {
+        size_t nb = (size_t)((hi - first) / unit) + 1;
+        uint64_t *cnt = sc_arena_calloc(a, nb, sizeof *cnt);
+        if (!cnt)
+            return sc__agg_oom(a);
+        for (size_t i = 0; i < n; i++)
+            cnt[(v[i] - first) / unit]++;
+        for (size_t b = 0; b < nb; b++) {
+            if (!cnt[b])
+                continue;
+            uint32_t ord;
+            bool added;
+            SC_TRY(sc__agg_ords_long(a, &st->ords, 0, first + (int64_t)b * unit, &ord, &added));
+            SC_TRY(sc__agg_counts_ensure(c, ord));
+            ((uint64_t *)c->doc_counts.p)[ord] += cnt[b];
+        }
+        return SC_OK;
+    }
+    int64_t start = 0, next = 0;
+    uint32_t ord = 0;
+    bool have = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!have || v[i] < start || v[i] >= next) {
+            start = sc_agg_round(rr, v[i]);
+            next = sc_agg_round_next(rr, start);
+            if (next <= start)
+                next = start + 1;
+            bool added;
+            SC_TRY(sc__agg_ords_long(a, &st->ords, 0, start, &ord, &added));
+            have = true;
+        }
+        SC_TRY(sc__agg_emit(c, 0, ord));
+    }
+    return SC_OK;
+}
+
 /* Picks every owner's rung, maps the recorded values to bucket ordinals and replays the docs
  * to the sub-aggregations. */
 static sc_status finish(sc__agg_coll *c)
@@ -129,7 +205,8 @@ static sc_status finish(sc__agg_coll *c)
     int64_t *l = lo.p, *h = hi.p;
     for (size_t s = 0; s < st->n_segs; s++)
         for (size_t i = 0; i < st->segs[s].vals.len; i++) {
-            uint32_t w = (uint32_t)((const uint64_t *)st->segs[s].owners.p)[i];
+            const seg_rec *r = &st->segs[s];
+            uint32_t w = r->owners.len ? (uint32_t)((const uint64_t *)r->owners.p)[i] : 0;
             int64_t v = ((const int64_t *)st->segs[s].vals.p)[i];
             l[w] = v < l[w] ? v : l[w];
             h[w] = v > h[w] ? v : h[w];
@@ -146,6 +223,10 @@ static sc_status finish(sc__agg_coll *c)
         uint32_t cur_w = UINT32_MAX, ord = 0;
         int64_t start = 0, next = 0;
         sc_agg_rounding rr;
+        if (!r->docs.len && r->vals.len) {
+            SC_TRY(count_values(c, r, &rr));
+            continue;
+        }
         for (size_t i = 0; i < r->docs.len; i++) {
             uint32_t w = (uint32_t)((const uint64_t *)r->owners.p)[i];
             int64_t v = ((const int64_t *)r->vals.p)[i];

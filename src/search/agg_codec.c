@@ -13,7 +13,9 @@ enum {
     F_TERMS = 2,
     F_ERROR_SET = 4,
     F_RUNG = 8,
-    F_SKETCH = 16 /* cardinality, percentiles, percentile_ranks, median_absolute_deviation */
+    F_SKETCH = 16, /* cardinality, percentiles, percentile_ranks, median_absolute_deviation */
+    F_HITS = 32,   /* top_hits, top_metrics */
+    F_HASHES = 64  /* rare_terms */
 };
 
 typedef struct wbuf {
@@ -75,14 +77,47 @@ static bool terms_part(sc_agg_kind k)
     return sc_agg_kind_terms_like(k) || k == SC_AGG_SIGNIFICANT_TERMS;
 }
 
+static void put_s(wbuf *w, sc_slice s)
+{
+    put_v(w, s.len);
+    put(w, s.ptr, s.len);
+}
+
+static void enc_hits(wbuf *w, const sc_agg_result *r)
+{
+    put_v(w, r->count);
+    put_v(w, r->n_hits);
+    for (size_t i = 0; i < r->n_hits; i++) {
+        const sc_agg_hit *h = &r->hits[i];
+        put_f(w, h->score);
+        put_v(w, h->doc);
+        put_v(w, h->n_values);
+        for (uint32_t j = 0; j < h->n_values; j++) {
+            const sc_sort_key *k = &h->values[j];
+            uint8_t m = k->missing;
+            put(w, &m, 1);
+            put_z(w, k->i);
+            put_f(w, k->d);
+            put_s(w, k->s);
+        }
+        put_v(w, h->n_metrics);
+        for (uint32_t j = 0; j < h->n_metrics; j++)
+            put_f(w, h->metrics[j]);
+        put_s(w, h->index);
+        put_s(w, h->id);
+        put_s(w, h->source);
+    }
+}
+
 static void enc_node(wbuf *w, const sc_agg_result *r)
 {
-    uint8_t head[2] = {(uint8_t)r->kind,
-                       (uint8_t)((is_metric(r->kind) ? F_METRIC : 0) |
-                                 (terms_part(r->kind) ? F_TERMS : 0) |
-                                 (r->error_set ? F_ERROR_SET : 0) |
-                                 (r->kind == SC_AGG_AUTO_DATE_HISTOGRAM ? F_RUNG : 0) |
-                                 (r->hll || r->td ? F_SKETCH : 0))};
+    uint8_t head[2] = {
+        (uint8_t)r->kind,
+        (uint8_t)((is_metric(r->kind) ? F_METRIC : 0) | (terms_part(r->kind) ? F_TERMS : 0) |
+                  (r->error_set ? F_ERROR_SET : 0) |
+                  (r->kind == SC_AGG_AUTO_DATE_HISTOGRAM ? F_RUNG : 0) |
+                  (r->hll || r->td ? F_SKETCH : 0) | (sc__agg_is_top_hits(r->kind) ? F_HITS : 0) |
+                  (r->kind == SC_AGG_RARE_TERMS ? F_HASHES : 0))};
     put(w, head, 2);
     if (head[1] & F_METRIC) {
         put_v(w, r->count);
@@ -109,6 +144,17 @@ static void enc_node(wbuf *w, const sc_agg_result *r)
         put_v(w, b.len);
         put(w, b.ptr, b.len);
         sc_vec_free(&b);
+    }
+    if (head[1] & F_HITS)
+        enc_hits(w, r);
+    if (head[1] & F_HASHES) {
+        put_v(w, r->n_hashes);
+        for (size_t i = 0; i < r->n_hashes; i++) {
+            uint8_t b[8];
+            for (int k = 0; k < 8; k++)
+                b[k] = (uint8_t)(r->hashes[i] >> (8 * k));
+            put(w, b, 8);
+        }
     }
     put_v(w, r->n_buckets);
     for (size_t i = 0; i < r->n_buckets; i++) {
@@ -175,6 +221,74 @@ static sc_status get_f(rbuf *r, double *d)
 
 static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out);
 
+static sc_status get_s(rbuf *r, sc_slice *out)
+{
+    uint64_t len;
+    SC_TRY(get_v(r, &len));
+    if (len > (uint64_t)(r->end - r->p))
+        return SC_ECORRUPT;
+    uint8_t *b = sc_arena_alloc(r->a, len ? len : 1);
+    if (!b)
+        return sc__agg_oom(r->a);
+    if (len)
+        memcpy(b, r->p, len);
+    r->p += len;
+    *out = sc_slice_make(b, len);
+    return SC_OK;
+}
+
+static sc_status dec_hits(rbuf *r, sc_agg_result *x)
+{
+    uint64_t nh;
+    SC_TRY(get_v(r, &x->count));
+    SC_TRY(get_v(r, &nh));
+    /* every hit takes at least 14 bytes */
+    if (nh > (uint64_t)(r->end - r->p) / 14)
+        return SC_ECORRUPT;
+    x->hits = sc_arena_calloc(r->a, nh ? nh : 1, sizeof *x->hits);
+    if (!x->hits)
+        return sc__agg_oom(r->a);
+    x->n_hits = nh;
+    for (uint64_t i = 0; i < nh; i++) {
+        sc_agg_hit *h = &x->hits[i];
+        double score;
+        uint64_t nv, nm;
+        SC_TRY(get_f(r, &score));
+        h->score = (float)score;
+        SC_TRY(get_v(r, &h->doc));
+        SC_TRY(get_v(r, &nv));
+        /* every value takes at least 11 bytes */
+        if (nv > (uint64_t)(r->end - r->p) / 11)
+            return SC_ECORRUPT;
+        h->n_values = (uint32_t)nv;
+        h->values = sc_arena_calloc(r->a, nv ? nv : 1, sizeof *h->values);
+        if (!h->values)
+            return sc__agg_oom(r->a);
+        for (uint64_t j = 0; j < nv; j++) {
+            sc_sort_key *k = &h->values[j];
+            if (r->p >= r->end || *r->p > 1)
+                return SC_ECORRUPT;
+            k->missing = *r->p++;
+            SC_TRY(get_z(r, &k->i));
+            SC_TRY(get_f(r, &k->d));
+            SC_TRY(get_s(r, &k->s));
+        }
+        SC_TRY(get_v(r, &nm));
+        if (nm > (uint64_t)(r->end - r->p) / 8)
+            return SC_ECORRUPT;
+        h->n_metrics = (uint32_t)nm;
+        h->metrics = sc_arena_alloc(r->a, (nm ? nm : 1) * sizeof *h->metrics);
+        if (!h->metrics)
+            return sc__agg_oom(r->a);
+        for (uint64_t j = 0; j < nm; j++)
+            SC_TRY(get_f(r, &h->metrics[j]));
+        SC_TRY(get_s(r, &h->index));
+        SC_TRY(get_s(r, &h->id));
+        SC_TRY(get_s(r, &h->source));
+    }
+    return SC_OK;
+}
+
 static sc_status dec_bucket(rbuf *r, int depth, sc_agg_bucket *b)
 {
     uint64_t len, n_subs;
@@ -211,7 +325,9 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
         return SC_ECORRUPT;
     uint8_t kind = r->p[0], flags = r->p[1];
     r->p += 2;
-    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~31u) ||
+    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~127u) ||
+        !!(flags & F_HASHES) != (kind == SC_AGG_RARE_TERMS) ||
+        !!(flags & F_HITS) != sc__agg_is_top_hits((sc_agg_kind)kind) ||
         !!(flags & F_RUNG) != (kind == SC_AGG_AUTO_DATE_HISTOGRAM) ||
         ((flags & F_SKETCH) && !sc__agg_is_sketch((sc_agg_kind)kind)) ||
         !!(flags & F_METRIC) != is_metric((sc_agg_kind)kind) ||
@@ -266,6 +382,27 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
             SC_TRY(sc_hll_decode(sk, NULL, r->a, &x->hll));
         else
             SC_TRY(sc_tdigest_decode(sk, NULL, r->a, &x->td));
+    }
+    if (flags & F_HITS)
+        SC_TRY(dec_hits(r, x));
+    if (flags & F_HASHES) {
+        uint64_t nh;
+        SC_TRY(get_v(r, &nh));
+        if (nh > (uint64_t)(r->end - r->p) / 8)
+            return SC_ECORRUPT;
+        x->hashes = sc_arena_alloc(r->a, (nh ? nh : 1) * sizeof *x->hashes);
+        if (!x->hashes)
+            return sc__agg_oom(r->a);
+        for (uint64_t i = 0; i < nh; i++) {
+            uint64_t h = 0;
+            for (int k = 0; k < 8; k++)
+                h |= (uint64_t)r->p[k] << (8 * k);
+            r->p += 8;
+            if (i && h <= x->hashes[i - 1])
+                return SC_ECORRUPT; /* ascending, distinct */
+            x->hashes[i] = h;
+        }
+        x->n_hashes = nh;
     }
     uint64_t nb;
     SC_TRY(get_v(r, &nb));

@@ -14,6 +14,7 @@ typedef struct histo_state {
     sc__agg_field f;
     int64_t *ibuf;
     int64_t *keys;
+    double *idx;
     bool *ok;
     /* recent lookups, direct-mapped by key and owner */
     struct {
@@ -22,7 +23,14 @@ typedef struct histo_state {
     } cache[256];
     uint32_t *gstart, *glist; /* ordinals grouped by owner (build) */
     uint32_t n_owners;
+    /* the top level (owner 0): ordinal + 1 of key dense_base + i, 0 = not yet; a plain load
+     * instead of the hashed cache and its compares per doc */
+    uint32_t *dense;
+    int64_t dense_base;
+    bool dense_set;
 } histo_state;
+
+#define DENSE 4096
 
 static sc_status histo_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
@@ -52,6 +60,39 @@ static inline bool key_of(const sc_agg_spec *spec, int64_t raw, double v, int64_
     *key = (int64_t)idx;
     double kv = idx * spec->interval + spec->offset;
     return !spec->has_hard_bounds || (kv >= spec->hard_min && kv <= spec->hard_max);
+}
+
+static sc_status add(sc__agg_coll *c, uint32_t doc, uint32_t owner, int64_t key);
+
+/* The top level's keys[0..k) of docs[0..k) through the dense table (keys outside its window
+ * through add). */
+static sc_status add_top(sc__agg_coll *c, const uint32_t *docs, const int64_t *keys, size_t k)
+{
+    histo_state *h = c->state;
+    if (!k)
+        return SC_OK;
+    if (!h->dense_set) {
+        h->dense = sc_arena_calloc(c->ctx->a, DENSE, sizeof *h->dense);
+        if (!h->dense)
+            return sc__agg_oom(c->ctx->a);
+        h->dense_base = keys[0] > INT64_MIN + DENSE / 4 ? keys[0] - DENSE / 4 : INT64_MIN;
+        h->dense_set = true;
+    }
+    for (size_t i = 0; i < k; i++) {
+        uint64_t d = (uint64_t)keys[i] - (uint64_t)h->dense_base;
+        if (d >= DENSE) {
+            SC_TRY(add(c, docs[i], 0, keys[i]));
+            continue;
+        }
+        uint32_t o = h->dense[d];
+        if (!o) {
+            bool added;
+            SC_TRY(sc__agg_ords_long(c->ctx->a, &h->ords, 0, keys[i], &o, &added));
+            h->dense[d] = ++o;
+        }
+        SC_TRY(sc__agg_emit(c, docs[i], o - 1));
+    }
+    return SC_OK;
 }
 
 static sc_status add(sc__agg_coll *c, uint32_t doc, uint32_t owner, int64_t key)
@@ -115,9 +156,36 @@ static sc_status histo_collect(sc__agg_coll *c, const uint32_t *docs, const uint
                 double inv = spec->interval, o = spec->offset;
                 for (size_t i = 0; i < k; i++)
                     h->keys[i] = (int64_t)floor(((double)h->ibuf[i] - o) / inv);
+                if (!owners) {
+                    SC_TRY(add_top(c, docs + off, h->keys, k));
+                    continue;
+                }
                 for (size_t i = 0; i < k; i++)
-                    SC_TRY(add(c, docs[off + i], owners ? owners[off + i] : 0, h->keys[i]));
+                    SC_TRY(add(c, docs[off + i], owners[off + i], h->keys[i]));
                 continue;
+            }
+            if (!date && spec->vtype != SC_AGG_V_DOUBLE && !spec->has_hard_bounds) {
+                /* scaled_float (Rally's trip_distance): value / factor, then the index, as
+                 * key_of computes them, in one loop; an index beyond an int64 (a tiny
+                 * interval) sends the window to the per-value path */
+                double scale = spec->scaling_factor, inv = spec->interval, o = spec->offset;
+                double *idx = h->idx;
+                bool in_range = true;
+                for (size_t i = 0; i < k; i++) {
+                    idx[i] = floor(((double)h->ibuf[i] / scale - o) / inv);
+                    in_range &= idx[i] > -9.2e18 && idx[i] < 9.2e18;
+                }
+                if (in_range) {
+                    for (size_t i = 0; i < k; i++)
+                        h->keys[i] = (int64_t)idx[i];
+                    if (!owners) {
+                        SC_TRY(add_top(c, docs + off, h->keys, k));
+                        continue;
+                    }
+                    for (size_t i = 0; i < k; i++)
+                        SC_TRY(add(c, docs[off + i], owners[off + i], h->keys[i]));
+                    continue;
+                }
             }
             int64_t unit = date && !spec->has_hard_bounds ? plain_unit_ms(&spec->rounding) : 0;
             if (unit) {
@@ -223,7 +291,8 @@ sc_status sc__agg_histo_new(sc__agg_coll *c)
     h->ibuf = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->ibuf);
     h->keys = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->keys);
     h->ok = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->ok);
-    if (!h->ibuf || !h->keys || !h->ok)
+    h->idx = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->idx);
+    if (!h->ibuf || !h->keys || !h->ok || !h->idx)
         return sc__agg_oom(a);
     c->state = h;
     c->ops = &histo_ops;

@@ -126,7 +126,7 @@ static sc_status finalize(const sc_agg_spec *spec, sc_agg_result *r, uint64_t ma
     r->n_buckets = kept;
     if (spec->order.kind != SC_AGG_ORDER_KEY || spec->order.desc)
         qsort_r(r->buckets, kept, sizeof *r->buckets, cmp_bucket, (void *)spec);
-    return sc__agg_pipelines_parent(spec, r, a);
+    return sc__agg_pipelines_parent(spec, r, a, err);
 }
 
 sc_status sc__agg_histo_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,

@@ -29,6 +29,7 @@ typedef struct sc__agg_ctx {
     sc_agg_error *err;
     uint64_t n_buckets; /* buckets built (max_buckets) */
     uint64_t max_buckets;
+    const sc_query *q; /* the current pass's query (top_hits scores with it) */
 } sc__agg_ctx;
 
 /* Per-segment view handed to seg_begin. */
@@ -219,15 +220,46 @@ sc_status sc__agg_auto_histo_reduce(const sc_agg_spec *spec, sc_agg_result *cons
 sc_status sc__agg_auto_fill(const sc_agg_spec *spec, sc_agg_result *r, uint64_t max_buckets,
                             sc_arena *a, sc_agg_error *err) SC_MUST_USE;
 
+/* rare_terms (agg_rare_terms.c): the shard build from the terms collector's ordinals list[0..nb)
+ * of one owner, the 64-bit hash of a key, and the reduce. */
+sc_status sc__agg_rare_build(sc__agg_coll *c, bool bytes, const sc__agg_ords *ords,
+                             const uint32_t *list, size_t nb, sc_agg_result **out) SC_MUST_USE;
+uint64_t sc__agg_rare_hash(const sc_agg_spec *spec, const sc_agg_bucket *b);
+sc_status sc__agg_rare_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                              bool final, uint64_t max_buckets, sc_arena *a, sc_agg_result **out,
+                              sc_agg_error *err) SC_MUST_USE;
+
+/* top_hits / top_metrics (agg_top_hits.c): the collector, whether the sort needs scores,
+ * and the reduce (hits merged by the sort, from + size kept). */
+sc_status sc__agg_top_hits_new(sc__agg_coll *c) SC_MUST_USE;
+bool sc__agg_top_hits_scores(const sc_agg_spec *spec);
+sc_status sc__agg_top_hits_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
+                                  sc_arena *a, sc_agg_result **out) SC_MUST_USE;
+static inline bool sc__agg_is_top_hits(sc_agg_kind k)
+{
+    return k == SC_AGG_TOP_HITS || k == SC_AGG_TOP_METRICS;
+}
+
 /* ---- pipelines (agg_pipeline.c), run at the final reduce ---- */
 /* The value of path p in bucket b of an aggregation of spec `owner` (NaN when missing). */
 double sc__agg_path_value(const sc_agg_spec *owner, const sc_agg_bucket *b, const sc_agg_path *p);
 /* Computes the sibling pipelines among owner's subs from the other subs of bucket b. */
 sc_status sc__agg_pipelines_siblings(const sc_agg_spec *owner, sc_agg_bucket *b, sc_arena *a)
     SC_MUST_USE;
-/* Runs spec's parent pipelines (cumulative_sum, derivative, bucket_sort) over r's buckets. */
-sc_status sc__agg_pipelines_parent(const sc_agg_spec *spec, sc_agg_result *r, sc_arena *a)
-    SC_MUST_USE;
+/* Runs spec's parent pipelines (cumulative_sum, derivative, bucket_sort, bucket_script,
+ * bucket_selector) over r's buckets, in declaration order. SC_EINVAL with err->reason when a
+ * script fails at run time. */
+sc_status sc__agg_pipelines_parent(const sc_agg_spec *spec, sc_agg_result *r, sc_arena *a,
+                                   sc_agg_error *err) SC_MUST_USE;
+/* moving_fn / serial_diff pipeline j of spec over r's buckets, and the percentiles_bucket /
+ * extended_stats_bucket sibling pipe over target's buckets (agg_pipeline_moving.c). */
+sc_status sc__agg_moving(const sc_agg_spec *spec, uint32_t j, sc_agg_result *r, sc_arena *a,
+                         sc_agg_error *err) SC_MUST_USE;
+sc_status sc__agg_sibling_more(const sc_agg_spec *pipe, const sc_agg_result *target, sc_arena *a,
+                               sc_agg_result **out) SC_MUST_USE;
+/* bucket_script / bucket_selector pipeline p over r's buckets (agg_pipeline_script.c). */
+sc_status sc__agg_bucket_script(const sc_agg_spec *spec, uint32_t j, sc_agg_result *r, sc_arena *a,
+                                sc_agg_error *err) SC_MUST_USE;
 
 /* ---- the sketch metrics (agg_sketch.c) ---- */
 

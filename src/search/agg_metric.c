@@ -7,9 +7,16 @@
 
 #include "search/agg_internal.h"
 
+#define LANES 4
+
 typedef struct metric_state {
     sc__agg_field f;
     sc__agg_vec count, sum, sum_c, min, max, sq, sq_c; /* per owner */
+    /* under a bucket aggregation, single-valued fields: LANES Kahan sums (and sums of squares)
+     * per owner, doc i into lane i % LANES, folded in at the build. Neighbouring docs mostly
+     * fall in the same bucket, and one compensated sum per owner made every value wait for the
+     * previous one's four dependent additions (Rally's distance_amount_agg) */
+    sc__agg_vec lsum, lsum_c, lsq, lsq_c;
     int64_t *ibuf;
     double *dbuf;
 } metric_state;
@@ -45,6 +52,10 @@ static sc_status ensure(sc__agg_coll *c, uint32_t w)
     SC_TRY(sc__agg_vec_ensure(a, &m->sq_c, n, 0));
     SC_TRY(sc__agg_vec_ensure(a, &m->min, n, pinf));
     SC_TRY(sc__agg_vec_ensure(a, &m->max, n, pninf));
+    SC_TRY(sc__agg_vec_ensure(a, &m->lsum, n * LANES, 0));
+    SC_TRY(sc__agg_vec_ensure(a, &m->lsum_c, n * LANES, 0));
+    SC_TRY(sc__agg_vec_ensure(a, &m->lsq, n * LANES, 0));
+    SC_TRY(sc__agg_vec_ensure(a, &m->lsq_c, n * LANES, 0));
     return SC_OK;
 }
 
@@ -72,6 +83,19 @@ static inline void add_value(metric_state *m, uint32_t w, double v, bool squares
         *mn = v;
     if (v > *mx)
         *mx = v;
+}
+
+/* A value of owner w into lane l of its lanes (see metric_state). */
+static inline void add_lane(metric_state *m, uint32_t w, size_t l, double v, bool squares)
+{
+    size_t x = (size_t)w * LANES + l;
+    ((uint64_t *)m->count.p)[w]++;
+    kahan(&((double *)m->lsum.p)[x], &((double *)m->lsum_c.p)[x], v);
+    if (squares)
+        kahan(&((double *)m->lsq.p)[x], &((double *)m->lsq_c.p)[x], v * v);
+    double *mn = &((double *)m->min.p)[w], *mx = &((double *)m->max.p)[w];
+    *mn = v < *mn ? v : *mn;
+    *mx = v > *mx ? v : *mx;
 }
 
 /* The top level (every value to owner 0): a window of values in four independent Kahan lanes
@@ -156,7 +180,7 @@ static sc_status metric_collect(sc__agg_coll *c, const uint32_t *docs, const uin
                 continue;
             }
             for (size_t i = 0; i < k; i++)
-                add_value(m, owners[off + i], m->dbuf[i], squares);
+                add_lane(m, owners[off + i], i % LANES, m->dbuf[i], squares);
         }
         return SC_OK;
     }
@@ -183,6 +207,13 @@ static sc_status metric_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **o
         r->sum_sq_c = ((const double *)m->sq_c.p)[owner];
         r->min = ((const double *)m->min.p)[owner];
         r->max = ((const double *)m->max.p)[owner];
+        for (size_t l = 0; l < LANES; l++) {
+            size_t x = (size_t)owner * LANES + l;
+            kahan(&r->sum, &r->sum_c, ((const double *)m->lsum.p)[x]);
+            kahan(&r->sum, &r->sum_c, -((const double *)m->lsum_c.p)[x]);
+            kahan(&r->sum_sq, &r->sum_sq_c, ((const double *)m->lsq.p)[x]);
+            kahan(&r->sum_sq, &r->sum_sq_c, -((const double *)m->lsq_c.p)[x]);
+        }
     }
     *out = r;
     return SC_OK;

@@ -55,6 +55,13 @@ sc_status sc__agg_pipeline_new(sc__agg_coll *c)
 
 double sc__agg_path_value(const sc_agg_spec *owner, const sc_agg_bucket *b, const sc_agg_path *p)
 {
+    for (uint32_t i = 0; i < p->n_via; i++) {
+        uint32_t s = p->via[i];
+        if (s >= owner->n_subs || s >= b->n_subs || !b->subs[s] || b->subs[s]->n_buckets != 1)
+            return NAN;
+        b = &b->subs[s]->buckets[0];
+        owner = owner->subs[s];
+    }
     switch (p->kind) {
     case SC_AGG_PATH_COUNT: return (double)b->doc_count;
     case SC_AGG_PATH_KEY: return owner->kind == SC_AGG_HISTOGRAM ? b->dkey : (double)b->key;
@@ -130,10 +137,13 @@ sc_status sc__agg_pipelines_siblings(const sc_agg_spec *owner, sc_agg_bucket *b,
 {
     for (size_t j = 0; j < owner->n_subs && j < b->n_subs; j++) {
         const sc_agg_spec *p = owner->subs[j];
-        if (p->kind < SC_AGG_AVG_BUCKET || p->kind > SC_AGG_STATS_BUCKET)
+        if (!sc_agg_kind_sibling(p->kind))
             continue;
         const sc_agg_result *t = p->target_sub < b->n_subs ? b->subs[p->target_sub] : NULL;
-        SC_TRY(sibling(p, t, a, &b->subs[j]));
+        if (p->kind == SC_AGG_PERCENTILES_BUCKET || p->kind == SC_AGG_EXTENDED_STATS_BUCKET)
+            SC_TRY(sc__agg_sibling_more(p, t, a, &b->subs[j]));
+        else
+            SC_TRY(sibling(p, t, a, &b->subs[j]));
     }
     return SC_OK;
 }
@@ -191,10 +201,19 @@ static sc_status bucket_sort(const sc_agg_spec *owner, const sc_agg_spec *pipe, 
     return SC_OK;
 }
 
-sc_status sc__agg_pipelines_parent(const sc_agg_spec *spec, sc_agg_result *r, sc_arena *a)
+sc_status sc__agg_pipelines_parent(const sc_agg_spec *spec, sc_agg_result *r, sc_arena *a,
+                                   sc_agg_error *err)
 {
     for (size_t j = 0; j < spec->n_subs; j++) {
         const sc_agg_spec *p = spec->subs[j];
+        if (p->kind == SC_AGG_BUCKET_SCRIPT || p->kind == SC_AGG_BUCKET_SELECTOR) {
+            SC_TRY(sc__agg_bucket_script(spec, (uint32_t)j, r, a, err));
+            continue;
+        }
+        if (p->kind == SC_AGG_MOVING_FN || p->kind == SC_AGG_SERIAL_DIFF) {
+            SC_TRY(sc__agg_moving(spec, (uint32_t)j, r, a, err));
+            continue;
+        }
         if (p->kind == SC_AGG_BUCKET_SORT) {
             SC_TRY(bucket_sort(spec, p, r));
             continue;

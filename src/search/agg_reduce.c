@@ -47,7 +47,10 @@ double sc__agg_metric_value(const sc_agg_spec *spec, const sc_agg_result *r, sc_
     if (sc__agg_is_sketch(spec->kind))
         return NAN;
     /* single-value pipelines keep their value in sum (count 1), none with count 0 */
-    if (sc_agg_kind_pipeline(spec->kind) && spec->kind != SC_AGG_STATS_BUCKET)
+    if (spec->kind == SC_AGG_PERCENTILES_BUCKET)
+        return NAN;
+    if (sc_agg_kind_pipeline(spec->kind) && spec->kind != SC_AGG_STATS_BUCKET &&
+        spec->kind != SC_AGG_EXTENDED_STATS_BUCKET)
         return r->count ? r->sum : NAN;
     double avg = r->count ? r->sum / (double)r->count : NAN;
     if (stat == SC_AGG_STAT_VALUE) {
@@ -74,7 +77,8 @@ int sc__agg_key_cmp(const sc_agg_spec *spec, const sc_agg_bucket *x, const sc_ag
         return (x->dkey > y->dkey) - (x->dkey < y->dkey);
     if (spec->kind == SC_AGG_COMPOSITE || spec->kind == SC_AGG_MULTI_TERMS)
         return sc_agg_composite_cmp(spec, x->bkey, y->bkey);
-    if ((spec->kind == SC_AGG_TERMS || spec->kind == SC_AGG_SIGNIFICANT_TERMS) &&
+    if ((spec->kind == SC_AGG_TERMS || spec->kind == SC_AGG_SIGNIFICANT_TERMS ||
+         spec->kind == SC_AGG_RARE_TERMS) &&
         (spec->vtype == SC_AGG_V_KEYWORD || spec->vtype == SC_AGG_V_IP ||
          spec->vtype == SC_AGG_V_UNMAPPED))
         return sc_slice_cmp(x->bkey, y->bkey);
@@ -210,6 +214,10 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
         return sc__agg_auto_histo_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (spec->kind == SC_AGG_COMPOSITE)
         return sc__agg_composite_reduce(spec, in, n, final, max_buckets, a, out, err);
+    if (sc__agg_is_top_hits(spec->kind))
+        return sc__agg_top_hits_reduce(spec, in, n, a, out);
+    if (spec->kind == SC_AGG_RARE_TERMS)
+        return sc__agg_rare_reduce(spec, in, n, final, max_buckets, a, out, err);
     if (is_metric(spec->kind)) {
         sc_agg_result *r = sc__agg_result_new(a, spec, 0);
         if (!r)
@@ -241,6 +249,8 @@ sc_status sc_agg_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_
     for (size_t b = 0; b < tmpl->n_buckets; b++)
         tmpl->buckets[b].doc_count = 0;
     SC_TRY(reduce_positional(spec, in, n, final, max_buckets, a, tmpl, err));
+    if (final && (spec->kind == SC_AGG_RANGE || spec->kind == SC_AGG_FILTERS))
+        SC_TRY(sc__agg_pipelines_parent(spec, tmpl, a, err));
     if (final && spec->kind == SC_AGG_ROOT && count_buckets(tmpl) - 1 > max_buckets) {
         /* the final result's buckets, as Elasticsearch's reduce counts them */
         err->too_many_buckets = true;
@@ -281,6 +291,33 @@ static bool sketch_eq(const sc_agg_result *x, const sc_agg_result *y)
     return eq;
 }
 
+static bool key_eq(const sc_sort_key *x, const sc_sort_key *y)
+{
+    return x->missing == y->missing && x->i == y->i && dbl_eq(x->d, y->d) &&
+           sc_slice_eq(x->s, y->s);
+}
+
+static bool hits_eq(const sc_agg_result *x, const sc_agg_result *y)
+{
+    if (x->n_hits != y->n_hits)
+        return false;
+    for (size_t i = 0; i < x->n_hits; i++) {
+        const sc_agg_hit *a = &x->hits[i], *b = &y->hits[i];
+        if (memcmp(&a->score, &b->score, sizeof a->score) || a->doc != b->doc ||
+            a->n_values != b->n_values || a->n_metrics != b->n_metrics ||
+            !sc_slice_eq(a->index, b->index) || !sc_slice_eq(a->id, b->id) ||
+            !sc_slice_eq(a->source, b->source))
+            return false;
+        for (uint32_t j = 0; j < a->n_values; j++)
+            if (!key_eq(&a->values[j], &b->values[j]))
+                return false;
+        for (uint32_t j = 0; j < a->n_metrics; j++)
+            if (!dbl_eq(a->metrics[j], b->metrics[j]))
+                return false;
+    }
+    return true;
+}
+
 bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y)
 {
     if (!x || !y)
@@ -291,7 +328,8 @@ bool sc_agg_result_equal(const sc_agg_result *x, const sc_agg_result *y)
         x->n_buckets != y->n_buckets || x->doc_count_error != y->doc_count_error ||
         x->sum_other != y->sum_other || x->n_reduced != y->n_reduced ||
         x->shard_size != y->shard_size || x->rung != y->rung || x->error_set != y->error_set ||
-        !sketch_eq(x, y))
+        !sketch_eq(x, y) || !hits_eq(x, y) || x->n_hashes != y->n_hashes ||
+        (x->n_hashes && memcmp(x->hashes, y->hashes, x->n_hashes * sizeof *x->hashes)))
         return false;
     for (size_t i = 0; i < x->n_buckets; i++) {
         const sc_agg_bucket *a = &x->buckets[i], *b = &y->buckets[i];

@@ -33,6 +33,7 @@ typedef struct terms_state {
         uint32_t owner, ord; /* ord + 1, 0 = empty */
     } cache[256];            /* numeric: recent (owner, value) lookups, direct-mapped */
     bool significant;        /* significant_terms: no fast path; subset sizes per owner */
+    bool rare;               /* rare_terms: no fast path; its own build */
     sc__agg_vec subset;      /* significant_terms: docs collected per owner */
 } terms_state;
 
@@ -54,10 +55,11 @@ static sc_status terms_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
     t->seg_map = NULL;
     memset(&t->seg_ords, 0, sizeof t->seg_ords);
     memset(&t->seg_slot, 0, sizeof t->seg_slot);
-    if (!t->bytes || (!t->f.has_ss && !(c->top && !c->n_subs && !t->significant)))
+    bool fast = c->top && !c->n_subs && !t->significant && !t->rare;
+    if (!t->bytes || (!t->f.has_ss && !fast))
         return SC_OK;
     size_t n = t->f.has_ss ? (size_t)sc_dv_sorted_set_n_ords(&t->f.ss) + 1 : 1;
-    if (c->top && !c->n_subs && !t->significant) {
+    if (fast) {
         t->used_fast = true;
         t->counts = sc_arena_calloc(a, n, sizeof *t->counts);
         if (!t->counts)
@@ -259,7 +261,7 @@ static sc_status terms_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **ou
     const sc_agg_spec *spec = c->spec;
     if (t->significant)
         return sc__agg_significant_build(c, &t->ords, &t->subset, owner, out);
-    if (t->used_fast || (c->top && !c->n_subs && t->bytes && !t->ords.n))
+    if (t->used_fast || (c->top && !c->n_subs && t->bytes && !t->ords.n && !t->rare))
         return sc__agg_terms_fast_build(c, t->fast, out);
     if (!t->gstart || owner >= t->n_owners) {
         uint32_t n_owners = 1;
@@ -292,6 +294,8 @@ static sc_status terms_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **ou
         list = kept;
         nb = k;
     }
+    if (t->rare)
+        return sc__agg_rare_build(c, t->bytes, &t->ords, list, nb, out);
     sc_agg_result *r = sc__agg_result_new(a, spec, nb);
     if (!r)
         return sc__agg_oom(a);
@@ -349,6 +353,7 @@ sc_status sc__agg_terms_new(sc__agg_coll *c)
     t->bytes = c->spec->vtype == SC_AGG_V_KEYWORD || c->spec->vtype == SC_AGG_V_IP ||
                c->spec->vtype == SC_AGG_V_UNMAPPED;
     t->significant = c->spec->kind == SC_AGG_SIGNIFICANT_TERMS;
+    t->rare = c->spec->kind == SC_AGG_RARE_TERMS;
     c->state = t;
     c->ops = &terms_ops;
     return SC_OK;

@@ -115,7 +115,7 @@ sc_status sc__agg_terms_reduce(const sc_agg_spec *spec, sc_agg_result *const *in
         if (n_reduced <= 1)
             for (size_t i = 0; i < kept; i++)
                 r->buckets[i].doc_count_error = 0;
-        SC_TRY(sc__agg_pipelines_parent(spec, r, a));
+        SC_TRY(sc__agg_pipelines_parent(spec, r, a, err));
     }
     *out = r;
     return SC_OK;

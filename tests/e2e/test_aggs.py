@@ -492,7 +492,7 @@ def test_typed_keys_and_empty_index(server, idx, fresh_index):
      "aggregation_execution_exception"),
     ({"x": {"terms": {"field": "genre"}, "histogram": {"field": "qty", "interval": 1}}}, 400,
      "parsing_exception"),
-    ({"x": {"top_hits": {"size": 1}}}, 400, "illegal_argument_exception"),  # not yet
+    ({"x": {"top_hits": {"size": 101}}}, 400, "illegal_argument_exception"),  # window
     ({"x": {"date_histogram": {"field": "date", "calendar_interval": "day",
                                "time_zone": "Mars/Olympus"}}}, 400,
      "illegal_argument_exception"),

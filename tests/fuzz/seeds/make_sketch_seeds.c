@@ -1,6 +1,7 @@
 /* The seed inputs of the hll and tdigest fuzzers (tests/fuzz/corpus/hll/, tests/fuzz/corpus/
  * tdigest/) and the aggregation partials holding sketches (tests/fuzz/corpus/agg_partial/
- * sketches_*), encoded at the current formats. Partials number kinds by their place in
+ * sketches_*, hits_rare_*: top_hits, top_metrics and rare_terms), encoded at the current
+ * formats. Partials number kinds by their place in
  * sc_agg_kind, so they go stale when a kind moves.
  *   make_sketch_seeds write CORPUS_DIR   writes them under CORPUS_DIR/{hll,tdigest,agg_partial}
  *   make_sketch_seeds check CORPUS_DIR   exits 1 naming every file that differs or is missing
@@ -120,6 +121,80 @@ static void agg_seed(const char *dir, const char *name, uint32_t n)
     sc_arena_fini(&a);
 }
 
+/* A partial with a top_hits (hits with sort values, _index/_id/_source), a top_metrics and a
+ * rare_terms (candidate buckets and frequent-term hashes): the encoding's flags 32 and 64. */
+static void hits_seed(const char *dir, const char *name, uint32_t n)
+{
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_result *root = sc_arena_calloc(&a, 1, sizeof *root);
+    sc_agg_result **subs = sc_arena_calloc(&a, 3, sizeof *subs);
+    sc_agg_bucket *b = sc_arena_calloc(&a, 1, sizeof *b);
+    if (!root || !subs || !b)
+        exit(1);
+    root->kind = SC_AGG_ROOT;
+    root->buckets = b;
+    root->n_buckets = 1;
+    b->subs = subs;
+    b->n_subs = 3;
+    b->doc_count = n;
+    sc_agg_kind kinds[3] = {SC_AGG_TOP_HITS, SC_AGG_TOP_METRICS, SC_AGG_RARE_TERMS};
+    for (int i = 0; i < 3; i++) {
+        if (!(subs[i] = sc_arena_calloc(&a, 1, sizeof *subs[i])))
+            exit(1);
+        subs[i]->kind = kinds[i];
+        subs[i]->n_reduced = 1;
+        subs[i]->count = n;
+    }
+    for (int k = 0; k < 2; k++) {
+        sc_agg_result *r = subs[k];
+        r->hits = sc_arena_calloc(&a, n + 1, sizeof *r->hits);
+        if (!r->hits)
+            exit(1);
+        r->n_hits = n;
+        for (uint32_t i = 0; i < n; i++) {
+            sc_agg_hit *h = &r->hits[i];
+            h->score = k ? NAN : 1.5f / (float)(i + 1);
+            h->doc = i * 7;
+            h->n_values = 2;
+            h->values = sc_arena_calloc(&a, 2, sizeof *h->values);
+            h->metrics = sc_arena_calloc(&a, 1, sizeof *h->metrics);
+            if (!h->values || !h->metrics)
+                exit(1);
+            h->values[0].i = -(int64_t)i;
+            h->values[1].s = sc_slice_cstr("kw");
+            h->values[1].missing = i % 2;
+            if (k) {
+                h->n_metrics = 1;
+                h->metrics[0] = i * 0.25;
+            } else {
+                h->index = sc_slice_cstr("idx");
+                h->id = sc_slice_cstr("doc-1");
+                h->source = sc_slice_cstr("{\"a\":1}");
+            }
+        }
+    }
+    sc_agg_result *rt = subs[2];
+    rt->buckets = sc_arena_calloc(&a, n + 1, sizeof *rt->buckets);
+    rt->hashes = sc_arena_calloc(&a, n + 1, sizeof *rt->hashes);
+    if (!rt->buckets || !rt->hashes)
+        exit(1);
+    rt->n_buckets = rt->n_hashes = n;
+    for (uint32_t i = 0; i < n; i++) {
+        rt->buckets[i].bkey = sc_slice_cstr("rare");
+        rt->buckets[i].doc_count = 1;
+        rt->hashes[i] = 1000003u * (uint64_t)(i + 1);
+    }
+    uint8_t *bytes;
+    size_t len;
+    if (sc_agg_encode(root, &bytes, &len) != SC_OK)
+        exit(1);
+    sc_buf buf = {bytes, len, len};
+    put(dir, "agg_partial", name, &buf);
+    free(bytes);
+    sc_arena_fini(&a);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 || (strcmp(argv[1], "write") != 0 && strcmp(argv[1], "check") != 0)) {
@@ -142,6 +217,8 @@ int main(int argc, char **argv)
     agg_seed(d, "sketches_empty", 0);
     agg_seed(d, "sketches_small", 30);
     agg_seed(d, "sketches_large", 400);
+    hits_seed(d, "hits_rare_empty", 0);
+    hits_seed(d, "hits_rare_small", 3);
     if (n_stale)
         fprintf(stderr, "%d fuzz seed(s) stale: regenerate them with `make fuzz-seeds`\n", n_stale);
     return n_stale ? 1 : 0;

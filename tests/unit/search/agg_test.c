@@ -735,6 +735,300 @@ static void test_nested_vs_model(void **state)
 
 /* Corrupt encodings: every truncation and many byte flips of a real partial decode to
  * SC_ECORRUPT or to a result that re-encodes without crashing. */
+
+/* top_hits / top_metrics against a sort of the matching docs: at the top level (d desc, ties by
+ * doc; from 2 size 5), under terms on "k" (t desc, size 3) and top_metrics (t asc, size 2,
+ * metrics n and d); sharded results equal the single-shard ones, ids are fetched. */
+typedef struct ord_doc {
+    size_t g;
+    double key;
+} ord_doc;
+
+static int ord_cmp(const void *x, const void *y)
+{
+    const ord_doc *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->g > b->g) - (a->g < b->g);
+}
+
+#define check_hit_id(h, g) check_hit_id_at(h, g, __LINE__)
+static void check_hit_id_at(const sc_agg_hit *h, size_t g, int line)
+{
+    char id[16];
+    snprintf(id, sizeof id, "%d-%u", (int)(g / PER_SEG), (unsigned)(g % PER_SEG));
+    if (!sc_slice_eq_cstr(h->id, id))
+        fail_msg("line %d: hit id %.*s, expected %s", line, (int)h->id.len, (const char *)h->id.ptr,
+                 id);
+}
+
+static void test_top_hits_vs_model(void **state)
+{
+    (void)state;
+    static ord_doc od[N_ALL];
+    for (int sharded = 0; sharded < 2; sharded++)
+        for (int qk = 0; qk < 3; qk++) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_sort_spec by_d = {.kind = SC_SORT_BY_NUMERIC,
+                                 .field = sc_slice_cstr("d"),
+                                 .desc = true,
+                                 .is_double = true};
+            sc_sort_spec by_t_desc = {
+                .kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("t"), .desc = true};
+            sc_sort_spec by_t = {.kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("t")};
+            sc_agg_spec *th = mk(&a, SC_AGG_TOP_HITS, "th", NULL, 0);
+            th->hit_sort = &by_d;
+            th->n_hit_sort = 1;
+            th->from = 2;
+            th->size = 5;
+            th->hit_source = true;
+            add_sub(&a, root, th);
+            sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+            tk->size = 40;
+            sc_agg_spec *sub = mk(&a, SC_AGG_TOP_HITS, "sub", NULL, 0);
+            sub->hit_sort = &by_t_desc;
+            sub->n_hit_sort = 1;
+            sub->size = 3;
+            add_sub(&a, tk, sub);
+            add_sub(&a, root, tk);
+            sc_agg_spec *tm = mk(&a, SC_AGG_TOP_METRICS, "tm", NULL, 0);
+            tm->hit_sort = &by_t;
+            tm->n_hit_sort = 1;
+            tm->size = 2;
+            sc_agg_spec **ms = sc_arena_alloc(&a, 2 * sizeof *ms);
+            ms[0] = mk(&a, SC_AGG_MAX, "n", "n", SC_AGG_V_LONG);
+            ms[1] = mk(&a, SC_AGG_MAX, "d", "d", SC_AGG_V_DOUBLE);
+            tm->metrics = ms;
+            tm->n_metrics = 2;
+            add_sub(&a, root, tm);
+            sc_agg_spec *sc = mk(&a, SC_AGG_TOP_HITS, "scored", NULL, 0);
+            sc->size = 4;
+            add_sub(&a, root, sc);
+            sc_agg_result *r = run(&a, root, qk, sharded);
+
+            size_t n = 0;
+            for (size_t g = 0; g < N_ALL; g++)
+                if (doc_matches(&docs[g], qk))
+                    od[n++] = (ord_doc){g, -docs[g].d};
+            qsort(od, n, sizeof *od, ord_cmp);
+            const sc_agg_result *x = top(r, 0);
+            assert_int_equal(x->count, n);
+            assert_int_equal(x->n_hits, 7);
+            for (size_t i = 0; i < 7; i++) {
+                check_hit_id(&x->hits[i], od[i].g);
+                near(sc_agg_sortable_to_double(x->hits[i].values[0].i), docs[od[i].g].d);
+            }
+            /* top_metrics: t ascending */
+            for (size_t i = 0; i < n; i++)
+                od[i].key = (double)docs[od[i].g].t;
+            qsort(od, n, sizeof *od, ord_cmp);
+            const sc_agg_result *m = top(r, 2);
+            assert_int_equal(m->n_hits, 2);
+            for (size_t i = 0; i < 2; i++) {
+                const mdoc *d = &docs[od[i].g];
+                assert_int_equal(m->hits[i].values[0].i, d->t);
+                assert_int_equal(m->hits[i].n_metrics, 2);
+                near(m->hits[i].metrics[0], d->nn ? (double)d->n[0] : NAN);
+                near(m->hits[i].metrics[1], d->d);
+            }
+            /* default _score sort: constant scores within a shard (idf is per shard, so shards
+             * differ), so the first docs of one shard */
+            const sc_agg_result *s = top(r, 3);
+            assert_int_equal(s->n_hits, 4);
+            for (size_t i = 1; i < 4; i++) {
+                assert_true(s->hits[i].score > 0);
+                assert_true(s->hits[i].score == s->hits[0].score);
+            }
+            size_t first = 0;
+            while (!doc_matches(&docs[first], qk))
+                first++;
+            if (!sharded)
+                check_hit_id(&s->hits[0], first);
+            /* under terms: per term, t descending */
+            const sc_agg_result *t = top(r, 1);
+            for (size_t b = 0; b < t->n_buckets; b++) {
+                int term = term_id(t->buckets[b].bkey);
+                size_t k = 0;
+                for (size_t g = 0; g < N_ALL; g++) {
+                    const mdoc *d = &docs[g];
+                    bool has = false;
+                    for (uint32_t j = 0; j < d->nk; j++)
+                        has |= d->k[j] == (uint32_t)term;
+                    if (has && doc_matches(d, qk))
+                        od[k++] = (ord_doc){g, -(double)d->t};
+                }
+                qsort(od, k, sizeof *od, ord_cmp);
+                const sc_agg_result *h = t->buckets[b].subs[0];
+                assert_int_equal(h->count, k);
+                assert_int_equal(h->n_hits, k < 3 ? k : 3);
+                for (size_t i = 0; i < h->n_hits; i++) {
+                    check_hit_id(&h->hits[i], od[i].g);
+                    assert_int_equal(h->hits[i].source.len, 0); /* _source: false */
+                }
+            }
+            sc_arena_fini(&a);
+        }
+}
+
+/* bucket_script / bucket_selector under terms on "k": sum(d)/_count, a path through a filter
+ * (tag t0) to its _count and avg(n), and a selector keeping even counts; sharded equals the
+ * model. */
+static sc_script *compile_script(sc_arena *a, const char *src)
+{
+    sc_script *s;
+    sc_script_error err;
+    if (sc_script_compile(sc_script_env_builtin(), sc_slice_cstr(src), a, &s, &err) != SC_OK)
+        fail_msg("compile [%s]: %s", src, err.reason);
+    return s;
+}
+
+static void test_bucket_script_vs_model(void **state)
+{
+    (void)state;
+    for (int sharded = 0; sharded < 2; sharded++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+        tk->size = 40;
+        add_sub(&a, tk, mk(&a, SC_AGG_SUM, "s", "d", SC_AGG_V_DOUBLE)); /* 0 */
+        sc_agg_spec *f = mk(&a, SC_AGG_FILTER, "f", NULL, 0);           /* 1 */
+        const sc_query **fq = sc_arena_alloc(&a, sizeof *fq);
+        fq[0] = query(&a, 1);
+        f->filters = fq;
+        f->n_filters = 1;
+        add_sub(&a, f, mk(&a, SC_AGG_AVG, "an", "n", SC_AGG_V_LONG));
+        add_sub(&a, tk, f);
+        static const uint32_t via[1] = {1};
+        /* 2: sum / count */
+        sc_agg_spec *bs = mk(&a, SC_AGG_BUCKET_SCRIPT, "per", NULL, 0);
+        sc_agg_path *paths = sc_arena_calloc(&a, 4, sizeof *paths);
+        paths[0] = (sc_agg_path){.kind = SC_AGG_PATH_SUB, .sub = 0};
+        paths[1] = (sc_agg_path){.kind = SC_AGG_PATH_COUNT};
+        paths[2] = (sc_agg_path){.kind = SC_AGG_PATH_COUNT, .via = via, .n_via = 1};
+        paths[3] = (sc_agg_path){.kind = SC_AGG_PATH_SUB, .sub = 0, .via = via, .n_via = 1};
+        bs->paths = paths;
+        bs->n_paths = 4;
+        bs->script = compile_script(&a, "params.s / params.c");
+        sc_agg_script_bind *b1 = sc_arena_calloc(&a, 2, sizeof *b1);
+        b1[0] = (sc_agg_script_bind){.from_path = true, .path = 0};
+        b1[1] = (sc_agg_script_bind){.from_path = true, .path = 1};
+        bs->binds = b1;
+        add_sub(&a, tk, bs);
+        /* 3: through the filter, skipped where avg(n) is empty */
+        sc_agg_spec *nf = mk(&a, SC_AGG_BUCKET_SCRIPT, "nested", NULL, 0);
+        nf->paths = paths;
+        nf->n_paths = 4;
+        nf->script = compile_script(&a, "fc * 1000 + fa + k");
+        sc_agg_script_bind *b2 = sc_arena_calloc(&a, 3, sizeof *b2);
+        b2[0] = (sc_agg_script_bind){.from_path = true, .path = 2};
+        b2[1] = (sc_agg_script_bind){.from_path = true, .path = 3};
+        b2[2] = (sc_agg_script_bind){.value = sc_script_long(7)};
+        nf->binds = b2;
+        add_sub(&a, tk, nf);
+        /* 4: even counts only */
+        sc_agg_spec *sel = mk(&a, SC_AGG_BUCKET_SELECTOR, "even", NULL, 0);
+        sel->paths = paths;
+        sel->n_paths = 4;
+        sel->script = compile_script(&a, "(long) params.c % 2 == 0");
+        sc_agg_script_bind *b3 = sc_arena_calloc(&a, 1, sizeof *b3);
+        b3[0] = (sc_agg_script_bind){.from_path = true, .path = 1};
+        sel->binds = b3;
+        add_sub(&a, tk, sel);
+        add_sub(&a, root, tk);
+        sc_agg_result *r = run(&a, root, 0, sharded);
+        uint64_t cnt[N_TERMS] = {0}, fcnt[N_TERMS] = {0};
+        double sum[N_TERMS] = {0};
+        mstats fn[N_TERMS] = {{0}};
+        for (size_t g = 0; g < N_ALL; g++) {
+            const mdoc *m = &docs[g];
+            if (!doc_matches(m, 0))
+                continue;
+            for (uint32_t i = 0; i < m->nk; i++) {
+                cnt[m->k[i]]++;
+                sum[m->k[i]] += m->d;
+                if (m->tag == 0) {
+                    fcnt[m->k[i]]++;
+                    for (uint32_t j = 0; j < m->nn; j++)
+                        mstats_add(&fn[m->k[i]], (double)m->n[j]);
+                }
+            }
+        }
+        const sc_agg_result *x = top(r, 0);
+        size_t expect = 0;
+        for (int t = 0; t < N_TERMS; t++)
+            expect += cnt[t] && cnt[t] % 2 == 0;
+        assert_int_equal(x->n_buckets, expect);
+        for (size_t i = 0; i < x->n_buckets; i++) {
+            const sc_agg_bucket *b = &x->buckets[i];
+            int t = term_id(b->bkey);
+            assert_int_equal(b->doc_count % 2, 0);
+            assert_int_equal(b->subs[2]->count, 1);
+            near(b->subs[2]->sum, sum[t] / (double)cnt[t]);
+            if (fn[t].count) {
+                assert_int_equal(b->subs[3]->count, 1);
+                near(b->subs[3]->sum, (double)fcnt[t] * 1000 + fn[t].sum / (double)fn[t].count + 7);
+            } else {
+                assert_int_equal(b->subs[3]->count, 0); /* gap_policy skip */
+            }
+        }
+        sc_arena_fini(&a);
+    }
+}
+
+/* rare_terms on "n" (about 90 docs per value) with max_doc_count 90: exactly the values in at
+ * most 90 matching docs, in key order, whether one shard or the reduce of three (values rare
+ * on one shard and frequent on another are dropped); a sum sub-aggregation reduces too. */
+static void test_rare_terms_vs_model(void **state)
+{
+    (void)state;
+    for (int sharded = 0; sharded < 2; sharded++)
+        for (int qk = 0; qk < 2; qk++) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            uint64_t max = qk ? 25 : 90;
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_agg_spec *rt = mk(&a, SC_AGG_RARE_TERMS, "rt", "n", SC_AGG_V_LONG);
+            rt->max_doc_count = max;
+            rt->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+            add_sub(&a, rt, mk(&a, SC_AGG_SUM, "s", "d", SC_AGG_V_DOUBLE));
+            add_sub(&a, root, rt);
+            sc_agg_result *r = run(&a, root, qk, sharded);
+            uint64_t cnt[101] = {0};
+            double sum[101] = {0};
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *m = &docs[g];
+                if (!doc_matches(m, qk))
+                    continue;
+                for (uint32_t j = 0; j < m->nn; j++)
+                    if (!j || m->n[j] != m->n[j - 1]) {
+                        cnt[m->n[j] + 50]++;
+                        sum[m->n[j] + 50] += m->d;
+                    }
+            }
+            const sc_agg_result *x = top(r, 0);
+            size_t k = 0, frequent = 0;
+            for (int v = 0; v <= 100; v++) {
+                if (!cnt[v])
+                    continue;
+                if (cnt[v] > max) {
+                    frequent++;
+                    continue;
+                }
+                assert_true(k < x->n_buckets);
+                assert_int_equal(x->buckets[k].key, v - 50);
+                assert_int_equal(x->buckets[k].doc_count, cnt[v]);
+                near(x->buckets[k].subs[0]->sum, sum[v]);
+                k++;
+            }
+            assert_int_equal(x->n_buckets, k);
+            assert_true(k > 0 && frequent > 0); /* both sides of the cut are exercised */
+            sc_arena_fini(&a);
+        }
+}
+
 static void test_codec_corrupt(void **state)
 {
     (void)state;
@@ -743,7 +1037,18 @@ static void test_codec_corrupt(void **state)
     sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
     sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
     add_sub(&a, tk, mk(&a, SC_AGG_STATS, "st", "d", SC_AGG_V_DOUBLE));
+    /* top_hits (sort values, ids) and rare_terms (hashes) take part too */
+    static const sc_sort_spec by_d = {
+        .kind = SC_SORT_BY_NUMERIC, .field = {(const uint8_t *)"d", 1}, .is_double = true};
+    sc_agg_spec *th = mk(&a, SC_AGG_TOP_HITS, "th", NULL, 0);
+    th->hit_sort = &by_d;
+    th->n_hit_sort = 1;
+    th->size = 2;
+    add_sub(&a, tk, th);
     add_sub(&a, root, tk);
+    sc_agg_spec *rt = mk(&a, SC_AGG_RARE_TERMS, "rt", "n", SC_AGG_V_LONG);
+    rt->max_doc_count = 15;
+    add_sub(&a, root, rt);
     sc_agg_result *r = collect(&a, root, 0, 0, 1, 1);
     uint8_t *bytes;
     size_t len;
@@ -752,7 +1057,7 @@ static void test_codec_corrupt(void **state)
         sc_agg_result *x;
         assert_int_equal(sc_agg_decode(bytes, cut, &a, &x), SC_ECORRUPT);
     }
-    for (int i = 0; i < 2000; i++) {
+    for (int i = 0; i < 4000; i++) {
         uint8_t *copy = malloc(len);
         memcpy(copy, bytes, len);
         copy[below((uint32_t)len)] ^= (uint8_t)(1u << below(8));
@@ -1095,9 +1400,36 @@ static void test_auto_date_histogram_vs_model(void **state)
     add_sub(&a, a5, mk(&a, SC_AGG_VALUE_COUNT, "vc", "n", SC_AGG_V_LONG));
     add_sub(&a, tt, a5);
     add_sub(&a, root, tt);
+    /* top level without subs: the values-only record, counted by rounding (months) and by
+     * index (days, a fixed-length rung) */
+    sc_agg_spec *bare = mk(&a, SC_AGG_AUTO_DATE_HISTOGRAM, "bare", "t", SC_AGG_V_DATE);
+    bare->size = 20;
+    add_sub(&a, root, bare);
+    sc_agg_spec *days = mk(&a, SC_AGG_AUTO_DATE_HISTOGRAM, "days", "t", SC_AGG_V_DATE);
+    days->size = 450;
+    add_sub(&a, root, days);
     sc_agg_result *r = run(&a, root, 0, true);
     const sc_agg_result *x = top(r, 0);
     assert_int_equal(x->rung, 13); /* 1M */
+    const sc_agg_result *xb = top(r, 2);
+    assert_int_equal(xb->rung, 13);
+    assert_int_equal(xb->n_buckets, x->n_buckets);
+    for (size_t i = 0; i < x->n_buckets; i++) {
+        assert_int_equal(xb->buckets[i].key, x->buckets[i].key);
+        assert_int_equal(xb->buckets[i].doc_count, x->buckets[i].doc_count);
+    }
+    const sc_agg_result *xd = top(r, 3);
+    assert_int_equal(xd->rung, 11); /* 1d */
+    uint64_t day_total = 0;
+    for (size_t i = 0; i < xd->n_buckets; i++) {
+        int64_t k = xd->buckets[i].key;
+        assert_int_equal(k % 86400000, 0);
+        uint64_t c = 0;
+        for (size_t g = 0; g < N_ALL; g++)
+            c += docs[g].live && docs[g].t >= k && docs[g].t < k + 86400000;
+        assert_int_equal(xd->buckets[i].doc_count, c);
+        day_total += c;
+    }
     uint64_t total = 0;
     for (size_t i = 0; i < x->n_buckets; i++) {
         const sc_agg_bucket *b = &x->buckets[i];
@@ -1139,6 +1471,7 @@ static void test_auto_date_histogram_vs_model(void **state)
     for (size_t g = 0; g < N_ALL; g++)
         live += docs[g].live;
     assert_int_equal(total, live);
+    assert_int_equal(day_total, live);
     sc_arena_fini(&a);
 }
 
@@ -1518,6 +1851,9 @@ int main(void)
         cmocka_unit_test(test_range_filters_vs_model),
         cmocka_unit_test(test_nested_vs_model),
         cmocka_unit_test(test_codec_corrupt),
+        cmocka_unit_test(test_top_hits_vs_model),
+        cmocka_unit_test(test_bucket_script_vs_model),
+        cmocka_unit_test(test_rare_terms_vs_model),
         cmocka_unit_test(test_max_buckets),
         cmocka_unit_test(test_rounding_dst),
         cmocka_unit_test(test_fuzz_seeds_decode),
