@@ -288,3 +288,31 @@ const char *sc_token_type_name(sc_token_type type)
     }
     return "word";
 }
+
+sc_status sc_analyzer_char_filter(const sc_analyzer *a, sc_slice text, uint8_t **out,
+                                  size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (a->n_charfilters == 0) {
+        uint8_t *c = sc_alloc_malloc(&sc__text_pool, text.len + 1);
+        if (!c)
+            return SC_ENOMEM;
+        memcpy(c, text.ptr, text.len);
+        *out = c;
+        *out_len = text.len;
+        return SC_OK;
+    }
+    sc__filtered f;
+    SC_TRY(sc__charfilters_run(a->charfilters, a->n_charfilters, text, &f));
+    *out = f.text;
+    *out_len = f.len;
+    f.text = NULL;
+    sc__filtered_fini(&f);
+    return SC_OK;
+}
+
+void sc_analyzer_text_free(uint8_t *p)
+{
+    sc_alloc_free(&sc__text_pool, p);
+}

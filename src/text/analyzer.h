@@ -85,6 +85,13 @@ const char *sc_analyzer_name(const sc_analyzer *a);
 sc_status sc_analyzer_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink sink, void *ctx)
     SC_MUST_USE;
 
+/* The text after the analyzer's char filters (the input itself when it has none), as
+ * Elasticsearch's _analyze explain shows it. Returns SC_OK and a buffer owned by the caller
+ * (free with sc_analyzer_text_free) in *out / *out_len, SC_ENOMEM, SC_ELIMIT. */
+sc_status sc_analyzer_char_filter(const sc_analyzer *a, sc_slice text, uint8_t **out,
+                                  size_t *out_len) SC_MUST_USE;
+void sc_analyzer_text_free(uint8_t *p);
+
 /* ---- registry: the analyzers of one index ---------------------------------------------- */
 
 typedef struct sc_analyzer_registry sc_analyzer_registry;
