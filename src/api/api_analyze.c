@@ -146,8 +146,8 @@ static sc_status adhoc_registry(const json_t *base, const json_t *body, const ch
         char gen[32];
         snprintf(gen, sizeof gen, "_analyze_filter_%zu", i);
         json_t *name = NULL;
-        ok = add_component(analysis, "filter", json_is_array(fv) ? json_array_get(fv, i) : fv,
-                           gen, &name, err, err_size);
+        ok = add_component(analysis, "filter", json_is_array(fv) ? json_array_get(fv, i) : fv, gen,
+                           &name, err, err_size);
         if (ok)
             json_array_append_new(filters, name);
     }
@@ -245,9 +245,9 @@ static void explain_adhoc(sc_rest_req *req, sc_rest_resp *resp, sc_analyzer_regi
             snprintf(name, sizeof name, "_analyze_cf_%zu", j);
             const sc_analyzer *a = sc_analyzer_registry_get(r, sc_slice_cstr(name));
             sc_jsonw_obj_begin(&w);
-            sc_jsonw_kv_str(&w, "name", component_name(json_is_array(cfv) ? json_array_get(cfv, j)
-                                                                            : cfv,
-                                                       "_anonymous_charfilter"));
+            sc_jsonw_kv_str(&w, "name",
+                            component_name(json_is_array(cfv) ? json_array_get(cfv, j) : cfv,
+                                           "_anonymous_charfilter"));
             sc_jsonw_key(&w, "filtered_text");
             sc_jsonw_arr_begin(&w);
             size_t n = json_is_array(texts) ? json_array_size(texts) : 1;
@@ -284,9 +284,9 @@ static void explain_adhoc(sc_rest_req *req, sc_rest_resp *resp, sc_analyzer_regi
         char name[32];
         snprintf(name, sizeof name, "_analyze_%zu", k);
         sc_jsonw_obj_begin(&w);
-        sc_jsonw_kv_str(&w, "name", component_name(json_is_array(fv) ? json_array_get(fv, k - 1)
-                                                                      : fv,
-                                                   "_anonymous_tokenfilter"));
+        sc_jsonw_kv_str(&w, "name",
+                        component_name(json_is_array(fv) ? json_array_get(fv, k - 1) : fv,
+                                       "_anonymous_tokenfilter"));
         sc_jsonw_key(&w, "tokens");
         sc_jsonw_arr_begin(&w);
         st = write_tokens(&w, sc_analyzer_registry_get(r, sc_slice_cstr(name)), texts, 0, true);
@@ -349,14 +349,13 @@ void sc_api_analyze(sc_rest_req *req, sc_rest_resp *resp)
             json_object_set_new(body, "field", json_string(p));
     }
     if (!json_is_object(body)) {
-        sc_rest_error(req, resp, 400, "parse_exception", "request body must be an object", NULL,
-                      0);
+        sc_rest_error(req, resp, 400, "parse_exception", "request body must be an object", NULL, 0);
         json_decref(body);
         return;
     }
-    static const char *const known[] = {"text",        "analyzer", "tokenizer", "filter",
-                                        "char_filter", "field",    "explain",   "normalizer",
-                                        "attributes"};
+    static const char *const known[] = {"text",    "analyzer",    "tokenizer",
+                                        "filter",  "char_filter", "field",
+                                        "explain", "normalizer",  "attributes"};
     const char *key;
     json_t *val;
     json_object_foreach (body, key, val) {
@@ -380,7 +379,8 @@ void sc_api_analyze(sc_rest_req *req, sc_rest_resp *resp)
         return;
     }
     const json_t *ex = json_object_get(body, "explain");
-    bool explain = json_is_true(ex) || (json_is_string(ex) && !strcmp(json_string_value(ex), "true"));
+    bool explain =
+        json_is_true(ex) || (json_is_string(ex) && !strcmp(json_string_value(ex), "true"));
     const json_t *anv = json_object_get(body, "analyzer");
     const json_t *fieldv = json_object_get(body, "field");
     const json_t *normv = json_object_get(body, "normalizer");

@@ -201,7 +201,6 @@ static sc_status on_raw(void *vctx, size_t start, size_t end, bool valid, sc_tok
     const uint8_t *src = r->text.ptr + start;
     size_t n = end - start;
     sc__term *t = &r->term;
-    t->keyword = false;
     if (!valid) {
         t->len = copy_replacing(t->buf, src, n, a->lower_fused);
     } else if (a->lower_fused) {
@@ -214,9 +213,9 @@ static sc_status on_raw(void *vctx, size_t start, size_t end, bool valid, sc_tok
         memcpy(t->buf, src, n);
         t->len = n;
     }
-    for (size_t i = a->lower_fused ? 1 : 0; i < a->n_filters; i++)
-        if (!sc__filter_apply(&a->filters[i], t))
-            return SC_OK;
+    size_t first = a->lower_fused ? 1 : 0;
+    if (!sc__filters_run(a->filters + first, a->n_filters - first, t))
+        return SC_OK;
     sc_token tok = {t->buf, (uint32_t)t->len, pos, (uint32_t)start, (uint32_t)end, type};
     return r->sink(r->ctx, &tok);
 }

@@ -182,12 +182,15 @@ typedef struct sc__term {
     size_t u16_cap;
     struct sb_stemmer *snowball;  /* per-call libstemmer instance (not thread-safe), or NULL */
     struct sb_stemmer **stemmers; /* per-call instances of the SC__F_SNOWBALL filters by slot */
-    bool keyword;                 /* set by keyword_marker: stemmers leave the term alone */
+    bool keyword; /* set by keyword_marker; the stream path skips stemmers for such terms (the
+                   * fast path never has a keyword_marker, so the hot filters need no check) */
 } sc__term;
 
 /* Applies one filter in place. Returns false when the token is to be dropped. The term buffer
  * must have cap >= 2 * len + 8 (lowercasing can grow a term by half). */
 bool sc__filter_apply(const sc__filter *f, sc__term *t);
+/* Applies fs[0..n) in order; false as soon as one drops the token (the fast path's loop). */
+bool sc__filters_run(const sc__filter *fs, size_t n, sc__term *t);
 
 /* Lowercases src into dst (Java Character.toLowerCase per code point); returns bytes written
  * (at most 3 * n / 2 + 4). src must be valid UTF-8. */

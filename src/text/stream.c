@@ -401,6 +401,16 @@ static sc_status push(srun *r, size_t i, sc__term *t, meta m)
             return sc__syn_push(f, &s->syn, t->buf, t->len, m.posinc, m.start, m.end, m.type,
                                 syn_emit, &c);
         }
+        case SC__F_PORTER:
+        case SC__F_MINIMAL_EN:
+        case SC__F_SNOWBALL_EN:
+        case SC__F_SNOWBALL:
+        case SC__F_TRUNCATE:
+            if (t->keyword)
+                continue; /* keyword_marker: stemmers and truncate leave the term alone */
+            SC_TRY(sc__term_reserve(t, t->len));
+            (void)sc__filter_apply(f, t);
+            continue;
         default:
             /* the in-place filters need room for a term twice as long */
             SC_TRY(sc__term_reserve(t, t->len));
