@@ -501,3 +501,78 @@ out:
         sc_node_release(list, n_list);
     json_decref(body);
 }
+
+/* The analyzers of an index whose chain has an `updateable` filter (what a reload changes). */
+static void write_updateable(sc_jsonw *w, const json_t *analysis)
+{
+    const json_t *an = json_object_get(analysis, "analyzer");
+    const json_t *fdefs = json_object_get(analysis, "filter");
+    const char *name;
+    json_t *def;
+    json_object_foreach ((json_t *)an, name, def) {
+        const json_t *fs = json_object_get(def, "filter");
+        size_t n = json_is_array(fs) ? json_array_size(fs) : fs ? 1 : 0;
+        for (size_t i = 0; i < n; i++) {
+            const json_t *f = json_is_array(fs) ? json_array_get(fs, i) : fs;
+            const json_t *fd = json_is_string(f) ? json_object_get(fdefs, json_string_value(f))
+                                                 : NULL;
+            if (json_is_true(json_object_get(fd, "updateable"))) {
+                sc_jsonw_str(w, name);
+                break;
+            }
+        }
+    }
+}
+
+void sc_api_reload_search_analyzers(sc_rest_req *req, sc_rest_resp *resp)
+{
+    sc_index **list = NULL;
+    size_t n = 0;
+    sc_cluster_error cerr;
+    sc_status st = sc_node_resolve(req->node, req->index, &list, &n, &cerr);
+    if (st == SC_ENOTFOUND) {
+        sc_rest_error_index_not_found(req, resp, cerr.index);
+        return;
+    }
+    if (st != SC_OK) {
+        sc__api_cluster_error(req, resp, &cerr);
+        return;
+    }
+    uint32_t shards = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (sc_index_reload_analysis(list[i], &cerr) != SC_OK) {
+            sc__api_cluster_error(req, resp, &cerr);
+            sc_node_release(list, n);
+            return;
+        }
+        shards += list[i]->settings.number_of_shards;
+    }
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, 200, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_key(&w, "_shards");
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_int(&w, "total", shards);
+    sc_jsonw_kv_int(&w, "successful", shards);
+    sc_jsonw_kv_int(&w, "failed", 0);
+    sc_jsonw_obj_end(&w);
+    sc_jsonw_key(&w, "reload_details");
+    sc_jsonw_arr_begin(&w);
+    for (size_t i = 0; i < n; i++) {
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_kv_str(&w, "index", list[i]->name);
+        sc_jsonw_key(&w, "reloaded_analyzers");
+        sc_jsonw_arr_begin(&w);
+        write_updateable(&w, list[i]->analysis_json);
+        sc_jsonw_arr_end(&w);
+        sc_jsonw_key(&w, "reloaded_node_ids");
+        sc_jsonw_arr_begin(&w);
+        sc_jsonw_str(&w, sc_node_id(req->node));
+        sc_jsonw_arr_end(&w);
+        sc_jsonw_obj_end(&w);
+    }
+    sc_jsonw_arr_end(&w);
+    sc_jsonw_obj_end(&w);
+    sc_node_release(list, n);
+    sc_rest_json_end(req, resp, &w);
+}

@@ -106,6 +106,8 @@ static const route routes[] = {
     {M_POST, "/_analyze", sc_api_analyze},
     {M_GET, "/{index}/_analyze", sc_api_analyze},
     {M_POST, "/{index}/_analyze", sc_api_analyze},
+    {M_POST, "/{index}/_reload_search_analyzers", sc_api_reload_search_analyzers},
+    {M_GET, "/{index}/_reload_search_analyzers", sc_api_reload_search_analyzers},
     {M_GET | M_POST, "/_refresh", sc_api_refresh},
     {M_GET | M_POST, "/{index}/_refresh", sc_api_refresh},
     {M_GET | M_POST, "/_flush", sc_api_flush},

@@ -242,6 +242,8 @@ typedef struct ubuf {
 
 static bool ub_put(ubuf *b, const UChar *s, int32_t n)
 {
+    if (n <= 0)
+        return true;
     if (b->len + n > b->cap) {
         int32_t nc = b->cap ? b->cap : 64;
         while (nc < b->len + n)

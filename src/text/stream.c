@@ -86,7 +86,8 @@ static void term_free(sc__term *t)
 static sc_status term_set(srun *r, sc__term *t, const uint8_t *p, size_t n, bool keyword)
 {
     SC_TRY(sc__term_reserve(t, n));
-    memmove(t->buf, p, n);
+    if (n)
+        memmove(t->buf, p, n);
     t->len = n;
     t->keyword = keyword;
     t->stemmers = r->stemmers;
@@ -321,7 +322,8 @@ static sc_status shingle_emit_first(srun *r, size_t i)
         st = push(r, i + 1, &s->out, m);
     }
     sc_alloc_free(&sc__text_pool, h->term);
-    memmove(s->win, s->win + 1, (s->n_win - 1) * sizeof(*s->win));
+    if (s->n_win > 1)
+        memmove(s->win, s->win + 1, (s->n_win - 1) * sizeof(*s->win));
     s->n_win--;
     return st;
 }
@@ -453,7 +455,8 @@ static sc_status on_raw(void *vctx, size_t start, size_t end, bool valid, sc_tok
     sc__term *t = &r->tok;
     SC_TRY(sc__term_reserve(t, 3 * (end - start)));
     if (valid) {
-        memcpy(t->buf, r->text + start, end - start);
+        if (end > start)
+            memcpy(t->buf, r->text + start, end - start);
         t->len = end - start;
     } else {
         t->len = copy_replacing(t->buf, r->text + start, end - start);

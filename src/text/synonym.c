@@ -469,7 +469,8 @@ static void pop(sc__syn_state *s, size_t k)
 {
     for (size_t i = 0; i < k; i++)
         sc_alloc_free(&sc__text_pool, s->q[i].term);
-    memmove(s->q, s->q + k, (s->n - k) * sizeof(*s->q));
+    if (s->n > k)
+        memmove(s->q, s->q + k, (s->n - k) * sizeof(*s->q));
     s->n -= k;
 }
 

@@ -167,3 +167,27 @@ def test_french_stemmer_and_char_filter(server, pages):
     assert hit_titles(server, pages, {"match": {"fr": "pomme"}}) == ["Couch cover", "Lamp"]
     b = analyze(server, {"field": "fr", "text": "cheval & pommes"}, pages)
     assert [t["token"] for t in b["tokens"]] == ["cheval", "et", "pomm"]
+
+
+def test_reload_search_analyzers(server, pages):
+    path = os.path.join(server.data_dir, "analysis", "shop_synonyms.txt")
+    assert hit_titles(server, pages, {"match": {"body": "lamp"}}) == ["Lamp"]
+    assert hit_titles(server, pages, {"match": {"body": "light"}}) == []
+    with open(path, "w") as f:
+        f.write("notebook, laptop\nsofa => couch\nlight => lamp\n")
+    # not re-read until the reload
+    assert hit_titles(server, pages, {"match": {"body": "light"}}) == []
+    st, _, b = server.request("POST", "/%s/_reload_search_analyzers" % pages)
+    assert st == 200, b
+    assert b["_shards"]["failed"] == 0
+    assert b["reload_details"][0]["index"] == pages
+    assert b["reload_details"][0]["reloaded_analyzers"] == ["syn_search"]
+    assert hit_titles(server, pages, {"match": {"body": "light"}}) == ["Lamp"]
+    # a file that no longer parses: 400, and the analyzers in use stay
+    with open(path, "w") as f:
+        f.write("light =>\n")
+    st, _, b = server.request("POST", "/%s/_reload_search_analyzers" % pages)
+    assert_error(b, 400, "illegal_argument_exception")
+    assert hit_titles(server, pages, {"match": {"body": "light"}}) == ["Lamp"]
+    st, _, b = server.request("POST", "/no-such-index-xyz/_reload_search_analyzers")
+    assert_error(b, 404, "index_not_found_exception")
