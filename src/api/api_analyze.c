@@ -514,8 +514,8 @@ static void write_updateable(sc_jsonw *w, const json_t *analysis)
         size_t n = json_is_array(fs) ? json_array_size(fs) : fs ? 1 : 0;
         for (size_t i = 0; i < n; i++) {
             const json_t *f = json_is_array(fs) ? json_array_get(fs, i) : fs;
-            const json_t *fd = json_is_string(f) ? json_object_get(fdefs, json_string_value(f))
-                                                 : NULL;
+            const json_t *fd =
+                json_is_string(f) ? json_object_get(fdefs, json_string_value(f)) : NULL;
             if (json_is_true(json_object_get(fd, "updateable"))) {
                 sc_jsonw_str(w, name);
                 break;
