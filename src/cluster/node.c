@@ -505,8 +505,8 @@ static sc_status analysis_bind(sc_index *ix, sc_cluster_error *err)
     sc_analysis_error aerr;
     sc_analyzer_registry *r = NULL;
     /* synonyms_path names a file under the node's data folder */
-    sc_status st = sc_analyzer_registry_new_dir(ix->analysis_json, ix->node ? ix->node->data_dir : NULL,
-                                                &r, &aerr);
+    sc_status st = sc_analyzer_registry_new_dir(ix->analysis_json,
+                                                ix->node ? ix->node->data_dir : NULL, &r, &aerr);
     if (st != SC_OK) {
         sc_cluster_error_set(err, 400, "illegal_argument_exception", "%s",
                              st == SC_EINVAL ? aerr.message : sc_status_str(st));
