@@ -13,7 +13,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bash tests/oracle/analysis/regen.sh "$tmp" >/dev/null || { echo "analysis oracle: regen failed"; exit 1; }
 fail=0
-for f in lucene_tokens.tsv random_tokens.tsv porter_words.tsv snowball_words.tsv fold_chars.tsv; do
+for f in lucene_tokens.tsv random_tokens.tsv porter_words.tsv snowball_words.tsv fold_chars.tsv \
+  chain_tokens.tsv; do
   if ! cmp -s "$tmp/$f" "tests/fixtures/text/$f"; then
     echo "analysis oracle: tests/fixtures/text/$f differs from Lucene's output:"
     diff "tests/fixtures/text/$f" "$tmp/$f" | head -20
@@ -29,6 +30,8 @@ fi
 root="$tmp/all"
 mkdir -p "$root/tests/fixtures/text"
 cp tests/fixtures/text/* "$root/tests/fixtures/text/"
+mkdir -p "$root/tests/oracle/analysis"
+cp tests/oracle/analysis/chains.tsv "$root/tests/oracle/analysis/"
 CP=/usr/share/java/lucene-core-8.7.0.jar:/usr/share/java/lucene-analyzers-common-8.7.0.jar
 javac -d "$tmp/cls" -cp "$CP" tests/oracle/analysis/LuceneTokens.java
 /usr/bin/python3 tests/oracle/analysis/make_all_codepoints.py > "$root/tests/fixtures/text/random_unicode.txt"

@@ -39,6 +39,9 @@ void sc_api_forcemerge(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_disk_usage(sc_rest_req *req, sc_rest_resp *resp);
+/* _analyze (api_analyze.c) */
+void sc_api_analyze(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_reload_search_analyzers(sc_rest_req *req, sc_rest_resp *resp);
 
 /* aliases (api_alias.c) */
 void sc_api_aliases_update(sc_rest_req *req, sc_rest_resp *resp);

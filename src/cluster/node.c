@@ -233,6 +233,12 @@ void sc_index_ref(sc_index *ix)
     atomic_fetch_add_explicit(&ix->refs, 1, memory_order_relaxed);
 }
 
+/* A registry replaced by a reload: requests that read it may still run. */
+typedef struct retired_registry {
+    struct retired_registry *next;
+    sc_analyzer_registry *registry;
+} retired_registry;
+
 static void index_free(sc_index *ix)
 {
     sc__index_close_shards(ix);
@@ -241,6 +247,11 @@ static void index_free(sc_index *ix)
     json_decref(ix->analysis_json);
     json_decref(ix->aliases);
     sc_analyzer_registry_free(ix->analysis);
+    for (retired_registry *r = ix->analysis_retired, *next; r; r = next) {
+        next = r->next;
+        sc_analyzer_registry_free(r->registry);
+        free(r);
+    }
     if (ix->mapping_mu) {
         pthread_mutex_destroy(ix->mapping_mu);
         free(ix->mapping_mu);
@@ -499,7 +510,9 @@ static sc_status analysis_bind(sc_index *ix, sc_cluster_error *err)
 {
     sc_analysis_error aerr;
     sc_analyzer_registry *r = NULL;
-    sc_status st = sc_analyzer_registry_new(ix->analysis_json, &r, &aerr);
+    /* synonyms_path names a file under the node's data folder */
+    sc_status st = sc_analyzer_registry_new_dir(ix->analysis_json,
+                                                ix->node ? ix->node->data_dir : NULL, &r, &aerr);
     if (st != SC_OK) {
         sc_cluster_error_set(err, 400, "illegal_argument_exception", "%s",
                              st == SC_EINVAL ? aerr.message : sc_status_str(st));
@@ -509,6 +522,33 @@ static sc_status analysis_bind(sc_index *ix, sc_cluster_error *err)
     ix->analysis_hook.ctx = ix;
     ix->analysis_hook.analyze = ix_analyze;
     ix->analysis_hook.normalize = ix_normalize;
+    return SC_OK;
+}
+
+sc_status sc_index_reload_analysis(sc_index *ix, sc_cluster_error *err)
+{
+    static pthread_mutex_t reload_mu = PTHREAD_MUTEX_INITIALIZER;
+    sc_analysis_error aerr;
+    sc_analyzer_registry *r = NULL;
+    sc_status st = sc_analyzer_registry_new_dir(ix->analysis_json,
+                                                ix->node ? ix->node->data_dir : NULL, &r, &aerr);
+    if (st != SC_OK) {
+        sc_cluster_error_set(err, st == SC_EINVAL ? 400 : 500, "illegal_argument_exception", "%s",
+                             st == SC_EINVAL ? aerr.message : sc_status_str(st));
+        return st;
+    }
+    retired_registry *old = malloc(sizeof *old);
+    if (!old) {
+        sc_analyzer_registry_free(r);
+        sc_cluster_error_set(err, 500, "exception", "%s", sc_status_str(SC_ENOMEM));
+        return SC_ENOMEM;
+    }
+    pthread_mutex_lock(&reload_mu);
+    old->registry = ix->analysis;
+    old->next = ix->analysis_retired;
+    ix->analysis_retired = old;
+    __atomic_store_n(&ix->analysis, (void *)r, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&reload_mu);
     return SC_OK;
 }
 

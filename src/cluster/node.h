@@ -92,7 +92,9 @@ struct sc_index {
      * its files are left in place. Each entry is set at most once, atomically (by the
      * background recovery), and read-only afterwards. */
     char *_Atomic *shard_failures;
-    void *analysis;                    /* analyzer registry (opaque, see node.c) */
+    void *analysis; /* analyzer registry (opaque, see node.c); replaced whole by
+                     * sc_index_reload_analysis, the old one kept until the index is freed */
+    void *analysis_retired; /* registries replaced by reloads (node.c), freed with the index */
     sc_mapping_analysis analysis_hook; /* binds the mapping layer to `analysis` */
     /* Mapping: replaced whole on change; read with sc_index_mapping. */
     void *mapping_mu; /* pthread_mutex_t* */
@@ -176,6 +178,11 @@ sc_status sc_index_put_mapping(sc_index *ix, const json_t *update, sc_cluster_er
 /* Installs a mapping produced by dynamic mapping of a document if `base` is still current
  * (returns true), persisting it; false when another writer changed it first (re-parse). */
 bool sc_index_install_mapping(sc_index *ix, const sc_mapping *base, sc_mapping *updated);
+/* Rebuilds the index's analyzers from its settings, re-reading synonym files
+ * (_reload_search_analyzers). Requests already running keep the registry they read; it is
+ * freed with the index. SC_EINVAL with err (400) when the settings no longer build (for
+ * example a synonyms file with a bad rule): the old analyzers stay. Serialised per node. */
+sc_status sc_index_reload_analysis(sc_index *ix, sc_cluster_error *err) SC_MUST_USE;
 /* The analysis hook for the mapping layer bound to this index's analyzers. */
 const sc_mapping_analysis *sc_index_analysis(sc_index *ix);
 

@@ -32,6 +32,8 @@ typedef enum sc_token_type {
     SC_TOKEN_KATAKANA,        /* "<KATAKANA>" */
     SC_TOKEN_HANGUL,          /* "<HANGUL>" */
     SC_TOKEN_EMOJI,           /* "<EMOJI>" */
+    SC_TOKEN_SHINGLE,         /* "shingle": shingle filter */
+    SC_TOKEN_SYNONYM,         /* "SYNONYM": synonym filters */
 } sc_token_type;
 
 typedef struct sc_token {
@@ -83,6 +85,13 @@ const char *sc_analyzer_name(const sc_analyzer *a);
 sc_status sc_analyzer_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink sink, void *ctx)
     SC_MUST_USE;
 
+/* The text after the analyzer's char filters (the input itself when it has none), as
+ * Elasticsearch's _analyze explain shows it. Returns SC_OK and a buffer owned by the caller
+ * (free with sc_analyzer_text_free) in *out / *out_len, SC_ENOMEM, SC_ELIMIT. */
+sc_status sc_analyzer_char_filter(const sc_analyzer *a, sc_slice text, uint8_t **out,
+                                  size_t *out_len) SC_MUST_USE;
+void sc_analyzer_text_free(uint8_t *p);
+
 /* ---- registry: the analyzers of one index ---------------------------------------------- */
 
 typedef struct sc_analyzer_registry sc_analyzer_registry;
@@ -119,6 +128,13 @@ typedef struct sc_analysis_error {
  * err->message filled for bad settings (err may be NULL); SC_ENOMEM. Does not keep `analysis`. */
 sc_status sc_analyzer_registry_new(const json_t *analysis, sc_analyzer_registry **out,
                                    sc_analysis_error *err) SC_MUST_USE;
+
+/* As sc_analyzer_registry_new, with a folder for files named by the settings
+ * (`synonyms_path`, relative to config_dir, never outside it). config_dir NULL: files are
+ * refused with SC_EINVAL. */
+sc_status sc_analyzer_registry_new_dir(const json_t *analysis, const char *config_dir,
+                                       sc_analyzer_registry **out, sc_analysis_error *err)
+    SC_MUST_USE;
 
 /* Frees the registry and every analyzer in it. NULL is a no-op. */
 void sc_analyzer_registry_free(sc_analyzer_registry *r);

@@ -78,7 +78,25 @@ typedef enum sc__tokenizer_kind {
     SC__TOK_LETTER,     /* Lucene LetterTokenizer: runs of Character.isLetter */
     SC__TOK_WHITESPACE, /* Lucene WhitespaceTokenizer: runs of !Character.isWhitespace */
     SC__TOK_KEYWORD,    /* the whole input */
+    SC__TOK_NGRAM,      /* Lucene NGramTokenizer (ngram.c) */
+    SC__TOK_EDGE_NGRAM, /* Lucene EdgeNGramTokenizer (ngram.c) */
 } sc__tokenizer_kind;
+
+/* Classes of characters an n-gram tokenizer keeps (Elasticsearch token_chars); 0 = all. */
+enum {
+    SC__TC_LETTER = 1,
+    SC__TC_DIGIT = 2,
+    SC__TC_WHITESPACE = 4,
+    SC__TC_PUNCTUATION = 8,
+    SC__TC_SYMBOL = 16,
+};
+
+/* Tokenizer parameters beyond the kind. */
+typedef struct sc__tokenizer_opts {
+    uint32_t max_len;            /* standard/letter/whitespace; 0 = 255 */
+    uint32_t min_gram, max_gram; /* n-gram tokenizers */
+    uint32_t token_chars;        /* SC__TC_* bits; 0 = every character */
+} sc__tokenizer_opts;
 
 /* A raw token from a tokenizer: input bytes [start, end), a valid-UTF-8 flag (false when the
  * region holds invalid bytes, which must be re-encoded as U+FFFD). Returns non-OK to stop. */
@@ -89,6 +107,11 @@ typedef sc_status (*sc__raw_sink)(void *ctx, size_t start, size_t end, bool vali
  * letter, whitespace). Returns the first non-OK status of sink. */
 sc_status sc__tokenize(sc__tokenizer_kind kind, uint32_t max_len, sc_slice text, sc__raw_sink sink,
                        void *ctx) SC_MUST_USE;
+
+/* The n-gram tokenizers (kind SC__TOK_NGRAM or SC__TOK_EDGE_NGRAM): grams of min_gram..max_gram
+ * code points inside runs of token characters, in Lucene's order (by start, then length). */
+sc_status sc__tokenize_ngram(sc__tokenizer_kind kind, const sc__tokenizer_opts *o, sc_slice text,
+                             sc__raw_sink sink, void *ctx) SC_MUST_USE;
 
 /* The standard tokenizer with a forced path, for the fast-path equivalence test:
  * ascii_path true requires pure-ASCII text. */
@@ -104,8 +127,25 @@ typedef enum sc__filter_kind {
     SC__F_PORTER,     /* Lucene PorterStemFilter */
     SC__F_MINIMAL_EN, /* Lucene EnglishMinimalStemFilter */
     SC__F_ASCIIFOLD,
-    SC__F_SNOWBALL_EN, /* Lucene SnowballFilter(EnglishStemmer) = libstemmer "english" */
+    SC__F_SNOWBALL_EN,    /* Lucene SnowballFilter(EnglishStemmer) = libstemmer "english" */
+    SC__F_SNOWBALL,       /* SnowballFilter for another language (sc__filter.lang) */
+    SC__F_LENGTH,         /* LengthFilter: keep terms of min..max UTF-16 units */
+    SC__F_TRIM,           /* TrimFilter: strip leading/trailing Java whitespace */
+    SC__F_TRUNCATE,       /* TruncateTokenFilter: at most n code points */
+    SC__F_KEYWORD_MARKER, /* SetKeywordMarkerFilter: stemmers leave the listed terms alone */
+    /* Filters from here on may emit several tokens or keep state across tokens: an analyzer
+     * with one of them runs the token-stream path (stream.c). */
+    SC__F_UNIQUE,     /* Elasticsearch UniqueTokenFilter */
+    SC__F_NGRAM,      /* NGramTokenFilter */
+    SC__F_EDGE_NGRAM, /* EdgeNGramTokenFilter */
+    SC__F_SHINGLE,    /* ShingleFilter */
+    SC__F_SYNONYM,    /* SynonymGraphFilter (`synonym_graph`; `synonym` with flag set: the
+                       * legacy SynonymFilter's token order) */
 } sc__filter_kind;
+
+#define SC__F_FIRST_STREAM SC__F_UNIQUE
+
+typedef struct sc__synmap sc__synmap;
 
 /* An immutable set of byte strings (stop words). */
 typedef struct sc__stopset sc__stopset;
@@ -119,8 +159,19 @@ bool sc__stopset_has(const sc__stopset *s, const uint8_t *term, size_t len);
 
 typedef struct sc__filter {
     sc__filter_kind kind;
-    sc__stopset *stop; /* SC__F_STOP, owned */
+    sc__stopset *stop;  /* SC__F_STOP, SC__F_KEYWORD_MARKER, owned */
+    uint32_t a, b;      /* length min/max, truncate n, n-gram min/max, shingle min/max */
+    bool flag;          /* preserve_original, output_unigrams, only_on_same_position */
+    uint8_t slot;       /* snowball stemmer slot in sc__term.stemmers */
+    char *lang;         /* SC__F_SNOWBALL: libstemmer language, owned */
+    char *sep, *filler; /* SC__F_SHINGLE: token_separator, filler_token, owned */
+    sc__synmap *syn;    /* SC__F_SYNONYM, owned */
 } sc__filter;
+
+/* Frees what a filter owns (not the filter itself). */
+void sc__filter_fini(sc__filter *f);
+
+#define SC__MAX_STEMMERS 8
 
 /* A term being filtered: bytes in buf[0..len), cap bytes of room; u16 scratch for the stemmer
  * of u16_cap units. */
@@ -129,12 +180,17 @@ typedef struct sc__term {
     size_t len, cap;
     uint16_t *u16;
     size_t u16_cap;
-    struct sb_stemmer *snowball; /* per-call libstemmer instance (not thread-safe), or NULL */
+    struct sb_stemmer *snowball;  /* per-call libstemmer instance (not thread-safe), or NULL */
+    struct sb_stemmer **stemmers; /* per-call instances of the SC__F_SNOWBALL filters by slot */
+    bool keyword; /* set by keyword_marker; the stream path skips stemmers for such terms (the
+                   * fast path never has a keyword_marker, so the hot filters need no check) */
 } sc__term;
 
 /* Applies one filter in place. Returns false when the token is to be dropped. The term buffer
  * must have cap >= 2 * len + 8 (lowercasing can grow a term by half). */
 bool sc__filter_apply(const sc__filter *f, sc__term *t);
+/* Applies fs[0..n) in order; false as soon as one drops the token (the fast path's loop). */
+bool sc__filters_run(const sc__filter *fs, size_t n, sc__term *t);
 
 /* Lowercases src into dst (Java Character.toLowerCase per code point); returns bytes written
  * (at most 3 * n / 2 + 4). src must be valid UTF-8. */
@@ -147,5 +203,114 @@ void sc__porter_stem(sc__term *t);
  * array itself is copied). max_token_len 0 means 255. */
 sc_status sc__analyzer_new(const char *name, sc__tokenizer_kind tok, uint32_t max_token_len,
                            sc__filter *filters, size_t n_filters, sc_analyzer **out) SC_MUST_USE;
+
+/* ---- char filters (charfilter.c) ----------------------------------------------------------- */
+
+typedef struct sc__charfilter sc__charfilter;
+
+/* A `mapping` char filter from "key => value" rules (Lucene MappingCharFilter: greedy longest
+ * match, offsets corrected as Lucene does, in UTF-16 units). err gets a message naming path. */
+sc_status sc__charfilter_mapping(const char *const *rules, size_t n, const char *path,
+                                 sc__charfilter **out, char *err, size_t err_size) SC_MUST_USE;
+/* A `pattern_replace` char filter (Lucene PatternReplaceCharFilter over an ICU regex, which
+ * shares Java's syntax for everyday patterns; `$1` group references). */
+sc_status sc__charfilter_pattern(const char *pattern, const char *replacement, const char *path,
+                                 sc__charfilter **out, char *err, size_t err_size) SC_MUST_USE;
+void sc__charfilter_free(sc__charfilter *cf);
+
+/* The result of running the char filters over a value: the filtered text (UTF-8) and what is
+ * needed to map a byte offset in it back to a byte offset in the original. */
+typedef struct sc__filtered {
+    uint8_t *text;
+    size_t len;
+    uint32_t *byte_to_u16; /* filtered byte offset -> filtered UTF-16 offset (len + 1 entries) */
+    uint32_t *u16_to_byte; /* original UTF-16 offset -> original byte offset */
+    size_t n_u16;          /* UTF-16 length of the original */
+    struct sc__corr *corr; /* one correction table per char filter */
+    size_t n_corr;
+} sc__filtered;
+
+/* Runs the char filters in order. Returns SC_OK, SC_ENOMEM, SC_ELIMIT. Free with
+ * sc__filtered_fini. */
+sc_status sc__charfilters_run(sc__charfilter *const *cfs, size_t n, sc_slice text,
+                              sc__filtered *out) SC_MUST_USE;
+void sc__filtered_fini(sc__filtered *f);
+/* Maps a byte offset of the filtered text to a byte offset of the original (Lucene
+ * correctOffset through every char filter, last first). */
+uint32_t sc__filtered_correct(const sc__filtered *f, size_t filtered_byte);
+
+/* ---- analyzers ----------------------------------------------------------------------------- */
+
+struct sc_analyzer {
+    char *name;
+    sc__tokenizer_kind tokenizer;
+    uint32_t max_token_len;
+    sc__tokenizer_opts topts;
+    bool lower_fused; /* the first filter is lowercase: done while copying the raw token */
+    bool stream;      /* needs the token-stream path (stream.c) */
+    sc__filter *filters;
+    size_t n_filters;
+    sc__charfilter **charfilters;
+    size_t n_charfilters;
+    size_t n_stemmers; /* SC__F_SNOWBALL slots */
+};
+
+/* Builds an analyzer with tokenizer options and char filters. Takes ownership of the filters'
+ * resources and of the char filters even on failure (both arrays are copied). */
+sc_status sc__analyzer_new_ex(const char *name, sc__tokenizer_kind tok,
+                              const sc__tokenizer_opts *topts, sc__filter *filters,
+                              size_t n_filters, sc__charfilter **cfs, size_t n_cfs,
+                              sc_analyzer **out) SC_MUST_USE;
+
+/* The token-stream path: char filters, any tokenizer, filters that emit several tokens or keep
+ * state. Same contract as sc_analyzer_analyze. */
+sc_status sc__analyze_stream(const sc_analyzer *a, sc_slice text, sc_token_sink sink, void *ctx)
+    SC_MUST_USE;
+
+/* Grows t so that it can hold a term of len bytes (cap >= 2 * len + 16, u16_cap >= len).
+ * For terms whose buf/u16 are heap-owned by the stream path. */
+sc_status sc__term_reserve(sc__term *t, size_t len) SC_MUST_USE;
+
+/* ---- synonyms (synonym.c) ------------------------------------------------------------------ */
+
+/* Parses Solr-format synonym rules, one per string: "a, b, c" (equivalent: with expand each
+ * maps to the others and keeps itself, without expand each maps to the first), "a, b => c, d"
+ * (explicit), multi-word items allowed, `#` comments, `\` escapes. Each item is analyzed by
+ * `an` (the chain before the synonym filter) as Elasticsearch does. lenient skips rules that
+ * fail to analyze. err names path on bad rules. */
+sc_status sc__synmap_new(const char *const *rules, size_t n, bool expand, bool lenient,
+                         const sc_analyzer *an, const char *path, sc__synmap **out, char *err,
+                         size_t err_size) SC_MUST_USE;
+void sc__synmap_free(sc__synmap *m);
+/* Number of rules (after merging rules with the same left side). */
+size_t sc__synmap_size(const sc__synmap *m);
+
+/* The synonym filter stage of the stream path (stream.c hands it tokens through these). */
+typedef struct sc__syn_tok {
+    uint8_t *term;
+    size_t len;
+    uint32_t posinc, start, end;
+    sc_token_type type;
+} sc__syn_tok;
+/* Emits one output token downstream; returns non-OK to stop. */
+typedef sc_status (*sc__syn_emit)(void *ctx, const uint8_t *term, size_t len, uint32_t posinc,
+                                  uint32_t start, uint32_t end, sc_token_type type);
+typedef struct sc__syn_state {
+    sc__syn_tok *q;
+    size_t n, cap;
+} sc__syn_state;
+/* Adds one input token (copied) and emits whatever is decided. */
+sc_status sc__syn_push(const sc__filter *f, sc__syn_state *s, const uint8_t *term, size_t len,
+                       uint32_t posinc, uint32_t start, uint32_t end, sc_token_type type,
+                       sc__syn_emit emit, void *ctx) SC_MUST_USE;
+/* End of input: emits the rest. */
+sc_status sc__syn_flush(const sc__filter *f, sc__syn_state *s, sc__syn_emit emit, void *ctx)
+    SC_MUST_USE;
+void sc__syn_state_fini(sc__syn_state *s);
+
+/* Fills a caller-owned analyzer that borrows `filters` (no copy, nothing to free): used to
+ * analyze synonym rules with the chain built so far. */
+void sc__analyzer_view(sc_analyzer *a, sc__tokenizer_kind tok, const sc__tokenizer_opts *topts,
+                       sc__filter *filters, size_t n_filters);
 
 #endif

@@ -107,10 +107,107 @@ static sc_status get_max_len(const json_t *def, const char *path, uint32_t *out,
 
 /* Resolves a tokenizer name: built-in or analysis.tokenizer.<name>. lower is set for the
  * "lowercase" tokenizer (letter + lowercase). */
+/* Reads an optional integer setting in [lo, hi] into *out (left alone when absent). Accepts a
+ * numeric string as Elasticsearch does. */
+static sc_status get_uint(const json_t *def, const char *key, const char *path, uint32_t lo,
+                          uint32_t hi, uint32_t *out, sc_analysis_error *err)
+{
+    const json_t *v = def ? json_object_get(def, key) : NULL;
+    if (!v)
+        return SC_OK;
+    long long x;
+    if (json_is_integer(v)) {
+        x = json_integer_value(v);
+    } else if (json_is_string(v)) {
+        char *end;
+        x = strtoll(json_string_value(v), &end, 10);
+        if (*json_string_value(v) == '\0' || *end)
+            return fail(err, "%s.%s: expected an integer", path, key);
+    } else {
+        return fail(err, "%s.%s: expected an integer", path, key);
+    }
+    if (x < (long long)lo || x > (long long)hi)
+        return fail(err, "%s.%s: must be in [%u, %u], got %lld", path, key, lo, hi, x);
+    *out = (uint32_t)x;
+    return SC_OK;
+}
+
+static sc_status get_bool(const json_t *def, const char *key, const char *path, bool *out,
+                          sc_analysis_error *err)
+{
+    const json_t *v = def ? json_object_get(def, key) : NULL;
+    if (!v)
+        return SC_OK;
+    if (json_is_boolean(v))
+        *out = json_is_true(v);
+    else if (json_is_string(v) && strcmp(json_string_value(v), "true") == 0)
+        *out = true;
+    else if (json_is_string(v) && strcmp(json_string_value(v), "false") == 0)
+        *out = false;
+    else
+        return fail(err, "%s.%s: expected a boolean", path, key);
+    return SC_OK;
+}
+
+/* Largest n-gram size we accept, and the widest min..max spread (Elasticsearch limits the
+ * spread with index.max_ngram_diff, default 1; we allow up to this many so that the output of
+ * one token stays bounded). */
+#define MAX_GRAM 1024
+#define MAX_NGRAM_DIFF 64
+
+static sc_status ngram_opts(const json_t *def, const char *path, bool edge, uint32_t *min,
+                            uint32_t *max, sc_analysis_error *err)
+{
+    *min = 1;
+    *max = 2;
+    SC_TRY(get_uint(def, "min_gram", path, 1, MAX_GRAM, min, err));
+    SC_TRY(get_uint(def, "max_gram", path, 1, MAX_GRAM, max, err));
+    if (*min > *max)
+        return fail(err, "%s: min_gram (%u) must not be greater than max_gram (%u)", path, *min,
+                    *max);
+    if (!edge && *max - *min > MAX_NGRAM_DIFF)
+        return fail(err, "%s: the difference between max_gram and min_gram must be at most %d",
+                    path, MAX_NGRAM_DIFF);
+    return SC_OK;
+}
+
+static sc_status token_chars(const json_t *def, const char *path, uint32_t *out,
+                             sc_analysis_error *err)
+{
+    *out = 0;
+    const json_t *v = def ? json_object_get(def, "token_chars") : NULL;
+    if (!v)
+        return SC_OK;
+    if (!json_is_array(v))
+        return fail(err, "%s.token_chars: expected an array", path);
+    size_t i;
+    const json_t *c;
+    json_array_foreach (v, i, c) {
+        const char *n = json_is_string(c) ? json_string_value(c) : "";
+        if (strcmp(n, "letter") == 0)
+            *out |= SC__TC_LETTER;
+        else if (strcmp(n, "digit") == 0)
+            *out |= SC__TC_DIGIT;
+        else if (strcmp(n, "whitespace") == 0)
+            *out |= SC__TC_WHITESPACE;
+        else if (strcmp(n, "punctuation") == 0)
+            *out |= SC__TC_PUNCTUATION;
+        else if (strcmp(n, "symbol") == 0)
+            *out |= SC__TC_SYMBOL;
+        else
+            return fail(err,
+                        "%s.token_chars[%zu]: unknown token class [%s] (letter, digit, "
+                        "whitespace, punctuation, symbol; custom is not supported)",
+                        path, i, n);
+    }
+    return SC_OK;
+}
+
 static sc_status resolve_tokenizer(const json_t *analysis, const char *name, const char *path,
-                                   sc__tokenizer_kind *kind, uint32_t *max_len, bool *lower,
+                                   sc__tokenizer_kind *kind, sc__tokenizer_opts *topts, bool *lower,
                                    sc_analysis_error *err)
 {
+    uint32_t *max_len = &topts->max_len;
     const json_t *defs = analysis ? json_object_get(analysis, "tokenizer") : NULL;
     const json_t *def = defs ? json_object_get(defs, name) : NULL;
     const char *type = name;
@@ -135,8 +232,66 @@ static sc_status resolve_tokenizer(const json_t *analysis, const char *name, con
     else if (strcmp(type, "lowercase") == 0) {
         *kind = SC__TOK_LETTER;
         *lower = true;
+    } else if (strcmp(type, "ngram") == 0 || strcmp(type, "nGram") == 0 ||
+               strcmp(type, "edge_ngram") == 0 || strcmp(type, "edgeNGram") == 0) {
+        bool edge = type[0] == 'e';
+        *kind = edge ? SC__TOK_EDGE_NGRAM : SC__TOK_NGRAM;
+        const char *p = def ? defpath : path;
+        SC_TRY(ngram_opts(def, p, edge, &topts->min_gram, &topts->max_gram, err));
+        SC_TRY(token_chars(def, p, &topts->token_chars, err));
     } else
         return fail(err, "%s: unknown or unsupported tokenizer [%s]", def ? defpath : path, type);
+    return SC_OK;
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s);
+    char *d = sc_alloc_malloc(&sc__text_pool, n + 1);
+    if (d)
+        memcpy(d, s, n + 1);
+    return d;
+}
+
+static sc_status snowball_filter(const char *lang, sc__filter *f)
+{
+    f->kind = SC__F_SNOWBALL;
+    f->lang = dup_str(lang);
+    return f->lang ? SC_OK : SC_ENOMEM;
+}
+
+/* An array of strings (or one string) into a fresh array of borrowed pointers. */
+static sc_status string_list(const json_t *v, const char *path, const char ***out, size_t *n,
+                             sc_analysis_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    if (!v)
+        return SC_OK;
+    if (json_is_string(v)) {
+        *out = sc_alloc_calloc(&sc__text_pool, 1, sizeof(char *));
+        if (!*out)
+            return SC_ENOMEM;
+        (*out)[0] = json_string_value(v);
+        *n = 1;
+        return SC_OK;
+    }
+    if (!json_is_array(v))
+        return fail(err, "%s: expected an array of strings", path);
+    size_t len = json_array_size(v);
+    *out = sc_alloc_calloc(&sc__text_pool, len ? len : 1, sizeof(char *));
+    if (!*out)
+        return SC_ENOMEM;
+    for (size_t i = 0; i < len; i++) {
+        const json_t *w = json_array_get(v, i);
+        if (!json_is_string(w)) {
+            sc_alloc_free(&sc__text_pool, *out);
+            *out = NULL;
+            return fail(err, "%s[%zu]: expected a string", path, i);
+        }
+        (*out)[i] = json_string_value(w);
+    }
+    *n = len;
     return SC_OK;
 }
 
@@ -154,8 +309,22 @@ static sc_status stemmer_filter(const char *lang, const char *path, sc__filter *
         f->kind = SC__F_POSSESSIVE;
     else if (strcmp(lang, "porter2") == 0)
         f->kind = SC__F_SNOWBALL_EN;
-    else
+    else {
+        /* the languages Elasticsearch stems with a Snowball stemmer, which libstemmer has */
+        static const char *const snowball_langs[][2] = {
+            {"armenian", "armenian"},   {"basque", "basque"},         {"catalan", "catalan"},
+            {"danish", "danish"},       {"dutch", "dutch"},           {"finnish", "finnish"},
+            {"french", "french"},       {"german2", "german"},        {"hungarian", "hungarian"},
+            {"irish", "irish"},         {"italian", "italian"},       {"lithuanian", "lithuanian"},
+            {"norwegian", "norwegian"}, {"portuguese", "portuguese"}, {"romanian", "romanian"},
+            {"russian", "russian"},     {"spanish", "spanish"},       {"swedish", "swedish"},
+            {"turkish", "turkish"},
+        };
+        for (size_t i = 0; i < sizeof(snowball_langs) / sizeof(snowball_langs[0]); i++)
+            if (strcmp(lang, snowball_langs[i][0]) == 0)
+                return snowball_filter(snowball_langs[i][1], f);
         return fail(err, "%s: unsupported stemmer language [%s]", path, lang);
+    }
     return SC_OK;
 }
 
@@ -204,9 +373,28 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
         }
     } else if (strcmp(type, "snowball") == 0) {
         const json_t *l = def ? json_object_get(def, "language") : NULL;
-        if (l && !(json_is_string(l) && strcmp(json_string_value(l), "English") == 0))
-            return fail(err, "%s.language: only English is supported", path);
-        f->kind = SC__F_SNOWBALL_EN;
+        if (l && !json_is_string(l))
+            return fail(err, "%s.language: expected a string", path);
+        const char *lang = l ? json_string_value(l) : "English";
+        static const char *const langs[][2] = {
+            {"Armenian", "armenian"},     {"Basque", "basque"},       {"Catalan", "catalan"},
+            {"Danish", "danish"},         {"Dutch", "dutch"},         {"Finnish", "finnish"},
+            {"French", "french"},         {"German", "german"},       {"German2", "german"},
+            {"Hungarian", "hungarian"},   {"Irish", "irish"},         {"Italian", "italian"},
+            {"Lithuanian", "lithuanian"}, {"Norwegian", "norwegian"}, {"Porter", "porter"},
+            {"Portuguese", "portuguese"}, {"Romanian", "romanian"},   {"Russian", "russian"},
+            {"Spanish", "spanish"},       {"Swedish", "swedish"},     {"Turkish", "turkish"},
+        };
+        if (strcmp(lang, "English") == 0) {
+            f->kind = SC__F_SNOWBALL_EN;
+        } else {
+            size_t i = 0, nl = sizeof(langs) / sizeof(langs[0]);
+            while (i < nl && strcmp(langs[i][0], lang) != 0)
+                i++;
+            if (i == nl)
+                return fail(err, "%s.language: unsupported Snowball language [%s]", path, lang);
+            SC_TRY(snowball_filter(langs[i][1], f));
+        }
     } else if (strcmp(type, "porter_stem") == 0) {
         f->kind = SC__F_PORTER;
     } else if (strcmp(type, "stemmer") == 0) {
@@ -218,38 +406,302 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
         char lp[PATH_BYTES];
         path_cat(lp, path, ".language");
         SC_TRY(stemmer_filter(l ? json_string_value(l) : "english", lp, f, err));
+    } else if (strcmp(type, "synonym") == 0 || strcmp(type, "synonym_graph") == 0) {
+        /* the rules are parsed by build_synonyms, which knows the chain before this filter */
+        f->kind = SC__F_SYNONYM;
+        f->flag = strcmp(type, "synonym") == 0;
+    } else if (strcmp(type, "length") == 0) {
+        f->kind = SC__F_LENGTH;
+        f->a = 0;
+        f->b = INT32_MAX;
+        SC_TRY(get_uint(def, "min", path, 0, INT32_MAX, &f->a, err));
+        SC_TRY(get_uint(def, "max", path, 0, INT32_MAX, &f->b, err));
+        if (f->a > f->b)
+            return fail(err, "%s: min must not be greater than max", path);
+    } else if (strcmp(type, "trim") == 0) {
+        f->kind = SC__F_TRIM;
+    } else if (strcmp(type, "truncate") == 0) {
+        f->kind = SC__F_TRUNCATE;
+        f->a = 10;
+        SC_TRY(get_uint(def, "length", path, 1, INT32_MAX, &f->a, err));
+    } else if (strcmp(type, "unique") == 0) {
+        f->kind = SC__F_UNIQUE;
+        SC_TRY(get_bool(def, "only_on_same_position", path, &f->flag, err));
+    } else if (strcmp(type, "keyword_marker") == 0) {
+        f->kind = SC__F_KEYWORD_MARKER;
+        if (def &&
+            (json_object_get(def, "keywords_path") || json_object_get(def, "keywords_pattern")))
+            return fail(err, "%s: keywords_path and keywords_pattern are not supported", path);
+        bool ic = false;
+        SC_TRY(get_bool(def, "ignore_case", path, &ic, err));
+        const char **words;
+        size_t nw;
+        char kp[PATH_BYTES];
+        path_cat(kp, path, ".keywords");
+        SC_TRY(string_list(def ? json_object_get(def, "keywords") : NULL, kp, &words, &nw, err));
+        sc_status st = sc__stopset_new(words, nw, ic, &f->stop);
+        sc_alloc_free(&sc__text_pool, words);
+        SC_TRY(st);
+    } else if (strcmp(type, "ngram") == 0 || strcmp(type, "nGram") == 0 ||
+               strcmp(type, "edge_ngram") == 0 || strcmp(type, "edgeNGram") == 0) {
+        bool edge = type[0] == 'e';
+        f->kind = edge ? SC__F_EDGE_NGRAM : SC__F_NGRAM;
+        SC_TRY(ngram_opts(def, path, edge, &f->a, &f->b, err));
+        SC_TRY(get_bool(def, "preserve_original", path, &f->flag, err));
+        const json_t *side = def ? json_object_get(def, "side") : NULL;
+        if (side && !(json_is_string(side) && strcmp(json_string_value(side), "front") == 0))
+            return fail(err, "%s.side: only front is supported", path);
+    } else if (strcmp(type, "shingle") == 0) {
+        f->kind = SC__F_SHINGLE;
+        f->a = 2;
+        f->b = 2;
+        f->flag = true;
+        SC_TRY(get_uint(def, "max_shingle_size", path, 2, 64, &f->b, err));
+        SC_TRY(get_uint(def, "min_shingle_size", path, 2, 64, &f->a, err));
+        if (f->a > f->b)
+            return fail(err, "%s: min_shingle_size must not be greater than max_shingle_size",
+                        path);
+        SC_TRY(get_bool(def, "output_unigrams", path, &f->flag, err));
+        bool if_none = false;
+        SC_TRY(get_bool(def, "output_unigrams_if_no_shingles", path, &if_none, err));
+        if (if_none)
+            return fail(err, "%s.output_unigrams_if_no_shingles: not supported", path);
+        const json_t *sep = def ? json_object_get(def, "token_separator") : NULL;
+        const json_t *fil = def ? json_object_get(def, "filler_token") : NULL;
+        if ((sep && !json_is_string(sep)) || (fil && !json_is_string(fil)))
+            return fail(err, "%s: token_separator and filler_token must be strings", path);
+        f->sep = dup_str(sep ? json_string_value(sep) : " ");
+        f->filler = dup_str(fil ? json_string_value(fil) : "_");
+        if (!f->sep || !f->filler)
+            return SC_ENOMEM;
     } else {
         return fail(err, "%s: unknown or unsupported filter [%s]", path, type);
     }
     return SC_OK;
 }
 
-static sc_status build_custom(const json_t *analysis, const char *name, const json_t *def,
-                              const char *path, sc_analyzer **out, sc_analysis_error *err)
+/* Reads a synonyms file: one rule per line. Returns the lines (pointers into *buf). */
+static sc_status read_rules_file(const char *config_dir, const char *rel, const char *path,
+                                 char **buf, const char ***lines, size_t *n, sc_analysis_error *err)
 {
-    const json_t *cf = json_object_get(def, "char_filter");
-    if (cf && !(json_is_array(cf) && json_array_size(cf) == 0))
-        return fail(err, "%s.char_filter: char filters are not supported", path);
+    *buf = NULL;
+    *lines = NULL;
+    *n = 0;
+    if (!config_dir)
+        return fail(err, "%s.synonyms_path: files are not available here", path);
+    if (rel[0] == '/' || strstr(rel, "..") != NULL)
+        return fail(err,
+                    "%s.synonyms_path: must be a relative path inside the config folder "
+                    "[%s]",
+                    path, rel);
+    char full[4096];
+    snprintf(full, sizeof(full), "%s/%s", config_dir, rel);
+    FILE *fp = fopen(full, "rb");
+    if (!fp)
+        return fail(err, "%s.synonyms_path: cannot read [%s]", path, rel);
+    size_t cap = 4096, len = 0;
+    char *b = sc_alloc_malloc(&sc__text_pool, cap);
+    while (b) {
+        if (len + 1 >= cap) {
+            if (cap > (64u << 20)) {
+                sc_alloc_free(&sc__text_pool, b);
+                fclose(fp);
+                return fail(err, "%s.synonyms_path: file larger than 64 MiB", path);
+            }
+            char *nb = sc_alloc_realloc(&sc__text_pool, b, cap * 2);
+            if (!nb) {
+                sc_alloc_free(&sc__text_pool, b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+            cap *= 2;
+        }
+        size_t got = fread(b + len, 1, cap - len - 1, fp);
+        if (got == 0)
+            break;
+        len += got;
+    }
+    fclose(fp);
+    if (!b)
+        return SC_ENOMEM;
+    b[len] = '\0';
+    size_t nl = 1;
+    for (size_t i = 0; i < len; i++)
+        nl += b[i] == '\n';
+    const char **ls = sc_alloc_calloc(&sc__text_pool, nl, sizeof(char *));
+    if (!ls) {
+        sc_alloc_free(&sc__text_pool, b);
+        return SC_ENOMEM;
+    }
+    size_t k = 0;
+    char *p = b;
+    while (p && *p) {
+        char *e = strchr(p, '\n');
+        if (e)
+            *e = '\0';
+        ls[k++] = p;
+        p = e ? e + 1 : NULL;
+    }
+    *buf = b;
+    *lines = ls;
+    *n = k;
+    return SC_OK;
+}
+
+/* Parses the rules of synonym filter `name` (analysis.filter.<name>) with an analyzer made of
+ * the tokenizer and the filters before it, as Elasticsearch analyzes synonym rules. */
+static sc_status build_synonyms(const json_t *analysis, const char *config_dir, const char *name,
+                                const char *path, sc__tokenizer_kind kind,
+                                const sc__tokenizer_opts *topts, sc__filter *fs, size_t n,
+                                sc_analysis_error *err)
+{
+    const json_t *defs = analysis ? json_object_get(analysis, "filter") : NULL;
+    const json_t *def = defs ? json_object_get(defs, name) : NULL;
+    char defpath[PATH_BYTES];
+    path_cat(defpath, "analysis.filter.", name);
+    if (!def)
+        return fail(err, "%s: synonym filter requires either `synonyms` or `synonyms_path`", path);
+    bool expand = true, lenient = false, updateable = false;
+    SC_TRY(get_bool(def, "expand", defpath, &expand, err));
+    SC_TRY(get_bool(def, "lenient", defpath, &lenient, err));
+    SC_TRY(get_bool(def, "updateable", defpath, &updateable, err));
+    (void)updateable; /* rules are re-read by _reload_search_analyzers either way */
+    const json_t *format = json_object_get(def, "format");
+    if (format && !(json_is_string(format) && strcmp(json_string_value(format), "solr") == 0))
+        return fail(err, "%s.format: only the solr format is supported", defpath);
+    const json_t *syns = json_object_get(def, "synonyms");
+    const json_t *spath = json_object_get(def, "synonyms_path");
+    const char **rules = NULL;
+    size_t nr = 0;
+    char *filebuf = NULL;
+    char sp[PATH_BYTES];
+    if (syns) {
+        path_cat(sp, defpath, ".synonyms");
+        SC_TRY(string_list(syns, sp, &rules, &nr, err));
+    } else if (json_is_string(spath)) {
+        path_cat(sp, defpath, ".synonyms_path");
+        SC_TRY(read_rules_file(config_dir, json_string_value(spath), defpath, &filebuf, &rules, &nr,
+                               err));
+    } else {
+        return fail(err, "%s: synonym filter requires either `synonyms` or `synonyms_path`",
+                    defpath);
+    }
+    sc_analyzer an;
+    sc__analyzer_view(&an, kind, topts, fs, n);
+    char msg[sizeof(err->message)];
+    msg[0] = '\0';
+    sc_status st =
+        sc__synmap_new(rules, nr, expand, lenient, &an, sp, &fs[n].syn, msg, sizeof(msg));
+    sc_alloc_free(&sc__text_pool, rules);
+    sc_alloc_free(&sc__text_pool, filebuf);
+    if (st == SC_EINVAL)
+        return fail(err, "%s", msg);
+    return st;
+}
+
+/* Resolves a char filter name from analysis.char_filter.<name>. */
+static sc_status resolve_charfilter(const json_t *analysis, const char *name, const char *path,
+                                    sc__charfilter **out, sc_analysis_error *err)
+{
+    *out = NULL;
+    const json_t *defs = analysis ? json_object_get(analysis, "char_filter") : NULL;
+    const json_t *def = defs ? json_object_get(defs, name) : NULL;
+    char defpath[PATH_BYTES];
+    path_cat(defpath, "analysis.char_filter.", name);
+    const char *type = name;
+    if (def) {
+        const json_t *t = json_object_get(def, "type");
+        if (!json_is_string(t))
+            return fail(err, "%s.type: expected a string", defpath);
+        type = json_string_value(t);
+        path = defpath;
+    }
+    char msg[sizeof(err->message)];
+    msg[0] = '\0';
+    sc_status st;
+    if (strcmp(type, "mapping") == 0) {
+        if (def && json_object_get(def, "mappings_path"))
+            return fail(err, "%s.mappings_path: not supported (use mappings)", path);
+        char mp[PATH_BYTES];
+        path_cat(mp, path, ".mappings");
+        const json_t *m = def ? json_object_get(def, "mappings") : NULL;
+        if (!m)
+            return fail(err, "%s: mapping requires either `mappings` or `mappings_path`", path);
+        const char **rules;
+        size_t n;
+        SC_TRY(string_list(m, mp, &rules, &n, err));
+        st = sc__charfilter_mapping(rules, n, mp, out, msg, sizeof(msg));
+        sc_alloc_free(&sc__text_pool, rules);
+    } else if (strcmp(type, "pattern_replace") == 0) {
+        const json_t *pat = def ? json_object_get(def, "pattern") : NULL;
+        const json_t *rep = def ? json_object_get(def, "replacement") : NULL;
+        const json_t *flags = def ? json_object_get(def, "flags") : NULL;
+        if (!json_is_string(pat))
+            return fail(err, "%s.pattern: expected a regular expression", path);
+        if (rep && !json_is_string(rep))
+            return fail(err, "%s.replacement: expected a string", path);
+        if (flags && !(json_is_string(flags) && json_string_length(flags) == 0))
+            return fail(err, "%s.flags: regex flags are not supported", path);
+        st = sc__charfilter_pattern(json_string_value(pat), rep ? json_string_value(rep) : "", path,
+                                    out, msg, sizeof(msg));
+    } else {
+        return fail(err,
+                    "%s: unknown or unsupported char filter [%s] (mapping and "
+                    "pattern_replace are supported)",
+                    path, type);
+    }
+    if (st == SC_EINVAL)
+        return fail(err, "%s", msg);
+    return st;
+}
+
+static sc_status build_custom(const json_t *analysis, const char *config_dir, const char *name,
+                              const json_t *def, const char *path, sc_analyzer **out,
+                              sc_analysis_error *err)
+{
     const json_t *tok = json_object_get(def, "tokenizer");
     if (!json_is_string(tok))
         return fail(err, "%s.tokenizer: expected a tokenizer name", path);
     char tp[PATH_BYTES];
     path_cat(tp, path, ".tokenizer");
     sc__tokenizer_kind kind = SC__TOK_STANDARD;
-    uint32_t max_len = 0;
+    sc__tokenizer_opts topts = {0, 0, 0, 0};
     bool lower = false;
-    SC_TRY(resolve_tokenizer(analysis, json_string_value(tok), tp, &kind, &max_len, &lower, err));
+    SC_TRY(resolve_tokenizer(analysis, json_string_value(tok), tp, &kind, &topts, &lower, err));
+    const json_t *cfv = json_object_get(def, "char_filter");
+    size_t ncf = json_is_array(cfv) ? json_array_size(cfv) : cfv ? 1 : 0;
+    if (cfv && !json_is_array(cfv) && !json_is_string(cfv))
+        return fail(err, "%s.char_filter: expected an array of char filter names", path);
+    if (ncf > MAX_FILTERS)
+        return fail(err, "%s.char_filter: more than %d char filters", path, MAX_FILTERS);
+    sc__charfilter *cfs[MAX_FILTERS];
+    size_t n_cf = 0;
     sc__filter fs[MAX_FILTERS + 1];
+    memset(fs, 0, sizeof(fs));
     size_t n = 0;
+    sc_status st = SC_OK;
+    for (size_t i = 0; i < ncf && st == SC_OK; i++) {
+        const json_t *v = json_is_array(cfv) ? json_array_get(cfv, i) : cfv;
+        char fp[PATH_BYTES], idx[32];
+        snprintf(idx, sizeof(idx), ".char_filter[%zu]", i);
+        path_cat(fp, path, idx);
+        if (!json_is_string(v)) {
+            st = fail(err, "%s: expected a char filter name", fp);
+            break;
+        }
+        st = resolve_charfilter(analysis, json_string_value(v), fp, &cfs[n_cf], err);
+        if (st == SC_OK)
+            n_cf++;
+    }
     if (lower)
-        fs[n++] = (sc__filter){SC__F_LOWERCASE, NULL};
+        fs[n++].kind = SC__F_LOWERCASE;
     const json_t *filters = json_object_get(def, "filter");
     size_t nf = json_is_array(filters) ? json_array_size(filters) : filters ? 1 : 0;
-    if (filters && !json_is_array(filters) && !json_is_string(filters))
-        return fail(err, "%s.filter: expected an array of filter names", path);
-    if (nf > MAX_FILTERS)
-        return fail(err, "%s.filter: more than %d filters", path, MAX_FILTERS);
-    sc_status st = SC_OK;
+    if (st == SC_OK && filters && !json_is_array(filters) && !json_is_string(filters))
+        st = fail(err, "%s.filter: expected an array of filter names", path);
+    if (st == SC_OK && nf > MAX_FILTERS)
+        st = fail(err, "%s.filter: more than %d filters", path, MAX_FILTERS);
     for (size_t i = 0; i < nf && st == SC_OK; i++) {
         const json_t *fv = json_is_array(filters) ? json_array_get(filters, i) : filters;
         char fp[PATH_BYTES];
@@ -261,19 +713,23 @@ static sc_status build_custom(const json_t *analysis, const char *name, const js
             break;
         }
         st = resolve_filter(analysis, json_string_value(fv), fp, &fs[n], err);
-        if (st == SC_OK)
-            n++;
+        if (st == SC_OK && fs[n].kind == SC__F_SYNONYM)
+            st = build_synonyms(analysis, config_dir, json_string_value(fv), fp, kind, &topts, fs,
+                                n, err);
+        n++; /* fs[n] may hold resources even on failure: freed below */
     }
     if (st != SC_OK) {
         for (size_t i = 0; i < n; i++)
-            sc__stopset_free(fs[i].stop);
+            sc__filter_fini(&fs[i]);
+        for (size_t i = 0; i < n_cf; i++)
+            sc__charfilter_free(cfs[i]);
         return st;
     }
-    return sc__analyzer_new(name, kind, max_len, fs, n, out);
+    return sc__analyzer_new_ex(name, kind, &topts, fs, n, cfs, n_cf, out);
 }
 
-static sc_status build_analyzer(const json_t *analysis, const char *name, const json_t *def,
-                                sc_analyzer **out, sc_analysis_error *err)
+static sc_status build_analyzer(const json_t *analysis, const char *config_dir, const char *name,
+                                const json_t *def, sc_analyzer **out, sc_analysis_error *err)
 {
     char path[PATH_BYTES];
     path_cat(path, "analysis.analyzer.", name);
@@ -284,7 +740,7 @@ static sc_status build_analyzer(const json_t *analysis, const char *name, const 
         return fail(err, "%s.type: expected a string", path);
     const char *type = t ? json_string_value(t) : "custom";
     if (strcmp(type, "custom") == 0)
-        return build_custom(analysis, name, def, path, out, err);
+        return build_custom(analysis, config_dir, name, def, path, out, err);
     sc__filter fs[4];
     memset(fs, 0, sizeof(fs));
     char sp[PATH_BYTES];
@@ -378,7 +834,7 @@ static sc_status build_normalizer(const json_t *analysis, const char *name, cons
     }
     if (st != SC_OK) {
         for (size_t i = 0; i < n; i++)
-            sc__stopset_free(fs[i].stop);
+            sc__filter_fini(&fs[i]);
         return st;
     }
     return sc__analyzer_new(name, SC__TOK_KEYWORD, 0, fs, n, out);
@@ -402,6 +858,12 @@ void sc_analyzer_registry_free(sc_analyzer_registry *r)
 
 sc_status sc_analyzer_registry_new(const json_t *analysis, sc_analyzer_registry **out,
                                    sc_analysis_error *err)
+{
+    return sc_analyzer_registry_new_dir(analysis, NULL, out, err);
+}
+
+sc_status sc_analyzer_registry_new_dir(const json_t *analysis, const char *config_dir,
+                                       sc_analyzer_registry **out, sc_analysis_error *err)
 {
     *out = NULL;
     if (err)
@@ -427,13 +889,15 @@ sc_status sc_analyzer_registry_new(const json_t *analysis, sc_analyzer_registry 
         json_object_foreach ((json_t *)defs, name, def) {
             if (st != SC_OK)
                 break;
-            st = build_analyzer(analysis, name, def, &r->custom[r->n_custom], err);
+            st = build_analyzer(analysis, config_dir, name, def, &r->custom[r->n_custom], err);
             if (st == SC_OK)
                 r->n_custom++;
         }
     }
     if (st == SC_OK) {
-        sc__filter lower = {SC__F_LOWERCASE, NULL};
+        sc__filter lower;
+        memset(&lower, 0, sizeof(lower));
+        lower.kind = SC__F_LOWERCASE;
         st = sc__analyzer_new("lowercase", SC__TOK_KEYWORD, 0, &lower, 1, &r->lowercase_normalizer);
     }
     const json_t *ndefs = analysis ? json_object_get(analysis, "normalizer") : NULL;

@@ -740,6 +740,11 @@ sc_status sc__tokenize(sc__tokenizer_kind kind, uint32_t max_len, sc_slice text,
     case SC__TOK_WHITESPACE: return run_char_tokenizer(kind, max_len, text, sink, ctx);
     case SC__TOK_KEYWORD:
         return sink(ctx, 0, text.len, utf8_valid(text.ptr, text.len), SC_TOKEN_WORD);
+    case SC__TOK_NGRAM:
+    case SC__TOK_EDGE_NGRAM: {
+        sc__tokenizer_opts o = {max_len, 1, 2, 0};
+        return sc__tokenize_ngram(kind, &o, text, sink, ctx);
+    }
     }
     return SC_EINVAL;
 }

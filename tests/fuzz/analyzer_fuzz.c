@@ -72,12 +72,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             "{\"analyzer\": {\"all\": {\"tokenizer\": \"standard\", \"filter\": [\"asciifolding\","
             " \"lowercase\", \"s\", \"porter_stem\", \"m\", \"p\"]},"
             " \"lw\": {\"tokenizer\": \"lowercase\", \"filter\": [\"porter_stem\"]},"
-            " \"short\": {\"type\": \"standard\", \"max_token_length\": 2}},"
+            " \"short\": {\"type\": \"standard\", \"max_token_length\": 2},"
+            " \"cf\": {\"tokenizer\": \"standard\", \"char_filter\": [\"mp\", \"pr\"],"
+            " \"filter\": [\"lowercase\", \"stop\", \"shingle\", \"unique\"]},"
+            " \"grams\": {\"tokenizer\": \"eg\", \"filter\": [\"ng\", \"trim\"]},"
+            " \"grams2\": {\"tokenizer\": \"ng\", \"filter\": [\"eng\", \"len\", \"tr\"]},"
+            " \"syn\": {\"tokenizer\": \"whitespace\", \"filter\": [\"lowercase\", \"km\", "
+            "\"sg\", \"sy\", \"sb\", \"porter_stem\"]}},"
+            " \"char_filter\": {\"mp\": {\"type\": \"mapping\", \"mappings\": [\"a => xyz\", "
+            "\"bc => \", \"\\\\u00e9 => e\", \"\xf0\x9f\x98\x80 => smile\"]},"
+            " \"pr\": {\"type\": \"pattern_replace\", \"pattern\": \"(\\\\d)(\\\\d)\", "
+            "\"replacement\": \"$2-$1$1\"}},"
+            " \"tokenizer\": {\"eg\": {\"type\": \"edge_ngram\", \"min_gram\": 1, "
+            "\"max_gram\": 5, \"token_chars\": [\"letter\", \"digit\"]},"
+            " \"ng\": {\"type\": \"ngram\", \"min_gram\": 1, \"max_gram\": 3}},"
             " \"filter\": {\"s\": {\"type\": \"stop\", \"stopwords\": [\"a\", "
             "\"\xc3\xa9t\xc3\xa9\"],"
             " \"ignore_case\": true}, \"m\": {\"type\": \"stemmer\", \"language\": "
             "\"minimal_english\"}, \"p\": {\"type\": \"stemmer\", \"language\": "
-            "\"possessive_english\"}}}";
+            "\"possessive_english\"},"
+            " \"ng\": {\"type\": \"ngram\", \"min_gram\": 2, \"max_gram\": 3, "
+            "\"preserve_original\": true},"
+            " \"eng\": {\"type\": \"edge_ngram\", \"min_gram\": 1, \"max_gram\": 2},"
+            " \"len\": {\"type\": \"length\", \"min\": 2},"
+            " \"tr\": {\"type\": \"truncate\", \"length\": 1},"
+            " \"km\": {\"type\": \"keyword_marker\", \"keywords\": [\"running\"]},"
+            " \"sb\": {\"type\": \"snowball\", \"language\": \"German\"},"
+            " \"sg\": {\"type\": \"synonym_graph\", \"synonyms\": [\"a, b c d\", "
+            "\"x y => z\", \"q => r s, t\"]},"
+            " \"sy\": {\"type\": \"synonym\", \"synonyms\": [\"r, s t\"]}}}";
         json_error_t jerr;
         json_t *j = json_loads(settings, 0, &jerr);
         if (!j || sc_analyzer_registry_new(j, &registry, NULL) != SC_OK)
@@ -85,11 +108,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_decref(j);
     }
     static const char *const names[] = {"standard", "simple", "whitespace", "keyword", "stop",
-                                        "english",  "all",    "lw",         "short"};
+                                        "english",  "all",    "lw",         "short",   "cf",
+                                        "grams",    "grams2", "syn"};
     sc_slice text = sc_slice_make(data, size);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         const sc_analyzer *a = sc_analyzer_registry_get(registry, sc_slice_cstr(names[i]));
-        check c = {size, 0, 0, strcmp(names[i], "keyword") == 0};
+        check c = {size, 0, 0, strcmp(names[i], "keyword") == 0 || i >= 9};
         if (sc_analyzer_analyze(a, text, sink, &c) != SC_OK)
             abort();
     }

@@ -4,6 +4,8 @@
 //        java ... LuceneTokens porter <words.txt>     (word \t Lucene PorterStemFilter stem)
 //        java ... LuceneTokens fold <chars.txt>       (line \t Lucene ASCIIFoldingFilter output)
 //        java ... LuceneTokens snowball <words.txt>   (word \t SnowballFilter(English) stem)
+//        java ... LuceneTokens chains <chains.tsv> <lines.txt>  (every chain of chains.tsv over
+//                 every line, built from Lucene's factories; the chain name is the analyzer)
 // Output (tokens mode), one line per token:
 //   <line number>\t<analyzer>\t<position>\t<start byte>\t<end byte>\t<type>\t<escaped term>
 // and one line "<line number>\t<analyzer>\t-" when a line gives no tokens for that analyzer.
@@ -71,8 +73,144 @@ public class LuceneTokens {
         if (n == 0) out.println(lineNo + "\t" + name + "\t-");
     }
 
+    // Elasticsearch's token_chars for the n-gram tokenizers (CharMatcher in ES).
+    static boolean tokenChar(String classes, int c) {
+        if (classes == null) return true;
+        int t = Character.getType(c);
+        for (String k : classes.split(";")) {
+            if (k.equals("letter") && Character.isLetter(c)) return true;
+            if (k.equals("digit") && Character.isDigit(c)) return true;
+            if (k.equals("whitespace") && Character.isWhitespace(c)) return true;
+            if (k.equals("punctuation") && (t == Character.CONNECTOR_PUNCTUATION
+                    || t == Character.DASH_PUNCTUATION || t == Character.START_PUNCTUATION
+                    || t == Character.END_PUNCTUATION || t == Character.INITIAL_QUOTE_PUNCTUATION
+                    || t == Character.FINAL_QUOTE_PUNCTUATION || t == Character.OTHER_PUNCTUATION))
+                return true;
+            if (k.equals("symbol") && (t == Character.MATH_SYMBOL || t == Character.CURRENCY_SYMBOL
+                    || t == Character.MODIFIER_SYMBOL || t == Character.OTHER_SYMBOL))
+                return true;
+        }
+        return false;
+    }
+
+    // "name(k=v,k=v)" -> name and a mutable parameter map; "@a;;b" values become files.
+    static String specName(String s) {
+        int p = s.indexOf('(');
+        return p < 0 ? s : s.substring(0, p);
+    }
+
+    static Map<String, String> specArgs(String s, File dir) throws IOException {
+        Map<String, String> m = new HashMap<>();
+        int p = s.indexOf('(');
+        if (p < 0) return m;
+        String body = s.substring(p + 1, s.length() - 1);
+        // split on commas that start a new k= (values may hold commas inside @files)
+        List<String> parts = new ArrayList<>();
+        int start = 0;
+        for (int i = 0; i < body.length(); i++) {
+            if (body.charAt(i) == ',' && body.substring(i + 1).matches("^[A-Za-z]+=.*")) {
+                if (!body.substring(start).startsWith("synonyms=@") && !body.substring(start).startsWith("mapping=@")
+                        && !body.substring(start).startsWith("protected=@") || i + 1 >= body.length()
+                        || body.substring(i + 1).matches("^(synonyms|expand|mapping|protected)=.*")) {
+                    parts.add(body.substring(start, i));
+                    start = i + 1;
+                }
+            }
+        }
+        parts.add(body.substring(start));
+        int nfile = 0;
+        for (String kv : parts) {
+            int e = kv.indexOf('=');
+            String k = kv.substring(0, e), v = kv.substring(e + 1);
+            if (v.startsWith("@")) {
+                File f = new File(dir, "res" + (nfile++) + "_" + k + ".txt");
+                try (Writer w = new OutputStreamWriter(new FileOutputStream(f), StandardCharsets.UTF_8)) {
+                    for (String line : v.substring(1).split(";;", -1)) w.write(line + "\n");
+                }
+                v = f.getName();
+            }
+            m.put(k, v);
+        }
+        return m;
+    }
+
+    static Analyzer chain(String spec, File dir) throws IOException {
+        final List<org.apache.lucene.analysis.util.CharFilterFactory> cfs = new ArrayList<>();
+        final List<org.apache.lucene.analysis.util.TokenFilterFactory> fs = new ArrayList<>();
+        org.apache.lucene.analysis.util.TokenizerFactory tf = null;
+        String ngram = null, tokenChars = null;
+        int minG = 0, maxG = 0;
+        org.apache.lucene.analysis.util.ResourceLoader rl =
+                new org.apache.lucene.analysis.util.FilesystemResourceLoader(dir.toPath(), LuceneTokens.class.getClassLoader());
+        for (String part : spec.split("\\|")) {
+            String kind = part.substring(0, part.indexOf(':'));
+            String rest = part.substring(part.indexOf(':') + 1);
+            String name = specName(rest);
+            Map<String, String> args = specArgs(rest, dir);
+            if (kind.equals("tok") && (name.equals("nGram") || name.equals("edgeNGram"))) {
+                ngram = name;
+                tokenChars = args.get("tokenChars");
+                minG = Integer.parseInt(args.get("minGramSize"));
+                maxG = Integer.parseInt(args.get("maxGramSize"));
+                continue;
+            }
+            Object f;
+            if (kind.equals("cf")) f = org.apache.lucene.analysis.util.CharFilterFactory.forName(name, args);
+            else if (kind.equals("tok")) f = org.apache.lucene.analysis.util.TokenizerFactory.forName(name, args);
+            else f = org.apache.lucene.analysis.util.TokenFilterFactory.forName(name, args);
+            if (f instanceof org.apache.lucene.analysis.util.ResourceLoaderAware)
+                ((org.apache.lucene.analysis.util.ResourceLoaderAware) f).inform(rl);
+            if (kind.equals("cf")) cfs.add((org.apache.lucene.analysis.util.CharFilterFactory) f);
+            else if (kind.equals("tok")) tf = (org.apache.lucene.analysis.util.TokenizerFactory) f;
+            else fs.add((org.apache.lucene.analysis.util.TokenFilterFactory) f);
+        }
+        final org.apache.lucene.analysis.util.TokenizerFactory tff = tf;
+        final String ng = ngram, tc = tokenChars;
+        final int mn = minG, mx = maxG;
+        return new Analyzer() {
+            @Override
+            protected Reader initReader(String field, Reader r) {
+                for (org.apache.lucene.analysis.util.CharFilterFactory c : cfs) r = c.create(r);
+                return r;
+            }
+
+            @Override
+            protected TokenStreamComponents createComponents(String field) {
+                Tokenizer t;
+                if (ng == null) t = tff.create();
+                else if (ng.equals("nGram"))
+                    t = new org.apache.lucene.analysis.ngram.NGramTokenizer(mn, mx) {
+                        @Override
+                        protected boolean isTokenChar(int c) { return tokenChar(tc, c); }
+                    };
+                else
+                    t = new org.apache.lucene.analysis.ngram.EdgeNGramTokenizer(mn, mx) {
+                        @Override
+                        protected boolean isTokenChar(int c) { return tokenChar(tc, c); }
+                    };
+                TokenStream ts = t;
+                for (org.apache.lucene.analysis.util.TokenFilterFactory f : fs) ts = f.create(ts);
+                return new TokenStreamComponents(t, ts);
+            }
+        };
+    }
+
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, "UTF-8");
+        if (args[0].equals("chains")) {
+            List<String> specs = Files.readAllLines(Paths.get(args[1]), StandardCharsets.UTF_8);
+            List<String> lines = Files.readAllLines(Paths.get(args[2]), StandardCharsets.UTF_8);
+            File dir = Files.createTempDirectory("chains").toFile();
+            for (String spec : specs) {
+                if (spec.startsWith("#") || spec.isEmpty()) continue;
+                String[] cols = spec.split("\t");
+                Analyzer a = chain(cols[2], dir);
+                int lineNo = 0;
+                for (String line : lines) analyze(out, ++lineNo, cols[0], a, line);
+            }
+            out.flush();
+            return;
+        }
         List<String> lines = Files.readAllLines(Paths.get(args[1]), StandardCharsets.UTF_8);
         if (args[0].equals("fold")) {
             for (String w : lines) {

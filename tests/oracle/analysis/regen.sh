@@ -5,6 +5,7 @@
 #   tests/fixtures/text/porter_words.tsv   (PorterStemFilter over the words of sentences.txt)
 #   tests/fixtures/text/snowball_words.tsv (SnowballFilter(English) over the same words)
 #   tests/fixtures/text/fold_chars.tsv     (ASCIIFoldingFilter over Latin and punctuation blocks)
+#   tests/fixtures/text/chain_tokens.tsv   (every chain of chains.tsv over chain_inputs.txt)
 # Rebuild the inputs first if wanted:
 #   tests/oracle/analysis/make_sentences.py > tests/fixtures/text/sentences.txt
 #   tests/oracle/analysis/make_random.py > tests/fixtures/text/random_unicode.txt
@@ -22,6 +23,8 @@ java -cp "$CP:$out" LuceneTokens tokens tests/fixtures/text/sentences.txt \
   > "$dest/lucene_tokens.tsv"
 java -cp "$CP:$out" LuceneTokens tokens tests/fixtures/text/random_unicode.txt \
   > "$dest/random_tokens.tsv"
+java -cp "$CP:$out" LuceneTokens chains tests/oracle/analysis/chains.tsv \
+  tests/fixtures/text/chain_inputs.txt > "$dest/chain_tokens.tsv"
 # Porter word list: every lowercase ASCII word of the standard tokens, plus stemming classics.
 awk -F'\t' '$2=="standard" && $7 ~ /^[a-z]+$/ {print $7}' "$dest/lucene_tokens.tsv" |
   sort -u > "$out/words.txt"
