@@ -2,13 +2,16 @@
  * gauss / exp / linear decay, random_score) with their filters, score_mode, boost_mode,
  * max_boost and min_score become the search layer's sc_score_function specs; fields are
  * resolved to how their doc values read (numbers, scaled floats, dates in ms or ns).
- * script_score is refused: scry runs no scripts. */
+ * script_score (the function, and the script_score query as a function_score with that one
+ * function replacing the score) compiles its script against the score-script environment
+ * (search/score_script.h) and binds params and doc fields here. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/dsl_internal.h"
+#include "search/score_script.h"
 
 static bool num(const json_t *v, double *out)
 {
@@ -199,6 +202,129 @@ static sc_status random_fn(P *p, const json_t *b, sc_score_function *f)
     return SC_OK;
 }
 
+/* A params value as a script value: numbers, strings, booleans, null, arrays of numbers (a
+ * query vector). Strings are copied into the query's arena. */
+static sc_status param_value(P *p, const char *name, const json_t *v, sc_script_value *out)
+{
+    *out = sc_script_null();
+    if (json_is_integer(v)) {
+        *out = sc_script_long(json_integer_value(v));
+    } else if (json_is_real(v)) {
+        *out = sc_script_double(json_real_value(v));
+    } else if (json_is_boolean(v)) {
+        *out = sc_script_bool(json_is_true(v));
+    } else if (json_is_string(v)) {
+        size_t n = json_string_length(v);
+        char *s = sc_arena_alloc(p->a, n + 1);
+        if (!s)
+            return sc__dsl_oom(p);
+        memcpy(s, json_string_value(v), n + 1);
+        *out = (sc_script_value){.type = SC_SCRIPT_STRING, .s = sc_slice_make(s, n)};
+    } else if (json_is_array(v)) {
+        size_t n = json_array_size(v);
+        if (n == 0 || n > SC_VEC_MAX_BIT_DIMS)
+            return sc__dsl_fail(p, "illegal_argument_exception",
+                                "[params.%s]: a query vector needs 1 to %u numbers", name,
+                                (unsigned)SC_VEC_MAX_BIT_DIMS);
+        sc_score_script_vec *vec = sc_arena_calloc(p->a, 1, sizeof *vec);
+        float *x = sc_arena_alloc(p->a, n * sizeof *x);
+        if (!vec || !x)
+            return sc__dsl_oom(p);
+        for (size_t i = 0; i < n; i++) {
+            const json_t *e = json_array_get(v, i);
+            if (!json_is_number(e))
+                return sc__dsl_fail(p, "illegal_argument_exception",
+                                    "[params.%s]: only arrays of numbers are supported", name);
+            x[i] = (float)json_number_value(e);
+        }
+        vec->v = x;
+        vec->dims = (uint32_t)n;
+        *out = (sc_script_value){
+            .type = SC_SCRIPT_OBJECT, .obj = vec, .obj_kind = SC_SCORE_SCRIPT_VEC};
+    } else if (v && !json_is_null(v)) {
+        return sc__dsl_fail(p, "illegal_argument_exception",
+                            "[params.%s]: objects are not supported as script parameters", name);
+    }
+    return SC_OK;
+}
+
+/* The variables of a compiled score script: params, `_score`, doc fields. */
+static sc_status bind_vars(P *p, const json_t *params, sc_score_script *ss)
+{
+    size_t n = sc_script_n_vars(ss->script), cap = n ? n : 1;
+    ss->vals = sc_arena_calloc(p->a, cap, sizeof *ss->vals);
+    ss->fields = sc_arena_calloc(p->a, cap, sizeof *ss->fields);
+    ss->dv_value = sc_arena_calloc(p->a, cap, sizeof *ss->dv_value);
+    ss->dv_scaling = sc_arena_calloc(p->a, cap, sizeof *ss->dv_scaling);
+    if (!ss->vals || !ss->fields || !ss->dv_value || !ss->dv_scaling)
+        return sc__dsl_oom(p);
+    ss->score_var = -1;
+    for (size_t i = 0; i < n; i++) {
+        const sc_script_var *var = sc_script_var_get(ss->script, i);
+        if (var->kind == SC_SCRIPT_VAR_PARAM) {
+            const json_t *v = params ? json_object_get(params, var->name) : NULL;
+            if (!v && !strcmp(var->name, "_score"))
+                ss->score_var = (int64_t)i;
+            else
+                SC_TRY(param_value(p, var->name, v, &ss->vals[i]));
+            continue;
+        }
+        ss->fields[i] = sc_slice_cstr(var->name);
+        int date;
+        sc_status st = p->env && p->env->score_field
+                           ? p->env->score_field(p->env->ctx, ss->fields[i], &ss->dv_value[i],
+                                                 &ss->dv_scaling[i], &date)
+                           : SC_ENOTFOUND;
+        if (st == SC_ENOTFOUND)
+            return sc__dsl_fail(p, "illegal_argument_exception",
+                                "No field found for [%s] in mapping", var->name);
+        if (st != SC_OK)
+            return sc__dsl_fail(p, "illegal_argument_exception",
+                                "doc['%s'] is not supported in score scripts: numeric and date "
+                                "fields only",
+                                var->name);
+    }
+    return SC_OK;
+}
+
+/* `script`: {"source": .., "params": {..}, "lang": "painless"} or the source alone. */
+static sc_status script_of(P *p, const json_t *v, const sc_score_script **out)
+{
+    const json_t *src = v, *params = NULL;
+    if (json_is_object(v)) {
+        static const char *const keys[] = {"source", "params", "lang", NULL};
+        SC_TRY(sc__dsl_check_keys(p, "script", v, keys));
+        const json_t *lang = json_object_get(v, "lang");
+        if (lang && !(json_is_string(lang) && (!strcmp(json_string_value(lang), "painless") ||
+                                               !strcmp(json_string_value(lang), "expression"))))
+            return sc__dsl_fail(p, "illegal_argument_exception", "script_lang not supported [%s]",
+                                json_is_string(lang) ? json_string_value(lang) : "?");
+        src = json_object_get(v, "source");
+        params = json_object_get(v, "params");
+        if (params && !json_is_object(params))
+            return sc__dsl_fail(p, "parsing_exception", "[script] [params] must be an object");
+    }
+    if (!json_is_string(src))
+        return sc__dsl_fail(p, "parsing_exception", "[script] requires [source]");
+    const sc_script_env *env = sc_score_script_env();
+    sc_score_script *ss = sc_arena_calloc(p->a, 1, sizeof *ss);
+    if (!env || !ss)
+        return sc__dsl_oom(p);
+    sc_script *s;
+    sc_script_error err;
+    sc_status st = sc_script_compile(
+        env, sc_slice_make(json_string_value(src), json_string_length(src)), p->a, &s, &err);
+    if (st == SC_ENOMEM)
+        return sc__dsl_oom(p);
+    if (st != SC_OK)
+        return sc__dsl_fail(p, "script_exception", "compile error: %s at position %lld", err.reason,
+                            (long long)err.pos);
+    ss->script = s;
+    SC_TRY(bind_vars(p, params, ss));
+    *out = ss;
+    return SC_OK;
+}
+
 /* One function object ({"filter": .., "weight": .., "<kind>": {..}}) or the query body itself
  * for the single-function form. *any: a function was given. */
 static sc_status function(P *p, const json_t *obj, bool top, sc_score_function *f, bool *any)
@@ -232,9 +358,12 @@ static sc_status function(P *p, const json_t *obj, bool top, sc_score_function *
         } else if (!strcmp(k, "random_score")) {
             st = random_fn(p, v, f);
         } else if (!strcmp(k, "script_score")) {
-            return sc__dsl_fail(p, "illegal_argument_exception",
-                                "[script_score] is not supported: this server runs no scripts "
-                                "(use field_value_factor, a decay function or weight)");
+            static const char *const skeys[] = {"script", NULL};
+            if (!json_is_object(v))
+                return sc__dsl_fail(p, "parsing_exception", "[script_score] must be an object");
+            SC_TRY(sc__dsl_check_keys(p, "script_score", v, skeys));
+            f->kind = SC_SF_SCRIPT;
+            st = script_of(p, json_object_get(v, "script"), &f->script);
         } else if (top) {
             fn = false; /* the query's own keys, checked by the caller */
         } else {
@@ -285,6 +414,48 @@ static sc_status modes(P *p, const json_t *body, sc_query *q)
         q->u.function_score.has_min_score = true;
         q->u.function_score.min_score = x;
     }
+    return SC_OK;
+}
+
+/* script_score: the inner query's docs scored by the script (times boost); with min_score only
+ * those scoring at least that. */
+sc_status sc__dsl_q_script_score(P *p, const json_t *body, sc_query **out)
+{
+    static const char *const keys[] = {"query", "script", "min_score", "boost", "_name", NULL};
+    if (!json_is_object(body))
+        return sc__dsl_fail(p, "parsing_exception", "[script_score] malformed query");
+    SC_TRY(sc__dsl_check_keys(p, "script_score", body, keys));
+    const json_t *qv = json_object_get(body, "query"), *v;
+    if (!qv)
+        return sc__dsl_fail(p, "parsing_exception", "[script_score] requires [query]");
+    sc_query *inner;
+    SC_TRY(sc__dsl_parse_query(p, qv, &inner));
+    sc_query *q = NEW(p, sc_query_function_score(p->a, inner));
+    sc_score_function f;
+    memset(&f, 0, sizeof f);
+    f.kind = SC_SF_SCRIPT;
+    f.weight = 1;
+    SC_TRY(script_of(p, json_object_get(body, "script"), &f.script));
+    float x;
+    if ((v = json_object_get(body, "boost"))) {
+        if (!sc__dsl_get_float(v, &x))
+            return sc__dsl_fail(p, "parsing_exception", "[script_score] [boost] must be a number");
+        if (x < 0)
+            return sc__dsl_fail(p, "illegal_argument_exception",
+                                "negative [boost] are not allowed.");
+        f.weight = x; /* Elasticsearch multiplies the script's score by the boost */
+    }
+    if (sc_query_function_score_add(p->a, q, &f) != SC_OK)
+        return sc__dsl_oom(p);
+    q->u.function_score.score_mode = SC_SF_SCORE_FIRST;
+    q->u.function_score.boost_mode = SC_SF_BOOST_REPLACE;
+    if ((v = json_object_get(body, "min_score"))) {
+        if (!sc__dsl_get_float(v, &x))
+            return sc__dsl_fail(p, "parsing_exception", "[min_score] must be a number");
+        q->u.function_score.has_min_score = true;
+        q->u.function_score.min_score = x;
+    }
+    *out = q;
     return SC_OK;
 }
 

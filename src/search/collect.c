@@ -117,7 +117,7 @@ sc_status sc_search_collect(const sc_searcher *s, const sc_query *q, const sc_se
         return sc__search_oom(&ctx);
     uint64_t total = 0;
     sc_status st = SC_OK;
-    for (size_t si = 0; si < s->n_segs && st == SC_OK; si++) {
+    for (size_t si = 0; si < s->n_segs && st == SC_OK && ctx.script_st == SC_OK; si++) {
         const sc_searcher_segment *ss = &s->segs[si];
         if (o->cancel && sc_cancel_token_check(o->cancel, true))
             break;
@@ -141,5 +141,5 @@ sc_status sc_search_collect(const sc_searcher *s, const sc_query *q, const sc_se
     }
     res->total = total;
     sc__search_finish_flags(&ctx);
-    return st;
+    return st != SC_OK ? st : ctx.script_st;
 }

@@ -65,7 +65,7 @@ sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_sear
     if (!win.words || !win2)
         return sc__search_oom(&ctx);
     uint64_t total = 0;
-    for (size_t si = 0; si < s->n_segs; si++) {
+    for (size_t si = 0; si < s->n_segs && ctx.script_st == SC_OK; si++) {
         const sc_searcher_segment *ss = &s->segs[si];
         uint32_t n_docs = sc_segment_n_docs(ss->seg);
         if (o->cancel && sc_cancel_token_check(o->cancel, true))
@@ -122,5 +122,5 @@ sc_status sc_search_count(const sc_searcher *s, const sc_query *q, const sc_sear
     }
     res->total = total;
     sc__search_finish_flags(&ctx);
-    return SC_OK;
+    return ctx.script_st;
 }

@@ -84,7 +84,8 @@ double sc_sf_eval(const sc_score_function *f, const int64_t *vals, size_t n)
 {
     double r = 1;
     switch (f->kind) {
-    case SC_SF_WEIGHT: break;
+    case SC_SF_WEIGHT:
+    case SC_SF_SCRIPT: break; /* run by the iterator (search/score_script.h) */
     case SC_SF_FIELD_VALUE: {
         double v = n ? sc_sf_value_of(f, vals[0]) : f->has_missing ? f->missing : NAN;
         r = isnan(v) ? 1 : modify(f->modifier, v * f->factor);

@@ -18,6 +18,7 @@ typedef enum sc_sf_kind {
     SC_SF_FIELD_VALUE, /* field_value_factor */
     SC_SF_DECAY,       /* gauss / exp / linear */
     SC_SF_RANDOM,      /* random_score */
+    SC_SF_SCRIPT,      /* script_score (search/score_script.h) */
 } sc_sf_kind;
 
 typedef enum sc_sf_modifier {
@@ -73,6 +74,7 @@ typedef enum sc_sf_boost_mode {
 } sc_sf_boost_mode;
 
 struct sc_query;
+struct sc_score_script;
 
 /* One function of a function_score query. */
 typedef struct sc_score_function {
@@ -93,6 +95,8 @@ typedef struct sc_score_function {
     sc_sf_multi multi;
     /* random_score */
     uint64_t seed;
+    /* script_score (the iterator runs it; sc_sf_eval does not) */
+    const struct sc_score_script *script;
 } sc_score_function;
 
 /* A doc value as a number. */

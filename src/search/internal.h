@@ -76,6 +76,8 @@ typedef struct sc__search_ctx {
     bool exhaustive;       /* every match will be visited (exact totals): prefer bulk sets */
     uint64_t range_needed; /* execute with bounded totals: matches it needs (0 = all); ranges
                               then may pick a lazy doc-values scan over building a bitset */
+    sc_status script_st;   /* a score script's run-time error (message in res->error): the
+                              drivers return it once the iteration stops */
 } sc__search_ctx;
 
 /* Rewrites q into a plan (allocated in ctx->a); *out is never NULL on SC_OK. `scoring` false

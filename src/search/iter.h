@@ -24,6 +24,7 @@
 #include "index/postings.h"
 #include "search/bm25.h"
 #include "search/function_score.h"
+#include "search/score_script.h"
 
 #define SC_DOC_END UINT32_MAX
 
@@ -256,6 +257,10 @@ typedef struct sc_iter_function_score_args {
     float max_boost;
     bool has_min_score;
     float min_score;
+    sc_score_script_seg **scripts; /* per SC_SF_SCRIPT function: its segment state */
+    sc_status *err_st;             /* a script's run-time error: set, and the iterator ends */
+    char *err_msg;                 /* err_cap bytes */
+    size_t err_cap;
 } sc_iter_function_score_args;
 /* child's docs scored by function_score (search/function_score.h); with has_min_score only
  * those scoring at least min_score. max_score is unbounded, so no block-max pruning below it. */

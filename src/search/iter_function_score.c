@@ -2,9 +2,11 @@
  * functions (search/function_score.h) from the fields' numeric doc values, read per doc; with
  * min_score, docs below it are skipped as they are reached (so the score is computed on
  * next/advance). Its max_score is unbounded (FLT_MAX, as Elasticsearch's FunctionFactorScorer):
- * collectors cannot prune below it, which keeps block-max skipping correct. */
+ * collectors cannot prune below it, which keeps block-max skipping correct. A script's run-time
+ * error (or negative score) is written to the caller's error slot and ends the iteration. */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 
 #include "search/iter.h"
 
@@ -27,6 +29,11 @@ typedef struct fs_iter {
     uint32_t scored_doc; /* the doc `score` belongs to, SC_DOC_END when none */
     float score;
     double *results, *weights; /* n_fns each */
+    sc_score_script_seg **scripts;
+    sc_status *err_st;
+    char *err_msg;
+    size_t err_cap;
+    bool failed;
 } fs_iter;
 
 #define FS(it) ((fs_iter *)(it))
@@ -52,6 +59,23 @@ static float compute(fs_iter *f, uint32_t doc)
         if (!applies(f, i, doc))
             continue;
         const sc_score_function *fn = &f->fns[i];
+        if (fn->kind == SC_SF_SCRIPT) {
+            double r;
+            sc_script_error err;
+            if (sc_score_script_run(f->scripts[i], doc, q, &r, &err) != SC_OK) {
+                if (!f->failed && f->err_st && *f->err_st == SC_OK) {
+                    *f->err_st = SC_EINVAL;
+                    snprintf(f->err_msg, f->err_cap, "%s", err.reason);
+                }
+                f->failed = true;
+                return 0;
+            }
+            f->results[n] = r * fn->weight;
+            f->weights[n++] = fn->weight;
+            if (f->score_mode == SC_SF_SCORE_FIRST)
+                break;
+            continue;
+        }
         int64_t vals[MAX_VALUES];
         size_t nv = 0;
         if (f->has_dv[i])
@@ -76,6 +100,10 @@ static uint32_t settle(fs_iter *f, uint32_t doc)
     while (doc != SC_DOC_END) {
         f->score = compute(f, doc);
         f->scored_doc = doc;
+        if (f->failed) {
+            doc = SC_DOC_END;
+            break;
+        }
         if (!f->has_min || f->score >= f->min_score)
             break;
         doc = sc_doc_iter_next(f->child);
@@ -166,5 +194,9 @@ sc_doc_iter *sc_iter_function_score(sc_arena *a, sc_doc_iter *child,
     f->scored_doc = SC_DOC_END;
     f->results = buf;
     f->weights = buf + n;
+    f->scripts = args->scripts;
+    f->err_st = args->err_st;
+    f->err_msg = args->err_msg;
+    f->err_cap = args->err_cap;
     return &f->base;
 }

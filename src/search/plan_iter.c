@@ -412,7 +412,8 @@ static sc_status function_score_iter(sc__search_ctx *ctx, const sc__plan *p, siz
     bool *no_match = sc_arena_calloc(ctx->a, cap, sizeof *no_match);
     bool *has_dv = sc_arena_calloc(ctx->a, cap, sizeof *has_dv);
     sc_dv_numeric *dv = sc_arena_calloc(ctx->a, cap, sizeof *dv);
-    if (!filters || !no_match || !has_dv || !dv)
+    sc_score_script_seg **scripts = sc_arena_calloc(ctx->a, cap, sizeof *scripts);
+    if (!filters || !no_match || !has_dv || !dv || !scripts)
         return sc__search_oom(ctx);
     const sc_segment *seg = ctx->s->segs[seg_i].seg;
     uint32_t base = 0;
@@ -424,6 +425,9 @@ static sc_status function_score_iter(sc__search_ctx *ctx, const sc__plan *p, siz
             SC_TRY(sc__plan_iter(ctx, p->filter[i], seg_i, &filters[i]));
             no_match[i] = filters[i] == NULL;
         }
+        if (fn->kind == SC_SF_SCRIPT &&
+            sc_score_script_seg_open(ctx->a, fn->script, seg, &scripts[i]) != SC_OK)
+            return sc__search_oom(ctx);
         const sc_field_info *fi = fn->field.len ? sc_segment_field(seg, fn->field) : NULL;
         has_dv[i] =
             fi && fi->kind == SC_FIELD_NUMERIC && sc_dv_numeric_open(seg, fi, &dv[i]) == SC_OK;
@@ -439,7 +443,11 @@ static sc_status function_score_iter(sc__search_ctx *ctx, const sc__plan *p, siz
                                         .boost_mode = q->u.function_score.boost_mode,
                                         .max_boost = q->u.function_score.max_boost,
                                         .has_min_score = q->u.function_score.has_min_score,
-                                        .min_score = q->u.function_score.min_score};
+                                        .min_score = q->u.function_score.min_score,
+                                        .scripts = scripts,
+                                        .err_st = &ctx->script_st,
+                                        .err_msg = ctx->res->error,
+                                        .err_cap = sizeof ctx->res->error};
     *out = sc_iter_function_score(ctx->a, child, &args);
     return *out ? SC_OK : sc__search_oom(ctx);
 }

@@ -538,6 +538,8 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
                 continue;
             }
         }
+        if (ctx.script_st != SC_OK)
+            break;
         sc_doc_iter *it;
         SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
         sc_doc_iter **kids;
@@ -580,5 +582,5 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
         sc_search_total_cap(track, &res->total, &res->total_gte);
     }
     sc__search_finish_flags(&ctx);
-    return SC_OK;
+    return ctx.script_st;
 }

@@ -350,7 +350,7 @@ def test_function_score_random(server, fs):
 
 
 @pytest.mark.parametrize("bad", [
-    {"script_score": {"script": {"source": "_score * 2"}}},
+    {"script_score": {"script": {"source": "_score *"}}},  # compile error
     {"field_value_factor": {"field": "t"}},
     {"field_value_factor": {"field": "nope"}},
     {"field_value_factor": {"field": "price", "modifier": "cube"}},
