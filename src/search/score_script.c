@@ -66,10 +66,11 @@ static const vec_slot *vec_field(sc_score_script_seg *st, sc_slice name)
     return s;
 }
 
-/* The query vector and the doc's vector of the field named by args[1]. */
+/* The query vector and the doc's vector of the field named by args[1]. With `packed` (NULL:
+ * not allowed), a bit field also takes a query of dims / 8 bytes (*packed set then). */
 static sc_status vec_args(void *call_ctx, const sc_script_value *args, const char *fn,
                           const sc_score_script_vec **q, const float **v, sc_vec_elem *elem,
-                          sc_script_error *err)
+                          bool *packed, sc_script_error *err)
 {
     sc_score_script_seg *st = call_ctx;
     if (args[0].type != SC_SCRIPT_OBJECT || args[0].obj_kind != SC_SCORE_SCRIPT_VEC)
@@ -85,7 +86,9 @@ static sc_status vec_args(void *call_ctx, const sc_script_value *args, const cha
         return rt_error(err, "A document doesn't have a value for a vector field [%.*s]!",
                         (int)args[1].s.len, (const char *)args[1].s.ptr);
     const sc_vec_field *vf = &s->vf;
-    if ((*q)->dims != vf->p.dims)
+    if (packed)
+        *packed = vf->p.elem == SC_VEC_ELEM_BIT && (*q)->dims * 8 == vf->p.dims;
+    if ((*q)->dims != vf->p.dims && !(packed && *packed))
         return rt_error(err,
                         "The query vector has a different number of dimensions [%u] than the "
                         "document vectors [%u].",
@@ -113,7 +116,7 @@ static sc_status v_cosine(void *ctx, const sc_script_value *args, size_t n, sc_s
     const sc_score_script_vec *q;
     const float *v;
     sc_vec_elem elem;
-    SC_TRY(vec_args(ctx, args, "cosineSimilarity", &q, &v, &elem, err));
+    SC_TRY(vec_args(ctx, args, "cosineSimilarity", &q, &v, &elem, NULL, err));
     sc_score_script_seg *st = ctx;
     *out = sc_script_double(sc_vec_cos_f32(st->k, q->v, v, q->dims));
     return SC_OK;
@@ -126,7 +129,7 @@ static sc_status v_dot(void *ctx, const sc_script_value *args, size_t n, sc_scri
     const sc_score_script_vec *q;
     const float *v;
     sc_vec_elem elem;
-    SC_TRY(vec_args(ctx, args, "dotProduct", &q, &v, &elem, err));
+    SC_TRY(vec_args(ctx, args, "dotProduct", &q, &v, &elem, NULL, err));
     sc_score_script_seg *st = ctx;
     *out = sc_script_double(st->k->dot_f32(q->v, v, q->dims));
     return SC_OK;
@@ -139,7 +142,7 @@ static sc_status v_l2(void *ctx, const sc_script_value *args, size_t n, sc_scrip
     const sc_score_script_vec *q;
     const float *v;
     sc_vec_elem elem;
-    SC_TRY(vec_args(ctx, args, "l2norm", &q, &v, &elem, err));
+    SC_TRY(vec_args(ctx, args, "l2norm", &q, &v, &elem, NULL, err));
     sc_score_script_seg *st = ctx;
     *out = sc_script_double(sqrtf(st->k->l2sq_f32(q->v, v, q->dims)));
     return SC_OK;
@@ -152,7 +155,7 @@ static sc_status v_l1(void *ctx, const sc_script_value *args, size_t n, sc_scrip
     const sc_score_script_vec *q;
     const float *v;
     sc_vec_elem elem;
-    SC_TRY(vec_args(ctx, args, "l1norm", &q, &v, &elem, err));
+    SC_TRY(vec_args(ctx, args, "l1norm", &q, &v, &elem, NULL, err));
     float s = 0;
     for (uint32_t i = 0; i < q->dims; i++)
         s += fabsf(q->v[i] - v[i]);
@@ -167,10 +170,22 @@ static sc_status v_hamming(void *ctx, const sc_script_value *args, size_t n, sc_
     const sc_score_script_vec *q;
     const float *v;
     sc_vec_elem elem;
-    SC_TRY(vec_args(ctx, args, "hamming", &q, &v, &elem, err));
+    bool packed;
+    SC_TRY(vec_args(ctx, args, "hamming", &q, &v, &elem, &packed, err));
     if (elem == SC_VEC_ELEM_FLOAT)
         return rt_error(err, "hamming distance is only supported for byte or bit vectors");
     int64_t d = 0;
+    if (packed) { /* Elasticsearch's form: the query's bytes, most significant bit first */
+        for (uint32_t i = 0; i < q->dims; i++) {
+            if (q->v[i] != rintf(q->v[i]) || q->v[i] < -128 || q->v[i] > 127)
+                return rt_error(err, "hamming needs a query vector of bytes (-128..127)");
+            uint8_t x = (uint8_t)(int8_t)q->v[i];
+            for (int b = 0; b < 8; b++)
+                d += ((x >> (7 - b)) & 1) != (v[i * 8 + (uint32_t)b] != 0);
+        }
+        *out = sc_script_long(d);
+        return SC_OK;
+    }
     for (uint32_t i = 0; i < q->dims; i++) {
         if (elem == SC_VEC_ELEM_BIT) {
             d += (q->v[i] != 0) != (v[i] != 0);

@@ -196,9 +196,9 @@ def test_hamming_on_bits_and_bytes(server, fresh_index):
     def ham(a, c):
         return sum(bin((x & 0xFF) ^ (y & 0xFF)).count("1") for x, y in zip(a, c))
 
-    for field, vals, qv in (("bytes", byts, q),
+    for field, vals, qv in (("bytes", byts, q), ("bits", bits, q),
                             ("bits", bits, None)):
-        if qv is None:  # a bit query vector: 32 0/1 values, most significant bit first
+        if qv is None:  # the bit query also as 32 0/1 values, most significant bit first
             qv = [(q[j // 8] >> (7 - j % 8)) & 1 for j in range(32)]
         b = search(server, fresh_index, {"size": 50, "query": sq(
             {"source": "100 - hamming(params.q, '%s')" % field, "params": {"q": qv}})})
