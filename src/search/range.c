@@ -319,7 +319,7 @@ static uint32_t first_leaf(const sc_bkd *t, int64_t lo)
     return l;
 }
 
-static sc_status points_sparse(sc_arena *a, const sc_bkd *t, const int64_t *lo, const int64_t *hi,
+sc_status sc_range_points_docs(sc_arena *a, const sc_bkd *t, const int64_t *lo, const int64_t *hi,
                                size_t n, uint64_t est, uint32_t **out, size_t *out_n)
 {
     uint32_t ls = t->leaf_size;
@@ -409,7 +409,7 @@ sc_status sc_range_iter(sc_arena *a, const sc_range_source *src, const int64_t *
         if (est < src->n_docs / SPARSE_DIV || strategy == SC_RANGE_POINTS_LIST) {
             uint32_t *docs;
             size_t m;
-            SC_TRY(points_sparse(a, src->bkd, lo, hi, n, est, &docs, &m));
+            SC_TRY(sc_range_points_docs(a, src->bkd, lo, hi, n, est, &docs, &m));
             *out = docs_iter(a, docs, m, score);
         } else {
             sc_bitset *bs;
@@ -603,7 +603,7 @@ sc_status sc_range_segment_bounded(sc_arena *a, const sc_segment *seg, sc_slice 
         if (est < src.n_docs / SPARSE_DIV) {
             uint32_t *docs;
             size_t m;
-            SC_TRY(points_sparse(a, bkd, &lo, &hi, 1, est, &docs, &m));
+            SC_TRY(sc_range_points_docs(a, bkd, &lo, &hi, 1, est, &docs, &m));
             if (limit)
                 for (size_t i = 0; i < m; i++)
                     *count += !live || (docs[i] < live->n_bits && sc_bitset_test(live, docs[i]));

@@ -53,6 +53,14 @@ sc_status sc_range_iter(sc_arena *a, const sc_range_source *src, const int64_t *
                         sc_range_strategy strategy, sc_doc_iter **out, bool *used_points)
     SC_MUST_USE;
 
+/* The docs having a value in any [lo[i], hi[i]] (n ranges) from the points alone, ascending
+ * and distinct, in *docs (arena; *n_out of them): the leaves overlapping each range are found
+ * by a binary search over the leaf cells and decoded. est: the expected count (sizes the
+ * array; sc_bkd_estimate). For ranges matching few docs, where a segment-wide bitset would
+ * cost more than the matches. SC_ENOMEM; SC_ECORRUPT from a damaged leaf. */
+sc_status sc_range_points_docs(sc_arena *a, const sc_bkd *t, const int64_t *lo, const int64_t *hi,
+                               size_t n, uint64_t est, uint32_t **docs, size_t *n_out) SC_MUST_USE;
+
 /* The doc-values iterator alone (tests, and callers that know they lead with few docs). */
 sc_doc_iter *sc_iter_dv_range(sc_arena *a, const sc_dv_numeric *dv, uint32_t n_docs,
                               const int64_t *lo, const int64_t *hi, size_t n, float score);
