@@ -13,7 +13,9 @@
 # sent once to both servers; the hit counts and ids that differ are reported.
 # Usage: bench/lucene_http.sh   with OUT (/tmp/scry-lucene-http), DOCS (200000), DURATION
 #   (seconds per cell, 3), WARMUP (seconds per family before its cells, 1), CONNS ("1 8 32"),
-#   FAMILIES (space-separated subset), SCRY (binary, build/release/scry).
+#   FAMILIES (space-separated subset), SCRY (binary, build/release/scry), CORPUS (an existing
+#   `scry gen wiki` NDJSON to use instead of generating DOCS documents), DOCS_MD=1 (also
+#   replace the "lucene_http" section of docs/benchmarks.md, as bench/run.sh does).
 # Writes $OUT/cells.tsv, $OUT/validate.tsv and prints the markdown of docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +35,11 @@ if [ "$SCRY" = build/release/scry ]; then
 fi
 javac -d "$OUT/classes" -cp "$CP" bench/LuceneHttpServer.java
 W=bench/workloads
-[ -s "$OUT/wiki.ndjson" ] || "$SCRY" gen wiki --seed 1 --docs "$DOCS" > "$OUT/wiki.ndjson"
+if [ -n "${CORPUS:-}" ]; then
+  ln -sf "$(realpath "$CORPUS")" "$OUT/wiki.ndjson"
+else
+  [ -s "$OUT/wiki.ndjson" ] || "$SCRY" gen wiki --seed 1 --docs "$DOCS" > "$OUT/wiki.ndjson"
+fi
 /usr/bin/python3 - "$W" "$OUT/wl.txt" <<'PY'
 import json, random, sys
 w, out = sys.argv[1], sys.argv[2]
@@ -125,4 +131,16 @@ for fam in $FAMS; do
     done
   done
 done
-/usr/bin/python3 bench/lucene_http_report.py report "$OUT"
+START=$(date -u '+%Y-%m-%d %H:%M')
+/usr/bin/python3 bench/lucene_http_report.py report "$OUT" | tee "$OUT/report.md"
+if [ "${DOCS_MD:-0}" = 1 ]; then
+  { echo "<!-- BEGIN lucene_http (bench/lucene_http.sh writes this section) -->"
+    echo "## scry vs Lucene 8.7 over HTTP (bench/lucene_http.sh)"
+    echo
+    echo "Run of $START UTC, $(wc -l < "$OUT/wiki.ndjson") wiki documents, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), wrk, ${DURATION} s per cell after a ${WARMUP} s warm-up per family and server; 1-minute load average at the end: $(cut -d' ' -f1 /proc/loadavg)."
+    echo
+    cat "$OUT/report.md"
+    echo "<!-- END lucene_http -->"
+  } > "$OUT/section.md"
+  /usr/bin/python3 bench/docs_section.py docs/benchmarks.md lucene_http "$OUT/section.md"
+fi

@@ -28,7 +28,9 @@ def summary(status, j):
         return None
     h = j.get("hits", {})
     total = h.get("total", {}).get("value") if isinstance(h.get("total"), dict) else None
-    return total, [x.get("_id") for x in h.get("hits", [])]
+    # the documents' own "id" (scry's load gives auto _ids): equal lists mean the same hits in
+    # the same order; ties may still be ordered differently (the segments' doc orders differ)
+    return total, [(x.get("fields") or {}).get("id", [x.get("_id")])[0] for x in h.get("hits", [])]
 
 
 def validate(wl, sport, lport, fams):
