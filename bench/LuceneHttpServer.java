@@ -5,7 +5,7 @@
 // workloads (bench/workloads/*.txt) on the same wiki documents:
 //   query: query_string {query, default_field, default_operator} (classic QueryParser, leading
 //          wildcards and /regexp/ allowed: the luceneutil and benchmark-game classes), term
-//          {field: value}, range {field: {gte|gt|lte|lt, format: epoch_millis}} on date_dt,
+//          {field: value}, regexp {field: {value}}, range {field: {gte|gt|lte|lt, format: epoch_millis}} on date_dt,
 //          price_i, sort_i (IndexOrDocValuesQuery under ConstantScoreQuery, as ES builds it)
 //   size, track_total_hits (true | false | N), sort [{field: order} | {field: {order}}] on the
 //   numeric fields (setCanUsePoints: Lucene 8.7's numeric sort optimization), docvalue_fields
@@ -259,6 +259,12 @@ public class LuceneHttpServer {
             Map.Entry<String, Object> fe = a.entrySet().iterator().next();
             Object v = fe.getValue() instanceof Map ? asMap(fe.getValue()).get("value") : fe.getValue();
             return new TermQuery(new Term(fe.getKey(), String.valueOf(v)));
+        }
+        case "regexp": { // ES: RegexpQuery, constant-score rewrite, max 10,000 states
+            Map.Entry<String, Object> fe = a.entrySet().iterator().next();
+            Object v = fe.getValue() instanceof Map ? asMap(fe.getValue()).get("value") : fe.getValue();
+            return new org.apache.lucene.search.RegexpQuery(new Term(fe.getKey(), String.valueOf(v)),
+                org.apache.lucene.util.automaton.RegExp.ALL, 10000);
         }
         case "range": {
             Map.Entry<String, Object> fe = a.entrySet().iterator().next();
