@@ -76,7 +76,8 @@ typedef struct sc_sorted_hit {
 typedef struct sc_sort_stats {
     uint64_t collected;          /* docs whose sort values were read */
     uint32_t segments_skipped;   /* by points min/max */
-    uint32_t competitive_builds; /* competitive bitsets built from points */
+    uint32_t competitive_builds; /* competitive sets built from points (bitsets or lists) */
+    uint32_t competitive_lists;  /* of which sorted doc lists (few competitive docs) */
     uint64_t docs_skipped;       /* doc ids jumped over by leapfrogging the competitive
                                     bitset (matching or not) */
 } sc_sort_stats;
