@@ -193,6 +193,12 @@ sc_status sc_mmap_open(const char *path, sc_mmap *m)
     return SC_OK;
 }
 
+void sc_mmap_drop_pages(const sc_mmap *m)
+{
+    if (m->map_len)
+        (void)madvise((void *)m->bytes.ptr, m->map_len, MADV_DONTNEED);
+}
+
 void sc_mmap_close(sc_mmap *m)
 {
     if (m->map_len)

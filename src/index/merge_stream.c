@@ -800,6 +800,7 @@ static sc_status merge_stored(sctx *m, uint64_t *idx_off, uint64_t *idx_len)
             }
         }
         sc_stored_reader_fini(&r);
+        sc_segment_drop_pages(seg);
     }
     st_flush(&w);
     ZSTD_freeCCtx(w.cc);
@@ -857,6 +858,9 @@ static sc_status stream_body(sctx *m, uint64_t foot[4])
         st = merge_field(m, names.ptr[k]);
         if (st == SC_OK)
             st = m->o->st;
+        /* the field's input pages were read once: keep them out of the process's RSS */
+        for (size_t i = 0; i < m->n; i++)
+            sc_segment_drop_pages(m->in[i].seg);
     }
     sc_vec_free(&names);
     if (st == SC_OK)

@@ -379,7 +379,18 @@ sc_status sc_segment_open_ex(const char *dir, const char *name, sc_segment **out
     seg->bytes = seg->map.bytes;
     seg->charged = true;
     sc_alloc_pool_add(&sc_pool_index_segments, (int64_t)seg->bytes.len);
-    return open_common(seg, true, out, err);
+    st = open_common(seg, true, out, err);
+    /* the checksum read every page: a new segment (a merge's output: the whole index) would
+     * otherwise stay resident in this process until evicted */
+    if (st == SC_OK)
+        sc_segment_drop_pages(*out);
+    return st;
+}
+
+void sc_segment_drop_pages(const sc_segment *seg)
+{
+    if (seg->mapped)
+        sc_mmap_drop_pages(&seg->map);
 }
 
 sc_status sc_segment_open(const char *dir, const char *name, sc_segment **out)
