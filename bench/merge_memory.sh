@@ -3,12 +3,13 @@
 # mapping with refresh off, N `scry gen wiki` docs through `scry load` (_bulk), a refresh, then
 # _forcemerge?max_num_segments=1. Reads the server's /proc/PID/status: RssAnon of the fresh
 # server (index created, nothing loaded), VmHWM after the load, VmHWM after the force merge
-# (the peak of the whole run), RssAnon once idle (5 s after the merge), and the merge time.
+# (the peak of the whole run), RssAnon once idle (5 s after the merge), the merge time, and
+# RssAnon of a server restarted on the same data folder (5 s after it answers).
 #
 #   bench/merge_memory.sh [N_DOCS (1000000)]     # env: SEED (1) OUT (build/merge-memory)
 #                                                #      SKIP_BUILD=1 SERVE_ARGS="..."
 # Prints one line: docs= json_mb= fresh_anon_kb= load_hwm_kb= peak_hwm_kb= idle_anon_kb=
-# load_s= merge_s= index_mb= segments_before=
+# load_s= merge_s= index_mb= segments_before= restart_anon_kb=
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000000}
@@ -26,14 +27,19 @@ CORPUS=$OUT/corpus/wiki-$N-$SEED.ndjson
 SPID=""
 cleanup() { if [ -n "$SPID" ]; then kill "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true; fi; }
 trap cleanup EXIT
-rm -rf "$OUT/data" "$OUT/port"
-# shellcheck disable=SC2086
-"$BIN" serve --data "$OUT/data" --port 0 --port-file "$OUT/port" --log-level warn ${SERVE_ARGS:-} \
-  > "$OUT/server.log" 2>&1 &
-SPID=$!
-for _ in $(seq 600); do [ -s "$OUT/port" ] && break; kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
-[ -s "$OUT/port" ] || { tail -20 "$OUT/server.log" >&2; die "scry serve did not start"; }
-URL=http://127.0.0.1:$(cat "$OUT/port")
+rm -rf "$OUT/data"
+start_server() {
+  rm -f "$OUT/port"
+  # shellcheck disable=SC2086
+  "$BIN" serve --data "$OUT/data" --port 0 --port-file "$OUT/port" --log-level warn ${SERVE_ARGS:-} \
+    >> "$OUT/server.log" 2>&1 &
+  SPID=$!
+  for _ in $(seq 600); do [ -s "$OUT/port" ] && break; kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
+  [ -s "$OUT/port" ] || { tail -20 "$OUT/server.log" >&2; die "scry serve did not start"; }
+  URL=http://127.0.0.1:$(cat "$OUT/port")
+}
+: > "$OUT/server.log"
+start_server
 req() { # method path [body]
   local code
   code=$(curl -s -o "$OUT/last.json" -w '%{http_code}' -X "$1" "$URL$2" \
@@ -65,6 +71,12 @@ sleep 5
 IDLE=$(kb RssAnon)
 req GET /wiki/_count
 grep -q "\"count\":$N[,}]" "$OUT/last.json" || die "wiki holds $(cat "$OUT/last.json"), not $N docs"
-echo "docs=$N json_mb=$(($(stat -c %s "$CORPUS") / 1000000)) fresh_anon_kb=$FRESH load_hwm_kb=$LOAD_HWM" \
+req POST /wiki/_flush
+cleanup
+start_server
+req GET /wiki/_count
+sleep 5
+RESTART=$(kb RssAnon)
+echo "docs=$N json_mb=$(($(stat -L -c %s "$CORPUS") / 1000000)) fresh_anon_kb=$FRESH load_hwm_kb=$LOAD_HWM" \
   "peak_hwm_kb=$PEAK idle_anon_kb=$IDLE load_s=$(echo "$t1 - $t0" | bc) merge_s=$(echo "$t3 - $t2" | bc)" \
-  "index_mb=$(($(du -sk "$OUT/data" | cut -f1) / 1024)) segments_before=$SEGS"
+  "index_mb=$(($(du -sk "$OUT/data" | cut -f1) / 1024)) segments_before=$SEGS restart_anon_kb=$RESTART"
