@@ -9,7 +9,7 @@
 #   bench/merge_memory.sh [N_DOCS (1000000)]     # env: SEED (1) OUT (build/merge-memory)
 #                                                #      SKIP_BUILD=1 SERVE_ARGS="..."
 # Prints one line: docs= json_mb= fresh_anon_kb= load_hwm_kb= peak_hwm_kb= idle_anon_kb=
-# load_s= merge_s= index_mb= segments_before= restart_anon_kb=
+# load_s= merge_s= index_mb= segments_before= restart_anon_kb= restart_hwm_kb=
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000000}
@@ -74,9 +74,13 @@ grep -q "\"count\":$N[,}]" "$OUT/last.json" || die "wiki holds $(cat "$OUT/last.
 req POST /wiki/_flush
 cleanup
 start_server
+for _ in $(seq 120); do # the shard opens in the background: wait for it to answer
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/wiki/_count")" = 200 ] && break; sleep 1
+done
 req GET /wiki/_count
 sleep 5
 RESTART=$(kb RssAnon)
+RESTART_HWM=$(kb VmHWM)
 echo "docs=$N json_mb=$(($(stat -L -c %s "$CORPUS") / 1000000)) fresh_anon_kb=$FRESH load_hwm_kb=$LOAD_HWM" \
   "peak_hwm_kb=$PEAK idle_anon_kb=$IDLE load_s=$(echo "$t1 - $t0" | bc) merge_s=$(echo "$t3 - $t2" | bc)" \
-  "index_mb=$(($(du -sk "$OUT/data" | cut -f1) / 1024)) segments_before=$SEGS restart_anon_kb=$RESTART"
+  "index_mb=$(($(du -sk "$OUT/data" | cut -f1) / 1024)) segments_before=$SEGS restart_anon_kb=$RESTART restart_hwm_kb=$RESTART_HWM"

@@ -39,6 +39,8 @@ void sc_mmap_close(sc_mmap *m);
  * process's RSS and are read again from the page cache on the next access. The contents are
  * unchanged (read-only shared mapping of a file). Thread-safe; a no-op on an empty map. */
 void sc_mmap_drop_pages(const sc_mmap *m);
+/* As sc_mmap_drop_pages for the pages overlapping bytes [off, off + len) of the mapping. */
+void sc_mmap_drop_range(const sc_mmap *m, size_t off, size_t len);
 
 /* fsyncs a directory so renames and creations in it are durable. */
 sc_status sc_dir_fsync(const char *dir) SC_MUST_USE;

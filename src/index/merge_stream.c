@@ -40,8 +40,20 @@ typedef struct sctx {
     SC_VEC(uint32_t) pos;
     SC_VEC(int64_t) vals;
     SC_VEC(uint64_t) ords;
+    uint64_t dropped_at; /* output position when the inputs' pages were last dropped */
     sc_status st;
 } sctx;
+
+/* Reading the inputs makes their pages resident: drop them every 64 MiB of output, so the
+ * merge's RSS does not grow with the index. */
+static void drop_input_pages(sctx *m, bool now)
+{
+    if (!now && m->o->pos - m->dropped_at < ((uint64_t)64 << 20))
+        return;
+    for (size_t i = 0; i < m->n; i++)
+        sc_segment_drop_pages(m->in[i].seg);
+    m->dropped_at = m->o->pos;
+}
 
 static bool is_live(const sc_bitset *live, uint32_t d)
 {
@@ -211,6 +223,7 @@ static sc_status merge_terms(sctx *m, const sc_field_info *f0, const uint8_t *no
             sc__termdict_add(&m->td, term, m->enc.df, m->enc.ttf, post_off, pos_off);
             *sum_df += m->enc.df;
             *sum_ttf += m->enc.ttf;
+            drop_input_pages(m, false);
         }
         /* advance the group's iterators (the term slice is dead from here) */
         for (size_t g = 0; st == SC_OK && g < ng; g++) {
@@ -775,6 +788,7 @@ static sc_status merge_stored(sctx *m, uint64_t *idx_off, uint64_t *idx_len)
                 }
                 st_entry(&w, map[first], n, m->o->pos, cl, raw);
                 sc__out_write(m->o, seg->bytes.ptr + off, cl);
+                drop_input_pages(m, false);
                 continue;
             }
             for (uint32_t d = first; d < first + n && w.st == SC_OK; d++) {
@@ -798,6 +812,7 @@ static sc_status merge_stored(sctx *m, uint64_t *idx_off, uint64_t *idx_len)
                 sc__buf_put(&w.raw, src.ptr, src.len, &w.st);
                 w.n++;
             }
+            drop_input_pages(m, false);
         }
         sc_stored_reader_fini(&r);
         sc_segment_drop_pages(seg);
@@ -859,8 +874,7 @@ static sc_status stream_body(sctx *m, uint64_t foot[4])
         if (st == SC_OK)
             st = m->o->st;
         /* the field's input pages were read once: keep them out of the process's RSS */
-        for (size_t i = 0; i < m->n; i++)
-            sc_segment_drop_pages(m->in[i].seg);
+        drop_input_pages(m, true);
     }
     sc_vec_free(&names);
     if (st == SC_OK)
