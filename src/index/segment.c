@@ -282,9 +282,15 @@ static sc_status parse_stored(sc_segment *seg, uint64_t off, uint64_t len, uint6
     uint64_t n = sc__ld32(p);
     if (len != 4 + n * SC__STORED_ENTRY_BYTES)
         FAIL(off, "stored index size mismatch");
-    uint64_t next_doc = 0;
+    uint64_t next_doc = 0, dropped = 0;
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *e = p + 4 + i * SC__STORED_ENTRY_BYTES;
+        /* each block's frame header is read, which touches nearly every page of the stored
+         * blocks: drop them every 32 MiB so opening a large segment stays small in RSS */
+        if (seg->mapped && sc__ld64(e + 8) >= dropped + ((uint64_t)32 << 20)) {
+            sc_mmap_drop_range(&seg->map, dropped, sc__ld64(e + 8) - dropped);
+            dropped = sc__ld64(e + 8);
+        }
         uint64_t first = sc__ld32(e), cnt = sc__ld32(e + 4), bo = sc__ld64(e + 8);
         uint64_t cl = sc__ld32(e + 16), raw = sc__ld32(e + 20);
         if (first != next_doc || cnt == 0 || !range_ok(bo, cl, SC__SEG_HEADER_BYTES, body_end))
