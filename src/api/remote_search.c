@@ -268,11 +268,10 @@ static sc_status h_query(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
          * parent_task_id, cancelled by the task API here or by SC_MSG_NODE_CANCEL */
         sc_task task;
         char desc[256];
-        snprintf(desc, sizeof desc, "shards [%zu] of %zu indices", rq.q.n_targets,
-                 rq.q.n_indices);
+        snprintf(desc, sizeof desc, "shards [%zu] of %zu indices", rq.q.n_targets, rq.q.n_indices);
         sc_task_begin(r->node, &task, "indices:data/read/search[phase/query]", desc);
-        snprintf(task.parent_task_id, sizeof task.parent_task_id, "%.*s",
-                 (int)rq.q.parent_task.len, (const char *)rq.q.parent_task.ptr);
+        snprintf(task.parent_task_id, sizeof task.parent_task_id, "%.*s", (int)rq.q.parent_task.len,
+                 (const char *)rq.q.parent_task.ptr);
         st = run_phase(r, &rq, &task, &a, out);
         sc_task_end(r->node, &task);
     }

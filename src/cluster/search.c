@@ -92,8 +92,7 @@ static bool test_delay(sc_node *n, const sc_cancel_token *tok)
     uint64_t end = sc_clock_now_ns() + (uint64_t)ms * 1000000u;
     for (;;) {
         uint64_t now = sc_clock_now_ns();
-        if (tok && atomic_load_explicit(&((sc_cancel_token *)tok)->cancelled,
-                                        memory_order_relaxed))
+        if (tok && atomic_load_explicit(&((sc_cancel_token *)tok)->cancelled, memory_order_relaxed))
             return false;
         if (now >= end)
             return true;

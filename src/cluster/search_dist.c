@@ -264,8 +264,8 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
                             .n_shards_total = n_shards,
                             .can_match = can_match,
                             .dfs = dfs,
-                            .parent_task = parent_task ? sc_slice_cstr(parent_task)
-                                                       : sc_slice_make(NULL, 0)};
+                            .parent_task =
+                                parent_task ? sc_slice_cstr(parent_task) : sc_slice_make(NULL, 0)};
     sc_status st = sc_wire_node_query_encode(&q, b);
     free(names);
     return st;
@@ -372,10 +372,9 @@ static void send_cancels(dist_run *d)
         uint8_t *resp = NULL;
         size_t len = 0;
         sc_transport_error err;
-        sc_status st =
-            sc_transport_request(d->transport, x->host, x->port, SC_MSG_NODE_CANCEL,
-                                 sc_slice_make(b.ptr, b.len), CANCEL_SEND_TIMEOUT_MS, &resp,
-                                 &len, &err);
+        sc_status st = sc_transport_request(d->transport, x->host, x->port, SC_MSG_NODE_CANCEL,
+                                            sc_slice_make(b.ptr, b.len), CANCEL_SEND_TIMEOUT_MS,
+                                            &resp, &len, &err);
         free(resp);
         sc_log(SC_LOG_DEBUG, "search", "cancel of [%s] sent to [%s]: %s", d->parent, x->node_id,
                st == SC_OK ? "ok" : err.message);
@@ -398,8 +397,7 @@ static void watch_round(dist_run *d, size_t n)
             ts.tv_nsec -= 1000000000L;
         }
         (void)pthread_cond_timedwait(&d->cv, &d->mu, &ts);
-        if (d->n_done >= n ||
-            !atomic_load_explicit(&d->token->cancelled, memory_order_relaxed))
+        if (d->n_done >= n || !atomic_load_explicit(&d->token->cancelled, memory_order_relaxed))
             continue;
         uint64_t now = sc_clock_now_ns();
         if (now < resend_at)

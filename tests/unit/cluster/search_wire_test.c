@@ -386,10 +386,8 @@ static void test_fetch(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_query),
-        cmocka_unit_test(test_cancel),
-        cmocka_unit_test(test_term_stats),
-        cmocka_unit_test(test_query_resp),
+        cmocka_unit_test(test_query),      cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_term_stats), cmocka_unit_test(test_query_resp),
         cmocka_unit_test(test_fetch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
