@@ -406,7 +406,7 @@ sc_status sc_api_remote_start(sc_node *n, sc_transport *t, sc_api_remote **out)
     if (st == SC_OK)
         st = sc_transport_register(t, SC_MSG_NODE_DFS, h_dfs, r);
     if (st == SC_OK)
-        st = sc_transport_register(t, SC_MSG_NODE_CANCEL, h_cancel, r);
+        st = sc_transport_register_inline(t, SC_MSG_NODE_CANCEL, h_cancel, r);
     if (st != SC_OK) {
         sc_api_remote_stop(r);
         return st;

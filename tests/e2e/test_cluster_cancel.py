@@ -75,10 +75,15 @@ def env():
         etcd.kill()
         raise
     yield nodes, held
-    for s in nodes.values():
-        rc = s.stop()
-        assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
-    etcd.kill()
+    try:
+        for s in nodes.values():
+            rc = s.stop()
+            assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
+    finally:  # a node that did not stop is killed, and etcd goes too
+        for s in nodes.values():
+            if s.alive():
+                s.stop(sig=signal.SIGKILL)
+        etcd.kill()
     if not os.environ.get("SCRY_KEEP_TMP"):
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -184,3 +189,4 @@ def test_timeout_crosses_nodes_with_partial_results(env):
     assert r["hits"]["total"]["value"] == held["n1"], (r["hits"]["total"], held)
     assert len(r["hits"]["hits"]) == held["n1"]
     wait_until("n2's child task to end", lambda: gone(nodes["n2"]), timeout=5)
+
