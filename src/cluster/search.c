@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/clock.h"
 #include "base/threadpool.h"
@@ -80,6 +81,32 @@ static bool shard_can_match(const sc_shard_snapshot *snap, const sc_query *q)
     return can;
 }
 
+/* Test only (sc_node_config.test_search_delay_ms): waits before the shard runs, in short steps
+ * that poll the token. false when the search was cancelled meanwhile; past the deadline the
+ * wait ends and the token is marked timed out, so the shard stops at its first check. */
+static bool test_delay(sc_node *n, const sc_cancel_token *tok)
+{
+    uint32_t ms = sc_node_config_get(n)->test_search_delay_ms;
+    if (!ms)
+        return true;
+    uint64_t end = sc_clock_now_ns() + (uint64_t)ms * 1000000u;
+    for (;;) {
+        uint64_t now = sc_clock_now_ns();
+        if (tok && atomic_load_explicit(&((sc_cancel_token *)tok)->cancelled, memory_order_relaxed))
+            return false;
+        if (now >= end)
+            return true;
+        if (tok && tok->deadline_ns && now >= tok->deadline_ns) {
+            /* the search timed out while waiting: the shard stops at its first check */
+            uint32_t none = 0;
+            atomic_compare_exchange_strong(&((sc_cancel_token *)tok)->fired, &none, 2);
+            return true;
+        }
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void run_shard(void *arg, sc_status pool_st)
 {
     shard_job *j = arg;
@@ -119,6 +146,11 @@ static void run_shard(void *arg, sc_status pool_st)
             res->skipped = true;
             return;
         }
+    }
+    if (!test_delay(j->node, req->token)) {
+        res->st = SC_ECANCELLED;
+        sc_cluster_error_set(&res->err, 400, "task_cancelled_exception", "task cancelled");
+        return;
     }
     uint64_t budget = reserve_budget(j->node, &res->err);
     if (!budget) {
