@@ -151,6 +151,7 @@ static bool write_params(sc_rest_req *req, sc_rest_resp *resp, sc_doc_write *w)
     bool ok = true;
     w->if_seq_no = sc_rest_param_int(req, "if_seq_no", -2, &ok);
     w->if_primary_term = sc_rest_param_int(req, "if_primary_term", 0, &ok);
+    w->refresh = sc__api_refresh_param(req) != SC_REFRESH_NONE;
     if (!ok) {
         sc_rest_error(req, resp, 400, "illegal_argument_exception",
                       "[if_seq_no] and [if_primary_term] must be integers", NULL, 0);
@@ -430,7 +431,11 @@ sc_status sc__api_update(sc_rest_req *req, sc_index *ix, sc_slice id, sc_slice r
         sc_doc_get g;
         SC_TRY(sc_index_get(ix, id, routing, req->arena, &g));
         json_t *newdoc = NULL;
-        sc_doc_write w = {.op = SC_DOC_INDEX, .id = id, .routing = routing, .if_seq_no = -2};
+        sc_doc_write w = {.op = SC_DOC_INDEX,
+                          .id = id,
+                          .routing = routing,
+                          .if_seq_no = -2,
+                          .refresh = sc__api_refresh_param(req) != SC_REFRESH_NONE};
         if (!g.found) {
             if (upsert)
                 newdoc = json_deep_copy(upsert);

@@ -63,6 +63,7 @@ typedef struct sc_doc_write {
     sc_slice source;         /* INDEX/CREATE: the document JSON object */
     int64_t if_seq_no;       /* -2 = unset */
     int64_t if_primary_term; /* 0 = unset */
+    bool refresh;            /* refresh=true/wait_for: clustered, replicas refresh too */
 } sc_doc_write;
 
 typedef struct sc_doc_result {
