@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "cluster/alias.h"
 #include "cluster/datastream.h"
+#include "cluster/log.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
 
@@ -42,10 +43,31 @@ sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, const char
             sc_cluster_error_not_found(err, name);
         return ix;
     }
+    /* Clustered: an index that etcd's metadata already has (created on another node a moment
+     * ago) is waited for, never auto-created here as a local index with other settings. */
+    int known = sc__api_meta_known(req, name);
+    if (known != 0) {
+        ix = known > 0 ? sc__api_wait_local_index(req, name) : NULL;
+        if (!ix) {
+            sc_cluster_error_set(err, 503, "unavailable_shards_exception",
+                                 known > 0 ? "index [%s] exists in the cluster metadata but has "
+                                             "not reached this node yet"
+                                           : "cannot read the cluster metadata to auto-create "
+                                             "index [%s]",
+                                 name);
+            return NULL;
+        }
+        sc_index_unref(ix);
+        return sc__api_index_for_doc(req, name, true, routing, err);
+    }
     sc_status st = sc_node_autocreate(req->node, name, err);
     if (st != SC_OK && st != SC_EEXIST)
         return NULL;
-    return sc__api_index_for_doc(req, name, true, routing, err);
+    ix = sc__api_index_for_doc(req, name, true, routing, err);
+    /* clustered: the new index's metadata is in etcd before its first write goes anywhere */
+    if (ix && st == SC_OK && !sc__api_wait_meta(req, ix->name, ix->uuid))
+        sc_log(SC_LOG_WARN, "index", "metadata of auto-created [%s] not in etcd yet", ix->name);
+    return ix;
 }
 
 /* The index a document operation without auto-creation addresses: an index or alias, else an

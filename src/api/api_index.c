@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/forward.h"
 #include "api/handlers.h"
 #include "api/internal.h"
 #include "base/clock.h"
@@ -100,6 +101,17 @@ void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
     json_decref(body);
     if (st != SC_OK) {
         sc__api_cluster_error(req, resp, &err);
+        return;
+    }
+    /* Clustered: acknowledged once the metadata is in etcd, so that any node knows the index
+     * (and never auto-creates one of its own) when the client's next request reaches it. */
+    sc_index *made = sc_node_index(req->node, req->index);
+    bool published = !made || sc__api_wait_meta(req, made->name, made->uuid);
+    sc_index_unref(made);
+    if (!published) {
+        sc_rest_errorf(req, resp, 503, "process_cluster_event_timeout_exception",
+                       "index [%s] was created but its metadata did not reach the cluster in time",
+                       req->index);
         return;
     }
     sc_jsonw w;

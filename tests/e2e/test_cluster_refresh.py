@@ -76,3 +76,22 @@ def test_refresh_true_write_is_visible_on_every_copy(nodes):
     per = copy_docs(nodes, "rt")  # at once: no waiting, no explicit refresh
     assert len(per) == 3 and all(len(v) == 2 and v[0] == v[1] for v in per.values()), per
     assert sum(v[0] for v in per.values()) == 31, per
+
+
+def test_bulk_right_after_create_on_another_node_uses_the_cluster_index(nodes):
+    """A node that has not seen a just-created index yet waits for it (its metadata is in etcd
+    once the create is acknowledged) instead of auto-creating a local one of 1 shard."""
+    for k in range(5):
+        name = "fresh%d" % k
+        st, _, r = nodes["n1"].request("PUT", "/" + name, {"settings": SETTINGS})
+        assert st == 200, r
+        st, _, r = nodes["n3"].request("POST", "/_bulk?refresh=true",
+                                       bulk_body(name, range(20)),
+                                       headers={"Content-Type": "application/x-ndjson"})
+        assert st == 200 and not r["errors"], r
+        for s in nodes.values():
+            st, _, got = s.request("GET", "/%s/_settings" % name)
+            assert st == 200, got
+            assert got[name]["settings"]["index"]["number_of_shards"] == "3", got
+            st, _, c = s.request("GET", "/%s/_count" % name)
+            assert st == 200 and c["count"] == 20, c
