@@ -95,3 +95,20 @@ def test_bulk_right_after_create_on_another_node_uses_the_cluster_index(nodes):
             assert got[name]["settings"]["index"]["number_of_shards"] == "3", got
             st, _, c = s.request("GET", "/%s/_count" % name)
             assert st == 200 and c["count"] == 20, c
+
+
+def test_refresh_and_flush_reach_every_copy(nodes):
+    create_green(nodes, "bc")
+    st, _, r = nodes["n1"].request("POST", "/_bulk", bulk_body("bc", range(40)),
+                                   headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200 and not r["errors"], r
+    st, _, r = nodes["n2"].request("POST", "/bc/_refresh")
+    assert st == 200 and r["_shards"] == {"total": 6, "successful": 6, "failed": 0}, r
+    per = copy_docs(nodes, "bc")
+    assert all(len(v) == 2 and v[0] == v[1] for v in per.values()), per
+    assert sum(v[0] for v in per.values()) == 40, per
+    st, _, r = nodes["n3"].request("POST", "/bc/_flush")
+    assert st == 200 and r["_shards"] == {"total": 6, "successful": 6, "failed": 0}, r
+    st, _, r = nodes["n1"].request("POST", "/_refresh")  # every index of the cluster
+    assert st == 200 and r["_shards"]["failed"] == 0, r
+    assert r["_shards"]["successful"] == r["_shards"]["total"] >= 6, r
