@@ -402,8 +402,8 @@ static void fanout_cluster(sc_rest_req *req, sc_index **list, size_t n, sc_index
     sc_shard_location *locs = calloc(n_peers ? n_peers : 1, sizeof *locs);
     for (size_t k = 0; locs && k < n_peers; k++) {
         snprintf(locs[k].node_id, sizeof locs[k].node_id, "%s", peers[k].node);
-        locs[k].assigned = sc_placement_addr(s, peers[k].node, locs[k].host,
-                                             sizeof locs[k].host, &locs[k].port);
+        locs[k].assigned =
+            sc_placement_addr(s, peers[k].node, locs[k].host, sizeof locs[k].host, &locs[k].port);
     }
     sc_placement_release(s);
     for (size_t k = 0; locs && !req->forwarded && k < n_peers; k++) {
@@ -412,8 +412,8 @@ static void fanout_cluster(sc_rest_req *req, sc_index **list, size_t n, sc_index
         if (locs[k].assigned &&
             sc__api_forward_json(req, &locs[k], NULL, NULL, req->body, &status, &r) == SC_OK &&
             status == 200) {
-            json_int_t ok = json_integer_value(json_object_get(json_object_get(r, "_shards"),
-                                                               "successful"));
+            json_int_t ok =
+                json_integer_value(json_object_get(json_object_get(r, "_shards"), "successful"));
             *good += ok > 0 ? (uint32_t)ok : 0;
         } else {
             sc_log(SC_LOG_WARN, "index", "broadcast to node [%s] failed (status %d)",

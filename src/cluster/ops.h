@@ -49,7 +49,11 @@ uint32_t sc_index_flush(sc_index *ix);
 uint32_t sc_index_forcemerge(sc_index *ix, int64_t max_segments);
 /* One of the three above on the shards with only[shard] set (NULL = every shard): a clustered
  * node runs it on the copies the routing assigns to it. Shards that succeeded. */
-typedef enum sc_index_bcast { SC_BCAST_REFRESH, SC_BCAST_FLUSH, SC_BCAST_FORCEMERGE } sc_index_bcast;
+typedef enum sc_index_bcast {
+    SC_BCAST_REFRESH,
+    SC_BCAST_FLUSH,
+    SC_BCAST_FORCEMERGE
+} sc_index_bcast;
 uint32_t sc_index_broadcast(sc_index *ix, sc_index_bcast op, int64_t max_segments,
                             const bool *only);
 

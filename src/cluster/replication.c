@@ -384,8 +384,7 @@ static sc_status h_ops(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg,
     if (st == SC_OK && m.refresh) {
         st = sc_shard_refresh(sd);
         if (st != SC_OK)
-            snprintf(errmsg, cap, "[%s][%u] refresh failed: %s", index, m.shard,
-                     sc_status_str(st));
+            snprintf(errmsg, cap, "[%s][%u] refresh failed: %s", index, m.shard, sc_status_str(st));
     }
     sc_index_unref(ix);
     sc_repl_ops_fini(&m);

@@ -249,8 +249,7 @@ static bool shard_ok(sc_index *ix, uint32_t i, const char *what, sc_status st)
     return st == SC_OK;
 }
 
-uint32_t sc_index_broadcast(sc_index *ix, sc_index_bcast op, int64_t max_segments,
-                            const bool *only)
+uint32_t sc_index_broadcast(sc_index *ix, sc_index_bcast op, int64_t max_segments, const bool *only)
 {
     static const char *const what[] = {"refresh", "flush", "force merge"};
     uint32_t ok = 0;
