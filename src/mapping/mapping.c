@@ -55,6 +55,7 @@ static const char *const type_names[] = {
     [SC_MAPPING_BOOLEAN] = "boolean",       [SC_MAPPING_DATE] = "date",
     [SC_MAPPING_IP] = "ip",                 [SC_MAPPING_GEO_POINT] = "geo_point",
     [SC_MAPPING_DATE_NANOS] = "date_nanos", [SC_MAPPING_DENSE_VECTOR] = "dense_vector",
+    [SC_MAPPING_COMPLETION] = "completion",
 };
 
 const char *sc_mapping_type_name(sc_mapping_type t)
@@ -155,7 +156,9 @@ sc_mapping_field *sc__mapping_field_new(const char *name, sc_mapping_field *pare
     f->parent = parent;
     f->type = type;
     f->index = true;
-    f->doc_values = type != SC_MAPPING_TEXT;
+    f->doc_values = type != SC_MAPPING_TEXT && type != SC_MAPPING_COMPLETION;
+    f->max_input_length = 50;
+    f->preserve_separators = f->preserve_position_increments = true;
     f->norms = type == SC_MAPPING_TEXT;
     f->enabled = true;
     f->coerce = true;
@@ -294,6 +297,9 @@ static const char *const text_params[] = {"analyzer", "search_analyzer", "search
                                           NULL};
 static const char *const keyword_params[] = {"ignore_above", "normalizer", "index", "doc_values",
                                              "store", "null_value", "norms", NULL};
+static const char *const completion_params[] = {"analyzer", "search_analyzer", "max_input_length",
+                                                "preserve_separators",
+                                                "preserve_position_increments", NULL};
 static const char *const number_params[] = {"index", "doc_values", "store", "null_value",
                                             "coerce", "ignore_malformed", NULL};
 static const char *const scaled_params[] = {"index", "doc_values", "store", "null_value",
@@ -313,6 +319,8 @@ static const char *const *params_for(sc_mapping_type t)
         return text_params;
     case SC_MAPPING_KEYWORD:
         return keyword_params;
+    case SC_MAPPING_COMPLETION:
+        return completion_params;
     case SC_MAPPING_SCALED_FLOAT:
         return scaled_params;
     case SC_MAPPING_BOOLEAN:
@@ -515,6 +523,22 @@ static sc_status parse_leaf_param(const char *k, const json_t *v, sc_mapping_fie
             f->coerce = b;
         else
             f->ignore_malformed = b;
+        return SC_OK;
+    }
+    if (strcmp(k, "preserve_separators") == 0 || strcmp(k, "preserve_position_increments") == 0) {
+        if (!json_bool_value(v, &b))
+            return bad_param(err, "[%s] on mapper [%s] must be a boolean%s", k, f->path, "");
+        if (k[9] == 's')
+            f->preserve_separators = b;
+        else
+            f->preserve_position_increments = b;
+        return SC_OK;
+    }
+    if (strcmp(k, "max_input_length") == 0) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > INT32_MAX)
+            return bad_param(err, "[max_input_length] on mapper [%s] must be a positive integer%s%s",
+                             f->path, "", "");
+        f->max_input_length = (int32_t)json_integer_value(v);
         return SC_OK;
     }
     if (strcmp(k, "analyzer") == 0)

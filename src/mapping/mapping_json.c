@@ -90,7 +90,13 @@ static json_t *field_json(const sc_mapping_field *f)
         json_object_set_new(o, "format", json_string(f->format));
     if (!f->index)
         json_object_set_new(o, "index", json_false());
-    if (f->type != SC_MAPPING_TEXT && !f->doc_values)
+    if (f->type == SC_MAPPING_COMPLETION) {
+        json_object_set_new(o, "preserve_separators", json_boolean(f->preserve_separators));
+        json_object_set_new(o, "preserve_position_increments",
+                            json_boolean(f->preserve_position_increments));
+        json_object_set_new(o, "max_input_length", json_integer(f->max_input_length));
+    }
+    if (f->type != SC_MAPPING_TEXT && f->type != SC_MAPPING_COMPLETION && !f->doc_values)
         json_object_set_new(o, "doc_values", json_false());
     if (f->type == SC_MAPPING_TEXT && !f->norms)
         json_object_set_new(o, "norms", json_false());
