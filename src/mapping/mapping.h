@@ -97,6 +97,11 @@ struct sc_mapping_field {
      * preserve_position_increments (default true) */
     int32_t max_input_length;
     bool preserve_separators, preserve_position_increments;
+    /* search_as_you_type (a text field with type_alias "search_as_you_type"): shingle sizes
+     * 2..max_shingle_size get subfields _2gram.., plus _index_prefix; those subfields are
+     * created with the field (sayt_sub), not shown by GET _mapping */
+    int32_t max_shingle_size;
+    bool sayt_sub;
     char *format;          /* date: NULL = SC_DATE_DEFAULT_FORMAT */
     sc_date_format *date_format; /* date: compiled `format` (never NULL for dates) */
     json_t *null_value;    /* NULL = none */
