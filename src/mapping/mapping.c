@@ -536,8 +536,8 @@ static sc_status parse_leaf_param(const char *k, const json_t *v, sc_mapping_fie
     }
     if (strcmp(k, "max_input_length") == 0) {
         if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > INT32_MAX)
-            return bad_param(err, "[max_input_length] on mapper [%s] must be a positive integer%s%s",
-                             f->path, "", "");
+            return bad_param(err, "[max_input_length] on mapper [%s] must be a positive %s%s",
+                             f->path, "integer", "");
         f->max_input_length = (int32_t)json_integer_value(v);
         return SC_OK;
     }

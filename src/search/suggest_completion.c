@@ -95,8 +95,8 @@ static sc_status postings(const sc_segment *seg, const sc_field_info *fi, const 
     return sc_postings_status(&p);
 }
 
-static sc_status segment(const sc_searcher_segment *ss, uint32_t base, sc_slice field,
-                         sc_slice key, const sc_completion_fuzzy *fz, sc_arena *a, opts *o)
+static sc_status segment(const sc_searcher_segment *ss, uint32_t base, sc_slice field, sc_slice key,
+                         const sc_completion_fuzzy *fz, sc_arena *a, opts *o)
 {
     const sc_field_info *fi = sc_segment_field(ss->seg, field);
     if (!fi)
@@ -142,9 +142,8 @@ static sc_status segment(const sc_searcher_segment *ss, uint32_t base, sc_slice 
 }
 
 sc_status sc_suggest_completion(const sc_searcher *s, sc_slice field, sc_slice key,
-                                const sc_completion_fuzzy *fuzzy, bool skip_duplicates,
-                                size_t size, sc_arena *a, sc_completion_option **out,
-                                size_t *n_out)
+                                const sc_completion_fuzzy *fuzzy, bool skip_duplicates, size_t size,
+                                sc_arena *a, sc_completion_option **out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;

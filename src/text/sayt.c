@@ -102,8 +102,12 @@ sc_status sc__sayt_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink si
             if (i + a->sayt_n > c.n)
                 break;
             size_t l = shingle(&c, i, a->sayt_n, sh, cap);
-            sc_token t = {sh, (uint32_t)l, c.v[i].position, c.v[i].start,
-                          c.v[i + a->sayt_n - 1].end, SC_TOKEN_SHINGLE};
+            sc_token t = {sh,
+                          (uint32_t)l,
+                          c.v[i].position,
+                          c.v[i].start,
+                          c.v[i + a->sayt_n - 1].end,
+                          SC_TOKEN_SHINGLE};
             st = sink(ctx, &t);
             continue;
         }
@@ -114,8 +118,8 @@ sc_status sc__sayt_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink si
             if (b < l && (sh[b] & 0xC0) == 0x80)
                 continue; /* inside a code point */
             cps++;
-            sc_token t = {sh, (uint32_t)b, c.v[i].position, c.v[i].start, c.v[i + k - 1].end,
-                          SC_TOKEN_SHINGLE};
+            sc_token t = {sh,           (uint32_t)b,        c.v[i].position,
+                          c.v[i].start, c.v[i + k - 1].end, SC_TOKEN_SHINGLE};
             st = sink(ctx, &t);
         }
     }

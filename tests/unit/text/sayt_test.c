@@ -53,7 +53,7 @@ static void test_shingles(void **state)
     assert_int_equal(g.start[1], 6);
     assert_int_equal(g.end[1], 21);
     run(r, "standard#3gram", "two words", &g);
-    assert_int_equal(g.n, 0); /* fewer tokens than the shingle size: nothing */
+    assert_int_equal(g.n, 0);                     /* fewer tokens than the shingle size: nothing */
     run(r, "stop#2gram", "the fox is brown", &g); /* holes close up */
     assert_int_equal(g.n, 1);
     assert_string_equal(g.s[0], "fox brown");
