@@ -566,7 +566,8 @@ static sc_status index_completion(pctx *c, sc_mapping_field *f, const sc__jd *v)
         } else if (sc_slice_eq(m->key, sc_slice_cstr("weight"))) {
             char buf[32];
             size_t l = m->type == SC__JD_STRING && m->str.len < sizeof buf ? m->str.len : 0;
-            memcpy(buf, m->str.ptr, l);
+            if (l)
+                memcpy(buf, m->str.ptr, l);
             buf[l] = 0;
             char *end = NULL;
             if (m->type == SC__JD_INT)
