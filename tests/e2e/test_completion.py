@@ -153,7 +153,8 @@ def test_errors(server, music):
         assert st == 400, (bad, r)
         assert r["error"]["type"] == "illegal_argument_exception", r
     for doc in ({"s": {"weight": 3}}, {"s": {"input": "a", "weight": -1}},
-                {"s": {"input": "a", "weight": "x"}}, {"s": {"input": 5}},
+                {"s": {"input": "a", "weight": "x"}}, {"s": {"input": "a", "weight": ""}},
+                {"s": {"input": 5}},
                 {"s": {"input": "a", "contexts": {"c": "x"}}}, {"s": 7}):
         st, h, r = server.request("PUT", "/%s/_doc/bad?refresh=true" % ix, doc)
         assert st == 400, (doc, r)
