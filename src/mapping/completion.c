@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "mapping/mapping.h"
+#include "search/suggest.h"
 
 sc_status sc_mapping_completion_key(const sc_mapping_field *f, const sc_index_token *tokens,
                                     size_t n, sc_arena *arena, sc_slice *key)
@@ -46,11 +47,5 @@ sc_status sc_mapping_completion_key(const sc_mapping_field *f, const sc_index_to
 
 bool sc_mapping_completion_decode(sc_slice term, sc_slice *key, uint32_t *weight, sc_slice *text)
 {
-    const uint8_t *z = memchr(term.ptr, 0, term.len);
-    if (!z || (size_t)(term.ptr + term.len - z) < 5)
-        return false;
-    *key = sc_slice_make(term.ptr, (size_t)(z - term.ptr));
-    *weight = (uint32_t)z[1] << 24 | (uint32_t)z[2] << 16 | (uint32_t)z[3] << 8 | z[4];
-    *text = sc_slice_make(z + 5, (size_t)(term.ptr + term.len - z - 5));
-    return true;
+    return sc_completion_decode(term, key, weight, text);
 }

@@ -44,6 +44,10 @@ typedef struct sc_completion_fuzzy {
     bool transpositions;
 } sc_completion_fuzzy;
 
+/* Splits a completion field's indexed term (mapping.h: key, 0 byte, weight u32 big-endian,
+ * input); false when it is not one. */
+bool sc_completion_decode(sc_slice term, sc_slice *key, uint32_t *weight, sc_slice *text);
+
 /* Sorts options by weight descending, then text, then doc (the completion suggester's order). */
 void sc_completion_sort(sc_completion_option *v, size_t n);
 

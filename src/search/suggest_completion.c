@@ -6,7 +6,6 @@
 
 #include "index/postings.h"
 #include "index/terms.h"
-#include "mapping/mapping.h"
 #include "search/automaton.h"
 #include "search/suggest.h"
 
@@ -29,6 +28,17 @@ static sc_status push(opts *o, sc_arena *a, sc_slice text, uint32_t weight, uint
     }
     o->v[o->n++] = (sc_completion_option){text, weight, doc};
     return SC_OK;
+}
+
+bool sc_completion_decode(sc_slice term, sc_slice *key, uint32_t *weight, sc_slice *text)
+{
+    const uint8_t *z = term.len ? memchr(term.ptr, 0, term.len) : NULL;
+    if (!z || (size_t)(term.ptr + term.len - z) < 5)
+        return false;
+    *key = sc_slice_make(term.ptr, (size_t)(z - term.ptr));
+    *weight = (uint32_t)z[1] << 24 | (uint32_t)z[2] << 16 | (uint32_t)z[3] << 8 | z[4];
+    *text = sc_slice_make(z + 5, (size_t)(term.ptr + term.len - z - 5));
+    return true;
 }
 
 static int cmp_opt(const void *x, const void *y)
@@ -122,7 +132,7 @@ static sc_status segment(const sc_searcher_segment *ss, uint32_t base, sc_slice 
         uint32_t w;
         if (t.len < exact || memcmp(t.ptr, key.ptr, exact) != 0)
             break;
-        if (sc_mapping_completion_decode(t, &k, &w, &text) &&
+        if (sc_completion_decode(t, &k, &w, &text) &&
             (fz ? fuzzy_prefix(key, qcp, k, fz)
                 : k.len >= key.len && memcmp(k.ptr, key.ptr, key.len) == 0)) {
             uint8_t *copy = sc_arena_alloc(a, text.len ? text.len : 1);
