@@ -114,7 +114,7 @@ static bool completion_options(sc_rest_req *req, sc_rest_resp *resp, const char 
     json_object_foreach ((json_t *)e, k, v) {
         if (!strcmp(k, "regex"))
             return FAIL("[suggest] [%s]: [regex] completion suggestions are not supported", name);
-        if (strcmp(k, "prefix") && strcmp(k, "text") && strcmp(k, "completion"))
+        if (strcmp(k, "prefix") != 0 && strcmp(k, "text") != 0 && strcmp(k, "completion") != 0)
             return FAIL("[suggest] [%s]: unknown field [%s] (only one suggester per entry)",
                         name, k);
     }
