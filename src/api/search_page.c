@@ -115,7 +115,8 @@ bool sc__search_parse_page(sc_rest_req *req, sc_rest_resp *resp, const json_t *b
                            search_parse *sp)
 {
     if (!get_bool(req, resp, body, "version", &sp->version) ||
-        !get_bool(req, resp, body, "seq_no_primary_term", &sp->seq_no_primary_term))
+        !get_bool(req, resp, body, "seq_no_primary_term", &sp->seq_no_primary_term) ||
+        !get_bool(req, resp, body, "explain", &sp->explain))
         return false;
     const json_t *ms = json_object_get(body, "min_score");
     if (ms && !json_is_null(ms)) {
@@ -150,6 +151,8 @@ void sc__search_page_params(sc_rest_req *req, search_parse *sp)
         sp->version = !strcmp(v, "true") || !*v;
     if ((v = sc_rest_param_get(req, "seq_no_primary_term")))
         sp->seq_no_primary_term = !strcmp(v, "true") || !*v;
+    if ((v = sc_rest_param_get(req, "explain")))
+        sp->explain = !strcmp(v, "true") || !*v;
 }
 
 /* The collapse field's kind from the first index that maps it: keyword or numeric. */

@@ -292,6 +292,20 @@ static void write_hit_fields(sc_jsonw *w, const sc_mapping *m, const search_pars
 }
 
 /* Writes the body of one search response (used by _search and each _msearch item). */
+void sc__search_write_explanation(sc_jsonw *w, const sc_explanation *x)
+{
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_key(w, "value");
+    sc_jsonw_float(w, x->value);
+    sc_jsonw_kv_str(w, "description", x->description ? x->description : "");
+    sc_jsonw_key(w, "details");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < x->n_details; i++)
+        sc__search_write_explanation(w, &x->details[i]);
+    sc_jsonw_arr_end(w);
+    sc_jsonw_obj_end(w);
+}
+
 void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
                                const sc_search_response *r, const search_parse *sp,
                                uint64_t took_ms, int status_for_msearch)
@@ -362,6 +376,10 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         }
         if (sp->n_sort && h->sort)
             write_sort_values(w, m, sp, h->sort);
+        if (sr->explain && h->explanation) {
+            sc_jsonw_key(w, "_explanation");
+            sc__search_write_explanation(w, h->explanation);
+        }
         sc_jsonw_obj_end(w);
     }
     for (size_t i = 0; maps && i < sr->n_indices; i++)

@@ -372,6 +372,11 @@ static sc_status fetch_shard(const sc_node_fetch_request *req, size_t t, const s
         fa.named = sr->named[req->query->targets[t].index_i].queries;
         fa.n_named = sr->named[req->query->targets[t].index_i].n;
     }
+    if (sr && sr->explain) {
+        fa.explain = (sr->explain_queries ? sr->explain_queries
+                                          : sr->queries)[req->query->targets[t].index_i];
+        fa.dfs = req->query->dfs;
+    }
     SC_TRY(sc_shard_fetch_run(&fa, arena, got));
     for (size_t i = 0; i < n; i++)
         out->docs[order[i]] = got[i];
@@ -567,7 +572,8 @@ sc_status sc__search_fetch_hits(sc_node *n, const sc_search_request *sr,
                                        .seq_no = f->seq_no,
                                        .primary_term = f->primary_term,
                                        .matched = f->matched,
-                                       .n_matched = f->n_matched};
+                                       .n_matched = f->n_matched,
+                                       .explanation = f->explanation};
         SC_TRY(sc__search_copy_keys(sr, d->keys, arena, &out->hits[i].sort));
         if (sr->collapse && d->collapse_key) {
             sc_sort_key *ck = sc_arena_alloc(arena, sizeof *ck);

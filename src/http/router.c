@@ -137,6 +137,7 @@ static const route routes[] = {
     {M_GET | M_POST, "/{index}/_search", sc_api_search},
     {M_GET | M_POST, "/_count", sc_api_count},
     {M_GET | M_POST, "/{index}/_count", sc_api_count},
+    {M_GET | M_POST, "/{index}/_explain/{id}", sc_api_explain},
     {M_GET | M_POST, "/_msearch", sc_api_msearch},
     {M_GET | M_POST, "/{index}/_msearch", sc_api_msearch},
     {M_GET, "/_tasks", sc_api_tasks},

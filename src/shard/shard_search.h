@@ -23,6 +23,7 @@
 #include "search/highlight.h"
 #include "search/iter.h"
 #include "search/query.h"
+#include "search/explain.h"
 #include "search/searcher.h"
 #include "search/sort.h"
 #include "shard/shard.h"
@@ -210,6 +211,7 @@ typedef struct sc_shard_fetched {
     int64_t version, seq_no, primary_term;
     const uint32_t *matched; /* indices into args.named of the named queries it matches */
     size_t n_matched;
+    const sc_explanation *explanation; /* args.explain: why it scores (NULL on an error) */
 } sc_shard_fetched;
 
 typedef struct sc_shard_fetch_args {
@@ -225,6 +227,10 @@ typedef struct sc_shard_fetch_args {
     /* Named queries (the `_name`s of the request's query): which of them each doc matches. */
     const sc_query *const *named;
     size_t n_named;
+    /* explain: the query whose score each doc's explanation breaks down (search/explain.h),
+     * with the statistics the query phase scored with (dfs, or NULL: the shard's own) */
+    const sc_query *explain;
+    const struct sc_term_stats *dfs;
 } sc_shard_fetch_args;
 
 /* Runs the fetch phase for args->docs: out[i] for docs[i] (the caller's array of n_docs),
