@@ -273,14 +273,15 @@ static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_s
                                 const search_parse *sp)
 {
     bool vectors = sr->n_rrf || sr->knn_cap || sp->vec.rrf || json_array_size(sp->vec.knn);
-    const char *what = vectors         ? "knn / rrf"
-                       : sr->highlight ? "highlight"
-                       : sr->rescore   ? "rescore"
-                       : sr->collapse  ? "collapse"
-                       : sr->named     ? "named queries (matched_queries)"
-                       : sr->versions  ? "version / seq_no_primary_term"
-                       : sr->explain   ? "explain"
-                                       : NULL;
+    const char *what = vectors                          ? "knn / rrf"
+                       : sr->highlight                  ? "highlight"
+                       : sr->rescore                    ? "rescore"
+                       : sr->collapse                   ? "collapse"
+                       : sr->named                      ? "named queries (matched_queries)"
+                       : sr->versions                   ? "version / seq_no_primary_term"
+                       : sr->explain                    ? "explain"
+                       : sr->track_scores && sr->n_sort ? "track_scores"
+                                                        : NULL;
     if (!what)
         return true;
     sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
@@ -502,6 +503,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         .named = page.named,
         .explain = run->sp.explain && !count,
         .explain_queries = agg_queries,
+        .track_scores = run->sp.track_scores && !count,
         .rescore = page.rescore,
         .n_rescore = page.rescore ? run->sp.n_rescore : 0,
         .collapse = page.collapse,

@@ -65,6 +65,7 @@ typedef struct search_parse {
     search_highlight *highlight;       /* arena; NULL = none */
     bool version, seq_no_primary_term; /* hits carry _version / _seq_no and _primary_term */
     bool explain;                      /* hits carry _explanation */
+    bool track_scores;                 /* field sorts: hits keep _score, max_score is set */
     search_rescore *rescore;           /* arena; n_rescore entries */
     size_t n_rescore;
     const json_t *suggest;       /* the body's suggest (borrowed), or NULL */

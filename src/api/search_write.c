@@ -328,7 +328,8 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         }
     }
     sc_jsonw_key(w, "max_score");
-    if ((r->n_hits == 0 && isnan(r->max_score)) || sp->n_sort)
+    bool scored = !sp->n_sort || sr->track_scores;
+    if ((r->n_hits == 0 && isnan(r->max_score)) || !scored || (sp->n_sort && isnan(r->max_score)))
         sc_jsonw_null(w);
     else
         sc_jsonw_float(w, isnan(r->max_score) ? 0.0f : r->max_score);
@@ -357,7 +358,7 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
             sc_jsonw_kv_int(w, "_primary_term", h->primary_term);
         }
         sc_jsonw_key(w, "_score");
-        if (sp->n_sort)
+        if (!scored)
             sc_jsonw_null(w);
         else
             sc_jsonw_float(w, h->score);

@@ -139,6 +139,7 @@ static void run_shard(void *arg, sc_status pool_st)
         .collapse = sr->collapse,
         .n_rescore = sr->rescore ? sr->n_rescore : 0,
         .dfs = req->dfs,
+        .track_scores = sr->track_scores,
     };
     sc_arena scratch;
     sc_arena_init(&scratch, budget);
@@ -157,6 +158,7 @@ static void run_shard(void *arg, sc_status pool_st)
     res->total = j->r.total;
     res->total_is_lower_bound = j->r.total_gte;
     res->timed_out = j->r.timed_out;
+    res->max_score = j->r.max_score;
     if (j->bottom && req->k && j->r.n_docs >= req->k && j->r.docs[req->k - 1].sort)
         sc__sortskip_offer(j->bottom, &sr->sort[0], &j->r.docs[req->k - 1].sort[0]);
 }
@@ -688,6 +690,12 @@ static sc_status run_search(sc_node *n, const sc_search_request *sr, sc_arena *a
             nh = sr->size;
         if (qresp.n_top && !sr->n_sort)
             out->max_score = qresp.top[0].score;
+        for (size_t t = 0; sr->n_sort && sr->track_scores && t < qreq.n_targets; t++) {
+            float m = qresp.results[t].max_score;
+            if (qresp.results[t].st == SC_OK && !qresp.results[t].skipped && !isnan(m) &&
+                (isnan(out->max_score) || m > out->max_score))
+                out->max_score = m;
+        }
         if (nh > 0)
             st = sc__search_fetch_hits(n, sr, &qreq, &qresp, from, nh, arena, out);
     }

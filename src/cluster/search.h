@@ -97,6 +97,7 @@ typedef struct sc_search_request {
      * a post_filter; NULL: queries[index_i]) */
     bool explain;
     sc_query *const *explain_queries;
+    bool track_scores; /* field sorts: hits keep their _score and max_score is set */
     /* rescore: per index, n_rescore rescorers applied in order (shard_search.h); NULL none */
     const sc_shard_rescore *const *rescore;
     size_t n_rescore;
@@ -212,6 +213,7 @@ typedef struct sc_node_shard_result {
     uint64_t total;       /* capped by track_total_hits (shard level) */
     bool total_is_lower_bound;
     bool timed_out;
+    float max_score; /* track_scores under a field sort: the shard's best (NAN: none) */
     bool skipped;                      /* can_match: not searched (st is SC_OK, no hits) */
     const sc_shard_snapshot *snapshot; /* the docs refer to it (ref held until release) */
     bool pinned;                       /* snapshot belongs to a scroll: not released here */

@@ -126,6 +126,7 @@ typedef struct sc_shard_query_args {
                                              sort): k grows to the largest window */
     size_t n_rescore;
     const sc_shard_collapse *collapse; /* by score only: the top k groups' best docs */
+    bool track_scores; /* field sort: score the docs anyway, and the best score (max_score) */
     /* dfs_query_then_fetch: the whole search's term statistics (search/term_stats.h), or NULL
      * for the shard's own */
     const struct sc_term_stats *dfs;
@@ -148,6 +149,7 @@ typedef struct sc_shard_query_result {
     bool total_gte;            /* relation "gte": more docs match than `total` */
     bool timed_out;            /* the token's deadline passed: results are partial */
     void *agg_partial;         /* the collect hook's partial (NULL without a hook) */
+    float max_score;           /* args.track_scores under a sort: best score (NAN: none) */
     sc_shard_search_error err; /* when the call fails */
 } sc_shard_query_result;
 
