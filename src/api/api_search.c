@@ -81,7 +81,7 @@ static char *scroll_body_text(const json_t *body, const search_parse *sp)
 /* Whether a `fields` entry names a text field of a target index (values from _source). */
 static bool needs_source(search_run *run)
 {
-    bool need = false;
+    bool need = run->sp.n_stored > 0; /* stored fields are read from _source */
     for (size_t i = 0; i < run->n && !need && run->sp.n_src_fields; i++) {
         sc_mapping *m = sc_index_mapping(run->list[i]);
         for (size_t f = 0; f < run->sp.n_src_fields && !need; f++) {

@@ -66,6 +66,11 @@ typedef struct search_parse {
     bool version, seq_no_primary_term; /* hits carry _version / _seq_no and _primary_term */
     bool explain;                      /* hits carry _explanation */
     bool track_scores;                 /* field sorts: hits keep _score, max_score is set */
+    /* stored_fields (search_page.c): given at all; `_none_` (no _id, no _source); the other
+     * names (arena array of borrowed strings) */
+    bool has_stored, stored_none;
+    const char **stored;
+    size_t n_stored;
     search_rescore *rescore;           /* arena; n_rescore entries */
     size_t n_rescore;
     const json_t *suggest;       /* the body's suggest (borrowed), or NULL */

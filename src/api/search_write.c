@@ -242,6 +242,23 @@ static void write_hit_fields(sc_jsonw *w, const sc_mapping *m, const search_pars
                              const sc_result_hit *h)
 {
     json_t *doc = NULL, *extra = NULL;
+    for (size_t i = 0; i < sp->n_stored && h->source.len && m; i++) {
+        const sc_mapping_field *mf = sc_mapping_find(m, sc_slice_cstr(sp->stored[i]));
+        if (!mf || !mf->store || (extra && json_object_get(extra, sp->stored[i])))
+            continue;
+        json_error_t jerr;
+        if (!doc)
+            doc = json_loadb((const char *)h->source.ptr, h->source.len, 0, &jerr);
+        json_t *vals = json_array();
+        collect_path(doc, sp->stored[i], vals);
+        if (json_array_size(vals)) {
+            if (!extra)
+                extra = json_object();
+            json_object_set_new(extra, sp->stored[i], vals);
+        } else {
+            json_decref(vals);
+        }
+    }
     if (sp->n_src_fields && h->source.len) {
         for (size_t i = 0; i < sp->n_src_fields; i++) {
             const sc_mapping_field *mf =
@@ -349,8 +366,10 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         }
         sc_jsonw_obj_begin(w);
         sc_jsonw_kv_str(w, "_index", sr->indices[h->index_i]->name);
-        sc_jsonw_key(w, "_id");
-        sc_jsonw_strn(w, h->id);
+        if (!sp->stored_none) {
+            sc_jsonw_key(w, "_id");
+            sc_jsonw_strn(w, h->id);
+        }
         if (sp->version && h->has_versions)
             sc_jsonw_kv_int(w, "_version", h->version);
         if (sp->seq_no_primary_term && h->has_versions) {
