@@ -142,6 +142,7 @@ static const route routes[] = {
     {M_GET | M_POST, "/{index}/_validate/query", sc_api_validate_query},
     {M_GET | M_POST, "/_field_caps", sc_api_field_caps},
     {M_GET | M_POST, "/{index}/_field_caps", sc_api_field_caps},
+    {M_GET | M_POST, "/{index}/_terms_enum", sc_api_terms_enum},
     {M_GET | M_POST, "/_msearch", sc_api_msearch},
     {M_GET | M_POST, "/{index}/_msearch", sc_api_msearch},
     {M_GET, "/_tasks", sc_api_tasks},
