@@ -137,6 +137,11 @@ static bool parse_args(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
 
 void sc_api_terms_enum(sc_rest_req *req, sc_rest_resp *resp)
 {
+    if (sc_node_placement(req->node)) { /* shards on other nodes are not read yet */
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "[_terms_enum] is not supported in a cluster yet", NULL, 0);
+        return;
+    }
     json_t *body;
     if (!sc__api_body_json(req, resp, true, &body))
         return;
