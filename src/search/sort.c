@@ -1,6 +1,7 @@
 /* Field-sorted top-k collector with points-based skipping. See sort.h. */
 #include "search/sort.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "index/docvalues.h"
@@ -35,6 +36,9 @@ struct sc_sort_collector {
     bool done;
     uint64_t prune_after; /* points prune only once this many docs were collected */
     sc_sort_stats st;
+    bool track_scores; /* score every doc; max_score their best */
+    bool any_score;
+    float max_score;
 };
 
 static sc_sort_mode eff_mode(const sc_sort_spec *s)
@@ -311,7 +315,7 @@ sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
         const sc_sort_spec *s = &c->specs[i];
         seg_reader *r = &c->rd[i];
         r->has_num = r->has_ss = false;
-        if (s->kind == SC_SORT_BY_SCORE)
+        if (s->kind == SC_SORT_BY_SCORE || c->track_scores)
             needs_score = true;
         if (s->kind != SC_SORT_BY_NUMERIC && s->kind != SC_SORT_BY_KEYWORD)
             continue;
@@ -371,6 +375,10 @@ sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
             }
         }
         float score = needs_score ? sc_doc_iter_score(it) : 0.0f;
+        if (c->track_scores && (!c->any_score || score > c->max_score)) {
+            c->max_score = score;
+            c->any_score = true;
+        }
         SC_TRY(read_values(c, d, doc_base + d, score, c->cand));
         c->st.collected++;
         seg_collected++;
@@ -438,4 +446,14 @@ void sc_sort_collector_prune_after(sc_sort_collector *c, uint64_t n)
 const sc_sort_stats *sc_sort_collector_stats(const sc_sort_collector *c)
 {
     return &c->st;
+}
+
+void sc_sort_collector_track_scores(sc_sort_collector *c)
+{
+    c->track_scores = true;
+}
+
+float sc_sort_collector_max_score(const sc_sort_collector *c)
+{
+    return c->any_score ? c->max_score : NAN;
 }

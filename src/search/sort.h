@@ -110,6 +110,11 @@ size_t sc_sort_collector_hits(sc_sort_collector *c, sc_sorted_hit **hits);
 /* Counters (for tests and profiles). */
 const sc_sort_stats *sc_sort_collector_stats(const sc_sort_collector *c);
 
+/* track_scores: every collected doc is scored (the iterator must score) and the best score
+ * kept; call before the first collect. sc_sort_collector_max_score: that best (NAN: none). */
+void sc_sort_collector_track_scores(sc_sort_collector *c);
+float sc_sort_collector_max_score(const sc_sort_collector *c);
+
 /* Compares two value tuples under specs (ties not broken): <0 when a sorts first. */
 int sc_sort_compare(const sc_sort_spec *specs, size_t n, const sc_sort_key *a,
                     const sc_sort_key *b);
@@ -126,6 +131,7 @@ typedef struct sc_sorted_result {
     bool total_gte; /* more than `total` match (track_total_hits N reached) */
     bool total_tracked;
     sc_sort_stats stats;
+    float max_score; /* o->track_scores: the best score of every match (NAN when none) */
 } sc_sorted_result;
 
 /* Runs q over the shard and returns the top from+size hits under specs (the `size` after
