@@ -205,6 +205,15 @@ elif [ "$LUCENE" != 0 ]; then
   LUCENE_TSV=$LUCENE
 fi
 
+# The server-level matrix against Lucene 8.7 served over HTTP (Netty), same corpus, wrk at
+# 1/8/32 connections: its own section of docs/benchmarks.md (LUCENE_HTTP=0 skips it).
+if [ -z "${SERVER_URL:-}" ] && [ "$LUCENE" = 1 ] && [ $QUICK -eq 0 ] && [ "${LUCENE_HTTP:-1}" = 1 ]; then
+  log "scry vs Lucene 8.7 over HTTP (bench/lucene_http.sh)"
+  OUT=$OUT/lucene-http CORPUS=$OUT/corpus/wiki.ndjson SCRY=$BIN DOCS_MD=1 \
+    bash bench/lucene_http.sh > "$OUT/lucene-http.log" 2>&1 ||
+    note "the Lucene-over-HTTP matrix failed (log: $OUT/lucene-http.log)"
+fi
+
 log "writing docs/benchmarks.md"
 "$PY" bench/report.py --results "$OUT/results" --docs docs --seconds "$(($(date +%s) - START))" \
   $([ $QUICK -eq 1 ] && echo --quick) ${LUCENE_TSV:+--lucene "$LUCENE_TSV"} || die "report failed"

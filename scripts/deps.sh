@@ -9,6 +9,8 @@ PKGS=(
   libicu-dev libstemmer-dev libcmocka-dev zlib1g-dev libcrypt-dev libgnutls28-dev openssl
   python3 python3-pytest python3-elasticsearch
   default-jdk-headless liblucene8-java
+  # Lucene 8.7 served over HTTP as Elasticsearch serves it (bench/LuceneHttpServer.java)
+  libnetty-java libjackson2-core-java
   gnuplot-nox curl wrk
   etcd-server
   # benchmarks: vector sets from text (bench/vectors_from_text.py) and the hnswlib / FAISS

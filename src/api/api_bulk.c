@@ -333,6 +333,7 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
     run_pipelines(req, items, n);
     forward_items(req, items, n);
     /* Execute: runs of consecutive non-update items on the same index form one batch. */
+    sc_refresh_policy rp = sc__api_refresh_param(req);
     sc_doc_write *writes = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *writes);
     sc_doc_result *results = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *results);
     size_t *map = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *map);
@@ -376,7 +377,8 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
                                         .routing = b->routing,
                                         .source = b->source,
                                         .if_seq_no = b->if_seq_no,
-                                        .if_primary_term = b->if_primary_term};
+                                        .if_primary_term = b->if_primary_term,
+                                        .refresh = rp != SC_REFRESH_NONE};
             map[nb++] = j;
             j++;
         }
@@ -395,7 +397,6 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
         i = j;
     }
     /* Refresh policy, once per distinct index. */
-    sc_refresh_policy rp = sc__api_refresh_param(req);
     if (rp != SC_REFRESH_NONE)
         for (size_t k = 0; k < n; k++)
             if (items[k].ix && (k == 0 || items[k - 1].ix != items[k].ix))

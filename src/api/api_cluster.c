@@ -709,7 +709,7 @@ void sc_api_tasks(sc_rest_req *req, sc_rest_resp *resp)
     sc_jsonw_kv_str(&w, "name", sc_node_name(req->node));
     sc_jsonw_key(&w, "tasks");
     sc_jsonw_obj_begin(&w);
-    sc_tasks_write(req->node, &w, req->extra);
+    sc_tasks_write(req->node, &w, req->extra, sc_rest_param_get(req, "actions"));
     sc_jsonw_obj_end(&w);
     sc_jsonw_obj_end(&w);
     sc_jsonw_obj_end(&w);

@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "cluster/alias.h"
 #include "cluster/datastream.h"
+#include "cluster/log.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
 
@@ -42,10 +43,31 @@ sc_index *sc__api_index_for_write(sc_rest_req *req, const char *name, const char
             sc_cluster_error_not_found(err, name);
         return ix;
     }
+    /* Clustered: an index that etcd's metadata already has (created on another node a moment
+     * ago) is waited for, never auto-created here as a local index with other settings. */
+    int known = sc__api_meta_known(req, name);
+    if (known != 0) {
+        ix = known > 0 ? sc__api_wait_local_index(req, name) : NULL;
+        if (!ix) {
+            sc_cluster_error_set(err, 503, "unavailable_shards_exception",
+                                 known > 0 ? "index [%s] exists in the cluster metadata but has "
+                                             "not reached this node yet"
+                                           : "cannot read the cluster metadata to auto-create "
+                                             "index [%s]",
+                                 name);
+            return NULL;
+        }
+        sc_index_unref(ix);
+        return sc__api_index_for_doc(req, name, true, routing, err);
+    }
     sc_status st = sc_node_autocreate(req->node, name, err);
     if (st != SC_OK && st != SC_EEXIST)
         return NULL;
-    return sc__api_index_for_doc(req, name, true, routing, err);
+    ix = sc__api_index_for_doc(req, name, true, routing, err);
+    /* clustered: the new index's metadata is in etcd before its first write goes anywhere */
+    if (ix && st == SC_OK && !sc__api_wait_meta(req, ix->name, ix->uuid))
+        sc_log(SC_LOG_WARN, "index", "metadata of auto-created [%s] not in etcd yet", ix->name);
+    return ix;
 }
 
 /* The index a document operation without auto-creation addresses: an index or alias, else an
@@ -151,6 +173,7 @@ static bool write_params(sc_rest_req *req, sc_rest_resp *resp, sc_doc_write *w)
     bool ok = true;
     w->if_seq_no = sc_rest_param_int(req, "if_seq_no", -2, &ok);
     w->if_primary_term = sc_rest_param_int(req, "if_primary_term", 0, &ok);
+    w->refresh = sc__api_refresh_param(req) != SC_REFRESH_NONE;
     if (!ok) {
         sc_rest_error(req, resp, 400, "illegal_argument_exception",
                       "[if_seq_no] and [if_primary_term] must be integers", NULL, 0);
@@ -430,7 +453,11 @@ sc_status sc__api_update(sc_rest_req *req, sc_index *ix, sc_slice id, sc_slice r
         sc_doc_get g;
         SC_TRY(sc_index_get(ix, id, routing, req->arena, &g));
         json_t *newdoc = NULL;
-        sc_doc_write w = {.op = SC_DOC_INDEX, .id = id, .routing = routing, .if_seq_no = -2};
+        sc_doc_write w = {.op = SC_DOC_INDEX,
+                          .id = id,
+                          .routing = routing,
+                          .if_seq_no = -2,
+                          .refresh = sc__api_refresh_param(req) != SC_REFRESH_NONE};
         if (!g.found) {
             if (upsert)
                 newdoc = json_deep_copy(upsert);

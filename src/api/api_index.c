@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/forward.h"
 #include "api/handlers.h"
 #include "api/internal.h"
 #include "base/clock.h"
 #include "cluster/alias.h"
+#include "cluster/log.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
 #include "cluster/template.h"
@@ -100,6 +102,17 @@ void sc_api_index_create(sc_rest_req *req, sc_rest_resp *resp)
     json_decref(body);
     if (st != SC_OK) {
         sc__api_cluster_error(req, resp, &err);
+        return;
+    }
+    /* Clustered: acknowledged once the metadata is in etcd, so that any node knows the index
+     * (and never auto-creates one of its own) when the client's next request reaches it. */
+    sc_index *made = sc_node_index(req->node, req->index);
+    bool published = !made || sc__api_wait_meta(req, made->name, made->uuid);
+    sc_index_unref(made);
+    if (!published) {
+        sc_rest_errorf(req, resp, 503, "process_cluster_event_timeout_exception",
+                       "index [%s] was created but its metadata did not reach the cluster in time",
+                       req->index);
         return;
     }
     sc_jsonw w;
@@ -340,6 +353,78 @@ static void shards_header(sc_jsonw *w, uint32_t total, uint32_t active, uint32_t
     sc_jsonw_obj_end(w);
 }
 
+/* A node holding copies of the indices, and its transport address. */
+typedef struct bcast_peer {
+    char node[SC_ALLOC_NODE_MAX];
+} bcast_peer;
+
+/* Clustered: op runs on the copies the routing assigns to this node and, unless the request
+ * was forwarded here, the request itself goes to every other node holding a copy; the
+ * `successful` counts of their answers are summed. total counts every copy slot, active the
+ * copies assigned (a copy on a node that cannot be reached or fails counts as failed). */
+static void fanout_cluster(sc_rest_req *req, sc_index **list, size_t n, sc_index_bcast op,
+                           int64_t max_seg, uint32_t *total, uint32_t *active, uint32_t *good)
+{
+    sc_placement *p = sc_node_placement(req->node);
+    sc_placement_snapshot *s = sc_placement_acquire(p);
+    const char *me = sc_placement_local_id(s);
+    bcast_peer *peers = NULL;
+    size_t n_peers = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t ns = list[i]->settings.number_of_shards;
+        *total += ns * (1 + list[i]->settings.number_of_replicas);
+        bool *mine = sc_arena_calloc(req->arena, ns ? ns : 1, sizeof *mine);
+        if (!mine)
+            continue;
+        for (uint32_t sh = 0; sh < ns; sh++) {
+            const sc_shard_routing *r = sc_placement_shard(s, list[i]->name, sh);
+            for (size_t c = 0; r && c < r->n_copies; c++) {
+                const char *node = r->copies[c].node;
+                (*active)++;
+                if (!strcmp(node, me)) {
+                    mine[sh] = true;
+                    continue;
+                }
+                size_t k = 0;
+                while (k < n_peers && strcmp(peers[k].node, node))
+                    k++;
+                if (k < n_peers)
+                    continue;
+                bcast_peer *grown = realloc(peers, (n_peers + 1) * sizeof *peers);
+                if (!grown)
+                    continue;
+                peers = grown;
+                snprintf(peers[n_peers++].node, sizeof peers->node, "%s", node);
+            }
+        }
+        *good += sc_index_broadcast(list[i], op, max_seg, mine);
+    }
+    sc_shard_location *locs = calloc(n_peers ? n_peers : 1, sizeof *locs);
+    for (size_t k = 0; locs && k < n_peers; k++) {
+        snprintf(locs[k].node_id, sizeof locs[k].node_id, "%s", peers[k].node);
+        locs[k].assigned =
+            sc_placement_addr(s, peers[k].node, locs[k].host, sizeof locs[k].host, &locs[k].port);
+    }
+    sc_placement_release(s);
+    for (size_t k = 0; locs && !req->forwarded && k < n_peers; k++) {
+        int status = 0;
+        json_t *r = NULL;
+        if (locs[k].assigned &&
+            sc__api_forward_json(req, &locs[k], NULL, NULL, req->body, &status, &r) == SC_OK &&
+            status == 200) {
+            json_int_t ok =
+                json_integer_value(json_object_get(json_object_get(r, "_shards"), "successful"));
+            *good += ok > 0 ? (uint32_t)ok : 0;
+        } else {
+            sc_log(SC_LOG_WARN, "index", "broadcast to node [%s] failed (status %d)",
+                   locs[k].node_id, status);
+        }
+        json_decref(r);
+    }
+    free(locs);
+    free(peers);
+}
+
 static void fanout(sc_rest_req *req, sc_rest_resp *resp, int op)
 {
     sc_index **list;
@@ -355,7 +440,9 @@ static void fanout(sc_rest_req *req, sc_rest_resp *resp, int op)
         return;
     }
     uint32_t total = 0, active = 0, good = 0;
-    for (size_t i = 0; i < n; i++) {
+    if (sc_node_placement(req->node))
+        fanout_cluster(req, list, n, (sc_index_bcast)op, max_seg, &total, &active, &good);
+    for (size_t i = 0; !sc_node_placement(req->node) && i < n; i++) {
         uint32_t shards = list[i]->settings.number_of_shards;
         total += shards * (1 + list[i]->settings.number_of_replicas);
         /* one node: the primaries (not those still recovering); replicas stay unassigned */

@@ -81,7 +81,7 @@ static char *scroll_body_text(const json_t *body, const search_parse *sp)
 /* Whether a `fields` entry names a text field of a target index (values from _source). */
 static bool needs_source(search_run *run)
 {
-    bool need = false;
+    bool need = run->sp.n_stored > 0; /* stored fields are read from _source */
     for (size_t i = 0; i < run->n && !need && run->sp.n_src_fields; i++) {
         sc_mapping *m = sc_index_mapping(run->list[i]);
         for (size_t f = 0; f < run->sp.n_src_fields && !need; f++) {
@@ -273,13 +273,15 @@ static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_s
                                 const search_parse *sp)
 {
     bool vectors = sr->n_rrf || sr->knn_cap || sp->vec.rrf || json_array_size(sp->vec.knn);
-    const char *what = vectors         ? "knn / rrf"
-                       : sr->highlight ? "highlight"
-                       : sr->rescore   ? "rescore"
-                       : sr->collapse  ? "collapse"
-                       : sr->named     ? "named queries (matched_queries)"
-                       : sr->versions  ? "version / seq_no_primary_term"
-                                       : NULL;
+    const char *what = vectors                          ? "knn / rrf"
+                       : sr->highlight                  ? "highlight"
+                       : sr->rescore                    ? "rescore"
+                       : sr->collapse                   ? "collapse"
+                       : sr->named                      ? "named queries (matched_queries)"
+                       : sr->versions                   ? "version / seq_no_primary_term"
+                       : sr->explain                    ? "explain"
+                       : sr->track_scores && sr->n_sort ? "track_scores"
+                                                        : NULL;
     if (!what)
         return true;
     sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
@@ -499,6 +501,9 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         .highlight = page.highlight,
         .versions = run->sp.version || run->sp.seq_no_primary_term,
         .named = page.named,
+        .explain = run->sp.explain && !count,
+        .explain_queries = agg_queries,
+        .track_scores = run->sp.track_scores && !count,
         .rescore = page.rescore,
         .n_rescore = page.rescore ? run->sp.n_rescore : 0,
         .collapse = page.collapse,
@@ -828,6 +833,92 @@ void sc_api_count(sc_rest_req *req, sc_rest_resp *resp)
         run_fini(&run);
     }
     json_decref(body);
+}
+
+/* Runs `query` on the explain target restricted to the doc by a post_filter (which leaves
+ * scores and the query tree alone); *hit is the doc's hit or NULL. false after an error. */
+static bool explain_run(sc_rest_req *req, sc_rest_resp *resp, const json_t *query, bool explain,
+                        search_run *run, const sc_result_hit **hit)
+{
+    json_t *ids =
+        json_pack("{s:{s:[s#]}}", "ids", "values", (const char *)req->id.ptr, (int)req->id.len);
+    json_t *body = json_pack("{s:O,s:o,s:b,s:i,s:b}", "query", query, "post_filter", ids, "explain",
+                             explain, "size", 1, "_source", 0);
+    if (!body) {
+        sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+        return false;
+    }
+    bool ok = run_search(req, resp, req->index, body, false, run);
+    json_decref(body);
+    *hit = ok && run->r.n_hits ? &run->r.hits[0] : NULL;
+    return ok;
+}
+
+/* GET|POST /{index}/_explain/{id}: the doc's score explanation under the body's query
+ * (search/explain.h), or matched false; 404 when the doc does not exist. */
+void sc_api_explain(sc_rest_req *req, sc_rest_resp *resp)
+{
+    json_t *body;
+    if (!sc__api_body_json(req, resp, false, &body))
+        return;
+    const json_t *q = body ? json_object_get(body, "query") : NULL;
+    json_t *owned = NULL;
+    const char *qs = sc_rest_param_get(req, "q");
+    if (!q && qs)
+        q = owned = json_pack("{s:{s:s}}", "query_string", "query", qs);
+    if (!q || !json_is_object(q)) {
+        sc_rest_error(req, resp, 400, "action_request_validation_exception",
+                      "Validation Failed: 1: query is missing;", NULL, 0);
+        json_decref(body);
+        return;
+    }
+    search_run run;
+    const sc_result_hit *hit;
+    if (!explain_run(req, resp, q, true, &run, &hit)) {
+        json_decref(owned), json_decref(body);
+        return;
+    }
+    bool exists = hit != NULL;
+    char *qstr = NULL;
+    if (!hit) { /* does the doc exist at all? */
+        if (run.sr.n_indices && run.sr.queries && run.sr.queries[0]) {
+            size_t n = sc_query_to_string(run.sr.queries[0], NULL, 0) + 1;
+            if ((qstr = sc_arena_alloc(req->arena, n)))
+                sc_query_to_string(run.sr.queries[0], qstr, n);
+        }
+        run_fini(&run);
+        json_t *all = json_pack("{s:{}}", "match_all");
+        bool ok = explain_run(req, resp, all, false, &run, &hit);
+        json_decref(all);
+        if (!ok) {
+            json_decref(owned), json_decref(body);
+            return;
+        }
+        exists = hit != NULL;
+    }
+    const char *name = run.n ? run.list[0]->name : req->index;
+    sc_jsonw w;
+    sc_rest_json_begin(req, resp, exists ? 200 : 404, &w);
+    sc_jsonw_obj_begin(&w);
+    sc_jsonw_kv_str(&w, "_index", name);
+    sc_jsonw_key(&w, "_id");
+    sc_jsonw_strn(&w, req->id);
+    bool matched = exists && run.sr.explain;
+    sc_jsonw_kv_bool(&w, "matched", matched);
+    if (matched && hit->explanation) {
+        sc_jsonw_key(&w, "explanation");
+        sc__search_write_explanation(&w, hit->explanation);
+    } else if (exists) {
+        char desc[1024];
+        snprintf(desc, sizeof desc, "no match on %s", qstr ? qstr : "the query");
+        sc_explanation x = {.description = desc};
+        sc_jsonw_key(&w, "explanation");
+        sc__search_write_explanation(&w, &x);
+    }
+    sc_jsonw_obj_end(&w);
+    sc_rest_json_end(req, resp, &w);
+    run_fini(&run);
+    json_decref(owned), json_decref(body);
 }
 
 void sc_api_msearch(sc_rest_req *req, sc_rest_resp *resp)

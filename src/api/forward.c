@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "cluster/membership.h"
 #include "cluster/ops.h"
 
 #define LOCATE_WAIT_MS 10000
@@ -50,6 +51,59 @@ sc_index *sc__api_wait_index(sc_rest_req *req, const char *name)
     for (;;) {
         sc_index *ix = sc_node_index(req->node, name);
         if (ix || !req->forwarded || !sc_node_placement(req->node) || sc_clock_now_ns() >= until)
+            return ix;
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The uuid of etcd's metadata of `name` ("" when absent); false when etcd cannot be read. */
+static bool meta_uuid(sc_rest_req *req, const char *name, char *uuid, size_t cap)
+{
+    uuid[0] = 0;
+    sc_placement *p = sc_node_placement(req->node);
+    char key[300];
+    snprintf(key, sizeof key, "indices/%s", name);
+    json_t *doc = NULL;
+    if (!p || sc_membership_doc_get(sc_placement_membership(p), key, &doc) != SC_OK) {
+        json_decref(doc);
+        return p == NULL;
+    }
+    const char *u = json_string_value(json_object_get(doc, "uuid"));
+    snprintf(uuid, cap, "%s", u ? u : "");
+    json_decref(doc);
+    return true;
+}
+
+int sc__api_meta_known(sc_rest_req *req, const char *name)
+{
+    char uuid[64];
+    if (!meta_uuid(req, name, uuid, sizeof uuid))
+        return -1;
+    return uuid[0] != 0;
+}
+
+bool sc__api_wait_meta(sc_rest_req *req, const char *name, const char *uuid)
+{
+    uint64_t until = sc_clock_now_ns() + (uint64_t)LOCATE_WAIT_MS * 1000000u;
+    for (;;) {
+        char got[64];
+        if (!sc_node_placement(req->node) ||
+            (meta_uuid(req, name, got, sizeof got) && !strcmp(got, uuid)))
+            return true;
+        if (sc_clock_now_ns() >= until)
+            return false;
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+sc_index *sc__api_wait_local_index(sc_rest_req *req, const char *name)
+{
+    uint64_t until = sc_clock_now_ns() + (uint64_t)LOCATE_WAIT_MS * 1000000u;
+    for (;;) {
+        sc_index *ix = sc_node_index(req->node, name);
+        if (ix || sc_clock_now_ns() >= until)
             return ix;
         struct timespec ts = {0, 20 * 1000000};
         nanosleep(&ts, NULL);

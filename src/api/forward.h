@@ -45,6 +45,16 @@ bool sc__api_locate(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix, sc_slice
  * index later than the coordinator); NULL when it does not appear. Otherwise sc_node_index. */
 sc_index *sc__api_wait_index(sc_rest_req *req, const char *name);
 
+/* Clustered index metadata in etcd (indices/<name>), read straight from etcd (the placement
+ * may not have seen it yet). sc__api_meta_known: 1 when etcd has index `name`, 0 when it does
+ * not, -1 when etcd cannot be read; 0 on a single node. sc__api_wait_meta waits (up to 10 s)
+ * until etcd's metadata of `name` carries `uuid` (this node's create reached the cluster);
+ * true at once on a single node. sc__api_wait_local_index waits (up to 10 s) for the placement
+ * to create index `name` here (a reference, NULL when it does not appear). */
+int sc__api_meta_known(sc_rest_req *req, const char *name);
+bool sc__api_wait_meta(sc_rest_req *req, const char *name, const char *uuid);
+sc_index *sc__api_wait_local_index(sc_rest_req *req, const char *name);
+
 /* Forwards req (with `path` instead of its own when not NULL, and `body`) to loc's node and
  * writes the node's answer into resp (502 when the node cannot be reached). */
 void sc__api_forward(sc_rest_req *req, sc_rest_resp *resp, const sc_shard_location *loc,

@@ -103,6 +103,10 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp);
 /* search (api_search.c) */
 void sc_api_search(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_count(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_explain(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_validate_query(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_field_caps(sc_rest_req *req, sc_rest_resp *resp);
+void sc_api_terms_enum(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_msearch(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_scroll(sc_rest_req *req, sc_rest_resp *resp);
 void sc_api_scroll_clear(sc_rest_req *req, sc_rest_resp *resp);

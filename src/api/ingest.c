@@ -506,9 +506,15 @@ sc_status sc__ingest_proc_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_e
 {
     if (p->cond && !cond_true(p->cond, doc))
         return SC_OK;
+    err->type = NULL; /* an earlier, ignored failure must not speak for this one */
+    err->reason[0] = '\0';
     sc_status st = p->kind->run(p, doc, err);
     if (st == SC_OK || doc->dropped)
         return st;
+    if (!err->type || !err->reason[0]) /* e.g. a result that cannot be written at its path */
+        sc__ingest_fail(err, "illegal_argument_exception",
+                        "[%s] processor could not write its result to [%.200s]", p->kind->name,
+                        p->target_field ? p->target_field : p->field ? p->field : "");
     snprintf(err->processor, sizeof err->processor, "%s", p->kind->name);
     if (p->ignore_failure)
         return SC_OK;

@@ -13,8 +13,10 @@
 #include "api/remote_internal.h"
 #include "api/search_internal.h"
 #include "base/clock.h"
+#include "cluster/log.h"
 #include "cluster/search.h"
 #include "cluster/search_wire.h"
+#include "cluster/tasks.h"
 
 /* Everything one query-phase request holds while it runs. */
 typedef struct remote_query {
@@ -201,7 +203,8 @@ static void refuse_reduce(sc_node *n, const sc_node_query_request *nq, sc_node_q
 }
 
 /* The targets of indices this node has; the others are answered as missing shards. */
-static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_arena *a, sc_wire_buf *out)
+static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_task *task, sc_arena *a,
+                           sc_wire_buf *out)
 {
     const sc_wire_node_query *q = &rq->q;
     for (size_t t = 0; t < q->n_targets; t++)
@@ -217,16 +220,16 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_arena *a, sc_w
                             .n_sort = q->n_sort,
                             .search_after = q->search_after,
                             .collect = rq->spec ? &rq->agg.hook : NULL};
+    /* the coordinator sends what is left of the search's timeout */
     uint64_t deadline =
         q->timeout_ms >= 0 ? sc_clock_now_ns() + (uint64_t)q->timeout_ms * 1000000u : 0;
-    sc_cancel_token token;
-    sc_cancel_token_init(&token, deadline);
+    task->token.deadline_ns = deadline;
     sc_node_query_request nq = {.search = &sr,
                                 .targets = q->targets,
                                 .n_targets = q->n_targets,
                                 .k = q->k,
                                 .deadline_ns = deadline,
-                                .token = &token,
+                                .token = &task->token,
                                 .collect = sr.collect,
                                 .can_match = q->can_match,
                                 .dfs = q->dfs};
@@ -261,8 +264,18 @@ static sc_status h_query(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
     sc_status st = sc_wire_node_query_decode(body.ptr, body.len, &a, &rq.q);
     if (st == SC_OK)
         st = prepare(r, &rq, &a);
-    if (st == SC_OK)
-        st = run_phase(r, &rq, &a, out);
+    if (st == SC_OK) {
+        /* a child task of the coordinator's search: listed by GET _tasks with its
+         * parent_task_id, cancelled by the task API here or by SC_MSG_NODE_CANCEL */
+        sc_task task;
+        char desc[256];
+        snprintf(desc, sizeof desc, "shards [%zu] of %zu indices", rq.q.n_targets, rq.q.n_indices);
+        sc_task_begin(r->node, &task, "indices:data/read/search[phase/query]", desc);
+        snprintf(task.parent_task_id, sizeof task.parent_task_id, "%.*s", (int)rq.q.parent_task.len,
+                 (const char *)rq.q.parent_task.ptr);
+        st = run_phase(r, &rq, &task, &a, out);
+        sc_task_end(r->node, &task);
+    }
     if (st != SC_OK)
         snprintf(errmsg, cap, "%s",
                  rq.reason[0]         ? rq.reason
@@ -352,6 +365,22 @@ static sc_status h_fetch(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
     return st;
 }
 
+/* The coordinator cancelled its search: every child task of it here stops at its next check
+ * and answers (its shards as cancelled). Answers empty, also when none runs (any more). */
+static sc_status h_cancel(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
+{
+    (void)out, (void)errmsg, (void)cap;
+    sc_api_remote *r = ctx;
+    sc_slice parent;
+    SC_TRY(sc_wire_node_cancel_decode(body.ptr, body.len, &parent));
+    char id[SC_WIRE_MAX_TASK_ID + 1];
+    memcpy(id, parent.ptr, parent.len);
+    id[parent.len] = '\0';
+    size_t k = sc_tasks_cancel_children(r->node, id);
+    sc_log(SC_LOG_DEBUG, "search", "cancelled %zu child tasks of [%s]", k, id);
+    return SC_OK;
+}
+
 static sc_status h_free(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
 {
     (void)out, (void)errmsg, (void)cap;
@@ -377,6 +406,8 @@ sc_status sc_api_remote_start(sc_node *n, sc_transport *t, sc_api_remote **out)
         st = sc_transport_register(t, SC_MSG_NODE_FREE_CONTEXT, h_free, r);
     if (st == SC_OK)
         st = sc_transport_register(t, SC_MSG_NODE_DFS, h_dfs, r);
+    if (st == SC_OK)
+        st = sc_transport_register_inline(t, SC_MSG_NODE_CANCEL, h_cancel, r);
     if (st != SC_OK) {
         sc_api_remote_stop(r);
         return st;

@@ -64,6 +64,13 @@ typedef struct search_parse {
     sc_agg_result *agg_result;         /* the final aggregation result to write (arena) */
     search_highlight *highlight;       /* arena; NULL = none */
     bool version, seq_no_primary_term; /* hits carry _version / _seq_no and _primary_term */
+    bool explain;                      /* hits carry _explanation */
+    bool track_scores;                 /* field sorts: hits keep _score, max_score is set */
+    /* stored_fields (search_page.c): given at all; `_none_` (no _id, no _source); the other
+     * names (arena array of borrowed strings) */
+    bool has_stored, stored_none;
+    const char **stored;
+    size_t n_stored;
     search_rescore *rescore;           /* arena; n_rescore entries */
     size_t n_rescore;
     const json_t *suggest;       /* the body's suggest (borrowed), or NULL */
@@ -199,6 +206,9 @@ void sc__search_write_source(sc_jsonw *w, sc_slice src, const json_t *filter);
 void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r);
 /* Writes the body of one search response (used by _search and each _msearch item; a non-zero
  * status_for_msearch adds "status"). */
+/* One explanation (search/explain.h) as Elasticsearch writes it: value, description, details. */
+void sc__search_write_explanation(sc_jsonw *w, const sc_explanation *x);
+
 void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
                                const sc_search_response *r, const search_parse *sp,
                                uint64_t took_ms, int status_for_msearch);

@@ -111,11 +111,63 @@ static bool parse_collapse(sc_rest_req *req, sc_rest_resp *resp, const json_t *b
     return true;
 }
 
+/* stored_fields: a name or a list. `_none_` drops the metadata (_id) and _source from hits;
+ * otherwise _source is returned only when `_source` is in the list or asked for in the body,
+ * and the listed fields mapped with `store: true` come back in `fields` (scry keeps only
+ * _source on disk, so their values are read from it). */
+static bool parse_stored_fields(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
+                                search_parse *sp)
+{
+    const json_t *v = json_object_get(body, "stored_fields");
+    if (!v || json_is_null(v))
+        return true;
+    size_t n = json_is_array(v) ? json_array_size(v) : 1;
+    sp->stored = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *sp->stored);
+    if (!sp->stored) {
+        sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                      "[request] Data too large for the request budget", NULL, 0);
+        return false;
+    }
+    bool keep_source = false;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *f = json_is_array(v) ? json_array_get(v, i) : v;
+        if (!json_is_string(f)) {
+            sc_rest_error(req, resp, 400, "parsing_exception",
+                          "[stored_fields] must be a string or an array of strings", NULL, 0);
+            return false;
+        }
+        const char *name = json_string_value(f);
+        if (!strcmp(name, "_none_"))
+            sp->stored_none = true;
+        else if (!strcmp(name, "_source"))
+            keep_source = true;
+        else
+            sp->stored[sp->n_stored++] = name;
+    }
+    const json_t *src = json_object_get(body, "_source");
+    bool source_asked = src && !json_is_false(src) && !json_is_null(src);
+    if (sp->stored_none && (source_asked || keep_source)) {
+        sc_rest_error(req, resp, 400, "action_request_validation_exception",
+                      "Validation Failed: 1: [stored_fields] cannot be disabled if [_source] is "
+                      "requested;",
+                      NULL, 0);
+        return false;
+    }
+    if (sp->stored_none || (!source_asked && !keep_source))
+        sp->source = false;
+    sp->has_stored = true;
+    return true;
+}
+
 bool sc__search_parse_page(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
                            search_parse *sp)
 {
+    if (!parse_stored_fields(req, resp, body, sp))
+        return false;
     if (!get_bool(req, resp, body, "version", &sp->version) ||
-        !get_bool(req, resp, body, "seq_no_primary_term", &sp->seq_no_primary_term))
+        !get_bool(req, resp, body, "seq_no_primary_term", &sp->seq_no_primary_term) ||
+        !get_bool(req, resp, body, "explain", &sp->explain) ||
+        !get_bool(req, resp, body, "track_scores", &sp->track_scores))
         return false;
     const json_t *ms = json_object_get(body, "min_score");
     if (ms && !json_is_null(ms)) {
@@ -150,6 +202,8 @@ void sc__search_page_params(sc_rest_req *req, search_parse *sp)
         sp->version = !strcmp(v, "true") || !*v;
     if ((v = sc_rest_param_get(req, "seq_no_primary_term")))
         sp->seq_no_primary_term = !strcmp(v, "true") || !*v;
+    if ((v = sc_rest_param_get(req, "explain")))
+        sp->explain = !strcmp(v, "true") || !*v;
 }
 
 /* The collapse field's kind from the first index that maps it: keyword or numeric. */

@@ -2,7 +2,8 @@
  * search analyzer, each token's candidates found over the target shards
  * (cluster/suggest.h), filtered by suggest_mode, sorted and cut to size, written in
  * Elasticsearch's shape ({"name": [{"text", "offset", "length", "options": [{"text", "score",
- * "freq"}]}]}). Other suggesters (phrase, completion) are refused with a 400. */
+ * "freq"}]}]}); and the completion suggester over completion fields (prefix, fuzzy,
+ * skip_duplicates; cluster/suggest.h). The phrase suggester is refused with a 400. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +95,94 @@ static bool term_options(sc_rest_req *req, sc_rest_resp *resp, const json_t *t, 
     return true;
 }
 
+typedef struct compl_opts {
+    const char *field, *prefix;
+    int64_t size;
+    bool skip_duplicates, fuzzy;
+    int64_t fuzziness; /* -1 AUTO */
+    int64_t prefix_length, min_length;
+    bool transpositions;
+} compl_opts;
+
+static bool completion_options(sc_rest_req *req, sc_rest_resp *resp, const char *name,
+                               const json_t *e, compl_opts *o)
+{
+    *o = (compl_opts){.size = 5, .fuzziness = -1, .prefix_length = 1, .min_length = 3,
+                      .transpositions = true};
+    const char *k;
+    json_t *v;
+    json_object_foreach ((json_t *)e, k, v) {
+        if (!strcmp(k, "regex"))
+            return FAIL("[suggest] [%s]: [regex] completion suggestions are not supported", name);
+        if (strcmp(k, "prefix") != 0 && strcmp(k, "text") != 0 && strcmp(k, "completion") != 0)
+            return FAIL("[suggest] [%s]: unknown field [%s] (only one suggester per entry)",
+                        name, k);
+    }
+    const json_t *p = json_object_get(e, "prefix");
+    if (!p)
+        p = json_object_get(e, "text");
+    if (!json_is_string(p))
+        return FAIL("[suggest] [%s]: [completion] needs a string [prefix]", name);
+    o->prefix = json_string_value(p);
+    const json_t *c = json_object_get(e, "completion");
+    if (!json_is_object(c))
+        return FAIL("[suggest] [%s]: [completion] must be an object", name);
+    json_object_foreach ((json_t *)c, k, v) {
+        if (!strcmp(k, "field") || !strcmp(k, "size") || !strcmp(k, "skip_duplicates") ||
+            !strcmp(k, "fuzzy") || !strcmp(k, "analyzer") || !strcmp(k, "shard_size"))
+            continue;
+        if (!strcmp(k, "contexts") || !strcmp(k, "regex"))
+            return FAIL("[completion] suggester: [%s] is not supported", k);
+        return FAIL("[completion] suggester: unknown field [%s]", k);
+    }
+    const json_t *f = json_object_get(c, "field");
+    if (!json_is_string(f))
+        return FAIL("[completion] suggester requires a [field]");
+    o->field = json_string_value(f);
+    if (!get_i(c, "size", 1, 10000, &o->size))
+        return FAIL("[completion] suggester: [size] must be an integer from 1 to 10000");
+    const json_t *sd = json_object_get(c, "skip_duplicates");
+    if (sd && !json_is_boolean(sd))
+        return FAIL("[completion] suggester: [skip_duplicates] must be a boolean");
+    o->skip_duplicates = json_is_true(sd);
+    const json_t *fz = json_object_get(c, "fuzzy");
+    if (!fz)
+        return true;
+    o->fuzzy = true;
+    if (json_is_boolean(fz)) {
+        o->fuzzy = json_is_true(fz);
+        return true;
+    }
+    if (!json_is_object(fz))
+        return FAIL("[completion] suggester: [fuzzy] must be an object or a boolean");
+    json_object_foreach ((json_t *)fz, k, v) {
+        if (!strcmp(k, "fuzziness")) {
+            const char *fs = json_is_string(v) ? json_string_value(v) : NULL;
+            if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= 2)
+                o->fuzziness = json_integer_value(v);
+            else if (fs && !strcmp(fs, "AUTO"))
+                o->fuzziness = -1;
+            else if (fs && (!strcmp(fs, "0") || !strcmp(fs, "1") || !strcmp(fs, "2")))
+                o->fuzziness = fs[0] - '0';
+            else
+                return FAIL("[completion] suggester: [fuzziness] must be 0, 1, 2 or AUTO");
+        } else if (!strcmp(k, "prefix_length") || !strcmp(k, "min_length")) {
+            if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+                json_integer_value(v) > 1000)
+                return FAIL("[completion] suggester: [%s] must be a non-negative integer", k);
+            *(k[0] == 'p' ? &o->prefix_length : &o->min_length) = json_integer_value(v);
+        } else if (!strcmp(k, "transpositions") || !strcmp(k, "unicode_aware")) {
+            if (!json_is_boolean(v))
+                return FAIL("[completion] suggester: [%s] must be a boolean", k);
+            if (k[0] == 't')
+                o->transpositions = json_is_true(v);
+        } else {
+            return FAIL("[completion] suggester: unknown fuzzy option [%s]", k);
+        }
+    }
+    return true;
+}
+
 bool sc__search_parse_suggest(sc_rest_req *req, sc_rest_resp *resp, const json_t *v,
                               search_parse *sp)
 {
@@ -106,13 +195,20 @@ bool sc__search_parse_suggest(sc_rest_req *req, sc_rest_resp *resp, const json_t
             continue;
         if (!json_is_object(e))
             return FAIL("[suggest] [%s] must be an object", k);
+        if (json_object_get(e, "completion")) {
+            compl_opts co;
+            if (!completion_options(req, resp, k, e, &co))
+                return false;
+            continue;
+        }
         const json_t *t = json_object_get(e, "term");
         const char *kk;
         json_t *x;
         json_object_foreach (e, kk, x)
             if (strcmp(kk, "text") && strcmp(kk, "term"))
-                return FAIL("[suggest] [%s]: suggester [%s] is not supported yet (only [term])", k,
-                            kk);
+                return FAIL("[suggest] [%s]: suggester [%s] is not supported yet (only [term] "
+                            "and [completion])",
+                            k, kk);
         term_opts o;
         if (!json_is_object(t) || !term_options(req, resp, t, &o))
             return t ? false : FAIL("[suggest] [%s] needs a [term] suggester", k);
@@ -186,6 +282,102 @@ static const sc_analyzer *analyzer_of(sc_index *ix, const term_opts *o)
     return an ? an : sc_analyzer_registry_default(r);
 }
 
+static sc_status collect_index_tok(void *ctx, const sc_token *t)
+{
+    toks *c = ctx;
+    return collect(c, t) == SC_OK ? (c->v[c->n - 1].start = t->position, SC_OK) : SC_ENOMEM;
+}
+
+/* One completion suggestion: [{"text", "offset", "length", "options": [...]}]. */
+static bool run_completion(sc_rest_req *req, sc_rest_resp *resp, const char *name,
+                           const json_t *e, sc_index **list, size_t n, json_t *out)
+{
+    compl_opts o;
+    if (!completion_options(req, resp, name, e, &o))
+        return false;
+    /* the field must be a completion field in every target index */
+    const sc_analyzer *an = NULL;
+    sc_mapping *m = NULL;
+    const sc_mapping_field *f = NULL;
+    for (size_t i = 0; i < n; i++) {
+        sc_mapping *mi = sc_index_mapping(list[i]);
+        const sc_mapping_field *fi = mi ? sc_mapping_find(mi, sc_slice_cstr(o.field)) : NULL;
+        if (!fi || fi->type != SC_MAPPING_COMPLETION) {
+            bool mapped = fi != NULL;
+            sc_mapping_unref(mi);
+            sc_mapping_unref(m);
+            return mapped ? FAIL("Field [%s] is not a completion suggest field", o.field)
+                          : FAIL("no mapping found for field [%s]", o.field);
+        }
+        if (!m) {
+            m = mi;
+            f = fi;
+            const char *a = json_object_get(json_object_get(e, "completion"), "analyzer")
+                                ? json_string_value(json_object_get(
+                                      json_object_get(e, "completion"), "analyzer"))
+                                : f->search_analyzer ? f->search_analyzer
+                                : f->analyzer        ? f->analyzer
+                                                     : "simple";
+            an = a ? sc_analyzer_registry_get(list[i]->analysis, sc_slice_cstr(a)) : NULL;
+            if (!an) {
+                sc_mapping_unref(m);
+                return FAIL("[completion] suggester: unknown analyzer [%s]", a ? a : "");
+            }
+        } else {
+            sc_mapping_unref(mi);
+        }
+    }
+    toks ts = {.a = req->arena};
+    sc_status st = sc_analyzer_analyze(an, sc_slice_cstr(o.prefix), collect_index_tok, &ts);
+    sc_index_token *it = sc_arena_alloc(req->arena, (ts.n + 1) * sizeof *it);
+    if (!it)
+        st = SC_ENOMEM;
+    for (size_t i = 0; st == SC_OK && i < ts.n; i++)
+        it[i] = (sc_index_token){ts.v[i].term, ts.v[i].start};
+    sc_slice key = {0};
+    if (st == SC_OK)
+        st = sc_mapping_completion_key(f, it, ts.n, req->arena, &key);
+    sc_mapping_unref(m);
+    size_t plen = sc_automaton_cp_len(key);
+    uint32_t edits = o.fuzziness >= 0 ? (uint32_t)o.fuzziness : plen <= 2 ? 0 : plen <= 5 ? 1 : 2;
+    sc_completion_fuzzy fz = {edits, (uint32_t)o.prefix_length, o.transpositions};
+    bool fuzzy = o.fuzzy && edits > 0 && (int64_t)plen >= o.min_length;
+    sc_suggest_completion_option *opt = NULL;
+    size_t nopt = 0;
+    if (st == SC_OK && ts.n)
+        st = sc_suggest_completion_run(list, n, sc_slice_cstr(o.field), key, fuzzy ? &fz : NULL,
+                                       o.skip_duplicates, (size_t)o.size, req->arena, &opt,
+                                       &nopt);
+    if (st != SC_OK) {
+        sc_rest_error(req, resp, st == SC_ELIMIT ? 429 : 500,
+                      st == SC_ELIMIT ? "circuit_breaking_exception" : "exception",
+                      "completion suggest failed", NULL, 0);
+        return false;
+    }
+    json_t *opts = json_array(), *en = json_object(), *arr = json_array();
+    for (size_t i = 0; i < nopt; i++) {
+        json_t *op = json_object();
+        json_object_set_new(op, "text",
+                            json_stringn((const char *)opt[i].o.text.ptr, opt[i].o.text.len));
+        json_object_set_new(op, "_index", json_string(opt[i].index->name));
+        json_object_set_new(op, "_id", json_stringn((const char *)opt[i].id.ptr, opt[i].id.len));
+        json_object_set_new(op, "_score", json_real((double)opt[i].o.weight));
+        json_t *src = opt[i].source.len
+                          ? json_loadb((const char *)opt[i].source.ptr, opt[i].source.len, 0, NULL)
+                          : NULL;
+        if (src)
+            json_object_set_new(op, "_source", src);
+        json_array_append_new(opts, op);
+    }
+    json_object_set_new(en, "text", json_string(o.prefix));
+    json_object_set_new(en, "offset", json_integer(0));
+    json_object_set_new(en, "length", json_integer(u16(o.prefix, strlen(o.prefix))));
+    json_object_set_new(en, "options", opts);
+    json_array_append_new(arr, en);
+    json_object_set_new(out, name, arr);
+    return true;
+}
+
 static int by_score(const void *x, const void *y)
 {
     const sc_suggest_candidate *a = x, *b = y;
@@ -248,6 +440,13 @@ bool sc__search_run_suggest(sc_rest_req *req, sc_rest_resp *resp, search_parse *
     json_object_foreach ((json_t *)sp->suggest, k, e) {
         if (!strcmp(k, "text"))
             continue;
+        if (json_object_get(e, "completion")) {
+            if (!run_completion(req, resp, k, e, list, n, out)) {
+                json_decref(out);
+                return false;
+            }
+            continue;
+        }
         term_opts o;
         if (!term_options(req, resp, json_object_get(e, "term"), &o)) {
             json_decref(out);

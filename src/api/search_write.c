@@ -242,6 +242,23 @@ static void write_hit_fields(sc_jsonw *w, const sc_mapping *m, const search_pars
                              const sc_result_hit *h)
 {
     json_t *doc = NULL, *extra = NULL;
+    for (size_t i = 0; i < sp->n_stored && h->source.len && m; i++) {
+        const sc_mapping_field *mf = sc_mapping_find(m, sc_slice_cstr(sp->stored[i]));
+        if (!mf || !mf->store || (extra && json_object_get(extra, sp->stored[i])))
+            continue;
+        json_error_t jerr;
+        if (!doc)
+            doc = json_loadb((const char *)h->source.ptr, h->source.len, 0, &jerr);
+        json_t *vals = json_array();
+        collect_path(doc, sp->stored[i], vals);
+        if (json_array_size(vals)) {
+            if (!extra)
+                extra = json_object();
+            json_object_set_new(extra, sp->stored[i], vals);
+        } else {
+            json_decref(vals);
+        }
+    }
     if (sp->n_src_fields && h->source.len) {
         for (size_t i = 0; i < sp->n_src_fields; i++) {
             const sc_mapping_field *mf =
@@ -292,6 +309,20 @@ static void write_hit_fields(sc_jsonw *w, const sc_mapping *m, const search_pars
 }
 
 /* Writes the body of one search response (used by _search and each _msearch item). */
+void sc__search_write_explanation(sc_jsonw *w, const sc_explanation *x)
+{
+    sc_jsonw_obj_begin(w);
+    sc_jsonw_key(w, "value");
+    sc_jsonw_float(w, x->value);
+    sc_jsonw_kv_str(w, "description", x->description ? x->description : "");
+    sc_jsonw_key(w, "details");
+    sc_jsonw_arr_begin(w);
+    for (size_t i = 0; i < x->n_details; i++)
+        sc__search_write_explanation(w, &x->details[i]);
+    sc_jsonw_arr_end(w);
+    sc_jsonw_obj_end(w);
+}
+
 void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
                                const sc_search_response *r, const search_parse *sp,
                                uint64_t took_ms, int status_for_msearch)
@@ -314,7 +345,8 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         }
     }
     sc_jsonw_key(w, "max_score");
-    if ((r->n_hits == 0 && isnan(r->max_score)) || sp->n_sort)
+    bool scored = !sp->n_sort || sr->track_scores;
+    if ((r->n_hits == 0 && isnan(r->max_score)) || !scored || (sp->n_sort && isnan(r->max_score)))
         sc_jsonw_null(w);
     else
         sc_jsonw_float(w, isnan(r->max_score) ? 0.0f : r->max_score);
@@ -334,8 +366,10 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         }
         sc_jsonw_obj_begin(w);
         sc_jsonw_kv_str(w, "_index", sr->indices[h->index_i]->name);
-        sc_jsonw_key(w, "_id");
-        sc_jsonw_strn(w, h->id);
+        if (!sp->stored_none) {
+            sc_jsonw_key(w, "_id");
+            sc_jsonw_strn(w, h->id);
+        }
         if (sp->version && h->has_versions)
             sc_jsonw_kv_int(w, "_version", h->version);
         if (sp->seq_no_primary_term && h->has_versions) {
@@ -343,7 +377,7 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
             sc_jsonw_kv_int(w, "_primary_term", h->primary_term);
         }
         sc_jsonw_key(w, "_score");
-        if (sp->n_sort)
+        if (!scored)
             sc_jsonw_null(w);
         else
             sc_jsonw_float(w, h->score);
@@ -362,6 +396,10 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         }
         if (sp->n_sort && h->sort)
             write_sort_values(w, m, sp, h->sort);
+        if (sr->explain && h->explanation) {
+            sc_jsonw_key(w, "_explanation");
+            sc__search_write_explanation(w, h->explanation);
+        }
         sc_jsonw_obj_end(w);
     }
     for (size_t i = 0; maps && i < sr->n_indices; i++)

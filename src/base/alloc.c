@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 SC_ALLOC_POOL_DEFINE(sc_alloc_pool_default, "other");
 
@@ -165,4 +168,11 @@ sc_alloc_pool *sc_alloc_pool_find(const char *name)
         if (strcmp(p->name, name) == 0)
             return p;
     return NULL;
+}
+
+void sc_alloc_release_free(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }

@@ -74,4 +74,9 @@ sc_alloc_pool *sc_alloc_pool_next(sc_alloc_pool *prev);
 /* Finds a registered pool by name, or NULL. O(number of pools). */
 sc_alloc_pool *sc_alloc_pool_find(const char *name);
 
+/* Gives the heap's free memory back to the system (glibc's malloc_trim(0): free pages of
+ * every arena, not only the top; a no-op with another libc). Call after large, short-lived
+ * work: a segment write, a merge. Thread-safe; O(heap size). */
+void sc_alloc_release_free(void);
+
 #endif

@@ -193,6 +193,24 @@ sc_status sc_mmap_open(const char *path, sc_mmap *m)
     return SC_OK;
 }
 
+void sc_mmap_drop_pages(const sc_mmap *m)
+{
+    if (m->map_len)
+        (void)madvise((void *)m->bytes.ptr, m->map_len, MADV_DONTNEED);
+}
+
+void sc_mmap_drop_range(const sc_mmap *m, size_t off, size_t len)
+{
+    if (off >= m->map_len)
+        return;
+    if (len > m->map_len - off)
+        len = m->map_len - off;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)m->bytes.ptr + off) & ~(page - 1);
+    uintptr_t e = (uintptr_t)m->bytes.ptr + off + len;
+    (void)madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 void sc_mmap_close(sc_mmap *m)
 {
     if (m->map_len)

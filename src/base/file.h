@@ -35,6 +35,12 @@ typedef struct sc_mmap {
 
 sc_status sc_mmap_open(const char *path, sc_mmap *m) SC_MUST_USE;
 void sc_mmap_close(sc_mmap *m);
+/* Drops this process's resident pages of the mapping (madvise MADV_DONTNEED): they leave the
+ * process's RSS and are read again from the page cache on the next access. The contents are
+ * unchanged (read-only shared mapping of a file). Thread-safe; a no-op on an empty map. */
+void sc_mmap_drop_pages(const sc_mmap *m);
+/* As sc_mmap_drop_pages for the pages overlapping bytes [off, off + len) of the mapping. */
+void sc_mmap_drop_range(const sc_mmap *m, size_t off, size_t len);
 
 /* fsyncs a directory so renames and creations in it are durable. */
 sc_status sc_dir_fsync(const char *dir) SC_MUST_USE;

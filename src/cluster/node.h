@@ -42,6 +42,10 @@ typedef struct sc_node_config {
     /* Test only (`scry serve --test-snapshot-delay`): a snapshot waits this long before each
      * file it copies, so that tests can kill a node mid-snapshot. 0 in production. */
     uint32_t test_snapshot_delay_ms;
+    /* Test only (`scry serve --test-search-delay`): each shard query waits this long before it
+     * runs, polling its cancellation token (cancelled: the shard fails as cancelled; past the
+     * deadline: it runs at once and times out), so that tests have a slow search. 0 = none. */
+    uint32_t test_search_delay_ms;
 } sc_node_config;
 
 /* A user-facing error: Elasticsearch type, reason, HTTP status, and the index it concerns. */

@@ -47,6 +47,15 @@ uint32_t sc_index_refresh(sc_index *ix);
 uint32_t sc_index_flush(sc_index *ix);
 /* Merges every shard down to at most max_segments (<= 0: the policy's choice). */
 uint32_t sc_index_forcemerge(sc_index *ix, int64_t max_segments);
+/* One of the three above on the shards with only[shard] set (NULL = every shard): a clustered
+ * node runs it on the copies the routing assigns to it. Shards that succeeded. */
+typedef enum sc_index_bcast {
+    SC_BCAST_REFRESH,
+    SC_BCAST_FLUSH,
+    SC_BCAST_FORCEMERGE
+} sc_index_bcast;
+uint32_t sc_index_broadcast(sc_index *ix, sc_index_bcast op, int64_t max_segments,
+                            const bool *only);
 
 /* ---- documents ---- */
 
@@ -63,6 +72,7 @@ typedef struct sc_doc_write {
     sc_slice source;         /* INDEX/CREATE: the document JSON object */
     int64_t if_seq_no;       /* -2 = unset */
     int64_t if_primary_term; /* 0 = unset */
+    bool refresh;            /* refresh=true/wait_for: clustered, replicas refresh too */
 } sc_doc_write;
 
 typedef struct sc_doc_result {

@@ -263,9 +263,13 @@ static void replicate_shard(sc_repl *r, sc_index *ix, uint32_t shard, const sc_d
     sc_wire_buf b;
     sc_wire_buf_init(&b);
     size_t n_ops = 0;
+    bool refresh = false;
     for (size_t i = 0; i < n; i++)
-        n_ops += res[i].shard == shard && res[i].result;
-    sc_repl_ops_put_header(&b, ix->name, shard, my_term, n_ops);
+        if (res[i].shard == shard && res[i].result) {
+            n_ops++;
+            refresh |= w[i].refresh;
+        }
+    sc_repl_ops_put_header(&b, ix->name, shard, my_term, refresh, n_ops);
     for (size_t i = 0; i < n; i++) {
         if (res[i].shard != shard || !res[i].result)
             continue;
@@ -376,6 +380,12 @@ static sc_status h_ops(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg,
     }
     if (st == SC_OK)
         st = sc_shard_sync(sd);
+    /* refresh=true / wait_for on the write: visible on this copy before the primary acks */
+    if (st == SC_OK && m.refresh) {
+        st = sc_shard_refresh(sd);
+        if (st != SC_OK)
+            snprintf(errmsg, cap, "[%s][%u] refresh failed: %s", index, m.shard, sc_status_str(st));
+    }
     sc_index_unref(ix);
     sc_repl_ops_fini(&m);
     return st;
@@ -427,7 +437,7 @@ static sc_status stream_shard(sc_repl *r, sc_index *ix, uint32_t shard, sc_shard
         from = next;
         sc_wire_buf b;
         sc_wire_buf_init(&b);
-        sc_repl_ops_put_header(&b, ix->name, shard, term, pg->n);
+        sc_repl_ops_put_header(&b, ix->name, shard, term, false, pg->n);
         for (size_t i = 0; i < pg->n && st == SC_OK; i++) {
             sc_shard_op op = {pg->items[i].deleted,
                               pg->items[i].seq_no,

@@ -21,7 +21,9 @@
  *    the copy to the in-sync set.
  *
  * Messages (cluster/wire.h primitives):
- *   ops      = index:bytes shard:uv term:uv n:uv (op)*      response: empty
+ *   ops      = index:bytes shard:uv term:uv refresh:bool n:uv (op)*   response: empty
+ *              (refresh: the write asked for refresh=true/wait_for; the copy refreshes the
+ *              shard after applying, so the write is visible on every copy before the ack)
  *   op       = delete:bool seq_no:svar term:uv version:uv id:bytes source:bytes
  *   recover  = index:bytes shard:uv alloc_id:bytes           response: uv:n_ops_sent */
 #ifndef SC_CLUSTER_REPLICATION_H
@@ -45,13 +47,14 @@ typedef struct sc_repl_ops {
     sc_slice index;
     uint32_t shard;
     int64_t term; /* the sending primary's term */
+    bool refresh; /* refresh the shard after applying */
     sc_shard_op *ops;
     size_t n_ops;
 } sc_repl_ops;
 
 /* Encoding: the header, then exactly n_ops ops. */
 void sc_repl_ops_put_header(sc_wire_buf *b, const char *index, uint32_t shard, int64_t term,
-                            size_t n_ops);
+                            bool refresh, size_t n_ops);
 void sc_repl_ops_put_op(sc_wire_buf *b, const sc_shard_op *op);
 /* SC_ECORRUPT on bad bytes (a negative seq_no, an empty or over-long id, a delete with a
  * source, trailing bytes), SC_ENOMEM. out owned: sc_repl_ops_fini (also after a failure). */

@@ -8,11 +8,12 @@
 #include "cluster/replication.h"
 
 void sc_repl_ops_put_header(sc_wire_buf *b, const char *index, uint32_t shard, int64_t term,
-                            size_t n_ops)
+                            bool refresh, size_t n_ops)
 {
     sc_wire_put_str(b, index);
     sc_wire_put_uvar(b, shard);
     sc_wire_put_uvar(b, (uint64_t)term);
+    sc_wire_put_bool(b, refresh);
     sc_wire_put_uvar(b, n_ops);
 }
 
@@ -34,6 +35,7 @@ sc_status sc_repl_ops_decode(const uint8_t *p, size_t n, sc_repl_ops *out)
     out->index = sc_wire_get_bytes(&r);
     out->shard = (uint32_t)sc_wire_get_uvar_max(&r, UINT32_MAX);
     out->term = (int64_t)sc_wire_get_uvar_max(&r, INT64_MAX);
+    out->refresh = sc_wire_get_bool(&r);
     /* every op takes at least 6 bytes */
     uint64_t n_ops = sc_wire_get_uvar_max(&r, (uint64_t)(r.end - r.p) / 6);
     if (r.st != SC_OK)

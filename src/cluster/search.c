@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/clock.h"
 #include "base/threadpool.h"
@@ -80,6 +81,32 @@ static bool shard_can_match(const sc_shard_snapshot *snap, const sc_query *q)
     return can;
 }
 
+/* Test only (sc_node_config.test_search_delay_ms): waits before the shard runs, in short steps
+ * that poll the token. false when the search was cancelled meanwhile; past the deadline the
+ * wait ends and the token is marked timed out, so the shard stops at its first check. */
+static bool test_delay(sc_node *n, const sc_cancel_token *tok)
+{
+    uint32_t ms = sc_node_config_get(n)->test_search_delay_ms;
+    if (!ms)
+        return true;
+    uint64_t end = sc_clock_now_ns() + (uint64_t)ms * 1000000u;
+    for (;;) {
+        uint64_t now = sc_clock_now_ns();
+        if (tok && atomic_load_explicit(&((sc_cancel_token *)tok)->cancelled, memory_order_relaxed))
+            return false;
+        if (now >= end)
+            return true;
+        if (tok && tok->deadline_ns && now >= tok->deadline_ns) {
+            /* the search timed out while waiting: the shard stops at its first check */
+            uint32_t none = 0;
+            atomic_compare_exchange_strong(&((sc_cancel_token *)tok)->fired, &none, 2);
+            return true;
+        }
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void run_shard(void *arg, sc_status pool_st)
 {
     shard_job *j = arg;
@@ -120,6 +147,11 @@ static void run_shard(void *arg, sc_status pool_st)
             return;
         }
     }
+    if (!test_delay(j->node, req->token)) {
+        res->st = SC_ECANCELLED;
+        sc_cluster_error_set(&res->err, 400, "task_cancelled_exception", "task cancelled");
+        return;
+    }
     uint64_t budget = reserve_budget(j->node, &res->err);
     if (!budget) {
         res->st = SC_ELIMIT;
@@ -139,6 +171,7 @@ static void run_shard(void *arg, sc_status pool_st)
         .collapse = sr->collapse,
         .n_rescore = sr->rescore ? sr->n_rescore : 0,
         .dfs = req->dfs,
+        .track_scores = sr->track_scores,
     };
     sc_arena scratch;
     sc_arena_init(&scratch, budget);
@@ -157,6 +190,7 @@ static void run_shard(void *arg, sc_status pool_st)
     res->total = j->r.total;
     res->total_is_lower_bound = j->r.total_gte;
     res->timed_out = j->r.timed_out;
+    res->max_score = j->r.max_score;
     if (j->bottom && req->k && j->r.n_docs >= req->k && j->r.docs[req->k - 1].sort)
         sc__sortskip_offer(j->bottom, &sr->sort[0], &j->r.docs[req->k - 1].sort[0]);
 }
@@ -372,6 +406,11 @@ static sc_status fetch_shard(const sc_node_fetch_request *req, size_t t, const s
         fa.named = sr->named[req->query->targets[t].index_i].queries;
         fa.n_named = sr->named[req->query->targets[t].index_i].n;
     }
+    if (sr && sr->explain) {
+        fa.explain = (sr->explain_queries ? sr->explain_queries
+                                          : sr->queries)[req->query->targets[t].index_i];
+        fa.dfs = req->query->dfs;
+    }
     SC_TRY(sc_shard_fetch_run(&fa, arena, got));
     for (size_t i = 0; i < n; i++)
         out->docs[order[i]] = got[i];
@@ -567,7 +606,8 @@ sc_status sc__search_fetch_hits(sc_node *n, const sc_search_request *sr,
                                        .seq_no = f->seq_no,
                                        .primary_term = f->primary_term,
                                        .matched = f->matched,
-                                       .n_matched = f->n_matched};
+                                       .n_matched = f->n_matched,
+                                       .explanation = f->explanation};
         SC_TRY(sc__search_copy_keys(sr, d->keys, arena, &out->hits[i].sort));
         if (sr->collapse && d->collapse_key) {
             sc_sort_key *ck = sc_arena_alloc(arena, sizeof *ck);
@@ -682,6 +722,12 @@ static sc_status run_search(sc_node *n, const sc_search_request *sr, sc_arena *a
             nh = sr->size;
         if (qresp.n_top && !sr->n_sort)
             out->max_score = qresp.top[0].score;
+        for (size_t t = 0; sr->n_sort && sr->track_scores && t < qreq.n_targets; t++) {
+            float m = qresp.results[t].max_score;
+            if (qresp.results[t].st == SC_OK && !qresp.results[t].skipped && !isnan(m) &&
+                (isnan(out->max_score) || m > out->max_score))
+                out->max_score = m;
+        }
         if (nh > 0)
             st = sc__search_fetch_hits(n, sr, &qreq, &qresp, from, nh, arena, out);
     }

@@ -93,6 +93,11 @@ typedef struct sc_search_request {
     const sc_hl_spec *const *highlight;
     bool versions;                /* each hit's _version, _seq_no and _primary_term */
     const sc_search_named *named; /* per index (NULL = none): hits' matched_queries */
+    /* each hit's _explanation of its score under explain_queries[index_i] (the query without
+     * a post_filter; NULL: queries[index_i]) */
+    bool explain;
+    sc_query *const *explain_queries;
+    bool track_scores; /* field sorts: hits keep their _score and max_score is set */
     /* rescore: per index, n_rescore rescorers applied in order (shard_search.h); NULL none */
     const sc_shard_rescore *const *rescore;
     size_t n_rescore;
@@ -129,6 +134,7 @@ typedef struct sc_result_hit {
     int64_t version, seq_no, primary_term;
     const uint32_t *matched; /* indices into request.named[index_i] it matches */
     size_t n_matched;
+    const sc_explanation *explanation; /* request.explain (NULL on an error) */
     const sc_sort_key *collapse_key; /* with request.collapse (arena), else NULL */
 } sc_result_hit;
 
@@ -207,6 +213,7 @@ typedef struct sc_node_shard_result {
     uint64_t total;       /* capped by track_total_hits (shard level) */
     bool total_is_lower_bound;
     bool timed_out;
+    float max_score; /* track_scores under a field sort: the shard's best (NAN: none) */
     bool skipped;                      /* can_match: not searched (st is SC_OK, no hits) */
     const sc_shard_snapshot *snapshot; /* the docs refer to it (ref held until release) */
     bool pinned;                       /* snapshot belongs to a scroll: not released here */

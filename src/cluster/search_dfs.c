@@ -48,7 +48,7 @@ static bool dfs_remote(const sc_search_request *sr, sc_transport *t, const sc_sh
 {
     sc_wire_buf b;
     sc_wire_buf_init(&b);
-    sc_status st = sc__dist_encode_query(sr, targets, nt, 0, false, NULL, &b);
+    sc_status st = sc__dist_encode_query(sr, targets, nt, 0, false, NULL, sr->timeout_ms, NULL, &b);
     uint8_t *resp = NULL;
     size_t len = 0;
     uint32_t tmo = sr->timeout_ms >= 0 ? (uint32_t)sr->timeout_ms + 1000 : 30000;

@@ -5,13 +5,21 @@
  * node's partially reduced top k and aggregation partial. Units run concurrently on a few
  * sender threads. The final reduce (search_dist_reduce.c) merges them; the fetch is one request
  * per node holding winners. A unit that fails (connect, timeout, remote error) reports each of
- * its shards in _shards.failures; an unassigned shard fails as no_shard_available. */
+ * its shards in _shards.failures; an unassigned shard fails as no_shard_available.
+ *
+ * Cancellation crosses nodes: each remote unit runs as a child task of the search's task on its
+ * data node (parent_task in the request). While remote units run, the coordinating thread only
+ * watches: when the search's task is cancelled (task API, client hang-up) it sends
+ * SC_MSG_NODE_CANCEL to every node with a unit in flight (again every CANCEL_RESEND_MS while
+ * one runs, for a request that arrived after the cancel), and those nodes' shards stop at their
+ * next check and answer as cancelled. A timeout crosses as the budget left when a unit is sent. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "cluster/log.h"
 #include "cluster/placement.h"
 #include "cluster/search_dist.h"
@@ -23,6 +31,10 @@
 /* A remote node gets the search's timeout plus this to answer with its partial results. */
 #define TIMEOUT_GRACE_MS 1000
 #define DEFAULT_REMOTE_TIMEOUT_MS 30000
+/* How often the watching thread looks at the task's cancellation flag, and re-sends cancels. */
+#define CANCEL_POLL_MS 20
+#define CANCEL_RESEND_MS 500
+#define CANCEL_SEND_TIMEOUT_MS 2000
 
 typedef struct dist_run {
     sc_node *node;
@@ -43,6 +55,10 @@ typedef struct dist_run {
     sc_transport *transport;
     atomic_size_t next;
     sc__dist_breaker br;
+    char parent[64]; /* the search's task id "<node>:<n>" ("" without a task) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t n_done; /* units of the round that finished (under mu) */
 } dist_run;
 
 static sc_status unit_alloc(sc__dist_unit *u, size_t n)
@@ -221,7 +237,7 @@ static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, si
 
 sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_target *targets,
                                 size_t nt, uint32_t k, bool can_match, const sc_term_stats *dfs,
-                                sc_wire_buf *b)
+                                int64_t timeout_ms, const char *parent_task, sc_wire_buf *b)
 {
     sc_slice *names = calloc(sr->n_indices + 1, sizeof *names);
     if (!names)
@@ -238,7 +254,7 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
                             .aggs_json = sr->aggs_json,
                             .k = k,
                             .track_total_hits = sr->track_total_hits,
-                            .timeout_ms = sr->timeout_ms,
+                            .timeout_ms = timeout_ms,
                             .count_only = sr->count_only,
                             .sort = sr->sort,
                             .n_sort = sr->n_sort,
@@ -247,7 +263,9 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
                             .n_targets = nt,
                             .n_shards_total = n_shards,
                             .can_match = can_match,
-                            .dfs = dfs};
+                            .dfs = dfs,
+                            .parent_task =
+                                parent_task ? sc_slice_cstr(parent_task) : sc_slice_make(NULL, 0)};
     sc_status st = sc_wire_node_query_encode(&q, b);
     free(names);
     return st;
@@ -258,14 +276,19 @@ static void run_remote(dist_run *d, sc__dist_unit *u)
     const sc_search_request *sr = d->sr;
     sc_wire_buf b;
     sc_wire_buf_init(&b);
-    if (sc__dist_encode_query(sr, u->targets, u->n_targets, d->k, d->can_match, d->dfs, &b) !=
-        SC_OK) {
+    /* the data node gets what is left of the search's timeout */
+    int64_t left = -1;
+    if (sr->timeout_ms >= 0) {
+        uint64_t now = sc_clock_now_ns();
+        left = d->deadline_ns > now ? (int64_t)((d->deadline_ns - now) / 1000000u) : 0;
+    }
+    if (sc__dist_encode_query(sr, u->targets, u->n_targets, d->k, d->can_match, d->dfs, left,
+                              d->parent[0] ? d->parent : NULL, &b) != SC_OK) {
         sc_wire_buf_fini(&b);
         fail_unit(u, 500, "exception", "cannot encode the node query request");
         return;
     }
-    uint32_t tmo = sr->timeout_ms >= 0 ? (uint32_t)sr->timeout_ms + TIMEOUT_GRACE_MS
-                                       : DEFAULT_REMOTE_TIMEOUT_MS;
+    uint32_t tmo = left >= 0 ? (uint32_t)left + TIMEOUT_GRACE_MS : DEFAULT_REMOTE_TIMEOUT_MS;
     uint8_t *resp = NULL;
     size_t len = 0;
     sc_transport_error err;
@@ -314,8 +337,77 @@ static void *sender(void *arg)
         size_t i = d->round_start + atomic_fetch_add(&d->next, 1);
         if (i >= d->n_units)
             return NULL;
+        atomic_store(&d->units[i].state, 1);
         run_unit(d, &d->units[i]);
+        atomic_store(&d->units[i].state, 2);
+        pthread_mutex_lock(&d->mu);
+        d->n_done++;
+        pthread_cond_signal(&d->cv);
+        pthread_mutex_unlock(&d->mu);
     }
+}
+
+static bool search_cancelled(const dist_run *d);
+
+/* Sends SC_MSG_NODE_CANCEL for the search's task to every node with a remote unit of the round
+ * in flight (once per node). Best effort: a node that does not answer has its unit time out. */
+static void send_cancels(dist_run *d)
+{
+    sc_wire_buf b;
+    sc_wire_buf_init(&b);
+    if (sc_wire_node_cancel_encode(sc_slice_cstr(d->parent), &b) != SC_OK) {
+        sc_wire_buf_fini(&b);
+        return;
+    }
+    for (size_t u = d->round_start; u < d->n_units; u++) {
+        const sc__dist_unit *x = &d->units[u];
+        if (x->local || !x->assigned || !x->port || atomic_load(&x->state) != 1)
+            continue;
+        bool seen = false;
+        for (size_t v = d->round_start; v < u && !seen; v++)
+            seen = !d->units[v].local && atomic_load(&d->units[v].state) == 1 &&
+                   strcmp(d->units[v].node_id, x->node_id) == 0;
+        if (seen)
+            continue;
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        sc_transport_error err;
+        sc_status st = sc_transport_request(d->transport, x->host, x->port, SC_MSG_NODE_CANCEL,
+                                            sc_slice_make(b.ptr, b.len), CANCEL_SEND_TIMEOUT_MS,
+                                            &resp, &len, &err);
+        free(resp);
+        sc_log(SC_LOG_DEBUG, "search", "cancel of [%s] sent to [%s]: %s", d->parent, x->node_id,
+               st == SC_OK ? "ok" : err.message);
+    }
+    sc_wire_buf_fini(&b);
+}
+
+/* While the senders run the round: waits for them, and forwards a cancellation of the search's
+ * task to the data nodes with work in flight. */
+static void watch_round(dist_run *d, size_t n)
+{
+    uint64_t resend_at = 0;
+    pthread_mutex_lock(&d->mu);
+    while (d->n_done < n) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += CANCEL_POLL_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        (void)pthread_cond_timedwait(&d->cv, &d->mu, &ts);
+        if (d->n_done >= n || !atomic_load_explicit(&d->token->cancelled, memory_order_relaxed))
+            continue;
+        uint64_t now = sc_clock_now_ns();
+        if (now < resend_at)
+            continue;
+        pthread_mutex_unlock(&d->mu);
+        send_cancels(d);
+        pthread_mutex_lock(&d->mu);
+        resend_at = sc_clock_now_ns() + (uint64_t)CANCEL_RESEND_MS * 1000000u;
+    }
+    pthread_mutex_unlock(&d->mu);
 }
 
 /* Runs the round's units: the calling thread and up to MAX_SENDERS - 1 helpers pull from a
@@ -341,10 +433,18 @@ static void run_units(dist_run *d)
     }
     size_t want = n < cap ? n : cap;
     atomic_init(&d->next, 0);
-    for (size_t i = 1; i < want; i++)
+    d->n_done = 0;
+    /* with remote units of a task, this thread watches for a cancellation instead of sending */
+    bool watch = false;
+    for (size_t u = d->round_start; u < d->n_units && d->parent[0] && d->transport; u++)
+        watch |= d->units[u].assigned && !d->units[u].local;
+    for (size_t i = watch ? 0 : 1; i < want; i++)
         if (pthread_create(&th[n_th], NULL, sender, d) == 0)
             n_th++;
-    sender(d);
+    if (watch && n_th)
+        watch_round(d, n);
+    else
+        sender(d);
     for (size_t i = 0; i < n_th; i++)
         pthread_join(th[i], NULL);
 }
@@ -466,6 +566,10 @@ sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
                   .token = token,
                   .transport = sc_placement_transport(p),
                   .br = {.node = n}};
+    if (sr->task)
+        sc_task_id_str(n, sr->task, d.parent, sizeof d.parent);
+    pthread_mutex_init(&d.mu, NULL);
+    pthread_cond_init(&d.cv, NULL);
     bool batched = sc_placement_batched(snap);
     sc_status st = group_first(&d, targets, nt, batched);
     size_t n_next = d.n_units;
@@ -497,5 +601,7 @@ sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
     units_free(&d);
     sc_breaker_release(n, atomic_load(&d.br.reserved));
     sc_placement_release(snap);
+    pthread_mutex_destroy(&d.mu);
+    pthread_cond_destroy(&d.cv);
     return st;
 }

@@ -12,6 +12,7 @@
 /* One query-phase request: a data node's shards (batched) or one shard (unbatched). */
 typedef struct sc__dist_unit {
     bool assigned, local, sent;
+    _Atomic int state; /* 0 waiting, 1 running on a sender, 2 done */
     char node_id[SC_ALLOC_NODE_MAX];
     char host[128];
     uint16_t port;

@@ -62,10 +62,12 @@ void sc__sortskip_order(const sc_node_query_request *req, size_t *order);
 sc_status sc__search_dfs_dist(sc_node *n, const sc_search_request *sr,
                               const sc_shard_target *targets, size_t nt, sc_arena *arena,
                               sc_term_stats *out) SC_MUST_USE;
-/* The node query request (search_wire.h) for these targets of sr into b. */
+/* The node query request (search_wire.h) for these targets of sr into b: timeout_ms is what is
+ * left of the search's timeout (-1: none), parent_task the coordinator's task id or NULL. */
 sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_target *targets,
                                 size_t nt, uint32_t k, bool can_match, const sc_term_stats *dfs,
-                                sc_wire_buf *b) SC_MUST_USE;
+                                int64_t timeout_ms, const char *parent_task, sc_wire_buf *b)
+    SC_MUST_USE;
 /* The query and fetch phases over shards placed on several nodes: one query request per data
  * node (or per shard with search.batched_query_phase false), the final reduce, a fetch per
  * node. Node failures become shard failures. */

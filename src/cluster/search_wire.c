@@ -5,7 +5,8 @@
  *                     sv:track_total_hits sv:timeout_ms bool:count_only
  *                     uv:n_sort sort_spec* bool:has_after [sort_key*n_sort]
  *                     uv:n_targets target* uv:n_shards_total bool:can_match
- *                     bool:has_dfs [term_stats]
+ *                     bool:has_dfs [term_stats] bytes:parent_task
+ *   node_cancel     = bytes:parent_task   (1..SC_WIRE_MAX_TASK_ID bytes)
  *   term_stats      = uv:n_fields (bytes:field uv:doc_count uv:sum_total_term_freq)*
  *                     uv:n_terms (bytes:field bytes:term uv:doc_freq uv:total_term_freq)*
  *   sort_spec       = u8:kind bytes:field bool:desc bool:missing_first u8:mode bool:is_double
@@ -166,6 +167,7 @@ sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
     sc_wire_put_bool(b, q->dfs != NULL);
     if (q->dfs)
         put_stats(b, q->dfs);
+    sc_wire_put_bytes(b, q->parent_task.ptr, q->parent_task.len);
     return b->st;
 }
 
@@ -220,6 +222,27 @@ sc_status sc_wire_node_query_decode(const uint8_t *p, size_t n, sc_arena *a, sc_
             get_stats(&r, a, ts);
         q->dfs = ts;
     }
+    q->parent_task = sc_wire_get_bytes(&r);
+    if (r.st == SC_OK && q->parent_task.len > SC_WIRE_MAX_TASK_ID)
+        r.st = SC_ECORRUPT;
+    return sc_wire_reader_finish(&r);
+}
+
+sc_status sc_wire_node_cancel_encode(sc_slice parent_task, sc_wire_buf *out)
+{
+    if (!parent_task.len || parent_task.len > SC_WIRE_MAX_TASK_ID)
+        return SC_EINVAL;
+    sc_wire_put_bytes(out, parent_task.ptr, parent_task.len);
+    return out->st;
+}
+
+sc_status sc_wire_node_cancel_decode(const uint8_t *p, size_t n, sc_slice *parent_task)
+{
+    sc_wire_reader r;
+    sc_wire_reader_init(&r, p, n);
+    *parent_task = sc_wire_get_bytes(&r);
+    if (r.st == SC_OK && (!parent_task->len || parent_task->len > SC_WIRE_MAX_TASK_ID))
+        r.st = SC_ECORRUPT;
     return sc_wire_reader_finish(&r);
 }
 

@@ -27,8 +27,12 @@ enum {
     SC_MSG_NODE_QUERY = 0x0101,
     SC_MSG_NODE_FETCH = 0x0102,
     SC_MSG_NODE_FREE_CONTEXT = 0x0103,
-    SC_MSG_NODE_DFS = 0x0104, /* node_query body -> term_stats (dfs_query_then_fetch) */
+    SC_MSG_NODE_DFS = 0x0104,    /* node_query body -> term_stats (dfs_query_then_fetch) */
+    SC_MSG_NODE_CANCEL = 0x0105, /* node_cancel body -> empty (cancel a search's child tasks) */
 };
+
+/* Longest parent task id ("<node id>:<task number>") a request may carry. */
+#define SC_WIRE_MAX_TASK_ID 128
 
 /* Most sort keys a request may carry (decoders refuse more). */
 #define SC_WIRE_MAX_SORT_KEYS 1024
@@ -51,6 +55,7 @@ typedef struct sc_wire_node_query {
     uint32_t n_shards_total;  /* shards of the whole search (terms' default shard_size) */
     bool can_match;           /* run the can_match pre-filter (sc_node_query_request) */
     const sc_term_stats *dfs; /* dfs_query_then_fetch: the statistics to score with, or NULL */
+    sc_slice parent_task;     /* the coordinator's search task "<node>:<n>"; empty = none */
 } sc_wire_node_query;
 
 /* One target's outcome. */
@@ -96,6 +101,11 @@ sc_status sc_wire_node_query_resp_encode(const sc_wire_node_query_resp *r, sc_wi
 sc_status sc_wire_node_fetch_encode(const sc_wire_node_fetch *f, sc_wire_buf *out) SC_MUST_USE;
 sc_status sc_wire_node_fetch_resp_encode(const sc_wire_node_fetch_resp *r, sc_wire_buf *out)
     SC_MUST_USE;
+
+/* SC_MSG_NODE_CANCEL's body: the parent task id (1..SC_WIRE_MAX_TASK_ID bytes) whose child
+ * tasks on the receiving node are cancelled. The decoded slice borrows p. */
+sc_status sc_wire_node_cancel_encode(sc_slice parent_task, sc_wire_buf *out) SC_MUST_USE;
+sc_status sc_wire_node_cancel_decode(const uint8_t *p, size_t n, sc_slice *parent_task) SC_MUST_USE;
 
 /* The term statistics of a dfs phase (search/term_stats.h): the answer to SC_MSG_NODE_DFS. */
 sc_status sc_wire_term_stats_encode(const sc_term_stats *ts, sc_wire_buf *out) SC_MUST_USE;

@@ -249,39 +249,40 @@ static bool shard_ok(sc_index *ix, uint32_t i, const char *what, sc_status st)
     return st == SC_OK;
 }
 
+uint32_t sc_index_broadcast(sc_index *ix, sc_index_bcast op, int64_t max_segments, const bool *only)
+{
+    static const char *const what[] = {"refresh", "flush", "force merge"};
+    uint32_t ok = 0;
+    for (uint32_t i = 0; i < ix->settings.number_of_shards; i++) {
+        if (!ix->shards || !ix->shards[i] || (only && !only[i]))
+            continue;
+        sc_shard *sd = ix->shards[i];
+        sc_status st = op == SC_BCAST_REFRESH ? sc_shard_refresh(sd)
+                       : op == SC_BCAST_FLUSH ? sc_shard_flush(sd)
+                       : max_segments > 0     ? sc_shard_force_merge(sd, (uint32_t)max_segments)
+                                              : sc_shard_maybe_merge(sd);
+        ok += shard_ok(ix, i, what[op], st);
+    }
+    atomic_fetch_add(op == SC_BCAST_REFRESH ? &ix->n_refresh
+                     : op == SC_BCAST_FLUSH ? &ix->n_flush
+                                            : &ix->n_merges,
+                     1);
+    return ok;
+}
+
 uint32_t sc_index_refresh(sc_index *ix)
 {
-    uint32_t ok = 0;
-    for (uint32_t i = 0; i < ix->settings.number_of_shards; i++)
-        ok += ix->shards && ix->shards[i] &&
-              shard_ok(ix, i, "refresh", sc_shard_refresh(ix->shards[i]));
-    atomic_fetch_add(&ix->n_refresh, 1);
-    return ok;
+    return sc_index_broadcast(ix, SC_BCAST_REFRESH, 0, NULL);
 }
 
 uint32_t sc_index_flush(sc_index *ix)
 {
-    uint32_t ok = 0;
-    for (uint32_t i = 0; i < ix->settings.number_of_shards; i++)
-        ok +=
-            ix->shards && ix->shards[i] && shard_ok(ix, i, "flush", sc_shard_flush(ix->shards[i]));
-    atomic_fetch_add(&ix->n_flush, 1);
-    return ok;
+    return sc_index_broadcast(ix, SC_BCAST_FLUSH, 0, NULL);
 }
 
 uint32_t sc_index_forcemerge(sc_index *ix, int64_t max_segments)
 {
-    uint32_t ok = 0;
-    for (uint32_t i = 0; i < ix->settings.number_of_shards; i++) {
-        if (!ix->shards || !ix->shards[i])
-            continue;
-        sc_status st = max_segments > 0
-                           ? sc_shard_force_merge(ix->shards[i], (uint32_t)max_segments)
-                           : sc_shard_maybe_merge(ix->shards[i]);
-        ok += shard_ok(ix, i, "force merge", st);
-    }
-    atomic_fetch_add(&ix->n_merges, 1);
-    return ok;
+    return sc_index_broadcast(ix, SC_BCAST_FORCEMERGE, max_segments, NULL);
 }
 
 void sc_index_refresh_after_write(sc_index *ix, sc_refresh_policy p)

@@ -20,6 +20,7 @@ void sc_task_begin(sc_node *n, sc_task *t, const char *action, const char *descr
     t->start_ns = sc_clock_now_ns();
     sc_cancel_token_init(&t->token, 0);
     t->client_fd = -1;
+    t->parent_task_id[0] = '\0';
     pthread_mutex_lock(&ts->mu);
     t->id = ++ts->next_id;
     t->prev = NULL;
@@ -144,13 +145,15 @@ static bool id_matches(sc_node *n, const sc_task *t, const char *task_id)
     return strcmp(id, task_id) == 0;
 }
 
-void sc_tasks_write(sc_node *n, sc_jsonw *w, const char *task_id)
+void sc_tasks_write(sc_node *n, sc_jsonw *w, const char *task_id, const char *actions)
 {
     sc__tasks *ts = sc__node_tasks(n);
     uint64_t now = sc_clock_now_ns();
     pthread_mutex_lock(&ts->mu);
     for (sc_task *t = ts->head; t; t = t->next) {
         if (task_id && !id_matches(n, t, task_id))
+            continue;
+        if (actions && fnmatch(actions, t->action, 0) != 0)
             continue;
         char id[128];
         snprintf(id, sizeof id, "%s:%llu", sc_node_id(n), (unsigned long long)t->id);
@@ -161,6 +164,8 @@ void sc_tasks_write(sc_node *n, sc_jsonw *w, const char *task_id)
         sc_jsonw_kv_str(w, "type", "transport");
         sc_jsonw_kv_str(w, "action", t->action);
         sc_jsonw_kv_str(w, "description", t->description);
+        if (t->parent_task_id[0])
+            sc_jsonw_kv_str(w, "parent_task_id", t->parent_task_id);
         sc_jsonw_kv_int(w, "start_time_in_millis", t->start_ms);
         sc_jsonw_kv_int(w, "running_time_in_nanos", (int64_t)(now - t->start_ns));
         sc_jsonw_kv_bool(w, "cancellable", true);
@@ -188,6 +193,25 @@ size_t sc_tasks_cancel(sc_node *n, const char *task_id, const char *actions)
     }
     pthread_mutex_unlock(&ts->mu);
     return k;
+}
+
+size_t sc_tasks_cancel_children(sc_node *n, const char *parent)
+{
+    sc__tasks *ts = sc__node_tasks(n);
+    size_t k = 0;
+    pthread_mutex_lock(&ts->mu);
+    for (sc_task *t = ts->head; t; t = t->next)
+        if (t->parent_task_id[0] && strcmp(t->parent_task_id, parent) == 0) {
+            sc_cancel_token_cancel(&t->token);
+            k++;
+        }
+    pthread_mutex_unlock(&ts->mu);
+    return k;
+}
+
+void sc_task_id_str(sc_node *n, const sc_task *t, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s:%llu", sc_node_id(n), (unsigned long long)t->id);
 }
 
 void sc_breakers_get(sc_node *n, sc_breaker_stats *out)

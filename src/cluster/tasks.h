@@ -24,6 +24,9 @@ typedef struct sc_task {
     uint64_t start_ns;
     sc_cancel_token token; /* cancellation flag + deadline, polled by shard execution */
     int client_fd;         /* the HTTP client's socket, watched for hang-ups; -1 = none */
+    /* a child task's parent on the coordinating node ("<node>:<n>"), listed as parent_task_id
+     * and matched by sc_tasks_cancel_children; "" = none (set after sc_task_begin) */
+    char parent_task_id[136];
     struct sc_task *prev, *next;
 } sc_task;
 
@@ -34,11 +37,17 @@ void sc_task_end(sc_node *n, sc_task *t);
  * watcher thread while the task runs). The socket must stay open until sc_task_end. */
 void sc_task_watch_client(sc_node *n, sc_task *t, int fd);
 /* Writes "<node>:<id>": {...} members for every task (or only task_id "<node>:<id>" when not
- * NULL) into an open object. */
-void sc_tasks_write(sc_node *n, sc_jsonw *w, const char *task_id);
+ * NULL; only those whose action matches the `actions` glob when not NULL) into an open
+ * object. */
+void sc_tasks_write(sc_node *n, sc_jsonw *w, const char *task_id, const char *actions);
 /* Cancels task_id (or, when NULL, every task whose action matches the `actions` glob, all when
  * NULL). Returns the number cancelled. */
 size_t sc_tasks_cancel(sc_node *n, const char *task_id, const char *actions);
+/* Cancels every task whose parent_task_id is parent (the coordinator cancelled its search).
+ * Returns the number cancelled. */
+size_t sc_tasks_cancel_children(sc_node *n, const char *parent);
+/* Writes "<node>:<id>" of t into buf (cap >= 64 holds any). */
+void sc_task_id_str(sc_node *n, const sc_task *t, char *buf, size_t cap);
 
 typedef struct sc_breaker_stats {
     uint64_t request_limit, request_used, request_tripped;

@@ -323,25 +323,37 @@ uint16_t sc_transport_port(const sc_transport *t)
     return t->port;
 }
 
-sc_status sc_transport_register(sc_transport *t, uint16_t type, sc_transport_handler_fn fn,
-                                void *ctx)
+static sc_status register_handler(sc_transport *t, uint16_t type, sc_transport_handler_fn fn,
+                                  void *ctx, bool on_io_thread)
 {
     if (type == 0 || !fn)
         return SC_EINVAL;
     pthread_mutex_lock(&t->mu);
     for (size_t i = 0; i < t->n_handlers; i++)
         if (t->handlers[i].type == type) {
-            t->handlers[i] = (sc__tp_handler){type, fn, ctx};
+            t->handlers[i] = (sc__tp_handler){type, fn, ctx, on_io_thread};
             pthread_mutex_unlock(&t->mu);
             return SC_OK;
         }
     sc__tp_handler *h = realloc(t->handlers, (t->n_handlers + 1) * sizeof *h);
     if (h) {
-        h[t->n_handlers++] = (sc__tp_handler){type, fn, ctx};
+        h[t->n_handlers++] = (sc__tp_handler){type, fn, ctx, on_io_thread};
         t->handlers = h;
     }
     pthread_mutex_unlock(&t->mu);
     return h ? SC_OK : SC_ENOMEM;
+}
+
+sc_status sc_transport_register(sc_transport *t, uint16_t type, sc_transport_handler_fn fn,
+                                void *ctx)
+{
+    return register_handler(t, type, fn, ctx, false);
+}
+
+sc_status sc_transport_register_inline(sc_transport *t, uint16_t type, sc_transport_handler_fn fn,
+                                       void *ctx)
+{
+    return register_handler(t, type, fn, ctx, true);
 }
 
 void sc_transport_stats_get(sc_transport *t, sc_transport_stats *out)

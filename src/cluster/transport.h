@@ -56,6 +56,11 @@ uint16_t sc_transport_port(const sc_transport *t);
  * type; thread-safe. SC_EINVAL for type 0 (reserved). */
 sc_status sc_transport_register(sc_transport *t, uint16_t type, sc_transport_handler_fn fn,
                                 void *ctx) SC_MUST_USE;
+/* The same for a handler that runs on the server's I/O thread as its frame arrives, not on the
+ * worker pool: for a message that must not wait behind long-running handlers (a search's
+ * cancel). It must be quick and never block; its (small) response is written from there. */
+sc_status sc_transport_register_inline(sc_transport *t, uint16_t type, sc_transport_handler_fn fn,
+                                       void *ctx) SC_MUST_USE;
 
 typedef struct sc_transport_error {
     bool remote;       /* true: the peer's handler failed (status below is its status) */

@@ -13,6 +13,7 @@ typedef struct sc__tp_handler {
     uint16_t type;
     sc_transport_handler_fn fn;
     void *ctx;
+    bool on_io_thread; /* sc_transport_register_inline */
 } sc__tp_handler;
 
 typedef struct sc__tp_cli_conn {

@@ -137,7 +137,9 @@ static bool dispatch_frames(sc_transport *t, srv_conn *c)
         memcpy(body, c->buf + off + SC_WIRE_HEADER_BYTES, h.body_len);
         *j = (srv_job){t, c, h.type, h.request_id, body, h.body_len};
         atomic_fetch_add(&c->refs, 1);
-        if (sc_threadpool_submit_wait(t->pool, run_job, j, NULL) != SC_OK)
+        if (find_handler(t, h.type).on_io_thread)
+            run_job(j, SC_OK); /* must not queue behind the pool's long handlers */
+        else if (sc_threadpool_submit_wait(t->pool, run_job, j, NULL) != SC_OK)
             run_job(j, SC_ECANCELLED);
         off += SC_WIRE_HEADER_BYTES + h.body_len;
     }

@@ -11,6 +11,7 @@
  *   path.repo: DIR (fs snapshot repositories must lie under it; --path-repo)
  *   test.recovery_delay: 0 (tests only: delay each shard's translog replay at start)
  *   test.snapshot_delay: 0 (tests only: a snapshot waits this long before each file it copies)
+ *   test.search_delay: 0 (tests only: each shard query waits this long, cancellable, first)
  *   xpack.security.authc.users_file: users     (or users.file; basic authentication)
  *   xpack.security.http.ssl.certificate: cert.pem  (or tls.cert; HTTPS)
  *   xpack.security.http.ssl.key: key.pem           (or tls.key)
@@ -49,6 +50,7 @@ typedef struct serve_opts {
     int durability_async;
     long test_recovery_delay_ms;
     long test_snapshot_delay_ms;
+    long test_search_delay_ms;
     char *users_file;
     char *tls_cert;
     char *tls_key;
@@ -165,6 +167,10 @@ static bool apply(serve_opts *o, const char *key, const char *val)
         if (!parse_ms(val, &ms) || ms < 0 || ms > 600000)
             return false;
         o->test_snapshot_delay_ms = ms;
+    } else if (!strcmp(key, "test.search_delay")) {
+        if (!parse_ms(val, &ms) || ms < 0 || ms > 600000)
+            return false;
+        o->test_search_delay_ms = ms;
     } else if (!strcmp(key, "test.recovery_delay")) {
         if (!parse_ms(val, &ms) || ms < 0 || ms > 3600000)
             return false;
@@ -280,6 +286,9 @@ static void serve_usage(FILE *f)
                "  --test-snapshot-delay DURATION\n"
                "                      tests only: a snapshot waits this long before each file\n"
                "                      it copies (kill a node during a snapshot)\n"
+               "  --test-search-delay DURATION\n"
+               "                      tests only: each shard query waits this long first\n"
+               "                      (cancellable; a slow search for cancellation tests)\n"
                "  -E KEY=VALUE        any setting of the config file (e.g. -E "
                "http.compression=true)\n");
 }
@@ -363,6 +372,8 @@ int sc_cmd_serve(int argc, char **argv)
             ok = apply(&o, "test.recovery_delay", v);
         else if (!strcmp(a, "--test-snapshot-delay"))
             ok = apply(&o, "test.snapshot_delay", v);
+        else if (!strcmp(a, "--test-search-delay"))
+            ok = apply(&o, "test.search_delay", v);
         else if (!strcmp(a, "--cluster"))
             ok = apply(&o, "cluster.etcd", v);
         else if (!strcmp(a, "--node-name"))
@@ -435,7 +446,8 @@ int sc_cmd_serve(int argc, char **argv)
                          .durability_async = o.durability_async,
                          .test_recovery_delay_ms = (uint32_t)o.test_recovery_delay_ms,
                          .path_repo = o.path_repo,
-                         .test_snapshot_delay_ms = (uint32_t)o.test_snapshot_delay_ms};
+                         .test_snapshot_delay_ms = (uint32_t)o.test_snapshot_delay_ms,
+                         .test_search_delay_ms = (uint32_t)o.test_search_delay_ms};
     sc_node *node;
     if (sc_node_open(&nc, &node) != SC_OK) {
         sc_http_auth_free(auth);

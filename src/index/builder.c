@@ -83,6 +83,18 @@ void sc_segment_builder_reset(sc_segment_builder *b)
     b->failed = SC_OK;
 }
 
+void sc_segment_builder_trim(sc_segment_builder *b)
+{
+    sc_segment_builder_reset(b);
+    sc_vec_free(&b->terms);
+    sc_vec_free(&b->recs);
+    sc_vec_free(&b->positions);
+    sc_vec_free(&b->stored);
+    sc_vec_free(&b->stored_off);
+    sc_vec_free(&b->pairs);
+    sc_vec_free(&b->gids);
+}
+
 void sc_segment_builder_free(sc_segment_builder *b)
 {
     if (!b)

@@ -56,4 +56,8 @@ sc_status sc_segment_builder_write(sc_segment_builder *b, const char *dir, const
 /* Drops every buffered doc; keeps allocations where cheap. */
 void sc_segment_builder_reset(sc_segment_builder *b);
 
+/* As sc_segment_builder_reset, and frees the buffers' capacity too (after a large buffer was
+ * written, so an idle builder holds almost nothing). */
+void sc_segment_builder_trim(sc_segment_builder *b);
+
 #endif

@@ -12,6 +12,7 @@
 #include "index/builder_impl.h"
 #include "index/docvalues.h"
 #include "index/internal.h"
+#include "index/merge_impl.h"
 #include "index/postings.h"
 #include "index/stored.h"
 #include "index/terms.h"
@@ -268,6 +269,8 @@ static sc_status merge_all(mctx *m, const sc_merge_input *in, size_t n)
 sc_status sc_segment_merge(const sc_merge_input *in, size_t n, const char *dir, const char *name,
                            sc_segment_write_info *info)
 {
+    if (sc__merge_can_stream(in, n))
+        return sc__segment_merge_stream(in, n, dir, name, info);
     mctx m;
     memset(&m, 0, sizeof(m));
     SC_TRY(sc_segment_builder_new(&m.b));

@@ -282,9 +282,15 @@ static sc_status parse_stored(sc_segment *seg, uint64_t off, uint64_t len, uint6
     uint64_t n = sc__ld32(p);
     if (len != 4 + n * SC__STORED_ENTRY_BYTES)
         FAIL(off, "stored index size mismatch");
-    uint64_t next_doc = 0;
+    uint64_t next_doc = 0, dropped = 0;
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *e = p + 4 + i * SC__STORED_ENTRY_BYTES;
+        /* each block's frame header is read, which touches nearly every page of the stored
+         * blocks: drop them every 32 MiB so opening a large segment stays small in RSS */
+        if (seg->mapped && sc__ld64(e + 8) >= dropped + ((uint64_t)32 << 20)) {
+            sc_mmap_drop_range(&seg->map, dropped, sc__ld64(e + 8) - dropped);
+            dropped = sc__ld64(e + 8);
+        }
         uint64_t first = sc__ld32(e), cnt = sc__ld32(e + 4), bo = sc__ld64(e + 8);
         uint64_t cl = sc__ld32(e + 16), raw = sc__ld32(e + 20);
         if (first != next_doc || cnt == 0 || !range_ok(bo, cl, SC__SEG_HEADER_BYTES, body_end))
@@ -302,6 +308,25 @@ static sc_status parse_stored(sc_segment *seg, uint64_t off, uint64_t len, uint6
     return SC_OK;
 }
 
+/* The checksum of the first len bytes. A mapped file is read 32 MiB at a time and each
+ * window's pages dropped after it, so opening a large segment (a force merge's output) does
+ * not make the whole file resident in this process. */
+static uint64_t checksum_of(const sc_segment *seg, uint64_t len)
+{
+    const size_t window = (size_t)32 << 20;
+    sc_checksum_state *cs = seg->mapped && len > window ? sc_checksum_new() : NULL;
+    if (!cs)
+        return sc_checksum(seg->bytes.ptr, len);
+    for (uint64_t off = 0; off < len; off += window) {
+        size_t n = len - off < window ? (size_t)(len - off) : window;
+        sc_checksum_update(cs, seg->bytes.ptr + off, n);
+        sc_mmap_drop_range(&seg->map, off, n);
+    }
+    uint64_t ck = sc_checksum_digest(cs);
+    sc_checksum_free(cs);
+    return ck;
+}
+
 static sc_status parse(sc_segment *seg, bool verify, sc_index_error *err)
 {
     const uint8_t *b = seg->bytes.ptr;
@@ -316,7 +341,7 @@ static sc_status parse(sc_segment *seg, bool verify, sc_index_error *err)
     if (memcmp(ft + 32, SC__SEG_END_MAGIC, 8) != 0)
         FAIL(size - SC__SEG_FOOTER_BYTES + 32, "bad footer magic (truncated?)");
     seg->checksum = sc__ld64(ft + 40);
-    if (verify && sc_checksum(b, size - 8) != seg->checksum)
+    if (verify && checksum_of(seg, size - 8) != seg->checksum)
         FAIL(size - 8, "footer checksum mismatch");
     seg->n_docs = sc__ld32(b + 12);
     seg->version = sc__ld32(b + 8);
@@ -379,7 +404,18 @@ sc_status sc_segment_open_ex(const char *dir, const char *name, sc_segment **out
     seg->bytes = seg->map.bytes;
     seg->charged = true;
     sc_alloc_pool_add(&sc_pool_index_segments, (int64_t)seg->bytes.len);
-    return open_common(seg, true, out, err);
+    st = open_common(seg, true, out, err);
+    /* the checksum read every page: a new segment (a merge's output: the whole index) would
+     * otherwise stay resident in this process until evicted */
+    if (st == SC_OK)
+        sc_segment_drop_pages(*out);
+    return st;
+}
+
+void sc_segment_drop_pages(const sc_segment *seg)
+{
+    if (seg->mapped)
+        sc_mmap_drop_pages(&seg->map);
 }
 
 sc_status sc_segment_open(const char *dir, const char *name, sc_segment **out)

@@ -82,6 +82,11 @@ void sc_segment_unref(sc_segment *seg);
 /* Number of documents (ids 0..n_docs-1, deleted ones included). */
 uint32_t sc_segment_n_docs(const sc_segment *seg);
 
+/* Drops the process's resident pages of a mapped segment (sc_mmap_drop_pages): the bytes
+ * stay valid and are faulted in again from the page cache when read. Used after whole-file
+ * reads (the checksum at open, a merge's pass over its inputs). Thread-safe. */
+void sc_segment_drop_pages(const sc_segment *seg);
+
 /* The segment's name (NUL-terminated, owned by the segment). */
 const char *sc_segment_name(const sc_segment *seg);
 

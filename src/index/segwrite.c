@@ -11,6 +11,7 @@
 #include "index/bkd.h"
 #include "index/bkd2.h"
 #include "index/builder_impl.h"
+#include "index/postenc.h"
 #include "index/postings.h"
 #include "index/vecfield.h"
 
@@ -19,9 +20,9 @@ typedef struct wctx {
     sc__out *o;
     uint32_t *order;  /* record indexes grouped by gid */
     uint64_t *starts; /* gid -> first index in order */
-    sc_buf blk;       /* scratch: one term's skip table + blocks */
-    sc_buf pos;       /* scratch: one term's positions */
-    sc_buf tdata, tindex, ft;
+    sc__postenc enc;  /* one term's postings */
+    sc__termdict td;  /* one field's term dictionary */
+    sc_buf ft;
     SC_VEC(uint32_t) gids;
     sc_status st;
 } wctx;
@@ -68,195 +69,6 @@ static int cmp_tkey(const void *a, const void *b, void *ctx)
                         sc_slice_make(t->key + 8, t->len - 8));
 }
 
-static uint8_t norm_of(const sc__bfield *f, uint32_t doc)
-{
-    return doc < f->norms.len ? f->norms.ptr[doc] : 0;
-}
-
-/* Appends a block's competitive impacts to w->blk: the pareto frontier of its (freq, norm)
- * pairs (a pair is dominated by one with freq >= and norm <=; smaller norm byte = shorter doc
- * = higher score), ascending in both, as imp_len:varint then per pair freq delta:varint (from
- * the previous freq + 1, the first from 1) and norm delta:u8 (the first absolute). */
-static void encode_impacts(wctx *w, const sc__bfield *f, const sc__brec *r, uint32_t n, bool norms)
-{
-    uint32_t best[256] = {0};
-    for (uint32_t i = 0; i < n; i++) {
-        uint8_t nb = norms ? norm_of(f, r[i].doc) : 0;
-        if (r[i].freq > best[nb])
-            best[nb] = r[i].freq;
-    }
-    uint8_t tmp[SC_POSTINGS_BLOCK * 6], *t = tmp;
-    uint32_t prev_freq = 0;
-    unsigned prev_norm = 0;
-    for (unsigned nb = 0; nb < 256; nb++) {
-        if (best[nb] <= prev_freq)
-            continue; /* dominated by a shorter doc with at least this freq */
-        uint32_t d = best[nb] - prev_freq - 1;
-        t += sc_varint_put(t, d);
-        *t++ = (uint8_t)(nb - prev_norm);
-        prev_freq = best[nb];
-        prev_norm = nb;
-    }
-    sc__buf_varint(&w->blk, (uint64_t)(t - tmp), &w->st);
-    sc__buf_put(&w->blk, tmp, (size_t)(t - tmp), &w->st);
-}
-
-/* Encodes one term's postings into w->blk (skip table then blocks) and w->pos. */
-static void encode_term(wctx *w, const sc__bfield *f, const sc__brec *recs, uint32_t df)
-{
-    const sc_segment_builder *b = w->b;
-    bool freqs = f->kind == SC_FIELD_TEXT;
-    bool with_pos = freqs && (f->flags & SC_FIELD_POSITIONS);
-    bool norms = f->kind == SC_FIELD_TEXT && (f->flags & SC_FIELD_NORMS);
-    uint32_t n_blocks = (df + SC_POSTINGS_BLOCK - 1) / SC_POSTINGS_BLOCK;
-    sc_vec_clear(&w->blk);
-    sc_vec_clear(&w->pos);
-    uint32_t n_skip = sc__skip_entries(df, n_blocks), n_skip2 = sc__skip2_entries(n_skip);
-    size_t skip_bytes = (size_t)n_skip * SC__SKIP_BYTES + (size_t)n_skip2 * SC__SKIP2_BYTES;
-    if (sc_vec_reserve(&w->blk, skip_bytes) != SC_OK) {
-        w->st = SC_ENOMEM;
-        return;
-    }
-    if (skip_bytes) /* none for short terms: blk may still be unallocated */
-        memset(w->blk.ptr, 0, skip_bytes);
-    w->blk.len = skip_bytes;
-    uint32_t prev_last = UINT32_MAX; /* "-1": the first gap is then the doc itself */
-    uint32_t docs[SC_POSTINGS_BLOCK], vals[SC_POSTINGS_BLOCK];
-    uint8_t packed[16 * 32];
-    for (uint32_t k = 0; k < n_blocks && w->st == SC_OK; k++) {
-        uint32_t n = df - k * SC_POSTINGS_BLOCK;
-        if (n > SC_POSTINGS_BLOCK)
-            n = SC_POSTINGS_BLOCK;
-        const sc__brec *r = recs + (size_t)k * SC_POSTINGS_BLOCK;
-        uint64_t block_off = w->blk.len - skip_bytes, pos_off = w->pos.len;
-        if (block_off > UINT32_MAX || pos_off > UINT32_MAX) {
-            w->st = SC_ELIMIT;
-            return;
-        }
-        uint32_t max_freq = 0;
-        uint8_t min_norm = 255;
-        for (uint32_t i = 0; i < n; i++) {
-            docs[i] = r[i].doc;
-            if (r[i].freq > max_freq)
-                max_freq = r[i].freq;
-            uint8_t nb = norms ? norm_of(f, docs[i]) : 0;
-            if (nb < min_norm)
-                min_norm = nb;
-        }
-        if (freqs)
-            encode_impacts(w, f, r, n, norms);
-        uint32_t first_gap = docs[0] - (prev_last + 1);
-        uint32_t last = docs[n - 1];
-        if (n == SC_POSTINGS_BLOCK) {
-            if (last - docs[0] == SC_POSTINGS_BLOCK - 1) {
-                sc__buf_u8(&w->blk, SC__BLOCK_RUN << 6, &w->st);
-                sc__buf_varint(&w->blk, first_gap, &w->st);
-            } else {
-                vals[0] = 0;
-                for (uint32_t i = 1; i < n; i++)
-                    vals[i] = docs[i] - docs[i - 1] - 1;
-                unsigned width = sc_bitpack_width(vals, n);
-                uint64_t span = (uint64_t)last - docs[0] + 1;
-                uint64_t bitset_bytes = (span + 63) / 64 * 8;
-                if (bitset_bytes < sc_bitpack_bytes(width)) {
-                    sc__buf_u8(&w->blk, SC__BLOCK_BITSET << 6, &w->st);
-                    sc__buf_varint(&w->blk, first_gap, &w->st);
-                    uint64_t words[64] = {0};
-                    for (uint32_t i = 0; i < n; i++) {
-                        uint32_t o = docs[i] - docs[0];
-                        words[o / 64] |= UINT64_C(1) << (o % 64);
-                    }
-                    sc__buf_put(&w->blk, words, (size_t)bitset_bytes, &w->st);
-                } else {
-                    sc__buf_u8(&w->blk, (uint8_t)((SC__BLOCK_PACKED << 6) | width), &w->st);
-                    sc__buf_varint(&w->blk, first_gap, &w->st);
-                    sc_bitpack_pack(vals, width, packed);
-                    sc__buf_put(&w->blk, packed, sc_bitpack_bytes(width), &w->st);
-                }
-            }
-            if (freqs) {
-                for (uint32_t i = 0; i < n; i++)
-                    vals[i] = r[i].freq - 1;
-                unsigned fw = sc_bitpack_width(vals, n);
-                sc__buf_u8(&w->blk, (uint8_t)fw, &w->st);
-                sc_bitpack_pack(vals, fw, packed);
-                sc__buf_put(&w->blk, packed, sc_bitpack_bytes(fw), &w->st);
-            }
-        } else {
-            /* tail: the freq folds into the doc gap's low bit when it is 1 (the common case
-             * in short postings), else follows it */
-            uint32_t prev = prev_last;
-            for (uint32_t i = 0; i < n; i++) {
-                uint64_t gap = docs[i] - prev - 1;
-                if (!freqs) {
-                    sc__buf_varint(&w->blk, gap, &w->st);
-                } else if (r[i].freq == 1) {
-                    sc__buf_varint(&w->blk, gap * 2 + 1, &w->st);
-                } else {
-                    sc__buf_varint(&w->blk, gap * 2, &w->st);
-                    sc__buf_varint(&w->blk, r[i].freq - 2, &w->st);
-                }
-                prev = docs[i];
-            }
-        }
-        if (with_pos) {
-            /* the block's position deltas (restarting at 0 per doc), 128 at a time packed, the
-             * rest as varints */
-            uint32_t pend = 0;
-            for (uint32_t i = 0; i < n; i++) {
-                /* positions of a term are scattered over the doc-ordered array: fetch ahead */
-                if (i + 8 < n)
-                    __builtin_prefetch(b->positions.ptr + r[i + 8].pos);
-                uint32_t p = 0;
-                const uint32_t *ps = b->positions.ptr + r[i].pos;
-                for (uint32_t j = 0; j < r[i].freq; j++) {
-                    vals[pend++] = ps[j] - p;
-                    p = ps[j];
-                    if (pend == SC_POSTINGS_BLOCK) {
-                        unsigned pw = sc_bitpack_width(vals, SC_POSTINGS_BLOCK);
-                        sc__buf_u8(&w->pos, (uint8_t)pw, &w->st);
-                        sc_bitpack_pack(vals, pw, packed);
-                        sc__buf_put(&w->pos, packed, sc_bitpack_bytes(pw), &w->st);
-                        pend = 0;
-                    }
-                }
-            }
-            for (uint32_t j = 0; j < pend; j++)
-                sc__buf_varint(&w->pos, vals[j], &w->st);
-        }
-        if (w->st != SC_OK)
-            return;
-        if (n_skip == 0)
-            break; /* a single tail block: no skip table */
-        uint8_t *e = w->blk.ptr + (size_t)k * SC__SKIP_BYTES;
-        sc__st32(e, last);
-        sc__st32(e + 4, (uint32_t)block_off);
-        sc__st32(e + 8, (uint32_t)pos_off);
-        sc__st32(e + 12, max_freq);
-        e[16] = norms ? min_norm : 0;
-        prev_last = last;
-    }
-    /* the second level: per 32 blocks the last doc, max freq and min norm */
-    for (uint32_t g = 0; g < n_skip2 && w->st == SC_OK; g++) {
-        uint32_t k0 = g * SC__SKIP2_BLOCKS, k1 = k0 + SC__SKIP2_BLOCKS;
-        if (k1 > n_blocks)
-            k1 = n_blocks;
-        uint32_t max_freq = 0;
-        uint8_t min_norm = 255;
-        for (uint32_t k = k0; k < k1; k++) {
-            const uint8_t *e = w->blk.ptr + (size_t)k * SC__SKIP_BYTES;
-            if (sc__ld32(e + 12) > max_freq)
-                max_freq = sc__ld32(e + 12);
-            if (e[16] < min_norm)
-                min_norm = e[16];
-        }
-        uint8_t *e2 = w->blk.ptr + (size_t)n_skip * SC__SKIP_BYTES + (size_t)g * SC__SKIP2_BYTES;
-        sc__st32(e2, sc__ld32(w->blk.ptr + (size_t)(k1 - 1) * SC__SKIP_BYTES));
-        sc__st32(e2 + 4, max_freq);
-        e2[8] = min_norm;
-    }
-}
-
 static void write_section(wctx *w, const sc_buf *buf, uint64_t *off, uint64_t *len)
 {
     *off = w->o->pos;
@@ -270,67 +82,39 @@ static void write_terms(wctx *w, sc__bfield *f, uint64_t sec[2 * SC__FIELD_SECTI
     sc_segment_builder *b = w->b;
     bool freqs = f->kind == SC_FIELD_TEXT;
     bool with_pos = freqs && (f->flags & SC_FIELD_POSITIONS);
-    sc_vec_clear(&w->tdata);
-    sc_vec_clear(&w->tindex);
-    uint64_t prev_post = 0, prev_pos = 0, count = 0;
-    SC_VEC(sc__brec) recs = {0};
+    bool norms = freqs && (f->flags & SC_FIELD_NORMS);
+    sc__termdict_begin(&w->td, freqs, with_pos);
     for (size_t i = 0; i < w->gids.len && w->st == SC_OK; i++) {
         sc__bterm *t = &b->terms.ptr[w->gids.ptr[i]];
         if (t->df == 0)
             continue;
-        uint64_t s = w->starts[w->gids.ptr[i]];
-        sc_vec_clear(&recs);
-        if (sc_vec_reserve(&recs, t->df) != SC_OK) {
-            w->st = SC_ENOMEM;
-            break;
-        }
-        /* gather the term's records (scattered: prefetch ahead of the copy) */
-        const uint32_t *ord = w->order + s;
+        sc__postenc_begin(&w->enc, freqs, with_pos, norms, f->norms.ptr, f->norms.len);
+        /* the term's records are scattered: prefetch ahead */
+        const uint32_t *ord = w->order + w->starts[w->gids.ptr[i]];
         for (uint32_t j = 0; j < t->df; j++) {
             if (j + 16 < t->df)
                 __builtin_prefetch(&b->recs.ptr[ord[j + 16]]);
-            recs.ptr[j] = b->recs.ptr[ord[j]];
+            const sc__brec *r = &b->recs.ptr[ord[j]];
+            sc__postenc_add(&w->enc, r->doc, r->freq, b->positions.ptr + r->pos);
         }
-        recs.len = t->df;
-        encode_term(w, f, recs.ptr, t->df);
+        sc__postenc_finish(&w->enc);
+        if (w->enc.st != SC_OK) {
+            w->st = w->enc.st;
+            break;
+        }
         uint64_t post_off = w->o->pos;
-        sc__out_write(w->o, w->blk.ptr, w->blk.len);
+        sc__out_write(w->o, w->enc.skip.ptr, w->enc.skip.len);
+        sc__out_write(w->o, w->enc.blk.ptr, w->enc.blk.len);
         uint64_t pos_off = w->o->pos;
-        sc__out_write(w->o, w->pos.ptr, w->pos.len);
-        bool first = count % SC__TERMS_PER_BLOCK == 0;
-        if (first) {
-            if (w->tdata.len > UINT32_MAX) {
-                w->st = SC_ELIMIT;
-                break;
-            }
-            sc__buf_u32(&w->tindex, (uint32_t)w->tdata.len, &w->st);
-        }
-        /* front coding against the previous term of the same block */
-        size_t prefix = 0;
-        if (!first) {
-            const sc__bterm *p = &b->terms.ptr[w->gids.ptr[i - 1]];
-            size_t m = p->len < t->len ? p->len : t->len;
-            while (prefix < m && p->key[prefix] == t->key[prefix])
-                prefix++;
-        }
-        sc__buf_varint(&w->tdata, prefix, &w->st);
-        sc__buf_varint(&w->tdata, t->len - prefix, &w->st);
-        sc__buf_put(&w->tdata, t->key + prefix, t->len - prefix, &w->st);
-        sc__buf_varint(&w->tdata, t->df, &w->st);
-        if (freqs)
-            sc__buf_varint(&w->tdata, t->ttf - t->df, &w->st);
-        sc__buf_varint(&w->tdata, first ? post_off : post_off - prev_post, &w->st);
-        if (with_pos)
-            sc__buf_varint(&w->tdata, first ? pos_off : pos_off - prev_pos, &w->st);
-        prev_post = post_off;
-        prev_pos = pos_off;
-        count++;
+        sc__out_write(w->o, w->enc.pos.ptr, w->enc.pos.len);
+        sc__termdict_add(&w->td, sc_slice_make(t->key, t->len), t->df, t->ttf, post_off, pos_off);
         *sum_df += t->df;
     }
-    sc_vec_free(&recs);
-    *n_terms = count;
-    write_section(w, &w->tindex, &sec[0], &sec[1]);
-    write_section(w, &w->tdata, &sec[2], &sec[3]);
+    if (w->st == SC_OK)
+        w->st = w->td.st;
+    *n_terms = w->td.count;
+    write_section(w, &w->td.tindex, &sec[0], &sec[1]);
+    write_section(w, &w->td.tdata, &sec[2], &sec[3]);
 }
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
@@ -728,10 +512,8 @@ sc_status sc_segment_builder_write(sc_segment_builder *b, const char *dir, const
     free(w.starts);
     free(w.order);
     free(fields);
-    sc_vec_free(&w.blk);
-    sc_vec_free(&w.pos);
-    sc_vec_free(&w.tdata);
-    sc_vec_free(&w.tindex);
+    sc__postenc_fini(&w.enc);
+    sc__termdict_fini(&w.td);
     sc_vec_free(&w.ft);
     sc_vec_free(&w.gids);
     if (w.st != SC_OK) {

@@ -55,6 +55,7 @@ static const char *const type_names[] = {
     [SC_MAPPING_BOOLEAN] = "boolean",       [SC_MAPPING_DATE] = "date",
     [SC_MAPPING_IP] = "ip",                 [SC_MAPPING_GEO_POINT] = "geo_point",
     [SC_MAPPING_DATE_NANOS] = "date_nanos", [SC_MAPPING_DENSE_VECTOR] = "dense_vector",
+    [SC_MAPPING_COMPLETION] = "completion",
 };
 
 const char *sc_mapping_type_name(sc_mapping_type t)
@@ -155,7 +156,9 @@ sc_mapping_field *sc__mapping_field_new(const char *name, sc_mapping_field *pare
     f->parent = parent;
     f->type = type;
     f->index = true;
-    f->doc_values = type != SC_MAPPING_TEXT;
+    f->doc_values = type != SC_MAPPING_TEXT && type != SC_MAPPING_COMPLETION;
+    f->max_input_length = 50;
+    f->preserve_separators = f->preserve_position_increments = true;
     f->norms = type == SC_MAPPING_TEXT;
     f->enabled = true;
     f->coerce = true;
@@ -294,6 +297,9 @@ static const char *const text_params[] = {"analyzer", "search_analyzer", "search
                                           NULL};
 static const char *const keyword_params[] = {"ignore_above", "normalizer", "index", "doc_values",
                                              "store", "null_value", "norms", NULL};
+static const char *const completion_params[] = {"analyzer", "search_analyzer", "max_input_length",
+                                                "preserve_separators",
+                                                "preserve_position_increments", NULL};
 static const char *const number_params[] = {"index", "doc_values", "store", "null_value",
                                             "coerce", "ignore_malformed", NULL};
 static const char *const scaled_params[] = {"index", "doc_values", "store", "null_value",
@@ -313,6 +319,8 @@ static const char *const *params_for(sc_mapping_type t)
         return text_params;
     case SC_MAPPING_KEYWORD:
         return keyword_params;
+    case SC_MAPPING_COMPLETION:
+        return completion_params;
     case SC_MAPPING_SCALED_FLOAT:
         return scaled_params;
     case SC_MAPPING_BOOLEAN:
@@ -517,6 +525,22 @@ static sc_status parse_leaf_param(const char *k, const json_t *v, sc_mapping_fie
             f->ignore_malformed = b;
         return SC_OK;
     }
+    if (strcmp(k, "preserve_separators") == 0 || strcmp(k, "preserve_position_increments") == 0) {
+        if (!json_bool_value(v, &b))
+            return bad_param(err, "[%s] on mapper [%s] must be a boolean%s", k, f->path, "");
+        if (k[9] == 's')
+            f->preserve_separators = b;
+        else
+            f->preserve_position_increments = b;
+        return SC_OK;
+    }
+    if (strcmp(k, "max_input_length") == 0) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > INT32_MAX)
+            return bad_param(err, "[max_input_length] on mapper [%s] must be a positive %s%s",
+                             f->path, "integer", "");
+        f->max_input_length = (int32_t)json_integer_value(v);
+        return SC_OK;
+    }
     if (strcmp(k, "analyzer") == 0)
         return set_str(&f->analyzer, v, k, f->path, err);
     if (strcmp(k, "search_analyzer") == 0)
@@ -579,6 +603,43 @@ static sc_status parse_leaf_param(const char *k, const json_t *v, sc_mapping_fie
     return bad_param(err, "unknown parameter [%s] on mapper [%s] of type [%s]", k, f->name, tn);
 }
 
+/* The subfields of search_as_you_type field f: _2gram.._<max>gram (shingles) and
+ * _index_prefix (edge n-grams of shingles), analyzed with the text analysis registry's
+ * variants of f's analyzers ("standard#2gram", "standard#prefix3"). */
+static sc_status sayt_subfields(sc_mapping_field *f, sc_mapping_error *err)
+{
+    if (f->is_multi_field)
+        return bad_param(err, "[search_as_you_type] cannot be a multi field [%s]%s%s", f->path,
+                         "", "");
+    if (!f->max_shingle_size)
+        f->max_shingle_size = 3;
+    const char *an = f->analyzer ? f->analyzer : "standard";
+    const char *sa = f->search_analyzer ? f->search_analyzer : an;
+    for (int32_t n = 2; n <= f->max_shingle_size + 1; n++) {
+        bool prefix = n > f->max_shingle_size;
+        char name[32], a[300], s[300];
+        snprintf(name, sizeof name, prefix ? "_index_prefix" : "_%dgram", n);
+        if (sc__mapping_child(f, name, strlen(name)))
+            return bad_param(err, "[%s] of [%s] is reserved for search_as_you_type%s", name,
+                             f->path, "");
+        snprintf(a, sizeof a, prefix ? "%s#prefix%d" : "%s#%dgram", an,
+                 prefix ? f->max_shingle_size : n);
+        snprintf(s, sizeof s, prefix ? "%s" : "%s#%dgram", sa, n);
+        sc_mapping_field *c = sc__mapping_field_new(name, f, SC_MAPPING_TEXT);
+        if (!c)
+            return SC_ENOMEM;
+        c->is_multi_field = c->sayt_sub = true;
+        c->analyzer = strdup(a);
+        c->search_analyzer = strdup(s);
+        sc_status st = c->analyzer && c->search_analyzer ? sc__mapping_add_child(f, c) : SC_ENOMEM;
+        if (st != SC_OK) {
+            sc__mapping_field_free(c);
+            return st;
+        }
+    }
+    return SC_OK;
+}
+
 sc_status sc__mapping_field_parse(const json_t *def, const char *name, sc_mapping_field *parent,
                                   bool multi, sc_mapping_field **out, sc_mapping_error *err)
 {
@@ -591,6 +652,9 @@ sc_status sc__mapping_field_parse(const json_t *def, const char *name, sc_mappin
             return bad_param(err, "type must be a string for field [%s]%s%s", name, "", "");
         const char *ts = json_string_value(tv);
         if (strcmp(ts, "match_only_text") == 0) {
+            type = SC_MAPPING_TEXT;
+            alias = ts;
+        } else if (strcmp(ts, "search_as_you_type") == 0) {
             type = SC_MAPPING_TEXT;
             alias = ts;
         } else if (strcmp(ts, "constant_keyword") == 0 || strcmp(ts, "wildcard") == 0) {
@@ -622,6 +686,16 @@ sc_status sc__mapping_field_parse(const json_t *def, const char *name, sc_mappin
         {
             if (strcmp(k, "type") == 0)
                 continue;
+            if (alias && !strcmp(alias, "search_as_you_type") && !strcmp(k, "max_shingle_size")) {
+                if (!json_is_integer(v) || json_integer_value(v) < 2 ||
+                    json_integer_value(v) > 4) {
+                    st = bad_param(err, "[max_shingle_size] on mapper [%s] must be 2, 3 or 4%s%s",
+                                   name, "", "");
+                    break;
+                }
+                f->max_shingle_size = (int32_t)json_integer_value(v);
+                continue;
+            }
             if (strcmp(k, "fields") == 0) {
                 if (multi || !json_is_object(v)) {
                     st = bad_param(err, "[fields] on mapper [%s] must be an object%s%s", name,
@@ -652,6 +726,8 @@ sc_status sc__mapping_field_parse(const json_t *def, const char *name, sc_mappin
         }
         if (st == SC_OK && type == SC_MAPPING_DENSE_VECTOR)
             st = sc__mapping_vector_finish(f, err);
+        if (st == SC_OK && alias && !strcmp(alias, "search_as_you_type"))
+            st = sayt_subfields(f, err);
         if (st == SC_OK && type == SC_MAPPING_SCALED_FLOAT && !(f->scaling_factor > 0))
             st = bad_param(err, "Field [scaling_factor] is required%s%s%s", "", "", "");
         if (st == SC_OK && f->null_value) {

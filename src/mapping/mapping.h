@@ -41,6 +41,7 @@ typedef enum sc_mapping_type {
     SC_MAPPING_GEO_POINT,
     SC_MAPPING_DATE_NANOS,
     SC_MAPPING_DENSE_VECTOR, /* one vector per doc (mapping/vector.c), SC_FIELD_VECTOR */
+    SC_MAPPING_COMPLETION,   /* completion suggester inputs (mapping/completion.c) */
 } sc_mapping_type;
 
 /* `dynamic` of an object; INHERIT means "not set here, use the parent's" (root: TRUE). */
@@ -92,6 +93,15 @@ struct sc_mapping_field {
     int32_t ignore_above;  /* keyword: -1 = unlimited */
     double scaling_factor; /* scaled_float */
     int32_t position_increment_gap; /* text: default 100 */
+    /* completion: max_input_length (default 50), preserve_separators and
+     * preserve_position_increments (default true) */
+    int32_t max_input_length;
+    bool preserve_separators, preserve_position_increments;
+    /* search_as_you_type (a text field with type_alias "search_as_you_type"): shingle sizes
+     * 2..max_shingle_size get subfields _2gram.., plus _index_prefix; those subfields are
+     * created with the field (sayt_sub), not shown by GET _mapping */
+    int32_t max_shingle_size;
+    bool sayt_sub;
     char *format;          /* date: NULL = SC_DATE_DEFAULT_FORMAT */
     sc_date_format *date_format; /* date: compiled `format` (never NULL for dates) */
     json_t *null_value;    /* NULL = none */
@@ -258,6 +268,23 @@ sc_status sc_mapping_parse_doc(const sc_mapping *m, const sc_mapping_analysis *a
 sc_status sc_mapping_source_values(sc_slice source, const sc_slice *paths, size_t n_paths,
                                    sc_arena *arena, sc_slice **values, size_t *n_values)
     SC_MUST_USE;
+
+/* ---- completion fields ---- */
+
+/* A completion field indexes each input as one term of the field: the analyzed key (tokens
+ * joined by SC_MAPPING_COMPLETION_SEP when preserve_separators, else concatenated; with
+ * preserve_position_increments a removed token leaves one more separator), a 0 byte, the
+ * weight as 4 big-endian bytes, then the input as given (the suggestion's text). So the terms
+ * of a prefix are one contiguous range of the terms dictionary. */
+#define SC_MAPPING_COMPLETION_SEP 0x1f
+
+/* The key of tokens[0..n) (positions as the analyzer gave them) for field f into the arena.
+ * SC_ELIMIT / SC_ENOMEM. */
+sc_status sc_mapping_completion_key(const sc_mapping_field *f, const sc_index_token *tokens,
+                                    size_t n, sc_arena *arena, sc_slice *key) SC_MUST_USE;
+
+/* Splits an indexed completion term; false when it is not one. */
+bool sc_mapping_completion_decode(sc_slice term, sc_slice *key, uint32_t *weight, sc_slice *text);
 
 /* ---- query values ---- */
 

@@ -90,7 +90,15 @@ static json_t *field_json(const sc_mapping_field *f)
         json_object_set_new(o, "format", json_string(f->format));
     if (!f->index)
         json_object_set_new(o, "index", json_false());
-    if (f->type != SC_MAPPING_TEXT && !f->doc_values)
+    if (f->max_shingle_size && f->max_shingle_size != 3)
+        json_object_set_new(o, "max_shingle_size", json_integer(f->max_shingle_size));
+    if (f->type == SC_MAPPING_COMPLETION) {
+        json_object_set_new(o, "preserve_separators", json_boolean(f->preserve_separators));
+        json_object_set_new(o, "preserve_position_increments",
+                            json_boolean(f->preserve_position_increments));
+        json_object_set_new(o, "max_input_length", json_integer(f->max_input_length));
+    }
+    if (f->type != SC_MAPPING_TEXT && f->type != SC_MAPPING_COMPLETION && !f->doc_values)
         json_object_set_new(o, "doc_values", json_false());
     if (f->type == SC_MAPPING_TEXT && !f->norms)
         json_object_set_new(o, "norms", json_false());
@@ -107,10 +115,14 @@ static json_t *field_json(const sc_mapping_field *f)
     if (f->meta)
         json_object_set_new(o, "meta", json_deep_copy(f->meta));
     set_extra(o, f->extra);
-    if (f->n_children) {
+    size_t shown = 0;
+    for (size_t i = 0; i < f->n_children; i++)
+        shown += !f->children[i]->sayt_sub;
+    if (shown) {
         json_t *fs = json_object();
         for (size_t i = 0; fs && i < f->n_children; i++)
-            json_object_set_new(fs, f->children[i]->name, field_json(f->children[i]));
+            if (!f->children[i]->sayt_sub)
+                json_object_set_new(fs, f->children[i]->name, field_json(f->children[i]));
         json_object_set_new(o, "fields", fs);
     }
     if (f->n_copy_to) {

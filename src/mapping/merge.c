@@ -105,6 +105,9 @@ static sc_status merge_field(sc_mapping_field *cur, sc_mapping_field *upd, sc_ma
         snprintf(b, sizeof(b), "%g", upd->scaling_factor);
         return conflict(err, cur->path, "scaling_factor", a, b);
     }
+    if (cur->preserve_separators != upd->preserve_separators ||
+        cur->preserve_position_increments != upd->preserve_position_increments)
+        return conflict(err, cur->path, "preserve_separators", "old", "new");
     if (cur->position_increment_gap != upd->position_increment_gap)
         return conflict(err, cur->path, "position_increment_gap", "old", "new");
     if ((cur->null_value || upd->null_value) &&
@@ -113,6 +116,7 @@ static sc_status merge_field(sc_mapping_field *cur, sc_mapping_field *upd, sc_ma
     /* Updatable parameters take the new values. */
     cur->norms = upd->norms;
     cur->ignore_above = upd->ignore_above;
+    cur->max_input_length = upd->max_input_length;
     cur->coerce = upd->coerce;
     cur->ignore_malformed = upd->ignore_malformed;
     char *t = cur->search_analyzer;

@@ -496,8 +496,118 @@ static sc_status index_vector(pctx *c, sc_mapping_field *f, const sc__jd *v)
     return st;
 }
 
+/* One completion input: truncated to max_input_length code points, analyzed, packed with its
+ * weight (mapping.h). */
+static sc_status completion_input(pctx *c, sc_mapping_field *f, const sc__jd *in, uint32_t weight)
+{
+    if (in->type != SC__JD_STRING) {
+        doc_error(c, f, in);
+        sc__mapping_cause(c->err, "illegal_argument_exception",
+                          "completion input must be a string");
+        return SC_EINVAL;
+    }
+    sc_slice text = in->str;
+    size_t cps = 0, cut = text.len;
+    for (size_t i = 0; i < text.len; i++)
+        if ((text.ptr[i] & 0xC0) != 0x80 && cps++ == (size_t)f->max_input_length) {
+            cut = i;
+            break;
+        }
+    text.len = cut;
+    if (memchr(text.ptr, 0, text.len)) {
+        doc_error(c, f, in);
+        sc__mapping_cause(c->err, "illegal_argument_exception",
+                          "Illegal input [\\u0000] reserved character in suggest input");
+        return SC_EINVAL;
+    }
+    sc_index_token *toks = NULL;
+    size_t n = 0;
+    SC_TRY(sc__mapping_analyze(c->an, f->analyzer ? f->analyzer : "simple", text, c->arena, &toks,
+                               &n));
+    if (n == 0)
+        return SC_OK;
+    sc_slice key;
+    SC_TRY(sc_mapping_completion_key(f, toks, n, c->arena, &key));
+    uint8_t *t = sc_arena_alloc(c->arena, key.len + 5 + text.len);
+    if (!t)
+        return SC_ELIMIT;
+    memcpy(t, key.ptr, key.len);
+    t[key.len] = 0;
+    t[key.len + 1] = (uint8_t)(weight >> 24);
+    t[key.len + 2] = (uint8_t)(weight >> 16);
+    t[key.len + 3] = (uint8_t)(weight >> 8);
+    t[key.len + 4] = (uint8_t)weight;
+    memcpy(t + key.len + 5, text.ptr, text.len);
+    acc *a = acc_for(c, f);
+    if (!a)
+        return SC_ENOMEM;
+    sc_index_token tok = {sc_slice_make(t, key.len + 5 + text.len), (uint32_t)a->toks.len};
+    return sc_vec_push(&a->toks, tok);
+}
+
+/* A completion value: a string, {"input": string or strings, "weight": n}, or an array of
+ * those. */
+static sc_status index_completion(pctx *c, sc_mapping_field *f, const sc__jd *v)
+{
+    if (v->type == SC__JD_NULL)
+        return SC_OK;
+    if (v->type == SC__JD_ARRAY) {
+        for (const sc__jd *e = v->child; e; e = e->next)
+            SC_TRY(index_completion(c, f, e));
+        return SC_OK;
+    }
+    if (v->type != SC__JD_OBJECT)
+        return completion_input(c, f, v, 1);
+    const sc__jd *input = NULL;
+    int64_t weight = 1;
+    for (const sc__jd *m = v->child; m; m = m->next) {
+        if (sc_slice_eq(m->key, sc_slice_cstr("input"))) {
+            input = m;
+        } else if (sc_slice_eq(m->key, sc_slice_cstr("weight"))) {
+            char buf[32];
+            size_t l = m->type == SC__JD_STRING && m->str.len < sizeof buf ? m->str.len : 0;
+            if (l)
+                memcpy(buf, m->str.ptr, l);
+            buf[l] = 0;
+            char *end = NULL;
+            if (m->type == SC__JD_INT)
+                weight = m->i;
+            else if (l)
+                weight = strtoll(buf, &end, 10);
+            if ((m->type != SC__JD_INT && (!l || !end || *end)) || weight < 0 ||
+                weight > INT32_MAX) {
+                doc_error(c, f, m);
+                sc__mapping_cause(c->err, "illegal_argument_exception",
+                                  "weight must be an integer from 0 to 2147483647");
+                return SC_EINVAL;
+            }
+        } else {
+            doc_error(c, f, v);
+            sc__mapping_cause(c->err, "illegal_argument_exception",
+                              "unknown field name [%.*s], must be one of [input, weight]"
+                              " (contexts are not supported)",
+                              (int)(m->key.len > 100 ? 100 : m->key.len),
+                              (const char *)m->key.ptr);
+            return SC_EINVAL;
+        }
+    }
+    if (!input) {
+        doc_error(c, f, v);
+        sc__mapping_cause(c->err, "illegal_argument_exception", "input must be set");
+        return SC_EINVAL;
+    }
+    if (input->type == SC__JD_ARRAY) {
+        for (const sc__jd *e = input->child; e; e = e->next)
+            SC_TRY(completion_input(c, f, e, (uint32_t)weight));
+        return SC_OK;
+    }
+    return completion_input(c, f, input, (uint32_t)weight);
+}
+
 static sc_status index_value(pctx *c, sc_mapping_field *f, const sc__jd *v, bool with_copy)
 {
+    if (f->type == SC_MAPPING_COMPLETION)
+        return index_completion(c, f, v);
     if (f->type == SC_MAPPING_DENSE_VECTOR && v->type != SC__JD_NULL)
         return index_vector(c, f, v);
     if (f->type == SC_MAPPING_DENSE_VECTOR)

@@ -48,6 +48,8 @@ struct sc__plan {
     uint32_t slop;
     const sc_dfa *dfa; /* TERMSET by automaton (terms NULL) */
     sc_bm25 *bm25;     /* TERM/PHRASE when scoring */
+    uint64_t df;       /* TERM when scoring: the doc freq its idf was computed from */
+    sc_bm25_field_stats fstats; /* TERM/PHRASE when scoring: the field statistics used */
     /* BOOL: children by occur; DISMAX: should = children; BOOSTING: must[0], must_not[0] */
     sc__plan **must, **should, **must_not, **filter;
     size_t n_must, n_should, n_must_not, n_filter;

@@ -182,6 +182,8 @@ static sc_status term_plan(sc__search_ctx *ctx, sc_slice field, sc_slice term, f
             if (!p->bm25)
                 return oom(ctx);
             sc_bm25_init(p->bm25, boost, sc_bm25_idf(df, fs.doc_count), &fs);
+            p->df = df;
+            p->fstats = fs;
         }
     }
     *out = p;
@@ -306,6 +308,7 @@ static sc_status phrase_plan(sc__search_ctx *ctx, const sc_query *q, float boost
         if (!p->bm25)
             return oom(ctx);
         sc_bm25_init(p->bm25, boost, (float)idf, &fs);
+        p->fstats = fs;
     }
     *out = p;
     return SC_OK;

@@ -35,9 +35,11 @@ typedef struct sc_range_source {
 } sc_range_source;
 
 typedef enum sc_range_strategy {
-    SC_RANGE_AUTO,       /* by cost (see above) */
-    SC_RANGE_POINTS,     /* points if present, else doc values */
-    SC_RANGE_DOC_VALUES, /* doc values if present, else points */
+    SC_RANGE_AUTO,        /* by cost (see above) */
+    SC_RANGE_POINTS,      /* points if present, else doc values */
+    SC_RANGE_DOC_VALUES,  /* doc values if present, else points */
+    SC_RANGE_POINTS_LIST, /* points (if present) into a sorted doc list whatever the estimate
+                             (AUTO and POINTS do so below n_docs / 128 estimated matches) */
 } sc_range_strategy;
 
 /* Builds the iterator over docs having at least one value in any [lo[i], hi[i]] (n >= 1; the
@@ -51,18 +53,31 @@ sc_status sc_range_iter(sc_arena *a, const sc_range_source *src, const int64_t *
                         sc_range_strategy strategy, sc_doc_iter **out, bool *used_points)
     SC_MUST_USE;
 
+/* The docs having a value in any [lo[i], hi[i]] (n ranges) from the points alone, ascending
+ * and distinct, in *docs (arena; *n_out of them): the leaves overlapping each range are found
+ * by a binary search over the leaf cells and decoded. est: the expected count (sizes the
+ * array; sc_bkd_estimate). For ranges matching few docs, where a segment-wide bitset would
+ * cost more than the matches. SC_ENOMEM; SC_ECORRUPT from a damaged leaf. */
+sc_status sc_range_points_docs(sc_arena *a, const sc_bkd *t, const int64_t *lo, const int64_t *hi,
+                               size_t n, uint64_t est, uint32_t **docs, size_t *n_out) SC_MUST_USE;
+
 /* The doc-values iterator alone (tests, and callers that know they lead with few docs). */
 sc_doc_iter *sc_iter_dv_range(sc_arena *a, const sc_dv_numeric *dv, uint32_t n_docs,
                               const int64_t *lo, const int64_t *hi, size_t n, float score);
 
-/* A lone range in a top-k search with a bounded total (track_total_hits N): counts the
- * segment's matches up to about `limit` with the points (stopping early; live docs applied; 0:
- * no count) and returns in *hits a lazy doc-values iterator over the matches in doc order
- * (every doc scores `score`), so the first hits cost a short scan instead of the whole range's
- * doc ids. SC_ENOTFOUND when the field lacks points or doc values in this segment. */
+/* A lone range in a top-k search with a bounded total (track_total_hits N or false): counts
+ * the segment's matches up to about `limit` (live docs applied; 0: no count) and returns in
+ * *hits an iterator over the matches in doc order (every doc scores `score`; deletes NOT
+ * applied to it) of which the caller takes the first k. Chosen per segment by cost, as
+ * Lucene's IndexOrDocValuesQuery does: a lazy doc-values scan that stops after the first k
+ * hits when, at the points' estimated density, that checks fewer docs than the range has
+ * matches; otherwise the points intersected into a bitset, which also gives the exact count
+ * (then *count may exceed limit). Both give the same docs. *used_points (may be NULL) tells
+ * which. SC_ENOTFOUND when the field lacks points or doc values in this segment. */
 sc_status sc_range_segment_bounded(sc_arena *a, const sc_segment *seg, sc_slice field, int64_t lo,
-                                   int64_t hi, const sc_bitset *live, uint64_t limit, float score,
-                                   uint64_t *count, sc_doc_iter **hits) SC_MUST_USE;
+                                   int64_t hi, const sc_bitset *live, uint64_t limit, uint64_t k,
+                                   float score, uint64_t *count, sc_doc_iter **hits,
+                                   bool *used_points) SC_MUST_USE;
 
 /* Counts the docs having a value in [lo, hi] that are live (live may be NULL: no deletes).
  * Without deletes on a single-valued field this reads no doc ids at all (sc_bkd_count).

@@ -465,10 +465,11 @@ static void collect_conj_terms(sc__search_ctx *ctx, collector *c, sc__conj_terms
     }
 }
 
-/* A lone range with a bounded total (Elasticsearch's default): the points count up to what is
- * still needed, stopping early, and a doc-values scan finds the first hits in doc order
- * (constant scores: later docs never beat them), so the range's doc ids are never all
- * materialized. *done false: the segment lacks points or doc values (the generic path runs). */
+/* A lone range with a bounded total (Elasticsearch's default) or none: per segment, by cost
+ * (sc_range_segment_bounded), either the points count up to what is still needed and a
+ * doc-values scan finds the first hits in doc order, stopping there (constant scores: later
+ * docs never beat them), or the points' bitset gives both when the range is too sparse for a
+ * short scan. *done false: the segment lacks points or doc values (the generic path runs). */
 static sc_status bounded_range(sc__search_ctx *ctx, collector *c, const sc__plan *p, size_t si,
                                uint64_t base, bool *done)
 {
@@ -479,8 +480,9 @@ static sc_status bounded_range(sc__search_ctx *ctx, collector *c, const sc__plan
         !c->track_n || c->pruning || c->total > c->track_n ? 0 : c->track_n + 1 - c->total;
     uint64_t count = 0;
     sc_doc_iter *it = NULL;
+    uint64_t k = c->t.k > c->t.n ? c->t.k - c->t.n : 0;
     sc_status st = sc_range_segment_bounded(ctx->a, ss->seg, p->field, p->lo[0], p->hi[0], live,
-                                            need, p->score, &count, &it);
+                                            need, k, p->score, &count, &it, NULL);
     if (st == SC_ENOTFOUND)
         return SC_OK;
     if (st == SC_ENOMEM)

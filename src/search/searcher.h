@@ -71,6 +71,9 @@ typedef struct sc_search_options {
      * of the search (search/term_stats.h; borrowed), used instead of the searcher's own where
      * they have the field / term. NULL: the searcher's own. */
     const struct sc_term_stats *dfs;
+    /* Field sorts (search/sort.h): score every hit anyway and track the best score of every
+     * match (Elasticsearch's track_scores). Ignored by the score-ordered searches. */
+    bool track_scores;
 } sc_search_options;
 
 typedef struct sc_search_hit {

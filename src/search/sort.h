@@ -76,7 +76,8 @@ typedef struct sc_sorted_hit {
 typedef struct sc_sort_stats {
     uint64_t collected;          /* docs whose sort values were read */
     uint32_t segments_skipped;   /* by points min/max */
-    uint32_t competitive_builds; /* competitive bitsets built from points */
+    uint32_t competitive_builds; /* competitive sets built from points (bitsets or lists) */
+    uint32_t competitive_lists;  /* of which sorted doc lists (few competitive docs) */
     uint64_t docs_skipped;       /* doc ids jumped over by leapfrogging the competitive
                                     bitset (matching or not) */
 } sc_sort_stats;
@@ -109,6 +110,11 @@ size_t sc_sort_collector_hits(sc_sort_collector *c, sc_sorted_hit **hits);
 /* Counters (for tests and profiles). */
 const sc_sort_stats *sc_sort_collector_stats(const sc_sort_collector *c);
 
+/* track_scores: every collected doc is scored (the iterator must score) and the best score
+ * kept; call before the first collect. sc_sort_collector_max_score: that best (NAN: none). */
+void sc_sort_collector_track_scores(sc_sort_collector *c);
+float sc_sort_collector_max_score(const sc_sort_collector *c);
+
 /* Compares two value tuples under specs (ties not broken): <0 when a sorts first. */
 int sc_sort_compare(const sc_sort_spec *specs, size_t n, const sc_sort_key *a,
                     const sc_sort_key *b);
@@ -125,6 +131,7 @@ typedef struct sc_sorted_result {
     bool total_gte; /* more than `total` match (track_total_hits N reached) */
     bool total_tracked;
     sc_sort_stats stats;
+    float max_score; /* o->track_scores: the best score of every match (NAN when none) */
 } sc_sorted_result;
 
 /* Runs q over the shard and returns the top from+size hits under specs (the `size` after

@@ -1,5 +1,6 @@
 /* sc_search_sorted: the shard-level driver of the field-sorted collector (sort.h) over the
  * query plan of search/internal.h. */
+#include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ sc_status sc_search_sorted(const sc_searcher *s, const sc_query *q, const sc_sea
 {
     memset(res, 0, sizeof *res);
     memset(out, 0, sizeof *out);
+    out->max_score = NAN;
     sc__search_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.s = s;
@@ -40,6 +42,7 @@ sc_status sc_search_sorted(const sc_searcher *s, const sc_query *q, const sc_sea
     bool scoring = false;
     for (size_t i = 0; i < n_specs; i++)
         scoring |= specs[i].kind == SC_SORT_BY_SCORE;
+    scoring |= o->track_scores;
     sc__plan *plan;
     SC_TRY(sc__plan_build(&ctx, q, scoring, &plan));
     sc_sort_collector *c;
@@ -51,7 +54,9 @@ sc_status sc_search_sorted(const sc_searcher *s, const sc_query *q, const sc_sea
      * for an exact total. */
     int64_t track = o->track_total_hits;
     bool count_all = track == SC_TRACK_TOTAL_HITS_ALL || track < 0;
-    bool prune = !count_all;
+    bool prune = !count_all && !o->track_scores; /* the best score is over every match */
+    if (o->track_scores)
+        sc_sort_collector_track_scores(c);
     if (track != SC_TRACK_TOTAL_HITS_NONE && prune)
         sc_sort_collector_prune_after(c, (uint64_t)track + 1);
     uint64_t base = 0;
@@ -82,6 +87,7 @@ sc_status sc_search_sorted(const sc_searcher *s, const sc_query *q, const sc_sea
     if (k == 0)
         n = 0;
     out->stats = *sc_sort_collector_stats(c);
+    out->max_score = sc_sort_collector_max_score(c);
     out->hits = n > o->from ? hits + o->from : hits;
     out->n_hits = n > o->from ? n - o->from : 0;
     if (track != SC_TRACK_TOTAL_HITS_NONE) {

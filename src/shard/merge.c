@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/clock.h"
 #include "index/merge.h"
 #include "shard/internal.h"
@@ -43,6 +44,7 @@ static sc_status run_merge(sc_shard *s, sc__slot **in, size_t n)
     atomic_fetch_add(&s->merges_current, 1);
     if (st == SC_OK)
         st = sc_segment_merge(inputs, n, s->dir, name, NULL);
+    sc_alloc_release_free(); /* the merge's buffers, back to the system */
     sc_segment *nseg = NULL;
     if (st == SC_OK)
         st = sc_segment_open(s->dir, name, &nseg);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/clock.h"
 #include "base/file.h"
 #include "index/stored.h"
@@ -551,9 +552,23 @@ static void next_segment_name(sc_shard *s, char *out, size_t cap)
     snprintf(out, cap, "seg%08" PRIu64, s->seg_counter++);
 }
 
+/* Buffers larger than this give their memory back when they become a segment (a bulk load's
+ * buffer of up to ram_buffer_bytes would otherwise stay allocated while the shard idles);
+ * smaller ones (a refresh every second of a few docs) keep their capacity for the next. */
+#define RELEASE_BUFFER_BYTES ((size_t)4 << 20)
+
 static void buffer_clear(sc_shard *s)
 {
+    bool release = sc_segment_builder_ram_bytes(s->builder) > RELEASE_BUFFER_BYTES;
     sc_segment_builder_reset(s->builder);
+    if (release) {
+        sc_segment_builder_trim(s->builder);
+        sc_vec_free(&s->buf_entry);
+        sc_vec_free(&s->buf_deleted);
+        sc_vec_free(&s->buf_src);
+        sc_vec_free(&s->buf_sources);
+        sc_alloc_release_free();
+    }
     s->builder_base_ram = sc_segment_builder_ram_bytes(s->builder);
     sc_vec_clear(&s->buf_entry);
     sc_vec_clear(&s->buf_deleted);

@@ -254,6 +254,32 @@ static sc_status named_matches(const sc_shard_fetch_args *args, sc_arena *arena,
     return SC_OK;
 }
 
+/* Each found doc's explanation under args->explain (search/explain.h). */
+static sc_status explain_docs(const sc_shard_fetch_args *args, sc_arena *arena,
+                              sc_shard_fetched *out)
+{
+    sc_searcher_segment *segs =
+        sc_arena_alloc(arena, (args->snapshot->n_segments + 1) * sizeof *segs);
+    if (!segs)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    sc_searcher s;
+    sc_shard_searcher_init(args->snapshot, segs, &s);
+    sc_search_options o;
+    sc_search_options_init(&o);
+    o.dfs = args->dfs;
+    for (size_t i = 0; i < args->n_docs; i++) {
+        if (!out[i].found)
+            continue;
+        sc_search_result r;
+        sc_explanation *x;
+        sc_status st = sc_search_explain(&s, args->explain, &o, args->docs[i], arena, &r, &x);
+        if (st == SC_ENOMEM || st == SC_ELIMIT)
+            return st;
+        out[i].explanation = st == SC_OK ? x : NULL; /* the query phase ran it already */
+    }
+    return SC_OK;
+}
+
 sc_status sc_shard_fetch_run(const sc_shard_fetch_args *args, sc_arena *arena,
                              sc_shard_fetched *out)
 {
@@ -267,5 +293,7 @@ sc_status sc_shard_fetch_run(const sc_shard_fetch_args *args, sc_arena *arena,
     sc_hl_scratch_free(c.hl);
     if (st == SC_OK && args->n_named)
         st = named_matches(args, arena, out);
+    if (st == SC_OK && args->explain)
+        st = explain_docs(args, arena, out);
     return st;
 }

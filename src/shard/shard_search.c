@@ -4,6 +4,7 @@
 #include "shard/internal.h"
 #include "shard/shard_search.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,6 +46,7 @@ static sc_status run_sorted(const sc_shard_query_args *a, const sc_searcher *s,
         return st;
     res->total = so.total;
     res->total_gte = so.total_gte;
+    res->max_score = so.max_score;
     size_t n = so.n_hits, ns = a->n_sort;
     res->docs = sc_arena_alloc(out, (n ? n : 1) * sizeof *res->docs);
     sc_sort_key *keys = sc_arena_alloc(out, (n ? n : 1) * ns * sizeof *keys);
@@ -136,6 +138,7 @@ sc_status sc_shard_query_run(const sc_shard_query_args *a, sc_arena *scratch, sc
                              sc_shard_query_result *res)
 {
     memset(res, 0, sizeof *res);
+    res->max_score = NAN;
     const sc_shard_snapshot *snap = a->snapshot;
     sc_searcher_segment *segs =
         sc_arena_alloc(scratch, (snap->n_segments ? snap->n_segments : 1) * sizeof *segs);
@@ -154,6 +157,7 @@ sc_status sc_shard_query_run(const sc_shard_query_args *a, sc_arena *scratch, sc
     o.track_total_hits = a->track_total_hits;
     o.cancel = a->token;
     o.dfs = a->dfs;
+    o.track_scores = a->track_scores;
     sc_search_result sr;
     memset(&sr, 0, sizeof sr);
     sc_status st = SC_OK;

@@ -23,6 +23,7 @@
 #include "search/highlight.h"
 #include "search/iter.h"
 #include "search/query.h"
+#include "search/explain.h"
 #include "search/searcher.h"
 #include "search/sort.h"
 #include "shard/shard.h"
@@ -125,6 +126,7 @@ typedef struct sc_shard_query_args {
                                              sort): k grows to the largest window */
     size_t n_rescore;
     const sc_shard_collapse *collapse; /* by score only: the top k groups' best docs */
+    bool track_scores; /* field sort: score the docs anyway, and the best score (max_score) */
     /* dfs_query_then_fetch: the whole search's term statistics (search/term_stats.h), or NULL
      * for the shard's own */
     const struct sc_term_stats *dfs;
@@ -147,6 +149,7 @@ typedef struct sc_shard_query_result {
     bool total_gte;            /* relation "gte": more docs match than `total` */
     bool timed_out;            /* the token's deadline passed: results are partial */
     void *agg_partial;         /* the collect hook's partial (NULL without a hook) */
+    float max_score;           /* args.track_scores under a sort: best score (NAN: none) */
     sc_shard_search_error err; /* when the call fails */
 } sc_shard_query_result;
 
@@ -210,6 +213,7 @@ typedef struct sc_shard_fetched {
     int64_t version, seq_no, primary_term;
     const uint32_t *matched; /* indices into args.named of the named queries it matches */
     size_t n_matched;
+    const sc_explanation *explanation; /* args.explain: why it scores (NULL on an error) */
 } sc_shard_fetched;
 
 typedef struct sc_shard_fetch_args {
@@ -225,6 +229,10 @@ typedef struct sc_shard_fetch_args {
     /* Named queries (the `_name`s of the request's query): which of them each doc matches. */
     const sc_query *const *named;
     size_t n_named;
+    /* explain: the query whose score each doc's explanation breaks down (search/explain.h),
+     * with the statistics the query phase scored with (dfs, or NULL: the shard's own) */
+    const sc_query *explain;
+    const struct sc_term_stats *dfs;
 } sc_shard_fetch_args;
 
 /* Runs the fetch phase for args->docs: out[i] for docs[i] (the caller's array of n_docs),

@@ -224,6 +224,8 @@ sc_status sc_analyzer_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink
 {
     if (text.len > UINT32_MAX)
         return SC_ELIMIT;
+    if (a->sayt_base)
+        return sc__sayt_analyze(a, text, sink, ctx);
     if (a->stream)
         return sc__analyze_stream(a, text, sink, ctx);
     /* Terms from standard/letter/whitespace are at most 256 UTF-16 units (< 1 KiB of UTF-8);

@@ -253,7 +253,19 @@ struct sc_analyzer {
     sc__charfilter **charfilters;
     size_t n_charfilters;
     size_t n_stemmers; /* SC__F_SNOWBALL slots */
+    /* search_as_you_type variants (sayt.c): the base analyzer's tokens turned into shingles of
+     * sayt_n tokens, or (sayt_prefix) edge n-grams of the shingles of 1..sayt_n tokens */
+    const sc_analyzer *sayt_base;
+    uint32_t sayt_n;
+    bool sayt_prefix;
 };
+
+/* A search_as_you_type variant of base named "<base>#<n>gram" or "<base>#prefix<n>" (2 <= n <=
+ * 4); borrows base. Free with sc_analyzer_free. */
+sc_status sc__sayt_new(const sc_analyzer *base, bool prefix, uint32_t n, sc_analyzer **out)
+    SC_MUST_USE;
+sc_status sc__sayt_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink sink, void *ctx)
+    SC_MUST_USE;
 
 /* Builds an analyzer with tokenizer options and char filters. Takes ownership of the filters'
  * resources and of the char filters even on failure (both arrays are copied). */

@@ -20,7 +20,20 @@ struct sc_analyzer_registry {
     sc_analyzer **normalizers;
     size_t n_normalizers;
     const sc_analyzer *dflt;
+    sc_analyzer **sayt; /* search_as_you_type variants of every analyzer (sayt.c) */
+    size_t n_sayt;
 };
+
+/* Variants "<name>#2gram".."#4gram" and "#prefix2".."#prefix4" of a. */
+static sc_status add_sayt(sc_analyzer_registry *r, const sc_analyzer *a)
+{
+    for (uint32_t n = 2; n <= 4; n++)
+        for (int p = 0; p < 2; p++) {
+            SC_TRY(sc__sayt_new(a, p, n, &r->sayt[r->n_sayt]));
+            r->n_sayt++;
+        }
+    return SC_OK;
+}
 
 #define MAX_FILTERS 32
 #define PATH_BYTES 256
@@ -853,6 +866,9 @@ void sc_analyzer_registry_free(sc_analyzer_registry *r)
     for (size_t i = 0; i < r->n_custom; i++)
         sc_analyzer_free(r->custom[i]);
     sc_alloc_free(&sc__text_pool, r->custom);
+    for (size_t i = 0; i < r->n_sayt; i++)
+        sc_analyzer_free(r->sayt[i]);
+    sc_alloc_free(&sc__text_pool, r->sayt);
     sc_alloc_free(&sc__text_pool, r);
 }
 
@@ -918,6 +934,16 @@ sc_status sc_analyzer_registry_new_dir(const json_t *analysis, const char *confi
                 r->n_normalizers++;
         }
     }
+    if (st == SC_OK) {
+        r->sayt = sc_alloc_calloc(&sc__text_pool, 6 * (N_BUILTIN + r->n_custom),
+                                  sizeof(sc_analyzer *));
+        if (!r->sayt)
+            st = SC_ENOMEM;
+        for (size_t i = 0; st == SC_OK && i < N_BUILTIN; i++)
+            st = add_sayt(r, r->builtin[i]);
+        for (size_t i = 0; st == SC_OK && i < r->n_custom; i++)
+            st = add_sayt(r, r->custom[i]);
+    }
     if (st != SC_OK) {
         sc_analyzer_registry_free(r);
         return st;
@@ -937,6 +963,10 @@ const sc_analyzer *sc_analyzer_registry_get(const sc_analyzer_registry *r, sc_sl
     for (size_t i = 0; i < N_BUILTIN; i++)
         if (sc_slice_eq_cstr(name, builtin_names[i]))
             return r->builtin[i];
+    if (memchr(name.ptr, '#', name.len))
+        for (size_t i = 0; i < r->n_sayt; i++)
+            if (sc_slice_eq_cstr(name, sc_analyzer_name(r->sayt[i])))
+                return r->sayt[i];
     return NULL;
 }
 

@@ -359,3 +359,14 @@ def test_user_agent(server):
         "pipeline": {"processors": [{"user_agent": {"field": "a", "properties": ["bogus"]}}]},
         "docs": [{"_source": {}}]})
     assert_error(b, 400, "parse_exception")
+
+
+def test_unwritable_target_says_why(server):
+    """A result that cannot be written at its path (an empty target_field) fails the document
+    with a type and a reason, and an earlier ignored failure does not speak for it (found by
+    ingest_fuzz: the processor failed with no reason)."""
+    r = one(server, [{"json": {"field": "j", "target_field": "x.", "ignore_failure": True}},
+                     {"json": {"field": "j", "target_field": ""}}], {"j": "{\"a\":1}"})
+    err = r["error"]
+    assert err["type"] == "illegal_argument_exception", r
+    assert "[json] processor could not write its result to []" in err["reason"], r

@@ -158,3 +158,55 @@ def test_bounded_range_hits_and_totals(server, fresh_index):
             want = ({"value": track, "relation": "gte"} if len(match) > track
                     else {"value": len(match), "relation": "eq"})
             assert b["hits"]["total"] == want, (lo, hi, track, len(match))
+
+
+def test_top10_without_total_matches_exact_path(server, fresh_index):
+    """Issue 18: a date range with `size: 10` and no total (per segment, points or a doc-values
+    scan that stops at the 10th hit) and a term sorted by a numeric field without a total
+    (competitive skipping) return the same hits as the exact-total requests, which visit every
+    match; and those hits are right by Python's model. Seed printed."""
+    seed = random.randrange(1 << 30)
+    print("seed", seed)
+    rnd = random.Random(seed)
+    server.request("PUT", "/" + fresh_index, {
+        "settings": {"number_of_shards": 1},
+        "mappings": {"properties": {
+            "date": {"type": "date"}, "views": {"type": "long"}, "tag": {"type": "keyword"}}}})
+    base, span = 1577836800000, 5 * 365 * 86400000
+    docs = []
+    for i in range(4000):
+        d = {"date": base + rnd.randrange(span), "tag": "t%d" % rnd.randrange(3)}
+        if rnd.randrange(20):
+            d["views"] = rnd.randrange(300)  # many ties
+        docs.append(d)
+    server.request("POST", "/_bulk?refresh=true", bulk_body(fresh_index, docs))
+    for i in range(0, 4000, 11):
+        server.request("DELETE", "/%s/_doc/%d" % (fresh_index, i))
+    server.request("POST", "/%s/_refresh" % fresh_index)
+    live = {str(i): d for i, d in enumerate(docs) if i % 11}
+
+    def ids(body):
+        st, h, b = server.request("POST", "/%s/_search" % fresh_index, body)
+        assert st == 200, b
+        return [x["_id"] for x in b["hits"]["hits"]]
+
+    for _ in range(30):
+        width = int(3600000 * (24 * 365 * 2) ** rnd.random())
+        lo = base + rnd.randrange(span)
+        q = {"range": {"date": {"gte": lo, "lte": lo + width, "format": "epoch_millis"}}}
+        fast = ids({"query": q, "size": 10, "track_total_hits": False})
+        exact = ids({"query": q, "size": 10, "track_total_hits": True})
+        assert fast == exact, (q, fast, exact)
+        want = [k for k, d in live.items() if lo <= d["date"] <= lo + width]
+        assert len(fast) == min(10, len(want))
+        assert set(fast) <= set(want)
+    for _ in range(12):
+        tag, desc = "t%d" % rnd.randrange(3), rnd.randrange(2) == 1
+        body = {"query": {"term": {"tag": tag}}, "sort": [{"views": "desc" if desc else "asc"}],
+                "size": 1 + rnd.randrange(20)}
+        fast = ids(dict(body, track_total_hits=False))
+        exact = ids(dict(body, track_total_hits=True))
+        assert fast == exact, (body, fast, exact)
+        vals = sorted((d["views"] for d in live.values() if d["tag"] == tag and "views" in d),
+                      reverse=desc)
+        assert [live[i].get("views") for i in fast] == vals[:len(fast)]

@@ -248,7 +248,8 @@ def check_fencing(live):
     addr = state["nodes"][replica["node"]]["transport_address"]
     op = bytes([0]) + uvar(10 ** 6 * 2) + uvar(1) + uvar(1) + wbytes(b"fenced") + \
         wbytes(b'{"title":"late write of a deposed primary"}')
-    body = wbytes(b"rep") + uvar(int(num)) + uvar(terms[num] - 1) + uvar(1) + op
+    # index shard term refresh(false) n_ops op
+    body = wbytes(b"rep") + uvar(int(num)) + uvar(terms[num] - 1) + bytes([0]) + uvar(1) + op
     flags, data = transport_call(addr, 0x0301, body)
     assert flags & 2, "the stale-term operation was accepted"
     assert b"older than the current" in data, data

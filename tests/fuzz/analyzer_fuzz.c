@@ -109,7 +109,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     static const char *const names[] = {"standard", "simple", "whitespace", "keyword", "stop",
                                         "english",  "all",    "lw",         "short",   "cf",
-                                        "grams",    "grams2", "syn"};
+                                        "grams",    "grams2", "syn",        "standard#3gram",
+                                        "all#prefix4", "english#2gram"};
     sc_slice text = sc_slice_make(data, size);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         const sc_analyzer *a = sc_analyzer_registry_get(registry, sc_slice_cstr(names[i]));

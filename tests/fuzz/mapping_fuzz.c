@@ -24,7 +24,8 @@ static const char *fixed_json =
     "\"unsigned_long\"},\"bo\":{\"type\":\"boolean\"},\"dt\":{\"type\":\"date\",\"format\":"
     "\"yyyy-MM-dd HH:mm:ss||strict_date_optional_time||epoch_millis\"},\"ip\":{\"type\":\"ip\"},"
     "\"o\":{\"properties\":{\"x\":{\"type\":\"keyword\"},\"st\":{\"dynamic\":\"strict\","
-    "\"properties\":{\"y\":{\"type\":\"long\"}}}}},\"off\":{\"enabled\":false}}}";
+    "\"properties\":{\"y\":{\"type\":\"long\"}}}}},\"off\":{\"enabled\":false},"
+    "\"c\":{\"type\":\"completion\",\"max_input_length\":8,\"preserve_separators\":false}}}";
 
 static sc_mapping *fixed;
 

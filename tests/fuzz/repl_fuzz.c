@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             memcpy(index, m.index.ptr, m.index.len);
             index[m.index.len] = 0;
             if (memchr(m.index.ptr, 0, m.index.len) == NULL) {
-                sc_repl_ops_put_header(&b, index, m.shard, m.term, m.n_ops);
+                sc_repl_ops_put_header(&b, index, m.shard, m.term, m.refresh, m.n_ops);
                 for (size_t i = 0; i < m.n_ops; i++)
                     sc_repl_ops_put_op(&b, &m.ops[i]);
                 /* varints may be written longer than needed by a hostile encoder: compare

@@ -1,9 +1,9 @@
 /* libFuzzer target for the transport's decoders (cluster/wire.h, cluster/search_wire.h): the
  * frame header, the error body, a generic walk of body primitives driven by the input itself,
- * the node query/fetch requests and responses and the dfs term statistics. The first byte picks
- * the decoder; the rest is the input. Decoders must return SC_ECORRUPT/SC_ELIMIT on bad bytes,
- * never crash or read out of bounds; a header that decodes re-encodes to the same bytes, and what a
- * phase decoder accepts re-encodes to bytes it accepts again. */
+ * the node query/fetch requests and responses, the dfs term statistics and the cancel message. The
+ * first byte picks the decoder; the rest is the input. Decoders must return SC_ECORRUPT/SC_ELIMIT
+ * on bad bytes, never crash or read out of bounds; a header that decodes re-encodes to the same
+ * bytes, and what a phase decoder accepts re-encodes to bytes it accepts again. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -74,11 +74,21 @@ static void phase(int which, const uint8_t *p, size_t n)
         if (st == SC_OK && sc_wire_node_fetch_resp_encode(&u.fr, &b) == SC_OK)
             again = sc_wire_node_fetch_resp_decode(b.ptr, b.len, &a, &u.fr);
         break;
-    default:
+    case 4:
         st = sc_wire_term_stats_decode(p, n, &a, &u.ts);
         if (st == SC_OK && sc_wire_term_stats_encode(&u.ts, &b) == SC_OK)
             again = sc_wire_term_stats_decode(b.ptr, b.len, &a, &u.ts);
         break;
+    default: {
+        sc_slice parent;
+        st = sc_wire_node_cancel_decode(p, n, &parent);
+        if (st == SC_OK && (parent.len == 0 || parent.len > SC_WIRE_MAX_TASK_ID))
+            abort();
+        if (st == SC_OK && sc_wire_node_cancel_encode(parent, &b) == SC_OK &&
+            (b.len != n || memcmp(b.ptr, p, n) != 0))
+            abort(); /* one encoding per id */
+        break;
+    }
     }
     /* the arena's budget may run out on the second decode; anything else is a bug */
     if (st == SC_OK && again != SC_OK && again != SC_ENOMEM && again != SC_ELIMIT)
@@ -93,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const uint8_t *p = data + 1;
     size_t n = size - 1;
-    switch (data[0] % 8) {
+    switch (data[0] % 9) {
     case 0: {
         if (n < SC_WIRE_HEADER_BYTES)
             break;
@@ -113,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     case 2: walk(p, n); break;
-    default: phase(data[0] % 8 - 3, p, n); break;
+    default: phase(data[0] % 9 - 3, p, n); break;
     }
     return 0;
 }

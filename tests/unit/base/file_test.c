@@ -1,6 +1,6 @@
 /* Tests for base/file: atomic write replaces contents and leaves no temp file, read_all round
  * trip (empty and large), checksum detects a flipped byte and streaming equals one-shot, mmap
- * of an empty and a non-empty file, missing files -> SC_ENOTFOUND, directory helpers. */
+ * of an empty and a non-empty file (its bytes unchanged after dropping its pages), missing files -> SC_ENOTFOUND, directory helpers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,6 +143,9 @@ static void test_mmap(void **state)
     assert_int_equal(sc_file_write_atomic(p, "mapped bytes", 12), SC_OK);
     assert_int_equal(sc_mmap_open(p, &m), SC_OK);
     assert_int_equal(m.bytes.len, 12);
+    assert_memory_equal(m.bytes.ptr, "mapped bytes", 12);
+    /* dropping the resident pages keeps the bytes (read again from the file) */
+    sc_mmap_drop_pages(&m);
     assert_memory_equal(m.bytes.ptr, "mapped bytes", 12);
     sc_mmap_close(&m);
     assert_null(m.bytes.ptr);

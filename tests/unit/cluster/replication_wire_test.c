@@ -42,7 +42,7 @@ static void test_ops_round_trip(void **state)
     };
     sc_wire_buf b;
     sc_wire_buf_init(&b);
-    sc_repl_ops_put_header(&b, "logs", 5, 3, 3);
+    sc_repl_ops_put_header(&b, "logs", 5, 3, true, 3);
     for (int i = 0; i < 3; i++)
         sc_repl_ops_put_op(&b, &ops[i]);
     assert_int_equal(b.st, SC_OK);
@@ -52,6 +52,7 @@ static void test_ops_round_trip(void **state)
     assert_memory_equal(m.index.ptr, "logs", 4);
     assert_int_equal(m.shard, 5);
     assert_int_equal(m.term, 3);
+    assert_true(m.refresh);
     assert_int_equal(m.n_ops, 3);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(m.ops[i].is_delete, ops[i].is_delete);
@@ -78,7 +79,7 @@ static void test_ops_round_trip(void **state)
     sc_wire_buf_fini(&b);
     /* a small batch as the fuzz seed */
     sc_wire_buf_init(&b);
-    sc_repl_ops_put_header(&b, "logs", 1, 2, 2);
+    sc_repl_ops_put_header(&b, "logs", 1, 2, false, 2);
     sc_repl_ops_put_op(&b, &ops[0]);
     sc_repl_ops_put_op(&b, &ops[1]);
     write_seed("ops", 0, b.ptr, b.len);
@@ -96,7 +97,7 @@ static void test_ops_bad_fields(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sc_wire_buf b;
         sc_wire_buf_init(&b);
-        sc_repl_ops_put_header(&b, "x", 0, 1, 1);
+        sc_repl_ops_put_header(&b, "x", 0, 1, false, 1);
         /* written by hand: the encoder drops a delete's source */
         sc_wire_put_bool(&b, bad[i].is_delete);
         sc_wire_put_svar(&b, bad[i].seq_no);
@@ -112,7 +113,7 @@ static void test_ops_bad_fields(void **state)
     /* a count far above what the bytes can hold is refused before allocating */
     sc_wire_buf b;
     sc_wire_buf_init(&b);
-    sc_repl_ops_put_header(&b, "x", 0, 1, 1u << 30);
+    sc_repl_ops_put_header(&b, "x", 0, 1, false, 1u << 30);
     sc_repl_ops m;
     assert_int_equal(sc_repl_ops_decode(b.ptr, b.len, &m), SC_ECORRUPT);
     sc_repl_ops_fini(&m);

@@ -167,7 +167,8 @@ static void test_query(void **state)
                             .n_targets = 3,
                             .n_shards_total = 12,
                             .can_match = true,
-                            .dfs = &stats};
+                            .dfs = &stats,
+                            .parent_task = sc_slice_cstr("node-a:123")};
     sc_wire_buf b;
     sc_wire_buf_init(&b);
     assert_int_equal(sc_wire_node_query_encode(&q, &b), SC_OK);
@@ -199,6 +200,7 @@ static void test_query(void **state)
     assert_true(d.can_match);
     assert_non_null(d.dfs);
     stats_eq(d.dfs, &stats);
+    assert_true(sc_slice_eq(d.parent_task, q.parent_task));
     sc_arena_fini(&a);
     check_truncations(b.ptr, b.len, dec_query, &d);
     write_seed("node_query", 3, b.ptr, b.len);
@@ -209,6 +211,61 @@ static void test_query(void **state)
     assert_int_equal(sc_wire_node_query_encode(&q, &b), SC_OK);
     sc_arena_init(&a, 1 << 20);
     assert_int_equal(sc_wire_node_query_decode(b.ptr, b.len, &a, &d), SC_ECORRUPT);
+    sc_arena_fini(&a);
+    sc_wire_buf_fini(&b);
+}
+
+static sc_status dec_cancel(const uint8_t *p, size_t n, sc_arena *a, void *out)
+{
+    (void)a;
+    return sc_wire_node_cancel_decode(p, n, out);
+}
+
+/* The cancel message: a round trip, every truncation refused, and an empty or too long parent
+ * id refused by both sides (the size limit). */
+static void test_cancel(void **state)
+{
+    (void)state;
+    sc_wire_buf b;
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_cancel_encode(sc_slice_cstr("node-a:123"), &b), SC_OK);
+    sc_slice d;
+    assert_int_equal(sc_wire_node_cancel_decode(b.ptr, b.len, &d), SC_OK);
+    assert_true(sc_slice_eq(d, sc_slice_cstr("node-a:123")));
+    check_truncations(b.ptr, b.len, dec_cancel, &d);
+    write_seed("node_cancel", 8, b.ptr, b.len);
+    sc_wire_buf_fini(&b);
+
+    char big[SC_WIRE_MAX_TASK_ID + 2];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_cancel_encode(sc_slice_cstr(big), &b), SC_EINVAL);
+    assert_int_equal(sc_wire_node_cancel_encode(sc_slice_cstr(""), &b), SC_EINVAL);
+    sc_wire_buf_fini(&b);
+    /* hand-made bodies: an empty id, an id one byte over the limit */
+    uint8_t empty[1] = {0};
+    assert_int_equal(sc_wire_node_cancel_decode(empty, 1, &d), SC_ECORRUPT);
+    uint8_t over[2 + SC_WIRE_MAX_TASK_ID + 1];
+    over[0] = 0x80 | ((SC_WIRE_MAX_TASK_ID + 1) & 0x7f);
+    over[1] = (uint8_t)((SC_WIRE_MAX_TASK_ID + 1) >> 7);
+    memset(over + 2, 'x', SC_WIRE_MAX_TASK_ID + 1);
+    assert_int_equal(sc_wire_node_cancel_decode(over, sizeof over, &d), SC_ECORRUPT);
+    /* ... also inside a node query request */
+    sc_shard_target t = {0, 0, 0, 0};
+    sc_slice name = sc_slice_cstr("i");
+    sc_wire_node_query q = {.index_names = &name,
+                            .n_indices = 1,
+                            .timeout_ms = 250,
+                            .targets = &t,
+                            .n_targets = 1,
+                            .parent_task = sc_slice_cstr(big)};
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_query_encode(&q, &b), SC_OK);
+    sc_arena a;
+    sc_arena_init(&a, 1 << 20);
+    sc_wire_node_query dq;
+    assert_int_equal(sc_wire_node_query_decode(b.ptr, b.len, &a, &dq), SC_ECORRUPT);
     sc_arena_fini(&a);
     sc_wire_buf_fini(&b);
 }
@@ -329,9 +386,8 @@ static void test_fetch(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_query),
-        cmocka_unit_test(test_term_stats),
-        cmocka_unit_test(test_query_resp),
+        cmocka_unit_test(test_query),      cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_term_stats), cmocka_unit_test(test_query_resp),
         cmocka_unit_test(test_fetch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

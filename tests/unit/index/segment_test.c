@@ -51,6 +51,16 @@ static void roundtrip(uint32_t n_docs)
     assert_int_equal(sc_segment_open(dir, "s2", &seg), SC_OK);
     verify_segment(seg, &c);
     sc_segment_unref(seg);
+    /* trim empties and frees the buffers; the builder is then as good as new */
+    size_t full = sc_segment_builder_ram_bytes(b);
+    sc_segment_builder_trim(b);
+    assert_int_equal(sc_segment_builder_n_docs(b), 0);
+    if (n_docs > 100)
+        assert_true(sc_segment_builder_ram_bytes(b) < full / 4);
+    for (uint32_t d = 0; d < c.n_docs; d++)
+        assert_int_equal(t_add_doc(b, &c, d), SC_OK);
+    assert_int_equal(sc_segment_builder_write(b, dir, "s3", &info), SC_OK);
+    assert_int_equal(info.checksum, ck1);
     sc_segment_builder_reset(b);
     assert_int_equal(sc_segment_builder_n_docs(b), 0);
     sc_segment_builder_free(b);

@@ -131,10 +131,11 @@ static sc_doc_iter *make(sc_arena *a, const sc_range_source *src, const int64_t 
     bool used;
     sc_range_strategy st = way == 0   ? SC_RANGE_POINTS
                            : way == 1 ? SC_RANGE_DOC_VALUES
+                           : way == 3 ? SC_RANGE_POINTS_LIST
                                       : SC_RANGE_AUTO;
     uint64_t lead = way == 2 ? (below(2) ? UINT64_MAX : below(2000)) : UINT64_MAX;
     assert_int_equal(sc_range_iter(a, src, lo, hi, n, lead, 1.5f, st, &it, &used), SC_OK);
-    if (way == 0)
+    if (way == 0 || way == 3)
         assert_true(used);
     if (way == 1)
         assert_false(used);
@@ -163,7 +164,7 @@ static void test_iterators_vs_model(void **state)
         for (uint32_t d = 0; d < N_DOCS; d++)
             if (model(d, lo, hi, n))
                 want[nw++] = d;
-        for (int way = 0; way < 3; way++) {
+        for (int way = 0; way < 4; way++) { /* points bitset, doc values, auto, points list */
             sc_arena a;
             sc_arena_init(&a, 0);
             sc_iter_stats stats = {0};

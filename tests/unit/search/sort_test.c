@@ -4,7 +4,10 @@
  * segment and random filters; random sort specs (1..3 of numeric/keyword/_doc/_score, asc or
  * desc, missing first/last, mode min/max/avg/sum), random k and search_after. The collector
  * with points (BKD per segment) and without must both equal the model, and points must
- * actually prune (segments skipped / competitive bitsets) on an ascending numeric sort. */
+ * actually prune (segments skipped / competitive bitsets) on an ascending numeric sort. A
+ * larger segment (60,000 docs) checks the competitive sets once the heap tightens (bitsets,
+ * then sorted doc lists): a term's top k by a numeric field with many ties, missing values,
+ * deletes, asc and desc, identical with and without the points. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -506,13 +509,110 @@ static void test_bad_args(void **state)
     sc_arena_fini(&a);
 }
 
+static void test_competitive_lists(void **state)
+{
+    (void)state;
+    enum {
+        N = 60000
+    };
+    static int64_t val[N];
+    static bool has[N], live[N];
+    static uint32_t tagv[N];
+    sc_segment_builder *b;
+    assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+    uint32_t range = 50 + below(5000); /* few distinct values: many ties */
+    for (uint32_t d = 0; d < N; d++) {
+        has[d] = below(20) != 0;
+        val[d] = (int64_t)below(range) - (int64_t)(range / 2);
+        tagv[d] = below(4);
+        fx_tagged k;
+        sc_index_field f[3];
+        size_t nf = fx_tagged_fields(&k, 9, d, tagv[d], f);
+        if (has[d])
+            f[nf++] = fx_numeric("v", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &val[d], 1);
+        assert_int_equal(fx_add(b, k.id, f, nf), 0);
+    }
+    sc_segment *seg;
+    sc_bitset lv;
+    sc_searcher_segment view;
+    assert_int_equal(fx_segment_finish(b, dir, 9, false, 7, &seg, &lv, live, &view), 0);
+    const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr("v"));
+    assert_true(fi && (fi->flags & SC_FIELD_POINTS));
+    uint32_t lists = 0;
+    for (int q = 0; q < 24; q++) {
+        sc_sort_spec sp = {.kind = SC_SORT_BY_NUMERIC, .field = sc_slice_cstr("v"), .desc = q & 1};
+        size_t k = 1 + below(20);
+        char tag[8];
+        snprintf(tag, sizeof tag, "t%u", (unsigned)(q % 4));
+        uint32_t got[2][20];
+        size_t n_got[2];
+        for (int wp = 0; wp < 2; wp++) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_query *tq = sc_query_term(&a, sc_slice_cstr("tag"), sc_slice_cstr(tag));
+            assert_non_null(tq);
+            sc_searcher sr = {&view, 1};
+            sc_search_options o;
+            sc_search_options_init(&o);
+            o.size = k;
+            /* no total: the points prune; an exact total: every match collected, no pruning */
+            o.track_total_hits = wp ? SC_TRACK_TOTAL_HITS_NONE : SC_TRACK_TOTAL_HITS_ALL;
+            sc_search_result res;
+            sc_sorted_result out;
+            assert_int_equal(sc_search_sorted(&sr, tq, &o, &sp, 1, NULL, &a, &res, &out), SC_OK);
+            n_got[wp] = out.n_hits;
+            for (size_t i = 0; i < out.n_hits; i++)
+                got[wp][i] = out.hits[i].doc;
+            if (wp)
+                lists += out.stats.competitive_lists;
+            else
+                assert_int_equal(out.stats.competitive_builds, 0);
+            sc_arena_fini(&a);
+        }
+        /* the model: live docs of the tag, by value (missing last), ties by doc */
+        size_t want_n = 0;
+        uint32_t want[20];
+        for (uint32_t d = 0; d < N; d++) {
+            if (!live[d] || tagv[d] != (uint32_t)(q % 4))
+                continue;
+            /* insertion into the sorted top k */
+            size_t pos = want_n;
+            while (pos > 0) {
+                uint32_t o = want[pos - 1];
+                bool better = has[d] && (!has[o] || (sp.desc ? val[d] > val[o] : val[d] < val[o]));
+                if (!better)
+                    break;
+                pos--;
+            }
+            if (pos >= k)
+                continue;
+            size_t end = want_n < k ? want_n : k - 1;
+            for (size_t i = end; i > pos; i--)
+                want[i] = want[i - 1];
+            want[pos] = d;
+            if (want_n < k)
+                want_n++;
+        }
+        assert_int_equal(n_got[0], want_n);
+        assert_int_equal(n_got[1], want_n);
+        for (size_t i = 0; i < want_n; i++) {
+            if (got[0][i] != want[i] || got[1][i] != want[i])
+                fail_msg("query %d (%s, k %zu): hit %zu: dv %u, points %u, model %u", q,
+                         sp.desc ? "desc" : "asc", k, i, got[0][i], got[1][i], want[i]);
+        }
+    }
+    fprintf(stderr, "competitive lists built: %u\n", lists);
+    assert_true(lists > 0);
+    sc_bitset_fini(&lv);
+    sc_segment_unref(seg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_sorts_vs_model),
-        cmocka_unit_test(test_points_prune),
-        cmocka_unit_test(test_search_sorted),
-        cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_random_sorts_vs_model), cmocka_unit_test(test_points_prune),
+        cmocka_unit_test(test_search_sorted),         cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_competitive_lists),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,16 @@
+/* Private: the two ways merge.c can merge, shared between merge.c and merge_stream.c. */
+#ifndef SC_INDEX_MERGE_IMPL_H
+#define SC_INDEX_MERGE_IMPL_H
+
+#include "index/merge.h"
+
+/* Whether the streaming merge handles these inputs: no dense_vector field, and every input
+ * with docs has an `_id` keyword field with doc values for all of them (older segments filled
+ * it only at merge time, which the rebuilding merge does). */
+bool sc__merge_can_stream(const sc_merge_input *in, size_t n);
+
+/* The streaming merge (merge_stream.c); same contract as sc_segment_merge. */
+sc_status sc__segment_merge_stream(const sc_merge_input *in, size_t n, const char *dir,
+                                   const char *name, sc_segment_write_info *info) SC_MUST_USE;
+
+#endif

@@ -1,0 +1,971 @@
+/* Streaming segment merge (merge.h): writes the merged segment straight to its file, field by
+ * field in name order, without rebuilding it in a builder. Terms come from a k-way merge of the
+ * inputs' term dictionaries and each term's postings are remapped through per-input doc maps
+ * into the streaming postings encoder (postenc.h); sorted-set doc values merge the inputs'
+ * sorted dictionaries into per-input ordinal maps; norms, numeric doc values and points are
+ * read from the inputs per field; stored-field blocks whose docs are all live are copied
+ * compressed, the rest recompressed. Memory: O(n_docs) bytes per field (norms, doc values,
+ * points), the term dictionary of one field and the encoded postings of one term. The output
+ * is byte for byte the segment a builder would write from the same live docs, except for the
+ * stored blocks' boundaries. */
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "base/varint.h"
+#include "index/bkd.h"
+#include "index/bkd2.h"
+#include "index/docvalues.h"
+#include "index/internal.h"
+#include "index/merge.h"
+#include "index/merge_impl.h"
+#include "index/postenc.h"
+#include "index/postings.h"
+#include "index/segment_impl.h"
+#include "index/stored.h"
+#include "index/terms.h"
+
+typedef struct sctx {
+    const sc_merge_input *in;
+    size_t n;
+    uint32_t n_docs;  /* of the merged segment */
+    uint32_t **map;   /* per input: old doc -> new doc or UINT32_MAX */
+    sc__out *o;
+    const sc_field_info **fi; /* per input: the current field or NULL */
+    sc_bitset has;            /* docs with a value in the current field */
+    sc_buf ft;                /* the field table */
+    uint32_t n_fields;
+    sc__postenc enc;
+    sc__termdict td;
+    SC_VEC(uint32_t) pos;
+    SC_VEC(int64_t) vals;
+    SC_VEC(uint64_t) ords;
+    uint64_t dropped_at; /* output position when the inputs' pages were last dropped */
+    sc_status st;
+} sctx;
+
+/* Reading the inputs makes their pages resident: drop them every 64 MiB of output, so the
+ * merge's RSS does not grow with the index. */
+static void drop_input_pages(sctx *m, bool now)
+{
+    if (!now && m->o->pos - m->dropped_at < ((uint64_t)64 << 20))
+        return;
+    for (size_t i = 0; i < m->n; i++)
+        sc_segment_drop_pages(m->in[i].seg);
+    m->dropped_at = m->o->pos;
+}
+
+static bool is_live(const sc_bitset *live, uint32_t d)
+{
+    return !live || (d < live->n_bits && sc_bitset_test(live, d));
+}
+
+/* ---- a binary min-heap of input indexes keyed by their current byte string ---- */
+
+typedef struct heap {
+    uint32_t *h;
+    size_t len;
+    const sc_slice *key; /* by input */
+} heap;
+
+static bool heap_less(const heap *q, uint32_t a, uint32_t b)
+{
+    int c = sc_slice_cmp(q->key[a], q->key[b]);
+    return c < 0 || (c == 0 && a < b);
+}
+
+static void heap_down(heap *q, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < q->len && heap_less(q, q->h[l], q->h[m]))
+            m = l;
+        if (r < q->len && heap_less(q, q->h[r], q->h[m]))
+            m = r;
+        if (m == i)
+            return;
+        uint32_t t = q->h[i];
+        q->h[i] = q->h[m];
+        q->h[m] = t;
+        i = m;
+    }
+}
+
+static void heap_build(heap *q)
+{
+    for (size_t i = q->len / 2; i-- > 0;)
+        heap_down(q, i);
+}
+
+/* ---- a bit-packed array (util.c's layout) written straight to the file ---- */
+
+typedef struct pkw {
+    sc__out *o;
+    unsigned bits;
+    unsigned nacc;
+    uint64_t acc;
+} pkw;
+
+static void pk_put(pkw *p, uint64_t v)
+{
+    if (p->bits == 0)
+        return;
+    if (p->bits < 64)
+        v &= (UINT64_C(1) << p->bits) - 1;
+    p->acc |= v << p->nacc;
+    unsigned total = p->nacc + p->bits;
+    if (total >= 64) {
+        uint8_t b[8];
+        sc__st64(b, p->acc);
+        sc__out_write(p->o, b, 8);
+        p->acc = p->nacc ? v >> (64 - p->nacc) : 0;
+        p->nacc = total - 64;
+    } else {
+        p->nacc = total;
+    }
+}
+
+static void pk_finish(pkw *p)
+{
+    uint8_t b[8 + SC__PACK_PAD] = {0};
+    sc__st64(b, p->acc);
+    sc__out_write(p->o, b, (p->nacc + 7) / 8);
+    sc__out_write(p->o, b + 8, SC__PACK_PAD);
+}
+
+/* ---- postings ---- */
+
+static sc_status merge_terms(sctx *m, const sc_field_info *f0, const uint8_t *norms,
+                             uint64_t sec[2 * SC__FIELD_SECTIONS], uint64_t *sum_df,
+                             uint64_t *sum_ttf)
+{
+    size_t n = m->n;
+    bool freqs = f0->kind == SC_FIELD_TEXT;
+    bool with_pos = freqs && (f0->flags & SC_FIELD_POSITIONS);
+    bool has_norms = freqs && (f0->flags & SC_FIELD_NORMS);
+    sc_terms_iter *it = calloc(n, sizeof(*it));
+    sc_slice *key = calloc(n, sizeof(*key));
+    heap q = {.h = malloc(n * sizeof(uint32_t)), .key = key};
+    sc_postings p;
+    sc_postings_init(&p);
+    sc_status st = it && key && q.h ? SC_OK : SC_ENOMEM;
+    for (size_t i = 0; st == SC_OK && i < n; i++) {
+        if (!m->fi[i] || !m->fi[i]->n_terms)
+            continue;
+        bool has;
+        st = sc_terms_iter_init(&it[i], m->in[i].seg, m->fi[i]);
+        if (st == SC_OK)
+            st = sc_terms_next(&it[i], &has);
+        if (st == SC_OK && has) {
+            key[i] = sc_terms_term(&it[i]);
+            q.h[q.len++] = (uint32_t)i;
+        }
+    }
+    heap_build(&q);
+    sc__termdict_begin(&m->td, freqs, with_pos);
+    uint32_t *group = malloc((n ? n : 1) * sizeof(uint32_t));
+    if (!group)
+        st = SC_ENOMEM;
+    while (st == SC_OK && q.len) {
+        /* pop every input on the smallest term; heap order puts them in input order */
+        size_t ng = 0;
+        sc_slice term = key[q.h[0]];
+        while (q.len && sc_slice_cmp(key[q.h[0]], term) == 0) {
+            group[ng++] = q.h[0];
+            q.h[0] = q.h[--q.len];
+            heap_down(&q, 0);
+        }
+        /* ascending input order = ascending new doc ids */
+        for (size_t a = 1; a < ng; a++)
+            for (size_t b = a; b > 0 && group[b - 1] > group[b]; b--) {
+                uint32_t t = group[b];
+                group[b] = group[b - 1];
+                group[b - 1] = t;
+            }
+        sc__postenc_begin(&m->enc, freqs, with_pos, has_norms, norms, m->n_docs);
+        for (size_t g = 0; st == SC_OK && g < ng; g++) {
+            uint32_t i = group[g];
+            const uint32_t *map = m->map[i];
+            uint32_t seg_docs = sc_segment_n_docs(m->in[i].seg);
+            st = sc_postings_reset(&p, m->in[i].seg, m->fi[i], sc_terms_info(&it[i]),
+                                   SC_POSTINGS_FREQS);
+            for (uint32_t d = st == SC_OK ? sc_postings_next(&p) : SC_POSTINGS_END;
+                 d != SC_POSTINGS_END; d = sc_postings_next(&p)) {
+                uint32_t nd = d < seg_docs ? map[d] : UINT32_MAX;
+                if (nd == UINT32_MAX)
+                    continue;
+                uint32_t freq = sc_postings_freq(&p);
+                if (with_pos) {
+                    if (sc_vec_reserve(&m->pos, freq) != SC_OK) {
+                        st = SC_ENOMEM;
+                        break;
+                    }
+                    if (sc_postings_positions(&p, m->pos.ptr, freq) != freq) {
+                        st = SC_ECORRUPT;
+                        break;
+                    }
+                }
+                sc__postenc_add(&m->enc, nd, freq, m->pos.ptr);
+                sc_bitset_set(&m->has, nd);
+            }
+            if (st == SC_OK)
+                st = sc_postings_status(&p);
+        }
+        sc__postenc_finish(&m->enc);
+        if (st == SC_OK)
+            st = m->enc.st;
+        if (st == SC_OK && m->enc.df) {
+            uint64_t post_off = m->o->pos;
+            sc__out_write(m->o, m->enc.skip.ptr, m->enc.skip.len);
+            sc__out_write(m->o, m->enc.blk.ptr, m->enc.blk.len);
+            uint64_t pos_off = m->o->pos;
+            sc__out_write(m->o, m->enc.pos.ptr, m->enc.pos.len);
+            sc__termdict_add(&m->td, term, m->enc.df, m->enc.ttf, post_off, pos_off);
+            *sum_df += m->enc.df;
+            *sum_ttf += m->enc.ttf;
+            drop_input_pages(m, false);
+        }
+        /* advance the group's iterators (the term slice is dead from here) */
+        for (size_t g = 0; st == SC_OK && g < ng; g++) {
+            uint32_t i = group[g];
+            bool has;
+            st = sc_terms_next(&it[i], &has);
+            if (st == SC_OK && has) {
+                key[i] = sc_terms_term(&it[i]);
+                q.h[q.len++] = i;
+                for (size_t c = q.len - 1; c > 0 && heap_less(&q, q.h[c], q.h[(c - 1) / 2]);
+                     c = (c - 1) / 2) {
+                    uint32_t t = q.h[c];
+                    q.h[c] = q.h[(c - 1) / 2];
+                    q.h[(c - 1) / 2] = t;
+                }
+            }
+        }
+    }
+    if (st == SC_OK)
+        st = m->td.st;
+    sec[0] = m->o->pos;
+    sec[1] = m->td.tindex.len;
+    sc__out_write(m->o, m->td.tindex.ptr, m->td.tindex.len);
+    sec[2] = m->o->pos;
+    sec[3] = m->td.tdata.len;
+    sc__out_write(m->o, m->td.tdata.ptr, m->td.tdata.len);
+    free(group);
+    for (size_t i = 0; it && i < n; i++)
+        sc_terms_iter_fini(&it[i]);
+    free(it);
+    free(key);
+    free(q.h);
+    return st;
+}
+
+/* ---- numeric doc values: three passes over the inputs (stats, gcd, then the packed starts
+ * and values straight to the file) ---- */
+
+typedef struct dvn_in {
+    sc_dv_numeric dv;
+    bool open;
+} dvn_in;
+
+static sc_status merge_dvn(sctx *m, dvn_in *dv, uint64_t *off, uint64_t *len)
+{
+    uint64_t n = 0;
+    bool single = true;
+    int64_t min = 0, max = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        uint32_t nd = sc_segment_n_docs(m->in[i].seg);
+        for (uint32_t d = 0; d < nd; d++) {
+            if (m->map[i][d] == UINT32_MAX)
+                continue;
+            uint32_t c = dv[i].open ? sc_dv_numeric_count(&dv[i].dv, d) : 0;
+            single &= c == 1;
+            if (!c)
+                continue;
+            SC_TRY(sc_vec_reserve(&m->vals, c));
+            size_t got = sc_dv_numeric_get(&dv[i].dv, d, m->vals.ptr, c);
+            for (size_t k = 0; k < got; k++) {
+                int64_t v = m->vals.ptr[k];
+                if (n == 0 || v < min)
+                    min = v;
+                if (n == 0 || v > max)
+                    max = v;
+                n++;
+            }
+            single &= got == 1;
+            if (got)
+                sc_bitset_set(&m->has, m->map[i][d]);
+        }
+    }
+    uint64_t g = 0;
+    for (size_t i = 0; i < m->n && g != 1; i++) {
+        uint32_t nd = sc_segment_n_docs(m->in[i].seg);
+        for (uint32_t d = 0; dv[i].open && d < nd && g != 1; d++) {
+            if (m->map[i][d] == UINT32_MAX)
+                continue;
+            uint32_t c = sc_dv_numeric_count(&dv[i].dv, d);
+            SC_TRY(sc_vec_reserve(&m->vals, c ? c : 1));
+            size_t got = sc_dv_numeric_get(&dv[i].dv, d, m->vals.ptr, c);
+            for (size_t k = 0; k < got; k++) {
+                uint64_t a = (uint64_t)m->vals.ptr[k] - (uint64_t)min, b = g;
+                while (b) {
+                    uint64_t t = a % b;
+                    a = b;
+                    b = t;
+                }
+                g = a;
+            }
+        }
+    }
+    if (g == 0)
+        g = 1;
+    single &= n == m->n_docs;
+    unsigned bits = sc__bits_for(n ? ((uint64_t)max - (uint64_t)min) / g : 0);
+    unsigned off_bits = single ? 0 : sc__bits_for(n);
+    *off = m->o->pos;
+    uint8_t hdr[SC__DV_HEADER_BYTES] = {0};
+    sc__st64(hdr, n);
+    sc__st64(hdr + 8, (uint64_t)min);
+    sc__st64(hdr + 16, g);
+    hdr[24] = (uint8_t)bits;
+    hdr[25] = (uint8_t)off_bits;
+    hdr[26] = single ? SC__DV_SINGLE : SC__DV_MULTI;
+    sc__out_write(m->o, hdr, sizeof(hdr));
+    if (!single) {
+        pkw pk = {.o = m->o, .bits = off_bits};
+        uint64_t at = 0;
+        for (size_t i = 0; i < m->n; i++) {
+            uint32_t nd = sc_segment_n_docs(m->in[i].seg);
+            for (uint32_t d = 0; d < nd; d++) {
+                if (m->map[i][d] == UINT32_MAX)
+                    continue;
+                pk_put(&pk, at);
+                if (dv[i].open) {
+                    uint32_t c = sc_dv_numeric_count(&dv[i].dv, d);
+                    SC_TRY(sc_vec_reserve(&m->vals, c ? c : 1));
+                    at += sc_dv_numeric_get(&dv[i].dv, d, m->vals.ptr, c);
+                }
+            }
+        }
+        pk_put(&pk, at);
+        pk_finish(&pk);
+    }
+    pkw pk = {.o = m->o, .bits = bits};
+    for (size_t i = 0; i < m->n; i++) {
+        uint32_t nd = sc_segment_n_docs(m->in[i].seg);
+        for (uint32_t d = 0; dv[i].open && d < nd; d++) {
+            if (m->map[i][d] == UINT32_MAX)
+                continue;
+            uint32_t c = sc_dv_numeric_count(&dv[i].dv, d);
+            SC_TRY(sc_vec_reserve(&m->vals, c ? c : 1));
+            size_t got = sc_dv_numeric_get(&dv[i].dv, d, m->vals.ptr, c);
+            for (size_t k = 0; k < got; k++)
+                pk_put(&pk, ((uint64_t)m->vals.ptr[k] - (uint64_t)min) / g);
+        }
+    }
+    pk_finish(&pk);
+    *len = m->o->pos - *off;
+    return SC_OK;
+}
+
+/* ---- sorted-set doc values: the inputs' used ordinals merged by term into ordinal maps ---- */
+
+typedef SC_VEC(uint64_t) u64vec;
+
+typedef struct dvs_in {
+    sc_dv_sorted_set dv;
+    bool open;
+    uint32_t *omap; /* old ord -> new ord; UINT32_MAX = used by no live doc */
+    uint64_t next;  /* merge cursor: next ord to look at */
+} dvs_in;
+
+static uint64_t next_used(const dvs_in *s, uint64_t o)
+{
+    uint64_t n = sc_dv_sorted_set_n_ords(&s->dv);
+    while (o < n && s->omap[o] == UINT32_MAX)
+        o++;
+    return o;
+}
+
+static sc_status dvs_maps(sctx *m, dvs_in *dv, uint64_t *n_ords, uint64_t *n_vals, bool *single,
+                          uint64_t *term_bytes, u64vec *src)
+{
+    *single = true;
+    *n_vals = 0;
+    sc_slice *key = calloc(m->n ? m->n : 1, sizeof(*key));
+    heap q = {.h = malloc((m->n ? m->n : 1) * sizeof(uint32_t)), .key = key};
+    sc_status st = key && q.h ? SC_OK : SC_ENOMEM;
+    /* mark the ordinals live docs use (UINT32_MAX - 1), count values */
+    for (size_t i = 0; st == SC_OK && i < m->n; i++) {
+        if (!dv[i].open)
+            continue;
+        uint64_t no = sc_dv_sorted_set_n_ords(&dv[i].dv);
+        if (no >= UINT32_MAX - 1) {
+            st = SC_ELIMIT;
+            break;
+        }
+        dv[i].omap = malloc((no ? no : 1) * sizeof(uint32_t));
+        if (!dv[i].omap) {
+            st = SC_ENOMEM;
+            break;
+        }
+        for (uint64_t o = 0; o < no; o++)
+            dv[i].omap[o] = UINT32_MAX;
+        uint32_t nd = sc_segment_n_docs(m->in[i].seg);
+        for (uint32_t d = 0; st == SC_OK && d < nd; d++) {
+            if (m->map[i][d] == UINT32_MAX)
+                continue;
+            uint32_t c = sc_dv_sorted_set_count(&dv[i].dv, d);
+            if (sc_vec_reserve(&m->ords, c ? c : 1) != SC_OK) {
+                st = SC_ENOMEM;
+                break;
+            }
+            size_t got = sc_dv_sorted_set_ords(&dv[i].dv, d, m->ords.ptr, c);
+            for (size_t k = 0; k < got; k++) {
+                if (m->ords.ptr[k] >= no)
+                    st = SC_ECORRUPT;
+                else
+                    dv[i].omap[m->ords.ptr[k]] = UINT32_MAX - 1;
+            }
+            *n_vals += got;
+            *single &= got <= 1;
+            if (got)
+                sc_bitset_set(&m->has, m->map[i][d]);
+        }
+        dv[i].next = next_used(&dv[i], 0);
+        if (dv[i].next < no) {
+            key[i] = sc_dv_sorted_set_term(&dv[i].dv, dv[i].next);
+            q.h[q.len++] = (uint32_t)i;
+        }
+    }
+    heap_build(&q);
+    uint64_t nn = 0;
+    *term_bytes = 0;
+    while (st == SC_OK && q.len) {
+        uint32_t i0 = q.h[0];
+        sc_slice term = key[i0];
+        /* src: the input and ord the new ord's bytes are read from */
+        if (sc_vec_push(src, ((uint64_t)i0 << 32) | dv[i0].next) != SC_OK) {
+            st = SC_ENOMEM;
+            break;
+        }
+        *term_bytes += term.len;
+        while (q.len && sc_slice_eq(key[q.h[0]], term)) {
+            uint32_t i = q.h[0];
+            dv[i].omap[dv[i].next] = (uint32_t)nn;
+            dv[i].next = next_used(&dv[i], dv[i].next + 1);
+            if (dv[i].next < sc_dv_sorted_set_n_ords(&dv[i].dv)) {
+                key[i] = sc_dv_sorted_set_term(&dv[i].dv, dv[i].next);
+            } else {
+                q.h[0] = q.h[--q.len];
+            }
+            heap_down(&q, 0);
+        }
+        nn++;
+    }
+    *n_ords = nn;
+    free(key);
+    free(q.h);
+    if (st == SC_OK && (*term_bytes > UINT32_MAX || nn >= UINT32_MAX - 1))
+        st = SC_ELIMIT;
+    return st;
+}
+
+static sc_status merge_dvs(sctx *m, dvs_in *dv, uint64_t *off, uint64_t *len)
+{
+    uint64_t n_ords, n, term_bytes;
+    bool single;
+    u64vec src = {0};
+    sc_status st = dvs_maps(m, dv, &n_ords, &n, &single, &term_bytes, &src);
+    if (st != SC_OK) {
+        sc_vec_free(&src);
+        return st;
+    }
+    unsigned ord_bits = single ? sc__bits_for(n_ords) : sc__bits_for(n_ords ? n_ords - 1 : 0);
+    unsigned off_bits = single ? 0 : sc__bits_for(n);
+    *off = m->o->pos;
+    uint8_t hdr[SC__DV_HEADER_BYTES] = {0};
+    sc__st64(hdr, n_ords);
+    sc__st64(hdr + 8, n);
+    hdr[16] = (uint8_t)ord_bits;
+    hdr[17] = (uint8_t)off_bits;
+    hdr[18] = single ? SC__DV_SINGLE : SC__DV_MULTI;
+    sc__st64(hdr + 24, term_bytes);
+    sc__out_write(m->o, hdr, sizeof(hdr));
+    uint32_t acc = 0;
+    uint8_t b4[4];
+    for (uint64_t k = 0; k < n_ords; k++) {
+        sc__st32(b4, acc);
+        sc__out_write(m->o, b4, 4);
+        uint64_t s = src.ptr[k];
+        acc += (uint32_t)sc_dv_sorted_set_term(&dv[s >> 32].dv, (uint32_t)s).len;
+    }
+    sc__st32(b4, acc);
+    sc__out_write(m->o, b4, 4);
+    for (uint64_t k = 0; k < n_ords; k++) {
+        uint64_t s = src.ptr[k];
+        sc_slice t = sc_dv_sorted_set_term(&dv[s >> 32].dv, (uint32_t)s);
+        sc__out_write(m->o, t.ptr, t.len);
+    }
+    sc_vec_free(&src);
+    /* per doc: ord + 1 (single), or the starts then the ords */
+    for (int pass = single ? 1 : 0; pass < 2; pass++) {
+        pkw pk = {.o = m->o, .bits = pass == 0 ? off_bits : ord_bits};
+        uint64_t at = 0;
+        for (size_t i = 0; i < m->n; i++) {
+            uint32_t nd = sc_segment_n_docs(m->in[i].seg);
+            for (uint32_t d = 0; d < nd; d++) {
+                if (m->map[i][d] == UINT32_MAX)
+                    continue;
+                size_t got = 0;
+                if (dv[i].open) {
+                    uint32_t c = sc_dv_sorted_set_count(&dv[i].dv, d);
+                    SC_TRY(sc_vec_reserve(&m->ords, c ? c : 1));
+                    got = sc_dv_sorted_set_ords(&dv[i].dv, d, m->ords.ptr, c);
+                }
+                if (pass == 0) {
+                    pk_put(&pk, at);
+                    at += got;
+                } else if (single) {
+                    pk_put(&pk, got ? (uint64_t)dv[i].omap[m->ords.ptr[0]] + 1 : 0);
+                } else {
+                    for (size_t k = 0; k < got; k++)
+                        pk_put(&pk, dv[i].omap[m->ords.ptr[k]]);
+                }
+            }
+        }
+        if (pass == 0)
+            pk_put(&pk, at);
+        pk_finish(&pk);
+    }
+    *len = m->o->pos - *off;
+    return SC_OK;
+}
+
+/* ---- points: the live docs' points of every input, rebuilt into one tree ---- */
+
+static sc_status merge_points(sctx *m, bool geo, uint64_t *off, uint64_t *len, bool *any)
+{
+    SC_VEC(int64_t) vals = {0};
+    SC_VEC(int32_t) lat = {0}, lon = {0};
+    SC_VEC(uint32_t) docs = {0};
+    uint32_t *ld = NULL;
+    int64_t *lv = NULL;
+    int32_t *la = NULL, *lo = NULL;
+    sc_status st = SC_OK;
+    for (size_t i = 0; st == SC_OK && i < m->n; i++) {
+        const sc_field_info *f = m->fi[i];
+        if (!f || !f->points_len)
+            continue;
+        const sc_segment *seg = m->in[i].seg;
+        sc_bkd t;
+        sc_bkd2 t2;
+        uint32_t cap, n_leaves;
+        if (geo) {
+            st = sc_segment_points2(seg, f, &t2);
+            cap = t2.leaf_size;
+            n_leaves = st == SC_OK ? sc_bkd2_n_leaves(&t2) : 0;
+        } else {
+            st = sc_segment_points(seg, f, &t);
+            cap = t.leaf_size ? t.leaf_size : SC_BKD_LEAF_SIZE;
+            n_leaves = st == SC_OK ? sc_bkd_n_leaves(&t) : 0;
+        }
+        if (st != SC_OK)
+            break;
+        free(ld);
+        free(lv);
+        free(la);
+        free(lo);
+        ld = malloc(cap * sizeof(uint32_t));
+        lv = malloc(cap * sizeof(int64_t));
+        la = malloc(cap * sizeof(int32_t));
+        lo = malloc(cap * sizeof(int32_t));
+        if (!ld || !lv || !la || !lo)
+            st = SC_ENOMEM;
+        for (uint32_t leaf = 0; st == SC_OK && leaf < n_leaves; leaf++) {
+            uint32_t n;
+            uint8_t kind;
+            st = geo ? sc_bkd2_leaf_read(&t2, leaf, ld, la, lo, &n)
+                     : sc_bkd_leaf_read(&t, leaf, ld, lv, &n, &kind);
+            for (uint32_t k = 0; st == SC_OK && k < n; k++) {
+                uint32_t nd = ld[k] < sc_segment_n_docs(seg) ? m->map[i][ld[k]] : UINT32_MAX;
+                if (nd == UINT32_MAX)
+                    continue;
+                sc_bitset_set(&m->has, nd);
+                if (sc_vec_push(&docs, nd) != SC_OK ||
+                    (geo ? sc_vec_push(&lat, la[k]) != SC_OK || sc_vec_push(&lon, lo[k]) != SC_OK
+                         : sc_vec_push(&vals, lv[k]) != SC_OK))
+                    st = SC_ENOMEM;
+            }
+        }
+    }
+    free(ld);
+    free(lv);
+    free(la);
+    free(lo);
+    *any = docs.len > 0;
+    if (st == SC_OK && docs.len) {
+        sc_buf out = {0};
+        st = geo ? sc_bkd2_write(lat.ptr, lon.ptr, docs.ptr, docs.len, m->n_docs, 0, &out)
+                 : sc_bkd_write(vals.ptr, docs.ptr, docs.len, m->n_docs, 0, &out);
+        sc_vec_free(&vals);
+        sc_vec_free(&lat);
+        sc_vec_free(&lon);
+        sc_vec_free(&docs);
+        if (st == SC_OK) {
+            *off = m->o->pos;
+            *len = out.len;
+            sc__out_write(m->o, out.ptr, out.len);
+        }
+        sc_vec_free(&out);
+    }
+    sc_vec_free(&vals);
+    sc_vec_free(&lat);
+    sc_vec_free(&lon);
+    sc_vec_free(&docs);
+    return st;
+}
+
+/* ---- one field ---- */
+
+static sc_status merge_field(sctx *m, sc_slice name)
+{
+    const sc_field_info *f0 = NULL;
+    for (size_t i = 0; i < m->n; i++) {
+        m->fi[i] = sc_segment_field(m->in[i].seg, name);
+        if (!m->fi[i])
+            continue;
+        if (!f0)
+            f0 = m->fi[i];
+        else if (m->fi[i]->kind != f0->kind || (m->fi[i]->flags & 0xffu) != (f0->flags & 0xffu))
+            return SC_EINVAL;
+    }
+    sc_field_kind kind = f0->kind;
+    uint32_t flags = f0->flags & 0xffu;
+    sc_bitset_clear_all(&m->has);
+    uint64_t sec[2 * SC__FIELD_SECTIONS] = {0};
+    uint64_t sum_df = 0, sum_ttf = 0;
+    uint8_t *norms = NULL;
+    sc_status st = SC_OK;
+    if (kind == SC_FIELD_TEXT && (flags & SC_FIELD_NORMS)) {
+        norms = calloc(m->n_docs ? m->n_docs : 1, 1);
+        if (!norms)
+            return SC_ENOMEM;
+        for (size_t i = 0; i < m->n; i++) {
+            const uint8_t *in = m->fi[i] ? sc_segment_norms(m->in[i].seg, m->fi[i]) : NULL;
+            uint32_t nd = sc_segment_n_docs(m->in[i].seg);
+            for (uint32_t d = 0; in && d < nd; d++)
+                if (m->map[i][d] != UINT32_MAX)
+                    norms[m->map[i][d]] = in[d];
+        }
+    }
+    st = merge_terms(m, f0, norms, sec, &sum_df, &sum_ttf);
+    if (st == SC_OK && norms) {
+        sec[4] = m->o->pos;
+        sec[5] = m->n_docs;
+        sc__out_write(m->o, norms, m->n_docs);
+    }
+    free(norms);
+    if (st == SC_OK && kind == SC_FIELD_NUMERIC && (flags & SC_FIELD_DOCVALUES)) {
+        dvn_in *dv = calloc(m->n ? m->n : 1, sizeof(*dv));
+        if (!dv)
+            return SC_ENOMEM;
+        for (size_t i = 0; i < m->n; i++)
+            dv[i].open = m->fi[i] && m->fi[i]->dvn_len &&
+                         sc_dv_numeric_open(m->in[i].seg, m->fi[i], &dv[i].dv) == SC_OK;
+        st = merge_dvn(m, dv, &sec[6], &sec[7]);
+        free(dv);
+    }
+    if (st == SC_OK && kind == SC_FIELD_KEYWORD && (flags & SC_FIELD_DOCVALUES)) {
+        dvs_in *dv = calloc(m->n ? m->n : 1, sizeof(*dv));
+        if (!dv)
+            return SC_ENOMEM;
+        for (size_t i = 0; i < m->n; i++)
+            dv[i].open = m->fi[i] && m->fi[i]->dvs_len &&
+                         sc_dv_sorted_set_open(m->in[i].seg, m->fi[i], &dv[i].dv) == SC_OK;
+        st = merge_dvs(m, dv, &sec[8], &sec[9]);
+        for (size_t i = 0; i < m->n; i++)
+            free(dv[i].omap);
+        free(dv);
+    }
+    if (st == SC_OK && kind == SC_FIELD_NUMERIC && (flags & SC_FIELD_INDEXED)) {
+        bool any = false;
+        st = merge_points(m, (flags & SC_FIELD_GEO) != 0, &sec[10], &sec[11], &any);
+        if (any)
+            flags |= SC_FIELD_POINTS;
+    }
+    SC_TRY(st);
+    uint64_t doc_count = sc_bitset_count(&m->has);
+    sc__buf_u16(&m->ft, (uint16_t)name.len, &m->st);
+    sc__buf_put(&m->ft, name.ptr, name.len, &m->st);
+    sc__buf_u8(&m->ft, (uint8_t)kind, &m->st);
+    sc__buf_u8(&m->ft, 0, &m->st);
+    sc__buf_u32(&m->ft, flags, &m->st);
+    sc__buf_u32(&m->ft, (uint32_t)doc_count, &m->st);
+    sc__buf_u64(&m->ft, kind == SC_FIELD_TEXT ? sum_ttf : sum_df, &m->st);
+    sc__buf_u64(&m->ft, sum_df, &m->st);
+    sc__buf_u64(&m->ft, m->td.count, &m->st);
+    for (int i = 0; i < 2 * SC__FIELD_SECTIONS; i++)
+        sc__buf_u64(&m->ft, sec[i], &m->st);
+    m->n_fields++;
+    return m->st;
+}
+
+/* ---- stored fields ---- */
+
+typedef struct stw {
+    sc__out *o;
+    ZSTD_CCtx *cc;
+    sc_buf raw;     /* pending docs (re-packed) */
+    uint32_t first; /* new id of the first pending doc */
+    uint32_t n;     /* pending docs */
+    sc_buf comp;
+    sc_buf idx;
+    uint32_t n_blocks;
+    sc_status st;
+} stw;
+
+static void st_entry(stw *w, uint32_t first, uint32_t n, uint64_t off, uint32_t cl, uint32_t raw)
+{
+    sc__buf_u32(&w->idx, first, &w->st);
+    sc__buf_u32(&w->idx, n, &w->st);
+    sc__buf_u64(&w->idx, off, &w->st);
+    sc__buf_u32(&w->idx, cl, &w->st);
+    sc__buf_u32(&w->idx, raw, &w->st);
+    w->n_blocks++;
+}
+
+static void st_flush(stw *w)
+{
+    if (!w->n || w->st != SC_OK)
+        return;
+    size_t bound = ZSTD_compressBound(w->raw.len);
+    sc_vec_clear(&w->comp);
+    if (w->raw.len > UINT32_MAX || sc_vec_reserve(&w->comp, bound) != SC_OK) {
+        w->st = w->raw.len > UINT32_MAX ? SC_ELIMIT : SC_ENOMEM;
+        return;
+    }
+    size_t cl = ZSTD_compressCCtx(w->cc, w->comp.ptr, bound, w->raw.ptr, w->raw.len, 1);
+    if (ZSTD_isError(cl)) {
+        w->st = SC_ENOMEM;
+        return;
+    }
+    st_entry(w, w->first, w->n, w->o->pos, (uint32_t)cl, (uint32_t)w->raw.len);
+    sc__out_write(w->o, w->comp.ptr, cl);
+    sc_vec_clear(&w->raw);
+    w->n = 0;
+}
+
+static sc_status merge_stored(sctx *m, uint64_t *idx_off, uint64_t *idx_len)
+{
+    stw w = {.o = m->o, .cc = ZSTD_createCCtx()};
+    if (!w.cc)
+        return SC_ENOMEM;
+    sc__buf_u32(&w.idx, 0, &w.st);
+    for (size_t i = 0; i < m->n && w.st == SC_OK; i++) {
+        const sc_segment *seg = m->in[i].seg;
+        const uint32_t *map = m->map[i];
+        uint32_t nd = seg->n_docs;
+        sc_stored_reader r;
+        sc_stored_reader_init(&r, seg);
+        for (uint32_t k = 0; k < seg->n_stored_blocks && w.st == SC_OK; k++) {
+            const uint8_t *e = seg->stored_idx + (size_t)k * SC__STORED_ENTRY_BYTES;
+            uint32_t first = sc__ld32(e), n = sc__ld32(e + 4);
+            if (first > nd || n > nd - first) {
+                w.st = SC_ECORRUPT;
+                break;
+            }
+            bool all_live = n > 0;
+            for (uint32_t d = first; all_live && d < first + n; d++)
+                all_live = map[d] != UINT32_MAX;
+            if (all_live) {
+                /* the whole block survives: copy it compressed */
+                st_flush(&w);
+                uint64_t off = sc__ld64(e + 8);
+                uint32_t cl = sc__ld32(e + 16), raw = sc__ld32(e + 20);
+                if (off > seg->bytes.len || cl > seg->bytes.len - off) {
+                    w.st = SC_ECORRUPT;
+                    break;
+                }
+                st_entry(&w, map[first], n, m->o->pos, cl, raw);
+                sc__out_write(m->o, seg->bytes.ptr + off, cl);
+                drop_input_pages(m, false);
+                continue;
+            }
+            for (uint32_t d = first; d < first + n && w.st == SC_OK; d++) {
+                if (map[d] == UINT32_MAX)
+                    continue;
+                sc_slice id, src;
+                sc_status st = sc_stored_get(&r, d, &id, &src);
+                if (st != SC_OK) {
+                    w.st = st;
+                    break;
+                }
+                /* the writer's block rule: at most 16 docs, a doc starts a block once the
+                 * block holds 16 KiB */
+                if (w.n == SC__STORED_MAX_DOCS || w.raw.len >= SC__STORED_MAX_RAW)
+                    st_flush(&w);
+                if (w.n == 0)
+                    w.first = map[d];
+                sc__buf_varint(&w.raw, id.len, &w.st);
+                sc__buf_varint(&w.raw, src.len, &w.st);
+                sc__buf_put(&w.raw, id.ptr, id.len, &w.st);
+                sc__buf_put(&w.raw, src.ptr, src.len, &w.st);
+                w.n++;
+            }
+            drop_input_pages(m, false);
+        }
+        sc_stored_reader_fini(&r);
+        sc_segment_drop_pages(seg);
+    }
+    st_flush(&w);
+    ZSTD_freeCCtx(w.cc);
+    if (w.st == SC_OK) {
+        sc__st32(w.idx.ptr, w.n_blocks);
+        *idx_off = m->o->pos;
+        *idx_len = w.idx.len;
+        sc__out_write(m->o, w.idx.ptr, w.idx.len);
+    }
+    sc_vec_free(&w.raw);
+    sc_vec_free(&w.comp);
+    sc_vec_free(&w.idx);
+    return w.st;
+}
+
+/* ---- the whole segment ---- */
+
+bool sc__merge_can_stream(const sc_merge_input *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const sc_segment *seg = in[i].seg;
+        for (size_t k = 0; k < sc_segment_n_fields(seg); k++)
+            if (sc_segment_field_at(seg, k)->kind == SC_FIELD_VECTOR)
+                return false;
+        if (!sc_segment_n_docs(seg))
+            continue;
+        const sc_field_info *id = sc_segment_field(seg, sc_slice_cstr("_id"));
+        if (!id || id->kind != SC_FIELD_KEYWORD || !(id->flags & SC_FIELD_DOCVALUES) ||
+            !id->dvs_len || id->doc_count != sc_segment_n_docs(seg))
+            return false;
+    }
+    return true;
+}
+
+static int cmp_slice(const void *a, const void *b)
+{
+    return sc_slice_cmp(*(const sc_slice *)a, *(const sc_slice *)b);
+}
+
+static sc_status stream_body(sctx *m, uint64_t foot[4])
+{
+    /* the union of the inputs' field names, in byte order */
+    SC_VEC(sc_slice) names = {0};
+    sc_status st = SC_OK;
+    for (size_t i = 0; st == SC_OK && i < m->n; i++)
+        for (size_t k = 0; st == SC_OK && k < sc_segment_n_fields(m->in[i].seg); k++)
+            if (sc_vec_push(&names, sc_segment_field_at(m->in[i].seg, k)->name) != SC_OK)
+                st = SC_ENOMEM;
+    if (names.len > 1)
+        qsort(names.ptr, names.len, sizeof(sc_slice), cmp_slice);
+    sc__buf_u32(&m->ft, 0, &m->st);
+    for (size_t k = 0; st == SC_OK && k < names.len; k++) {
+        if (k > 0 && sc_slice_eq(names.ptr[k - 1], names.ptr[k]))
+            continue;
+        st = merge_field(m, names.ptr[k]);
+        if (st == SC_OK)
+            st = m->o->st;
+        /* the field's input pages were read once: keep them out of the process's RSS */
+        drop_input_pages(m, true);
+    }
+    sc_vec_free(&names);
+    if (st == SC_OK)
+        st = merge_stored(m, &foot[2], &foot[3]);
+    if (st == SC_OK && m->st == SC_OK) {
+        sc__st32(m->ft.ptr, m->n_fields);
+        foot[0] = m->o->pos;
+        foot[1] = m->ft.len;
+        sc__out_write(m->o, m->ft.ptr, m->ft.len);
+    }
+    return st != SC_OK ? st : m->st;
+}
+
+sc_status sc__segment_merge_stream(const sc_merge_input *in, size_t n, const char *dir,
+                                   const char *name, sc_segment_write_info *info)
+{
+    size_t name_len = strlen(name);
+    if (name_len == 0 || name_len > SC_SEGMENT_NAME_MAX || name[0] == '.' || strchr(name, '/'))
+        return SC_EINVAL;
+    sctx m;
+    memset(&m, 0, sizeof(m));
+    m.in = in;
+    m.n = n;
+    m.map = calloc(n ? n : 1, sizeof(uint32_t *));
+    m.fi = calloc(n ? n : 1, sizeof(*m.fi));
+    sc_status st = m.map && m.fi ? SC_OK : SC_ENOMEM;
+    uint64_t next = 0;
+    for (size_t i = 0; st == SC_OK && i < n; i++) {
+        uint32_t nd = sc_segment_n_docs(in[i].seg);
+        m.map[i] = malloc(((size_t)nd + 1) * sizeof(uint32_t));
+        if (!m.map[i]) {
+            st = SC_ENOMEM;
+            break;
+        }
+        for (uint32_t d = 0; d < nd; d++)
+            m.map[i][d] = is_live(in[i].live, d) ? (uint32_t)next++ : UINT32_MAX;
+    }
+    if (st == SC_OK && next >= UINT32_MAX)
+        st = SC_ELIMIT;
+    m.n_docs = (uint32_t)next;
+    if (st == SC_OK)
+        st = sc_bitset_init(&m.has, m.n_docs);
+    sc__out o;
+    bool opened = false;
+    if (st == SC_OK) {
+        char file[SC_SEGMENT_NAME_MAX + 8];
+        snprintf(file, sizeof(file), "%s%s", name, SC_SEGMENT_SUFFIX);
+        st = sc__out_open(&o, dir, file);
+        opened = st == SC_OK;
+        m.o = &o;
+    }
+    uint64_t foot4[4] = {0};
+    if (st == SC_OK) {
+        uint8_t hdr[SC__SEG_HEADER_BYTES] = {0};
+        memcpy(hdr, SC__SEG_MAGIC, 8);
+        sc__st32(hdr + 8, SC__SEG_VERSION);
+        sc__st32(hdr + 12, m.n_docs);
+        sc__out_write(&o, hdr, sizeof(hdr));
+        st = stream_body(&m, foot4);
+    }
+    if (st == SC_OK) {
+        uint8_t foot[SC__SEG_FOOTER_BYTES - 8];
+        for (int i = 0; i < 4; i++)
+            sc__st64(foot + 8 * i, foot4[i]);
+        memset(foot + 32, 0, 8);
+        memcpy(foot + 32, SC__SEG_END_MAGIC, 8);
+        sc__out_write(&o, foot, sizeof(foot));
+    }
+    for (size_t i = 0; m.map && i < n; i++)
+        free(m.map[i]);
+    free(m.map);
+    free(m.fi);
+    sc_bitset_fini(&m.has);
+    sc__postenc_fini(&m.enc);
+    sc__termdict_fini(&m.td);
+    sc_vec_free(&m.pos);
+    sc_vec_free(&m.vals);
+    sc_vec_free(&m.ords);
+    sc_vec_free(&m.ft);
+    if (!opened)
+        return st;
+    if (st != SC_OK) {
+        sc__out_abort(&o);
+        return st;
+    }
+    uint64_t size = o.pos + 8, ck = 0;
+    SC_TRY(sc__out_finish(&o, dir, &ck));
+    if (info) {
+        info->n_docs = m.n_docs;
+        info->size_bytes = size;
+        info->checksum = ck;
+    }
+    return SC_OK;
+}
