@@ -145,6 +145,12 @@ sc_repl *sc_placement_repl(sc_placement *p)
     return p->repl;
 }
 
+void sc_placement_halt_recovery(sc_placement *p)
+{
+    if (p)
+        sc__repl_halt(p->repl);
+}
+
 void sc_placement_primary(const sc_placement_snapshot *s, const char *index, uint32_t shard,
                           sc_shard_location *out)
 {

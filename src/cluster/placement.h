@@ -75,6 +75,9 @@ bool sc_placement_addr(const sc_placement_snapshot *s, const char *node_id, char
 sc_membership *sc_placement_membership(sc_placement *p);
 sc_node *sc_placement_node(sc_placement *p);
 struct sc_repl *sc_placement_repl(sc_placement *p);
+/* Stops the peer-recovery thread, the placement's one outbound transport user that runs on its
+ * own; before the transport closes at shutdown. NULL is a no-op. */
+void sc_placement_halt_recovery(sc_placement *p);
 
 /* Waits until a snapshot at least as new as etcd revision `rev` is published, or timeout_ms.
  * SC_OK or SC_ETIMEOUT. */

@@ -44,6 +44,7 @@ struct sc_repl {
     pthread_cond_t cv;
     bool stop, kick;
     pthread_t th;
+    bool halted; /* the recovery thread is joined (sc__repl_halt) */
     active_rec recs[64];
     size_t n_recs;
     /* copies this primary added to the in-sync set, until its routing snapshot shows them */
@@ -719,15 +720,23 @@ sc_status sc__repl_start(sc_placement *p, sc_repl **out)
     return SC_OK;
 }
 
-void sc__repl_stop(sc_repl *r)
+void sc__repl_halt(sc_repl *r)
 {
-    if (!r)
+    if (!r || r->halted)
         return;
     pthread_mutex_lock(&r->mu);
     r->stop = true;
     pthread_cond_signal(&r->cv);
     pthread_mutex_unlock(&r->mu);
     pthread_join(r->th, NULL);
+    r->halted = true;
+}
+
+void sc__repl_stop(sc_repl *r)
+{
+    if (!r)
+        return;
+    sc__repl_halt(r);
     pthread_mutex_destroy(&r->permit_mu);
     pthread_mutex_destroy(&r->drain_mu);
     pthread_cond_destroy(&r->permit_cv);

@@ -70,7 +70,10 @@ typedef struct sc_placement sc_placement;
 
 /* Registers the handlers on the placement's transport and starts the recovery thread. */
 sc_status sc__repl_start(sc_placement *p, sc_repl **out) SC_MUST_USE;
-/* Stops the recovery thread and frees. NULL is a no-op. */
+/* Stops and joins the recovery thread (it uses the transport as a client: call this before
+ * the transport closes). Idempotent; NULL is a no-op. */
+void sc__repl_halt(sc_repl *r);
+/* Stops the recovery thread (if still running) and frees. NULL is a no-op. */
 void sc__repl_stop(sc_repl *r);
 /* Wakes the recovery thread (a view change). */
 void sc__repl_kick(sc_repl *r);

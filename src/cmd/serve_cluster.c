@@ -126,7 +126,9 @@ void sc_serve_cluster_stop(sc_serve_cluster *c)
 {
     if (!c)
         return;
-    /* No new inbound work, in-flight handlers answer; then no more view callbacks. */
+    /* The recovery thread sends on the transport: it stops first. Then no new inbound work,
+     * in-flight handlers answer; then no more view callbacks. */
+    sc_placement_halt_recovery(c->p);
     sc_transport_close(c->t);
     sc_membership_stop(c->m);
     sc_placement_stop(c->p);

@@ -347,7 +347,10 @@ static bool match(sc_rest_req *req, const segs *s, const char *pattern, bool fil
         return false;
     for (int i = 0; i < p.n; i++) {
         if (p.ptr[i][0] == '{') {
-            if (s->ptr[i][0] == '_' && !seg_eq(s, i, "_all", 4))
+            /* "_x" is an endpoint, not a name; but a task id (node:n) may start with '_' as
+             * a node id is random base64url */
+            if (s->ptr[i][0] == '_' && !seg_eq(s, i, "_all", 4) &&
+                !(strncmp(p.ptr[i], "{extra}", 7) == 0 && memchr(s->ptr[i], ':', s->len[i])))
                 return false;
             if (!fill)
                 continue;

@@ -497,3 +497,11 @@ def test_unsupported_search_keys_refused(server, fresh_index):
     st, h, b = server.request("POST", "/%s/_search" % ix,
                               {"explain": False, "profile": False, "highlight": {}})
     assert st == 200, b
+
+
+def test_task_id_may_start_with_underscore(server):
+    """A node id is random base64url, so a task id (node:n) may start with '_': GET
+    /_tasks/{id} must reach the tasks API (unknown task), not answer "no handler found"."""
+    st, _, b = server.request("GET", "/_tasks/_AbCdEfGhIjKlMnOpQrStUv:424242")
+    assert "no handler found" not in json.dumps(b), b
+    assert st == 200 and "nodes" in b, b  # the tasks API answered (no such task running)
