@@ -46,6 +46,10 @@ typedef struct sc_node_config {
      * runs, polling its cancellation token (cancelled: the shard fails as cancelled; past the
      * deadline: it runs at once and times out), so that tests have a slow search. 0 = none. */
     uint32_t test_search_delay_ms;
+    /* Test only (`scry serve --test-fetch-delay`): a coordinator waits this long between a
+     * distributed search's query phase and its fetch phase, so that tests can kill a data node
+     * in between. 0 = none. */
+    uint32_t test_fetch_delay_ms;
 } sc_node_config;
 
 /* A user-facing error: Elasticsearch type, reason, HTTP status, and the index it concerns. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cluster/log.h"
 #include "cluster/search_dist.h"
@@ -239,6 +240,36 @@ static sc_status fetch_unit(sc_node *n, const sc_search_request *sr, sc__dist_un
     return SC_OK;
 }
 
+/* A remote unit's fetch failed (its node died or answered with an error between the query and
+ * the fetch): as Elasticsearch's fetch phase, each of its shards with a hit on the page becomes a
+ * shard failure and those hits leave the page; the rest of the search answers. */
+static sc_status fetch_failed(const sc__dist_unit *u, const ranked *page, size_t nh, size_t unit,
+                              sc_status why, bool *lost, sc_arena *arena, sc_search_response *out)
+{
+    char reason[512];
+    snprintf(reason, sizeof reason, "[%s][%s:%u] fetch failed: %s", u->node_id, u->host, u->port,
+             sc_status_str(why));
+    sc_log(SC_LOG_WARN, "search", "%s", reason);
+    for (size_t x = 0; x < u->n_targets; x++) {
+        if ((u->superseded && u->superseded[x]) || u->results[x].st != SC_OK)
+            continue;
+        bool on_page = false;
+        for (size_t i = 0; i < nh; i++)
+            if (page[i].unit == unit && page[i].h.shard_ix == u->targets[x].shard_ix) {
+                lost[i] = true;
+                on_page = true;
+            }
+        if (!on_page)
+            continue;
+        out->shards_successful--;
+        SC_TRY(add_failure(&u->targets[x], why == SC_ETIMEOUT ? 504 : 503,
+                           why == SC_ETIMEOUT ? "receive_timeout_transport_exception"
+                                              : "node_not_connected_exception",
+                           reason, arena, out));
+    }
+    return SC_OK;
+}
+
 sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit *units, size_t nu,
                           sc_transport *t, sc_cancel_token *token, sc__dist_breaker *br,
                           sc_arena *arena, sc_search_response *out)
@@ -250,6 +281,9 @@ sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit
         sc__dist_free_contexts(units, nu, t);
         return st0;
     }
+    uint32_t delay_ms = sc_node_config_get(n)->test_fetch_delay_ms;
+    if (delay_ms) /* test only: a window to kill a data node between the phases */
+        nanosleep(&(struct timespec){delay_ms / 1000, (long)(delay_ms % 1000) * 1000000L}, NULL);
     ranked *all;
     size_t n_all;
     SC_TRY(merge_top(sr, units, nu, &all, &n_all));
@@ -261,16 +295,24 @@ sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit
         out->max_score = all[0].h.score;
     sc_status st = SC_OK;
     out->hits = sc_arena_calloc(arena, nh ? nh : 1, sizeof *out->hits);
-    if (!out->hits)
+    bool *lost = sc_arena_calloc(arena, nh ? nh : 1, sizeof *lost);
+    if (!out->hits || !lost)
         st = SC_ENOMEM;
     for (size_t u = 0; u < nu; u++) {
         bool fetched = false;
-        if (st == SC_OK && units[u].st == SC_OK)
+        if (st == SC_OK && units[u].st == SC_OK) {
             st = fetch_unit(n, sr, &units[u], all + from, nh, u, t, arena, out, &fetched);
+            if (st != SC_OK && !units[u].local && st != SC_ENOMEM && st != SC_ELIMIT)
+                st = fetch_failed(&units[u], all + from, nh, u, st, lost, arena, out);
+        }
         if (!fetched)
             free_context(&units[u], t); /* the fetch frees it on the data node */
     }
-    out->n_hits = st == SC_OK ? nh : 0;
+    size_t kept = 0; /* the page without the hits whose fetch failed */
+    for (size_t i = 0; st == SC_OK && i < nh; i++)
+        if (!lost[i])
+            out->hits[kept++] = out->hits[i];
+    out->n_hits = st == SC_OK ? kept : 0;
     free(all);
     return st;
 }

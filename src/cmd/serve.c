@@ -51,6 +51,7 @@ typedef struct serve_opts {
     long test_recovery_delay_ms;
     long test_snapshot_delay_ms;
     long test_search_delay_ms;
+    long test_fetch_delay_ms;
     char *users_file;
     char *tls_cert;
     char *tls_key;
@@ -171,6 +172,10 @@ static bool apply(serve_opts *o, const char *key, const char *val)
         if (!parse_ms(val, &ms) || ms < 0 || ms > 600000)
             return false;
         o->test_search_delay_ms = ms;
+    } else if (!strcmp(key, "test.fetch_delay")) {
+        if (!parse_ms(val, &ms) || ms < 0 || ms > 600000)
+            return false;
+        o->test_fetch_delay_ms = ms;
     } else if (!strcmp(key, "test.recovery_delay")) {
         if (!parse_ms(val, &ms) || ms < 0 || ms > 3600000)
             return false;
@@ -289,6 +294,9 @@ static void serve_usage(FILE *f)
                "  --test-search-delay DURATION\n"
                "                      tests only: each shard query waits this long first\n"
                "                      (cancellable; a slow search for cancellation tests)\n"
+               "  --test-fetch-delay DURATION\n"
+               "                      tests only: a coordinator waits this long between a\n"
+               "                      search's query and fetch phases (kill a node between)\n"
                "  -E KEY=VALUE        any setting of the config file (e.g. -E "
                "http.compression=true)\n");
 }
@@ -374,6 +382,8 @@ int sc_cmd_serve(int argc, char **argv)
             ok = apply(&o, "test.snapshot_delay", v);
         else if (!strcmp(a, "--test-search-delay"))
             ok = apply(&o, "test.search_delay", v);
+        else if (!strcmp(a, "--test-fetch-delay"))
+            ok = apply(&o, "test.fetch_delay", v);
         else if (!strcmp(a, "--cluster"))
             ok = apply(&o, "cluster.etcd", v);
         else if (!strcmp(a, "--node-name"))
@@ -447,7 +457,8 @@ int sc_cmd_serve(int argc, char **argv)
                          .test_recovery_delay_ms = (uint32_t)o.test_recovery_delay_ms,
                          .path_repo = o.path_repo,
                          .test_snapshot_delay_ms = (uint32_t)o.test_snapshot_delay_ms,
-                         .test_search_delay_ms = (uint32_t)o.test_search_delay_ms};
+                         .test_search_delay_ms = (uint32_t)o.test_search_delay_ms,
+                         .test_fetch_delay_ms = (uint32_t)o.test_fetch_delay_ms};
     sc_node *node;
     if (sc_node_open(&nc, &node) != SC_OK) {
         sc_http_auth_free(auth);
