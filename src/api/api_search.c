@@ -1,4 +1,4 @@
-/* _search, _count, _msearch, scroll and point in time: the handlers, which resolve the target
+/* _search and _count: the handlers, which resolve the target
  * indices, call the coordinator and write the page. Parsing lives in search_parse.c, the response
  * shape in search_write.c. */
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include "api/handlers.h"
 #include "api/internal.h"
 #include "api/search_internal.h"
+#include "api/search_run.h"
 #include "base/clock.h"
 #include "cluster/alias.h"
 #include "cluster/log.h"
@@ -18,21 +19,7 @@
 #include "cluster/search.h"
 #include "cluster/tasks.h"
 
-/* Resolves, parses and runs one search; on success the caller writes the response. Returns
- * false after writing an error into resp. */
-typedef struct search_run {
-    sc_index **list;
-    size_t n;
-    json_t **filters; /* per index: the alias filter or NULL (owned; NULL = none) */
-    char **routings;  /* per index: the alias search routing or NULL (owned; NULL = none) */
-    sc_search_request sr;
-    sc_search_response r;
-    search_parse sp;
-    sc__agg_hook agg; /* the aggregations' collect hook (spec NULL: none) */
-    uint64_t t0;
-} search_run;
-
-static void run_fini(search_run *run)
+void sc__search_run_fini(search_run *run)
 {
     for (size_t i = 0; i < run->n; i++) {
         if (run->filters)
@@ -53,14 +40,6 @@ static void run_fini(search_run *run)
     run->list = NULL;
     run->n = 0;
 }
-
-/* The scroll a search page belongs to (NULL for plain searches). */
-typedef struct scroll_page {
-    sc_scroll *ctx; /* acquired context: its indices and pinned snapshots are used */
-    bool opening;   /* first page: the context is opened here after resolution */
-    bool pit;       /* a point in time: from/size come from the request */
-    int64_t keep_alive_ms;
-} scroll_page;
 
 static char *scroll_body_text(const json_t *body, const search_parse *sp)
 {
@@ -299,7 +278,7 @@ static void ship_json(sc_rest_req *req, search_run *run)
 
 /* Scroll and point in time pin this node's snapshots; across nodes they would miss the shards
  * held elsewhere, so a cluster refuses them for now (issue 13). false after writing a 400. */
-static bool refuse_clustered_context(sc_rest_req *req, sc_rest_resp *resp)
+bool sc__search_refuse_clustered(sc_rest_req *req, sc_rest_resp *resp)
 {
     if (!sc_node_placement(req->node))
         return true;
@@ -324,12 +303,12 @@ static void write_reduce_breaker(sc_rest_req *req, sc_rest_resp *resp, const sc_
     sc_rest_error(req, resp, 429, "circuit_breaking_exception", reason, kv, 3);
 }
 
-static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
-                          const json_t *body, bool count, search_run *run, scroll_page *sc)
+bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
+                       const json_t *body, bool count, search_run *run, scroll_page *sc)
 {
     memset(run, 0, sizeof *run);
     run->t0 = sc_clock_now_ns();
-    if (sc && !refuse_clustered_context(req, resp))
+    if (sc && !sc__search_refuse_clustered(req, resp))
         return false;
     if (!sc__search_parse(req, resp, body, &run->sp, count))
         return false;
@@ -347,7 +326,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         }
         run->n = sc->ctx->n_indices;
         if (sc->ctx->filters && !copy_filters(run, sc->ctx->filters)) {
-            run_fini(run);
+            sc__search_run_fini(run);
             sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
             return false;
         }
@@ -388,11 +367,11 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                      (long long)run->list[i]->settings.max_result_window,
                      (long long)(run->sp.from + run->sp.size));
             sc_rest_error(req, resp, 400, "illegal_argument_exception", reason, NULL, 0);
-            run_fini(run);
+            sc__search_run_fini(run);
             return false;
         }
         if (!count && !sc__search_check_sort(req, resp, &run->sp, run->list[i])) {
-            run_fini(run);
+            sc__search_run_fini(run);
             return false;
         }
     }
@@ -400,7 +379,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     if (!queries) {
         sc_rest_error(req, resp, 429, "circuit_breaking_exception",
                       "[request] Data too large for the request budget", NULL, 0);
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     sc_search_named *named = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *named);
@@ -410,29 +389,29 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         if (!named)
             sc_rest_error(req, resp, 429, "circuit_breaking_exception",
                           "[request] Data too large for the request budget", NULL, 0);
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     if (!apply_alias_filters(req, resp, run, queries)) {
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     sc_query **rrf_queries, **knn_global;
     size_t n_rrf, n_knn_global;
     if (!sc__search_build_vector(req, resp, &run->sp, run->list, run->n, queries, &rrf_queries,
                                  &n_rrf, &knn_global, &n_knn_global)) {
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     search_page page;
     if (!sc__search_page_build(req, resp, &run->sp, run->list, run->n, count, queries, named,
                                &page)) {
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     sc_query **agg_queries = NULL;
     if (!count && !prepare_aggs(req, resp, run, queries, &agg_queries)) {
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     if (run->sp.agg_spec) {
@@ -444,7 +423,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     sc__search_resolve_sort(&run->sp, run->list, run->n);
     sc_sort_key *after = NULL;
     if (!sc__search_convert_after(req, resp, &run->sp, run->n ? run->list[0] : NULL, &after)) {
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     if (sc && sc->opening) {
@@ -456,7 +435,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         free(text);
         if (ost != SC_OK) {
             sc_rest_error(req, resp, 500, "exception", "cannot open the scroll context", NULL, 0);
-            run_fini(run);
+            sc__search_run_fini(run);
             return false;
         }
         /* Later pages keep the alias filters of the first one. */
@@ -464,13 +443,13 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
         run->filters = NULL;
         if (sc->ctx->filters && !copy_filters(run, sc->ctx->filters)) {
             sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
-            run_fini(run);
+            sc__search_run_fini(run);
             return false;
         }
     }
     const uint64_t *const *only = NULL;
     if (!shard_selection(req, resp, run, sc ? sc->ctx : NULL, &only)) {
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     sc_task task;
@@ -521,7 +500,7 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     if (sc_node_placement(req->node)) {
         if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
             sc_task_end(req->node, &task);
-            run_fini(run);
+            sc__search_run_fini(run);
             return false;
         }
         ship_json(req, run);
@@ -531,12 +510,12 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     run->sr.task = NULL;
     if (st == SC_ECANCELLED) {
         sc_rest_error(req, resp, 400, "task_cancelled_exception", "task cancelled", NULL, 0);
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     if (st == SC_ELIMIT && run->r.breaker_limit) {
         write_reduce_breaker(req, resp, &run->r);
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     if (st == SC_ELIMIT || st == SC_ENOMEM) {
@@ -544,25 +523,25 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
                       "[request] Data too large, data for [<search>] would be larger than the "
                       "limit",
                       NULL, 0);
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     if (st != SC_OK) {
         sc_rest_error(req, resp, 500, "search_phase_execution_exception", sc_status_str(st), NULL,
                       0);
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     if (run->r.shards_failed > 0 &&
         !sc_rest_param_bool(req, "allow_partial_search_results", true)) {
         sc_rest_errorf(req, resp, 503, "search_phase_execution_exception",
                        "Partial shards failure (%u shards unavailable)", run->r.shards_failed);
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     if (run->r.shards_total > 0 && run->r.shards_failed == run->r.shards_total) {
         sc__search_write_all_failed(req, resp, &run->sr, &run->r);
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     if (run->sp.agg_spec) {
@@ -574,25 +553,25 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
             snprintf(max, sizeof max, "%d", SC_AGG_DEFAULT_MAX_BUCKETS);
             sc_rest_kv kv[] = {{"max_buckets", max}};
             sc_rest_error(req, resp, 400, "too_many_buckets_exception", aerr.reason, kv, 1);
-            run_fini(run);
+            sc__search_run_fini(run);
             return false;
         }
         if (st == SC_EINVAL && aerr.reason[0]) {
             /* a pipeline script failed at run time */
             sc_rest_error(req, resp, 400, "script_exception", aerr.reason, NULL, 0);
-            run_fini(run);
+            sc__search_run_fini(run);
             return false;
         }
         if (st != SC_OK) {
             sc_rest_error(req, resp, st == SC_ECORRUPT ? 500 : 429,
                           st == SC_ECORRUPT ? "exception" : "circuit_breaking_exception",
                           "[request] Data too large for the aggregations' final reduce", NULL, 0);
-            run_fini(run);
+            sc__search_run_fini(run);
             return false;
         }
     }
     if (!count && !sc__search_run_suggest(req, resp, &run->sp, run->list, run->n)) {
-        run_fini(run);
+        sc__search_run_fini(run);
         return false;
     }
     uint64_t took_ms = (sc_clock_now_ns() - run->t0) / 1000000;
@@ -603,14 +582,14 @@ static bool run_search_ex(sc_rest_req *req, sc_rest_resp *resp, const char *inde
     return true;
 }
 
-static bool run_search(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
-                       const json_t *body, bool count, search_run *run)
+bool sc__search_run_one(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
+                        const json_t *body, bool count, search_run *run)
 {
-    return run_search_ex(req, resp, index_expr, body, count, run, NULL);
+    return sc__search_run_ex(req, resp, index_expr, body, count, run, NULL);
 }
 
 /* Writes a search page; with a scroll, adds _scroll_id and advances the context. */
-static void respond_page(sc_rest_req *req, sc_rest_resp *resp, search_run *run, sc_scroll *ctx)
+void sc__search_respond_page(sc_rest_req *req, sc_rest_resp *resp, search_run *run, sc_scroll *ctx)
 {
     bool pit = ctx && ctx->pit;
     uint64_t took_ms = (sc_clock_now_ns() - run->t0) / 1000000;
@@ -698,121 +677,14 @@ void sc_api_search(sc_rest_req *req, sc_rest_resp *resp)
         json_object_del(body, "pit");
     }
     search_run run;
-    bool ok = run_search_ex(req, resp, req->index, body, false, &run, keep || pit ? &sp : NULL);
+    bool ok = sc__search_run_ex(req, resp, req->index, body, false, &run, keep || pit ? &sp : NULL);
     if (ok) {
-        respond_page(req, resp, &run, sp.ctx);
-        run_fini(&run);
+        sc__search_respond_page(req, resp, &run, sp.ctx);
+        sc__search_run_fini(&run);
     }
     if (sp.ctx)
         sc_scroll_release(req->node, sp.ctx);
     json_decref(body);
-}
-
-/* The scroll id and keep-alive from the body or the URL. */
-static const char *scroll_id_of(sc_rest_req *req, const json_t *body, int64_t *keep_ms)
-{
-    const char *id = req->extra ? req->extra : sc_rest_param_get(req, "scroll_id");
-    const char *keep = sc_rest_param_get(req, "scroll");
-    if (body) {
-        json_t *v = json_object_get(body, "scroll_id");
-        if (json_is_string(v))
-            id = json_string_value(v);
-        v = json_object_get(body, "scroll");
-        if (json_is_string(v))
-            keep = json_string_value(v);
-    }
-    *keep_ms = 0;
-    if (keep && !sc_time_parse_ms(keep, keep_ms))
-        *keep_ms = -1;
-    return id;
-}
-
-void sc_api_scroll(sc_rest_req *req, sc_rest_resp *resp)
-{
-    json_t *body;
-    if (!sc__api_body_json(req, resp, false, &body))
-        return;
-    int64_t keep_ms;
-    const char *id = scroll_id_of(req, body, &keep_ms);
-    if (!id || keep_ms < 0) {
-        json_decref(body);
-        sc_rest_error(req, resp, 400, "action_request_validation_exception",
-                      keep_ms < 0 ? "Validation Failed: 1: invalid [scroll];"
-                                  : "Validation Failed: 1: scrollId is missing;",
-                      NULL, 0);
-        return;
-    }
-    scroll_page sp = {.ctx = sc_scroll_acquire(req->node, id, keep_ms, false)};
-    id = sc_arena_strndup(req->arena, id, strlen(id));
-    json_decref(body);
-    if (!id)
-        id = "?";
-    if (!sp.ctx) {
-        char reason[256];
-        snprintf(reason, sizeof reason, "No search context found for id [%.100s]", id);
-        sc_rest_error(req, resp, 404, "search_context_missing_exception", reason, NULL, 0);
-        return;
-    }
-    json_t *sbody = NULL;
-    if (sp.ctx->body) {
-        json_error_t jerr;
-        sbody = json_loads(sp.ctx->body, 0, &jerr);
-    }
-    /* The page request's own URL parameters (size, q, ...) must not apply: parse with none. */
-    size_t saved = req->n_params;
-    req->n_params = 0;
-    search_run run;
-    bool ok = run_search_ex(req, resp, NULL, sbody, false, &run, &sp);
-    req->n_params = saved;
-    if (ok) {
-        respond_page(req, resp, &run, sp.ctx);
-        run_fini(&run);
-    }
-    json_decref(sbody);
-    sc_scroll_release(req->node, sp.ctx);
-}
-
-void sc_api_scroll_clear(sc_rest_req *req, sc_rest_resp *resp)
-{
-    json_t *body;
-    if (!sc__api_body_json(req, resp, false, &body))
-        return;
-    size_t freed = 0;
-    bool all = strstr(req->path, "/_all") != NULL;
-    if (all) {
-        freed = sc_scroll_clear(req->node, NULL);
-    } else {
-        json_t *ids = body ? json_object_get(body, "scroll_id") : NULL;
-        const char *one = req->extra ? req->extra : sc_rest_param_get(req, "scroll_id");
-        if (json_is_string(ids))
-            freed += sc_scroll_clear(req->node, json_string_value(ids));
-        else if (json_is_array(ids)) {
-            size_t i;
-            json_t *x;
-            json_array_foreach (ids, i, x)
-                if (json_is_string(x))
-                    freed += sc_scroll_clear(req->node, json_string_value(x));
-        } else if (one) {
-            char *copy = sc_arena_strndup(req->arena, one, strlen(one));
-            char *save = NULL;
-            for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t;
-                 t = strtok_r(NULL, ",", &save))
-                freed += sc_scroll_clear(req->node, t);
-        } else {
-            json_decref(body);
-            sc_rest_error(req, resp, 400, "action_request_validation_exception",
-                          "Validation Failed: 1: no scroll ids specified;", NULL, 0);
-            return;
-        }
-    }
-    json_decref(body);
-    sc_jsonw w;
-    sc_rest_json_begin(req, resp, freed || all ? 200 : 404, &w);
-    sc_jsonw_obj_begin(&w);
-    sc_jsonw_kv_bool(&w, "succeeded", true);
-    sc_jsonw_kv_int(&w, "num_freed", (int64_t)freed);
-    sc_jsonw_obj_end(&w);
-    sc_rest_json_end(req, resp, &w);
 }
 
 void sc_api_count(sc_rest_req *req, sc_rest_resp *resp)
@@ -821,7 +693,7 @@ void sc_api_count(sc_rest_req *req, sc_rest_resp *resp)
     if (!sc__api_body_json(req, resp, false, &body))
         return;
     search_run run;
-    bool ok = run_search(req, resp, req->index, body, true, &run);
+    bool ok = sc__search_run_one(req, resp, req->index, body, true, &run);
     if (ok) {
         sc_jsonw w;
         sc_rest_json_begin(req, resp, 200, &w);
@@ -830,291 +702,7 @@ void sc_api_count(sc_rest_req *req, sc_rest_resp *resp)
         sc__search_write_shards(&w, &run.sr, &run.r);
         sc_jsonw_obj_end(&w);
         sc_rest_json_end(req, resp, &w);
-        run_fini(&run);
+        sc__search_run_fini(&run);
     }
     json_decref(body);
-}
-
-/* Runs `query` on the explain target restricted to the doc by a post_filter (which leaves
- * scores and the query tree alone); *hit is the doc's hit or NULL. false after an error. */
-static bool explain_run(sc_rest_req *req, sc_rest_resp *resp, const json_t *query, bool explain,
-                        search_run *run, const sc_result_hit **hit)
-{
-    json_t *ids =
-        json_pack("{s:{s:[s#]}}", "ids", "values", (const char *)req->id.ptr, (int)req->id.len);
-    json_t *body = json_pack("{s:O,s:o,s:b,s:i,s:b}", "query", query, "post_filter", ids, "explain",
-                             explain, "size", 1, "_source", 0);
-    if (!body) {
-        sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
-        return false;
-    }
-    bool ok = run_search(req, resp, req->index, body, false, run);
-    json_decref(body);
-    *hit = ok && run->r.n_hits ? &run->r.hits[0] : NULL;
-    return ok;
-}
-
-/* GET|POST /{index}/_explain/{id}: the doc's score explanation under the body's query
- * (search/explain.h), or matched false; 404 when the doc does not exist. */
-void sc_api_explain(sc_rest_req *req, sc_rest_resp *resp)
-{
-    json_t *body;
-    if (!sc__api_body_json(req, resp, false, &body))
-        return;
-    const json_t *q = body ? json_object_get(body, "query") : NULL;
-    json_t *owned = NULL;
-    const char *qs = sc_rest_param_get(req, "q");
-    if (!q && qs)
-        q = owned = json_pack("{s:{s:s}}", "query_string", "query", qs);
-    if (!q || !json_is_object(q)) {
-        sc_rest_error(req, resp, 400, "action_request_validation_exception",
-                      "Validation Failed: 1: query is missing;", NULL, 0);
-        json_decref(body);
-        return;
-    }
-    search_run run;
-    const sc_result_hit *hit;
-    if (!explain_run(req, resp, q, true, &run, &hit)) {
-        json_decref(owned), json_decref(body);
-        return;
-    }
-    bool exists = hit != NULL;
-    char *qstr = NULL;
-    if (!hit) { /* does the doc exist at all? */
-        if (run.sr.n_indices && run.sr.queries && run.sr.queries[0]) {
-            size_t n = sc_query_to_string(run.sr.queries[0], NULL, 0) + 1;
-            if ((qstr = sc_arena_alloc(req->arena, n)))
-                sc_query_to_string(run.sr.queries[0], qstr, n);
-        }
-        run_fini(&run);
-        json_t *all = json_pack("{s:{}}", "match_all");
-        bool ok = explain_run(req, resp, all, false, &run, &hit);
-        json_decref(all);
-        if (!ok) {
-            json_decref(owned), json_decref(body);
-            return;
-        }
-        exists = hit != NULL;
-    }
-    const char *name = run.n ? run.list[0]->name : req->index;
-    sc_jsonw w;
-    sc_rest_json_begin(req, resp, exists ? 200 : 404, &w);
-    sc_jsonw_obj_begin(&w);
-    sc_jsonw_kv_str(&w, "_index", name);
-    sc_jsonw_key(&w, "_id");
-    sc_jsonw_strn(&w, req->id);
-    bool matched = exists && run.sr.explain;
-    sc_jsonw_kv_bool(&w, "matched", matched);
-    if (matched && hit->explanation) {
-        sc_jsonw_key(&w, "explanation");
-        sc__search_write_explanation(&w, hit->explanation);
-    } else if (exists) {
-        char desc[1024];
-        snprintf(desc, sizeof desc, "no match on %s", qstr ? qstr : "the query");
-        sc_explanation x = {.description = desc};
-        sc_jsonw_key(&w, "explanation");
-        sc__search_write_explanation(&w, &x);
-    }
-    sc_jsonw_obj_end(&w);
-    sc_rest_json_end(req, resp, &w);
-    run_fini(&run);
-    json_decref(owned), json_decref(body);
-}
-
-void sc_api_msearch(sc_rest_req *req, sc_rest_resp *resp)
-{
-    uint64_t t0 = sc_clock_now_ns();
-    sc_buf out = {0};
-    sc_jsonw w;
-    sc_jsonw_init(&w, &out, req->pretty);
-    sc_jsonw_obj_begin(&w);
-    sc_jsonw_kv_int(&w, "took", 0);
-    sc_jsonw_key(&w, "responses");
-    sc_jsonw_arr_begin(&w);
-    const uint8_t *p = req->body.ptr, *end = p ? p + req->body.len : p;
-    size_t lineno = 0;
-    bool bad = false;
-    while (p < end) {
-        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
-        const uint8_t *le = nl ? nl : end;
-        sc_slice header = sc_slice_make(p, (size_t)(le - p));
-        p = nl ? nl + 1 : end;
-        lineno++;
-        bool blank = true;
-        for (size_t i = 0; i < header.len; i++)
-            blank &= header.ptr[i] == ' ' || header.ptr[i] == '\r' || header.ptr[i] == '\t';
-        if (blank)
-            continue;
-        if (p >= end) {
-            bad = true;
-            break;
-        }
-        nl = memchr(p, '\n', (size_t)(end - p));
-        le = nl ? nl : end;
-        sc_slice bodyl = sc_slice_make(p, (size_t)(le - p));
-        p = nl ? nl + 1 : end;
-        lineno++;
-        json_error_t jerr;
-        json_t *h = sc__api_json_loadb(header, &jerr);
-        json_t *b = sc__api_json_loadb(bodyl, &jerr);
-        sc_rest_resp item;
-        sc_rest_resp_init(&item);
-        char nul_path[256];
-        if (!json_is_object(h) || !json_is_object(b)) {
-            sc_rest_errorf(req, &item, 400, "x_content_parse_exception",
-                           "[%zu:1] malformed _msearch line", lineno);
-        } else if (sc__api_json_find_nul(h, NULL, nul_path, sizeof nul_path) ||
-                   sc__api_json_find_nul(b, NULL, nul_path, sizeof nul_path)) {
-            sc__api_error_nul(req, &item, nul_path);
-        } else {
-            const char *ixs = req->index;
-            json_t *hi = json_object_get(h, "index");
-            char *joined = NULL;
-            if (json_is_string(hi))
-                ixs = json_string_value(hi);
-            else if (json_is_array(hi)) {
-                size_t cap = 1, i;
-                json_t *x;
-                json_array_foreach (hi, i, x)
-                    cap += json_string_length(x) + 1;
-                joined = sc_arena_alloc(req->arena, cap);
-                if (joined) {
-                    joined[0] = '\0';
-                    json_array_foreach (hi, i, x) {
-                        if (i)
-                            strcat(joined, ",");
-                        if (json_is_string(x))
-                            strcat(joined, json_string_value(x));
-                    }
-                    ixs = joined;
-                }
-            }
-            search_run run;
-            if (run_search(req, &item, ixs, b, false, &run)) {
-                uint64_t took_ms = (sc_clock_now_ns() - run.t0) / 1000000;
-                sc_jsonw iw;
-                sc_jsonw_init(&iw, &item.body, false);
-                sc__search_write_response(&iw, &run.sr, &run.r, &run.sp, took_ms, 200);
-                if (sc_jsonw_finish(&iw) != SC_OK)
-                    sc_rest_error(req, &item, 500, "exception", "out of memory", NULL, 0);
-                run_fini(&run);
-            } else {
-                /* Error items carry "status" inside: rewrite {"error":..,"status":N} as is. */
-            }
-        }
-        json_decref(h);
-        json_decref(b);
-        sc_jsonw_raw(&w, sc_slice_make(item.body.ptr, item.body.len));
-        sc_rest_resp_fini(&item);
-    }
-    sc_jsonw_arr_end(&w);
-    sc_jsonw_obj_end(&w);
-    if (bad) {
-        sc_vec_free(&out);
-        sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                      "The msearch request must be terminated by a newline [\\n]", NULL, 0);
-        return;
-    }
-    if (sc_jsonw_finish(&w) != SC_OK) {
-        sc_vec_free(&out);
-        sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
-        return;
-    }
-    /* Patch the total took into the fixed-width slot: rewrite the prefix. */
-    char took[64];
-    int tl = snprintf(took, sizeof took, "{\"took\":%llu",
-                      (unsigned long long)((sc_clock_now_ns() - t0) / 1000000));
-    sc_vec_clear(&resp->body);
-    const char *prefix = req->pretty ? NULL : "{\"took\":0";
-    if (prefix && out.len > 9 && memcmp(out.ptr, prefix, 9) == 0) {
-        (void)sc_vec_append(&resp->body, (const unsigned char *)took, (size_t)tl);
-        (void)sc_vec_append(&resp->body, out.ptr + 9, out.len - 9);
-    } else {
-        (void)sc_vec_append(&resp->body, out.ptr, out.len);
-    }
-    sc_vec_free(&out);
-    resp->status = 200;
-    resp->content_type = "application/json";
-}
-
-void sc_api_pit_open(sc_rest_req *req, sc_rest_resp *resp)
-{
-    if (!refuse_clustered_context(req, resp))
-        return;
-    const char *keep = sc_rest_param_get(req, "keep_alive");
-    int64_t ka;
-    if (!keep || !sc_time_parse_ms(keep, &ka) || ka <= 0) {
-        sc_rest_error(req, resp, 400, "action_request_validation_exception",
-                      "Validation Failed: 1: [keep_alive] is missing or invalid;", NULL, 0);
-        return;
-    }
-    sc_resolved res;
-    sc_cluster_error err;
-    sc_status st =
-        sc_node_resolve_read(req->node, req->index, sc__api_expand_flags(req), &res, &err);
-    sc_index **list = res.list;
-    size_t n = res.n;
-    if (st != SC_OK) {
-        if (st == SC_ENOTFOUND)
-            sc_rest_error_index_not_found(req, resp, err.index);
-        else if (st == SC_ECLOSED || st == SC_EINVAL)
-            sc__api_cluster_error(req, resp, &err);
-        else
-            sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
-        return;
-    }
-    sc_scroll *ctx;
-    uint32_t shards = 0;
-    for (size_t i = 0; i < n; i++)
-        shards += list[i]->settings.number_of_shards;
-    st = sc_scroll_open(req->node, list, n, NULL, sc_rest_param_get(req, "routing"),
-                        sc_rest_param_get(req, "preference"), 0, ka, &ctx);
-    if (st == SC_OK) {
-        /* Searches of the point in time keep the alias filters. */
-        ctx->filters = res.filters;
-        res.filters = NULL;
-    }
-    sc_resolved_fini(&res);
-    if (st != SC_OK) {
-        sc_rest_error(req, resp, 500, "exception", "cannot open the point in time", NULL, 0);
-        return;
-    }
-    ctx->pit = true;
-    sc_jsonw w;
-    sc_rest_json_begin(req, resp, 200, &w);
-    sc_jsonw_obj_begin(&w);
-    sc_jsonw_kv_str(&w, "id", ctx->id);
-    sc_jsonw_key(&w, "_shards");
-    sc_jsonw_obj_begin(&w);
-    sc_jsonw_kv_int(&w, "total", shards);
-    sc_jsonw_kv_int(&w, "successful", shards);
-    sc_jsonw_kv_int(&w, "skipped", 0);
-    sc_jsonw_kv_int(&w, "failed", 0);
-    sc_jsonw_obj_end(&w);
-    sc_jsonw_obj_end(&w);
-    sc_rest_json_end(req, resp, &w);
-    sc_scroll_release(req->node, ctx);
-}
-
-void sc_api_pit_close(sc_rest_req *req, sc_rest_resp *resp)
-{
-    json_t *body;
-    if (!sc__api_body_json(req, resp, true, &body))
-        return;
-    json_t *id = json_object_get(body, "id");
-    if (!json_is_string(id)) {
-        json_decref(body);
-        sc_rest_error(req, resp, 400, "action_request_validation_exception",
-                      "Validation Failed: 1: [id] is missing;", NULL, 0);
-        return;
-    }
-    size_t freed = sc_scroll_clear(req->node, json_string_value(id));
-    json_decref(body);
-    sc_jsonw w;
-    sc_rest_json_begin(req, resp, freed ? 200 : 404, &w);
-    sc_jsonw_obj_begin(&w);
-    sc_jsonw_kv_bool(&w, "succeeded", true);
-    sc_jsonw_kv_int(&w, "num_freed", (int64_t)freed);
-    sc_jsonw_obj_end(&w);
-    sc_rest_json_end(req, resp, &w);
 }

@@ -70,6 +70,21 @@ void sc__index_close_shards(sc_index *ix);
 /* Flushes every shard (used at shutdown). */
 void sc__index_flush(sc_index *ix);
 
+/* A registry replaced by a reload: requests that read it may still run (freed with the
+ * index). */
+typedef struct retired_registry {
+    struct retired_registry *next;
+    struct sc_analyzer_registry *registry;
+} retired_registry;
+
+/* Parses index settings into s and builds the normalized settings JSON for GET _settings
+ * (*norm) and the analysis section (*analysis) (index_settings.c). false with err set. */
+bool sc__index_parse_settings(const json_t *in, sc_index_settings *s, json_t **norm,
+                              json_t **analysis, bool durability_async, sc_cluster_error *err);
+/* Builds ix's analyzer registry from its analysis settings and its mapping hook
+ * (index_settings.c). */
+sc_status sc__index_analysis_bind(sc_index *ix, sc_cluster_error *err) SC_MUST_USE;
+
 /* Builds an sc_index in memory (not registered, no shards open) from settings and mappings
  * (node.c). Takes no ownership of the JSON inputs. */
 sc_status sc__index_build(sc_node *n, const char *name, const char *uuid, int64_t created,

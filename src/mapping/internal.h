@@ -28,6 +28,8 @@ void sc__mapping_cause(sc_mapping_error *err, const char *type, const char *fmt,
 
 /* A new empty mapping (root object only). NULL on out of memory. */
 sc_mapping *sc__mapping_alloc(void);
+/* The type named s (mapping.c); 0 when unknown. */
+int sc__mapping_type_from_name(const char *s, sc_mapping_type *out);
 
 /* Deep copy. NULL on out of memory. */
 sc_mapping *sc__mapping_clone(const sc_mapping *m);

@@ -1,0 +1,45 @@
+/* What the search handlers share (api_search.c, api_scroll.c, api_msearch.c): one resolved,
+ * parsed and executed search, and the page writer. */
+#ifndef SC_API_SEARCH_RUN_H
+#define SC_API_SEARCH_RUN_H
+
+#include "api/agg_internal.h"
+#include "api/search_internal.h"
+#include "cluster/scroll.h"
+
+/* Resolves, parses and runs one search; on success the caller writes the response. Returns
+ * false after writing an error into resp. */
+typedef struct search_run {
+    sc_index **list;
+    size_t n;
+    json_t **filters; /* per index: the alias filter or NULL (owned; NULL = none) */
+    char **routings;  /* per index: the alias search routing or NULL (owned; NULL = none) */
+    sc_search_request sr;
+    sc_search_response r;
+    search_parse sp;
+    sc__agg_hook agg; /* the aggregations' collect hook (spec NULL: none) */
+    uint64_t t0;
+} search_run;
+
+/* The scroll a search page belongs to (NULL for plain searches). */
+typedef struct scroll_page {
+    sc_scroll *ctx; /* acquired context: its indices and pinned snapshots are used */
+    bool opening;   /* first page: the context is opened here after resolution */
+    bool pit;       /* a point in time: from/size come from the request */
+    int64_t keep_alive_ms;
+} scroll_page;
+
+/* Resolves index_expr, parses body and runs the search (a count when count; a scroll or point
+ * in time page with page). false after writing an error into resp; on true the caller writes the
+ * response and calls sc__search_run_fini. */
+bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
+                       const json_t *body, bool count, search_run *run, scroll_page *page);
+bool sc__search_run_one(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
+                        const json_t *body, bool count, search_run *run);
+void sc__search_run_fini(search_run *run);
+/* Writes a search page; with a scroll, adds _scroll_id and advances the context. */
+void sc__search_respond_page(sc_rest_req *req, sc_rest_resp *resp, search_run *run, sc_scroll *ctx);
+/* Clustered: scroll and point in time are refused with a 400 (false). */
+bool sc__search_refuse_clustered(sc_rest_req *req, sc_rest_resp *resp);
+
+#endif
