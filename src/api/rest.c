@@ -265,8 +265,11 @@ bool sc__api_body_json(sc_rest_req *req, sc_rest_resp *resp, bool required, json
 {
     if (!sc__api_body_json_doc(req, resp, required, out))
         return false;
+    /* A string or key can hold NUL only through a \u0000 escape (JSON text has no raw NUL):
+     * without one in the body, the walk over the parsed value is skipped. */
     char path[256];
-    if (*out && sc__api_json_find_nul(*out, NULL, path, sizeof path)) {
+    if (*out && memmem(req->body.ptr, req->body.len, "\\u0000", 6) &&
+        sc__api_json_find_nul(*out, NULL, path, sizeof path)) {
         json_decref(*out);
         *out = NULL;
         sc__api_error_nul(req, resp, path);

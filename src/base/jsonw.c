@@ -253,20 +253,37 @@ void sc_jsonw_str(sc_jsonw *w, const char *s)
     sc_jsonw_strn(w, sc_slice_cstr(s));
 }
 
+/* Decimal digits of v at the end of buf[0..32); returns where they start. */
+static char *u64_digits(uint64_t v, char *end)
+{
+    char *p = end;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return p;
+}
+
 void sc_jsonw_int(sc_jsonw *w, int64_t v)
 {
     char buf[32];
-    int n = snprintf(buf, sizeof(buf), "%" PRId64, v);
+    char *end = buf + sizeof buf;
+    /* the magnitude as unsigned: -INT64_MIN does not fit an int64_t */
+    uint64_t mag = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    char *p = u64_digits(mag, end);
+    if (v < 0)
+        *--p = '-';
     before_value(w);
-    put(w, buf, (size_t)n);
+    put(w, p, (size_t)(end - p));
 }
 
 void sc_jsonw_uint(sc_jsonw *w, uint64_t v)
 {
     char buf[32];
-    int n = snprintf(buf, sizeof(buf), "%" PRIu64, v);
+    char *end = buf + sizeof buf;
+    char *p = u64_digits(v, end);
     before_value(w);
-    put(w, buf, (size_t)n);
+    put(w, p, (size_t)(end - p));
 }
 
 static size_t add_point_zero(char *buf, size_t n)

@@ -1,6 +1,7 @@
 /* Route table and dispatch (see router.h). */
 #include "http/router.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -339,43 +340,73 @@ static bool seg_eq(const segs *s, int i, const char *lit, size_t lit_len)
     return s->len[i] == lit_len && memcmp(s->ptr[i], lit, lit_len) == 0;
 }
 
-/* Matches path segments against a pattern; fills captures (arena copies) on success. */
-static bool match(sc_rest_req *req, const segs *s, const char *pattern, bool fill)
+/* The route patterns split into segments once (at the first request): matching a request
+ * compares its segment count first, then literals, without re-splitting every pattern. */
+enum {
+    CAP_LITERAL,
+    CAP_INDEX,
+    CAP_ID,
+    CAP_EXTRA
+};
+typedef struct route_shape {
+    segs s;
+    unsigned char cap[MAX_SEGS];
+} route_shape;
+static route_shape shapes[N_ROUTES];
+static pthread_once_t shapes_once = PTHREAD_ONCE_INIT;
+
+static void shapes_init(void)
 {
-    segs p;
-    if (!split(pattern, &p, NULL) || p.n != s->n)
+    for (size_t i = 0; i < N_ROUTES; i++) {
+        route_shape *r = &shapes[i];
+        if (!split(routes[i].pattern, &r->s, NULL))
+            r->s.n = -1; /* never matches (a pattern longer than MAX_SEGS) */
+        for (int k = 0; k < r->s.n; k++) {
+            const char *x = r->s.ptr[k];
+            r->cap[k] = x[0] != '{'                     ? CAP_LITERAL
+                        : strncmp(x, "{index}", 7) == 0 ? CAP_INDEX
+                        : strncmp(x, "{id}", 4) == 0    ? CAP_ID
+                                                        : CAP_EXTRA;
+        }
+    }
+}
+
+/* Matches path segments against route ri's pattern; fills captures (arena copies) on success. */
+static bool match(sc_rest_req *req, const segs *s, size_t ri, bool fill)
+{
+    const route_shape *p = &shapes[ri];
+    if (p->s.n != s->n)
         return false;
-    for (int i = 0; i < p.n; i++) {
-        if (p.ptr[i][0] == '{') {
+    for (int i = 0; i < p->s.n; i++) {
+        if (p->cap[i] != CAP_LITERAL) {
             /* "_x" is an endpoint, not a name; but a task id (node:n) may start with '_' as
              * a node id is random base64url */
             if (s->ptr[i][0] == '_' && !seg_eq(s, i, "_all", 4) &&
-                !(strncmp(p.ptr[i], "{extra}", 7) == 0 && memchr(s->ptr[i], ':', s->len[i])))
+                !(p->cap[i] == CAP_EXTRA && memchr(s->ptr[i], ':', s->len[i])))
                 return false;
             if (!fill)
                 continue;
             char *v = sc_arena_strndup(req->arena, s->ptr[i], s->len[i]);
             if (!v)
                 return false;
-            if (strncmp(p.ptr[i], "{index}", 7) == 0)
+            if (p->cap[i] == CAP_INDEX)
                 req->index = v;
-            else if (strncmp(p.ptr[i], "{id}", 4) == 0)
+            else if (p->cap[i] == CAP_ID)
                 req->id = sc_slice_make(v, s->len[i]);
             else
                 req->extra = v;
-        } else if (!seg_eq(s, i, p.ptr[i], p.len[i])) {
+        } else if (!seg_eq(s, i, p->s.ptr[i], p->s.len[i])) {
             return false;
         }
     }
     return true;
 }
 
-/* The capture name ("{index}", "{id}", ...) or literal at segment i of pattern. */
-static bool pattern_seg_is(const char *pattern, int i, const char *what)
+/* The capture name ("{index}", "{id}", ...) or literal at segment i of route ri's pattern. */
+static bool pattern_seg_is(size_t ri, int i, const char *what)
 {
-    segs p;
-    return split(pattern, &p, NULL) && i < p.n && p.len[i] == strlen(what) &&
-           memcmp(p.ptr[i], what, p.len[i]) == 0;
+    const segs *p = &shapes[ri].s;
+    return i < p->n && p->len[i] == strlen(what) && memcmp(p->ptr[i], what, p->len[i]) == 0;
 }
 
 /* A decoded segment holding NUL would be cut short wherever it is used as a C string (index
@@ -387,11 +418,11 @@ static bool refuse_nul_segment(sc_rest_req *req, sc_rest_resp *resp, const segs 
     for (int i = 0; i < s->n; i++) {
         if (!memchr(s->ptr[i], '\0', s->len[i]))
             continue;
-        if (r && pattern_seg_is(r->pattern, i, "{id}"))
+        if (r && pattern_seg_is((size_t)(r - routes), i, "{id}"))
             continue;
         const char *shown = printable(req->arena, s->ptr[i], s->len[i]);
-        bool is_index =
-            r ? pattern_seg_is(r->pattern, i, "{index}") : (i == 0 && s->ptr[i][0] != '_');
+        bool is_index = r ? pattern_seg_is((size_t)(r - routes), i, "{index}")
+                          : (i == 0 && s->ptr[i][0] != '_');
         if (is_index)
             sc_rest_errorf(req, resp, 400, "invalid_index_name_exception",
                            "Invalid index name [%.200s], must not contain a NUL byte", shown);
@@ -407,6 +438,7 @@ static bool refuse_nul_segment(sc_rest_req *req, sc_rest_resp *resp, const segs 
 
 static void route_request(sc_rest_req *req, sc_rest_resp *resp)
 {
+    pthread_once(&shapes_once, shapes_init);
     segs s;
     if (!split(req->path, &s, req->arena)) {
         sc_rest_errorf(req, resp, 404, "illegal_argument_exception",
@@ -416,14 +448,14 @@ static void route_request(sc_rest_req *req, sc_rest_resp *resp)
     unsigned allowed = 0;
     const route *shape = NULL; /* first route of the right shape, whatever the method */
     for (size_t i = 0; i < N_ROUTES; i++) {
-        if (!match(req, &s, routes[i].pattern, false))
+        if (!match(req, &s, i, false))
             continue;
         if (!shape)
             shape = &routes[i];
         if (routes[i].methods & (1u << req->method)) {
             if (refuse_nul_segment(req, resp, &s, &routes[i]))
                 return;
-            if (!match(req, &s, routes[i].pattern, true)) {
+            if (!match(req, &s, i, true)) {
                 sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
                 return;
             }
