@@ -64,6 +64,15 @@ static sc_dsl_field_kind env_kind(void *ctx, sc_slice field)
     }
 }
 
+static sc_status env_nested(void *ctx, sc_slice path)
+{
+    dsl_ctx *d = ctx;
+    const sc_mapping_field *f = sc_mapping_find(d->m, path);
+    if (!f)
+        return SC_ENOTFOUND;
+    return f->type == SC_MAPPING_OBJECT && f->nested ? SC_OK : SC_EINVAL;
+}
+
 static sc_status env_vector(void *ctx, sc_slice field, sc_vec_params *out, bool *indexed)
 {
     dsl_ctx *d = ctx;
@@ -321,6 +330,7 @@ static sc_status parse_query(sc_arena *arena, sc_index *ix, const json_t *json, 
                       .score_field = env_score_field,
                       .named = env_named,
                       .vector_field = env_vector,
+                      .nested_path = env_nested,
                       .knn_default_k = default_k};
     sc_status st = knn ? sc_dsl_parse_knn(&env, arena, json, out, err)
                        : sc_dsl_parse(&env, arena, json, out, err);

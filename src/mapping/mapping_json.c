@@ -52,9 +52,11 @@ static json_t *object_json(const sc_mapping_field *f)
     if (!f->enabled)
         json_object_set_new(o, "enabled", json_false());
     set_extra(o, f->extra);
+    if (f->nested)
+        json_object_set_new(o, "type", json_string("nested"));
     if (f->n_children)
         json_object_set_new(o, "properties", props_json(f));
-    if (json_object_size(o) == 0 || (!f->n_children && f->enabled))
+    if (!f->nested && (json_object_size(o) == 0 || (!f->n_children && f->enabled)))
         json_object_set_new(o, "type", json_string("object"));
     return o;
 }
