@@ -488,6 +488,17 @@ static sc_status q_nested(P *p, const json_t *body, sc_query **out)
         return sc__dsl_fail(p, "query_shard_exception",
                             "[nested] nested object under path [%s] is not of nested type",
                             json_string_value(path));
+    json_t *ih = json_object_get(body, "inner_hits");
+    if (ih && !json_is_object(ih))
+        return sc__dsl_fail(p, "parsing_exception", "[nested] [inner_hits] must be an object");
+    if (ih && p->env && p->env->inner_hits) {
+        char why[256] = "";
+        sc_status st = p->env->inner_hits(p->env->ctx, ih, ps, inner, why, sizeof why);
+        if (st == SC_EINVAL)
+            return sc__dsl_fail(p, "illegal_argument_exception", "%s", why);
+        if (st != SC_OK)
+            return sc__dsl_oom(p);
+    }
     *out = NEW(p, sc_query_nested(p->a, ps, inner, mode));
     return sc__dsl_apply_boost(p, "nested", body, *out);
 }

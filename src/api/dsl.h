@@ -87,6 +87,10 @@ typedef struct sc_dsl_env {
     /* Whether `path` is a `nested` field: SC_OK when it is, SC_ENOTFOUND when unmapped,
      * SC_EINVAL when mapped with another type. NULL callback: nested queries fail. */
     sc_status (*nested_path)(void *ctx, sc_slice path);
+    /* A nested query's `inner_hits` object (opts, borrowed) for `path` and its inner query.
+     * SC_EINVAL with a reason in err (a 400): a bad option. NULL: inner_hits are ignored. */
+    sc_status (*inner_hits)(void *ctx, const json_t *opts, sc_slice path, const sc_query *inner,
+                            char *err, size_t err_cap);
 } sc_dsl_env;
 
 typedef struct sc_dsl_error {

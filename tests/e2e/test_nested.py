@@ -468,3 +468,54 @@ def test_nested_agg_shapes_and_errors(server, idx):
         st, _, b = server.request("POST", "/%s/_search" % idx, {"size": 0, "aggs": aggs})
         assert st == 400, (aggs, b)
         assert_error(b, 400, etype)
+
+
+def test_inner_hits(server, idx):
+    st, _, b = server.request("PUT", "/%s/_doc/1?refresh=true" % idx, {
+        "title": "x", "comments": [{"author": "alice", "stars": 1, "text": "big dog"},
+                                   {"author": "bob", "stars": 3, "text": "cat"},
+                                   {"author": "alice", "stars": 2, "text": "dog"}]})
+    assert st in (200, 201), b
+    st, _, b = server.request("PUT", "/%s/_doc/2?refresh=true" % idx, {
+        "title": "y", "comments": {"author": "alice", "stars": 5, "text": "bird"}})
+    assert st in (200, 201), b
+    b = search(server, idx, {"query": nested_q(
+        "comments", {"match": {"comments.text": "dog"}}, inner_hits={})})
+    assert ids_of(b) == ["1"]
+    hit = b["hits"]["hits"][0]
+    ih = hit["inner_hits"]["comments"]["hits"]
+    assert ih["total"] == {"value": 2, "relation": "eq"}
+    # best first: "dog" (shorter field) scores above "big dog"
+    assert [x["_nested"] for x in ih["hits"]] == [{"field": "comments", "offset": 2},
+                                                  {"field": "comments", "offset": 0}]
+    assert ih["hits"][0]["_source"] == {"author": "alice", "stars": 2, "text": "dog"}
+    assert ih["hits"][1]["_source"] == {"author": "alice", "stars": 1, "text": "big dog"}
+    assert all(x["_id"] == "1" and x["_index"] == idx for x in ih["hits"])
+    assert ih["max_score"] == pytest.approx(ih["hits"][0]["_score"])
+    # the root's score is the avg of its children's scores (score_mode avg)
+    assert hit["_score"] == pytest.approx((ih["hits"][0]["_score"] + ih["hits"][1]["_score"]) / 2)
+    # name, from, size, _source: false; roots matched by another clause get empty inner hits
+    b = search(server, idx, {"_source": False, "query": {"bool": {"should": [
+        nested_q("comments", {"term": {"comments.author": "alice"}},
+                 inner_hits={"name": "al", "from": 1, "size": 1, "_source": False}),
+        {"term": {"title": "y"}}]}}})
+    got = {h["_id"]: h["inner_hits"]["al"]["hits"] for h in b["hits"]["hits"]}
+    assert got["1"]["total"]["value"] == 2
+    assert [x["_nested"]["offset"] for x in got["1"]["hits"]] == [2]
+    assert "_source" not in got["1"]["hits"][0]
+    assert got["2"]["total"]["value"] == 1 and got["2"]["hits"] == []
+    b = search(server, idx, {"query": {"bool": {"should": [
+        nested_q("comments", {"term": {"comments.author": "nobody"}}, inner_hits={}),
+        {"term": {"title": "y"}}]}}})
+    assert b["hits"]["hits"][0]["inner_hits"]["comments"]["hits"] == {
+        "total": {"value": 0, "relation": "eq"}, "max_score": None, "hits": []}
+    # errors
+    for ih_opts in ({"sort": "x"}, {"size": -1}, {"from": "a"}):
+        st, _, b = server.request("POST", "/%s/_search" % idx, {"query": nested_q(
+            "comments", {"match_all": {}}, inner_hits=ih_opts)})
+        assert st == 400, (ih_opts, b)
+    st, _, b = server.request("POST", "/%s/_search" % idx, {"query": {"bool": {"should": [
+        nested_q("comments", {"match_all": {}}, inner_hits={}),
+        nested_q("comments", {"match_all": {}}, inner_hits={})]}}})
+    assert st == 400, b
+    assert "already contains an entry" in b["error"]["reason"]
