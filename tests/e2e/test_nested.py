@@ -519,3 +519,47 @@ def test_inner_hits(server, idx):
         nested_q("comments", {"match_all": {}}, inner_hits={})]}}})
     assert st == 400, b
     assert "already contains an entry" in b["error"]["reason"]
+
+
+def test_nested_sort_against_brute_force(server, fresh_index):
+    seed = random.randrange(1 << 30)
+    print("seed", seed)
+    rnd = random.Random(seed)
+    st, _, b = server.request("PUT", "/" + fresh_index, {
+        "settings": {"number_of_shards": 2}, "mappings": MAPPING})
+    assert st == 200, b
+    docs = random_docs(rnd, 150)
+    for k in range(2):
+        part = list(range(k * 75, (k + 1) * 75))
+        bulk(server, fresh_index, [docs[i] for i in part], ids=part)
+
+    def key(d, mode, field):
+        vals = [c[field] for c in d.get("comments", [])]
+        if not vals:
+            return None
+        return {"min": min, "max": max, "sum": sum,
+                "avg": lambda v: sum(v) / len(v)}[mode](vals)
+
+    for field, mode, order in [("stars", "max", "desc"), ("stars", "min", "asc"),
+                               ("stars", "avg", "desc"), ("stars", "sum", "asc"),
+                               ("author", "min", "asc"), ("author", "max", "desc")]:
+        b = search(server, fresh_index, {"size": 200, "sort": [
+            {"comments." + field: {"order": order, "mode": mode,
+                                   "nested": {"path": "comments"}}},
+            {"n": "asc"}]})
+        got = [(h["sort"][0], int(h["_id"])) for h in b["hits"]["hits"]]
+        have = [(key(d, mode, field), i) for i, d in enumerate(docs)]
+        present = sorted([x for x in have if x[0] is not None],
+                         key=lambda x: (x[0], x[1]) if order == "asc" else
+                         (tuple(-ord(ch) for ch in x[0]) if isinstance(x[0], str) else -x[0],
+                          x[1]))
+        missing = sorted(i for k_, i in have if k_ is None)
+        assert [i for _, i in got] == [i for _, i in present] + missing, (field, mode, order)
+        for (v, _), (w, _) in zip(got, present):
+            assert v == pytest.approx(w) if not isinstance(w, str) else v == w
+    st, _, b = server.request("POST", "/%s/_search" % fresh_index, {"sort": [
+        {"comments.stars": {"nested": {"path": "title"}}}]})
+    assert st == 400, b
+    st, _, b = server.request("POST", "/%s/_search" % fresh_index, {"sort": [
+        {"comments.stars": {"nested": {"path": "comments", "filter": {"match_all": {}}}}}]})
+    assert st == 400, b
