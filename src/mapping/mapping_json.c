@@ -189,6 +189,8 @@ static int added_children(const sc_mapping *base, const sc_mapping_field *obj, j
                     json_decref(sub);
                     return 0;
                 }
+                if (c->nested) /* an update must not turn it into an object */
+                    json_object_set_new(o, "type", json_string("nested"));
                 json_object_set_new(o, "properties", sub);
                 json_object_set_new(props, c->name, o);
             } else {

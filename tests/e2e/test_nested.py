@@ -114,6 +114,16 @@ def test_mapping_round_trip_and_refusals(server, idx):
     assert st in (200, 201), b
     st, _, b = server.request("GET", "/%s/_mapping" % idx)
     assert b[idx]["mappings"]["properties"]["other"].get("type", "object") == "object"
+    # a dynamic field inside a nested object keeps the field nested (the mapping update names
+    # the type) and is searchable through a nested query
+    st, _, b = server.request("PUT", "/%s/_doc/e?refresh=true" % idx,
+                              {"comments": [{"author": "z", "mood": "happy"}]})
+    assert st in (200, 201), b
+    st, _, b = server.request("GET", "/%s/_mapping" % idx)
+    cm = b[idx]["mappings"]["properties"]["comments"]
+    assert cm["type"] == "nested" and cm["properties"]["mood"]["type"] == "text", cm
+    assert ids_of(search(server, idx, {"query": nested_q(
+        "comments", {"match": {"comments.mood": "happy"}})})) == ["e"]
 
 
 def test_classic_example_counts_see_roots_only(server, idx):
