@@ -101,7 +101,7 @@ static void build_segment(const char *docs, const char *dir, const sc_analyzer *
              .n_tokens = k.n,
              .length = (uint32_t)k.n},
         };
-        sc_index_doc doc = {sc_slice_cstr(line), sc_slice_make(NULL, 0), fields, 2};
+        sc_index_doc doc = {sc_slice_cstr(line), sc_slice_make(NULL, 0), fields, 2, NULL, 0};
         if ((st = sc_segment_builder_add(b, &doc, NULL)) != SC_OK)
             die("add", st);
     }

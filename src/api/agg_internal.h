@@ -35,6 +35,7 @@ typedef struct sc__agg_pctx {
     sc_index *ix;
     sc_mapping *m; /* may be NULL */
     sc_agg_parse_error *err;
+    bool in_nested; /* parsing the sub-aggregations of a `nested` (not reversed since) */
 } sc__agg_pctx;
 
 /* Fills c->err and returns false. */

@@ -63,12 +63,12 @@ static const kind_name kinds[] = {
     {"percentiles_bucket", SC_AGG_PERCENTILES_BUCKET},
     {"extended_stats_bucket", SC_AGG_EXTENDED_STATS_BUCKET},
     {"rare_terms", SC_AGG_RARE_TERMS},
+    {"nested", SC_AGG_NESTED},
+    {"reverse_nested", SC_AGG_REVERSE_NESTED},
 };
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {"significant_text",
-                                    "nested",
-                                    "reverse_nested",
                                     "sampler",
                                     "diversified_sampler",
                                     "adjacency_matrix",
@@ -196,9 +196,24 @@ static bool parse_one(sc__agg_pctx *c, const char *name, const json_t *body, sc_
             return sc__agg_oom_err(c);
         r->meta = meta;
     }
+    if (s->kind == SC_AGG_NESTED && c->in_nested)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[nested] aggregation [%s] inside another [nested] aggregation: "
+                            "multi-level nesting is not supported",
+                            name);
+    if (s->kind == SC_AGG_REVERSE_NESTED && !c->in_nested)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "Reverse nested aggregation [%s] can only be used inside a [nested] "
+                            "aggregation",
+                            name);
+    bool was_nested = c->in_nested;
+    if (s->kind == SC_AGG_NESTED || s->kind == SC_AGG_REVERSE_NESTED)
+        c->in_nested = s->kind == SC_AGG_NESTED;
     /* subs first: a terms order may name one; a spec that fails frees what it attached
      * (date formats, script environments), its parent never sees it */
-    if ((subs && !parse_aggs(c, subs, s, depth + 1)) || !sc__agg_parse_params(c, type, params, s)) {
+    bool subs_ok = !subs || parse_aggs(c, subs, s, depth + 1);
+    c->in_nested = was_nested;
+    if (!subs_ok || !sc__agg_parse_params(c, type, params, s)) {
         sc__agg_spec_free(s);
         return false;
     }

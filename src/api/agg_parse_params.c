@@ -706,6 +706,34 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
         s->vtype = mf ? SC_AGG_V_LONG : SC_AGG_V_UNMAPPED;
         return true;
     }
+    case SC_AGG_NESTED: {
+        static const char *const keys[] = {"path", NULL};
+        const json_t *path = json_object_get(p, "path");
+        if (!sc__agg_known_keys(c, type, p, keys))
+            return false;
+        if (!json_is_string(path))
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[path] must not be null: [%s]", s->name);
+        const sc_mapping_field *mf =
+            c->m ? sc_mapping_find(c->m, sc_slice_cstr(json_string_value(path))) : NULL;
+        if (mf && !(mf->type == SC_MAPPING_OBJECT && mf->nested))
+            return sc__agg_fail(c, 400, "aggregation_execution_exception",
+                                "[nested] nested path [%s] is not nested",
+                                json_string_value(path));
+        s->field = dup(c, json_string_value(path)); /* unmapped: no docs (doc_count 0) */
+        return s->field != NULL || sc__agg_oom_err(c);
+    }
+    case SC_AGG_REVERSE_NESTED: {
+        static const char *const keys[] = {"path", NULL};
+        if (!sc__agg_known_keys(c, type, p, keys))
+            return false;
+        if (json_object_get(p, "path"))
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[reverse_nested] [path] is not supported (nested fields have one "
+                                "level: the parent is always the root document): [%s]",
+                                s->name);
+        return true;
+    }
     case SC_AGG_GLOBAL:
         if (json_object_size(p))
             return sc__agg_fail(c, 400, "x_content_parse_exception",

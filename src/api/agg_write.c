@@ -774,6 +774,8 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_FILTER:
     case SC_AGG_MISSING:
     case SC_AGG_GLOBAL:
+    case SC_AGG_NESTED:
+    case SC_AGG_REVERSE_NESTED:
         if (r->n_buckets == 1)
             write_bucket_body(w, s, &r->buckets[0], tk);
         break;

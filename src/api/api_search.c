@@ -252,7 +252,11 @@ static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_s
                                 const search_parse *sp)
 {
     bool vectors = sr->n_rrf || sr->knn_cap || sp->vec.rrf || json_array_size(sp->vec.knn);
+    bool inner = false;
+    for (size_t i = 0; sr->named && i < sr->n_indices; i++)
+        inner |= sr->named[i].n_inner > 0;
     const char *what = vectors                          ? "knn / rrf"
+                       : inner                          ? "inner_hits"
                        : sr->highlight                  ? "highlight"
                        : sr->rescore                    ? "rescore"
                        : sr->collapse                   ? "collapse"

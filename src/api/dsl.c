@@ -441,6 +441,68 @@ static sc_status q_dis_max(P *p, const json_t *body, sc_query **out)
     return sc__dsl_apply_boost(p, "dis_max", body, d);
 }
 
+/* nested: {"path": p, "query": q, "score_mode": avg|sum|min|max|none, "ignore_unmapped": b,
+ * "boost", "_name"}; inner_hits is read by the search layer (search_parse.c). */
+static sc_status q_nested(P *p, const json_t *body, sc_query **out)
+{
+    static const char *const keys[] = {"path",       "query", "score_mode", "ignore_unmapped",
+                                       "inner_hits", "boost", "_name",      NULL};
+    if (!json_is_object(body))
+        return sc__dsl_fail(p, "parsing_exception", "[nested] query malformed");
+    SC_TRY(sc__dsl_check_keys(p, "nested", body, keys));
+    json_t *path = json_object_get(body, "path"), *q = json_object_get(body, "query");
+    if (!json_is_string(path))
+        return sc__dsl_fail(p, "parsing_exception", "[nested] requires 'path' field");
+    if (!json_is_object(q))
+        return sc__dsl_fail(p, "parsing_exception", "[nested] requires 'query' field");
+    sc_nested_score_mode mode = SC_NESTED_SCORE_AVG;
+    json_t *sm = json_object_get(body, "score_mode");
+    if (sm) {
+        static const char *const modes[] = {"avg", "sum", "min", "max", "none"};
+        const char *ms = json_is_string(sm) ? json_string_value(sm) : "";
+        size_t i = 0;
+        while (i < 5 && strcmp(ms, modes[i]) != 0)
+            i++;
+        if (i == 5)
+            return sc__dsl_fail(p, "illegal_argument_exception", "No enum constant %s",
+                                json_is_string(sm) ? ms : "(not a string)");
+        mode = (sc_nested_score_mode)i;
+    }
+    json_t *iu = json_object_get(body, "ignore_unmapped");
+    if (iu && !json_is_boolean(iu))
+        return sc__dsl_fail(p, "parsing_exception", "[nested] [ignore_unmapped] must be a boolean");
+    sc_query *inner = NULL;
+    SC_TRY(sc__dsl_parse_query(p, q, &inner));
+    sc_slice ps = sc__dsl_jstr(path);
+    sc_status ns = p->env && p->env->nested_path ? p->env->nested_path(p->env->ctx, ps)
+                                                 : SC_ENOTFOUND;
+    if (ns == SC_ENOTFOUND && json_is_true(iu)) {
+        *out = NEW(p, sc_query_match_none(p->a));
+        return SC_OK;
+    }
+    if (ns == SC_ENOTFOUND)
+        return sc__dsl_fail(p, "query_shard_exception",
+                            "[nested] failed to find nested object under path [%s]",
+                            json_string_value(path));
+    if (ns != SC_OK)
+        return sc__dsl_fail(p, "query_shard_exception",
+                            "[nested] nested object under path [%s] is not of nested type",
+                            json_string_value(path));
+    json_t *ih = json_object_get(body, "inner_hits");
+    if (ih && !json_is_object(ih))
+        return sc__dsl_fail(p, "parsing_exception", "[nested] [inner_hits] must be an object");
+    if (ih && p->env && p->env->inner_hits) {
+        char why[256] = "";
+        sc_status st = p->env->inner_hits(p->env->ctx, ih, ps, inner, why, sizeof why);
+        if (st == SC_EINVAL)
+            return sc__dsl_fail(p, "illegal_argument_exception", "%s", why);
+        if (st != SC_OK)
+            return sc__dsl_oom(p);
+    }
+    *out = NEW(p, sc_query_nested(p->a, ps, inner, mode));
+    return sc__dsl_apply_boost(p, "nested", body, *out);
+}
+
 typedef sc_status (*qfn)(P *, const json_t *, sc_query **);
 static const struct {
     const char *name;
@@ -473,6 +535,7 @@ static const struct {
     {"geo_bounding_box", sc__dsl_q_geo_bounding_box},
     {"geo_distance", sc__dsl_q_geo_distance},
     {"knn", sc__dsl_q_knn},
+    {"nested", q_nested},
 };
 
 /* Reports a query's `_name` (in its body, or in the body of its one field for the field-style

@@ -84,6 +84,13 @@ typedef struct sc_dsl_env {
     /* Called for each query with a `_name` (named queries, hits' matched_queries): the name
      * (borrowed from the request JSON) and its parsed tree. NULL: names are ignored. */
     sc_status (*named)(void *ctx, const char *name, sc_query *q);
+    /* Whether `path` is a `nested` field: SC_OK when it is, SC_ENOTFOUND when unmapped,
+     * SC_EINVAL when mapped with another type. NULL callback: nested queries fail. */
+    sc_status (*nested_path)(void *ctx, sc_slice path);
+    /* A nested query's `inner_hits` object (opts, borrowed) for `path` and its inner query.
+     * SC_EINVAL with a reason in err (a 400): a bad option. NULL: inner_hits are ignored. */
+    sc_status (*inner_hits)(void *ctx, const json_t *opts, sc_slice path, const sc_query *inner,
+                            char *err, size_t err_cap);
 } sc_dsl_env;
 
 typedef struct sc_dsl_error {

@@ -64,6 +64,66 @@ static sc_dsl_field_kind env_kind(void *ctx, sc_slice field)
     }
 }
 
+/* inner_hits: {"name", "from" (0), "size" (3), "_source" (true)}; names are unique. */
+static sc_status env_inner_hits(void *ctx, const json_t *opts, sc_slice path,
+                                const sc_query *inner, char *err, size_t err_cap)
+{
+    dsl_ctx *d = ctx;
+    sc_search_named *n = d->named;
+    if (!n)
+        return SC_OK;
+    sc_shard_inner_spec sp = {.path = path, .query = inner, .size = 3, .source = true};
+    char *pname = sc_arena_strndup(d->arena, (const char *)path.ptr, path.len);
+    if (!pname)
+        return SC_ENOMEM;
+    sp.name = pname;
+    const char *k;
+    json_t *v;
+    json_object_foreach ((json_t *)opts, k, v) {
+        if (!strcmp(k, "name") && json_is_string(v)) {
+            sp.name = json_string_value(v);
+        } else if ((!strcmp(k, "from") || !strcmp(k, "size")) && json_is_integer(v) &&
+                   json_integer_value(v) >= 0 && json_integer_value(v) <= 100) {
+            *(!strcmp(k, "from") ? &sp.from : &sp.size) = (uint32_t)json_integer_value(v);
+        } else if (!strcmp(k, "_source") && json_is_boolean(v)) {
+            sp.source = json_is_true(v);
+        } else if (!strcmp(k, "from") || !strcmp(k, "size")) {
+            snprintf(err, err_cap,
+                     "[inner_hits] [%s] must be an integer from 0 to 100 "
+                     "(index.max_inner_result_window)",
+                     k);
+            return SC_EINVAL;
+        } else {
+            snprintf(err, err_cap, "[inner_hits] option [%s] is not supported", k);
+            return SC_EINVAL;
+        }
+    }
+    for (size_t i = 0; i < n->n_inner; i++)
+        if (!strcmp(n->inner[i].name, sp.name)) {
+            snprintf(err, err_cap, "[inner_hits] already contains an entry for key [%s]",
+                     sp.name);
+            return SC_EINVAL;
+        }
+    sc_shard_inner_spec *list = sc_arena_alloc(d->arena, (n->n_inner + 1) * sizeof *list);
+    if (!list)
+        return SC_ENOMEM;
+    if (n->n_inner)
+        memcpy(list, n->inner, n->n_inner * sizeof *list);
+    list[n->n_inner] = sp;
+    n->inner = list;
+    n->n_inner++;
+    return SC_OK;
+}
+
+static sc_status env_nested(void *ctx, sc_slice path)
+{
+    dsl_ctx *d = ctx;
+    const sc_mapping_field *f = sc_mapping_find(d->m, path);
+    if (!f)
+        return SC_ENOTFOUND;
+    return f->type == SC_MAPPING_OBJECT && f->nested ? SC_OK : SC_EINVAL;
+}
+
 static sc_status env_vector(void *ctx, sc_slice field, sc_vec_params *out, bool *indexed)
 {
     dsl_ctx *d = ctx;
@@ -321,6 +381,8 @@ static sc_status parse_query(sc_arena *arena, sc_index *ix, const json_t *json, 
                       .score_field = env_score_field,
                       .named = env_named,
                       .vector_field = env_vector,
+                      .nested_path = env_nested,
+                      .inner_hits = env_inner_hits,
                       .knn_default_k = default_k};
     sc_status st = knn ? sc_dsl_parse_knn(&env, arena, json, out, err)
                        : sc_dsl_parse(&env, arena, json, out, err);

@@ -239,7 +239,7 @@ bool sc__search_page_build(sc_rest_req *req, sc_rest_resp *resp, const search_pa
         return false;
     out->collapse = sp->collapse_field && !count ? &sp->collapse : NULL;
     for (size_t i = 0; named && !count && i < n; i++)
-        if (named[i].n)
+        if (named[i].n || named[i].n_inner)
             out->named = named;
     for (size_t i = 0; sp->indices_boost && i < n; i++) /* boosts multiply the scores */
         queries[i]->boost *= (float)index_boost(sp->indices_boost, list[i]->name);

@@ -50,6 +50,21 @@ static bool sort_entry(sc_rest_req *req, const char *name, const json_t *spec, s
                     snprintf(why, why_cap, "[sort] unknown mode [%s] for [%s]", mv, name);
                     return false;
                 }
+            } else if (!strcmp(k, "nested") && json_is_object(v)) {
+                const char *nk;
+                json_t *nv;
+                json_object_foreach (v, nk, nv) {
+                    if (strcmp(nk, "path") || !json_is_string(nv)) {
+                        snprintf(why, why_cap,
+                                 "[sort] [nested] option [%s] is not supported (only [path])", nk);
+                        return false;
+                    }
+                    f->nested_path = sc_slice_cstr(json_string_value(nv));
+                }
+                if (!f->nested_path.len) {
+                    snprintf(why, why_cap, "[sort] [nested] requires [path]");
+                    return false;
+                }
             } else if (strcmp(k, "unmapped_type") && strcmp(k, "mode") && strcmp(k, "format") &&
                        strcmp(k, "numeric_type")) {
                 snprintf(why, why_cap, "[sort] option [%s] is not supported", k);
@@ -151,6 +166,25 @@ bool sc__search_check_sort(sc_rest_req *req, sc_rest_resp *resp, const search_pa
         if (!m && !(m = sc_index_mapping(ix)))
             break;
         const sc_mapping_field *mf = sc_mapping_find(m, f->field);
+        if (f->nested_path.len) {
+            const sc_mapping_field *np = sc_mapping_find(m, f->nested_path);
+            size_t pl = f->nested_path.len;
+            if (!np || np->type != SC_MAPPING_OBJECT || !np->nested) {
+                sc_rest_errorf(req, resp, 400, "query_shard_exception",
+                               "[nested] nested object under path [%.*s] is not of nested type",
+                               (int)(pl > 200 ? 200 : pl), (const char *)f->nested_path.ptr);
+                ok = false;
+                break;
+            }
+            if (f->field.len <= pl || memcmp(f->field.ptr, f->nested_path.ptr, pl) ||
+                f->field.ptr[pl] != '.') {
+                sc_rest_errorf(req, resp, 400, "query_shard_exception",
+                               "[nested] nested path [%.*s] is not a parent of the sort field",
+                               (int)(pl > 200 ? 200 : pl), (const char *)f->nested_path.ptr);
+                ok = false;
+                break;
+            }
+        }
         if (mf && mf->type == SC_MAPPING_TEXT) {
             sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
                            "Text fields are not optimised for operations that require "

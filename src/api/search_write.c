@@ -145,6 +145,60 @@ void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_
 
 /* The "sort" array of a hit: numbers decoded as Elasticsearch prints them (dates as epoch
  * millis), keywords as strings, missing values as null. */
+/* A hit's inner_hits (nested queries): Elasticsearch's shape, one search-hits object per
+ * inner_hits name, each hit with _nested {field, offset}; hits without children get empty
+ * ones. */
+static void write_inner_hits(sc_jsonw *w, const sc_search_request *sr, const sc_result_hit *h)
+{
+    const sc_search_named *n = &sr->named[h->index_i];
+    sc_jsonw_key(w, "inner_hits");
+    sc_jsonw_obj_begin(w);
+    for (size_t k = 0; k < n->n_inner; k++) {
+        const sc_shard_inner_spec *spec = &n->inner[k];
+        const sc_shard_inner_result *r = h->inner ? &h->inner[k] : NULL;
+        sc_jsonw_key(w, spec->name);
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_key(w, "hits");
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_key(w, "total");
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_kv_int(w, "value", r ? (int64_t)r->total : 0);
+        sc_jsonw_kv_str(w, "relation", "eq");
+        sc_jsonw_obj_end(w);
+        sc_jsonw_key(w, "max_score");
+        if (r && r->total && !isnan(r->max_score))
+            sc_jsonw_float(w, r->max_score);
+        else
+            sc_jsonw_null(w);
+        sc_jsonw_key(w, "hits");
+        sc_jsonw_arr_begin(w);
+        for (size_t i = 0; r && i < r->n_hits; i++) {
+            const sc_shard_inner_hit *x = &r->hits[i];
+            sc_jsonw_obj_begin(w);
+            sc_jsonw_kv_str(w, "_index", sr->indices[h->index_i]->name);
+            sc_jsonw_key(w, "_id");
+            sc_jsonw_strn(w, h->id);
+            sc_jsonw_key(w, "_nested");
+            sc_jsonw_obj_begin(w);
+            sc_jsonw_key(w, "field");
+            sc_jsonw_strn(w, spec->path);
+            sc_jsonw_kv_int(w, "offset", x->offset);
+            sc_jsonw_obj_end(w);
+            sc_jsonw_key(w, "_score");
+            sc_jsonw_float(w, x->score);
+            if (x->source.len) {
+                sc_jsonw_key(w, "_source");
+                sc_jsonw_raw(w, x->source);
+            }
+            sc_jsonw_obj_end(w);
+        }
+        sc_jsonw_arr_end(w);
+        sc_jsonw_obj_end(w);
+        sc_jsonw_obj_end(w);
+    }
+    sc_jsonw_obj_end(w);
+}
+
 static void write_sort_values(sc_jsonw *w, const sc_mapping *m, const search_parse *sp,
                               const sc_sort_key *keys)
 {
@@ -396,6 +450,8 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         }
         if (sp->n_sort && h->sort)
             write_sort_values(w, m, sp, h->sort);
+        if (sr->named && sr->named[h->index_i].n_inner)
+            write_inner_hits(w, sr, h);
         if (sr->explain && h->explanation) {
             sc_jsonw_key(w, "_explanation");
             sc__search_write_explanation(w, h->explanation);

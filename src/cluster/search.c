@@ -405,6 +405,8 @@ static sc_status fetch_shard(const sc_node_fetch_request *req, size_t t, const s
     if (sr && sr->named) {
         fa.named = sr->named[req->query->targets[t].index_i].queries;
         fa.n_named = sr->named[req->query->targets[t].index_i].n;
+        fa.inner = sr->named[req->query->targets[t].index_i].inner;
+        fa.n_inner = sr->named[req->query->targets[t].index_i].n_inner;
     }
     if (sr && sr->explain) {
         fa.explain = (sr->explain_queries ? sr->explain_queries
@@ -607,7 +609,8 @@ sc_status sc__search_fetch_hits(sc_node *n, const sc_search_request *sr,
                                        .primary_term = f->primary_term,
                                        .matched = f->matched,
                                        .n_matched = f->n_matched,
-                                       .explanation = f->explanation};
+                                       .explanation = f->explanation,
+                                       .inner = f->inner};
         SC_TRY(sc__search_copy_keys(sr, d->keys, arena, &out->hits[i].sort));
         if (sr->collapse && d->collapse_key) {
             sc_sort_key *ck = sc_arena_alloc(arena, sizeof *ck);

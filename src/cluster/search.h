@@ -35,6 +35,9 @@ typedef struct sc_search_named {
     const char *const *names;
     const sc_query *const *queries;
     size_t n;
+    /* the inner_hits of the tree's nested queries (fetched for each hit), n_inner of them */
+    const sc_shard_inner_spec *inner;
+    size_t n_inner;
 } sc_search_named;
 
 typedef struct sc_search_request {
@@ -135,6 +138,7 @@ typedef struct sc_result_hit {
     const uint32_t *matched; /* indices into request.named[index_i] it matches */
     size_t n_matched;
     const sc_explanation *explanation; /* request.explain (NULL on an error) */
+    const sc_shard_inner_result *inner; /* request.named[index_i].n_inner results, or NULL */
     const sc_sort_key *collapse_key; /* with request.collapse (arena), else NULL */
 } sc_result_hit;
 

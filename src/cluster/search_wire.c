@@ -10,6 +10,7 @@
  *   term_stats      = uv:n_fields (bytes:field uv:doc_count uv:sum_total_term_freq)*
  *                     uv:n_terms (bytes:field bytes:term uv:doc_freq uv:total_term_freq)*
  *   sort_spec       = u8:kind bytes:field bool:desc bool:missing_first u8:mode bool:is_double
+ *                     [bytes:nested_path]   (mode | 0x80: a nested sort; older specs unchanged)
  *   sort_key        = bool:missing sv:i f64:d bytes:s
  *   target          = uv:index_i uv:shard uv:shard_ix uv:pin_ix
  *   node_query_resp = uv:context_id uv:n_results outcome* uv:n_sort uv:n_top hit* bytes:agg
@@ -64,8 +65,10 @@ static void put_spec(sc_wire_buf *b, const sc_sort_spec *s)
     sc_wire_put_bytes(b, s->field.ptr, s->field.len);
     sc_wire_put_bool(b, s->desc);
     sc_wire_put_bool(b, s->missing_first);
-    sc_wire_put_u8(b, (uint8_t)s->mode);
+    sc_wire_put_u8(b, (uint8_t)((uint8_t)s->mode | (s->nested_path.len ? 0x80 : 0)));
     sc_wire_put_bool(b, s->is_double);
+    if (s->nested_path.len)
+        sc_wire_put_bytes(b, s->nested_path.ptr, s->nested_path.len);
 }
 
 static void get_spec(sc_wire_reader *r, sc_sort_spec *s)
@@ -76,6 +79,13 @@ static void get_spec(sc_wire_reader *r, sc_sort_spec *s)
     s->missing_first = sc_wire_get_bool(r);
     uint8_t mode = sc_wire_get_u8(r);
     s->is_double = sc_wire_get_bool(r);
+    s->nested_path = (sc_slice){0};
+    if (mode & 0x80) {
+        mode &= 0x7f;
+        s->nested_path = sc_wire_get_bytes(r);
+        if (!s->nested_path.len)
+            r->st = r->st == SC_OK ? SC_ECORRUPT : r->st;
+    }
     if (kind > SC_SORT_BY_KEYWORD || mode > SC_SORT_MODE_SUM)
         r->st = r->st == SC_OK ? SC_ECORRUPT : r->st;
     s->kind = (sc_sort_by)kind;

@@ -95,11 +95,22 @@ typedef struct sc_index_field {
     const sc_vec_params *vparams; /* VECTOR */
 } sc_index_field;
 
-typedef struct sc_index_doc {
+/* Name of the KEYWORD field a hidden nested child document carries (the path of its nested
+ * object, "comments"); root documents never have it. */
+#define SC_NESTED_PATH_FIELD "_nested_path"
+
+typedef struct sc_index_doc sc_index_doc;
+struct sc_index_doc {
     sc_slice id;     /* the document's _id (also present as a KEYWORD field named "_id") */
-    sc_slice source; /* the original _source JSON bytes, stored compressed */
+    sc_slice source; /* the original _source JSON bytes, stored compressed (children: empty) */
     const sc_index_field *fields;
     size_t n_fields;
-} sc_index_doc;
+    /* The objects of the document's `nested` fields, one hidden child document each, in
+     * source order (Lucene's block join): the shard adds them immediately before this doc in
+     * the same segment, each carrying _id (the root's) and SC_NESTED_PATH_FIELD. Children
+     * have no children of their own. n_children 0 for documents without nested objects. */
+    const sc_index_doc *children;
+    size_t n_children;
+};
 
 #endif

@@ -359,6 +359,7 @@ static sc_status parse(sc_segment *seg, bool verify, sc_index_error *err)
 
 static void seg_free(sc_segment *seg)
 {
+    sc__segment_nested_fini(seg);
     free(seg->fields);
     if (seg->mapped) {
         sc_mmap_close(&seg->map);
@@ -372,6 +373,8 @@ static sc_status open_common(sc_segment *seg, bool verify, sc_segment **out, sc_
 {
     atomic_init(&seg->refs, 1);
     sc_status st = parse(seg, verify, err);
+    if (st == SC_OK && (st = sc__segment_nested_init(seg)) == SC_ECORRUPT)
+        sc__set_error(err, seg->path, 0, "nested documents: a block does not end with its root");
     if (st != SC_OK) {
         seg_free(seg);
         return st;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "base/alloc.h"
+#include "base/bitset.h"
 #include "base/slice.h"
 #include "base/status.h"
 #include "index/doc.h"
@@ -73,6 +74,17 @@ sc_status sc_segment_open_ex(const char *dir, const char *name, sc_segment **out
  * The name is used for error messages only. */
 sc_status sc_segment_open_bytes(sc_slice bytes, const char *name, bool verify_checksum,
                                 sc_segment **out, sc_index_error *err) SC_MUST_USE;
+
+/* Block join (nested documents, index/nested.c): the segment's root documents as a bitset of
+ * n_docs bits (set = root), or NULL when the segment holds no nested child documents (docs
+ * with the SC_NESTED_PATH_FIELD keyword). A root's children are the docs immediately before
+ * it up to the previous root. Computed at open from that field's postings; immutable. */
+const sc_bitset *sc_segment_parents(const sc_segment *seg);
+/* The number of child documents (deleted ones included); 0 without nested docs. */
+uint32_t sc_segment_n_children(const sc_segment *seg);
+/* The first doc of the block whose root is `doc`: doc minus its number of children (doc
+ * itself without nested docs). O(children). */
+uint32_t sc_segment_block_start(const sc_segment *seg, uint32_t doc);
 
 /* Reference counting (atomic, thread-safe). unref of the last reference unmaps and frees.
  * sc_segment_unref(NULL) is a no-op. */

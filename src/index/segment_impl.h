@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 
 #include "base/file.h"
+#include "base/bitset.h"
 #include "index/segment.h"
 
 struct sc_segment {
@@ -22,6 +23,13 @@ struct sc_segment {
     size_t n_fields;
     const uint8_t *stored_idx; /* n_stored_blocks entries of SC__STORED_ENTRY_BYTES */
     uint32_t n_stored_blocks;
+    /* nested.c: root docs when the segment holds nested children (else NULL) */
+    sc_bitset *parents;
+    uint32_t n_children;
 };
+
+/* nested.c: computes parents / n_children at open; frees them. */
+sc_status sc__segment_nested_init(sc_segment *seg) SC_MUST_USE;
+void sc__segment_nested_fini(sc_segment *seg);
 
 #endif

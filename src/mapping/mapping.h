@@ -117,6 +117,9 @@ struct sc_mapping_field {
     float vec_confidence; /* index_options.confidence_interval as given (-1 = not set) */
     bool vec_sim_set;     /* `similarity` given (bit vectors default to l2_norm) */
     sc_mapping_dynamic dynamic; /* objects */
+    /* objects declared `"type": "nested"`: each object under it in a document is indexed as a
+     * hidden child document of the root (mapping/parse_doc.c, sc_index_doc.children) */
+    bool nested;
     sc_mapping_field *parent;   /* NULL for the root */
     /* For objects: the properties; for other fields: the multi-fields (`fields`). Sorted by
      * name. */

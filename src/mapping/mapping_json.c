@@ -52,9 +52,11 @@ static json_t *object_json(const sc_mapping_field *f)
     if (!f->enabled)
         json_object_set_new(o, "enabled", json_false());
     set_extra(o, f->extra);
+    if (f->nested)
+        json_object_set_new(o, "type", json_string("nested"));
     if (f->n_children)
         json_object_set_new(o, "properties", props_json(f));
-    if (json_object_size(o) == 0 || (!f->n_children && f->enabled))
+    if (!f->nested && (json_object_size(o) == 0 || (!f->n_children && f->enabled)))
         json_object_set_new(o, "type", json_string("object"));
     return o;
 }
@@ -187,6 +189,8 @@ static int added_children(const sc_mapping *base, const sc_mapping_field *obj, j
                     json_decref(sub);
                     return 0;
                 }
+                if (c->nested) /* an update must not turn it into an object */
+                    json_object_set_new(o, "type", json_string("nested"));
                 json_object_set_new(o, "properties", sub);
                 json_object_set_new(props, c->name, o);
             } else {

@@ -185,6 +185,12 @@ static sc_status parse_object_def(const json_t *def, sc_mapping_field *f, sc_map
         bool b;
         if (strcmp(k, "type") == 0)
             continue;
+        if (f->nested && (strcmp(k, "include_in_parent") == 0 || strcmp(k, "include_in_root") == 0)) {
+            bool on = false;
+            if (json_bool_value(v, &on) && !on)
+                continue; /* false is the default */
+            return bad_param(err, "[%s] on nested mapper [%s] is not supported%s", k, f->path, "");
+        }
         if (strcmp(k, "properties") == 0) {
             SC_TRY(parse_properties(v, f, err));
         } else if (strcmp(k, "dynamic") == 0) {
@@ -200,7 +206,7 @@ static sc_status parse_object_def(const json_t *def, sc_mapping_field *f, sc_map
             json_object_set_new(f->extra, k, json_deep_copy(v));
         } else {
             return bad_param(err, "unknown parameter [%s] on mapper [%s] of type [%s]", k,
-                             f->path, "object");
+                             f->path, f->nested ? "nested" : "object");
         }
     }
     return SC_OK;
@@ -395,6 +401,7 @@ sc_status sc__mapping_field_parse(const json_t *def, const char *name, sc_mappin
     *out = NULL;
     const json_t *tv = json_object_get(def, "type");
     sc_mapping_type type = SC_MAPPING_OBJECT;
+    bool nested = false;
     const char *alias = NULL;
     if (tv) {
         if (!json_is_string(tv))
@@ -406,6 +413,9 @@ sc_status sc__mapping_field_parse(const json_t *def, const char *name, sc_mappin
         } else if (strcmp(ts, "search_as_you_type") == 0) {
             type = SC_MAPPING_TEXT;
             alias = ts;
+        } else if (strcmp(ts, "nested") == 0) {
+            type = SC_MAPPING_OBJECT;
+            nested = true;
         } else if (strcmp(ts, "constant_keyword") == 0 || strcmp(ts, "wildcard") == 0) {
             type = SC_MAPPING_KEYWORD;
             alias = ts;
@@ -416,10 +426,17 @@ sc_status sc__mapping_field_parse(const json_t *def, const char *name, sc_mappin
         return bad_param(err, "No type specified for field [%s]%s%s", name, "", "");
     }
     if (multi && type == SC_MAPPING_OBJECT)
-        return bad_param(err, "Type [object] cannot be used in multi field [%s]%s%s", name, "", "");
+        return bad_param(err, "Type [%s] cannot be used in multi field [%s]%s", nested ? "nested" : "object", name, "");
+    if (nested) {
+        for (const sc_mapping_field *a = parent; a; a = a->parent)
+            if (a->nested)
+                return bad_param(err, "nested field [%s] inside nested field [%s]: multi-level nesting is not supported%s",
+                                 name, a->path, "");
+    }
     sc_mapping_field *f = sc__mapping_field_new(name, parent, type);
     if (!f)
         return SC_ENOMEM;
+    f->nested = nested;
     f->is_multi_field = multi;
     sc_status st = SC_OK;
     if (alias && !(f->type_alias = strdup(alias)))

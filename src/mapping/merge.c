@@ -73,6 +73,12 @@ static sc_status merge_field(sc_mapping_field *cur, sc_mapping_field *upd, sc_ma
         return SC_ECONFLICT;
     }
     if (cur->type == SC_MAPPING_OBJECT) {
+        if (cur->nested != upd->nested) {
+            sc__mapping_err(err, "illegal_argument_exception",
+                            "can't merge a non-nested mapping [%s] with a nested mapping",
+                            cur->path);
+            return SC_ECONFLICT;
+        }
         if (cur->enabled != upd->enabled)
             return conflict(err, cur->path, "enabled", b2s(cur->enabled), b2s(upd->enabled));
         if (upd->dynamic != SC_MAPPING_DYNAMIC_INHERIT)

@@ -34,6 +34,8 @@ typedef struct pctx {
     bool created;      /* a dynamic field was created */
     bool limit_hit;    /* SC_ELIMIT came from a mapping limit, not the arena */
     sc_mapping_error *err;
+    SC_VEC(sc_index_doc) children; /* nested objects met so far (assembled in the arena) */
+    const char *nested_path;       /* while walking a nested object: its path */
 } pctx;
 
 /* Internal: the first pass met a field it must map dynamically. */
@@ -604,6 +606,8 @@ static sc_status index_completion(pctx *c, sc_mapping_field *f, const sc__jd *v)
     return completion_input(c, f, input, (uint32_t)weight);
 }
 
+static sc_status nested_child(pctx *c, sc_mapping_field *f, const sc__jd *v);
+
 static sc_status index_value(pctx *c, sc_mapping_field *f, const sc__jd *v, bool with_copy)
 {
     if (f->type == SC_MAPPING_COMPLETION)
@@ -644,6 +648,8 @@ static sc_status index_value(pctx *c, sc_mapping_field *f, const sc__jd *v, bool
                             f->path, f->name);
             return SC_EINVAL;
         }
+        if (f->nested && f->enabled)
+            return nested_child(c, f, v);
         return f->enabled ? walk_object(c, f, v) : SC_OK;
     }
     if (v->type == SC__JD_OBJECT)
@@ -679,13 +685,15 @@ static uint32_t field_flags(const sc_mapping_field *f)
     return fl;
 }
 
+/* The fields gathered in c->accs as *doc's fields: _id first, then (for a nested child,
+ * c->nested_path set) SC_NESTED_PATH_FIELD, then the mapped fields. */
 static sc_status assemble(pctx *c, sc_index_doc *doc)
 {
-    size_t n = 1;
+    size_t n = 2;
     for (size_t i = 0; i < c->n_accs; i++)
         n += c->accs[i].field != NULL;
     sc_index_field *fields = sc_arena_calloc(c->arena, n, sizeof(*fields));
-    sc_index_token *idtok = sc_arena_alloc(c->arena, sizeof(*idtok));
+    sc_index_token *idtok = sc_arena_alloc(c->arena, 2 * sizeof(*idtok));
     if (!fields || !idtok)
         return SC_ELIMIT;
     idtok->term = c->id;
@@ -697,6 +705,16 @@ static sc_status assemble(pctx *c, sc_index_doc *doc)
     fields[0].tokens = idtok;
     fields[0].n_tokens = 1;
     size_t k = 1;
+    if (c->nested_path) {
+        idtok[1].term = sc_slice_cstr(c->nested_path);
+        idtok[1].position = 0;
+        fields[1].name = sc_slice_cstr(SC_NESTED_PATH_FIELD);
+        fields[1].kind = SC_FIELD_KEYWORD;
+        fields[1].flags = SC_FIELD_INDEXED;
+        fields[1].tokens = &idtok[1];
+        fields[1].n_tokens = 1;
+        k = 2;
+    }
     for (size_t i = 0; i < c->n_accs; i++) {
         acc *a = &c->accs[i];
         if (!a->field || (a->toks.len == 0 && a->vals.len == 0 && !a->vec))
@@ -758,12 +776,52 @@ static void reset(pctx *c)
     c->n_accs = 0;
 }
 
+/* One object of nested field f: its fields are gathered apart (c->accs swapped out) and
+ * assembled as a hidden child document. */
+static sc_status nested_child(pctx *c, sc_mapping_field *f, const sc__jd *v)
+{
+    if (c->nested_path) { /* the mapping refuses nested in nested; dynamic cannot create it */
+        sc__mapping_err(c->err, "mapper_parsing_exception",
+                        "nested object [%s] inside nested object [%s] is not supported", f->path,
+                        c->nested_path);
+        return SC_EINVAL;
+    }
+    acc *saved = c->accs;
+    size_t saved_n = c->n_accs;
+    c->accs = NULL;
+    c->n_accs = 0;
+    char *path = sc_arena_strndup(c->arena, f->path, strlen(f->path));
+    c->nested_path = path;
+    sc_index_doc child = {.id = c->id};
+    sc_status st = path ? walk_object(c, f, v) : SC_ELIMIT;
+    if (st == SC_OK)
+        st = assemble(c, &child);
+    reset(c);
+    c->nested_path = NULL;
+    c->accs = saved;
+    c->n_accs = saved_n;
+    if (st == SC_OK)
+        st = sc_vec_push(&c->children, child);
+    return st;
+}
+
 static sc_status run(pctx *c, const sc__jd *src, sc_index_doc *doc)
 {
     c->next_ord = (uint32_t)c->m->n_fields;
+    c->children.len = 0;
     sc_status st = walk_object(c, c->m->root, src);
     if (st == SC_OK)
         st = assemble(c, doc);
+    if (st == SC_OK && c->children.len) {
+        sc_index_doc *ch = sc_arena_alloc(c->arena, c->children.len * sizeof(*ch));
+        if (!ch) {
+            st = SC_ELIMIT;
+        } else {
+            memcpy(ch, c->children.ptr, c->children.len * sizeof(*ch));
+            doc->children = ch;
+            doc->n_children = c->children.len;
+        }
+    }
     reset(c);
     return st;
 }
@@ -809,6 +867,7 @@ sc_status sc_mapping_parse_doc(const sc_mapping *m, const sc_mapping_analysis *a
         else
             sc_mapping_unref(clone);
     }
+    sc_vec_free(&c.children);
     if (st == SC_ELIMIT && !arena->over_budget && !c.limit_hit)
         st = SC_ENOMEM;
     return st;

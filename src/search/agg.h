@@ -98,6 +98,11 @@ typedef enum sc_agg_kind {
      * drops candidates whose hash another input saw as frequent or whose summed count passes
      * max_doc_count. Buckets in key order. */
     SC_AGG_RARE_TERMS,
+    /* block join (agg_nested.c), one bucket each: `nested` over the nested child docs of path
+     * `field` of the incoming roots; `reverse_nested` over the roots of the incoming children
+     * (each root once per bucket) */
+    SC_AGG_NESTED,
+    SC_AGG_REVERSE_NESTED,
     SC_AGG_KIND_COUNT_
 } sc_agg_kind;
 
@@ -483,7 +488,7 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
  * PERCENTILES 30, PERCENTILE_RANKS 31, MEDIAN_ABSOLUTE_DEVIATION 32, GEO_BOUNDS 33,
  * GEO_CENTROID 34, TOP_HITS 35, TOP_METRICS 36, BUCKET_SCRIPT 37, BUCKET_SELECTOR 38,
  * MOVING_FN 39, SERIAL_DIFF 40, PERCENTILES_BUCKET 41, EXTENDED_STATS_BUCKET 42,
- * RARE_TERMS 43): new kinds go at the end,
+ * RARE_TERMS 43, NESTED 44, REVERSE_NESTED 45): new kinds go at the end,
  * and the fuzz seeds are regenerated when a number moves (tests/fuzz/seeds/). flags&1: the
  * min..extended_stats and weighted_avg metrics; flags&2: terms, multi_terms and
  * significant_terms; flags&4 = error_set; flags&8: auto_date_histogram (always); flags&16:

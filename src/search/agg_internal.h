@@ -201,6 +201,8 @@ sc_status sc__agg_composite_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_pipeline_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_auto_histo_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_weighted_new(sc__agg_coll *c) SC_MUST_USE;
+/* nested / reverse_nested collectors (agg_nested.c). */
+sc_status sc__agg_nested_new(sc__agg_coll *c) SC_MUST_USE;
 /* geo_bounds / geo_centroid collectors (agg_geo.c). */
 sc_status sc__agg_geo_new(sc__agg_coll *c) SC_MUST_USE;
 /* Merges the geo_bounds partial x into r (extremes; counts add). */

@@ -115,6 +115,8 @@ sc_agg_result *sc__agg_empty_result(const sc_agg_spec *spec, sc_arena *a)
     case SC_AGG_FILTER:
     case SC_AGG_MISSING:
     case SC_AGG_GLOBAL:
+    case SC_AGG_NESTED:
+    case SC_AGG_REVERSE_NESTED:
     case SC_AGG_ROOT: nb = 1; break;
     default: break;
     }

@@ -85,6 +85,7 @@ bool sc_query_can_match(const sc_searcher *s, const sc_query *q)
     case SC_QUERY_RANGE: return range_can_match(s, q);
     case SC_QUERY_BOOL: return bool_can_match(s, q);
     case SC_QUERY_CONSTANT_SCORE: return sc_query_can_match(s, q->u.constant_score.inner);
+    case SC_QUERY_NESTED: return sc_query_can_match(s, q->u.nested.inner);
     default: return true;
     }
 }

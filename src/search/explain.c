@@ -139,6 +139,11 @@ static void plan_str(sbuf *b, const sc__plan *p)
         plan_str(b, p->child);
         sb_str(b, ")");
         break;
+    case SC__PLAN_NESTED:
+        sb_str(b, "ToParentBlockJoinQuery (");
+        plan_str(b, p->child);
+        sb_str(b, ")");
+        break;
     case SC__PLAN_BOOL: {
         sb_str(b, "(");
         bool first = true;
@@ -381,6 +386,10 @@ static sc_status explain(ex *e, const sc__plan *p, sc_explanation *x)
     case SC__PLAN_BOOSTING: return leaf_set(e, x, score, "score of boosting query");
     case SC__PLAN_FUNCTION_SCORE: return leaf_set(e, x, score, "score of function_score query");
     case SC__PLAN_DOCS: return leaf_set(e, x, score, "score of knn query");
+    case SC__PLAN_NESTED:
+        if (p->nested_mode != SC_NESTED_SCORE_NONE)
+            return leaf_set(e, x, score, "Score based on child doc range");
+        break;
     default: break;
     }
     /* constant-score kinds (and non-scoring leaves) */

@@ -209,6 +209,7 @@ static sc_status walk(sc_hl_query *hq, sc_arena *a, const sc_query *q, sc_slice 
     case SC_QUERY_CONSTANT_SCORE: return walk(hq, a, q->u.constant_score.inner, field, rfm);
     case SC_QUERY_BOOSTING: return walk(hq, a, q->u.boosting.positive, field, rfm);
     case SC_QUERY_FUNCTION_SCORE: return walk(hq, a, q->u.function_score.inner, field, rfm);
+    case SC_QUERY_NESTED: return walk(hq, a, q->u.nested.inner, field, rfm);
     default: return walk_leaf(hq, a, q, field, rfm);
     }
 }

@@ -24,6 +24,7 @@
 #include "index/postings.h"
 #include "search/bm25.h"
 #include "search/function_score.h"
+#include "search/query.h"
 #include "search/score_script.h"
 
 #define SC_DOC_END UINT32_MAX
@@ -266,6 +267,13 @@ typedef struct sc_iter_function_score_args {
  * those scoring at least min_score. max_score is unbounded, so no block-max pruning below it. */
 sc_doc_iter *sc_iter_function_score(sc_arena *a, sc_doc_iter *child,
                                     const sc_iter_function_score_args *args);
+/* Block join (iter_nested.c, Lucene's ToParentBlockJoinScorer): the roots (set bits of
+ * `parents`, n_docs bits, borrowed) of the docs `child` matches, each root being the first set
+ * bit at or after a child doc; score = `mode` over the root's matching children's scores
+ * (double accumulation, avg = sum / count, NONE = 0), cast to float, times `boost`. child must
+ * match only non-root docs. */
+sc_doc_iter *sc_iter_nested(sc_arena *a, sc_doc_iter *child, const sc_bitset *parents,
+                            uint32_t n_docs, sc_nested_score_mode mode, float boost);
 /* A phrase over n >= 2 term cursors (already reset with SC_POSTINGS_POSITIONS) at query
  * positions offsets[i]; slop 0 = exact (Lucene's ExactPhraseMatcher), else sloppy
  * (SloppyPhraseMatcher, repeated terms included). bm25 may be NULL. */

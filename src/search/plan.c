@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/doc.h"
 #include "index/terms.h"
 #include "search/automaton.h"
 #include "search/internal.h"
@@ -156,6 +157,8 @@ static int cmp_fuzzy(const void *a, const void *b)
     return sc_slice_cmp(x->term, y->term);
 }
 
+static sc_status nested_plan(sc__search_ctx *ctx, const sc_query *q, float boost, bool scoring,
+                             sc__plan **out);
 static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boost, bool scoring,
                        sc__plan **out);
 
@@ -625,9 +628,31 @@ static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boos
     case SC_QUERY_BOOL: return bool_plan(ctx, q, boost, scoring, out);
     case SC_QUERY_KNN: return sc__knn_plan(ctx, q, boost, scoring, out);
     case SC_QUERY_FUNCTION_SCORE: return function_score_plan(ctx, q, boost, scoring, out);
+    case SC_QUERY_NESTED: return nested_plan(ctx, q, boost, scoring, out);
     }
     if (!p)
         return oom(ctx);
+    *out = p;
+    return SC_OK;
+}
+
+/* nested: the child plan is inner AND (filter) _nested_path:path, so only that path's hidden
+ * child docs match it; the iterator joins them to their roots. */
+static sc_status nested_plan(sc__search_ctx *ctx, const sc_query *q, float boost, bool scoring,
+                             sc__plan **out)
+{
+    sc_query *cq = sc_query_bool(ctx->a);
+    sc_query *pt = sc_query_term(ctx->a, sc_slice_cstr(SC_NESTED_PATH_FIELD), q->u.nested.path);
+    if (!cq || !pt || sc_query_bool_add(ctx->a, cq, SC_OCCUR_MUST, q->u.nested.inner) != SC_OK ||
+        sc_query_bool_add(ctx->a, cq, SC_OCCUR_FILTER, pt) != SC_OK)
+        return oom(ctx);
+    bool child_scoring = scoring && q->u.nested.score_mode != SC_NESTED_SCORE_NONE;
+    sc__plan *p = new_plan(ctx, SC__PLAN_NESTED, scoring, boost);
+    if (!p)
+        return oom(ctx);
+    p->nested_mode = q->u.nested.score_mode;
+    p->field = q->u.nested.path;
+    SC_TRY(build(ctx, cq, 1.0f, child_scoring, &p->child));
     *out = p;
     return SC_OK;
 }

@@ -516,6 +516,18 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
         *out = sc_iter_constant(ctx->a, c, p->score);
         return *out ? SC_OK : sc__search_oom(ctx);
     }
+    case SC__PLAN_NESTED: {
+        const sc_bitset *parents = sc_segment_parents(seg);
+        if (!parents) /* no nested docs in this segment */
+            return SC_OK;
+        sc_doc_iter *c;
+        SC_TRY(sc__plan_iter(ctx, p->child, seg_i, &c));
+        if (!c)
+            return SC_OK;
+        sc_nested_score_mode mode = p->scoring ? p->nested_mode : SC_NESTED_SCORE_NONE;
+        *out = sc_iter_nested(ctx->a, c, parents, sc_segment_n_docs(seg), mode, p->score);
+        return *out ? SC_OK : sc__search_oom(ctx);
+    }
     }
     return SC_OK;
 }

@@ -179,6 +179,19 @@ sc_query *sc_query_boosting(sc_arena *a, sc_query *positive, sc_query *negative,
     return q;
 }
 
+sc_query *sc_query_nested(sc_arena *a, sc_slice path, sc_query *inner,
+                          sc_nested_score_mode score_mode)
+{
+    sc_query *q = node(a, SC_QUERY_NESTED);
+    if (q && !dup_slice(a, path, &q->u.nested.path))
+        return NULL;
+    if (q) {
+        q->u.nested.inner = inner;
+        q->u.nested.score_mode = score_mode;
+    }
+    return q;
+}
+
 sc_query *sc_query_function_score(sc_arena *a, sc_query *inner)
 {
     sc_query *q = node(a, SC_QUERY_FUNCTION_SCORE);
@@ -352,6 +365,7 @@ const char *sc_query_kind_name(sc_query_kind kind)
         [SC_QUERY_TERM_RANGE] = "range",
         [SC_QUERY_KNN] = "knn",
         [SC_QUERY_FUNCTION_SCORE] = "function_score",
+        [SC_QUERY_NESTED] = "nested",
     };
     if ((unsigned)kind < sizeof names / sizeof names[0] && names[kind])
         return names[kind];
@@ -476,6 +490,11 @@ static void print(out *o, const sc_query *q)
         outf(o, "FunctionScore(");
         print(o, q->u.function_score.inner);
         outf(o, ", %zu functions)", q->u.function_score.n_fns);
+        break;
+    case SC_QUERY_NESTED: /* Lucene's ToParentBlockJoinQuery.toString */
+        outf(o, "ToParentBlockJoinQuery (");
+        print(o, q->u.nested.inner);
+        outf(o, ")");
         break;
     case SC_QUERY_DIS_MAX:
         outf(o, "(");

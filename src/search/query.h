@@ -36,7 +36,17 @@ typedef enum sc_query_kind {
     SC_QUERY_TERM_RANGE, /* terms between two bounds in byte order (TermRangeQuery) */
     SC_QUERY_KNN,        /* the k nearest vectors of a dense_vector field (search/knn.c) */
     SC_QUERY_FUNCTION_SCORE, /* inner query's docs rescored by functions (function_score.h) */
+    SC_QUERY_NESTED, /* roots with a nested child (of `path`) matching inner (block join) */
 } sc_query_kind;
+
+/* How a nested query scores a root from its matching children (Lucene's ScoreMode). */
+typedef enum sc_nested_score_mode {
+    SC_NESTED_SCORE_AVG = 0, /* Elasticsearch's default */
+    SC_NESTED_SCORE_SUM,
+    SC_NESTED_SCORE_MIN,
+    SC_NESTED_SCORE_MAX,
+    SC_NESTED_SCORE_NONE, /* score 0 */
+} sc_nested_score_mode;
 
 /* A geo query's shape, in degrees (Elasticsearch's geo_bounding_box and geo_distance). */
 typedef enum sc_geo_kind {
@@ -235,6 +245,14 @@ struct sc_query {
             bool has_min_score;
             float min_score;
         } function_score;
+        /* SC_QUERY_NESTED: root docs having a child doc of nested path `path` that inner
+         * matches; score = score_mode over those children's scores (times boost). inner's
+         * fields are full paths ("comments.author"). */
+        struct {
+            sc_slice path;
+            sc_query *inner;
+            sc_nested_score_mode score_mode;
+        } nested;
     } u;
 };
 
@@ -282,6 +300,10 @@ sc_query *sc_query_knn(sc_arena *a, sc_slice field, const float *vector, uint32_
 /* A function_score over inner with no functions yet (score_mode multiply, boost_mode
  * multiply, no max_boost, no min_score). */
 sc_query *sc_query_function_score(sc_arena *a, sc_query *inner);
+
+/* A nested query on `path` (copied) over inner (borrowed). */
+sc_query *sc_query_nested(sc_arena *a, sc_slice path, sc_query *inner,
+                          sc_nested_score_mode score_mode);
 
 /* Appends a copy of *f (its filter borrowed, its field copied) to a function_score node.
  * SC_ENOMEM / SC_ELIMIT (arena), SC_EINVAL if q is not a function_score. */

@@ -39,6 +39,9 @@ struct sc_sort_collector {
     bool track_scores; /* score every doc; max_score their best */
     bool any_score;
     float max_score;
+    const sc_segment *seg; /* the segment being collected (nested sorts read its blocks) */
+    int64_t *nbuf;         /* nested sorts: the values of a root's children */
+    size_t nbuf_cap;
 };
 
 static sc_sort_mode eff_mode(const sc_sort_spec *s)
@@ -151,6 +154,76 @@ static double decode_double(int64_t v)
     return d;
 }
 
+/* A nested sort's values of root `doc`: every value (numeric, or keyword ordinals as int64)
+ * of its children (the docs of its block before it), into c->nbuf; *n_out how many. */
+static sc_status nested_values(sc_sort_collector *c, const seg_reader *r, bool numeric,
+                               uint32_t doc, size_t *n_out)
+{
+    *n_out = 0;
+    const sc_bitset *parents = sc_segment_parents(c->seg);
+    if (!parents)
+        return SC_OK;
+    size_t n = 0;
+    for (uint32_t d = sc_segment_block_start(c->seg, doc); d < doc; d++) {
+        uint32_t cnt = numeric ? sc_dv_numeric_count(&r->num, d) : sc_dv_sorted_set_count(&r->ss, d);
+        if (!cnt)
+            continue;
+        if (n + cnt > c->nbuf_cap) {
+            size_t cap = (n + cnt) * 2;
+            int64_t *nb = sc_arena_alloc(c->a, cap * sizeof *nb);
+            if (!nb)
+                return SC_ENOMEM;
+            if (n)
+                memcpy(nb, c->nbuf, n * sizeof *nb);
+            c->nbuf = nb;
+            c->nbuf_cap = cap;
+        }
+        n += numeric ? sc_dv_numeric_get(&r->num, d, c->nbuf + n, cnt)
+                     : sc_dv_sorted_set_ords(&r->ss, d, (uint64_t *)(c->nbuf + n), cnt);
+    }
+    *n_out = n;
+    return SC_OK;
+}
+
+/* The sort key of a nested sort spec for root doc. */
+static sc_status nested_key(sc_sort_collector *c, const sc_sort_spec *s, const seg_reader *r,
+                            uint32_t doc, sc_sort_key *v)
+{
+    bool numeric = s->kind == SC_SORT_BY_NUMERIC;
+    size_t m = 0;
+    if (numeric ? r->has_num : r->has_ss)
+        SC_TRY(nested_values(c, r, numeric, doc, &m));
+    if (m == 0) {
+        v->missing = true;
+        return SC_OK;
+    }
+    sc_sort_mode mode = eff_mode(s);
+    if (numeric && (mode == SC_SORT_MODE_AVG || mode == SC_SORT_MODE_SUM)) {
+        double sum = 0;
+        for (size_t j = 0; j < m; j++)
+            sum += s->is_double ? decode_double(c->nbuf[j]) : (double)c->nbuf[j];
+        v->d = mode == SC_SORT_MODE_AVG ? sum / (double)m : sum;
+        return SC_OK;
+    }
+    /* min / max over every child's values (keyword ordinals compare as their terms) */
+    bool max = mode == SC_SORT_MODE_MAX;
+    if (numeric) {
+        int64_t best = c->nbuf[0];
+        for (size_t j = 1; j < m; j++)
+            if (max ? c->nbuf[j] > best : c->nbuf[j] < best)
+                best = c->nbuf[j];
+        v->i = best;
+    } else {
+        const uint64_t *o = (const uint64_t *)c->nbuf;
+        uint64_t best = o[0];
+        for (size_t j = 1; j < m; j++)
+            if (max ? o[j] > best : o[j] < best)
+                best = o[j];
+        v->s = sc_dv_sorted_set_term(&r->ss, best);
+    }
+    return SC_OK;
+}
+
 static sc_status read_values(sc_sort_collector *c, uint32_t doc, uint64_t global, float score,
                              sc_sort_key *out)
 {
@@ -163,6 +236,10 @@ static sc_status read_values(sc_sort_collector *c, uint32_t doc, uint64_t global
         case SC_SORT_BY_SCORE: v->d = score; break;
         case SC_SORT_BY_DOC: v->i = (int64_t)global; break;
         case SC_SORT_BY_NUMERIC: {
+            if (s->nested_path.len) {
+                SC_TRY(nested_key(c, s, &c->rd[i], doc, v));
+                break;
+            }
             if (!c->rd[i].has_num) {
                 v->missing = true;
                 break;
@@ -189,6 +266,10 @@ static sc_status read_values(sc_sort_collector *c, uint32_t doc, uint64_t global
             break;
         }
         case SC_SORT_BY_KEYWORD: {
+            if (s->nested_path.len) {
+                SC_TRY(nested_key(c, s, &c->rd[i], doc, v));
+                break;
+            }
             if (!c->rd[i].has_ss) {
                 v->missing = true;
                 break;
@@ -330,8 +411,9 @@ sc_status sc_sort_collector_collect(sc_sort_collector *c, const sc_segment *seg,
             return st;
     }
     if (points && (c->specs[0].kind != SC_SORT_BY_NUMERIC || sc_bkd_n_points(points) == 0 ||
-                   sc_bkd_doc_bound(points) > n_docs))
-        points = NULL;
+                   sc_bkd_doc_bound(points) > n_docs || c->specs[0].nested_path.len))
+        points = NULL; /* a nested sort's points are its children's, not the roots' */
+    c->seg = seg;
 
     /* whole-segment skip by the points' [min, max] */
     int64_t lo = 0, hi = 0;

@@ -54,6 +54,9 @@ typedef struct sc_sort_spec {
     sc_sort_mode mode;
     bool is_double; /* NUMERIC: values are doubles in the sortable-long encoding (avg/sum
                        decode them first) */
+    /* NUMERIC / KEYWORD: the `nested` path of the field (empty: none); a root's values are
+     * then those of its nested children (index/nested.c blocks), `mode` over all of them */
+    sc_slice nested_path;
 } sc_sort_spec;
 
 /* One sort value of a hit. Which member is meaningful depends on the spec: `i` for NUMERIC with

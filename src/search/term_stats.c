@@ -92,6 +92,7 @@ static void visit(walk *w, const sc_query *q)
         break;
     case SC_QUERY_CONSTANT_SCORE: visit(w, q->u.constant_score.inner); break;
     case SC_QUERY_FUNCTION_SCORE: visit(w, q->u.function_score.inner); break;
+    case SC_QUERY_NESTED: visit(w, q->u.nested.inner); break;
     default: break;
     }
 }

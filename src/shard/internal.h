@@ -129,6 +129,7 @@ struct sc_shard {
     size_t builder_base_ram;     /* builder RAM right after its last reset */
     SC_VEC(uint32_t) buf_entry;  /* buffer doc -> entry */
     SC_VEC(uint8_t) buf_deleted; /* buffer doc deleted (overwritten) */
+    SC_VEC(uint8_t) buf_child;   /* buffer doc is a nested child (its root follows its block) */
     SC_VEC(sc__buf_src) buf_src;
     sc_buf buf_sources;
     bool changed;   /* something to refresh */

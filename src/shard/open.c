@@ -158,6 +158,7 @@ static void shard_free(sc_shard *s)
     sc_vec_free(&s->entries);
     sc_vec_free(&s->buf_entry);
     sc_vec_free(&s->buf_deleted);
+    sc_vec_free(&s->buf_child);
     sc_vec_free(&s->buf_src);
     sc_vec_free(&s->buf_sources);
     sc_arena_fini(&s->arena);

@@ -109,6 +109,8 @@ sc__slot *sc__slot_new(sc_shard *s, sc_segment *seg)
     }
     for (uint32_t i = 0; i < sl->n_docs; i++)
         sl->doc_entry[i] = SC__NO_ENTRY;
+    /* nested children are hidden from searches by the published live bits (snapshot.c) */
+    sl->dirty = sc_segment_parents(seg) != NULL;
     return sl;
 }
 
@@ -128,11 +130,20 @@ static sc_status slot_delete(sc__slot *sl, uint32_t doc)
     return SC_OK;
 }
 
-/* Deletes the current location of entry e (buffer or segment). */
+/* Marks buffer doc `doc` deleted with the nested children before it (its block). */
+static void buffer_delete_block(sc_shard *s, uint32_t doc)
+{
+    s->buf_deleted.ptr[doc] = 1;
+    while (doc > 0 && s->buf_child.ptr[doc - 1])
+        s->buf_deleted.ptr[--doc] = 1;
+}
+
+/* Deletes the current location of entry e (buffer or segment): the whole block (the root
+ * and its nested children). */
 static sc_status drop_location(sc_shard *s, const sc__id_entry *e)
 {
     if (e->seg == SC__SEG_BUFFER) {
-        s->buf_deleted.ptr[e->doc] = 1;
+        buffer_delete_block(s, e->doc);
         sc__shard_mark_changed(s);
         return SC_OK;
     }
@@ -142,6 +153,8 @@ static sc_status drop_location(sc_shard *s, const sc__id_entry *e)
     if (!sl)
         return SC_OK;
     sc__shard_mark_changed(s);
+    for (uint32_t d = sc_segment_block_start(sl->seg, e->doc); d < e->doc; d++)
+        SC_TRY(slot_delete(sl, d));
     return slot_delete(sl, e->doc);
 }
 
@@ -197,7 +210,29 @@ static sc_status parse_doc(sc_shard *s, sc_slice id, sc_slice source, sc_index_d
     return SC_ECONFLICT;
 }
 
-/* Appends the version metadata fields and adds the doc to the buffer. */
+/* Adds one doc of a block to the buffer's parallel arrays and the builder. */
+static sc_status buffer_add_one(sc_shard *s, const sc_index_doc *d, bool child, uint32_t *doc_id)
+{
+    SC_TRY(sc_vec_reserve(&s->buf_entry, 1));
+    SC_TRY(sc_vec_reserve(&s->buf_deleted, 1));
+    SC_TRY(sc_vec_reserve(&s->buf_child, 1));
+    SC_TRY(sc_vec_reserve(&s->buf_src, 1));
+    SC_TRY(sc_vec_reserve(&s->buf_sources, d->source.len));
+    SC_TRY(sc_segment_builder_add(s->builder, d, doc_id));
+    sc__buf_src bs = {s->buf_sources.len, (uint32_t)d->source.len};
+    if (d->source.len)
+        memcpy(s->buf_sources.ptr + s->buf_sources.len, d->source.ptr, d->source.len);
+    s->buf_sources.len += d->source.len;
+    s->buf_src.ptr[s->buf_src.len++] = bs;
+    s->buf_deleted.ptr[s->buf_deleted.len++] = 0;
+    s->buf_child.ptr[s->buf_child.len++] = child;
+    s->buf_entry.ptr[s->buf_entry.len++] = SC__NO_ENTRY;
+    return SC_OK;
+}
+
+/* Appends the version metadata fields and adds the doc to the buffer, after its nested
+ * children (a block: children then root, contiguous). A failure after some children were
+ * added marks them deleted. */
 static sc_status buffer_add(sc_shard *s, const sc_index_doc *doc, int64_t seq_no, int64_t term,
                             int64_t version, uint32_t *doc_id)
 {
@@ -222,18 +257,21 @@ static sc_status buffer_add(sc_shard *s, const sc_index_doc *doc, int64_t seq_no
     sc_index_doc d = *doc;
     d.fields = f;
     d.n_fields = doc->n_fields + 3;
-    SC_TRY(sc_vec_reserve(&s->buf_entry, 1));
-    SC_TRY(sc_vec_reserve(&s->buf_deleted, 1));
-    SC_TRY(sc_vec_reserve(&s->buf_src, 1));
-    SC_TRY(sc_vec_reserve(&s->buf_sources, doc->source.len));
-    SC_TRY(sc_segment_builder_add(s->builder, &d, doc_id));
-    sc__buf_src bs = {s->buf_sources.len, (uint32_t)doc->source.len};
-    if (doc->source.len)
-        memcpy(s->buf_sources.ptr + s->buf_sources.len, doc->source.ptr, doc->source.len);
-    s->buf_sources.len += doc->source.len;
-    s->buf_src.ptr[s->buf_src.len++] = bs;
-    s->buf_deleted.ptr[s->buf_deleted.len++] = 0;
-    s->buf_entry.ptr[s->buf_entry.len++] = SC__NO_ENTRY;
+    d.children = NULL;
+    d.n_children = 0;
+    size_t first = s->buf_deleted.len;
+    sc_status st = SC_OK;
+    for (size_t i = 0; st == SC_OK && i < doc->n_children; i++)
+        st = buffer_add_one(s, &doc->children[i], true, NULL);
+    if (st == SC_OK)
+        st = buffer_add_one(s, &d, false, doc_id);
+    if (st != SC_OK) {
+        for (size_t i = first; i < s->buf_deleted.len; i++)
+            s->buf_deleted.ptr[i] = 1;
+        if (s->buf_deleted.len > first)
+            sc__shard_mark_changed(s);
+        return st;
+    }
     sc__shard_mark_changed(s);
     return SC_OK;
 }
@@ -336,7 +374,7 @@ sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
         sc_translog_op op = {SC_TRANSLOG_INDEX, seq_no, term, version, id, source};
         st = sc_translog_append(s->tlog, &op, &loc);
         if (st != SC_OK) {
-            s->buf_deleted.ptr[doc_id] = 1;
+            buffer_delete_block(s, doc_id);
             plain_err(err, "translog_exception", "failed to append to the translog");
             return st;
         }
@@ -565,6 +603,7 @@ static void buffer_clear(sc_shard *s)
         sc_segment_builder_trim(s->builder);
         sc_vec_free(&s->buf_entry);
         sc_vec_free(&s->buf_deleted);
+        sc_vec_free(&s->buf_child);
         sc_vec_free(&s->buf_src);
         sc_vec_free(&s->buf_sources);
         sc_alloc_release_free();
@@ -572,6 +611,7 @@ static void buffer_clear(sc_shard *s)
     s->builder_base_ram = sc_segment_builder_ram_bytes(s->builder);
     sc_vec_clear(&s->buf_entry);
     sc_vec_clear(&s->buf_deleted);
+    sc_vec_clear(&s->buf_child);
     sc_vec_clear(&s->buf_src);
     sc_vec_clear(&s->buf_sources);
 }

@@ -295,5 +295,7 @@ sc_status sc_shard_fetch_run(const sc_shard_fetch_args *args, sc_arena *arena,
         st = named_matches(args, arena, out);
     if (st == SC_OK && args->explain)
         st = explain_docs(args, arena, out);
+    if (st == SC_OK && args->n_inner)
+        st = sc__shard_inner_hits(args, arena, out);
     return st;
 }

@@ -201,6 +201,30 @@ typedef struct sc_shard_highlight {
     size_t n_frags;
 } sc_shard_highlight;
 
+/* inner_hits of a nested query (shard_inner.c): for each fetched root doc, its nested child
+ * docs of `path` that `query` (the nested query's inner query) matches, best first (score
+ * descending, ties in source order), `from` skipped, at most `size`. */
+typedef struct sc_shard_inner_spec {
+    const char *name; /* the response key (inner_hits.name, default the path) */
+    sc_slice path;
+    const sc_query *query;
+    uint32_t from, size; /* 0, 3 */
+    bool source;         /* _source of each nested object (default true) */
+} sc_shard_inner_spec;
+
+typedef struct sc_shard_inner_hit {
+    uint32_t offset; /* the object's position among the root's nested objects of path */
+    float score;
+    sc_slice source; /* the nested object as compact JSON; empty unless spec.source */
+} sc_shard_inner_hit;
+
+typedef struct sc_shard_inner_result {
+    uint64_t total; /* matching children of this root */
+    float max_score; /* NaN when total is 0 */
+    const sc_shard_inner_hit *hits;
+    size_t n_hits;
+} sc_shard_inner_result;
+
 typedef struct sc_shard_fetched {
     bool found; /* false: the doc id is not in the snapshot */
     sc_slice id;
@@ -214,6 +238,7 @@ typedef struct sc_shard_fetched {
     const uint32_t *matched; /* indices into args.named of the named queries it matches */
     size_t n_matched;
     const sc_explanation *explanation; /* args.explain: why it scores (NULL on an error) */
+    const sc_shard_inner_result *inner; /* args.n_inner results (one per spec), or NULL */
 } sc_shard_fetched;
 
 typedef struct sc_shard_fetch_args {
@@ -233,7 +258,15 @@ typedef struct sc_shard_fetch_args {
      * with the statistics the query phase scored with (dfs, or NULL: the shard's own) */
     const sc_query *explain;
     const struct sc_term_stats *dfs;
+    /* inner_hits of the query's nested queries (n_inner specs) */
+    const sc_shard_inner_spec *inner;
+    size_t n_inner;
 } sc_shard_fetch_args;
+
+/* shard_inner.c: the inner hits of found roots out[0..n_docs) (sc_shard_fetch_run calls it
+ * when args->n_inner). Children scored with the shard's statistics, as the query phase. */
+sc_status sc__shard_inner_hits(const sc_shard_fetch_args *args, sc_arena *arena,
+                               sc_shard_fetched *out) SC_MUST_USE;
 
 /* Runs the fetch phase for args->docs: out[i] for docs[i] (the caller's array of n_docs),
  * everything copied into `arena` (valid after the snapshot is released). A doc whose stored

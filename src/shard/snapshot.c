@@ -25,8 +25,11 @@ static void snap_free(sc__snap *sn)
     free(sn);
 }
 
-/* A copy of the slot's pending bits as an immutable live object. */
-static sc__live *live_from_pending(const sc__slot *sl)
+/* A copy of the slot's pending bits as an immutable live object. In a segment with nested
+ * documents (parents non-NULL) the children are cleared too, so every search sees only root
+ * documents (Elasticsearch's "not nested" filter at no per-query cost); a nested query reaches
+ * the children itself (children are deleted exactly when their root is). */
+static sc__live *live_from_pending(const sc__slot *sl, const sc_bitset *parents)
 {
     sc__live *l = calloc(1, sizeof(*l));
     if (!l)
@@ -35,8 +38,16 @@ static sc__live *live_from_pending(const sc__slot *sl)
         free(l);
         return NULL;
     }
-    memcpy(l->bits.words, sl->pending.words, sc_bitset_words_for(sl->n_docs) * 8);
+    size_t nw = sc_bitset_words_for(sl->n_docs);
+    if (sl->pending.words)
+        memcpy(l->bits.words, sl->pending.words, nw * 8);
+    else
+        sc_bitset_set_range(&l->bits, 0, sl->n_docs);
     l->n_deleted = sl->n_deleted;
+    if (parents) {
+        sc_bitset_and_words(&l->bits, parents, 0, nw);
+        l->n_deleted = sl->n_docs - (uint32_t)sc_bitset_count(&l->bits);
+    }
     atomic_init(&l->refs, 1);
     return l;
 }
@@ -60,8 +71,10 @@ sc_status sc__shard_publish(sc_shard *s)
         sc__slot *sl = s->slots.ptr[i];
         if (!sl->dirty)
             continue;
-        sc__live *l = sl->n_deleted ? live_from_pending(sl) : NULL;
-        if (sl->n_deleted && !l) {
+        const sc_bitset *parents = sc_segment_parents(sl->seg);
+        bool need = sl->n_deleted || parents;
+        sc__live *l = need ? live_from_pending(sl, parents) : NULL;
+        if (need && !l) {
             free(sn->views);
             free(sn->lives);
             free(sn);
@@ -86,7 +99,8 @@ sc_status sc__shard_publish(sc_shard *s)
         v->doc_base = base;
         base += sl->n_docs;
         sn->pub.n_docs += sl->n_docs - v->n_deleted;
-        sn->pub.n_deleted += v->n_deleted;
+        /* deleted roots: the hidden children count as neither live nor deleted */
+        sn->pub.n_deleted += v->n_deleted - sc_segment_n_children(sl->seg);
     }
     sn->pub.segments = sn->views;
     sn->pub.n_segments = n;

@@ -35,7 +35,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     json_error_t jerr;
     json_t *m = json_loads("{\"properties\":{\"t\":{\"type\":\"text\"},\"k\":{\"type\":\"keyword\"}"
                            ",\"n\":{\"type\":\"long\"},\"g\":{\"type\":\"geo_point\"}"
-                           ",\"ip\":{\"type\":\"ip\"}}}",
+                           ",\"ip\":{\"type\":\"ip\"}"
+                           ",\"c\":{\"type\":\"nested\",\"properties\":{\"t\":{\"type\":"
+                           "\"text\"},\"k\":{\"type\":\"keyword\"},\"n\":{\"type\":\"long\"}}}}}",
                            0, &jerr);
     sc_cluster_error err;
     if (sc_node_create_index(node, "fz", NULL, m, &err) != SC_OK)

@@ -101,7 +101,7 @@ int main(int argc, char **argv)
              .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS, .tokens = k.t,
              .n_tokens = k.n, .length = (uint32_t)k.n},
         };
-        sc_index_doc doc = {sc_slice_cstr(line), sc_slice_cstr(text), fields, 2};
+        sc_index_doc doc = {sc_slice_cstr(line), sc_slice_cstr(text), fields, 2, NULL, 0};
         if ((st = sc_segment_builder_add(b, &doc, NULL)) != SC_OK)
             die("add", st);
         n_docs++;

@@ -99,7 +99,7 @@ static int setup(void **state)
              .n_tokens = nt,
              .length = len},
         };
-        sc_index_doc doc = {sc_slice_cstr(id), sc_slice_cstr("{}"), f, 2};
+        sc_index_doc doc = {sc_slice_cstr(id), sc_slice_cstr("{}"), f, 2, NULL, 0};
         if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
             return -1;
     }

@@ -88,7 +88,7 @@ static int setup(void **state)
                 {.name = sc_slice_cstr("tag"), .kind = SC_FIELD_KEYWORD,
                  .flags = SC_FIELD_INDEXED, .tokens = &tagt, .n_tokens = d % 5 != 0},
             };
-            sc_index_doc doc = {sc_slice_cstr(id), sc_slice_cstr("{}"), f, 4};
+            sc_index_doc doc = {sc_slice_cstr(id), sc_slice_cstr("{}"), f, 4, NULL, 0};
             if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
                 return -1;
         }
