@@ -64,6 +64,8 @@ struct sc__plan {
     float **seg_scores;
     size_t *seg_n;
     const sc_query *fs;      /* FUNCTION_SCORE: the query node (functions and modes) */
+    const sc_score_function *fns; /* FUNCTION_SCORE: fs's functions, rank_feature default
+                                     pivots computed for this shard */
 };
 
 /* Per-search context shared by plan building and iterator building. */

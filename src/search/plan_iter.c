@@ -420,7 +420,7 @@ static sc_status function_score_iter(sc__search_ctx *ctx, const sc__plan *p, siz
     for (size_t i = 0; i < seg_i; i++)
         base += sc_segment_n_docs(ctx->s->segs[i].seg);
     for (size_t i = 0; i < n; i++) {
-        const sc_score_function *fn = &q->u.function_score.fns[i];
+        const sc_score_function *fn = &p->fns[i];
         if (p->filter[i]) {
             SC_TRY(sc__plan_iter(ctx, p->filter[i], seg_i, &filters[i]));
             no_match[i] = filters[i] == NULL;
@@ -432,7 +432,7 @@ static sc_status function_score_iter(sc__search_ctx *ctx, const sc__plan *p, siz
         has_dv[i] =
             fi && fi->kind == SC_FIELD_NUMERIC && sc_dv_numeric_open(seg, fi, &dv[i]) == SC_OK;
     }
-    sc_iter_function_score_args args = {.fns = q->u.function_score.fns,
+    sc_iter_function_score_args args = {.fns = p->fns,
                                         .n_fns = n,
                                         .filters = filters,
                                         .no_match = no_match,
