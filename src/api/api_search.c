@@ -35,6 +35,11 @@ void sc__search_run_fini(search_run *run)
     json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
     json_decref(run->sp.suggest_out);
     run->sp.suggest_out = NULL;
+    for (size_t i = 0; i < run->sp.n_inner_out; i++)
+        json_decref(run->sp.inner_out[i]);
+    free(run->sp.inner_out);
+    run->sp.inner_out = NULL;
+    run->sp.n_inner_out = 0;
     sc__agg_spec_free(run->sp.agg_spec);
     run->sp.agg_spec = NULL;
     run->list = NULL;
@@ -571,6 +576,11 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         }
     }
     if (!count && !sc__search_run_suggest(req, resp, &run->sp, run->list, run->n)) {
+        sc__search_run_fini(run);
+        return false;
+    }
+    if (!count && run->sp.collapse_inner &&
+        !sc__search_expand_collapse(req, resp, index_expr, run)) {
         sc__search_run_fini(run);
         return false;
     }

@@ -78,6 +78,9 @@ typedef struct search_parse {
     json_t *suggest_out;         /* its result (owned, freed with the run), or NULL */
     const char *collapse_field;  /* collapse.field (borrowed), or NULL */
     sc_shard_collapse collapse;  /* resolved with the first index's mapping */
+    const json_t *collapse_inner; /* collapse.inner_hits: an object or an array (borrowed) */
+    json_t **inner_out;          /* per page hit: its "inner_hits" object (owned), or NULL */
+    size_t n_inner_out;
     bool has_min_score;          /* min_score: hits (and totals) only at or above it */
     float min_score;
     /* vector search (search_vector.c): kNN clauses and RRF sub-searches ({"query": q} or

@@ -400,6 +400,10 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
             sc_jsonw_key(w, "_explanation");
             sc__search_write_explanation(w, h->explanation);
         }
+        if (i < sp->n_inner_out && sp->inner_out[i]) { /* collapse inner_hits */
+            sc_jsonw_key(w, "inner_hits");
+            sc__api_json_write(w, sp->inner_out[i]);
+        }
         sc_jsonw_obj_end(w);
     }
     for (size_t i = 0; maps && i < sr->n_indices; i++)
