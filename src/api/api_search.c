@@ -265,6 +265,7 @@ static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_s
                        : sr->versions                   ? "version / seq_no_primary_term"
                        : sr->explain                    ? "explain"
                        : sr->track_scores && sr->n_sort ? "track_scores"
+                       : sr->profile                    ? "profile"
                                                         : NULL;
     if (!what)
         return true;
@@ -500,8 +501,10 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         .pre_filter_shard_size = run->sp.pre_filter_shard_size,
         .max_concurrent_shard_requests = run->sp.max_concurrent_shard_requests,
         .dfs = run->sp.dfs,
+        .profile = run->sp.profile && !count,
         .knn_global = knn_global,
         .n_knn_global = n_knn_global};
+    run->sp.node_id = sc_node_id(req->node);
     if (sc_node_placement(req->node)) {
         if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
             sc_task_end(req->node, &task);

@@ -172,6 +172,7 @@ bool sc__search_parse_page(sc_rest_req *req, sc_rest_resp *resp, const json_t *b
     if (!get_bool(req, resp, body, "version", &sp->version) ||
         !get_bool(req, resp, body, "seq_no_primary_term", &sp->seq_no_primary_term) ||
         !get_bool(req, resp, body, "explain", &sp->explain) ||
+        !get_bool(req, resp, body, "profile", &sp->profile) ||
         !get_bool(req, resp, body, "track_scores", &sp->track_scores))
         return false;
     const json_t *ms = json_object_get(body, "min_score");

@@ -418,6 +418,8 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         sc_jsonw_key(w, "suggest");
         sc__api_json_write(w, sp->suggest_out);
     }
+    if (sp->profile && r->profiles)
+        sc__search_write_profile(w, sr, r, sp);
     if (status_for_msearch)
         sc_jsonw_kv_int(w, "status", status_for_msearch);
     sc_jsonw_obj_end(w);

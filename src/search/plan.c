@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "index/terms.h"
 #include "search/automaton.h"
 #include "search/internal.h"
+#include "search/profile.h"
 #include "search/term_stats.h"
 
 sc_status sc__search_fail(sc__search_ctx *ctx, sc_status st, const char *fmt, ...)
@@ -683,5 +685,11 @@ static sc_status build(sc__search_ctx *ctx, const sc_query *q, float parent_boos
 
 sc_status sc__plan_build(sc__search_ctx *ctx, const sc_query *q, bool scoring, sc__plan **out)
 {
-    return build(ctx, q, 1.0f, scoring, out);
+    if (!ctx->o->profile || ctx->profiled)
+        return build(ctx, q, 1.0f, scoring, out);
+    uint64_t t0 = sc_clock_now_ns();
+    SC_TRY(build(ctx, q, 1.0f, scoring, out));
+    ctx->o->profile->rewrite_ns += sc_clock_now_ns() - t0;
+    ctx->profiled = true;
+    return sc__profile_attach(ctx, *out);
 }

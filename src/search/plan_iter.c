@@ -10,7 +10,9 @@
 #include "index/postings.h"
 #include "index/terms.h"
 #include "search/geo.h"
+#include "base/clock.h"
 #include "search/internal.h"
+#include "search/profile.h"
 #include "search/range.h"
 
 sc_status sc__search_oom(sc__search_ctx *ctx)
@@ -452,7 +454,27 @@ static sc_status function_score_iter(sc__search_ctx *ctx, const sc__plan *p, siz
     return *out ? SC_OK : sc__search_oom(ctx);
 }
 
+static sc_status plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
+                           sc_doc_iter **out);
+
 sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)
+{
+    if (!p->prof)
+        return plan_iter(ctx, p, seg_i, out);
+    /* profile: true: time the construction and wrap the iterator in the timed counter */
+    sc_profile_node *n = p->prof;
+    uint64_t t0 = sc_clock_now_ns();
+    sc_status st = plan_iter(ctx, p, seg_i, out);
+    n->build_ns += sc_clock_now_ns() - t0;
+    n->n_builds++;
+    if (st != SC_OK || !*out)
+        return st;
+    *out = sc_iter_profile_timed(ctx->a, *out, n->counts, n->times_ns);
+    return *out ? SC_OK : sc__search_oom(ctx);
+}
+
+static sc_status plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
+                           sc_doc_iter **out)
 {
     const sc_segment *seg = ctx->s->segs[seg_i].seg;
     *out = NULL;
