@@ -25,7 +25,9 @@ static const char *fixed_json =
     "\"yyyy-MM-dd HH:mm:ss||strict_date_optional_time||epoch_millis\"},\"ip\":{\"type\":\"ip\"},"
     "\"o\":{\"properties\":{\"x\":{\"type\":\"keyword\"},\"st\":{\"dynamic\":\"strict\","
     "\"properties\":{\"y\":{\"type\":\"long\"}}}}},\"off\":{\"enabled\":false},"
-    "\"c\":{\"type\":\"completion\",\"max_input_length\":8,\"preserve_separators\":false}}}";
+    "\"c\":{\"type\":\"completion\",\"max_input_length\":8,\"preserve_separators\":false},"
+    "\"rf\":{\"type\":\"rank_feature\"},\"rn\":{\"type\":\"rank_feature\","
+    "\"positive_score_impact\":false},\"rs\":{\"type\":\"rank_features\"}}}";
 
 static sc_mapping *fixed;
 
