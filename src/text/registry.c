@@ -12,8 +12,8 @@
 /* The first N_CORE are sc_analyzer_builtin's; the others are language analyzers (below). */
 static const char *const builtin_names[] = {
     "standard", "simple",  "whitespace", "keyword",   "stop",      "english",
-    "armenian", "basque",  "danish",     "finnish",   "hungarian", "norwegian",
-    "romanian", "russian", "swedish"};
+    "armenian", "basque",  "danish",     "finnish",   "hungarian", "lithuanian",
+    "norwegian", "romanian", "russian", "swedish"};
 #define N_CORE 6
 #define N_BUILTIN (sizeof(builtin_names) / sizeof(builtin_names[0]))
 
