@@ -43,6 +43,13 @@ static bool resolve_field(sc__agg_pctx *c, sc_agg_spec *s, const char *type,
 {
     *mf = c->m ? sc_mapping_find(c->m, sc_slice_cstr(s->field)) : NULL;
     const sc_mapping_field *f = *mf;
+    const char *dot = f ? NULL : strrchr(s->field, '.');
+    if (dot && c->m) { /* a feature of a rank_features field is a hidden column (mapping.h) */
+        const sc_mapping_field *pf =
+            sc_mapping_find(c->m, sc_slice_make(s->field, (size_t)(dot - s->field)));
+        if (pf && pf->type == SC_MAPPING_RANK_FEATURES)
+            *mf = f = pf;
+    }
     if (!f) {
         s->vtype = SC_AGG_V_UNMAPPED;
         return true;

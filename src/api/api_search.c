@@ -35,6 +35,11 @@ void sc__search_run_fini(search_run *run)
     json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
     json_decref(run->sp.suggest_out);
     run->sp.suggest_out = NULL;
+    for (size_t i = 0; i < run->sp.n_inner_out; i++)
+        json_decref(run->sp.inner_out[i]);
+    free(run->sp.inner_out);
+    run->sp.inner_out = NULL;
+    run->sp.n_inner_out = 0;
     sc__agg_spec_free(run->sp.agg_spec);
     run->sp.agg_spec = NULL;
     run->list = NULL;
@@ -264,6 +269,7 @@ static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_s
                        : sr->versions                   ? "version / seq_no_primary_term"
                        : sr->explain                    ? "explain"
                        : sr->track_scores && sr->n_sort ? "track_scores"
+                       : sr->profile                    ? "profile"
                                                         : NULL;
     if (!what)
         return true;
@@ -499,8 +505,10 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         .pre_filter_shard_size = run->sp.pre_filter_shard_size,
         .max_concurrent_shard_requests = run->sp.max_concurrent_shard_requests,
         .dfs = run->sp.dfs,
+        .profile = run->sp.profile && !count,
         .knn_global = knn_global,
         .n_knn_global = n_knn_global};
+    run->sp.node_id = sc_node_id(req->node);
     if (sc_node_placement(req->node)) {
         if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
             sc_task_end(req->node, &task);
@@ -575,6 +583,11 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         }
     }
     if (!count && !sc__search_run_suggest(req, resp, &run->sp, run->list, run->n)) {
+        sc__search_run_fini(run);
+        return false;
+    }
+    if (!count && run->sp.collapse_inner &&
+        !sc__search_expand_collapse(req, resp, index_expr, run)) {
         sc__search_run_fini(run);
         return false;
     }

@@ -529,6 +529,7 @@ static const struct {
     {"dis_max", q_dis_max},
     {"function_score", sc__dsl_q_function_score},
     {"script_score", sc__dsl_q_script_score},
+    {"rank_feature", sc__dsl_q_rank_feature},
     {"query_string", sc__dsl_q_query_string},
     {"simple_query_string", sc__dsl_q_simple_query_string},
     {"range", sc__dsl_q_range},

@@ -78,7 +78,9 @@ typedef struct sc_dsl_env {
     uint32_t knn_default_k;
     /* How a numeric or date field's doc values read for function_score: *value / *scaling
      * (search/function_score.h), *date 0 (not a date), 1 (epoch ms) or 2 (date_nanos).
-     * SC_ENOTFOUND: unmapped; SC_EUNSUPPORTED (or a NULL callback): not numeric. */
+     * SC_ENOTFOUND: unmapped; SC_EUNSUPPORTED (or a NULL callback): not numeric. A
+     * rank_feature field, or feature "f.k" of a rank_features field f, reads as
+     * SC_SF_VALUE_FEATURE(_NEG), which only the rank_feature query accepts. */
     sc_status (*score_field)(void *ctx, sc_slice field, sc_sf_value *value, double *scaling,
                              int *date);
     /* Called for each query with a `_name` (named queries, hits' matched_queries): the name

@@ -82,6 +82,7 @@ sc_status sc__dsl_q_match_phrase_prefix(P *p, const json_t *body, sc_query **out
 sc_status sc__dsl_q_match_bool_prefix(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_function_score(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_script_score(P *p, const json_t *body, sc_query **out);
+sc_status sc__dsl_q_rank_feature(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_multi_match(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_query_string(P *p, const json_t *body, sc_query **out);
 sc_status sc__dsl_q_simple_query_string(P *p, const json_t *body, sc_query **out);

@@ -60,7 +60,7 @@ static sc_status field_of(P *p, const char *fname, sc_score_function *f, int *da
     sc_status st = p->env->score_field(p->env->ctx, f->field, &f->value, &f->scaling, date);
     if (st == SC_ENOTFOUND)
         return sc__dsl_fail(p, "query_shard_exception", "unknown field [%s]", fname);
-    if (st != SC_OK)
+    if (st != SC_OK || f->value == SC_SF_VALUE_FEATURE || f->value == SC_SF_VALUE_FEATURE_NEG)
         return sc__dsl_fail(p, "query_shard_exception",
                             "field [%s] is of a type that function_score cannot read; numeric and "
                             "date fields only",
@@ -278,7 +278,8 @@ static sc_status bind_vars(P *p, const json_t *params, sc_score_script *ss)
         if (st == SC_ENOTFOUND)
             return sc__dsl_fail(p, "illegal_argument_exception",
                                 "No field found for [%s] in mapping", var->name);
-        if (st != SC_OK)
+        if (st != SC_OK || ss->dv_value[i] == SC_SF_VALUE_FEATURE ||
+            ss->dv_value[i] == SC_SF_VALUE_FEATURE_NEG)
             return sc__dsl_fail(p, "illegal_argument_exception",
                                 "doc['%s'] is not supported in score scripts: numeric and date "
                                 "fields only",

@@ -292,10 +292,24 @@ static sc_status env_score_field(void *ctx, sc_slice field, sc_sf_value *value, 
 {
     dsl_ctx *d = ctx;
     const sc_mapping_field *f = sc_mapping_find(d->m, field);
-    if (!f)
-        return SC_ENOTFOUND;
     *value = SC_SF_VALUE_LONG;
     *scaling = 1;
+    *date = 0;
+    if (!f) { /* a feature of a rank_features field: "<field>.<feature>" */
+        const uint8_t *dot = field.len ? memrchr(field.ptr, '.', field.len) : NULL;
+        const sc_mapping_field *pf =
+            dot ? sc_mapping_find(d->m, sc_slice_make(field.ptr, (size_t)(dot - field.ptr)))
+                : NULL;
+        if (!pf || pf->type != SC_MAPPING_RANK_FEATURES || dot + 1 == field.ptr + field.len)
+            return SC_ENOTFOUND;
+        f = pf;
+    }
+    if (f->type == SC_MAPPING_RANK_FEATURES && f == sc_mapping_find(d->m, field))
+        return SC_EUNSUPPORTED; /* the field itself, not one of its features */
+    if (f->type == SC_MAPPING_RANK_FEATURE || f->type == SC_MAPPING_RANK_FEATURES) {
+        *value = f->positive_score_impact ? SC_SF_VALUE_FEATURE : SC_SF_VALUE_FEATURE_NEG;
+        return SC_OK;
+    }
     *date = f->type == SC_MAPPING_DATE ? 1 : f->type == SC_MAPPING_DATE_NANOS ? 2 : 0;
     switch (f->type) {
     case SC_MAPPING_DOUBLE:

@@ -65,6 +65,8 @@ typedef struct search_parse {
     search_highlight *highlight;       /* arena; NULL = none */
     bool version, seq_no_primary_term; /* hits carry _version / _seq_no and _primary_term */
     bool explain;                      /* hits carry _explanation */
+    bool profile;                      /* profile: true (the response's "profile") */
+    const char *node_id;               /* profile: this node's id (for the shards' ids) */
     bool track_scores;                 /* field sorts: hits keep _score, max_score is set */
     /* stored_fields (search_page.c): given at all; `_none_` (no _id, no _source); the other
      * names (arena array of borrowed strings) */
@@ -78,6 +80,9 @@ typedef struct search_parse {
     json_t *suggest_out;         /* its result (owned, freed with the run), or NULL */
     const char *collapse_field;  /* collapse.field (borrowed), or NULL */
     sc_shard_collapse collapse;  /* resolved with the first index's mapping */
+    const json_t *collapse_inner; /* collapse.inner_hits: an object or an array (borrowed) */
+    json_t **inner_out;          /* per page hit: its "inner_hits" object (owned), or NULL */
+    size_t n_inner_out;
     bool has_min_score;          /* min_score: hits (and totals) only at or above it */
     float min_score;
     /* vector search (search_vector.c): kNN clauses and RRF sub-searches ({"query": q} or
@@ -209,6 +214,9 @@ void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_
 /* One explanation (search/explain.h) as Elasticsearch writes it: value, description, details. */
 void sc__search_write_explanation(sc_jsonw *w, const sc_explanation *x);
 
+/* The response's "profile" member (search_profile.c): r's shard profiles. */
+void sc__search_write_profile(sc_jsonw *w, const sc_search_request *sr,
+                              const sc_search_response *r, const search_parse *sp);
 void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
                                const sc_search_response *r, const search_parse *sp,
                                uint64_t took_ms, int status_for_msearch);

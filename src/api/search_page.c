@@ -7,6 +7,7 @@
 
 #include "api/internal.h"
 #include "api/search_internal.h"
+#include "api/search_run.h"
 
 static bool get_bool(sc_rest_req *req, sc_rest_resp *resp, const json_t *body, const char *key,
                      bool *out)
@@ -65,7 +66,7 @@ static double index_boost(const json_t *ib, const char *name)
     return 1;
 }
 
-/* collapse: {"field": f, "max_concurrent_group_searches": n}; inner_hits is not done yet. */
+/* collapse: {"field": f, "inner_hits": {..} or [..], "max_concurrent_group_searches": n}. */
 static bool parse_collapse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
                            const json_t *c, search_parse *sp)
 {
@@ -76,12 +77,14 @@ static bool parse_collapse(sc_rest_req *req, sc_rest_resp *resp, const json_t *b
         return false;
     }
     json_object_foreach ((json_t *)c, k, v) {
-        if (!strcmp(k, "inner_hits")) {
+        if (!strcmp(k, "max_concurrent_group_searches") &&
+            (!json_is_integer(v) || json_integer_value(v) < 1)) {
             sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                          "[collapse] [inner_hits] is not supported yet by this server", NULL, 0);
+                          "maxConcurrentGroupRequests must be positive", NULL, 0);
             return false;
         }
-        if (strcmp(k, "field") && strcmp(k, "max_concurrent_group_searches")) {
+        if (strcmp(k, "field") && strcmp(k, "max_concurrent_group_searches") &&
+            strcmp(k, "inner_hits")) {
             sc_rest_errorf(req, resp, 400, "parsing_exception", "[collapse] unknown field [%s]", k);
             return false;
         }
@@ -108,7 +111,9 @@ static bool parse_collapse(sc_rest_req *req, sc_rest_resp *resp, const json_t *b
         return false;
     }
     sp->collapse_field = json_string_value(f);
-    return true;
+    const json_t *ih = json_object_get(c, "inner_hits");
+    return !ih || json_is_null(ih) ||
+           sc__search_parse_inner_hits(req, resp, ih, sp->collapse_field, sp);
 }
 
 /* stored_fields: a name or a list. `_none_` drops the metadata (_id) and _source from hits;
@@ -167,6 +172,7 @@ bool sc__search_parse_page(sc_rest_req *req, sc_rest_resp *resp, const json_t *b
     if (!get_bool(req, resp, body, "version", &sp->version) ||
         !get_bool(req, resp, body, "seq_no_primary_term", &sp->seq_no_primary_term) ||
         !get_bool(req, resp, body, "explain", &sp->explain) ||
+        !get_bool(req, resp, body, "profile", &sp->profile) ||
         !get_bool(req, resp, body, "track_scores", &sp->track_scores))
         return false;
     const json_t *ms = json_object_get(body, "min_score");

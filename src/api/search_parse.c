@@ -280,7 +280,7 @@ static bool window_int(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
 static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_t *body)
 {
     static const char *const unsupported[] = {"script_fields", "runtime_mappings",
-                                              "terminate_after", "profile", NULL};
+                                              "terminate_after", NULL};
     for (const char *const *k = unsupported; *k; k++) {
         const json_t *v = json_object_get(body, *k);
         if (!v || json_is_false(v) || json_is_null(v) ||

@@ -39,6 +39,15 @@ bool sc__search_run_one(sc_rest_req *req, sc_rest_resp *resp, const char *index_
 void sc__search_run_fini(search_run *run);
 /* Writes a search page; with a scroll, adds _scroll_id and advances the context. */
 void sc__search_respond_page(sc_rest_req *req, sc_rest_resp *resp, search_run *run, sc_scroll *ctx);
+/* collapse.inner_hits (search_collapse.c): validates the entries (an object or an array;
+ * names default to the collapse field and must differ) into sp. 400 and false on bad input. */
+bool sc__search_parse_inner_hits(sc_rest_req *req, sc_rest_resp *resp, const json_t *ih,
+                                 const char *field, search_parse *sp);
+/* Runs each page hit's group searches for sp->collapse_inner over index_expr and keeps
+ * their hits in sp->inner_out (freed by sc__search_run_fini). false after writing an error
+ * (one group search's error) into resp. */
+bool sc__search_expand_collapse(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
+                                search_run *run);
 /* Clustered: scroll and point in time are refused with a 400 (false). */
 bool sc__search_refuse_clustered(sc_rest_req *req, sc_rest_resp *resp);
 

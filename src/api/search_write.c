@@ -456,6 +456,10 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
             sc_jsonw_key(w, "_explanation");
             sc__search_write_explanation(w, h->explanation);
         }
+        if (i < sp->n_inner_out && sp->inner_out[i]) { /* collapse inner_hits */
+            sc_jsonw_key(w, "inner_hits");
+            sc__api_json_write(w, sp->inner_out[i]);
+        }
         sc_jsonw_obj_end(w);
     }
     for (size_t i = 0; maps && i < sr->n_indices; i++)
@@ -470,6 +474,8 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
         sc_jsonw_key(w, "suggest");
         sc__api_json_write(w, sp->suggest_out);
     }
+    if (sp->profile && r->profiles)
+        sc__search_write_profile(w, sr, r, sp);
     if (status_for_msearch)
         sc_jsonw_kv_int(w, "status", status_for_msearch);
     sc_jsonw_obj_end(w);

@@ -2,6 +2,7 @@
  * fetch run in the shard module (shard/shard_search.h); this file reserves their memory on the
  * request breaker, runs the shards on the node's search pool, reduces, and maps failures. */
 #include "cluster/search.h"
+#include "search/profile.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -172,6 +173,7 @@ static void run_shard(void *arg, sc_status pool_st)
         .n_rescore = sr->rescore ? sr->n_rescore : 0,
         .dfs = req->dfs,
         .track_scores = sr->track_scores,
+        .profile = sr->profile,
     };
     sc_arena scratch;
     sc_arena_init(&scratch, budget);
@@ -191,6 +193,7 @@ static void run_shard(void *arg, sc_status pool_st)
     res->total_is_lower_bound = j->r.total_gte;
     res->timed_out = j->r.timed_out;
     res->max_score = j->r.max_score;
+    res->profile = j->r.profile;
     if (j->bottom && req->k && j->r.n_docs >= req->k && j->r.docs[req->k - 1].sort)
         sc__sortskip_offer(j->bottom, &sr->sort[0], &j->r.docs[req->k - 1].sort[0]);
 }
@@ -566,6 +569,22 @@ sc_status sc__search_reduce_results(const sc_search_request *sr, const sc_node_q
         return SC_ECANCELLED;
     }
     sc__search_skipped_fixup(out);
+    if (sr->profile) { /* copied: the shards' memory goes with the query response */
+        out->profiles = sc_arena_calloc(arena, nt ? nt : 1, sizeof *out->profiles);
+        if (!out->profiles)
+            return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        for (size_t i = 0; i < nt; i++) {
+            const sc_node_shard_result *r = &qresp->results[i];
+            if (r->st != SC_OK || r->skipped || !r->profile)
+                continue;
+            sc_shard_profile *sp = &out->profiles[out->n_profiles++];
+            sp->index_i = qreq->targets[i].index_i;
+            sp->shard = qreq->targets[i].shard;
+            struct sc_search_profile *copy;
+            SC_TRY(sc_search_profile_copy(arena, r->profile, &copy));
+            sp->profile = copy;
+        }
+    }
     /* The final reduce's cap (each shard's total was capped by the shard module). */
     sc_search_total_cap(sr->track_total_hits, &out->total, &out->total_is_lower_bound);
     out->agg_result = qresp->agg_reduced; /* one node: its reduction is the final one */

@@ -120,6 +120,9 @@ typedef struct sc_search_request {
     /* search_type=dfs_query_then_fetch: a first phase gathers the term statistics of every
      * target shard (search/term_stats.h) and every shard scores with their sum */
     bool dfs;
+    /* profile: true: each searched shard's profile (search/profile.h) in the response.
+     * Single node only (the wire encoding does not carry profiles). */
+    bool profile;
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -148,6 +151,12 @@ typedef struct sc_shard_failure {
     sc_cluster_error err;
 } sc_shard_failure;
 
+/* One shard's profile in a response. */
+typedef struct sc_shard_profile {
+    uint32_t index_i, shard;
+    const struct sc_search_profile *profile; /* arena */
+} sc_shard_profile;
+
 typedef struct sc_search_response {
     uint64_t total;
     bool total_is_lower_bound; /* relation "gte" */
@@ -168,6 +177,9 @@ typedef struct sc_search_response {
     /* The coordinator's request breaker refused the reduce (the search fails with SC_ELIMIT):
      * the bytes it would have held and its limit; 0 otherwise. */
     uint64_t breaker_wanted, breaker_limit;
+    /* request.profile: the successful, searched shards' profiles in target order (arena) */
+    sc_shard_profile *profiles;
+    size_t n_profiles;
 } sc_search_response;
 
 /* Runs a search (query phase on every shard in parallel, reduce, fetch). Results live in
@@ -221,6 +233,7 @@ typedef struct sc_node_shard_result {
     bool skipped;                      /* can_match: not searched (st is SC_OK, no hits) */
     const sc_shard_snapshot *snapshot; /* the docs refer to it (ref held until release) */
     bool pinned;                       /* snapshot belongs to a scroll: not released here */
+    const struct sc_search_profile *profile; /* request.profile (shard_mem; NULL: none) */
 } sc_node_shard_result;
 
 typedef struct sc_node_query_response {

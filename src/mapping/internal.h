@@ -104,6 +104,12 @@ sc_status sc__mapping_encode(const sc_mapping_field *f, const sc__scalar *v,
                              const sc_mapping_analysis *an, sc_arena *arena, sc_slice *term,
                              int64_t *num, sc_mapping_error *err);
 
+/* A rank_feature value (a number or numeric string) as its stored frequency
+ * (sc_mapping_rank_feature_encode), inverted first for positive_score_impact false. SC_EINVAL
+ * with a cause in err. */
+sc_status sc__mapping_rank_feature_value(const sc_mapping_field *f, const sc__scalar *v,
+                                         int64_t *out, sc_mapping_error *err);
+
 /* Range-checks and encodes one geo point. */
 sc_status sc__mapping_geo_latlon(double lat, double lon, int64_t *num, sc_mapping_error *err);
 

@@ -55,7 +55,8 @@ static const char *const type_names[] = {
     [SC_MAPPING_BOOLEAN] = "boolean",       [SC_MAPPING_DATE] = "date",
     [SC_MAPPING_IP] = "ip",                 [SC_MAPPING_GEO_POINT] = "geo_point",
     [SC_MAPPING_DATE_NANOS] = "date_nanos", [SC_MAPPING_DENSE_VECTOR] = "dense_vector",
-    [SC_MAPPING_COMPLETION] = "completion",
+    [SC_MAPPING_COMPLETION] = "completion", [SC_MAPPING_RANK_FEATURE] = "rank_feature",
+    [SC_MAPPING_RANK_FEATURES] = "rank_features",
 };
 
 const char *sc_mapping_type_name(sc_mapping_type t)
@@ -102,6 +103,8 @@ sc_field_kind sc_mapping_field_kind(const sc_mapping_field *f)
         return SC_FIELD_TEXT;
     if (f->type == SC_MAPPING_DENSE_VECTOR)
         return SC_FIELD_VECTOR;
+    if (f->type == SC_MAPPING_RANK_FEATURE || f->type == SC_MAPPING_RANK_FEATURES)
+        return SC_FIELD_NUMERIC;
     return sc_mapping_type_is_numeric(f->type) ? SC_FIELD_NUMERIC : SC_FIELD_KEYWORD;
 }
 
@@ -155,7 +158,9 @@ sc_mapping_field *sc__mapping_field_new(const char *name, sc_mapping_field *pare
     f->path = join_path(parent, name);
     f->parent = parent;
     f->type = type;
-    f->index = true;
+    /* rank features are read from doc values only (mapping.h) */
+    f->index = type != SC_MAPPING_RANK_FEATURE && type != SC_MAPPING_RANK_FEATURES;
+    f->positive_score_impact = true;
     f->doc_values = type != SC_MAPPING_TEXT && type != SC_MAPPING_COMPLETION;
     f->max_input_length = 50;
     f->preserve_separators = f->preserve_position_increments = true;

@@ -42,6 +42,8 @@ typedef enum sc_mapping_type {
     SC_MAPPING_DATE_NANOS,
     SC_MAPPING_DENSE_VECTOR, /* one vector per doc (mapping/vector.c), SC_FIELD_VECTOR */
     SC_MAPPING_COMPLETION,   /* completion suggester inputs (mapping/completion.c) */
+    SC_MAPPING_RANK_FEATURE, /* one positive float per doc for the rank_feature query */
+    SC_MAPPING_RANK_FEATURES, /* {feature: positive float}; each feature a hidden column */
 } sc_mapping_type;
 
 /* `dynamic` of an object; INHERIT means "not set here, use the parent's" (root: TRUE). */
@@ -66,7 +68,11 @@ typedef enum sc_mapping_dynamic {
  *  - GEO_POINT: Lucene's LatLonPoint encoding packed in one value:
  *    (encodeLatitude(lat) << 32) | (uint32)encodeLongitude(lon); see sc_mapping_geo_encode.
  *    Accepted shapes: {"lat":..,"lon":..}, [lon, lat(, z)], "lat,lon", "POINT (lon lat)",
- *    GeoJSON {"type": "Point", "coordinates": [lon, lat(, z)]}. */
+ *    GeoJSON {"type": "Point", "coordinates": [lon, lat(, z)]}.
+ *  - RANK_FEATURE: numeric doc values only (no points) holding Lucene's FeatureField
+ *    frequency: the float bits of the value (1 / value with positive_score_impact false)
+ *    shifted right by 15 (sc_mapping_rank_feature_encode); RANK_FEATURES: each feature `k` of
+ *    field `f` is such a column named "f.k", with no mapping entry of its own. */
 
 /* One field of a mapping. Read-only for everyone outside src/mapping; valid while the mapping
  * that returned it is referenced. */
@@ -102,6 +108,7 @@ struct sc_mapping_field {
      * created with the field (sayt_sub), not shown by GET _mapping */
     int32_t max_shingle_size;
     bool sayt_sub;
+    bool positive_score_impact; /* rank_feature(s): default true */
     char *format;          /* date: NULL = SC_DATE_DEFAULT_FORMAT */
     sc_date_format *date_format; /* date: compiled `format` (never NULL for dates) */
     json_t *null_value;    /* NULL = none */
@@ -186,6 +193,11 @@ json_t *sc_mapping_to_json(const sc_mapping *m);
 
 /* Same, written into a streaming writer as one value. */
 void sc_mapping_write(const sc_mapping *m, sc_jsonw *w);
+
+/* Lucene's FeatureField encoding of a rank_feature value (already inverted for a negative
+ * score impact): the float's bits >> 15, which keeps 9 significant bits. SC_EINVAL (and a
+ * cause in err) for a value that is not a finite positive normal float. */
+sc_status sc_mapping_rank_feature_encode(float value, int64_t *out, sc_mapping_error *err);
 
 /* ---- looking fields up (query side) ---- */
 

@@ -90,6 +90,13 @@ static json_t *field_json(const sc_mapping_field *f)
         json_object_set_new(o, "scaling_factor", json_real(f->scaling_factor));
     if (f->format)
         json_object_set_new(o, "format", json_string(f->format));
+    if (f->type == SC_MAPPING_RANK_FEATURE || f->type == SC_MAPPING_RANK_FEATURES) {
+        if (!f->positive_score_impact)
+            json_object_set_new(o, "positive_score_impact", json_false());
+        if (f->meta)
+            json_object_set_new(o, "meta", json_deep_copy(f->meta));
+        return o;
+    }
     if (!f->index)
         json_object_set_new(o, "index", json_false());
     if (f->max_shingle_size && f->max_shingle_size != 3)

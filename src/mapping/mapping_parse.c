@@ -61,9 +61,14 @@ static const char *const ip_params[] = {"index", "doc_values", "store", "null_va
 static const char *const geo_params[] = {"index", "doc_values", "store", "null_value",
                                          "ignore_malformed", "ignore_z_value", NULL};
 
+static const char *const rank_params[] = {"positive_score_impact", NULL};
+
 static const char *const *params_for(sc_mapping_type t)
 {
     switch (t) {
+    case SC_MAPPING_RANK_FEATURE:
+    case SC_MAPPING_RANK_FEATURES:
+        return rank_params;
     case SC_MAPPING_TEXT:
         return text_params;
     case SC_MAPPING_KEYWORD:
@@ -280,6 +285,12 @@ static sc_status parse_leaf_param(const char *k, const json_t *v, sc_mapping_fie
             f->ignore_malformed = b;
         return SC_OK;
     }
+    if (strcmp(k, "positive_score_impact") == 0) {
+        if (!json_bool_value(v, &b))
+            return bad_param(err, "[%s] on mapper [%s] must be a boolean%s", k, f->path, "");
+        f->positive_score_impact = b;
+        return SC_OK;
+    }
     if (strcmp(k, "preserve_separators") == 0 || strcmp(k, "preserve_position_increments") == 0) {
         if (!json_bool_value(v, &b))
             return bad_param(err, "[%s] on mapper [%s] must be a boolean%s", k, f->path, "");
@@ -463,7 +474,8 @@ sc_status sc__mapping_field_parse(const json_t *def, const char *name, sc_mappin
                 continue;
             }
             if (strcmp(k, "fields") == 0) {
-                if (multi || !json_is_object(v)) {
+                if (multi || !json_is_object(v) || type == SC_MAPPING_RANK_FEATURE ||
+                    type == SC_MAPPING_RANK_FEATURES) {
                     st = bad_param(err, "[fields] on mapper [%s] must be an object%s%s", name,
                                    "", "");
                     break;

@@ -97,6 +97,9 @@ static sc_status merge_field(sc_mapping_field *cur, sc_mapping_field *upd, sc_ma
     if (!str_eq(cur->format, upd->format))
         return conflict(err, cur->path, "format", cur->format ? cur->format : SC_DATE_DEFAULT_FORMAT,
                         upd->format ? upd->format : SC_DATE_DEFAULT_FORMAT);
+    if (cur->positive_score_impact != upd->positive_score_impact)
+        return conflict(err, cur->path, "positive_score_impact", b2s(cur->positive_score_impact),
+                        b2s(upd->positive_score_impact));
     if (cur->index != upd->index)
         return conflict(err, cur->path, "index", b2s(cur->index), b2s(upd->index));
     if (cur->doc_values != upd->doc_values)

@@ -22,6 +22,12 @@ typedef struct acc {
     float *vec; /* dense_vector: the doc's vector (arena) */
 } acc;
 
+/* One feature of a rank_features field: a column "<field path>.<feature>" (mapping.h). */
+typedef struct feat {
+    sc_slice name; /* arena */
+    int64_t value;
+} feat;
+
 typedef struct pctx {
     sc_mapping *m; /* the mapping used (base, or the growing clone in the second pass) */
     bool mutable_pass;
@@ -36,6 +42,7 @@ typedef struct pctx {
     sc_mapping_error *err;
     SC_VEC(sc_index_doc) children; /* nested objects met so far (assembled in the arena) */
     const char *nested_path;       /* while walking a nested object: its path */
+    SC_VEC(feat) feats;
 } pctx;
 
 /* Internal: the first pass met a field it must map dynamically. */
@@ -607,9 +614,102 @@ static sc_status index_completion(pctx *c, sc_mapping_field *f, const sc__jd *v)
 }
 
 static sc_status nested_child(pctx *c, sc_mapping_field *f, const sc__jd *v);
+/* One rank feature value of field f (feature name for errors). */
+static sc_status rank_value(pctx *c, const sc_mapping_field *f, const sc__jd *v, int64_t *out)
+{
+    if (v->type == SC__JD_ARRAY || v->type == SC__JD_OBJECT || v->type == SC__JD_TRUE ||
+        v->type == SC__JD_FALSE) {
+        doc_error(c, f, v);
+        sc__mapping_cause(c->err, "illegal_argument_exception",
+                          f->type == SC_MAPPING_RANK_FEATURES
+                              ? "[rank_features] fields take hashes that map a feature to a "
+                                "strictly positive float"
+                              : "[rank_feature] fields do not support indexing multiple values "
+                                "for the same field [%s] in the same document",
+                          f->path);
+        return SC_EINVAL;
+    }
+    sc__scalar sv;
+    jd_scalar(v, &sv);
+    sc_status st = sc__mapping_rank_feature_value(f, &sv, out, c->err);
+    if (st == SC_EINVAL) {
+        char cr[256] = "";
+        const char *ct = c->err ? c->err->cause_type : NULL;
+        if (c->err)
+            snprintf(cr, sizeof cr, "%s", c->err->cause_reason);
+        doc_error(c, f, v);
+        if (c->err && ct)
+            sc__mapping_cause(c->err, ct, "%s", cr);
+    }
+    return st;
+}
+
+/* rank_feature: one positive number per document; rank_features: {feature: number}. */
+static sc_status index_rank(pctx *c, sc_mapping_field *f, const sc__jd *v)
+{
+    if (v->type == SC__JD_NULL)
+        return SC_OK;
+    int64_t x;
+    if (f->type == SC_MAPPING_RANK_FEATURE) {
+        acc *a = acc_for(c, f);
+        if (!a)
+            return SC_ENOMEM;
+        if (a->vals.len) {
+            doc_error(c, f, v);
+            sc__mapping_cause(c->err, "illegal_argument_exception",
+                              "[rank_feature] fields do not support indexing multiple values for "
+                              "the same field [%s] in the same document",
+                              f->path);
+            return SC_EINVAL;
+        }
+        SC_TRY(rank_value(c, f, v, &x));
+        return sc_vec_push(&a->vals, x);
+    }
+    if (v->type != SC__JD_OBJECT) {
+        doc_error(c, f, v);
+        sc__mapping_cause(c->err, "illegal_argument_exception",
+                          "[rank_features] fields must be json objects, expected a START_OBJECT "
+                          "but got: %s",
+                          v->type == SC__JD_ARRAY ? "START_ARRAY" : "a value");
+        return SC_EINVAL;
+    }
+    size_t plen = strlen(f->path);
+    for (const sc__jd *m = v->child; m; m = m->next) {
+        if (!m->key.len || memchr(m->key.ptr, '.', m->key.len) || memchr(m->key.ptr, 0, m->key.len)) {
+            doc_error(c, f, v);
+            sc__mapping_cause(c->err, "illegal_argument_exception",
+                              "[rank_features] fields do not support dots in feature names but "
+                              "found [%.*s]",
+                              (int)(m->key.len > 100 ? 100 : m->key.len), (const char *)m->key.ptr);
+            return SC_EINVAL;
+        }
+        SC_TRY(rank_value(c, f, m, &x));
+        char *name = sc_arena_alloc(c->arena, plen + 1 + m->key.len);
+        if (!name)
+            return SC_ELIMIT;
+        memcpy(name, f->path, plen);
+        name[plen] = '.';
+        memcpy(name + plen + 1, m->key.ptr, m->key.len);
+        feat ft = {sc_slice_make(name, plen + 1 + m->key.len), x};
+        for (size_t i = 0; i < c->feats.len; i++)
+            if (sc_slice_eq(c->feats.ptr[i].name, ft.name)) {
+                doc_error(c, f, v);
+                sc__mapping_cause(c->err, "illegal_argument_exception",
+                                  "[rank_features] fields do not support indexing multiple values "
+                                  "for the same rank feature [%.*s] in the same document",
+                                  (int)(ft.name.len > 200 ? 200 : ft.name.len),
+                                  (const char *)ft.name.ptr);
+                return SC_EINVAL;
+            }
+        SC_TRY(sc_vec_push(&c->feats, ft));
+    }
+    return SC_OK;
+}
 
 static sc_status index_value(pctx *c, sc_mapping_field *f, const sc__jd *v, bool with_copy)
 {
+    if (f->type == SC_MAPPING_RANK_FEATURE || f->type == SC_MAPPING_RANK_FEATURES)
+        return index_rank(c, f, v);
     if (f->type == SC_MAPPING_COMPLETION)
         return index_completion(c, f, v);
     if (f->type == SC_MAPPING_DENSE_VECTOR && v->type != SC__JD_NULL)
@@ -689,7 +789,7 @@ static uint32_t field_flags(const sc_mapping_field *f)
  * c->nested_path set) SC_NESTED_PATH_FIELD, then the mapped fields. */
 static sc_status assemble(pctx *c, sc_index_doc *doc)
 {
-    size_t n = 2;
+    size_t n = 2 + c->feats.len;
     for (size_t i = 0; i < c->n_accs; i++)
         n += c->accs[i].field != NULL;
     sc_index_field *fields = sc_arena_calloc(c->arena, n, sizeof(*fields));
@@ -760,6 +860,19 @@ static sc_status assemble(pctx *c, sc_index_doc *doc)
             o->flags = f->index ? SC_FIELD_INDEXED : 0;
         }
     }
+    /* copied: feats is freed after assembly; names already live in the arena */
+    int64_t *fv = c->feats.len ? sc_arena_alloc(c->arena, c->feats.len * sizeof(*fv)) : NULL;
+    if (c->feats.len && !fv)
+        return SC_ELIMIT;
+    for (size_t i = 0; i < c->feats.len; i++) {
+        sc_index_field *o = &fields[k++];
+        o->name = c->feats.ptr[i].name;
+        o->kind = SC_FIELD_NUMERIC;
+        o->flags = SC_FIELD_DOCVALUES;
+        fv[i] = c->feats.ptr[i].value;
+        o->values = &fv[i];
+        o->n_values = 1;
+    }
     doc->fields = fields;
     doc->n_fields = k;
     return SC_OK;
@@ -774,6 +887,7 @@ static void reset(pctx *c)
     free(c->accs);
     c->accs = NULL;
     c->n_accs = 0;
+    sc_vec_free(&c->feats);
 }
 
 /* One object of nested field f: its fields are gathered apart (c->accs swapped out) and
@@ -790,6 +904,9 @@ static sc_status nested_child(pctx *c, sc_mapping_field *f, const sc__jd *v)
     size_t saved_n = c->n_accs;
     c->accs = NULL;
     c->n_accs = 0;
+    /* the root's rank features so far stay the root's; the object's go to its child doc */
+    __typeof__(c->feats) saved_feats = c->feats;
+    memset(&c->feats, 0, sizeof c->feats);
     char *path = sc_arena_strndup(c->arena, f->path, strlen(f->path));
     c->nested_path = path;
     sc_index_doc child = {.id = c->id};
@@ -800,6 +917,7 @@ static sc_status nested_child(pctx *c, sc_mapping_field *f, const sc__jd *v)
     c->nested_path = NULL;
     c->accs = saved;
     c->n_accs = saved_n;
+    c->feats = saved_feats;
     if (st == SC_OK)
         st = sc_vec_push(&c->children, child);
     return st;

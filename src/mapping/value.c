@@ -843,6 +843,13 @@ void sc_mapping_write_value(const sc_mapping_field *f, int64_t v, bool for_sort,
     case SC_MAPPING_SCALED_FLOAT:
         sc_jsonw_double(w, (double)v / f->scaling_factor);
         break;
+    case SC_MAPPING_RANK_FEATURE: { /* the stored 9-bit value, as indexed (mapping.h) */
+        uint32_t bits = (uint32_t)(v & 0xFFFF) << 15;
+        float x;
+        memcpy(&x, &bits, sizeof x);
+        sc_jsonw_double(w, (double)(f->positive_score_impact ? x : 1.0f / x));
+        break;
+    }
     case SC_MAPPING_UNSIGNED_LONG:
         sc_jsonw_uint(w, (uint64_t)v ^ (1ULL << 63));
         break;

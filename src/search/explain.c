@@ -217,6 +217,13 @@ static sc_status leaf_set(ex *e, sc_explanation *x, float value, const char *fmt
     return x->description ? SC_OK : ex_oom(e);
 }
 
+const char *sc__plan_describe(sc_arena *a, const sc__plan *p)
+{
+    sbuf b = {.a = a};
+    plan_str(&b, p);
+    return sb_done(&b);
+}
+
 static const char *plan_desc(ex *e, const sc__plan *p, const char *pre, const char *post)
 {
     sbuf b = {.a = e->ctx->a};

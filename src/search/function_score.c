@@ -80,6 +80,43 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
+float sc_sf_rank_decode(int64_t freq)
+{
+    if (freq < 0 || freq > 0xFFFF) /* never stored: values are finite positive floats */
+        return FLT_MAX;
+    uint32_t bits = (uint32_t)freq << 15;
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+float sc_sf_rank_default_pivot(uint64_t sum_freq, uint64_t n_docs)
+{
+    if (n_docs == 0)
+        return 1;
+    float avg = (float)((double)sum_freq / (double)n_docs);
+    return sc_sf_rank_decode((int64_t)avg);
+}
+
+float sc_sf_rank_eval(const sc_score_function *f, int64_t freq, float w)
+{
+    float v = sc_sf_rank_decode(freq);
+    switch (f->rank) {
+    case SC_SF_RANK_SATURATION: {
+        /* 1 - k / (f + k) rather than f / (f + k): never decreasing with f despite rounding */
+        float frac = f->rank_pivot / (v + f->rank_pivot);
+        return w * (1.0f - frac);
+    }
+    case SC_SF_RANK_LOG: return (float)((double)w * log((double)(f->rank_scaling + v)));
+    case SC_SF_RANK_SIGMOID: {
+        double pa = pow((double)f->rank_pivot, (double)f->rank_exponent);
+        return (float)((double)w *
+                       (1.0 - pa / (pow((double)v, (double)f->rank_exponent) + pa)));
+    }
+    default: return w * v;
+    }
+}
+
 double sc_sf_eval(const sc_score_function *f, const int64_t *vals, size_t n)
 {
     double r = 1;
@@ -92,6 +129,7 @@ double sc_sf_eval(const sc_score_function *f, const int64_t *vals, size_t n)
         break;
     }
     case SC_SF_DECAY: r = n ? decay(f, distance(f, vals, n)) : 1; break;
+    case SC_SF_RANK_FEATURE: return n ? (double)sc_sf_rank_eval(f, vals[0], (float)f->weight) : 0;
     case SC_SF_RANDOM: {
         /* 24 random bits in [0, 1), as Elasticsearch keeps; a function of seed and value */
         uint64_t h = mix(f->seed ^ mix(n ? (uint64_t)vals[0] : 0));

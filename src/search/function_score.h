@@ -19,7 +19,18 @@ typedef enum sc_sf_kind {
     SC_SF_DECAY,       /* gauss / exp / linear */
     SC_SF_RANDOM,      /* random_score */
     SC_SF_SCRIPT,      /* script_score (search/score_script.h) */
+    SC_SF_RANK_FEATURE, /* the rank_feature query's function of a rank feature column */
 } sc_sf_kind;
+
+/* The functions of the rank_feature query, as Lucene's FeatureField computes them from the
+ * decoded feature value f: saturation w * (1 - pivot / (f + pivot)) (float steps), log
+ * w * ln(scaling_factor + f), sigmoid w * (1 - pivot^a / (f^a + pivot^a)), linear w * f. */
+typedef enum sc_sf_rank {
+    SC_SF_RANK_SATURATION,
+    SC_SF_RANK_LOG,
+    SC_SF_RANK_SIGMOID,
+    SC_SF_RANK_LINEAR,
+} sc_sf_rank;
 
 typedef enum sc_sf_modifier {
     SC_SF_MOD_NONE,
@@ -45,6 +56,8 @@ typedef enum sc_sf_value {
     SC_SF_VALUE_LONG,   /* integers, dates (epoch ms / ns), booleans */
     SC_SF_VALUE_DOUBLE, /* double / float / half_float in the sortable-long encoding */
     SC_SF_VALUE_SCALED, /* scaled_float: value / scaling */
+    SC_SF_VALUE_FEATURE, /* rank feature frequency (mapping.h); only the rank_feature query */
+    SC_SF_VALUE_FEATURE_NEG, /* the same, of a field with positive_score_impact false */
 } sc_sf_value;
 
 /* multi_value_mode of decay functions: which of a doc's values' distances counts. */
@@ -97,7 +110,23 @@ typedef struct sc_score_function {
     uint64_t seed;
     /* script_score (the iterator runs it; sc_sf_eval does not) */
     const struct sc_score_script *script;
+    /* rank_feature: the function, pivot (saturation: 0 until the plan computes the shard's
+     * default, sc_sf_rank_default_pivot), exponent (sigmoid), scaling_factor (log) */
+    sc_sf_rank rank;
+    float rank_pivot, rank_exponent, rank_scaling;
 } sc_score_function;
+
+/* A stored rank feature frequency (mapping.h) as the feature value, as Lucene decodes it. */
+float sc_sf_rank_decode(int64_t freq);
+
+/* Lucene's default saturation pivot of a feature from its statistics over a shard: the sum of
+ * the docs' stored frequencies over the number of docs having the feature, truncated, decoded
+ * (an approximation of the values' geometric mean). 1 when no doc has it. */
+float sc_sf_rank_default_pivot(uint64_t sum_freq, uint64_t n_docs);
+
+/* The rank_feature function's value of a doc's stored frequency with Lucene's weight w (the
+ * query's boost), as a float in Lucene's steps. */
+float sc_sf_rank_eval(const sc_score_function *f, int64_t freq, float w);
 
 /* A doc value as a number. */
 double sc_sf_value_of(const sc_score_function *f, int64_t raw);

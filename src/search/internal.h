@@ -66,6 +66,9 @@ struct sc__plan {
     size_t *seg_n;
     const sc_query *fs;      /* FUNCTION_SCORE: the query node (functions and modes) */
     sc_nested_score_mode nested_mode; /* NESTED: how children's scores combine; score = boost */
+    const sc_score_function *fns; /* FUNCTION_SCORE: fs's functions, rank_feature default
+                                     pivots computed for this shard */
+    struct sc_profile_node *prof; /* profile: true: this node's record (search/profile.h) */
 };
 
 /* Per-search context shared by plan building and iterator building. */
@@ -80,12 +83,20 @@ typedef struct sc__search_ctx {
     bool exhaustive;       /* every match will be visited (exact totals): prefer bulk sets */
     uint64_t range_needed; /* execute with bounded totals: matches it needs (0 = all); ranges
                               then may pick a lazy doc-values scan over building a bitset */
+    bool profiled;         /* profile: the query's plan has its records */
     sc_status script_st;   /* a score script's run-time error (message in res->error): the
                               drivers return it once the iteration stops */
 } sc__search_ctx;
 
+/* profile: true (search/profile.h): a record per node of plan, linked from each node (prof)
+ * and set as ctx->o->profile->query. */
+sc_status sc__profile_attach(sc__search_ctx *ctx, sc__plan *plan) SC_MUST_USE;
+/* The plan node as explanations describe it (search/explain.c), in arena a; NULL on OOM. */
+const char *sc__plan_describe(sc_arena *a, const sc__plan *p);
+
 /* Rewrites q into a plan (allocated in ctx->a); *out is never NULL on SC_OK. `scoring` false
- * builds a match-only plan (counts). */
+ * builds a match-only plan (counts). With o->profile, the first plan a search context builds
+ * (its query's) gets its profile records and the planning time. */
 sc_status sc__plan_build(sc__search_ctx *ctx, const sc_query *q, bool scoring, sc__plan **out)
     SC_MUST_USE;
 

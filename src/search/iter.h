@@ -298,6 +298,10 @@ enum {
     SC_PROF_COUNT_
 };
 sc_doc_iter *sc_iter_profile(sc_arena *a, sc_doc_iter *child, uint64_t *counts);
+/* The same, also adding each call's wall time (monotonic clock, ns, the child's work included)
+ * into times_ns[op] (profile: true). */
+sc_doc_iter *sc_iter_profile_timed(sc_arena *a, sc_doc_iter *child, uint64_t *counts,
+                                   uint64_t *times_ns);
 
 /* Sets the stats pointer of it (not of its children: constructors of composite kinds copy
  * their first child's stats). */

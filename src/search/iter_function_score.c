@@ -84,7 +84,10 @@ static float compute(fs_iter *f, uint32_t doc)
             vals[0] = (int64_t)(f->doc_base + doc);
             nv = 1;
         }
-        f->results[n] = sc_sf_eval(fn, vals, nv);
+        if (fn->kind == SC_SF_RANK_FEATURE) /* the query's score is Lucene's weight w */
+            f->results[n] = nv ? (double)sc_sf_rank_eval(fn, vals[0], q) : 0;
+        else
+            f->results[n] = sc_sf_eval(fn, vals, nv);
         f->weights[n++] = fn->weight;
         if (f->score_mode == SC_SF_SCORE_FIRST)
             break;

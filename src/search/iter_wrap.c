@@ -344,6 +344,7 @@ sc_doc_iter *sc_iter_cancel(sc_arena *a, sc_doc_iter *child, sc_cancel_token *to
 typedef struct prof_iter {
     wrap_iter w;
     uint64_t *counts;
+    uint64_t *times; /* timed wrapper only */
 } prof_iter;
 
 #define PCOUNT(it, k) (((prof_iter *)(it))->counts[k]++)
@@ -411,5 +412,93 @@ sc_doc_iter *sc_iter_profile(sc_arena *a, sc_doc_iter *child, uint64_t *counts)
     if (!x)
         return NULL;
     x->counts = counts;
+    return &x->w.base;
+}
+
+/* ---- timed profiling: the counts plus each call's time ------------------------------------ */
+
+#define TIMED_BEGIN(it, k)                                                                         \
+    prof_iter *px_ = (prof_iter *)(it);                                                          \
+    px_->counts[k]++;                                                                              \
+    uint64_t t0_ = sc_clock_now_ns()
+#define TIMED_END(k) px_->times[k] += sc_clock_now_ns() - t0_
+
+static uint32_t timed_next(sc_doc_iter *it)
+{
+    TIMED_BEGIN(it, SC_PROF_NEXT);
+    sc_doc_iter_next(CHILD(it));
+    uint32_t d = wrap_sync(it);
+    TIMED_END(SC_PROF_NEXT);
+    return d;
+}
+
+static uint32_t timed_advance(sc_doc_iter *it, uint32_t target)
+{
+    TIMED_BEGIN(it, SC_PROF_ADVANCE);
+    uint32_t d = it->doc;
+    if (!(it->positioned && target <= it->doc)) {
+        sc_doc_iter_advance(CHILD(it), target);
+        d = wrap_sync(it);
+    }
+    TIMED_END(SC_PROF_ADVANCE);
+    return d;
+}
+
+static void timed_into_bitset(sc_doc_iter *it, uint32_t upto, sc_bitset *bs, uint32_t base)
+{
+    TIMED_BEGIN(it, SC_PROF_INTO_BITSET);
+    sc_doc_iter_into_bitset(CHILD(it), upto, bs, base);
+    wrap_sync(it);
+    TIMED_END(SC_PROF_INTO_BITSET);
+}
+
+static uint32_t timed_run_end(sc_doc_iter *it)
+{
+    TIMED_BEGIN(it, SC_PROF_RUN_END);
+    uint32_t e = sc_doc_iter_run_end(CHILD(it));
+    TIMED_END(SC_PROF_RUN_END);
+    return e;
+}
+
+static size_t timed_next_batch(sc_doc_iter *it, uint32_t *docs, uint32_t *freqs, size_t max)
+{
+    TIMED_BEGIN(it, SC_PROF_NEXT_BATCH);
+    size_t n = sc_doc_iter_next_batch(CHILD(it), docs, freqs, max);
+    wrap_sync(it);
+    TIMED_END(SC_PROF_NEXT_BATCH);
+    return n;
+}
+
+static float timed_score(sc_doc_iter *it)
+{
+    TIMED_BEGIN(it, SC_PROF_SCORE);
+    float s = sc_doc_iter_score(CHILD(it));
+    TIMED_END(SC_PROF_SCORE);
+    return s;
+}
+
+static size_t timed_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, size_t max)
+{
+    TIMED_BEGIN(it, SC_PROF_NEXT_BATCH);
+    size_t n = sc_doc_iter_score_batch(CHILD(it), docs, scores, max);
+    wrap_sync(it);
+    TIMED_END(SC_PROF_NEXT_BATCH);
+    return n;
+}
+
+static const sc_doc_iter_ops timed_ops = {
+    "profile_timed",   WRAP_FLAGS,     timed_next,       timed_advance, wrap_cost,
+    timed_into_bitset, timed_run_end,  timed_next_batch, timed_score,   wrap_max_score,
+    wrap_shallow,      wrap_min_score, timed_score_batch,
+};
+
+sc_doc_iter *sc_iter_profile_timed(sc_arena *a, sc_doc_iter *child, uint64_t *counts,
+                                   uint64_t *times_ns)
+{
+    prof_iter *x = wrap_new(a, sizeof *x, &timed_ops, child);
+    if (!x)
+        return NULL;
+    x->counts = counts;
+    x->times = times_ns;
     return &x->w.base;
 }

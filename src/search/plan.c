@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "index/doc.h"
+#include "base/clock.h"
 #include "index/terms.h"
 #include "search/automaton.h"
 #include "search/internal.h"
+#include "search/profile.h"
 #include "search/term_stats.h"
 
 sc_status sc__search_fail(sc__search_ctx *ctx, sc_status st, const char *fmt, ...)
@@ -476,6 +478,54 @@ static sc_status bool_plan(sc__search_ctx *ctx, const sc_query *q, float boost, 
     return SC_OK;
 }
 
+/* The default saturation pivot of rank feature column `field` over the shard's segments
+ * (deleted docs included, as Lucene's term statistics): O(docs of the shard). */
+static float rank_pivot(sc__search_ctx *ctx, sc_slice field)
+{
+    uint64_t sum = 0, n = 0;
+    for (size_t s = 0; s < ctx->s->n_segs; s++) {
+        const sc_segment *seg = ctx->s->segs[s].seg;
+        const sc_field_info *fi = sc_segment_field(seg, field);
+        sc_dv_numeric dv;
+        if (!fi || fi->kind != SC_FIELD_NUMERIC || sc_dv_numeric_open(seg, fi, &dv) != SC_OK)
+            continue;
+        uint32_t nd = sc_segment_n_docs(seg);
+        for (uint32_t d = 0; d < nd; d++) {
+            int64_t v;
+            if (sc_dv_numeric_first(&dv, d, &v)) {
+                sum += (uint64_t)v;
+                n++;
+            }
+        }
+    }
+    return sc_sf_rank_default_pivot(sum, n);
+}
+
+/* The functions of q with the shard's default rank_feature pivots filled in (q's own array
+ * when none is missing; q is shared by shards and never changed). */
+static sc_status plan_functions(sc__search_ctx *ctx, const sc_query *q,
+                                const sc_score_function **out)
+{
+    size_t n = q->u.function_score.n_fns;
+    const sc_score_function *fns = q->u.function_score.fns;
+    *out = fns;
+    sc_score_function *copy = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (fns[i].kind != SC_SF_RANK_FEATURE || fns[i].rank != SC_SF_RANK_SATURATION ||
+            fns[i].rank_pivot > 0)
+            continue;
+        if (!copy) {
+            copy = sc_arena_alloc(ctx->a, n * sizeof *copy);
+            if (!copy)
+                return oom(ctx);
+            memcpy(copy, fns, n * sizeof *copy);
+            *out = copy;
+        }
+        copy[i].rank_pivot = rank_pivot(ctx, fns[i].field);
+    }
+    return SC_OK;
+}
+
 /* function_score: the inner plan (its boost times ours, as Lucene's boost reaches the
  * subquery) and each function's filter as a match-only plan. Without scoring and without
  * min_score the functions change nothing: the inner plan alone. */
@@ -489,6 +539,7 @@ static sc_status function_score_plan(sc__search_ctx *ctx, const sc_query *q, flo
     if (!p)
         return oom(ctx);
     p->fs = q;
+    SC_TRY(plan_functions(ctx, q, &p->fns));
     SC_TRY(build(ctx, inner, boost, true, &p->child));
     size_t n = q->u.function_score.n_fns;
     p->filter = sc_arena_calloc(ctx->a, n ? n : 1, sizeof *p->filter);
@@ -659,5 +710,11 @@ static sc_status nested_plan(sc__search_ctx *ctx, const sc_query *q, float boost
 
 sc_status sc__plan_build(sc__search_ctx *ctx, const sc_query *q, bool scoring, sc__plan **out)
 {
-    return build(ctx, q, 1.0f, scoring, out);
+    if (!ctx->o->profile || ctx->profiled)
+        return build(ctx, q, 1.0f, scoring, out);
+    uint64_t t0 = sc_clock_now_ns();
+    SC_TRY(build(ctx, q, 1.0f, scoring, out));
+    ctx->o->profile->rewrite_ns += sc_clock_now_ns() - t0;
+    ctx->profiled = true;
+    return sc__profile_attach(ctx, *out);
 }

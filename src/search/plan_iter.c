@@ -10,7 +10,9 @@
 #include "index/postings.h"
 #include "index/terms.h"
 #include "search/geo.h"
+#include "base/clock.h"
 #include "search/internal.h"
+#include "search/profile.h"
 #include "search/range.h"
 
 sc_status sc__search_oom(sc__search_ctx *ctx)
@@ -420,7 +422,7 @@ static sc_status function_score_iter(sc__search_ctx *ctx, const sc__plan *p, siz
     for (size_t i = 0; i < seg_i; i++)
         base += sc_segment_n_docs(ctx->s->segs[i].seg);
     for (size_t i = 0; i < n; i++) {
-        const sc_score_function *fn = &q->u.function_score.fns[i];
+        const sc_score_function *fn = &p->fns[i];
         if (p->filter[i]) {
             SC_TRY(sc__plan_iter(ctx, p->filter[i], seg_i, &filters[i]));
             no_match[i] = filters[i] == NULL;
@@ -432,7 +434,7 @@ static sc_status function_score_iter(sc__search_ctx *ctx, const sc__plan *p, siz
         has_dv[i] =
             fi && fi->kind == SC_FIELD_NUMERIC && sc_dv_numeric_open(seg, fi, &dv[i]) == SC_OK;
     }
-    sc_iter_function_score_args args = {.fns = q->u.function_score.fns,
+    sc_iter_function_score_args args = {.fns = p->fns,
                                         .n_fns = n,
                                         .filters = filters,
                                         .no_match = no_match,
@@ -452,7 +454,27 @@ static sc_status function_score_iter(sc__search_ctx *ctx, const sc__plan *p, siz
     return *out ? SC_OK : sc__search_oom(ctx);
 }
 
+static sc_status plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
+                           sc_doc_iter **out);
+
 sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)
+{
+    if (!p->prof)
+        return plan_iter(ctx, p, seg_i, out);
+    /* profile: true: time the construction and wrap the iterator in the timed counter */
+    sc_profile_node *n = p->prof;
+    uint64_t t0 = sc_clock_now_ns();
+    sc_status st = plan_iter(ctx, p, seg_i, out);
+    n->build_ns += sc_clock_now_ns() - t0;
+    n->n_builds++;
+    if (st != SC_OK || !*out)
+        return st;
+    *out = sc_iter_profile_timed(ctx->a, *out, n->counts, n->times_ns);
+    return *out ? SC_OK : sc__search_oom(ctx);
+}
+
+static sc_status plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
+                           sc_doc_iter **out)
 {
     const sc_segment *seg = ctx->s->segs[seg_i].seg;
     *out = NULL;

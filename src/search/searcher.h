@@ -74,6 +74,9 @@ typedef struct sc_search_options {
     /* Field sorts (search/sort.h): score every hit anyway and track the best score of every
      * match (Elasticsearch's track_scores). Ignored by the score-ordered searches. */
     bool track_scores;
+    /* profile: true (search/profile.h): where the query's plan records and times go; NULL
+     * (the default) profiles nothing */
+    struct sc_search_profile *profile;
 } sc_search_options;
 
 typedef struct sc_search_hit {

@@ -4,6 +4,9 @@
 #include "shard/internal.h"
 #include "shard/shard_search.h"
 
+#include "base/clock.h"
+#include "search/profile.h"
+
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -162,10 +165,21 @@ sc_status sc_shard_query_run(const sc_shard_query_args *a, sc_arena *scratch, sc
     memset(&sr, 0, sizeof sr);
     sc_status st = SC_OK;
     bool hook = a->collect && a->collect->run;
+    sc_search_profile prof;
+    memset(&prof, 0, sizeof prof);
+    if (a->profile)
+        o.profile = &prof;
+    uint64_t t0 = a->profile ? sc_clock_now_ns() : 0;
     if (!hook || a->k > 0) {
+        prof.collector = a->n_sort && a->k > 0     ? "sorted"
+                         : a->collapse && a->k > 0 ? "collapse"
+                         : a->k > 0                ? "top_docs"
+                                                   : "count";
         st = a->n_sort && a->k > 0     ? run_sorted(a, &s, &o, scratch, out, res, &sr)
              : a->collapse && a->k > 0 ? sc__shard_collapse_run(a, &s, &o, scratch, out, res, &sr)
                                        : run_scored(a, &s, &o, scratch, out, res, &sr);
+        if (a->profile)
+            prof.collector_ns = sc_clock_now_ns() - t0;
         if (st != SC_OK)
             return fail(st, scratch, sr.error, res);
         if (sr.cancelled)
@@ -179,10 +193,18 @@ sc_status sc_shard_query_run(const sc_shard_query_args *a, sc_arena *scratch, sc
             res->n_docs = a->k;
     }
     if (hook) {
+        uint64_t h0 = a->profile ? sc_clock_now_ns() : 0;
         st = run_hook(a, snap, &s, scratch, out, res);
         if (st != SC_OK)
             return fail(st, scratch, NULL, res);
+        if (a->profile) {
+            prof.aggs_ns = sc_clock_now_ns() - h0;
+            if (!prof.collector)
+                prof.collector = "aggregations_only";
+        }
     }
+    if (a->profile && sc_search_profile_copy(out, &prof, &res->profile) != SC_OK)
+        return fail(SC_ENOMEM, scratch, NULL, res);
     uint32_t fired = token_fired(a->token);
     if (fired == 1)
         goto cancelled;

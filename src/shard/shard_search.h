@@ -130,6 +130,7 @@ typedef struct sc_shard_query_args {
     /* dfs_query_then_fetch: the whole search's term statistics (search/term_stats.h), or NULL
      * for the shard's own */
     const struct sc_term_stats *dfs;
+    bool profile; /* profile: true: res->profile gets the plan's records and the times */
 } sc_shard_query_args;
 
 /* One of the shard's top docs. */
@@ -150,6 +151,7 @@ typedef struct sc_shard_query_result {
     bool timed_out;            /* the token's deadline passed: results are partial */
     void *agg_partial;         /* the collect hook's partial (NULL without a hook) */
     float max_score;           /* args.track_scores under a sort: best score (NAN: none) */
+    struct sc_search_profile *profile; /* args.profile: the shard's profile (in `out`) */
     sc_shard_search_error err; /* when the call fails */
 } sc_shard_query_result;
 

@@ -7,9 +7,14 @@
 #include <string.h>
 
 #include "text/internal.h"
+#include "text/stopwords.h"
 
-static const char *const builtin_names[] = {"standard", "simple", "whitespace",
-                                            "keyword",  "stop",   "english"};
+/* The first N_CORE are sc_analyzer_builtin's; the others are language analyzers (below). */
+static const char *const builtin_names[] = {
+    "standard", "simple",  "whitespace", "keyword",   "stop",      "english",
+    "armenian", "basque",  "danish",     "finnish",   "hungarian", "lithuanian",
+    "norwegian", "romanian", "russian", "swedish"};
+#define N_CORE 6
 #define N_BUILTIN (sizeof(builtin_names) / sizeof(builtin_names[0]))
 
 struct sc_analyzer_registry {
@@ -84,9 +89,18 @@ static sc_status parse_stopwords(const json_t *v, const char *path, bool ignore_
     }
     if (json_is_string(v) && strcmp(json_string_value(v), "_none_") == 0)
         return SC_OK;
-    if (json_is_string(v))
-        return fail(err, "%s: unsupported stop word list [%s] (only _english_ and _none_)", path,
-                    json_string_value(v));
+    if (json_is_string(v)) {
+        const char *name = json_string_value(v);
+        size_t len = strlen(name);
+        for (size_t i = 0; len > 2 && name[0] == '_' && name[len - 1] == '_' &&
+                           i < sc__n_stoplists;
+             i++)
+            if (strlen(sc__stoplists[i].name) == len - 2 &&
+                !memcmp(sc__stoplists[i].name, name + 1, len - 2))
+                return sc__stopset_new(sc__stoplists[i].words, sc__stoplists[i].n, ignore_case,
+                                       out);
+        return fail(err, "%s: unknown stop word list [%s]", path, name);
+    }
     if (!json_is_array(v))
         return fail(err, "%s: expected a string or an array of strings", path);
     size_t n = json_array_size(v);
@@ -741,6 +755,60 @@ static sc_status build_custom(const json_t *analysis, const char *config_dir, co
     return sc__analyzer_new_ex(name, kind, &topts, fs, n, cfs, n_cf, out);
 }
 
+/* Elasticsearch's language analyzers that are, as in Lucene 8.7, the standard tokenizer,
+ * lowercase, the language's stop words (`stopwords`), keyword_marker (`stem_exclusion`) and
+ * the language's Snowball stemmer (libstemmer). *out NULL (SC_OK) when type is not one. */
+static sc_status language_analyzer(const char *name, const char *type, const json_t *def,
+                                   const char *path, sc_analyzer **out, sc_analysis_error *err)
+{
+    *out = NULL;
+    bool known = false;
+    for (size_t i = N_CORE; i < N_BUILTIN; i++)
+        known |= strcmp(type, builtin_names[i]) == 0;
+    if (!known)
+        return SC_OK;
+    const sc__stoplist *list = NULL;
+    for (size_t i = 0; i < sc__n_stoplists; i++)
+        if (strcmp(sc__stoplists[i].name, type) == 0)
+            list = &sc__stoplists[i];
+    if (!list)
+        return fail(err, "%s: no stop word list for [%s]", path, type);
+    char sp[PATH_BYTES];
+    sc__filter fs[4];
+    memset(fs, 0, sizeof fs);
+    size_t n = 0;
+    fs[n++].kind = SC__F_LOWERCASE;
+    const json_t *sw = def ? json_object_get(def, "stopwords") : NULL;
+    sc__stopset *stop = NULL, *keep = NULL;
+    path_cat(sp, path, ".stopwords");
+    SC_TRY(sw ? parse_stopwords(sw, sp, false, &stop, err)
+              : sc__stopset_new(list->words, list->n, false, &stop));
+    if (stop) {
+        fs[n].kind = SC__F_STOP;
+        fs[n++].stop = stop;
+    }
+    const char **words = NULL;
+    size_t nw = 0;
+    path_cat(sp, path, ".stem_exclusion");
+    sc_status st = string_list(def ? json_object_get(def, "stem_exclusion") : NULL, sp, &words,
+                               &nw, err);
+    if (st == SC_OK && nw)
+        st = sc__stopset_new(words, nw, false, &keep);
+    sc_alloc_free(&sc__text_pool, words);
+    if (keep) {
+        fs[n].kind = SC__F_KEYWORD_MARKER;
+        fs[n++].stop = keep;
+    }
+    if (st == SC_OK)
+        st = snowball_filter(type, &fs[n++]);
+    if (st != SC_OK) {
+        for (size_t i = 0; i < n; i++)
+            sc__filter_fini(&fs[i]);
+        return st;
+    }
+    return sc__analyzer_new(name, SC__TOK_STANDARD, 0, fs, n, out);
+}
+
 static sc_status build_analyzer(const json_t *analysis, const char *config_dir, const char *name,
                                 const json_t *def, sc_analyzer **out, sc_analysis_error *err)
 {
@@ -761,6 +829,9 @@ static sc_status build_analyzer(const json_t *analysis, const char *config_dir, 
     const json_t *sw = json_object_get(def, "stopwords");
     if (json_object_get(def, "stopwords_path"))
         return fail(err, "%s.stopwords_path: not supported", path);
+    SC_TRY(language_analyzer(name, type, def, path, out, err));
+    if (*out)
+        return SC_OK;
     if (strcmp(type, "standard") == 0) {
         uint32_t max_len = 0;
         SC_TRY(get_max_len(def, path, &max_len, err));
@@ -891,7 +962,9 @@ sc_status sc_analyzer_registry_new_dir(const json_t *analysis, const char *confi
         return SC_ENOMEM;
     sc_status st = SC_OK;
     for (size_t i = 0; i < N_BUILTIN && st == SC_OK; i++)
-        st = sc_analyzer_builtin(builtin_names[i], &r->builtin[i]);
+        st = i < N_CORE ? sc_analyzer_builtin(builtin_names[i], &r->builtin[i])
+                        : language_analyzer(builtin_names[i], builtin_names[i], NULL,
+                                            builtin_names[i], &r->builtin[i], err);
     const json_t *defs = analysis ? json_object_get(analysis, "analyzer") : NULL;
     if (st == SC_OK && defs && !json_is_object(defs))
         st = fail(err, "analysis.analyzer: expected an object");

@@ -191,3 +191,39 @@ def test_reload_search_analyzers(server, pages):
     assert hit_titles(server, pages, {"match": {"body": "light"}}) == ["Lamp"]
     st, _, b = server.request("POST", "/no-such-index-xyz/_reload_search_analyzers")
     assert_error(b, 404, "index_not_found_exception")
+
+
+def test_language_analyzers(server, fresh_index):
+    """The Snowball-stemmed language analyzers (stop words read from Lucene's jar at build
+    time), by name in _analyze and in a mapping, with stopwords / stem_exclusion."""
+    def terms(b):
+        return [t[0] for t in toks(b)]
+
+    b = analyze(server, {"analyzer": "russian", "text": "Мы читали интересные книги"})
+    assert toks(b)[0][1:] == (3, 9, 1)  # "мы" is a Russian stop word: a hole at position 0
+    assert terms(b) == ["чита", "интересн", "книг"]
+    st, _, b = server.request("PUT", "/" + fresh_index, {
+        "settings": {"analysis": {"analyzer": {
+            "sv_keep": {"type": "swedish", "stem_exclusion": ["tidningarna"]},
+            "sv_nostop": {"type": "swedish", "stopwords": "_none_"}},
+            "filter": {"de_stop": {"type": "stop", "stopwords": "_german_"}}}},
+        "mappings": {"properties": {"t": {"type": "text", "analyzer": "swedish"}}}})
+    assert st == 200, b
+    assert terms(analyze(server, {"analyzer": "sv_keep", "text": "läste tidningarna och"},
+                        fresh_index)) == ["läst", "tidningarna"]
+    assert terms(analyze(server, {"analyzer": "sv_nostop", "text": "läste tidningarna och"},
+                        fresh_index)) == ["läst", "tidning", "och"]
+    assert terms(analyze(server, {"tokenizer": "standard", "filter": ["lowercase", "de_stop"],
+                                 "text": "Die Kinder und die Eltern"}, fresh_index)) == [
+        "kinder", "eltern"]
+    st, _, b = server.request("PUT", "/%s/_doc/1?refresh=true" % fresh_index,
+                              {"t": "Barnen lekte i trädgårdarna"})
+    assert st in (200, 201), b
+    st, _, b = server.request("POST", "/%s/_search" % fresh_index,
+                              {"query": {"match": {"t": "trädgården"}}})
+    assert st == 200 and b["hits"]["total"]["value"] == 1, b
+    for bad in ({"type": "swedish", "stopwords": "_klingon_"},
+                {"type": "swedish", "stem_exclusion": [1]}, {"type": "german"}):
+        st, _, b = server.request("PUT", "/x-" + fresh_index, {
+            "settings": {"analysis": {"analyzer": {"a": bad}}}})
+        assert st == 400, (bad, b)

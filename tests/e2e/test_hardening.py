@@ -486,7 +486,7 @@ def test_duplicate_keys_and_bad_source_refused(server, fresh_index):
 def test_unsupported_search_keys_refused(server, fresh_index):
     ix = fresh_index
     server.request("PUT", "/%s/_doc/1?refresh=true" % ix, {"t": "x"})
-    for key, val in (("profile", True), ("runtime_mappings", {"x": {"type": "long"}}),
+    for key, val in (("runtime_mappings", {"x": {"type": "long"}}),
                      ("terminate_after", 5),
                      ("script_fields", {"a": {"script": "1"}})):
         st, h, b = server.request("POST", "/%s/_search" % ix,

@@ -573,3 +573,27 @@ def test_nested_sort_against_brute_force(server, fresh_index):
     st, _, b = server.request("POST", "/%s/_search" % fresh_index, {"sort": [
         {"comments.stars": {"nested": {"path": "comments", "filter": {"match_all": {}}}}}]})
     assert st == 400, b
+
+
+def test_rank_features_of_root_and_nested_objects_stay_apart(server, fresh_index):
+    """A root's rank_features met before a nested object keep scoring the root (the nested
+    object's fields are gathered apart, and so are its rank features)."""
+    st, _, b = server.request("PUT", "/" + fresh_index, {"mappings": {"properties": {
+        "pop": {"type": "rank_features"},
+        "comments": {"type": "nested", "properties": {
+            "author": {"type": "keyword"}, "w": {"type": "rank_features"}}}}}})
+    assert st == 200, b
+    bulk(server, fresh_index, [
+        {"pop": {"a": 4.0}, "comments": [{"author": "alice", "w": {"x": 2.0}}]},
+        {"comments": [{"author": "bob", "w": {"x": 8.0}}], "pop": {"a": 1.0}},
+        {"comments": [{"author": "carol"}]}])
+    r = search(server, fresh_index, {"query": {"rank_feature": {"field": "pop.a",
+                                                                 "saturation": {"pivot": 1}}}})
+    got = {h["_id"]: h["_score"] for h in r["hits"]["hits"]}
+    assert set(got) == {"0", "1"}, r
+    assert got["0"] == pytest.approx(4 / 5, rel=1e-5) and got["1"] == pytest.approx(0.5, rel=1e-5)
+    r = search(server, fresh_index, {"query": nested_q("comments", {"rank_feature": {
+        "field": "comments.w.x", "saturation": {"pivot": 2}}}, score_mode="max")})
+    got = {h["_id"]: h["_score"] for h in r["hits"]["hits"]}
+    assert set(got) == {"0", "1"}, r
+    assert got["0"] == pytest.approx(0.5, rel=1e-5) and got["1"] == pytest.approx(0.8, rel=1e-5)

@@ -506,7 +506,7 @@ def test_collapse(server, fresh_index):
     got = [(h["_id"], h["fields"]["shop"][0]) for h in b["hits"]["hits"]]
     want = [(i, k) for i, s, k in expect(lambda i: int(i) % 5 if int(i) < 60 else None, 10)]
     assert got == want
-    for bad in ({"collapse": {"field": "t"}}, {"collapse": {"field": "brand", "inner_hits": {}}},
+    for bad in ({"collapse": {"field": "t"}}, {"collapse": {"field": "brand", "inner_hits": {"nope": 1}}},
                 {"collapse": {"field": "brand"}, "sort": ["shop"]},
                 {"collapse": {"field": "brand"}, "rescore": {"query": {"rescore_query": q}}},
                 {"collapse": {}}):

@@ -27,7 +27,9 @@ static const char *fixed_json =
     "\"properties\":{\"y\":{\"type\":\"long\"}}}}},\"off\":{\"enabled\":false},"
     "\"c\":{\"type\":\"completion\",\"max_input_length\":8,\"preserve_separators\":false},"
     "\"ns\":{\"type\":\"nested\",\"properties\":{\"a\":{\"type\":\"keyword\"},"
-    "\"v\":{\"type\":\"long\"}}}}}";
+    "\"v\":{\"type\":\"long\"}}},"
+    "\"rf\":{\"type\":\"rank_feature\"},\"rn\":{\"type\":\"rank_feature\","
+    "\"positive_score_impact\":false},\"rs\":{\"type\":\"rank_features\"}}}";
 
 static sc_mapping *fixed;
 

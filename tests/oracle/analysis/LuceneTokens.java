@@ -195,6 +195,21 @@ public class LuceneTokens {
         };
     }
 
+    // "analyzer:<class>(stemExclusion=a;b)": one of Lucene's own analyzers (the language
+    // analyzers Elasticsearch builds), with its default stop words.
+    static Analyzer analyzer(String spec) throws Exception {
+        String cls = specName(spec);
+        Class<?> c = Class.forName(cls);
+        int p = spec.indexOf("stemExclusion=");
+        if (p < 0) return (Analyzer) c.getConstructor().newInstance();
+        String v = spec.substring(p + "stemExclusion=".length(), spec.length() - 1);
+        org.apache.lucene.analysis.CharArraySet ex =
+                new org.apache.lucene.analysis.CharArraySet(Arrays.asList(v.split(";")), false);
+        Object stop = c.getMethod("getDefaultStopSet").invoke(null);
+        return (Analyzer) c.getConstructor(org.apache.lucene.analysis.CharArraySet.class,
+                org.apache.lucene.analysis.CharArraySet.class).newInstance(stop, ex);
+    }
+
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, "UTF-8");
         if (args[0].equals("chains")) {
@@ -204,7 +219,8 @@ public class LuceneTokens {
             for (String spec : specs) {
                 if (spec.startsWith("#") || spec.isEmpty()) continue;
                 String[] cols = spec.split("\t");
-                Analyzer a = chain(cols[2], dir);
+                Analyzer a = cols[2].startsWith("analyzer:") ? analyzer(cols[2].substring(9))
+                                                             : chain(cols[2], dir);
                 int lineNo = 0;
                 for (String line : lines) analyze(out, ++lineNo, cols[0], a, line);
             }

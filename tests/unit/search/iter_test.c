@@ -317,12 +317,15 @@ enum {
     W_CANCEL,
     W_PROFILE,
     W_ALL3,
+    W_TIMED,
     W_COUNT
 };
-static const char *const WRAP_NAMES[W_COUNT] = {"none", "live", "cancel", "profile", "stacked"};
+static const char *const WRAP_NAMES[W_COUNT] = {"none", "live", "cancel", "profile", "stacked",
+                                                "profile_timed"};
 
 static sc_cancel_token token;
 static uint64_t prof_counts[SC_PROF_COUNT_];
+static uint64_t timed_counts[SC_PROF_COUNT_], timed_ns[SC_PROF_COUNT_];
 
 static sc_doc_iter *wrap(sc_arena *a, sc_doc_iter *it, int w)
 {
@@ -332,6 +335,8 @@ static sc_doc_iter *wrap(sc_arena *a, sc_doc_iter *it, int w)
         it = sc_iter_cancel(a, it, &token);
     if (w == W_PROFILE || w == W_ALL3)
         it = sc_iter_profile(a, it, prof_counts);
+    if (w == W_TIMED)
+        it = sc_iter_profile_timed(a, it, timed_counts, timed_ns);
     return it;
 }
 
@@ -516,6 +521,7 @@ static void test_every_kind_every_wrapper(void **state)
                nat & SC_ITER_NATIVE_SCORE_BATCH ? " score_batch" : "");
     }
     assert_true(prof_counts[SC_PROF_INTO_BITSET] > 0 && prof_counts[SC_PROF_NEXT_BATCH] > 0);
+    assert_true(timed_counts[SC_PROF_INTO_BITSET] > 0 && timed_counts[SC_PROF_NEXT_BATCH] > 0);
     free(e.docs), free(e.scores), free(e.in);
     free(el.docs), free(el.scores), free(el.in);
     sc_bitset_fini(&evens);

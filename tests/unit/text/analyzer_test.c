@@ -219,6 +219,9 @@ static const struct {
     {"snowball_finnish", 6, "newer Snowball Finnish"},
     {"snowball_finnish", 15, "newer Snowball Finnish"},
     {"snowball_finnish", 25, "newer Snowball Finnish"},
+    {"lang_finnish", 6, "newer Snowball Finnish"},
+    {"lang_finnish", 15, "newer Snowball Finnish"},
+    {"lang_finnish", 25, "newer Snowball Finnish"},
     {NULL, 0, NULL},
 };
 
