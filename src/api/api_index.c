@@ -507,6 +507,8 @@ static void stats_block(sc_jsonw *w, const sc_index_stats *s, sc_index *ix_or_nu
     sc_jsonw_kv_int(w, "current", (int64_t)s->merges_current);
     sc_jsonw_kv_int(w, "current_docs", 0);
     sc_jsonw_kv_int(w, "total", (int64_t)s->merges_total);
+    /* scry's own: bytes merges wrote to spill files under index.merge.memory */
+    sc_jsonw_kv_int(w, "total_spilled_size_in_bytes", (int64_t)s->merges_spilled_bytes);
     sc_jsonw_obj_end(w);
     sc_jsonw_key(w, "refresh");
     sc_jsonw_obj_begin(w);
@@ -552,6 +554,7 @@ void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp)
         all.n_segments += per[i].n_segments;
         all.merges_current += per[i].merges_current;
         all.merges_total += per[i].merges_total;
+        all.merges_spilled_bytes += per[i].merges_spilled_bytes;
         all.memory_bytes += per[i].memory_bytes;
         all.translog_ops += per[i].translog_ops;
         all.translog_bytes += per[i].translog_bytes;

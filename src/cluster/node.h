@@ -78,6 +78,9 @@ typedef struct sc_index_settings {
     /* index.translog.flush_threshold_size: a shard flushes once its translog is larger
      * (default 512 MiB, as Elasticsearch), which bounds what a restart replays. Dynamic. */
     uint64_t flush_threshold_bytes;
+    /* index.merge.memory: what one merge of a shard may hold before it spills to temporary
+     * files (default 256 MiB). Static. */
+    uint64_t merge_memory_bytes;
 } sc_index_settings;
 
 struct sc_index {

@@ -20,6 +20,7 @@ typedef struct sc_index_stats {
     uint64_t n_segments;
     uint64_t merges_current;
     uint64_t merges_total;
+    uint64_t merges_spilled_bytes; /* written to merge spill files (index.merge.memory) */
     uint64_t translog_ops;
     uint64_t translog_bytes;
     uint64_t memory_bytes; /* in-memory buffers (unrefreshed docs) */

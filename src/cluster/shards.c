@@ -68,6 +68,7 @@ void sc__index_shard_config(sc_node *n, sc_index *ix, uint32_t shard, char *path
         .sched = sc__node_sched(n),
         .durability_async = ix->settings.durability_async,
         .flush_threshold_bytes = ix->settings.flush_threshold_bytes,
+        .merge_memory_bytes = ix->settings.merge_memory_bytes,
         .refresh_interval_ms =
             ix->settings.refresh_interval_ms < 0
                 ? -1
@@ -174,6 +175,7 @@ void sc_index_shard_stats(sc_index *ix, uint32_t shard, sc_index_stats *out)
     out->n_segments = st.n_segments;
     out->merges_current = st.merges_current;
     out->merges_total = st.n_merges;
+    out->merges_spilled_bytes = st.merge_spilled_bytes;
     out->translog_ops = st.translog_ops;
     out->translog_bytes = st.translog_bytes;
     out->memory_bytes = 0;
@@ -235,6 +237,7 @@ void sc_index_collect_stats(sc_index *ix, sc_index_stats *out)
         out->n_segments += s.n_segments;
         out->merges_current += s.merges_current;
         out->merges_total += s.merges_total;
+        out->merges_spilled_bytes += s.merges_spilled_bytes;
         out->translog_ops += s.translog_ops;
         out->translog_bytes += s.translog_bytes;
         out->memory_bytes += s.memory_bytes;

@@ -269,8 +269,19 @@ static sc_status merge_all(mctx *m, const sc_merge_input *in, size_t n)
 sc_status sc_segment_merge(const sc_merge_input *in, size_t n, const char *dir, const char *name,
                            sc_segment_write_info *info)
 {
+    return sc_segment_merge_opts(in, n, dir, name, NULL, info);
+}
+
+sc_status sc_segment_merge_opts(const sc_merge_input *in, size_t n, const char *dir,
+                                const char *name, sc_merge_options *opts,
+                                sc_segment_write_info *info)
+{
+    sc_merge_options dflt = {0};
+    if (!opts)
+        opts = &dflt;
+    opts->spilled_bytes = 0;
     if (sc__merge_can_stream(in, n))
-        return sc__segment_merge_stream(in, n, dir, name, info);
+        return sc__segment_merge_stream(in, n, dir, name, opts, info);
     mctx m;
     memset(&m, 0, sizeof(m));
     SC_TRY(sc_segment_builder_new(&m.b));

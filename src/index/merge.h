@@ -30,6 +30,29 @@ typedef struct sc_merge_input {
 sc_status sc_segment_merge(const sc_merge_input *in, size_t n, const char *dir, const char *name,
                            sc_segment_write_info *info) SC_MUST_USE;
 
+/* index.merge.memory's default: what a streaming merge may hold before it spills. */
+#define SC_MERGE_MEMORY_DEFAULT ((uint64_t)256 << 20)
+
+/* How a merge may use memory, and what it did. */
+typedef struct sc_merge_options {
+    /* The streaming merge's memory limit (index.merge.memory); 0 -> SC_MERGE_MEMORY_DEFAULT.
+     * Per-doc tables stay in memory whatever the limit (the doc map, 4 bytes per input doc;
+     * one field's norms, 1 byte per doc; the sorted-set ordinal maps, 4 bytes per input
+     * ordinal; one numeric field's points, 12-16 bytes per point); what is left is shared by
+     * the buffers that grow with the data (one field's term dictionary, one term's encoded
+     * postings and positions), each spilled to a temporary file in `dir` when it passes its
+     * share (at least 1 KiB). */
+    uint64_t memory_bytes;
+    uint64_t spilled_bytes; /* out: bytes written to spill files (0 when nothing spilled) */
+} sc_merge_options;
+
+/* sc_segment_merge with options (may be NULL: defaults). Spill files are
+ * `<dir>/.<name>.<part>.spill.tmp`, removed before returning; only the streaming merge
+ * spills (the rebuilding one ignores memory_bytes). */
+sc_status sc_segment_merge_opts(const sc_merge_input *in, size_t n, const char *dir,
+                                const char *name, sc_merge_options *opts,
+                                sc_segment_write_info *info) SC_MUST_USE;
+
 /* One segment as a merge policy sees it. */
 typedef struct sc_merge_candidate {
     uint64_t size_bytes;

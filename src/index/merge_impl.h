@@ -9,8 +9,10 @@
  * it only at merge time, which the rebuilding merge does). */
 bool sc__merge_can_stream(const sc_merge_input *in, size_t n);
 
-/* The streaming merge (merge_stream.c); same contract as sc_segment_merge. */
+/* The streaming merge (merge_stream.c); same contract as sc_segment_merge_opts (opts not
+ * NULL). */
 sc_status sc__segment_merge_stream(const sc_merge_input *in, size_t n, const char *dir,
-                                   const char *name, sc_segment_write_info *info) SC_MUST_USE;
+                                   const char *name, sc_merge_options *opts,
+                                   sc_segment_write_info *info) SC_MUST_USE;
 
 #endif

@@ -5,9 +5,11 @@
  * sorted dictionaries into per-input ordinal maps; norms, numeric doc values and points are
  * read from the inputs per field; stored-field blocks whose docs are all live are copied
  * compressed, the rest recompressed. Memory: O(n_docs) bytes per field (norms, doc values,
- * points), the term dictionary of one field and the encoded postings of one term. The output
- * is byte for byte the segment a builder would write from the same live docs, except for the
- * stored blocks' boundaries. */
+ * points), the term dictionary of one field and the encoded postings of one term; the last two
+ * are spilled to temporary files (spill.h) when they outgrow their share of the memory limit
+ * (sc_merge_options), so they do not grow with the index. The output is byte for byte the
+ * segment a builder would write from the same live docs, except for the stored blocks'
+ * boundaries, and does not depend on the limit. */
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -22,6 +24,7 @@
 #include "index/postenc.h"
 #include "index/postings.h"
 #include "index/segment_impl.h"
+#include "index/spill.h"
 #include "index/stored.h"
 #include "index/terms.h"
 
@@ -41,8 +44,27 @@ typedef struct sctx {
     SC_VEC(int64_t) vals;
     SC_VEC(uint64_t) ords;
     uint64_t dropped_at; /* output position when the inputs' pages were last dropped */
+    uint64_t part;       /* a spillable buffer's share of the memory limit (bytes) */
+    sc__spill sp_blk, sp_pos, sp_td; /* one term's postings and positions, the term dictionary */
     sc_status st;
 } sctx;
+
+/* The smallest share of a spillable buffer, whatever the limit: below it the spill files'
+ * write calls would cost more than the memory saved. */
+#define SPILL_MIN_PART ((uint64_t)1 << 10)
+
+/* Spills one term's postings or positions when they pass their share. */
+static void spill_postings(sctx *m)
+{
+    if (m->enc.blk.len > m->part) {
+        m->enc.blk_base += m->enc.blk.len;
+        sc__spill_buf(&m->sp_blk, &m->enc.blk);
+    }
+    if (m->enc.pos.len > m->part) {
+        m->enc.pos_base += m->enc.pos.len;
+        sc__spill_buf(&m->sp_pos, &m->enc.pos);
+    }
+}
 
 /* Reading the inputs makes their pages resident: drop them every 64 MiB of output, so the
  * merge's RSS does not grow with the index. */
@@ -207,6 +229,7 @@ static sc_status merge_terms(sctx *m, const sc_field_info *f0, const uint8_t *no
                 }
                 sc__postenc_add(&m->enc, nd, freq, m->pos.ptr);
                 sc_bitset_set(&m->has, nd);
+                spill_postings(m);
             }
             if (st == SC_OK)
                 st = sc_postings_status(&p);
@@ -215,12 +238,19 @@ static sc_status merge_terms(sctx *m, const sc_field_info *f0, const uint8_t *no
         if (st == SC_OK)
             st = m->enc.st;
         if (st == SC_OK && m->enc.df) {
+            /* skip ++ blk (spilled part first) ++ pos (likewise) */
             uint64_t post_off = m->o->pos;
             sc__out_write(m->o, m->enc.skip.ptr, m->enc.skip.len);
+            sc__spill_copy(&m->sp_blk, m->o);
             sc__out_write(m->o, m->enc.blk.ptr, m->enc.blk.len);
             uint64_t pos_off = m->o->pos;
+            sc__spill_copy(&m->sp_pos, m->o);
             sc__out_write(m->o, m->enc.pos.ptr, m->enc.pos.len);
             sc__termdict_add(&m->td, term, m->enc.df, m->enc.ttf, post_off, pos_off);
+            if (m->td.tdata.len > m->part) {
+                m->td.tdata_base += m->td.tdata.len;
+                sc__spill_buf(&m->sp_td, &m->td.tdata);
+            }
             *sum_df += m->enc.df;
             *sum_ttf += m->enc.ttf;
             drop_input_pages(m, false);
@@ -244,11 +274,16 @@ static sc_status merge_terms(sctx *m, const sc_field_info *f0, const uint8_t *no
     }
     if (st == SC_OK)
         st = m->td.st;
+    if (st == SC_OK)
+        st = m->sp_blk.st != SC_OK ? m->sp_blk.st
+             : m->sp_pos.st != SC_OK ? m->sp_pos.st
+                                     : m->sp_td.st;
     sec[0] = m->o->pos;
     sec[1] = m->td.tindex.len;
     sc__out_write(m->o, m->td.tindex.ptr, m->td.tindex.len);
     sec[2] = m->o->pos;
-    sec[3] = m->td.tdata.len;
+    sec[3] = m->td.tdata_base + m->td.tdata.len;
+    sc__spill_copy(&m->sp_td, m->o);
     sc__out_write(m->o, m->td.tdata.ptr, m->td.tdata.len);
     free(group);
     for (size_t i = 0; it && i < n; i++)
@@ -369,8 +404,6 @@ static sc_status merge_dvn(sctx *m, dvn_in *dv, uint64_t *off, uint64_t *len)
 
 /* ---- sorted-set doc values: the inputs' used ordinals merged by term into ordinal maps ---- */
 
-typedef SC_VEC(uint64_t) u64vec;
-
 typedef struct dvs_in {
     sc_dv_sorted_set dv;
     bool open;
@@ -386,14 +419,70 @@ static uint64_t next_used(const dvs_in *s, uint64_t o)
     return o;
 }
 
-static sc_status dvs_maps(sctx *m, dvs_in *dv, uint64_t *n_ords, uint64_t *n_vals, bool *single,
-                          uint64_t *term_bytes, u64vec *src)
+/* A k-way walk over the inputs' used ordinals in term order, one merged ordinal per step. */
+typedef struct dvs_walk {
+    heap q;
+    sc_slice *key;
+} dvs_walk;
+
+static sc_status dvs_walk_start(sctx *m, dvs_in *dv, dvs_walk *w)
+{
+    if (!w->key) {
+        w->key = calloc(m->n ? m->n : 1, sizeof(*w->key));
+        w->q.h = malloc((m->n ? m->n : 1) * sizeof(uint32_t));
+        w->q.key = w->key;
+        if (!w->key || !w->q.h)
+            return SC_ENOMEM;
+    }
+    w->q.len = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (!dv[i].open)
+            continue;
+        dv[i].next = next_used(&dv[i], 0);
+        if (dv[i].next < sc_dv_sorted_set_n_ords(&dv[i].dv)) {
+            w->key[i] = sc_dv_sorted_set_term(&dv[i].dv, dv[i].next);
+            w->q.h[w->q.len++] = (uint32_t)i;
+        }
+    }
+    heap_build(&w->q);
+    return SC_OK;
+}
+
+/* The next merged ordinal's term into *term (false at the end); with assign, the inputs'
+ * ordinals holding it map to `ord`. */
+static bool dvs_walk_next(dvs_in *dv, dvs_walk *w, bool assign, uint32_t ord, sc_slice *term)
+{
+    if (!w->q.len)
+        return false;
+    *term = w->key[w->q.h[0]];
+    while (w->q.len && sc_slice_eq(w->key[w->q.h[0]], *term)) {
+        uint32_t i = w->q.h[0];
+        if (assign)
+            dv[i].omap[dv[i].next] = ord;
+        dv[i].next = next_used(&dv[i], dv[i].next + 1);
+        if (dv[i].next < sc_dv_sorted_set_n_ords(&dv[i].dv))
+            w->key[i] = sc_dv_sorted_set_term(&dv[i].dv, dv[i].next);
+        else
+            w->q.h[0] = w->q.h[--w->q.len];
+        heap_down(&w->q, 0);
+    }
+    return true;
+}
+
+static void dvs_walk_fini(dvs_walk *w)
+{
+    free(w->key);
+    free(w->q.h);
+}
+
+/* Marks the ordinals live docs use, counts the values, then numbers the used ordinals in term
+ * order (omap). The merged terms are not kept: the writer walks the inputs again. */
+static sc_status dvs_maps(sctx *m, dvs_in *dv, dvs_walk *w, uint64_t *n_ords, uint64_t *n_vals,
+                          bool *single, uint64_t *term_bytes)
 {
     *single = true;
     *n_vals = 0;
-    sc_slice *key = calloc(m->n ? m->n : 1, sizeof(*key));
-    heap q = {.h = malloc((m->n ? m->n : 1) * sizeof(uint32_t)), .key = key};
-    sc_status st = key && q.h ? SC_OK : SC_ENOMEM;
+    sc_status st = SC_OK;
     /* mark the ordinals live docs use (UINT32_MAX - 1), count values */
     for (size_t i = 0; st == SC_OK && i < m->n; i++) {
         if (!dv[i].open)
@@ -431,40 +520,17 @@ static sc_status dvs_maps(sctx *m, dvs_in *dv, uint64_t *n_ords, uint64_t *n_val
             if (got)
                 sc_bitset_set(&m->has, m->map[i][d]);
         }
-        dv[i].next = next_used(&dv[i], 0);
-        if (dv[i].next < no) {
-            key[i] = sc_dv_sorted_set_term(&dv[i].dv, dv[i].next);
-            q.h[q.len++] = (uint32_t)i;
-        }
     }
-    heap_build(&q);
+    if (st == SC_OK)
+        st = dvs_walk_start(m, dv, w);
     uint64_t nn = 0;
     *term_bytes = 0;
-    while (st == SC_OK && q.len) {
-        uint32_t i0 = q.h[0];
-        sc_slice term = key[i0];
-        /* src: the input and ord the new ord's bytes are read from */
-        if (sc_vec_push(src, ((uint64_t)i0 << 32) | dv[i0].next) != SC_OK) {
-            st = SC_ENOMEM;
-            break;
-        }
+    sc_slice term;
+    while (st == SC_OK && nn < UINT32_MAX - 1 && dvs_walk_next(dv, w, true, (uint32_t)nn, &term)) {
         *term_bytes += term.len;
-        while (q.len && sc_slice_eq(key[q.h[0]], term)) {
-            uint32_t i = q.h[0];
-            dv[i].omap[dv[i].next] = (uint32_t)nn;
-            dv[i].next = next_used(&dv[i], dv[i].next + 1);
-            if (dv[i].next < sc_dv_sorted_set_n_ords(&dv[i].dv)) {
-                key[i] = sc_dv_sorted_set_term(&dv[i].dv, dv[i].next);
-            } else {
-                q.h[0] = q.h[--q.len];
-            }
-            heap_down(&q, 0);
-        }
         nn++;
     }
     *n_ords = nn;
-    free(key);
-    free(q.h);
     if (st == SC_OK && (*term_bytes > UINT32_MAX || nn >= UINT32_MAX - 1))
         st = SC_ELIMIT;
     return st;
@@ -474,10 +540,10 @@ static sc_status merge_dvs(sctx *m, dvs_in *dv, uint64_t *off, uint64_t *len)
 {
     uint64_t n_ords, n, term_bytes;
     bool single;
-    u64vec src = {0};
-    sc_status st = dvs_maps(m, dv, &n_ords, &n, &single, &term_bytes, &src);
+    dvs_walk w = {0};
+    sc_status st = dvs_maps(m, dv, &w, &n_ords, &n, &single, &term_bytes);
     if (st != SC_OK) {
-        sc_vec_free(&src);
+        dvs_walk_fini(&w);
         return st;
     }
     unsigned ord_bits = single ? sc__bits_for(n_ords) : sc__bits_for(n_ords ? n_ords - 1 : 0);
@@ -491,22 +557,25 @@ static sc_status merge_dvs(sctx *m, dvs_in *dv, uint64_t *off, uint64_t *len)
     hdr[18] = single ? SC__DV_SINGLE : SC__DV_MULTI;
     sc__st64(hdr + 24, term_bytes);
     sc__out_write(m->o, hdr, sizeof(hdr));
+    /* the terms' start offsets, then their bytes: two more walks, so that no per-ordinal table
+     * of the merged dictionary is held */
     uint32_t acc = 0;
     uint8_t b4[4];
-    for (uint64_t k = 0; k < n_ords; k++) {
+    sc_slice t;
+    st = dvs_walk_start(m, dv, &w);
+    while (st == SC_OK && dvs_walk_next(dv, &w, false, 0, &t)) {
         sc__st32(b4, acc);
         sc__out_write(m->o, b4, 4);
-        uint64_t s = src.ptr[k];
-        acc += (uint32_t)sc_dv_sorted_set_term(&dv[s >> 32].dv, (uint32_t)s).len;
+        acc += (uint32_t)t.len;
     }
     sc__st32(b4, acc);
     sc__out_write(m->o, b4, 4);
-    for (uint64_t k = 0; k < n_ords; k++) {
-        uint64_t s = src.ptr[k];
-        sc_slice t = sc_dv_sorted_set_term(&dv[s >> 32].dv, (uint32_t)s);
+    if (st == SC_OK)
+        st = dvs_walk_start(m, dv, &w);
+    while (st == SC_OK && dvs_walk_next(dv, &w, false, 0, &t))
         sc__out_write(m->o, t.ptr, t.len);
-    }
-    sc_vec_free(&src);
+    dvs_walk_fini(&w);
+    SC_TRY(st);
     /* per doc: ord + 1 (single), or the starts then the ords */
     for (int pass = single ? 1 : 0; pass < 2; pass++) {
         pkw pk = {.o = m->o, .bits = pass == 0 ? off_bits : ord_bits};
@@ -888,8 +957,24 @@ static sc_status stream_body(sctx *m, uint64_t foot[4])
     return st != SC_OK ? st : m->st;
 }
 
+/* A spillable buffer's share of the memory limit: what the per-doc tables leave, over 8 (three
+ * buffers, each up to twice its share as it grows geometrically, and slack for the inputs'
+ * cursors, the stored-field compressor and the output's buffer). */
+static uint64_t part_bytes(const sc_merge_input *in, size_t n, uint64_t n_docs, uint64_t limit)
+{
+    uint64_t in_docs = 0;
+    for (size_t i = 0; i < n; i++)
+        in_docs += sc_segment_n_docs(in[i].seg) + 1;
+    /* the doc map and one sorted-set field's ordinal maps (4 + 4 bytes per input doc, as for
+     * `_id`), one field's norms and the docs-with-value bitset */
+    uint64_t fixed = 8 * in_docs + n_docs + n_docs / 8;
+    uint64_t part = limit > fixed ? (limit - fixed) / 8 : 0;
+    return part < SPILL_MIN_PART ? SPILL_MIN_PART : part;
+}
+
 sc_status sc__segment_merge_stream(const sc_merge_input *in, size_t n, const char *dir,
-                                   const char *name, sc_segment_write_info *info)
+                                   const char *name, sc_merge_options *opts,
+                                   sc_segment_write_info *info)
 {
     size_t name_len = strlen(name);
     if (name_len == 0 || name_len > SC_SEGMENT_NAME_MAX || name[0] == '.' || strchr(name, '/'))
@@ -915,6 +1000,11 @@ sc_status sc__segment_merge_stream(const sc_merge_input *in, size_t n, const cha
     if (st == SC_OK && next >= UINT32_MAX)
         st = SC_ELIMIT;
     m.n_docs = (uint32_t)next;
+    m.part = part_bytes(in, n, next,
+                        opts->memory_bytes ? opts->memory_bytes : SC_MERGE_MEMORY_DEFAULT);
+    sc__spill_init(&m.sp_blk, dir, name, "postings", &opts->spilled_bytes);
+    sc__spill_init(&m.sp_pos, dir, name, "positions", &opts->spilled_bytes);
+    sc__spill_init(&m.sp_td, dir, name, "terms", &opts->spilled_bytes);
     if (st == SC_OK)
         st = sc_bitset_init(&m.has, m.n_docs);
     sc__out o;
@@ -954,6 +1044,9 @@ sc_status sc__segment_merge_stream(const sc_merge_input *in, size_t n, const cha
     sc_vec_free(&m.vals);
     sc_vec_free(&m.ords);
     sc_vec_free(&m.ft);
+    sc__spill_fini(&m.sp_blk);
+    sc__spill_fini(&m.sp_pos);
+    sc__spill_fini(&m.sp_td);
     if (!opened)
         return st;
     if (st != SC_OK) {

@@ -34,6 +34,7 @@ void sc__postenc_begin(sc__postenc *e, bool freqs, bool with_pos, bool norms,
     sc_vec_clear(&e->pos);
     e->n = e->pend = 0;
     e->pos_off = 0;
+    e->blk_base = e->pos_base = 0;
     e->prev_last = UINT32_MAX; /* "-1": the first gap is then the doc itself */
     e->df = 0;
     e->ttf = 0;
@@ -111,7 +112,7 @@ static void encode_full_docs(sc__postenc *e, uint32_t first_gap)
 static void encode_block(sc__postenc *e)
 {
     uint32_t n = e->n;
-    uint64_t block_off = e->blk.len;
+    uint64_t block_off = e->blk_base + e->blk.len;
     if (block_off > UINT32_MAX || e->pos_off > UINT32_MAX) {
         e->st = SC_ELIMIT;
         return;
@@ -176,7 +177,7 @@ static void encode_block(sc__postenc *e)
 void sc__postenc_add(sc__postenc *e, uint32_t doc, uint32_t freq, const uint32_t *positions)
 {
     if (e->n == 0)
-        e->pos_off = e->pos.len;
+        e->pos_off = e->pos_base + e->pos.len;
     e->docs[e->n] = doc;
     e->fr[e->n] = freq;
     e->n++;
@@ -253,6 +254,7 @@ void sc__termdict_begin(sc__termdict *t, bool freqs, bool with_pos)
     sc_vec_clear(&t->tdata);
     sc_vec_clear(&t->prev);
     t->count = t->prev_post = t->prev_pos = 0;
+    t->tdata_base = 0;
     t->st = SC_OK;
 }
 
@@ -261,11 +263,12 @@ void sc__termdict_add(sc__termdict *t, sc_slice term, uint32_t df, uint64_t ttf,
 {
     bool first = t->count % SC__TERMS_PER_BLOCK == 0;
     if (first) {
-        if (t->tdata.len > UINT32_MAX) {
+        uint64_t at = t->tdata_base + t->tdata.len;
+        if (at > UINT32_MAX) {
             t->st = SC_ELIMIT;
             return;
         }
-        sc__buf_u32(&t->tindex, (uint32_t)t->tdata.len, &t->st);
+        sc__buf_u32(&t->tindex, (uint32_t)at, &t->st);
     }
     /* front coding against the previous term of the same block */
     size_t prefix = 0;

@@ -16,6 +16,9 @@ typedef struct sc__postenc {
     sc_buf skip; /* after _finish: both skip levels (empty for a term below 128 docs) */
     sc_buf blk;  /* the blocks (impacts, docs, freqs) */
     sc_buf pos;  /* the positions */
+    /* Bytes of blk / pos the caller has already taken out of the buffers (the streaming merge
+     * spills them to a file, spill.h): offsets in the skip table count them. 0 after _begin. */
+    uint64_t blk_base, pos_base;
     uint32_t docs[SC_POSTINGS_BLOCK], fr[SC_POSTINGS_BLOCK];
     uint32_t n;                          /* pending docs of the current block */
     uint32_t pvals[SC_POSTINGS_BLOCK];   /* pending position deltas of the current block */
@@ -44,6 +47,7 @@ void sc__postenc_finish(sc__postenc *e);
 typedef struct sc__termdict {
     bool freqs, with_pos;
     sc_buf tindex, tdata;
+    uint64_t tdata_base; /* bytes of tdata the caller has taken out (spilled); 0 after _begin */
     sc_buf prev; /* the previous term's bytes */
     uint64_t count, prev_post, prev_pos;
     sc_status st;

@@ -145,6 +145,7 @@ struct sc_shard {
     sc__sched_slot sched_slot; /* the scheduler's record (its mutex) */
     _Atomic bool bg_dirty;     /* writes since the last background refresh */
     _Atomic uint64_t flush_threshold_bytes; /* flush past this translog size */
+    _Atomic uint64_t merge_spilled_bytes;   /* written to merge spill files, ever */
     /* translog replay progress (open.c, during sc_shard_open only) */
     uint64_t replay_ops, replay_bytes, replay_total;
     /* stats */

@@ -43,7 +43,12 @@ static sc_status run_merge(sc_shard *s, sc__slot **in, size_t n)
     pthread_mutex_unlock(&s->wlock);
     atomic_fetch_add(&s->merges_current, 1);
     if (st == SC_OK)
-        st = sc_segment_merge(inputs, n, s->dir, name, NULL);
+    {
+        sc_merge_options mo = {.memory_bytes = s->cfg.merge_memory_bytes};
+        st = sc_segment_merge_opts(inputs, n, s->dir, name, &mo, NULL);
+        if (mo.spilled_bytes)
+            atomic_fetch_add(&s->merge_spilled_bytes, mo.spilled_bytes);
+    }
     sc_alloc_release_free(); /* the merge's buffers, back to the system */
     sc_segment *nseg = NULL;
     if (st == SC_OK)

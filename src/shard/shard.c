@@ -887,6 +887,7 @@ sc_status sc_shard_stats_get(sc_shard *s, bool with_segments, sc_shard_stats *st
     st->flush_time_ns = atomic_load(&s->flush_time_ns);
     st->merge_time_ns = atomic_load(&s->merge_time_ns);
     st->merges_current = atomic_load(&s->merges_current);
+    st->merge_spilled_bytes = atomic_load(&s->merge_spilled_bytes);
     return SC_OK;
 }
 

@@ -57,6 +57,9 @@ typedef struct sc_shard_config {
     int32_t refresh_interval_ms;    /* background refresh period; 0 -> 1000; -1 = only on request */
     size_t ram_buffer_bytes;        /* refresh when the buffer exceeds it; 0 -> 64 MiB */
     uint64_t flush_threshold_bytes; /* flush when the translog exceeds it; 0 -> 512 MiB */
+    /* index.merge.memory: a merge's memory limit before it spills to temporary files in the
+     * shard folder (sc_merge_options); 0 -> 256 MiB */
+    uint64_t merge_memory_bytes;
     bool no_background_merges;      /* merges only on sc_shard_force_merge / sc_shard_maybe_merge */
     bool no_background_thread;      /* no timers at all (tests, tools): the caller drives */
     /* The node's scheduler for background work (borrowed; must outlive the shard). NULL with
@@ -305,6 +308,7 @@ typedef struct sc_shard_stats {
     uint64_t n_index_ops, n_delete_ops, n_refreshes, n_flushes, n_merges;
     uint64_t index_time_ns, refresh_time_ns, flush_time_ns, merge_time_ns;
     uint64_t merges_current;          /* merges running now */
+    uint64_t merge_spilled_bytes;     /* written to merge spill files (index.merge.memory) */
     sc_shard_segment_stats *segments; /* malloc'd array of n_segments (NULL when not asked) */
     uint64_t id_table_bytes;          /* the persisted id table files (with_segments only) */
 } sc_shard_stats;

@@ -5,7 +5,11 @@
  * random deletes (one input fully deleted, one without deletes), merged; a builder then writes
  * the same live docs in the same order. The two files must be byte for byte equal up to the
  * stored blocks (postings, positions, skip tables, term dictionaries, norms, doc values,
- * points, field table) and hold the same stored docs. Seeds are printed. */
+ * points, field table) and hold the same stored docs. The same merge under a tiny memory limit
+ * (index.merge.memory) spills to temporary files and must write the very same file, leaving no
+ * spill file behind. Seeds are printed. */
+#include <dirent.h>
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -194,6 +198,35 @@ static void compare_segments(const char *dir, const char *a, const char *b, uint
     sc_segment_unref(gb);
 }
 
+/* Whole files equal, byte for byte. */
+static void same_file(const char *dir, const char *a, const char *b)
+{
+    char pa[512], pb[512];
+    snprintf(pa, sizeof(pa), "%s/%s.seg", dir, a);
+    snprintf(pb, sizeof(pb), "%s/%s.seg", dir, b);
+    uint8_t *fa, *fb;
+    size_t la, lb;
+    assert_int_equal(sc_file_read_all(pa, &fa, &la), SC_OK);
+    assert_int_equal(sc_file_read_all(pb, &fb, &lb), SC_OK);
+    assert_int_equal(la, lb);
+    assert_memory_equal(fa, fb, la);
+    free(fa);
+    free(fb);
+}
+
+/* No file of dir has "spill" in its name. */
+static void no_spill_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));)
+        if (strstr(e->d_name, "spill")) {
+            fprintf(stderr, "left behind: %s\n", e->d_name);
+            fail();
+        }
+    closedir(d);
+}
+
 /* n_docs docs in n_seg segments; pct of docs deleted (segment 1 none, segment 2 all when
  * n_seg > 3); "rare" only in segment 1's docs. */
 static void stream_case(uint32_t n_docs, size_t n_seg, int pct)
@@ -239,9 +272,21 @@ static void stream_case(uint32_t n_docs, size_t n_seg, int pct)
     assert_int_equal(sc_segment_builder_write(once, dir, "once", NULL), SC_OK);
     sc_segment_builder_free(once);
     sc_segment_write_info info;
-    assert_int_equal(sc_segment_merge(in, n_seg, dir, "m", &info), SC_OK);
+    sc_merge_options dflt = {0};
+    assert_int_equal(sc_segment_merge_opts(in, n_seg, dir, "m", &dflt, &info), SC_OK);
     assert_int_equal(info.n_docs, kept);
+    assert_int_equal(dflt.spilled_bytes, 0);
     compare_segments(dir, "m", "once", kept);
+    /* a 1-byte limit: every spillable buffer spills at its smallest share */
+    sc_merge_options tiny = {.memory_bytes = 1};
+    sc_segment_write_info tinfo;
+    assert_int_equal(sc_segment_merge_opts(in, n_seg, dir, "t", &tiny, &tinfo), SC_OK);
+    if (n_docs >= 2000)
+        assert_true(tiny.spilled_bytes > 0);
+    assert_int_equal(tinfo.size_bytes, info.size_bytes);
+    assert_int_equal(tinfo.checksum, info.checksum);
+    same_file(dir, "m", "t");
+    no_spill_files(dir);
     for (size_t s = 0; s < n_seg; s++) {
         sc_segment_unref(in[s].seg);
         sc_bitset_fini(&live[s]);
