@@ -78,6 +78,8 @@ typedef struct sc_index_settings {
     /* index.translog.flush_threshold_size: a shard flushes once its translog is larger
      * (default 512 MiB, as Elasticsearch), which bounds what a restart replays. Dynamic. */
     uint64_t flush_threshold_bytes;
+    /* index.write.wait_for_active_shards (default 1; SC_WAIT_ACTIVE_ALL for "all"). Dynamic. */
+    int32_t write_wait_active;
 } sc_index_settings;
 
 struct sc_index {

@@ -194,6 +194,37 @@ uint64_t sc__repl_begin(sc_index *ix, bool *primary)
     return ticket;
 }
 
+bool sc__repl_wait_active(sc_index *ix, uint32_t shard, uint32_t need, uint64_t deadline_ns,
+                          uint32_t *have)
+{
+    sc_repl *r = repl_of(ix);
+    for (;;) {
+        int64_t rev = 0;
+        if (r) {
+            sc_placement_snapshot *s = sc_placement_acquire(r->p);
+            sc_shard_location loc;
+            uint32_t n = 0;
+            while (sc_placement_copy(s, ix->name, shard, n, &loc))
+                n++;
+            rev = sc_placement_revision(s);
+            sc_placement_release(s);
+            *have = n;
+        } else {
+            *have = local_shard(ix, shard) ? 1 : 0; /* a single node holds primaries only */
+        }
+        uint64_t now = sc_clock_now_ns();
+        if (*have >= need || now >= deadline_ns)
+            return *have >= need;
+        uint64_t left_ms = (deadline_ns - now) / 1000000 + 1;
+        if (r) {
+            (void)!sc_placement_wait(r->p, rev + 1, left_ms < 500 ? (int64_t)left_ms : 500);
+        } else {
+            struct timespec ts = {0, (long)(left_ms < 100 ? left_ms : 100) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
 bool sc__repl_wait_primary(sc_index *ix, uint32_t shard)
 {
     sc_repl *r = repl_of(ix);

@@ -145,6 +145,12 @@ void sc__repl_kick(sc_repl *r);
  * as sc_index_write filled them): replicates the successful operations, turning a result into
  * an error when the write cannot be acknowledged, and releases the permit. */
 uint64_t sc__repl_begin(sc_index *ix, bool *primary);
+/* wait_for_active_shards: waits until shard has at least need active copies (live copies in
+ * the in-sync set; single-node: the primary alone) or deadline_ns (sc_clock_now_ns) passes.
+ * *have: the active copies last seen. Call before sc__repl_begin (a waiting write must not
+ * hold an operation permit: a recovery that would activate a copy drains them). */
+bool sc__repl_wait_active(sc_index *ix, uint32_t shard, uint32_t need, uint64_t deadline_ns,
+                          uint32_t *have);
 bool sc__repl_wait_primary(sc_index *ix, uint32_t shard);
 void sc__repl_end(sc_index *ix, uint64_t permit, const sc_doc_write *writes, size_t n,
                   sc_doc_result *results);
