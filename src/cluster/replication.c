@@ -525,7 +525,7 @@ static sc_status stream_shard(sc_repl *r, sc_index *ix, uint32_t shard, sc_shard
 /* Waits (up to 10 s) for this node's routing to show alloc_id as a copy of the shard with this
  * node as primary; fills *term and the copy's node. */
 sc_status sc__repl_wait_copy(sc_repl *r, const char *index, uint32_t shard, const char *alloc_id,
-                           int64_t *term, char node[SC_ALLOC_NODE_MAX])
+                             int64_t *term, char node[SC_ALLOC_NODE_MAX])
 {
     uint64_t until = sc_clock_now_ns() + 10000000000ull;
     for (;;) {
@@ -550,9 +550,8 @@ sc_status sc__repl_wait_copy(sc_repl *r, const char *index, uint32_t shard, cons
     }
 }
 
-sc_status sc__repl_recover_ops(sc_repl *r, const char *index, uint32_t shard,
-                               const char *alloc_id, int64_t after_seq_no, sc_wire_buf *out,
-                               char *errmsg, size_t cap)
+sc_status sc__repl_recover_ops(sc_repl *r, const char *index, uint32_t shard, const char *alloc_id,
+                               int64_t after_seq_no, sc_wire_buf *out, char *errmsg, size_t cap)
 {
     char node[SC_ALLOC_NODE_MAX];
     int64_t term = 0;

@@ -70,7 +70,7 @@ typedef struct sc_repl_file {
 typedef struct sc_repl_files_plan {
     bool by_files;
     uint64_t rec_id;
-    int64_t max_seq_no; /* of the pinned commit (-1: empty) */
+    int64_t max_seq_no;  /* of the pinned commit (-1: empty) */
     sc_repl_file *files; /* malloc'd */
     size_t n_files;
 } sc_repl_files_plan;

@@ -215,8 +215,7 @@ static sc_status h_start(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
     pthread_cond_broadcast(&f->cv);
     pthread_mutex_unlock(&f->mu);
     if (st != SC_OK) {
-        snprintf(errmsg, cap, "[%s][%u] cannot pin a commit: %s", index, shard,
-                 sc_status_str(st));
+        snprintf(errmsg, cap, "[%s][%u] cannot pin a commit: %s", index, shard, sc_status_str(st));
         return st;
     }
     sc_log(SC_LOG_INFO, "replication",
@@ -256,12 +255,13 @@ static sc_status h_chunk(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
     }
     pthread_mutex_unlock(&f->mu);
     if (!path[0]) {
-        snprintf(errmsg, cap, "file recovery %" PRIu64 " or its file %u is unknown (released?)",
-                 id, file);
+        snprintf(errmsg, cap, "file recovery %" PRIu64 " or its file %u is unknown (released?)", id,
+                 file);
         return SC_ENOTFOUND;
     }
     sc_status st = SC_OK;
-    size_t want = offset >= size ? 0 : (size - offset < max_len ? (size_t)(size - offset) : max_len);
+    size_t want =
+        offset >= size ? 0 : (size - offset < max_len ? (size_t)(size - offset) : max_len);
     uint8_t *buf = malloc(want ? want : 1);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (!buf)
@@ -313,8 +313,7 @@ static sc_status h_finish(void *ctx, sc_slice body, sc_wire_buf *out, char *errm
         pin_drop(f, p);
     pthread_mutex_unlock(&f->mu);
     if (!known) {
-        snprintf(errmsg, cap, "file recovery %" PRIu64 " of copy %s is unknown here", id,
-                 alloc_id);
+        snprintf(errmsg, cap, "file recovery %" PRIu64 " of copy %s is unknown here", id, alloc_id);
         return SC_ENOTFOUND;
     }
     return sc__repl_recover_ops(f->r, index, shard, alloc_id, after, out, errmsg, cap);
@@ -362,9 +361,9 @@ static sc_status request(sc_repl *r, const char *host, uint16_t port, uint16_t t
     if (b->st != SC_OK)
         return b->st;
     sc_transport_error err = {0};
-    sc_status st = sc_transport_request(sc_placement_transport(sc__repl_placement(r)), host, port,
-                                        type, sc_slice_make(b->ptr, b->len), timeout_ms, raw, len,
-                                        &err);
+    sc_status st =
+        sc_transport_request(sc_placement_transport(sc__repl_placement(r)), host, port, type,
+                             sc_slice_make(b->ptr, b->len), timeout_ms, raw, len, &err);
     if (st != SC_OK)
         snprintf(why, cap, "%s", err.message[0] ? err.message : sc_status_str(st));
     return st;
@@ -456,16 +455,15 @@ static sc_status by_ops(sc_repl *r, const char *index, uint32_t shard, const cha
     sc_repl_recover_encode(&b, index, shard, alloc_id);
     uint8_t *raw;
     size_t len;
-    sc_status st = request(r, host, port, SC_MSG_REPL_RECOVER, &b, FINISH_TIMEOUT_MS, &raw, &len,
-                           why, cap);
+    sc_status st =
+        request(r, host, port, SC_MSG_REPL_RECOVER, &b, FINISH_TIMEOUT_MS, &raw, &len, why, cap);
     free(raw);
     sc_wire_buf_fini(&b);
     return st;
 }
 
-sc_status sc__repl_recover_copy(sc_repl *r, const char *index, uint32_t shard,
-                                const char *alloc_id, const char *host, uint16_t port, char *why,
-                                size_t cap)
+sc_status sc__repl_recover_copy(sc_repl *r, const char *index, uint32_t shard, const char *alloc_id,
+                                const char *host, uint16_t port, char *why, size_t cap)
 {
     sc_index *ix = sc_node_index(sc_placement_node(sc__repl_placement(r)), index);
     sc_shard *sd = local_shard(ix, shard);
@@ -508,8 +506,7 @@ sc_status sc__repl_recover_copy(sc_repl *r, const char *index, uint32_t shard,
     if (st != SC_OK)
         snprintf(why, cap, "cannot create %s", staging);
     for (size_t i = 0; st == SC_OK && i < plan.n_files; i++) {
-        st = fetch_file(r, host, port, plan.rec_id, (uint32_t)i, &plan.files[i], staging, why,
-                        cap);
+        st = fetch_file(r, host, port, plan.rec_id, (uint32_t)i, &plan.files[i], staging, why, cap);
         bytes += plan.files[i].size;
     }
     if (st == SC_OK)
@@ -534,8 +531,8 @@ sc_status sc__repl_recover_copy(sc_repl *r, const char *index, uint32_t shard,
     sc_log(st == SC_OK ? SC_LOG_INFO : SC_LOG_WARN, "replication",
            "[%s][%u] copy %s recovered by files: %zu files, %.1f MB in %.2f s, then operations "
            "after seq_no %" PRId64 " in %.2f s%s%s",
-           index, shard, alloc_id, plan.n_files, (double)bytes / 1048576.0,
-           (double)(t1 - t0) / 1e9, plan.max_seq_no, (double)(sc_clock_now_ns() - t1) / 1e9,
+           index, shard, alloc_id, plan.n_files, (double)bytes / 1048576.0, (double)(t1 - t0) / 1e9,
+           plan.max_seq_no, (double)(sc_clock_now_ns() - t1) / 1e9,
            st == SC_OK ? "" : "; failed: ", st == SC_OK ? "" : why);
     sc_repl_files_plan_fini(&plan);
     sc_index_unref(ix);

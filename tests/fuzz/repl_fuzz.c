@@ -99,8 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint32_t shard;
         uint64_t id;
         int64_t after;
-        if (sc_repl_finish_decode(p, n, &index, &shard, &alloc, &id, &after) == SC_OK &&
-            after < -1)
+        if (sc_repl_finish_decode(p, n, &index, &shard, &alloc, &id, &after) == SC_OK && after < -1)
             abort();
         break;
     }

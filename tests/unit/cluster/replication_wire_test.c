@@ -1,8 +1,8 @@
 /* Tests for src/cluster/replication_wire.c: round trips of a batch of operations (index and
  * delete, empty and large sources) and of a recovery request; every truncation and a trailing
  * byte refused; bad fields refused (negative seq_no, empty id, a delete with a source, a count
- * larger than the bytes); the file recovery messages likewise. With SCRY_REPL_SEEDS_DIR set, the encodings are written there as
- * seeds of tests/fuzz/repl_fuzz.c (selector byte + body). */
+ * larger than the bytes); the file recovery messages likewise. With SCRY_REPL_SEEDS_DIR set, the
+ * encodings are written there as seeds of tests/fuzz/repl_fuzz.c (selector byte + body). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
