@@ -214,6 +214,9 @@ static void forward_items(sc_rest_req *req, bulk_item *items, size_t n)
 void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
 {
     uint64_t t0 = sc_clock_now_ns();
+    sc_doc_write wa = {0}; /* wait_for_active_shards and timeout of every item */
+    if (!sc__api_wait_active_params(req, resp, &wa))
+        return;
     sc_slice rest = req->body;
     /* Items <= lines: size the array once instead of growing it (arena memory is not reused). */
     size_t cap = 1, n = 0;
@@ -378,7 +381,10 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
                                         .source = b->source,
                                         .if_seq_no = b->if_seq_no,
                                         .if_primary_term = b->if_primary_term,
-                                        .refresh = rp != SC_REFRESH_NONE};
+                                        .refresh = rp != SC_REFRESH_NONE,
+                                        .wait_active_set = wa.wait_active_set,
+                                        .wait_active = wa.wait_active,
+                                        .timeout_ms = wa.timeout_ms};
             map[nb++] = j;
             j++;
         }

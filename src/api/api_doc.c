@@ -113,6 +113,31 @@ void sc__api_auto_id(char out[24])
     out[20] = '\0';
 }
 
+bool sc__api_wait_active_params(sc_rest_req *req, sc_rest_resp *resp, sc_doc_write *w)
+{
+    const char *v = sc_rest_param_get(req, "wait_for_active_shards");
+    if (v) {
+        if (!sc_wait_active_parse(v, &w->wait_active)) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "failed to parse [wait_for_active_shards] value [%.64s]: expected "
+                           "'all' or a non-negative integer",
+                           v);
+            return false;
+        }
+        w->wait_active_set = true;
+    }
+    const char *t = sc_rest_param_get(req, "timeout");
+    int64_t ms;
+    if (t && (!sc_time_parse_ms(t, &ms) || ms < 0 || ms > 3600000)) {
+        sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                       "failed to parse setting [timeout] with value [%.64s] as a time value", t);
+        return false;
+    }
+    if (t)
+        w->timeout_ms = ms ? (uint32_t)ms : 1;
+    return true;
+}
+
 sc_refresh_policy sc__api_refresh_param(const sc_rest_req *req)
 {
     const char *r = sc_rest_param_get(req, "refresh");
@@ -181,7 +206,7 @@ static bool write_params(sc_rest_req *req, sc_rest_resp *resp, sc_doc_write *w)
     }
     const char *routing = sc_rest_param_get(req, "routing");
     w->routing = routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0);
-    return true;
+    return sc__api_wait_active_params(req, resp, w);
 }
 
 /* Clustered: forwards the request to the node holding the shard's primary. true when the caller
@@ -458,6 +483,13 @@ sc_status sc__api_update(sc_rest_req *req, sc_index *ix, sc_slice id, sc_slice r
                           .routing = routing,
                           .if_seq_no = -2,
                           .refresh = sc__api_refresh_param(req) != SC_REFRESH_NONE};
+        /* validated by the caller (update, bulk): a bad value leaves the defaults */
+        const char *wv = sc_rest_param_get(req, "wait_for_active_shards");
+        w.wait_active_set = wv && sc_wait_active_parse(wv, &w.wait_active);
+        const char *tv = sc_rest_param_get(req, "timeout");
+        int64_t tms;
+        if (tv && sc_time_parse_ms(tv, &tms) && tms >= 0 && tms <= 3600000)
+            w.timeout_ms = tms ? (uint32_t)tms : 1;
         if (!g.found) {
             if (upsert)
                 newdoc = json_deep_copy(upsert);
@@ -519,6 +551,9 @@ sc_status sc__api_update(sc_rest_req *req, sc_index *ix, sc_slice id, sc_slice r
 
 void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
 {
+    sc_doc_write wa = {0};
+    if (!sc__api_wait_active_params(req, resp, &wa))
+        return;
     json_t *body;
     if (!sc__api_body_json_doc(req, resp, true, &body))
         return;

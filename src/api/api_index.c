@@ -290,6 +290,21 @@ void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
             bad = true;
             break;
         }
+        int32_t wa;
+        const json_t *wv = strcmp(key, "write.wait_for_active_shards") == 0 ? v
+                           : strcmp(key, "write") == 0 && json_is_object(v)
+                               ? json_object_get(v, "wait_for_active_shards")
+                               : NULL;
+        if (wv && !json_is_null(wv) &&
+            !(json_is_string(wv) && sc_wait_active_parse(json_string_value(wv), &wa)) &&
+            !(json_is_integer(wv) && json_integer_value(wv) >= 0 &&
+              json_integer_value(wv) <= 1024)) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "failed to parse setting [index.write.wait_for_active_shards]: "
+                           "expected 'all' or a non-negative integer");
+            bad = true;
+            break;
+        }
         uint64_t b;
         if (strcmp(key, "translog.flush_threshold_size") == 0 && !json_is_null(v) &&
             (!sc_setting_parse_bytes(v, &b) || b < 128)) {
@@ -324,6 +339,18 @@ void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
                     list[i]->settings.flush_threshold_bytes = fts_bytes;
                     sc_index_set_flush_threshold(list[i], fts_bytes);
                 }
+                const json_t *wv = strcmp(key, "write.wait_for_active_shards") == 0 ? v
+                                   : strcmp(key, "write") == 0 && json_is_object(v)
+                                       ? json_object_get(v, "wait_for_active_shards")
+                                       : NULL;
+                int32_t wa = 1;
+                if (wv && json_is_integer(wv))
+                    wa = (int32_t)json_integer_value(wv);
+                else if (wv && json_is_string(wv) &&
+                         !sc_wait_active_parse(json_string_value(wv), &wa))
+                    wa = 1;
+                if (wv)
+                    list[i]->settings.write_wait_active = wa; /* null: back to 1 */
                 if (strcmp(key, "number_of_replicas") == 0 && json_is_integer(v))
                     list[i]->settings.number_of_replicas = (uint32_t)json_integer_value(v);
                 if (json_is_null(v))

@@ -47,6 +47,9 @@ bool sc__api_data_stream_write_ok(sc_rest_req *req, const char *name, bool creat
 void sc__api_auto_id(char out[24]);
 /* The `refresh` URL parameter. */
 sc_refresh_policy sc__api_refresh_param(const sc_rest_req *req);
+/* wait_for_active_shards and timeout of a write request into w (unset when absent). false
+ * (400 written to resp) on a bad value. */
+bool sc__api_wait_active_params(sc_rest_req *req, sc_rest_resp *resp, sc_doc_write *w);
 /* Writes the members of a write response item ({_index,_id,_version,result,_shards,...} or
  * the error object). */
 void sc__api_write_result(sc_jsonw *w, const char *index, sc_slice id, const sc_index *ix,

@@ -11,6 +11,7 @@
 
 #include "base/base64.h"
 #include "base/clock.h"
+#include "cluster/test_partition.h"
 #include "cluster/etcd_internal.h"
 #include "cluster/etcd_resp.h"
 
@@ -179,6 +180,14 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 static sc_status post_once(sc_etcd *e, const char *ep, const char *path, const char *body,
                            sc__etcd_buf *resp, long *http_status, sc_etcd_error *err)
 {
+    if (sc_test_partitioned()) {
+        if (err) {
+            memset(err, 0, sizeof *err);
+            snprintf(err->message, sizeof err->message, "%s: cut off (test partition)", ep);
+        }
+        *http_status = 0;
+        return SC_EIO;
+    }
     char url[1024];
     snprintf(url, sizeof url, "%s%s", ep, path);
     CURL *h = e->h;

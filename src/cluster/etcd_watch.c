@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "base/base64.h"
+#include "cluster/test_partition.h"
 #include "cluster/etcd_internal.h"
 #include "cluster/etcd_resp.h"
 #include "cluster/log.h"
@@ -114,7 +115,7 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 {
     (void)dt, (void)dn, (void)ut, (void)un;
     sc_etcd_watch *w = ud;
-    return atomic_load(&w->stop) ? 1 : 0;
+    return atomic_load(&w->stop) || sc_test_partitioned() ? 1 : 0;
 }
 
 /* The create_request body for a watch from `from`. */
@@ -149,6 +150,8 @@ static char *watch_body(const sc_etcd_watch *w, int64_t from)
 /* One streaming request until it breaks or stop. */
 static void stream_once(sc_etcd_watch *w, CURL *h)
 {
+    if (sc_test_partitioned())
+        return;
     char *body = watch_body(w, atomic_load(&w->last_rev) + 1);
     if (!body)
         return;

@@ -12,6 +12,7 @@
 #include "cluster/internal.h"
 #include "cluster/log.h"
 #include "cluster/node.h"
+#include "cluster/ops.h"
 #include "mapping/analysis.h"
 #include "text/analyzer.h"
 
@@ -196,6 +197,19 @@ bool sc__index_parse_settings(const json_t *in, sc_index_settings *s, json_t **n
             sc_cluster_error_set(err, 400, "illegal_argument_exception",
                                  "failed to parse setting [index.merge.memory]: expected a "
                                  "positive byte size, e.g. 256mb");
+            return false;
+        }
+    }
+    s->write_wait_active = 1;
+    if ((v = setting(in, "write.wait_for_active_shards"))) {
+        json_t *txt = setting_text(v);
+        bool ok = json_is_string(txt) &&
+                  sc_wait_active_parse(json_string_value(txt), &s->write_wait_active);
+        json_decref(txt);
+        if (!ok) {
+            sc_cluster_error_set(err, 400, "illegal_argument_exception",
+                                 "failed to parse setting [index.write.wait_for_active_shards]: "
+                                 "expected 'all' or a non-negative integer");
             return false;
         }
     }

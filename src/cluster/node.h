@@ -81,6 +81,8 @@ typedef struct sc_index_settings {
     /* index.merge.memory: what one merge of a shard may hold before it spills to temporary
      * files (default 256 MiB). Static. */
     uint64_t merge_memory_bytes;
+    /* index.write.wait_for_active_shards (default 1; SC_WAIT_ACTIVE_ALL for "all"). Dynamic. */
+    int32_t write_wait_active;
 } sc_index_settings;
 
 struct sc_index {

@@ -74,7 +74,21 @@ typedef struct sc_doc_write {
     int64_t if_seq_no;       /* -2 = unset */
     int64_t if_primary_term; /* 0 = unset */
     bool refresh;            /* refresh=true/wait_for: clustered, replicas refresh too */
+    /* wait_for_active_shards: when set, the copies of the shard (primary included) that must
+     * be active before the write runs (SC_WAIT_ACTIVE_ALL: 1 + number_of_replicas); unset:
+     * the index setting index.write.wait_for_active_shards (default 1). The write waits up to
+     * timeout_ms (0: 60 s, Elasticsearch's 1m) for them, then fails with 503
+     * unavailable_shards_exception. */
+    bool wait_active_set;
+    int32_t wait_active;
+    uint32_t timeout_ms;
 } sc_doc_write;
+
+#define SC_WAIT_ACTIVE_ALL (-1)
+
+/* Parses a wait_for_active_shards value: "all" (SC_WAIT_ACTIVE_ALL) or a non-negative integer
+ * (at most 1024). false on anything else. */
+bool sc_wait_active_parse(const char *s, int32_t *out);
 
 typedef struct sc_doc_result {
     int status;         /* HTTP status of this item (201 created, 200, 404, 409, 400...) */

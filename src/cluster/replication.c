@@ -2,6 +2,7 @@
  * other copies with in-sync removal before acknowledging, the replica's fenced apply, and the
  * ops-based peer recovery driven by a thread on the recovering copy's node. */
 #include "cluster/replication.h"
+#include "cluster/replication_internal.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -57,6 +58,7 @@ struct sc_repl {
         uint64_t at_ns;
     } done[64];
     size_t n_done;
+    sc_repl_files *files; /* the primary's pinned commits for file recoveries */
 };
 
 #define DONE_GRACE_NS 10000000000ull
@@ -190,6 +192,37 @@ uint64_t sc__repl_begin(sc_index *ix, bool *primary)
         primary[i] = local_primary(s, ix, i);
     sc_placement_release(s);
     return ticket;
+}
+
+bool sc__repl_wait_active(sc_index *ix, uint32_t shard, uint32_t need, uint64_t deadline_ns,
+                          uint32_t *have)
+{
+    sc_repl *r = repl_of(ix);
+    for (;;) {
+        int64_t rev = 0;
+        if (r) {
+            sc_placement_snapshot *s = sc_placement_acquire(r->p);
+            sc_shard_location loc;
+            uint32_t n = 0;
+            while (sc_placement_copy(s, ix->name, shard, n, &loc))
+                n++;
+            rev = sc_placement_revision(s);
+            sc_placement_release(s);
+            *have = n;
+        } else {
+            *have = local_shard(ix, shard) ? 1 : 0; /* a single node holds primaries only */
+        }
+        uint64_t now = sc_clock_now_ns();
+        if (*have >= need || now >= deadline_ns)
+            return *have >= need;
+        uint64_t left_ms = (deadline_ns - now) / 1000000 + 1;
+        if (r) {
+            (void)!sc_placement_wait(r->p, rev + 1, left_ms < 500 ? (int64_t)left_ms : 500);
+        } else {
+            struct timespec ts = {0, (long)(left_ms < 100 ? left_ms : 100) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
 }
 
 bool sc__repl_wait_primary(sc_index *ix, uint32_t shard)
@@ -402,12 +435,15 @@ typedef struct id_page {
         int64_t seq_no, term, version;
     } items[RECOVERY_PAGE];
     size_t n;
+    int64_t after_seq_no;
 } id_page;
 
 static void collect_id(void *ctx, sc_slice id, bool deleted, int64_t seq_no, int64_t term,
                        int64_t version)
 {
     id_page *pg = ctx;
+    if (seq_no <= pg->after_seq_no)
+        return; /* in the commit the copy installed */
     char *copy = malloc(id.len ? id.len : 1);
     if (!copy)
         return;
@@ -421,21 +457,26 @@ static void collect_id(void *ctx, sc_slice id, bool deleted, int64_t seq_no, int
     pg->n++;
 }
 
-/* Sends every id of sd to node as operations. *sent counts them. */
+/* Sends every id of sd whose seq_no is above after_seq_no to node as operations. *sent counts
+ * them. */
 static sc_status stream_shard(sc_repl *r, sc_index *ix, uint32_t shard, sc_shard *sd,
-                              const char *node, int64_t term, uint64_t *sent, char *why, size_t cap)
+                              const char *node, int64_t term, int64_t after_seq_no, uint64_t *sent,
+                              char *why, size_t cap)
 {
     id_page *pg = calloc(1, sizeof *pg);
     if (!pg)
         return SC_ENOMEM;
     sc_status st = SC_OK;
     uint64_t from = 0, next = 0;
+    pg->after_seq_no = after_seq_no;
     for (;;) {
         pg->n = 0;
         sc_shard_list_ids(sd, from, RECOVERY_PAGE, collect_id, pg, &next);
         if (next == from)
             break;
         from = next;
+        if (!pg->n)
+            continue;
         sc_wire_buf b;
         sc_wire_buf_init(&b);
         sc_repl_ops_put_header(&b, ix->name, shard, term, false, pg->n);
@@ -483,8 +524,8 @@ static sc_status stream_shard(sc_repl *r, sc_index *ix, uint32_t shard, sc_shard
 
 /* Waits (up to 10 s) for this node's routing to show alloc_id as a copy of the shard with this
  * node as primary; fills *term and the copy's node. */
-static sc_status wait_copy(sc_repl *r, const char *index, uint32_t shard, const char *alloc_id,
-                           int64_t *term, char node[SC_ALLOC_NODE_MAX])
+sc_status sc__repl_wait_copy(sc_repl *r, const char *index, uint32_t shard, const char *alloc_id,
+                             int64_t *term, char node[SC_ALLOC_NODE_MAX])
 {
     uint64_t until = sc_clock_now_ns() + 10000000000ull;
     for (;;) {
@@ -509,20 +550,12 @@ static sc_status wait_copy(sc_repl *r, const char *index, uint32_t shard, const 
     }
 }
 
-static sc_status h_recover(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
+sc_status sc__repl_recover_ops(sc_repl *r, const char *index, uint32_t shard, const char *alloc_id,
+                               int64_t after_seq_no, sc_wire_buf *out, char *errmsg, size_t cap)
 {
-    sc_repl *r = ctx;
-    sc_slice name, aid;
-    uint32_t shard;
-    if (sc_repl_recover_decode(body.ptr, body.len, &name, &shard, &aid) != SC_OK) {
-        snprintf(errmsg, cap, "bad recovery request");
-        return SC_ECORRUPT;
-    }
-    char index[256], alloc_id[SC_ALLOC_ID_MAX], node[SC_ALLOC_NODE_MAX];
-    snprintf(index, sizeof index, "%.*s", (int)name.len, (const char *)name.ptr);
-    snprintf(alloc_id, sizeof alloc_id, "%.*s", (int)aid.len, (const char *)aid.ptr);
+    char node[SC_ALLOC_NODE_MAX];
     int64_t term = 0;
-    sc_status st = wait_copy(r, index, shard, alloc_id, &term, node);
+    sc_status st = sc__repl_wait_copy(r, index, shard, alloc_id, &term, node);
     if (st != SC_OK) {
         snprintf(errmsg, cap, "[%s][%u] is not primary here or copy %s is unknown", index, shard,
                  alloc_id);
@@ -550,7 +583,7 @@ static sc_status h_recover(void *ctx, sc_slice body, sc_wire_buf *out, char *err
     permits_drain(r);
     uint64_t t0 = sc_clock_now_ns(), sent = 0;
     char why[300] = "";
-    st = stream_shard(r, ix, shard, sd, node, term, &sent, why, sizeof why);
+    st = stream_shard(r, ix, shard, sd, node, term, after_seq_no, &sent, why, sizeof why);
     pthread_mutex_lock(&r->mu);
     bool failed = false;
     for (size_t i = 0; i < r->n_recs; i++)
@@ -580,8 +613,9 @@ static sc_status h_recover(void *ctx, sc_slice body, sc_wire_buf *out, char *err
             snprintf(why, sizeof why, "cannot mark in sync: %s", sc_status_str(st));
     }
     sc_log(st == SC_OK ? SC_LOG_INFO : SC_LOG_WARN, "replication",
-           "[%s][%u] peer recovery of copy %s on [%s]: %" PRIu64 " ops in %.2f s%s%s", index, shard,
-           alloc_id, node, sent, (double)(sc_clock_now_ns() - t0) / 1e9,
+           "[%s][%u] peer recovery of copy %s on [%s]: %" PRIu64 " ops%s in %.2f s%s%s", index,
+           shard, alloc_id, node, sent, after_seq_no >= 0 ? " after the copied commit" : "",
+           (double)(sc_clock_now_ns() - t0) / 1e9,
            st == SC_OK ? ", in sync" : ", failed: ", st == SC_OK ? "" : why);
     if (st != SC_OK)
         snprintf(errmsg, cap, "[%s][%u] recovery failed: %s", index, shard, why);
@@ -597,6 +631,33 @@ done:
         }
     pthread_mutex_unlock(&r->mu);
     return st;
+}
+
+static sc_status h_recover(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
+{
+    sc_slice name, aid;
+    uint32_t shard;
+    if (sc_repl_recover_decode(body.ptr, body.len, &name, &shard, &aid) != SC_OK) {
+        snprintf(errmsg, cap, "bad recovery request");
+        return SC_ECORRUPT;
+    }
+    char index[256], alloc_id[SC_ALLOC_ID_MAX];
+    snprintf(index, sizeof index, "%.*s", (int)name.len, (const char *)name.ptr);
+    snprintf(alloc_id, sizeof alloc_id, "%.*s", (int)aid.len, (const char *)aid.ptr);
+    return sc__repl_recover_ops(ctx, index, shard, alloc_id, -1, out, errmsg, cap);
+}
+
+sc_placement *sc__repl_placement(sc_repl *r)
+{
+    return r->p;
+}
+
+bool sc__repl_stopping(sc_repl *r)
+{
+    pthread_mutex_lock(&r->mu);
+    bool stop = r->stop;
+    pthread_mutex_unlock(&r->mu);
+    return stop;
 }
 
 /* ---- peer recovery, the recovering copy's side ---- */
@@ -625,20 +686,9 @@ static void recover_pass(sc_repl *r)
                 uint16_t port;
                 if (!ready || !sc_placement_addr(s, x->copies[0].node, host, sizeof host, &port))
                     continue;
-                sc_wire_buf b;
-                sc_wire_buf_init(&b);
-                sc_repl_recover_encode(&b, ir->index, sh, cp->alloc_id);
-                uint8_t *raw = NULL;
-                size_t len = 0;
-                sc_transport_error err = {0};
-                sc_status st =
-                    b.st == SC_OK
-                        ? sc_transport_request(sc_placement_transport(r->p), host, port,
-                                               SC_MSG_REPL_RECOVER, sc_slice_make(b.ptr, b.len),
-                                               RECOVER_TIMEOUT_MS, &raw, &len, &err)
-                        : b.st;
-                free(raw);
-                sc_wire_buf_fini(&b);
+                char why[400] = "";
+                sc_status st = sc__repl_recover_copy(r, ir->index, sh, cp->alloc_id, host, port,
+                                                     why, sizeof why);
                 if (st == SC_OK) {
                     size_t k = r->n_done++ % (sizeof r->done / sizeof r->done[0]);
                     snprintf(r->done[k].alloc_id, SC_ALLOC_ID_MAX, "%s", cp->alloc_id);
@@ -646,7 +696,7 @@ static void recover_pass(sc_repl *r)
                 }
                 if (st != SC_OK)
                     sc_log(SC_LOG_WARN, "replication", "[%s][%u] recovery from [%s]: %s", ir->index,
-                           sh, x->copies[0].node, err.message[0] ? err.message : sc_status_str(st));
+                           sh, x->copies[0].node, why[0] ? why : sc_status_str(st));
                 pthread_mutex_lock(&r->mu);
                 bool stop = r->stop;
                 pthread_mutex_unlock(&r->mu);
@@ -710,9 +760,12 @@ sc_status sc__repl_start(sc_placement *p, sc_repl **out)
     sc_status st = sc_transport_register(t, SC_MSG_REPL_OPS, h_ops, r);
     if (st == SC_OK)
         st = sc_transport_register(t, SC_MSG_REPL_RECOVER, h_recover, r);
+    if (st == SC_OK)
+        st = sc__repl_files_start(r, t, &r->files);
     if (st == SC_OK && pthread_create(&r->th, NULL, recovery_main, r) != 0)
         st = SC_EIO;
     if (st != SC_OK) {
+        sc__repl_files_free(r->files);
         free(r); /* handlers may be registered: the transport is closed before p goes */
         return st;
     }
@@ -737,6 +790,7 @@ void sc__repl_stop(sc_repl *r)
     if (!r)
         return;
     sc__repl_halt(r);
+    sc__repl_files_free(r->files);
     pthread_mutex_destroy(&r->permit_mu);
     pthread_mutex_destroy(&r->drain_mu);
     pthread_cond_destroy(&r->permit_cv);

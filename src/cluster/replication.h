@@ -25,7 +25,19 @@
  *              (refresh: the write asked for refresh=true/wait_for; the copy refreshes the
  *              shard after applying, so the write is visible on every copy before the ack)
  *   op       = delete:bool seq_no:svar term:uv version:uv id:bytes source:bytes
- *   recover  = index:bytes shard:uv alloc_id:bytes           response: uv:n_ops_sent */
+ *   recover  = index:bytes shard:uv alloc_id:bytes           response: uv:n_ops_sent
+ *
+ * File-based recovery (the copy pulls; replication_files.c). A copy that is not empty (it may
+ * hold operations the primary never acknowledged), or whose primary holds many documents, is
+ * replaced by a commit of the primary and then receives the operations after it:
+ *   start    = index:bytes shard:uv alloc_id:bytes copy_ids:uv
+ *              response: by_files:bool [rec_id:uv max_seq_no:svar n:uv (name:bytes size:uv
+ *              checksum:uv)*]   (by_files false: use the ops-based recover above)
+ *   chunk    = rec_id:uv file:uv offset:uv max_len:uv      response: data:bytes checksum:uv
+ *              (checksum: xxh3-64 of data; a file's checksum is xxh3-64 of the whole file)
+ *   finish   = index:bytes shard:uv alloc_id:bytes rec_id:uv after_seq_no:svar
+ *              response: uv:n_ops_sent (the primary releases the pinned commit, then runs
+ *              the ops-based recovery for the ids whose seq_no is above after_seq_no) */
 #ifndef SC_CLUSTER_REPLICATION_H
 #define SC_CLUSTER_REPLICATION_H
 
@@ -40,7 +52,28 @@
 enum {
     SC_MSG_REPL_OPS = 0x0301,
     SC_MSG_REPL_RECOVER = 0x0302,
+    SC_MSG_REPL_FILES_START = 0x0303,
+    SC_MSG_REPL_FILES_CHUNK = 0x0304,
+    SC_MSG_REPL_FILES_FINISH = 0x0305,
 };
+
+#define SC_REPL_FILE_NAME_MAX 96
+#define SC_REPL_FILES_MAX 100000u
+#define SC_REPL_CHUNK_MAX (1u << 20)
+
+/* The primary's answer to a file recovery start. */
+typedef struct sc_repl_file {
+    char name[SC_REPL_FILE_NAME_MAX];
+    uint64_t size, checksum;
+} sc_repl_file;
+
+typedef struct sc_repl_files_plan {
+    bool by_files;
+    uint64_t rec_id;
+    int64_t max_seq_no;  /* of the pinned commit (-1: empty) */
+    sc_repl_file *files; /* malloc'd */
+    size_t n_files;
+} sc_repl_files_plan;
 
 /* A decoded batch of operations (byte strings borrow the message; ops is malloc'd). */
 typedef struct sc_repl_ops {
@@ -65,6 +98,31 @@ void sc_repl_recover_encode(sc_wire_buf *b, const char *index, uint32_t shard,
 sc_status sc_repl_recover_decode(const uint8_t *p, size_t n, sc_slice *index, uint32_t *shard,
                                  sc_slice *alloc_id) SC_MUST_USE;
 
+void sc_repl_files_start_encode(sc_wire_buf *b, const char *index, uint32_t shard,
+                                const char *alloc_id, uint64_t copy_ids);
+sc_status sc_repl_files_start_decode(const uint8_t *p, size_t n, sc_slice *index, uint32_t *shard,
+                                     sc_slice *alloc_id, uint64_t *copy_ids) SC_MUST_USE;
+void sc_repl_files_plan_encode(sc_wire_buf *b, const sc_repl_files_plan *pl);
+/* SC_ECORRUPT on bad bytes (a file name with '/', a leading dot or unprintable bytes, more than
+ * SC_REPL_FILES_MAX files), SC_ENOMEM. out owned: sc_repl_files_plan_fini (also after a
+ * failure). */
+sc_status sc_repl_files_plan_decode(const uint8_t *p, size_t n, sc_repl_files_plan *out)
+    SC_MUST_USE;
+void sc_repl_files_plan_fini(sc_repl_files_plan *pl);
+void sc_repl_chunk_req_encode(sc_wire_buf *b, uint64_t rec_id, uint32_t file, uint64_t offset,
+                              uint32_t max_len);
+sc_status sc_repl_chunk_req_decode(const uint8_t *p, size_t n, uint64_t *rec_id, uint32_t *file,
+                                   uint64_t *offset, uint32_t *max_len) SC_MUST_USE;
+void sc_repl_chunk_encode(sc_wire_buf *b, const void *data, size_t len, uint64_t checksum);
+/* data borrows the message. */
+sc_status sc_repl_chunk_decode(const uint8_t *p, size_t n, sc_slice *data, uint64_t *checksum)
+    SC_MUST_USE;
+void sc_repl_finish_encode(sc_wire_buf *b, const char *index, uint32_t shard, const char *alloc_id,
+                           uint64_t rec_id, int64_t after_seq_no);
+sc_status sc_repl_finish_decode(const uint8_t *p, size_t n, sc_slice *index, uint32_t *shard,
+                                sc_slice *alloc_id, uint64_t *rec_id, int64_t *after_seq_no)
+    SC_MUST_USE;
+
 typedef struct sc_repl sc_repl;
 typedef struct sc_placement sc_placement;
 
@@ -87,6 +145,12 @@ void sc__repl_kick(sc_repl *r);
  * as sc_index_write filled them): replicates the successful operations, turning a result into
  * an error when the write cannot be acknowledged, and releases the permit. */
 uint64_t sc__repl_begin(sc_index *ix, bool *primary);
+/* wait_for_active_shards: waits until shard has at least need active copies (live copies in
+ * the in-sync set; single-node: the primary alone) or deadline_ns (sc_clock_now_ns) passes.
+ * *have: the active copies last seen. Call before sc__repl_begin (a waiting write must not
+ * hold an operation permit: a recovery that would activate a copy drains them). */
+bool sc__repl_wait_active(sc_index *ix, uint32_t shard, uint32_t need, uint64_t deadline_ns,
+                          uint32_t *have);
 bool sc__repl_wait_primary(sc_index *ix, uint32_t shard);
 void sc__repl_end(sc_index *ix, uint64_t permit, const sc_doc_write *writes, size_t n,
                   sc_doc_result *results);

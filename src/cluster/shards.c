@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "cluster/replication.h"
 #include "cluster/internal.h"
 #include "cluster/log.h"
@@ -319,24 +320,88 @@ static void set_result_error(sc_doc_result *r, sc_status st, const sc_shard_erro
     snprintf(r->err.index_uuid, sizeof r->err.index_uuid, "%s", ix->uuid);
 }
 
+bool sc_wait_active_parse(const char *s, int32_t *out)
+{
+    if (!strcmp(s, "all")) {
+        *out = SC_WAIT_ACTIVE_ALL;
+        return true;
+    }
+    if (!*s || strlen(s) > 4)
+        return false;
+    int32_t v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        v = v * 10 + (*p - '0');
+    }
+    if (v > 1024)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Elasticsearch's wait_for_active_shards before a write: each touched shard waits (up to the
+ * request's timeout) until enough of its copies are active; every item of a shard that does
+ * not get them fails with 503 unavailable_shards_exception (results[] filled, inactive[shard]
+ * set so that the write loop skips them). */
+static void wait_active(sc_index *ix, const sc_doc_write *w, size_t n, sc_doc_result *results,
+                        bool *inactive)
+{
+    uint32_t ns = ix->settings.number_of_shards, copies = 1 + ix->settings.number_of_replicas;
+    uint64_t t0 = sc_clock_now_ns();
+    for (size_t i = 0; i < n; i++) {
+        int32_t want = w[i].wait_active_set ? w[i].wait_active : ix->settings.write_wait_active;
+        uint32_t need = want == SC_WAIT_ACTIVE_ALL ? copies : (uint32_t)want;
+        uint32_t shard = sc_index_route(ix, w[i].routing.len ? w[i].routing : w[i].id);
+        if (need <= 1 || shard >= ns)
+            continue; /* the primary itself is the one active copy a write needs */
+        uint32_t have = 0;
+        uint64_t tmo = w[i].timeout_ms ? w[i].timeout_ms : 60000;
+        if (inactive[shard] || sc__repl_wait_active(ix, shard, need, t0 + tmo * 1000000, &have))
+            continue;
+        inactive[shard] = true;
+        char count[16];
+        if (want == SC_WAIT_ACTIVE_ALL)
+            snprintf(count, sizeof count, "ALL");
+        else
+            snprintf(count, sizeof count, "%u", need);
+        for (size_t k = i; k < n; k++) { /* this item and the shard's later ones */
+            if (sc_index_route(ix, w[k].routing.len ? w[k].routing : w[k].id) != shard)
+                continue;
+            memset(&results[k], 0, sizeof results[k]);
+            results[k].shard = shard;
+            results[k].status = 503;
+            sc_cluster_error_set(&results[k].err, 503, "unavailable_shards_exception",
+                                 "[%s][%u] Not enough active copies to meet shard count of [%s] "
+                                 "(have %u, needed %u). Timeout: [%llums]",
+                                 ix->name, shard, count, have, need, (unsigned long long)tmo);
+        }
+    }
+}
+
 sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_doc_result *results,
                          sc_arena *arena)
 {
     (void)arena;
     uint32_t ns = ix->settings.number_of_shards;
     /* per shard: touched (fsync before the ack), primary here, refused (not primary here) */
-    bool flags_stack[3 * 64] = {0};
-    bool *flags = ns <= 64 ? flags_stack : calloc(3 * (size_t)ns, sizeof *flags);
+    bool flags_stack[4 * 64] = {0};
+    bool *flags = ns <= 64 ? flags_stack : calloc(4 * (size_t)ns, sizeof *flags);
     if (!flags)
         return SC_ENOMEM;
     bool *touched = flags, *primary = flags + ns, *refused = flags + 2 * (size_t)ns;
+    bool *inactive = flags + 3 * (size_t)ns;
+    /* wait_for_active_shards, before the permit */
+    wait_active(ix, writes, n, results, inactive);
     /* clustered: an operation permit, which shards this node is primary of (and their terms) */
     uint64_t permit = sc__repl_begin(ix, primary);
     for (size_t i = 0; i < n; i++) {
         const sc_doc_write *w = &writes[i];
         sc_doc_result *r = &results[i];
-        memset(r, 0, sizeof *r);
         uint32_t shard = sc_index_route(ix, w->routing.len ? w->routing : w->id);
+        if (inactive[shard])
+            continue; /* failed by wait_active */
+        memset(r, 0, sizeof *r);
         r->shard = shard;
         sc_shard *s = ix->shards ? ix->shards[shard] : NULL;
         if (atomic_load(&ix->closed)) {

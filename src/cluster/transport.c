@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "cluster/test_partition.h"
 #include "cluster/transport_internal.h"
 
 #define BACKOFF_MIN_MS 50
@@ -256,6 +257,10 @@ sc_status sc_transport_request(sc_transport *t, const char *host, uint16_t port,
         memset(err, 0, sizeof *err);
     if (type == 0 || body.len > t->cfg.max_body_bytes)
         return type == 0 ? SC_EINVAL : SC_ELIMIT;
+    if (sc_test_partitioned()) {
+        set_err(err, false, "cut off from (test partition)", host, port);
+        return SC_EIO;
+    }
     uint64_t deadline = sc_clock_now_ns() + (uint64_t)(timeout_ms ? timeout_ms : 30000) * 1000000u;
     for (int attempt = 0;; attempt++) {
         pthread_mutex_lock(&t->mu);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "cluster/test_partition.h"
 #include "cluster/transport_internal.h"
 
 /* A response must reach a live peer within this; a stuck peer loses its connection. */
@@ -161,6 +162,8 @@ static bool conn_read(sc_transport *t, srv_conn *c)
         c->buf = p;
         c->cap = cap;
     }
+    if (sc_test_partitioned())
+        return false; /* a cut link: the connection drops */
     ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
     if (r < 0)
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
@@ -179,6 +182,10 @@ static bool accept_one(sc_transport *t, srv_conn **conns)
     int fd = accept4(t->listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0)
         return false;
+    if (sc_test_partitioned()) {
+        close(fd);
+        return true;
+    }
     sc__tp_tune_socket(fd);
     srv_conn *c = calloc(1, sizeof *c);
     if (!c) {

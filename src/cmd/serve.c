@@ -30,6 +30,7 @@
 #include "cluster/log.h"
 #include "cmd/serve_cluster.h"
 #include "cluster/node.h"
+#include "cluster/test_partition.h"
 #include "cmd/serve.h"
 #include "http/auth.h"
 #include "http/server.h"
@@ -53,6 +54,7 @@ typedef struct serve_opts {
     long test_search_delay_ms;
     long test_fetch_delay_ms;
     char *users_file;
+    char *test_partition_file;
     char *tls_cert;
     char *tls_key;
     long max_open_conns;
@@ -172,6 +174,8 @@ static bool apply(serve_opts *o, const char *key, const char *val)
         if (!parse_ms(val, &ms) || ms < 0 || ms > 600000)
             return false;
         o->test_search_delay_ms = ms;
+    } else if (!strcmp(key, "test.partition_file")) {
+        set_str(&o->test_partition_file, val);
     } else if (!strcmp(key, "test.fetch_delay")) {
         if (!parse_ms(val, &ms) || ms < 0 || ms > 600000)
             return false;
@@ -297,6 +301,9 @@ static void serve_usage(FILE *f)
                "  --test-fetch-delay DURATION\n"
                "                      tests only: a coordinator waits this long between a\n"
                "                      search's query and fetch phases (kill a node between)\n"
+               "  --test-partition-file FILE\n"
+               "                      tests only: while FILE exists, this node's etcd client\n"
+               "                      and transport refuse all traffic (a network partition)\n"
                "  -E KEY=VALUE        any setting of the config file (e.g. -E "
                "http.compression=true)\n");
 }
@@ -313,6 +320,7 @@ static void opts_free(serve_opts *o)
     free(o->tls_key);
     free(o->http_transport);
     free(o->cluster_etcd);
+    free(o->test_partition_file);
 }
 
 int sc_cmd_serve(int argc, char **argv)
@@ -384,6 +392,8 @@ int sc_cmd_serve(int argc, char **argv)
             ok = apply(&o, "test.search_delay", v);
         else if (!strcmp(a, "--test-fetch-delay"))
             ok = apply(&o, "test.fetch_delay", v);
+        else if (!strcmp(a, "--test-partition-file"))
+            ok = apply(&o, "test.partition_file", v);
         else if (!strcmp(a, "--cluster"))
             ok = apply(&o, "cluster.etcd", v);
         else if (!strcmp(a, "--node-name"))
@@ -438,6 +448,7 @@ int sc_cmd_serve(int argc, char **argv)
         return 2;
     }
 
+    sc_test_partition_set(o.test_partition_file);
     signal(SIGPIPE, SIG_IGN);
     /* SIGTERM / SIGINT are blocked here, before any thread exists, so every thread inherits
      * the mask and the main thread alone takes them with sigwait below (a handler plus pause()

@@ -1,11 +1,15 @@
 /* Opening a shard: the last commit (manifest, its segments, deletes and id table), translog
  * replay on top of it, attaching it to a scheduler for background work; and closing it. Writes, refresh and commit are
  * in shard.c. */
+#include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/file.h"
@@ -277,4 +281,138 @@ void sc_shard_close(sc_shard *s, bool flush)
 uint32_t sc_shard_files_removed_at_open(const sc_shard *s)
 {
     return s->n_removed_at_open;
+}
+
+/* ---- installing a commit copied from another copy (file-based peer recovery) ---- */
+
+/* Removes every regular file of the shard folder but the translog's (folders, e.g. pins and
+ * the staging folder, stay). */
+static sc_status remove_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return SC_EIO;
+    sc_status st = SC_OK;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat sb;
+        if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+            !strncmp(e->d_name, "translog-", 9)) /* the translog trims its own */
+            continue;
+        if (unlink(path) != 0 && errno != ENOENT)
+            st = SC_EIO;
+    }
+    closedir(d);
+    return st;
+}
+
+/* Moves the files of from (a folder inside dir) into dir, the manifest last: until it lands
+ * the folder holds no commit, so a crash leaves an empty copy, never a mixed one. */
+static sc_status move_files(const char *from, const char *dir)
+{
+    DIR *d = opendir(from);
+    if (!d)
+        return SC_EIO;
+    sc_status st = SC_OK;
+    bool manifest = false;
+    struct dirent *e;
+    while (st == SC_OK && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (!strcmp(e->d_name, SC_MANIFEST_FILE)) {
+            manifest = true;
+            continue;
+        }
+        char a[4096], b[4096];
+        snprintf(a, sizeof a, "%s/%s", from, e->d_name);
+        snprintf(b, sizeof b, "%s/%s", dir, e->d_name);
+        if (rename(a, b) != 0)
+            st = SC_EIO;
+    }
+    closedir(d);
+    if (st == SC_OK)
+        st = sc_dir_fsync(dir);
+    if (st == SC_OK && manifest) {
+        char a[4096], b[4096];
+        snprintf(a, sizeof a, "%s/%s", from, SC_MANIFEST_FILE);
+        snprintf(b, sizeof b, "%s/%s", dir, SC_MANIFEST_FILE);
+        if (rename(a, b) != 0)
+            st = SC_EIO;
+        if (st == SC_OK)
+            st = sc_dir_fsync(dir);
+    }
+    return st;
+}
+
+/* Drops the writer's whole state (wlock held); searchers keep their snapshots. */
+static void reset_state(sc_shard *s)
+{
+    for (size_t i = 0; i < s->slots.len; i++)
+        sc__slot_free(s->slots.ptr[i]);
+    sc_vec_clear(&s->slots);
+    sc_segment_builder_reset(s->builder);
+    sc_vec_clear(&s->buf_entry);
+    sc_vec_clear(&s->buf_deleted);
+    sc_vec_clear(&s->buf_src);
+    sc_vec_clear(&s->buf_sources);
+    sc__idtab_fini(&s->ids);
+    sc__idtab_init(&s->ids, &sc_pool_shard_ids);
+    sc_vec_clear(&s->entries);
+    s->max_seq_no = -1;
+    s->committed_max_seq_no = -1;
+    s->seg_counter = 0;
+    s->manifest_gen = 0;
+    s->merging_name[0] = 0;
+}
+
+sc_status sc_shard_install_commit(sc_shard *s, const char *from_dir, sc_shard_error *err)
+{
+    if (err)
+        memset(err, 0, sizeof *err);
+    sc_shard_sched *sched = s->sched;
+    sc__sched_detach(s);
+    pthread_mutex_lock(&s->merge_lock); /* no merge runs while the files change */
+    pthread_mutex_lock(&s->wlock);
+    /* The translog object stays (writers sync it without the lock): a new, empty generation,
+     * the older ones (this copy's former operations) trimmed. */
+    uint64_t gen = 0;
+    sc_status st = sc_translog_roll(s->tlog, &gen);
+    if (st == SC_OK) {
+        reset_state(s);
+        st = remove_files(s->dir);
+    }
+    if (st == SC_OK)
+        st = sc_translog_trim(s->tlog, gen);
+    if (st == SC_OK)
+        st = move_files(from_dir, s->dir);
+    uint64_t commit_tlog_gen = 1;
+    if (st == SC_OK)
+        st = load_commit(s, &commit_tlog_gen, err);
+    /* Committed again at once: the manifest then names this copy's translog generation. */
+    if (st == SC_OK) {
+        sc__shard_mark_changed(s);
+        st = sc__shard_flush_locked(s);
+    }
+    if (st == SC_OK) {
+        s->sticky = SC_OK;
+    } else {
+        s->sticky = SC_EIO; /* half installed: refuse writes until the next install or reopen */
+        if (err && !err->type) {
+            err->type = "recovery_failed_exception";
+            snprintf(err->reason, sizeof err->reason, "cannot install the copied commit in %s",
+                     s->dir);
+        }
+    }
+    pthread_mutex_unlock(&s->wlock);
+    pthread_mutex_unlock(&s->merge_lock);
+    if (sched && sc__sched_attach(sched, s) != SC_OK && st == SC_OK)
+        st = SC_ENOMEM;
+    return st;
+}
+
+const char *sc_shard_dir(const sc_shard *s)
+{
+    return s->dir;
 }

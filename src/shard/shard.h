@@ -283,6 +283,19 @@ sc_status sc_shard_commit_pin(sc_shard *s, const char *pin_name, sc_shard_pinned
 /* Removes the pin folder and frees the names; p is zeroed. Safe on a zeroed p. */
 void sc_shard_pinned_release(sc_shard_pinned *p);
 
+/* File-based peer recovery, the receiving side: replaces the shard's whole state (segments,
+ * deletes, id table; buffered and translogged operations are dropped) with the commit whose
+ * files are in from_dir (a folder inside the shard's directory named with
+ * SC_SHARD_PIN_PREFIX, so that an interrupted copy is removed at open), then commits at once.
+ * Searchers keep the snapshots they hold; writers wait on the writer's lock meanwhile. The
+ * files of from_dir are moved, the manifest last (a crash leaves an empty copy, never a mixed
+ * one). On failure the shard refuses writes (SC_EIO) until the next install or a reopen.
+ * SC_EIO, SC_ECORRUPT (err->reason), SC_ENOMEM. */
+sc_status sc_shard_install_commit(sc_shard *s, const char *from_dir, sc_shard_error *err)
+    SC_MUST_USE;
+/* The shard's directory (cfg->path). */
+const char *sc_shard_dir(const sc_shard *s);
+
 /* ---- stats ---- */
 
 typedef struct sc_shard_segment_stats {

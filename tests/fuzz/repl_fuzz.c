@@ -1,5 +1,6 @@
 /* libFuzzer target for the replication messages (cluster/replication.h): the first byte picks
- * the decoder (0: a batch of operations, 1: a recovery request), the rest is the body. Bad
+ * the decoder (modulo 7: 0 a batch of operations, 1 a recovery request, 2 a file recovery start,
+ * 3 its plan, 4 a chunk request, 5 a chunk, 6 a finish), the rest is the body. Bad
  * bytes must be refused (SC_ECORRUPT), never crash or read out of bounds; a batch that decodes
  * re-encodes to the same bytes. Seeds in tests/fuzz/corpus/repl/ (written by
  * SCRY_REPL_SEEDS_DIR=... cluster_replication_wire_test). */
@@ -18,7 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const uint8_t *p = data + 1;
     size_t n = size - 1;
-    if (data[0] % 2 == 0) {
+    switch (data[0] % 7) {
+    case 0: {
         sc_repl_ops m;
         if (sc_repl_ops_decode(p, n, &m) == SC_OK) {
             sc_wire_buf b;
@@ -42,10 +44,65 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             sc_wire_buf_fini(&b);
         }
         sc_repl_ops_fini(&m);
-    } else {
+        break;
+    }
+    case 1: {
         sc_slice index, alloc;
         uint32_t shard;
         (void)!sc_repl_recover_decode(p, n, &index, &shard, &alloc);
+        break;
+    }
+    case 2: {
+        sc_slice index, alloc;
+        uint32_t shard;
+        uint64_t ids;
+        (void)!sc_repl_files_start_decode(p, n, &index, &shard, &alloc, &ids);
+        break;
+    }
+    case 3: {
+        sc_repl_files_plan pl;
+        if (sc_repl_files_plan_decode(p, n, &pl) == SC_OK) {
+            /* names are safe to join to a folder; the plan re-encodes to a decodable one */
+            for (size_t i = 0; i < pl.n_files; i++)
+                if (strchr(pl.files[i].name, '/') || pl.files[i].name[0] == '.' ||
+                    !pl.files[i].name[0])
+                    abort();
+            sc_wire_buf b;
+            sc_wire_buf_init(&b);
+            sc_repl_files_plan_encode(&b, &pl);
+            sc_repl_files_plan again;
+            if (b.st == SC_OK && sc_repl_files_plan_decode(b.ptr, b.len, &again) != SC_OK)
+                abort();
+            if (b.st == SC_OK && again.n_files != pl.n_files)
+                abort();
+            sc_repl_files_plan_fini(&again);
+            sc_wire_buf_fini(&b);
+        }
+        sc_repl_files_plan_fini(&pl);
+        break;
+    }
+    case 4: {
+        uint64_t id, off;
+        uint32_t file, max;
+        (void)!sc_repl_chunk_req_decode(p, n, &id, &file, &off, &max);
+        break;
+    }
+    case 5: {
+        sc_slice d;
+        uint64_t sum;
+        if (sc_repl_chunk_decode(p, n, &d, &sum) == SC_OK && d.len > SC_REPL_CHUNK_MAX)
+            abort();
+        break;
+    }
+    default: {
+        sc_slice index, alloc;
+        uint32_t shard;
+        uint64_t id;
+        int64_t after;
+        if (sc_repl_finish_decode(p, n, &index, &shard, &alloc, &id, &after) == SC_OK && after < -1)
+            abort();
+        break;
+    }
     }
     return 0;
 }

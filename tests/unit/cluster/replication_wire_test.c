@@ -1,8 +1,8 @@
 /* Tests for src/cluster/replication_wire.c: round trips of a batch of operations (index and
  * delete, empty and large sources) and of a recovery request; every truncation and a trailing
  * byte refused; bad fields refused (negative seq_no, empty id, a delete with a source, a count
- * larger than the bytes). With SCRY_REPL_SEEDS_DIR set, the encodings are written there as
- * seeds of tests/fuzz/repl_fuzz.c (selector byte + body). */
+ * larger than the bytes); the file recovery messages likewise. With SCRY_REPL_SEEDS_DIR set, the
+ * encodings are written there as seeds of tests/fuzz/repl_fuzz.c (selector byte + body). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,12 +142,112 @@ static void test_recover_round_trip(void **state)
     sc_wire_buf_fini(&b);
 }
 
+/* The file recovery messages: round trips, every truncation refused, bad names refused. */
+static void test_file_recovery_messages(void **state)
+{
+    (void)state;
+    sc_wire_buf b;
+    sc_wire_buf_init(&b);
+    sc_repl_files_start_encode(&b, "logs", 2, "abc", 1234);
+    sc_slice ix, aid;
+    uint32_t shard;
+    uint64_t n;
+    assert_int_equal(sc_repl_files_start_decode(b.ptr, b.len, &ix, &shard, &aid, &n), SC_OK);
+    assert_int_equal(shard, 2);
+    assert_int_equal(n, 1234);
+    assert_int_equal(aid.len, 3);
+    for (size_t cut = 0; cut < b.len; cut++)
+        assert_int_not_equal(sc_repl_files_start_decode(b.ptr, cut, &ix, &shard, &aid, &n), SC_OK);
+    write_seed("files_start", 2, b.ptr, b.len);
+    sc_wire_buf_fini(&b);
+
+    sc_repl_file files[2] = {{"manifest", 300, 0xfeedfacecafebeefull}, {"_0.seg", 1 << 20, 7}};
+    sc_repl_files_plan pl = {true, 9, 4411, files, 2}, got;
+    sc_wire_buf_init(&b);
+    sc_repl_files_plan_encode(&b, &pl);
+    assert_int_equal(sc_repl_files_plan_decode(b.ptr, b.len, &got), SC_OK);
+    assert_true(got.by_files);
+    assert_int_equal(got.rec_id, 9);
+    assert_int_equal(got.max_seq_no, 4411);
+    assert_int_equal(got.n_files, 2);
+    assert_string_equal(got.files[1].name, "_0.seg");
+    assert_int_equal(got.files[1].size, 1 << 20);
+    assert_int_equal(got.files[0].checksum, 0xfeedfacecafebeefull);
+    sc_repl_files_plan_fini(&got);
+    for (size_t cut = 0; cut < b.len; cut++) {
+        assert_int_not_equal(sc_repl_files_plan_decode(b.ptr, cut, &got), SC_OK);
+        sc_repl_files_plan_fini(&got);
+    }
+    write_seed("files_plan", 3, b.ptr, b.len);
+    sc_wire_buf_fini(&b);
+    /* names that could leave the staging folder are refused */
+    const char *bad[] = {"../manifest", ".hidden", "a/b", "sp ace", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(files[0].name, sizeof files[0].name, "%s", bad[i]);
+        sc_wire_buf_init(&b);
+        sc_repl_files_plan_encode(&b, &pl);
+        assert_int_equal(sc_repl_files_plan_decode(b.ptr, b.len, &got), SC_ECORRUPT);
+        sc_repl_files_plan_fini(&got);
+        sc_wire_buf_fini(&b);
+    }
+    sc_repl_files_plan ops = {0};
+    sc_wire_buf_init(&b);
+    sc_repl_files_plan_encode(&b, &ops);
+    assert_int_equal(sc_repl_files_plan_decode(b.ptr, b.len, &got), SC_OK);
+    assert_false(got.by_files);
+    sc_repl_files_plan_fini(&got);
+    sc_wire_buf_fini(&b);
+
+    sc_wire_buf_init(&b);
+    sc_repl_chunk_req_encode(&b, 9, 1, 524288, 524288);
+    uint64_t id, off;
+    uint32_t file, max;
+    assert_int_equal(sc_repl_chunk_req_decode(b.ptr, b.len, &id, &file, &off, &max), SC_OK);
+    assert_true(id == 9 && file == 1 && off == 524288 && max == 524288);
+    for (size_t cut = 0; cut < b.len; cut++)
+        assert_int_not_equal(sc_repl_chunk_req_decode(b.ptr, cut, &id, &file, &off, &max), SC_OK);
+    write_seed("chunk_req", 4, b.ptr, b.len);
+    sc_wire_buf_fini(&b);
+    sc_wire_buf_init(&b);
+    sc_repl_chunk_req_encode(&b, 9, 1, 0, SC_REPL_CHUNK_MAX + 1);
+    assert_int_not_equal(sc_repl_chunk_req_decode(b.ptr, b.len, &id, &file, &off, &max), SC_OK);
+    sc_wire_buf_fini(&b);
+
+    sc_wire_buf_init(&b);
+    sc_repl_chunk_encode(&b, "hello", 5, 42);
+    sc_slice data;
+    uint64_t sum;
+    assert_int_equal(sc_repl_chunk_decode(b.ptr, b.len, &data, &sum), SC_OK);
+    assert_true(data.len == 5 && !memcmp(data.ptr, "hello", 5) && sum == 42);
+    for (size_t cut = 0; cut < b.len; cut++)
+        assert_int_not_equal(sc_repl_chunk_decode(b.ptr, cut, &data, &sum), SC_OK);
+    write_seed("chunk", 5, b.ptr, b.len);
+    sc_wire_buf_fini(&b);
+
+    sc_wire_buf_init(&b);
+    sc_repl_finish_encode(&b, "logs", 2, "abc", 9, -1);
+    int64_t after;
+    assert_int_equal(sc_repl_finish_decode(b.ptr, b.len, &ix, &shard, &aid, &id, &after), SC_OK);
+    assert_true(shard == 2 && id == 9 && after == -1);
+    for (size_t cut = 0; cut < b.len; cut++)
+        assert_int_not_equal(sc_repl_finish_decode(b.ptr, cut, &ix, &shard, &aid, &id, &after),
+                             SC_OK);
+    write_seed("finish", 6, b.ptr, b.len);
+    sc_wire_buf_fini(&b);
+    sc_wire_buf_init(&b);
+    sc_repl_finish_encode(&b, "logs", 2, "abc", 9, -2);
+    assert_int_equal(sc_repl_finish_decode(b.ptr, b.len, &ix, &shard, &aid, &id, &after),
+                     SC_ECORRUPT);
+    sc_wire_buf_fini(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ops_round_trip),
         cmocka_unit_test(test_ops_bad_fields),
         cmocka_unit_test(test_recover_round_trip),
+        cmocka_unit_test(test_file_recovery_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

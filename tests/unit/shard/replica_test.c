@@ -3,7 +3,10 @@
  * a newer term wins); deletes leave tombstones that the id listing reports; applied operations
  * survive a crash (translog replay); and a random stream of primary writes, delivered to a copy
  * shuffled and twice, leaves the copy equal to the primary (the seed is printed;
- * SCRY_TEST_SEED=N replays). */
+ * SCRY_TEST_SEED=N replays). sc_shard_install_commit (file-based recovery): a copy holding
+ * other documents (one the primary never had) takes a primary's pinned commit exactly, keeps
+ * taking operations after it, and a reopen (translog replay) brings none of its former
+ * operations back. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -247,12 +250,88 @@ static void test_random_stream_converges(void **state)
     sc_shard_close(c, false);
 }
 
+/* Copies the files of a pinned commit into dst (a new folder). */
+static void copy_pin(const sc_shard_pinned *p, const char *dst)
+{
+    assert_int_equal(sc_dir_make(dst), SC_OK);
+    for (size_t i = 0; i < p->n_files; i++) {
+        char a[8192], b[8192];
+        snprintf(a, sizeof a, "%s/%s", p->dir, p->files[i]);
+        snprintf(b, sizeof b, "%s/%s", dst, p->files[i]);
+        uint8_t *data;
+        size_t len;
+        assert_int_equal(sc_file_read_all(a, &data, &len), SC_OK);
+        assert_int_equal(sc_file_write_atomic(b, data, len), SC_OK);
+        free(data);
+    }
+}
+
+static void test_install_commit(void **state)
+{
+    (void)state;
+    sc_shard *a = open_at(dir_a), *b = open_at(dir_b);
+    char id[32], src[64];
+    /* the primary: 300 docs over two segments, some deleted; the copy: other docs, one
+     * (ghost) the primary never had, and a stale version of doc 5, partly in its translog */
+    for (int i = 0; i < 300; i++) {
+        snprintf(id, sizeof id, "d%d", i);
+        snprintf(src, sizeof src, "{\"n\":%d}", i);
+        apply(a, false, i, 1, 1, id, src);
+        if (i == 150)
+            assert_int_equal(sc_shard_flush(a), SC_OK);
+    }
+    apply(a, true, 300, 1, 2, "d7", NULL);
+    apply(b, false, 0, 1, 1, "d5", "{\"old\":true}");
+    apply(b, false, 1, 1, 1, "x1", "{\"x\":1}");
+    assert_int_equal(sc_shard_flush(b), SC_OK);
+    apply(b, false, 999, 1, 1, "ghost", "{\"never\":\"acked\"}");
+    assert_int_equal(sc_shard_sync(b), SC_OK);
+    sc_shard_pinned pin;
+    assert_int_equal(sc_shard_commit_pin(a, SC_SHARD_PIN_PREFIX "t", &pin), SC_OK);
+    assert_int_equal(pin.max_seq_no, 300);
+    char staging[600];
+    snprintf(staging, sizeof staging, "%s/%srecv", dir_b, SC_SHARD_PIN_PREFIX);
+    copy_pin(&pin, staging);
+    sc_shard_pinned_release(&pin);
+    sc_shard_error err;
+    assert_int_equal(sc_shard_install_commit(b, staging, &err), SC_OK);
+    expect_doc(b, "ghost", NULL, 0, 0, 0);
+    expect_doc(b, "x1", NULL, 0, 0, 0);
+    expect_doc(b, "d7", NULL, 0, 0, 0);
+    expect_doc(b, "d5", "{\"n\":5}", 5, 1, 1);
+    expect_doc(b, "d299", "{\"n\":299}", 299, 1, 1);
+    /* operations after the commit keep coming */
+    assert_true(apply(b, false, 301, 1, 1, "after", "{\"a\":1}"));
+    assert_false(apply(b, false, 299, 1, 1, "d299", "{\"n\":299}")); /* already there */
+    assert_int_equal(sc_shard_sync(b), SC_OK);
+    assert_int_equal(sc_shard_refresh(b), SC_OK);
+    sc_shard_stats st;
+    assert_int_equal(sc_shard_stats_get(b, false, &st), SC_OK);
+    assert_int_equal(st.n_docs, 300); /* 299 of the primary + after */
+    assert_int_equal(st.max_seq_no, 301);
+    sc_shard_stats_fini(&st);
+    /* a crash now: the reopened copy is the installed commit + the later operation */
+    sc_shard_close(b, false);
+    b = open_at(dir_b);
+    expect_doc(b, "ghost", NULL, 0, 0, 0);
+    expect_doc(b, "x1", NULL, 0, 0, 0);
+    expect_doc(b, "after", "{\"a\":1}", 301, 1, 1);
+    expect_doc(b, "d150", "{\"n\":150}", 150, 1, 1);
+    assert_int_equal(sc_shard_stats_get(b, false, &st), SC_OK);
+    assert_int_equal(st.n_docs, 300);
+    sc_shard_stats_fini(&st);
+    assert_int_equal(access(staging, F_OK), -1); /* the staging folder went at open */
+    sc_shard_close(b, false);
+    sc_shard_close(a, false);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_apply_dedup_and_terms),
         cmocka_unit_test(test_list_ids_pages),
         cmocka_unit_test(test_random_stream_converges),
+        cmocka_unit_test_setup_teardown(test_install_commit, setup, teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
