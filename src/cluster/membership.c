@@ -168,6 +168,7 @@ static void publish_pending(sc_membership *m)
     pthread_mutex_lock(&m->mu);
     json_t *todo = m->pending;
     m->pending = json_object();
+    m->inflight = json_incref(todo);
     pthread_mutex_unlock(&m->mu);
     const char *name;
     json_t *v;
@@ -198,7 +199,19 @@ static void publish_pending(sc_membership *m)
             json_object_set(m->pending, name, v);
         pthread_mutex_unlock(&m->mu);
     }
+    pthread_mutex_lock(&m->mu);
+    json_decref(m->inflight);
+    m->inflight = NULL;
+    pthread_mutex_unlock(&m->mu);
     json_decref(todo);
+}
+
+bool sc_membership_publishing(sc_membership *m, const char *index)
+{
+    pthread_mutex_lock(&m->mu);
+    bool b = json_object_get(m->pending, index) || json_object_get(m->inflight, index);
+    pthread_mutex_unlock(&m->mu);
+    return b;
 }
 
 /* Queues this node's existing indices (create-if-absent: etcd's copy wins). */
@@ -316,6 +329,7 @@ static void ms_free(sc_membership *m)
     json_decref(m->indices);
     json_decref(m->routing_json);
     json_decref(m->routing_mod);
+    json_decref(m->meta);
     json_decref(m->pending);
     free(m->endpoints);
     pthread_cond_destroy(&m->cv);

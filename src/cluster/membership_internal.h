@@ -39,11 +39,14 @@ struct sc_membership {
     json_t *indices;      /* {name: metadata} */
     json_t *routing_json; /* {name: routing json} */
     json_t *routing_mod;  /* {name: mod_revision} */
+    json_t *meta;         /* the "meta" document (meta_store.h), NULL when absent */
+    int64_t meta_rev;     /* its mod_revision */
     int64_t revision;
     bool synced;
     bool dirty; /* the master should recompute the routing */
     /* index metadata waiting to be written: {name: meta string | null (delete)} */
     json_t *pending;
+    json_t *inflight; /* the part of pending being written now, or NULL */
     uint64_t rng;
     /* change listeners (set before or while running; read by the watch thread) */
     struct {

@@ -56,6 +56,11 @@ sc_status sc__index_write_meta(sc_index *ix)
     return write_meta(ix, true);
 }
 
+sc_status sc__index_write_meta_local(sc_index *ix)
+{
+    return write_meta(ix, false);
+}
+
 void sc__index_persist_meta(sc_index *ix)
 {
     if (sc__index_write_meta(ix) != SC_OK)

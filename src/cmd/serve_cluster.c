@@ -10,6 +10,7 @@
 #include "api/forward.h"
 #include "api/remote.h"
 #include "cluster/membership.h"
+#include "cluster/meta_store.h"
 #include "cluster/placement.h"
 #include "cluster/transport.h"
 #include "http/router.h"
@@ -112,6 +113,8 @@ sc_status sc_serve_cluster_start(const sc_serve_cluster_config *cfg, sc_node *no
     if (st == SC_OK && (st = sc_membership_start(&mc, node, &c->m)) != SC_OK)
         fprintf(stderr, "scry serve: cannot use --cluster [%s]: %s\n", cfg->endpoints,
                 sc_status_str(st));
+    if (st == SC_OK) /* templates, pipelines... of a single-node past (failure: a warning) */
+        (void)sc_meta_publish_local(node);
     if (st == SC_OK)
         st = sc_placement_start(node, c->m, c->t, &c->p);
     if (st != SC_OK) {
