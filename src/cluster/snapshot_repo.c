@@ -49,8 +49,8 @@ bool sc__snap_single_node(sc_node *n, sc_cluster_error *err)
     if (!sc_node_cluster(n))
         return true;
     sc_cluster_error_set(err, 400, "illegal_argument_exception",
-                         "snapshots are not supported when scry runs as a cluster of several "
-                         "nodes yet (repositories are); take them on a single node");
+                         "restoring a snapshot is not supported when scry runs as a cluster of "
+                         "several nodes yet; restore on a single node");
     return false;
 }
 

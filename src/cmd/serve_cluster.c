@@ -12,6 +12,7 @@
 #include "cluster/membership.h"
 #include "cluster/meta_store.h"
 #include "cluster/placement.h"
+#include "cluster/snapshot.h"
 #include "cluster/transport.h"
 #include "http/router.h"
 
@@ -90,6 +91,8 @@ static sc_status open_transport(const sc_serve_cluster_config *cfg, sc_serve_clu
     st = sc_transport_register(c->t, SC_MSG_REST_FORWARD, h_rest, c);
     if (st == SC_OK)
         st = sc_api_remote_start(c->node, c->t, &c->remote);
+    if (st == SC_OK)
+        st = sc_snapshot_remote_start(c->node, c->t);
     return st;
 }
 

@@ -283,3 +283,119 @@ def test_a_node_joining_with_local_templates_publishes_them(env):
     seen(n3, "/local-1/_settings")
     st, _, s = n3.request("GET", "/local-1/_settings")
     assert st == 200 and s["local-1"]["settings"]["index"]["number_of_shards"] == "4", s
+
+
+QUERIES = [
+    {"query": {"match_all": {}}, "size": 0,
+     "aggs": {"k": {"terms": {"field": "kind", "size": 10}}, "s": {"sum": {"field": "n"}}}},
+    {"query": {"match": {"body": "alpha"}}, "size": 20, "sort": [{"n": "asc"}]},
+    {"query": {"bool": {"filter": [{"range": {"n": {"gte": 50, "lt": 150}}}],
+                        "must": [{"match": {"body": "beta gamma"}}]}}, "size": 10},
+]
+
+
+def answers(node, index):
+    out = []
+    for q in QUERIES:
+        st, _, r = node.request("POST", "/%s/_search" % index, q)
+        assert st == 200 and r["_shards"]["failed"] == 0, r
+        out.append((r["hits"]["total"], [(h["_id"], h.get("_score"), h["_source"])
+                                         for h in r["hits"]["hits"]], r.get("aggregations")))
+    return out
+
+
+def test_snapshot_of_the_cluster_restores_on_a_single_node(env):
+    """Each primary's node copies its shards into the shared repository; the coordinator writes
+    the manifest. Restoring on a fresh single node gives the cluster's answers."""
+    n1, n2 = env["nodes"]["n1"], env["nodes"]["n2"]
+    st, _, r = n1.request("PUT", "/snapidx", {
+        "settings": {"number_of_shards": 4, "number_of_replicas": 0},
+        "mappings": {"properties": {"kind": {"type": "keyword"}, "n": {"type": "integer"},
+                                    "body": {"type": "text"}}}})
+    assert st == 200, r
+    green(n1, "snapidx")
+    st, _, rows = n1.request("GET", "/_cat/shards/snapidx?format=json")
+    # the coordinator (n2) asks other nodes for their primaries (new shards go to the node
+    # with the fewest copies: the newest one)
+    assert any(row["node"] != "n2" for row in rows), rows
+    words = ["alpha", "beta", "gamma", "delta"]
+    lines = []
+    for i in range(200):
+        lines.append(json.dumps({"index": {"_index": "snapidx", "_id": "d%d" % i}}))
+        lines.append(json.dumps({"kind": "k%d" % (i % 7), "n": i,
+                                 "body": " ".join(words[(i * j) % 4] for j in range(1, 4))}))
+    st, _, r = n2.request("POST", "/_bulk?refresh=true", "\n".join(lines) + "\n", headers=ND)
+    assert st == 200 and not r["errors"], r
+    loc = os.path.join(env["repo"], "clrepo")
+    st, _, r = n1.request("PUT", "/_snapshot/clrepo", {"type": "fs",
+                                                       "settings": {"location": loc}})
+    assert st == 200, r
+    seen(n2, "/_snapshot/clrepo")
+    st, _, r = n2.request("PUT", "/_snapshot/clrepo/snap1?wait_for_completion=true",
+                          {"indices": "snapidx"})
+    assert st == 200, r
+    snap = r["snapshot"]
+    assert snap["state"] == "SUCCESS" and snap["indices"] == ["snapidx"], snap
+    assert snap["shards"] == {"total": 4, "failed": 0, "successful": 4}, snap
+    st, _, r = n1.request("GET", "/_snapshot/clrepo/snap1")
+    assert st == 200 and r["snapshots"][0]["state"] == "SUCCESS", r
+    st, _, r = n1.request("GET", "/_cat/snapshots/clrepo?format=json")
+    assert st == 200 and [s["id"] for s in r] == ["snap1"], r
+    # restoring into the cluster is not coordinated yet
+    st, _, r = n1.request("POST", "/_snapshot/clrepo/snap1/_restore", {
+        "rename_pattern": "snapidx", "rename_replacement": "restored"})
+    assert st == 400 and "cluster" in r["error"]["reason"], r
+    want = answers(n1, "snapidx")
+    assert answers(n2, "snapidx") == want
+    single = Server(os.path.join(env["tmp"], "single"), ["--path-repo", env["repo"]]).start()
+    try:
+        st, _, r = single.request("PUT", "/_snapshot/clrepo", {"type": "fs",
+                                                               "settings": {"location": loc}})
+        assert st == 200, r
+        st, _, r = single.request("POST", "/_snapshot/clrepo/snap1/_restore"
+                                  "?wait_for_completion=true", {
+                                      "rename_pattern": "snapidx",
+                                      "rename_replacement": "restored"})
+        assert st == 200 and r["snapshot"]["shards"]["successful"] == 4, r
+        st, _, c = single.request("GET", "/restored/_count")
+        assert c["count"] == 200, c
+        assert answers(single, "restored") == want
+    finally:
+        assert single.stop() == 0
+    st, _, r = n1.request("DELETE", "/_snapshot/clrepo/snap1")
+    assert st == 200, r
+    st, _, r = n2.request("GET", "/_snapshot/clrepo/snap1")
+    assert st == 404, r
+
+
+def test_snapshot_with_a_lost_primary_is_partial(env):
+    """A shard whose primary's node is gone (no replica) is a failure of the snapshot: listed in
+    failures, the snapshot PARTIAL with partial=true, FAILED without."""
+    import signal
+    n1, n3 = env["nodes"]["n1"], env["nodes"].get("n3")
+    assert n3 is not None, "runs after test_a_node_joining_with_local_templates_publishes_them"
+    st, _, r = n1.request("PUT", "/lost", {"settings": {"number_of_shards": 6,
+                                                        "number_of_replicas": 0}})
+    assert st == 200, r
+    green(n1, "lost")
+    st, _, rows = n1.request("GET", "/_cat/shards/lost?format=json")
+    on_n3 = sorted(int(row["shard"]) for row in rows if row["node"] == "n3")
+    assert on_n3, rows
+    n3.stop(sig=signal.SIGKILL)
+    wait_until("n3 gone", lambda: n1.request(
+        "GET", "/_cluster/health?wait_for_nodes=2&timeout=1s")[0] == 200)
+    loc = os.path.join(env["repo"], "lostrepo")
+    st, _, r = n1.request("PUT", "/_snapshot/lostrepo", {"type": "fs",
+                                                         "settings": {"location": loc}})
+    assert st == 200, r
+    st, _, r = n1.request("PUT", "/_snapshot/lostrepo/p1?wait_for_completion=true",
+                          {"indices": "lost", "partial": True})
+    assert st == 200, r
+    snap = r["snapshot"]
+    assert snap["state"] == "PARTIAL", snap
+    assert snap["shards"] == {"total": 6, "failed": len(on_n3),
+                              "successful": 6 - len(on_n3)}, snap
+    assert sorted(f["shard_id"] for f in snap["failures"]) == on_n3, snap
+    st, _, r = n1.request("PUT", "/_snapshot/lostrepo/p2?wait_for_completion=true",
+                          {"indices": "lost"})
+    assert st == 200 and r["snapshot"]["state"] == "FAILED", r
