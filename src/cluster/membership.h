@@ -94,9 +94,10 @@ sc_status sc_membership_set_in_sync(sc_membership *m, const char *index, uint32_
                                     const char *alloc_id, bool in_sync, int64_t primary_term)
     SC_MUST_USE;
 
-/* Whether this node's metadata of `index` is queued or being written to etcd (the view's copy
- * of it may be older than the node's own). */
-bool sc_membership_publishing(sc_membership *m, const char *index);
+/* Whether this node's metadata of `index` is queued, being written to etcd, or was written at
+ * a revision after view_revision (a view's sc_cluster_view.revision): that view's copy is then
+ * older than the node's own. */
+bool sc_membership_publishing(sc_membership *m, const char *index, int64_t view_revision);
 
 /* Reads the JSON document at /scry/<cluster>/<name> straight from etcd (*out: new reference;
  * an empty object when absent). SC_ECORRUPT when it is not a JSON object. */

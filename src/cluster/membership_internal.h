@@ -47,6 +47,7 @@ struct sc_membership {
     /* index metadata waiting to be written: {name: meta string | null (delete)} */
     json_t *pending;
     json_t *inflight; /* the part of pending being written now, or NULL */
+    json_t *written;  /* {name: etcd revision} of writes the view has not caught up with */
     uint64_t rng;
     /* change listeners (set before or while running; read by the watch thread) */
     struct {

@@ -120,6 +120,7 @@ json_t *sc_meta_list(sc_node *n, sc_meta_kind kind)
 typedef struct cluster_change {
     sc_meta_change_fn fn;
     void *ctx;
+    sc_status fn_st; /* what fn answered last (etcd's own failures are told apart) */
 } cluster_change;
 
 static void complete(json_t *doc)
@@ -133,7 +134,8 @@ static sc_status cluster_change_fn(void *vctx, json_t *doc)
 {
     cluster_change *c = vctx;
     complete(doc);
-    return c->fn(c->ctx, doc);
+    c->fn_st = c->fn(c->ctx, doc);
+    return c->fn_st;
 }
 
 sc_status sc_meta_change(sc_node *n, sc_meta_change_fn fn, void *ctx)
@@ -141,10 +143,9 @@ sc_status sc_meta_change(sc_node *n, sc_meta_change_fn fn, void *ctx)
     sc__meta *m = sc__node_meta(n);
     sc_membership *ms = sc_node_cluster(n);
     if (ms) {
-        cluster_change c = {fn, ctx};
+        cluster_change c = {fn, ctx, SC_EIO};
         sc_status st = sc_membership_meta_update(ms, cluster_change_fn, &c);
-        bool mine = st == SC_OK || st == SC_EINVAL || st == SC_ENOTFOUND || st == SC_EEXIST;
-        if (mine) /* the change's own answer */
+        if (st == SC_OK || (c.fn_st != SC_OK && st == c.fn_st)) /* the change's own answer */
             return st;
         sc_log(SC_LOG_ERROR, "node", "cannot store the cluster metadata in etcd: %s",
                sc_status_str(st));

@@ -173,9 +173,11 @@ def test_data_stream_created_on_one_node_is_written_and_rolled_over_from_the_oth
     st, _, r = n1.request("POST", "/logs-web/_doc?refresh=true",
                           {"@timestamp": "2026-01-02T00:00:00Z", "m": 99})
     assert st == 201 and r["_index"].endswith("-000002"), r
-    for node in (n1, n2):
-        st, _, c = node.request("GET", "/logs-web/_count")
-        assert st == 200 and c["count"] == 7, c
+    st, _, c = n1.request("GET", "/logs-web/_count")  # the node that rolled over: at once
+    assert st == 200 and c["count"] == 7, c
+    # n2 takes the stream name on the new backing index from the index metadata in etcd
+    wait_until("n2 counts both backing indices", lambda: n2.request(
+        "GET", "/logs-web/_count")[2]["count"] == 7, timeout=10)
     # a bulk create into a missing stream name on n2 creates it cluster-wide
     st, _, r = n2.request("POST", "/_bulk?refresh=true", json.dumps(
         {"create": {"_index": "logs-auto"}}) + "\n" + json.dumps(
@@ -196,8 +198,8 @@ def test_filtered_alias_counts_the_filter_across_nodes(env):
         "mappings": {"properties": {"tag": {"type": "keyword"}, "n": {"type": "integer"}}}})
     assert st == 200, r
     green(n1, "fa")
-    st, _, rows = n1.request("GET", "/_cat/shards/fa?format=json")
-    assert len({row["node"] for row in rows}) == 2, rows  # shards on both nodes
+    wait_until("fa's shards on both nodes", lambda: len({  # both nodes hold shards
+        row["node"] for row in n1.request("GET", "/_cat/shards/fa?format=json")[2]}) == 2)
     lines = []
     for i in range(60):
         lines.append(json.dumps({"index": {"_index": "fa", "_id": str(i)}}))
@@ -314,6 +316,8 @@ def test_snapshot_of_the_cluster_restores_on_a_single_node(env):
                                     "body": {"type": "text"}}}})
     assert st == 200, r
     green(n1, "snapidx")
+    wait_until("snapidx in _cat/shards", lambda: len(n1.request(
+        "GET", "/_cat/shards/snapidx?format=json")[2]) == 4)
     st, _, rows = n1.request("GET", "/_cat/shards/snapidx?format=json")
     # the coordinator (n2) asks other nodes for their primaries (new shards go to the node
     # with the fewest copies: the newest one)
@@ -378,6 +382,8 @@ def test_snapshot_with_a_lost_primary_is_partial(env):
                                                         "number_of_replicas": 0}})
     assert st == 200, r
     green(n1, "lost")
+    wait_until("lost in _cat/shards", lambda: len(n1.request(
+        "GET", "/_cat/shards/lost?format=json")[2]) == 6)
     st, _, rows = n1.request("GET", "/_cat/shards/lost?format=json")
     on_n3 = sorted(int(row["shard"]) for row in rows if row["node"] == "n3")
     assert on_n3, rows
