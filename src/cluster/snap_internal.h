@@ -51,8 +51,11 @@ sc_status sc__snap_shard_copy(sc_snapshot_job *j, sc_shard *sh, json_t *shard_js
 sc_status sc__snap_shard_remote(sc_snapshot_job *j, const sc_shard_location *loc,
                                 const char *index, uint32_t shard, json_t *shard_json, char *why,
                                 size_t cap) SC_MUST_USE;
-/* false with a 400 when the node is part of a cluster (restore). */
-bool sc__snap_single_node(sc_node *n, sc_cluster_error *err);
+/* Clustered restore: fills the shard folders of ix, being created from the cluster's metadata,
+ * from the snapshot its metadata names ({"repository", "snapshot_uuid", "index"}), before its
+ * shards open. */
+sc_status sc__snap_restore_dirs(sc_node *n, const json_t *restore, sc_index *ix,
+                                sc_cluster_error *err) SC_MUST_USE;
 /* The location folder of a registered repository. 404 repository_missing_exception. */
 sc_status sc__snap_repo_location(sc_node *n, const char *repo, char loc[4096],
                                  sc_cluster_error *err) SC_MUST_USE;

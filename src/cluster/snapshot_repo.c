@@ -44,16 +44,6 @@ void sc__snaps_close(sc__snaps *s)
     free(s);
 }
 
-bool sc__snap_single_node(sc_node *n, sc_cluster_error *err)
-{
-    if (!sc_node_cluster(n))
-        return true;
-    sc_cluster_error_set(err, 400, "illegal_argument_exception",
-                         "restoring a snapshot is not supported when scry runs as a cluster of "
-                         "several nodes yet; restore on a single node");
-    return false;
-}
-
 /* ---- repositories ---- */
 
 static bool has_dotdot(const char *p)

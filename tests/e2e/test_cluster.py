@@ -313,15 +313,10 @@ def test_cluster_settings_shared(cluster):
     assert "/scry/e2e/settings" in etcd.range_prefix("/scry/e2e/settings")
 
 
-def test_snapshot_restore_refused_when_clustered(cluster):
-    """Repositories and taking snapshots work in a cluster (test_cluster_meta.py); restoring is
-    not coordinated across nodes yet."""
+def test_snapshot_repository_needs_path_repo_when_clustered(cluster):
+    """Snapshots in a cluster are tested in test_cluster_meta.py; these nodes have no
+    path.repo: a repository is refused as on a single node."""
     etcd, nodes = cluster
-    st, _, b = nodes["n1"].request("POST", "/_snapshot/r/s/_restore", {})
-    assert st == 400, b
-    assert b["error"]["type"] == "illegal_argument_exception"
-    assert "cluster" in b["error"]["reason"]
-    # these nodes have no path.repo: a repository is refused as on a single node
     st, _, b = nodes["n1"].request("PUT", "/_snapshot/r",
                                    {"type": "fs", "settings": {"location": "r"}})
     assert st == 400 and b["error"]["type"] == "repository_exception", b

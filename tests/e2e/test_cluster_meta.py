@@ -306,9 +306,10 @@ def answers(node, index):
     return out
 
 
-def test_snapshot_of_the_cluster_restores_on_a_single_node(env):
+def test_snapshot_of_the_cluster_restores_in_the_cluster_and_on_a_single_node(env):
     """Each primary's node copies its shards into the shared repository; the coordinator writes
-    the manifest. Restoring on a fresh single node gives the cluster's answers."""
+    the manifest. Restoring into the same cluster under a new name, and on a fresh single node,
+    gives the cluster's answers."""
     n1, n2 = env["nodes"]["n1"], env["nodes"]["n2"]
     st, _, r = n1.request("PUT", "/snapidx", {
         "settings": {"number_of_shards": 4, "number_of_replicas": 0},
@@ -345,12 +346,20 @@ def test_snapshot_of_the_cluster_restores_on_a_single_node(env):
     assert st == 200 and r["snapshots"][0]["state"] == "SUCCESS", r
     st, _, r = n1.request("GET", "/_cat/snapshots/clrepo?format=json")
     assert st == 200 and [s["id"] for s in r] == ["snap1"], r
-    # restoring into the cluster is not coordinated yet
-    st, _, r = n1.request("POST", "/_snapshot/clrepo/snap1/_restore", {
-        "rename_pattern": "snapidx", "rename_replacement": "restored"})
-    assert st == 400 and "cluster" in r["error"]["reason"], r
     want = answers(n1, "snapidx")
     assert answers(n2, "snapidx") == want
+    # restored into the same cluster under a new name: every node that creates the index from
+    # the cluster's metadata fills its shards from the repository
+    st, _, r = n1.request("POST", "/_snapshot/clrepo/snap1/_restore?wait_for_completion=true", {
+        "rename_pattern": "snap(.+)", "rename_replacement": "restored-$1"})
+    assert st == 200 and r["snapshot"]["indices"] == ["restored-idx"], r
+    for node in (n1, n2):
+        green(node, "restored-idx")
+        wait_until("restored-idx on " + node.url,
+                   lambda node=node: node.request("GET", "/restored-idx/_count")[0] == 200)
+        assert answers(node, "restored-idx") == want
+    st, _, rows = n1.request("GET", "/_cat/shards/restored-idx?format=json")
+    assert len(rows) == 4, rows
     single = Server(os.path.join(env["tmp"], "single"), ["--path-repo", env["repo"]]).start()
     try:
         st, _, r = single.request("PUT", "/_snapshot/clrepo", {"type": "fs",
