@@ -416,10 +416,11 @@ sc_status sc_membership_start(const sc_membership_config *cfg, sc_node *node, sc
     return SC_OK;
 }
 
-void sc_membership_stop(sc_membership *m)
+void sc_membership_halt(sc_membership *m)
 {
-    if (!m)
+    if (!m || m->halted)
         return;
+    m->halted = true;
     pthread_mutex_lock(&m->mu);
     m->stop = true;
     signal_locked(m);
@@ -435,6 +436,13 @@ void sc_membership_stop(sc_membership *m)
     if (alive && sc_etcd_lease_revoke(m->etcd, lease, NULL) == SC_OK)
         sc_log(SC_LOG_INFO, "cluster", "left the cluster (lease %llx revoked)",
                (unsigned long long)lease);
+}
+
+void sc_membership_stop(sc_membership *m)
+{
+    if (!m)
+        return;
+    sc_membership_halt(m);
     ms_free(m);
 }
 

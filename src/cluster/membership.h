@@ -67,6 +67,10 @@ sc_status sc_membership_start(const sc_membership_config *cfg, sc_node *node, sc
 /* Leaves the cluster: stops the threads, revokes the lease (so the node and, if it was master,
  * the master key go at once), detaches from the node and frees. NULL is a no-op. */
 void sc_membership_stop(sc_membership *m);
+/* The first half of sc_membership_stop: leaves the cluster and stops the threads (no more
+ * change callbacks) but keeps m readable, so that a listener's own thread can be stopped after
+ * it; sc_membership_stop then frees. Idempotent; not thread-safe against stop. */
+void sc_membership_halt(sc_membership *m);
 
 /* Copies the current view into *out. */
 sc_status sc_membership_view(sc_membership *m, sc_cluster_view *out) SC_MUST_USE;

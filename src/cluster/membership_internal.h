@@ -24,6 +24,7 @@ struct sc_membership {
     pthread_mutex_t mu; /* guards everything below */
     pthread_cond_t cv;
     bool stop, wake;
+    bool halted; /* sc_membership_halt ran (owner's thread only) */
     /* session */
     int64_t lease;
     sc_etcd_keeper *keeper;

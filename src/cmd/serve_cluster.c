@@ -136,8 +136,9 @@ void sc_serve_cluster_stop(sc_serve_cluster *c)
      * in-flight handlers answer; then no more view callbacks. */
     sc_placement_halt_recovery(c->p);
     sc_transport_close(c->t);
+    sc_membership_halt(c->m);
+    sc_placement_stop(c->p); /* its thread reads the membership: freed after */
     sc_membership_stop(c->m);
-    sc_placement_stop(c->p);
     sc_api_remote_stop(c->remote);
     free(c);
 }
