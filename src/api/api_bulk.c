@@ -126,7 +126,9 @@ static sc_status append_item(json_t *lines, const bulk_item *it)
                                       [IT_UPDATE] = "update",
                                       [IT_DELETE] = "delete"};
     json_t *meta = json_object();
-    json_object_set_new(meta, "_index", json_string(it->index));
+    /* the concrete index: the primary's node may not have seen a new alias or data stream
+     * (its write index after a rollover) yet; alias routing is in it->routing already */
+    json_object_set_new(meta, "_index", json_string(it->ix ? it->ix->name : it->index));
     json_object_set_new(meta, "_id", json_stringn((const char *)it->id.ptr, it->id.len));
     if (it->routing.len)
         json_object_set_new(meta, "routing",

@@ -278,12 +278,24 @@ static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_s
     return false;
 }
 
-/* Clustered: the JSON the data nodes re-parse with their own mappings (search_wire.h). */
-static void ship_json(sc_rest_req *req, search_run *run)
+/* Clustered: the JSON the data nodes re-parse with their own mappings (search_wire.h), with
+ * each index's alias filter. false when the arena is exhausted. */
+static bool ship_json(sc_rest_req *req, search_run *run)
 {
     run->sr.query_json = json_text(req, run->sp.query);
     run->sr.post_filter_json = json_text(req, run->sp.post_filter);
     run->sr.aggs_json = json_text(req, run->sp.aggs);
+    bool any = false;
+    for (size_t i = 0; run->filters && i < run->n; i++)
+        any |= run->filters[i] != NULL;
+    sc_slice *f = any ? sc_arena_calloc(req->arena, run->n, sizeof *f) : NULL;
+    bool ok = !any || f;
+    for (size_t i = 0; f && i < run->n; i++) {
+        f[i] = json_text(req, run->filters[i]);
+        ok &= !run->filters[i] || f[i].len > 0;
+    }
+    run->sr.alias_filter_json = f;
+    return ok;
 }
 
 /* Scroll and point in time pin this node's snapshots; across nodes they would miss the shards
@@ -515,7 +527,13 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
             sc__search_run_fini(run);
             return false;
         }
-        ship_json(req, run);
+        if (!ship_json(req, run)) {
+            sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                          "[request] Data too large for the request budget", NULL, 0);
+            sc_task_end(req->node, &task);
+            sc__search_run_fini(run);
+            return false;
+        }
     }
     sc_status st = sc_search_run(req->node, &run->sr, req->arena, &run->r);
     sc_task_end(req->node, &task);

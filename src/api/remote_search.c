@@ -46,6 +46,23 @@ static bool parse_index_query(remote_query *rq, sc_arena *a, size_t i)
         q = NULL, snprintf(rq->reason, sizeof rq->reason, "%s", derr.reason);
     if (!q)
         return false;
+    /* the filter of the aliases the coordinator reached this index through */
+    sc_slice fs = rq->q.index_filters ? rq->q.index_filters[i] : sc_slice_make(NULL, 0);
+    if (fs.len) {
+        json_t *fj = load_json(fs);
+        sc_query *f = NULL, *fb = sc_query_bool(a);
+        bool ok = fj && sc__search_parse_query(a, rq->list[i], fj, &f, &derr) == SC_OK;
+        json_decref(fj);
+        if (!ok) {
+            snprintf(rq->reason, sizeof rq->reason, "alias filter: %s",
+                     fj ? derr.reason : "not JSON");
+            return false;
+        }
+        if (!fb || sc_query_bool_add(a, fb, SC_OCCUR_MUST, q) != SC_OK ||
+            sc_query_bool_add(a, fb, SC_OCCUR_FILTER, f) != SC_OK)
+            return false;
+        q = fb;
+    }
     rq->queries[i] = q;
     if (!rq->pfj)
         return true;

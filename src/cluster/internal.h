@@ -100,6 +100,8 @@ json_t *sc__index_meta_json(sc_index *ix);
 sc_status sc__index_write_meta(sc_index *ix) SC_MUST_USE;
 /* The same, logging a failure. */
 void sc__index_persist_meta(sc_index *ix);
+/* Writes meta.json without handing it to the cluster (a change that came from the cluster). */
+sc_status sc__index_write_meta_local(sc_index *ix) SC_MUST_USE;
 /* Removes meta.json, so that the index is forgotten at the next start. */
 void sc__index_remove_meta(const sc_index *ix);
 /* Creates <data_dir>/indices and reads (or makes and writes) the node identity. */

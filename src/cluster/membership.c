@@ -168,6 +168,7 @@ static void publish_pending(sc_membership *m)
     pthread_mutex_lock(&m->mu);
     json_t *todo = m->pending;
     m->pending = json_object();
+    m->inflight = json_incref(todo);
     pthread_mutex_unlock(&m->mu);
     const char *name;
     json_t *v;
@@ -176,6 +177,7 @@ static void publish_pending(sc_membership *m)
         sc__ms_key(m, key, sizeof key, "indices", name);
         sc_etcd_error err;
         sc_status st;
+        int64_t rev = 0;
         const char *meta = json_string_value(json_object_get(v, "meta"));
         if (!meta) {
             st = sc_etcd_delete(m->etcd, key, false, NULL, &err);
@@ -185,12 +187,20 @@ static void publish_pending(sc_membership *m)
                 .kind = SC_ETCD_OP_PUT, .key = key, .value = meta, .value_len = strlen(meta)};
             sc_etcd_txn_result r;
             st = sc_etcd_txn(m->etcd, &absent, 1, &put, 1, NULL, 0, &r, &err);
+            if (st == SC_OK && r.succeeded)
+                rev = r.revision;
             sc_etcd_txn_result_fini(&r);
         } else {
-            st = sc_etcd_put(m->etcd, key, meta, strlen(meta), 0, NULL, &err);
+            st = sc_etcd_put(m->etcd, key, meta, strlen(meta), 0, &rev, &err);
         }
-        if (st == SC_OK)
+        if (st == SC_OK) {
+            /* until the watch brings this revision, the view's copy is older than ours */
+            pthread_mutex_lock(&m->mu);
+            if (rev > m->revision)
+                json_object_set_new(m->written, name, json_integer(rev));
+            pthread_mutex_unlock(&m->mu);
             continue;
+        }
         sc_log(SC_LOG_DEBUG, "cluster", "metadata of [%s] not written yet: %s (%s)", name,
                sc_status_str(st), err.message);
         pthread_mutex_lock(&m->mu);
@@ -198,7 +208,23 @@ static void publish_pending(sc_membership *m)
             json_object_set(m->pending, name, v);
         pthread_mutex_unlock(&m->mu);
     }
+    pthread_mutex_lock(&m->mu);
+    json_decref(m->inflight);
+    m->inflight = NULL;
+    pthread_mutex_unlock(&m->mu);
     json_decref(todo);
+}
+
+bool sc_membership_publishing(sc_membership *m, const char *index, int64_t view_revision)
+{
+    pthread_mutex_lock(&m->mu);
+    json_t *w = json_object_get(m->written, index);
+    bool newer = w && json_integer_value(w) > view_revision;
+    if (w && json_integer_value(w) <= m->revision)
+        json_object_del(m->written, index);
+    bool b = newer || json_object_get(m->pending, index) || json_object_get(m->inflight, index);
+    pthread_mutex_unlock(&m->mu);
+    return b;
 }
 
 /* Queues this node's existing indices (create-if-absent: etcd's copy wins). */
@@ -316,7 +342,9 @@ static void ms_free(sc_membership *m)
     json_decref(m->indices);
     json_decref(m->routing_json);
     json_decref(m->routing_mod);
+    json_decref(m->meta);
     json_decref(m->pending);
+    json_decref(m->written);
     free(m->endpoints);
     pthread_cond_destroy(&m->cv);
     pthread_mutex_destroy(&m->mu);
@@ -350,9 +378,11 @@ static sc_status ms_alloc(const sc_membership_config *cfg, sc_node *node, sc_mem
     m->routing_json = json_object();
     m->routing_mod = json_object();
     m->pending = json_object();
+    m->written = json_object();
     atomic_store(&m->cpu_percent, -1);
     *out = m;
-    if (!m->endpoints || !m->indices || !m->routing_json || !m->routing_mod || !m->pending)
+    if (!m->endpoints || !m->indices || !m->routing_json || !m->routing_mod || !m->pending ||
+        !m->written)
         return SC_ENOMEM;
     return sc_etcd_new(cfg->endpoints, cfg->request_timeout_ms > 0 ? cfg->request_timeout_ms : 2000,
                        &m->etcd);
@@ -386,10 +416,11 @@ sc_status sc_membership_start(const sc_membership_config *cfg, sc_node *node, sc
     return SC_OK;
 }
 
-void sc_membership_stop(sc_membership *m)
+void sc_membership_halt(sc_membership *m)
 {
-    if (!m)
+    if (!m || m->halted)
         return;
+    m->halted = true;
     pthread_mutex_lock(&m->mu);
     m->stop = true;
     signal_locked(m);
@@ -405,6 +436,13 @@ void sc_membership_stop(sc_membership *m)
     if (alive && sc_etcd_lease_revoke(m->etcd, lease, NULL) == SC_OK)
         sc_log(SC_LOG_INFO, "cluster", "left the cluster (lease %llx revoked)",
                (unsigned long long)lease);
+}
+
+void sc_membership_stop(sc_membership *m)
+{
+    if (!m)
+        return;
+    sc_membership_halt(m);
     ms_free(m);
 }
 

@@ -67,6 +67,10 @@ sc_status sc_membership_start(const sc_membership_config *cfg, sc_node *node, sc
 /* Leaves the cluster: stops the threads, revokes the lease (so the node and, if it was master,
  * the master key go at once), detaches from the node and frees. NULL is a no-op. */
 void sc_membership_stop(sc_membership *m);
+/* The first half of sc_membership_stop: leaves the cluster and stops the threads (no more
+ * change callbacks) but keeps m readable, so that a listener's own thread can be stopped after
+ * it; sc_membership_stop then frees. Idempotent; not thread-safe against stop. */
+void sc_membership_halt(sc_membership *m);
 
 /* Copies the current view into *out. */
 sc_status sc_membership_view(sc_membership *m, sc_cluster_view *out) SC_MUST_USE;
@@ -94,6 +98,11 @@ sc_status sc_membership_set_in_sync(sc_membership *m, const char *index, uint32_
                                     const char *alloc_id, bool in_sync, int64_t primary_term)
     SC_MUST_USE;
 
+/* Whether this node's metadata of `index` is queued, being written to etcd, or was written at
+ * a revision after view_revision (a view's sc_cluster_view.revision): that view's copy is then
+ * older than the node's own. */
+bool sc_membership_publishing(sc_membership *m, const char *index, int64_t view_revision);
+
 /* Reads the JSON document at /scry/<cluster>/<name> straight from etcd (*out: new reference;
  * an empty object when absent). SC_ECORRUPT when it is not a JSON object. */
 sc_status sc_membership_doc_get(sc_membership *m, const char *name, json_t **out) SC_MUST_USE;
@@ -103,6 +112,17 @@ sc_status sc_membership_doc_get(sc_membership *m, const char *name, json_t **out
 typedef sc_status (*sc_membership_doc_fn)(void *ctx, json_t *doc);
 sc_status sc_membership_doc_update(sc_membership *m, const char *name, sc_membership_doc_fn fn,
                                    void *ctx) SC_MUST_USE;
+
+/* The node-level metadata document "meta" (templates, pipelines, data streams, snapshot
+ * repositories: meta_store.h) as this node's view holds it: fn runs with it (NULL when absent)
+ * under the view's lock and must neither block nor keep the pointer. The view follows the
+ * watch; a node's own updates are in it when sc_membership_meta_update returns. Before the
+ * watch's first listing the document is read from etcd (blocking). */
+void sc_membership_meta_read(sc_membership *m, void (*fn)(void *ctx, const json_t *doc), void *ctx);
+/* sc_membership_doc_update of "meta" that puts the stored document into this node's view before
+ * returning (other nodes see it when their watch delivers it). */
+sc_status sc_membership_meta_update(sc_membership *m, sc_membership_doc_fn fn, void *ctx)
+    SC_MUST_USE;
 
 /* Fills local OS numbers (heap % of the memory budget, RAM %, CPU %, load averages) into mb. */
 void sc_membership_local_stats(sc_membership *m, sc_member *mb);

@@ -24,6 +24,7 @@ struct sc_membership {
     pthread_mutex_t mu; /* guards everything below */
     pthread_cond_t cv;
     bool stop, wake;
+    bool halted; /* sc_membership_halt ran (owner's thread only) */
     /* session */
     int64_t lease;
     sc_etcd_keeper *keeper;
@@ -39,11 +40,15 @@ struct sc_membership {
     json_t *indices;      /* {name: metadata} */
     json_t *routing_json; /* {name: routing json} */
     json_t *routing_mod;  /* {name: mod_revision} */
+    json_t *meta;         /* the "meta" document (meta_store.h), NULL when absent */
+    int64_t meta_rev;     /* its mod_revision */
     int64_t revision;
     bool synced;
     bool dirty; /* the master should recompute the routing */
     /* index metadata waiting to be written: {name: meta string | null (delete)} */
     json_t *pending;
+    json_t *inflight; /* the part of pending being written now, or NULL */
+    json_t *written;  /* {name: etcd revision} of writes the view has not caught up with */
     uint64_t rng;
     /* change listeners (set before or while running; read by the watch thread) */
     struct {

@@ -153,8 +153,10 @@ sc_status sc_membership_doc_get(sc_membership *m, const char *name, json_t **out
     return doc_read(m, key, out, &mod);
 }
 
-sc_status sc_membership_doc_update(sc_membership *m, const char *name, sc_membership_doc_fn fn,
-                                   void *ctx)
+/* The read-modify-write of sc_membership_doc_update; *written (may be NULL) gets the stored
+ * document and *rev its revision. */
+static sc_status doc_update(sc_membership *m, const char *name, sc_membership_doc_fn fn, void *ctx,
+                            json_t **written, int64_t *rev)
 {
     char key[512];
     sc__ms_key(m, key, sizeof key, name, NULL);
@@ -165,23 +167,78 @@ sc_status sc_membership_doc_update(sc_membership *m, const char *name, sc_member
         if (st == SC_OK)
             st = fn(ctx, doc);
         char *text = st == SC_OK ? json_dumps(doc, JSON_COMPACT) : NULL;
-        json_decref(doc);
-        if (st != SC_OK)
-            return st;
-        if (!text)
-            return SC_ENOMEM;
+        if (st != SC_OK || !text) {
+            json_decref(doc);
+            return st != SC_OK ? st : SC_ENOMEM;
+        }
         sc_etcd_cmp cmp = {.key = key, .target = SC_ETCD_MOD, .value = mod};
         sc_etcd_op put = {
             .kind = SC_ETCD_OP_PUT, .key = key, .value = text, .value_len = strlen(text)};
         sc_etcd_txn_result res;
         st = sc_etcd_txn(m->etcd, &cmp, 1, &put, 1, NULL, 0, &res, NULL);
         free(text);
-        if (st != SC_OK)
+        if (st != SC_OK) {
+            json_decref(doc);
             return st;
+        }
         bool ok = res.succeeded;
+        *rev = res.revision;
         sc_etcd_txn_result_fini(&res);
-        if (ok)
+        if (ok) {
+            if (written)
+                *written = doc;
+            else
+                json_decref(doc);
             return SC_OK;
+        }
+        json_decref(doc);
     }
     return SC_ECONFLICT;
+}
+
+sc_status sc_membership_doc_update(sc_membership *m, const char *name, sc_membership_doc_fn fn,
+                                   void *ctx)
+{
+    int64_t rev;
+    return doc_update(m, name, fn, ctx, NULL, &rev);
+}
+
+void sc_membership_meta_read(sc_membership *m, void (*fn)(void *ctx, const json_t *doc), void *ctx)
+{
+    pthread_mutex_lock(&m->mu);
+    if (m->synced) {
+        fn(ctx, m->meta);
+        pthread_mutex_unlock(&m->mu);
+        return;
+    }
+    pthread_mutex_unlock(&m->mu);
+    /* before the watch's first listing (just started): straight from etcd */
+    char key[512];
+    sc__ms_key(m, key, sizeof key, "meta", NULL);
+    json_t *doc = NULL;
+    int64_t mod;
+    if (doc_read(m, key, &doc, &mod) != SC_OK)
+        sc_log(SC_LOG_WARN, "cluster", "cannot read the cluster metadata from etcd");
+    fn(ctx, doc);
+    json_decref(doc);
+}
+
+sc_status sc_membership_meta_update(sc_membership *m, sc_membership_doc_fn fn, void *ctx)
+{
+    json_t *doc = NULL;
+    int64_t rev = 0;
+    sc_status st = doc_update(m, "meta", fn, ctx, &doc, &rev);
+    if (st != SC_OK)
+        return st;
+    /* read your own writes: the watch brings the same document a moment later */
+    pthread_mutex_lock(&m->mu);
+    if (rev > m->meta_rev) {
+        json_decref(m->meta);
+        m->meta = doc;
+        m->meta_rev = rev;
+        doc = NULL;
+    }
+    pthread_mutex_unlock(&m->mu);
+    json_decref(doc);
+    return SC_OK;
 }

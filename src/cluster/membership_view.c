@@ -93,6 +93,13 @@ static void apply(sc_membership *m, const sc_etcd_kv *kv, bool deleted)
     char name[256];
     if (rest_len == 6 && !memcmp(rest, "master", 6)) {
         master_set(m, v, kv->create_revision);
+    } else if (rest_len == 4 && !memcmp(rest, "meta", 4)) {
+        /* a node's own write may be in the view already (sc_membership_meta_update) */
+        if (kv->mod_revision >= m->meta_rev || deleted) {
+            json_decref(m->meta);
+            m->meta = json_incref(v);
+            m->meta_rev = kv->mod_revision;
+        }
     } else if (rest_len > 6 && !memcmp(rest, "nodes/", 6)) {
         if (deleted)
             member_del(m, rest + 6, rest_len - 6);
@@ -155,6 +162,9 @@ void sc__ms_on_reset(void *ctx, const sc_etcd_kvs *all)
     json_object_clear(m->indices);
     json_object_clear(m->routing_json);
     json_object_clear(m->routing_mod);
+    json_decref(m->meta);
+    m->meta = NULL;
+    m->meta_rev = 0;
     for (size_t i = 0; i < all->len; i++)
         apply(m, &all->kvs[i], false);
     if (had_master && !m->master_id[0]) {

@@ -1,8 +1,9 @@
 /* Node-level metadata that belongs to no single index: composable and component index
- * templates, legacy templates, ingest pipelines and data streams. One JSON document
- * {kind: {name: object}} kept in memory and, on a single node, written atomically to
- * DATA/cluster_meta.json on every change (a cluster could keep the same document in its
- * coordination store). Thread-safe: every read and change takes the store's mutex. */
+ * templates, legacy templates, ingest pipelines, data streams and snapshot repositories. One
+ * JSON document {kind: {name: object}}: on a single node kept in memory and written atomically
+ * to DATA/cluster_meta.json on every change; clustered (--cluster), the etcd document
+ * /scry/<cluster>/meta, changed by compare-and-swap through any node and read from each node's
+ * watched view (docs/cluster.md). Thread-safe. */
 #ifndef SC_CLUSTER_META_STORE_H
 #define SC_CLUSTER_META_STORE_H
 
@@ -38,5 +39,13 @@ const char *sc_meta_kind_key(sc_meta_kind kind);
  * absent name; SC_EIO as sc_meta_change. value is deep-copied. */
 sc_status sc_meta_put(sc_node *n, sc_meta_kind kind, const char *name, const json_t *value)
     SC_MUST_USE;
+
+/* Clustered: publishes what this node's DATA/cluster_meta.json holds (from a single-node life)
+ * to the cluster's document (names the cluster already has keep the cluster's object, with a
+ * warning), then renames the file to cluster_meta.json.published so that a later start does
+ * not bring back what the cluster deleted. When etcd cannot be written, logs a warning and
+ * keeps the file (published at the next start). Blocking; a no-op on a single node or when
+ * the file held nothing. */
+sc_status sc_meta_publish_local(sc_node *n);
 
 #endif

@@ -573,7 +573,8 @@ bool sc_index_install_mapping(sc_index *ix, const sc_mapping *base, sc_mapping *
         ix->mapping = sc_mapping_ref(updated);
     }
     pthread_mutex_unlock(ix->mapping_mu);
-    if (ok && sc__index_write_meta(ix) != SC_OK)
+    /* only on disk: republishing would overwrite newer metadata (aliases) in etcd */
+    if (ok && sc__index_write_meta_local(ix) != SC_OK)
         sc_log(SC_LOG_WARN, "index", "could not persist mapping of [%s]", ix->name);
     return ok;
 }

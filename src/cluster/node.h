@@ -188,8 +188,9 @@ sc_mapping *sc_index_mapping(sc_index *ix);
 /* Merges a mapping update (PUT _mapping) and persists it. SC_ECONFLICT/SC_EINVAL with err. */
 sc_status sc_index_put_mapping(sc_index *ix, const json_t *update, sc_cluster_error *err)
     SC_MUST_USE;
-/* Installs a mapping produced by dynamic mapping of a document if `base` is still current
- * (returns true), persisting it; false when another writer changed it first (re-parse). */
+/* Installs a mapping (merged from the cluster's metadata) if `base` is still current (returns
+ * true), persisting it to meta.json without publishing it to the cluster; false when another
+ * writer changed it first. */
 bool sc_index_install_mapping(sc_index *ix, const sc_mapping *base, sc_mapping *updated);
 /* Rebuilds the index's analyzers from its settings, re-reading synonym files
  * (_reload_search_analyzers). Requests already running keep the registry they read; it is

@@ -11,6 +11,7 @@
 #include "base/file.h"
 #include "cluster/internal.h"
 #include "cluster/log.h"
+#include "cluster/snap_internal.h"
 
 json_t *sc__index_meta_json(sc_index *ix)
 {
@@ -54,6 +55,11 @@ static sc_status write_meta(sc_index *ix, bool publish)
 sc_status sc__index_write_meta(sc_index *ix)
 {
     return write_meta(ix, true);
+}
+
+sc_status sc__index_write_meta_local(sc_index *ix)
+{
+    return write_meta(ix, false);
 }
 
 void sc__index_persist_meta(sc_index *ix)
@@ -127,6 +133,16 @@ static sc_status index_from_meta(sc_node *n, const json_t *m, const char *expect
         atomic_store(&ix->deleted, true);
         sc_index_unref(ix);
         return SC_EIO;
+    }
+    /* restored through another node: this node's copies come from the snapshot */
+    const json_t *restore = json_object_get(m, "restore");
+    if (create && json_is_object(restore) &&
+        (st = sc__snap_restore_dirs(n, restore, ix, &err)) != SC_OK) {
+        sc_log(SC_LOG_ERROR, "index", "cannot restore [%s] from its snapshot: %s", ix->name,
+               err.reason);
+        atomic_store(&ix->deleted, true);
+        sc_index_unref(ix);
+        return st;
     }
     st = sc__index_open_shards(n, ix, create, &err);
     if (st != SC_OK) {

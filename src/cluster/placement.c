@@ -249,6 +249,33 @@ static void merge_mapping(sc_index *ix, const json_t *meta)
     sc_mapping_unref(base);
 }
 
+/* Takes the aliases of the metadata (changed through another node, or a data stream rolled
+ * over there) into the local index when they differ, unless this node's own change of the index
+ * is still on its way to etcd (the view then holds the older value). The alias write lock
+ * covers a local change from its swap to its queuing (alias.c). Not published back. */
+static void take_aliases(sc_placement *p, sc_index *ix, const json_t *meta, int64_t view_rev)
+{
+    const json_t *a = json_object_get(meta, "aliases");
+    json_t *want = json_is_object(a) ? json_deep_copy(a) : json_object();
+    pthread_mutex_t *mu = sc__node_mu(p->node);
+    pthread_mutex_lock(sc__node_alias_write_mu(p->node));
+    bool same = true;
+    if (!sc_membership_publishing(p->m, ix->name, view_rev)) {
+        pthread_mutex_lock(mu);
+        same = json_equal(ix->aliases, want);
+        if (!same) {
+            json_t *old = ix->aliases;
+            ix->aliases = want;
+            want = old;
+        }
+        pthread_mutex_unlock(mu);
+    }
+    pthread_mutex_unlock(sc__node_alias_write_mu(p->node));
+    json_decref(want);
+    if (!same && sc__index_write_meta_local(ix) != SC_OK)
+        sc_log(SC_LOG_WARN, "cluster", "could not persist the aliases of [%s]", ix->name);
+}
+
 /* Makes the local indices follow the metadata. */
 static void sync_indices(sc_placement *p, const sc_cluster_view *v)
 {
@@ -259,6 +286,7 @@ static void sync_indices(sc_placement *p, const sc_cluster_view *v)
         sc_index *ix = sc_node_index(p->node, name);
         if (ix) {
             merge_mapping(ix, meta);
+            take_aliases(p, ix, meta, v->revision);
             sc_index_unref(ix);
             continue;
         }

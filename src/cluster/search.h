@@ -110,6 +110,9 @@ typedef struct sc_search_request {
      * them with their own mappings (cluster/search_wire.h): the query, post_filter and aggs as
      * compact JSON text (borrowed; empty = none). Unused on a single node. */
     sc_slice query_json, post_filter_json, aggs_json;
+    /* per index (n_indices), the alias filter the data nodes apply under the query (JSON;
+     * empty = none), or NULL when no index has one */
+    const sc_slice *alias_filter_json;
     /* pre_filter_shard_size: the can_match pre-filter runs when the search targets more shards
      * than this; 0 = Elasticsearch's default (more than 128 shards, or a primary sort on a
      * field). It never runs with aggregations (see sc_node_query_request.can_match). */

@@ -248,6 +248,7 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
         n_shards += sr->indices[i]->settings.number_of_shards;
     }
     sc_wire_node_query q = {.index_names = names,
+                            .index_filters = (sc_slice *)sr->alias_filter_json,
                             .n_indices = sr->n_indices,
                             .query_json = sr->query_json,
                             .post_filter_json = sr->post_filter_json,

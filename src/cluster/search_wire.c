@@ -1,7 +1,8 @@
 /* Encoders and decoders of the cross-node search phases (search_wire.h). Grammar (wire.h
  * primitives: uv = unsigned varint, sv = zigzag varint, bytes = uv length + bytes):
  *
- *   node_query      = uv:n_indices bytes* query:bytes post_filter:bytes aggs:bytes uv:k
+ *   node_query      = uv:n_indices (bytes:name bytes:alias_filter)* query:bytes
+ *                     post_filter:bytes aggs:bytes uv:k
  *                     sv:track_total_hits sv:timeout_ms bool:count_only
  *                     uv:n_sort sort_spec* bool:has_after [sort_key*n_sort]
  *                     uv:n_targets target* uv:n_shards_total bool:can_match
@@ -150,8 +151,11 @@ sc_status sc_wire_term_stats_decode(const uint8_t *p, size_t n, sc_arena *a, sc_
 sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
 {
     sc_wire_put_uvar(b, q->n_indices);
-    for (size_t i = 0; i < q->n_indices; i++)
+    for (size_t i = 0; i < q->n_indices; i++) {
         sc_wire_put_bytes(b, q->index_names[i].ptr, q->index_names[i].len);
+        sc_slice f = q->index_filters ? q->index_filters[i] : sc_slice_make(NULL, 0);
+        sc_wire_put_bytes(b, f.ptr, f.len);
+    }
     sc_wire_put_bytes(b, q->query_json.ptr, q->query_json.len);
     sc_wire_put_bytes(b, q->post_filter_json.ptr, q->post_filter_json.len);
     sc_wire_put_bytes(b, q->aggs_json.ptr, q->aggs_json.len);
@@ -203,8 +207,11 @@ sc_status sc_wire_node_query_decode(const uint8_t *p, size_t n, sc_arena *a, sc_
     sc_wire_reader_init(&r, p, n);
     q->n_indices = get_count(&r);
     q->index_names = alloc_n(a, &r, q->n_indices, sizeof *q->index_names);
-    for (size_t i = 0; q->index_names && i < q->n_indices; i++)
+    q->index_filters = alloc_n(a, &r, q->n_indices, sizeof *q->index_filters);
+    for (size_t i = 0; q->index_names && q->index_filters && i < q->n_indices; i++) {
         q->index_names[i] = sc_wire_get_bytes(&r);
+        q->index_filters[i] = sc_wire_get_bytes(&r);
+    }
     q->query_json = sc_wire_get_bytes(&r);
     q->post_filter_json = sc_wire_get_bytes(&r);
     q->aggs_json = sc_wire_get_bytes(&r);

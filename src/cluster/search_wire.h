@@ -39,6 +39,9 @@ enum {
 
 typedef struct sc_wire_node_query {
     sc_slice *index_names; /* per coordinator index number (targets' index_i) */
+    /* per index: the filter of the aliases it was reached through (JSON; empty = none);
+     * NULL when encoding = none for every index */
+    sc_slice *index_filters;
     size_t n_indices;
     sc_slice query_json;       /* the "query" object; empty = match_all */
     sc_slice post_filter_json; /* empty = none */

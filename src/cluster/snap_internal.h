@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cluster/node.h"
+#include "cluster/placement.h"
 #include "cluster/snapshot.h"
 
 struct sc__snaps {
@@ -41,8 +42,20 @@ struct sc_snapshot_job {
     sc_snapshot_job *next;
 };
 
-/* false with a 400 when the node is part of a cluster. */
-bool sc__snap_single_node(sc_node *n, sc_cluster_error *err);
+/* Copies shard sh's commit (pinned under the job's uuid) into the repository's blobs; fills
+ * shard_json's "files" and "n_docs". *why on failure (static text). task may be NULL. */
+sc_status sc__snap_shard_copy(sc_snapshot_job *j, sc_shard *sh, json_t *shard_json, sc_task *task,
+                              const char **why) SC_MUST_USE;
+/* Clustered: has the node at loc copy shard `shard` of `index` (snapshot_remote.c) and fills
+ * shard_json as sc__snap_shard_copy does. On failure why (cap bytes) says why. */
+sc_status sc__snap_shard_remote(sc_snapshot_job *j, const sc_shard_location *loc,
+                                const char *index, uint32_t shard, json_t *shard_json, char *why,
+                                size_t cap) SC_MUST_USE;
+/* Clustered restore: fills the shard folders of ix, being created from the cluster's metadata,
+ * from the snapshot its metadata names ({"repository", "snapshot_uuid", "index"}), before its
+ * shards open. */
+sc_status sc__snap_restore_dirs(sc_node *n, const json_t *restore, sc_index *ix,
+                                sc_cluster_error *err) SC_MUST_USE;
 /* The location folder of a registered repository. 404 repository_missing_exception. */
 sc_status sc__snap_repo_location(sc_node *n, const char *repo, char loc[4096],
                                  sc_cluster_error *err) SC_MUST_USE;

@@ -18,6 +18,7 @@
 #include "cluster/internal.h"
 #include "cluster/log.h"
 #include "cluster/meta_store.h"
+#include "cluster/placement.h"
 #include "cluster/snap_internal.h"
 #include "cluster/snaprepo.h"
 #include "mapping/date.h"
@@ -144,7 +145,7 @@ sc_status sc_snapshot_prepare(sc_node *n, const char *repo, const char *snap, co
                               sc_snapshot_job **out, sc_cluster_error *err)
 {
     *out = NULL;
-    if (!sc__snap_single_node(n, err) || !snap_name_ok(repo, snap, err))
+    if (!snap_name_ok(repo, snap, err)) /* clustered: each primary's node copies its shard */
         return SC_EINVAL;
     if (body && !json_is_object(body)) {
         sc_cluster_error_set(err, 400, "parse_exception", "request body must be an object");
@@ -236,9 +237,8 @@ static void test_delay(sc_snapshot_job *j, sc_task *task)
     }
 }
 
-/* Copies one pinned commit into the blobs; fills shard "files" and "n_docs". */
-static sc_status snapshot_shard(sc_snapshot_job *j, sc_shard *sh, json_t *shard_json, sc_task *task,
-                                const char **why)
+sc_status sc__snap_shard_copy(sc_snapshot_job *j, sc_shard *sh, json_t *shard_json, sc_task *task,
+                              const char **why)
 {
     char pin_name[64];
     snprintf(pin_name, sizeof pin_name, SC_SHARD_PIN_PREFIX "%s", j->uuid);
@@ -283,6 +283,36 @@ static sc_status snapshot_shard(sc_snapshot_job *j, sc_shard *sh, json_t *shard_
     return st;
 }
 
+/* Snapshots shard i of ix into sj: clustered, on the node holding its primary (this one, or
+ * another over the transport: snapshot_remote.c); on a single node, the local shard. NULL on
+ * success, else why it failed (static or in buf). */
+static const char *snapshot_one(sc_snapshot_job *j, sc_task *task, sc_index *ix, uint32_t i,
+                                json_t *sj, char *buf, size_t cap)
+{
+    if (atomic_load(&ix->deleted))
+        return "the index was deleted during the snapshot";
+    if (task && atomic_load(&task->token.cancelled))
+        return "the snapshot was cancelled";
+    sc_placement *p = sc_node_placement(j->node);
+    if (p) {
+        sc_shard_location loc;
+        sc_placement_snapshot *ps = sc_placement_acquire(p);
+        sc_placement_primary(ps, ix->name, i, &loc);
+        sc_placement_release(ps);
+        if (!loc.assigned)
+            return "the shard has no active primary";
+        if (!loc.local)
+            return sc__snap_shard_remote(j, &loc, ix->name, i, sj, buf, cap) == SC_OK ? NULL : buf;
+    }
+    sc_shard *sh = atomic_load(&ix->shards[i]);
+    const char *why = NULL;
+    if (!sh)
+        why = "the shard is not available (recovering or failed)";
+    else if (sc__snap_shard_copy(j, sh, sj, task, &why) == SC_OK)
+        why = NULL;
+    return why ? why : NULL;
+}
+
 /* Snapshots every shard of every index into `indices` ({name: {meta, shards}}); returns the
  * number of failed shards, appending their failures. */
 static uint32_t snapshot_indices(sc_snapshot_job *j, sc_task *task, json_t *indices,
@@ -299,13 +329,9 @@ static uint32_t snapshot_indices(sc_snapshot_job *j, sc_task *task, json_t *indi
             json_t *sj = json_pack("{s:i,s:[]}", "n_docs", 0, "files");
             json_array_append_new(shards, sj);
             (*total)++;
-            sc_shard *sh = atomic_load(&ix->shards[i]);
-            const char *why = NULL;
-            if (atomic_load(&ix->deleted))
-                why = "the index was deleted during the snapshot";
-            else if (!sh)
-                why = "the shard is not available (recovering or failed)";
-            else if (snapshot_shard(j, sh, sj, task, &why) == SC_OK)
+            char buf[400];
+            const char *why = snapshot_one(j, task, ix, i, sj, buf, sizeof buf);
+            if (!why)
                 continue;
             failed++;
             json_object_set_new(sj, "failure", json_string(why));
@@ -394,8 +420,6 @@ json_t *sc_snapshot_run(sc_snapshot_job *j, sc_task *task, sc_cluster_error *err
 sc_status sc_snapshot_get(sc_node *n, const char *repo, const char *snaps, json_t **out,
                           sc_cluster_error *err)
 {
-    if (!sc__snap_single_node(n, err))
-        return SC_EINVAL;
     char loc[4096];
     SC_TRY(sc__snap_repo_location(n, repo, loc, err));
     sc__snaps *s = sc__node_snaps(n);
@@ -469,8 +493,6 @@ static json_t *read_all_manifests(const char *loc, const json_t *root)
 
 sc_status sc_snapshot_delete(sc_node *n, const char *repo, const char *snaps, sc_cluster_error *err)
 {
-    if (!sc__snap_single_node(n, err))
-        return SC_EINVAL;
     char loc[4096];
     SC_TRY(sc__snap_repo_location(n, repo, loc, err));
     sc__snaps *s = sc__node_snaps(n);

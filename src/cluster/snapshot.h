@@ -14,6 +14,7 @@
 #include "base/status.h"
 #include "cluster/node.h"
 #include "cluster/tasks.h"
+#include "cluster/transport.h"
 
 /* PUT _snapshot/{repo}: body {"type":"fs","settings":{"location":...}}. The location (relative:
  * to path.repo) is created when missing. Errors (err): 400 repository_exception (bad type,
@@ -65,5 +66,9 @@ sc_status sc_snapshot_delete(sc_node *n, const char *repo, const char *snaps, sc
  * *out {"snapshot":{"snapshot","indices","shards"}}. */
 sc_status sc_snapshot_restore(sc_node *n, const char *repo, const char *snap, const json_t *body,
                               json_t **out, sc_cluster_error *err) SC_MUST_USE;
+
+/* Clustered: serves the coordinating node's requests to copy a local primary into the shared
+ * repository (snapshot_remote.c) on transport t. */
+sc_status sc_snapshot_remote_start(sc_node *n, sc_transport *t) SC_MUST_USE;
 
 #endif

@@ -44,16 +44,6 @@ void sc__snaps_close(sc__snaps *s)
     free(s);
 }
 
-bool sc__snap_single_node(sc_node *n, sc_cluster_error *err)
-{
-    if (!sc_node_cluster(n))
-        return true;
-    sc_cluster_error_set(err, 400, "illegal_argument_exception",
-                         "snapshots are not supported when scry runs as a cluster of several "
-                         "nodes; take them on a single node");
-    return false;
-}
-
 /* ---- repositories ---- */
 
 static bool has_dotdot(const char *p)
@@ -147,7 +137,7 @@ static bool repo_name_ok(const char *repo, sc_cluster_error *err)
 sc_status sc_snapshot_repo_put(sc_node *n, const char *repo, const json_t *body,
                                sc_cluster_error *err)
 {
-    if (!sc__snap_single_node(n, err) || !repo_name_ok(repo, err))
+    if (!repo_name_ok(repo, err)) /* clustered: registered in etcd for every node */
         return SC_EINVAL;
     const char *type = json_string_value(json_object_get(body, "type"));
     const json_t *settings = json_object_get(body, "settings");
@@ -267,8 +257,6 @@ sc_status sc_snapshot_repo_get(sc_node *n, const char *expr, json_t **out, sc_cl
 
 sc_status sc_snapshot_repo_delete(sc_node *n, const char *repo, sc_cluster_error *err)
 {
-    if (!sc__snap_single_node(n, err))
-        return SC_EINVAL;
     sc__snaps *s = sc__node_snaps(n);
     pthread_mutex_lock(&s->mu);
     bool busy = false;
@@ -292,8 +280,6 @@ sc_status sc_snapshot_repo_delete(sc_node *n, const char *repo, sc_cluster_error
 
 sc_status sc_snapshot_repo_verify(sc_node *n, const char *repo, json_t **out, sc_cluster_error *err)
 {
-    if (!sc__snap_single_node(n, err))
-        return SC_EINVAL;
     char loc[4096];
     SC_TRY(sc__snap_repo_location(n, repo, loc, err));
     char id[24], path[4200];

@@ -225,7 +225,10 @@ static sc_status restore_index(const restore_req *r, const char *src, const json
         snprintf(dir, sizeof dir, "%s/%zu", ix->dir, i);
         st = restore_shard(r, sh, dir, src, (uint32_t)i, err);
     }
-    if (st == SC_OK && sc__index_write_meta(ix) != SC_OK) {
+    /* Clustered, the metadata goes to etcd below with where its data comes from */
+    bool clustered = sc_node_cluster(r->node) != NULL;
+    if (st == SC_OK &&
+        (clustered ? sc__index_write_meta_local(ix) : sc__index_write_meta(ix)) != SC_OK) {
         sc_cluster_error_set(err, 500, "exception", "cannot write index metadata in [%s]", ix->dir);
         st = SC_EIO;
     }
@@ -242,9 +245,70 @@ static sc_status restore_index(const restore_req *r, const char *src, const json
         sc_index_unref(ix);
         return st;
     }
+    if (clustered) {
+        /* every node that creates the index from the cluster's metadata fills its copies of
+         * the shards from the repository before opening them (sc__snap_restore_dirs) */
+        json_t *mj = sc__index_meta_json(ix);
+        json_object_set_new(mj, "restore",
+                            json_pack("{s:s,s:s,s:s}", "repository", r->repo, "snapshot_uuid",
+                                      r->uuid, "index", src));
+        char *text = json_dumps(mj, JSON_COMPACT);
+        json_decref(mj);
+        if (text)
+            sc__node_meta_changed(r->node, ix->name, text);
+        free(text);
+    }
     sc_log(SC_LOG_INFO, "snapshot", "restored index [%s] as [%s] from [%s:%s]", src, target,
            r->repo, r->snap);
     return SC_OK;
+}
+
+sc_status sc__snap_restore_dirs(sc_node *n, const json_t *restore, sc_index *ix,
+                                sc_cluster_error *err)
+{
+    const char *repo = json_string_value(json_object_get(restore, "repository"));
+    const char *uuid = json_string_value(json_object_get(restore, "snapshot_uuid"));
+    const char *src = json_string_value(json_object_get(restore, "index"));
+    if (!repo || !uuid || !src) {
+        sc_cluster_error_set(err, 500, "snapshot_restore_exception",
+                             "index [%s]: malformed restore source in its metadata", ix->name);
+        return SC_ECORRUPT;
+    }
+    restore_req r = {.node = n, .repo = repo, .snap = uuid, .uuid = uuid};
+    SC_TRY(sc__snap_repo_location(n, repo, r.loc, err));
+    json_t *m = NULL;
+    const char *why = NULL;
+    sc_status st = sc_snaprepo_manifest_read(r.loc, uuid, &m, &why);
+    if (st != SC_OK) {
+        sc_cluster_error_set(err, 500, "snapshot_exception",
+                             "[%s/%s] cannot read the snapshot file: %s", repo, uuid,
+                             why ? why : sc_status_str(st));
+        return st;
+    }
+    const json_t *shards =
+        json_object_get(json_object_get(json_object_get(m, "indices"), src), "shards");
+    if (json_array_size(shards) != ix->settings.number_of_shards) {
+        sc_cluster_error_set(err, 500, "snapshot_restore_exception",
+                             "[%s/%s] index [%s]: not in the snapshot or another shard count",
+                             repo, uuid, src);
+        st = SC_ECORRUPT;
+    }
+    if (st == SC_OK)
+        st = sc_dir_make(ix->dir);
+    size_t i;
+    const json_t *sh;
+    json_array_foreach (shards, i, sh) {
+        if (st != SC_OK)
+            break;
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/%zu", ix->dir, i);
+        st = restore_shard(&r, sh, dir, src, (uint32_t)i, err);
+    }
+    json_decref(m);
+    if (st == SC_OK)
+        sc_log(SC_LOG_INFO, "snapshot", "filled index [%s] from [%s/%s] index [%s]", ix->name,
+               repo, uuid, src);
+    return st;
 }
 
 /* The index names to restore (src[i] -> dst[i]); checks names and conflicts. */
@@ -405,8 +469,6 @@ static sc_status read_manifest(restore_req *r, json_t **m, sc_cluster_error *err
 sc_status sc_snapshot_restore(sc_node *n, const char *repo, const char *snap, const json_t *body,
                               json_t **out, sc_cluster_error *err)
 {
-    if (!sc__snap_single_node(n, err))
-        return SC_EINVAL;
     if (body && !json_is_object(body)) {
         sc_cluster_error_set(err, 400, "parse_exception", "request body must be an object");
         return SC_EINVAL;

@@ -10,7 +10,9 @@
 #include "api/forward.h"
 #include "api/remote.h"
 #include "cluster/membership.h"
+#include "cluster/meta_store.h"
 #include "cluster/placement.h"
+#include "cluster/snapshot.h"
 #include "cluster/transport.h"
 #include "http/router.h"
 
@@ -89,6 +91,8 @@ static sc_status open_transport(const sc_serve_cluster_config *cfg, sc_serve_clu
     st = sc_transport_register(c->t, SC_MSG_REST_FORWARD, h_rest, c);
     if (st == SC_OK)
         st = sc_api_remote_start(c->node, c->t, &c->remote);
+    if (st == SC_OK)
+        st = sc_snapshot_remote_start(c->node, c->t);
     return st;
 }
 
@@ -112,6 +116,8 @@ sc_status sc_serve_cluster_start(const sc_serve_cluster_config *cfg, sc_node *no
     if (st == SC_OK && (st = sc_membership_start(&mc, node, &c->m)) != SC_OK)
         fprintf(stderr, "scry serve: cannot use --cluster [%s]: %s\n", cfg->endpoints,
                 sc_status_str(st));
+    if (st == SC_OK) /* templates, pipelines... of a single-node past (failure: a warning) */
+        (void)sc_meta_publish_local(node);
     if (st == SC_OK)
         st = sc_placement_start(node, c->m, c->t, &c->p);
     if (st != SC_OK) {
@@ -130,8 +136,9 @@ void sc_serve_cluster_stop(sc_serve_cluster *c)
      * in-flight handlers answer; then no more view callbacks. */
     sc_placement_halt_recovery(c->p);
     sc_transport_close(c->t);
+    sc_membership_halt(c->m);
+    sc_placement_stop(c->p); /* its thread reads the membership: freed after */
     sc_membership_stop(c->m);
-    sc_placement_stop(c->p);
     sc_api_remote_stop(c->remote);
     free(c);
 }

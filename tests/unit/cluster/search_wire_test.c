@@ -151,7 +151,9 @@ static void test_query(void **state)
     };
     sc_sort_key after[2] = {{.i = -42, .d = 3.5}, {.missing = true, .s = sc_slice_cstr("h1")}};
     sc_shard_target targets[3] = {{0, 1, 1, 1}, {0, 4, 4, 4}, {1, 2, 8, 8}};
+    sc_slice filters[2] = {sc_slice_make(NULL, 0), sc_slice_cstr("{\"term\":{\"user\":\"k\"}}")};
     sc_wire_node_query q = {.index_names = names,
+                            .index_filters = filters,
                             .n_indices = 2,
                             .query_json = sc_slice_cstr("{\"match\":{\"body\":\"x\"}}"),
                             .post_filter_json = sc_slice_cstr("{\"term\":{\"a\":1}}"),
@@ -178,6 +180,8 @@ static void test_query(void **state)
     assert_int_equal(sc_wire_node_query_decode(b.ptr, b.len, &a, &d), SC_OK);
     assert_int_equal(d.n_indices, 2);
     assert_true(sc_slice_eq(d.index_names[1], names[1]));
+    assert_int_equal(d.index_filters[0].len, 0); /* the alias filter of each index */
+    assert_true(sc_slice_eq(d.index_filters[1], filters[1]));
     assert_true(sc_slice_eq(d.query_json, q.query_json));
     assert_true(sc_slice_eq(d.post_filter_json, q.post_filter_json));
     assert_true(sc_slice_eq(d.aggs_json, q.aggs_json));
