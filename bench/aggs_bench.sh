@@ -19,13 +19,14 @@
 #
 # Environment: TAXIS_DOCS (2000000) LOGS_DOCS (2000000) SEED (1) OUT (build/aggs-bench)
 # WARMUP (1) REPS (3) DURATION (2) RUNS (Lucene timed runs, 21) SKIP_BUILD=1 KEEP_DATA=1
-# LUCENE=0 (scry only).
+# LUCENE=0 (scry only) BIN (the scry binary, build/release/scry; another copy lets a long load
+# run while build/release is rebuilt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${TAXIS_DOCS:=2000000}" "${LOGS_DOCS:=2000000}" "${SEED:=1}" "${OUT:=build/aggs-bench}"
 : "${WARMUP:=1}" "${REPS:=3}" "${DURATION:=2}" "${RUNS:=21}" "${LUCENE:=1}"
 PY=/usr/bin/python3
-BIN=build/release/scry
+BIN=${BIN:-build/release/scry}
 J=/usr/share/java
 CP=$J/lucene-core-8.7.0.jar:$J/lucene-facet-8.7.0.jar
 START=$(date +%s)

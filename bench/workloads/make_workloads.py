@@ -88,6 +88,103 @@ def write_rally(name, path, ops):
     write_lines(name + ".aggs.txt", [(c, "POST", path, b) for c, b in ops if "aggs" in b])
 
 
+def rally_taxis_aggs():
+    """The later nyc_taxis aggregation operations (../shared/reference/aggregations.md section
+    7.1, from rally-tracks nyc_taxis/operations/default.json), after the three above."""
+    def rng(field, gte, lt):
+        return {"range": {field: {"gte": gte, "lt": lt}}}
+    jan_feb = rng("dropoff_datetime", "2015-01-01 00:00:00", "2015-03-01 00:00:00")
+    jan = rng("dropoff_datetime", "2015-01-01 00:00:00", "2015-02-01 00:00:00")
+    half_jan = rng("dropoff_datetime", "2015-01-01 00:00:00", "2015-01-15 00:00:00")
+    three_stats = {f: {"stats": {"field": f}}
+                   for f in ("total_amount", "tip_amount", "trip_distance")}
+
+    def dh(extra, subs=None, query=jan_feb):
+        agg = {"date_histogram": dict({"field": "dropoff_datetime"}, **extra)}
+        if subs:
+            agg["aggs"] = subs
+        return {"size": 0, "query": query, "aggs": {"dropoffs_over_time": agg}}
+
+    def adh(extra, subs=None):
+        agg = {"auto_date_histogram": dict({"field": "dropoff_datetime", "buckets": "10",
+                                            "minimum_interval": "day"}, **extra)}
+        if subs:
+            agg["aggs"] = subs
+        return {"size": 0, "query": jan_feb, "aggs": {"dropoffs_over_time": agg}}
+
+    def comp(query, sources):
+        return {"size": 0, "query": query, "aggs": {"composite_agg": {"composite": {
+            "sources": sources}}}}
+
+    ny = {"time_zone": "America/New_York"}
+    ops = [
+        ("date_histogram_calendar_interval", dh({"calendar_interval": "week"})),
+        ("date_histogram_calendar_interval_with_tz",
+         dh(dict({"calendar_interval": "week"}, **ny))),
+        ("date_histogram_fixed_interval", dh({"fixed_interval": "10d"})),
+        ("date_histogram_fixed_interval_with_tz", dh(dict({"fixed_interval": "10d"}, **ny))),
+        ("date_histogram_fixed_interval_with_metrics",
+         dh({"fixed_interval": "10d"}, three_stats)),
+        ("date_histogram_fixed_interval_with_metrics_agg", dh({"fixed_interval": "10d"}, {
+            "min_total_amount": {"min": {"field": "total_amount"}},
+            "max_total_amount": {"max": {"field": "total_amount"}},
+            "avg_total_amount": {"avg": {"field": "total_amount"}},
+            "avg_trip_distance": {"avg": {"field": "trip_distance"}}})),
+        ("auto_date_histogram", adh({})),
+        ("auto_date_histogram_with_tz", adh(ny)),
+        ("auto_date_histogram_with_metrics", adh({}, three_stats)),
+        ("composite-terms", comp(jan, [
+            {"vendor_id": {"terms": {"field": "vendor_id", "order": "desc"}}},
+            {"payment_type": {"terms": {"field": "payment_type", "order": "asc"}}}])),
+        ("composite_terms-keyword", comp(jan, [
+            {"trip_type": {"terms": {"field": "trip_type", "order": "asc"}}},
+            {"payment_type": {"terms": {"field": "payment_type", "order": "asc"}}},
+            {"vendor_id": {"terms": {"field": "vendor_id", "order": "asc"}}}])),
+        ("composite-histogram", comp(jan_feb, [
+            {"total_amount": {"histogram": {"field": "total_amount", "interval": 5}}}])),
+    ]
+    for name, unit in (("daily", "day"), ("weekly", "week"), ("monthly", "month")):
+        ops.append(("composite-date_histogram-" + name, comp(jan_feb, [
+            {"date": {"date_histogram": {"field": "pickup_datetime",
+                                         "calendar_interval": unit}}}])))
+    for prec in (8, 12, 15):
+        ops.append(("composite-geotile_grid-precision-%d" % prec, comp(jan, [
+            {"tile": {"geotile_grid": {"field": "pickup_location", "precision": prec}}}])))
+    for name, field in (("keyword", "vendor_id"), ("numeric", "passenger_count")):
+        ops.append(("sampler-" + name, {"size": 0, "query": jan_feb, "aggs": {"sample": {
+            "sampler": {"shard_size": 50},
+            "aggs": {"terms": {"terms": {"field": field, "size": 100}}}}}}))
+    pct = {"field": "total_amount", "percents": [70, 80, 90, 95, 99]}
+    ops += [
+        ("percentiles-tdigest-compression-default", {"size": 0, "query": half_jan, "aggs": {
+            "percentiles": {"percentiles": pct}}}),
+        ("percentiles-tdigest-compression-200", {"size": 0, "query": half_jan, "aggs": {
+            "percentiles": {"percentiles": dict(pct, tdigest={"compression": 200})}}}),
+        ("multi_terms-keyword", {"size": 0, "query": jan, "aggs": {"multi_terms": {
+            "multi_terms": {"terms": [{"field": "trip_type"}, {"field": "payment_type"},
+                                      {"field": "vendor_id"}]}}}}),
+        ("avg_passenger_count_aggregation", {"size": 0, "aggs": {"avg_passenger_count": {
+            "avg": {"field": "passenger_count"}}}}),
+        ("avg_tip_percent_aggregation", {"size": 0, "runtime_mappings": {"tip_percent": {
+            "type": "double", "script": {
+                "source": "emit(doc['tip_amount'].value / doc['fare_amount'].value)"}}},
+            "query": {"range": {"fare_amount": {"gt": 0}}},
+            "aggs": {"avg_tip_percent": {"avg": {"field": "tip_percent"}}}}),
+        ("avg_amount_group_by_integer_aggregation", {"size": 0, "aggs": {"group_by": {
+            "terms": {"field": "passenger_count", "order": {"_key": "asc"}},
+            "aggs": {"avg_amount": {"avg": {"field": "total_amount"}}}}}}),
+        ("avg_amount_group_by_keyword_aggregation", {"size": 0, "aggs": {"group_by": {
+            "terms": {"field": "rate_code_id", "order": {"_key": "asc"}},
+            "aggs": {"avg_amount": {"avg": {"field": "total_amount"}}}}}}),
+        ("count_group_by_keyword_aggregation", {"size": 0, "aggs": {"group_by": {
+            "terms": {"field": "rate_code_id"}}}}),
+        ("avg_passenger_count_filtered_aggregation", {"size": 0, "query": {"bool": {"filter": [
+            {"term": {"rate_code_id": "2"}}, {"range": {"total_amount": {"gt": 60}}}]}},
+            "aggs": {"avg_passenger_count": {"avg": {"field": "passenger_count"}}}}),
+    ]
+    return ops
+
+
 def rally_workloads():
     p = "/nyc_taxis/_search?request_cache=false"
     taxis = [
@@ -107,7 +204,7 @@ def rally_workloads():
                                                           "calendar_interval": "day"}}}}),
         ("desc_sort_passenger_count", {"query": {"match_all": {}},
                                        "sort": [{"passenger_count": "desc"}]}),
-    ]
+    ] + rally_taxis_aggs()
     write_rally("taxis", p, taxis)
     p = "/logs-*/_search?request_cache=false"
     day = {"gte": "1998-05-01T00:00:00Z", "lt": "1998-05-02T00:00:00Z"}

@@ -3,7 +3,8 @@
  * index; date_histogram: the rounded UTC start), then (owner, key) maps to a bucket ordinal,
  * with the previous lookup cached (neighbouring docs usually share a bucket). hard_bounds
  * drop values outside them; a doc counts once per bucket. Empty buckets are made at the
- * final reduce (agg_histo_reduce.c). */
+ * final reduce (agg_histo_reduce.c). A top-level numeric histogram whose subs are plain
+ * metrics on single-valued fields updates their per-bucket arrays directly (histo_fused). */
 #include <math.h>
 #include <string.h>
 
@@ -28,6 +29,10 @@ typedef struct histo_state {
     uint32_t *dense;
     int64_t dense_base;
     bool dense_set;
+    /* the fused path (see histo_fused): bucket ordinals and docs of a window, and the pairs
+     * this segment gave the metric subs (their lane offset) */
+    uint32_t *bords, *fdocs;
+    uint64_t fused_n;
 } histo_state;
 
 #define DENSE 4096
@@ -35,6 +40,7 @@ typedef struct histo_state {
 static sc_status histo_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
     histo_state *h = c->state;
+    h->fused_n = 0;
     return sc__agg_field_open(s->seg, c->spec->field, &h->f);
 }
 
@@ -63,50 +69,65 @@ static inline bool key_of(const sc_agg_spec *spec, int64_t raw, double v, int64_
 }
 
 static sc_status add(sc__agg_coll *c, uint32_t doc, uint32_t owner, int64_t key);
+static sc_status ord_cached(sc__agg_coll *c, uint32_t owner, int64_t key, uint32_t *ord);
 
-/* The top level's keys[0..k) of docs[0..k) through the dense table (keys outside its window
- * through add). */
-static sc_status add_top(sc__agg_coll *c, const uint32_t *docs, const int64_t *keys, size_t k)
+/* The top level's (owner 0) bucket ordinal of key: through the dense table inside its window,
+ * the hashed cache outside it. */
+static inline sc_status ord_top(sc__agg_coll *c, int64_t key, uint32_t *ord)
 {
     histo_state *h = c->state;
-    if (!k)
-        return SC_OK;
     if (!h->dense_set) {
         h->dense = sc_arena_calloc(c->ctx->a, DENSE, sizeof *h->dense);
         if (!h->dense)
             return sc__agg_oom(c->ctx->a);
-        h->dense_base = keys[0] > INT64_MIN + DENSE / 4 ? keys[0] - DENSE / 4 : INT64_MIN;
+        h->dense_base = key > INT64_MIN + DENSE / 4 ? key - DENSE / 4 : INT64_MIN;
         h->dense_set = true;
     }
-    for (size_t i = 0; i < k; i++) {
-        uint64_t d = (uint64_t)keys[i] - (uint64_t)h->dense_base;
-        if (d >= DENSE) {
-            SC_TRY(add(c, docs[i], 0, keys[i]));
-            continue;
-        }
-        uint32_t o = h->dense[d];
-        if (!o) {
-            bool added;
-            SC_TRY(sc__agg_ords_long(c->ctx->a, &h->ords, 0, keys[i], &o, &added));
-            h->dense[d] = ++o;
-        }
-        SC_TRY(sc__agg_emit(c, docs[i], o - 1));
+    uint64_t d = (uint64_t)key - (uint64_t)h->dense_base;
+    if (d >= DENSE)
+        return ord_cached(c, 0, key, ord);
+    uint32_t o = h->dense[d];
+    if (!o) {
+        bool added;
+        SC_TRY(sc__agg_ords_long(c->ctx->a, &h->ords, 0, key, &o, &added));
+        h->dense[d] = ++o;
     }
+    *ord = o - 1;
+    return SC_OK;
+}
+
+/* The top level's keys[0..k) of docs[0..k) (see ord_top). */
+static sc_status add_top(sc__agg_coll *c, const uint32_t *docs, const int64_t *keys, size_t k)
+{
+    for (size_t i = 0; i < k; i++) {
+        uint32_t o;
+        SC_TRY(ord_top(c, keys[i], &o));
+        SC_TRY(sc__agg_emit(c, docs[i], o));
+    }
+    return SC_OK;
+}
+
+/* The bucket ordinal of (owner, key) through the direct-mapped cache of recent lookups. */
+static sc_status ord_cached(sc__agg_coll *c, uint32_t owner, int64_t key, uint32_t *ord)
+{
+    histo_state *h = c->state;
+    size_t slot = ((uint64_t)key * 0x9e3779b97f4a7c15u + owner) >> 56;
+    if (h->cache[slot].ord && h->cache[slot].key == key && h->cache[slot].owner == owner) {
+        *ord = h->cache[slot].ord - 1;
+        return SC_OK;
+    }
+    bool added;
+    SC_TRY(sc__agg_ords_long(c->ctx->a, &h->ords, owner, key, ord, &added));
+    h->cache[slot].key = key;
+    h->cache[slot].owner = owner;
+    h->cache[slot].ord = *ord + 1;
     return SC_OK;
 }
 
 static sc_status add(sc__agg_coll *c, uint32_t doc, uint32_t owner, int64_t key)
 {
-    histo_state *h = c->state;
-    size_t slot = ((uint64_t)key * 0x9e3779b97f4a7c15u + owner) >> 56;
-    if (h->cache[slot].ord && h->cache[slot].key == key && h->cache[slot].owner == owner)
-        return sc__agg_emit(c, doc, h->cache[slot].ord - 1);
-    bool added;
     uint32_t ord;
-    SC_TRY(sc__agg_ords_long(c->ctx->a, &h->ords, owner, key, &ord, &added));
-    h->cache[slot].key = key;
-    h->cache[slot].owner = owner;
-    h->cache[slot].ord = ord + 1;
+    SC_TRY(ord_cached(c, owner, key, &ord));
     return sc__agg_emit(c, doc, ord);
 }
 
@@ -140,9 +161,135 @@ static void round_plain(const sc_agg_rounding *r, int64_t unit, const int64_t *v
     }
 }
 
+/* The fused path: a top-level numeric histogram whose subs are all metrics on fields with one
+ * value per doc in this segment (Rally's distance_amount_agg: a histogram of trip_distance with
+ * a stats of total_amount). A window's bucket ordinals go straight to the metrics' per-bucket
+ * arrays, no (doc, ordinal) pair queued per doc; the same values in the same order and lanes
+ * as the pairs would give them, so the sums are bit for bit those of the general path. */
+static bool fusable(const sc__agg_coll *c)
+{
+    const histo_state *h = c->state;
+    const sc_agg_spec *spec = c->spec;
+    if (!c->n_subs || spec->kind != SC_AGG_HISTOGRAM || spec->vtype == SC_AGG_V_DOUBLE ||
+        spec->has_hard_bounds || !h->f.has_num || !sc_dv_numeric_is_single(&h->f.num))
+        return false;
+    for (size_t i = 0; i < c->n_subs; i++)
+        if (!sc__agg_metric_fusable(c->subs[i]))
+            return false;
+    return true;
+}
+
+/* Bucket keys by integer division. floor((v / factor - offset) / interval) of a raw value v
+ * (factor 1 without scaling) is floor(v / d) with d = factor x interval when the offset is 0,
+ * factor and interval are whole numbers and d <= 2^31, for |v| < 2^40: the true quotient is a
+ * fraction with denominator d, never within the two roundings' relative error (< 2^-51) below
+ * the next integer, and an exact integer stays exact. Rally's trip_distance histogram (factor
+ * 100, interval 1) is floor(v / 100) then, without two double divisions per value. d, or 0. */
+static int64_t int_divisor(const sc_agg_spec *spec)
+{
+    double f = spec->scaling_factor > 0 ? spec->scaling_factor : 1, iv = spec->interval;
+    if (spec->offset != 0 || !(f >= 1 && iv >= 1) || f != floor(f) || iv != floor(iv) ||
+        f * iv > 2147483648.0)
+        return 0;
+    return (int64_t)(f * iv);
+}
+
+/* Whether every v[0..k) is within +-2^40 (int_divisor's exact range). */
+static bool small(const int64_t *v, size_t k)
+{
+    const int64_t lim = INT64_C(1) << 40;
+    bool ok = true;
+    for (size_t i = 0; i < k; i++)
+        ok &= v[i] > -lim && v[i] < lim;
+    return ok;
+}
+
+/* out[i] = floor(v[i] / d) for |v[i]| < 2^40: a multiply by 1 / d (off by at most one from the
+ * quotient), corrected with exact integer products. */
+static void exact_floor_div(const int64_t *v, size_t k, int64_t d, int64_t *out)
+{
+    double r = 1.0 / (double)d;
+    for (size_t i = 0; i < k; i++) {
+        int64_t q = (int64_t)((double)v[i] * r);
+        q -= q * d > v[i];
+        q += (q + 1) * d <= v[i];
+        out[i] = q;
+    }
+}
+
+static sc_status histo_fused(sc__agg_coll *c, const uint32_t *docs, size_t n)
+{
+    histo_state *h = c->state;
+    const sc_agg_spec *spec = c->spec;
+    double inv = spec->interval, o = spec->offset;
+    int64_t div = int_divisor(spec);
+    for (size_t off = 0; off < n; off += SC__AGG_PAIRS) {
+        size_t k = n - off < SC__AGG_PAIRS ? n - off : SC__AGG_PAIRS;
+        const uint32_t *wd = docs + off;
+        sc_dv_numeric_get_single_batch(&h->f.num, wd, k, h->ibuf);
+        /* the keys as histo_collect computes them */
+        bool all = true;
+        if (div && small(h->ibuf, k)) {
+            exact_floor_div(h->ibuf, k, div, h->keys);
+        } else if (spec->scaling_factor <= 0) {
+            for (size_t i = 0; i < k; i++)
+                h->keys[i] = (int64_t)floor(((double)h->ibuf[i] - o) / inv);
+        } else {
+            double scale = spec->scaling_factor;
+            bool in_range = true;
+            for (size_t i = 0; i < k; i++) {
+                h->idx[i] = floor(((double)h->ibuf[i] / scale - o) / inv);
+                in_range &= h->idx[i] > -9.2e18 && h->idx[i] < 9.2e18;
+            }
+            if (in_range) {
+                for (size_t i = 0; i < k; i++)
+                    h->keys[i] = (int64_t)h->idx[i];
+            } else {
+                for (size_t i = 0; i < k; i++) {
+                    h->ok[i] = key_of(spec, h->ibuf[i],
+                                      sc_agg_value_to_double(spec->vtype, h->ibuf[i]) / scale,
+                                      &h->keys[i]);
+                    all &= h->ok[i];
+                }
+            }
+        }
+        size_t m = 0;
+        uint32_t mx = 0;
+        if (all) {
+            for (size_t i = 0; i < k; i++) {
+                SC_TRY(ord_top(c, h->keys[i], &h->bords[i]));
+                mx = h->bords[i] > mx ? h->bords[i] : mx;
+            }
+            m = k;
+        } else {
+            for (size_t i = 0; i < k; i++) {
+                if (!h->ok[i])
+                    continue;
+                SC_TRY(ord_top(c, h->keys[i], &h->bords[m]));
+                mx = h->bords[m] > mx ? h->bords[m] : mx;
+                h->fdocs[m++] = wd[i];
+            }
+            wd = h->fdocs;
+        }
+        if (!m)
+            continue;
+        if (mx >= c->doc_counts.len)
+            SC_TRY(sc__agg_counts_ensure(c, mx));
+        uint64_t *counts = c->doc_counts.p;
+        for (size_t i = 0; i < m; i++)
+            counts[h->bords[i]]++;
+        for (size_t j = 0; j < c->n_subs; j++)
+            SC_TRY(sc__agg_metric_add_owned(c->subs[j], wd, h->bords, m, mx, h->fused_n));
+        h->fused_n += m;
+    }
+    return SC_OK;
+}
+
 static sc_status histo_collect(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
                                size_t n)
 {
+    if (!owners && fusable(c))
+        return histo_fused(c, docs, n);
     histo_state *h = c->state;
     const sc_agg_spec *spec = c->spec;
     bool date = spec->kind == SC_AGG_DATE_HISTOGRAM;
@@ -292,7 +439,9 @@ sc_status sc__agg_histo_new(sc__agg_coll *c)
     h->keys = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->keys);
     h->ok = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->ok);
     h->idx = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->idx);
-    if (!h->ibuf || !h->keys || !h->ok || !h->idx)
+    h->bords = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->bords);
+    h->fdocs = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->fdocs);
+    if (!h->ibuf || !h->keys || !h->ok || !h->idx || !h->bords || !h->fdocs)
         return sc__agg_oom(a);
     c->state = h;
     c->ops = &histo_ops;

@@ -191,6 +191,16 @@ sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, const sc_sli
 sc_status sc__agg_range_points(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
                                bool *handled) SC_MUST_USE;
 
+/* ---- the fused histogram-with-metrics path (agg_metric.c, used by agg_histo.c) ---- */
+/* Whether c is a min/max/sum/avg/stats/extended_stats collector without subs whose field has
+ * exactly one value per doc in the current segment (then `missing` never applies). */
+bool sc__agg_metric_fusable(const sc__agg_coll *c);
+/* What a flush of the pairs (docs[i], owners[i]), i < k <= SC__AGG_PAIRS, would add to c
+ * (sc__agg_metric_fusable; max_owner the largest owner), value i in lane (lane0 + i) % 4:
+ * with lane0 = the pairs already given to c in this segment, the same sums, bit for bit. */
+sc_status sc__agg_metric_add_owned(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
+                                   size_t k, uint32_t max_owner, uint64_t lane0) SC_MUST_USE;
+
 /* ---- per-kind constructors ---- */
 sc_status sc__agg_terms_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_metric_new(sc__agg_coll *c) SC_MUST_USE;

@@ -1,6 +1,7 @@
 /* sc_search_collect (search/searcher.h): every matching live doc of a shard, fed to a
  * collector in windows of ascending doc ids — the driver of aggregations. match_all feeds
- * whole ranges; other queries fill 4,096-doc bitset windows in bulk and read them back. */
+ * whole ranges, and so does a lone range that every doc but a few matches (those few taken
+ * out); other queries fill 4,096-doc bitset windows in bulk and read them back. */
 #include <string.h>
 
 #include "base/bitset.h"
@@ -22,23 +23,32 @@ static size_t extract(const uint64_t *words, size_t n_words, uint32_t base, uint
     return n;
 }
 
-/* Every live doc of the segment, window by window. */
+/* Every live doc of the segment but the excluded ones (ex[0..n_ex), ascending; a range that
+ * matches all but a few docs, see sc_range_segment_excluded), window by window. */
 static sc_status collect_all(const sc_searcher_segment *ss, const sc_search_collector *c,
-                             uint32_t *docs, sc_cancel_token *cancel, uint64_t *total)
+                             uint32_t *docs, const uint32_t *ex, size_t n_ex,
+                             sc_cancel_token *cancel, uint64_t *total)
 {
     uint32_t n_docs = sc_segment_n_docs(ss->seg);
     bool deletes = ss->live && ss->n_deleted;
+    size_t xi = 0;
     for (uint32_t base = 0; base < n_docs; base += SC_SEARCH_COLLECT_WINDOW) {
         uint32_t end =
             n_docs - base > SC_SEARCH_COLLECT_WINDOW ? base + SC_SEARCH_COLLECT_WINDOW : n_docs;
+        bool excl = xi < n_ex && ex[xi] < end;
         size_t n;
-        if (deletes) {
+        if (deletes || excl) {
             /* window bases are multiples of 64: whole words of the live set, the tail masked */
             size_t nw = (end - base + 63) / 64;
             uint64_t words[SC_SEARCH_COLLECT_WINDOW / 64];
-            memcpy(words, ss->live->words + base / 64, nw * sizeof *words);
+            if (deletes)
+                memcpy(words, ss->live->words + base / 64, nw * sizeof *words);
+            else
+                memset(words, 0xff, nw * sizeof *words);
             if ((end - base) % 64)
                 words[nw - 1] &= (UINT64_C(1) << ((end - base) % 64)) - 1;
+            for (; xi < n_ex && ex[xi] < end; xi++)
+                words[(ex[xi] - base) / 64] &= ~(UINT64_C(1) << ((ex[xi] - base) % 64));
             n = extract(words, nw, base, docs);
         } else {
             n = end - base;
@@ -128,13 +138,30 @@ sc_status sc_search_collect(const sc_searcher *s, const sc_query *q, const sc_se
         if (consumed) {
             total += whole;
         } else if (plan->kind == SC__PLAN_ALL) {
-            st = collect_all(ss, c, docs, o->cancel, &total);
+            st = collect_all(ss, c, docs, NULL, 0, o->cancel, &total);
         } else {
-            sc_doc_iter *it;
-            SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
-            it = sc__search_wrap_segment(&ctx, it, si);
-            if (it)
-                st = collect_iter(it, sc_segment_n_docs(ss->seg), c, win, docs, o->cancel, &total);
+            /* a range matching (nearly) every doc: whole windows minus the few outside it, no
+             * bitset of the matches (Lucene's PointRangeQuery does the same) */
+            bool dense = false;
+            uint32_t *ex = NULL;
+            size_t n_ex = 0;
+            if (plan->kind == SC__PLAN_RANGE && plan->n_ranges == 1) {
+                st = sc_range_segment_excluded(a, ss->seg, plan->field, plan->lo[0], plan->hi[0],
+                                               &ex, &n_ex, &dense);
+                if (st == SC_ENOMEM)
+                    return sc__search_oom(&ctx);
+                SC_TRY(st);
+            }
+            if (dense) {
+                st = collect_all(ss, c, docs, ex, n_ex, o->cancel, &total);
+            } else {
+                sc_doc_iter *it;
+                SC_TRY(sc__plan_iter(&ctx, plan, si, &it));
+                it = sc__search_wrap_segment(&ctx, it, si);
+                if (it)
+                    st = collect_iter(it, sc_segment_n_docs(ss->seg), c, win, docs, o->cancel,
+                                      &total);
+            }
         }
         if (st == SC_OK)
             st = c->segment_end(c->ctx);

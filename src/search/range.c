@@ -548,6 +548,44 @@ sc_status sc_range_segment_count(const sc_segment *seg, sc_slice field, int64_t 
     return SC_OK;
 }
 
+sc_status sc_range_segment_excluded(sc_arena *a, const sc_segment *seg, sc_slice field, int64_t lo,
+                                    int64_t hi, uint32_t **out, size_t *n_out, bool *done)
+{
+    *out = NULL;
+    *n_out = 0;
+    *done = false;
+    const sc_field_info *f = sc_segment_field(seg, field);
+    if (!f || f->kind != SC_FIELD_NUMERIC || !(f->flags & SC_FIELD_POINTS) || lo > hi)
+        return SC_OK;
+    sc_bkd t;
+    sc_status st = sc_segment_points(seg, f, &t);
+    if (st == SC_ENOTFOUND)
+        return SC_OK;
+    if (st != SC_OK)
+        return st;
+    uint32_t n_docs = sc_segment_n_docs(seg);
+    if (!sc_bkd_single_valued(&t) || sc_bkd_n_docs(&t) != n_docs || n_docs == 0)
+        return SC_OK;
+    if (lo <= sc_bkd_min(&t) && hi >= sc_bkd_max(&t)) {
+        *done = true; /* every doc's one value is inside */
+        return SC_OK;
+    }
+    int64_t xlo[2], xhi[2];
+    size_t nx = 0;
+    if (lo > INT64_MIN)
+        xlo[nx] = INT64_MIN, xhi[nx++] = lo - 1;
+    if (hi < INT64_MAX)
+        xlo[nx] = hi + 1, xhi[nx++] = INT64_MAX;
+    uint64_t est = 0;
+    for (size_t i = 0; i < nx; i++)
+        est += sc_bkd_estimate(&t, xlo[i], xhi[i]);
+    if (est > n_docs / 16)
+        return SC_OK;
+    SC_TRY(sc_range_points_docs(a, &t, xlo, xhi, nx, est, out, n_out));
+    *done = true;
+    return SC_OK;
+}
+
 /* Whether finding the first k matches of [lo, hi] in doc order by a doc-values scan costs
  * less than intersecting the points into a bitset (every match's doc id decoded and set, then
  * the segment's words scanned). The scan checks about k * n_docs / est docs at the points'

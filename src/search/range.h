@@ -105,6 +105,16 @@ sc_status sc_range_segment_iter(sc_arena *a, const sc_segment *seg, sc_slice fie
 sc_status sc_range_segment_count(const sc_segment *seg, sc_slice field, int64_t lo, int64_t hi,
                                  uint64_t *count, bool *done) SC_MUST_USE;
 
+/* Lucene's PointRangeQuery "inverse" intersection: when every doc of seg has exactly one value
+ * of `field` (its points are single-valued and cover all sc_segment_n_docs docs) and the points
+ * estimate at most n_docs / 16 docs outside [lo, hi], the docs outside it, ascending and
+ * distinct, in *out (arena; *n_out; none when [lo, hi] covers the points' [min, max]: the
+ * range matches every doc), and *done = true. The matches are then every doc but those (deletes
+ * not applied). *done false otherwise (intersect the range as usual). SC_ENOMEM; SC_ECORRUPT. */
+sc_status sc_range_segment_excluded(sc_arena *a, const sc_segment *seg, sc_slice field, int64_t lo,
+                                    int64_t hi, uint32_t **out, size_t *n_out, bool *done)
+    SC_MUST_USE;
+
 /* Inclusive bounds from ES's gt/gte/lt/lte on encoded values: has_lo/has_hi false = open;
  * lo_incl/hi_incl false = strict. Returns false when the range is empty (e.g. gt INT64_MAX). */
 bool sc_range_bounds(bool has_lo, int64_t lo, bool lo_incl, bool has_hi, int64_t hi, bool hi_incl,

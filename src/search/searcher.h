@@ -141,8 +141,10 @@ typedef struct sc_search_collector {
 #define SC_SEARCH_COLLECT_WINDOW 4096
 
 /* Feeds every live doc of s matching q to c, segment by segment, in windows of up to 4,096
- * ascending doc ids: match_all as whole ranges (minus deletes), other queries as 4,096-doc
- * bitset windows filled in bulk (into_bitset) and read back. The cancel token is checked per
+ * ascending doc ids: match_all as whole ranges (minus deletes), and so a lone range on a field
+ * with one value per doc that all but a few docs match (minus those few: Lucene's inverse
+ * point-range intersection, see sc_range_segment_excluded); other queries as 4,096-doc bitset
+ * windows filled in bulk (into_bitset) and read back. The cancel token is checked per
  * window (a cancelled or timed-out search stops early: SC_OK with res->cancelled/timed_out).
  * res->total is the exact number of docs fed. A callback's non-OK status stops the search
  * and is returned. Same errors as sc_search_execute otherwise. */

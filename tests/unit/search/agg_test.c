@@ -1622,6 +1622,175 @@ static void test_points_path_equals_doc_values(void **state)
     sc_arena_fini(&a);
 }
 
+/* ---- the fused histogram-with-metrics path and the dense range collection ---- */
+
+#define FZ_SEGS 3
+static const uint32_t fz_n[FZ_SEGS] = {20000, 20000, 2000};
+
+typedef struct fzdoc {
+    int64_t s[2]; /* "s": scaled_float x 100 in [0, 5000); segments 0 and 1: exactly one */
+    uint32_t ns;
+    int64_t m; /* "m": one per doc everywhere */
+    bool live;
+} fzdoc;
+
+/* Compares two metric results bit for bit. */
+static void same_metric(const sc_agg_result *x, const sc_agg_result *y)
+{
+    assert_int_equal(x->count, y->count);
+    assert_memory_equal(&x->sum, &y->sum, sizeof x->sum);
+    assert_memory_equal(&x->sum_c, &y->sum_c, sizeof x->sum_c);
+    assert_memory_equal(&x->sum_sq, &y->sum_sq, sizeof x->sum_sq);
+    assert_memory_equal(&x->sum_sq_c, &y->sum_sq_c, sizeof x->sum_sq_c);
+    assert_memory_equal(&x->min, &y->min, sizeof x->min);
+    assert_memory_equal(&x->max, &y->max, sizeof x->max);
+}
+
+/* A top-level histogram of a scaled_float whose subs are metrics on single-valued fields
+ * (Rally's distance_amount_agg) takes the fused path; with one more sub that is not a plain
+ * metric it takes the general (doc, bucket) pair path. Both must give the same buckets and the
+ * same sums bit for bit, under match_all, a range matching every doc (the whole windows of
+ * collect, with and without deletes), a range matching all but a few (the excluded docs taken
+ * out) and the same ranges through constant_score (the bitset windows); a third segment has
+ * docs without "s" and with two values (the general path there), and the first has deletes.
+ * Doc counts and stats also against brute force. */
+static void test_fused_histogram_equals_general(void **state)
+{
+    (void)state;
+    char fdir[80];
+    snprintf(fdir, sizeof fdir, "%s/fused", dir);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", fdir);
+    assert_int_equal(system(cmd), 0);
+    fzdoc *fd[FZ_SEGS];
+    sc_segment *fseg[FZ_SEGS];
+    sc_bitset flive[FZ_SEGS];
+    sc_searcher_segment fss[FZ_SEGS];
+    for (int g = 0; g < FZ_SEGS; g++) {
+        fd[g] = calloc(fz_n[g], sizeof *fd[g]);
+        bool *live = calloc(fz_n[g], sizeof *live);
+        assert_non_null(fd[g]);
+        assert_non_null(live);
+        sc_segment_builder *b;
+        assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+        for (uint32_t d = 0; d < fz_n[g]; d++) {
+            fzdoc *x = &fd[g][d];
+            x->ns = g < 2 ? 1 : below(3);
+            for (uint32_t i = 0; i < x->ns; i++)
+                x->s[i] = below(8) ? below(600) : below(5000); /* mostly short, as taxi trips */
+            if (x->ns == 2 && x->s[0] > x->s[1]) {
+                int64_t t = x->s[0];
+                x->s[0] = x->s[1];
+                x->s[1] = t;
+            }
+            x->m = (int64_t)below(20000) - 500;
+            fx_tagged tg;
+            sc_index_field f[4];
+            size_t nf = fx_tagged_fields(&tg, 10 + g, d, 0, f);
+            if (x->ns)
+                f[nf++] = fx_numeric("s", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, x->s, x->ns);
+            f[nf++] = fx_numeric("m", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &x->m, 1);
+            assert_int_equal(fx_add(b, tg.id, f, nf), 0);
+        }
+        assert_int_equal(fx_segment_finish(b, fdir, g, g != 0, 7, &fseg[g], &flive[g], live,
+                                           &fss[g]),
+                         0);
+        for (uint32_t d = 0; d < fz_n[g]; d++)
+            fd[g][d].live = live[d];
+        free(live);
+    }
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *fused = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *general = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *hs[2];
+    for (int v = 0; v < 2; v++) {
+        sc_agg_spec *h = mk(&a, SC_AGG_HISTOGRAM, "h", "s", SC_AGG_V_LONG);
+        h->scaling_factor = 100;
+        h->interval = 1;
+        sc_agg_spec *st = mk(&a, SC_AGG_STATS, "st", "m", SC_AGG_V_LONG);
+        st->scaling_factor = 100;
+        add_sub(&a, h, st);
+        add_sub(&a, h, mk(&a, SC_AGG_EXTENDED_STATS, "es", "m", SC_AGG_V_LONG));
+        sc_agg_spec *av = mk(&a, SC_AGG_AVG, "av", "s", SC_AGG_V_LONG);
+        av->scaling_factor = 100;
+        add_sub(&a, h, av);
+        if (v == 1) /* not a plain metric: the pairs path */
+            add_sub(&a, h, mk(&a, SC_AGG_VALUE_COUNT, "vc", "m", SC_AGG_V_LONG));
+        add_sub(&a, v ? general : fused, h);
+        hs[v] = h;
+    }
+    /* queries: match_all, a range covering every value, all but s < 0.01 (few docs), and the
+     * two ranges under constant_score (bitset windows) */
+    int64_t lo[3] = {0, 0, 1}, hi[3] = {0, 1000000, 4999};
+    for (int qk = 0; qk < 5; qk++) {
+        int r = qk < 3 ? qk : qk - 2;
+        sc_query *q = r == 0 ? sc_query_match_all(&a)
+                             : sc_query_range(&a, sc_slice_cstr("s"), &lo[r], &hi[r], 1);
+        if (qk >= 3)
+            q = sc_query_constant_score(&a, q);
+        /* the model: per key (value / 100 floored), docs and the stats of m / 100 */
+        uint64_t cnt[50] = {0}, n_match = 0;
+        mstats ms[50];
+        memset(ms, 0, sizeof ms);
+        for (int g = 0; g < FZ_SEGS; g++)
+            for (uint32_t d = 0; d < fz_n[g]; d++) {
+                const fzdoc *x = &fd[g][d];
+                bool in = r == 0;
+                for (uint32_t i = 0; i < x->ns; i++)
+                    in |= x->s[i] >= lo[r] && x->s[i] <= hi[r];
+                if (!x->live || !in)
+                    continue;
+                n_match++;
+                int64_t prev = -1;
+                for (uint32_t i = 0; i < x->ns; i++) {
+                    int64_t k = x->s[i] / 100;
+                    if (k == prev)
+                        continue;
+                    prev = k;
+                    cnt[k]++;
+                    mstats_add(&ms[k], (double)x->m / 100);
+                }
+            }
+        sc_searcher s = {fss, FZ_SEGS};
+        sc_search_options o;
+        sc_search_options_init(&o);
+        sc_agg_shard_options so = {.n_shards = 1};
+        sc_search_result res;
+        sc_agg_error err;
+        sc_agg_result *rf, *rg;
+        assert_int_equal(sc_agg_collect_shard(fused, &s, q, &o, &so, &a, &rf, &res, &err), SC_OK);
+        assert_int_equal(res.total, n_match);
+        assert_int_equal(sc_agg_collect_shard(general, &s, q, &o, &so, &a, &rg, &res, &err),
+                         SC_OK);
+        assert_int_equal(res.total, n_match);
+        const sc_agg_result *xf = top(rf, 0), *xg = top(rg, 0);
+        assert_int_equal(xf->n_buckets, xg->n_buckets);
+        size_t nb = 0;
+        for (int k = 0; k < 50; k++)
+            nb += cnt[k] != 0;
+        assert_int_equal(xf->n_buckets, nb);
+        for (size_t i = 0; i < xf->n_buckets; i++) {
+            const sc_agg_bucket *bf = &xf->buckets[i], *bg = &xg->buckets[i];
+            assert_memory_equal(&bf->dkey, &bg->dkey, sizeof bf->dkey);
+            assert_int_equal(bf->doc_count, bg->doc_count);
+            for (int j = 0; j < 3; j++)
+                same_metric(bf->subs[j], bg->subs[j]);
+            int k = (int)bf->dkey;
+            assert_true(k >= 0 && k < 50);
+            assert_int_equal(bf->doc_count, cnt[k]);
+            check_stats(bf->subs[0], &ms[k]);
+        }
+    }
+    (void)hs;
+    sc_arena_fini(&a);
+    for (int g = 0; g < FZ_SEGS; g++) {
+        sc_segment_unref(fseg[g]);
+        sc_bitset_fini(&flive[g]);
+        free(fd[g]);
+    }
+}
+
 /* terms with min_doc_count 0 under a filter: every term of the field is listed, unmatched ones
  * with 0, with and without a sub-aggregation. */
 static void test_terms_min_doc_count_zero(void **state)
@@ -1867,6 +2036,7 @@ int main(void)
         cmocka_unit_test(test_points_path_equals_doc_values),
         cmocka_unit_test(test_terms_min_doc_count_zero),
         cmocka_unit_test(test_significant_terms_vs_model),
+        cmocka_unit_test(test_fused_histogram_equals_general),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
