@@ -6,12 +6,67 @@
 #         256 dims, cosine (bench/vectors_from_text.py)
 #   gmm:  `scry gen vectors`: 64-component Gaussian mixture, 128 dims, l2_norm
 # Usage: bash bench/knn_bench.sh [n_vectors, default 100000]
+#        bash bench/knn_bench.sh --scale [n_vectors, default 1000000]
+# --scale: the "Scale" section instead (knn-1m): two Gaussian mixtures of N x 128 (seed 11),
+# isotropic clusters (intrinsic dimension 128) and clusters near 16-dimensional subspaces
+# (`--intrinsic-dims 16`), each through knn_compare.py at num_candidates 10,40,100,200,500,
+# then the low-dimensional one over HTTP (bench/knn_http.py: _bulk into a release
+# `scry serve`, int8_hnsw, one shard force-merged to one segment, k 10 latency). The fvecs
+# files are kept in $KNN_DIR (default: a temporary folder) and reused when present.
 # Needs python3-numpy, python3-hnswlib, python3-faiss (scripts/deps.sh) and a release build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N=${1:-100000}
 cmake --preset release >/dev/null
 cmake --build build/release -j2 --target scry knn_bench >/dev/null
+if [ "${1:-}" = "--scale" ]; then
+  N=${2:-1000000}
+  dir=${KNN_DIR:-$(mktemp -d)}
+  mkdir -p "$dir"
+  rec=$((4 + 128 * 4))
+  ef=10,40,100,200,500
+  for set in iso low16; do
+    if [ ! -s "$dir/${set}_query.fvecs" ]; then
+      extra=""
+      [ $set = low16 ] && extra="--intrinsic-dims 16"
+      # shellcheck disable=SC2086
+      build/release/scry gen vectors --docs $((N + 1000)) --dims 128 --clusters 64 --seed 11 \
+        $extra --fvecs >"$dir/${set}_all.fvecs"
+      head -c $((N * rec)) "$dir/${set}_all.fvecs" >"$dir/${set}_base.fvecs"
+      tail -c $((1000 * rec)) "$dir/${set}_all.fvecs" >"$dir/${set}_query.fvecs"
+      rm "$dir/${set}_all.fvecs"
+    fi
+  done
+  out="$dir/section.md"
+  {
+    echo "<!-- BEGIN knn-1m (bench/knn_bench.sh --scale writes this part) -->"
+    echo "### Scale: $N x 128, scry vs hnswlib and FAISS, and over HTTP"
+    echo
+    echo "\`bash bench/knn_bench.sh --scale $N\`, $(date -u +%Y-%m-%d), scry $(git rev-parse --short HEAD)."
+    echo "In process as above (one thread, CPU seconds, M 16, ef_construction 100, 1,000 queries)."
+    echo
+    echo "#### Isotropic clusters (\`scry gen vectors --dims 128 --clusters 64 --seed 11\`), l2_norm"
+    echo
+    /usr/bin/python3 bench/knn_compare.py "$dir/iso_base.fvecs" "$dir/iso_query.fvecs" --sim l2 \
+      --ef $ef
+    echo
+    echo "#### Clusters of intrinsic dimension 16 (\`... --seed 11 --intrinsic-dims 16\`), l2_norm"
+    echo
+    /usr/bin/python3 bench/knn_compare.py "$dir/low16_base.fvecs" "$dir/low16_query.fvecs" \
+      --sim l2 --ef $ef
+    echo
+    echo "#### Over HTTP: the intrinsic-16 set, int8_hnsw, one segment (bench/knn_http.py)"
+    echo
+    echo '```'
+    SCRY_BIN=build/release/scry /usr/bin/python3 bench/knn_http.py "$dir/low16_base.fvecs" \
+      "$dir/low16_query.fvecs" --nc $ef
+    echo '```'
+    echo "<!-- END knn-1m -->"
+  } >"$out"
+  /usr/bin/python3 bench/docs_section.py docs/benchmarks.md knn-1m "$out"
+  echo "knn-1m section written to docs/benchmarks.md"
+  exit 0
+fi
+N=${1:-100000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rec=$((4 + 128 * 4))

@@ -29,13 +29,17 @@ def fvecs(path):
 
 def truth(b, q, sim, k=10):
     out = np.empty((len(q), k), dtype=np.int64)
+    bb = (b * b).sum(1)[None] if sim == "l2" else None
     for s in range(0, len(q), 100):
         qq = q[s:s + 100]
         if sim == "l2":
-            d = (qq * qq).sum(1)[:, None] - 2 * qq @ b.T + (b * b).sum(1)[None]
+            d = bb - 2 * qq @ b.T  # + |q|^2, the same for every row
         else:
             d = -(qq @ b.T)
-        out[s:s + 100] = np.argsort(d, axis=1)[:, :k]
+        # the k smallest without sorting a million distances per query
+        part = np.argpartition(d, k, axis=1)[:, :k]
+        order = np.argsort(np.take_along_axis(d, part, axis=1), axis=1)
+        out[s:s + 100] = np.take_along_axis(part, order, axis=1)
     return out
 
 
@@ -121,25 +125,25 @@ def main():
         b /= np.linalg.norm(b, axis=1, keepdims=True)
         q /= np.linalg.norm(q, axis=1, keepdims=True)
     gt = truth(b, q, a.sim)
-    rows = []
-    if "scry" not in skip:
-        rows += run_scry(a, efs, "hnsw")
-    if "scry8" not in skip:
-        rows += run_scry(a, efs, "int8_hnsw")
-    if "hnswlib" not in skip:
-        rows += run_hnswlib(a, b, q, gt, efs)
-    if "faiss" not in skip:
-        rows += run_faiss(a, b, q, gt, efs, False)
-    if "faiss8" not in skip:
-        rows += run_faiss(a, b, q, gt, efs, True)
     print("%d x %d vectors, %d queries, %s, M %d, ef_construction %d, 1 thread"
           % (len(b), b.shape[1], len(q), a.sim, a.m, a.efc))
     print()
     print("| impl | ef / num_candidates | recall@10 | QPS | build s | bytes/vector |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for impl, ef, r, qps, build, bpv in rows:
-        print("| %s | %d | %.3f | %.0f | %.1f | %.0f |" % (impl, ef, r, qps, build, bpv))
     sys.stdout.flush()
+    # one library after the other, each table part printed when it is done (a 1M run takes
+    # long: what finished is kept if the rest is stopped)
+    runs = [("scry", lambda: run_scry(a, efs, "hnsw")),
+            ("scry8", lambda: run_scry(a, efs, "int8_hnsw")),
+            ("hnswlib", lambda: run_hnswlib(a, b, q, gt, efs)),
+            ("faiss", lambda: run_faiss(a, b, q, gt, efs, False)),
+            ("faiss8", lambda: run_faiss(a, b, q, gt, efs, True))]
+    for name, run in runs:
+        if name in skip:
+            continue
+        for impl, ef, r, qps, build, bpv in run():
+            print("| %s | %d | %.3f | %.0f | %.1f | %.0f |" % (impl, ef, r, qps, build, bpv))
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":

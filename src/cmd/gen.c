@@ -84,11 +84,14 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: scry gen wiki|taxis|logs|vectors [--seed S] [--docs N] [--bulk INDEX]\n"
-            "                [--data DIR] [--dims D] [--clusters C] [--fvecs]\n"
+            "                [--data DIR] [--dims D] [--clusters C] [--intrinsic-dims R]\n"
+            "                [--fvecs]\n"
             "  streams N documents as NDJSON to stdout; the same seed gives the same bytes\n"
             "  --bulk INDEX  precede each document with a _bulk index action for INDEX\n"
             "  --data DIR    folder with vocab.txt.gz and terms.txt (wiki; default bench/gen)\n"
-            "  vectors: Gaussian mixture, --dims (128) --clusters (64); --fvecs: binary fvecs\n");
+            "  vectors: Gaussian mixture, --dims (128) --clusters (64); --fvecs: binary fvecs;\n"
+            "    --intrinsic-dims R: each cluster lies near an R-dimensional subspace (default 0:\n"
+            "    isotropic clusters, intrinsic dimension = dims)\n");
 }
 
 int sc_cmd_gen(int argc, char **argv)
@@ -101,7 +104,8 @@ int sc_cmd_gen(int argc, char **argv)
     static const struct option lo[] = {{"seed", 1, 0, 's'}, {"docs", 1, 0, 'n'},
                                        {"bulk", 1, 0, 'b'}, {"data", 1, 0, 'd'},
                                        {"dims", 1, 0, 'D'}, {"clusters", 1, 0, 'C'},
-                                       {"fvecs", 0, 0, 'F'}, {"help", 0, 0, '?'},
+                                       {"fvecs", 0, 0, 'F'}, {"intrinsic-dims", 1, 0, 'I'},
+                                       {"help", 0, 0, '?'},
                                        {0, 0, 0, 0}};
     gen_opts g = {.seed = 1, .docs = 1000};
     const char *data = NULL;
@@ -119,6 +123,7 @@ int sc_cmd_gen(int argc, char **argv)
         case 'D': g.dims = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'C': g.clusters = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'F': g.fvecs = true; break;
+        case 'I': g.intrinsic = (uint32_t)strtoul(optarg, NULL, 10); break;
         default: usage(stderr); return 2;
         }
     }

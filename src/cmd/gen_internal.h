@@ -123,6 +123,8 @@ typedef struct gen_opts {
     const char *index;    /* index name in bulk action lines */
     uint32_t dims;        /* vectors: dimensions (default 128) */
     uint32_t clusters;    /* vectors: mixture components (default 64) */
+    uint32_t intrinsic;   /* vectors: 0 = isotropic clusters, else each cluster spans this
+                             many dimensions (centre + A_c z, z in R^intrinsic, + noise) */
     bool fvecs;           /* vectors: binary fvecs instead of NDJSON */
 } gen_opts;
 

@@ -2,7 +2,8 @@
 refused per document, the knn query, the top-level knn section (filter, similarity, boost,
 several clauses), hybrid knn + query scoring, rank.rrf and retrievers, against a brute-force
 Python model over the same vectors (fixed seeds). Recall@10 with num_candidates 100 must be
->= 0.95 (hnsw and int8_hnsw), also under filters of 50 %, 5 % and 0.1 % selectivity; deletes
+>= 0.95 (hnsw and int8_hnsw), also under filters of 50 %, 5 % and 0.1 % selectivity (l2_norm,
+and max_inner_product for both index types); deletes
 are respected; results are identical across a restart and a force merge. Also through the
 official Python client."""
 import math
@@ -200,6 +201,36 @@ def test_filtered_recall(server, l2_index, every):
     r = recall(server, "knn-l2", l2_index, QUERIES[:10], "l2_norm", accept=accept, filt=filt)
     print("filtered 1/%d recall@10" % every, r)
     assert r >= 0.95, (every, r)
+
+
+
+@pytest.fixture(scope="module", params=["hnsw", "int8_hnsw"])
+def mip_index(request, server):
+    # max_inner_product over vectors of varied norms (centres N(0, 3^2) per dimension): the
+    # score is not a metric, so the graph must still find the largest inner products
+    index = "knn-mip-" + request.param.replace("_", "-")
+    vecs = gauss_mixture(N, DIMS, 11)
+    load(server, index, vecs, sim="max_inner_product", itype=request.param)
+    yield index, vecs
+    server.request("DELETE", "/" + index)
+
+
+@pytest.mark.parametrize("every", [1, 2, 20, 1000])
+def test_filtered_recall_max_inner_product(server, mip_index, every):
+    """Filtered kNN with max_inner_product at 100 %, 50 %, 5 % and 0.1 % selectivity:
+    recall@10 with num_candidates 100 against the exact top 10 of the filtered set."""
+    index, vecs = mip_index
+    if every == 1:
+        filt, accept = None, None
+    elif every == 1000:
+        filt = {"term": {"sel": 0}}
+        accept = lambda i: i % 1000 == 0  # noqa: E731
+    else:
+        filt = {"terms": {"sel": list(range(0, 1000, every))}}
+        accept = lambda i: (i % 1000) % every == 0  # noqa: E731
+    r = recall(server, index, vecs, QUERIES, "max_inner_product", accept=accept, filt=filt)
+    print("%s max_inner_product filtered 1/%d recall@10" % (index, every), r)
+    assert r >= 0.95, (index, every, r)
 
 
 def test_knn_query_in_dsl_and_post_filter(server, l2_index):
