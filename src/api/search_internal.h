@@ -169,6 +169,13 @@ bool sc__search_parse_suggest(sc_rest_req *req, sc_rest_resp *resp, const json_t
                               search_parse *sp);
 /* Runs sp->suggest over list[0..n) into sp->suggest_out. Writes an error and returns false on
  * failure. */
+/* The phrase suggester (search_suggest_phrase.c): checks a `{"text", "phrase": {..}}` entry
+ * (400 and false on bad options); runs one into out[name] with the field's analyzer `an`. */
+bool sc__suggest_phrase_check(sc_rest_req *req, sc_rest_resp *resp, const json_t *e,
+                              const json_t *global_text);
+bool sc__suggest_phrase_run(sc_rest_req *req, sc_rest_resp *resp, const char *name,
+                            const json_t *e, const json_t *global_text, sc_index **list, size_t n,
+                            const sc_analyzer *an, json_t *out);
 bool sc__search_run_suggest(sc_rest_req *req, sc_rest_resp *resp, search_parse *sp, sc_index **list,
                             size_t n);
 
