@@ -462,8 +462,8 @@ bool sc__search_run_suggest(sc_rest_req *req, sc_rest_resp *resp, search_parse *
         if (json_object_get(e, "phrase")) {
             const json_t *pf = json_object_get(json_object_get(e, "phrase"), "field");
             term_opts po = {.field = json_string_value(pf)};
-            if (!sc__suggest_phrase_run(req, resp, k, e, json_object_get(sp->suggest, "text"),
-                                        list, n, analyzer_of(list[0], &po), out)) {
+            if (!sc__suggest_phrase_run(req, resp, k, e, json_object_get(sp->suggest, "text"), list,
+                                        n, analyzer_of(list[0], &po), out)) {
                 json_decref(out);
                 return false;
             }

@@ -60,11 +60,20 @@ static bool integer(const json_t *o, const char *k, int64_t lo, int64_t hi, int6
 static bool generator(sc_rest_req *req, sc_rest_resp *resp, const json_t *g, const char *field,
                       gen_opts *o)
 {
-    static const char *const keys[] = {"field",         "suggest_mode", "max_edits",
-                                       "prefix_length", "min_word_length", "min_doc_freq",
-                                       "size",          "accuracy",     "max_inspections",
-                                       "max_term_freq", "string_distance", "pre_filter",
-                                       "post_filter",   NULL};
+    static const char *const keys[] = {"field",
+                                       "suggest_mode",
+                                       "max_edits",
+                                       "prefix_length",
+                                       "min_word_length",
+                                       "min_doc_freq",
+                                       "size",
+                                       "accuracy",
+                                       "max_inspections",
+                                       "max_term_freq",
+                                       "string_distance",
+                                       "pre_filter",
+                                       "post_filter",
+                                       NULL};
     const char *k;
     json_t *v;
     json_object_foreach ((json_t *)g, k, v) {
@@ -90,7 +99,10 @@ static bool generator(sc_rest_req *req, sc_rest_resp *resp, const json_t *g, con
                     MAX_CANDS);
     const json_t *m = json_object_get(g, "suggest_mode");
     const char *ms = json_is_string(m) ? json_string_value(m) : m ? "" : "missing";
-    o->mode = !strcmp(ms, "missing") ? 0 : !strcmp(ms, "popular") ? 1 : !strcmp(ms, "always") ? 2 : -1;
+    o->mode = !strcmp(ms, "missing")   ? 0
+              : !strcmp(ms, "popular") ? 1
+              : !strcmp(ms, "always")  ? 2
+                                       : -1;
     if (o->mode < 0)
         return FAIL("[direct_generator] unknown suggest_mode [%s]", ms);
     const json_t *sd = json_object_get(g, "string_distance");
@@ -105,11 +117,20 @@ static bool options(sc_rest_req *req, sc_rest_resp *resp, const json_t *e,
     const json_t *p = json_object_get(e, "phrase");
     if (!json_is_object(p))
         return FAIL("[phrase] suggester must be an object");
-    static const char *const keys[] = {"field",        "analyzer",   "size",
-                                       "gram_size",    "max_errors", "confidence",
-                                       "separator",    "real_word_error_likelihood",
-                                       "direct_generator", "highlight", "smoothing",
-                                       "shard_size",   "token_limit", "force_unigrams",
+    static const char *const keys[] = {"field",
+                                       "analyzer",
+                                       "size",
+                                       "gram_size",
+                                       "max_errors",
+                                       "confidence",
+                                       "separator",
+                                       "real_word_error_likelihood",
+                                       "direct_generator",
+                                       "highlight",
+                                       "smoothing",
+                                       "shard_size",
+                                       "token_limit",
+                                       "force_unigrams",
                                        NULL};
     const char *k;
     json_t *v;
@@ -121,10 +142,17 @@ static bool options(sc_rest_req *req, sc_rest_resp *resp, const json_t *e,
             return FAIL("[phrase] suggester: unknown field [%s]%s", k,
                         !strcmp(k, "collate") ? " (collate is not supported)" : "");
     }
-    *o = (phrase_opts){.size = 5, .gram_size = 2, .max_errors = 1, .confidence = 1,
-                       .rwel = 0.95, .discount = 0.4, .pre = "", .post = "",
-                       .gen = {.size = 5, .max_edits = 2, .prefix_length = 1,
-                               .min_word_length = 4, .accuracy = 0.5}};
+    *o = (phrase_opts){
+        .size = 5,
+        .gram_size = 2,
+        .max_errors = 1,
+        .confidence = 1,
+        .rwel = 0.95,
+        .discount = 0.4,
+        .pre = "",
+        .post = "",
+        .gen = {
+            .size = 5, .max_edits = 2, .prefix_length = 1, .min_word_length = 4, .accuracy = 0.5}};
     const json_t *f = json_object_get(p, "field"), *an = json_object_get(p, "analyzer");
     if (!json_is_string(f))
         return FAIL("[phrase] suggester requires a [field]");
@@ -188,8 +216,8 @@ bool sc__suggest_phrase_check(sc_rest_req *req, sc_rest_resp *resp, const json_t
 
 typedef struct word {
     sc_slice term;
-    uint32_t start, end; /* byte offsets in the text */
-    sc_slice cand[MAX_CANDS + 1]; /* cand[0] is the word itself */
+    uint32_t start, end;           /* byte offsets in the text */
+    sc_slice cand[MAX_CANDS + 1];  /* cand[0] is the word itself */
     double channel[MAX_CANDS + 1]; /* log10 */
     uint64_t df[MAX_CANDS + 1];
     size_t n_cand;
@@ -261,8 +289,7 @@ typedef struct lm {
 } lm;
 
 /* log10 P(w | prev) under stupid backoff (prev NULL: unigram). */
-static sc_status lm_score(lm *m, const word *prev, size_t pc, const word *w, size_t wc,
-                          double *out)
+static sc_status lm_score(lm *m, const word *prev, size_t pc, const word *w, size_t wc, double *out)
 {
     double uni = log10(((double)w->df[wc] + 1) / (m->docs + 1));
     if (!prev || !m->bigrams || prev->df[pc] == 0) {
@@ -303,8 +330,8 @@ static void record(search *s)
 {
     double sc = 0, l;
     for (size_t i = 0; i < s->n && s->st == SC_OK; i++) {
-        s->st = lm_score(s->m, i ? &s->w[i - 1] : NULL, i ? s->cur[i - 1] : 0, &s->w[i], s->cur[i],
-                         &l);
+        s->st =
+            lm_score(s->m, i ? &s->w[i - 1] : NULL, i ? s->cur[i - 1] : 0, &s->w[i], s->cur[i], &l);
         sc += l + s->w[i].channel[s->cur[i]];
     }
     if (s->st != SC_OK)
@@ -389,14 +416,15 @@ static json_t *phrase_text(const word *w, size_t n, const size_t *choice, const 
     return s;
 }
 
-bool sc__suggest_phrase_run(sc_rest_req *req, sc_rest_resp *resp, const char *name,
-                            const json_t *e, const json_t *global_text, sc_index **list, size_t n,
+bool sc__suggest_phrase_run(sc_rest_req *req, sc_rest_resp *resp, const char *name, const json_t *e,
+                            const json_t *global_text, sc_index **list, size_t n,
                             const sc_analyzer *an, json_t *out)
 {
     phrase_opts o;
     if (!options(req, resp, e, global_text, &o))
         return false;
-    if (o.analyzer && !(an = sc_analyzer_registry_get(list[0]->analysis, sc_slice_cstr(o.analyzer))))
+    if (o.analyzer &&
+        !(an = sc_analyzer_registry_get(list[0]->analysis, sc_slice_cstr(o.analyzer))))
         return FAIL("[phrase] suggester: unknown analyzer [%s]", o.analyzer);
     words ws = {.a = req->arena, .last_pos = -1};
     ws.v = sc_arena_alloc(req->arena, MAX_WORDS * sizeof *ws.v);
@@ -428,7 +456,8 @@ bool sc__suggest_phrase_run(sc_rest_req *req, sc_rest_resp *resp, const char *na
         /* best candidates first: similarity, then frequency */
         for (size_t a = 0; st == SC_OK && a < nc; a++)
             for (size_t b = a + 1; b < nc; b++)
-                if (c[b].score > c[a].score || (c[b].score == c[a].score && c[b].freq > c[a].freq)) {
+                if (c[b].score > c[a].score ||
+                    (c[b].score == c[a].score && c[b].freq > c[a].freq)) {
                     sc_suggest_candidate t = c[a];
                     c[a] = c[b];
                     c[b] = t;
@@ -449,10 +478,13 @@ bool sc__suggest_phrase_run(sc_rest_req *req, sc_rest_resp *resp, const char *na
                       "phrase suggest failed", NULL, 0);
         return false;
     }
-    lm m = {.sr = &sr, .a = req->arena, .docs = (double)live_docs(list, n),
-            .discount = o.discount, .bigrams = o.gram_size >= 2};
-    size_t max_err = o.max_errors >= 1 ? (size_t)o.max_errors
-                                       : (size_t)ceil(o.max_errors * (double)ws.n);
+    lm m = {.sr = &sr,
+            .a = req->arena,
+            .docs = (double)live_docs(list, n),
+            .discount = o.discount,
+            .bigrams = o.gram_size >= 2};
+    size_t max_err =
+        o.max_errors >= 1 ? (size_t)o.max_errors : (size_t)ceil(o.max_errors * (double)ws.n);
     search s = {.w = ws.v, .n = ws.n, .max_err = max_err, .m = &m, .a = req->arena};
     s.cur = sc_arena_calloc(req->arena, ws.n + 1, sizeof *s.cur);
     if (!s.cur)
