@@ -44,8 +44,8 @@ static sc_status rank_function(P *p, const json_t *body, sc_score_function *f)
     }
     if (!spec)
         return SC_OK;
-    static const char *const sat_keys[] = {"pivot", NULL}, *const log_keys[] = {"scaling_factor",
-                                                                                 NULL},
+    static const char *const sat_keys[] = {"pivot", NULL},
+                             *const log_keys[] = {"scaling_factor", NULL},
                              *const sig_keys[] = {"pivot", "exponent", NULL},
                              *const lin_keys[] = {NULL};
     switch (f->rank) {
@@ -78,8 +78,8 @@ static sc_status rank_function(P *p, const json_t *body, sc_score_function *f)
 
 sc_status sc__dsl_q_rank_feature(P *p, const json_t *body, sc_query **out)
 {
-    static const char *const keys[] = {"field",   "boost",  "_name", "saturation",
-                                       "log",     "sigmoid", "linear", NULL};
+    static const char *const keys[] = {"field", "boost",   "_name",  "saturation",
+                                       "log",   "sigmoid", "linear", NULL};
     if (!json_is_object(body))
         return sc__dsl_fail(p, "parsing_exception", "[rank_feature] malformed query");
     SC_TRY(sc__dsl_check_keys(p, "rank_feature", body, keys));

@@ -10,11 +10,19 @@
 
 #include "api/search_run.h"
 
-static const char *const entry_keys[] = {"name",     "size",      "from",
-                                         "sort",     "_source",   "version",
-                                         "seq_no_primary_term",   "explain",
-                                         "docvalue_fields",       "fields",
-                                         "highlight", "track_scores", "stored_fields",
+static const char *const entry_keys[] = {"name",
+                                         "size",
+                                         "from",
+                                         "sort",
+                                         "_source",
+                                         "version",
+                                         "seq_no_primary_term",
+                                         "explain",
+                                         "docvalue_fields",
+                                         "fields",
+                                         "highlight",
+                                         "track_scores",
+                                         "stored_fields",
                                          NULL};
 
 static bool is_key(const char *k)
@@ -65,19 +73,20 @@ bool sc__search_parse_inner_hits(sc_rest_req *req, sc_rest_resp *resp, const jso
         }
         const json_t *nm = json_object_get(e, "name");
         if (nm && !json_is_string(nm)) {
-            sc_rest_error(req, resp, 400, "parsing_exception", "[inner_hits] [name] must be a string",
-                          NULL, 0);
+            sc_rest_error(req, resp, 400, "parsing_exception",
+                          "[inner_hits] [name] must be a string", NULL, 0);
             return false;
         }
         static const char *const ints[] = {"size", "from"};
         for (int j = 0; j < 2; j++) {
             const json_t *x = json_object_get(e, ints[j]);
-            if (x && (!json_is_integer(x) || json_integer_value(x) < 0 ||
-                      json_integer_value(x) > 100)) {
-                sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
-                               "[inner_hits] [%s] must be an integer from 0 to 100 (Elasticsearch's "
-                               "index.max_inner_result_window)",
-                               ints[j]);
+            if (x &&
+                (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > 100)) {
+                sc_rest_errorf(
+                    req, resp, 400, "illegal_argument_exception",
+                    "[inner_hits] [%s] must be an integer from 0 to 100 (Elasticsearch's "
+                    "index.max_inner_result_window)",
+                    ints[j]);
                 return false;
             }
         }

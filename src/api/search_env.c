@@ -298,8 +298,7 @@ static sc_status env_score_field(void *ctx, sc_slice field, sc_sf_value *value, 
     if (!f) { /* a feature of a rank_features field: "<field>.<feature>" */
         const uint8_t *dot = field.len ? memrchr(field.ptr, '.', field.len) : NULL;
         const sc_mapping_field *pf =
-            dot ? sc_mapping_find(d->m, sc_slice_make(field.ptr, (size_t)(dot - field.ptr)))
-                : NULL;
+            dot ? sc_mapping_find(d->m, sc_slice_make(field.ptr, (size_t)(dot - field.ptr))) : NULL;
         if (!pf || pf->type != SC_MAPPING_RANK_FEATURES || dot + 1 == field.ptr + field.len)
             return SC_ENOTFOUND;
         f = pf;

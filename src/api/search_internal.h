@@ -81,7 +81,7 @@ typedef struct search_parse {
     const char *collapse_field;  /* collapse.field (borrowed), or NULL */
     sc_shard_collapse collapse;  /* resolved with the first index's mapping */
     const json_t *collapse_inner; /* collapse.inner_hits: an object or an array (borrowed) */
-    json_t **inner_out;          /* per page hit: its "inner_hits" object (owned), or NULL */
+    json_t **inner_out;           /* per page hit: its "inner_hits" object (owned), or NULL */
     size_t n_inner_out;
     bool has_min_score;          /* min_score: hits (and totals) only at or above it */
     float min_score;
@@ -169,6 +169,13 @@ bool sc__search_parse_suggest(sc_rest_req *req, sc_rest_resp *resp, const json_t
                               search_parse *sp);
 /* Runs sp->suggest over list[0..n) into sp->suggest_out. Writes an error and returns false on
  * failure. */
+/* The phrase suggester (search_suggest_phrase.c): checks a `{"text", "phrase": {..}}` entry
+ * (400 and false on bad options); runs one into out[name] with the field's analyzer `an`. */
+bool sc__suggest_phrase_check(sc_rest_req *req, sc_rest_resp *resp, const json_t *e,
+                              const json_t *global_text);
+bool sc__suggest_phrase_run(sc_rest_req *req, sc_rest_resp *resp, const char *name, const json_t *e,
+                            const json_t *global_text, sc_index **list, size_t n,
+                            const sc_analyzer *an, json_t *out);
 bool sc__search_run_suggest(sc_rest_req *req, sc_rest_resp *resp, search_parse *sp, sc_index **list,
                             size_t n);
 
@@ -215,8 +222,8 @@ void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_
 void sc__search_write_explanation(sc_jsonw *w, const sc_explanation *x);
 
 /* The response's "profile" member (search_profile.c): r's shard profiles. */
-void sc__search_write_profile(sc_jsonw *w, const sc_search_request *sr,
-                              const sc_search_response *r, const search_parse *sp);
+void sc__search_write_profile(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r,
+                              const search_parse *sp);
 void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
                                const sc_search_response *r, const search_parse *sp,
                                uint64_t took_ms, int status_for_msearch);

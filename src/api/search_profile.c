@@ -11,9 +11,9 @@
 static void write_node(sc_jsonw *w, const sc_profile_node *n)
 {
     static const char *const ops[SC_PROF_COUNT_] = {
-        [SC_PROF_NEXT] = "next_doc",         [SC_PROF_ADVANCE] = "advance",
+        [SC_PROF_NEXT] = "next_doc",           [SC_PROF_ADVANCE] = "advance",
         [SC_PROF_INTO_BITSET] = "into_bitset", [SC_PROF_RUN_END] = "run_end",
-        [SC_PROF_NEXT_BATCH] = "next_batch", [SC_PROF_SCORE] = "score"};
+        [SC_PROF_NEXT_BATCH] = "next_batch",   [SC_PROF_SCORE] = "score"};
     sc_jsonw_obj_begin(w);
     sc_jsonw_kv_str(w, "type", n->type);
     sc_jsonw_kv_str(w, "description", n->description ? n->description : "");
@@ -39,8 +39,8 @@ static void write_node(sc_jsonw *w, const sc_profile_node *n)
     sc_jsonw_obj_end(w);
 }
 
-void sc__search_write_profile(sc_jsonw *w, const sc_search_request *sr,
-                              const sc_search_response *r, const search_parse *sp)
+void sc__search_write_profile(sc_jsonw *w, const sc_search_request *sr, const sc_search_response *r,
+                              const search_parse *sp)
 {
     sc_jsonw_key(w, "profile");
     sc_jsonw_obj_begin(w);

@@ -3,7 +3,7 @@
  * (cluster/suggest.h), filtered by suggest_mode, sorted and cut to size, written in
  * Elasticsearch's shape ({"name": [{"text", "offset", "length", "options": [{"text", "score",
  * "freq"}]}]}); and the completion suggester over completion fields (prefix, fuzzy,
- * skip_duplicates; cluster/suggest.h). The phrase suggester is refused with a 400. */
+ * skip_duplicates; cluster/suggest.h); `phrase` entries go to search_suggest_phrase.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,13 +201,25 @@ bool sc__search_parse_suggest(sc_rest_req *req, sc_rest_resp *resp, const json_t
                 return false;
             continue;
         }
+        if (json_object_get(e, "phrase")) {
+            const char *kk;
+            json_t *x;
+            json_object_foreach (e, kk, x)
+                if (strcmp(kk, "text") && strcmp(kk, "phrase"))
+                    return FAIL("[suggest] [%s]: unknown field [%s] (only one suggester per "
+                                "entry)",
+                                k, kk);
+            if (!sc__suggest_phrase_check(req, resp, e, json_object_get(v, "text")))
+                return false;
+            continue;
+        }
         const json_t *t = json_object_get(e, "term");
         const char *kk;
         json_t *x;
         json_object_foreach (e, kk, x)
             if (strcmp(kk, "text") && strcmp(kk, "term"))
-                return FAIL("[suggest] [%s]: suggester [%s] is not supported yet (only [term] "
-                            "and [completion])",
+                return FAIL("[suggest] [%s]: suggester [%s] is not supported yet (only [term], "
+                            "[phrase] and [completion])",
                             k, kk);
         term_opts o;
         if (!json_is_object(t) || !term_options(req, resp, t, &o))
@@ -442,6 +454,16 @@ bool sc__search_run_suggest(sc_rest_req *req, sc_rest_resp *resp, search_parse *
             continue;
         if (json_object_get(e, "completion")) {
             if (!run_completion(req, resp, k, e, list, n, out)) {
+                json_decref(out);
+                return false;
+            }
+            continue;
+        }
+        if (json_object_get(e, "phrase")) {
+            const json_t *pf = json_object_get(json_object_get(e, "phrase"), "field");
+            term_opts po = {.field = json_string_value(pf)};
+            if (!sc__suggest_phrase_run(req, resp, k, e, json_object_get(sp->suggest, "text"), list,
+                                        n, analyzer_of(list[0], &po), out)) {
                 json_decref(out);
                 return false;
             }

@@ -675,7 +675,8 @@ static sc_status index_rank(pctx *c, sc_mapping_field *f, const sc__jd *v)
     }
     size_t plen = strlen(f->path);
     for (const sc__jd *m = v->child; m; m = m->next) {
-        if (!m->key.len || memchr(m->key.ptr, '.', m->key.len) || memchr(m->key.ptr, 0, m->key.len)) {
+        if (!m->key.len || memchr(m->key.ptr, '.', m->key.len) ||
+            memchr(m->key.ptr, 0, m->key.len)) {
             doc_error(c, f, v);
             sc__mapping_cause(c->err, "illegal_argument_exception",
                               "[rank_features] fields do not support dots in feature names but "

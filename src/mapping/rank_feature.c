@@ -38,8 +38,8 @@ sc_status sc__mapping_rank_feature_value(const sc_mapping_field *f, const sc__sc
             return SC_EINVAL;
         }
     } else {
-        sc__mapping_cause(err, "illegal_argument_exception",
-                          "[%s] fields only accept numbers", sc_mapping_type_name(f->type));
+        sc__mapping_cause(err, "illegal_argument_exception", "[%s] fields only accept numbers",
+                          sc_mapping_type_name(f->type));
         return SC_EINVAL;
     }
     float x = (float)d;

@@ -110,8 +110,7 @@ float sc_sf_rank_eval(const sc_score_function *f, int64_t freq, float w)
     case SC_SF_RANK_LOG: return (float)((double)w * log((double)(f->rank_scaling + v)));
     case SC_SF_RANK_SIGMOID: {
         double pa = pow((double)f->rank_pivot, (double)f->rank_exponent);
-        return (float)((double)w *
-                       (1.0 - pa / (pow((double)v, (double)f->rank_exponent) + pa)));
+        return (float)((double)w * (1.0 - pa / (pow((double)v, (double)f->rank_exponent) + pa)));
     }
     default: return w * v;
     }

@@ -56,7 +56,7 @@ typedef enum sc_sf_value {
     SC_SF_VALUE_LONG,   /* integers, dates (epoch ms / ns), booleans */
     SC_SF_VALUE_DOUBLE, /* double / float / half_float in the sortable-long encoding */
     SC_SF_VALUE_SCALED, /* scaled_float: value / scaling */
-    SC_SF_VALUE_FEATURE, /* rank feature frequency (mapping.h); only the rank_feature query */
+    SC_SF_VALUE_FEATURE,     /* rank feature frequency (mapping.h); only the rank_feature query */
     SC_SF_VALUE_FEATURE_NEG, /* the same, of a field with positive_score_impact false */
 } sc_sf_value;
 

@@ -418,7 +418,7 @@ sc_doc_iter *sc_iter_profile(sc_arena *a, sc_doc_iter *child, uint64_t *counts)
 /* ---- timed profiling: the counts plus each call's time ------------------------------------ */
 
 #define TIMED_BEGIN(it, k)                                                                         \
-    prof_iter *px_ = (prof_iter *)(it);                                                          \
+    prof_iter *px_ = (prof_iter *)(it);                                                            \
     px_->counts[k]++;                                                                              \
     uint64_t t0_ = sc_clock_now_ns()
 #define TIMED_END(k) px_->times[k] += sc_clock_now_ns() - t0_
@@ -487,8 +487,8 @@ static size_t timed_score_batch(sc_doc_iter *it, uint32_t *docs, float *scores, 
 }
 
 static const sc_doc_iter_ops timed_ops = {
-    "profile_timed",   WRAP_FLAGS,     timed_next,       timed_advance, wrap_cost,
-    timed_into_bitset, timed_run_end,  timed_next_batch, timed_score,   wrap_max_score,
+    "profile_timed",   WRAP_FLAGS,     timed_next,        timed_advance, wrap_cost,
+    timed_into_bitset, timed_run_end,  timed_next_batch,  timed_score,   wrap_max_score,
     wrap_shallow,      wrap_min_score, timed_score_batch,
 };
 

@@ -454,8 +454,7 @@ static sc_status function_score_iter(sc__search_ctx *ctx, const sc__plan *p, siz
     return *out ? SC_OK : sc__search_oom(ctx);
 }
 
-static sc_status plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
-                           sc_doc_iter **out);
+static sc_status plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out);
 
 sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)
 {
@@ -473,8 +472,7 @@ sc_status sc__plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc
     return *out ? SC_OK : sc__search_oom(ctx);
 }
 
-static sc_status plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
-                           sc_doc_iter **out)
+static sc_status plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)
 {
     const sc_segment *seg = ctx->s->segs[seg_i].seg;
     *out = NULL;

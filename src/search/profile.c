@@ -126,8 +126,7 @@ static sc_status copy_node(sc_arena *a, const sc_profile_node *src, sc_profile_n
     return SC_OK;
 }
 
-sc_status sc_search_profile_copy(sc_arena *a, const sc_search_profile *src,
-                                 sc_search_profile **out)
+sc_status sc_search_profile_copy(sc_arena *a, const sc_search_profile *src, sc_search_profile **out)
 {
     sc_search_profile *p = sc_arena_alloc(a, sizeof *p);
     if (!p)

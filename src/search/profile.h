@@ -17,9 +17,9 @@
 
 typedef struct sc_profile_node sc_profile_node;
 struct sc_profile_node {
-    const char *type;        /* Lucene's query class name for the node ("TermQuery", ...) */
-    const char *description; /* the node as explanations write it ("title:fox") */
-    uint64_t counts[SC_PROF_COUNT_];   /* calls per SC_PROF_* operation */
+    const char *type;                /* Lucene's query class name for the node ("TermQuery", ...) */
+    const char *description;         /* the node as explanations write it ("title:fox") */
+    uint64_t counts[SC_PROF_COUNT_]; /* calls per SC_PROF_* operation */
     uint64_t times_ns[SC_PROF_COUNT_]; /* their wall time, children included */
     uint64_t build_ns, n_builds;       /* building the node's iterator, once per segment */
     sc_profile_node *children;
@@ -30,16 +30,16 @@ typedef struct sc_search_profile {
     sc_profile_node *query; /* the plan of the shard's (last) search; NULL before one */
     uint64_t rewrite_ns;    /* planning: rewrites, term statistics, expansions */
     /* filled by the shard layer (shard/shard_search.c) */
-    const char *collector;  /* "top_docs", "sorted", "collapse", "count", "aggregations_only" */
-    uint64_t collector_ns;  /* the whole top-k / count pass, iterators included */
-    uint64_t aggs_ns;       /* the aggregations' pass (0 without) */
+    const char *collector; /* "top_docs", "sorted", "collapse", "count", "aggregations_only" */
+    uint64_t collector_ns; /* the whole top-k / count pass, iterators included */
+    uint64_t aggs_ns;      /* the aggregations' pass (0 without) */
 } sc_search_profile;
 
 /* A node's inclusive time: its operations' and its iterator construction. */
 uint64_t sc_profile_node_time_ns(const sc_profile_node *n);
 
 /* Deep copy of src (strings included) into arena a: *out. SC_ENOMEM / SC_ELIMIT. */
-sc_status sc_search_profile_copy(sc_arena *a, const sc_search_profile *src,
-                                 sc_search_profile **out) SC_MUST_USE;
+sc_status sc_search_profile_copy(sc_arena *a, const sc_search_profile *src, sc_search_profile **out)
+    SC_MUST_USE;
 
 #endif

@@ -10,10 +10,10 @@
 #include "text/stopwords.h"
 
 /* The first N_CORE are sc_analyzer_builtin's; the others are language analyzers (below). */
-static const char *const builtin_names[] = {
-    "standard", "simple",  "whitespace", "keyword",   "stop",      "english",
-    "armenian", "basque",  "danish",     "finnish",   "hungarian", "lithuanian",
-    "norwegian", "romanian", "russian", "swedish"};
+static const char *const builtin_names[] = {"standard",  "simple",   "whitespace", "keyword",
+                                            "stop",      "english",  "armenian",   "basque",
+                                            "danish",    "finnish",  "hungarian",  "lithuanian",
+                                            "norwegian", "romanian", "russian",    "swedish"};
 #define N_CORE 6
 #define N_BUILTIN (sizeof(builtin_names) / sizeof(builtin_names[0]))
 
@@ -92,8 +92,7 @@ static sc_status parse_stopwords(const json_t *v, const char *path, bool ignore_
     if (json_is_string(v)) {
         const char *name = json_string_value(v);
         size_t len = strlen(name);
-        for (size_t i = 0; len > 2 && name[0] == '_' && name[len - 1] == '_' &&
-                           i < sc__n_stoplists;
+        for (size_t i = 0; len > 2 && name[0] == '_' && name[len - 1] == '_' && i < sc__n_stoplists;
              i++)
             if (strlen(sc__stoplists[i].name) == len - 2 &&
                 !memcmp(sc__stoplists[i].name, name + 1, len - 2))
@@ -790,8 +789,8 @@ static sc_status language_analyzer(const char *name, const char *type, const jso
     const char **words = NULL;
     size_t nw = 0;
     path_cat(sp, path, ".stem_exclusion");
-    sc_status st = string_list(def ? json_object_get(def, "stem_exclusion") : NULL, sp, &words,
-                               &nw, err);
+    sc_status st =
+        string_list(def ? json_object_get(def, "stem_exclusion") : NULL, sp, &words, &nw, err);
     if (st == SC_OK && nw)
         st = sc__stopset_new(words, nw, false, &keep);
     sc_alloc_free(&sc__text_pool, words);

@@ -541,7 +541,7 @@ def test_term_suggester(server, fresh_index):
     b = search(server, ix, {"size": 0, "suggest": {"s": {"text": "lapdgo", "term": {
         "field": "t", "max_edits": 1, "prefix_length": 3}}}})
     assert [o["text"] for o in b["suggest"]["s"][0]["options"]] == ["lapdog"]
-    for bad in ({"s": {"text": "x", "phrase": {"field": "t"}}},
+    for bad in ({"s": {"text": "x", "phrase": {"field": "t", "collate": {}}}},
                 {"s": {"text": "x", "completion": {"field": "t"}}},
                 {"s": {"term": {"field": "t"}}},
                 {"s": {"text": "x", "term": {"field": "t", "max_edits": 3}}},

@@ -248,3 +248,51 @@ def test_values_read_back_and_are_not_aggregated(server, corpus):
             "size": 0, "aggs": {"m": {"max": {"field": field}}}})
         assert st == 400, b
         assert "not supported for aggregation" in b["error"]["root_cause"][0]["reason"], b
+
+
+def test_lucene_feature_field_oracle(server, corpus, tmp_path):
+    """The same documents indexed with Lucene 8.7's FeatureField (as Elasticsearch does) and
+    the same queries through FeatureField's factories (tests/oracle/rank_feature): every hit
+    and every score equal, the default pivot included."""
+    import os
+    import subprocess
+    index, docs = corpus
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    cp = "/usr/share/java/lucene-core-8.7.0.jar"
+    src = os.path.join(root, "tests", "oracle", "rank_feature", "FeatureOracle.java")
+    subprocess.run(["javac", "-d", str(tmp_path), "-cp", cp, src], check=True)
+    lines = []
+    for i, d in enumerate(docs):
+        if "pagerank" in d:
+            lines.append("%d\t_feature\tpagerank\t%r" % (i, d["pagerank"]))
+        if "url_length" in d:
+            lines.append("%d\t_feature\turl_length\t%r" % (i, float(f32(1) / f32(d["url_length"]))))
+        for k, v in d.get("topics", {}).items():
+            lines.append("%d\ttopics\t%s\t%r" % (i, k, v))
+    (tmp_path / "docs.tsv").write_text("\n".join(lines) + "\n")
+    queries = []  # (lucene row, scry query)
+    for fld, fn, ref in CASES:
+        for boost in (1.0, 2.5):
+            p1 = ref.get("pivot", ref.get("scaling", "-"))
+            p2 = ref.get("exponent", "-")
+            lf, feat = ("topics", fld.split(".")[1]) if "." in fld else ("_feature", fld)
+            q = {"field": fld, "boost": boost}
+            q.update(fn)
+            queries.append(([lf, feat, ref["fn"], str(p1), str(p2), str(boost)], q))
+    for fld in ("pagerank", "url_length", "topics.politics", "topics.sports"):
+        lf, feat = ("topics", fld.split(".")[1]) if "." in fld else ("_feature", fld)
+        queries.append(([lf, feat, "saturation", "-", "-", "3.0"], {"field": fld, "boost": 3.0}))
+    rows = ["%d\t%s" % (i, "\t".join(r)) for i, (r, _) in enumerate(queries)]
+    (tmp_path / "queries.tsv").write_text("\n".join(rows) + "\n")
+    out = subprocess.run(["java", "-cp", "%s:%s" % (cp, tmp_path), "FeatureOracle",
+                          str(tmp_path / "docs.tsv"), str(tmp_path / "queries.tsv")],
+                         check=True, capture_output=True, text=True).stdout
+    want = {}
+    for line in out.splitlines():
+        qid, doc, s = line.split("\t")
+        want.setdefault(int(qid), {})[int(doc)] = f32(float(s))
+    assert len(want) == len(queries)
+    for i, (_, q) in enumerate(queries):
+        b = run(server, index, {"rank_feature": q})
+        got = {int(h["_id"]): f32(h["_score"]) for h in b["hits"]["hits"]}
+        assert got == want[i], (q, sorted(set(got.items()) ^ set(want[i].items()))[:6])

@@ -320,8 +320,8 @@ enum {
     W_TIMED,
     W_COUNT
 };
-static const char *const WRAP_NAMES[W_COUNT] = {"none", "live", "cancel", "profile", "stacked",
-                                                "profile_timed"};
+static const char *const WRAP_NAMES[W_COUNT] = {"none",    "live",    "cancel",
+                                                "profile", "stacked", "profile_timed"};
 
 static sc_cancel_token token;
 static uint64_t prof_counts[SC_PROF_COUNT_];
