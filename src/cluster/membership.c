@@ -63,7 +63,19 @@ static void on_meta(void *ctx, const char *index, const char *meta_json)
     json_t *v = json_null();
     if (meta_json) {
         v = json_object();
-        json_object_set_new(v, "meta", json_string(meta_json));
+        json_t *mj =
+            strstr(meta_json, SC_META_KEEP_CLUSTER_ALIASES) ? json_loads(meta_json, 0, NULL) : NULL;
+        if (json_is_true(json_object_get(mj, SC_META_KEEP_CLUSTER_ALIASES))) {
+            /* a mapping change: etcd's aliases stay (put_keep_aliases) */
+            json_object_del(mj, SC_META_KEEP_CLUSTER_ALIASES);
+            char *text = json_dumps(mj, JSON_COMPACT);
+            json_object_set_new(v, "meta", json_string(text ? text : meta_json));
+            json_object_set_new(v, "keep_aliases", json_true());
+            free(text);
+        } else {
+            json_object_set_new(v, "meta", json_string(meta_json));
+        }
+        json_decref(mj);
     }
     json_object_set_new(m->pending, index, v);
     signal_locked(m);
@@ -162,6 +174,55 @@ static void campaign(sc_membership *m)
     sc_log(SC_LOG_INFO, "cluster", "elected master (term %lld)", (long long)term);
 }
 
+/* Puts an index's metadata with the aliases etcd holds for it (compare-and-swap on the key's
+ * mod_revision, retried), for a change of something else (the mapping). */
+static sc_status put_keep_aliases(sc_membership *m, const char *key, const char *meta, int64_t *rev,
+                                  sc_etcd_error *err)
+{
+    json_t *mine = json_loads(meta, 0, NULL);
+    if (!mine)
+        return sc_etcd_put(m->etcd, key, meta, strlen(meta), 0, rev, err);
+    sc_status st = SC_ECONFLICT;
+    for (int i = 0; i < 10; i++) {
+        sc_etcd_kvs kvs;
+        st = sc_etcd_get(m->etcd, key, &kvs, err);
+        if (st != SC_OK)
+            break;
+        int64_t mod = 0;
+        json_object_del(mine, "aliases");
+        if (kvs.len == 1) {
+            mod = kvs.kvs[0].mod_revision;
+            json_t *cur = json_loadb(kvs.kvs[0].value, kvs.kvs[0].value_len, 0, NULL);
+            json_t *a = json_object_get(cur, "aliases");
+            if (json_is_object(a) && json_object_size(a))
+                json_object_set(mine, "aliases", a);
+            json_decref(cur);
+        }
+        sc_etcd_kvs_fini(&kvs);
+        char *text = json_dumps(mine, JSON_COMPACT);
+        if (!text) {
+            st = SC_ENOMEM;
+            break;
+        }
+        sc_etcd_cmp cmp = {.key = key, .target = SC_ETCD_MOD, .value = mod};
+        sc_etcd_op put = {
+            .kind = SC_ETCD_OP_PUT, .key = key, .value = text, .value_len = strlen(text)};
+        sc_etcd_txn_result r;
+        st = sc_etcd_txn(m->etcd, &cmp, 1, &put, 1, NULL, 0, &r, err);
+        free(text);
+        if (st != SC_OK)
+            break;
+        bool ok = r.succeeded;
+        *rev = r.revision;
+        sc_etcd_txn_result_fini(&r);
+        if (ok)
+            break;
+        st = SC_ECONFLICT;
+    }
+    json_decref(mine);
+    return st;
+}
+
 /* Writes the queued index metadata; failed writes are queued again unless superseded. */
 static void publish_pending(sc_membership *m)
 {
@@ -190,6 +251,8 @@ static void publish_pending(sc_membership *m)
             if (st == SC_OK && r.succeeded)
                 rev = r.revision;
             sc_etcd_txn_result_fini(&r);
+        } else if (json_is_true(json_object_get(v, "keep_aliases"))) {
+            st = put_keep_aliases(m, key, meta, &rev, &err);
         } else {
             st = sc_etcd_put(m->etcd, key, meta, strlen(meta), 0, &rev, &err);
         }

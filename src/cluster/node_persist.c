@@ -57,6 +57,21 @@ sc_status sc__index_write_meta(sc_index *ix)
     return write_meta(ix, true);
 }
 
+void sc__index_persist_mapping_meta(sc_index *ix)
+{
+    if (write_meta(ix, false) != SC_OK) {
+        sc_log(SC_LOG_WARN, "index", "could not persist metadata of [%s]", ix->name);
+        return;
+    }
+    json_t *m = sc__index_meta_json(ix);
+    json_object_set_new(m, SC_META_KEEP_CLUSTER_ALIASES, json_true());
+    char *text = json_dumps(m, JSON_COMPACT);
+    json_decref(m);
+    if (text)
+        sc__node_meta_changed(ix->node, ix->name, text);
+    free(text);
+}
+
 sc_status sc__index_write_meta_local(sc_index *ix)
 {
     return write_meta(ix, false);

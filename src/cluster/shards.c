@@ -39,7 +39,7 @@ static sc_status on_mapping_update(void *ctx, sc_shard *shard, const sc_mapping 
     }
     pthread_mutex_unlock(ix->mapping_mu);
     if (st == SC_OK)
-        sc__index_persist_meta(ix);
+        sc__index_persist_mapping_meta(ix);
     return st;
 }
 

@@ -48,9 +48,9 @@ sc_status sc__snap_shard_copy(sc_snapshot_job *j, sc_shard *sh, json_t *shard_js
                               const char **why) SC_MUST_USE;
 /* Clustered: has the node at loc copy shard `shard` of `index` (snapshot_remote.c) and fills
  * shard_json as sc__snap_shard_copy does. On failure why (cap bytes) says why. */
-sc_status sc__snap_shard_remote(sc_snapshot_job *j, const sc_shard_location *loc,
-                                const char *index, uint32_t shard, json_t *shard_json, char *why,
-                                size_t cap) SC_MUST_USE;
+sc_status sc__snap_shard_remote(sc_snapshot_job *j, const sc_shard_location *loc, const char *index,
+                                uint32_t shard, json_t *shard_json, char *why, size_t cap)
+    SC_MUST_USE;
 /* Clustered restore: fills the shard folders of ix, being created from the cluster's metadata,
  * from the snapshot its metadata names ({"repository", "snapshot_uuid", "index"}), before its
  * shards open. */

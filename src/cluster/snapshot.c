@@ -283,6 +283,9 @@ sc_status sc__snap_shard_copy(sc_snapshot_job *j, sc_shard *sh, json_t *shard_js
     return st;
 }
 
+/* How long a clustered snapshot waits for a new index's routing or a shard still opening. */
+#define SHARD_WAIT_MS 10000u
+
 /* Snapshots shard i of ix into sj: clustered, on the node holding its primary (this one, or
  * another over the transport: snapshot_remote.c); on a single node, the local shard. NULL on
  * success, else why it failed (static or in buf). */
@@ -294,17 +297,30 @@ static const char *snapshot_one(sc_snapshot_job *j, sc_task *task, sc_index *ix,
     if (task && atomic_load(&task->token.cancelled))
         return "the snapshot was cancelled";
     sc_placement *p = sc_node_placement(j->node);
+    uint64_t until = sc_clock_now_ns() + SHARD_WAIT_MS * 1000000u;
     if (p) {
         sc_shard_location loc;
-        sc_placement_snapshot *ps = sc_placement_acquire(p);
-        sc_placement_primary(ps, ix->name, i, &loc);
-        sc_placement_release(ps);
+        for (;;) {
+            sc_placement_snapshot *ps = sc_placement_acquire(p);
+            sc_placement_primary(ps, ix->name, i, &loc);
+            int64_t rev = sc_placement_revision(ps);
+            sc_placement_release(ps);
+            /* a new index's routing comes from the master in a moment */
+            if (loc.assigned || loc.known || sc_clock_now_ns() >= until)
+                break;
+            (void)!sc_placement_wait(p, rev + 1, 200);
+        }
         if (!loc.assigned)
             return "the shard has no active primary";
         if (!loc.local)
             return sc__snap_shard_remote(j, &loc, ix->name, i, sj, buf, cap) == SC_OK ? NULL : buf;
     }
     sc_shard *sh = atomic_load(&ix->shards[i]);
+    while (!sh && p && sc_clock_now_ns() < until) { /* still opening (recovery) */
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+        sh = atomic_load(&ix->shards[i]);
+    }
     const char *why = NULL;
     if (!sh)
         why = "the shard is not available (recovering or failed)";

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "base/clock.h"
 #include "cluster/internal.h"
 #include "cluster/snap_internal.h"
 #include "cluster/snaprepo.h"
@@ -24,6 +26,26 @@ static bool slice_str(sc_slice s, char *out, size_t cap)
     memcpy(out, s.ptr, s.len);
     out[s.len] = '\0';
     return true;
+}
+
+/* The local shard `shard` of `index` (*ixp: a reference to its index, or NULL), waiting up to
+ * 10 s for an index this node has not created yet or a shard still opening. */
+static sc_shard *wait_shard(sc_node *n, const char *index, uint32_t shard, sc_index **ixp)
+{
+    uint64_t until = sc_clock_now_ns() + 10000ull * 1000000u;
+    for (;;) {
+        sc_index *ix = sc_node_index(n, index);
+        sc_shard *sh = ix && shard < ix->settings.number_of_shards && !atomic_load(&ix->deleted)
+                           ? atomic_load(&ix->shards[shard])
+                           : NULL;
+        if (sh || sc_clock_now_ns() >= until) {
+            *ixp = ix;
+            return sh;
+        }
+        sc_index_unref(ix);
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* The answer from the shard's json ({n_docs, files: [{name, blob, size}]}). */
@@ -71,10 +93,8 @@ static sc_status h_shard(void *ctx, sc_slice body, sc_wire_buf *resp, char *errm
         return SC_ECORRUPT;
     }
     st = sc__snap_repo_location(n, j->repo, j->loc, &err);
-    sc_index *ix = st == SC_OK ? sc_node_index(n, index) : NULL;
-    sc_shard *sh = ix && q.shard < ix->settings.number_of_shards && !atomic_load(&ix->deleted)
-                       ? atomic_load(&ix->shards[q.shard])
-                       : NULL;
+    sc_index *ix = NULL;
+    sc_shard *sh = st == SC_OK ? wait_shard(n, index, q.shard, &ix) : NULL;
     json_t *sj = json_pack("{s:i,s:[]}", "n_docs", 0, "files");
     const char *why = NULL;
     if (st != SC_OK) {

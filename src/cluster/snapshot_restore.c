@@ -289,8 +289,8 @@ sc_status sc__snap_restore_dirs(sc_node *n, const json_t *restore, sc_index *ix,
         json_object_get(json_object_get(json_object_get(m, "indices"), src), "shards");
     if (json_array_size(shards) != ix->settings.number_of_shards) {
         sc_cluster_error_set(err, 500, "snapshot_restore_exception",
-                             "[%s/%s] index [%s]: not in the snapshot or another shard count",
-                             repo, uuid, src);
+                             "[%s/%s] index [%s]: not in the snapshot or another shard count", repo,
+                             uuid, src);
         st = SC_ECORRUPT;
     }
     if (st == SC_OK)
@@ -306,8 +306,8 @@ sc_status sc__snap_restore_dirs(sc_node *n, const json_t *restore, sc_index *ix,
     }
     json_decref(m);
     if (st == SC_OK)
-        sc_log(SC_LOG_INFO, "snapshot", "filled index [%s] from [%s/%s] index [%s]", ix->name,
-               repo, uuid, src);
+        sc_log(SC_LOG_INFO, "snapshot", "filled index [%s] from [%s/%s] index [%s]", ix->name, repo,
+               uuid, src);
     return st;
 }
 
