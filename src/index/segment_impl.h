@@ -22,6 +22,8 @@ struct sc_segment {
     size_t n_fields;
     const uint8_t *stored_idx; /* n_stored_blocks entries of SC__STORED_ENTRY_BYTES */
     uint32_t n_stored_blocks;
+    uint32_t stored_dict_len; /* bytes of the stored blocks' zstd dictionary (v10), 0: none */
+    void *stored_ddict;       /* its ZSTD_DDict (a copy, made at open), NULL: none */
 };
 
 #endif
