@@ -10,7 +10,7 @@
 #    default codec (stored fields LZ4), force-merged to one segment;
 # and prints total and per-part bytes of both and their ratio.
 # Usage: bench/index_size.sh [MAX_DOCS]   (WORK=dir keeps the corpus; BIN=path of scry;
-#        PORT=9391)
+#        PORT=9391; LUCENE=reuse keeps the Lucene numbers of the previous run in WORK)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MAX=${1:-1000000000}
@@ -44,12 +44,14 @@ wait $SRV || true
 trap - EXIT
 find "$WORK/data" -type f -printf '%s %P\n' > "$WORK/scry-files.txt"
 
-mkdir -p "$WORK/classes"
-javac -d "$WORK/classes" -cp "$JARS" bench/LuceneSizeBench.java
-java -Xmx4g -cp "$JARS:$WORK/classes" LuceneSizeBench "$CORPUS" "$WORK/lucene-idx" \
-    title=text body=text kind=keyword name=keyword section=keyword author=keyword lang=keyword \
-    size=long date=date > "$WORK/lucene.txt"
-rm -rf "$WORK/lucene-idx"
+if [ "${LUCENE:-}" != reuse ] || [ ! -s "$WORK/lucene.txt" ]; then
+    mkdir -p "$WORK/classes"
+    javac -d "$WORK/classes" -cp "$JARS" bench/LuceneSizeBench.java
+    java -Xmx4g -cp "$JARS:$WORK/classes" LuceneSizeBench "$CORPUS" "$WORK/lucene-idx" \
+        title=text body=text kind=keyword name=keyword section=keyword author=keyword \
+        lang=keyword size=long date=date > "$WORK/lucene.txt"
+    rm -rf "$WORK/lucene-idx"
+fi
 
 /usr/bin/python3 - "$WORK" "$CORPUS" <<'PY'
 import json, os, sys
