@@ -82,7 +82,8 @@ print("\n| part | scry MB | Lucene 8.7 MB | scry / Lucene |")
 print("|---|---:|---:|---:|")
 for k in ("terms", "postings", "positions", "norms", "doc_values", "stored", "points", "other"):
     s, l = scry.get(k, 0), luc.get(k, 0)
-    print("| %s | %.1f | %.1f | %s |" % (k, s / 1e6, l / 1e6, "%.2f" % (s / l) if l else "-"))
+    print("| %s | %.1f | %.1f | %s |" % (k, s / 1e6, l / 1e6,
+                                         "%.2f" % (s / l) if l > 100000 else "-"))
 print("| **total** | **%.1f** | **%.1f** | **%.3f** |" % (index_files / 1e6, ltotal / 1e6,
                                                           index_files / ltotal))
 print("\nscry per field (MB: terms+postings+positions / doc values / stored / points / norms):")
