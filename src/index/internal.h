@@ -20,8 +20,9 @@
 
 #define SC__SEG_MAGIC "SCRYSEG" /* 8 bytes with the NUL */
 #define SC__SEG_END_MAGIC "SCRYEND"
-#define SC__SEG_VERSION 10u /* written (8: dense_vector fields; 9: per-dimension int8 ranges; \
-                               10: stored blocks with a per-segment zstd dictionary) */
+/* written (8: dense_vector fields; 9: per-dimension int8 ranges; 10: stored blocks with a
+ * per-segment zstd dictionary) */
+#define SC__SEG_VERSION 10u
 #define SC__SEG_VERSION_MIN 7u /* oldest read (7 = 8 without vector fields) */
 #define SC__SEG_HEADER_BYTES 16
 #define SC__SEG_FOOTER_BYTES 48

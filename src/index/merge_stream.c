@@ -4,10 +4,10 @@
  * into the streaming postings encoder (postenc.h); sorted-set doc values merge the inputs'
  * sorted dictionaries into per-input ordinal maps; norms, numeric doc values and points are
  * read from the inputs per field; stored-field blocks whose docs are all live are copied
- * compressed when no stored dictionary is involved (stored_comp.c), the rest recompressed. Memory: O(n_docs) bytes per field (norms, doc values,
- * points), the term dictionary of one field and the encoded postings of one term. The output
- * is byte for byte the segment a builder would write from the same live docs, except for the
- * stored blocks' boundaries and dictionary. */
+ * compressed when no stored dictionary is involved (stored_comp.c), the rest recompressed. Memory:
+ * O(n_docs) bytes per field (norms, doc values, points), the term dictionary of one field and the
+ * encoded postings of one term. The output is byte for byte the segment a builder would write from
+ * the same live docs, except for the stored blocks' boundaries and dictionary. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -39,10 +39,9 @@ static sc_status load_block(sc_stored_reader *r, uint64_t k)
     if (!r->dctx && !(r->dctx = ZSTD_createDCtx()))
         return SC_ENOMEM;
     const uint8_t *src = seg->bytes.ptr + off;
-    size_t got = seg->stored_ddict
-                     ? ZSTD_decompress_usingDDict(r->dctx, r->raw.ptr, raw, src, cl,
-                                                  seg->stored_ddict)
-                     : ZSTD_decompressDCtx(r->dctx, r->raw.ptr, raw, src, cl);
+    size_t got = seg->stored_ddict ? ZSTD_decompress_usingDDict(r->dctx, r->raw.ptr, raw, src, cl,
+                                                                seg->stored_ddict)
+                                   : ZSTD_decompressDCtx(r->dctx, r->raw.ptr, raw, src, cl);
     if (ZSTD_isError(got) || got != raw)
         return SC_ECORRUPT;
     r->raw.len = raw;

@@ -55,8 +55,8 @@ static sc_status keep_if_worth(sc__stored_comp *c, const uint8_t *samples, const
         i += n;
     }
     sc_vec_free(&out);
-    double saved = alone > with && total ? (double)(alone - with) * (double)raw_bytes / (double)total
-                                         : 0.0;
+    double saved =
+        alone > with && total ? (double)(alone - with) * (double)raw_bytes / (double)total : 0.0;
     if (saved < 2.0 * (double)c->dict.len) {
         ZSTD_freeCDict(c->cdict);
         c->cdict = NULL;
@@ -76,7 +76,7 @@ sc_status sc__stored_comp_init(sc__stored_comp *c, const uint8_t *samples, const
         return SC_OK;
     /* a dictionary of about 1/32 of the raw bytes, at most SC__STORED_DICT_MAX */
     size_t cap = raw_bytes / 32 < SC__STORED_DICT_MAX ? (size_t)(raw_bytes / 32)
-                                                       : (size_t)SC__STORED_DICT_MAX;
+                                                      : (size_t)SC__STORED_DICT_MAX;
     if (cap < 1024)
         return SC_OK;
     if (sc_vec_reserve(&c->dict, cap) != SC_OK)

@@ -1,9 +1,9 @@
 /* Tests for src/index/stored_comp.c and the stored blocks of format v10: a segment with enough
  * stored bytes gets a zstd dictionary and every doc reads back exactly; the dictionary makes the
- * blocks smaller than the same blocks compressed alone, and is dropped where it would not; a bad dictionary length or a damaged
- * dictionary is refused (SC_ECORRUPT at open or at the read), never a crash; a small segment
- * has none; a segment of the previous format (v9, checked in under tests/fixtures/segment)
- * still opens and reads. */
+ * blocks smaller than the same blocks compressed alone, and is dropped where it would not; a bad
+ * dictionary length or a damaged dictionary is refused (SC_ECORRUPT at open or at the read), never
+ * a crash; a small segment has none; a segment of the previous format (v9, checked in under
+ * tests/fixtures/segment) still opens and reads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,8 +46,8 @@ static char **make_sources(uint32_t n, size_t **lens, bool skewed)
     *lens = malloc(n * sizeof(size_t));
     for (uint32_t d = 0; d < n; d++) {
         char *s = malloc(1024);
-        size_t p = (size_t)sprintf(s, "{\"title\":\"%s %s\",\"body\":\"", word(skewed),
-                                   word(skewed));
+        size_t p =
+            (size_t)sprintf(s, "{\"title\":\"%s %s\",\"body\":\"", word(skewed), word(skewed));
         uint32_t nw = 20 + t_below(30);
         for (uint32_t i = 0; i < nw; i++)
             p += (size_t)sprintf(s + p, "%s%s", i ? " " : "", word(skewed));
