@@ -21,7 +21,7 @@ if [ "$what" != sketch ]; then
     -o "$tmp/make_segment_seeds"
   "$tmp/make_segment_seeds" "$tmp"
   rm -f tests/fuzz/corpus/segment/*.seg
-  for s in small blocks skip2 vectors; do cp "$tmp/$s.seg" "tests/fuzz/corpus/segment/$s.seg"; done
+  for s in small blocks skip2 vectors dict; do cp "$tmp/$s.seg" "tests/fuzz/corpus/segment/$s.seg"; done
   ls -l tests/fuzz/corpus/segment/
 fi
 if [ "$what" != segment ]; then

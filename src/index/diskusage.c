@@ -106,6 +106,7 @@ sc_status sc_segment_disk_usage_measure(const sc_segment *seg, sc_segment_disk_u
     uint64_t comp = 0;
     for (uint32_t b = 0; b < seg->n_stored_blocks; b++)
         comp += sc__ld32(seg->stored_idx + (size_t)b * SC__STORED_ENTRY_BYTES + 16);
+    comp += seg->stored_dict_len; /* the blocks' dictionary is part of the stored fields */
     uint64_t id_raw = 0, src_raw = 0;
     if (st == SC_OK)
         st = stored_split(seg, &id_raw, &src_raw);

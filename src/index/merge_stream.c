@@ -4,15 +4,15 @@
  * into the streaming postings encoder (postenc.h); sorted-set doc values merge the inputs'
  * sorted dictionaries into per-input ordinal maps; norms, numeric doc values and points are
  * read from the inputs per field; stored-field blocks whose docs are all live are copied
- * compressed, the rest recompressed. Memory: O(n_docs) bytes per field (norms, doc values,
- * points), the term dictionary of one field and the encoded postings of one term; the last two
- * are spilled to temporary files (spill.h) when they outgrow their share of the memory limit
- * (sc_merge_options), so they do not grow with the index. The output is byte for byte the
- * segment a builder would write from the same live docs, except for the stored blocks'
- * boundaries, and does not depend on the limit. */
+ * compressed when no stored dictionary is involved (stored_comp.c), the rest recompressed.
+ * Memory: O(n_docs) bytes per field (norms, doc values, points), the term dictionary of one
+ * field and the encoded postings of one term; the last two are spilled to temporary files
+ * (spill.h) when they outgrow their share of the memory limit (sc_merge_options), so they do not
+ * grow with the index. The output is byte for byte the segment a builder would write from the
+ * same live docs, except for the stored blocks' boundaries and dictionary, and does not depend
+ * on the limit. */
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 
 #include "base/varint.h"
 #include "index/bkd.h"
@@ -783,7 +783,7 @@ static sc_status merge_field(sctx *m, sc_slice name)
 
 typedef struct stw {
     sc__out *o;
-    ZSTD_CCtx *cc;
+    sc__stored_comp sc;
     sc_buf raw;     /* pending docs (re-packed) */
     uint32_t first; /* new id of the first pending doc */
     uint32_t n;     /* pending docs */
@@ -807,28 +807,73 @@ static void st_flush(stw *w)
 {
     if (!w->n || w->st != SC_OK)
         return;
-    size_t bound = ZSTD_compressBound(w->raw.len);
-    sc_vec_clear(&w->comp);
-    if (w->raw.len > UINT32_MAX || sc_vec_reserve(&w->comp, bound) != SC_OK) {
-        w->st = w->raw.len > UINT32_MAX ? SC_ELIMIT : SC_ENOMEM;
+    sc_status st = sc__stored_comp_block(&w->sc, w->raw.ptr, w->raw.len, &w->comp);
+    if (st != SC_OK) {
+        w->st = st;
         return;
     }
-    size_t cl = ZSTD_compressCCtx(w->cc, w->comp.ptr, bound, w->raw.ptr, w->raw.len, 1);
-    if (ZSTD_isError(cl)) {
-        w->st = SC_ENOMEM;
-        return;
-    }
-    st_entry(w, w->first, w->n, w->o->pos, (uint32_t)cl, (uint32_t)w->raw.len);
-    sc__out_write(w->o, w->comp.ptr, cl);
+    st_entry(w, w->first, w->n, w->o->pos, (uint32_t)w->comp.len, (uint32_t)w->raw.len);
+    sc__out_write(w->o, w->comp.ptr, w->comp.len);
     sc_vec_clear(&w->raw);
     w->n = 0;
 }
 
+/* The raw entry of a doc as a stored block holds it. */
+static void st_pack(sc_buf *b, sc_slice id, sc_slice src, sc_status *st)
+{
+    sc__buf_varint(b, id.len, st);
+    sc__buf_varint(b, src.len, st);
+    sc__buf_put(b, id.ptr, id.len, st);
+    sc__buf_put(b, src.ptr, src.len, st);
+}
+
+/* The merged segment's compressor: the raw size is estimated from the inputs' block index
+ * (deleted docs included), the dictionary sample is every step-th doc of the output, as the
+ * builder's writer takes it. */
+static sc_status st_comp(sctx *m, sc__stored_comp *c)
+{
+    uint64_t raw = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const sc_segment *seg = m->in[i].seg;
+        for (uint32_t k = 0; k < seg->n_stored_blocks; k++)
+            raw += sc__ld32(seg->stored_idx + (size_t)k * SC__STORED_ENTRY_BYTES + 20);
+    }
+    uint32_t step = sc__stored_sample_step(raw, m->n_docs);
+    if (!step)
+        return sc__stored_comp_init(c, NULL, NULL, 0, raw);
+    SC_VEC(size_t) sizes = {0};
+    sc_buf samples = {0};
+    sc_status st = SC_OK;
+    for (size_t i = 0; i < m->n && st == SC_OK; i++) {
+        const sc_segment *seg = m->in[i].seg;
+        sc_stored_reader r;
+        sc_stored_reader_init(&r, seg);
+        for (uint32_t d = 0; d < seg->n_docs && st == SC_OK; d++) {
+            uint32_t nd = m->map[i][d];
+            if (nd == UINT32_MAX || nd % step)
+                continue;
+            sc_slice id, src;
+            st = sc_stored_get(&r, d, &id, &src);
+            size_t before = samples.len;
+            if (st == SC_OK)
+                st_pack(&samples, id, src, &st);
+            if (st == SC_OK && sc_vec_push(&sizes, samples.len - before) != SC_OK)
+                st = SC_ENOMEM;
+        }
+        sc_stored_reader_fini(&r);
+        sc_segment_drop_pages(seg);
+    }
+    if (st == SC_OK)
+        st = sc__stored_comp_init(c, samples.ptr, sizes.ptr, sizes.len, raw);
+    sc_vec_free(&sizes);
+    sc_vec_free(&samples);
+    return st;
+}
+
 static sc_status merge_stored(sctx *m, uint64_t *idx_off, uint64_t *idx_len)
 {
-    stw w = {.o = m->o, .cc = ZSTD_createCCtx()};
-    if (!w.cc)
-        return SC_ENOMEM;
+    stw w = {.o = m->o};
+    w.st = st_comp(m, &w.sc);
     sc__buf_u32(&w.idx, 0, &w.st);
     for (size_t i = 0; i < m->n && w.st == SC_OK; i++) {
         const sc_segment *seg = m->in[i].seg;
@@ -846,8 +891,8 @@ static sc_status merge_stored(sctx *m, uint64_t *idx_off, uint64_t *idx_len)
             bool all_live = n > 0;
             for (uint32_t d = first; all_live && d < first + n; d++)
                 all_live = map[d] != UINT32_MAX;
-            if (all_live) {
-                /* the whole block survives: copy it compressed */
+            if (all_live && !w.sc.cdict && !seg->stored_dict_len) {
+                /* the whole block survives and no dictionary is involved: copy it compressed */
                 st_flush(&w);
                 uint64_t off = sc__ld64(e + 8);
                 uint32_t cl = sc__ld32(e + 16), raw = sc__ld32(e + 20);
@@ -875,10 +920,7 @@ static sc_status merge_stored(sctx *m, uint64_t *idx_off, uint64_t *idx_len)
                     st_flush(&w);
                 if (w.n == 0)
                     w.first = map[d];
-                sc__buf_varint(&w.raw, id.len, &w.st);
-                sc__buf_varint(&w.raw, src.len, &w.st);
-                sc__buf_put(&w.raw, id.ptr, id.len, &w.st);
-                sc__buf_put(&w.raw, src.ptr, src.len, &w.st);
+                st_pack(&w.raw, id, src, &w.st);
                 w.n++;
             }
             drop_input_pages(m, false);
@@ -887,13 +929,14 @@ static sc_status merge_stored(sctx *m, uint64_t *idx_off, uint64_t *idx_len)
         sc_segment_drop_pages(seg);
     }
     st_flush(&w);
-    ZSTD_freeCCtx(w.cc);
     if (w.st == SC_OK) {
         sc__st32(w.idx.ptr, w.n_blocks);
+        sc__stored_comp_trailer(&w.sc, &w.idx, &w.st);
         *idx_off = m->o->pos;
         *idx_len = w.idx.len;
         sc__out_write(m->o, w.idx.ptr, w.idx.len);
     }
+    sc__stored_comp_fini(&w.sc);
     sc_vec_free(&w.raw);
     sc_vec_free(&w.comp);
     sc_vec_free(&w.idx);

@@ -280,8 +280,16 @@ static sc_status parse_stored(sc_segment *seg, uint64_t off, uint64_t len, uint6
         FAIL(off, "stored index truncated");
     const uint8_t *p = seg->bytes.ptr + off;
     uint64_t n = sc__ld32(p);
-    if (len != 4 + n * SC__STORED_ENTRY_BYTES)
+    uint64_t entries = 4 + n * SC__STORED_ENTRY_BYTES, dict_len = 0;
+    if (seg->version >= 10) { /* the trailer: dict_len:u32 dict */
+        if (len < entries + 4)
+            FAIL(off, "stored index truncated");
+        dict_len = sc__ld32(p + entries);
+        if (len != entries + 4 + dict_len)
+            FAIL(off, "stored index size mismatch");
+    } else if (len != entries) {
         FAIL(off, "stored index size mismatch");
+    }
     uint64_t next_doc = 0, dropped = 0;
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *e = p + 4 + i * SC__STORED_ENTRY_BYTES;
@@ -305,6 +313,12 @@ static sc_status parse_stored(sc_segment *seg, uint64_t off, uint64_t len, uint6
         FAIL(off, "stored index doc count mismatch");
     seg->stored_idx = p + 4;
     seg->n_stored_blocks = (uint32_t)n;
+    if (dict_len) {
+        seg->stored_ddict = ZSTD_createDDict(p + entries + 4, (size_t)dict_len);
+        if (!seg->stored_ddict)
+            FAIL(off + entries + 4, "stored dictionary invalid");
+        seg->stored_dict_len = (uint32_t)dict_len;
+    }
     return SC_OK;
 }
 
@@ -361,6 +375,7 @@ static void seg_free(sc_segment *seg)
 {
     sc__segment_nested_fini(seg);
     free(seg->fields);
+    ZSTD_freeDDict(seg->stored_ddict);
     if (seg->mapped) {
         sc_mmap_close(&seg->map);
         if (seg->charged)

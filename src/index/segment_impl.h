@@ -26,6 +26,8 @@ struct sc_segment {
     /* nested.c: root docs when the segment holds nested children (else NULL) */
     sc_bitset *parents;
     uint32_t n_children;
+    uint32_t stored_dict_len; /* bytes of the stored blocks' zstd dictionary (v10), 0: none */
+    void *stored_ddict;       /* its ZSTD_DDict (a copy, made at open), NULL: none */
 };
 
 /* nested.c: computes parents / n_children at open; frees them. */

@@ -4,7 +4,6 @@
  * index and the footer with the checksum. Records are grouped by term with one counting sort. */
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 
 #include "base/varint.h"
 #include "index/bitpack.h"
@@ -395,13 +394,39 @@ static void write_field(wctx *w, sc__bfield *f)
         sc__buf_u64(&w->ft, sec[i], &w->st);
 }
 
+/* The compressor of the segment's stored blocks, its dictionary trained on every step-th doc
+ * (sc__stored_sample_step) when the segment holds enough stored bytes. */
+static sc_status stored_comp(const sc_segment_builder *b, sc__stored_comp *c)
+{
+    uint32_t step = sc__stored_sample_step(b->stored.len, b->n_docs);
+    if (!step)
+        return sc__stored_comp_init(c, NULL, NULL, 0, b->stored.len);
+    size_t n = 0;
+    size_t *sizes = malloc((b->n_docs / step + 1) * sizeof(size_t));
+    sc_buf samples = {0};
+    sc_status st = sizes ? SC_OK : SC_ENOMEM;
+    for (uint32_t d = 0; st == SC_OK && d < b->n_docs; d += step) {
+        uint64_t s = b->stored_off.ptr[d];
+        uint64_t e = d + 1 < b->n_docs ? b->stored_off.ptr[d + 1] : b->stored.len;
+        sc__buf_put(&samples, b->stored.ptr + s, (size_t)(e - s), &st);
+        sizes[n++] = (size_t)(e - s);
+    }
+    if (st == SC_OK)
+        st = sc__stored_comp_init(c, samples.ptr, sizes, n, b->stored.len);
+    free(sizes);
+    sc_vec_free(&samples);
+    return st;
+}
+
 static void write_stored(wctx *w, uint64_t *idx_off, uint64_t *idx_len)
 {
     sc_segment_builder *b = w->b;
     sc_buf idx = {0}, comp = {0};
-    ZSTD_CCtx *cc = ZSTD_createCCtx();
-    if (!cc) {
-        w->st = SC_ENOMEM;
+    sc__stored_comp sc;
+    sc_status cst = stored_comp(b, &sc);
+    if (cst != SC_OK) {
+        sc__stored_comp_fini(&sc);
+        w->st = cst;
         return;
     }
     uint32_t n_blocks = 0;
@@ -414,29 +439,24 @@ static void write_stored(wctx *w, uint64_t *idx_off, uint64_t *idx_len)
             e++;
         uint64_t end = e < b->n_docs ? b->stored_off.ptr[e] : b->stored.len;
         size_t raw = (size_t)(end - start);
-        size_t bound = ZSTD_compressBound(raw);
-        sc_vec_clear(&comp);
-        if (raw > UINT32_MAX || sc_vec_reserve(&comp, bound) != SC_OK) {
-            w->st = raw > UINT32_MAX ? SC_ELIMIT : SC_ENOMEM;
-            break;
-        }
-        size_t cl = ZSTD_compressCCtx(cc, comp.ptr, bound, b->stored.ptr + start, raw, 1);
-        if (ZSTD_isError(cl)) {
-            w->st = SC_ENOMEM;
+        cst = sc__stored_comp_block(&sc, b->stored.ptr + start, raw, &comp);
+        if (cst != SC_OK) {
+            w->st = cst;
             break;
         }
         sc__buf_u32(&idx, d, &w->st);
         sc__buf_u32(&idx, e - d, &w->st);
         sc__buf_u64(&idx, w->o->pos, &w->st);
-        sc__buf_u32(&idx, (uint32_t)cl, &w->st);
+        sc__buf_u32(&idx, (uint32_t)comp.len, &w->st);
         sc__buf_u32(&idx, (uint32_t)raw, &w->st);
-        sc__out_write(w->o, comp.ptr, cl);
+        sc__out_write(w->o, comp.ptr, comp.len);
         n_blocks++;
         d = e;
     }
-    ZSTD_freeCCtx(cc);
     if (w->st == SC_OK)
         sc__st32(idx.ptr, n_blocks);
+    sc__stored_comp_trailer(&sc, &idx, &w->st);
+    sc__stored_comp_fini(&sc);
     write_section(w, &idx, idx_off, idx_len);
     sc_vec_free(&idx);
     sc_vec_free(&comp);

@@ -1,5 +1,6 @@
 /* Stored fields reader (stored.h): binary search of the block index, one zstd decompression
- * per block into the reader's buffer (cached for the next doc), entries parsed with checks. */
+ * per block (with the segment's dictionary when it has one) into the reader's buffer (cached
+ * for the next doc), entries parsed with checks. */
 #include "index/stored.h"
 
 #include <string.h>
@@ -20,6 +21,8 @@ void sc_stored_reader_fini(sc_stored_reader *r)
 {
     sc_vec_free(&r->raw);
     sc_vec_free(&r->doc_off);
+    ZSTD_freeDCtx(r->dctx);
+    r->dctx = NULL;
     r->cached_block = UINT64_MAX;
 }
 
@@ -33,7 +36,12 @@ static sc_status load_block(sc_stored_reader *r, uint64_t k)
     r->cached_block = UINT64_MAX;
     sc_vec_clear(&r->raw);
     SC_TRY(sc_vec_reserve(&r->raw, raw ? raw : 1));
-    size_t got = ZSTD_decompress(r->raw.ptr, raw, seg->bytes.ptr + off, cl);
+    if (!r->dctx && !(r->dctx = ZSTD_createDCtx()))
+        return SC_ENOMEM;
+    const uint8_t *src = seg->bytes.ptr + off;
+    size_t got = seg->stored_ddict ? ZSTD_decompress_usingDDict(r->dctx, r->raw.ptr, raw, src, cl,
+                                                                seg->stored_ddict)
+                                   : ZSTD_decompressDCtx(r->dctx, r->raw.ptr, raw, src, cl);
     if (ZSTD_isError(got) || got != raw)
         return SC_ECORRUPT;
     r->raw.len = raw;

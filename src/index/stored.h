@@ -1,5 +1,6 @@
 /* Stored fields reader: the `_id` and original `_source` bytes of a doc, kept in zstd
- * compressed blocks (up to 16 docs or 16 KiB of raw data per block). A caller-owned reader
+ * compressed blocks (up to 16 docs or 16 KiB of raw data per block; since format v10 against
+ * the segment's dictionary when it has one). A caller-owned reader
  * caches the last decompressed block, so fetching docs in id order decompresses each block
  * once. Thread-safe across readers; one reader per thread. */
 #ifndef SC_INDEX_STORED_H
@@ -20,6 +21,7 @@ typedef struct sc_stored_reader {
     uint32_t cached_n;        /* docs in it */
     sc_buf raw;               /* decompressed block */
     SC_VEC(uint64_t) doc_off; /* offsets of each doc's entry in raw */
+    void *dctx;               /* ZSTD_DCtx, made at the first block */
 } sc_stored_reader;
 
 /* Prepares a reader (no allocation until the first get). */

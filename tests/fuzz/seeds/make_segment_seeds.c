@@ -6,7 +6,9 @@
  *   vectors.seg: 200 docs; dense vectors: hnsw l2 (8 dims, m 4) on most docs, int8_hnsw
  *                cosine on every other doc
  *   blocks.seg : 4,200 docs (33 blocks); a term in every doc (run blocks), in every other doc,
- * every 7th, sparse terms: full blocks, the second skip level, short terms */
+ * every 7th, sparse terms: full blocks, the second skip level, short terms
+ *   dict.seg   : 800 docs of ~250-byte sources, enough stored bytes for the stored blocks'
+ *                zstd dictionary (format v10) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +139,52 @@ static int write_vec_seg(const char *dir, const char *name, uint32_t n_docs)
     return st != SC_OK;
 }
 
+/* Docs with sources of words, over SC__STORED_DICT_MIN_RAW raw bytes in all: the segment gets
+ * a stored dictionary. */
+static uint32_t lcg(uint32_t *x)
+{
+    *x = *x * 1103515245u + 12345u;
+    return *x >> 8;
+}
+
+static int write_dict_seg(const char *dir, const char *name, uint32_t n_docs)
+{
+    /* a vocabulary larger than a block learns alone, picked with a skew as in text */
+    static char vocab[2000][12];
+    uint32_t x = 1;
+    for (uint32_t i = 0; i < 2000; i++) {
+        uint32_t len = 3 + lcg(&x) % 8;
+        for (uint32_t k = 0; k < len; k++)
+            vocab[i][k] = (char)('a' + lcg(&x) % 26);
+        vocab[i][len] = '\0';
+    }
+    sc_segment_builder *b;
+    if (sc_segment_builder_new(&b) != SC_OK)
+        return 1;
+    for (uint32_t d = 0; d < n_docs; d++) {
+        char id[16], src[640];
+        snprintf(id, sizeof id, "%u", d);
+        size_t p = (size_t)snprintf(src, sizeof src, "{\"title\":\"%s\",\"body\":\"", WORDS[d % 7]);
+        for (uint32_t i = 0; i < 30; i++)
+            p += (size_t)snprintf(src + p, sizeof src - p, "%s ",
+                                  vocab[lcg(&x) % (1 + lcg(&x) % 2000)]);
+        snprintf(src + p, sizeof src - p, "\",\"n\":%u}", d * 7919u);
+        sc_index_token idt = {sc_slice_cstr(id), 0};
+        sc_index_field f = {.name = sc_slice_cstr("_id"),
+                            .kind = SC_FIELD_KEYWORD,
+                            .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                            .tokens = &idt,
+                            .n_tokens = 1};
+        sc_index_doc doc = {
+            .id = sc_slice_cstr(id), .source = sc_slice_cstr(src), .fields = &f, .n_fields = 1};
+        if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
+            return 1;
+    }
+    sc_status st = sc_segment_builder_write(b, dir, name, NULL);
+    sc_segment_builder_free(b);
+    return st != SC_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -144,7 +192,8 @@ int main(int argc, char **argv)
         return 2;
     }
     if (write_seg(argv[1], "small", 40, 5) || write_seg(argv[1], "blocks", 300, 5) ||
-        write_seg(argv[1], "skip2", 4200, 1) || write_vec_seg(argv[1], "vectors", 200)) {
+        write_seg(argv[1], "skip2", 4200, 1) || write_vec_seg(argv[1], "vectors", 200) ||
+        write_dict_seg(argv[1], "dict", 800)) {
         fprintf(stderr, "make_segment_seeds: writing failed\n");
         return 1;
     }

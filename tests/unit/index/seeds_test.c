@@ -17,7 +17,8 @@
 static void test_seeds_open(void **state)
 {
     (void)state;
-    static const char *const seeds[] = {"small.seg", "blocks.seg", "skip2.seg", "vectors.seg"};
+    static const char *const seeds[] = {"small.seg", "blocks.seg", "skip2.seg", "vectors.seg",
+                                        "dict.seg"};
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/tests/fuzz/corpus/segment/%s", SCRY_SOURCE_DIR, seeds[i]);
