@@ -207,6 +207,9 @@ def test_errors_and_ignore_unmapped(server, idx):
     st, _, b = server.request("POST", "/%s/_search" % idx, {"query": {"nested": {
         "query": {"match_all": {}}}}})
     assert st == 400, b
+    st, _, b = server.request("POST", "/%s/_search" % idx, {"query": nested_q(
+        "comments", {"bool": {"must": [nested_q("comments", {"match_all": {}})]}})})
+    assert st == 400 and "inside another nested query" in b["error"]["reason"], b
     st, _, b = server.request("POST", "/%s/_search" % idx, {"query": {"nested": {
         "path": "comments", "query": {"match_all": {}}, "bogus": 1}}})
     assert st == 400, b
