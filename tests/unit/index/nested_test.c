@@ -22,15 +22,26 @@ static void add(sc_segment_builder *b, const char *path, const char *v)
     sc_index_token t[2] = {{sc_slice_cstr("id"), 0}, {sc_slice_cstr(v), 0}};
     sc_index_token p = {sc_slice_cstr(path ? path : ""), 0};
     sc_index_field f[3] = {
-        {.name = sc_slice_cstr("_id"), .kind = SC_FIELD_KEYWORD, .flags = SC_FIELD_INDEXED,
-         .tokens = &t[0], .n_tokens = 1},
-        {.name = sc_slice_cstr("v"), .kind = SC_FIELD_KEYWORD, .flags = SC_FIELD_INDEXED,
-         .tokens = &t[1], .n_tokens = 1},
-        {.name = sc_slice_cstr(SC_NESTED_PATH_FIELD), .kind = SC_FIELD_KEYWORD,
-         .flags = SC_FIELD_INDEXED, .tokens = &p, .n_tokens = 1},
+        {.name = sc_slice_cstr("_id"),
+         .kind = SC_FIELD_KEYWORD,
+         .flags = SC_FIELD_INDEXED,
+         .tokens = &t[0],
+         .n_tokens = 1},
+        {.name = sc_slice_cstr("v"),
+         .kind = SC_FIELD_KEYWORD,
+         .flags = SC_FIELD_INDEXED,
+         .tokens = &t[1],
+         .n_tokens = 1},
+        {.name = sc_slice_cstr(SC_NESTED_PATH_FIELD),
+         .kind = SC_FIELD_KEYWORD,
+         .flags = SC_FIELD_INDEXED,
+         .tokens = &p,
+         .n_tokens = 1},
     };
-    sc_index_doc d = {.id = sc_slice_cstr("id"), .source = sc_slice_cstr(path ? "" : "{}"),
-                      .fields = f, .n_fields = path ? 3 : 2};
+    sc_index_doc d = {.id = sc_slice_cstr("id"),
+                      .source = sc_slice_cstr(path ? "" : "{}"),
+                      .fields = f,
+                      .n_fields = path ? 3 : 2};
     assert_int_equal(sc_segment_builder_add(b, &d, NULL), SC_OK);
 }
 
@@ -78,7 +89,9 @@ static void check(const sc_segment *seg, const bool *root, uint32_t n)
 static void test_blocks_and_merge(void **state)
 {
     (void)state;
-    enum { CAP = 3000 };
+    enum {
+        CAP = 3000
+    };
     static bool root1[CAP], root2[CAP], merged[2 * CAP];
     sc_segment_builder *b;
     sc_segment *s1, *s2, *m;
