@@ -481,8 +481,8 @@ static sc_status q_nested(P *p, const json_t *body, sc_query **out)
     p->in_nested = false;
     SC_TRY(ist);
     sc_slice ps = sc__dsl_jstr(path);
-    sc_status ns = p->env && p->env->nested_path ? p->env->nested_path(p->env->ctx, ps)
-                                                 : SC_ENOTFOUND;
+    sc_status ns =
+        p->env && p->env->nested_path ? p->env->nested_path(p->env->ctx, ps) : SC_ENOTFOUND;
     if (ns == SC_ENOTFOUND && json_is_true(iu)) {
         *out = NEW(p, sc_query_match_none(p->a));
         return SC_OK;
