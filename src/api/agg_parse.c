@@ -201,6 +201,11 @@ static bool parse_one(sc__agg_pctx *c, const char *name, const json_t *body, sc_
                             "[nested] aggregation [%s] inside another [nested] aggregation: "
                             "multi-level nesting is not supported",
                             name);
+    if (s->kind == SC_AGG_TOP_HITS && c->in_nested)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[top_hits] aggregation [%s] over nested documents is not supported "
+                            "yet (put it under a [reverse_nested] aggregation)",
+                            name);
     if (s->kind == SC_AGG_REVERSE_NESTED && !c->in_nested)
         return sc__agg_fail(c, 400, "illegal_argument_exception",
                             "Reverse nested aggregation [%s] can only be used inside a [nested] "

@@ -725,8 +725,7 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
             c->m ? sc_mapping_find(c->m, sc_slice_cstr(json_string_value(path))) : NULL;
         if (mf && !(mf->type == SC_MAPPING_OBJECT && mf->nested))
             return sc__agg_fail(c, 400, "aggregation_execution_exception",
-                                "[nested] nested path [%s] is not nested",
-                                json_string_value(path));
+                                "[nested] nested path [%s] is not nested", json_string_value(path));
         s->field = dup(c, json_string_value(path)); /* unmapped: no docs (doc_count 0) */
         return s->field != NULL || sc__agg_oom_err(c);
     }

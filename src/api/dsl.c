@@ -471,11 +471,18 @@ static sc_status q_nested(P *p, const json_t *body, sc_query **out)
     json_t *iu = json_object_get(body, "ignore_unmapped");
     if (iu && !json_is_boolean(iu))
         return sc__dsl_fail(p, "parsing_exception", "[nested] [ignore_unmapped] must be a boolean");
+    if (p->in_nested)
+        return sc__dsl_fail(p, "query_shard_exception",
+                            "[nested] a nested query inside another nested query is not "
+                            "supported (nested fields have one level)");
     sc_query *inner = NULL;
-    SC_TRY(sc__dsl_parse_query(p, q, &inner));
+    p->in_nested = true;
+    sc_status ist = sc__dsl_parse_query(p, q, &inner);
+    p->in_nested = false;
+    SC_TRY(ist);
     sc_slice ps = sc__dsl_jstr(path);
-    sc_status ns = p->env && p->env->nested_path ? p->env->nested_path(p->env->ctx, ps)
-                                                 : SC_ENOTFOUND;
+    sc_status ns =
+        p->env && p->env->nested_path ? p->env->nested_path(p->env->ctx, ps) : SC_ENOTFOUND;
     if (ns == SC_ENOTFOUND && json_is_true(iu)) {
         *out = NEW(p, sc_query_match_none(p->a));
         return SC_OK;

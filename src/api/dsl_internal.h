@@ -18,6 +18,7 @@ typedef struct sc__dsl_parser {
     sc_arena *a;
     sc_dsl_error *err;
     int depth;
+    bool in_nested; /* parsing the inner query of a nested query */
 } sc__dsl_parser;
 
 /* The files of the parser use the short name. */

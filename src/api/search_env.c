@@ -65,8 +65,8 @@ static sc_dsl_field_kind env_kind(void *ctx, sc_slice field)
 }
 
 /* inner_hits: {"name", "from" (0), "size" (3), "_source" (true)}; names are unique. */
-static sc_status env_inner_hits(void *ctx, const json_t *opts, sc_slice path,
-                                const sc_query *inner, char *err, size_t err_cap)
+static sc_status env_inner_hits(void *ctx, const json_t *opts, sc_slice path, const sc_query *inner,
+                                char *err, size_t err_cap)
 {
     dsl_ctx *d = ctx;
     sc_search_named *n = d->named;
@@ -100,8 +100,7 @@ static sc_status env_inner_hits(void *ctx, const json_t *opts, sc_slice path,
     }
     for (size_t i = 0; i < n->n_inner; i++)
         if (!strcmp(n->inner[i].name, sp.name)) {
-            snprintf(err, err_cap, "[inner_hits] already contains an entry for key [%s]",
-                     sp.name);
+            snprintf(err, err_cap, "[inner_hits] already contains an entry for key [%s]", sp.name);
             return SC_EINVAL;
         }
     sc_shard_inner_spec *list = sc_arena_alloc(d->arena, (n->n_inner + 1) * sizeof *list);

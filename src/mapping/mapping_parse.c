@@ -190,7 +190,8 @@ static sc_status parse_object_def(const json_t *def, sc_mapping_field *f, sc_map
         bool b;
         if (strcmp(k, "type") == 0)
             continue;
-        if (f->nested && (strcmp(k, "include_in_parent") == 0 || strcmp(k, "include_in_root") == 0)) {
+        if (f->nested &&
+            (strcmp(k, "include_in_parent") == 0 || strcmp(k, "include_in_root") == 0)) {
             bool on = false;
             if (json_bool_value(v, &on) && !on)
                 continue; /* false is the default */
@@ -210,8 +211,8 @@ static sc_status parse_object_def(const json_t *def, sc_mapping_field *f, sc_map
                 return SC_ENOMEM;
             json_object_set_new(f->extra, k, json_deep_copy(v));
         } else {
-            return bad_param(err, "unknown parameter [%s] on mapper [%s] of type [%s]", k,
-                             f->path, f->nested ? "nested" : "object");
+            return bad_param(err, "unknown parameter [%s] on mapper [%s] of type [%s]", k, f->path,
+                             f->nested ? "nested" : "object");
         }
     }
     return SC_OK;
@@ -437,11 +438,14 @@ sc_status sc__mapping_field_parse(const json_t *def, const char *name, sc_mappin
         return bad_param(err, "No type specified for field [%s]%s%s", name, "", "");
     }
     if (multi && type == SC_MAPPING_OBJECT)
-        return bad_param(err, "Type [%s] cannot be used in multi field [%s]%s", nested ? "nested" : "object", name, "");
+        return bad_param(err, "Type [%s] cannot be used in multi field [%s]%s",
+                         nested ? "nested" : "object", name, "");
     if (nested) {
         for (const sc_mapping_field *a = parent; a; a = a->parent)
             if (a->nested)
-                return bad_param(err, "nested field [%s] inside nested field [%s]: multi-level nesting is not supported%s",
+                return bad_param(err,
+                                 "nested field [%s] inside nested field [%s]: multi-level nesting "
+                                 "is not supported%s",
                                  name, a->path, "");
     }
     sc_mapping_field *f = sc__mapping_field_new(name, parent, type);

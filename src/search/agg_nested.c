@@ -125,8 +125,8 @@ sc_status sc__agg_nested_new(sc__agg_coll *c)
     if (!ns)
         return sc__agg_oom(a);
     if (c->spec->kind == SC_AGG_NESTED && c->spec->field) {
-        sc_query *q = sc_query_term(a, sc_slice_cstr(SC_NESTED_PATH_FIELD),
-                                    sc_slice_cstr(c->spec->field));
+        sc_query *q =
+            sc_query_term(a, sc_slice_cstr(SC_NESTED_PATH_FIELD), sc_slice_cstr(c->spec->field));
         if (!q)
             return sc__agg_oom(a);
         SC_TRY(sc__plan_build(c->ctx->sctx, q, false, &ns->path_plan));

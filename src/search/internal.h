@@ -32,7 +32,7 @@ typedef enum sc__plan_kind {
     SC__PLAN_DOCS,  /* fixed docs with scores per segment (a kNN query's neighbours) */
     SC__PLAN_FUNCTION_SCORE, /* child rescored by fs's functions; filter[i]: function i's
                                 filter plan (NULL = all docs) */
-    SC__PLAN_NESTED, /* block join: roots of the child plan's docs (children of one path) */
+    SC__PLAN_NESTED,         /* block join: roots of the child plan's docs (children of one path) */
 } sc__plan_kind;
 
 typedef struct sc__plan sc__plan;

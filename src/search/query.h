@@ -36,7 +36,7 @@ typedef enum sc_query_kind {
     SC_QUERY_TERM_RANGE, /* terms between two bounds in byte order (TermRangeQuery) */
     SC_QUERY_KNN,        /* the k nearest vectors of a dense_vector field (search/knn.c) */
     SC_QUERY_FUNCTION_SCORE, /* inner query's docs rescored by functions (function_score.h) */
-    SC_QUERY_NESTED, /* roots with a nested child (of `path`) matching inner (block join) */
+    SC_QUERY_NESTED,         /* roots with a nested child (of `path`) matching inner (block join) */
 } sc_query_kind;
 
 /* How a nested query scores a root from its matching children (Lucene's ScoreMode). */

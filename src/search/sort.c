@@ -165,7 +165,8 @@ static sc_status nested_values(sc_sort_collector *c, const seg_reader *r, bool n
         return SC_OK;
     size_t n = 0;
     for (uint32_t d = sc_segment_block_start(c->seg, doc); d < doc; d++) {
-        uint32_t cnt = numeric ? sc_dv_numeric_count(&r->num, d) : sc_dv_sorted_set_count(&r->ss, d);
+        uint32_t cnt =
+            numeric ? sc_dv_numeric_count(&r->num, d) : sc_dv_sorted_set_count(&r->ss, d);
         if (!cnt)
             continue;
         if (n + cnt > c->nbuf_cap) {

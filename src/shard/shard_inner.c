@@ -93,8 +93,8 @@ static sc_status one(const sc_shard_inner_spec *spec, sc_searcher *s, sc_searche
         sc_query_bool_add(arena, b, SC_OCCUR_FILTER, pt) != SC_OK)
         return oom(arena);
     sc_search_result r;
-    sc_status st = run_block(s, segs, seg_i, block, start, doc, b, (size_t)spec->from + spec->size,
-                             arena, &r);
+    sc_status st =
+        run_block(s, segs, seg_i, block, start, doc, b, (size_t)spec->from + spec->size, arena, &r);
     if (st == SC_ENOMEM || st == SC_ELIMIT)
         return st;
     if (st != SC_OK || r.total == 0)

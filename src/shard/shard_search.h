@@ -221,7 +221,7 @@ typedef struct sc_shard_inner_hit {
 } sc_shard_inner_hit;
 
 typedef struct sc_shard_inner_result {
-    uint64_t total; /* matching children of this root */
+    uint64_t total;  /* matching children of this root */
     float max_score; /* NaN when total is 0 */
     const sc_shard_inner_hit *hits;
     size_t n_hits;

@@ -207,6 +207,9 @@ def test_errors_and_ignore_unmapped(server, idx):
     st, _, b = server.request("POST", "/%s/_search" % idx, {"query": {"nested": {
         "query": {"match_all": {}}}}})
     assert st == 400, b
+    st, _, b = server.request("POST", "/%s/_search" % idx, {"query": nested_q(
+        "comments", {"bool": {"must": [nested_q("comments", {"match_all": {}})]}})})
+    assert st == 400 and "inside another nested query" in b["error"]["reason"], b
     st, _, b = server.request("POST", "/%s/_search" % idx, {"query": {"nested": {
         "path": "comments", "query": {"match_all": {}}, "bogus": 1}}})
     assert st == 400, b
@@ -466,6 +469,14 @@ def test_nested_agg_shapes_and_errors(server, idx):
             "r": {"reverse_nested": {}}}}}})
     assert st == 200, b
     assert b["aggregations"]["nested#c"]["reverse_nested#r"]["doc_count"] == 1
+    # top_metrics reads the children's doc values; top_hits under reverse_nested sees roots
+    b = search(server, idx, {"size": 0, "aggs": {"c": {"nested": {"path": "comments"}, "aggs": {
+        "m": {"top_metrics": {"metrics": {"field": "comments.stars"},
+                              "sort": {"comments.stars": "desc"}}},
+        "r": {"reverse_nested": {}, "aggs": {"h": {"top_hits": {"size": 1}}}}}}}})
+    c = b["aggregations"]["c"]
+    assert c["m"]["top"][0]["metrics"]["comments.stars"] == 4
+    assert c["r"]["h"]["hits"]["hits"][0]["_source"]["title"] == "a"
     # an unmapped path: an empty bucket
     b = search(server, idx, {"size": 0, "aggs": {"c": {"nested": {"path": "nope"}}}})
     assert b["aggregations"]["c"]["doc_count"] == 0
@@ -474,7 +485,9 @@ def test_nested_agg_shapes_and_errors(server, idx):
             ({"c": {"nested": {}}}, "illegal_argument_exception"),
             ({"r": {"reverse_nested": {}}}, "illegal_argument_exception"),
             ({"c": {"nested": {"path": "comments"}, "aggs": {
-                "c2": {"nested": {"path": "comments"}}}}}, "illegal_argument_exception")]:
+                "c2": {"nested": {"path": "comments"}}}}}, "illegal_argument_exception"),
+            ({"c": {"nested": {"path": "comments"}, "aggs": {
+                "h": {"top_hits": {}}}}}, "illegal_argument_exception")]:
         st, _, b = server.request("POST", "/%s/_search" % idx, {"size": 0, "aggs": aggs})
         assert st == 400, (aggs, b)
         assert_error(b, 400, etype)

@@ -1896,8 +1896,8 @@ static void test_significant_terms_vs_model(void **state)
 static void test_fuzz_seeds_decode(void **state)
 {
     (void)state;
-    static const char *const names[] = {"terms_avg",    "histogram", "date_range_filters",
-                                        "stats_nested", "composite", "multi_terms",
+    static const char *const names[] = {"terms_avg",     "histogram",     "date_range_filters",
+                                        "stats_nested",  "composite",     "multi_terms",
                                         "auto_weighted", "nested_reverse"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[512];
