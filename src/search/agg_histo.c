@@ -344,9 +344,9 @@ static sc_status histo_collect(sc__agg_coll *c, const uint32_t *docs, const uint
             /* scaled_float as the per-doc path: value / factor (Rally's trip_distance) */
             double scale = spec->scaling_factor > 0 ? spec->scaling_factor : 1;
             for (size_t i = 0; i < k; i++)
-                h->ok[i] = key_of(spec, h->ibuf[i],
-                                  sc_agg_value_to_double(spec->vtype, h->ibuf[i]) / scale,
-                                  &h->keys[i]);
+                h->ok[i] =
+                    key_of(spec, h->ibuf[i],
+                           sc_agg_value_to_double(spec->vtype, h->ibuf[i]) / scale, &h->keys[i]);
             for (size_t i = 0; i < k; i++)
                 if (h->ok[i])
                     SC_TRY(add(c, docs[off + i], owners ? owners[off + i] : 0, h->keys[i]));

@@ -255,8 +255,7 @@ sc_status sc__agg_metric_add_owned(sc__agg_coll *c, const uint32_t *docs, const 
                                    size_t k, uint32_t max_owner, uint64_t lane0)
 {
     SC_TRY(ensure(c, max_owner));
-    add_single(c->state, c->spec, docs, owners, k, lane0,
-               c->spec->kind == SC_AGG_EXTENDED_STATS);
+    add_single(c->state, c->spec, docs, owners, k, lane0, c->spec->kind == SC_AGG_EXTENDED_STATS);
     return SC_OK;
 }
 

@@ -1692,9 +1692,8 @@ static void test_fused_histogram_equals_general(void **state)
             f[nf++] = fx_numeric("m", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &x->m, 1);
             assert_int_equal(fx_add(b, tg.id, f, nf), 0);
         }
-        assert_int_equal(fx_segment_finish(b, fdir, g, g != 0, 7, &fseg[g], &flive[g], live,
-                                           &fss[g]),
-                         0);
+        assert_int_equal(
+            fx_segment_finish(b, fdir, g, g != 0, 7, &fseg[g], &flive[g], live, &fss[g]), 0);
         for (uint32_t d = 0; d < fz_n[g]; d++)
             fd[g][d].live = live[d];
         free(live);
@@ -1761,8 +1760,7 @@ static void test_fused_histogram_equals_general(void **state)
         sc_agg_result *rf, *rg;
         assert_int_equal(sc_agg_collect_shard(fused, &s, q, &o, &so, &a, &rf, &res, &err), SC_OK);
         assert_int_equal(res.total, n_match);
-        assert_int_equal(sc_agg_collect_shard(general, &s, q, &o, &so, &a, &rg, &res, &err),
-                         SC_OK);
+        assert_int_equal(sc_agg_collect_shard(general, &s, q, &o, &so, &a, &rg, &res, &err), SC_OK);
         assert_int_equal(res.total, n_match);
         const sc_agg_result *xf = top(rf, 0), *xg = top(rg, 0);
         assert_int_equal(xf->n_buckets, xg->n_buckets);
