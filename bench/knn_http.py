@@ -126,7 +126,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=300)
     a = ap.parse_args()
     b, q = fvecs(a.base), fvecs(a.query)
-    data_dir = a.data or os.path.join(tempfile.mkdtemp(prefix="scry-knnhttp-"), "data")
+    data_dir = os.path.abspath(a.data) if a.data else os.path.join(
+        tempfile.mkdtemp(prefix="scry-knnhttp-"), "data")
+    os.makedirs(os.path.dirname(data_dir), exist_ok=True)
     srv = Server(data_dir).start()
     try:
         conn = Conn(srv.port)

@@ -252,7 +252,11 @@ static sc_status bad(const char **why, const char *msg)
     return SC_ECORRUPT;
 }
 
-sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out, const char **why)
+/* The section's layout into *out, its lengths and parameters checked. With deep also every
+ * O(n) part: doc order, int8 codes, the graph's links (segment open does that once; a search
+ * re-reading the section of an open segment skips it: at 1M x 128 the checks cost ~100 ms). */
+static sc_status section_parse(sc_slice bytes, uint32_t n_docs, sc_vec_field *out,
+                               const char **why, bool deep)
 {
     memset(out, 0, sizeof(*out));
     const uint8_t *b = bytes.ptr;
@@ -292,7 +296,7 @@ sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out
     off += n * 4;
     out->vecs = (const float *)(b + off);
     off += n * d * 4;
-    for (uint64_t i = 0; i < n; i++)
+    for (uint64_t i = 0; deep && i < n; i++)
         if (out->docs[i] >= n_docs || (i && out->docs[i] <= out->docs[i - 1]))
             return bad(why, "vector docs not increasing");
     if (has_codes(p->type)) {
@@ -308,7 +312,7 @@ sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out
         off += n * 4;
         out->codes = (const int8_t *)(b + off);
         off += (n * d + 3) & ~(uint64_t)3;
-        for (uint64_t i = 0; i < n * d; i++)
+        for (uint64_t i = 0; deep && i < n * d; i++)
             if (out->codes[i] < 0)
                 return bad(why, "bad int8 code");
         if (v1) /* one shared range: searched with the raw floats until a merge rewrites it */
@@ -340,10 +344,15 @@ sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out
     g->up_off = (const uint32_t *)(b + off);
     off += n * 4;
     g->up = (const uint32_t *)(b + off);
-    if (!sc_hnsw_graph_valid(g))
+    if (deep && !sc_hnsw_graph_valid(g))
         return bad(why, "bad hnsw graph");
     out->has_graph = true;
     return SC_OK;
+}
+
+sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out, const char **why)
+{
+    return section_parse(bytes, n_docs, out, why, true);
 }
 
 sc_status sc_segment_vectors(const sc_segment *seg, const sc_field_info *f, sc_vec_field *out)
@@ -352,8 +361,9 @@ sc_status sc_segment_vectors(const sc_segment *seg, const sc_field_info *f, sc_v
         return SC_ENOTFOUND;
     sc_slice all = sc__segment_bytes(seg);
     const char *why;
-    return sc_vec_section_open(sc_slice_make(all.ptr + f->points_off, f->points_len),
-                               sc_segment_n_docs(seg), out, &why);
+    /* the segment's open checked the whole section (sc_vec_section_open) */
+    return section_parse(sc_slice_make(all.ptr + f->points_off, f->points_len),
+                         sc_segment_n_docs(seg), out, &why, false);
 }
 
 /* ---- kNN ---- */

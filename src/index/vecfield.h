@@ -52,7 +52,8 @@ sc_status sc_vec_section_write(const sc_vec_params *p, const uint32_t *docs, con
 sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out, const char **why)
     SC_MUST_USE;
 
-/* The vectors of VECTOR field f of seg (validated at open). SC_ENOTFOUND when none. */
+/* The vectors of VECTOR field f of seg (validated at open, so this only lays out the view: O(1)
+ * plus the dims quantization ranges, called per search). SC_ENOTFOUND when none. */
 sc_status sc_segment_vectors(const sc_segment *seg, const sc_field_info *f, sc_vec_field *out)
     SC_MUST_USE;
 
