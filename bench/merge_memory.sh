@@ -6,10 +6,15 @@
 # (the peak of the whole run), RssAnon once idle (5 s after the merge), the merge time, and
 # RssAnon of a server restarted on the same data folder (5 s after it answers).
 #
+# VmHWM is reset (/proc/PID/clear_refs) before the force merge too, so merge_hwm_kb is the
+# merge's own peak (the largest RSS while it ran), apart from the load's.
+#
 #   bench/merge_memory.sh [N_DOCS (1000000)]     # env: SEED (1) OUT (build/merge-memory)
 #                                                #      SKIP_BUILD=1 SERVE_ARGS="..."
+#                                                #      MERGE_MEMORY=64mb (index.merge.memory)
 # Prints one line: docs= json_mb= fresh_anon_kb= load_hwm_kb= peak_hwm_kb= idle_anon_kb=
-# load_s= merge_s= index_mb= segments_before= restart_anon_kb= restart_hwm_kb=
+# load_s= merge_s= index_mb= segments_before= restart_anon_kb= restart_hwm_kb= merge_hwm_kb=
+# spilled_mb=
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000000}
@@ -47,10 +52,12 @@ req() { # method path [body]
   [ "${code:0:1}" = 2 ] || die "$1 $2 answered $code: $(head -c 300 "$OUT/last.json")"
 }
 kb() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$SPID/status"; }
-/usr/bin/python3 - > "$OUT/index.json" <<'PY'
-import json
+MERGE_MEMORY=${MERGE_MEMORY:-} /usr/bin/python3 - > "$OUT/index.json" <<'PY'
+import json, os
 m = json.load(open("bench/workloads/wiki.index.json"))
 m["settings"]["index"]["refresh_interval"] = "-1"
+if os.environ.get("MERGE_MEMORY"):
+    m["settings"]["index"]["merge.memory"] = os.environ["MERGE_MEMORY"]
 print(json.dumps(m))
 PY
 req PUT /wiki @"$OUT/index.json"
@@ -63,10 +70,15 @@ t1=$(date +%s.%N)
 LOAD_HWM=$(kb VmHWM)
 req GET "/wiki/_segments"
 SEGS=$(/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(len(s["segments"]) for sh in j["indices"]["wiki"]["shards"].values() for s in sh))' "$OUT/last.json")
+PEAK_LOAD=$(kb VmHWM)
+echo 5 > "/proc/$SPID/clear_refs" # VmHWM := current RSS
 t2=$(date +%s.%N)
 req POST "/wiki/_forcemerge?max_num_segments=1"
 t3=$(date +%s.%N)
-PEAK=$(kb VmHWM)
+MERGE_HWM=$(kb VmHWM)
+PEAK=$((MERGE_HWM > PEAK_LOAD ? MERGE_HWM : PEAK_LOAD))
+req GET "/wiki/_stats"
+SPILLED=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["_all"]["total"]["merges"]["total_spilled_size_in_bytes"] // 1000000)' "$OUT/last.json")
 sleep 5
 IDLE=$(kb RssAnon)
 req GET /wiki/_count
@@ -83,4 +95,5 @@ RESTART=$(kb RssAnon)
 RESTART_HWM=$(kb VmHWM)
 echo "docs=$N json_mb=$(($(stat -L -c %s "$CORPUS") / 1000000)) fresh_anon_kb=$FRESH load_hwm_kb=$LOAD_HWM" \
   "peak_hwm_kb=$PEAK idle_anon_kb=$IDLE load_s=$(echo "$t1 - $t0" | bc) merge_s=$(echo "$t3 - $t2" | bc)" \
-  "index_mb=$(($(du -sk "$OUT/data" | cut -f1) / 1024)) segments_before=$SEGS restart_anon_kb=$RESTART restart_hwm_kb=$RESTART_HWM"
+  "index_mb=$(($(du -sk "$OUT/data" | cut -f1) / 1024)) segments_before=$SEGS restart_anon_kb=$RESTART restart_hwm_kb=$RESTART_HWM" \
+  "merge_hwm_kb=$MERGE_HWM spilled_mb=$SPILLED"

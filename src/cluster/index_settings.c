@@ -192,8 +192,7 @@ bool sc__index_parse_settings(const json_t *in, sc_index_settings *s, json_t **n
     }
     s->merge_memory_bytes = 256ull << 20;
     if ((v = setting(in, "merge.memory"))) {
-        if (!sc_setting_parse_bytes(v, &s->merge_memory_bytes) ||
-            s->merge_memory_bytes == 0) {
+        if (!sc_setting_parse_bytes(v, &s->merge_memory_bytes) || s->merge_memory_bytes == 0) {
             sc_cluster_error_set(err, 400, "illegal_argument_exception",
                                  "failed to parse setting [index.merge.memory]: expected a "
                                  "positive byte size, e.g. 256mb");

@@ -25,7 +25,8 @@ typedef struct sc_merge_input {
  * Streams (merge_stream.c) when every input with docs has `_id` doc values and no input has a
  * dense_vector field: memory is then O(n_docs) bytes for the field being merged (norms, doc
  * values, points: at most ~30 bytes per doc), its term dictionary and one term's encoded
- * postings, and the inputs' pages are dropped from RSS after each field. Otherwise the merged
+ * postings (the last two spilled past the default limit, see sc_merge_options), and the
+ * inputs' pages are dropped from RSS after each field. Otherwise the merged
  * segment is rebuilt in a builder (memory proportional to the merged segment). */
 sc_status sc_segment_merge(const sc_merge_input *in, size_t n, const char *dir, const char *name,
                            sc_segment_write_info *info) SC_MUST_USE;

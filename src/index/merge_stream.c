@@ -45,7 +45,8 @@ typedef struct sctx {
     SC_VEC(uint64_t) ords;
     uint64_t dropped_at; /* output position when the inputs' pages were last dropped */
     uint64_t part;       /* a spillable buffer's share of the memory limit (bytes) */
-    sc__spill sp_blk, sp_pos, sp_td; /* one term's postings and positions, the term dictionary */
+    /* one term's postings and positions, the term dictionary */
+    sc__spill sp_blk, sp_pos, sp_td;
     sc_status st;
 } sctx;
 
@@ -275,9 +276,7 @@ static sc_status merge_terms(sctx *m, const sc_field_info *f0, const uint8_t *no
     if (st == SC_OK)
         st = m->td.st;
     if (st == SC_OK)
-        st = m->sp_blk.st != SC_OK ? m->sp_blk.st
-             : m->sp_pos.st != SC_OK ? m->sp_pos.st
-                                     : m->sp_td.st;
+        st = m->sp_blk.st != SC_OK ? m->sp_blk.st : m->sp_pos.st != SC_OK ? m->sp_pos.st : m->sp_td.st;
     sec[0] = m->o->pos;
     sec[1] = m->td.tindex.len;
     sc__out_write(m->o, m->td.tindex.ptr, m->td.tindex.len);
@@ -1043,8 +1042,8 @@ sc_status sc__segment_merge_stream(const sc_merge_input *in, size_t n, const cha
     if (st == SC_OK && next >= UINT32_MAX)
         st = SC_ELIMIT;
     m.n_docs = (uint32_t)next;
-    m.part = part_bytes(in, n, next,
-                        opts->memory_bytes ? opts->memory_bytes : SC_MERGE_MEMORY_DEFAULT);
+    uint64_t limit = opts->memory_bytes ? opts->memory_bytes : SC_MERGE_MEMORY_DEFAULT;
+    m.part = part_bytes(in, n, next, limit);
     sc__spill_init(&m.sp_blk, dir, name, "postings", &opts->spilled_bytes);
     sc__spill_init(&m.sp_pos, dir, name, "positions", &opts->spilled_bytes);
     sc__spill_init(&m.sp_td, dir, name, "terms", &opts->spilled_bytes);

@@ -47,7 +47,8 @@ void sc__postenc_finish(sc__postenc *e);
 typedef struct sc__termdict {
     bool freqs, with_pos;
     sc_buf tindex, tdata;
-    uint64_t tdata_base; /* bytes of tdata the caller has taken out (spilled); 0 after _begin */
+    /* bytes of tdata the caller has taken out (spilled); 0 after _begin */
+    uint64_t tdata_base;
     sc_buf prev; /* the previous term's bytes */
     uint64_t count, prev_post, prev_pos;
     sc_status st;

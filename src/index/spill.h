@@ -11,9 +11,9 @@
 typedef struct sc__spill {
     int fd; /* -1 until the first spill */
     char path[1024];
-    uint64_t len;     /* bytes in the file (since the last _copy) */
-    uint64_t *total;  /* every byte ever spilled is added here (may be NULL) */
-    sc_status st;     /* sticky */
+    uint64_t len;    /* bytes in the file (since the last _copy) */
+    uint64_t *total; /* every byte ever spilled is added here (may be NULL) */
+    sc_status st;    /* sticky */
 } sc__spill;
 
 /* Names the file `<dir>/.<segment>.<tag>.spill.tmp`; creates nothing yet. total may be NULL. */

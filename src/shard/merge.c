@@ -153,6 +153,9 @@ static sc_status run_merge(sc_shard *s, sc__slot **in, size_t n)
     }
     free(inputs);
     free(start);
+    /* again, now that the inputs' slots (doc maps, deletes) are freed: trimming only before it
+     * left ~5 MiB of a 100k-doc shard resident in the heap of an idle server */
+    sc_alloc_release_free();
     atomic_fetch_sub(&s->merges_current, 1);
     atomic_fetch_add(&s->merge_time_ns, sc_clock_now_ns() - t0);
     return st;
