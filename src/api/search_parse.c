@@ -593,6 +593,11 @@ void sc__search_resolve_sort(search_parse *sp, sc_index *const *list, size_t n)
         sc_sort_spec *f = &sp->sort[i];
         if (f->kind != SC_SORT_BY_NUMERIC && f->kind != SC_SORT_BY_KEYWORD)
             continue;
+        if (sc_slice_eq(f->field, sc_slice_cstr("_id"))) {
+            /* not in the mapping: the ids' sorted-set doc values, in byte order */
+            f->kind = SC_SORT_BY_KEYWORD;
+            continue;
+        }
         for (size_t x = 0; x < n; x++) {
             sc_mapping *m = sc_index_mapping(list[x]);
             const sc_mapping_field *mf = m ? sc_mapping_find(m, f->field) : NULL;

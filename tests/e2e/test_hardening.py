@@ -4,6 +4,7 @@ request-validation items. Each test drives the real server over HTTP."""
 import base64
 import glob
 import json
+import random
 import os
 import subprocess
 import tempfile
@@ -505,3 +506,25 @@ def test_task_id_may_start_with_underscore(server):
     st, _, b = server.request("GET", "/_tasks/_AbCdEfGhIjKlMnOpQrStUv:424242")
     assert "no handler found" not in json.dumps(b), b
     assert st == 200 and "nodes" in b, b  # the tasks API answered (no such task running)
+
+
+def test_sort_on_id_sorts_ids_in_byte_order(server, fresh_index):
+    """Sorting on _id reads the ids' doc values (keyword order), whatever the indexing order,
+    across segments, with search_after paging."""
+    ix = fresh_index
+    ids = ["d%d" % i for i in range(15)]
+    order = list(range(15))
+    random.Random(5).shuffle(order)
+    for k, i in enumerate(order):
+        refresh = "?refresh=true" if k in (5, 14) else ""  # three segments
+        st, _, b = server.request("PUT", "/%s/_doc/%s%s" % (ix, ids[i], refresh), {"n": i})
+        assert st in (200, 201), b
+    want = sorted(ids)
+    st, _, b = server.request("POST", "/%s/_search" % ix, {"size": 20, "sort": [{"_id": "asc"}]})
+    assert st == 200 and [h["_id"] for h in b["hits"]["hits"]] == want, b
+    assert [h["sort"] for h in b["hits"]["hits"]] == [[x] for x in want], b
+    st, _, b = server.request("POST", "/%s/_search" % ix, {"size": 20, "sort": [{"_id": "desc"}]})
+    assert [h["_id"] for h in b["hits"]["hits"]] == want[::-1], b
+    st, _, b = server.request("POST", "/%s/_search" % ix, {"size": 4, "sort": ["_id"],
+                                                          "search_after": [want[5]]})
+    assert [h["_id"] for h in b["hits"]["hits"]] == want[6:10], b
