@@ -316,52 +316,9 @@ void sc_api_put_settings(sc_rest_req *req, sc_rest_resp *resp)
         }
     }
     if (!bad) {
-        for (size_t i = 0; i < n; i++) {
-            json_t *target = json_object_get(list[i]->settings_json, "index");
-            json_object_foreach (src, k, v) {
-                const char *key = strncmp(k, "index.", 6) == 0 ? k + 6 : k;
-                int64_t ms;
-                if (strcmp(key, "refresh_interval") == 0 && json_is_string(v) &&
-                    sc_time_parse_ms(json_string_value(v), &ms))
-                    list[i]->settings.refresh_interval_ms = ms;
-                else if (strcmp(key, "refresh_interval") == 0 && json_is_null(v))
-                    list[i]->settings.refresh_interval_ms = 1000;
-                if (strcmp(key, "max_result_window") == 0 && json_is_integer(v))
-                    list[i]->settings.max_result_window = json_integer_value(v);
-                const json_t *fts = strcmp(key, "translog.flush_threshold_size") == 0 ? v
-                                    : strcmp(key, "translog") == 0 && json_is_object(v)
-                                        ? json_object_get(v, "flush_threshold_size")
-                                        : NULL;
-                uint64_t fts_bytes;
-                if (fts && json_is_null(fts))
-                    fts_bytes = 512ull << 20;
-                if (fts && (json_is_null(fts) || sc_setting_parse_bytes(fts, &fts_bytes))) {
-                    list[i]->settings.flush_threshold_bytes = fts_bytes;
-                    sc_index_set_flush_threshold(list[i], fts_bytes);
-                }
-                const json_t *wv = strcmp(key, "write.wait_for_active_shards") == 0 ? v
-                                   : strcmp(key, "write") == 0 && json_is_object(v)
-                                       ? json_object_get(v, "wait_for_active_shards")
-                                       : NULL;
-                int32_t wa = 1;
-                if (wv && json_is_integer(wv))
-                    wa = (int32_t)json_integer_value(wv);
-                else if (wv && json_is_string(wv) &&
-                         !sc_wait_active_parse(json_string_value(wv), &wa))
-                    wa = 1;
-                if (wv)
-                    list[i]->settings.write_wait_active = wa; /* null: back to 1 */
-                if (strcmp(key, "number_of_replicas") == 0 && json_is_integer(v))
-                    list[i]->settings.number_of_replicas = (uint32_t)json_integer_value(v);
-                if (json_is_null(v))
-                    json_object_del(target, key);
-                else if (json_is_integer(v))
-                    json_object_set_new(target, key,
-                                        json_sprintf("%lld", (long long)json_integer_value(v)));
-                else
-                    json_object_set_new(target, key, json_deep_copy(v));
-            }
-        }
+        /* applied, persisted (meta.json) and, clustered, published to every node */
+        for (size_t i = 0; i < n; i++)
+            sc_index_update_settings(list[i], src);
         sc_rest_ack(req, resp);
     }
     sc_node_release(list, n);

@@ -107,9 +107,16 @@ bool sc_setting_parse_bytes(const json_t *v, uint64_t *out)
     static const struct {
         const char *unit;
         double mult;
-    } units[] = {{"", 1},        {"b", 1},        {"kb", 1024.0}, {"k", 1024.0}, {"mb", 1048576.0},
-                 {"m", 1048576.0}, {"gb", 1073741824.0}, {"g", 1073741824.0},
-                 {"tb", 1099511627776.0}, {"t", 1099511627776.0}};
+    } units[] = {{"", 1},
+                 {"b", 1},
+                 {"kb", 1024.0},
+                 {"k", 1024.0},
+                 {"mb", 1048576.0},
+                 {"m", 1048576.0},
+                 {"gb", 1073741824.0},
+                 {"g", 1073741824.0},
+                 {"tb", 1099511627776.0},
+                 {"t", 1099511627776.0}};
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
         if (strcasecmp(end, units[i].unit) == 0 && x * units[i].mult <= 9e18) {
             *out = (uint64_t)(x * units[i].mult);
@@ -270,8 +277,8 @@ sc_status sc__index_analysis_bind(sc_index *ix, sc_cluster_error *err)
     sc_analysis_error aerr;
     sc_analyzer_registry *r = NULL;
     /* synonyms_path names a file under the node's data folder */
-    sc_status st = sc_analyzer_registry_new_dir(ix->analysis_json,
-                                                ix->node ? sc_node_config_get(ix->node)->data_dir : NULL, &r, &aerr);
+    sc_status st = sc_analyzer_registry_new_dir(
+        ix->analysis_json, ix->node ? sc_node_config_get(ix->node)->data_dir : NULL, &r, &aerr);
     if (st != SC_OK) {
         sc_cluster_error_set(err, 400, "illegal_argument_exception", "%s",
                              st == SC_EINVAL ? aerr.message : sc_status_str(st));
@@ -289,8 +296,8 @@ sc_status sc_index_reload_analysis(sc_index *ix, sc_cluster_error *err)
     static pthread_mutex_t reload_mu = PTHREAD_MUTEX_INITIALIZER;
     sc_analysis_error aerr;
     sc_analyzer_registry *r = NULL;
-    sc_status st = sc_analyzer_registry_new_dir(ix->analysis_json,
-                                                ix->node ? sc_node_config_get(ix->node)->data_dir : NULL, &r, &aerr);
+    sc_status st = sc_analyzer_registry_new_dir(
+        ix->analysis_json, ix->node ? sc_node_config_get(ix->node)->data_dir : NULL, &r, &aerr);
     if (st != SC_OK) {
         sc_cluster_error_set(err, st == SC_EINVAL ? 400 : 500, "illegal_argument_exception", "%s",
                              st == SC_EINVAL ? aerr.message : sc_status_str(st));
@@ -368,4 +375,99 @@ static sc_status ix_normalize(void *ctx, const char *normalizer, sc_slice text, 
 const sc_mapping_analysis *sc_index_analysis(sc_index *ix)
 {
     return &ix->analysis_hook;
+}
+
+/* An integer setting given as a number or as its decimal text (the stored form). */
+static bool int_setting(const json_t *v, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return true;
+    }
+    const char *s = json_string_value(v);
+    char *end;
+    if (!s || !*s)
+        return false;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (*end || errno)
+        return false;
+    *out = x;
+    return true;
+}
+
+/* Applies the dynamic settings of src (flat "index.x", or the "index" object's keys; numbers or
+ * their text) to ix and its settings JSON (a null value removes a key, restoring the default). */
+static void apply_dynamic(sc_index *ix, const json_t *src)
+{
+    const char *k;
+    json_t *v;
+    json_t *target = json_object_get(ix->settings_json, "index");
+    json_object_foreach ((json_t *)src, k, v) {
+        const char *key = strncmp(k, "index.", 6) == 0 ? k + 6 : k;
+        int64_t ms;
+        if (strcmp(key, "refresh_interval") == 0 && json_is_string(v) &&
+            sc_time_parse_ms(json_string_value(v), &ms))
+            ix->settings.refresh_interval_ms = ms;
+        else if (strcmp(key, "refresh_interval") == 0 && json_is_null(v))
+            ix->settings.refresh_interval_ms = 1000;
+        int64_t x;
+        if (strcmp(key, "max_result_window") == 0 && int_setting(v, &x))
+            ix->settings.max_result_window = x;
+        const json_t *fts = strcmp(key, "translog.flush_threshold_size") == 0 ? v
+                            : strcmp(key, "translog") == 0 && json_is_object(v)
+                                ? json_object_get(v, "flush_threshold_size")
+                                : NULL;
+        uint64_t fts_bytes;
+        if (fts && json_is_null(fts))
+            fts_bytes = 512ull << 20;
+        if (fts && (json_is_null(fts) || sc_setting_parse_bytes(fts, &fts_bytes))) {
+            ix->settings.flush_threshold_bytes = fts_bytes;
+            sc_index_set_flush_threshold(ix, fts_bytes);
+        }
+        const json_t *wv = strcmp(key, "write.wait_for_active_shards") == 0 ? v
+                           : strcmp(key, "write") == 0 && json_is_object(v)
+                               ? json_object_get(v, "wait_for_active_shards")
+                               : NULL;
+        int32_t wa = 1;
+        if (wv && int_setting(wv, &x))
+            wa = (int32_t)x;
+        else if (wv && json_is_string(wv) && !sc_wait_active_parse(json_string_value(wv), &wa))
+            wa = 1;
+        if (wv)
+            ix->settings.write_wait_active = wa; /* null: back to 1 */
+        if (strcmp(key, "number_of_replicas") == 0 && int_setting(v, &x) && x >= 0)
+            ix->settings.number_of_replicas = (uint32_t)x;
+        if (json_is_null(v))
+            json_object_del(target, key);
+        else if (json_is_integer(v))
+            json_object_set_new(target, key,
+                                json_sprintf("%lld", (long long)json_integer_value(v)));
+        else
+            json_object_set_new(target, key, json_deep_copy(v));
+    }
+}
+
+void sc_index_update_settings(sc_index *ix, const json_t *src)
+{
+    apply_dynamic(ix, src);
+    sc__index_persist_meta(ix);
+}
+
+void sc__index_take_settings(sc_index *ix, const json_t *settings)
+{
+    if (!json_is_object(settings) || json_equal(settings, ix->settings_json))
+        return;
+    const json_t *src = json_object_get(settings, "index");
+    if (!json_is_object(src))
+        return;
+    apply_dynamic(ix, src);
+    json_t *copy = json_deep_copy(settings);
+    if (!copy)
+        return;
+    json_t *old = ix->settings_json;
+    ix->settings_json = copy;
+    json_decref(old);
+    if (sc__index_write_meta_local(ix) != SC_OK)
+        sc_log(SC_LOG_WARN, "index", "could not persist metadata of [%s]", ix->name);
 }

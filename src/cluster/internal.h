@@ -81,6 +81,9 @@ typedef struct retired_registry {
  * (*norm) and the analysis section (*analysis) (index_settings.c). false with err set. */
 bool sc__index_parse_settings(const json_t *in, sc_index_settings *s, json_t **norm,
                               json_t **analysis, bool durability_async, sc_cluster_error *err);
+/* Takes the settings of ix's metadata from the cluster (another node changed them): the
+ * dynamic ones are applied and meta.json rewritten, not published back (index_settings.c). */
+void sc__index_take_settings(sc_index *ix, const json_t *settings);
 /* Builds ix's analyzer registry from its analysis settings and its mapping hook
  * (index_settings.c). */
 sc_status sc__index_analysis_bind(sc_index *ix, sc_cluster_error *err) SC_MUST_USE;

@@ -183,6 +183,11 @@ sc_status sc_index_set_closed(sc_index *ix, bool closed, sc_cluster_error *err) 
 void sc_cluster_error_closed(sc_cluster_error *err, const sc_index *ix);
 void sc_node_release(sc_index **list, size_t n);
 
+/* Applies the dynamic settings of src (PUT _settings' "index" object or flat "index.x" keys,
+ * already validated) to ix, persists its metadata and, clustered, publishes it so that every
+ * node (and the master's allocation: number_of_replicas) follows. */
+void sc_index_update_settings(sc_index *ix, const json_t *src);
+
 /* The current mapping with a new reference (sc_mapping_unref). */
 sc_mapping *sc_index_mapping(sc_index *ix);
 /* Merges a mapping update (PUT _mapping) and persists it. SC_ECONFLICT/SC_EINVAL with err. */

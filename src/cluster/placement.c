@@ -44,7 +44,7 @@ struct sc_placement {
     pthread_cond_t cv_snap; /* a snapshot was published */
     bool dirty, stop;
     sc_placement_snapshot *snap;
-    json_t *seen; /* names of indices seen in the metadata: {name: true} */
+    json_t *seen;  /* names of indices seen in the metadata: {name: true} */
     sc_repl *repl; /* replication handlers and the recovery thread */
 };
 
@@ -118,8 +118,8 @@ const char *sc_placement_local_id(const sc_placement_snapshot *s)
     return s->local_id;
 }
 
-bool sc_placement_addr(const sc_placement_snapshot *s, const char *node_id, char *host,
-                       size_t cap, uint16_t *port)
+bool sc_placement_addr(const sc_placement_snapshot *s, const char *node_id, char *host, size_t cap,
+                       uint16_t *port)
 {
     for (size_t i = 0; i < s->n_nodes; i++)
         if (!strcmp(s->nodes[i].id, node_id) && s->nodes[i].port) {
@@ -287,6 +287,7 @@ static void sync_indices(sc_placement *p, const sc_cluster_view *v)
         if (ix) {
             merge_mapping(ix, meta);
             take_aliases(p, ix, meta, v->revision);
+            sc__index_take_settings(ix, json_object_get(meta, "settings"));
             sc_index_unref(ix);
             continue;
         }

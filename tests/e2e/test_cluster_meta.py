@@ -233,6 +233,44 @@ def test_filtered_alias_counts_the_filter_across_nodes(env):
         assert st == 200 and st2 == 200 and c["count"] == want["count"] < 20, (c, want)
 
 
+def test_settings_update_reaches_every_node_and_adds_replicas(env):
+    """PUT _settings on one node is published: number_of_replicas 0 -> 1 makes the master
+    allocate a replica that recovers every doc (green), and the other node takes the dynamic
+    settings (refresh_interval) too."""
+    n1, n2 = env["nodes"]["n1"], env["nodes"]["n2"]
+    st, _, r = n1.request("PUT", "/upd", {"settings": {"number_of_shards": 1,
+                                                       "number_of_replicas": 0}})
+    assert st == 200, r
+    green(n1, "upd")
+    body = "".join(json.dumps({"index": {"_index": "upd", "_id": str(i)}}) + "\n" +
+                   json.dumps({"n": i}) + "\n" for i in range(300))
+    st, _, r = n1.request("POST", "/_bulk?refresh=true", body,
+                          headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200 and not r["errors"], r
+    st, _, r = n2.request("PUT", "/upd/_settings", {"index": {"number_of_replicas": 1,
+                                                             "refresh_interval": "3s"}})
+    assert st == 200, r
+
+    def two_copies():
+        st, _, h = n1.request("GET", "/_cluster/health/upd")
+        return st == 200 and h["status"] == "green" and h["active_shards"] == 2
+    wait_until("a replica of upd", two_copies, timeout=30)
+    for node in (n1, n2):
+        st, _, rows = node.request("GET", "/_cat/shards/upd?format=json")
+        assert st == 200 and len(rows) == 2, rows
+    # each node counts the docs of its own copy (the replica's reader opens the recovered
+    # files at its next refresh)
+
+    def docs():
+        return sorted(int(x["docs"]) for n in (n1, n2) for x in n.request(
+            "GET", "/_cat/shards/upd?format=json")[2] if x["docs"] is not None)
+    wait_until("300 docs in both copies", lambda: docs() == [300, 300], timeout=20)
+    wait_until("settings on n1", lambda: n1.request("GET", "/upd/_settings")[2]["upd"][
+        "settings"]["index"].get("refresh_interval") == "3s", timeout=10)
+    assert n1.request("GET", "/upd/_settings")[2]["upd"]["settings"]["index"][
+        "number_of_replicas"] == "1"
+
+
 def test_snapshot_repository_registered_cluster_wide(env):
     n1, n2 = env["nodes"]["n1"], env["nodes"]["n2"]
     st, _, r = n1.request("PUT", "/_snapshot/shared", {

@@ -6,6 +6,7 @@ import glob
 import json
 import random
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -528,3 +529,32 @@ def test_sort_on_id_sorts_ids_in_byte_order(server, fresh_index):
     st, _, b = server.request("POST", "/%s/_search" % ix, {"size": 4, "sort": ["_id"],
                                                           "search_after": [want[5]]})
     assert [h["_id"] for h in b["hits"]["hits"]] == want[6:10], b
+
+
+def test_settings_update_survives_a_restart():
+    """PUT _settings is persisted with the index's metadata (it was applied in memory only and
+    lost at the next start)."""
+    tmp = tempfile.mkdtemp(prefix="scry-hard-")
+    data = os.path.join(tmp, "data")
+    srv = Server(data).start()
+    try:
+        st, _, b = srv.request("PUT", "/st", {"settings": {"number_of_shards": 1}})
+        assert st == 200, b
+        st, _, b = srv.request("PUT", "/st/_settings", {"index": {
+            "refresh_interval": "7s", "max_result_window": 777, "number_of_replicas": 0}})
+        assert st == 200, b
+        assert srv.stop() == 0
+        srv = Server(data).start()
+        st, _, b = srv.request("GET", "/st/_settings")
+        ix = b["st"]["settings"]["index"]
+        assert (ix["refresh_interval"], ix["max_result_window"], ix["number_of_replicas"]) == \
+            ("7s", "777", "0"), b
+        st, _, b = srv.request("POST", "/st/_search", {"from": 770, "size": 7})
+        assert st == 200, b  # the window of 777 is in force after the restart
+        st, _, b = srv.request("POST", "/st/_search", {"from": 770, "size": 8})
+        assert st == 400, b
+        st, _, b = srv.request("GET", "/_cluster/health/st")
+        assert b["status"] == "green", b  # no replica expected any more
+    finally:
+        srv.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
