@@ -21,34 +21,13 @@
 #include "index/internal.h"
 #include "index/merge.h"
 #include "index/merge_impl.h"
+#include "index/merge_stream_impl.h"
 #include "index/postenc.h"
 #include "index/postings.h"
 #include "index/segment_impl.h"
 #include "index/spill.h"
 #include "index/stored.h"
 #include "index/terms.h"
-
-typedef struct sctx {
-    const sc_merge_input *in;
-    size_t n;
-    uint32_t n_docs;  /* of the merged segment */
-    uint32_t **map;   /* per input: old doc -> new doc or UINT32_MAX */
-    sc__out *o;
-    const sc_field_info **fi; /* per input: the current field or NULL */
-    sc_bitset has;            /* docs with a value in the current field */
-    sc_buf ft;                /* the field table */
-    uint32_t n_fields;
-    sc__postenc enc;
-    sc__termdict td;
-    SC_VEC(uint32_t) pos;
-    SC_VEC(int64_t) vals;
-    SC_VEC(uint64_t) ords;
-    uint64_t dropped_at; /* output position when the inputs' pages were last dropped */
-    uint64_t part;       /* a spillable buffer's share of the memory limit (bytes) */
-    /* one term's postings and positions, the term dictionary */
-    sc__spill sp_blk, sp_pos, sp_td;
-    sc_status st;
-} sctx;
 
 /* The smallest share of a spillable buffer, whatever the limit: below it the spill files'
  * write calls would cost more than the memory saved. */
@@ -67,9 +46,7 @@ static void spill_postings(sctx *m)
     }
 }
 
-/* Reading the inputs makes their pages resident: drop them every 64 MiB of output, so the
- * merge's RSS does not grow with the index. */
-static void drop_input_pages(sctx *m, bool now)
+void sc__ms_drop_input_pages(sctx *m, bool now)
 {
     if (!now && m->o->pos - m->dropped_at < ((uint64_t)64 << 20))
         return;
@@ -254,7 +231,7 @@ static sc_status merge_terms(sctx *m, const sc_field_info *f0, const uint8_t *no
             }
             *sum_df += m->enc.df;
             *sum_ttf += m->enc.ttf;
-            drop_input_pages(m, false);
+            sc__ms_drop_input_pages(m, false);
         }
         /* advance the group's iterators (the term slice is dead from here) */
         for (size_t g = 0; st == SC_OK && g < ng; g++) {
@@ -276,7 +253,9 @@ static sc_status merge_terms(sctx *m, const sc_field_info *f0, const uint8_t *no
     if (st == SC_OK)
         st = m->td.st;
     if (st == SC_OK)
-        st = m->sp_blk.st != SC_OK ? m->sp_blk.st : m->sp_pos.st != SC_OK ? m->sp_pos.st : m->sp_td.st;
+        st = m->sp_blk.st != SC_OK   ? m->sp_blk.st
+             : m->sp_pos.st != SC_OK ? m->sp_pos.st
+                                     : m->sp_td.st;
     sec[0] = m->o->pos;
     sec[1] = m->td.tindex.len;
     sc__out_write(m->o, m->td.tindex.ptr, m->td.tindex.len);
@@ -778,170 +757,6 @@ static sc_status merge_field(sctx *m, sc_slice name)
     return m->st;
 }
 
-/* ---- stored fields ---- */
-
-typedef struct stw {
-    sc__out *o;
-    sc__stored_comp sc;
-    sc_buf raw;     /* pending docs (re-packed) */
-    uint32_t first; /* new id of the first pending doc */
-    uint32_t n;     /* pending docs */
-    sc_buf comp;
-    sc_buf idx;
-    uint32_t n_blocks;
-    sc_status st;
-} stw;
-
-static void st_entry(stw *w, uint32_t first, uint32_t n, uint64_t off, uint32_t cl, uint32_t raw)
-{
-    sc__buf_u32(&w->idx, first, &w->st);
-    sc__buf_u32(&w->idx, n, &w->st);
-    sc__buf_u64(&w->idx, off, &w->st);
-    sc__buf_u32(&w->idx, cl, &w->st);
-    sc__buf_u32(&w->idx, raw, &w->st);
-    w->n_blocks++;
-}
-
-static void st_flush(stw *w)
-{
-    if (!w->n || w->st != SC_OK)
-        return;
-    sc_status st = sc__stored_comp_block(&w->sc, w->raw.ptr, w->raw.len, &w->comp);
-    if (st != SC_OK) {
-        w->st = st;
-        return;
-    }
-    st_entry(w, w->first, w->n, w->o->pos, (uint32_t)w->comp.len, (uint32_t)w->raw.len);
-    sc__out_write(w->o, w->comp.ptr, w->comp.len);
-    sc_vec_clear(&w->raw);
-    w->n = 0;
-}
-
-/* The raw entry of a doc as a stored block holds it. */
-static void st_pack(sc_buf *b, sc_slice id, sc_slice src, sc_status *st)
-{
-    sc__buf_varint(b, id.len, st);
-    sc__buf_varint(b, src.len, st);
-    sc__buf_put(b, id.ptr, id.len, st);
-    sc__buf_put(b, src.ptr, src.len, st);
-}
-
-/* The merged segment's compressor: the raw size is estimated from the inputs' block index
- * (deleted docs included), the dictionary sample is every step-th doc of the output, as the
- * builder's writer takes it. */
-static sc_status st_comp(sctx *m, sc__stored_comp *c)
-{
-    uint64_t raw = 0;
-    for (size_t i = 0; i < m->n; i++) {
-        const sc_segment *seg = m->in[i].seg;
-        for (uint32_t k = 0; k < seg->n_stored_blocks; k++)
-            raw += sc__ld32(seg->stored_idx + (size_t)k * SC__STORED_ENTRY_BYTES + 20);
-    }
-    uint32_t step = sc__stored_sample_step(raw, m->n_docs);
-    if (!step)
-        return sc__stored_comp_init(c, NULL, NULL, 0, raw);
-    SC_VEC(size_t) sizes = {0};
-    sc_buf samples = {0};
-    sc_status st = SC_OK;
-    for (size_t i = 0; i < m->n && st == SC_OK; i++) {
-        const sc_segment *seg = m->in[i].seg;
-        sc_stored_reader r;
-        sc_stored_reader_init(&r, seg);
-        for (uint32_t d = 0; d < seg->n_docs && st == SC_OK; d++) {
-            uint32_t nd = m->map[i][d];
-            if (nd == UINT32_MAX || nd % step)
-                continue;
-            sc_slice id, src;
-            st = sc_stored_get(&r, d, &id, &src);
-            size_t before = samples.len;
-            if (st == SC_OK)
-                st_pack(&samples, id, src, &st);
-            if (st == SC_OK && sc_vec_push(&sizes, samples.len - before) != SC_OK)
-                st = SC_ENOMEM;
-        }
-        sc_stored_reader_fini(&r);
-        sc_segment_drop_pages(seg);
-    }
-    if (st == SC_OK)
-        st = sc__stored_comp_init(c, samples.ptr, sizes.ptr, sizes.len, raw);
-    sc_vec_free(&sizes);
-    sc_vec_free(&samples);
-    return st;
-}
-
-static sc_status merge_stored(sctx *m, uint64_t *idx_off, uint64_t *idx_len)
-{
-    stw w = {.o = m->o};
-    w.st = st_comp(m, &w.sc);
-    sc__buf_u32(&w.idx, 0, &w.st);
-    for (size_t i = 0; i < m->n && w.st == SC_OK; i++) {
-        const sc_segment *seg = m->in[i].seg;
-        const uint32_t *map = m->map[i];
-        uint32_t nd = seg->n_docs;
-        sc_stored_reader r;
-        sc_stored_reader_init(&r, seg);
-        for (uint32_t k = 0; k < seg->n_stored_blocks && w.st == SC_OK; k++) {
-            const uint8_t *e = seg->stored_idx + (size_t)k * SC__STORED_ENTRY_BYTES;
-            uint32_t first = sc__ld32(e), n = sc__ld32(e + 4);
-            if (first > nd || n > nd - first) {
-                w.st = SC_ECORRUPT;
-                break;
-            }
-            bool all_live = n > 0;
-            for (uint32_t d = first; all_live && d < first + n; d++)
-                all_live = map[d] != UINT32_MAX;
-            if (all_live && !w.sc.cdict && !seg->stored_dict_len) {
-                /* the whole block survives and no dictionary is involved: copy it compressed */
-                st_flush(&w);
-                uint64_t off = sc__ld64(e + 8);
-                uint32_t cl = sc__ld32(e + 16), raw = sc__ld32(e + 20);
-                if (off > seg->bytes.len || cl > seg->bytes.len - off) {
-                    w.st = SC_ECORRUPT;
-                    break;
-                }
-                st_entry(&w, map[first], n, m->o->pos, cl, raw);
-                sc__out_write(m->o, seg->bytes.ptr + off, cl);
-                drop_input_pages(m, false);
-                continue;
-            }
-            for (uint32_t d = first; d < first + n && w.st == SC_OK; d++) {
-                if (map[d] == UINT32_MAX)
-                    continue;
-                sc_slice id, src;
-                sc_status st = sc_stored_get(&r, d, &id, &src);
-                if (st != SC_OK) {
-                    w.st = st;
-                    break;
-                }
-                /* the writer's block rule: at most 16 docs, a doc starts a block once the
-                 * block holds 16 KiB */
-                if (w.n == SC__STORED_MAX_DOCS || w.raw.len >= SC__STORED_MAX_RAW)
-                    st_flush(&w);
-                if (w.n == 0)
-                    w.first = map[d];
-                st_pack(&w.raw, id, src, &w.st);
-                w.n++;
-            }
-            drop_input_pages(m, false);
-        }
-        sc_stored_reader_fini(&r);
-        sc_segment_drop_pages(seg);
-    }
-    st_flush(&w);
-    if (w.st == SC_OK) {
-        sc__st32(w.idx.ptr, w.n_blocks);
-        sc__stored_comp_trailer(&w.sc, &w.idx, &w.st);
-        *idx_off = m->o->pos;
-        *idx_len = w.idx.len;
-        sc__out_write(m->o, w.idx.ptr, w.idx.len);
-    }
-    sc__stored_comp_fini(&w.sc);
-    sc_vec_free(&w.raw);
-    sc_vec_free(&w.comp);
-    sc_vec_free(&w.idx);
-    return w.st;
-}
-
 /* ---- the whole segment ---- */
 
 bool sc__merge_can_stream(const sc_merge_input *in, size_t n)
@@ -985,11 +800,11 @@ static sc_status stream_body(sctx *m, uint64_t foot[4])
         if (st == SC_OK)
             st = m->o->st;
         /* the field's input pages were read once: keep them out of the process's RSS */
-        drop_input_pages(m, true);
+        sc__ms_drop_input_pages(m, true);
     }
     sc_vec_free(&names);
     if (st == SC_OK)
-        st = merge_stored(m, &foot[2], &foot[3]);
+        st = sc__ms_merge_stored(m, &foot[2], &foot[3]);
     if (st == SC_OK && m->st == SC_OK) {
         sc__st32(m->ft.ptr, m->n_fields);
         foot[0] = m->o->pos;

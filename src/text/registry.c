@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "text/internal.h"
+#include "text/registry_internal.h"
 #include "text/stopwords.h"
 
 /* The first N_CORE are sc_analyzer_builtin's; the others are language analyzers (below). */
@@ -41,193 +42,6 @@ static sc_status add_sayt(sc_analyzer_registry *r, const sc_analyzer *a)
 }
 
 #define MAX_FILTERS 32
-#define PATH_BYTES 256
-
-/* dst = a + b, truncated to PATH_BYTES - 1 bytes (a settings path for error messages). */
-static void path_cat(char *dst, const char *a, const char *b)
-{
-    size_t n = strlen(a), m = strlen(b);
-    if (n > PATH_BYTES - 1)
-        n = PATH_BYTES - 1;
-    if (m > PATH_BYTES - 1 - n)
-        m = PATH_BYTES - 1 - n;
-    memmove(dst, a, n);
-    memcpy(dst + n, b, m);
-    dst[n + m] = '\0';
-}
-
-static sc_status fail(sc_analysis_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static sc_status fail(sc_analysis_error *err, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof(err->message), fmt, ap);
-        va_end(ap);
-    }
-    return SC_EINVAL;
-}
-
-/* Parses a stopwords value into *out (NULL for "_none_"). */
-static sc_status parse_stopwords(const json_t *v, const char *path, bool ignore_case,
-                                 sc__stopset **out, sc_analysis_error *err)
-{
-    *out = NULL;
-    if (!v || (json_is_string(v) && strcmp(json_string_value(v), "_english_") == 0)) {
-        if (ignore_case) {
-            static const char *const en[] = {
-                "a",    "an",   "and",  "are",  "as",   "at",    "be",   "but",   "by",
-                "for",  "if",   "in",   "into", "is",   "it",    "no",   "not",   "of",
-                "on",   "or",   "such", "that", "the",  "their", "then", "there", "these",
-                "they", "this", "to",   "was",  "will", "with",
-            };
-            return sc__stopset_new(en, sizeof(en) / sizeof(en[0]), true, out);
-        }
-        return sc__stopset_english(out);
-    }
-    if (json_is_string(v) && strcmp(json_string_value(v), "_none_") == 0)
-        return SC_OK;
-    if (json_is_string(v)) {
-        const char *name = json_string_value(v);
-        size_t len = strlen(name);
-        for (size_t i = 0; len > 2 && name[0] == '_' && name[len - 1] == '_' && i < sc__n_stoplists;
-             i++)
-            if (strlen(sc__stoplists[i].name) == len - 2 &&
-                !memcmp(sc__stoplists[i].name, name + 1, len - 2))
-                return sc__stopset_new(sc__stoplists[i].words, sc__stoplists[i].n, ignore_case,
-                                       out);
-        return fail(err, "%s: unknown stop word list [%s]", path, name);
-    }
-    if (!json_is_array(v))
-        return fail(err, "%s: expected a string or an array of strings", path);
-    size_t n = json_array_size(v);
-    const char **words = sc_alloc_calloc(&sc__text_pool, n ? n : 1, sizeof(char *));
-    if (!words)
-        return SC_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *w = json_array_get(v, i);
-        if (!json_is_string(w)) {
-            sc_alloc_free(&sc__text_pool, words);
-            return fail(err, "%s[%zu]: expected a string", path, i);
-        }
-        words[i] = json_string_value(w);
-    }
-    sc_status st = sc__stopset_new(words, n, ignore_case, out);
-    sc_alloc_free(&sc__text_pool, words);
-    return st;
-}
-
-static sc_status get_max_len(const json_t *def, const char *path, uint32_t *out,
-                             sc_analysis_error *err)
-{
-    const json_t *v = json_object_get(def, "max_token_length");
-    if (!v)
-        return SC_OK;
-    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1048576)
-        return fail(err, "%s.max_token_length: expected an integer in [1, 1048576]", path);
-    *out = (uint32_t)json_integer_value(v);
-    return SC_OK;
-}
-
-/* Resolves a tokenizer name: built-in or analysis.tokenizer.<name>. lower is set for the
- * "lowercase" tokenizer (letter + lowercase). */
-/* Reads an optional integer setting in [lo, hi] into *out (left alone when absent). Accepts a
- * numeric string as Elasticsearch does. */
-static sc_status get_uint(const json_t *def, const char *key, const char *path, uint32_t lo,
-                          uint32_t hi, uint32_t *out, sc_analysis_error *err)
-{
-    const json_t *v = def ? json_object_get(def, key) : NULL;
-    if (!v)
-        return SC_OK;
-    long long x;
-    if (json_is_integer(v)) {
-        x = json_integer_value(v);
-    } else if (json_is_string(v)) {
-        char *end;
-        x = strtoll(json_string_value(v), &end, 10);
-        if (*json_string_value(v) == '\0' || *end)
-            return fail(err, "%s.%s: expected an integer", path, key);
-    } else {
-        return fail(err, "%s.%s: expected an integer", path, key);
-    }
-    if (x < (long long)lo || x > (long long)hi)
-        return fail(err, "%s.%s: must be in [%u, %u], got %lld", path, key, lo, hi, x);
-    *out = (uint32_t)x;
-    return SC_OK;
-}
-
-static sc_status get_bool(const json_t *def, const char *key, const char *path, bool *out,
-                          sc_analysis_error *err)
-{
-    const json_t *v = def ? json_object_get(def, key) : NULL;
-    if (!v)
-        return SC_OK;
-    if (json_is_boolean(v))
-        *out = json_is_true(v);
-    else if (json_is_string(v) && strcmp(json_string_value(v), "true") == 0)
-        *out = true;
-    else if (json_is_string(v) && strcmp(json_string_value(v), "false") == 0)
-        *out = false;
-    else
-        return fail(err, "%s.%s: expected a boolean", path, key);
-    return SC_OK;
-}
-
-/* Largest n-gram size we accept, and the widest min..max spread (Elasticsearch limits the
- * spread with index.max_ngram_diff, default 1; we allow up to this many so that the output of
- * one token stays bounded). */
-#define MAX_GRAM 1024
-#define MAX_NGRAM_DIFF 64
-
-static sc_status ngram_opts(const json_t *def, const char *path, bool edge, uint32_t *min,
-                            uint32_t *max, sc_analysis_error *err)
-{
-    *min = 1;
-    *max = 2;
-    SC_TRY(get_uint(def, "min_gram", path, 1, MAX_GRAM, min, err));
-    SC_TRY(get_uint(def, "max_gram", path, 1, MAX_GRAM, max, err));
-    if (*min > *max)
-        return fail(err, "%s: min_gram (%u) must not be greater than max_gram (%u)", path, *min,
-                    *max);
-    if (!edge && *max - *min > MAX_NGRAM_DIFF)
-        return fail(err, "%s: the difference between max_gram and min_gram must be at most %d",
-                    path, MAX_NGRAM_DIFF);
-    return SC_OK;
-}
-
-static sc_status token_chars(const json_t *def, const char *path, uint32_t *out,
-                             sc_analysis_error *err)
-{
-    *out = 0;
-    const json_t *v = def ? json_object_get(def, "token_chars") : NULL;
-    if (!v)
-        return SC_OK;
-    if (!json_is_array(v))
-        return fail(err, "%s.token_chars: expected an array", path);
-    size_t i;
-    const json_t *c;
-    json_array_foreach (v, i, c) {
-        const char *n = json_is_string(c) ? json_string_value(c) : "";
-        if (strcmp(n, "letter") == 0)
-            *out |= SC__TC_LETTER;
-        else if (strcmp(n, "digit") == 0)
-            *out |= SC__TC_DIGIT;
-        else if (strcmp(n, "whitespace") == 0)
-            *out |= SC__TC_WHITESPACE;
-        else if (strcmp(n, "punctuation") == 0)
-            *out |= SC__TC_PUNCTUATION;
-        else if (strcmp(n, "symbol") == 0)
-            *out |= SC__TC_SYMBOL;
-        else
-            return fail(err,
-                        "%s.token_chars[%zu]: unknown token class [%s] (letter, digit, "
-                        "whitespace, punctuation, symbol; custom is not supported)",
-                        path, i, n);
-    }
-    return SC_OK;
-}
 
 static sc_status resolve_tokenizer(const json_t *analysis, const char *name, const char *path,
                                    sc__tokenizer_kind *kind, sc__tokenizer_opts *topts, bool *lower,
@@ -238,13 +52,13 @@ static sc_status resolve_tokenizer(const json_t *analysis, const char *name, con
     const json_t *def = defs ? json_object_get(defs, name) : NULL;
     const char *type = name;
     char defpath[PATH_BYTES];
-    path_cat(defpath, "analysis.tokenizer.", name);
+    sc__reg_path_cat(defpath, "analysis.tokenizer.", name);
     if (def) {
         const json_t *t = json_object_get(def, "type");
         if (!json_is_string(t))
-            return fail(err, "%s.type: expected a string", defpath);
+            return sc__reg_fail(err, "%s.type: expected a string", defpath);
         type = json_string_value(t);
-        SC_TRY(get_max_len(def, defpath, max_len, err));
+        SC_TRY(sc__reg_get_max_len(def, defpath, max_len, err));
     }
     *lower = false;
     if (strcmp(type, "standard") == 0)
@@ -263,62 +77,19 @@ static sc_status resolve_tokenizer(const json_t *analysis, const char *name, con
         bool edge = type[0] == 'e';
         *kind = edge ? SC__TOK_EDGE_NGRAM : SC__TOK_NGRAM;
         const char *p = def ? defpath : path;
-        SC_TRY(ngram_opts(def, p, edge, &topts->min_gram, &topts->max_gram, err));
-        SC_TRY(token_chars(def, p, &topts->token_chars, err));
+        SC_TRY(sc__reg_ngram_opts(def, p, edge, &topts->min_gram, &topts->max_gram, err));
+        SC_TRY(sc__reg_token_chars(def, p, &topts->token_chars, err));
     } else
-        return fail(err, "%s: unknown or unsupported tokenizer [%s]", def ? defpath : path, type);
+        return sc__reg_fail(err, "%s: unknown or unsupported tokenizer [%s]", def ? defpath : path,
+                            type);
     return SC_OK;
-}
-
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s);
-    char *d = sc_alloc_malloc(&sc__text_pool, n + 1);
-    if (d)
-        memcpy(d, s, n + 1);
-    return d;
 }
 
 static sc_status snowball_filter(const char *lang, sc__filter *f)
 {
     f->kind = SC__F_SNOWBALL;
-    f->lang = dup_str(lang);
+    f->lang = sc__reg_dup_str(lang);
     return f->lang ? SC_OK : SC_ENOMEM;
-}
-
-/* An array of strings (or one string) into a fresh array of borrowed pointers. */
-static sc_status string_list(const json_t *v, const char *path, const char ***out, size_t *n,
-                             sc_analysis_error *err)
-{
-    *out = NULL;
-    *n = 0;
-    if (!v)
-        return SC_OK;
-    if (json_is_string(v)) {
-        *out = sc_alloc_calloc(&sc__text_pool, 1, sizeof(char *));
-        if (!*out)
-            return SC_ENOMEM;
-        (*out)[0] = json_string_value(v);
-        *n = 1;
-        return SC_OK;
-    }
-    if (!json_is_array(v))
-        return fail(err, "%s: expected an array of strings", path);
-    size_t len = json_array_size(v);
-    *out = sc_alloc_calloc(&sc__text_pool, len ? len : 1, sizeof(char *));
-    if (!*out)
-        return SC_ENOMEM;
-    for (size_t i = 0; i < len; i++) {
-        const json_t *w = json_array_get(v, i);
-        if (!json_is_string(w)) {
-            sc_alloc_free(&sc__text_pool, *out);
-            *out = NULL;
-            return fail(err, "%s[%zu]: expected a string", path, i);
-        }
-        (*out)[i] = json_string_value(w);
-    }
-    *n = len;
-    return SC_OK;
 }
 
 static sc_status stemmer_filter(const char *lang, const char *path, sc__filter *f,
@@ -349,7 +120,7 @@ static sc_status stemmer_filter(const char *lang, const char *path, sc__filter *
         for (size_t i = 0; i < sizeof(snowball_langs) / sizeof(snowball_langs[0]); i++)
             if (strcmp(lang, snowball_langs[i][0]) == 0)
                 return snowball_filter(snowball_langs[i][1], f);
-        return fail(err, "%s: unsupported stemmer language [%s]", path, lang);
+        return sc__reg_fail(err, "%s: unsupported stemmer language [%s]", path, lang);
     }
     return SC_OK;
 }
@@ -361,46 +132,47 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
     const json_t *defs = analysis ? json_object_get(analysis, "filter") : NULL;
     const json_t *def = defs ? json_object_get(defs, name) : NULL;
     char defpath[PATH_BYTES];
-    path_cat(defpath, "analysis.filter.", name);
+    sc__reg_path_cat(defpath, "analysis.filter.", name);
     const char *type = name;
     memset(f, 0, sizeof(*f));
     if (def) {
         const json_t *t = json_object_get(def, "type");
         if (!json_is_string(t))
-            return fail(err, "%s.type: expected a string", defpath);
+            return sc__reg_fail(err, "%s.type: expected a string", defpath);
         type = json_string_value(t);
         path = defpath;
     }
     if (strcmp(type, "lowercase") == 0) {
         const json_t *lang = def ? json_object_get(def, "language") : NULL;
         if (lang)
-            return fail(err, "%s.language: language-specific lowercasing is not supported", path);
+            return sc__reg_fail(err, "%s.language: language-specific lowercasing is not supported",
+                                path);
         f->kind = SC__F_LOWERCASE;
     } else if (strcmp(type, "asciifolding") == 0) {
         const json_t *po = def ? json_object_get(def, "preserve_original") : NULL;
         if (po && !json_is_false(po))
-            return fail(err, "%s.preserve_original: not supported", path);
+            return sc__reg_fail(err, "%s.preserve_original: not supported", path);
         f->kind = SC__F_ASCIIFOLD;
     } else if (strcmp(type, "stop") == 0) {
         bool ic = false;
         const json_t *v = def ? json_object_get(def, "ignore_case") : NULL;
         if (v && !json_is_boolean(v))
-            return fail(err, "%s.ignore_case: expected a boolean", path);
+            return sc__reg_fail(err, "%s.ignore_case: expected a boolean", path);
         ic = v && json_is_true(v);
         if (def && json_object_get(def, "stopwords_path"))
-            return fail(err, "%s.stopwords_path: not supported", path);
+            return sc__reg_fail(err, "%s.stopwords_path: not supported", path);
         char sp[PATH_BYTES];
-        path_cat(sp, path, ".stopwords");
+        sc__reg_path_cat(sp, path, ".stopwords");
         f->kind = SC__F_STOP;
-        SC_TRY(
-            parse_stopwords(def ? json_object_get(def, "stopwords") : NULL, sp, ic, &f->stop, err));
+        SC_TRY(sc__reg_parse_stopwords(def ? json_object_get(def, "stopwords") : NULL, sp, ic,
+                                       &f->stop, err));
         if (!f->stop) { /* _none_: a stop filter that removes nothing */
             SC_TRY(sc__stopset_new(NULL, 0, false, &f->stop));
         }
     } else if (strcmp(type, "snowball") == 0) {
         const json_t *l = def ? json_object_get(def, "language") : NULL;
         if (l && !json_is_string(l))
-            return fail(err, "%s.language: expected a string", path);
+            return sc__reg_fail(err, "%s.language: expected a string", path);
         const char *lang = l ? json_string_value(l) : "English";
         static const char *const langs[][2] = {
             {"Armenian", "armenian"},     {"Basque", "basque"},       {"Catalan", "catalan"},
@@ -418,7 +190,8 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
             while (i < nl && strcmp(langs[i][0], lang) != 0)
                 i++;
             if (i == nl)
-                return fail(err, "%s.language: unsupported Snowball language [%s]", path, lang);
+                return sc__reg_fail(err, "%s.language: unsupported Snowball language [%s]", path,
+                                    lang);
             SC_TRY(snowball_filter(langs[i][1], f));
         }
     } else if (strcmp(type, "porter_stem") == 0) {
@@ -428,9 +201,9 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
         if (!l && def)
             l = json_object_get(def, "name");
         if (l && !json_is_string(l))
-            return fail(err, "%s.language: expected a string", path);
+            return sc__reg_fail(err, "%s.language: expected a string", path);
         char lp[PATH_BYTES];
-        path_cat(lp, path, ".language");
+        sc__reg_path_cat(lp, path, ".language");
         SC_TRY(stemmer_filter(l ? json_string_value(l) : "english", lp, f, err));
     } else if (strcmp(type, "synonym") == 0 || strcmp(type, "synonym_graph") == 0) {
         /* the rules are parsed by build_synonyms, which knows the chain before this filter */
@@ -440,31 +213,33 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
         f->kind = SC__F_LENGTH;
         f->a = 0;
         f->b = INT32_MAX;
-        SC_TRY(get_uint(def, "min", path, 0, INT32_MAX, &f->a, err));
-        SC_TRY(get_uint(def, "max", path, 0, INT32_MAX, &f->b, err));
+        SC_TRY(sc__reg_get_uint(def, "min", path, 0, INT32_MAX, &f->a, err));
+        SC_TRY(sc__reg_get_uint(def, "max", path, 0, INT32_MAX, &f->b, err));
         if (f->a > f->b)
-            return fail(err, "%s: min must not be greater than max", path);
+            return sc__reg_fail(err, "%s: min must not be greater than max", path);
     } else if (strcmp(type, "trim") == 0) {
         f->kind = SC__F_TRIM;
     } else if (strcmp(type, "truncate") == 0) {
         f->kind = SC__F_TRUNCATE;
         f->a = 10;
-        SC_TRY(get_uint(def, "length", path, 1, INT32_MAX, &f->a, err));
+        SC_TRY(sc__reg_get_uint(def, "length", path, 1, INT32_MAX, &f->a, err));
     } else if (strcmp(type, "unique") == 0) {
         f->kind = SC__F_UNIQUE;
-        SC_TRY(get_bool(def, "only_on_same_position", path, &f->flag, err));
+        SC_TRY(sc__reg_get_bool(def, "only_on_same_position", path, &f->flag, err));
     } else if (strcmp(type, "keyword_marker") == 0) {
         f->kind = SC__F_KEYWORD_MARKER;
         if (def &&
             (json_object_get(def, "keywords_path") || json_object_get(def, "keywords_pattern")))
-            return fail(err, "%s: keywords_path and keywords_pattern are not supported", path);
+            return sc__reg_fail(err, "%s: keywords_path and keywords_pattern are not supported",
+                                path);
         bool ic = false;
-        SC_TRY(get_bool(def, "ignore_case", path, &ic, err));
+        SC_TRY(sc__reg_get_bool(def, "ignore_case", path, &ic, err));
         const char **words;
         size_t nw;
         char kp[PATH_BYTES];
-        path_cat(kp, path, ".keywords");
-        SC_TRY(string_list(def ? json_object_get(def, "keywords") : NULL, kp, &words, &nw, err));
+        sc__reg_path_cat(kp, path, ".keywords");
+        SC_TRY(sc__reg_string_list(def ? json_object_get(def, "keywords") : NULL, kp, &words, &nw,
+                                   err));
         sc_status st = sc__stopset_new(words, nw, ic, &f->stop);
         sc_alloc_free(&sc__text_pool, words);
         SC_TRY(st);
@@ -472,36 +247,36 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
                strcmp(type, "edge_ngram") == 0 || strcmp(type, "edgeNGram") == 0) {
         bool edge = type[0] == 'e';
         f->kind = edge ? SC__F_EDGE_NGRAM : SC__F_NGRAM;
-        SC_TRY(ngram_opts(def, path, edge, &f->a, &f->b, err));
-        SC_TRY(get_bool(def, "preserve_original", path, &f->flag, err));
+        SC_TRY(sc__reg_ngram_opts(def, path, edge, &f->a, &f->b, err));
+        SC_TRY(sc__reg_get_bool(def, "preserve_original", path, &f->flag, err));
         const json_t *side = def ? json_object_get(def, "side") : NULL;
         if (side && !(json_is_string(side) && strcmp(json_string_value(side), "front") == 0))
-            return fail(err, "%s.side: only front is supported", path);
+            return sc__reg_fail(err, "%s.side: only front is supported", path);
     } else if (strcmp(type, "shingle") == 0) {
         f->kind = SC__F_SHINGLE;
         f->a = 2;
         f->b = 2;
         f->flag = true;
-        SC_TRY(get_uint(def, "max_shingle_size", path, 2, 64, &f->b, err));
-        SC_TRY(get_uint(def, "min_shingle_size", path, 2, 64, &f->a, err));
+        SC_TRY(sc__reg_get_uint(def, "max_shingle_size", path, 2, 64, &f->b, err));
+        SC_TRY(sc__reg_get_uint(def, "min_shingle_size", path, 2, 64, &f->a, err));
         if (f->a > f->b)
-            return fail(err, "%s: min_shingle_size must not be greater than max_shingle_size",
-                        path);
-        SC_TRY(get_bool(def, "output_unigrams", path, &f->flag, err));
+            return sc__reg_fail(
+                err, "%s: min_shingle_size must not be greater than max_shingle_size", path);
+        SC_TRY(sc__reg_get_bool(def, "output_unigrams", path, &f->flag, err));
         bool if_none = false;
-        SC_TRY(get_bool(def, "output_unigrams_if_no_shingles", path, &if_none, err));
+        SC_TRY(sc__reg_get_bool(def, "output_unigrams_if_no_shingles", path, &if_none, err));
         if (if_none)
-            return fail(err, "%s.output_unigrams_if_no_shingles: not supported", path);
+            return sc__reg_fail(err, "%s.output_unigrams_if_no_shingles: not supported", path);
         const json_t *sep = def ? json_object_get(def, "token_separator") : NULL;
         const json_t *fil = def ? json_object_get(def, "filler_token") : NULL;
         if ((sep && !json_is_string(sep)) || (fil && !json_is_string(fil)))
-            return fail(err, "%s: token_separator and filler_token must be strings", path);
-        f->sep = dup_str(sep ? json_string_value(sep) : " ");
-        f->filler = dup_str(fil ? json_string_value(fil) : "_");
+            return sc__reg_fail(err, "%s: token_separator and filler_token must be strings", path);
+        f->sep = sc__reg_dup_str(sep ? json_string_value(sep) : " ");
+        f->filler = sc__reg_dup_str(fil ? json_string_value(fil) : "_");
         if (!f->sep || !f->filler)
             return SC_ENOMEM;
     } else {
-        return fail(err, "%s: unknown or unsupported filter [%s]", path, type);
+        return sc__reg_fail(err, "%s: unknown or unsupported filter [%s]", path, type);
     }
     return SC_OK;
 }
@@ -514,17 +289,17 @@ static sc_status read_rules_file(const char *config_dir, const char *rel, const 
     *lines = NULL;
     *n = 0;
     if (!config_dir)
-        return fail(err, "%s.synonyms_path: files are not available here", path);
+        return sc__reg_fail(err, "%s.synonyms_path: files are not available here", path);
     if (rel[0] == '/' || strstr(rel, "..") != NULL)
-        return fail(err,
-                    "%s.synonyms_path: must be a relative path inside the config folder "
-                    "[%s]",
-                    path, rel);
+        return sc__reg_fail(err,
+                            "%s.synonyms_path: must be a relative path inside the config folder "
+                            "[%s]",
+                            path, rel);
     char full[4096];
     snprintf(full, sizeof(full), "%s/%s", config_dir, rel);
     FILE *fp = fopen(full, "rb");
     if (!fp)
-        return fail(err, "%s.synonyms_path: cannot read [%s]", path, rel);
+        return sc__reg_fail(err, "%s.synonyms_path: cannot read [%s]", path, rel);
     size_t cap = 4096, len = 0;
     char *b = sc_alloc_malloc(&sc__text_pool, cap);
     while (b) {
@@ -532,7 +307,7 @@ static sc_status read_rules_file(const char *config_dir, const char *rel, const 
             if (cap > (64u << 20)) {
                 sc_alloc_free(&sc__text_pool, b);
                 fclose(fp);
-                return fail(err, "%s.synonyms_path: file larger than 64 MiB", path);
+                return sc__reg_fail(err, "%s.synonyms_path: file larger than 64 MiB", path);
             }
             char *nb = sc_alloc_realloc(&sc__text_pool, b, cap * 2);
             if (!nb) {
@@ -585,17 +360,18 @@ static sc_status build_synonyms(const json_t *analysis, const char *config_dir, 
     const json_t *defs = analysis ? json_object_get(analysis, "filter") : NULL;
     const json_t *def = defs ? json_object_get(defs, name) : NULL;
     char defpath[PATH_BYTES];
-    path_cat(defpath, "analysis.filter.", name);
+    sc__reg_path_cat(defpath, "analysis.filter.", name);
     if (!def)
-        return fail(err, "%s: synonym filter requires either `synonyms` or `synonyms_path`", path);
+        return sc__reg_fail(err, "%s: synonym filter requires either `synonyms` or `synonyms_path`",
+                            path);
     bool expand = true, lenient = false, updateable = false;
-    SC_TRY(get_bool(def, "expand", defpath, &expand, err));
-    SC_TRY(get_bool(def, "lenient", defpath, &lenient, err));
-    SC_TRY(get_bool(def, "updateable", defpath, &updateable, err));
+    SC_TRY(sc__reg_get_bool(def, "expand", defpath, &expand, err));
+    SC_TRY(sc__reg_get_bool(def, "lenient", defpath, &lenient, err));
+    SC_TRY(sc__reg_get_bool(def, "updateable", defpath, &updateable, err));
     (void)updateable; /* rules are re-read by _reload_search_analyzers either way */
     const json_t *format = json_object_get(def, "format");
     if (format && !(json_is_string(format) && strcmp(json_string_value(format), "solr") == 0))
-        return fail(err, "%s.format: only the solr format is supported", defpath);
+        return sc__reg_fail(err, "%s.format: only the solr format is supported", defpath);
     const json_t *syns = json_object_get(def, "synonyms");
     const json_t *spath = json_object_get(def, "synonyms_path");
     const char **rules = NULL;
@@ -603,15 +379,15 @@ static sc_status build_synonyms(const json_t *analysis, const char *config_dir, 
     char *filebuf = NULL;
     char sp[PATH_BYTES];
     if (syns) {
-        path_cat(sp, defpath, ".synonyms");
-        SC_TRY(string_list(syns, sp, &rules, &nr, err));
+        sc__reg_path_cat(sp, defpath, ".synonyms");
+        SC_TRY(sc__reg_string_list(syns, sp, &rules, &nr, err));
     } else if (json_is_string(spath)) {
-        path_cat(sp, defpath, ".synonyms_path");
+        sc__reg_path_cat(sp, defpath, ".synonyms_path");
         SC_TRY(read_rules_file(config_dir, json_string_value(spath), defpath, &filebuf, &rules, &nr,
                                err));
     } else {
-        return fail(err, "%s: synonym filter requires either `synonyms` or `synonyms_path`",
-                    defpath);
+        return sc__reg_fail(err, "%s: synonym filter requires either `synonyms` or `synonyms_path`",
+                            defpath);
     }
     sc_analyzer an;
     sc__analyzer_view(&an, kind, topts, fs, n);
@@ -622,7 +398,7 @@ static sc_status build_synonyms(const json_t *analysis, const char *config_dir, 
     sc_alloc_free(&sc__text_pool, rules);
     sc_alloc_free(&sc__text_pool, filebuf);
     if (st == SC_EINVAL)
-        return fail(err, "%s", msg);
+        return sc__reg_fail(err, "%s", msg);
     return st;
 }
 
@@ -634,12 +410,12 @@ static sc_status resolve_charfilter(const json_t *analysis, const char *name, co
     const json_t *defs = analysis ? json_object_get(analysis, "char_filter") : NULL;
     const json_t *def = defs ? json_object_get(defs, name) : NULL;
     char defpath[PATH_BYTES];
-    path_cat(defpath, "analysis.char_filter.", name);
+    sc__reg_path_cat(defpath, "analysis.char_filter.", name);
     const char *type = name;
     if (def) {
         const json_t *t = json_object_get(def, "type");
         if (!json_is_string(t))
-            return fail(err, "%s.type: expected a string", defpath);
+            return sc__reg_fail(err, "%s.type: expected a string", defpath);
         type = json_string_value(t);
         path = defpath;
     }
@@ -648,15 +424,16 @@ static sc_status resolve_charfilter(const json_t *analysis, const char *name, co
     sc_status st;
     if (strcmp(type, "mapping") == 0) {
         if (def && json_object_get(def, "mappings_path"))
-            return fail(err, "%s.mappings_path: not supported (use mappings)", path);
+            return sc__reg_fail(err, "%s.mappings_path: not supported (use mappings)", path);
         char mp[PATH_BYTES];
-        path_cat(mp, path, ".mappings");
+        sc__reg_path_cat(mp, path, ".mappings");
         const json_t *m = def ? json_object_get(def, "mappings") : NULL;
         if (!m)
-            return fail(err, "%s: mapping requires either `mappings` or `mappings_path`", path);
+            return sc__reg_fail(err, "%s: mapping requires either `mappings` or `mappings_path`",
+                                path);
         const char **rules;
         size_t n;
-        SC_TRY(string_list(m, mp, &rules, &n, err));
+        SC_TRY(sc__reg_string_list(m, mp, &rules, &n, err));
         st = sc__charfilter_mapping(rules, n, mp, out, msg, sizeof(msg));
         sc_alloc_free(&sc__text_pool, rules);
     } else if (strcmp(type, "pattern_replace") == 0) {
@@ -664,21 +441,21 @@ static sc_status resolve_charfilter(const json_t *analysis, const char *name, co
         const json_t *rep = def ? json_object_get(def, "replacement") : NULL;
         const json_t *flags = def ? json_object_get(def, "flags") : NULL;
         if (!json_is_string(pat))
-            return fail(err, "%s.pattern: expected a regular expression", path);
+            return sc__reg_fail(err, "%s.pattern: expected a regular expression", path);
         if (rep && !json_is_string(rep))
-            return fail(err, "%s.replacement: expected a string", path);
+            return sc__reg_fail(err, "%s.replacement: expected a string", path);
         if (flags && !(json_is_string(flags) && json_string_length(flags) == 0))
-            return fail(err, "%s.flags: regex flags are not supported", path);
+            return sc__reg_fail(err, "%s.flags: regex flags are not supported", path);
         st = sc__charfilter_pattern(json_string_value(pat), rep ? json_string_value(rep) : "", path,
                                     out, msg, sizeof(msg));
     } else {
-        return fail(err,
-                    "%s: unknown or unsupported char filter [%s] (mapping and "
-                    "pattern_replace are supported)",
-                    path, type);
+        return sc__reg_fail(err,
+                            "%s: unknown or unsupported char filter [%s] (mapping and "
+                            "pattern_replace are supported)",
+                            path, type);
     }
     if (st == SC_EINVAL)
-        return fail(err, "%s", msg);
+        return sc__reg_fail(err, "%s", msg);
     return st;
 }
 
@@ -688,9 +465,9 @@ static sc_status build_custom(const json_t *analysis, const char *config_dir, co
 {
     const json_t *tok = json_object_get(def, "tokenizer");
     if (!json_is_string(tok))
-        return fail(err, "%s.tokenizer: expected a tokenizer name", path);
+        return sc__reg_fail(err, "%s.tokenizer: expected a tokenizer name", path);
     char tp[PATH_BYTES];
-    path_cat(tp, path, ".tokenizer");
+    sc__reg_path_cat(tp, path, ".tokenizer");
     sc__tokenizer_kind kind = SC__TOK_STANDARD;
     sc__tokenizer_opts topts = {0, 0, 0, 0};
     bool lower = false;
@@ -698,9 +475,9 @@ static sc_status build_custom(const json_t *analysis, const char *config_dir, co
     const json_t *cfv = json_object_get(def, "char_filter");
     size_t ncf = json_is_array(cfv) ? json_array_size(cfv) : cfv ? 1 : 0;
     if (cfv && !json_is_array(cfv) && !json_is_string(cfv))
-        return fail(err, "%s.char_filter: expected an array of char filter names", path);
+        return sc__reg_fail(err, "%s.char_filter: expected an array of char filter names", path);
     if (ncf > MAX_FILTERS)
-        return fail(err, "%s.char_filter: more than %d char filters", path, MAX_FILTERS);
+        return sc__reg_fail(err, "%s.char_filter: more than %d char filters", path, MAX_FILTERS);
     sc__charfilter *cfs[MAX_FILTERS];
     size_t n_cf = 0;
     sc__filter fs[MAX_FILTERS + 1];
@@ -711,9 +488,9 @@ static sc_status build_custom(const json_t *analysis, const char *config_dir, co
         const json_t *v = json_is_array(cfv) ? json_array_get(cfv, i) : cfv;
         char fp[PATH_BYTES], idx[32];
         snprintf(idx, sizeof(idx), ".char_filter[%zu]", i);
-        path_cat(fp, path, idx);
+        sc__reg_path_cat(fp, path, idx);
         if (!json_is_string(v)) {
-            st = fail(err, "%s: expected a char filter name", fp);
+            st = sc__reg_fail(err, "%s: expected a char filter name", fp);
             break;
         }
         st = resolve_charfilter(analysis, json_string_value(v), fp, &cfs[n_cf], err);
@@ -725,17 +502,17 @@ static sc_status build_custom(const json_t *analysis, const char *config_dir, co
     const json_t *filters = json_object_get(def, "filter");
     size_t nf = json_is_array(filters) ? json_array_size(filters) : filters ? 1 : 0;
     if (st == SC_OK && filters && !json_is_array(filters) && !json_is_string(filters))
-        st = fail(err, "%s.filter: expected an array of filter names", path);
+        st = sc__reg_fail(err, "%s.filter: expected an array of filter names", path);
     if (st == SC_OK && nf > MAX_FILTERS)
-        st = fail(err, "%s.filter: more than %d filters", path, MAX_FILTERS);
+        st = sc__reg_fail(err, "%s.filter: more than %d filters", path, MAX_FILTERS);
     for (size_t i = 0; i < nf && st == SC_OK; i++) {
         const json_t *fv = json_is_array(filters) ? json_array_get(filters, i) : filters;
         char fp[PATH_BYTES];
         char idx[32];
         snprintf(idx, sizeof(idx), ".filter[%zu]", i);
-        path_cat(fp, path, idx);
+        sc__reg_path_cat(fp, path, idx);
         if (!json_is_string(fv)) {
-            st = fail(err, "%s: expected a filter name", fp);
+            st = sc__reg_fail(err, "%s: expected a filter name", fp);
             break;
         }
         st = resolve_filter(analysis, json_string_value(fv), fp, &fs[n], err);
@@ -771,7 +548,7 @@ static sc_status language_analyzer(const char *name, const char *type, const jso
         if (strcmp(sc__stoplists[i].name, type) == 0)
             list = &sc__stoplists[i];
     if (!list)
-        return fail(err, "%s: no stop word list for [%s]", path, type);
+        return sc__reg_fail(err, "%s: no stop word list for [%s]", path, type);
     char sp[PATH_BYTES];
     sc__filter fs[4];
     memset(fs, 0, sizeof fs);
@@ -779,8 +556,8 @@ static sc_status language_analyzer(const char *name, const char *type, const jso
     fs[n++].kind = SC__F_LOWERCASE;
     const json_t *sw = def ? json_object_get(def, "stopwords") : NULL;
     sc__stopset *stop = NULL, *keep = NULL;
-    path_cat(sp, path, ".stopwords");
-    SC_TRY(sw ? parse_stopwords(sw, sp, false, &stop, err)
+    sc__reg_path_cat(sp, path, ".stopwords");
+    SC_TRY(sw ? sc__reg_parse_stopwords(sw, sp, false, &stop, err)
               : sc__stopset_new(list->words, list->n, false, &stop));
     if (stop) {
         fs[n].kind = SC__F_STOP;
@@ -788,9 +565,9 @@ static sc_status language_analyzer(const char *name, const char *type, const jso
     }
     const char **words = NULL;
     size_t nw = 0;
-    path_cat(sp, path, ".stem_exclusion");
-    sc_status st =
-        string_list(def ? json_object_get(def, "stem_exclusion") : NULL, sp, &words, &nw, err);
+    sc__reg_path_cat(sp, path, ".stem_exclusion");
+    sc_status st = sc__reg_string_list(def ? json_object_get(def, "stem_exclusion") : NULL, sp,
+                                       &words, &nw, err);
     if (st == SC_OK && nw)
         st = sc__stopset_new(words, nw, false, &keep);
     sc_alloc_free(&sc__text_pool, words);
@@ -812,33 +589,33 @@ static sc_status build_analyzer(const json_t *analysis, const char *config_dir, 
                                 const json_t *def, sc_analyzer **out, sc_analysis_error *err)
 {
     char path[PATH_BYTES];
-    path_cat(path, "analysis.analyzer.", name);
+    sc__reg_path_cat(path, "analysis.analyzer.", name);
     if (!json_is_object(def))
-        return fail(err, "%s: expected an object", path);
+        return sc__reg_fail(err, "%s: expected an object", path);
     const json_t *t = json_object_get(def, "type");
     if (t && !json_is_string(t))
-        return fail(err, "%s.type: expected a string", path);
+        return sc__reg_fail(err, "%s.type: expected a string", path);
     const char *type = t ? json_string_value(t) : "custom";
     if (strcmp(type, "custom") == 0)
         return build_custom(analysis, config_dir, name, def, path, out, err);
     sc__filter fs[4];
     memset(fs, 0, sizeof(fs));
     char sp[PATH_BYTES];
-    path_cat(sp, path, ".stopwords");
+    sc__reg_path_cat(sp, path, ".stopwords");
     const json_t *sw = json_object_get(def, "stopwords");
     if (json_object_get(def, "stopwords_path"))
-        return fail(err, "%s.stopwords_path: not supported", path);
+        return sc__reg_fail(err, "%s.stopwords_path: not supported", path);
     SC_TRY(language_analyzer(name, type, def, path, out, err));
     if (*out)
         return SC_OK;
     if (strcmp(type, "standard") == 0) {
         uint32_t max_len = 0;
-        SC_TRY(get_max_len(def, path, &max_len, err));
+        SC_TRY(sc__reg_get_max_len(def, path, &max_len, err));
         size_t n = 0;
         fs[n++].kind = SC__F_LOWERCASE;
         if (sw) {
             sc__stopset *s;
-            SC_TRY(parse_stopwords(sw, sp, false, &s, err));
+            SC_TRY(sc__reg_parse_stopwords(sw, sp, false, &s, err));
             if (s) {
                 fs[n].kind = SC__F_STOP;
                 fs[n++].stop = s;
@@ -849,9 +626,9 @@ static sc_status build_analyzer(const json_t *analysis, const char *config_dir, 
     if (strcmp(type, "stop") == 0 || strcmp(type, "english") == 0) {
         bool en = type[0] == 'e';
         if (en && json_object_get(def, "stem_exclusion"))
-            return fail(err, "%s.stem_exclusion: not supported", path);
+            return sc__reg_fail(err, "%s.stem_exclusion: not supported", path);
         sc__stopset *s;
-        SC_TRY(parse_stopwords(sw, sp, false, &s, err));
+        SC_TRY(sc__reg_parse_stopwords(sw, sp, false, &s, err));
         size_t n = 0;
         fs[n++].kind = SC__F_LOWERCASE; /* before possessive: see sc_analyzer_builtin */
         if (en)
@@ -872,7 +649,7 @@ static sc_status build_analyzer(const json_t *analysis, const char *config_dir, 
                                                 : SC__TOK_KEYWORD;
         return sc__analyzer_new(name, k, 0, fs, type[0] == 's' ? 1 : 0, out);
     }
-    return fail(err, "%s.type: unknown or unsupported analyzer type [%s]", path, type);
+    return sc__reg_fail(err, "%s.type: unknown or unsupported analyzer type [%s]", path, type);
 }
 
 /* analysis.normalizer.<name>: keyword tokenizer + per-character filters. */
@@ -880,21 +657,21 @@ static sc_status build_normalizer(const json_t *analysis, const char *name, cons
                                   sc_analyzer **out, sc_analysis_error *err)
 {
     char path[PATH_BYTES];
-    path_cat(path, "analysis.normalizer.", name);
+    sc__reg_path_cat(path, "analysis.normalizer.", name);
     if (!json_is_object(def))
-        return fail(err, "%s: expected an object", path);
+        return sc__reg_fail(err, "%s: expected an object", path);
     const json_t *t = json_object_get(def, "type");
     if (t && !(json_is_string(t) && strcmp(json_string_value(t), "custom") == 0))
-        return fail(err, "%s.type: only custom normalizers are supported", path);
+        return sc__reg_fail(err, "%s.type: only custom normalizers are supported", path);
     const json_t *cf = json_object_get(def, "char_filter");
     if (cf && !(json_is_array(cf) && json_array_size(cf) == 0))
-        return fail(err, "%s.char_filter: char filters are not supported", path);
+        return sc__reg_fail(err, "%s.char_filter: char filters are not supported", path);
     const json_t *filters = json_object_get(def, "filter");
     if (filters && !json_is_array(filters))
-        return fail(err, "%s.filter: expected an array of filter names", path);
+        return sc__reg_fail(err, "%s.filter: expected an array of filter names", path);
     size_t nf = filters ? json_array_size(filters) : 0;
     if (nf > MAX_FILTERS)
-        return fail(err, "%s.filter: more than %d filters", path, MAX_FILTERS);
+        return sc__reg_fail(err, "%s.filter: more than %d filters", path, MAX_FILTERS);
     sc__filter fs[MAX_FILTERS];
     size_t n = 0;
     sc_status st = SC_OK;
@@ -902,9 +679,9 @@ static sc_status build_normalizer(const json_t *analysis, const char *name, cons
         const json_t *fv = json_array_get(filters, i);
         char fp[PATH_BYTES], idx[32];
         snprintf(idx, sizeof(idx), ".filter[%zu]", i);
-        path_cat(fp, path, idx);
+        sc__reg_path_cat(fp, path, idx);
         if (!json_is_string(fv)) {
-            st = fail(err, "%s: expected a filter name", fp);
+            st = sc__reg_fail(err, "%s: expected a filter name", fp);
             break;
         }
         st = resolve_filter(analysis, json_string_value(fv), fp, &fs[n], err);
@@ -912,8 +689,8 @@ static sc_status build_normalizer(const json_t *analysis, const char *name, cons
             break;
         n++;
         if (fs[n - 1].kind != SC__F_LOWERCASE && fs[n - 1].kind != SC__F_ASCIIFOLD)
-            st = fail(err, "%s: filter [%s] cannot be used in a normalizer", fp,
-                      json_string_value(fv));
+            st = sc__reg_fail(err, "%s: filter [%s] cannot be used in a normalizer", fp,
+                              json_string_value(fv));
     }
     if (st != SC_OK) {
         for (size_t i = 0; i < n; i++)
@@ -955,7 +732,7 @@ sc_status sc_analyzer_registry_new_dir(const json_t *analysis, const char *confi
     if (err)
         err->message[0] = '\0';
     if (analysis && !json_is_object(analysis))
-        return fail(err, "analysis: expected an object");
+        return sc__reg_fail(err, "analysis: expected an object");
     sc_analyzer_registry *r = sc_alloc_calloc(&sc__text_pool, 1, sizeof(*r));
     if (!r)
         return SC_ENOMEM;
@@ -966,7 +743,7 @@ sc_status sc_analyzer_registry_new_dir(const json_t *analysis, const char *confi
                                             builtin_names[i], &r->builtin[i], err);
     const json_t *defs = analysis ? json_object_get(analysis, "analyzer") : NULL;
     if (st == SC_OK && defs && !json_is_object(defs))
-        st = fail(err, "analysis.analyzer: expected an object");
+        st = sc__reg_fail(err, "analysis.analyzer: expected an object");
     if (st == SC_OK && defs) {
         r->custom =
             sc_alloc_calloc(&sc__text_pool, json_object_size(defs) + 1, sizeof(sc_analyzer *));
@@ -990,7 +767,7 @@ sc_status sc_analyzer_registry_new_dir(const json_t *analysis, const char *confi
     }
     const json_t *ndefs = analysis ? json_object_get(analysis, "normalizer") : NULL;
     if (st == SC_OK && ndefs && !json_is_object(ndefs))
-        st = fail(err, "analysis.normalizer: expected an object");
+        st = sc__reg_fail(err, "analysis.normalizer: expected an object");
     if (st == SC_OK && ndefs) {
         r->normalizers =
             sc_alloc_calloc(&sc__text_pool, json_object_size(ndefs) + 1, sizeof(sc_analyzer *));
@@ -1007,8 +784,8 @@ sc_status sc_analyzer_registry_new_dir(const json_t *analysis, const char *confi
         }
     }
     if (st == SC_OK) {
-        r->sayt = sc_alloc_calloc(&sc__text_pool, 6 * (N_BUILTIN + r->n_custom),
-                                  sizeof(sc_analyzer *));
+        r->sayt =
+            sc_alloc_calloc(&sc__text_pool, 6 * (N_BUILTIN + r->n_custom), sizeof(sc_analyzer *));
         if (!r->sayt)
             st = SC_ENOMEM;
         for (size_t i = 0; st == SC_OK && i < N_BUILTIN; i++)

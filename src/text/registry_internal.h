@@ -1,0 +1,33 @@
+/* The analyzer registry's settings readers (registry_opts.c), shared by registry.c: option
+ * getters with Elasticsearch's error messages, stop word lists, string lists, settings paths. */
+#ifndef SC_TEXT_REGISTRY_INTERNAL_H
+#define SC_TEXT_REGISTRY_INTERNAL_H
+
+#include <jansson.h>
+
+#include "text/internal.h"
+#include "text/stopwords.h"
+
+/* The longest settings path kept for error messages (with its NUL). */
+#define PATH_BYTES 256
+
+void sc__reg_path_cat(char *dst, const char *a, const char *b);
+sc_status sc__reg_fail(sc_analysis_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+sc_status sc__reg_parse_stopwords(const json_t *v, const char *path, bool ignore_case,
+                                  sc__stopset **out, sc_analysis_error *err);
+sc_status sc__reg_get_max_len(const json_t *def, const char *path, uint32_t *out,
+                              sc_analysis_error *err);
+sc_status sc__reg_get_uint(const json_t *def, const char *key, const char *path, uint32_t lo,
+                           uint32_t hi, uint32_t *out, sc_analysis_error *err);
+sc_status sc__reg_get_bool(const json_t *def, const char *key, const char *path, bool *out,
+                           sc_analysis_error *err);
+sc_status sc__reg_ngram_opts(const json_t *def, const char *path, bool edge, uint32_t *min,
+                             uint32_t *max, sc_analysis_error *err);
+sc_status sc__reg_token_chars(const json_t *def, const char *path, uint32_t *out,
+                              sc_analysis_error *err);
+char *sc__reg_dup_str(const char *s);
+sc_status sc__reg_string_list(const json_t *v, const char *path, const char ***out, size_t *n,
+                              sc_analysis_error *err);
+
+#endif
