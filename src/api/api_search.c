@@ -257,20 +257,13 @@ static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_s
                                 const search_parse *sp)
 {
     bool vectors = sr->n_rrf || sr->knn_cap || sp->vec.rrf || json_array_size(sp->vec.knn);
-    bool inner = false;
-    for (size_t i = 0; sr->named && i < sr->n_indices; i++)
-        inner |= sr->named[i].n_inner > 0;
-    const char *what = vectors                          ? "knn / rrf"
-                       : inner                          ? "inner_hits"
-                       : sr->highlight                  ? "highlight"
-                       : sr->rescore                    ? "rescore"
-                       : sr->collapse                   ? "collapse"
-                       : sr->named                      ? "named queries (matched_queries)"
-                       : sr->versions                   ? "version / seq_no_primary_term"
-                       : sr->explain                    ? "explain"
-                       : sr->track_scores && sr->n_sort ? "track_scores"
-                       : sr->profile                    ? "profile"
-                                                        : NULL;
+    /* highlight, named queries, nested inner_hits, version / seq_no_primary_term, explain and
+     * track_scores cross nodes (the fetch-phase extras of search_wire.h) */
+    const char *what = vectors        ? "knn / rrf"
+                       : sr->rescore  ? "rescore"
+                       : sr->collapse ? "collapse"
+                       : sr->profile  ? "profile"
+                                      : NULL;
     if (!what)
         return true;
     sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
@@ -280,16 +273,17 @@ static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_s
 
 /* Clustered: the JSON the data nodes re-parse with their own mappings (search_wire.h), with
  * each index's alias filter. false when the arena is exhausted. */
-static bool ship_json(sc_rest_req *req, search_run *run)
+static bool ship_json(sc_rest_req *req, const json_t *body, search_run *run)
 {
     run->sr.query_json = json_text(req, run->sp.query);
     run->sr.post_filter_json = json_text(req, run->sp.post_filter);
     run->sr.aggs_json = json_text(req, run->sp.aggs);
+    run->sr.highlight_json = json_text(req, json_object_get(body, "highlight"));
     bool any = false;
     for (size_t i = 0; run->filters && i < run->n; i++)
         any |= run->filters[i] != NULL;
     sc_slice *f = any ? sc_arena_calloc(req->arena, run->n, sizeof *f) : NULL;
-    bool ok = !any || f;
+    bool ok = (!any || f) && (!json_object_get(body, "highlight") || run->sr.highlight_json.len);
     for (size_t i = 0; f && i < run->n; i++) {
         f[i] = json_text(req, run->filters[i]);
         ok &= !run->filters[i] || f[i].len > 0;
@@ -527,7 +521,7 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
             sc__search_run_fini(run);
             return false;
         }
-        if (!ship_json(req, run)) {
+        if (!ship_json(req, body, run)) {
             sc_rest_error(req, resp, 429, "circuit_breaking_exception",
                           "[request] Data too large for the request budget", NULL, 0);
             sc_task_end(req->node, &task);

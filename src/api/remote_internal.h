@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #include "api/remote.h"
+#include "cluster/search.h"
+#include "cluster/search_wire.h"
 #include "shard/shard.h"
 
 /* The snapshots a query-phase answer's hits refer to, by the coordinator's shard ordinal. */
@@ -33,5 +35,25 @@ sc__remote_ctx *sc__remote_ctx_take(sc_api_remote *r, uint64_t id);
 /* Releases c's snapshots and frees it. NULL is a no-op. */
 void sc__remote_ctx_free(sc__remote_ctx *c);
 void sc__remote_ctx_free_all(sc_api_remote *r);
+
+/* The fetch-phase extras of a node fetch request (remote_fetch.c): the shipped query parsed
+ * with this node's mappings, its named queries and inner_hits, the highlight specs, and the
+ * search request sc_node_fetch_phase reads (sr). */
+typedef struct sc__remote_fetch {
+    sc_index **list; /* per shipped index (a reference each) */
+    size_t n;
+    sc_query **queries;     /* per index: the query with its alias filter (arena) */
+    sc_search_named *named; /* per index (arena) */
+    sc_search_request sr;
+    struct json_t *qj, *hlj;
+    char reason[256]; /* why preparing failed, when it did */
+} sc__remote_fetch;
+
+/* Prepares *rf for f (f->flags not 0); everything in `a` but what sc__remote_fetch_fini frees
+ * (also after a failure). SC_ENOTFOUND (an index this node lacks), SC_EPARSE (the query or the
+ * highlight does not parse here: rf->reason), SC_ECORRUPT, SC_ENOMEM. */
+sc_status sc__remote_fetch_prepare(sc_node *node, const sc_wire_node_fetch *f, sc_arena *a,
+                                   sc__remote_fetch *rf) SC_MUST_USE;
+void sc__remote_fetch_fini(sc__remote_fetch *rf);
 
 #endif

@@ -169,8 +169,11 @@ static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_
                         sc_node_query_response *nr, sc_arena *a, sc_wire_buf *out)
 {
     size_t nt = nq->n_targets;
-    sc_wire_node_query_resp w = {
-        .n_results = nt, .top = nr->top, .n_top = nr->n_top, .n_sort = rq->q.n_sort};
+    sc_wire_node_query_resp w = {.n_results = nt,
+                                 .top = nr->top,
+                                 .n_top = nr->n_top,
+                                 .n_sort = rq->q.n_sort,
+                                 .has_max_scores = rq->q.track_scores};
     w.results = sc_arena_calloc(a, nt ? nt : 1, sizeof *w.results);
     if (!w.results)
         return SC_ENOMEM;
@@ -180,7 +183,8 @@ static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_
                                                .total = s->total,
                                                .total_gte = s->total_is_lower_bound,
                                                .timed_out = s->timed_out,
-                                               .skipped = s->skipped};
+                                               .skipped = s->skipped,
+                                               .max_score = s->max_score};
         if (s->st != SC_OK) {
             w.results[t].http_status = s->err.status;
             w.results[t].type = sc_slice_cstr(s->err.type ? s->err.type : "exception");
@@ -236,6 +240,7 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_task *task, sc
                             .sort = q->sort,
                             .n_sort = q->n_sort,
                             .search_after = q->search_after,
+                            .track_scores = q->track_scores,
                             .collect = rq->spec ? &rq->agg.hook : NULL};
     /* the coordinator sends what is left of the search's timeout */
     uint64_t deadline =
@@ -335,6 +340,26 @@ static sc_status h_dfs(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg,
     return st;
 }
 
+/* Each context shard's index number, from the docs that name it (fetch extras pick the
+ * highlight specs and named queries by it); a shard named with two indices is corrupt. */
+static sc_status doc_indices(const sc_wire_node_fetch *f, const sc__remote_ctx *c,
+                             sc_shard_target *targets, sc_arena *a)
+{
+    bool *set = sc_arena_calloc(a, c->n + 1, sizeof *set);
+    if (!set)
+        return SC_ENOMEM;
+    for (size_t j = 0; j < f->n_docs; j++)
+        for (size_t t = 0; t < c->n; t++) {
+            if (targets[t].shard_ix != f->docs[j].shard_ix)
+                continue;
+            if (set[t] && targets[t].index_i != f->doc_index[j])
+                return SC_ECORRUPT;
+            set[t] = true;
+            targets[t].index_i = f->doc_index[j];
+        }
+    return SC_OK;
+}
+
 static sc_status h_fetch(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
 {
     sc_api_remote *r = ctx;
@@ -361,8 +386,19 @@ static sc_status h_fetch(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
         if (!(fields[i] =
                   sc_arena_strndup(&a, (const char *)f.dv_fields[i].ptr, f.dv_fields[i].len)))
             st = SC_ENOMEM;
+    /* fetch-phase extras (highlight, versions, named queries, explain, inner_hits) */
+    sc__remote_fetch rf;
+    memset(&rf, 0, sizeof rf);
+    if (st == SC_OK && f.flags) {
+        st = sc__remote_fetch_prepare(r->node, &f, &a, &rf);
+        if (st == SC_OK)
+            st = doc_indices(&f, c, targets, &a);
+        if (st != SC_OK && rf.reason[0])
+            snprintf(errmsg, cap, "%s", rf.reason);
+    }
     if (st == SC_OK) {
-        sc_node_query_request nq = {.targets = targets, .n_targets = c->n};
+        sc_node_query_request nq = {
+            .targets = targets, .n_targets = c->n, .search = f.flags ? &rf.sr : NULL, .dfs = f.dfs};
         sc_node_query_response nr = {.results = results};
         sc_node_fetch_request fr = {.query = &nq,
                                     .query_resp = &nr,
@@ -373,10 +409,17 @@ static sc_status h_fetch(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
                                     .n_dv_fields = f.n_dv_fields};
         sc_node_fetch_response fres;
         st = sc_node_fetch_phase(r->node, &fr, &a, &fres);
-        sc_wire_node_fetch_resp w = {.docs = fres.docs, .n_docs = f.n_docs};
+        sc_wire_node_fetch_resp w = {.docs = fres.docs, .n_docs = f.n_docs, .extras = f.flags};
+        if (st == SC_OK && f.flags && rf.sr.named) {
+            w.n_inner = sc_arena_calloc(&a, f.n_docs + 1, sizeof *w.n_inner);
+            for (size_t i = 0; w.n_inner && i < f.n_docs; i++)
+                w.n_inner[i] = (uint32_t)rf.named[f.doc_index[i]].n_inner;
+            st = w.n_inner ? SC_OK : SC_ENOMEM;
+        }
         if (st == SC_OK)
             st = sc_wire_node_fetch_resp_encode(&w, out);
     }
+    sc__remote_fetch_fini(&rf);
     sc__remote_ctx_free(c);
     sc_arena_fini(&a);
     return st;

@@ -408,6 +408,12 @@ sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *qu
     return parse_query(arena, ix, query, false, 0, out, err, NULL);
 }
 
+sc_status sc__search_parse_query_named(sc_arena *arena, sc_index *ix, const json_t *query,
+                                       sc_query **out, sc_dsl_error *err, sc_search_named *named)
+{
+    return parse_query(arena, ix, query, false, 0, out, err, named);
+}
+
 /* Parses `json` (a query, or a kNN clause when knn) with ix's mapping into *out; on failure
  * writes the DSL error into resp and returns false. */
 bool sc__search_parse_for_index(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix,

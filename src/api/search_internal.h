@@ -116,6 +116,11 @@ bool sc__search_convert_after(sc_rest_req *req, sc_rest_resp *resp, const search
  * (arena). SC_EPARSE with err filled, SC_ENOMEM / SC_ELIMIT. */
 sc_status sc__search_parse_query(sc_arena *arena, sc_index *ix, const json_t *query, sc_query **out,
                                  sc_dsl_error *err) SC_MUST_USE;
+/* As sc__search_parse_query, also collecting the tree's `_name`d queries and nested queries'
+ * inner_hits into *named (zeroed by the caller; arena). */
+sc_status sc__search_parse_query_named(sc_arena *arena, sc_index *ix, const json_t *query,
+                                       sc_query **out, sc_dsl_error *err, sc_search_named *named)
+    SC_MUST_USE;
 /* Builds the query tree of each of the n indices into out[0..n) (arena). With n == 0 the query
  * is still validated. Writes the DSL error into resp and returns false on failure. */
 bool sc__search_build_queries(sc_rest_req *req, sc_rest_resp *resp, const json_t *query,

@@ -110,6 +110,9 @@ typedef struct sc_search_request {
      * them with their own mappings (cluster/search_wire.h): the query, post_filter and aggs as
      * compact JSON text (borrowed; empty = none). Unused on a single node. */
     sc_slice query_json, post_filter_json, aggs_json;
+    /* the "highlight" object (compact JSON; empty = none): the data nodes resolve it against
+     * their own mappings in the fetch phase */
+    sc_slice highlight_json;
     /* per index (n_indices), the alias filter the data nodes apply under the query (JSON;
      * empty = none), or NULL when no index has one */
     const sc_slice *alias_filter_json;

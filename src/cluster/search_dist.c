@@ -13,6 +13,7 @@
  * SC_MSG_NODE_CANCEL to every node with a unit in flight (again every CANCEL_RESEND_MS while
  * one runs, for a request that arrived after the cancel), and those nodes' shards stop at their
  * next check and answer as cancelled. A timeout crosses as the budget left when a unit is sent. */
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -209,6 +210,7 @@ static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, si
         r->total_is_lower_bound = o->total_gte;
         r->timed_out = o->timed_out;
         r->skipped = o->skipped;
+        r->max_score = w.has_max_scores ? o->max_score : NAN;
         if (o->st != SC_OK) {
             r->err.status = o->http_status;
             r->err.type = sc_arena_strndup(&u->mem, (const char *)o->type.ptr, o->type.len);
@@ -265,6 +267,7 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
                             .n_shards_total = n_shards,
                             .can_match = can_match,
                             .dfs = dfs,
+                            .track_scores = sr->track_scores && sr->n_sort,
                             .parent_task =
                                 parent_task ? sc_slice_cstr(parent_task) : sc_slice_make(NULL, 0)};
     sc_status st = sc_wire_node_query_encode(&q, b);
@@ -581,7 +584,7 @@ sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
         st = plan_retries(&d, batched, &n_next);
     }
     if (st == SC_OK && !atomic_load(&d.br.tripped))
-        st = sc__dist_reduce(n, sr, d.units, d.n_units, d.transport, token, &d.br, arena, out);
+        st = sc__dist_reduce(n, sr, d.units, d.n_units, d.transport, token, &d.br, dfs, arena, out);
     else if (st == SC_OK)
         sc__dist_free_contexts(d.units, d.n_units, d.transport);
     if (st == SC_OK && atomic_load(&d.br.tripped))

@@ -57,11 +57,13 @@ void sc__dist_free_contexts(const sc__dist_unit *units, size_t n_units, sc_trans
 
 /* The final reduce over the units (failures, totals, top hits, aggregations), then the fetch of
  * the page: local winners through sc_node_fetch_phase, remote ones with one SC_MSG_NODE_FETCH
- * per node; contexts of remote units without winners are freed. Everything in *out is in
- * `arena`. SC_ECANCELLED when the task or a shard was cancelled. */
+ * per node (with the fetch-phase extras the request asks for: highlight, versions, named
+ * queries and inner_hits, explain with `dfs` when not NULL); contexts of remote units without
+ * winners are freed. Everything in *out is in `arena`. SC_ECANCELLED when the task or a shard
+ * was cancelled. */
 sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit *units,
                           size_t n_units, sc_transport *t, sc_cancel_token *token,
-                          sc__dist_breaker *br, sc_arena *arena, sc_search_response *out)
-    SC_MUST_USE;
+                          sc__dist_breaker *br, const sc_term_stats *dfs, sc_arena *arena,
+                          sc_search_response *out) SC_MUST_USE;
 
 #endif

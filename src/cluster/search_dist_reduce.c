@@ -130,10 +130,69 @@ static sc_status merge_top(const sc_search_request *sr, sc__dist_unit *units, si
     return SC_OK;
 }
 
+/* The unit's target that holds shard ordinal shard_ix, or NULL. */
+static const sc_shard_target *target_of(const sc__dist_unit *u, uint32_t shard_ix)
+{
+    for (size_t x = 0; x < u->n_targets; x++)
+        if (u->targets[x].shard_ix == shard_ix)
+            return &u->targets[x];
+    return NULL;
+}
+
+/* The fetch-phase extras the request asks the data node for (search_wire.h): flags, the
+ * indices with their alias filters, the query and highlight JSON, each doc's index number and,
+ * for explain under dfs_query_then_fetch, the global statistics. */
+static sc_status fetch_extras(const sc_search_request *sr, const sc__dist_unit *u,
+                              const sc_node_hit *docs, size_t nd, const sc_term_stats *dfs,
+                              sc_arena *arena, sc_wire_node_fetch *f)
+{
+    f->flags = (sr->versions ? SC_WIRE_FETCH_VERSIONS : 0) |
+               (sr->explain ? SC_WIRE_FETCH_EXPLAIN : 0) | (sr->named ? SC_WIRE_FETCH_NAMED : 0) |
+               (sr->highlight ? SC_WIRE_FETCH_HIGHLIGHT : 0);
+    if (!f->flags)
+        return SC_OK;
+    sc_slice *names = sc_arena_calloc(arena, sr->n_indices + 1, sizeof *names);
+    uint32_t *di = sc_arena_calloc(arena, nd + 1, sizeof *di);
+    if (!names || !di)
+        return SC_ENOMEM;
+    for (size_t i = 0; i < sr->n_indices; i++)
+        names[i] = sc_slice_cstr(sr->indices[i]->name);
+    for (size_t j = 0; j < nd; j++) {
+        const sc_shard_target *tg = target_of(u, docs[j].shard_ix);
+        di[j] = tg ? tg->index_i : 0;
+    }
+    f->index_names = names;
+    f->index_filters = (sc_slice *)sr->alias_filter_json;
+    f->n_indices = sr->n_indices;
+    f->query_json = sr->query_json;
+    f->highlight_json = sr->highlight ? sr->highlight_json : sc_slice_make(NULL, 0);
+    f->doc_index = di;
+    f->dfs = sr->explain ? dfs : NULL;
+    return SC_OK;
+}
+
+/* What a data node computed must fit the coordinator's own view of the request: highlight
+ * field numbers, named query numbers and inner_hits counts of the doc's index. */
+static bool extras_fit(const sc_search_request *sr, uint32_t index_i, const sc_shard_fetched *d,
+                       uint32_t n_inner)
+{
+    const sc_hl_spec *hs = sr->highlight ? sr->highlight[index_i] : NULL;
+    for (size_t k = 0; k < d->n_highlights; k++)
+        if (!hs || d->highlights[k].field >= hs->n_fields)
+            return false;
+    const sc_search_named *nm = sr->named ? &sr->named[index_i] : NULL;
+    for (size_t k = 0; k < d->n_matched; k++)
+        if (!nm || d->matched[k] >= nm->n)
+            return false;
+    if (d->inner && (!nm || n_inner != nm->n_inner))
+        return false;
+    return (!d->has_versions || sr->versions) && (!d->explanation || sr->explain);
+}
+
 /* Fetches a remote unit's winners (docs, in page order) into got (arena). */
 static sc_status fetch_remote(const sc_search_request *sr, const sc__dist_unit *u,
-                              const sc_node_hit *docs, size_t nd, sc_transport *t, sc_arena *arena,
-                              sc_shard_fetched **got)
+                              const sc_node_hit *docs, size_t nd, sc_transport *t,
+                              const sc_term_stats *dfs, sc_arena *arena, sc_shard_fetched **got)
 {
     sc_slice *fields = sc_arena_calloc(arena, sr->n_dv_fields + 1, sizeof *fields);
     if (!fields)
@@ -146,6 +205,7 @@ static sc_status fetch_remote(const sc_search_request *sr, const sc__dist_unit *
                             .source = sr->fetch_source,
                             .dv_fields = fields,
                             .n_dv_fields = sr->n_dv_fields};
+    SC_TRY(fetch_extras(sr, u, docs, nd, dfs, arena, &f));
     sc_wire_buf b;
     sc_wire_buf_init(&b);
     sc_status st = sc_wire_node_fetch_encode(&f, &b);
@@ -163,8 +223,12 @@ static sc_status fetch_remote(const sc_search_request *sr, const sc__dist_unit *
         memcpy(copy, resp, len);
         sc_wire_node_fetch_resp r;
         st = sc_wire_node_fetch_resp_decode(copy, len, arena, &r);
-        if (st == SC_OK && r.n_docs != nd)
+        if (st == SC_OK && (r.n_docs != nd || r.extras != (f.flags != 0)))
             st = SC_ECORRUPT;
+        for (size_t j = 0; st == SC_OK && f.flags && j < nd; j++)
+            if (r.docs[j].found &&
+                !extras_fit(sr, f.doc_index[j], &r.docs[j], r.n_inner ? r.n_inner[j] : 0))
+                st = SC_ECORRUPT;
         *got = r.docs;
     }
     free(resp);
@@ -190,7 +254,8 @@ static void free_context(const sc__dist_unit *u, sc_transport *t)
 /* One unit's part of the page: fetch, then fill its hits at their rank positions. */
 static sc_status fetch_unit(sc_node *n, const sc_search_request *sr, sc__dist_unit *u,
                             const ranked *page, size_t nh, size_t unit, sc_transport *t,
-                            sc_arena *arena, sc_search_response *out, bool *fetched)
+                            const sc_term_stats *dfs, sc_arena *arena, sc_search_response *out,
+                            bool *fetched)
 {
     size_t nd = 0;
     for (size_t i = 0; i < nh; i++)
@@ -220,21 +285,29 @@ static sc_status fetch_unit(sc_node *n, const sc_search_request *sr, sc__dist_un
         SC_TRY(sc_node_fetch_phase(n, &fr, arena, &fres));
         got = fres.docs;
     } else {
-        SC_TRY(fetch_remote(sr, u, docs, nd, t, arena, &got));
+        SC_TRY(fetch_remote(sr, u, docs, nd, t, dfs, arena, &got));
     }
     for (size_t j = 0; j < nd; j++) {
         sc_result_hit *h = &out->hits[pos[j]];
-        const sc_shard_target *tg = NULL;
-        for (size_t x = 0; x < u->n_targets && !tg; x++)
-            if (u->targets[x].shard_ix == docs[j].shard_ix)
-                tg = &u->targets[x];
+        const sc_shard_target *tg = target_of(u, docs[j].shard_ix);
+        const sc_shard_fetched *g = &got[j];
         *h = (sc_result_hit){.index_i = tg ? tg->index_i : 0,
                              .shard = tg ? tg->shard : 0,
                              .score = docs[j].score,
-                             .id = got[j].id,
-                             .source = got[j].source,
-                             .fields = got[j].fields,
-                             .n_fields = got[j].n_fields};
+                             .id = g->id,
+                             .source = g->source,
+                             .fields = g->fields,
+                             .n_fields = g->n_fields,
+                             .highlights = g->highlights,
+                             .n_highlights = g->n_highlights,
+                             .has_versions = g->has_versions,
+                             .version = g->version,
+                             .seq_no = g->seq_no,
+                             .primary_term = g->primary_term,
+                             .matched = g->matched,
+                             .n_matched = g->n_matched,
+                             .explanation = g->explanation,
+                             .inner = g->inner};
         SC_TRY(sc__search_copy_keys(sr, docs[j].keys, arena, &h->sort));
     }
     return SC_OK;
@@ -270,9 +343,24 @@ static sc_status fetch_failed(const sc__dist_unit *u, const ranked *page, size_t
     return SC_OK;
 }
 
+/* track_scores under a field sort: max_score is the best of the shards' (NaN: none). */
+static void reduce_max_score(const sc_search_request *sr, const sc__dist_unit *units, size_t nu,
+                             sc_search_response *out)
+{
+    for (size_t u = 0; sr->n_sort && sr->track_scores && u < nu; u++)
+        for (size_t t = 0; units[u].st == SC_OK && t < units[u].n_targets; t++) {
+            const sc_node_shard_result *r = &units[u].results[t];
+            if ((units[u].superseded && units[u].superseded[t]) || r->st != SC_OK || r->skipped ||
+                isnan(r->max_score))
+                continue;
+            if (isnan(out->max_score) || r->max_score > out->max_score)
+                out->max_score = r->max_score;
+        }
+}
+
 sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit *units, size_t nu,
                           sc_transport *t, sc_cancel_token *token, sc__dist_breaker *br,
-                          sc_arena *arena, sc_search_response *out)
+                          const sc_term_stats *dfs, sc_arena *arena, sc_search_response *out)
 {
     sc_status st0 = reduce_shards(sr, units, nu, token, arena, out);
     if (st0 == SC_OK)
@@ -293,6 +381,7 @@ sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit
         nh = 0;
     if (n_all && !sr->n_sort)
         out->max_score = all[0].h.score;
+    reduce_max_score(sr, units, nu, out);
     sc_status st = SC_OK;
     out->hits = sc_arena_calloc(arena, nh ? nh : 1, sizeof *out->hits);
     bool *lost = sc_arena_calloc(arena, nh ? nh : 1, sizeof *lost);
@@ -301,7 +390,7 @@ sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit
     for (size_t u = 0; u < nu; u++) {
         bool fetched = false;
         if (st == SC_OK && units[u].st == SC_OK) {
-            st = fetch_unit(n, sr, &units[u], all + from, nh, u, t, arena, out, &fetched);
+            st = fetch_unit(n, sr, &units[u], all + from, nh, u, t, dfs, arena, out, &fetched);
             if (st != SC_OK && !units[u].local && st != SC_ENOMEM && st != SC_ELIMIT)
                 st = fetch_failed(&units[u], all + from, nh, u, st, lost, arena, out);
         }

@@ -6,7 +6,7 @@
  *                     sv:track_total_hits sv:timeout_ms bool:count_only
  *                     uv:n_sort sort_spec* bool:has_after [sort_key*n_sort]
  *                     uv:n_targets target* uv:n_shards_total bool:can_match
- *                     bool:has_dfs [term_stats] bytes:parent_task
+ *                     bool:has_dfs [term_stats] bytes:parent_task exts
  *   node_cancel     = bytes:parent_task   (1..SC_WIRE_MAX_TASK_ID bytes)
  *   term_stats      = uv:n_fields (bytes:field uv:doc_count uv:sum_total_term_freq)*
  *                     uv:n_terms (bytes:field bytes:term uv:doc_freq uv:total_term_freq)*
@@ -15,16 +15,36 @@
  *   sort_key        = bool:missing sv:i f64:d bytes:s
  *   target          = uv:index_i uv:shard uv:shard_ix uv:pin_ix
  *   node_query_resp = uv:context_id uv:n_results outcome* uv:n_sort uv:n_top hit* bytes:agg
+ *                     exts
  *   outcome         = u8:status [uv:http_status bytes:type bytes:reason]   (status != OK)
  *                     uv:total bool:total_gte bool:timed_out bool:skipped
  *   hit             = f32:score uv:shard_ix uv:doc sort_key*n_sort
  *   node_fetch      = uv:context_id uv:n_docs (uv:shard_ix uv:doc)* bool:source uv:n bytes*
- *   node_fetch_resp = uv:n_docs fetched*
+ *                     exts
+ *   node_fetch_resp = uv:n_docs fetched* exts
  *   fetched         = bool:found [bytes:id bytes:source uv:n_fields field*]   (found)
  *   field           = uv:field u8:type bool:numeric uv:n_values (sv* | bytes*)
+ *
+ * Extensions (parts added after a message's first encoding; issue 14's fetch-phase features):
+ *
+ *   exts            = uv:n_ext (uv:tag bytes:payload)*   (tags ascending; each payload is read
+ *                     to its end; an unknown tag is corrupt)
+ *   node_query      tag 1 (scores):  uv:flags   (bit 0 track_scores; other bits corrupt)
+ *   node_query_resp tag 1 (scores):  f32:max_score * n_results
+ *   node_fetch      tag 1 (extras):  uv:flags (SC_WIRE_FETCH_*, not 0) uv:n_indices
+ *                     (bytes:name bytes:alias_filter)* bytes:query bytes:highlight
+ *                     uv:doc_index * n_docs (< n_indices) bool:has_dfs [term_stats]
+ *   node_fetch_resp tag 1 (extras):  doc_extras per found doc, in order
+ *   doc_extras      = uv:n_highlights (uv:field uv:n_frags bytes*)* bool:has_versions
+ *                     [sv:version sv:seq_no sv:primary_term] uv:n_matched uv* bool:has_expl
+ *                     [expl] uv:n_inner inner*
+ *   expl            = bool:match f32:value bytes:description uv:n_details expl*
+ *                     (at most SC_WIRE_MAX_EXPLAIN_DEPTH levels)
+ *   inner           = uv:total f32:max_score uv:n_hits (uv:offset f32:score bytes:source)*
  */
 #include "cluster/search_wire.h"
 
+#include <math.h>
 #include <string.h>
 
 /* An element count: every element takes at least one byte, so a count larger than what is left
@@ -42,6 +62,47 @@ static void *alloc_n(sc_arena *a, sc_wire_reader *r, size_t n, size_t size)
     if (!p)
         r->st = SC_ENOMEM;
     return p;
+}
+
+/* ---- extensions (exts in the grammar) ---- */
+
+#define EXT_SCORES 1 /* node_query / node_query_resp */
+#define EXT_EXTRAS 1 /* node_fetch / node_fetch_resp */
+
+/* Appends one extension: tag, then the payload p built (sticky status joins b's). */
+static void put_ext(sc_wire_buf *b, uint64_t tag, sc_wire_buf *p)
+{
+    sc_wire_put_uvar(b, tag);
+    if (p->st != SC_OK && b->st == SC_OK)
+        b->st = p->st;
+    sc_wire_put_bytes(b, p->ptr, p->len);
+    sc_wire_buf_fini(p);
+}
+
+/* Reads the extension list: calls get(ctx, tag, payload reader) for each; get returns false for
+ * an unknown tag. A payload not read to its end, a repeated or unordered tag is corrupt. */
+static void get_exts(sc_wire_reader *r, void *ctx, bool (*get)(void *, uint64_t, sc_wire_reader *))
+{
+    size_t n = get_count(r);
+    uint64_t last = 0;
+    for (size_t i = 0; i < n && r->st == SC_OK; i++) {
+        uint64_t tag = sc_wire_get_uvar(r);
+        sc_slice body = sc_wire_get_bytes(r);
+        if (r->st != SC_OK)
+            return;
+        if (tag <= last) {
+            r->st = SC_ECORRUPT;
+            return;
+        }
+        last = tag;
+        sc_wire_reader pr;
+        sc_wire_reader_init(&pr, body.ptr, body.len);
+        if (!get(ctx, tag, &pr))
+            pr.st = pr.st == SC_OK ? SC_ECORRUPT : pr.st;
+        sc_status st = sc_wire_reader_finish(&pr);
+        if (st != SC_OK)
+            r->st = st;
+    }
 }
 
 static void put_key(sc_wire_buf *b, const sc_sort_key *k)
@@ -182,7 +243,24 @@ sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
     if (q->dfs)
         put_stats(b, q->dfs);
     sc_wire_put_bytes(b, q->parent_task.ptr, q->parent_task.len);
+    sc_wire_put_uvar(b, q->track_scores ? 1 : 0);
+    if (q->track_scores) {
+        sc_wire_buf p;
+        sc_wire_buf_init(&p);
+        sc_wire_put_uvar(&p, 1);
+        put_ext(b, EXT_SCORES, &p);
+    }
     return b->st;
+}
+
+static bool get_query_ext(void *ctx, uint64_t tag, sc_wire_reader *r)
+{
+    sc_wire_node_query *q = ctx;
+    if (tag != EXT_SCORES)
+        return false;
+    uint64_t flags = sc_wire_get_uvar_max(r, 1);
+    q->track_scores = flags & 1;
+    return true;
 }
 
 static void get_targets(sc_wire_reader *r, sc_arena *a, sc_wire_node_query *q)
@@ -242,6 +320,7 @@ sc_status sc_wire_node_query_decode(const uint8_t *p, size_t n, sc_arena *a, sc_
     q->parent_task = sc_wire_get_bytes(&r);
     if (r.st == SC_OK && q->parent_task.len > SC_WIRE_MAX_TASK_ID)
         r.st = SC_ECORRUPT;
+    get_exts(&r, q, get_query_ext);
     return sc_wire_reader_finish(&r);
 }
 
@@ -293,7 +372,26 @@ sc_status sc_wire_node_query_resp_encode(const sc_wire_node_query_resp *q, sc_wi
             put_key(b, &h->keys[k]);
     }
     sc_wire_put_bytes(b, q->agg_partial.ptr, q->agg_partial.len);
+    sc_wire_put_uvar(b, q->has_max_scores ? 1 : 0);
+    if (q->has_max_scores) {
+        sc_wire_buf p;
+        sc_wire_buf_init(&p);
+        for (size_t i = 0; i < q->n_results; i++)
+            sc_wire_put_f32(&p, q->results[i].max_score);
+        put_ext(b, EXT_SCORES, &p);
+    }
     return b->st;
+}
+
+static bool get_query_resp_ext(void *ctx, uint64_t tag, sc_wire_reader *r)
+{
+    sc_wire_node_query_resp *q = ctx;
+    if (tag != EXT_SCORES)
+        return false;
+    for (size_t i = 0; q->results && i < q->n_results; i++)
+        q->results[i].max_score = sc_wire_get_f32(r);
+    q->has_max_scores = true;
+    return true;
 }
 
 static void get_outcome(sc_wire_reader *r, sc_wire_shard_outcome *o)
@@ -341,6 +439,9 @@ sc_status sc_wire_node_query_resp_decode(const uint8_t *p, size_t n, sc_arena *a
         }
     }
     q->agg_partial = sc_wire_get_bytes(&r);
+    for (size_t i = 0; q->results && i < q->n_results; i++)
+        q->results[i].max_score = NAN;
+    get_exts(&r, q, get_query_resp_ext);
     return sc_wire_reader_finish(&r);
 }
 
@@ -358,7 +459,70 @@ sc_status sc_wire_node_fetch_encode(const sc_wire_node_fetch *f, sc_wire_buf *b)
     sc_wire_put_uvar(b, f->n_dv_fields);
     for (size_t i = 0; i < f->n_dv_fields; i++)
         sc_wire_put_bytes(b, f->dv_fields[i].ptr, f->dv_fields[i].len);
+    if (f->flags & ~(uint32_t)SC_WIRE_FETCH_ALL_)
+        b->st = b->st == SC_OK ? SC_EINVAL : b->st;
+    sc_wire_put_uvar(b, f->flags ? 1 : 0);
+    if (!f->flags)
+        return b->st;
+    sc_wire_buf p;
+    sc_wire_buf_init(&p);
+    sc_wire_put_uvar(&p, f->flags);
+    sc_wire_put_uvar(&p, f->n_indices);
+    for (size_t i = 0; i < f->n_indices; i++) {
+        sc_wire_put_bytes(&p, f->index_names[i].ptr, f->index_names[i].len);
+        sc_slice fs = f->index_filters ? f->index_filters[i] : sc_slice_make(NULL, 0);
+        sc_wire_put_bytes(&p, fs.ptr, fs.len);
+    }
+    sc_wire_put_bytes(&p, f->query_json.ptr, f->query_json.len);
+    sc_wire_put_bytes(&p, f->highlight_json.ptr, f->highlight_json.len);
+    for (size_t i = 0; i < f->n_docs; i++) {
+        if (f->doc_index[i] >= f->n_indices)
+            p.st = p.st == SC_OK ? SC_EINVAL : p.st;
+        sc_wire_put_uvar(&p, f->doc_index[i]);
+    }
+    sc_wire_put_bool(&p, f->dfs != NULL);
+    if (f->dfs)
+        put_stats(&p, f->dfs);
+    put_ext(b, EXT_EXTRAS, &p);
     return b->st;
+}
+
+typedef struct fetch_ext_ctx {
+    sc_wire_node_fetch *f;
+    sc_arena *a;
+} fetch_ext_ctx;
+
+static bool get_fetch_ext(void *ctx, uint64_t tag, sc_wire_reader *r)
+{
+    sc_wire_node_fetch *f = ((fetch_ext_ctx *)ctx)->f;
+    sc_arena *a = ((fetch_ext_ctx *)ctx)->a;
+    if (tag != EXT_EXTRAS)
+        return false;
+    f->flags = (uint32_t)sc_wire_get_uvar_max(r, SC_WIRE_FETCH_ALL_);
+    if (!f->flags && r->st == SC_OK)
+        r->st = SC_ECORRUPT;
+    f->n_indices = get_count(r);
+    f->index_names = alloc_n(a, r, f->n_indices, sizeof *f->index_names);
+    f->index_filters = alloc_n(a, r, f->n_indices, sizeof *f->index_filters);
+    for (size_t i = 0; f->index_names && f->index_filters && i < f->n_indices; i++) {
+        f->index_names[i] = sc_wire_get_bytes(r);
+        f->index_filters[i] = sc_wire_get_bytes(r);
+    }
+    f->query_json = sc_wire_get_bytes(r);
+    f->highlight_json = sc_wire_get_bytes(r);
+    uint32_t *di = alloc_n(a, r, f->n_docs, sizeof *di);
+    for (size_t i = 0; di && i < f->n_docs; i++)
+        di[i] = (uint32_t)sc_wire_get_uvar_max(r, f->n_indices ? f->n_indices - 1 : 0);
+    if (f->n_docs && !f->n_indices && r->st == SC_OK)
+        r->st = SC_ECORRUPT;
+    f->doc_index = di;
+    if (sc_wire_get_bool(r)) {
+        sc_term_stats *ts = alloc_n(a, r, 1, sizeof *ts);
+        if (ts)
+            get_stats(r, a, ts);
+        f->dfs = ts;
+    }
+    return true;
 }
 
 sc_status sc_wire_node_fetch_decode(const uint8_t *p, size_t n, sc_arena *a, sc_wire_node_fetch *f)
@@ -379,6 +543,8 @@ sc_status sc_wire_node_fetch_decode(const uint8_t *p, size_t n, sc_arena *a, sc_
     f->dv_fields = alloc_n(a, &r, f->n_dv_fields, sizeof *f->dv_fields);
     for (size_t i = 0; f->dv_fields && i < f->n_dv_fields; i++)
         f->dv_fields[i] = sc_wire_get_bytes(&r);
+    fetch_ext_ctx ec = {f, a};
+    get_exts(&r, &ec, get_fetch_ext);
     return sc_wire_reader_finish(&r);
 }
 
@@ -398,6 +564,130 @@ static void put_fields(sc_wire_buf *b, const sc_shard_field_values *fv)
     }
 }
 
+/* ---- fetch-phase extras of one doc (doc_extras in the grammar) ---- */
+
+static void put_expl(sc_wire_buf *b, const sc_explanation *x, int depth)
+{
+    if (depth >= SC_WIRE_MAX_EXPLAIN_DEPTH) { /* deeper than a reader accepts */
+        b->st = b->st == SC_OK ? SC_ELIMIT : b->st;
+        return;
+    }
+    sc_wire_put_bool(b, x->match);
+    sc_wire_put_f32(b, x->value);
+    sc_wire_put_str(b, x->description);
+    sc_wire_put_uvar(b, x->n_details);
+    for (size_t i = 0; i < x->n_details; i++)
+        put_expl(b, &x->details[i], depth + 1);
+}
+
+static void get_expl(sc_wire_reader *r, sc_arena *a, sc_explanation *x, int depth)
+{
+    if (depth >= SC_WIRE_MAX_EXPLAIN_DEPTH) {
+        r->st = r->st == SC_OK ? SC_ECORRUPT : r->st;
+        return;
+    }
+    x->match = sc_wire_get_bool(r);
+    x->value = sc_wire_get_f32(r);
+    sc_slice d = sc_wire_get_bytes(r);
+    x->n_details = get_count(r);
+    if (r->st != SC_OK)
+        return;
+    x->description = sc_arena_strndup(a, d.len ? (const char *)d.ptr : "", d.len);
+    if (!x->description)
+        r->st = SC_ENOMEM;
+    x->details = x->n_details ? alloc_n(a, r, x->n_details, sizeof *x->details) : NULL;
+    for (size_t i = 0; x->details && i < x->n_details && r->st == SC_OK; i++)
+        get_expl(r, a, &x->details[i], depth + 1);
+}
+
+static void put_doc_extras(sc_wire_buf *b, const sc_shard_fetched *d, uint32_t n_inner)
+{
+    sc_wire_put_uvar(b, d->n_highlights);
+    for (size_t i = 0; i < d->n_highlights; i++) {
+        const sc_shard_highlight *h = &d->highlights[i];
+        sc_wire_put_uvar(b, h->field);
+        sc_wire_put_uvar(b, h->n_frags);
+        for (size_t k = 0; k < h->n_frags; k++)
+            sc_wire_put_bytes(b, h->frags[k].ptr, h->frags[k].len);
+    }
+    sc_wire_put_bool(b, d->has_versions);
+    if (d->has_versions) {
+        sc_wire_put_svar(b, d->version);
+        sc_wire_put_svar(b, d->seq_no);
+        sc_wire_put_svar(b, d->primary_term);
+    }
+    sc_wire_put_uvar(b, d->n_matched);
+    for (size_t i = 0; i < d->n_matched; i++)
+        sc_wire_put_uvar(b, d->matched[i]);
+    sc_wire_put_bool(b, d->explanation != NULL);
+    if (d->explanation)
+        put_expl(b, d->explanation, 0);
+    n_inner = d->inner ? n_inner : 0;
+    sc_wire_put_uvar(b, n_inner);
+    for (size_t k = 0; k < n_inner; k++) {
+        const sc_shard_inner_result *ir = &d->inner[k];
+        sc_wire_put_uvar(b, ir->total);
+        sc_wire_put_f32(b, ir->max_score);
+        sc_wire_put_uvar(b, ir->n_hits);
+        for (size_t h = 0; h < ir->n_hits; h++) {
+            sc_wire_put_uvar(b, ir->hits[h].offset);
+            sc_wire_put_f32(b, ir->hits[h].score);
+            sc_wire_put_bytes(b, ir->hits[h].source.ptr, ir->hits[h].source.len);
+        }
+    }
+}
+
+static void get_inner(sc_wire_reader *r, sc_arena *a, sc_shard_inner_result *ir)
+{
+    ir->total = sc_wire_get_uvar(r);
+    ir->max_score = sc_wire_get_f32(r);
+    ir->n_hits = get_count(r);
+    sc_shard_inner_hit *hits = alloc_n(a, r, ir->n_hits, sizeof *hits);
+    for (size_t h = 0; hits && h < ir->n_hits && r->st == SC_OK; h++) {
+        hits[h].offset = (uint32_t)sc_wire_get_uvar_max(r, UINT32_MAX);
+        hits[h].score = sc_wire_get_f32(r);
+        hits[h].source = sc_wire_get_bytes(r);
+    }
+    ir->hits = hits;
+}
+
+static void get_doc_extras(sc_wire_reader *r, sc_arena *a, sc_shard_fetched *d, uint32_t *n_inner)
+{
+    d->n_highlights = get_count(r);
+    d->highlights = alloc_n(a, r, d->n_highlights, sizeof *d->highlights);
+    for (size_t i = 0; d->highlights && i < d->n_highlights && r->st == SC_OK; i++) {
+        sc_shard_highlight *h = &d->highlights[i];
+        h->field = (uint32_t)sc_wire_get_uvar_max(r, UINT32_MAX);
+        h->n_frags = get_count(r);
+        sc_slice *frags = alloc_n(a, r, h->n_frags, sizeof *frags);
+        for (size_t k = 0; frags && k < h->n_frags; k++)
+            frags[k] = sc_wire_get_bytes(r);
+        h->frags = frags;
+    }
+    d->has_versions = sc_wire_get_bool(r);
+    if (d->has_versions) {
+        d->version = sc_wire_get_svar(r);
+        d->seq_no = sc_wire_get_svar(r);
+        d->primary_term = sc_wire_get_svar(r);
+    }
+    d->n_matched = get_count(r);
+    uint32_t *m = alloc_n(a, r, d->n_matched, sizeof *m);
+    for (size_t i = 0; m && i < d->n_matched; i++)
+        m[i] = (uint32_t)sc_wire_get_uvar_max(r, UINT32_MAX);
+    d->matched = m;
+    if (sc_wire_get_bool(r)) {
+        sc_explanation *x = alloc_n(a, r, 1, sizeof *x);
+        if (x)
+            get_expl(r, a, x, 0);
+        d->explanation = r->st == SC_OK ? x : NULL;
+    }
+    *n_inner = (uint32_t)get_count(r);
+    sc_shard_inner_result *inner = *n_inner ? alloc_n(a, r, *n_inner, sizeof *inner) : NULL;
+    for (size_t k = 0; inner && k < *n_inner && r->st == SC_OK; k++)
+        get_inner(r, a, &inner[k]);
+    d->inner = inner;
+}
+
 sc_status sc_wire_node_fetch_resp_encode(const sc_wire_node_fetch_resp *f, sc_wire_buf *b)
 {
     sc_wire_put_uvar(b, f->n_docs);
@@ -412,7 +702,35 @@ sc_status sc_wire_node_fetch_resp_encode(const sc_wire_node_fetch_resp *f, sc_wi
         for (size_t k = 0; k < d->n_fields; k++)
             put_fields(b, &d->fields[k]);
     }
+    sc_wire_put_uvar(b, f->extras ? 1 : 0);
+    if (!f->extras)
+        return b->st;
+    sc_wire_buf p;
+    sc_wire_buf_init(&p);
+    for (size_t i = 0; i < f->n_docs; i++)
+        if (f->docs[i].found)
+            put_doc_extras(&p, &f->docs[i], f->n_inner ? f->n_inner[i] : 0);
+    put_ext(b, EXT_EXTRAS, &p);
     return b->st;
+}
+
+typedef struct fetch_resp_ext_ctx {
+    sc_wire_node_fetch_resp *f;
+    sc_arena *a;
+} fetch_resp_ext_ctx;
+
+static bool get_fetch_resp_ext(void *ctx, uint64_t tag, sc_wire_reader *r)
+{
+    sc_wire_node_fetch_resp *f = ((fetch_resp_ext_ctx *)ctx)->f;
+    sc_arena *a = ((fetch_resp_ext_ctx *)ctx)->a;
+    if (tag != EXT_EXTRAS)
+        return false;
+    f->extras = true;
+    f->n_inner = alloc_n(a, r, f->n_docs, sizeof *f->n_inner);
+    for (size_t i = 0; f->n_inner && i < f->n_docs && r->st == SC_OK; i++)
+        if (f->docs[i].found)
+            get_doc_extras(r, a, &f->docs[i], &f->n_inner[i]);
+    return true;
 }
 
 static void get_fields(sc_wire_reader *r, sc_arena *a, sc_shard_field_values *fv)
@@ -457,5 +775,8 @@ sc_status sc_wire_node_fetch_resp_decode(const uint8_t *p, size_t n, sc_arena *a
         for (size_t k = 0; d->fields && k < d->n_fields && r.st == SC_OK; k++)
             get_fields(&r, a, &d->fields[k]);
     }
+    fetch_resp_ext_ctx ec = {f, a};
+    if (f->docs)
+        get_exts(&r, &ec, get_fetch_resp_ext);
     return sc_wire_reader_finish(&r);
 }

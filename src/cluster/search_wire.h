@@ -37,6 +37,18 @@ enum {
 /* Most sort keys a request may carry (decoders refuse more). */
 #define SC_WIRE_MAX_SORT_KEYS 1024
 
+/* Fetch-phase extras (issue 14): what a data node computes per hit beyond _source and doc
+ * values, asked for by flags in the node fetch request's extension. */
+enum {
+    SC_WIRE_FETCH_VERSIONS = 1u << 0,  /* _version, _seq_no, _primary_term */
+    SC_WIRE_FETCH_EXPLAIN = 1u << 1,   /* _explanation */
+    SC_WIRE_FETCH_NAMED = 1u << 2,     /* matched_queries and nested queries' inner_hits */
+    SC_WIRE_FETCH_HIGHLIGHT = 1u << 3, /* highlight fragments */
+    SC_WIRE_FETCH_ALL_ = (1u << 4) - 1,
+};
+/* Deepest explanation tree the fetch response may carry (decoders refuse deeper). */
+#define SC_WIRE_MAX_EXPLAIN_DEPTH 64
+
 typedef struct sc_wire_node_query {
     sc_slice *index_names; /* per coordinator index number (targets' index_i) */
     /* per index: the filter of the aliases it was reached through (JSON; empty = none);
@@ -59,6 +71,7 @@ typedef struct sc_wire_node_query {
     bool can_match;           /* run the can_match pre-filter (sc_node_query_request) */
     const sc_term_stats *dfs; /* dfs_query_then_fetch: the statistics to score with, or NULL */
     sc_slice parent_task;     /* the coordinator's search task "<node>:<n>"; empty = none */
+    bool track_scores;        /* a field sort still scores hits (max_score per shard back) */
 } sc_wire_node_query;
 
 /* One target's outcome. */
@@ -70,7 +83,8 @@ typedef struct sc_wire_shard_outcome {
     uint64_t total;
     bool total_gte;
     bool timed_out;
-    bool skipped; /* can_match: not searched */
+    bool skipped;    /* can_match: not searched */
+    float max_score; /* with has_max_scores: the shard's best score under a field sort (NaN) */
 } sc_wire_shard_outcome;
 
 typedef struct sc_wire_node_query_resp {
@@ -81,6 +95,7 @@ typedef struct sc_wire_node_query_resp {
     size_t n_top;
     size_t n_sort;        /* keys per hit (0 under a score sort) */
     sc_slice agg_partial; /* sc_agg_encode bytes of the node's reduction; empty: none */
+    bool has_max_scores;  /* results carry max_score (the request's track_scores) */
 } sc_wire_node_query_resp;
 
 typedef struct sc_wire_node_fetch {
@@ -90,11 +105,25 @@ typedef struct sc_wire_node_fetch {
     bool source;
     sc_slice *dv_fields;
     size_t n_dv_fields;
+    /* Fetch-phase extras (flags 0: none, and nothing below is sent). The data node re-parses
+     * the query (and the highlight) with its own mappings, as the query phase does. */
+    uint32_t flags;          /* SC_WIRE_FETCH_* */
+    sc_slice *index_names;   /* per coordinator index number */
+    sc_slice *index_filters; /* per index: its alias filter JSON (empty = none), or NULL */
+    size_t n_indices;
+    sc_slice query_json;       /* empty = match_all */
+    sc_slice highlight_json;   /* the request's "highlight" object (HIGHLIGHT) */
+    const uint32_t *doc_index; /* per doc: its index number (< n_indices) */
+    const sc_term_stats *dfs;  /* explain under dfs_query_then_fetch: the global statistics */
 } sc_wire_node_fetch;
 
 typedef struct sc_wire_node_fetch_resp {
     sc_shard_fetched *docs; /* per requested doc */
     size_t n_docs;
+    /* The request had fetch flags: each found doc carries its extras (highlights, versions,
+     * matched named queries, explanation, inner hits) and n_inner[i] inner results. */
+    bool extras;
+    uint32_t *n_inner; /* per doc (arena when decoded); NULL = none anywhere */
 } sc_wire_node_fetch_resp;
 
 /* Encoders append to `out` (sticky status) and return its status. */

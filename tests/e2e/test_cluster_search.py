@@ -175,11 +175,9 @@ def test_documents_route_to_primary(env):
 def test_unsupported_features_are_refused(env):
     """What the cross-node phases do not carry yet is refused, not silently dropped."""
     nodes, _ = env
-    for body in ({"query": {"match": {"title": "fox"}}, "highlight": {"fields": {"title": {}}}},
-                 {"query": {"match_all": {}}, "collapse": {"field": "tag"}},
+    for body in ({"query": {"match_all": {}}, "collapse": {"field": "tag"}},
                  {"query": {"match_all": {}}, "collapse": {"field": "tag", "inner_hits": {}}},
-                 {"query": {"match_all": {}}, "profile": True},
-                 {"query": {"match_all": {}}, "version": True}):
+                 {"query": {"match_all": {}}, "profile": True}):
         st, _, r = nodes["n1"].request("POST", "/docs/_search", body)
         assert st == 400 and "not supported in a cluster" in r["error"]["reason"], (body, r)
     st, _, r = nodes["n2"].request("POST", "/docs/_search?scroll=1m", {"size": 5})

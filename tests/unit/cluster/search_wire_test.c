@@ -1,6 +1,7 @@
 /* Tests for cluster/search_wire.c: round trips of the node query request/response and the node
  * fetch request/response with every field set, and every truncation of each encoding decoding
  * to SC_ECORRUPT (never a read past the end). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -170,7 +171,8 @@ static void test_query(void **state)
                             .n_shards_total = 12,
                             .can_match = true,
                             .dfs = &stats,
-                            .parent_task = sc_slice_cstr("node-a:123")};
+                            .parent_task = sc_slice_cstr("node-a:123"),
+                            .track_scores = true};
     sc_wire_buf b;
     sc_wire_buf_init(&b);
     assert_int_equal(sc_wire_node_query_encode(&q, &b), SC_OK);
@@ -205,6 +207,7 @@ static void test_query(void **state)
     assert_non_null(d.dfs);
     stats_eq(d.dfs, &stats);
     assert_true(sc_slice_eq(d.parent_task, q.parent_task));
+    assert_true(d.track_scores);
     sc_arena_fini(&a);
     check_truncations(b.ptr, b.len, dec_query, &d);
     write_seed("node_query", 3, b.ptr, b.len);
@@ -278,7 +281,7 @@ static void test_query_resp(void **state)
 {
     (void)state;
     sc_wire_shard_outcome res[2] = {
-        {.st = SC_OK, .total = 17, .total_gte = true, .skipped = true},
+        {.st = SC_OK, .total = 17, .total_gte = true, .skipped = true, .max_score = 3.25f},
         {.st = SC_EPARSE,
          .http_status = 400,
          .type = sc_slice_cstr("query_shard_exception"),
@@ -295,7 +298,8 @@ static void test_query_resp(void **state)
                                  .top = top,
                                  .n_top = 2,
                                  .n_sort = 1,
-                                 .agg_partial = sc_slice_make(agg, 5)};
+                                 .agg_partial = sc_slice_make(agg, 5),
+                                 .has_max_scores = true};
     sc_wire_buf b;
     sc_wire_buf_init(&b);
     assert_int_equal(sc_wire_node_query_resp_encode(&q, &b), SC_OK);
@@ -321,6 +325,9 @@ static void test_query_resp(void **state)
     assert_true(key_eq(d.top[0].keys, k1));
     assert_true(key_eq(d.top[1].keys, k2));
     assert_true(sc_slice_eq(d.agg_partial, q.agg_partial));
+    assert_true(d.has_max_scores);
+    assert_true(d.results[0].max_score == 3.25f);
+    assert_true(d.results[1].max_score == 0.0f);
     sc_arena_fini(&a);
     check_truncations(b.ptr, b.len, dec_query_resp, &d);
     write_seed("node_query_resp", 4, b.ptr, b.len);
@@ -387,12 +394,181 @@ static void test_fetch(void **state)
     sc_wire_buf_fini(&b);
 }
 
+/* The fetch-phase extras (issue 14): the request's flags, indices, query / highlight JSON, each
+ * doc's index and the dfs statistics; the response's highlights, versions, matched named
+ * queries, explanation tree and inner hits. Round trips, truncations, and the limits: a doc
+ * index past n_indices, an explanation deeper than SC_WIRE_MAX_EXPLAIN_DEPTH, unknown flags and
+ * an unknown extension tag are refused. */
+static void test_fetch_extras(void **state)
+{
+    (void)state;
+    sc_node_hit docs[3] = {{.shard_ix = 3, .doc = 9}, {.shard_ix = 1, .doc = 7}, {.shard_ix = 3}};
+    sc_slice names[2] = {sc_slice_cstr("a"), sc_slice_cstr("b")};
+    sc_slice filters[2] = {sc_slice_make(NULL, 0), sc_slice_cstr("{\"term\":{\"t\":1}}")};
+    uint32_t doc_index[3] = {1, 0, 1};
+    sc_wire_node_fetch f = {.context_id = 9,
+                            .docs = docs,
+                            .n_docs = 3,
+                            .source = true,
+                            .flags = SC_WIRE_FETCH_ALL_,
+                            .index_names = names,
+                            .index_filters = filters,
+                            .n_indices = 2,
+                            .query_json = sc_slice_cstr("{\"match\":{\"x\":\"y\"}}"),
+                            .highlight_json = sc_slice_cstr("{\"fields\":{\"x\":{}}}"),
+                            .doc_index = doc_index,
+                            .dfs = &stats};
+    sc_wire_buf b;
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_fetch_encode(&f, &b), SC_OK);
+    sc_arena a;
+    sc_arena_init(&a, 1 << 20);
+    sc_wire_node_fetch d;
+    assert_int_equal(sc_wire_node_fetch_decode(b.ptr, b.len, &a, &d), SC_OK);
+    assert_int_equal(d.flags, SC_WIRE_FETCH_ALL_);
+    assert_int_equal(d.n_indices, 2);
+    assert_true(sc_slice_eq(d.index_names[1], names[1]));
+    assert_true(sc_slice_eq(d.index_filters[1], filters[1]));
+    assert_int_equal(d.index_filters[0].len, 0);
+    assert_true(sc_slice_eq(d.query_json, f.query_json));
+    assert_true(sc_slice_eq(d.highlight_json, f.highlight_json));
+    assert_memory_equal(d.doc_index, doc_index, sizeof doc_index);
+    assert_non_null(d.dfs);
+    stats_eq(d.dfs, &stats);
+    sc_arena_fini(&a);
+    check_truncations(b.ptr, b.len, dec_fetch, &d);
+    write_seed("node_fetch_extras", 5, b.ptr, b.len);
+    sc_wire_buf_fini(&b);
+    /* a doc index past n_indices is refused by the encoder; unknown flags too */
+    doc_index[2] = 2;
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_fetch_encode(&f, &b), SC_EINVAL);
+    sc_wire_buf_fini(&b);
+    doc_index[2] = 1;
+    f.flags = SC_WIRE_FETCH_ALL_ + 1;
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_fetch_encode(&f, &b), SC_EINVAL);
+    sc_wire_buf_fini(&b);
+
+    /* the response: a found doc with every extra, a missing one, a found one without extras */
+    sc_slice frags[2] = {sc_slice_cstr("the <em>fox</em>"), sc_slice_cstr("")};
+    sc_shard_highlight hl[2] = {{.field = 1, .frags = frags, .n_frags = 2},
+                                {.field = 0, .frags = frags, .n_frags = 1}};
+    uint32_t matched[2] = {0, 4};
+    sc_explanation leaf[2] = {{.match = true, .value = 0.5f, .description = "idf"},
+                              {.match = true, .value = 2.0f, .description = NULL}};
+    sc_explanation root = {.match = true,
+                           .value = 1.0f,
+                           .description = "weight(x:fox)",
+                           .details = leaf,
+                           .n_details = 2};
+    sc_shard_inner_hit ih[2] = {{.offset = 2, .score = 1.5f, .source = sc_slice_cstr("{}")},
+                                {.offset = 0, .score = 0.25f}};
+    sc_shard_inner_result inner[2] = {{.total = 5, .max_score = 1.5f, .hits = ih, .n_hits = 2},
+                                      {.total = 0, .max_score = NAN}};
+    sc_shard_fetched got[3] = {{.found = true,
+                                .id = sc_slice_cstr("d1"),
+                                .highlights = hl,
+                                .n_highlights = 2,
+                                .has_versions = true,
+                                .version = 3,
+                                .seq_no = 41,
+                                .primary_term = 2,
+                                .matched = matched,
+                                .n_matched = 2,
+                                .explanation = &root,
+                                .inner = inner},
+                               {.found = false},
+                               {.found = true, .id = sc_slice_cstr("d2")}};
+    uint32_t n_inner[3] = {2, 0, 2};
+    sc_wire_node_fetch_resp r = {.docs = got, .n_docs = 3, .extras = true, .n_inner = n_inner};
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_fetch_resp_encode(&r, &b), SC_OK);
+    sc_arena_init(&a, 1 << 20);
+    sc_wire_node_fetch_resp dr;
+    assert_int_equal(sc_wire_node_fetch_resp_decode(b.ptr, b.len, &a, &dr), SC_OK);
+    assert_true(dr.extras);
+    const sc_shard_fetched *g = &dr.docs[0];
+    assert_int_equal(g->n_highlights, 2);
+    assert_int_equal(g->highlights[0].field, 1);
+    assert_int_equal(g->highlights[0].n_frags, 2);
+    assert_true(sc_slice_eq(g->highlights[0].frags[0], frags[0]));
+    assert_int_equal(g->highlights[1].n_frags, 1);
+    assert_true(g->has_versions && g->version == 3 && g->seq_no == 41 && g->primary_term == 2);
+    assert_int_equal(g->n_matched, 2);
+    assert_int_equal(g->matched[1], 4);
+    assert_non_null(g->explanation);
+    assert_true(g->explanation->value == 1.0f);
+    assert_string_equal(g->explanation->description, "weight(x:fox)");
+    assert_int_equal(g->explanation->n_details, 2);
+    assert_string_equal(g->explanation->details[0].description, "idf");
+    assert_string_equal(g->explanation->details[1].description, "");
+    assert_true(g->explanation->details[1].value == 2.0f);
+    assert_int_equal(dr.n_inner[0], 2);
+    assert_true(g->inner[0].total == 5 && g->inner[0].n_hits == 2);
+    assert_true(g->inner[0].hits[0].offset == 2 && g->inner[0].hits[0].score == 1.5f);
+    assert_true(sc_slice_eq(g->inner[0].hits[0].source, ih[0].source));
+    assert_true(isnan(g->inner[1].max_score));
+    assert_false(dr.docs[1].found);
+    /* the third doc has no inner results: none are sent for it */
+    assert_int_equal(dr.n_inner[2], 0);
+    assert_null(dr.docs[2].inner);
+    assert_null(dr.docs[2].explanation);
+    assert_false(dr.docs[2].has_versions);
+    sc_arena_fini(&a);
+    check_truncations(b.ptr, b.len, dec_fetch_resp, &dr);
+    write_seed("node_fetch_resp_extras", 6, b.ptr, b.len);
+    sc_wire_buf_fini(&b);
+
+    /* an explanation as deep as a reader accepts, then one level deeper */
+    sc_explanation chain[SC_WIRE_MAX_EXPLAIN_DEPTH + 1];
+    for (size_t i = 0; i <= SC_WIRE_MAX_EXPLAIN_DEPTH; i++)
+        chain[i] = (sc_explanation){.description = "x",
+                                    .details = i < SC_WIRE_MAX_EXPLAIN_DEPTH ? &chain[i + 1] : NULL,
+                                    .n_details = i < SC_WIRE_MAX_EXPLAIN_DEPTH};
+    sc_shard_fetched deep = {.found = true, .explanation = &chain[1]};
+    sc_wire_node_fetch_resp rd = {.docs = &deep, .n_docs = 1, .extras = true};
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_fetch_resp_encode(&rd, &b), SC_OK);
+    sc_arena_init(&a, 1 << 20);
+    assert_int_equal(sc_wire_node_fetch_resp_decode(b.ptr, b.len, &a, &dr), SC_OK);
+    sc_arena_fini(&a);
+    sc_wire_buf_fini(&b);
+    deep.explanation = &chain[0];
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_fetch_resp_encode(&rd, &b), SC_ELIMIT);
+    sc_wire_buf_fini(&b);
+
+    /* an unknown extension tag, and the same tag twice, are corrupt */
+    sc_wire_node_fetch plain = {.context_id = 1};
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_fetch_encode(&plain, &b), SC_OK);
+    b.len--; /* drop the empty extension list */
+    sc_wire_put_uvar(&b, 1);
+    sc_wire_put_uvar(&b, 7);
+    sc_wire_put_bytes(&b, "", 0);
+    sc_arena_init(&a, 1 << 20);
+    assert_int_equal(sc_wire_node_fetch_decode(b.ptr, b.len, &a, &d), SC_ECORRUPT);
+    sc_arena_fini(&a);
+    sc_wire_buf_fini(&b);
+    /* no docs, flags VERSIONS, no index, empty JSON, no dfs: once is fine, twice is not */
+    uint8_t once[] = {0, 0, 0, 0, 1, 1, 5, 1, 0, 0, 0, 0};
+    uint8_t twice[] = {0, 0, 0, 0, 2, 1, 5, 1, 0, 0, 0, 0, 1, 5, 1, 0, 0, 0, 0};
+    sc_arena_init(&a, 1 << 20);
+    assert_int_equal(sc_wire_node_fetch_decode(once, sizeof once, &a, &d), SC_OK);
+    assert_int_equal(d.flags, SC_WIRE_FETCH_VERSIONS);
+    assert_int_equal(sc_wire_node_fetch_decode(twice, sizeof twice, &a, &d), SC_ECORRUPT);
+    once[7] = 0; /* flags 0 inside the extension */
+    assert_int_equal(sc_wire_node_fetch_decode(once, sizeof once, &a, &d), SC_ECORRUPT);
+    sc_arena_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_query),      cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_term_stats), cmocka_unit_test(test_query_resp),
-        cmocka_unit_test(test_fetch),
+        cmocka_unit_test(test_fetch),      cmocka_unit_test(test_fetch_extras),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
