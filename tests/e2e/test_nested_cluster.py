@@ -2,7 +2,8 @@
 separate single-node server with the same index (4 shards, nested mapping, random documents;
 the seed is printed). The nested query (hits, scores, totals), nested sorting and the nested /
 reverse_nested aggregations (their partials encoded between nodes and reduced on the
-coordinator) must equal the single node's; inner_hits is refused in a cluster with a 400."""
+coordinator) and inner_hits (computed in the data nodes' fetch phase) must equal the single
+node's."""
 import json
 import os
 import random
@@ -96,11 +97,21 @@ def test_cluster_equals_single_node(env):
         assert st == 200 and r["count"] == 200, r
 
 
-def test_inner_hits_refused_in_cluster(env):
-    nodes, _ = env
-    st, _, r = nodes[0].request("POST", "/nd/_search", {
-        "query": nested_q("comments", {"match_all": {}}, inner_hits={})})
-    assert st == 400 and "inner_hits" in r["error"]["reason"], r
+def test_inner_hits_equal_single_node(env):
+    """inner_hits are computed by the data node holding each hit (its fetch phase) and equal
+    the single node's: children, offsets, scores, _source."""
+    nodes, single = env
+    for q in ({"query": nested_q("comments", {"match_all": {}}, inner_hits={}), "size": 20},
+              {"query": nested_q("comments", {"match": {"comments.text": "good"}},
+                                 inner_hits={"name": "g", "size": 2, "from": 1}), "size": 10}):
+        st, _, want = single.request("POST", "/nd/_search", q)
+        assert st == 200, want
+        assert any(h["inner_hits"][k]["hits"]["hits"] for h in want["hits"]["hits"]
+                   for k in h["inner_hits"]), want
+        for n in nodes:
+            st, _, got = n.request("POST", "/nd/_search", q)
+            assert st == 200, got
+            assert got["hits"] == want["hits"], q
 
 
 def test_dynamic_field_inside_nested_object(env):
