@@ -2,6 +2,7 @@
  * shard outcomes, partially reduced top hits and aggregation partials, then fetches the page's
  * winners with one request per node. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,10 +190,37 @@ static bool extras_fit(const sc_search_request *sr, uint32_t index_i, const sc_s
     return (!d->has_versions || sr->versions) && (!d->explanation || sr->explain);
 }
 
-/* Fetches a remote unit's winners (docs, in page order) into got (arena). */
-static sc_status fetch_remote(const sc_search_request *sr, const sc__dist_unit *u,
+/* A remote unit's fetch request, sent ahead on a thread of its own so that the data nodes run
+ * their fetches at the same time; the coordinator then decodes the answers in unit order. */
+typedef struct fetch_ahead {
+    pthread_t th;
+    bool sent, joined; /* a thread runs (ran) the request; it was joined */
+    sc_transport *t;
+    const sc__dist_unit *u;
+    sc_wire_buf req;
+    uint32_t flags;            /* the request's fetch flags */
+    const uint32_t *doc_index; /* per doc (flags set) */
+    uint8_t *resp;             /* malloc'd answer */
+    size_t len;
+    sc_status st;
+} fetch_ahead;
+
+/* Remote fetches sent ahead at once: beyond this many, the rest go one after another. */
+#define MAX_FETCH_AHEAD 8
+
+static void *send_fetch(void *arg)
+{
+    fetch_ahead *fa = arg;
+    fa->st = sc_transport_request(fa->t, fa->u->host, fa->u->port, SC_MSG_NODE_FETCH,
+                                  sc_slice_make(fa->req.ptr, fa->req.len), 30000, &fa->resp,
+                                  &fa->len, NULL);
+    return NULL;
+}
+
+/* Encodes the fetch request of a remote unit's winners (docs, in page order) into fa->req. */
+static sc_status encode_fetch(const sc_search_request *sr, const sc__dist_unit *u,
                               const sc_node_hit *docs, size_t nd, sc_transport *t,
-                              const sc_term_stats *dfs, sc_arena *arena, sc_shard_fetched **got)
+                              const sc_term_stats *dfs, sc_arena *arena, fetch_ahead *fa)
 {
     sc_slice *fields = sc_arena_calloc(arena, sr->n_dv_fields + 1, sizeof *fields);
     if (!fields)
@@ -206,32 +234,62 @@ static sc_status fetch_remote(const sc_search_request *sr, const sc__dist_unit *
                             .dv_fields = fields,
                             .n_dv_fields = sr->n_dv_fields};
     SC_TRY(fetch_extras(sr, u, docs, nd, dfs, arena, &f));
-    sc_wire_buf b;
-    sc_wire_buf_init(&b);
-    sc_status st = sc_wire_node_fetch_encode(&f, &b);
-    uint8_t *resp = NULL;
-    size_t len = 0;
-    if (st == SC_OK)
-        st = sc_transport_request(t, u->host, u->port, SC_MSG_NODE_FETCH,
-                                  sc_slice_make(b.ptr, b.len), 30000, &resp, &len, NULL);
-    sc_wire_buf_fini(&b);
+    fa->t = t;
+    fa->u = u;
+    fa->flags = f.flags;
+    fa->doc_index = f.doc_index;
+    sc_wire_buf_init(&fa->req);
+    return sc_wire_node_fetch_encode(&f, &fa->req);
+}
+
+/* Decodes a remote unit's fetch answer (nd docs) into got (arena), checked against the
+ * request. */
+static sc_status decode_fetch(const sc_search_request *sr, const fetch_ahead *fa, size_t nd,
+                              sc_arena *arena, sc_shard_fetched **got)
+{
     /* the fetched bytes must outlive the units: decode from a copy in the request arena */
-    uint8_t *copy = st == SC_OK ? sc_arena_alloc(arena, len ? len : 1) : NULL;
-    if (st == SC_OK && !copy)
-        st = SC_ENOMEM;
-    if (st == SC_OK) {
-        memcpy(copy, resp, len);
-        sc_wire_node_fetch_resp r;
-        st = sc_wire_node_fetch_resp_decode(copy, len, arena, &r);
-        if (st == SC_OK && (r.n_docs != nd || r.extras != (f.flags != 0)))
-            st = SC_ECORRUPT;
-        for (size_t j = 0; st == SC_OK && f.flags && j < nd; j++)
-            if (r.docs[j].found &&
-                !extras_fit(sr, f.doc_index[j], &r.docs[j], r.n_inner ? r.n_inner[j] : 0))
-                st = SC_ECORRUPT;
-        *got = r.docs;
+    uint8_t *copy = sc_arena_alloc(arena, fa->len ? fa->len : 1);
+    if (!copy)
+        return SC_ENOMEM;
+    if (fa->len)
+        memcpy(copy, fa->resp, fa->len);
+    sc_wire_node_fetch_resp r;
+    SC_TRY(sc_wire_node_fetch_resp_decode(copy, fa->len, arena, &r));
+    if (r.n_docs != nd || r.extras != (fa->flags != 0))
+        return SC_ECORRUPT;
+    for (size_t j = 0; fa->flags && j < nd; j++)
+        if (r.docs[j].found &&
+            !extras_fit(sr, fa->doc_index[j], &r.docs[j], r.n_inner ? r.n_inner[j] : 0))
+            return SC_ECORRUPT;
+    *got = r.docs;
+    return SC_OK;
+}
+
+/* Fetches a remote unit's winners (docs, in page order) into got (arena): the answer of the
+ * request sent ahead (fa->sent), else a request sent now. */
+static sc_status fetch_remote(const sc_search_request *sr, const sc__dist_unit *u,
+                              const sc_node_hit *docs, size_t nd, sc_transport *t,
+                              const sc_term_stats *dfs, sc_arena *arena, fetch_ahead *fa,
+                              sc_shard_fetched **got)
+{
+    fetch_ahead now;
+    memset(&now, 0, sizeof now);
+    if (fa && fa->sent) {
+        if (!fa->joined)
+            pthread_join(fa->th, NULL);
+        fa->joined = true;
+    } else {
+        fa = &now;
+        sc_status st = encode_fetch(sr, u, docs, nd, t, dfs, arena, fa);
+        if (st == SC_OK)
+            send_fetch(fa);
+        else
+            fa->st = st;
+        sc_wire_buf_fini(&fa->req);
     }
-    free(resp);
+    sc_status st = fa->st == SC_OK ? decode_fetch(sr, fa, nd, arena, got) : fa->st;
+    if (fa == &now)
+        free(now.resp);
     return st;
 }
 
@@ -251,16 +309,15 @@ static void free_context(const sc__dist_unit *u, sc_transport *t)
     sc_wire_buf_fini(&b);
 }
 
-/* One unit's part of the page: fetch, then fill its hits at their rank positions. */
-static sc_status fetch_unit(sc_node *n, const sc_search_request *sr, sc__dist_unit *u,
-                            const ranked *page, size_t nh, size_t unit, sc_transport *t,
-                            const sc_term_stats *dfs, sc_arena *arena, sc_search_response *out,
-                            bool *fetched)
+/* The page's hits of unit `unit` (docs, in page order, at page positions pos; *nd of them,
+ * arena). */
+static sc_status unit_docs(const ranked *page, size_t nh, size_t unit, sc_arena *arena,
+                           sc_node_hit **docs_out, size_t **pos_out, size_t *nd_out)
 {
     size_t nd = 0;
     for (size_t i = 0; i < nh; i++)
         nd += page[i].unit == unit;
-    *fetched = nd > 0;
+    *nd_out = nd;
     if (!nd)
         return SC_OK;
     sc_node_hit *docs = sc_arena_alloc(arena, nd * sizeof *docs);
@@ -272,6 +329,24 @@ static sc_status fetch_unit(sc_node *n, const sc_search_request *sr, sc__dist_un
             docs[j] = page[i].h;
             pos[j++] = i;
         }
+    *docs_out = docs;
+    *pos_out = pos;
+    return SC_OK;
+}
+
+/* One unit's part of the page: fetch (a remote one's request may have been sent ahead: fa),
+ * then fill its hits at their rank positions. */
+static sc_status fetch_unit(sc_node *n, const sc_search_request *sr, sc__dist_unit *u,
+                            const ranked *page, size_t nh, size_t unit, sc_transport *t,
+                            const sc_term_stats *dfs, sc_arena *arena, fetch_ahead *fa,
+                            sc_search_response *out, bool *fetched)
+{
+    sc_node_hit *docs = NULL;
+    size_t *pos = NULL, nd;
+    SC_TRY(unit_docs(page, nh, unit, arena, &docs, &pos, &nd));
+    *fetched = nd > 0;
+    if (!nd)
+        return SC_OK;
     sc_shard_fetched *got = NULL;
     if (u->local) {
         sc_node_fetch_request fr = {.query = &u->lreq,
@@ -285,7 +360,7 @@ static sc_status fetch_unit(sc_node *n, const sc_search_request *sr, sc__dist_un
         SC_TRY(sc_node_fetch_phase(n, &fr, arena, &fres));
         got = fres.docs;
     } else {
-        SC_TRY(fetch_remote(sr, u, docs, nd, t, dfs, arena, &got));
+        SC_TRY(fetch_remote(sr, u, docs, nd, t, dfs, arena, fa, &got));
     }
     for (size_t j = 0; j < nd; j++) {
         sc_result_hit *h = &out->hits[pos[j]];
@@ -343,6 +418,33 @@ static sc_status fetch_failed(const sc__dist_unit *u, const ranked *page, size_t
     return SC_OK;
 }
 
+/* Sends the fetch requests of up to MAX_FETCH_AHEAD remote units with hits on the page, each
+ * on a thread of its own (a unit whose request cannot be encoded or whose thread cannot start
+ * is fetched in turn later). */
+static void send_ahead(const sc_search_request *sr, sc__dist_unit *units, size_t nu,
+                       const ranked *page, size_t nh, sc_transport *t, const sc_term_stats *dfs,
+                       sc_arena *arena, fetch_ahead *ahead)
+{
+    size_t n_sent = 0;
+    for (size_t u = 0; u < nu && n_sent < MAX_FETCH_AHEAD; u++) {
+        if (units[u].st != SC_OK || units[u].local)
+            continue;
+        sc_node_hit *docs = NULL;
+        size_t *pos = NULL, nd = 0;
+        if (unit_docs(page, nh, u, arena, &docs, &pos, &nd) != SC_OK || !nd)
+            continue;
+        fetch_ahead *fa = &ahead[u];
+        if (encode_fetch(sr, &units[u], docs, nd, t, dfs, arena, fa) != SC_OK ||
+            pthread_create(&fa->th, NULL, send_fetch, fa) != 0) {
+            sc_wire_buf_fini(&fa->req);
+            memset(fa, 0, sizeof *fa);
+            continue;
+        }
+        fa->sent = true;
+        n_sent++;
+    }
+}
+
 /* track_scores under a field sort: max_score is the best of the shards' (NaN: none). */
 static void reduce_max_score(const sc_search_request *sr, const sc__dist_unit *units, size_t nu,
                              sc_search_response *out)
@@ -387,16 +489,27 @@ sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit
     bool *lost = sc_arena_calloc(arena, nh ? nh : 1, sizeof *lost);
     if (!out->hits || !lost)
         st = SC_ENOMEM;
+    fetch_ahead *ahead = st == SC_OK ? calloc(nu ? nu : 1, sizeof *ahead) : NULL;
+    if (ahead)
+        send_ahead(sr, units, nu, all + from, nh, t, dfs, arena, ahead);
     for (size_t u = 0; u < nu; u++) {
         bool fetched = false;
+        fetch_ahead *fa = ahead ? &ahead[u] : NULL;
         if (st == SC_OK && units[u].st == SC_OK) {
-            st = fetch_unit(n, sr, &units[u], all + from, nh, u, t, dfs, arena, out, &fetched);
+            st = fetch_unit(n, sr, &units[u], all + from, nh, u, t, dfs, arena, fa, out, &fetched);
             if (st != SC_OK && !units[u].local && st != SC_ENOMEM && st != SC_ELIMIT)
                 st = fetch_failed(&units[u], all + from, nh, u, st, lost, arena, out);
         }
-        if (!fetched)
+        if (!fetched && !(fa && fa->sent))
             free_context(&units[u], t); /* the fetch frees it on the data node */
     }
+    for (size_t u = 0; ahead && u < nu; u++) {
+        if (ahead[u].sent && !ahead[u].joined)
+            pthread_join(ahead[u].th, NULL);
+        sc_wire_buf_fini(&ahead[u].req);
+        free(ahead[u].resp);
+    }
+    free(ahead);
     size_t kept = 0; /* the page without the hits whose fetch failed */
     for (size_t i = 0; st == SC_OK && i < nh; i++)
         if (!lost[i])
