@@ -263,7 +263,11 @@ static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_s
                        : sr->rescore  ? "rescore"
                        : sr->collapse ? "collapse"
                        : sr->profile  ? "profile"
-                                      : NULL;
+                       /* the data nodes would not apply them (not shipped): refused, not
+                        * silently dropped */
+                       : sp->has_min_score ? "min_score"
+                       : sp->indices_boost ? "indices_boost"
+                                           : NULL;
     if (!what)
         return true;
     sc_rest_errorf(req, resp, 400, "illegal_argument_exception",

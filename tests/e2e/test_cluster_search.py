@@ -177,7 +177,9 @@ def test_unsupported_features_are_refused(env):
     nodes, _ = env
     for body in ({"query": {"match_all": {}}, "collapse": {"field": "tag"}},
                  {"query": {"match_all": {}}, "collapse": {"field": "tag", "inner_hits": {}}},
-                 {"query": {"match_all": {}}, "profile": True}):
+                 {"query": {"match_all": {}}, "profile": True},
+                 {"query": {"match": {"title": "fox"}}, "min_score": 0.5},
+                 {"query": {"match": {"title": "fox"}}, "indices_boost": [{"docs": 2}]}):
         st, _, r = nodes["n1"].request("POST", "/docs/_search", body)
         assert st == 400 and "not supported in a cluster" in r["error"]["reason"], (body, r)
     st, _, r = nodes["n2"].request("POST", "/docs/_search?scroll=1m", {"size": 5})
