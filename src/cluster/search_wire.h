@@ -46,8 +46,9 @@ enum {
     SC_WIRE_FETCH_HIGHLIGHT = 1u << 3, /* highlight fragments */
     SC_WIRE_FETCH_ALL_ = (1u << 4) - 1,
 };
-/* Deepest explanation tree the fetch response may carry (decoders refuse deeper). */
-#define SC_WIRE_MAX_EXPLAIN_DEPTH 64
+/* Deepest explanation tree the fetch response may carry (decoders refuse deeper): queries nest
+ * at most SC_DSL_MAX_DEPTH (64) levels, each adding a level or two, then a BM25 breakdown. */
+#define SC_WIRE_MAX_EXPLAIN_DEPTH 256
 
 typedef struct sc_wire_node_query {
     sc_slice *index_names; /* per coordinator index number (targets' index_i) */

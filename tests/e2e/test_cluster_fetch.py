@@ -57,7 +57,10 @@ def env():
     n1 = nodes["n1"]
     wait_until("3 nodes", lambda: n1.request(
         "GET", "/_cluster/health?wait_for_nodes=3&timeout=1s")[0] == 200)
-    body = {"settings": {"number_of_shards": 6, "number_of_replicas": 0}, "mappings": MAPPING}
+    # no periodic refresh: each shard's segments (and so the doc numbers that explanations
+    # name, "weight(title:fox in 12)") come from the explicit refreshes alone, alike on both
+    body = {"settings": {"number_of_shards": 6, "number_of_replicas": 0,
+                         "refresh_interval": "-1"}, "mappings": MAPPING}
     alias = {"actions": [{"add": {"index": "fx", "alias": "fx_t1",
                                   "filter": {"term": {"tag": "t1"}}}}]}
     for s in (n1, single):
@@ -131,6 +134,17 @@ QUERIES = [
      "size": 5, "version": True, "explain": True,
      "highlight": {"fields": {"title": {}}}},
 ]
+
+
+def deep_query(levels):
+    q = {"match": {"title": "fox"}}
+    for _ in range(levels):
+        q = {"bool": {"must": [q]}}
+    return q
+
+
+# a deep explanation (40 nested bools; the response writer nests JSON 128 levels at most)
+QUERIES.append({"query": deep_query(40), "size": 3, "explain": True})
 
 
 def rounded(x):
