@@ -46,7 +46,7 @@ void sc__search_run_fini(search_run *run)
     run->n = 0;
 }
 
-static char *scroll_body_text(const json_t *body, const search_parse *sp)
+static char *scroll_body_text(const json_t *body, const search_parse *sp, bool clustered)
 {
     json_t *b = body ? json_deep_copy(body) : json_object();
     if (!b)
@@ -55,6 +55,11 @@ static char *scroll_body_text(const json_t *body, const search_parse *sp)
         json_object_set(b, "query", sp->query);
     json_object_del(b, "from");
     json_object_del(b, "size");
+    if (clustered) { /* as Elasticsearch: aggregations and suggestions on the first page only */
+        json_object_del(b, "aggs");
+        json_object_del(b, "aggregations");
+        json_object_del(b, "suggest");
+    }
     if (!sp->source)
         json_object_set_new(b, "_source", json_false());
     char *text = json_dumps(b, JSON_COMPACT);
@@ -298,17 +303,6 @@ static bool ship_json(sc_rest_req *req, search_run *run)
     return ok;
 }
 
-/* Scroll and point in time pin this node's snapshots; across nodes they would miss the shards
- * held elsewhere, so a cluster refuses them for now (issue 13). false after writing a 400. */
-bool sc__search_refuse_clustered(sc_rest_req *req, sc_rest_resp *resp)
-{
-    if (!sc_node_placement(req->node))
-        return true;
-    sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                  "scroll and point in time are not supported in a cluster yet", NULL, 0);
-    return false;
-}
-
 /* 429 when the coordinator's request breaker refused the reduce, as Elasticsearch words it. */
 static void write_reduce_breaker(sc_rest_req *req, sc_rest_resp *resp, const sc_search_response *r)
 {
@@ -330,8 +324,6 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
 {
     memset(run, 0, sizeof *run);
     run->t0 = sc_clock_now_ns();
-    if (sc && !sc__search_refuse_clustered(req, resp))
-        return false;
     if (!sc__search_parse(req, resp, body, &run->sp, count))
         return false;
     if (sc && sc->ctx) {
@@ -449,7 +441,7 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         return false;
     }
     if (sc && sc->opening) {
-        char *text = scroll_body_text(body, &run->sp);
+        char *text = scroll_body_text(body, &run->sp, sc_node_placement(req->node) != NULL);
         sc_status ost =
             sc_scroll_open(req->node, run->list, run->n, text, sc_rest_param_get(req, "routing"),
                            sc_rest_param_get(req, "preference"), (uint32_t)run->sp.size,
@@ -492,7 +484,8 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         .count_only = count,
         .fetch_source = run->sp.source || needs_source(run) || page.highlight,
         .task = &task,
-        .pinned = sc && sc->ctx ? sc->ctx->pinned : NULL,
+        .pinned = sc && sc->ctx && !sc->ctx->shards ? sc->ctx->pinned : NULL,
+        .ctx = sc && sc->ctx && sc->ctx->shards ? sc->ctx : NULL,
         .dv_fields = run->sp.dv_fields,
         .n_dv_fields = run->sp.n_dv_fields,
         .sort = run->sp.sort,
@@ -645,7 +638,7 @@ void sc__search_respond_page(sc_rest_req *req, sc_rest_resp *resp, search_run *r
         json_t *obj = json_loadb((const char *)inner.ptr, inner.len, 0, &jerr);
         sc_vec_free(&inner);
         sc_jsonw_obj_begin(&w);
-        sc_jsonw_kv_str(&w, pit ? "pit_id" : "_scroll_id", ctx->id);
+        sc_jsonw_kv_str(&w, pit ? "pit_id" : "_scroll_id", ctx->wire_id ? ctx->wire_id : ctx->id);
         const char *k;
         json_t *v;
         json_object_foreach (obj, k, v) {
@@ -700,7 +693,12 @@ void sc_api_search(sc_rest_req *req, sc_rest_resp *resp)
                           NULL, 0);
             return;
         }
-        sp.ctx = sc_scroll_acquire(req->node, json_string_value(pid), ka, true);
+        const char *local = NULL;
+        if (!sc__api_ctx_route(req, resp, json_string_value(pid), &local)) {
+            json_decref(body);
+            return; /* forwarded to the coordinator, or a 400 */
+        }
+        sp.ctx = sc_scroll_acquire(req->node, local, ka, true);
         if (!sp.ctx) {
             json_decref(body);
             sc_rest_error(req, resp, 404, "search_context_missing_exception",
