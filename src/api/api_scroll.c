@@ -70,6 +70,11 @@ bool sc__api_ctx_route(sc_rest_req *req, sc_rest_resp *resp, const char *id, con
     }
     /* the coordinating node holds the context's state: the page runs there */
     sc__api_forward(req, resp, &loc, NULL, NULL, req->body);
+    if (resp->status == 502) /* it died: its context with it */
+        sc_rest_errorf(req, resp, 404, "search_context_missing_exception",
+                       "No search context found for id [%.100s]: its coordinating node [%s] "
+                       "cannot be reached",
+                       id, node);
     return false;
 }
 

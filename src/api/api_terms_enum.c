@@ -172,8 +172,7 @@ static void finish_set(term_set *set, size_t size)
     set->n = out;
 }
 
-sc_status sc__terms_enum_node(sc_node *n, sc_slice body, sc_wire_buf *out, char *errmsg,
-                              size_t cap)
+sc_status sc__terms_enum_node(sc_node *n, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
 {
     sc_arena a;
     sc_arena_init(&a, sc_node_config_get(n)->memory_limit_bytes / 4);
@@ -187,8 +186,8 @@ sc_status sc__terms_enum_node(sc_node *n, sc_slice body, sc_wire_buf *out, char 
     term_set set = {.a = &a};
     sc_terms_resp r = {0};
     for (size_t i = 0; st == SC_OK && i < q.n_indices; i++) {
-        char *name = sc_arena_strndup(&a, (const char *)q.indices[i].name.ptr,
-                                      q.indices[i].name.len);
+        char *name =
+            sc_arena_strndup(&a, (const char *)q.indices[i].name.ptr, q.indices[i].name.len);
         sc_index *ix = name ? sc_node_index(n, name) : NULL;
         if (!ix) {
             r.failed += (uint32_t)q.indices[i].n_shards;
@@ -244,8 +243,8 @@ static sc_status cluster_terms(sc_rest_req *req, sc_index **list, size_t n, cons
         const char *node = node_of[first];
         size_t used = 0, n_ix = 0, n_shards = 0;
         for (size_t i = 0, t = 0; i < n; i++) {
-            ix[n_ix] = (sc_terms_req_index){.name = sc_slice_cstr(list[i]->name),
-                                            .shards = shards + used};
+            ix[n_ix] =
+                (sc_terms_req_index){.name = sc_slice_cstr(list[i]->name), .shards = shards + used};
             for (uint32_t s = 0; s < list[i]->settings.number_of_shards; s++, t++)
                 if (!done[t] && !strcmp(node_of[t], node)) {
                     shards[used++] = s;
@@ -258,8 +257,8 @@ static sc_status cluster_terms(sc_rest_req *req, sc_index **list, size_t n, cons
         if (!strcmp(node, sc_node_id(req->node))) {
             for (size_t i = 0, j = 0; st == SC_OK && i < n && j < n_ix; i++)
                 if (!strcmp(list[i]->name, (const char *)ix[j].name.ptr))
-                    st = index_terms(list[i], ix[j].shards, ix[j].n_shards, field, prefix, ci,
-                                     size, set),
+                    st = index_terms(list[i], ix[j].shards, ix[j].n_shards, field, prefix, ci, size,
+                                     set),
                     j++;
             continue;
         }
@@ -334,8 +333,8 @@ void sc_api_terms_enum(sc_rest_req *req, sc_rest_resp *resp)
         st = cluster_terms(req, list, n, field, prefix, ci, size, &set, &failed);
     } else {
         for (size_t i = 0; i < n && st == SC_OK; i++) {
-            uint32_t *all = sc_arena_calloc(req->arena, list[i]->settings.number_of_shards + 1,
-                                            sizeof *all);
+            uint32_t *all =
+                sc_arena_calloc(req->arena, list[i]->settings.number_of_shards + 1, sizeof *all);
             if (!all) {
                 st = SC_ENOMEM;
                 break;

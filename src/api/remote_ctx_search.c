@@ -34,8 +34,7 @@ static void page_release(page_run *p)
 }
 
 /* A reader context for the fetch with its own references to the targets' snapshots. */
-static uint64_t keep_fetch_context(sc_api_remote *r, const sc_wire_node_query *q,
-                                   const page_run *p)
+static uint64_t keep_fetch_context(sc_api_remote *r, const sc_wire_node_query *q, const page_run *p)
 {
     if (!p->n_top)
         return 0;
@@ -170,8 +169,8 @@ static bool ctx_matches(const sc_scroll *ctx, const remote_query *rq)
 }
 
 /* Opens the context the query asks for; SC_ENOTFOUND when an index is missing here. */
-static sc_status open_ctx(sc_api_remote *r, remote_query *rq, const sc_ctx_query *cq,
-                          sc_arena *a, sc_scroll **out)
+static sc_status open_ctx(sc_api_remote *r, remote_query *rq, const sc_ctx_query *cq, sc_arena *a,
+                          sc_scroll **out)
 {
     const sc_wire_node_query *q = &rq->q;
     for (size_t i = 0; i < q->n_indices; i++)
@@ -230,11 +229,11 @@ static sc_status h_ctx_query(void *vr, sc_slice body, sc_wire_buf *out, char *er
     if (st == SC_OK && !(cq.flags & SC_CTX_OPEN_ONLY)) {
         sc_task task;
         char desc[256];
-        snprintf(desc, sizeof desc, "shards [%zu] of %zu indices (search context)",
-                 rq.q.n_targets, rq.q.n_indices);
+        snprintf(desc, sizeof desc, "shards [%zu] of %zu indices (search context)", rq.q.n_targets,
+                 rq.q.n_indices);
         sc_task_begin(r->node, &task, "indices:data/read/search[phase/query]", desc);
-        snprintf(task.parent_task_id, sizeof task.parent_task_id, "%.*s",
-                 (int)rq.q.parent_task.len, (const char *)rq.q.parent_task.ptr);
+        snprintf(task.parent_task_id, sizeof task.parent_task_id, "%.*s", (int)rq.q.parent_task.len,
+                 (const char *)rq.q.parent_task.ptr);
         page_run p;
         memset(&p, 0, sizeof p);
         st = run_page(r, &rq, &cq, ctx, &task, &a, &p);

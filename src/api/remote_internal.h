@@ -32,8 +32,8 @@ void sc__remote_rq_fini(remote_query *rq);
 sc_status sc__remote_ctx_register(sc_api_remote *r, sc_transport *t) SC_MUST_USE;
 /* _terms_enum on this node's copies (api_terms_enum.c): decodes a terms_req
  * (cluster/ctx_wire.h) and answers its terms_resp. */
-sc_status sc__terms_enum_node(sc_node *n, sc_slice body, sc_wire_buf *out, char *errmsg,
-                              size_t cap) SC_MUST_USE;
+sc_status sc__terms_enum_node(sc_node *n, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
+    SC_MUST_USE;
 
 /* The snapshots a query-phase answer's hits refer to, by the coordinator's shard ordinal. */
 typedef struct sc__remote_ctx {

@@ -113,10 +113,8 @@ sc_status sc_ctx_id_encode(const sc_ctx_id *id, sc_wire_buf *out) SC_MUST_USE;
 
 sc_status sc_ctx_query_decode(const uint8_t *p, size_t n, sc_arena *a, sc_ctx_query *out)
     SC_MUST_USE;
-sc_status sc_ctx_query_resp_decode(const uint8_t *p, size_t n, sc_ctx_query_resp *out)
-    SC_MUST_USE;
-sc_status sc_ctx_free_decode(const uint8_t *p, size_t n, sc_arena *a, sc_ctx_free *out)
-    SC_MUST_USE;
+sc_status sc_ctx_query_resp_decode(const uint8_t *p, size_t n, sc_ctx_query_resp *out) SC_MUST_USE;
+sc_status sc_ctx_free_decode(const uint8_t *p, size_t n, sc_arena *a, sc_ctx_free *out) SC_MUST_USE;
 sc_status sc_terms_req_decode(const uint8_t *p, size_t n, sc_arena *a, sc_terms_req *out)
     SC_MUST_USE;
 sc_status sc_terms_resp_decode(const uint8_t *p, size_t n, sc_arena *a, sc_terms_resp *out)

@@ -23,7 +23,7 @@
 /* One request: the targets of one data-node context. */
 typedef struct ctx_unit {
     sc__dist_unit u;
-    uint64_t seq; /* 0: open */
+    uint64_t seq;       /* 0: open */
     bool failed_before; /* the shards' contexts could not be opened: fail without sending */
     uint64_t got_seq;   /* the context that answered */
 } ctx_unit;
@@ -35,8 +35,8 @@ typedef struct ctx_run {
     sc_transport *t;
     ctx_unit *units;
     size_t n_units;
-    uint8_t flags;      /* SC_CTX_* for the units that open */
-    bool scroll_page;   /* skips from each shard's position */
+    uint8_t flags;    /* SC_CTX_* for the units that open */
+    bool scroll_page; /* skips from each shard's position */
     uint32_t k;
     uint64_t deadline_ns;
     char parent[64];
@@ -111,8 +111,8 @@ static void run_one(ctx_run *r, ctx_unit *cu)
     size_t len = 0;
     sc_transport_error err;
     memset(&err, 0, sizeof err);
-    st = sc_transport_request(r->t, u->host, u->port, SC_MSG_CTX_QUERY,
-                              sc_slice_make(b.ptr, b.len), tmo, &resp, &len, &err);
+    st = sc_transport_request(r->t, u->host, u->port, SC_MSG_CTX_QUERY, sc_slice_make(b.ptr, b.len),
+                              tmo, &resp, &len, &err);
     sc_wire_buf_fini(&b);
     u->sent = true;
     u->resp_bytes = resp; /* the decoded hits borrow it */
@@ -262,7 +262,9 @@ static sc_status record_opened(ctx_run *r)
             bool unit_failed = cu->u.st != SC_OK || !cu->got_seq;
             sh->fail_status = unit_failed ? cu->u.fail_status : res->err.status;
             snprintf(sh->fail_type, sizeof sh->fail_type, "%s",
-                     unit_failed ? cu->u.fail_type : res->err.type ? res->err.type : "exception");
+                     unit_failed     ? cu->u.fail_type
+                     : res->err.type ? res->err.type
+                                     : "exception");
             snprintf(sh->fail_reason, sizeof sh->fail_reason, "%s",
                      unit_failed ? cu->u.fail_reason : res->err.reason);
         }

@@ -258,8 +258,15 @@ def test_scroll_with_a_killed_node_reports_shard_failures(env):
     assert on_n3, shards
     r = ok(nodes["n1"], "POST", "/docs/_search?scroll=1m", {"size": 20})
     sid, seen = r["_scroll_id"], [h["_id"] for h in r["hits"]["hits"]]
+    # a scroll that n3 coordinates dies with it
+    orphan = ok(nodes["n3"], "POST", "/docs/_search?scroll=1m", {"size": 5})["_scroll_id"]
     victim = nodes.pop("n3")
     victim.stop(sig=signal.SIGKILL)
+    st, _, e = nodes["n2"].request("POST", "/_search/scroll", {"scroll_id": orphan})
+    assert st == 404 and e["error"]["type"] == "search_context_missing_exception", e
+    # clearing it still frees its contexts on the live nodes
+    st, _, c = nodes["n2"].request("DELETE", "/_search/scroll", {"scroll_id": orphan})
+    assert st == 200 and 0 < c["num_freed"] < 6, c
     while True:
         r = ok(nodes["n1"], "POST", "/_search/scroll", {"scroll": "1m", "scroll_id": sid})
         sh = r["_shards"]

@@ -233,6 +233,7 @@ static void test_id(void **state)
     sc_wire_buf_fini(&b);
     char *text = sc_ctx_id_text(&id);
     assert_non_null(text);
+    write_seed("ctx_id_text", 6, (const uint8_t *)text, strlen(text));
     for (const char *c = text; *c; c++) /* usable in a URL path as it is */
         assert_true((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
                     (*c >= '0' && *c <= '9') || *c == '-' || *c == '_');
