@@ -283,6 +283,27 @@ static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_s
     return false;
 }
 
+/* Clustered scroll / point in time (cluster/search_ctx.c): what it does not carry is refused,
+ * as Elasticsearch refuses `from` in a scroll. false after writing a 400. */
+static bool ctx_supported(sc_rest_req *req, sc_rest_resp *resp, const search_run *run,
+                          const scroll_page *sc)
+{
+    if (sc->opening && run->sp.from > 0) {
+        sc_rest_error(req, resp, 400, "action_request_validation_exception",
+                      "Validation Failed: 1: using [from] is not allowed in a scroll context;",
+                      NULL, 0);
+        return false;
+    }
+    if (run->sp.dfs) {
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "[dfs_query_then_fetch] with a scroll or point in time is not supported in "
+                      "a cluster yet",
+                      NULL, 0);
+        return false;
+    }
+    return true;
+}
+
 /* Clustered: the JSON the data nodes re-parse with their own mappings (search_wire.h), with
  * each index's alias filter. false when the arena is exhausted. */
 static bool ship_json(sc_rest_req *req, search_run *run)
@@ -514,6 +535,13 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         .knn_global = knn_global,
         .n_knn_global = n_knn_global};
     run->sp.node_id = sc_node_id(req->node);
+    if (run->sr.ctx && !ctx_supported(req, resp, run, sc)) {
+        if (sc->opening) /* freed by the handler's release */
+            (void)sc_scroll_clear(req->node, sc->ctx->id);
+        sc_task_end(req->node, &task);
+        sc__search_run_fini(run);
+        return false;
+    }
     if (sc_node_placement(req->node)) {
         if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
             sc_task_end(req->node, &task);

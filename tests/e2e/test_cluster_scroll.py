@@ -228,6 +228,16 @@ def test_clear_scroll_frees_every_node(env):
     assert st == 404, e
 
 
+def test_refused_in_a_cluster(env):
+    nodes, _ = env
+    st, _, e = nodes["n1"].request("POST", "/docs/_search?scroll=1m", {"size": 5, "from": 5})
+    assert st == 400 and "[from]" in e["error"]["reason"], e
+    st, _, e = nodes["n1"].request("POST", "/docs/_search?scroll=1m&search_type="
+                                   "dfs_query_then_fetch", {"size": 5})
+    assert st == 400 and "dfs_query_then_fetch" in e["error"]["reason"], e
+    assert all(open_contexts(s) == 0 for s in nodes.values())
+
+
 def test_scroll_keep_alive_expires_on_every_node(env):
     nodes, _ = env
     r = ok(nodes["n2"], "POST", "/docs/_search?scroll=1s", {"size": 5})
