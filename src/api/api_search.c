@@ -153,7 +153,8 @@ static bool shard_selection(sc_rest_req *req, sc_rest_resp *resp, search_run *ru
     bool alias_routing = false;
     for (size_t i = 0; !ctx && run->routings && i < run->n; i++)
         alias_routing |= run->routings[i] != NULL;
-    if ((!routing || !*routing) && !shards && !alias_routing)
+    uint32_t slice_max = run->sp.slice_max, slice_id = run->sp.slice_id;
+    if ((!routing || !*routing) && !shards && !alias_routing && !slice_max)
         return true;
     uint64_t **masks = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *masks);
     if (!masks) {
@@ -203,6 +204,18 @@ static bool shard_selection(sc_rest_req *req, sc_rest_resp *resp, search_run *ru
         }
         for (size_t w = 0; w < words; w++)
             r[w] &= p[w];
+        /* a slice reads whole shards, as Elasticsearch when max <= shards: shard s belongs to
+         * slice s % max; more slices than shards would split shards (not supported) */
+        if (slice_max > ns) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "[slice] max [%u] is larger than the number of shards [%u] of [%s]: "
+                           "slices within a shard are not supported",
+                           slice_max, ns, run->list[i]->name);
+            return false;
+        }
+        for (uint32_t s = 0; slice_max && s < ns; s++)
+            if (s % slice_max != slice_id)
+                r[s / 64] &= ~(UINT64_C(1) << (s % 64));
         masks[i] = r;
     }
     *out = (const uint64_t *const *)masks;
@@ -347,6 +360,13 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
     run->t0 = sc_clock_now_ns();
     if (!sc__search_parse(req, resp, body, &run->sp, count))
         return false;
+    if (run->sp.slice_max && !sc) {
+        json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "[slice] can only be used with [scroll] or [point-in-time] requests", NULL,
+                      0);
+        return false;
+    }
     if (sc && sc->ctx) {
         /* A later page: the context's own indices, position and page size. */
         run->list = malloc((sc->ctx->n_indices ? sc->ctx->n_indices : 1) * sizeof *run->list);
@@ -484,6 +504,8 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
     }
     const uint64_t *const *only = NULL;
     if (!shard_selection(req, resp, run, sc ? sc->ctx : NULL, &only)) {
+        if (sc && sc->opening && sc->ctx) /* freed by the handler's release */
+            (void)sc_scroll_clear(req->node, sc->ctx->id);
         sc__search_run_fini(run);
         return false;
     }

@@ -228,6 +228,44 @@ def test_clear_scroll_frees_every_node(env):
     assert st == 404, e
 
 
+@pytest.mark.parametrize("slices", [2, 3, 6])
+def test_sliced_scroll_equals_single_node(env, slices):
+    nodes, single = env
+    seen = set()
+    for i in range(slices):
+        q = {"query": {"match_all": {}}, "slice": {"id": i, "max": slices}}
+        want = scroll_all(single, [single], q, 1000)
+        got = scroll_all(nodes["n%d" % (1 + i % 3)], [nodes["n2"]], q, 23)
+        assert sorted(got, key=int) == sorted(want, key=int) and got, (i, slices)
+        assert not seen & set(got)
+        seen |= set(got)
+    assert len(seen) == N_DOCS
+    # a slice of a point in time
+    pid = ok(nodes["n1"], "POST", "/docs/_pit?keep_alive=1m")["id"]
+    spid = ok(single, "POST", "/docs/_pit?keep_alive=1m")["id"]
+    body = {"size": 1000, "sort": [{"n": "asc"}], "slice": {"id": 1, "max": slices}}
+    got = ok(nodes["n3"], "POST", "/_search", dict(body, pit={"id": pid}))["hits"]["hits"]
+    want = ok(single, "POST", "/_search", dict(body, pit={"id": spid}))["hits"]["hits"]
+    assert [h["_id"] for h in got] == [h["_id"] for h in want] and got
+    ok(nodes["n1"], "DELETE", "/_pit", {"id": pid})
+    ok(single, "DELETE", "/_pit", {"id": spid})
+
+
+def test_slice_refusals(env):
+    nodes, single = env
+    for s in (nodes["n1"], single):
+        st, _, e = s.request("POST", "/docs/_search?scroll=1m",
+                             {"slice": {"id": 0, "max": 7}})  # more slices than shards
+        assert st == 400 and "larger than the number of shards" in e["error"]["reason"], e
+        st, _, e = s.request("POST", "/docs/_search", {"slice": {"id": 0, "max": 2}})
+        assert st == 400 and "[scroll]" in e["error"]["reason"], e
+        for bad in ({"id": 2, "max": 2}, {"id": 0, "max": 1}, {"id": 0},
+                    {"id": 0, "max": 2, "field": "n"}):
+            st, _, e = s.request("POST", "/docs/_search?scroll=1m", {"slice": bad})
+            assert st == 400, (bad, e)
+    assert all(open_contexts(s) == 0 for s in nodes.values())
+
+
 def test_refused_in_a_cluster(env):
     nodes, _ = env
     st, _, e = nodes["n1"].request("POST", "/docs/_search?scroll=1m", {"size": 5, "from": 5})
