@@ -230,7 +230,7 @@ static sc_status group(ctx_run *r, const sc_placement_snapshot *snap,
                 cu = unit_for(r, snap, loc.node_id, 0, nt);
             }
         }
-        if (!cu)
+        if (!cu || !cu->u.targets)
             return SC_ENOMEM;
         cu->u.targets[cu->u.n_targets++] = *tg;
     }
