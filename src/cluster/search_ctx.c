@@ -19,6 +19,8 @@
 
 #define CTX_TIMEOUT_MS 30000
 #define FREE_TIMEOUT_MS 5000
+/* Copies a shard may try when its context is opened (the first one, then retries). */
+#define OPEN_COPIES 4
 
 /* One request: the targets of one data-node context. */
 typedef struct ctx_unit {
@@ -33,8 +35,9 @@ typedef struct ctx_run {
     const sc_search_request *sr;
     sc_scroll *ctx;
     sc_transport *t;
-    ctx_unit *units;
-    size_t n_units;
+    ctx_unit *units; /* every round's, rounds one after another */
+    size_t n_units, round_start;
+    uint32_t *attempt; /* per pin_ix: the copy a shard's context is being opened on */
     uint8_t flags;    /* SC_CTX_* for the units that open */
     bool scroll_page; /* skips from each shard's position */
     uint32_t k;
@@ -162,7 +165,7 @@ static void run_all(ctx_run *r)
 {
     pthread_t th[7];
     size_t n_th = 0;
-    for (size_t i = 1; i < r->n_units && n_th < 7; i++)
+    for (size_t i = r->next + 1; i < r->n_units && n_th < 7; i++)
         if (pthread_create(&th[n_th], NULL, sender, r) == 0)
             n_th++;
     sender(r);
@@ -174,7 +177,7 @@ static void run_all(ctx_run *r)
 static ctx_unit *unit_for(ctx_run *r, const sc_placement_snapshot *snap, const char *node,
                           uint64_t seq, size_t cap)
 {
-    for (size_t i = 0; i < r->n_units; i++)
+    for (size_t i = r->round_start; i < r->n_units; i++)
         if (!r->units[i].failed_before && r->units[i].seq == seq &&
             !strcmp(r->units[i].u.node_id, node))
             return &r->units[i];
@@ -195,8 +198,10 @@ static ctx_unit *unit_for(ctx_run *r, const sc_placement_snapshot *snap, const c
 static sc_status group(ctx_run *r, const sc_placement_snapshot *snap,
                        const sc_shard_target *targets, size_t nt)
 {
-    r->units = calloc(nt ? nt : 1, sizeof *r->units);
-    if (!r->units)
+    /* a unit per target at most in a round; at most OPEN_COPIES rounds */
+    r->units = calloc(nt ? nt * OPEN_COPIES : 1, sizeof *r->units);
+    r->attempt = calloc(r->ctx->n_pinned + 1, sizeof *r->attempt);
+    if (!r->units || !r->attempt)
         return SC_ENOMEM;
     for (size_t t = 0; t < nt; t++) {
         const sc_shard_target *tg = &targets[t];
@@ -237,6 +242,54 @@ static sc_status group(ctx_run *r, const sc_placement_snapshot *snap,
     return SC_OK;
 }
 
+static bool node_failed(const ctx_run *r, const char *node)
+{
+    for (size_t i = 0; i < r->n_units; i++)
+        if (r->units[i].u.node_failed && !strcmp(r->units[i].u.node_id, node))
+            return true;
+    return false;
+}
+
+/* After a round: the shards of opening units whose node could not be reached move to their
+ * next copy on a node that did not fail (as Elasticsearch moves a shard's first phase to its
+ * next copy), grouped into the next round's units; the failed entries are superseded. Contexts
+ * that exist are never moved: they hold their copy's snapshot. *n_next targets moved. */
+static sc_status plan_retry(ctx_run *r, const sc_placement_snapshot *snap, size_t nt,
+                            size_t *n_next)
+{
+    size_t r0 = r->round_start, r1 = r->n_units;
+    r->round_start = r1;
+    *n_next = 0;
+    for (size_t u = r0; u < r1; u++) {
+        ctx_unit *cu = &r->units[u];
+        if (cu->seq || cu->failed_before || cu->u.st == SC_OK || !cu->u.node_failed)
+            continue;
+        for (size_t t = 0; t < cu->u.n_targets; t++) {
+            const sc_shard_target *tg = &cu->u.targets[t];
+            sc_shard_location loc;
+            bool found = false;
+            while (!found && ++r->attempt[tg->pin_ix] < OPEN_COPIES &&
+                   sc_placement_copy(snap, index_of(r->sr, tg->index_i), tg->shard,
+                                     r->attempt[tg->pin_ix], &loc))
+                found = !node_failed(r, loc.node_id);
+            if (!found)
+                continue;
+            if (!cu->u.superseded &&
+                !(cu->u.superseded = sc_arena_calloc(&cu->u.mem, cu->u.n_targets, sizeof(bool))))
+                return SC_ENOMEM;
+            ctx_unit *nu = unit_for(r, snap, loc.node_id, 0, nt);
+            if (!nu || !nu->u.targets)
+                return SC_ENOMEM;
+            cu->u.superseded[t] = true;
+            nu->u.targets[nu->u.n_targets++] = *tg;
+            ++*n_next;
+        }
+    }
+    if (*n_next)
+        sc_log(SC_LOG_DEBUG, "search", "%zu shards' contexts retried on another copy", *n_next);
+    return SC_OK;
+}
+
 /* After the units ran: the shards whose contexts were opened (or failed to) are recorded, and
  * the id is rebuilt when anything was opened. */
 static sc_status record_opened(ctx_run *r)
@@ -249,6 +302,8 @@ static sc_status record_opened(ctx_run *r)
             continue;
         any = true;
         for (size_t t = 0; t < cu->u.n_targets; t++) {
+            if (cu->u.superseded && cu->u.superseded[t])
+                continue; /* a later unit opened it on another copy (or failed there) */
             sc_scroll_shard *sh = &ctx->shards[cu->u.targets[t].pin_ix];
             sh->opened = true;
             snprintf(sh->node, sizeof sh->node, "%s", cu->u.node_id);
@@ -308,6 +363,7 @@ static void units_free(ctx_run *r)
         sc_arena_fini(&r->units[i].u.mem);
     }
     free(r->units);
+    free(r->attempt);
 }
 
 /* Runs the units of r (grouped from targets) and records what was opened. */
@@ -318,9 +374,13 @@ static sc_status run_ctx(ctx_run *r, const sc_shard_target *targets, size_t nt)
     r->t = sc_placement_transport(p);
     pthread_mutex_init(&r->mu, NULL);
     sc_status st = group(r, snap, targets, nt);
-    sc_placement_release(snap);
-    if (st == SC_OK)
+    /* each round after the first retries the shards whose node could not be reached */
+    for (size_t n_next = 1; st == SC_OK && n_next;) {
+        r->next = r->round_start;
         run_all(r);
+        st = plan_retry(r, snap, nt, &n_next);
+    }
+    sc_placement_release(snap);
     pthread_mutex_destroy(&r->mu);
     if (st == SC_OK)
         st = record_opened(r);

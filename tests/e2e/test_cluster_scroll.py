@@ -6,7 +6,8 @@ client's helpers.scan works, point in time + search_after pages equal the single
 do not see later writes, clearing a scroll frees the contexts on every node (their
 `open_contexts` stat), malformed and gone ids are 400 / 404, _terms_enum equals the single
 node's. Last, a node holding scroll contexts is SIGKILLed: the next pages report its shards in
-`_shards.failures` and keep returning the other shards' documents."""
+`_shards.failures` and keep returning the other shards' documents, while a scroll opened then
+opens those shards on their replicas."""
 import json
 import os
 import shutil
@@ -315,6 +316,10 @@ def test_scroll_with_a_killed_node_reports_shard_failures(env):
     # clearing it still frees its contexts on the live nodes
     st, _, c = nodes["n2"].request("DELETE", "/_search/scroll", {"scroll_id": orphan})
     assert st == 200 and 0 < c["num_freed"] < 6, c
+    # a scroll opened now (n3 still in the routing for its lease) opens n3's shards on their
+    # replicas: every document, no failure
+    fresh = scroll_all(nodes["n1"], [nodes["n2"]], {"query": {"match_all": {}}}, 100)
+    assert sorted(fresh, key=int) == [str(i) for i in range(N_DOCS)]
     while True:
         r = ok(nodes["n1"], "POST", "/_search/scroll", {"scroll": "1m", "scroll_id": sid})
         sh = r["_shards"]
