@@ -142,8 +142,8 @@ void sc_api_scroll_clear(sc_rest_req *req, sc_rest_resp *resp)
     bool all = strstr(req->path, "/_all") != NULL;
     if (all && sc_node_placement(req->node) && !req->forwarded) {
         freed = sc_search_ctx_free_all(req->node); /* every node's scrolls */
-    } else if (all) {
-        freed = sc_scroll_clear(req->node, NULL);
+    } else if (all) { /* every scroll, not the points in time (as Elasticsearch) */
+        freed = sc_scroll_clear_ex(req->node, NULL, true, NULL);
     } else {
         json_t *ids = body ? json_object_get(body, "scroll_id") : NULL;
         const char *one = req->extra ? req->extra : sc_rest_param_get(req, "scroll_id");

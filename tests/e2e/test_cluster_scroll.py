@@ -206,7 +206,7 @@ def test_pit_search_after_equals_single_node(env):
 
 
 def test_clear_scroll_frees_every_node(env):
-    nodes, _ = env
+    nodes, single = env
     assert all(open_contexts(s) == 0 for s in nodes.values())
     sids = [ok(s, "POST", "/docs/_search?scroll=5m", {"size": 3})["_scroll_id"]
             for s in nodes.values()]
@@ -218,9 +218,20 @@ def test_clear_scroll_frees_every_node(env):
     assert st == 200 and r["succeeded"] and r["num_freed"] == 6, r
     st, _, e = nodes["n1"].request("POST", "/_search/scroll", {"scroll_id": sids[0]})
     assert st == 404 and e["error"]["type"] == "search_context_missing_exception", e
+    pid = ok(nodes["n2"], "POST", "/docs/_pit?keep_alive=1m")["id"]
     st, _, r = nodes["n1"].request("DELETE", "/_search/scroll/_all")
     assert st == 200 and r["num_freed"] >= 12, r
+    # _all frees scrolls, not points in time
+    r = ok(nodes["n3"], "POST", "/_search", {"size": 0, "pit": {"id": pid}})
+    assert r["hits"]["total"]["value"] == N_DOCS and r["_shards"]["failed"] == 0, r
+    ok(nodes["n1"], "DELETE", "/_pit", {"id": pid})
     assert all(open_contexts(s) == 0 for s in nodes.values())
+    # the same on a single node
+    spid = ok(single, "POST", "/docs/_pit?keep_alive=1m")["id"]
+    ok(single, "POST", "/docs/_search?scroll=1m", {"size": 1})
+    assert ok(single, "DELETE", "/_search/scroll/_all")["num_freed"] == 1
+    ok(single, "POST", "/_search", {"size": 0, "pit": {"id": spid}})
+    ok(single, "DELETE", "/_pit", {"id": spid})
     # malformed ids are a 400, ids of no context a 404
     for bad in ("not-a-scroll-id", "AAAA", sids[1] + "x" * 3):
         st, _, e = nodes["n2"].request("POST", "/_search/scroll", {"scroll_id": bad})
