@@ -13,6 +13,7 @@
 #include "cluster/membership.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
+#include "cluster/scroll.h"
 #include "cluster/tasks.h"
 
 #define SC_ES_VERSION "8.15.0"
@@ -665,6 +666,8 @@ void sc_api_nodes_stats(sc_rest_req *req, sc_rest_resp *resp)
     sc_jsonw_kv_int(&w, "query_time_in_millis", (int64_t)(qt / 1000000));
     sc_jsonw_kv_int(&w, "fetch_total", (int64_t)fetch);
     sc_jsonw_kv_int(&w, "fetch_time_in_millis", (int64_t)(fetch_t / 1000000));
+    /* scroll and point-in-time contexts held here (a cluster's data-node contexts included) */
+    sc_jsonw_kv_int(&w, "open_contexts", (int64_t)sc_scroll_count(req->node));
     sc_jsonw_obj_end(&w);
     sc_jsonw_key(&w, "segments");
     sc_jsonw_obj_begin(&w);

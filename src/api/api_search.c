@@ -46,7 +46,7 @@ void sc__search_run_fini(search_run *run)
     run->n = 0;
 }
 
-static char *scroll_body_text(const json_t *body, const search_parse *sp)
+static char *scroll_body_text(const json_t *body, const search_parse *sp, bool clustered)
 {
     json_t *b = body ? json_deep_copy(body) : json_object();
     if (!b)
@@ -55,6 +55,11 @@ static char *scroll_body_text(const json_t *body, const search_parse *sp)
         json_object_set(b, "query", sp->query);
     json_object_del(b, "from");
     json_object_del(b, "size");
+    if (clustered) { /* as Elasticsearch: aggregations and suggestions on the first page only */
+        json_object_del(b, "aggs");
+        json_object_del(b, "aggregations");
+        json_object_del(b, "suggest");
+    }
     if (!sp->source)
         json_object_set_new(b, "_source", json_false());
     char *text = json_dumps(b, JSON_COMPACT);
@@ -148,7 +153,8 @@ static bool shard_selection(sc_rest_req *req, sc_rest_resp *resp, search_run *ru
     bool alias_routing = false;
     for (size_t i = 0; !ctx && run->routings && i < run->n; i++)
         alias_routing |= run->routings[i] != NULL;
-    if ((!routing || !*routing) && !shards && !alias_routing)
+    uint32_t slice_max = run->sp.slice_max, slice_id = run->sp.slice_id;
+    if ((!routing || !*routing) && !shards && !alias_routing && !slice_max)
         return true;
     uint64_t **masks = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *masks);
     if (!masks) {
@@ -198,6 +204,18 @@ static bool shard_selection(sc_rest_req *req, sc_rest_resp *resp, search_run *ru
         }
         for (size_t w = 0; w < words; w++)
             r[w] &= p[w];
+        /* a slice reads whole shards, as Elasticsearch when max <= shards: shard s belongs to
+         * slice s % max; more slices than shards would split shards (not supported) */
+        if (slice_max > ns) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "[slice] max [%u] is larger than the number of shards [%u] of [%s]: "
+                           "slices within a shard are not supported",
+                           slice_max, ns, run->list[i]->name);
+            return false;
+        }
+        for (uint32_t s = 0; slice_max && s < ns; s++)
+            if (s % slice_max != slice_id)
+                r[s / 64] &= ~(UINT64_C(1) << (s % 64));
         masks[i] = r;
     }
     *out = (const uint64_t *const *)masks;
@@ -275,6 +293,27 @@ static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_s
     return false;
 }
 
+/* Clustered scroll / point in time (cluster/search_ctx.c): what it does not carry is refused,
+ * as Elasticsearch refuses `from` in a scroll. false after writing a 400. */
+static bool ctx_supported(sc_rest_req *req, sc_rest_resp *resp, const search_run *run,
+                          const scroll_page *sc)
+{
+    if (sc->opening && run->sp.from > 0) {
+        sc_rest_error(req, resp, 400, "action_request_validation_exception",
+                      "Validation Failed: 1: using [from] is not allowed in a scroll context;",
+                      NULL, 0);
+        return false;
+    }
+    if (run->sp.dfs) {
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "[dfs_query_then_fetch] with a scroll or point in time is not supported in "
+                      "a cluster yet",
+                      NULL, 0);
+        return false;
+    }
+    return true;
+}
+
 /* Clustered: the JSON the data nodes re-parse with their own mappings (search_wire.h), with
  * each index's alias filter. false when the arena is exhausted. */
 static bool ship_json(sc_rest_req *req, const json_t *body, search_run *run)
@@ -294,17 +333,6 @@ static bool ship_json(sc_rest_req *req, const json_t *body, search_run *run)
     }
     run->sr.alias_filter_json = f;
     return ok;
-}
-
-/* Scroll and point in time pin this node's snapshots; across nodes they would miss the shards
- * held elsewhere, so a cluster refuses them for now (issue 13). false after writing a 400. */
-bool sc__search_refuse_clustered(sc_rest_req *req, sc_rest_resp *resp)
-{
-    if (!sc_node_placement(req->node))
-        return true;
-    sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                  "scroll and point in time are not supported in a cluster yet", NULL, 0);
-    return false;
 }
 
 /* 429 when the coordinator's request breaker refused the reduce, as Elasticsearch words it. */
@@ -328,10 +356,15 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
 {
     memset(run, 0, sizeof *run);
     run->t0 = sc_clock_now_ns();
-    if (sc && !sc__search_refuse_clustered(req, resp))
-        return false;
     if (!sc__search_parse(req, resp, body, &run->sp, count))
         return false;
+    if (run->sp.slice_max && !sc) {
+        json_decref(run->sp.owned_q), json_decref(run->sp.vec.owned);
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "[slice] can only be used with [scroll] or [point-in-time] requests", NULL,
+                      0);
+        return false;
+    }
     if (sc && sc->ctx) {
         /* A later page: the context's own indices, position and page size. */
         run->list = malloc((sc->ctx->n_indices ? sc->ctx->n_indices : 1) * sizeof *run->list);
@@ -447,7 +480,7 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         return false;
     }
     if (sc && sc->opening) {
-        char *text = scroll_body_text(body, &run->sp);
+        char *text = scroll_body_text(body, &run->sp, sc_node_placement(req->node) != NULL);
         sc_status ost =
             sc_scroll_open(req->node, run->list, run->n, text, sc_rest_param_get(req, "routing"),
                            sc_rest_param_get(req, "preference"), (uint32_t)run->sp.size,
@@ -469,6 +502,8 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
     }
     const uint64_t *const *only = NULL;
     if (!shard_selection(req, resp, run, sc ? sc->ctx : NULL, &only)) {
+        if (sc && sc->opening && sc->ctx) /* freed by the handler's release */
+            (void)sc_scroll_clear(req->node, sc->ctx->id);
         sc__search_run_fini(run);
         return false;
     }
@@ -490,7 +525,8 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         .count_only = count,
         .fetch_source = run->sp.source || needs_source(run) || page.highlight,
         .task = &task,
-        .pinned = sc && sc->ctx ? sc->ctx->pinned : NULL,
+        .pinned = sc && sc->ctx && !sc->ctx->shards ? sc->ctx->pinned : NULL,
+        .ctx = sc && sc->ctx && sc->ctx->shards ? sc->ctx : NULL,
         .dv_fields = run->sp.dv_fields,
         .n_dv_fields = run->sp.n_dv_fields,
         .sort = run->sp.sort,
@@ -519,6 +555,13 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         .knn_global = knn_global,
         .n_knn_global = n_knn_global};
     run->sp.node_id = sc_node_id(req->node);
+    if (run->sr.ctx && !ctx_supported(req, resp, run, sc)) {
+        if (sc->opening) /* freed by the handler's release */
+            (void)sc_scroll_clear(req->node, sc->ctx->id);
+        sc_task_end(req->node, &task);
+        sc__search_run_fini(run);
+        return false;
+    }
     if (sc_node_placement(req->node)) {
         if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
             sc_task_end(req->node, &task);
@@ -643,7 +686,7 @@ void sc__search_respond_page(sc_rest_req *req, sc_rest_resp *resp, search_run *r
         json_t *obj = json_loadb((const char *)inner.ptr, inner.len, 0, &jerr);
         sc_vec_free(&inner);
         sc_jsonw_obj_begin(&w);
-        sc_jsonw_kv_str(&w, pit ? "pit_id" : "_scroll_id", ctx->id);
+        sc_jsonw_kv_str(&w, pit ? "pit_id" : "_scroll_id", ctx->wire_id ? ctx->wire_id : ctx->id);
         const char *k;
         json_t *v;
         json_object_foreach (obj, k, v) {
@@ -698,7 +741,12 @@ void sc_api_search(sc_rest_req *req, sc_rest_resp *resp)
                           NULL, 0);
             return;
         }
-        sp.ctx = sc_scroll_acquire(req->node, json_string_value(pid), ka, true);
+        const char *local = NULL;
+        if (!sc__api_ctx_route(req, resp, json_string_value(pid), &local)) {
+            json_decref(body);
+            return; /* forwarded to the coordinator, or a 400 */
+        }
+        sp.ctx = sc_scroll_acquire(req->node, local, ka, true);
         if (!sp.ctx) {
             json_decref(body);
             sc_rest_error(req, resp, 404, "search_context_missing_exception",

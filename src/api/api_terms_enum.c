@@ -1,14 +1,19 @@
 /* POST|GET /{index}/_terms_enum: the indexed terms of a keyword field that start with
  * `string`, in term order, deduplicated over every shard and segment of the target indices
  * (Elasticsearch's terms enum API). Per segment at most `size` matches are read (the terms
- * dictionary is sorted, so the union's first `size` are among them). */
+ * dictionary is sorted, so the union's first `size` are among them). Clustered, the coordinator
+ * asks each node holding a target shard's first copy for its shards' first `size` terms (one
+ * SC_MSG_TERMS_ENUM per node, cluster/ctx_wire.h) and merges them the same way. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/handlers.h"
 #include "api/internal.h"
+#include "api/remote_internal.h"
+#include "cluster/ctx_wire.h"
 #include "cluster/node.h"
+#include "cluster/placement.h"
 #include "index/terms.h"
 #include "mapping/mapping.h"
 #include "shard/shard.h"
@@ -135,13 +140,166 @@ static bool parse_args(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
     return true;
 }
 
+/* The terms of the listed shards of one index held here (its first `size` per segment). */
+static sc_status index_terms(sc_index *ix, const uint32_t *shards, size_t n_shards,
+                             const char *field, const char *prefix, bool ci, size_t size,
+                             term_set *set)
+{
+    sc_status st = SC_OK;
+    if (!keyword_field(ix, field))
+        return SC_OK;
+    for (size_t i = 0; i < n_shards && st == SC_OK; i++) {
+        uint32_t sh = shards[i];
+        if (!ix->shards || sh >= ix->settings.number_of_shards || !ix->shards[sh])
+            continue;
+        const sc_shard_snapshot *snap = sc_shard_searcher_acquire(ix->shards[sh]);
+        for (size_t g = 0; g < snap->n_segments && st == SC_OK; g++)
+            st = segment_terms(snap->segments[g].seg, field, prefix, ci, size, set);
+        sc_shard_searcher_release(snap); /* the terms were copied */
+    }
+    return st;
+}
+
+/* Sorts and dedupes the set in place, keeping the first `size`. */
+static void finish_set(term_set *set, size_t size)
+{
+    if (set->n)
+        qsort(set->v, set->n, sizeof *set->v, cmp_slice);
+    size_t out = 0;
+    for (size_t i = 0; i < set->n && out < size; i++)
+        if (!out || cmp_slice(&set->v[out - 1], &set->v[i]) != 0)
+            set->v[out++] = set->v[i];
+    set->n = out;
+}
+
+sc_status sc__terms_enum_node(sc_node *n, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
+{
+    sc_arena a;
+    sc_arena_init(&a, sc_node_config_get(n)->memory_limit_bytes / 4);
+    sc_terms_req q;
+    sc_status st = sc_terms_req_decode(body.ptr, body.len, &a, &q);
+    char *field = st == SC_OK ? sc_arena_strndup(&a, (const char *)q.field.ptr, q.field.len) : NULL;
+    char *prefix =
+        st == SC_OK ? sc_arena_strndup(&a, (const char *)q.prefix.ptr, q.prefix.len) : NULL;
+    if (st == SC_OK && (!field || !prefix))
+        st = SC_ENOMEM;
+    term_set set = {.a = &a};
+    sc_terms_resp r = {0};
+    for (size_t i = 0; st == SC_OK && i < q.n_indices; i++) {
+        char *name =
+            sc_arena_strndup(&a, (const char *)q.indices[i].name.ptr, q.indices[i].name.len);
+        sc_index *ix = name ? sc_node_index(n, name) : NULL;
+        if (!ix) {
+            r.failed += (uint32_t)q.indices[i].n_shards;
+            continue;
+        }
+        st = index_terms(ix, q.indices[i].shards, q.indices[i].n_shards, field, prefix,
+                         q.case_insensitive, q.size, &set);
+        r.successful += (uint32_t)q.indices[i].n_shards;
+        sc_index_unref(ix);
+    }
+    if (st == SC_OK) {
+        finish_set(&set, q.size);
+        r.terms = set.v;
+        r.n_terms = set.n;
+        st = sc_terms_resp_encode(&r, out);
+    }
+    if (st != SC_OK)
+        snprintf(errmsg, cap, "%s", sc_status_str(st));
+    sc_arena_fini(&a);
+    return st;
+}
+
+/* Clustered: one request per node holding the first copy of some target shards (this node's
+ * directly); a node that cannot answer fails its shards. */
+static sc_status cluster_terms(sc_rest_req *req, sc_index **list, size_t n, const char *field,
+                               const char *prefix, bool ci, size_t size, term_set *set,
+                               uint32_t *failed)
+{
+    sc_placement *p = sc_node_placement(req->node);
+    sc_placement_snapshot *snap = sc_placement_acquire(p);
+    sc_status st = SC_OK;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += list[i]->settings.number_of_shards;
+    /* each shard's node, then one request per distinct node */
+    char(*node_of)[SC_ALLOC_NODE_MAX] = sc_arena_calloc(req->arena, total + 1, sizeof *node_of);
+    bool *done = sc_arena_calloc(req->arena, total + 1, sizeof *done);
+    sc_terms_req_index *ix = sc_arena_calloc(req->arena, n + 1, sizeof *ix);
+    uint32_t *shards = sc_arena_calloc(req->arena, total + 1, sizeof *shards);
+    if (!node_of || !done || !ix || !shards)
+        st = SC_ENOMEM;
+    for (size_t i = 0, t = 0; st == SC_OK && i < n; i++)
+        for (uint32_t s = 0; s < list[i]->settings.number_of_shards; s++, t++) {
+            sc_shard_location loc;
+            if (sc_placement_copy(snap, list[i]->name, s, 0, &loc))
+                snprintf(node_of[t], sizeof node_of[t], "%s", loc.node_id);
+            else
+                done[t] = true, ++*failed; /* no live copy */
+        }
+    for (size_t first = 0; st == SC_OK && first < total; first++) {
+        if (done[first])
+            continue;
+        const char *node = node_of[first];
+        size_t used = 0, n_ix = 0, n_shards = 0;
+        for (size_t i = 0, t = 0; i < n; i++) {
+            ix[n_ix] =
+                (sc_terms_req_index){.name = sc_slice_cstr(list[i]->name), .shards = shards + used};
+            for (uint32_t s = 0; s < list[i]->settings.number_of_shards; s++, t++)
+                if (!done[t] && !strcmp(node_of[t], node)) {
+                    shards[used++] = s;
+                    ix[n_ix].n_shards++;
+                    done[t] = true;
+                }
+            n_shards += ix[n_ix].n_shards;
+            n_ix += ix[n_ix].n_shards > 0;
+        }
+        if (!strcmp(node, sc_node_id(req->node))) {
+            for (size_t i = 0, j = 0; st == SC_OK && i < n && j < n_ix; i++)
+                if (!strcmp(list[i]->name, (const char *)ix[j].name.ptr))
+                    st = index_terms(list[i], ix[j].shards, ix[j].n_shards, field, prefix, ci, size,
+                                     set),
+                    j++;
+            continue;
+        }
+        sc_terms_req q = {.field = sc_slice_cstr(field),
+                          .prefix = sc_slice_cstr(prefix),
+                          .case_insensitive = ci,
+                          .size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
+                          .indices = ix,
+                          .n_indices = n_ix};
+        char host[128];
+        uint16_t port;
+        sc_wire_buf b;
+        sc_wire_buf_init(&b);
+        uint8_t *resp = NULL;
+        size_t len = 0;
+        sc_terms_resp r;
+        sc_status rs = sc_placement_addr(snap, node, host, sizeof host, &port) ? SC_OK : SC_EIO;
+        if (rs == SC_OK)
+            rs = sc_terms_req_encode(&q, &b);
+        if (rs == SC_OK)
+            rs = sc_transport_request(sc_placement_transport(p), host, port, SC_MSG_TERMS_ENUM,
+                                      sc_slice_make(b.ptr, b.len), 30000, &resp, &len, NULL);
+        if (rs == SC_OK)
+            rs = sc_terms_resp_decode(resp, len, req->arena, &r);
+        if (rs == SC_OK) {
+            *failed += r.failed;
+            for (size_t i = 0; i < r.n_terms && st == SC_OK; i++)
+                if (!add_term(set, r.terms[i])) /* copied: resp is freed below */
+                    st = SC_ENOMEM;
+        } else {
+            *failed += (uint32_t)n_shards;
+        }
+        free(resp);
+        sc_wire_buf_fini(&b);
+    }
+    sc_placement_release(snap);
+    return st;
+}
+
 void sc_api_terms_enum(sc_rest_req *req, sc_rest_resp *resp)
 {
-    if (sc_node_placement(req->node)) { /* shards on other nodes are not read yet */
-        sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                      "[_terms_enum] is not supported in a cluster yet", NULL, 0);
-        return;
-    }
     json_t *body;
     if (!sc__api_body_json(req, resp, true, &body))
         return;
@@ -168,19 +326,23 @@ void sc_api_terms_enum(sc_rest_req *req, sc_rest_resp *resp)
         return;
     }
     term_set set = {.a = req->arena};
-    uint32_t shards = 0;
-    for (size_t i = 0; i < n && st == SC_OK; i++) {
-        sc_index *ix = list[i];
-        shards += ix->settings.number_of_shards;
-        if (!keyword_field(ix, field))
-            continue;
-        for (uint32_t sh = 0; ix->shards && sh < ix->settings.number_of_shards; sh++) {
-            if (!ix->shards[sh])
-                continue;
-            const sc_shard_snapshot *snap = sc_shard_searcher_acquire(ix->shards[sh]);
-            for (size_t g = 0; g < snap->n_segments && st == SC_OK; g++)
-                st = segment_terms(snap->segments[g].seg, field, prefix, ci, size, &set);
-            sc_shard_searcher_release(snap); /* the terms were copied */
+    uint32_t shards = 0, failed = 0;
+    for (size_t i = 0; i < n; i++)
+        shards += list[i]->settings.number_of_shards;
+    if (sc_node_placement(req->node) && !req->forwarded) {
+        st = cluster_terms(req, list, n, field, prefix, ci, size, &set, &failed);
+    } else {
+        for (size_t i = 0; i < n && st == SC_OK; i++) {
+            uint32_t *all =
+                sc_arena_calloc(req->arena, list[i]->settings.number_of_shards + 1, sizeof *all);
+            if (!all) {
+                st = SC_ENOMEM;
+                break;
+            }
+            for (uint32_t sh = 0; sh < list[i]->settings.number_of_shards; sh++)
+                all[sh] = sh;
+            st = index_terms(list[i], all, list[i]->settings.number_of_shards, field, prefix, ci,
+                             size, &set);
         }
     }
     if (st != SC_OK) {
@@ -191,28 +353,22 @@ void sc_api_terms_enum(sc_rest_req *req, sc_rest_resp *resp)
         json_decref(body);
         return;
     }
-    if (set.n)
-        qsort(set.v, set.n, sizeof *set.v, cmp_slice);
+    finish_set(&set, size);
     sc_jsonw w;
     sc_rest_json_begin(req, resp, 200, &w);
     sc_jsonw_obj_begin(&w);
     sc_jsonw_key(&w, "_shards");
     sc_jsonw_obj_begin(&w);
     sc_jsonw_kv_int(&w, "total", shards);
-    sc_jsonw_kv_int(&w, "successful", shards);
-    sc_jsonw_kv_int(&w, "failed", 0);
+    sc_jsonw_kv_int(&w, "successful", shards - failed);
+    sc_jsonw_kv_int(&w, "failed", failed);
     sc_jsonw_obj_end(&w);
     sc_jsonw_key(&w, "terms");
     sc_jsonw_arr_begin(&w);
-    size_t out = 0;
-    for (size_t i = 0; i < set.n && out < size; i++) {
-        if (i && cmp_slice(&set.v[i - 1], &set.v[i]) == 0)
-            continue;
+    for (size_t i = 0; i < set.n; i++)
         sc_jsonw_strn(&w, set.v[i]);
-        out++;
-    }
     sc_jsonw_arr_end(&w);
-    sc_jsonw_kv_bool(&w, "complete", true);
+    sc_jsonw_kv_bool(&w, "complete", failed == 0);
     sc_jsonw_obj_end(&w);
     sc_rest_json_end(req, resp, &w);
     sc_node_release(list, n);

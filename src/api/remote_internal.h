@@ -6,10 +6,35 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "api/agg_internal.h"
 #include "api/remote.h"
 #include "cluster/search.h"
 #include "cluster/search_wire.h"
 #include "shard/shard.h"
+
+/* Everything one query-phase request holds while it runs. */
+typedef struct remote_query {
+    sc_wire_node_query q;
+    sc_index **list; /* per shipped index name; NULL when this node lacks it */
+    sc_query **queries;
+    sc_query **agg_queries;
+    sc__agg_hook agg;
+    sc_agg_spec *spec;
+    json_t *qj, *pfj, *aggj;
+    char reason[256];
+} remote_query;
+
+/* Resolves rq->q's indices and parses its JSON with this node's mappings (remote_search.c);
+ * SC_EPARSE with rq->reason set. Release with sc__remote_rq_fini, also on failure. */
+sc_status sc__remote_prepare(sc_api_remote *r, remote_query *rq, sc_arena *a) SC_MUST_USE;
+void sc__remote_rq_fini(remote_query *rq);
+/* Registers the search-context handlers (remote_ctx_search.c: clustered scroll, point in time,
+ * _terms_enum) on t. */
+sc_status sc__remote_ctx_register(sc_api_remote *r, sc_transport *t) SC_MUST_USE;
+/* _terms_enum on this node's copies (api_terms_enum.c): decodes a terms_req
+ * (cluster/ctx_wire.h) and answers its terms_resp. */
+sc_status sc__terms_enum_node(sc_node *n, sc_slice body, sc_wire_buf *out, char *errmsg, size_t cap)
+    SC_MUST_USE;
 
 /* The snapshots a query-phase answer's hits refer to, by the coordinator's shard ordinal. */
 typedef struct sc__remote_ctx {

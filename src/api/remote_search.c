@@ -18,18 +18,6 @@
 #include "cluster/search_wire.h"
 #include "cluster/tasks.h"
 
-/* Everything one query-phase request holds while it runs. */
-typedef struct remote_query {
-    sc_wire_node_query q;
-    sc_index **list; /* per shipped index name; NULL when this node lacks it */
-    sc_query **queries;
-    sc_query **agg_queries;
-    sc__agg_hook agg;
-    sc_agg_spec *spec;
-    json_t *qj, *pfj, *aggj;
-    char reason[256];
-} remote_query;
-
 static json_t *load_json(sc_slice s)
 {
     return s.len ? json_loadb((const char *)s.ptr, s.len, 0, NULL) : NULL;
@@ -80,7 +68,7 @@ static bool parse_index_query(remote_query *rq, sc_arena *a, size_t i)
 }
 
 /* Resolves the indices and parses the request's JSON with this node's mappings. */
-static sc_status prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
+sc_status sc__remote_prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
 {
     size_t ni = rq->q.n_indices;
     rq->list = calloc(ni ? ni : 1, sizeof *rq->list);
@@ -126,7 +114,7 @@ static sc_status prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
     return SC_OK;
 }
 
-static void rq_fini(remote_query *rq)
+void sc__remote_rq_fini(remote_query *rq)
 {
     for (size_t i = 0; rq->list && i < rq->q.n_indices; i++)
         if (rq->list[i])
@@ -285,7 +273,7 @@ static sc_status h_query(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
     memset(&rq, 0, sizeof rq);
     sc_status st = sc_wire_node_query_decode(body.ptr, body.len, &a, &rq.q);
     if (st == SC_OK)
-        st = prepare(r, &rq, &a);
+        st = sc__remote_prepare(r, &rq, &a);
     if (st == SC_OK) {
         /* a child task of the coordinator's search: listed by GET _tasks with its
          * parent_task_id, cancelled by the task API here or by SC_MSG_NODE_CANCEL */
@@ -303,7 +291,7 @@ static sc_status h_query(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
                  rq.reason[0]         ? rq.reason
                  : st == SC_ENOTFOUND ? "index missing on the data node"
                                       : sc_status_str(st));
-    rq_fini(&rq);
+    sc__remote_rq_fini(&rq);
     sc_arena_fini(&a);
     return st;
 }
@@ -318,7 +306,7 @@ static sc_status h_dfs(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg,
     memset(&rq, 0, sizeof rq);
     sc_status st = sc_wire_node_query_decode(body.ptr, body.len, &a, &rq.q);
     if (st == SC_OK)
-        st = prepare(r, &rq, &a);
+        st = sc__remote_prepare(r, &rq, &a);
     for (size_t t = 0; st == SC_OK && t < rq.q.n_targets; t++)
         if (!rq.list[rq.q.targets[t].index_i])
             st = SC_ENOTFOUND;
@@ -335,7 +323,7 @@ static sc_status h_dfs(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg,
                  rq.reason[0]         ? rq.reason
                  : st == SC_ENOTFOUND ? "index missing on the data node"
                                       : sc_status_str(st));
-    rq_fini(&rq);
+    sc__remote_rq_fini(&rq);
     sc_arena_fini(&a);
     return st;
 }
@@ -468,6 +456,8 @@ sc_status sc_api_remote_start(sc_node *n, sc_transport *t, sc_api_remote **out)
         st = sc_transport_register(t, SC_MSG_NODE_DFS, h_dfs, r);
     if (st == SC_OK)
         st = sc_transport_register_inline(t, SC_MSG_NODE_CANCEL, h_cancel, r);
+    if (st == SC_OK)
+        st = sc__remote_ctx_register(r, t);
     if (st != SC_OK) {
         sc_api_remote_stop(r);
         return st;

@@ -46,6 +46,8 @@ typedef struct search_parse {
      * max_concurrent_shard_requests (>= 1), batched_reduce_size (>= 2) */
     uint32_t pre_filter_shard_size, max_concurrent_shard_requests, batched_reduce_size;
     bool dfs; /* search_type=dfs_query_then_fetch */
+    /* slice {id, max} of a scroll or point in time (max 0: none): whole shards (api_search.c) */
+    uint32_t slice_id, slice_max;
     bool source;
     json_t *source_filter;  /* borrowed: includes/excludes spec, or NULL */
     const char **dv_fields; /* docvalue_fields + fields names (arena) */

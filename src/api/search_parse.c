@@ -333,6 +333,34 @@ static bool shard_params(sc_rest_req *req, sc_rest_resp *resp, search_parse *sp)
     return true;
 }
 
+/* "slice": {"id": i, "max": m} (0 <= i < m, m >= 2; "field" is not supported): which part of a
+ * scroll or point in time this search reads. false after writing a 400. */
+static bool parse_slice(sc_rest_req *req, sc_rest_resp *resp, const json_t *v, search_parse *sp)
+{
+    if (!v)
+        return true;
+    const json_t *id = json_object_get(v, "id"), *max = json_object_get(v, "max");
+    if (!json_is_object(v) || !json_is_integer(id) || !json_is_integer(max) ||
+        json_object_size(v) != 2) {
+        sc_rest_error(req, resp, 400, "parsing_exception",
+                      "[slice] takes an integer [id] and an integer [max] (a [field] is not "
+                      "supported)",
+                      NULL, 0);
+        return false;
+    }
+    json_int_t i = json_integer_value(id), m = json_integer_value(max);
+    if (m <= 1 || m > 1024 || i < 0 || i >= m) {
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      m <= 1 || m > 1024 ? "[slice] max must be between 2 and 1024"
+                                         : "[slice] id must be at least 0 and less than max",
+                      NULL, 0);
+        return false;
+    }
+    sp->slice_id = (uint32_t)i;
+    sp->slice_max = (uint32_t)m;
+    return true;
+}
+
 bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_in, search_parse *sp,
                       bool count)
 {
@@ -377,6 +405,7 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                                             "knn",
                                             "rank",
                                             "retriever",
+                                            "slice",
                                             NULL};
         const char *k;
         json_t *v;
@@ -503,6 +532,8 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
         }
         json_t *sort = json_object_get(body, "sort");
         if (sort && !parse_sort(req, resp, sort, NULL, sp))
+            return false;
+        if (!parse_slice(req, resp, json_object_get(body, "slice"), sp))
             return false;
         sp->search_after = json_object_get(body, "search_after");
         if (sp->search_after && !json_is_array(sp->search_after)) {

@@ -48,7 +48,10 @@ bool sc__search_parse_inner_hits(sc_rest_req *req, sc_rest_resp *resp, const jso
  * (one group search's error) into resp. */
 bool sc__search_expand_collapse(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
                                 search_run *run);
-/* Clustered: scroll and point in time are refused with a 400 (false). */
-bool sc__search_refuse_clustered(sc_rest_req *req, sc_rest_resp *resp);
+/* The node that holds a scroll or point in time (api_scroll.c): on a single node, and for a
+ * clustered id this node coordinates, true with *local = the registry id (arena). Otherwise the
+ * request is forwarded to the coordinating node (its answer written into resp), or a malformed
+ * id is answered 400 and an id whose coordinator left the cluster 404: false. */
+bool sc__api_ctx_route(sc_rest_req *req, sc_rest_resp *resp, const char *id, const char **local);
 
 #endif

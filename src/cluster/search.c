@@ -698,6 +698,8 @@ static sc_status run_search(sc_node *n, const sc_search_request *sr, sc_arena *a
         sc_cancel_token_init(&local_token, deadline);
     /* Clustered: shards live on several nodes (search_dist.c). A scroll pins this node's
      * snapshots and stays local. */
+    if (sr->ctx && sc_node_placement(n)) /* through the data nodes' contexts */
+        return sc__search_run_ctx(n, sr, targets, nt, deadline, token, arena, out);
     bool dist = sc_node_placement(n) && !sr->pinned;
     sc_term_stats dfs_stats;
     const sc_term_stats *dfs = NULL;

@@ -129,6 +129,9 @@ typedef struct sc_search_request {
     /* profile: true: each searched shard's profile (search/profile.h) in the response.
      * Single node only (the wire encoding does not carry profiles). */
     bool profile;
+    /* Clustered scroll / point in time (search_ctx.c): the coordinator's context, whose shards
+     * are searched through their data nodes' search contexts; NULL = none */
+    struct sc_scroll *ctx;
 } sc_search_request;
 
 typedef struct sc_result_hit {

@@ -195,12 +195,12 @@ static void run_local(dist_run *d, sc__dist_unit *u)
     (void)sc__dist_breaker_add(&d->br, u->mem.used_bytes);
 }
 
-/* Decodes a remote answer into the unit (its arena). */
-static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, size_t n)
+sc_status sc__dist_take_answer(const sc_search_request *sr, sc__dist_unit *u, const uint8_t *p,
+                               size_t n)
 {
     sc_wire_node_query_resp w;
     SC_TRY(sc_wire_node_query_resp_decode(p, n, &u->mem, &w));
-    if (w.n_results != u->n_targets || (w.n_top && w.n_sort != d->sr->n_sort))
+    if (w.n_results != u->n_targets || (w.n_top && w.n_sort != sr->n_sort))
         return SC_ECORRUPT;
     for (size_t t = 0; t < u->n_targets; t++) {
         const sc_wire_shard_outcome *o = &w.results[t];
@@ -228,7 +228,7 @@ static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, si
     u->top = w.top;
     u->n_top = w.n_top;
     u->context_id = w.context_id;
-    const sc_shard_collect_hook *h = d->sr->collect;
+    const sc_shard_collect_hook *h = sr->collect;
     if (w.agg_partial.len) {
         if (!h || !h->decode)
             return SC_ECORRUPT;
@@ -300,7 +300,7 @@ static void run_remote(dist_run *d, sc__dist_unit *u)
                                         sc_slice_make(b.ptr, b.len), tmo, &resp, &len, &err);
     sc_wire_buf_fini(&b);
     u->sent = true;
-    if (st == SC_OK && (st = take_answer(d, u, resp, len)) != SC_OK)
+    if (st == SC_OK && (st = sc__dist_take_answer(d->sr, u, resp, len)) != SC_OK)
         snprintf(err.message, sizeof err.message, "bad answer from the node: %s",
                  sc_status_str(st));
     /* keyword sort keys and strings borrow the answer: it lives as long as the unit */

@@ -52,6 +52,11 @@ typedef struct sc__dist_breaker {
 /* Reserves bytes; false (and tripped, counted as a trip) when the breaker refuses them. Notes
  * the reservation's high-water mark as the breaker's peak. Thread-safe. */
 bool sc__dist_breaker_add(sc__dist_breaker *b, uint64_t bytes);
+/* Decodes a remote node query answer (search_wire.h) into the unit: its results, top hits,
+ * reader context and aggregation partial (in u->mem; byte strings borrow p). SC_ECORRUPT when
+ * it does not match the unit's targets. */
+sc_status sc__dist_take_answer(const sc_search_request *sr, sc__dist_unit *u, const uint8_t *p,
+                               size_t n) SC_MUST_USE;
 /* Frees the data nodes' reader contexts of the units (a search that ends before its fetch). */
 void sc__dist_free_contexts(const sc__dist_unit *units, size_t n_units, sc_transport *t);
 

@@ -76,5 +76,13 @@ sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
                               uint64_t deadline_ns, sc_cancel_token *token, bool can_match,
                               const sc_term_stats *dfs, sc_arena *arena, sc_search_response *out)
     SC_MUST_USE;
+/* A clustered scroll page or point-in-time search (search_ctx.c): every target through its
+ * data node's search context (opened on a scroll's first page), one request per context; the
+ * final reduce and fetch as sc__search_run_dist; a scroll advances each shard's position by its
+ * hits on the page. Unreachable nodes and missing contexts are shard failures. */
+sc_status sc__search_run_ctx(sc_node *n, const sc_search_request *sr,
+                             const sc_shard_target *targets, size_t nt, uint64_t deadline_ns,
+                             sc_cancel_token *token, sc_arena *arena, sc_search_response *out)
+    SC_MUST_USE;
 
 #endif

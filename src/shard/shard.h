@@ -239,6 +239,9 @@ const sc_shard_snapshot *sc_shard_searcher_acquire(sc_shard *s);
 /* Drops a reference from sc_shard_searcher_acquire; the last one frees the snapshot (and
  * segments no longer used by anyone). NULL is a no-op. Thread-safe. */
 void sc_shard_searcher_release(const sc_shard_snapshot *snap);
+/* Takes one more reference to a snapshot the caller holds (release it with
+ * sc_shard_searcher_release). Returns snap. Thread-safe. */
+const sc_shard_snapshot *sc_shard_snapshot_ref(const sc_shard_snapshot *snap);
 
 /* ---- maintenance ---- */
 

@@ -126,6 +126,12 @@ const sc_shard_snapshot *sc_shard_searcher_acquire(sc_shard *s)
     return &sn->pub;
 }
 
+const sc_shard_snapshot *sc_shard_snapshot_ref(const sc_shard_snapshot *snap)
+{
+    atomic_fetch_add_explicit(&((sc__snap *)snap)->refs, 1, memory_order_relaxed);
+    return snap;
+}
+
 void sc_shard_searcher_release(const sc_shard_snapshot *snap)
 {
     if (!snap)

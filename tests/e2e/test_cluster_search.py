@@ -182,8 +182,6 @@ def test_unsupported_features_are_refused(env):
                  {"query": {"match": {"title": "fox"}}, "indices_boost": [{"docs": 2}]}):
         st, _, r = nodes["n1"].request("POST", "/docs/_search", body)
         assert st == 400 and "not supported in a cluster" in r["error"]["reason"], (body, r)
-    st, _, r = nodes["n2"].request("POST", "/docs/_search?scroll=1m", {"size": 5})
-    assert st == 400, r
 
 
 def test_killed_node_gives_partial_results(env):
