@@ -417,7 +417,7 @@ sc_status sc__search_run_ctx(sc_node *n, const sc_search_request *sr,
     for (size_t i = 0; st == SC_OK && i < r.n_units; i++)
         units[i] = r.units[i].u;
     if (st == SC_OK && !atomic_load(&br.tripped))
-        st = sc__dist_reduce(n, &page, units, r.n_units, r.t, token, &br, arena, out);
+        st = sc__dist_reduce(n, &page, units, r.n_units, r.t, token, &br, NULL, arena, out);
     else if (st == SC_OK)
         st = SC_ELIMIT;
     if (st == SC_OK && !ctx->pit) {
