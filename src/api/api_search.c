@@ -256,26 +256,45 @@ static sc_slice json_text(sc_rest_req *req, const json_t *j)
 static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_search_request *sr,
                                 const search_parse *sp)
 {
-    bool vectors = sr->n_rrf || sr->knn_cap || sp->vec.rrf || json_array_size(sp->vec.knn);
+    bool vectors = sr->n_rrf || sp->vec.rrf;
     bool inner = false;
     for (size_t i = 0; sr->named && i < sr->n_indices; i++)
         inner |= sr->named[i].n_inner > 0;
-    const char *what = vectors                          ? "knn / rrf"
+    const char *what = vectors                          ? "rrf"
                        : inner                          ? "inner_hits"
                        : sr->highlight                  ? "highlight"
-                       : sr->rescore                    ? "rescore"
-                       : sr->collapse                   ? "collapse"
                        : sr->named                      ? "named queries (matched_queries)"
                        : sr->versions                   ? "version / seq_no_primary_term"
                        : sr->explain                    ? "explain"
                        : sr->track_scores && sr->n_sort ? "track_scores"
-                       : sr->profile                    ? "profile"
                                                         : NULL;
     if (!what)
         return true;
     sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
                    "[%s] is not supported in a cluster yet", what);
     return false;
+}
+
+/* Clustered: the rescore queries and the kNN clauses as JSON for the data nodes (cluster/search.h
+ * rescore_json, knn_clauses). false when the arena is exhausted. */
+static bool ship_query_features(sc_rest_req *req, search_run *run)
+{
+    size_t nr = run->sr.rescore ? run->sr.n_rescore : 0, nk = json_array_size(run->sp.vec.knn);
+    sc_slice *rj = nr ? sc_arena_calloc(req->arena, nr, sizeof *rj) : NULL;
+    sc_slice *kj = nk ? sc_arena_calloc(req->arena, nk, sizeof *kj) : NULL;
+    if ((nr && !rj) || (nk && !kj))
+        return false;
+    for (size_t k = 0; k < nr; k++)
+        if (!(rj[k] = json_text(req, run->sp.rescore[k].query)).len)
+            return false;
+    for (size_t k = 0; k < nk; k++)
+        if (!(kj[k] = json_text(req, json_array_get(run->sp.vec.knn, k))).len)
+            return false;
+    run->sr.rescore_json = rj;
+    run->sr.knn_clauses = kj;
+    run->sr.n_knn_clauses = nk;
+    run->sr.knn_default_k = (uint32_t)run->sp.size;
+    return true;
 }
 
 /* Clustered: the JSON the data nodes re-parse with their own mappings (search_wire.h), with
@@ -295,7 +314,7 @@ static bool ship_json(sc_rest_req *req, search_run *run)
         ok &= !run->filters[i] || f[i].len > 0;
     }
     run->sr.alias_filter_json = f;
-    return ok;
+    return ok && ship_query_features(req, run);
 }
 
 /* Scroll and point in time pin this node's snapshots; across nodes they would miss the shards

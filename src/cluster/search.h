@@ -123,9 +123,20 @@ typedef struct sc_search_request {
     /* search_type=dfs_query_then_fetch: a first phase gathers the term statistics of every
      * target shard (search/term_stats.h) and every shard scores with their sum */
     bool dfs;
-    /* profile: true: each searched shard's profile (search/profile.h) in the response.
-     * Single node only (the wire encoding does not carry profiles). */
+    /* profile: true: each searched shard's profile (search/profile.h) in the response (the
+     * data nodes send theirs in the query answer). */
     bool profile;
+    /* Clustered (issue 13/14/16), shipped with the query for the data nodes to rebuild:
+     * rescore_json[k] is rescorer k's rescore_query (n_rescore of them; the other parameters
+     * are those of rescore[0][k]); knn_clauses the top-level kNN clauses (each a JSON object;
+     * a clause's k defaults to knn_default_k), ORed with the query on the data node as the API
+     * does; knn_floor (NULL: none) per clause the min_score its kNN nodes take (NaN: none),
+     * set by the coordinator's global kNN phase of a hybrid search. */
+    const sc_slice *rescore_json;
+    const sc_slice *knn_clauses;
+    size_t n_knn_clauses;
+    uint32_t knn_default_k;
+    const float *knn_floor;
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -143,9 +154,9 @@ typedef struct sc_result_hit {
     int64_t version, seq_no, primary_term;
     const uint32_t *matched; /* indices into request.named[index_i] it matches */
     size_t n_matched;
-    const sc_explanation *explanation; /* request.explain (NULL on an error) */
+    const sc_explanation *explanation;  /* request.explain (NULL on an error) */
     const sc_shard_inner_result *inner; /* request.named[index_i].n_inner results, or NULL */
-    const sc_sort_key *collapse_key; /* with request.collapse (arena), else NULL */
+    const sc_sort_key *collapse_key;    /* with request.collapse (arena), else NULL */
 } sc_result_hit;
 
 typedef struct sc_shard_failure {
@@ -158,6 +169,7 @@ typedef struct sc_shard_failure {
 typedef struct sc_shard_profile {
     uint32_t index_i, shard;
     const struct sc_search_profile *profile; /* arena */
+    const char *node_id; /* the data node that ran it (arena); NULL: this node */
 } sc_shard_profile;
 
 typedef struct sc_search_response {
@@ -183,6 +195,9 @@ typedef struct sc_search_response {
     /* request.profile: the successful, searched shards' profiles in target order (arena) */
     sc_shard_profile *profiles;
     size_t n_profiles;
+    /* Clustered, with request.knn_cap: the score of the knn_cap-th best merged hit (NaN when
+     * fewer matched): the global kNN phase's floor. */
+    float knn_kth_score;
 } sc_search_response;
 
 /* Runs a search (query phase on every shard in parallel, reduce, fetch). Results live in
@@ -233,9 +248,9 @@ typedef struct sc_node_shard_result {
     bool total_is_lower_bound;
     bool timed_out;
     float max_score; /* track_scores under a field sort: the shard's best (NAN: none) */
-    bool skipped;                      /* can_match: not searched (st is SC_OK, no hits) */
-    const sc_shard_snapshot *snapshot; /* the docs refer to it (ref held until release) */
-    bool pinned;                       /* snapshot belongs to a scroll: not released here */
+    bool skipped;    /* can_match: not searched (st is SC_OK, no hits) */
+    const sc_shard_snapshot *snapshot;       /* the docs refer to it (ref held until release) */
+    bool pinned;                             /* snapshot belongs to a scroll: not released here */
     const struct sc_search_profile *profile; /* request.profile (shard_mem; NULL: none) */
 } sc_node_shard_result;
 

@@ -199,7 +199,8 @@ static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, si
 {
     sc_wire_node_query_resp w;
     SC_TRY(sc_wire_node_query_resp_decode(p, n, &u->mem, &w));
-    if (w.n_results != u->n_targets || (w.n_top && w.n_sort != d->sr->n_sort))
+    if (w.n_results != u->n_targets || (w.n_top && w.n_sort != d->sr->n_sort) ||
+        (w.n_top && w.collapse != (d->sr->collapse != NULL)))
         return SC_ECORRUPT;
     for (size_t t = 0; t < u->n_targets; t++) {
         const sc_wire_shard_outcome *o = &w.results[t];
@@ -209,6 +210,7 @@ static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, si
         r->total_is_lower_bound = o->total_gte;
         r->timed_out = o->timed_out;
         r->skipped = o->skipped;
+        r->profile = o->profile;
         if (o->st != SC_OK) {
             r->err.status = o->http_status;
             r->err.type = sc_arena_strndup(&u->mem, (const char *)o->type.ptr, o->type.len);
@@ -231,6 +233,57 @@ static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, si
         if (!h || !h->decode)
             return SC_ECORRUPT;
         SC_TRY(h->decode(h->ctx, w.agg_partial.ptr, w.agg_partial.len, &u->mem, &u->agg));
+    }
+    return SC_OK;
+}
+
+/* The request's query-phase features (search_wire.h) for the data nodes; *knn_text and *rs are
+ * malloc'd (the caller frees them). */
+static sc_status query_features(const sc_search_request *sr, sc_wire_query_features *fx,
+                                char **knn_text, sc_wire_rescore **rs)
+{
+    memset(fx, 0, sizeof *fx);
+    *knn_text = NULL;
+    *rs = NULL;
+    fx->profile = sr->profile;
+    if (sr->collapse) {
+        fx->collapse_field = sc_slice_cstr(sr->collapse->field);
+        fx->collapse_numeric = sr->collapse->numeric;
+    }
+    if (sr->n_rescore && sr->rescore && sr->rescore_json && sr->n_indices) {
+        if (!(*rs = calloc(sr->n_rescore, sizeof **rs)))
+            return SC_ENOMEM;
+        for (size_t k = 0; k < sr->n_rescore; k++) {
+            const sc_shard_rescore *x = &sr->rescore[0][k];
+            (*rs)[k] = (sc_wire_rescore){.query_json = sr->rescore_json[k],
+                                         .window_size = x->window_size,
+                                         .query_weight = x->query_weight,
+                                         .rescore_weight = x->rescore_weight,
+                                         .mode = (uint8_t)x->mode};
+        }
+        fx->rescore = *rs;
+        fx->n_rescore = sr->n_rescore;
+    }
+    if (sr->n_knn_clauses) { /* "[c0,c1,...]" */
+        size_t len = 2;
+        for (size_t j = 0; j < sr->n_knn_clauses; j++)
+            len += sr->knn_clauses[j].len + 1;
+        char *t = malloc(len + 1), *p = t;
+        if (!t)
+            return SC_ENOMEM;
+        *p++ = '[';
+        for (size_t j = 0; j < sr->n_knn_clauses; j++) {
+            if (j)
+                *p++ = ',';
+            memcpy(p, sr->knn_clauses[j].ptr, sr->knn_clauses[j].len);
+            p += sr->knn_clauses[j].len;
+        }
+        *p++ = ']';
+        *knn_text = t;
+        fx->knn_json = sc_slice_make(t, (size_t)(p - t));
+        fx->knn_default_k = sr->knn_default_k;
+        fx->knn_floor = sr->knn_floor;
+        fx->n_knn_floor = sr->knn_floor ? sr->n_knn_clauses : 0;
     }
     return SC_OK;
 }
@@ -267,7 +320,13 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
                             .dfs = dfs,
                             .parent_task =
                                 parent_task ? sc_slice_cstr(parent_task) : sc_slice_make(NULL, 0)};
-    sc_status st = sc_wire_node_query_encode(&q, b);
+    char *knn_text;
+    sc_wire_rescore *rs;
+    sc_status st = query_features(sr, &q.fx, &knn_text, &rs);
+    if (st == SC_OK)
+        st = sc_wire_node_query_encode(&q, b);
+    free(knn_text);
+    free(rs);
     free(names);
     return st;
 }

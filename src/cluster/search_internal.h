@@ -16,6 +16,8 @@ sc_status sc__search_build_targets(const sc_search_request *sr, sc_arena *arena,
  * or by score desc; then shard ordinal, then doc. */
 int sc__search_cmp_sorted(const void *a, const void *b, void *ctx);
 int sc__search_cmp_score(const void *a, const void *b);
+/* Whether two collapse keys name the same group (docs without a value form one group). */
+bool sc__search_same_group(const sc_shard_collapse *c, const sc_sort_key *a, const sc_sort_key *b);
 /* Copies n_sort keys (and keyword bytes) into the arena; NULL without a field sort. */
 sc_status sc__search_copy_keys(const sc_search_request *sr, const sc_sort_key *keys,
                                sc_arena *arena, const sc_sort_key **out) SC_MUST_USE;

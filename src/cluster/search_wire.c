@@ -22,8 +22,11 @@
  *   node_fetch_resp = uv:n_docs fetched*
  *   fetched         = bool:found [bytes:id bytes:source uv:n_fields field*]   (found)
  *   field           = uv:field u8:type bool:numeric uv:n_values (sv* | bytes*)
+ *
+ * node_query and node_query_resp may be followed by the query-phase features (search_wire_fx.c).
  */
 #include "cluster/search_wire.h"
+#include "cluster/search_wire_internal.h"
 
 #include <string.h>
 
@@ -182,6 +185,7 @@ sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
     if (q->dfs)
         put_stats(b, q->dfs);
     sc_wire_put_bytes(b, q->parent_task.ptr, q->parent_task.len);
+    sc__wire_put_features(b, &q->fx);
     return b->st;
 }
 
@@ -242,6 +246,7 @@ sc_status sc_wire_node_query_decode(const uint8_t *p, size_t n, sc_arena *a, sc_
     q->parent_task = sc_wire_get_bytes(&r);
     if (r.st == SC_OK && q->parent_task.len > SC_WIRE_MAX_TASK_ID)
         r.st = SC_ECORRUPT;
+    sc__wire_get_features(&r, a, &q->fx);
     return sc_wire_reader_finish(&r);
 }
 
@@ -293,6 +298,7 @@ sc_status sc_wire_node_query_resp_encode(const sc_wire_node_query_resp *q, sc_wi
             put_key(b, &h->keys[k]);
     }
     sc_wire_put_bytes(b, q->agg_partial.ptr, q->agg_partial.len);
+    sc__wire_put_resp_features(b, q, put_key);
     return b->st;
 }
 
@@ -341,6 +347,7 @@ sc_status sc_wire_node_query_resp_decode(const uint8_t *p, size_t n, sc_arena *a
         }
     }
     q->agg_partial = sc_wire_get_bytes(&r);
+    sc__wire_get_resp_features(&r, a, q, get_key);
     return sc_wire_reader_finish(&r);
 }
 

@@ -37,6 +37,41 @@ enum {
 /* Most sort keys a request may carry (decoders refuse more). */
 #define SC_WIRE_MAX_SORT_KEYS 1024
 
+/* Most rescorers and kNN clauses a request may carry (decoders refuse more). */
+#define SC_WIRE_MAX_RESCORE 64
+#define SC_WIRE_MAX_KNN 1024
+
+/* Flag bits of the query-phase features a node query request carries after its original
+ * fields (an encoding without them, as older coordinators send, has none). */
+enum {
+    SC_WIRE_QF_PROFILE = 1u << 0,
+    SC_WIRE_QF_RESCORE = 1u << 1,
+    SC_WIRE_QF_COLLAPSE = 1u << 2,
+    SC_WIRE_QF_KNN = 1u << 3,
+    SC_WIRE_QF_KNOWN_ = (1u << 4) - 1,
+};
+
+/* One query rescorer (shard_search.h sc_shard_rescore) with its query as JSON. */
+typedef struct sc_wire_rescore {
+    sc_slice query_json;
+    uint32_t window_size;
+    float query_weight, rescore_weight;
+    uint8_t mode; /* sc_shard_rescore_mode */
+} sc_wire_rescore;
+
+/* The query-phase features (issues 13/14/16) of a node query request. */
+typedef struct sc_wire_query_features {
+    bool profile;                   /* each shard's profile in the answer */
+    const sc_wire_rescore *rescore; /* n_rescore rescorers, applied in order */
+    size_t n_rescore;
+    sc_slice collapse_field; /* empty = no collapse */
+    bool collapse_numeric;
+    sc_slice knn_json;      /* the top-level kNN clauses (a JSON array); empty = none */
+    uint32_t knn_default_k; /* a clause's k when it gives none */
+    const float *knn_floor; /* NULL or n_knn_floor per-clause min_score values (NaN: none) */
+    size_t n_knn_floor;
+} sc_wire_query_features;
+
 typedef struct sc_wire_node_query {
     sc_slice *index_names; /* per coordinator index number (targets' index_i) */
     /* per index: the filter of the aliases it was reached through (JSON; empty = none);
@@ -59,6 +94,7 @@ typedef struct sc_wire_node_query {
     bool can_match;           /* run the can_match pre-filter (sc_node_query_request) */
     const sc_term_stats *dfs; /* dfs_query_then_fetch: the statistics to score with, or NULL */
     sc_slice parent_task;     /* the coordinator's search task "<node>:<n>"; empty = none */
+    sc_wire_query_features fx;
 } sc_wire_node_query;
 
 /* One target's outcome. */
@@ -70,7 +106,8 @@ typedef struct sc_wire_shard_outcome {
     uint64_t total;
     bool total_gte;
     bool timed_out;
-    bool skipped; /* can_match: not searched */
+    bool skipped;                            /* can_match: not searched */
+    const struct sc_search_profile *profile; /* the shard's profile (profile: true), or NULL */
 } sc_wire_shard_outcome;
 
 typedef struct sc_wire_node_query_resp {
@@ -81,6 +118,7 @@ typedef struct sc_wire_node_query_resp {
     size_t n_top;
     size_t n_sort;        /* keys per hit (0 under a score sort) */
     sc_slice agg_partial; /* sc_agg_encode bytes of the node's reduction; empty: none */
+    bool collapse;        /* each hit carries its collapse_key (collapse) */
 } sc_wire_node_query_resp;
 
 typedef struct sc_wire_node_fetch {

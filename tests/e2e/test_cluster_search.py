@@ -176,9 +176,6 @@ def test_unsupported_features_are_refused(env):
     """What the cross-node phases do not carry yet is refused, not silently dropped."""
     nodes, _ = env
     for body in ({"query": {"match": {"title": "fox"}}, "highlight": {"fields": {"title": {}}}},
-                 {"query": {"match_all": {}}, "collapse": {"field": "tag"}},
-                 {"query": {"match_all": {}}, "collapse": {"field": "tag", "inner_hits": {}}},
-                 {"query": {"match_all": {}}, "profile": True},
                  {"query": {"match_all": {}}, "version": True}):
         st, _, r = nodes["n1"].request("POST", "/docs/_search", body)
         assert st == 400 and "not supported in a cluster" in r["error"]["reason"], (body, r)
