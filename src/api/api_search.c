@@ -256,12 +256,10 @@ static sc_slice json_text(sc_rest_req *req, const json_t *j)
 static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_search_request *sr,
                                 const search_parse *sp)
 {
-    bool vectors = sr->n_rrf || sp->vec.rrf;
     bool inner = false;
     for (size_t i = 0; sr->named && i < sr->n_indices; i++)
         inner |= sr->named[i].n_inner > 0;
-    const char *what = vectors                          ? "rrf"
-                       : inner                          ? "inner_hits"
+    const char *what = inner                            ? "inner_hits"
                        : sr->highlight                  ? "highlight"
                        : sr->named                      ? "named queries (matched_queries)"
                        : sr->versions                   ? "version / seq_no_primary_term"
@@ -290,6 +288,21 @@ static bool ship_query_features(sc_rest_req *req, search_run *run)
     for (size_t k = 0; k < nk; k++)
         if (!(kj[k] = json_text(req, json_array_get(run->sp.vec.knn, k))).len)
             return false;
+    /* RRF: each sub-search ({"query": q} or {"knn": clause}) */
+    size_t ns = run->sr.n_rrf ? json_array_size(run->sp.vec.subs) : 0;
+    sc_slice *sj = ns ? sc_arena_calloc(req->arena, ns, sizeof *sj) : NULL;
+    bool *sk = ns ? sc_arena_calloc(req->arena, ns, sizeof *sk) : NULL;
+    if (ns && (!sj || !sk))
+        return false;
+    for (size_t j = 0; j < ns; j++) {
+        const json_t *sub = json_array_get(run->sp.vec.subs, j);
+        const json_t *kc = json_object_get(sub, "knn");
+        sk[j] = kc != NULL;
+        if (!(sj[j] = json_text(req, kc ? kc : json_object_get(sub, "query"))).len)
+            return false;
+    }
+    run->sr.rrf_json = sj;
+    run->sr.rrf_knn = sk;
     run->sr.rescore_json = rj;
     run->sr.knn_clauses = kj;
     run->sr.n_knn_clauses = nk;

@@ -27,7 +27,8 @@ typedef struct remote_query {
     sc_query **agg_queries;
     const sc_shard_rescore **rescore; /* per index, q.fx.n_rescore each (NULL: none) */
     sc_shard_collapse collapse;
-    json_t *knnj; /* the kNN clauses (an array), or NULL */
+    json_t *knnj;           /* the kNN clauses (an array), or NULL */
+    sc_query **rrf_queries; /* RRF: sub-search m + 1 of index i at [m * n_indices + i] */
     sc__agg_hook agg;
     sc_agg_spec *spec;
     json_t *qj, *pfj, *aggj;
@@ -72,6 +73,28 @@ static bool add_knn(sc_api_remote *r, remote_query *rq, sc_arena *a, size_t i, s
             return false;
     }
     *q = b;
+    return true;
+}
+
+/* RRF: the sub-searches after the first for index i, parsed with its mapping. */
+static bool build_rrf(sc_api_remote *r, remote_query *rq, sc_arena *a, size_t i)
+{
+    const sc_wire_query_features *fx = &rq->q.fx;
+    for (size_t m = 0; m < fx->n_rrf; m++) {
+        json_t *j = load_json(fx->rrf[m].json);
+        sc_rest_req req = {.arena = a, .node = r->node, .client_fd = -1};
+        sc_rest_resp resp;
+        sc_rest_resp_init(&resp);
+        bool ok = j && sc__search_parse_for_index(&req, &resp, rq->list[i], j, fx->rrf[m].knn,
+                                                  fx->rrf_default_k,
+                                                  &rq->rrf_queries[m * rq->q.n_indices + i]);
+        sc_rest_resp_fini(&resp);
+        json_decref(j);
+        if (!ok) {
+            snprintf(rq->reason, sizeof rq->reason, "rrf: sub-search [%zu] does not parse", m + 1);
+            return false;
+        }
+    }
     return true;
 }
 
@@ -135,6 +158,8 @@ static bool parse_index_query(sc_api_remote *r, remote_query *rq, sc_arena *a, s
         return false;
     if (rq->q.fx.n_rescore && !build_rescore(rq, a, i))
         return false;
+    if (rq->q.fx.n_rrf && !build_rrf(r, rq, a, i))
+        return false;
     rq->queries[i] = q;
     if (!rq->pfj)
         return true;
@@ -168,6 +193,9 @@ static sc_status prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
         if (!rq->collapse.field)
             return SC_ENOMEM;
     }
+    if (rq->q.fx.n_rrf && !(rq->rrf_queries = sc_arena_calloc(a, rq->q.fx.n_rrf * (ni ? ni : 1),
+                                                              sizeof *rq->rrf_queries)))
+        return SC_ENOMEM;
     rq->knnj = load_json(rq->q.fx.knn_json);
     if (rq->q.fx.knn_json.len && !json_is_array(rq->knnj))
         return SC_ECORRUPT;
@@ -250,14 +278,17 @@ static uint64_t keep_context(sc_api_remote *r, const sc_node_query_request *nq,
 
 /* Writes the node's answer. */
 static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_request *nq,
-                        sc_node_query_response *nr, sc_arena *a, sc_wire_buf *out)
+                        sc_node_query_response *nr, const sc_wire_rrf_top *rrf, sc_arena *a,
+                        sc_wire_buf *out)
 {
     size_t nt = nq->n_targets;
     sc_wire_node_query_resp w = {.n_results = nt,
                                  .top = nr->top,
                                  .n_top = nr->n_top,
                                  .n_sort = rq->q.n_sort,
-                                 .collapse = rq->collapse.field != NULL};
+                                 .collapse = rq->collapse.field != NULL,
+                                 .rrf = rrf,
+                                 .n_rrf = rrf ? rq->q.fx.n_rrf : 0};
     w.results = sc_arena_calloc(a, nt ? nt : 1, sizeof *w.results);
     if (!w.results)
         return SC_ENOMEM;
@@ -356,8 +387,14 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_task *task, sc
             refuse_reduce(r->node, &nq, &nr, reduce_bytes);
         }
     }
+    sc_node_ranked *rrf = NULL;
+    if (st == SC_OK && q->fx.n_rrf) { /* the other sub-searches on the same snapshots */
+        rrf = sc_arena_calloc(a, q->fx.n_rrf, sizeof *rrf);
+        st = rrf ? sc_node_query_rrf_more(r->node, &nq, &nr, rq->rrf_queries, q->fx.n_rrf, a, rrf)
+                 : SC_ENOMEM;
+    }
     if (st == SC_OK)
-        st = answer(r, rq, &nq, &nr, a, out);
+        st = answer(r, rq, &nq, &nr, rrf, a, out);
     sc_breaker_release(r->node, held);
     sc_node_query_release(&nq, &nr);
     return st;

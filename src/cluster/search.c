@@ -693,7 +693,8 @@ static sc_status run_search(sc_node *n, const sc_search_request *sr, sc_arena *a
     sc_shard_target *targets;
     size_t nt;
     if (sr->n_rrf)
-        return sc__search_run_rrf(n, sr, arena, out);
+        return sc_node_placement(n) && !sr->pinned ? sc__search_run_rrf_dist(n, sr, arena, out)
+                                                   : sc__search_run_rrf(n, sr, arena, out);
     SC_TRY(sc__search_build_targets(sr, arena, &targets, &nt));
     uint64_t k = sr->count_only ? 0 : (uint64_t)sr->from + sr->size;
     uint64_t deadline =

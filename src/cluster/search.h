@@ -137,6 +137,10 @@ typedef struct sc_search_request {
     size_t n_knn_clauses;
     uint32_t knn_default_k;
     const float *knn_floor;
+    /* With n_rrf: sub-search j as JSON (rrf_json[j]: a query, or a kNN clause when rrf_knn[j]),
+     * which the data nodes rebuild. */
+    const sc_slice *rrf_json;
+    const bool *rrf_knn;
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -279,6 +283,23 @@ typedef struct sc_node_fetch_response {
     sc_shard_fetched *docs; /* per doc, in the request's order (arena) */
 } sc_node_fetch_response;
 
+/* The ranked list of one RRF sub-search after the first on a node: its partially reduced top
+ * k (score order; no sort keys) and its matches over the node's shards. */
+typedef struct sc_node_ranked {
+    sc_node_hit *top;
+    size_t n_top;
+    uint64_t total;
+    bool total_gte;
+} sc_node_ranked;
+
+/* RRF on a data node: after the first sub-search's node query phase (req0, resp0, not yet
+ * released), each further sub-search m (queries[m * n_indices + i] for index i) runs on the
+ * same snapshots of req0's successful shards; its partially reduced top req0->k goes to
+ * out[m] (arena). Used by the coordinator's local units and by the data nodes
+ * (search_rrf.c). SC_ENOMEM / SC_ELIMIT, or the node phase's failure. */
+sc_status sc_node_query_rrf_more(sc_node *n, const sc_node_query_request *req0,
+                                 const sc_node_query_response *resp0, sc_query *const *queries,
+                                 size_t n_more, sc_arena *arena, sc_node_ranked *out) SC_MUST_USE;
 /* The data-node side of the query phase: runs every target shard (bounded concurrency on the
  * node's search pool) through sc_shard_query_run and reduces the top k (and, with a collect
  * hook that has a reduce, the shards' partials). The response must be released with

@@ -191,6 +191,18 @@ static void run_local(dist_run *d, sc__dist_unit *u)
     u->top = u->lresp.top;
     u->n_top = u->lresp.n_top;
     u->agg = u->lresp.agg_reduced;
+    const sc_search_request *sr = d->sr;
+    if (sr->n_rrf > 1) { /* the other sub-searches on the same snapshots */
+        u->rrf = sc_arena_calloc(&u->mem, sr->n_rrf - 1, sizeof *u->rrf);
+        u->st = u->rrf ? sc_node_query_rrf_more(d->node, &u->lreq, &u->lresp,
+                                                &sr->rrf_queries[sr->n_indices], sr->n_rrf - 1,
+                                                &u->mem, u->rrf)
+                       : SC_ENOMEM;
+        if (u->st != SC_OK) {
+            fail_unit(u, 500, "exception", "the node's query phase failed");
+            return;
+        }
+    }
     (void)sc__dist_breaker_add(&d->br, u->mem.used_bytes);
 }
 
@@ -225,6 +237,17 @@ static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, si
         if (!known)
             return SC_ECORRUPT;
     }
+    if (w.n_rrf != (d->sr->n_rrf > 1 ? d->sr->n_rrf - 1 : 0))
+        return SC_ECORRUPT;
+    for (size_t j = 0; j < w.n_rrf; j++)
+        for (size_t i = 0; i < w.rrf[j].n_top; i++) {
+            bool known = false;
+            for (size_t t = 0; t < u->n_targets && !known; t++)
+                known = u->targets[t].shard_ix == w.rrf[j].top[i].shard_ix;
+            if (!known)
+                return SC_ECORRUPT;
+        }
+    u->rrf = (sc_node_ranked *)w.rrf;
     u->top = w.top;
     u->n_top = w.n_top;
     u->context_id = w.context_id;
@@ -240,12 +263,22 @@ static sc_status take_answer(dist_run *d, sc__dist_unit *u, const uint8_t *p, si
 /* The request's query-phase features (search_wire.h) for the data nodes; *knn_text and *rs are
  * malloc'd (the caller frees them). */
 static sc_status query_features(const sc_search_request *sr, sc_wire_query_features *fx,
-                                char **knn_text, sc_wire_rescore **rs)
+                                char **knn_text, sc_wire_rescore **rs, sc_wire_rrf_sub **subs)
 {
     memset(fx, 0, sizeof *fx);
     *knn_text = NULL;
     *rs = NULL;
+    *subs = NULL;
     fx->profile = sr->profile;
+    if (sr->n_rrf > 1 && sr->rrf_json && sr->rrf_knn) { /* the first is the request's query */
+        if (!(*subs = calloc(sr->n_rrf - 1, sizeof **subs)))
+            return SC_ENOMEM;
+        for (size_t j = 1; j < sr->n_rrf; j++)
+            (*subs)[j - 1] = (sc_wire_rrf_sub){.json = sr->rrf_json[j], .knn = sr->rrf_knn[j]};
+        fx->rrf = *subs;
+        fx->n_rrf = sr->n_rrf - 1;
+        fx->rrf_default_k = sr->knn_default_k;
+    }
     if (sr->collapse) {
         fx->collapse_field = sc_slice_cstr(sr->collapse->field);
         fx->collapse_numeric = sr->collapse->numeric;
@@ -322,11 +355,13 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
                                 parent_task ? sc_slice_cstr(parent_task) : sc_slice_make(NULL, 0)};
     char *knn_text;
     sc_wire_rescore *rs;
-    sc_status st = query_features(sr, &q.fx, &knn_text, &rs);
+    sc_wire_rrf_sub *subs;
+    sc_status st = query_features(sr, &q.fx, &knn_text, &rs, &subs);
     if (st == SC_OK)
         st = sc_wire_node_query_encode(&q, b);
     free(knn_text);
     free(rs);
+    free(subs);
     free(names);
     return st;
 }

@@ -183,6 +183,82 @@ static sc_status merge_top(const sc_search_request *sr, sc__dist_unit *units, si
     return SC_OK;
 }
 
+static int cmp_ranked_doc(const void *pa, const void *pb)
+{
+    const ranked *a = pa, *b = pb;
+    if (a->h.shard_ix != b->h.shard_ix)
+        return a->h.shard_ix < b->h.shard_ix ? -1 : 1;
+    return (a->h.doc > b->h.doc) - (a->h.doc < b->h.doc);
+}
+
+/* Appends the first rrf_window hits of a ranked list (best first) as their RRF contributions
+ * 1 / (rank_constant + rank), ranks from 1 (search_rrf.c's formula). */
+static void contribute(const sc_search_request *sr, const ranked *list, size_t n, ranked *f,
+                       size_t *nf)
+{
+    for (size_t r = 0; r < n && r < sr->rrf_window; r++) {
+        f[*nf] = list[r];
+        f[(*nf)++].h.score = 1.0f / (float)((double)sr->rrf_rank_constant + (double)(r + 1));
+    }
+}
+
+/* RRF: the fused ranking of every sub-search's global list (the first is *all, the others
+ * each unit's rrf lists merged) replaces *all; totals are the largest sub-search's. */
+static sc_status fuse_rrf(const sc_search_request *sr, const sc__dist_unit *units, size_t nu,
+                          ranked **all, size_t *n_all, sc_search_response *out)
+{
+    size_t n_more = sr->n_rrf - 1, cap = *n_all, most = 0;
+    for (size_t m = 0; m < n_more; m++) {
+        size_t one = 0;
+        for (size_t u = 0; u < nu; u++)
+            one += units[u].st == SC_OK && units[u].rrf ? units[u].rrf[m].n_top : 0;
+        cap += one;
+        most = one > most ? one : most;
+    }
+    ranked *f = malloc((cap + 1) * sizeof *f), *list = malloc((most + 1) * sizeof *list);
+    if (!f || !list) {
+        free(f), free(list);
+        return SC_ENOMEM;
+    }
+    size_t nf = 0;
+    contribute(sr, *all, *n_all, f, &nf);
+    for (size_t m = 0; m < n_more; m++) {
+        size_t nl = 0;
+        uint64_t total = 0;
+        bool gte = false;
+        for (size_t u = 0; u < nu; u++) {
+            if (units[u].st != SC_OK || !units[u].rrf)
+                continue;
+            const sc_node_ranked *t = &units[u].rrf[m];
+            for (size_t i = 0; i < t->n_top; i++)
+                list[nl++] = (ranked){t->top[i], u};
+            total += t->total;
+            gte |= t->total_gte;
+        }
+        qsort(list, nl, sizeof *list, sc__search_cmp_score);
+        contribute(sr, list, nl, f, &nf);
+        sc_search_total_cap(sr->track_total_hits, &total, &gte);
+        if (total > out->total) {
+            out->total = total;
+            out->total_is_lower_bound = gte;
+        }
+    }
+    free(list);
+    qsort(f, nf, sizeof *f, cmp_ranked_doc);
+    size_t k = 0;
+    for (size_t i = 0; i < nf; i++) {
+        if (k && f[k - 1].h.shard_ix == f[i].h.shard_ix && f[k - 1].h.doc == f[i].h.doc)
+            f[k - 1].h.score += f[i].h.score;
+        else
+            f[k++] = f[i];
+    }
+    qsort(f, k, sizeof *f, sc__search_cmp_score);
+    free(*all);
+    *all = f;
+    *n_all = k;
+    return SC_OK;
+}
+
 /* Fetches a remote unit's winners (docs, in page order) into got (arena). */
 static sc_status fetch_remote(const sc_search_request *sr, const sc__dist_unit *u,
                               const sc_node_hit *docs, size_t nd, sc_transport *t, sc_arena *arena,
@@ -361,6 +437,14 @@ sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit
     ranked *all;
     size_t n_all;
     SC_TRY(merge_top(sr, units, nu, &all, &n_all));
+    if (sr->n_rrf) {
+        sc_status fst = fuse_rrf(sr, units, nu, &all, &n_all, out);
+        if (fst != SC_OK) {
+            free(all);
+            sc__dist_free_contexts(units, nu, t);
+            return fst;
+        }
+    }
     out->knn_kth_score = NAN;
     if (sr->knn_cap && !sr->n_sort) {
         /* a kNN-only search: the global top k of the shards' top k, as on one node */

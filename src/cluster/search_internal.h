@@ -70,6 +70,11 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
                                 size_t nt, uint32_t k, bool can_match, const sc_term_stats *dfs,
                                 int64_t timeout_ms, const char *parent_task, sc_wire_buf *b)
     SC_MUST_USE;
+/* A search with RRF over shards on several nodes (search_rrf.c; sc_search_run hands it
+ * sr->n_rrf > 0 with a placement): one query phase per data node carries every sub-search,
+ * the coordinator fuses the ranked lists (sc__dist_reduce) and fetches the page. */
+sc_status sc__search_run_rrf_dist(sc_node *n, const sc_search_request *sr, sc_arena *arena,
+                                  sc_search_response *out) SC_MUST_USE;
 /* The query and fetch phases over shards placed on several nodes: one query request per data
  * node (or per shard with search.batched_query_phase false), the final reduce, a fetch per
  * node. Node failures become shard failures. */

@@ -40,6 +40,7 @@ enum {
 /* Most rescorers and kNN clauses a request may carry (decoders refuse more). */
 #define SC_WIRE_MAX_RESCORE 64
 #define SC_WIRE_MAX_KNN 1024
+#define SC_WIRE_MAX_RRF 1024
 
 /* Flag bits of the query-phase features a node query request carries after its original
  * fields (an encoding without them, as older coordinators send, has none). */
@@ -48,8 +49,19 @@ enum {
     SC_WIRE_QF_RESCORE = 1u << 1,
     SC_WIRE_QF_COLLAPSE = 1u << 2,
     SC_WIRE_QF_KNN = 1u << 3,
-    SC_WIRE_QF_KNOWN_ = (1u << 4) - 1,
+    SC_WIRE_QF_RRF = 1u << 4,
+    SC_WIRE_QF_KNOWN_ = (1u << 5) - 1,
 };
+
+/* An RRF sub-search after the first (the request's query is the first): a query, or a kNN
+ * clause, as JSON. */
+typedef struct sc_wire_rrf_sub {
+    sc_slice json;
+    bool knn;
+} sc_wire_rrf_sub;
+
+/* The ranked list of one RRF sub-search after the first on a node (cluster/search.h). */
+typedef sc_node_ranked sc_wire_rrf_top;
 
 /* One query rescorer (shard_search.h sc_shard_rescore) with its query as JSON. */
 typedef struct sc_wire_rescore {
@@ -70,6 +82,11 @@ typedef struct sc_wire_query_features {
     uint32_t knn_default_k; /* a clause's k when it gives none */
     const float *knn_floor; /* NULL or n_knn_floor per-clause min_score values (NaN: none) */
     size_t n_knn_floor;
+    /* RRF: the sub-searches after the first, run on the same snapshots as the first; the
+     * answer carries their ranked lists (sc_wire_node_query_resp.rrf) */
+    const sc_wire_rrf_sub *rrf;
+    size_t n_rrf;
+    uint32_t rrf_default_k; /* a kNN sub-search's k when it gives none */
 } sc_wire_query_features;
 
 typedef struct sc_wire_node_query {
@@ -116,9 +133,11 @@ typedef struct sc_wire_node_query_resp {
     size_t n_results;
     sc_node_hit *top; /* the node's partially reduced top k */
     size_t n_top;
-    size_t n_sort;        /* keys per hit (0 under a score sort) */
-    sc_slice agg_partial; /* sc_agg_encode bytes of the node's reduction; empty: none */
-    bool collapse;        /* each hit carries its collapse_key (collapse) */
+    size_t n_sort;              /* keys per hit (0 under a score sort) */
+    sc_slice agg_partial;       /* sc_agg_encode bytes of the node's reduction; empty: none */
+    bool collapse;              /* each hit carries its collapse_key (collapse) */
+    const sc_wire_rrf_top *rrf; /* RRF: the ranked lists of the sub-searches after the first */
+    size_t n_rrf;
 } sc_wire_node_query_resp;
 
 typedef struct sc_wire_node_fetch {

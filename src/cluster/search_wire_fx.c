@@ -7,10 +7,13 @@
  *                       (QF_RESCORE)  uv:n (bytes:query uv:window f32:query_weight
  *                                           f32:rescore_weight u8:mode)*
  *                       (QF_COLLAPSE) bytes:field bool:numeric
- *                       (QF_KNN)      bytes:clauses uv:default_k uv:n_floor f32:floor*]
+ *                       (QF_KNN)      bytes:clauses uv:default_k uv:n_floor f32:floor*
+ *                       (QF_RRF)      uv:default_k uv:n (bytes:json bool:knn)*]
  *   node_query_resp += [uv:flags                         (absent = 0; only when non-zero)
  *                       (RF_COLLAPSE) sort_key:collapse_key * n_top
- *                       (RF_PROFILE)  (bool:has [profile]) * n_results]
+ *                       (RF_PROFILE)  (bool:has [profile]) * n_results
+ *                       (RF_RRF)      uv:n (uv:total bool:total_gte uv:n_top
+ *                                           (f32:score uv:shard_ix uv:doc)*)*]
  *   profile         = bytes:collector uv:collector_ns uv:aggs_ns uv:rewrite_ns
  *                     bool:has_query [pnode]
  *   pnode           = bytes:type bytes:description (uv:count uv:time_ns) * SC_PROF_COUNT_
@@ -24,7 +27,8 @@
 enum {
     RF_COLLAPSE = 1u << 0,
     RF_PROFILE = 1u << 1,
-    RF_KNOWN_ = (1u << 2) - 1
+    RF_RRF = 1u << 2,
+    RF_KNOWN_ = (1u << 3) - 1
 };
 
 /* Deepest profile tree a decoder accepts (query trees are far shallower). */
@@ -74,7 +78,7 @@ void sc__wire_put_features(sc_wire_buf *b, const sc_wire_query_features *fx)
 {
     uint64_t f = (fx->profile ? SC_WIRE_QF_PROFILE : 0) | (fx->n_rescore ? SC_WIRE_QF_RESCORE : 0) |
                  (fx->collapse_field.len ? SC_WIRE_QF_COLLAPSE : 0) |
-                 (fx->knn_json.len ? SC_WIRE_QF_KNN : 0);
+                 (fx->knn_json.len ? SC_WIRE_QF_KNN : 0) | (fx->n_rrf ? SC_WIRE_QF_RRF : 0);
     if (!f)
         return;
     sc_wire_put_uvar(b, f);
@@ -99,6 +103,14 @@ void sc__wire_put_features(sc_wire_buf *b, const sc_wire_query_features *fx)
         sc_wire_put_uvar(b, fx->knn_floor ? fx->n_knn_floor : 0);
         for (size_t i = 0; fx->knn_floor && i < fx->n_knn_floor; i++)
             sc_wire_put_f32(b, fx->knn_floor[i]);
+    }
+    if (f & SC_WIRE_QF_RRF) {
+        sc_wire_put_uvar(b, fx->rrf_default_k);
+        sc_wire_put_uvar(b, fx->n_rrf);
+        for (size_t i = 0; i < fx->n_rrf; i++) {
+            sc_wire_put_bytes(b, fx->rrf[i].json.ptr, fx->rrf[i].json.len);
+            sc_wire_put_bool(b, fx->rrf[i].knn);
+        }
     }
 }
 
@@ -145,6 +157,20 @@ void sc__wire_get_features(sc_wire_reader *r, sc_arena *a, sc_wire_query_feature
                 fl[i] = sc_wire_get_f32(r);
             fx->knn_floor = fl;
         }
+    }
+    if (f & SC_WIRE_QF_RRF) {
+        fx->rrf_default_k = (uint32_t)sc_wire_get_uvar_max(r, UINT32_MAX);
+        fx->n_rrf = (size_t)sc_wire_get_uvar_max(r, SC_WIRE_MAX_RRF);
+        if (!fx->n_rrf)
+            corrupt(r);
+        sc_wire_rrf_sub *e = alloc_n(a, r, fx->n_rrf, sizeof *e);
+        for (size_t i = 0; e && i < fx->n_rrf && r->st == SC_OK; i++) {
+            e[i].json = sc_wire_get_bytes(r);
+            e[i].knn = sc_wire_get_bool(r);
+            if (!e[i].json.len)
+                corrupt(r);
+        }
+        fx->rrf = e;
     }
 }
 
@@ -221,7 +247,7 @@ static const sc_search_profile *get_profile(sc_wire_reader *r, sc_arena *a)
 void sc__wire_put_resp_features(sc_wire_buf *b, const sc_wire_node_query_resp *q,
                                 void (*put_key)(sc_wire_buf *, const sc_sort_key *))
 {
-    uint64_t f = q->collapse ? RF_COLLAPSE : 0;
+    uint64_t f = (q->collapse ? RF_COLLAPSE : 0) | (q->n_rrf ? RF_RRF : 0);
     for (size_t i = 0; i < q->n_results; i++)
         f |= q->results[i].profile ? RF_PROFILE : 0;
     if (!f)
@@ -234,6 +260,20 @@ void sc__wire_put_resp_features(sc_wire_buf *b, const sc_wire_node_query_resp *q
         sc_wire_put_bool(b, q->results[i].profile != NULL);
         if (q->results[i].profile)
             put_profile(b, q->results[i].profile);
+    }
+    if (f & RF_RRF) {
+        sc_wire_put_uvar(b, q->n_rrf);
+        for (size_t j = 0; j < q->n_rrf; j++) {
+            const sc_wire_rrf_top *t = &q->rrf[j];
+            sc_wire_put_uvar(b, t->total);
+            sc_wire_put_bool(b, t->total_gte);
+            sc_wire_put_uvar(b, t->n_top);
+            for (size_t i = 0; i < t->n_top; i++) {
+                sc_wire_put_f32(b, t->top[i].score);
+                sc_wire_put_uvar(b, t->top[i].shard_ix);
+                sc_wire_put_uvar(b, t->top[i].doc);
+            }
+        }
     }
 }
 
@@ -255,4 +295,22 @@ void sc__wire_get_resp_features(sc_wire_reader *r, sc_arena *a, sc_wire_node_que
     for (size_t i = 0; (f & RF_PROFILE) && q->results && i < q->n_results && r->st == SC_OK; i++)
         if (sc_wire_get_bool(r))
             q->results[i].profile = get_profile(r, a);
+    if (!(f & RF_RRF))
+        return;
+    q->n_rrf = (size_t)sc_wire_get_uvar_max(r, SC_WIRE_MAX_RRF);
+    if (!q->n_rrf)
+        corrupt(r);
+    sc_wire_rrf_top *t = alloc_n(a, r, q->n_rrf, sizeof *t);
+    for (size_t j = 0; t && j < q->n_rrf && r->st == SC_OK; j++) {
+        t[j].total = sc_wire_get_uvar(r);
+        t[j].total_gte = sc_wire_get_bool(r);
+        t[j].n_top = get_count(r);
+        t[j].top = alloc_n(a, r, t[j].n_top, sizeof *t[j].top);
+        for (size_t i = 0; t[j].top && i < t[j].n_top && r->st == SC_OK; i++) {
+            t[j].top[i].score = sc_wire_get_f32(r);
+            t[j].top[i].shard_ix = (uint32_t)sc_wire_get_uvar_max(r, UINT32_MAX);
+            t[j].top[i].doc = (uint32_t)sc_wire_get_uvar_max(r, UINT32_MAX);
+        }
+    }
+    q->rrf = t;
 }

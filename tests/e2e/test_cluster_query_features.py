@@ -1,10 +1,10 @@
 """Query-phase features of a search across nodes (issues 13/14/16): kNN (kNN-only, several
 clauses, and hybrid with a query: the coordinator's global kNN phase over the data nodes),
-rescore, collapse (with inner_hits) and profile, each compared with a single node holding the
+reciprocal rank fusion (`rank.rrf`, the rrf retriever), rescore, collapse (with inner_hits)
+and profile, each compared with a single node holding the
 same documents in the same 6 shards: ids, scores, totals, collapse groups, and the profile's
 shape per shard (its id names the data node that ran the shard). Three `scry serve --cluster`
-nodes on a private etcd (one cluster for the module), batched and unbatched query phases. RRF is
-still refused in a cluster (400)."""
+nodes on a private etcd (one cluster for the module), batched and unbatched query phases."""
 import json
 import os
 import random
@@ -92,7 +92,7 @@ def essence(r):
     hits = [(h["_id"], None if h.get("_score") is None else round(h["_score"], 4),
              h.get("fields"), h.get("inner_hits")) for h in r["hits"]["hits"]]
     sh = r["_shards"]
-    return {"total": r["hits"].get("total"), "hits": hits,
+    return {"total": r["hits"].get("total"), "hits": hits, "aggs": r.get("aggregations"),
             "max_score": None if r["hits"].get("max_score") is None
             else round(r["hits"]["max_score"], 4),
             "shards": (sh["total"], sh["successful"], sh["failed"])}
@@ -132,6 +132,14 @@ def queries(vecs):
         {"query": {"match": {"title": "stone"}}, "size": 4,
          "collapse": {"field": "tag", "inner_hits": {"name": "best", "size": 2,
                                                      "sort": [{"n": "asc"}]}}},
+        {"query": {"match": {"title": "fox"}}, "knn": knn2, "size": 10,
+         "rank": {"rrf": {"rank_window_size": 20, "rank_constant": 10}}},
+        {"retriever": {"rrf": {"retrievers": [
+            {"standard": {"query": {"match": {"title": "lazy"}}}}, {"knn": knn1},
+            {"standard": {"query": {"term": {"tag": "t3"}}}}], "rank_window_size": 30}},
+         "size": 8, "from": 2},
+        {"retriever": {"rrf": {"retrievers": [{"knn": knn2}, {"knn": knn1}]}}, "size": 6,
+         "aggs": {"tags": {"terms": {"field": "tag"}}, "mx": {"max": {"field": "n"}}}},
     ]
 
 
@@ -189,12 +197,3 @@ def test_profile_per_shard(env):
             assert [shape(x) for x in gs["query"]] == [shape(x) for x in ws["query"]], name
             assert [c["name"] for c in gs["collector"]] == [c["name"] for c in ws["collector"]]
             assert gs["collector"] and gs["query"], g
-
-
-def test_rrf_is_refused(env):
-    nodes, _, vecs = env
-    body = {"query": {"match": {"title": "fox"}},
-            "knn": {"field": "v", "query_vector": vecs[3], "k": 5, "num_candidates": 50},
-            "rank": {"rrf": {}}}
-    st, _, r = nodes["n2"].request("POST", "/docs/_search", body)
-    assert st == 400 and "[rrf] is not supported in a cluster" in r["error"]["reason"], r

@@ -1,5 +1,6 @@
 /* Tests for cluster/search_wire_fx.c: the query-phase features (profile, rescore, collapse,
- * kNN) of the node query request and the collapse keys and shard profiles of its answer survive
+ * kNN, RRF sub-searches) of the node query request and the collapse keys, shard profiles and
+ * RRF ranked lists of its answer survive
  * a round trip; an encoding without features is the older one byte for byte; every truncation
  * inside the features, a trailing byte, an unknown flag bit and a too-deep profile tree are
  * refused as SC_ECORRUPT. */
@@ -95,6 +96,8 @@ static void test_query_features(void **state)
                               .query_weight = 1,
                               .rescore_weight = 2}};
     float floors[2] = {0.25f, NAN};
+    sc_wire_rrf_sub subs[2] = {{.json = sc_slice_cstr("{\"field\":\"v\",\"k\":3}"), .knn = true},
+                               {.json = sc_slice_cstr("{\"term\":{\"g\":2}}")}};
     q.fx =
         (sc_wire_query_features){.profile = true,
                                  .rescore = rs,
@@ -104,7 +107,10 @@ static void test_query_features(void **state)
                                  .knn_json = sc_slice_cstr("[{\"field\":\"v\"},{\"field\":\"w\"}]"),
                                  .knn_default_k = 12,
                                  .knn_floor = floors,
-                                 .n_knn_floor = 2};
+                                 .n_knn_floor = 2,
+                                 .rrf = subs,
+                                 .n_rrf = 2,
+                                 .rrf_default_k = 8};
     sc_wire_buf b;
     sc_wire_buf_init(&b);
     assert_int_equal(sc_wire_node_query_encode(&q, &b), SC_OK);
@@ -130,6 +136,12 @@ static void test_query_features(void **state)
     assert_int_equal(d.fx.knn_default_k, 12);
     assert_int_equal(d.fx.n_knn_floor, 2);
     assert_true(d.fx.knn_floor[0] == 0.25f && isnan(d.fx.knn_floor[1]));
+    assert_int_equal(d.fx.n_rrf, 2);
+    assert_int_equal(d.fx.rrf_default_k, 8);
+    for (size_t i = 0; i < 2; i++) {
+        assert_true(sc_slice_eq(d.fx.rrf[i].json, subs[i].json));
+        assert_int_equal(d.fx.rrf[i].knn, subs[i].knn);
+    }
     assert_true(sc_slice_eq(d.parent_task, q.parent_task));
     sc_arena_fini(&a);
     check_truncations(b.ptr, b.len, plain.len, dec_query, &d);
@@ -139,7 +151,7 @@ static void test_query_features(void **state)
     sc_arena_init(&a, 1 << 20);
     assert_int_equal(sc_wire_node_query_decode(plain.ptr, plain.len, &a, &d), SC_OK);
     assert_false(d.fx.profile);
-    assert_int_equal(d.fx.n_rescore + d.fx.collapse_field.len + d.fx.knn_json.len, 0);
+    assert_int_equal(d.fx.n_rescore + d.fx.collapse_field.len + d.fx.knn_json.len + d.fx.n_rrf, 0);
     sc_arena_fini(&a);
 
     /* an unknown flag bit, and a zero flag word, are corrupt */
@@ -201,6 +213,10 @@ static void test_resp_features(void **state)
     sc_node_hit top[3] = {{.score = 3, .shard_ix = 0, .doc = 1, .collapse_key = &g1},
                           {.score = 2, .shard_ix = 2, .doc = 8, .collapse_key = &g2},
                           {.score = 1, .shard_ix = 0, .doc = 4, .collapse_key = NULL}};
+    sc_node_hit more_hits[2] = {{.score = 0.5f, .shard_ix = 2, .doc = 11},
+                                {.score = 0.25f, .shard_ix = 0, .doc = 3}};
+    sc_node_ranked more[2] = {{.top = more_hits, .n_top = 2, .total = 40, .total_gte = true},
+                              {.total = 0}};
     sc_wire_node_query_resp q = {
         .context_id = 9, .results = res, .n_results = 3, .top = top, .n_top = 3};
     sc_wire_buf plain;
@@ -212,6 +228,8 @@ static void test_resp_features(void **state)
     assert_int_equal(sc_wire_node_query_resp_encode(&q, &plain), SC_OK);
     q.results = res;
     q.collapse = true;
+    q.rrf = more;
+    q.n_rrf = 2;
     sc_wire_buf b;
     sc_wire_buf_init(&b);
     assert_int_equal(sc_wire_node_query_resp_encode(&q, &b), SC_OK);
@@ -226,6 +244,12 @@ static void test_resp_features(void **state)
     assert_true(d.top[1].collapse_key->missing);
     assert_true(d.top[2].collapse_key->missing); /* no key travels as a missing one */
     assert_null(d.results[1].profile);
+    assert_int_equal(d.n_rrf, 2);
+    assert_int_equal(d.rrf[0].n_top, 2);
+    assert_true(d.rrf[0].total == 40 && d.rrf[0].total_gte);
+    assert_true(d.rrf[0].top[0].score == 0.5f && d.rrf[0].top[0].shard_ix == 2 &&
+                d.rrf[0].top[0].doc == 11 && d.rrf[0].top[1].doc == 3);
+    assert_int_equal(d.rrf[1].n_top, 0);
     for (int i = 0; i < 3; i += 2) {
         const sc_search_profile *p = d.results[i].profile;
         assert_non_null(p);
