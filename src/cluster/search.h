@@ -126,16 +126,16 @@ typedef struct sc_search_request {
     /* profile: true: each searched shard's profile (search/profile.h) in the response (the
      * data nodes send theirs in the query answer). */
     bool profile;
+    uint32_t knn_default_k; /* clustered: a shipped kNN clause's k when it gives none */
     /* Clustered (issue 13/14/16), shipped with the query for the data nodes to rebuild:
      * rescore_json[k] is rescorer k's rescore_query (n_rescore of them; the other parameters
      * are those of rescore[0][k]); knn_clauses the top-level kNN clauses (each a JSON object;
-     * a clause's k defaults to knn_default_k), ORed with the query on the data node as the API
-     * does; knn_floor (NULL: none) per clause the min_score its kNN nodes take (NaN: none),
-     * set by the coordinator's global kNN phase of a hybrid search. */
+     * a clause's k defaults to knn_default_k, above), ORed with the query on the data node as the
+     * API does; knn_floor (NULL: none) per clause the min_score its kNN nodes take (NaN: none), set
+     * by the coordinator's global kNN phase of a hybrid search. */
     const sc_slice *rescore_json;
     const sc_slice *knn_clauses;
     size_t n_knn_clauses;
-    uint32_t knn_default_k;
     const float *knn_floor;
     /* With n_rrf: sub-search j as JSON (rrf_json[j]: a query, or a kNN clause when rrf_knn[j]),
      * which the data nodes rebuild. */
