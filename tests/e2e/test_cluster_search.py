@@ -175,10 +175,7 @@ def test_documents_route_to_primary(env):
 def test_unsupported_features_are_refused(env):
     """What the cross-node phases do not carry yet is refused, not silently dropped."""
     nodes, _ = env
-    for body in ({"query": {"match_all": {}}, "collapse": {"field": "tag"}},
-                 {"query": {"match_all": {}}, "collapse": {"field": "tag", "inner_hits": {}}},
-                 {"query": {"match_all": {}}, "profile": True},
-                 {"query": {"match": {"title": "fox"}}, "min_score": 0.5},
+    for body in ({"query": {"match": {"title": "fox"}}, "min_score": 0.5},
                  {"query": {"match": {"title": "fox"}}, "indices_boost": [{"docs": 2}]}):
         st, _, r = nodes["n1"].request("POST", "/docs/_search", body)
         assert st == 400 and "not supported in a cluster" in r["error"]["reason"], (body, r)
