@@ -169,8 +169,11 @@ static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_
                         sc_node_query_response *nr, sc_arena *a, sc_wire_buf *out)
 {
     size_t nt = nq->n_targets;
-    sc_wire_node_query_resp w = {
-        .n_results = nt, .top = nr->top, .n_top = nr->n_top, .n_sort = rq->q.n_sort};
+    sc_wire_node_query_resp w = {.n_results = nt,
+                                 .top = nr->top,
+                                 .n_top = nr->n_top,
+                                 .n_sort = rq->q.n_sort,
+                                 .n_partial_reduces = nr->n_partial_reduces};
     w.results = sc_arena_calloc(a, nt ? nt : 1, sizeof *w.results);
     if (!w.results)
         return SC_ENOMEM;
@@ -236,6 +239,7 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_task *task, sc
                             .sort = q->sort,
                             .n_sort = q->n_sort,
                             .search_after = q->search_after,
+                            .batched_reduce_size = q->batched_reduce_size,
                             .collect = rq->spec ? &rq->agg.hook : NULL};
     /* the coordinator sends what is left of the search's timeout */
     uint64_t deadline =

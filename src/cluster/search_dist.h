@@ -29,6 +29,10 @@ typedef struct sc__dist_unit {
     sc_node_hit *top;              /* the unit's partially reduced top k */
     size_t n_top;
     void *agg;                  /* the unit's reduced aggregation partial, or NULL */
+    sc_arena agg_mem;           /* remote: the decoded aggregation partial's memory */
+    size_t resp_len;            /* remote: bytes of resp_bytes */
+    uint32_t n_partial_reduces; /* batched_reduce_size folds its node did */
+    bool folded;                /* its top and aggregation are in the coordinator's fold */
     uint64_t context_id;        /* remote: the data node's reader context (0: none) */
     uint8_t *resp_bytes;        /* remote: the answer the decoded fields borrow (malloc'd) */
     sc_node_query_request lreq; /* local: the node phase's request and response */
@@ -52,16 +56,19 @@ typedef struct sc__dist_breaker {
 /* Reserves bytes; false (and tripped, counted as a trip) when the breaker refuses them. Notes
  * the reservation's high-water mark as the breaker's peak. Thread-safe. */
 bool sc__dist_breaker_add(sc__dist_breaker *b, uint64_t bytes);
+/* Gives back bytes reserved with sc__dist_breaker_add. Thread-safe. */
+void sc__dist_breaker_sub(sc__dist_breaker *b, uint64_t bytes);
 /* Frees the data nodes' reader contexts of the units (a search that ends before its fetch). */
 void sc__dist_free_contexts(const sc__dist_unit *units, size_t n_units, sc_transport *t);
 
 /* The final reduce over the units (failures, totals, top hits, aggregations), then the fetch of
  * the page: local winners through sc_node_fetch_phase, remote ones with one SC_MSG_NODE_FETCH
  * per node; contexts of remote units without winners are freed. Everything in *out is in
- * `arena`. SC_ECANCELLED when the task or a shard was cancelled. */
+ * `arena`. fold: the units folded as they arrived (batched_reduce_size; units[u].folded; its
+ * hits are tagged with their unit). SC_ECANCELLED when the task or a shard was cancelled. */
 sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit *units,
-                          size_t n_units, sc_transport *t, sc_cancel_token *token,
-                          sc__dist_breaker *br, sc_arena *arena, sc_search_response *out)
-    SC_MUST_USE;
+                          size_t n_units, const sc__partial *fold, sc_transport *t,
+                          sc_cancel_token *token, sc__dist_breaker *br, sc_arena *arena,
+                          sc_search_response *out) SC_MUST_USE;
 
 #endif

@@ -55,10 +55,11 @@ typedef struct sc_wire_node_query {
     const sc_sort_key *search_after; /* n_sort values or NULL */
     const sc_shard_target *targets;
     size_t n_targets;
-    uint32_t n_shards_total;  /* shards of the whole search (terms' default shard_size) */
-    bool can_match;           /* run the can_match pre-filter (sc_node_query_request) */
-    const sc_term_stats *dfs; /* dfs_query_then_fetch: the statistics to score with, or NULL */
-    sc_slice parent_task;     /* the coordinator's search task "<node>:<n>"; empty = none */
+    uint32_t n_shards_total;      /* shards of the whole search (terms' default shard_size) */
+    bool can_match;               /* run the can_match pre-filter (sc_node_query_request) */
+    const sc_term_stats *dfs;     /* dfs_query_then_fetch: the statistics to score with, or NULL */
+    sc_slice parent_task;         /* the coordinator's search task "<node>:<n>"; empty = none */
+    uint32_t batched_reduce_size; /* 0 = the default; never 1 */
 } sc_wire_node_query;
 
 /* One target's outcome. */
@@ -79,8 +80,9 @@ typedef struct sc_wire_node_query_resp {
     size_t n_results;
     sc_node_hit *top; /* the node's partially reduced top k */
     size_t n_top;
-    size_t n_sort;        /* keys per hit (0 under a score sort) */
-    sc_slice agg_partial; /* sc_agg_encode bytes of the node's reduction; empty: none */
+    size_t n_sort;              /* keys per hit (0 under a score sort) */
+    sc_slice agg_partial;       /* sc_agg_encode bytes of the node's reduction; empty: none */
+    uint32_t n_partial_reduces; /* batched_reduce_size folds done on the node */
 } sc_wire_node_query_resp;
 
 typedef struct sc_wire_node_fetch {
