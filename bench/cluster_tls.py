@@ -105,7 +105,10 @@ def main():
                     assert st == 200 and r["_shards"]["successful"] == 8, str(r)[:300]
                     if rnd:
                         lat[k].append(ms)
-                    answers.setdefault((k, i % len(bodies)), [h["_id"] for h in r["hits"]["hits"]])
+                    # totals and scores (equal scores may rank in another order: the clusters'
+                    # segments differ)
+                    answers.setdefault((k, i % len(bodies)), (r["hits"]["total"]["value"], [
+                        round(h["_score"], 4) for h in r["hits"]["hits"]]))
                 if rnd:
                     cpu[k].append((sum(cpu_s(p) for p in pids) - c0) * 1000 / a.searches)
         for i in range(len(bodies)):
