@@ -122,6 +122,8 @@ def test_cluster_serves_over_tls(env):
         assert r["hits"]["total"]["value"] == N_DOCS
         assert sorted(b["doc_count"] for b in r["aggregations"]["tags"]["buckets"]) == [20] * 3
     # replication over TLS: every replica recovered and got the writes (green, both counts)
+    assert all(transport_stats(s)["rx_count"] > 0 for s in nodes.values())
+    assert all(transport_stats(s)["tls_handshakes_refused"] == 0 for s in nodes.values())
     st, _, h = nodes["n2"].request("GET", "/_cluster/health/copied")
     assert st == 200 and h["status"] == "green", h
     st, _, rows = nodes["n1"].request("GET", "/_cat/shards/copied?format=json")
@@ -165,6 +167,13 @@ def tls_probe(port, certs, cert=None):
         raw.close()
 
 
+def transport_stats(node):
+    st, _, r = node.request("GET", "/_nodes/stats")
+    assert st == 200, r
+    (stats,) = r["nodes"].values()
+    return stats["transport"]
+
+
 def test_refuses_peers_without_the_cluster_certificate(env):
     nodes, tports, certs, _ = env
     port = tports["n1"]
@@ -178,6 +187,7 @@ def test_refuses_peers_without_the_cluster_certificate(env):
     assert hdr[5] == 0x03, hdr  # response | error
     log = nodes["n1"].read_log()
     assert log.count("refused transport connection from 127.0.0.1") >= 3, log
+    assert transport_stats(nodes["n1"])["tls_handshakes_refused"] >= 3
 
 
 def test_node_of_another_ca_gets_no_data(env):
@@ -219,6 +229,7 @@ def test_node_of_another_ca_gets_no_data(env):
     if st == 200:
         assert r["_shards"]["successful"] == 0 and r["hits"]["total"]["value"] == 0, r
     assert "TLS handshake with 127.0.0.1" in n1.read_log()
+    assert transport_stats(n1)["tls_handshakes_failed"] >= 1
     assert "refused transport connection from" in n3.read_log() or \
         "TLS handshake with 127.0.0.1" in n3.read_log()
     rc = n3.stop()
