@@ -396,15 +396,10 @@ sc_status sc_hnsw_builder_seed(sc_hnsw_builder *b, const sc_hnsw_graph *g, uint3
 }
 
 /* The paper's heuristic (Algorithm 4 without extension or pruned back-fill): candidates best
- * first; keep c when it is closer to the base node than to every neighbour kept so far. Fewer
- * candidates than max are all kept (as hnswlib does: a young graph keeps its links). */
+ * first; keep c when it is closer to the base node than to every neighbour kept so far. */
 static size_t select_neighbours(sc_hnsw_builder *b, sc_hnsw_hit *c, size_t n, uint32_t max,
                                 sc_hnsw_hit *out)
 {
-    if (n < max) {
-        memcpy(out, c, n * sizeof(*c));
-        return n;
-    }
     /* c is an arbitrary array: heapify by pushes into tmp, then pop best first */
     heap h = {b->tmp, 0, n, true};
     for (size_t i = 0; i < n; i++)
@@ -470,22 +465,17 @@ sc_status sc_hnsw_builder_add(sc_hnsw_builder *b, uint32_t ord)
         greedy(&bm, lev, &ep, &eps);
     heap cand = {b->cand, 0, (size_t)b->cap + 1, true},
          res = {b->res, 0, (size_t)b->efc + 1, false};
+    b->eps[0] = (sc_hnsw_hit){ep, eps};
+    size_t n_eps = 1;
     for (int lev = lv < b->max_level ? lv : b->max_level; lev >= 0; lev--) {
         visited_next(&b->vis);
-        b->vis.stamp[ep] = b->vis.gen;
-        sc_hnsw_hit e = {ep, eps};
-        layer_search(&bm, lev, &e, 1, b->efc, &cand, &res);
-        size_t n_res = res.len;
-        memcpy(b->eps, res.h, n_res * sizeof(sc_hnsw_hit));
-        /* one entry point for the level below: the closest node found */
-        for (size_t j = 0; j < n_res; j++)
-            if (b->eps[j].score > eps) {
-                ep = b->eps[j].ord;
-                eps = b->eps[j].score;
-            }
-        /* the new node links to at most m on every level (hnswlib's choice); its neighbours
-         * keep up to 2m on level 0, so level-0 degrees grow towards 2m as the graph fills */
-        size_t k = select_neighbours(b, b->eps, n_res, b->m, b->sel);
+        for (size_t i = 0; i < n_eps; i++)
+            b->vis.stamp[b->eps[i].ord] = b->vis.gen;
+        layer_search(&bm, lev, b->eps, n_eps, b->efc, &cand, &res);
+        n_eps = res.len; /* this level's results are the next level's entry points */
+        memcpy(b->eps, res.h, n_eps * sizeof(sc_hnsw_hit));
+        uint32_t max = lev ? b->m : 2 * b->m;
+        size_t k = select_neighbours(b, b->eps, n_eps, max, b->sel);
         uint32_t *l = links_mut(b, ord, lev);
         l[0] = (uint32_t)k;
         for (size_t j = 0; j < k; j++)
