@@ -141,7 +141,48 @@ typedef enum sc__filter_kind {
     SC__F_SHINGLE,    /* ShingleFilter */
     SC__F_SYNONYM,    /* SynonymGraphFilter (`synonym_graph`; `synonym` with flag set: the
                        * legacy SynonymFilter's token order) */
+    SC__F_WORD_DELIM, /* WordDelimiterGraphFilter (wdelim.c): SC__WD_* bits in a, protected
+                       * words in stop */
 } sc__filter_kind;
+
+struct sc__filter;
+
+/* word_delimiter_graph options (sc__filter.a). */
+enum {
+    SC__WD_WORD_PARTS = 1,
+    SC__WD_NUMBER_PARTS = 2,
+    SC__WD_CATENATE_WORDS = 4,
+    SC__WD_CATENATE_NUMBERS = 8,
+    SC__WD_CATENATE_ALL = 16,
+    SC__WD_PRESERVE = 32,
+    SC__WD_SPLIT_CASE = 64,
+    SC__WD_SPLIT_NUMERICS = 128,
+    SC__WD_POSSESSIVE = 256,
+    SC__WD_ADJUST_OFFSETS = 512,
+    SC__WD_IGNORE_KEYWORDS = 1024,
+};
+
+/* One output of word_delimiter_graph for an input term: graph positions [start_pos, end_pos)
+ * relative to the input token, term bytes [start_b, end_b) of the input (or, for a
+ * concatenation, cat/cat_len owned by the parts list). */
+typedef struct sc__wd_part {
+    uint32_t start_pos, end_pos;
+    uint32_t start_b, end_b;
+    uint8_t *cat;
+    size_t cat_len;
+} sc__wd_part;
+typedef struct sc__wd_parts {
+    sc__wd_part *p;
+    size_t n, cap;
+} sc__wd_parts;
+/* Splits term into parts in Lucene's output order. *whole is set when the term is returned
+ * as it is (no delimiters, or protected, or only delimiters with preserve_original, which also
+ * sets *delims); n == 0 and !*whole means the term is only delimiters (dropped). */
+sc_status sc__wdelim_split(const struct sc__filter *f, const uint8_t *term, size_t len,
+                           sc__wd_parts *out, bool *whole, bool *delims) SC_MUST_USE;
+void sc__wd_parts_clear(sc__wd_parts *ps);
+void sc__wd_parts_fini(sc__wd_parts *ps);
+
 
 #define SC__F_FIRST_STREAM SC__F_UNIQUE
 
@@ -216,7 +257,35 @@ sc_status sc__charfilter_mapping(const char *const *rules, size_t n, const char 
  * shares Java's syntax for everyday patterns; `$1` group references). */
 sc_status sc__charfilter_pattern(const char *pattern, const char *replacement, const char *path,
                                  sc__charfilter **out, char *err, size_t err_size) SC_MUST_USE;
+/* An `html_strip` char filter (Lucene HTMLStripCharFilter, htmlstrip.c); escaped lists the tag
+ * names (any case) left in the text. */
+sc_status sc__charfilter_html(const char *const *escaped, size_t n, sc__charfilter **out)
+    SC_MUST_USE;
 void sc__charfilter_free(sc__charfilter *cf);
+
+/* A growing UTF-16 buffer and a Lucene BaseCharFilter correction table, shared by the char
+ * filters. Both return false on allocation failure. */
+typedef struct sc__ubuf {
+    uint16_t *p;
+    int32_t len, cap;
+} sc__ubuf;
+bool sc__ubuf_put(sc__ubuf *b, const uint16_t *s, int32_t n);
+struct sc__corr;
+/* Records that output offsets from off on map back by adding cumulative. */
+bool sc__corr_add(struct sc__corr *c, int32_t off, int32_t cumulative);
+
+/* html_strip options: escaped tag names (lowercased UTF-16) and the three special ones. */
+typedef struct sc__html_opts {
+    uint16_t **tags;
+    int32_t *tag_lens;
+    size_t n_tags;
+    bool br, script, style;
+} sc__html_opts;
+sc_status sc__html_opts_init(sc__html_opts *o, const char *const *escaped, size_t n) SC_MUST_USE;
+void sc__html_opts_fini(sc__html_opts *o);
+/* Strips HTML from in[0..n) into out, recording offset corrections in c (htmlstrip.c). */
+sc_status sc__html_strip(const sc__html_opts *o, const uint16_t *in, int32_t n, sc__ubuf *out,
+                         struct sc__corr *c) SC_MUST_USE;
 
 /* The result of running the char filters over a value: the filtered text (UTF-8) and what is
  * needed to map a byte offset in it back to a byte offset in the original. */

@@ -252,6 +252,8 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
         const json_t *side = def ? json_object_get(def, "side") : NULL;
         if (side && !(json_is_string(side) && strcmp(json_string_value(side), "front") == 0))
             return sc__reg_fail(err, "%s.side: only front is supported", path);
+    } else if (strcmp(type, "word_delimiter_graph") == 0) {
+        SC_TRY(sc__reg_word_delimiter(def, path, f, err));
     } else if (strcmp(type, "shingle") == 0) {
         f->kind = SC__F_SHINGLE;
         f->a = 2;
@@ -448,10 +450,19 @@ static sc_status resolve_charfilter(const json_t *analysis, const char *name, co
             return sc__reg_fail(err, "%s.flags: regex flags are not supported", path);
         st = sc__charfilter_pattern(json_string_value(pat), rep ? json_string_value(rep) : "", path,
                                     out, msg, sizeof(msg));
+    } else if (strcmp(type, "html_strip") == 0) {
+        const char **tags = NULL;
+        size_t n = 0;
+        char ep[PATH_BYTES];
+        sc__reg_path_cat(ep, path, ".escaped_tags");
+        SC_TRY(sc__reg_string_list(def ? json_object_get(def, "escaped_tags") : NULL, ep, &tags, &n,
+                                   err));
+        st = sc__charfilter_html(tags, n, out);
+        sc_alloc_free(&sc__text_pool, tags);
     } else {
         return sc__reg_fail(err,
-                            "%s: unknown or unsupported char filter [%s] (mapping and "
-                            "pattern_replace are supported)",
+                            "%s: unknown or unsupported char filter [%s] (mapping, "
+                            "pattern_replace and html_strip are supported)",
                             path, type);
     }
     if (st == SC_EINVAL)
