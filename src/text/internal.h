@@ -133,6 +133,9 @@ typedef enum sc__filter_kind {
     SC__F_TRIM,           /* TrimFilter: strip leading/trailing Java whitespace */
     SC__F_TRUNCATE,       /* TruncateTokenFilter: at most n code points */
     SC__F_KEYWORD_MARKER, /* SetKeywordMarkerFilter: stemmers leave the listed terms alone */
+    SC__F_LIGHT_STEM,     /* a Lucene light stemmer (lightstem.c), SC__LS_* in a */
+    SC__F_GERMAN_NORM,    /* GermanNormalizationFilter */
+    SC__F_ELISION,        /* ElisionFilter: articles in stop */
     /* Filters from here on may emit several tokens or keep state across tokens: an analyzer
      * with one of them runs the token-stream path (stream.c). */
     SC__F_UNIQUE,     /* Elasticsearch UniqueTokenFilter */
@@ -232,6 +235,14 @@ typedef struct sc__term {
 bool sc__filter_apply(const sc__filter *f, sc__term *t);
 /* Applies fs[0..n) in order; false as soon as one drops the token (the fast path's loop). */
 bool sc__filters_run(const sc__filter *fs, size_t n, sc__term *t);
+
+/* Lucene's light stemmers (lightstem.c). */
+enum { SC__LS_GERMAN = 1, SC__LS_FRENCH, SC__LS_SPANISH, SC__LS_ITALIAN, SC__LS_PORTUGUESE };
+void sc__light_stem(uint32_t lang, sc__term *t);
+void sc__german_normalize(sc__term *t);
+/* Removes "<article>'" from the front of t when the part before the first apostrophe is in
+ * articles. */
+void sc__elision(const sc__stopset *articles, sc__term *t);
 
 /* Lowercases src into dst (Java Character.toLowerCase per code point); returns bytes written
  * (at most 3 * n / 2 + 4). src must be valid UTF-8. */

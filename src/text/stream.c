@@ -459,6 +459,7 @@ static sc_status push(srun *r, size_t i, sc__term *t, meta m)
         case SC__F_SNOWBALL_EN:
         case SC__F_SNOWBALL:
         case SC__F_TRUNCATE:
+        case SC__F_LIGHT_STEM:
             if (t->keyword)
                 continue; /* keyword_marker: stemmers and truncate leave the term alone */
             SC_TRY(sc__term_reserve(t, t->len));

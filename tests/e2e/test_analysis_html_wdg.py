@@ -105,3 +105,53 @@ def test_analysis_errors(server, fresh_index):
         "char_filter": {"h": {"type": "html_strip", "escaped_tags": [1]}}}}})
     assert_error(b, 400, "illegal_argument_exception")
     assert "escaped_tags" in b["error"]["reason"]
+
+
+def test_light_stemmer_language_analyzers(server, fresh_index):
+    """german, french, spanish, italian, portuguese: Lucene's analyzers with their light
+    stemmers, German normalization and elision (the oracle checks 10,000 dictionary words)."""
+    def terms(body, index=None):
+        return [t["token"] for t in analyze(server, body, index)["tokens"]]
+    assert terms({"analyzer": "german", "text": "Die Häuser der Straße"}) == ["haus", "strass"]
+    assert terms({"analyzer": "french", "text": "L'école et les nationalisations"}) == [
+        "ecol", "national"]
+    assert terms({"analyzer": "italian", "text": "Dell'arte e gl'interessi"}) == [
+        "arte", "interess"]
+    assert terms({"analyzer": "spanish", "text": "Las luces de las ciudades"}) == [
+        "luz", "ciudad"]
+    assert terms({"analyzer": "portuguese", "text": "As canções nacionais"}) == [
+        "canca", "nacional"]
+    st, _, b = server.request("PUT", "/" + fresh_index, {
+        "settings": {"number_of_shards": 1, "analysis": {
+            "analyzer": {"de_keep": {"type": "german", "stem_exclusion": ["häuser"]},
+                         "fr_none": {"type": "french", "stopwords": "_none_"},
+                         "chain": {"tokenizer": "standard",
+                                   "filter": ["el", "lowercase", "german_normalization", "lf"]}},
+            "filter": {"el": {"type": "elision", "articles": ["l", "d"], "articles_case": True},
+                       "lf": {"type": "stemmer", "language": "light_french"}}}},
+        "mappings": {"properties": {"de": {"type": "text", "analyzer": "german"},
+                                    "fr": {"type": "text", "analyzer": "french"}}}})
+    assert st == 200, b
+    # stem_exclusion keeps the word from the stemmer, not from German normalization (Lucene)
+    assert terms({"analyzer": "de_keep", "text": "Häuser Straßen"}, fresh_index) == [
+        "hauser", "strass"]
+    assert terms({"analyzer": "fr_none", "text": "les chevaux"}, fresh_index) == [
+        "les", "cheval"]
+    assert terms({"analyzer": "chain", "text": "L'Éducation D'œufs"}, fresh_index) == [
+        "éduc", "œuf"]
+    docs = [{"de": "Die schönen Häuser am See", "fr": "L'histoire des chevaux"},
+            {"de": "Ein Haus", "fr": "Un cheval blanc"}]
+    st, _, b = server.request("POST", "/_bulk?refresh=true", bulk_body(fresh_index, docs))
+    assert st == 200 and not b["errors"], b
+    def ids(q):
+        st, _, b = server.request("POST", "/%s/_search" % fresh_index, {"query": q})
+        assert st == 200, b
+        return sorted(h["_id"] for h in b["hits"]["hits"])
+    assert ids({"match": {"de": "haus"}}) == ["0", "1"]
+    assert ids({"match": {"fr": "cheval"}}) == ["0", "1"]
+    assert ids({"match": {"fr": "histoires"}}) == ["0"]
+    st, _, b = server.request("POST", "/_analyze", {"tokenizer": "standard", "text": "x",
+                                                   "filter": [{"type": "elision",
+                                                               "articles_path": "a.txt"}]})
+    assert_error(b, 400, "illegal_argument_exception")
+    assert "articles_path" in b["error"]["reason"]
