@@ -136,6 +136,7 @@ typedef enum sc__filter_kind {
     SC__F_LIGHT_STEM,     /* a Lucene light stemmer (lightstem.c), SC__LS_* in a */
     SC__F_GERMAN_NORM,    /* GermanNormalizationFilter */
     SC__F_ELISION,        /* ElisionFilter: articles in stop */
+    SC__F_STEM_OVERRIDE,  /* StemmerOverrideFilter: ovr (sorted by key) */
     /* Filters from here on may emit several tokens or keep state across tokens: an analyzer
      * with one of them runs the token-stream path (stream.c). */
     SC__F_UNIQUE,     /* Elasticsearch UniqueTokenFilter */
@@ -210,6 +211,8 @@ typedef struct sc__filter {
     char *lang;         /* SC__F_SNOWBALL: libstemmer language, owned */
     char *sep, *filler; /* SC__F_SHINGLE: token_separator, filler_token, owned */
     sc__synmap *syn;    /* SC__F_SYNONYM, owned */
+    char **ovr;         /* SC__F_STEM_OVERRIDE: key, value, key, value... sorted by key, owned */
+    size_t n_ovr;       /* number of pairs */
 } sc__filter;
 
 /* Frees what a filter owns (not the filter itself). */
@@ -243,6 +246,13 @@ void sc__german_normalize(sc__term *t);
 /* Removes "<article>'" from the front of t when the part before the first apostrophe is in
  * articles. */
 void sc__elision(const sc__stopset *articles, sc__term *t);
+
+/* Sets the override rules of a stemmer_override filter from "a, b => c" rules; err gets a
+ * message naming path on a bad rule. */
+sc_status sc__stem_override_init(sc__filter *f, const char *const *rules, size_t n, const char *path,
+                                 char *err, size_t err_size) SC_MUST_USE;
+/* StemmerOverrideFilter: replaces a listed term and marks it keyword. */
+void sc__stem_override(const sc__filter *f, sc__term *t);
 
 /* Lowercases src into dst (Java Character.toLowerCase per code point); returns bytes written
  * (at most 3 * n / 2 + 4). src must be valid UTF-8. */

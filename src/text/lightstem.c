@@ -4,10 +4,13 @@
  *   light_german          GermanLightStemFilter     light_french   FrenchLightStemFilter
  *   light_spanish         SpanishLightStemFilter    light_italian  ItalianLightStemFilter
  *   light_portuguese      PortugueseLightStemFilter
+ *   stemmer_override      StemmerOverrideFilter: listed terms get a fixed stem
  *   elision               ElisionFilter: drops "l'", "qu'"... when the part before the first
  *                         apostrophe (' or U+2019) is one of the articles
  * All work on the term's code points, as Lucene works on its UTF-16 units (equal for these
  * alphabets). */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unicode/uchar.h>
 
@@ -537,5 +540,132 @@ void sc__elision(const sc__stopset *articles, sc__term *t)
             t->len -= i + w;
         }
         return;
+    }
+}
+
+/* ---- stemmer_override ---------------------------------------------------------------------- */
+
+static int pair_cmp(const void *a, const void *b)
+{
+    return strcmp(((char *const *)a)[0], ((char *const *)b)[0]);
+}
+
+static char *dup_trim(const char *s, size_t n)
+{
+    while (n > 0 && (*s == ' ' || *s == '\t')) {
+        s++;
+        n--;
+    }
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    char *d = sc_alloc_malloc(&sc__text_pool, n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+sc_status sc__stem_override_init(sc__filter *f, const char *const *rules, size_t n, const char *path,
+                                 char *err, size_t err_size)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        cap++;
+        for (const char *p = rules[i]; *p; p++)
+            cap += *p == ',';
+    }
+    f->ovr = sc_alloc_calloc(&sc__text_pool, 2 * (cap ? cap : 1), sizeof(char *));
+    if (!f->ovr)
+        return SC_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const char *arrow = strstr(rules[i], "=>");
+        char *val = arrow ? dup_trim(arrow + 2, strlen(arrow + 2)) : NULL;
+        if (!arrow || (val && !val[0])) {
+            sc_alloc_free(&sc__text_pool, val);
+            snprintf(err, err_size, "%s[%zu]: invalid stemmer override rule [%s]", path, i,
+                     rules[i]);
+            return SC_EINVAL;
+        }
+        if (!val)
+            return SC_ENOMEM;
+        const char *k = rules[i];
+        bool used = false;
+        while (k < arrow) {
+            const char *e = k;
+            while (e < arrow && *e != ',')
+                e++;
+            char *key = dup_trim(k, (size_t)(e - k));
+            if (!key) {
+                if (!used)
+                    sc_alloc_free(&sc__text_pool, val);
+                return SC_ENOMEM;
+            }
+            if (!key[0]) {
+                sc_alloc_free(&sc__text_pool, key);
+                if (!used)
+                    sc_alloc_free(&sc__text_pool, val);
+                snprintf(err, err_size, "%s[%zu]: invalid stemmer override rule [%s]", path, i,
+                         rules[i]);
+                return SC_EINVAL;
+            }
+            char *v = used ? dup_trim(val, strlen(val)) : val;
+            if (!v) {
+                sc_alloc_free(&sc__text_pool, key);
+                return SC_ENOMEM;
+            }
+            used = true;
+            /* the first rule for a key wins: Lucene's StemmerOverrideMap.Builder ignores
+             * repeated keys */
+            bool dup = false;
+            for (size_t j = 0; j < f->n_ovr && !dup; j++)
+                dup = strcmp(f->ovr[2 * j], key) == 0;
+            if (dup) {
+                sc_alloc_free(&sc__text_pool, key);
+                sc_alloc_free(&sc__text_pool, v);
+            } else {
+                f->ovr[2 * f->n_ovr] = key;
+                f->ovr[2 * f->n_ovr + 1] = v;
+                f->n_ovr++;
+            }
+            k = e < arrow ? e + 1 : arrow;
+        }
+        if (!used)
+            sc_alloc_free(&sc__text_pool, val);
+    }
+    qsort(f->ovr, f->n_ovr, 2 * sizeof(char *), pair_cmp);
+    f->b = 0; /* the longest value, for the room the stream path reserves */
+    for (size_t j = 0; j < f->n_ovr; j++)
+        if (strlen(f->ovr[2 * j + 1]) > f->b)
+            f->b = (uint32_t)strlen(f->ovr[2 * j + 1]);
+    return SC_OK;
+}
+
+void sc__stem_override(const sc__filter *f, sc__term *t)
+{
+    if (t->keyword)
+        return;
+    size_t lo = 0, hi = f->n_ovr;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const char *k = f->ovr[2 * mid];
+        size_t kl = strlen(k);
+        int c = memcmp(k, t->buf, kl < t->len ? kl : t->len);
+        if (c == 0)
+            c = kl < t->len ? -1 : kl > t->len ? 1 : 0;
+        if (c == 0) {
+            const char *v = f->ovr[2 * mid + 1];
+            size_t vl = strlen(v);
+            if (vl + 8 > t->cap)
+                return; /* the stream path reserves room before this filter */
+            memcpy(t->buf, v, vl);
+            t->len = vl;
+            t->keyword = true;
+            return;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
 }

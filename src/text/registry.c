@@ -15,7 +15,11 @@ static const char *const builtin_names[] = {
     "standard", "simple",     "whitespace", "keyword",   "stop",      "english",
     "armenian", "basque",     "danish",     "finnish",   "hungarian", "lithuanian",
     "norwegian", "romanian",  "russian",    "swedish",   "german",    "french",
-    "spanish",  "italian",    "portuguese"};
+    "spanish",  "italian",    "portuguese", "dutch"};
+
+/* DutchAnalyzer's default stemmer overrides. */
+static const char *const dutch_overrides[] = {"fiets => fiets", "bromfiets => bromfiets",
+                                              "ei => eier", "kind => kinder"};
 
 /* Lucene's default elision articles of FrenchAnalyzer and ItalianAnalyzer (any case). */
 static const char *const french_articles[] = {"l", "m", "t", "qu", "n", "s", "j", "d", "c",
@@ -282,6 +286,25 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
         const json_t *side = def ? json_object_get(def, "side") : NULL;
         if (side && !(json_is_string(side) && strcmp(json_string_value(side), "front") == 0))
             return sc__reg_fail(err, "%s.side: only front is supported", path);
+    } else if (strcmp(type, "stemmer_override") == 0) {
+        f->kind = SC__F_STEM_OVERRIDE;
+        if (def && json_object_get(def, "rules_path"))
+            return sc__reg_fail(err, "%s.rules_path: not supported (use rules)", path);
+        const json_t *rv = def ? json_object_get(def, "rules") : NULL;
+        if (!rv)
+            return sc__reg_fail(err, "%s: stemmer_override requires `rules`", path);
+        const char **rules;
+        size_t nr;
+        char rp[PATH_BYTES];
+        sc__reg_path_cat(rp, path, ".rules");
+        SC_TRY(sc__reg_string_list(rv, rp, &rules, &nr, err));
+        char msg[sizeof(err->message)];
+        msg[0] = '\0';
+        sc_status st = sc__stem_override_init(f, rules, nr, rp, msg, sizeof(msg));
+        sc_alloc_free(&sc__text_pool, rules);
+        if (st == SC_EINVAL)
+            return sc__reg_fail(err, "%s", msg);
+        SC_TRY(st);
     } else if (strcmp(type, "german_normalization") == 0) {
         f->kind = SC__F_GERMAN_NORM;
     } else if (strcmp(type, "elision") == 0) {
@@ -655,6 +678,14 @@ static sc_status language_analyzer(const char *name, const char *type, const jso
     }
     if (st == SC_OK && light == SC__LS_GERMAN)
         fs[n++].kind = SC__F_GERMAN_NORM;
+    if (st == SC_OK && strcmp(type, "dutch") == 0) {
+        /* DutchAnalyzer: StemmerOverrideFilter with its four entries before Snowball */
+        char msg[8];
+        fs[n].kind = SC__F_STEM_OVERRIDE;
+        st = sc__stem_override_init(&fs[n++], dutch_overrides,
+                                    sizeof(dutch_overrides) / sizeof(dutch_overrides[0]), path,
+                                    msg, sizeof(msg));
+    }
     if (st == SC_OK && light) {
         fs[n].kind = SC__F_LIGHT_STEM;
         fs[n++].a = light;

@@ -449,6 +449,10 @@ static sc_status push(srun *r, size_t i, sc__term *t, meta m)
         case SC__F_EDGE_NGRAM: return ngram_filter(r, i, t, m);
         case SC__F_SHINGLE: return shingle_filter(r, i, t, m);
         case SC__F_WORD_DELIM: return wdelim_filter(r, i, t, m);
+        case SC__F_STEM_OVERRIDE:
+            SC_TRY(sc__term_reserve(t, t->len > f->b ? t->len : f->b));
+            sc__stem_override(f, t);
+            continue;
         case SC__F_SYNONYM: {
             syn_ctx c = {r, i};
             return sc__syn_push(f, &s->syn, t->buf, t->len, m.posinc, m.start, m.end, m.type,

@@ -155,3 +155,20 @@ def test_light_stemmer_language_analyzers(server, fresh_index):
                                                                "articles_path": "a.txt"}]})
     assert_error(b, 400, "illegal_argument_exception")
     assert "articles_path" in b["error"]["reason"]
+
+
+def test_dutch_and_stemmer_override(server):
+    def terms(body):
+        return [t["token"] for t in analyze(server, body)["tokens"]]
+    # DutchAnalyzer's own overrides (fiets, bromfiets, ei -> eier, kind -> kinder) before
+    # the Snowball stemmer
+    assert terms({"analyzer": "dutch", "text": "De fiets van het kind en een ei"}) == [
+        "fiets", "kinder", "eier"]
+    assert terms({"tokenizer": "whitespace", "filter": [
+        "lowercase", {"type": "stemmer_override", "rules": ["running, runs => run", "mice => mouse"]},
+        "porter_stem"], "text": "Running runs mice jumping"}) == ["run", "run", "mouse", "jump"]
+    st, _, b = server.request("POST", "/_analyze", {"tokenizer": "standard", "text": "x",
+                                                   "filter": [{"type": "stemmer_override",
+                                                               "rules": ["no arrow"]}]})
+    assert_error(b, 400, "illegal_argument_exception")
+    assert "rules[0]" in b["error"]["reason"]

@@ -237,6 +237,8 @@ static const struct {
     /* libstemmer 2.2's Dutch treats ß as a consonant ending where Lucene 8.7's Snowball code
      * does not (the German word aßen -> aß); no Dutch word has ß. */
     {"snowball_dutch", 54, "Snowball Dutch on a German word"},
+    {"lang_dutch", 54, "Snowball Dutch on a German word"},
+    {"lang_dutch_excl", 54, "Snowball Dutch on a German word"},
     {NULL, 0, NULL},
 };
 
