@@ -146,7 +146,7 @@ typedef enum sc__filter_kind {
     SC__F_SYNONYM,    /* SynonymGraphFilter (`synonym_graph`; `synonym` with flag set: the
                        * legacy SynonymFilter's token order) */
     SC__F_WORD_DELIM, /* WordDelimiterGraphFilter (wdelim.c): SC__WD_* bits in a, protected
-                       * words in stop */
+                       * words in stop; flag: the legacy WordDelimiterFilter */
 } sc__filter_kind;
 
 struct sc__filter;
@@ -174,6 +174,7 @@ typedef struct sc__wd_part {
     uint32_t start_b, end_b;
     uint8_t *cat;
     size_t cat_len;
+    uint32_t so, eo, posinc; /* legacy word_delimiter: offsets and increment as emitted */
 } sc__wd_part;
 typedef struct sc__wd_parts {
     sc__wd_part *p;
@@ -184,6 +185,17 @@ typedef struct sc__wd_parts {
  * sets *delims); n == 0 and !*whole means the term is only delimiters (dropped). */
 sc_status sc__wdelim_split(const struct sc__filter *f, const uint8_t *term, size_t len,
                            sc__wd_parts *out, bool *whole, bool *delims) SC_MUST_USE;
+/* State of the legacy word_delimiter across the tokens of one value. */
+typedef struct sc__wdl_state {
+    uint32_t accum; /* Lucene's accumPosInc */
+    bool started;   /* !first */
+} sc__wdl_state;
+/* The legacy word_delimiter (Lucene WordDelimiterFilter) on one input token with byte offsets
+ * [start, end) and increment posinc: the tokens it emits, in order, with so/eo/posinc set
+ * (none when it swallows the token). */
+sc_status sc__wdelim_legacy(const struct sc__filter *f, const uint8_t *term, size_t len,
+                            uint32_t start, uint32_t end, uint32_t posinc, bool keyword,
+                            sc__wdl_state *st, sc__wd_parts *out) SC_MUST_USE;
 void sc__wd_parts_clear(sc__wd_parts *ps);
 void sc__wd_parts_fini(sc__wd_parts *ps);
 

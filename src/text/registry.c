@@ -326,8 +326,9 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
                                               true, &f->stop);
         sc_alloc_free(&sc__text_pool, words);
         SC_TRY(st);
-    } else if (strcmp(type, "word_delimiter_graph") == 0) {
+    } else if (strcmp(type, "word_delimiter_graph") == 0 || strcmp(type, "word_delimiter") == 0) {
         SC_TRY(sc__reg_word_delimiter(def, path, f, err));
+        f->flag = strcmp(type, "word_delimiter") == 0;
     } else if (strcmp(type, "shingle") == 0) {
         f->kind = SC__F_SHINGLE;
         f->a = 2;

@@ -40,6 +40,7 @@ typedef struct stage {
     /* word_delimiter_graph */
     sc__wd_parts wd;
     uint32_t wd_last_start;
+    sc__wdl_state wdl; /* legacy word_delimiter */
 } stage;
 
 typedef struct srun {
@@ -377,6 +378,20 @@ static sc_status wdelim_filter(srun *r, size_t i, sc__term *t, meta m)
 {
     const sc__filter *f = &r->a->filters[i];
     stage *s = &r->stages[i];
+    if (f->flag) { /* the legacy word_delimiter */
+        SC_TRY(term_set(r, &s->save, t->buf, t->len, t->keyword));
+        SC_TRY(sc__wdelim_legacy(f, s->save.buf, s->save.len, m.start, m.end, m.posinc,
+                                 t->keyword, &s->wdl, &s->wd));
+        for (size_t k = 0; k < s->wd.n; k++) {
+            const sc__wd_part *p = &s->wd.p[k];
+            meta o = {p->posinc, p->so, p->eo, m.type};
+            SC_TRY(p->cat ? term_set(r, &s->out, p->cat, p->cat_len, s->save.keyword)
+                          : term_set(r, &s->out, s->save.buf + p->start_b, p->end_b - p->start_b,
+                                     s->save.keyword));
+            SC_TRY(push(r, i + 1, &s->out, o));
+        }
+        return SC_OK;
+    }
     if ((f->a & SC__WD_IGNORE_KEYWORDS) && t->keyword)
         return push(r, i + 1, t, m);
     uint32_t accum = s->carry + m.posinc;

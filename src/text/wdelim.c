@@ -1,4 +1,4 @@
-/* word_delimiter_graph: Lucene 8.7 WordDelimiterGraphFilter's splitting of one term into word
+/* word_delimiter_graph and word_delimiter: Lucene 8.7 WordDelimiterGraphFilter's splitting of one term into word
  * and number parts and their concatenations, with graph positions (stream.c emits them). A term
  * is split at characters that are neither letters nor digits, at lower->upper case changes and
  * at letter<->digit changes; "'s" is dropped from the end of parts. Character classes are
@@ -175,7 +175,7 @@ static void buffer(wctx *w, uint8_t *cat, size_t cat_len, uint32_t sp, uint32_t 
         ps->p = np;
         ps->cap = nc;
     }
-    ps->p[ps->n++] = (sc__wd_part){sp, ep, w->boff[s], w->boff[e], cat, cat_len};
+    ps->p[ps->n++] = (sc__wd_part){sp, ep, w->boff[s], w->boff[e], cat, cat_len, 0, 0, 0};
 }
 
 static void concat_add(wctx *w, concat *c)
@@ -362,6 +362,262 @@ sc_status sc__wdelim_split(const sc__filter *f, const uint8_t *term, size_t len,
     }
     sc_alloc_free(&sc__text_pool, heap);
     if (w.nomem) {
+        sc__wd_parts_clear(out);
+        return SC_ENOMEM;
+    }
+    return SC_OK;
+}
+
+/* ---- the legacy word_delimiter ------------------------------------------------------------ */
+
+/* Lucene WordDelimiterFilter's state for one input token. */
+typedef struct legacy {
+    wctx w;
+    const sc__filter *f;
+    sc__wdl_state *st;
+    uint32_t start, end; /* the token's offsets */
+    bool illegal;        /* offsets do not span the term: parts take the token's */
+    bool has_output, following_original;
+    int last_concat_count;
+    sc__wd_parts buf; /* buffered tokens, sorted by (start offset, posinc desc) when drained */
+} legacy;
+
+static bool lhas(const legacy *l, uint32_t flag)
+{
+    return (l->f->a & flag) != 0;
+}
+
+static uint32_t position(legacy *l, bool inject)
+{
+    uint32_t pi = l->st->accum;
+    if (l->has_output) {
+        l->st->accum = 0;
+        return inject ? 0 : (pi > 1 ? pi : 1);
+    }
+    l->has_output = true;
+    if (!l->following_original) {
+        l->following_original = true;
+        return 0;
+    }
+    l->st->accum = 0;
+    return pi > 1 ? pi : 1;
+}
+
+static void lpush(legacy *l, sc__wd_parts *to, uint8_t *cat, size_t cat_len, int32_t s, int32_t e,
+                  uint32_t so, uint32_t eo, uint32_t pi)
+{
+    sc__wd_parts *ps = to;
+    if (ps->n == ps->cap) {
+        size_t nc = ps->cap ? 2 * ps->cap : 16;
+        sc__wd_part *np = sc_alloc_realloc(&sc__text_pool, ps->p, nc * sizeof(*np));
+        if (!np) {
+            sc_alloc_free(&sc__text_pool, cat);
+            l->w.nomem = true;
+            return;
+        }
+        ps->p = np;
+        ps->cap = nc;
+    }
+    ps->p[ps->n++] = (sc__wd_part){0, 0, l->w.boff[s], l->w.boff[e], cat, cat_len, so, eo, pi};
+}
+
+/* generatePart: the current subword, buffered or (single word) emitted. */
+static void gen_part(legacy *l, sc__wd_parts *to, bool single)
+{
+    iter *it = &l->w.it;
+    uint32_t so = l->start + l->w.boff[it->cur], eo = l->start + l->w.boff[it->end];
+    if (l->illegal) {
+        if (single && so <= l->end)
+            eo = l->end;
+        else {
+            so = l->start;
+            eo = l->end;
+        }
+    }
+    lpush(l, to, NULL, 0, it->cur, it->end, so, eo, position(l, false));
+}
+
+/* concat.write() into the buffer; clears c. */
+static void concat_emit(legacy *l, concat *c)
+{
+    uint8_t *t = sc_alloc_malloc(&sc__text_pool, c->len ? c->len : 1);
+    if (!t) {
+        l->w.nomem = true;
+        return;
+    }
+    memcpy(t, c->buf, c->len);
+    uint32_t so = l->illegal ? l->start : l->start + l->w.boff[c->start_part];
+    uint32_t eo = l->illegal ? l->end : l->start + l->w.boff[c->end_part];
+    lpush(l, &l->buf, t, c->len, c->start_part, c->end_part, so, eo, position(l, true));
+    l->st->accum = 0;
+    concat_clear(c);
+}
+
+/* flushConcatenation: true when it wrote the concatenation. */
+static bool lflush(legacy *l, concat *c)
+{
+    l->last_concat_count = c->n_sub;
+    if (c->n_sub != 1 || !should_generate(&l->w, c->type)) {
+        concat_emit(l, c);
+        return true;
+    }
+    concat_clear(c);
+    return false;
+}
+
+static void sort_legacy(sc__wd_parts *ps)
+{
+    for (size_t i = 1; i < ps->n; i++) {
+        sc__wd_part x = ps->p[i];
+        size_t j = i;
+        while (j > 0 && (ps->p[j - 1].so > x.so ||
+                         (ps->p[j - 1].so == x.so && ps->p[j - 1].posinc < x.posinc))) {
+            ps->p[j] = ps->p[j - 1];
+            j--;
+        }
+        ps->p[j] = x;
+    }
+}
+
+/* Moves the sorted buffer to out, applying the "first token never at increment 0" rule. */
+static void drain(legacy *l, sc__wd_parts *out)
+{
+    sort_legacy(&l->buf);
+    for (size_t i = 0; i < l->buf.n && !l->w.nomem; i++) {
+        sc__wd_part p = l->buf.p[i];
+        if (!l->st->started && p.posinc == 0)
+            p.posinc = 1;
+        l->st->started = true;
+        l->buf.p[i].cat = NULL; /* ownership moves to out */
+        lpush(l, out, p.cat, p.cat_len, 0, 0, p.so, p.eo, p.posinc);
+        if (!l->w.nomem) {
+            out->p[out->n - 1].start_b = p.start_b;
+            out->p[out->n - 1].end_b = p.end_b;
+        }
+    }
+    l->buf.n = 0;
+}
+
+static void legacy_run(legacy *l, sc__wd_parts *out)
+{
+    iter *it = &l->w.it;
+    wctx *w = &l->w;
+    concat c = {0}, all = {0};
+    while (!w->nomem) {
+        if (it->end < 0) {
+            if (c.len > 0 && lflush(l, &c))
+                continue;
+            if (all.len > 0) {
+                if (all.n_sub > l->last_concat_count) {
+                    concat_emit(l, &all);
+                    continue;
+                }
+                concat_clear(&all);
+            }
+            drain(l, out);
+            break;
+        }
+        if (iter_single(it)) {
+            gen_part(l, out, true);
+            l->st->started = true;
+            iter_next(it);
+            continue;
+        }
+        int t = iter_type(it);
+        if (c.len > 0 && (c.type & t) == 0) {
+            bool wrote = lflush(l, &c);
+            l->has_output = false;
+            if (wrote)
+                continue;
+        }
+        if (should_concat(w, t)) {
+            bool empty = c.len == 0;
+            concat_add(w, &c);
+            if (empty)
+                c.type = t;
+        }
+        if (lhas(l, SC__WD_CATENATE_ALL))
+            concat_add(w, &all);
+        if (should_generate(w, t))
+            gen_part(l, &l->buf, false);
+        iter_next(it);
+    }
+    sc_alloc_free(&sc__text_pool, c.buf);
+    sc_alloc_free(&sc__text_pool, all.buf);
+}
+
+sc_status sc__wdelim_legacy(const sc__filter *f, const uint8_t *term, size_t len, uint32_t start,
+                            uint32_t end, uint32_t posinc, bool keyword, sc__wdl_state *st,
+                            sc__wd_parts *out)
+{
+    sc__wd_parts_clear(out);
+    if ((f->a & SC__WD_IGNORE_KEYWORDS) && keyword) {
+        legacy l0;
+        memset(&l0, 0, sizeof(l0));
+        uint32_t z = 0;
+        l0.w.boff = &z;
+        lpush(&l0, out, NULL, 0, 0, 0, start, end, posinc);
+        out->p[0].end_b = (uint32_t)len;
+        return l0.w.nomem ? SC_ENOMEM : SC_OK;
+    }
+    uint32_t stack_cp[64], stack_off[65];
+    int stack_ty[64];
+    uint32_t *cp = stack_cp, *boff = stack_off;
+    int *ty = stack_ty;
+    void *heap = NULL;
+    if (len > 64) {
+        heap = sc_alloc_malloc(&sc__text_pool, len * (2 * sizeof(uint32_t) + sizeof(int)) + 8);
+        if (!heap)
+            return SC_ENOMEM;
+        cp = heap;
+        boff = cp + len;
+        ty = (int *)(boff + len + 1);
+    }
+    int32_t n = 0;
+    size_t i = 0;
+    while (i < len) {
+        boff[n] = (uint32_t)i;
+        cp[n] = sc__utf8_next(term, len, &i);
+        ty[n] = char_type(cp[n]);
+        n++;
+    }
+    boff[n] = (uint32_t)len;
+    legacy l;
+    memset(&l, 0, sizeof(l));
+    l.w = (wctx){f, term, boff, {0}, out, 0, 0, false};
+    l.w.it.cp = cp;
+    l.w.it.ty = ty;
+    l.w.it.split_case = (f->a & SC__WD_SPLIT_CASE) != 0;
+    l.w.it.split_num = (f->a & SC__WD_SPLIT_NUMERICS) != 0;
+    l.w.it.possessive = (f->a & SC__WD_POSSESSIVE) != 0;
+    l.f = f;
+    l.st = st;
+    l.start = start;
+    l.end = end;
+    st->accum += posinc;
+    iter_init(&l.w.it, n);
+    iter_next(&l.w.it);
+    if ((l.w.it.cur == 0 && l.w.it.end == n) || (f->stop && sc__stopset_has(f->stop, term, len))) {
+        lpush(&l, out, NULL, 0, 0, n, start, end, st->accum);
+        st->accum = 0;
+        st->started = true;
+    } else if (l.w.it.end < 0 && !lhas(&l, SC__WD_PRESERVE)) {
+        if (posinc == 1 && st->started)
+            st->accum--;
+    } else {
+        l.illegal = end - start != len;
+        l.has_output = false;
+        l.following_original = !lhas(&l, SC__WD_PRESERVE);
+        if (lhas(&l, SC__WD_PRESERVE)) {
+            lpush(&l, out, NULL, 0, 0, n, start, end, st->accum);
+            st->accum = 0;
+            st->started = true;
+        }
+        legacy_run(&l, out);
+    }
+    sc__wd_parts_fini(&l.buf);
+    sc_alloc_free(&sc__text_pool, heap);
+    if (l.w.nomem) {
         sc__wd_parts_clear(out);
         return SC_ENOMEM;
     }

@@ -172,3 +172,11 @@ def test_dutch_and_stemmer_override(server):
                                                                "rules": ["no arrow"]}]})
     assert_error(b, 400, "illegal_argument_exception")
     assert "rules[0]" in b["error"]["reason"]
+
+
+def test_legacy_word_delimiter(server):
+    # the legacy filter stacks a concatenation on its first part and keeps the parts'
+    # positions (Lucene WordDelimiterFilter), where the graph filter spans them
+    b = analyze(server, {"tokenizer": "whitespace", "filter": [
+        {"type": "word_delimiter", "catenate_words": True}], "text": "Wi-Fi x"})
+    assert toks(b) == [("Wi", 0, 2, 0), ("WiFi", 0, 5, 0), ("Fi", 3, 5, 1), ("x", 6, 7, 2)]
