@@ -82,7 +82,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             " \"html\": {\"tokenizer\": \"standard\", \"char_filter\": [\"html_strip\", \"he\", "
             "\"mp\"], \"filter\": [\"wdg\"]},"
             " \"wd\": {\"tokenizer\": \"whitespace\", \"filter\": [\"wdg\", \"wdn\", "
-            "\"shingle\"]}},"
+            "\"shingle\"]},"
+            " \"wdl\": {\"tokenizer\": \"whitespace\", \"filter\": [\"wdo\", \"el\", "
+            "\"german_normalization\", \"so\", \"lf\"]}},"
             " \"char_filter\": {\"mp\": {\"type\": \"mapping\", \"mappings\": [\"a => xyz\", "
             "\"bc => \", \"\\\\u00e9 => e\", \"\xf0\x9f\x98\x80 => smile\"]},"
             " \"pr\": {\"type\": \"pattern_replace\", \"pattern\": \"(\\\\d)(\\\\d)\", "
@@ -111,7 +113,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             "\"catenate_words\": true, \"catenate_numbers\": true, \"preserve_original\": true, "
             "\"protected_words\": [\"a-b\"]},"
             " \"wdn\": {\"type\": \"word_delimiter_graph\", \"generate_word_parts\": false, "
-            "\"split_on_numerics\": false, \"adjust_offsets\": false}}}";
+            "\"split_on_numerics\": false, \"adjust_offsets\": false},"
+            " \"wdo\": {\"type\": \"word_delimiter\", \"catenate_all\": true, "
+            "\"catenate_words\": true, \"preserve_original\": true},"
+            " \"el\": {\"type\": \"elision\", \"articles\": [\"l\", \"qu\"]},"
+            " \"so\": {\"type\": \"stemmer_override\", \"rules\": [\"a, bb => \\u00dfxyz\"]},"
+            " \"lf\": {\"type\": \"stemmer\", \"language\": \"light_french\"}}}";
         json_error_t jerr;
         json_t *j = json_loads(settings, 0, &jerr);
         if (!j || sc_analyzer_registry_new(j, &registry, NULL) != SC_OK)
@@ -121,7 +128,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *const names[] = {"standard", "simple", "whitespace", "keyword", "stop",
                                         "english",  "all",    "lw",         "short",   "cf",
                                         "grams",    "grams2", "syn",        "standard#3gram",
-                                        "all#prefix4", "english#2gram", "html", "wd"};
+                                        "all#prefix4", "english#2gram", "html", "wd",
+                                        "wdl", "german", "french", "spanish", "italian",
+                                        "portuguese", "dutch"};
     sc_slice text = sc_slice_make(data, size);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         const sc_analyzer *a = sc_analyzer_registry_get(registry, sc_slice_cstr(names[i]));
