@@ -378,7 +378,9 @@ static int32_t special_body(scan *s, int32_t start, int32_t p, const char *name,
 static int32_t bang(scan *s, int32_t start, int32_t p)
 {
     while (p < s->n) {
-        if (starts(s, p, "--")) {
+        /* "--" (a comment) and "[CDATA[" count only right after "<!" (Lucene 8.7 checked on
+         * "a<!x--y>z-->w", which keeps "z-->w") */
+        if (p == start + 2 && starts(s, p, "--")) {
             for (int32_t k = p + 2; k < s->n;) {
                 if (starts(s, k, "<!--#")) {
                     int32_t e = ssi_end(s, k);
@@ -397,7 +399,7 @@ static int32_t bang(scan *s, int32_t start, int32_t p)
             drop(s, start, p + 1);
             return p + 1;
         }
-        if (starts(s, p, "[CDATA[")) {
+        if (p == start + 2 && starts(s, p, "[CDATA[")) {
             drop(s, start, p + 7);
             int32_t k = p + 7;
             while (k < s->n && !starts(s, k, "]]>"))
