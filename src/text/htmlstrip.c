@@ -9,8 +9,7 @@
  *     semicolon may be left out only at the end of the text;
  *   - anything that does not complete (a '<' with no tag after it, an unknown entity) stays.
  * Offset corrections are recorded exactly where Lucene records them, so token offsets equal
- * Lucene's. Known divergence: inside a start tag, a quoted event attribute (onclick="...")
- * is skipped greedily, where Lucene's scanner takes the longest of several readings. */
+ * Lucene's. */
 #include <string.h>
 #include <strings.h>
 #include <unicode/uchar.h>
@@ -275,30 +274,56 @@ static int32_t event_attr_end(const scan *s, int32_t p)
 }
 
 /* Content of a start tag from p up to and including its '>': [^<>], event attributes and
- * server-side includes. Returns the index after '>' or -1. */
+ * server-side includes, the longest reading that ends at a '>' (as JFlex's longest match: a
+ * quoted event attribute may hold '>' and '<', or end the tag at a '>' inside its quotes when
+ * the longer reading fails). Returns the index after '>' or -1. Sweeps forward over the
+ * positions some reading reaches, so the work is linear in the region the tag can span. */
 static int32_t tag_content_end(const scan *s, int32_t p)
 {
-    while (p < s->n) {
-        uint16_t c = s->in[p];
-        if (c == '>')
-            return p + 1;
-        if (c == '<') {
-            int32_t e = starts(s, p, "<!--#") ? ssi_end(s, p) : -1;
-            if (e < 0)
-                return -1;
-            p = e;
+    uint8_t stack[256];
+    uint8_t *reach = stack;
+    int32_t cap = (int32_t)sizeof(stack), frontier = p, best = -1;
+    memset(stack, 0, sizeof(stack));
+    reach[0] = 1;
+    for (int32_t q = p; q <= frontier && q < s->n; q++) {
+        if (!reach[q - p])
             continue;
-        }
-        if (c == 'o' || c == 'O') {
-            int32_t e = event_attr_end(s, p);
-            if (e > 0) {
-                p = e;
+        int32_t next[3] = {-1, -1, -1};
+        uint16_t c = s->in[q];
+        if (c == '>')
+            best = q + 1;
+        else if (c != '<')
+            next[0] = q + 1;
+        if (c == '<' && starts(s, q, "<!--#"))
+            next[1] = ssi_end(s, q);
+        if (c == 'o' || c == 'O')
+            next[2] = event_attr_end(s, q);
+        for (int k = 0; k < 3; k++) {
+            int32_t t = next[k];
+            if (t < 0 || t > s->n)
                 continue;
+            if (t - p >= cap) {
+                int32_t nc = cap;
+                while (t - p >= nc)
+                    nc *= 2;
+                uint8_t *nr = sc_alloc_malloc(&sc__text_pool, (size_t)nc);
+                if (!nr)
+                    continue; /* out of memory: that reading is not followed */
+                memcpy(nr, reach, (size_t)cap);
+                memset(nr + cap, 0, (size_t)(nc - cap));
+                if (reach != stack)
+                    sc_alloc_free(&sc__text_pool, reach);
+                reach = nr;
+                cap = nc;
             }
+            reach[t - p] = 1;
+            if (t > frontier)
+                frontier = t;
         }
-        p++;
     }
-    return -1;
+    if (reach != stack)
+        sc_alloc_free(&sc__text_pool, reach);
+    return best;
 }
 
 /* The tail of a start tag after its name: ( ("=" \s* | \s+) content )? \s* "/"? ">". */
