@@ -70,8 +70,8 @@ sc_status sc__analyzer_new_ex(const char *name, sc__tokenizer_kind tok,
     a->lower_fused = n_filters > 0 && fs[0].kind == SC__F_LOWERCASE;
     a->stream = n_cfs > 0;
     for (size_t i = 0; i < n_filters; i++) {
-        if (fs[i].kind >= SC__F_FIRST_STREAM || fs[i].kind == SC__F_KEYWORD_MARKER || fs[i].kind == SC__F_STEM_OVERRIDE ||
-            fs[i].kind == SC__F_SNOWBALL)
+        if (fs[i].kind >= SC__F_FIRST_STREAM || fs[i].kind == SC__F_KEYWORD_MARKER ||
+            fs[i].kind == SC__F_STEM_OVERRIDE || fs[i].kind == SC__F_SNOWBALL)
             a->stream = true;
         if (fs[i].kind == SC__F_SNOWBALL)
             fs[i].slot = (uint8_t)a->n_stemmers++;
@@ -119,8 +119,7 @@ void sc__analyzer_view(sc_analyzer *a, sc__tokenizer_kind tok, const sc__tokeniz
     a->lower_fused = n_filters > 0 && filters[0].kind == SC__F_LOWERCASE;
     for (size_t i = 0; i < n_filters; i++) {
         if (filters[i].kind >= SC__F_FIRST_STREAM || filters[i].kind == SC__F_KEYWORD_MARKER ||
-            filters[i].kind == SC__F_STEM_OVERRIDE ||
-            filters[i].kind == SC__F_SNOWBALL)
+            filters[i].kind == SC__F_STEM_OVERRIDE || filters[i].kind == SC__F_SNOWBALL)
             a->stream = true;
         if (filters[i].kind == SC__F_SNOWBALL)
             filters[i].slot = (uint8_t)a->n_stemmers++;

@@ -473,8 +473,8 @@ sc_status sc__charfilters_run(sc__charfilter *const *cfs, size_t n, sc_slice tex
     for (size_t i = 0; i < n && st == SC_OK; i++) {
         ubuf out = {0};
         st = cfs[i]->kind == CF_MAPPING ? run_mapping(cfs[i], cur, ulen, &out, &f->corr[i])
-             : cfs[i]->kind == CF_HTML  ? sc__html_strip(&cfs[i]->html, cur, ulen, &out, &f->corr[i])
-                                        : run_pattern(cfs[i], cur, ulen, &out, &f->corr[i]);
+             : cfs[i]->kind == CF_HTML ? sc__html_strip(&cfs[i]->html, cur, ulen, &out, &f->corr[i])
+                                       : run_pattern(cfs[i], cur, ulen, &out, &f->corr[i]);
         sc_alloc_free(&sc__text_pool, cur);
         cur = out.p;
         ulen = out.len;

@@ -199,7 +199,6 @@ sc_status sc__wdelim_legacy(const struct sc__filter *f, const uint8_t *term, siz
 void sc__wd_parts_clear(sc__wd_parts *ps);
 void sc__wd_parts_fini(sc__wd_parts *ps);
 
-
 #define SC__F_FIRST_STREAM SC__F_UNIQUE
 
 typedef struct sc__synmap sc__synmap;
@@ -252,7 +251,13 @@ bool sc__filter_apply(const sc__filter *f, sc__term *t);
 bool sc__filters_run(const sc__filter *fs, size_t n, sc__term *t);
 
 /* Lucene's light stemmers (lightstem.c). */
-enum { SC__LS_GERMAN = 1, SC__LS_FRENCH, SC__LS_SPANISH, SC__LS_ITALIAN, SC__LS_PORTUGUESE };
+enum {
+    SC__LS_GERMAN = 1,
+    SC__LS_FRENCH,
+    SC__LS_SPANISH,
+    SC__LS_ITALIAN,
+    SC__LS_PORTUGUESE
+};
 void sc__light_stem(uint32_t lang, sc__term *t);
 void sc__german_normalize(sc__term *t);
 /* Removes "<article>'" from the front of t when the part before the first apostrophe is in
@@ -261,8 +266,8 @@ void sc__elision(const sc__stopset *articles, sc__term *t);
 
 /* Sets the override rules of a stemmer_override filter from "a, b => c" rules; err gets a
  * message naming path on a bad rule. */
-sc_status sc__stem_override_init(sc__filter *f, const char *const *rules, size_t n, const char *path,
-                                 char *err, size_t err_size) SC_MUST_USE;
+sc_status sc__stem_override_init(sc__filter *f, const char *const *rules, size_t n,
+                                 const char *path, char *err, size_t err_size) SC_MUST_USE;
 /* StemmerOverrideFilter: replaces a listed term and marks it keyword. */
 void sc__stem_override(const sc__filter *f, sc__term *t);
 

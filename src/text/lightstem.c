@@ -79,7 +79,15 @@ static int32_t delete_at(uint32_t *s, int32_t pos, int32_t len)
 static bool st_ending(uint32_t c)
 {
     switch (c) {
-    case 'b': case 'd': case 'f': case 'g': case 'h': case 'k': case 'l': case 'm': case 'n':
+    case 'b':
+    case 'd':
+    case 'f':
+    case 'g':
+    case 'h':
+    case 'k':
+    case 'l':
+    case 'm':
+    case 'n':
     case 't': return true;
     default: return false;
     }
@@ -89,18 +97,30 @@ static int32_t german_light(uint32_t *s, int32_t len)
 {
     for (int32_t i = 0; i < len; i++) {
         switch (s[i]) {
-        case 0xE4: case 0xE0: case 0xE1: case 0xE2: s[i] = 'a'; break;
-        case 0xF6: case 0xF2: case 0xF3: case 0xF4: s[i] = 'o'; break;
-        case 0xEF: case 0xEC: case 0xED: case 0xEE: s[i] = 'i'; break;
-        case 0xFC: case 0xF9: case 0xFA: case 0xFB: s[i] = 'u'; break;
+        case 0xE4:
+        case 0xE0:
+        case 0xE1:
+        case 0xE2: s[i] = 'a'; break;
+        case 0xF6:
+        case 0xF2:
+        case 0xF3:
+        case 0xF4: s[i] = 'o'; break;
+        case 0xEF:
+        case 0xEC:
+        case 0xED:
+        case 0xEE: s[i] = 'i'; break;
+        case 0xFC:
+        case 0xF9:
+        case 0xFA:
+        case 0xFB: s[i] = 'u'; break;
         default: break;
         }
     }
     /* step 1 */
     if (len > 5 && ends(s, len, "ern"))
         len -= 3;
-    else if (len > 4 && (ends(s, len, "em") || ends(s, len, "en") || ends(s, len, "er") ||
-                         ends(s, len, "es")))
+    else if (len > 4 &&
+             (ends(s, len, "em") || ends(s, len, "en") || ends(s, len, "er") || ends(s, len, "es")))
         len -= 2;
     else if (len > 3 && s[len - 1] == 'e')
         len -= 1;
@@ -119,7 +139,11 @@ static int32_t german_light(uint32_t *s, int32_t len)
 /* GermanNormalizationFilter; may grow the term by one code point per ß (room: len + n_ß). */
 static int32_t german_norm(uint32_t *s, int32_t len, int32_t cap)
 {
-    enum { N, V, U } state = N;
+    enum {
+        N,
+        V,
+        U
+    } state = N;
     for (int32_t i = 0; i < len; i++) {
         switch (s[i]) {
         case 'a':
@@ -133,9 +157,18 @@ static int32_t german_norm(uint32_t *s, int32_t len, int32_t cap)
         case 'i':
         case 'q':
         case 'y': state = V; break;
-        case 0xE4: s[i] = 'a'; state = V; break;
-        case 0xF6: s[i] = 'o'; state = V; break;
-        case 0xFC: s[i] = 'u'; state = V; break;
+        case 0xE4:
+            s[i] = 'a';
+            state = V;
+            break;
+        case 0xF6:
+            s[i] = 'o';
+            state = V;
+            break;
+        case 0xFC:
+            s[i] = 'u';
+            state = V;
+            break;
         case 0xDF:
             if (len + 1 > cap)
                 break;
@@ -158,10 +191,15 @@ static int32_t french_norm(uint32_t *s, int32_t len)
     if (len > 4) {
         for (int32_t i = 0; i < len; i++) {
             switch (s[i]) {
-            case 0xE0: case 0xE1: case 0xE2: s[i] = 'a'; break;
+            case 0xE0:
+            case 0xE1:
+            case 0xE2: s[i] = 'a'; break;
             case 0xF4: s[i] = 'o'; break;
-            case 0xE8: case 0xE9: case 0xEA: s[i] = 'e'; break;
-            case 0xF9: case 0xFB: s[i] = 'u'; break;
+            case 0xE8:
+            case 0xE9:
+            case 0xEA: s[i] = 'e'; break;
+            case 0xF9:
+            case 0xFB: s[i] = 'u'; break;
             case 0xEE: s[i] = 'i'; break;
             case 0xE7: s[i] = 'c'; break;
             default: break;
@@ -329,11 +367,26 @@ static void fold_vowels(uint32_t *s, int32_t len)
 {
     for (int32_t i = 0; i < len; i++) {
         switch (s[i]) {
-        case 0xE0: case 0xE1: case 0xE2: case 0xE4: s[i] = 'a'; break;
-        case 0xF2: case 0xF3: case 0xF4: case 0xF6: s[i] = 'o'; break;
-        case 0xE8: case 0xE9: case 0xEA: case 0xEB: s[i] = 'e'; break;
-        case 0xF9: case 0xFA: case 0xFB: case 0xFC: s[i] = 'u'; break;
-        case 0xEC: case 0xED: case 0xEE: case 0xEF: s[i] = 'i'; break;
+        case 0xE0:
+        case 0xE1:
+        case 0xE2:
+        case 0xE4: s[i] = 'a'; break;
+        case 0xF2:
+        case 0xF3:
+        case 0xF4:
+        case 0xF6: s[i] = 'o'; break;
+        case 0xE8:
+        case 0xE9:
+        case 0xEA:
+        case 0xEB: s[i] = 'e'; break;
+        case 0xF9:
+        case 0xFA:
+        case 0xFB:
+        case 0xFC: s[i] = 'u'; break;
+        case 0xEC:
+        case 0xED:
+        case 0xEE:
+        case 0xEF: s[i] = 'i'; break;
         default: break;
         }
     }
@@ -382,7 +435,10 @@ static int32_t pt_remove_suffix(uint32_t *s, int32_t len)
 {
     if (len > 4 && ends(s, len, "es")) {
         switch (s[len - 3]) {
-        case 'r': case 's': case 'l': case 'z': return len - 2;
+        case 'r':
+        case 's':
+        case 'l':
+        case 'z': return len - 2;
         default: break;
         }
     }
@@ -461,17 +517,36 @@ static int32_t portuguese_light(uint32_t *s, int32_t len)
         len = pt_norm_feminine(s, len);
     if (len > 4) {
         switch (s[len - 1]) {
-        case 'e': case 'a': case 'o': len--; break;
+        case 'e':
+        case 'a':
+        case 'o': len--; break;
         default: break;
         }
     }
     for (int32_t i = 0; i < len; i++) {
         switch (s[i]) {
-        case 0xE0: case 0xE1: case 0xE2: case 0xE4: case 0xE3: s[i] = 'a'; break;
-        case 0xF2: case 0xF3: case 0xF4: case 0xF6: case 0xF5: s[i] = 'o'; break;
-        case 0xE8: case 0xE9: case 0xEA: case 0xEB: s[i] = 'e'; break;
-        case 0xF9: case 0xFA: case 0xFB: case 0xFC: s[i] = 'u'; break;
-        case 0xEC: case 0xED: case 0xEE: case 0xEF: s[i] = 'i'; break;
+        case 0xE0:
+        case 0xE1:
+        case 0xE2:
+        case 0xE4:
+        case 0xE3: s[i] = 'a'; break;
+        case 0xF2:
+        case 0xF3:
+        case 0xF4:
+        case 0xF6:
+        case 0xF5: s[i] = 'o'; break;
+        case 0xE8:
+        case 0xE9:
+        case 0xEA:
+        case 0xEB: s[i] = 'e'; break;
+        case 0xF9:
+        case 0xFA:
+        case 0xFB:
+        case 0xFC: s[i] = 'u'; break;
+        case 0xEC:
+        case 0xED:
+        case 0xEE:
+        case 0xEF: s[i] = 'i'; break;
         case 0xE7: s[i] = 'c'; break;
         default: break;
         }
@@ -566,8 +641,8 @@ static char *dup_trim(const char *s, size_t n)
     return d;
 }
 
-sc_status sc__stem_override_init(sc__filter *f, const char *const *rules, size_t n, const char *path,
-                                 char *err, size_t err_size)
+sc_status sc__stem_override_init(sc__filter *f, const char *const *rules, size_t n,
+                                 const char *path, char *err, size_t err_size)
 {
     size_t cap = 0;
     for (size_t i = 0; i < n; i++) {

@@ -12,22 +12,21 @@
 
 /* The first N_CORE are sc_analyzer_builtin's; the others are language analyzers (below). */
 static const char *const builtin_names[] = {
-    "standard", "simple",     "whitespace", "keyword",   "stop",      "english",
-    "armenian", "basque",     "danish",     "finnish",   "hungarian", "lithuanian",
-    "norwegian", "romanian",  "russian",    "swedish",   "german",    "french",
-    "spanish",  "italian",    "portuguese", "dutch"};
+    "standard",  "simple",   "whitespace", "keyword", "stop",      "english",
+    "armenian",  "basque",   "danish",     "finnish", "hungarian", "lithuanian",
+    "norwegian", "romanian", "russian",    "swedish", "german",    "french",
+    "spanish",   "italian",  "portuguese", "dutch"};
 
 /* DutchAnalyzer's default stemmer overrides. */
 static const char *const dutch_overrides[] = {"fiets => fiets", "bromfiets => bromfiets",
                                               "ei => eier", "kind => kinder"};
 
 /* Lucene's default elision articles of FrenchAnalyzer and ItalianAnalyzer (any case). */
-static const char *const french_articles[] = {"l", "m", "t", "qu", "n", "s", "j", "d", "c",
-                                              "jusqu", "quoiqu", "lorsqu", "puisqu"};
-static const char *const italian_articles[] = {"c",   "l",   "all",  "dall", "dell", "nell",
-                                               "sull", "coll", "pell", "gl",  "agl",  "dagl",
-                                               "degl", "negl", "sugl", "un",  "m",    "t",
-                                               "s",   "v",   "d"};
+static const char *const french_articles[] = {"l", "m", "t",     "qu",     "n",      "s",     "j",
+                                              "d", "c", "jusqu", "quoiqu", "lorsqu", "puisqu"};
+static const char *const italian_articles[] = {
+    "c",    "l",    "all",  "dall", "dell", "nell", "sull", "coll", "pell", "gl", "agl",
+    "dagl", "degl", "negl", "sugl", "un",   "m",    "t",    "s",    "v",    "d"};
 
 /* The language analyzers Lucene builds with its own light stemmers (the others use Snowball). */
 static uint32_t light_language(const char *type)
@@ -139,8 +138,7 @@ static sc_status stemmer_filter(const char *lang, const char *path, sc__filter *
     else if (strncmp(lang, "light_", 6) == 0 && light_language(lang + 6) != 0) {
         f->kind = SC__F_LIGHT_STEM;
         f->a = light_language(lang + 6);
-    }
-    else {
+    } else {
         /* the languages Elasticsearch stems with a Snowball stemmer, which libstemmer has */
         static const char *const snowball_langs[][2] = {
             {"armenian", "armenian"},   {"basque", "basque"},         {"catalan", "catalan"},
@@ -684,8 +682,8 @@ static sc_status language_analyzer(const char *name, const char *type, const jso
         char msg[8];
         fs[n].kind = SC__F_STEM_OVERRIDE;
         st = sc__stem_override_init(&fs[n++], dutch_overrides,
-                                    sizeof(dutch_overrides) / sizeof(dutch_overrides[0]), path,
-                                    msg, sizeof(msg));
+                                    sizeof(dutch_overrides) / sizeof(dutch_overrides[0]), path, msg,
+                                    sizeof(msg));
     }
     if (st == SC_OK && light) {
         fs[n].kind = SC__F_LIGHT_STEM;

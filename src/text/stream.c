@@ -380,8 +380,8 @@ static sc_status wdelim_filter(srun *r, size_t i, sc__term *t, meta m)
     stage *s = &r->stages[i];
     if (f->flag) { /* the legacy word_delimiter */
         SC_TRY(term_set(r, &s->save, t->buf, t->len, t->keyword));
-        SC_TRY(sc__wdelim_legacy(f, s->save.buf, s->save.len, m.start, m.end, m.posinc,
-                                 t->keyword, &s->wdl, &s->wd));
+        SC_TRY(sc__wdelim_legacy(f, s->save.buf, s->save.len, m.start, m.end, m.posinc, t->keyword,
+                                 &s->wdl, &s->wd));
         for (size_t k = 0; k < s->wd.n; k++) {
             const sc__wd_part *p = &s->wd.p[k];
             meta o = {p->posinc, p->so, p->eo, m.type};

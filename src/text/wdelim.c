@@ -1,15 +1,21 @@
-/* word_delimiter_graph and word_delimiter: Lucene 8.7 WordDelimiterGraphFilter's splitting of one term into word
- * and number parts and their concatenations, with graph positions (stream.c emits them). A term
- * is split at characters that are neither letters nor digits, at lower->upper case changes and
- * at letter<->digit changes; "'s" is dropped from the end of parts. Character classes are
- * Lucene's default table (Java's isLowerCase/isUpperCase/isDigit below U+0100, the general
+/* word_delimiter_graph and word_delimiter: Lucene 8.7 WordDelimiterGraphFilter's splitting of one
+ * term into word and number parts and their concatenations, with graph positions (stream.c emits
+ * them). A term is split at characters that are neither letters nor digits, at lower->upper case
+ * changes and at letter<->digit changes; "'s" is dropped from the end of parts. Character classes
+ * are Lucene's default table (Java's isLowerCase/isUpperCase/isDigit below U+0100, the general
  * category above), taken per code point. */
 #include <string.h>
 #include <unicode/uchar.h>
 
 #include "text/internal.h"
 
-enum { LOWER = 1, UPPER = 2, DIGIT = 4, DELIM = 8, ALPHA = LOWER | UPPER };
+enum {
+    LOWER = 1,
+    UPPER = 2,
+    DIGIT = 4,
+    DELIM = 8,
+    ALPHA = LOWER | UPPER
+};
 
 static int char_type(uint32_t c)
 {
@@ -131,8 +137,7 @@ static void iter_init(iter *it, int32_t len)
 
 static bool iter_single(const iter *it)
 {
-    return it->cur == it->start_b &&
-           it->end == (it->final_possessive ? it->end_b - 2 : it->end_b);
+    return it->cur == it->start_b && it->end == (it->final_possessive ? it->end_b - 2 : it->end_b);
 }
 
 /* A concatenation being built. */
@@ -222,7 +227,8 @@ static void concat_clear(concat *c)
 
 static bool should_generate(const wctx *w, int t)
 {
-    return (has(w, SC__WD_WORD_PARTS) && is_alpha(t)) || (has(w, SC__WD_NUMBER_PARTS) && is_digit(t));
+    return (has(w, SC__WD_WORD_PARTS) && is_alpha(t)) ||
+           (has(w, SC__WD_NUMBER_PARTS) && is_digit(t));
 }
 
 static bool should_concat(const wctx *w, int t)
@@ -318,8 +324,8 @@ void sc__wd_parts_fini(sc__wd_parts *ps)
     memset(ps, 0, sizeof(*ps));
 }
 
-sc_status sc__wdelim_split(const sc__filter *f, const uint8_t *term, size_t len,
-                           sc__wd_parts *out, bool *whole, bool *delims)
+sc_status sc__wdelim_split(const sc__filter *f, const uint8_t *term, size_t len, sc__wd_parts *out,
+                           bool *whole, bool *delims)
 {
     sc__wd_parts_clear(out);
     *whole = *delims = false;

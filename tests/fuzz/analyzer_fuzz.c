@@ -125,12 +125,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         json_decref(j);
     }
-    static const char *const names[] = {"standard", "simple", "whitespace", "keyword", "stop",
-                                        "english",  "all",    "lw",         "short",   "cf",
-                                        "grams",    "grams2", "syn",        "standard#3gram",
-                                        "all#prefix4", "english#2gram", "html", "wd",
-                                        "wdl", "german", "french", "spanish", "italian",
-                                        "portuguese", "dutch"};
+    static const char *const names[] = {"standard",    "simple",
+                                        "whitespace",  "keyword",
+                                        "stop",        "english",
+                                        "all",         "lw",
+                                        "short",       "cf",
+                                        "grams",       "grams2",
+                                        "syn",         "standard#3gram",
+                                        "all#prefix4", "english#2gram",
+                                        "html",        "wd",
+                                        "wdl",         "german",
+                                        "french",      "spanish",
+                                        "italian",     "portuguese",
+                                        "dutch"};
     sc_slice text = sc_slice_make(data, size);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         const sc_analyzer *a = sc_analyzer_registry_get(registry, sc_slice_cstr(names[i]));

@@ -281,13 +281,13 @@ static void test_light_stem_oracle(void **state)
     char **lines;
     size_t n = split_lines(exp, exp_len, &lines);
     json_error_t jerr;
-    json_t *analysis = json_loads(
-        "{\"analyzer\": {\"german\": {\"type\": \"german\", \"stopwords\": \"_none_\"},"
-        " \"french\": {\"type\": \"french\", \"stopwords\": \"_none_\"},"
-        " \"spanish\": {\"type\": \"spanish\", \"stopwords\": \"_none_\"},"
-        " \"italian\": {\"type\": \"italian\", \"stopwords\": \"_none_\"},"
-        " \"portuguese\": {\"type\": \"portuguese\", \"stopwords\": \"_none_\"}}}",
-        0, &jerr);
+    json_t *analysis =
+        json_loads("{\"analyzer\": {\"german\": {\"type\": \"german\", \"stopwords\": \"_none_\"},"
+                   " \"french\": {\"type\": \"french\", \"stopwords\": \"_none_\"},"
+                   " \"spanish\": {\"type\": \"spanish\", \"stopwords\": \"_none_\"},"
+                   " \"italian\": {\"type\": \"italian\", \"stopwords\": \"_none_\"},"
+                   " \"portuguese\": {\"type\": \"portuguese\", \"stopwords\": \"_none_\"}}}",
+                   0, &jerr);
     assert_non_null(analysis);
     sc_analyzer_registry *r = NULL;
     sc_analysis_error aerr;
@@ -308,8 +308,8 @@ static void test_light_stem_oracle(void **state)
         compared++;
         if (strcmp(got.out, want) != 0) {
             if (bad < 20)
-                fprintf(stderr, "LIGHT MISMATCH %s %s: lucene [%s] scry [%s]\n", lang, word,
-                        want, got.out);
+                fprintf(stderr, "LIGHT MISMATCH %s %s: lucene [%s] scry [%s]\n", lang, word, want,
+                        got.out);
             bad++;
         }
     }
@@ -719,7 +719,8 @@ static void test_registry(void **state)
          "[\"h\"]}}, \"char_filter\": {\"h\": {\"type\": \"html_strip\", \"escaped_tags\": [1]}}}",
          "analysis.char_filter.h.escaped_tags[0]"},
         {"{\"analyzer\": {\"a\": {\"tokenizer\": \"standard\", \"filter\": [\"w\"]}}, "
-         "\"filter\": {\"w\": {\"type\": \"word_delimiter_graph\", \"type_table\": [\"$ => DIGIT\"]}}}",
+         "\"filter\": {\"w\": {\"type\": \"word_delimiter_graph\", \"type_table\": [\"$ => "
+         "DIGIT\"]}}}",
          "analysis.filter.w.type_table"},
         {"{\"analyzer\": {\"a\": {\"tokenizer\": \"standard\", \"filter\": [\"w\"]}}, "
          "\"filter\": {\"w\": {\"type\": \"word_delimiter_graph\", \"catenate_all\": 3}}}",
@@ -970,13 +971,14 @@ static void test_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lucene_oracle),      cmocka_unit_test(test_lucene_oracle_random),
-        cmocka_unit_test(test_chain_oracle), cmocka_unit_test(test_light_stem_oracle),       cmocka_unit_test(test_stream_filters),
-        cmocka_unit_test(test_porter_words),       cmocka_unit_test(test_snowball_words),
-        cmocka_unit_test(test_asciifolding),       cmocka_unit_test(test_ascii_fast_path),
-        cmocka_unit_test(test_invalid_utf8),       cmocka_unit_test(test_registry),
-        cmocka_unit_test(test_positions_and_stop), cmocka_unit_test(test_sink_status),
-        cmocka_unit_test(test_long_tokens),        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_lucene_oracle),   cmocka_unit_test(test_lucene_oracle_random),
+        cmocka_unit_test(test_chain_oracle),    cmocka_unit_test(test_light_stem_oracle),
+        cmocka_unit_test(test_stream_filters),  cmocka_unit_test(test_porter_words),
+        cmocka_unit_test(test_snowball_words),  cmocka_unit_test(test_asciifolding),
+        cmocka_unit_test(test_ascii_fast_path), cmocka_unit_test(test_invalid_utf8),
+        cmocka_unit_test(test_registry),        cmocka_unit_test(test_positions_and_stop),
+        cmocka_unit_test(test_sink_status),     cmocka_unit_test(test_long_tokens),
+        cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
