@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "cluster/log.h"
 #include "cmd/serve_cluster.h"
 #include "cluster/node.h"
@@ -358,6 +359,7 @@ static void opts_free(serve_opts *o)
 
 int sc_cmd_serve(int argc, char **argv)
 {
+    sc_alloc_tune_server_heap();
     serve_opts o = {.port = 9200,
                     .transport_port = 9300,
                     .tp_ssl = -1,
