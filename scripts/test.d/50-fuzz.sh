@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Test step: build the libFuzzer targets (fuzz preset, clang) and run each for a short bounded
-# time against its seed corpus. FUZZ_SECONDS overrides the per-fuzzer time (default 6: 31 targets; `make fuzz` runs each for 60 s).
+# time against its seed corpus. FUZZ_SECONDS overrides the per-fuzzer time (default 6; `make fuzz` runs each for 60 s).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 JOBS=${JOBS:-$(nproc)}
