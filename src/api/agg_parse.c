@@ -28,6 +28,7 @@ static const kind_name kinds[] = {
     {"filters", SC_AGG_FILTERS},
     {"missing", SC_AGG_MISSING},
     {"global", SC_AGG_GLOBAL},
+    {"sampler", SC_AGG_SAMPLER},
     {"min", SC_AGG_MIN},
     {"max", SC_AGG_MAX},
     {"sum", SC_AGG_SUM},
@@ -69,7 +70,6 @@ static const kind_name kinds[] = {
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {"significant_text",
-                                    "sampler",
                                     "diversified_sampler",
                                     "adjacency_matrix",
                                     "variable_width_histogram",

@@ -740,6 +740,19 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
                                 s->name);
         return true;
     }
+    case SC_AGG_SAMPLER: {
+        static const char *const keys[] = {"shard_size", NULL};
+        uint64_t shard_size = 100;
+        if (!sc__agg_known_keys(c, type, p, keys) ||
+            !sc__agg_get_uint(c, p, "shard_size", &shard_size, type))
+            return false;
+        if (shard_size == 0 || shard_size > INT32_MAX)
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[shard_size] must be greater than 0. Found [%llu] in [%s]",
+                                (unsigned long long)shard_size, s->name);
+        s->shard_size = (uint32_t)shard_size;
+        return true;
+    }
     case SC_AGG_GLOBAL:
         if (json_object_size(p))
             return sc__agg_fail(c, 400, "x_content_parse_exception",

@@ -459,6 +459,11 @@ static void write_part(sc_jsonw *w, const sc_agg_spec *src, const sc_agg_value *
     char buf[64];
     if (v->null) {
         sc_jsonw_null(w);
+    } else if (src->kind == SC_AGG_GEOTILE_GRID) {
+        uint64_t k = (uint64_t)v->i;
+        snprintf(buf, sizeof buf, "%u/%u/%u", (unsigned)(k >> 58),
+                 (unsigned)((k >> 29) & 0x1fffffff), (unsigned)(k & 0x1fffffff));
+        sc_jsonw_str(w, buf);
     } else if (src->kind == SC_AGG_HISTOGRAM) {
         sc_jsonw_double(w, v->d);
     } else if (src->vtype == SC_AGG_V_IP && v->s.len == 16) {
@@ -776,6 +781,7 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_GLOBAL:
     case SC_AGG_NESTED:
     case SC_AGG_REVERSE_NESTED:
+    case SC_AGG_SAMPLER:
         if (r->n_buckets == 1)
             write_bucket_body(w, s, &r->buckets[0], tk);
         break;
