@@ -1894,9 +1894,9 @@ static void test_significant_terms_vs_model(void **state)
 static void test_fuzz_seeds_decode(void **state)
 {
     (void)state;
-    static const char *const names[] = {"terms_avg",     "histogram",     "date_range_filters",
-                                        "stats_nested",  "composite",     "multi_terms",
-                                        "auto_weighted", "nested_reverse"};
+    static const char *const names[] = {"terms_avg",     "histogram",      "date_range_filters",
+                                        "stats_nested",  "composite",      "multi_terms",
+                                        "auto_weighted", "nested_reverse", "sampler"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/tests/fuzz/corpus/agg_partial/%s", SCRY_SOURCE_DIR,
