@@ -54,7 +54,8 @@ def make_docs(rnd, n=400):
         elif r < 0.25:
             d["p"] = [pt(), pt(), {"lat": rnd.uniform(-85, 85), "lon": rnd.uniform(-180, 180)}]
         elif r < 0.3:
-            d["p"] = {"lat": rnd.choice([90.0, -90.0, 0.0]), "lon": rnd.choice([180.0, -180.0, 0.0])}
+            d["p"] = {"lat": rnd.choice([90.0, -90.0, 0.0]),
+                      "lon": rnd.choice([180.0, -180.0, 0.0])}
         else:
             d["p"] = pt()
         docs.append(d)
