@@ -9,19 +9,9 @@
 
 #include "api/agg_internal.h"
 
-/* A geotile_grid source: `field` (geo_point; unmapped: no values), `precision` (7, 0..29),
- * `order`, `missing_bucket`. `bounds` and scripts are refused. */
-static bool parse_geotile(sc__agg_pctx *c, const char *name, const json_t *p, sc_agg_spec *s,
-                          sc_agg_spec **out)
+/* A geotile_grid's `field` (geo_point; unmapped: no values) and `precision` (7, 0..29). */
+static bool geotile_field(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s)
 {
-    static const char *const keys[] = {"field", "precision", "order", "missing_bucket", NULL};
-    s->kind = SC_AGG_GEOTILE_GRID;
-    if (!json_is_object(p) || !sc__agg_known_keys(c, "geotile_grid", p, keys) ||
-        !sc__agg_get_bool(c, p, "missing_bucket", &s->missing_bucket, "geotile_grid"))
-        return json_is_object(p)
-                   ? false
-                   : sc__agg_fail(c, 400, "x_content_parse_exception",
-                                  "[geotile_grid] source [%s] must be an object", name);
     const json_t *f = json_object_get(p, "field");
     if (!json_is_string(f))
         return sc__agg_fail(c, 400, "illegal_argument_exception",
@@ -33,7 +23,7 @@ static bool parse_geotile(sc__agg_pctx *c, const char *name, const json_t *p, sc
     json_int_t prec = 7;
     if (pr && !json_is_integer(pr))
         return sc__agg_fail(c, 400, "x_content_parse_exception",
-                            "[geotile_grid] [precision] must be an integer in [%s]", name);
+                            "[geotile_grid] [precision] must be an integer in [%s]", s->name);
     if (pr)
         prec = json_integer_value(pr);
     if (prec < 0 || prec > 29)
@@ -41,12 +31,6 @@ static bool parse_geotile(sc__agg_pctx *c, const char *name, const json_t *p, sc
                             "Invalid geotile_grid precision of %lld. Must be between 0 and 29.",
                             (long long)prec);
     s->precision = (uint32_t)prec;
-    const json_t *o = json_object_get(p, "order");
-    const char *d = o ? json_string_value(o) : "asc";
-    if (!d || (strcmp(d, "asc") && strcmp(d, "desc")))
-        return sc__agg_fail(c, 400, "x_content_parse_exception",
-                            "Unknown order direction [%s] in [%s]", d ? d : "?", name);
-    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY, .desc = !strcmp(d, "desc")};
     const sc_mapping_field *mf = c->m ? sc_mapping_find(c->m, sc_slice_cstr(s->field)) : NULL;
     if (mf && mf->type != SC_MAPPING_GEO_POINT) {
         c->err->shard_level = true;
@@ -56,6 +40,51 @@ static bool parse_geotile(sc__agg_pctx *c, const char *name, const json_t *p, sc
                             s->field, sc_mapping_type_name(mf->type));
     }
     s->vtype = mf ? SC_AGG_V_GEO_POINT : SC_AGG_V_UNMAPPED;
+    return true;
+}
+
+bool sc__agg_parse_geotile(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
+{
+    static const char *const keys[] = {"field", "precision", "size", "shard_size", NULL};
+    if (!sc__agg_known_keys(c, type, p, keys) || !geotile_field(c, p, s))
+        return false;
+    uint64_t size = 10000, shard_size = 0;
+    if (!sc__agg_get_uint(c, p, "size", &size, type) ||
+        !sc__agg_get_uint(c, p, "shard_size", &shard_size, type))
+        return false;
+    if (size == 0 || size > INT32_MAX)
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "[size] must be greater than 0. Found [%llu] in [%s]",
+                            (unsigned long long)size, s->name);
+    s->geotile = true;
+    s->size = (uint32_t)size;
+    s->shard_size = shard_size > INT32_MAX ? INT32_MAX : (uint32_t)shard_size;
+    s->min_doc_count = 1;
+    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
+    return true;
+}
+
+/* A geotile_grid source: `field`, `precision`, `order`, `missing_bucket`. `bounds` and
+ * scripts are refused. */
+static bool parse_geotile(sc__agg_pctx *c, const char *name, const json_t *p, sc_agg_spec *s,
+                          sc_agg_spec **out)
+{
+    static const char *const keys[] = {"field", "precision", "order", "missing_bucket", NULL};
+    s->kind = SC_AGG_GEOTILE_GRID;
+    if (!json_is_object(p) || !sc__agg_known_keys(c, "geotile_grid", p, keys) ||
+        !sc__agg_get_bool(c, p, "missing_bucket", &s->missing_bucket, "geotile_grid"))
+        return json_is_object(p)
+                   ? false
+                   : sc__agg_fail(c, 400, "x_content_parse_exception",
+                                  "[geotile_grid] source [%s] must be an object", name);
+    if (!geotile_field(c, p, s))
+        return false;
+    const json_t *o = json_object_get(p, "order");
+    const char *d = o ? json_string_value(o) : "asc";
+    if (!d || (strcmp(d, "asc") && strcmp(d, "desc")))
+        return sc__agg_fail(c, 400, "x_content_parse_exception",
+                            "Unknown order direction [%s] in [%s]", d ? d : "?", name);
+    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY, .desc = !strcmp(d, "desc")};
     *out = s;
     return true;
 }

@@ -253,8 +253,23 @@ static void write_bucket_body(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_bu
         write_aggs(w, s, b->subs, typed_keys);
 }
 
+static void write_part(sc_jsonw *w, const sc_agg_spec *src, const sc_agg_value *v);
+
 static void write_terms(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
 {
+    if (s->geotile) { /* geotile_grid: buckets only, keys "zoom/x/y" */
+        sc_jsonw_key(w, "buckets");
+        sc_jsonw_arr_begin(w);
+        for (size_t i = 0; i < r->n_buckets; i++) {
+            sc_jsonw_obj_begin(w);
+            sc_jsonw_key(w, "key");
+            write_part(w, s, &(sc_agg_value){.i = r->buckets[i].key});
+            write_bucket_body(w, s, &r->buckets[i], tk);
+            sc_jsonw_obj_end(w);
+        }
+        sc_jsonw_arr_end(w);
+        return;
+    }
     sc_jsonw_kv_int(w, "doc_count_error_upper_bound", r->doc_count_error);
     sc_jsonw_kv_int(w, "sum_other_doc_count", (int64_t)r->sum_other);
     sc_jsonw_key(w, "buckets");
@@ -459,7 +474,7 @@ static void write_part(sc_jsonw *w, const sc_agg_spec *src, const sc_agg_value *
     char buf[64];
     if (v->null) {
         sc_jsonw_null(w);
-    } else if (src->kind == SC_AGG_GEOTILE_GRID) {
+    } else if (src->kind == SC_AGG_GEOTILE_GRID || src->geotile) {
         uint64_t k = (uint64_t)v->i;
         snprintf(buf, sizeof buf, "%u/%u/%u", (unsigned)(k >> 58),
                  (unsigned)((k >> 29) & 0x1fffffff), (unsigned)(k & 0x1fffffff));
@@ -688,6 +703,8 @@ static const char *typed_prefix(const sc_agg_spec *s)
 {
     switch (s->kind) {
     case SC_AGG_TERMS:
+        if (s->geotile)
+            return "geotile_grid";
         return s->vtype == SC_AGG_V_DOUBLE      ? "dterms"
                : sc_agg_vtype_numeric(s->vtype) ? "lterms"
                : s->vtype == SC_AGG_V_UNMAPPED  ? "umterms"

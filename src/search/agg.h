@@ -277,6 +277,9 @@ typedef struct sc_agg_script_bind {
     sc_script_value value;
 } sc_agg_script_bind;
 
+/* The geotile key of a point at zoom z (0..29), as Elasticsearch's GeoTileUtils.longEncode. */
+int64_t sc_agg_geotile_key(uint32_t z, double lat, double lon);
+
 typedef struct sc_agg_spec sc_agg_spec;
 struct sc_agg_spec {
     sc_agg_kind kind;
@@ -336,6 +339,9 @@ struct sc_agg_spec {
     const sc_agg_value *after;
     bool missing_bucket; /* a composite source: docs without a value form a null key part */
     uint32_t precision;  /* a geotile_grid source: the zoom, 0..29 */
+    /* the geotile_grid aggregation: a TERMS spec over a geo_point field whose values are the
+     * tiles of its points at zoom `precision` (keys as a geotile_grid source's) */
+    bool geotile;
     /* pipelines: sibling kinds read `value` from each bucket of the sibling subs[target_sub]
      * of their parent (target: its spec); parent kinds read `value` from each bucket of the
      * enclosing aggregation. bucket_sort: sort keys (n_sort), from, size (0 = all). */

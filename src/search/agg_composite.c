@@ -148,7 +148,7 @@ static sc_status comp_seg_end(sc__agg_coll *c)
 /* The geotile key of a point at zoom z, as Elasticsearch's GeoTileUtils.longEncode: x from
  * the longitude, y from the Web Mercator projection of the latitude, both clamped to the
  * 2^z tiles of the zoom (exact sin where Elasticsearch uses SloppyMath). */
-static int64_t geotile_key(uint32_t z, double lat, double lon)
+int64_t sc_agg_geotile_key(uint32_t z, double lat, double lon)
 {
     double tiles = ldexp(1.0, (int)z);
     double x = floor((lon + 180.0) / 360.0 * tiles);
@@ -182,7 +182,8 @@ static size_t source_values(const sc_agg_spec *s, const sc__agg_field *f, uint32
             if (s->kind == SC_AGG_GEOTILE_GRID) { /* tiles of several points: sorted, distinct */
                 int32_t la = (int32_t)(uint32_t)((uint64_t)vals[i] >> 32);
                 int32_t lo = (int32_t)(uint32_t)(uint64_t)vals[i];
-                v.i = geotile_key(s->precision, sc_geo_decode_lat(la), sc_geo_decode_lon(lo));
+                v.i =
+                    sc_agg_geotile_key(s->precision, sc_geo_decode_lat(la), sc_geo_decode_lon(lo));
                 size_t j = n;
                 while (j && out[j - 1].i > v.i)
                     j--;

@@ -155,6 +155,45 @@ def test_geotile_default_precision_and_unmapped(server, geo):
     assert got["buckets"] == []
 
 
+@pytest.mark.parametrize("z,size", [(0, 10000), (6, 10000), (12, 10000), (15, 5), (29, 3)])
+def test_geotile_grid_aggregation(server, geo, z, size):
+    """The geotile_grid aggregation: buckets by doc count descending (ties by the tile's long
+    encoding), `size` kept; also per bucket of a terms aggregation; typed_keys. shard_size
+    covers every tile so that the counts are exact (a smaller one approximates as terms)."""
+    name, docs = geo
+    g = {"geotile_grid": {"field": "p", "precision": z, "size": size, "shard_size": 10000}}
+    st, _, b = server.request("POST", "/%s/_search?typed_keys=true" % name, {"size": 0, "aggs": {
+        "g": g, "k": {"terms": {"field": "k"}, "aggs": {"g": g}}}})
+    assert st == 200, b
+    aggs = b["aggregations"]
+
+    def want(ds):
+        exp = expected(ds, z)
+        keys = sorted(exp, key=lambda k: (-exp[k], k[0]))[:size]
+        return [{"key": key_text(t), "doc_count": exp[(t,)]} for (t,) in keys]
+
+    got = aggs["geotile_grid#g"]
+    assert got == {"buckets": want(docs)}, SEED
+    for kb in aggs["sterms#k"]["buckets"]:
+        sub = [d for d in docs if d["k"] == kb["key"]]
+        assert kb["geotile_grid#g"]["buckets"] == want(sub), (SEED, kb["key"])
+
+
+@pytest.mark.parametrize("body", [
+    {"field": "p", "precision": 30},
+    {"field": "k"},
+    {"field": "p", "size": 0},
+    {"field": "p", "bounds": {}},
+])
+def test_geotile_grid_errors(server, geo, body):
+    name, _ = geo
+    st, _, b = server.request("POST", "/%s/_search" % name, {
+        "size": 0, "aggs": {"g": {"geotile_grid": body}}})
+    assert st == 400, b
+    assert b["error"]["root_cause"][0]["type"] in (
+        "illegal_argument_exception", "x_content_parse_exception"), b
+
+
 @pytest.mark.parametrize("src,after", [
     ({"field": "p", "precision": 30}, None),
     ({"field": "p", "precision": -1}, None),
