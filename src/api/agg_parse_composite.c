@@ -9,9 +9,11 @@
 
 #include "api/agg_internal.h"
 
-/* A geotile_grid's `field` (geo_point; unmapped: no values) and `precision` (7, 0..29). */
-static bool geotile_field(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s)
+/* A geotile_grid's `field` (geo_point; unmapped: no values) and `precision` (7, 0..29), or
+ * with `hash` a geohash_grid's (precision 5, 1..12 characters; distances are refused). */
+static bool geotile_field(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s, bool hash)
 {
+    const char *type = hash ? "geohash_grid" : "geotile_grid";
     const json_t *f = json_object_get(p, "field");
     if (!json_is_string(f))
         return sc__agg_fail(c, 400, "illegal_argument_exception",
@@ -20,13 +22,18 @@ static bool geotile_field(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s)
     if (!s->field)
         return sc__agg_oom_err(c);
     const json_t *pr = json_object_get(p, "precision");
-    json_int_t prec = 7;
+    json_int_t prec = hash ? 5 : 7;
     if (pr && !json_is_integer(pr))
         return sc__agg_fail(c, 400, "x_content_parse_exception",
-                            "[geotile_grid] [precision] must be an integer in [%s]", s->name);
+                            "[%s] [precision] must be an integer in [%s]", type, s->name);
     if (pr)
         prec = json_integer_value(pr);
-    if (prec < 0 || prec > 29)
+    if (hash && (prec < 1 || prec > 12))
+        return sc__agg_fail(c, 400, "illegal_argument_exception",
+                            "Invalid geohash aggregation precision of %lld. Must be between 1 and "
+                            "12.",
+                            (long long)prec);
+    if (!hash && (prec < 0 || prec > 29))
         return sc__agg_fail(c, 400, "illegal_argument_exception",
                             "Invalid geotile_grid precision of %lld. Must be between 0 and 29.",
                             (long long)prec);
@@ -35,9 +42,8 @@ static bool geotile_field(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s)
     if (mf && mf->type != SC_MAPPING_GEO_POINT) {
         c->err->shard_level = true;
         return sc__agg_fail(c, 400, "illegal_argument_exception",
-                            "Field [%s] of type [%s] is not supported for aggregation "
-                            "[geotile_grid]",
-                            s->field, sc_mapping_type_name(mf->type));
+                            "Field [%s] of type [%s] is not supported for aggregation [%s]",
+                            s->field, sc_mapping_type_name(mf->type), type);
     }
     s->vtype = mf ? SC_AGG_V_GEO_POINT : SC_AGG_V_UNMAPPED;
     return true;
@@ -46,7 +52,8 @@ static bool geotile_field(sc__agg_pctx *c, const json_t *p, sc_agg_spec *s)
 bool sc__agg_parse_geotile(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s)
 {
     static const char *const keys[] = {"field", "precision", "size", "shard_size", NULL};
-    if (!sc__agg_known_keys(c, type, p, keys) || !geotile_field(c, p, s))
+    bool hash = !strcmp(type, "geohash_grid");
+    if (!sc__agg_known_keys(c, type, p, keys) || !geotile_field(c, p, s, hash))
         return false;
     uint64_t size = 10000, shard_size = 0;
     if (!sc__agg_get_uint(c, p, "size", &size, type) ||
@@ -56,7 +63,8 @@ bool sc__agg_parse_geotile(sc__agg_pctx *c, const char *type, const json_t *p, s
         return sc__agg_fail(c, 400, "illegal_argument_exception",
                             "[size] must be greater than 0. Found [%llu] in [%s]",
                             (unsigned long long)size, s->name);
-    s->geotile = true;
+    s->geotile = !hash;
+    s->geohash = hash;
     s->size = (uint32_t)size;
     s->shard_size = shard_size > INT32_MAX ? INT32_MAX : (uint32_t)shard_size;
     s->min_doc_count = 1;
@@ -77,7 +85,7 @@ static bool parse_geotile(sc__agg_pctx *c, const char *name, const json_t *p, sc
                    ? false
                    : sc__agg_fail(c, 400, "x_content_parse_exception",
                                   "[geotile_grid] source [%s] must be an object", name);
-    if (!geotile_field(c, p, s))
+    if (!geotile_field(c, p, s, false))
         return false;
     const json_t *o = json_object_get(p, "order");
     const char *d = o ? json_string_value(o) : "asc";

@@ -661,8 +661,9 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_PERCENTILE_RANKS:
     case SC_AGG_MEDIAN_ABSOLUTE_DEVIATION: return sc__agg_parse_sketch(c, type, p, s);
     case SC_AGG_TERMS:
-        return strcmp(type, "geotile_grid") ? sc__agg_parse_terms(c, type, p, s)
-                                            : sc__agg_parse_geotile(c, type, p, s);
+        return strcmp(type, "geotile_grid") && strcmp(type, "geohash_grid")
+                   ? sc__agg_parse_terms(c, type, p, s)
+                   : sc__agg_parse_geotile(c, type, p, s);
     case SC_AGG_RARE_TERMS: return sc__agg_parse_rare(c, type, p, s);
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: return parse_histogram(c, type, p, s);

@@ -257,7 +257,7 @@ static void write_part(sc_jsonw *w, const sc_agg_spec *src, const sc_agg_value *
 
 static void write_terms(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
 {
-    if (s->geotile) { /* geotile_grid: buckets only, keys "zoom/x/y" */
+    if (s->geotile || s->geohash) { /* buckets only, keys "zoom/x/y" or geohashes */
         sc_jsonw_key(w, "buckets");
         sc_jsonw_arr_begin(w);
         for (size_t i = 0; i < r->n_buckets; i++) {
@@ -474,6 +474,9 @@ static void write_part(sc_jsonw *w, const sc_agg_spec *src, const sc_agg_value *
     char buf[64];
     if (v->null) {
         sc_jsonw_null(w);
+    } else if (src->geohash) {
+        sc_agg_geohash_text(v->i, buf);
+        sc_jsonw_str(w, buf);
     } else if (src->kind == SC_AGG_GEOTILE_GRID || src->geotile) {
         uint64_t k = (uint64_t)v->i;
         snprintf(buf, sizeof buf, "%u/%u/%u", (unsigned)(k >> 58),
@@ -703,8 +706,8 @@ static const char *typed_prefix(const sc_agg_spec *s)
 {
     switch (s->kind) {
     case SC_AGG_TERMS:
-        if (s->geotile)
-            return "geotile_grid";
+        if (s->geotile || s->geohash)
+            return s->geotile ? "geotile_grid" : "geohash_grid";
         return s->vtype == SC_AGG_V_DOUBLE      ? "dterms"
                : sc_agg_vtype_numeric(s->vtype) ? "lterms"
                : s->vtype == SC_AGG_V_UNMAPPED  ? "umterms"

@@ -279,6 +279,11 @@ typedef struct sc_agg_script_bind {
 
 /* The geotile key of a point at zoom z (0..29), as Elasticsearch's GeoTileUtils.longEncode. */
 int64_t sc_agg_geotile_key(uint32_t z, double lat, double lon);
+/* The geohash key of a point (its LatLonPoint-encoded lat / lon) with n (1..12) characters, as
+ * Elasticsearch's Geohash.longEncode: the 5n interleaved bits (longitude first) << 4 | n. */
+int64_t sc_agg_geohash_key(uint32_t n, int32_t lat, int32_t lon);
+/* Its text (n base-32 characters and a NUL) into out[13]. */
+void sc_agg_geohash_text(int64_t key, char *out);
 
 typedef struct sc_agg_spec sc_agg_spec;
 struct sc_agg_spec {
@@ -342,6 +347,9 @@ struct sc_agg_spec {
     /* the geotile_grid aggregation: a TERMS spec over a geo_point field whose values are the
      * tiles of its points at zoom `precision` (keys as a geotile_grid source's) */
     bool geotile;
+    /* the geohash_grid aggregation: likewise with the geohash of `precision` (1..12)
+     * characters, keyed by Elasticsearch's Geohash.longEncode (hash bits << 4 | precision) */
+    bool geohash;
     /* pipelines: sibling kinds read `value` from each bucket of the sibling subs[target_sub]
      * of their parent (target: its spec); parent kinds read `value` from each bucket of the
      * enclosing aggregation. bucket_sort: sort keys (n_sort), from, size (0 = all). */

@@ -159,6 +159,28 @@ int64_t sc_agg_geotile_key(uint32_t z, double lat, double lon)
     return (int64_t)((uint64_t)z << 58 | (uint64_t)x << 29 | (uint64_t)y);
 }
 
+int64_t sc_agg_geohash_key(uint32_t n, int32_t lat, int32_t lon)
+{
+    uint32_t la = (uint32_t)lat ^ 0x80000000u, lo = (uint32_t)lon ^ 0x80000000u;
+    uint64_t h = 0;
+    for (uint32_t i = 0; i < 5 * n; i++) {
+        uint32_t src = i & 1 ? la : lo;
+        h = h << 1 | ((src >> (31 - i / 2)) & 1);
+    }
+    return (int64_t)(h << 4 | n);
+}
+
+void sc_agg_geohash_text(int64_t key, char *out)
+{
+    static const char b32[] = "0123456789bcdefghjkmnpqrstuvwxyz";
+    uint32_t n = (uint32_t)(key & 15);
+    n = n > 12 ? 12 : n;
+    uint64_t h = (uint64_t)key >> 4;
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = b32[(h >> (5 * (n - 1 - i))) & 31];
+    out[n] = 0;
+}
+
 /* The distinct values of source s in doc, ascending in doc-value order (n 0: none; with
  * missing_bucket one null). */
 static size_t source_values(const sc_agg_spec *s, const sc__agg_field *f, uint32_t doc,

@@ -179,16 +179,49 @@ def test_geotile_grid_aggregation(server, geo, z, size):
         assert kb["geotile_grid#g"]["buckets"] == want(sub), (SEED, kb["key"])
 
 
+def geohash(n, lat, lon):
+    """The classic geohash by bisection (a value on a midpoint goes up, as the bits of the
+    LatLonPoint encoding do)."""
+    b32 = "0123456789bcdefghjkmnpqrstuvwxyz"
+    rng = [[-180.0, 180.0], [-90.0, 90.0]]
+    bits = []
+    for i in range(5 * n):
+        r, v = (rng[0], lon) if i % 2 == 0 else (rng[1], lat)
+        mid = (r[0] + r[1]) / 2
+        bits.append(1 if v >= mid else 0)
+        r[0 if v >= mid else 1] = mid
+    return "".join(b32[int("".join(map(str, bits[i:i + 5])), 2)] for i in range(0, 5 * n, 5))
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 8])
+def test_geohash_grid_aggregation(server, geo, n):
+    name, docs = geo
+    st, _, b = server.request("POST", "/%s/_search?typed_keys=true" % name, {"size": 0, "aggs": {
+        "h": {"geohash_grid": {"field": "p", "precision": n, "shard_size": 10000}}}})
+    assert st == 200, b
+    exp = {}
+    for d in docs:
+        for h in {geohash(n, la, lo) for la, lo in points(d)}:
+            exp[h] = exp.get(h, 0) + 1
+    got = b["aggregations"]["geohash_grid#h"]["buckets"]
+    assert {x["key"]: x["doc_count"] for x in got} == exp, SEED
+    counts = [x["doc_count"] for x in got]
+    assert counts == sorted(counts, reverse=True)
+
+
 @pytest.mark.parametrize("body", [
     {"field": "p", "precision": 30},
     {"field": "k"},
     {"field": "p", "size": 0},
     {"field": "p", "bounds": {}},
 ])
-def test_geotile_grid_errors(server, geo, body):
+@pytest.mark.parametrize("kind", ["geotile_grid", "geohash_grid"])
+def test_geotile_grid_errors(server, geo, body, kind):
     name, _ = geo
+    if kind == "geohash_grid" and body.get("precision") == 30:
+        body = dict(body, precision=13)
     st, _, b = server.request("POST", "/%s/_search" % name, {
-        "size": 0, "aggs": {"g": {"geotile_grid": body}}})
+        "size": 0, "aggs": {"g": {kind: body}}})
     assert st == 400, b
     assert b["error"]["root_cause"][0]["type"] in (
         "illegal_argument_exception", "x_content_parse_exception"), b
