@@ -173,3 +173,26 @@ def test_node_loss_rebuilds_replicas_and_answers_stay_complete(env):
         with open(n3.log_path, "rb") as f:
             return f.read().count(b"is no longer allocated to this node") >= 1
     wait_until("n3 retires its p1 copies", retired, timeout=20)
+
+
+def test_by_query_through_every_node(env):
+    """A by-query request runs on every node's primaries (each node holds only its copies), so
+    its counts and effect are the same whichever node receives it."""
+    nodes = env
+    n_all = N_DOCS + 30
+    t1 = [i for i in range(n_all) if i % 3 == 1]
+    t0 = [i for i in range(n_all) if i % 3 == 0]
+    for s in nodes.values():
+        st, _, r = s.request("POST", "/p1/_update_by_query?refresh=true",
+                             {"query": {"term": {"tag": "t1"}}})
+        assert st == 200 and r["updated"] == len(t1) and r["total"] == len(t1), (s.url, r)
+        assert r["failures"] == [], r
+    st, _, r = nodes["n3"].request("POST", "/p1/_delete_by_query?refresh=true",
+                                   {"query": {"term": {"tag": "t0"}}})
+    assert st == 200 and r["deleted"] == len(t0), r
+    left = [i for i in range(n_all) if i % 3 != 0]
+    settled(nodes, "p1", len(left))
+    check_answers(nodes, "p1", left)
+    for s in nodes.values():
+        st, _, r = s.request("POST", "/p1/_delete_by_query", {"query": {"term": {"tag": "t0"}}})
+        assert st == 200 and r["deleted"] == 0 and r["total"] == 0, (s.url, r)
