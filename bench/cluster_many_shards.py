@@ -33,15 +33,18 @@ def cpu_seconds(pid):
 
 
 def proc_status(pid):
-    """(resident KiB, threads) of a process from /proc/<pid>/status."""
-    rss = threads = 0
+    """(resident KiB, anonymous resident KiB, threads) of a process from /proc/<pid>/status:
+    the file-backed rest is mapped segment pages, which the kernel can drop."""
+    rss = anon = threads = 0
     with open("/proc/%d/status" % pid) as f:
         for line in f:
             if line.startswith("VmRSS:"):
                 rss = int(line.split()[1])
+            elif line.startswith("RssAnon:"):
+                anon = int(line.split()[1])
             elif line.startswith("Threads:"):
                 threads = int(line.split()[1])
-    return rss, threads
+    return rss, anon, threads
 
 
 def name(i):
@@ -110,11 +113,12 @@ def main():
         for row in rows:
             per_node[row["node"]] = per_node.get(row["node"], 0) + 1
         for n, s in nodes.items():
-            rss, threads = proc_status(s.proc.pid)
-            k = per_node.get(n, 0)
-            print("node %s: %d shard copies, RSS %.1f -> %.1f MiB (%.1f KiB per copy), %d threads"
-                  % (n, k, before[n][0] / 1024, rss / 1024,
-                     (rss - before[n][0]) / k if k else 0.0, threads), flush=True)
+            rss, anon, threads = proc_status(s.proc.pid)
+            k = per_node.get(n, 0) or 1
+            print("node %s: %d shard copies, RSS %.1f -> %.1f MiB (%.1f KiB per copy; anonymous "
+                  "%.1f KiB per copy), %d threads"
+                  % (n, per_node.get(n, 0), before[n][0] / 1024, rss / 1024,
+                     (rss - before[n][0]) / k, (anon - before[n][1]) / k, threads), flush=True)
         coord = nodes["n1"]
         res = {True: [], False: []}
         for _ in range(a.rounds):
