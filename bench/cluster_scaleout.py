@@ -79,7 +79,7 @@ def run(nodes, coord, rows, reps):
     for k, (cls, body) in enumerate(rows):  # warm-up, and the top ids
         st, _, r = coord.request("POST", "/wiki/_search?request_cache=false", body)
         assert st == 200, str(r)[:500]
-        tops[k] = [h["_id"] for h in r["hits"]["hits"]]
+        tops[k] = [(h["_id"], h.get("_score")) for h in r["hits"]["hits"]]
         by_class.setdefault(cls, []).append(body)
     out = {}
     for cls, bodies in by_class.items():
@@ -134,8 +134,17 @@ def main():
         print("3 nodes: %d docs loaded in %.1f s" % (a.docs, time.time() - t0), flush=True)
         three, tops3 = run(nodes, nodes[0], rows, a.reps)
         differ = [k for k in tops1 if tops1[k] != tops3[k]]
-        print("queries %d (%d classes), reps %d, shards %d; top-10 ids differ for %d queries"
-              % (len(rows), len(one), a.reps, a.shards, len(differ)))
+        # equal scores in another order (ties across shards) vs other hits or scores
+        ties = [k for k in differ if sorted(tops1[k], key=str) == sorted(tops3[k], key=str)]
+        scores = [k for k in differ if k not in ties and
+                  [x[1] for x in tops1[k]] == [x[1] for x in tops3[k]]]
+        print("queries %d (%d classes), reps %d, shards %d; top-10 differ for %d queries: %d "
+              "only in the order of their hits, %d with other ids at equal scores, %d with "
+              "other scores" % (len(rows), len(one), a.reps, a.shards, len(differ), len(ties),
+                                len(scores), len(differ) - len(ties) - len(scores)))
+        for k in [k for k in differ if k not in ties][:3]:
+            print("  e.g. %s %s\n    1 node:  %s\n    3 nodes: %s" % (
+                rows[k][0], json.dumps(rows[k][1])[:200], tops1[k], tops3[k]))
         print("| class | 1 node ms | 3 nodes ms | latency ratio (3/1) | 1 node CPU ms/q | "
               "3 nodes CPU ms/q | CPU ratio (3/1) |")
         print("| --- | --- | --- | --- | --- | --- | --- |")
