@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 
+import urllib3
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
 from conftest import Server  # noqa: E402
 from test_cluster import Etcd, free_port, wait_until  # noqa: E402
@@ -91,6 +93,9 @@ def main():
     ap.add_argument("--indices", type=int, default=100)
     ap.add_argument("--searches", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--timeout", type=float, default=30.0,
+                    help="client timeout per request in seconds")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="scry-manyshards-")
     etcd = Etcd(tmp).start()
@@ -98,6 +103,8 @@ def main():
         "--cluster", "etcd=" + etcd.url, "--node-name", n, "--cluster-name", "bench",
         "--transport-port", str(free_port()), "--lease-ttl", "3s"]).start()
         for n in ("n1", "n2", "n3")}
+    for s in nodes.values():
+        s.http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(a.timeout))
     try:
         wait_until("3 nodes", lambda: nodes["n1"].request(
             "GET", "/_cluster/health?wait_for_nodes=3&timeout=1s")[0] == 200)
@@ -127,8 +134,10 @@ def main():
                     "transient": {"search.batched_query_phase": batched}})
                 assert st == 200, r
                 time.sleep(2.5)
-                measure(coord, 3, a.indices * 10)  # warm-up
+                measure(coord, a.warmup, a.indices * 10)  # warm-up
                 res[batched].append(measure(coord, a.searches, a.indices * 10))
+                print("round: batched_query_phase=%-5s median latency %.1f ms, coordinator CPU "
+                      "%.1f ms/search" % (str(batched).lower(), *res[batched][-1]), flush=True)
         print("shards=%d searches/round=%d rounds=%d" % (a.indices * 10, a.searches, a.rounds))
         for batched in (True, False):
             lat = statistics.median(x[0] for x in res[batched])
