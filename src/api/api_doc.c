@@ -610,8 +610,8 @@ static sc_slice json_bytes(const json_t *v)
  * another node, asks that node (a forwarded `_mget` of this one document, `d` its entry or
  * NULL) and writes the members of its answer after `_index` and `_id`; true when handled here
  * (a copy elsewhere, or no copy at all). A node holds only its allocated copies. */
-static bool mget_remote(sc_rest_req *req, sc_jsonw *w, sc_index *ix, const json_t *d,
-                        sc_slice id, sc_slice routing)
+static bool mget_remote(sc_rest_req *req, sc_jsonw *w, sc_index *ix, const json_t *d, sc_slice id,
+                        sc_slice routing)
 {
     sc_placement *p = sc_node_placement(req->node);
     if (!p || req->forwarded)
@@ -648,8 +648,9 @@ static bool mget_remote(sc_rest_req *req, sc_jsonw *w, sc_index *ix, const json_
         sc_jsonw_key(w, "error");
         sc_jsonw_obj_begin(w);
         sc_jsonw_kv_str(w, "type", "no_shard_available_action_exception");
-        sc_jsonw_kv_str(w, "reason", have ? "the node holding the document did not answer"
-                                          : "No shard available for the document");
+        sc_jsonw_kv_str(w, "reason",
+                        have ? "the node holding the document did not answer"
+                             : "No shard available for the document");
         sc_jsonw_obj_end(w);
     } else {
         const char *k;

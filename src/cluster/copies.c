@@ -61,8 +61,7 @@ static void flush_one(void *arg, sc_status pool_st)
     flush_job *j = arg;
     sc_shard *s = j->ix->shards[j->shard];
     if (pool_st == SC_OK && s && sc_shard_needs_flush(s) && sc_shard_flush(s) != SC_OK)
-        sc_log(SC_LOG_WARN, "index", "flush of [%s][%u] at shutdown failed", j->ix->name,
-               j->shard);
+        sc_log(SC_LOG_WARN, "index", "flush of [%s][%u] at shutdown failed", j->ix->name, j->shard);
 }
 
 void sc__indices_flush_dirty(sc_index **ixs, size_t n)
@@ -182,8 +181,7 @@ static bool revive(sc_index *ix, uint32_t shard)
         atomic_store(&ix->shard_absent[shard], false);
         pthread_mutex_unlock(ix->mapping_mu);
         free(r);
-        sc_log(SC_LOG_INFO, "cluster", "copy [%s][%u] allocated here again: kept", ix->name,
-               shard);
+        sc_log(SC_LOG_INFO, "cluster", "copy [%s][%u] allocated here again: kept", ix->name, shard);
         return true;
     }
     return false;

@@ -91,11 +91,10 @@ typedef sc_mapping_error sc_shard_error;
 sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_error *err)
     SC_MUST_USE;
 
-/* Detaches from the scheduler (waiting for a running job), syncs the translog, optionally flushes (commit, as
- * Elasticsearch does on a clean close; skipped when sc_shard_needs_flush is false), and frees
- * the shard. Snapshots still acquired stay
- * valid until released. flush=false leaves recovery to translog replay at the next open.
- * NULL is a no-op. */
+/* Detaches from the scheduler (waiting for a running job), syncs the translog, optionally flushes
+ * (commit, as Elasticsearch does on a clean close; skipped when sc_shard_needs_flush is false), and
+ * frees the shard. Snapshots still acquired stay valid until released. flush=false leaves recovery
+ * to translog replay at the next open. NULL is a no-op. */
 void sc_shard_close(sc_shard *s, bool flush);
 
 /* Sets the translog size past which the shard flushes (index.translog.flush_threshold_size;
