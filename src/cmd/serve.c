@@ -518,6 +518,7 @@ int sc_cmd_serve(int argc, char **argv)
     sc_node_config nc = {.data_dir = o.data,
                          .node_name = o.node_name,
                          .cluster_name = o.cluster_name,
+                         .allocated_copies_only = o.cluster_etcd != NULL,
                          .memory_limit_bytes = o.memory,
                          .search_threads = (unsigned)o.search_threads,
                          .durability_async = o.durability_async,
