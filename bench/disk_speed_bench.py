@@ -43,6 +43,8 @@ class Client:
         self.conn = http.client.HTTPConnection(u.hostname, u.port, timeout=600)
 
     def req(self, method, path, body=None, ctype="application/json"):
+        if body is not None:
+            body = body.encode("utf-8")
         self.conn.request(method, path, body, {"Content-Type": ctype} if body else {})
         r = self.conn.getresponse()
         data = r.read()
