@@ -92,10 +92,23 @@ sc_slice sc_dv_sorted_set_term(const sc_dv_sorted_set *dv, uint64_t ord)
         return sc_slice_make(NULL, 0);
     uint64_t s, e;
     if (dv->term_rel) {
-        s = sc__ld32(dv->term_base + 4 * (ord / SC__DV_TERM_BLOCK)) +
-            sc__packed_get(dv->term_rel, ord, dv->rel_bits);
-        e = sc__ld32(dv->term_base + 4 * ((ord + 1) / SC__DV_TERM_BLOCK)) +
-            sc__packed_get(dv->term_rel, ord + 1, dv->rel_bits);
+        /* rel[ord] and rel[ord + 1] from one 8-byte load (+ the next byte): rel_bits <= 32, so
+         * both fit in the 64 bits after the shift; the packed array's 8 pad bytes keep the
+         * loads inside the section. rel[16 k] is 0 (checked at open), so an end at a block
+         * start is that block's base. */
+        unsigned bits = dv->rel_bits;
+        uint64_t bitpos = ord * bits;
+        const uint8_t *q = dv->term_rel + (bitpos >> 3);
+        unsigned sh = (unsigned)(bitpos & 7);
+        uint64_t v = sc__ld64(q) >> sh;
+        if (sh)
+            v |= (uint64_t)q[8] << (64 - sh);
+        uint64_t mask = bits ? (UINT64_C(1) << bits) - 1 : 0;
+        uint64_t base = sc__ld32(dv->term_base + 4 * (ord / SC__DV_TERM_BLOCK));
+        s = base + (v & mask);
+        e = (ord + 1) % SC__DV_TERM_BLOCK
+                ? base + ((v >> bits) & mask)
+                : sc__ld32(dv->term_base + 4 * ((ord + 1) / SC__DV_TERM_BLOCK));
     } else {
         s = sc__ld32(dv->term_offs + 4 * ord), e = sc__ld32(dv->term_offs + 4 * (ord + 1));
     }
