@@ -70,8 +70,15 @@ sc_status sc_dv_sorted_set_open(const sc_segment *seg, const sc_field_info *f,
     out->off_bits = p[17];
     out->single = p[18] == SC__DV_SINGLE;
     uint64_t tb = sc__ld64(p + 24);
-    out->term_offs = p + SC__DV_HEADER_BYTES;
-    out->term_bytes = out->term_offs + (out->n_ords + 1) * 4;
+    if (sc__segment_version(seg) >= 11) {
+        out->rel_bits = p[19];
+        out->term_rel = p + SC__DV_HEADER_BYTES;
+        out->term_base = out->term_rel + sc__packed_bytes(out->n_ords + 1, out->rel_bits);
+        out->term_bytes = out->term_base + (out->n_ords / SC__DV_TERM_BLOCK + 1) * 4;
+    } else {
+        out->term_offs = p + SC__DV_HEADER_BYTES;
+        out->term_bytes = out->term_offs + (out->n_ords + 1) * 4;
+    }
     out->offs = out->term_bytes + tb;
     out->ords = out->single
                     ? out->offs
@@ -83,8 +90,29 @@ sc_slice sc_dv_sorted_set_term(const sc_dv_sorted_set *dv, uint64_t ord)
 {
     if (ord >= dv->n_ords)
         return sc_slice_make(NULL, 0);
-    uint32_t s = sc__ld32(dv->term_offs + 4 * ord), e = sc__ld32(dv->term_offs + 4 * (ord + 1));
-    return sc_slice_make(dv->term_bytes + s, e - s);
+    uint64_t s, e;
+    if (dv->term_rel) {
+        /* rel[ord] and rel[ord + 1] from one 8-byte load (+ the next byte): rel_bits <= 32, so
+         * both fit in the 64 bits after the shift; the packed array's 8 pad bytes keep the
+         * loads inside the section. rel[16 k] is 0 (checked at open), so an end at a block
+         * start is that block's base. */
+        unsigned bits = dv->rel_bits;
+        uint64_t bitpos = ord * bits;
+        const uint8_t *q = dv->term_rel + (bitpos >> 3);
+        unsigned sh = (unsigned)(bitpos & 7);
+        uint64_t v = sc__ld64(q) >> sh;
+        if (sh)
+            v |= (uint64_t)q[8] << (64 - sh);
+        uint64_t mask = bits ? (UINT64_C(1) << bits) - 1 : 0;
+        uint64_t base = sc__ld32(dv->term_base + 4 * (ord / SC__DV_TERM_BLOCK));
+        s = base + (v & mask);
+        e = (ord + 1) % SC__DV_TERM_BLOCK
+                ? base + ((v >> bits) & mask)
+                : sc__ld32(dv->term_base + 4 * ((ord + 1) / SC__DV_TERM_BLOCK));
+    } else {
+        s = sc__ld32(dv->term_offs + 4 * ord), e = sc__ld32(dv->term_offs + 4 * (ord + 1));
+    }
+    return sc_slice_make(dv->term_bytes + s, (size_t)(e - s));
 }
 
 bool sc_dv_sorted_set_lookup(const sc_dv_sorted_set *dv, sc_slice term, uint64_t *ord)

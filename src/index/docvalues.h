@@ -34,8 +34,11 @@ typedef struct sc_dv_sorted_set {
     uint64_t n_values;
     uint8_t ord_bits;
     uint8_t off_bits;
-    bool single; /* at most one ord per doc: ords holds ord + 1 per doc (0 = none), no offs */
-    const uint8_t *term_offs; /* (n_ords + 1) u32 offsets into term_bytes */
+    bool single;      /* at most one ord per doc: ords holds ord + 1 per doc (0 = none), no offs */
+    uint8_t rel_bits; /* v11 term offsets: width of term_rel (0 with term_offs) */
+    const uint8_t *term_offs; /* before v11: (n_ords + 1) u32 offsets into term_bytes */
+    const uint8_t *term_rel;  /* v11: (n_ords + 1) packed offsets from term_base[ord / 16] */
+    const uint8_t *term_base; /* v11: (n_ords / 16 + 1) u32 offsets into term_bytes */
     const uint8_t *term_bytes;
     const uint8_t *offs; /* (n_docs + 1) packed starts into ords */
     const uint8_t *ords; /* n_values packed (single: n_docs) */

@@ -22,7 +22,7 @@
 #define SC__SEG_END_MAGIC "SCRYEND"
 /* written (8: dense_vector fields; 9: per-dimension int8 ranges; 10: stored blocks with a
  * per-segment zstd dictionary) */
-#define SC__SEG_VERSION 10u
+#define SC__SEG_VERSION 11u
 #define SC__SEG_VERSION_MIN 7u /* oldest read (7 = 8 without vector fields) */
 #define SC__SEG_HEADER_BYTES 16
 #define SC__SEG_FOOTER_BYTES 48
@@ -84,6 +84,10 @@ void sc__stored_comp_fini(sc__stored_comp *c);
  * at most one, stored as ord + 1 with 0 = none). */
 #define SC__DV_MULTI 0u
 #define SC__DV_SINGLE 1u
+/* Sorted-set term offsets (format v11): a u32 base every SC__DV_TERM_BLOCK ordinals and a
+ * bit-packed offset from it per ordinal (byte 19 of the header: its width); before v11 a u32
+ * per ordinal. */
+#define SC__DV_TERM_BLOCK 16u
 #define SC__PACK_PAD 8
 
 /* Block kinds in the top two bits of a full block's header byte; width in the low six. */

@@ -456,7 +456,7 @@ static void dvs_walk_fini(dvs_walk *w)
 /* Marks the ordinals live docs use, counts the values, then numbers the used ordinals in term
  * order (omap). The merged terms are not kept: the writer walks the inputs again. */
 static sc_status dvs_maps(sctx *m, dvs_in *dv, dvs_walk *w, uint64_t *n_ords, uint64_t *n_vals,
-                          bool *single, uint64_t *term_bytes)
+                          bool *single, uint64_t *term_bytes, unsigned *rel_bits)
 {
     *single = true;
     *n_vals = 0;
@@ -501,13 +501,19 @@ static sc_status dvs_maps(sctx *m, dvs_in *dv, dvs_walk *w, uint64_t *n_ords, ui
     }
     if (st == SC_OK)
         st = dvs_walk_start(m, dv, w);
-    uint64_t nn = 0;
+    uint64_t nn = 0, base = 0, max_rel = 0;
     *term_bytes = 0;
     sc_slice term;
     while (st == SC_OK && nn < UINT32_MAX - 1 && dvs_walk_next(dv, w, true, (uint32_t)nn, &term)) {
+        if (nn % SC__DV_TERM_BLOCK == 0)
+            base = *term_bytes;
+        max_rel = *term_bytes - base > max_rel ? *term_bytes - base : max_rel;
         *term_bytes += term.len;
         nn++;
     }
+    if (nn % SC__DV_TERM_BLOCK != 0) /* the end offset, in the last block */
+        max_rel = *term_bytes - base > max_rel ? *term_bytes - base : max_rel;
+    *rel_bits = sc__bits_for(max_rel);
     *n_ords = nn;
     if (st == SC_OK && (*term_bytes > UINT32_MAX || nn >= UINT32_MAX - 1))
         st = SC_ELIMIT;
@@ -518,8 +524,9 @@ static sc_status merge_dvs(sctx *m, dvs_in *dv, uint64_t *off, uint64_t *len)
 {
     uint64_t n_ords, n, term_bytes;
     bool single;
+    unsigned rel_bits;
     dvs_walk w = {0};
-    sc_status st = dvs_maps(m, dv, &w, &n_ords, &n, &single, &term_bytes);
+    sc_status st = dvs_maps(m, dv, &w, &n_ords, &n, &single, &term_bytes, &rel_bits);
     if (st != SC_OK) {
         dvs_walk_fini(&w);
         return st;
@@ -533,21 +540,33 @@ static sc_status merge_dvs(sctx *m, dvs_in *dv, uint64_t *off, uint64_t *len)
     hdr[16] = (uint8_t)ord_bits;
     hdr[17] = (uint8_t)off_bits;
     hdr[18] = single ? SC__DV_SINGLE : SC__DV_MULTI;
+    hdr[19] = (uint8_t)rel_bits;
     sc__st64(hdr + 24, term_bytes);
     sc__out_write(m->o, hdr, sizeof(hdr));
-    /* the terms' start offsets, then their bytes: two more walks, so that no per-ordinal table
-     * of the merged dictionary is held */
-    uint32_t acc = 0;
+    /* the terms' start offsets (term_rel streamed, term_base kept: 4 bytes per 16 ordinals),
+     * then their bytes: two more walks, so that no per-ordinal table of the merged dictionary
+     * is held */
+    SC_VEC(uint32_t) bases = {0};
+    uint64_t acc = 0, o = 0;
     uint8_t b4[4];
     sc_slice t;
+    pkw rk = {.o = m->o, .bits = rel_bits};
     st = dvs_walk_start(m, dv, &w);
-    while (st == SC_OK && dvs_walk_next(dv, &w, false, 0, &t)) {
-        sc__st32(b4, acc);
-        sc__out_write(m->o, b4, 4);
-        acc += (uint32_t)t.len;
+    for (bool more = true; st == SC_OK && more; o++) {
+        more = dvs_walk_next(dv, &w, false, 0, &t);
+        if (o % SC__DV_TERM_BLOCK == 0 && sc_vec_push(&bases, (uint32_t)acc) != SC_OK)
+            st = SC_ENOMEM;
+        else
+            pk_put(&rk, acc - bases.ptr[o / SC__DV_TERM_BLOCK]);
+        if (more)
+            acc += t.len;
     }
-    sc__st32(b4, acc);
-    sc__out_write(m->o, b4, 4);
+    pk_finish(&rk);
+    for (size_t k = 0; st == SC_OK && k < bases.len; k++) {
+        sc__st32(b4, bases.ptr[k]);
+        sc__out_write(m->o, b4, 4);
+    }
+    sc_vec_free(&bases);
     if (st == SC_OK)
         st = dvs_walk_start(m, dv, &w);
     while (st == SC_OK && dvs_walk_next(dv, &w, false, 0, &t))

@@ -132,21 +132,36 @@ static sc_status check_dvs(sc_segment *seg, const sc_field_info *f, sc_index_err
     if (ord_bits > 64 || off_bits > 64 || n > (UINT64_C(1) << 40) || n_ords > (UINT64_C(1) << 32) ||
         tb > f->dvs_len || mode > SC__DV_SINGLE || (single && (off_bits != 0 || n > seg->n_docs)))
         FAIL(f->dvs_off, "sorted-set doc values header invalid");
-    uint64_t need = SC__DV_HEADER_BYTES + (n_ords + 1) * 4 + tb +
+    bool blocked = seg->version >= 11; /* v11: term_rel + term_base, else u32 per ord */
+    unsigned rel_bits = p[19];
+    if (blocked && rel_bits > 32)
+        FAIL(f->dvs_off, "sorted-set doc values header invalid");
+    uint64_t toffs_len =
+        blocked ? sc__packed_bytes(n_ords + 1, rel_bits) + (n_ords / SC__DV_TERM_BLOCK + 1) * 4
+                : (n_ords + 1) * 4;
+    uint64_t need = SC__DV_HEADER_BYTES + toffs_len + tb +
                     (single ? sc__packed_bytes(seg->n_docs, ord_bits)
                             : sc__packed_bytes((uint64_t)seg->n_docs + 1, off_bits) +
                                   sc__packed_bytes(n, ord_bits));
     if (need != f->dvs_len)
         FAIL(f->dvs_off, "sorted-set doc values size mismatch");
     const uint8_t *toffs = p + SC__DV_HEADER_BYTES;
-    uint32_t prev = 0;
+    const uint8_t *tbase = toffs + sc__packed_bytes(n_ords + 1, rel_bits);
+    uint64_t prev = 0;
     for (uint64_t i = 0; i <= n_ords; i++) {
-        uint32_t v = sc__ld32(toffs + 4 * i);
-        if (v < prev || v > tb || (i == 0 && v != 0) || (i == n_ords && v != tb))
+        uint64_t v, rel = 0;
+        if (blocked) {
+            rel = sc__packed_get(toffs, i, rel_bits);
+            v = sc__ld32(tbase + 4 * (i / SC__DV_TERM_BLOCK)) + rel;
+        } else {
+            v = sc__ld32(toffs + 4 * i);
+        }
+        if (v < prev || v > tb || (i == 0 && v != 0) || (i == n_ords && v != tb) ||
+            (i % SC__DV_TERM_BLOCK == 0 && rel != 0))
             FAIL(f->dvs_off, "sorted-set term offsets invalid");
         prev = v;
     }
-    const uint8_t *offs = toffs + (n_ords + 1) * 4 + tb;
+    const uint8_t *offs = toffs + toffs_len + tb;
     if (single) {
         /* per doc ord + 1, 0 = none; n docs have one */
         uint64_t have = 0;
@@ -541,4 +556,9 @@ sc_status sc_segment_points2(const sc_segment *seg, const sc_field_info *f, sc_b
 sc_slice sc__segment_bytes(const sc_segment *seg)
 {
     return seg->bytes;
+}
+
+uint32_t sc__segment_version(const sc_segment *seg)
+{
+    return seg->version;
 }

@@ -137,5 +137,7 @@ uint32_t sc_norm_decode(uint8_t norm);
 
 /* Internal: the whole mapped file. */
 sc_slice sc__segment_bytes(const sc_segment *seg);
+/* Internal: the file's format version (docs/format.md). */
+uint32_t sc__segment_version(const sc_segment *seg);
 
 #endif

@@ -294,20 +294,42 @@ static void write_dvs(wctx *w, sc__bfield *f, uint64_t *off, uint64_t *len)
     free(recs);
     unsigned ord_bits = single ? sc__bits_for(n_ords) : sc__bits_for(n_ords ? n_ords - 1 : 0);
     unsigned off_bits = single ? 0 : sc__bits_for(n);
+    /* the terms' start offsets: rel[o] = start(o) - base[o / 16] (the widest rel sets the
+     * width), base[k] = start(16 k); recs is free again, tmp still holds the ords */
+    uint64_t *rel = malloc((n_ords + 1) * sizeof(uint64_t));
+    uint32_t *base = malloc((n_ords / SC__DV_TERM_BLOCK + 1) * sizeof(uint32_t));
+    if (!rel || !base) {
+        w->st = SC_ENOMEM;
+        free(rel);
+        free(base);
+        free(tmp);
+        return;
+    }
+    uint64_t acc = 0, o = 0, max_rel = 0;
+    for (size_t i = 0; i <= w->gids.len; i++) {
+        const sc__bterm *t = i < w->gids.len ? &b->terms.ptr[w->gids.ptr[i]] : NULL;
+        if (t && !t->in_dv)
+            continue;
+        if (o % SC__DV_TERM_BLOCK == 0)
+            base[o / SC__DV_TERM_BLOCK] = (uint32_t)acc;
+        rel[o] = acc - base[o / SC__DV_TERM_BLOCK];
+        max_rel = rel[o] > max_rel ? rel[o] : max_rel;
+        o++;
+        if (t)
+            acc += t->len;
+    }
+    unsigned rel_bits = sc__bits_for(max_rel);
     sc__buf_u64(&out, n_ords, &w->st);
     sc__buf_u64(&out, n, &w->st);
-    uint8_t hdr[8] = {(uint8_t)ord_bits, (uint8_t)off_bits, single ? SC__DV_SINGLE : SC__DV_MULTI};
+    uint8_t hdr[8] = {(uint8_t)ord_bits, (uint8_t)off_bits, single ? SC__DV_SINGLE : SC__DV_MULTI,
+                      (uint8_t)rel_bits};
     sc__buf_put(&out, hdr, 8, &w->st);
     sc__buf_u64(&out, term_bytes, &w->st);
-    uint32_t acc = 0;
-    for (size_t i = 0; i < w->gids.len; i++) {
-        const sc__bterm *t = &b->terms.ptr[w->gids.ptr[i]];
-        if (t->in_dv) {
-            sc__buf_u32(&out, acc, &w->st);
-            acc += t->len;
-        }
-    }
-    sc__buf_u32(&out, acc, &w->st);
+    sc__packed_put(&out, rel, n_ords + 1, rel_bits, &w->st);
+    for (uint64_t k = 0; k <= n_ords / SC__DV_TERM_BLOCK; k++)
+        sc__buf_u32(&out, base[k], &w->st);
+    free(rel);
+    free(base);
     for (size_t i = 0; i < w->gids.len; i++) {
         const sc__bterm *t = &b->terms.ptr[w->gids.ptr[i]];
         if (t->in_dv)

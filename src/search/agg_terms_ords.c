@@ -134,8 +134,16 @@ static void offer(topn *t, pair p)
 static sc_status merge(const sc__agg_terms_fast *f, const sc_agg_spec *spec, topn *t)
 {
     size_t *pos = calloc(f->n_segs + 1, sizeof *pos);
-    if (!pos)
+    /* each segment's current term, read once per advance (the loop compares it at every step) */
+    sc_slice *cur = calloc(f->n_segs + 1, sizeof *cur);
+    if (!pos || !cur) {
+        free(pos);
+        free(cur);
         return SC_ENOMEM;
+    }
+    for (size_t s = 0; s < f->n_segs; s++)
+        if (f->segs[s].n)
+            cur[s] = sc_dv_sorted_set_term(&f->segs[s].ss, f->segs[s].ords[0]);
     bool missing_done = !spec->has_missing || !f->missing;
     for (;;) {
         sc_slice best = {0};
@@ -143,9 +151,8 @@ static sc_status merge(const sc__agg_terms_fast *f, const sc_agg_spec *spec, top
         for (size_t s = 0; s < f->n_segs; s++) {
             if (pos[s] >= f->segs[s].n)
                 continue;
-            sc_slice x = sc_dv_sorted_set_term(&f->segs[s].ss, f->segs[s].ords[pos[s]]);
-            if (!any || sc_slice_cmp(x, best) < 0)
-                best = x;
+            if (!any || sc_slice_cmp(cur[s], best) < 0)
+                best = cur[s];
             any = true;
         }
         if (!missing_done && (!any || sc_slice_cmp(spec->missing_bytes, best) < 0)) {
@@ -157,11 +164,11 @@ static sc_status merge(const sc__agg_terms_fast *f, const sc_agg_spec *spec, top
             break;
         uint64_t count = 0;
         for (size_t s = 0; s < f->n_segs; s++) {
-            if (pos[s] >= f->segs[s].n)
+            if (pos[s] >= f->segs[s].n || !sc_slice_eq(cur[s], best))
                 continue;
-            sc_slice x = sc_dv_sorted_set_term(&f->segs[s].ss, f->segs[s].ords[pos[s]]);
-            if (sc_slice_eq(x, best))
-                count += f->segs[s].counts[pos[s]++];
+            count += f->segs[s].counts[pos[s]++];
+            if (pos[s] < f->segs[s].n)
+                cur[s] = sc_dv_sorted_set_term(&f->segs[s].ss, f->segs[s].ords[pos[s]]);
         }
         if (!missing_done && sc_slice_eq(spec->missing_bytes, best)) {
             count += f->missing;
@@ -170,6 +177,7 @@ static sc_status merge(const sc__agg_terms_fast *f, const sc_agg_spec *spec, top
         offer(t, (pair){best.ptr ? best : sc_slice_make("", 0), count});
     }
     free(pos);
+    free(cur);
     return SC_OK;
 }
 

@@ -224,11 +224,18 @@ typedef struct sc__ids_entry {
     uint64_t segment; /* index in the manifest + 1; 0 = tombstone (not range-checked here) */
     uint64_t doc;     /* not range-checked here */
 } sc__ids_entry;
-/* Decodes the bytes of an id table file (format in ids.c), calling fn for each entry in order;
- * fn's failure stops and is returned. SC_ECORRUPT on bad magic, checksum, truncation or
- * trailing bytes. Never reads outside data[0..len). O(len). */
+/* Decodes the bytes of an id table file (format in ids.c: version 2, or version 1 as older
+ * shards wrote it), calling fn for each entry in order; e->id is valid during the call only.
+ * fn's failure stops and is returned. SC_ECORRUPT on bad magic, checksum, a frame that does
+ * not decompress to its declared size, truncation or trailing bytes; SC_ENOMEM. Never reads
+ * outside data[0..len). O(len + decompressed size). */
 sc_status sc__ids_decode(const uint8_t *data, size_t len,
                          sc_status (*fn)(void *ctx, const sc__ids_entry *e), void *ctx) SC_MUST_USE;
+/* The entry stream of a version-2 file once decompressed (n entries filling raw[0..len)
+ * exactly), as sc__ids_decode; exposed for the fuzzer. */
+sc_status sc__ids_decode_entries(const uint8_t *raw, size_t len, uint64_t n,
+                                 sc_status (*fn)(void *ctx, const sc__ids_entry *e),
+                                 void *ctx) SC_MUST_USE;
 
 /* The query phase under field collapsing (shard_collapse.c): res->docs are the top a->k
  * groups' best docs by score with their collapse keys (memory from `out`), the totals those of

@@ -1,11 +1,15 @@
 /* libFuzzer target for the persisted id table (sc__ids_decode, src/shard/ids.c) and the
- * in-memory id table it fills (src/shard/idtab.c). When the first byte is even the input gets
- * the magic in front and a correct checksum at the end, so the entry decoder is reached. Every
+ * in-memory id table it fills (src/shard/idtab.c). The first byte picks how the rest is fed:
+ * 0 as a version-1 file body (magic in front, a correct checksum at the end), 1 as a
+ * version-2 entry stream of (second byte) entries (sc__ids_decode_entries), 2 as such a
+ * stream compressed into a whole valid version-2 file, 3 as a file as it is. Every
  * decoded id (a byte string: NUL bytes included) goes into an sc__idtab unless already there,
  * and must then be found again with exactly its bytes; the entry count is checked at the end. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <zstd.h>
 
 #include "base/file.h"
 #include "shard/internal.h"
@@ -39,30 +43,69 @@ static sc_status add(void *arg, const sc__ids_entry *e)
     return SC_OK;
 }
 
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The bytes to decode as a file for modes 0, 2 and 3 (NULL: out of memory). */
+static uint8_t *make_file(unsigned mode, uint64_t n_entries, const uint8_t *data, size_t size,
+                          size_t *len)
+{
+    size_t bound = ZSTD_compressBound(size);
+    uint8_t *buf = malloc(size + bound + 48);
+    if (!buf)
+        return NULL;
+    size_t n = 0;
+    if (mode == 0) {
+        memcpy(buf, "SCIDS001", 8);
+        memcpy(buf + 8, data, size);
+        n = 8 + size;
+    } else if (mode == 2) {
+        size_t cl = ZSTD_compress(buf + 32, bound, data, size, 1);
+        if (ZSTD_isError(cl)) {
+            free(buf);
+            return NULL;
+        }
+        memcpy(buf, "SCIDS002", 8);
+        put64(buf + 8, n_entries);
+        put64(buf + 16, size);
+        put64(buf + 24, cl);
+        n = 32 + cl;
+    } else {
+        memcpy(buf, data, size);
+        *len = size;
+        return buf;
+    }
+    put64(buf + n, sc_checksum(buf, n));
+    *len = n + 8;
+    return buf;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    uint8_t *buf = malloc(size + 24);
-    if (!buf)
+    if (size < 2)
         return 0;
-    size_t len = 0;
-    bool fix = size && data[0] % 2 == 0;
-    if (fix) {
-        data++;
-        size--;
-        memcpy(buf, "SCIDS001", 8);
-        len = 8;
-    }
-    memcpy(buf + len, data, size);
-    len += size;
-    if (fix) {
-        uint64_t ck = sc_checksum(buf, len);
-        for (int i = 0; i < 8; i++)
-            buf[len + i] = (uint8_t)(ck >> (8 * i));
-        len += 8;
-    }
+    unsigned mode = data[0] % 4;
+    uint64_t n_entries = data[1];
+    data++, size--;
     ctx c = {.n = 0};
     sc__idtab_init(&c.tab, &fuzz_pool);
-    sc_status st = sc__ids_decode(buf, len, add, &c);
+    sc_status st;
+    if (mode == 1) {
+        st = sc__ids_decode_entries(data + 1, size - 1, n_entries, add, &c);
+    } else {
+        size_t len = 0;
+        uint8_t *buf = mode == 2 ? make_file(mode, n_entries, data + 1, size - 1, &len)
+                                 : make_file(mode, 0, data, size, &len);
+        if (!buf) {
+            sc__idtab_fini(&c.tab);
+            return 0;
+        }
+        st = sc__ids_decode(buf, len, add, &c);
+        free(buf);
+    }
     if (st != SC_OK && st != SC_ECORRUPT && st != SC_ELIMIT && st != SC_ENOMEM)
         abort();
     for (uint32_t i = 0; i < c.n; i++) {
@@ -72,6 +115,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     }
     sc__idtab_fini(&c.tab);
-    free(buf);
     return 0;
 }

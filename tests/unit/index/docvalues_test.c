@@ -1,0 +1,160 @@
+/* Tests for the sorted-set doc values' term offsets (src/index/docvalues.c, format v11: a u32
+ * base per 16 ordinals and a bit-packed offset from it per ordinal): every term read back and
+ * looked up at every block boundary (1 to 1,000 ordinals, lengths 1 to 300 bytes, multi- and
+ * single-valued), the section smaller than the u32-per-ordinal layout of v10, and a v10
+ * segment (checked-in fixture) still read with its terms. Random lengths print their seed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "common.h"
+#include "index/docvalues.h"
+#include "index/internal.h"
+#include "index/segment.h"
+#include "readall.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    size_t lx = strlen(x), ly = strlen(y);
+    int c = memcmp(x, y, lx < ly ? lx : ly);
+    return c ? c : (lx > ly) - (lx < ly);
+}
+
+/* A segment of n_docs docs whose keyword field "k" holds n_terms distinct random terms (doc d
+ * has term d % n_terms, and term (d * 7) % n_terms too when multi); checks every term. */
+static void check_case(uint32_t n_terms, bool multi)
+{
+    char dir[64];
+    t_tmpdir(dir, sizeof dir);
+    char **terms = calloc(n_terms, sizeof(char *));
+    assert_non_null(terms);
+    uint64_t term_bytes = 0;
+    for (uint32_t i = 0; i < n_terms; i++) {
+        size_t len = 1 + t_below(i % 5 == 0 ? 300 : 12);
+        terms[i] = malloc(len + 16);
+        int p = snprintf(terms[i], 16, "%u-", i); /* distinct */
+        for (size_t j = (size_t)p; j < len + (size_t)p; j++)
+            terms[i][j] = (char)('a' + t_below(26));
+        terms[i][len + (size_t)p] = 0;
+        term_bytes += len + (size_t)p;
+    }
+    uint32_t n_docs = n_terms + 5;
+    sc_segment_builder *b;
+    assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+    for (uint32_t d = 0; d < n_docs; d++) {
+        char id[16];
+        snprintf(id, sizeof id, "%u", d);
+        sc_index_token kw[2] = {{sc_slice_cstr(terms[d % n_terms]), 0},
+                                {sc_slice_cstr(terms[(d * 7) % n_terms]), 0}};
+        sc_index_field f = {.name = sc_slice_cstr("k"),
+                            .kind = SC_FIELD_KEYWORD,
+                            .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                            .tokens = kw,
+                            .n_tokens = multi ? 2 : 1};
+        sc_index_doc doc = {
+            .id = sc_slice_cstr(id), .source = sc_slice_cstr("{}"), .fields = &f, .n_fields = 1};
+        assert_int_equal(sc_segment_builder_add(b, &doc, NULL), SC_OK);
+    }
+    assert_int_equal(sc_segment_builder_write(b, dir, "s", NULL), SC_OK);
+    sc_segment_builder_free(b);
+    sc_segment *seg;
+    assert_int_equal(sc_segment_open(dir, "s", &seg), SC_OK);
+    const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr("k"));
+    assert_non_null(fi);
+    sc_dv_sorted_set dv;
+    assert_int_equal(sc_dv_sorted_set_open(seg, fi, &dv), SC_OK);
+    assert_int_equal(sc_dv_sorted_set_n_ords(&dv), n_terms);
+    qsort(terms, n_terms, sizeof(char *), cmp_str);
+    for (uint32_t o = 0; o < n_terms; o++) {
+        sc_slice t = sc_dv_sorted_set_term(&dv, o);
+        if (!sc_slice_eq(t, sc_slice_cstr(terms[o])))
+            fail_msg("n_terms %u: ord %u reads back wrong", n_terms, o);
+        uint64_t back;
+        assert_true(sc_dv_sorted_set_lookup(&dv, t, &back));
+        assert_int_equal(back, o);
+    }
+    assert_int_equal(sc_dv_sorted_set_term(&dv, n_terms).len, 0);
+    /* the section is exactly the v11 layout; its term offsets are smaller than v10's u32 per
+     * ordinal + 1 from 32 ordinals on */
+    const uint8_t *h = sc__segment_bytes(seg).ptr + fi->dvs_off;
+    unsigned rel_bits = h[19], ord_bits = h[16], off_bits = h[17];
+    uint64_t n_values = sc__ld64(h + 8);
+    uint64_t offs = sc__packed_bytes((uint64_t)n_terms + 1, rel_bits) +
+                    ((uint64_t)n_terms / SC__DV_TERM_BLOCK + 1) * 4;
+    uint64_t docs = h[18] == SC__DV_MULTI ? sc__packed_bytes((uint64_t)n_docs + 1, off_bits) +
+                                                sc__packed_bytes(n_values, ord_bits)
+                                          : sc__packed_bytes(n_docs, ord_bits);
+    assert_int_equal(fi->dvs_len, SC__DV_HEADER_BYTES + offs + term_bytes + docs);
+    assert_true(rel_bits <= 32);
+    if (n_terms >= 32)
+        assert_true(offs < ((uint64_t)n_terms + 1) * 4);
+    uint64_t acc = 0;
+    assert_int_equal(t_read_all(seg, &acc), SC_OK);
+    sc_segment_unref(seg);
+    assert_int_equal(sc_dir_remove_all(dir), SC_OK);
+    for (uint32_t i = 0; i < n_terms; i++)
+        free(terms[i]);
+    free(terms);
+}
+
+static void test_term_offsets_roundtrip(void **state)
+{
+    (void)state;
+    t_seed("docvalues_test");
+    const uint32_t sizes[] = {1, 2, 15, 16, 17, 31, 32, 33, 255, 1000};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        check_case(sizes[i], false);
+        check_case(sizes[i], true);
+    }
+}
+
+/* tests/fixtures/segment/v10-small.seg: make_segment_seeds' small.seg as format v10 wrote it
+ * (u32 term offsets): 40 docs, `_id` = the doc number, `tag` = WORDS[(d * 3) % 7]. */
+static void test_reads_format_v10(void **state)
+{
+    (void)state;
+    static const char *const words[] = {"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta"};
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/segment/v10-small.seg", SCRY_SOURCE_DIR);
+    uint8_t *bytes;
+    size_t len;
+    assert_int_equal(sc_file_read_all(path, &bytes, &len), SC_OK);
+    assert_int_equal(sc__ld32(bytes + 8), 10);
+    sc_segment *seg;
+    sc_index_error err;
+    assert_int_equal(sc_segment_open_bytes(sc_slice_make(bytes, len), "v10", true, &seg, &err),
+                     SC_OK);
+    assert_int_equal(sc_segment_n_docs(seg), 40);
+    sc_dv_sorted_set tag, id;
+    assert_int_equal(sc_dv_sorted_set_open(seg, sc_segment_field(seg, sc_slice_cstr("tag")), &tag),
+                     SC_OK);
+    assert_int_equal(sc_dv_sorted_set_open(seg, sc_segment_field(seg, sc_slice_cstr("_id")), &id),
+                     SC_OK);
+    assert_int_equal(sc_dv_sorted_set_n_ords(&tag), 7);
+    assert_int_equal(sc_dv_sorted_set_n_ords(&id), 40);
+    for (uint32_t d = 0; d < 40; d++) {
+        uint64_t o;
+        char want[16];
+        assert_int_equal(sc_dv_sorted_set_ords(&tag, d, &o, 1), 1);
+        assert_true(sc_slice_eq(sc_dv_sorted_set_term(&tag, o), sc_slice_cstr(words[(d * 3) % 7])));
+        assert_int_equal(sc_dv_sorted_set_ords(&id, d, &o, 1), 1);
+        snprintf(want, sizeof want, "%u", d);
+        assert_true(sc_slice_eq(sc_dv_sorted_set_term(&id, o), sc_slice_cstr(want)));
+    }
+    uint64_t acc = 0;
+    assert_int_equal(t_read_all(seg, &acc), SC_OK);
+    sc_segment_unref(seg);
+    free(bytes);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_term_offsets_roundtrip),
+        cmocka_unit_test(test_reads_format_v10),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
