@@ -275,26 +275,6 @@ static sc_slice json_text(sc_rest_req *req, const json_t *j)
     return copy ? sc_slice_cstr(copy) : sc_slice_make(NULL, 0);
 }
 
-/* Clustered: the search page features the cross-node phases do not carry yet (issue 13) are
- * refused rather than silently dropped. false after writing a 400. */
-static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_search_request *sr,
-                                const search_parse *sp)
-{
-    bool vectors = sr->n_rrf || sr->knn_cap || sp->vec.rrf || json_array_size(sp->vec.knn);
-    /* highlight, named queries, nested inner_hits, version / seq_no_primary_term, explain and
-     * track_scores cross nodes (the fetch-phase extras of search_wire.h) */
-    const char *what = vectors        ? "knn / rrf"
-                       : sr->rescore  ? "rescore"
-                       : sr->collapse ? "collapse"
-                       : sr->profile  ? "profile"
-                                      : NULL;
-    if (!what)
-        return true;
-    sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
-                   "[%s] is not supported in a cluster yet", what);
-    return false;
-}
-
 /* Clustered scroll / point in time (cluster/search_ctx.c): what it does not carry is refused,
  * as Elasticsearch refuses `from` in a scroll. false after writing a 400. */
 static bool ctx_supported(sc_rest_req *req, sc_rest_resp *resp, const search_run *run,
@@ -316,6 +296,43 @@ static bool ctx_supported(sc_rest_req *req, sc_rest_resp *resp, const search_run
     return true;
 }
 
+/* Clustered: the rescore queries and the kNN clauses as JSON for the data nodes (cluster/search.h
+ * rescore_json, knn_clauses). false when the arena is exhausted. */
+static bool ship_query_features(sc_rest_req *req, search_run *run)
+{
+    size_t nr = run->sr.rescore ? run->sr.n_rescore : 0, nk = json_array_size(run->sp.vec.knn);
+    sc_slice *rj = nr ? sc_arena_calloc(req->arena, nr, sizeof *rj) : NULL;
+    sc_slice *kj = nk ? sc_arena_calloc(req->arena, nk, sizeof *kj) : NULL;
+    if ((nr && !rj) || (nk && !kj))
+        return false;
+    for (size_t k = 0; k < nr; k++)
+        if (!(rj[k] = json_text(req, run->sp.rescore[k].query)).len)
+            return false;
+    for (size_t k = 0; k < nk; k++)
+        if (!(kj[k] = json_text(req, json_array_get(run->sp.vec.knn, k))).len)
+            return false;
+    /* RRF: each sub-search ({"query": q} or {"knn": clause}) */
+    size_t ns = run->sr.n_rrf ? json_array_size(run->sp.vec.subs) : 0;
+    sc_slice *sj = ns ? sc_arena_calloc(req->arena, ns, sizeof *sj) : NULL;
+    bool *sk = ns ? sc_arena_calloc(req->arena, ns, sizeof *sk) : NULL;
+    if (ns && (!sj || !sk))
+        return false;
+    for (size_t j = 0; j < ns; j++) {
+        const json_t *sub = json_array_get(run->sp.vec.subs, j);
+        const json_t *kc = json_object_get(sub, "knn");
+        sk[j] = kc != NULL;
+        if (!(sj[j] = json_text(req, kc ? kc : json_object_get(sub, "query"))).len)
+            return false;
+    }
+    run->sr.rrf_json = sj;
+    run->sr.rrf_knn = sk;
+    run->sr.rescore_json = rj;
+    run->sr.knn_clauses = kj;
+    run->sr.n_knn_clauses = nk;
+    run->sr.knn_default_k = (uint32_t)run->sp.size;
+    return true;
+}
+
 /* Clustered: the JSON the data nodes re-parse with their own mappings (search_wire.h), with
  * each index's alias filter. false when the arena is exhausted. */
 static bool ship_json(sc_rest_req *req, const json_t *body, search_run *run)
@@ -334,7 +351,7 @@ static bool ship_json(sc_rest_req *req, const json_t *body, search_run *run)
         ok &= !run->filters[i] || f[i].len > 0;
     }
     run->sr.alias_filter_json = f;
-    return ok;
+    return ok && ship_query_features(req, run);
 }
 
 /* 429 when the coordinator's request breaker refused the reduce, as Elasticsearch words it. */
@@ -570,11 +587,6 @@ static bool search_run_impl(sc_rest_req *req, sc_rest_resp *resp, const char *in
         return false;
     }
     if (sc_node_placement(req->node)) {
-        if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
-            sc_task_end(req->node, &task);
-            sc__search_run_fini(run);
-            return false;
-        }
         if (!ship_json(req, body, run)) {
             sc_rest_error(req, resp, 429, "circuit_breaking_exception",
                           "[request] Data too large for the request budget", NULL, 0);

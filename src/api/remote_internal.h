@@ -18,6 +18,10 @@ typedef struct remote_query {
     sc_index **list; /* per shipped index name; NULL when this node lacks it */
     sc_query **queries;
     sc_query **agg_queries;
+    const sc_shard_rescore **rescore; /* per index, q.fx.n_rescore each (NULL: none) */
+    sc_shard_collapse collapse;
+    json_t *knnj;           /* the kNN clauses (an array), or NULL */
+    sc_query **rrf_queries; /* RRF: sub-search m + 1 of index i at [m * n_indices + i] */
     sc__agg_hook agg;
     sc_agg_spec *spec;
     json_t *qj, *pfj, *aggj;

@@ -4,6 +4,7 @@
  * sc_node_query_phase over the listed shards and answer with the partially reduced result;
  * then fetch from the kept snapshots. */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,94 @@ static json_t *load_json(sc_slice s)
     return s.len ? json_loadb((const char *)s.ptr, s.len, JSON_ALLOW_NUL, NULL) : NULL;
 }
 
+/* The kNN clauses ORed with q (hybrid; a missing query's match_all is replaced), each with the
+ * floor of the coordinator's global kNN phase, as the API builds them (api/search_vector.c). */
+static bool add_knn(sc_api_remote *r, remote_query *rq, sc_arena *a, size_t i, sc_query **q)
+{
+    const sc_wire_query_features *fx = &rq->q.fx;
+    size_t nk = json_array_size(rq->knnj);
+    bool with_query = rq->qj != NULL;
+    sc_query *b = nk > 1 || with_query ? sc_query_bool(a) : NULL;
+    if ((nk > 1 || with_query) &&
+        (!b || (with_query && sc_query_bool_add(a, b, SC_OCCUR_SHOULD, *q) != SC_OK)))
+        return false;
+    for (size_t k = 0; k < nk; k++) {
+        sc_rest_req req = {.arena = a, .node = r->node, .client_fd = -1};
+        sc_rest_resp resp;
+        sc_rest_resp_init(&resp);
+        sc_query *kq = NULL;
+        bool ok = sc__search_parse_for_index(&req, &resp, rq->list[i], json_array_get(rq->knnj, k),
+                                             true, fx->knn_default_k, &kq);
+        sc_rest_resp_fini(&resp);
+        if (!ok) {
+            snprintf(rq->reason, sizeof rq->reason, "knn: clause [%zu] does not parse", k);
+            return false;
+        }
+        if (fx->knn_floor && k < fx->n_knn_floor && !isnan(fx->knn_floor[k]))
+            kq->u.knn.min_score = fx->knn_floor[k];
+        if (!b) {
+            *q = kq;
+            return true;
+        }
+        if (sc_query_bool_add(a, b, SC_OCCUR_SHOULD, kq) != SC_OK)
+            return false;
+    }
+    *q = b;
+    return true;
+}
+
+/* RRF: the sub-searches after the first for index i, parsed with its mapping. */
+static bool build_rrf(sc_api_remote *r, remote_query *rq, sc_arena *a, size_t i)
+{
+    const sc_wire_query_features *fx = &rq->q.fx;
+    for (size_t m = 0; m < fx->n_rrf; m++) {
+        json_t *j = load_json(fx->rrf[m].json);
+        sc_rest_req req = {.arena = a, .node = r->node, .client_fd = -1};
+        sc_rest_resp resp;
+        sc_rest_resp_init(&resp);
+        bool ok = j && sc__search_parse_for_index(&req, &resp, rq->list[i], j, fx->rrf[m].knn,
+                                                  fx->rrf_default_k,
+                                                  &rq->rrf_queries[m * rq->q.n_indices + i]);
+        sc_rest_resp_fini(&resp);
+        json_decref(j);
+        if (!ok) {
+            snprintf(rq->reason, sizeof rq->reason, "rrf: sub-search [%zu] does not parse", m + 1);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The rescorers of index i, their queries parsed with its mapping. */
+static bool build_rescore(remote_query *rq, sc_arena *a, size_t i)
+{
+    const sc_wire_query_features *fx = &rq->q.fx;
+    sc_shard_rescore *rs = sc_arena_calloc(a, fx->n_rescore, sizeof *rs);
+    if (!rs)
+        return false;
+    for (size_t k = 0; k < fx->n_rescore; k++) {
+        const sc_wire_rescore *w = &fx->rescore[k];
+        json_t *qj = load_json(w->query_json);
+        sc_dsl_error derr;
+        sc_query *q = NULL;
+        bool ok = qj && sc__search_parse_query(a, rq->list[i], qj, &q, &derr) == SC_OK;
+        json_decref(qj);
+        if (!ok) {
+            snprintf(rq->reason, sizeof rq->reason, "rescore: %s", qj ? derr.reason : "not JSON");
+            return false;
+        }
+        rs[k] = (sc_shard_rescore){.query = q,
+                                   .window_size = w->window_size,
+                                   .query_weight = w->query_weight,
+                                   .rescore_weight = w->rescore_weight,
+                                   .mode = (sc_shard_rescore_mode)w->mode};
+    }
+    rq->rescore[i] = rs;
+    return true;
+}
+
 /* Parses the query (and post_filter) for index i. false with rq->reason set on failure. */
-static bool parse_index_query(remote_query *rq, sc_arena *a, size_t i)
+static bool parse_index_query(sc_api_remote *r, remote_query *rq, sc_arena *a, size_t i)
 {
     sc_dsl_error derr;
     sc_query *q = NULL;
@@ -52,6 +139,12 @@ static bool parse_index_query(remote_query *rq, sc_arena *a, size_t i)
             return false;
         q = fb;
     }
+    if (rq->knnj && !add_knn(r, rq, a, i, &q))
+        return false;
+    if (rq->q.fx.n_rescore && !build_rescore(rq, a, i))
+        return false;
+    if (rq->q.fx.n_rrf && !build_rrf(r, rq, a, i))
+        return false;
     /* indices_boost and min_score, as sc__search_page_build applies them on a single node */
     if (rq->q.index_boosts)
         q->boost *= rq->q.index_boosts[i];
@@ -86,8 +179,22 @@ sc_status sc__remote_prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
     rq->list = calloc(ni ? ni : 1, sizeof *rq->list);
     rq->queries = sc_arena_calloc(a, ni ? ni : 1, sizeof *rq->queries);
     rq->agg_queries = sc_arena_calloc(a, ni ? ni : 1, sizeof *rq->agg_queries);
-    if (!rq->list || !rq->queries || !rq->agg_queries)
+    rq->rescore = rq->q.fx.n_rescore ? sc_arena_calloc(a, ni ? ni : 1, sizeof *rq->rescore) : NULL;
+    if (!rq->list || !rq->queries || !rq->agg_queries || (rq->q.fx.n_rescore && !rq->rescore))
         return SC_ENOMEM;
+    if (rq->q.fx.collapse_field.len) {
+        rq->collapse.field = sc_arena_strndup(a, (const char *)rq->q.fx.collapse_field.ptr,
+                                              rq->q.fx.collapse_field.len);
+        rq->collapse.numeric = rq->q.fx.collapse_numeric;
+        if (!rq->collapse.field)
+            return SC_ENOMEM;
+    }
+    if (rq->q.fx.n_rrf && !(rq->rrf_queries = sc_arena_calloc(a, rq->q.fx.n_rrf * (ni ? ni : 1),
+                                                              sizeof *rq->rrf_queries)))
+        return SC_ENOMEM;
+    rq->knnj = load_json(rq->q.fx.knn_json);
+    if (rq->q.fx.knn_json.len && !json_is_array(rq->knnj))
+        return SC_ECORRUPT;
     rq->qj = load_json(rq->q.query_json);
     rq->pfj = load_json(rq->q.post_filter_json);
     rq->aggj = load_json(rq->q.aggs_json);
@@ -103,7 +210,7 @@ sc_status sc__remote_prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
         rq->list[i] = name ? sc__api_wait_index(&wreq, name) : NULL;
         if (!rq->list[i])
             continue;
-        if (!parse_index_query(rq, a, i))
+        if (!parse_index_query(r, rq, a, i))
             return SC_EPARSE;
         if (!first)
             first = rq->list[i];
@@ -136,6 +243,7 @@ void sc__remote_rq_fini(remote_query *rq)
     json_decref(rq->qj);
     json_decref(rq->pfj);
     json_decref(rq->aggj);
+    json_decref(rq->knnj);
 }
 
 /* Keeps the snapshots of the targets that hold a hit (for the fetch) in a context. */
@@ -166,14 +274,18 @@ static uint64_t keep_context(sc_api_remote *r, const sc_node_query_request *nq,
 
 /* Writes the node's answer. */
 static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_request *nq,
-                        sc_node_query_response *nr, sc_arena *a, sc_wire_buf *out)
+                        sc_node_query_response *nr, const sc_wire_rrf_top *rrf, sc_arena *a,
+                        sc_wire_buf *out)
 {
     size_t nt = nq->n_targets;
     sc_wire_node_query_resp w = {.n_results = nt,
                                  .top = nr->top,
                                  .n_top = nr->n_top,
                                  .n_sort = rq->q.n_sort,
-                                 .has_max_scores = rq->q.track_scores};
+                                 .has_max_scores = rq->q.track_scores,
+                                 .collapse = rq->collapse.field != NULL,
+                                 .rrf = rrf,
+                                 .n_rrf = rrf ? rq->q.fx.n_rrf : 0};
     w.results = sc_arena_calloc(a, nt ? nt : 1, sizeof *w.results);
     if (!w.results)
         return SC_ENOMEM;
@@ -184,7 +296,8 @@ static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_
                                                .total_gte = s->total_is_lower_bound,
                                                .timed_out = s->timed_out,
                                                .skipped = s->skipped,
-                                               .max_score = s->max_score};
+                                               .max_score = s->max_score,
+                                               .profile = s->st == SC_OK ? s->profile : NULL};
         if (s->st != SC_OK) {
             w.results[t].http_status = s->err.status;
             w.results[t].type = sc_slice_cstr(s->err.type ? s->err.type : "exception");
@@ -241,7 +354,11 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_task *task, sc
                             .n_sort = q->n_sort,
                             .search_after = q->search_after,
                             .track_scores = q->track_scores,
-                            .collect = rq->spec ? &rq->agg.hook : NULL};
+                            .collect = rq->spec ? &rq->agg.hook : NULL,
+                            .rescore = rq->rescore,
+                            .n_rescore = rq->rescore ? q->fx.n_rescore : 0,
+                            .collapse = rq->collapse.field ? &rq->collapse : NULL,
+                            .profile = q->fx.profile};
     /* the coordinator sends what is left of the search's timeout */
     uint64_t deadline =
         q->timeout_ms >= 0 ? sc_clock_now_ns() + (uint64_t)q->timeout_ms * 1000000u : 0;
@@ -269,8 +386,14 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_task *task, sc
             refuse_reduce(r->node, &nq, &nr, reduce_bytes);
         }
     }
+    sc_node_ranked *rrf = NULL;
+    if (st == SC_OK && q->fx.n_rrf) { /* the other sub-searches on the same snapshots */
+        rrf = sc_arena_calloc(a, q->fx.n_rrf, sizeof *rrf);
+        st = rrf ? sc_node_query_rrf_more(r->node, &nq, &nr, rq->rrf_queries, q->fx.n_rrf, a, rrf)
+                 : SC_ENOMEM;
+    }
     if (st == SC_OK)
-        st = answer(r, rq, &nq, &nr, a, out);
+        st = answer(r, rq, &nq, &nr, rrf, a, out);
     sc_breaker_release(r->node, held);
     sc_node_query_release(&nq, &nr);
     return st;

@@ -50,11 +50,13 @@ void sc__search_write_profile(sc_jsonw *w, const sc_search_request *sr, const sc
         const sc_shard_profile *s = &r->profiles[i];
         const sc_search_profile *p = s->profile;
         const char *ix = sr->indices[s->index_i]->name;
+        /* the data node that ran the shard (clustered), else this node */
+        const char *node = s->node_id ? s->node_id : sp->node_id ? sp->node_id : "";
         char id[512];
-        snprintf(id, sizeof id, "[%s][%s][%u]", sp->node_id ? sp->node_id : "", ix, s->shard);
+        snprintf(id, sizeof id, "[%s][%s][%u]", node, ix, s->shard);
         sc_jsonw_obj_begin(w);
         sc_jsonw_kv_str(w, "id", id);
-        sc_jsonw_kv_str(w, "node_id", sp->node_id ? sp->node_id : "");
+        sc_jsonw_kv_str(w, "node_id", node);
         sc_jsonw_kv_str(w, "index", ix);
         sc_jsonw_kv_int(w, "shard_id", s->shard);
         sc_jsonw_key(w, "searches");

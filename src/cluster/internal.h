@@ -209,6 +209,12 @@ sc_status sc__search_pin_all(const struct sc_search_request *sr, const sc_shard_
  * every shard of the pinned snapshots. */
 sc_status sc__search_knn_global(sc_node *n, const struct sc_search_request *sr,
                                 const sc_shard_snapshot *const *pins, sc_arena *arena) SC_MUST_USE;
+/* The same across nodes (search_knn.c; placement installed, no pins): each clause alone as a
+ * kNN-only search of the data nodes for its global top k (no fetch); *floors (arena, one per
+ * clause, NaN when fewer than k matched) become the clauses' min_score, on this node's trees
+ * and shipped to the data nodes (sc_search_request.knn_floor). */
+sc_status sc__search_knn_global_dist(sc_node *n, const struct sc_search_request *sr,
+                                     sc_arena *arena, float **floors) SC_MUST_USE;
 /* Runs the node's metadata hook (sc_node_set_cluster), if any (node.c). */
 void sc__node_meta_changed(sc_node *n, const char *index, const char *meta_json);
 

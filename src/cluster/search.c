@@ -220,7 +220,7 @@ int sc__search_cmp_score(const void *pa, const void *pb)
     return (a->doc > b->doc) - (a->doc < b->doc);
 }
 
-static bool same_group(const sc_shard_collapse *c, const sc_sort_key *a, const sc_sort_key *b)
+bool sc__search_same_group(const sc_shard_collapse *c, const sc_sort_key *a, const sc_sort_key *b)
 {
     if (!a || !b || a->missing || b->missing)
         return (!a || a->missing) == (!b || b->missing);
@@ -235,7 +235,7 @@ static size_t dedupe_groups(const sc_shard_collapse *c, sc_node_hit *hits, size_
     for (size_t i = 0; i < n && m < k; i++) {
         bool seen = false;
         for (size_t j = 0; j < m && !seen; j++)
-            seen = same_group(c, hits[j].collapse_key, hits[i].collapse_key);
+            seen = sc__search_same_group(c, hits[j].collapse_key, hits[i].collapse_key);
         if (!seen)
             hits[m++] = hits[i];
     }
@@ -656,6 +656,15 @@ static sc_status run_search(sc_node *n, const sc_search_request *sr, sc_arena *a
 sc_status sc_search_run(sc_node *n, const sc_search_request *sr, sc_arena *arena,
                         sc_search_response *out)
 {
+    if (sc_node_placement(n) && sr->n_knn_global && !sr->n_rrf && !sr->pinned) {
+        /* hybrid across nodes: the global kNN phase of the data nodes, then the search with
+         * the clauses' floors */
+        float *floors;
+        SC_TRY(sc__search_knn_global_dist(n, sr, arena, &floors));
+        sc_search_request s = *sr;
+        s.knn_floor = floors;
+        return run_search(n, &s, arena, out);
+    }
     if (!sr->n_knn_global || sr->n_rrf || sc_node_placement(n))
         return run_search(n, sr, arena, out);
     /* hybrid: the global kNN phase, then the search, on the same pinned snapshots */
@@ -684,7 +693,8 @@ static sc_status run_search(sc_node *n, const sc_search_request *sr, sc_arena *a
     sc_shard_target *targets;
     size_t nt;
     if (sr->n_rrf)
-        return sc__search_run_rrf(n, sr, arena, out);
+        return sc_node_placement(n) && !sr->pinned ? sc__search_run_rrf_dist(n, sr, arena, out)
+                                                   : sc__search_run_rrf(n, sr, arena, out);
     SC_TRY(sc__search_build_targets(sr, arena, &targets, &nt));
     uint64_t k = sr->count_only ? 0 : (uint64_t)sr->from + sr->size;
     uint64_t deadline =

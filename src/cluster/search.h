@@ -131,12 +131,27 @@ typedef struct sc_search_request {
     /* search_type=dfs_query_then_fetch: a first phase gathers the term statistics of every
      * target shard (search/term_stats.h) and every shard scores with their sum */
     bool dfs;
-    /* profile: true: each searched shard's profile (search/profile.h) in the response.
-     * Single node only (the wire encoding does not carry profiles). */
+    /* profile: true: each searched shard's profile (search/profile.h) in the response (the
+     * data nodes send theirs in the query answer). */
     bool profile;
     /* Clustered scroll / point in time (search_ctx.c): the coordinator's context, whose shards
      * are searched through their data nodes' search contexts; NULL = none */
     struct sc_scroll *ctx;
+    uint32_t knn_default_k; /* clustered: a shipped kNN clause's k when it gives none */
+    /* Clustered (issue 13/14/16), shipped with the query for the data nodes to rebuild:
+     * rescore_json[k] is rescorer k's rescore_query (n_rescore of them; the other parameters
+     * are those of rescore[0][k]); knn_clauses the top-level kNN clauses (each a JSON object;
+     * a clause's k defaults to knn_default_k, above), ORed with the query on the data node as the
+     * API does; knn_floor (NULL: none) per clause the min_score its kNN nodes take (NaN: none), set
+     * by the coordinator's global kNN phase of a hybrid search. */
+    const sc_slice *rescore_json;
+    const sc_slice *knn_clauses;
+    size_t n_knn_clauses;
+    const float *knn_floor;
+    /* With n_rrf: sub-search j as JSON (rrf_json[j]: a query, or a kNN clause when rrf_knn[j]),
+     * which the data nodes rebuild. */
+    const sc_slice *rrf_json;
+    const bool *rrf_knn;
 } sc_search_request;
 
 typedef struct sc_result_hit {
@@ -154,9 +169,9 @@ typedef struct sc_result_hit {
     int64_t version, seq_no, primary_term;
     const uint32_t *matched; /* indices into request.named[index_i] it matches */
     size_t n_matched;
-    const sc_explanation *explanation; /* request.explain (NULL on an error) */
+    const sc_explanation *explanation;  /* request.explain (NULL on an error) */
     const sc_shard_inner_result *inner; /* request.named[index_i].n_inner results, or NULL */
-    const sc_sort_key *collapse_key; /* with request.collapse (arena), else NULL */
+    const sc_sort_key *collapse_key;    /* with request.collapse (arena), else NULL */
 } sc_result_hit;
 
 typedef struct sc_shard_failure {
@@ -169,6 +184,7 @@ typedef struct sc_shard_failure {
 typedef struct sc_shard_profile {
     uint32_t index_i, shard;
     const struct sc_search_profile *profile; /* arena */
+    const char *node_id; /* the data node that ran it (arena); NULL: this node */
 } sc_shard_profile;
 
 typedef struct sc_search_response {
@@ -194,6 +210,9 @@ typedef struct sc_search_response {
     /* request.profile: the successful, searched shards' profiles in target order (arena) */
     sc_shard_profile *profiles;
     size_t n_profiles;
+    /* Clustered, with request.knn_cap: the score of the knn_cap-th best merged hit (NaN when
+     * fewer matched): the global kNN phase's floor. */
+    float knn_kth_score;
 } sc_search_response;
 
 /* Runs a search (query phase on every shard in parallel, reduce, fetch). Results live in
@@ -244,9 +263,9 @@ typedef struct sc_node_shard_result {
     bool total_is_lower_bound;
     bool timed_out;
     float max_score; /* track_scores under a field sort: the shard's best (NAN: none) */
-    bool skipped;                      /* can_match: not searched (st is SC_OK, no hits) */
-    const sc_shard_snapshot *snapshot; /* the docs refer to it (ref held until release) */
-    bool pinned;                       /* snapshot belongs to a scroll: not released here */
+    bool skipped;    /* can_match: not searched (st is SC_OK, no hits) */
+    const sc_shard_snapshot *snapshot;       /* the docs refer to it (ref held until release) */
+    bool pinned;                             /* snapshot belongs to a scroll: not released here */
     const struct sc_search_profile *profile; /* request.profile (shard_mem; NULL: none) */
 } sc_node_shard_result;
 
@@ -275,6 +294,23 @@ typedef struct sc_node_fetch_response {
     sc_shard_fetched *docs; /* per doc, in the request's order (arena) */
 } sc_node_fetch_response;
 
+/* The ranked list of one RRF sub-search after the first on a node: its partially reduced top
+ * k (score order; no sort keys) and its matches over the node's shards. */
+typedef struct sc_node_ranked {
+    sc_node_hit *top;
+    size_t n_top;
+    uint64_t total;
+    bool total_gte;
+} sc_node_ranked;
+
+/* RRF on a data node: after the first sub-search's node query phase (req0, resp0, not yet
+ * released), each further sub-search m (queries[m * n_indices + i] for index i) runs on the
+ * same snapshots of req0's successful shards; its partially reduced top req0->k goes to
+ * out[m] (arena). Used by the coordinator's local units and by the data nodes
+ * (search_rrf.c). SC_ENOMEM / SC_ELIMIT, or the node phase's failure. */
+sc_status sc_node_query_rrf_more(sc_node *n, const sc_node_query_request *req0,
+                                 const sc_node_query_response *resp0, sc_query *const *queries,
+                                 size_t n_more, sc_arena *arena, sc_node_ranked *out) SC_MUST_USE;
 /* The data-node side of the query phase: runs every target shard (bounded concurrency on the
  * node's search pool) through sc_shard_query_run and reduces the top k (and, with a collect
  * hook that has a reduce, the shards' partials). The response must be released with

@@ -192,6 +192,18 @@ static void run_local(dist_run *d, sc__dist_unit *u)
     u->top = u->lresp.top;
     u->n_top = u->lresp.n_top;
     u->agg = u->lresp.agg_reduced;
+    const sc_search_request *sr = d->sr;
+    if (sr->n_rrf > 1) { /* the other sub-searches on the same snapshots */
+        u->rrf = sc_arena_calloc(&u->mem, sr->n_rrf - 1, sizeof *u->rrf);
+        u->st = u->rrf ? sc_node_query_rrf_more(d->node, &u->lreq, &u->lresp,
+                                                &sr->rrf_queries[sr->n_indices], sr->n_rrf - 1,
+                                                &u->mem, u->rrf)
+                       : SC_ENOMEM;
+        if (u->st != SC_OK) {
+            fail_unit(u, 500, "exception", "the node's query phase failed");
+            return;
+        }
+    }
     (void)sc__dist_breaker_add(&d->br, u->mem.used_bytes);
 }
 
@@ -200,7 +212,8 @@ sc_status sc__dist_take_answer(const sc_search_request *sr, sc__dist_unit *u, co
 {
     sc_wire_node_query_resp w;
     SC_TRY(sc_wire_node_query_resp_decode(p, n, &u->mem, &w));
-    if (w.n_results != u->n_targets || (w.n_top && w.n_sort != sr->n_sort))
+    if (w.n_results != u->n_targets || (w.n_top && w.n_sort != sr->n_sort) ||
+        (w.n_top && w.collapse != (sr->collapse != NULL)))
         return SC_ECORRUPT;
     for (size_t t = 0; t < u->n_targets; t++) {
         const sc_wire_shard_outcome *o = &w.results[t];
@@ -211,6 +224,7 @@ sc_status sc__dist_take_answer(const sc_search_request *sr, sc__dist_unit *u, co
         r->timed_out = o->timed_out;
         r->skipped = o->skipped;
         r->max_score = w.has_max_scores ? o->max_score : NAN;
+        r->profile = o->profile;
         if (o->st != SC_OK) {
             r->err.status = o->http_status;
             r->err.type = sc_arena_strndup(&u->mem, (const char *)o->type.ptr, o->type.len);
@@ -225,6 +239,17 @@ sc_status sc__dist_take_answer(const sc_search_request *sr, sc__dist_unit *u, co
         if (!known)
             return SC_ECORRUPT;
     }
+    if (w.n_rrf != (sr->n_rrf > 1 ? sr->n_rrf - 1 : 0))
+        return SC_ECORRUPT;
+    for (size_t j = 0; j < w.n_rrf; j++)
+        for (size_t i = 0; i < w.rrf[j].n_top; i++) {
+            bool known = false;
+            for (size_t t = 0; t < u->n_targets && !known; t++)
+                known = u->targets[t].shard_ix == w.rrf[j].top[i].shard_ix;
+            if (!known)
+                return SC_ECORRUPT;
+        }
+    u->rrf = (sc_node_ranked *)w.rrf;
     u->top = w.top;
     u->n_top = w.n_top;
     u->context_id = w.context_id;
@@ -233,6 +258,67 @@ sc_status sc__dist_take_answer(const sc_search_request *sr, sc__dist_unit *u, co
         if (!h || !h->decode)
             return SC_ECORRUPT;
         SC_TRY(h->decode(h->ctx, w.agg_partial.ptr, w.agg_partial.len, &u->mem, &u->agg));
+    }
+    return SC_OK;
+}
+
+/* The request's query-phase features (search_wire.h) for the data nodes; *knn_text and *rs are
+ * malloc'd (the caller frees them). */
+static sc_status query_features(const sc_search_request *sr, sc_wire_query_features *fx,
+                                char **knn_text, sc_wire_rescore **rs, sc_wire_rrf_sub **subs)
+{
+    memset(fx, 0, sizeof *fx);
+    *knn_text = NULL;
+    *rs = NULL;
+    *subs = NULL;
+    fx->profile = sr->profile;
+    if (sr->n_rrf > 1 && sr->rrf_json && sr->rrf_knn) { /* the first is the request's query */
+        if (!(*subs = calloc(sr->n_rrf - 1, sizeof **subs)))
+            return SC_ENOMEM;
+        for (size_t j = 1; j < sr->n_rrf; j++)
+            (*subs)[j - 1] = (sc_wire_rrf_sub){.json = sr->rrf_json[j], .knn = sr->rrf_knn[j]};
+        fx->rrf = *subs;
+        fx->n_rrf = sr->n_rrf - 1;
+        fx->rrf_default_k = sr->knn_default_k;
+    }
+    if (sr->collapse) {
+        fx->collapse_field = sc_slice_cstr(sr->collapse->field);
+        fx->collapse_numeric = sr->collapse->numeric;
+    }
+    if (sr->n_rescore && sr->rescore && sr->rescore_json && sr->n_indices) {
+        if (!(*rs = calloc(sr->n_rescore, sizeof **rs)))
+            return SC_ENOMEM;
+        for (size_t k = 0; k < sr->n_rescore; k++) {
+            const sc_shard_rescore *x = &sr->rescore[0][k];
+            (*rs)[k] = (sc_wire_rescore){.query_json = sr->rescore_json[k],
+                                         .window_size = x->window_size,
+                                         .query_weight = x->query_weight,
+                                         .rescore_weight = x->rescore_weight,
+                                         .mode = (uint8_t)x->mode};
+        }
+        fx->rescore = *rs;
+        fx->n_rescore = sr->n_rescore;
+    }
+    if (sr->n_knn_clauses) { /* "[c0,c1,...]" */
+        size_t len = 2;
+        for (size_t j = 0; j < sr->n_knn_clauses; j++)
+            len += sr->knn_clauses[j].len + 1;
+        char *t = malloc(len + 1), *p = t;
+        if (!t)
+            return SC_ENOMEM;
+        *p++ = '[';
+        for (size_t j = 0; j < sr->n_knn_clauses; j++) {
+            if (j)
+                *p++ = ',';
+            memcpy(p, sr->knn_clauses[j].ptr, sr->knn_clauses[j].len);
+            p += sr->knn_clauses[j].len;
+        }
+        *p++ = ']';
+        *knn_text = t;
+        fx->knn_json = sc_slice_make(t, (size_t)(p - t));
+        fx->knn_default_k = sr->knn_default_k;
+        fx->knn_floor = sr->knn_floor;
+        fx->n_knn_floor = sr->knn_floor ? sr->n_knn_clauses : 0;
     }
     return SC_OK;
 }
@@ -273,7 +359,15 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
                             .index_boosts = sr->index_boosts,
                             .parent_task =
                                 parent_task ? sc_slice_cstr(parent_task) : sc_slice_make(NULL, 0)};
-    sc_status st = sc_wire_node_query_encode(&q, b);
+    char *knn_text;
+    sc_wire_rescore *rs;
+    sc_wire_rrf_sub *subs;
+    sc_status st = query_features(sr, &q.fx, &knn_text, &rs, &subs);
+    if (st == SC_OK)
+        st = sc_wire_node_query_encode(&q, b);
+    free(knn_text);
+    free(rs);
+    free(subs);
     free(names);
     return st;
 }

@@ -29,6 +29,7 @@ typedef struct sc__dist_unit {
     sc_node_hit *top;              /* the unit's partially reduced top k */
     size_t n_top;
     void *agg;                  /* the unit's reduced aggregation partial, or NULL */
+    sc_node_ranked *rrf;        /* RRF: the ranked lists of sub-searches 1.. (n_rrf - 1) */
     uint64_t context_id;        /* remote: the data node's reader context (0: none) */
     uint8_t *resp_bytes;        /* remote: the answer the decoded fields borrow (malloc'd) */
     sc_node_query_request lreq; /* local: the node phase's request and response */

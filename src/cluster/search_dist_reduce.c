@@ -12,6 +12,7 @@
 #include "cluster/log.h"
 #include "cluster/search_dist.h"
 #include "cluster/search_wire.h"
+#include "search/profile.h"
 
 /* A merged hit and the unit it came from (the hit first: the comparators take sc_node_hit). */
 typedef struct ranked {
@@ -32,6 +33,44 @@ static sc_status add_failure(const sc_shard_target *tg, int status, const char *
     snprintf(f->err.reason, sizeof f->err.reason, "%s", reason);
     out->shards_failed++;
     return f->err.type ? SC_OK : SC_ENOMEM;
+}
+
+static int cmp_profile(const void *pa, const void *pb)
+{
+    const sc_shard_profile *a = pa, *b = pb;
+    if (a->index_i != b->index_i)
+        return a->index_i < b->index_i ? -1 : 1;
+    return (a->shard > b->shard) - (a->shard < b->shard);
+}
+
+/* profile: the searched shards' profiles (copied: the units' memory goes first), each with the
+ * node that ran it, in target order as on a single node. */
+static sc_status reduce_profiles(const sc__dist_unit *units, size_t nu, sc_arena *arena,
+                                 sc_search_response *out)
+{
+    out->profiles = sc_arena_calloc(arena, out->shards_total + 1, sizeof *out->profiles);
+    if (!out->profiles)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    for (size_t u = 0; u < nu; u++) {
+        const sc__dist_unit *x = &units[u];
+        for (size_t t = 0; x->st == SC_OK && t < x->n_targets; t++) {
+            const sc_node_shard_result *r = &x->results[t];
+            if ((x->superseded && x->superseded[t]) || r->st != SC_OK || r->skipped ||
+                !r->profile || out->n_profiles > out->shards_total)
+                continue;
+            sc_shard_profile *sp = &out->profiles[out->n_profiles++];
+            sp->index_i = x->targets[t].index_i;
+            sp->shard = x->targets[t].shard;
+            struct sc_search_profile *copy;
+            SC_TRY(sc_search_profile_copy(arena, r->profile, &copy));
+            sp->profile = copy;
+            if (!x->local &&
+                !(sp->node_id = sc_arena_strndup(arena, x->node_id, strlen(x->node_id))))
+                return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        }
+    }
+    qsort(out->profiles, out->n_profiles, sizeof *out->profiles, cmp_profile);
+    return SC_OK;
 }
 
 /* Failures, totals, timed_out. */
@@ -81,7 +120,7 @@ static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units
     }
     sc__search_skipped_fixup(out);
     sc_search_total_cap(sr->track_total_hits, &out->total, &out->total_is_lower_bound);
-    return SC_OK;
+    return sr->profile ? reduce_profiles(units, nu, arena, out) : SC_OK;
 }
 
 static sc_status reduce_aggs(const sc_search_request *sr, sc__dist_unit *units, size_t nu,
@@ -127,8 +166,98 @@ static sc_status merge_top(const sc_search_request *sr, sc__dist_unit *units, si
         qsort_r(m, all, sizeof *m, sc__search_cmp_sorted, (void *)sr);
     else
         qsort(m, all, sizeof *m, sc__search_cmp_score);
+    if (sr->collapse) {
+        /* the units' tops are collapsed each; across units the best hit of a group wins (as
+         * Elasticsearch's CollapseTopFieldDocs merge), up to from + size groups */
+        size_t keep = (size_t)sr->from + sr->size, g = 0;
+        for (size_t i = 0; i < all && g < keep; i++) {
+            bool seen = false;
+            for (size_t j = 0; j < g && !seen; j++)
+                seen =
+                    sc__search_same_group(sr->collapse, m[j].h.collapse_key, m[i].h.collapse_key);
+            if (!seen)
+                m[g++] = m[i];
+        }
+        all = g;
+    }
     *out = m;
     *n_out = all;
+    return SC_OK;
+}
+
+static int cmp_ranked_doc(const void *pa, const void *pb)
+{
+    const ranked *a = pa, *b = pb;
+    if (a->h.shard_ix != b->h.shard_ix)
+        return a->h.shard_ix < b->h.shard_ix ? -1 : 1;
+    return (a->h.doc > b->h.doc) - (a->h.doc < b->h.doc);
+}
+
+/* Appends the first rrf_window hits of a ranked list (best first) as their RRF contributions
+ * 1 / (rank_constant + rank), ranks from 1 (search_rrf.c's formula). */
+static void contribute(const sc_search_request *sr, const ranked *list, size_t n, ranked *f,
+                       size_t *nf)
+{
+    for (size_t r = 0; r < n && r < sr->rrf_window; r++) {
+        f[*nf] = list[r];
+        f[(*nf)++].h.score = 1.0f / (float)((double)sr->rrf_rank_constant + (double)(r + 1));
+    }
+}
+
+/* RRF: the fused ranking of every sub-search's global list (the first is *all, the others
+ * each unit's rrf lists merged) replaces *all; totals are the largest sub-search's. */
+static sc_status fuse_rrf(const sc_search_request *sr, const sc__dist_unit *units, size_t nu,
+                          ranked **all, size_t *n_all, sc_search_response *out)
+{
+    size_t n_more = sr->n_rrf - 1, cap = *n_all, most = 0;
+    for (size_t m = 0; m < n_more; m++) {
+        size_t one = 0;
+        for (size_t u = 0; u < nu; u++)
+            one += units[u].st == SC_OK && units[u].rrf ? units[u].rrf[m].n_top : 0;
+        cap += one;
+        most = one > most ? one : most;
+    }
+    ranked *f = malloc((cap + 1) * sizeof *f), *list = malloc((most + 1) * sizeof *list);
+    if (!f || !list) {
+        free(f), free(list);
+        return SC_ENOMEM;
+    }
+    size_t nf = 0;
+    contribute(sr, *all, *n_all, f, &nf);
+    for (size_t m = 0; m < n_more; m++) {
+        size_t nl = 0;
+        uint64_t total = 0;
+        bool gte = false;
+        for (size_t u = 0; u < nu; u++) {
+            if (units[u].st != SC_OK || !units[u].rrf)
+                continue;
+            const sc_node_ranked *t = &units[u].rrf[m];
+            for (size_t i = 0; i < t->n_top; i++)
+                list[nl++] = (ranked){t->top[i], u};
+            total += t->total;
+            gte |= t->total_gte;
+        }
+        qsort(list, nl, sizeof *list, sc__search_cmp_score);
+        contribute(sr, list, nl, f, &nf);
+        sc_search_total_cap(sr->track_total_hits, &total, &gte);
+        if (total > out->total) {
+            out->total = total;
+            out->total_is_lower_bound = gte;
+        }
+    }
+    free(list);
+    qsort(f, nf, sizeof *f, cmp_ranked_doc);
+    size_t k = 0;
+    for (size_t i = 0; i < nf; i++) {
+        if (k && f[k - 1].h.shard_ix == f[i].h.shard_ix && f[k - 1].h.doc == f[i].h.doc)
+            f[k - 1].h.score += f[i].h.score;
+        else
+            f[k++] = f[i];
+    }
+    qsort(f, k, sizeof *f, sc__search_cmp_score);
+    free(*all);
+    *all = f;
+    *n_all = k;
     return SC_OK;
 }
 
@@ -330,6 +459,25 @@ static void free_context(const sc__dist_unit *u, sc_transport *t)
     sc_wire_buf_fini(&b);
 }
 
+/* A hit's collapse key in the request arena (the units' memory goes first). */
+static sc_status copy_collapse_key(const sc_search_request *sr, const sc_sort_key *k,
+                                   sc_arena *arena, const sc_sort_key **out)
+{
+    sc_sort_key *c = sc_arena_alloc(arena, sizeof *c);
+    if (!c)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    *c = *k;
+    if (!sr->collapse->numeric && !c->missing && c->s.len) {
+        uint8_t *p = sc_arena_alloc(arena, c->s.len);
+        if (!p)
+            return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        memcpy(p, c->s.ptr, c->s.len);
+        c->s = sc_slice_make(p, c->s.len);
+    }
+    *out = c;
+    return SC_OK;
+}
+
 /* The page's hits of unit `unit` (docs, in page order, at page positions pos; *nd of them,
  * arena). */
 static sc_status unit_docs(const ranked *page, size_t nh, size_t unit, sc_arena *arena,
@@ -405,6 +553,8 @@ static sc_status fetch_unit(sc_node *n, const sc_search_request *sr, sc__dist_un
                              .explanation = g->explanation,
                              .inner = g->inner};
         SC_TRY(sc__search_copy_keys(sr, docs[j].keys, arena, &h->sort));
+        if (sr->collapse && docs[j].collapse_key)
+            SC_TRY(copy_collapse_key(sr, docs[j].collapse_key, arena, &h->collapse_key));
     }
     return SC_OK;
 }
@@ -500,6 +650,26 @@ sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit
     ranked *all;
     size_t n_all;
     SC_TRY(merge_top(sr, units, nu, &all, &n_all));
+    if (sr->n_rrf) {
+        sc_status fst = fuse_rrf(sr, units, nu, &all, &n_all, out);
+        if (fst != SC_OK) {
+            free(all);
+            sc__dist_free_contexts(units, nu, t);
+            return fst;
+        }
+    }
+    out->knn_kth_score = NAN;
+    if (sr->knn_cap && !sr->n_sort) {
+        /* a kNN-only search: the global top k of the shards' top k, as on one node */
+        if (n_all >= sr->knn_cap)
+            out->knn_kth_score = all[sr->knn_cap - 1].h.score;
+        if (n_all > sr->knn_cap)
+            n_all = sr->knn_cap;
+        if (out->total > sr->knn_cap) {
+            out->total = sr->knn_cap;
+            out->total_is_lower_bound = false;
+        }
+    }
     size_t from = sr->from < n_all ? sr->from : n_all;
     size_t nh = n_all - from < sr->size ? n_all - from : sr->size;
     if (sr->count_only)

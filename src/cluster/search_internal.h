@@ -16,6 +16,8 @@ sc_status sc__search_build_targets(const sc_search_request *sr, sc_arena *arena,
  * or by score desc; then shard ordinal, then doc. */
 int sc__search_cmp_sorted(const void *a, const void *b, void *ctx);
 int sc__search_cmp_score(const void *a, const void *b);
+/* Whether two collapse keys name the same group (docs without a value form one group). */
+bool sc__search_same_group(const sc_shard_collapse *c, const sc_sort_key *a, const sc_sort_key *b);
 /* Copies n_sort keys (and keyword bytes) into the arena; NULL without a field sort. */
 sc_status sc__search_copy_keys(const sc_search_request *sr, const sc_sort_key *keys,
                                sc_arena *arena, const sc_sort_key **out) SC_MUST_USE;
@@ -68,6 +70,11 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
                                 size_t nt, uint32_t k, bool can_match, const sc_term_stats *dfs,
                                 int64_t timeout_ms, const char *parent_task, sc_wire_buf *b)
     SC_MUST_USE;
+/* A search with RRF over shards on several nodes (search_rrf.c; sc_search_run hands it
+ * sr->n_rrf > 0 with a placement): one query phase per data node carries every sub-search,
+ * the coordinator fuses the ranked lists (sc__dist_reduce) and fetches the page. */
+sc_status sc__search_run_rrf_dist(sc_node *n, const sc_search_request *sr, sc_arena *arena,
+                                  sc_search_response *out) SC_MUST_USE;
 /* The query and fetch phases over shards placed on several nodes: one query request per data
  * node (or per shard with search.batched_query_phase false), the final reduce, a fetch per
  * node. Node failures become shard failures. */

@@ -3,7 +3,11 @@
  * over them for its global top rrf_window, and a doc's score is the sum over the sub-searches
  * that rank it of 1 / (rank_constant + rank), ranks from 1 (Elasticsearch's formula). The
  * fused page is fetched from the same pinned snapshots. Totals: the largest sub-search total;
- * aggregations: over the first sub-search's matches (the query of `rank`). */
+ * aggregations: over the first sub-search's matches (the query of `rank`). Across nodes
+ * (sc__search_run_rrf_dist) one query phase per data node runs every sub-search on the same
+ * snapshots of its shards (the first as the search's query, the others with
+ * sc_node_query_rrf_more) and answers each ranked list; the coordinator fuses them
+ * (search_dist_reduce.c) and fetches the page from those snapshots. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +15,7 @@
 #include "base/clock.h"
 #include "cluster/internal.h"
 #include "cluster/search.h"
+#include "cluster/search_internal.h"
 
 typedef struct fused {
     uint32_t shard_ix, doc;
@@ -165,4 +170,99 @@ sc_status sc__search_run_rrf(sc_node *n, const sc_search_request *sr, sc_arena *
             sc_shard_searcher_release(own_pins[p]);
     free(own_pins);
     return st;
+}
+
+sc_status sc_node_query_rrf_more(sc_node *n, const sc_node_query_request *req0,
+                                 const sc_node_query_response *resp0, sc_query *const *queries,
+                                 size_t n_more, sc_arena *arena, sc_node_ranked *out)
+{
+    const sc_search_request *sr = req0->search;
+    size_t nt = req0->n_targets, n_pins = 0;
+    for (size_t t = 0; t < nt; t++)
+        if (req0->targets[t].pin_ix + (size_t)1 > n_pins)
+            n_pins = req0->targets[t].pin_ix + (size_t)1;
+    /* the first sub-search's snapshots, by pin_ix; only its successful, searched shards run */
+    const sc_shard_snapshot **pins = sc_arena_calloc(arena, n_pins + 1, sizeof *pins);
+    sc_shard_target *ok = sc_arena_calloc(arena, nt + 1, sizeof *ok);
+    if (!pins || !ok)
+        return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    size_t n_ok = 0;
+    for (size_t t = 0; t < nt; t++) {
+        const sc_node_shard_result *r = &resp0->results[t];
+        if (r->st != SC_OK || r->skipped || !r->snapshot)
+            continue;
+        pins[req0->targets[t].pin_ix] = r->snapshot;
+        ok[n_ok++] = req0->targets[t];
+    }
+    for (size_t m = 0; m < n_more; m++) {
+        sc_search_request sub = *sr;
+        sub.queries = (sc_query **)&queries[m * sr->n_indices];
+        sub.pinned = pins;
+        sub.collect = NULL;
+        sub.sort = NULL, sub.n_sort = 0, sub.search_after = NULL;
+        sub.rescore = NULL, sub.n_rescore = 0;
+        sub.collapse = NULL;
+        sub.profile = false;
+        sc_node_query_request q = {.search = &sub,
+                                   .targets = ok,
+                                   .n_targets = n_ok,
+                                   .k = req0->k,
+                                   .deadline_ns = req0->deadline_ns,
+                                   .token = req0->token,
+                                   .dfs = req0->dfs};
+        sc_node_query_response r;
+        sc_status st = sc_node_query_phase(n, &q, arena, &r);
+        memset(&out[m], 0, sizeof out[m]);
+        if (st == SC_OK) {
+            /* the hits outlive the response (no sort keys, no collapse keys to copy) */
+            out[m].top = sc_arena_calloc(arena, r.n_top + 1, sizeof *out[m].top);
+            if (!out[m].top)
+                st = arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+            for (size_t i = 0; out[m].top && i < r.n_top; i++)
+                out[m].top[i] = (sc_node_hit){
+                    .score = r.top[i].score, .shard_ix = r.top[i].shard_ix, .doc = r.top[i].doc};
+            out[m].n_top = out[m].top ? r.n_top : 0;
+            for (size_t t = 0; t < n_ok; t++) {
+                out[m].total += r.results[t].st == SC_OK ? r.results[t].total : 0;
+                out[m].total_gte |= r.results[t].total_is_lower_bound;
+            }
+        }
+        sc_node_query_release(&q, &r);
+        SC_TRY(st);
+    }
+    return SC_OK;
+}
+
+sc_status sc__search_run_rrf_dist(sc_node *n, const sc_search_request *sr, sc_arena *arena,
+                                  sc_search_response *out)
+{
+    if (!sr->rrf_json || !sr->rrf_knn)
+        return SC_EINVAL; /* the API ships every sub-search's JSON */
+    /* the first sub-search is the search's query (its aggregations too); the others travel
+     * with it and run on the same snapshots of each data node */
+    sc_search_request s = *sr;
+    s.queries = (sc_query **)sr->rrf_queries;
+    s.query_json = sr->rrf_knn[0] ? sc_slice_make(NULL, 0) : sr->rrf_json[0];
+    s.knn_clauses = sr->rrf_knn[0] ? &sr->rrf_json[0] : NULL;
+    s.n_knn_clauses = sr->rrf_knn[0] ? 1 : 0;
+    s.knn_floor = NULL;
+    s.post_filter_json = sc_slice_make(NULL, 0); /* as on one node: the sub-searches alone */
+    s.alias_filter_json = NULL;
+    s.from = sr->from, s.size = sr->size;
+    s.sort = NULL, s.n_sort = 0, s.search_after = NULL;
+    s.dfs = false;
+    sc_shard_target *targets;
+    size_t nt;
+    SC_TRY(sc__search_build_targets(&s, arena, &targets, &nt));
+    uint64_t deadline =
+        sr->timeout_ms >= 0 ? sc_clock_now_ns() + (uint64_t)sr->timeout_ms * 1000000 : 0;
+    sc_cancel_token local;
+    sc_cancel_token *token = sr->task ? &sr->task->token : &local;
+    if (sr->task)
+        token->deadline_ns = deadline;
+    else
+        sc_cancel_token_init(&local, deadline);
+    /* no can_match: a shard the first sub-search cannot match may rank in another */
+    return sc__search_run_dist(n, &s, targets, nt, sr->rrf_window, deadline, token, false, NULL,
+                               arena, out);
 }

@@ -43,8 +43,10 @@
  *   expl            = bool:match f32:value bytes:description uv:n_details expl*
  *                     (at most SC_WIRE_MAX_EXPLAIN_DEPTH levels)
  *   inner           = uv:total f32:max_score uv:n_hits (uv:offset f32:score bytes:source)*
+ * node_query and node_query_resp may be followed by the query-phase features (search_wire_fx.c).
  */
 #include "cluster/search_wire.h"
+#include "cluster/search_wire_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -264,6 +266,7 @@ sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
             sc_wire_put_f32(&p, q->index_boosts[i]);
         put_ext(b, EXT_PAGE, &p);
     }
+    sc__wire_put_features(b, &q->fx);
     return b->st;
 }
 
@@ -356,6 +359,7 @@ sc_status sc_wire_node_query_decode(const uint8_t *p, size_t n, sc_arena *a, sc_
         r.st = SC_ECORRUPT;
     query_ext_ctx ec = {q, a};
     get_exts(&r, &ec, get_query_ext);
+    sc__wire_get_features(&r, a, &q->fx);
     return sc_wire_reader_finish(&r);
 }
 
@@ -415,6 +419,7 @@ sc_status sc_wire_node_query_resp_encode(const sc_wire_node_query_resp *q, sc_wi
             sc_wire_put_f32(&p, q->results[i].max_score);
         put_ext(b, EXT_SCORES, &p);
     }
+    sc__wire_put_resp_features(b, q, put_key);
     return b->st;
 }
 
@@ -477,6 +482,7 @@ sc_status sc_wire_node_query_resp_decode(const uint8_t *p, size_t n, sc_arena *a
     for (size_t i = 0; q->results && i < q->n_results; i++)
         q->results[i].max_score = NAN;
     get_exts(&r, q, get_query_resp_ext);
+    sc__wire_get_resp_features(&r, a, q, get_key);
     return sc_wire_reader_finish(&r);
 }
 

@@ -49,6 +49,57 @@ enum {
 /* Deepest explanation tree the fetch response may carry (decoders refuse deeper): queries nest
  * at most SC_DSL_MAX_DEPTH (64) levels, each adding a level or two, then a BM25 breakdown. */
 #define SC_WIRE_MAX_EXPLAIN_DEPTH 256
+/* Most rescorers and kNN clauses a request may carry (decoders refuse more). */
+#define SC_WIRE_MAX_RESCORE 64
+#define SC_WIRE_MAX_KNN 1024
+#define SC_WIRE_MAX_RRF 1024
+
+/* Flag bits of the query-phase features a node query request carries after its original
+ * fields (an encoding without them, as older coordinators send, has none). */
+enum {
+    SC_WIRE_QF_PROFILE = 1u << 0,
+    SC_WIRE_QF_RESCORE = 1u << 1,
+    SC_WIRE_QF_COLLAPSE = 1u << 2,
+    SC_WIRE_QF_KNN = 1u << 3,
+    SC_WIRE_QF_RRF = 1u << 4,
+    SC_WIRE_QF_KNOWN_ = (1u << 5) - 1,
+};
+
+/* An RRF sub-search after the first (the request's query is the first): a query, or a kNN
+ * clause, as JSON. */
+typedef struct sc_wire_rrf_sub {
+    sc_slice json;
+    bool knn;
+} sc_wire_rrf_sub;
+
+/* The ranked list of one RRF sub-search after the first on a node (cluster/search.h). */
+typedef sc_node_ranked sc_wire_rrf_top;
+
+/* One query rescorer (shard_search.h sc_shard_rescore) with its query as JSON. */
+typedef struct sc_wire_rescore {
+    sc_slice query_json;
+    uint32_t window_size;
+    float query_weight, rescore_weight;
+    uint8_t mode; /* sc_shard_rescore_mode */
+} sc_wire_rescore;
+
+/* The query-phase features (issues 13/14/16) of a node query request. */
+typedef struct sc_wire_query_features {
+    bool profile;                   /* each shard's profile in the answer */
+    const sc_wire_rescore *rescore; /* n_rescore rescorers, applied in order */
+    size_t n_rescore;
+    sc_slice collapse_field; /* empty = no collapse */
+    bool collapse_numeric;
+    sc_slice knn_json;      /* the top-level kNN clauses (a JSON array); empty = none */
+    uint32_t knn_default_k; /* a clause's k when it gives none */
+    const float *knn_floor; /* NULL or n_knn_floor per-clause min_score values (NaN: none) */
+    size_t n_knn_floor;
+    /* RRF: the sub-searches after the first, run on the same snapshots as the first; the
+     * answer carries their ranked lists (sc_wire_node_query_resp.rrf) */
+    const sc_wire_rrf_sub *rrf;
+    size_t n_rrf;
+    uint32_t rrf_default_k; /* a kNN sub-search's k when it gives none */
+} sc_wire_query_features;
 
 typedef struct sc_wire_node_query {
     sc_slice *index_names; /* per coordinator index number (targets' index_i) */
@@ -77,6 +128,7 @@ typedef struct sc_wire_node_query {
     bool has_min_score;
     float min_score;
     const float *index_boosts; /* per index (n_indices); NULL = 1 for every index */
+    sc_wire_query_features fx;
 } sc_wire_node_query;
 
 /* One target's outcome. */
@@ -90,6 +142,7 @@ typedef struct sc_wire_shard_outcome {
     bool timed_out;
     bool skipped;    /* can_match: not searched */
     float max_score; /* with has_max_scores: the shard's best score under a field sort (NaN) */
+    const struct sc_search_profile *profile; /* the shard's profile (profile: true), or NULL */
 } sc_wire_shard_outcome;
 
 typedef struct sc_wire_node_query_resp {
@@ -101,6 +154,9 @@ typedef struct sc_wire_node_query_resp {
     size_t n_sort;        /* keys per hit (0 under a score sort) */
     sc_slice agg_partial; /* sc_agg_encode bytes of the node's reduction; empty: none */
     bool has_max_scores;  /* results carry max_score (the request's track_scores) */
+    bool collapse;              /* each hit carries its collapse_key (collapse) */
+    const sc_wire_rrf_top *rrf; /* RRF: the ranked lists of the sub-searches after the first */
+    size_t n_rrf;
 } sc_wire_node_query_resp;
 
 typedef struct sc_wire_node_fetch {

@@ -113,8 +113,10 @@ static char *dup_str(sc_arena *a, const char *s)
 static sc_status copy_node(sc_arena *a, const sc_profile_node *src, sc_profile_node *dst)
 {
     *dst = *src;
+    /* the type too: a profile decoded from another node holds no static strings */
+    dst->type = dup_str(a, src->type);
     dst->description = dup_str(a, src->description);
-    if (src->description && !dst->description)
+    if ((src->type && !dst->type) || (src->description && !dst->description))
         return SC_ENOMEM;
     if (!src->n_children)
         return SC_OK;
@@ -132,6 +134,9 @@ sc_status sc_search_profile_copy(sc_arena *a, const sc_search_profile *src, sc_s
     if (!p)
         return a->over_budget ? SC_ELIMIT : SC_ENOMEM;
     *p = *src;
+    p->collector = dup_str(a, src->collector);
+    if (src->collector && !p->collector)
+        return a->over_budget ? SC_ELIMIT : SC_ENOMEM;
     if (src->query) {
         p->query = sc_arena_alloc(a, sizeof *p->query);
         sc_status st = p->query ? copy_node(a, src->query, p->query) : SC_ENOMEM;

@@ -75,7 +75,7 @@ def env():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP], ids=["kill", "stop"])
 def test_node_killed_between_query_and_fetch_fails_only_its_shards(env, sig):
     """SIGKILL: the fetch fails at once. SIGSTOP (n2 frozen) under `?timeout=1s`: the fetch
     request times out what is left of the search's timeout plus a grace (5 s) after it was

@@ -199,16 +199,6 @@ def test_documents_route_to_primary(env):
     assert total == N_DOCS
 
 
-def test_unsupported_features_are_refused(env):
-    """What the cross-node phases do not carry yet is refused, not silently dropped."""
-    nodes, _ = env
-    for body in ({"query": {"match_all": {}}, "collapse": {"field": "tag"}},
-                 {"query": {"match_all": {}}, "collapse": {"field": "tag", "inner_hits": {}}},
-                 {"query": {"match_all": {}}, "profile": True}):
-        st, _, r = nodes["n1"].request("POST", "/docs/_search", body)
-        assert st == 400 and "not supported in a cluster" in r["error"]["reason"], (body, r)
-
-
 def test_killed_node_gives_partial_results(env):
     nodes, single = env
     victim = nodes.pop("n3")

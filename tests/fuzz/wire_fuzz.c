@@ -2,6 +2,8 @@
  * frame header, the error body, a generic walk of body primitives driven by the input itself,
  * the node query/fetch requests and responses (with their extensions: track_scores, the
  * fetch-phase extras), the dfs term statistics and the cancel message. The
+ * the node query/fetch requests and responses (with their query-phase features, search_wire_fx.c),
+ * the dfs term statistics and the cancel message. The
  * first byte picks the decoder; the rest is the input. Decoders must return SC_ECORRUPT/SC_ELIMIT
  * on bad bytes, never crash or read out of bounds; a header that decodes re-encodes to the same
  * bytes, and what a phase decoder accepts re-encodes to bytes it accepts again. */

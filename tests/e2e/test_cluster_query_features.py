@@ -1,0 +1,199 @@
+"""Query-phase features of a search across nodes (issues 13/14/16): kNN (kNN-only, several
+clauses, and hybrid with a query: the coordinator's global kNN phase over the data nodes),
+reciprocal rank fusion (`rank.rrf`, the rrf retriever), rescore, collapse (with inner_hits)
+and profile, each compared with a single node holding the
+same documents in the same 6 shards: ids, scores, totals, collapse groups, and the profile's
+shape per shard (its id names the data node that ran the shard). Three `scry serve --cluster`
+nodes on a private etcd (one cluster for the module), batched and unbatched query phases."""
+import json
+import os
+import random
+import shutil
+import tempfile
+import time
+
+import pytest
+
+from conftest import Server
+from test_cluster import ETCD, TTL, Etcd, free_port, wait_until
+
+N_DOCS = 240
+DIMS = 4
+SEED = int(os.environ.get("SCRY_TEST_SEED", "1613"))
+WORDS = ["quick", "brown", "fox", "lazy", "dog", "jumps", "over", "river", "stone", "light"]
+MAPPING = {"properties": {
+    "title": {"type": "text"}, "tag": {"type": "keyword"}, "n": {"type": "long"},
+    "grp": {"type": "integer"},
+    # num_candidates below exceed a shard's docs: every shard's kNN answer is exact
+    "v": {"type": "dense_vector", "dims": DIMS, "similarity": "l2_norm",
+          "index_options": {"type": "hnsw", "m": 16, "ef_construction": 100}}}}
+
+
+def vectors():
+    print("vector seed", SEED)
+    rnd = random.Random(SEED)
+    return [[round(rnd.uniform(-1, 1), 3) for _ in range(DIMS)] for _ in range(N_DOCS)]
+
+
+def bulk_body(vecs):
+    lines = []
+    for i in range(N_DOCS):
+        words = [WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(1 + i % 5)]
+        lines.append(json.dumps({"index": {"_index": "docs", "_id": str(i)}}))
+        lines.append(json.dumps({"title": " ".join(words), "tag": "t%d" % (i % 9), "n": i,
+                                 "grp": i % 11, "v": vecs[i]}))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def env():
+    if not os.access(ETCD, os.X_OK):
+        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
+    tmp = tempfile.mkdtemp(prefix="scry-cqf-")
+    etcd = Etcd(tmp).start()
+    nodes = {}
+    for name in ("n1", "n2", "n3"):
+        nodes[name] = Server(os.path.join(tmp, name), [
+            "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "cqf",
+            "--transport-port", str(free_port()), "--lease-ttl", TTL]).start()
+    single = Server(os.path.join(tmp, "single")).start()
+    n1 = nodes["n1"]
+    wait_until("3 nodes", lambda: n1.request(
+        "GET", "/_cluster/health?wait_for_nodes=3&timeout=1s")[0] == 200)
+    body = {"settings": {"number_of_shards": 6, "number_of_replicas": 0}, "mappings": MAPPING}
+    for s in (n1, single):
+        st, _, r = s.request("PUT", "/docs", body)
+        assert st == 200, r
+    for s in nodes.values():
+        wait_until("routing on " + s.url, lambda s=s: s.request(
+            "GET", "/_cluster/health/docs?wait_for_status=green&timeout=1s")[0] == 200)
+    vecs = vectors()
+    for s in (nodes["n2"], single):
+        st, _, r = s.request("POST", "/_bulk?refresh=true", bulk_body(vecs),
+                             headers={"Content-Type": "application/x-ndjson"})
+        assert st == 200 and not r["errors"], r
+    yield nodes, single, vecs
+    for s in list(nodes.values()) + [single]:
+        if s.alive():
+            rc = s.stop()
+            assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
+    etcd.kill()
+    if not os.environ.get("SCRY_KEEP_TMP"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def search(node, q):
+    st, _, r = node.request("POST", "/docs/_search", q)
+    assert st == 200, (q, r)
+    return r
+
+
+def essence(r):
+    hits = [(h["_id"], None if h.get("_score") is None else round(h["_score"], 4),
+             h.get("fields"), h.get("inner_hits")) for h in r["hits"]["hits"]]
+    sh = r["_shards"]
+    return {"total": r["hits"].get("total"), "hits": hits, "aggs": r.get("aggregations"),
+            "max_score": None if r["hits"].get("max_score") is None
+            else round(r["hits"]["max_score"], 4),
+            "shards": (sh["total"], sh["successful"], sh["failed"])}
+
+
+def set_batched(node, on):
+    st, _, r = node.request("PUT", "/_cluster/settings",
+                            {"transient": {"search.batched_query_phase": on}})
+    assert st == 200, r
+    time.sleep(2.5)  # the nodes read the setting at most a second after it changes
+
+
+def l2_top(vecs, q, k):
+    d = sorted(range(len(vecs)), key=lambda i: (sum((a - b) ** 2 for a, b in zip(vecs[i], q)), i))
+    return [str(i) for i in d[:k]]
+
+
+def queries(vecs):
+    q1, q2 = vecs[17], [0.1, -0.2, 0.3, 0.05]
+    knn1 = {"field": "v", "query_vector": q1, "k": 7, "num_candidates": 100}
+    knn2 = {"field": "v", "query_vector": q2, "k": 5, "num_candidates": 100}
+    rescore = {"window_size": 20, "query": {"rescore_query": {"match": {"title": "river"}},
+                                            "query_weight": 0.7, "rescore_query_weight": 1.5}}
+    return [
+        {"knn": knn1, "size": 10},
+        {"knn": dict(knn1, filter={"range": {"n": {"gte": 100}}}), "size": 4, "from": 2},
+        {"knn": [knn1, knn2], "size": 12},
+        {"query": {"match": {"title": "fox"}}, "knn": knn2, "size": 10},
+        {"query": {"match": {"title": "quick dog"}}, "knn": [knn1, knn2], "size": 15},
+        {"retriever": {"knn": knn2}, "size": 5},
+        {"query": {"match": {"title": "quick brown"}}, "rescore": rescore, "size": 10},
+        {"query": {"match": {"title": "lazy"}}, "size": 8, "from": 2,
+         "rescore": [rescore, {"window_size": 5, "query": {
+             "rescore_query": {"term": {"tag": "t3"}}, "score_mode": "max"}}]},
+        {"query": {"match": {"title": "fox river"}}, "collapse": {"field": "tag"}, "size": 10},
+        {"query": {"match_all": {}}, "collapse": {"field": "grp"}, "size": 6, "from": 3},
+        {"query": {"match": {"title": "stone"}}, "size": 4,
+         "collapse": {"field": "tag", "inner_hits": {"name": "best", "size": 2,
+                                                     "sort": [{"n": "asc"}]}}},
+        {"query": {"match": {"title": "fox"}}, "knn": knn2, "size": 10,
+         "rank": {"rrf": {"rank_window_size": 20, "rank_constant": 10}}},
+        {"retriever": {"rrf": {"retrievers": [
+            {"standard": {"query": {"match": {"title": "lazy"}}}}, {"knn": knn1},
+            {"standard": {"query": {"term": {"tag": "t3"}}}}], "rank_window_size": 30}},
+         "size": 8, "from": 2},
+        {"retriever": {"rrf": {"retrievers": [{"knn": knn2}, {"knn": knn1}]}}, "size": 6,
+         "aggs": {"tags": {"terms": {"field": "tag"}}, "mx": {"max": {"field": "n"}}}},
+    ]
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_query_features_equal_single_node(env, batched):
+    nodes, single, vecs = env
+    set_batched(nodes["n1"], batched)
+    for q in queries(vecs):
+        want = essence(search(single, q))
+        assert want["hits"], q
+        for name, s in nodes.items():
+            got = essence(search(s, q))
+            assert got == want, "%s (batched=%s) query %s" % (name, batched, json.dumps(q))
+    set_batched(nodes["n1"], True)
+
+
+def test_knn_is_the_exact_answer(env):
+    """num_candidates above a shard's docs: the cluster's kNN answer is the exact top k."""
+    nodes, _, vecs = env
+    q = vecs[42]
+    r = search(nodes["n3"], {"knn": {"field": "v", "query_vector": q, "k": 9,
+                                     "num_candidates": 100}, "size": 9, "_source": False})
+    assert [h["_id"] for h in r["hits"]["hits"]] == l2_top(vecs, q, 9)
+    assert r["hits"]["total"] == {"value": 9, "relation": "eq"}
+
+
+def test_profile_per_shard(env):
+    nodes, single, _ = env
+    body = {"query": {"bool": {"must": [{"match": {"title": "fox"}}],
+                               "filter": [{"range": {"n": {"gte": 10}}}]}},
+            "size": 5, "profile": True}
+    want = search(single, body)["profile"]["shards"]
+    st, _, cat = nodes["n1"].request("GET", "/_cat/shards/docs?format=json")
+    assert st == 200
+    st, _, ns = nodes["n1"].request("GET", "/_cat/nodes?format=json&h=name,id")
+    assert st == 200
+    node_of = {s["shard"]: s["node"] for s in cat}
+    id_of = {r["name"]: r["id"] for r in ns}
+
+    def shape(q):
+        # the plan and its call counts (deterministic on the same docs); times vary
+        counts = {k: v for k, v in q["breakdown"].items() if k.endswith("_count")}
+        return (q["type"], q["description"], counts,
+                [shape(c) for c in q.get("children", [])])
+
+    for name, s in nodes.items():
+        got = search(s, body)["profile"]["shards"]
+        assert len(got) == len(want) == 6, got
+        for g, w in zip(got, want):
+            assert (g["index"], g["shard_id"]) == (w["index"], w["shard_id"])
+            nid = g["node_id"]  # the data node that ran the shard (cat ids may be short)
+            assert nid.startswith(id_of[node_of[str(g["shard_id"])]]), (g, id_of, node_of)
+            assert g["id"] == "[%s][docs][%d]" % (nid, g["shard_id"]), g
+            gs, ws = g["searches"][0], w["searches"][0]
+            assert [shape(x) for x in gs["query"]] == [shape(x) for x in ws["query"]], name
+            assert [c["name"] for c in gs["collector"]] == [c["name"] for c in ws["collector"]]
+            assert gs["collector"] and gs["query"], g
