@@ -9,8 +9,12 @@ search is a `terms` aggregation on `clientip` with size 1000 and shard_size 5000
 (`_nodes/stats/breaker?reset_peak=true`); after it, each node's `peak_used_in_bytes` is read.
 Reports the median peak per node and the coordinator's ratio batched / unbatched, plus the
 median latency. Both modes must return the same buckets.
+With --batched-reduce-size N, each mode also runs with `?batched_reduce_size=N` (the default is
+512): the data nodes fold every N shard results and the coordinator every N answers (unbatched:
+one per shard), and the peaks of the four runs are reported side by side.
 Usage: python3 bench/cluster_reduce_memory.py [--docs 700000] [--ips 300000] [--searches 5]
-       [--rounds 3]   (SCRY_BIN picks the binary; use a release build)"""
+       [--rounds 3] [--batched-reduce-size N]   (SCRY_BIN picks the binary; use a release
+       build)"""
 import argparse
 import json
 import os
@@ -79,10 +83,11 @@ def peaks(nodes, reset):
     return out
 
 
-def one_search(nodes, coord):
+def one_search(nodes, coord, brs=None):
     peaks(nodes, True)
     t0 = time.perf_counter()
-    st, _, r = coord.request("POST", "/logs-*/_search", BODY)
+    params = "?batched_reduce_size=%d" % brs if brs else ""
+    st, _, r = coord.request("POST", "/logs-*/_search" + params, BODY)
     ms = (time.perf_counter() - t0) * 1000
     assert st == 200 and r["_shards"]["failed"] == 0, json.dumps(r)[:1000]
     return ms, peaks(nodes, False), r["aggregations"]["ips"]["buckets"]
@@ -95,6 +100,7 @@ def main():
     ap.add_argument("--searches", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--batched-reduce-size", type=int, default=0)
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="scry-reducemem-")
     etcd = Etcd(tmp).start()
@@ -110,7 +116,9 @@ def main():
         load(n1, a.docs, a.ips, a.seed)
         print("setup: %d docs in %d indices x 10 shards, %d client ips in the pool, %.1f s"
               % (a.docs, N_INDICES, a.ips, time.time() - t0))
-        res = {True: [], False: []}
+        sizes = [None] + ([a.batched_reduce_size] if a.batched_reduce_size else [])
+        modes = [(b, s) for b in (True, False) for s in sizes]
+        res = {m: [] for m in modes}
         buckets = {}
         for _ in range(a.rounds):
             for batched in (True, False):
@@ -120,21 +128,29 @@ def main():
                 time.sleep(2.5)
                 one_search(nodes, n1)  # warm-up
                 for _ in range(a.searches):
-                    ms, pk, b = one_search(nodes, n1)
-                    res[batched].append((ms, pk))
-                    buckets.setdefault(batched, b)
-        assert buckets[True] == buckets[False], "batched and unbatched buckets differ"
+                    for brs in sizes:  # side by side
+                        ms, pk, b = one_search(nodes, n1, brs)
+                        res[(batched, brs)].append((ms, pk))
+                        buckets.setdefault((batched, brs), b)
+        for m in modes:
+            assert buckets[m] == buckets[modes[0]], "%s: the buckets differ" % (m,)
         print("terms clientip size 1000 shard_size 50000 over 70 shards; %d searches/mode"
-              % len(res[True]))
+              % len(res[modes[0]]))
         med = {}
-        for batched in (True, False):
-            lat = statistics.median(x[0] for x in res[batched])
-            med[batched] = {n: statistics.median(x[1][n] for x in res[batched]) for n in nodes}
-            print("batched_query_phase=%-5s median latency %.0f ms, peak request breaker: %s"
-                  % (str(batched).lower(), lat, ", ".join(
-                      "%s %.1f MB" % (n, med[batched][n] / 1048576) for n in nodes)))
+        for m in modes:
+            lat = statistics.median(x[0] for x in res[m])
+            med[m] = {n: statistics.median(x[1][n] for x in res[m]) for n in nodes}
+            print("batched_query_phase=%-5s batched_reduce_size=%-4s median latency %.0f ms, "
+                  "peak request breaker: %s" % (str(m[0]).lower(), m[1] or 512, lat, ", ".join(
+                      "%s %.1f MB" % (n, med[m][n] / 1048576) for n in nodes)))
         print("coordinator (n1) peak batched / unbatched = %.3f"
-              % (med[True]["n1"] / med[False]["n1"]))
+              % (med[(True, None)]["n1"] / med[(False, None)]["n1"]))
+        if a.batched_reduce_size:
+            for b in (True, False):
+                print("batched_query_phase=%s: coordinator (n1) peak batched_reduce_size %d / "
+                      "default = %.3f" % (str(b).lower(), a.batched_reduce_size,
+                                          med[(b, a.batched_reduce_size)]["n1"] /
+                                          med[(b, None)]["n1"]))
     finally:
         # closing flushes every shard (~20 s for 1,000 on this machine, over 10 minutes for
         # 5,000): all nodes close at once, and a node that takes too long is killed

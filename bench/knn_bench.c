@@ -6,7 +6,10 @@
  * bench/knn_compare.py runs it beside hnswlib and FAISS on the same vectors. Usage: knn_bench
  * BASE.fvecs QUERY.fvecs [l2|cosine|dot] [hnsw|int8_hnsw] [m] [ef_construction]
  *        [num_candidates,...]
- * Output: one TSV line per num_candidates: impl nc recall qps build_s bytes_per_vector. */
+ * With "-" as the num_candidates list it reads one num_candidates per line from stdin and answers
+ * each when it is read (bench/knn_compare.py interleaves the libraries' runs that way).
+ * Output: one TSV line per num_candidates: impl nc recall qps build_s bytes_per_vector
+ * nodes_scored_per_query; "#" lines: build and graph shape (nodes and mean degree per level). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -128,15 +131,46 @@ int main(int argc, char **argv)
     printf("# n %u dims %u sim %s type %s m %u ef_construction %u build_s %.2f search_bytes/vec "
            "%.0f disk_bytes/vec %.0f\n",
            n, dims, sim, type, p.m, p.ef_construction, build_s, search_b / n, disk_b / n);
-    for (const char *s = ncs; *s;) {
-        uint32_t nc = (uint32_t)strtoul(s, (char **)&s, 10);
-        if (*s == ',')
-            s++;
+    /* the graph's shape: nodes and mean out-degree per level */
+    for (int lev = 0; lev <= vf.graph.max_level; lev++) {
+        uint64_t nodes = 0, links = 0;
+        for (uint32_t i = 0; i < vf.graph.n; i++) {
+            if (vf.graph.levels[i] < lev)
+                continue;
+            uint32_t cnt;
+            (void)sc_hnsw_links(&vf.graph, i, lev, &cnt);
+            nodes++;
+            links += cnt;
+        }
+        printf("# level %d nodes %llu mean degree %.2f\n", lev, (unsigned long long)nodes,
+               nodes ? (double)links / (double)nodes : 0.0);
+    }
+    bool from_stdin = !strcmp(ncs, "-");
+    if (from_stdin)
+        printf("# ready\n");
+    fflush(stdout);
+    char line[64];
+    for (const char *s = ncs; from_stdin || *s;) {
+        uint32_t nc;
+        if (from_stdin) {
+            if (!fgets(line, sizeof(line), stdin))
+                break;
+            nc = (uint32_t)strtoul(line, NULL, 10);
+            if (nc == 0)
+                break;
+        } else {
+            nc = (uint32_t)strtoul(s, (char **)&s, 10);
+            if (*s == ',')
+                s++;
+        }
         double found = 0;
+        uint64_t scored = 0;
         uint64_t t1 = cpu_ns();
         for (uint32_t q = 0; q < nq; q++) {
-            sc_vec_knn_opts o = {
-                .query = qs + (size_t)q * dims, .k = 10, .num_candidates = nc < 10 ? 10 : nc};
+            sc_vec_knn_opts o = {.query = qs + (size_t)q * dims,
+                                 .k = 10,
+                                 .num_candidates = nc < 10 ? 10 : nc,
+                                 .n_scored = &scored};
             size_t nh;
             bool ex;
             if (sc_vec_knn(&vf, &o, &a, hits, &nh, &ex) != SC_OK)
@@ -147,8 +181,8 @@ int main(int argc, char **argv)
             sc_arena_rewind(&a, m0);
         }
         double secs = (double)(cpu_ns() - t1) / 1e9;
-        printf("scry-%s\t%u\t%.4f\t%.0f\t%.2f\t%.0f\n", type, nc, found / (10.0 * nq), nq / secs,
-               build_s, search_b / n);
+        printf("scry-%s\t%u\t%.4f\t%.0f\t%.2f\t%.0f\t%.0f\n", type, nc, found / (10.0 * nq),
+               nq / secs, build_s, search_b / n, (double)scored / nq);
         fflush(stdout);
     }
     sc_arena_fini(&a);

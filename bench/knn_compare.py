@@ -47,65 +47,99 @@ def recall(got, gt):
     return float(np.mean([len(set(got[i]) & set(gt[i])) / 10.0 for i in range(len(gt))]))
 
 
-def run_scry(a, efs, itype):
-    exe = os.path.join(ROOT, "build", "release", "knn_bench")
-    sim = {"l2": "l2", "cosine": "cosine", "ip": "dot"}[a.sim]
-    out = subprocess.run([exe, a.base, a.query, sim, itype, str(a.m), str(a.efc),
-                          ",".join(map(str, efs))], capture_output=True, text=True, check=True)
-    rows = []
-    for line in out.stdout.splitlines():
-        if line.startswith("#"):
-            continue
-        impl, nc, r, qps, build, bpv = line.split("\t")
-        rows.append((impl, int(nc), float(r), float(qps), float(build), float(bpv)))
-    return rows
+class Scry:
+    """One build/release/knn_bench process: builds the section when started, then answers one
+    num_candidates per line on stdin (so the libraries' runs can be interleaved)."""
+
+    def __init__(self, a, itype):
+        exe = os.path.join(ROOT, "build", "release", "knn_bench")
+        sim = {"l2": "l2", "cosine": "cosine", "ip": "dot"}[a.sim]
+        self.p = subprocess.Popen([exe, a.base, a.query, sim, itype, str(a.m), str(a.efc), "-"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.shape = []
+
+    def built(self):
+        """Waits for the build: the "#" lines (build, graph shape) up to "# ready"."""
+        for line in self.p.stdout:
+            if line.startswith("# ready"):
+                return self
+            self.shape.append(line.rstrip("\n"))
+        raise RuntimeError("knn_bench ended early")
+
+    def run(self, ef):
+        self.p.stdin.write("%d\n" % ef)
+        self.p.stdin.flush()
+        impl, nc, r, qps, build, bpv, scored = self.p.stdout.readline().split("\t")
+        return (impl, int(nc), float(r), float(qps), float(build), float(bpv), float(scored))
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
 
 
-def run_hnswlib(a, b, q, gt, efs):
-    import hnswlib
-    p = hnswlib.Index(space="l2" if a.sim == "l2" else "ip", dim=b.shape[1])
-    p.init_index(max_elements=len(b), ef_construction=a.efc, M=a.m, random_seed=1)
-    p.set_num_threads(1)
-    t = time.process_time()
-    p.add_items(b)
-    build = time.process_time() - t
-    with tempfile.NamedTemporaryFile() as f:
-        p.save_index(f.name)
-        bpv = os.path.getsize(f.name) / len(b)
-    rows = []
-    for ef in efs:
-        p.set_ef(max(ef, 10))
+class Hnswlib:
+    def __init__(self, a, b, q, gt):
+        import hnswlib
+        self.q, self.gt = q, gt
+        p = hnswlib.Index(space="l2" if a.sim == "l2" else "ip", dim=b.shape[1])
+        p.init_index(max_elements=len(b), ef_construction=a.efc, M=a.m, random_seed=1)
+        p.set_num_threads(1)
         t = time.process_time()
-        labels, _ = p.knn_query(q, k=10)
-        dt = time.process_time() - t
-        rows.append(("hnswlib", ef, recall(labels, gt), len(q) / dt, build, bpv))
-    return rows
+        p.add_items(b)
+        self.build = time.process_time() - t
+        with tempfile.NamedTemporaryFile() as f:
+            p.save_index(f.name)
+            self.bpv = os.path.getsize(f.name) / len(b)
+        self.p = p
 
-
-def run_faiss(a, b, q, gt, efs, sq):
-    import faiss
-    faiss.omp_set_num_threads(1)
-    metric = faiss.METRIC_L2 if a.sim == "l2" else faiss.METRIC_INNER_PRODUCT
-    if sq:
-        idx = faiss.IndexHNSWSQ(b.shape[1], faiss.ScalarQuantizer.QT_8bit, a.m, metric)
-    else:
-        idx = faiss.IndexHNSWFlat(b.shape[1], a.m, metric)
-    idx.hnsw.efConstruction = a.efc
-    t = time.process_time()
-    if sq:
-        idx.train(b)
-    idx.add(b)
-    build = time.process_time() - t
-    bpv = len(faiss.serialize_index(idx)) / len(b)
-    rows = []
-    for ef in efs:
-        idx.hnsw.efSearch = max(ef, 10)
+    def run(self, ef):
+        self.p.set_ef(max(ef, 10))
         t = time.process_time()
-        _, labels = idx.search(q, 10)
+        labels, _ = self.p.knn_query(self.q, k=10)
         dt = time.process_time() - t
-        rows.append(("faiss-HNSW" + ("SQ8" if sq else "Flat"), ef, recall(labels, gt), len(q) / dt,
-                     build, bpv))
-    return rows
+        return ("hnswlib", ef, recall(labels, self.gt), len(self.q) / dt, self.build, self.bpv,
+                None)
+
+
+class Faiss:
+    def __init__(self, a, b, q, gt, sq):
+        import faiss
+        faiss.omp_set_num_threads(1)
+        self.q, self.gt, self.sq = q, gt, sq
+        metric = faiss.METRIC_L2 if a.sim == "l2" else faiss.METRIC_INNER_PRODUCT
+        if sq:
+            idx = faiss.IndexHNSWSQ(b.shape[1], faiss.ScalarQuantizer.QT_8bit, a.m, metric)
+        else:
+            idx = faiss.IndexHNSWFlat(b.shape[1], a.m, metric)
+        idx.hnsw.efConstruction = a.efc
+        t = time.process_time()
+        if sq:
+            idx.train(b)
+        idx.add(b)
+        self.build = time.process_time() - t
+        self.bpv = len(faiss.serialize_index(idx)) / len(b)
+        self.idx = idx
+
+    def run(self, ef):
+        self.idx.hnsw.efSearch = max(ef, 10)
+        t = time.process_time()
+        _, labels = self.idx.search(self.q, 10)
+        dt = time.process_time() - t
+        return ("faiss-HNSW" + ("SQ8" if self.sq else "Flat"), ef, recall(labels, self.gt),
+                len(self.q) / dt, self.build, self.bpv, None)
+
+
+def qps_at(rows, target):
+    """QPS at recall `target` on a curve of (recall, qps) rows sorted by beam: linear between
+    the two beams around it; None when the curve never reaches it."""
+    pts = sorted((r[1], r[2], r[3]) for r in rows)
+    for (e0, r0, q0), (e1, r1, q1) in zip(pts, pts[1:]):
+        if r0 >= target:
+            return q0
+        if r1 >= target:
+            f = (target - r0) / (r1 - r0)
+            return q0 + f * (q1 - q0)
+    return pts[-1][2] if pts and pts[-1][1] >= target else None
 
 
 def main():
@@ -117,6 +151,7 @@ def main():
     ap.add_argument("--efc", type=int, default=100)
     ap.add_argument("--ef", default="10,20,40,60,100,150,200,300,500")
     ap.add_argument("--skip", default="", help="comma list of: scry,scry8,hnswlib,faiss,faiss8")
+    ap.add_argument("--target", type=float, default=0.95, help="recall for the ratio table")
     a = ap.parse_args()
     efs = [int(x) for x in a.ef.split(",")]
     skip = set(a.skip.split(","))
@@ -128,22 +163,57 @@ def main():
     print("%d x %d vectors, %d queries, %s, M %d, ef_construction %d, 1 thread"
           % (len(b), b.shape[1], len(q), a.sim, a.m, a.efc))
     print()
-    print("| impl | ef / num_candidates | recall@10 | QPS | build s | bytes/vector |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     sys.stdout.flush()
-    # one library after the other, each table part printed when it is done (a 1M run takes
-    # long: what finished is kept if the rest is stopped)
-    runs = [("scry", lambda: run_scry(a, efs, "hnsw")),
-            ("scry8", lambda: run_scry(a, efs, "int8_hnsw")),
-            ("hnswlib", lambda: run_hnswlib(a, b, q, gt, efs)),
-            ("faiss", lambda: run_faiss(a, b, q, gt, efs, False)),
-            ("faiss8", lambda: run_faiss(a, b, q, gt, efs, True))]
-    for name, run in runs:
-        if name in skip:
-            continue
-        for impl, ef, r, qps, build, bpv in run():
-            print("| %s | %d | %.3f | %.0f | %.1f | %.0f |" % (impl, ef, r, qps, build, bpv))
-        sys.stdout.flush()
+    # every index is built first, then the beams are swept round-robin across them, so a
+    # change of the machine's load lands on every library alike (QPS is CPU time anyway)
+    # (the scry processes build while this one builds hnswlib's and FAISS's: build seconds are
+    # each process's own CPU time)
+    libs = []
+    if "scry" not in skip:
+        libs.append(Scry(a, "hnsw"))
+    if "scry8" not in skip:
+        libs.append(Scry(a, "int8_hnsw"))
+    if "hnswlib" not in skip:
+        libs.append(Hnswlib(a, b, q, gt))
+    if "faiss" not in skip:
+        libs.append(Faiss(a, b, q, gt, False))
+    if "faiss8" not in skip:
+        libs.append(Faiss(a, b, q, gt, True))
+    for lib in libs:
+        if isinstance(lib, Scry):
+            lib.built()
+    rows = {}
+    for ef in efs:
+        for lib in libs:
+            row = lib.run(ef)
+            rows.setdefault(row[0], []).append(row)
+    for lib in libs:
+        if isinstance(lib, Scry):
+            lib.close()
+            for line in lib.shape:
+                print(line)
+    print()
+    print("| impl | ef / num_candidates | recall@10 | QPS | build s | bytes/vector "
+          "| nodes scored / query |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for impl, rs in rows.items():
+        for _, ef, r, qps, build, bpv, scored in rs:
+            print("| %s | %d | %.3f | %.0f | %.1f | %.0f | %s |"
+                  % (impl, ef, r, qps, build, bpv, "%.0f" % scored if scored else ""))
+    base = qps_at(rows.get("hnswlib", []), a.target)
+    print()
+    print("At recall@10 %.2f (QPS interpolated between beams; ratio to hnswlib):" % a.target)
+    print()
+    print("| impl | QPS at recall %.2f | x hnswlib | build s | x hnswlib build |" % a.target)
+    print("| --- | ---: | ---: | ---: | ---: |")
+    hb = rows["hnswlib"][0][4] if "hnswlib" in rows else None
+    for impl, rs in rows.items():
+        v = qps_at(rs, a.target)
+        print("| %s | %s | %s | %.1f | %s |"
+              % (impl, "%.0f" % v if v else "not reached",
+                 "%.2f" % (v / base) if v and base else "",
+                 rs[0][4], "%.2f" % (hb / rs[0][4]) if hb and rs[0][4] else ""))
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@
 #                                                #      MERGE_MEMORY=64mb (index.merge.memory)
 # Prints one line: docs= json_mb= fresh_anon_kb= load_hwm_kb= peak_hwm_kb= idle_anon_kb=
 # load_s= merge_s= index_mb= segments_before= restart_anon_kb= restart_hwm_kb= merge_hwm_kb=
-# spilled_mb=
+# spilled_mb= load_cpu_s= merge_cpu_s= (the server's CPU seconds of the load and of the merge)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000000}
@@ -52,6 +52,9 @@ req() { # method path [body]
   [ "${code:0:1}" = 2 ] || die "$1 $2 answered $code: $(head -c 300 "$OUT/last.json")"
 }
 kb() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$SPID/status"; }
+cpu_s() { # the server's user + system CPU seconds so far
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$SPID/stat"
+}
 MERGE_MEMORY=${MERGE_MEMORY:-} /usr/bin/python3 - > "$OUT/index.json" <<'PY'
 import json, os
 m = json.load(open("bench/workloads/wiki.index.json"))
@@ -67,6 +70,7 @@ t0=$(date +%s.%N)
 "$BIN" load --index wiki "$CORPUS" --url "$URL" --quiet
 req POST /wiki/_refresh
 t1=$(date +%s.%N)
+LOAD_CPU=$(cpu_s)
 LOAD_HWM=$(kb VmHWM)
 req GET "/wiki/_segments"
 SEGS=$(/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(len(s["segments"]) for sh in j["indices"]["wiki"]["shards"].values() for s in sh))' "$OUT/last.json")
@@ -75,6 +79,7 @@ echo 5 > "/proc/$SPID/clear_refs" # VmHWM := current RSS
 t2=$(date +%s.%N)
 req POST "/wiki/_forcemerge?max_num_segments=1"
 t3=$(date +%s.%N)
+MERGE_CPU=$(echo "$(cpu_s) - $LOAD_CPU" | bc)
 MERGE_HWM=$(kb VmHWM)
 PEAK=$((MERGE_HWM > PEAK_LOAD ? MERGE_HWM : PEAK_LOAD))
 req GET "/wiki/_stats"
@@ -96,4 +101,4 @@ RESTART_HWM=$(kb VmHWM)
 echo "docs=$N json_mb=$(($(stat -L -c %s "$CORPUS") / 1000000)) fresh_anon_kb=$FRESH load_hwm_kb=$LOAD_HWM" \
   "peak_hwm_kb=$PEAK idle_anon_kb=$IDLE load_s=$(echo "$t1 - $t0" | bc) merge_s=$(echo "$t3 - $t2" | bc)" \
   "index_mb=$(($(du -sk "$OUT/data" | cut -f1) / 1024)) segments_before=$SEGS restart_anon_kb=$RESTART restart_hwm_kb=$RESTART_HWM" \
-  "merge_hwm_kb=$MERGE_HWM spilled_mb=$SPILLED"
+  "merge_hwm_kb=$MERGE_HWM spilled_mb=$SPILLED load_cpu_s=$LOAD_CPU merge_cpu_s=$MERGE_CPU"

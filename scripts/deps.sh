@@ -16,6 +16,8 @@ PKGS=(
   # benchmarks: vector sets from text (bench/vectors_from_text.py) and the hnswlib / FAISS
   # side-by-side (bench/knn_compare.py)
   python3-numpy python3-hnswlib python3-faiss
+  # word lists the light-stemmer oracle samples (tests/oracle/analysis/make_light_words.py)
+  wngerman wfrench wspanish witalian wportuguese
 )
 
 missing=()

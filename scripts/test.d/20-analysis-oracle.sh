@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 bash tests/oracle/analysis/regen.sh "$tmp" >/dev/null || { echo "analysis oracle: regen failed"; exit 1; }
 fail=0
 for f in lucene_tokens.tsv random_tokens.tsv porter_words.tsv snowball_words.tsv fold_chars.tsv \
-  chain_tokens.tsv; do
+  chain_tokens.tsv light_stems.tsv; do
   if ! cmp -s "$tmp/$f" "tests/fixtures/text/$f"; then
     echo "analysis oracle: tests/fixtures/text/$f differs from Lucene's output:"
     diff "tests/fixtures/text/$f" "$tmp/$f" | head -20
@@ -42,6 +42,24 @@ if SCRY_SOURCE_DIR="$root" "$test_bin" > "$tmp/all.log" 2>&1; then
 else
   echo "analysis oracle: code point sweep differs from Lucene:"
   grep -E "MISMATCH|mismatch|FAILED" -A8 "$tmp/all.log" | head -60
+  fail=1
+fi
+# (3) html_strip and the word-delimiter chains over random markup and words (a new seed each
+# run, printed; SCRY_ORACLE_SEED replays one): scry must equal Lucene line for line.
+seed=${SCRY_ORACLE_SEED:-$(( $(date +%s) % 100000 ))}
+rroot="$tmp/random"
+mkdir -p "$rroot/tests/fixtures/text" "$rroot/tests/oracle/analysis"
+cp tests/fixtures/text/* "$rroot/tests/fixtures/text/"
+grep -P '^(html_strip|wdg?_)' tests/oracle/analysis/chains.tsv > "$rroot/tests/oracle/analysis/chains.tsv"
+/usr/bin/python3 tests/oracle/analysis/make_random_markup.py "$seed" 600 \
+  > "$rroot/tests/fixtures/text/chain_inputs.txt"
+java -cp "$CP:$tmp/cls" LuceneTokens chains "$rroot/tests/oracle/analysis/chains.tsv" \
+  "$rroot/tests/fixtures/text/chain_inputs.txt" > "$rroot/tests/fixtures/text/chain_tokens.tsv"
+if SCRY_SOURCE_DIR="$rroot" "$test_bin" > "$tmp/random.log" 2>&1; then
+  echo "analysis oracle: random markup (seed $seed) agrees with Lucene ($(grep -o 'chain oracle: .*' "$tmp/random.log"))"
+else
+  echo "analysis oracle: random markup (seed $seed, replay with SCRY_ORACLE_SEED=$seed) differs:"
+  grep -E "MISMATCH|mismatch|FAILED" -A8 "$tmp/random.log" | head -60
   fail=1
 fi
 exit $fail

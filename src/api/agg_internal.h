@@ -97,6 +97,8 @@ bool sc__agg_parse_geo(sc__agg_pctx *c, const char *type, const json_t *p, sc_ag
 bool sc__agg_parse_weighted_avg(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* composite's parameters (agg_parse_composite.c). */
 bool sc__agg_parse_composite(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
+/* geotile_grid: a TERMS spec with `geotile` (agg_parse_composite.c) */
+bool sc__agg_parse_geotile(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);
 /* cardinality, percentiles, percentile_ranks and median_absolute_deviation's parameters
  * (agg_parse_sketch.c). */
 bool sc__agg_parse_sketch(sc__agg_pctx *c, const char *type, const json_t *p, sc_agg_spec *s);

@@ -28,6 +28,9 @@ static const kind_name kinds[] = {
     {"filters", SC_AGG_FILTERS},
     {"missing", SC_AGG_MISSING},
     {"global", SC_AGG_GLOBAL},
+    {"sampler", SC_AGG_SAMPLER},
+    {"geotile_grid", SC_AGG_TERMS}, /* spec->geotile */
+    {"geohash_grid", SC_AGG_TERMS}, /* spec->geohash */
     {"min", SC_AGG_MIN},
     {"max", SC_AGG_MAX},
     {"sum", SC_AGG_SUM},
@@ -69,12 +72,9 @@ static const kind_name kinds[] = {
 
 /* Elasticsearch aggregation types scry does not build yet (a clear 400 instead of "unknown"). */
 static const char *const later[] = {"significant_text",
-                                    "sampler",
                                     "diversified_sampler",
                                     "adjacency_matrix",
                                     "variable_width_histogram",
-                                    "geohash_grid",
-                                    "geotile_grid",
                                     "scripted_metric",
                                     "string_stats",
                                     "boxplot",
@@ -95,6 +95,8 @@ const char *sc__agg_kind_name(const sc_agg_spec *s)
         return "date_range";
     if (s->kind == SC_AGG_RANGE && s->vtype == SC_AGG_V_IP)
         return "ip_range";
+    if (s->kind == SC_AGG_TERMS && (s->geotile || s->geohash))
+        return s->geotile ? "geotile_grid" : "geohash_grid";
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (kinds[i].kind == s->kind)
             return kinds[i].name;

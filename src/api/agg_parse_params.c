@@ -660,7 +660,10 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
     case SC_AGG_PERCENTILES:
     case SC_AGG_PERCENTILE_RANKS:
     case SC_AGG_MEDIAN_ABSOLUTE_DEVIATION: return sc__agg_parse_sketch(c, type, p, s);
-    case SC_AGG_TERMS: return sc__agg_parse_terms(c, type, p, s);
+    case SC_AGG_TERMS:
+        return strcmp(type, "geotile_grid") && strcmp(type, "geohash_grid")
+                   ? sc__agg_parse_terms(c, type, p, s)
+                   : sc__agg_parse_geotile(c, type, p, s);
     case SC_AGG_RARE_TERMS: return sc__agg_parse_rare(c, type, p, s);
     case SC_AGG_HISTOGRAM:
     case SC_AGG_DATE_HISTOGRAM: return parse_histogram(c, type, p, s);
@@ -738,6 +741,19 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
                                 "[reverse_nested] [path] is not supported (nested fields have one "
                                 "level: the parent is always the root document): [%s]",
                                 s->name);
+        return true;
+    }
+    case SC_AGG_SAMPLER: {
+        static const char *const keys[] = {"shard_size", NULL};
+        uint64_t shard_size = 100;
+        if (!sc__agg_known_keys(c, type, p, keys) ||
+            !sc__agg_get_uint(c, p, "shard_size", &shard_size, type))
+            return false;
+        if (shard_size == 0 || shard_size > INT32_MAX)
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[shard_size] must be greater than 0. Found [%llu] in [%s]",
+                                (unsigned long long)shard_size, s->name);
+        s->shard_size = (uint32_t)shard_size;
         return true;
     }
     case SC_AGG_GLOBAL:

@@ -253,8 +253,23 @@ static void write_bucket_body(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_bu
         write_aggs(w, s, b->subs, typed_keys);
 }
 
+static void write_part(sc_jsonw *w, const sc_agg_spec *src, const sc_agg_value *v);
+
 static void write_terms(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r, bool tk)
 {
+    if (s->geotile || s->geohash) { /* buckets only, keys "zoom/x/y" or geohashes */
+        sc_jsonw_key(w, "buckets");
+        sc_jsonw_arr_begin(w);
+        for (size_t i = 0; i < r->n_buckets; i++) {
+            sc_jsonw_obj_begin(w);
+            sc_jsonw_key(w, "key");
+            write_part(w, s, &(sc_agg_value){.i = r->buckets[i].key});
+            write_bucket_body(w, s, &r->buckets[i], tk);
+            sc_jsonw_obj_end(w);
+        }
+        sc_jsonw_arr_end(w);
+        return;
+    }
     sc_jsonw_kv_int(w, "doc_count_error_upper_bound", r->doc_count_error);
     sc_jsonw_kv_int(w, "sum_other_doc_count", (int64_t)r->sum_other);
     sc_jsonw_key(w, "buckets");
@@ -459,6 +474,14 @@ static void write_part(sc_jsonw *w, const sc_agg_spec *src, const sc_agg_value *
     char buf[64];
     if (v->null) {
         sc_jsonw_null(w);
+    } else if (src->geohash) {
+        sc_agg_geohash_text(v->i, buf);
+        sc_jsonw_str(w, buf);
+    } else if (src->kind == SC_AGG_GEOTILE_GRID || src->geotile) {
+        uint64_t k = (uint64_t)v->i;
+        snprintf(buf, sizeof buf, "%u/%u/%u", (unsigned)(k >> 58),
+                 (unsigned)((k >> 29) & 0x1fffffff), (unsigned)(k & 0x1fffffff));
+        sc_jsonw_str(w, buf);
     } else if (src->kind == SC_AGG_HISTOGRAM) {
         sc_jsonw_double(w, v->d);
     } else if (src->vtype == SC_AGG_V_IP && v->s.len == 16) {
@@ -683,6 +706,8 @@ static const char *typed_prefix(const sc_agg_spec *s)
 {
     switch (s->kind) {
     case SC_AGG_TERMS:
+        if (s->geotile || s->geohash)
+            return s->geotile ? "geotile_grid" : "geohash_grid";
         return s->vtype == SC_AGG_V_DOUBLE      ? "dterms"
                : sc_agg_vtype_numeric(s->vtype) ? "lterms"
                : s->vtype == SC_AGG_V_UNMAPPED  ? "umterms"
@@ -776,6 +801,7 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_GLOBAL:
     case SC_AGG_NESTED:
     case SC_AGG_REVERSE_NESTED:
+    case SC_AGG_SAMPLER:
         if (r->n_buckets == 1)
             write_bucket_body(w, s, &r->buckets[0], tk);
         break;

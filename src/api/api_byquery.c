@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/byquery_cluster.h"
 #include "api/docs.h"
 #include "api/handlers.h"
 #include "api/internal.h"
@@ -556,6 +557,16 @@ static json_t *run_job(job *j, sc_rest_req *req, sc_rest_resp *resp, int *status
         sc__api_cluster_error(req, resp, &err);
         return NULL;
     }
+    uint64_t **mine = NULL; /* clustered: this node's primaries only (byquery_cluster.c) */
+    if (j->kind != JOB_REINDEX && !sc__byquery_local_primaries(req, &res, &mine)) {
+        sc_resolved_fini(&res);
+        sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+        return NULL;
+    }
+    if (mine) {
+        j->only_shards = mine;
+        j->n_slices = 1;
+    }
     sc_query **queries = sc_arena_calloc(req->arena, res.n ? res.n : 1, sizeof *queries);
     sc_scroll *ctx = NULL;
     if (!queries || !sc__search_build_queries(req, resp, j->query, res.list, res.n, queries) ||
@@ -720,7 +731,7 @@ static void by_query(sc_rest_req *req, sc_rest_resp *resp, job_kind kind)
         ok = false;
     }
     json_decref(body);
-    if (!ok) {
+    if (!ok || sc__byquery_fanout(req, resp, j->source)) {
         job_free(j);
         return;
     }

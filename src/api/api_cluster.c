@@ -13,7 +13,9 @@
 #include "cluster/membership.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
+#include "cluster/placement.h"
 #include "cluster/scroll.h"
+#include "cluster/transport.h"
 #include "cluster/tasks.h"
 
 #define SC_ES_VERSION "8.15.0"
@@ -675,6 +677,21 @@ void sc_api_nodes_stats(sc_rest_req *req, sc_rest_resp *resp)
     sc_jsonw_kv_int(&w, "memory_in_bytes", (int64_t)tot.memory_bytes);
     sc_jsonw_obj_end(&w);
     sc_jsonw_obj_end(&w);
+    sc_placement *pl = sc_node_placement(node);
+    sc_transport *tp = pl ? sc_placement_transport(pl) : NULL;
+    if (tp) { /* clustered: the node-to-node transport's counters */
+        sc_transport_stats ts;
+        sc_transport_stats_get(tp, &ts);
+        sc_jsonw_key(&w, "transport");
+        sc_jsonw_obj_begin(&w);
+        sc_jsonw_kv_int(&w, "rx_count", (int64_t)ts.requests_handled);
+        sc_jsonw_kv_int(&w, "tx_count", (int64_t)ts.requests_sent);
+        sc_jsonw_kv_int(&w, "connections_opened", (int64_t)ts.connects);
+        sc_jsonw_kv_int(&w, "bad_frames", (int64_t)ts.bad_frames);
+        sc_jsonw_kv_int(&w, "tls_handshakes_refused", (int64_t)ts.tls_refused);
+        sc_jsonw_kv_int(&w, "tls_handshakes_failed", (int64_t)ts.tls_failed);
+        sc_jsonw_obj_end(&w);
+    }
     sc_jsonw_key(&w, "breakers");
     sc_jsonw_obj_begin(&w);
     breaker(&w, "request", br.request_limit, br.request_used, 1.0, br.request_tripped,

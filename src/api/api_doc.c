@@ -606,6 +606,71 @@ static sc_slice json_bytes(const json_t *v)
                              : sc_slice_make(NULL, 0);
 }
 
+/* Clustered: when the first searchable copy of the document's shard (the primary first) is on
+ * another node, asks that node (a forwarded `_mget` of this one document, `d` its entry or
+ * NULL) and writes the members of its answer after `_index` and `_id`; true when handled here
+ * (a copy elsewhere, or no copy at all). A node holds only its allocated copies. */
+static bool mget_remote(sc_rest_req *req, sc_jsonw *w, sc_index *ix, const json_t *d, sc_slice id,
+                        sc_slice routing)
+{
+    sc_placement *p = sc_node_placement(req->node);
+    if (!p || req->forwarded)
+        return false;
+    sc_placement_snapshot *s = sc_placement_acquire(p);
+    sc_shard_location loc;
+    uint32_t shard = sc_index_route(ix, routing.len ? routing : id);
+    bool have = sc_placement_copy(s, ix->name, shard, 0, &loc);
+    sc_placement_release(s);
+    if (have && loc.local)
+        return false;
+    json_t *one = d ? json_deep_copy(d) : json_object();
+    json_t *out = NULL;
+    int status = 0;
+    sc_status st = SC_EIO;
+    if (have && one) {
+        json_object_set_new(one, "_index", json_string(ix->name));
+        if (!d)
+            json_object_set_new(one, "_id", json_stringn((const char *)id.ptr, id.len));
+        if (routing.len) /* also an alias's index_routing */
+            json_object_set_new(one, "routing",
+                                json_stringn((const char *)routing.ptr, routing.len));
+        json_t *body = json_pack("{s:[O]}", "docs", one);
+        char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+        json_decref(body);
+        if (text)
+            st = sc__api_forward_json(req, &loc, "POST", "/_mget", sc_slice_cstr(text), &status,
+                                      &out);
+        free(text);
+    }
+    json_decref(one);
+    const json_t *doc = json_array_get(json_object_get(out, "docs"), 0);
+    if (st != SC_OK || status != 200 || !json_is_object(doc)) {
+        sc_jsonw_key(w, "error");
+        sc_jsonw_obj_begin(w);
+        sc_jsonw_kv_str(w, "type", "no_shard_available_action_exception");
+        sc_jsonw_kv_str(w, "reason",
+                        have ? "the node holding the document did not answer"
+                             : "No shard available for the document");
+        sc_jsonw_obj_end(w);
+    } else {
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)doc, k, v) {
+            if (!strcmp(k, "_index") || !strcmp(k, "_id"))
+                continue;
+            char *vt = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            if (!vt)
+                continue;
+            sc_jsonw_key(w, k);
+            sc_jsonw_raw(w, sc_slice_cstr(vt));
+            free(vt);
+        }
+    }
+    json_decref(out);
+    sc_jsonw_obj_end(w);
+    return true;
+}
+
 void sc_api_mget(sc_rest_req *req, sc_rest_resp *resp)
 {
     json_t *body;
@@ -668,6 +733,12 @@ void sc_api_mget(sc_rest_req *req, sc_rest_resp *resp)
         sc_jsonw_kv_str(&w, "_index", ix ? ix->name : index);
         sc_jsonw_key(&w, "_id");
         sc_jsonw_strn(&w, id);
+        if (ix && !atomic_load(&ix->closed) &&
+            mget_remote(req, &w, ix, json_is_array(docs) ? json_array_get(docs, i) : NULL, id,
+                        routing)) {
+            sc_index_unref(ix);
+            continue;
+        }
         sc_doc_get g = {0};
         sc_status gst = ix ? sc_index_get(ix, id, routing, req->arena, &g) : SC_ENOTFOUND;
         if (gst == SC_EIO) {

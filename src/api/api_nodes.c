@@ -172,7 +172,7 @@ static void local_numbers(sc_rest_req *req, sc_index *local, uint32_t s, shard_r
 {
     row->cells[4] = row->cells[5] = "";
     sc_shard_stats st;
-    if (!local || s >= local->settings.number_of_shards ||
+    if (!local || s >= local->settings.number_of_shards || !local->shards || !local->shards[s] ||
         sc_shard_stats_get(local->shards[s], false, &st) != SC_OK)
         return;
     char size[32];

@@ -574,6 +574,7 @@ static bool search_run_impl(sc_rest_req *req, sc_rest_resp *resp, const char *in
         .knn_cap = sc__search_knn_cap(&run->sp),
         .pre_filter_shard_size = run->sp.pre_filter_shard_size,
         .max_concurrent_shard_requests = run->sp.max_concurrent_shard_requests,
+        .batched_reduce_size = run->sp.batched_reduce_size,
         .dfs = run->sp.dfs,
         .profile = run->sp.profile && !count,
         .knn_global = knn_global,

@@ -285,7 +285,8 @@ static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_
                                  .has_max_scores = rq->q.track_scores,
                                  .collapse = rq->collapse.field != NULL,
                                  .rrf = rrf,
-                                 .n_rrf = rrf ? rq->q.fx.n_rrf : 0};
+                                 .n_rrf = rrf ? rq->q.fx.n_rrf : 0,
+                                 .n_partial_reduces = nr->n_partial_reduces};
     w.results = sc_arena_calloc(a, nt ? nt : 1, sizeof *w.results);
     if (!w.results)
         return SC_ENOMEM;
@@ -354,6 +355,9 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_task *task, sc
                             .n_sort = q->n_sort,
                             .search_after = q->search_after,
                             .track_scores = q->track_scores,
+                            /* RRF's other sub-searches run after this phase on its shards:
+                             * no folding then (cluster/search_internal.h) */
+                            .batched_reduce_size = q->fx.n_rrf ? UINT32_MAX : q->batched_reduce_size,
                             .collect = rq->spec ? &rq->agg.hook : NULL,
                             .rescore = rq->rescore,
                             .n_rescore = rq->rescore ? q->fx.n_rescore : 0,

@@ -3,9 +3,11 @@
  * and realloc credit the exact size. */
 #include "base/alloc.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -168,6 +170,30 @@ sc_alloc_pool *sc_alloc_pool_find(const char *name)
         if (strcmp(p->name, name) == 0)
             return p;
     return NULL;
+}
+
+#ifdef __GLIBC__
+static bool env_names(const char *tunable, const char *var)
+{
+    const char *t = getenv("GLIBC_TUNABLES");
+    return getenv(var) != NULL || (t && strstr(t, tunable) != NULL);
+}
+#endif
+
+void sc_alloc_tune_server_heap(void)
+{
+#ifdef __GLIBC__
+    const char *keep = getenv("SCRY_MALLOC_DEFAULTS");
+    if (keep && *keep && strcmp(keep, "0") != 0)
+        return; /* glibc's own defaults, for comparison */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!env_names("glibc.malloc.arena_max", "MALLOC_ARENA_MAX"))
+        (void)mallopt(M_ARENA_MAX, cores < 2 ? 2 : cores > 64 ? 64 : (int)cores);
+    if (!env_names("glibc.malloc.mmap_threshold", "MALLOC_MMAP_THRESHOLD_"))
+        (void)mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+    if (!env_names("glibc.malloc.trim_threshold", "MALLOC_TRIM_THRESHOLD_"))
+        (void)mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
+#endif
 }
 
 void sc_alloc_release_free(void)

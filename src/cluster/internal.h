@@ -70,6 +70,24 @@ void sc__index_close_shards(sc_index *ix);
 /* Flushes every shard (used at shutdown). */
 void sc__index_flush(sc_index *ix);
 
+/* ---- the copies a node holds (copies.c) ---- */
+/* allocated_copies_only: allocates ix->shard_absent and marks every shard absent (create) or
+ * the shards whose folder is missing (an index loaded at start). SC_ENOMEM. */
+sc_status sc__index_mark_absent(sc_index *ix, bool create) SC_MUST_USE;
+/* Flushes, on a bounded pool, the shards of the given indices that have something to commit;
+ * idle shards are skipped (shutdown). */
+void sc__indices_flush_dirty(sc_index **ixs, size_t n);
+/* Closes the retired copies of ix without flushing (their data is elsewhere; index free). */
+void sc__index_close_retired(sc_index *ix);
+/* Makes ix's local copies follow the routing: opens (or creates) the copies allocated here,
+ * retires those no longer allocated once every copy of the shard is started on live nodes,
+ * and closes and removes retired copies after their grace period. Placement thread only.
+ * local: this node's id; live(node id) tells whether a node is live. Returns false when
+ * something must be retried later (an open failed, a retired copy waits). */
+typedef struct sc_index_routing sc_index_routing;
+bool sc__index_reconcile_copies(sc_node *n, sc_index *ix, const sc_index_routing *r,
+                                const char *local, bool (*live)(void *, const char *), void *ctx);
+
 /* A registry replaced by a reload: requests that read it may still run (freed with the
  * index). */
 typedef struct retired_registry {

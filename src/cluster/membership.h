@@ -77,6 +77,8 @@ sc_status sc_membership_view(sc_membership *m, sc_cluster_view *out) SC_MUST_USE
 void sc_cluster_view_fini(sc_cluster_view *v);
 /* True while this node holds the master key with a live lease. */
 bool sc_membership_is_master(sc_membership *m);
+/* The etcd revision the watched view reflects (what sc_membership_view would report). */
+int64_t sc_membership_revision(sc_membership *m);
 /* False while the node's lease may have expired (no keepalive for a TTL, or etcd said it is
  * gone): a primary then stops acknowledging writes (another may have been promoted). */
 bool sc_membership_lease_ok(sc_membership *m);

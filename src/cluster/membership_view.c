@@ -223,6 +223,14 @@ sc_status sc__ms_routing(sc_membership *m, sc_routing_table *t)
     return routing_of(m->routing_json, t);
 }
 
+int64_t sc_membership_revision(sc_membership *m)
+{
+    pthread_mutex_lock(&m->mu);
+    int64_t rev = m->revision;
+    pthread_mutex_unlock(&m->mu);
+    return rev;
+}
+
 sc_status sc_membership_view(sc_membership *m, sc_cluster_view *out)
 {
     memset(out, 0, sizeof *out);

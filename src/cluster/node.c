@@ -661,10 +661,9 @@ void sc_node_close(sc_node *n)
     (void)sc_scroll_clear(n, NULL);
     if (n->pool)
         sc_threadpool_free(n->pool, SC_THREADPOOL_DRAIN);
-    for (size_t i = 0; i < n->n_indices; i++) {
-        sc__index_flush(n->indices[i]);
+    sc__indices_flush_dirty(n->indices, n->n_indices); /* then each close writes nothing */
+    for (size_t i = 0; i < n->n_indices; i++)
         sc_index_unref(n->indices[i]);
-    }
     free(n->indices);
     /* Every shard is closed by now (indices are released above), so none is attached. */
     sc_shard_sched_free(n->sched);

@@ -50,6 +50,11 @@ typedef struct sc_node_config {
      * distributed search's query phase and its fetch phase, so that tests can kill a data node
      * in between. 0 = none. */
     uint32_t test_fetch_delay_ms;
+    /* Clustered (`serve --cluster`): the node holds only the shard copies the routing table
+     * allocates to it. A new index's shards are not opened at creation and a shard folder
+     * missing at start is absent (not created); the placement opens, retires and removes
+     * copies as the routing changes (copies.c). false: every shard of every index is local. */
+    bool allocated_copies_only;
 } sc_node_config;
 
 /* A user-facing error: Elasticsearch type, reason, HTTP status, and the index it concerns. */
@@ -105,6 +110,13 @@ struct sc_index {
      * its files are left in place. Each entry is set at most once, atomically (by the
      * background recovery), and read-only afterwards. */
     char *_Atomic *shard_failures;
+    /* Per shard: true when this node holds no copy of it (allocated_copies_only: never
+     * allocated here, or retired); its `shards` entry is NULL and it is not INITIALIZING. Set
+     * and cleared by the placement thread only (copies.c). NULL when every shard is local. */
+    _Atomic bool *shard_absent;
+    /* Copies retired from `shards` (no longer allocated here), closed by the placement thread
+     * after a grace period, or with the index (copies.c). Placement thread only. */
+    struct sc__retired_copy *retired;
     void *analysis; /* analyzer registry (opaque, see node.c); replaced whole by
                      * sc_index_reload_analysis, the old one kept until the index is freed */
     void *analysis_retired; /* registries replaced by reloads (node.c), freed with the index */

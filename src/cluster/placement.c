@@ -45,6 +45,7 @@ struct sc_placement {
     bool dirty, stop;
     sc_placement_snapshot *snap;
     json_t *seen;  /* names of indices seen in the metadata: {name: true} */
+    int64_t copies_rev; /* routing revision the local copies follow (0: retry next pass) */
     sc_repl *repl; /* replication handlers and the recovery thread */
 };
 
@@ -308,6 +309,36 @@ static void sync_indices(sc_placement *p, const sc_cluster_view *v)
     }
 }
 
+static bool node_live(void *ctx, const char *id)
+{
+    const sc_placement_snapshot *s = ctx;
+    if (!strcmp(id, s->local_id))
+        return true;
+    for (size_t i = 0; i < s->n_nodes; i++)
+        if (!strcmp(s->nodes[i].id, id))
+            return true;
+    return false;
+}
+
+/* Opens and retires local copies to follow s's routing (copies.c), before s is published: a
+ * node that the snapshot names as holding a copy has it open. Only when the routing changed,
+ * or when the last pass left something to retry. */
+static void sync_copies(sc_placement *p, sc_placement_snapshot *s)
+{
+    if (!sc_node_config_get(p->node)->allocated_copies_only || s->revision == p->copies_rev)
+        return;
+    bool settled = true;
+    for (size_t i = 0; i < s->routing.n_indices; i++) {
+        const sc_index_routing *r = &s->routing.indices[i];
+        sc_index *ix = sc_node_index(p->node, r->index);
+        if (!ix)
+            continue;
+        settled &= sc__index_reconcile_copies(p->node, ix, r, s->local_id, node_live, s);
+        sc_index_unref(ix);
+    }
+    p->copies_rev = settled ? s->revision : 0;
+}
+
 static void sync_once(sc_placement *p)
 {
     sc_cluster_view v;
@@ -318,6 +349,7 @@ static void sync_once(sc_placement *p)
         sc_placement_snapshot *s = snapshot_from(&v);
         if (s) {
             s->batched = read_batched(p->node);
+            sync_copies(p, s);
             pthread_mutex_lock(&p->mu);
             sc_placement_snapshot *old = p->snap;
             p->snap = s;

@@ -41,6 +41,8 @@ sc_status sc__recovery_new(sc__recovery **out)
 sc_status sc__recovery_add(sc__recovery *r, sc_node *n, sc_index *ix)
 {
     for (uint32_t i = 0; i < ix->settings.number_of_shards; i++) {
+        if (ix->shard_absent && ix->shard_absent[i])
+            continue; /* no copy here (copies.c) */
         job *j = calloc(1, sizeof *j);
         if (!j || sc_vec_push(&r->jobs, j) != SC_OK) {
             free(j);

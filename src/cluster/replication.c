@@ -198,6 +198,14 @@ bool sc__repl_wait_active(sc_index *ix, uint32_t shard, uint32_t need, uint64_t 
                           uint32_t *have)
 {
     sc_repl *r = repl_of(ix);
+    if (r) {
+        /* Count on a routing snapshot at least as new as the membership view (what
+         * _cluster/health reads): the placement publishes it a moment after the view. */
+        int64_t view_rev = sc_membership_revision(sc_placement_membership(r->p));
+        uint64_t now = sc_clock_now_ns();
+        int64_t left_ms = now < deadline_ns ? (int64_t)((deadline_ns - now) / 1000000) : 0;
+        (void)!sc_placement_wait(r->p, view_rev, left_ms < 1000 ? left_ms : 1000);
+    }
     for (;;) {
         int64_t rev = 0;
         if (r) {

@@ -21,7 +21,11 @@
 
 /* One shard's query-phase job, run on the node's search pool. Its results live in `mem` (the
  * request arena is not thread-safe), which the node response keeps until release. */
+struct node_fold;
+
 typedef struct shard_job {
+    struct node_fold *fold; /* batched_reduce_size folding on this node, or NULL */
+    bool folded;            /* its hits and aggregation partial are in fold->acc */
     sc_node *node;
     const sc_node_query_request *req;
     size_t t; /* target number */
@@ -108,9 +112,8 @@ static bool test_delay(sc_node *n, const sc_cancel_token *tok)
     }
 }
 
-static void run_shard(void *arg, sc_status pool_st)
+static void run_shard_once(shard_job *j, sc_status pool_st)
 {
-    shard_job *j = arg;
     const sc_node_query_request *req = j->req;
     const sc_shard_target *tg = &req->targets[j->t];
     const sc_search_request *sr = req->search;
@@ -242,19 +245,112 @@ static size_t dedupe_groups(const sc_shard_collapse *c, sc_node_hit *hits, size_
     return m;
 }
 
-/* Partial reduce of the top hits: the node's top k across its shards. */
-static sc_status reduce_top(const sc_node_query_request *req, const shard_job *jobs,
-                            sc_arena *arena, sc_node_query_response *out)
+/* batched_reduce_size on a node: as shards finish, every batch of results (the fold so far
+ * counting as one) is folded into one partial (cluster/search_partial.c) and the folded shards'
+ * result memory is freed; the node's final reduce takes the fold and the shards not folded. */
+typedef struct node_fold {
+    const sc_node_query_request *req;
+    shard_job *jobs;
+    size_t batch;
+    size_t *pending; /* the batch being folded */
+    size_t n_pending;
+    bool *done;  /* per target: finished */
+    size_t next; /* targets before this are folded */
+    sc__partial acc;
+    sc_status st;
+    pthread_mutex_t mu;
+} node_fold;
+
+static sc_status fold_pending(node_fold *f)
 {
-    size_t nt = req->n_targets, all = 0;
+    size_t all = 0, np = 0;
+    for (size_t i = 0; i < f->n_pending; i++) {
+        const shard_job *j = &f->jobs[f->pending[i]];
+        all += j->res->st == SC_OK ? j->r.n_docs : 0;
+    }
+    sc_node_hit *hits = malloc((all ? all : 1) * sizeof *hits);
+    void **partials = calloc(f->n_pending + 1, sizeof *partials);
+    sc_status st = hits && partials ? SC_OK : SC_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; st == SC_OK && i < f->n_pending; i++) {
+        const shard_job *j = &f->jobs[f->pending[i]];
+        if (j->res->st != SC_OK)
+            continue;
+        for (size_t d = 0; d < j->r.n_docs; d++)
+            hits[m++] = (sc_node_hit){.score = j->r.docs[d].score,
+                                      .shard_ix = f->req->targets[j->t].shard_ix,
+                                      .doc = j->r.docs[d].doc,
+                                      .keys = j->r.docs[d].sort,
+                                      .collapse_key = j->r.docs[d].collapse_key};
+        partials[np++] = j->r.agg_partial;
+    }
+    if (st == SC_OK)
+        st = sc__partial_fold(&f->acc, f->req->search, f->req->k, f->req->collect, hits, NULL, m,
+                              partials, np);
+    free(hits);
+    free(partials);
+    for (size_t i = 0; st == SC_OK && i < f->n_pending; i++) {
+        shard_job *j = &f->jobs[f->pending[i]];
+        if (j->res->st != SC_OK)
+            continue;
+        /* what the shard returned is in the fold now: its memory goes */
+        j->folded = true;
+        memset(&j->r, 0, sizeof j->r);
+        sc_arena_fini(j->mem);
+        sc_arena_init(j->mem, 0);
+        j->mem->chunk_bytes = 4096;
+    }
+    f->n_pending = 0;
+    return st;
+}
+
+static void run_shard(void *arg, sc_status pool_st)
+{
+    shard_job *j = arg;
+    run_shard_once(j, pool_st);
+    node_fold *f = j->fold;
+    if (!f)
+        return;
+    pthread_mutex_lock(&f->mu);
+    f->done[j->t] = true;
+    /* Folds go in target order, the order of the single reduce, so that ties (top_hits) and
+     * sums of doubles come out the same; a fold only while more results are to come (the last
+     * batch goes to the final reduce). */
+    for (;;) {
+        size_t need = f->batch - (f->acc.mem ? 1 : 0), k = 0;
+        if (f->st != SC_OK || f->next + need >= f->req->n_targets)
+            break;
+        while (k < need && f->done[f->next + k])
+            k++;
+        if (k < need)
+            break;
+        for (f->n_pending = 0; f->n_pending < need; f->n_pending++)
+            f->pending[f->n_pending] = f->next + f->n_pending;
+        f->next += need;
+        f->st = fold_pending(f);
+    }
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* Partial reduce of the top hits: the node's top k across its shards (and the fold's). */
+static sc_status reduce_top(const sc_node_query_request *req, const shard_job *jobs,
+                            const sc__partial *acc, sc_arena *arena, sc_node_query_response *out)
+{
+    size_t nt = req->n_targets, all = acc->n_top;
     for (size_t t = 0; t < nt; t++)
         all += jobs[t].res->st == SC_OK ? jobs[t].r.n_docs : 0;
     sc_node_hit *merged = sc_arena_alloc(arena, (all ? all : 1) * sizeof *merged);
     if (!merged)
         return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
     size_t m = 0;
+    if (acc->n_top) {
+        sc_node_hit *folded;
+        SC_TRY(sc__partial_copy_top(acc, req->search, arena, &folded));
+        memcpy(merged, folded, acc->n_top * sizeof *merged);
+        m = acc->n_top;
+    }
     for (size_t t = 0; t < nt; t++) {
-        if (jobs[t].res->st != SC_OK)
+        if (jobs[t].res->st != SC_OK || jobs[t].folded)
             continue;
         uint32_t shard_ix = req->targets[t].shard_ix;
         for (size_t i = 0; i < jobs[t].r.n_docs; i++) {
@@ -280,20 +376,23 @@ static sc_status reduce_top(const sc_node_query_request *req, const shard_job *j
 /* Partial reduce of the aggregations (with a collect hook): the shards' partials, and their
  * reduction when the hook has a reduce. */
 static sc_status reduce_aggs(const sc_node_query_request *req, const shard_job *jobs,
-                             sc_arena *arena, sc_node_query_response *out)
+                             const sc__partial *acc, sc_arena *arena, sc_node_query_response *out)
 {
     size_t nt = req->n_targets;
-    out->agg_partials = sc_arena_calloc(arena, nt ? nt : 1, sizeof *out->agg_partials);
-    if (!out->agg_partials)
+    /* the fold's reduction (the first targets), then per target (folded ones NULL) */
+    void **in = sc_arena_calloc(arena, nt + 1, sizeof *in);
+    if (!in)
         return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    in[0] = acc->agg;
+    out->agg_partials = in + 1;
     for (size_t t = 0; t < nt; t++)
         out->agg_partials[t] = jobs[t].res->st == SC_OK ? jobs[t].r.agg_partial : NULL;
     if (!req->collect->reduce)
         return SC_OK;
     sc_shard_search_error err;
     memset(&err, 0, sizeof err);
-    sc_status st = req->collect->reduce(req->collect->ctx, out->agg_partials, nt, arena,
-                                        &out->agg_reduced, &err);
+    sc_status st =
+        req->collect->reduce(req->collect->ctx, in, nt + 1, arena, &out->agg_reduced, &err);
     if (st != SC_OK)
         sc_log(SC_LOG_WARN, "search", "aggregation reduce failed: %s",
                err.reason[0] ? err.reason : sc_status_str(st));
@@ -322,6 +421,15 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
         sc__sortskip_init(&bottom);
         sc__sortskip_order(req, order); /* the most promising shards start first */
     }
+    /* fold every batched_reduce_size results when there are more shards than that (not when
+     * sc__search_can_fold says no, nor with a hook that cannot reduce) */
+    node_fold fold = {.req = req, .jobs = jobs, .batch = sc__batched_reduce_size(req->search)};
+    bool folding = nt > fold.batch && sc__search_can_fold(req->search) &&
+                   !(req->collect && !req->collect->reduce) &&
+                   (fold.pending = malloc(nt * sizeof *fold.pending)) != NULL &&
+                   (fold.done = calloc(nt, sizeof *fold.done)) != NULL;
+    if (folding)
+        pthread_mutex_init(&fold.mu, NULL);
     for (size_t i = 0; i < nt; i++) {
         size_t t = order ? order[i] : i;
         sc_arena_init(&out->shard_mem[t], 0);
@@ -333,7 +441,8 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
                               .t = t,
                               .res = &out->results[t],
                               .mem = &out->shard_mem[t],
-                              .bottom = order ? &bottom : NULL};
+                              .bottom = order ? &bottom : NULL,
+                              .fold = folding ? &fold : NULL};
         /* A single shard runs inline: no hand-off latency. The pool bounds concurrency; a full
          * queue also falls back to running here. */
         if (nt == 1 || !pool || sc_threadpool_submit(pool, run_shard, &jobs[t], &g) != SC_OK)
@@ -344,9 +453,17 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
     if (order)
         sc__sortskip_fini(&bottom);
     free(order);
-    sc_status st = reduce_top(req, jobs, arena, out);
+    sc_status st = fold.st;
+    if (st == SC_OK)
+        st = reduce_top(req, jobs, &fold.acc, arena, out);
     if (st == SC_OK && req->collect)
-        st = reduce_aggs(req, jobs, arena, out);
+        st = reduce_aggs(req, jobs, &fold.acc, arena, out);
+    out->n_partial_reduces = fold.acc.n_phases;
+    sc__partial_fini(&fold.acc);
+    if (folding)
+        pthread_mutex_destroy(&fold.mu);
+    free(fold.pending);
+    free(fold.done);
     free(jobs);
     return st;
 }
@@ -588,6 +705,7 @@ sc_status sc__search_reduce_results(const sc_search_request *sr, const sc_node_q
     /* The final reduce's cap (each shard's total was capped by the shard module). */
     sc_search_total_cap(sr->track_total_hits, &out->total, &out->total_is_lower_bound);
     out->agg_result = qresp->agg_reduced; /* one node: its reduction is the final one */
+    out->num_reduce_phases = qresp->n_partial_reduces + 1;
     return SC_OK;
 }
 

@@ -128,6 +128,10 @@ typedef struct sc_search_request {
     /* max_concurrent_shard_requests: query requests in flight per node of the search (0 = no
      * limit but the coordinator's 8 sender threads) */
     uint32_t max_concurrent_shard_requests;
+    /* batched_reduce_size: a data node (over its shards) and the coordinator (over the nodes'
+     * answers) fold every this many results into one partial result, bounding what they hold;
+     * 0 = Elasticsearch's default, 512 (cluster/search_partial.c) */
+    uint32_t batched_reduce_size;
     /* search_type=dfs_query_then_fetch: a first phase gathers the term statistics of every
      * target shard (search/term_stats.h) and every shard scores with their sum */
     bool dfs;
@@ -207,6 +211,9 @@ typedef struct sc_search_response {
     /* The coordinator's request breaker refused the reduce (the search fails with SC_ELIMIT):
      * the bytes it would have held and its limit; 0 otherwise. */
     uint64_t breaker_wanted, breaker_limit;
+    /* num_reduce_phases as Elasticsearch reports it: the partial reduces batched_reduce_size
+     * caused (on the data nodes and the coordinator) plus the final one */
+    uint32_t num_reduce_phases;
     /* request.profile: the successful, searched shards' profiles in target order (arena) */
     sc_shard_profile *profiles;
     size_t n_profiles;
@@ -277,6 +284,7 @@ typedef struct sc_node_query_response {
      * sc_node_query_release; and, when the hook has a reduce, their reduction (arena). */
     void **agg_partials;
     void *agg_reduced;
+    uint32_t n_partial_reduces; /* folds of batched_reduce_size results done on this node */
     sc_arena *shard_mem; /* per target: its results' memory (freed by sc_node_query_release) */
 } sc_node_query_response;
 

@@ -416,8 +416,10 @@ sc_status sc__search_run_ctx(sc_node *n, const sc_search_request *sr,
         st = SC_ENOMEM;
     for (size_t i = 0; st == SC_OK && i < r.n_units; i++)
         units[i] = r.units[i].u;
+    sc__partial nofold = {0}; /* a context's pages are not folded (batched_reduce_size) */
     if (st == SC_OK && !atomic_load(&br.tripped))
-        st = sc__dist_reduce(n, &page, units, r.n_units, r.t, token, &br, NULL, arena, out);
+        st = sc__dist_reduce(n, &page, units, r.n_units, &nofold, r.t, token, &br, NULL, arena,
+                             out);
     else if (st == SC_OK)
         st = SC_ELIMIT;
     if (st == SC_OK && !ctx->pit) {

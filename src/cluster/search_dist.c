@@ -60,11 +60,19 @@ typedef struct dist_run {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     size_t n_done; /* units of the round that finished (under mu) */
+    /* batched_reduce_size: units that answered are folded every batch (under mu) */
+    bool folding;
+    size_t fold_batch;
+    size_t *fold_pending, n_fold_pending, cap_fold_pending;
+    size_t fold_next; /* units before this are folded */
+    sc__partial fold;
+    sc_status fold_st;
 } dist_run;
 
 static sc_status unit_alloc(sc__dist_unit *u, size_t n)
 {
     sc_arena_init(&u->mem, 0);
+    sc_arena_init(&u->agg_mem, 0);
     u->targets = sc_arena_calloc(&u->mem, n ? n : 1, sizeof *u->targets);
     u->results = sc_arena_calloc(&u->mem, n ? n : 1, sizeof *u->results);
     return u->targets && u->results ? SC_OK : SC_ENOMEM;
@@ -204,6 +212,7 @@ static void run_local(dist_run *d, sc__dist_unit *u)
             return;
         }
     }
+    u->n_partial_reduces = u->lresp.n_partial_reduces;
     (void)sc__dist_breaker_add(&d->br, u->mem.used_bytes);
 }
 
@@ -257,8 +266,9 @@ sc_status sc__dist_take_answer(const sc_search_request *sr, sc__dist_unit *u, co
     if (w.agg_partial.len) {
         if (!h || !h->decode)
             return SC_ECORRUPT;
-        SC_TRY(h->decode(h->ctx, w.agg_partial.ptr, w.agg_partial.len, &u->mem, &u->agg));
+        SC_TRY(h->decode(h->ctx, w.agg_partial.ptr, w.agg_partial.len, &u->agg_mem, &u->agg));
     }
+    u->n_partial_reduces = w.n_partial_reduces;
     return SC_OK;
 }
 
@@ -358,7 +368,8 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
                             .min_score = sr->min_score,
                             .index_boosts = sr->index_boosts,
                             .parent_task =
-                                parent_task ? sc_slice_cstr(parent_task) : sc_slice_make(NULL, 0)};
+                                parent_task ? sc_slice_cstr(parent_task) : sc_slice_make(NULL, 0),
+                            .batched_reduce_size = sr->batched_reduce_size};
     char *knn_text;
     sc_wire_rescore *rs;
     sc_wire_rrf_sub *subs;
@@ -402,9 +413,10 @@ static void run_remote(dist_run *d, sc__dist_unit *u)
                  sc_status_str(st));
     /* keyword sort keys and strings borrow the answer: it lives as long as the unit */
     u->resp_bytes = resp;
+    u->resp_len = len;
     if (st == SC_OK) {
-        /* the answer and what was decoded from it stay until the final reduce */
-        (void)sc__dist_breaker_add(&d->br, len + u->mem.used_bytes);
+        /* the answer and what was decoded from it stay until the final reduce (or a fold) */
+        (void)sc__dist_breaker_add(&d->br, len + u->mem.used_bytes + u->agg_mem.used_bytes);
         return;
     }
     char reason[512];
@@ -431,6 +443,89 @@ static void run_unit(dist_run *d, sc__dist_unit *u)
         run_remote(d, u);
 }
 
+/* Folds the pending units (under d->mu): their top hits (tagged with their unit) and
+ * aggregation partials join d->fold, and a remote unit's answer and decoded partial are freed
+ * and given back to the breaker. */
+static void fold_units(dist_run *d)
+{
+    size_t all = 0;
+    for (size_t i = 0; i < d->n_fold_pending; i++)
+        all += d->units[d->fold_pending[i]].n_top;
+    sc_node_hit *hits = malloc((all ? all : 1) * sizeof *hits);
+    uint32_t *tags = malloc((all ? all : 1) * sizeof *tags);
+    void **partials = calloc(d->n_fold_pending + 1, sizeof *partials);
+    sc_status st = hits && tags && partials ? SC_OK : SC_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; st == SC_OK && i < d->n_fold_pending; i++) {
+        const sc__dist_unit *u = &d->units[d->fold_pending[i]];
+        for (size_t h = 0; h < u->n_top; h++) {
+            hits[m] = u->top[h];
+            tags[m++] = (uint32_t)d->fold_pending[i];
+        }
+        partials[i] = u->agg;
+    }
+    size_t before = sc__partial_bytes(&d->fold);
+    if (st == SC_OK)
+        st = sc__partial_fold(&d->fold, d->sr, d->k, d->sr->collect, hits, tags, m, partials,
+                              d->n_fold_pending);
+    free(hits);
+    free(tags);
+    free(partials);
+    if (st != SC_OK) {
+        d->fold_st = st;
+        return;
+    }
+    (void)sc__dist_breaker_add(&d->br, sc__partial_bytes(&d->fold));
+    sc__dist_breaker_sub(&d->br, before);
+    for (size_t i = 0; i < d->n_fold_pending; i++) {
+        sc__dist_unit *u = &d->units[d->fold_pending[i]];
+        u->folded = true;
+        u->top = NULL;
+        u->n_top = 0;
+        u->agg = NULL;
+        if (u->local)
+            continue; /* its memory is the node phase's, released with it */
+        sc__dist_breaker_sub(&d->br, u->resp_len + u->agg_mem.used_bytes);
+        free(u->resp_bytes);
+        u->resp_bytes = NULL;
+        sc_arena_fini(&u->agg_mem);
+        sc_arena_init(&u->agg_mem, 0);
+    }
+    d->n_fold_pending = 0;
+}
+
+/* A unit finished (under d->mu): folds every batch of finished units in unit order (the order
+ * of the single reduce, so that ties and sums of doubles come out the same), the fold counting
+ * as one result, while more units are to come in the round (the last batch goes to the final
+ * reduce). Failed units are in the batch but add nothing. */
+static void fold_ready(dist_run *d)
+{
+    for (;;) {
+        size_t need = d->fold_batch - (d->fold.mem ? 1 : 0), k = 0;
+        if (d->fold_st != SC_OK || d->fold_next + need >= d->n_units)
+            return;
+        while (k < need && atomic_load(&d->units[d->fold_next + k].state) == 2)
+            k++;
+        if (k < need)
+            return;
+        if (need > d->cap_fold_pending) {
+            size_t *p = realloc(d->fold_pending, need * sizeof *p);
+            if (!p) {
+                d->fold_st = SC_ENOMEM;
+                return;
+            }
+            d->fold_pending = p;
+            d->cap_fold_pending = need;
+        }
+        d->n_fold_pending = 0;
+        for (k = 0; k < need; k++)
+            if (d->units[d->fold_next + k].st == SC_OK)
+                d->fold_pending[d->n_fold_pending++] = d->fold_next + k;
+        d->fold_next += need;
+        fold_units(d);
+    }
+}
+
 static void *sender(void *arg)
 {
     dist_run *d = arg;
@@ -443,6 +538,8 @@ static void *sender(void *arg)
         atomic_store(&d->units[i].state, 2);
         pthread_mutex_lock(&d->mu);
         d->n_done++;
+        if (d->folding)
+            fold_ready(d);
         pthread_cond_signal(&d->cv);
         pthread_mutex_unlock(&d->mu);
     }
@@ -620,6 +717,14 @@ static sc_status plan_retries(dist_run *d, bool batched, size_t *n_next)
     return st;
 }
 
+void sc__dist_breaker_sub(sc__dist_breaker *b, uint64_t bytes)
+{
+    if (!bytes)
+        return;
+    atomic_fetch_sub(&b->reserved, bytes);
+    sc_breaker_release(b->node, bytes);
+}
+
 bool sc__dist_breaker_add(sc__dist_breaker *b, uint64_t bytes)
 {
     if (!bytes)
@@ -644,8 +749,11 @@ static void units_free(dist_run *d)
             sc_node_query_release(&x->lreq, &x->lresp);
         free(x->resp_bytes);
         sc_arena_fini(&x->mem);
+        sc_arena_fini(&x->agg_mem);
     }
     free(d->units);
+    free(d->fold_pending);
+    sc__partial_fini(&d->fold);
     free(d->attempt);
     free(d->dead);
 }
@@ -672,6 +780,8 @@ sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
     pthread_mutex_init(&d.mu, NULL);
     pthread_cond_init(&d.cv, NULL);
     bool batched = sc_placement_batched(snap);
+    d.fold_batch = sc__batched_reduce_size(sr);
+    d.folding = sc__search_can_fold(sr) && !(sr->collect && !sr->collect->reduce);
     sc_status st = group_first(&d, targets, nt, batched);
     size_t n_next = d.n_units;
     /* Each round retries failed shards on their next copy; a target never returns to a copy it
@@ -680,8 +790,13 @@ sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
         run_units(&d);
         st = plan_retries(&d, batched, &n_next);
     }
+    if (st == SC_OK && d.fold_st != SC_OK) {
+        st = d.fold_st;
+        sc__dist_free_contexts(d.units, d.n_units, d.transport);
+    }
     if (st == SC_OK && !atomic_load(&d.br.tripped))
-        st = sc__dist_reduce(n, sr, d.units, d.n_units, d.transport, token, &d.br, dfs, arena, out);
+        st = sc__dist_reduce(n, sr, d.units, d.n_units, &d.fold, d.transport, token, &d.br, dfs,
+                             arena, out);
     else if (st == SC_OK)
         sc__dist_free_contexts(d.units, d.n_units, d.transport);
     if (st == SC_OK && atomic_load(&d.br.tripped))

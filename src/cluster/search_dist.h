@@ -30,6 +30,10 @@ typedef struct sc__dist_unit {
     size_t n_top;
     void *agg;                  /* the unit's reduced aggregation partial, or NULL */
     sc_node_ranked *rrf;        /* RRF: the ranked lists of sub-searches 1.. (n_rrf - 1) */
+    sc_arena agg_mem;           /* remote: the decoded aggregation partial's memory */
+    size_t resp_len;            /* remote: bytes of resp_bytes */
+    uint32_t n_partial_reduces; /* batched_reduce_size folds its node did */
+    bool folded;                /* its top and aggregation are in the coordinator's fold */
     uint64_t context_id;        /* remote: the data node's reader context (0: none) */
     uint8_t *resp_bytes;        /* remote: the answer the decoded fields borrow (malloc'd) */
     sc_node_query_request lreq; /* local: the node phase's request and response */
@@ -58,6 +62,8 @@ bool sc__dist_breaker_add(sc__dist_breaker *b, uint64_t bytes);
  * it does not match the unit's targets. */
 sc_status sc__dist_take_answer(const sc_search_request *sr, sc__dist_unit *u, const uint8_t *p,
                                size_t n) SC_MUST_USE;
+/* Gives back bytes reserved with sc__dist_breaker_add. Thread-safe. */
+void sc__dist_breaker_sub(sc__dist_breaker *b, uint64_t bytes);
 /* Frees the data nodes' reader contexts of the units (a search that ends before its fetch). */
 void sc__dist_free_contexts(const sc__dist_unit *units, size_t n_units, sc_transport *t);
 
@@ -65,11 +71,13 @@ void sc__dist_free_contexts(const sc__dist_unit *units, size_t n_units, sc_trans
  * the page: local winners through sc_node_fetch_phase, remote ones with one SC_MSG_NODE_FETCH
  * per node (with the fetch-phase extras the request asks for: highlight, versions, named
  * queries and inner_hits, explain with `dfs` when not NULL); contexts of remote units without
- * winners are freed. Everything in *out is in `arena`. SC_ECANCELLED when the task or a shard
- * was cancelled. */
+ * winners are freed. Everything in *out is in `arena`. fold: the units folded as they arrived
+ * (batched_reduce_size; units[u].folded; its hits are tagged with their unit). SC_ECANCELLED
+ * when the task or a shard was cancelled. */
 sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit *units,
-                          size_t n_units, sc_transport *t, sc_cancel_token *token,
-                          sc__dist_breaker *br, const sc_term_stats *dfs, sc_arena *arena,
+                          size_t n_units, const sc__partial *fold, sc_transport *t,
+                          sc_cancel_token *token, sc__dist_breaker *br, const sc_term_stats *dfs,
+                          sc_arena *arena,
                           sc_search_response *out) SC_MUST_USE;
 
 #endif

@@ -124,20 +124,22 @@ static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units
 }
 
 static sc_status reduce_aggs(const sc_search_request *sr, sc__dist_unit *units, size_t nu,
-                             sc__dist_breaker *br, sc_arena *arena, sc_search_response *out)
+                             const sc__partial *fold, sc__dist_breaker *br, sc_arena *arena,
+                             sc_search_response *out)
 {
     const sc_shard_collect_hook *h = sr->collect;
     if (!h || !h->reduce)
         return SC_OK;
-    void **partials = sc_arena_calloc(arena, nu ? nu : 1, sizeof *partials);
+    void **partials = sc_arena_calloc(arena, nu + 1, sizeof *partials);
     if (!partials)
         return SC_ENOMEM;
+    partials[0] = fold->agg; /* the first units, folded as they arrived (in unit order) */
     for (size_t u = 0; u < nu; u++)
-        partials[u] = units[u].st == SC_OK ? units[u].agg : NULL;
+        partials[u + 1] = units[u].st == SC_OK ? units[u].agg : NULL;
     sc_shard_search_error err;
     memset(&err, 0, sizeof err);
     size_t before = arena->used_bytes;
-    sc_status st = h->reduce(h->ctx, partials, nu, arena, &out->agg_result, &err);
+    sc_status st = h->reduce(h->ctx, partials, nu + 1, arena, &out->agg_result, &err);
     /* the final reduce's memory joins the units' on the breaker */
     if (st == SC_OK && arena->used_bytes > before &&
         !sc__dist_breaker_add(br, arena->used_bytes - before))
@@ -150,15 +152,17 @@ static sc_status reduce_aggs(const sc_search_request *sr, sc__dist_unit *units, 
 
 /* Every unit's top hits in the final order. */
 static sc_status merge_top(const sc_search_request *sr, sc__dist_unit *units, size_t nu,
-                           ranked **out, size_t *n_out)
+                           const sc__partial *fold, ranked **out, size_t *n_out)
 {
-    size_t all = 0;
+    size_t all = fold->n_top;
     for (size_t u = 0; u < nu; u++)
         all += units[u].st == SC_OK ? units[u].n_top : 0;
     ranked *m = malloc((all ? all : 1) * sizeof *m);
     if (!m)
         return SC_ENOMEM;
     size_t k = 0;
+    for (size_t i = 0; i < fold->n_top; i++)
+        m[k++] = (ranked){fold->top[i], fold->tags[i]};
     for (size_t u = 0; u < nu; u++)
         for (size_t i = 0; units[u].st == SC_OK && i < units[u].n_top; i++)
             m[k++] = (ranked){units[u].top[i], u};
@@ -634,12 +638,17 @@ static void reduce_max_score(const sc_search_request *sr, const sc__dist_unit *u
 }
 
 sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit *units, size_t nu,
-                          sc_transport *t, sc_cancel_token *token, sc__dist_breaker *br,
-                          const sc_term_stats *dfs, sc_arena *arena, sc_search_response *out)
+                          const sc__partial *fold, sc_transport *t, sc_cancel_token *token,
+                          sc__dist_breaker *br, const sc_term_stats *dfs, sc_arena *arena,
+                          sc_search_response *out)
 {
     sc_status st0 = reduce_shards(sr, units, nu, token, arena, out);
     if (st0 == SC_OK)
-        st0 = reduce_aggs(sr, units, nu, br, arena, out);
+        st0 = reduce_aggs(sr, units, nu, fold, br, arena, out);
+    /* the data nodes' folds, the coordinator's, and this final reduce */
+    out->num_reduce_phases = fold->n_phases + 1;
+    for (size_t u = 0; u < nu; u++)
+        out->num_reduce_phases += units[u].st == SC_OK ? units[u].n_partial_reduces : 0;
     if (st0 != SC_OK) {
         sc__dist_free_contexts(units, nu, t);
         return st0;
@@ -649,7 +658,7 @@ sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit
         nanosleep(&(struct timespec){delay_ms / 1000, (long)(delay_ms % 1000) * 1000000L}, NULL);
     ranked *all;
     size_t n_all;
-    SC_TRY(merge_top(sr, units, nu, &all, &n_all));
+    SC_TRY(merge_top(sr, units, nu, fold, &all, &n_all));
     if (sr->n_rrf) {
         sc_status fst = fuse_rrf(sr, units, nu, &all, &n_all, out);
         if (fst != SC_OK) {

@@ -92,4 +92,48 @@ sc_status sc__search_run_ctx(sc_node *n, const sc_search_request *sr,
                              sc_cancel_token *token, sc_arena *arena, sc_search_response *out)
     SC_MUST_USE;
 
+/* batched_reduce_size (Elasticsearch's search parameter): the default, and the batch of a
+ * request (its value, or the default when 0). */
+#define SC_BATCHED_REDUCE_SIZE_DEFAULT 512
+static inline uint32_t sc__batched_reduce_size(const sc_search_request *sr)
+{
+    return sr->batched_reduce_size >= 2 ? sr->batched_reduce_size : SC_BATCHED_REDUCE_SIZE_DEFAULT;
+}
+
+/* Whether a request's results may be folded as they arrive (batched_reduce_size): not with
+ * profiles (they live in the shards' memory), collapse (a fold keeps k hits, not k groups, and
+ * does not copy the collapse keys), RRF (the other sub-searches' lists stay with the shards) or
+ * a kNN-only search (its global top k is cut after the merge). */
+static inline bool sc__search_can_fold(const sc_search_request *sr)
+{
+    return !sr->profile && !sr->collapse && !sr->n_rrf && !sr->knn_cap;
+}
+
+/* An incremental partial reduce (search_partial.c): the top k and the aggregation partial of
+ * every result folded so far, in memory of its own. Zero-initialize; sc__partial_fini. */
+typedef struct sc__partial {
+    sc_arena *mem;    /* heap arena of what follows; NULL before the first fold */
+    sc_node_hit *top; /* the top k so far, sorted (keys and collapse keys in mem) */
+    uint32_t *tags;   /* per hit, the caller's tag of where it came from */
+    size_t n_top;
+    void *agg;         /* the hook's reduction so far (mem), or NULL */
+    uint32_t n_phases; /* folds done */
+} sc__partial;
+
+/* Folds hits (tags parallel, or NULL for 0) and the aggregation partials (NULLs skipped) into
+ * acc: its top k becomes the top k of both (collapse groups deduplicated), copied with their
+ * keys, and its aggregation the hook's reduce of both, in a new arena; the old one is freed, so
+ * the inputs' memory may go after the call. n_phases + 1. On failure acc is unchanged. */
+sc_status sc__partial_fold(sc__partial *acc, const sc_search_request *sr, uint32_t k,
+                           const sc_shard_collect_hook *h, const sc_node_hit *hits,
+                           const uint32_t *tags, size_t n_hits, void *const *partials,
+                           size_t n_partials) SC_MUST_USE;
+/* acc's top hits copied (with their keys) into arena: they outlive acc. */
+sc_status sc__partial_copy_top(const sc__partial *acc, const sc_search_request *sr, sc_arena *arena,
+                               sc_node_hit **out) SC_MUST_USE;
+/* Bytes acc holds. */
+size_t sc__partial_bytes(const sc__partial *acc);
+/* Frees acc's memory (keeps n_phases). */
+void sc__partial_fini(sc__partial *acc);
+
 #endif

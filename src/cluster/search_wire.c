@@ -6,7 +6,8 @@
  *                     sv:track_total_hits sv:timeout_ms bool:count_only
  *                     uv:n_sort sort_spec* bool:has_after [sort_key*n_sort]
  *                     uv:n_targets target* uv:n_shards_total bool:can_match
- *                     bool:has_dfs [term_stats] bytes:parent_task exts
+ *                     bool:has_dfs [term_stats] bytes:parent_task uv:batched_reduce_size
+ *                     exts
  *   node_cancel     = bytes:parent_task   (1..SC_WIRE_MAX_TASK_ID bytes)
  *   term_stats      = uv:n_fields (bytes:field uv:doc_count uv:sum_total_term_freq)*
  *                     uv:n_terms (bytes:field bytes:term uv:doc_freq uv:total_term_freq)*
@@ -15,7 +16,7 @@
  *   sort_key        = bool:missing sv:i f64:d bytes:s
  *   target          = uv:index_i uv:shard uv:shard_ix uv:pin_ix
  *   node_query_resp = uv:context_id uv:n_results outcome* uv:n_sort uv:n_top hit* bytes:agg
- *                     exts
+ *                     uv:n_partial_reduces exts
  *   outcome         = u8:status [uv:http_status bytes:type bytes:reason]   (status != OK)
  *                     uv:total bool:total_gte bool:timed_out bool:skipped
  *   hit             = f32:score uv:shard_ix uv:doc sort_key*n_sort
@@ -248,6 +249,7 @@ sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
     if (q->dfs)
         put_stats(b, q->dfs);
     sc_wire_put_bytes(b, q->parent_task.ptr, q->parent_task.len);
+    sc_wire_put_uvar(b, q->batched_reduce_size);
     bool page = q->has_min_score || q->index_boosts;
     sc_wire_put_uvar(b, (q->track_scores ? 1 : 0) + (page ? 1 : 0));
     if (q->track_scores) {
@@ -357,6 +359,9 @@ sc_status sc_wire_node_query_decode(const uint8_t *p, size_t n, sc_arena *a, sc_
     q->parent_task = sc_wire_get_bytes(&r);
     if (r.st == SC_OK && q->parent_task.len > SC_WIRE_MAX_TASK_ID)
         r.st = SC_ECORRUPT;
+    q->batched_reduce_size = (uint32_t)sc_wire_get_uvar_max(&r, UINT32_MAX);
+    if (r.st == SC_OK && q->batched_reduce_size == 1)
+        r.st = SC_ECORRUPT;
     query_ext_ctx ec = {q, a};
     get_exts(&r, &ec, get_query_ext);
     sc__wire_get_features(&r, a, &q->fx);
@@ -411,6 +416,7 @@ sc_status sc_wire_node_query_resp_encode(const sc_wire_node_query_resp *q, sc_wi
             put_key(b, &h->keys[k]);
     }
     sc_wire_put_bytes(b, q->agg_partial.ptr, q->agg_partial.len);
+    sc_wire_put_uvar(b, q->n_partial_reduces);
     sc_wire_put_uvar(b, q->has_max_scores ? 1 : 0);
     if (q->has_max_scores) {
         sc_wire_buf p;
@@ -479,6 +485,7 @@ sc_status sc_wire_node_query_resp_decode(const uint8_t *p, size_t n, sc_arena *a
         }
     }
     q->agg_partial = sc_wire_get_bytes(&r);
+    q->n_partial_reduces = (uint32_t)sc_wire_get_uvar_max(&r, UINT32_MAX);
     for (size_t i = 0; q->results && i < q->n_results; i++)
         q->results[i].max_score = NAN;
     get_exts(&r, q, get_query_resp_ext);

@@ -129,6 +129,7 @@ typedef struct sc_wire_node_query {
     float min_score;
     const float *index_boosts; /* per index (n_indices); NULL = 1 for every index */
     sc_wire_query_features fx;
+    uint32_t batched_reduce_size; /* 0 = the default; never 1 */
 } sc_wire_node_query;
 
 /* One target's outcome. */
@@ -157,6 +158,7 @@ typedef struct sc_wire_node_query_resp {
     bool collapse;              /* each hit carries its collapse_key (collapse) */
     const sc_wire_rrf_top *rrf; /* RRF: the ranked lists of the sub-searches after the first */
     size_t n_rrf;
+    uint32_t n_partial_reduces; /* batched_reduce_size folds done on the node */
 } sc_wire_node_query_resp;
 
 typedef struct sc_wire_node_fetch {

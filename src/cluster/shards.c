@@ -85,6 +85,8 @@ sc_status sc__index_open_shards(sc_node *n, sc_index *ix, bool create, sc_cluste
     ix->shard_failures = calloc(ns, sizeof *ix->shard_failures);
     if (!ix->shards || !ix->shard_failures)
         return SC_ENOMEM;
+    if (sc_node_config_get(n)->allocated_copies_only)
+        return sc__index_mark_absent(ix, create); /* the placement opens what it allocates */
     if (!create)
         return SC_OK; /* INITIALIZING: the background recovery opens them (recovery.c) */
     for (uint32_t i = 0; i < ns; i++) {
@@ -137,6 +139,9 @@ void sc__index_shard_recovered(sc_index *ix, uint32_t i, sc_shard *shard, sc_sta
 
 void sc__index_close_shards(sc_index *ix)
 {
+    sc__index_close_retired(ix);
+    free((void *)ix->shard_absent);
+    ix->shard_absent = NULL;
     if (!ix->shards)
         return;
     bool deleted = atomic_load(&ix->deleted);
@@ -205,6 +210,8 @@ bool sc_index_shard_initializing(const sc_index *ix, uint32_t shard)
     if (!ix->shards || shard >= ix->settings.number_of_shards)
         return false;
     if (ix->shard_failures && ix->shard_failures[shard])
+        return false;
+    if (ix->shard_absent && ix->shard_absent[shard])
         return false;
     return ix->shards[shard] == NULL && !(ix->shard_failures && ix->shard_failures[shard]);
 }
@@ -404,6 +411,13 @@ sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_
         memset(r, 0, sizeof *r);
         r->shard = shard;
         sc_shard *s = ix->shards ? ix->shards[shard] : NULL;
+        if (!s && ix->shard_absent && !primary[shard] && !refused[shard]) {
+            /* clustered: the routing may name this node primary before our placement opened
+             * the copy; the wait returns once it has (copies open before a snapshot shows) */
+            if (!(primary[shard] = sc__repl_wait_primary(ix, shard)))
+                refused[shard] = true;
+            s = ix->shards[shard];
+        }
         if (atomic_load(&ix->closed)) {
             r->status = 400;
             sc_cluster_error_closed(&r->err, ix);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "cluster/log.h"
 #include "cluster/test_partition.h"
 #include "cluster/transport_internal.h"
 
@@ -48,15 +49,15 @@ static sc_status wait_fd(int fd, short events, uint64_t deadline_ns)
     }
 }
 
-static sc_status send_part(int fd, const uint8_t *p, size_t n, uint64_t deadline_ns)
+static sc_status send_part(sc__tp_link *l, const uint8_t *p, size_t n, uint64_t deadline_ns)
 {
     while (n) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t w = sc__tp_link_send(l, p, n);
         if (w > 0) {
             p += w;
             n -= (size_t)w;
         } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            SC_TRY(wait_fd(fd, POLLOUT, deadline_ns));
+            SC_TRY(wait_fd(l->fd, POLLOUT, deadline_ns));
         } else if (!(w < 0 && errno == EINTR)) {
             return SC_EIO;
         }
@@ -64,18 +65,18 @@ static sc_status send_part(int fd, const uint8_t *p, size_t n, uint64_t deadline
     return SC_OK;
 }
 
-sc_status sc__tp_send_all(int fd, const void *a, size_t an, const void *b, size_t bn,
+sc_status sc__tp_send_all(sc__tp_link *l, const void *a, size_t an, const void *b, size_t bn,
                           uint64_t deadline_ns)
 {
-    SC_TRY(send_part(fd, a, an, deadline_ns));
-    return send_part(fd, b, bn, deadline_ns);
+    SC_TRY(send_part(l, a, an, deadline_ns));
+    return send_part(l, b, bn, deadline_ns);
 }
 
 /* Reads exactly n bytes. *got_any is set once a byte arrived. */
-static sc_status recv_all(int fd, uint8_t *p, size_t n, uint64_t deadline_ns, bool *got_any)
+static sc_status recv_all(sc__tp_link *l, uint8_t *p, size_t n, uint64_t deadline_ns, bool *got_any)
 {
     while (n) {
-        ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
+        ssize_t r = sc__tp_link_recv(l, p, n);
         if (r > 0) {
             *got_any = true;
             p += r;
@@ -83,7 +84,7 @@ static sc_status recv_all(int fd, uint8_t *p, size_t n, uint64_t deadline_ns, bo
         } else if (r == 0) {
             return SC_EIO;
         } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            SC_TRY(wait_fd(fd, POLLIN, deadline_ns));
+            SC_TRY(wait_fd(l->fd, POLLIN, deadline_ns));
         } else if (errno != EINTR) {
             return SC_EIO;
         }
@@ -153,7 +154,7 @@ static void set_err(sc_transport_error *err, bool remote, const char *what, cons
 }
 
 /* One exchange on a borrowed connection. */
-static sc_status roundtrip(sc_transport *t, int fd, uint16_t type, sc_slice body,
+static sc_status roundtrip(sc_transport *t, sc__tp_link *l, uint16_t type, sc_slice body,
                            uint64_t deadline_ns, uint8_t **resp, size_t *resp_len, bool *got_any,
                            sc_transport_error *err)
 {
@@ -161,8 +162,8 @@ static sc_status roundtrip(sc_transport *t, int fd, uint16_t type, sc_slice body
     sc_wire_header h = {.type = type, .request_id = id, .body_len = (uint32_t)body.len};
     uint8_t hdr[SC_WIRE_HEADER_BYTES];
     sc_wire_header_put(&h, hdr);
-    SC_TRY(sc__tp_send_all(fd, hdr, sizeof hdr, body.ptr, body.len, deadline_ns));
-    SC_TRY(recv_all(fd, hdr, sizeof hdr, deadline_ns, got_any));
+    SC_TRY(sc__tp_send_all(l, hdr, sizeof hdr, body.ptr, body.len, deadline_ns));
+    SC_TRY(recv_all(l, hdr, sizeof hdr, deadline_ns, got_any));
     sc_wire_header rh;
     SC_TRY(sc_wire_header_get(hdr, t->cfg.max_body_bytes, &rh));
     if (!(rh.flags & SC_WIRE_FLAG_RESPONSE) || rh.request_id != id || rh.type != type)
@@ -170,7 +171,7 @@ static sc_status roundtrip(sc_transport *t, int fd, uint16_t type, sc_slice body
     uint8_t *b = malloc(rh.body_len ? rh.body_len : 1);
     if (!b)
         return SC_ENOMEM;
-    sc_status st = recv_all(fd, b, rh.body_len, deadline_ns, got_any);
+    sc_status st = recv_all(l, b, rh.body_len, deadline_ns, got_any);
     if (st == SC_OK && (rh.flags & SC_WIRE_FLAG_ERROR)) {
         sc_status remote = SC_EIO;
         char msg[256];
@@ -191,13 +192,40 @@ static sc_status roundtrip(sc_transport *t, int fd, uint16_t type, sc_slice body
     return SC_OK;
 }
 
-/* Borrows a connection (idle or new). *fd = -1 and a status on failure. */
-static sc_status borrow(sc_transport *t, sc__tp_peer *p, uint64_t deadline_ns, int *fd,
-                        bool *reused)
+/* The TLS handshake of a new outbound connection, before deadline_ns. false: it failed (logged,
+ * the reason in why). */
+static bool client_handshake(sc_transport *t, sc__tp_link *l, const char *host, uint16_t port,
+                             uint64_t deadline_ns, char *why, size_t why_cap)
+{
+    if (sc__tp_tls_start(t->tls, l, false, host) != SC_OK) {
+        snprintf(why, why_cap, "out of memory");
+        return false;
+    }
+    for (;;) {
+        bool want_write = false;
+        int r = sc__tp_tls_handshake_step(l, &want_write, why, why_cap);
+        if (r == 1)
+            return true;
+        if (r < 0 || wait_fd(l->fd, want_write ? POLLOUT : POLLIN, deadline_ns) != SC_OK) {
+            if (r == 0)
+                snprintf(why, why_cap, "timed out");
+            atomic_fetch_add(&t->n_tls_failed, 1);
+            sc_log(SC_LOG_WARN, "transport", "TLS handshake with %s:%u failed: %s", host, port,
+                   why);
+            return false;
+        }
+    }
+}
+
+/* Borrows a connection (idle or new). l->fd = -1 and a status on failure (why: the reason of a
+ * failed TLS handshake, else empty). */
+static sc_status borrow(sc_transport *t, sc__tp_peer *p, uint64_t deadline_ns, sc__tp_link *l,
+                        bool *reused, char *why, size_t why_cap)
 {
     struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000u),
                           .tv_nsec = (long)(deadline_ns % 1000000000u)};
-    *fd = -1;
+    *l = (sc__tp_link){.fd = -1};
+    why[0] = '\0';
     while (!p->idle && p->n_open >= t->cfg.conns_per_peer) {
         if (pthread_cond_timedwait(&p->cv, &t->mu, &ts) == ETIMEDOUT)
             return SC_ETIMEOUT;
@@ -205,7 +233,7 @@ static sc_status borrow(sc_transport *t, sc__tp_peer *p, uint64_t deadline_ns, i
     if (p->idle) {
         sc__tp_cli_conn *c = p->idle;
         p->idle = c->next;
-        *fd = c->fd;
+        *l = c->link;
         *reused = true;
         free(c);
         return SC_OK;
@@ -215,6 +243,14 @@ static sc_status borrow(sc_transport *t, sc__tp_peer *p, uint64_t deadline_ns, i
     p->n_open++;
     pthread_mutex_unlock(&t->mu);
     int c = connect_to(p->host, p->port, t->cfg.connect_timeout_ms);
+    sc__tp_link nl = {.fd = c};
+    if (c >= 0 && t->tls) {
+        uint64_t hs_deadline = sc_clock_now_ns() + (uint64_t)t->cfg.connect_timeout_ms * 1000000u;
+        if (!client_handshake(t, &nl, p->host, p->port, hs_deadline, why, why_cap)) {
+            sc__tp_link_close(&nl);
+            c = -1;
+        }
+    }
     pthread_mutex_lock(&t->mu);
     if (c < 0) {
         p->n_open--;
@@ -227,22 +263,22 @@ static sc_status borrow(sc_transport *t, sc__tp_peer *p, uint64_t deadline_ns, i
     }
     p->backoff_ms = 0;
     atomic_fetch_add(&t->n_connects, 1);
-    *fd = c;
+    *l = nl;
     *reused = false;
     return SC_OK;
 }
 
 /* Returns a connection to the pool (ok) or closes it. */
-static void give_back(sc_transport *t, sc__tp_peer *p, int fd, bool ok)
+static void give_back(sc_transport *t, sc__tp_peer *p, sc__tp_link *l, bool ok)
 {
     sc__tp_cli_conn *c = ok ? malloc(sizeof *c) : NULL;
     pthread_mutex_lock(&t->mu);
     if (c) {
-        c->fd = fd;
+        c->link = *l;
         c->next = p->idle;
         p->idle = c;
     } else {
-        close(fd);
+        sc__tp_link_close(l);
         p->n_open--;
     }
     pthread_cond_signal(&p->cv);
@@ -265,19 +301,25 @@ sc_status sc_transport_request(sc_transport *t, const char *host, uint16_t port,
     for (int attempt = 0;; attempt++) {
         pthread_mutex_lock(&t->mu);
         sc__tp_peer *p = get_peer(t, host, port);
-        int fd = -1;
+        sc__tp_link l;
         bool reused = false;
-        sc_status st = p ? borrow(t, p, deadline, &fd, &reused) : SC_ENOMEM;
+        char why[200] = "";
+        sc_status st = p ? borrow(t, p, deadline, &l, &reused, why, sizeof why) : SC_ENOMEM;
         pthread_mutex_unlock(&t->mu);
         if (st != SC_OK) {
-            set_err(err, false, st == SC_EIO ? "cannot connect to" : "no free connection to", host,
-                    port);
+            char what[256];
+            snprintf(what, sizeof what, "TLS handshake failed (%s) with", why);
+            set_err(err, false,
+                    why[0]         ? what
+                    : st == SC_EIO ? "cannot connect to"
+                                   : "no free connection to",
+                    host, port);
             return st;
         }
         bool got_any = false;
-        st = roundtrip(t, fd, type, body, deadline, resp, resp_len, &got_any, err);
+        st = roundtrip(t, &l, type, body, deadline, resp, resp_len, &got_any, err);
         bool remote = err && err->remote;
-        give_back(t, p, fd, st == SC_OK || remote);
+        give_back(t, p, &l, st == SC_OK || remote);
         if (st == SC_OK) {
             atomic_fetch_add(&t->n_sent, 1);
             return SC_OK;
@@ -312,6 +354,13 @@ sc_status sc_transport_open(const sc_transport_config *cfg, sc_transport **out)
     t->wake[0] = t->wake[1] = -1;
     atomic_init(&t->next_id, 1);
     pthread_mutex_init(&t->mu, NULL);
+    if (cfg->tls) {
+        sc_status st = sc__tp_tls_new(cfg->tls, &t->tls);
+        if (st != SC_OK) {
+            sc_transport_close(t);
+            return st;
+        }
+    }
     if (!(cfg->bind_host && cfg->bind_host[0] == '\0')) {
         sc_status st = sc__transport_server_start(t);
         if (st != SC_OK) {
@@ -367,6 +416,8 @@ void sc_transport_stats_get(sc_transport *t, sc_transport_stats *out)
     out->requests_sent = atomic_load(&t->n_sent);
     out->requests_handled = atomic_load(&t->n_handled);
     out->bad_frames = atomic_load(&t->n_bad_frames);
+    out->tls_refused = atomic_load(&t->n_tls_refused);
+    out->tls_failed = atomic_load(&t->n_tls_failed);
 }
 
 void sc_transport_close(sc_transport *t)
@@ -380,13 +431,14 @@ void sc_transport_close(sc_transport *t)
         while (p->idle) {
             sc__tp_cli_conn *c = p->idle;
             p->idle = c->next;
-            close(c->fd);
+            sc__tp_link_close(&c->link);
             free(c);
         }
         pthread_cond_destroy(&p->cv);
         free(p);
     }
     free(t->handlers);
+    sc__tp_tls_free(t->tls);
     pthread_mutex_destroy(&t->mu);
     free(t);
 }

@@ -14,7 +14,13 @@
  * on a reused idle connection before anything came back is retried once on a fresh one. Connect
  * failures put the peer in back-off (50 ms doubling up to backoff_max_ms): requests fail fast
  * with SC_EIO until it expires. Requests on one connection are sequential; concurrency comes
- * from the pool. */
+ * from the pool.
+ *
+ * TLS (optional, tls in the config; transport_tls.h): every connection, inbound and outbound, is
+ * a TLS session with this node's certificate, and the peer's certificate is checked against the
+ * CA (Elasticsearch's xpack.security.transport.ssl.*): mutual TLS is how peers authenticate. A
+ * peer that fails the handshake (no certificate, another CA, a plaintext peer) is refused and
+ * logged, its connection closed before any frame is read or sent. */
 #ifndef SC_CLUSTER_TRANSPORT_H
 #define SC_CLUSTER_TRANSPORT_H
 
@@ -28,14 +34,31 @@
 
 typedef struct sc_transport sc_transport;
 
+/* verification_mode, as Elasticsearch's: full = the peer's certificate chains to the CA and,
+ * on outbound connections, names the host connected to (a SAN IP address or DNS name);
+ * certificate = chains to the CA; none = not checked (encryption only: no peer authentication). */
+typedef enum sc_transport_verify {
+    SC_TRANSPORT_VERIFY_FULL,
+    SC_TRANSPORT_VERIFY_CERTIFICATE,
+    SC_TRANSPORT_VERIFY_NONE,
+} sc_transport_verify;
+
+typedef struct sc_transport_tls_config {
+    const char *cert_file; /* PEM certificate (chain) of this node */
+    const char *key_file;  /* its PEM private key (unencrypted) */
+    const char *ca_file;   /* PEM CA certificate(s) peers must chain to (not needed for none) */
+    sc_transport_verify verification_mode;
+} sc_transport_tls_config;
+
 typedef struct sc_transport_config {
-    const char *bind_host;       /* listen address; NULL = "127.0.0.1"; "" = no server */
-    uint16_t port;               /* 0 = an ephemeral port (see sc_transport_port) */
-    size_t n_workers;            /* handler threads; 0 = 4 */
-    uint32_t max_body_bytes;     /* 0 = SC_WIRE_DEFAULT_MAX_BODY_BYTES (both directions) */
-    uint32_t conns_per_peer;     /* 0 = 4 */
-    uint32_t connect_timeout_ms; /* 0 = 2000 */
-    uint32_t backoff_max_ms;     /* 0 = 2000 */
+    const char *bind_host;              /* listen address; NULL = "127.0.0.1"; "" = no server */
+    uint16_t port;                      /* 0 = an ephemeral port (see sc_transport_port) */
+    size_t n_workers;                   /* handler threads; 0 = 4 */
+    uint32_t max_body_bytes;            /* 0 = SC_WIRE_DEFAULT_MAX_BODY_BYTES (both directions) */
+    uint32_t conns_per_peer;            /* 0 = 4 */
+    uint32_t connect_timeout_ms;        /* 0 = 2000 */
+    uint32_t backoff_max_ms;            /* 0 = 2000 */
+    const sc_transport_tls_config *tls; /* NULL = plaintext; read at open only */
 } sc_transport_config;
 
 /* A handler: decodes `body` (borrowed for the call), does the work and writes the response body
@@ -46,7 +69,8 @@ typedef sc_status (*sc_transport_handler_fn)(void *ctx, sc_slice body, sc_wire_b
                                              char *errmsg, size_t errcap);
 
 /* Opens a transport and, unless bind_host is "", starts listening. *out owns it; close with
- * sc_transport_close. SC_EIO when the port cannot be bound, SC_ENOMEM. */
+ * sc_transport_close. SC_EIO when the port cannot be bound, SC_EINVAL (logged) when the TLS
+ * files cannot be used, SC_ENOMEM. */
 sc_status sc_transport_open(const sc_transport_config *cfg, sc_transport **out) SC_MUST_USE;
 
 /* The port the server listens on (the ephemeral one when configured 0); 0 without a server. */
@@ -82,6 +106,8 @@ typedef struct sc_transport_stats {
     uint64_t requests_sent;    /* outbound requests that got a response */
     uint64_t requests_handled; /* inbound requests answered */
     uint64_t bad_frames;       /* inbound connections closed for a bad frame */
+    uint64_t tls_refused;      /* inbound connections refused by the TLS handshake */
+    uint64_t tls_failed;       /* outbound connections whose TLS handshake failed */
 } sc_transport_stats;
 void sc_transport_stats_get(sc_transport *t, sc_transport_stats *out);
 

@@ -8,6 +8,7 @@
 
 #include "base/threadpool.h"
 #include "cluster/transport.h"
+#include "cluster/transport_tls.h"
 
 typedef struct sc__tp_handler {
     uint16_t type;
@@ -17,7 +18,7 @@ typedef struct sc__tp_handler {
 } sc__tp_handler;
 
 typedef struct sc__tp_cli_conn {
-    int fd;
+    sc__tp_link link;
     struct sc__tp_cli_conn *next;
 } sc__tp_cli_conn;
 
@@ -34,7 +35,8 @@ typedef struct sc__tp_peer {
 
 struct sc_transport {
     sc_transport_config cfg;
-    int listen_fd; /* -1 without a server */
+    sc__tp_tls *tls; /* NULL: plaintext */
+    int listen_fd;   /* -1 without a server */
     uint16_t port;
     int wake[2]; /* the I/O thread's wake-up pipe */
     pthread_t io;
@@ -46,7 +48,7 @@ struct sc_transport {
     size_t n_handlers;
     sc__tp_peer *peers;
     atomic_uint_fast64_t next_id;
-    atomic_uint_fast64_t n_connects, n_sent, n_handled, n_bad_frames;
+    atomic_uint_fast64_t n_connects, n_sent, n_handled, n_bad_frames, n_tls_refused, n_tls_failed;
 };
 
 /* Server: binds, listens and starts the I/O thread and the worker pool (transport_server.c). */
@@ -55,9 +57,9 @@ sc_status sc__transport_server_start(sc_transport *t);
  * connections and the listener. */
 void sc__transport_server_stop(sc_transport *t);
 
-/* Writes all of (a, an) then (b, bn) to fd before deadline_ns (0 = blocking). SC_ETIMEOUT,
- * SC_EIO. */
-sc_status sc__tp_send_all(int fd, const void *a, size_t an, const void *b, size_t bn,
+/* Writes all of (a, an) then (b, bn) to the link before deadline_ns (0 = blocking).
+ * SC_ETIMEOUT, SC_EIO. */
+sc_status sc__tp_send_all(sc__tp_link *l, const void *a, size_t an, const void *b, size_t bn,
                           uint64_t deadline_ns);
 /* Sets TCP_NODELAY and close-on-exec. */
 void sc__tp_tune_socket(int fd);

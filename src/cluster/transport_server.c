@@ -15,15 +15,23 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "cluster/log.h"
 #include "cluster/test_partition.h"
 #include "cluster/transport_internal.h"
 
 /* A response must reach a live peer within this; a stuck peer loses its connection. */
 #define SEND_TIMEOUT_MS 30000
 #define READ_CHUNK 65536
+/* An inbound TLS handshake must complete within this, or the connection is refused. */
+#define HANDSHAKE_TIMEOUT_MS 10000
 
 typedef struct srv_conn {
-    int fd;
+    sc__tp_link link;
+    bool handshaking; /* TLS: no frame is read before the handshake completes */
+    bool want_write;  /* the handshake waits for the socket to be writable */
+    char peer[64];    /* the peer's address, for the log */
+    uint64_t handshake_deadline_ns;
+    bool hello_seen; /* the handshake's first byte was checked */
     atomic_int refs;
     pthread_mutex_t wmu; /* one response frame at a time */
     uint8_t *buf;
@@ -44,7 +52,7 @@ static void conn_unref(srv_conn *c)
 {
     if (atomic_fetch_sub(&c->refs, 1) != 1)
         return;
-    close(c->fd);
+    sc__tp_link_close(&c->link);
     pthread_mutex_destroy(&c->wmu);
     free(c->buf);
     free(c);
@@ -70,10 +78,10 @@ static void write_response(srv_job *j, uint8_t flags, const uint8_t *body, size_
     uint8_t hdr[SC_WIRE_HEADER_BYTES];
     sc_wire_header_put(&h, hdr);
     pthread_mutex_lock(&j->c->wmu);
-    sc_status st = sc__tp_send_all(j->c->fd, hdr, sizeof hdr, body, n,
+    sc_status st = sc__tp_send_all(&j->c->link, hdr, sizeof hdr, body, n,
                                    sc_clock_now_ns() + (uint64_t)SEND_TIMEOUT_MS * 1000000u);
     if (st != SC_OK)
-        shutdown(j->c->fd, SHUT_RDWR); /* the I/O thread sees the close and drops it */
+        shutdown(j->c->link.fd, SHUT_RDWR); /* the I/O thread sees the close and drops it */
     pthread_mutex_unlock(&j->c->wmu);
 }
 
@@ -149,8 +157,8 @@ static bool dispatch_frames(sc_transport *t, srv_conn *c)
     return ok;
 }
 
-/* Reads what is available. false: the connection is finished (EOF, error or bad frame). */
-static bool conn_read(sc_transport *t, srv_conn *c)
+/* One read. false: the connection is finished (EOF, error or bad frame). */
+static bool conn_read_once(sc_transport *t, srv_conn *c)
 {
     if (c->cap - c->len < READ_CHUNK) {
         size_t cap = c->cap ? c->cap * 2 : 2 * READ_CHUNK;
@@ -164,7 +172,7 @@ static bool conn_read(sc_transport *t, srv_conn *c)
     }
     if (sc_test_partitioned())
         return false; /* a cut link: the connection drops */
-    ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
+    ssize_t r = sc__tp_link_recv(&c->link, c->buf + c->len, c->cap - c->len);
     if (r < 0)
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
     if (r == 0)
@@ -177,9 +185,64 @@ static bool conn_read(sc_transport *t, srv_conn *c)
     return true;
 }
 
+/* Advances a TLS handshake. false: it failed and the peer is refused (logged). */
+static bool conn_handshake(sc_transport *t, srv_conn *c)
+{
+    char why[200];
+    int r = -1;
+    uint8_t first;
+    /* a TLS client speaks first, with a handshake record (content type 22): anything else (a
+     * plaintext node's frame) is refused at once rather than read as a record */
+    ssize_t n = c->hello_seen ? -1 : recv(c->link.fd, &first, 1, MSG_PEEK | MSG_DONTWAIT);
+    c->hello_seen |= n == 1;
+    if (n == 1 && first != 22)
+        snprintf(why, sizeof why, "not a TLS handshake (a plaintext peer?)");
+    else if (n == 0)
+        snprintf(why, sizeof why, "the peer closed the connection");
+    else
+        r = sc__tp_tls_handshake_step(&c->link, &c->want_write, why, sizeof why);
+    if (r >= 0) {
+        c->handshaking = r == 0;
+        if (r == 1)
+            c->want_write = false;
+        return true;
+    }
+    atomic_fetch_add(&t->n_tls_refused, 1);
+    sc_log(SC_LOG_WARN, "transport",
+           "refused transport connection from %s: TLS handshake failed: %s", c->peer, why);
+    return false;
+}
+
+/* Reads what is available (with TLS, also what the session has already decrypted, which poll
+ * does not see). false: the connection is finished (EOF, error, bad frame, refused handshake). */
+static bool conn_read(sc_transport *t, srv_conn *c)
+{
+    if (c->handshaking) {
+        if (!conn_handshake(t, c))
+            return false;
+        if (c->handshaking)
+            return true;
+    }
+    do {
+        if (!conn_read_once(t, c))
+            return false;
+    } while (sc__tp_link_pending(&c->link) > 0);
+    return true;
+}
+
+static void peer_name(const struct sockaddr_storage *ss, socklen_t sl, char *out, size_t cap)
+{
+    char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
+    (void)getnameinfo((const struct sockaddr *)ss, sl, host, sizeof host, port, sizeof port,
+                      NI_NUMERICHOST | NI_NUMERICSERV);
+    snprintf(out, cap, "%s:%s", host, port);
+}
+
 static bool accept_one(sc_transport *t, srv_conn **conns)
 {
-    int fd = accept4(t->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    int fd = accept4(t->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
     if (fd < 0)
         return false;
     if (sc_test_partitioned()) {
@@ -192,7 +255,17 @@ static bool accept_one(sc_transport *t, srv_conn **conns)
         close(fd);
         return false;
     }
-    c->fd = fd;
+    c->link.fd = fd;
+    peer_name(&ss, sl, c->peer, sizeof c->peer);
+    if (t->tls) {
+        if (sc__tp_tls_start(t->tls, &c->link, true, NULL) != SC_OK) {
+            close(fd);
+            free(c);
+            return false;
+        }
+        c->handshaking = true;
+        c->handshake_deadline_ns = sc_clock_now_ns() + HANDSHAKE_TIMEOUT_MS * 1000000ull;
+    }
     atomic_init(&c->refs, 1);
     pthread_mutex_init(&c->wmu, NULL);
     c->next = *conns;
@@ -220,10 +293,21 @@ static void *io_main(void *arg)
         pfds[0] = (struct pollfd){.fd = t->wake[0], .events = POLLIN};
         pfds[1] = (struct pollfd){.fd = t->listen_fd, .events = POLLIN};
         size_t i = 2;
-        for (srv_conn *c = conns; c; c = c->next)
-            pfds[i++] = (struct pollfd){.fd = c->fd, .events = POLLIN};
-        if (poll(pfds, n, -1) < 0 && errno != EINTR)
+        uint64_t wake_at = 0; /* the first handshake deadline */
+        for (srv_conn *c = conns; c; c = c->next) {
+            pfds[i++] = (struct pollfd){.fd = c->link.fd,
+                                        .events = (short)(c->want_write ? POLLOUT : POLLIN)};
+            if (c->handshaking && (!wake_at || c->handshake_deadline_ns < wake_at))
+                wake_at = c->handshake_deadline_ns;
+        }
+        int timeout_ms = -1;
+        if (wake_at) {
+            uint64_t now = sc_clock_now_ns();
+            timeout_ms = wake_at > now ? (int)((wake_at - now) / 1000000u) + 1 : 0;
+        }
+        if (poll(pfds, n, timeout_ms) < 0 && errno != EINTR)
             break;
+        uint64_t now = wake_at ? sc_clock_now_ns() : 0;
         /* a new conn goes to the head and is not in pfds yet: polled from the next round */
         bool added = (pfds[1].revents & POLLIN) && accept_one(t, &conns);
         i = 2;
@@ -231,6 +315,14 @@ static void *io_main(void *arg)
         while (*link && i < n) {
             srv_conn *c = *link;
             short ev = pfds[i++].revents;
+            if (!ev && c->handshaking && now >= c->handshake_deadline_ns) {
+                atomic_fetch_add(&t->n_tls_refused, 1);
+                sc_log(SC_LOG_WARN, "transport",
+                       "refused transport connection from %s: TLS handshake timed out", c->peer);
+                *link = c->next;
+                conn_unref(c);
+                continue;
+            }
             if (ev && !conn_read(t, c)) {
                 *link = c->next;
                 conn_unref(c);

@@ -18,6 +18,9 @@
  *   http.max_open_connections: 10000   http.compression: false   http.transport: epoll|mhd
  *   cluster.etcd: http://127.0.0.1:2379[,...]   (--cluster etcd=...; docs/cluster.md)
  *   transport.port: 9300         cluster.lease_ttl: 3s
+ *   xpack.security.transport.ssl.enabled: true  (TLS between nodes; docs/cluster.md)
+ *   xpack.security.transport.ssl.certificate / .key / .certificate_authorities: PEM files
+ *   xpack.security.transport.ssl.verification_mode: full|certificate|none
  * Flags override the file. */
 #include <errno.h>
 #include <pthread.h>
@@ -27,10 +30,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "cluster/log.h"
 #include "cmd/serve_cluster.h"
 #include "cluster/node.h"
 #include "cluster/test_partition.h"
+#include "cluster/transport.h"
 #include "cmd/serve.h"
 #include "http/auth.h"
 #include "http/server.h"
@@ -63,6 +68,9 @@ typedef struct serve_opts {
     char *cluster_etcd; /* etcd endpoints; NULL = single node */
     long transport_port;
     long lease_ttl_s;
+    int tp_ssl; /* xpack.security.transport.ssl.enabled: -1 unset (on with a certificate) */
+    char *tp_cert, *tp_key, *tp_ca;
+    sc_transport_verify tp_verify;
 } serve_opts;
 
 static bool parse_size(const char *s, size_t *out)
@@ -204,6 +212,25 @@ static bool apply(serve_opts *o, const char *key, const char *val)
         /* "etcd=URL[,URL...]" as --cluster takes it, or the bare URL list */
         set_str(&o->cluster_etcd, strncmp(val, "etcd=", 5) ? val : val + 5);
         return o->cluster_etcd && *o->cluster_etcd;
+    } else if (!strcmp(key, "xpack.security.transport.ssl.enabled")) {
+        if (strcmp(val, "true") && strcmp(val, "false"))
+            return false;
+        o->tp_ssl = !strcmp(val, "true");
+    } else if (!strcmp(key, "xpack.security.transport.ssl.certificate"))
+        set_str(&o->tp_cert, val);
+    else if (!strcmp(key, "xpack.security.transport.ssl.key"))
+        set_str(&o->tp_key, val);
+    else if (!strcmp(key, "xpack.security.transport.ssl.certificate_authorities"))
+        set_str(&o->tp_ca, val);
+    else if (!strcmp(key, "xpack.security.transport.ssl.verification_mode")) {
+        if (!strcmp(val, "full"))
+            o->tp_verify = SC_TRANSPORT_VERIFY_FULL;
+        else if (!strcmp(val, "certificate"))
+            o->tp_verify = SC_TRANSPORT_VERIFY_CERTIFICATE;
+        else if (!strcmp(val, "none"))
+            o->tp_verify = SC_TRANSPORT_VERIFY_NONE;
+        else
+            return false;
     } else if (!strcmp(key, "transport.port"))
         return parse_long(val, &o->transport_port) && o->transport_port >= 0 &&
                o->transport_port < 65536;
@@ -288,6 +315,10 @@ static void serve_usage(FILE *f)
                "  --node-name NAME    node name (default: host name)\n"
                "  --cluster-name NAME cluster name (default scry; the etcd key prefix)\n"
                "  --transport-port N  node-to-node port (default: first free of 9300-9399)\n"
+               "  --transport-tls-cert FILE, --transport-tls-key FILE, --transport-tls-ca FILE\n"
+               "                      TLS between nodes: this node's PEM certificate and key,\n"
+               "                      the CA peers' certificates must chain to (mutual TLS)\n"
+               "  --transport-tls-verify full|certificate|none  (default full)\n"
                "  --lease-ttl DURATION  etcd lease of the node (default 3s)\n"
                "  --test-recovery-delay DURATION\n"
                "                      tests only: each shard recovered at start waits this\n"
@@ -321,12 +352,17 @@ static void opts_free(serve_opts *o)
     free(o->http_transport);
     free(o->cluster_etcd);
     free(o->test_partition_file);
+    free(o->tp_cert);
+    free(o->tp_key);
+    free(o->tp_ca);
 }
 
 int sc_cmd_serve(int argc, char **argv)
 {
+    sc_alloc_tune_server_heap();
     serve_opts o = {.port = 9200,
                     .transport_port = 9300,
+                    .tp_ssl = -1,
                     .max_content = 100u << 20,
                     .timeout_s = 60,
                     .slowlog_ms = 1000};
@@ -402,6 +438,14 @@ int sc_cmd_serve(int argc, char **argv)
             ok = apply(&o, "cluster.name", v);
         else if (!strcmp(a, "--transport-port"))
             ok = apply(&o, "transport.port", v);
+        else if (!strcmp(a, "--transport-tls-cert"))
+            ok = apply(&o, "xpack.security.transport.ssl.certificate", v);
+        else if (!strcmp(a, "--transport-tls-key"))
+            ok = apply(&o, "xpack.security.transport.ssl.key", v);
+        else if (!strcmp(a, "--transport-tls-ca"))
+            ok = apply(&o, "xpack.security.transport.ssl.certificate_authorities", v);
+        else if (!strcmp(a, "--transport-tls-verify"))
+            ok = apply(&o, "xpack.security.transport.ssl.verification_mode", v);
         else if (!strcmp(a, "--lease-ttl"))
             ok = apply(&o, "cluster.lease_ttl", v);
         else if (!strcmp(a, "--port-file"))
@@ -440,6 +484,18 @@ int sc_cmd_serve(int argc, char **argv)
             opts_free(&o);
             return 2;
         }
+    bool tp_tls = o.tp_ssl == 1 || (o.tp_ssl == -1 && o.tp_cert);
+    if (tp_tls &&
+        (!o.tp_cert || !o.tp_key || (!o.tp_ca && o.tp_verify != SC_TRANSPORT_VERIFY_NONE))) {
+        fprintf(stderr, "scry serve: transport TLS needs --transport-tls-cert, --transport-tls-key "
+                        "and (unless verification_mode is none) --transport-tls-ca\n");
+        opts_free(&o);
+        return 2;
+    }
+    sc_transport_tls_config tp_tls_cfg = {.cert_file = o.tp_cert,
+                                          .key_file = o.tp_key,
+                                          .ca_file = o.tp_ca,
+                                          .verification_mode = o.tp_verify};
     sc_http_auth *auth = NULL;
     if (o.users_file && sc_http_auth_load(o.users_file, &auth) != SC_OK) {
         fprintf(stderr, "scry serve: cannot use users file [%s] (see the log above)\n",
@@ -462,6 +518,7 @@ int sc_cmd_serve(int argc, char **argv)
     sc_node_config nc = {.data_dir = o.data,
                          .node_name = o.node_name,
                          .cluster_name = o.cluster_name,
+                         .allocated_copies_only = o.cluster_etcd != NULL,
                          .memory_limit_bytes = o.memory,
                          .search_threads = (unsigned)o.search_threads,
                          .durability_async = o.durability_async,
@@ -516,7 +573,8 @@ int sc_cmd_serve(int argc, char **argv)
                                   .bind = o.bind,
                                   .http_port = sc_http_port(srv),
                                   .transport_port = o.transport_port,
-                                  .lease_ttl_s = o.lease_ttl_s};
+                                  .lease_ttl_s = o.lease_ttl_s,
+                                  .tls = tp_tls ? &tp_tls_cfg : NULL};
     if (o.cluster_etcd && sc_serve_cluster_start(&cc, node, &cluster) != SC_OK) {
         sc_http_stop(srv);
         sc_node_close(node);

@@ -80,8 +80,15 @@ static sc_status open_transport(const sc_serve_cluster_config *cfg, sc_serve_clu
     for (long port = cfg->transport_port; port <= last && st == SC_EIO; port++) {
         /* 16 handler threads: a forwarded write waits for its replicas' answers (handled on
          * their nodes' pools) and a peer recovery holds a thread for its duration */
-        sc_transport_config tc = {.bind_host = cfg->bind, .port = (uint16_t)port, .n_workers = 16};
+        sc_transport_config tc = {
+            .bind_host = cfg->bind, .port = (uint16_t)port, .n_workers = 16, .tls = cfg->tls};
         st = sc_transport_open(&tc, &c->t);
+        if (st == SC_EINVAL) /* the TLS files (logged): no other port would do better */
+            break;
+    }
+    if (st == SC_EINVAL) {
+        fprintf(stderr, "scry serve: cannot use the transport TLS files (see the log above)\n");
+        return st;
     }
     if (st != SC_OK) {
         fprintf(stderr, "scry serve: cannot listen on transport port %s:%ld: %s\n", cfg->bind,

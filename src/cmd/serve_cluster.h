@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "cluster/node.h"
+#include "cluster/transport.h"
 
 typedef struct sc_serve_cluster sc_serve_cluster;
 
@@ -17,6 +18,7 @@ typedef struct sc_serve_cluster_config {
     unsigned http_port;
     long transport_port; /* 0 = an ephemeral port */
     long lease_ttl_s;
+    const sc_transport_tls_config *tls; /* TLS between nodes; NULL = plaintext */
 } sc_serve_cluster_config;
 
 /* Opens the transport, joins the membership and starts the placement. *out: stop with

@@ -1,10 +1,12 @@
 /* HNSW build and search (hnsw.h). One beam-search routine serves both: candidates in a
  * max-heap, results in a min-heap of at most ef, visited nodes marked in a generation-stamped
- * array (builder) or a bitset (search). Rejected nodes (filter, deletes) are traversed but not
- * collected, so the graph stays connected under a filter. */
+ * array (the builder's own; a search thread's kept across searches, so a query clears nothing).
+ * Rejected nodes (filter, deletes) are traversed but not collected, so the graph stays
+ * connected under a filter. */
 #include "index/hnsw.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,25 +64,73 @@ static sc_hnsw_hit heap_pop(heap *q)
 
 /* ---- visited sets ---- */
 
+/* stamp[i] == gen means visited; a new generation empties the set, and only the wrap of gen
+ * (every 65,535 generations) clears the array. */
 typedef struct visited {
-    uint32_t *stamp; /* builder: stamp[i] == gen means visited */
-    uint32_t gen;
-    uint64_t *bits; /* search */
+    uint16_t *stamp;
+    size_t cap;
+    uint16_t gen;
 } visited;
 
 static inline bool visit(visited *v, uint32_t i)
 {
-    if (v->bits) {
-        uint64_t m = (uint64_t)1 << (i & 63);
-        if (v->bits[i >> 6] & m)
-            return false;
-        v->bits[i >> 6] |= m;
-        return true;
-    }
     if (v->stamp[i] == v->gen)
         return false;
     v->stamp[i] = v->gen;
     return true;
+}
+
+/* Starts an empty set. */
+static void visited_next(visited *v)
+{
+    if (++v->gen == 0) {
+        memset(v->stamp, 0, v->cap * sizeof(uint16_t));
+        v->gen = 1;
+    }
+}
+
+/* The search threads' sets: one per thread, grown to the largest graph searched (2 bytes per
+ * node), freed when the thread ends. The _Thread_local pointer is the fast path (and keeps the
+ * main thread's set reachable for leak checkers); the key's destructor frees other threads'. */
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+static _Thread_local visited *tl_vis;
+
+static void tl_free(void *p)
+{
+    visited *v = p;
+    free(v->stamp);
+    free(v);
+}
+
+static void tl_init(void)
+{
+    (void)pthread_key_create(&tl_key, tl_free);
+}
+
+static visited *thread_visited(uint32_t n)
+{
+    visited *v = tl_vis;
+    if (!v) {
+        (void)pthread_once(&tl_once, tl_init);
+        v = calloc(1, sizeof(*v));
+        if (!v || pthread_setspecific(tl_key, v) != 0) {
+            free(v);
+            return NULL;
+        }
+        tl_vis = v;
+    }
+    if (v->cap < n) {
+        uint16_t *s = calloc(n, sizeof(uint16_t));
+        if (!s)
+            return NULL;
+        free(v->stamp);
+        v->stamp = s;
+        v->cap = n;
+        v->gen = 0;
+    }
+    visited_next(v);
+    return v;
 }
 
 typedef struct beam {
@@ -138,6 +188,16 @@ static void layer_search(beam *b, int lev, const sc_hnsw_hit *eps, size_t n_eps,
         sc_hnsw_hit c = heap_pop(cand);
         if (res->len >= ef && c.score < res->h[0].score)
             break;
+        if (cand->len) {
+            /* the next candidate's links load while this one's neighbours are scored */
+            const sc_hnsw_graph *g = b->g;
+            uint32_t nx = cand->h[0].ord;
+            const uint32_t *nl =
+                lev == 0 ? g->l0 + (size_t)nx * (1 + 2 * (size_t)g->m)
+                         : g->up + ((size_t)g->up_off[nx] + (size_t)(lev - 1)) * (1 + g->m);
+            __builtin_prefetch(nl);
+            __builtin_prefetch((const char *)nl + 64);
+        }
         uint32_t cnt, fresh[2 * SC_HNSW_MAX_M], n_fresh = 0;
         const uint32_t *l = sc_hnsw_links(b->g, c.ord, lev, &cnt);
         /* the unvisited neighbours first, their vectors prefetched, then scored: the loads
@@ -244,7 +304,8 @@ sc_status sc_hnsw_builder_new(uint32_t cap, uint32_t m, uint32_t ef_construction
     b->levels = calloc(c, 1);
     b->l0 = calloc(c * (1 + 2 * (size_t)m), sizeof(uint32_t));
     b->up_off = calloc(c, sizeof(uint32_t));
-    b->vis.stamp = calloc(c, sizeof(uint32_t));
+    b->vis.stamp = calloc(c, sizeof(uint16_t));
+    b->vis.cap = c;
     size_t big = (ef_construction > 2 * m ? ef_construction : 2 * m) + 2;
     b->cand = malloc((c + 1) * sizeof(sc_hnsw_hit));
     b->res = malloc(big * sizeof(sc_hnsw_hit));
@@ -407,10 +468,7 @@ sc_status sc_hnsw_builder_add(sc_hnsw_builder *b, uint32_t ord)
     b->eps[0] = (sc_hnsw_hit){ep, eps};
     size_t n_eps = 1;
     for (int lev = lv < b->max_level ? lv : b->max_level; lev >= 0; lev--) {
-        if (++b->vis.gen == 0) {
-            memset(b->vis.stamp, 0, (size_t)b->cap * sizeof(uint32_t));
-            b->vis.gen = 1;
-        }
+        visited_next(&b->vis);
         for (size_t i = 0; i < n_eps; i++)
             b->vis.stamp[b->eps[i].ord] = b->vis.gen;
         layer_search(&bm, lev, b->eps, n_eps, b->efc, &cand, &res);
@@ -444,7 +502,7 @@ sc_status sc_hnsw_search(const sc_hnsw_graph *g, const sc_hnsw_scorer *s,
     if (g->n == 0 || g->max_level < 0)
         return SC_OK;
     uint32_t ef = opts->ef ? opts->ef : 1;
-    visited vis = {.bits = sc_arena_calloc(a, (g->n + 63) / 64, sizeof(uint64_t))};
+    visited *vis = thread_visited(g->n);
     /* Each node enters the candidate heap at most once; a beam of ef rarely holds more than
      * ef * 2m of them, so that bounds the scratch on big graphs (extra pushes are dropped). */
     size_t cap = (size_t)g->n + 1, bound = (size_t)ef * 2 * g->m * 4 + 4096;
@@ -452,11 +510,13 @@ sc_status sc_hnsw_search(const sc_hnsw_graph *g, const sc_hnsw_scorer *s,
         cap = bound;
     sc_hnsw_hit *ch = sc_arena_alloc(a, cap * sizeof(sc_hnsw_hit));
     sc_hnsw_hit *rh = sc_arena_alloc(a, ((size_t)ef + 2) * sizeof(sc_hnsw_hit));
-    if (!vis.bits || !ch || !rh)
+    if (!vis)
+        return SC_ENOMEM;
+    if (!ch || !rh)
         return a->over_budget ? SC_ELIMIT : SC_ENOMEM;
     beam b = {.g = g,
               .s = s,
-              .vis = &vis,
+              .vis = vis,
               .accept = opts->accept,
               .ord_doc = opts->ord_doc,
               .visit_limit = opts->visit_limit};
@@ -465,7 +525,7 @@ sc_status sc_hnsw_search(const sc_hnsw_graph *g, const sc_hnsw_scorer *s,
     b.n_visited = 1;
     for (int lev = g->max_level; lev > 0; lev--)
         greedy(&b, lev, &ep, &eps);
-    visit(&vis, ep);
+    visit(vis, ep);
     heap cand = {ch, 0, cap, true}, res = {rh, 0, (size_t)ef + 1, false};
     sc_hnsw_hit e = {ep, eps};
     layer_search(&b, 0, &e, 1, ef, &cand, &res);

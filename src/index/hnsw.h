@@ -3,7 +3,9 @@
  * ef_construction on each level, the paper's neighbour-selection heuristic, level drawn as
  * floor(-ln(U) / ln(m)); m links on levels >= 1, 2m on level 0) and searching a built graph
  * (sc_hnsw_search: greedy descent, then a best-first beam on level 0 that traverses rejected
- * nodes but collects only accepted ones, with an optional visit limit for filtered search).
+ * nodes but collects only accepted ones, with an optional visit limit for filtered search; the
+ * visited set is a per-thread generation-stamped array, 2 bytes per node of the largest graph
+ * the thread searched, so a search clears nothing).
  * Nodes are vector ordinals 0..n-1; scores are "higher is closer" (sc_hnsw_scorer). A graph is
  * a read-only view (sc_hnsw_graph) over the builder's arrays or a segment's mapped bytes. */
 #ifndef SC_INDEX_HNSW_H

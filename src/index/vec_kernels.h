@@ -28,6 +28,10 @@ typedef struct sc_vec_kernels {
     int32_t (*l2sq_i8)(const int8_t *a, const int8_t *b, size_t n);
     /* float query times int8 codes (asymmetric scoring of quantized vectors) */
     float (*dot_f32_i8)(const float *a, const int8_t *b, size_t n);
+    /* 7-bit codes (every a[i] in 0..127, as the int8 quantizer writes them) times 16-bit
+     * integers with |b[i]| <= 4095, n <= 4096 (so the sum fits in 32 bits): exact, 16 codes
+     * per vpmaddwd on AVX2 (the int8 graph walk with a query quantized to 13 bits) */
+    int32_t (*dot_u7_i16)(const int8_t *a, const int16_t *b, size_t n);
 } sc_vec_kernels;
 
 /* True when the CPU can run impl (SCALAR and AUTO always). */

@@ -375,9 +375,10 @@ typedef struct qscorer {
     float (*f)(const float *a, const float *b, size_t n); /* l2sq or dot, resolved once */
     float sign;                                           /* -1 for l2 */
     const float *q;
-    const float *qw; /* int8: query * alpha per dimension */
-    float qbase;     /* int8: sum(query * lo) */
-    float qnorm;     /* int8: |query|^2 */
+    const int16_t *qi; /* int8: query * alpha per dimension, quantized: qi * qscale */
+    float qscale;
+    float qbase; /* int8: sum(query * lo) */
+    float qnorm; /* int8: |query|^2 */
 } qscorer;
 
 static float score_f32(const sc_hnsw_scorer *s, uint32_t ord)
@@ -387,13 +388,16 @@ static float score_f32(const sc_hnsw_scorer *s, uint32_t ord)
     return c->sign * c->f(c->q, c->vf->vecs + (size_t)ord * dims, dims);
 }
 
-/* Asymmetric: the float query against the decoded vector b' = lo + alpha code, so
- * q.b' = sum(q lo) + sum((q alpha) code) and |q - b'|^2 = |q|^2 - 2 q.b' + |b'|^2 (corr). */
+/* The query against the decoded vector b' = lo + alpha code: q.b' = sum(q lo) + sum((q alpha)
+ * code) and |q - b'|^2 = |q|^2 - 2 q.b' + |b'|^2 (corr). q alpha is itself quantized to 13-bit
+ * integers (one scale per query: an error of 1 / 8,190 of the largest weight), so the
+ * sum is an integer dot product (vpmaddwd: twice the lanes of a float one, no conversions);
+ * the hits are rescored with the raw floats. */
 static float score_i8(const sc_hnsw_scorer *s, uint32_t ord)
 {
     const qscorer *c = (const qscorer *)s;
     const int8_t *v = c->vf->codes + (size_t)ord * c->vf->p.dims;
-    float dot = c->qbase + c->k->dot_f32_i8(c->qw, v, c->vf->p.dims);
+    float dot = c->qbase + c->qscale * (float)c->k->dot_u7_i16(v, c->qi, c->vf->p.dims);
     if (c->vf->p.sim == SC_VEC_SIM_L2)
         return 2.0f * dot - c->qnorm - c->vf->corr[ord];
     return dot;
@@ -467,15 +471,22 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
     bool graph = vf->has_graph && !o->force_exact && !(o->accept && o->n_accept <= ef);
     if (vf->codes && graph) {
         float *qw = sc_arena_alloc(a, (size_t)vf->p.dims * sizeof(float));
-        if (!qw)
+        int16_t *qi = sc_arena_alloc(a, (size_t)vf->p.dims * sizeof(int16_t));
+        if (!qw || !qi)
             return a->over_budget ? SC_ELIMIT : SC_ENOMEM;
         double base = 0, norm = 0;
+        float top = 0;
         for (uint32_t i = 0; i < vf->p.dims; i++) {
             qw[i] = o->query[i] * vf->qalpha[i];
+            top = fmaxf(top, fabsf(qw[i]));
             base += (double)o->query[i] * vf->qlo[i];
             norm += (double)o->query[i] * o->query[i];
         }
-        qs.qw = qw;
+        float scale = top > 0 ? top / 4095.0f : 0.0f;
+        for (uint32_t i = 0; i < vf->p.dims; i++)
+            qi[i] = (int16_t)(scale > 0 ? lrintf(fminf(fmaxf(qw[i] / scale, -4095), 4095)) : 0);
+        qs.qi = qi;
+        qs.qscale = scale;
         qs.qbase = (float)base;
         qs.qnorm = (float)norm;
     }
@@ -492,6 +503,8 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
         uint64_t visited;
         bool incomplete;
         SC_TRY(sc_hnsw_search(&vf->graph, &qg.base, &so, a, hits, n_hits, &visited, &incomplete));
+        if (o->n_scored)
+            *o->n_scored += visited;
         if (!incomplete) {
             /* rescore int8 candidates with the raw floats; map ordinals to docs */
             for (size_t i = 0; i < *n_hits; i++) {

@@ -76,6 +76,7 @@ typedef struct sc_vec_knn_opts {
     const uint64_t *accept;  /* bitset over docs (filter and live docs), NULL = every doc */
     uint64_t n_accept;       /* docs set in accept (ignored when NULL) */
     bool force_exact;        /* always scan */
+    uint64_t *n_scored;      /* optional out: graph nodes scored, added to (benchmarks) */
 } sc_vec_knn_opts;
 
 /* The best min(k, matches) accepted docs of the field, best first: hits[i].ord is the DOC id,

@@ -103,6 +103,12 @@ typedef enum sc_agg_kind {
      * (each root once per bucket) */
     SC_AGG_NESTED,
     SC_AGG_REVERSE_NESTED,
+    /* a composite source only (agg_composite.c): the Web Mercator tile of a geo_point at
+     * zoom `precision`, as Elasticsearch's GeoTileUtils.longEncode (zoom << 58 | x << 29 | y);
+     * written as "zoom/x/y". Not a result kind (never encoded). */
+    SC_AGG_GEOTILE_GRID,
+    /* one bucket: the shard's best shard_size docs by score (agg_sampler.c; shard_size 100) */
+    SC_AGG_SAMPLER,
     SC_AGG_KIND_COUNT_
 } sc_agg_kind;
 
@@ -271,6 +277,14 @@ typedef struct sc_agg_script_bind {
     sc_script_value value;
 } sc_agg_script_bind;
 
+/* The geotile key of a point at zoom z (0..29), as Elasticsearch's GeoTileUtils.longEncode. */
+int64_t sc_agg_geotile_key(uint32_t z, double lat, double lon);
+/* The geohash key of a point (its LatLonPoint-encoded lat / lon) with n (1..12) characters, as
+ * Elasticsearch's Geohash.longEncode: the 5n interleaved bits (longitude first) << 4 | n. */
+int64_t sc_agg_geohash_key(uint32_t n, int32_t lat, int32_t lon);
+/* Its text (n base-32 characters and a NUL) into out[13]. */
+void sc_agg_geohash_text(int64_t key, char *out);
+
 typedef struct sc_agg_spec sc_agg_spec;
 struct sc_agg_spec {
     sc_agg_kind kind;
@@ -329,6 +343,13 @@ struct sc_agg_spec {
     size_t n_sources;
     const sc_agg_value *after;
     bool missing_bucket; /* a composite source: docs without a value form a null key part */
+    uint32_t precision;  /* a geotile_grid source: the zoom, 0..29 */
+    /* the geotile_grid aggregation: a TERMS spec over a geo_point field whose values are the
+     * tiles of its points at zoom `precision` (keys as a geotile_grid source's) */
+    bool geotile;
+    /* the geohash_grid aggregation: likewise with the geohash of `precision` (1..12)
+     * characters, keyed by Elasticsearch's Geohash.longEncode (hash bits << 4 | precision) */
+    bool geohash;
     /* pipelines: sibling kinds read `value` from each bucket of the sibling subs[target_sub]
      * of their parent (target: its spec); parent kinds read `value` from each bucket of the
      * enclosing aggregation. bucket_sort: sort keys (n_sort), from, size (0 = all). */
@@ -488,7 +509,8 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
  * PERCENTILES 30, PERCENTILE_RANKS 31, MEDIAN_ABSOLUTE_DEVIATION 32, GEO_BOUNDS 33,
  * GEO_CENTROID 34, TOP_HITS 35, TOP_METRICS 36, BUCKET_SCRIPT 37, BUCKET_SELECTOR 38,
  * MOVING_FN 39, SERIAL_DIFF 40, PERCENTILES_BUCKET 41, EXTENDED_STATS_BUCKET 42,
- * RARE_TERMS 43, NESTED 44, REVERSE_NESTED 45): new kinds go at the end,
+ * RARE_TERMS 43, NESTED 44, REVERSE_NESTED 45; GEOTILE_GRID 46 is a composite source, never a
+ * result; SAMPLER 47): new kinds go at the end,
  * and the fuzz seeds are regenerated when a number moves (tests/fuzz/seeds/). flags&1: the
  * min..extended_stats and weighted_avg metrics; flags&2: terms, multi_terms and
  * significant_terms; flags&4 = error_set; flags&8: auto_date_histogram (always); flags&16:

@@ -325,7 +325,7 @@ static sc_status dec_node(rbuf *r, int depth, sc_agg_result **out)
         return SC_ECORRUPT;
     uint8_t kind = r->p[0], flags = r->p[1];
     r->p += 2;
-    if (kind >= SC_AGG_KIND_COUNT_ || (flags & ~127u) ||
+    if (kind >= SC_AGG_KIND_COUNT_ || kind == SC_AGG_GEOTILE_GRID || (flags & ~127u) ||
         !!(flags & F_HASHES) != (kind == SC_AGG_RARE_TERMS) ||
         !!(flags & F_HITS) != sc__agg_is_top_hits((sc_agg_kind)kind) ||
         !!(flags & F_RUNG) != (kind == SC_AGG_AUTO_DATE_HISTOGRAM) ||

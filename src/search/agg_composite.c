@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/varint.h"
+#include "index/bkd2.h"
 #include "search/agg_internal.h"
 
 #define MAX_COMBOS 1024 /* key combinations of one doc */
@@ -144,6 +145,42 @@ static sc_status comp_seg_end(sc__agg_coll *c)
     return SC_OK;
 }
 
+/* The geotile key of a point at zoom z, as Elasticsearch's GeoTileUtils.longEncode: x from
+ * the longitude, y from the Web Mercator projection of the latitude, both clamped to the
+ * 2^z tiles of the zoom (exact sin where Elasticsearch uses SloppyMath). */
+int64_t sc_agg_geotile_key(uint32_t z, double lat, double lon)
+{
+    double tiles = ldexp(1.0, (int)z);
+    double x = floor((lon + 180.0) / 360.0 * tiles);
+    double ls = sin(lat * (M_PI / 180.0));
+    double y = floor((0.5 - log((1.0 + ls) / (1.0 - ls)) / (4.0 * M_PI)) * tiles);
+    x = x < 0 || x != x ? 0 : x >= tiles ? tiles - 1 : x;
+    y = y < 0 || y != y ? 0 : y >= tiles ? tiles - 1 : y;
+    return (int64_t)((uint64_t)z << 58 | (uint64_t)x << 29 | (uint64_t)y);
+}
+
+int64_t sc_agg_geohash_key(uint32_t n, int32_t lat, int32_t lon)
+{
+    uint32_t la = (uint32_t)lat ^ 0x80000000u, lo = (uint32_t)lon ^ 0x80000000u;
+    uint64_t h = 0;
+    for (uint32_t i = 0; i < 5 * n; i++) {
+        uint32_t src = i & 1 ? la : lo;
+        h = h << 1 | ((src >> (31 - i / 2)) & 1);
+    }
+    return (int64_t)(h << 4 | n);
+}
+
+void sc_agg_geohash_text(int64_t key, char *out)
+{
+    static const char b32[] = "0123456789bcdefghjkmnpqrstuvwxyz";
+    uint32_t n = (uint32_t)(key & 15);
+    n = n > 12 ? 12 : n;
+    uint64_t h = (uint64_t)key >> 4;
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = b32[(h >> (5 * (n - 1 - i))) & 31];
+    out[n] = 0;
+}
+
 /* The distinct values of source s in doc, ascending in doc-value order (n 0: none; with
  * missing_bucket one null). */
 static size_t source_values(const sc_agg_spec *s, const sc__agg_field *f, uint32_t doc,
@@ -164,6 +201,21 @@ static size_t source_values(const sc_agg_spec *s, const sc__agg_field *f, uint32
         size_t k = sc_dv_numeric_get(&f->num, doc, vals, MAX_VALUES);
         for (size_t i = 0; i < k; i++) {
             sc_agg_value v = {0};
+            if (s->kind == SC_AGG_GEOTILE_GRID) { /* tiles of several points: sorted, distinct */
+                int32_t la = (int32_t)(uint32_t)((uint64_t)vals[i] >> 32);
+                int32_t lo = (int32_t)(uint32_t)(uint64_t)vals[i];
+                v.i =
+                    sc_agg_geotile_key(s->precision, sc_geo_decode_lat(la), sc_geo_decode_lon(lo));
+                size_t j = n;
+                while (j && out[j - 1].i > v.i)
+                    j--;
+                if (j && out[j - 1].i == v.i)
+                    continue;
+                memmove(&out[j + 1], &out[j], (n - j) * sizeof *out);
+                out[j] = v;
+                n++;
+                continue;
+            }
             if (s->kind == SC_AGG_HISTOGRAM) {
                 double d = sc_agg_value_to_double(s->vtype, vals[i]);
                 if (s->scaling_factor > 0)

@@ -207,6 +207,7 @@ sc_status sc__agg_metric_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_histo_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_range_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_filter_new(sc__agg_coll *c) SC_MUST_USE;
+sc_status sc__agg_sampler_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_composite_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_pipeline_new(sc__agg_coll *c) SC_MUST_USE;
 sc_status sc__agg_auto_histo_new(sc__agg_coll *c) SC_MUST_USE;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/bkd2.h"
 #include "search/agg_internal.h"
 
 typedef struct terms_state {
@@ -178,6 +179,28 @@ static sc_status collect_bytes(sc__agg_coll *c, const uint32_t *docs, const uint
     return SC_OK;
 }
 
+/* geotile_grid / geohash_grid (hash): the packed points vals[0..k) into their distinct cells,
+ * ascending; the count. */
+static size_t geocells(bool hash, uint32_t z, int64_t *vals, size_t k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < k; i++) {
+        int32_t la = (int32_t)(uint32_t)((uint64_t)vals[i] >> 32);
+        int32_t lo = (int32_t)(uint32_t)(uint64_t)vals[i];
+        int64_t v = hash ? sc_agg_geohash_key(z, la, lo)
+                         : sc_agg_geotile_key(z, sc_geo_decode_lat(la), sc_geo_decode_lon(lo));
+        size_t j = n;
+        while (j && vals[j - 1] > v)
+            j--;
+        if (j && vals[j - 1] == v)
+            continue;
+        memmove(&vals[j + 1], &vals[j], (n - j) * sizeof *vals);
+        vals[j] = v;
+        n++;
+    }
+    return n;
+}
+
 static sc_status collect_nums(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
                               size_t n)
 {
@@ -185,6 +208,8 @@ static sc_status collect_nums(sc__agg_coll *c, const uint32_t *docs, const uint3
     int64_t vals[256];
     for (size_t i = 0; i < n; i++) {
         size_t k = t->f.has_num ? sc_dv_numeric_get(&t->f.num, docs[i], vals, 256) : 0;
+        if (c->spec->geotile || c->spec->geohash)
+            k = geocells(c->spec->geohash, c->spec->precision, vals, k);
         if (k == 0 && c->spec->has_missing) {
             vals[0] = c->spec->missing_num;
             k = 1;

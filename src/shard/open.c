@@ -270,7 +270,7 @@ void sc_shard_close(sc_shard *s, bool flush)
     pthread_mutex_lock(&s->merge_lock); /* wait for a running force merge */
     pthread_mutex_unlock(&s->merge_lock);
     sc__shard_ignore(sc_translog_sync(s->tlog));
-    if (flush) {
+    if (flush && sc_shard_needs_flush(s)) {
         pthread_mutex_lock(&s->wlock);
         (void)sc__shard_flush_locked(s);
         pthread_mutex_unlock(&s->wlock);

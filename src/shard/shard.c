@@ -805,6 +805,25 @@ sc_status sc__shard_flush_locked(sc_shard *s)
     return st;
 }
 
+static bool needs_flush_locked(sc_shard *s)
+{
+    if (s->changed || s->buf_entry.len || s->max_seq_no != s->committed_max_seq_no ||
+        sc_translog_n_ops(s->tlog))
+        return true;
+    for (size_t i = 0; i < s->slots.len; i++)
+        if (!s->slots.ptr[i]->committed || s->slots.ptr[i]->del_dirty)
+            return true;
+    return false;
+}
+
+bool sc_shard_needs_flush(sc_shard *s)
+{
+    pthread_mutex_lock(&s->wlock);
+    bool dirty = needs_flush_locked(s);
+    pthread_mutex_unlock(&s->wlock);
+    return dirty;
+}
+
 sc_status sc_shard_flush(sc_shard *s)
 {
     pthread_mutex_lock(&s->wlock);

@@ -91,10 +91,10 @@ typedef sc_mapping_error sc_shard_error;
 sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_error *err)
     SC_MUST_USE;
 
-/* Detaches from the scheduler (waiting for a running job), syncs the translog, optionally flushes (commit, as
- * Elasticsearch does on a clean close), and frees the shard. Snapshots still acquired stay
- * valid until released. flush=false leaves recovery to translog replay at the next open.
- * NULL is a no-op. */
+/* Detaches from the scheduler (waiting for a running job), syncs the translog, optionally flushes
+ * (commit, as Elasticsearch does on a clean close; skipped when sc_shard_needs_flush is false), and
+ * frees the shard. Snapshots still acquired stay valid until released. flush=false leaves recovery
+ * to translog replay at the next open. NULL is a no-op. */
 void sc_shard_close(sc_shard *s, bool flush);
 
 /* Sets the translog size past which the shard flushes (index.translog.flush_threshold_size;
@@ -252,6 +252,10 @@ sc_status sc_shard_refresh(sc_shard *s) SC_MUST_USE;
 /* Commits: refresh, write changed live-docs files, the id table and the manifest (with the
  * new translog generation in its user data), then trim the translog. SC_EIO, SC_ENOMEM. */
 sc_status sc_shard_flush(sc_shard *s) SC_MUST_USE;
+/* Whether a flush would commit anything: operations since the last commit (buffered or in
+ * segments not in the manifest), changed deletes, or segments a merge replaced. An idle
+ * shard answers false, so closing thousands of them writes nothing. Takes the writer lock. */
+bool sc_shard_needs_flush(sc_shard *s);
 
 /* Runs the merge policy once (synchronously) and performs the merges it selects. */
 sc_status sc_shard_maybe_merge(sc_shard *s) SC_MUST_USE;

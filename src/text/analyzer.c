@@ -16,6 +16,11 @@ void sc__filter_fini(sc__filter *f)
     sc_alloc_free(&sc__text_pool, f->sep);
     sc_alloc_free(&sc__text_pool, f->filler);
     sc__synmap_free(f->syn);
+    for (size_t i = 0; i < 2 * f->n_ovr; i++)
+        sc_alloc_free(&sc__text_pool, f->ovr[i]);
+    sc_alloc_free(&sc__text_pool, f->ovr);
+    f->ovr = NULL;
+    f->n_ovr = 0;
     f->stop = NULL;
     f->lang = f->sep = f->filler = NULL;
     f->syn = NULL;
@@ -66,7 +71,7 @@ sc_status sc__analyzer_new_ex(const char *name, sc__tokenizer_kind tok,
     a->stream = n_cfs > 0;
     for (size_t i = 0; i < n_filters; i++) {
         if (fs[i].kind >= SC__F_FIRST_STREAM || fs[i].kind == SC__F_KEYWORD_MARKER ||
-            fs[i].kind == SC__F_SNOWBALL)
+            fs[i].kind == SC__F_STEM_OVERRIDE || fs[i].kind == SC__F_SNOWBALL)
             a->stream = true;
         if (fs[i].kind == SC__F_SNOWBALL)
             fs[i].slot = (uint8_t)a->n_stemmers++;
@@ -114,7 +119,7 @@ void sc__analyzer_view(sc_analyzer *a, sc__tokenizer_kind tok, const sc__tokeniz
     a->lower_fused = n_filters > 0 && filters[0].kind == SC__F_LOWERCASE;
     for (size_t i = 0; i < n_filters; i++) {
         if (filters[i].kind >= SC__F_FIRST_STREAM || filters[i].kind == SC__F_KEYWORD_MARKER ||
-            filters[i].kind == SC__F_SNOWBALL)
+            filters[i].kind == SC__F_STEM_OVERRIDE || filters[i].kind == SC__F_SNOWBALL)
             a->stream = true;
         if (filters[i].kind == SC__F_SNOWBALL)
             filters[i].slot = (uint8_t)a->n_stemmers++;

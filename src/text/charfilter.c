@@ -14,7 +14,8 @@
 
 typedef enum {
     CF_MAPPING,
-    CF_PATTERN
+    CF_PATTERN,
+    CF_HTML
 } cf_kind;
 
 typedef struct mrule {
@@ -29,6 +30,7 @@ struct sc__charfilter {
     URegularExpression *re; /* pattern: the compiled pattern (cloned per call) */
     UChar *repl;
     int32_t repl_len;
+    sc__html_opts html; /* html_strip */
 };
 
 typedef struct sc__corr {
@@ -48,6 +50,7 @@ void sc__charfilter_free(sc__charfilter *cf)
     if (cf->re)
         uregex_close(cf->re);
     sc_alloc_free(&sc__text_pool, cf->repl);
+    sc__html_opts_fini(&cf->html);
     sc_alloc_free(&sc__text_pool, cf);
 }
 
@@ -200,6 +203,22 @@ sc_status sc__charfilter_mapping(const char *const *rules, size_t n, const char 
     return SC_OK;
 }
 
+sc_status sc__charfilter_html(const char *const *escaped, size_t n, sc__charfilter **out)
+{
+    *out = NULL;
+    sc__charfilter *cf = sc_alloc_calloc(&sc__text_pool, 1, sizeof(*cf));
+    if (!cf)
+        return SC_ENOMEM;
+    cf->kind = CF_HTML;
+    sc_status st = sc__html_opts_init(&cf->html, escaped, n);
+    if (st != SC_OK) {
+        sc__charfilter_free(cf);
+        return st;
+    }
+    *out = cf;
+    return SC_OK;
+}
+
 sc_status sc__charfilter_pattern(const char *pattern, const char *replacement, const char *path,
                                  sc__charfilter **out, char *err, size_t err_size)
 {
@@ -235,12 +254,9 @@ sc_status sc__charfilter_pattern(const char *pattern, const char *replacement, c
 
 /* ---- running ----------------------------------------------------------------------------- */
 
-typedef struct ubuf {
-    UChar *p;
-    int32_t len, cap;
-} ubuf;
+typedef sc__ubuf ubuf;
 
-static bool ub_put(ubuf *b, const UChar *s, int32_t n)
+bool sc__ubuf_put(sc__ubuf *b, const uint16_t *s, int32_t n)
 {
     if (n <= 0)
         return true;
@@ -264,7 +280,7 @@ static int32_t corr_last(const corr *c)
     return c->n ? c->diff[c->n - 1] : 0;
 }
 
-static bool corr_add(corr *c, int32_t off, int32_t cumulative)
+bool sc__corr_add(corr *c, int32_t off, int32_t cumulative)
 {
     if (c->n > 0 && c->off[c->n - 1] == off) {
         c->diff[c->n - 1] = cumulative;
@@ -326,7 +342,7 @@ static sc_status run_mapping(const sc__charfilter *cf, const UChar *in, int32_t 
             }
         }
         if (!hit) {
-            if (!ub_put(out, in + i, 1))
+            if (!sc__ubuf_put(out, in + i, 1))
                 return SC_ENOMEM;
             i++;
             continue;
@@ -336,16 +352,16 @@ static sc_status run_mapping(const sc__charfilter *cf, const UChar *in, int32_t 
         if (diff != 0) {
             int32_t prev = corr_last(c);
             if (diff > 0) {
-                if (!corr_add(c, i - diff - prev, prev + diff))
+                if (!sc__corr_add(c, i - diff - prev, prev + diff))
                     return SC_ENOMEM;
             } else {
                 int32_t out_start = i - prev;
                 for (int32_t x = 0; x < -diff; x++)
-                    if (!corr_add(c, out_start + x, prev - x - 1))
+                    if (!sc__corr_add(c, out_start + x, prev - x - 1))
                         return SC_ENOMEM;
             }
         }
-        if (!ub_put(out, hit->val, hit->val_len))
+        if (!sc__ubuf_put(out, hit->val, hit->val_len))
             return SC_ENOMEM;
     }
     return SC_OK;
@@ -361,7 +377,7 @@ static bool expand_repl(const sc__charfilter *cf, URegularExpression *re, const 
     const UChar *r = cf->repl;
     for (int32_t i = 0; i < cf->repl_len; i++) {
         if (r[i] == '\\' && i + 1 < cf->repl_len) {
-            if (!ub_put(out, &r[++i], 1))
+            if (!sc__ubuf_put(out, &r[++i], 1))
                 return false;
             continue;
         }
@@ -373,11 +389,11 @@ static bool expand_repl(const sc__charfilter *cf, URegularExpression *re, const 
             if (g > groups)
                 continue;
             int32_t gs = uregex_start(re, g, &ec), ge = uregex_end(re, g, &ec);
-            if (U_SUCCESS(ec) && gs >= 0 && !ub_put(out, in + gs, ge - gs))
+            if (U_SUCCESS(ec) && gs >= 0 && !sc__ubuf_put(out, in + gs, ge - gs))
                 return false;
             continue;
         }
-        if (!ub_put(out, &r[i], 1))
+        if (!sc__ubuf_put(out, &r[i], 1))
             return false;
     }
     return true;
@@ -398,7 +414,7 @@ static sc_status run_pattern(const sc__charfilter *cf, const UChar *in, int32_t 
         int32_t ms = uregex_start(re, 0, &ec), me = uregex_end(re, 0, &ec);
         if (U_FAILURE(ec))
             break;
-        if (!ub_put(out, in + last_end, ms - last_end))
+        if (!sc__ubuf_put(out, in + last_end, ms - last_end))
             goto nomem;
         last_end = me;
         int32_t before = out->len;
@@ -407,15 +423,15 @@ static sc_status run_pattern(const sc__charfilter *cf, const UChar *in, int32_t 
         int32_t rsize = out->len - before, gsize = me - ms;
         if (rsize < gsize) {
             cumulative += gsize - rsize;
-            if (!corr_add(c, before + rsize, cumulative))
+            if (!sc__corr_add(c, before + rsize, cumulative))
                 goto nomem;
         } else {
             for (int32_t i = gsize; i < rsize; i++)
-                if (!corr_add(c, before + i, --cumulative))
+                if (!sc__corr_add(c, before + i, --cumulative))
                     goto nomem;
         }
     }
-    if (!ub_put(out, in + last_end, n - last_end))
+    if (!sc__ubuf_put(out, in + last_end, n - last_end))
         goto nomem;
     uregex_close(re);
     /* a pattern that fails at run time (stack or time limit) leaves the text unchanged */
@@ -457,7 +473,8 @@ sc_status sc__charfilters_run(sc__charfilter *const *cfs, size_t n, sc_slice tex
     for (size_t i = 0; i < n && st == SC_OK; i++) {
         ubuf out = {0};
         st = cfs[i]->kind == CF_MAPPING ? run_mapping(cfs[i], cur, ulen, &out, &f->corr[i])
-                                        : run_pattern(cfs[i], cur, ulen, &out, &f->corr[i]);
+             : cfs[i]->kind == CF_HTML ? sc__html_strip(&cfs[i]->html, cur, ulen, &out, &f->corr[i])
+                                       : run_pattern(cfs[i], cur, ulen, &out, &f->corr[i]);
         sc_alloc_free(&sc__text_pool, cur);
         cur = out.p;
         ulen = out.len;

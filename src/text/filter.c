@@ -423,6 +423,10 @@ __attribute__((noinline)) static bool apply_ext(const sc__filter *f, sc__term *t
         if (sc__stopset_has(f->stop, t->buf, t->len))
             t->keyword = true;
         return true;
+    case SC__F_LIGHT_STEM: sc__light_stem(f->a, t); return true;
+    case SC__F_GERMAN_NORM: sc__german_normalize(t); return true;
+    case SC__F_ELISION: sc__elision(f->stop, t); return true;
+    case SC__F_STEM_OVERRIDE: sc__stem_override(f, t); return true;
     case SC__F_UNIQUE:
     case SC__F_NGRAM:
     case SC__F_EDGE_NGRAM:

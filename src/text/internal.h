@@ -133,6 +133,10 @@ typedef enum sc__filter_kind {
     SC__F_TRIM,           /* TrimFilter: strip leading/trailing Java whitespace */
     SC__F_TRUNCATE,       /* TruncateTokenFilter: at most n code points */
     SC__F_KEYWORD_MARKER, /* SetKeywordMarkerFilter: stemmers leave the listed terms alone */
+    SC__F_LIGHT_STEM,     /* a Lucene light stemmer (lightstem.c), SC__LS_* in a */
+    SC__F_GERMAN_NORM,    /* GermanNormalizationFilter */
+    SC__F_ELISION,        /* ElisionFilter: articles in stop */
+    SC__F_STEM_OVERRIDE,  /* StemmerOverrideFilter: ovr (sorted by key) */
     /* Filters from here on may emit several tokens or keep state across tokens: an analyzer
      * with one of them runs the token-stream path (stream.c). */
     SC__F_UNIQUE,     /* Elasticsearch UniqueTokenFilter */
@@ -141,7 +145,59 @@ typedef enum sc__filter_kind {
     SC__F_SHINGLE,    /* ShingleFilter */
     SC__F_SYNONYM,    /* SynonymGraphFilter (`synonym_graph`; `synonym` with flag set: the
                        * legacy SynonymFilter's token order) */
+    SC__F_WORD_DELIM, /* WordDelimiterGraphFilter (wdelim.c): SC__WD_* bits in a, protected
+                       * words in stop; flag: the legacy WordDelimiterFilter */
 } sc__filter_kind;
+
+struct sc__filter;
+
+/* word_delimiter_graph options (sc__filter.a). */
+enum {
+    SC__WD_WORD_PARTS = 1,
+    SC__WD_NUMBER_PARTS = 2,
+    SC__WD_CATENATE_WORDS = 4,
+    SC__WD_CATENATE_NUMBERS = 8,
+    SC__WD_CATENATE_ALL = 16,
+    SC__WD_PRESERVE = 32,
+    SC__WD_SPLIT_CASE = 64,
+    SC__WD_SPLIT_NUMERICS = 128,
+    SC__WD_POSSESSIVE = 256,
+    SC__WD_ADJUST_OFFSETS = 512,
+    SC__WD_IGNORE_KEYWORDS = 1024,
+};
+
+/* One output of word_delimiter_graph for an input term: graph positions [start_pos, end_pos)
+ * relative to the input token, term bytes [start_b, end_b) of the input (or, for a
+ * concatenation, cat/cat_len owned by the parts list). */
+typedef struct sc__wd_part {
+    uint32_t start_pos, end_pos;
+    uint32_t start_b, end_b;
+    uint8_t *cat;
+    size_t cat_len;
+    uint32_t so, eo, posinc; /* legacy word_delimiter: offsets and increment as emitted */
+} sc__wd_part;
+typedef struct sc__wd_parts {
+    sc__wd_part *p;
+    size_t n, cap;
+} sc__wd_parts;
+/* Splits term into parts in Lucene's output order. *whole is set when the term is returned
+ * as it is (no delimiters, or protected, or only delimiters with preserve_original, which also
+ * sets *delims); n == 0 and !*whole means the term is only delimiters (dropped). */
+sc_status sc__wdelim_split(const struct sc__filter *f, const uint8_t *term, size_t len,
+                           sc__wd_parts *out, bool *whole, bool *delims) SC_MUST_USE;
+/* State of the legacy word_delimiter across the tokens of one value. */
+typedef struct sc__wdl_state {
+    uint32_t accum; /* Lucene's accumPosInc */
+    bool started;   /* !first */
+} sc__wdl_state;
+/* The legacy word_delimiter (Lucene WordDelimiterFilter) on one input token with byte offsets
+ * [start, end) and increment posinc: the tokens it emits, in order, with so/eo/posinc set
+ * (none when it swallows the token). */
+sc_status sc__wdelim_legacy(const struct sc__filter *f, const uint8_t *term, size_t len,
+                            uint32_t start, uint32_t end, uint32_t posinc, bool keyword,
+                            sc__wdl_state *st, sc__wd_parts *out) SC_MUST_USE;
+void sc__wd_parts_clear(sc__wd_parts *ps);
+void sc__wd_parts_fini(sc__wd_parts *ps);
 
 #define SC__F_FIRST_STREAM SC__F_UNIQUE
 
@@ -166,6 +222,8 @@ typedef struct sc__filter {
     char *lang;         /* SC__F_SNOWBALL: libstemmer language, owned */
     char *sep, *filler; /* SC__F_SHINGLE: token_separator, filler_token, owned */
     sc__synmap *syn;    /* SC__F_SYNONYM, owned */
+    char **ovr;         /* SC__F_STEM_OVERRIDE: key, value, key, value... sorted by key, owned */
+    size_t n_ovr;       /* number of pairs */
 } sc__filter;
 
 /* Frees what a filter owns (not the filter itself). */
@@ -192,6 +250,27 @@ bool sc__filter_apply(const sc__filter *f, sc__term *t);
 /* Applies fs[0..n) in order; false as soon as one drops the token (the fast path's loop). */
 bool sc__filters_run(const sc__filter *fs, size_t n, sc__term *t);
 
+/* Lucene's light stemmers (lightstem.c). */
+enum {
+    SC__LS_GERMAN = 1,
+    SC__LS_FRENCH,
+    SC__LS_SPANISH,
+    SC__LS_ITALIAN,
+    SC__LS_PORTUGUESE
+};
+void sc__light_stem(uint32_t lang, sc__term *t);
+void sc__german_normalize(sc__term *t);
+/* Removes "<article>'" from the front of t when the part before the first apostrophe is in
+ * articles. */
+void sc__elision(const sc__stopset *articles, sc__term *t);
+
+/* Sets the override rules of a stemmer_override filter from "a, b => c" rules; err gets a
+ * message naming path on a bad rule. */
+sc_status sc__stem_override_init(sc__filter *f, const char *const *rules, size_t n,
+                                 const char *path, char *err, size_t err_size) SC_MUST_USE;
+/* StemmerOverrideFilter: replaces a listed term and marks it keyword. */
+void sc__stem_override(const sc__filter *f, sc__term *t);
+
 /* Lowercases src into dst (Java Character.toLowerCase per code point); returns bytes written
  * (at most 3 * n / 2 + 4). src must be valid UTF-8. */
 size_t sc__lowercase(uint8_t *dst, const uint8_t *src, size_t n);
@@ -216,7 +295,35 @@ sc_status sc__charfilter_mapping(const char *const *rules, size_t n, const char 
  * shares Java's syntax for everyday patterns; `$1` group references). */
 sc_status sc__charfilter_pattern(const char *pattern, const char *replacement, const char *path,
                                  sc__charfilter **out, char *err, size_t err_size) SC_MUST_USE;
+/* An `html_strip` char filter (Lucene HTMLStripCharFilter, htmlstrip.c); escaped lists the tag
+ * names (any case) left in the text. */
+sc_status sc__charfilter_html(const char *const *escaped, size_t n, sc__charfilter **out)
+    SC_MUST_USE;
 void sc__charfilter_free(sc__charfilter *cf);
+
+/* A growing UTF-16 buffer and a Lucene BaseCharFilter correction table, shared by the char
+ * filters. Both return false on allocation failure. */
+typedef struct sc__ubuf {
+    uint16_t *p;
+    int32_t len, cap;
+} sc__ubuf;
+bool sc__ubuf_put(sc__ubuf *b, const uint16_t *s, int32_t n);
+struct sc__corr;
+/* Records that output offsets from off on map back by adding cumulative. */
+bool sc__corr_add(struct sc__corr *c, int32_t off, int32_t cumulative);
+
+/* html_strip options: escaped tag names (lowercased UTF-16) and the three special ones. */
+typedef struct sc__html_opts {
+    uint16_t **tags;
+    int32_t *tag_lens;
+    size_t n_tags;
+    bool br, script, style;
+} sc__html_opts;
+sc_status sc__html_opts_init(sc__html_opts *o, const char *const *escaped, size_t n) SC_MUST_USE;
+void sc__html_opts_fini(sc__html_opts *o);
+/* Strips HTML from in[0..n) into out, recording offset corrections in c (htmlstrip.c). */
+sc_status sc__html_strip(const sc__html_opts *o, const uint16_t *in, int32_t n, sc__ubuf *out,
+                         struct sc__corr *c) SC_MUST_USE;
 
 /* The result of running the char filters over a value: the filtered text (UTF-8) and what is
  * needed to map a byte offset in it back to a byte offset in the original. */

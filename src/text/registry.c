@@ -11,10 +11,39 @@
 #include "text/stopwords.h"
 
 /* The first N_CORE are sc_analyzer_builtin's; the others are language analyzers (below). */
-static const char *const builtin_names[] = {"standard",  "simple",   "whitespace", "keyword",
-                                            "stop",      "english",  "armenian",   "basque",
-                                            "danish",    "finnish",  "hungarian",  "lithuanian",
-                                            "norwegian", "romanian", "russian",    "swedish"};
+static const char *const builtin_names[] = {
+    "standard",  "simple",   "whitespace", "keyword", "stop",      "english",
+    "armenian",  "basque",   "danish",     "finnish", "hungarian", "lithuanian",
+    "norwegian", "romanian", "russian",    "swedish", "german",    "french",
+    "spanish",   "italian",  "portuguese", "dutch"};
+
+/* DutchAnalyzer's default stemmer overrides. */
+static const char *const dutch_overrides[] = {"fiets => fiets", "bromfiets => bromfiets",
+                                              "ei => eier", "kind => kinder"};
+
+/* Lucene's default elision articles of FrenchAnalyzer and ItalianAnalyzer (any case). */
+static const char *const french_articles[] = {"l", "m", "t",     "qu",     "n",      "s",     "j",
+                                              "d", "c", "jusqu", "quoiqu", "lorsqu", "puisqu"};
+static const char *const italian_articles[] = {
+    "c",    "l",    "all",  "dall", "dell", "nell", "sull", "coll", "pell", "gl", "agl",
+    "dagl", "degl", "negl", "sugl", "un",   "m",    "t",    "s",    "v",    "d"};
+
+/* The language analyzers Lucene builds with its own light stemmers (the others use Snowball). */
+static uint32_t light_language(const char *type)
+{
+    static const struct {
+        const char *name;
+        uint32_t ls;
+    } t[] = {{"german", SC__LS_GERMAN},
+             {"french", SC__LS_FRENCH},
+             {"spanish", SC__LS_SPANISH},
+             {"italian", SC__LS_ITALIAN},
+             {"portuguese", SC__LS_PORTUGUESE}};
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (strcmp(type, t[i].name) == 0)
+            return t[i].ls;
+    return 0;
+}
 #define N_CORE 6
 #define N_BUILTIN (sizeof(builtin_names) / sizeof(builtin_names[0]))
 
@@ -106,7 +135,10 @@ static sc_status stemmer_filter(const char *lang, const char *path, sc__filter *
         f->kind = SC__F_POSSESSIVE;
     else if (strcmp(lang, "porter2") == 0)
         f->kind = SC__F_SNOWBALL_EN;
-    else {
+    else if (strncmp(lang, "light_", 6) == 0 && light_language(lang + 6) != 0) {
+        f->kind = SC__F_LIGHT_STEM;
+        f->a = light_language(lang + 6);
+    } else {
         /* the languages Elasticsearch stems with a Snowball stemmer, which libstemmer has */
         static const char *const snowball_langs[][2] = {
             {"armenian", "armenian"},   {"basque", "basque"},         {"catalan", "catalan"},
@@ -252,6 +284,49 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
         const json_t *side = def ? json_object_get(def, "side") : NULL;
         if (side && !(json_is_string(side) && strcmp(json_string_value(side), "front") == 0))
             return sc__reg_fail(err, "%s.side: only front is supported", path);
+    } else if (strcmp(type, "stemmer_override") == 0) {
+        f->kind = SC__F_STEM_OVERRIDE;
+        if (def && json_object_get(def, "rules_path"))
+            return sc__reg_fail(err, "%s.rules_path: not supported (use rules)", path);
+        const json_t *rv = def ? json_object_get(def, "rules") : NULL;
+        if (!rv)
+            return sc__reg_fail(err, "%s: stemmer_override requires `rules`", path);
+        const char **rules;
+        size_t nr;
+        char rp[PATH_BYTES];
+        sc__reg_path_cat(rp, path, ".rules");
+        SC_TRY(sc__reg_string_list(rv, rp, &rules, &nr, err));
+        char msg[sizeof(err->message)];
+        msg[0] = '\0';
+        sc_status st = sc__stem_override_init(f, rules, nr, rp, msg, sizeof(msg));
+        sc_alloc_free(&sc__text_pool, rules);
+        if (st == SC_EINVAL)
+            return sc__reg_fail(err, "%s", msg);
+        SC_TRY(st);
+    } else if (strcmp(type, "german_normalization") == 0) {
+        f->kind = SC__F_GERMAN_NORM;
+    } else if (strcmp(type, "elision") == 0) {
+        f->kind = SC__F_ELISION;
+        if (def && json_object_get(def, "articles_path"))
+            return sc__reg_fail(err, "%s.articles_path: not supported (use articles)", path);
+        bool ic = false;
+        SC_TRY(sc__reg_get_bool(def, "articles_case", path, &ic, err));
+        const char **words;
+        size_t nw;
+        char ap[PATH_BYTES];
+        sc__reg_path_cat(ap, path, ".articles");
+        const json_t *arts = def ? json_object_get(def, "articles") : NULL;
+        SC_TRY(sc__reg_string_list(arts, ap, &words, &nw, err));
+        /* no articles: FrenchAnalyzer's, matched in any case */
+        sc_status st = arts ? sc__stopset_new(words, nw, ic, &f->stop)
+                            : sc__stopset_new(french_articles,
+                                              sizeof(french_articles) / sizeof(french_articles[0]),
+                                              true, &f->stop);
+        sc_alloc_free(&sc__text_pool, words);
+        SC_TRY(st);
+    } else if (strcmp(type, "word_delimiter_graph") == 0 || strcmp(type, "word_delimiter") == 0) {
+        SC_TRY(sc__reg_word_delimiter(def, path, f, err));
+        f->flag = strcmp(type, "word_delimiter") == 0;
     } else if (strcmp(type, "shingle") == 0) {
         f->kind = SC__F_SHINGLE;
         f->a = 2;
@@ -448,10 +523,19 @@ static sc_status resolve_charfilter(const json_t *analysis, const char *name, co
             return sc__reg_fail(err, "%s.flags: regex flags are not supported", path);
         st = sc__charfilter_pattern(json_string_value(pat), rep ? json_string_value(rep) : "", path,
                                     out, msg, sizeof(msg));
+    } else if (strcmp(type, "html_strip") == 0) {
+        const char **tags = NULL;
+        size_t n = 0;
+        char ep[PATH_BYTES];
+        sc__reg_path_cat(ep, path, ".escaped_tags");
+        SC_TRY(sc__reg_string_list(def ? json_object_get(def, "escaped_tags") : NULL, ep, &tags, &n,
+                                   err));
+        st = sc__charfilter_html(tags, n, out);
+        sc_alloc_free(&sc__text_pool, tags);
     } else {
         return sc__reg_fail(err,
-                            "%s: unknown or unsupported char filter [%s] (mapping and "
-                            "pattern_replace are supported)",
+                            "%s: unknown or unsupported char filter [%s] (mapping, "
+                            "pattern_replace and html_strip are supported)",
                             path, type);
     }
     if (st == SC_EINVAL)
@@ -550,15 +634,31 @@ static sc_status language_analyzer(const char *name, const char *type, const jso
     if (!list)
         return sc__reg_fail(err, "%s: no stop word list for [%s]", path, type);
     char sp[PATH_BYTES];
-    sc__filter fs[4];
+    sc__filter fs[6];
     memset(fs, 0, sizeof fs);
     size_t n = 0;
+    uint32_t light = light_language(type);
+    if (light == SC__LS_FRENCH || light == SC__LS_ITALIAN) {
+        /* ElisionFilter before LowerCaseFilter, as Lucene's French and Italian analyzers */
+        bool fr = light == SC__LS_FRENCH;
+        fs[n].kind = SC__F_ELISION;
+        SC_TRY(sc__stopset_new(fr ? french_articles : italian_articles,
+                               fr ? sizeof(french_articles) / sizeof(french_articles[0])
+                                  : sizeof(italian_articles) / sizeof(italian_articles[0]),
+                               true, &fs[n].stop));
+        n++;
+    }
     fs[n++].kind = SC__F_LOWERCASE;
     const json_t *sw = def ? json_object_get(def, "stopwords") : NULL;
     sc__stopset *stop = NULL, *keep = NULL;
     sc__reg_path_cat(sp, path, ".stopwords");
-    SC_TRY(sw ? sc__reg_parse_stopwords(sw, sp, false, &stop, err)
-              : sc__stopset_new(list->words, list->n, false, &stop));
+    sc_status sst = sw ? sc__reg_parse_stopwords(sw, sp, false, &stop, err)
+                       : sc__stopset_new(list->words, list->n, false, &stop);
+    if (sst != SC_OK) {
+        for (size_t i = 0; i < n; i++)
+            sc__filter_fini(&fs[i]);
+        return sst;
+    }
     if (stop) {
         fs[n].kind = SC__F_STOP;
         fs[n++].stop = stop;
@@ -575,8 +675,22 @@ static sc_status language_analyzer(const char *name, const char *type, const jso
         fs[n].kind = SC__F_KEYWORD_MARKER;
         fs[n++].stop = keep;
     }
-    if (st == SC_OK)
+    if (st == SC_OK && light == SC__LS_GERMAN)
+        fs[n++].kind = SC__F_GERMAN_NORM;
+    if (st == SC_OK && strcmp(type, "dutch") == 0) {
+        /* DutchAnalyzer: StemmerOverrideFilter with its four entries before Snowball */
+        char msg[8];
+        fs[n].kind = SC__F_STEM_OVERRIDE;
+        st = sc__stem_override_init(&fs[n++], dutch_overrides,
+                                    sizeof(dutch_overrides) / sizeof(dutch_overrides[0]), path, msg,
+                                    sizeof(msg));
+    }
+    if (st == SC_OK && light) {
+        fs[n].kind = SC__F_LIGHT_STEM;
+        fs[n++].a = light;
+    } else if (st == SC_OK) {
         st = snowball_filter(type, &fs[n++]);
+    }
     if (st != SC_OK) {
         for (size_t i = 0; i < n; i++)
             sc__filter_fini(&fs[i]);

@@ -30,4 +30,8 @@ char *sc__reg_dup_str(const char *s);
 sc_status sc__reg_string_list(const json_t *v, const char *path, const char ***out, size_t *n,
                               sc_analysis_error *err);
 
+/* word_delimiter_graph options (Elasticsearch's names and defaults) into f. */
+sc_status sc__reg_word_delimiter(const json_t *def, const char *path, sc__filter *f,
+                                 sc_analysis_error *err) SC_MUST_USE;
+
 #endif

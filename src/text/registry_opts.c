@@ -234,3 +234,48 @@ sc_status sc__reg_string_list(const json_t *v, const char *path, const char ***o
     *n = len;
     return SC_OK;
 }
+
+sc_status sc__reg_word_delimiter(const json_t *def, const char *path, sc__filter *f,
+                                 sc_analysis_error *err)
+{
+    static const struct {
+        const char *key;
+        uint32_t bit;
+        bool dflt;
+    } opts[] = {
+        {"generate_word_parts", SC__WD_WORD_PARTS, true},
+        {"generate_number_parts", SC__WD_NUMBER_PARTS, true},
+        {"catenate_words", SC__WD_CATENATE_WORDS, false},
+        {"catenate_numbers", SC__WD_CATENATE_NUMBERS, false},
+        {"catenate_all", SC__WD_CATENATE_ALL, false},
+        {"preserve_original", SC__WD_PRESERVE, false},
+        {"split_on_case_change", SC__WD_SPLIT_CASE, true},
+        {"split_on_numerics", SC__WD_SPLIT_NUMERICS, true},
+        {"stem_english_possessive", SC__WD_POSSESSIVE, true},
+        {"adjust_offsets", SC__WD_ADJUST_OFFSETS, true},
+        {"ignore_keywords", SC__WD_IGNORE_KEYWORDS, false},
+    };
+    f->kind = SC__F_WORD_DELIM;
+    f->a = 0;
+    for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+        bool v = opts[i].dflt;
+        SC_TRY(sc__reg_get_bool(def, opts[i].key, path, &v, err));
+        if (v)
+            f->a |= opts[i].bit;
+    }
+    if (def && (json_object_get(def, "type_table") || json_object_get(def, "type_table_path")))
+        return sc__reg_fail(err, "%s.type_table: custom character type tables are not supported",
+                            path);
+    if (def && json_object_get(def, "protected_words_path"))
+        return sc__reg_fail(err, "%s.protected_words_path: not supported (use protected_words)",
+                            path);
+    const char **words = NULL;
+    size_t nw = 0;
+    char pp[PATH_BYTES];
+    sc__reg_path_cat(pp, path, ".protected_words");
+    SC_TRY(sc__reg_string_list(def ? json_object_get(def, "protected_words") : NULL, pp, &words,
+                               &nw, err));
+    sc_status st = nw ? sc__stopset_new(words, nw, false, &f->stop) : SC_OK;
+    sc_alloc_free(&sc__text_pool, words);
+    return st;
+}

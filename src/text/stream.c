@@ -37,6 +37,10 @@ typedef struct stage {
     size_t n_win, cap_win;
     int64_t in_pos, out_pos;
     sc__syn_state syn;
+    /* word_delimiter_graph */
+    sc__wd_parts wd;
+    uint32_t wd_last_start;
+    sc__wdl_state wdl; /* legacy word_delimiter */
 } stage;
 
 typedef struct srun {
@@ -366,6 +370,67 @@ static sc_status syn_emit(void *vctx, const uint8_t *term, size_t len, uint32_t 
     return push(c->r, c->i + 1, &s->out, m);
 }
 
+/* ---- word_delimiter_graph -------------------------------------------------------------------- */
+
+/* Lucene WordDelimiterGraphFilter.incrementToken: the parts of wdelim.c with their position
+ * increments (carry is Lucene's accumPosInc) and offsets (never going backwards). */
+static sc_status wdelim_filter(srun *r, size_t i, sc__term *t, meta m)
+{
+    const sc__filter *f = &r->a->filters[i];
+    stage *s = &r->stages[i];
+    if (f->flag) { /* the legacy word_delimiter */
+        SC_TRY(term_set(r, &s->save, t->buf, t->len, t->keyword));
+        SC_TRY(sc__wdelim_legacy(f, s->save.buf, s->save.len, m.start, m.end, m.posinc, t->keyword,
+                                 &s->wdl, &s->wd));
+        for (size_t k = 0; k < s->wd.n; k++) {
+            const sc__wd_part *p = &s->wd.p[k];
+            meta o = {p->posinc, p->so, p->eo, m.type};
+            SC_TRY(p->cat ? term_set(r, &s->out, p->cat, p->cat_len, s->save.keyword)
+                          : term_set(r, &s->out, s->save.buf + p->start_b, p->end_b - p->start_b,
+                                     s->save.keyword));
+            SC_TRY(push(r, i + 1, &s->out, o));
+        }
+        return SC_OK;
+    }
+    if ((f->a & SC__WD_IGNORE_KEYWORDS) && t->keyword)
+        return push(r, i + 1, t, m);
+    uint32_t accum = s->carry + m.posinc;
+    SC_TRY(term_set(r, &s->save, t->buf, t->len, t->keyword));
+    bool whole, delims;
+    SC_TRY(sc__wdelim_split(f, s->save.buf, s->save.len, &s->wd, &whole, &delims));
+    if (s->wd.n == 0) {
+        if (!whole) { /* only delimiters: dropped, its increment goes to the next token */
+            s->carry = accum;
+            return SC_OK;
+        }
+        (void)delims;
+        s->carry = 0;
+        m.posinc = accum;
+        return push(r, i + 1, &s->save, m);
+    }
+    s->carry = 0;
+    bool adjust = (f->a & SC__WD_ADJUST_OFFSETS) && m.end - m.start == s->save.len;
+    uint32_t word_pos = 0;
+    for (size_t k = 0; k < s->wd.n; k++) {
+        const sc__wd_part *p = &s->wd.p[k];
+        uint32_t so = adjust ? m.start + p->start_b : m.start;
+        uint32_t eo = adjust ? m.start + p->end_b : m.end;
+        if (so < s->wd_last_start)
+            so = s->wd_last_start;
+        if (eo < s->wd_last_start)
+            eo = s->wd_last_start;
+        s->wd_last_start = so;
+        meta o = {accum + p->start_pos - word_pos, so, eo, m.type};
+        accum = 0;
+        word_pos = p->start_pos;
+        SC_TRY(p->cat ? term_set(r, &s->out, p->cat, p->cat_len, s->save.keyword)
+                      : term_set(r, &s->out, s->save.buf + p->start_b, p->end_b - p->start_b,
+                                 s->save.keyword));
+        SC_TRY(push(r, i + 1, &s->out, o));
+    }
+    return SC_OK;
+}
+
 /* ---- the chain --------------------------------------------------------------------------- */
 
 /* Runs token t through filters i.. of the chain. */
@@ -398,6 +463,11 @@ static sc_status push(srun *r, size_t i, sc__term *t, meta m)
         case SC__F_NGRAM:
         case SC__F_EDGE_NGRAM: return ngram_filter(r, i, t, m);
         case SC__F_SHINGLE: return shingle_filter(r, i, t, m);
+        case SC__F_WORD_DELIM: return wdelim_filter(r, i, t, m);
+        case SC__F_STEM_OVERRIDE:
+            SC_TRY(sc__term_reserve(t, t->len > f->b ? t->len : f->b));
+            sc__stem_override(f, t);
+            continue;
         case SC__F_SYNONYM: {
             syn_ctx c = {r, i};
             return sc__syn_push(f, &s->syn, t->buf, t->len, m.posinc, m.start, m.end, m.type,
@@ -408,6 +478,7 @@ static sc_status push(srun *r, size_t i, sc__term *t, meta m)
         case SC__F_SNOWBALL_EN:
         case SC__F_SNOWBALL:
         case SC__F_TRUNCATE:
+        case SC__F_LIGHT_STEM:
             if (t->keyword)
                 continue; /* keyword_marker: stemmers and truncate leave the term alone */
             SC_TRY(sc__term_reserve(t, t->len));
@@ -532,6 +603,7 @@ sc_status sc__analyze_stream(const sc_analyzer *a, sc_slice text, sc_token_sink 
             sc_alloc_free(&sc__text_pool, s->win[k].term);
         sc_alloc_free(&sc__text_pool, s->win);
         sc__syn_state_fini(&s->syn);
+        sc__wd_parts_fini(&s->wd);
     }
     sc_alloc_free(&sc__text_pool, r.stages);
     term_free(&r.tok);

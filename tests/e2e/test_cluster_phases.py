@@ -309,6 +309,39 @@ def test_dfs_scores_equal_one_shard(env, batched):
     set_batched(nodes["n1"], True)
 
 
+BRS_AGGS = {
+    "tags": {"terms": {"field": "tag", "size": 10},
+             "aggs": {"avg_price": {"avg": {"field": "price"}},
+                      "best": {"top_hits": {"size": 2, "sort": [{"n": "desc"}]}}}},
+    "avg_n": {"avg": {"field": "n"}},
+    "distinct": {"cardinality": {"field": "n"}},
+    "pct": {"percentiles": {"field": "price", "percents": [5, 50, 95]}},
+}
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_batched_reduce_size_across_nodes(env, batched):
+    """batched_reduce_size 2: the coordinator folds the nodes' (or, unbatched, the shards')
+    answers two at a time, and a data node with more than 2 target shards (docs,dfs: 4 per
+    node) folds its own; results equal the default's, num_reduce_phases counts the folds."""
+    from test_batched_reduce import diff
+    nodes, _, _ = env
+    set_batched(nodes["n1"], batched)
+    for body in ({"query": {"match": {"title": "fox river"}}, "size": 10, "aggs": BRS_AGGS},
+                 {"size": 15, "sort": [{"n": "desc"}], "aggs": BRS_AGGS}):
+        for index in ("docs", "docs,dfs"):
+            want = search(nodes["n1"], body, index=index)
+            want.pop("took")
+            assert "num_reduce_phases" not in want, want
+            got = search(nodes["n1"], body, "?batched_reduce_size=2", index)
+            got.pop("took")
+            phases = got.pop("num_reduce_phases", 1)
+            # 3 nodes (6 or 12 shards unbatched): at least one fold, plus the final reduce
+            assert phases >= (2 if batched and index == "docs" else 3), (index, phases)
+            assert diff(got, want) is None, (index, diff(got, want))
+    set_batched(nodes["n1"], True)
+
+
 def node_breaker(node):
     st, _, r = node.request("GET", "/_nodes/stats/breaker")
     assert st == 200, r

@@ -101,6 +101,10 @@ QUERIES = [
     {"query": {"match": {"title": "lazy"}}, "size": 0,
      "aggs": {"tags": {"terms": {"field": "tag"}}, "mx": {"max": {"field": "n"}}},
      "post_filter": {"term": {"tag": "t2"}}},
+    {"size": 0, "query": {"range": {"n": {"gte": 20}}},  # sampler partials cross nodes
+     "aggs": {"s": {"sampler": {"shard_size": 10}, "aggs": {"tags": {"terms": {"field": "tag"}}}},
+              "g": {"terms": {"field": "tag"}, "aggs": {"s": {
+                  "sampler": {"shard_size": 3}, "aggs": {"mx": {"max": {"field": "n"}}}}}}}},
     {"query": {"match_all": {}}, "size": 3, "track_total_hits": 100},
     {"query": {"term": {"tag": "t5"}}, "size": 4, "_source": False,
      "docvalue_fields": ["n", "tag"]},

@@ -78,11 +78,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             " \"grams\": {\"tokenizer\": \"eg\", \"filter\": [\"ng\", \"trim\"]},"
             " \"grams2\": {\"tokenizer\": \"ng\", \"filter\": [\"eng\", \"len\", \"tr\"]},"
             " \"syn\": {\"tokenizer\": \"whitespace\", \"filter\": [\"lowercase\", \"km\", "
-            "\"sg\", \"sy\", \"sb\", \"porter_stem\"]}},"
+            "\"sg\", \"sy\", \"sb\", \"porter_stem\"]},"
+            " \"html\": {\"tokenizer\": \"standard\", \"char_filter\": [\"html_strip\", \"he\", "
+            "\"mp\"], \"filter\": [\"wdg\"]},"
+            " \"wd\": {\"tokenizer\": \"whitespace\", \"filter\": [\"wdg\", \"wdn\", "
+            "\"shingle\"]},"
+            " \"wdl\": {\"tokenizer\": \"whitespace\", \"filter\": [\"wdo\", \"el\", "
+            "\"german_normalization\", \"so\", \"lf\"]}},"
             " \"char_filter\": {\"mp\": {\"type\": \"mapping\", \"mappings\": [\"a => xyz\", "
             "\"bc => \", \"\\\\u00e9 => e\", \"\xf0\x9f\x98\x80 => smile\"]},"
             " \"pr\": {\"type\": \"pattern_replace\", \"pattern\": \"(\\\\d)(\\\\d)\", "
-            "\"replacement\": \"$2-$1$1\"}},"
+            "\"replacement\": \"$2-$1$1\"},"
+            " \"he\": {\"type\": \"html_strip\", \"escaped_tags\": [\"b\", \"script\", "
+            "\"br\"]}},"
             " \"tokenizer\": {\"eg\": {\"type\": \"edge_ngram\", \"min_gram\": 1, "
             "\"max_gram\": 5, \"token_chars\": [\"letter\", \"digit\"]},"
             " \"ng\": {\"type\": \"ngram\", \"min_gram\": 1, \"max_gram\": 3}},"
@@ -100,17 +108,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             " \"sb\": {\"type\": \"snowball\", \"language\": \"German\"},"
             " \"sg\": {\"type\": \"synonym_graph\", \"synonyms\": [\"a, b c d\", "
             "\"x y => z\", \"q => r s, t\"]},"
-            " \"sy\": {\"type\": \"synonym\", \"synonyms\": [\"r, s t\"]}}}";
+            " \"sy\": {\"type\": \"synonym\", \"synonyms\": [\"r, s t\"]},"
+            " \"wdg\": {\"type\": \"word_delimiter_graph\", \"catenate_all\": true, "
+            "\"catenate_words\": true, \"catenate_numbers\": true, \"preserve_original\": true, "
+            "\"protected_words\": [\"a-b\"]},"
+            " \"wdn\": {\"type\": \"word_delimiter_graph\", \"generate_word_parts\": false, "
+            "\"split_on_numerics\": false, \"adjust_offsets\": false},"
+            " \"wdo\": {\"type\": \"word_delimiter\", \"catenate_all\": true, "
+            "\"catenate_words\": true, \"preserve_original\": true},"
+            " \"el\": {\"type\": \"elision\", \"articles\": [\"l\", \"qu\"]},"
+            " \"so\": {\"type\": \"stemmer_override\", \"rules\": [\"a, bb => \\u00dfxyz\"]},"
+            " \"lf\": {\"type\": \"stemmer\", \"language\": \"light_french\"}}}";
         json_error_t jerr;
         json_t *j = json_loads(settings, 0, &jerr);
         if (!j || sc_analyzer_registry_new(j, &registry, NULL) != SC_OK)
             abort();
         json_decref(j);
     }
-    static const char *const names[] = {"standard", "simple", "whitespace", "keyword", "stop",
-                                        "english",  "all",    "lw",         "short",   "cf",
-                                        "grams",    "grams2", "syn",        "standard#3gram",
-                                        "all#prefix4", "english#2gram"};
+    static const char *const names[] = {"standard",    "simple",
+                                        "whitespace",  "keyword",
+                                        "stop",        "english",
+                                        "all",         "lw",
+                                        "short",       "cf",
+                                        "grams",       "grams2",
+                                        "syn",         "standard#3gram",
+                                        "all#prefix4", "english#2gram",
+                                        "html",        "wd",
+                                        "wdl",         "german",
+                                        "french",      "spanish",
+                                        "italian",     "portuguese",
+                                        "dutch"};
     sc_slice text = sc_slice_make(data, size);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         const sc_analyzer *a = sc_analyzer_registry_get(registry, sc_slice_cstr(names[i]));

@@ -4,6 +4,8 @@
 //        java ... LuceneTokens porter <words.txt>     (word \t Lucene PorterStemFilter stem)
 //        java ... LuceneTokens fold <chars.txt>       (line \t Lucene ASCIIFoldingFilter output)
 //        java ... LuceneTokens snowball <words.txt>   (word \t SnowballFilter(English) stem)
+//        java ... LuceneTokens light <light_words.txt>  (language \t word \t what Lucene's
+//                 language analyzer, without stop words, makes of the word)
 //        java ... LuceneTokens chains <chains.tsv> <lines.txt>  (every chain of chains.tsv over
 //                 every line, built from Lucene's factories; the chain name is the analyzer)
 // Output (tokens mode), one line per token:
@@ -228,6 +230,30 @@ public class LuceneTokens {
             return;
         }
         List<String> lines = Files.readAllLines(Paths.get(args[1]), StandardCharsets.UTF_8);
+        if (args[0].equals("light")) {
+            Map<String, Analyzer> byLang = new HashMap<>();
+            String[][] classes = {{"german", "org.apache.lucene.analysis.de.GermanAnalyzer"},
+                    {"french", "org.apache.lucene.analysis.fr.FrenchAnalyzer"},
+                    {"spanish", "org.apache.lucene.analysis.es.SpanishAnalyzer"},
+                    {"italian", "org.apache.lucene.analysis.it.ItalianAnalyzer"},
+                    {"portuguese", "org.apache.lucene.analysis.pt.PortugueseAnalyzer"}};
+            for (String[] c : classes)
+                byLang.put(c[0], (Analyzer) Class.forName(c[1])
+                        .getConstructor(CharArraySet.class).newInstance(CharArraySet.EMPTY_SET));
+            for (String line : lines) {
+                String[] f = line.split("\t");
+                StringBuilder b = new StringBuilder();
+                try (TokenStream ts = byLang.get(f[0]).tokenStream("f", f[1])) {
+                    CharTermAttribute term = ts.addAttribute(CharTermAttribute.class);
+                    ts.reset();
+                    while (ts.incrementToken()) b.append(b.length() > 0 ? " " : "").append(term);
+                    ts.end();
+                }
+                out.println(f[0] + "\t" + f[1] + "\t" + b);
+            }
+            out.flush();
+            return;
+        }
         if (args[0].equals("fold")) {
             for (String w : lines) {
                 Tokenizer t = new KeywordTokenizer();

@@ -6,9 +6,13 @@
 #   tests/fixtures/text/snowball_words.tsv (SnowballFilter(English) over the same words)
 #   tests/fixtures/text/fold_chars.tsv     (ASCIIFoldingFilter over Latin and punctuation blocks)
 #   tests/fixtures/text/chain_tokens.tsv   (every chain of chains.tsv over chain_inputs.txt)
+#   tests/fixtures/text/light_stems.tsv    (the German, French, Spanish, Italian, Portuguese
+#                                           analyzers over light_words.txt)
 # Rebuild the inputs first if wanted:
 #   tests/oracle/analysis/make_sentences.py > tests/fixtures/text/sentences.txt
 #   tests/oracle/analysis/make_random.py > tests/fixtures/text/random_unicode.txt
+#   tests/oracle/analysis/make_light_words.py > tests/fixtures/text/light_words.txt
+#     (needs the word lists of wngerman wfrench wspanish witalian wportuguese)
 # Usage: regen.sh [output dir]   (default tests/fixtures/text; the inputs are always read
 # from tests/fixtures/text)
 set -euo pipefail
@@ -25,6 +29,8 @@ java -cp "$CP:$out" LuceneTokens tokens tests/fixtures/text/random_unicode.txt \
   > "$dest/random_tokens.tsv"
 java -cp "$CP:$out" LuceneTokens chains tests/oracle/analysis/chains.tsv \
   tests/fixtures/text/chain_inputs.txt > "$dest/chain_tokens.tsv"
+java -cp "$CP:$out" LuceneTokens light tests/fixtures/text/light_words.txt \
+  > "$dest/light_stems.tsv"
 # Porter word list: every lowercase ASCII word of the standard tokens, plus stemming classics.
 awk -F'\t' '$2=="standard" && $7 ~ /^[a-z]+$/ {print $7}' "$dest/lucene_tokens.tsv" |
   sort -u > "$out/words.txt"

@@ -175,7 +175,8 @@ static void test_query(void **state)
                             .track_scores = true,
                             .has_min_score = true,
                             .min_score = 0.75f,
-                            .index_boosts = (const float[]){2.5f, 1.0f}};
+                            .index_boosts = (const float[]){2.5f, 1.0f},
+                            .batched_reduce_size = 7};
     sc_wire_buf b;
     sc_wire_buf_init(&b);
     assert_int_equal(sc_wire_node_query_encode(&q, &b), SC_OK);
@@ -191,6 +192,7 @@ static void test_query(void **state)
     assert_true(sc_slice_eq(d.post_filter_json, q.post_filter_json));
     assert_true(sc_slice_eq(d.aggs_json, q.aggs_json));
     assert_int_equal(d.k, 20);
+    assert_int_equal(d.batched_reduce_size, 7);
     assert_int_equal(d.track_total_hits, 10000);
     assert_int_equal(d.timeout_ms, -1);
     assert_int_equal(d.n_sort, 2);
@@ -331,7 +333,8 @@ static void test_query_resp(void **state)
                                  .n_top = 2,
                                  .n_sort = 1,
                                  .agg_partial = sc_slice_make(agg, 5),
-                                 .has_max_scores = true};
+                                 .has_max_scores = true,
+                                 .n_partial_reduces = 3};
     sc_wire_buf b;
     sc_wire_buf_init(&b);
     assert_int_equal(sc_wire_node_query_resp_encode(&q, &b), SC_OK);
@@ -340,6 +343,7 @@ static void test_query_resp(void **state)
     sc_wire_node_query_resp d;
     assert_int_equal(sc_wire_node_query_resp_decode(b.ptr, b.len, &a, &d), SC_OK);
     assert_true(d.context_id == 77);
+    assert_int_equal(d.n_partial_reduces, 3);
     assert_int_equal(d.n_results, 2);
     assert_int_equal(d.results[0].total, 17);
     assert_true(d.results[0].total_gte);

@@ -69,6 +69,32 @@ static void test_i8_exact(void **state)
     }
 }
 
+/* 7-bit codes x 13-bit integers (the int8 walk with a quantized query): the extremes 127 x
+ * 4095 and 127 x -4095 in every lane at 4,096 dims and random values at every tail length,
+ * against a 64-bit loop. */
+static void test_u7_i16_exact(void **state)
+{
+    (void)state;
+    t_seed("vec_kernels_u7_i16");
+    static int8_t a[4096];
+    static int16_t b[4096];
+    for (sc_vec_impl impl = SC_VEC_IMPL_SCALAR; impl <= SC_VEC_IMPL_AUTO; impl++) {
+        if (!sc_vec_impl_supported(impl))
+            continue;
+        const sc_vec_kernels *k = sc_vec_kernels_get(impl);
+        for (size_t n = 0; n <= 4096; n += n < 300 ? 1 : 1899) {
+            int64_t dot = 0;
+            for (size_t i = 0; i < n; i++) {
+                bool ext = n % 3 == 0 || n == 4096;
+                a[i] = (int8_t)(ext ? 127 : (int)(t_rand() % 128));
+                b[i] = (int16_t)(ext ? (n % 2 ? 4095 : -4095) : (int)(t_rand() % 8191) - 4095);
+                dot += (int64_t)a[i] * b[i];
+            }
+            assert_int_equal(k->dot_u7_i16(a, b, n), dot);
+        }
+    }
+}
+
 /* float x int8 (asymmetric scoring of quantized vectors): every code -128..127 and lengths
  * covering every tail shape, against a double loop. */
 static void test_f32_i8_against_double(void **state)
@@ -98,6 +124,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_f32_against_double),
+        cmocka_unit_test(test_u7_i16_exact),
         cmocka_unit_test(test_i8_exact),
         cmocka_unit_test(test_f32_i8_against_double),
     };

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/bkd2.h"
 #include "index/builder.h"
 #include "index/segment.h"
 #include "search/agg.h"
@@ -1890,13 +1891,34 @@ static void test_significant_terms_vs_model(void **state)
     sc_arena_fini(&a);
 }
 
+/* Geo cell keys against published values: Elasticsearch's geotile_grid example (Amsterdam at
+ * zoom 8 is tile 8/131/84) and the geohash of (57.64911, 10.40744), u4pruydqqvj. */
+static void test_geo_cell_keys(void **state)
+{
+    (void)state;
+    int64_t k = sc_agg_geotile_key(8, 52.374081, 4.912350);
+    assert_int_equal(k >> 58, 8);
+    assert_int_equal((k >> 29) & 0x1fffffff, 131);
+    assert_int_equal(k & 0x1fffffff, 84);
+    k = sc_agg_geotile_key(0, -90, 180); /* clamped into the single tile */
+    assert_int_equal(k, 0);
+    char text[13];
+    k = sc_agg_geohash_key(11, sc_geo_encode_lat(57.64911), sc_geo_encode_lon(10.40744));
+    assert_int_equal(k & 15, 11);
+    sc_agg_geohash_text(k, text);
+    assert_string_equal(text, "u4pruydqqvj");
+    sc_agg_geohash_text(sc_agg_geohash_key(1, sc_geo_encode_lat(-90), sc_geo_encode_lon(-180)),
+                        text);
+    assert_string_equal(text, "0");
+}
+
 /* The fuzz seeds (tests/fuzz/corpus/agg_partial) decode and round-trip. */
 static void test_fuzz_seeds_decode(void **state)
 {
     (void)state;
-    static const char *const names[] = {"terms_avg",     "histogram",     "date_range_filters",
-                                        "stats_nested",  "composite",     "multi_terms",
-                                        "auto_weighted", "nested_reverse"};
+    static const char *const names[] = {"terms_avg",     "histogram",      "date_range_filters",
+                                        "stats_nested",  "composite",      "multi_terms",
+                                        "auto_weighted", "nested_reverse", "sampler"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/tests/fuzz/corpus/agg_partial/%s", SCRY_SOURCE_DIR,
@@ -2024,6 +2046,7 @@ int main(void)
         cmocka_unit_test(test_max_buckets),
         cmocka_unit_test(test_rounding_dst),
         cmocka_unit_test(test_fuzz_seeds_decode),
+        cmocka_unit_test(test_geo_cell_keys),
         cmocka_unit_test(test_terms_include_exclude),
         cmocka_unit_test(test_composite_paging_vs_model),
         cmocka_unit_test(test_multi_terms_vs_model),

@@ -260,6 +260,66 @@ static void test_reopen_and_recovery(void **state)
     sc_shard_close(s, false);
 }
 
+/* Counts the manifest files of the shard folder (one per commit kept). */
+static int manifest_gen_files(void)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL)
+        n += strncmp(de->d_name, "manifest", 8) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* sc_shard_needs_flush: false for a fresh or just-flushed shard, true after a write, a delete
+ * or a refresh without a commit; a clean close of an idle shard writes no new commit (the
+ * folder's files are unchanged), and a close with changes commits them. */
+static void test_needs_flush_and_idle_close(void **state)
+{
+    (void)state;
+    sc_shard *s = open_shard(false);
+    assert_false(sc_shard_needs_flush(s));
+    fill(s, 0, 10);
+    assert_true(sc_shard_needs_flush(s));
+    assert_int_equal(sc_shard_refresh(s), SC_OK);
+    assert_true(sc_shard_needs_flush(s)); /* a segment not in the manifest */
+    assert_int_equal(sc_shard_flush(s), SC_OK);
+    assert_false(sc_shard_needs_flush(s));
+    sc_shard_error err;
+    sc_shard_result r;
+    assert_int_equal(sc_shard_delete(s, sc_slice_cstr("d3"), NULL, &r, &err), SC_OK);
+    assert_true(sc_shard_needs_flush(s));
+    sc_shard_close(s, true); /* commits the delete */
+    s = open_shard(false);
+    assert_false(sc_shard_needs_flush(s)); /* nothing after the commit to replay */
+    expect_doc(s, "d3", NULL, 0);
+    assert_int_equal(visible_docs(s), 9);
+    struct stat before;
+    char path[512];
+    int manifests = manifest_gen_files();
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    path[0] = '\0';
+    while ((de = readdir(d)) != NULL)
+        if (strncmp(de->d_name, "manifest", 8) == 0)
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    closedir(d);
+    assert_true(path[0]);
+    assert_int_equal(stat(path, &before), 0);
+    sc_shard_close(s, true); /* idle: no new commit */
+    struct stat after;
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_equal(manifest_gen_files(), manifests);
+    assert_true(before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
+                before.st_mtim.tv_nsec == after.st_mtim.tv_nsec && before.st_ino == after.st_ino);
+    s = open_shard(false);
+    assert_int_equal(visible_docs(s), 9);
+    check_range(s, 4, 10, 1);
+    sc_shard_close(s, false);
+}
+
 typedef struct progress_log {
     int calls;
     uint64_t last_ops, last_done, total;
@@ -523,6 +583,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crud, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_and_recovery, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_needs_flush_and_idle_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recovery_progress_and_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush_threshold, setup, teardown),
         cmocka_unit_test_setup_teardown(test_force_merge, setup, teardown),

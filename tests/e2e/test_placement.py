@@ -1,0 +1,198 @@
+"""Placement (issue 13, many shards): etcd + three `scry serve --cluster` nodes. A node holds
+only the shard copies the routing table allocates to it: with 0 and with 1 replica, each node's
+data folder has exactly the shard folders of its copies. `_mget` and `_count` answer the same
+through every node. After a node is SIGKILLed the lost replicas are rebuilt on the others and
+every search answers completely; when the node returns, its copies that are no longer allocated
+are retired (the routing has every copy started elsewhere) and the results stay complete."""
+import json
+import os
+import shutil
+import signal
+import tempfile
+
+import pytest
+
+from conftest import Server
+from test_cluster import ETCD, TTL, Etcd, free_port, wait_until
+
+N_DOCS = 120
+
+
+def data_shards(node, uuid):
+    """Shard numbers with a folder under the node's data folder for index `uuid`."""
+    d = os.path.join(node.data_dir, "indices", uuid)
+    if not os.path.isdir(d):
+        return set()
+    return {int(x) for x in os.listdir(d) if x.isdigit()}
+
+
+def allocation(node, index):
+    """{node name: set of shard numbers} from the routing table (via _cluster/state)."""
+    st, _, state = node.request("GET", "/_cluster/state/nodes,routing_table,metadata/" + index)
+    assert st == 200, state
+    names = {nid: n["name"] for nid, n in state["nodes"].items()}
+    out = {}
+    for num, copies in state["routing_table"]["indices"][index]["shards"].items():
+        for c in copies:
+            if c.get("node"):
+                out.setdefault(names.get(c["node"], c["node"]), set()).add(int(num))
+    return out, state["metadata"]["indices"][index]["settings"]["index"]["uuid"]
+
+
+def bulk(index, ids):
+    lines = []
+    for i in ids:
+        lines.append(json.dumps({"index": {"_index": index, "_id": str(i)}}))
+        lines.append(json.dumps({"n": i, "tag": "t%d" % (i % 3)}))
+    return "\n".join(lines) + "\n"
+
+
+def green(node, index, timeout="60s"):
+    st, _, h = node.request(
+        "GET", "/_cluster/health/%s?wait_for_status=green&timeout=%s" % (index, timeout))
+    return st == 200 and h["status"] == "green"
+
+
+@pytest.fixture(scope="module")
+def env():
+    if not os.access(ETCD, os.X_OK):
+        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
+    tmp = tempfile.mkdtemp(prefix="scry-place-")
+    etcd = Etcd(tmp).start()
+    nodes = {}
+    for name in ("n1", "n2", "n3"):
+        nodes[name] = Server(os.path.join(tmp, name), [
+            "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "place",
+            "--transport-port", str(free_port()), "--lease-ttl", TTL])
+        nodes[name].start()
+    wait_until("3 nodes", lambda: nodes["n1"].request(
+        "GET", "/_cluster/health?wait_for_nodes=3&timeout=1s")[0] == 200)
+    for index, replicas in (("p0", 0), ("p1", 1)):
+        st, _, r = nodes["n1"].request("PUT", "/" + index, {
+            "settings": {"number_of_shards": 6, "number_of_replicas": replicas},
+            "mappings": {"properties": {"n": {"type": "long"}, "tag": {"type": "keyword"}}}})
+        assert st == 200, r
+        for s in nodes.values():
+            wait_until("%s green on %s" % (index, s.url), lambda s=s: green(s, index, "1s"),
+                       timeout=60)
+        st, _, r = nodes["n2"].request("POST", "/_bulk?refresh=true", bulk(index, range(N_DOCS)),
+                                       headers={"Content-Type": "application/x-ndjson"})
+        assert st == 200 and not r["errors"], r
+    yield nodes
+    for s in nodes.values():
+        if s.alive():
+            rc = s.stop()
+            assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
+    etcd.kill()
+    if not os.environ.get("SCRY_KEEP_TMP"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_folders(nodes, index):
+    """Every live node's shard folders of `index` are exactly its copies in the routing (the
+    placement follows the routing a moment after _cluster/state shows it)."""
+    last = []
+
+    def same():
+        alloc, uuid = allocation(nodes["n1"], index)
+        last[:] = [alloc, {n: data_shards(s, uuid) for n, s in nodes.items() if s.alive()}]
+        return all(last[1][n] == alloc.get(n, set()) for n in last[1])
+    wait_until("%s: folders = routing (%r)" % (index, last), same, timeout=20)
+    return last[0]
+
+
+def settled(nodes, index, n):
+    """Waits until every live node counts n documents: health follows the membership view,
+    a node's searches its routing snapshot, published a moment later."""
+    for s in nodes.values():
+        if s.alive():
+            wait_until("%s counts %d on %s" % (index, n, s.url), lambda s=s: s.request(
+                "GET", "/%s/_count" % index)[2].get("count") == n, timeout=30)
+
+
+def check_answers(nodes, index, want_ids):
+    ids = sorted(want_ids)[:25] + ["absent-1"]
+    for s in nodes.values():
+        if not s.alive():
+            continue
+        st, _, r = s.request("GET", "/%s/_count" % index)
+        assert st == 200 and r["count"] == len(want_ids), (s.url, r)
+        st, _, r = s.request("POST", "/%s/_search" % index,
+                             {"size": 0, "track_total_hits": True,
+                              "aggs": {"t": {"terms": {"field": "tag"}}}})
+        assert st == 200 and r["hits"]["total"]["value"] == len(want_ids), (s.url, r)
+        assert r["_shards"]["failed"] == 0, r["_shards"]
+        st, _, r = s.request("POST", "/_mget", {"docs": [{"_index": index, "_id": str(i)}
+                                                         for i in ids]})
+        assert st == 200, r
+        got = [(d["_id"], d["found"], d.get("_source", {}).get("n")) for d in r["docs"]]
+        assert got == [(str(i), i != "absent-1", i if i != "absent-1" else None)
+                       for i in ids], (s.url, got)
+        st, _, r = s.request("POST", "/%s/_mget" % index, {"ids": [str(ids[0]), str(ids[1])]})
+        assert st == 200 and [d["found"] for d in r["docs"]] == [True, True], (s.url, r)
+
+
+def test_each_node_holds_only_its_copies(env):
+    nodes = env
+    alloc0 = check_folders(nodes, "p0")
+    assert sum(len(v) for v in alloc0.values()) == 6 and len(alloc0) == 3, alloc0
+    alloc1 = check_folders(nodes, "p1")
+    assert sum(len(v) for v in alloc1.values()) == 12 and len(alloc1) == 3, alloc1
+    for index in ("p0", "p1"):
+        check_answers(nodes, index, range(N_DOCS))
+
+
+def test_node_loss_rebuilds_replicas_and_answers_stay_complete(env):
+    nodes = env
+    n3 = nodes["n3"]
+    n3.stop(sig=signal.SIGKILL)
+    live = {k: v for k, v in nodes.items() if k != "n3"}
+    wait_until("n3's lease expired", lambda: nodes["n1"].request(
+        "GET", "/_cluster/health?wait_for_nodes=2&timeout=1s")[0] == 200, timeout=30)
+    wait_until("p1 green on n1 and n2 only", lambda: green(nodes["n1"], "p1", "1s") and set(
+        allocation(nodes["n1"], "p1")[0]) == {"n1", "n2"}, timeout=60)
+    alloc = check_folders(live, "p1")
+    assert set(alloc) == {"n1", "n2"} and all(len(v) == 6 for v in alloc.values()), alloc
+    check_answers(live, "p1", range(N_DOCS))
+    # more writes while n3 is away: its old copies of p1 miss them
+    st, _, r = nodes["n1"].request("POST", "/_bulk?refresh=true",
+                                   bulk("p1", range(N_DOCS, N_DOCS + 30)),
+                                   headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200 and not r["errors"], r
+    n3.start()
+    for index in ("p0", "p1"):
+        wait_until(index + " green with n3", lambda: green(nodes["n1"], index, "1s"), timeout=60)
+    settled(nodes, "p0", N_DOCS)
+    check_answers(nodes, "p0", range(N_DOCS))  # n3's p0 primaries came back with it
+    check_answers(nodes, "p1", range(N_DOCS + 30))
+    # every copy of p1 is started on n1 and n2: n3's old copies are retired, never searched
+    alloc, _ = allocation(nodes["n1"], "p1")
+    assert "n3" not in alloc, alloc  # no rebalancing: the rebuilt copies stay where they are
+
+    def retired():
+        with open(n3.log_path, "rb") as f:
+            return f.read().count(b"is no longer allocated to this node") >= 1
+    wait_until("n3 retires its p1 copies", retired, timeout=20)
+
+
+def test_by_query_through_every_node(env):
+    """A by-query request runs on every node's primaries (each node holds only its copies), so
+    its counts and effect are the same whichever node receives it."""
+    nodes = env
+    n_all = N_DOCS + 30
+    t1 = [i for i in range(n_all) if i % 3 == 1]
+    t0 = [i for i in range(n_all) if i % 3 == 0]
+    for s in nodes.values():
+        st, _, r = s.request("POST", "/p1/_update_by_query?refresh=true",
+                             {"query": {"term": {"tag": "t1"}}})
+        assert st == 200 and r["updated"] == len(t1) and r["total"] == len(t1), (s.url, r)
+        assert r["failures"] == [], r
+    st, _, r = nodes["n3"].request("POST", "/p1/_delete_by_query?refresh=true",
+                                   {"query": {"term": {"tag": "t0"}}})
+    assert st == 200 and r["deleted"] == len(t0), r
+    left = [i for i in range(n_all) if i % 3 != 0]
+    settled(nodes, "p1", len(left))
+    check_answers(nodes, "p1", left)
+    for s in nodes.values():
+        st, _, r = s.request("POST", "/p1/_delete_by_query", {"query": {"term": {"tag": "t0"}}})
+        assert st == 200 and r["deleted"] == 0 and r["total"] == 0, (s.url, r)
