@@ -10,8 +10,9 @@
 #include "base/clock.h"
 #include "cluster/node.h"
 
-/* Runs `query` on the explain target restricted to the doc by a post_filter (which leaves
- * scores and the query tree alone); *hit is the doc's hit or NULL. false after an error. */
+/* Runs `query` on the explain target's shard of the doc, restricted to the doc by a post_filter
+ * (which leaves scores and the query tree alone); *hit is the doc's hit or NULL. false after an
+ * error. */
 static bool explain_run(sc_rest_req *req, sc_rest_resp *resp, const json_t *query, bool explain,
                         search_run *run, const sc_result_hit **hit)
 {
@@ -23,7 +24,10 @@ static bool explain_run(sc_rest_req *req, sc_rest_resp *resp, const json_t *quer
         sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
         return false;
     }
-    bool ok = sc__search_run_one(req, resp, req->index, body, false, run);
+    /* only the doc's shard: its ?routing value, else its id */
+    const char *routing = sc_rest_param_get(req, "routing");
+    sc_slice route = routing && *routing ? sc_slice_cstr(routing) : req->id;
+    bool ok = sc__search_run_doc(req, resp, req->index, body, route, run);
     json_decref(body);
     *hit = ok && run->r.n_hits ? &run->r.hits[0] : NULL;
     return ok;

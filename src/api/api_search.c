@@ -154,7 +154,10 @@ static bool shard_selection(sc_rest_req *req, sc_rest_resp *resp, search_run *ru
     for (size_t i = 0; !ctx && run->routings && i < run->n; i++)
         alias_routing |= run->routings[i] != NULL;
     uint32_t slice_max = run->sp.slice_max, slice_id = run->sp.slice_id;
-    if ((!routing || !*routing) && !shards && !alias_routing && !slice_max)
+    bool doc = run->doc_routing && !ctx;
+    if (doc) /* one document: its shard, whatever the value holds (not a ?routing list) */
+        routing = NULL;
+    if ((!routing || !*routing) && !shards && !alias_routing && !slice_max && !doc)
         return true;
     uint64_t **masks = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *masks);
     if (!masks) {
@@ -175,7 +178,10 @@ static bool shard_selection(sc_rest_req *req, sc_rest_resp *resp, search_run *ru
         const char *ri = !ctx && run->routings && run->routings[i] && !(routing && *routing)
                              ? run->routings[i]
                              : routing;
-        if (ri && *ri) {
+        if (doc && !ri) {
+            uint32_t s = sc_index_route(run->list[i], *run->doc_routing);
+            r[s / 64] |= UINT64_C(1) << (s % 64);
+        } else if (ri && *ri) {
             for (const char *a = ri; *a;) {
                 const char *e = strchr(a, ',');
                 size_t len = e ? (size_t)(e - a) : strlen(a);
@@ -267,24 +273,6 @@ static sc_slice json_text(sc_rest_req *req, const json_t *j)
     char *copy = t ? sc_arena_strndup(req->arena, t, strlen(t)) : NULL;
     free(t);
     return copy ? sc_slice_cstr(copy) : sc_slice_make(NULL, 0);
-}
-
-/* Clustered: the search page features the cross-node phases do not carry yet (issue 13) are
- * refused rather than silently dropped. false after writing a 400. */
-static bool clustered_supported(sc_rest_req *req, sc_rest_resp *resp, const sc_search_request *sr,
-                                const search_parse *sp)
-{
-    (void)sr;
-    /* knn / rrf, rescore, collapse, profile (the query-phase features of search_wire_fx.c) and
-     * highlight, named queries, nested inner_hits, version / seq_no_primary_term, explain and
-     * track_scores (the fetch-phase extras of search_wire.h) cross nodes; these two would not
-     * be applied by the data nodes (not shipped): refused, not silently dropped */
-    const char *what = sp->has_min_score ? "min_score" : sp->indices_boost ? "indices_boost" : NULL;
-    if (!what)
-        return true;
-    sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
-                   "[%s] is not supported in a cluster yet", what);
-    return false;
 }
 
 /* Clustered scroll / point in time (cluster/search_ctx.c): what it does not carry is refused,
@@ -382,10 +370,12 @@ static void write_reduce_breaker(sc_rest_req *req, sc_rest_resp *resp, const sc_
     sc_rest_error(req, resp, 429, "circuit_breaking_exception", reason, kv, 3);
 }
 
-bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
-                       const json_t *body, bool count, search_run *run, scroll_page *sc)
+static bool search_run_impl(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
+                            const json_t *body, bool count, search_run *run, scroll_page *sc,
+                            const sc_slice *doc_routing)
 {
     memset(run, 0, sizeof *run);
+    run->doc_routing = doc_routing;
     run->t0 = sc_clock_now_ns();
     if (!sc__search_parse(req, resp, body, &run->sp, count))
         return false;
@@ -554,7 +544,7 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         .track_total_hits = count ? SC_TRACK_TOTAL_HITS_ALL : run->sp.track_total_hits,
         .timeout_ms = run->sp.timeout_ms,
         .count_only = count,
-        .fetch_source = run->sp.source || needs_source(run) || page.highlight,
+        .fetch_source = run->sp.source || needs_source(run),
         .task = &task,
         .pinned = sc && sc->ctx && !sc->ctx->shards ? sc->ctx->pinned : NULL,
         .ctx = sc && sc->ctx && sc->ctx->shards ? sc->ctx : NULL,
@@ -573,6 +563,9 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         .rescore = page.rescore,
         .n_rescore = page.rescore ? run->sp.n_rescore : 0,
         .collapse = page.collapse,
+        .has_min_score = run->sp.has_min_score,
+        .min_score = run->sp.min_score,
+        .index_boosts = page.index_boosts,
         .collect = run->sp.agg_spec ? &run->agg.hook : NULL,
         .rrf_queries = rrf_queries,
         .n_rrf = n_rrf,
@@ -595,11 +588,6 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
         return false;
     }
     if (sc_node_placement(req->node)) {
-        if (!clustered_supported(req, resp, &run->sr, &run->sp)) {
-            sc_task_end(req->node, &task);
-            sc__search_run_fini(run);
-            return false;
-        }
         if (!ship_json(req, body, run)) {
             sc_rest_error(req, resp, 429, "circuit_breaking_exception",
                           "[request] Data too large for the request budget", NULL, 0);
@@ -690,10 +678,22 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
     return true;
 }
 
+bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
+                       const json_t *body, bool count, search_run *run, scroll_page *sc)
+{
+    return search_run_impl(req, resp, index_expr, body, count, run, sc, NULL);
+}
+
 bool sc__search_run_one(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
                         const json_t *body, bool count, search_run *run)
 {
-    return sc__search_run_ex(req, resp, index_expr, body, count, run, NULL);
+    return search_run_impl(req, resp, index_expr, body, count, run, NULL, NULL);
+}
+
+bool sc__search_run_doc(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
+                        const json_t *body, sc_slice doc_routing, search_run *run)
+{
+    return search_run_impl(req, resp, index_expr, body, false, run, NULL, &doc_routing);
 }
 
 /* Writes a search page; with a scroll, adds _scroll_id and advances the context. */

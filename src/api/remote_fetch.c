@@ -15,7 +15,8 @@
 
 static json_t *load_json(sc_slice s)
 {
-    return s.len ? json_loadb((const char *)s.ptr, s.len, 0, NULL) : NULL;
+    /* as the REST layer: a string may hold NUL bytes (an escaped NUL in an _id) */
+    return s.len ? json_loadb((const char *)s.ptr, s.len, JSON_ALLOW_NUL, NULL) : NULL;
 }
 
 /* Index i's query tree (with its alias filter) and named queries. false with rf->reason. */

@@ -21,7 +21,8 @@
 
 static json_t *load_json(sc_slice s)
 {
-    return s.len ? json_loadb((const char *)s.ptr, s.len, 0, NULL) : NULL;
+    /* as the REST layer: a string may hold NUL bytes (an escaped NUL in an _id) */
+    return s.len ? json_loadb((const char *)s.ptr, s.len, JSON_ALLOW_NUL, NULL) : NULL;
 }
 
 /* The kNN clauses ORed with q (hybrid; a missing query's match_all is replaced), each with the
@@ -144,6 +145,17 @@ static bool parse_index_query(sc_api_remote *r, remote_query *rq, sc_arena *a, s
         return false;
     if (rq->q.fx.n_rrf && !build_rrf(r, rq, a, i))
         return false;
+    /* indices_boost and min_score, as sc__search_page_build applies them on a single node */
+    if (rq->q.index_boosts)
+        q->boost *= rq->q.index_boosts[i];
+    if (rq->q.has_min_score) {
+        sc_query *ms = sc_query_function_score(a, q);
+        if (!ms)
+            return false;
+        ms->u.function_score.has_min_score = true;
+        ms->u.function_score.min_score = rq->q.min_score;
+        q = ms;
+    }
     rq->queries[i] = q;
     if (!rq->pfj)
         return true;

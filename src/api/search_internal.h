@@ -155,6 +155,7 @@ typedef struct search_page {
     const sc_search_named *named;
     const sc_shard_rescore *const *rescore;
     const sc_hl_spec *const *highlight;
+    const float *index_boosts; /* per index, with indices_boost (for the data nodes); or NULL */
 } search_page;
 
 /* Reads version, seq_no_primary_term, min_score, rescore and highlight from a search body

@@ -247,8 +247,17 @@ bool sc__search_page_build(sc_rest_req *req, sc_rest_resp *resp, const search_pa
     for (size_t i = 0; named && !count && i < n; i++)
         if (named[i].n || named[i].n_inner)
             out->named = named;
-    for (size_t i = 0; sp->indices_boost && i < n; i++) /* boosts multiply the scores */
-        queries[i]->boost *= (float)index_boost(sp->indices_boost, list[i]->name);
+    float *boosts = sp->indices_boost ? sc_arena_calloc(req->arena, n + 1, sizeof *boosts) : NULL;
+    if (sp->indices_boost && !boosts) {
+        sc_rest_error(req, resp, 429, "circuit_breaking_exception",
+                      "[request] Data too large for the request budget", NULL, 0);
+        return false;
+    }
+    for (size_t i = 0; boosts && i < n; i++) { /* boosts multiply the scores */
+        boosts[i] = (float)index_boost(sp->indices_boost, list[i]->name);
+        queries[i]->boost *= boosts[i];
+    }
+    out->index_boosts = boosts;
     /* min_score: the query under a function_score without functions (score unchanged) that
      * drops docs below it, in hits and totals alike. */
     for (size_t i = 0; sp->has_min_score && i < n; i++) {

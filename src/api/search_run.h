@@ -19,6 +19,9 @@ typedef struct search_run {
     search_parse sp;
     sc__agg_hook agg; /* the aggregations' collect hook (spec NULL: none) */
     uint64_t t0;
+    /* one document's search (_explain): only the shard its routing value hashes to, per index
+     * (an id may hold commas and NUL bytes: not a ?routing list); NULL = no such restriction */
+    const sc_slice *doc_routing;
 } search_run;
 
 /* The scroll a search page belongs to (NULL for plain searches). */
@@ -36,6 +39,10 @@ bool sc__search_run_ex(sc_rest_req *req, sc_rest_resp *resp, const char *index_e
                        const json_t *body, bool count, search_run *run, scroll_page *page);
 bool sc__search_run_one(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
                         const json_t *body, bool count, search_run *run);
+/* As sc__search_run_one, searching only the shard of each index that doc_routing (the doc's
+ * routing value: its id unless it was indexed with a routing) hashes to. */
+bool sc__search_run_doc(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
+                        const json_t *body, sc_slice doc_routing, search_run *run);
 void sc__search_run_fini(search_run *run);
 /* Writes a search page; with a scroll, adds _scroll_id and advances the context. */
 void sc__search_respond_page(sc_rest_req *req, sc_rest_resp *resp, search_run *run, sc_scroll *ctx);

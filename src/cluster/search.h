@@ -116,6 +116,11 @@ typedef struct sc_search_request {
     /* per index (n_indices), the alias filter the data nodes apply under the query (JSON;
      * empty = none), or NULL when no index has one */
     const sc_slice *alias_filter_json;
+    /* min_score and indices_boost, shipped to the data nodes (`queries` already hold them):
+     * per index (n_indices) the boost, or NULL = none */
+    bool has_min_score;
+    float min_score;
+    const float *index_boosts;
     /* pre_filter_shard_size: the can_match pre-filter runs when the search targets more shards
      * than this; 0 = Elasticsearch's default (more than 128 shards, or a primary sort on a
      * field). It never runs with aggregations (see sc_node_query_request.can_match). */

@@ -364,6 +364,9 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
                             .can_match = can_match,
                             .dfs = dfs,
                             .track_scores = sr->track_scores && sr->n_sort,
+                            .has_min_score = sr->has_min_score,
+                            .min_score = sr->min_score,
+                            .index_boosts = sr->index_boosts,
                             .parent_task =
                                 parent_task ? sc_slice_cstr(parent_task) : sc_slice_make(NULL, 0),
                             .batched_reduce_size = sr->batched_reduce_size};

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "cluster/log.h"
 #include "cluster/search_dist.h"
 #include "cluster/search_wire.h"
@@ -336,17 +337,35 @@ typedef struct fetch_ahead {
     uint8_t *resp;             /* malloc'd answer */
     size_t len;
     sc_status st;
+    uint32_t timeout_ms; /* of the request (fetch_timeout_ms) */
 } fetch_ahead;
 
 /* Remote fetches sent ahead at once: beyond this many, the rest go one after another. */
 #define MAX_FETCH_AHEAD 8
+/* A fetch request's timeout: without a search timeout, FETCH_TIMEOUT_MS; with one, what is left
+ * of it plus FETCH_GRACE_MS, so that a node frozen after its query answer holds the search up
+ * a bounded time past its timeout (its shards become fetch failures). */
+#define FETCH_TIMEOUT_MS 30000
+#define FETCH_GRACE_MS 5000
+/* The free of a data node's context is best effort (the node also reaps idle ones). */
+#define FREE_TIMEOUT_MS 1000
+
+static uint32_t fetch_timeout_ms(const sc_cancel_token *token)
+{
+    if (!token || !token->deadline_ns)
+        return FETCH_TIMEOUT_MS;
+    uint64_t now = sc_clock_now_ns();
+    uint64_t left = token->deadline_ns > now ? (token->deadline_ns - now) / 1000000u : 0;
+    return left + FETCH_GRACE_MS < FETCH_TIMEOUT_MS ? (uint32_t)left + FETCH_GRACE_MS
+                                                    : FETCH_TIMEOUT_MS;
+}
 
 static void *send_fetch(void *arg)
 {
     fetch_ahead *fa = arg;
-    fa->st = sc_transport_request(fa->t, fa->u->host, fa->u->port, SC_MSG_NODE_FETCH,
-                                  sc_slice_make(fa->req.ptr, fa->req.len), 30000, &fa->resp,
-                                  &fa->len, NULL);
+    fa->st = sc_transport_request(
+        fa->t, fa->u->host, fa->u->port, SC_MSG_NODE_FETCH, sc_slice_make(fa->req.ptr, fa->req.len),
+        fa->timeout_ms ? fa->timeout_ms : FETCH_TIMEOUT_MS, &fa->resp, &fa->len, NULL);
     return NULL;
 }
 
@@ -407,6 +426,7 @@ static sc_status fetch_remote(const sc_search_request *sr, const sc__dist_unit *
 {
     fetch_ahead now;
     memset(&now, 0, sizeof now);
+    now.timeout_ms = fa ? fa->timeout_ms : 0;
     if (fa && fa->sent) {
         if (!fa->joined)
             pthread_join(fa->th, NULL);
@@ -437,7 +457,8 @@ static void free_context(const sc__dist_unit *u, sc_transport *t)
     size_t len;
     if (b.st == SC_OK)
         (void)!sc_transport_request(t, u->host, u->port, SC_MSG_NODE_FREE_CONTEXT,
-                                    sc_slice_make(b.ptr, b.len), 5000, &resp, &len, NULL);
+                                    sc_slice_make(b.ptr, b.len), FREE_TIMEOUT_MS, &resp, &len,
+                                    NULL);
     free(resp);
     sc_wire_buf_fini(&b);
 }
@@ -588,10 +609,12 @@ static void send_ahead(const sc_search_request *sr, sc__dist_unit *units, size_t
         if (unit_docs(page, nh, u, arena, &docs, &pos, &nd) != SC_OK || !nd)
             continue;
         fetch_ahead *fa = &ahead[u];
+        uint32_t tmo = fa->timeout_ms;
         if (encode_fetch(sr, &units[u], docs, nd, t, dfs, arena, fa) != SC_OK ||
             pthread_create(&fa->th, NULL, send_fetch, fa) != 0) {
             sc_wire_buf_fini(&fa->req);
             memset(fa, 0, sizeof *fa);
+            fa->timeout_ms = tmo;
             continue;
         }
         fa->sent = true;
@@ -669,6 +692,9 @@ sc_status sc__dist_reduce(sc_node *n, const sc_search_request *sr, sc__dist_unit
     if (!out->hits || !lost)
         st = SC_ENOMEM;
     fetch_ahead *ahead = st == SC_OK ? calloc(nu ? nu : 1, sizeof *ahead) : NULL;
+    uint32_t fetch_tmo = fetch_timeout_ms(token);
+    for (size_t u = 0; ahead && u < nu; u++)
+        ahead[u].timeout_ms = fetch_tmo;
     if (ahead)
         send_ahead(sr, units, nu, all + from, nh, t, dfs, arena, ahead);
     for (size_t u = 0; u < nu; u++) {

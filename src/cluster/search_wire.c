@@ -31,6 +31,8 @@
  *   exts            = uv:n_ext (uv:tag bytes:payload)*   (tags ascending; each payload is read
  *                     to its end; an unknown tag is corrupt)
  *   node_query      tag 1 (scores):  uv:flags   (bit 0 track_scores; other bits corrupt)
+ *   node_query      tag 9 (page):    uv:flags (bit 0 min_score, bit 1 boosts; not 0, other
+ *                     bits corrupt) [f32:min_score] [f32:boost * n_indices]
  *   node_query_resp tag 1 (scores):  f32:max_score * n_results
  *   node_fetch      tag 1 (extras):  uv:flags (SC_WIRE_FETCH_*, not 0) uv:n_indices
  *                     (bytes:name bytes:alias_filter)* bytes:query bytes:highlight
@@ -70,6 +72,7 @@ static void *alloc_n(sc_arena *a, sc_wire_reader *r, size_t n, size_t size)
 /* ---- extensions (exts in the grammar) ---- */
 
 #define EXT_SCORES 1 /* node_query / node_query_resp */
+#define EXT_PAGE 9   /* node_query: min_score, indices_boost */
 #define EXT_EXTRAS 1 /* node_fetch / node_fetch_resp */
 
 /* Appends one extension: tag, then the payload p built (sticky status joins b's). */
@@ -247,24 +250,55 @@ sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
         put_stats(b, q->dfs);
     sc_wire_put_bytes(b, q->parent_task.ptr, q->parent_task.len);
     sc_wire_put_uvar(b, q->batched_reduce_size);
-    sc_wire_put_uvar(b, q->track_scores ? 1 : 0);
+    bool page = q->has_min_score || q->index_boosts;
+    sc_wire_put_uvar(b, (q->track_scores ? 1 : 0) + (page ? 1 : 0));
     if (q->track_scores) {
         sc_wire_buf p;
         sc_wire_buf_init(&p);
         sc_wire_put_uvar(&p, 1);
         put_ext(b, EXT_SCORES, &p);
     }
+    if (page) {
+        sc_wire_buf p;
+        sc_wire_buf_init(&p);
+        sc_wire_put_uvar(&p, (q->has_min_score ? 1u : 0u) | (q->index_boosts ? 2u : 0u));
+        if (q->has_min_score)
+            sc_wire_put_f32(&p, q->min_score);
+        for (size_t i = 0; q->index_boosts && i < q->n_indices; i++)
+            sc_wire_put_f32(&p, q->index_boosts[i]);
+        put_ext(b, EXT_PAGE, &p);
+    }
     sc__wire_put_features(b, &q->fx);
     return b->st;
 }
 
+typedef struct query_ext_ctx {
+    sc_wire_node_query *q;
+    sc_arena *a;
+} query_ext_ctx;
+
 static bool get_query_ext(void *ctx, uint64_t tag, sc_wire_reader *r)
 {
-    sc_wire_node_query *q = ctx;
-    if (tag != EXT_SCORES)
+    sc_wire_node_query *q = ((query_ext_ctx *)ctx)->q;
+    if (tag == EXT_SCORES) {
+        uint64_t flags = sc_wire_get_uvar_max(r, 1);
+        q->track_scores = flags & 1;
+        return true;
+    }
+    if (tag != EXT_PAGE)
         return false;
-    uint64_t flags = sc_wire_get_uvar_max(r, 1);
-    q->track_scores = flags & 1;
+    uint64_t flags = sc_wire_get_uvar_max(r, 3);
+    if (r->st == SC_OK && flags == 0)
+        r->st = SC_ECORRUPT;
+    q->has_min_score = flags & 1;
+    if (q->has_min_score)
+        q->min_score = sc_wire_get_f32(r);
+    if (flags & 2) {
+        float *b = alloc_n(((query_ext_ctx *)ctx)->a, r, q->n_indices, sizeof *b);
+        for (size_t i = 0; b && i < q->n_indices; i++)
+            b[i] = sc_wire_get_f32(r);
+        q->index_boosts = b;
+    }
     return true;
 }
 
@@ -328,7 +362,8 @@ sc_status sc_wire_node_query_decode(const uint8_t *p, size_t n, sc_arena *a, sc_
     q->batched_reduce_size = (uint32_t)sc_wire_get_uvar_max(&r, UINT32_MAX);
     if (r.st == SC_OK && q->batched_reduce_size == 1)
         r.st = SC_ECORRUPT;
-    get_exts(&r, q, get_query_ext);
+    query_ext_ctx ec = {q, a};
+    get_exts(&r, &ec, get_query_ext);
     sc__wire_get_features(&r, a, &q->fx);
     return sc_wire_reader_finish(&r);
 }

@@ -124,6 +124,10 @@ typedef struct sc_wire_node_query {
     const sc_term_stats *dfs; /* dfs_query_then_fetch: the statistics to score with, or NULL */
     sc_slice parent_task;     /* the coordinator's search task "<node>:<n>"; empty = none */
     bool track_scores;        /* a field sort still scores hits (max_score per shard back) */
+    /* min_score and indices_boost, applied by the data node as on a single node */
+    bool has_min_score;
+    float min_score;
+    const float *index_boosts; /* per index (n_indices); NULL = 1 for every index */
     sc_wire_query_features fx;
     uint32_t batched_reduce_size; /* 0 = the default; never 1 */
 } sc_wire_node_query;

@@ -175,7 +175,9 @@ static sc_status fetch_one(const sc_shard_fetch_args *args, fetch_cursor *c, uin
     uint32_t doc = gdoc - (uint32_t)v->doc_base;
     sc_slice id = {0}, src = {0};
     bool have_id = false;
-    if (!args->source) {
+    /* highlighting reads _source even when the hit does not return it */
+    bool hl = args->highlight && args->highlight->n_fields;
+    if (!args->source && !hl) {
         if (c->id_seg != v->seg) {
             const sc_field_info *fi = sc_segment_field(v->seg, sc_slice_cstr("_id"));
             c->id_dv_ok = fi && fi->kind == SC_FIELD_KEYWORD &&
@@ -199,13 +201,17 @@ static sc_status fetch_one(const sc_shard_fetch_args *args, fetch_cursor *c, uin
             return SC_OK; /* unreadable: left not found */
     }
     SC_TRY(copy_slice(arena, id, &out->id));
+    /* fragments may borrow the text: highlight from an arena copy, not the reader's buffer */
+    sc_slice kept = {0};
+    if (args->source || (hl && src.len))
+        SC_TRY(copy_slice(arena, src, &kept));
     if (args->source)
-        SC_TRY(copy_slice(arena, src, &out->source));
+        out->source = kept;
     out->found = true;
     if (args->versions)
         read_versions(v->seg, doc, out);
-    if (args->highlight && args->highlight->n_fields && src.len)
-        SC_TRY(highlight_doc(args->highlight, c->hl, out->source, arena, out));
+    if (hl && src.len)
+        SC_TRY(highlight_doc(args->highlight, c->hl, kept, arena, out));
     return args->n_fields ? read_fields(args, v->seg, doc, arena, out) : SC_OK;
 }
 

@@ -251,7 +251,7 @@ typedef struct sc_shard_fetch_args {
     const char *const *fields; /* doc-value fields to read (docvalue_fields / fields) */
     size_t n_fields;
     const sc_hl_spec *highlight; /* fields to highlight from _source (search/highlight.h), or
-                                    NULL; needs `source` */
+                                    NULL; read from _source even without `source` */
     bool versions;               /* read _version, _seq_no and _primary_term (their doc values) */
     /* Named queries (the `_name`s of the request's query): which of them each doc matches. */
     const sc_query *const *named;

@@ -52,7 +52,9 @@ def env():
     for name in ("n1", "n2", "n3"):
         nodes[name] = Server(os.path.join(tmp, name), [
             "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "cf",
-            "--transport-port", str(free_port()), "--lease-ttl", TTL]).start()
+            "--transport-port", str(free_port()), "--lease-ttl", TTL] +
+            # n1 logs at debug level: its coordinator says how many shards a search read
+            (["--log-level", "debug"] if name == "n1" else [])).start()
     single = Server(os.path.join(tmp, "single")).start()
     n1 = nodes["n1"]
     wait_until("3 nodes", lambda: n1.request(
@@ -243,3 +245,23 @@ def test_explain_api(env):
             assert (st2, rounded(got)) == (st, rounded(want)), (i, got, want)
     st, _, r = nodes["n2"].request("POST", "/fx/_explain/nope", body)
     assert st == 404 and r["matched"] is False, r
+
+
+def test_explain_reads_the_docs_shard_only(env):
+    """_explain goes to the shard of the doc's id (or ?routing) alone, also for ids holding a
+    comma or a NUL byte (not a ?routing list)."""
+    nodes, single = env
+    body = {"query": {"match": {"title": "quick fox"}}}
+    for i, path in (("a,b", "a%2Cb"), ("x\x00y", "x%00y"), ("r1", "r1?routing=k7")):
+        for s in (nodes["n3"], single):
+            sep = "&" if "?" in path else "?"
+            st, _, r = s.request("PUT", "/fx/_doc/%s%srefresh=true" % (path, sep),
+                                 {"title": "quick fox jumps", "n": 5000})
+            assert st in (200, 201) and r["_id"] == i, r
+        st, _, want = single.request("POST", "/fx/_explain/" + path, body)
+        assert st == 200 and want["matched"] and want["_id"] == i, want
+        for s in nodes.values():
+            st2, _, got = s.request("POST", "/fx/_explain/" + path, body)
+            assert (st2, rounded(got)) == (st, rounded(want)), (i, got, want)
+        line = [l for l in nodes["n1"].read_log().splitlines() if "query requests" in l][-1]
+        assert "] 1 shards in 1 query requests" in line, line

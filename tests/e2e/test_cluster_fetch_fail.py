@@ -75,19 +75,31 @@ def env():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def test_node_killed_between_query_and_fetch_fails_only_its_shards(env):
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP], ids=["kill", "stop"])
+def test_node_killed_between_query_and_fetch_fails_only_its_shards(env, sig):
+    """SIGKILL: the fetch fails at once. SIGSTOP (n2 frozen) under `?timeout=1s`: the fetch
+    request times out what is left of the search's timeout plus a grace (5 s) after it was
+    sent, not a fixed 30 s (the client's own limit: before, the search did not answer)."""
     nodes, held = env
     out = {}
+    path = "/ff/_search" + ("?timeout=1s" if sig == signal.SIGSTOP else "")
 
     def search():
-        out["r"] = nodes["n1"].request("POST", "/ff/_search", {
+        out["r"] = nodes["n1"].request("POST", path, {
             "query": {"match_all": {}}, "size": N_DOCS, "sort": [{"n": "asc"}]})
 
     th = threading.Thread(target=search)
     th.start()
     time.sleep(1.5)  # the query phase is done (a few ms); n1 waits before fetching
-    nodes["n2"].stop(sig=signal.SIGKILL)
-    th.join(30)
+    if sig == signal.SIGKILL:
+        nodes["n2"].stop(sig=signal.SIGKILL)
+    else:
+        nodes["n2"].proc.send_signal(signal.SIGSTOP)
+    try:
+        th.join(30)
+    finally:
+        if sig == signal.SIGSTOP:
+            nodes["n2"].proc.send_signal(signal.SIGCONT)
     assert not th.is_alive()
     st, _, r = out["r"]
     assert st == 200, r
@@ -97,6 +109,9 @@ def test_node_killed_between_query_and_fetch_fails_only_its_shards(env):
     assert sh["successful"] == 4 - len(n2_shards), sh
     assert {f["shard"] for f in sh["failures"]} == n2_shards, sh
     assert all("fetch failed" in f["reason"]["reason"] for f in sh["failures"]), sh
+    assert {f["reason"]["type"] for f in sh["failures"]} == (
+        {"node_not_connected_exception"} if sig == signal.SIGKILL
+        else {"receive_timeout_transport_exception"}), sh
     # the total counts every shard's matches (the query phase answered); the page has n1's hits
     assert r["hits"]["total"]["value"] == N_DOCS, r["hits"]["total"]
     hits = r["hits"]["hits"]

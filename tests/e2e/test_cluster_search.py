@@ -108,6 +108,14 @@ QUERIES = [
     {"query": {"match_all": {}}, "size": 3, "track_total_hits": 100},
     {"query": {"term": {"tag": "t5"}}, "size": 4, "_source": False,
      "docvalue_fields": ["n", "tag"]},
+    # min_score and indices_boost: applied by the data nodes (node query extension tag 9)
+    {"query": {"match": {"title": "quick brown dog"}}, "min_score": 0.7, "size": 40,
+     "track_total_hits": True},
+    {"query": {"match": {"title": "lazy river"}}, "min_score": 0.45, "size": 5,
+     "aggs": {"tags": {"terms": {"field": "tag"}}}, "post_filter": {"term": {"tag": "t2"}}},
+    {"query": {"match": {"title": "fox"}}, "indices_boost": [{"do*": 3}], "size": 10},
+    {"query": {"match": {"title": "stone"}}, "indices_boost": {"docs": 0.5}, "min_score": 0.39,
+     "size": 10},
 ]
 
 
@@ -154,6 +162,25 @@ def test_search_equals_single_node(env, batched):
     set_batched(nodes["n1"], True)
 
 
+def test_min_score_and_indices_boost(env):
+    """The QUERIES with min_score and indices_boost compare something: min_score drops some
+    hits (from totals and aggregations too) and the boost changes the scores; _count too."""
+    nodes, single = env
+    q = {"query": {"match": {"title": "quick brown dog"}}, "size": 0, "track_total_hits": True}
+    every = search(single, q)["hits"]["total"]["value"]
+    some = search(single, dict(q, min_score=0.7))["hits"]["total"]["value"]
+    assert 0 < some < every, (some, every)
+    for s in nodes.values():
+        assert search(s, dict(q, min_score=0.7))["hits"]["total"]["value"] == some
+        st, _, c = s.request("POST", "/docs/_count", {"query": q["query"], "min_score": 0.7})
+        assert st == 200 and c["count"] == some, c
+    fox = {"query": {"match": {"title": "fox"}}, "size": 3}
+    plain = search(single, fox)["hits"]["max_score"]
+    for s in nodes.values():
+        boosted = search(s, dict(fox, indices_boost=[{"do*": 3}]))["hits"]["max_score"]
+        assert abs(boosted - 3 * plain) < 1e-4, (boosted, plain)
+
+
 def test_documents_route_to_primary(env):
     nodes, single = env
     for i in range(20):
@@ -174,15 +201,6 @@ def test_documents_route_to_primary(env):
     assert st == 200, r
     total = search(nodes["n1"], {"size": 0, "track_total_hits": True})["hits"]["total"]["value"]
     assert total == N_DOCS
-
-
-def test_unsupported_features_are_refused(env):
-    """What the cross-node phases do not carry yet is refused, not silently dropped."""
-    nodes, _ = env
-    for body in ({"query": {"match": {"title": "fox"}}, "min_score": 0.5},
-                 {"query": {"match": {"title": "fox"}}, "indices_boost": [{"docs": 2}]}):
-        st, _, r = nodes["n1"].request("POST", "/docs/_search", body)
-        assert st == 400 and "not supported in a cluster" in r["error"]["reason"], (body, r)
 
 
 def test_killed_node_gives_partial_results(env):

@@ -173,6 +173,9 @@ static void test_query(void **state)
                             .dfs = &stats,
                             .parent_task = sc_slice_cstr("node-a:123"),
                             .track_scores = true,
+                            .has_min_score = true,
+                            .min_score = 0.75f,
+                            .index_boosts = (const float[]){2.5f, 1.0f},
                             .batched_reduce_size = 7};
     sc_wire_buf b;
     sc_wire_buf_init(&b);
@@ -210,9 +213,38 @@ static void test_query(void **state)
     stats_eq(d.dfs, &stats);
     assert_true(sc_slice_eq(d.parent_task, q.parent_task));
     assert_true(d.track_scores);
+    assert_true(d.has_min_score); /* extension tag 9: min_score and the boosts per index */
+    assert_true(d.min_score == 0.75f);
+    assert_non_null(d.index_boosts);
+    assert_true(d.index_boosts[0] == 2.5f && d.index_boosts[1] == 1.0f);
     sc_arena_fini(&a);
     check_truncations(b.ptr, b.len, dec_query, &d);
     write_seed("node_query", 3, b.ptr, b.len);
+    /* the tag 9 payload's flags: 0 or unknown bits are corrupt; without it, nothing is set */
+    for (int flags = 0; flags < 5; flags += 4) {
+        uint8_t bad[512];
+        assert_true(b.len < sizeof bad);
+        memcpy(bad, b.ptr, b.len);
+        /* the payload is the encoding's tail: uv:9 bytes(uv:3 f32 f32 f32) = 9 0x0d 0x03 ... */
+        size_t at = b.len - 15;
+        assert_int_equal(bad[at], 9);
+        assert_int_equal(bad[at + 2], 3);
+        bad[at + 2] = (uint8_t)flags;
+        sc_arena_init(&a, 1 << 20);
+        assert_int_equal(sc_wire_node_query_decode(bad, b.len, &a, &d), SC_ECORRUPT);
+        sc_arena_fini(&a);
+    }
+    q.has_min_score = false;
+    q.index_boosts = NULL;
+    sc_wire_buf_fini(&b);
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_query_encode(&q, &b), SC_OK);
+    sc_arena_init(&a, 1 << 20);
+    assert_int_equal(sc_wire_node_query_decode(b.ptr, b.len, &a, &d), SC_OK);
+    assert_false(d.has_min_score);
+    assert_null(d.index_boosts);
+    assert_true(d.track_scores);
+    sc_arena_fini(&a);
     /* a target naming an index past n_indices is corrupt */
     targets[2].index_i = 2;
     sc_wire_buf_fini(&b);

@@ -15,7 +15,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "text/analyzer.h"
 #include "base/file.h"
+#include "search/highlight.h"
 #include "shard/shard.h"
 #include "shard/shard_search.h"
 
@@ -405,6 +407,53 @@ static void test_fetch(void **state)
     sc_shard_searcher_release(snap);
 }
 
+/* Highlighting reads _source also when the hits do not return it (_source: false): the
+ * fragments are there and no _source is copied out. */
+static void test_fetch_highlight_without_source(void **state)
+{
+    (void)state;
+    const sc_shard_snapshot *snap = sc_shard_searcher_acquire(g_shard);
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_analyzer *an = NULL;
+    assert_int_equal(sc_analyzer_builtin("standard", &an), SC_OK);
+    sc_query *alpha = sc_query_term(&a, sc_slice_cstr("t"), sc_slice_cstr("alpha"));
+    sc_hl_field hf = {.name = "t", .source_path = sc_slice_cstr("t"), .analyzer = an};
+    sc_hl_options_init(&hf.opts);
+    sc_hl_query *hq = NULL;
+    assert_int_equal(sc_hl_query_build(alpha, sc_slice_cstr("t"), true, &a, &hq), SC_OK);
+    hf.query = hq;
+    sc_hl_spec spec = {.fields = &hf, .n_fields = 1};
+    /* d03 and d21 hold "alpha", d02 does not */
+    uint32_t docs[3] = {3, 2, 21};
+    for (int with_source = 0; with_source < 2; with_source++) {
+        sc_shard_fetch_args fa = {
+            .snapshot = snap, .docs = docs, .n_docs = 3, .source = with_source, .highlight = &spec};
+        sc_shard_fetched f[3];
+        assert_int_equal(sc_shard_fetch_run(&fa, &a, f), SC_OK);
+        for (int j = 0; j < 3; j++) {
+            char id[16], src[256];
+            snprintf(id, sizeof id, "d%02d", (int)docs[j]);
+            source_of((int)docs[j], src, sizeof src);
+            assert_true(f[j].found);
+            assert_int_equal(f[j].id.len, strlen(id));
+            assert_memory_equal(f[j].id.ptr, id, strlen(id));
+            assert_int_equal(f[j].source.len, with_source ? strlen(src) : 0);
+            bool hit = docs[j] % 3 == 0;
+            assert_int_equal(f[j].n_highlights, hit ? 1 : 0);
+            if (hit) {
+                assert_int_equal(f[j].highlights[0].n_frags, 1);
+                const char *want = "<em>alpha</em> text";
+                assert_int_equal(f[j].highlights[0].frags[0].len, strlen(want));
+                assert_memory_equal(f[j].highlights[0].frags[0].ptr, want, strlen(want));
+            }
+        }
+    }
+    sc_analyzer_free(an);
+    sc_arena_fini(&a);
+    sc_shard_searcher_release(snap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -412,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_sorted),
         cmocka_unit_test(test_hook_and_budget),
         cmocka_unit_test(test_fetch),
+        cmocka_unit_test(test_fetch_highlight_without_source),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
