@@ -571,7 +571,7 @@ static json_t *run_job(job *j, sc_rest_req *req, sc_rest_resp *resp, int *status
     sc_scroll *ctx = NULL;
     if (!queries || !sc__search_build_queries(req, resp, j->query, res.list, res.n, queries) ||
         !alias_filters(req, resp, j, &res, queries) ||
-        sc_scroll_open(req->node, res.list, res.n, NULL, NULL, NULL, 0, 3600000, &ctx) != SC_OK) {
+        sc_scroll_open_local(req->node, res.list, res.n, 3600000, &ctx) != SC_OK) {
         if (!resp->body.len)
             sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
         sc_resolved_fini(&res);

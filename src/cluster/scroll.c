@@ -73,9 +73,9 @@ static void register_ctx(sc_node *n, sc_scroll *s, int64_t keep_alive_ms)
     free_list(dead);
 }
 
-sc_status sc_scroll_open(sc_node *n, sc_index **indices, size_t n_indices, const char *body,
-                         const char *routing, const char *preference, uint32_t size,
-                         int64_t keep_alive_ms, sc_scroll **out)
+static sc_status open_ctx(sc_node *n, sc_index **indices, size_t n_indices, const char *body,
+                          const char *routing, const char *preference, uint32_t size,
+                          int64_t keep_alive_ms, bool local, sc_scroll **out)
 {
     *out = NULL;
     sc_scroll *s = calloc(1, sizeof *s);
@@ -95,7 +95,7 @@ sc_status sc_scroll_open(sc_node *n, sc_index **indices, size_t n_indices, const
         return SC_ENOMEM;
     }
     /* Clustered: the shards' contexts live on the data nodes (search_ctx.c) */
-    bool clustered = sc_node_placement(n) != NULL;
+    bool clustered = !local && sc_node_placement(n) != NULL;
     if (clustered && !(s->shards = calloc(nt ? nt : 1, sizeof *s->shards))) {
         scroll_free(s);
         return SC_ENOMEM;
@@ -122,6 +122,20 @@ sc_status sc_scroll_open(sc_node *n, sc_index **indices, size_t n_indices, const
     register_ctx(n, s, keep_alive_ms);
     *out = s;
     return SC_OK;
+}
+
+sc_status sc_scroll_open(sc_node *n, sc_index **indices, size_t n_indices, const char *body,
+                         const char *routing, const char *preference, uint32_t size,
+                         int64_t keep_alive_ms, sc_scroll **out)
+{
+    return open_ctx(n, indices, n_indices, body, routing, preference, size, keep_alive_ms, false,
+                    out);
+}
+
+sc_status sc_scroll_open_local(sc_node *n, sc_index **indices, size_t n_indices,
+                               int64_t keep_alive_ms, sc_scroll **out)
+{
+    return open_ctx(n, indices, n_indices, NULL, NULL, NULL, 0, keep_alive_ms, true, out);
 }
 
 sc_status sc_scroll_open_shards(sc_node *n, sc_index **indices, size_t n_indices,

@@ -62,6 +62,10 @@ typedef struct sc_scroll_shard {
 sc_status sc_scroll_open(sc_node *n, sc_index **indices, size_t n_indices, const char *body,
                          const char *routing, const char *preference, uint32_t size,
                          int64_t keep_alive_ms, sc_scroll **out) SC_MUST_USE;
+/* As sc_scroll_open, but always pinning this node's own copies, clustered or not (NULL for a
+ * shard not open here): work that runs on a node's own shards (the by-query APIs). */
+sc_status sc_scroll_open_local(sc_node *n, sc_index **indices, size_t n_indices,
+                               int64_t keep_alive_ms, sc_scroll **out) SC_MUST_USE;
 /* Clustered data node: opens a context pinning the n_targets shards given by (index_i, shard,
  * pin_ix) of indices (references taken), returned acquired. pit: shared by searches. */
 sc_status sc_scroll_open_shards(sc_node *n, sc_index **indices, size_t n_indices,
