@@ -788,6 +788,15 @@ void sc_api_reindex(sc_rest_req *req, sc_rest_resp *resp)
         j->kind = JOB_REINDEX;
         ok = common(req, resp, body, j);
     }
+    if (ok && sc_node_placement(req->node) && !req->forwarded) {
+        /* each node holds only its copies, and the destination's primaries are spread over the
+         * nodes: a reindex here would copy part of the source, so it is refused */
+        sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                      "[_reindex] is not supported in a cluster yet: use a scroll (or point in "
+                      "time) search and _bulk",
+                      NULL, 0);
+        ok = false;
+    }
     if (ok && json_object_get(src, "remote")) {
         sc_rest_error(req, resp, 400, "illegal_argument_exception",
                       "reindex from a remote cluster is not supported by scry", NULL, 0);

@@ -196,3 +196,18 @@ def test_by_query_through_every_node(env):
     for s in nodes.values():
         st, _, r = s.request("POST", "/p1/_delete_by_query", {"query": {"term": {"tag": "t0"}}})
         assert st == 200 and r["deleted"] == 0 and r["total"] == 0, (s.url, r)
+
+
+def test_node_local_jobs_are_refused_not_partial(env):
+    """Work that would read only the receiving node's copies (a reindex, a background by-query
+    task) is refused on a cluster rather than done on part of the data."""
+    nodes = env
+    for s in nodes.values():
+        st, _, r = s.request("POST", "/_reindex", {"source": {"index": "p1"},
+                                                   "dest": {"index": "p1-copy"}})
+        assert st == 400 and "not supported in a cluster" in r["error"]["reason"], r
+        st, _, r = s.request("POST", "/p1/_update_by_query?wait_for_completion=false",
+                             {"query": {"match_all": {}}})
+        assert st == 400 and "wait_for_completion" in r["error"]["reason"], r
+    st, _, r = nodes["n1"].request("GET", "/p1-copy/_count")
+    assert st == 404, r
