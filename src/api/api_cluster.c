@@ -139,8 +139,10 @@ static void health_of(sc_rest_req *req, health *h)
     sc_index **list;
     size_t n;
     sc_cluster_error err;
-    if (sc_node_resolve_ex(req->node, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n, &err) !=
-        SC_OK) {
+    /* every index, hidden ones too (a data stream's backing indices), as Elasticsearch's
+     * health expands wildcards to all */
+    if (sc_node_resolve_ex(req->node, req->index, SC_NODE_RESOLVE_CLOSED | SC_NODE_RESOLVE_HIDDEN,
+                           &list, &n, &err) != SC_OK) {
         h->rank = 2;
         h->missing = true;
         return;

@@ -188,6 +188,7 @@ static ctx_unit *unit_for(ctx_run *r, const sc_placement_snapshot *snap, const c
     if (!sc_placement_addr(snap, node, cu->u.host, sizeof cu->u.host, &cu->u.port))
         cu->u.port = 0;
     sc_arena_init(&cu->u.mem, 0);
+    sc_arena_init(&cu->u.agg_mem, 0);
     cu->u.targets = sc_arena_calloc(&cu->u.mem, cap ? cap : 1, sizeof *cu->u.targets);
     cu->u.results = sc_arena_calloc(&cu->u.mem, cap ? cap : 1, sizeof *cu->u.results);
     return cu->u.targets && cu->u.results ? cu : NULL;
@@ -211,6 +212,7 @@ static sc_status group(ctx_run *r, const sc_placement_snapshot *snap,
             cu = &r->units[r->n_units++];
             cu->failed_before = true;
             sc_arena_init(&cu->u.mem, 0);
+            sc_arena_init(&cu->u.agg_mem, 0);
             cu->u.targets = sc_arena_calloc(&cu->u.mem, 1, sizeof *cu->u.targets);
             cu->u.results = sc_arena_calloc(&cu->u.mem, 1, sizeof *cu->u.results);
             if (!cu->u.targets || !cu->u.results)
@@ -225,6 +227,7 @@ static sc_status group(ctx_run *r, const sc_placement_snapshot *snap,
                 cu = &r->units[r->n_units++];
                 cu->failed_before = true;
                 sc_arena_init(&cu->u.mem, 0);
+                sc_arena_init(&cu->u.agg_mem, 0);
                 cu->u.targets = sc_arena_calloc(&cu->u.mem, 1, sizeof *cu->u.targets);
                 cu->u.results = sc_arena_calloc(&cu->u.mem, 1, sizeof *cu->u.results);
                 if (!cu->u.targets || !cu->u.results)
@@ -361,6 +364,7 @@ static void units_free(ctx_run *r)
     for (size_t i = 0; i < r->n_units; i++) {
         free(r->units[i].u.resp_bytes);
         sc_arena_fini(&r->units[i].u.mem);
+        sc_arena_fini(&r->units[i].u.agg_mem); /* a decoded aggregation partial */
     }
     free(r->units);
     free(r->attempt);
