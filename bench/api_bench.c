@@ -19,10 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "api/search_internal.h"
 #include "base/clock.h"
 #include "base/histogram.h"
+#include "cluster/node.h"
+#include "cluster/ops.h"
 #include "http/router.h"
 
 typedef struct wreq {
@@ -237,6 +240,23 @@ int main(int argc, char **argv)
     sc_node *node;
     if (sc_node_open(&nc, &node) != SC_OK)
         die("cannot open the data folder");
+    /* the shards recover in the background after the open: wait for them, as a client waits
+     * for the health to leave red */
+    for (int tries = 0;; tries++) {
+        sc_index **list;
+        size_t n_list;
+        if (sc_node_resolve_ex(node, NULL, SC_NODE_RESOLVE_HIDDEN, &list, &n_list, NULL) != SC_OK)
+            die("cannot list the indices");
+        uint32_t init = 0;
+        for (size_t i = 0; i < n_list; i++)
+            init += sc_index_n_initializing_shards(list[i]);
+        sc_node_release(list, n_list);
+        if (!init)
+            break;
+        if (tries > 6000)
+            die("shards still recovering after 10 minutes");
+        nanosleep(&(struct timespec){0, 100000000L}, NULL);
+    }
     wreq *all;
     size_t n_all = load_workload(argv[2], &all);
     bool engine = strcmp(argv[3], "engine") == 0;
