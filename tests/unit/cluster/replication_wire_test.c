@@ -14,21 +14,9 @@
 #include <cmocka.h>
 
 #include "cluster/replication.h"
+#include "wire_check.h"
 
-static void write_seed(const char *name, uint8_t selector, const uint8_t *p, size_t n)
-{
-    const char *dir = getenv("SCRY_REPL_SEEDS_DIR");
-    if (!dir)
-        return;
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return;
-    fputc(selector, f);
-    fwrite(p, 1, n, f);
-    fclose(f);
-}
+#define write_seed(name, selector, p, n) wire_write_seed("SCRY_REPL_SEEDS_DIR", name, selector, p, n)
 
 static void test_ops_round_trip(void **state)
 {

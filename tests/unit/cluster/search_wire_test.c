@@ -13,47 +13,12 @@
 #include <cmocka.h>
 
 #include "cluster/search_wire.h"
+#include "wire_check.h"
 
 /* With SCRY_WIRE_SEEDS_DIR set, each encoding is also written there as a seed of
  * tests/fuzz/wire_fuzz.c (selector byte + body): how tests/fuzz/corpus/wire/ was made. */
-static void write_seed(const char *name, uint8_t selector, const uint8_t *p, size_t n)
-{
-    const char *dir = getenv("SCRY_WIRE_SEEDS_DIR");
-    if (!dir)
-        return;
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return;
-    fputc(selector, f);
-    fwrite(p, 1, n, f);
-    fclose(f);
-}
-
-typedef sc_status (*decode_fn)(const uint8_t *p, size_t n, sc_arena *a, void *out);
-
-/* Every proper prefix of an encoding must be refused, as must a trailing byte. */
-static void check_truncations(const uint8_t *p, size_t n, decode_fn dec, void *out)
-{
-    for (size_t cut = 0; cut < n; cut++) {
-        uint8_t *q = malloc(cut ? cut : 1);
-        memcpy(q, p, cut);
-        sc_arena a;
-        sc_arena_init(&a, 1 << 20);
-        assert_int_equal(dec(q, cut, &a, out), SC_ECORRUPT);
-        sc_arena_fini(&a);
-        free(q);
-    }
-    uint8_t *q = malloc(n + 1);
-    memcpy(q, p, n);
-    q[n] = 0;
-    sc_arena a;
-    sc_arena_init(&a, 1 << 20);
-    assert_int_equal(dec(q, n + 1, &a, out), SC_ECORRUPT);
-    sc_arena_fini(&a);
-    free(q);
-}
+#define write_seed(name, selector, p, n) wire_write_seed("SCRY_WIRE_SEEDS_DIR", name, selector, p, n)
+#define check_truncations wire_check_truncations
 
 static sc_status dec_query(const uint8_t *p, size_t n, sc_arena *a, void *out)
 {

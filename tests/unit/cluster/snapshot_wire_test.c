@@ -12,56 +12,25 @@
 #include <cmocka.h>
 
 #include "cluster/snapshot_wire.h"
+#include "wire_check.h"
 
 /* With SCRY_SNAPWIRE_SEEDS_DIR set, each encoding is also written there as a seed of
  * tests/fuzz/snapwire_fuzz.c (selector byte + body): how tests/fuzz/corpus/snapwire/ was made. */
-static void write_seed(const char *name, uint8_t selector, const uint8_t *p, size_t n)
-{
-    const char *dir = getenv("SCRY_SNAPWIRE_SEEDS_DIR");
-    if (!dir)
-        return;
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return;
-    fputc(selector, f);
-    fwrite(p, 1, n, f);
-    fclose(f);
-}
+#define write_seed(name, selector, p, n) wire_write_seed("SCRY_SNAPWIRE_SEEDS_DIR", name, selector, p, n)
 
-static sc_status dec_req(const uint8_t *p, size_t n, sc_arena *a)
+static sc_status dec_req(const uint8_t *p, size_t n, sc_arena *a, void *out)
 {
     (void)a;
+    (void)out;
     sc_snap_shard_req q;
     return sc_snap_shard_req_decode(p, n, &q);
 }
 
-static sc_status dec_resp(const uint8_t *p, size_t n, sc_arena *a)
+static sc_status dec_resp(const uint8_t *p, size_t n, sc_arena *a, void *out)
 {
+    (void)out;
     sc_snap_shard_resp r;
     return sc_snap_shard_resp_decode(p, n, a, &r);
-}
-
-/* Every strict prefix and the encoding plus one byte are corrupt. */
-static void check_truncations(const uint8_t *p, size_t n,
-                              sc_status (*dec)(const uint8_t *, size_t, sc_arena *))
-{
-    uint8_t *q = malloc(n + 1);
-    memcpy(q, p, n);
-    q[n] = 0;
-    for (size_t cut = 0; cut <= n + 1; cut++) {
-        if (cut == n)
-            continue;
-        sc_arena a;
-        sc_arena_init(&a, 1 << 20);
-        uint8_t *c = malloc(cut ? cut : 1);
-        memcpy(c, q, cut);
-        assert_int_equal(dec(c, cut, &a), SC_ECORRUPT);
-        free(c);
-        sc_arena_fini(&a);
-    }
-    free(q);
 }
 
 static void test_request(void **state)
@@ -80,7 +49,7 @@ static void test_request(void **state)
     assert_true(sc_slice_eq(d.snapshot_uuid, q.snapshot_uuid));
     assert_true(sc_slice_eq(d.index, q.index));
     assert_int_equal(d.shard, 70000);
-    check_truncations(b.ptr, b.len, dec_req);
+    wire_check_truncations(b.ptr, b.len, dec_req, NULL);
     write_seed("snap_shard", 0, b.ptr, b.len);
     sc_wire_buf_fini(&b);
     /* an empty index name is corrupt */
@@ -122,7 +91,7 @@ static void test_answer(void **state)
         assert_int_equal(d.files[i].size, files[i].size);
     }
     sc_arena_fini(&a);
-    check_truncations(b.ptr, b.len, dec_resp);
+    wire_check_truncations(b.ptr, b.len, dec_resp, NULL);
     write_seed("snap_shard_resp", 1, b.ptr, b.len);
     sc_wire_buf_fini(&b);
     /* names that are not plain file names, blobs that are not 32 lowercase hex digits */
