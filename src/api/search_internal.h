@@ -177,6 +177,28 @@ bool sc__search_parse_suggest(sc_rest_req *req, sc_rest_resp *resp, const json_t
                               search_parse *sp);
 /* Runs sp->suggest over list[0..n) into sp->suggest_out. Writes an error and returns false on
  * failure. */
+/* Candidate generation shared by the term suggester and the phrase suggester's
+ * `direct_generator` (search_suggest.c): the options both take and which candidates to keep. */
+typedef struct sc__suggest_gen {
+    int64_t size, max_edits, prefix_length, min_word_length, min_doc_freq;
+    double accuracy;
+    int mode; /* suggest_mode: 0 missing, 1 popular, 2 always */
+} sc__suggest_gen;
+/* Reads the integer o[k] into *out when present; false when it is not an integer in lo..hi. */
+bool sc__suggest_int(const json_t *o, const char *k, int64_t lo, int64_t hi, int64_t *out);
+/* Elasticsearch's defaults: size 5, max_edits 2, prefix_length 1, min_word_length 4,
+ * accuracy 0.5, suggest_mode missing. */
+sc__suggest_gen sc__suggest_gen_defaults(void);
+/* Reads size (1..max_size), max_edits, prefix_length, min_word_length, min_doc_freq, accuracy,
+ * suggest_mode and string_distance of `o` into g (absent ones keep g's values). Unknown keys are
+ * the caller's check. Writes a 400 naming `what` and returns false on a bad value. */
+bool sc__suggest_gen_parse(sc_rest_req *req, sc_rest_resp *resp, const char *what, const json_t *o,
+                           int64_t max_size, sc__suggest_gen *g);
+/* Whether a candidate of frequency cand_freq is kept for a word of frequency tf. */
+static inline bool sc__suggest_gen_keep(const sc__suggest_gen *g, uint64_t tf, uint64_t cand_freq)
+{
+    return g->mode == 2 || (g->mode == 0 && tf == 0) || (g->mode == 1 && cand_freq > tf);
+}
 /* The phrase suggester (search_suggest_phrase.c): checks a `{"text", "phrase": {..}}` entry
  * (400 and false on bad options); runs one into out[name] with the field's analyzer `an`. */
 bool sc__suggest_phrase_check(sc_rest_req *req, sc_rest_resp *resp, const json_t *e,

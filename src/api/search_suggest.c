@@ -4,6 +4,7 @@
  * Elasticsearch's shape ({"name": [{"text", "offset", "length", "options": [{"text", "score",
  * "freq"}]}]}); and the completion suggester over completion fields (prefix, fuzzy,
  * skip_duplicates; cluster/suggest.h); `phrase` entries go to search_suggest_phrase.c. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,13 +17,11 @@
 
 typedef struct term_opts {
     const char *field, *analyzer;
-    int64_t size, max_edits, prefix_length, min_word_length, min_doc_freq;
-    double accuracy;
-    int mode;     /* 0 missing, 1 popular, 2 always */
+    sc__suggest_gen gen;
     bool by_freq; /* sort: frequency */
 } term_opts;
 
-static bool get_i(const json_t *o, const char *k, int64_t lo, int64_t hi, int64_t *out)
+bool sc__suggest_int(const json_t *o, const char *k, int64_t lo, int64_t hi, int64_t *out)
 {
     const json_t *v = json_object_get(o, k);
     if (!v)
@@ -30,6 +29,41 @@ static bool get_i(const json_t *o, const char *k, int64_t lo, int64_t hi, int64_
     if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
         return false;
     *out = json_integer_value(v);
+    return true;
+}
+
+sc__suggest_gen sc__suggest_gen_defaults(void)
+{
+    return (sc__suggest_gen){
+        .size = 5, .max_edits = 2, .prefix_length = 1, .min_word_length = 4, .accuracy = 0.5};
+}
+
+bool sc__suggest_gen_parse(sc_rest_req *req, sc_rest_resp *resp, const char *what, const json_t *o,
+                           int64_t max_size, sc__suggest_gen *g)
+{
+    const json_t *acc = json_object_get(o, "accuracy");
+    if (!sc__suggest_int(o, "size", 1, max_size, &g->size) ||
+        !sc__suggest_int(o, "max_edits", 1, 2, &g->max_edits) ||
+        !sc__suggest_int(o, "prefix_length", 0, 1000, &g->prefix_length) ||
+        !sc__suggest_int(o, "min_word_length", 1, 1000, &g->min_word_length) ||
+        !sc__suggest_int(o, "min_doc_freq", 0, INT64_MAX, &g->min_doc_freq) ||
+        (acc && (!json_is_number(acc) || json_number_value(acc) < 0 || json_number_value(acc) > 1)))
+        return FAIL("%s: size (1..%" PRId64 "), max_edits (1 or 2), prefix_length, "
+                    "min_word_length, min_doc_freq and accuracy (0..1) must be in range",
+                    what, max_size);
+    if (acc)
+        g->accuracy = json_number_value(acc);
+    const json_t *m = json_object_get(o, "suggest_mode"),
+                 *sd = json_object_get(o, "string_distance");
+    const char *ms = json_is_string(m) ? json_string_value(m) : m ? "" : "missing";
+    g->mode = !strcmp(ms, "missing")   ? 0
+              : !strcmp(ms, "popular") ? 1
+              : !strcmp(ms, "always")  ? 2
+                                       : -1;
+    if (g->mode < 0)
+        return FAIL("%s: unknown suggest_mode [%s]", what, ms);
+    if (sd && !(json_is_string(sd) && !strcmp(json_string_value(sd), "internal")))
+        return FAIL("%s: only string_distance [internal] is supported", what);
     return true;
 }
 
@@ -60,38 +94,19 @@ static bool term_options(sc_rest_req *req, sc_rest_resp *resp, const json_t *t, 
         if (!*x)
             return FAIL("[term] suggester: unknown field [%s]", k);
     }
-    *o = (term_opts){
-        .size = 5, .max_edits = 2, .prefix_length = 1, .min_word_length = 4, .accuracy = 0.5};
+    *o = (term_opts){.gen = sc__suggest_gen_defaults()};
     const json_t *f = json_object_get(t, "field"), *an = json_object_get(t, "analyzer");
     if (!json_is_string(f))
         return FAIL("[term] suggester requires a [field]");
     o->field = json_string_value(f);
     o->analyzer = json_is_string(an) ? json_string_value(an) : NULL;
-    if (!get_i(t, "size", 1, 10000, &o->size) || !get_i(t, "max_edits", 1, 2, &o->max_edits) ||
-        !get_i(t, "prefix_length", 0, 1000, &o->prefix_length) ||
-        !get_i(t, "min_word_length", 1, 1000, &o->min_word_length) ||
-        !get_i(t, "min_doc_freq", 0, INT64_MAX, &o->min_doc_freq))
-        return FAIL("[term] suggester: size, max_edits (1 or 2), prefix_length, min_word_length "
-                    "and min_doc_freq must be integers in range");
-    const json_t *acc = json_object_get(t, "accuracy"), *m = json_object_get(t, "suggest_mode"),
-                 *s = json_object_get(t, "sort"), *sd = json_object_get(t, "string_distance");
-    if (acc && (!json_is_number(acc) || json_number_value(acc) < 0 || json_number_value(acc) > 1))
-        return FAIL("[term] suggester: [accuracy] must be a number from 0 to 1");
-    if (acc)
-        o->accuracy = json_number_value(acc);
-    const char *ms = json_is_string(m) ? json_string_value(m) : m ? "" : "missing";
-    o->mode = !strcmp(ms, "missing")   ? 0
-              : !strcmp(ms, "popular") ? 1
-              : !strcmp(ms, "always")  ? 2
-                                       : -1;
-    if (o->mode < 0)
-        return FAIL("[term] suggester: unknown suggest_mode [%s]", ms);
+    if (!sc__suggest_gen_parse(req, resp, "[term] suggester", t, 10000, &o->gen))
+        return false;
+    const json_t *s = json_object_get(t, "sort");
     const char *ss = json_is_string(s) ? json_string_value(s) : s ? "" : "score";
     if (strcmp(ss, "score") && strcmp(ss, "frequency"))
         return FAIL("[term] suggester: unknown sort [%s]", ss);
     o->by_freq = !strcmp(ss, "frequency");
-    if (sd && !(json_is_string(sd) && !strcmp(json_string_value(sd), "internal")))
-        return FAIL("[term] suggester: only string_distance [internal] is supported");
     return true;
 }
 
@@ -107,16 +122,16 @@ typedef struct compl_opts {
 static bool completion_options(sc_rest_req *req, sc_rest_resp *resp, const char *name,
                                const json_t *e, compl_opts *o)
 {
-    *o = (compl_opts){.size = 5, .fuzziness = -1, .prefix_length = 1, .min_length = 3,
-                      .transpositions = true};
+    *o = (compl_opts){
+        .size = 5, .fuzziness = -1, .prefix_length = 1, .min_length = 3, .transpositions = true};
     const char *k;
     json_t *v;
     json_object_foreach ((json_t *)e, k, v) {
         if (!strcmp(k, "regex"))
             return FAIL("[suggest] [%s]: [regex] completion suggestions are not supported", name);
         if (strcmp(k, "prefix") != 0 && strcmp(k, "text") != 0 && strcmp(k, "completion") != 0)
-            return FAIL("[suggest] [%s]: unknown field [%s] (only one suggester per entry)",
-                        name, k);
+            return FAIL("[suggest] [%s]: unknown field [%s] (only one suggester per entry)", name,
+                        k);
     }
     const json_t *p = json_object_get(e, "prefix");
     if (!p)
@@ -139,7 +154,7 @@ static bool completion_options(sc_rest_req *req, sc_rest_resp *resp, const char 
     if (!json_is_string(f))
         return FAIL("[completion] suggester requires a [field]");
     o->field = json_string_value(f);
-    if (!get_i(c, "size", 1, 10000, &o->size))
+    if (!sc__suggest_int(c, "size", 1, 10000, &o->size))
         return FAIL("[completion] suggester: [size] must be an integer from 1 to 10000");
     const json_t *sd = json_object_get(c, "skip_duplicates");
     if (sd && !json_is_boolean(sd))
@@ -167,8 +182,7 @@ static bool completion_options(sc_rest_req *req, sc_rest_resp *resp, const char 
             else
                 return FAIL("[completion] suggester: [fuzziness] must be 0, 1, 2 or AUTO");
         } else if (!strcmp(k, "prefix_length") || !strcmp(k, "min_length")) {
-            if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-                json_integer_value(v) > 1000)
+            if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000)
                 return FAIL("[completion] suggester: [%s] must be a non-negative integer", k);
             *(k[0] == 'p' ? &o->prefix_length : &o->min_length) = json_integer_value(v);
         } else if (!strcmp(k, "transpositions") || !strcmp(k, "unicode_aware")) {
@@ -301,8 +315,8 @@ static sc_status collect_index_tok(void *ctx, const sc_token *t)
 }
 
 /* One completion suggestion: [{"text", "offset", "length", "options": [...]}]. */
-static bool run_completion(sc_rest_req *req, sc_rest_resp *resp, const char *name,
-                           const json_t *e, sc_index **list, size_t n, json_t *out)
+static bool run_completion(sc_rest_req *req, sc_rest_resp *resp, const char *name, const json_t *e,
+                           sc_index **list, size_t n, json_t *out)
 {
     compl_opts o;
     if (!completion_options(req, resp, name, e, &o))
@@ -325,11 +339,11 @@ static bool run_completion(sc_rest_req *req, sc_rest_resp *resp, const char *nam
             m = mi;
             f = fi;
             const char *a = json_object_get(json_object_get(e, "completion"), "analyzer")
-                                ? json_string_value(json_object_get(
-                                      json_object_get(e, "completion"), "analyzer"))
-                                : f->search_analyzer ? f->search_analyzer
-                                : f->analyzer        ? f->analyzer
-                                                     : "simple";
+                                ? json_string_value(
+                                      json_object_get(json_object_get(e, "completion"), "analyzer"))
+                            : f->search_analyzer ? f->search_analyzer
+                            : f->analyzer        ? f->analyzer
+                                                 : "simple";
             an = a ? sc_analyzer_registry_get(list[i]->analysis, sc_slice_cstr(a)) : NULL;
             if (!an) {
                 sc_mapping_unref(m);
@@ -358,8 +372,7 @@ static bool run_completion(sc_rest_req *req, sc_rest_resp *resp, const char *nam
     size_t nopt = 0;
     if (st == SC_OK && ts.n)
         st = sc_suggest_completion_run(list, n, sc_slice_cstr(o.field), key, fuzzy ? &fz : NULL,
-                                       o.skip_duplicates, (size_t)o.size, req->arena, &opt,
-                                       &nopt);
+                                       o.skip_duplicates, (size_t)o.size, req->arena, &opt, &nopt);
     if (st != SC_OK) {
         sc_rest_error(req, resp, st == SC_ELIMIT ? 429 : 500,
                       st == SC_ELIMIT ? "circuit_breaking_exception" : "exception",
@@ -417,16 +430,16 @@ static sc_status entry(sc_rest_req *req, const sc_suggest_term_request *sr, cons
     sc_suggest_candidate *c = NULL;
     size_t n = 0;
     uint64_t tf = 0;
-    if ((int64_t)sc_automaton_cp_len(t->term) >= o->min_word_length)
+    if ((int64_t)sc_automaton_cp_len(t->term) >= o->gen.min_word_length)
         SC_TRY(sc_suggest_run(sr, t->term, req->arena, &c, &n, &tf));
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (o->mode == 2 || (o->mode == 0 && tf == 0) || (o->mode == 1 && c[i].freq > tf))
+        if (sc__suggest_gen_keep(&o->gen, tf, c[i].freq))
             c[k++] = c[i];
     if (k > 1) /* c is NULL when the word was too short to look up */
         qsort(c, k, sizeof *c, o->by_freq ? by_freq : by_score);
     json_t *opts = json_array(), *e = json_object();
-    for (size_t i = 0; i < k && (int64_t)i < o->size; i++) {
+    for (size_t i = 0; i < k && (int64_t)i < o->gen.size; i++) {
         json_t *op = json_object();
         json_object_set_new(op, "text", json_stringn((const char *)c[i].term.ptr, c[i].term.len));
         json_object_set_new(op, "score", json_real(c[i].score));
@@ -481,10 +494,10 @@ bool sc__search_run_suggest(sc_rest_req *req, sc_rest_resp *resp, search_parse *
         sc_suggest_term_request sr = {.indices = list,
                                       .n_indices = n,
                                       .field = sc_slice_cstr(o.field),
-                                      .max_edits = (uint32_t)o.max_edits,
-                                      .prefix_length = (uint32_t)o.prefix_length,
-                                      .accuracy = (float)o.accuracy,
-                                      .min_doc_freq = (uint64_t)o.min_doc_freq};
+                                      .max_edits = (uint32_t)o.gen.max_edits,
+                                      .prefix_length = (uint32_t)o.gen.prefix_length,
+                                      .accuracy = (float)o.gen.accuracy,
+                                      .min_doc_freq = (uint64_t)o.gen.min_doc_freq};
         json_t *arr = json_array();
         sc_status st = an ? sc_analyzer_analyze(an, sc_slice_cstr(text), collect, &ts) : SC_OK;
         for (size_t i = 0; st == SC_OK && i < ts.n; i++)

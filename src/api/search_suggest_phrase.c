@@ -22,17 +22,11 @@
 #define MAX_CANDS 16
 #define MAX_OPTIONS 1000
 
-typedef struct gen_opts {
-    int64_t size, max_edits, prefix_length, min_word_length, min_doc_freq;
-    double accuracy;
-    int mode; /* 0 missing, 1 popular, 2 always */
-} gen_opts;
-
 typedef struct phrase_opts {
     const char *field, *analyzer, *pre, *post, *text;
     int64_t size, gram_size;
     double max_errors, confidence, rwel, discount;
-    gen_opts gen;
+    sc__suggest_gen gen;
 } phrase_opts;
 
 static bool num(const json_t *o, const char *k, double lo, double hi, double *out)
@@ -46,19 +40,8 @@ static bool num(const json_t *o, const char *k, double lo, double hi, double *ou
     return true;
 }
 
-static bool integer(const json_t *o, const char *k, int64_t lo, int64_t hi, int64_t *out)
-{
-    const json_t *v = json_object_get(o, k);
-    if (!v)
-        return true;
-    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-        return false;
-    *out = json_integer_value(v);
-    return true;
-}
-
 static bool generator(sc_rest_req *req, sc_rest_resp *resp, const json_t *g, const char *field,
-                      gen_opts *o)
+                      sc__suggest_gen *o)
 {
     static const char *const keys[] = {"field",
                                        "suggest_mode",
@@ -88,27 +71,7 @@ static bool generator(sc_rest_req *req, sc_rest_resp *resp, const json_t *g, con
     const json_t *f = json_object_get(g, "field");
     if (!json_is_string(f) || strcmp(json_string_value(f), field))
         return FAIL("[direct_generator] needs [field] (the phrase suggester's field [%s])", field);
-    if (!integer(g, "size", 1, MAX_CANDS, &o->size) ||
-        !integer(g, "max_edits", 1, 2, &o->max_edits) ||
-        !integer(g, "prefix_length", 0, 1000, &o->prefix_length) ||
-        !integer(g, "min_word_length", 1, 1000, &o->min_word_length) ||
-        !integer(g, "min_doc_freq", 0, INT64_MAX, &o->min_doc_freq) ||
-        !num(g, "accuracy", 0, 1, &o->accuracy))
-        return FAIL("[direct_generator] size (1..%d), max_edits (1 or 2), prefix_length, "
-                    "min_word_length, min_doc_freq and accuracy (0..1) must be in range",
-                    MAX_CANDS);
-    const json_t *m = json_object_get(g, "suggest_mode");
-    const char *ms = json_is_string(m) ? json_string_value(m) : m ? "" : "missing";
-    o->mode = !strcmp(ms, "missing")   ? 0
-              : !strcmp(ms, "popular") ? 1
-              : !strcmp(ms, "always")  ? 2
-                                       : -1;
-    if (o->mode < 0)
-        return FAIL("[direct_generator] unknown suggest_mode [%s]", ms);
-    const json_t *sd = json_object_get(g, "string_distance");
-    if (sd && !(json_is_string(sd) && !strcmp(json_string_value(sd), "internal")))
-        return FAIL("[direct_generator] only string_distance [internal] is supported");
-    return true;
+    return sc__suggest_gen_parse(req, resp, "[direct_generator]", g, MAX_CANDS, o);
 }
 
 static bool options(sc_rest_req *req, sc_rest_resp *resp, const json_t *e,
@@ -142,17 +105,15 @@ static bool options(sc_rest_req *req, sc_rest_resp *resp, const json_t *e,
             return FAIL("[phrase] suggester: unknown field [%s]%s", k,
                         !strcmp(k, "collate") ? " (collate is not supported)" : "");
     }
-    *o = (phrase_opts){
-        .size = 5,
-        .gram_size = 2,
-        .max_errors = 1,
-        .confidence = 1,
-        .rwel = 0.95,
-        .discount = 0.4,
-        .pre = "",
-        .post = "",
-        .gen = {
-            .size = 5, .max_edits = 2, .prefix_length = 1, .min_word_length = 4, .accuracy = 0.5}};
+    *o = (phrase_opts){.size = 5,
+                       .gram_size = 2,
+                       .max_errors = 1,
+                       .confidence = 1,
+                       .rwel = 0.95,
+                       .discount = 0.4,
+                       .pre = "",
+                       .post = "",
+                       .gen = sc__suggest_gen_defaults()};
     const json_t *f = json_object_get(p, "field"), *an = json_object_get(p, "analyzer");
     if (!json_is_string(f))
         return FAIL("[phrase] suggester requires a [field]");
@@ -160,13 +121,13 @@ static bool options(sc_rest_req *req, sc_rest_resp *resp, const json_t *e,
     if (an && !json_is_string(an))
         return FAIL("[phrase] suggester: [analyzer] must be a string");
     o->analyzer = an ? json_string_value(an) : NULL;
-    if (!integer(p, "size", 1, MAX_OPTIONS, &o->size) ||
-        !integer(p, "gram_size", 1, 2, &o->gram_size) ||
+    if (!sc__suggest_int(p, "size", 1, MAX_OPTIONS, &o->size) ||
+        !sc__suggest_int(p, "gram_size", 1, 2, &o->gram_size) ||
         !num(p, "max_errors", 0, 1000, &o->max_errors) ||
         !num(p, "confidence", 0, 1e9, &o->confidence) ||
         !num(p, "real_word_error_likelihood", 1e-9, 1, &o->rwel) ||
-        !integer(p, "shard_size", 1, 100000, &(int64_t){0}) ||
-        !integer(p, "token_limit", 1, 100000, &(int64_t){0}))
+        !sc__suggest_int(p, "shard_size", 1, 100000, &(int64_t){0}) ||
+        !sc__suggest_int(p, "token_limit", 1, 100000, &(int64_t){0}))
         return FAIL("[phrase] suggester: size (1..%d), gram_size (1 or 2: bigrams at most), "
                     "max_errors, confidence and real_word_error_likelihood must be in range",
                     MAX_OPTIONS);
@@ -463,9 +424,7 @@ bool sc__suggest_phrase_run(sc_rest_req *req, sc_rest_resp *resp, const char *na
                     c[b] = t;
                 }
         for (size_t k = 0; st == SC_OK && k < nc && w->n_cand <= (size_t)o.gen.size; k++) {
-            bool keep = o.gen.mode == 2 || (o.gen.mode == 0 && tf == 0) ||
-                        (o.gen.mode == 1 && c[k].freq > tf);
-            if (!keep)
+            if (!sc__suggest_gen_keep(&o.gen, tf, c[k].freq))
                 continue;
             w->cand[w->n_cand] = c[k].term;
             w->channel[w->n_cand] = log10(c[k].score); /* its string similarity */

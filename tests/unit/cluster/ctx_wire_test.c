@@ -18,7 +18,6 @@
 #include "cluster/ctx_wire.h"
 #include "wire_check.h"
 
-
 /* Every proper prefix of an encoding is refused, as is a trailing byte and a wrong version. */
 static void check_truncations(const uint8_t *p, size_t n, wire_decode_fn dec, void *out)
 {

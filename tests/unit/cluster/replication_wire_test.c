@@ -16,7 +16,8 @@
 #include "cluster/replication.h"
 #include "wire_check.h"
 
-#define write_seed(name, selector, p, n) wire_write_seed("SCRY_REPL_SEEDS_DIR", name, selector, p, n)
+#define write_seed(name, selector, p, n)                                                           \
+    wire_write_seed("SCRY_REPL_SEEDS_DIR", name, selector, p, n)
 
 static void test_ops_round_trip(void **state)
 {

@@ -21,7 +21,8 @@
 
 /* With SCRY_WIRE_SEEDS_DIR set, each encoding is also written there as a seed of
  * tests/fuzz/wire_fuzz.c (selector byte + body), as search_wire_test.c does. */
-#define write_seed(name, selector, p, n) wire_write_seed("SCRY_WIRE_SEEDS_DIR", name, selector, p, n)
+#define write_seed(name, selector, p, n)                                                           \
+    wire_write_seed("SCRY_WIRE_SEEDS_DIR", name, selector, p, n)
 
 static sc_status dec_query(const uint8_t *p, size_t n, sc_arena *a, void *out)
 {
@@ -35,7 +36,8 @@ static sc_status dec_resp(const uint8_t *p, size_t n, sc_arena *a, void *out)
 
 /* The encoding without features (its first `base` bytes) decodes as having none; every longer
  * prefix and a trailing byte are refused. */
-static void check_truncations(const uint8_t *p, size_t n, size_t base, wire_decode_fn dec, void *out)
+static void check_truncations(const uint8_t *p, size_t n, size_t base, wire_decode_fn dec,
+                              void *out)
 {
     uint8_t *q = malloc(base ? base : 1);
     memcpy(q, p, base);

@@ -17,7 +17,8 @@
 
 /* With SCRY_WIRE_SEEDS_DIR set, each encoding is also written there as a seed of
  * tests/fuzz/wire_fuzz.c (selector byte + body): how tests/fuzz/corpus/wire/ was made. */
-#define write_seed(name, selector, p, n) wire_write_seed("SCRY_WIRE_SEEDS_DIR", name, selector, p, n)
+#define write_seed(name, selector, p, n)                                                           \
+    wire_write_seed("SCRY_WIRE_SEEDS_DIR", name, selector, p, n)
 #define check_truncations wire_check_truncations
 
 static sc_status dec_query(const uint8_t *p, size_t n, sc_arena *a, void *out)

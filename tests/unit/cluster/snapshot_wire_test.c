@@ -16,7 +16,8 @@
 
 /* With SCRY_SNAPWIRE_SEEDS_DIR set, each encoding is also written there as a seed of
  * tests/fuzz/snapwire_fuzz.c (selector byte + body): how tests/fuzz/corpus/snapwire/ was made. */
-#define write_seed(name, selector, p, n) wire_write_seed("SCRY_SNAPWIRE_SEEDS_DIR", name, selector, p, n)
+#define write_seed(name, selector, p, n)                                                           \
+    wire_write_seed("SCRY_SNAPWIRE_SEEDS_DIR", name, selector, p, n)
 
 static sc_status dec_req(const uint8_t *p, size_t n, sc_arena *a, void *out)
 {

@@ -51,8 +51,7 @@ static inline void wire_check_truncations_from(const uint8_t *p, size_t n, size_
     }
 }
 
-static inline void wire_check_truncations(const uint8_t *p, size_t n, wire_decode_fn dec,
-                                          void *out)
+static inline void wire_check_truncations(const uint8_t *p, size_t n, wire_decode_fn dec, void *out)
 {
     wire_check_truncations_from(p, n, 0, dec, out);
 }
