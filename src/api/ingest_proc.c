@@ -48,6 +48,22 @@ static sc_status need_string(const sc__proc *p, const json_t *v, sc_ingest_error
     return SC_EINVAL;
 }
 
+/* The processor's field as a string in *out; *out NULL (and SC_OK) when it is missing or null and
+ * ignore_missing is set. Any other problem is an error in err. */
+static sc_status need_str(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error *err,
+                          const char **out)
+{
+    bool skip;
+    *out = NULL;
+    json_t *v = need(p, doc, err, &skip);
+    if (!v)
+        return skip ? SC_OK : SC_EINVAL;
+    if (need_string(p, v, err) != SC_OK)
+        return SC_EINVAL;
+    *out = json_string_value(v);
+    return SC_OK;
+}
+
 static const char *target(const sc__proc *p)
 {
     return p->target_field ? p->target_field : p->field;
@@ -323,13 +339,11 @@ static sc_status gsub_init(sc__proc *p, sc_ingest_error *err)
 
 static sc_status split_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error *err)
 {
-    bool skip;
-    json_t *v = need(p, doc, err, &skip);
-    if (!v)
-        return skip ? SC_OK : SC_EINVAL;
-    if (need_string(p, v, err) != SC_OK)
-        return SC_EINVAL;
-    const char *s = json_string_value(v);
+    const char *str;
+    sc_status st = need_str(p, doc, err, &str);
+    if (st != SC_OK || !str)
+        return st;
+    const char *s = str;
     json_t *out = json_array();
     regmatch_t m;
     while (*s && regexec(p->state, s, 1, &m, 0) == 0 && m.rm_eo > 0) {
@@ -346,14 +360,12 @@ static sc_status split_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_erro
 
 static sc_status gsub_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error *err)
 {
-    bool skip;
-    json_t *v = need(p, doc, err, &skip);
-    if (!v)
-        return skip ? SC_OK : SC_EINVAL;
-    if (need_string(p, v, err) != SC_OK)
-        return SC_EINVAL;
+    const char *str;
+    sc_status st = need_str(p, doc, err, &str);
+    if (st != SC_OK || !str)
+        return st;
     const char *rep = sc__ingest_str(p, "replacement");
-    const char *s = json_string_value(v);
+    const char *s = str;
     sc_buf out = {0};
     regmatch_t m;
     int flags = 0;
@@ -635,13 +647,11 @@ static void grok_fini(sc__proc *p)
 
 static sc_status grok_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error *err)
 {
-    bool skip;
-    json_t *v = need(p, doc, err, &skip);
-    if (!v)
-        return skip ? SC_OK : SC_EINVAL;
-    if (need_string(p, v, err) != SC_OK)
-        return SC_EINVAL;
-    char *text = strdup(json_string_value(v));
+    const char *str;
+    sc_status st = need_str(p, doc, err, &str);
+    if (st != SC_OK || !str)
+        return st;
+    char *text = strdup(str);
     bool ok = text && sc__grok_match(p->state, text, doc);
     if (!ok)
         sc__ingest_fail(err, "illegal_argument_exception",
@@ -669,13 +679,11 @@ static void dissect_fini(sc__proc *p)
 
 static sc_status dissect_run(const sc__proc *p, sc_ingest_doc *doc, sc_ingest_error *err)
 {
-    bool skip;
-    json_t *v = need(p, doc, err, &skip);
-    if (!v)
-        return skip ? SC_OK : SC_EINVAL;
-    if (need_string(p, v, err) != SC_OK)
-        return SC_EINVAL;
-    char *text = strdup(json_string_value(v));
+    const char *str;
+    sc_status st = need_str(p, doc, err, &str);
+    if (st != SC_OK || !str)
+        return st;
+    char *text = strdup(str);
     bool ok = text && sc__dissect_match(p->state, text, doc);
     if (!ok)
         sc__ingest_fail(err, "dissect_exception",
