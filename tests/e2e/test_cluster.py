@@ -6,6 +6,7 @@ a restart, that index metadata and a routing table (no two copies of a shard on 
 etcd and every node, and that the cluster recovers after etcd itself is killed and restarted.
 Also the single-node forms of _cat/nodes, _cluster/state and wait_for_nodes."""
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -92,6 +93,85 @@ def wait_until(what, fn, timeout=20.0, interval=0.1):
     raise AssertionError("timed out waiting for %s (last: %r)" % (what, last))
 
 
+class Running:
+    """What running_cluster started: the temp folder, etcd, the nodes by name and the single
+    node beside them (or None)."""
+
+    def __init__(self, tmp, etcd, nodes, single):
+        self.tmp, self.etcd, self.nodes, self.single = tmp, etcd, nodes, single
+
+
+def _stop_all(tmp, etcd, servers, check):
+    for s in servers:
+        if s.alive():
+            rc = s.stop()
+            if check:
+                assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
+    etcd.kill()
+    if not os.environ.get("SCRY_KEEP_TMP"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def running_cluster(prefix, cluster_name, names=("n1", "n2", "n3"), args=None, single=False):
+    """etcd and one node per name joined as `cluster_name` (and with `single` a plain single
+    node beside them) in one temp folder, every node seen by the first; stopped at the end, and
+    a node that exits non-zero fails the test. `args(name)` gives a node's extra flags."""
+    if not os.access(ETCD, os.X_OK):
+        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    etcd = Etcd(tmp).start()
+    run = Running(tmp, etcd, {}, None)
+    try:
+        for name in names:
+            run.nodes[name] = Server(os.path.join(tmp, name), [
+                "--cluster", "etcd=" + etcd.url, "--node-name", name,
+                "--cluster-name", cluster_name, "--transport-port", str(free_port()),
+                "--lease-ttl", TTL] + (args(name) if args else [])).start()
+        if single:
+            run.single = Server(os.path.join(tmp, "single")).start()
+        first = run.nodes[names[0]]
+        wait_until("%d nodes" % len(names), lambda: first.request(
+            "GET", "/_cluster/health?wait_for_nodes=%d&timeout=1s" % len(names))[0] == 200)
+        yield run
+    except BaseException:
+        _stop_all(tmp, etcd, list(run.nodes.values()) + [s for s in [run.single] if s], False)
+        raise
+    _stop_all(tmp, etcd, list(run.nodes.values()) + [s for s in [run.single] if s], True)
+
+
+def create_on(servers, index, body):
+    """PUT /{index} with `body` on each server (a cluster's node and a single node, say)."""
+    for s in servers:
+        st, _, r = s.request("PUT", "/" + index, body)
+        assert st == 200, r
+
+
+def wait_green(nodes, index):
+    """Every node has `index` and sees it green."""
+    for s in nodes:
+        wait_until("%s green on %s" % (index, s.url), lambda s=s: s.request(
+            "GET", "/_cluster/health/%s?wait_for_status=green&timeout=1s" % index)[0] == 200
+            and s.request("HEAD", "/" + index)[0] == 200)
+
+
+def bulk_on(servers, body):
+    """POST /_bulk?refresh=true of an NDJSON body on each server, with no item failing."""
+    for s in servers:
+        st, _, r = s.request("POST", "/_bulk?refresh=true", body,
+                             headers={"Content-Type": "application/x-ndjson"})
+        assert st == 200 and not r["errors"], r
+
+
+def bulk_lines(index, n, doc):
+    """The NDJSON of `index` actions for ids 0..n-1 with sources doc(i)."""
+    lines = []
+    for i in range(n):
+        lines.append(json.dumps({"index": {"_index": index, "_id": str(i)}}))
+        lines.append(json.dumps(doc(i)))
+    return "\n".join(lines) + "\n"
+
+
 def cat_nodes(node):
     st, _, body = node.request("GET", "/_cat/nodes?format=json&h=name,master,id,ip")
     assert st == 200, body
@@ -107,23 +187,8 @@ def view_of(node):
 
 @pytest.fixture(scope="module")
 def cluster():
-    if not os.access(ETCD, os.X_OK):
-        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
-    tmp = tempfile.mkdtemp(prefix="scry-cluster-")
-    etcd = Etcd(tmp).start()
-    nodes = {}
-    for name in ("n1", "n2", "n3"):
-        nodes[name] = Server(os.path.join(tmp, name), [
-            "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "e2e",
-            "--transport-port", str(free_port()), "--lease-ttl", TTL]).start()
-    yield etcd, nodes
-    for s in nodes.values():
-        if s.alive():
-            rc = s.stop()
-            assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
-    etcd.kill()
-    if not os.environ.get("SCRY_KEEP_TMP"):
-        shutil.rmtree(tmp, ignore_errors=True)
+    with running_cluster("scry-cluster-", "e2e") as run:
+        yield run.etcd, run.nodes
 
 
 def converged(nodes, names):

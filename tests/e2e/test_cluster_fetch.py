@@ -6,15 +6,11 @@ node with the same documents; every hit from every node of the cluster must equa
 node's (scores and explanation values rounded), with the batched query phase and with
 `search.batched_query_phase: false`."""
 import json
-import os
-import shutil
-import tempfile
 import time
 
 import pytest
 
-from conftest import Server
-from test_cluster import ETCD, TTL, Etcd, free_port, wait_until
+from test_cluster import bulk_lines, bulk_on, create_on, running_cluster, wait_green, wait_until
 
 N_DOCS = 120
 MAPPING = {"properties": {"title": {"type": "text"}, "body": {"type": "text"},
@@ -34,66 +30,34 @@ def doc(i):
             "n": i, "parts": parts}
 
 
-def bulk_body():
-    lines = []
-    for i in range(N_DOCS):
-        lines.append(json.dumps({"index": {"_index": "fx", "_id": str(i)}}))
-        lines.append(json.dumps(doc(i)))
-    return "\n".join(lines) + "\n"
-
-
 @pytest.fixture(scope="module")
 def env():
-    if not os.access(ETCD, os.X_OK):
-        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
-    tmp = tempfile.mkdtemp(prefix="scry-cfetch-")
-    etcd = Etcd(tmp).start()
-    nodes = {}
-    for name in ("n1", "n2", "n3"):
-        nodes[name] = Server(os.path.join(tmp, name), [
-            "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "cf",
-            "--transport-port", str(free_port()), "--lease-ttl", TTL] +
-            # n1 logs at debug level: its coordinator says how many shards a search read
-            (["--log-level", "debug"] if name == "n1" else [])).start()
-    single = Server(os.path.join(tmp, "single")).start()
-    n1 = nodes["n1"]
-    wait_until("3 nodes", lambda: n1.request(
-        "GET", "/_cluster/health?wait_for_nodes=3&timeout=1s")[0] == 200)
-    # no periodic refresh: each shard's segments (and so the doc numbers that explanations
-    # name, "weight(title:fox in 12)") come from the explicit refreshes alone, alike on both
-    body = {"settings": {"number_of_shards": 6, "number_of_replicas": 0,
-                         "refresh_interval": "-1"}, "mappings": MAPPING}
-    alias = {"actions": [{"add": {"index": "fx", "alias": "fx_t1",
-                                  "filter": {"term": {"tag": "t1"}}}}]}
-    for s in (n1, single):
-        st, _, r = s.request("PUT", "/fx", body)
-        assert st == 200, r
-        st, _, r = s.request("POST", "/_aliases", alias)
-        assert st == 200, r
-    for s in nodes.values():
-        wait_until("routing on " + s.url, lambda s=s: s.request(
-            "GET", "/_cluster/health/fx?wait_for_status=green&timeout=1s")[0] == 200)
-    for s in (nodes["n2"], single):
-        st, _, r = s.request("POST", "/_bulk?refresh=true", bulk_body(),
-                             headers={"Content-Type": "application/x-ndjson"})
-        assert st == 200 and not r["errors"], r
-    # updates bump _version and _seq_no the same way on both
-    for s in (nodes["n3"], single):
-        for i in (3, 10, 11):
-            st, _, r = s.request("POST", "/fx/_update/%d?refresh=true" % i,
-                                 {"doc": {"n": 1000 + i}})
+    # n1 logs at debug level: its coordinator says how many shards a search read
+    with running_cluster("scry-cfetch-", "cf", single=True,
+                         args=lambda n: ["--log-level", "debug"] if n == "n1" else []) as run:
+        nodes, single = run.nodes, run.single
+        # no periodic refresh: each shard's segments (and so the doc numbers that explanations
+        # name, "weight(title:fox in 12)") come from the explicit refreshes alone, alike on both
+        body = {"settings": {"number_of_shards": 6, "number_of_replicas": 0,
+                             "refresh_interval": "-1"}, "mappings": MAPPING}
+        alias = {"actions": [{"add": {"index": "fx", "alias": "fx_t1",
+                                      "filter": {"term": {"tag": "t1"}}}}]}
+        create_on((nodes["n1"], single), "fx", body)
+        for s in (nodes["n1"], single):
+            st, _, r = s.request("POST", "/_aliases", alias)
             assert st == 200, r
-    for s in nodes.values():  # the alias reached every node
-        wait_until("alias on " + s.url,
-                   lambda s=s: s.request("GET", "/fx_t1/_count")[0] == 200)
-    yield nodes, single
-    for s in list(nodes.values()) + [single]:
-        if s.alive():
-            rc = s.stop()
-            assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
-    etcd.kill()
-    if not os.environ.get("SCRY_KEEP_TMP"):
-        shutil.rmtree(tmp, ignore_errors=True)
+        wait_green(nodes.values(), "fx")
+        bulk_on((nodes["n2"], single), bulk_lines("fx", N_DOCS, doc))
+        # updates bump _version and _seq_no the same way on both
+        for s in (nodes["n3"], single):
+            for i in (3, 10, 11):
+                st, _, r = s.request("POST", "/fx/_update/%d?refresh=true" % i,
+                                     {"doc": {"n": 1000 + i}})
+                assert st == 200, r
+        for s in nodes.values():  # the alias reached every node
+            wait_until("alias on " + s.url,
+                       lambda s=s: s.request("GET", "/fx_t1/_count")[0] == 200)
+        yield nodes, single
 
 
 TITLE_FOX = {"match": {"title": "fox"}}

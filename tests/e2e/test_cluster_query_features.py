@@ -8,14 +8,11 @@ nodes on a private etcd (one cluster for the module), batched and unbatched quer
 import json
 import os
 import random
-import shutil
-import tempfile
 import time
 
 import pytest
 
-from conftest import Server
-from test_cluster import ETCD, TTL, Etcd, free_port, wait_until
+from test_cluster import bulk_lines, bulk_on, create_on, running_cluster, wait_green
 
 N_DOCS = 240
 DIMS = 4
@@ -35,51 +32,24 @@ def vectors():
     return [[round(rnd.uniform(-1, 1), 3) for _ in range(DIMS)] for _ in range(N_DOCS)]
 
 
-def bulk_body(vecs):
-    lines = []
-    for i in range(N_DOCS):
-        words = [WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(1 + i % 5)]
-        lines.append(json.dumps({"index": {"_index": "docs", "_id": str(i)}}))
-        lines.append(json.dumps({"title": " ".join(words), "tag": "t%d" % (i % 9), "n": i,
-                                 "grp": i % 11, "v": vecs[i]}))
-    return "\n".join(lines) + "\n"
+def doc(i, vecs):
+    words = [WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(1 + i % 5)]
+    return {"title": " ".join(words), "tag": "t%d" % (i % 9), "n": i, "grp": i % 11,
+            "v": vecs[i]}
+
 
 
 @pytest.fixture(scope="module")
 def env():
-    if not os.access(ETCD, os.X_OK):
-        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
-    tmp = tempfile.mkdtemp(prefix="scry-cqf-")
-    etcd = Etcd(tmp).start()
-    nodes = {}
-    for name in ("n1", "n2", "n3"):
-        nodes[name] = Server(os.path.join(tmp, name), [
-            "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "cqf",
-            "--transport-port", str(free_port()), "--lease-ttl", TTL]).start()
-    single = Server(os.path.join(tmp, "single")).start()
-    n1 = nodes["n1"]
-    wait_until("3 nodes", lambda: n1.request(
-        "GET", "/_cluster/health?wait_for_nodes=3&timeout=1s")[0] == 200)
-    body = {"settings": {"number_of_shards": 6, "number_of_replicas": 0}, "mappings": MAPPING}
-    for s in (n1, single):
-        st, _, r = s.request("PUT", "/docs", body)
-        assert st == 200, r
-    for s in nodes.values():
-        wait_until("routing on " + s.url, lambda s=s: s.request(
-            "GET", "/_cluster/health/docs?wait_for_status=green&timeout=1s")[0] == 200)
-    vecs = vectors()
-    for s in (nodes["n2"], single):
-        st, _, r = s.request("POST", "/_bulk?refresh=true", bulk_body(vecs),
-                             headers={"Content-Type": "application/x-ndjson"})
-        assert st == 200 and not r["errors"], r
-    yield nodes, single, vecs
-    for s in list(nodes.values()) + [single]:
-        if s.alive():
-            rc = s.stop()
-            assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
-    etcd.kill()
-    if not os.environ.get("SCRY_KEEP_TMP"):
-        shutil.rmtree(tmp, ignore_errors=True)
+    with running_cluster("scry-cqf-", "cqf", single=True) as run:
+        nodes, single = run.nodes, run.single
+        body = {"settings": {"number_of_shards": 6, "number_of_replicas": 0},
+                "mappings": MAPPING}
+        create_on((nodes["n1"], single), "docs", body)
+        wait_green(nodes.values(), "docs")
+        vecs = vectors()
+        bulk_on((nodes["n2"], single), bulk_lines("docs", N_DOCS, lambda i: doc(i, vecs)))
+        yield nodes, single, vecs
 
 
 def search(node, q):

@@ -8,16 +8,11 @@ do not see later writes, clearing a scroll frees the contexts on every node (the
 node's. Last, a node holding scroll contexts is SIGKILLed: the next pages report its shards in
 `_shards.failures` and keep returning the other shards' documents, while a scroll opened then
 opens those shards on their replicas."""
-import json
-import os
-import shutil
 import signal
-import tempfile
 
 import pytest
 
-from conftest import Server
-from test_cluster import ETCD, TTL, Etcd, free_port, wait_until
+from test_cluster import bulk_lines, bulk_on, create_on, running_cluster, wait_green, wait_until
 
 N_DOCS = 300
 MAPPING = {"properties": {"title": {"type": "text"}, "tag": {"type": "keyword"},
@@ -30,49 +25,16 @@ def doc(i):
     return {"title": " ".join(words), "tag": "t%02d" % (i % 23), "n": i}
 
 
-def bulk_body(index):
-    lines = []
-    for i in range(N_DOCS):
-        lines.append(json.dumps({"index": {"_index": index, "_id": str(i)}}))
-        lines.append(json.dumps(doc(i)))
-    return "\n".join(lines) + "\n"
-
-
 @pytest.fixture(scope="module")
 def env():
-    if not os.access(ETCD, os.X_OK):
-        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
-    tmp = tempfile.mkdtemp(prefix="scry-cscroll-")
-    etcd = Etcd(tmp).start()
-    nodes = {}
-    for name in ("n1", "n2", "n3"):
-        nodes[name] = Server(os.path.join(tmp, name), [
-            "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "csc",
-            "--transport-port", str(free_port()), "--lease-ttl", TTL]).start()
-    single = Server(os.path.join(tmp, "single")).start()
-    n1 = nodes["n1"]
-    wait_until("3 nodes", lambda: n1.request(
-        "GET", "/_cluster/health?wait_for_nodes=3&timeout=1s")[0] == 200)
-    body = {"settings": {"number_of_shards": 6, "number_of_replicas": 1}, "mappings": MAPPING}
-    for s in (n1, single):
-        st, _, r = s.request("PUT", "/docs", body)
-        assert st == 200, r
-    for s in nodes.values():
-        wait_until("green on " + s.url, lambda s=s: s.request(
-            "GET", "/_cluster/health/docs?wait_for_status=green&timeout=1s")[0] == 200 and
-            s.request("HEAD", "/docs")[0] == 200)
-    for s in (nodes["n2"], single):
-        st, _, r = s.request("POST", "/_bulk?refresh=true", bulk_body("docs"),
-                             headers={"Content-Type": "application/x-ndjson"})
-        assert st == 200 and not r["errors"], r
-    yield nodes, single
-    for s in list(nodes.values()) + [single]:
-        if s.alive():
-            rc = s.stop()
-            assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
-    etcd.kill()
-    if not os.environ.get("SCRY_KEEP_TMP"):
-        shutil.rmtree(tmp, ignore_errors=True)
+    with running_cluster("scry-cscroll-", "csc", single=True) as run:
+        nodes, single = run.nodes, run.single
+        body = {"settings": {"number_of_shards": 6, "number_of_replicas": 1},
+                "mappings": MAPPING}
+        create_on((nodes["n1"], single), "docs", body)
+        wait_green(nodes.values(), "docs")
+        bulk_on((nodes["n2"], single), bulk_lines("docs", N_DOCS, doc))
+        yield nodes, single
 
 
 def ok(node, method, path, body=None):

@@ -7,16 +7,12 @@ with `search.batched_query_phase: false` (one per shard). Single-document index/
 routed to the primary. Last, one node is SIGKILLed: searches answer with its shards in
 `_shards.failures` and partial results, or 503 with allow_partial_search_results=false."""
 import json
-import os
-import shutil
 import signal
-import tempfile
 import time
 
 import pytest
 
-from conftest import Server
-from test_cluster import ETCD, TTL, Etcd, free_port, wait_until
+from test_cluster import bulk_lines, bulk_on, create_on, running_cluster, wait_green
 
 N_DOCS = 300
 MAPPING = {"properties": {"title": {"type": "text"}, "tag": {"type": "keyword"},
@@ -31,51 +27,18 @@ def doc(i):
             "price": round((i % 13) * 1.25, 2), "day": "2024-01-%02dT00:00:00Z" % (1 + i % 28)}
 
 
-def bulk_body():
-    lines = []
-    for i in range(N_DOCS):
-        lines.append(json.dumps({"index": {"_index": "docs", "_id": str(i)}}))
-        lines.append(json.dumps(doc(i)))
-    return "\n".join(lines) + "\n"
-
-
 @pytest.fixture(scope="module")
 def env():
-    if not os.access(ETCD, os.X_OK):
-        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
-    tmp = tempfile.mkdtemp(prefix="scry-csearch-")
-    etcd = Etcd(tmp).start()
-    nodes = {}
-    for name in ("n1", "n2", "n3"):
-        # n1 logs at debug level: its coordinator says how many query requests it sent
-        nodes[name] = Server(os.path.join(tmp, name), [
-            "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "cs",
-            "--transport-port", str(free_port()), "--lease-ttl", TTL] +
-            (["--log-level", "debug"] if name == "n1" else [])).start()
-    single = Server(os.path.join(tmp, "single")).start()
-    n1 = nodes["n1"]
-    wait_until("3 nodes", lambda: n1.request(
-        "GET", "/_cluster/health?wait_for_nodes=3&timeout=1s")[0] == 200)
-    body = {"settings": {"number_of_shards": 6, "number_of_replicas": 0}, "mappings": MAPPING}
-    for s in (n1, single):
-        st, _, r = s.request("PUT", "/docs", body)
-        assert st == 200, r
-    # every node has the index and the master's routing table
-    for s in nodes.values():
-        wait_until("routing on " + s.url, lambda s=s: s.request(
-            "GET", "/_cluster/health/docs?wait_for_status=green&timeout=1s")[0] == 200)
-    for s in (nodes["n2"], single):
-        st, _, r = s.request("POST", "/_bulk?refresh=true", bulk_body(),
-                             headers={"Content-Type": "application/x-ndjson"})
-        assert st == 200 and not r["errors"], r
-    yield nodes, single
-    for s in list(nodes.values()) + [single]:
-        if s.alive():
-            rc = s.stop()
-            assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
-    etcd.kill()
-    if not os.environ.get("SCRY_KEEP_TMP"):
-        shutil.rmtree(tmp, ignore_errors=True)
+    # n1 logs at debug level: its coordinator says how many query requests it sent
+    with running_cluster("scry-csearch-", "cs", single=True,
+                         args=lambda n: ["--log-level", "debug"] if n == "n1" else []) as run:
+        nodes, single = run.nodes, run.single
+        body = {"settings": {"number_of_shards": 6, "number_of_replicas": 0},
+                "mappings": MAPPING}
+        create_on((nodes["n1"], single), "docs", body)
+        wait_green(nodes.values(), "docs")  # every node has the master's routing table
+        bulk_on((nodes["n2"], single), bulk_lines("docs", N_DOCS, doc))
+        yield nodes, single
 
 
 QUERIES = [
