@@ -94,40 +94,55 @@ def wait_until(what, fn, timeout=20.0, interval=0.1):
 
 
 class Running:
-    """What running_cluster started: the temp folder, etcd, the nodes by name and the single
-    node beside them (or None)."""
+    """What running_cluster started: the temp folder, etcd, the nodes by name, their transport
+    ports by name and the single node beside them (or None)."""
 
-    def __init__(self, tmp, etcd, nodes, single):
-        self.tmp, self.etcd, self.nodes, self.single = tmp, etcd, nodes, single
+    def __init__(self, tmp, etcd):
+        self.tmp, self.etcd, self.nodes, self.tports, self.single = tmp, etcd, {}, {}, None
+
+    def servers(self):
+        return list(self.nodes.values()) + ([self.single] if self.single else [])
 
 
-def _stop_all(tmp, etcd, servers, check):
-    for s in servers:
-        if s.alive():
-            rc = s.stop()
-            if check:
-                assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
-    etcd.kill()
+def _stop_all(run, check):
+    """Stops every live server (SIGKILL when not checking: a failed start), then etcd; with
+    `check`, a server that exits non-zero fails the test after everything is stopped."""
+    bad = []
+    try:
+        for s in run.servers():
+            if s.alive():
+                rc = s.stop() if check else s.stop(sig=signal.SIGKILL)
+                if check and rc != 0:
+                    bad.append("exit code %s; log:\n%s" % (rc, s.read_log()))
+    finally:  # a node that did not stop is killed, and etcd goes too
+        for s in run.servers():
+            if s.alive():
+                s.stop(sig=signal.SIGKILL)
+        run.etcd.kill()
     if not os.environ.get("SCRY_KEEP_TMP"):
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(run.tmp, ignore_errors=True)
+    assert not bad, bad[0]
 
 
 @contextlib.contextmanager
-def running_cluster(prefix, cluster_name, names=("n1", "n2", "n3"), args=None, single=False):
+def running_cluster(prefix, cluster_name, names=("n1", "n2", "n3"), args=None, single=False,
+                    ttl=TTL):
     """etcd and one node per name joined as `cluster_name` (and with `single` a plain single
-    node beside them) in one temp folder, every node seen by the first; stopped at the end, and
-    a node that exits non-zero fails the test. `args(name)` gives a node's extra flags."""
+    node beside them) in one temp folder, every node seen by the first; `args(name)` gives a
+    node's extra flags and `ttl` is the lease TTL.
+    At the end every server is stopped and one that exits non-zero fails the test; when
+    starting fails, everything started is killed."""
     if not os.access(ETCD, os.X_OK):
         pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
     tmp = tempfile.mkdtemp(prefix=prefix)
-    etcd = Etcd(tmp).start()
-    run = Running(tmp, etcd, {}, None)
+    run = Running(tmp, Etcd(tmp).start())
     try:
         for name in names:
+            run.tports[name] = free_port()
             run.nodes[name] = Server(os.path.join(tmp, name), [
-                "--cluster", "etcd=" + etcd.url, "--node-name", name,
-                "--cluster-name", cluster_name, "--transport-port", str(free_port()),
-                "--lease-ttl", TTL] + (args(name) if args else [])).start()
+                "--cluster", "etcd=" + run.etcd.url, "--node-name", name,
+                "--cluster-name", cluster_name, "--transport-port", str(run.tports[name]),
+                "--lease-ttl", ttl] + (args(name) if args else [])).start()
         if single:
             run.single = Server(os.path.join(tmp, "single")).start()
         first = run.nodes[names[0]]
@@ -135,9 +150,9 @@ def running_cluster(prefix, cluster_name, names=("n1", "n2", "n3"), args=None, s
             "GET", "/_cluster/health?wait_for_nodes=%d&timeout=1s" % len(names))[0] == 200)
         yield run
     except BaseException:
-        _stop_all(tmp, etcd, list(run.nodes.values()) + [s for s in [run.single] if s], False)
+        _stop_all(run, False)
         raise
-    _stop_all(tmp, etcd, list(run.nodes.values()) + [s for s in [run.single] if s], True)
+    _stop_all(run, True)
 
 
 def create_on(servers, index, body):

@@ -12,18 +12,13 @@ token), so a search through n1 is slow for real on n2 only.
 * A `timeout` crosses nodes: n2 gets what is left of it, its shards stop there, and the answer has
   `timed_out: true` with n1's hits only (partial results, no shard failure)."""
 import json
-import os
-import shutil
-import signal
 import socket
-import tempfile
 import threading
 
 import pytest
 import urllib3
 
-from conftest import Server
-from test_cluster import ETCD, Etcd, free_port, wait_until
+from test_cluster import bulk_lines, bulk_on, create_on, running_cluster, wait_until
 
 N_DOCS = 40
 DELAY = "20s"  # far longer than any wait below: a child task gone before it was cancelled
@@ -33,35 +28,20 @@ PARENT = "indices:data/read/search"
 
 @pytest.fixture(scope="module")
 def env():
-    if not os.access(ETCD, os.X_OK):
-        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
-    tmp = tempfile.mkdtemp(prefix="scry-ccancel-")
-    etcd = Etcd(tmp).start()
-    nodes = {}
-    for name in ("n1", "n2"):
-        extra = ["--test-search-delay", DELAY] if name == "n2" else ["--log-level", "debug"]
-        nodes[name] = Server(os.path.join(tmp, name), [
-            "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "cc",
-            "--transport-port", str(free_port()), "--lease-ttl", "10s"] + extra).start()
-    try:
-        n1 = nodes["n1"]
-        wait_until("2 nodes", lambda: n1.request(
-            "GET", "/_cluster/health?wait_for_nodes=2&timeout=1s")[0] == 200)
-        st, _, r = n1.request("PUT", "/slow", {
+    def args(name):
+        return ["--test-search-delay", DELAY] if name == "n2" else ["--log-level", "debug"]
+    with running_cluster("scry-ccancel-", "cc", names=("n1", "n2"), args=args,
+                         ttl="10s") as run:
+        nodes, n1 = run.nodes, run.nodes["n1"]
+        create_on([n1], "slow", {
             "settings": {"number_of_shards": 4, "number_of_replicas": 0},
             "mappings": {"properties": {"n": {"type": "long"}, "tag": {"type": "keyword"}}}})
-        assert st == 200, r
         for s in nodes.values():
             wait_until("routing on " + s.url, lambda s=s: s.request(
                 "GET", "/_cluster/health/slow?wait_for_status=green&timeout=1s")[0] == 200)
             wait_until("mapping on " + s.url, lambda s=s: "n" in s.request(
                 "GET", "/slow/_mapping")[2]["slow"]["mappings"]["properties"])
-        body = "".join(json.dumps({"index": {"_index": "slow", "_id": str(i)}}) + "\n" +
-                       json.dumps({"n": i, "tag": "t%d" % (i % 3)}) + "\n"
-                       for i in range(N_DOCS))
-        st, _, r = n1.request("POST", "/_bulk?refresh=true", body,
-                              headers={"Content-Type": "application/x-ndjson"})
-        assert st == 200 and not r["errors"], r
+        bulk_on([n1], bulk_lines("slow", N_DOCS, lambda i: {"n": i, "tag": "t%d" % (i % 3)}))
         # every node holds shards of `slow` (and documents on them)
         held = {}
         for name, s in nodes.items():  # a node counts the documents of its own copies
@@ -69,23 +49,7 @@ def env():
             assert st == 200, rows
             held[name] = sum(int(row["docs"]) for row in rows if row["node"] == name)
         assert all(held.values()) and sum(held.values()) == N_DOCS, held
-    except BaseException:  # no teardown runs for a fixture that failed: stop what started
-        for s in nodes.values():
-            s.stop(sig=signal.SIGKILL)
-        etcd.kill()
-        raise
-    yield nodes, held
-    try:
-        for s in nodes.values():
-            rc = s.stop()
-            assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
-    finally:  # a node that did not stop is killed, and etcd goes too
-        for s in nodes.values():
-            if s.alive():
-                s.stop(sig=signal.SIGKILL)
-        etcd.kill()
-    if not os.environ.get("SCRY_KEEP_TMP"):
-        shutil.rmtree(tmp, ignore_errors=True)
+        yield nodes, held
 
 
 def tasks(node, actions):

@@ -3,38 +3,18 @@ three `scry serve --cluster` processes. Indices use refresh_interval -1, so only
 refresh makes writes visible: a write with refresh=true is visible on every copy (replicas
 refresh after applying the primary's operations) before it is acknowledged."""
 import json
-import os
-import shutil
-import tempfile
 
 import pytest
 
-from conftest import Server
-from test_cluster import ETCD, TTL, Etcd, free_port, wait_until
+from test_cluster import running_cluster, wait_until
 
 SETTINGS = {"number_of_shards": 3, "number_of_replicas": 1, "refresh_interval": "-1"}
 
 
 @pytest.fixture(scope="module")
 def nodes():
-    if not os.access(ETCD, os.X_OK):
-        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
-    tmp = tempfile.mkdtemp(prefix="scry-crefresh-")
-    etcd = Etcd(tmp).start()
-    nodes = {}
-    for name in ("n1", "n2", "n3"):
-        nodes[name] = Server(os.path.join(tmp, name), [
-            "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "crefresh",
-            "--transport-port", str(free_port()), "--lease-ttl", TTL]).start()
-    wait_until("3 nodes", lambda: nodes["n1"].request(
-        "GET", "/_cluster/health?wait_for_nodes=3&timeout=1s")[0] == 200)
-    yield nodes
-    for s in nodes.values():
-        rc = s.stop()
-        assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
-    etcd.kill()
-    if not os.environ.get("SCRY_KEEP_TMP"):
-        shutil.rmtree(tmp, ignore_errors=True)
+    with running_cluster("scry-crefresh-", "crefresh") as run:
+        yield run.nodes
 
 
 def create_green(nodes, name):

@@ -14,7 +14,6 @@ with certificates made here by the `openssl` command line.
 import json
 import os
 import shutil
-import signal
 import socket
 import ssl
 import struct
@@ -24,7 +23,7 @@ import tempfile
 import pytest
 
 from conftest import Server, scry_bin
-from test_cluster import ETCD, Etcd, free_port, wait_until
+from test_cluster import bulk_on, create_on, free_port, running_cluster, wait_until
 
 N_DOCS = 60
 
@@ -64,51 +63,25 @@ def bulk(index, n):
 
 @pytest.fixture(scope="module")
 def env():
-    if not os.access(ETCD, os.X_OK):
-        pytest.fail("etcd is not installed (scripts/deps.sh installs etcd-server)")
-    tmp = tempfile.mkdtemp(prefix="scry-ctls-")
-    certs = os.path.join(tmp, "certs")
-    os.mkdir(certs)
+    certs = tempfile.mkdtemp(prefix="scry-ctls-certs-")
     make_ca(certs, "ca")
     make_ca(certs, "other-ca")
     make_cert(certs, "node", "ca")
     make_cert(certs, "stranger", "other-ca")
-    etcd = Etcd(tmp).start()
-    nodes, tports = {}, {}
-    try:
-        for name in ("n1", "n2"):
-            tports[name] = free_port()
-            nodes[name] = Server(os.path.join(tmp, name), [
-                "--cluster", "etcd=" + etcd.url, "--node-name", name, "--cluster-name", "tls",
-                "--transport-port", str(tports[name]), "--lease-ttl", "10s"] +
-                tls_args(certs, "node", "ca")).start()
-        n1 = nodes["n1"]
-        wait_until("2 nodes", lambda: n1.request(
-            "GET", "/_cluster/health?wait_for_nodes=2&timeout=1s")[0] == 200)
+    with running_cluster("scry-ctls-", "tls", names=("n1", "n2"), ttl="10s",
+                         args=lambda n: tls_args(certs, "node", "ca")) as run:
+        nodes, n1 = run.nodes, run.nodes["n1"]
         for index, replicas in (("plain", 0), ("copied", 1)):
-            st, _, r = n1.request("PUT", "/" + index, {"settings": {
+            create_on([n1], index, {"settings": {
                 "number_of_shards": 4, "number_of_replicas": replicas},
                 "mappings": {"properties": {"n": {"type": "long"}, "tag": {"type": "keyword"}}}})
-            assert st == 200, r
             for s in nodes.values():
                 wait_until(index + " routing on " + s.url, lambda s=s, i=index: s.request(
                     "GET", "/_cluster/health/%s?wait_for_status=green&timeout=1s" % i)[0] == 200)
-            st, _, r = n1.request("POST", "/_bulk?refresh=true", bulk(index, N_DOCS),
-                                  headers={"Content-Type": "application/x-ndjson"})
-            assert st == 200 and not r["errors"], r
-    except BaseException:
-        for s in nodes.values():
-            s.stop(sig=signal.SIGKILL)
-        etcd.kill()
-        raise
-    yield nodes, tports, certs, (tmp, etcd)
-    for s in nodes.values():
-        if s.alive():
-            rc = s.stop()
-            assert rc == 0, "exit code %s; log:\n%s" % (rc, s.read_log())
-    etcd.kill()
+            bulk_on([n1], bulk(index, N_DOCS))
+        yield nodes, run.tports, certs, (run.tmp, run.etcd)
     if not os.environ.get("SCRY_KEEP_TMP"):
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(certs, ignore_errors=True)
 
 
 def test_cluster_serves_over_tls(env):
