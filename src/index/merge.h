@@ -24,7 +24,7 @@ typedef struct sc_merge_input {
  * NULL). SC_EIO, SC_ENOMEM, SC_ECORRUPT (an input's data), SC_EINVAL (field kind clash).
  * Streams (merge_stream.c) when every input with docs has `_id` doc values: memory is then
  * O(n_docs) bytes for the field being merged (norms, doc values, points: at most ~30 bytes per
- * doc; dense vectors: 12 bytes per vector plus the HNSW graph being built, about 15 + 8 m
+ * doc; dense vectors: 12 bytes per vector plus the HNSW graph being built, about 24 + 8 m
  * bytes per vector, the vectors themselves read in place from the inputs' mappings), its term
  * dictionary and one term's encoded postings (the last two spilled past the default limit, see
  * sc_merge_options), and the inputs' pages are dropped from RSS after each field. Otherwise

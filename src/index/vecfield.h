@@ -51,7 +51,7 @@ sc_status sc_vec_section_write(const sc_vec_params *p, const uint32_t *docs, con
  * the vectors contiguous in vecs, or, when vecs is NULL, one pointer per ordinal in ptrs (a
  * merge's vectors read in place from its mapped inputs, so they are not copied). *len gets the
  * section's length. Memory besides the inputs: the HNSW graph being built (hnsw.c's builder:
- * about 15 + 8 m bytes per vector, plus (1 + m) * 4 bytes per upper-level node) and
+ * about 19 + 8 m bytes per vector, plus (1 + m) * 4 bytes per upper-level node) and
  * QUANTILE_SAMPLE floats for the int8 bounds; no copy of the vectors, codes or graph. */
 struct sc__out;
 sc_status sc__vec_section_stream(const sc_vec_params *p, const uint32_t *docs, const float *vecs,
