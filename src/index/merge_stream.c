@@ -782,6 +782,8 @@ static sc_status merge_field(sctx *m, sc_slice name)
         else if (m->fi[i]->kind != f0->kind || (m->fi[i]->flags & 0xffu) != (f0->flags & 0xffu))
             return SC_EINVAL;
     }
+    if (!f0) /* the name came from an input's field table: cannot happen */
+        return SC_EINVAL;
     sc_field_kind kind = f0->kind;
     uint32_t flags = f0->flags & 0xffu;
     sc_bitset_clear_all(&m->has);
