@@ -11,6 +11,7 @@
 //            THREADS [RAM_MB (64)]
 // Prints one line of key=value pairs (docs, bytes, index_s, cpu_s = process CPU time of the
 // indexing part with JIT and GC threads, docs_per_s, mb_per_s, segments, size_bytes, merge_s,
+// merge_cpu_s = process CPU time of the force merge and its commit,
 // merged_bytes) for index_compare.sh; the bytes per file extension go to stderr.
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -243,18 +244,20 @@ public class LuceneIndexBench {
         }
         long size = dirBytes(dir);
         w.getConfig().setMergePolicy(new TieredMergePolicy());
-        long t1 = System.nanoTime();
+        long t1 = System.nanoTime(), cm0 = os.getProcessCpuTime();
         w.forceMerge(1);
         w.commit();
         double mergeS = (System.nanoTime() - t1) / 1e9;
+        double mergeCpuS = (os.getProcessCpuTime() - cm0) / 1e9;
         w.close();
         long merged = dirBytes(dir);
         long bytes = 0;
         for (int i = 0; i < nDocs; i++) bytes += lineEnd[i] - lineStart[i];
         System.out.printf("docs=%d bytes=%d threads=%d index_s=%.2f cpu_s=%.2f docs_per_s=%.0f"
-                + " mb_per_s=%.2f segments=%d size_bytes=%d merge_s=%.2f merged_bytes=%d%n",
+                + " mb_per_s=%.2f segments=%d size_bytes=%d merge_s=%.2f merge_cpu_s=%.2f"
+                + " merged_bytes=%d%n",
                 nDocs, bytes, threads, indexS, cpuS, nDocs / indexS, bytes / 1e6 / indexS,
-                segments, size, mergeS, merged);
+                segments, size, mergeS, mergeCpuS, merged);
         StringBuilder ext = new StringBuilder("lucene files:");
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
             java.util.TreeMap<String, Long> byExt = new java.util.TreeMap<>();

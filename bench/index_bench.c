@@ -5,7 +5,8 @@
  * while indexing (as LuceneIndexBench with NoMergePolicy). Prints docs/s, MB/s of raw JSON,
  * the index size before and after the merge, and where the merged segment's bytes go.
  * The translog is fsynced every BATCH docs (0: only at the commit, like durability async).
- * cpu_s is the process CPU time of the indexing part (robust on a busy machine).
+ * cpu_s is the process CPU time of the indexing part (robust on a busy machine), merge_cpu_s
+ * that of the force merge.
  * Usage: index_bench FILE.ndjson MAPPINGS.json [RAM_MB (64)] [BATCH (0)] [MERGE (1); 0 skips it]
  * (bench/index_compare.sh runs it next to bench/LuceneIndexBench.java.) */
 #include <dirent.h>
@@ -177,15 +178,16 @@ int main(int argc, char **argv)
         return 1;
     uint64_t size = dir_bytes(dir, "translog");
     t0 = sc_clock_now_ns();
+    double cm0 = cpu_s();
     if (merge && sc_shard_force_merge(sh, 1) != SC_OK)
         return 1;
-    double sm = secs_since(t0);
+    double sm = secs_since(t0), cm = cpu_s() - cm0;
     sc_shard_close(sh, true);
     uint64_t merged = dir_bytes(dir, "translog");
     printf("docs=%zu bytes=%zu threads=1 index_s=%.2f cpu_s=%.2f docs_per_s=%.0f mb_per_s=%.2f "
-           "segments=%llu size_bytes=%llu merge_s=%.2f merged_bytes=%llu\n",
+           "segments=%llu size_bytes=%llu merge_s=%.2f merge_cpu_s=%.2f merged_bytes=%llu\n",
            n, bytes, si, ci, n / si, bytes / 1e6 / si, (unsigned long long)st.n_segments,
-           (unsigned long long)size, sm, (unsigned long long)merged);
+           (unsigned long long)size, sm, cm, (unsigned long long)merged);
     breakdown(dir);
     if (sc_dir_remove_all(dir) != SC_OK)
         return 1;

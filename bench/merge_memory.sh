@@ -12,6 +12,10 @@
 #   bench/merge_memory.sh [N_DOCS (1000000)]     # env: SEED (1) OUT (build/merge-memory)
 #                                                #      SKIP_BUILD=1 SERVE_ARGS="..."
 #                                                #      MERGE_MEMORY=64mb (index.merge.memory)
+#                                                #      KIND=vectors DIMS=128 VTYPE=hnsw
+# KIND=vectors loads `scry gen vectors --dims DIMS` docs instead (a dense_vector field `v`,
+# l2_norm, index_options VTYPE with m 16, ef_construction 100, plus two integers), to measure a
+# merge that writes vectors and builds their HNSW graph.
 # Prints one line: docs= json_mb= fresh_anon_kb= load_hwm_kb= peak_hwm_kb= idle_anon_kb=
 # load_s= merge_s= index_mb= segments_before= restart_anon_kb= restart_hwm_kb= merge_hwm_kb=
 # spilled_mb= load_cpu_s= merge_cpu_s= (the server's CPU seconds of the load and of the merge)
@@ -27,8 +31,13 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
   cmake --build build/release -j2 --target scry >"$OUT/build.log" 2>&1 ||
     { tail -20 "$OUT/build.log" >&2; die "release build failed"; }
 fi
-CORPUS=$OUT/corpus/wiki-$N-$SEED.ndjson
-[ -s "$CORPUS" ] || { "$BIN" gen wiki --seed "$SEED" --docs "$N" > "$CORPUS.tmp"; mv "$CORPUS.tmp" "$CORPUS"; }
+KIND=${KIND:-wiki}
+case $KIND in
+  wiki) CORPUS=$OUT/corpus/wiki-$N-$SEED.ndjson; GEN=(wiki) ;;
+  vectors) CORPUS=$OUT/corpus/vectors-${DIMS:=128}-$N-$SEED.ndjson; GEN=(vectors --dims "$DIMS") ;;
+  *) die "KIND is wiki or vectors, not $KIND" ;;
+esac
+[ -s "$CORPUS" ] || { "$BIN" gen "${GEN[@]}" --seed "$SEED" --docs "$N" > "$CORPUS.tmp"; mv "$CORPUS.tmp" "$CORPUS"; }
 SPID=""
 cleanup() { if [ -n "$SPID" ]; then kill "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true; fi; }
 trap cleanup EXIT
@@ -55,9 +64,15 @@ kb() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$SPID/status"; }
 cpu_s() { # the server's user + system CPU seconds so far
   awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$SPID/stat"
 }
-MERGE_MEMORY=${MERGE_MEMORY:-} /usr/bin/python3 - > "$OUT/index.json" <<'PY'
+KIND=$KIND DIMS=${DIMS:-0} VTYPE=${VTYPE:-hnsw} MERGE_MEMORY=${MERGE_MEMORY:-} \
+  /usr/bin/python3 - > "$OUT/index.json" <<'PY'
 import json, os
 m = json.load(open("bench/workloads/wiki.index.json"))
+if os.environ["KIND"] == "vectors":
+    m["mappings"] = {"dynamic": "strict", "properties": {
+        "v": {"type": "dense_vector", "dims": int(os.environ["DIMS"]), "similarity": "l2_norm",
+              "index_options": {"type": os.environ["VTYPE"], "m": 16, "ef_construction": 100}},
+        "cluster": {"type": "integer"}, "sel": {"type": "integer"}}}
 m["settings"]["index"]["refresh_interval"] = "-1"
 if os.environ.get("MERGE_MEMORY"):
     m["settings"]["index"]["merge.memory"] = os.environ["MERGE_MEMORY"]

@@ -282,6 +282,12 @@ sc_status sc_segment_merge_opts(const sc_merge_input *in, size_t n, const char *
     opts->spilled_bytes = 0;
     if (sc__merge_can_stream(in, n))
         return sc__segment_merge_stream(in, n, dir, name, opts, info);
+    return sc__segment_merge_rebuild(in, n, dir, name, info);
+}
+
+sc_status sc__segment_merge_rebuild(const sc_merge_input *in, size_t n, const char *dir,
+                                    const char *name, sc_segment_write_info *info)
+{
     mctx m;
     memset(&m, 0, sizeof(m));
     SC_TRY(sc_segment_builder_new(&m.b));

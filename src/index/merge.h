@@ -22,12 +22,13 @@ typedef struct sc_merge_input {
 /* Merges inputs (in order) into `<dir>/<name>.seg`. Live doc j of input i gets the id
  * (live docs of inputs before i) + (rank of j among input i's live docs). Fills *info (may be
  * NULL). SC_EIO, SC_ENOMEM, SC_ECORRUPT (an input's data), SC_EINVAL (field kind clash).
- * Streams (merge_stream.c) when every input with docs has `_id` doc values and no input has a
- * dense_vector field: memory is then O(n_docs) bytes for the field being merged (norms, doc
- * values, points: at most ~30 bytes per doc), its term dictionary and one term's encoded
- * postings (the last two spilled past the default limit, see sc_merge_options), and the
- * inputs' pages are dropped from RSS after each field. Otherwise the merged
- * segment is rebuilt in a builder (memory proportional to the merged segment). */
+ * Streams (merge_stream.c) when every input with docs has `_id` doc values: memory is then
+ * O(n_docs) bytes for the field being merged (norms, doc values, points: at most ~30 bytes per
+ * doc; dense vectors: 12 bytes per vector plus the HNSW graph being built, about 24 + 8 m
+ * bytes per vector, the vectors themselves read in place from the inputs' mappings), its term
+ * dictionary and one term's encoded postings (the last two spilled past the default limit, see
+ * sc_merge_options), and the inputs' pages are dropped from RSS after each field. Otherwise
+ * the merged segment is rebuilt in a builder (memory proportional to the merged segment). */
 sc_status sc_segment_merge(const sc_merge_input *in, size_t n, const char *dir, const char *name,
                            sc_segment_write_info *info) SC_MUST_USE;
 

@@ -3,10 +3,11 @@
  * inputs' term dictionaries and each term's postings are remapped through per-input doc maps
  * into the streaming postings encoder (postenc.h); sorted-set doc values merge the inputs'
  * sorted dictionaries into per-input ordinal maps; norms, numeric doc values and points are
- * read from the inputs per field; stored-field blocks whose docs are all live are copied
- * compressed when no stored dictionary is involved (stored_comp.c), the rest recompressed.
- * Memory: O(n_docs) bytes per field (norms, doc values, points), the term dictionary of one
- * field and the encoded postings of one term; the last two are spilled to temporary files
+ * read from the inputs per field; dense vectors are written from the inputs' mappings and their
+ * HNSW graph built over them in place (merge_vectors); stored-field blocks whose docs are all live
+ * are copied compressed when no stored dictionary is involved (stored_comp.c), the rest
+ * recompressed. Memory: O(n_docs) bytes per field (norms, doc values, points), the term dictionary
+ * of one field and the encoded postings of one term; the last two are spilled to temporary files
  * (spill.h) when they outgrow their share of the memory limit (sc_merge_options), so they do not
  * grow with the index. The output is byte for byte the segment a builder would write from the
  * same live docs, except for the stored blocks' boundaries and dictionary, and does not depend
@@ -28,6 +29,7 @@
 #include "index/spill.h"
 #include "index/stored.h"
 #include "index/terms.h"
+#include "index/vecfield.h"
 
 /* The smallest share of a spillable buffer, whatever the limit: below it the spill files'
  * write calls would cost more than the memory saved. */
@@ -693,6 +695,81 @@ static sc_status merge_points(sctx *m, bool geo, uint64_t *off, uint64_t *len, b
 
 /* ---- one field ---- */
 
+/* ---- dense vectors: read in place from the inputs' mappings ---- */
+
+/* The live docs' vectors in merged order, written from the inputs' mapped sections (one
+ * pointer per vector, not a copy), with the graph built for the merged segment: seeded with
+ * the largest input graph whose input has no deletes (same parameters), as merge.c does, so
+ * only the other inputs' vectors are inserted. Memory: 12 bytes per merged vector (new doc,
+ * pointer) plus the graph being built (vecfield.h); the vectors stay in the page cache. */
+static sc_status merge_vectors(sctx *m, uint64_t *off, uint64_t *len)
+{
+    const sc_vec_params *p = NULL;
+    uint64_t total = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        sc_vec_field vf;
+        if (!m->fi[i] || !m->fi[i]->points_len)
+            continue;
+        SC_TRY(sc_segment_vectors(m->in[i].seg, m->fi[i], &vf));
+        total += vf.n;
+    }
+    if (total == 0)
+        return SC_OK;
+    if (total >= UINT32_MAX)
+        return SC_ELIMIT;
+    uint32_t *docs = malloc(total * sizeof(uint32_t));
+    const float **ptrs = malloc(total * sizeof(*ptrs));
+    sc_vec_params vp;
+    sc_hnsw_graph seed = {0};
+    bool seeded = false;
+    uint32_t seed_base = 0, n = 0;
+    sc_status st = docs && ptrs ? SC_OK : SC_ENOMEM;
+    for (size_t i = 0; st == SC_OK && i < m->n; i++) {
+        sc_vec_field vf;
+        if (!m->fi[i] || !m->fi[i]->points_len)
+            continue;
+        st = sc_segment_vectors(m->in[i].seg, m->fi[i], &vf);
+        if (st != SC_OK)
+            break;
+        if (p && memcmp(p, &vf.p, sizeof(vf.p)) != 0) {
+            st = SC_EINVAL; /* as the builder refuses vectors of other parameters */
+            break;
+        }
+        if (!p) {
+            vp = vf.p;
+            p = &vp;
+        }
+        uint32_t base = n, seg_docs = sc_segment_n_docs(m->in[i].seg);
+        bool no_deletes = true;
+        for (uint32_t d = 0; d < seg_docs; d++)
+            no_deletes &= m->map[i][d] != UINT32_MAX;
+        for (uint32_t k = 0; k < vf.n; k++) {
+            uint32_t nd = vf.docs[k] < seg_docs ? m->map[i][vf.docs[k]] : UINT32_MAX;
+            if (nd == UINT32_MAX)
+                continue;
+            docs[n] = nd;
+            ptrs[n++] = vf.vecs + (size_t)k * vf.p.dims;
+            sc_bitset_set(&m->has, nd);
+        }
+        if (vf.has_graph && no_deletes && (!seeded || seed.n < vf.n)) {
+            seed = vf.graph;
+            seed_base = base;
+            seeded = true;
+        }
+    }
+    if (st == SC_OK && n > 0) {
+        static const uint8_t zeros[64] = {0};
+        if (m->o->pos % 64)
+            sc__out_write(m->o, zeros, 64 - m->o->pos % 64);
+        *off = m->o->pos;
+        st = sc__vec_section_stream(p, docs, NULL, ptrs, n, seeded ? &seed : NULL, seed_base, m->o,
+                                    len);
+    }
+    free(docs);
+    free(ptrs);
+    return st;
+}
+
 static sc_status merge_field(sctx *m, sc_slice name)
 {
     const sc_field_info *f0 = NULL;
@@ -705,6 +782,8 @@ static sc_status merge_field(sctx *m, sc_slice name)
         else if (m->fi[i]->kind != f0->kind || (m->fi[i]->flags & 0xffu) != (f0->flags & 0xffu))
             return SC_EINVAL;
     }
+    if (!f0) /* the name came from an input's field table: cannot happen */
+        return SC_EINVAL;
     sc_field_kind kind = f0->kind;
     uint32_t flags = f0->flags & 0xffu;
     sc_bitset_clear_all(&m->has);
@@ -753,6 +832,8 @@ static sc_status merge_field(sctx *m, sc_slice name)
             free(dv[i].omap);
         free(dv);
     }
+    if (st == SC_OK && kind == SC_FIELD_VECTOR)
+        st = merge_vectors(m, &sec[10], &sec[11]);
     if (st == SC_OK && kind == SC_FIELD_NUMERIC && (flags & SC_FIELD_INDEXED)) {
         bool any = false;
         st = merge_points(m, (flags & SC_FIELD_GEO) != 0, &sec[10], &sec[11], &any);
@@ -782,9 +863,6 @@ bool sc__merge_can_stream(const sc_merge_input *in, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const sc_segment *seg = in[i].seg;
-        for (size_t k = 0; k < sc_segment_n_fields(seg); k++)
-            if (sc_segment_field_at(seg, k)->kind == SC_FIELD_VECTOR)
-                return false;
         if (!sc_segment_n_docs(seg))
             continue;
         const sc_field_info *id = sc_segment_field(seg, sc_slice_cstr("_id"));

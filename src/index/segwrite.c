@@ -221,19 +221,14 @@ static void write_points(wctx *w, const sc__bfield *f, uint64_t *off, uint64_t *
  * float and u32 arrays in place (the mapping is page aligned). */
 static void write_vectors(wctx *w, const sc__bfield *f, uint64_t *off, uint64_t *len)
 {
-    sc_buf out = {0};
-    uint32_t n = (uint32_t)f->vdocs.len;
-    sc_status st = sc_vec_section_write(&f->vp, f->vdocs.ptr, f->vecs.ptr, n, f->seed,
-                                        f->seed_base, &out);
-    if (st != SC_OK) {
+    static const uint8_t zeros[64] = {0};
+    if (w->o->pos % 64)
+        sc__out_write(w->o, zeros, 64 - w->o->pos % 64);
+    *off = w->o->pos;
+    sc_status st = sc__vec_section_stream(&f->vp, f->vdocs.ptr, f->vecs.ptr, NULL,
+                                          (uint32_t)f->vdocs.len, f->seed, f->seed_base, w->o, len);
+    if (st != SC_OK)
         w->st = st;
-    } else {
-        static const uint8_t zeros[64] = {0};
-        if (w->o->pos % 64)
-            sc__out_write(w->o, zeros, 64 - w->o->pos % 64);
-        write_section(w, &out, off, len);
-    }
-    sc_vec_free(&out);
 }
 
 static int cmp_dvs(const void *a, const void *b)

@@ -55,6 +55,19 @@ bool sc_vec_similarity_ok(const sc_vec_params *p, float sim, float threshold)
     return sim >= threshold;
 }
 
+/* The vectors by ordinal: contiguous (vecs) or one pointer each (ptrs, e.g. into the mapped
+ * inputs of a merge). */
+typedef struct vsrc {
+    const float *vecs;
+    const float *const *ptrs;
+    size_t dims;
+} vsrc;
+
+static inline const float *vat(const vsrc *s, uint32_t i)
+{
+    return s->ptrs ? s->ptrs[i] : s->vecs + (size_t)i * s->dims;
+}
+
 /* ---- quantization ---- */
 
 /* The k-th smallest of v[0..n) (k < n), partially reordering v (Hoare's selection). O(n). */
@@ -95,32 +108,27 @@ static float select_kth(float *v, size_t n, size_t k)
  * Lucene's one per segment: with dims of 100x different spread a shared range leaves the
  * narrow dims a code or two (hnsw_test skewed sets: recall@10 0.45 -> 1.0). lo[d] is the
  * bottom, alpha[d] = (hi - lo) / 127 the step (0 for a constant dimension). */
-static sc_status dim_bounds(const sc_vec_params *p, const float *vecs, uint32_t n, float *lo,
-                            float *alpha)
+static void dim_bounds(const sc_vec_params *p, const vsrc *src, uint32_t n, float *v, float *lo,
+                       float *alpha)
 {
     for (uint32_t d = 0; d < p->dims; d++)
         lo[d] = 0, alpha[d] = 0;
     if (n == 0)
-        return SC_OK;
+        return;
     uint32_t ns = n < QUANTILE_SAMPLE ? n : QUANTILE_SAMPLE;
-    float *v = malloc((size_t)ns * sizeof(float));
-    if (!v)
-        return SC_ENOMEM;
     double ci = 1.0 - 1.0 / ((double)p->dims + 1.0);
     if (ci < 0.999)
         ci = 0.999; /* low dims: clipping 1 / (dims + 1) of the values costs recall */
     size_t cut = (size_t)floor((double)ns * (1.0 - ci) / 2.0);
     for (uint32_t d = 0; d < p->dims; d++) {
         for (uint32_t i = 0; i < ns; i++) {
-            uint64_t src = (uint64_t)i * n / ns;
-            v[i] = vecs[src * p->dims + d];
+            uint64_t s = (uint64_t)i * n / ns;
+            v[i] = vat(src, (uint32_t)s)[d];
         }
         float l = select_kth(v, ns, cut), h = select_kth(v, ns, ns - 1 - cut);
         lo[d] = l;
         alpha[d] = h > l ? (h - l) / QMAX : 0.0f;
     }
-    free(v);
-    return SC_OK;
 }
 
 /* Codes of v (0..127, code = round((clamp(v) - lo) / alpha)) and the squared norm of the
@@ -145,9 +153,33 @@ static float quantize(const sc_vec_params *p, const float *lo, const float *alph
 
 /* ---- writing ---- */
 
+/* Where a section goes: a buffer or straight to the segment file, with the section-relative
+ * length kept for the 4-byte padding. */
+typedef struct sink {
+    sc_buf *buf;
+    sc__out *o;
+    uint64_t len;
+    sc_status st;
+} sink;
+
+static void put(sink *k, const void *p, size_t len)
+{
+    if (k->buf)
+        sc__buf_put(k->buf, p, len, &k->st);
+    else
+        sc__out_write(k->o, p, len);
+    k->len += len;
+}
+
+static void pad4(sink *k)
+{
+    static const uint8_t z[4] = {0};
+    if (k->len % 4)
+        put(k, z, 4 - k->len % 4);
+}
+
 typedef struct pairctx {
-    const float *vecs;
-    size_t dims;
+    vsrc src;
     float (*f)(const float *a, const float *b, size_t n); /* the kernel, resolved once */
     float sign;                                           /* -1 for l2 (a distance) */
 } pairctx;
@@ -155,25 +187,19 @@ typedef struct pairctx {
 static float pair_sim(const void *ctx, uint32_t a, uint32_t b)
 {
     const pairctx *c = ctx;
-    return c->sign * c->f(c->vecs + (size_t)a * c->dims, c->vecs + (size_t)b * c->dims, c->dims);
+    return c->sign * c->f(vat(&c->src, a), vat(&c->src, b), c->src.dims);
 }
 
-static void pad4(sc_buf *out, sc_status *st)
-{
-    static const uint8_t z[4] = {0};
-    if (out->len % 4)
-        sc__buf_put(out, z, 4 - out->len % 4, st);
-}
-
-static sc_status write_graph(const sc_vec_params *p, const float *vecs, uint32_t n,
-                             const sc_hnsw_graph *seed, uint32_t seed_base, sc_buf *out,
-                             uint8_t *hdr)
+/* Builds the graph over the n vectors into *out (seeded as sc_vec_section_write says). */
+static sc_status build_graph(const sc_vec_params *p, const vsrc *src, uint32_t n,
+                             const sc_hnsw_graph *seed, uint32_t seed_base, pairctx *pc,
+                             sc_hnsw_builder **out)
 {
     const sc_vec_kernels *k = sc_vec_kernels_get(SC_VEC_IMPL_AUTO);
     bool l2 = p->sim == SC_VEC_SIM_L2;
-    pairctx pc = {vecs, p->dims, l2 ? k->l2sq_f32 : k->dot_f32, l2 ? -1.0f : 1.0f};
+    *pc = (pairctx){*src, l2 ? k->l2sq_f32 : k->dot_f32, l2 ? -1.0f : 1.0f};
     sc_hnsw_builder *b;
-    SC_TRY(sc_hnsw_builder_new(n, p->m, p->ef_construction, 42, pair_sim, &pc, &b));
+    SC_TRY(sc_hnsw_builder_new(n, p->m, p->ef_construction, 42, pair_sim, pc, &b));
     sc_status st = SC_OK;
     bool seeded = seed && seed->n && seed->m == p->m && (uint64_t)seed_base + seed->n <= n;
     if (seeded)
@@ -181,25 +207,27 @@ static sc_status write_graph(const sc_vec_params *p, const float *vecs, uint32_t
     for (uint32_t i = 0; i < n && st == SC_OK; i++)
         if (!seeded || i < seed_base || i >= seed_base + seed->n)
             st = sc_hnsw_builder_add(b, i);
-    sc_hnsw_graph g;
-    sc_hnsw_builder_graph(b, n, &g);
-    sc__st32(hdr + 24, g.entry);
-    sc__st32(hdr + 28, (uint32_t)g.max_level);
-    sc__st32(hdr + 32, g.n_up);
-    sc__buf_put(out, g.levels, n, &st);
-    pad4(out, &st);
-    sc__buf_put(out, g.l0, (size_t)n * (1 + 2 * (size_t)p->m) * 4, &st);
-    sc__buf_put(out, g.up_off, (size_t)n * 4, &st);
-    sc__buf_put(out, g.up, (size_t)g.n_up * (1 + p->m) * 4, &st);
-    sc_hnsw_builder_free(b);
-    return st;
+    if (st != SC_OK) {
+        sc_hnsw_builder_free(b);
+        return st;
+    }
+    *out = b;
+    return SC_OK;
 }
 
-sc_status sc_vec_section_write(const sc_vec_params *p, const uint32_t *docs, const float *vecs,
-                               uint32_t n, const sc_hnsw_graph *seed, uint32_t seed_base,
-                               sc_buf *out)
+/* The section: the graph is built first (the header holds its entry point), then everything
+ * is written in order; the int8 codes are computed twice (corrections, then codes) so that
+ * neither array is held. Memory besides the graph: a sample of QUANTILE_SAMPLE floats. */
+static sc_status section_write(const sc_vec_params *p, const uint32_t *docs, const vsrc *src,
+                               uint32_t n, const sc_hnsw_graph *seed, uint32_t seed_base, sink *k)
 {
-    sc_status st = SC_OK;
+    sc_hnsw_builder *b = NULL;
+    pairctx pc;
+    sc_hnsw_graph g = {.max_level = -1};
+    if (has_graph(p->type) && n > 0) {
+        SC_TRY(build_graph(p, src, n, seed, seed_base, &pc, &b));
+        sc_hnsw_builder_graph(b, n, &g);
+    }
     uint8_t hdr[SC_VEC_SECTION_HEADER] = {0};
     memcpy(hdr, VEC_MAGIC, 4);
     sc__st32(hdr + 4, p->dims);
@@ -210,37 +238,74 @@ sc_status sc_vec_section_write(const sc_vec_params *p, const uint32_t *docs, con
     sc__st32(hdr + 16, p->m);
     sc__st32(hdr + 20, p->ef_construction);
     sc__st32(hdr + 28, UINT32_MAX); /* max_level -1: no graph */
-    size_t hdr_at = out->len;
-    sc__buf_put(out, hdr, sizeof(hdr), &st);
-    sc__buf_put(out, docs, (size_t)n * 4, &st);
-    sc__buf_put(out, vecs, (size_t)n * p->dims * 4, &st);
-    if (has_codes(p->type) && st == SC_OK) {
-        int8_t *codes = malloc((size_t)n * p->dims + 1);
-        float *corr = malloc((size_t)n * 4 + 4);
+    if (b) {
+        sc__st32(hdr + 24, g.entry);
+        sc__st32(hdr + 28, (uint32_t)g.max_level);
+        sc__st32(hdr + 32, g.n_up);
+    }
+    put(k, hdr, sizeof(hdr));
+    put(k, docs, (size_t)n * 4);
+    if (!src->ptrs)
+        put(k, src->vecs, (size_t)n * p->dims * 4);
+    for (uint32_t i = 0; src->ptrs && i < n; i++)
+        put(k, src->ptrs[i], (size_t)p->dims * 4);
+    sc_status st = SC_OK;
+    if (has_codes(p->type)) {
         float *lo = malloc((size_t)p->dims * 8);
-        if (!codes || !corr || !lo)
+        float *v =
+            malloc(((size_t)(n < QUANTILE_SAMPLE ? n : QUANTILE_SAMPLE) + 1) * sizeof(float));
+        int8_t *code = malloc((size_t)p->dims + 1);
+        if (!lo || !v || !code)
             st = SC_ENOMEM;
         float *alpha = lo ? lo + p->dims : NULL;
         if (st == SC_OK)
-            st = dim_bounds(p, vecs, n, lo, alpha);
-        for (uint32_t i = 0; st == SC_OK && i < n; i++)
-            corr[i] =
-                quantize(p, lo, alpha, vecs + (size_t)i * p->dims, codes + (size_t)i * p->dims);
-        sc__buf_put(out, lo, (size_t)p->dims * 8, &st);
-        sc__buf_put(out, corr, (size_t)n * 4, &st);
-        sc__buf_put(out, codes, (size_t)n * p->dims, &st);
-        pad4(out, &st);
-        free(codes);
-        free(corr);
+            dim_bounds(p, src, n, v, lo, alpha);
+        if (st == SC_OK) {
+            put(k, lo, (size_t)p->dims * 8);
+            for (uint32_t i = 0; i < n; i++) {
+                float corr = quantize(p, lo, alpha, vat(src, i), code);
+                put(k, &corr, 4);
+            }
+            for (uint32_t i = 0; i < n; i++) {
+                (void)quantize(p, lo, alpha, vat(src, i), code);
+                put(k, code, p->dims);
+            }
+            pad4(k);
+        }
         free(lo);
+        free(v);
+        free(code);
     }
-    if (has_graph(p->type) && st == SC_OK && n > 0) {
-        uint8_t h2[SC_VEC_SECTION_HEADER];
-        memcpy(h2, out->ptr + hdr_at, sizeof(h2));
-        st = write_graph(p, vecs, n, seed, seed_base, out, h2);
-        if (st == SC_OK)
-            memcpy(out->ptr + hdr_at, h2, sizeof(h2));
+    if (b && st == SC_OK) {
+        put(k, g.levels, n);
+        pad4(k);
+        put(k, g.l0, (size_t)n * (1 + 2 * (size_t)p->m) * 4);
+        put(k, g.up_off, (size_t)n * 4);
+        put(k, g.up, (size_t)g.n_up * (1 + p->m) * 4);
     }
+    sc_hnsw_builder_free(b);
+    if (st == SC_OK)
+        st = k->buf ? k->st : k->o->st;
+    return st;
+}
+
+sc_status sc_vec_section_write(const sc_vec_params *p, const uint32_t *docs, const float *vecs,
+                               uint32_t n, const sc_hnsw_graph *seed, uint32_t seed_base,
+                               sc_buf *out)
+{
+    sink k = {.buf = out};
+    vsrc src = {.vecs = vecs, .dims = p->dims};
+    return section_write(p, docs, &src, n, seed, seed_base, &k);
+}
+
+sc_status sc__vec_section_stream(const sc_vec_params *p, const uint32_t *docs, const float *vecs,
+                                 const float *const *ptrs, uint32_t n, const sc_hnsw_graph *seed,
+                                 uint32_t seed_base, sc__out *o, uint64_t *len)
+{
+    sink k = {.o = o};
+    vsrc src = {.vecs = vecs, .ptrs = ptrs, .dims = p->dims};
+    sc_status st = section_write(p, docs, &src, n, seed, seed_base, &k);
+    *len = k.len;
     return st;
 }
 
@@ -255,8 +320,8 @@ static sc_status bad(const char **why, const char *msg)
 /* The section's layout into *out, its lengths and parameters checked. With deep also every
  * O(n) part: doc order, int8 codes, the graph's links (segment open does that once; a search
  * re-reading the section of an open segment skips it: at 1M x 128 the checks cost ~100 ms). */
-static sc_status section_parse(sc_slice bytes, uint32_t n_docs, sc_vec_field *out,
-                               const char **why, bool deep)
+static sc_status section_parse(sc_slice bytes, uint32_t n_docs, sc_vec_field *out, const char **why,
+                               bool deep)
 {
     memset(out, 0, sizeof(*out));
     const uint8_t *b = bytes.ptr;

@@ -47,6 +47,17 @@ sc_status sc_vec_section_write(const sc_vec_params *p, const uint32_t *docs, con
                                uint32_t n, const sc_hnsw_graph *seed, uint32_t seed_base,
                                sc_buf *out) SC_MUST_USE;
 
+/* The same section written straight to a segment file (struct sc__out, index/internal.h):
+ * the vectors contiguous in vecs, or, when vecs is NULL, one pointer per ordinal in ptrs (a
+ * merge's vectors read in place from its mapped inputs, so they are not copied). *len gets the
+ * section's length. Memory besides the inputs: the HNSW graph being built (hnsw.c's builder:
+ * about 19 + 8 m bytes per vector, plus (1 + m) * 4 bytes per upper-level node) and
+ * QUANTILE_SAMPLE floats for the int8 bounds; no copy of the vectors, codes or graph. */
+struct sc__out;
+sc_status sc__vec_section_stream(const sc_vec_params *p, const uint32_t *docs, const float *vecs,
+                                 const float *const *ptrs, uint32_t n, const sc_hnsw_graph *seed,
+                                 uint32_t seed_base, struct sc__out *o, uint64_t *len) SC_MUST_USE;
+
 /* Parses and checks a section (bytes 4-aligned) of a segment with n_docs docs into *out
  * (a view borrowing bytes). SC_ECORRUPT with a short reason in *why. O(n m) (graph check). */
 sc_status sc_vec_section_open(sc_slice bytes, uint32_t n_docs, sc_vec_field *out, const char **why)

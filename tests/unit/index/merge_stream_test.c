@@ -5,7 +5,11 @@
  * random deletes (one input fully deleted, one without deletes), merged; a builder then writes
  * the same live docs in the same order. The two files must be byte for byte equal up to the
  * stored blocks (postings, positions, skip tables, term dictionaries, norms, doc values,
- * points, field table) and hold the same stored docs. The same merge under a tiny memory limit
+ * points, field table) and hold the same stored docs. With dense vectors (an hnsw and an
+ * int8_hnsw field, on some docs) the graph of the merged segment is seeded from the largest
+ * input without deletes, which a builder given the docs cannot do: there the streaming merge is
+ * compared with the rebuilding one (merge.c) instead, byte for byte up to the stored blocks, and
+ * the merged vectors with the docs'. The same merge under a tiny memory limit
  * (index.merge.memory) spills to temporary files and must write the very same file, leaving no
  * spill file behind. Seeds are printed. */
 #include <dirent.h>
@@ -21,10 +25,12 @@
 #include "index/merge.h"
 #include "index/merge_impl.h"
 #include "index/stored.h"
+#include "index/vecfield.h"
 #include "common.h"
 
 #define M_VOCAB 300
 #define M_MAX_TOK 60
+#define M_DIMS 12
 
 typedef struct m_doc {
     char id[16];
@@ -39,7 +45,8 @@ typedef struct m_doc {
     int64_t nums[2];
     uint32_t n_nums;
     int64_t date, price, geo;
-    bool has_price, has_geo, rare;
+    bool has_price, has_geo, rare, has_vec;
+    float vec[M_DIMS];
     char *source;
     size_t source_len;
 } m_doc;
@@ -87,6 +94,9 @@ static void m_make(m_doc *docs, uint32_t n)
         x->geo = (int64_t)(((uint64_t)(uint32_t)(int32_t)(t_below(1u << 30) - (1u << 29)) << 32) |
                            (uint32_t)(int32_t)(t_below(1u << 31) - (1u << 30)));
         x->rare = t_below(50) == 0;
+        x->has_vec = t_below(4) != 0;
+        for (uint32_t i = 0; i < M_DIMS; i++)
+            x->vec[i] = (float)t_below(20001) / 1000.0f - 10.0f;
         size_t len = t_below(10) == 0 ? 3000 + t_below(6000) : 20 + t_below(200);
         x->source = malloc(len + 1);
         for (size_t i = 0; i < len; i++)
@@ -95,7 +105,13 @@ static void m_make(m_doc *docs, uint32_t n)
     }
 }
 
-static sc_status m_add(sc_segment_builder *b, const m_doc *x, bool with_rare)
+static const sc_vec_params m_vp_hnsw = {
+    .dims = M_DIMS, .sim = SC_VEC_SIM_L2, .type = SC_VEC_INDEX_HNSW, .m = 4, .ef_construction = 20};
+static const sc_vec_params m_vp_int8 = {
+    .dims = M_DIMS, .sim = SC_VEC_SIM_DOT, .type = SC_VEC_INDEX_INT8_HNSW, .m = 6,
+    .ef_construction = 12};
+
+static sc_status m_add(sc_segment_builder *b, const m_doc *x, bool with_rare, bool vectors)
 {
     sc_index_token body[M_MAX_TOK], title[4], tags[3], cat, idtok, rare;
     for (uint32_t i = 0; i < x->n_body; i++)
@@ -107,7 +123,7 @@ static sc_status m_add(sc_segment_builder *b, const m_doc *x, bool with_rare)
     cat = (sc_index_token){sc_slice_cstr(m_tagv[x->cat < 0 ? 0 : x->cat]), 0};
     idtok = (sc_index_token){sc_slice_cstr(x->id), 0};
     rare = (sc_index_token){sc_slice_cstr("r"), 0};
-    sc_index_field f[11];
+    sc_index_field f[13];
     size_t nf = 0;
     f[nf++] = (sc_index_field){.name = sc_slice_cstr("body"), .kind = SC_FIELD_TEXT,
         .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS,
@@ -134,6 +150,12 @@ static sc_status m_add(sc_segment_builder *b, const m_doc *x, bool with_rare)
     if (with_rare && x->rare)
         f[nf++] = (sc_index_field){.name = sc_slice_cstr("rare"), .kind = SC_FIELD_KEYWORD,
             .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, .tokens = &rare, .n_tokens = 1};
+    if (vectors && x->has_vec) {
+        f[nf++] = (sc_index_field){.name = sc_slice_cstr("vec"), .kind = SC_FIELD_VECTOR,
+            .vector = x->vec, .vparams = &m_vp_hnsw};
+        f[nf++] = (sc_index_field){.name = sc_slice_cstr("vq"), .kind = SC_FIELD_VECTOR,
+            .vector = x->vec, .vparams = &m_vp_int8};
+    }
     f[nf++] = (sc_index_field){.name = sc_slice_cstr("_id"), .kind = SC_FIELD_KEYWORD,
         .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, .tokens = &idtok, .n_tokens = 1};
     sc_index_doc in = {.id = sc_slice_cstr(x->id),
@@ -229,7 +251,33 @@ static void no_spill_files(const char *dir)
 
 /* n_docs docs in n_seg segments; pct of docs deleted (segment 1 none, segment 2 all when
  * n_seg > 3); "rare" only in segment 1's docs. */
-static void stream_case(uint32_t n_docs, size_t n_seg, int pct)
+/* The merged segment's vectors of `field`: those of the kept docs with one, in doc order. */
+static void check_vectors(const char *dir, const char *name, const char *field, const m_doc *docs,
+                          const uint32_t *kept, uint32_t n_kept)
+{
+    sc_segment *seg;
+    assert_int_equal(sc_segment_open(dir, name, &seg), SC_OK);
+    const sc_field_info *f = sc_segment_field(seg, sc_slice_cstr(field));
+    assert_non_null(f);
+    sc_vec_field vf;
+    assert_int_equal(sc_segment_vectors(seg, f, &vf), SC_OK);
+    assert_true(vf.has_graph);
+    uint32_t o = 0;
+    for (uint32_t d = 0; d < n_kept; d++) {
+        if (!docs[kept[d]].has_vec)
+            continue;
+        assert_true(o < vf.n);
+        assert_int_equal(vf.docs[o], d);
+        assert_memory_equal(vf.vecs + (size_t)o * M_DIMS, docs[kept[d]].vec,
+                            sizeof(float) * M_DIMS);
+        o++;
+    }
+    assert_int_equal(o, vf.n);
+    assert_int_equal(f->doc_count, vf.n);
+    sc_segment_unref(seg);
+}
+
+static void stream_case(uint32_t n_docs, size_t n_seg, int pct, bool vectors)
 {
     m_doc *docs = calloc(n_docs, sizeof(m_doc));
     m_make(docs, n_docs);
@@ -241,6 +289,7 @@ static void stream_case(uint32_t n_docs, size_t n_seg, int pct)
     sc_segment_builder *once;
     assert_int_equal(sc_segment_builder_new(&once), SC_OK);
     uint32_t kept = 0;
+    uint32_t *kept_docs = calloc(n_docs + 1, sizeof(uint32_t));
     for (size_t s = 0; s < n_seg; s++) {
         uint32_t hi = s + 1 == n_seg ? n_docs : lo + t_below(2 * n_docs / (uint32_t)n_seg);
         if (hi > n_docs)
@@ -250,7 +299,7 @@ static void stream_case(uint32_t n_docs, size_t n_seg, int pct)
         sc_segment_builder *b;
         assert_int_equal(sc_segment_builder_new(&b), SC_OK);
         for (uint32_t d = lo; d < hi; d++)
-            assert_int_equal(m_add(b, &docs[d], s == 1), SC_OK);
+            assert_int_equal(m_add(b, &docs[d], s == 1, vectors), SC_OK);
         assert_int_equal(sc_segment_builder_write(b, dir, name, NULL), SC_OK);
         sc_segment_builder_free(b);
         assert_int_equal(sc_segment_open(dir, name, &in[s].seg), SC_OK);
@@ -261,8 +310,8 @@ static void stream_case(uint32_t n_docs, size_t n_seg, int pct)
                 keep = (int)t_below(100) >= pct;
             if (keep) {
                 sc_bitset_set(&live[s], d - lo);
-                assert_int_equal(m_add(once, &docs[d], s == 1), SC_OK);
-                kept++;
+                assert_int_equal(m_add(once, &docs[d], s == 1, vectors), SC_OK);
+                kept_docs[kept++] = d;
             }
         }
         in[s].live = s == 1 ? NULL : &live[s];
@@ -276,7 +325,17 @@ static void stream_case(uint32_t n_docs, size_t n_seg, int pct)
     assert_int_equal(sc_segment_merge_opts(in, n_seg, dir, "m", &dflt, &info), SC_OK);
     assert_int_equal(info.n_docs, kept);
     assert_int_equal(dflt.spilled_bytes, 0);
-    compare_segments(dir, "m", "once", kept);
+    if (vectors) {
+        sc_segment_write_info rinfo;
+        assert_int_equal(sc__segment_merge_rebuild(in, n_seg, dir, "r", &rinfo), SC_OK);
+        compare_segments(dir, "m", "r", kept);
+        if (kept) {
+            check_vectors(dir, "m", "vec", docs, kept_docs, kept);
+            check_vectors(dir, "m", "vq", docs, kept_docs, kept);
+        }
+    } else {
+        compare_segments(dir, "m", "once", kept);
+    }
     /* a 1-byte limit: every spillable buffer spills at its smallest share */
     sc_merge_options tiny = {.memory_bytes = 1};
     sc_segment_write_info tinfo;
@@ -294,6 +353,7 @@ static void stream_case(uint32_t n_docs, size_t n_seg, int pct)
     for (uint32_t d = 0; d < n_docs; d++)
         free(docs[d].source);
     free(docs);
+    free(kept_docs);
     assert_int_equal(sc_dir_remove_all(dir), SC_OK);
 }
 
@@ -301,16 +361,26 @@ static void test_stream_equals_built(void **state)
 {
     (void)state;
     t_seed("merge_stream_equals_built");
-    stream_case(9000, 4, 15);
-    stream_case(2000, 3, 0);
-    stream_case(700, 5, 60);
-    stream_case(30, 2, 50);
+    stream_case(9000, 4, 15, false);
+    stream_case(2000, 3, 0, false);
+    stream_case(700, 5, 60, false);
+    stream_case(30, 2, 50, false);
+}
+
+static void test_stream_vectors(void **state)
+{
+    (void)state;
+    t_seed("merge_stream_vectors");
+    stream_case(3000, 4, 15, true);
+    stream_case(1500, 3, 0, true);
+    stream_case(400, 5, 60, true);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_equals_built),
+        cmocka_unit_test(test_stream_vectors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
