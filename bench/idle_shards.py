@@ -5,7 +5,8 @@ For each binary (SCRY_BIN, the build under test, and BASE_BIN, a build of `main`
 fresh `scry serve`, reads its RssAnon with no index, then creates indices of 1 shard
 (0 replicas) and indexes --docs small documents into each (one _bulk per 100 indices, refreshed
 by the default 1 s refresh), until the node holds each count asked for; at each count it waits
---idle seconds without any request, reads RssAnon again and prints
+until every indexing buffer is released (a build with the setting) and then --idle seconds,
+reads RssAnon again and prints
 (RssAnon with N shards - RssAnon with 0) / N, and the ratio of the two binaries. After the last
 count it checks every index still answers its documents (a _count over all of them, then a
 write to one) so an idle shard that lost something would show.
@@ -47,10 +48,8 @@ class Node:
         port_file = self.data + ".port"
         args = [binary, "serve", "--data", self.data, "--port", "0", "--port-file", port_file,
                 "--threads", "2", "--log-level", "warn"]
-        helptext = subprocess.run([binary, "serve", "--help"], capture_output=True,
-                                  text=True).stdout + subprocess.run(
-            [binary, "serve", "--help"], capture_output=True, text=True).stderr
-        self.has_setting = "shard_inactive_time" in helptext
+        h = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True)
+        self.has_setting = "shard_inactive_time" in h.stdout + h.stderr
         if self.has_setting:
             args += ["-E", "indices.memory.shard_inactive_time=" + inactive]
         self.log = open(self.data + ".log", "wb")
@@ -80,13 +79,24 @@ class Node:
         return status_kib(self.proc.pid, "Threads")
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=1200)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        # SIGKILL: the data folder is thrown away, and main's shutdown flushes every shard
+        self.proc.kill()
+        self.proc.wait()
         self.log.close()
+
+    def wait_released(self, timeout):
+        """Seconds until every index's indexing buffer is released (a build that reports
+        segments.index_writer_memory_in_bytes); None without that stat or past timeout."""
+        t0 = time.time()
+        while time.time() - t0 < timeout:
+            st, r = self.req("GET", "/idle-*/_stats")
+            seg = r["_all"]["primaries"]["segments"] if st == 200 else {}
+            if "index_writer_memory_in_bytes" not in seg:
+                return None
+            if seg["index_writer_memory_in_bytes"] == 0:
+                return time.time() - t0
+            time.sleep(1)
+        return None
 
 
 def index_name(i):
@@ -138,15 +148,17 @@ def run(binary, args, tmp, tag):
             have = want
             setup_s = time.time() - t0
             busy = node.anon_kib()
+            released = node.wait_released(args.timeout) if node.has_setting else None
             time.sleep(args.idle)
             anon = node.anon_kib()
             rows.append({"shards": want, "base": base, "busy": busy, "anon": anon,
                          "per_shard": (anon - base) / want, "threads": node.threads(),
-                         "setup_s": setup_s})
+                         "setup_s": setup_s, "released_s": released})
             print("  %s: %d shards: RssAnon %d kB (right after setup %d, empty node %d), "
-                  "%.1f KiB per shard, %d threads, setup %.0f s" %
-                  (tag, want, anon, busy, base, (anon - base) / want, node.threads(), setup_s),
-                  flush=True)
+                  "%.1f KiB per shard, %d threads, setup %.0f s%s" %
+                  (tag, want, anon, busy, base, (anon - base) / want, node.threads(), setup_s,
+                   ", all released %.0f s after setup" % released if released is not None
+                   else ""), flush=True)
         check(node, have, args.docs)
     finally:
         node.stop()
@@ -158,7 +170,10 @@ def main():
     ap.add_argument("--counts", type=int, nargs="+", default=[1000, 5000])
     ap.add_argument("--docs", type=int, default=3)
     ap.add_argument("--idle", type=float, default=20.0,
-                    help="seconds without requests before reading RssAnon")
+                    help="seconds without requests before reading RssAnon (after every buffer "
+                         "was released, for a build that reports it)")
+    ap.add_argument("--timeout", type=float, default=900.0,
+                    help="seconds to wait for the releases")
     ap.add_argument("--inactive", default="5s",
                     help="indices.memory.shard_inactive_time for a binary that has it")
     args = ap.parse_args()

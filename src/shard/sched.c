@@ -34,6 +34,9 @@ struct sc_shard_sched {
     size_t n_threads;
     uint64_t inactive_ns; /* a shard without writes this long goes idle (0: never) */
     size_t n_idle_jobs;   /* idle releases queued or running */
+    size_t max_idle_jobs; /* at most this many at once: refreshes never queue behind a wave */
+    size_t n_idle_due;    /* shards due for a release at the last scan */
+    bool released;        /* a release ended since the heap was last trimmed */
 };
 
 static void run_merge(void *arg, sc_status pool_st)
@@ -78,7 +81,6 @@ static void run_maintenance(void *arg, sc_status pool_st)
     if (sl->do_idle)
         idle_st = pool_st == SC_OK ? sc_shard_release_idle(s) : pool_st;
     sc_shard_sched *sc = s->sched;
-    bool trim = false;
     pthread_mutex_lock(&sc->mu);
     sl->queued = false;
     if (sl->do_idle) {
@@ -89,16 +91,17 @@ static void run_maintenance(void *arg, sc_status pool_st)
         } else {
             sl->last_active_ns = sc_clock_now_ns(); /* try again after another period */
         }
-        trim = --sc->n_idle_jobs == 0;
+        sc->n_idle_jobs--;
+        sc->released = true;
+        if (sc->n_idle_due > 1) { /* more to release: scan now, not at the next tick */
+            sc->kick = true;
+            pthread_cond_signal(&sc->cv);
+        }
     }
     if (refreshed && !s->cfg.no_background_merges)
         queue_merge(sc, s);
     pthread_cond_broadcast(&sc->idle_cv);
     pthread_mutex_unlock(&sc->mu);
-    /* Once per wave of shards going idle (often thousands together after a bulk load): the
-     * heap's free pages back to the system, so that what they released leaves RssAnon. */
-    if (trim)
-        sc_alloc_release_free();
 }
 
 /* Decides whether s has work due at `now` and queues it (mu held). */
@@ -117,11 +120,13 @@ static void consider(sc_shard_sched *sc, sc_shard *s, uint64_t now)
         sl->last_active_ns = now;
         sl->idle = false;
     }
+    const sc_shard_config *c = &s->cfg;
+    bool idle_due = sc->inactive_ns && !sl->idle && !sl->merge_queued &&
+                    now - sl->last_active_ns >= sc->inactive_ns;
+    sc->n_idle_due += idle_due;
     if (sl->queued)
         return;
-    const sc_shard_config *c = &s->cfg;
-    bool go_idle = sc->inactive_ns && !sl->idle && !sl->merge_queued &&
-                   now - sl->last_active_ns >= sc->inactive_ns;
+    bool go_idle = idle_due && sc->n_idle_jobs < sc->max_idle_jobs;
     bool refresh =
         sl->urgent || (c->refresh_interval_ms > 0 &&
                        now - sl->last_refresh_ns >= (uint64_t)c->refresh_interval_ms * 1000000ULL &&
@@ -166,8 +171,18 @@ static void *timer_main(void *arg)
         if (sc->stopping)
             break;
         uint64_t now = sc_clock_now_ns();
+        sc->n_idle_due = 0;
         for (size_t i = 0; i < sc->shards.len; i++)
             consider(sc, sc->shards.ptr[i], now);
+        if (sc->released && sc->n_idle_due == 0) {
+            /* A wave of releases ended (often thousands of shards together after a bulk
+             * load): the heap's free pages back to the system, once, so that what the
+             * shards released leaves the resident set. */
+            sc->released = false;
+            pthread_mutex_unlock(&sc->mu);
+            sc_alloc_release_free();
+            pthread_mutex_lock(&sc->mu);
+        }
     }
     pthread_mutex_unlock(&sc->mu);
     return NULL;
@@ -199,6 +214,9 @@ sc_status sc_shard_sched_new(size_t n_workers, size_t n_merge_workers, sc_shard_
     }
     sc->n_threads = 1 + n_workers + n_merge_workers;
     sc->inactive_ns = (uint64_t)SC_SHARD_INACTIVE_DEFAULT_MS * 1000000ULL;
+    /* one release (a commit: a few fsyncs) at a time per two workers, so that the others
+     * keep refreshing the shards that are being written */
+    sc->max_idle_jobs = n_workers > 1 ? n_workers / 2 : 1;
     *out = sc;
     return SC_OK;
 }
