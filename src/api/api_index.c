@@ -506,6 +506,7 @@ static void stats_block(sc_jsonw *w, const sc_index_stats *s, sc_index *ix_or_nu
     sc_jsonw_obj_begin(w);
     sc_jsonw_kv_int(w, "count", (int64_t)s->n_segments);
     sc_jsonw_kv_int(w, "memory_in_bytes", (int64_t)s->memory_bytes);
+    sc_jsonw_kv_int(w, "index_writer_memory_in_bytes", (int64_t)s->memory_bytes);
     sc_jsonw_obj_end(w);
     sc_jsonw_key(w, "translog");
     sc_jsonw_obj_begin(w);

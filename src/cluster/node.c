@@ -634,6 +634,9 @@ sc_status sc_node_open(const sc_node_config *cfg, sc_node **out)
         sc_node_close(n);
         return SC_ENOMEM;
     }
+    if (cfg->shard_inactive_ms)
+        sc_shard_sched_set_inactive_ms(
+            n->sched, cfg->shard_inactive_ms > 0 ? (uint64_t)cfg->shard_inactive_ms : 0);
     if (sc__recovery_new(&n->recovery) != SC_OK) {
         sc_node_close(n);
         return SC_ENOMEM;

@@ -55,6 +55,9 @@ typedef struct sc_node_config {
      * missing at start is absent (not created); the placement opens, retires and removes
      * copies as the routing changes (copies.c). false: every shard of every index is local. */
     bool allocated_copies_only;
+    /* indices.memory.shard_inactive_time: a shard without writes this long commits and frees
+     * its indexing buffer (sc_shard_release_idle). 0: the default (5 minutes); < 0: never. */
+    int64_t shard_inactive_ms;
 } sc_node_config;
 
 /* A user-facing error: Elasticsearch type, reason, HTTP status, and the index it concerns. */

@@ -23,7 +23,7 @@ typedef struct sc_index_stats {
     uint64_t merges_spilled_bytes; /* written to merge spill files (index.merge.memory) */
     uint64_t translog_ops;
     uint64_t translog_bytes;
-    uint64_t memory_bytes; /* in-memory buffers (unrefreshed docs) */
+    uint64_t memory_bytes; /* the indexing buffers (0 once the shards went idle) */
 } sc_index_stats;
 
 /* Sums the shards' numbers. */

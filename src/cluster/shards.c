@@ -184,7 +184,7 @@ void sc_index_shard_stats(sc_index *ix, uint32_t shard, sc_index_stats *out)
     out->merges_spilled_bytes = st.merge_spilled_bytes;
     out->translog_ops = st.translog_ops;
     out->translog_bytes = st.translog_bytes;
-    out->memory_bytes = 0;
+    out->memory_bytes = st.indexing_buffer_bytes;
     sc_shard_stats_fini(&st);
 }
 

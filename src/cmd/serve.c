@@ -8,6 +8,8 @@
  *   threads: 2 (HTTP workers)    search.threads: 2        memory.limit: 1gb
  *   http.timeout: 60s            log.level: info          slowlog.threshold: 1s
  *   index.translog.durability: request|async
+ *   indices.memory.shard_inactive_time: 5m (a shard without writes this long commits and frees
+ *     its indexing buffer; 0 or -1: never)
  *   path.repo: DIR (fs snapshot repositories must lie under it; --path-repo)
  *   test.recovery_delay: 0 (tests only: delay each shard's translog replay at start)
  *   test.snapshot_delay: 0 (tests only: a snapshot waits this long before each file it copies)
@@ -58,6 +60,7 @@ typedef struct serve_opts {
     long test_snapshot_delay_ms;
     long test_search_delay_ms;
     long test_fetch_delay_ms;
+    long shard_inactive_ms; /* indices.memory.shard_inactive_time; 0 default, < 0 never */
     char *users_file;
     char *test_partition_file;
     char *tls_cert;
@@ -174,6 +177,10 @@ static bool apply(serve_opts *o, const char *key, const char *val)
             o->durability_async = 0;
         else
             return false;
+    } else if (!strcmp(key, "indices.memory.shard_inactive_time")) {
+        if (!parse_ms(val, &ms))
+            return false;
+        o->shard_inactive_ms = ms > 0 ? ms : -1;
     } else if (!strcmp(key, "test.snapshot_delay")) {
         if (!parse_ms(val, &ms) || ms < 0 || ms > 600000)
             return false;
@@ -336,7 +343,10 @@ static void serve_usage(FILE *f)
                "                      tests only: while FILE exists, this node's etcd client\n"
                "                      and transport refuse all traffic (a network partition)\n"
                "  -E KEY=VALUE        any setting of the config file (e.g. -E "
-               "http.compression=true)\n");
+               "http.compression=true)\n"
+               "  -E indices.memory.shard_inactive_time=DURATION\n"
+               "                      a shard without writes this long commits and frees its\n"
+               "                      indexing buffer (default 5m; 0 never)\n");
 }
 
 static void opts_free(serve_opts *o)
@@ -522,6 +532,7 @@ int sc_cmd_serve(int argc, char **argv)
                          .memory_limit_bytes = o.memory,
                          .search_threads = (unsigned)o.search_threads,
                          .durability_async = o.durability_async,
+                         .shard_inactive_ms = o.shard_inactive_ms,
                          .test_recovery_delay_ms = (uint32_t)o.test_recovery_delay_ms,
                          .path_repo = o.path_repo,
                          .test_snapshot_delay_ms = (uint32_t)o.test_snapshot_delay_ms,

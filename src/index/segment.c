@@ -391,6 +391,7 @@ static void seg_free(sc_segment *seg)
     sc__segment_nested_fini(seg);
     free(seg->fields);
     ZSTD_freeDDict(seg->stored_ddict);
+    free(seg->path);
     if (seg->mapped) {
         sc_mmap_close(&seg->map);
         if (seg->charged)
@@ -422,14 +423,21 @@ sc_status sc_segment_open_ex(const char *dir, const char *name, sc_segment **out
     if (!seg)
         return SC_ENOMEM;
     snprintf(seg->name, sizeof(seg->name), "%s", name);
-    if ((size_t)snprintf(seg->path, sizeof(seg->path), "%s/%s%s", dir, name, SC_SEGMENT_SUFFIX) >=
-        sizeof(seg->path)) {
+    size_t plen = strlen(dir) + 1 + strlen(name) + strlen(SC_SEGMENT_SUFFIX) + 1;
+    if (plen > 4096) {
         free(seg);
         return SC_EINVAL;
     }
+    seg->path = malloc(plen);
+    if (!seg->path) {
+        free(seg);
+        return SC_ENOMEM;
+    }
+    snprintf(seg->path, plen, "%s/%s%s", dir, name, SC_SEGMENT_SUFFIX);
     sc_status st = sc_mmap_open(seg->path, &seg->map);
     if (st != SC_OK) {
         sc__set_error(err, seg->path, 0, st == SC_ENOTFOUND ? "no such file" : "cannot map");
+        free(seg->path);
         free(seg);
         return st;
     }
@@ -463,7 +471,11 @@ sc_status sc_segment_open_bytes(sc_slice bytes, const char *name, bool verify_ch
     if (!seg)
         return SC_ENOMEM;
     snprintf(seg->name, sizeof(seg->name), "%s", name ? name : "");
-    snprintf(seg->path, sizeof(seg->path), "%s", name ? name : "");
+    seg->path = strdup(name ? name : "");
+    if (!seg->path) {
+        free(seg);
+        return SC_ENOMEM;
+    }
     seg->bytes = bytes;
     return open_common(seg, verify_checksum, out, err);
 }

@@ -15,7 +15,8 @@ struct sc_segment {
     bool charged;   /* file bytes charged to sc_pool_index_segments */
     sc_slice bytes; /* the whole file */
     char name[SC_SEGMENT_NAME_MAX + 1];
-    char path[1024];
+    char *path; /* the file, for error messages (malloc'd: 1 KiB inline was most of an idle
+                 * small segment's memory) */
     uint32_t n_docs;
     uint32_t version; /* format version of the file (docs/format.md) */
     uint64_t checksum;

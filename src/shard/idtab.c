@@ -67,9 +67,14 @@ static void place(sc__idtab *t, uint64_t *slots, size_t cap, uint64_t hash, uint
     (void)t;
 }
 
+/* Tables start small: a node holds thousands of shards of a few documents each, and 1,024
+ * slots and offsets up front were 17 KiB per shard (docs/benchmarks.md, Idle shards). */
+#define MIN_SLOTS 16
+#define MIN_ELEMS 16
+
 static sc_status grow_slots(sc__idtab *t)
 {
-    size_t cap = t->cap ? t->cap * 2 : 1024;
+    size_t cap = t->cap ? t->cap * 2 : MIN_SLOTS;
     uint64_t *slots = sc_alloc_calloc(t->pool, cap, sizeof *slots);
     if (!slots)
         return SC_ENOMEM;
@@ -85,9 +90,9 @@ static sc_status reserve(sc__idtab *t, void **p, size_t *cap, size_t need, size_
 {
     if (need <= *cap)
         return SC_OK;
-    size_t n = *cap ? *cap : 1024;
+    size_t n = *cap ? *cap : MIN_ELEMS;
     while (n < need)
-        n += n / 2 + 1024; /* 1.5x: large tables waste less than with doubling */
+        n += n / 2 + MIN_ELEMS; /* 1.5x: large tables waste less than with doubling */
     void *q = sc_alloc_realloc(t->pool, *p, n * elem);
     if (!q)
         return SC_ENOMEM;
@@ -120,4 +125,26 @@ sc_status sc__idtab_add(sc__idtab *t, sc_slice key, uint32_t entry)
 sc_slice sc__idtab_key(const sc__idtab *t, uint32_t entry)
 {
     return key_at(t, entry);
+}
+
+/* Shrinks *p (elem-sized elements, capacity *cap) to len elements (at least one). */
+static void shrink(sc__idtab *t, void **p, size_t *cap, size_t len, size_t elem)
+{
+    size_t n = len ? len : 1;
+    if (!*p || n >= *cap)
+        return;
+    void *q = sc_alloc_realloc(t->pool, *p, n * elem);
+    if (!q)
+        return;
+    *p = q;
+    *cap = n;
+}
+
+void sc__idtab_compact(sc__idtab *t)
+{
+    void *kp = t->keys, *op = t->key_off;
+    shrink(t, &kp, &t->keys_cap, t->keys_len, 1);
+    t->keys = kp;
+    shrink(t, &op, &t->key_off_cap, t->len, sizeof *t->key_off);
+    t->key_off = op;
 }

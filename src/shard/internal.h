@@ -50,6 +50,9 @@ void sc__idtab_init(sc__idtab *t, sc_alloc_pool *pool);
 void sc__idtab_fini(sc__idtab *t);
 /* The entry of key: true and *entry when present. O(1) expected. */
 bool sc__idtab_get(const sc__idtab *t, sc_slice key, uint32_t *entry);
+/* Gives back the spare capacity of the keys and offsets (an idle shard's table stops growing;
+ * the next add grows it again). Never fails: a refused shrink keeps the larger block. */
+void sc__idtab_compact(sc__idtab *t);
 /* Adds key (not present) as entry number `entry`, which must equal t->len (SC_EINVAL
  * otherwise). SC_ENOMEM leaves the table unchanged. */
 sc_status sc__idtab_add(sc__idtab *t, sc_slice key, uint32_t entry) SC_MUST_USE;
@@ -89,6 +92,10 @@ typedef struct sc__sched_slot {
     bool want_merge;                        /* merge again once the running one ends */
     bool detaching;                         /* closing: schedule nothing more */
     bool do_refresh, do_sync;               /* what the queued maintenance job does */
+    bool do_idle;                           /* ... and whether it releases idle memory */
+    bool idle;                              /* released; nothing written since */
+    uint64_t seen_changes;                  /* sc_shard.n_changes when last looked at */
+    uint64_t last_active_ns;                /* when n_changes was last seen to move */
 } sc__sched_slot;
 
 typedef struct sc__snap {
@@ -124,8 +131,9 @@ struct sc_shard {
     SC_VEC(sc__slot *) slots;
     uint32_t next_uid;
     uint64_t seg_counter;
-    /* buffer */
-    sc_segment_builder *builder;
+    /* buffer: the builder is made by the first write and freed when the shard goes idle
+     * (sc_shard_release_idle), so an idle or never-written shard holds none */
+    sc_segment_builder *builder; /* NULL: nothing buffered */
     size_t builder_base_ram;     /* builder RAM right after its last reset */
     SC_VEC(uint32_t) buf_entry;  /* buffer doc -> entry */
     SC_VEC(uint8_t) buf_deleted; /* buffer doc deleted (overwritten) */
@@ -144,6 +152,8 @@ struct sc_shard {
     sc_shard_sched *own_sched; /* a private one when cfg.sched was NULL */
     sc__sched_slot sched_slot; /* the scheduler's record (its mutex) */
     _Atomic bool bg_dirty;     /* writes since the last background refresh */
+    _Atomic uint64_t n_changes; /* bumped by every change (sc__shard_mark_changed) */
+    uint64_t idle_changes;      /* n_changes when sc_shard_release_idle last ended (wlock) */
     _Atomic uint64_t flush_threshold_bytes; /* flush past this translog size */
     _Atomic uint64_t merge_spilled_bytes;   /* written to merge spill files, ever */
     /* translog replay progress (open.c, during sc_shard_open only) */
@@ -159,6 +169,7 @@ static inline void sc__shard_mark_changed(sc_shard *s)
 {
     s->changed = true;
     atomic_store_explicit(&s->bg_dirty, true, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->n_changes, 1, memory_order_relaxed);
 }
 
 /* Background work logs nothing and retries on the next tick; the status is dropped. */

@@ -215,10 +215,6 @@ sc_status sc_shard_open(const sc_shard_config *cfg, sc_shard **out, sc_shard_err
     }
     if (st == SC_OK)
         st = sc_dir_make(s->dir);
-    if (st == SC_OK)
-        st = sc_segment_builder_new(&s->builder);
-    if (st == SC_OK)
-        s->builder_base_ram = sc_segment_builder_ram_bytes(s->builder);
     uint64_t tlog_gen = 1;
     if (st == SC_OK)
         st = load_commit(s, &tlog_gen, err);
@@ -352,7 +348,8 @@ static void reset_state(sc_shard *s)
     for (size_t i = 0; i < s->slots.len; i++)
         sc__slot_free(s->slots.ptr[i]);
     sc_vec_clear(&s->slots);
-    sc_segment_builder_reset(s->builder);
+    if (s->builder)
+        sc_segment_builder_reset(s->builder);
     sc_vec_clear(&s->buf_entry);
     sc_vec_clear(&s->buf_deleted);
     sc_vec_clear(&s->buf_src);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "base/clock.h"
 #include "base/threadpool.h"
 #include "base/vec.h"
@@ -31,6 +32,11 @@ struct sc_shard_sched {
     sc_threadpool *pool;
     sc_threadpool *merge_pool;
     size_t n_threads;
+    uint64_t inactive_ns; /* a shard without writes this long goes idle (0: never) */
+    size_t n_idle_jobs;   /* idle releases queued or running */
+    size_t max_idle_jobs; /* at most this many at once: refreshes never queue behind a wave */
+    size_t n_idle_due;    /* shards due for a release at the last scan */
+    bool released;        /* a release ended since the heap was last trimmed */
 };
 
 static void run_merge(void *arg, sc_status pool_st)
@@ -68,11 +74,30 @@ static void run_maintenance(void *arg, sc_status pool_st)
 {
     sc_shard *s = arg;
     sc__sched_slot *sl = &s->sched_slot;
-    /* do_sync / do_refresh were set before the submit (the pool's queue orders them). */
+    /* do_sync / do_refresh / do_idle were set before the submit (the pool's queue orders
+     * them). */
     bool refreshed = pool_st == SC_OK && sc__shard_maintain(s, sl->do_sync, sl->do_refresh);
+    sc_status idle_st = SC_OK;
+    if (sl->do_idle)
+        idle_st = pool_st == SC_OK ? sc_shard_release_idle(s) : pool_st;
     sc_shard_sched *sc = s->sched;
     pthread_mutex_lock(&sc->mu);
     sl->queued = false;
+    if (sl->do_idle) {
+        if (idle_st == SC_OK) {
+            sl->idle = true;
+            /* the release's own commit is not activity; a write since it is */
+            sl->seen_changes = s->idle_changes;
+        } else {
+            sl->last_active_ns = sc_clock_now_ns(); /* try again after another period */
+        }
+        sc->n_idle_jobs--;
+        sc->released = true;
+        if (sc->n_idle_due > 1) { /* more to release: scan now, not at the next tick */
+            sc->kick = true;
+            pthread_cond_signal(&sc->cv);
+        }
+    }
     if (refreshed && !s->cfg.no_background_merges)
         queue_merge(sc, s);
     pthread_cond_broadcast(&sc->idle_cv);
@@ -89,24 +114,37 @@ static void consider(sc_shard_sched *sc, sc_shard *s, uint64_t now)
         sl->want_merge = false;
         queue_merge(sc, s);
     }
+    uint64_t changes = atomic_load_explicit(&s->n_changes, memory_order_relaxed);
+    if (changes != sl->seen_changes) {
+        sl->seen_changes = changes;
+        sl->last_active_ns = now;
+        sl->idle = false;
+    }
+    const sc_shard_config *c = &s->cfg;
+    bool idle_due = sc->inactive_ns && !sl->idle && !sl->merge_queued &&
+                    now - sl->last_active_ns >= sc->inactive_ns;
+    sc->n_idle_due += idle_due;
     if (sl->queued)
         return;
-    const sc_shard_config *c = &s->cfg;
+    bool go_idle = idle_due && sc->n_idle_jobs < sc->max_idle_jobs;
     bool refresh =
         sl->urgent || (c->refresh_interval_ms > 0 &&
                        now - sl->last_refresh_ns >= (uint64_t)c->refresh_interval_ms * 1000000ULL &&
                        atomic_load_explicit(&s->bg_dirty, memory_order_relaxed));
     bool sync =
         c->durability_async && now - sl->last_sync_ns >= (uint64_t)c->sync_interval_ms * 1000000ULL;
-    if (!refresh && !sync)
+    if (!refresh && !sync && !go_idle)
         return;
     sl->do_refresh = refresh;
     sl->do_sync = sync;
+    sl->do_idle = go_idle;
     sl->queued = true;
     if (sc_threadpool_submit(sc->pool, run_maintenance, s, NULL) != SC_OK) {
         sl->queued = false; /* queue full: next tick */
         return;
     }
+    if (go_idle)
+        sc->n_idle_jobs++;
     sl->urgent = false;
     if (refresh)
         sl->last_refresh_ns = now;
@@ -133,8 +171,18 @@ static void *timer_main(void *arg)
         if (sc->stopping)
             break;
         uint64_t now = sc_clock_now_ns();
+        sc->n_idle_due = 0;
         for (size_t i = 0; i < sc->shards.len; i++)
             consider(sc, sc->shards.ptr[i], now);
+        if (sc->released && sc->n_idle_due == 0) {
+            /* A wave of releases ended (often thousands of shards together after a bulk
+             * load): the heap's free pages back to the system, once, so that what the
+             * shards released leaves the resident set. */
+            sc->released = false;
+            pthread_mutex_unlock(&sc->mu);
+            sc_alloc_release_free();
+            pthread_mutex_lock(&sc->mu);
+        }
     }
     pthread_mutex_unlock(&sc->mu);
     return NULL;
@@ -165,6 +213,10 @@ sc_status sc_shard_sched_new(size_t n_workers, size_t n_merge_workers, sc_shard_
         return st;
     }
     sc->n_threads = 1 + n_workers + n_merge_workers;
+    sc->inactive_ns = (uint64_t)SC_SHARD_INACTIVE_DEFAULT_MS * 1000000ULL;
+    /* one release (a commit: a few fsyncs) at a time per two workers, so that the others
+     * keep refreshing the shards that are being written */
+    sc->max_idle_jobs = n_workers > 1 ? n_workers / 2 : 1;
     *out = sc;
     return SC_OK;
 }
@@ -193,6 +245,13 @@ size_t sc_shard_sched_n_threads(const sc_shard_sched *sc)
     return sc->n_threads;
 }
 
+void sc_shard_sched_set_inactive_ms(sc_shard_sched *sc, uint64_t ms)
+{
+    pthread_mutex_lock(&sc->mu);
+    sc->inactive_ns = ms * 1000000ULL;
+    pthread_mutex_unlock(&sc->mu);
+}
+
 size_t sc_shard_sched_n_shards(sc_shard_sched *sc)
 {
     pthread_mutex_lock(&sc->mu);
@@ -208,8 +267,12 @@ sc_status sc__sched_attach(sc_shard_sched *sc, sc_shard *s)
     if (st == SC_OK) {
         uint64_t now = sc_clock_now_ns();
         s->sched = sc;
-        s->sched_slot =
-            (sc__sched_slot){.last_refresh_ns = now, .last_sync_ns = now, .index = sc->shards.len};
+        s->sched_slot = (sc__sched_slot){
+            .last_refresh_ns = now,
+            .last_sync_ns = now,
+            .last_active_ns = now,
+            .seen_changes = atomic_load_explicit(&s->n_changes, memory_order_relaxed),
+            .index = sc->shards.len};
         sc->shards.ptr[sc->shards.len++] = s;
     }
     pthread_mutex_unlock(&sc->mu);

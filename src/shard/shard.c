@@ -163,6 +163,8 @@ static sc_status drop_location(sc_shard *s, const sc__id_entry *e)
  * threshold would refresh after a few hundred documents once it has been filled once. */
 bool sc__shard_buffer_full(const sc_shard *s)
 {
+    if (!s->builder)
+        return false;
     size_t ram = sc_segment_builder_ram_bytes(s->builder);
     return ram > s->builder_base_ram && ram - s->builder_base_ram > s->cfg.ram_buffer_bytes;
 }
@@ -210,9 +212,14 @@ static sc_status parse_doc(sc_shard *s, sc_slice id, sc_slice source, sc_index_d
     return SC_ECONFLICT;
 }
 
-/* Adds one doc of a block to the buffer's parallel arrays and the builder. */
+/* Adds one doc of a block to the buffer's parallel arrays and the builder (made here by the
+ * first write after an open or an idle release). */
 static sc_status buffer_add_one(sc_shard *s, const sc_index_doc *d, bool child, uint32_t *doc_id)
 {
+    if (!s->builder) {
+        SC_TRY(sc_segment_builder_new(&s->builder));
+        s->builder_base_ram = sc_segment_builder_ram_bytes(s->builder);
+    }
     SC_TRY(sc_vec_reserve(&s->buf_entry, 1));
     SC_TRY(sc_vec_reserve(&s->buf_deleted, 1));
     SC_TRY(sc_vec_reserve(&s->buf_child, 1));
@@ -597,6 +604,8 @@ static void next_segment_name(sc_shard *s, char *out, size_t cap)
 
 static void buffer_clear(sc_shard *s)
 {
+    if (!s->builder)
+        return;
     bool release = sc_segment_builder_ram_bytes(s->builder) > RELEASE_BUFFER_BYTES;
     sc_segment_builder_reset(s->builder);
     if (release) {
@@ -621,7 +630,7 @@ sc_status sc__shard_refresh_locked(sc_shard *s)
     if (!s->changed)
         return SC_OK;
     uint64_t t0 = sc_clock_now_ns();
-    uint32_t n = sc_segment_builder_n_docs(s->builder);
+    uint32_t n = s->builder ? sc_segment_builder_n_docs(s->builder) : 0;
     if (n > 0) {
         char name[SC_SEGMENT_NAME_MAX + 1];
         next_segment_name(s, name, sizeof(name));
@@ -854,6 +863,59 @@ bool sc__shard_maintain(sc_shard *s, bool do_sync, bool do_refresh)
     return refreshed;
 }
 
+/* ---- going idle ---- */
+
+/* Gives back the spare capacity of a vector of n elements of elem bytes (never fails). */
+static void vec_shrink(void **ptr, size_t *cap, size_t len, size_t elem)
+{
+    if (!*ptr || len >= *cap)
+        return;
+    if (!len) {
+        free(*ptr);
+        *ptr = NULL;
+        *cap = 0;
+        return;
+    }
+    void *p = realloc(*ptr, len * elem);
+    if (p) {
+        *ptr = p;
+        *cap = len;
+    }
+}
+
+sc_status sc_shard_release_idle(sc_shard *s)
+{
+    pthread_mutex_lock(&s->wlock);
+    sc_status st = SC_OK;
+    /* With refresh off (refresh_interval -1) a flush would make buffered documents searchable:
+     * such a buffer stays as it is, and only what does not change any answer is released. */
+    bool keep_buffer =
+        s->cfg.refresh_interval_ms < 0 && s->builder && sc_segment_builder_n_docs(s->builder) > 0;
+    if (!keep_buffer && s->sticky == SC_OK && needs_flush_locked(s))
+        st = sc__shard_flush_locked(s);
+    if (st == SC_OK && !keep_buffer && !s->changed) {
+        sc_segment_builder_free(s->builder);
+        s->builder = NULL;
+        s->builder_base_ram = 0;
+        sc_vec_free(&s->buf_entry);
+        sc_vec_free(&s->buf_deleted);
+        sc_vec_free(&s->buf_child);
+        sc_vec_free(&s->buf_src);
+        sc_vec_free(&s->buf_sources);
+    }
+    sc_arena_fini(&s->arena); /* empty between operations */
+    sc_arena_init(&s->arena, 0);
+    sc__idtab_compact(&s->ids);
+    vec_shrink((void **)&s->entries.ptr, &s->entries.cap, s->entries.len, sizeof *s->entries.ptr);
+    vec_shrink((void **)&s->slots.ptr, &s->slots.cap, s->slots.len, sizeof *s->slots.ptr);
+    /* the pages searches touched are the page cache's again (RssFile, not this process's) */
+    for (size_t i = 0; i < s->slots.len; i++)
+        sc_segment_drop_pages(s->slots.ptr[i]->seg);
+    s->idle_changes = atomic_load_explicit(&s->n_changes, memory_order_relaxed);
+    pthread_mutex_unlock(&s->wlock);
+    return st;
+}
+
 /* ---- stats ---- */
 
 sc_status sc_shard_stats_get(sc_shard *s, bool with_segments, sc_shard_stats *st)
@@ -864,7 +926,11 @@ sc_status sc_shard_stats_get(sc_shard *s, bool with_segments, sc_shard_stats *st
     st->n_docs = snap->n_docs;
     st->n_deleted = snap->n_deleted;
     st->n_segments = s->slots.len;
-    st->buffered_docs = sc_segment_builder_n_docs(s->builder);
+    st->buffered_docs = s->builder ? sc_segment_builder_n_docs(s->builder) : 0;
+    st->indexing_buffer_bytes = (s->builder ? sc_segment_builder_ram_bytes(s->builder) : 0) +
+                                s->buf_entry.cap * sizeof *s->buf_entry.ptr + s->buf_deleted.cap +
+                                s->buf_child.cap + s->buf_src.cap * sizeof *s->buf_src.ptr +
+                                s->buf_sources.cap;
     st->max_seq_no = s->max_seq_no;
     st->local_checkpoint = s->max_seq_no;
     for (size_t i = 0; i < s->slots.len; i++)

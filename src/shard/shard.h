@@ -257,6 +257,18 @@ sc_status sc_shard_flush(sc_shard *s) SC_MUST_USE;
  * shard answers false, so closing thousands of them writes nothing. Takes the writer lock. */
 bool sc_shard_needs_flush(sc_shard *s);
 
+/* Releases what an idle shard can rebuild on its next write (Elasticsearch's shard
+ * inactivity, indices.memory.shard_inactive_time): commits when something is uncommitted (as
+ * sc_shard_flush: the translog is trimmed), then frees the indexing buffer (builder and its
+ * arrays, made again by the next write), the per-operation arena and the spare capacity of the
+ * id table, and drops the segments' mapped pages. Searches, gets and versions answer exactly
+ * as before, and every acknowledged write stays durable. With refresh disabled
+ * (refresh_interval -1) and documents buffered, nothing is committed and the buffer is kept,
+ * so that they stay unsearchable until a refresh. The node's scheduler calls it for shards
+ * without writes for its inactive time (sched.h). SC_EIO, SC_ENOMEM from the flush (then the
+ * buffer is kept). Thread-safe (takes the writer lock). */
+sc_status sc_shard_release_idle(sc_shard *s) SC_MUST_USE;
+
 /* Runs the merge policy once (synchronously) and performs the merges it selects. */
 sc_status sc_shard_maybe_merge(sc_shard *s) SC_MUST_USE;
 
@@ -323,6 +335,7 @@ typedef struct sc_shard_stats {
     uint64_t translog_ops; /* uncommitted operations */
     uint64_t n_segments;
     uint64_t buffered_docs;   /* indexed, not yet refreshed */
+    uint64_t indexing_buffer_bytes; /* held by the indexing buffer, even empty (0: released) */
     int64_t max_seq_no;       /* -1 when empty */
     int64_t local_checkpoint; /* = max_seq_no (single copy) */
     uint64_t n_index_ops, n_delete_ops, n_refreshes, n_flushes, n_merges;

@@ -1,6 +1,7 @@
 /* The analyzers of one index: the built-ins plus custom analyzers built from Elasticsearch
  * `analysis` settings (analyzer / tokenizer / filter sections). Errors name the offending key
  * as a dotted path under "analysis". */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,25 +48,39 @@ static uint32_t light_language(const char *type)
 #define N_CORE 6
 #define N_BUILTIN (sizeof(builtin_names) / sizeof(builtin_names[0]))
 
-struct sc_analyzer_registry {
+/* The built-in analyzers, their search_as_you_type variants and the "lowercase" normalizer:
+ * immutable and the same for every index, so one set is shared by every registry, built by
+ * the first and freed with the last (a set per index cost ~180 KiB, most of a node's memory
+ * with thousands of small indices: docs/benchmarks.md, Idle shards). */
+typedef struct builtin_set {
+    size_t refs; /* registries using it (builtins_mu) */
     sc_analyzer *builtin[N_BUILTIN];
+    sc_analyzer *lowercase_normalizer;
+    sc_analyzer *sayt[6 * N_BUILTIN];
+    size_t n_sayt;
+} builtin_set;
+
+static pthread_mutex_t builtins_mu = PTHREAD_MUTEX_INITIALIZER;
+static builtin_set *builtins; /* the shared set while a registry lives (builtins_mu) */
+
+struct sc_analyzer_registry {
+    const builtin_set *shared; /* the built-ins (a reference to `builtins`) */
     sc_analyzer **custom;
     size_t n_custom;
-    sc_analyzer *lowercase_normalizer;
     sc_analyzer **normalizers;
     size_t n_normalizers;
     const sc_analyzer *dflt;
-    sc_analyzer **sayt; /* search_as_you_type variants of every analyzer (sayt.c) */
+    sc_analyzer **sayt; /* search_as_you_type variants of the custom analyzers (sayt.c) */
     size_t n_sayt;
 };
 
-/* Variants "<name>#2gram".."#4gram" and "#prefix2".."#prefix4" of a. */
-static sc_status add_sayt(sc_analyzer_registry *r, const sc_analyzer *a)
+/* Variants "<name>#2gram".."#4gram" and "#prefix2".."#prefix4" of a, into sayt[*n..*n+6). */
+static sc_status add_sayt(sc_analyzer **sayt, size_t *n_sayt, const sc_analyzer *a)
 {
     for (uint32_t n = 2; n <= 4; n++)
         for (int p = 0; p < 2; p++) {
-            SC_TRY(sc__sayt_new(a, p, n, &r->sayt[r->n_sayt]));
-            r->n_sayt++;
+            SC_TRY(sc__sayt_new(a, p, n, &sayt[*n_sayt]));
+            (*n_sayt)++;
         }
     return SC_OK;
 }
@@ -814,22 +829,78 @@ static sc_status build_normalizer(const json_t *analysis, const char *name, cons
     return sc__analyzer_new(name, SC__TOK_KEYWORD, 0, fs, n, out);
 }
 
+static void builtin_set_free(builtin_set *b)
+{
+    if (!b)
+        return;
+    sc_analyzer_free(b->lowercase_normalizer);
+    for (size_t i = 0; i < b->n_sayt; i++)
+        sc_analyzer_free(b->sayt[i]);
+    for (size_t i = 0; i < N_BUILTIN; i++)
+        sc_analyzer_free(b->builtin[i]);
+    sc_alloc_free(&sc__text_pool, b);
+}
+
+/* A reference to the shared built-in set, building it when no registry holds it. */
+static sc_status builtin_set_ref(const builtin_set **out, sc_analysis_error *err)
+{
+    pthread_mutex_lock(&builtins_mu);
+    sc_status st = SC_OK;
+    if (!builtins) {
+        builtin_set *b = sc_alloc_calloc(&sc__text_pool, 1, sizeof *b);
+        st = b ? SC_OK : SC_ENOMEM;
+        for (size_t i = 0; i < N_BUILTIN && st == SC_OK; i++)
+            st = i < N_CORE ? sc_analyzer_builtin(builtin_names[i], &b->builtin[i])
+                            : language_analyzer(builtin_names[i], builtin_names[i], NULL,
+                                                builtin_names[i], &b->builtin[i], err);
+        if (st == SC_OK) {
+            sc__filter lower;
+            memset(&lower, 0, sizeof(lower));
+            lower.kind = SC__F_LOWERCASE;
+            st = sc__analyzer_new("lowercase", SC__TOK_KEYWORD, 0, &lower, 1,
+                                  &b->lowercase_normalizer);
+        }
+        for (size_t i = 0; st == SC_OK && i < N_BUILTIN; i++)
+            st = add_sayt(b->sayt, &b->n_sayt, b->builtin[i]);
+        if (st == SC_OK)
+            builtins = b;
+        else
+            builtin_set_free(b);
+    }
+    if (st == SC_OK) {
+        builtins->refs++;
+        *out = builtins;
+    }
+    pthread_mutex_unlock(&builtins_mu);
+    return st;
+}
+
+static void builtin_set_unref(const builtin_set *b)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&builtins_mu);
+    if (--builtins->refs == 0) {
+        builtin_set_free(builtins);
+        builtins = NULL;
+    }
+    pthread_mutex_unlock(&builtins_mu);
+}
+
 void sc_analyzer_registry_free(sc_analyzer_registry *r)
 {
     if (!r)
         return;
-    sc_analyzer_free(r->lowercase_normalizer);
     for (size_t i = 0; i < r->n_normalizers; i++)
         sc_analyzer_free(r->normalizers[i]);
     sc_alloc_free(&sc__text_pool, r->normalizers);
-    for (size_t i = 0; i < N_BUILTIN; i++)
-        sc_analyzer_free(r->builtin[i]);
+    for (size_t i = 0; i < r->n_sayt; i++)
+        sc_analyzer_free(r->sayt[i]); /* before the analyzers they borrow */
+    sc_alloc_free(&sc__text_pool, r->sayt);
     for (size_t i = 0; i < r->n_custom; i++)
         sc_analyzer_free(r->custom[i]);
     sc_alloc_free(&sc__text_pool, r->custom);
-    for (size_t i = 0; i < r->n_sayt; i++)
-        sc_analyzer_free(r->sayt[i]);
-    sc_alloc_free(&sc__text_pool, r->sayt);
+    builtin_set_unref(r->shared);
     sc_alloc_free(&sc__text_pool, r);
 }
 
@@ -850,11 +921,7 @@ sc_status sc_analyzer_registry_new_dir(const json_t *analysis, const char *confi
     sc_analyzer_registry *r = sc_alloc_calloc(&sc__text_pool, 1, sizeof(*r));
     if (!r)
         return SC_ENOMEM;
-    sc_status st = SC_OK;
-    for (size_t i = 0; i < N_BUILTIN && st == SC_OK; i++)
-        st = i < N_CORE ? sc_analyzer_builtin(builtin_names[i], &r->builtin[i])
-                        : language_analyzer(builtin_names[i], builtin_names[i], NULL,
-                                            builtin_names[i], &r->builtin[i], err);
+    sc_status st = builtin_set_ref(&r->shared, err);
     const json_t *defs = analysis ? json_object_get(analysis, "analyzer") : NULL;
     if (st == SC_OK && defs && !json_is_object(defs))
         st = sc__reg_fail(err, "analysis.analyzer: expected an object");
@@ -872,12 +939,6 @@ sc_status sc_analyzer_registry_new_dir(const json_t *analysis, const char *confi
             if (st == SC_OK)
                 r->n_custom++;
         }
-    }
-    if (st == SC_OK) {
-        sc__filter lower;
-        memset(&lower, 0, sizeof(lower));
-        lower.kind = SC__F_LOWERCASE;
-        st = sc__analyzer_new("lowercase", SC__TOK_KEYWORD, 0, &lower, 1, &r->lowercase_normalizer);
     }
     const json_t *ndefs = analysis ? json_object_get(analysis, "normalizer") : NULL;
     if (st == SC_OK && ndefs && !json_is_object(ndefs))
@@ -897,15 +958,12 @@ sc_status sc_analyzer_registry_new_dir(const json_t *analysis, const char *confi
                 r->n_normalizers++;
         }
     }
-    if (st == SC_OK) {
-        r->sayt =
-            sc_alloc_calloc(&sc__text_pool, 6 * (N_BUILTIN + r->n_custom), sizeof(sc_analyzer *));
+    if (st == SC_OK && r->n_custom) {
+        r->sayt = sc_alloc_calloc(&sc__text_pool, 6 * r->n_custom, sizeof(sc_analyzer *));
         if (!r->sayt)
             st = SC_ENOMEM;
-        for (size_t i = 0; st == SC_OK && i < N_BUILTIN; i++)
-            st = add_sayt(r, r->builtin[i]);
         for (size_t i = 0; st == SC_OK && i < r->n_custom; i++)
-            st = add_sayt(r, r->custom[i]);
+            st = add_sayt(r->sayt, &r->n_sayt, r->custom[i]);
     }
     if (st != SC_OK) {
         sc_analyzer_registry_free(r);
@@ -913,7 +971,7 @@ sc_status sc_analyzer_registry_new_dir(const json_t *analysis, const char *confi
     }
     r->dflt = sc_analyzer_registry_get(r, sc_slice_cstr("default"));
     if (!r->dflt)
-        r->dflt = r->builtin[0];
+        r->dflt = r->shared->builtin[0];
     *out = r;
     return SC_OK;
 }
@@ -925,11 +983,15 @@ const sc_analyzer *sc_analyzer_registry_get(const sc_analyzer_registry *r, sc_sl
             return r->custom[i];
     for (size_t i = 0; i < N_BUILTIN; i++)
         if (sc_slice_eq_cstr(name, builtin_names[i]))
-            return r->builtin[i];
-    if (memchr(name.ptr, '#', name.len))
+            return r->shared->builtin[i];
+    if (memchr(name.ptr, '#', name.len)) {
         for (size_t i = 0; i < r->n_sayt; i++)
             if (sc_slice_eq_cstr(name, sc_analyzer_name(r->sayt[i])))
                 return r->sayt[i];
+        for (size_t i = 0; i < r->shared->n_sayt; i++)
+            if (sc_slice_eq_cstr(name, sc_analyzer_name(r->shared->sayt[i])))
+                return r->shared->sayt[i];
+    }
     return NULL;
 }
 
@@ -944,6 +1006,6 @@ const sc_analyzer *sc_analyzer_registry_normalizer(const sc_analyzer_registry *r
         if (sc_slice_eq_cstr(name, sc_analyzer_name(r->normalizers[i])))
             return r->normalizers[i];
     if (sc_slice_eq_cstr(name, "lowercase"))
-        return r->lowercase_normalizer;
+        return r->shared->lowercase_normalizer;
     return NULL;
 }

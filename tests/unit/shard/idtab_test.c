@@ -95,10 +95,56 @@ static void test_model(void **state)
     free(lens);
 }
 
+/* A small table is small (a node holds thousands of shards of a few ids), compacting gives
+ * the spare capacity back, and a compacted table keeps every key and grows again. */
+static void test_small_and_compact(void **state)
+{
+    (void)state;
+    sc__idtab t;
+    sc__idtab_init(&t, &test_pool);
+    char key[32];
+    for (uint32_t i = 0; i < 3; i++) {
+        snprintf(key, sizeof key, "id-%u", i);
+        assert_int_equal(sc__idtab_add(&t, sc_slice_cstr(key), i), SC_OK);
+    }
+    assert_true(sc_alloc_pool_bytes(&test_pool) <= 512);
+    for (uint32_t i = 3; i < 1000; i++) {
+        snprintf(key, sizeof key, "id-%u", i);
+        assert_int_equal(sc__idtab_add(&t, sc_slice_cstr(key), i), SC_OK);
+    }
+    int64_t before = sc_alloc_pool_bytes(&test_pool);
+    sc__idtab_compact(&t);
+    int64_t after = sc_alloc_pool_bytes(&test_pool);
+    assert_true(after <= before);
+    assert_int_equal(t.keys_cap, t.keys_len);
+    assert_int_equal(t.key_off_cap, t.len);
+    for (uint32_t i = 1000; i < 1100; i++) {
+        snprintf(key, sizeof key, "id-%u", i);
+        assert_int_equal(sc__idtab_add(&t, sc_slice_cstr(key), i), SC_OK);
+        if (i == 1000)
+            sc__idtab_compact(&t); /* compacted between adds too */
+    }
+    uint32_t e;
+    for (uint32_t i = 0; i < 1100; i++) {
+        snprintf(key, sizeof key, "id-%u", i);
+        assert_true(sc__idtab_get(&t, sc_slice_cstr(key), &e));
+        assert_int_equal(e, i);
+        assert_true(sc_slice_eq(sc__idtab_key(&t, i), sc_slice_cstr(key)));
+    }
+    sc__idtab_fini(&t);
+    assert_int_equal(sc_alloc_pool_bytes(&test_pool), 0);
+    /* an empty table compacts to nothing to give back */
+    sc__idtab_init(&t, &test_pool);
+    sc__idtab_compact(&t);
+    assert_int_equal(sc_alloc_pool_bytes(&test_pool), 0);
+    sc__idtab_fini(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model),
+        cmocka_unit_test(test_small_and_compact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
