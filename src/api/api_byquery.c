@@ -108,9 +108,9 @@ void sc__byquery_add_failure(job *j, const char *index, const char *id, int stat
                              const char *type, const char *reason)
 {
     json_array_append_new(j->failures,
-                          json_pack("{s:s,s:s,s:i,s:{s:s,s:s}}", "index", index, "id", id,
-                                    "status", status, "cause", "type", type ? type : "exception",
-                                    "reason", reason ? reason : ""));
+                          json_pack("{s:s,s:s,s:i,s:{s:s,s:s}}", "index", index, "id", id, "status",
+                                    status, "cause", "type", type ? type : "exception", "reason",
+                                    reason ? reason : ""));
 }
 
 /* A failure of one document, as Elasticsearch lists it. */

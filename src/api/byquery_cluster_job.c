@@ -54,8 +54,8 @@ static json_t *call(sc_node *node, sc_arena *a, sc_rest_handler h, sc_rest_metho
 }
 
 static json_t *call_json(sc_node *node, sc_arena *a, sc_rest_handler h, const char *path,
-                         const char *index, const char *key, const char *value,
-                         const json_t *body, int *status)
+                         const char *index, const char *key, const char *value, const json_t *body,
+                         int *status)
 {
     char *text = json_dumps(body, JSON_COMPACT);
     if (!text) {
@@ -111,10 +111,10 @@ static bool add_item(const job *sl, sc_buf *out, const json_t *h)
     const json_t *id = json_object_get(h, "_id");
     if (!json_is_string(id))
         return true;
-    json_t *meta = json_pack("{s:s,s:O}", "_index",
-                             sl->kind == JOB_REINDEX ? sl->dest
-                                                     : json_string_value(json_object_get(h, "_index")),
-                             "_id", id);
+    json_t *meta = json_pack(
+        "{s:s,s:O}", "_index",
+        sl->kind == JOB_REINDEX ? sl->dest : json_string_value(json_object_get(h, "_index")), "_id",
+        id);
     if (!meta)
         return false;
     const json_t *routing = json_object_get(h, "_routing");
@@ -126,9 +126,9 @@ static bool add_item(const job *sl, sc_buf *out, const json_t *h)
     }
     if (sl->kind != JOB_DELETE && sl->pipeline)
         json_object_set_new(meta, "pipeline", json_string(sl->pipeline));
-    const char *op = sl->kind == JOB_DELETE ? "delete"
+    const char *op = sl->kind == JOB_DELETE                       ? "delete"
                      : sl->kind == JOB_REINDEX && sl->dest_create ? "create"
-                                                                   : "index";
+                                                                  : "index";
     json_t *action = json_pack("{s:o}", op, meta);
     char *line = action ? json_dumps(action, JSON_COMPACT) : NULL;
     json_decref(action);
@@ -173,18 +173,17 @@ static bool account(job *sl, const json_t *items)
                     continue;
             }
             if (!err && (status == 409 || (res && !strcmp(res, "not_found"))))
-                err = json_pack("{s:s,s:s}", "type", "version_conflict_engine_exception",
-                                "reason", "the document is gone");
+                err = json_pack("{s:s,s:s}", "type", "version_conflict_engine_exception", "reason",
+                                "the document is gone");
             else if (!err)
                 continue;
             else
                 json_incref((json_t *)err);
             const char *ix = json_string_value(json_object_get(r, "_index"));
             const char *id = json_string_value(json_object_get(r, "_id"));
-            sc__byquery_add_failure(
-                sl, ix ? ix : "", id ? id : "", status ? status : 500,
-                json_string_value(json_object_get(err, "type")),
-                json_string_value(json_object_get(err, "reason")));
+            sc__byquery_add_failure(sl, ix ? ix : "", id ? id : "", status ? status : 500,
+                                    json_string_value(json_object_get(err, "type")),
+                                    json_string_value(json_object_get(err, "reason")));
             json_decref((json_t *)err);
             ok = false;
         }
@@ -251,8 +250,8 @@ static bool run_slice(job *sl, uint32_t n_slices)
                              body, &status);
         } else {
             json_t *sb = json_pack("{s:s,s:s}", "scroll_id", scroll_id, "scroll", KEEP_ALIVE);
-            page = sb ? call_json(sl->node, &a, sc_api_scroll, "/_search/scroll", NULL, NULL,
-                                  NULL, sb, &status)
+            page = sb ? call_json(sl->node, &a, sc_api_scroll, "/_search/scroll", NULL, NULL, NULL,
+                                  sb, &status)
                       : NULL;
             json_decref(sb);
         }
@@ -267,9 +266,8 @@ static bool run_slice(job *sl, uint32_t n_slices)
                 scroll_id = strdup(sid);
             }
             if (first) {
-                int64_t total = json_integer_value(
-                    json_object_get(json_object_get(json_object_get(page, "hits"), "total"),
-                                    "value"));
+                int64_t total = json_integer_value(json_object_get(
+                    json_object_get(json_object_get(page, "hits"), "total"), "value"));
                 sl->total = sl->max_docs >= 0 && total > sl->max_docs ? sl->max_docs : total;
                 first = false;
             }

@@ -102,8 +102,8 @@ static void ask(sc_placement *pl, sc_index **list, const peer *p, int pi, const 
     size_t m = 0;
     for (size_t i = 0; c && which && i < nt; i++)
         if (t[i].node == pi) {
-            c[m] = (sc_stats_copy){.index = sc_slice_cstr(list[t[i].ix]->name),
-                                   .shard = t[i].shard};
+            c[m] =
+                (sc_stats_copy){.index = sc_slice_cstr(list[t[i].ix]->name), .shard = t[i].shard};
             which[m++] = i;
         }
     sc_wire_buf b;

@@ -110,10 +110,18 @@ static void test_answer(void **state)
 {
     (void)state;
     sc_stats_copy_resp r[3] = {
-        {.open = true, .docs = 20, .deleted = 1, .store_bytes = 70000, .segments = 2,
-         .translog_ops = 0, .translog_bytes = 55},
+        {.open = true,
+         .docs = 20,
+         .deleted = 1,
+         .store_bytes = 70000,
+         .segments = 2,
+         .translog_ops = 0,
+         .translog_bytes = 55},
         {.open = false},
-        {.open = true, .docs = 1ull << 40, .store_bytes = UINT64_MAX, .translog_ops = 12,
+        {.open = true,
+         .docs = 1ull << 40,
+         .store_bytes = UINT64_MAX,
+         .translog_ops = 12,
          .translog_bytes = 4096},
     };
     sc_wire_buf b;
