@@ -25,10 +25,12 @@
 #define MAX_THREADS 16
 
 /* Runs handler h on this node as a request with one optional parameter; returns the answer's
- * JSON (new reference, NULL when not JSON) and its status. */
+ * JSON (new reference, NULL when not JSON) and its status. With raw (a search page), the body
+ * is also handed over in *raw (free with sc_vec_free): the hits' _source are copied from it
+ * byte for byte, not re-serialized (jansson would write 0.1 as 0.10000000000000001). */
 static json_t *call(sc_node *node, sc_arena *a, sc_rest_handler h, sc_rest_method m,
                     const char *path, const char *index, const char *key, const char *value,
-                    const char *ctype, sc_slice body, int *status)
+                    const char *ctype, sc_slice body, int *status, sc_buf *raw)
 {
     sc_rest_req r = {.method = m,
                      .method_str = sc_rest_method_name(m),
@@ -49,13 +51,17 @@ static json_t *call(sc_node *node, sc_arena *a, sc_rest_handler h, sc_rest_metho
     *status = resp.status;
     json_error_t jerr;
     json_t *out = json_loadb((const char *)resp.body.ptr, resp.body.len, 0, &jerr);
+    if (raw) {
+        *raw = resp.body;
+        resp.body = (sc_buf){0};
+    }
     sc_rest_resp_fini(&resp);
     return out;
 }
 
 static json_t *call_json(sc_node *node, sc_arena *a, sc_rest_handler h, const char *path,
                          const char *index, const char *key, const char *value, const json_t *body,
-                         int *status)
+                         int *status, sc_buf *raw)
 {
     char *text = json_dumps(body, JSON_COMPACT);
     if (!text) {
@@ -63,7 +69,7 @@ static json_t *call_json(sc_node *node, sc_arena *a, sc_rest_handler h, const ch
         return NULL;
     }
     json_t *out = call(node, a, h, SC_REST_POST, path, index, key, value, "application/json",
-                       sc_slice_make(text, strlen(text)), status);
+                       sc_slice_make(text, strlen(text)), status, raw);
     free(text);
     return out;
 }
@@ -105,8 +111,113 @@ static json_t *search_body(const job *sl, uint32_t n_slices)
     return b;
 }
 
+/* ---- the raw _source of each hit of a search page (copied byte for byte) ---- */
+
+static const char *ws(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* The end of the JSON value at p, NULL when it is malformed or runs past e. */
+static const char *skip(const char *p, const char *e)
+{
+    p = ws(p, e);
+    if (p >= e)
+        return NULL;
+    if (*p == '"') {
+        for (p++; p < e; p++) {
+            if (*p == '\\')
+                p++;
+            else if (*p == '"')
+                return p + 1;
+        }
+        return NULL;
+    }
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        while (p < e) {
+            if (*p == '"') {
+                p = skip(p, e);
+                if (!p)
+                    return NULL;
+                continue;
+            }
+            if (*p == '{' || *p == '[')
+                depth++;
+            else if ((*p == '}' || *p == ']') && --depth == 0)
+                return p + 1;
+            p++;
+        }
+        return NULL;
+    }
+    while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n')
+        p++;
+    return p;
+}
+
+/* The value of member `key` (a plain ASCII key) of the object at p, NULL when absent. */
+static const char *member(const char *p, const char *e, const char *key)
+{
+    p = ws(p, e);
+    if (p >= e || *p != '{')
+        return NULL;
+    p++;
+    size_t klen = strlen(key);
+    for (;;) {
+        p = ws(p, e);
+        if (p >= e || *p != '"')
+            return NULL;
+        const char *k = p + 1, *kend = skip(p, e);
+        if (!kend)
+            return NULL;
+        p = ws(kend, e);
+        if (p >= e || *p != ':')
+            return NULL;
+        const char *v = ws(p + 1, e);
+        if ((size_t)(kend - 1 - k) == klen && !memcmp(k, key, klen))
+            return v;
+        p = skip(v, e);
+        if (!p)
+            return NULL;
+        p = ws(p, e);
+        if (p >= e || *p != ',')
+            return NULL;
+        p++;
+    }
+}
+
+/* spans[i] = the raw _source of hit i of the page's hits.hits (n of them; ptr NULL when a hit
+ * has none). false when the text does not have n hits. */
+static bool source_spans(const sc_buf *raw, sc_slice *spans, size_t n)
+{
+    const char *p = (const char *)raw->ptr, *e = p + raw->len;
+    const char *hits = member(p, e, "hits");
+    const char *arr = hits ? member(hits, e, "hits") : NULL;
+    if (!arr || *arr != '[')
+        return false;
+    p = arr + 1;
+    for (size_t i = 0;; i++) {
+        p = ws(p, e);
+        if (p < e && *p == ']')
+            return i == n;
+        if (i >= n)
+            return false;
+        const char *src = member(p, e, "_source");
+        const char *end = src ? skip(src, e) : NULL;
+        spans[i] = end ? sc_slice_make(src, (size_t)(end - src)) : sc_slice_make(NULL, 0);
+        p = skip(p, e);
+        if (!p)
+            return false;
+        p = ws(p, e);
+        if (p < e && *p == ',')
+            p++;
+    }
+}
+
 /* Appends one bulk item (action line and, but for a delete, the source) for hit h. */
-static bool add_item(const job *sl, sc_buf *out, const json_t *h)
+static bool add_item(const job *sl, sc_buf *out, const json_t *h, sc_slice raw_src)
 {
     const json_t *id = json_object_get(h, "_id");
     if (!json_is_string(id))
@@ -120,9 +231,11 @@ static bool add_item(const job *sl, sc_buf *out, const json_t *h)
     const json_t *routing = json_object_get(h, "_routing");
     if (json_is_string(routing))
         json_object_set(meta, "routing", (json_t *)routing);
-    if (sl->kind != JOB_REINDEX) {
-        json_object_set(meta, "if_seq_no", json_object_get(h, "_seq_no"));
-        json_object_set(meta, "if_primary_term", json_object_get(h, "_primary_term"));
+    const json_t *seq = json_object_get(h, "_seq_no"), *term = json_object_get(h, "_primary_term");
+    if (sl->kind != JOB_REINDEX && json_is_number(seq) && json_is_number(term)) {
+        json_object_set_new(meta, "if_seq_no", json_integer((json_int_t)json_number_value(seq)));
+        json_object_set_new(meta, "if_primary_term",
+                            json_integer((json_int_t)json_number_value(term)));
     }
     if (sl->kind != JOB_DELETE && sl->pipeline)
         json_object_set_new(meta, "pipeline", json_string(sl->pipeline));
@@ -136,11 +249,16 @@ static bool add_item(const job *sl, sc_buf *out, const json_t *h)
               sc_vec_push(out, '\n') == SC_OK;
     free(line);
     if (ok && sl->kind != JOB_DELETE) {
-        const json_t *src = json_object_get(h, "_source");
-        char *text = json_is_object(src) ? json_dumps(src, JSON_COMPACT) : strdup("{}");
-        ok = text && sc_vec_append(out, (const unsigned char *)text, strlen(text)) == SC_OK &&
+        if (!raw_src.ptr)
+            raw_src = sc_slice_cstr("{}");
+        size_t at = out->len;
+        ok = sc_vec_append(out, raw_src.ptr, raw_src.len) == SC_OK &&
              sc_vec_push(out, '\n') == SC_OK;
-        free(text);
+        /* a source indexed pretty-printed keeps its line breaks; outside strings (the only
+         * place JSON allows them) they are white space, and a bulk line must not hold one */
+        for (size_t i = at; ok && i + 1 < out->len; i++)
+            if (out->ptr[i] == '\n' || out->ptr[i] == '\r')
+                out->ptr[i] = ' ';
     }
     return ok;
 }
@@ -192,12 +310,12 @@ static bool account(job *sl, const json_t *items)
 }
 
 /* Writes one page's hits (at most `keep`) with one _bulk request; false when the job stops. */
-static bool write_page(job *sl, sc_arena *a, const json_t *hits, size_t keep)
+static bool write_page(job *sl, sc_arena *a, const json_t *hits, const sc_slice *srcs, size_t keep)
 {
     sc_buf body = {0};
     bool ok = true;
     for (size_t i = 0; ok && i < keep; i++)
-        ok = add_item(sl, &body, json_array_get(hits, i));
+        ok = add_item(sl, &body, json_array_get(hits, i), srcs[i]);
     if (!ok) {
         sc_vec_free(&body);
         sc__byquery_add_failure(sl, sl->source, "", 500, "exception", "out of memory");
@@ -209,7 +327,7 @@ static bool write_page(job *sl, sc_arena *a, const json_t *hits, size_t keep)
     }
     int status = 0;
     json_t *ans = call(sl->node, a, sc_api_bulk, SC_REST_POST, "/_bulk", NULL, NULL, NULL,
-                       "application/x-ndjson", sc_slice_make(body.ptr, body.len), &status);
+                       "application/x-ndjson", sc_slice_make(body.ptr, body.len), &status, NULL);
     sc_vec_free(&body);
     const json_t *items = json_object_get(ans, "items");
     if (status != 200 || !json_is_array(items)) {
@@ -243,21 +361,29 @@ static bool run_slice(job *sl, uint32_t n_slices)
         sc_arena_init(&a, (size_t)256 << 20);
         int status = 0;
         json_t *page;
+        sc_buf raw = {0};
         if (first) {
             char path[512];
             snprintf(path, sizeof path, "/%s/_search", sl->source);
             page = call_json(sl->node, &a, sc_api_search, path, sl->source, "scroll", KEEP_ALIVE,
-                             body, &status);
+                             body, &status, &raw);
         } else {
             json_t *sb = json_pack("{s:s,s:s}", "scroll_id", scroll_id, "scroll", KEEP_ALIVE);
             page = sb ? call_json(sl->node, &a, sc_api_scroll, "/_search/scroll", NULL, NULL, NULL,
-                                  sb, &status)
+                                  sb, &status, &raw)
                       : NULL;
             json_decref(sb);
         }
         const json_t *hits = json_object_get(json_object_get(page, "hits"), "hits");
         const char *sid = json_string_value(json_object_get(page, "_scroll_id"));
-        if (status != 200 || !json_is_array(hits)) {
+        size_t n_hits = json_array_size(hits);
+        sc_slice *srcs = n_hits ? sc_arena_calloc(&a, n_hits, sizeof *srcs) : NULL;
+        if (status == 200 && json_is_array(hits) && n_hits &&
+            (!srcs || !source_spans(&raw, srcs, n_hits))) {
+            sc__byquery_add_failure(sl, sl->source, "", 500, "exception",
+                                    "cannot read the sources of a search page");
+            ok = false;
+        } else if (status != 200 || !json_is_array(hits)) {
             fail_with(sl, sl->source, page, status, "source scroll");
             ok = false;
         } else {
@@ -266,7 +392,7 @@ static bool run_slice(job *sl, uint32_t n_slices)
                 scroll_id = strdup(sid);
             }
             if (first) {
-                int64_t total = json_integer_value(json_object_get(
+                int64_t total = (int64_t)json_number_value(json_object_get(
                     json_object_get(json_object_get(page, "hits"), "total"), "value"));
                 sl->total = sl->max_docs >= 0 && total > sl->max_docs ? sl->max_docs : total;
                 first = false;
@@ -276,14 +402,16 @@ static bool run_slice(job *sl, uint32_t n_slices)
                 keep = (size_t)(sl->max_docs - (int64_t)done);
             if (!keep) {
                 json_decref(page);
+                sc_vec_free(&raw);
                 sc_arena_fini(&a);
                 break;
             }
-            ok = write_page(sl, &a, hits, keep);
+            ok = write_page(sl, &a, hits, srcs, keep);
             sl->batches++;
             done += keep;
         }
         json_decref(page);
+        sc_vec_free(&raw);
         sc_arena_fini(&a);
         if (ok)
             sc__byquery_throttle(sl, done);
@@ -298,7 +426,7 @@ static bool run_slice(job *sl, uint32_t n_slices)
         if (text)
             json_decref(call(sl->node, &a, sc_api_scroll_clear, SC_REST_DELETE, "/_search/scroll",
                              NULL, NULL, NULL, "application/json",
-                             sc_slice_make(text, strlen(text)), &status));
+                             sc_slice_make(text, strlen(text)), &status, NULL));
         free(text);
         json_decref(cb);
         sc_arena_fini(&a);
@@ -346,7 +474,7 @@ static void refresh(sc_node *node, const char *index)
     snprintf(path, sizeof path, "/%s/_refresh", index);
     int status = 0;
     json_decref(call(node, &a, sc_api_refresh, SC_REST_POST, path, index, NULL, NULL, NULL,
-                     sc_slice_make("", 0), &status));
+                     sc_slice_make("", 0), &status, NULL));
     sc_arena_fini(&a);
 }
 
@@ -368,7 +496,7 @@ int sc__byquery_run_cluster(job *j, sc_rest_req *req, sc_rest_resp *resp)
     snprintf(path, sizeof path, "/%s/_count", j->source);
     int status = 0;
     json_t *ans = cb ? call_json(req->node, req->arena, sc_api_count, path, j->source, NULL, NULL,
-                                 cb, &status)
+                                 cb, &status, NULL)
                      : NULL;
     json_decref(cb);
     if (status != 200 || !ans) {

@@ -250,6 +250,26 @@ def test_reindex_reads_and_writes_every_node(env):
     assert sorted(s["slice_id"] for s in r["slices"]) == [0, 1, 2], r
     assert sum(s["created"] for s in r["slices"]) == N_DOCS, r
     settled(nodes, "r3", N_DOCS)
+    # the sources are copied as the search gives them, not re-serialized: a pretty-printed one,
+    # 0.1 and 1e-7 (jansson would write 0.10000000000000001 and 9.9999999999999995e-08)
+    st, _, r = nodes["n1"].request("PUT", "/raw1", {
+        "settings": {"number_of_shards": 3, "number_of_replicas": 0},
+        "mappings": {"properties": {"raw": {"type": "object", "enabled": False}}}})
+    assert st == 200, r
+    src = b'{\n  "raw": {"big": 9223372036854775807, "f": 0.1, "g": 1e-7, "s": "a\\nb"},\n  "n": 1\n}'
+    for i in range(4):
+        st, _, r = nodes["n2"].request("PUT", "/raw1/_doc/d%d?refresh=true" % i, src)
+        assert st in (200, 201), r
+    st, _, r = nodes["n3"].request("POST", "/_reindex?refresh=true", {
+        "source": {"index": "raw1"}, "dest": {"index": "raw2"}})
+    assert st == 200 and r["created"] == 4 and r["failures"] == [], r
+    for i in range(4):
+        st, _, want = nodes["n1"].request("GET", "/raw1/_source/d%d" % i, raw=True)
+        assert st == 200 and b'"f":0.1,' in want.replace(b" ", b""), want
+        st, _, got = nodes["n1"].request("GET", "/raw2/_source/d%d" % i, raw=True)
+        # the clustered search hands the source over compacted; the reindex copies its bytes
+        assert st == 200 and json.loads(got) == json.loads(want), (got, want)
+        assert b'"f":0.1,' in got and b'"g":1e-07' in got, got
     st, _, r = nodes["n1"].request("POST", "/_reindex", {"source": {"index": "absent"},
                                                          "dest": {"index": "r4"}})
     assert st == 404 and r["error"]["type"] == "index_not_found_exception", r
