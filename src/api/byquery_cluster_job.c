@@ -152,9 +152,10 @@ static const char *skip(const char *p, const char *e)
         }
         return NULL;
     }
+    const char *start = p;
     while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n')
         p++;
-    return p;
+    return p > start ? p : NULL;
 }
 
 /* The value of member `key` (a plain ASCII key) of the object at p, NULL when absent. */
@@ -188,14 +189,12 @@ static const char *member(const char *p, const char *e, const char *key)
     }
 }
 
-/* spans[i] = the raw _source of hit i of the page's hits.hits (n of them; ptr NULL when a hit
- * has none). false when the text does not have n hits. */
-static bool source_spans(const sc_buf *raw, sc_slice *spans, size_t n)
+bool sc__byquery_source_spans(const uint8_t *text, size_t len, sc_slice *spans, size_t n)
 {
-    const char *p = (const char *)raw->ptr, *e = p + raw->len;
+    const char *p = (const char *)text, *e = p + len;
     const char *hits = member(p, e, "hits");
     const char *arr = hits ? member(hits, e, "hits") : NULL;
-    if (!arr || *arr != '[')
+    if (!arr || arr >= e || *arr != '[')
         return false;
     p = arr + 1;
     for (size_t i = 0;; i++) {
@@ -379,7 +378,7 @@ static bool run_slice(job *sl, uint32_t n_slices)
         size_t n_hits = json_array_size(hits);
         sc_slice *srcs = n_hits ? sc_arena_calloc(&a, n_hits, sizeof *srcs) : NULL;
         if (status == 200 && json_is_array(hits) && n_hits &&
-            (!srcs || !source_spans(&raw, srcs, n_hits))) {
+            (!srcs || !sc__byquery_source_spans(raw.ptr, raw.len, srcs, n_hits))) {
             sc__byquery_add_failure(sl, sl->source, "", 500, "exception",
                                     "cannot read the sources of a search page");
             ok = false;

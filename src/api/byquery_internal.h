@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "api/rest.h"
+#include "base/slice.h"
 #include "cluster/node.h"
 #include "cluster/tasks.h"
 
@@ -57,6 +58,12 @@ void sc__byquery_add_failure(job *j, const char *index, const char *id, int stat
 /* Slice k of n of j: j's options (borrowed), max_docs and requests_per_second split, an
  * empty failures array. false on ENOMEM. */
 bool sc__byquery_slice_init(job *sl, const job *j, uint32_t k, uint32_t n);
+
+/* A search answer's text (as this node's search handler writes it): spans[i] = the raw
+ * `_source` value of hit i of hits.hits (n hits; ptr NULL for a hit without one), borrowing
+ * text. false when the text does not hold exactly n hits or is malformed; never reads past
+ * text + len (byquery_cluster_job.c; fuzzed by tests/fuzz/srcspans_fuzz.c). */
+bool sc__byquery_source_spans(const uint8_t *text, size_t len, sc_slice *spans, size_t n);
 
 /* Clustered, not forwarded (byquery_cluster_job.c): runs j on this node through the cluster,
  * reading the source with a clustered scroll (sliced with j->n_slices != 1) and writing each
