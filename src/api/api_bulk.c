@@ -337,7 +337,11 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
     }
     run_pipelines(req, items, n);
     forward_items(req, items, n);
-    /* Execute: runs of consecutive non-update items on the same index form one batch. */
+    /* Execute: runs of consecutive non-update items on the same index form one batch. Items
+     * another node wrote (clustered) and failed ones do not end a run: with the primaries
+     * spread over the nodes, every other item of a bulk is remote, and cutting the local
+     * items into runs of one or two cost one translog fsync each (a 1,000-item bulk to a
+     * 6-shard index on 3 nodes took 1.3 s instead of 50 ms; bench/cluster_reindex.py). */
     sc_refresh_policy rp = sc__api_refresh_param(req);
     sc_doc_write *writes = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *writes);
     sc_doc_result *results = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *results);
@@ -372,9 +376,13 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
         size_t nb = 0;
         sc_index *ix = it->ix;
         size_t j = i;
-        while (j < n && items[j].ix == ix && items[j].kind != IT_UPDATE &&
-               items[j].kind != IT_BAD && !items[j].remote) {
+        while (j < n && (items[j].kind == IT_BAD || items[j].remote ||
+                         (items[j].ix == ix && items[j].kind != IT_UPDATE))) {
             bulk_item *b = &items[j];
+            if (b->kind == IT_BAD || b->remote) {
+                j++;
+                continue;
+            }
             writes[nb] = (sc_doc_write){.op = b->kind == IT_INDEX    ? SC_DOC_INDEX
                                               : b->kind == IT_CREATE ? SC_DOC_CREATE
                                                                      : SC_DOC_DELETE,

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "api/byquery_cluster.h"
+#include "api/byquery_internal.h"
 #include "api/docs.h"
 #include "api/handlers.h"
 #include "api/internal.h"
@@ -25,41 +26,6 @@
 #include "cluster/ops.h"
 #include "cluster/scroll.h"
 #include "cluster/search.h"
-
-typedef enum job_kind {
-    JOB_REINDEX,
-    JOB_DELETE,
-    JOB_UPDATE
-} job_kind;
-
-typedef struct job {
-    job_kind kind;
-    sc_node *node;
-    char *source;     /* index expression */
-    json_t *query;    /* or NULL = match_all */
-    int64_t max_docs; /* -1 = all */
-    uint32_t batch;
-    bool proceed; /* conflicts: proceed */
-    char *dest;   /* reindex */
-    bool dest_create;
-    char *pipeline;
-    json_t *source_fields; /* reindex source._source: the fields to copy (NULL = all) */
-    bool refresh;
-    double rps;    /* requests_per_second: documents per second, <= 0 = unthrottled */
-    sc_task *task; /* while running */
-    _Atomic int64_t total, created, updated, deleted, batches, conflicts, noops, throttled_ms;
-    json_t *failures; /* array; guarded by being written only by the running thread */
-    int64_t start_ms;
-    /* Slicing. The request: n_slices (1 = none, 0 = auto) and, while sliced, the sub-jobs. */
-    uint32_t n_slices;
-    struct job *slices;
-    _Atomic uint32_t n_sub; /* entries of slices */
-    /* A slice: its number, the shards it reads (per source index, NULL = all) and the
-     * documents it keeps (hash(_id) % hash_mod == hash_rem; hash_mod <= 1: all). */
-    int slice_id;
-    uint64_t **only_shards;
-    uint32_t hash_mod, hash_rem;
-} job;
 
 static void slices_free(job *j)
 {
@@ -136,6 +102,15 @@ static json_t *job_response(job *j, bool timed_out)
     if (j->task && atomic_load(&j->task->token.cancelled))
         json_object_set_new(r, "canceled", json_string("by user request"));
     return r;
+}
+
+void sc__byquery_add_failure(job *j, const char *index, const char *id, int status,
+                             const char *type, const char *reason)
+{
+    json_array_append_new(j->failures,
+                          json_pack("{s:s,s:s,s:i,s:{s:s,s:s}}", "index", index, "id", id, "status",
+                                    status, "cause", "type", type ? type : "exception", "reason",
+                                    reason ? reason : ""));
 }
 
 /* A failure of one document, as Elasticsearch lists it. */
@@ -353,9 +328,8 @@ static bool alias_filters(sc_rest_req *req, sc_rest_resp *resp, job *j, sc_resol
     return true;
 }
 
-/* Waits until `done` documents fit the requests_per_second budget since the start (in steps
- * of at most 100 ms, so a cancellation is seen). */
-static void throttle(job *j, uint64_t done)
+/* In steps of at most 100 ms, so a cancellation is seen. */
+void sc__byquery_throttle(job *j, uint64_t done)
 {
     if (j->rps <= 0)
         return;
@@ -427,13 +401,37 @@ static bool run_batches(job *j, sc_rest_req *req, sc_resolved *res, sc_query **q
         sc_arena_fini(&batch);
         if (!more)
             break;
-        throttle(j, done);
+        sc__byquery_throttle(j, done);
     }
     req->arena = outer;
     return ok;
 }
 
 /* ---- slices ---- */
+
+bool sc__byquery_slice_init(job *sl, const job *j, uint32_t k, uint32_t n)
+{
+    sl->kind = j->kind;
+    sl->node = j->node;
+    sl->source = j->source;
+    sl->query = j->query;
+    sl->max_docs =
+        j->max_docs < 0 ? -1 : j->max_docs / n + ((uint64_t)k < (uint64_t)(j->max_docs % n));
+    sl->batch = j->batch;
+    sl->proceed = j->proceed;
+    sl->dest = j->dest;
+    sl->dest_create = j->dest_create;
+    sl->pipeline = j->pipeline;
+    sl->source_fields = j->source_fields;
+    sl->refresh = j->refresh;
+    sl->rps = j->rps > 0 ? j->rps / n : j->rps;
+    sl->task = j->task;
+    sl->start_ms = j->start_ms;
+    sl->n_slices = 1;
+    sl->slice_id = (int)k;
+    sl->failures = json_array();
+    return sl->failures != NULL;
+}
 
 typedef struct slice_pool {
     job *j;
@@ -503,28 +501,8 @@ static bool run_sliced(job *j, sc_rest_req *req, sc_resolved *res, sc_query **qu
     if (!subs)
         return false;
     bool ok = true;
-    for (uint32_t k = 0; k < n && ok; k++) {
-        job *sl = &subs[k];
-        sl->kind = j->kind;
-        sl->node = j->node;
-        sl->source = j->source;
-        sl->query = j->query;
-        sl->max_docs = j->max_docs < 0 ? -1 : j->max_docs / n + ((uint64_t)k < (uint64_t)(j->max_docs % n));
-        sl->batch = j->batch;
-        sl->proceed = j->proceed;
-        sl->dest = j->dest;
-        sl->dest_create = j->dest_create;
-        sl->pipeline = j->pipeline;
-        sl->source_fields = j->source_fields;
-        sl->refresh = j->refresh;
-        sl->rps = j->rps > 0 ? j->rps / n : j->rps;
-        sl->task = j->task;
-        sl->start_ms = j->start_ms;
-        sl->n_slices = 1;
-        sl->slice_id = (int)k;
-        sl->failures = json_array();
-        ok = sl->failures && slice_assign(sl, res, k, n, units);
-    }
+    for (uint32_t k = 0; k < n && ok; k++)
+        ok = sc__byquery_slice_init(&subs[k], j, k, n) && slice_assign(&subs[k], res, k, n, units);
     j->slices = subs;
     j->n_sub = n; /* from here GET _tasks shows the slices */
     if (!ok)
@@ -544,12 +522,26 @@ static bool run_sliced(job *j, sc_rest_req *req, sc_resolved *res, sc_query **qu
     return !atomic_load(&pool.failed);
 }
 
+/* The response of a finished job; *status 200, or the first failure's when one stopped it. */
+static json_t *finish(job *j, bool ok, int *status)
+{
+    *status = 200;
+    if (!ok && json_array_size(j->failures))
+        *status =
+            (int)json_integer_value(json_object_get(json_array_get(j->failures, 0), "status"));
+    return job_response(j, false);
+}
+
 /* Runs the job; the response body (new reference), *status its HTTP status. An error found
  * before any write is written into resp instead (NULL returned). */
 static json_t *run_job(job *j, sc_rest_req *req, sc_rest_resp *resp, int *status)
 {
     j->start_ms = sc_clock_wall_ms();
     j->failures = json_array();
+    if (sc_node_placement(req->node) && !req->forwarded) {
+        int r = sc__byquery_run_cluster(j, req, resp);
+        return r < 0 ? NULL : finish(j, r > 0, status);
+    }
     sc_resolved res;
     sc_cluster_error err;
     sc_status st = sc_node_resolve_read(req->node, j->source, 0, &res, &err);
@@ -586,11 +578,7 @@ static json_t *run_job(job *j, sc_rest_req *req, sc_rest_resp *resp, int *status
     for (size_t i = 0; j->refresh && j->kind != JOB_REINDEX && i < res.n; i++)
         sc_index_refresh_after_write(res.list[i], SC_REFRESH_TRUE);
     sc_resolved_fini(&res);
-    *status = 200;
-    if (!ok && json_array_size(j->failures))
-        *status =
-            (int)json_integer_value(json_object_get(json_array_get(j->failures, 0), "status"));
-    return job_response(j, false);
+    return finish(j, ok, status);
 }
 
 /* ---- background runs ---- */
@@ -787,15 +775,6 @@ void sc_api_reindex(sc_rest_req *req, sc_rest_resp *resp)
     if (ok) {
         j->kind = JOB_REINDEX;
         ok = common(req, resp, body, j);
-    }
-    if (ok && sc_node_placement(req->node) && !req->forwarded) {
-        /* each node holds only its copies, and the destination's primaries are spread over the
-         * nodes: a reindex here would copy part of the source, so it is refused */
-        sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                      "[_reindex] is not supported in a cluster yet: use a scroll (or point in "
-                      "time) search and _bulk",
-                      NULL, 0);
-        ok = false;
     }
     if (ok && json_object_get(src, "remote")) {
         sc_rest_error(req, resp, 400, "illegal_argument_exception",

@@ -13,6 +13,7 @@
 #include "cluster/membership.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
+#include "cluster/stats_remote.h"
 #include "cluster/placement.h"
 #include "cluster/scroll.h"
 #include "cluster/transport.h"
@@ -347,11 +348,14 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
         sc_jsonw w;
         sc_rest_json_begin(req, resp, 200, &w);
         sc_jsonw_arr_begin(&w);
-        for (size_t i = 0; i < n; i++) {
-            sc_index_stats s;
-            sc_index_collect_stats(list[i], &s);
-            char size[32];
-            sc__api_human_bytes(size, sizeof size, s.store_bytes);
+        sc_cluster_stats *cs = sc_arena_calloc(req->arena, n ? n : 1, sizeof *cs);
+        if (cs)
+            sc_cluster_index_stats(req->node, list, n, cs);
+        for (size_t i = 0; cs && i < n; i++) {
+            const sc_index_stats *p = &cs[i].primaries;
+            char size[32], psize[32];
+            sc__api_human_bytes(size, sizeof size, cs[i].total.store_bytes);
+            sc__api_human_bytes(psize, sizeof psize, p->store_bytes);
             sc_jsonw_obj_begin(&w);
             sc_jsonw_kv_str(&w, "health", index_health(list[i]));
             bool closed = atomic_load(&list[i]->closed);
@@ -374,12 +378,12 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
                 sc_jsonw_obj_end(&w);
                 continue;
             }
-            snprintf(buf, sizeof buf, "%llu", (unsigned long long)s.docs_count);
+            snprintf(buf, sizeof buf, "%llu", (unsigned long long)p->docs_count);
             sc_jsonw_kv_str(&w, "docs.count", buf);
-            snprintf(buf, sizeof buf, "%llu", (unsigned long long)s.docs_deleted);
+            snprintf(buf, sizeof buf, "%llu", (unsigned long long)p->docs_deleted);
             sc_jsonw_kv_str(&w, "docs.deleted", buf);
             sc_jsonw_kv_str(&w, "store.size", size);
-            sc_jsonw_kv_str(&w, "pri.store.size", size);
+            sc_jsonw_kv_str(&w, "pri.store.size", psize);
             sc_jsonw_kv_str(&w, "dataset.size", size);
             sc_jsonw_obj_end(&w);
         }
@@ -399,11 +403,18 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
         t.cells[c] = cols[c];
     t.right[4] = t.right[5] = t.right[6] = t.right[7] = t.right[8] = t.right[9] = t.right[10] =
         true;
+    sc_cluster_stats *cs = sc_arena_calloc(req->arena, n ? n : 1, sizeof *cs);
+    if (!cs) {
+        sc_node_release(list, n);
+        sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
+        return;
+    }
+    sc_cluster_index_stats(req->node, list, n, cs);
     for (size_t i = 0; i < n; i++) {
-        sc_index_stats s;
-        sc_index_collect_stats(list[i], &s);
-        char size[32];
-        sc__api_human_bytes(size, sizeof size, s.store_bytes);
+        const sc_index_stats *p = &cs[i].primaries;
+        char size[32], psize[32];
+        sc__api_human_bytes(size, sizeof size, cs[i].total.store_bytes);
+        sc__api_human_bytes(psize, sizeof psize, p->store_bytes);
         const char **row = t.cells + (i + 1) * nc;
         row[0] = index_health(list[i]);
         bool closed = atomic_load(&list[i]->closed);
@@ -412,9 +423,10 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
         row[3] = sc_arena_strndup(req->arena, list[i]->uuid, strlen(list[i]->uuid));
         row[4] = sc__api_fmt(req, "%u", list[i]->settings.number_of_shards);
         row[5] = sc__api_fmt(req, "%u", list[i]->settings.number_of_replicas);
-        row[6] = sc__api_fmt(req, "%llu", (unsigned long long)s.docs_count);
-        row[7] = sc__api_fmt(req, "%llu", (unsigned long long)s.docs_deleted);
-        row[8] = row[9] = row[10] = sc__api_fmt(req, "%s", size);
+        row[6] = sc__api_fmt(req, "%llu", (unsigned long long)p->docs_count);
+        row[7] = sc__api_fmt(req, "%llu", (unsigned long long)p->docs_deleted);
+        row[8] = row[10] = sc__api_fmt(req, "%s", size);
+        row[9] = sc__api_fmt(req, "%s", psize);
         if (closed)
             row[6] = row[7] = row[8] = row[9] = row[10] = "";
         for (size_t c = 0; c < nc; c++)
@@ -533,11 +545,11 @@ void sc_api_cat_count(sc_rest_req *req, sc_rest_resp *resp)
     if (!resolve(req, resp, req->index, &list, &n))
         return;
     uint64_t count = 0;
-    for (size_t i = 0; i < n; i++) {
-        sc_index_stats s;
-        sc_index_collect_stats(list[i], &s);
-        count += s.docs_count;
-    }
+    sc_cluster_stats *cs = sc_arena_calloc(req->arena, n ? n : 1, sizeof *cs);
+    if (cs)
+        sc_cluster_index_stats(req->node, list, n, cs); /* every node's primaries */
+    for (size_t i = 0; cs && i < n; i++)
+        count += cs[i].primaries.docs_count;
     sc_node_release(list, n);
     int64_t now = sc_clock_wall_ms();
     time_t secs = (time_t)(now / 1000);

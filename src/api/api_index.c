@@ -11,6 +11,7 @@
 #include "cluster/log.h"
 #include "cluster/node.h"
 #include "cluster/ops.h"
+#include "cluster/stats_remote.h"
 #include "cluster/template.h"
 
 /* Writes a cluster error as the ES envelope, with index fields when set. */
@@ -522,33 +523,44 @@ void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp)
     size_t n;
     if (!resolve(req, resp, req->index, &list, &n))
         return;
-    sc_index_stats *per = sc_arena_calloc(req->arena, n ? n : 1, sizeof *per);
+    /* docs and store from every copy, wherever it lives (cluster/stats_remote.h) */
+    sc_cluster_stats *per = sc_arena_calloc(req->arena, n ? n : 1, sizeof *per);
     if (!per) {
         sc_node_release(list, n);
         sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
         return;
     }
-    sc_index_stats all = {0};
+    sc_cluster_index_stats(req->node, list, n, per);
+    sc_index_stats all_pri = {0}, all = {0};
     uint64_t q = 0, qt = 0, ops = 0, opt = 0;
-    uint32_t shards = 0, copies = 0;
+    uint32_t answered = 0, copies = 0;
     for (size_t i = 0; i < n; i++) {
-        sc_index_collect_stats(list[i], &per[i]);
-        all.docs_count += per[i].docs_count;
-        all.docs_deleted += per[i].docs_deleted;
-        all.store_bytes += per[i].store_bytes;
-        all.n_segments += per[i].n_segments;
-        all.merges_current += per[i].merges_current;
-        all.merges_total += per[i].merges_total;
-        all.merges_spilled_bytes += per[i].merges_spilled_bytes;
-        all.memory_bytes += per[i].memory_bytes;
-        all.translog_ops += per[i].translog_ops;
-        all.translog_bytes += per[i].translog_bytes;
+        sc_index_stats local;
+        sc_index_collect_stats(list[i], &local); /* merges and memory: this node's */
+        for (int k = 0; k < 2; k++) {
+            sc_index_stats *d = k ? &per[i].total : &per[i].primaries;
+            d->merges_current = local.merges_current;
+            d->merges_total = local.merges_total;
+            d->merges_spilled_bytes = local.merges_spilled_bytes;
+            d->memory_bytes = local.memory_bytes;
+            sc_index_stats *a = k ? &all : &all_pri;
+            a->docs_count += d->docs_count;
+            a->docs_deleted += d->docs_deleted;
+            a->store_bytes += d->store_bytes;
+            a->n_segments += d->n_segments;
+            a->merges_current += d->merges_current;
+            a->merges_total += d->merges_total;
+            a->merges_spilled_bytes += d->merges_spilled_bytes;
+            a->memory_bytes += d->memory_bytes;
+            a->translog_ops += d->translog_ops;
+            a->translog_bytes += d->translog_bytes;
+        }
         q += atomic_load(&list[i]->n_search_queries);
         qt += atomic_load(&list[i]->search_time_ns);
         ops += atomic_load(&list[i]->n_index_ops);
         opt += atomic_load(&list[i]->index_time_ns);
-        shards += list[i]->settings.number_of_shards;
-        copies += list[i]->settings.number_of_shards * (1 + list[i]->settings.number_of_replicas);
+        answered += per[i].n_answered;
+        copies += per[i].n_copies;
     }
     sc_jsonw w;
     sc_rest_json_begin(req, resp, 200, &w);
@@ -556,13 +568,13 @@ void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp)
     sc_jsonw_key(&w, "_shards");
     sc_jsonw_obj_begin(&w);
     sc_jsonw_kv_int(&w, "total", copies);
-    sc_jsonw_kv_int(&w, "successful", shards);
+    sc_jsonw_kv_int(&w, "successful", answered);
     sc_jsonw_kv_int(&w, "failed", 0);
     sc_jsonw_obj_end(&w);
     sc_jsonw_key(&w, "_all");
     sc_jsonw_obj_begin(&w);
     sc_jsonw_key(&w, "primaries");
-    stats_block(&w, &all, NULL, q, qt, ops, opt);
+    stats_block(&w, &all_pri, NULL, q, qt, ops, opt);
     sc_jsonw_key(&w, "total");
     stats_block(&w, &all, NULL, q, qt, ops, opt);
     sc_jsonw_obj_end(&w);
@@ -579,9 +591,9 @@ void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp)
         sc_jsonw_kv_str(&w, "health", list[i]->settings.number_of_replicas ? "yellow" : "green");
         sc_jsonw_kv_str(&w, "status", "open");
         sc_jsonw_key(&w, "primaries");
-        stats_block(&w, &per[i], list[i], iq, iqt, io, iot);
+        stats_block(&w, &per[i].primaries, list[i], iq, iqt, io, iot);
         sc_jsonw_key(&w, "total");
-        stats_block(&w, &per[i], list[i], iq, iqt, io, iot);
+        stats_block(&w, &per[i].total, list[i], iq, iqt, io, iot);
         sc_jsonw_obj_end(&w);
     }
     sc_jsonw_obj_end(&w);

@@ -53,14 +53,8 @@ bool sc__byquery_fanout(sc_rest_req *req, sc_rest_resp *resp, const char *source
     sc_placement *p = sc_node_placement(req->node);
     if (!p || req->forwarded)
         return false;
-    if (!sc_rest_param_bool(req, "wait_for_completion", true)) {
-        /* a background task runs on this node's copies only: refused rather than partial */
-        sc_rest_error(req, resp, 400, "illegal_argument_exception",
-                      "[wait_for_completion=false] is not supported in a cluster yet: the task "
-                      "would see this node's copies only",
-                      NULL, 0);
-        return true;
-    }
+    if (!sc_rest_param_bool(req, "wait_for_completion", true))
+        return false; /* a task on this node, through the cluster (byquery_cluster_job.c) */
     sc_resolved res;
     sc_cluster_error err;
     if (sc_node_resolve_read(req->node, source, 0, &res, &err) != SC_OK)

@@ -1,6 +1,8 @@
 /* _delete_by_query / _update_by_query across a cluster (byquery_cluster.c): the receiving node
  * sends the request to every node holding a primary of the target indices (itself included),
- * each runs it on its own primaries only, and the per-node responses are summed. */
+ * each runs it on its own primaries only, and the per-node responses are summed. With
+ * wait_for_completion=false it is a task of the receiving node that reads and writes through
+ * the cluster instead (byquery_cluster_job.c): one task id, its status and cancellation here. */
 #ifndef SC_API_BYQUERY_CLUSTER_H
 #define SC_API_BYQUERY_CLUSTER_H
 #include <stdint.h>

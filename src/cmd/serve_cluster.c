@@ -13,6 +13,7 @@
 #include "cluster/meta_store.h"
 #include "cluster/placement.h"
 #include "cluster/snapshot.h"
+#include "cluster/stats_remote.h"
 #include "cluster/transport.h"
 #include "http/router.h"
 
@@ -100,6 +101,8 @@ static sc_status open_transport(const sc_serve_cluster_config *cfg, sc_serve_clu
         st = sc_api_remote_start(c->node, c->t, &c->remote);
     if (st == SC_OK)
         st = sc_snapshot_remote_start(c->node, c->t);
+    if (st == SC_OK)
+        st = sc_stats_remote_start(c->node, c->t);
     return st;
 }
 

@@ -3,7 +3,9 @@ only the shard copies the routing table allocates to it: with 0 and with 1 repli
 data folder has exactly the shard folders of its copies. `_mget` and `_count` answer the same
 through every node. After a node is SIGKILLed the lost replicas are rebuilt on the others and
 every search answers completely; when the node returns, its copies that are no longer allocated
-are retired (the routing has every copy started elsewhere) and the results stay complete."""
+are retired (the routing has every copy started elsewhere) and the results stay complete.
+`_reindex` and background by-query tasks read and write through the cluster (every shard,
+wherever it lives), and `_stats` / `_cat` counts are gathered from every node."""
 import json
 import os
 import shutil
@@ -198,16 +200,162 @@ def test_by_query_through_every_node(env):
         assert st == 200 and r["deleted"] == 0 and r["total"] == 0, (s.url, r)
 
 
-def test_node_local_jobs_are_refused_not_partial(env):
-    """Work that would read only the receiving node's copies (a reindex, a background by-query
-    task) is refused on a cluster rather than done on part of the data."""
+def task_done(node, task, timeout=60):
+    """The finished background task (GET /_tasks/{id} on the node that runs it)."""
+    last = {}
+
+    def done():
+        st, _, b = node.request("GET", "/_tasks/" + task)
+        assert st == 200, b
+        last.update(b)
+        return b["completed"]
+    wait_until("task %s completes (%r)" % (task, last), done, timeout=timeout)
+    return last
+
+
+# After test_by_query_through_every_node p1 holds these documents (i % 3 != 0 of 150).
+P1_LEFT = [i for i in range(N_DOCS + 30) if i % 3 != 0]
+
+
+def test_reindex_reads_and_writes_every_node(env):
+    """A reindex reads every shard of the source wherever it lives and writes the destination's
+    primaries on every node: exact counts through every node, the same options as on one node."""
+    nodes = env
+    st, _, r = nodes["n3"].request("POST", "/_reindex?refresh=true", {
+        "source": {"index": "p1", "_source": ["n"]}, "dest": {"index": "r1"}})
+    assert st == 200 and r["created"] == len(P1_LEFT) and r["total"] == len(P1_LEFT), r
+    assert r["failures"] == [] and r["batches"] == 1, r
+    settled(nodes, "r1", len(P1_LEFT))
+    st, _, m = nodes["n1"].request("POST", "/r1/_mget", {"ids": ["1", "2", "3", "149"]})
+    assert [(d["_id"], d["found"], d.get("_source")) for d in m["docs"]] == [
+        ("1", True, {"n": 1}), ("2", True, {"n": 2}), ("3", False, None),
+        ("149", True, {"n": 149})], m
+    # op_type create into the same index: every document conflicts
+    st, _, r = nodes["n1"].request("POST", "/_reindex", {
+        "source": {"index": "p1"}, "dest": {"index": "r1", "op_type": "create"},
+        "conflicts": "proceed"})
+    assert st == 200 and r["created"] == 0 and r["version_conflicts"] == len(P1_LEFT), r
+    st, _, r = nodes["n2"].request("POST", "/_reindex", {
+        "source": {"index": "p1"}, "dest": {"index": "r1", "op_type": "create"}})
+    assert st == 409 and r["version_conflicts"] >= 1 and r["failures"], r
+    # a query, max_docs and small batches; slices split the source by shard
+    st, _, r = nodes["n2"].request("POST", "/_reindex?refresh=true&scroll_size=7", {
+        "source": {"index": "p1", "query": {"term": {"tag": "t1"}}}, "max_docs": 30,
+        "dest": {"index": "r2"}})
+    assert st == 200 and r["created"] == 30 and r["total"] == 30 and r["batches"] == 5, r
+    settled(nodes, "r2", 30)
+    st, _, r = nodes["n1"].request("POST", "/_reindex?refresh=true&slices=3", {
+        "source": {"index": "p0"}, "dest": {"index": "r3"}})
+    assert st == 200 and r["created"] == N_DOCS and len(r["slices"]) == 3, r
+    assert sorted(s["slice_id"] for s in r["slices"]) == [0, 1, 2], r
+    assert sum(s["created"] for s in r["slices"]) == N_DOCS, r
+    settled(nodes, "r3", N_DOCS)
+    # the sources are copied as the search gives them, not re-serialized: a pretty-printed one,
+    # 0.1 and 1e-7 (jansson would write 0.10000000000000001 and 9.9999999999999995e-08)
+    st, _, r = nodes["n1"].request("PUT", "/raw1", {
+        "settings": {"number_of_shards": 3, "number_of_replicas": 0},
+        "mappings": {"properties": {"raw": {"type": "object", "enabled": False}}}})
+    assert st == 200, r
+    src = b'{\n  "raw": {"big": 9223372036854775807, "f": 0.1, "g": 1e-7, "s": "a\\nb"},\n  "n": 1\n}'
+    for i in range(4):
+        st, _, r = nodes["n2"].request("PUT", "/raw1/_doc/d%d?refresh=true" % i, src)
+        assert st in (200, 201), r
+    st, _, r = nodes["n3"].request("POST", "/_reindex?refresh=true", {
+        "source": {"index": "raw1"}, "dest": {"index": "raw2"}})
+    assert st == 200 and r["created"] == 4 and r["failures"] == [], r
+    for i in range(4):
+        st, _, want = nodes["n1"].request("GET", "/raw1/_source/d%d" % i, raw=True)
+        assert st == 200 and b'"f":0.1,' in want.replace(b" ", b""), want
+        st, _, got = nodes["n1"].request("GET", "/raw2/_source/d%d" % i, raw=True)
+        # the clustered search hands the source over compacted; the reindex copies its bytes
+        assert st == 200 and json.loads(got) == json.loads(want), (got, want)
+        assert b'"f":0.1,' in got and b'"g":1e-07' in got, got
+    st, _, r = nodes["n1"].request("POST", "/_reindex", {"source": {"index": "absent"},
+                                                         "dest": {"index": "r4"}})
+    assert st == 404 and r["error"]["type"] == "index_not_found_exception", r
+    st, _, r = nodes["n1"].request("POST", "/_reindex", {
+        "source": {"index": "p1", "query": {"nope": {}}}, "dest": {"index": "r4"}})
+    assert st == 400, r
+    st, _, r = nodes["n1"].request("GET", "/r4/_count")
+    assert st == 404, r
+
+
+def test_background_jobs_cover_every_shard(env):
+    """wait_for_completion=false: a task of the receiving node, reading and writing through the
+    cluster; GET /_tasks/{id} there has its status and response; it can be cancelled."""
+    nodes = env
+    st, _, r = nodes["n1"].request("PUT", "/r5", {
+        "settings": {"number_of_shards": 6, "number_of_replicas": 1},
+        "mappings": {"properties": {"n": {"type": "long"}, "tag": {"type": "keyword"}}}})
+    assert st == 200, r
+    wait_until("r5 green", lambda: green(nodes["n2"], "r5", "1s"), timeout=60)
+    st, _, r = nodes["n2"].request("POST", "/_reindex?wait_for_completion=false", {
+        "source": {"index": "p1"}, "dest": {"index": "r5"}})
+    assert st == 200 and ":" in r["task"], r
+    b = task_done(nodes["n2"], r["task"])
+    assert "error" not in b and b["response"]["created"] == len(P1_LEFT), b
+    assert b["task"]["status"]["total"] == len(P1_LEFT), b
+    assert b["task"]["status"]["created"] == len(P1_LEFT), b
+    st, _, r = nodes["n1"].request("POST", "/r5/_refresh")
+    settled(nodes, "r5", len(P1_LEFT))
+    t2 = [i for i in P1_LEFT if i % 3 == 2]
+    st, _, r = nodes["n3"].request(
+        "POST", "/r5/_update_by_query?wait_for_completion=false&refresh=true&scroll_size=20",
+        {"query": {"term": {"tag": "t2"}}})
+    assert st == 200 and "task" in r, r
+    b = task_done(nodes["n3"], r["task"])
+    assert b["response"]["updated"] == len(t2) and b["response"]["total"] == len(t2), b
+    assert b["response"]["batches"] == (len(t2) + 19) // 20 and b["response"]["failures"] == []
+    st, _, r = nodes["n1"].request(
+        "POST", "/r5/_delete_by_query?wait_for_completion=false&refresh=true&slices=auto",
+        {"query": {"term": {"tag": "t2"}}})
+    b = task_done(nodes["n1"], r["task"])
+    assert b["response"]["deleted"] == len(t2), b
+    assert len(b["response"]["slices"]) == 6, b  # auto: one per source shard
+    settled(nodes, "r5", len(P1_LEFT) - len(t2))
+    # cancelled between pages: 5 documents, then a throttle wait of 5 s that the cancel ends
+    st, _, r = nodes["n1"].request(
+        "POST", "/_reindex?wait_for_completion=false&requests_per_second=1&scroll_size=5",
+        {"source": {"index": "p1"}, "dest": {"index": "r6"}})
+    task = r["task"]
+    wait_until("a first page", lambda: nodes["n1"].request(
+        "GET", "/_tasks/" + task)[2]["task"]["status"]["batches"] >= 1, timeout=30)
+    st, _, r = nodes["n1"].request("POST", "/_tasks/%s/_cancel" % task)
+    assert st == 200, r
+    b = task_done(nodes["n1"], task)
+    assert b["response"]["canceled"] == "by user request", b
+    assert b["response"]["created"] == 5 and b["response"]["total"] == len(P1_LEFT), b
+    # the scroll contexts of every job are freed on every node
+    for s in nodes.values():
+        st, _, ns = s.request("GET", "/_nodes/stats")
+        assert sum(n["indices"]["search"]["open_contexts"] for n in ns["nodes"].values()) == 0, s
+
+
+def test_stats_are_cluster_wide(env):
+    """_stats, _cat/indices, _cat/count and _count count every copy wherever it lives: the same
+    numbers through every node."""
     nodes = env
     for s in nodes.values():
-        st, _, r = s.request("POST", "/_reindex", {"source": {"index": "p1"},
-                                                   "dest": {"index": "p1-copy"}})
-        assert st == 400 and "not supported in a cluster" in r["error"]["reason"], r
-        st, _, r = s.request("POST", "/p1/_update_by_query?wait_for_completion=false",
-                             {"query": {"match_all": {}}})
-        assert st == 400 and "wait_for_completion" in r["error"]["reason"], r
-    st, _, r = nodes["n1"].request("GET", "/p1-copy/_count")
-    assert st == 404, r
+        for index, n, replicas in (("p0", N_DOCS, 0), ("p1", len(P1_LEFT), 1)):
+            st, _, r = s.request("GET", "/%s/_stats" % index)
+            assert st == 200, r
+            assert r["_shards"] == {"total": 6 * (1 + replicas), "successful": 6 * (1 + replicas),
+                                    "failed": 0}, (s.url, r["_shards"])
+            pri = r["indices"][index]["primaries"]
+            tot = r["indices"][index]["total"]
+            assert pri["docs"]["count"] == n, (s.url, index, pri)
+            assert tot["docs"]["count"] == n * (1 + replicas), (s.url, index, tot)
+            assert r["_all"]["primaries"]["docs"]["count"] == n, r["_all"]
+            assert pri["store"]["size_in_bytes"] > 0
+            if replicas:
+                assert tot["store"]["size_in_bytes"] > pri["store"]["size_in_bytes"], (pri, tot)
+            else:
+                assert tot["store"]["size_in_bytes"] == pri["store"]["size_in_bytes"]
+            st, _, c = s.request("GET", "/_cat/indices/%s?format=json" % index)
+            assert st == 200 and c[0]["docs.count"] == str(n), (s.url, c)
+            st, _, c = s.request("GET", "/_cat/count/%s?format=json" % index)
+            assert st == 200 and c[0]["count"] == str(n), (s.url, c)
+            st, _, c = s.request("GET", "/%s/_count" % index)
+            assert st == 200 and c["count"] == n, (s.url, c)
+        st, _, r = s.request("GET", "/p0,r3/_stats")
+        assert r["_all"]["primaries"]["docs"]["count"] == 2 * N_DOCS, r["_all"]

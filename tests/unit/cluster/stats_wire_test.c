@@ -1,0 +1,160 @@
+/* Tests for cluster/stats_wire.c: round trips of the cluster-wide statistics request and
+ * answer (open and absent copies), every truncation and a trailing byte refused, empty index
+ * names and counts larger than the bytes left refused. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cluster/stats_wire.h"
+
+/* With SCRY_STATSWIRE_SEEDS_DIR set, each encoding is also written there as a seed of
+ * tests/fuzz/statswire_fuzz.c (selector byte + body): how tests/fuzz/corpus/statswire/ was
+ * made. */
+static void write_seed(const char *name, uint8_t selector, const uint8_t *p, size_t n)
+{
+    const char *dir = getenv("SCRY_STATSWIRE_SEEDS_DIR");
+    if (!dir)
+        return;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return;
+    fputc(selector, f);
+    fwrite(p, 1, n, f);
+    fclose(f);
+}
+
+static sc_status dec_req(const uint8_t *p, size_t n, sc_arena *a)
+{
+    sc_stats_copy *c;
+    size_t cnt;
+    return sc_stats_req_decode(p, n, a, &c, &cnt);
+}
+
+static sc_status dec_resp(const uint8_t *p, size_t n, sc_arena *a)
+{
+    sc_stats_copy_resp *r;
+    size_t cnt;
+    return sc_stats_resp_decode(p, n, a, &r, &cnt);
+}
+
+/* Every strict prefix and the encoding plus one byte are corrupt. */
+static void check_truncations(const uint8_t *p, size_t n,
+                              sc_status (*dec)(const uint8_t *, size_t, sc_arena *))
+{
+    uint8_t *q = malloc(n + 1);
+    memcpy(q, p, n);
+    q[n] = 0;
+    for (size_t cut = 0; cut <= n + 1; cut++) {
+        if (cut == n)
+            continue;
+        sc_arena a;
+        sc_arena_init(&a, 1 << 20);
+        uint8_t *c = malloc(cut ? cut : 1);
+        memcpy(c, q, cut);
+        assert_int_equal(dec(c, cut, &a), SC_ECORRUPT);
+        free(c);
+        sc_arena_fini(&a);
+    }
+    free(q);
+}
+
+static void test_request(void **state)
+{
+    (void)state;
+    sc_stats_copy c[3] = {{sc_slice_cstr("p1"), 0},
+                          {sc_slice_cstr("p1"), 5},
+                          {sc_slice_cstr("logs-2026.12.02"), 70000}};
+    sc_wire_buf b;
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_stats_req_encode(c, 3, &b), SC_OK);
+    sc_arena a;
+    sc_arena_init(&a, 1 << 20);
+    sc_stats_copy *d;
+    size_t n;
+    assert_int_equal(sc_stats_req_decode(b.ptr, b.len, &a, &d, &n), SC_OK);
+    assert_int_equal(n, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_true(sc_slice_eq(d[i].index, c[i].index));
+        assert_int_equal(d[i].shard, c[i].shard);
+    }
+    check_truncations(b.ptr, b.len, dec_req);
+    write_seed("shard_stats", 0, b.ptr, b.len);
+    sc_wire_buf_fini(&b);
+    /* an empty index name is corrupt */
+    c[1].index = sc_slice_make(NULL, 0);
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_stats_req_encode(c, 3, &b), SC_OK);
+    assert_int_equal(sc_stats_req_decode(b.ptr, b.len, &a, &d, &n), SC_ECORRUPT);
+    sc_wire_buf_fini(&b);
+    /* no copies is a valid (empty) request */
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_stats_req_encode(c, 0, &b), SC_OK);
+    assert_int_equal(sc_stats_req_decode(b.ptr, b.len, &a, &d, &n), SC_OK);
+    assert_int_equal(n, 0);
+    sc_wire_buf_fini(&b);
+    /* a count larger than the bytes left is refused before any allocation */
+    uint8_t huge[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 1, 'x', 0};
+    assert_int_equal(sc_stats_req_decode(huge, sizeof huge, &a, &d, &n), SC_ECORRUPT);
+    sc_arena_fini(&a);
+}
+
+static void test_answer(void **state)
+{
+    (void)state;
+    sc_stats_copy_resp r[3] = {
+        {.open = true,
+         .docs = 20,
+         .deleted = 1,
+         .store_bytes = 70000,
+         .segments = 2,
+         .translog_ops = 0,
+         .translog_bytes = 55},
+        {.open = false},
+        {.open = true,
+         .docs = 1ull << 40,
+         .store_bytes = UINT64_MAX,
+         .translog_ops = 12,
+         .translog_bytes = 4096},
+    };
+    sc_wire_buf b;
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_stats_resp_encode(r, 3, &b), SC_OK);
+    sc_arena a;
+    sc_arena_init(&a, 1 << 20);
+    sc_stats_copy_resp *d;
+    size_t n;
+    assert_int_equal(sc_stats_resp_decode(b.ptr, b.len, &a, &d, &n), SC_OK);
+    assert_int_equal(n, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(d[i].open, r[i].open);
+        assert_int_equal(d[i].docs, r[i].docs);
+        assert_int_equal(d[i].deleted, r[i].deleted);
+        assert_int_equal(d[i].store_bytes, r[i].store_bytes);
+        assert_int_equal(d[i].segments, r[i].segments);
+        assert_int_equal(d[i].translog_ops, r[i].translog_ops);
+        assert_int_equal(d[i].translog_bytes, r[i].translog_bytes);
+    }
+    check_truncations(b.ptr, b.len, dec_resp);
+    write_seed("shard_stats_resp", 1, b.ptr, b.len);
+    sc_wire_buf_fini(&b);
+    uint8_t huge[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0};
+    assert_int_equal(sc_stats_resp_decode(huge, sizeof huge, &a, &d, &n), SC_ECORRUPT);
+    sc_arena_fini(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_request),
+        cmocka_unit_test(test_answer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
