@@ -12,58 +12,28 @@
 #include <cmocka.h>
 
 #include "cluster/stats_wire.h"
+#include "wire_check.h"
 
 /* With SCRY_STATSWIRE_SEEDS_DIR set, each encoding is also written there as a seed of
  * tests/fuzz/statswire_fuzz.c (selector byte + body): how tests/fuzz/corpus/statswire/ was
  * made. */
-static void write_seed(const char *name, uint8_t selector, const uint8_t *p, size_t n)
-{
-    const char *dir = getenv("SCRY_STATSWIRE_SEEDS_DIR");
-    if (!dir)
-        return;
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return;
-    fputc(selector, f);
-    fwrite(p, 1, n, f);
-    fclose(f);
-}
+#define write_seed(name, selector, p, n)                                                           \
+    wire_write_seed("SCRY_STATSWIRE_SEEDS_DIR", name, selector, p, n)
 
-static sc_status dec_req(const uint8_t *p, size_t n, sc_arena *a)
+static sc_status dec_req(const uint8_t *p, size_t n, sc_arena *a, void *out)
 {
+    (void)out;
     sc_stats_copy *c;
     size_t cnt;
     return sc_stats_req_decode(p, n, a, &c, &cnt);
 }
 
-static sc_status dec_resp(const uint8_t *p, size_t n, sc_arena *a)
+static sc_status dec_resp(const uint8_t *p, size_t n, sc_arena *a, void *out)
 {
+    (void)out;
     sc_stats_copy_resp *r;
     size_t cnt;
     return sc_stats_resp_decode(p, n, a, &r, &cnt);
-}
-
-/* Every strict prefix and the encoding plus one byte are corrupt. */
-static void check_truncations(const uint8_t *p, size_t n,
-                              sc_status (*dec)(const uint8_t *, size_t, sc_arena *))
-{
-    uint8_t *q = malloc(n + 1);
-    memcpy(q, p, n);
-    q[n] = 0;
-    for (size_t cut = 0; cut <= n + 1; cut++) {
-        if (cut == n)
-            continue;
-        sc_arena a;
-        sc_arena_init(&a, 1 << 20);
-        uint8_t *c = malloc(cut ? cut : 1);
-        memcpy(c, q, cut);
-        assert_int_equal(dec(c, cut, &a), SC_ECORRUPT);
-        free(c);
-        sc_arena_fini(&a);
-    }
-    free(q);
 }
 
 static void test_request(void **state)
@@ -85,7 +55,7 @@ static void test_request(void **state)
         assert_true(sc_slice_eq(d[i].index, c[i].index));
         assert_int_equal(d[i].shard, c[i].shard);
     }
-    check_truncations(b.ptr, b.len, dec_req);
+    wire_check_truncations(b.ptr, b.len, dec_req, NULL);
     write_seed("shard_stats", 0, b.ptr, b.len);
     sc_wire_buf_fini(&b);
     /* an empty index name is corrupt */
@@ -142,7 +112,7 @@ static void test_answer(void **state)
         assert_int_equal(d[i].translog_ops, r[i].translog_ops);
         assert_int_equal(d[i].translog_bytes, r[i].translog_bytes);
     }
-    check_truncations(b.ptr, b.len, dec_resp);
+    wire_check_truncations(b.ptr, b.len, dec_resp, NULL);
     write_seed("shard_stats_resp", 1, b.ptr, b.len);
     sc_wire_buf_fini(&b);
     uint8_t huge[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0};
