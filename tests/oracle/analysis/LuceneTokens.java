@@ -236,7 +236,11 @@ public class LuceneTokens {
                     {"french", "org.apache.lucene.analysis.fr.FrenchAnalyzer"},
                     {"spanish", "org.apache.lucene.analysis.es.SpanishAnalyzer"},
                     {"italian", "org.apache.lucene.analysis.it.ItalianAnalyzer"},
-                    {"portuguese", "org.apache.lucene.analysis.pt.PortugueseAnalyzer"}};
+                    {"portuguese", "org.apache.lucene.analysis.pt.PortugueseAnalyzer"},
+                    {"arabic", "org.apache.lucene.analysis.ar.ArabicAnalyzer"},
+                    {"hindi", "org.apache.lucene.analysis.hi.HindiAnalyzer"},
+                    {"indonesian", "org.apache.lucene.analysis.id.IndonesianAnalyzer"},
+                    {"greek", "org.apache.lucene.analysis.el.GreekAnalyzer"}};
             for (String[] c : classes)
                 byLang.put(c[0], (Analyzer) Class.forName(c[1])
                         .getConstructor(CharArraySet.class).newInstance(CharArraySet.EMPTY_SET));
