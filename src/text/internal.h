@@ -433,9 +433,11 @@ typedef struct sc__syn_tok {
     uint32_t posinc, start, end;
     sc_token_type type;
 } sc__syn_tok;
-/* Emits one output token downstream; returns non-OK to stop. */
+/* Emits one output token downstream (poslen: the positions it spans in the graph); returns
+ * non-OK to stop. */
 typedef sc_status (*sc__syn_emit)(void *ctx, const uint8_t *term, size_t len, uint32_t posinc,
-                                  uint32_t start, uint32_t end, sc_token_type type);
+                                  uint32_t start, uint32_t end, sc_token_type type,
+                                  uint32_t poslen);
 typedef struct sc__syn_state {
     sc__syn_tok *q;
     size_t n, cap;

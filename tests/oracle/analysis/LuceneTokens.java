@@ -63,11 +63,15 @@ public class LuceneTokens {
             PositionIncrementAttribute inc = ts.addAttribute(PositionIncrementAttribute.class);
             OffsetAttribute o = ts.addAttribute(OffsetAttribute.class);
             TypeAttribute type = ts.addAttribute(TypeAttribute.class);
+            PositionLengthAttribute len = ts.addAttribute(PositionLengthAttribute.class);
             ts.reset();
             while (ts.incrementToken()) {
                 pos += inc.getPositionIncrement();
+                // the position length only when it is not 1 (a token spanning several positions)
+                int pl = len.getPositionLength();
                 out.println(lineNo + "\t" + name + "\t" + pos + "\t" + off[o.startOffset()] + "\t"
-                        + off[o.endOffset()] + "\t" + type.type() + "\t" + escape(term.toString()));
+                        + off[o.endOffset()] + "\t" + type.type() + "\t" + escape(term.toString())
+                        + (pl != 1 ? "\t" + pl : ""));
                 n++;
             }
             ts.end();

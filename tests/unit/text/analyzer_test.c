@@ -103,6 +103,11 @@ static sc_status collect_sink(void *ctx, const sc_token *t)
         } else
             append(&c->out, (const char *)&b, 1);
     }
+    if (t->position_length > 1) { /* as the oracle: only a length that is not 1 */
+        char pl[16];
+        int pn = snprintf(pl, sizeof(pl), "\t%u", t->position_length);
+        append(&c->out, pl, (size_t)pn);
+    }
     append(&c->out, "\n", 1);
     c->n++;
     return SC_OK;
