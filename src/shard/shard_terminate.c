@@ -79,8 +79,7 @@ static sc_status mask_segment(sc_searcher_segment *ss, uint32_t upto, sc_arena *
 
 sc_status sc__shard_terminate_after(const sc_query *q, uint64_t n, sc_cancel_token *token,
                                     sc_searcher_segment *segs, const sc_searcher *s,
-                                    sc_arena *scratch, bool *terminated, char *why,
-                                    size_t why_size)
+                                    sc_arena *scratch, bool *terminated, char *why, size_t why_size)
 {
     *terminated = false;
     cut c = {.want = n};
