@@ -83,3 +83,18 @@ def test_terminate_after_bad_values(server, fresh_index):
         assert_error(b, 400, "illegal_argument_exception")
     st, _, b = server.request("POST", "/%s/_search?terminate_after=-3" % fresh_index, None)
     assert st == 400, b
+
+
+def test_terminate_after_with_deletes(server, fresh_index):
+    make_index(server, fresh_index)
+    for doc_id in ("1", "5"):
+        st, _, b = server.request("DELETE", "/%s/_doc/%s?refresh=true" % (fresh_index, doc_id))
+        assert st == 200, b
+    # deleted docs are not collected: the first 4 live docs in index order
+    b = search(server, fresh_index, {"query": {"match_all": {}}, "terminate_after": 4,
+                                     "size": 10, "sort": [{"n": "asc"}]})
+    assert b["terminated_early"] is True and b["hits"]["total"]["value"] == 4
+    assert [h["_id"] for h in b["hits"]["hits"]] == ["0", "2", "3", "4"]
+    b = search(server, fresh_index, {"query": {"match_all": {}}, "terminate_after": 5,
+                                     "size": 10, "sort": [{"n": "asc"}]})
+    assert [h["_id"] for h in b["hits"]["hits"]] == ["0", "2", "3", "4", "6"]
