@@ -13,6 +13,8 @@
  *   stemmer arabic         ArabicStemmer (Larkey et al.'s light10 prefixes and suffixes)
  *   stemmer hindi          HindiStemmer (Ramanathan & Rao's suffix lists)
  *   stemmer indonesian     IndonesianStemmer (Tala's algorithm, derivational on)
+ *   stemmer bulgarian      BulgarianStemmer (Savoy's light stemmer: articles, plurals, a
+ *                          final vowel, -ен and -ъ<C> rewrites)
  * (Greek's lowercase and stemmer are in greek.c.)
  * All of these scripts are in the BMP, so Lucene's UTF-16 units are our code points. */
 #include <string.h>
@@ -490,6 +492,84 @@ static int32_t indonesian_stem(uint32_t *s, int32_t len)
     return len;
 }
 
+/* ---- Bulgarian ------------------------------------------------------------------------- */
+
+static int32_t bg_article(const uint32_t *s, int32_t len)
+{
+    if (len > 6 && ends_with(s, len, "ият"))
+        return len - 3;
+    if (len > 5 && (ends_with(s, len, "ът") || ends_with(s, len, "то") || ends_with(s, len, "те") ||
+                    ends_with(s, len, "та") || ends_with(s, len, "ия")))
+        return len - 2;
+    if (len > 4 && ends_with(s, len, "ят"))
+        return len - 2;
+    return len;
+}
+
+static int32_t bg_plural(uint32_t *s, int32_t len)
+{
+    if (len > 6) {
+        if (ends_with(s, len, "овци") || ends_with(s, len, "ове"))
+            return len - 3; /* -овци keeps its о */
+        if (ends_with(s, len, "еве")) {
+            s[len - 3] = 0x0439; /* й */
+            return len - 2;
+        }
+    }
+    if (len > 5) {
+        if (ends_with(s, len, "ища"))
+            return len - 3;
+        if (ends_with(s, len, "та"))
+            return len - 2;
+        if (ends_with(s, len, "ци")) {
+            s[len - 2] = 0x043A; /* к */
+            return len - 1;
+        }
+        if (ends_with(s, len, "зи")) {
+            s[len - 2] = 0x0433; /* г */
+            return len - 1;
+        }
+        if (s[len - 3] == 0x0435 && s[len - 1] == 0x0438) { /* е.и -> я. */
+            s[len - 3] = 0x044F;
+            return len - 1;
+        }
+    }
+    if (len > 4) {
+        if (ends_with(s, len, "си")) {
+            s[len - 2] = 0x0445; /* х */
+            return len - 1;
+        }
+        if (ends_with(s, len, "и"))
+            return len - 1;
+    }
+    return len;
+}
+
+static int32_t bulgarian_stem(uint32_t *s, int32_t len)
+{
+    if (len < 4)
+        return len;
+    if (len > 5 && ends_with(s, len, "ища"))
+        return len - 3;
+    len = bg_article(s, len);
+    len = bg_plural(s, len);
+    if (len > 3) {
+        if (ends_with(s, len, "я"))
+            len--;
+        if (ends_with(s, len, "а") || ends_with(s, len, "о") || ends_with(s, len, "е"))
+            len--;
+    }
+    if (len > 4 && ends_with(s, len, "ен")) { /* -ен -> -н */
+        s[len - 2] = 0x043D;
+        len--;
+    }
+    if (len > 5 && s[len - 2] == 0x044A) { /* -ъ<C> -> -<C> */
+        s[len - 2] = s[len - 1];
+        len--;
+    }
+    return len;
+}
+
 /* ---- Serbian and decimal digits (byte-level, never longer) ------------------------------- */
 
 static void serbian_norm(sc__term *t)
@@ -588,6 +668,7 @@ int32_t sc__lang_stem(uint32_t lang, uint32_t *s, int32_t len)
     case SC__LS_HINDI: return hindi_stem(s, len);
     case SC__LS_INDONESIAN: return indonesian_stem(s, len);
     case SC__LS_GREEK: return sc__greek_stem(s, len);
+    case SC__LS_BULGARIAN: return bulgarian_stem(s, len);
     default: return len;
     }
 }

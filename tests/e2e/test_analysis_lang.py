@@ -92,6 +92,21 @@ def test_arabic_index_and_search(server, fresh_index):
     assert ids("hi", "किताब") == ["1"]
 
 
+def test_bulgarian(server, fresh_index):
+    # Savoy's light stemmer: articles (-те, -ът), plurals (-ове), final vowels; "в", "на" stop
+    got = terms(server, {"analyzer": "bulgarian",
+                         "text": "Учителите в градовете четат книгите, човекът"})
+    assert got == ["учитял", "град", "четат", "книг", "човек"]
+    assert terms(server, {"tokenizer": "standard",
+                          "filter": ["lowercase", {"type": "stemmer", "language": "bulgarian"}],
+                          "text": "Приятелите"}) == ["приятял"]
+    st, _, b = server.request("PUT", "/" + fresh_index, {"settings": {"analysis": {"analyzer": {
+        "bg": {"type": "bulgarian", "stem_exclusion": ["градовете"]}}}}})
+    assert st == 200, b
+    assert terms(server, {"analyzer": "bg", "text": "градовете книгите"}, fresh_index) == [
+        "градовете", "книг"]
+
+
 def test_greek(server, fresh_index):
     # GreekLowerCaseFilter (accents and final sigma folded), Greek stop words, Ntais' stemmer
     text = "Οι άνθρωποι της πόλης, ΆΝΘΡΩΠΟΣ, μαμάδες, ψαράδες, ωραιότερος"

@@ -244,7 +244,8 @@ public class LuceneTokens {
                     {"arabic", "org.apache.lucene.analysis.ar.ArabicAnalyzer"},
                     {"hindi", "org.apache.lucene.analysis.hi.HindiAnalyzer"},
                     {"indonesian", "org.apache.lucene.analysis.id.IndonesianAnalyzer"},
-                    {"greek", "org.apache.lucene.analysis.el.GreekAnalyzer"}};
+                    {"greek", "org.apache.lucene.analysis.el.GreekAnalyzer"},
+                    {"bulgarian", "org.apache.lucene.analysis.bg.BulgarianAnalyzer"}};
             for (String[] c : classes)
                 byLang.put(c[0], (Analyzer) Class.forName(c[1])
                         .getConstructor(CharArraySet.class).newInstance(CharArraySet.EMPTY_SET));

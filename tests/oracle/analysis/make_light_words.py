@@ -20,7 +20,7 @@ for lang, path in LISTS:
     for w in words[::step][:PER_LANGUAGE]:
         sys.stdout.write("%s\t%s\n" % (lang, w))
 
-# The Arabic, Hindi and Indonesian stemmers (and the Arabic/Indic/Hindi normalizers before
+# The Arabic, Hindi, Indonesian (and Bulgarian, below) stemmers (and the Arabic/Indic/Hindi normalizers before
 # them): every prefix x stem x suffix combination over seed lists, so that each rule (and the
 # length conditions around it) is met.
 GENERATED = [
@@ -43,6 +43,13 @@ GENERATED = [
       "sakit", "rasa", "kata", "tahu", "lajar", "indah", "usir", "si"],
      ["", "kan", "an", "i", "nya", "ku", "mu", "lah", "kah", "pun", "kannya", "annya", "si"]),
 ]
+GENERATED.append(
+    ("bulgarian", [""],
+     ["град", "учител", "книг", "стол", "човек", "момч", "жен", "път", "ден", "вълк", "бряг",
+      "приятел", "море", "сън", "кон", "лек", "орех", "пет", "бащ"],
+     ["", "ът", "ят", "ия", "ият", "то", "те", "та", "а", "о", "е", "я", "и", "ове", "овци",
+      "еве", "ища", "ищата", "ци", "зи", "си", "ен", "ена", "ени", "ите", "ове", "ът", "ъл",
+      "ъм", "еви", "ета", "ето"]))
 for lang, prefixes, stems, suffixes in GENERATED:
     for p in prefixes:
         for s in stems:
