@@ -13,6 +13,8 @@
  *   stemmer arabic         ArabicStemmer (Larkey et al.'s light10 prefixes and suffixes)
  *   stemmer hindi          HindiStemmer (Ramanathan & Rao's suffix lists)
  *   stemmer indonesian     IndonesianStemmer (Tala's algorithm, derivational on)
+ *   stemmer czech          CzechStemmer (Dolamic & Savoy's light stemmer: case endings,
+ *                          possessives, then a final consonant normalization)
  *   stemmer bulgarian      BulgarianStemmer (Savoy's light stemmer: articles, plurals, a
  *                          final vowel, -ен and -ъ<C> rewrites)
  * (Greek's lowercase and stemmer are in greek.c.)
@@ -570,6 +572,83 @@ static int32_t bulgarian_stem(uint32_t *s, int32_t len)
     return len;
 }
 
+/* ---- Czech ------------------------------------------------------------------------------ */
+
+static bool ends_any(const uint32_t *s, int32_t len, const char *const *list)
+{
+    for (; *list; list++)
+        if (ends_with(s, len, *list))
+            return true;
+    return false;
+}
+
+static int32_t cz_case(const uint32_t *s, int32_t len)
+{
+    static const char *const three[] = {
+        "ech", "ich", "ích", "ého", "ěmi", "emi", "ému", "ěte", "ete", "ěti", "eti", "ího", "iho",
+        "ími", "ímu", "imu", "ách", "ata", "aty", "ých", "ama", "ami", "ové", "ovi", "ými", NULL};
+    static const char *const two[] = {"em", "es", "ém", "ím", "ům", "at", "ám",
+                                      "os", "us", "ým", "mi", "ou", NULL};
+    static const char *const four[] = {"ětem", "etem", "atům", NULL};
+    if (len > 7 && ends_with(s, len, "atech"))
+        return len - 5;
+    if (len > 6 && ends_any(s, len, four))
+        return len - 4;
+    if (len > 5 && ends_any(s, len, three))
+        return len - 3;
+    if (len > 4 && ends_any(s, len, two))
+        return len - 2;
+    if (len > 3) {
+        switch (s[len - 1]) {
+        case 'a':
+        case 'e':
+        case 'i':
+        case 'o':
+        case 'u':
+        case 'y':
+        case 0x016F: /* ů á é í ý ě */
+        case 0x00E1:
+        case 0x00E9:
+        case 0x00ED:
+        case 0x00FD:
+        case 0x011B: return len - 1;
+        default: break;
+        }
+    }
+    return len;
+}
+
+static int32_t cz_normalize(uint32_t *s, int32_t len)
+{
+    if (ends_with(s, len, "čt") || ends_with(s, len, "št")) { /* čt -> ck, št -> sk */
+        s[len - 2] = s[len - 2] == 0x010D ? 'c' : 's';
+        s[len - 1] = 'k';
+        return len;
+    }
+    switch (s[len - 1]) {
+    case 'c': /* [cč] -> k */
+    case 0x010D: s[len - 1] = 'k'; return len;
+    case 'z': /* [zž] -> h */
+    case 0x017E: s[len - 1] = 'h'; return len;
+    default: break;
+    }
+    if (len > 1 && s[len - 2] == 'e') { /* e* -> * */
+        s[len - 2] = s[len - 1];
+        return len - 1;
+    }
+    if (len > 2 && s[len - 2] == 0x016F) /* *ů* -> *o* */
+        s[len - 2] = 'o';
+    return len;
+}
+
+static int32_t czech_stem(uint32_t *s, int32_t len)
+{
+    len = cz_case(s, len);
+    if (len > 5 && (ends_with(s, len, "ov") || ends_with(s, len, "in") || ends_with(s, len, "ův")))
+        len -= 2; /* possessives */
+    return len > 0 ? cz_normalize(s, len) : len;
+}
+
 /* ---- Serbian and decimal digits (byte-level, never longer) ------------------------------- */
 
 static void serbian_norm(sc__term *t)
@@ -669,6 +748,7 @@ int32_t sc__lang_stem(uint32_t lang, uint32_t *s, int32_t len)
     case SC__LS_INDONESIAN: return indonesian_stem(s, len);
     case SC__LS_GREEK: return sc__greek_stem(s, len);
     case SC__LS_BULGARIAN: return bulgarian_stem(s, len);
+    case SC__LS_CZECH: return czech_stem(s, len);
     default: return len;
     }
 }

@@ -107,6 +107,16 @@ def test_bulgarian(server, fresh_index):
         "градовете", "книг"]
 
 
+def test_czech(server):
+    # case endings, then the final consonant normalization (muži -> muž -> muh, stůl -> stol)
+    assert terms(server, {"analyzer": "czech",
+                          "text": "Ve městech žijí lidé se ženami a muži; stůl v domě"}) == [
+        "měst", "žij", "lid", "žn", "muh", "stol", "dom"]
+    assert terms(server, {"tokenizer": "standard",
+                          "filter": ["lowercase", {"type": "stemmer", "language": "czech"}],
+                          "text": "Pánové"}) == ["pán"]
+
+
 def test_greek(server, fresh_index):
     # GreekLowerCaseFilter (accents and final sigma folded), Greek stop words, Ntais' stemmer
     text = "Οι άνθρωποι της πόλης, ΆΝΘΡΩΠΟΣ, μαμάδες, ψαράδες, ωραιότερος"

@@ -245,7 +245,8 @@ public class LuceneTokens {
                     {"hindi", "org.apache.lucene.analysis.hi.HindiAnalyzer"},
                     {"indonesian", "org.apache.lucene.analysis.id.IndonesianAnalyzer"},
                     {"greek", "org.apache.lucene.analysis.el.GreekAnalyzer"},
-                    {"bulgarian", "org.apache.lucene.analysis.bg.BulgarianAnalyzer"}};
+                    {"bulgarian", "org.apache.lucene.analysis.bg.BulgarianAnalyzer"},
+                    {"czech", "org.apache.lucene.analysis.cz.CzechAnalyzer"}};
             for (String[] c : classes)
                 byLang.put(c[0], (Analyzer) Class.forName(c[1])
                         .getConstructor(CharArraySet.class).newInstance(CharArraySet.EMPTY_SET));

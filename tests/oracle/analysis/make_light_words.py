@@ -50,6 +50,15 @@ GENERATED.append(
      ["", "ът", "ят", "ия", "ият", "то", "те", "та", "а", "о", "е", "я", "и", "ове", "овци",
       "еве", "ища", "ищата", "ци", "зи", "си", "ен", "ена", "ени", "ите", "ове", "ът", "ъл",
       "ъм", "еви", "ета", "ето"]))
+GENERATED.append(
+    ("czech", [""],
+     ["měst", "žen", "muž", "hrad", "kost", "stroj", "píseň", "kuř", "dívk", "pán", "otc",
+      "matk", "ruc", "noh", "večer", "ptáč", "kluk", "host", "pěst", "knih", "stůl", "dům"],
+     ["", "atech", "ětem", "etem", "atům", "ech", "ich", "ích", "ého", "ěmi", "emi", "ému",
+      "ěte", "ete", "ěti", "eti", "ího", "iho", "ími", "ímu", "imu", "ách", "ata", "aty", "ých",
+      "ama", "ami", "ové", "ovi", "ými", "em", "es", "ém", "ím", "ům", "at", "ám", "os", "us",
+      "ým", "mi", "ou", "a", "e", "i", "o", "u", "ů", "y", "á", "é", "í", "ý", "ě", "ov", "in",
+      "ův", "ova", "ovo", "ina", "ův", "čt", "št", "c", "č", "z", "ž", "ec", "ek"]))
 for lang, prefixes, stems, suffixes in GENERATED:
     for p in prefixes:
         for s in stems:
