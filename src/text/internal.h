@@ -263,7 +263,8 @@ enum {
     SC__LS_INDONESIAN,
     SC__LS_GREEK, /* greek.c */
     SC__LS_BULGARIAN,
-    SC__LS_CZECH
+    SC__LS_CZECH,
+    SC__LS_LATVIAN
 };
 void sc__light_stem(uint32_t lang, sc__term *t);
 /* The stemmers of langnorm.c on code points s[0..len) (SC__LS_ARABIC and after); returns the

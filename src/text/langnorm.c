@@ -15,6 +15,8 @@
  *   stemmer indonesian     IndonesianStemmer (Tala's algorithm, derivational on)
  *   stemmer czech          CzechStemmer (Dolamic & Savoy's light stemmer: case endings,
  *                          possessives, then a final consonant normalization)
+ *   stemmer latvian        LatvianStemmer (a light form of Kreslins' algorithm: noun and
+ *                          adjective endings, undoing palatalization after some)
  *   stemmer bulgarian      BulgarianStemmer (Savoy's light stemmer: articles, plurals, a
  *                          final vowel, -ен and -ъ<C> rewrites)
  * (Greek's lowercase and stemmer are in greek.c.)
@@ -649,6 +651,95 @@ static int32_t czech_stem(uint32_t *s, int32_t len)
     return len > 0 ? cz_normalize(s, len) : len;
 }
 
+/* ---- Latvian ---------------------------------------------------------------------------- */
+
+static bool lv_vowel(uint32_t c)
+{
+    switch (c) {
+    case 'a':
+    case 'e':
+    case 'i':
+    case 'o':
+    case 'u':
+    case 0x0101: /* ā ī ē ū */
+    case 0x012B:
+    case 0x0113:
+    case 0x016B: return true;
+    default: return false;
+    }
+}
+
+/* After a declension II, V or VI ending is removed: the stem's consonant before it goes back
+ * to its plain form. s[len] is the first removed character. */
+static int32_t lv_unpalatalize(uint32_t *s, int32_t len)
+{
+    if (s[len] == 'u') { /* genitive plural -u: kš -> kst, ņņ -> nn */
+        if (ends_with(s, len, "kš")) {
+            len++;
+            s[len - 2] = 's';
+            s[len - 1] = 't';
+            return len;
+        }
+        if (ends_with(s, len, "ņņ")) {
+            s[len - 2] = 'n';
+            s[len - 1] = 'n';
+            return len;
+        }
+    }
+    if (ends_with(s, len, "pj") || ends_with(s, len, "bj") || ends_with(s, len, "mj") ||
+        ends_with(s, len, "vj"))
+        return len - 1; /* labial + j */
+    static const char *const pairs[][2] = {{"šņ", "sn"}, {"žņ", "zn"}, {"šļ", "sl"},
+                                           {"žļ", "zl"}, {"ļņ", "ln"}, {"ļļ", "ll"}};
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        if (ends_with(s, len, pairs[i][0])) {
+            s[len - 2] = (uint8_t)pairs[i][1][0];
+            s[len - 1] = (uint8_t)pairs[i][1][1];
+            return len;
+        }
+    }
+    if (s[len - 1] == 0x010D) /* č */
+        s[len - 1] = 'c';
+    else if (s[len - 1] == 0x013C) /* ļ */
+        s[len - 1] = 'l';
+    else if (s[len - 1] == 0x0146) /* ņ */
+        s[len - 1] = 'n';
+    return len;
+}
+
+static int32_t latvian_stem(uint32_t *s, int32_t len)
+{
+    /* endings in the order tried: text, vowels in it, whether palatalization is undone */
+    static const struct {
+        const char *affix;
+        int vc;
+        bool pal;
+    } affixes[] = {
+        {"ajiem", 3, false}, {"ajai", 3, false}, {"ajam", 2, false}, {"ajām", 2, false},
+        {"ajos", 2, false},  {"ajās", 2, false}, {"iem", 2, true},   {"ajā", 2, false},
+        {"ais", 2, false},   {"ai", 2, false},   {"ei", 2, false},   {"ām", 1, false},
+        {"am", 1, false},    {"ēm", 1, false},   {"īm", 1, false},   {"im", 1, false},
+        {"um", 1, false},    {"us", 1, true},    {"as", 1, false},   {"ās", 1, false},
+        {"es", 1, false},    {"os", 1, true},    {"ij", 1, false},   {"īs", 1, false},
+        {"ēs", 1, false},    {"is", 1, false},   {"ie", 1, false},   {"u", 1, true},
+        {"a", 1, true},      {"i", 1, true},     {"e", 1, false},    {"ā", 1, false},
+        {"ē", 1, false},     {"ī", 1, false},    {"ū", 1, false},    {"o", 1, false},
+        {"s", 0, false},     {"š", 0, false},
+    };
+    int vowels = 0;
+    for (int32_t i = 0; i < len; i++)
+        vowels += lv_vowel(s[i]);
+    for (size_t i = 0; i < sizeof(affixes) / sizeof(affixes[0]); i++) {
+        uint32_t c[8];
+        int32_t n = lit(affixes[i].affix, c);
+        if (vowels > affixes[i].vc && len >= n + 3 && ends_with(s, len, affixes[i].affix)) {
+            len -= n;
+            return affixes[i].pal ? lv_unpalatalize(s, len) : len;
+        }
+    }
+    return len;
+}
+
 /* ---- Serbian and decimal digits (byte-level, never longer) ------------------------------- */
 
 static void serbian_norm(sc__term *t)
@@ -749,6 +840,7 @@ int32_t sc__lang_stem(uint32_t lang, uint32_t *s, int32_t len)
     case SC__LS_GREEK: return sc__greek_stem(s, len);
     case SC__LS_BULGARIAN: return bulgarian_stem(s, len);
     case SC__LS_CZECH: return czech_stem(s, len);
+    case SC__LS_LATVIAN: return latvian_stem(s, len);
     default: return len;
     }
 }

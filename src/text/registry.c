@@ -16,7 +16,7 @@ static const char *const builtin_names[] = {
     "armenian",  "basque",   "danish",     "finnish", "hungarian", "lithuanian",
     "norwegian", "romanian", "russian",    "swedish", "german",    "french",
     "spanish",   "italian",  "portuguese", "dutch",     "arabic",     "hindi",
-    "indonesian", "persian",   "greek",      "bulgarian",  "czech"};
+    "indonesian", "persian",   "greek",      "bulgarian",  "czech",      "latvian"};
 
 /* DutchAnalyzer's default stemmer overrides. */
 static const char *const dutch_overrides[] = {"fiets => fiets", "bromfiets => bromfiets",
@@ -63,12 +63,13 @@ static uint32_t lang_norm(const char *type)
 /* The analyzers Lucene 8.7 builds with the filters of langnorm.c, in Lucene's order: the
  * letters are filters (l lowercase, d decimal_digit, s stop, k keyword_marker when
  * stem_exclusion is given, A/P/I/H arabic/persian/indic/hindi normalization, G greek lowercase,
- * a/h/i/g/b/c the arabic, hindi, indonesian, greek, bulgarian, czech stemmers). NULL when type is not one of them. */
+ * a/h/i/g/b/c/v the arabic, hindi, indonesian, greek, bulgarian, czech, latvian stemmers). NULL when type is not one of them. */
 static const char *script_chain(const char *type)
 {
     static const char *const t[][2] = {
         {"arabic", "ldsAka"}, {"hindi", "ldkIHsh"}, {"indonesian", "lski"}, {"persian", "ldAPs"},
-        {"greek", "Gsg"},     {"bulgarian", "lskb"},  {"czech", "lskc"}};
+        {"greek", "Gsg"},     {"bulgarian", "lskb"},  {"czech", "lskc"},
+        {"latvian", "lskv"}};
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
         if (strcmp(type, t[i][0]) == 0)
             return t[i][1];
@@ -168,13 +169,15 @@ static sc_status stemmer_filter(const char *lang, const char *path, sc__filter *
         f->kind = SC__F_SNOWBALL_EN;
     else if (strcmp(lang, "arabic") == 0 || strcmp(lang, "hindi") == 0 ||
              strcmp(lang, "indonesian") == 0 || strcmp(lang, "greek") == 0 ||
-             strcmp(lang, "bulgarian") == 0 || strcmp(lang, "czech") == 0) {
+             strcmp(lang, "bulgarian") == 0 || strcmp(lang, "czech") == 0 ||
+             strcmp(lang, "latvian") == 0) {
         f->kind = SC__F_LIGHT_STEM;
         f->a = lang[0] == 'a'   ? SC__LS_ARABIC
                : lang[0] == 'h' ? SC__LS_HINDI
                : lang[0] == 'g' ? SC__LS_GREEK
                : lang[0] == 'b' ? SC__LS_BULGARIAN
                : lang[0] == 'c' ? SC__LS_CZECH
+               : lang[0] == 'l' ? SC__LS_LATVIAN
                                 : SC__LS_INDONESIAN;
     } else if (strncmp(lang, "light_", 6) == 0 && light_language(lang + 6) != 0) {
         f->kind = SC__F_LIGHT_STEM;
@@ -689,6 +692,7 @@ static sc_status script_analyzer(const char *name, const char *chain, sc__stopse
         case 'g': f->kind = SC__F_LIGHT_STEM, f->a = SC__LS_GREEK; break;
         case 'b': f->kind = SC__F_LIGHT_STEM, f->a = SC__LS_BULGARIAN; break;
         case 'c': f->kind = SC__F_LIGHT_STEM, f->a = SC__LS_CZECH; break;
+        case 'v': f->kind = SC__F_LIGHT_STEM, f->a = SC__LS_LATVIAN; break;
         default: break;
         }
         /* no stop words (_none_) / no stem exclusion: the filter is left out */

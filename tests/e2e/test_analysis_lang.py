@@ -117,6 +117,16 @@ def test_czech(server):
                           "text": "Pánové"}) == ["pán"]
 
 
+def test_latvian(server):
+    # noun and adjective endings; palatalization undone after -u (suņu -> sun), -i, -a ...
+    assert terms(server, {"analyzer": "latvian",
+                          "text": "Mājās pie galdiem sēž lieli zirgi un lāči; suņu akmeņu"}) == [
+        "māj", "gald", "sēž", "liel", "zirg", "lāc", "sun", "akmen"]
+    assert terms(server, {"tokenizer": "standard",
+                          "filter": ["lowercase", {"type": "stemmer", "language": "latvian"}],
+                          "text": "Dziesmas"}) == ["dziesm"]
+
+
 def test_greek(server, fresh_index):
     # GreekLowerCaseFilter (accents and final sigma folded), Greek stop words, Ntais' stemmer
     text = "Οι άνθρωποι της πόλης, ΆΝΘΡΩΠΟΣ, μαμάδες, ψαράδες, ωραιότερος"

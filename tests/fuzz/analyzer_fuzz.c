@@ -148,7 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                         "arabic",      "hindi",
                                         "indonesian",  "persian",
                                         "greek",       "bulgarian",
-                                        "czech"};
+                                        "czech",       "latvian"};
     sc_slice text = sc_slice_make(data, size);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         const sc_analyzer *a = sc_analyzer_registry_get(registry, sc_slice_cstr(names[i]));

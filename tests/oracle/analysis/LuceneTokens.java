@@ -246,7 +246,8 @@ public class LuceneTokens {
                     {"indonesian", "org.apache.lucene.analysis.id.IndonesianAnalyzer"},
                     {"greek", "org.apache.lucene.analysis.el.GreekAnalyzer"},
                     {"bulgarian", "org.apache.lucene.analysis.bg.BulgarianAnalyzer"},
-                    {"czech", "org.apache.lucene.analysis.cz.CzechAnalyzer"}};
+                    {"czech", "org.apache.lucene.analysis.cz.CzechAnalyzer"},
+                    {"latvian", "org.apache.lucene.analysis.lv.LatvianAnalyzer"}};
             for (String[] c : classes)
                 byLang.put(c[0], (Analyzer) Class.forName(c[1])
                         .getConstructor(CharArraySet.class).newInstance(CharArraySet.EMPTY_SET));

@@ -59,6 +59,14 @@ GENERATED.append(
       "ama", "ami", "ové", "ovi", "ými", "em", "es", "ém", "ím", "ům", "at", "ám", "os", "us",
       "ým", "mi", "ou", "a", "e", "i", "o", "u", "ů", "y", "á", "é", "í", "ý", "ě", "ov", "in",
       "ův", "ova", "ovo", "ina", "ův", "čt", "št", "c", "č", "z", "ž", "ec", "ek"]))
+GENERATED.append(
+    ("latvian", [""],
+     ["māj", "gald", "zirg", "kok", "lāc", "akmen", "brāl", "dziesm", "ūden", "suņ", "kaķ",
+      "brie", "zaķ", "pļav", "kakl", "mēnes", "upj", "ziv", "nakt", "virs", "liel", "jaun",
+      "zaļ", "skaist", "kš", "ņņ", "šņ", "žņ", "šļ", "žļ", "ļņ", "ļļ", "kļ", "kņ", "lāč"],
+     ["", "ajiem", "ajai", "ajam", "ajām", "ajos", "ajās", "iem", "ajā", "ais", "ai", "ei", "ām",
+      "am", "ēm", "īm", "im", "um", "us", "as", "ās", "es", "os", "ij", "īs", "ēs", "is", "ie",
+      "u", "a", "i", "e", "ā", "ē", "ī", "ū", "o", "s", "š"]))
 for lang, prefixes, stems, suffixes in GENERATED:
     for p in prefixes:
         for s in stems:

@@ -284,7 +284,7 @@ static sc_status terms_sink(void *ctx, const sc_token *t)
 
 /* The German, French, Spanish, Italian and Portuguese analyzers (light stemmers, German
  * normalization, elision) over 10,000 dictionary words, and the Arabic, Hindi, Indonesian,
- * Greek, Bulgarian and Czech analyzers over ~15,000 generated affix combinations (light_words.txt), against Lucene 8.7's
+ * Greek, Bulgarian, Czech and Latvian analyzers over ~15,000 generated affix combinations (light_words.txt), against Lucene 8.7's
  * analyzers of the same names (light_stems.tsv). */
 static void test_light_stem_oracle(void **state)
 {
@@ -306,7 +306,8 @@ static void test_light_stem_oracle(void **state)
                    " \"indonesian\": {\"type\": \"indonesian\", \"stopwords\": \"_none_\"},"
                    " \"greek\": {\"type\": \"greek\", \"stopwords\": \"_none_\"},"
                    " \"bulgarian\": {\"type\": \"bulgarian\", \"stopwords\": \"_none_\"},"
-                   " \"czech\": {\"type\": \"czech\", \"stopwords\": \"_none_\"}}}",
+                   " \"czech\": {\"type\": \"czech\", \"stopwords\": \"_none_\"},"
+                   " \"latvian\": {\"type\": \"latvian\", \"stopwords\": \"_none_\"}}}",
                    0, &jerr);
     assert_non_null(analysis);
     sc_analyzer_registry *r = NULL;
