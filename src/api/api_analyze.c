@@ -53,6 +53,9 @@ static sc_status write_tok(void *ctx, const sc_token *tok)
     sc_jsonw_kv_int(w, "end_offset", t->off_base + (int64_t)u16_at(t, tok->end_offset));
     sc_jsonw_kv_str(w, "type", sc_token_type_name(tok->type));
     sc_jsonw_kv_int(w, "position", pos);
+    uint32_t poslen = tok->position_length ? tok->position_length : 1;
+    if (poslen > 1 && !t->explain) /* as Elasticsearch: only a token spanning positions */
+        sc_jsonw_kv_int(w, "positionLength", poslen);
     if (t->explain) {
         char *bytes = malloc((size_t)tok->len * 3 + 3);
         if (bytes) {
@@ -65,7 +68,7 @@ static sc_status write_tok(void *ctx, const sc_token *tok)
             sc_jsonw_kv_str(w, "bytes", bytes);
             free(bytes);
         }
-        sc_jsonw_kv_int(w, "positionLength", 1);
+        sc_jsonw_kv_int(w, "positionLength", poslen);
         sc_jsonw_kv_int(w, "termFrequency", 1);
     }
     sc_jsonw_obj_end(w);

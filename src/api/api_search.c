@@ -544,6 +544,7 @@ static bool search_run_impl(sc_rest_req *req, sc_rest_resp *resp, const char *in
         .track_total_hits = count ? SC_TRACK_TOTAL_HITS_ALL : run->sp.track_total_hits,
         .timeout_ms = run->sp.timeout_ms,
         .count_only = count,
+        .terminate_after = (uint64_t)run->sp.terminate_after,
         .fetch_source = run->sp.source || needs_source(run),
         .task = &task,
         .pinned = sc && sc->ctx && !sc->ctx->shards ? sc->ctx->pinned : NULL,
@@ -812,6 +813,8 @@ void sc_api_count(sc_rest_req *req, sc_rest_resp *resp)
         sc_rest_json_begin(req, resp, 200, &w);
         sc_jsonw_obj_begin(&w);
         sc_jsonw_kv_int(&w, "count", (int64_t)run.r.total);
+        if (run.sp.terminate_after) /* as Elasticsearch: only when terminate_after was given */
+            sc_jsonw_kv_bool(&w, "terminated_early", run.r.terminated_early);
         sc__search_write_shards(&w, &run.sr, &run.r);
         sc_jsonw_obj_end(&w);
         sc_rest_json_end(req, resp, &w);

@@ -128,6 +128,7 @@ sc_status sc__dsl_analyze(P *p, sc_slice field, const char *analyzer, sc_slice t
         if (i > s && nt < cap) {
             t[nt].term = sc_slice_make(buf + s, i - s);
             t[nt].position = pos++;
+            t[nt].position_length = 1;
             nt++;
         }
     }

@@ -19,6 +19,7 @@
 typedef struct sc_dsl_token {
     sc_slice term;
     uint32_t position;
+    uint32_t position_length; /* positions spanned in the token graph (0 is read as 1) */
 } sc_dsl_token;
 
 typedef enum sc_dsl_field_kind {

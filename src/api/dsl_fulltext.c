@@ -196,6 +196,11 @@ static sc_status build_phrase(P *p, sc_slice field, const json_t *query, const j
                                   : sc_query_term(p->a, field, toks[0].term));
         return SC_OK;
     }
+    if (!prefix_last) { /* a synonym or word-delimiter graph: one phrase per path */
+        SC_TRY(sc__dsl_graph_phrase(p, field, toks, n, (uint32_t)slop, out));
+        if (*out)
+            return SC_OK;
+    }
     size_t np = prefix_last ? n - 1 : n;
     sc_slice *terms = sc_arena_alloc(p->a, np * sizeof *terms);
     uint32_t *pos = sc_arena_alloc(p->a, np * sizeof *pos);

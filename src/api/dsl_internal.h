@@ -56,6 +56,11 @@ sc_dsl_field_kind sc__dsl_field_kind(P *p, sc_slice field);
 sc_status sc__dsl_no_geo(P *p, sc_slice field);
 sc_status sc__dsl_encode_term(P *p, sc_slice field, const json_t *v, sc_slice *out);
 /* Analyzes text with the field's search analyzer (or `analyzer` by name). */
+/* match_phrase over a token graph (dsl_graph.c): when a token of toks[0..n) spans several
+ * positions, *out is the disjunction of the phrases of the graph's paths; otherwise (or past
+ * 64 paths) *out is NULL and the caller builds the flat phrase. */
+sc_status sc__dsl_graph_phrase(P *p, sc_slice field, const sc_dsl_token *toks, size_t n,
+                               uint32_t slop, sc_query **out) SC_MUST_USE;
 sc_status sc__dsl_analyze(P *p, sc_slice field, const char *analyzer, sc_slice text,
                           sc_dsl_token **toks, size_t *n);
 /* A number or numeric string as float / integer. */

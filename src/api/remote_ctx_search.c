@@ -72,6 +72,7 @@ static sc_status encode_page(sc_api_remote *r, const remote_query *rq, const pag
                                                .total = s->total,
                                                .total_gte = s->total_is_lower_bound,
                                                .timed_out = s->timed_out,
+                                               .terminated_early = s->terminated_early,
                                                .skipped = s->skipped};
         if (s->st != SC_OK) {
             w.results[t].http_status = s->err.status;
@@ -112,6 +113,7 @@ static sc_status run_page(sc_api_remote *r, remote_query *rq, const sc_ctx_query
                               .track_total_hits = q->track_total_hits,
                               .timeout_ms = q->timeout_ms,
                               .count_only = q->count_only,
+                              .terminate_after = q->terminate_after,
                               .sort = q->sort,
                               .n_sort = q->n_sort,
                               .search_after = q->search_after,

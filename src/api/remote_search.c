@@ -296,6 +296,7 @@ static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_
                                                .total = s->total,
                                                .total_gte = s->total_is_lower_bound,
                                                .timed_out = s->timed_out,
+                                               .terminated_early = s->terminated_early,
                                                .skipped = s->skipped,
                                                .max_score = s->max_score,
                                                .profile = s->st == SC_OK ? s->profile : NULL};
@@ -351,6 +352,7 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_task *task, sc
                             .track_total_hits = q->track_total_hits,
                             .timeout_ms = q->timeout_ms,
                             .count_only = q->count_only,
+                            .terminate_after = q->terminate_after,
                             .sort = q->sort,
                             .n_sort = q->n_sort,
                             .search_after = q->search_after,

@@ -12,6 +12,8 @@
 #include "api/search_internal.h"
 #include "base/clock.h"
 #include "base/json.h"
+#include "base/vec.h"
+#include "text/analyzer.h"
 
 typedef struct dsl_ctx {
     sc_index *ix;
@@ -136,30 +138,53 @@ static sc_status env_vector(void *ctx, sc_slice field, sc_vec_params *out, bool 
     return SC_OK;
 }
 
+typedef struct dsl_toks {
+    sc_arena *a;
+    SC_VEC(sc_dsl_token) v;
+} dsl_toks;
+
+static sc_status dsl_tok(void *ctx, const sc_token *t)
+{
+    dsl_toks *d = ctx;
+    uint8_t *copy = sc_arena_alloc(d->a, t->len ? t->len : 1);
+    if (!copy)
+        return d->a->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    memcpy(copy, t->term, t->len);
+    sc_dsl_token k = {sc_slice_make(copy, t->len), t->position,
+                      t->position_length ? t->position_length : 1};
+    return sc_vec_push(&d->v, k);
+}
+
+/* The field's search analyzer (or `analyzer`) over text, read straight from the index's
+ * registry (as the mapping hook does) so that the tokens keep their position lengths, which
+ * phrase building needs for token graphs (synonym_graph, word_delimiter_graph). */
 static sc_status env_analyze(void *ctx, sc_slice field, const char *analyzer, sc_slice text,
                              sc_arena *a, sc_dsl_token **toks, size_t *n)
 {
     dsl_ctx *d = ctx;
-    const sc_mapping_analysis *an = sc_index_analysis(d->ix);
     const char *name = analyzer;
     if (!name) {
         const sc_mapping_field *f = sc_mapping_find(d->m, field);
         if (f && f->type == SC_MAPPING_TEXT)
             name = sc_mapping_search_analyzer(f, false);
     }
-    sc_index_token *it;
-    size_t nt;
-    SC_TRY(an->analyze(an->ctx, name, text, a, &it, &nt));
-    sc_dsl_token *out = sc_arena_alloc(a, (nt ? nt : 1) * sizeof *out);
-    if (!out)
-        return SC_ENOMEM;
-    for (size_t i = 0; i < nt; i++) {
-        out[i].term = it[i].term;
-        out[i].position = it[i].position;
-    }
+    const sc_analyzer_registry *reg = __atomic_load_n(&d->ix->analysis, __ATOMIC_ACQUIRE);
+    const sc_analyzer *an = name ? sc_analyzer_registry_get(reg, sc_slice_cstr(name))
+                                 : sc_analyzer_registry_default(reg);
+    if (!an)
+        return SC_ENOTFOUND;
+    dsl_toks dt = {.a = a};
+    sc_status st = sc_analyzer_analyze(an, text, dsl_tok, &dt);
+    sc_dsl_token *out = st == SC_OK ? sc_arena_alloc(a, (dt.v.len ? dt.v.len : 1) * sizeof *out)
+                                    : NULL;
+    if (st == SC_OK && !out)
+        st = SC_ENOMEM;
+    if (st == SC_OK && dt.v.len)
+        memcpy(out, dt.v.ptr, dt.v.len * sizeof *out);
     *toks = out;
-    *n = nt;
-    return SC_OK;
+    *n = st == SC_OK ? dt.v.len : 0;
+    sc_vec_free(&dt.v);
+    return st;
 }
 
 static sc_status env_encode(void *ctx, sc_slice field, const json_t *value, sc_arena *a,

@@ -40,6 +40,7 @@ typedef struct search_parse {
     json_t *owned_q; /* a query built from URL params */
     int64_t from, size;
     int64_t track_total_hits; /* SC_TRACK_TOTAL_HITS_ALL / _NONE / N (search/searcher.h) */
+    int64_t terminate_after;  /* docs to collect per shard at most; 0 = no limit */
     bool rest_total_int;
     int64_t timeout_ms;
     /* URL parameters of the shard phases (0 = default): pre_filter_shard_size (>= 1),

@@ -279,8 +279,7 @@ static bool window_int(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
  * nothing (false, null, {} or []). */
 static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_t *body)
 {
-    static const char *const unsupported[] = {"script_fields", "runtime_mappings",
-                                              "terminate_after", NULL};
+    static const char *const unsupported[] = {"script_fields", "runtime_mappings", NULL};
     for (const char *const *k = unsupported; *k; k++) {
         const json_t *v = json_object_get(body, *k);
         if (!v || json_is_false(v) || json_is_null(v) ||
@@ -458,6 +457,14 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                           0);
             return false;
         }
+        if ((v2 = json_object_get(body, "terminate_after")) &&
+            (!json_is_integer(v2) || json_integer_value(v2) < 0)) {
+            sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                          "terminateAfter must be > 0", NULL, 0);
+            return false;
+        }
+        if (v2)
+            sp->terminate_after = json_integer_value(v2);
         if ((v2 = json_object_get(body, "timeout")) &&
             (!json_is_string(v2) || !sc_time_parse_ms(json_string_value(v2), &sp->timeout_ms))) {
             sc_rest_error(req, resp, 400, "parse_exception", "failed to parse [timeout]", NULL, 0);
@@ -569,6 +576,14 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
                 return false;
             }
             sp->track_total_hits = x;
+        }
+    }
+    if (sc_rest_param_get(req, "terminate_after")) {
+        sp->terminate_after = sc_rest_param_int(req, "terminate_after", 0, &ok);
+        if (!ok || sp->terminate_after < 0) {
+            sc_rest_error(req, resp, 400, "illegal_argument_exception",
+                          "terminateAfter must be > 0", NULL, 0);
+            return false;
         }
     }
     sp->rest_total_int = sc_rest_param_bool(req, "rest_total_hits_as_int", false);

@@ -384,6 +384,8 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
     sc_jsonw_obj_begin(w);
     sc_jsonw_kv_int(w, "took", (int64_t)took_ms);
     sc_jsonw_kv_bool(w, "timed_out", r->timed_out);
+    if (sp->terminate_after) /* as Elasticsearch: only when terminate_after was given */
+        sc_jsonw_kv_bool(w, "terminated_early", r->terminated_early);
     /* as Elasticsearch: only when batched_reduce_size made partial reduces */
     if (r->num_reduce_phases > 1)
         sc_jsonw_kv_int(w, "num_reduce_phases", r->num_reduce_phases);

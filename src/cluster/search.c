@@ -177,6 +177,7 @@ static void run_shard_once(shard_job *j, sc_status pool_st)
         .dfs = req->dfs,
         .track_scores = sr->track_scores,
         .profile = sr->profile,
+        .terminate_after = sr->terminate_after,
     };
     sc_arena scratch;
     sc_arena_init(&scratch, budget);
@@ -195,6 +196,7 @@ static void run_shard_once(shard_job *j, sc_status pool_st)
     res->total = j->r.total;
     res->total_is_lower_bound = j->r.total_gte;
     res->timed_out = j->r.timed_out;
+    res->terminated_early = j->r.terminated_early;
     res->max_score = j->r.max_score;
     res->profile = j->r.profile;
     if (j->bottom && req->k && j->r.n_docs >= req->k && j->r.docs[req->k - 1].sort)
@@ -677,6 +679,7 @@ sc_status sc__search_reduce_results(const sc_search_request *sr, const sc_node_q
         out->total += r->total;
         out->total_is_lower_bound |= r->total_is_lower_bound;
         out->timed_out |= r->timed_out;
+        out->terminated_early |= r->terminated_early;
     }
     if (atomic_load_explicit(&qreq->token->fired, memory_order_relaxed) == 1 ||
         atomic_load_explicit(&qreq->token->cancelled, memory_order_relaxed))

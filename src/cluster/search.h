@@ -48,6 +48,7 @@ typedef struct sc_search_request {
     int64_t track_total_hits; /* SC_TRACK_TOTAL_HITS_ALL exact, _NONE none, N up to N */
     int64_t timeout_ms;       /* -1 = none */
     bool count_only;          /* _count: totals only, no hits, exact */
+    uint64_t terminate_after; /* per shard: collect at most this many docs (0 = no limit) */
     bool fetch_source;
     sc_task *task; /* cancellation flag; may be NULL */
     /* Scroll: searcher snapshots pinned per target shard (index order, then shard number),
@@ -196,6 +197,7 @@ typedef struct sc_search_response {
     bool total_is_lower_bound; /* relation "gte" */
     float max_score;           /* NaN when no hits */
     bool timed_out;
+    bool terminated_early; /* terminate_after stopped some shard's collection */
     bool cancelled;
     uint32_t shards_total, shards_successful, shards_skipped, shards_failed;
     sc_shard_failure *failures; /* arena */
@@ -269,6 +271,7 @@ typedef struct sc_node_shard_result {
     uint64_t total;       /* capped by track_total_hits (shard level) */
     bool total_is_lower_bound;
     bool timed_out;
+    bool terminated_early; /* terminate_after cut the shard's matches short */
     float max_score; /* track_scores under a field sort: the shard's best (NAN: none) */
     bool skipped;    /* can_match: not searched (st is SC_OK, no hits) */
     const sc_shard_snapshot *snapshot;       /* the docs refer to it (ref held until release) */

@@ -231,6 +231,7 @@ sc_status sc__dist_take_answer(const sc_search_request *sr, sc__dist_unit *u, co
         r->total = o->total;
         r->total_is_lower_bound = o->total_gte;
         r->timed_out = o->timed_out;
+        r->terminated_early = o->terminated_early;
         r->skipped = o->skipped;
         r->max_score = w.has_max_scores ? o->max_score : NAN;
         r->profile = o->profile;
@@ -355,6 +356,7 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
                             .track_total_hits = sr->track_total_hits,
                             .timeout_ms = timeout_ms,
                             .count_only = sr->count_only,
+                            .terminate_after = sr->terminate_after,
                             .sort = sr->sort,
                             .n_sort = sr->n_sort,
                             .search_after = sr->search_after,

@@ -109,6 +109,7 @@ static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units
             out->total += r->total;
             out->total_is_lower_bound |= r->total_is_lower_bound;
             out->timed_out |= r->timed_out;
+            out->terminated_early |= r->terminated_early;
         }
     }
     if (atomic_load_explicit(&token->fired, memory_order_relaxed) == 1 ||

@@ -33,7 +33,9 @@
  *   node_query      tag 1 (scores):  uv:flags   (bit 0 track_scores; other bits corrupt)
  *   node_query      tag 9 (page):    uv:flags (bit 0 min_score, bit 1 boosts; not 0, other
  *                     bits corrupt) [f32:min_score] [f32:boost * n_indices]
+ *   node_query      tag 10 (terminate): uv:terminate_after   (not 0)
  *   node_query_resp tag 1 (scores):  f32:max_score * n_results
+ *   node_query_resp tag 2 (terminated): bool:terminated_early * n_results
  *   node_fetch      tag 1 (extras):  uv:flags (SC_WIRE_FETCH_*, not 0) uv:n_indices
  *                     (bytes:name bytes:alias_filter)* bytes:query bytes:highlight
  *                     uv:doc_index * n_docs (< n_indices) bool:has_dfs [term_stats]
@@ -73,6 +75,8 @@ static void *alloc_n(sc_arena *a, sc_wire_reader *r, size_t n, size_t size)
 
 #define EXT_SCORES 1 /* node_query / node_query_resp */
 #define EXT_PAGE 9   /* node_query: min_score, indices_boost */
+#define EXT_TERMINATE 10 /* node_query: terminate_after */
+#define EXT_TERMINATED 2 /* node_query_resp: terminated_early per shard */
 #define EXT_EXTRAS 1 /* node_fetch / node_fetch_resp */
 
 /* Appends one extension: tag, then the payload p built (sticky status joins b's). */
@@ -251,7 +255,7 @@ sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
     sc_wire_put_bytes(b, q->parent_task.ptr, q->parent_task.len);
     sc_wire_put_uvar(b, q->batched_reduce_size);
     bool page = q->has_min_score || q->index_boosts;
-    sc_wire_put_uvar(b, (q->track_scores ? 1 : 0) + (page ? 1 : 0));
+    sc_wire_put_uvar(b, (q->track_scores ? 1 : 0) + (page ? 1 : 0) + (q->terminate_after ? 1 : 0));
     if (q->track_scores) {
         sc_wire_buf p;
         sc_wire_buf_init(&p);
@@ -268,6 +272,12 @@ sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
             sc_wire_put_f32(&p, q->index_boosts[i]);
         put_ext(b, EXT_PAGE, &p);
     }
+    if (q->terminate_after) {
+        sc_wire_buf p;
+        sc_wire_buf_init(&p);
+        sc_wire_put_uvar(&p, q->terminate_after);
+        put_ext(b, EXT_TERMINATE, &p);
+    }
     sc__wire_put_features(b, &q->fx);
     return b->st;
 }
@@ -283,6 +293,12 @@ static bool get_query_ext(void *ctx, uint64_t tag, sc_wire_reader *r)
     if (tag == EXT_SCORES) {
         uint64_t flags = sc_wire_get_uvar_max(r, 1);
         q->track_scores = flags & 1;
+        return true;
+    }
+    if (tag == EXT_TERMINATE) {
+        q->terminate_after = sc_wire_get_uvar(r);
+        if (r->st == SC_OK && q->terminate_after == 0)
+            r->st = SC_ECORRUPT;
         return true;
     }
     if (tag != EXT_PAGE)
@@ -417,13 +433,23 @@ sc_status sc_wire_node_query_resp_encode(const sc_wire_node_query_resp *q, sc_wi
     }
     sc_wire_put_bytes(b, q->agg_partial.ptr, q->agg_partial.len);
     sc_wire_put_uvar(b, q->n_partial_reduces);
-    sc_wire_put_uvar(b, q->has_max_scores ? 1 : 0);
+    bool terminated = false;
+    for (size_t i = 0; i < q->n_results; i++)
+        terminated |= q->results[i].terminated_early;
+    sc_wire_put_uvar(b, (q->has_max_scores ? 1 : 0) + (terminated ? 1 : 0));
     if (q->has_max_scores) {
         sc_wire_buf p;
         sc_wire_buf_init(&p);
         for (size_t i = 0; i < q->n_results; i++)
             sc_wire_put_f32(&p, q->results[i].max_score);
         put_ext(b, EXT_SCORES, &p);
+    }
+    if (terminated) {
+        sc_wire_buf p;
+        sc_wire_buf_init(&p);
+        for (size_t i = 0; i < q->n_results; i++)
+            sc_wire_put_bool(&p, q->results[i].terminated_early);
+        put_ext(b, EXT_TERMINATED, &p);
     }
     sc__wire_put_resp_features(b, q, put_key);
     return b->st;
@@ -432,6 +458,11 @@ sc_status sc_wire_node_query_resp_encode(const sc_wire_node_query_resp *q, sc_wi
 static bool get_query_resp_ext(void *ctx, uint64_t tag, sc_wire_reader *r)
 {
     sc_wire_node_query_resp *q = ctx;
+    if (tag == EXT_TERMINATED) {
+        for (size_t i = 0; q->results && i < q->n_results; i++)
+            q->results[i].terminated_early = sc_wire_get_bool(r);
+        return true;
+    }
     if (tag != EXT_SCORES)
         return false;
     for (size_t i = 0; q->results && i < q->n_results; i++)

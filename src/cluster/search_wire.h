@@ -114,6 +114,7 @@ typedef struct sc_wire_node_query {
     int64_t track_total_hits;  /* SC_TRACK_TOTAL_HITS_* encoding */
     int64_t timeout_ms;        /* -1 = none */
     bool count_only;
+    uint64_t terminate_after; /* per shard; 0 = none */
     const sc_sort_spec *sort; /* kinds resolved by the coordinator */
     size_t n_sort;
     const sc_sort_key *search_after; /* n_sort values or NULL */
@@ -141,7 +142,8 @@ typedef struct sc_wire_shard_outcome {
     uint64_t total;
     bool total_gte;
     bool timed_out;
-    bool skipped;    /* can_match: not searched */
+    bool terminated_early; /* terminate_after cut the shard short */
+    bool skipped;          /* can_match: not searched */
     float max_score; /* with has_max_scores: the shard's best score under a field sort (NaN) */
     const struct sc_search_profile *profile; /* the shard's profile (profile: true), or NULL */
 } sc_wire_shard_outcome;

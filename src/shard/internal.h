@@ -251,6 +251,15 @@ sc_status sc__ids_decode_entries(const uint8_t *raw, size_t len, uint64_t n,
 /* The query phase under field collapsing (shard_collapse.c): res->docs are the top a->k
  * groups' best docs by score with their collapse keys (memory from `out`), the totals those of
  * the query. o is the search's options (its size is changed). Errors of sc_search_execute. */
+/* terminate_after (shard_terminate.c): when more than n docs of s match q, masks segs (the
+ * segments of s, owned by the caller) so that only the first n in index order stay live and
+ * sets *terminated; masks come from scratch. Errors as sc_search_collect (why gets the
+ * reason). */
+sc_status sc__shard_terminate_after(const sc_query *q, uint64_t n, sc_cancel_token *token,
+                                    sc_searcher_segment *segs, const sc_searcher *s,
+                                    sc_arena *scratch, bool *terminated, char *why,
+                                    size_t why_size) SC_MUST_USE;
+
 sc_status sc__shard_collapse_run(const sc_shard_query_args *a, const sc_searcher *s,
                                  sc_search_options *o, sc_arena *scratch, sc_arena *out,
                                  sc_shard_query_result *res, sc_search_result *sr) SC_MUST_USE;

@@ -149,6 +149,14 @@ sc_status sc_shard_query_run(const sc_shard_query_args *a, sc_arena *scratch, sc
         return fail(SC_ENOMEM, scratch, NULL, res);
     sc_searcher s;
     sc_shard_searcher_init(snap, segs, &s);
+    if (a->terminate_after) {
+        char why[256] = "";
+        sc_status tst = sc__shard_terminate_after(a->query, a->terminate_after, a->token, segs,
+                                                  &s, scratch, &res->terminated_early, why,
+                                                  sizeof why);
+        if (tst != SC_OK)
+            return fail(tst, scratch, why, res);
+    }
     sc_search_options o;
     sc_search_options_init(&o);
     o.size = a->k;

@@ -131,6 +131,9 @@ typedef struct sc_shard_query_args {
      * for the shard's own */
     const struct sc_term_stats *dfs;
     bool profile; /* profile: true: res->profile gets the plan's records and the times */
+    /* terminate_after (0 = none): only the first n matching docs in index order (segment by
+     * segment, ascending doc ids) are collected, by the top docs, the count and the hook */
+    uint64_t terminate_after;
 } sc_shard_query_args;
 
 /* One of the shard's top docs. */
@@ -152,6 +155,7 @@ typedef struct sc_shard_query_result {
     void *agg_partial;         /* the collect hook's partial (NULL without a hook) */
     float max_score;           /* args.track_scores under a sort: best score (NAN: none) */
     struct sc_search_profile *profile; /* args.profile: the shard's profile (in `out`) */
+    bool terminated_early;     /* args.terminate_after cut the matches short */
     sc_shard_search_error err; /* when the call fails */
 } sc_shard_query_result;
 

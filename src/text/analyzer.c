@@ -221,7 +221,7 @@ static sc_status on_raw(void *vctx, size_t start, size_t end, bool valid, sc_tok
     size_t first = a->lower_fused ? 1 : 0;
     if (!sc__filters_run(a->filters + first, a->n_filters - first, t))
         return SC_OK;
-    sc_token tok = {t->buf, (uint32_t)t->len, pos, (uint32_t)start, (uint32_t)end, type};
+    sc_token tok = {t->buf, (uint32_t)t->len, pos, (uint32_t)start, (uint32_t)end, type, 1};
     return r->sink(r->ctx, &tok);
 }
 

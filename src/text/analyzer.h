@@ -42,6 +42,10 @@ typedef struct sc_token {
     uint32_t position;
     uint32_t start_offset, end_offset;
     sc_token_type type; /* set by the tokenizer; filters keep it */
+    /* positions the token spans in the token graph (Lucene's positionLength): more than 1 for
+     * word_delimiter_graph concatenations and the preserved original, synonym_graph outputs
+     * and originals beside a longer or shorter path, shingles; 0 is read as 1 */
+    uint32_t position_length;
 } sc_token;
 
 /* The Lucene/Elasticsearch name of a token type ("<ALPHANUM>", "word", ...). Never NULL. */

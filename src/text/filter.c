@@ -425,6 +425,10 @@ __attribute__((noinline)) static bool apply_ext(const sc__filter *f, sc__term *t
         return true;
     case SC__F_LIGHT_STEM: sc__light_stem(f->a, t); return true;
     case SC__F_GERMAN_NORM: sc__german_normalize(t); return true;
+    case SC__F_LANG_NORM:
+        if (!(f->a == SC__N_HINDI && t->keyword))
+            sc__lang_normalize(f->a, t);
+        return true;
     case SC__F_ELISION: sc__elision(f->stop, t); return true;
     case SC__F_STEM_OVERRIDE: sc__stem_override(f, t); return true;
     case SC__F_UNIQUE:

@@ -137,6 +137,7 @@ typedef enum sc__filter_kind {
     SC__F_GERMAN_NORM,    /* GermanNormalizationFilter */
     SC__F_ELISION,        /* ElisionFilter: articles in stop */
     SC__F_STEM_OVERRIDE,  /* StemmerOverrideFilter: ovr (sorted by key) */
+    SC__F_LANG_NORM,      /* a language normalizer or decimal_digit (langnorm.c), SC__N_* in a */
     /* Filters from here on may emit several tokens or keep state across tokens: an analyzer
      * with one of them runs the token-stream path (stream.c). */
     SC__F_UNIQUE,     /* Elasticsearch UniqueTokenFilter */
@@ -256,9 +257,33 @@ enum {
     SC__LS_FRENCH,
     SC__LS_SPANISH,
     SC__LS_ITALIAN,
-    SC__LS_PORTUGUESE
+    SC__LS_PORTUGUESE,
+    SC__LS_ARABIC, /* the stemmers of langnorm.c */
+    SC__LS_HINDI,
+    SC__LS_INDONESIAN,
+    SC__LS_GREEK, /* greek.c */
+    SC__LS_BULGARIAN,
+    SC__LS_CZECH,
+    SC__LS_LATVIAN
 };
 void sc__light_stem(uint32_t lang, sc__term *t);
+/* The stemmers of langnorm.c on code points s[0..len) (SC__LS_ARABIC and after); returns the
+ * new length (never longer). */
+int32_t sc__lang_stem(uint32_t lang, uint32_t *s, int32_t len);
+/* The normalizers of langnorm.c (SC__F_LANG_NORM): in place, never longer in bytes. */
+enum {
+    SC__N_ARABIC = 1,
+    SC__N_PERSIAN,
+    SC__N_INDIC,
+    SC__N_HINDI, /* keyword-aware, as Lucene's HindiNormalizationFilter */
+    SC__N_SERBIAN,
+    SC__N_DECIMAL_DIGIT,
+    SC__N_GREEK_LOWER /* greek.c; may need the term's spare half, as lowercase */
+};
+void sc__lang_normalize(uint32_t which, sc__term *t);
+/* Lucene's GreekLowerCaseFilter and GreekStemmer (greek.c). */
+void sc__greek_lowercase(sc__term *t);
+int32_t sc__greek_stem(uint32_t *s, int32_t len);
 void sc__german_normalize(sc__term *t);
 /* Removes "<article>'" from the front of t when the part before the first apostrophe is in
  * articles. */
@@ -411,9 +436,11 @@ typedef struct sc__syn_tok {
     uint32_t posinc, start, end;
     sc_token_type type;
 } sc__syn_tok;
-/* Emits one output token downstream; returns non-OK to stop. */
+/* Emits one output token downstream (poslen: the positions it spans in the graph); returns
+ * non-OK to stop. */
 typedef sc_status (*sc__syn_emit)(void *ctx, const uint8_t *term, size_t len, uint32_t posinc,
-                                  uint32_t start, uint32_t end, sc_token_type type);
+                                  uint32_t start, uint32_t end, sc_token_type type,
+                                  uint32_t poslen);
 typedef struct sc__syn_state {
     sc__syn_tok *q;
     size_t n, cap;

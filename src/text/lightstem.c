@@ -568,7 +568,7 @@ void sc__light_stem(uint32_t lang, sc__term *t)
     case SC__LS_SPANISH: len = spanish_light(w.c, len); break;
     case SC__LS_ITALIAN: len = italian_light(w.c, len); break;
     case SC__LS_PORTUGUESE: len = portuguese_light(w.c, len); break;
-    default: break;
+    default: len = sc__lang_stem(lang, w.c, len); break;
     }
     cps_store(&w, t, len);
 }

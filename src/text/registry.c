@@ -16,7 +16,8 @@ static const char *const builtin_names[] = {
     "standard",  "simple",   "whitespace", "keyword", "stop",      "english",
     "armenian",  "basque",   "danish",     "finnish", "hungarian", "lithuanian",
     "norwegian", "romanian", "russian",    "swedish", "german",    "french",
-    "spanish",   "italian",  "portuguese", "dutch"};
+    "spanish",   "italian",  "portuguese", "dutch",     "arabic",     "hindi",
+    "indonesian", "persian",   "greek",      "bulgarian",  "czech",      "latvian"};
 
 /* DutchAnalyzer's default stemmer overrides. */
 static const char *const dutch_overrides[] = {"fiets => fiets", "bromfiets => bromfiets",
@@ -45,6 +46,37 @@ static uint32_t light_language(const char *type)
             return t[i].ls;
     return 0;
 }
+/* The normalization filters of langnorm.c by their Elasticsearch names; 0 when not one. */
+static uint32_t lang_norm(const char *type)
+{
+    static const struct {
+        const char *name;
+        uint32_t n;
+    } t[] = {{"arabic_normalization", SC__N_ARABIC}, {"persian_normalization", SC__N_PERSIAN},
+             {"indic_normalization", SC__N_INDIC},   {"hindi_normalization", SC__N_HINDI},
+             {"serbian_normalization", SC__N_SERBIAN}, {"decimal_digit", SC__N_DECIMAL_DIGIT}};
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (strcmp(type, t[i].name) == 0)
+            return t[i].n;
+    return 0;
+}
+
+/* The analyzers Lucene 8.7 builds with the filters of langnorm.c, in Lucene's order: the
+ * letters are filters (l lowercase, d decimal_digit, s stop, k keyword_marker when
+ * stem_exclusion is given, A/P/I/H arabic/persian/indic/hindi normalization, G greek lowercase,
+ * a/h/i/g/b/c/v the arabic, hindi, indonesian, greek, bulgarian, czech, latvian stemmers). NULL when type is not one of them. */
+static const char *script_chain(const char *type)
+{
+    static const char *const t[][2] = {
+        {"arabic", "ldsAka"}, {"hindi", "ldkIHsh"}, {"indonesian", "lski"}, {"persian", "ldAPs"},
+        {"greek", "Gsg"},     {"bulgarian", "lskb"},  {"czech", "lskc"},
+        {"latvian", "lskv"}};
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (strcmp(type, t[i][0]) == 0)
+            return t[i][1];
+    return NULL;
+}
+
 #define N_CORE 6
 #define N_BUILTIN (sizeof(builtin_names) / sizeof(builtin_names[0]))
 
@@ -150,7 +182,19 @@ static sc_status stemmer_filter(const char *lang, const char *path, sc__filter *
         f->kind = SC__F_POSSESSIVE;
     else if (strcmp(lang, "porter2") == 0)
         f->kind = SC__F_SNOWBALL_EN;
-    else if (strncmp(lang, "light_", 6) == 0 && light_language(lang + 6) != 0) {
+    else if (strcmp(lang, "arabic") == 0 || strcmp(lang, "hindi") == 0 ||
+             strcmp(lang, "indonesian") == 0 || strcmp(lang, "greek") == 0 ||
+             strcmp(lang, "bulgarian") == 0 || strcmp(lang, "czech") == 0 ||
+             strcmp(lang, "latvian") == 0) {
+        f->kind = SC__F_LIGHT_STEM;
+        f->a = lang[0] == 'a'   ? SC__LS_ARABIC
+               : lang[0] == 'h' ? SC__LS_HINDI
+               : lang[0] == 'g' ? SC__LS_GREEK
+               : lang[0] == 'b' ? SC__LS_BULGARIAN
+               : lang[0] == 'c' ? SC__LS_CZECH
+               : lang[0] == 'l' ? SC__LS_LATVIAN
+                                : SC__LS_INDONESIAN;
+    } else if (strncmp(lang, "light_", 6) == 0 && light_language(lang + 6) != 0) {
         f->kind = SC__F_LIGHT_STEM;
         f->a = light_language(lang + 6);
     } else {
@@ -162,7 +206,7 @@ static sc_status stemmer_filter(const char *lang, const char *path, sc__filter *
             {"irish", "irish"},         {"italian", "italian"},       {"lithuanian", "lithuanian"},
             {"norwegian", "norwegian"}, {"portuguese", "portuguese"}, {"romanian", "romanian"},
             {"russian", "russian"},     {"spanish", "spanish"},       {"swedish", "swedish"},
-            {"turkish", "turkish"},
+            {"turkish", "turkish"},     {"serbian", "serbian"},
         };
         for (size_t i = 0; i < sizeof(snowball_langs) / sizeof(snowball_langs[0]); i++)
             if (strcmp(lang, snowball_langs[i][0]) == 0)
@@ -191,10 +235,13 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
     }
     if (strcmp(type, "lowercase") == 0) {
         const json_t *lang = def ? json_object_get(def, "language") : NULL;
-        if (lang)
-            return sc__reg_fail(err, "%s.language: language-specific lowercasing is not supported",
-                                path);
         f->kind = SC__F_LOWERCASE;
+        if (lang && json_is_string(lang) && strcmp(json_string_value(lang), "greek") == 0) {
+            f->kind = SC__F_LANG_NORM; /* GreekLowerCaseFilter */
+            f->a = SC__N_GREEK_LOWER;
+        } else if (lang) {
+            return sc__reg_fail(err, "%s.language: only greek lowercasing is supported", path);
+        }
     } else if (strcmp(type, "asciifolding") == 0) {
         const json_t *po = def ? json_object_get(def, "preserve_original") : NULL;
         if (po && !json_is_false(po))
@@ -320,6 +367,11 @@ static sc_status resolve_filter(const json_t *analysis, const char *name, const 
         SC_TRY(st);
     } else if (strcmp(type, "german_normalization") == 0) {
         f->kind = SC__F_GERMAN_NORM;
+    } else if ((f->a = lang_norm(type)) != 0) {
+        f->kind = SC__F_LANG_NORM;
+    } else if (strcmp(type, "arabic_stem") == 0) {
+        f->kind = SC__F_LIGHT_STEM;
+        f->a = SC__LS_ARABIC;
     } else if (strcmp(type, "elision") == 0) {
         f->kind = SC__F_ELISION;
         if (def && json_object_get(def, "articles_path"))
@@ -630,6 +682,58 @@ static sc_status build_custom(const json_t *analysis, const char *config_dir, co
     return sc__analyzer_new_ex(name, kind, &topts, fs, n, cfs, n_cf, out);
 }
 
+/* Builds a script_chain analyzer; takes stop and keep (either may be NULL) even on failure. */
+static sc_status script_analyzer(const char *name, const char *chain, sc__stopset *stop,
+                                 sc__stopset *keep, sc_status st, sc_analyzer **out)
+{
+    sc__filter fs[8];
+    memset(fs, 0, sizeof fs);
+    size_t n = 0;
+    for (const char *c = chain; *c; c++) {
+        sc__filter *f = &fs[n];
+        switch (*c) {
+        case 'l': f->kind = SC__F_LOWERCASE; break;
+        case 'd': f->kind = SC__F_LANG_NORM, f->a = SC__N_DECIMAL_DIGIT; break;
+        case 's': f->kind = SC__F_STOP, f->stop = stop, stop = NULL; break;
+        case 'k': f->kind = SC__F_KEYWORD_MARKER, f->stop = keep, keep = NULL; break;
+        case 'A': f->kind = SC__F_LANG_NORM, f->a = SC__N_ARABIC; break;
+        case 'P': f->kind = SC__F_LANG_NORM, f->a = SC__N_PERSIAN; break;
+        case 'I': f->kind = SC__F_LANG_NORM, f->a = SC__N_INDIC; break;
+        case 'H': f->kind = SC__F_LANG_NORM, f->a = SC__N_HINDI; break;
+        case 'a': f->kind = SC__F_LIGHT_STEM, f->a = SC__LS_ARABIC; break;
+        case 'h': f->kind = SC__F_LIGHT_STEM, f->a = SC__LS_HINDI; break;
+        case 'i': f->kind = SC__F_LIGHT_STEM, f->a = SC__LS_INDONESIAN; break;
+        case 'G': f->kind = SC__F_LANG_NORM, f->a = SC__N_GREEK_LOWER; break;
+        case 'g': f->kind = SC__F_LIGHT_STEM, f->a = SC__LS_GREEK; break;
+        case 'b': f->kind = SC__F_LIGHT_STEM, f->a = SC__LS_BULGARIAN; break;
+        case 'c': f->kind = SC__F_LIGHT_STEM, f->a = SC__LS_CZECH; break;
+        case 'v': f->kind = SC__F_LIGHT_STEM, f->a = SC__LS_LATVIAN; break;
+        default: break;
+        }
+        /* no stop words (_none_) / no stem exclusion: the filter is left out */
+        if ((*c == 's' || *c == 'k') && !f->stop)
+            continue;
+        n++;
+    }
+    sc__charfilter *cf = NULL;
+    if (st == SC_OK && strchr(chain, 'P')) {
+        /* PersianAnalyzer reads through PersianCharFilter: zero-width non-joiner -> space */
+        static const char *const zwnj[] = {"\\u200C => \\u0020"};
+        char msg[64];
+        st = sc__charfilter_mapping(zwnj, 1, "persian", &cf, msg, sizeof(msg));
+    }
+    sc__stopset_free(stop);
+    sc__stopset_free(keep);
+    if (st != SC_OK) {
+        for (size_t i = 0; i < n; i++)
+            sc__filter_fini(&fs[i]);
+        return st;
+    }
+    sc__tokenizer_opts o = {0, 0, 0, 0};
+    return sc__analyzer_new_ex(name, SC__TOK_STANDARD, &o, fs, n, cf ? &cf : NULL, cf ? 1 : 0,
+                               out);
+}
+
 /* Elasticsearch's language analyzers that are, as in Lucene 8.7, the standard tokenizer,
  * lowercase, the language's stop words (`stopwords`), keyword_marker (`stem_exclusion`) and
  * the language's Snowball stemmer (libstemmer). *out NULL (SC_OK) when type is not one. */
@@ -686,6 +790,9 @@ static sc_status language_analyzer(const char *name, const char *type, const jso
     if (st == SC_OK && nw)
         st = sc__stopset_new(words, nw, false, &keep);
     sc_alloc_free(&sc__text_pool, words);
+    const char *chain = script_chain(type);
+    if (chain)
+        return script_analyzer(name, chain, stop, keep, st, out);
     if (keep) {
         fs[n].kind = SC__F_KEYWORD_MARKER;
         fs[n++].stop = keep;

@@ -107,7 +107,8 @@ sc_status sc__sayt_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink si
                           c.v[i].position,
                           c.v[i].start,
                           c.v[i + a->sayt_n - 1].end,
-                          SC_TOKEN_SHINGLE};
+                          SC_TOKEN_SHINGLE,
+                          1};
             st = sink(ctx, &t);
             continue;
         }
@@ -119,7 +120,7 @@ sc_status sc__sayt_analyze(const sc_analyzer *a, sc_slice text, sc_token_sink si
                 continue; /* inside a code point */
             cps++;
             sc_token t = {sh,           (uint32_t)b,        c.v[i].position,
-                          c.v[i].start, c.v[i + k - 1].end, SC_TOKEN_SHINGLE};
+                          c.v[i].start, c.v[i + k - 1].end, SC_TOKEN_SHINGLE, 1};
             st = sink(ctx, &t);
         }
     }

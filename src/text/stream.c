@@ -14,6 +14,7 @@ typedef struct meta {
     uint32_t posinc;
     uint32_t start, end;
     sc_token_type type;
+    uint32_t poslen; /* positions spanned (Lucene's positionLength); 0 is read as 1 */
 } meta;
 
 /* One token kept by a buffering stage (shingle window, synonym lookahead). */
@@ -102,8 +103,9 @@ static sc_status term_set(srun *r, sc__term *t, const uint8_t *p, size_t n, bool
 static sc_status emit_final(srun *r, const sc__term *t, meta m)
 {
     r->pos += m.posinc;
-    sc_token tok = {t->buf, (uint32_t)t->len, (uint32_t)(r->pos < 0 ? 0 : r->pos), m.start, m.end,
-                    m.type};
+    sc_token tok = {t->buf,  (uint32_t)t->len, (uint32_t)(r->pos < 0 ? 0 : r->pos),
+                    m.start, m.end,           m.type,
+                    m.poslen ? m.poslen : 1};
     return r->sink(r->ctx, &tok);
 }
 
@@ -317,7 +319,10 @@ static sc_status shingle_emit_first(srun *r, size_t i)
         s->out.keyword = false;
         s->out.stemmers = r->stemmers;
         s->out.snowball = r->snowball_en;
-        meta m = {0, h->m.start, s->win[size - 1].m.end, SC_TOKEN_SHINGLE};
+        /* Lucene's position length: the shingle's size, counted from min_shingle_size when
+         * unigrams are not output (checked in the chain oracle) */
+        uint32_t poslen = (uint32_t)(f->flag ? size : size - f->a + 1);
+        meta m = {0, h->m.start, s->win[size - 1].m.end, SC_TOKEN_SHINGLE, poslen};
         if (first) {
             m.posinc = (uint32_t)(h->pos - s->out_pos);
             s->out_pos = h->pos;
@@ -343,7 +348,7 @@ static sc_status shingle_filter(srun *r, size_t i, sc__term *t, meta m)
     uint32_t fillers = (m.posinc < f->b ? m.posinc : f->b);
     for (uint32_t k = 1; k < fillers; k++) {
         s->in_pos++;
-        meta fm = {1, m.start, m.start, SC_TOKEN_WORD};
+        meta fm = {1, m.start, m.start, SC_TOKEN_WORD, 1};
         SC_TRY(hold(s, (const uint8_t *)f->filler, strlen(f->filler), fm, s->in_pos, true));
     }
     s->in_pos += m.posinc ? 1 : 0;
@@ -361,12 +366,12 @@ typedef struct syn_ctx {
 } syn_ctx;
 
 static sc_status syn_emit(void *vctx, const uint8_t *term, size_t len, uint32_t posinc,
-                          uint32_t start, uint32_t end, sc_token_type type)
+                          uint32_t start, uint32_t end, sc_token_type type, uint32_t poslen)
 {
     syn_ctx *c = vctx;
     stage *s = &c->r->stages[c->i];
     SC_TRY(term_set(c->r, &s->out, term, len, false));
-    meta m = {posinc, start, end, type};
+    meta m = {posinc, start, end, type, poslen};
     return push(c->r, c->i + 1, &s->out, m);
 }
 
@@ -384,7 +389,7 @@ static sc_status wdelim_filter(srun *r, size_t i, sc__term *t, meta m)
                                  &s->wdl, &s->wd));
         for (size_t k = 0; k < s->wd.n; k++) {
             const sc__wd_part *p = &s->wd.p[k];
-            meta o = {p->posinc, p->so, p->eo, m.type};
+            meta o = {p->posinc, p->so, p->eo, m.type, 1};
             SC_TRY(p->cat ? term_set(r, &s->out, p->cat, p->cat_len, s->save.keyword)
                           : term_set(r, &s->out, s->save.buf + p->start_b, p->end_b - p->start_b,
                                      s->save.keyword));
@@ -420,7 +425,7 @@ static sc_status wdelim_filter(srun *r, size_t i, sc__term *t, meta m)
         if (eo < s->wd_last_start)
             eo = s->wd_last_start;
         s->wd_last_start = so;
-        meta o = {accum + p->start_pos - word_pos, so, eo, m.type};
+        meta o = {accum + p->start_pos - word_pos, so, eo, m.type, p->end_pos - p->start_pos};
         accum = 0;
         word_pos = p->start_pos;
         SC_TRY(p->cat ? term_set(r, &s->out, p->cat, p->cat_len, s->save.keyword)
@@ -535,7 +540,7 @@ static sc_status on_raw(void *vctx, size_t start, size_t end, bool valid, sc_tok
     t->keyword = false;
     t->stemmers = r->stemmers;
     t->snowball = r->snowball_en;
-    meta m = {1, (uint32_t)start, (uint32_t)end, type};
+    meta m = {1, (uint32_t)start, (uint32_t)end, type, 1};
     if (r->filtered) {
         m.start = sc__filtered_correct(r->filtered, start);
         m.end = sc__filtered_correct(r->filtered, end);

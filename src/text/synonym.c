@@ -389,6 +389,7 @@ typedef struct gtok {
     uint32_t start, end;
     sc_token_type type;
     size_t order;
+    size_t to; /* the node the token ends at (graph: position length = to - node) */
 } gtok;
 
 static int gtok_cmp(const void *pa, const void *pb)
@@ -414,11 +415,13 @@ static sc_status emit_match(bool legacy, const rule *r, const sc__syn_tok *q, si
     uint32_t span_start = q[0].start, span_end = q[k - 1].end;
     size_t n = 0, next_node = 1;
     size_t orig_first = legacy ? 0 : r->n_outs; /* legacy: the original path sorts first */
+    /* the original's internal nodes come after the outputs' (graph); every path ends at the
+     * node after all of them */
+    size_t out_nodes = 0;
+    for (size_t i = 0; i < r->n_outs; i++)
+        out_nodes += r->outs[i].n - 1;
+    size_t end_node = 1 + out_nodes + (r->keep_orig ? k - 1 : 0);
     if (r->keep_orig) {
-        /* the original's internal nodes come after the outputs' (graph) */
-        size_t out_nodes = 0;
-        for (size_t i = 0; i < r->n_outs; i++)
-            out_nodes += r->outs[i].n - 1;
         for (size_t t = 0; t < k; t++)
             g[n++] = (gtok){q[t].term,
                             q[t].len,
@@ -426,15 +429,23 @@ static sc_status emit_match(bool legacy, const rule *r, const sc__syn_tok *q, si
                             q[t].start,
                             q[t].end,
                             q[t].type,
-                            orig_first * 1000000 + t};
+                            orig_first * 1000000 + t,
+                            t + 1 < k ? 1 + out_nodes + t : end_node};
     }
     for (size_t i = 0; i < r->n_outs; i++) {
         const seq *o = &r->outs[i];
+        size_t base = next_node;
         for (size_t t = 0; t < o->n; t++) {
             size_t node = t == 0 ? 0 : next_node++;
             size_t order = (legacy ? i + 1 : i) * 1000000 + t;
-            g[n++] = (gtok){o->terms[t], o->lens[t],       node, span_start,
-                            span_end,    SC_TOKEN_SYNONYM, order};
+            g[n++] = (gtok){o->terms[t],
+                            o->lens[t],
+                            node,
+                            span_start,
+                            span_end,
+                            SC_TOKEN_SYNONYM,
+                            order,
+                            t + 1 < o->n ? base + t : end_node};
         }
     }
     if (legacy) {
@@ -459,7 +470,9 @@ static sc_status emit_match(bool legacy, const rule *r, const sc__syn_tok *q, si
     for (size_t i = 0; i < n && st == SC_OK; i++) {
         uint32_t posinc = i == 0 ? q[0].posinc : (uint32_t)(g[i].node - last);
         last = g[i].node;
-        st = emit(ctx, g[i].term, g[i].len, posinc, g[i].start, g[i].end, g[i].type);
+        /* the legacy SynonymFilter's tokens each span one position */
+        uint32_t poslen = legacy ? 1 : (uint32_t)(g[i].to - g[i].node);
+        st = emit(ctx, g[i].term, g[i].len, posinc, g[i].start, g[i].end, g[i].type, poslen);
     }
     sc_alloc_free(&sc__text_pool, g);
     return st;
@@ -488,7 +501,7 @@ static sc_status drain(const sc__filter *f, sc__syn_state *s, bool final, sc__sy
             pop(s, k);
         } else {
             const sc__syn_tok *t = &s->q[0];
-            SC_TRY(emit(ctx, t->term, t->len, t->posinc, t->start, t->end, t->type));
+            SC_TRY(emit(ctx, t->term, t->len, t->posinc, t->start, t->end, t->type, 1));
             pop(s, 1);
         }
     }

@@ -1,7 +1,7 @@
 """Query-phase features of a search across nodes (issues 13/14/16): kNN (kNN-only, several
 clauses, and hybrid with a query: the coordinator's global kNN phase over the data nodes),
-reciprocal rank fusion (`rank.rrf`, the rrf retriever), rescore, collapse (with inner_hits)
-and profile, each compared with a single node holding the
+reciprocal rank fusion (`rank.rrf`, the rrf retriever), rescore, collapse (with inner_hits),
+terminate_after (search and _count) and profile, each compared with a single node holding the
 same documents in the same 6 shards: ids, scores, totals, collapse groups, and the profile's
 shape per shard (its id names the data node that ran the shard). Three `scry serve --cluster`
 nodes on a private etcd (one cluster for the module), batched and unbatched query phases."""
@@ -65,7 +65,8 @@ def essence(r):
     return {"total": r["hits"].get("total"), "hits": hits, "aggs": r.get("aggregations"),
             "max_score": None if r["hits"].get("max_score") is None
             else round(r["hits"]["max_score"], 4),
-            "shards": (sh["total"], sh["successful"], sh["failed"])}
+            "shards": (sh["total"], sh["successful"], sh["failed"]),
+            "terminated_early": r.get("terminated_early")}
 
 
 def set_batched(node, on):
@@ -110,6 +111,12 @@ def queries(vecs):
          "size": 8, "from": 2},
         {"retriever": {"rrf": {"retrievers": [{"knn": knn2}, {"knn": knn1}]}}, "size": 6,
          "aggs": {"tags": {"terms": {"field": "tag"}}, "mx": {"max": {"field": "n"}}}},
+        # each shard collects its first 3 (4) matches in index order
+        {"query": {"match": {"title": "fox"}}, "terminate_after": 3, "size": 30,
+         "sort": [{"n": "asc"}]},
+        {"query": {"match_all": {}}, "terminate_after": 4, "size": 3,
+         "aggs": {"tags": {"terms": {"field": "tag"}}, "mx": {"max": {"field": "n"}}}},
+        {"query": {"match": {"title": "lazy"}}, "terminate_after": 1000, "size": 5},
     ]
 
 
@@ -123,6 +130,14 @@ def test_query_features_equal_single_node(env, batched):
         for name, s in nodes.items():
             got = essence(search(s, q))
             assert got == want, "%s (batched=%s) query %s" % (name, batched, json.dumps(q))
+        if "terminate_after" in q:
+            assert want["terminated_early"] is (q["terminate_after"] < 40), want
+    count_q = {"query": {"match": {"title": "fox"}}, "terminate_after": 2}
+    st, _, want = single.request("POST", "/docs/_count", count_q)
+    assert st == 200 and want["terminated_early"] is True and want["count"] == 12, want
+    for name, s in nodes.items():
+        st, _, got = s.request("POST", "/docs/_count", count_q)
+        assert st == 200 and (got["count"], got["terminated_early"]) == (12, True), (name, got)
     set_batched(nodes["n1"], True)
 
 

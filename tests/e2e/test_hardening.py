@@ -489,7 +489,6 @@ def test_unsupported_search_keys_refused(server, fresh_index):
     ix = fresh_index
     server.request("PUT", "/%s/_doc/1?refresh=true" % ix, {"t": "x"})
     for key, val in (("runtime_mappings", {"x": {"type": "long"}}),
-                     ("terminate_after", 5),
                      ("script_fields", {"a": {"script": "1"}})):
         st, h, b = server.request("POST", "/%s/_search" % ix,
                                   {"query": {"match_all": {}}, key: val})

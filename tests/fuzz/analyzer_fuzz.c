@@ -84,7 +84,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             " \"wd\": {\"tokenizer\": \"whitespace\", \"filter\": [\"wdg\", \"wdn\", "
             "\"shingle\"]},"
             " \"wdl\": {\"tokenizer\": \"whitespace\", \"filter\": [\"wdo\", \"el\", "
-            "\"german_normalization\", \"so\", \"lf\"]}},"
+            "\"german_normalization\", \"so\", \"lf\"]},"
+            " \"lang\": {\"tokenizer\": \"whitespace\", \"filter\": [\"decimal_digit\", "
+            "\"arabic_normalization\", \"persian_normalization\", \"indic_normalization\", "
+            "\"hindi_normalization\", \"serbian_normalization\", \"arabic_stem\", \"sh\", "
+            "\"si\", \"km\", \"sr\"]}},"
             " \"char_filter\": {\"mp\": {\"type\": \"mapping\", \"mappings\": [\"a => xyz\", "
             "\"bc => \", \"\\\\u00e9 => e\", \"\xf0\x9f\x98\x80 => smile\"]},"
             " \"pr\": {\"type\": \"pattern_replace\", \"pattern\": \"(\\\\d)(\\\\d)\", "
@@ -118,7 +122,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             "\"catenate_words\": true, \"preserve_original\": true},"
             " \"el\": {\"type\": \"elision\", \"articles\": [\"l\", \"qu\"]},"
             " \"so\": {\"type\": \"stemmer_override\", \"rules\": [\"a, bb => \\u00dfxyz\"]},"
-            " \"lf\": {\"type\": \"stemmer\", \"language\": \"light_french\"}}}";
+            " \"lf\": {\"type\": \"stemmer\", \"language\": \"light_french\"},"
+            " \"sh\": {\"type\": \"stemmer\", \"language\": \"hindi\"},"
+            " \"si\": {\"type\": \"stemmer\", \"language\": \"indonesian\"},"
+            " \"sr\": {\"type\": \"stemmer\", \"language\": \"serbian\"}}}";
         json_error_t jerr;
         json_t *j = json_loads(settings, 0, &jerr);
         if (!j || sc_analyzer_registry_new(j, &registry, NULL) != SC_OK)
@@ -137,7 +144,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                         "wdl",         "german",
                                         "french",      "spanish",
                                         "italian",     "portuguese",
-                                        "dutch"};
+                                        "dutch",       "lang",
+                                        "arabic",      "hindi",
+                                        "indonesian",  "persian",
+                                        "greek",       "bulgarian",
+                                        "czech",       "latvian"};
     sc_slice text = sc_slice_make(data, size);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         const sc_analyzer *a = sc_analyzer_registry_get(registry, sc_slice_cstr(names[i]));

@@ -63,11 +63,15 @@ public class LuceneTokens {
             PositionIncrementAttribute inc = ts.addAttribute(PositionIncrementAttribute.class);
             OffsetAttribute o = ts.addAttribute(OffsetAttribute.class);
             TypeAttribute type = ts.addAttribute(TypeAttribute.class);
+            PositionLengthAttribute len = ts.addAttribute(PositionLengthAttribute.class);
             ts.reset();
             while (ts.incrementToken()) {
                 pos += inc.getPositionIncrement();
+                // the position length only when it is not 1 (a token spanning several positions)
+                int pl = len.getPositionLength();
                 out.println(lineNo + "\t" + name + "\t" + pos + "\t" + off[o.startOffset()] + "\t"
-                        + off[o.endOffset()] + "\t" + type.type() + "\t" + escape(term.toString()));
+                        + off[o.endOffset()] + "\t" + type.type() + "\t" + escape(term.toString())
+                        + (pl != 1 ? "\t" + pl : ""));
                 n++;
             }
             ts.end();
@@ -236,7 +240,14 @@ public class LuceneTokens {
                     {"french", "org.apache.lucene.analysis.fr.FrenchAnalyzer"},
                     {"spanish", "org.apache.lucene.analysis.es.SpanishAnalyzer"},
                     {"italian", "org.apache.lucene.analysis.it.ItalianAnalyzer"},
-                    {"portuguese", "org.apache.lucene.analysis.pt.PortugueseAnalyzer"}};
+                    {"portuguese", "org.apache.lucene.analysis.pt.PortugueseAnalyzer"},
+                    {"arabic", "org.apache.lucene.analysis.ar.ArabicAnalyzer"},
+                    {"hindi", "org.apache.lucene.analysis.hi.HindiAnalyzer"},
+                    {"indonesian", "org.apache.lucene.analysis.id.IndonesianAnalyzer"},
+                    {"greek", "org.apache.lucene.analysis.el.GreekAnalyzer"},
+                    {"bulgarian", "org.apache.lucene.analysis.bg.BulgarianAnalyzer"},
+                    {"czech", "org.apache.lucene.analysis.cz.CzechAnalyzer"},
+                    {"latvian", "org.apache.lucene.analysis.lv.LatvianAnalyzer"}};
             for (String[] c : classes)
                 byLang.put(c[0], (Analyzer) Class.forName(c[1])
                         .getConstructor(CharArraySet.class).newInstance(CharArraySet.EMPTY_SET));

@@ -6,8 +6,9 @@
 #   tests/fixtures/text/snowball_words.tsv (SnowballFilter(English) over the same words)
 #   tests/fixtures/text/fold_chars.tsv     (ASCIIFoldingFilter over Latin and punctuation blocks)
 #   tests/fixtures/text/chain_tokens.tsv   (every chain of chains.tsv over chain_inputs.txt)
-#   tests/fixtures/text/light_stems.tsv    (the German, French, Spanish, Italian, Portuguese
-#                                           analyzers over light_words.txt)
+#   tests/fixtures/text/light_stems.tsv    (the German, French, Spanish, Italian, Portuguese,
+#                                           Arabic, Hindi, Indonesian and Greek analyzers over
+#                                           light_words.txt)
 # Rebuild the inputs first if wanted:
 #   tests/oracle/analysis/make_sentences.py > tests/fixtures/text/sentences.txt
 #   tests/oracle/analysis/make_random.py > tests/fixtures/text/random_unicode.txt

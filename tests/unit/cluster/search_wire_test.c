@@ -200,8 +200,10 @@ static void test_query(void **state)
         assert_int_equal(sc_wire_node_query_decode(bad, b.len, &a, &d), SC_ECORRUPT);
         sc_arena_fini(&a);
     }
+    assert_int_equal(d.terminate_after, 0);
     q.has_min_score = false;
     q.index_boosts = NULL;
+    q.terminate_after = 300; /* extension tag 10 */
     sc_wire_buf_fini(&b);
     sc_wire_buf_init(&b);
     assert_int_equal(sc_wire_node_query_encode(&q, &b), SC_OK);
@@ -210,7 +212,23 @@ static void test_query(void **state)
     assert_false(d.has_min_score);
     assert_null(d.index_boosts);
     assert_true(d.track_scores);
+    assert_int_equal(d.terminate_after, 300);
     sc_arena_fini(&a);
+    check_truncations(b.ptr, b.len, dec_query, &d);
+    write_seed("node_query_terminate", 3, b.ptr, b.len);
+    {
+        /* the tail is uv:10 bytes(uv:300) = 0x0a 0x02 0xac 0x02; terminate_after 0 is corrupt */
+        uint8_t bad[512];
+        assert_true(b.len < sizeof bad);
+        memcpy(bad, b.ptr, b.len);
+        assert_int_equal(bad[b.len - 4], 10);
+        bad[b.len - 3] = 1;
+        bad[b.len - 2] = 0;
+        sc_arena_init(&a, 1 << 20);
+        assert_int_equal(sc_wire_node_query_decode(bad, b.len - 1, &a, &d), SC_ECORRUPT);
+        sc_arena_fini(&a);
+    }
+    q.terminate_after = 0;
     /* a target naming an index past n_indices is corrupt */
     targets[2].index_i = 2;
     sc_wire_buf_fini(&b);
@@ -281,7 +299,12 @@ static void test_query_resp(void **state)
 {
     (void)state;
     sc_wire_shard_outcome res[2] = {
-        {.st = SC_OK, .total = 17, .total_gte = true, .skipped = true, .max_score = 3.25f},
+        {.st = SC_OK,
+         .total = 17,
+         .total_gte = true,
+         .skipped = true,
+         .max_score = 3.25f,
+         .terminated_early = true},
         {.st = SC_EPARSE,
          .http_status = 400,
          .type = sc_slice_cstr("query_shard_exception"),
@@ -330,6 +353,8 @@ static void test_query_resp(void **state)
     assert_true(d.has_max_scores);
     assert_true(d.results[0].max_score == 3.25f);
     assert_true(d.results[1].max_score == 0.0f);
+    assert_true(d.results[0].terminated_early); /* extension tag 2 */
+    assert_false(d.results[1].terminated_early);
     sc_arena_fini(&a);
     check_truncations(b.ptr, b.len, dec_query_resp, &d);
     write_seed("node_query_resp", 4, b.ptr, b.len);
