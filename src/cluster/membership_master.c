@@ -38,6 +38,7 @@ typedef struct alloc_input {
     sc_routing_table current;
     json_t *routing_json, *routing_mod;
     int64_t term;
+    sc_alloc_settings settings;
 } alloc_input;
 
 static void input_fini(alloc_input *in)
@@ -81,6 +82,11 @@ static bool input_take(sc_membership *m, alloc_input *in)
         in->ix[in->n_ix] = (sc_alloc_index){in->names[in->n_ix], (uint32_t)shards, (uint32_t)reps};
         in->n_ix++;
     }
+    char why[256];
+    if (sc_alloc_settings_from(json_object_get(m->settings, "persistent"),
+                               json_object_get(m->settings, "transient"), &in->settings, why,
+                               sizeof why) != SC_OK) /* refused by PUT; defaults for the key */
+        sc_log(SC_LOG_WARN, "cluster", "allocation settings: %s", why);
     in->routing_json = json_deep_copy(m->routing_json);
     in->routing_mod = json_deep_copy(m->routing_mod);
     in->term = m->my_term;
@@ -177,8 +183,8 @@ void sc__ms_master_step(sc_membership *m)
         return;
     sc_routing_table next;
     if (ok)
-        ok = sc_allocation_compute(in.nodes, in.n_nodes, in.ix, in.n_ix, &in.current, &rng,
-                                   &next) == SC_OK;
+        ok = sc_allocation_compute(in.nodes, in.n_nodes, in.ix, in.n_ix, &in.current,
+                                   &in.settings, &rng, &next) == SC_OK;
     if (ok) {
         ok = write_changes(m, &in, &next);
         sc_routing_table_fini(&next);
