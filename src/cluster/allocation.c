@@ -169,8 +169,10 @@ static void trim_copies(alloc_ctx *c, sc_shard_routing *s, size_t want)
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = s->n_copies; i-- > 0 && s->n_copies > want;)
             if (!s->copies[i].primary && (pass == 1 || !in_sync_find(s, s->copies[i].alloc_id))) {
-                if (c) /* already counted in the node's load */
+                if (c) { /* already counted in the node's load */
                     find_node(c, s->copies[i].node)->copies--;
+                    find_node(c, s->copies[i].node)->ix_copies--;
+                }
                 memmove(&s->copies[i], &s->copies[i + 1],
                         (s->n_copies - i - 1) * sizeof *s->copies);
                 s->n_copies--;
@@ -216,6 +218,7 @@ static void finish_relocations(alloc_ctx *c, sc_shard_routing *s)
         sc_shard_copy old = s->copies[src];
         node_load *on = find_node(c, old.node);
         on->copies--;
+        on->ix_copies--;
         memmove(&s->copies[src], &s->copies[src + 1], (s->n_copies - src - 1) * sizeof *s->copies);
         s->n_copies--;
         if (old.primary) {
@@ -286,6 +289,7 @@ static sc_status restore_in_sync(alloc_ctx *c, sc_shard_routing *s)
         memcpy(cp->node, is->node, sizeof cp->node);
         memcpy(cp->alloc_id, is->alloc_id, sizeof cp->alloc_id);
         find_node(c, cp->node)->copies++;
+        find_node(c, cp->node)->ix_copies++;
     }
     return SC_OK;
 }
@@ -320,12 +324,16 @@ static void promote(alloc_ctx *c, sc_shard_routing *s)
     drop_dead_in_sync(s);
 }
 
-/* Orders candidate nodes: fewest copies, then fewest primaries, then id. */
+/* Orders candidate nodes: lowest balance weight for the index being placed (the rebalancer's,
+ * allocation_rebalance.c: 0.45 x copies + 0.55 x copies of the index, so a new copy goes where
+ * rebalancing would not move it away), then fewest primaries, then id. */
 static int cmp_load(const void *a, const void *b)
 {
     const node_load *x = *(node_load *const *)a, *y = *(node_load *const *)b;
-    if (x->copies != y->copies)
-        return x->copies < y->copies ? -1 : 1;
+    /* in hundredths, exact in integers */
+    uint64_t wx = 45u * x->copies + 55u * x->ix_copies, wy = 45u * y->copies + 55u * y->ix_copies;
+    if (wx != wy)
+        return wx < wy ? -1 : 1;
     if (x->primaries != y->primaries)
         return x->primaries < y->primaries ? -1 : 1;
     return strcmp(x->id, y->id);
@@ -372,6 +380,7 @@ static sc_status fill_shard(alloc_ctx *c, sc_shard_routing *s, size_t want, node
         snprintf(cp->node, sizeof cp->node, "%s", cand[i]->id);
         sc__alloc_new_id(c, cp->alloc_id);
         cand[i]->copies++;
+        cand[i]->ix_copies++;
         if (fresh && i == prim) {
             cp->primary = true;
             cand[i]->primaries++;
@@ -475,6 +484,11 @@ sc_status sc_allocation_compute(const char *const *nodes, size_t n_nodes,
     /* Pass 2: finished relocations, promotions, then new copies. */
     for (size_t i = 0; st == SC_OK && i < out->n_indices; i++) {
         sc_index_routing *r = &out->indices[i];
+        for (size_t n = 0; n < c.n_nodes; n++)
+            c.nodes[n].ix_copies = 0;
+        for (uint32_t s = 0; s < r->number_of_shards; s++)
+            for (size_t k = 0; k < r->shards[s].n_copies; k++)
+                find_node(&c, r->shards[s].copies[k].node)->ix_copies++;
         for (uint32_t s = 0; st == SC_OK && s < r->number_of_shards; s++) {
             sc_shard_routing *sh = &r->shards[s];
             finish_relocations(&c, sh);

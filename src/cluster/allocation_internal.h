@@ -8,6 +8,7 @@
 typedef struct sc__node_load {
     const char *id;
     uint32_t copies, primaries;
+    uint32_t ix_copies; /* copies of the index being placed (allocation.c's pass 2) */
 } sc__node_load;
 
 typedef struct sc__alloc_ctx {

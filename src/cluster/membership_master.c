@@ -146,6 +146,31 @@ static bool write_entry(sc_membership *m, const alloc_input *in, const char *ind
     return ok;
 }
 
+/* Logs the relocations next starts (targets not in the current routing). */
+static void log_moves(const sc_routing_table *cur, const sc_routing_table *next)
+{
+    for (size_t i = 0; i < next->n_indices; i++) {
+        const sc_index_routing *r = &next->indices[i];
+        const sc_index_routing *c = sc_routing_table_find(cur, r->index);
+        for (uint32_t s = 0; s < r->number_of_shards; s++) {
+            const sc_shard_routing *sh = &r->shards[s];
+            for (size_t k = 0; k < sh->n_copies; k++) {
+                const sc_shard_copy *t = &sh->copies[k];
+                bool known = false;
+                for (size_t j = 0; c && s < c->number_of_shards && j < c->shards[s].n_copies; j++)
+                    known |= !strcmp(c->shards[s].copies[j].alloc_id, t->alloc_id);
+                const sc_shard_copy *src = NULL;
+                for (size_t j = 0; t->relocating_from[0] && j < sh->n_copies; j++)
+                    if (!strcmp(sh->copies[j].alloc_id, t->relocating_from))
+                        src = &sh->copies[j];
+                if (!known && src)
+                    sc_log(SC_LOG_INFO, "cluster", "rebalance: relocating [%s][%u] %s from [%s] to [%s]",
+                           r->index, s, src->primary ? "primary" : "replica", src->node, t->node);
+            }
+        }
+    }
+}
+
 /* Writes the entries of `next` that differ from the view; deletes entries of gone indices. */
 static bool write_changes(sc_membership *m, const alloc_input *in, const sc_routing_table *next)
 {
@@ -186,6 +211,7 @@ void sc__ms_master_step(sc_membership *m)
         ok = sc_allocation_compute(in.nodes, in.n_nodes, in.ix, in.n_ix, &in.current,
                                    &in.settings, &rng, &next) == SC_OK;
     if (ok) {
+        log_moves(&in.current, &next);
         ok = write_changes(m, &in, &next);
         sc_routing_table_fini(&next);
     }
