@@ -101,6 +101,14 @@ static void health_of_routing(sc_rest_req *req, const sc_cluster_view *v, health
         h->missing = true;
         return;
     }
+    /* an index whose metadata is there but not its routing yet (the master has not allocated
+     * it): its shards are unassigned, red, as Elasticsearch right after a create */
+    const char *name;
+    json_t *meta;
+    json_object_foreach (v->indices, name, meta) {
+        if (sc__api_name_matches(expr, name) && !sc_routing_table_find(&v->routing, name))
+            h->rank = 2;
+    }
     for (size_t i = 0; i < v->routing.n_indices; i++) {
         const sc_index_routing *r = &v->routing.indices[i];
         if (!sc__api_name_matches(expr, r->index))

@@ -167,7 +167,7 @@ def test_join_spreads_copies_under_load(env):
     assert st == 200, r
     wait_until("green", lambda: n1.request(
         "GET", "/_cluster/health/%s?wait_for_status=green&timeout=1s" % INDEX)[0] == 200)
-    assert per_node(shards(n1)) == {"n1": 6, "n2": 6}
+    wait_until("6 copies on each node", lambda: settled(n1, {"n1": 6, "n2": 6}))
     seen = {"relocating": 0, "rows": []}
     with Load([nodes["n1"], nodes["n2"]]) as load:
         wait_until("first writes", lambda: len(load.acked) >= 100)
