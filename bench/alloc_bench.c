@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     int rounds = argc > 5 ? atoi(argv[5]) : 9;
     if (!n_ix || !shards || nn < 1 || nn > 60 || rounds < 1)
         return 2;
-    char (*names)[16] = calloc(n_ix, sizeof *names);
+    char(*names)[16] = calloc(n_ix, sizeof *names);
     sc_alloc_index *ix = calloc(n_ix, sizeof *ix);
     char ids[64][8];
     const char *nodes[64];
@@ -96,8 +96,8 @@ int main(int argc, char **argv)
                     moves[k] += sc_shard_n_relocating(&out.indices[i].shards[s]);
             sc_routing_table_fini(&out);
         }
-    printf("%zu indices x %u shards x %u replicas on %zu nodes, node %zu joins; %d rounds\n",
-           n_ix, shards, reps, nn, nn + 1, rounds);
+    printf("%zu indices x %u shards x %u replicas on %zu nodes, node %zu joins; %d rounds\n", n_ix,
+           shards, reps, nn, nn + 1, rounds);
     double base = 0;
     for (int k = 0; k < 3; k++) {
         qsort(ms[k], (size_t)rounds, sizeof *ms[k], cmp_double);

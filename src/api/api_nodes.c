@@ -216,9 +216,9 @@ static void fill_row(sc_rest_req *req, const sc_cluster_view *v, const sc_index_
     row->cells[8] = c->node;
     if (to) { /* Elasticsearch's form: "source -> target-ip target-id target-name" */
         const sc_member *tm = member_of(v, to->node);
-        row->cells[7] = sc__api_fmt(req, "%s -> %s %s %s", row->cells[7],
-                                    tm ? cell(req, v, tm, 0) : "", to->node,
-                                    tm ? tm->name : to->node);
+        row->cells[7] =
+            sc__api_fmt(req, "%s -> %s %s %s", row->cells[7], tm ? cell(req, v, tm, 0) : "",
+                        to->node, tm ? tm->name : to->node);
     }
 }
 

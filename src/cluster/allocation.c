@@ -126,12 +126,10 @@ bool sc__alloc_in_sync(const sc_shard_routing *s, const char *alloc_id)
     return in_sync_find(s, alloc_id) != NULL;
 }
 
-const sc_shard_copy *sc_shard_relocation_target(const sc_shard_routing *s,
-                                                const sc_shard_copy *src)
+const sc_shard_copy *sc_shard_relocation_target(const sc_shard_routing *s, const sc_shard_copy *src)
 {
     for (size_t i = 0; i < s->n_copies; i++)
-        if (s->copies[i].relocating_from[0] &&
-            !strcmp(s->copies[i].relocating_from, src->alloc_id))
+        if (s->copies[i].relocating_from[0] && !strcmp(s->copies[i].relocating_from, src->alloc_id))
             return &s->copies[i];
     return NULL;
 }
@@ -452,9 +450,8 @@ static sc_status init_nodes(alloc_ctx *c, const char *const *nodes, size_t n_nod
 
 sc_status sc_allocation_compute(const char *const *nodes, size_t n_nodes,
                                 const sc_alloc_index *indices, size_t n_indices,
-                                const sc_routing_table *current,
-                                const sc_alloc_settings *settings, uint64_t *rng,
-                                sc_routing_table *out)
+                                const sc_routing_table *current, const sc_alloc_settings *settings,
+                                uint64_t *rng, sc_routing_table *out)
 {
     sc_alloc_settings dflt;
     sc_alloc_settings_default(&dflt);

@@ -95,9 +95,9 @@ typedef enum sc_rebalance_enable {
 
 /* The allocation settings (cluster settings, Elasticsearch's names and defaults). */
 typedef struct sc_alloc_settings {
-    sc_rebalance_enable enable;  /* cluster.routing.rebalance.enable, default all */
-    int32_t concurrent;          /* ...allocation.cluster_concurrent_rebalance, 2; -1 unbounded */
-    double threshold;            /* ...allocation.balance.threshold, 1.0 (> 0) */
+    sc_rebalance_enable enable; /* cluster.routing.rebalance.enable, default all */
+    int32_t concurrent;         /* ...allocation.cluster_concurrent_rebalance, 2; -1 unbounded */
+    double threshold;           /* ...allocation.balance.threshold, 1.0 (> 0) */
 } sc_alloc_settings;
 
 /* Elasticsearch's defaults: all, 2, 1.0. */
@@ -115,12 +115,11 @@ sc_status sc_alloc_settings_from(const json_t *persistent, const json_t *transie
  * *rng (any seed; advanced). out is owned: sc_routing_table_fini. Deterministic for equal
  * inputs; idempotent (feeding out back with no recovery in between changes nothing). SC_EINVAL
  * on a node id too long or a duplicate; SC_ENOMEM. O(shards x nodes log nodes) plus, per move
- * started, O(indices x nodes^2 + shards). Thread-safe (pure). */
+ * started, O(copies x nodes) (at most 64 moves per call). Thread-safe (pure). */
 sc_status sc_allocation_compute(const char *const *nodes, size_t n_nodes,
                                 const sc_alloc_index *indices, size_t n_indices,
-                                const sc_routing_table *current,
-                                const sc_alloc_settings *settings, uint64_t *rng,
-                                sc_routing_table *out) SC_MUST_USE;
+                                const sc_routing_table *current, const sc_alloc_settings *settings,
+                                uint64_t *rng, sc_routing_table *out) SC_MUST_USE;
 
 /* The relocation target of copy `src` of shard s (the copy whose relocating_from is src's
  * allocation id), or NULL when src is not relocating. */

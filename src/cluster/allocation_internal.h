@@ -29,7 +29,7 @@ bool sc__alloc_in_sync(const sc_shard_routing *s, const char *alloc_id);
 /* Starts relocations (adds relocation targets to t's shards) as the balance rule and settings
  * say; see allocation.h. Runs after placement and promotion, when every shard is active.
  * SC_ENOMEM. */
-sc_status sc__alloc_rebalance(sc__alloc_ctx *c, sc_routing_table *t,
-                              const sc_alloc_settings *set) SC_MUST_USE;
+sc_status sc__alloc_rebalance(sc__alloc_ctx *c, sc_routing_table *t, const sc_alloc_settings *set)
+    SC_MUST_USE;
 
 #endif

@@ -59,8 +59,10 @@ sc_status sc_alloc_settings_from(const json_t *persistent, const json_t *transie
         if (m < 4) {
             s->enable = (sc_rebalance_enable)m;
         } else {
-            snprintf(msg, cap, "illegal value [%.64s] for [%s]: expected all, none, primaries or "
-                     "replicas", v, k_enable);
+            snprintf(msg, cap,
+                     "illegal value [%.64s] for [%s]: expected all, none, primaries or "
+                     "replicas",
+                     v, k_enable);
             st = SC_EINVAL;
         }
     }
@@ -70,8 +72,10 @@ sc_status sc_alloc_settings_from(const json_t *persistent, const json_t *transie
         if (end != v && !*end && x >= -1 && x <= 1000000) {
             s->concurrent = (int32_t)x;
         } else {
-            snprintf(msg, cap, "Failed to parse value [%.64s] for setting [%s]: must be an "
-                     "integer >= -1", v, k_conc);
+            snprintf(msg, cap,
+                     "Failed to parse value [%.64s] for setting [%s]: must be an "
+                     "integer >= -1",
+                     v, k_conc);
             st = SC_EINVAL;
         }
     }
@@ -81,8 +85,10 @@ sc_status sc_alloc_settings_from(const json_t *persistent, const json_t *transie
         if (end != v && !*end && x > 0 && x < 1e6) {
             s->threshold = x;
         } else {
-            snprintf(msg, cap, "Failed to parse value [%.64s] for setting [%s]: must be a "
-                     "number > 0", v, k_thr);
+            snprintf(msg, cap,
+                     "Failed to parse value [%.64s] for setting [%s]: must be a "
+                     "number > 0",
+                     v, k_thr);
             st = SC_EINVAL;
         }
     }
@@ -247,7 +253,8 @@ static sc_status start(balance *b, const move *m)
 sc_status sc__alloc_rebalance(sc__alloc_ctx *c, sc_routing_table *t, const sc_alloc_settings *set)
 {
     size_t in_flight;
-    if (set->enable == SC_REBALANCE_NONE || c->n_nodes < 2 || !all_active(t, c->n_nodes, &in_flight))
+    if (set->enable == SC_REBALANCE_NONE || c->n_nodes < 2 ||
+        !all_active(t, c->n_nodes, &in_flight))
         return SC_OK;
     size_t budget = MAX_MOVES_UNBOUNDED;
     if (set->concurrent >= 0)

@@ -263,7 +263,8 @@ static bool expire_retired(sc_index *ix)
 static bool leave_due(sc_index *ix, uint32_t i)
 {
     if (!ix->leaving_since_ns)
-        ix->leaving_since_ns = calloc(ix->settings.number_of_shards + 1, sizeof *ix->leaving_since_ns);
+        ix->leaving_since_ns =
+            calloc(ix->settings.number_of_shards + 1, sizeof *ix->leaving_since_ns);
     if (!ix->leaving_since_ns)
         return true;
     uint64_t now = sc_clock_now_ns();

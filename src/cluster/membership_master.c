@@ -164,8 +164,9 @@ static void log_moves(const sc_routing_table *cur, const sc_routing_table *next)
                     if (!strcmp(sh->copies[j].alloc_id, t->relocating_from))
                         src = &sh->copies[j];
                 if (!known && src)
-                    sc_log(SC_LOG_INFO, "cluster", "rebalance: relocating [%s][%u] %s from [%s] to [%s]",
-                           r->index, s, src->primary ? "primary" : "replica", src->node, t->node);
+                    sc_log(SC_LOG_INFO, "cluster",
+                           "rebalance: relocating [%s][%u] %s from [%s] to [%s]", r->index, s,
+                           src->primary ? "primary" : "replica", src->node, t->node);
             }
         }
     }
@@ -208,8 +209,8 @@ void sc__ms_master_step(sc_membership *m)
         return;
     sc_routing_table next;
     if (ok)
-        ok = sc_allocation_compute(in.nodes, in.n_nodes, in.ix, in.n_ix, &in.current,
-                                   &in.settings, &rng, &next) == SC_OK;
+        ok = sc_allocation_compute(in.nodes, in.n_nodes, in.ix, in.n_ix, &in.current, &in.settings,
+                                   &rng, &next) == SC_OK;
     if (ok) {
         log_moves(&in.current, &next);
         ok = write_changes(m, &in, &next);

@@ -138,7 +138,8 @@ static void test_fresh_even(void **state)
                 sc_alloc_index ix[2] = {{"a", shards, reps}, {"b", shards + 1, reps}};
                 uint64_t rng = 1;
                 sc_routing_table t;
-                assert_int_equal(sc_allocation_compute(k_names, nn, ix, 2, NULL, &k_off, &rng, &t), SC_OK);
+                assert_int_equal(sc_allocation_compute(k_names, nn, ix, 2, NULL, &k_off, &rng, &t),
+                                 SC_OK);
                 check(&(sc_routing_table){0}, &t, k_names, nn, 0);
                 size_t lo = SIZE_MAX, hi = 0;
                 for (size_t i = 0; i < nn; i++) {
@@ -355,11 +356,13 @@ static void test_random_model(void **state)
             if (rand_r(&rs) % 5 == 0) /* sometimes replicas change */
                 ix[rand_r(&rs) % n_ix].number_of_replicas = rand_r(&rs) % 4;
             sc_routing_table next;
-            assert_int_equal(sc_allocation_compute(live, n, ix, n_ix, &t, &k_off, &rng, &next), SC_OK);
+            assert_int_equal(sc_allocation_compute(live, n, ix, n_ix, &t, &k_off, &rng, &next),
+                             SC_OK);
             check(&t, &next, live, n, rs);
             /* idempotent: the same inputs again change nothing */
             sc_routing_table again;
-            assert_int_equal(sc_allocation_compute(live, n, ix, n_ix, &next, &k_off, &rng, &again), SC_OK);
+            assert_int_equal(sc_allocation_compute(live, n, ix, n_ix, &next, &k_off, &rng, &again),
+                             SC_OK);
             for (size_t i = 0; i < next.n_indices; i++)
                 assert_true(sc_index_routing_equal(&next.indices[i], &again.indices[i]));
             sc_routing_table_fini(&again);
@@ -370,7 +373,6 @@ static void test_random_model(void **state)
         sc_routing_table_fini(&t);
     }
 }
-
 
 /* ---- rebalancing ---- */
 
@@ -517,7 +519,7 @@ static void test_rebalance_join(void **state)
                 if (sh->copies[k].relocating_from[0]) {
                     assert_string_equal(sh->copies[k].node, "n2");
                     assert_false(has_id(sh, sh->copies[k].alloc_id)); /* INITIALIZING */
-                    assert_int_equal(sh->n_copies, 3);                 /* source kept */
+                    assert_int_equal(sh->n_copies, 3);                /* source kept */
                 }
         }
         all_recovered(&t);
@@ -548,9 +550,8 @@ static void test_rebalance_settings(void **state)
         int32_t concurrent;
         size_t want; /* targets started on the join */
     } cases[] = {
-        {SC_REBALANCE_NONE, 2, 0},      {SC_REBALANCE_ALL, 2, 2},
-        {SC_REBALANCE_ALL, 1, 1},       {SC_REBALANCE_ALL, 0, 0},
-        {SC_REBALANCE_ALL, -1, 4},      {SC_REBALANCE_PRIMARIES, -1, 4},
+        {SC_REBALANCE_NONE, 2, 0},      {SC_REBALANCE_ALL, 2, 2},  {SC_REBALANCE_ALL, 1, 1},
+        {SC_REBALANCE_ALL, 0, 0},       {SC_REBALANCE_ALL, -1, 4}, {SC_REBALANCE_PRIMARIES, -1, 4},
         {SC_REBALANCE_REPLICAS, -1, 4},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -821,14 +822,11 @@ static void test_relocation_json(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fresh_even),   cmocka_unit_test(test_promotion_and_stale),
-        cmocka_unit_test(test_full_restart), cmocka_unit_test(test_json_round_trip),
-        cmocka_unit_test(test_random_model),
-        cmocka_unit_test(test_rebalance_join),
-        cmocka_unit_test(test_rebalance_settings),
-        cmocka_unit_test(test_relocation_node_leaves),
-        cmocka_unit_test(test_random_rebalance),
-        cmocka_unit_test(test_relocation_json),
+        cmocka_unit_test(test_fresh_even),         cmocka_unit_test(test_promotion_and_stale),
+        cmocka_unit_test(test_full_restart),       cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test(test_random_model),       cmocka_unit_test(test_rebalance_join),
+        cmocka_unit_test(test_rebalance_settings), cmocka_unit_test(test_relocation_node_leaves),
+        cmocka_unit_test(test_random_rebalance),   cmocka_unit_test(test_relocation_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
