@@ -78,6 +78,7 @@ class Load:
     def __init__(self, nodes):
         self.nodes = nodes
         self.acked = set()
+        self.retried = 0  # items answered with an error (not acknowledged) and sent again
         self.search_errors = []
         self.searches = 0
         self.stop = threading.Event()
@@ -116,6 +117,7 @@ class Load:
                         self.acked.add(d)
                     else:
                         left.append(d)
+                        self.retried += 1
                 ids = left
                 if not ids:
                     break
@@ -188,8 +190,8 @@ def test_join_spreads_copies_under_load(env):
         assert re.match(r"^n[12] -> \S+ \S+ n3$", r["node"]), r
     assert not load.search_errors, load.search_errors[:3]
     assert load.searches > 10
-    print("\n%d docs acknowledged, %d searches during the moves" % (
-        len(load.acked), load.searches))
+    print("\n%d docs acknowledged (%d items retried), %d searches during the moves" % (
+        len(load.acked), load.retried, load.searches))
     check_docs(nodes, load.acked)
     env["acked"] = load.acked
     st, _, state = n1.request("GET", "/_cluster/state/routing_table/" + INDEX)
@@ -214,7 +216,8 @@ def test_rebalance_settings(env):
 
 def test_none_keeps_copies_put_until_enabled(env):
     """rebalance.enable is none (previous test): n3 leaves, its copies are re-created on n1 and
-    n2, it comes back and holds nothing; enabling rebalancing moves copies back to it."""
+    n2, it comes back and holds nothing; with `primaries`, primaries move back to it under load
+    (each one hands over to its target under a new term), writes and searches going on."""
     nodes = env["nodes"]
     n1 = nodes["n1"]
     assert nodes["n3"].stop() == 0
@@ -226,8 +229,26 @@ def test_none_keeps_copies_put_until_enabled(env):
     st, _, h = n1.request("GET", "/_cluster/health")
     assert h["relocating_shards"] == 0, h
     assert per_node(shards(n1)) == {"n1": 6, "n2": 6}
+    st, _, r = n1.request("GET", "/_cluster/state/metadata/" + INDEX)
+    terms = r["metadata"]["indices"][INDEX]["primary_terms"]
+    with Load([nodes["n1"], nodes["n2"]]) as load:
+        wait_until("first writes", lambda: len(load.acked) >= 100)
+        st, _, r = n1.request("PUT", "/_cluster/settings", {"persistent": {
+            "cluster.routing.rebalance.enable": "primaries"}})
+        assert st == 200, r
+        wait_until("primaries moved to n3",
+                   lambda: settled(n1, {"n1": 4, "n2": 4, "n3": 4}), timeout=60)
+        wait_until("more writes", lambda: len(load.acked) >= 300)
+    assert not load.search_errors, load.search_errors[:3]
+    on_n3 = [r for r in shards(n1) if r["node"] == "n3"]
+    assert len(on_n3) == 4 and {r["prirep"] for r in on_n3} == {"p"}, on_n3
+    st, _, r = n1.request("GET", "/_cluster/state/metadata/" + INDEX)
+    now = r["metadata"]["indices"][INDEX]["primary_terms"]
+    for row in on_n3:  # a moved primary took over under a new term
+        assert now[row["shard"]] > terms[row["shard"]], (terms, now)
+    print("\n%d docs acknowledged (%d items retried) while 4 primaries moved" % (
+        len(load.acked), load.retried))
+    check_docs(nodes, env["acked"] | load.acked)
     st, _, r = n1.request("PUT", "/_cluster/settings", {"persistent": {
         "cluster.routing.rebalance.enable": None}})
     assert st == 200, r
-    wait_until("copies back on n3", lambda: settled(n1, {"n1": 4, "n2": 4, "n3": 4}), timeout=60)
-    check_docs(nodes, env["acked"])
