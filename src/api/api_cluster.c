@@ -84,6 +84,7 @@ typedef struct health {
     uint64_t shards, active, unassigned;
     uint64_t failed_primaries; /* primaries failed to open or unassigned: red */
     uint64_t initializing;     /* primaries recovering at start: red, as Elasticsearch */
+    uint64_t relocating;       /* copies moving to another node (their targets recovering) */
     bool missing;              /* a named index does not exist (yet): red */
     size_t n_nodes;
 } health;
@@ -101,6 +102,14 @@ static void health_of_routing(sc_rest_req *req, const sc_cluster_view *v, health
         h->missing = true;
         return;
     }
+    /* an index whose metadata is there but not its routing yet (the master has not allocated
+     * it): its shards are unassigned, red, as Elasticsearch right after a create */
+    const char *name;
+    json_t *meta;
+    json_object_foreach (v->indices, name, meta) {
+        if (sc__api_name_matches(expr, name) && !sc_routing_table_find(&v->routing, name))
+            h->rank = 2;
+    }
     for (size_t i = 0; i < v->routing.n_indices; i++) {
         const sc_index_routing *r = &v->routing.indices[i];
         if (!sc__api_name_matches(expr, r->index))
@@ -109,14 +118,18 @@ static void health_of_routing(sc_rest_req *req, const sc_cluster_view *v, health
             const sc_shard_routing *sh = &r->shards[s];
             bool prim = sh->n_copies && sh->copies[0].primary;
             size_t want = 1 + (size_t)r->number_of_replicas;
+            /* a relocation target is not a copy of its own: its source is active and
+             * RELOCATING until the target is in sync (Elasticsearch counts it so too) */
+            size_t reloc = sc_shard_n_relocating(sh), n_copies = sh->n_copies - reloc;
             size_t started = 0; /* copies in the in-sync set; the others are recovering */
             for (size_t k = 0; prim && k < sh->n_copies; k++)
-                for (size_t j = 0; j < sh->n_in_sync; j++)
+                for (size_t j = 0; !sh->copies[k].relocating_from[0] && j < sh->n_in_sync; j++)
                     started += !strcmp(sh->in_sync[j].alloc_id, sh->copies[k].alloc_id);
             h->shards += prim;
             h->active += started;
-            h->initializing += prim ? sh->n_copies - started : 0;
-            h->unassigned += want - (prim ? sh->n_copies : 0);
+            h->relocating += prim ? reloc : 0;
+            h->initializing += prim ? n_copies - started : 0;
+            h->unassigned += want > (prim ? n_copies : 0) ? want - (prim ? n_copies : 0) : 0;
             h->failed_primaries += !prim;
             if (!prim)
                 h->rank = 2;
@@ -207,7 +220,7 @@ static void write_health(sc_rest_req *req, sc_rest_resp *resp, const health *hp,
     sc_jsonw_kv_int(&w, "number_of_data_nodes", (int64_t)h.n_nodes);
     sc_jsonw_kv_int(&w, "active_primary_shards", (int64_t)h.shards);
     sc_jsonw_kv_int(&w, "active_shards", (int64_t)h.active);
-    sc_jsonw_kv_int(&w, "relocating_shards", 0);
+    sc_jsonw_kv_int(&w, "relocating_shards", (int64_t)h.relocating);
     sc_jsonw_kv_int(&w, "initializing_shards", (int64_t)h.initializing);
     sc_jsonw_kv_int(&w, "unassigned_shards", (int64_t)h.unassigned);
     sc_jsonw_kv_int(&w, "unassigned_primary_shards", (int64_t)h.failed_primaries);
@@ -222,8 +235,18 @@ static void write_health(sc_rest_req *req, sc_rest_resp *resp, const health *hp,
     sc_rest_json_end(req, resp, &w);
 }
 
-/* GET /_cluster/health[/{index}]: with wait_for_status and/or wait_for_nodes, polls until the
- * health is at least as good as asked and the live node count matches, or `timeout` (30s)
+/* Whether a health wait goes on: a condition asked for does not hold yet. */
+static bool health_waits(const health *h, int goal, int nodes_op, long nodes_want, bool no_reloc,
+                         bool no_init)
+{
+    return h->rank > goal || (nodes_want >= 0 && !nodes_ok(nodes_op, nodes_want, h->n_nodes)) ||
+           (no_reloc && h->relocating) || (no_init && h->initializing);
+}
+
+/* GET /_cluster/health[/{index}]: with wait_for_status, wait_for_nodes and/or
+ * wait_for_no_relocating_shards / wait_for_no_initializing_shards, polls until the health is
+ * at least as good as asked, the live node count matches and no shard relocates / initializes,
+ * or `timeout` (30s)
  * passes; then answers 408 with "timed_out": true, as Elasticsearch does. Node counts come from
  * the cluster view (etcd membership when clustered). */
 void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
@@ -248,6 +271,19 @@ void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
                        "cannot parse wait_for_nodes [%s]", wn);
         return;
     }
+    static const char *const k_no[2] = {"wait_for_no_relocating_shards",
+                                        "wait_for_no_initializing_shards"};
+    bool no_wait[2];
+    for (int i = 0; i < 2; i++) {
+        const char *v = sc_rest_param_get(req, k_no[i]);
+        if (v && *v && strcmp(v, "true") && strcmp(v, "false")) {
+            sc_rest_errorf(req, resp, 400, "illegal_argument_exception",
+                           "Failed to parse value [%s] as only [true] or [false] are allowed.", v);
+            return;
+        }
+        no_wait[i] = sc_rest_param_bool(req, k_no[i], false);
+    }
+    bool no_reloc = no_wait[0], no_init = no_wait[1];
     int64_t timeout_ms = 30000;
     const char *to = sc_rest_param_get(req, "timeout");
     if (to && !sc_time_parse_ms(to, &timeout_ms)) {
@@ -258,20 +294,19 @@ void sc_api_cluster_health(sc_rest_req *req, sc_rest_resp *resp)
     health h;
     health_of(req, &h);
     bool timed_out = false;
-    if (want_rank >= 0 || h.missing || nodes_want >= 0) {
+    if (want_rank >= 0 || h.missing || nodes_want >= 0 || no_reloc || no_init) {
         /* A missing index is waited for too (it may be created meanwhile); with only
          * wait_for_nodes, any status will do. */
         int goal = want_rank >= 0 ? want_rank : h.missing ? 1 : 2;
         uint64_t deadline =
             sc_clock_now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
-        while ((h.rank > goal || (nodes_want >= 0 && !nodes_ok(nodes_op, nodes_want, h.n_nodes))) &&
+        while (health_waits(&h, goal, nodes_op, nodes_want, no_reloc, no_init) &&
                sc_clock_now_ns() < deadline) {
             struct timespec ts = {0, 20 * 1000000};
             nanosleep(&ts, NULL);
             health_of(req, &h);
         }
-        timed_out =
-            h.rank > goal || (nodes_want >= 0 && !nodes_ok(nodes_op, nodes_want, h.n_nodes));
+        timed_out = health_waits(&h, goal, nodes_op, nodes_want, no_reloc, no_init);
     }
     write_health(req, resp, &h, timed_out);
 }

@@ -182,11 +182,21 @@ static void local_numbers(sc_rest_req *req, sc_index *local, uint32_t s, shard_r
     sc_shard_stats_fini(&st);
 }
 
+/* The k-th copy of sh that is not a relocation target (targets show on their source's row). */
+static const sc_shard_copy *nth_copy(const sc_shard_routing *sh, size_t k)
+{
+    for (size_t i = 0; i < sh->n_copies; i++)
+        if (!sh->copies[i].relocating_from[0] && k-- == 0)
+            return &sh->copies[i];
+    return NULL;
+}
+
 static void fill_row(sc_rest_req *req, const sc_cluster_view *v, const sc_index_routing *r,
                      uint32_t s, size_t k, sc_index *local, shard_row *row)
 {
     const sc_shard_routing *sh = &r->shards[s];
-    const sc_shard_copy *c = k < sh->n_copies ? &sh->copies[k] : NULL;
+    const sc_shard_copy *c = nth_copy(sh, k);
+    const sc_shard_copy *to = c ? sc_shard_relocation_target(sh, c) : NULL;
     bool has_primary = sh->n_copies && sh->copies[0].primary;
     bool in_sync = false;
     for (size_t i = 0; c && i < sh->n_in_sync; i++)
@@ -194,7 +204,7 @@ static void fill_row(sc_rest_req *req, const sc_cluster_view *v, const sc_index_
     row->cells[0] = r->index;
     row->cells[1] = sc__api_fmt(req, "%u", s);
     row->cells[2] = (c ? c->primary : (k == 0 && !has_primary)) ? "p" : "r";
-    row->cells[3] = !c ? "UNASSIGNED" : in_sync ? "STARTED" : "INITIALIZING";
+    row->cells[3] = !c ? "UNASSIGNED" : to ? "RELOCATING" : in_sync ? "STARTED" : "INITIALIZING";
     row->cells[4] = row->cells[5] = row->cells[6] = row->cells[7] = row->cells[8] = "";
     if (!c)
         return;
@@ -204,6 +214,12 @@ static void fill_row(sc_rest_req *req, const sc_cluster_view *v, const sc_index_
     row->cells[6] = mb ? cell(req, v, mb, 0) : "";
     row->cells[7] = mb ? mb->name : c->node;
     row->cells[8] = c->node;
+    if (to) { /* Elasticsearch's form: "source -> target-ip target-id target-name" */
+        const sc_member *tm = member_of(v, to->node);
+        row->cells[7] =
+            sc__api_fmt(req, "%s -> %s %s %s", row->cells[7], tm ? cell(req, v, tm, 0) : "",
+                        to->node, tm ? tm->name : to->node);
+    }
 }
 
 /* Columns of _cat/shards from `h`, else the defaults; false after a 400. */

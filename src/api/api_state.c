@@ -132,11 +132,15 @@ static void write_shard(sc_jsonw *w, const sc_index_routing *r, uint32_t s)
     sc_jsonw_arr_begin(w);
     size_t want = 1 + (size_t)r->number_of_replicas;
     bool has_primary = sh->n_copies && sh->copies[0].primary;
-    for (size_t i = 0; i < want; i++) {
-        const sc_shard_copy *c = i < sh->n_copies ? &sh->copies[i] : NULL;
+    for (size_t i = 0, k = 0; i < want; i++, k++) {
+        while (k < sh->n_copies && sh->copies[k].relocating_from[0])
+            k++; /* a relocation target shows as its source's relocating_node */
+        const sc_shard_copy *c = k < sh->n_copies ? &sh->copies[k] : NULL;
+        const sc_shard_copy *to = c ? sc_shard_relocation_target(sh, c) : NULL;
         sc_jsonw_obj_begin(w);
         sc_jsonw_kv_str(w, "state",
                         !c                         ? "UNASSIGNED"
+                        : to                       ? "RELOCATING"
                         : in_sync(sh, c->alloc_id) ? "STARTED"
                                                    : "INITIALIZING");
         sc_jsonw_kv_bool(w, "primary", c ? c->primary : (i == 0 && !has_primary));
@@ -146,7 +150,10 @@ static void write_shard(sc_jsonw *w, const sc_index_routing *r, uint32_t s)
         else
             sc_jsonw_null(w);
         sc_jsonw_key(w, "relocating_node");
-        sc_jsonw_null(w);
+        if (to)
+            sc_jsonw_str(w, to->node);
+        else
+            sc_jsonw_null(w);
         sc_jsonw_kv_int(w, "shard", s);
         sc_jsonw_kv_str(w, "index", r->index);
         if (c) {

@@ -1,11 +1,12 @@
-/* Shard allocation (see allocation.h): filter copies to live nodes, promote in-sync replicas,
- * then place missing copies on the least loaded nodes. Pure: no I/O, no globals. The JSON form
- * of the routing table is in routing_json.c. */
+/* Shard allocation (see allocation.h): filter copies to live nodes, finish relocations whose
+ * target is in sync, promote in-sync replicas, place missing copies on the least loaded nodes,
+ * then rebalance (allocation_rebalance.c). Pure: no I/O, no globals. The JSON form of the
+ * routing table is in routing_json.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster/allocation.h"
+#include "cluster/allocation_internal.h"
 
 void sc_index_routing_fini(sc_index_routing *r)
 {
@@ -82,27 +83,21 @@ sc_status sc_index_routing_copy(const sc_index_routing *r, sc_index_routing *out
 
 /* ---- node bookkeeping ---- */
 
-typedef struct node_load {
-    const char *id;
-    uint32_t copies, primaries;
-} node_load;
-
-typedef struct alloc_ctx {
-    node_load *nodes; /* sorted by id */
-    size_t n_nodes;
-    uint64_t *rng;
-} alloc_ctx;
+typedef sc__node_load node_load;
+typedef sc__alloc_ctx alloc_ctx;
 
 static int cmp_node_id(const void *a, const void *b)
 {
     return strcmp(((const node_load *)a)->id, ((const node_load *)b)->id);
 }
 
-static node_load *find_node(alloc_ctx *c, const char *id)
+node_load *sc__alloc_find_node(alloc_ctx *c, const char *id)
 {
     node_load key = {.id = id};
     return bsearch(&key, c->nodes, c->n_nodes, sizeof key, cmp_node_id);
 }
+
+#define find_node sc__alloc_find_node
 
 /* splitmix64 */
 static uint64_t next_rand(uint64_t *s)
@@ -113,7 +108,7 @@ static uint64_t next_rand(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static void new_alloc_id(alloc_ctx *c, char out[SC_ALLOC_ID_MAX])
+void sc__alloc_new_id(alloc_ctx *c, char out[SC_ALLOC_ID_MAX])
 {
     snprintf(out, SC_ALLOC_ID_MAX, "%016llx", (unsigned long long)next_rand(c->rng));
 }
@@ -124,6 +119,27 @@ static const sc_in_sync *in_sync_find(const sc_shard_routing *s, const char *id)
         if (!strcmp(s->in_sync[i].alloc_id, id))
             return &s->in_sync[i];
     return NULL;
+}
+
+bool sc__alloc_in_sync(const sc_shard_routing *s, const char *alloc_id)
+{
+    return in_sync_find(s, alloc_id) != NULL;
+}
+
+const sc_shard_copy *sc_shard_relocation_target(const sc_shard_routing *s, const sc_shard_copy *src)
+{
+    for (size_t i = 0; i < s->n_copies; i++)
+        if (s->copies[i].relocating_from[0] && !strcmp(s->copies[i].relocating_from, src->alloc_id))
+            return &s->copies[i];
+    return NULL;
+}
+
+size_t sc_shard_n_relocating(const sc_shard_routing *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_copies; i++)
+        n += s->copies[i].relocating_from[0] != '\0';
+    return n;
 }
 
 static bool copy_live(const sc_shard_routing *s, const char *alloc_id)
@@ -151,8 +167,10 @@ static void trim_copies(alloc_ctx *c, sc_shard_routing *s, size_t want)
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = s->n_copies; i-- > 0 && s->n_copies > want;)
             if (!s->copies[i].primary && (pass == 1 || !in_sync_find(s, s->copies[i].alloc_id))) {
-                if (c) /* already counted in the node's load */
+                if (c) { /* already counted in the node's load */
                     find_node(c, s->copies[i].node)->copies--;
+                    find_node(c, s->copies[i].node)->ix_copies--;
+                }
                 memmove(&s->copies[i], &s->copies[i + 1],
                         (s->n_copies - i - 1) * sizeof *s->copies);
                 s->n_copies--;
@@ -161,8 +179,64 @@ static void trim_copies(alloc_ctx *c, sc_shard_routing *s, size_t want)
         drop_dead_in_sync(s);
 }
 
+/* A relocation target whose source is gone (its node left, or it was trimmed) becomes an
+ * ordinary replica; a second target of one source (never written, but the value comes from
+ * etcd) too. */
+static void fix_targets(sc_shard_routing *s)
+{
+    for (size_t i = 0; i < s->n_copies; i++) {
+        sc_shard_copy *t = &s->copies[i];
+        if (!t->relocating_from[0])
+            continue;
+        bool src = false;
+        for (size_t j = 0; j < s->n_copies; j++)
+            src |= j != i && !s->copies[j].relocating_from[0] &&
+                   !strcmp(s->copies[j].alloc_id, t->relocating_from);
+        for (size_t j = 0; j < i; j++)
+            src &= strcmp(s->copies[j].relocating_from, t->relocating_from) != 0;
+        if (!src)
+            t->relocating_from[0] = '\0';
+    }
+}
+
+/* Ends the relocations whose target is in sync: the source leaves; a primary source hands
+ * over to its target, which becomes primary under a new term (fencing the old primary). */
+static void finish_relocations(alloc_ctx *c, sc_shard_routing *s)
+{
+    for (size_t i = 0; i < s->n_copies; i++) {
+        sc_shard_copy *t = &s->copies[i];
+        if (!t->relocating_from[0] || !in_sync_find(s, t->alloc_id))
+            continue;
+        size_t src = 0;
+        while (src < s->n_copies && strcmp(s->copies[src].alloc_id, t->relocating_from))
+            src++;
+        t->relocating_from[0] = '\0';
+        if (src == s->n_copies)
+            continue;
+        sc_shard_copy old = s->copies[src];
+        node_load *on = find_node(c, old.node);
+        on->copies--;
+        on->ix_copies--;
+        memmove(&s->copies[src], &s->copies[src + 1], (s->n_copies - src - 1) * sizeof *s->copies);
+        s->n_copies--;
+        if (old.primary) {
+            size_t k = i > src ? i - 1 : i; /* the target's index now */
+            sc_shard_copy nt = s->copies[k];
+            nt.primary = true;
+            memmove(s->copies + 1, s->copies, k * sizeof *s->copies);
+            s->copies[0] = nt;
+            on->primaries--;
+            find_node(c, nt.node)->primaries++;
+            s->primary_term++;
+        }
+        drop_dead_in_sync(s);
+        i = (size_t)-1; /* the array moved: start over */
+    }
+}
+
 /* Drops copies on dead nodes (and duplicates on one node), puts the primary first, trims
- * replicas beyond want; while the primary is live, in-sync entries of gone copies go too. */
+ * replicas beyond want (relocation targets come on top); while the primary is live, in-sync
+ * entries of gone copies go too. */
 static void prune_shard(alloc_ctx *c, sc_shard_routing *s, size_t want)
 {
     size_t k = 0;
@@ -184,7 +258,9 @@ static void prune_shard(alloc_ctx *c, sc_shard_routing *s, size_t want)
             memmove(s->copies + 1, s->copies, i * sizeof *s->copies);
             s->copies[0] = tmp;
         }
-    trim_copies(NULL, s, want); /* loads are counted after pruning */
+    fix_targets(s);
+    trim_copies(NULL, s, want + sc_shard_n_relocating(s)); /* loads are counted after pruning */
+    fix_targets(s);
     if (primary)
         drop_dead_in_sync(s);
 }
@@ -211,6 +287,7 @@ static sc_status restore_in_sync(alloc_ctx *c, sc_shard_routing *s)
         memcpy(cp->node, is->node, sizeof cp->node);
         memcpy(cp->alloc_id, is->alloc_id, sizeof cp->alloc_id);
         find_node(c, cp->node)->copies++;
+        find_node(c, cp->node)->ix_copies++;
     }
     return SC_OK;
 }
@@ -245,12 +322,16 @@ static void promote(alloc_ctx *c, sc_shard_routing *s)
     drop_dead_in_sync(s);
 }
 
-/* Orders candidate nodes: fewest copies, then fewest primaries, then id. */
+/* Orders candidate nodes: lowest balance weight for the index being placed (the rebalancer's,
+ * allocation_rebalance.c: 0.45 x copies + 0.55 x copies of the index, so a new copy goes where
+ * rebalancing would not move it away), then fewest primaries, then id. */
 static int cmp_load(const void *a, const void *b)
 {
     const node_load *x = *(node_load *const *)a, *y = *(node_load *const *)b;
-    if (x->copies != y->copies)
-        return x->copies < y->copies ? -1 : 1;
+    /* in hundredths, exact in integers */
+    uint64_t wx = 45u * x->copies + 55u * x->ix_copies, wy = 45u * y->copies + 55u * y->ix_copies;
+    if (wx != wy)
+        return wx < wy ? -1 : 1;
     if (x->primaries != y->primaries)
         return x->primaries < y->primaries ? -1 : 1;
     return strcmp(x->id, y->id);
@@ -266,7 +347,8 @@ static sc_status fill_shard(alloc_ctx *c, sc_shard_routing *s, size_t want, node
     bool fresh = s->primary_term == 0 && s->n_copies == 0;
     if (!fresh && (s->n_copies == 0 || !s->copies[0].primary))
         return SC_OK; /* no primary (red): nothing to copy from */
-    if (s->n_copies >= want)
+    size_t have = s->n_copies - sc_shard_n_relocating(s);
+    if (have >= want)
         return SC_OK;
     size_t n = 0;
     for (size_t i = 0; i < c->n_nodes; i++) {
@@ -277,7 +359,7 @@ static sc_status fill_shard(alloc_ctx *c, sc_shard_routing *s, size_t want, node
             cand[n++] = &c->nodes[i];
     }
     qsort(cand, n, sizeof *cand, cmp_load);
-    size_t add = want - s->n_copies < n ? want - s->n_copies : n;
+    size_t add = want - have < n ? want - have : n;
     sc_shard_copy *copies = realloc(s->copies, (s->n_copies + add + 1) * sizeof *copies);
     sc_in_sync *sync = realloc(s->in_sync, (s->n_in_sync + add + 1) * sizeof *sync);
     if (copies)
@@ -294,8 +376,9 @@ static sc_status fill_shard(alloc_ctx *c, sc_shard_routing *s, size_t want, node
         sc_shard_copy *cp = &s->copies[s->n_copies];
         memset(cp, 0, sizeof *cp);
         snprintf(cp->node, sizeof cp->node, "%s", cand[i]->id);
-        new_alloc_id(c, cp->alloc_id);
+        sc__alloc_new_id(c, cp->alloc_id);
         cand[i]->copies++;
+        cand[i]->ix_copies++;
         if (fresh && i == prim) {
             cp->primary = true;
             cand[i]->primaries++;
@@ -367,9 +450,11 @@ static sc_status init_nodes(alloc_ctx *c, const char *const *nodes, size_t n_nod
 
 sc_status sc_allocation_compute(const char *const *nodes, size_t n_nodes,
                                 const sc_alloc_index *indices, size_t n_indices,
-                                const sc_routing_table *current, uint64_t *rng,
-                                sc_routing_table *out)
+                                const sc_routing_table *current, const sc_alloc_settings *settings,
+                                uint64_t *rng, sc_routing_table *out)
 {
+    sc_alloc_settings dflt;
+    sc_alloc_settings_default(&dflt);
     memset(out, 0, sizeof *out);
     alloc_ctx c = {.rng = rng};
     node_load **cand = calloc(n_nodes + 1, sizeof *cand);
@@ -393,21 +478,31 @@ sc_status sc_allocation_compute(const char *const *nodes, size_t n_nodes,
     }
     if (st == SC_OK)
         qsort(out->indices, out->n_indices, sizeof *out->indices, cmp_index_name);
-    /* Pass 2: promotions, then new copies. */
+    /* Pass 2: finished relocations, promotions, then new copies. */
     for (size_t i = 0; st == SC_OK && i < out->n_indices; i++) {
         sc_index_routing *r = &out->indices[i];
+        for (size_t n = 0; n < c.n_nodes; n++)
+            c.nodes[n].ix_copies = 0;
+        for (uint32_t s = 0; s < r->number_of_shards; s++)
+            for (size_t k = 0; k < r->shards[s].n_copies; k++)
+                find_node(&c, r->shards[s].copies[k].node)->ix_copies++;
         for (uint32_t s = 0; st == SC_OK && s < r->number_of_shards; s++) {
             sc_shard_routing *sh = &r->shards[s];
+            finish_relocations(&c, sh);
             if (sh->primary_term > 0 && !(sh->n_copies && sh->copies[0].primary)) {
                 st = restore_in_sync(&c, sh);
                 if (st == SC_OK && sh->n_copies)
                     promote(&c, sh);
-                trim_copies(&c, sh, 1 + (size_t)r->number_of_replicas);
+                trim_copies(&c, sh, 1 + (size_t)r->number_of_replicas + sc_shard_n_relocating(sh));
+                fix_targets(sh);
             }
             if (st == SC_OK)
                 st = fill_shard(&c, sh, 1 + (size_t)r->number_of_replicas, cand);
         }
     }
+    /* Pass 3: move started copies towards balance. */
+    if (st == SC_OK)
+        st = sc__alloc_rebalance(&c, out, settings ? settings : &dflt);
     free(cand);
     free(c.nodes);
     if (st != SC_OK)

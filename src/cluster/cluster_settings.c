@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/file.h"
+#include "cluster/allocation.h"
 #include "cluster/cluster_settings.h"
 #include "cluster/membership.h"
 
@@ -223,6 +224,15 @@ sc_status sc_cluster_settings_update(sc_node *n, const json_t *persistent, const
     sc_status st = sc_settings_flatten(persistent, p, err);
     if (st == SC_OK)
         st = sc_settings_flatten(transient, t, err);
+    /* the allocation settings the master reads are checked here, as Elasticsearch refuses a
+     * bad value with a 400 (each section on its own: a bad value is bad in either) */
+    char why[256];
+    sc_alloc_settings as;
+    if (st == SC_OK && (sc_alloc_settings_from(p, NULL, &as, why, sizeof why) != SC_OK ||
+                        sc_alloc_settings_from(NULL, t, &as, why, sizeof why) != SC_OK)) {
+        sc_cluster_error_set(err, 400, "illegal_argument_exception", "%s", why);
+        st = SC_EINVAL;
+    }
     update_ctx u = {p, t};
     sc_membership *m = sc_node_cluster(n);
     if (st == SC_OK) {

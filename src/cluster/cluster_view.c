@@ -48,7 +48,7 @@ static sc_status single_node_view(sc_node *n, sc_cluster_view *out)
     }
     const char *self = sc_node_id(n);
     uint64_t rng = 1; /* fixed: the same allocation ids on every call */
-    st = sc_allocation_compute(&self, 1, ai, n_ix, NULL, &rng, &out->routing);
+    st = sc_allocation_compute(&self, 1, ai, n_ix, NULL, NULL, &rng, &out->routing);
     free(ai);
     sc_node_release(list, n_ix);
     return st;

@@ -1,7 +1,8 @@
 /* The shard copies a clustered node holds (issue 13, placement): a node opens only the copies
  * the routing table allocates to it, creating a copy's folder when the copy is allocated (peer
  * recovery then fills it, replication.c), and retires a copy that is no longer allocated once
- * every copy of its shard is started on live nodes: its entry leaves sc_index.shards at once,
+ * every copy of its shard is started on live nodes (and it has served LEAVE_SERVE_NS more, for
+ * coordinators whose routing lags): its entry then leaves sc_index.shards,
  * the shard is closed and its folder removed after a grace period (requests that loaded the
  * pointer before may still use it), or taken back if the routing allocates it here again.
  * Also: flushing only the shards with something to commit, in parallel, at shutdown. */
@@ -24,6 +25,13 @@
  * pointer before (a search's query phase, a replicated write under an older routing) has
  * finished long before; searches hold snapshots, not the shard, past their start. */
 #define RETIRE_GRACE_NS (60ull * 1000000000)
+
+/* How long a copy that is no longer allocated here (a relocation's source, or a copy re-created
+ * elsewhere) goes on serving before it retires: a coordinator whose routing has not caught up
+ * with the change yet (each node follows etcd on its own watch) still finds it, instead of a
+ * shard failure when the shard has no other copy. Writes are not taken meanwhile (the routing
+ * no longer names it; a replica receives nothing). Several watch delays on a loaded machine. */
+#define LEAVE_SERVE_NS (3ull * 1000000000)
 
 typedef struct sc__retired_copy {
     struct sc__retired_copy *next;
@@ -250,6 +258,26 @@ static bool expire_retired(sc_index *ix)
     return ix->retired == NULL;
 }
 
+/* Whether shard i's leaving copy has served long enough (starting its clock on the first
+ * call); true also when the clock cannot be kept (out of memory: retire at once as before). */
+static bool leave_due(sc_index *ix, uint32_t i)
+{
+    if (!ix->leaving_since_ns)
+        ix->leaving_since_ns =
+            calloc(ix->settings.number_of_shards + 1, sizeof *ix->leaving_since_ns);
+    if (!ix->leaving_since_ns)
+        return true;
+    uint64_t now = sc_clock_now_ns();
+    if (!ix->leaving_since_ns[i]) {
+        ix->leaving_since_ns[i] = now;
+        return false;
+    }
+    if (now - ix->leaving_since_ns[i] < LEAVE_SERVE_NS)
+        return false;
+    ix->leaving_since_ns[i] = 0;
+    return true;
+}
+
 bool sc__index_reconcile_copies(sc_node *n, sc_index *ix, const sc_index_routing *r,
                                 const char *local, bool (*live)(void *, const char *), void *ctx)
 {
@@ -261,12 +289,17 @@ bool sc__index_reconcile_copies(sc_node *n, sc_index *ix, const sc_index_routing
         const sc_shard_routing *sh = &r->shards[i];
         bool here = allocated_here(sh, local);
         bool absent = atomic_load(&ix->shard_absent[i]);
+        if (ix->leaving_since_ns && (here || absent))
+            ix->leaving_since_ns[i] = 0;
         if (here && absent) {
             settled &= open_copy(n, ix, i);
         } else if (!here && !absent) {
-            if (ix->shards[i] && safe_elsewhere(sh, local, live, ctx))
-                retire_copy(ix, i);
-            else if (!(ix->shard_failures && ix->shard_failures[i]))
+            if (ix->shards[i] && safe_elsewhere(sh, local, live, ctx)) {
+                if (leave_due(ix, i))
+                    retire_copy(ix, i);
+                else
+                    settled = false; /* serving a little longer */
+            } else if (!(ix->shard_failures && ix->shard_failures[i]))
                 settled = false; /* kept until the shard is started elsewhere (or recovered) */
         } else if (!here && absent && safe_elsewhere(sh, local, live, ctx)) {
             /* a folder without an open copy (restored from a snapshot, or left by a

@@ -406,6 +406,7 @@ static void ms_free(sc_membership *m)
     json_decref(m->routing_json);
     json_decref(m->routing_mod);
     json_decref(m->meta);
+    json_decref(m->settings);
     json_decref(m->pending);
     json_decref(m->written);
     free(m->endpoints);

@@ -42,6 +42,7 @@ struct sc_membership {
     json_t *routing_mod;  /* {name: mod_revision} */
     json_t *meta;         /* the "meta" document (meta_store.h), NULL when absent */
     int64_t meta_rev;     /* its mod_revision */
+    json_t *settings;     /* the cluster settings document (cluster_settings.h), or NULL */
     int64_t revision;
     bool synced;
     bool dirty; /* the master should recompute the routing */

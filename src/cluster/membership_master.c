@@ -38,6 +38,7 @@ typedef struct alloc_input {
     sc_routing_table current;
     json_t *routing_json, *routing_mod;
     int64_t term;
+    sc_alloc_settings settings;
 } alloc_input;
 
 static void input_fini(alloc_input *in)
@@ -81,6 +82,11 @@ static bool input_take(sc_membership *m, alloc_input *in)
         in->ix[in->n_ix] = (sc_alloc_index){in->names[in->n_ix], (uint32_t)shards, (uint32_t)reps};
         in->n_ix++;
     }
+    char why[256];
+    if (sc_alloc_settings_from(json_object_get(m->settings, "persistent"),
+                               json_object_get(m->settings, "transient"), &in->settings, why,
+                               sizeof why) != SC_OK) /* refused by PUT; defaults for the key */
+        sc_log(SC_LOG_WARN, "cluster", "allocation settings: %s", why);
     in->routing_json = json_deep_copy(m->routing_json);
     in->routing_mod = json_deep_copy(m->routing_mod);
     in->term = m->my_term;
@@ -140,6 +146,32 @@ static bool write_entry(sc_membership *m, const alloc_input *in, const char *ind
     return ok;
 }
 
+/* Logs the relocations next starts (targets not in the current routing). */
+static void log_moves(const sc_routing_table *cur, const sc_routing_table *next)
+{
+    for (size_t i = 0; i < next->n_indices; i++) {
+        const sc_index_routing *r = &next->indices[i];
+        const sc_index_routing *c = sc_routing_table_find(cur, r->index);
+        for (uint32_t s = 0; s < r->number_of_shards; s++) {
+            const sc_shard_routing *sh = &r->shards[s];
+            for (size_t k = 0; k < sh->n_copies; k++) {
+                const sc_shard_copy *t = &sh->copies[k];
+                bool known = false;
+                for (size_t j = 0; c && s < c->number_of_shards && j < c->shards[s].n_copies; j++)
+                    known |= !strcmp(c->shards[s].copies[j].alloc_id, t->alloc_id);
+                const sc_shard_copy *src = NULL;
+                for (size_t j = 0; t->relocating_from[0] && j < sh->n_copies; j++)
+                    if (!strcmp(sh->copies[j].alloc_id, t->relocating_from))
+                        src = &sh->copies[j];
+                if (!known && src)
+                    sc_log(SC_LOG_INFO, "cluster",
+                           "rebalance: relocating [%s][%u] %s from [%s] to [%s]", r->index, s,
+                           src->primary ? "primary" : "replica", src->node, t->node);
+            }
+        }
+    }
+}
+
 /* Writes the entries of `next` that differ from the view; deletes entries of gone indices. */
 static bool write_changes(sc_membership *m, const alloc_input *in, const sc_routing_table *next)
 {
@@ -177,9 +209,10 @@ void sc__ms_master_step(sc_membership *m)
         return;
     sc_routing_table next;
     if (ok)
-        ok = sc_allocation_compute(in.nodes, in.n_nodes, in.ix, in.n_ix, &in.current, &rng,
-                                   &next) == SC_OK;
+        ok = sc_allocation_compute(in.nodes, in.n_nodes, in.ix, in.n_ix, &in.current, &in.settings,
+                                   &rng, &next) == SC_OK;
     if (ok) {
+        log_moves(&in.current, &next);
         ok = write_changes(m, &in, &next);
         sc_routing_table_fini(&next);
     }

@@ -100,6 +100,11 @@ static void apply(sc_membership *m, const sc_etcd_kv *kv, bool deleted)
             m->meta = json_incref(v);
             m->meta_rev = kv->mod_revision;
         }
+    } else if (rest_len == 8 && !memcmp(rest, "settings", 8)) {
+        /* the allocation settings are read from it (rebalance.enable, ...) */
+        json_decref(m->settings);
+        m->settings = json_incref(v);
+        m->dirty = true;
     } else if (rest_len > 6 && !memcmp(rest, "nodes/", 6)) {
         if (deleted)
             member_del(m, rest + 6, rest_len - 6);
@@ -164,6 +169,8 @@ void sc__ms_on_reset(void *ctx, const sc_etcd_kvs *all)
     json_object_clear(m->routing_mod);
     json_decref(m->meta);
     m->meta = NULL;
+    json_decref(m->settings);
+    m->settings = NULL;
     m->meta_rev = 0;
     for (size_t i = 0; i < all->len; i++)
         apply(m, &all->kvs[i], false);

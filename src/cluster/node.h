@@ -120,6 +120,10 @@ struct sc_index {
     /* Copies retired from `shards` (no longer allocated here), closed by the placement thread
      * after a grace period, or with the index (copies.c). Placement thread only. */
     struct sc__retired_copy *retired;
+    /* Per shard (lazily allocated, placement thread only): when this node first saw its copy
+     * no longer allocated and safe elsewhere (0: not leaving); it keeps serving until
+     * LEAVE_SERVE_NS later (copies.c). */
+    uint64_t *leaving_since_ns;
     void *analysis; /* analyzer registry (opaque, see node.c); replaced whole by
                      * sc_index_reload_analysis, the old one kept until the index is freed */
     void *analysis_retired; /* registries replaced by reloads (node.c), freed with the index */

@@ -698,6 +698,14 @@ static void recover_pass(sc_repl *r)
                 sc_status st = sc__repl_recover_copy(r, ir->index, sh, cp->alloc_id, host, port,
                                                      why, sizeof why);
                 if (st == SC_OK) {
+                    /* show what was recovered now rather than at the next scheduled refresh:
+                     * a relocation target may be the primary searches go to already */
+                    ix = sc_node_index(sc_placement_node(r->p), ir->index);
+                    sc_shard *sd = local_shard(ix, sh);
+                    if (sd && sc_shard_refresh(sd) != SC_OK)
+                        sc_log(SC_LOG_WARN, "replication", "[%s][%u] refresh after recovery failed",
+                               ir->index, sh);
+                    sc_index_unref(ix);
                     size_t k = r->n_done++ % (sizeof r->done / sizeof r->done[0]);
                     snprintf(r->done[k].alloc_id, SC_ALLOC_ID_MAX, "%s", cp->alloc_id);
                     r->done[k].at_ns = sc_clock_now_ns();

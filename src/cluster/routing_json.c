@@ -35,6 +35,9 @@ json_t *sc_index_routing_to_json(const sc_index_routing *r)
             json_object_set_new(c, "node", json_string(sh->copies[i].node));
             json_object_set_new(c, "alloc_id", json_string(sh->copies[i].alloc_id));
             json_object_set_new(c, "primary", json_boolean(sh->copies[i].primary));
+            if (sh->copies[i].relocating_from[0])
+                json_object_set_new(c, "relocating_from",
+                                    json_string(sh->copies[i].relocating_from));
             json_array_append_new(copies, c);
         }
         json_object_set_new(so, "copies", copies);
@@ -79,12 +82,17 @@ static bool shard_from_json(const json_t *so, sc_shard_routing *sh)
         const json_t *c = json_array_get(copies, i);
         sc_shard_copy *cp = &sh->copies[i];
         const json_t *prim = json_object_get(c, "primary");
+        const json_t *from = json_is_object(c) ? json_object_get(c, "relocating_from") : NULL;
         if (!json_is_object(c) ||
             !copy_str(cp->node, sizeof cp->node, json_object_get(c, "node")) ||
             !copy_str(cp->alloc_id, sizeof cp->alloc_id, json_object_get(c, "alloc_id")) ||
-            (prim && !json_is_boolean(prim)))
+            (prim && !json_is_boolean(prim)) ||
+            (from && !copy_str(cp->relocating_from, sizeof cp->relocating_from, from)))
             return false;
         cp->primary = json_is_true(prim);
+        /* a relocation target is never the primary nor its own source */
+        if (from && (cp->primary || !strcmp(cp->relocating_from, cp->alloc_id)))
+            return false;
         /* the primary, if any, is the first copy */
         if (cp->primary && i > 0)
             return false;
@@ -136,7 +144,8 @@ bool sc_index_routing_equal(const sc_index_routing *a, const sc_index_routing *b
         for (size_t i = 0; i < x->n_copies; i++)
             if (x->copies[i].primary != y->copies[i].primary ||
                 strcmp(x->copies[i].node, y->copies[i].node) != 0 ||
-                strcmp(x->copies[i].alloc_id, y->copies[i].alloc_id) != 0)
+                strcmp(x->copies[i].alloc_id, y->copies[i].alloc_id) != 0 ||
+                strcmp(x->copies[i].relocating_from, y->copies[i].relocating_from) != 0)
                 return false;
         for (size_t i = 0; i < x->n_in_sync; i++)
             if (strcmp(x->in_sync[i].alloc_id, y->in_sync[i].alloc_id) != 0 ||

@@ -141,6 +141,7 @@ void sc__index_close_shards(sc_index *ix)
 {
     sc__index_close_retired(ix);
     free((void *)ix->shard_absent);
+    free(ix->leaving_since_ns);
     ix->shard_absent = NULL;
     if (!ix->shards)
         return;

@@ -97,6 +97,11 @@ def load(nodes, single, tports):
     n1 = nodes["n1"]
     wait_until("3 nodes", lambda: n1.request(
         "GET", "/_cluster/health?wait_for_nodes=3&timeout=1s")[0] == 200)
+    # the failure tests count the shards each node holds, and a node joins later: no
+    # rebalancing moves (test_cluster_rebalance.py covers them)
+    st, _, r = n1.request("PUT", "/_cluster/settings", {
+        "persistent": {"cluster.routing.rebalance.enable": "none"}})
+    assert st == 200, r
     st, _, r = n1.request("PUT", "/docs", {
         "settings": {"number_of_shards": 6, "number_of_replicas": 1}, "mappings": MAPPING})
     assert st == 200, r

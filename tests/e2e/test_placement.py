@@ -161,6 +161,11 @@ def test_node_loss_rebuilds_replicas_and_answers_stay_complete(env):
                                    bulk("p1", range(N_DOCS, N_DOCS + 30)),
                                    headers={"Content-Type": "application/x-ndjson"})
     assert st == 200 and not r["errors"], r
+    # no rebalancing from here on (test_cluster_rebalance.py covers it): the rebuilt copies of
+    # p1 stay on n1 and n2 and n3 retires its old ones; the next tests need no moves either
+    st, _, r = nodes["n1"].request("PUT", "/_cluster/settings", {
+        "persistent": {"cluster.routing.rebalance.enable": "none"}})
+    assert st == 200, r
     n3.start()
     for index in ("p0", "p1"):
         wait_until(index + " green with n3", lambda: green(nodes["n1"], index, "1s"), timeout=60)
@@ -169,7 +174,7 @@ def test_node_loss_rebuilds_replicas_and_answers_stay_complete(env):
     check_answers(nodes, "p1", range(N_DOCS + 30))
     # every copy of p1 is started on n1 and n2: n3's old copies are retired, never searched
     alloc, _ = allocation(nodes["n1"], "p1")
-    assert "n3" not in alloc, alloc  # no rebalancing: the rebuilt copies stay where they are
+    assert "n3" not in alloc, alloc  # rebalancing off: the rebuilt copies stay where they are
 
     def retired():
         with open(n3.log_path, "rb") as f:
