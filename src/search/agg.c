@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "search/agg_internal.h"
+#include "search/runtime.h"
 
 sc_status sc__agg_oom(sc_arena *a)
 {
@@ -194,11 +195,46 @@ sc_status sc__agg_build_bucket(sc__agg_coll *c, uint32_t ord, sc_agg_bucket *b)
 
 /* ---- doc values ---- */
 
-sc_status sc__agg_field_open(const sc_segment *seg, const char *field, sc__agg_field *f)
+/* The column of runtime field i of ctx's options in seg (computed once per segment). */
+static sc_status runtime_open(sc__agg_ctx *ctx, size_t i, const sc_segment *seg, sc__agg_field *f)
+{
+    if (!ctx->rt_seg) {
+        size_t n = ctx->so->n_runtime;
+        ctx->rt_seg = sc_arena_calloc(ctx->a, n, sizeof *ctx->rt_seg);
+        ctx->rt_col = sc_arena_calloc(ctx->a, n, sizeof *ctx->rt_col);
+        if (!ctx->rt_seg || !ctx->rt_col)
+            return sc__agg_oom(ctx->a);
+    }
+    if (ctx->rt_seg[i] != seg) {
+        sc__agg_field *col = &ctx->rt_col[i];
+        memset(col, 0, sizeof *col);
+        sc_script_error serr = {0};
+        bool is_num = false;
+        sc_status st = sc_runtime_column(ctx->a, &ctx->so->runtime[i], seg, &is_num, &col->num,
+                                         &col->ss, &serr);
+        if (st != SC_OK) {
+            if (st == SC_EINVAL)
+                snprintf(ctx->err->reason, sizeof ctx->err->reason,
+                         "runtime field [%s]: %s", ctx->so->runtime[i].name, serr.reason);
+            return st;
+        }
+        col->has_num = is_num;
+        col->has_ss = !is_num;
+        ctx->rt_seg[i] = seg;
+    }
+    *f = ctx->rt_col[i];
+    return SC_OK;
+}
+
+sc_status sc__agg_field_open(sc__agg_ctx *ctx, const sc_segment *seg, const char *field,
+                             sc__agg_field *f)
 {
     memset(f, 0, sizeof *f);
     if (!field)
         return SC_OK;
+    for (size_t i = 0; ctx->so && i < ctx->so->n_runtime; i++)
+        if (strcmp(ctx->so->runtime[i].name, field) == 0)
+            return runtime_open(ctx, i, seg, f);
     const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr(field));
     if (!fi)
         return SC_OK;

@@ -447,6 +447,10 @@ typedef struct sc_agg_shard_options {
     uint32_t n_shards;    /* shards the request searches (terms' default shard_size) */
     sc_slice index_name;  /* the shard's index (top_hits' _index) */
     uint64_t max_buckets; /* search.max_buckets (65,536); 0 = default */
+    /* runtime fields (search/runtime.h) the aggregations may name as fields: their columns are
+     * computed per segment the first time a collector opens them (borrowed; may be NULL) */
+    const struct sc_runtime_field *runtime;
+    size_t n_runtime;
 } sc_agg_shard_options;
 
 #define SC_AGG_DEFAULT_MAX_BUCKETS 65536
