@@ -202,7 +202,9 @@ static sc_status runtime_open(sc__agg_ctx *ctx, size_t i, const sc_segment *seg,
         size_t n = ctx->so->n_runtime;
         ctx->rt_seg = sc_arena_calloc(ctx->a, n, sizeof *ctx->rt_seg);
         ctx->rt_col = sc_arena_calloc(ctx->a, n, sizeof *ctx->rt_col);
-        if (!ctx->rt_seg || !ctx->rt_col)
+        ctx->rt_failed = sc_arena_calloc(ctx->a, n, sizeof *ctx->rt_failed);
+        ctx->rt_reason = sc_arena_calloc(ctx->a, n, sizeof *ctx->rt_reason);
+        if (!ctx->rt_seg || !ctx->rt_col || !ctx->rt_failed || !ctx->rt_reason)
             return sc__agg_oom(ctx->a);
     }
     if (ctx->rt_seg[i] != seg) {
@@ -210,14 +212,9 @@ static sc_status runtime_open(sc__agg_ctx *ctx, size_t i, const sc_segment *seg,
         memset(col, 0, sizeof *col);
         sc_script_error serr = {0};
         bool is_num = false;
-        sc_status st = sc_runtime_column(ctx->a, &ctx->so->runtime[i], seg, &is_num, &col->num,
-                                         &col->ss, &serr);
-        if (st != SC_OK) {
-            if (st == SC_EINVAL)
-                snprintf(ctx->err->reason, sizeof ctx->err->reason,
-                         "runtime field [%s]: %s", ctx->so->runtime[i].name, serr.reason);
-            return st;
-        }
+        SC_TRY(sc_runtime_column(ctx->a, &ctx->so->runtime[i], seg, &is_num, &col->num,
+                                 &col->ss, &ctx->rt_failed[i], &serr));
+        snprintf(ctx->rt_reason[i], sizeof ctx->rt_reason[i], "%s", serr.reason);
         col->has_num = is_num;
         col->has_ss = !is_num;
         ctx->rt_seg[i] = seg;
@@ -329,9 +326,27 @@ static sc_status run_seg_whole(void *ctx, const sc_slice *field, int64_t lo, int
     return SC_OK;
 }
 
+/* A matching doc whose runtime field's script failed fails the collection (SC_EINVAL). */
+static sc_status runtime_check(const run_ctx *r, const uint32_t *docs, size_t n)
+{
+    const sc__agg_ctx *ctx = r->colls[0]->ctx;
+    for (size_t i = 0; i < ctx->so->n_runtime; i++) {
+        const uint64_t *f = ctx->rt_seg[i] == r->seg.seg ? ctx->rt_failed[i] : NULL;
+        for (size_t j = 0; f && j < n; j++)
+            if (f[docs[j] / 64] >> (docs[j] % 64) & 1) {
+                snprintf(ctx->err->reason, sizeof ctx->err->reason, "runtime field [%s]: %s",
+                         ctx->so->runtime[i].name, ctx->rt_reason[i]);
+                return SC_EINVAL;
+            }
+    }
+    return SC_OK;
+}
+
 static sc_status run_collect(void *ctx, const uint32_t *docs, size_t n)
 {
     run_ctx *r = ctx;
+    if (r->n && r->colls[0]->ctx->rt_seg)
+        SC_TRY(runtime_check(r, docs, n));
     for (size_t i = 0; i < r->n; i++)
         if (!r->colls[i]->skip)
             SC_TRY(r->colls[i]->ops->collect(r->colls[i], docs, NULL, n));

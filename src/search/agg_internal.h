@@ -34,6 +34,8 @@ typedef struct sc__agg_ctx {
     /* per runtime field of so: the segment its column was last computed for, and the column */
     const sc_segment **rt_seg;
     struct sc__agg_field *rt_col;
+    uint64_t **rt_failed; /* per runtime field: its docs whose script failed (NULL: none) */
+    char (*rt_reason)[200];
 } sc__agg_ctx;
 
 /* Per-segment view handed to seg_begin. */

@@ -187,8 +187,9 @@ static sc_status grow(sc_arena *a, void **p, size_t *cap, size_t n, size_t need,
 
 sc_status sc_runtime_column(sc_arena *a, const sc_runtime_field *rf, const sc_segment *seg,
                             bool *is_num, sc_dv_numeric *num, sc_dv_sorted_set *ss,
-                            sc_script_error *err)
+                            uint64_t **failed, sc_script_error *err)
 {
+    *failed = NULL;
     size_t nv = sc_script_n_vars(rf->script);
     uint32_t n_docs = sc_segment_n_docs(seg);
     var_reader *rd = sc_arena_calloc(a, nv ? nv : 1, sizeof *rd);
@@ -228,7 +229,20 @@ sc_status sc_runtime_column(sc_arena *a, const sc_runtime_field *rf, const sc_se
             bind(&rf->vars[i], sc_script_var_get(rf->script, i), &rd[i], d, &vals[i]);
         e->n = 0;
         sc_script_value ret;
-        SC_TRY(sc_script_eval(rf->script, vals, e, &ret, err));
+        sc_script_error derr;
+        sc_status st = sc_script_eval(rf->script, vals, e, &ret, &derr);
+        if (st == SC_EINVAL) {
+            if (!*failed) {
+                *failed = sc_arena_calloc(a, ((size_t)n_docs + 63) / 64, sizeof **failed);
+                if (!*failed)
+                    return oom(a);
+                *err = derr;
+            }
+            (*failed)[d / 64] |= UINT64_C(1) << (d % 64);
+            e->n = 0;
+        } else if (st != SC_OK) {
+            return st;
+        }
         offs[d] = (uint32_t)n;
         single &= e->n == 1;
         SC_TRY(grow(a, &out, &cap, n, n + e->n + 1, cell));

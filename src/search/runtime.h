@@ -55,12 +55,15 @@ typedef struct sc_runtime_field {
 const sc_script_env *sc_runtime_env(void);
 
 /* The column of rf over seg's docs (all of them, deleted or not), in `a`: *is_num and *num for
- * numeric types, else *ss. SC_EINVAL with err->reason on a script's run-time error (a wrong
- * emit type, too many values, null arithmetic ...); SC_ENOMEM / SC_ELIMIT (arena budget);
- * SC_ECORRUPT from the segment. O(n_docs) script evaluations. */
+ * numeric types, else *ss. A doc whose script fails at run time (a wrong emit type, too many
+ * values, null arithmetic ...) gets no values and its bit set in *failed (n_docs bits in
+ * 64-bit words, in `a`; NULL when no doc failed), the first failure's reason in *err: the
+ * caller fails the search only if such a doc is one it reads (Elasticsearch runs the script on
+ * the matching docs only). SC_ENOMEM / SC_ELIMIT (arena budget); SC_ECORRUPT from the
+ * segment. O(n_docs) script evaluations. */
 sc_status sc_runtime_column(sc_arena *a, const sc_runtime_field *rf, const sc_segment *seg,
                             bool *is_num, sc_dv_numeric *num, sc_dv_sorted_set *ss,
-                            sc_script_error *err) SC_MUST_USE;
+                            uint64_t **failed, sc_script_error *err) SC_MUST_USE;
 
 /* The name of a runtime type ("long", ...). */
 const char *sc_runtime_type_name(sc_runtime_type t);

@@ -198,3 +198,18 @@ def test_runtime_field_errors(server, idx):
     err({"runtime_mappings": {"r": {"type": "long", "script": "emit(doc['b'].value)"}},
          "size": 0, "aggs": agg}, 400, "search_phase_execution_exception",
         "takes a long (cast a double with (long)), got a double", "illegal_argument_exception")
+
+
+def test_script_errors_only_on_matching_docs(server, idx):
+    """A doc the query excludes never fails the search (as Elasticsearch runs the script on the
+    matching docs only); a matching one does."""
+    name, live = idx
+    rm = {"a2": {"type": "long", "script": "emit(doc['a'].value * 2)"}}
+    aggs = search(server, name, {"size": 0, "runtime_mappings": rm,
+                                 "query": {"exists": {"field": "a"}},
+                                 "aggs": {"s": {"sum": {"field": "a2"}}}})
+    assert aggs["s"]["value"] == sum(d["a"] * 2 for d in live if "a" in d)
+    st, _, b = server.request("POST", "/%s/_search" % name, {
+        "size": 0, "runtime_mappings": rm, "aggs": {"s": {"sum": {"field": "a2"}}}})
+    assert st == 400, b
+    assert "runtime field [a2]" in json.dumps(b) and "null" in json.dumps(b), b
