@@ -29,6 +29,7 @@ static const kind_name kinds[] = {
     {"missing", SC_AGG_MISSING},
     {"global", SC_AGG_GLOBAL},
     {"sampler", SC_AGG_SAMPLER},
+    {"diversified_sampler", SC_AGG_DIVERSIFIED_SAMPLER},
     {"geotile_grid", SC_AGG_TERMS}, /* spec->geotile */
     {"geohash_grid", SC_AGG_TERMS}, /* spec->geohash */
     {"min", SC_AGG_MIN},

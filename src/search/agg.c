@@ -122,7 +122,8 @@ sc_status sc__agg_coll_new(sc__agg_ctx *ctx, const sc_agg_spec *spec, sc__agg_co
     case SC_AGG_FILTERS:
     case SC_AGG_MISSING:
     case SC_AGG_GLOBAL: SC_TRY(sc__agg_filter_new(c)); break;
-    case SC_AGG_SAMPLER: SC_TRY(sc__agg_sampler_new(c)); break;
+    case SC_AGG_SAMPLER:
+    case SC_AGG_DIVERSIFIED_SAMPLER: SC_TRY(sc__agg_sampler_new(c)); break;
     case SC_AGG_NESTED:
     case SC_AGG_REVERSE_NESTED: SC_TRY(sc__agg_nested_new(c)); break;
     case SC_AGG_MIN:
