@@ -213,3 +213,16 @@ def test_script_errors_only_on_matching_docs(server, idx):
         "size": 0, "runtime_mappings": rm, "aggs": {"s": {"sum": {"field": "a2"}}}})
     assert st == 400, b
     assert "runtime field [a2]" in json.dumps(b) and "null" in json.dumps(b), b
+
+
+def test_conditional_emit_leaves_docs_without_values(server, idx):
+    name, live = idx
+    rm = {"pos": {"type": "long", "script": "doc['a'].size() > 0 && doc['a'].value > 10 ? "
+                                            "emit(doc['a'].value) : null"}}
+    aggs = search(server, name, {"size": 0, "runtime_mappings": rm, "aggs": {
+        "c": {"value_count": {"field": "pos"}}, "m": {"missing": {"field": "pos"}},
+        "s": {"sum": {"field": "pos"}}}})
+    vals = [d["a"] for d in live if d.get("a", 0) > 10]
+    assert aggs["c"]["value"] == len(vals)
+    assert aggs["m"]["doc_count"] == len(live) - len(vals)
+    assert aggs["s"]["value"] == sum(vals)
