@@ -268,8 +268,9 @@ sc_status sc_script_eval(const sc_script *s, const sc_script_value *vars, void *
 {
     sc_script_value st[SC__SCRIPT_MAX_STACK + 1];
     size_t sp = 0;
-    memset(err, 0, sizeof *err);
+    /* not a memset of the 200-byte reason: runtime fields evaluate once per doc */
     err->pos = -1;
+    err->reason[0] = '\0';
     for (uint32_t pc = 0; pc < s->n_code;) {
         const sc__script_ins *in = &s->code[pc++];
         switch ((sc__script_op)in->op) {
