@@ -226,3 +226,19 @@ def test_conditional_emit_leaves_docs_without_values(server, idx):
     assert aggs["c"]["value"] == len(vals)
     assert aggs["m"]["doc_count"] == len(live) - len(vals)
     assert aggs["s"]["value"] == sum(vals)
+
+
+def test_batch_path_equals_interpreter(server, idx):
+    """A double field over single-valued double / scaled_float doc values runs a window of docs
+    at a time; the same expression with a doc['a'].size() term (not batchable: the interpreter,
+    doc by doc) gives bit-for-bit the same sums."""
+    name, _ = idx
+    rm = {"fast": {"type": "double", "script": "emit((doc['b'].value * 3 - 1.5) / doc['s'].value)"},
+          "slow": {"type": "double", "script": "emit((doc['b'].value * 3 - 1.5) / doc['s'].value"
+                                                " + 0L * doc['a'].size())"}}
+    aggs = search(server, name, {"size": 0, "runtime_mappings": rm, "aggs": {
+        "f": {"stats": {"field": "fast"}}, "s": {"stats": {"field": "slow"}},
+        "hf": {"histogram": {"field": "fast", "interval": 5}},
+        "hs": {"histogram": {"field": "slow", "interval": 5}}}})
+    assert aggs["f"] == aggs["s"]
+    assert aggs["hf"] == aggs["hs"]
