@@ -94,6 +94,8 @@ load() { # index corpus mapping
   req POST "/$1/_refresh"
   req POST "/$1/_flush"
 }
+# kept data: the shards recover in the background after the server starts
+req GET "/_cluster/health?wait_for_status=yellow&timeout=600s"
 if [ ! -s "$OUT/data.meta" ]; then
   load nyc_taxis "$OUT/corpus/taxis.ndjson" taxis
   load logs-gen "$OUT/corpus/logs.ndjson" logs
