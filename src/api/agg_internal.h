@@ -130,9 +130,9 @@ typedef struct sc__agg_hook {
     sc_query *const *hit_queries;
     sc_query *const *agg_queries;
     size_t n_queries;
-    uint32_t n_shards;           /* shards searched (terms' default shard_size) */
-    uint64_t max_buckets;        /* 0 = 65,536 */
-    const sc_slice *index_names; /* per target index (top_hits' _index), or NULL */
+    uint32_t n_shards;                      /* shards searched (terms' default shard_size) */
+    uint64_t max_buckets;                   /* 0 = 65,536 */
+    const sc_slice *index_names;            /* per target index (top_hits' _index), or NULL */
     const struct sc_runtime_field *runtime; /* runtime_mappings (search/runtime.h), or NULL */
     size_t n_runtime;
 } sc__agg_hook;

@@ -266,7 +266,9 @@ bool sc__agg_parse_mapped(sc_rest_req *req, sc_index *ix, sc_mapping *m, const j
     memset(err, 0, sizeof *err);
     sc__agg_pctx c = {.req = req,
                       .ix = ix,
-                      .m = m ? sc_mapping_ref(m) : ix ? sc_index_mapping(ix) : NULL,
+                      .m = m    ? sc_mapping_ref(m)
+                           : ix ? sc_index_mapping(ix)
+                                : NULL,
                       .err = err};
     sc_agg_spec *root = sc_arena_calloc(req->arena, 1, sizeof *root);
     bool ok = root ? parse_aggs(&c, aggs, root, 0) : sc__agg_oom_err(&c);

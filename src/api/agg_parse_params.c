@@ -774,9 +774,10 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
                                 "[max_docs_per_value] must be greater than 0. Found [%llu] in [%s]",
                                 (unsigned long long)per_value, s->name);
         const json_t *hint = json_object_get(p, "execution_hint");
-        if (hint && !(json_is_string(hint) && (!strcmp(json_string_value(hint), "map") ||
-                                               !strcmp(json_string_value(hint), "global_ordinals") ||
-                                               !strcmp(json_string_value(hint), "bytes_hash"))))
+        if (hint &&
+            !(json_is_string(hint) && (!strcmp(json_string_value(hint), "map") ||
+                                       !strcmp(json_string_value(hint), "global_ordinals") ||
+                                       !strcmp(json_string_value(hint), "bytes_hash"))))
             return sc__agg_fail(c, 400, "illegal_argument_exception",
                                 "Unknown `execution_hint`: [%s], expected any of [map, "
                                 "global_ordinals, bytes_hash]",

@@ -246,7 +246,8 @@ void sc__search_write_all_failed(sc_rest_req *req, sc_rest_resp *resp, const sc_
  * fields is refused (aggregations only), as is runtime_mappings on a cluster. false after
  * writing a 4xx. */
 struct sc_runtime_field;
-bool sc__search_runtime_parse(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp, sc_index *ix, struct sc_runtime_field **out,
-                              size_t *n_out, sc_mapping **overlay);
+bool sc__search_runtime_parse(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                              sc_index *ix, struct sc_runtime_field **out, size_t *n_out,
+                              sc_mapping **overlay);
 
 #endif

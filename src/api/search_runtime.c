@@ -116,8 +116,8 @@ static bool resolve_var(sc_rest_req *req, sc_rest_resp *resp, const sc_mapping *
     return true;
 }
 
-static bool compile_one(sc_rest_req *req, sc_rest_resp *resp, const sc_mapping *m,
-                        const char *name, const json_t *def, sc_runtime_field *rf)
+static bool compile_one(sc_rest_req *req, sc_rest_resp *resp, const sc_mapping *m, const char *name,
+                        const json_t *def, sc_runtime_field *rf)
 {
     if (!json_is_object(def))
         return fail(req, resp, "mapper_parsing_exception",
@@ -175,8 +175,8 @@ static bool compile_one(sc_rest_req *req, sc_rest_resp *resp, const sc_mapping *
         return oom(req, resp);
     sc_script *s;
     sc_script_error serr = {0};
-    sc_status st = sc_script_compile(env, sc_slice_make(json_string_value(src), json_string_length(src)),
-                                     req->arena, &s, &serr);
+    sc_status st = sc_script_compile(
+        env, sc_slice_make(json_string_value(src), json_string_length(src)), req->arena, &s, &serr);
     if (st == SC_ENOMEM)
         return oom(req, resp);
     if (st != SC_OK)
@@ -204,20 +204,36 @@ static bool compile_one(sc_rest_req *req, sc_rest_resp *resp, const sc_mapping *
     return true;
 }
 
-/* Whether any key or "field" value inside j names one of the runtime fields (*which). */
+/* Whether s names field `name` (a `fields` entry may carry a boost: "name^2"). */
+static bool field_is(const char *s, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(s, name, n) && (s[n] == '\0' || s[n] == '^');
+}
+
+/* Whether any key, "field" / "path" / "default_field" value or "fields" entry inside j names
+ * one of the runtime fields (*which). */
 static bool names_runtime(const json_t *j, const sc_runtime_field *rf, size_t n, const char **which)
 {
     if (json_is_object(j)) {
         const char *k;
         json_t *v;
         json_object_foreach ((json_t *)j, k, v) {
-            for (size_t i = 0; i < n; i++)
+            for (size_t i = 0; i < n; i++) {
                 if (!strcmp(k, rf[i].name) ||
-                    (json_is_string(v) && !strcmp(json_string_value(v), rf[i].name) &&
-                     (!strcmp(k, "field") || !strcmp(k, "path")))) {
+                    (json_is_string(v) && field_is(json_string_value(v), rf[i].name) &&
+                     (!strcmp(k, "field") || !strcmp(k, "path") || !strcmp(k, "default_field")))) {
                     *which = rf[i].name;
                     return true;
                 }
+                for (size_t x = 0; !strcmp(k, "fields") && x < json_array_size(v); x++) {
+                    const json_t *e = json_array_get(v, x);
+                    if (json_is_string(e) && field_is(json_string_value(e), rf[i].name)) {
+                        *which = rf[i].name;
+                        return true;
+                    }
+                }
+            }
             if (names_runtime(v, rf, n, which))
                 return true;
         }
@@ -229,8 +245,9 @@ static bool names_runtime(const json_t *j, const sc_runtime_field *rf, size_t n,
     return false;
 }
 
-bool sc__search_runtime_parse(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp, sc_index *ix, sc_runtime_field **out,
-                              size_t *n_out, sc_mapping **overlay)
+bool sc__search_runtime_parse(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                              sc_index *ix, sc_runtime_field **out, size_t *n_out,
+                              sc_mapping **overlay)
 {
     *out = NULL;
     *n_out = 0;
@@ -277,8 +294,8 @@ bool sc__search_runtime_parse(sc_rest_req *req, sc_rest_resp *resp, const search
         k++;
     }
     const char *which = NULL;
-    if (ok && (names_runtime(sp->query, rf, k, &which) ||
-               names_runtime(sp->post_filter, rf, k, &which)))
+    if (ok &&
+        (names_runtime(sp->query, rf, k, &which) || names_runtime(sp->post_filter, rf, k, &which)))
         ok = fail(req, resp, "illegal_argument_exception",
                   "runtime field [%s] in a query is not supported yet (aggregations only)", which);
     for (size_t i = 0; ok && i < sp->n_sort; i++)
@@ -297,8 +314,7 @@ bool sc__search_runtime_parse(sc_rest_req *req, sc_rest_resp *resp, const search
     if (ok && m) {
         sc_mapping_error merr;
         if (sc_mapping_merge(m, upd, overlay, &merr) != SC_OK)
-            ok = fail(req, resp, "illegal_argument_exception", "runtime_mappings: %s",
-                      merr.reason);
+            ok = fail(req, resp, "illegal_argument_exception", "runtime_mappings: %s", merr.reason);
     }
     json_decref(upd);
     sc_mapping_unref(m);

@@ -213,8 +213,8 @@ static sc_status runtime_open(sc__agg_ctx *ctx, size_t i, const sc_segment *seg,
         memset(col, 0, sizeof *col);
         sc_script_error serr = {0};
         bool is_num = false;
-        SC_TRY(sc_runtime_column(ctx->a, &ctx->so->runtime[i], seg, &is_num, &col->num,
-                                 &col->ss, &ctx->rt_failed[i], &serr));
+        SC_TRY(sc_runtime_column(ctx->a, &ctx->so->runtime[i], seg, &is_num, &col->num, &col->ss,
+                                 &ctx->rt_failed[i], &serr));
         snprintf(ctx->rt_reason[i], sizeof ctx->rt_reason[i], "%s", serr.reason);
         col->has_num = is_num;
         col->has_ss = !is_num;

@@ -297,8 +297,8 @@ struct sc_agg_spec {
     double scaling_factor; /* scaled_float: doc value / factor; 0 = none */
     const char *format;    /* the request's `format`, or NULL */
     /* terms */
-    uint32_t size;       /* 10 */
-    uint32_t shard_size; /* 0 = default (size * 1.5 + 10, or size on one shard) */
+    uint32_t size;               /* 10 */
+    uint32_t shard_size;         /* 0 = default (size * 1.5 + 10, or size on one shard) */
     uint32_t max_docs_per_value; /* diversified_sampler (default 1) */
     uint64_t min_doc_count;
     uint64_t max_doc_count;                /* rare_terms (1) */

@@ -74,8 +74,7 @@ static sc_status sampler_collect(sc__agg_coll *c, const uint32_t *docs, const ui
 }
 
 /* Whether doc may join owner's sample under the per-value limit (and counts it when so). */
-static sc_status diverse_take(sc__agg_coll *c, diverse *d, uint32_t doc, uint32_t owner,
-                              bool *take)
+static sc_status diverse_take(sc__agg_coll *c, diverse *d, uint32_t doc, uint32_t owner, bool *take)
 {
     sc__agg_ctx *ctx = c->ctx;
     uint32_t ord;
@@ -95,8 +94,8 @@ static sc_status diverse_take(sc__agg_coll *c, diverse *d, uint32_t doc, uint32_
     } else if (d->f.has_ss) {
         uint64_t o;
         sc_dv_sorted_set_ords(&d->f.ss, doc, &o, 1);
-        SC_TRY(sc__agg_ords_bytes(ctx->a, &d->vals, owner, sc_dv_sorted_set_term(&d->f.ss, o),
-                                  &ord, &added));
+        SC_TRY(sc__agg_ords_bytes(ctx->a, &d->vals, owner, sc_dv_sorted_set_term(&d->f.ss, o), &ord,
+                                  &added));
     } else {
         int64_t v;
         sc_dv_numeric_first(&d->f.num, doc, &v);

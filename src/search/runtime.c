@@ -192,7 +192,9 @@ static sc_status grow(sc_arena *a, void **p, size_t *cap, size_t n, size_t need,
 static sc_status doubles_column(sc_arena *a, const sc_runtime_field *rf, const sc_segment *seg,
                                 const var_reader *rd, sc_dv_numeric *num)
 {
-    enum { WIN = 512 };
+    enum {
+        WIN = 512
+    };
     size_t nv = sc_script_n_vars(rf->script);
     uint32_t n_docs = sc_segment_n_docs(seg);
     int64_t *out = sc_arena_alloc(a, ((size_t)n_docs + 1) * sizeof *out);
@@ -200,7 +202,8 @@ static sc_status doubles_column(sc_arena *a, const sc_runtime_field *rf, const s
     int64_t *raw = sc_arena_alloc(a, WIN * sizeof *raw);
     double *dv = sc_arena_alloc(a, (nv ? nv : 1) * WIN * sizeof *dv);
     double *res = sc_arena_alloc(a, WIN * sizeof *res);
-    double *scratch = sc_arena_alloc(a, sc_script_doubles_scratch(rf->script) * WIN * sizeof *scratch);
+    double *scratch =
+        sc_arena_alloc(a, sc_script_doubles_scratch(rf->script) * WIN * sizeof *scratch);
     const double **vars = sc_arena_alloc(a, (nv ? nv : 1) * sizeof *vars);
     if (!out || !docs || !raw || !dv || !res || !scratch || !vars)
         return oom(a);
@@ -283,7 +286,9 @@ sc_status sc_runtime_column(sc_arena *a, const sc_runtime_field *rf, const sc_se
     e->rf = rf;
     /* single-valued numeric doc accesses are decoded a window of docs at a time (one tight
      * loop per variable instead of two reader calls per doc) */
-    enum { WIN = 512 };
+    enum {
+        WIN = 512
+    };
     uint32_t *win_docs = sc_arena_alloc(a, WIN * sizeof *win_docs);
     int64_t *win_raw = sc_arena_alloc(a, (nv ? nv : 1) * WIN * sizeof *win_raw);
     bool *batched = sc_arena_calloc(a, nv ? nv : 1, sizeof *batched);

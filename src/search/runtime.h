@@ -36,10 +36,10 @@ typedef enum sc_runtime_type {
 
 /* How a script variable reads (one per sc_script_var of the script). */
 typedef struct sc_runtime_var {
-    sc_slice field;     /* doc accesses: the field; empty for params */
-    bool keyword;       /* the field has sorted-set doc values (value = its smallest term) */
-    sc_sf_value value;  /* numeric fields: how to decode (LONG, DOUBLE, SCALED) */
-    double scaling;     /* SCALED */
+    sc_slice field;        /* doc accesses: the field; empty for params */
+    bool keyword;          /* the field has sorted-set doc values (value = its smallest term) */
+    sc_sf_value value;     /* numeric fields: how to decode (LONG, DOUBLE, SCALED) */
+    double scaling;        /* SCALED */
     sc_script_value param; /* params: the bound value */
 } sc_runtime_var;
 

@@ -189,6 +189,12 @@ def test_runtime_field_errors(server, idx):
     err({"runtime_mappings": {"r": {"type": "long", "script": "emit(1L)"}},
          "query": {"range": {"r": {"gte": 1}}}},
         400, "illegal_argument_exception", "runtime field [r] in a query")
+    err({"runtime_mappings": {"r": {"type": "long", "script": "emit(1L)"}},
+         "query": {"multi_match": {"query": "x", "fields": ["g", "r^2"]}}},
+        400, "illegal_argument_exception", "runtime field [r] in a query")
+    err({"runtime_mappings": {"r": {"type": "long", "script": "emit(1L)"}},
+         "sort": [{"r": {"unmapped_type": "long"}}]},
+        400, "illegal_argument_exception", "runtime field [r] in [sort]")
     err({"runtime_mappings": {"r": {"type": "long", "script": "emit(1L)"}}, "sort": ["r"]},
         400, "query_shard_exception", "No mapping found for [r]")
     err({"runtime_mappings": {"r": {"type": "long", "script": "emit(1L)"}}, "fields": ["r"]},

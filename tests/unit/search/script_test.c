@@ -441,8 +441,8 @@ static void test_random_trees(void **state)
 /* A random arithmetic expression over doc['a'|'b'|'c'].value and number constants. */
 static void gen_arith(char *out, size_t cap, int depth)
 {
-    static const char *const leaves[] = {"doc['a'].value", "doc['b'].value", "doc['c'].value",
-                                         "2.5", "3", "(double)4", "0.1"};
+    static const char *const leaves[] = {
+        "doc['a'].value", "doc['b'].value", "doc['c'].value", "2.5", "3", "(double)4", "0.1"};
     int k = (int)(rnd() % 6);
     if (depth == 0 || k == 0) {
         snprintf(out, cap, "%s", leaves[rnd() % 7]);
@@ -481,7 +481,9 @@ static void test_batch_doubles(void **state)
     s = compile_env(&a, sc_runtime_env(), "emit(doc['a'].value) + emit(doc['b'].value)");
     assert_false(sc_script_doubles_ok(s, "emit"));
     sc_arena_fini(&a);
-    enum { ROWS = 37 };
+    enum {
+        ROWS = 37
+    };
     int accepted = 0;
     if (!rng) /* run alone: test_random_trees seeds (and prints) it otherwise */
         rng = 88172645463325252ull;
