@@ -175,8 +175,13 @@ static bool compile_one(sc_rest_req *req, sc_rest_resp *resp, const sc_mapping *
         return oom(req, resp);
     sc_script *s;
     sc_script_error serr = {0};
-    sc_status st = sc_script_compile(
-        env, sc_slice_make(json_string_value(src), json_string_length(src)), req->arena, &s, &serr);
+    /* the source in the request's arena: compiled strings may point into it, and the JSON it
+     * came from (an index mapping's runtime section) may go before the search ends */
+    char *text = sc_arena_strndup(req->arena, json_string_value(src), json_string_length(src));
+    if (!text)
+        return oom(req, resp);
+    sc_status st =
+        sc_script_compile(env, sc_slice_make(text, json_string_length(src)), req->arena, &s, &serr);
     if (st == SC_ENOMEM)
         return oom(req, resp);
     if (st != SC_OK)
@@ -252,20 +257,38 @@ bool sc__search_runtime_parse(sc_rest_req *req, sc_rest_resp *resp, const search
     *out = NULL;
     *n_out = 0;
     *overlay = NULL;
-    const json_t *rm = sp->runtime_mappings;
-    if (!rm || json_is_null(rm) || (json_is_object(rm) && !json_object_size(rm)))
-        return true;
-    if (!json_is_object(rm))
+    const json_t *body_rm = sp->runtime_mappings;
+    if (body_rm && !json_is_null(body_rm) && !json_is_object(body_rm))
         return fail(req, resp, "parsing_exception", "[runtime_mappings] must be an object");
-    if (sc_node_placement(req->node))
+    bool asked = json_is_object(body_rm) && json_object_size(body_rm);
+    if (asked && sc_node_placement(req->node))
         return fail(req, resp, "illegal_argument_exception",
                     "[runtime_mappings] is not supported on a cluster yet (single node only)");
+    /* the index mapping's `runtime` section, then the body's (which wins on a name); on a
+     * cluster the section is kept but not used */
+    sc_mapping *im = ix && !sc_node_placement(req->node) ? sc_index_mapping(ix) : NULL;
+    const json_t *ix_rm = sc_mapping_runtime(im);
+    json_t *rm = json_object();
+    if (!rm) {
+        sc_mapping_unref(im);
+        return oom(req, resp);
+    }
+    if (json_is_object(ix_rm))
+        json_object_update(rm, (json_t *)ix_rm);
+    if (asked)
+        json_object_update(rm, (json_t *)body_rm);
+    sc_mapping_unref(im);
     size_t n = json_object_size(rm);
+    if (!n) {
+        json_decref(rm);
+        return true;
+    }
     sc_runtime_field *rf = sc_arena_calloc(req->arena, n, sizeof *rf);
     json_t *props = json_object();
     json_t *upd = json_pack("{s:o}", "properties", props);
     if (!rf || !props || !upd) {
         json_decref(upd);
+        json_decref(rm);
         return oom(req, resp);
     }
     sc_mapping *m = ix ? sc_index_mapping(ix) : NULL;
@@ -273,7 +296,7 @@ bool sc__search_runtime_parse(sc_rest_req *req, sc_rest_resp *resp, const search
     size_t k = 0;
     const char *name;
     json_t *def;
-    json_object_foreach ((json_t *)rm, name, def) {
+    json_object_foreach (rm, name, def) {
         if (!*name) {
             ok = fail(req, resp, "mapper_parsing_exception",
                       "runtime field name cannot be an empty string");
@@ -284,7 +307,12 @@ bool sc__search_runtime_parse(sc_rest_req *req, sc_rest_resp *resp, const search
                       "runtime field [%s] shadows a mapped field: not supported yet", name);
             break;
         }
-        if (!(ok = compile_one(req, resp, m, name, def, &rf[k])))
+        const char *aname = sc_arena_strndup(req->arena, name, strlen(name));
+        if (!aname) {
+            ok = oom(req, resp);
+            break;
+        }
+        if (!(ok = compile_one(req, resp, m, aname, def, &rf[k])))
             break;
         json_t *fm = json_pack("{s:s}", "type", sc_runtime_type_name(rf[k].type));
         if (!fm || json_object_set_new(props, name, fm)) {
@@ -317,6 +345,7 @@ bool sc__search_runtime_parse(sc_rest_req *req, sc_rest_resp *resp, const search
             ok = fail(req, resp, "illegal_argument_exception", "runtime_mappings: %s", merr.reason);
     }
     json_decref(upd);
+    json_decref(rm);
     sc_mapping_unref(m);
     if (ok) {
         *out = rf;

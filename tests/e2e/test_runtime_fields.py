@@ -248,3 +248,33 @@ def test_batch_path_equals_interpreter(server, idx):
         "hs": {"histogram": {"field": "slow", "interval": 5}}}})
     assert aggs["f"] == aggs["s"]
     assert aggs["hf"] == aggs["hs"]
+
+
+def test_index_mapping_runtime_section(server):
+    """Runtime fields of the index mapping's `runtime` section are usable like the body's; the
+    body's runtime_mappings win on a name."""
+    name = "runtime-section-e2e"
+    server.request("DELETE", "/" + name)
+    st, _, b = server.request("PUT", "/" + name, {"mappings": {
+        "runtime": {"double_n": {"type": "long", "script": "emit(doc['n'].value * 2)"},
+                    "tag": {"type": "keyword",
+                            "script": "emit(doc['n'].value > 2 ? 'big' : 'small')"}},
+        "properties": {"n": {"type": "long"}}}})
+    assert st == 200, b
+    lines = []
+    for i in range(6):
+        lines += [json.dumps({"index": {"_index": name, "_id": str(i)}}), json.dumps({"n": i})]
+    st, _, b = server.request("POST", "/_bulk?refresh=true", "\n".join(lines) + "\n",
+                              headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200 and not b["errors"], b
+    st, _, b = server.request("GET", "/%s/_mapping" % name)
+    assert st == 200 and "double_n" in json.dumps(b[name]["mappings"]["runtime"]), b
+    aggs = search(server, name, {"size": 0, "aggs": {
+        "s": {"sum": {"field": "double_n"}}, "t": {"terms": {"field": "tag"}}}})
+    assert aggs["s"]["value"] == 30
+    assert {x["key"]: x["doc_count"] for x in aggs["t"]["buckets"]} == {"big": 3, "small": 3}
+    aggs = search(server, name, {"size": 0, "runtime_mappings": {
+        "double_n": {"type": "long", "script": "emit(doc['n'].value * 3)"}},
+        "aggs": {"s": {"sum": {"field": "double_n"}}}})
+    assert aggs["s"]["value"] == 45
+    server.request("DELETE", "/" + name)
