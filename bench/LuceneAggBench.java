@@ -17,6 +17,7 @@
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.apache.lucene.document.Document;
+import org.apache.lucene.document.DoublePoint;
 import org.apache.lucene.document.LongPoint;
 import org.apache.lucene.document.NumericDocValuesField;
 import org.apache.lucene.facet.FacetResult;
@@ -36,12 +37,15 @@ import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.index.PointValues;
 import org.apache.lucene.search.ConstantScoreQuery;
+import org.apache.lucene.search.DoubleValues;
+import org.apache.lucene.search.DoubleValuesSource;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MatchAllDocsQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreMode;
 import org.apache.lucene.search.SimpleCollector;
 import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.util.NumericUtils;
 
 public class LuceneAggBench {
     static final long HOUR = 3600000L, DAY = 86400000L;
@@ -106,8 +110,113 @@ public class LuceneAggBench {
         time("autohisto_agg", "doc-values loop", () -> autoHisto(s, date, lo, hi), runs);
         time("date_histogram_agg", "LongRangeFacetCounts", () -> dayRanges(s, date, lo, hi), runs);
         time("date_histogram_agg", "doc-values loop", () -> dayLoop(s, date, lo, hi), runs);
+        /* runtime field tip_percent = tip_amount / fare_amount (doubles) under fare_amount gt 0 */
+        Query fare = new ConstantScoreQuery(DoublePoint.newRangeQuery(
+            "fare_amount", Math.nextUp(0.0), Double.POSITIVE_INFINITY));
+        time("avg_tip_percent_aggregation", "DoubleValuesSource", () -> avgTipPercent(s, fare),
+             runs);
         SortedSetDocValuesReaderState st = new DefaultSortedSetDocValuesReaderState(s.getIndexReader());
         time("terms_payment_type", "SortedSetDocValuesFacetCounts", () -> terms(st), runs);
+    }
+
+    /* A DoubleValuesSource computing tip_amount / fare_amount per doc from the two double
+     * fields' doc values (sortable-long encoded, as Elasticsearch stores doubles): what an
+     * expression (lucene-expressions) over the two fields would bind, without its compiler. */
+    static final class TipPercent extends DoubleValuesSource {
+        @Override
+        public DoubleValues getValues(LeafReaderContext c, DoubleValues scores)
+            throws java.io.IOException {
+            NumericDocValues tip = DocValues.getNumeric(c.reader(), "tip_amount");
+            NumericDocValues fare = DocValues.getNumeric(c.reader(), "fare_amount");
+            return new DoubleValues() {
+                double v;
+
+                @Override
+                public double doubleValue() {
+                    return v;
+                }
+
+                @Override
+                public boolean advanceExact(int doc) throws java.io.IOException {
+                    if (!tip.advanceExact(doc) || !fare.advanceExact(doc))
+                        return false;
+                    v = NumericUtils.sortableLongToDouble(tip.longValue()) /
+                        NumericUtils.sortableLongToDouble(fare.longValue());
+                    return true;
+                }
+            };
+        }
+
+        @Override
+        public boolean needsScores() {
+            return false;
+        }
+
+        @Override
+        public DoubleValuesSource rewrite(IndexSearcher s) {
+            return this;
+        }
+
+        @Override
+        public int hashCode() {
+            return 1;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof TipPercent;
+        }
+
+        @Override
+        public String toString() {
+            return "tip_amount / fare_amount";
+        }
+
+        @Override
+        public boolean isCacheable(LeafReaderContext c) {
+            return false;
+        }
+    }
+
+    /* avg of the tip_percent values over q's hits (one bucket: the metric) */
+    static boolean tipShown;
+
+    static Res avgTipPercent(IndexSearcher s, Query q) throws Exception {
+        Res res = new Res();
+        double[] sum = new double[1];
+        long[] n = new long[1];
+        DoubleValuesSource src = new TipPercent();
+        s.search(q, new SimpleCollector() {
+            DoubleValues v;
+
+            @Override
+            protected void doSetNextReader(LeafReaderContext c) throws java.io.IOException {
+                v = src.getValues(c, null);
+            }
+
+            @Override
+            public void collect(int doc) throws java.io.IOException {
+                res.hits++;
+                if (v.advanceExact(doc)) {
+                    sum[0] += v.doubleValue();
+                    n[0]++;
+                }
+            }
+
+            @Override
+            public ScoreMode scoreMode() {
+                return ScoreMode.COMPLETE_NO_SCORES;
+            }
+        });
+        res.buckets = 1;
+        res.sum = n[0];
+        if (Double.isNaN(sum[0] / n[0]))
+            throw new IllegalStateException("no tip_percent values");
+        if (!tipShown) { /* to check against scry's answer */
+            System.err.printf("lucene: avg_tip_percent = %.17g over %d docs%n", sum[0] / n[0], n[0]);
+            tipShown = true;
+        }
+        return res;
     }
 
     /* histogram(trip_distance, interval 1) > stats(total_amount) over the range's hits */
@@ -288,11 +397,18 @@ public class LuceneAggBench {
                 long amt = Math.round(Double.parseDouble(
                     TaxisCases.number(line, TaxisCases.field(line, "total_amount"))) * 100.0);
                 long dr = TaxisCases.millis(line, TaxisCases.field(line, "dropoff_datetime") + 1);
+                double fare = Double.parseDouble(
+                    TaxisCases.number(line, TaxisCases.field(line, "fare_amount")));
+                double tip = Double.parseDouble(
+                    TaxisCases.number(line, TaxisCases.field(line, "tip_amount")));
                 int p = TaxisCases.field(line, "payment_type") + 1;
                 String pay = line.substring(p, line.indexOf('"', p));
                 doc.add(new LongPoint("trip_distance", dist));
                 doc.add(new NumericDocValuesField("trip_distance", dist));
                 doc.add(new NumericDocValuesField("total_amount", amt));
+                doc.add(new DoublePoint("fare_amount", fare));
+                doc.add(new NumericDocValuesField("fare_amount", NumericUtils.doubleToSortableLong(fare)));
+                doc.add(new NumericDocValuesField("tip_amount", NumericUtils.doubleToSortableLong(tip)));
                 doc.add(new LongPoint("dropoff_datetime", dr));
                 doc.add(new NumericDocValuesField("dropoff_datetime", dr));
                 doc.add(new SortedSetDocValuesFacetField("payment_type", pay));

@@ -19,7 +19,7 @@
 #
 # Environment: TAXIS_DOCS (2000000) LOGS_DOCS (2000000) SEED (1) OUT (build/aggs-bench)
 # WARMUP (1) REPS (3) DURATION (2) RUNS (Lucene timed runs, 21) SKIP_BUILD=1 KEEP_DATA=1
-# LUCENE=0 (scry only) BIN (the scry binary, build/release/scry; another copy lets a long load
+# LUCENE=0 (scry only) ONLY (an extended regex: time only the operations whose names match) BIN (the scry binary, build/release/scry; another copy lets a long load
 # run while build/release is rebuilt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +59,10 @@ WL=$OUT/aggs.txt
   grep -hv '^#' bench/workloads/taxis.aggs.txt bench/workloads/logs.aggs.txt
   printf 'terms_payment_type\tPOST\t/nyc_taxis/_search?request_cache=false\t{"size":0,"aggs":{"payment_types":{"terms":{"field":"payment_type"}}}}\n'
 } > "$WL"
+if [ -n "${ONLY:-}" ]; then
+  grep -E "^(${ONLY})"$'\t' "$WL" > "$WL.only" || die "ONLY=$ONLY matches no operation"
+  mv "$WL.only" "$WL"
+fi
 
 # ---- scry ----
 SPID=""
@@ -90,6 +94,8 @@ load() { # index corpus mapping
   req POST "/$1/_refresh"
   req POST "/$1/_flush"
 }
+# kept data: the shards recover in the background after the server starts
+req GET "/_cluster/health?wait_for_status=yellow&timeout=600s"
 if [ ! -s "$OUT/data.meta" ]; then
   load nyc_taxis "$OUT/corpus/taxis.ndjson" taxis
   load logs-gen "$OUT/corpus/logs.ndjson" logs

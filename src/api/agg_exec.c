@@ -21,7 +21,10 @@ static sc_status hook_run(void *ctx, const sc_shard_collect_call *call, void **p
     sc_search_options o;
     sc_search_options_init(&o);
     o.cancel = call->token;
-    sc_agg_shard_options so = {.n_shards = h->n_shards, .max_buckets = h->max_buckets};
+    sc_agg_shard_options so = {.n_shards = h->n_shards,
+                               .max_buckets = h->max_buckets,
+                               .runtime = h->runtime,
+                               .n_runtime = h->n_runtime};
     for (size_t i = 0; h->index_names && i < h->n_queries; i++)
         if (h->hit_queries[i] == call->query)
             so.index_name = h->index_names[i];

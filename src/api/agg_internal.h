@@ -46,6 +46,10 @@ bool sc__agg_oom_err(sc__agg_pctx *c);
 
 /* Parses `aggs` (an object of named aggregations) with index ix's mapping (ix may be NULL:
  * every field unmapped) into *out (SC_AGG_ROOT, request arena). false with err filled. */
+/* As sc__agg_parse with mapping m (borrowed) instead of ix's when m is not NULL: the search's
+ * runtime fields resolve as mapped fields of their types. */
+bool sc__agg_parse_mapped(sc_rest_req *req, sc_index *ix, sc_mapping *m, const json_t *aggs,
+                          sc_agg_spec **out, sc_agg_parse_error *err);
 bool sc__agg_parse(sc_rest_req *req, sc_index *ix, const json_t *aggs, sc_agg_spec **out,
                    sc_agg_parse_error *err);
 /* Parses the parameters object of one aggregation of kind s->kind (named `type` in the
@@ -126,9 +130,11 @@ typedef struct sc__agg_hook {
     sc_query *const *hit_queries;
     sc_query *const *agg_queries;
     size_t n_queries;
-    uint32_t n_shards;           /* shards searched (terms' default shard_size) */
-    uint64_t max_buckets;        /* 0 = 65,536 */
-    const sc_slice *index_names; /* per target index (top_hits' _index), or NULL */
+    uint32_t n_shards;                      /* shards searched (terms' default shard_size) */
+    uint64_t max_buckets;                   /* 0 = 65,536 */
+    const sc_slice *index_names;            /* per target index (top_hits' _index), or NULL */
+    const struct sc_runtime_field *runtime; /* runtime_mappings (search/runtime.h), or NULL */
+    size_t n_runtime;
 } sc__agg_hook;
 /* Sets h->hook's functions (the other fields are the caller's). */
 void sc__agg_hook_init(sc__agg_hook *h);

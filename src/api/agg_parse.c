@@ -29,6 +29,7 @@ static const kind_name kinds[] = {
     {"missing", SC_AGG_MISSING},
     {"global", SC_AGG_GLOBAL},
     {"sampler", SC_AGG_SAMPLER},
+    {"diversified_sampler", SC_AGG_DIVERSIFIED_SAMPLER},
     {"geotile_grid", SC_AGG_TERMS}, /* spec->geotile */
     {"geohash_grid", SC_AGG_TERMS}, /* spec->geohash */
     {"min", SC_AGG_MIN},
@@ -256,8 +257,19 @@ static bool parse_aggs(sc__agg_pctx *c, const json_t *aggs, sc_agg_spec *parent,
 bool sc__agg_parse(sc_rest_req *req, sc_index *ix, const json_t *aggs, sc_agg_spec **out,
                    sc_agg_parse_error *err)
 {
+    return sc__agg_parse_mapped(req, ix, NULL, aggs, out, err);
+}
+
+bool sc__agg_parse_mapped(sc_rest_req *req, sc_index *ix, sc_mapping *m, const json_t *aggs,
+                          sc_agg_spec **out, sc_agg_parse_error *err)
+{
     memset(err, 0, sizeof *err);
-    sc__agg_pctx c = {.req = req, .ix = ix, .m = ix ? sc_index_mapping(ix) : NULL, .err = err};
+    sc__agg_pctx c = {.req = req,
+                      .ix = ix,
+                      .m = m    ? sc_mapping_ref(m)
+                           : ix ? sc_index_mapping(ix)
+                                : NULL,
+                      .err = err};
     sc_agg_spec *root = sc_arena_calloc(req->arena, 1, sizeof *root);
     bool ok = root ? parse_aggs(&c, aggs, root, 0) : sc__agg_oom_err(&c);
     if (root) {

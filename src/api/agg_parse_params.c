@@ -756,6 +756,43 @@ bool sc__agg_parse_params(sc__agg_pctx *c, const char *type, const json_t *p, sc
         s->shard_size = (uint32_t)shard_size;
         return true;
     }
+    case SC_AGG_DIVERSIFIED_SAMPLER: {
+        static const char *const keys[] = {"field", "shard_size", "max_docs_per_value",
+                                           "execution_hint", NULL};
+        uint64_t shard_size = 100, per_value = 1;
+        const sc_mapping_field *mf;
+        if (!sc__agg_known_keys(c, type, p, keys) ||
+            !sc__agg_get_uint(c, p, "shard_size", &shard_size, type) ||
+            !sc__agg_get_uint(c, p, "max_docs_per_value", &per_value, type))
+            return false;
+        if (shard_size == 0 || shard_size > INT32_MAX)
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[shard_size] must be greater than 0. Found [%llu] in [%s]",
+                                (unsigned long long)shard_size, s->name);
+        if (per_value == 0 || per_value > INT32_MAX)
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "[max_docs_per_value] must be greater than 0. Found [%llu] in [%s]",
+                                (unsigned long long)per_value, s->name);
+        const json_t *hint = json_object_get(p, "execution_hint");
+        if (hint &&
+            !(json_is_string(hint) && (!strcmp(json_string_value(hint), "map") ||
+                                       !strcmp(json_string_value(hint), "global_ordinals") ||
+                                       !strcmp(json_string_value(hint), "bytes_hash"))))
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "Unknown `execution_hint`: [%s], expected any of [map, "
+                                "global_ordinals, bytes_hash]",
+                                json_is_string(hint) ? json_string_value(hint) : "?");
+        if (!sc__agg_field_common(c, type, p, s, &mf))
+            return false;
+        if (s->vtype == SC_AGG_V_GEO_POINT)
+            return sc__agg_fail(c, 400, "illegal_argument_exception",
+                                "Field [%s] of type [geo_point] is not supported for aggregation "
+                                "[%s]",
+                                s->field, type);
+        s->shard_size = (uint32_t)shard_size;
+        s->max_docs_per_value = (uint32_t)per_value;
+        return true;
+    }
     case SC_AGG_GLOBAL:
         if (json_object_size(p))
             return sc__agg_fail(c, 400, "x_content_parse_exception",

@@ -137,7 +137,7 @@ bool sc__agg_parse_pipeline(sc__agg_pctx *c, const char *type, const json_t *p, 
 static bool single_bucket(sc_agg_kind k)
 {
     return k == SC_AGG_FILTER || k == SC_AGG_MISSING || k == SC_AGG_GLOBAL || k == SC_AGG_NESTED ||
-           k == SC_AGG_REVERSE_NESTED || k == SC_AGG_SAMPLER;
+           k == SC_AGG_REVERSE_NESTED || k == SC_AGG_SAMPLER || k == SC_AGG_DIVERSIFIED_SAMPLER;
 }
 
 /* "[single>...>]name[.stat]", "_count" or "_key" relative to the buckets of `owner` into *out

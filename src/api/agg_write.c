@@ -721,6 +721,7 @@ static const char *typed_prefix(const sc_agg_spec *s)
         return s->vtype == SC_AGG_V_DATE ? "date_range"
                : s->vtype == SC_AGG_V_IP ? "ip_range"
                                          : "range";
+    case SC_AGG_DIVERSIFIED_SAMPLER: return "sampler"; /* an InternalSampler, as sampler's */
     case SC_AGG_PERCENTILES: return "tdigest_percentiles";
     case SC_AGG_PERCENTILE_RANKS: return "tdigest_percentile_ranks";
     default: return sc__agg_kind_name(s);
@@ -802,6 +803,7 @@ static void write_one(sc_jsonw *w, const sc_agg_spec *s, const sc_agg_result *r,
     case SC_AGG_NESTED:
     case SC_AGG_REVERSE_NESTED:
     case SC_AGG_SAMPLER:
+    case SC_AGG_DIVERSIFIED_SAMPLER:
         if (r->n_buckets == 1)
             write_bucket_body(w, s, &r->buckets[0], tk);
         break;

@@ -18,6 +18,7 @@
 #include "cluster/scroll.h"
 #include "cluster/search.h"
 #include "cluster/tasks.h"
+#include "search/runtime.h"
 
 void sc__search_run_fini(search_run *run)
 {
@@ -95,14 +96,22 @@ static bool prepare_aggs(sc_rest_req *req, sc_rest_resp *resp, search_run *run, 
     for (size_t i = 0; names && i < run->n; i++)
         names[i] = sc_slice_cstr(run->list[i]->name);
     run->agg.index_names = names;
+    sc_mapping *overlay = NULL;
+    if (!sc__search_runtime_parse(req, resp, &run->sp, run->n ? run->list[0] : NULL,
+                                  (sc_runtime_field **)&run->agg.runtime, &run->agg.n_runtime,
+                                  &overlay))
+        return false;
     if (run->sp.aggs) {
         sc_agg_parse_error err;
-        if (!sc__agg_parse(req, run->n ? run->list[0] : NULL, run->sp.aggs, &run->sp.agg_spec,
-                           &err)) {
+        bool ok = sc__agg_parse_mapped(req, run->n ? run->list[0] : NULL, overlay, run->sp.aggs,
+                                       &run->sp.agg_spec, &err);
+        if (!ok) {
+            sc_mapping_unref(overlay);
             sc__agg_write_error(req, resp, &err);
             return false;
         }
     }
+    sc_mapping_unref(overlay);
     if (!run->sp.post_filter)
         return true;
     sc_query **orig = sc_arena_calloc(req->arena, run->n ? run->n : 1, sizeof *orig);

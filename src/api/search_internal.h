@@ -62,6 +62,7 @@ typedef struct search_parse {
     const json_t *search_after;        /* borrowed from the body */
     const json_t *aggs;                /* borrowed: the body's aggs / aggregations, or NULL */
     const json_t *post_filter;         /* borrowed, or NULL */
+    const json_t *runtime_mappings;    /* borrowed, or NULL (search_runtime.c) */
     bool typed_keys;                   /* ?typed_keys */
     sc_agg_spec *agg_spec;             /* parsed aggs (arena; date formats freed by run_fini) */
     sc_agg_result *agg_result;         /* the final aggregation result to write (arena) */
@@ -261,5 +262,15 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
 /* Writes Elasticsearch's "all shards failed" search_phase_execution_exception into resp. */
 void sc__search_write_all_failed(sc_rest_req *req, sc_rest_resp *resp, const sc_search_request *sr,
                                  const sc_search_response *r);
+
+/* sp's runtime_mappings (search_runtime.c): compiled with ix's mapping into *out (n_out of
+ * them, req's arena) and *overlay (owned, NULL when there are none): ix's mapping with them
+ * added, for parsing the aggregations. A runtime field named in sp's query, post_filter, sort or
+ * fields is refused (aggregations only), as is runtime_mappings on a cluster. false after
+ * writing a 4xx. */
+struct sc_runtime_field;
+bool sc__search_runtime_parse(sc_rest_req *req, sc_rest_resp *resp, const search_parse *sp,
+                              sc_index *ix, struct sc_runtime_field **out, size_t *n_out,
+                              sc_mapping **overlay);
 
 #endif

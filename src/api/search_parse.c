@@ -279,7 +279,7 @@ static bool window_int(sc_rest_req *req, sc_rest_resp *resp, const json_t *body,
  * nothing (false, null, {} or []). */
 static bool refuse_unsupported(sc_rest_req *req, sc_rest_resp *resp, const json_t *body)
 {
-    static const char *const unsupported[] = {"script_fields", "runtime_mappings", NULL};
+    static const char *const unsupported[] = {"script_fields", NULL};
     for (const char *const *k = unsupported; *k; k++) {
         const json_t *v = json_object_get(body, *k);
         if (!v || json_is_false(v) || json_is_null(v) ||
@@ -434,6 +434,7 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
             sc_rest_error(req, resp, 400, "parsing_exception", "[aggs] must be an object", NULL, 0);
             return false;
         }
+        sp->runtime_mappings = json_object_get(body, "runtime_mappings");
         sp->post_filter = json_object_get(body, "post_filter");
         if (sp->post_filter && !json_is_object(sp->post_filter)) {
             sc_rest_error(req, resp, 400, "parsing_exception", "[post_filter] must be an object",

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/arena.h"
 #include "base/slice.h"
 #include "base/status.h"
 #include "index/segment.h"
@@ -69,6 +70,22 @@ bool sc_dv_sorted_set_lookup(const sc_dv_sorted_set *dv, sc_slice term, uint64_t
 uint32_t sc_dv_sorted_set_count(const sc_dv_sorted_set *dv, uint32_t doc);
 /* Writes up to max ords of doc ascending; returns the number written. */
 size_t sc_dv_sorted_set_ords(const sc_dv_sorted_set *dv, uint32_t doc, uint64_t *out, size_t max);
+
+/* ---- readers over values computed in memory (runtime fields, search/runtime.h) ---- */
+
+/* A numeric reader over n_docs docs whose values were computed by the caller: doc d's values
+ * are vals[offs[d] .. offs[d + 1]) in ascending order (offs NULL: exactly one value per doc,
+ * vals[d]). vals (n_values cells) is rewritten in place to the reader's little-endian layout;
+ * offs, when given, has n_docs + 1 entries followed by 8 spare bytes (n_docs + 3 cells), and
+ * is rewritten likewise. Both are borrowed by *out for its life. O(n_values + n_docs). */
+void sc_dv_numeric_wrap(uint32_t n_docs, int64_t *vals, uint64_t n_values, uint32_t *offs,
+                        sc_dv_numeric *out);
+/* A sorted-set reader over n_docs docs with computed terms: doc d's terms are
+ * terms[offs[d] .. offs[d + 1]) in any order, duplicates allowed (the terms' bytes are copied).
+ * The term table, ords and offsets are built in `a`. SC_ENOMEM / SC_ELIMIT (arena budget),
+ * SC_EINVAL when the term bytes exceed 4 GiB. O(n log n) in the number of terms. */
+sc_status sc_dv_sorted_set_build(sc_arena *a, uint32_t n_docs, const sc_slice *terms,
+                                 const uint32_t *offs, sc_dv_sorted_set *out) SC_MUST_USE;
 
 /* ---- bulk reads for aggregations (a window of docs at a time) ---- */
 

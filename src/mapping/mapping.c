@@ -437,6 +437,11 @@ const sc_mapping_field *sc_mapping_find(const sc_mapping *m, sc_slice path)
     return NULL;
 }
 
+const json_t *sc_mapping_runtime(const sc_mapping *m)
+{
+    return m && m->root_extra ? json_object_get(m->root_extra, "runtime") : NULL;
+}
+
 const sc_mapping_field *sc_mapping_root(const sc_mapping *m)
 {
     return m->root;

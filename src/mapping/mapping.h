@@ -208,6 +208,10 @@ const sc_mapping_field *sc_mapping_find(const sc_mapping *m, sc_slice path);
 /* The root object field (path ""). */
 const sc_mapping_field *sc_mapping_root(const sc_mapping *m);
 
+/* The mapping's `runtime` section as given (kept verbatim; the search layer compiles it, see
+ * api.md "Runtime fields"), or NULL. Borrowed: valid while m is referenced. */
+const json_t *sc_mapping_runtime(const sc_mapping *m);
+
 /* Every field by ordinal: 0 <= ord < sc_mapping_n_fields(m); ordinal 0 is the root. */
 size_t sc_mapping_n_fields(const sc_mapping *m);
 const sc_mapping_field *sc_mapping_field_at(const sc_mapping *m, uint32_t ord);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "search/agg_internal.h"
+#include "search/runtime.h"
 
 sc_status sc__agg_oom(sc_arena *a)
 {
@@ -121,7 +122,8 @@ sc_status sc__agg_coll_new(sc__agg_ctx *ctx, const sc_agg_spec *spec, sc__agg_co
     case SC_AGG_FILTERS:
     case SC_AGG_MISSING:
     case SC_AGG_GLOBAL: SC_TRY(sc__agg_filter_new(c)); break;
-    case SC_AGG_SAMPLER: SC_TRY(sc__agg_sampler_new(c)); break;
+    case SC_AGG_SAMPLER:
+    case SC_AGG_DIVERSIFIED_SAMPLER: SC_TRY(sc__agg_sampler_new(c)); break;
     case SC_AGG_NESTED:
     case SC_AGG_REVERSE_NESTED: SC_TRY(sc__agg_nested_new(c)); break;
     case SC_AGG_MIN:
@@ -194,11 +196,43 @@ sc_status sc__agg_build_bucket(sc__agg_coll *c, uint32_t ord, sc_agg_bucket *b)
 
 /* ---- doc values ---- */
 
-sc_status sc__agg_field_open(const sc_segment *seg, const char *field, sc__agg_field *f)
+/* The column of runtime field i of ctx's options in seg (computed once per segment). */
+static sc_status runtime_open(sc__agg_ctx *ctx, size_t i, const sc_segment *seg, sc__agg_field *f)
+{
+    if (!ctx->rt_seg) {
+        size_t n = ctx->so->n_runtime;
+        ctx->rt_seg = sc_arena_calloc(ctx->a, n, sizeof *ctx->rt_seg);
+        ctx->rt_col = sc_arena_calloc(ctx->a, n, sizeof *ctx->rt_col);
+        ctx->rt_failed = sc_arena_calloc(ctx->a, n, sizeof *ctx->rt_failed);
+        ctx->rt_reason = sc_arena_calloc(ctx->a, n, sizeof *ctx->rt_reason);
+        if (!ctx->rt_seg || !ctx->rt_col || !ctx->rt_failed || !ctx->rt_reason)
+            return sc__agg_oom(ctx->a);
+    }
+    if (ctx->rt_seg[i] != seg) {
+        sc__agg_field *col = &ctx->rt_col[i];
+        memset(col, 0, sizeof *col);
+        sc_script_error serr = {0};
+        bool is_num = false;
+        SC_TRY(sc_runtime_column(ctx->a, &ctx->so->runtime[i], seg, &is_num, &col->num, &col->ss,
+                                 &ctx->rt_failed[i], &serr));
+        snprintf(ctx->rt_reason[i], sizeof ctx->rt_reason[i], "%s", serr.reason);
+        col->has_num = is_num;
+        col->has_ss = !is_num;
+        ctx->rt_seg[i] = seg;
+    }
+    *f = ctx->rt_col[i];
+    return SC_OK;
+}
+
+sc_status sc__agg_field_open(sc__agg_ctx *ctx, const sc_segment *seg, const char *field,
+                             sc__agg_field *f)
 {
     memset(f, 0, sizeof *f);
     if (!field)
         return SC_OK;
+    for (size_t i = 0; ctx->so && i < ctx->so->n_runtime; i++)
+        if (strcmp(ctx->so->runtime[i].name, field) == 0)
+            return runtime_open(ctx, i, seg, f);
     const sc_field_info *fi = sc_segment_field(seg, sc_slice_cstr(field));
     if (!fi)
         return SC_OK;
@@ -293,9 +327,27 @@ static sc_status run_seg_whole(void *ctx, const sc_slice *field, int64_t lo, int
     return SC_OK;
 }
 
+/* A matching doc whose runtime field's script failed fails the collection (SC_EINVAL). */
+static sc_status runtime_check(const run_ctx *r, const uint32_t *docs, size_t n)
+{
+    const sc__agg_ctx *ctx = r->colls[0]->ctx;
+    for (size_t i = 0; i < ctx->so->n_runtime; i++) {
+        const uint64_t *f = ctx->rt_seg[i] == r->seg.seg ? ctx->rt_failed[i] : NULL;
+        for (size_t j = 0; f && j < n; j++)
+            if (f[docs[j] / 64] >> (docs[j] % 64) & 1) {
+                snprintf(ctx->err->reason, sizeof ctx->err->reason, "runtime field [%s]: %s",
+                         ctx->so->runtime[i].name, ctx->rt_reason[i]);
+                return SC_EINVAL;
+            }
+    }
+    return SC_OK;
+}
+
 static sc_status run_collect(void *ctx, const uint32_t *docs, size_t n)
 {
     run_ctx *r = ctx;
+    if (r->n && r->colls[0]->ctx->rt_seg)
+        SC_TRY(runtime_check(r, docs, n));
     for (size_t i = 0; i < r->n; i++)
         if (!r->colls[i]->skip)
             SC_TRY(r->colls[i]->ops->collect(r->colls[i], docs, NULL, n));

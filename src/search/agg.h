@@ -109,6 +109,9 @@ typedef enum sc_agg_kind {
     SC_AGG_GEOTILE_GRID,
     /* one bucket: the shard's best shard_size docs by score (agg_sampler.c; shard_size 100) */
     SC_AGG_SAMPLER,
+    /* one bucket: as SAMPLER with at most max_docs_per_value docs per value of `field` (docs
+     * without a value share one key); a multi-valued doc is an error (agg_sampler.c) */
+    SC_AGG_DIVERSIFIED_SAMPLER,
     SC_AGG_KIND_COUNT_
 } sc_agg_kind;
 
@@ -294,8 +297,9 @@ struct sc_agg_spec {
     double scaling_factor; /* scaled_float: doc value / factor; 0 = none */
     const char *format;    /* the request's `format`, or NULL */
     /* terms */
-    uint32_t size;       /* 10 */
-    uint32_t shard_size; /* 0 = default (size * 1.5 + 10, or size on one shard) */
+    uint32_t size;               /* 10 */
+    uint32_t shard_size;         /* 0 = default (size * 1.5 + 10, or size on one shard) */
+    uint32_t max_docs_per_value; /* diversified_sampler (default 1) */
     uint64_t min_doc_count;
     uint64_t max_doc_count;                /* rare_terms (1) */
     sc_agg_order order;                    /* terms default _count desc; histograms _key asc */
@@ -447,6 +451,10 @@ typedef struct sc_agg_shard_options {
     uint32_t n_shards;    /* shards the request searches (terms' default shard_size) */
     sc_slice index_name;  /* the shard's index (top_hits' _index) */
     uint64_t max_buckets; /* search.max_buckets (65,536); 0 = default */
+    /* runtime fields (search/runtime.h) the aggregations may name as fields: their columns are
+     * computed per segment the first time a collector opens them (borrowed; may be NULL) */
+    const struct sc_runtime_field *runtime;
+    size_t n_runtime;
 } sc_agg_shard_options;
 
 #define SC_AGG_DEFAULT_MAX_BUCKETS 65536
@@ -510,7 +518,7 @@ uint32_t sc_agg_terms_shard_size(const sc_agg_spec *spec, uint32_t n_shards);
  * GEO_CENTROID 34, TOP_HITS 35, TOP_METRICS 36, BUCKET_SCRIPT 37, BUCKET_SELECTOR 38,
  * MOVING_FN 39, SERIAL_DIFF 40, PERCENTILES_BUCKET 41, EXTENDED_STATS_BUCKET 42,
  * RARE_TERMS 43, NESTED 44, REVERSE_NESTED 45; GEOTILE_GRID 46 is a composite source, never a
- * result; SAMPLER 47): new kinds go at the end,
+ * result; SAMPLER 47, DIVERSIFIED_SAMPLER 48): new kinds go at the end,
  * and the fuzz seeds are regenerated when a number moves (tests/fuzz/seeds/). flags&1: the
  * min..extended_stats and weighted_avg metrics; flags&2: terms, multi_terms and
  * significant_terms; flags&4 = error_set; flags&8: auto_date_histogram (always); flags&16:

@@ -44,7 +44,7 @@ static sc_status auto_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
     seg_rec *r = &st->segs[st->n_segs++];
     memset(r, 0, sizeof *r);
     r->seg = *s;
-    return sc__agg_field_open(s->seg, c->spec->field, &st->f);
+    return sc__agg_field_open(c->ctx, s->seg, c->spec->field, &st->f);
 }
 
 static sc_status auto_seg_end(sc__agg_coll *c)

@@ -135,7 +135,7 @@ static sc_status comp_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
     comp_state *cs = c->state;
     for (size_t i = 0; i < c->spec->n_sources; i++)
-        SC_TRY(sc__agg_field_open(s->seg, c->spec->sources[i]->field, &cs->src[i].f));
+        SC_TRY(sc__agg_field_open(c->ctx, s->seg, c->spec->sources[i]->field, &cs->src[i].f));
     return SC_OK;
 }
 

@@ -18,7 +18,7 @@ static sc_status filter_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
     filter_state *fs = c->state;
     if (c->spec->kind == SC_AGG_MISSING)
-        return sc__agg_field_open(s->seg, c->spec->field, &fs->f);
+        return sc__agg_field_open(c->ctx, s->seg, c->spec->field, &fs->f);
     for (size_t i = 0; fs->plans && i < c->spec->n_filters; i++)
         SC_TRY(sc__plan_iter(c->ctx->sctx, fs->plans[i], s->seg_i, &fs->its[i]));
     return SC_OK;

@@ -21,7 +21,7 @@ typedef struct geo_state {
 static sc_status geo_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
     geo_state *st = c->state;
-    return sc__agg_field_open(s->seg, c->spec->field, &st->f);
+    return sc__agg_field_open(c->ctx, s->seg, c->spec->field, &st->f);
 }
 
 static sc_status geo_seg_end(sc__agg_coll *c)

@@ -41,7 +41,7 @@ static sc_status histo_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
     histo_state *h = c->state;
     h->fused_n = 0;
-    return sc__agg_field_open(s->seg, c->spec->field, &h->f);
+    return sc__agg_field_open(c->ctx, s->seg, c->spec->field, &h->f);
 }
 
 static sc_status histo_seg_end(sc__agg_coll *c)

@@ -19,6 +19,7 @@
 #define SC__AGG_PAIRS 4096
 
 typedef struct sc__agg_coll sc__agg_coll;
+typedef struct sc__agg_field sc__agg_field;
 
 /* Shared by every collector of one shard collection. */
 typedef struct sc__agg_ctx {
@@ -30,6 +31,11 @@ typedef struct sc__agg_ctx {
     uint64_t n_buckets; /* buckets built (max_buckets) */
     uint64_t max_buckets;
     const sc_query *q; /* the current pass's query (top_hits scores with it) */
+    /* per runtime field of so: the segment its column was last computed for, and the column */
+    const sc_segment **rt_seg;
+    struct sc__agg_field *rt_col;
+    uint64_t **rt_failed; /* per runtime field: its docs whose script failed (NULL: none) */
+    char (*rt_reason)[200];
 } sc__agg_ctx;
 
 /* Per-segment view handed to seg_begin. */
@@ -155,15 +161,17 @@ sc_status sc__agg_ords_group(sc_arena *a, const sc__agg_ords *o, uint32_t n_owne
 
 /* ---- doc values of an aggregation's field in one segment ---- */
 
-typedef struct sc__agg_field {
+struct sc__agg_field {
     bool has_num, has_ss;
     sc_dv_numeric num;
     sc_dv_sorted_set ss;
-} sc__agg_field;
+};
 
-/* Opens field's doc values in seg (none: both flags false). SC_ECORRUPT passes through. */
-sc_status sc__agg_field_open(const sc_segment *seg, const char *field, sc__agg_field *f)
-    SC_MUST_USE;
+/* Opens field's doc values in seg (none: both flags false); a runtime field of ctx's options
+ * gets its column computed for seg (once per segment and collection). SC_ECORRUPT passes
+ * through; a runtime script's error is SC_EINVAL with ctx->err's reason. */
+sc_status sc__agg_field_open(sc__agg_ctx *ctx, const sc_segment *seg, const char *field,
+                             sc__agg_field *f) SC_MUST_USE;
 /* The numeric values of doc (ascending) as doubles of type t; spec `missing` applies. Returns
  * how many (at most cap; 0 when the doc has none). */
 size_t sc__agg_doc_doubles(const sc__agg_field *f, const sc_agg_spec *spec, uint32_t doc,

@@ -24,7 +24,7 @@ typedef struct metric_state {
 static sc_status metric_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
     metric_state *m = c->state;
-    return sc__agg_field_open(s->seg, c->spec->field, &m->f);
+    return sc__agg_field_open(c->ctx, s->seg, c->spec->field, &m->f);
 }
 
 static sc_status metric_seg_end(sc__agg_coll *c)

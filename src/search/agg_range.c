@@ -48,7 +48,7 @@ static sc_status collect_ips(sc__agg_coll *c, const uint32_t *docs, const uint32
 static sc_status range_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
     range_state *r = c->state;
-    SC_TRY(sc__agg_field_open(s->seg, c->spec->field, &r->f));
+    SC_TRY(sc__agg_field_open(c->ctx, s->seg, c->spec->field, &r->f));
     if (c->spec->vtype != SC_AGG_V_IP || !r->f.has_ss)
         return SC_OK;
     for (size_t g = 0; g < c->spec->n_ranges; g++) {

@@ -118,6 +118,7 @@ sc_agg_result *sc__agg_empty_result(const sc_agg_spec *spec, sc_arena *a)
     case SC_AGG_NESTED:
     case SC_AGG_REVERSE_NESTED:
     case SC_AGG_SAMPLER:
+    case SC_AGG_DIVERSIFIED_SAMPLER:
     case SC_AGG_ROOT: nb = 1; break;
     default: break;
     }

@@ -1,5 +1,8 @@
-/* The sampler aggregation (agg_internal.h): one bucket per owner holding a shard's best
- * `shard_size` docs by score, which its sub-aggregations see instead of every doc.
+/* The sampler and diversified_sampler aggregations (agg_internal.h): one bucket per owner
+ * holding a shard's best `shard_size` docs by score, which its sub-aggregations see instead of
+ * every doc; diversified_sampler also keeps at most max_docs_per_value docs per value of its
+ * field (counted per (owner, value); docs without a value share one key; an unmapped field
+ * samples nothing, as Elasticsearch's unmapped sampler).
  * Elasticsearch keeps the top docs by score, ties by doc id; under a query whose matches all
  * score alike (match_all, filters, ranges, constant_score, a bool of such) those are the first
  * shard_size matches in doc order, which docs arrive in (segments in order, docs non-decreasing
@@ -35,11 +38,20 @@ static bool constant_scores(const sc_query *q)
     }
 }
 
+/* diversified_sampler's state: the field's doc values in the current segment and the docs
+ * taken per (owner, value) (values: byte keys for keywords and ips, else the numeric value;
+ * docs without one: owner alone in `none`). */
+typedef struct diverse {
+    sc__agg_field f;
+    sc__agg_ords vals, none;
+    sc__agg_vec taken; /* uint64 per ordinal of vals */
+    sc__agg_vec none_taken;
+} diverse;
+
 static sc_status sampler_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
-    (void)c;
-    (void)s;
-    return SC_OK;
+    diverse *d = c->state;
+    return d ? sc__agg_field_open(c->ctx, s->seg, c->spec->field, &d->f) : SC_OK;
 }
 
 static sc_status sampler_seg_end(sc__agg_coll *c)
@@ -57,6 +69,62 @@ static sc_status sampler_collect(sc__agg_coll *c, const uint32_t *docs, const ui
         if (owner < c->doc_counts.len && ((const uint64_t *)c->doc_counts.p)[owner] >= cap)
             continue;
         SC_TRY(sc__agg_emit(c, docs[i], owner));
+    }
+    return SC_OK;
+}
+
+/* Whether doc may join owner's sample under the per-value limit (and counts it when so). */
+static sc_status diverse_take(sc__agg_coll *c, diverse *d, uint32_t doc, uint32_t owner, bool *take)
+{
+    sc__agg_ctx *ctx = c->ctx;
+    uint32_t ord;
+    bool added;
+    sc__agg_vec *counts = &d->taken;
+    uint32_t nv = d->f.has_ss    ? sc_dv_sorted_set_count(&d->f.ss, doc)
+                  : d->f.has_num ? sc_dv_numeric_count(&d->f.num, doc)
+                                 : 0;
+    if (nv > 1) {
+        snprintf(ctx->err->reason, sizeof ctx->err->reason,
+                 "Sample diversifying key must be a single valued-field");
+        return SC_EINVAL;
+    }
+    if (nv == 0) {
+        SC_TRY(sc__agg_ords_long(ctx->a, &d->none, owner, 0, &ord, &added));
+        counts = &d->none_taken;
+    } else if (d->f.has_ss) {
+        uint64_t o;
+        sc_dv_sorted_set_ords(&d->f.ss, doc, &o, 1);
+        SC_TRY(sc__agg_ords_bytes(ctx->a, &d->vals, owner, sc_dv_sorted_set_term(&d->f.ss, o), &ord,
+                                  &added));
+    } else {
+        int64_t v;
+        sc_dv_numeric_first(&d->f.num, doc, &v);
+        SC_TRY(sc__agg_ords_long(ctx->a, &d->vals, owner, v, &ord, &added));
+    }
+    if (ord >= counts->len)
+        SC_TRY(sc__agg_vec_ensure(ctx->a, counts, (size_t)ord + 1, 0));
+    uint64_t *n = (uint64_t *)counts->p + ord;
+    *take = *n < c->spec->max_docs_per_value;
+    if (*take)
+        ++*n;
+    return SC_OK;
+}
+
+static sc_status diverse_collect(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
+                                 size_t n)
+{
+    diverse *d = c->state;
+    if (c->spec->vtype == SC_AGG_V_UNMAPPED)
+        return SC_OK;
+    uint64_t cap = c->spec->shard_size;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t owner = owners ? owners[i] : 0;
+        if (owner < c->doc_counts.len && ((const uint64_t *)c->doc_counts.p)[owner] >= cap)
+            continue;
+        bool take;
+        SC_TRY(diverse_take(c, d, docs[i], owner, &take));
+        if (take)
+            SC_TRY(sc__agg_emit(c, docs[i], owner));
     }
     return SC_OK;
 }
@@ -79,16 +147,32 @@ static const sc__agg_coll_ops sampler_ops = {
     .build = sampler_build,
 };
 
+static const sc__agg_coll_ops diverse_ops = {
+    .seg_begin = sampler_seg_begin,
+    .collect = diverse_collect,
+    .seg_end = sampler_seg_end,
+    .build = sampler_build,
+};
+
 sc_status sc__agg_sampler_new(sc__agg_coll *c)
 {
+    bool diversified = c->spec->kind == SC_AGG_DIVERSIFIED_SAMPLER;
     if (!constant_scores(c->ctx->q)) {
         snprintf(c->ctx->err->reason, sizeof c->ctx->err->reason,
-                 "[sampler] aggregation [%s] under a query that scores documents differently is "
+                 "[%s] aggregation [%s] under a query that scores documents differently is "
                  "not supported yet (only match_all, filters, ranges, constant_score and bools "
                  "of those)",
-                 c->spec->name);
+                 diversified ? "diversified_sampler" : "sampler", c->spec->name);
         return SC_EUNSUPPORTED;
     }
     c->ops = &sampler_ops;
+    if (!diversified)
+        return SC_OK;
+    diverse *d = sc_arena_calloc(c->ctx->a, 1, sizeof *d);
+    if (!d)
+        return sc__agg_oom(c->ctx->a);
+    d->vals.bytes = c->spec->vtype == SC_AGG_V_KEYWORD || c->spec->vtype == SC_AGG_V_IP;
+    c->state = d;
+    c->ops = &diverse_ops;
     return SC_OK;
 }

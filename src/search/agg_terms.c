@@ -51,7 +51,7 @@ static sc_status terms_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
     terms_state *t = c->state;
     sc_arena *a = c->ctx->a;
     t->seg = s;
-    SC_TRY(sc__agg_field_open(s->seg, c->spec->field, &t->f));
+    SC_TRY(sc__agg_field_open(c->ctx, s->seg, c->spec->field, &t->f));
     t->counts = NULL;
     t->seg_map = NULL;
     memset(&t->seg_ords, 0, sizeof t->seg_ords);

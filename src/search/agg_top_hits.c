@@ -68,7 +68,7 @@ static sc_status seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
                                        t->specs[i].field.len);
             if (!f)
                 return sc__agg_oom(ctx->a);
-            SC_TRY(sc__agg_field_open(s->seg, f, &t->rd[i]));
+            SC_TRY(sc__agg_field_open(c->ctx, s->seg, f, &t->rd[i]));
         }
     }
     t->it = NULL;
@@ -281,7 +281,7 @@ static sc_status fetch(sc__agg_coll *c, const cand *cd, sc_agg_hit *h)
         for (size_t i = 0; i < spec->n_metrics; i++) {
             sc__agg_field f;
             double v;
-            SC_TRY(sc__agg_field_open(seg, spec->metrics[i]->field, &f));
+            SC_TRY(sc__agg_field_open(c->ctx, seg, spec->metrics[i]->field, &f));
             h->metrics[i] = sc__agg_doc_doubles(&f, spec->metrics[i], cd->doc, &v, 1) ? v : NAN;
         }
         return SC_OK;

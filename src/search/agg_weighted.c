@@ -15,8 +15,8 @@ typedef struct wavg_state {
 static sc_status wavg_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
     wavg_state *st = c->state;
-    SC_TRY(sc__agg_field_open(s->seg, c->spec->field, &st->f));
-    return sc__agg_field_open(s->seg, c->spec->weight_field, &st->w);
+    SC_TRY(sc__agg_field_open(c->ctx, s->seg, c->spec->field, &st->f));
+    return sc__agg_field_open(c->ctx, s->seg, c->spec->weight_field, &st->w);
 }
 
 static sc_status wavg_seg_end(sc__agg_coll *c)

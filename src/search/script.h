@@ -132,4 +132,19 @@ const sc_script_var *sc_script_var_get(const sc_script *s, size_t i);
 sc_status sc_script_eval(const sc_script *s, const sc_script_value *vars, void *call_ctx,
                          sc_script_value *out, sc_script_error *err) SC_MUST_USE;
 
+/* ---- batch evaluation of arithmetic over doubles (runtime fields' fast path) ---- */
+
+/* Whether s can run with sc_script_eval_doubles: straight-line code of number constants, its
+ * variables (doc value accesses only, all of which the caller binds to doubles), + - * / and unary
+ * -, casts to double, where every binary operation has a double operand (so none is Java's long
+ * arithmetic) and the result is a double; with `fn`, the program's last instruction is the only
+ * call, to the function named fn with one argument, and that argument is the result. */
+bool sc_script_doubles_ok(const sc_script *s, const char *fn);
+/* For each row r < n, the value sc_script_eval would compute with variable i bound to the
+ * double vars[i][r] (bit for bit: the same operations in the same order), into out[r].
+ * scratch holds sc_script_doubles_scratch(s) * n doubles. Requires sc_script_doubles_ok. */
+void sc_script_eval_doubles(const sc_script *s, const double *const *vars, size_t n, double *out,
+                            double *scratch);
+size_t sc_script_doubles_scratch(const sc_script *s);
+
 #endif

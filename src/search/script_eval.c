@@ -268,8 +268,9 @@ sc_status sc_script_eval(const sc_script *s, const sc_script_value *vars, void *
 {
     sc_script_value st[SC__SCRIPT_MAX_STACK + 1];
     size_t sp = 0;
-    memset(err, 0, sizeof *err);
+    /* not a memset of the 200-byte reason: runtime fields evaluate once per doc */
     err->pos = -1;
+    err->reason[0] = '\0';
     for (uint32_t pc = 0; pc < s->n_code;) {
         const sc__script_ins *in = &s->code[pc++];
         switch ((sc__script_op)in->op) {
@@ -361,4 +362,106 @@ sc_status sc_script_eval(const sc_script *s, const sc_script_value *vars, void *
         return rt_error(err, "internal: stack depth at the end");
     *out = st[0];
     return SC_OK;
+}
+
+/* ---- batch evaluation over doubles ---- */
+
+bool sc_script_doubles_ok(const sc_script *s, const char *fn)
+{
+    /* the static type of each stack slot: true = double, false = long */
+    bool dbl[SC__SCRIPT_MAX_STACK + 1];
+    size_t sp = 0;
+    for (uint32_t pc = 0; pc < s->n_code; pc++) {
+        const sc__script_ins *in = &s->code[pc];
+        switch ((sc__script_op)in->op) {
+        case SC__OP_CONST: {
+            const sc_script_value *c = &s->consts[in->a];
+            if (c->type != SC_SCRIPT_DOUBLE && c->type != SC_SCRIPT_LONG)
+                return false;
+            dbl[sp++] = c->type == SC_SCRIPT_DOUBLE;
+            break;
+        }
+        case SC__OP_VAR:
+            if (s->vars[in->a].kind != SC_SCRIPT_VAR_DOC_VALUE)
+                return false;
+            dbl[sp++] = true;
+            break;
+        case SC__OP_NEG: /* of a long, Java wraps INT64_MIN: not the double's negation */
+            if (!sp || !dbl[sp - 1])
+                return false;
+            break;
+        case SC__OP_TO_DOUBLE:
+            if (!sp)
+                return false;
+            dbl[sp - 1] = true;
+            break;
+        case SC__OP_ADD:
+        case SC__OP_SUB:
+        case SC__OP_MUL:
+        case SC__OP_DIV:
+            if (sp < 2 || (!dbl[sp - 1] && !dbl[sp - 2]))
+                return false;
+            sp--;
+            dbl[sp - 1] = true;
+            break;
+        case SC__OP_CALL:
+            if (!fn || pc + 1 != s->n_code || in->b != 1 || strcmp(s->fns[in->a]->name, fn))
+                return false;
+            return sp == 1 && dbl[0];
+        default: return false;
+        }
+    }
+    return !fn && sp == 1 && dbl[0];
+}
+
+size_t sc_script_doubles_scratch(const sc_script *s)
+{
+    return s->max_stack ? s->max_stack : 1;
+}
+
+void sc_script_eval_doubles(const sc_script *s, const double *const *vars, size_t n, double *out,
+                            double *scratch)
+{
+    size_t sp = 0;
+    for (uint32_t pc = 0; pc < s->n_code; pc++) {
+        const sc__script_ins *in = &s->code[pc];
+        double *top = scratch + (sp ? sp - 1 : 0) * n;
+        switch ((sc__script_op)in->op) {
+        case SC__OP_CONST: {
+            const sc_script_value *c = &s->consts[in->a];
+            double v = c->type == SC_SCRIPT_DOUBLE ? c->d : (double)c->l;
+            double *d = scratch + sp++ * n;
+            for (size_t r = 0; r < n; r++)
+                d[r] = v;
+            break;
+        }
+        case SC__OP_VAR: memcpy(scratch + sp++ * n, vars[in->a], n * sizeof(double)); break;
+        case SC__OP_NEG:
+            for (size_t r = 0; r < n; r++)
+                top[r] = -top[r];
+            break;
+        case SC__OP_ADD:
+        case SC__OP_SUB:
+        case SC__OP_MUL:
+        case SC__OP_DIV: {
+            double *x = scratch + (sp - 2) * n, *y = scratch + (sp - 1) * n;
+            if (in->op == SC__OP_ADD)
+                for (size_t r = 0; r < n; r++)
+                    x[r] += y[r];
+            else if (in->op == SC__OP_SUB)
+                for (size_t r = 0; r < n; r++)
+                    x[r] -= y[r];
+            else if (in->op == SC__OP_MUL)
+                for (size_t r = 0; r < n; r++)
+                    x[r] *= y[r];
+            else
+                for (size_t r = 0; r < n; r++)
+                    x[r] /= y[r];
+            sp--;
+            break;
+        }
+        default: break; /* TO_DOUBLE (values are doubles already), the final CALL */
+        }
+    }
+    memcpy(out, scratch, n * sizeof(double));
 }

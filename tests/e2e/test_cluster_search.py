@@ -68,6 +68,10 @@ QUERIES = [
      "aggs": {"s": {"sampler": {"shard_size": 10}, "aggs": {"tags": {"terms": {"field": "tag"}}}},
               "g": {"terms": {"field": "tag"}, "aggs": {"s": {
                   "sampler": {"shard_size": 3}, "aggs": {"mx": {"max": {"field": "n"}}}}}}}},
+    {"size": 0, "query": {"range": {"n": {"gte": 5}}},  # diversified_sampler partials (kind 48)
+     "aggs": {"s": {"diversified_sampler": {"field": "tag", "shard_size": 20,
+                                            "max_docs_per_value": 2},
+                    "aggs": {"tags": {"terms": {"field": "tag"}}, "mx": {"max": {"field": "n"}}}}}},
     {"query": {"match_all": {}}, "size": 3, "track_total_hits": 100},
     {"query": {"term": {"tag": "t5"}}, "size": 4, "_source": False,
      "docvalue_fields": ["n", "tag"]},
@@ -123,6 +127,17 @@ def test_search_equals_single_node(env, batched):
     st, _, c = nodes["n3"].request("GET", "/docs/_count?q=title:fox")
     assert st == 200 and c["count"] == single.request("GET", "/docs/_count?q=title:fox")[2]["count"]
     set_batched(nodes["n1"], True)
+
+
+def test_runtime_mappings_refused_on_a_cluster(env):
+    nodes, single = env
+    rm = {"n2": {"type": "long", "script": "emit(doc['n'].value * 2)"}}
+    q = {"size": 0, "runtime_mappings": rm, "aggs": {"s": {"sum": {"field": "n2"}}}}
+    st, _, r = single.request("POST", "/docs/_search", q)
+    assert st == 200, r
+    st, _, r = nodes["n2"].request("POST", "/docs/_search", q)
+    assert st == 400, r
+    assert "[runtime_mappings] is not supported on a cluster yet" in r["error"]["reason"], r
 
 
 def test_min_score_and_indices_boost(env):

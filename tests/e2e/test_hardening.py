@@ -488,8 +488,7 @@ def test_duplicate_keys_and_bad_source_refused(server, fresh_index):
 def test_unsupported_search_keys_refused(server, fresh_index):
     ix = fresh_index
     server.request("PUT", "/%s/_doc/1?refresh=true" % ix, {"t": "x"})
-    for key, val in (("runtime_mappings", {"x": {"type": "long"}}),
-                     ("script_fields", {"a": {"script": "1"}})):
+    for key, val in (("script_fields", {"a": {"script": "1"}}),):
         st, h, b = server.request("POST", "/%s/_search" % ix,
                                   {"query": {"match_all": {}}, key: val})
         assert st == 400, (key, b)
@@ -498,6 +497,13 @@ def test_unsupported_search_keys_refused(server, fresh_index):
     st, h, b = server.request("POST", "/%s/_search" % ix,
                               {"explain": False, "profile": False, "highlight": {}})
     assert st == 200, b
+    # runtime_mappings runs (test_runtime_fields.py); a field without a script (values from
+    # _source) is what it refuses
+    st, h, b = server.request("POST", "/%s/_search" % ix,
+                              {"runtime_mappings": {"x": {"type": "long"}}})
+    assert st == 400, b
+    assert_error(b, 400, "illegal_argument_exception")
+    assert "runtime field [x] has no [script]" in b["error"]["reason"], b
 
 
 def test_task_id_may_start_with_underscore(server):

@@ -2,9 +2,11 @@
  * compiled against the builtin environment; an accepted script is evaluated with its variables
  * bound to values of every type in turn. Compile and run-time errors are fine; any crash,
  * sanitizer report or abort (a non-OK status without a reason, an EPARSE without a position
- * inside the source) is a bug in search/script. */
+ * inside the source) is a bug in search/script. A script sc_script_doubles_ok accepts is also
+ * run by sc_script_eval_doubles, which must agree with the evaluator bit for bit. */
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +52,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         st = sc_script_eval(s, vars, NULL, &out, &err);
         if (st != SC_OK && (st != SC_EINVAL || !err.reason[0]))
             abort();
+    }
+    if (sc_script_doubles_ok(s, NULL)) {
+        static const double rows[4] = {0.0, -1.5, 3.0, 1e308};
+        double *cols = calloc((n ? n : 1) * 4, sizeof *cols), out[4];
+        const double **vp = calloc(n ? n : 1, sizeof *vp);
+        double *scratch = calloc(sc_script_doubles_scratch(s) * 4, sizeof *scratch);
+        if (!cols || !vp || !scratch)
+            abort();
+        for (size_t i = 0; i < n; i++) {
+            for (int r = 0; r < 4; r++)
+                cols[i * 4 + (size_t)r] = rows[(r + (int)i) % 4];
+            vp[i] = cols + i * 4;
+        }
+        sc_script_eval_doubles(s, vp, 4, out, scratch);
+        for (int r = 0; r < 4; r++) {
+            for (size_t i = 0; i < n; i++)
+                vars[i] = sc_script_double(vp[i][r]);
+            sc_script_value v;
+            if (sc_script_eval(s, vars, NULL, &v, &err) != SC_OK || v.type != SC_SCRIPT_DOUBLE ||
+                (memcmp(&v.d, &out[r], sizeof v.d) && !(isnan(v.d) && isnan(out[r]))))
+                abort();
+        }
+        free(cols);
+        free(vp);
+        free(scratch);
     }
     free(vars);
     sc_arena_fini(&a);

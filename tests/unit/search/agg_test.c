@@ -1918,7 +1918,8 @@ static void test_fuzz_seeds_decode(void **state)
     (void)state;
     static const char *const names[] = {"terms_avg",     "histogram",      "date_range_filters",
                                         "stats_nested",  "composite",      "multi_terms",
-                                        "auto_weighted", "nested_reverse", "sampler"};
+                                        "auto_weighted", "nested_reverse", "sampler",
+                                        "diversified_sampler"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/tests/fuzz/corpus/agg_partial/%s", SCRY_SOURCE_DIR,
