@@ -255,8 +255,8 @@ static sc_status bad(const char **why, const char *msg)
 /* The section's layout into *out, its lengths and parameters checked. With deep also every
  * O(n) part: doc order, int8 codes, the graph's links (segment open does that once; a search
  * re-reading the section of an open segment skips it: at 1M x 128 the checks cost ~100 ms). */
-static sc_status section_parse(sc_slice bytes, uint32_t n_docs, sc_vec_field *out,
-                               const char **why, bool deep)
+static sc_status section_parse(sc_slice bytes, uint32_t n_docs, sc_vec_field *out, const char **why,
+                               bool deep)
 {
     memset(out, 0, sizeof(*out));
     const uint8_t *b = bytes.ptr;
@@ -499,7 +499,10 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
         sc_hnsw_search_opts so = {.ef = ef,
                                   .accept = o->accept,
                                   .ord_doc = vf->docs,
-                                  .visit_limit = o->accept ? o->n_accept : 0};
+                                  .visit_limit = o->accept ? o->n_accept : 0,
+                                  .upper_beam = o->upper_beam < 0   ? 0
+                                                : o->upper_beam > 0 ? (uint32_t)o->upper_beam
+                                                                    : SC_VEC_UPPER_BEAM(ef)};
         uint64_t visited;
         bool incomplete;
         SC_TRY(sc_hnsw_search(&vf->graph, &qg.base, &so, a, hits, n_hits, &visited, &incomplete));
