@@ -7,7 +7,9 @@
  * BASE.fvecs QUERY.fvecs [l2|cosine|dot] [hnsw|int8_hnsw] [m] [ef_construction]
  *        [num_candidates,...]
  * With "-" as the num_candidates list it reads one num_candidates per line from stdin and answers
- * each when it is read (bench/knn_compare.py interleaves the libraries' runs that way).
+ * each when it is read (bench/knn_compare.py interleaves the libraries' runs that way). A
+ * num_candidates may carry ":W", the level-1 beam width (sc_vec_knn_opts.upper_beam: -1 the
+ * greedy descent, 0 the default), reported as impl "scry-TYPE:W".
  * Output: one TSV line per num_candidates: impl nc recall qps build_s bytes_per_vector
  * nodes_scored_per_query; "#" lines: build and graph shape (nodes and mean degree per level). */
 #include <math.h>
@@ -152,17 +154,24 @@ int main(int argc, char **argv)
     char line[64];
     for (const char *s = ncs; from_stdin || *s;) {
         uint32_t nc;
+        long ub = 0;
+        bool has_ub = false;
+        const char *t;
         if (from_stdin) {
             if (!fgets(line, sizeof(line), stdin))
                 break;
-            nc = (uint32_t)strtoul(line, NULL, 10);
+            nc = (uint32_t)strtoul(line, (char **)&t, 10);
             if (nc == 0)
                 break;
         } else {
-            nc = (uint32_t)strtoul(s, (char **)&s, 10);
-            if (*s == ',')
-                s++;
+            nc = (uint32_t)strtoul(s, (char **)&t, 10);
         }
+        if (*t == ':') {
+            ub = strtol(t + 1, (char **)&t, 10);
+            has_ub = true;
+        }
+        if (!from_stdin)
+            s = *t == ',' ? t + 1 : t;
         double found = 0;
         uint64_t scored = 0;
         uint64_t t1 = cpu_ns();
@@ -170,7 +179,8 @@ int main(int argc, char **argv)
             sc_vec_knn_opts o = {.query = qs + (size_t)q * dims,
                                  .k = 10,
                                  .num_candidates = nc < 10 ? 10 : nc,
-                                 .n_scored = &scored};
+                                 .n_scored = &scored,
+                                 .upper_beam = (int32_t)ub};
             size_t nh;
             bool ex;
             if (sc_vec_knn(&vf, &o, &a, hits, &nh, &ex) != SC_OK)
@@ -181,8 +191,10 @@ int main(int argc, char **argv)
             sc_arena_rewind(&a, m0);
         }
         double secs = (double)(cpu_ns() - t1) / 1e9;
-        printf("scry-%s\t%u\t%.4f\t%.0f\t%.2f\t%.0f\t%.0f\n", type, nc, found / (10.0 * nq),
-               nq / secs, build_s, search_b / n, (double)scored / nq);
+        char impl[64];
+        snprintf(impl, sizeof(impl), has_ub ? "scry-%s:%ld" : "scry-%s", type, ub);
+        printf("%s\t%u\t%.4f\t%.0f\t%.2f\t%.0f\t%.0f\n", impl, nc, found / (10.0 * nq), nq / secs,
+               build_s, search_b / n, (double)scored / nq);
         fflush(stdout);
     }
     sc_arena_fini(&a);

@@ -179,11 +179,13 @@ static void layer_search(beam *b, int lev, const sc_hnsw_hit *eps, size_t n_eps,
     cand->len = res->len = 0;
     for (size_t i = 0; i < n_eps; i++) {
         heap_push(cand, eps[i].ord, eps[i].score);
-        if (accepted(b, eps[i].ord))
+        /* res holds ef + 1: keep the best ef of however many entry points */
+        if (accepted(b, eps[i].ord) && (res->len < ef || eps[i].score > res->h[0].score)) {
             heap_push(res, eps[i].ord, eps[i].score);
+            if (res->len > ef)
+                heap_pop(res);
+        }
     }
-    while (res->len > ef)
-        heap_pop(res);
     while (cand->len) {
         sc_hnsw_hit c = heap_pop(cand);
         if (res->len >= ef && c.score < res->h[0].score)
@@ -492,6 +494,32 @@ sc_status sc_hnsw_builder_add(sc_hnsw_builder *b, uint32_t ord)
 
 /* ---- search ---- */
 
+/* Level 1 walked with a beam of width `ub` from the greedy descent's node (b's visited set holds
+ * it), every node collected (the filter applies to level 0 only: level 1 only finds where to
+ * enter), its results the level-0 entry points (*entries, arena memory), and the visited set
+ * emptied but for them. One greedy entry lands some queries in a pocket of level 0 (another
+ * cluster of the data) that a beam of ef cannot leave; several entries spread over level 1's
+ * neighbourhood of the query do not (docs/benchmarks.md, "level-1 beam"). */
+static sc_status upper_beam(beam *b, uint32_t ub, sc_arena *a, heap *cand, sc_hnsw_hit **entries,
+                            size_t *n_entries)
+{
+    sc_hnsw_hit *rh = sc_arena_alloc(a, ((size_t)ub + 2) * sizeof(sc_hnsw_hit));
+    if (!rh)
+        return a->over_budget ? SC_ELIMIT : SC_ENOMEM;
+    heap res = {rh, 0, (size_t)ub + 1, false};
+    beam up = *b;
+    up.accept = NULL;
+    layer_search(&up, 1, *entries, 1, ub, cand, &res);
+    b->n_visited = up.n_visited;
+    b->incomplete = up.incomplete;
+    visited_next(b->vis);
+    for (size_t i = 0; i < res.len; i++)
+        visit(b->vis, rh[i].ord);
+    *entries = rh;
+    *n_entries = res.len;
+    return SC_OK;
+}
+
 sc_status sc_hnsw_search(const sc_hnsw_graph *g, const sc_hnsw_scorer *s,
                          const sc_hnsw_search_opts *opts, sc_arena *a, sc_hnsw_hit *hits,
                          size_t *n_hits, uint64_t *visited_out, bool *incomplete)
@@ -523,12 +551,23 @@ sc_status sc_hnsw_search(const sc_hnsw_graph *g, const sc_hnsw_scorer *s,
     uint32_t ep = g->entry;
     float eps = s->score(s, ep);
     b.n_visited = 1;
-    for (int lev = g->max_level; lev > 0; lev--)
+    uint32_t ub = opts->upper_beam;
+    int beam_level = ub > 0 && g->max_level >= 1 ? 1 : 0;
+    for (int lev = g->max_level; lev > beam_level; lev--)
         greedy(&b, lev, &ep, &eps);
     visit(vis, ep);
     heap cand = {ch, 0, cap, true}, res = {rh, 0, (size_t)ef + 1, false};
-    sc_hnsw_hit e = {ep, eps};
-    layer_search(&b, 0, &e, 1, ef, &cand, &res);
+    sc_hnsw_hit e = {ep, eps}, *entries = &e;
+    size_t n_entries = 1;
+    if (beam_level == 1) {
+        SC_TRY(upper_beam(&b, ub, a, &cand, &entries, &n_entries));
+        if (b.incomplete) {
+            *visited_out = b.n_visited;
+            *incomplete = true;
+            return SC_OK;
+        }
+    }
+    layer_search(&b, 0, entries, n_entries, ef, &cand, &res);
     size_t n = res.len;
     for (size_t i = n; i > 0; i--)
         hits[i - 1] = heap_pop(&res);

@@ -2,7 +2,9 @@
  * building at flush and merge (sc_hnsw_builder: greedy descent from the entry point, a beam of
  * ef_construction on each level, the paper's neighbour-selection heuristic, level drawn as
  * floor(-ln(U) / ln(m)); m links on levels >= 1, 2m on level 0) and searching a built graph
- * (sc_hnsw_search: greedy descent, then a best-first beam on level 0 that traverses rejected
+ * (sc_hnsw_search: greedy descent to level 1, a beam on level 1 whose results all enter level 0
+ * (or, with upper_beam 0, the paper's greedy descent to a single level-0 entry), then a
+ * best-first beam on level 0 that traverses rejected
  * nodes but collects only accepted ones, with an optional visit limit for filtered search; the
  * visited set is a per-thread generation-stamped array, 2 bytes per node of the largest graph
  * the thread searched, so a search clears nothing).
@@ -100,6 +102,8 @@ typedef struct sc_hnsw_search_opts {
     const uint64_t *accept;  /* bitset over docs (NULL: accept all) */
     const uint32_t *ord_doc; /* ordinal -> doc for `accept` (NULL: identity) */
     uint64_t visit_limit;    /* stop after visiting this many nodes (0: no limit) */
+    uint32_t upper_beam;     /* beam width on level 1, whose results all enter level 0 (0: the
+                              * paper's greedy descent down to level 0's single entry) */
 } sc_hnsw_search_opts;
 
 /* Searches g: up to opts->ef accepted nodes, best first, into hits (room for ef) and *n_hits.

@@ -564,7 +564,11 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
         sc_hnsw_search_opts so = {.ef = ef,
                                   .accept = o->accept,
                                   .ord_doc = vf->docs,
-                                  .visit_limit = o->accept ? o->n_accept : 0};
+                                  .visit_limit = o->accept ? o->n_accept : 0,
+                                  .upper_beam = o->upper_beam < 0 ? 0
+                                                : o->upper_beam > 0
+                                                    ? (uint32_t)o->upper_beam
+                                                    : SC_VEC_UPPER_BEAM(ef, vf->p.m)};
         uint64_t visited;
         bool incomplete;
         SC_TRY(sc_hnsw_search(&vf->graph, &qg.base, &so, a, hits, n_hits, &visited, &incomplete));

@@ -23,6 +23,12 @@
 /* An int8 graph search collects at least this many times k candidates by quantized score
  * before rescoring them with the raw floats (Elasticsearch's default rescore oversample). */
 #define SC_VEC_INT8_OVERSAMPLE 3u
+/* The default width of the beam on HNSW level 1 for a search beam of ef and m links per node
+ * (sc_hnsw_search_opts.upper_beam): half the beam, at most 2m. On 100k x 128 vectors
+ * (docs/benchmarks.md, "level-1 beam") wider level-1 beams found the same neighbours for more
+ * nodes scored (width 200 at ef 200: 1,661 nodes per query against 1,212 for width 16, recall
+ * 0.998 both), narrower ones lost recall at small ef. */
+#define SC_VEC_UPPER_BEAM(ef, m) ((ef) / 2 > 2 * (m) ? 2 * (m) : (ef) / 2 > 1 ? (ef) / 2 : 1u)
 
 /* A read-only view of a field's vectors (the segment's mapped bytes or a builder's arrays). */
 typedef struct sc_vec_field {
@@ -88,6 +94,9 @@ typedef struct sc_vec_knn_opts {
     uint64_t n_accept;       /* docs set in accept (ignored when NULL) */
     bool force_exact;        /* always scan */
     uint64_t *n_scored;      /* optional out: graph nodes scored, added to (benchmarks) */
+    int32_t upper_beam;      /* level-1 beam width (sc_hnsw_search_opts): 0 = the default,
+                              * SC_VEC_UPPER_BEAM(ef, m); < 0 = none, the paper's greedy descent
+                              * (benchmarks and tests compare the two) */
 } sc_vec_knn_opts;
 
 /* The best min(k, matches) accepted docs of the field, best first: hits[i].ord is the DOC id,
