@@ -10,7 +10,8 @@
 # merge's own peak (the largest RSS while it ran), apart from the load's.
 #
 #   bench/merge_memory.sh [N_DOCS (1000000)]     # env: SEED (1) OUT (build/merge-memory)
-#                                                #      SKIP_BUILD=1 SERVE_ARGS="..."
+#                                                #      SKIP_BUILD=1 SERVE_ARGS="..." BIN (a copy of
+#                                                #      a release scry, with SKIP_BUILD=1)
 #                                                #      MERGE_MEMORY=64mb (index.merge.memory)
 #                                                #      KIND=vectors DIMS=128 VTYPE=hnsw
 # KIND=vectors loads `scry gen vectors --dims DIMS` docs instead (a dense_vector field `v`,
@@ -23,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000000}
 : "${SEED:=1}" "${OUT:=build/merge-memory}"
-BIN=build/release/scry
+BIN=${BIN:-build/release/scry}
 die() { echo "bench/merge_memory.sh: $*" >&2; exit 1; }
 mkdir -p "$OUT/corpus"
 if [ "${SKIP_BUILD:-0}" != 1 ]; then

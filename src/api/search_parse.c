@@ -410,8 +410,8 @@ bool sc__search_parse(sc_rest_req *req, sc_rest_resp *resp, const json_t *body_i
         json_t *v;
         json_object_foreach ((json_t *)body, k, v) {
             bool ok = false;
-            for (const char *const *n = known; *n; n++)
-                ok |= strcmp(k, *n) == 0;
+            for (const char *const *n = known; *n && !ok; n++)
+                ok = strcmp(k, *n) == 0;
             if (!ok || (count && strcmp(k, "query") != 0 && strcmp(k, "min_score") != 0 &&
                         strcmp(k, "terminate_after") != 0)) {
                 sc_rest_errorf(req, resp, 400, "parsing_exception", "Unknown key for a %s in [%s].",

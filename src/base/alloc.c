@@ -188,7 +188,7 @@ void sc_alloc_tune_server_heap(void)
         return; /* glibc's own defaults, for comparison */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (!env_names("glibc.malloc.arena_max", "MALLOC_ARENA_MAX"))
-        (void)mallopt(M_ARENA_MAX, cores < 2 ? 2 : cores > 64 ? 64 : (int)cores);
+        (void)mallopt(M_ARENA_MAX, cores < 1 ? 8 : cores > 64 ? 256 : 4 * (int)cores);
     if (!env_names("glibc.malloc.mmap_threshold", "MALLOC_MMAP_THRESHOLD_"))
         (void)mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     if (!env_names("glibc.malloc.trim_threshold", "MALLOC_TRIM_THRESHOLD_"))

@@ -81,9 +81,11 @@ void sc_alloc_release_free(void);
 
 /* Sets the heap up for a long-running server, before its threads start (glibc only; a no-op
  * elsewhere, and for each setting the environment already names through GLIBC_TUNABLES or
- * MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_): one malloc arena per
- * core (glibc's default is eight per core, and the free chunks the bulk and merge threads
- * leave behind in each arena are never given back), blocks of 256 KiB and more in their own
+ * MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_): four malloc arenas per
+ * core (glibc's default is eight per core, and the free chunks the bulk and merge threads leave
+ * behind in each arena are never given back; with one per core the HTTP workers shared their
+ * arenas with the search, refresh and merge threads, and four idle within the benchmark's
+ * run-to-run spread of one), blocks of 256 KiB and more in their own
  * mappings (returned to the system when freed; glibc otherwise raises that threshold up to
  * 32 MiB as it sees large frees), and the heap's top trimmed past 1 MiB. The memory benchmark
  * (bench/merge_memory.sh) measures it: see docs/benchmarks.md. SCRY_MALLOC_DEFAULTS=1 in the

@@ -1,6 +1,7 @@
 /* Chunked bump allocator with a budget; see arena.h. */
 #include "base/arena.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +34,52 @@ void sc_arena_init(sc_arena *a, size_t budget_bytes)
     a->debug = dbg && dbg[0] == '1';
 }
 
-static void free_chunk(sc_arena_chunk *c)
+static void release_chunk(sc_arena_chunk *c)
 {
     UNPOISON(c->data, c->cap);
     free(c);
+}
+
+/* One chunk of the default size is kept per thread between arenas: a request's arena then
+ * costs no malloc/free of 64 KiB (which took the malloc arena's lock and, being that large,
+ * consolidated its fastbins on every free: 1-2 % of a cheap request's CPU). The thread's
+ * spare is freed when the thread exits. */
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+static bool spare_ready;
+
+static void spare_destroy(void *p)
+{
+    release_chunk(p);
+}
+
+static void spare_init(void)
+{
+    spare_ready = pthread_key_create(&spare_key, spare_destroy) == 0;
+}
+
+static sc_arena_chunk *spare_take(void)
+{
+    (void)pthread_once(&spare_once, spare_init);
+    if (!spare_ready)
+        return NULL;
+    sc_arena_chunk *c = pthread_getspecific(spare_key);
+    if (c)
+        (void)pthread_setspecific(spare_key, NULL);
+    return c;
+}
+
+static void free_chunk(sc_arena_chunk *c)
+{
+    if (c->cap == ARENA_DEFAULT_CHUNK) {
+        (void)pthread_once(&spare_once, spare_init);
+        if (spare_ready && !pthread_getspecific(spare_key) &&
+            pthread_setspecific(spare_key, c) == 0) {
+            POISON(c->data, c->cap);
+            return;
+        }
+    }
+    release_chunk(c);
 }
 
 void sc_arena_fini(sc_arena *a)
@@ -69,7 +112,9 @@ static sc_arena_chunk *new_chunk(sc_arena *a, size_t cap)
         return NULL;
     if (!charge(a, sizeof(sc_arena_chunk)))
         return NULL;
-    sc_arena_chunk *c = malloc(sizeof(sc_arena_chunk) + cap);
+    sc_arena_chunk *c = cap == ARENA_DEFAULT_CHUNK ? spare_take() : NULL;
+    if (!c)
+        c = malloc(sizeof(sc_arena_chunk) + cap);
     if (!c) {
         a->used_bytes -= sizeof(sc_arena_chunk);
         return NULL;

@@ -2,7 +2,9 @@
  * Allocations are freed all at once (sc_arena_fini) or back to a mark (sc_arena_rewind).
  * Exceeding the budget fails the allocation (NULL / SC_ELIMIT), never the process. Released
  * chunks are poisoned under AddressSanitizer; SC_ARENA_DEBUG mode mallocs every allocation
- * separately so ASan sees each one's bounds. Not thread-safe: one arena per thread/request. */
+ * separately so ASan sees each one's bounds. Not thread-safe: one arena per thread/request.
+ * A thread keeps one released chunk of the default size for its next arena (freed when the
+ * thread exits), so a short-lived arena per request costs no large malloc/free. */
 #ifndef SC_BASE_ARENA_H
 #define SC_BASE_ARENA_H
 

@@ -1,6 +1,9 @@
 /* Tests for base/arena: alignment, zero-size allocations, large allocations, budget exhausted
  * -> NULL with over_budget, mark/rewind (also across chunks), strndup, calloc overflow, and
- * debug mode (SCRY_ARENA_DEBUG=1: one malloc per allocation, same behaviour). */
+ * debug mode (SCRY_ARENA_DEBUG=1: one malloc per allocation, same behaviour), and the per-thread
+ * spare chunk (a finished arena's default-size chunk serves the thread's next arena; threads
+ * that exit free theirs, which LeakSanitizer checks in the ASan build). */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -194,13 +197,55 @@ static void test_big_small_interleave(void **state)
     sc_arena_fini(&a);
 }
 
+/* A finished arena's first chunk is kept for the thread's next arena, even when a malloc of
+ * the same size comes between (without the spare, that malloc takes the freed chunk). */
+static void *spare_round(void *arg)
+{
+    (void)arg;
+    for (int round = 0; round < 3; round++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        char *p1 = sc_arena_alloc(&a, 100);
+        assert_non_null(p1);
+        memset(p1, 7, 100);
+        sc_arena_fini(&a);
+        void *q = malloc(64 * 1024 + 64);
+        assert_non_null(q);
+        memset(q, 1, 64 * 1024 + 64);
+        sc_arena_init(&a, 0);
+        char *p2 = sc_arena_alloc(&a, 100);
+        assert_ptr_equal(p2, p1);
+        memset(p2, 9, 100);
+        /* A second chunk of the default size while the first is in use: a fresh malloc. */
+        char *big = sc_arena_alloc(&a, 60 * 1024);
+        assert_non_null(big);
+        memset(big, 3, 60 * 1024);
+        assert_int_equal(p2[99], 9);
+        free(q);
+        sc_arena_fini(&a);
+    }
+    return NULL;
+}
+
+static void test_spare_chunk(void **state)
+{
+    (void)state;
+    unsetenv("SCRY_ARENA_DEBUG");
+    spare_round(NULL);
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, spare_round, NULL), 0);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basics), cmocka_unit_test(test_basics_debug),
         cmocka_unit_test(test_budget), cmocka_unit_test(test_budget_debug),
         cmocka_unit_test(test_rewind), cmocka_unit_test(test_rewind_debug),
-        cmocka_unit_test(test_big_small_interleave),
+        cmocka_unit_test(test_big_small_interleave), cmocka_unit_test(test_spare_chunk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
