@@ -349,6 +349,8 @@ static bool ship_json(sc_rest_req *req, const json_t *body, search_run *run)
     run->sr.query_json = json_text(req, run->sp.query);
     run->sr.post_filter_json = json_text(req, run->sp.post_filter);
     run->sr.aggs_json = json_text(req, run->sp.aggs);
+    if (json_object_size(run->sp.runtime_mappings))
+        run->sr.runtime_json = json_text(req, run->sp.runtime_mappings);
     run->sr.highlight_json = json_text(req, json_object_get(body, "highlight"));
     bool any = false;
     for (size_t i = 0; run->filters && i < run->n; i++)

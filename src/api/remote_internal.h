@@ -24,7 +24,7 @@ typedef struct remote_query {
     sc_query **rrf_queries; /* RRF: sub-search m + 1 of index i at [m * n_indices + i] */
     sc__agg_hook agg;
     sc_agg_spec *spec;
-    json_t *qj, *pfj, *aggj;
+    json_t *qj, *pfj, *aggj, *rtj; /* rtj: runtime_mappings (its scripts' text) */
     char reason[256];
 } remote_query;
 

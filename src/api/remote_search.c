@@ -18,6 +18,7 @@
 #include "cluster/search.h"
 #include "cluster/search_wire.h"
 #include "cluster/tasks.h"
+#include "search/runtime.h"
 
 static json_t *load_json(sc_slice s)
 {
@@ -218,8 +219,32 @@ sc_status sc__remote_prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
     if (!rq->aggj)
         return SC_OK;
     sc_rest_req req = {.arena = a, .node = r->node, .client_fd = -1};
+    sc_mapping *overlay = NULL;
+    if (rq->q.runtime_json.len) {
+        /* the runtime fields the aggregations read, compiled with this node's mapping as the
+         * coordinator did with its own */
+        rq->rtj = load_json(rq->q.runtime_json);
+        if (!json_is_object(rq->rtj))
+            return SC_ECORRUPT;
+        search_parse sp = {.runtime_mappings = rq->rtj};
+        sc_rest_resp resp;
+        sc_rest_resp_init(&resp);
+        sc_runtime_field *rf = NULL;
+        size_t nrf = 0;
+        bool ok = sc__search_runtime_parse(&req, &resp, &sp, first, &rf, &nrf, &overlay);
+        if (!ok)
+            snprintf(rq->reason, sizeof rq->reason, "runtime_mappings: %.*s",
+                     (int)(resp.body.len < 200 ? resp.body.len : 200), (const char *)resp.body.ptr);
+        sc_rest_resp_fini(&resp);
+        if (!ok)
+            return SC_EPARSE;
+        rq->agg.runtime = rf;
+        rq->agg.n_runtime = nrf;
+    }
     sc_agg_parse_error perr;
-    if (!sc__agg_parse(&req, first, rq->aggj, &rq->spec, &perr)) {
+    bool parsed = sc__agg_parse_mapped(&req, first, overlay, rq->aggj, &rq->spec, &perr);
+    sc_mapping_unref(overlay);
+    if (!parsed) {
         snprintf(rq->reason, sizeof rq->reason, "aggregations: %s", perr.reason);
         return SC_EPARSE;
     }
@@ -243,6 +268,7 @@ void sc__remote_rq_fini(remote_query *rq)
     json_decref(rq->qj);
     json_decref(rq->pfj);
     json_decref(rq->aggj);
+    json_decref(rq->rtj);
     json_decref(rq->knnj);
 }
 
@@ -359,7 +385,8 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_task *task, sc
                             .track_scores = q->track_scores,
                             /* RRF's other sub-searches run after this phase on its shards:
                              * no folding then (cluster/search_internal.h) */
-                            .batched_reduce_size = q->fx.n_rrf ? UINT32_MAX : q->batched_reduce_size,
+                            .batched_reduce_size =
+                                q->fx.n_rrf ? UINT32_MAX : q->batched_reduce_size,
                             .collect = rq->spec ? &rq->agg.hook : NULL,
                             .rescore = rq->rescore,
                             .n_rescore = rq->rescore ? q->fx.n_rescore : 0,

@@ -261,12 +261,9 @@ bool sc__search_runtime_parse(sc_rest_req *req, sc_rest_resp *resp, const search
     if (body_rm && !json_is_null(body_rm) && !json_is_object(body_rm))
         return fail(req, resp, "parsing_exception", "[runtime_mappings] must be an object");
     bool asked = json_is_object(body_rm) && json_object_size(body_rm);
-    if (asked && sc_node_placement(req->node))
-        return fail(req, resp, "illegal_argument_exception",
-                    "[runtime_mappings] is not supported on a cluster yet (single node only)");
     /* the index mapping's `runtime` section, then the body's (which wins on a name); on a
-     * cluster the section is kept but not used */
-    sc_mapping *im = ix && !sc_node_placement(req->node) ? sc_index_mapping(ix) : NULL;
+     * cluster the coordinator and every data node do the same with the index's mapping */
+    sc_mapping *im = ix ? sc_index_mapping(ix) : NULL;
     const json_t *ix_rm = sc_mapping_runtime(im);
     json_t *rm = json_object();
     if (!rm) {

@@ -109,8 +109,9 @@ typedef struct sc_search_request {
     const sc_shard_collapse *collapse;
     /* Clustered searches (cluster/placement.h) ship these to the data nodes, which re-parse
      * them with their own mappings (cluster/search_wire.h): the query, post_filter and aggs as
-     * compact JSON text (borrowed; empty = none). Unused on a single node. */
-    sc_slice query_json, post_filter_json, aggs_json;
+     * compact JSON text (borrowed; empty = none), and the body's runtime_mappings the
+     * aggregations may read. Unused on a single node. */
+    sc_slice query_json, post_filter_json, aggs_json, runtime_json;
     /* the "highlight" object (compact JSON; empty = none): the data nodes resolve it against
      * their own mappings in the fetch phase */
     sc_slice highlight_json;

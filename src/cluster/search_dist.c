@@ -352,6 +352,7 @@ sc_status sc__dist_encode_query(const sc_search_request *sr, const sc_shard_targ
                             .query_json = sr->query_json,
                             .post_filter_json = sr->post_filter_json,
                             .aggs_json = sr->aggs_json,
+                            .runtime_json = sr->runtime_json,
                             .k = k,
                             .track_total_hits = sr->track_total_hits,
                             .timeout_ms = timeout_ms,

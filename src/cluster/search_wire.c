@@ -34,6 +34,7 @@
  *   node_query      tag 9 (page):    uv:flags (bit 0 min_score, bit 1 boosts; not 0, other
  *                     bits corrupt) [f32:min_score] [f32:boost * n_indices]
  *   node_query      tag 10 (terminate): uv:terminate_after   (not 0)
+ *   node_query      tag 11 (runtime): bytes:runtime_mappings   (a JSON object; not empty)
  *   node_query_resp tag 1 (scores):  f32:max_score * n_results
  *   node_query_resp tag 2 (terminated): bool:terminated_early * n_results
  *   node_fetch      tag 1 (extras):  uv:flags (SC_WIRE_FETCH_*, not 0) uv:n_indices
@@ -76,6 +77,7 @@ static void *alloc_n(sc_arena *a, sc_wire_reader *r, size_t n, size_t size)
 #define EXT_SCORES 1 /* node_query / node_query_resp */
 #define EXT_PAGE 9   /* node_query: min_score, indices_boost */
 #define EXT_TERMINATE 10 /* node_query: terminate_after */
+#define EXT_RUNTIME 11   /* node_query: runtime_mappings */
 #define EXT_TERMINATED 2 /* node_query_resp: terminated_early per shard */
 #define EXT_EXTRAS 1 /* node_fetch / node_fetch_resp */
 
@@ -255,7 +257,8 @@ sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
     sc_wire_put_bytes(b, q->parent_task.ptr, q->parent_task.len);
     sc_wire_put_uvar(b, q->batched_reduce_size);
     bool page = q->has_min_score || q->index_boosts;
-    sc_wire_put_uvar(b, (q->track_scores ? 1 : 0) + (page ? 1 : 0) + (q->terminate_after ? 1 : 0));
+    sc_wire_put_uvar(b, (q->track_scores ? 1 : 0) + (page ? 1 : 0) + (q->terminate_after ? 1 : 0) +
+                            (q->runtime_json.len ? 1 : 0));
     if (q->track_scores) {
         sc_wire_buf p;
         sc_wire_buf_init(&p);
@@ -278,6 +281,12 @@ sc_status sc_wire_node_query_encode(const sc_wire_node_query *q, sc_wire_buf *b)
         sc_wire_put_uvar(&p, q->terminate_after);
         put_ext(b, EXT_TERMINATE, &p);
     }
+    if (q->runtime_json.len) {
+        sc_wire_buf p;
+        sc_wire_buf_init(&p);
+        sc_wire_put_bytes(&p, q->runtime_json.ptr, q->runtime_json.len);
+        put_ext(b, EXT_RUNTIME, &p);
+    }
     sc__wire_put_features(b, &q->fx);
     return b->st;
 }
@@ -298,6 +307,12 @@ static bool get_query_ext(void *ctx, uint64_t tag, sc_wire_reader *r)
     if (tag == EXT_TERMINATE) {
         q->terminate_after = sc_wire_get_uvar(r);
         if (r->st == SC_OK && q->terminate_after == 0)
+            r->st = SC_ECORRUPT;
+        return true;
+    }
+    if (tag == EXT_RUNTIME) {
+        q->runtime_json = sc_wire_get_bytes(r);
+        if (r->st == SC_OK && q->runtime_json.len == 0)
             r->st = SC_ECORRUPT;
         return true;
     }

@@ -110,6 +110,7 @@ typedef struct sc_wire_node_query {
     sc_slice query_json;       /* the "query" object; empty = match_all */
     sc_slice post_filter_json; /* empty = none */
     sc_slice aggs_json;        /* the "aggs" object; empty = none */
+    sc_slice runtime_json;     /* the "runtime_mappings" object; empty = none */
     uint32_t k;                /* from + size */
     int64_t track_total_hits;  /* SC_TRACK_TOTAL_HITS_* encoding */
     int64_t timeout_ms;        /* -1 = none */

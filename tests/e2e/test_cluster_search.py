@@ -83,6 +83,14 @@ QUERIES = [
     {"query": {"match": {"title": "fox"}}, "indices_boost": [{"do*": 3}], "size": 10},
     {"query": {"match": {"title": "stone"}}, "indices_boost": {"docs": 0.5}, "min_score": 0.39,
      "size": 10},
+    # runtime_mappings: the data nodes compile them with their mappings (extension tag 11)
+    {"size": 0, "query": {"range": {"n": {"gte": 10}}},
+     "runtime_mappings": {"n2": {"type": "long", "script": "emit(doc['n'].value * 2)"},
+                          "half": {"type": "double", "script": "emit(doc['price'].value / 2)"},
+                          "t": {"type": "keyword", "script": {"source": "emit(doc['tag'].value)"}}},
+     "aggs": {"s": {"sum": {"field": "n2"}}, "h": {"histogram": {"field": "n2", "interval": 100},
+                                                  "aggs": {"a": {"avg": {"field": "half"}}}},
+              "t": {"terms": {"field": "t"}, "aggs": {"mx": {"max": {"field": "n2"}}}}}},
 ]
 
 
@@ -129,15 +137,20 @@ def test_search_equals_single_node(env, batched):
     set_batched(nodes["n1"], True)
 
 
-def test_runtime_mappings_refused_on_a_cluster(env):
+def test_runtime_mappings_across_nodes(env):
+    """A runtime field's values come from every data node's shards (the sum is known), and a
+    script the coordinator cannot compile is a 400 before any node runs it."""
     nodes, single = env
     rm = {"n2": {"type": "long", "script": "emit(doc['n'].value * 2)"}}
     q = {"size": 0, "runtime_mappings": rm, "aggs": {"s": {"sum": {"field": "n2"}}}}
-    st, _, r = single.request("POST", "/docs/_search", q)
-    assert st == 200, r
-    st, _, r = nodes["n2"].request("POST", "/docs/_search", q)
+    for s in [single] + list(nodes.values()):
+        st, _, r = s.request("POST", "/docs/_search", q)
+        assert st == 200, r
+        assert r["aggregations"]["s"]["value"] == 2 * sum(range(N_DOCS)), (s.url, r)
+    bad = {"size": 0, "aggs": {"s": {"sum": {"field": "x"}}},
+           "runtime_mappings": {"x": {"type": "long", "script": "emit(doc['nope'].value)"}}}
+    st, _, r = nodes["n2"].request("POST", "/docs/_search", bad)
     assert st == 400, r
-    assert "[runtime_mappings] is not supported on a cluster yet" in r["error"]["reason"], r
 
 
 def test_min_score_and_indices_boost(env):

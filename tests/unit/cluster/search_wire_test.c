@@ -157,6 +157,7 @@ static void test_query(void **state)
     assert_true(sc_slice_eq(d.query_json, q.query_json));
     assert_true(sc_slice_eq(d.post_filter_json, q.post_filter_json));
     assert_true(sc_slice_eq(d.aggs_json, q.aggs_json));
+    assert_int_equal(d.runtime_json.len, 0);
     assert_int_equal(d.k, 20);
     assert_int_equal(d.batched_reduce_size, 7);
     assert_int_equal(d.track_total_hits, 10000);
@@ -229,6 +230,32 @@ static void test_query(void **state)
         sc_arena_fini(&a);
     }
     q.terminate_after = 0;
+    /* extension tag 11: runtime_mappings; empty is corrupt */
+    q.runtime_json = sc_slice_cstr("{\"r\":{\"type\":\"long\",\"script\":\"emit(1)\"}}");
+    sc_wire_buf_fini(&b);
+    sc_wire_buf_init(&b);
+    assert_int_equal(sc_wire_node_query_encode(&q, &b), SC_OK);
+    sc_arena_init(&a, 1 << 20);
+    assert_int_equal(sc_wire_node_query_decode(b.ptr, b.len, &a, &d), SC_OK);
+    assert_true(sc_slice_eq(d.runtime_json, q.runtime_json));
+    assert_int_equal(d.terminate_after, 0);
+    sc_arena_fini(&a);
+    check_truncations(b.ptr, b.len, dec_query, &d);
+    write_seed("node_query_runtime", 3, b.ptr, b.len);
+    {
+        /* the tail is uv:11 bytes(bytes:json); an empty json is corrupt */
+        size_t n = q.runtime_json.len;
+        uint8_t bad[512];
+        assert_true(b.len < sizeof bad);
+        memcpy(bad, b.ptr, b.len);
+        assert_int_equal(bad[b.len - n - 3], 11);
+        bad[b.len - n - 2] = 1;
+        bad[b.len - n - 1] = 0;
+        sc_arena_init(&a, 1 << 20);
+        assert_int_equal(sc_wire_node_query_decode(bad, b.len - n, &a, &d), SC_ECORRUPT);
+        sc_arena_fini(&a);
+    }
+    q.runtime_json = sc_slice_make(NULL, 0);
     /* a target naming an index past n_indices is corrupt */
     targets[2].index_i = 2;
     sc_wire_buf_fini(&b);
