@@ -26,6 +26,7 @@
 #include "search/searcher.h"
 
 #include "agg_fixture.h"
+#include "exact_stats.h"
 #include "fixture.h"
 
 #define N_SEG 4
@@ -157,29 +158,6 @@ static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double exact_quantile(const double *s, size_t n, double q)
-{
-    double idx = q * (double)(n - 1);
-    size_t lo = (size_t)idx;
-    return lo >= n - 1 ? s[n - 1] : s[lo] + (idx - (double)lo) * (s[lo + 1] - s[lo]);
-}
-
-static double exact_cdf(const double *s, size_t n, double x)
-{
-    size_t below_n = 0, equal = 0;
-    for (size_t i = 0; i < n; i++) {
-        below_n += s[i] < x;
-        equal += s[i] == x;
-    }
-    return ((double)below_n + (double)equal / 2) / (double)n;
 }
 
 /* Percentiles of td against the sorted values: exact up to 2000 values, else rank error within
