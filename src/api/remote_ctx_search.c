@@ -39,15 +39,9 @@ static uint64_t keep_fetch_context(sc_api_remote *r, const sc_wire_node_query *q
     if (!p->n_top)
         return 0;
     size_t nt = q->n_targets;
-    sc__remote_ctx *c = calloc(1, sizeof *c);
-    if (c) {
-        c->shard_ix = calloc(nt ? nt : 1, sizeof *c->shard_ix);
-        c->snapshots = calloc(nt ? nt : 1, sizeof *c->snapshots);
-    }
-    if (!c || !c->shard_ix || !c->snapshots) {
-        sc__remote_ctx_free(c);
+    sc__remote_ctx *c = sc__remote_ctx_new(nt);
+    if (!c)
         return 0;
-    }
     for (size_t t = 0; t < nt; t++) {
         if (!p->results[t].snapshot || p->results[t].st != SC_OK)
             continue;

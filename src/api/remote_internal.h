@@ -61,6 +61,8 @@ struct sc_api_remote {
 uint64_t sc__remote_ctx_put(sc_api_remote *r, sc__remote_ctx *c);
 /* Removes and returns the context with that id (the caller frees it), or NULL. */
 sc__remote_ctx *sc__remote_ctx_take(sc_api_remote *r, uint64_t id);
+/* An empty context with room for the snapshots of n_targets shards, or NULL (out of memory). */
+sc__remote_ctx *sc__remote_ctx_new(size_t n_targets);
 /* Releases c's snapshots and frees it. NULL is a no-op. */
 void sc__remote_ctx_free(sc__remote_ctx *c);
 void sc__remote_ctx_free_all(sc_api_remote *r);

@@ -252,16 +252,10 @@ static uint64_t keep_context(sc_api_remote *r, const sc_node_query_request *nq,
 {
     if (!nr->n_top)
         return 0;
-    sc__remote_ctx *c = calloc(1, sizeof *c);
     size_t nt = nq->n_targets;
-    if (c) {
-        c->shard_ix = calloc(nt ? nt : 1, sizeof *c->shard_ix);
-        c->snapshots = calloc(nt ? nt : 1, sizeof *c->snapshots);
-    }
-    if (!c || !c->shard_ix || !c->snapshots) {
-        sc__remote_ctx_free(c);
+    sc__remote_ctx *c = sc__remote_ctx_new(nt);
+    if (!c)
         return 0;
-    }
     for (size_t t = 0; t < nt; t++) {
         if (!nr->results[t].snapshot || nr->results[t].st != SC_OK)
             continue;
