@@ -247,12 +247,7 @@ static sc_status h_ctx_query(void *vr, sc_slice body, sc_wire_buf *out, char *er
         sc_scroll_release(r->node, ctx);
     if (st != SC_OK && ctx && (cq.flags & SC_CTX_OPEN))
         (void)sc_scroll_clear(r->node, ctx->id);
-    if (st != SC_OK)
-        snprintf(errmsg, cap, "%s",
-                 rq.reason[0]         ? rq.reason
-                 : st == SC_ENOTFOUND ? "index missing on the data node"
-                                      : sc_status_str(st));
-    sc__remote_rq_fini(&rq);
+    st = sc__remote_rq_finish(&rq, st, errmsg, cap);
     sc_arena_fini(&a);
     return st;
 }

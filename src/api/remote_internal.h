@@ -32,6 +32,10 @@ typedef struct remote_query {
  * SC_EPARSE with rq->reason set. Release with sc__remote_rq_fini, also on failure. */
 sc_status sc__remote_prepare(sc_api_remote *r, remote_query *rq, sc_arena *a) SC_MUST_USE;
 void sc__remote_rq_fini(remote_query *rq);
+/* The end of a handler of rq: when st failed, its message in errmsg (rq->reason, else "index
+ * missing on the data node" for SC_ENOTFOUND, else the status); then sc__remote_rq_fini.
+ * Returns st. */
+sc_status sc__remote_rq_finish(remote_query *rq, sc_status st, char *errmsg, size_t cap);
 /* Registers the search-context handlers (remote_ctx_search.c: clustered scroll, point in time,
  * _terms_enum) on t. */
 sc_status sc__remote_ctx_register(sc_api_remote *r, sc_transport *t) SC_MUST_USE;

@@ -233,6 +233,17 @@ sc_status sc__remote_prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
     return SC_OK;
 }
 
+sc_status sc__remote_rq_finish(remote_query *rq, sc_status st, char *errmsg, size_t cap)
+{
+    if (st != SC_OK)
+        snprintf(errmsg, cap, "%s",
+                 rq->reason[0]        ? rq->reason
+                 : st == SC_ENOTFOUND ? "index missing on the data node"
+                                      : sc_status_str(st));
+    sc__remote_rq_fini(rq);
+    return st;
+}
+
 void sc__remote_rq_fini(remote_query *rq)
 {
     for (size_t i = 0; rq->list && i < rq->q.n_indices; i++)
@@ -419,12 +430,7 @@ static sc_status h_query(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
         st = run_phase(r, &rq, &task, &a, out);
         sc_task_end(r->node, &task);
     }
-    if (st != SC_OK)
-        snprintf(errmsg, cap, "%s",
-                 rq.reason[0]         ? rq.reason
-                 : st == SC_ENOTFOUND ? "index missing on the data node"
-                                      : sc_status_str(st));
-    sc__remote_rq_fini(&rq);
+    st = sc__remote_rq_finish(&rq, st, errmsg, cap);
     sc_arena_fini(&a);
     return st;
 }
@@ -451,12 +457,7 @@ static sc_status h_dfs(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg,
         if (st == SC_OK)
             st = sc_wire_term_stats_encode(&ts, out);
     }
-    if (st != SC_OK)
-        snprintf(errmsg, cap, "%s",
-                 rq.reason[0]         ? rq.reason
-                 : st == SC_ENOTFOUND ? "index missing on the data node"
-                                      : sc_status_str(st));
-    sc__remote_rq_fini(&rq);
+    st = sc__remote_rq_finish(&rq, st, errmsg, cap);
     sc_arena_fini(&a);
     return st;
 }
