@@ -14,19 +14,14 @@
 #include "search/agg.h"
 #include "search/searcher.h"
 
+#include "../tests/unit/search/agg_spec_init.h"
+
 /* A spec named "a" (calloc; a benchmark's specs live until exit): size 10, min_doc_count 1,
  * ordered by count descending. */
 static inline sc_agg_spec *bench_agg_spec(sc_agg_kind kind, const char *field, sc_agg_vtype vt)
 {
     sc_agg_spec *s = calloc(1, sizeof *s);
-    s->kind = kind;
-    s->name = "a";
-    s->field = field;
-    s->vtype = vt;
-    s->size = 10;
-    s->min_doc_count = 1;
-    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
-    return s;
+    return fx_agg_spec_init(s, kind, "a", field, vt);
 }
 
 /* parent with sub as its one sub-aggregation; returns parent. */

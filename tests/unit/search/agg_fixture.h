@@ -16,6 +16,7 @@
 #include "search/query.h"
 #include "search/searcher.h"
 
+#include "agg_spec_init.h"
 #include "fixture.h"
 
 /* A spec in a: size 10, min_doc_count 1, ordered by count descending; the tests set the rest. */
@@ -24,14 +25,7 @@ static inline sc_agg_spec *fx_agg_spec(sc_arena *a, sc_agg_kind kind, const char
 {
     sc_agg_spec *s = sc_arena_calloc(a, 1, sizeof *s);
     assert_non_null(s);
-    s->kind = kind;
-    s->name = name;
-    s->field = field;
-    s->vtype = vt;
-    s->size = 10;
-    s->min_doc_count = 1;
-    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
-    return s;
+    return fx_agg_spec_init(s, kind, name, field, vt);
 }
 
 /* Appends c to p's subs (arena-allocated). */
