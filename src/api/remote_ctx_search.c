@@ -62,16 +62,7 @@ static sc_status encode_page(sc_api_remote *r, const remote_query *rq, const pag
         return SC_ENOMEM;
     for (size_t t = 0; t < nt; t++) {
         const sc_node_shard_result *s = &p->results[t];
-        w.results[t] = (sc_wire_shard_outcome){.st = s->st,
-                                               .total = s->total,
-                                               .total_gte = s->total_is_lower_bound,
-                                               .timed_out = s->timed_out,
-                                               .skipped = s->skipped};
-        if (s->st != SC_OK) {
-            w.results[t].http_status = s->err.status;
-            w.results[t].type = sc_slice_cstr(s->err.type ? s->err.type : "exception");
-            w.results[t].reason = sc_slice_cstr(s->err.reason);
-        }
+        w.results[t] = sc__remote_outcome(s);
     }
     uint8_t *agg = NULL;
     size_t agg_len = 0;

@@ -32,6 +32,9 @@ typedef struct remote_query {
  * SC_EPARSE with rq->reason set. Release with sc__remote_rq_fini, also on failure. */
 sc_status sc__remote_prepare(sc_api_remote *r, remote_query *rq, sc_arena *a) SC_MUST_USE;
 void sc__remote_rq_fini(remote_query *rq);
+/* A shard's outcome on the wire: status, totals, timed_out, skipped, and for a failure its
+ * HTTP status, type ("exception" when none) and reason. */
+sc_wire_shard_outcome sc__remote_outcome(const sc_node_shard_result *s);
 /* The end of a handler of rq: when st failed, its message in errmsg (rq->reason, else "index
  * missing on the data node" for SC_ENOTFOUND, else the status); then sc__remote_rq_fini.
  * Returns st. */

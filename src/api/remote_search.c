@@ -233,6 +233,21 @@ sc_status sc__remote_prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
     return SC_OK;
 }
 
+sc_wire_shard_outcome sc__remote_outcome(const sc_node_shard_result *s)
+{
+    sc_wire_shard_outcome o = {.st = s->st,
+                               .total = s->total,
+                               .total_gte = s->total_is_lower_bound,
+                               .timed_out = s->timed_out,
+                               .skipped = s->skipped};
+    if (s->st != SC_OK) {
+        o.http_status = s->err.status;
+        o.type = sc_slice_cstr(s->err.type ? s->err.type : "exception");
+        o.reason = sc_slice_cstr(s->err.reason);
+    }
+    return o;
+}
+
 sc_status sc__remote_rq_finish(remote_query *rq, sc_status st, char *errmsg, size_t cap)
 {
     if (st != SC_OK)
@@ -297,18 +312,9 @@ static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_
         return SC_ENOMEM;
     for (size_t t = 0; t < nt; t++) {
         const sc_node_shard_result *s = &nr->results[t];
-        w.results[t] = (sc_wire_shard_outcome){.st = s->st,
-                                               .total = s->total,
-                                               .total_gte = s->total_is_lower_bound,
-                                               .timed_out = s->timed_out,
-                                               .skipped = s->skipped,
-                                               .max_score = s->max_score,
-                                               .profile = s->st == SC_OK ? s->profile : NULL};
-        if (s->st != SC_OK) {
-            w.results[t].http_status = s->err.status;
-            w.results[t].type = sc_slice_cstr(s->err.type ? s->err.type : "exception");
-            w.results[t].reason = sc_slice_cstr(s->err.reason);
-        }
+        w.results[t] = sc__remote_outcome(s);
+        w.results[t].max_score = s->max_score;
+        w.results[t].profile = s->st == SC_OK ? s->profile : NULL;
     }
     uint8_t *agg = NULL;
     size_t agg_len = 0;
