@@ -7,6 +7,7 @@
 // StoredField). The file is read into memory first; the timed part is parsing + analysis +
 // indexing + the final commit, with T threads on one IndexWriter, no merges while indexing
 // (NoMergePolicy, as scry's shard without background merges), then a timed forceMerge(1).
+// Compile with bench/LuceneNdjson.java (the corpus parsing and field building).
 // Usage: java -cp lucene-core:lucene-analyzers-common:. LuceneIndexBench FILE.ndjson DIR
 //            THREADS [RAM_MB (64)]
 // Prints one line of key=value pairs (docs, bytes, index_s, cpu_s = process CPU time of the
@@ -14,31 +15,20 @@
 // merge_cpu_s = process CPU time of the force merge and its commit,
 // merged_bytes) for index_compare.sh; the bytes per file extension go to stderr.
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.time.LocalDate;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
 import org.apache.lucene.analysis.CharArraySet;
 import org.apache.lucene.analysis.standard.StandardAnalyzer;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
-import org.apache.lucene.document.FieldType;
-import org.apache.lucene.document.IntPoint;
-import org.apache.lucene.document.LongPoint;
-import org.apache.lucene.document.SortedNumericDocValuesField;
-import org.apache.lucene.document.SortedSetDocValuesField;
 import org.apache.lucene.document.StoredField;
 import org.apache.lucene.document.StringField;
-import org.apache.lucene.document.TextField;
 import org.apache.lucene.index.DirectoryReader;
-import org.apache.lucene.index.IndexOptions;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.NoMergePolicy;
@@ -47,121 +37,22 @@ import org.apache.lucene.store.FSDirectory;
 import org.apache.lucene.util.BytesRef;
 
 public class LuceneIndexBench {
-    static final FieldType KEYWORD = new FieldType();
-    static {
-        KEYWORD.setTokenized(false);
-        KEYWORD.setOmitNorms(true);
-        KEYWORD.setIndexOptions(IndexOptions.DOCS);
-        KEYWORD.freeze();
-    }
-
     static byte[] data;
     static int[] lineStart, lineEnd;
 
-    /** A minimal parser for the flat JSON objects of the corpus (strings and numbers). */
-    static final class Parser {
-        final byte[] b;
-        int p;
-        final StringBuilder sb = new StringBuilder();
-
-        Parser(byte[] b, int p) {
-            this.b = b;
-            this.p = p;
-        }
-
-        void ws() {
-            while (b[p] == ' ' || b[p] == '\t') p++;
-        }
-
-        String string() {
-            p++; // opening quote
-            int s = p;
-            while (b[p] != '"' && b[p] != '\\') p++;
-            if (b[p] == '"') return new String(b, s, (p++) - s, StandardCharsets.UTF_8);
-            sb.setLength(0);
-            sb.append(new String(b, s, p - s, StandardCharsets.UTF_8));
-            while (b[p] != '"') {
-                if (b[p] != '\\') {
-                    int q = p;
-                    while (b[p] != '"' && b[p] != '\\') p++;
-                    sb.append(new String(b, q, p - q, StandardCharsets.UTF_8));
-                    continue;
-                }
-                char c = (char) b[p + 1];
-                p += 2;
-                switch (c) {
-                    case 'n': sb.append('\n'); break;
-                    case 't': sb.append('\t'); break;
-                    case 'r': sb.append('\r'); break;
-                    case 'b': sb.append('\b'); break;
-                    case 'f': sb.append('\f'); break;
-                    case 'u':
-                        sb.append((char) Integer.parseInt(new String(b, p, 4, StandardCharsets.US_ASCII), 16));
-                        p += 4;
-                        break;
-                    default: sb.append(c);
-                }
-            }
-            p++;
-            return sb.toString();
-        }
-
-        long number() {
-            boolean neg = b[p] == '-';
-            if (neg) p++;
-            long v = 0;
-            while (p < b.length && b[p] >= '0' && b[p] <= '9') v = v * 10 + (b[p++] - '0');
-            return neg ? -v : v;
-        }
-    }
-
-    static int digits(String s, int off, int n) {
-        int v = 0;
-        for (int i = 0; i < n; i++) v = v * 10 + (s.charAt(off + i) - '0');
-        return v;
-    }
-
-    /** Epoch millis of "yyyy-MM-ddTHH:mm:ssZ" (the corpus' date format). */
-    static long dateMillis(String s) {
-        long day = LocalDate.of(digits(s, 0, 4), digits(s, 5, 2), digits(s, 8, 2)).toEpochDay();
-        long sec = day * 86400 + digits(s, 11, 2) * 3600 + digits(s, 14, 2) * 60 + digits(s, 17, 2);
-        return sec * 1000;
+    /** title and body are text, date_dt a date, price_i an integer; the other strings are
+     * keywords and the other numbers longs (bench/workloads/wiki.index.json). */
+    static String typeOf(String name) {
+        if (name.equals("title") || name.equals("body")) return "text";
+        if (name.equals("date_dt")) return "date";
+        if (name.equals("price_i")) return "integer";
+        return "keyword";
     }
 
     static Document toDocument(int line) {
         int s = lineStart[line], e = lineEnd[line];
         Document doc = new Document();
-        Parser ps = new Parser(data, s);
-        ps.ws();
-        ps.p++; // '{'
-        for (;;) {
-            ps.ws();
-            if (data[ps.p] == '}') break;
-            String name = ps.string();
-            ps.ws();
-            ps.p++; // ':'
-            ps.ws();
-            if (data[ps.p] == '"') {
-                String v = ps.string();
-                if (name.equals("title") || name.equals("body")) {
-                    doc.add(new TextField(name, v, Field.Store.NO));
-                } else if (name.equals("date_dt")) {
-                    long ms = dateMillis(v);
-                    doc.add(new LongPoint(name, ms));
-                    doc.add(new SortedNumericDocValuesField(name, ms));
-                } else {
-                    doc.add(new Field(name, v, KEYWORD));
-                    doc.add(new SortedSetDocValuesField(name, new BytesRef(v)));
-                }
-            } else {
-                long v = ps.number();
-                if (name.equals("price_i")) doc.add(new IntPoint(name, (int) v));
-                else doc.add(new LongPoint(name, v));
-                doc.add(new SortedNumericDocValuesField(name, v));
-            }
-            ps.ws();
-            if (data[ps.p] == ',') ps.p++;
-        }
+        LuceneNdjson.addFields(doc, data, s, LuceneIndexBench::typeOf);
         doc.add(new StringField("_id", Integer.toString(line), Field.Store.YES));
         doc.add(new StoredField("_source", new BytesRef(data, s, e - s)));
         return doc;
@@ -181,27 +72,11 @@ public class LuceneIndexBench {
         int threads = Integer.parseInt(args[2]);
         double ramMb = args.length > 3 ? Double.parseDouble(args[3]) : 64;
         data = Files.readAllBytes(file);
-        int n = 0;
-        for (byte c : data) if (c == '\n') n++;
-        lineStart = new int[n + 1];
-        lineEnd = new int[n + 1];
-        int lines = 0;
-        for (int i = 0; i < data.length; ) {
-            int j = i;
-            while (j < data.length && data[j] != '\n') j++;
-            if (j > i) {
-                lineStart[lines] = i;
-                lineEnd[lines] = j;
-                lines++;
-            }
-            i = j + 1;
-        }
-        final int nDocs = lines;
-        if (Files.exists(dir)) {
-            try (Stream<Path> w = Files.walk(dir)) {
-                w.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
-        }
+        int[][] lines = LuceneNdjson.lines(data);
+        lineStart = lines[0];
+        lineEnd = lines[1];
+        final int nDocs = lineStart.length;
+        LuceneNdjson.deleteTree(dir);
         StandardAnalyzer analyzer = new StandardAnalyzer(CharArraySet.EMPTY_SET);
         IndexWriterConfig cfg = new IndexWriterConfig(analyzer);
         cfg.setOpenMode(IndexWriterConfig.OpenMode.CREATE);

@@ -9,34 +9,26 @@
 // stored; _source = the raw JSON line as a stored binary field; _seq_no = LongPoint +
 // NumericDocValues; _version and _primary_term = NumericDocValues. One thread, then
 // forceMerge(1) without compound files.
+// Compile with bench/LuceneNdjson.java (the corpus parsing and field building).
 // Usage: java -cp lucene-core:lucene-analyzers-common:. LuceneSizeBench FILE.ndjson DIR
 //            NAME=TYPE...
 // Prints `lucene_part NAME BYTES` lines (terms, postings, positions, norms, doc_values, stored,
 // points, other), `lucene_file EXT BYTES` per file extension and `lucene_total BYTES`.
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.time.LocalDate;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 import org.apache.lucene.analysis.CharArraySet;
 import org.apache.lucene.analysis.standard.StandardAnalyzer;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
 import org.apache.lucene.document.FieldType;
-import org.apache.lucene.document.IntPoint;
 import org.apache.lucene.document.LongPoint;
 import org.apache.lucene.document.NumericDocValuesField;
-import org.apache.lucene.document.SortedNumericDocValuesField;
-import org.apache.lucene.document.SortedSetDocValuesField;
 import org.apache.lucene.document.StoredField;
-import org.apache.lucene.document.TextField;
 import org.apache.lucene.index.IndexOptions;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
@@ -45,90 +37,13 @@ import org.apache.lucene.store.FSDirectory;
 import org.apache.lucene.util.BytesRef;
 
 public class LuceneSizeBench {
-    static final FieldType KEYWORD = new FieldType();
     static final FieldType ID = new FieldType();
     static {
-        KEYWORD.setTokenized(false);
-        KEYWORD.setOmitNorms(true);
-        KEYWORD.setIndexOptions(IndexOptions.DOCS);
-        KEYWORD.freeze();
         ID.setTokenized(false);
         ID.setOmitNorms(true);
         ID.setIndexOptions(IndexOptions.DOCS);
         ID.setStored(true);
         ID.freeze();
-    }
-
-    /** A parser for the flat JSON objects of the corpus (string and integer values). */
-    static final class Parser {
-        final byte[] b;
-        int p;
-        final StringBuilder sb = new StringBuilder();
-
-        Parser(byte[] b, int p) {
-            this.b = b;
-            this.p = p;
-        }
-
-        void ws() {
-            while (b[p] == ' ' || b[p] == '\t') p++;
-        }
-
-        String string() {
-            p++;
-            int s = p;
-            while (b[p] != '"' && b[p] != '\\') p++;
-            if (b[p] == '"') return new String(b, s, (p++) - s, StandardCharsets.UTF_8);
-            sb.setLength(0);
-            sb.append(new String(b, s, p - s, StandardCharsets.UTF_8));
-            while (b[p] != '"') {
-                if (b[p] != '\\') {
-                    int q = p;
-                    while (b[p] != '"' && b[p] != '\\') p++;
-                    sb.append(new String(b, q, p - q, StandardCharsets.UTF_8));
-                    continue;
-                }
-                char c = (char) b[p + 1];
-                p += 2;
-                switch (c) {
-                    case 'n': sb.append('\n'); break;
-                    case 't': sb.append('\t'); break;
-                    case 'r': sb.append('\r'); break;
-                    case 'b': sb.append('\b'); break;
-                    case 'f': sb.append('\f'); break;
-                    case 'u':
-                        sb.append((char) Integer.parseInt(
-                                new String(b, p, 4, StandardCharsets.US_ASCII), 16));
-                        p += 4;
-                        break;
-                    default: sb.append(c);
-                }
-            }
-            p++;
-            return sb.toString();
-        }
-
-        long number() {
-            boolean neg = b[p] == '-';
-            if (neg) p++;
-            long v = 0;
-            while (p < b.length && b[p] >= '0' && b[p] <= '9') v = v * 10 + (b[p++] - '0');
-            return neg ? -v : v;
-        }
-    }
-
-    static int digits(String s, int off, int n) {
-        int v = 0;
-        for (int i = 0; i < n; i++) v = v * 10 + (s.charAt(off + i) - '0');
-        return v;
-    }
-
-    /** Epoch millis of "yyyy-MM-ddTHH:mm:ssZ". */
-    static long dateMillis(String s) {
-        long day = LocalDate.of(digits(s, 0, 4), digits(s, 5, 2), digits(s, 8, 2)).toEpochDay();
-        long sec = day * 86400 + digits(s, 11, 2) * 3600 + digits(s, 14, 2) * 60
-                + digits(s, 17, 2);
-        return sec * 1000;
     }
 
     /** Elasticsearch's Uid.encodeId of a numeric id: 0xfe, then two digits per byte (nibbles),
@@ -147,39 +62,7 @@ public class LuceneSizeBench {
 
     static Document toDocument(byte[] data, int s, int e, int line, Map<String, String> types) {
         Document doc = new Document();
-        Parser ps = new Parser(data, s);
-        ps.ws();
-        ps.p++;
-        for (;;) {
-            ps.ws();
-            if (data[ps.p] == '}') break;
-            String name = ps.string();
-            ps.ws();
-            ps.p++;
-            ps.ws();
-            String type = types.get(name);
-            if (type == null) throw new IllegalArgumentException("unmapped field " + name);
-            if (data[ps.p] == '"') {
-                String v = ps.string();
-                if (type.equals("text")) {
-                    doc.add(new TextField(name, v, Field.Store.NO));
-                } else if (type.equals("date")) {
-                    long ms = dateMillis(v);
-                    doc.add(new LongPoint(name, ms));
-                    doc.add(new SortedNumericDocValuesField(name, ms));
-                } else {
-                    doc.add(new Field(name, v, KEYWORD));
-                    doc.add(new SortedSetDocValuesField(name, new BytesRef(v)));
-                }
-            } else {
-                long v = ps.number();
-                if (type.equals("integer")) doc.add(new IntPoint(name, (int) v));
-                else doc.add(new LongPoint(name, v));
-                doc.add(new SortedNumericDocValuesField(name, v));
-            }
-            ps.ws();
-            if (data[ps.p] == ',') ps.p++;
-        }
+        LuceneNdjson.addFields(doc, data, s, types::get);
         doc.add(new Field("_id", numericId(line), ID));
         doc.add(new StoredField("_source", new BytesRef(data, s, e - s)));
         doc.add(new LongPoint("_seq_no", line));
@@ -210,11 +93,7 @@ public class LuceneSizeBench {
             String[] kv = args[i].split("=", 2);
             types.put(kv[0], kv[1]);
         }
-        if (Files.exists(dir)) {
-            try (Stream<Path> w = Files.walk(dir)) {
-                w.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
-        }
+        LuceneNdjson.deleteTree(dir);
         IndexWriterConfig cfg = new IndexWriterConfig(new StandardAnalyzer(CharArraySet.EMPTY_SET));
         cfg.setOpenMode(IndexWriterConfig.OpenMode.CREATE);
         cfg.setRAMBufferSizeMB(256);
@@ -222,13 +101,10 @@ public class LuceneSizeBench {
         cfg.setUseCompoundFile(false);
         FSDirectory fsd = FSDirectory.open(dir);
         IndexWriter w = new IndexWriter(fsd, cfg);
+        int[][] lines = LuceneNdjson.lines(data);
         int line = 0;
-        for (int i = 0; i < data.length; ) {
-            int j = i;
-            while (j < data.length && data[j] != '\n') j++;
-            if (j > i) w.addDocument(toDocument(data, i, j, line++, types));
-            i = j + 1;
-        }
+        for (; line < lines[0].length; line++)
+            w.addDocument(toDocument(data, lines[0][line], lines[1][line], line, types));
         w.forceMerge(1);
         w.commit();
         w.close();

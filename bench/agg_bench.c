@@ -23,30 +23,22 @@
 #include "search/agg.h"
 #include "search/searcher.h"
 
+#include "agg_bench_util.h"
 #include "bench_util.h"
 
 static sc_agg_spec *spec(sc_agg_kind kind, const char *field, sc_agg_vtype vt)
 {
-    sc_agg_spec *s = calloc(1, sizeof *s);
-    s->kind = kind;
-    s->name = "a";
-    s->field = field;
-    s->vtype = vt;
-    s->size = 10;
-    s->min_doc_count = kind == SC_AGG_HISTOGRAM || kind == SC_AGG_DATE_HISTOGRAM ? 0 : 1;
-    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
-    if (kind == SC_AGG_HISTOGRAM || kind == SC_AGG_DATE_HISTOGRAM)
+    sc_agg_spec *s = bench_agg_spec(kind, field, vt);
+    if (kind == SC_AGG_HISTOGRAM || kind == SC_AGG_DATE_HISTOGRAM) {
+        s->min_doc_count = 0;
         s->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+    }
     return s;
 }
 
 static sc_agg_spec *root_of(sc_agg_spec *top)
 {
-    sc_agg_spec *r = spec(SC_AGG_ROOT, NULL, 0);
-    r->subs = calloc(1, sizeof *r->subs);
-    r->subs[0] = top;
-    r->n_subs = 1;
-    return r;
+    return bench_agg_with_sub(spec(SC_AGG_ROOT, NULL, 0), top);
 }
 
 /* 0: match_all; 1: a range query on "t" over its middle half (points count a histogram on "t"
@@ -54,14 +46,6 @@ static sc_agg_spec *root_of(sc_agg_spec *top)
  * range on "sd" matching every doc (Rally's trip_distance filter). */
 static int query_kind;
 
-/* The process's CPU time: single-threaded cases on a shared, loaded machine are timed by the
- * CPU they use (best of the runs), not the wall clock that also counts other processes. */
-static uint64_t cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 static const char *only; /* run only the cases whose name contains it (argv[3]) */
 
 static void run_case(const char *name, const sc_agg_spec *root, const sc_searcher *s, uint32_t n,
@@ -73,13 +57,6 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
     for (int r = 0; r < runs; r++) {
         sc_arena a;
         sc_arena_init(&a, 0);
-        sc_search_options o;
-        sc_search_options_init(&o);
-        sc_agg_shard_options so = {.n_shards = 1};
-        sc_search_result res;
-        sc_agg_error err;
-        sc_agg_result *out;
-        uint64_t t0 = cpu_ns();
         int64_t lo = INT64_C(1420070400000) + INT64_C(22) * 86400000,
                 hi = INT64_C(1420070400000) + INT64_C(67) * 86400000;
         sc_query *rq = sc_query_range(&a, sc_slice_cstr("t"), &lo, &hi, 1);
@@ -89,10 +66,12 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
                             : query_kind == 2
                                 ? sc_query_constant_score(&a, rq)
                                 : sc_query_range(&a, sc_slice_cstr("sd"), &dlo, &dhi, 1);
-        sc_status st = sc_agg_collect_shard(root, s, q, &o, &so, &a, &out, &res, &err);
-        double ms = (double)(cpu_ns() - t0) / 1e6;
-        if (st != SC_OK || (query_kind == 0 && res.total != n)) {
-            fprintf(stderr, "%s: %s %s\n", name, sc_status_str(st), err.reason);
+        /* the process's CPU time: single-threaded cases on a shared, loaded machine are timed
+         * by the CPU they use (best of the runs), not the wall clock */
+        uint64_t total;
+        double ms = bench_agg_collect_ms(name, root, s, q, &a, CLOCK_PROCESS_CPUTIME_ID, &total);
+        if (query_kind == 0 && total != n) {
+            fprintf(stderr, "%s: %llu docs matched, not %u\n", name, (unsigned long long)total, n);
             exit(1);
         }
         bench_keep_best(&best, ms);
@@ -123,34 +102,12 @@ int main(int argc, char **argv)
         int64_t sd = (int64_t)(((x >> 20) % 1000) * ((x >> 30) % 5000) / 1000);
         int64_t sm = (int64_t)((x >> 24) % 10000);
         sc_index_token tok = {sc_slice_cstr(kw), 0};
-        sc_index_field f[5] = {{.name = sc_slice_cstr("k"),
-                                .kind = SC_FIELD_KEYWORD,
-                                .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-                                .tokens = &tok,
-                                .n_tokens = 1},
-                               {.name = sc_slice_cstr("n"),
-                                .kind = SC_FIELD_NUMERIC,
-                                .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-                                .values = &num,
-                                .n_values = 1},
-                               {.name = sc_slice_cstr("t"),
-                                .kind = SC_FIELD_NUMERIC,
-                                .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-                                .values = &t,
-                                .n_values = 1},
-                               {.name = sc_slice_cstr("sd"),
-                                .kind = SC_FIELD_NUMERIC,
-                                .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-                                .values = &sd,
-                                .n_values = 1},
-                               {.name = sc_slice_cstr("sm"),
-                                .kind = SC_FIELD_NUMERIC,
-                                .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-                                .values = &sm,
-                                .n_values = 1}};
-        sc_index_doc doc = {
-            .id = sc_slice_cstr("x"), .source = sc_slice_cstr(""), .fields = f, .n_fields = 5};
-        if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
+        sc_index_field f[5] = {bench_keyword("k", &tok),
+                               bench_numeric("n", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &num),
+                               bench_numeric("t", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &t),
+                               bench_numeric("sd", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &sd),
+                               bench_numeric("sm", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &sm)};
+        if (bench_add_doc(b, f, 5) != 0)
             return 1;
     }
     sc_segment *seg;

@@ -15,37 +15,17 @@
 #include "search/agg.h"
 #include "search/searcher.h"
 
+#include "agg_bench_util.h"
 #include "bench_util.h"
 
 static sc_agg_spec *spec(sc_agg_kind kind, const char *field, sc_agg_vtype vt)
 {
-    sc_agg_spec *s = calloc(1, sizeof *s);
-    s->kind = kind;
-    s->name = "a";
-    s->field = field;
-    s->vtype = vt;
-    s->size = 10;
-    s->min_doc_count = 1;
-    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
+    sc_agg_spec *s = bench_agg_spec(kind, field, vt);
     s->keyed = true;
     return s;
 }
 
-static sc_agg_spec *with_sub(sc_agg_spec *parent, sc_agg_spec *sub)
-{
-    parent->subs = calloc(1, sizeof *parent->subs);
-    parent->subs[0] = sub;
-    parent->n_subs = 1;
-    return parent;
-}
-
-/* Thread CPU milliseconds: the development machine is shared, so wall time overstates. */
-static double cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#define with_sub bench_agg_with_sub
 
 static void run_case(const char *name, sc_agg_spec *top, const sc_searcher *s, uint32_t n, int runs)
 {
@@ -55,18 +35,12 @@ static void run_case(const char *name, sc_agg_spec *top, const sc_searcher *s, u
     for (int r = 0; r < runs; r++) {
         sc_arena a;
         sc_arena_init(&a, 0);
-        sc_search_options o;
-        sc_search_options_init(&o);
-        sc_agg_shard_options so = {.n_shards = 1};
-        sc_search_result res;
-        sc_agg_error err;
-        sc_agg_result *out;
-        double t0 = cpu_ms();
-        sc_status st =
-            sc_agg_collect_shard(root, s, sc_query_match_all(&a), &o, &so, &a, &out, &res, &err);
-        double ms = cpu_ms() - t0;
-        if (st != SC_OK || res.total != n) {
-            fprintf(stderr, "%s: %s %s\n", name, sc_status_str(st), err.reason);
+        /* thread CPU time: the development machine is shared, so wall time overstates */
+        uint64_t total;
+        double ms = bench_agg_collect_ms(name, root, s, sc_query_match_all(&a), &a,
+                                         CLOCK_THREAD_CPUTIME_ID, &total);
+        if (total != n) {
+            fprintf(stderr, "%s: %llu docs matched, not %u\n", name, (unsigned long long)total, n);
             exit(1);
         }
         bench_keep_best(&best, ms);
@@ -96,29 +70,10 @@ int main(int argc, char **argv)
         int64_t num = (int64_t)((x >> 24) % 1000000);
         int64_t dv = sc_agg_double_to_sortable((double)((x >> 32) % 100000) / 7.0);
         sc_index_token ut = {sc_slice_cstr(user), 0}, ct = {sc_slice_cstr(code), 0};
-        sc_index_field f[4] = {{.name = sc_slice_cstr("u"),
-                                .kind = SC_FIELD_KEYWORD,
-                                .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-                                .tokens = &ut,
-                                .n_tokens = 1},
-                               {.name = sc_slice_cstr("c"),
-                                .kind = SC_FIELD_KEYWORD,
-                                .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
-                                .tokens = &ct,
-                                .n_tokens = 1},
-                               {.name = sc_slice_cstr("n"),
-                                .kind = SC_FIELD_NUMERIC,
-                                .flags = SC_FIELD_DOCVALUES,
-                                .values = &num,
-                                .n_values = 1},
-                               {.name = sc_slice_cstr("d"),
-                                .kind = SC_FIELD_NUMERIC,
-                                .flags = SC_FIELD_DOCVALUES,
-                                .values = &dv,
-                                .n_values = 1}};
-        sc_index_doc doc = {
-            .id = sc_slice_cstr("x"), .source = sc_slice_cstr(""), .fields = f, .n_fields = 4};
-        if (sc_segment_builder_add(b, &doc, NULL) != SC_OK)
+        sc_index_field f[4] = {bench_keyword("u", &ut), bench_keyword("c", &ct),
+                               bench_numeric("n", SC_FIELD_DOCVALUES, &num),
+                               bench_numeric("d", SC_FIELD_DOCVALUES, &dv)};
+        if (bench_add_doc(b, f, 4) != 0)
             return 1;
     }
     sc_segment *seg;

@@ -19,7 +19,7 @@ cmake --build "$B" -j"$(nproc)" --target scry index_bench >/dev/null
 CORPUS="$WORK/wiki-$N.ndjson"
 [ -s "$CORPUS" ] || "$B/scry" gen wiki --seed 1 --docs "$N" > "$CORPUS"
 mkdir -p "$WORK/classes"
-javac -d "$WORK/classes" -cp "$JARS" bench/LuceneIndexBench.java
+javac -d "$WORK/classes" -cp "$JARS" bench/LuceneIndexBench.java bench/LuceneNdjson.java
 echo "corpus: $N docs, $(du -mL "$CORPUS" | cut -f1) MB; RAM buffer $RAM MB; $(nproc) cores" >&2
 "$B/index_bench" "$CORPUS" bench/workloads/wiki.index.json "$RAM" | tee "$WORK/scry.txt"
 for T in 1 2; do

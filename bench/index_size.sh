@@ -46,7 +46,7 @@ find "$WORK/data" -type f -printf '%s %P\n' > "$WORK/scry-files.txt"
 
 if [ "${LUCENE:-}" != reuse ] || [ ! -s "$WORK/lucene.txt" ]; then
     mkdir -p "$WORK/classes"
-    javac -d "$WORK/classes" -cp "$JARS" bench/LuceneSizeBench.java
+    javac -d "$WORK/classes" -cp "$JARS" bench/LuceneSizeBench.java bench/LuceneNdjson.java
     java -Xmx4g -cp "$JARS:$WORK/classes" LuceneSizeBench "$CORPUS" "$WORK/lucene-idx" \
         title=text body=text kind=keyword name=keyword section=keyword author=keyword \
         lang=keyword size=long date=date > "$WORK/lucene.txt"

@@ -15,20 +15,8 @@
 #include "search/hll.h"
 #include "search/tdigest.h"
 
-static uint64_t rng = 0x5eed;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static double unif(void)
-{
-    return ((double)(rnd() >> 11) + 0.5) / 9007199254740992.0;
-}
+#include "../tests/unit/search/exact_stats.h"
+#include "../tests/unit/search/splitmix.h"
 
 static double now_s(void)
 {
@@ -95,12 +83,6 @@ static void speed_td(const double *vals, double compression, const char *what, i
     }
     printf("tdigest compression=%-4g %-8s %-8s: %6.2f ns/value\n", compression, what,
            batch ? "batch" : "add", best);
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static void run_speed(void)
@@ -221,28 +203,6 @@ static double draw(int d)
     }
 }
 
-static double rank_of(const double *s, size_t n, double x)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t below = lo;
-    hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s[mid] <= x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return ((double)below + (double)(lo - below) / 2) / (double)n;
-}
-
 static const double QS[] = {0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999};
 #define N_QS (sizeof QS / sizeof QS[0])
 
@@ -280,7 +240,8 @@ static void run_td_error(int trials)
                         }
                     }
                     for (size_t k = 0; k < N_QS; k++) {
-                        double e = fabs(rank_of(sorted, n, sc_tdigest_quantile(td, QS[k])) - QS[k]);
+                        double e =
+                            fabs(exact_cdf(sorted, n, sc_tdigest_quantile(td, QS[k])) - QS[k]);
                         double idx = QS[k] * (double)(n - 1);
                         size_t lo = (size_t)idx;
                         double xq = sorted[lo] + (idx - (double)lo) * (sorted[lo + 1] - sorted[lo]);
@@ -305,6 +266,7 @@ static void run_td_error(int trials)
 
 int main(int argc, char **argv)
 {
+    rng = 0x5eed; /* fixed: the measurements are repeatable */
     const char *cmd = argc > 1 ? argv[1] : "speed";
     int trials = argc > 2 ? atoi(argv[2]) : 0;
     if (strcmp(cmd, "speed") == 0)

@@ -61,6 +61,20 @@ sc__remote_ctx *sc__remote_ctx_take(sc_api_remote *r, uint64_t id)
     return found;
 }
 
+sc__remote_ctx *sc__remote_ctx_new(size_t n_targets)
+{
+    sc__remote_ctx *c = calloc(1, sizeof *c);
+    if (c) {
+        c->shard_ix = calloc(n_targets ? n_targets : 1, sizeof *c->shard_ix);
+        c->snapshots = calloc(n_targets ? n_targets : 1, sizeof *c->snapshots);
+    }
+    if (!c || !c->shard_ix || !c->snapshots) {
+        sc__remote_ctx_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 void sc__remote_ctx_free(sc__remote_ctx *c)
 {
     if (c)

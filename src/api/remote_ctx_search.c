@@ -39,15 +39,9 @@ static uint64_t keep_fetch_context(sc_api_remote *r, const sc_wire_node_query *q
     if (!p->n_top)
         return 0;
     size_t nt = q->n_targets;
-    sc__remote_ctx *c = calloc(1, sizeof *c);
-    if (c) {
-        c->shard_ix = calloc(nt ? nt : 1, sizeof *c->shard_ix);
-        c->snapshots = calloc(nt ? nt : 1, sizeof *c->snapshots);
-    }
-    if (!c || !c->shard_ix || !c->snapshots) {
-        sc__remote_ctx_free(c);
+    sc__remote_ctx *c = sc__remote_ctx_new(nt);
+    if (!c)
         return 0;
-    }
     for (size_t t = 0; t < nt; t++) {
         if (!p->results[t].snapshot || p->results[t].st != SC_OK)
             continue;
@@ -68,17 +62,7 @@ static sc_status encode_page(sc_api_remote *r, const remote_query *rq, const pag
         return SC_ENOMEM;
     for (size_t t = 0; t < nt; t++) {
         const sc_node_shard_result *s = &p->results[t];
-        w.results[t] = (sc_wire_shard_outcome){.st = s->st,
-                                               .total = s->total,
-                                               .total_gte = s->total_is_lower_bound,
-                                               .timed_out = s->timed_out,
-                                               .terminated_early = s->terminated_early,
-                                               .skipped = s->skipped};
-        if (s->st != SC_OK) {
-            w.results[t].http_status = s->err.status;
-            w.results[t].type = sc_slice_cstr(s->err.type ? s->err.type : "exception");
-            w.results[t].reason = sc_slice_cstr(s->err.reason);
-        }
+        w.results[t] = sc__remote_outcome(s);
     }
     uint8_t *agg = NULL;
     size_t agg_len = 0;
@@ -255,12 +239,7 @@ static sc_status h_ctx_query(void *vr, sc_slice body, sc_wire_buf *out, char *er
         sc_scroll_release(r->node, ctx);
     if (st != SC_OK && ctx && (cq.flags & SC_CTX_OPEN))
         (void)sc_scroll_clear(r->node, ctx->id);
-    if (st != SC_OK)
-        snprintf(errmsg, cap, "%s",
-                 rq.reason[0]         ? rq.reason
-                 : st == SC_ENOTFOUND ? "index missing on the data node"
-                                      : sc_status_str(st));
-    sc__remote_rq_fini(&rq);
+    st = sc__remote_rq_finish(&rq, st, errmsg, cap);
     sc_arena_fini(&a);
     return st;
 }

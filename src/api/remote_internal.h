@@ -32,6 +32,13 @@ typedef struct remote_query {
  * SC_EPARSE with rq->reason set. Release with sc__remote_rq_fini, also on failure. */
 sc_status sc__remote_prepare(sc_api_remote *r, remote_query *rq, sc_arena *a) SC_MUST_USE;
 void sc__remote_rq_fini(remote_query *rq);
+/* A shard's outcome on the wire: status, totals, timed_out, skipped, and for a failure its
+ * HTTP status, type ("exception" when none) and reason. */
+sc_wire_shard_outcome sc__remote_outcome(const sc_node_shard_result *s);
+/* The end of a handler of rq: when st failed, its message in errmsg (rq->reason, else "index
+ * missing on the data node" for SC_ENOTFOUND, else the status); then sc__remote_rq_fini.
+ * Returns st. */
+sc_status sc__remote_rq_finish(remote_query *rq, sc_status st, char *errmsg, size_t cap);
 /* Registers the search-context handlers (remote_ctx_search.c: clustered scroll, point in time,
  * _terms_enum) on t. */
 sc_status sc__remote_ctx_register(sc_api_remote *r, sc_transport *t) SC_MUST_USE;
@@ -61,6 +68,8 @@ struct sc_api_remote {
 uint64_t sc__remote_ctx_put(sc_api_remote *r, sc__remote_ctx *c);
 /* Removes and returns the context with that id (the caller frees it), or NULL. */
 sc__remote_ctx *sc__remote_ctx_take(sc_api_remote *r, uint64_t id);
+/* An empty context with room for the snapshots of n_targets shards, or NULL (out of memory). */
+sc__remote_ctx *sc__remote_ctx_new(size_t n_targets);
 /* Releases c's snapshots and frees it. NULL is a no-op. */
 void sc__remote_ctx_free(sc__remote_ctx *c);
 void sc__remote_ctx_free_all(sc_api_remote *r);

@@ -258,6 +258,33 @@ sc_status sc__remote_prepare(sc_api_remote *r, remote_query *rq, sc_arena *a)
     return SC_OK;
 }
 
+sc_wire_shard_outcome sc__remote_outcome(const sc_node_shard_result *s)
+{
+    sc_wire_shard_outcome o = {.st = s->st,
+                               .total = s->total,
+                               .total_gte = s->total_is_lower_bound,
+                               .timed_out = s->timed_out,
+                               .terminated_early = s->terminated_early,
+                               .skipped = s->skipped};
+    if (s->st != SC_OK) {
+        o.http_status = s->err.status;
+        o.type = sc_slice_cstr(s->err.type ? s->err.type : "exception");
+        o.reason = sc_slice_cstr(s->err.reason);
+    }
+    return o;
+}
+
+sc_status sc__remote_rq_finish(remote_query *rq, sc_status st, char *errmsg, size_t cap)
+{
+    if (st != SC_OK)
+        snprintf(errmsg, cap, "%s",
+                 rq->reason[0]        ? rq->reason
+                 : st == SC_ENOTFOUND ? "index missing on the data node"
+                                      : sc_status_str(st));
+    sc__remote_rq_fini(rq);
+    return st;
+}
+
 void sc__remote_rq_fini(remote_query *rq)
 {
     for (size_t i = 0; rq->list && i < rq->q.n_indices; i++)
@@ -278,16 +305,10 @@ static uint64_t keep_context(sc_api_remote *r, const sc_node_query_request *nq,
 {
     if (!nr->n_top)
         return 0;
-    sc__remote_ctx *c = calloc(1, sizeof *c);
     size_t nt = nq->n_targets;
-    if (c) {
-        c->shard_ix = calloc(nt ? nt : 1, sizeof *c->shard_ix);
-        c->snapshots = calloc(nt ? nt : 1, sizeof *c->snapshots);
-    }
-    if (!c || !c->shard_ix || !c->snapshots) {
-        sc__remote_ctx_free(c);
+    sc__remote_ctx *c = sc__remote_ctx_new(nt);
+    if (!c)
         return 0;
-    }
     for (size_t t = 0; t < nt; t++) {
         if (!nr->results[t].snapshot || nr->results[t].st != SC_OK)
             continue;
@@ -318,19 +339,9 @@ static sc_status answer(sc_api_remote *r, remote_query *rq, const sc_node_query_
         return SC_ENOMEM;
     for (size_t t = 0; t < nt; t++) {
         const sc_node_shard_result *s = &nr->results[t];
-        w.results[t] = (sc_wire_shard_outcome){.st = s->st,
-                                               .total = s->total,
-                                               .total_gte = s->total_is_lower_bound,
-                                               .timed_out = s->timed_out,
-                                               .terminated_early = s->terminated_early,
-                                               .skipped = s->skipped,
-                                               .max_score = s->max_score,
-                                               .profile = s->st == SC_OK ? s->profile : NULL};
-        if (s->st != SC_OK) {
-            w.results[t].http_status = s->err.status;
-            w.results[t].type = sc_slice_cstr(s->err.type ? s->err.type : "exception");
-            w.results[t].reason = sc_slice_cstr(s->err.reason);
-        }
+        w.results[t] = sc__remote_outcome(s);
+        w.results[t].max_score = s->max_score;
+        w.results[t].profile = s->st == SC_OK ? s->profile : NULL;
     }
     uint8_t *agg = NULL;
     size_t agg_len = 0;
@@ -454,12 +465,7 @@ static sc_status h_query(void *ctx, sc_slice body, sc_wire_buf *out, char *errms
         st = run_phase(r, &rq, &task, &a, out);
         sc_task_end(r->node, &task);
     }
-    if (st != SC_OK)
-        snprintf(errmsg, cap, "%s",
-                 rq.reason[0]         ? rq.reason
-                 : st == SC_ENOTFOUND ? "index missing on the data node"
-                                      : sc_status_str(st));
-    sc__remote_rq_fini(&rq);
+    st = sc__remote_rq_finish(&rq, st, errmsg, cap);
     sc_arena_fini(&a);
     return st;
 }
@@ -486,12 +492,7 @@ static sc_status h_dfs(void *ctx, sc_slice body, sc_wire_buf *out, char *errmsg,
         if (st == SC_OK)
             st = sc_wire_term_stats_encode(&ts, out);
     }
-    if (st != SC_OK)
-        snprintf(errmsg, cap, "%s",
-                 rq.reason[0]         ? rq.reason
-                 : st == SC_ENOTFOUND ? "index missing on the data node"
-                                      : sc_status_str(st));
-    sc__remote_rq_fini(&rq);
+    st = sc__remote_rq_finish(&rq, st, errmsg, cap);
     sc_arena_fini(&a);
     return st;
 }

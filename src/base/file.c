@@ -121,6 +121,34 @@ sc_status sc_file_write_atomic(const char *path, const void *data, size_t len)
     return sc_dir_fsync(dir);
 }
 
+sc_status sc_file_stream(const char *path, size_t chunk,
+                         void (*fn)(void *ctx, const uint8_t *piece, size_t len), void *ctx,
+                         uint64_t *size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return SC_EIO;
+    uint8_t *buf = malloc(chunk ? chunk : 1);
+    sc_status st = buf ? SC_OK : SC_ENOMEM;
+    uint64_t total = 0;
+    while (st == SC_OK) {
+        ssize_t n = read(fd, buf, chunk ? chunk : 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            st = SC_EIO;
+        if (n <= 0)
+            break;
+        fn(ctx, buf, (size_t)n);
+        total += (uint64_t)n;
+    }
+    if (st == SC_OK)
+        *size = total;
+    free(buf);
+    close(fd);
+    return st;
+}
+
 sc_status sc_file_read_all(const char *path, uint8_t **out, size_t *len)
 {
     *out = NULL;

@@ -24,6 +24,13 @@ void sc_checksum_free(sc_checksum_state *s);
  * fsync of the directory. After a crash the file is either the old or the new contents. */
 sc_status sc_file_write_atomic(const char *path, const void *data, size_t len) SC_MUST_USE;
 
+/* Reads the file at path from start to end in pieces of up to chunk bytes, handing each to
+ * fn(ctx, piece, len) (for hashing a file without holding it); *size gets the bytes read.
+ * SC_EIO when the file cannot be opened (a missing one too) or read, SC_ENOMEM. */
+sc_status sc_file_stream(const char *path, size_t chunk,
+                         void (*fn)(void *ctx, const uint8_t *piece, size_t len), void *ctx,
+                         uint64_t *size) SC_MUST_USE;
+
 /* Reads a whole file into a malloc'd buffer (*out, *len); caller frees with free(). */
 sc_status sc_file_read_all(const char *path, uint8_t **out, size_t *len) SC_MUST_USE;
 

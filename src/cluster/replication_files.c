@@ -74,33 +74,20 @@ static void pin_drop(sc_repl_files *f, pin *p)
     memset(p, 0, sizeof *p);
 }
 
+static void checksum_piece(void *cs, const uint8_t *piece, size_t len)
+{
+    sc_checksum_update(cs, piece, len);
+}
+
 static sc_status file_checksum(const char *path, uint64_t *size, uint64_t *sum)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return SC_EIO;
     sc_checksum_state *cs = sc_checksum_new();
-    uint8_t *buf = malloc(1 << 16);
-    sc_status st = cs && buf ? SC_OK : SC_ENOMEM;
-    uint64_t total = 0;
-    while (st == SC_OK) {
-        ssize_t n = read(fd, buf, 1 << 16);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            st = SC_EIO;
-        if (n <= 0)
-            break;
-        sc_checksum_update(cs, buf, (size_t)n);
-        total += (uint64_t)n;
-    }
-    if (st == SC_OK) {
-        *size = total;
+    if (!cs)
+        return SC_ENOMEM;
+    sc_status st = sc_file_stream(path, 1 << 16, checksum_piece, cs, size);
+    if (st == SC_OK)
         *sum = sc_checksum_digest(cs);
-    }
     sc_checksum_free(cs);
-    free(buf);
-    close(fd);
     return st;
 }
 

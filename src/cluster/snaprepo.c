@@ -421,36 +421,22 @@ static void hex128(XXH128_hash_t h, char hex[SC_SNAPREPO_BLOB_HEX + 1])
              (uint64_t)h.low64);
 }
 
+static void xxh128_piece(void *xs, const uint8_t *piece, size_t len)
+{
+    (void)XXH3_128bits_update(xs, piece, len);
+}
+
 sc_status sc_snaprepo_hash_file(const char *path, char hex[SC_SNAPREPO_BLOB_HEX + 1],
                                 uint64_t *size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return SC_EIO;
     XXH3_state_t *xs = XXH3_createState();
-    uint8_t *buf = malloc(1 << 20);
-    sc_status st = xs && buf ? SC_OK : SC_ENOMEM;
+    if (!xs)
+        return SC_ENOMEM;
+    XXH3_128bits_reset(xs);
+    sc_status st = sc_file_stream(path, 1 << 20, xxh128_piece, xs, size);
     if (st == SC_OK)
-        XXH3_128bits_reset(xs);
-    uint64_t total = 0;
-    while (st == SC_OK) {
-        ssize_t n = read(fd, buf, 1 << 20);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            st = SC_EIO;
-        if (n <= 0)
-            break;
-        XXH3_128bits_update(xs, buf, (size_t)n);
-        total += (uint64_t)n;
-    }
-    if (st == SC_OK) {
         hex128(XXH3_128bits_digest(xs), hex);
-        *size = total;
-    }
-    free(buf);
     XXH3_freeState(xs);
-    close(fd);
     return st;
 }
 

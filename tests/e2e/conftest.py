@@ -157,3 +157,22 @@ def assert_error(body, status, etype):
     assert body["error"]["type"] == etype, body
     assert body["error"]["root_cause"][0]["type"] == etype, body
     assert isinstance(body["error"]["reason"], str)
+
+
+def make_index(server, name, body, docs, headers=None):
+    """(Re)creates index `name` with the create-index `body` and bulk-loads `docs` (ids "0",
+    "1", ... in order) with refresh=true (the bulk request with `headers`); asserts both
+    succeed."""
+    server.request("DELETE", "/" + name)
+    st, _, b = server.request("PUT", "/" + name, body)
+    assert st == 200, b
+    st, _, b = server.request("POST", "/_bulk?refresh=true", bulk_body(name, docs),
+                              headers=headers)
+    assert st == 200 and not b["errors"], b
+
+
+def search_ok(server, index, body):
+    """POST /{index}/_search; asserts 200 and returns the response body."""
+    st, _, b = server.request("POST", "/%s/_search" % index, body)
+    assert st == 200, b
+    return b

@@ -6,21 +6,16 @@ import math
 
 import pytest
 
-from conftest import bulk_body
+from conftest import make_index
 from test_aggs import MAPPING, make_docs
 
 
 @pytest.fixture(scope="module")
 def idx(server):
     name = "aggs-pipe-e2e"
-    server.request("DELETE", "/" + name)
-    st, _, b = server.request("PUT", "/" + name, {
-        "settings": {"number_of_shards": 3}, "mappings": MAPPING})
-    assert st == 200, b
     docs = make_docs()
-    st, _, b = server.request("POST", "/_bulk?refresh=true", bulk_body(name, docs),
-                              headers={"Content-Type": "application/x-ndjson"})
-    assert st == 200 and not b["errors"], b
+    make_index(server, name, {"settings": {"number_of_shards": 3}, "mappings": MAPPING}, docs,
+               headers={"Content-Type": "application/x-ndjson"})
     yield name, docs
     server.request("DELETE", "/" + name)
 
@@ -37,9 +32,10 @@ def by_genre(docs):
     return g
 
 
-def test_bucket_script_and_selector_under_terms(server, idx):
-    name, docs = idx
-    st, b = search(server, name, {"size": 0, "aggs": {"g": {
+def genre_pipelines(keep_script):
+    """terms on genre with sum/stats/filter subs, two bucket_scripts over them and a
+    bucket_selector `keep` running keep_script."""
+    return {"size": 0, "aggs": {"g": {
         "terms": {"field": "genre", "size": 10},
         "aggs": {
             "q": {"sum": {"field": "qty"}},
@@ -55,31 +51,18 @@ def test_bucket_script_and_selector_under_terms(server, idx):
                                      " : -1 - params.avg * 0", "params": {"k": 10}}}},
             "keep": {"bucket_selector": {
                 "buckets_path": {"n": "_count", "q": "q"},
-                "script": "params.n >= params.min && params.q % 2 == 0",
-            }}}}}})
+                "script": keep_script}}}}}}
+
+
+def test_bucket_script_and_selector_under_terms(server, idx):
+    name, docs = idx
+    keep = "params.n >= params.min && params.q % 2 == 0"
+    st, b = search(server, name, genre_pipelines(keep))
     # params.min is not bound: null, so the comparison fails at run time
     assert st == 400, b
     assert b["error"]["type"] == "script_exception", b
     assert "null" in b["error"]["reason"]
-    body = {"size": 0, "aggs": {"g": {
-        "terms": {"field": "genre", "size": 10},
-        "aggs": {
-            "q": {"sum": {"field": "qty"}},
-            "p": {"stats": {"field": "price"}},
-            "cheap": {"filter": {"range": {"price": {"lt": 100}}},
-                      "aggs": {"cq": {"sum": {"field": "qty"}}}},
-            "per_doc": {"bucket_script": {
-                "buckets_path": {"q": "q.value", "n": "_count"},
-                "script": "params.q / params.n"}},
-            "mix": {"bucket_script": {
-                "buckets_path": {"c": "cheap>_count", "cq": "cheap>cq", "avg": "p.avg"},
-                "script": {"source": "params.c > 0 ? Math.round(params.cq * params.k / params.c)"
-                                     " : -1 - params.avg * 0", "params": {"k": 10}}}},
-            "keep": {"bucket_selector": {
-                "buckets_path": {"n": "_count", "q": "q"},
-                "script": {"source": "params.n >= params.min && params.q % 2 == 0",
-                           "params": {"min": 20}}}}}}}}
-    st, b = search(server, name, body)
+    st, b = search(server, name, genre_pipelines({"source": keep, "params": {"min": 20}}))
     assert st == 200, b
     groups = by_genre(docs)
     expect = []

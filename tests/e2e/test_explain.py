@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from conftest import assert_error, bulk_body
+from conftest import assert_error, make_index, search_ok
 
 DOCS = [
     {"title": "quick brown fox", "body": "the fox jumps over the fox", "tag": "animal"},
@@ -18,22 +18,16 @@ DOCS = [
 @pytest.fixture(scope="module")
 def ex(server):
     name = "explain-docs"
-    server.request("DELETE", "/" + name)
-    st, h, b = server.request("PUT", "/" + name, {
+    make_index(server, name, {
         "settings": {"number_of_shards": 1, "number_of_replicas": 0},
         "mappings": {"properties": {"title": {"type": "text"}, "body": {"type": "text"},
-                                    "tag": {"type": "keyword"}}}})
-    assert st == 200, b
-    st, h, b = server.request("POST", "/_bulk?refresh=true", bulk_body(name, DOCS))
-    assert st == 200 and not b["errors"], b
+                                    "tag": {"type": "keyword"}}}}, DOCS)
     yield name
     server.request("DELETE", "/" + name)
 
 
 def search(server, index, body):
-    st, h, b = server.request("POST", "/%s/_search" % index, body)
-    assert st == 200, b
-    return b["hits"]["hits"]
+    return search_ok(server, index, body)["hits"]["hits"]
 
 
 def by_id(hits):

@@ -2,7 +2,7 @@
 multi_match bool_prefix, match_phrase_prefix) and highlighting."""
 import pytest
 
-from conftest import assert_error, bulk_body
+from conftest import assert_error, make_index, search_ok as search
 
 DOCS = [
     {"title": "Gaming laptop with fast screen", "body": "A laptop for games. It is fast. "
@@ -19,22 +19,12 @@ DOCS = [
 @pytest.fixture(scope="module")
 def shop(server):
     name = "page-shop"
-    server.request("DELETE", "/" + name)
-    st, h, b = server.request("PUT", "/" + name, {
+    make_index(server, name, {
         "settings": {"number_of_shards": 2, "number_of_replicas": 0},
         "mappings": {"properties": {"title": {"type": "text"}, "body": {"type": "text"},
-                                    "tag": {"type": "keyword"}}}})
-    assert st == 200, b
-    st, h, b = server.request("POST", "/_bulk?refresh=true", bulk_body(name, DOCS))
-    assert st == 200 and not b["errors"], b
+                                    "tag": {"type": "keyword"}}}}, DOCS)
     yield name
     server.request("DELETE", "/" + name)
-
-
-def search(server, index, body):
-    st, h, b = server.request("POST", "/%s/_search" % index, body)
-    assert st == 200, b
-    return b
 
 
 def ids(b):
@@ -224,15 +214,12 @@ FS_DOCS = [
 @pytest.fixture(scope="module")
 def fs(server):
     name = "page-fs"
-    server.request("DELETE", "/" + name)
-    st, h, b = server.request("PUT", "/" + name, {
+    make_index(server, name, {
         "settings": {"number_of_shards": 1, "number_of_replicas": 0},
         "mappings": {"properties": {"t": {"type": "text"}, "likes": {"type": "long"},
                                     "price": {"type": "double"}, "day": {"type": "date"},
-                                    "rating": {"type": "integer"}, "tag": {"type": "keyword"}}}})
-    assert st == 200, b
-    st, h, b = server.request("POST", "/_bulk?refresh=true", bulk_body(name, FS_DOCS))
-    assert st == 200 and not b["errors"], b
+                                    "rating": {"type": "integer"}, "tag": {"type": "keyword"}}}},
+        FS_DOCS)
     yield name
     server.request("DELETE", "/" + name)
 
@@ -467,17 +454,14 @@ def test_rescore_query(server, fs):
 
 def test_collapse(server, fresh_index):
     ix = fresh_index
-    st, h, b = server.request("PUT", "/" + ix, {
-        "settings": {"number_of_shards": 3, "number_of_replicas": 0},
-        "mappings": {"properties": {"t": {"type": "text"}, "brand": {"type": "keyword"},
-                                    "shop": {"type": "integer"}}}})
-    assert st == 200, b
     docs = []
     for i in range(60):  # 60 docs, 7 brands, scores fall with i (longer texts)
         docs.append({"t": "phone " + "x " * i, "brand": "b%d" % (i % 7), "shop": i % 5})
     docs.append({"t": "phone"})  # no brand: its own group
-    st, h, b = server.request("POST", "/_bulk?refresh=true", bulk_body(ix, docs))
-    assert st == 200 and not b["errors"], b
+    make_index(server, ix, {
+        "settings": {"number_of_shards": 3, "number_of_replicas": 0},
+        "mappings": {"properties": {"t": {"type": "text"}, "brand": {"type": "keyword"},
+                                    "shop": {"type": "integer"}}}}, docs)
     q = {"match": {"t": "phone"}}
     full = search(server, ix, {"query": q, "size": 100})
     ranked = [(h["_id"], h["_score"]) for h in full["hits"]["hits"]]
@@ -518,13 +502,11 @@ def test_collapse(server, fresh_index):
 
 def test_term_suggester(server, fresh_index):
     ix = fresh_index
-    st, h, b = server.request("PUT", "/" + ix, {
-        "settings": {"number_of_shards": 2, "number_of_replicas": 0},
-        "mappings": {"properties": {"t": {"type": "text"}}}})
     docs = [{"t": "laptop bag"}, {"t": "laptop stand"}, {"t": "laptops"}, {"t": "lapdog"},
             {"t": "desk lamp"}, {"t": "lamp shade"}, {"t": "lamb stew"}]
-    st, h, b = server.request("POST", "/_bulk?refresh=true", bulk_body(ix, docs))
-    assert st == 200 and not b["errors"], b
+    make_index(server, ix, {
+        "settings": {"number_of_shards": 2, "number_of_replicas": 0},
+        "mappings": {"properties": {"t": {"type": "text"}}}}, docs)
     b = search(server, ix, {"size": 0, "suggest": {"s": {"text": "Laptpo lamp",
                                                          "term": {"field": "t"}}}})
     s = b["suggest"]["s"]

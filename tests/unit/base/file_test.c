@@ -1,6 +1,6 @@
 /* Tests for base/file: atomic write replaces contents and leaves no temp file, read_all round
  * trip (empty and large), checksum detects a flipped byte and streaming equals one-shot, mmap
- * of an empty and a non-empty file (its bytes unchanged after dropping its pages), missing files -> SC_ENOTFOUND, directory helpers. */
+ * of an empty and a non-empty file (its bytes unchanged after dropping its pages), missing files -> SC_ENOTFOUND, directory helpers, a file streamed in pieces (whole, in order, none larger than the chunk). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -128,6 +128,56 @@ static void test_checksum(void **state)
     assert_true(sc_checksum("a", 1) != sc_checksum("b", 1));
 }
 
+typedef struct pieces {
+    uint8_t got[10000];
+    size_t len, calls, largest;
+} pieces;
+
+static void collect_piece(void *ctx, const uint8_t *piece, size_t len)
+{
+    pieces *p = ctx;
+    assert_true(p->len + len <= sizeof p->got);
+    memcpy(p->got + p->len, piece, len);
+    p->len += len;
+    p->calls++;
+    if (len > p->largest)
+        p->largest = len;
+}
+
+/* sc_file_stream hands over the whole file in order, in pieces no larger than the chunk. */
+static void test_stream(void **state)
+{
+    (void)state;
+    uint8_t buf[10000];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)(i * 13 + (i >> 8));
+    char p[512];
+    path_in(p, sizeof p, "streamed");
+    assert_int_equal(sc_file_write_atomic(p, buf, sizeof buf), SC_OK);
+    static pieces got;
+    memset(&got, 0, sizeof got);
+    uint64_t size = 0;
+    assert_int_equal(sc_file_stream(p, 4096, collect_piece, &got, &size), SC_OK);
+    assert_int_equal(size, sizeof buf);
+    assert_int_equal(got.len, sizeof buf);
+    assert_memory_equal(got.got, buf, sizeof buf);
+    assert_true(got.calls >= 3);
+    assert_true(got.largest <= 4096);
+    /* empty file: no piece, size 0 */
+    path_in(p, sizeof p, "streamed-empty");
+    assert_int_equal(sc_file_write_atomic(p, "", 0), SC_OK);
+    memset(&got, 0, sizeof got);
+    size = 7;
+    assert_int_equal(sc_file_stream(p, 4096, collect_piece, &got, &size), SC_OK);
+    assert_int_equal(size, 0);
+    assert_int_equal(got.calls, 0);
+    /* missing file: SC_EIO, size untouched */
+    path_in(p, sizeof p, "not-there");
+    size = 7;
+    assert_int_equal(sc_file_stream(p, 4096, collect_piece, &got, &size), SC_EIO);
+    assert_int_equal(size, 7);
+}
+
 static void test_mmap(void **state)
 {
     (void)state;
@@ -178,6 +228,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_atomic_write_and_read),
         cmocka_unit_test(test_checksum),
+        cmocka_unit_test(test_stream),
         cmocka_unit_test(test_mmap),
         cmocka_unit_test(test_dirs),
     };

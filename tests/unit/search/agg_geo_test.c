@@ -22,6 +22,7 @@
 #include "search/query.h"
 #include "search/searcher.h"
 
+#include "agg_fixture.h"
 #include "fixture.h"
 
 #define N_SEG 3
@@ -89,38 +90,18 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    for (int s = 0; s < N_SEG; s++) {
-        sc_segment_unref(segs[s]);
-        sc_bitset_fini(&lives[s]);
-    }
-    return fx_end(dir);
+    return fx_agg_teardown(segs, lives, N_SEG, dir);
 }
 
 static sc_agg_spec *mk(sc_arena *a, sc_agg_kind kind, const char *name, const char *field,
                        sc_agg_vtype vt)
 {
-    sc_agg_spec *s = sc_arena_calloc(a, 1, sizeof *s);
-    assert_non_null(s);
-    s->kind = kind;
-    s->name = name;
-    s->field = field;
-    s->vtype = vt;
-    s->size = 10;
-    s->min_doc_count = 1;
+    sc_agg_spec *s = fx_agg_spec(a, kind, name, field, vt);
     s->wrap_longitude = true;
-    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
     return s;
 }
 
-static void add_sub(sc_arena *a, sc_agg_spec *p, sc_agg_spec *c)
-{
-    sc_agg_spec **subs = sc_arena_alloc(a, (p->n_subs + 1) * sizeof *subs);
-    assert_non_null(subs);
-    if (p->n_subs)
-        memcpy(subs, p->subs, p->n_subs * sizeof *subs);
-    subs[p->n_subs++] = c;
-    p->subs = subs;
-}
+#define add_sub fx_agg_add_sub
 
 /* The brute force over live docs with tag (or any: tag < 0). */
 typedef struct model {
@@ -182,24 +163,9 @@ static void test_geo_vs_brute_force(void **state)
     add_sub(&a, t, mk(&a, SC_AGG_GEO_CENTROID, "c", "g", SC_AGG_V_GEO_POINT));
     add_sub(&a, root, t);
     sc_agg_result *parts[N_SEG];
-    for (int s = 0; s < N_SEG; s++) {
-        sc_searcher se = {ss + s, 1};
-        sc_search_options o;
-        sc_search_options_init(&o);
-        sc_agg_shard_options so = {.n_shards = N_SEG};
-        sc_search_result res;
-        sc_agg_error err;
-        sc_agg_result *r;
-        assert_int_equal(
-            sc_agg_collect_shard(root, &se, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err),
-            SC_OK);
-        uint8_t *bytes;
-        size_t len;
-        assert_int_equal(sc_agg_encode(r, &bytes, &len), SC_OK);
-        assert_int_equal(sc_agg_decode(bytes, len, &a, &parts[s]), SC_OK);
-        free(bytes);
-        assert_true(sc_agg_result_equal(r, parts[s]));
-    }
+    for (int s = 0; s < N_SEG; s++)
+        parts[s] = fx_agg_round_trip(
+            &a, fx_agg_collect(&a, root, ss + s, 1, sc_query_match_all(&a), N_SEG, NULL));
     sc_agg_result *fin;
     sc_agg_error err;
     assert_int_equal(sc_agg_reduce(root, parts, N_SEG, true, 0, &a, &fin, &err), SC_OK);
@@ -223,17 +189,8 @@ static void test_geo_unmapped(void **state)
     sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
     add_sub(&a, root, mk(&a, SC_AGG_GEO_BOUNDS, "b", "none", SC_AGG_V_UNMAPPED));
     add_sub(&a, root, mk(&a, SC_AGG_GEO_CENTROID, "c", "none", SC_AGG_V_UNMAPPED));
-    sc_searcher se = {ss, N_SEG};
-    sc_search_options o;
-    sc_search_options_init(&o);
-    sc_agg_shard_options so = {.n_shards = 1};
-    sc_search_result res;
-    sc_agg_error err;
-    sc_agg_result *r, *fin;
-    assert_int_equal(
-        sc_agg_collect_shard(root, &se, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err),
-        SC_OK);
-    assert_int_equal(sc_agg_reduce(root, &r, 1, true, 0, &a, &fin, &err), SC_OK);
+    sc_agg_result *fin = fx_agg_final(
+        &a, root, fx_agg_collect(&a, root, ss, N_SEG, sc_query_match_all(&a), 1, NULL));
     assert_int_equal(fin->buckets[0].subs[0]->count, 0);
     assert_int_equal(fin->buckets[0].subs[1]->count, 0);
     sc_arena_fini(&a);

@@ -25,6 +25,8 @@
 #include "search/query.h"
 #include "search/searcher.h"
 
+#include "agg_fixture.h"
+#include "exact_stats.h"
 #include "fixture.h"
 
 #define N_SEG 4
@@ -64,22 +66,11 @@ static int setup(void **state)
             m->nk = below(3);
             for (uint32_t i = 0; i < m->nk; i++)
                 m->k[i] = below(N_TERMS);
-            if (m->nk == 2 && m->k[0] == m->k[1])
-                m->nk = 1;
-            if (m->nk == 2 && m->k[0] > m->k[1]) {
-                uint32_t t = m->k[0];
-                m->k[0] = m->k[1];
-                m->k[1] = t;
-            }
+            fx_sort2_distinct(m->k, &m->nk);
             m->nn = below(4);
             for (uint32_t i = 0; i < m->nn; i++)
                 m->n[i] = (int64_t)below(5000) * 1000003 - 7;
-            for (uint32_t i = 1; i < m->nn; i++)
-                for (uint32_t j = i; j > 0 && m->n[j - 1] > m->n[j]; j--) {
-                    int64_t t = m->n[j];
-                    m->n[j] = m->n[j - 1];
-                    m->n[j - 1] = t;
-                }
+            fx_sort_i64(m->n, m->nn);
             /* skewed: an exponential-ish value with ties */
             m->d = floor(-log(((double)below(1u << 30) + 0.5) / (double)(1u << 30)) * 1000) / 8;
             m->tag = below(4);
@@ -111,84 +102,35 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    for (int s = 0; s < N_SEG; s++) {
-        sc_segment_unref(segs[s]);
-        sc_bitset_fini(&lives[s]);
-    }
-    return fx_end(dir);
+    return fx_agg_teardown(segs, lives, N_SEG, dir);
 }
 
 static sc_agg_spec *mk(sc_arena *a, sc_agg_kind kind, const char *name, const char *field,
                        sc_agg_vtype vt)
 {
-    sc_agg_spec *s = sc_arena_calloc(a, 1, sizeof *s);
-    assert_non_null(s);
-    s->kind = kind;
-    s->name = name;
-    s->field = field;
-    s->vtype = vt;
-    s->size = 10;
-    s->min_doc_count = 1;
-    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
+    sc_agg_spec *s = fx_agg_spec(a, kind, name, field, vt);
     s->keyed = true;
     return s;
 }
 
-static void add_sub(sc_arena *a, sc_agg_spec *p, sc_agg_spec *c)
-{
-    sc_agg_spec **subs = sc_arena_alloc(a, (p->n_subs + 1) * sizeof *subs);
-    assert_non_null(subs);
-    if (p->n_subs)
-        memcpy(subs, p->subs, p->n_subs * sizeof *subs);
-    subs[p->n_subs++] = c;
-    p->subs = subs;
-}
+#define add_sub fx_agg_add_sub
 
 static sc_agg_result *collect(sc_arena *a, const sc_agg_spec *root, size_t from, size_t to)
 {
-    sc_searcher s = {ss + from, to - from};
-    sc_search_options o;
-    sc_search_options_init(&o);
-    sc_agg_shard_options so = {.n_shards = 3};
-    sc_search_result res;
-    sc_agg_error err;
-    sc_agg_result *r = NULL;
-    sc_status st =
-        sc_agg_collect_shard(root, &s, sc_query_match_all(a), &o, &so, a, &r, &res, &err);
-    if (st != SC_OK)
-        fprintf(stderr, "collect: %s %s\n", sc_status_str(st), err.reason);
-    assert_int_equal(st, SC_OK);
-    return r;
+    return fx_agg_collect(a, root, ss + from, to - from, sc_query_match_all(a), 3, NULL);
 }
 
 /* The final result over all docs: one shard, or three shards' partials after an encode/decode
  * round trip, reduced partially (two) then finally. */
 static sc_agg_result *run(sc_arena *a, const sc_agg_spec *root, bool sharded)
 {
-    sc_agg_error err;
-    sc_agg_result *out;
-    if (!sharded) {
-        sc_agg_result *r = collect(a, root, 0, N_SEG);
-        assert_int_equal(sc_agg_reduce(root, &r, 1, true, 0, a, &out, &err), SC_OK);
-        return out;
-    }
+    if (!sharded)
+        return fx_agg_final(a, root, collect(a, root, 0, N_SEG));
     static const size_t cut[4] = {0, 1, 3, 4};
     sc_agg_result *parts[3];
-    for (int i = 0; i < 3; i++) {
-        sc_agg_result *r = collect(a, root, cut[i], cut[i + 1]);
-        uint8_t *bytes;
-        size_t len;
-        assert_int_equal(sc_agg_encode(r, &bytes, &len), SC_OK);
-        assert_int_equal(sc_agg_decode(bytes, len, a, &parts[i]), SC_OK);
-        assert_true(sc_agg_result_equal(r, parts[i]));
-        free(bytes);
-    }
-    sc_agg_result *two, *last[2];
-    assert_int_equal(sc_agg_reduce(root, parts, 2, false, 0, a, &two, &err), SC_OK);
-    last[0] = two;
-    last[1] = parts[2];
-    assert_int_equal(sc_agg_reduce(root, last, 2, true, 0, a, &out, &err), SC_OK);
-    return out;
+    for (int i = 0; i < 3; i++)
+        parts[i] = fx_agg_round_trip(a, collect(a, root, cut[i], cut[i + 1]));
+    return fx_agg_reduce3(a, root, parts);
 }
 
 static const sc_agg_result *top(const sc_agg_result *root, size_t i)
@@ -216,29 +158,6 @@ static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double exact_quantile(const double *s, size_t n, double q)
-{
-    double idx = q * (double)(n - 1);
-    size_t lo = (size_t)idx;
-    return lo >= n - 1 ? s[n - 1] : s[lo] + (idx - (double)lo) * (s[lo + 1] - s[lo]);
-}
-
-static double exact_cdf(const double *s, size_t n, double x)
-{
-    size_t below_n = 0, equal = 0;
-    for (size_t i = 0; i < n; i++) {
-        below_n += s[i] < x;
-        equal += s[i] == x;
-    }
-    return ((double)below_n + (double)equal / 2) / (double)n;
 }
 
 /* Percentiles of td against the sorted values: exact up to 2000 values, else rank error within

@@ -24,6 +24,7 @@
 #include "search/query.h"
 #include "search/searcher.h"
 
+#include "agg_fixture.h"
 #include "fixture.h"
 
 #define N_SEG 4
@@ -66,22 +67,11 @@ static int setup(void **state)
             m->nk = below(3);
             for (uint32_t i = 0; i < m->nk; i++)
                 m->k[i] = below(1 + below(N_TERMS));
-            if (m->nk == 2 && m->k[0] == m->k[1])
-                m->nk = 1;
-            if (m->nk == 2 && m->k[0] > m->k[1]) {
-                uint32_t t = m->k[0];
-                m->k[0] = m->k[1];
-                m->k[1] = t;
-            }
+            fx_sort2_distinct(m->k, &m->nk);
             m->nn = below(4);
             for (uint32_t i = 0; i < m->nn; i++)
                 m->n[i] = (int64_t)below(101) - 50;
-            for (uint32_t i = 1; i < m->nn; i++)
-                for (uint32_t j = i; j > 0 && m->n[j - 1] > m->n[j]; j--) {
-                    int64_t t = m->n[j];
-                    m->n[j] = m->n[j - 1];
-                    m->n[j - 1] = t;
-                }
+            fx_sort_i64(m->n, m->nn);
             m->d = ((double)below(20001) - 10000) / 16.0;
             m->t = T0 + (int64_t)below(400) * 86400000 + (int64_t)below(86400000);
             m->tag = below(4);
@@ -114,11 +104,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    for (int s = 0; s < N_SEG; s++) {
-        sc_segment_unref(segs[s]);
-        sc_bitset_fini(&lives[s]);
-    }
-    return fx_end(dir);
+    return fx_agg_teardown(segs, lives, N_SEG, dir);
 }
 
 /* ---- spec building ---- */
@@ -126,16 +112,8 @@ static int teardown(void **state)
 static sc_agg_spec *mk(sc_arena *a, sc_agg_kind kind, const char *name, const char *field,
                        sc_agg_vtype vt)
 {
-    sc_agg_spec *s = sc_arena_calloc(a, 1, sizeof *s);
-    assert_non_null(s);
-    s->kind = kind;
-    s->name = name;
-    s->field = field;
-    s->vtype = vt;
-    s->size = 10;
-    s->min_doc_count = 1;
+    sc_agg_spec *s = fx_agg_spec(a, kind, name, field, vt);
     s->sigma = 2;
-    s->order = (sc_agg_order){.kind = SC_AGG_ORDER_COUNT, .desc = true};
     if (kind == SC_AGG_HISTOGRAM || kind == SC_AGG_DATE_HISTOGRAM) {
         s->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
         s->min_doc_count = 0;
@@ -143,15 +121,7 @@ static sc_agg_spec *mk(sc_arena *a, sc_agg_kind kind, const char *name, const ch
     return s;
 }
 
-static void add_sub(sc_arena *a, sc_agg_spec *p, sc_agg_spec *c)
-{
-    sc_agg_spec **subs = sc_arena_alloc(a, (p->n_subs + 1) * sizeof *subs);
-    assert_non_null(subs);
-    if (p->n_subs)
-        memcpy(subs, p->subs, p->n_subs * sizeof *subs);
-    subs[p->n_subs++] = c;
-    p->subs = subs;
-}
+#define add_sub fx_agg_add_sub
 
 /* A query: match_all (qk 0) or tag == t<qk-1>. */
 static sc_query *query(sc_arena *a, int qk)
@@ -172,21 +142,13 @@ static bool doc_matches(const mdoc *m, int qk)
 static sc_agg_result *collect(sc_arena *a, const sc_agg_spec *root, int qk, size_t from, size_t to,
                               uint32_t n_shards)
 {
-    sc_searcher s = {ss + from, to - from};
-    sc_search_options o;
-    sc_search_options_init(&o);
-    sc_agg_shard_options so = {.n_shards = n_shards};
-    sc_search_result res;
-    sc_agg_error err;
-    sc_agg_result *r = NULL;
-    sc_status st = sc_agg_collect_shard(root, &s, query(a, qk), &o, &so, a, &r, &res, &err);
-    if (st != SC_OK)
-        fprintf(stderr, "collect: %s %s\n", sc_status_str(st), err.reason);
-    assert_int_equal(st, SC_OK);
+    uint64_t total;
+    sc_agg_result *r =
+        fx_agg_collect(a, root, ss + from, to - from, query(a, qk), n_shards, &total);
     uint64_t expect = 0;
     for (size_t g = from * PER_SEG; g < to * PER_SEG; g++)
         expect += doc_matches(&docs[g], qk);
-    assert_int_equal(res.total, expect);
+    assert_int_equal(total, expect);
     return r;
 }
 
@@ -194,30 +156,13 @@ static sc_agg_result *collect(sc_arena *a, const sc_agg_spec *root, int qk, size
  * encode/decode round trip, as they would cross nodes). */
 static sc_agg_result *run(sc_arena *a, const sc_agg_spec *root, int qk, bool sharded)
 {
-    sc_agg_error err;
-    sc_agg_result *out;
-    if (!sharded) {
-        sc_agg_result *r = collect(a, root, qk, 0, N_SEG, 1);
-        assert_int_equal(sc_agg_reduce(root, &r, 1, true, 0, a, &out, &err), SC_OK);
-        return out;
-    }
+    if (!sharded)
+        return fx_agg_final(a, root, collect(a, root, qk, 0, N_SEG, 1));
     static const size_t cut[4] = {0, 2, 3, 4};
     sc_agg_result *parts[3];
-    for (int i = 0; i < 3; i++) {
-        sc_agg_result *r = collect(a, root, qk, cut[i], cut[i + 1], 3);
-        uint8_t *bytes;
-        size_t len;
-        assert_int_equal(sc_agg_encode(r, &bytes, &len), SC_OK);
-        assert_int_equal(sc_agg_decode(bytes, len, a, &parts[i]), SC_OK);
-        assert_true(sc_agg_result_equal(r, parts[i]));
-        free(bytes);
-    }
-    /* a partial reduce of two, then the final one (as a data node, then the coordinator) */
-    sc_agg_result *two;
-    assert_int_equal(sc_agg_reduce(root, parts, 2, false, 0, a, &two, &err), SC_OK);
-    sc_agg_result *last[2] = {two, parts[2]};
-    assert_int_equal(sc_agg_reduce(root, last, 2, true, 0, a, &out, &err), SC_OK);
-    return out;
+    for (int i = 0; i < 3; i++)
+        parts[i] = fx_agg_round_trip(a, collect(a, root, qk, cut[i], cut[i + 1], 3));
+    return fx_agg_reduce3(a, root, parts);
 }
 
 static const sc_agg_result *top(const sc_agg_result *root, size_t i)

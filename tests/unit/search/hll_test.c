@@ -19,24 +19,12 @@
 
 #include "search/hll.h"
 
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-    /* splitmix64: full 64-bit output, so random values stand in for value hashes */
-    uint64_t z = (rng += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
+#include "splitmix.h"
 
 static int setup(void **state)
 {
     (void)state;
-    const char *env = getenv("SCRY_SEED");
-    rng = env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20));
-    fprintf(stderr, "[hll] seed=%llu (rerun with SCRY_SEED=%llu)\n", (unsigned long long)rng,
-            (unsigned long long)rng);
+    sm_seed("hll");
     return 0;
 }
 

@@ -21,29 +21,13 @@
 
 #include "search/tdigest.h"
 
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-/* uniform in (0, 1) */
-static double unif(void)
-{
-    return ((double)(rnd() >> 11) + 0.5) / 9007199254740992.0;
-}
+#include "exact_stats.h"
+#include "splitmix.h"
 
 static int setup(void **state)
 {
     (void)state;
-    const char *env = getenv("SCRY_SEED");
-    rng = env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20));
-    fprintf(stderr, "[tdigest] seed=%llu (rerun with SCRY_SEED=%llu)\n", (unsigned long long)rng,
-            (unsigned long long)rng);
+    sm_seed("tdigest");
     return 0;
 }
 
@@ -52,68 +36,6 @@ static sc_tdigest *new_td(double compression)
     sc_tdigest *t;
     assert_int_equal(sc_tdigest_new(compression, NULL, NULL, &t), SC_OK);
     return t;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* numpy.percentile(..., method="linear") over sorted s[0..n) */
-static double exact_quantile(const double *s, size_t n, double q)
-{
-    double idx = q * (double)(n - 1);
-    size_t lo = (size_t)idx;
-    if (lo >= n - 1)
-        return s[n - 1];
-    return s[lo] + (idx - (double)lo) * (s[lo + 1] - s[lo]);
-}
-
-/* The fractions of sorted s below x and at or below x. */
-static void exact_range(const double *s, size_t n, double x, double *lt, double *le)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *lt = (double)lo / (double)n;
-    hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s[mid] <= x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *le = (double)lo / (double)n;
-}
-
-/* (number below x + half the number equal to x) / n over sorted s */
-static double exact_cdf(const double *s, size_t n, double x)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t below = lo;
-    hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s[mid] <= x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return ((double)below + (double)(lo - below) / 2) / (double)n;
 }
 
 static const double QS[] = {0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999};
