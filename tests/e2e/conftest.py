@@ -144,9 +144,10 @@ def fresh_index(server):
     server.request("DELETE", "/" + name)
 
 
-def bulk_body(index, docs):
+def bulk_body(index, docs, start=0):
+    """The NDJSON that indexes docs with ids start, start + 1, ..."""
     lines = []
-    for i, d in enumerate(docs):
+    for i, d in enumerate(docs, start):
         lines.append(json.dumps({"index": {"_index": index, "_id": str(i)}}))
         lines.append(json.dumps(d))
     return "\n".join(lines) + "\n"
@@ -159,16 +160,18 @@ def assert_error(body, status, etype):
     assert isinstance(body["error"]["reason"], str)
 
 
-def make_index(server, name, body, docs, headers=None):
+def make_index(server, name, body, docs, headers=None, segments=1):
     """(Re)creates index `name` with the create-index `body` and bulk-loads `docs` (ids "0",
-    "1", ... in order) with refresh=true (the bulk request with `headers`); asserts both
-    succeed."""
+    "1", ... in order) with refresh=true (the bulk requests with `headers`) in `segments`
+    parts, so each shard gets up to that many segments; asserts every step succeeds."""
     server.request("DELETE", "/" + name)
     st, _, b = server.request("PUT", "/" + name, body)
     assert st == 200, b
-    st, _, b = server.request("POST", "/_bulk?refresh=true", bulk_body(name, docs),
-                              headers=headers)
-    assert st == 200 and not b["errors"], b
+    cuts = [len(docs) * k // segments for k in range(segments + 1)]
+    for lo, hi in zip(cuts, cuts[1:]):
+        st, _, b = server.request("POST", "/_bulk?refresh=true",
+                                  bulk_body(name, docs[lo:hi], lo), headers=headers)
+        assert st == 200 and not b["errors"], b
 
 
 def search_ok(server, index, body):

@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from conftest import assert_error
+from conftest import assert_error, make_index
 
 SEED = int(os.environ.get("DIVERSIFIED_SEED", random.randrange(1 << 30)))
 SHARDS = 3
@@ -34,21 +34,12 @@ def idx(server):
     print("diversified_sampler seed", SEED)
     rnd = random.Random(SEED)
     name = "aggs-diversified-e2e"
-    server.request("DELETE", "/" + name)
-    st, _, b = server.request("PUT", "/" + name, {
+    docs = make_docs(rnd)  # loaded in two parts: two segments per shard
+    make_index(server, name, {
         "settings": {"number_of_shards": SHARDS},
         "mappings": {"properties": {"g": {"type": "keyword"}, "k": {"type": "keyword"},
-                                    "m": {"type": "keyword"}, "n": {"type": "long"}}}})
-    assert st == 200, b
-    docs = make_docs(rnd)
-    half = len(docs) // 2
-    for lo, hi in ((0, half), (half, len(docs))):  # two segments per shard
-        lines = []
-        for i in range(lo, hi):
-            lines += [json.dumps({"index": {"_index": name, "_id": str(i)}}), json.dumps(docs[i])]
-        st, _, b = server.request("POST", "/_bulk?refresh=true", "\n".join(lines) + "\n",
-                                  headers={"Content-Type": "application/x-ndjson"})
-        assert st == 200 and not b["errors"], b
+                                    "m": {"type": "keyword"}, "n": {"type": "long"}}}}, docs,
+               headers={"Content-Type": "application/x-ndjson"}, segments=2)
     yield name, docs
     server.request("DELETE", "/" + name)
 

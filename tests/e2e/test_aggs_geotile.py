@@ -2,12 +2,13 @@
 partials are reduced): buckets and paging against a brute-force Python computation of the
 tiles (Elasticsearch's GeoTileUtils over the points as Lucene's encoding quantizes them) on
 random docs with missing and multi-valued points (the seed is printed); errors."""
-import json
 import math
 import os
 import random
 
 import pytest
+
+from conftest import make_index
 
 
 LAT_DECODE = 180.0 / 2**32
@@ -74,20 +75,11 @@ def geo(server):
     print("geotile seed", SEED)
     rnd = random.Random(SEED)
     name = "aggs-geotile-e2e"
-    server.request("DELETE", "/" + name)
-    st, _, b = server.request("PUT", "/" + name, {
+    docs = make_docs(rnd)  # loaded in two parts: two segments per shard
+    make_index(server, name, {
         "settings": {"number_of_shards": 3},
-        "mappings": {"properties": {"p": {"type": "geo_point"}, "k": {"type": "keyword"}}}})
-    assert st == 200, b
-    docs = make_docs(rnd)
-    half = len(docs) // 2
-    for lo, hi in ((0, half), (half, len(docs))):  # two segments per shard
-        lines = []
-        for i in range(lo, hi):
-            lines += [json.dumps({"index": {"_index": name, "_id": str(i)}}), json.dumps(docs[i])]
-        st, _, b = server.request("POST", "/_bulk?refresh=true", "\n".join(lines) + "\n",
-                                  headers={"Content-Type": "application/x-ndjson"})
-        assert st == 200 and not b["errors"], b
+        "mappings": {"properties": {"p": {"type": "geo_point"}, "k": {"type": "keyword"}}}}, docs,
+               headers={"Content-Type": "application/x-ndjson"}, segments=2)
     yield name, docs
     server.request("DELETE", "/" + name)
 

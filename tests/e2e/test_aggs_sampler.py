@@ -4,13 +4,12 @@ matches all score alike, each shard's sample is its first shard_size matches in 
 matches in doc order (preference=_shards:N, sort _doc) and computes the sub-aggregations over
 the samples in Python; random docs with missing and multi-valued fields (the seed is
 printed). Errors: a scoring query, a bad shard_size."""
-import json
 import os
 import random
 
 import pytest
 
-from conftest import assert_error
+from conftest import assert_error, make_index
 
 SEED = int(os.environ.get("SAMPLER_SEED", random.randrange(1 << 30)))
 SHARDS = 3
@@ -36,21 +35,12 @@ def idx(server):
     print("sampler seed", SEED)
     rnd = random.Random(SEED)
     name = "aggs-sampler-e2e"
-    server.request("DELETE", "/" + name)
-    st, _, b = server.request("PUT", "/" + name, {
+    docs = make_docs(rnd)  # loaded in two parts: two segments per shard
+    make_index(server, name, {
         "settings": {"number_of_shards": SHARDS},
         "mappings": {"properties": {"g": {"type": "keyword"}, "k": {"type": "keyword"},
-                                    "n": {"type": "long"}}}})
-    assert st == 200, b
-    docs = make_docs(rnd)
-    half = len(docs) // 2
-    for lo, hi in ((0, half), (half, len(docs))):  # two segments per shard
-        lines = []
-        for i in range(lo, hi):
-            lines += [json.dumps({"index": {"_index": name, "_id": str(i)}}), json.dumps(docs[i])]
-        st, _, b = server.request("POST", "/_bulk?refresh=true", "\n".join(lines) + "\n",
-                                  headers={"Content-Type": "application/x-ndjson"})
-        assert st == 200 and not b["errors"], b
+                                    "n": {"type": "long"}}}}, docs,
+               headers={"Content-Type": "application/x-ndjson"}, segments=2)
     yield name, docs
     server.request("DELETE", "/" + name)
 

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from conftest import assert_error
+from conftest import assert_error, make_index
 
 SEED = int(os.environ.get("RUNTIME_SEED", random.randrange(1 << 30)))
 DAY = 86400000
@@ -55,23 +55,14 @@ def idx(server):
     print("runtime fields seed", SEED)
     rnd = random.Random(SEED)
     name = "runtime-e2e"
-    server.request("DELETE", "/" + name)
-    st, _, b = server.request("PUT", "/" + name, {
+    docs = make_docs(rnd)  # loaded in two parts: two segments per shard
+    make_index(server, name, {
         "settings": {"number_of_shards": 2},
         "mappings": {"properties": {
             "g": {"type": "keyword"}, "a": {"type": "long"}, "b": {"type": "double"},
             "s": {"type": "scaled_float", "scaling_factor": 100}, "k": {"type": "keyword"},
-            "t": {"type": "date"}}}})
-    assert st == 200, b
-    docs = make_docs(rnd)
-    half = len(docs) // 2
-    for lo, hi in ((0, half), (half, len(docs))):  # two segments per shard
-        lines = []
-        for i in range(lo, hi):
-            lines += [json.dumps({"index": {"_index": name, "_id": str(i)}}), json.dumps(docs[i])]
-        st, _, b = server.request("POST", "/_bulk?refresh=true", "\n".join(lines) + "\n",
-                                  headers={"Content-Type": "application/x-ndjson"})
-        assert st == 200 and not b["errors"], b
+            "t": {"type": "date"}}}}, docs,
+               headers={"Content-Type": "application/x-ndjson"}, segments=2)
     dead = set(rnd.sample(range(len(docs)), 25))
     for i in sorted(dead):
         st, _, b = server.request("DELETE", "/%s/_doc/%d" % (name, i))
