@@ -16,31 +16,6 @@ typedef struct emit_ctx {
     size_t n;
 } emit_ctx;
 
-static sc_status rt_error(sc_script_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static sc_status rt_error(sc_script_error *err, const char *fmt, ...)
-{
-    err->pos = -1;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->reason, sizeof err->reason, fmt, ap);
-    va_end(ap);
-    return SC_EINVAL;
-}
-
-static const char *value_type_name(sc_script_type t)
-{
-    switch (t) {
-    case SC_SCRIPT_NULL: return "null";
-    case SC_SCRIPT_BOOL: return "boolean";
-    case SC_SCRIPT_LONG: return "long";
-    case SC_SCRIPT_DOUBLE: return "double";
-    case SC_SCRIPT_STRING: return "String";
-    default: return "Object";
-    }
-}
-
 const char *sc_runtime_type_name(sc_runtime_type t)
 {
     static const char *const names[] = {"long", "double", "date", "boolean", "keyword"};
@@ -53,10 +28,10 @@ static sc_status fn_emit(void *call_ctx, const sc_script_value *args, size_t n,
     (void)n;
     emit_ctx *e = call_ctx;
     if (!e || !e->rf)
-        return rt_error(err, "emit can only be called from a runtime field's script");
+        return sc_script_fail(err, "emit can only be called from a runtime field's script");
     const sc_runtime_field *rf = e->rf;
     if (e->n == SC_RUNTIME_MAX_VALUES)
-        return rt_error(err,
+        return sc_script_fail(err,
                         "Runtime field [%s] is emitting [%d] values while the maximum number of "
                         "values allowed is [%d]",
                         rf->name, SC_RUNTIME_MAX_VALUES + 1, SC_RUNTIME_MAX_VALUES);
@@ -87,13 +62,13 @@ static sc_status fn_emit(void *call_ctx, const sc_script_value *args, size_t n,
         break;
     }
     if (!ok)
-        return rt_error(err, "emit of a [%s] runtime field [%s] takes a %s, got a %s",
+        return sc_script_fail(err, "emit of a [%s] runtime field [%s] takes a %s, got a %s",
                         sc_runtime_type_name(rf->type), rf->name,
                         rf->type == SC_RUNTIME_KEYWORD   ? "String"
                         : rf->type == SC_RUNTIME_BOOLEAN ? "boolean"
                         : rf->type == SC_RUNTIME_DOUBLE  ? "number"
                                                          : "long (cast a double with (long))",
-                        value_type_name(v->type));
+                        sc_script_type_name(v->type));
     e->n++;
     *out = sc_script_null();
     return SC_OK;
@@ -349,7 +324,7 @@ sc_status sc_runtime_column(sc_arena *a, const sc_runtime_field *rf, const sc_se
         }
         n += e->n;
         if (n > UINT32_MAX - SC_RUNTIME_MAX_VALUES)
-            return rt_error(err, "runtime field [%s] emitted too many values in one segment",
+            return sc_script_fail(err, "runtime field [%s] emitted too many values in one segment",
                             rf->name);
     }
     offs[n_docs] = (uint32_t)n;

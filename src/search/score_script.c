@@ -31,19 +31,6 @@ struct sc_score_script_seg {
     size_t n_vecs;
 };
 
-static sc_status rt_error(sc_script_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static sc_status rt_error(sc_script_error *err, const char *fmt, ...)
-{
-    err->pos = -1;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->reason, sizeof err->reason, fmt, ap);
-    va_end(ap);
-    return SC_EINVAL;
-}
-
 static const vec_slot *vec_field(sc_score_script_seg *st, sc_slice name)
 {
     for (size_t i = 0; i < st->n_vecs; i++)
@@ -74,22 +61,22 @@ static sc_status vec_args(void *call_ctx, const sc_script_value *args, const cha
 {
     sc_score_script_seg *st = call_ctx;
     if (args[0].type != SC_SCRIPT_OBJECT || args[0].obj_kind != SC_SCORE_SCRIPT_VEC)
-        return rt_error(err, "[%s] needs a query vector (an array of numbers in params) first", fn);
+        return sc_script_fail(err, "[%s] needs a query vector (an array of numbers in params) first", fn);
     if (args[1].type != SC_SCRIPT_STRING)
-        return rt_error(err, "[%s] needs a field name second", fn);
+        return sc_script_fail(err, "[%s] needs a field name second", fn);
     *q = args[0].obj;
     const vec_slot *s = vec_field(st, args[1].s);
     if (s->st == SC_EINVAL)
-        return rt_error(err, "field [%.*s] is not a dense_vector field", (int)args[1].s.len,
+        return sc_script_fail(err, "field [%.*s] is not a dense_vector field", (int)args[1].s.len,
                         (const char *)args[1].s.ptr);
     if (s->st != SC_OK)
-        return rt_error(err, "A document doesn't have a value for a vector field [%.*s]!",
+        return sc_script_fail(err, "A document doesn't have a value for a vector field [%.*s]!",
                         (int)args[1].s.len, (const char *)args[1].s.ptr);
     const sc_vec_field *vf = &s->vf;
     if (packed)
         *packed = vf->p.elem == SC_VEC_ELEM_BIT && (*q)->dims * 8 == vf->p.dims;
     if ((*q)->dims != vf->p.dims && !(packed && *packed))
-        return rt_error(err,
+        return sc_script_fail(err,
                         "The query vector has a different number of dimensions [%u] than the "
                         "document vectors [%u].",
                         (*q)->dims, vf->p.dims);
@@ -102,7 +89,7 @@ static sc_status vec_args(void *call_ctx, const sc_script_value *args, const cha
             hi = mid;
     }
     if (lo == vf->n || vf->docs[lo] != st->doc)
-        return rt_error(err, "A document doesn't have a value for a vector field [%.*s]!",
+        return sc_script_fail(err, "A document doesn't have a value for a vector field [%.*s]!",
                         (int)args[1].s.len, (const char *)args[1].s.ptr);
     *v = vf->vecs + (size_t)lo * vf->p.dims;
     *elem = vf->p.elem;
@@ -173,12 +160,12 @@ static sc_status v_hamming(void *ctx, const sc_script_value *args, size_t n, sc_
     bool packed;
     SC_TRY(vec_args(ctx, args, "hamming", &q, &v, &elem, &packed, err));
     if (elem == SC_VEC_ELEM_FLOAT)
-        return rt_error(err, "hamming distance is only supported for byte or bit vectors");
+        return sc_script_fail(err, "hamming distance is only supported for byte or bit vectors");
     int64_t d = 0;
     if (packed) { /* Elasticsearch's form: the query's bytes, most significant bit first */
         for (uint32_t i = 0; i < q->dims; i++) {
             if (q->v[i] != rintf(q->v[i]) || q->v[i] < -128 || q->v[i] > 127)
-                return rt_error(err, "hamming needs a query vector of bytes (-128..127)");
+                return sc_script_fail(err, "hamming needs a query vector of bytes (-128..127)");
             uint8_t x = (uint8_t)(int8_t)q->v[i];
             for (int b = 0; b < 8; b++)
                 d += ((x >> (7 - b)) & 1) != (v[i * 8 + (uint32_t)b] != 0);
@@ -191,7 +178,7 @@ static sc_status v_hamming(void *ctx, const sc_script_value *args, size_t n, sc_
             d += (q->v[i] != 0) != (v[i] != 0);
         } else {
             if (q->v[i] != rintf(q->v[i]) || q->v[i] < -128 || q->v[i] > 127)
-                return rt_error(err, "hamming needs a query vector of bytes (-128..127)");
+                return sc_script_fail(err, "hamming needs a query vector of bytes (-128..127)");
             uint8_t x = (uint8_t)(int8_t)q->v[i] ^ (uint8_t)(int8_t)v[i];
             d += __builtin_popcount(x);
         }
@@ -286,9 +273,9 @@ sc_status sc_score_script_run(sc_score_script_seg *st, uint32_t doc, float score
     SC_TRY(sc_script_eval(ss->script, st->vals, st, &v, err));
     double d;
     if (!sc_script_number(&v, &d))
-        return rt_error(err, "script_score script must return a number");
+        return sc_script_fail(err, "script_score script must return a number");
     if (isnan(d) || d < 0)
-        return rt_error(err,
+        return sc_script_fail(err,
                         "script score function must not produce negative scores, but got: [%g]", d);
     *out = d;
     return SC_OK;

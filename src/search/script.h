@@ -82,6 +82,13 @@ typedef struct sc_script_error {
     char reason[200];
 } sc_script_error;
 
+/* A run-time error of a script (pos -1, reason from the format): returns SC_EINVAL, for
+ * functions and evaluators to return as their status. */
+sc_status sc_script_fail(sc_script_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A value type as Painless names it in errors ("long", "double", "String", ...). */
+const char *sc_script_type_name(sc_script_type t);
+
 /* A function callable from scripts. args[0..n) are evaluated arguments (n within the
  * registered bounds); writes *out. Errors: SC_EINVAL with err->reason set (a run-time error
  * of the script). call_ctx: what the evaluator was given. */

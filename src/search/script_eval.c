@@ -19,7 +19,7 @@ bool sc_script_number(const sc_script_value *v, double *out)
     return true;
 }
 
-static const char *type_name(sc_script_type t)
+const char *sc_script_type_name(sc_script_type t)
 {
     switch (t) {
     case SC_SCRIPT_NULL: return "null";
@@ -31,10 +31,7 @@ static const char *type_name(sc_script_type t)
     }
 }
 
-static sc_status rt_error(sc_script_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static sc_status rt_error(sc_script_error *err, const char *fmt, ...)
+sc_status sc_script_fail(sc_script_error *err, const char *fmt, ...)
 {
     err->pos = -1;
     va_list ap;
@@ -51,7 +48,7 @@ static sc_status num_arg(const sc_script_value *v, const char *fn, double *out,
 {
     if (sc_script_number(v, out))
         return SC_OK;
-    return rt_error(err, "Cannot apply [%s] to a [%s]", fn, type_name(v->type));
+    return sc_script_fail(err, "Cannot apply [%s] to a [%s]", fn, sc_script_type_name(v->type));
 }
 
 #define MATH1(cname, jname, expr)                                                                  \
@@ -211,7 +208,7 @@ static sc_status arith(uint8_t op, const sc_script_value *x, const sc_script_val
                        sc_script_value *out, sc_script_error *err)
 {
     if (op == SC__OP_ADD && (x->type == SC_SCRIPT_STRING || y->type == SC_SCRIPT_STRING))
-        return rt_error(err, "Cannot apply [+] to strings");
+        return sc_script_fail(err, "Cannot apply [+] to strings");
     if (x->type == SC_SCRIPT_LONG && y->type == SC_SCRIPT_LONG) {
         uint64_t a = (uint64_t)x->l, b = (uint64_t)y->l;
         switch (op) {
@@ -221,7 +218,7 @@ static sc_status arith(uint8_t op, const sc_script_value *x, const sc_script_val
         case SC__OP_DIV:
         case SC__OP_MOD:
             if (y->l == 0)
-                return rt_error(err, "ArithmeticException: / by zero");
+                return sc_script_fail(err, "ArithmeticException: / by zero");
             if (x->l == INT64_MIN && y->l == -1) /* Java wraps */
                 *out = sc_script_long(op == SC__OP_DIV ? INT64_MIN : 0);
             else
@@ -231,8 +228,8 @@ static sc_status arith(uint8_t op, const sc_script_value *x, const sc_script_val
     }
     double a, b;
     if (!sc_script_number(x, &a) || !sc_script_number(y, &b))
-        return rt_error(err, "Cannot apply [%s] to a [%s]", op_name(op),
-                        type_name(sc_script_number(x, &a) ? y->type : x->type));
+        return sc_script_fail(err, "Cannot apply [%s] to a [%s]", op_name(op),
+                        sc_script_type_name(sc_script_number(x, &a) ? y->type : x->type));
     double r;
     switch (op) {
     case SC__OP_ADD: r = a + b; break;
@@ -256,8 +253,8 @@ static sc_status compare(uint8_t op, const sc_script_value *x, const sc_script_v
     } else if (sc_script_number(x, &a) && sc_script_number(y, &b)) {
         r = op == SC__OP_LT ? a < b : op == SC__OP_LE ? a <= b : op == SC__OP_GT ? a > b : a >= b;
     } else {
-        return rt_error(err, "Cannot apply [%s] to a [%s]", op_name(op),
-                        type_name(sc_script_number(x, &a) ? y->type : x->type));
+        return sc_script_fail(err, "Cannot apply [%s] to a [%s]", op_name(op),
+                        sc_script_type_name(sc_script_number(x, &a) ? y->type : x->type));
     }
     *out = sc_script_bool(r);
     return SC_OK;
@@ -283,14 +280,14 @@ sc_status sc_script_eval(const sc_script *s, const sc_script_value *vars, void *
             else if (v->type == SC_SCRIPT_DOUBLE)
                 v->d = -v->d;
             else
-                return rt_error(err, "Cannot apply [%s] to a [%s]", "-", type_name(v->type));
+                return sc_script_fail(err, "Cannot apply [%s] to a [%s]", "-", sc_script_type_name(v->type));
             break;
         }
         case SC__OP_NOT:
         case SC__OP_BOOL: {
             bool b;
             if (!truth(&st[sp - 1], &b))
-                return rt_error(err, "Cannot cast [%s] to [boolean]", type_name(st[sp - 1].type));
+                return sc_script_fail(err, "Cannot cast [%s] to [boolean]", sc_script_type_name(st[sp - 1].type));
             st[sp - 1] = sc_script_bool(in->op == SC__OP_NOT ? !b : b);
             break;
         }
@@ -322,7 +319,7 @@ sc_status sc_script_eval(const sc_script *s, const sc_script_value *vars, void *
             bool b;
             sp--;
             if (!truth(&st[sp], &b))
-                return rt_error(err, "Cannot cast [%s] to [boolean]", type_name(st[sp].type));
+                return sc_script_fail(err, "Cannot cast [%s] to [boolean]", sc_script_type_name(st[sp].type));
             if (b == (in->op == SC__OP_JT))
                 pc = in->a;
             break;
@@ -334,7 +331,7 @@ sc_status sc_script_eval(const sc_script *s, const sc_script_value *vars, void *
             sc_status rs = f->fn(call_ctx, &st[sp], in->b, &r, err);
             if (rs != SC_OK) {
                 if (!err->reason[0])
-                    rt_error(err, "[%s] failed", f->name);
+                    sc_script_fail(err, "[%s] failed", f->name);
                 return SC_EINVAL;
             }
             st[sp++] = r;
@@ -345,7 +342,7 @@ sc_status sc_script_eval(const sc_script *s, const sc_script_value *vars, void *
             sc_script_value *v = &st[sp - 1];
             double d;
             if (!sc_script_number(v, &d))
-                return rt_error(err, "Cannot cast [%s] to a number", type_name(v->type));
+                return sc_script_fail(err, "Cannot cast [%s] to a number", sc_script_type_name(v->type));
             if (in->op == SC__OP_TO_DOUBLE)
                 *v = sc_script_double(d);
             else if (v->type == SC_SCRIPT_DOUBLE) /* Java's (long) d: truncation, saturating */
@@ -355,11 +352,11 @@ sc_status sc_script_eval(const sc_script *s, const sc_script_value *vars, void *
                                                                   : (int64_t)d);
             break;
         }
-        default: return rt_error(err, "internal: bad instruction");
+        default: return sc_script_fail(err, "internal: bad instruction");
         }
     }
     if (sp != 1)
-        return rt_error(err, "internal: stack depth at the end");
+        return sc_script_fail(err, "internal: stack depth at the end");
     *out = st[0];
     return SC_OK;
 }
