@@ -18,22 +18,18 @@
 #include "base/file.h"
 #include "shard/sched.h"
 #include "shard/shard.h"
-
-static char root[256];
+#include "shard_fixture.h"
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(root, sizeof root, "/tmp/scry-idle-test-%d", (int)getpid());
-    if (sc_dir_remove_all(root) != SC_OK || sc_dir_make(root) != SC_OK)
-        return -1;
-    return 0;
+    return fx_root_setup("idle-test");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    return sc_dir_remove_all(root) == SC_OK ? 0 : -1;
+    return fx_root_teardown();
 }
 
 static sc_shard *open_at(const char *name, sc_shard_sched *sc, int32_t refresh_ms)
@@ -54,17 +50,6 @@ static sc_shard *open_at(const char *name, sc_shard_sched *sc, int32_t refresh_m
     return s;
 }
 
-static sc_shard_result put(sc_shard *s, const char *id, const char *src)
-{
-    sc_shard_error err;
-    sc_shard_result r;
-    sc_shard_write_opts o = sc_shard_write_defaults();
-    sc_status st = sc_shard_index(s, sc_slice_cstr(id), sc_slice_cstr(src), &o, &r, &err);
-    if (st != SC_OK)
-        fail_msg("index %s failed: %s %s", id, sc_status_str(st), err.reason);
-    return r;
-}
-
 static void del(sc_shard *s, const char *id)
 {
     sc_shard_error err;
@@ -72,14 +57,6 @@ static void del(sc_shard *s, const char *id)
     sc_status st = sc_shard_delete(s, sc_slice_cstr(id), &o, NULL, &err);
     if (st != SC_OK)
         fail_msg("delete %s failed: %s", id, sc_status_str(st));
-}
-
-static uint64_t visible(sc_shard *s)
-{
-    const sc_shard_snapshot *snap = sc_shard_searcher_acquire(s);
-    uint64_t n = snap->n_docs;
-    sc_shard_searcher_release(snap);
-    return n;
 }
 
 static sc_shard_stats stats(sc_shard *s)
@@ -104,12 +81,6 @@ static void expect_doc(sc_shard *s, const char *id, const char *want, int64_t ve
     assert_memory_equal(d.source, want, d.source_len);
     assert_int_equal(d.version, ver);
     sc_shard_doc_fini(&d);
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* 40 documents, some refreshed into segments, some updated, one deleted, the rest buffered. */

@@ -18,24 +18,20 @@
 #include "base/file.h"
 #include "shard/sched.h"
 #include "shard/shard.h"
+#include "shard_fixture.h"
 
 #define N_SHARDS 300
-
-static char root[256];
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(root, sizeof root, "/tmp/scry-sched-test-%d", (int)getpid());
-    if (sc_dir_remove_all(root) != SC_OK || sc_dir_make(root) != SC_OK)
-        return -1;
-    return 0;
+    return fx_root_setup("sched-test");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    return sc_dir_remove_all(root) == SC_OK ? 0 : -1;
+    return fx_root_teardown();
 }
 
 static size_t n_threads(void)
@@ -66,29 +62,6 @@ static sc_shard *open_shard(sc_shard_sched *sc, int i, int32_t refresh_ms, bool 
     if (st != SC_OK)
         fail_msg("open %d failed: %s (%s)", i, sc_status_str(st), err.type ? err.reason : "");
     return s;
-}
-
-static void put(sc_shard *s, const char *id, const char *src)
-{
-    sc_shard_error err;
-    sc_shard_write_opts o = sc_shard_write_defaults();
-    sc_status st = sc_shard_index(s, sc_slice_cstr(id), sc_slice_cstr(src), &o, NULL, &err);
-    if (st != SC_OK)
-        fail_msg("index %s failed: %s %s", id, sc_status_str(st), err.reason);
-}
-
-static uint64_t visible(sc_shard *s)
-{
-    const sc_shard_snapshot *snap = sc_shard_searcher_acquire(s);
-    uint64_t n = snap->n_docs;
-    sc_shard_searcher_release(snap);
-    return n;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* Waits up to 20 s for every shard to show `want` docs; returns how many do. */
