@@ -1803,7 +1803,10 @@ static void test_fused_histogram_key_edges(void **state)
     char cmd[128];
     snprintf(cmd, sizeof cmd, "mkdir -p %s", edir);
     assert_int_equal(system(cmd), 0);
-    enum { N = 6000, BIG = 40 };
+    enum {
+        N = 6000,
+        BIG = 40
+    };
     static const int64_t divs[] = {49, 3, 100, 97, 1000};
     for (size_t di = 0; di < sizeof divs / sizeof *divs; di++) {
         int64_t d = divs[di];
@@ -1828,10 +1831,9 @@ static void test_fused_histogram_key_edges(void **state)
             sc_bitset live_bs;
             bool *live = calloc(n, sizeof *live);
             sc_searcher_segment view;
-            assert_int_equal(
-                fx_segment_finish(b, edir, (int)(di * 2 + (size_t)wide), true, 7, &seg, &live_bs,
-                                  live, &view),
-                0);
+            assert_int_equal(fx_segment_finish(b, edir, (int)(di * 2 + (size_t)wide), true, 7, &seg,
+                                               &live_bs, live, &view),
+                             0);
             for (int scaled = 0; scaled < 2; scaled++) {
                 if (scaled && d % 7)
                     continue;
@@ -1850,8 +1852,8 @@ static void test_fused_histogram_key_edges(void **state)
                 sc_search_result res;
                 sc_agg_error err;
                 sc_agg_result *r;
-                assert_int_equal(sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so,
-                                                      &a, &r, &res, &err),
+                assert_int_equal(sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a,
+                                                      &r, &res, &err),
                                  SC_OK);
                 const sc_agg_result *x = top(r, 0);
                 uint64_t seen = 0;
