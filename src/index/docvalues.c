@@ -166,6 +166,17 @@ void sc_dv_numeric_get_single_batch(const sc_dv_numeric *dv, const uint32_t *doc
     const uint8_t *vals = dv->vals;
     unsigned bits = dv->bits;
     uint64_t min = (uint64_t)dv->min, gcd = dv->gcd;
+    if (bits && bits <= 56) {
+        /* sc__packed_get's read for widths whose value never crosses the 8 bytes it loads
+         * (shift <= 7, so shift + bits <= 63): no branch, no width test per value */
+        uint64_t mask = (UINT64_C(1) << bits) - 1;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t bitpos = (uint64_t)docs[i] * bits;
+            uint64_t v = (sc__ld64(vals + (bitpos >> 3)) >> (bitpos & 7)) & mask;
+            out[i] = (int64_t)(min + v * gcd);
+        }
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         out[i] = (int64_t)(min + sc__packed_get(vals, docs[i], bits) * gcd);
 }

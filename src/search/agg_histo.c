@@ -217,6 +217,31 @@ static void exact_floor_div(const int64_t *v, size_t k, int64_t d, int64_t *out)
     }
 }
 
+/* Whether every v[0..k) is in [0, 2^31) (exact_floor_div31's range). */
+static bool small31(const int64_t *v, size_t k)
+{
+    bool ok = true;
+    for (size_t i = 0; i < k; i++)
+        ok &= (uint64_t)v[i] < (UINT64_C(1) << 31);
+    return ok;
+}
+
+/* exact_floor_div for v[i] in [0, 2^31) (d <= 2^31, see int_divisor) in doubles and 32-bit
+ * conversions, which the compiler vectorizes where the int64 products do not (they were 40 %
+ * of the fused collector): x / d truncated is off by at most one (relative error < 2^-51 on a
+ * quotient below 2^31), and q x d, (q + 1) x d stay below 2^34, exact in a double. */
+static void exact_floor_div31(const int64_t *v, size_t k, int64_t d, int64_t *out)
+{
+    double r = 1.0 / (double)d, dd = (double)d;
+    for (size_t i = 0; i < k; i++) {
+        double x = (double)(int32_t)v[i];
+        double q = (double)(int32_t)(x * r);
+        q -= q * dd > x ? 1.0 : 0.0;
+        q += (q + 1.0) * dd <= x ? 1.0 : 0.0;
+        out[i] = (int32_t)q;
+    }
+}
+
 static sc_status histo_fused(sc__agg_coll *c, const uint32_t *docs, size_t n)
 {
     histo_state *h = c->state;
@@ -229,7 +254,9 @@ static sc_status histo_fused(sc__agg_coll *c, const uint32_t *docs, size_t n)
         sc_dv_numeric_get_single_batch(&h->f.num, wd, k, h->ibuf);
         /* the keys as histo_collect computes them */
         bool all = true;
-        if (div && small(h->ibuf, k)) {
+        if (div && small31(h->ibuf, k)) {
+            exact_floor_div31(h->ibuf, k, div, h->keys);
+        } else if (div && small(h->ibuf, k)) {
             exact_floor_div(h->ibuf, k, div, h->keys);
         } else if (spec->scaling_factor <= 0) {
             for (size_t i = 0; i < k; i++)

@@ -150,11 +150,88 @@ static void test_reads_format_v10(void **state)
     free(bytes);
 }
 
+/* sc_dv_numeric_get_single_batch agrees with sc_dv_numeric_get at every packed width around
+ * the batch's no-branch path (widths <= 56) and the general one (57..64), with and without a
+ * gcd, for a window of consecutive docs and for scattered docs in random order. Random values
+ * print their seed (t_seed above). */
+static void test_numeric_batch_widths(void **state)
+{
+    (void)state;
+    t_seed("docvalues_test batch");
+    static const unsigned widths[] = {1, 2, 7, 8, 9, 13, 31, 32, 33, 55, 56, 57, 58, 63, 64};
+    enum {
+        N = 700
+    };
+    for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++) {
+        unsigned w = widths[wi];
+        for (int g = 0; g < 2; g++) {
+            uint64_t gcd = g && w <= 56 ? 3 : 1;
+            uint64_t top = w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
+            int64_t base = w == 64 ? INT64_MIN : -12345;
+            char dir[64];
+            t_tmpdir(dir, sizeof dir);
+            sc_segment_builder *b;
+            assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+            int64_t want[N];
+            for (uint32_t d = 0; d < N; d++) {
+                /* doc 0 at the top of the width, doc 1 at its bottom: exactly w bits */
+                uint64_t r = d == 0 ? top : d == 1 ? 0 : t_rand() & top;
+                want[d] = (int64_t)((uint64_t)base + r * gcd);
+                char id[16];
+                snprintf(id, sizeof id, "%u", d);
+                sc_index_field f = {.name = sc_slice_cstr("n"),
+                                    .kind = SC_FIELD_NUMERIC,
+                                    .flags = SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                                    .values = &want[d],
+                                    .n_values = 1};
+                sc_index_doc doc = {.id = sc_slice_cstr(id),
+                                    .source = sc_slice_cstr("{}"),
+                                    .fields = &f,
+                                    .n_fields = 1};
+                assert_int_equal(sc_segment_builder_add(b, &doc, NULL), SC_OK);
+            }
+            assert_int_equal(sc_segment_builder_write(b, dir, "s", NULL), SC_OK);
+            sc_segment_builder_free(b);
+            sc_segment *seg;
+            assert_int_equal(sc_segment_open(dir, "s", &seg), SC_OK);
+            sc_dv_numeric dv;
+            assert_int_equal(
+                sc_dv_numeric_open(seg, sc_segment_field(seg, sc_slice_cstr("n")), &dv), SC_OK);
+            assert_true(sc_dv_numeric_is_single(&dv));
+            assert_int_equal(dv.bits, w); /* the width this case is about */
+            uint32_t docs[N];
+            int64_t got[N];
+            for (int order = 0; order < 2; order++) {
+                for (uint32_t d = 0; d < N; d++)
+                    docs[d] = d;
+                for (uint32_t d = N - 1; order && d > 0; d--) { /* a shuffle */
+                    uint32_t j = t_below(d + 1), t = docs[d];
+                    docs[d] = docs[j];
+                    docs[j] = t;
+                }
+                sc_dv_numeric_get_single_batch(&dv, docs, N, got);
+                for (uint32_t i = 0; i < N; i++) {
+                    int64_t one;
+                    assert_int_equal(sc_dv_numeric_get(&dv, docs[i], &one, 1), 1);
+                    assert_int_equal(one, want[docs[i]]);
+                    if (got[i] != want[docs[i]])
+                        fail_msg("width %u gcd %llu: doc %u batch %lld, want %lld", w,
+                                 (unsigned long long)gcd, docs[i], (long long)got[i],
+                                 (long long)want[docs[i]]);
+                }
+            }
+            sc_segment_unref(seg);
+            assert_int_equal(sc_dir_remove_all(dir), SC_OK);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_term_offsets_roundtrip),
         cmocka_unit_test(test_reads_format_v10),
+        cmocka_unit_test(test_numeric_batch_widths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

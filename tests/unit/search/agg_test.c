@@ -1735,6 +1735,99 @@ static void test_fused_histogram_equals_general(void **state)
     }
 }
 
+/* The fused path's keys by division (exact_floor_div31 and exact_floor_div) at every bucket
+ * edge, for divisors whose reciprocal rounds below (49: 49 x (1 / 49) < 1 in doubles) or above:
+ * values 0..N-1 and some beyond 2^31, histograms of interval d (and of a scaled_float x 7 with
+ * interval 7, the same divisor) with a stats sub, doc counts and keys against integer
+ * division. */
+static void test_fused_histogram_key_edges(void **state)
+{
+    (void)state;
+    char edir[80];
+    snprintf(edir, sizeof edir, "%s/fedges", dir);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", edir);
+    assert_int_equal(system(cmd), 0);
+    enum {
+        N = 6000,
+        BIG = 40
+    };
+    static const int64_t divs[] = {49, 3, 100, 97, 1000};
+    for (size_t di = 0; di < sizeof divs / sizeof *divs; di++) {
+        int64_t d = divs[di];
+        for (int wide = 0; wide < 2; wide++) {
+            /* wide: the last BIG docs above 2^31 (exact_floor_div for those windows) */
+            sc_segment_builder *b;
+            assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+            int64_t *v = calloc(N + BIG, sizeof *v);
+            assert_non_null(v);
+            uint32_t n = wide ? N + BIG : N;
+            for (uint32_t i = 0; i < n; i++) {
+                v[i] = i < N ? (int64_t)i : (INT64_C(1) << 31) + d * (int64_t)(i - N) - 1;
+                int64_t m = (int64_t)i % 17;
+                fx_tagged tg;
+                sc_index_field f[4];
+                size_t nf = fx_tagged_fields(&tg, 1, i, 0, f);
+                f[nf++] = fx_numeric("s", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &v[i], 1);
+                f[nf++] = fx_numeric("m", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &m, 1);
+                assert_int_equal(fx_add(b, tg.id, f, nf), 0);
+            }
+            sc_segment *seg;
+            sc_bitset live_bs;
+            bool *live = calloc(n, sizeof *live);
+            sc_searcher_segment view;
+            assert_int_equal(fx_segment_finish(b, edir, (int)(di * 2 + (size_t)wide), true, 7, &seg,
+                                               &live_bs, live, &view),
+                             0);
+            for (int scaled = 0; scaled < 2; scaled++) {
+                if (scaled && d % 7)
+                    continue;
+                sc_arena a;
+                sc_arena_init(&a, 0);
+                sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+                sc_agg_spec *h = mk(&a, SC_AGG_HISTOGRAM, "h", "s", SC_AGG_V_LONG);
+                h->interval = scaled ? (double)(d / 7) : (double)d;
+                h->scaling_factor = scaled ? 7 : 0;
+                add_sub(&a, h, mk(&a, SC_AGG_STATS, "st", "m", SC_AGG_V_LONG));
+                add_sub(&a, root, h);
+                sc_searcher s = {&view, 1};
+                sc_search_options o;
+                sc_search_options_init(&o);
+                sc_agg_shard_options so = {.n_shards = 1};
+                sc_search_result res;
+                sc_agg_error err;
+                sc_agg_result *r;
+                assert_int_equal(sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a,
+                                                      &r, &res, &err),
+                                 SC_OK);
+                const sc_agg_result *x = top(r, 0);
+                uint64_t seen = 0;
+                for (size_t i = 0; i < x->n_buckets; i++) {
+                    const sc_agg_bucket *bk = &x->buckets[i];
+                    double step = scaled ? (double)(d / 7) : (double)d;
+                    int64_t key = (int64_t)(bk->dkey / step);
+                    uint64_t want = 0;
+                    for (uint32_t j = 0; j < n; j++)
+                        want += v[j] / d == key;
+                    if (bk->doc_count != want)
+                        fail_msg("divisor %lld scaled %d wide %d: key %lld has %llu docs, want "
+                                 "%llu",
+                                 (long long)d, scaled, wide, (long long)key,
+                                 (unsigned long long)bk->doc_count, (unsigned long long)want);
+                    assert_int_equal(bk->subs[0]->count, want);
+                    seen += bk->doc_count;
+                }
+                assert_int_equal(seen, n);
+                sc_arena_fini(&a);
+            }
+            sc_segment_unref(seg);
+            sc_bitset_fini(&live_bs);
+            free(live);
+            free(v);
+        }
+    }
+}
+
 /* terms with min_doc_count 0 under a filter: every term of the field is listed, unmatched ones
  * with 0, with and without a sub-aggregation. */
 static void test_terms_min_doc_count_zero(void **state)
@@ -2004,6 +2097,7 @@ int main(void)
         cmocka_unit_test(test_terms_min_doc_count_zero),
         cmocka_unit_test(test_significant_terms_vs_model),
         cmocka_unit_test(test_fused_histogram_equals_general),
+        cmocka_unit_test(test_fused_histogram_key_edges),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
