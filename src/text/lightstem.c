@@ -228,6 +228,58 @@ static int32_t french_norm(uint32_t *s, int32_t len)
     return len;
 }
 
+/* Savoy's French suffix rules in order: a word longer than `min` that ends in `suffix` gets
+ * `repl` instead; then, for the two rules that have one, an inner rewrite of what is left
+ * (`then_*`). A rule not marked `more` ends the chain. */
+typedef struct fr_rule {
+    int32_t min;
+    const char *suffix, *repl; /* UTF-8 / ASCII */
+    bool more;
+    int32_t then_min;
+    const char *then_suffix, *then_repl;
+} fr_rule;
+
+static const fr_rule fr_rules[] = {
+    {9, "issement", "ir", false, 0, NULL, NULL},
+    {8, "issant", "ir", false, 0, NULL, NULL},
+    {6, "ement", "e", false, 3, "ive", "if"},
+    {11, "ficatrice", "fier", false, 0, NULL, NULL},
+    {10, "ficateur", "fier", false, 0, NULL, NULL},
+    {9, "catrice", "quer", false, 0, NULL, NULL},
+    {8, "cateur", "quer", false, 0, NULL, NULL},
+    {8, "atrice", "er", false, 0, NULL, NULL},
+    {7, "ateur", "er", false, 0, NULL, NULL},
+    {6, "trice", "teur", true, 0, NULL, NULL},
+    {5, "ième", "", false, 0, NULL, NULL},
+    {7, "teuse", "ter", false, 0, NULL, NULL},
+    {6, "teur", "ter", false, 0, NULL, NULL},
+    {5, "euse", "eu", false, 0, NULL, NULL},
+    {8, "ère", "er", false, 0, NULL, NULL},
+    {7, "ive", "if", false, 0, NULL, NULL},
+    {4, "folle", "fou", false, 0, NULL, NULL},
+    {4, "molle", "mou", false, 0, NULL, NULL},
+    {9, "nnelle", "n", false, 0, NULL, NULL},
+    {9, "nnel", "n", false, 0, NULL, NULL},
+    {4, "ète", "et", true, 0, NULL, NULL},
+    {8, "ique", "", true, 0, NULL, NULL},
+    {8, "esse", "e", false, 0, NULL, NULL},
+    {7, "inage", "in", false, 0, NULL, NULL},
+    {9, "isation", "", false, 5, "ual", "uel"},
+    {9, "isateur", "", false, 0, NULL, NULL},
+    {8, "ation", "", false, 0, NULL, NULL},
+    {8, "ition", "", false, 0, NULL, NULL},
+};
+
+/* Replaces the suffix (UTF-8, which s ends in) by repl (ASCII); the new length. */
+static int32_t replace_tail(uint32_t *s, int32_t len, const char *suffix, const char *repl)
+{
+    for (const char *c = suffix; *c; c++)
+        len -= ((uint8_t)*c & 0xC0) != 0x80; /* one per code point */
+    for (const char *c = repl; *c; c++)
+        s[len++] = (uint8_t)*c;
+    return len;
+}
+
 static int32_t french_light(uint32_t *s, int32_t len)
 {
     if (len > 5 && s[len - 1] == 'x') {
@@ -239,124 +291,15 @@ static int32_t french_light(uint32_t *s, int32_t len)
         len--;
     if (len > 3 && s[len - 1] == 's')
         len--;
-    if (len > 9 && ends(s, len, "issement")) {
-        len -= 6;
-        s[len - 1] = 'r';
-        return french_norm(s, len);
+    for (const fr_rule *r = fr_rules; r < fr_rules + sizeof fr_rules / sizeof *fr_rules; r++) {
+        if (len <= r->min || !ends(s, len, r->suffix))
+            continue;
+        len = replace_tail(s, len, r->suffix, r->repl);
+        if (r->then_suffix && len > r->then_min && ends(s, len, r->then_suffix))
+            len = replace_tail(s, len, r->then_suffix, r->then_repl);
+        if (!r->more)
+            break;
     }
-    if (len > 8 && ends(s, len, "issant")) {
-        len -= 4;
-        s[len - 1] = 'r';
-        return french_norm(s, len);
-    }
-    if (len > 6 && ends(s, len, "ement")) {
-        len -= 4;
-        if (len > 3 && ends(s, len, "ive")) {
-            len--;
-            s[len - 1] = 'f';
-        }
-        return french_norm(s, len);
-    }
-    if (len > 11 && ends(s, len, "ficatrice")) {
-        len -= 5;
-        s[len - 2] = 'e';
-        s[len - 1] = 'r';
-        return french_norm(s, len);
-    }
-    if (len > 10 && ends(s, len, "ficateur")) {
-        len -= 4;
-        s[len - 2] = 'e';
-        s[len - 1] = 'r';
-        return french_norm(s, len);
-    }
-    if (len > 9 && ends(s, len, "catrice")) {
-        len -= 3;
-        s[len - 4] = 'q';
-        s[len - 3] = 'u';
-        s[len - 2] = 'e';
-        return french_norm(s, len);
-    }
-    if (len > 8 && ends(s, len, "cateur")) {
-        len -= 2;
-        s[len - 4] = 'q';
-        s[len - 3] = 'u';
-        s[len - 2] = 'e';
-        s[len - 1] = 'r';
-        return french_norm(s, len);
-    }
-    if (len > 8 && ends(s, len, "atrice")) {
-        len -= 4;
-        s[len - 2] = 'e';
-        s[len - 1] = 'r';
-        return french_norm(s, len);
-    }
-    if (len > 7 && ends(s, len, "ateur")) {
-        len -= 3;
-        s[len - 2] = 'e';
-        s[len - 1] = 'r';
-        return french_norm(s, len);
-    }
-    if (len > 6 && ends(s, len, "trice")) {
-        len--;
-        s[len - 3] = 'e';
-        s[len - 2] = 'u';
-        s[len - 1] = 'r';
-    }
-    if (len > 5 && ends(s, len, "ième"))
-        return french_norm(s, len - 4);
-    if (len > 7 && ends(s, len, "teuse")) {
-        len -= 2;
-        s[len - 1] = 'r';
-        return french_norm(s, len);
-    }
-    if (len > 6 && ends(s, len, "teur")) {
-        len--;
-        s[len - 1] = 'r';
-        return french_norm(s, len);
-    }
-    if (len > 5 && ends(s, len, "euse"))
-        return french_norm(s, len - 2);
-    if (len > 8 && ends(s, len, "ère")) {
-        len--;
-        s[len - 2] = 'e';
-        return french_norm(s, len);
-    }
-    if (len > 7 && ends(s, len, "ive")) {
-        len--;
-        s[len - 1] = 'f';
-        return french_norm(s, len);
-    }
-    if (len > 4 && (ends(s, len, "folle") || ends(s, len, "molle"))) {
-        len -= 2;
-        s[len - 1] = 'u';
-        return french_norm(s, len);
-    }
-    if (len > 9 && ends(s, len, "nnelle"))
-        return french_norm(s, len - 5);
-    if (len > 9 && ends(s, len, "nnel"))
-        return french_norm(s, len - 3);
-    if (len > 4 && ends(s, len, "ète")) {
-        len--;
-        s[len - 2] = 'e';
-    }
-    if (len > 8 && ends(s, len, "ique"))
-        len -= 4;
-    if (len > 8 && ends(s, len, "esse"))
-        return french_norm(s, len - 3);
-    if (len > 7 && ends(s, len, "inage"))
-        return french_norm(s, len - 3);
-    if (len > 9 && ends(s, len, "isation")) {
-        len -= 7;
-        if (len > 5 && ends(s, len, "ual"))
-            s[len - 2] = 'e';
-        return french_norm(s, len);
-    }
-    if (len > 9 && ends(s, len, "isateur"))
-        return french_norm(s, len - 7);
-    if (len > 8 && ends(s, len, "ation"))
-        return french_norm(s, len - 5);
-    if (len > 8 && ends(s, len, "ition"))
-        return french_norm(s, len - 5);
     return french_norm(s, len);
 }
 
