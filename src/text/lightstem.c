@@ -239,6 +239,7 @@ typedef struct fr_rule {
     const char *then_suffix, *then_repl;
 } fr_rule;
 
+/* clang-format off: one rule a line */
 static const fr_rule fr_rules[] = {
     {9, "issement", "ir", false, 0, NULL, NULL},
     {8, "issant", "ir", false, 0, NULL, NULL},
@@ -269,6 +270,7 @@ static const fr_rule fr_rules[] = {
     {8, "ation", "", false, 0, NULL, NULL},
     {8, "ition", "", false, 0, NULL, NULL},
 };
+/* clang-format on */
 
 /* Replaces the suffix (UTF-8, which s ends in) by repl (ASCII); the new length. */
 static int32_t replace_tail(uint32_t *s, int32_t len, const char *suffix, const char *repl)
