@@ -239,7 +239,8 @@ typedef struct fr_rule {
     const char *then_suffix, *then_repl;
 } fr_rule;
 
-/* clang-format off: one rule a line */
+/* one rule a line */
+/* clang-format off */
 static const fr_rule fr_rules[] = {
     {9, "issement", "ir", false, 0, NULL, NULL},
     {8, "issant", "ir", false, 0, NULL, NULL},
