@@ -363,14 +363,16 @@ def test_etcd_data_loss(cluster):
     etcd.kill()
     shutil.rmtree(etcd.dir)
     etcd.start()
+    # the nodes' views can still be the ones from before the loss when this first holds, so
+    # the live node ids are read again with each routing check below
     wait_until("re-registration in an empty etcd",
                lambda: converged(nodes.values(), nodes.keys()), timeout=30)
     wait_until("index metadata published again",
                lambda: "/scry/e2e/indices/logs" in etcd.range_prefix("/scry/e2e/indices/"))
-    ids = node_ids(nodes["n1"])
     for n in nodes.values():
-        wait_until("routing of logs again", lambda: check_routing(
-            routing(n, "logs"), "logs", ids.values(), 6, 2))
+        wait_until("routing of logs again", lambda: len(node_ids(nodes["n1"])) == 3 and
+                   check_routing(routing(n, "logs"), "logs", node_ids(nodes["n1"]).values(), 6, 2),
+                   timeout=30)
 
 
 def test_cluster_settings_shared(cluster):
