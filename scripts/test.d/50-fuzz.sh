@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Test step: build the libFuzzer targets (fuzz preset, clang) and run each for a short bounded
-# time against its seed corpus. FUZZ_SECONDS overrides the per-fuzzer time (default 6; `make fuzz` runs each for 60 s).
+# time against its seed corpus. FUZZ_SECONDS overrides the per-fuzzer time (default 4; `make fuzz` runs each for 60 s).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 JOBS=${JOBS:-$(nproc)}
@@ -15,4 +15,4 @@ cmake --build build/fuzz -j"$JOBS" --target "${targets[@]}" || exit 1
 # a random one). Findings from exploration join tests/fuzz/corpus/<name>/ as regression inputs.
 export FUZZ_SEED=${FUZZ_SEED:-1}
 echo "fuzz: libFuzzer seed $FUZZ_SEED"
-bash scripts/fuzz.sh "${FUZZ_SECONDS:-6}"
+bash scripts/fuzz.sh "${FUZZ_SECONDS:-4}"
