@@ -1,5 +1,6 @@
-/* The analyzer registry's settings readers (registry_opts.c), shared by registry.c: option
- * getters with Elasticsearch's error messages, stop word lists, string lists, settings paths. */
+/* The analyzer registry's shared parts: the settings readers (registry_opts.c: option getters
+ * with Elasticsearch's error messages, stop word lists, string lists, settings paths) and the
+ * token filter resolution (registry_filter.c), used by registry.c. */
 #ifndef SC_TEXT_REGISTRY_INTERNAL_H
 #define SC_TEXT_REGISTRY_INTERNAL_H
 
@@ -33,5 +34,16 @@ sc_status sc__reg_string_list(const json_t *v, const char *path, const char ***o
 /* word_delimiter_graph options (Elasticsearch's names and defaults) into f. */
 sc_status sc__reg_word_delimiter(const json_t *def, const char *path, sc__filter *f,
                                  sc_analysis_error *err) SC_MUST_USE;
+
+/* Lucene's default elision articles of FrenchAnalyzer (elision filter, french analyzer). */
+#define SC__REG_N_FRENCH_ARTICLES 13
+extern const char *const sc__reg_french_articles[SC__REG_N_FRENCH_ARTICLES];
+/* The Lucene light stemmer of a language analyzer's type ("german", ...); 0 when it has none. */
+uint32_t sc__reg_light_language(const char *type);
+/* A Snowball stemmer filter for libstemmer's language name. */
+sc_status sc__reg_snowball_filter(const char *lang, sc__filter *f) SC_MUST_USE;
+/* Resolves a filter name: built-in or analysis.filter.<name>; path names it in errors. */
+sc_status sc__reg_resolve_filter(const json_t *analysis, const char *name, const char *path,
+                                 sc__filter *f, sc_analysis_error *err) SC_MUST_USE;
 
 #endif
