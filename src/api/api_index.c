@@ -460,8 +460,7 @@ void sc_api_forcemerge(sc_rest_req *req, sc_rest_resp *resp)
     fanout(req, resp, 2);
 }
 
-static void stats_block(sc_jsonw *w, const sc_index_stats *s, sc_index *ix_or_null, uint64_t q,
-                        uint64_t qt, uint64_t ops, uint64_t opt)
+static void stats_block(sc_jsonw *w, const sc_index_stats *s)
 {
     sc_jsonw_obj_begin(w);
     sc_jsonw_key(w, "docs");
@@ -477,14 +476,15 @@ static void stats_block(sc_jsonw *w, const sc_index_stats *s, sc_index *ix_or_nu
     sc_jsonw_obj_end(w);
     sc_jsonw_key(w, "indexing");
     sc_jsonw_obj_begin(w);
-    sc_jsonw_kv_int(w, "index_total", (int64_t)ops);
-    sc_jsonw_kv_int(w, "index_time_in_millis", (int64_t)(opt / 1000000));
+    sc_jsonw_kv_int(w, "index_total", (int64_t)s->index_total);
+    sc_jsonw_kv_int(w, "index_time_in_millis", (int64_t)(s->index_time_ns / 1000000));
     sc_jsonw_kv_int(w, "index_current", 0);
+    sc_jsonw_kv_int(w, "delete_total", (int64_t)s->delete_total);
     sc_jsonw_obj_end(w);
     sc_jsonw_key(w, "search");
     sc_jsonw_obj_begin(w);
-    sc_jsonw_kv_int(w, "query_total", (int64_t)q);
-    sc_jsonw_kv_int(w, "query_time_in_millis", (int64_t)(qt / 1000000));
+    sc_jsonw_kv_int(w, "query_total", (int64_t)s->query_total);
+    sc_jsonw_kv_int(w, "query_time_in_millis", (int64_t)(s->query_time_ns / 1000000));
     sc_jsonw_kv_int(w, "query_current", 0);
     sc_jsonw_obj_end(w);
     sc_jsonw_key(w, "merges");
@@ -497,11 +497,11 @@ static void stats_block(sc_jsonw *w, const sc_index_stats *s, sc_index *ix_or_nu
     sc_jsonw_obj_end(w);
     sc_jsonw_key(w, "refresh");
     sc_jsonw_obj_begin(w);
-    sc_jsonw_kv_int(w, "total", ix_or_null ? (int64_t)atomic_load(&ix_or_null->n_refresh) : 0);
+    sc_jsonw_kv_int(w, "total", (int64_t)s->refresh_total);
     sc_jsonw_obj_end(w);
     sc_jsonw_key(w, "flush");
     sc_jsonw_obj_begin(w);
-    sc_jsonw_kv_int(w, "total", ix_or_null ? (int64_t)atomic_load(&ix_or_null->n_flush) : 0);
+    sc_jsonw_kv_int(w, "total", (int64_t)s->flush_total);
     sc_jsonw_obj_end(w);
     sc_jsonw_key(w, "segments");
     sc_jsonw_obj_begin(w);
@@ -523,42 +523,19 @@ void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp)
     size_t n;
     if (!resolve(req, resp, req->index, &list, &n))
         return;
-    /* docs and store from every copy, wherever it lives (cluster/stats_remote.h) */
     sc_cluster_stats *per = sc_arena_calloc(req->arena, n ? n : 1, sizeof *per);
     if (!per) {
         sc_node_release(list, n);
         sc_rest_error(req, resp, 500, "exception", "out of memory", NULL, 0);
         return;
     }
+    /* every number, the work counters too, from every copy wherever it lives */
     sc_cluster_index_stats(req->node, list, n, per);
     sc_index_stats all_pri = {0}, all = {0};
-    uint64_t q = 0, qt = 0, ops = 0, opt = 0;
     uint32_t answered = 0, copies = 0;
     for (size_t i = 0; i < n; i++) {
-        sc_index_stats local;
-        sc_index_collect_stats(list[i], &local); /* merges and memory: this node's */
-        for (int k = 0; k < 2; k++) {
-            sc_index_stats *d = k ? &per[i].total : &per[i].primaries;
-            d->merges_current = local.merges_current;
-            d->merges_total = local.merges_total;
-            d->merges_spilled_bytes = local.merges_spilled_bytes;
-            d->memory_bytes = local.memory_bytes;
-            sc_index_stats *a = k ? &all : &all_pri;
-            a->docs_count += d->docs_count;
-            a->docs_deleted += d->docs_deleted;
-            a->store_bytes += d->store_bytes;
-            a->n_segments += d->n_segments;
-            a->merges_current += d->merges_current;
-            a->merges_total += d->merges_total;
-            a->merges_spilled_bytes += d->merges_spilled_bytes;
-            a->memory_bytes += d->memory_bytes;
-            a->translog_ops += d->translog_ops;
-            a->translog_bytes += d->translog_bytes;
-        }
-        q += atomic_load(&list[i]->n_search_queries);
-        qt += atomic_load(&list[i]->search_time_ns);
-        ops += atomic_load(&list[i]->n_index_ops);
-        opt += atomic_load(&list[i]->index_time_ns);
+        sc_index_stats_add(&all_pri, &per[i].primaries);
+        sc_index_stats_add(&all, &per[i].total);
         answered += per[i].n_answered;
         copies += per[i].n_copies;
     }
@@ -574,26 +551,22 @@ void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp)
     sc_jsonw_key(&w, "_all");
     sc_jsonw_obj_begin(&w);
     sc_jsonw_key(&w, "primaries");
-    stats_block(&w, &all_pri, NULL, q, qt, ops, opt);
+    stats_block(&w, &all_pri);
     sc_jsonw_key(&w, "total");
-    stats_block(&w, &all, NULL, q, qt, ops, opt);
+    stats_block(&w, &all);
     sc_jsonw_obj_end(&w);
     sc_jsonw_key(&w, "indices");
     sc_jsonw_obj_begin(&w);
     for (size_t i = 0; i < n; i++) {
-        uint64_t iq = atomic_load(&list[i]->n_search_queries);
-        uint64_t iqt = atomic_load(&list[i]->search_time_ns);
-        uint64_t io = atomic_load(&list[i]->n_index_ops);
-        uint64_t iot = atomic_load(&list[i]->index_time_ns);
         sc_jsonw_key(&w, list[i]->name);
         sc_jsonw_obj_begin(&w);
         sc_jsonw_kv_str(&w, "uuid", list[i]->uuid);
         sc_jsonw_kv_str(&w, "health", list[i]->settings.number_of_replicas ? "yellow" : "green");
         sc_jsonw_kv_str(&w, "status", "open");
         sc_jsonw_key(&w, "primaries");
-        stats_block(&w, &per[i].primaries, list[i], iq, iqt, io, iot);
+        stats_block(&w, &per[i].primaries);
         sc_jsonw_key(&w, "total");
-        stats_block(&w, &per[i].total, list[i], iq, iqt, io, iot);
+        stats_block(&w, &per[i].total);
         sc_jsonw_obj_end(&w);
     }
     sc_jsonw_obj_end(&w);

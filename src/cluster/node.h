@@ -141,10 +141,10 @@ struct sc_index {
      * it only through alias.h. */
     json_t *aliases;
     void *alias_mu; /* pthread_mutex_t*, owned by the node */
-    /* Counters for _stats. */
+    /* This node's requests on the index, for _nodes/stats (_stats sums the copies' own
+     * counters, sc_index_stats). */
     _Atomic uint64_t n_index_ops, index_time_ns, n_delete_ops;
     _Atomic uint64_t n_search_queries, search_time_ns, n_fetch, fetch_time_ns;
-    _Atomic uint64_t n_refresh, n_flush, n_merges;
 };
 
 /* Opens (creating if needed) the node's data folder and every index in it. *out owned; close

@@ -24,7 +24,18 @@ typedef struct sc_index_stats {
     uint64_t translog_ops;
     uint64_t translog_bytes;
     uint64_t memory_bytes; /* the indexing buffers (0 once the shards went idle) */
+    /* work counters of the copies (Elasticsearch's are per shard copy: a replica counts the
+     * operations it applies, and a query phase counts on the copy that ran it) */
+    uint64_t index_total, index_time_ns, delete_total;
+    uint64_t query_total, query_time_ns;
+    uint64_t refresh_total, flush_total;
 } sc_index_stats;
+
+/* The sc_index_stats fields, in their order on the wire (stats_wire.h): offsets of uint64_t. */
+#define SC_INDEX_STATS_N_FIELDS 17
+extern const size_t sc_index_stats_fields[SC_INDEX_STATS_N_FIELDS];
+/* dst += src, field by field. */
+void sc_index_stats_add(sc_index_stats *dst, const sc_index_stats *src);
 
 /* Sums the shards' numbers. */
 void sc_index_collect_stats(sc_index *ix, sc_index_stats *out);

@@ -181,7 +181,9 @@ static void run_shard_once(shard_job *j, sc_status pool_st)
     };
     sc_arena scratch;
     sc_arena_init(&scratch, budget);
+    uint64_t q0 = sc_clock_now_ns();
     sc_status st = sc_shard_query_run(&a, &scratch, j->mem, &j->r);
+    sc_shard_count_query(ix->shards[tg->shard], sc_clock_now_ns() - q0);
     if (st != SC_OK && j->r.err.status == 429)
         sc_breaker_count_trip(j->node);
     /* what the execution really needed: its scratch high-water plus the result it returns */

@@ -2,6 +2,7 @@
  * with one translog sync per shard, realtime gets, refresh/flush/merge fan-out and stats. The
  * index-wide mapping is kept in sync across shards through the shard's mapping-update hook. */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,7 +187,36 @@ void sc_index_shard_stats(sc_index *ix, uint32_t shard, sc_index_stats *out)
     out->translog_ops = st.translog_ops;
     out->translog_bytes = st.translog_bytes;
     out->memory_bytes = st.indexing_buffer_bytes;
+    out->index_total = st.n_index_ops;
+    out->index_time_ns = st.index_time_ns;
+    out->delete_total = st.n_delete_ops;
+    out->query_total = st.n_queries;
+    out->query_time_ns = st.query_time_ns;
+    out->refresh_total = st.n_refreshes;
+    out->flush_total = st.n_flushes;
     sc_shard_stats_fini(&st);
+}
+
+const size_t sc_index_stats_fields[SC_INDEX_STATS_N_FIELDS] = {
+    offsetof(sc_index_stats, docs_count),     offsetof(sc_index_stats, docs_deleted),
+    offsetof(sc_index_stats, store_bytes),    offsetof(sc_index_stats, n_segments),
+    offsetof(sc_index_stats, translog_ops),   offsetof(sc_index_stats, translog_bytes),
+    offsetof(sc_index_stats, merges_current), offsetof(sc_index_stats, merges_total),
+    offsetof(sc_index_stats, merges_spilled_bytes), offsetof(sc_index_stats, memory_bytes),
+    offsetof(sc_index_stats, index_total),    offsetof(sc_index_stats, index_time_ns),
+    offsetof(sc_index_stats, delete_total),   offsetof(sc_index_stats, query_total),
+    offsetof(sc_index_stats, query_time_ns),  offsetof(sc_index_stats, refresh_total),
+    offsetof(sc_index_stats, flush_total),
+};
+
+_Static_assert(sizeof(sc_index_stats) == SC_INDEX_STATS_N_FIELDS * sizeof(uint64_t),
+               "sc_index_stats_fields lists every field");
+
+void sc_index_stats_add(sc_index_stats *dst, const sc_index_stats *src)
+{
+    for (size_t i = 0; i < SC_INDEX_STATS_N_FIELDS; i++)
+        *(uint64_t *)((char *)dst + sc_index_stats_fields[i]) +=
+            *(const uint64_t *)((const char *)src + sc_index_stats_fields[i]);
 }
 
 const char *sc_index_shard_failure(const sc_index *ix, uint32_t shard)
@@ -240,16 +270,7 @@ void sc_index_collect_stats(sc_index *ix, sc_index_stats *out)
     for (uint32_t i = 0; i < ix->settings.number_of_shards; i++) {
         sc_index_stats s;
         sc_index_shard_stats(ix, i, &s);
-        out->docs_count += s.docs_count;
-        out->docs_deleted += s.docs_deleted;
-        out->store_bytes += s.store_bytes;
-        out->n_segments += s.n_segments;
-        out->merges_current += s.merges_current;
-        out->merges_total += s.merges_total;
-        out->merges_spilled_bytes += s.merges_spilled_bytes;
-        out->translog_ops += s.translog_ops;
-        out->translog_bytes += s.translog_bytes;
-        out->memory_bytes += s.memory_bytes;
+        sc_index_stats_add(out, &s);
     }
 }
 
@@ -275,10 +296,6 @@ uint32_t sc_index_broadcast(sc_index *ix, sc_index_bcast op, int64_t max_segment
                                               : sc_shard_maybe_merge(sd);
         ok += shard_ok(ix, i, what[op], st);
     }
-    atomic_fetch_add(op == SC_BCAST_REFRESH ? &ix->n_refresh
-                     : op == SC_BCAST_FLUSH ? &ix->n_flush
-                                            : &ix->n_merges,
-                     1);
     return ok;
 }
 

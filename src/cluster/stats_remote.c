@@ -19,15 +19,8 @@ static bool copy_stats(sc_index *ix, uint32_t shard, sc_stats_copy_resp *out)
     memset(out, 0, sizeof *out);
     if (!ix || shard >= ix->settings.number_of_shards || !ix->shards || !ix->shards[shard])
         return false;
-    sc_index_stats s;
-    sc_index_shard_stats(ix, shard, &s);
-    *out = (sc_stats_copy_resp){.open = true,
-                                .docs = s.docs_count,
-                                .deleted = s.docs_deleted,
-                                .store_bytes = s.store_bytes,
-                                .segments = s.n_segments,
-                                .translog_ops = s.translog_ops,
-                                .translog_bytes = s.translog_bytes};
+    out->open = true;
+    sc_index_shard_stats(ix, shard, &out->s);
     return true;
 }
 
@@ -77,17 +70,9 @@ typedef struct peer {
 
 static void add(sc_cluster_stats *o, bool primary, const sc_stats_copy_resp *r)
 {
-    sc_index_stats *dst[2] = {&o->total, primary ? &o->primaries : NULL};
-    for (int k = 0; k < 2; k++) {
-        if (!dst[k])
-            continue;
-        dst[k]->docs_count += r->docs;
-        dst[k]->docs_deleted += r->deleted;
-        dst[k]->store_bytes += r->store_bytes;
-        dst[k]->n_segments += r->segments;
-        dst[k]->translog_ops += r->translog_ops;
-        dst[k]->translog_bytes += r->translog_bytes;
-    }
+    sc_index_stats_add(&o->total, &r->s);
+    if (primary)
+        sc_index_stats_add(&o->primaries, &r->s);
     o->n_answered++;
 }
 

@@ -48,12 +48,8 @@ sc_status sc_stats_resp_encode(const sc_stats_copy_resp *r, size_t n, sc_wire_bu
         sc_wire_put_bool(b, r[i].open);
         if (!r[i].open)
             continue;
-        sc_wire_put_uvar(b, r[i].docs);
-        sc_wire_put_uvar(b, r[i].deleted);
-        sc_wire_put_uvar(b, r[i].store_bytes);
-        sc_wire_put_uvar(b, r[i].segments);
-        sc_wire_put_uvar(b, r[i].translog_ops);
-        sc_wire_put_uvar(b, r[i].translog_bytes);
+        for (size_t f = 0; f < SC_INDEX_STATS_N_FIELDS; f++)
+            sc_wire_put_uvar(b, *(const uint64_t *)((const char *)&r[i].s + sc_index_stats_fields[f]));
     }
     return b->st;
 }
@@ -75,12 +71,8 @@ sc_status sc_stats_resp_decode(const uint8_t *p, size_t len, sc_arena *a, sc_sta
         c[i].open = sc_wire_get_bool(&r);
         if (!c[i].open)
             continue;
-        c[i].docs = sc_wire_get_uvar(&r);
-        c[i].deleted = sc_wire_get_uvar(&r);
-        c[i].store_bytes = sc_wire_get_uvar(&r);
-        c[i].segments = sc_wire_get_uvar(&r);
-        c[i].translog_ops = sc_wire_get_uvar(&r);
-        c[i].translog_bytes = sc_wire_get_uvar(&r);
+        for (size_t f = 0; f < SC_INDEX_STATS_N_FIELDS; f++)
+            *(uint64_t *)((char *)&c[i].s + sc_index_stats_fields[f]) = sc_wire_get_uvar(&r);
     }
     sc_status st = sc_wire_reader_finish(&r);
     if (st == SC_OK) {

@@ -3,8 +3,12 @@
  * those copies' numbers. Grammar (wire.h primitives):
  *
  *   shard_stats      = uv:n (index:bytes uv:shard)*
- *   shard_stats_resp = uv:n (bool:open [uv:docs uv:deleted uv:store_bytes uv:segments
- *                          uv:translog_ops uv:translog_bytes])*
+ *   shard_stats_resp = uv:n (bool:open [uv:field{17}])*
+ *
+ * The 17 fields of an open copy are its sc_index_stats (cluster/ops.h) in the order of
+ * sc_index_stats_fields: docs, deleted, store bytes, segments, translog ops and bytes, merges
+ * current / total / spilled bytes, indexing buffer bytes, index ops and time (ns), delete ops,
+ * query phases and their time (ns), refreshes, flushes.
  *
  * The answer has one entry per asked copy, in the asked order; `open` is false for a copy the
  * node does not hold open (yet). Decoders refuse truncations, trailing bytes, empty index names
@@ -19,6 +23,7 @@
 #include "base/arena.h"
 #include "base/slice.h"
 #include "base/status.h"
+#include "cluster/ops.h"
 #include "cluster/wire.h"
 
 enum {
@@ -32,7 +37,7 @@ typedef struct sc_stats_copy {
 
 typedef struct sc_stats_copy_resp {
     bool open;
-    uint64_t docs, deleted, store_bytes, segments, translog_ops, translog_bytes;
+    sc_index_stats s; /* when open */
 } sc_stats_copy_resp;
 
 sc_status sc_stats_req_encode(const sc_stats_copy *c, size_t n, sc_wire_buf *b) SC_MUST_USE;

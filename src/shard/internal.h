@@ -160,6 +160,7 @@ struct sc_shard {
     uint64_t replay_ops, replay_bytes, replay_total;
     /* stats */
     _Atomic uint64_t n_index_ops, n_delete_ops, n_refreshes, n_flushes, n_merges;
+    _Atomic uint64_t n_queries, query_time_ns; /* query phases run on this copy */
     _Atomic uint64_t index_time_ns, refresh_time_ns, flush_time_ns, merge_time_ns;
     _Atomic uint64_t merges_current;
 };

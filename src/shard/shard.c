@@ -971,9 +971,17 @@ sc_status sc_shard_stats_get(sc_shard *s, bool with_segments, sc_shard_stats *st
     st->refresh_time_ns = atomic_load(&s->refresh_time_ns);
     st->flush_time_ns = atomic_load(&s->flush_time_ns);
     st->merge_time_ns = atomic_load(&s->merge_time_ns);
+    st->n_queries = atomic_load(&s->n_queries);
+    st->query_time_ns = atomic_load(&s->query_time_ns);
     st->merges_current = atomic_load(&s->merges_current);
     st->merge_spilled_bytes = atomic_load(&s->merge_spilled_bytes);
     return SC_OK;
+}
+
+void sc_shard_count_query(sc_shard *s, uint64_t ns)
+{
+    atomic_fetch_add(&s->n_queries, 1);
+    atomic_fetch_add(&s->query_time_ns, ns);
 }
 
 void sc_shard_stats_fini(sc_shard_stats *st)

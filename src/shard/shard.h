@@ -339,6 +339,7 @@ typedef struct sc_shard_stats {
     int64_t max_seq_no;       /* -1 when empty */
     int64_t local_checkpoint; /* = max_seq_no (single copy) */
     uint64_t n_index_ops, n_delete_ops, n_refreshes, n_flushes, n_merges;
+    uint64_t n_queries, query_time_ns; /* query phases run on this copy (sc_shard_count_query) */
     uint64_t index_time_ns, refresh_time_ns, flush_time_ns, merge_time_ns;
     uint64_t merges_current;          /* merges running now */
     uint64_t merge_spilled_bytes;     /* written to merge spill files (index.merge.memory) */
@@ -350,6 +351,9 @@ typedef struct sc_shard_stats {
  * Thread-safe. */
 sc_status sc_shard_stats_get(sc_shard *s, bool with_segments, sc_shard_stats *st) SC_MUST_USE;
 void sc_shard_stats_fini(sc_shard_stats *st);
+/* Counts one query phase run on this copy that took ns (Elasticsearch's search.query_total
+ * and query_time_in_millis are per shard copy). Thread-safe. */
+void sc_shard_count_query(sc_shard *s, uint64_t ns);
 
 /* How many unreferenced files (temporary files of interrupted writes, segments, deletes and id
  * tables no commit lists) opening the shard removed, for the caller's log. */

@@ -364,3 +364,35 @@ def test_stats_are_cluster_wide(env):
             assert st == 200 and c["count"] == n, (s.url, c)
         st, _, r = s.request("GET", "/p0,r3/_stats")
         assert r["_all"]["primaries"]["docs"]["count"] == 2 * N_DOCS, r["_all"]
+
+
+def work_counters(node, index):
+    st, _, r = node.request("GET", "/%s/_stats" % index)
+    assert st == 200, r
+    out = {}
+    for part in ("primaries", "total"):
+        b = r["indices"][index][part]
+        out[part] = (b["indexing"]["index_total"], b["indexing"]["delete_total"],
+                     b["search"]["query_total"])
+        out[part + ".refresh"] = b["refresh"]["total"]  # periodic refreshes may add to it
+    return out
+
+
+def test_work_counters_are_cluster_wide(env):
+    """The indexing, search, refresh and flush counters of _stats are the copies' own, summed
+    over every node (they were the answering node's): the same through every node, and a
+    search of a 6-shard index counts 6 query phases wherever they ran."""
+    nodes = env
+    seen = [work_counters(s, "p1") for s in nodes.values()]
+    assert all(c["primaries"] == seen[0]["primaries"] and c["total"] == seen[0]["total"]
+               for c in seen), seen
+    pri, tot = seen[0]["primaries"], seen[0]["total"]
+    assert pri[0] > 0 and pri[1] > 0, pri  # p1 took writes and deletes
+    assert tot[0] >= pri[0] and tot[1] > pri[1], (pri, tot)  # replicas count their own
+    assert seen[0]["total.refresh"] >= seen[0]["primaries.refresh"] > 0, seen[0]
+    for i, s in enumerate(nodes.values()):
+        before = work_counters(s, "p0")["total"][2]
+        st, _, r = s.request("POST", "/p0/_search", {"query": {"match_all": {}}, "size": 1})
+        assert st == 200 and r["_shards"]["successful"] == 6, r
+        for other in nodes.values():
+            assert work_counters(other, "p0")["total"][2] == before + 6, (i, other.url)
