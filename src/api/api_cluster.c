@@ -48,34 +48,6 @@ void sc_api_root(sc_rest_req *req, sc_rest_resp *resp)
     sc_rest_json_end(req, resp, &w);
 }
 
-/* Resolves req->index (or all); on failure writes the error and returns false. */
-static bool resolve_ex(sc_rest_req *req, sc_rest_resp *resp, const char *expr, unsigned flags,
-                       sc_index ***list, size_t *n)
-{
-    sc_cluster_error err;
-    sc_status st =
-        sc_node_resolve_ex(req->node, expr, flags | sc__api_expand_flags(req), list, n, &err);
-    if (st == SC_ENOTFOUND) {
-        sc_rest_error_index_not_found(req, resp, err.index);
-        return false;
-    }
-    if (st == SC_ECLOSED || st == SC_EINVAL) {
-        sc__api_cluster_error(req, resp, &err);
-        return false;
-    }
-    if (st != SC_OK) {
-        sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
-        return false;
-    }
-    return true;
-}
-
-static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_index ***list,
-                    size_t *n)
-{
-    return resolve_ex(req, resp, expr, 0, list, n);
-}
-
 /* Health of the target indices (all when none): green when every shard copy is assigned,
  * yellow when replicas are configured (one node holds primaries only), red when a named index
  * does not exist (yet). */
@@ -373,7 +345,7 @@ void sc_api_cat_indices(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
+    if (!sc__api_resolve(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
         return;
     static const char *cols[] = {
         "health",     "status",       "index",      "uuid",           "pri",         "rep",
@@ -480,7 +452,7 @@ void sc_api_cat_health(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, NULL, &list, &n))
+    if (!sc__api_resolve(req, resp, NULL, 0, &list, &n))
         return;
     uint64_t shards = 0, unassigned = 0, failed = 0, init = 0;
     for (size_t i = 0; i < n; i++) {
@@ -577,7 +549,7 @@ void sc_api_cat_count(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, req->index, &list, &n))
+    if (!sc__api_resolve(req, resp, req->index, 0, &list, &n))
         return;
     uint64_t count = 0;
     sc_cluster_stats *cs = sc_arena_calloc(req->arena, n ? n : 1, sizeof *cs);
@@ -646,7 +618,7 @@ void sc_api_nodes_stats(sc_rest_req *req, sc_rest_resp *resp)
     sc_node *node = req->node;
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, NULL, &list, &n))
+    if (!sc__api_resolve(req, resp, NULL, 0, &list, &n))
         return;
     sc_index_stats tot = {0};
     uint64_t q = 0, qt = 0, ix_ops = 0, ix_t = 0, fetch = 0, fetch_t = 0;

@@ -31,10 +31,8 @@ void sc__api_cluster_error(sc_rest_req *req, sc_rest_resp *resp, const sc_cluste
                   err->reason, kv, n);
 }
 
-/* Resolves expr; closed indices fail (index_closed_exception) or are skipped by wildcards
- * unless flags has SC_NODE_RESOLVE_CLOSED. On failure writes the error and returns false. */
-static bool resolve_ex(sc_rest_req *req, sc_rest_resp *resp, const char *expr, unsigned flags,
-                       sc_index ***list, size_t *n)
+bool sc__api_resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, unsigned flags,
+                     sc_index ***list, size_t *n)
 {
     sc_cluster_error err;
     sc_status st =
@@ -54,11 +52,6 @@ static bool resolve_ex(sc_rest_req *req, sc_rest_resp *resp, const char *expr, u
     return true;
 }
 
-static bool resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, sc_index ***list,
-                    size_t *n)
-{
-    return resolve_ex(req, resp, expr, 0, list, n);
-}
 
 /* Starts a 200 answer {"acknowledged": true, "shards_acknowledged": true, ...} (left open). */
 static void begin_shards_ack(sc_rest_req *req, sc_rest_resp *resp, sc_jsonw *w)
@@ -127,7 +120,7 @@ void sc_api_index_delete(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED | SC_NODE_RESOLVE_NO_ALIASES,
+    if (!sc__api_resolve(req, resp, req->index, SC_NODE_RESOLVE_CLOSED | SC_NODE_RESOLVE_NO_ALIASES,
                     &list, &n))
         return;
     for (size_t i = 0; i < n; i++) {
@@ -203,7 +196,7 @@ void sc_api_index_get(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
+    if (!sc__api_resolve(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
         return;
     if (req->method == SC_REST_HEAD) {
         sc_node_release(list, n);
@@ -220,7 +213,7 @@ static void get_indices(sc_rest_req *req, sc_rest_resp *resp, bool aliases, bool
 {
     sc_index **list;
     size_t n;
-    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
+    if (!sc__api_resolve(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
         return;
     write_indices(req, resp, list, n, aliases, mappings, settings);
 }
@@ -236,7 +229,7 @@ static bool body_and_indices(sc_rest_req *req, sc_rest_resp *resp, json_t **body
 {
     if (!sc__api_body_json(req, resp, true, body))
         return false;
-    if (!resolve(req, resp, req->index, list, n)) {
+    if (!sc__api_resolve(req, resp, req->index, 0, list, n)) {
         json_decref(*body);
         return false;
     }
@@ -414,7 +407,7 @@ static void fanout(sc_rest_req *req, sc_rest_resp *resp, int op)
 {
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, req->index, &list, &n))
+    if (!sc__api_resolve(req, resp, req->index, 0, &list, &n))
         return;
     bool ok = true;
     int64_t max_seg = sc_rest_param_int(req, "max_num_segments", -1, &ok);
@@ -521,7 +514,7 @@ void sc_api_stats(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, req->index, &list, &n))
+    if (!sc__api_resolve(req, resp, req->index, 0, &list, &n))
         return;
     sc_cluster_stats *per = sc_arena_calloc(req->arena, n ? n : 1, sizeof *per);
     if (!per) {
@@ -579,7 +572,7 @@ static void set_closed(sc_rest_req *req, sc_rest_resp *resp, bool closed)
 {
     sc_index **list;
     size_t n;
-    if (!resolve_ex(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
+    if (!sc__api_resolve(req, resp, req->index, SC_NODE_RESOLVE_CLOSED, &list, &n))
         return;
     for (size_t i = 0; i < n; i++) {
         sc_cluster_error err;

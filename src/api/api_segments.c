@@ -16,19 +16,6 @@
 
 #define SC_SEGMENT_LUCENE_VERSION "9.11.1" /* as GET / reports */
 
-static bool resolve(sc_rest_req *req, sc_rest_resp *resp, sc_index ***list, size_t *n)
-{
-    sc_cluster_error err;
-    sc_status st = sc_node_resolve(req->node, req->index, list, n, &err);
-    if (st == SC_ENOTFOUND)
-        sc_rest_error_index_not_found(req, resp, err.index);
-    else if (st == SC_ECLOSED)
-        sc__api_cluster_error(req, resp, &err);
-    else if (st != SC_OK)
-        sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
-    return st == SC_OK;
-}
-
 static void shards_header(sc_jsonw *w, uint32_t total, uint32_t ok)
 {
     sc_jsonw_key(w, "_shards");
@@ -91,7 +78,7 @@ void sc_api_segments(sc_rest_req *req, sc_rest_resp *resp)
 {
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, &list, &n))
+    if (!sc__api_resolve(req, resp, req->index, 0, &list, &n))
         return;
     uint32_t total = 0, ok = 0;
     for (size_t i = 0; i < n; i++)
@@ -299,7 +286,7 @@ void sc_api_disk_usage(sc_rest_req *req, sc_rest_resp *resp)
     }
     sc_index **list;
     size_t n;
-    if (!resolve(req, resp, &list, &n))
+    if (!sc__api_resolve(req, resp, req->index, 0, &list, &n))
         return;
     bool flush = sc_rest_param_bool(req, "flush", true);
     usage *per = calloc(n ? n : 1, sizeof *per);

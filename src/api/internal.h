@@ -54,6 +54,12 @@ void sc__api_table_write(sc_rest_resp *resp, const sc__api_table *t, bool header
 /* The resolve flags ?expand_wildcards adds (api_alias.c): SC_NODE_RESOLVE_HIDDEN for
  * "hidden" or "all"; otherwise none (closed indices keep each endpoint's own rule). */
 unsigned sc__api_expand_flags(const sc_rest_req *req);
+/* Resolves expr (NULL or "" = every index) into *list (sc_node_release it); closed indices
+ * fail (index_closed_exception) or are skipped by wildcards unless flags has
+ * SC_NODE_RESOLVE_CLOSED; ?expand_wildcards applies. On failure writes the error and returns
+ * false (api_index.c). */
+bool sc__api_resolve(sc_rest_req *req, sc_rest_resp *resp, const char *expr, unsigned flags,
+                     sc_index ***list, size_t *n);
 /* printf into the request arena. */
 char *sc__api_fmt(sc_rest_req *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
