@@ -217,10 +217,13 @@ def test_killed_node_gives_partial_results(env):
     time.sleep(3)
     r = search(nodes["n2"], {"size": 0})
     assert r["_shards"]["failed"] == len(lost), r
-    # writes to the lost shards fail at once (503), the others succeed
+    # writes to the lost shards wait for a primary up to their timeout, then fail (503), the
+    # others succeed
     codes = {}
     for i in range(30):
-        st, _, w = nodes["n1"].request("PUT", "/docs/_doc/k%d" % i, {"n": i})
+        st, _, w = nodes["n1"].request("PUT", "/docs/_doc/k%d?timeout=100ms" % i, {"n": i})
         codes.setdefault(st, []).append(w)
     assert set(codes) == {201, 503}, codes
-    assert all(w["error"]["type"] == "unavailable_shards_exception" for w in codes[503]), codes
+    assert all(w["error"]["type"] == "unavailable_shards_exception" and
+               w["error"]["reason"].endswith("primary shard is not active Timeout: [100ms]")
+               for w in codes[503]), codes
