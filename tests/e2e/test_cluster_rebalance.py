@@ -285,6 +285,7 @@ def test_master_killed_mid_move(env):
     n1 = nodes["n1"]
     wait_until("4/4/4", lambda: settled(n1, {"n1": 4, "n2": 4, "n3": 4}), timeout=60)
     master = [r["name"] for r in cat_nodes(n1) if r["master"] == "*"][0]
+    ids = {r["name"]: r["id"] for r in cat_nodes(n1)}
     mover, other = [n for n in ("n3", "n2", "n1") if n != master][:2]
     assert nodes[mover].stop() == 0
     wait_until("%s's copies re-created" % mover,
@@ -294,16 +295,30 @@ def test_master_killed_mid_move(env):
         wait_until("first writes", lambda: len(load.acked) >= 100)
         nodes[mover].start(wait_recovered=False)
 
+        t0 = time.time()
+
         def moving():
-            rows = [r for r in shards(nodes[other]) if r["state"] == "RELOCATING"]
-            seen.extend(rows)
-            return rows
+            """A move whose target is still recovering (the shard's in-sync set holds only
+            its two started copies), or after 3 s any move under way (a fast machine)."""
+            st, _, state = nodes[other].request(
+                "GET", "/_cluster/state/routing_table,metadata/" + INDEX)
+            if st != 200:
+                return None
+            in_sync = state["metadata"]["indices"][INDEX]["in_sync_allocations"]
+            for num, copies in state["routing_table"]["indices"][INDEX]["shards"].items():
+                for c in copies:
+                    if c["state"] == "RELOCATING":
+                        recovering = len(in_sync[num]) == 2
+                        if recovering or time.time() - t0 > 3:
+                            seen.append((num, c["node"], c["relocating_node"], recovering))
+                            return True
+            return None
 
         wait_until("a move under way", moving, timeout=30, interval=0.01)
         nodes[master].stop(signal.SIGKILL)
-        print("\nkilled master %s during %s" % (master, ["%s %s" % (r["shard"], r["node"])
-                                                          for r in seen[-2:]]))
-
+        print("\nkilled master %s (%s) during the move of shard %s from %s to %s (target %s)"
+              % (master, ids[master], seen[0][0], seen[0][1], seen[0][2],
+                 "recovering" if seen[0][3] else "in sync, not yet primary"))
         def recovered():
             st, _, h = nodes[other].request("GET", "/_cluster/health/%s" % INDEX)
             rows = shards(nodes[other])
