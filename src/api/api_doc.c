@@ -290,7 +290,7 @@ again:;
         return;
     }
     if (retry && generated)
-        w.op = SC_DOC_INDEX;
+        w.op = SC_DOC_INDEX; /* (a create to the data stream rules below, as sent) */
     w.source = body;
     sc_doc_result r = {0};
     sc__api_ingest_outcome ing = SC_API_INGEST_KEEP;
@@ -306,7 +306,8 @@ again:;
                              &w.source, &err);
         sc__api_ingest_cache_fini(&cache);
         if (ing == SC_API_INGEST_KEEP &&
-            !sc__api_data_stream_write_ok(req, req->index, w.op == SC_DOC_CREATE, w.source, &err))
+            !sc__api_data_stream_write_ok(
+                req, req->index, w.op == SC_DOC_CREATE || (retry && generated), w.source, &err))
             ing = SC_API_INGEST_FAILED;
         if (ing == SC_API_INGEST_FAILED) {
             sc_index_unref(ix);
