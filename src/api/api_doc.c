@@ -334,7 +334,8 @@ again:;
             retry = true;
             goto again;
         }
-        sc__api_timeout_reason(req, ix->name, r.shard, r.err.reason, sizeof r.err.reason);
+        sc__api_timeout_reason(req, ix->name, sc_index_route(ix, w.routing.len ? w.routing : w.id),
+                               r.err.reason, sizeof r.err.reason);
         r.err.type = "unavailable_shards_exception";
         r.status = 503;
     }
@@ -634,7 +635,9 @@ void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
             !strcmp(r.err.type, "replication_failed_exception"))
             break;
         if (!sc__api_retry_wait(req, rev, deadline)) {
-            sc__api_timeout_reason(req, ix->name, r.shard, r.err.reason, sizeof r.err.reason);
+            sc__api_timeout_reason(req, ix->name,
+                                   sc_index_route(ix, routing.len ? routing : req->id),
+                                   r.err.reason, sizeof r.err.reason);
             r.err.type = "unavailable_shards_exception";
             r.status = 503;
             break;

@@ -7,6 +7,7 @@ with `search.batched_query_phase: false` (one per shard). Single-document index/
 routed to the primary. Last, one node is SIGKILLed: searches answer with its shards in
 `_shards.failures` and partial results, or 503 with allow_partial_search_results=false."""
 import json
+import re
 import signal
 import time
 
@@ -227,3 +228,17 @@ def test_killed_node_gives_partial_results(env):
     assert all(w["error"]["type"] == "unavailable_shards_exception" and
                w["error"]["reason"].endswith("primary shard is not active Timeout: [100ms]")
                for w in codes[503]), codes
+    # the same for a bulk's items, each on its own (through n2, which forwards some to n1)
+    body = "".join('{"index":{"_index":"docs","_id":"b%d"}}\n{"n":%d}\n' % (i, i)
+                   for i in range(30))
+    st, _, r = nodes["n2"].request("POST", "/_bulk?timeout=100ms", body,
+                                   {"Content-Type": "application/x-ndjson"})
+    assert st == 200 and r["errors"], r
+    items = [it["index"] for it in r["items"]]
+    assert {it["status"] for it in items} == {201, 503}, items
+    for it in items:
+        if it["status"] == 503:
+            m = re.match(r"^\[docs\]\[(\d)\] primary shard is not active Timeout: \[100ms\]$",
+                         it["error"]["reason"])
+            assert it["error"]["type"] == "unavailable_shards_exception" and m, it
+            assert int(m.group(1)) in lost, (it, lost)
