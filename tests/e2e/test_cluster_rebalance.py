@@ -84,6 +84,7 @@ class Load:
         self.nodes = nodes
         self.acked = set()
         self.failed = []  # (id, status or exception, item) of writes not acknowledged
+        self.slowest = 0.0  # the longest request (printed, not asserted: a wait at a hand-over)
         self.search_errors = []
         self.searches = 0
         self.stop = threading.Event()
@@ -113,8 +114,10 @@ class Load:
             body = "".join('{"index":{"_index":"%s","_id":"%s"}}\n{"n":%d,"t":"doc %s"}\n'
                            % (INDEX, d, int(d[1:]), d) for d in ids)
             try:
+                t0 = time.time()
                 st, _, r = node.request("POST", "/_bulk", body,
                                         {"Content-Type": "application/x-ndjson"})
+                self.slowest = max(self.slowest, time.time() - t0)
             except Exception as e:  # noqa: BLE001 - recorded: the test fails on it
                 self.failed += [(d, repr(e), None) for d in ids]
                 continue
@@ -131,8 +134,10 @@ class Load:
     def put_each(self, node, ids):
         for d in ids:
             try:
+                t0 = time.time()
                 st, _, r = node.request("PUT", "/%s/_doc/%s" % (INDEX, d),
                                         {"n": int(d[1:]), "t": "doc " + d})
+                self.slowest = max(self.slowest, time.time() - t0)
             except Exception as e:  # noqa: BLE001 - recorded: the test fails on it
                 self.failed.append((d, repr(e), None))
                 continue
@@ -209,8 +214,8 @@ def test_join_spreads_copies_under_load(env):
     assert not load.search_errors, load.search_errors[:3]
     assert not load.failed, (len(load.failed), load.failed[:3])
     assert load.searches > 10
-    print("\n%d docs acknowledged, %d searches during the moves" % (
-        len(load.acked), load.searches))
+    print("\n%d docs acknowledged (slowest write %.2f s), %d searches during the moves" % (
+        len(load.acked), load.slowest, load.searches))
     check_docs(nodes, load.acked)
     env["acked"] = load.acked
     st, _, state = n1.request("GET", "/_cluster/state/routing_table/" + INDEX)
@@ -266,7 +271,8 @@ def test_none_keeps_copies_put_until_enabled(env):
     now = r["metadata"]["indices"][INDEX]["primary_terms"]
     for row in on_n3:  # a moved primary took over under a new term
         assert now[row["shard"]] > terms[row["shard"]], (terms, now)
-    print("\n%d docs acknowledged while 4 primaries moved" % len(load.acked))
+    print("\n%d docs acknowledged (slowest write %.2f s) while 4 primaries moved" % (
+        len(load.acked), load.slowest))
     env["acked"] |= load.acked
     check_docs(nodes, env["acked"])
     st, _, r = n1.request("PUT", "/_cluster/settings", {"persistent": {
@@ -329,6 +335,8 @@ def test_master_killed_mid_move(env):
         wait_until("green after the master's death", recovered, timeout=60)
         wait_until("more writes", lambda: len(load.acked) >= 200)
     assert not load.failed, (len(load.failed), load.failed[:3])
+    print("%d docs acknowledged (slowest write %.2f s) around the master's death" % (
+        len(load.acked), load.slowest))
     new_master = [r["name"] for r in cat_nodes(nodes[other]) if r["master"] == "*"]
     assert new_master and new_master[0] != master, new_master
     assert per_node(shards(nodes[other])) == {other: 6, mover: 6}
