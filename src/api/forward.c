@@ -247,7 +247,7 @@ bool sc__api_resp_retryable(const sc_rest_resp *resp, bool maybe_applied)
     json_t *e = json_object_get(j, "error");
     const char *type = json_string_value(json_object_get(e, "type"));
     bool r = sc__api_write_retryable(type, json_string_value(json_object_get(e, "reason"))) &&
-             (maybe_applied || strcmp(type, "replication_failed_exception"));
+             (maybe_applied || strcmp(type, "replication_failed_exception") != 0);
     json_decref(j);
     return r;
 }

@@ -240,7 +240,7 @@ bool sc__repl_wait_active(sc_index *ix, uint32_t shard, uint32_t need, uint64_t 
 static bool handing_off(const sc_placement_snapshot *s, const sc_shard_routing *sh)
 {
     if (!sh || !sh->n_copies || !sh->copies[0].primary ||
-        strcmp(sh->copies[0].node, sc_placement_local_id(s)))
+        strcmp(sh->copies[0].node, sc_placement_local_id(s)) != 0)
         return false;
     for (size_t c = 1; c < sh->n_copies; c++)
         if (!strcmp(sh->copies[c].relocating_from, sh->copies[0].alloc_id) &&
