@@ -41,6 +41,10 @@ typedef struct bulk_item {
     bool remote;
     sc_shard_location loc;
     json_t *remote_result;
+    /* Retrying across a primary hand-over (api/forward.h): the item's kind before it ran, whether
+     * it runs in this round, whether its id was generated here. */
+    item_kind kind0;
+    bool pending, auto_id;
 } bulk_item;
 
 static void item_error(bulk_item *it, int status, const char *type, const char *reason)
@@ -151,7 +155,7 @@ static void forward_group(sc_rest_req *req, bulk_item *items, size_t n, size_t l
     json_t *lines = json_array();
     size_t *map = malloc(n * sizeof *map), nm = 0;
     for (size_t j = lead; map && j < n; j++)
-        if (items[j].remote && !done[j] &&
+        if (items[j].remote && items[j].pending && !done[j] &&
             strcmp(items[j].loc.node_id, items[lead].loc.node_id) == 0) {
             done[j] = true;
             map[nm++] = j;
@@ -196,7 +200,7 @@ static void forward_items(sc_rest_req *req, bulk_item *items, size_t n)
         return;
     for (size_t i = 0; i < n; i++) {
         bulk_item *it = &items[i];
-        if (it->kind == IT_BAD)
+        if (it->kind == IT_BAD || !it->pending)
             continue;
         sc_rest_resp tmp;
         sc_rest_resp_init(&tmp);
@@ -208,9 +212,153 @@ static void forward_items(sc_rest_req *req, bulk_item *items, size_t n)
     }
     bool *done = calloc(n ? n : 1, sizeof *done);
     for (size_t i = 0; done && i < n; i++)
-        if (items[i].remote && !done[i])
+        if (items[i].remote && items[i].pending && !done[i])
             forward_group(req, items, n, i, done);
     free(done);
+}
+
+typedef struct bulk_ctx {
+    sc_doc_write wa;
+    sc_refresh_policy rp;
+    sc_doc_write *writes;
+    sc_doc_result *results;
+    size_t *map;
+} bulk_ctx;
+
+/* Executes the pending items that are not remote on this node. Runs of consecutive non-update
+ * items on the same index form one batch. Items another node wrote (clustered) and failed ones
+ * do not end a run: with the primaries spread over the nodes, every other item of a bulk is
+ * remote, and cutting the local items into runs of one or two cost one translog fsync each (a
+ * 1,000-item bulk to a 6-shard index on 3 nodes took 1.3 s instead of 50 ms;
+ * bench/cluster_reindex.py). */
+static void run_local(sc_rest_req *req, bulk_item *items, size_t n, bulk_ctx *bc)
+{
+    size_t i = 0;
+    while (i < n) {
+        bulk_item *it = &items[i];
+        if (it->kind == IT_BAD || it->remote || !it->pending) {
+            i++;
+            continue;
+        }
+        if (it->kind == IT_UPDATE) {
+            json_error_t jerr;
+            json_t *body = sc__api_json_loadb(it->source, &jerr);
+            if (!json_is_object(body)) {
+                json_decref(body);
+                item_error(it, 400, "x_content_parse_exception", "malformed update body");
+            } else {
+                sc_status st = sc__api_update(req, it->ix, it->id, it->routing, body, &it->r);
+                json_decref(body);
+                if (st != SC_OK)
+                    item_error(it, 500, "exception", sc_status_str(st));
+            }
+            i++;
+            continue;
+        }
+        size_t nb = 0;
+        sc_index *ix = it->ix;
+        size_t j = i;
+        while (j < n && (items[j].kind == IT_BAD || items[j].remote || !items[j].pending ||
+                         (items[j].ix == ix && items[j].kind != IT_UPDATE))) {
+            bulk_item *b = &items[j];
+            if (b->kind == IT_BAD || b->remote || !b->pending) {
+                j++;
+                continue;
+            }
+            bc->writes[nb] = (sc_doc_write){.op = b->kind == IT_INDEX    ? SC_DOC_INDEX
+                                                  : b->kind == IT_CREATE ? SC_DOC_CREATE
+                                                                         : SC_DOC_DELETE,
+                                            .id = b->id,
+                                            .routing = b->routing,
+                                            .source = b->source,
+                                            .if_seq_no = b->if_seq_no,
+                                            .if_primary_term = b->if_primary_term,
+                                            .refresh = bc->rp != SC_REFRESH_NONE,
+                                            .wait_active_set = bc->wa.wait_active_set,
+                                            .wait_active = bc->wa.wait_active,
+                                            .timeout_ms = bc->wa.timeout_ms};
+            bc->map[nb++] = j;
+            j++;
+        }
+        uint64_t w0 = sc_clock_now_ns();
+        sc_status st = sc_index_write(ix, bc->writes, nb, bc->results, req->arena);
+        atomic_fetch_add(&ix->n_index_ops, nb);
+        atomic_fetch_add(&ix->index_time_ns, sc_clock_now_ns() - w0);
+        for (size_t k = 0; k < nb; k++) {
+            if (st == SC_OK)
+                items[bc->map[k]].r = bc->results[k];
+            else
+                item_error(&items[bc->map[k]], st == SC_ELIMIT ? 429 : 500,
+                           st == SC_ELIMIT ? "es_rejected_execution_exception" : "exception",
+                           sc_status_str(st));
+        }
+        i = j;
+    }
+}
+
+/* The item's error type and reason when it failed (NULL type when it did not). */
+static const char *item_failure(const bulk_item *it, const char **reason)
+{
+    if (it->remote_result) {
+        json_t *e = json_object_get(it->remote_result, "error");
+        *reason = json_string_value(json_object_get(e, "reason"));
+        return e ? json_string_value(json_object_get(e, "type")) : NULL;
+    }
+    *reason = it->r.err.reason;
+    return it->r.result ? NULL : it->r.err.type;
+}
+
+/* Runs the pending items (forwarding remote ones, then the local ones); on a clustered
+ * coordinator, retries the items that failed for want of a primary (a hand-over, a promotion:
+ * api/forward.h) against a newer routing until the deadline, then fails them with 503
+ * unavailable_shards_exception. */
+static void run_with_retries(sc_rest_req *req, bulk_item *items, size_t n, bulk_ctx *bc,
+                             uint64_t deadline_ns)
+{
+    bool retrying = sc_node_placement(req->node) && !req->forwarded;
+    for (;;) {
+        int64_t rev = sc__api_routing_rev(req);
+        forward_items(req, items, n);
+        run_local(req, items, n, bc);
+        bool again = false;
+        for (size_t k = 0; k < n; k++) {
+            const char *reason = NULL,
+                       *type = items[k].pending ? item_failure(&items[k], &reason) : NULL;
+            /* an update whose replication failed may have been applied: not run twice */
+            if (type && items[k].kind0 == IT_UPDATE &&
+                !strcmp(type, "replication_failed_exception"))
+                type = NULL;
+            items[k].pending = retrying && sc__api_write_retryable(type, reason);
+            again |= items[k].pending;
+        }
+        if (!again)
+            return;
+        bool wait_ok = sc__api_retry_wait(req, rev, deadline_ns);
+        for (size_t k = 0; k < n; k++) {
+            bulk_item *it = &items[k];
+            if (!it->pending)
+                continue;
+            json_decref(it->remote_result);
+            it->remote_result = NULL;
+            it->remote = false;
+            if (!wait_ok) {
+                char reason[600];
+                sc__api_timeout_reason(
+                    req, it->ix->name,
+                    sc_index_route(it->ix, it->routing.len ? it->routing : it->id), reason,
+                    sizeof reason);
+                item_error(it, 503, "unavailable_shards_exception", reason);
+                it->pending = false;
+                continue;
+            }
+            /* a generated id is retried as an index operation, as Elasticsearch does: a first
+             * attempt that reached a copy must not turn the retry into a version conflict */
+            it->kind = it->auto_id ? IT_INDEX : it->kind0;
+            memset(&it->r, 0, sizeof it->r);
+        }
+        if (!wait_ok)
+            return;
+    }
 }
 
 void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
@@ -290,6 +438,7 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
             sc__api_auto_id(id);
             it->id = sc_slice_cstr(id);
             it->kind = IT_CREATE;
+            it->auto_id = true;
         }
         if (it->id.len > 512) {
             item_error(it, 400, "illegal_argument_exception",
@@ -336,12 +485,6 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
         }
     }
     run_pipelines(req, items, n);
-    forward_items(req, items, n);
-    /* Execute: runs of consecutive non-update items on the same index form one batch. Items
-     * another node wrote (clustered) and failed ones do not end a run: with the primaries
-     * spread over the nodes, every other item of a bulk is remote, and cutting the local
-     * items into runs of one or two cost one translog fsync each (a 1,000-item bulk to a
-     * 6-shard index on 3 nodes took 1.3 s instead of 50 ms; bench/cluster_reindex.py). */
     sc_refresh_policy rp = sc__api_refresh_param(req);
     sc_doc_write *writes = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *writes);
     sc_doc_result *results = sc_arena_alloc(req->arena, (n ? n : 1) * sizeof *results);
@@ -351,67 +494,12 @@ void sc_api_bulk(sc_rest_req *req, sc_rest_resp *resp)
                       "[request] Data too large for the request budget", NULL, 0);
         goto out;
     }
-    size_t i = 0;
-    while (i < n) {
-        bulk_item *it = &items[i];
-        if (it->kind == IT_BAD || it->remote) {
-            i++;
-            continue;
-        }
-        if (it->kind == IT_UPDATE) {
-            json_error_t jerr;
-            json_t *body = sc__api_json_loadb(it->source, &jerr);
-            if (!json_is_object(body)) {
-                json_decref(body);
-                item_error(it, 400, "x_content_parse_exception", "malformed update body");
-            } else {
-                sc_status st = sc__api_update(req, it->ix, it->id, it->routing, body, &it->r);
-                json_decref(body);
-                if (st != SC_OK)
-                    item_error(it, 500, "exception", sc_status_str(st));
-            }
-            i++;
-            continue;
-        }
-        size_t nb = 0;
-        sc_index *ix = it->ix;
-        size_t j = i;
-        while (j < n && (items[j].kind == IT_BAD || items[j].remote ||
-                         (items[j].ix == ix && items[j].kind != IT_UPDATE))) {
-            bulk_item *b = &items[j];
-            if (b->kind == IT_BAD || b->remote) {
-                j++;
-                continue;
-            }
-            writes[nb] = (sc_doc_write){.op = b->kind == IT_INDEX    ? SC_DOC_INDEX
-                                              : b->kind == IT_CREATE ? SC_DOC_CREATE
-                                                                     : SC_DOC_DELETE,
-                                        .id = b->id,
-                                        .routing = b->routing,
-                                        .source = b->source,
-                                        .if_seq_no = b->if_seq_no,
-                                        .if_primary_term = b->if_primary_term,
-                                        .refresh = rp != SC_REFRESH_NONE,
-                                        .wait_active_set = wa.wait_active_set,
-                                        .wait_active = wa.wait_active,
-                                        .timeout_ms = wa.timeout_ms};
-            map[nb++] = j;
-            j++;
-        }
-        uint64_t w0 = sc_clock_now_ns();
-        sc_status st = sc_index_write(ix, writes, nb, results, req->arena);
-        atomic_fetch_add(&ix->n_index_ops, nb);
-        atomic_fetch_add(&ix->index_time_ns, sc_clock_now_ns() - w0);
-        for (size_t k = 0; k < nb; k++) {
-            if (st == SC_OK)
-                items[map[k]].r = results[k];
-            else
-                item_error(&items[map[k]], st == SC_ELIMIT ? 429 : 500,
-                           st == SC_ELIMIT ? "es_rejected_execution_exception" : "exception",
-                           sc_status_str(st));
-        }
-        i = j;
+    bulk_ctx bc = {wa, rp, writes, results, map};
+    for (size_t k = 0; k < n; k++) {
+        items[k].kind0 = items[k].kind;
+        items[k].pending = items[k].kind != IT_BAD;
     }
+    run_with_retries(req, items, n, &bc, sc__api_write_deadline(req, t0));
     /* Refresh policy, once per distinct index. */
     if (rp != SC_REFRESH_NONE)
         for (size_t k = 0; k < n; k++)

@@ -213,7 +213,7 @@ static bool write_params(sc_rest_req *req, sc_rest_resp *resp, sc_doc_write *w)
  * must execute it here; false when it was forwarded or failed (resp written). A generated id
  * travels in the path, as PUT _create, so the primary stores the id the shard was chosen by. */
 static bool route_to_primary(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix, sc_slice routing,
-                             sc_slice id, bool generated)
+                             sc_slice id, bool generated, bool retry)
 {
     sc_shard_location loc;
     if (!sc__api_locate(req, resp, ix, routing, id, &loc))
@@ -221,9 +221,10 @@ static bool route_to_primary(sc_rest_req *req, sc_rest_resp *resp, sc_index *ix,
     if (loc.local)
         return true;
     char path[600];
+    /* a retry of a generated id indexes (api/forward.h: an earlier attempt may have landed) */
     if (generated)
-        snprintf(path, sizeof path, "/%s/_create/%.*s", ix->name, (int)id.len,
-                 (const char *)id.ptr);
+        snprintf(path, sizeof path, "/%s/%s/%.*s", ix->name, retry ? "_doc" : "_create",
+                 (int)id.len, (const char *)id.ptr);
     sc__api_forward(req, resp, &loc, generated ? "PUT" : NULL, generated ? path : NULL, req->body);
     return false;
 }
@@ -267,10 +268,30 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
         return;
     }
     w.routing = doc_routing(req, alias_routing);
-    if (!route_to_primary(req, resp, ix, w.routing, w.id, generated)) {
+    /* clustered: retried across a primary hand-over or promotion (api/forward.h) */
+    uint64_t deadline = sc__api_write_deadline(req, sc_clock_now_ns());
+    bool retry = false;
+    sc_slice body = w.source;
+again:;
+    int64_t rev = sc__api_routing_rev(req);
+    if (!route_to_primary(req, resp, ix, w.routing, w.id, generated, retry)) {
+        if (sc__api_resp_retryable(resp, true) && !req->forwarded && sc_node_placement(req->node)) {
+            if (sc__api_retry_wait(req, rev, deadline)) {
+                retry = true;
+                goto again;
+            }
+            char reason[600];
+            sc__api_timeout_reason(req, ix->name,
+                                   sc_index_route(ix, w.routing.len ? w.routing : w.id), reason,
+                                   sizeof reason);
+            sc_rest_error(req, resp, 503, "unavailable_shards_exception", reason, NULL, 0);
+        }
         sc_index_unref(ix);
         return;
     }
+    if (retry && generated)
+        w.op = SC_DOC_INDEX; /* (a create to the data stream rules below, as sent) */
+    w.source = body;
     sc_doc_result r = {0};
     sc__api_ingest_outcome ing = SC_API_INGEST_KEEP;
     if (op == SC_DOC_DELETE &&
@@ -285,7 +306,8 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
                              &w.source, &err);
         sc__api_ingest_cache_fini(&cache);
         if (ing == SC_API_INGEST_KEEP &&
-            !sc__api_data_stream_write_ok(req, req->index, w.op == SC_DOC_CREATE, w.source, &err))
+            !sc__api_data_stream_write_ok(
+                req, req->index, w.op == SC_DOC_CREATE || (retry && generated), w.source, &err))
             ing = SC_API_INGEST_FAILED;
         if (ing == SC_API_INGEST_FAILED) {
             sc_index_unref(ix);
@@ -305,6 +327,17 @@ static void single_write(sc_rest_req *req, sc_rest_resp *resp, sc_doc_op op, sc_
         sc_index_unref(ix);
         sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
         return;
+    }
+    if (!r.result && !req->forwarded && sc_node_placement(req->node) &&
+        sc__api_write_retryable(r.err.type, r.err.reason)) {
+        if (sc__api_retry_wait(req, rev, deadline)) {
+            retry = true;
+            goto again;
+        }
+        sc__api_timeout_reason(req, ix->name, sc_index_route(ix, w.routing.len ? w.routing : w.id),
+                               r.err.reason, sizeof r.err.reason);
+        r.err.type = "unavailable_shards_exception";
+        r.status = 503;
     }
     if (!r.result || (op == SC_DOC_DELETE && r.status == 404 && false)) {
         sc_rest_kv kv[] = {{"index_uuid", ix->uuid}, {"index", ix->name}};
@@ -349,7 +382,7 @@ static void get_common(sc_rest_req *req, sc_rest_resp *resp, bool source_only)
         sc__api_cluster_error(req, resp, &err);
         return;
     }
-    if (!route_to_primary(req, resp, ix, doc_routing(req, alias_routing), req->id, false)) {
+    if (!route_to_primary(req, resp, ix, doc_routing(req, alias_routing), req->id, false, false)) {
         sc_index_unref(ix);
         return;
     }
@@ -569,19 +602,48 @@ void sc_api_doc_update(sc_rest_req *req, sc_rest_resp *resp)
         sc__api_cluster_error(req, resp, &err);
         return;
     }
-    if (!route_to_primary(req, resp, ix, doc_routing(req, alias_routing), req->id, false)) {
-        json_decref(body);
-        sc_index_unref(ix);
-        return;
-    }
+    /* clustered: retried across a primary hand-over or promotion (api/forward.h), except after
+     * a failed replication (the update may have been applied) */
+    uint64_t deadline = sc__api_write_deadline(req, sc_clock_now_ns());
+    sc_slice routing = doc_routing(req, alias_routing);
+    bool retrying = !req->forwarded && sc_node_placement(req->node);
     sc_doc_result r;
-    sc_status st = sc__api_update(req, ix, req->id, doc_routing(req, alias_routing), body, &r);
-    json_decref(body);
-    if (st != SC_OK) {
-        sc_index_unref(ix);
-        sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
-        return;
+    for (;;) {
+        int64_t rev = sc__api_routing_rev(req);
+        if (!route_to_primary(req, resp, ix, routing, req->id, false, false)) {
+            if (retrying && sc__api_resp_retryable(resp, false)) {
+                if (sc__api_retry_wait(req, rev, deadline))
+                    continue;
+                char reason[600];
+                sc__api_timeout_reason(req, ix->name,
+                                       sc_index_route(ix, routing.len ? routing : req->id), reason,
+                                       sizeof reason);
+                sc_rest_error(req, resp, 503, "unavailable_shards_exception", reason, NULL, 0);
+            }
+            json_decref(body);
+            sc_index_unref(ix);
+            return;
+        }
+        sc_status st = sc__api_update(req, ix, req->id, routing, body, &r);
+        if (st != SC_OK) {
+            json_decref(body);
+            sc_index_unref(ix);
+            sc_rest_error(req, resp, 500, "exception", sc_status_str(st), NULL, 0);
+            return;
+        }
+        if (r.result || !retrying || !sc__api_write_retryable(r.err.type, r.err.reason) ||
+            !strcmp(r.err.type, "replication_failed_exception"))
+            break;
+        if (!sc__api_retry_wait(req, rev, deadline)) {
+            sc__api_timeout_reason(req, ix->name,
+                                   sc_index_route(ix, routing.len ? routing : req->id),
+                                   r.err.reason, sizeof r.err.reason);
+            r.err.type = "unavailable_shards_exception";
+            r.status = 503;
+            break;
+        }
     }
+    json_decref(body);
     if (!r.result) {
         sc_rest_kv kv[] = {{"index_uuid", ix->uuid}, {"shard", "0"}, {"index", ix->name}};
         sc_rest_error(req, resp, r.status, r.err.type ? r.err.type : "exception", r.err.reason, kv,

@@ -222,3 +222,75 @@ sc_status sc__api_forward_json(sc_rest_req *req, const sc_shard_location *loc, c
     free(raw);
     return st;
 }
+
+/* ---- retrying writes across a primary hand-over or a promotion ---- */
+
+bool sc__api_write_retryable(const char *type, const char *reason)
+{
+    if (!type)
+        return false;
+    if (!strcmp(type, "shard_not_primary_exception") ||
+        !strcmp(type, "node_not_connected_exception") ||
+        !strcmp(type, "replication_failed_exception"))
+        return true;
+    /* wait_for_active_shards already waited its timeout; the other unavailable_shards
+     * answers mean "no primary here or anywhere yet" */
+    return !strcmp(type, "unavailable_shards_exception") &&
+           !(reason && strstr(reason, "Not enough active copies"));
+}
+
+bool sc__api_resp_retryable(const sc_rest_resp *resp, bool maybe_applied)
+{
+    if (resp->status != 502 && resp->status != 503)
+        return false;
+    json_t *j = json_loadb((const char *)resp->body.ptr, resp->body.len, 0, NULL);
+    json_t *e = json_object_get(j, "error");
+    const char *type = json_string_value(json_object_get(e, "type"));
+    bool r = sc__api_write_retryable(type, json_string_value(json_object_get(e, "reason"))) &&
+             (maybe_applied || strcmp(type, "replication_failed_exception") != 0);
+    json_decref(j);
+    return r;
+}
+
+uint64_t sc__api_write_deadline(const sc_rest_req *req, uint64_t t0_ns)
+{
+    const char *t = sc_rest_param_get(req, "timeout");
+    int64_t ms = 60000;
+    if (!t || !sc_time_parse_ms(t, &ms) || ms < 0)
+        ms = 60000;
+    return t0_ns + (uint64_t)ms * 1000000u;
+}
+
+bool sc__api_retry_wait(sc_rest_req *req, int64_t rev, uint64_t deadline_ns)
+{
+    sc_placement *p = sc_node_placement(req->node);
+    uint64_t now = sc_clock_now_ns();
+    if (!p || req->forwarded || now >= deadline_ns)
+        return false;
+    /* a new routing (the new primary, or the master's view of a dead node) usually ends the
+     * wait; without one, try again every 500 ms (a node may answer again) */
+    uint64_t left_ms = (deadline_ns - now) / 1000000 + 1;
+    (void)!sc_placement_wait(p, rev + 1, left_ms < 500 ? (int64_t)left_ms : 500);
+    struct timespec ts = {0, 20 * 1000000}; /* no tight loop on a routing that keeps changing */
+    nanosleep(&ts, NULL);
+    return sc_clock_now_ns() < deadline_ns;
+}
+
+int64_t sc__api_routing_rev(sc_rest_req *req)
+{
+    sc_placement *p = sc_node_placement(req->node);
+    if (!p)
+        return 0;
+    sc_placement_snapshot *s = sc_placement_acquire(p);
+    int64_t rev = sc_placement_revision(s);
+    sc_placement_release(s);
+    return rev;
+}
+
+void sc__api_timeout_reason(const sc_rest_req *req, const char *index, uint32_t shard, char *out,
+                            size_t cap)
+{
+    const char *t = sc_rest_param_get(req, "timeout");
+    snprintf(out, cap, "[%s][%u] primary shard is not active Timeout: [%.32s]", index, shard,
+             t ? t : "1m");
+}

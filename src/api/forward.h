@@ -66,4 +66,28 @@ sc_status sc__api_forward_json(sc_rest_req *req, const sc_shard_location *loc, c
                                const char *path, sc_slice body, int *status, json_t **out)
     SC_MUST_USE;
 
+/* Writes across a primary hand-over or a promotion (Elasticsearch's reroute phase): the
+ * coordinator (a request that was not forwarded) retries a write that failed because its shard
+ * had no primary where it went (no live primary yet, a deposed or unreachable primary, a
+ * replication the old primary could not finish), re-locating the primary each time, until the
+ * request's `timeout` (default 1m); then the item fails with 503 unavailable_shards_exception
+ * "[index][shard] primary shard is not active Timeout: [1m]". The old primary holds writes
+ * during a hand-over (cluster/replication.h), so a retry finds the new primary.
+ *
+ * sc__api_write_retryable: whether an error of that type and reason is retried (not the
+ * wait_for_active_shards timeout, which already waited). sc__api_resp_retryable: the same for a
+ * response (a forwarded request's 502/503); without maybe_applied, not a failed replication
+ * (the write may have been applied: an update must not run twice). sc__api_write_deadline: when
+ * retrying stops for a request that started at t0_ns. sc__api_routing_rev: the routing revision to
+ * wait past (read it before an attempt). sc__api_retry_wait: waits for a newer routing than rev (at
+ * most 500 ms); false when the deadline passed or the request is not retried here (a single node,
+ * a forwarded request). sc__api_timeout_reason: the final error's reason. */
+bool sc__api_write_retryable(const char *type, const char *reason);
+bool sc__api_resp_retryable(const sc_rest_resp *resp, bool maybe_applied);
+uint64_t sc__api_write_deadline(const sc_rest_req *req, uint64_t t0_ns);
+int64_t sc__api_routing_rev(sc_rest_req *req);
+bool sc__api_retry_wait(sc_rest_req *req, int64_t rev, uint64_t deadline_ns);
+void sc__api_timeout_reason(const sc_rest_req *req, const char *index, uint32_t shard, char *out,
+                            size_t cap);
+
 #endif

@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@ struct sc_repl {
     } done[64];
     size_t n_done;
     sc_repl_files *files; /* the primary's pinned commits for file recoveries */
+    _Atomic uint64_t hold_log_ns; /* when a held write was last logged (once a second) */
 };
 
 #define DONE_GRACE_NS 10000000000ull
@@ -233,6 +235,51 @@ bool sc__repl_wait_active(sc_index *ix, uint32_t shard, uint32_t need, uint64_t 
     }
 }
 
+/* Whether this node's primary copy of sh is being handed over: a relocation target of it is in
+ * the in-sync set, so the master's next computation makes the target the primary. */
+static bool handing_off(const sc_placement_snapshot *s, const sc_shard_routing *sh)
+{
+    if (!sh || !sh->n_copies || !sh->copies[0].primary ||
+        strcmp(sh->copies[0].node, sc_placement_local_id(s)) != 0)
+        return false;
+    for (size_t c = 1; c < sh->n_copies; c++)
+        if (!strcmp(sh->copies[c].relocating_from, sh->copies[0].alloc_id) &&
+            in_sync(sh, sh->copies[c].alloc_id))
+            return true;
+    return false;
+}
+
+void sc__repl_wait_handoff(sc_index *ix, const bool *touched, uint64_t deadline_ns)
+{
+    sc_repl *r = repl_of(ix);
+    if (!r)
+        return;
+    uint32_t ns = ix->settings.number_of_shards;
+    uint64_t t0 = sc_clock_now_ns();
+    bool held = false;
+    for (;;) {
+        sc_placement_snapshot *s = sc_placement_acquire(r->p);
+        int64_t rev = sc_placement_revision(s);
+        bool busy = false;
+        for (uint32_t i = 0; i < ns && !busy; i++)
+            busy = touched[i] && handing_off(s, sc_placement_shard(s, ix->name, i));
+        sc_placement_release(s);
+        uint64_t now = sc_clock_now_ns();
+        if (!busy || now >= deadline_ns) {
+            uint64_t last = atomic_load(&r->hold_log_ns);
+            if (held && now - last >= 1000000000ull &&
+                atomic_compare_exchange_strong(&r->hold_log_ns, &last, now))
+                sc_log(SC_LOG_INFO, "replication",
+                       "[%s] a write waited %.2f s for a primary hand-over%s", ix->name,
+                       (double)(now - t0) / 1e9, busy ? " and goes on here (timeout)" : "");
+            return;
+        }
+        held = true;
+        uint64_t left_ms = (deadline_ns - now) / 1000000 + 1;
+        (void)!sc_placement_wait(r->p, rev + 1, left_ms < 500 ? (int64_t)left_ms : 500);
+    }
+}
+
 bool sc__repl_wait_primary(sc_index *ix, uint32_t shard)
 {
     sc_repl *r = repl_of(ix);
@@ -244,7 +291,17 @@ bool sc__repl_wait_primary(sc_index *ix, uint32_t shard)
         sc_placement_snapshot *s = sc_placement_acquire(r->p);
         bool ok = local_primary(s, ix, shard);
         int64_t rev = sc_placement_revision(s);
+        /* Deposed: another node is primary under a newer term than this copy's (a hand-over or
+         * a promotion this node has seen); the coordinator's routing is older than ours, and
+         * waiting cannot make this node primary again. */
+        const sc_shard_routing *now = sc_placement_shard(s, ix->name, shard);
+        sc_shard *sd = local_shard(ix, shard);
+        bool deposed = !ok && now && sd && now->n_copies && now->copies[0].primary &&
+                       sc_shard_primary_term(sd) > 0 &&
+                       now->primary_term > sc_shard_primary_term(sd);
         sc_placement_release(s);
+        if (deposed)
+            return false;
         if (!ok && sc_clock_now_ns() >= until) {
             sc_placement_snapshot *s2 = sc_placement_acquire(r->p);
             const sc_shard_routing *sh = sc_placement_shard(s2, ix->name, shard);

@@ -152,6 +152,14 @@ uint64_t sc__repl_begin(sc_index *ix, bool *primary);
 bool sc__repl_wait_active(sc_index *ix, uint32_t shard, uint32_t need, uint64_t deadline_ns,
                           uint32_t *have);
 bool sc__repl_wait_primary(sc_index *ix, uint32_t shard);
+/* A primary hand-over (Elasticsearch blocks writes for it): while this node's primary of a
+ * touched shard (touched[0..number_of_shards)) has an in-sync relocation target, i.e. the
+ * master is about to make the target the primary under a new term, waits for the routing to
+ * change, up to deadline_ns (then the write goes on here, as before the hand-over began). Call
+ * before sc__repl_begin, holding no permit. The write that waited then finds that this node is
+ * no longer primary and fails with a shard_not_primary_exception the coordinator retries on
+ * the new primary. Single node: returns at once. */
+void sc__repl_wait_handoff(sc_index *ix, const bool *touched, uint64_t deadline_ns);
 void sc__repl_end(sc_index *ix, uint64_t permit, const sc_doc_write *writes, size_t n,
                   sc_doc_result *results);
 

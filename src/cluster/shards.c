@@ -410,14 +410,29 @@ sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_
     (void)arena;
     uint32_t ns = ix->settings.number_of_shards;
     /* per shard: touched (fsync before the ack), primary here, refused (not primary here) */
-    bool flags_stack[4 * 64] = {0};
-    bool *flags = ns <= 64 ? flags_stack : calloc(4 * (size_t)ns, sizeof *flags);
+    bool flags_stack[5 * 64] = {0};
+    bool *flags = ns <= 64 ? flags_stack : calloc(5 * (size_t)ns, sizeof *flags);
     if (!flags)
         return SC_ENOMEM;
     bool *touched = flags, *primary = flags + ns, *refused = flags + 2 * (size_t)ns;
-    bool *inactive = flags + 3 * (size_t)ns;
+    bool *inactive = flags + 3 * (size_t)ns, *held = flags + 4 * (size_t)ns;
     /* wait_for_active_shards, before the permit */
     wait_active(ix, writes, n, results, inactive);
+    /* a primary hand-over in progress on a shard written here: hold the writes until the new
+     * primary takes over (the items then fail as not primary and the coordinator retries them
+     * there), at most 30 s: the coordinator's forwarding times out after 60 s */
+    uint64_t hold_ms = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t shard =
+            sc_index_route(ix, writes[i].routing.len ? writes[i].routing : writes[i].id);
+        uint64_t t = writes[i].timeout_ms ? writes[i].timeout_ms : 60000;
+        if (shard < ns && !inactive[shard]) {
+            held[shard] = true;
+            hold_ms = t > hold_ms ? t : hold_ms;
+        }
+    }
+    hold_ms = hold_ms < 30000 ? hold_ms : 30000;
+    sc__repl_wait_handoff(ix, held, sc_clock_now_ns() + hold_ms * 1000000);
     /* clustered: an operation permit, which shards this node is primary of (and their terms) */
     uint64_t permit = sc__repl_begin(ix, primary);
     for (size_t i = 0; i < n; i++) {

@@ -111,7 +111,8 @@ def test_partitioned_primary(tmp):
         refused, sent = [], 0
         # writes to P are never acknowledged: it cannot reach its replica nor etcd
         while time.time() - t0 < 4:  # past the 2 s lease TTL
-            st, _, r = P.request("PUT", "/%s/_doc/p%d" % (INDEX, sent), {"title": "cut off"})
+            st, _, r = P.request("PUT", "/%s/_doc/p%d?timeout=200ms" % (INDEX, sent),
+                                 {"title": "cut off"})
             sent += 1
             assert st >= 500, (st, r)
             refused.append(r["error"]["type"])
@@ -129,7 +130,7 @@ def test_partitioned_primary(tmp):
         bulk(Q, sorted(more))
         acked |= more
         # P still refuses: its lease lapsed and it is no longer the primary
-        st, _, r = P.request("PUT", "/%s/_doc/late" % INDEX, {"title": "cut off"})
+        st, _, r = P.request("PUT", "/%s/_doc/late?timeout=200ms" % INDEX, {"title": "cut off"})
         assert st >= 500, r
         assert ids_on(Q) == acked
         # heal: P rejoins, its copy (holding writes it never acknowledged) recovers from Q

@@ -7,6 +7,7 @@ with `search.batched_query_phase: false` (one per shard). Single-document index/
 routed to the primary. Last, one node is SIGKILLed: searches answer with its shards in
 `_shards.failures` and partial results, or 503 with allow_partial_search_results=false."""
 import json
+import re
 import signal
 import time
 
@@ -217,10 +218,27 @@ def test_killed_node_gives_partial_results(env):
     time.sleep(3)
     r = search(nodes["n2"], {"size": 0})
     assert r["_shards"]["failed"] == len(lost), r
-    # writes to the lost shards fail at once (503), the others succeed
+    # writes to the lost shards wait for a primary up to their timeout, then fail (503), the
+    # others succeed
     codes = {}
     for i in range(30):
-        st, _, w = nodes["n1"].request("PUT", "/docs/_doc/k%d" % i, {"n": i})
+        st, _, w = nodes["n1"].request("PUT", "/docs/_doc/k%d?timeout=100ms" % i, {"n": i})
         codes.setdefault(st, []).append(w)
     assert set(codes) == {201, 503}, codes
-    assert all(w["error"]["type"] == "unavailable_shards_exception" for w in codes[503]), codes
+    assert all(w["error"]["type"] == "unavailable_shards_exception" and
+               w["error"]["reason"].endswith("primary shard is not active Timeout: [100ms]")
+               for w in codes[503]), codes
+    # the same for a bulk's items, each on its own (through n2, which forwards some to n1)
+    body = "".join('{"index":{"_index":"docs","_id":"b%d"}}\n{"n":%d}\n' % (i, i)
+                   for i in range(30))
+    st, _, r = nodes["n2"].request("POST", "/_bulk?timeout=100ms", body,
+                                   {"Content-Type": "application/x-ndjson"})
+    assert st == 200 and r["errors"], r
+    items = [it["index"] for it in r["items"]]
+    assert {it["status"] for it in items} == {201, 503}, items
+    for it in items:
+        if it["status"] == 503:
+            m = re.match(r"^\[docs\]\[(\d)\] primary shard is not active Timeout: \[100ms\]$",
+                         it["error"]["reason"])
+            assert it["error"]["type"] == "unavailable_shards_exception" and m, it
+            assert int(m.group(1)) in lost, (it, lost)
