@@ -1,19 +1,25 @@
 /* The epoll transport: one epoll set shared by N worker threads, every socket non-blocking
- * and armed with EPOLLONESHOT, so any free worker serves any ready connection and a
- * connection is served by one worker at a time (its requests run on that worker, in order).
- * A worker takes one event per epoll_wait: taking a batch would pin the batch's connections
- * to it while another worker idles. Keep-alive and pipelining (responses in request order,
- * no reading while a response is unsent), TLS with GnuTLS, http.max_open_connections, and a
- * reaper thread that closes connections past their deadline (idle keep-alive, a head or body
- * that does not arrive, a client that does not read). Per-connection memory is a small struct
- * (plus a TLS session): receive and send buffers are borrowed from the worker and only copied
- * into the connection when a request or response is left half done. */
+ * and registered once, edge-triggered, so any free worker serves any ready connection. One
+ * worker at a time holds a connection (its requests run on that worker, in order) through an
+ * atomic state word: "owned", and "an event came while owned" (the owner then looks again
+ * before letting go), so no system call re-arms a connection between requests. Closed
+ * connections' slots are kept for reuse, never freed under a worker that may still hold an
+ * event for them: a generation number in the state word and in the epoll tag makes such an
+ * event harmless. A worker takes one event per epoll_wait: taking a batch would pin the
+ * batch's connections to it while another worker idles. Keep-alive and pipelining (responses
+ * in request order, no reading while a response is unsent), TLS with GnuTLS,
+ * http.max_open_connections, and a reaper thread that closes connections past their deadline
+ * (idle keep-alive, a head or body that does not arrive, a client that does not read).
+ * Per-connection memory is a small struct (plus a TLS session): receive and send buffers are
+ * borrowed from the worker and only copied into the connection when a request or response is
+ * left half done. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +36,21 @@
 
 #define SCRATCH_BYTES 65536
 
+/* Connection slots are allocated this many at a time and reused, never freed while serving. */
+#define SLOT_CHUNK 256
+
+/* The state word of a connection: its generation in the high 32 bits, these flags below. */
+#define ST_OWNED 1u   /* a worker holds the connection */
+#define ST_PENDING 2u /* an event came while it was held: the holder looks again */
+
+/* epoll tags: a connection's is (generation << 32) | slot index. */
+#define TAG_LISTEN UINT64_MAX
+#define TAG_STOP (UINT64_MAX - 1)
+
 typedef struct conn {
+    _Atomic uint64_t st; /* generation and ST_* flags */
+    uint32_t idx;        /* slot index */
+    bool want_out;       /* registered for EPOLLOUT too (after a send had to wait) */
     int fd;
     gnutls_session_t tls;
     bool handshaken;
@@ -49,7 +69,7 @@ typedef struct conn {
     uint64_t due_ms;              /* deadline kept by the worker that holds the connection */
     _Atomic uint64_t deadline_ms; /* published for the reaper at re-arm; UINT64_MAX = busy */
     bool reaped;                  /* under ep->mu */
-    struct conn *prev, *next;     /* ep->conns, under ep->mu */
+    struct conn *prev, *next;     /* ep->conns (or next: ep->free_slots), under ep->mu */
 } conn;
 
 typedef struct worker {
@@ -73,7 +93,10 @@ struct sc__http_ep {
     bool stopping; /* under mu */
     conn *conns;   /* under mu */
     atomic_uint n_conns;
-    int tag_listen, tag_stop; /* addresses used as epoll tags */
+    _Atomic(conn *) *chunks; /* n_chunks arrays of SLOT_CHUNK slots, allocated as needed */
+    size_t n_chunks;
+    uint32_t n_slots; /* slots handed out so far, under mu */
+    conn *free_slots; /* closed connections' slots, under mu */
 };
 
 static uint64_t now_ms(void)
@@ -86,17 +109,75 @@ static void set_deadline(sc__http_ep *ep, conn *c)
     c->due_ms = now_ms() + (uint64_t)ep->cfg.timeout_s * 1000;
 }
 
-/* Re-arms c for `events` (EPOLLIN or EPOLLOUT) and publishes its deadline; false when that
- * fails (close it). */
-static bool arm(sc__http_ep *ep, conn *c, uint32_t events)
+static conn *slot_at(sc__http_ep *ep, uint32_t idx)
 {
-    atomic_store_explicit(&c->deadline_ms, c->due_ms, memory_order_relaxed);
-    struct epoll_event ev = {.events = events | EPOLLONESHOT | EPOLLRDHUP, .data.ptr = c};
+    conn *chunk = atomic_load_explicit(&ep->chunks[idx / SLOT_CHUNK], memory_order_acquire);
+    return &chunk[idx % SLOT_CHUNK];
+}
+
+static uint64_t tag_of(const conn *c)
+{
+    return (atomic_load_explicit(&c->st, memory_order_relaxed) >> 32) << 32 | c->idx;
+}
+
+/* Registers c's socket again with its events (edge-triggered), which queues an event when
+ * the socket is ready now: the way to be called back for input left unread. */
+static bool rearm(sc__http_ep *ep, conn *c)
+{
+    struct epoll_event ev = {.events =
+                                 EPOLLIN | EPOLLRDHUP | EPOLLET | (c->want_out ? EPOLLOUT : 0),
+                             .data.u64 = tag_of(c)};
     return epoll_ctl(ep->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0;
 }
 
+/* Asks for EPOLLOUT edges too once a send has had to wait (they are needed only then). */
+static bool want_out(sc__http_ep *ep, conn *c)
+{
+    if (c->want_out)
+        return true;
+    c->want_out = true;
+    return rearm(ep, c);
+}
+
+/* Takes a free slot (under ep->mu) with every field reset but its state word and index. NULL
+ * when none is left (past http.max_open_connections plus a chunk) or out of memory. */
+static conn *slot_take(sc__http_ep *ep)
+{
+    conn *c = ep->free_slots;
+    if (c) {
+        ep->free_slots = c->next;
+    } else {
+        uint32_t idx = ep->n_slots;
+        if (idx / SLOT_CHUNK >= ep->n_chunks)
+            return NULL;
+        conn *chunk = atomic_load_explicit(&ep->chunks[idx / SLOT_CHUNK], memory_order_relaxed);
+        if (!chunk) {
+            chunk = calloc(SLOT_CHUNK, sizeof *chunk);
+            if (!chunk)
+                return NULL;
+            for (uint32_t i = 0; i < SLOT_CHUNK; i++) {
+                atomic_init(&chunk[i].st, (uint64_t)1 << 32);
+                chunk[i].idx = idx + i;
+            }
+            atomic_store_explicit(&ep->chunks[idx / SLOT_CHUNK], chunk, memory_order_release);
+        }
+        c = &chunk[idx % SLOT_CHUNK];
+        ep->n_slots++;
+    }
+    /* Everything after the state word and the index (an event that outlived the slot's last
+     * connection may still read the state word). */
+    memset((char *)c + offsetof(conn, want_out), 0, sizeof *c - offsetof(conn, want_out));
+    return c;
+}
+
+/* Closes c (held by the caller, or by no one once the workers are gone) and puts its slot
+ * back with the next generation, so that events still on their way to a worker are dropped. */
 static void conn_close(sc__http_ep *ep, conn *c)
 {
+    sc_breaker_inflight_release(ep->node, c->reserved);
+    c->reserved = 0;
+    sc_vec_free(&c->in);
+    sc_vec_free(&c->out);
     pthread_mutex_lock(&ep->mu);
     if (c->prev)
         c->prev->next = c->next;
@@ -108,14 +189,41 @@ static void conn_close(sc__http_ep *ep, conn *c)
         if (c->handshaken)
             (void)gnutls_bye(c->tls, GNUTLS_SHUT_WR);
         gnutls_deinit(c->tls);
+        c->tls = NULL;
     }
     close(c->fd);
+    c->fd = -1;
+    uint64_t gen = (atomic_load_explicit(&c->st, memory_order_relaxed) >> 32) + 1;
+    atomic_store_explicit(&c->st, (gen & 0xffffffffu ? gen : 1) << 32, memory_order_release);
+    c->prev = NULL;
+    c->next = ep->free_slots;
+    ep->free_slots = c;
     pthread_mutex_unlock(&ep->mu);
-    sc_breaker_inflight_release(ep->node, c->reserved);
-    sc_vec_free(&c->in);
-    sc_vec_free(&c->out);
-    free(c);
     atomic_fetch_sub(&ep->n_conns, 1);
+}
+
+/* Takes hold of the connection of an event tagged with generation gen: true when this worker
+ * now holds it; false when another worker does (it was told to look again) or the event
+ * outlived its connection. */
+static bool acquire(conn *c, uint64_t gen)
+{
+    uint64_t s = atomic_load_explicit(&c->st, memory_order_acquire);
+    for (;;) {
+        if (s >> 32 != gen)
+            return false;
+        uint64_t want = s & ST_OWNED ? s | ST_PENDING : s | ST_OWNED;
+        if (atomic_compare_exchange_weak_explicit(&c->st, &s, want, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return !(s & ST_OWNED);
+    }
+}
+
+/* Lets go of c unless an event came since the holder last looked (then false: look again). */
+static bool release(conn *c, uint64_t gen)
+{
+    uint64_t owned = gen << 32 | ST_OWNED;
+    return atomic_compare_exchange_strong_explicit(&c->st, &owned, gen << 32, memory_order_acq_rel,
+                                                   memory_order_acquire);
 }
 
 /* ---- socket I/O, plain or TLS: > 0 bytes, 0 would block, -1 closed or failed ---- */
@@ -309,12 +417,19 @@ static size_t serve_requests(sc__http_ep *ep, worker *w, conn *c, uint8_t *buf, 
     return off;
 }
 
-/* Reads what the socket has (a few rounds at most, for fairness) and serves the complete
- * requests; leftovers of a half-received request are kept in c->in. False when the
- * connection failed. */
-static bool read_and_serve(sc__http_ep *ep, worker *w, conn *c)
+/* Reads what the socket has and serves the complete requests; leftovers of a half-received
+ * request are kept in c->in. The registration is edge-triggered, so reading stops only when
+ * the socket has nothing more (a plain read shorter than asked for means that: TCP hands over
+ * all it holds) or after a few rounds, for fairness, with *more set (the caller asks epoll for
+ * another event then). False when the connection failed. */
+static bool read_and_serve(sc__http_ep *ep, worker *w, conn *c, bool *more)
 {
-    for (int round = 0; round < 8 && !c->eof && !c->close_after; round++) {
+    *more = false;
+    for (int round = 0; !c->eof && !c->close_after; round++) {
+        if (round == 8) {
+            *more = true;
+            break;
+        }
         bool scratch = c->in.len == 0;
         uint8_t *dst = w->scratch;
         size_t cap = SCRATCH_BYTES;
@@ -341,8 +456,8 @@ static bool read_and_serve(sc__http_ep *ep, worker *w, conn *c)
         }
         if (!c->in.len)
             sc_vec_free(&c->in); /* an idle connection holds no buffer */
-        bool pending = c->tls && gnutls_record_check_pending(c->tls) > 0;
-        if ((size_t)n < cap && !pending)
+        /* One TLS record per read: only a read that would block says the socket is empty. */
+        if ((size_t)n < cap && !c->tls)
             break;
     }
     return true;
@@ -370,7 +485,8 @@ static bool flush_worker_out(sc__http_ep *ep, worker *w, conn *c)
     return true;
 }
 
-/* TLS handshake step; true when done (false: re-armed or closed, *gone says closed). */
+/* TLS handshake step; true when done (false: waiting for the socket or closed, *gone says
+ * closed). */
 static bool handshake(sc__http_ep *ep, conn *c, bool *gone)
 {
     *gone = false;
@@ -380,7 +496,7 @@ static bool handshake(sc__http_ep *ep, conn *c, bool *gone)
         return true;
     }
     if ((rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) &&
-        arm(ep, c, gnutls_record_get_direction(c->tls) ? EPOLLOUT : EPOLLIN))
+        (!gnutls_record_get_direction(c->tls) || want_out(ep, c)))
         return false;
     sc_log(SC_LOG_DEBUG, "http", "TLS handshake failed: %s", gnutls_strerror(rc));
     conn_close(ep, c);
@@ -388,84 +504,103 @@ static bool handshake(sc__http_ep *ep, conn *c, bool *gone)
     return false;
 }
 
-/* Closes c once its answer is out. A client may still be sending the body of a refused
- * request: closing with unread input would reset the connection and could destroy the answer
- * before the client reads it, so a plain connection is half-closed and drained first (for at
- * most 2 s, bounded by the reaper). */
-static void finish(sc__http_ep *ep, worker *w, conn *c)
-{
-    bool unread = c->refused || c->in.len || c->discard;
-    if (!unread || c->tls || c->eof || c->linger || shutdown(c->fd, SHUT_WR) != 0) {
-        conn_close(ep, c);
-        return;
-    }
-    c->linger = true;
-    c->due_ms = now_ms() + 2000;
-    sc_vec_free(&c->in);
-    if (!arm(ep, c, EPOLLIN))
-        conn_close(ep, c);
-}
-
-/* A lingering connection's input is dropped until the peer closes. */
-static void drain(sc__http_ep *ep, worker *w, conn *c)
+/* A lingering connection's input is dropped until the peer closes. False when c was closed. */
+static bool drain(sc__http_ep *ep, worker *w, conn *c)
 {
     for (int k = 0; k < 16; k++) {
         ssize_t n = io_read(c, w->scratch, SCRATCH_BYTES);
         if (n < 0) {
             conn_close(ep, c);
-            return;
+            return false;
         }
         if (n == 0)
-            break;
+            return true; /* empty: the next edge calls back */
     }
-    if (!arm(ep, c, EPOLLIN))
-        conn_close(ep, c);
+    if (rearm(ep, c)) /* more to drop: after the other connections' turn */
+        return true;
+    conn_close(ep, c);
+    return false;
 }
 
-/* One readiness event of a connection this worker now holds alone (EPOLLONESHOT). */
-static void on_conn(sc__http_ep *ep, worker *w, conn *c)
+/* Closes c once its answer is out. A client may still be sending the body of a refused
+ * request: closing with unread input would reset the connection and could destroy the answer
+ * before the client reads it, so a plain connection is half-closed and drained first (for at
+ * most 2 s, bounded by the reaper). False when c was closed. */
+static bool finish(sc__http_ep *ep, worker *w, conn *c)
 {
-    atomic_store_explicit(&c->deadline_ms, UINT64_MAX, memory_order_relaxed);
-    if (c->linger) {
-        drain(ep, w, c);
-        return;
+    bool unread = c->refused || c->in.len || c->discard;
+    if (!unread || c->tls || c->eof || c->linger || shutdown(c->fd, SHUT_WR) != 0) {
+        conn_close(ep, c);
+        return false;
     }
+    c->linger = true;
+    c->due_ms = now_ms() + 2000;
+    sc_vec_free(&c->in);
+    return drain(ep, w, c);
+}
+
+/* Serves what a connection this worker holds is ready for, up to where it has to wait for
+ * the socket. False when c was closed. */
+static bool serve_conn(sc__http_ep *ep, worker *w, conn *c)
+{
+    if (c->linger)
+        return drain(ep, w, c);
     bool gone;
     if (c->tls && !c->handshaken && !handshake(ep, c, &gone))
-        return;
+        return !gone;
     if (c->out_off < c->out.len) {
         bool failed;
         if (!send_all(ep, c, c->out.ptr, c->out.len, &c->out_off, &failed)) {
-            if (failed || !arm(ep, c, EPOLLOUT))
-                conn_close(ep, c);
-            return;
+            if (!failed && want_out(ep, c))
+                return true;
+            conn_close(ep, c);
+            return false;
         }
         sc_vec_free(&c->out);
         c->out_off = 0;
-        if (c->close_after) {
-            finish(ep, w, c);
-            return;
-        }
+        if (c->close_after)
+            return finish(ep, w, c);
     }
     w->out.len = 0;
-    if (!read_and_serve(ep, w, c) || !flush_worker_out(ep, w, c)) {
+    bool more;
+    if (!read_and_serve(ep, w, c, &more) || !flush_worker_out(ep, w, c)) {
         w->out.len = 0;
         conn_close(ep, c);
-        return;
+        return false;
     }
     if (c->out_off < c->out.len) {
-        if (!arm(ep, c, EPOLLOUT))
-            conn_close(ep, c);
-        return;
+        if (want_out(ep, c))
+            return true;
+        conn_close(ep, c);
+        return false;
     }
-    if (c->close_after || c->eof) {
-        finish(ep, w, c);
-        return;
-    }
+    if (c->close_after || c->eof)
+        return finish(ep, w, c);
     if (!c->in.len)
         set_deadline(ep, c); /* idle keep-alive from now */
-    if (!arm(ep, c, EPOLLIN))
+    if (more && !rearm(ep, c)) {
         conn_close(ep, c);
+        return false;
+    }
+    return true;
+}
+
+/* One readiness event of a connection: served by this worker if no other holds it (that one
+ * is told to look again instead). Holding it, the worker looks again for as long as events
+ * come while it serves, then lets go and publishes the deadline for the reaper. */
+static void on_conn(sc__http_ep *ep, worker *w, uint64_t tag)
+{
+    conn *c = slot_at(ep, (uint32_t)tag);
+    uint64_t gen = tag >> 32;
+    if (!acquire(c, gen))
+        return;
+    do {
+        atomic_fetch_and_explicit(&c->st, ~(uint64_t)ST_PENDING, memory_order_acq_rel);
+        atomic_store_explicit(&c->deadline_ms, UINT64_MAX, memory_order_relaxed);
+        if (!serve_conn(ep, w, c))
+            return;
+        atomic_store_explicit(&c->deadline_ms, c->due_ms, memory_order_relaxed);
+    } while (!release(c, gen));
 }
 
 /* ---- accepting ---- */
@@ -494,27 +629,33 @@ static void add_conn(sc__http_ep *ep, int fd)
 {
     int one = 1;
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    conn *c = calloc(1, sizeof *c);
+    gnutls_session_t tls = NULL;
+    if (ep->tls && sc__http_tls_session(ep->tls, fd, &tls) != SC_OK) {
+        close(fd);
+        return;
+    }
+    pthread_mutex_lock(&ep->mu);
+    conn *c = slot_take(ep);
     if (!c) {
+        pthread_mutex_unlock(&ep->mu);
+        if (tls)
+            gnutls_deinit(tls);
         close(fd);
         return;
     }
     c->fd = fd;
-    if (ep->tls && sc__http_tls_session(ep->tls, fd, &c->tls) != SC_OK) {
-        free(c);
-        close(fd);
-        return;
-    }
+    c->tls = tls;
     set_deadline(ep, c);
     atomic_store_explicit(&c->deadline_ms, c->due_ms, memory_order_relaxed);
-    atomic_fetch_add(&ep->n_conns, 1);
-    pthread_mutex_lock(&ep->mu);
     c->next = ep->conns;
     if (ep->conns)
         ep->conns->prev = c;
     ep->conns = c;
     pthread_mutex_unlock(&ep->mu);
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT | EPOLLRDHUP, .data.ptr = c};
+    atomic_fetch_add(&ep->n_conns, 1);
+    /* From here another worker may hold c: an event can come before epoll_ctl returns. Only
+     * a failed registration (no event possible) leaves c to this worker. */
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data.u64 = tag_of(c)};
     if (epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
         conn_close(ep, c);
 }
@@ -539,7 +680,7 @@ static void on_listen(sc__http_ep *ep)
         else
             add_conn(ep, fd);
     }
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.ptr = &ep->tag_listen};
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = TAG_LISTEN};
     (void)epoll_ctl(ep->epfd, EPOLL_CTL_MOD, ep->lfd, &ev);
 }
 
@@ -552,12 +693,12 @@ static void *worker_main(void *arg)
         int n = epoll_wait(ep->epfd, &ev, 1, -1);
         if (n <= 0)
             continue;
-        if (ev.data.ptr == &ep->tag_stop)
+        if (ev.data.u64 == TAG_STOP)
             break;
-        if (ev.data.ptr == &ep->tag_listen)
+        if (ev.data.u64 == TAG_LISTEN)
             on_listen(ep);
         else
-            on_conn(ep, w, ev.data.ptr);
+            on_conn(ep, w, ev.data.u64);
     }
     return NULL;
 }
@@ -586,7 +727,7 @@ static void *reaper_main(void *arg)
                 (void)shutdown(c->fd, SHUT_RDWR);
                 c->reaped = true;
             }
-        struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.ptr = &ep->tag_listen};
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = TAG_LISTEN};
         (void)epoll_ctl(ep->epfd, EPOLL_CTL_MOD, ep->lfd, &ev);
     }
     pthread_mutex_unlock(&ep->mu);
@@ -652,8 +793,8 @@ static sc_status listen_on(sc__http_ep *ep, const sc_http_config *c, uint16_t *p
 
 static sc_status start_threads(sc__http_ep *ep)
 {
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.ptr = &ep->tag_listen};
-    struct epoll_event sev = {.events = EPOLLIN, .data.ptr = &ep->tag_stop};
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = TAG_LISTEN};
+    struct epoll_event sev = {.events = EPOLLIN, .data.u64 = TAG_STOP};
     if (epoll_ctl(ep->epfd, EPOLL_CTL_ADD, ep->lfd, &ev) != 0 ||
         epoll_ctl(ep->epfd, EPOLL_CTL_ADD, ep->evfd, &sev) != 0)
         return SC_EIO;
@@ -692,6 +833,16 @@ sc_status sc__http_ep_start(const sc_http_config *c, sc_node *node, sc__http_ep 
     if (!ep->cfg.max_open_connections)
         ep->cfg.max_open_connections = 10000;
     raise_nofile(ep);
+    /* Slots for max_open_connections: on_listen refuses beyond it, and a closed connection's
+     * slot is free again before it stops counting. */
+    ep->n_chunks = (ep->cfg.max_open_connections + SLOT_CHUNK - 1) / SLOT_CHUNK;
+    ep->chunks = calloc(ep->n_chunks, sizeof *ep->chunks);
+    if (!ep->chunks) {
+        pthread_mutex_destroy(&ep->mu);
+        pthread_cond_destroy(&ep->cv);
+        free(ep);
+        return SC_ENOMEM;
+    }
     unsigned threads = c->threads;
     if (!threads) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -742,6 +893,9 @@ void sc__http_ep_stop(sc__http_ep *ep)
     free(ep->workers);
     while (ep->conns)
         conn_close(ep, ep->conns);
+    for (size_t i = 0; i < ep->n_chunks; i++)
+        free(atomic_load_explicit(&ep->chunks[i], memory_order_relaxed));
+    free(ep->chunks);
     if (ep->lfd >= 0)
         close(ep->lfd);
     if (ep->epfd >= 0)

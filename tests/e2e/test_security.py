@@ -211,6 +211,32 @@ def test_plain_http_to_tls_port_fails_cleanly(tls_server, cert):
     assert st == 200
 
 
+def test_pipelined_requests_over_tls(tls_server, cert):
+    """Five requests written back to back as separate TLS records before any answer is read:
+    the edge-triggered transport reads until the socket would block (one TLS record per read,
+    so a short read does not mean the socket is empty) and answers all five, in order."""
+    crt, _ = cert
+    ctx = ssl.create_default_context(cafile=crt)
+    raw_sock = socket.create_connection(("127.0.0.1", tls_server.port), timeout=30)
+    s = ctx.wrap_socket(raw_sock, server_hostname="localhost")
+    try:
+        auth = "Authorization: %s\r\n" % basic("bob", "hunter2")["Authorization"]
+        for k in range(5):
+            s.sendall(("GET / HTTP/1.1\r\nHost: localhost\r\n%sX-Opaque-Id: p%d\r\n%s\r\n"
+                       % (auth, k, "Connection: close\r\n" if k == 4 else "")).encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        s.close()
+    heads = [h for h in data.split(b"HTTP/1.1 ")[1:]]
+    assert [h[:3] for h in heads] == [b"200"] * 5, data[:300]
+    assert [h.split(b"X-Opaque-Id: ")[1][:2] for h in heads] == [b"p%d" % k for k in range(5)]
+
+
 def test_official_client_over_tls(tls_server, cert):
     es_mod = pytest.importorskip("elasticsearch")
     crt, _ = cert
