@@ -6,25 +6,28 @@
 #   bench/aggs_bench.sh                                  # 2M taxis + 2M logs docs
 #   TAXIS_DOCS=5000000 LOGS_DOCS=10000000 bench/aggs_bench.sh   # the issue's sizes
 #
-# scry: `scry gen` -> release `scry serve --search-threads 1` (fresh data folder unless
-# KEEP_DATA=1) -> the Rally mappings -> `scry load` -> refresh, force-merge to one segment; the
+# scry: `scry gen` (once per size and seed; both engines read the same file) -> release
+# `scry serve --search-threads 1` (fresh data folder unless KEEP_DATA=1) -> the Rally mappings
+# (one shard, no replica) -> refresh off -> `scry load --conns LOAD_CONNS` -> refresh,
+# force-merge to one segment; the
 # validation pass of `scry bench run` over every operation; the operations that answer are
 # timed (one connection, request_cache=false on every request: scry has no request cache, so
 # every request recomputes), the ones that fail are listed with the server's error.
-# bench/agg_probe.py records per operation the docs it collects, the peak request-breaker bytes
-# and its buckets. Lucene: bench/LuceneAggBench.java indexes the same fields (one segment) and
+# bench/agg_probe.py records per operation the docs it collects, the peak request-breaker bytes,
+# its buckets and the server's CPU time per request. Lucene: bench/LuceneAggBench.java indexes the same fields (one segment) and
 # times the same operations single-threaded. Buckets' doc count sums must agree.
 # bench/aggs_report.py writes $OUT/aggs.md and, unless NO_DOCS=1, the "Aggregations" section
 # of docs/benchmarks.md (between its aggs_bench markers).
 #
 # Environment: TAXIS_DOCS (2000000) LOGS_DOCS (2000000) SEED (1) OUT (build/aggs-bench)
+# LOAD_CONNS (_bulk requests in flight while loading, 2)
 # WARMUP (1) REPS (3) DURATION (2) RUNS (Lucene timed runs, 21) SKIP_BUILD=1 KEEP_DATA=1
 # LUCENE=0 (scry only) ONLY (an extended regex: time only the operations whose names match) BIN (the scry binary, build/release/scry; another copy lets a long load
 # run while build/release is rebuilt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${TAXIS_DOCS:=2000000}" "${LOGS_DOCS:=2000000}" "${SEED:=1}" "${OUT:=build/aggs-bench}"
-: "${WARMUP:=1}" "${REPS:=3}" "${DURATION:=2}" "${RUNS:=21}" "${LUCENE:=1}"
+: "${WARMUP:=1}" "${REPS:=3}" "${DURATION:=2}" "${RUNS:=21}" "${LUCENE:=1}" "${LOAD_CONNS:=2}"
 PY=/usr/bin/python3
 BIN=${BIN:-build/release/scry}
 J=/usr/share/java
@@ -87,16 +90,32 @@ req() { # method path [body-file]
 }
 load() { # index corpus mapping
   req PUT "/$1" "bench/workloads/$3.index.json"
-  log "loading $2 into scry [$1]"
-  "$BIN" load --index "$1" "$2" --url "$URL" --quiet
+  # no periodic refresh while loading: segments are written as the indexing buffer fills
+  printf '{"index":{"refresh_interval":"-1"}}' > "$OUT/refresh_off.json"
+  req PUT "/$1/_settings" "$OUT/refresh_off.json"
+  log "loading $2 into scry [$1] ($LOAD_CONNS _bulk requests in flight)"
+  local t0 t1 c0 c1
+  t0=$(date +%s.%N)
+  c0=$(awk '{print $14 + $15}' "/proc/$SPID/stat")
+  "$BIN" load --index "$1" "$2" --url "$URL" --quiet --conns "$LOAD_CONNS" 2>&1 | tee -a "$OUT/load.log" >&2
   req POST "/$1/_refresh"
+  t1=$(date +%s.%N)
+  c1=$(awk '{print $14 + $15}' "/proc/$SPID/stat")
+  log "[$1] loaded and refreshed in $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s, server CPU $(( (c1 - c0) / $(getconf CLK_TCK) )) s; force-merging"
+  echo "$1 load_s $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") server_cpu_s $(( (c1 - c0) / $(getconf CLK_TCK) ))" >> "$OUT/load.times"
+  t0=$(date +%s.%N)
+  c0=$(awk '{print $14 + $15}' "/proc/$SPID/stat")
   req POST "/$1/_forcemerge?max_num_segments=1"
   req POST "/$1/_refresh"
   req POST "/$1/_flush"
+  t1=$(date +%s.%N)
+  c1=$(awk '{print $14 + $15}' "/proc/$SPID/stat")
+  echo "$1 merge_s $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") server_cpu_s $(( (c1 - c0) / $(getconf CLK_TCK) ))" >> "$OUT/load.times"
 }
 # kept data: the shards recover in the background after the server starts
 req GET "/_cluster/health?wait_for_status=yellow&timeout=600s"
 if [ ! -s "$OUT/data.meta" ]; then
+  : > "$OUT/load.times"
   load nyc_taxis "$OUT/corpus/taxis.ndjson" taxis
   load logs-gen "$OUT/corpus/logs.ndjson" logs
   echo "$META" > "$OUT/data.meta"
@@ -111,7 +130,7 @@ bench() { # workload out [options]
 }
 log "scry: validation, probe (docs collected, peak breaker bytes, buckets)"
 bench "$WL" "$OUT/validate.json" --validate-only
-"$PY" bench/agg_probe.py "$URL" "$WL" > "$OUT/probe.json"
+"$PY" bench/agg_probe.py --pid "$SPID" "$URL" "$WL" > "$OUT/probe.json"
 # only the operations that answer are timed
 "$PY" -c 'import json, sys
 bad = {q["class"] for q in json.load(open(sys.argv[1]))["validation"] if q["error"]}
