@@ -84,40 +84,54 @@ for _ in $(seq 600); do [ -s "$OUT/port" ] && break; kill -0 "$SPID" 2>/dev/null
 PORT=$(cat "$OUT/port")
 URL=http://127.0.0.1:$PORT
 req() { # method path [body-file]
-  local code
-  code=$(curl -s -o "$OUT/last.json" -w '%{http_code}' -X "$1" "$URL$2" -H 'Content-Type: application/json' ${3:+--data-binary @"$3"})
-  [ "${code:0:1}" = 2 ] || die "$1 $2 answered $code: $(head -c 300 "$OUT/last.json")"
+  local code last="$OUT/last.$BASHPID.json" # a file per process: the loads run side by side
+  code=$(curl -s -o "$last" -w '%{http_code}' -X "$1" "$URL$2" -H 'Content-Type: application/json' ${3:+--data-binary @"$3"})
+  [ "${code:0:1}" = 2 ] || die "$1 $2 answered $code: $(head -c 300 "$last")"
 }
-load() { # index corpus mapping
-  req PUT "/$1" "bench/workloads/$3.index.json"
+load() { # index corpus mapping: loads and refreshes; the times go to $OUT/load.times
   # no periodic refresh while loading: segments are written as the indexing buffer fills
   printf '{"index":{"refresh_interval":"-1"}}' > "$OUT/refresh_off.json"
   req PUT "/$1/_settings" "$OUT/refresh_off.json"
   log "loading $2 into scry [$1] ($LOAD_CONNS _bulk requests in flight)"
-  local t0 t1 c0 c1
+  local t0 t1
   t0=$(date +%s.%N)
-  c0=$(awk '{print $14 + $15}' "/proc/$SPID/stat")
   "$BIN" load --index "$1" "$2" --url "$URL" --quiet --conns "$LOAD_CONNS" 2>&1 | tee -a "$OUT/load.log" >&2
   req POST "/$1/_refresh"
   t1=$(date +%s.%N)
-  c1=$(awk '{print $14 + $15}' "/proc/$SPID/stat")
-  log "[$1] loaded and refreshed in $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s, server CPU $(( (c1 - c0) / $(getconf CLK_TCK) )) s; force-merging"
-  echo "$1 load_s $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") server_cpu_s $(( (c1 - c0) / $(getconf CLK_TCK) ))" >> "$OUT/load.times"
+  echo "$1 load_s $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")" >> "$OUT/load.times"
+}
+merge() { # index
+  local t0 t1
   t0=$(date +%s.%N)
-  c0=$(awk '{print $14 + $15}' "/proc/$SPID/stat")
   req POST "/$1/_forcemerge?max_num_segments=1"
   req POST "/$1/_refresh"
   req POST "/$1/_flush"
   t1=$(date +%s.%N)
-  c1=$(awk '{print $14 + $15}' "/proc/$SPID/stat")
-  echo "$1 merge_s $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") server_cpu_s $(( (c1 - c0) / $(getconf CLK_TCK) ))" >> "$OUT/load.times"
+  echo "$1 merge_s $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")" >> "$OUT/load.times"
 }
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.0f", ($14 + $15) / hz}' "/proc/$SPID/stat"; }
 # kept data: the shards recover in the background after the server starts
 req GET "/_cluster/health?wait_for_status=yellow&timeout=600s"
 if [ ! -s "$OUT/data.meta" ]; then
   : > "$OUT/load.times"
-  load nyc_taxis "$OUT/corpus/taxis.ndjson" taxis
-  load logs-gen "$OUT/corpus/logs.ndjson" logs
+  req PUT /nyc_taxis bench/workloads/taxis.index.json
+  req PUT /logs-gen bench/workloads/logs.index.json
+  # both indices at once: each shard indexes under its own lock, so the two loads use both
+  # cores (one load is one indexing thread plus the shard's refresh and merge threads)
+  c0=$(cpu_s)
+  t0=$(date +%s)
+  load nyc_taxis "$OUT/corpus/taxis.ndjson" taxis &
+  LP1=$!
+  load logs-gen "$OUT/corpus/logs.ndjson" logs &
+  LP2=$!
+  wait $LP1 || die "loading nyc_taxis failed"
+  wait $LP2 || die "loading logs-gen failed"
+  echo "both load_s $(($(date +%s) - t0)) server_cpu_s $(($(cpu_s) - c0))" >> "$OUT/load.times"
+  c0=$(cpu_s)
+  t0=$(date +%s)
+  merge nyc_taxis
+  merge logs-gen
+  echo "both merge_s $(($(date +%s) - t0)) server_cpu_s $(($(cpu_s) - c0))" >> "$OUT/load.times"
   echo "$META" > "$OUT/data.meta"
 fi
 bench() { # workload out [options]

@@ -135,10 +135,13 @@ def main():
     lt = os.path.join(out, "load.times")
     if os.path.exists(lt) and os.path.getsize(lt):
         L.append("")
-        L.append("Loading (`scry load`, refresh off, then refresh; force-merge to one segment): " +
-                 "; ".join("%s %s %s s (server CPU %s s)" % (
-                     f[0], "load" if f[1] == "load_s" else "force-merge", f[2], f[4])
-                     for f in (x.split() for x in open(lt)) if len(f) >= 5) + ".")
+        rows = [x.split() for x in open(lt) if x.strip()]
+        what = {"load_s": "loaded and refreshed", "merge_s": "force-merged to one segment"}
+        L.append("Loading (`scry load --conns`, refresh off; both indices side by side), in "
+                 "seconds of wall time: " + "; ".join(
+                     "%s %s in %s s%s" % (f[0], what.get(f[1], f[1]), f[2],
+                                          " (server CPU %s s)" % f[4] if len(f) >= 5 else "")
+                     for f in rows if len(f) >= 3) + ".")
     if loads:
         L.append("")
         L.append("Load average (1/5/15 min) after scry: %s; after Lucene: %s. The machine is "
