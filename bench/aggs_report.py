@@ -73,7 +73,7 @@ def main():
             s.get("warmup_s", "?")))
     L.append("")
     L.append("| operation | docs collected | scry p50 ms (reps' means) | Lucene ms (best..worst) "
-             "| Lucene / scry | scry CPU ms | Lucene CPU ms | Lucene / scry by CPU "
+             "| Lucene / scry | scry CPU ms (probe) | Lucene CPU ms | Lucene / scry by CPU "
              "| scry ns per doc (p50, CPU) | peak breaker bytes | buckets (scry / Lucene) |")
     L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     bad = 0
@@ -86,14 +86,19 @@ def main():
         p50 = c["latency_us"]["p50"] / 1000.0
         reps = ", ".join("%.2f" % (1000.0 / q) for q in c.get("qps_reps", []) if q)
         docs = p.get("docs") or 0
-        cpu = p.get("cpu_ms")
+        # the server's CPU per request: `scry bench run --pid` over the timed requests, else
+        # agg_probe's (one request at a time until 0.5 s of CPU)
+        cpu = c["server_cpu_us_per_req"] / 1000.0 if c.get("server_cpu_us_per_req") \
+            else p.get("cpu_ms")
+        pcpu = p.get("cpu_ms")
         nsdoc = "%.2f, %s" % (p50 * 1e6 / docs, "%.2f" % (cpu * 1e6 / docs) if cpu else "-") \
             if docs else "-"
         lr = luc.get(cls)
         # by CPU: Lucene's method with the least CPU against the server's CPU per request
         lcpu = min((x["cpu"] for x in lr["all"] if x.get("cpu") is not None), default=None) \
             if lr else None
-        cpu_s = "%.2f" % cpu if cpu is not None else "-"
+        cpu_s = ("%.2f" % cpu if cpu is not None else "-") + \
+            (" (%.2f)" % pcpu if pcpu is not None else "")
         lcpu_s = "%.2f" % lcpu if lcpu is not None else "-"
         cratio = "%.2fx" % (lcpu / cpu) if cpu and lcpu is not None else \
             ("> %.2fx" % (lcpu / 0.01) if cpu == 0 and lcpu else "-")
@@ -122,9 +127,10 @@ def main():
     L.append(
         "Docs collected: the query's exact hit count. ns per doc: scry's p50 over it (HTTP "
         "included), then the server's CPU per request over it. scry CPU ms: the server "
-        "process's user + system time per request (`/proc/PID/stat`, one request at a time "
-        "until 0.5 s of CPU, HTTP and JSON included; 10 ms clock ticks averaged over the "
-        "requests). Lucene CPU ms: the median of its runs' thread CPU time (`ThreadMXBean`), "
+        "process's user + system time per request (`/proc/PID/stat`, HTTP and JSON included) "
+        "over the timed requests of `scry bench run --pid`; in brackets the same from "
+        "`bench/agg_probe.py`, one request at a time until 0.5 s of CPU (10 ms clock ticks "
+        "averaged over the requests: two samples of one number). Lucene CPU ms: the median of its runs' thread CPU time (`ThreadMXBean`), "
         "of its cheapest method. On a shared machine the CPU columns are the ones to compare: "
         "wall times include waits for a core. Peak breaker bytes: the request breaker's `peak_used_in_bytes` "
         "(`_nodes/stats/breaker`, reset before the request): the largest scratch high-water plus "
