@@ -354,6 +354,7 @@ static void reset_state(sc_shard *s)
     if (s->builder)
         sc_segment_builder_reset(s->builder);
     sc_vec_clear(&s->buf_entry);
+    sc_vec_clear(&s->buf_child);
     sc_vec_clear(&s->buf_ver);
     sc_vec_clear(&s->buf_deleted);
     sc_vec_clear(&s->buf_src);
