@@ -458,14 +458,30 @@ static float score_f32(const sc_hnsw_scorer *s, uint32_t ord)
  * integers (one scale per query: an error of 1 / 8,190 of the largest weight), so the
  * sum is an integer dot product (vpmaddwd: twice the lanes of a float one, no conversions);
  * the hits are rescored with the raw floats. */
+static inline float i8_sim(const qscorer *c, int32_t code_dot, uint32_t ord)
+{
+    float dot = c->qbase + c->qscale * (float)code_dot;
+    if (c->vf->p.sim == SC_VEC_SIM_L2)
+        return 2.0f * dot - c->qnorm - c->vf->corr[ord];
+    return dot;
+}
+
 static float score_i8(const sc_hnsw_scorer *s, uint32_t ord)
 {
     const qscorer *c = (const qscorer *)s;
     const int8_t *v = c->vf->codes + (size_t)ord * c->vf->p.dims;
-    float dot = c->qbase + c->qscale * (float)c->k->dot_u7_i16(v, c->qi, c->vf->p.dims);
-    if (c->vf->p.sim == SC_VEC_SIM_L2)
-        return 2.0f * dot - c->qnorm - c->vf->corr[ord];
-    return dot;
+    return i8_sim(c, c->k->dot_u7_i16(v, c->qi, c->vf->p.dims), ord);
+}
+
+/* score_i8 over one expanded node's fresh neighbours: one gather-kernel call for all (four
+ * rows per pass), then the per-vector terms. */
+static void score_i8_many(const sc_hnsw_scorer *s, const uint32_t *ords, uint32_t n, float *out)
+{
+    const qscorer *c = (const qscorer *)s;
+    int32_t dot[2 * SC_HNSW_MAX_M];
+    c->k->dot_u7_i16_gather(c->vf->codes, ords, n, c->qi, c->vf->p.dims, dot);
+    for (uint32_t j = 0; j < n; j++)
+        out[j] = i8_sim(c, dot[j], ords[j]);
 }
 
 /* The first two cache lines of the vector (the adjacent-line prefetcher brings more). */
@@ -483,6 +499,9 @@ static void prefetch_i8(const sc_hnsw_scorer *s, uint32_t ord)
     const char *p = (const char *)(c->vf->codes + (size_t)ord * c->vf->p.dims);
     __builtin_prefetch(p);
     __builtin_prefetch(p + 64);
+    /* l2_norm also reads the vector's correction: its own array, its own miss */
+    if (c->vf->p.sim == SC_VEC_SIM_L2)
+        __builtin_prefetch(c->vf->corr + ord);
 }
 
 static int cmp_hit(const void *a, const void *b)
@@ -558,7 +577,8 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
     if (graph) {
         sc_hnsw_scorer gs = qs.base;
         if (vf->codes)
-            gs = (sc_hnsw_scorer){.score = score_i8, .prefetch = prefetch_i8};
+            gs = (sc_hnsw_scorer){
+                .score = score_i8, .prefetch = prefetch_i8, .score_many = score_i8_many};
         qscorer qg = qs;
         qg.base = gs;
         sc_hnsw_search_opts so = {.ef = ef,
