@@ -3,6 +3,7 @@
 #include "index/vecfield.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -504,6 +505,16 @@ static void prefetch_i8(const sc_hnsw_scorer *s, uint32_t ord)
         __builtin_prefetch(c->vf->corr + ord);
 }
 
+/* Every cache line of a raw vector (rescoring reads all of it). */
+#define RESCORE_AHEAD 4
+static void prefetch_vec(const sc_vec_field *vf, uint32_t ord)
+{
+    const char *p = (const char *)(vf->vecs + (size_t)ord * vf->p.dims);
+    size_t len = (size_t)vf->p.dims * sizeof(float);
+    for (size_t off = 0; off < len; off += 64)
+        __builtin_prefetch(p + off);
+}
+
 static int cmp_hit(const void *a, const void *b)
 {
     const sc_hnsw_hit *x = a, *y = b;
@@ -548,8 +559,15 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
                   .sign = l2 ? -1.0f : 1.0f,
                   .q = o->query};
     uint32_t ef = o->num_candidates > o->k ? o->num_candidates : o->k;
-    if (vf->codes && ef < (uint64_t)o->k * SC_VEC_INT8_OVERSAMPLE)
+    size_t n_rescore = SIZE_MAX; /* the best this many candidates are rescored */
+    if (vf->codes && o->oversample > 0) {
+        double r = ceil((double)o->k * (o->oversample < 1 ? 1.0 : (double)o->oversample));
+        n_rescore = r > 100000 ? 100000 : (size_t)r;
+        if (ef < n_rescore)
+            ef = (uint32_t)n_rescore;
+    } else if (vf->codes && ef < (uint64_t)o->k * SC_VEC_INT8_OVERSAMPLE) {
         ef = o->k * SC_VEC_INT8_OVERSAMPLE;
+    }
     /* Elasticsearch hands Lucene num_candidates as its k: a filter accepting at most that
      * many docs is answered exactly (the graph would visit at least as many) */
     bool graph = vf->has_graph && !o->force_exact && !(o->accept && o->n_accept <= ef);
@@ -595,10 +613,19 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
         if (o->n_scored)
             *o->n_scored += visited;
         if (!incomplete) {
-            /* rescore int8 candidates with the raw floats; map ordinals to docs */
+            /* rescore int8 candidates (best first) with the raw floats, which are rarely in
+             * cache: each vector's lines prefetched RESCORE_AHEAD vectors ahead */
+            if (vf->codes && *n_hits > n_rescore)
+                *n_hits = n_rescore;
+            if (vf->codes)
+                for (size_t i = 0; i < *n_hits && i < RESCORE_AHEAD; i++)
+                    prefetch_vec(vf, hits[i].ord);
             for (size_t i = 0; i < *n_hits; i++) {
-                if (vf->codes)
+                if (vf->codes) {
+                    if (i + RESCORE_AHEAD < *n_hits)
+                        prefetch_vec(vf, hits[i + RESCORE_AHEAD].ord);
                     hits[i].score = score_f32(&qs.base, hits[i].ord);
+                }
                 hits[i].ord = vf->docs[hits[i].ord];
             }
             if (vf->codes)
