@@ -9,6 +9,12 @@ shared, so wall time would count other processes), bytes per vector (what a sear
 the graph). Make the vectors with bench/vectors_from_text.py or `scry gen vectors --fvecs`.
 
     /usr/bin/python3 bench/knn_compare.py BASE.fvecs QUERY.fvecs --sim cosine --m 16 --efc 100
+
+int8_hnsw's default curve starts at a beam of 3 k = 30 (every candidate rescored with the raw
+floats), so its low-recall end is never measured; `--oversample 1.5,2` adds one curve per
+Elasticsearch rescore_vector.oversample value (beam max(num_candidates, ceil(10 x)), the best
+ceil(10 x) candidates rescored), which reaches down to recall 0.95. `--rounds N` sweeps N times
+round-robin and reports each row's median QPS.
 """
 import argparse
 import os
