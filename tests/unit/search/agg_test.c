@@ -2077,7 +2077,9 @@ static void test_terms_partial_reduce_memory(void **state)
     sc_arena a;
     sc_arena_init(&a, 0);
     sc_agg_spec *t = mk(&a, SC_AGG_TERMS, "t", "k", SC_AGG_V_KEYWORD);
-    enum { NK = 2000 };
+    enum {
+        NK = 2000
+    };
     sc_agg_result *in[2];
     for (int i = 0; i < 2; i++) {
         sc_agg_result *r = sc_arena_calloc(&a, 1, sizeof *r);
