@@ -11,9 +11,10 @@
 // dropoff_datetime and @timestamp as epoch millis (LongPoint + NumericDocValues), payment_type as
 // a SortedSetDocValuesFacetField; one segment each. Then per operation: 20 JIT warm-up runs and
 // RUNS timed runs, single-threaded, no query cache. Output columns: case, hits (collected docs),
-// buckets, sum of bucket doc counts, median / best / worst ms, and the method used. Where two
-// methods exist (a date histogram by LongRangeFacetCounts or by a doc-values loop) both are
-// timed and both rows are printed; bench/aggs_report.py compares scry with the faster one.
+// buckets, sum of bucket doc counts, median / best / worst ms (the thread's CPU time with
+// LUCENE_CPU=1, else wall time), and the method used. Where two methods exist (a date
+// histogram by LongRangeFacetCounts or by a doc-values loop) both are timed and both rows are
+// printed; bench/aggs_report.py compares scry with the faster one.
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.apache.lucene.document.Document;
@@ -84,15 +85,22 @@ public class LuceneAggBench {
         Res run() throws Exception;
     }
 
+    /* LUCENE_CPU=1: time each run by the CPU time of this thread (the searches run on it)
+     * instead of the wall clock, as scry's in-process bench/agg_bench.c does on a shared,
+     * loaded machine */
+    static final boolean CPU = "1".equals(System.getenv("LUCENE_CPU"));
+    static final java.lang.management.ThreadMXBean THREADS =
+        java.lang.management.ManagementFactory.getThreadMXBean();
+
     static void time(String name, String method, Op op, int runs) throws Exception {
         Res res = null;
         for (int k = 0; k < 20; k++) /* JIT warm-up */
             res = op.run();
         double[] ms = new double[runs];
         for (int k = 0; k < runs; k++) {
-            long a = System.nanoTime();
+            long a = CPU ? THREADS.getCurrentThreadCpuTime() : System.nanoTime();
             op.run();
-            ms[k] = (System.nanoTime() - a) / 1e6;
+            ms[k] = ((CPU ? THREADS.getCurrentThreadCpuTime() : System.nanoTime()) - a) / 1e6;
         }
         java.util.Arrays.sort(ms);
         System.out.printf("%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%s%n", name, res.hits, res.buckets,
