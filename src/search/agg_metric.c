@@ -18,6 +18,10 @@ typedef struct metric_state {
      * fall in the same bucket, and one compensated sum per owner made every value wait for the
      * previous one's four dependent additions (Rally's distance_amount_agg) */
     sc__agg_vec lsum, lsum_c, lsq, lsq_c;
+    /* and the lane's count, min and max: one count / min / max per owner made each doc of a
+     * run in one bucket wait for the previous doc's load-modify-store of the same cells
+     * (store-to-load forwarding, ~5 cycles a doc) */
+    sc__agg_vec lcount, lmin, lmax;
     int64_t *ibuf;
     double *dbuf;
     /* a double runtime field evaluated for the collected docs only (no column): its values
@@ -60,6 +64,9 @@ static sc_status ensure(sc__agg_coll *c, uint32_t w)
     SC_TRY(sc__agg_vec_ensure(a, &m->lsum_c, n * LANES, 0));
     SC_TRY(sc__agg_vec_ensure(a, &m->lsq, n * LANES, 0));
     SC_TRY(sc__agg_vec_ensure(a, &m->lsq_c, n * LANES, 0));
+    SC_TRY(sc__agg_vec_ensure(a, &m->lcount, n * LANES, 0));
+    SC_TRY(sc__agg_vec_ensure(a, &m->lmin, n * LANES, pinf));
+    SC_TRY(sc__agg_vec_ensure(a, &m->lmax, n * LANES, pninf));
     return SC_OK;
 }
 
@@ -93,13 +100,30 @@ static inline void add_value(metric_state *m, uint32_t w, double v, bool squares
 static inline void add_lane(metric_state *m, uint32_t w, size_t l, double v, bool squares)
 {
     size_t x = (size_t)w * LANES + l;
-    ((uint64_t *)m->count.p)[w]++;
+    ((uint64_t *)m->lcount.p)[x]++;
     kahan(&((double *)m->lsum.p)[x], &((double *)m->lsum_c.p)[x], v);
     if (squares)
         kahan(&((double *)m->lsq.p)[x], &((double *)m->lsq_c.p)[x], v * v);
-    double *mn = &((double *)m->min.p)[w], *mx = &((double *)m->max.p)[w];
+    double *mn = &((double *)m->lmin.p)[x], *mx = &((double *)m->lmax.p)[x];
     *mn = v < *mn ? v : *mn;
     *mx = v > *mx ? v : *mx;
+}
+
+/* Folding a lane's min / max in: as the per-value updates (`v < mn`), and a zero of either
+ * sign against a zero of the other keeps -0.0 for the min and +0.0 for the max (Java's
+ * Math.min / Math.max, as Elasticsearch), so the lanes' order does not show. */
+static double fold_min(double mn, double v)
+{
+    if (v == 0 && mn == 0)
+        return signbit(v) ? v : mn;
+    return v < mn ? v : mn;
+}
+
+static double fold_max(double mx, double v)
+{
+    if (v == 0 && mx == 0)
+        return signbit(v) ? mx : v;
+    return v > mx ? v : mx;
 }
 
 /* The top level (every value to owner 0): a window of values in four independent Kahan lanes
@@ -236,6 +260,9 @@ static sc_status metric_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **o
             kahan(&r->sum, &r->sum_c, -((const double *)m->lsum_c.p)[x]);
             kahan(&r->sum_sq, &r->sum_sq_c, ((const double *)m->lsq.p)[x]);
             kahan(&r->sum_sq, &r->sum_sq_c, -((const double *)m->lsq_c.p)[x]);
+            r->count += ((const uint64_t *)m->lcount.p)[x];
+            r->min = fold_min(r->min, ((const double *)m->lmin.p)[x]);
+            r->max = fold_max(r->max, ((const double *)m->lmax.p)[x]);
         }
     }
     *out = r;
