@@ -11,9 +11,10 @@
 // dropoff_datetime and @timestamp as epoch millis (LongPoint + NumericDocValues), payment_type as
 // a SortedSetDocValuesFacetField; one segment each. Then per operation: 20 JIT warm-up runs and
 // RUNS timed runs, single-threaded, no query cache. Output columns: case, hits (collected docs),
-// buckets, sum of bucket doc counts, median / best / worst ms, and the method used. Where two
-// methods exist (a date histogram by LongRangeFacetCounts or by a doc-values loop) both are
-// timed and both rows are printed; bench/aggs_report.py compares scry with the faster one.
+// buckets, sum of bucket doc counts, median / best / worst ms (the thread's CPU time with
+// LUCENE_CPU=1, else wall time), and the method used. Where two methods exist (a date
+// histogram by LongRangeFacetCounts or by a doc-values loop) both are timed and both rows are
+// printed; bench/aggs_report.py compares scry with the faster one.
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.apache.lucene.document.Document;
@@ -91,6 +92,13 @@ public class LuceneAggBench {
         Res run() throws Exception;
     }
 
+    /* LUCENE_CPU=1: time each run by the CPU time of this thread (the searches run on it)
+     * instead of the wall clock, as scry's in-process bench/agg_bench.c does on a shared,
+     * loaded machine */
+    static final boolean CPU = "1".equals(System.getenv("LUCENE_CPU"));
+    static final java.lang.management.ThreadMXBean THREADS =
+        java.lang.management.ManagementFactory.getThreadMXBean();
+
     static void time(String name, String method, Op op, int runs) throws Exception {
         Res res = null;
         for (int k = 0; k < 20; k++) /* JIT warm-up */
@@ -101,8 +109,9 @@ public class LuceneAggBench {
             long c = mx.getCurrentThreadCpuTime();
             long a = System.nanoTime();
             op.run();
-            ms[k] = (System.nanoTime() - a) / 1e6;
             cpu[k] = (mx.getCurrentThreadCpuTime() - c) / 1e6;
+            /* LUCENE_CPU=1: the time columns are this thread's CPU time too */
+            ms[k] = CPU ? cpu[k] : (System.nanoTime() - a) / 1e6;
         }
         java.util.Arrays.sort(ms);
         java.util.Arrays.sort(cpu);
