@@ -247,10 +247,16 @@ static sc_status parse_clause(P *p, const json_t *body, sc_query **out)
     if (sv && !sc__dsl_get_float(sv, &sim))
         return sc__dsl_fail(p, "parsing_exception", "[knn] [similarity] must be a number");
     float os;
-    SC_TRY(rescore_vector(p, json_object_get(body, "rescore_vector"), &os));
+    const json_t *rv = json_object_get(body, "rescore_vector");
+    SC_TRY(rescore_vector(p, rv, &os));
     sc_slice field = sc__dsl_jstr(fv);
     sc_vec_params vp;
     SC_TRY(knn_field(p, field, &vp));
+    if (!rv && p->env->vector_oversample) { /* the mapping's default */
+        float dflt = p->env->vector_oversample(p->env->ctx, field);
+        if (dflt > 0)
+            os = dflt;
+    }
     float *v;
     SC_TRY(query_vector(p, qv, &vp, &v));
     sc_query *filter;

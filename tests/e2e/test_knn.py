@@ -133,6 +133,16 @@ def test_mapping_defaults_and_options(server, fresh_index):
     {"type": "dense_vector", "dims": 3, "element_type": "byte",
      "index_options": {"type": "int8_hnsw"}},
     {"type": "dense_vector", "dims": 3, "foo": 1},
+    {"type": "dense_vector", "dims": 3,
+     "index_options": {"type": "int8_hnsw", "rescore_vector": {"oversample": 0.5}}},
+    {"type": "dense_vector", "dims": 3,
+     "index_options": {"type": "int8_hnsw", "rescore_vector": {"oversample": 11}}},
+    {"type": "dense_vector", "dims": 3,
+     "index_options": {"type": "int8_hnsw", "rescore_vector": {"oversample": 2, "x": 1}}},
+    {"type": "dense_vector", "dims": 3,
+     "index_options": {"type": "int8_hnsw", "rescore_vector": 2}},
+    {"type": "dense_vector", "dims": 3,
+     "index_options": {"type": "hnsw", "rescore_vector": {"oversample": 2}}},
 ])
 def test_bad_mappings(server, fresh_index, props):
     st, _, b = server.request("PUT", "/" + fresh_index, {"mappings": {"properties": {"v": props}}})
@@ -431,6 +441,30 @@ def test_rescore_vector_oversample(server, int8_index):
     st, _, b = server.request("POST", "/knn-int8/_search",
                               {"knn": dict(knn(q, None), rescore_vector={"oversample": 0.5})})
     assert "[oversample] must be >= 1.0" in b["error"]["reason"], b
+
+
+def test_rescore_vector_mapping_default(server, fresh_index, int8_index):
+    """index_options.rescore_vector.oversample is the default of the field's knn clauses
+    (shown by GET _mapping); a clause's own rescore_vector (0 included) overrides it."""
+    vecs = int8_index
+    io = {"type": "int8_hnsw", "m": 16, "ef_construction": 100,
+          "rescore_vector": {"oversample": 1}}
+    load(server, fresh_index, vecs, extra={"v": {"type": "dense_vector", "dims": DIMS,
+                                                 "similarity": "l2_norm", "index_options": io}})
+    m = server.request("GET", "/%s/_mapping" % fresh_index)[2][fresh_index]["mappings"]
+    assert m["properties"]["v"]["index_options"] == io, m
+    found = {}
+    for os in (None, 1, 0):
+        hit = 0
+        for q in QUERIES:
+            c = {"field": "v", "query_vector": q, "k": 10, "num_candidates": 10}
+            if os is not None:
+                c["rescore_vector"] = {"oversample": os}
+            got = ids_of(search(server, fresh_index, {"knn": c, "size": 10}))
+            hit += len(set(got) & set(brute(vecs, q, "l2_norm", 10)))
+        found[os] = hit / (10 * len(QUERIES))
+    print("mapping oversample 1, recall@10 by the clause's oversample:", found)
+    assert found[None] == found[1] < found[0], found
 
 
 def test_int8_and_cosine_recall_deletes_restart_forcemerge(fresh_index):
