@@ -252,7 +252,7 @@ static sc_status parse_clause(P *p, const json_t *body, sc_query **out)
     sc_slice field = sc__dsl_jstr(fv);
     sc_vec_params vp;
     SC_TRY(knn_field(p, field, &vp));
-    if (!rv && p->env->vector_oversample) { /* the mapping's default */
+    if (!rv && p->env && p->env->vector_oversample) { /* the mapping's default */
         float dflt = p->env->vector_oversample(p->env->ctx, field);
         if (dflt > 0)
             os = dflt;
