@@ -75,6 +75,9 @@ typedef struct sc_dsl_env {
      * unmapped; SC_EINVAL: mapped with another type (or dims not known yet); NULL callback:
      * knn queries fail. */
     sc_status (*vector_field)(void *ctx, sc_slice field, sc_vec_params *out, bool *indexed);
+    /* The mapping's index_options.rescore_vector.oversample of a dense_vector field, the
+     * default of its knn clauses; < 0 (or a NULL callback): none. */
+    float (*vector_oversample)(void *ctx, sc_slice field);
     /* k of a knn query that gives none (the request's size); 0 means 10. */
     uint32_t knn_default_k;
     /* How a numeric or date field's doc values read for function_score: *value / *scaling

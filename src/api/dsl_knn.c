@@ -1,5 +1,6 @@
 /* kNN clauses of the search API (dsl.h: sc_dsl_parse_knn) and the `knn` query of the DSL:
- * Elasticsearch 8.x's field / query_vector / k / num_candidates / filter / similarity / boost,
+ * Elasticsearch 8.x's field / query_vector / k / num_candidates / filter / similarity / boost
+ * and rescore_vector (8.18+),
  * checked against the dense_vector mapping (through the env) and turned into SC_QUERY_KNN. */
 #include <ctype.h>
 #include <math.h>
@@ -10,8 +11,9 @@
 #define NUM_CANDIDATES_LIMIT 10000 /* Elasticsearch's NUM_CANDS_LIMIT */
 
 static const char *const knn_keys[] = {
-    "field",      "query_vector", "k",     "num_candidates", "filter",
-    "similarity", "boost",        "_name", "inner_hits",     NULL};
+    "field", "query_vector", "k",          "num_candidates", "filter",         "similarity",
+    "boost", "_name",        "inner_hits", "rescore_vector", NULL};
+static const char *const rescore_keys[] = {"oversample", NULL};
 
 static int hexval(int c)
 {
@@ -154,6 +156,32 @@ static sc_status uint_param(P *p, const json_t *body, const char *key, int64_t d
     return SC_OK;
 }
 
+/* rescore_vector {"oversample": F} (Elasticsearch 8.18+): F >= 1, or 0 as 9.1+ allows (there:
+ * no rescoring; here scry's default, which rescores every candidate). *os stays 0 when absent. */
+static sc_status rescore_vector(P *p, const json_t *rv, float *os)
+{
+    *os = 0;
+    if (!rv)
+        return SC_OK;
+    if (!json_is_object(rv))
+        return sc__dsl_fail(p, "parsing_exception", "[knn] [rescore_vector] must be an object");
+    SC_TRY(sc__dsl_check_keys(p, "rescore_vector", rv, rescore_keys));
+    const json_t *v = json_object_get(rv, "oversample");
+    if (!v)
+        return sc__dsl_fail(p, "illegal_argument_exception",
+                            "[rescore_vector] requires [oversample]");
+    float f;
+    if (!sc__dsl_get_float(v, &f) || !isfinite(f))
+        return sc__dsl_fail(p, "parsing_exception",
+                            "[rescore_vector] [oversample] must be a number");
+    if (f < 1.0f && f != 0.0f)
+        return sc__dsl_fail(p, "illegal_argument_exception",
+                            "[oversample] must be >= 1.0 (or 0 to disable it), found [%g]",
+                            (double)f);
+    *os = f;
+    return SC_OK;
+}
+
 /* Resolves the field's vector parameters with Elasticsearch's messages. */
 static sc_status knn_field(P *p, sc_slice field, sc_vec_params *vp)
 {
@@ -218,15 +246,24 @@ static sc_status parse_clause(P *p, const json_t *body, sc_query **out)
     const json_t *sv = json_object_get(body, "similarity");
     if (sv && !sc__dsl_get_float(sv, &sim))
         return sc__dsl_fail(p, "parsing_exception", "[knn] [similarity] must be a number");
+    float os;
+    const json_t *rv = json_object_get(body, "rescore_vector");
+    SC_TRY(rescore_vector(p, rv, &os));
     sc_slice field = sc__dsl_jstr(fv);
     sc_vec_params vp;
     SC_TRY(knn_field(p, field, &vp));
+    if (!rv && p->env && p->env->vector_oversample) { /* the mapping's default */
+        float dflt = p->env->vector_oversample(p->env->ctx, field);
+        if (dflt > 0)
+            os = dflt;
+    }
     float *v;
     SC_TRY(query_vector(p, qv, &vp, &v));
     sc_query *filter;
     SC_TRY(knn_filter(p, json_object_get(body, "filter"), &filter));
     sc_query *q =
         NEW(p, sc_query_knn(p->a, field, v, vp.dims, (uint32_t)k, (uint32_t)nc, filter, sim));
+    q->u.knn.oversample = os;
     SC_TRY(sc__dsl_apply_boost(p, "knn", body, q));
     *out = q;
     return SC_OK;

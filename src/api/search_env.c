@@ -138,6 +138,12 @@ static sc_status env_vector(void *ctx, sc_slice field, sc_vec_params *out, bool 
     return SC_OK;
 }
 
+static float env_oversample(void *ctx, sc_slice field)
+{
+    const sc_mapping_field *f = sc_mapping_find(((dsl_ctx *)ctx)->m, field);
+    return f && f->type == SC_MAPPING_DENSE_VECTOR ? f->vec_oversample : -1;
+}
+
 typedef struct dsl_toks {
     sc_arena *a;
     SC_VEC(sc_dsl_token) v;
@@ -418,6 +424,7 @@ static sc_status parse_query(sc_arena *arena, sc_index *ix, const json_t *json, 
                       .score_field = env_score_field,
                       .named = env_named,
                       .vector_field = env_vector,
+                      .vector_oversample = env_oversample,
                       .nested_path = env_nested,
                       .inner_hits = env_inner_hits,
                       .knn_default_k = default_k};

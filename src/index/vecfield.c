@@ -562,7 +562,7 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
     size_t n_rescore = SIZE_MAX; /* the best this many candidates are rescored */
     if (vf->codes && o->oversample > 0) {
         double r = ceil((double)o->k * (o->oversample < 1 ? 1.0 : (double)o->oversample));
-        n_rescore = r > 100000 ? 100000 : (size_t)r;
+        n_rescore = r > SC_VEC_MAX_RESCORE ? SC_VEC_MAX_RESCORE : (size_t)r;
         if (ef < n_rescore)
             ef = (uint32_t)n_rescore;
     } else if (vf->codes && ef < (uint64_t)o->k * SC_VEC_INT8_OVERSAMPLE) {

@@ -23,6 +23,8 @@
 /* An int8 graph search collects at least this many times k candidates by quantized score
  * before rescoring them with the raw floats (Elasticsearch's default rescore oversample). */
 #define SC_VEC_INT8_OVERSAMPLE 3u
+/* The most candidates an explicit oversample rescores (ceil(k oversample) is capped here). */
+#define SC_VEC_MAX_RESCORE 100000u
 /* The default width of the beam on HNSW level 1 for a search beam of ef and m links per node
  * (sc_hnsw_search_opts.upper_beam): half the beam, at most 2m. On 100k x 128 vectors
  * (docs/benchmarks.md, "level-1 beam") wider level-1 beams found the same neighbours for more
@@ -106,8 +108,8 @@ typedef struct sc_vec_knn_opts {
 
 /* The best min(k, matches) accepted docs of the field, best first: hits[i].ord is the DOC id,
  * hits[i].score the similarity (sc_vec_similarity units; exact, int8 candidates rescored).
- * hits needs room for max(SC_VEC_INT8_OVERSAMPLE * k, ceil(oversample * k),
- * num_candidates). *exact says whether a scan
+ * hits needs room for max(SC_VEC_INT8_OVERSAMPLE * k, min(ceil(oversample * k),
+ * SC_VEC_MAX_RESCORE), num_candidates). *exact says whether a scan
  * answered. Scratch from a. SC_ENOMEM / SC_ELIMIT. */
 sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena *a,
                      sc_hnsw_hit *hits, size_t *n_hits, bool *exact) SC_MUST_USE;

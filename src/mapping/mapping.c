@@ -171,6 +171,7 @@ sc_mapping_field *sc__mapping_field_new(const char *name, sc_mapping_field *pare
     f->position_increment_gap = 100;
     f->vec = (sc_vec_params){0, SC_VEC_SIM_COSINE, SC_VEC_ELEM_FLOAT, SC__VEC_TYPE_UNSET, 16, 100};
     f->vec_confidence = -1;
+    f->vec_oversample = -1;
     bool is_date = type == SC_MAPPING_DATE || type == SC_MAPPING_DATE_NANOS;
     if (is_date &&
         sc_date_format_new(sc_slice_cstr(SC_DATE_DEFAULT_FORMAT), &f->date_format) != SC_OK)

@@ -122,6 +122,8 @@ struct sc_mapping_field {
      * index_options (type, m, ef_construction); `index` above says whether kNN may search it */
     sc_vec_params vec;
     float vec_confidence; /* index_options.confidence_interval as given (-1 = not set) */
+    float vec_oversample; /* index_options.rescore_vector.oversample: the knn clauses' default
+                           * (-1 = not set; 0 or 1..10) */
     bool vec_sim_set;     /* `similarity` given (bit vectors default to l2_norm) */
     sc_mapping_dynamic dynamic; /* objects */
     /* objects declared `"type": "nested"`: each object under it in a document is indexed as a

@@ -81,6 +81,17 @@ static sc_status index_options(const json_t *v, sc_mapping_field *f, sc_mapping_
                            "field [%s]",
                            f->path);
             f->vec_confidence = (float)c;
+        } else if (int8 && strcmp(k, "rescore_vector") == 0) {
+            /* Elasticsearch 8.18+/9.x: {"oversample": 0 or 1..10}, the knn default */
+            const json_t *o = json_object_get(x, "oversample");
+            double os = json_number_value(o);
+            if (!json_is_object(x) || json_object_size(x) != 1 || !json_is_number(o) ||
+                !(os == 0 || (os >= 1 && os <= 10)))
+                return bad(err,
+                           "[rescore_vector] must be {\"oversample\": F} with F between 1.0 "
+                           "and 10.0 or exactly 0 for field [%s]",
+                           f->path);
+            f->vec_oversample = (float)os;
         } else {
             return bad(err,
                        "unknown parameter [%s] in [index_options] of type [%s] for field "
@@ -167,7 +178,7 @@ sc_status sc__mapping_vector_finish(sc_mapping_field *f, sc_mapping_error *err)
         (f->vec.type == SC_VEC_INDEX_INT8_HNSW || f->vec.type == SC_VEC_INDEX_INT8_FLAT))
         return bad(err, "[element_type] cannot be [%s] when using index type [%s]",
                    f->vec.elem == SC_VEC_ELEM_BIT ? "bit" : "byte", type_names[f->vec.type]);
-    if (!f->index && f->vec_confidence >= 0)
+    if (!f->index && (f->vec_confidence >= 0 || f->vec_oversample >= 0))
         return bad(err, "Field [index_options] can only be specified when [index] is true%s", "");
     return SC_OK;
 }
@@ -193,6 +204,9 @@ void sc__mapping_vector_json(const sc_mapping_field *f, json_t *o)
     }
     if (f->vec_confidence >= 0)
         json_object_set_new(io, "confidence_interval", json_real(f->vec_confidence));
+    if (f->vec_oversample >= 0)
+        json_object_set_new(io, "rescore_vector",
+                            json_pack("{s:f}", "oversample", (double)f->vec_oversample));
     json_object_set_new(o, "index_options", io);
 }
 
@@ -210,6 +224,7 @@ sc_status sc__mapping_vector_merge(sc_mapping_field *cur, const sc_mapping_field
         return SC_ECONFLICT;
     }
     cur->vec = a;
+    cur->vec_oversample = upd->vec_oversample; /* a search-time default: updatable */
     return SC_OK;
 }
 

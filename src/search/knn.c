@@ -88,7 +88,10 @@ static sc_status search_segment(sc__search_ctx *ctx, const sc_query *q, const sc
                                "the document vectors [%u]",
                                q->u.knn.dims, vf.p.dims);
     sc_vec_knn_opts o = {
-        .query = q->u.knn.vector, .k = q->u.knn.k, .num_candidates = q->u.knn.num_candidates};
+        .query = q->u.knn.vector,
+        .k = q->u.knn.k,
+        .num_candidates = q->u.knn.num_candidates,
+        .oversample = q->u.knn.oversample};
     SC_TRY(accept_bits(ctx, filter, i, &o.accept, &o.n_accept));
     if (o.accept && o.n_accept == 0)
         return SC_OK;
@@ -153,6 +156,12 @@ sc_status sc__knn_plan(sc__search_ctx *ctx, const sc_query *q, float boost, bool
     size_t per = (size_t)k * SC_VEC_INT8_OVERSAMPLE;
     if (per < q->u.knn.num_candidates)
         per = q->u.knn.num_candidates;
+    if (q->u.knn.oversample > 0) { /* sc_vec_knn's beam: at least ceil(k oversample), capped */
+        double r = ceil((double)k * (q->u.knn.oversample < 1 ? 1.0 : q->u.knn.oversample));
+        size_t os = r > SC_VEC_MAX_RESCORE ? SC_VEC_MAX_RESCORE : (size_t)r;
+        if (per < os)
+            per = os;
+    }
     size_t ns = ctx->s->n_segs;
     khit *hits = sc_arena_alloc(ctx->a, ((size_t)k * ns + 1) * sizeof *hits);
     sc_hnsw_hit *scratch = sc_arena_alloc(ctx->a, (per + 1) * sizeof *scratch);

@@ -264,6 +264,7 @@ sc_query *sc_query_knn(sc_arena *a, sc_slice field, const float *vector, uint32_
     q->u.knn.filter = filter;
     q->u.knn.similarity = similarity;
     q->u.knn.min_score = -INFINITY;
+    q->u.knn.oversample = 0;
     return q;
 }
 
@@ -522,6 +523,8 @@ static void print(out *o, const sc_query *q)
         out_slice(o, q->u.knn.field);
         outf(o, ", dims=%u, k=%u, num_candidates=%u", q->u.knn.dims, q->u.knn.k,
              q->u.knn.num_candidates);
+        if (q->u.knn.oversample > 0)
+            outf(o, ", oversample=%g", (double)q->u.knn.oversample);
         if (q->u.knn.filter) {
             outf(o, ", filter=");
             print(o, q->u.knn.filter);

@@ -222,7 +222,9 @@ struct sc_query {
          * num_candidates per segment (the HNSW beam); hits whose raw similarity fails
          * `similarity` (NaN: none) are dropped. Scores are Elasticsearch's vector scores
          * times boost. min_score (-INFINITY unless a global kNN phase set it: the k-th best
-         * score over all shards) drops the shard's hits scoring below it, boost included. */
+         * score over all shards) drops the shard's hits scoring below it, boost included.
+         * oversample: Elasticsearch's rescore_vector.oversample for quantized (int8) fields,
+         * sc_vec_knn_opts.oversample (0, as sc_query_knn leaves it: scry's default). */
         struct {
             sc_slice field;
             float *vector;
@@ -231,6 +233,7 @@ struct sc_query {
             sc_query *filter;
             float similarity;
             float min_score;
+            float oversample;
         } knn;
         /* SC_QUERY_FUNCTION_SCORE: score = boost_mode(inner's score, min(score_mode over the
          * functions matching the doc, max_boost)); with has_min_score, docs scoring below

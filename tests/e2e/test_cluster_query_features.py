@@ -23,7 +23,10 @@ MAPPING = {"properties": {
     "grp": {"type": "integer"},
     # num_candidates below exceed a shard's docs: every shard's kNN answer is exact
     "v": {"type": "dense_vector", "dims": DIMS, "similarity": "l2_norm",
-          "index_options": {"type": "hnsw", "m": 16, "ef_construction": 100}}}}
+          "index_options": {"type": "hnsw", "m": 16, "ef_construction": 100}},
+    # the same vectors quantized: rescore_vector.oversample 10 rescores every doc of a shard
+    "v8": {"type": "dense_vector", "dims": DIMS, "similarity": "l2_norm",
+           "index_options": {"type": "int8_hnsw"}}}}
 
 
 def vectors():
@@ -35,7 +38,7 @@ def vectors():
 def doc(i, vecs):
     words = [WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(1 + i % 5)]
     return {"title": " ".join(words), "tag": "t%d" % (i % 9), "n": i, "grp": i % 11,
-            "v": vecs[i]}
+            "v": vecs[i], "v8": vecs[i]}
 
 
 
@@ -94,6 +97,11 @@ def queries(vecs):
         {"query": {"match": {"title": "fox"}}, "knn": knn2, "size": 10},
         {"query": {"match": {"title": "quick dog"}}, "knn": [knn1, knn2], "size": 15},
         {"retriever": {"knn": knn2}, "size": 5},
+        {"knn": dict(knn1, field="v8", rescore_vector={"oversample": 10}), "size": 10},
+        {"query": {"knn": dict(knn2, field="v8", rescore_vector={"oversample": 10})},
+         "size": 5},
+        {"retriever": {"knn": dict(knn1, field="v8", rescore_vector={"oversample": 10})},
+         "size": 7},
         {"query": {"match": {"title": "quick brown"}}, "rescore": rescore, "size": 10},
         {"query": {"match": {"title": "lazy"}}, "size": 8, "from": 2,
          "rescore": [rescore, {"window_size": 5, "query": {
@@ -149,6 +157,21 @@ def test_knn_is_the_exact_answer(env):
                                      "num_candidates": 100}, "size": 9, "_source": False})
     assert [h["_id"] for h in r["hits"]["hits"]] == l2_top(vecs, q, 9)
     assert r["hits"]["total"] == {"value": 9, "relation": "eq"}
+
+
+def test_rescore_vector_across_nodes(env):
+    """rescore_vector on an int8_hnsw field reaches the data nodes: oversample 10 over k 9
+    rescores every doc of a shard, so the answer is the exact top k; a bad one is a 400."""
+    nodes, _, vecs = env
+    q = vecs[42]
+    knn = {"field": "v8", "query_vector": q, "k": 9, "num_candidates": 9,
+           "rescore_vector": {"oversample": 10}}
+    for name, s in nodes.items():
+        r = search(s, {"knn": knn, "size": 9, "_source": False})
+        assert [h["_id"] for h in r["hits"]["hits"]] == l2_top(vecs, q, 9), name
+        st, _, b = s.request("POST", "/docs/_search",
+                             {"knn": dict(knn, rescore_vector={"oversample": 0.5})})
+        assert st == 400 and b["error"]["type"] == "illegal_argument_exception", (name, b)
 
 
 def test_profile_per_shard(env):

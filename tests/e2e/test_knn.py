@@ -133,6 +133,16 @@ def test_mapping_defaults_and_options(server, fresh_index):
     {"type": "dense_vector", "dims": 3, "element_type": "byte",
      "index_options": {"type": "int8_hnsw"}},
     {"type": "dense_vector", "dims": 3, "foo": 1},
+    {"type": "dense_vector", "dims": 3,
+     "index_options": {"type": "int8_hnsw", "rescore_vector": {"oversample": 0.5}}},
+    {"type": "dense_vector", "dims": 3,
+     "index_options": {"type": "int8_hnsw", "rescore_vector": {"oversample": 11}}},
+    {"type": "dense_vector", "dims": 3,
+     "index_options": {"type": "int8_hnsw", "rescore_vector": {"oversample": 2, "x": 1}}},
+    {"type": "dense_vector", "dims": 3,
+     "index_options": {"type": "int8_hnsw", "rescore_vector": 2}},
+    {"type": "dense_vector", "dims": 3,
+     "index_options": {"type": "hnsw", "rescore_vector": {"oversample": 2}}},
 ])
 def test_bad_mappings(server, fresh_index, props):
     st, _, b = server.request("PUT", "/" + fresh_index, {"mappings": {"properties": {"v": props}}})
@@ -364,6 +374,97 @@ def test_search_errors(server, l2_index):
         st, _, b = server.request("POST", "/knn-l2/_search", body)
         assert st == 400, (body, b)
         assert_error(b, 400, etype)
+
+
+@pytest.fixture(scope="module")
+def int8_index(server):
+    vecs = gauss_mixture(N, DIMS, 1)
+    load(server, "knn-int8", vecs, itype="int8_hnsw")
+    yield vecs
+    server.request("DELETE", "/knn-int8")
+
+
+def test_rescore_vector_oversample(server, int8_index):
+    """rescore_vector.oversample (Elasticsearch 8.18+) on int8_hnsw, in a top-level knn
+    clause, the knn query and the knn retriever alike: the beam is max(num_candidates,
+    ceil(k oversample)) and its best ceil(k oversample) by quantized score are rescored, so
+    scores are exact; a large oversample finds the exact top k, and recall rises with it."""
+    vecs = int8_index
+
+    def knn(q, os, nc=10):
+        c = {"field": "v", "query_vector": q, "k": 10, "num_candidates": nc}
+        if os is not None:
+            c["rescore_vector"] = {"oversample": os}
+        return c
+
+    found = {}
+    for os in (1, 2, 100):
+        hit = 0
+        for q in QUERIES:
+            truth = brute(vecs, q, "l2_norm", 10)
+            b = search(server, "knn-int8", {"knn": knn(q, os), "size": 10})
+            got = ids_of(b)
+            hit += len(set(got) & set(truth))
+            for h in b["hits"]["hits"]:  # rescored with the raw floats: exact scores
+                want = es_score("l2_norm", vecs[int(h["_id"])], q)
+                assert abs(h["_score"] - want) <= 1e-5 * max(1, want), (os, h, want)
+            if os == 100:
+                assert got == truth, (q, got, truth)
+            for other in ({"query": {"knn": knn(q, os)}, "size": 10},
+                          {"retriever": {"knn": knn(q, os)}, "size": 10}):
+                assert ids_of(search(server, "knn-int8", other)) == got, other
+        found[os] = hit / (10 * len(QUERIES))
+    print("int8_hnsw recall@10, num_candidates 10, by oversample:", found)
+    # oversample 1 returns the k best by quantized score (exactly ordered): int8 over these
+    # 24 dims misses some of the exact top 10 (11 of 200 when written), which the default
+    # (a beam of at least 3 k, all rescored) finds: the oversample reaches the search
+    assert found[1] < found[100] == 1.0 and found[1] <= found[2], found
+    assert found[2] >= 0.9, found
+    # 0 (Elasticsearch 9.1+: no oversample) is accepted: scry's default, every candidate of a
+    # beam of at least 3 k rescored
+    q = QUERIES[0]
+    assert ids_of(search(server, "knn-int8", {"knn": knn(q, 0), "size": 10})) == ids_of(
+        search(server, "knn-int8", {"knn": knn(q, None), "size": 10}))
+    bad = [({"oversample": 0.5}, "illegal_argument_exception"),
+           ({"oversample": -1}, "illegal_argument_exception"),
+           ({"oversample": "x"}, "parsing_exception"),
+           ({}, "illegal_argument_exception"),
+           ({"oversample": 2, "foo": 1}, "parsing_exception"),
+           (3, "parsing_exception")]
+    for rv, etype in bad:
+        for body in ({"knn": dict(knn(q, None), rescore_vector=rv)},
+                     {"query": {"knn": dict(knn(q, None), rescore_vector=rv)}},
+                     {"retriever": {"knn": dict(knn(q, None), rescore_vector=rv)}}):
+            st, _, b = server.request("POST", "/knn-int8/_search", body)
+            assert st == 400, (body, b)
+            assert_error(b, 400, etype)
+    st, _, b = server.request("POST", "/knn-int8/_search",
+                              {"knn": dict(knn(q, None), rescore_vector={"oversample": 0.5})})
+    assert "[oversample] must be >= 1.0" in b["error"]["reason"], b
+
+
+def test_rescore_vector_mapping_default(server, fresh_index, int8_index):
+    """index_options.rescore_vector.oversample is the default of the field's knn clauses
+    (shown by GET _mapping); a clause's own rescore_vector (0 included) overrides it."""
+    vecs = int8_index
+    io = {"type": "int8_hnsw", "m": 16, "ef_construction": 100,
+          "rescore_vector": {"oversample": 1}}
+    load(server, fresh_index, vecs, extra={"v": {"type": "dense_vector", "dims": DIMS,
+                                                 "similarity": "l2_norm", "index_options": io}})
+    m = server.request("GET", "/%s/_mapping" % fresh_index)[2][fresh_index]["mappings"]
+    assert m["properties"]["v"]["index_options"] == io, m
+    found = {}
+    for os in (None, 1, 0):
+        hit = 0
+        for q in QUERIES:
+            c = {"field": "v", "query_vector": q, "k": 10, "num_candidates": 10}
+            if os is not None:
+                c["rescore_vector"] = {"oversample": os}
+            got = ids_of(search(server, fresh_index, {"knn": c, "size": 10}))
+            hit += len(set(got) & set(brute(vecs, q, "l2_norm", 10)))
+        found[os] = hit / (10 * len(QUERIES))
+    print("mapping oversample 1, recall@10 by the clause's oversample:", found)
+    assert found[None] == found[1] < found[0], found
 
 
 def test_int8_and_cosine_recall_deletes_restart_forcemerge(fresh_index):

@@ -2,7 +2,7 @@
  * Input: first byte picks the target (DSL directly, or POST /fz/_search|_count|_msearch|_mget,
  * or a GET of an arbitrary path made from the first line); the rest is the body. A node with
  * one small index (text, keyword, long, geo_point and ip fields) lives in a temporary folder
- * (and rank_feature / rank_features) for the whole run. */
+ * (and rank_feature / rank_features, an int8_hnsw dense_vector) for the whole run. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +37,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                            ",\"n\":{\"type\":\"long\"},\"g\":{\"type\":\"geo_point\"}"
                            ",\"ip\":{\"type\":\"ip\"},\"rf\":{\"type\":\"rank_feature\"}"
                            ",\"rs\":{\"type\":\"rank_features\"}"
+                           ",\"v\":{\"type\":\"dense_vector\",\"dims\":3,\"similarity\":"
+                           "\"l2_norm\",\"index_options\":{\"type\":\"int8_hnsw\","
+                           "\"rescore_vector\":{\"oversample\":2}}}"
                            ",\"c\":{\"type\":\"nested\",\"properties\":{\"t\":{\"type\":"
                            "\"text\"},\"k\":{\"type\":\"keyword\"},\"n\":{\"type\":\"long\"}}}}}",
                            0, &jerr);

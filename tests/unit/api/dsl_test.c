@@ -1,6 +1,7 @@
 /* Tests for the query DSL parser (src/api/dsl.c): every query type's short and long forms,
  * defaults, error types, limits. Uses the parser's built-in analysis fallback (lowercase,
  * split on non-alphanumerics) and prints trees in Lucene's toString style. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -178,6 +179,77 @@ static void test_structure_errors(void **state)
     expect_error("{\"range\":{\"n\":{\"gte\":1}}}", "illegal_argument_exception", "range");
 }
 
+/* A dense_vector "v" (3 dims, l2_norm, int8_hnsw) whose mapping default oversample is *ctx. */
+static sc_status knn_env_field(void *ctx, sc_slice field, sc_vec_params *out, bool *indexed)
+{
+    (void)ctx;
+    if (!sc_slice_eq(field, sc_slice_cstr("v")))
+        return SC_ENOTFOUND;
+    *out = (sc_vec_params){3, SC_VEC_SIM_L2, SC_VEC_ELEM_FLOAT, SC_VEC_INDEX_INT8_HNSW, 16, 100};
+    *indexed = true;
+    return SC_OK;
+}
+
+static float knn_env_oversample(void *ctx, sc_slice field)
+{
+    (void)field;
+    return *(const float *)ctx;
+}
+
+/* rescore_vector.oversample of a knn clause, or the mapping default (NAN: the parse failed,
+ * err filled). */
+static float knn_oversample(float dflt, const char *json, sc_dsl_error *err)
+{
+    sc_dsl_env env = {.ctx = &dflt,
+                      .vector_field = knn_env_field,
+                      .vector_oversample = knn_env_oversample};
+    json_error_t jerr;
+    json_t *q = json_loads(json, 0, &jerr);
+    assert_non_null(q);
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_query *tree = NULL;
+    float os = sc_dsl_parse(&env, &a, q, &tree, err) == SC_OK ? tree->u.knn.oversample : NAN;
+    sc_arena_fini(&a);
+    json_decref(q);
+    return os;
+}
+
+static void test_knn_rescore_vector(void **state)
+{
+    (void)state;
+    sc_dsl_error err;
+#define KNN(rv) "{\"knn\":{\"field\":\"v\",\"query_vector\":[1,2,3],\"k\":3" rv "}}"
+    assert_true(knn_oversample(-1, KNN(""), &err) == 0);
+    assert_true(knn_oversample(2.5f, KNN(""), &err) == 2.5f); /* the mapping default */
+    assert_true(knn_oversample(-1, KNN(",\"rescore_vector\":{\"oversample\":1.5}"), &err) == 1.5f);
+    assert_true(knn_oversample(4, KNN(",\"rescore_vector\":{\"oversample\":1}"), &err) == 1.0f);
+    assert_true(knn_oversample(4, KNN(",\"rescore_vector\":{\"oversample\":0}"), &err) == 0);
+    assert_true(knn_oversample(-1, KNN(",\"rescore_vector\":{\"oversample\":\"3\"}"), &err) ==
+                3.0f);
+    static const struct {
+        const char *rv, *type, *reason;
+    } bad[] = {
+        {",\"rescore_vector\":{\"oversample\":0.5}", "illegal_argument_exception",
+         "[oversample] must be >= 1.0"},
+        {",\"rescore_vector\":{\"oversample\":-2}", "illegal_argument_exception", "found [-2]"},
+        {",\"rescore_vector\":{}", "illegal_argument_exception", "requires [oversample]"},
+        {",\"rescore_vector\":{\"oversample\":\"x\"}", "parsing_exception", "must be a number"},
+        {",\"rescore_vector\":{\"oversample\":null}", "parsing_exception", "must be a number"},
+        {",\"rescore_vector\":[1]", "parsing_exception", "must be an object"},
+        {",\"rescore_vector\":{\"oversample\":2,\"k\":1}", "parsing_exception", "[k]"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char json[256];
+        snprintf(json, sizeof json, KNN("%s"), bad[i].rv);
+        assert_true(isnan(knn_oversample(-1, json, &err)));
+        assert_string_equal(err.type, bad[i].type);
+        if (!strstr(err.reason, bad[i].reason))
+            fail_msg("%s: reason [%s] lacks [%s]", json, err.reason, bad[i].reason);
+    }
+#undef KNN
+}
+
 static void test_limits(void **state)
 {
     (void)state;
@@ -234,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_compound),       cmocka_unit_test(test_multi_match),
         cmocka_unit_test(test_query_string),   cmocka_unit_test(test_structure_errors),
         cmocka_unit_test(test_limits),         cmocka_unit_test(test_msm_spec),
+        cmocka_unit_test(test_knn_rescore_vector),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
