@@ -158,14 +158,25 @@ static sc_status drop_location(sc_shard *s, const sc__id_entry *e)
     return slot_delete(sl, e->doc);
 }
 
-/* Whether the buffer should become a segment. Measured from the builder's size right after
- * its last reset: the builder keeps (and counts) capacity across resets, so an absolute
- * threshold would refresh after a few hundred documents once it has been filled once. */
+/* The indexing buffer's memory: the builder and the shard's per-doc arrays beside it, among
+ * them the buffered `_source` copies (as large as the builder's own stored fields for a doc of
+ * dense vectors, whose JSON text is three times the floats). */
+size_t sc__shard_buffer_bytes(const sc_shard *s)
+{
+    return (s->builder ? sc_segment_builder_ram_bytes(s->builder) : 0) +
+           s->buf_entry.cap * sizeof *s->buf_entry.ptr + s->buf_deleted.cap + s->buf_child.cap +
+           s->buf_src.cap * sizeof *s->buf_src.ptr + s->buf_sources.cap;
+}
+
+/* Whether the buffer should become a segment. Measured from the buffer's size right after its
+ * last reset: the builder and the arrays keep (and count) capacity across resets, so an
+ * absolute threshold would refresh after a few hundred documents once it has been filled
+ * once. */
 bool sc__shard_buffer_full(const sc_shard *s)
 {
     if (!s->builder)
         return false;
-    size_t ram = sc_segment_builder_ram_bytes(s->builder);
+    size_t ram = sc__shard_buffer_bytes(s);
     return ram > s->builder_base_ram && ram - s->builder_base_ram > s->cfg.ram_buffer_bytes;
 }
 
@@ -218,7 +229,7 @@ static sc_status buffer_add_one(sc_shard *s, const sc_index_doc *d, bool child, 
 {
     if (!s->builder) {
         SC_TRY(sc_segment_builder_new(&s->builder));
-        s->builder_base_ram = sc_segment_builder_ram_bytes(s->builder);
+        s->builder_base_ram = sc__shard_buffer_bytes(s);
     }
     SC_TRY(sc_vec_reserve(&s->buf_entry, 1));
     SC_TRY(sc_vec_reserve(&s->buf_deleted, 1));
@@ -606,7 +617,7 @@ static void buffer_clear(sc_shard *s)
 {
     if (!s->builder)
         return;
-    bool release = sc_segment_builder_ram_bytes(s->builder) > RELEASE_BUFFER_BYTES;
+    bool release = sc__shard_buffer_bytes(s) > RELEASE_BUFFER_BYTES;
     sc_segment_builder_reset(s->builder);
     if (release) {
         sc_segment_builder_trim(s->builder);
@@ -617,12 +628,12 @@ static void buffer_clear(sc_shard *s)
         sc_vec_free(&s->buf_sources);
         sc_alloc_release_free();
     }
-    s->builder_base_ram = sc_segment_builder_ram_bytes(s->builder);
     sc_vec_clear(&s->buf_entry);
     sc_vec_clear(&s->buf_deleted);
     sc_vec_clear(&s->buf_child);
     sc_vec_clear(&s->buf_src);
     sc_vec_clear(&s->buf_sources);
+    s->builder_base_ram = sc__shard_buffer_bytes(s);
 }
 
 sc_status sc__shard_refresh_locked(sc_shard *s)
@@ -927,10 +938,7 @@ sc_status sc_shard_stats_get(sc_shard *s, bool with_segments, sc_shard_stats *st
     st->n_deleted = snap->n_deleted;
     st->n_segments = s->slots.len;
     st->buffered_docs = s->builder ? sc_segment_builder_n_docs(s->builder) : 0;
-    st->indexing_buffer_bytes = (s->builder ? sc_segment_builder_ram_bytes(s->builder) : 0) +
-                                s->buf_entry.cap * sizeof *s->buf_entry.ptr + s->buf_deleted.cap +
-                                s->buf_child.cap + s->buf_src.cap * sizeof *s->buf_src.ptr +
-                                s->buf_sources.cap;
+    st->indexing_buffer_bytes = sc__shard_buffer_bytes(s);
     st->max_seq_no = s->max_seq_no;
     st->local_checkpoint = s->max_seq_no;
     for (size_t i = 0; i < s->slots.len; i++)
