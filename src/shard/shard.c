@@ -608,16 +608,22 @@ static void next_segment_name(sc_shard *s, char *out, size_t cap)
     snprintf(out, cap, "seg%08" PRIu64, s->seg_counter++);
 }
 
-/* Buffers larger than this give their memory back when they become a segment (a bulk load's
- * buffer of up to ram_buffer_bytes would otherwise stay allocated while the shard idles);
- * smaller ones (a refresh every second of a few docs) keep their capacity for the next. */
+/* Buffers larger than this, or than a quarter of ram_buffer_bytes, give their memory back
+ * when they become a segment (a bulk load's buffer of up to ram_buffer_bytes would otherwise
+ * stay allocated while the shard idles); smaller ones (a refresh every second of a few docs)
+ * keep their capacity for the next. The quarter bounds the buffer at 1.25 ram_buffer_bytes:
+ * the threshold counts from the kept capacity, which a small limit would otherwise let grow
+ * by a limit's worth each refresh up to 4 MiB. */
 #define RELEASE_BUFFER_BYTES ((size_t)4 << 20)
 
 static void buffer_clear(sc_shard *s)
 {
     if (!s->builder)
         return;
-    bool release = sc__shard_buffer_bytes(s) > RELEASE_BUFFER_BYTES;
+    size_t keep = s->cfg.ram_buffer_bytes / 4;
+    if (keep > RELEASE_BUFFER_BYTES)
+        keep = RELEASE_BUFFER_BYTES;
+    bool release = sc__shard_buffer_bytes(s) > keep;
     sc_segment_builder_reset(s->builder);
     if (release) {
         sc_segment_builder_trim(s->builder);
