@@ -196,6 +196,8 @@ sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write
  * (wlock held). */
 size_t sc__shard_buffer_bytes(const sc_shard *s);
 bool sc__shard_buffer_full(const sc_shard *s);
+/* Past twice the limit: the writer refreshes itself instead of waiting for the scheduler. */
+bool sc__shard_buffer_way_over(const sc_shard *s);
 /* Bytes of the persisted id table files (ids-<gen>.dat) in the shard folder (ids.c). */
 uint64_t sc__ids_file_bytes(const sc_shard *s);
 

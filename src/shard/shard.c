@@ -180,6 +180,17 @@ bool sc__shard_buffer_full(const sc_shard *s)
     return ram > s->builder_base_ram && ram - s->builder_base_ram > s->cfg.ram_buffer_bytes;
 }
 
+/* Whether the buffer passed twice its limit: the scheduler woken at the limit has not made it
+ * a segment yet while writes kept coming (a bulk load on a busy machine), so the writer does
+ * it itself and the buffer stays bounded whatever the write rate. */
+bool sc__shard_buffer_way_over(const sc_shard *s)
+{
+    if (!s->builder)
+        return false;
+    size_t ram = sc__shard_buffer_bytes(s);
+    return ram > s->builder_base_ram && ram - s->builder_base_ram > 2 * s->cfg.ram_buffer_bytes;
+}
+
 /* ---- applying operations ---- */
 
 static sc__id_entry *entry_get(sc_shard *s, sc_slice id, uint64_t *idx)
@@ -491,7 +502,7 @@ sc_status sc_shard_index(sc_shard *s, sc_slice id, sc_slice source, const sc_sha
     pthread_mutex_lock(&s->wlock);
     sc_status st = sc__shard_index_locked(s, id, source, o, NULL, r, err);
     bool over = st == SC_OK && (sc__shard_buffer_full(s) || translog_over(s));
-    if (over && !s->sched) {
+    if (over && (!s->sched || sc__shard_buffer_way_over(s))) {
         st = sc__shard_refresh_locked(s);
         if (st == SC_OK && translog_over(s))
             st = sc__shard_flush_locked(s);

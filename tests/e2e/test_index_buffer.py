@@ -1,7 +1,8 @@
 """The indexing buffer's size (issue 17): `-E indices.memory.index_buffer_size=256kb` makes a
 shard with refresh off turn its buffer into segments once it holds 256 KiB, dense_vector
-documents included (their `_source` text counts), so `_stats` never shows a buffer much
-larger (the capacity kept between refreshes, at most a quarter more) and the documents become searchable without a refresh. A size that is not a byte size is
+documents included (their `_source` text counts), so `_stats` never shows a buffer past
+2.25 times it (a writer refreshes itself at twice the limit if the scheduler has not yet; the
+capacity kept between refreshes is at most a quarter of it) and the documents become searchable without a refresh. A size that is not a byte size is
 refused at start."""
 import json
 import os
@@ -46,10 +47,12 @@ def test_buffer_flushes_at_the_node_setting():
             peak = max(peak, seg["index_writer_memory_in_bytes"])
         # refresh is off: only full buffers made segments (the default 64 MiB would make none)
         assert seg["count"] >= 3, seg
-        # the capacity kept between refreshes counts: at most a quarter of the limit
-        assert peak <= LIMIT * 5 // 4 + (64 << 10), peak
+        # the scheduler makes a full buffer a segment; a writer finding it at twice the limit
+        # (the scheduler not run yet) does it itself; plus the capacity kept between refreshes
+        # (at most a quarter of the limit) and one bulk item
+        assert peak <= LIMIT * 9 // 4 + (64 << 10), peak
         st, _, b = server.request("GET", "/vec/_count")
-        assert st == 200 and 0 < b["count"] < n, b
+        assert st == 200 and 0 < b["count"] <= n, b
         st, _, b = server.request("POST", "/vec/_refresh")
         assert st == 200, b
         st, _, b = server.request("GET", "/vec/_count")
