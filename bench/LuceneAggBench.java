@@ -11,12 +11,15 @@
 // dropoff_datetime and @timestamp as epoch millis (LongPoint + NumericDocValues), payment_type as
 // a SortedSetDocValuesFacetField; one segment each. Then per operation: 20 JIT warm-up runs and
 // RUNS timed runs, single-threaded, no query cache. Output columns: case, hits (collected docs),
-// buckets, sum of bucket doc counts, median / best / worst ms, and the method used. Where two
-// methods exist (a date histogram by LongRangeFacetCounts or by a doc-values loop) both are
-// timed and both rows are printed; bench/aggs_report.py compares scry with the faster one.
+// buckets, sum of bucket doc counts, median / best / worst ms (the thread's CPU time with
+// LUCENE_CPU=1, else wall time), and the method used. Where two methods exist (a date
+// histogram by LongRangeFacetCounts or by a doc-values loop) both are timed and both rows are
+// printed; bench/aggs_report.py compares scry with the faster one.
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.apache.lucene.document.Document;
+import org.apache.lucene.document.Field;
+import org.apache.lucene.document.StringField;
 import org.apache.lucene.document.DoublePoint;
 import org.apache.lucene.document.LongPoint;
 import org.apache.lucene.document.NumericDocValuesField;
@@ -36,6 +39,11 @@ import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.index.PointValues;
+import org.apache.lucene.index.SortedSetDocValues;
+import org.apache.lucene.index.Term;
+import org.apache.lucene.search.BooleanClause;
+import org.apache.lucene.search.BooleanQuery;
+import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.ConstantScoreQuery;
 import org.apache.lucene.search.DoubleValues;
 import org.apache.lucene.search.DoubleValuesSource;
@@ -84,19 +92,34 @@ public class LuceneAggBench {
         Res run() throws Exception;
     }
 
+    /* LUCENE_CPU=1: time each run by the CPU time of this thread (the searches run on it)
+     * instead of the wall clock, as scry's in-process bench/agg_bench.c does on a shared,
+     * loaded machine */
+    static final boolean CPU = "1".equals(System.getenv("LUCENE_CPU"));
+    static final java.lang.management.ThreadMXBean THREADS =
+        java.lang.management.ManagementFactory.getThreadMXBean();
+
     static void time(String name, String method, Op op, int runs) throws Exception {
         Res res = null;
         for (int k = 0; k < 20; k++) /* JIT warm-up */
             res = op.run();
-        double[] ms = new double[runs];
+        double[] ms = new double[runs], cpu = new double[runs];
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
         for (int k = 0; k < runs; k++) {
+            long c = mx.getCurrentThreadCpuTime();
             long a = System.nanoTime();
             op.run();
-            ms[k] = (System.nanoTime() - a) / 1e6;
+            cpu[k] = (mx.getCurrentThreadCpuTime() - c) / 1e6;
+            /* LUCENE_CPU=1: the time columns are this thread's CPU time too */
+            ms[k] = CPU ? cpu[k] : (System.nanoTime() - a) / 1e6;
         }
         java.util.Arrays.sort(ms);
-        System.out.printf("%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%s%n", name, res.hits, res.buckets,
-                          res.sum, ms[runs / 2], ms[0], ms[runs - 1], method);
+        java.util.Arrays.sort(cpu);
+        /* the last column: the median of the runs' CPU time of this thread (the steadier
+         * number on a shared machine, where the wall time includes waits for a core) */
+        System.out.printf("%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%s\t%.3f%n", name, res.hits,
+                          res.buckets, res.sum, ms[runs / 2], ms[0], ms[runs - 1], method,
+                          cpu[runs / 2]);
         System.out.flush();
     }
 
@@ -116,7 +139,210 @@ public class LuceneAggBench {
         time("avg_tip_percent_aggregation", "DoubleValuesSource", () -> avgTipPercent(s, fare),
              runs);
         SortedSetDocValuesReaderState st = new DefaultSortedSetDocValuesReaderState(s.getIndexReader());
-        time("terms_payment_type", "SortedSetDocValuesFacetCounts", () -> terms(st), runs);
+        time("terms_payment_type", "SortedSetDocValuesFacetCounts", () -> terms(st, "payment_type"), runs);
+        SortedSetDocValuesReaderState rst =
+            new DefaultSortedSetDocValuesReaderState(s.getIndexReader(), RATE_FIELD);
+        time("count_group_by_keyword_aggregation", "SortedSetDocValuesFacetCounts",
+             () -> terms(rst, "rate_code_id"), runs);
+        Query all = new MatchAllDocsQuery();
+        time("avg_passenger_count_aggregation", "doc-values loop",
+             () -> avg(s, all, "passenger_count"), runs);
+        /* term rate_code_id 2 and total_amount gt 60 (scaled_float, factor 100: >= 6001) */
+        Query filtered = new ConstantScoreQuery(new BooleanQuery.Builder()
+            .add(new TermQuery(new Term("rate_code_id", "2")), BooleanClause.Occur.FILTER)
+            .add(LongPoint.newRangeQuery("total_amount", 6001, Long.MAX_VALUE), BooleanClause.Occur.FILTER)
+            .build());
+        time("avg_passenger_count_filtered_aggregation", "doc-values loop",
+             () -> avg(s, filtered, "passenger_count"), runs);
+        time("avg_amount_group_by_integer_aggregation", "doc-values loop",
+             () -> avgByInteger(s), runs);
+        time("avg_amount_group_by_keyword_aggregation", "doc-values loop (ordinals)",
+             () -> avgByKeyword(s), runs);
+        /* [2015-01-01, 2015-03-01): weeks (Monday) and 10-day buckets from the epoch */
+        long jan = java.time.LocalDate.of(2015, 1, 1).toEpochDay() * DAY;
+        long mar = java.time.LocalDate.of(2015, 3, 1).toEpochDay() * DAY - 1;
+        Query twoMonths = new ConstantScoreQuery(LongPoint.newRangeQuery("dropoff_datetime", jan, mar));
+        long week = 7 * DAY, monday = 4 * DAY; /* 1970-01-05 was a Monday */
+        time("date_histogram_calendar_interval", "doc-values loop",
+             () -> fixedLoop(s, twoMonths, monday, week), runs);
+        time("date_histogram_calendar_interval", "LongRangeFacetCounts",
+             () -> fixedRanges(s, twoMonths, jan, mar, monday, week), runs);
+        time("date_histogram_fixed_interval", "doc-values loop",
+             () -> fixedLoop(s, twoMonths, 0, 10 * DAY), runs);
+        time("date_histogram_fixed_interval", "LongRangeFacetCounts",
+             () -> fixedRanges(s, twoMonths, jan, mar, 0, 10 * DAY), runs);
+    }
+
+    static final String RATE_FIELD = "$rate_code_id";
+
+    /* avg of an integer field's doc values over q's hits */
+    static Res avg(IndexSearcher s, Query q, String field) throws Exception {
+        Res res = new Res();
+        long[] acc = new long[2];
+        s.search(q, new SimpleCollector() {
+            NumericDocValues dv;
+
+            @Override
+            protected void doSetNextReader(LeafReaderContext c) throws java.io.IOException {
+                dv = DocValues.getNumeric(c.reader(), field);
+            }
+
+            @Override
+            public void collect(int doc) throws java.io.IOException {
+                res.hits++;
+                if (dv.advanceExact(doc)) {
+                    acc[0] += dv.longValue();
+                    acc[1]++;
+                }
+            }
+
+            @Override
+            public ScoreMode scoreMode() {
+                return ScoreMode.COMPLETE_NO_SCORES;
+            }
+        });
+        if (acc[1] == 0)
+            throw new IllegalStateException("no " + field + " values");
+        res.buckets = 1;
+        res.sum = acc[1];
+        return res;
+    }
+
+    /* terms(passenger_count) > avg(total_amount) under match_all: counts and sums in arrays
+     * indexed by the (small) integer value */
+    static Res avgByInteger(IndexSearcher s) throws Exception {
+        final int nb = 256;
+        long[] count = new long[nb];
+        double[] sum = new double[nb];
+        Res res = new Res();
+        s.search(new MatchAllDocsQuery(), new SimpleCollector() {
+            NumericDocValues pc, amt;
+
+            @Override
+            protected void doSetNextReader(LeafReaderContext c) throws java.io.IOException {
+                pc = DocValues.getNumeric(c.reader(), "passenger_count");
+                amt = DocValues.getNumeric(c.reader(), "total_amount");
+            }
+
+            @Override
+            public void collect(int doc) throws java.io.IOException {
+                res.hits++;
+                if (!pc.advanceExact(doc))
+                    return;
+                int b = (int) pc.longValue() & (nb - 1);
+                count[b]++;
+                if (amt.advanceExact(doc))
+                    sum[b] += amt.longValue() / 100.0;
+            }
+
+            @Override
+            public ScoreMode scoreMode() {
+                return ScoreMode.COMPLETE_NO_SCORES;
+            }
+        });
+        close(res, count);
+        return res;
+    }
+
+    /* terms(rate_code_id) > avg(total_amount) under match_all: per segment, counts and sums
+     * by the facet field's ordinals, mapped to the terms at the segment's end */
+    static Res avgByKeyword(IndexSearcher s) throws Exception {
+        java.util.Map<String, long[]> counts = new java.util.TreeMap<>();
+        java.util.Map<String, double[]> sums = new java.util.TreeMap<>();
+        Res res = new Res();
+        for (LeafReaderContext c : s.getIndexReader().leaves()) {
+            SortedSetDocValues ss = DocValues.getSortedSet(c.reader(), RATE_FIELD);
+            NumericDocValues amt = DocValues.getNumeric(c.reader(), "total_amount");
+            int n = (int) ss.getValueCount();
+            long[] count = new long[n];
+            double[] sum = new double[n];
+            int maxDoc = c.reader().maxDoc();
+            org.apache.lucene.util.Bits live = c.reader().getLiveDocs();
+            for (int doc = ss.nextDoc(); doc < maxDoc; doc = ss.nextDoc()) {
+                if (live != null && !live.get(doc))
+                    continue;
+                int o = (int) ss.nextOrd();
+                count[o]++;
+                if (amt.advanceExact(doc))
+                    sum[o] += amt.longValue() / 100.0;
+            }
+            res.hits += c.reader().numDocs();
+            for (int o = 0; o < n; o++) {
+                String k = ss.lookupOrd(o).utf8ToString();
+                counts.computeIfAbsent(k, x -> new long[1])[0] += count[o];
+                sums.computeIfAbsent(k, x -> new double[1])[0] += sum[o];
+            }
+        }
+        for (long[] c : counts.values())
+            if (c[0] > 0) {
+                res.buckets++;
+                res.sum += c[0];
+            }
+        return res;
+    }
+
+    /* buckets of `width` ms from `origin` (mod width) over q's hits: a doc-values loop */
+    static Res fixedLoop(IndexSearcher s, Query q, long origin, long width) throws Exception {
+        java.util.HashMap<Long, long[]> b = new java.util.HashMap<>();
+        Res res = new Res();
+        long[] last = {Long.MIN_VALUE};
+        long[][] lastCell = {null};
+        s.search(q, new SimpleCollector() {
+            NumericDocValues dv;
+
+            @Override
+            protected void doSetNextReader(LeafReaderContext c) throws java.io.IOException {
+                dv = DocValues.getNumeric(c.reader(), "dropoff_datetime");
+            }
+
+            @Override
+            public void collect(int doc) throws java.io.IOException {
+                res.hits++;
+                if (!dv.advanceExact(doc))
+                    return;
+                long k = Math.floorDiv(dv.longValue() - origin, width);
+                if (k != last[0]) {
+                    last[0] = k;
+                    lastCell[0] = b.computeIfAbsent(k, x -> new long[1]);
+                }
+                lastCell[0][0]++;
+            }
+
+            @Override
+            public ScoreMode scoreMode() {
+                return ScoreMode.COMPLETE_NO_SCORES;
+            }
+        });
+        for (long[] c : b.values()) {
+            res.buckets++;
+            res.sum += c[0];
+        }
+        return res;
+    }
+
+    /* the same buckets as LongRangeFacetCounts over [lo, hi] */
+    static Res fixedRanges(IndexSearcher s, Query q, long lo, long hi, long origin, long width)
+        throws Exception {
+        long first = Math.floorDiv(lo - origin, width), lastK = Math.floorDiv(hi - origin, width);
+        int nb = (int) (lastK - first + 1);
+        LongRange[] ranges = new LongRange[nb];
+        for (int i = 0; i < nb; i++) {
+            long a = origin + (first + i) * width;
+            ranges[i] = new LongRange("b" + i, a, true, a + width, false);
+        }
+        FacetsCollector fc = new FacetsCollector();
+        s.search(q, fc);
+        LongRangeFacetCounts f = new LongRangeFacetCounts("dropoff_datetime", fc, ranges);
+        FacetResult r = f.getTopChildren(nb, "dropoff_datetime");
+        Res res = new Res();
+        for (FacetsCollector.MatchingDocs m : fc.getMatchingDocs())
+            res.hits += m.totalHits;
+        for (org.apache.lucene.facet.LabelAndValue lv : r.labelValues)
+            if (lv.value.longValue() > 0) {
+                res.buckets++;
+                res.sum += lv.value.longValue();
+            }
+        return res;
     }
 
     /* A DoubleValuesSource computing tip_amount / fare_amount per doc from the two double
@@ -368,9 +594,9 @@ public class LuceneAggBench {
     }
 
     /* terms(payment_type) under match_all: the facet module's count-all path */
-    static Res terms(SortedSetDocValuesReaderState st) throws Exception {
+    static Res terms(SortedSetDocValuesReaderState st, String dim) throws Exception {
         SortedSetDocValuesFacetCounts f = new SortedSetDocValuesFacetCounts(st);
-        FacetResult r = f.getTopChildren(10, "payment_type");
+        FacetResult r = f.getTopChildren(10, dim);
         Res res = new Res();
         res.hits = st.getReader().maxDoc();
         for (org.apache.lucene.facet.LabelAndValue lv : r.labelValues) {
@@ -385,6 +611,8 @@ public class LuceneAggBench {
     static void indexTaxis(String file, Path dir) throws Exception {
         long t0 = System.nanoTime();
         FacetsConfig cfg = new FacetsConfig();
+        /* its own facet field, so counting payment_type does not walk rate_code_id's ordinals */
+        cfg.setIndexFieldName("rate_code_id", RATE_FIELD);
         int n = 0;
         try (FSDirectory d = FSDirectory.open(dir); IndexWriter w = new IndexWriter(d, wcfg());
              java.io.BufferedReader r = Files.newBufferedReader(Path.of(file))) {
@@ -403,9 +631,16 @@ public class LuceneAggBench {
                     TaxisCases.number(line, TaxisCases.field(line, "tip_amount")));
                 int p = TaxisCases.field(line, "payment_type") + 1;
                 String pay = line.substring(p, line.indexOf('"', p));
+                int rp = TaxisCases.field(line, "rate_code_id") + 1;
+                String rate = line.substring(rp, line.indexOf('"', rp));
+                long pc = Long.parseLong(TaxisCases.number(line, TaxisCases.field(line, "passenger_count")));
                 doc.add(new LongPoint("trip_distance", dist));
                 doc.add(new NumericDocValuesField("trip_distance", dist));
                 doc.add(new NumericDocValuesField("total_amount", amt));
+                doc.add(new LongPoint("total_amount", amt));
+                doc.add(new NumericDocValuesField("passenger_count", pc));
+                doc.add(new StringField("rate_code_id", rate, Field.Store.NO));
+                doc.add(new SortedSetDocValuesFacetField("rate_code_id", rate));
                 doc.add(new DoublePoint("fare_amount", fare));
                 doc.add(new NumericDocValuesField("fare_amount", NumericUtils.doubleToSortableLong(fare)));
                 doc.add(new NumericDocValuesField("tip_amount", NumericUtils.doubleToSortableLong(tip)));

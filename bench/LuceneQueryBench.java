@@ -4,8 +4,9 @@
 // COUNT (IndexSearcher.count), TOP_10 (search(q, 10): totals exact up to 1,000), TOP_10_COUNT
 // (TopScoreDocCollector with an exact total). One warm-up pass over everything (the JIT), then
 // per query one warm-up run and REPS timed runs. Output: class, mode, queries, median_us,
-// p99_us, hits_sum (tab-separated). QB_CPUTIME=1 times by the thread's CPU time (as
-// query_bench.c does with the same variable), for machines busy with other work.
+// p99_us, hits_sum, mean_us (tab-separated). QB_CPUTIME=1 times by the thread's CPU time (as
+// query_bench.c does with the same variable), for machines busy with other work. QB_CLASSES=a,b
+// runs only those classes (as query_bench.c).
 import java.io.*;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.*;
@@ -50,11 +51,14 @@ public class LuceneQueryBench {
     IndexSearcher s = new IndexSearcher(reader);
     s.setQueryCache(null);
     List<String[]> qs = new ArrayList<>();
+    String only = System.getenv("QB_CLASSES");
+    Set<String> keep = only == null || only.isEmpty() ? null : new HashSet<>(Arrays.asList(only.split(",")));
     for (String line : Files.readAllLines(Paths.get(queries), StandardCharsets.UTF_8)) {
       Matcher m = Q.matcher(line);
       if (!m.find()) continue;
       String text = m.group(1).replace("\\\"", "\"").replace("\\\\", "\\");
       String cls = m.group(2);
+      if (keep != null && !keep.contains(cls)) continue;
       if (cls.equals("regex")) text = "/" + text + "/";
       qs.add(new String[] {text, cls});
     }
@@ -65,7 +69,7 @@ public class LuceneQueryBench {
     for (int round = 0; round < 2; round++)
       for (String[] q : qs)
         for (int m = 0; m < 3; m++) run(s, qp.parse(q[0]), m);
-    System.out.println("class\tmode\tqueries\tmedian_us\tp99_us\thits_sum");
+    System.out.println("class\tmode\tqueries\tmedian_us\tp99_us\thits_sum\tmean_us");
     int i = 0;
     while (i < qs.size()) {
       int j = i;
@@ -81,8 +85,10 @@ public class LuceneQueryBench {
         }
         Arrays.sort(lat, 0, n);
         int p99 = (int) ((n - 1) * 0.99);
-        System.out.printf("%s\t%s\t%d\t%.1f\t%.1f\t%d%n", qs.get(i)[1], modes[m], j - i,
-            lat[n / 2] / 1e3, lat[p99] / 1e3, hitsSum);
+        double total = 0;
+        for (int k = 0; k < n; k++) total += lat[k];
+        System.out.printf("%s\t%s\t%d\t%.1f\t%.1f\t%d\t%.1f%n", qs.get(i)[1], modes[m], j - i,
+            lat[n / 2] / 1e3, lat[p99] / 1e3, hitsSum, total / n / 1e3);
       }
       i = j;
     }

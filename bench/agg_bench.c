@@ -7,10 +7,18 @@
  * (doc values, 4,096-doc bitset windows), the date_histogram, a histogram and terms; and the two
  * Rally operations that were slowest against Lucene: distance_amount_agg (a histogram of a
  * scaled_float "sd" in [0, 50) with interval 1 and a stats sub-aggregation on the scaled_float
- * "sm", under a range query matching every doc) and autohisto_agg (auto_date_histogram on "t",
- * 20 buckets, under the range query on "t").
+ * "sm", under a range query matching every doc), autohisto_agg (auto_date_histogram on "t",
+ * 20 buckets, under the range query on "t") and avg_tip_percent_aggregation (an avg of the
+ * runtime field tip / fare over the doubles "tip" and "fare" under a range fare > 0), the last
+ * twice: evaluated for the collected docs (as served) and as a whole column first (the earlier
+ * path, sc_agg_shard_options.runtime_columns).
+ * With AGG_BENCH_TAXIS=FILE (a `scry gen taxis` ndjson file, the one bench/LuceneAggBench.java
+ * indexes), "sd", "sm", "tip" and "fare" are the first n_docs docs' trip_distance,
+ * total_amount, tip_amount and fare_amount instead of generated values.
  * Times are CPU time (best of the runs).
  * Usage: agg_bench [n_docs, default 1000000] [runs, default 5] [name filter]. */
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +29,7 @@
 #include "index/builder.h"
 #include "index/segment.h"
 #include "search/agg.h"
+#include "search/runtime.h"
 #include "search/searcher.h"
 
 #include "agg_bench_util.h"
@@ -43,8 +52,12 @@ static sc_agg_spec *root_of(sc_agg_spec *top)
 
 /* 0: match_all; 1: a range query on "t" over its middle half (points count a histogram on "t"
  * within it); 2: that range under constant_score (the same docs through doc values); 3: a
- * range on "sd" matching every doc (Rally's trip_distance filter). */
+ * range on "sd" matching every doc (Rally's trip_distance filter); 4: "fare" > 0 (Rally's
+ * fare_amount filter). */
 static int query_kind;
+
+/* the shard options of every case (runtime fields) */
+static sc_agg_shard_options shard_opts = {.n_shards = 1};
 
 static const char *only; /* run only the cases whose name contains it (argv[3]) */
 
@@ -61,15 +74,18 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
                 hi = INT64_C(1420070400000) + INT64_C(67) * 86400000;
         sc_query *rq = sc_query_range(&a, sc_slice_cstr("t"), &lo, &hi, 1);
         int64_t dlo = 0, dhi = 4999; /* trip_distance in [0, 50) */
+        int64_t flo = 1, fhi = INT64_MAX; /* fare > 0: sortable longs from nextUp(0) */
         const sc_query *q = query_kind == 0   ? sc_query_match_all(&a)
                             : query_kind == 1 ? rq
-                            : query_kind == 2
-                                ? sc_query_constant_score(&a, rq)
-                                : sc_query_range(&a, sc_slice_cstr("sd"), &dlo, &dhi, 1);
+                            : query_kind == 2 ? sc_query_constant_score(&a, rq)
+                            : query_kind == 3
+                                ? sc_query_range(&a, sc_slice_cstr("sd"), &dlo, &dhi, 1)
+                                : sc_query_range(&a, sc_slice_cstr("fare"), &flo, &fhi, 1);
         /* the process's CPU time: single-threaded cases on a shared, loaded machine are timed
          * by the CPU they use (best of the runs), not the wall clock */
         uint64_t total;
-        double ms = bench_agg_collect_ms(name, root, s, q, &a, CLOCK_PROCESS_CPUTIME_ID, &total);
+        double ms = bench_agg_collect_so_ms(name, root, s, q, &shard_opts, &a,
+                                            CLOCK_PROCESS_CPUTIME_ID, &total);
         if (query_kind == 0 && total != n) {
             fprintf(stderr, "%s: %llu docs matched, not %u\n", name, (unsigned long long)total, n);
             exit(1);
@@ -78,6 +94,43 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
         sc_arena_fini(&a);
     }
     printf("%-40s %8.2f ms  %6.2f ns/doc\n", name, best, best * 1e6 / n);
+}
+
+/* The number after "key": in line (0 when absent). */
+static double taxis_number(const char *line, const char *key)
+{
+    const char *p = strstr(line, key);
+    return p ? strtod(p + strlen(key), NULL) : 0;
+}
+
+/* The next document line of f (skipping bulk action lines) into *line; false at the end. */
+static bool taxis_next(FILE *f, char **line, size_t *cap)
+{
+    while (getline(line, cap, f) > 0)
+        if (strncmp(*line, "{\"index\"", 8) != 0 && (*line)[0] == '{')
+            return true;
+    return false;
+}
+
+/* The runtime field tip_percent = tip / fare over the doubles "tip" and "fare" (Rally's
+ * avg_tip_percent_aggregation), compiled as the API layer does. Exits on an error. */
+static sc_runtime_field tip_percent(sc_arena *a)
+{
+    const char *src = "emit(doc['tip'].value / doc['fare'].value)";
+    sc_script *sc = NULL;
+    sc_script_error err;
+    if (sc_script_compile(sc_runtime_env(), sc_slice_cstr(src), a, &sc, &err) != SC_OK) {
+        fprintf(stderr, "compile %s: %s\n", src, err.reason);
+        exit(1);
+    }
+    size_t nv = sc_script_n_vars(sc);
+    sc_runtime_var *vars = sc_arena_calloc(a, nv + 1, sizeof *vars);
+    for (size_t i = 0; vars && i < nv; i++)
+        vars[i] = (sc_runtime_var){.field = sc_slice_cstr(sc_script_var_get(sc, i)->name),
+                                   .value = SC_SF_VALUE_DOUBLE,
+                                   .scaling = 1};
+    return (sc_runtime_field){
+        .name = "tip_percent", .type = SC_RUNTIME_DOUBLE, .script = sc, .vars = vars};
 }
 
 int main(int argc, char **argv)
@@ -93,6 +146,14 @@ int main(int argc, char **argv)
         return 1;
     uint64_t x = 88172645463325252ull;
     char kw[16];
+    const char *taxis = getenv("AGG_BENCH_TAXIS");
+    FILE *tf = taxis ? fopen(taxis, "r") : NULL;
+    if (taxis && !tf) {
+        perror(taxis);
+        return 1;
+    }
+    char *line = NULL;
+    size_t line_cap = 0;
     for (uint32_t i = 0; i < n; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         snprintf(kw, sizeof kw, "code-%02u", (unsigned)(x % 100 < 60 ? x % 5 : x % 100));
@@ -101,15 +162,33 @@ int main(int argc, char **argv)
         /* taxis-like: trip distance 0..50.00 (mostly short), amount 0..100.00 (x 100) */
         int64_t sd = (int64_t)(((x >> 20) % 1000) * ((x >> 30) % 5000) / 1000);
         int64_t sm = (int64_t)((x >> 24) % 10000);
+        double tip = (double)((x >> 34) % 2000) / 100, fare = (double)((x >> 40) % 10000) / 100;
+        if (tf) {
+            if (!taxis_next(tf, &line, &line_cap)) {
+                fprintf(stderr, "%s: fewer than %u docs\n", taxis, n);
+                return 1;
+            }
+            sd = llround(taxis_number(line, "\"trip_distance\":") * 100);
+            sm = llround(taxis_number(line, "\"total_amount\":") * 100);
+            tip = taxis_number(line, "\"tip_amount\":");
+            fare = taxis_number(line, "\"fare_amount\":");
+        }
+        int64_t tip_l = sc_agg_double_to_sortable(tip), fare_l = sc_agg_double_to_sortable(fare);
         sc_index_token tok = {sc_slice_cstr(kw), 0};
-        sc_index_field f[5] = {bench_keyword("k", &tok),
-                               bench_numeric("n", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &num),
-                               bench_numeric("t", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &t),
-                               bench_numeric("sd", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &sd),
-                               bench_numeric("sm", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &sm)};
-        if (bench_add_doc(b, f, 5) != 0)
+        sc_index_field f[7] = {
+            bench_keyword("k", &tok),
+            bench_numeric("n", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &num),
+            bench_numeric("t", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &t),
+            bench_numeric("sd", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &sd),
+            bench_numeric("sm", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &sm),
+            bench_numeric("tip", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &tip_l),
+            bench_numeric("fare", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &fare_l)};
+        if (bench_add_doc(b, f, 7) != 0)
             return 1;
     }
+    free(line);
+    if (tf)
+        fclose(tf);
     sc_segment *seg;
     if (bench_segment_write(b, dir, &seg) != 0)
         return 1;
@@ -153,6 +232,18 @@ int main(int argc, char **argv)
     sc_agg_spec *ah = spec(SC_AGG_AUTO_DATE_HISTOGRAM, "t", SC_AGG_V_DATE);
     ah->size = 20;
     run_case("autohisto_agg: auto_date_histogram(20), range on t", root_of(ah), &s, n, runs);
+    query_kind = 4;
+    sc_arena rta;
+    sc_arena_init(&rta, 0);
+    sc_runtime_field tp = tip_percent(&rta);
+    shard_opts.runtime = &tp;
+    shard_opts.n_runtime = 1;
+    sc_agg_spec *tavg = spec(SC_AGG_AVG, "tip_percent", SC_AGG_V_DOUBLE);
+    run_case("avg_tip_percent: avg(runtime tip / fare), fare > 0", root_of(tavg), &s, n, runs);
+    shard_opts.runtime_columns = true;
+    run_case("avg_tip_percent, whole column first", root_of(tavg), &s, n, runs);
+    shard_opts = (sc_agg_shard_options){.n_shards = 1};
+    sc_arena_fini(&rta);
     sc_segment_unref(seg);
     return bench_dir_remove(dir);
 }

@@ -61,16 +61,17 @@ static inline int bench_add_doc(sc_segment_builder *b, const sc_index_field *f, 
     return sc_segment_builder_add(b, &doc, NULL) == SC_OK ? 0 : -1;
 }
 
-/* One collect of root over s with q as a single shard, timed in milliseconds of the CPU clock
- * clk (CLOCK_PROCESS_CPUTIME_ID or CLOCK_THREAD_CPUTIME_ID: the machine is shared, wall time
+/* One collect of root over s with q and the shard options *sop, timed in milliseconds of the CPU
+ * clock clk (CLOCK_PROCESS_CPUTIME_ID or CLOCK_THREAD_CPUTIME_ID: the machine is shared, wall time
  * overstates); the number of matching docs in *total. Exits with a message on an error. */
-static inline double bench_agg_collect_ms(const char *name, const sc_agg_spec *root,
-                                          const sc_searcher *s, const sc_query *q, sc_arena *a,
-                                          clockid_t clk, uint64_t *total)
+static inline double bench_agg_collect_so_ms(const char *name, const sc_agg_spec *root,
+                                             const sc_searcher *s, const sc_query *q,
+                                             const sc_agg_shard_options *sop, sc_arena *a,
+                                             clockid_t clk, uint64_t *total)
 {
     sc_search_options o;
     sc_search_options_init(&o);
-    sc_agg_shard_options so = {.n_shards = 1};
+    sc_agg_shard_options so = *sop;
     sc_search_result res;
     sc_agg_error err;
     sc_agg_result *out;
@@ -84,6 +85,15 @@ static inline double bench_agg_collect_ms(const char *name, const sc_agg_spec *r
     }
     *total = res.total;
     return (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+}
+
+/* As bench_agg_collect_so_ms with the default shard options (one shard). */
+static inline double bench_agg_collect_ms(const char *name, const sc_agg_spec *root,
+                                          const sc_searcher *s, const sc_query *q, sc_arena *a,
+                                          clockid_t clk, uint64_t *total)
+{
+    sc_agg_shard_options so = {.n_shards = 1};
+    return bench_agg_collect_so_ms(name, root, s, q, &so, a, clk, total);
 }
 
 #endif

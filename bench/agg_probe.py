@@ -5,11 +5,18 @@ the docs each operation collects (its query's exact hit count), the peak request
 request: the largest scratch high-water + result of one shard execution), the number of
 top-level buckets and the sum of their doc counts (to check against Lucene), or the error.
 
-    bench/agg_probe.py URL WORKLOAD.txt [WORKLOAD.txt ...] > probe.json
+    bench/agg_probe.py [--pid PID] URL WORKLOAD.txt [WORKLOAD.txt ...] > probe.json
+
+With --pid (the server's process id, on this machine), each operation that answers is also
+repeated one request at a time until the server has used 0.5 s of CPU (or 200 requests, or
+30 s): `cpu_ms` is the server's user + system CPU time per request from /proc/PID/stat, the
+number to compare on a shared machine, where the wall time includes waits for a core.
 
 Used by bench/run.sh and bench/aggs_bench.sh; standard library only."""
 import json
+import os
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -47,7 +54,24 @@ def buckets(aggs):
     return None, None
 
 
-def probe(url, cls, path, body):
+def cpu_ticks(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime (fields 14 and 15)
+
+
+def cpu_per_request(url, pid, path, body):
+    hz = os.sysconf("SC_CLK_TCK")
+    t0, c0, n = time.time(), cpu_ticks(pid), 0
+    while True:
+        call(url + path, "POST", body)
+        n += 1
+        used = cpu_ticks(pid) - c0
+        if used >= hz // 2 or n >= 200 or time.time() - t0 > 30:
+            return round(used * 1000.0 / hz / n, 3), n
+
+
+def probe(url, cls, path, body, pid=None):
     row = {"class": cls}
     peak(url, True)
     status, r = call(url + path, "POST", body)
@@ -66,19 +90,25 @@ def probe(url, cls, path, body):
     status, r = call(url + path, "POST", json.dumps(q))
     if status == 200:
         row["docs"] = r["hits"]["total"]["value"]
+    if pid:
+        row["cpu_ms"], row["cpu_requests"] = cpu_per_request(url, pid, path, body)
     return row
 
 
 def main():
-    url = sys.argv[1].rstrip("/")
+    args = sys.argv[1:]
+    pid = None
+    if args[:1] == ["--pid"]:
+        pid, args = int(args[1]), args[2:]
+    url = args[0].rstrip("/")
     out = {}
-    for wl in sys.argv[2:]:
+    for wl in args[1:]:
         for line in open(wl):
             if not line.strip() or line.startswith("#"):
                 continue
             cls, _method, path, body = line.rstrip("\n").split("\t", 3)
             if cls not in out:
-                out[cls] = probe(url, cls, path, body)
+                out[cls] = probe(url, cls, path, body, pid)
     json.dump(out, sys.stdout, indent=1)
     print()
 

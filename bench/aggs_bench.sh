@@ -6,25 +6,28 @@
 #   bench/aggs_bench.sh                                  # 2M taxis + 2M logs docs
 #   TAXIS_DOCS=5000000 LOGS_DOCS=10000000 bench/aggs_bench.sh   # the issue's sizes
 #
-# scry: `scry gen` -> release `scry serve --search-threads 1` (fresh data folder unless
-# KEEP_DATA=1) -> the Rally mappings -> `scry load` -> refresh, force-merge to one segment; the
+# scry: `scry gen` (once per size and seed; both engines read the same file) -> release
+# `scry serve --search-threads 1` (fresh data folder unless KEEP_DATA=1) -> the Rally mappings
+# (one shard, no replica) -> refresh off -> `scry load --conns LOAD_CONNS` -> refresh,
+# force-merge to one segment; the
 # validation pass of `scry bench run` over every operation; the operations that answer are
 # timed (one connection, request_cache=false on every request: scry has no request cache, so
 # every request recomputes), the ones that fail are listed with the server's error.
-# bench/agg_probe.py records per operation the docs it collects, the peak request-breaker bytes
-# and its buckets. Lucene: bench/LuceneAggBench.java indexes the same fields (one segment) and
+# bench/agg_probe.py records per operation the docs it collects, the peak request-breaker bytes,
+# its buckets and the server's CPU time per request. Lucene: bench/LuceneAggBench.java indexes the same fields (one segment) and
 # times the same operations single-threaded. Buckets' doc count sums must agree.
 # bench/aggs_report.py writes $OUT/aggs.md and, unless NO_DOCS=1, the "Aggregations" section
 # of docs/benchmarks.md (between its aggs_bench markers).
 #
 # Environment: TAXIS_DOCS (2000000) LOGS_DOCS (2000000) SEED (1) OUT (build/aggs-bench)
+# LOAD_CONNS (_bulk requests in flight while loading, 2)
 # WARMUP (1) REPS (3) DURATION (2) RUNS (Lucene timed runs, 21) SKIP_BUILD=1 KEEP_DATA=1
 # LUCENE=0 (scry only) ONLY (an extended regex: time only the operations whose names match) BIN (the scry binary, build/release/scry; another copy lets a long load
 # run while build/release is rebuilt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${TAXIS_DOCS:=2000000}" "${LOGS_DOCS:=2000000}" "${SEED:=1}" "${OUT:=build/aggs-bench}"
-: "${WARMUP:=1}" "${REPS:=3}" "${DURATION:=2}" "${RUNS:=21}" "${LUCENE:=1}"
+: "${WARMUP:=1}" "${REPS:=3}" "${DURATION:=2}" "${RUNS:=21}" "${LUCENE:=1}" "${LOAD_CONNS:=2}"
 PY=/usr/bin/python3
 BIN=${BIN:-build/release/scry}
 J=/usr/share/java
@@ -81,24 +84,54 @@ for _ in $(seq 600); do [ -s "$OUT/port" ] && break; kill -0 "$SPID" 2>/dev/null
 PORT=$(cat "$OUT/port")
 URL=http://127.0.0.1:$PORT
 req() { # method path [body-file]
-  local code
-  code=$(curl -s -o "$OUT/last.json" -w '%{http_code}' -X "$1" "$URL$2" -H 'Content-Type: application/json' ${3:+--data-binary @"$3"})
-  [ "${code:0:1}" = 2 ] || die "$1 $2 answered $code: $(head -c 300 "$OUT/last.json")"
+  local code last="$OUT/last.$BASHPID.json" # a file per process: the loads run side by side
+  code=$(curl -s -o "$last" -w '%{http_code}' -X "$1" "$URL$2" -H 'Content-Type: application/json' ${3:+--data-binary @"$3"})
+  [ "${code:0:1}" = 2 ] || die "$1 $2 answered $code: $(head -c 300 "$last")"
 }
-load() { # index corpus mapping
-  req PUT "/$1" "bench/workloads/$3.index.json"
-  log "loading $2 into scry [$1]"
-  "$BIN" load --index "$1" "$2" --url "$URL" --quiet
+load() { # index corpus mapping: loads and refreshes; the times go to $OUT/load.times
+  # no periodic refresh while loading: segments are written as the indexing buffer fills
+  printf '{"index":{"refresh_interval":"-1"}}' > "$OUT/refresh_off.json"
+  req PUT "/$1/_settings" "$OUT/refresh_off.json"
+  log "loading $2 into scry [$1] ($LOAD_CONNS _bulk requests in flight)"
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$BIN" load --index "$1" "$2" --url "$URL" --quiet --conns "$LOAD_CONNS" 2>&1 | tee -a "$OUT/load.log" >&2
   req POST "/$1/_refresh"
+  t1=$(date +%s.%N)
+  echo "$1 load_s $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")" >> "$OUT/load.times"
+}
+merge() { # index
+  local t0 t1
+  t0=$(date +%s.%N)
   req POST "/$1/_forcemerge?max_num_segments=1"
   req POST "/$1/_refresh"
   req POST "/$1/_flush"
+  t1=$(date +%s.%N)
+  echo "$1 merge_s $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")" >> "$OUT/load.times"
 }
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.0f", ($14 + $15) / hz}' "/proc/$SPID/stat"; }
 # kept data: the shards recover in the background after the server starts
 req GET "/_cluster/health?wait_for_status=yellow&timeout=600s"
 if [ ! -s "$OUT/data.meta" ]; then
-  load nyc_taxis "$OUT/corpus/taxis.ndjson" taxis
-  load logs-gen "$OUT/corpus/logs.ndjson" logs
+  : > "$OUT/load.times"
+  req PUT /nyc_taxis bench/workloads/taxis.index.json
+  req PUT /logs-gen bench/workloads/logs.index.json
+  # both indices at once: each shard indexes under its own lock, so the two loads use both
+  # cores (one load is one indexing thread plus the shard's refresh and merge threads)
+  c0=$(cpu_s)
+  t0=$(date +%s)
+  load nyc_taxis "$OUT/corpus/taxis.ndjson" taxis &
+  LP1=$!
+  load logs-gen "$OUT/corpus/logs.ndjson" logs &
+  LP2=$!
+  wait $LP1 || die "loading nyc_taxis failed"
+  wait $LP2 || die "loading logs-gen failed"
+  echo "both load_s $(($(date +%s) - t0)) server_cpu_s $(($(cpu_s) - c0))" >> "$OUT/load.times"
+  c0=$(cpu_s)
+  t0=$(date +%s)
+  merge nyc_taxis
+  merge logs-gen
+  echo "both merge_s $(($(date +%s) - t0)) server_cpu_s $(($(cpu_s) - c0))" >> "$OUT/load.times"
   echo "$META" > "$OUT/data.meta"
 fi
 bench() { # workload out [options]
@@ -111,7 +144,7 @@ bench() { # workload out [options]
 }
 log "scry: validation, probe (docs collected, peak breaker bytes, buckets)"
 bench "$WL" "$OUT/validate.json" --validate-only
-"$PY" bench/agg_probe.py "$URL" "$WL" > "$OUT/probe.json"
+"$PY" bench/agg_probe.py --pid "$SPID" "$URL" "$WL" > "$OUT/probe.json"
 # only the operations that answer are timed
 "$PY" -c 'import json, sys
 bad = {q["class"] for q in json.load(open(sys.argv[1]))["validation"] if q["error"]}

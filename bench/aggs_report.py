@@ -26,7 +26,8 @@ def lucene_rows(path):
         if len(f) < 8:
             continue
         row = {"hits": int(f[1]), "buckets": int(f[2]), "sum": int(f[3]), "median": float(f[4]),
-               "best": float(f[5]), "worst": float(f[6]), "method": f[7]}
+               "best": float(f[5]), "worst": float(f[6]), "method": f[7],
+               "cpu": float(f[8]) if len(f) > 8 else None}
         if f[0] not in best or row["median"] < best[f[0]]["median"]:
             row["all"] = best.get(f[0], {}).get("all", []) + [row]
             best[f[0]] = row
@@ -72,8 +73,9 @@ def main():
             s.get("warmup_s", "?")))
     L.append("")
     L.append("| operation | docs collected | scry p50 ms (reps' means) | Lucene ms (best..worst) "
-             "| Lucene / scry | scry ns per doc | peak breaker bytes | buckets (scry / Lucene) |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---|")
+             "| Lucene / scry | scry CPU ms (probe) | Lucene CPU ms | Lucene / scry by CPU "
+             "| scry ns per doc (p50, CPU) | peak breaker bytes | buckets (scry / Lucene) |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     bad = 0
     failed = []
     for cls, p in probe.items():
@@ -84,8 +86,22 @@ def main():
         p50 = c["latency_us"]["p50"] / 1000.0
         reps = ", ".join("%.2f" % (1000.0 / q) for q in c.get("qps_reps", []) if q)
         docs = p.get("docs") or 0
-        nsdoc = "%.2f" % (p50 * 1e6 / docs) if docs else "-"
+        # the server's CPU per request: `scry bench run --pid` over the timed requests, else
+        # agg_probe's (one request at a time until 0.5 s of CPU)
+        cpu = c["server_cpu_us_per_req"] / 1000.0 if c.get("server_cpu_us_per_req") \
+            else p.get("cpu_ms")
+        pcpu = p.get("cpu_ms")
+        nsdoc = "%.2f, %s" % (p50 * 1e6 / docs, "%.2f" % (cpu * 1e6 / docs) if cpu else "-") \
+            if docs else "-"
         lr = luc.get(cls)
+        # by CPU: Lucene's method with the least CPU against the server's CPU per request
+        lcpu = min((x["cpu"] for x in lr["all"] if x.get("cpu") is not None), default=None) \
+            if lr else None
+        cpu_s = ("%.2f" % cpu if cpu is not None else "-") + \
+            (" (%.2f)" % pcpu if pcpu is not None else "")
+        lcpu_s = "%.2f" % lcpu if lcpu is not None else "-"
+        cratio = "%.2fx" % (lcpu / cpu) if cpu and lcpu is not None else \
+            ("> %.2fx" % (lcpu / 0.01) if cpu == 0 and lcpu else "-")
         if lr:
             lms = "%.2f (%.2f..%.2f, %s)" % (lr["median"], lr["best"], lr["worst"], lr["method"])
             ratio = "%.2fx" % (lr["median"] / p50) if p50 else "-"
@@ -96,8 +112,9 @@ def main():
                 lb += " **doc counts differ: %s vs %d**" % (p.get("doc_count_sum"), lr["sum"])
         else:
             lms, ratio, lb = "-", "-", "%s" % p.get("buckets")
-        L.append("| %s | %d | %.2f (%s) | %s | %s | %s | %s | %s |" % (
-            cls, docs, p50, reps, lms, ratio, nsdoc, human(p.get("peak_breaker_bytes") or 0), lb))
+        L.append("| %s | %d | %.2f (%s) | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            cls, docs, p50, reps, lms, ratio, cpu_s, lcpu_s, cratio, nsdoc,
+            human(p.get("peak_breaker_bytes") or 0), lb))
     L.append("")
     if failed:
         L.append("Operations that do not run yet (listed, not timed):")
@@ -109,12 +126,28 @@ def main():
         L.append("")
     L.append(
         "Docs collected: the query's exact hit count. ns per doc: scry's p50 over it (HTTP "
-        "included). Peak breaker bytes: the request breaker's `peak_used_in_bytes` "
+        "included), then the server's CPU per request over it. scry CPU ms: the server "
+        "process's user + system time per request (`/proc/PID/stat`, HTTP and JSON included) "
+        "over the timed requests of `scry bench run --pid`; in brackets the same from "
+        "`bench/agg_probe.py`, one request at a time until 0.5 s of CPU (10 ms clock ticks "
+        "averaged over the requests: two samples of one number). Lucene CPU ms: the median of its runs' thread CPU time (`ThreadMXBean`), "
+        "of its cheapest method. On a shared machine the CPU columns are the ones to compare: "
+        "wall times include waits for a core. Peak breaker bytes: the request breaker's `peak_used_in_bytes` "
         "(`_nodes/stats/breaker`, reset before the request): the largest scratch high-water plus "
         "shard result of the request's shard executions. Buckets differ where they should: "
         "`histogram` returns the empty buckets between the smallest and largest key "
         "(`min_doc_count` 0), Lucene's row counts non-empty ones; the doc count sums must and "
         "do agree. `terms_payment_type` is not a Rally operation (the issue's terms target).")
+    lt = os.path.join(out, "load.times")
+    if os.path.exists(lt) and os.path.getsize(lt):
+        L.append("")
+        rows = [x.split() for x in open(lt) if x.strip()]
+        what = {"load_s": "loaded and refreshed", "merge_s": "force-merged to one segment"}
+        L.append("Loading (`scry load --conns`, refresh off; both indices side by side), in "
+                 "seconds of wall time: " + "; ".join(
+                     "%s %s in %s s%s" % (f[0], what.get(f[1], f[1]), f[2],
+                                          " (server CPU %s s)" % f[4] if len(f) >= 5 else "")
+                     for f in rows if len(f) >= 3) + ".")
     if loads:
         L.append("")
         L.append("Load average (1/5/15 min) after scry: %s; after Lucene: %s. The machine is "

@@ -13,8 +13,8 @@ With --batched-reduce-size N, each mode also runs with `?batched_reduce_size=N` 
 512): the data nodes fold every N shard results and the coordinator every N answers (unbatched:
 one per shard), and the peaks of the four runs are reported side by side.
 Usage: python3 bench/cluster_reduce_memory.py [--docs 700000] [--ips 300000] [--searches 5]
-       [--rounds 3] [--batched-reduce-size N]   (SCRY_BIN picks the binary; use a release
-       build)"""
+       [--rounds 3] [--batched-reduce-size N] [--buckets-out FILE]   (SCRY_BIN picks the
+       binary; use a release build; --buckets-out writes the buckets, to compare two builds)"""
 import argparse
 import json
 import os
@@ -101,6 +101,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--batched-reduce-size", type=int, default=0)
+    ap.add_argument("--buckets-out", help="write the buckets (JSON) here, to compare builds")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="scry-reducemem-")
     etcd = Etcd(tmp).start()
@@ -134,6 +135,9 @@ def main():
                         buckets.setdefault((batched, brs), b)
         for m in modes:
             assert buckets[m] == buckets[modes[0]], "%s: the buckets differ" % (m,)
+        if a.buckets_out:
+            with open(a.buckets_out, "w") as f:
+                json.dump(buckets[modes[0]], f)
         print("terms clientip size 1000 shard_size 50000 over 70 shards; %d searches/mode"
               % len(res[modes[0]]))
         med = {}

@@ -9,7 +9,10 @@
  * With "-" as the num_candidates list it reads one num_candidates per line from stdin and answers
  * each when it is read (bench/knn_compare.py interleaves the libraries' runs that way). A
  * num_candidates may carry ":W", the level-1 beam width (sc_vec_knn_opts.upper_beam: -1 the
- * greedy descent, 0 the default), reported as impl "scry-TYPE:W".
+ * greedy descent, 0 the default), reported as impl "scry-TYPE:W", and then "/OS", the int8
+ * rescoring oversample (sc_vec_knn_opts.oversample, Elasticsearch's rescore_vector.oversample:
+ * the best ceil(10 OS) candidates rescored; without it scry's default, a beam of at least 30
+ * and every candidate rescored), reported as "scry-TYPE/OS".
  * Output: one TSV line per num_candidates: impl nc recall qps build_s bytes_per_vector
  * nodes_scored_per_query; "#" lines: build and graph shape (nodes and mean degree per level). */
 #include <math.h>
@@ -170,6 +173,13 @@ int main(int argc, char **argv)
             ub = strtol(t + 1, (char **)&t, 10);
             has_ub = true;
         }
+        float os = 0;
+        char os_txt[24] = "";
+        if (*t == '/') {
+            const char *o0 = t + 1;
+            os = strtof(o0, (char **)&t);
+            snprintf(os_txt, sizeof(os_txt), "/%.*s", (int)(t - o0), o0);
+        }
         if (!from_stdin)
             s = *t == ',' ? t + 1 : t;
         double found = 0;
@@ -180,7 +190,8 @@ int main(int argc, char **argv)
                                  .k = 10,
                                  .num_candidates = nc < 10 ? 10 : nc,
                                  .n_scored = &scored,
-                                 .upper_beam = (int32_t)ub};
+                                 .upper_beam = (int32_t)ub,
+                                 .oversample = os};
             size_t nh;
             bool ex;
             if (sc_vec_knn(&vf, &o, &a, hits, &nh, &ex) != SC_OK)
@@ -191,8 +202,10 @@ int main(int argc, char **argv)
             sc_arena_rewind(&a, m0);
         }
         double secs = (double)(cpu_ns() - t1) / 1e9;
-        char impl[64];
-        snprintf(impl, sizeof(impl), has_ub ? "scry-%s:%ld" : "scry-%s", type, ub);
+        char impl[96], ub_txt[24] = "";
+        if (has_ub)
+            snprintf(ub_txt, sizeof(ub_txt), ":%ld", ub);
+        snprintf(impl, sizeof(impl), "scry-%s%s%s", type, ub_txt, os_txt);
         printf("%s\t%u\t%.4f\t%.0f\t%.2f\t%.0f\t%.0f\n", impl, nc, found / (10.0 * nq), nq / secs,
                build_s, search_b / n, (double)scored / nq);
         fflush(stdout);

@@ -47,12 +47,12 @@ if [ "${1:-}" = "--scale" ]; then
     echo "#### Isotropic clusters (\`scry gen vectors --dims 128 --clusters 64 --seed 11\`), l2_norm"
     echo
     /usr/bin/python3 bench/knn_compare.py "$dir/iso_base.fvecs" "$dir/iso_query.fvecs" --sim l2 \
-      --ef $ef
+      --oversample 1.5,2 --ef $ef
     echo
     echo "#### Clusters of intrinsic dimension 16 (\`... --seed 11 --intrinsic-dims 16\`), l2_norm"
     echo
     /usr/bin/python3 bench/knn_compare.py "$dir/low16_base.fvecs" "$dir/low16_query.fvecs" \
-      --sim l2 --ef $ef
+      --sim l2 --oversample 1.5,2 --ef $ef
     echo
     echo "#### Over HTTP: the intrinsic-16 set, int8_hnsw, one segment (bench/knn_http.py)"
     echo
@@ -89,11 +89,13 @@ tail -c $((1000 * rec)) "$tmp/all.fvecs" >"$tmp/gmm_query.fvecs"
   echo
   echo "### Gaussian mixture (scry gen vectors), l2_norm"
   echo
-  /usr/bin/python3 bench/knn_compare.py "$tmp/gmm_base.fvecs" "$tmp/gmm_query.fvecs" --sim l2
+  /usr/bin/python3 bench/knn_compare.py "$tmp/gmm_base.fvecs" "$tmp/gmm_query.fvecs" --sim l2 \
+    --oversample 1.5,2
   echo
   echo "### Text: package descriptions and man pages (bench/vectors_from_text.py), cosine"
   echo
-  /usr/bin/python3 bench/knn_compare.py "$tmp/text/base.fvecs" "$tmp/text/query.fvecs" --sim cosine
+  /usr/bin/python3 bench/knn_compare.py "$tmp/text/base.fvecs" "$tmp/text/query.fvecs" \
+    --sim cosine --oversample 1.5,2
   echo "<!-- END knn -->"
 } >"$tmp/section.md"
 /usr/bin/python3 bench/docs_section.py docs/benchmarks.md knn "$tmp/section.md"

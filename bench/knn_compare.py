@@ -9,6 +9,12 @@ shared, so wall time would count other processes), bytes per vector (what a sear
 the graph). Make the vectors with bench/vectors_from_text.py or `scry gen vectors --fvecs`.
 
     /usr/bin/python3 bench/knn_compare.py BASE.fvecs QUERY.fvecs --sim cosine --m 16 --efc 100
+
+int8_hnsw's default curve starts at a beam of 3 k = 30 (every candidate rescored with the raw
+floats), so its low-recall end is never measured; `--oversample 1.5,2` adds one curve per
+Elasticsearch rescore_vector.oversample value (beam max(num_candidates, ceil(10 x)), the best
+ceil(10 x) candidates rescored), which reaches down to recall 0.95. `--rounds N` sweeps N times
+round-robin and reports each row's median QPS.
 """
 import argparse
 import os
@@ -56,6 +62,7 @@ class Scry:
         sim = {"l2": "l2", "cosine": "cosine", "ip": "dot"}[a.sim]
         self.p = subprocess.Popen([exe, a.base, a.query, sim, itype, str(a.m), str(a.efc), "-"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.itype = itype
         self.shape = []
 
     def built(self):
@@ -66,8 +73,8 @@ class Scry:
             self.shape.append(line.rstrip("\n"))
         raise RuntimeError("knn_bench ended early")
 
-    def run(self, ef):
-        self.p.stdin.write("%d\n" % ef)
+    def run(self, ef, oversample=None):
+        self.p.stdin.write("%d%s\n" % (ef, "/%g" % oversample if oversample else ""))
         self.p.stdin.flush()
         impl, nc, r, qps, build, bpv, scored = self.p.stdout.readline().split("\t")
         return (impl, int(nc), float(r), float(qps), float(build), float(bpv), float(scored))
@@ -152,6 +159,14 @@ def main():
     ap.add_argument("--ef", default="10,20,40,60,100,150,200,300,500")
     ap.add_argument("--skip", default="", help="comma list of: scry,scry8,hnswlib,faiss,faiss8")
     ap.add_argument("--target", type=float, default=0.95, help="recall for the ratio table")
+    ap.add_argument("--oversample", default="",
+                    help="comma list of int8 rescoring oversamples (Elasticsearch's "
+                         "rescore_vector.oversample: the best ceil(10 x) candidates rescored, "
+                         "the beam at least that), each its own scry-int8_hnsw/x curve beside "
+                         "the default one (beam at least 30, every candidate rescored)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="sweep every beam this many times, round-robin; QPS is each row's "
+                         "median over the rounds")
     a = ap.parse_args()
     efs = [int(x) for x in a.ef.split(",")]
     skip = set(a.skip.split(","))
@@ -182,11 +197,22 @@ def main():
     for lib in libs:
         if isinstance(lib, Scry):
             lib.built()
+    oversamples = [float(x) for x in a.oversample.split(",") if x]
+    runs = {}
+    for _ in range(a.rounds):
+        for ef in efs:
+            for lib in libs:
+                variants = [None]
+                if isinstance(lib, Scry) and lib.itype == "int8_hnsw":
+                    variants += oversamples
+                for os_ in variants:
+                    row = lib.run(ef, os_) if os_ else lib.run(ef)
+                    runs.setdefault((row[0], ef), []).append(row)
     rows = {}
-    for ef in efs:
-        for lib in libs:
-            row = lib.run(ef)
-            rows.setdefault(row[0], []).append(row)
+    for (impl, ef), rs in runs.items():
+        qps = sorted(r[3] for r in rs)
+        med = qps[len(qps) // 2] if len(qps) % 2 else (qps[len(qps) // 2 - 1] + qps[len(qps) // 2]) / 2
+        rows.setdefault(impl, []).append(rs[0][:3] + (med,) + rs[0][4:])
     for lib in libs:
         if isinstance(lib, Scry):
             lib.close()

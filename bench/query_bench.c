@@ -4,8 +4,9 @@
  * (JSON lines with "query" and "class"; regex-class queries are wrapped in /.../) in three
  * modes, single threaded: COUNT (sc_search_count), TOP_10 (exact total up to 1,000, as
  * Lucene's IndexSearcher.search(q, 10)), TOP_10_COUNT (exact total). Each query runs once to
- * warm up, then REPS times; prints "class<TAB>mode<TAB>n<TAB>median_us<TAB>p99_us" per class and
- * mode; then the cancellation overhead: the whole set with the cancel token vs. without any
+ * warm up, then REPS times; prints "class<TAB>mode<TAB>n<TAB>median_us<TAB>p99_us<TAB>hits_sum
+ * <TAB>mean_us" per class and mode (the mean is what a throughput benchmark sees); then the
+ * cancellation overhead: the whole set with the cancel token vs. without any
  * token (best of 3 rounds each), on stderr. Usage: query_bench DOCS QUERIES WORK_DIR [REPS]
  * Environment: QB_CLASSES=a,b only these classes; QB_MODE=TOP_10 only that mode; QB_NO_OVERHEAD=1
  * skips the overhead rounds; QB_CPUTIME=1 times queries by thread CPU time; QB_TOTAL_ROUNDS=n
@@ -266,7 +267,7 @@ int main(int argc, char **argv)
         return 0;
     }
     uint64_t *lat = malloc(n_q * (size_t)reps * sizeof *lat);
-    printf("class\tmode\tqueries\tmedian_us\tp99_us\thits_sum\n");
+    printf("class\tmode\tqueries\tmedian_us\tp99_us\thits_sum\tmean_us\n");
     size_t i = 0;
     while (i < n_q) {
         size_t j = i;
@@ -297,9 +298,12 @@ int main(int argc, char **argv)
             }
             qsort(lat, n_lat, sizeof *lat, cmp_u64);
             size_t p99 = (size_t)((double)(n_lat - 1) * 0.99);
-            printf("%s\t%s\t%zu\t%.1f\t%.1f\t%llu\n", qs[i].cls, MODES[m], j - i,
+            double total = 0;
+            for (size_t k = 0; k < n_lat; k++)
+                total += (double)lat[k];
+            printf("%s\t%s\t%zu\t%.1f\t%.1f\t%llu\t%.1f\n", qs[i].cls, MODES[m], j - i,
                    (double)lat[n_lat / 2] / 1e3, (double)lat[p99] / 1e3,
-                   (unsigned long long)hits_sum);
+                   (unsigned long long)hits_sum, total / (double)n_lat / 1e3);
             fflush(stdout);
         }
         i = j;

@@ -18,6 +18,8 @@ PKGS=(
   python3-numpy python3-hnswlib python3-faiss
   # word lists the light-stemmer oracle samples (tests/oracle/analysis/make_light_words.py)
   wngerman wfrench wspanish witalian wportuguese
+  # profiles of benchmark operations (bench/agg_profile.sh)
+  linux-perf
 )
 
 missing=()

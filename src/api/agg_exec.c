@@ -84,19 +84,26 @@ static sc_status hook_reduce(void *ctx, void *const *partials, size_t n, sc_aren
                              void **out_partial, sc_shard_search_error *err)
 {
     const sc__agg_hook *h = ctx;
-    sc_agg_result **in = sc_arena_alloc(out, (n ? n : 1) * sizeof *in);
+    sc_agg_result **in = malloc((n ? n : 1) * sizeof *in);
     if (!in)
-        return out->over_budget ? SC_ELIMIT : SC_ENOMEM;
+        return SC_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (partials[i])
             in[k++] = partials[i];
     *out_partial = NULL;
-    if (!k)
+    if (!k) {
+        free(in);
         return SC_OK;
+    }
+    /* the reduce's working memory (sort arrays, merged buckets that borrow the inputs' keys)
+     * is given back once its result has been copied out; out->peak_bytes keeps its high-water
+     * mark for the breaker */
+    sc_arena_mark mark = sc_arena_mark_get(out);
     sc_agg_error aerr;
     sc_agg_result *r;
     sc_status st = sc_agg_reduce(h->spec, in, k, false, h->max_buckets, out, &r, &aerr);
+    free(in);
     if (st != SC_OK) {
         err->status = st == SC_ECORRUPT ? 500 : 429;
         err->type = st == SC_ECORRUPT ? "exception" : "circuit_breaking_exception";
@@ -105,10 +112,12 @@ static sc_status hook_reduce(void *ctx, void *const *partials, size_t n, sc_aren
         return st;
     }
     /* the reduction shares key bytes with the shards' partials, whose memory goes with the
-     * node's shard results: it leaves self-contained, as it would leave the node */
+     * node's shard results: it leaves self-contained, as it would leave the node, and compact
+     * (only the merged buckets, not the reduce's scratch) */
     uint8_t *bytes;
     size_t len;
     SC_TRY(sc_agg_encode(r, &bytes, &len));
+    sc_arena_rewind(out, mark);
     sc_agg_result *moved;
     st = sc_agg_decode(bytes, len, out, &moved);
     free(bytes);

@@ -417,11 +417,13 @@ static sc_status run_phase(sc_api_remote *r, remote_query *rq, sc_task *task, sc
                                 .can_match = q->can_match,
                                 .dfs = q->dfs};
     sc_node_query_response nr;
-    size_t before = a->used_bytes;
+    size_t before = a->used_bytes, peak0 = a->peak_bytes;
+    a->peak_bytes = before;
     sc_status st = sc_node_query_phase(r->node, &nq, a, &nr);
     /* the node's partial reduce (merged top hits, reduced aggregations) on its request breaker
-     * until the answer is written */
-    uint64_t reduce_bytes = a->used_bytes - before, held = 0;
+     * until the answer is written: its high-water mark (the reduce gives its scratch back) */
+    uint64_t reduce_bytes = a->peak_bytes - before, held = 0;
+    a->peak_bytes = peak0 > a->peak_bytes ? peak0 : a->peak_bytes;
     if (st == SC_OK && reduce_bytes) {
         if (sc_breaker_reserve(r->node, reduce_bytes)) {
             held = reduce_bytes;

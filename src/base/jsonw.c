@@ -329,7 +329,8 @@ size_t sc_json_format_double(char *buf, double v)
     return java_notation(buf, (size_t)n, v, prec);
 }
 
-size_t sc_json_format_float(char *buf, float v)
+/* jsonw.h: the reference form (snprintf/strtof), also what the fast path falls back to. */
+size_t sc__json_format_float_slow(char *buf, float v)
 {
     if (!isfinite(v)) {
         memcpy(buf, "null", 5);
@@ -351,6 +352,100 @@ size_t sc_json_format_float(char *buf, float v)
     }
     int n = snprintf(buf, 32, "%.*g", lo, (double)v);
     return java_notation(buf, (size_t)n, (double)v, lo);
+}
+
+/* 10^0 .. 10^22: exact doubles */
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* x * 10^k for |k| <= 22, one correctly rounded operation on exact operands. */
+static inline double scale10(double x, int k)
+{
+    return k >= 0 ? x * POW10[k] : x / POW10[-k];
+}
+
+/* The shortest form of a float in [1e-3, 1e7) (every score), in plain notation, without
+ * snprintf or strtof: for p = 1, 2, .. the p-digit decimal d * 10^-k nearest v and whether it
+ * reads back as v. Each step is one correctly rounded double operation on exact operands (d <
+ * 10^9, |k| <= 11), so the nearest decimal is known unless v * 10^k lies within its rounding
+ * error of a half (then 0: the caller takes the reference path), and the decimal's value,
+ * rounded to double and then to float, is what strtof gives unless the double lands exactly
+ * halfway between two floats (checked; 0 then too). 0 as well when rounding carries into a new
+ * digit (9.99.. to 10). Same output as sc__json_format_float_slow (jsonw_test compares them). */
+static size_t format_float_plain(char *buf, float v)
+{
+    double a = fabs((double)v);
+    if (!(a >= 1e-3 && a < 1e7))
+        return 0;
+    int e = 0; /* 10^e <= a < 10^(e+1), e in [-3, 6] */
+    if (a >= 1.0)
+        while (e < 6 && a >= POW10[e + 1])
+            e++;
+    else
+        while (a < 1.0 / POW10[-e])
+            e--;
+    for (int p = 1; p <= 9; p++) {
+        int k = p - 1 - e;
+        double x = scale10(a, k), fl = floor(x), frac = x - fl;
+        if (fabs(frac - 0.5) <= x * 0x1p-50)
+            return 0; /* too close to a tie to round here */
+        double d = frac > 0.5 ? fl + 1.0 : fl;
+        if (d >= POW10[p])
+            return 0; /* carried into a new digit */
+        double back = scale10(d, -k);
+        uint64_t bits;
+        memcpy(&bits, &back, sizeof bits);
+        if ((bits & ((UINT64_C(1) << 29) - 1)) == (UINT64_C(1) << 28))
+            return 0; /* a float midpoint: double rounding could differ from strtof */
+        if ((float)back != (float)a)
+            continue;
+        /* d's p digits (the last is not 0: else p - 1 digits would have read back), the
+         * point k digits from the right */
+        char dig[16];
+        uint32_t u = (uint32_t)d;
+        int nd = 0;
+        do {
+            dig[15 - nd++] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        const char *ds = dig + 16 - nd;
+        size_t n = 0;
+        if (v < 0)
+            buf[n++] = '-';
+        if (k <= 0) {
+            memcpy(buf + n, ds, (size_t)nd);
+            n += (size_t)nd;
+            for (int z = 0; z < -k; z++)
+                buf[n++] = '0';
+            buf[n++] = '.';
+            buf[n++] = '0';
+        } else if (k < nd) {
+            memcpy(buf + n, ds, (size_t)(nd - k));
+            n += (size_t)(nd - k);
+            buf[n++] = '.';
+            memcpy(buf + n, ds + nd - k, (size_t)k);
+            n += (size_t)k;
+        } else {
+            buf[n++] = '0';
+            buf[n++] = '.';
+            for (int z = 0; z < k - nd; z++)
+                buf[n++] = '0';
+            memcpy(buf + n, ds, (size_t)nd);
+            n += (size_t)nd;
+        }
+        buf[n] = 0;
+        return n;
+    }
+    return 0;
+}
+
+size_t sc_json_format_float(char *buf, float v)
+{
+    /* scores, the common case, without snprintf/strtof: they were ~15% of a cheap search
+     * request's API time (ten hits' scores and max_score) */
+    size_t n = format_float_plain(buf, v);
+    return n ? n : sc__json_format_float_slow(buf, v);
 }
 
 void sc_jsonw_double(sc_jsonw *w, double v)

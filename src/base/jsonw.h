@@ -69,5 +69,7 @@ sc_status sc_json_escape(sc_buf *out, sc_slice s) SC_MUST_USE;
  * Non-finite values give "null". */
 size_t sc_json_format_double(char *buf, double v);
 size_t sc_json_format_float(char *buf, float v);
+/* The same by snprintf/strtof alone (sc_json_format_float's reference; for its tests). */
+size_t sc__json_format_float_slow(char *buf, float v);
 
 #endif

@@ -60,8 +60,9 @@ typedef struct dist_run {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     size_t n_done; /* units of the round that finished (under mu) */
-    /* batched_reduce_size: units that answered are folded every batch (under mu) */
-    bool folding;
+    /* batched_reduce_size: units that answered are folded every batch (under mu); batched with
+     * fewer answers than the batch, one by one as they arrive instead (fold_arrivals) */
+    bool folding, fold_arrivals;
     size_t fold_batch;
     size_t *fold_pending, n_fold_pending, cap_fold_pending;
     size_t fold_next; /* units before this are folded */
@@ -213,7 +214,10 @@ static void run_local(dist_run *d, sc__dist_unit *u)
         }
     }
     u->n_partial_reduces = u->lresp.n_partial_reduces;
-    (void)sc__dist_breaker_add(&d->br, u->mem.used_bytes);
+    /* the node phase's high-water mark (its reduce's scratch is given back by then), then
+     * what it keeps */
+    (void)sc__dist_breaker_add(&d->br, u->mem.peak_bytes);
+    sc__dist_breaker_sub(&d->br, u->mem.peak_bytes - u->mem.used_bytes);
 }
 
 sc_status sc__dist_take_answer(const sc_search_request *sr, sc__dist_unit *u, const uint8_t *p,
@@ -478,7 +482,11 @@ static void fold_units(dist_run *d)
         d->fold_st = st;
         return;
     }
-    (void)sc__dist_breaker_add(&d->br, sc__partial_bytes(&d->fold));
+    /* the new fold's high-water mark while the old fold and the folded units are still held,
+     * then what it keeps */
+    size_t peak = d->fold.mem ? d->fold.mem->peak_bytes : 0;
+    (void)sc__dist_breaker_add(&d->br, peak);
+    sc__dist_breaker_sub(&d->br, peak - sc__partial_bytes(&d->fold));
     sc__dist_breaker_sub(&d->br, before);
     for (size_t i = 0; i < d->n_fold_pending; i++) {
         sc__dist_unit *u = &d->units[d->fold_pending[i]];
@@ -497,12 +505,54 @@ static void fold_units(dist_run *d)
     d->n_fold_pending = 0;
 }
 
+/* Batched (one unit per data node, each answer already a node's partial reduce) with fewer
+ * answers than batched_reduce_size: rather than holding every node's answer until the final
+ * reduce, the coordinator folds them as they arrive, one at a time in unit order (the first two
+ * together, then each next one into the fold, as soon as it has answered), and frees each folded
+ * answer. The last unit goes to the final reduce with the fold. The grouping does not depend on
+ * which node answers first (only when each fold runs does), so hits, top_hits ties, sums and
+ * sketches come out the same every time. These folds are not reduce phases the request asked
+ * for: num_reduce_phases does not count them. Failed units are passed over. Under d->mu. */
+static void fold_arrived(dist_run *d)
+{
+    while (d->fold_st == SC_OK) {
+        size_t want = d->fold.mem ? 1 : 2, got = 0, pend[2], u = d->fold_next;
+        for (; u + 1 < d->n_units && got < want; u++) {
+            if (atomic_load(&d->units[u].state) != 2)
+                break;
+            if (d->units[u].st == SC_OK)
+                pend[got++] = u;
+        }
+        if (got < want)
+            return;
+        if (d->cap_fold_pending < 2) {
+            size_t *p = realloc(d->fold_pending, 2 * sizeof *p);
+            if (!p) {
+                d->fold_st = SC_ENOMEM;
+                return;
+            }
+            d->fold_pending = p;
+            d->cap_fold_pending = 2;
+        }
+        d->n_fold_pending = got;
+        memcpy(d->fold_pending, pend, got * sizeof *pend);
+        d->fold_next = u;
+        uint32_t phases = d->fold.n_phases;
+        fold_units(d);
+        d->fold.n_phases = phases;
+    }
+}
+
 /* A unit finished (under d->mu): folds every batch of finished units in unit order (the order
  * of the single reduce, so that ties and sums of doubles come out the same), the fold counting
  * as one result, while more units are to come in the round (the last batch goes to the final
  * reduce). Failed units are in the batch but add nothing. */
 static void fold_ready(dist_run *d)
 {
+    if (d->fold_arrivals) {
+        fold_arrived(d);
+        return;
+    }
     for (;;) {
         size_t need = d->fold_batch - (d->fold.mem ? 1 : 0), k = 0;
         if (d->fold_st != SC_OK || d->fold_next + need >= d->n_units)
@@ -787,6 +837,9 @@ sc_status sc__search_run_dist(sc_node *n, const sc_search_request *sr,
     d.folding = sc__search_can_fold(sr) && !(sr->collect && !sr->collect->reduce);
     sc_status st = group_first(&d, targets, nt, batched);
     size_t n_next = d.n_units;
+    /* node answers fold as they arrive; answers per shard (unbatched), or more answers than
+     * batched_reduce_size, every batch */
+    d.fold_arrivals = batched && d.n_units <= d.fold_batch;
     /* Each round retries failed shards on their next copy; a target never returns to a copy it
      * tried, so the rounds end (at most one per copy). */
     while (st == SC_OK && n_next && !atomic_load(&d.br.tripped)) {

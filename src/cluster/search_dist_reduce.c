@@ -139,12 +139,17 @@ static sc_status reduce_aggs(const sc_search_request *sr, sc__dist_unit *units, 
         partials[u + 1] = units[u].st == SC_OK ? units[u].agg : NULL;
     sc_shard_search_error err;
     memset(&err, 0, sizeof err);
-    size_t before = arena->used_bytes;
+    size_t before = arena->used_bytes, peak0 = arena->peak_bytes;
+    arena->peak_bytes = before;
     sc_status st = h->reduce(h->ctx, partials, nu + 1, arena, &out->agg_result, &err);
-    /* the final reduce's memory joins the units' on the breaker */
-    if (st == SC_OK && arena->used_bytes > before &&
-        !sc__dist_breaker_add(br, arena->used_bytes - before))
+    /* the final reduce's memory joins the units' on the breaker: its high-water mark (the
+     * reduce gives its scratch back), then what it keeps */
+    size_t peak = arena->peak_bytes - before, kept = arena->used_bytes - before;
+    arena->peak_bytes = peak0 > arena->peak_bytes ? peak0 : arena->peak_bytes;
+    if (st == SC_OK && peak && !sc__dist_breaker_add(br, peak))
         return SC_ELIMIT;
+    if (st == SC_OK)
+        sc__dist_breaker_sub(br, peak - kept);
     if (st != SC_OK)
         sc_log(SC_LOG_WARN, "search", "aggregation reduce failed: %s",
                err.reason[0] ? err.reason : sc_status_str(st));

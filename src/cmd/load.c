@@ -1,10 +1,13 @@
 /* `scry load`: bulk-loads an NDJSON file (plain documents one per line, or _bulk format with
  * action lines) into a running server through the HTTP _bulk API with libcurl. Reads plain,
  * gzip (.gz) or zstd (.zst) files; shows a progress line (docs/s, MB/s, ETA); retries 429
- * rejections with backoff; prints a summary. */
+ * rejections with backoff; prints a summary. With --conns N, N sender threads (one libcurl
+ * handle each) keep N _bulk requests in flight while the reader cuts the next batches; the
+ * batches then reach the server in no fixed order. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,11 +104,36 @@ static void reader_close(reader *r)
 
 typedef struct load_state {
     CURL *curl;
-    char url[2048];
     sc_buf resp;
     unsigned long long docs_sent, docs_failed, bytes_sent, retries, requests;
     char first_error[512];
 } load_state;
+
+/* Batches cut by the reader wait here for a sender; at most cap wait, so the reader stays at
+ * most cap batches ahead of the senders. */
+#define LOAD_MAX_CONNS 64
+typedef struct batch {
+    sc_buf body;
+    size_t n_docs;
+} batch;
+
+typedef struct load_queue {
+    pthread_mutex_t mu;
+    pthread_cond_t cv_item, cv_space;
+    batch items[LOAD_MAX_CONNS];
+    size_t head, len, cap;
+    bool closed;      /* the reader is done: senders drain and exit */
+    bool failed;      /* a sender met a fatal error: the reader stops */
+    load_state total; /* the senders' counters, added after each request */
+} load_queue;
+
+typedef struct sender {
+    pthread_t thread;
+    load_queue *q;
+    load_state s;
+    struct curl_slist *hdrs;
+    bool ok;
+} sender;
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
 {
@@ -182,6 +210,73 @@ static bool send_bulk(load_state *s, const sc_buf *body, size_t n_docs)
     return true;
 }
 
+/* Adds one sender's counters since the last call to the queue's totals. */
+static void add_totals(load_queue *q, load_state *s, const load_state *before)
+{
+    pthread_mutex_lock(&q->mu);
+    q->total.docs_sent += s->docs_sent - before->docs_sent;
+    q->total.docs_failed += s->docs_failed - before->docs_failed;
+    q->total.bytes_sent += s->bytes_sent - before->bytes_sent;
+    q->total.retries += s->retries - before->retries;
+    q->total.requests += s->requests - before->requests;
+    if (!q->total.first_error[0] && s->first_error[0])
+        memcpy(q->total.first_error, s->first_error, sizeof s->first_error);
+    pthread_mutex_unlock(&q->mu);
+}
+
+static void *sender_main(void *arg)
+{
+    sender *w = arg;
+    load_queue *q = w->q;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        while (q->len == 0 && !q->closed && !q->failed)
+            pthread_cond_wait(&q->cv_item, &q->mu);
+        if (q->len == 0 || q->failed) {
+            pthread_mutex_unlock(&q->mu);
+            break;
+        }
+        batch b = q->items[q->head];
+        q->head = (q->head + 1) % q->cap;
+        q->len--;
+        pthread_cond_signal(&q->cv_space);
+        pthread_mutex_unlock(&q->mu);
+
+        load_state before = w->s;
+        bool ok = send_bulk(&w->s, &b.body, b.n_docs);
+        sc_vec_free(&b.body);
+        add_totals(q, &w->s, &before);
+        if (!ok) {
+            w->ok = false;
+            pthread_mutex_lock(&q->mu);
+            q->failed = true;
+            pthread_cond_broadcast(&q->cv_space);
+            pthread_cond_broadcast(&q->cv_item);
+            pthread_mutex_unlock(&q->mu);
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Hands a batch to the senders (takes body's memory, leaves *body empty); false once a sender
+ * has failed. */
+static bool queue_push(load_queue *q, sc_buf *body, size_t n_docs)
+{
+    pthread_mutex_lock(&q->mu);
+    while (q->len == q->cap && !q->failed)
+        pthread_cond_wait(&q->cv_space, &q->mu);
+    bool ok = !q->failed;
+    if (ok) {
+        q->items[(q->head + q->len) % q->cap] = (batch){*body, n_docs};
+        q->len++;
+        memset(body, 0, sizeof *body);
+        pthread_cond_signal(&q->cv_item);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return ok;
+}
+
 static void progress(load_state *s, uint64_t t0, long long pos, long long total, bool final)
 {
     double secs = (double)(sc_clock_now_ns() - t0) / 1e9;
@@ -207,6 +302,8 @@ static void load_usage(FILE *f)
                "  --url URL          server (default http://127.0.0.1:9200)\n"
                "  --batch-docs N     documents per _bulk request (default 5000)\n"
                "  --batch-mb N       max MB per _bulk request (default 8)\n"
+               "  --conns N          _bulk requests in flight (default 1; with more, batches\n"
+               "                     reach the server in no fixed order)\n"
                "  --refresh          refresh the index at the end\n"
                "  --quiet            no progress line\n"
                "FILE holds either one JSON document per line or _bulk format (action lines).\n");
@@ -215,7 +312,7 @@ static void load_usage(FILE *f)
 int sc_cmd_load(int argc, char **argv)
 {
     const char *index = NULL, *file = NULL, *url = "http://127.0.0.1:9200";
-    long batch_docs = 5000, batch_mb = 8;
+    long batch_docs = 5000, batch_mb = 8, conns = 1;
     bool refresh = false, quiet = false;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -236,6 +333,8 @@ int sc_cmd_load(int argc, char **argv)
                 batch_docs = strtol(v, NULL, 10);
             else if (!strcmp(a, "--batch-mb"))
                 batch_mb = strtol(v, NULL, 10);
+            else if (!strcmp(a, "--conns"))
+                conns = strtol(v, NULL, 10);
             else {
                 fprintf(stderr, "scry load: unknown option %s\n", a);
                 load_usage(stderr);
@@ -249,7 +348,8 @@ int sc_cmd_load(int argc, char **argv)
             return 2;
         }
     }
-    if (!index || !file || batch_docs <= 0 || batch_mb <= 0) {
+    if (!index || !file || batch_docs <= 0 || batch_mb <= 0 || conns <= 0 ||
+        conns > LOAD_MAX_CONNS) {
         load_usage(stderr);
         return 2;
     }
@@ -263,23 +363,40 @@ int sc_cmd_load(int argc, char **argv)
     long long total = stat(file, &stt) == 0 ? (long long)stt.st_size : 0;
 
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    load_state s;
-    memset(&s, 0, sizeof s);
-    s.curl = curl_easy_init();
-    snprintf(s.url, sizeof s.url, "%s/%s/_bulk", url, index);
-    struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/x-ndjson");
-    hdrs = curl_slist_append(hdrs, "Expect:");
-    curl_easy_setopt(s.curl, CURLOPT_URL, s.url);
-    curl_easy_setopt(s.curl, CURLOPT_HTTPHEADER, hdrs);
-    curl_easy_setopt(s.curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(s.curl, CURLOPT_WRITEDATA, &s.resp);
-    curl_easy_setopt(s.curl, CURLOPT_TCP_KEEPALIVE, 1L);
+    char bulk_url[2048];
+    snprintf(bulk_url, sizeof bulk_url, "%s/%s/_bulk", url, index);
+    load_queue q;
+    memset(&q, 0, sizeof q);
+    pthread_mutex_init(&q.mu, NULL);
+    pthread_cond_init(&q.cv_item, NULL);
+    pthread_cond_init(&q.cv_space, NULL);
+    q.cap = (size_t)conns;
+    sender *senders = calloc((size_t)conns, sizeof *senders);
+    long n_started = 0;
+    for (long i = 0; senders && i < conns; i++) {
+        sender *w = &senders[i];
+        w->q = &q;
+        w->ok = true;
+        w->s.curl = curl_easy_init();
+        w->hdrs = curl_slist_append(NULL, "Content-Type: application/x-ndjson");
+        w->hdrs = curl_slist_append(w->hdrs, "Expect:");
+        if (!w->s.curl || !w->hdrs)
+            break;
+        curl_easy_setopt(w->s.curl, CURLOPT_URL, bulk_url);
+        curl_easy_setopt(w->s.curl, CURLOPT_HTTPHEADER, w->hdrs);
+        curl_easy_setopt(w->s.curl, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(w->s.curl, CURLOPT_WRITEDATA, &w->s.resp);
+        curl_easy_setopt(w->s.curl, CURLOPT_TCP_KEEPALIVE, 1L);
+        if (pthread_create(&w->thread, NULL, sender_main, w) != 0)
+            break;
+        n_started++;
+    }
 
     sc_buf body = {0}, pending = {0};
     unsigned char *chunk = malloc(1 << 20);
     int format = -1; /* -1 unknown, 0 documents, 1 bulk */
     size_t batch_n = 0;
-    bool ok = chunk != NULL;
+    bool ok = chunk != NULL && n_started == conns;
     uint64_t t0 = sc_clock_now_ns(), last = 0;
     static const char action[] = "{\"index\":{}}\n";
     while (ok) {
@@ -333,7 +450,7 @@ int sc_cmd_load(int argc, char **argv)
             if ((format == 0 || is_action) &&
                 (batch_n >= (size_t)batch_docs ||
                  body.len >= (size_t)batch_mb * 1024 * 1024)) {
-                if (!send_bulk(&s, &body, batch_n)) {
+                if (!queue_push(&q, &body, batch_n)) {
                     ok = false;
                     break;
                 }
@@ -356,7 +473,10 @@ int sc_cmd_load(int argc, char **argv)
             }
             uint64_t now = sc_clock_now_ns();
             if (!quiet && now - last > 500000000ull) {
-                progress(&s, t0, reader_pos(&r), total, false);
+                pthread_mutex_lock(&q.mu);
+                load_state snap = q.total;
+                pthread_mutex_unlock(&q.mu);
+                progress(&snap, t0, reader_pos(&r), total, false);
                 last = now;
             }
         }
@@ -366,15 +486,29 @@ int sc_cmd_load(int argc, char **argv)
             break;
     }
     if (ok && batch_n)
-        ok = send_bulk(&s, &body, batch_n);
-    if (ok && refresh) {
+        ok = queue_push(&q, &body, batch_n);
+    pthread_mutex_lock(&q.mu);
+    q.closed = true;
+    pthread_cond_broadcast(&q.cv_item);
+    pthread_mutex_unlock(&q.mu);
+    for (long i = 0; i < n_started; i++) {
+        pthread_join(senders[i].thread, NULL);
+        ok = ok && senders[i].ok;
+    }
+    for (size_t i = 0; i < q.len; i++) /* left after a sender's failure */
+        sc_vec_free(&q.items[(q.head + i) % q.cap].body);
+    load_state s = q.total;
+    if (ok && refresh && senders) {
+        s.curl = senders[0].s.curl;
         char rurl[2100];
         snprintf(rurl, sizeof rurl, "%s/%s/_refresh", url, index);
+        sc_buf resp = {0};
+        curl_easy_setopt(s.curl, CURLOPT_WRITEDATA, &resp);
         curl_easy_setopt(s.curl, CURLOPT_URL, rurl);
         curl_easy_setopt(s.curl, CURLOPT_POSTFIELDS, "");
         curl_easy_setopt(s.curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
-        sc_vec_clear(&s.resp);
         curl_easy_perform(s.curl);
+        sc_vec_free(&resp);
     }
     if (!quiet)
         progress(&s, t0, total, total, true);
@@ -390,9 +524,16 @@ int sc_cmd_load(int argc, char **argv)
     free(chunk);
     sc_vec_free(&body);
     sc_vec_free(&pending);
-    sc_vec_free(&s.resp);
-    curl_slist_free_all(hdrs);
-    curl_easy_cleanup(s.curl);
+    for (long i = 0; senders && i < conns; i++) {
+        sc_vec_free(&senders[i].s.resp);
+        curl_slist_free_all(senders[i].hdrs);
+        if (senders[i].s.curl)
+            curl_easy_cleanup(senders[i].s.curl);
+    }
+    free(senders);
+    pthread_cond_destroy(&q.cv_space);
+    pthread_cond_destroy(&q.cv_item);
+    pthread_mutex_destroy(&q.mu);
     curl_global_cleanup();
     reader_close(&r);
     return ok && s.docs_failed == 0 ? 0 : 1;

@@ -210,14 +210,25 @@ static void layer_search(beam *b, int lev, const sc_hnsw_hit *eps, size_t n_eps,
         if (b->s->prefetch)
             for (uint32_t j = 0; j < n_fresh; j++)
                 b->s->prefetch(b->s, fresh[j]);
-        for (uint32_t j = 0; j < n_fresh; j++) {
+        /* with a visit limit, only the nodes it still allows are scored, then the search stops
+         * (as one score at a time would) */
+        uint32_t n_score = n_fresh;
+        bool stop = false;
+        if (b->visit_limit && b->n_visited + n_fresh > b->visit_limit) {
+            n_score =
+                b->n_visited >= b->visit_limit ? 0 : (uint32_t)(b->visit_limit - b->n_visited);
+            stop = true;
+        }
+        float sc[2 * SC_HNSW_MAX_M];
+        if (b->s->score_many)
+            b->s->score_many(b->s, fresh, n_score, sc);
+        else
+            for (uint32_t j = 0; j < n_score; j++)
+                sc[j] = b->s->score(b->s, fresh[j]);
+        b->n_visited += n_score;
+        for (uint32_t j = 0; j < n_score; j++) {
             uint32_t nb = fresh[j];
-            if (b->visit_limit && b->n_visited >= b->visit_limit) {
-                b->incomplete = true;
-                return;
-            }
-            float s = b->s->score(b->s, nb);
-            b->n_visited++;
+            float s = sc[j];
             if (res->len < ef || s > res->h[0].score) {
                 heap_push(cand, nb, s);
                 if (accepted(b, nb)) {
@@ -226,6 +237,10 @@ static void layer_search(beam *b, int lev, const sc_hnsw_hit *eps, size_t n_eps,
                         heap_pop(res);
                 }
             }
+        }
+        if (stop) {
+            b->incomplete = true;
+            return;
         }
     }
 }

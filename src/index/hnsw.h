@@ -51,6 +51,11 @@ static inline const uint32_t *sc_hnsw_links(const sc_hnsw_graph *g, uint32_t i, 
 typedef struct sc_hnsw_scorer {
     float (*score)(const struct sc_hnsw_scorer *s, uint32_t ord);
     void (*prefetch)(const struct sc_hnsw_scorer *s, uint32_t ord); /* may be NULL */
+    /* may be NULL: out[j] = score(ords[j]) for j < n (n <= 2 * SC_HNSW_MAX_M), the neighbours
+     * of one expanded node scored in one call (the search's level-0 and level-1 beams use it
+     * when set; it must equal `score` exactly) */
+    void (*score_many)(const struct sc_hnsw_scorer *s, const uint32_t *ords, uint32_t n,
+                       float *out);
     const void *ctx;
 } sc_hnsw_scorer;
 

@@ -32,6 +32,12 @@ typedef struct sc_vec_kernels {
      * integers with |b[i]| <= 4095, n <= 4096 (so the sum fits in 32 bits): exact, 16 codes
      * per vpmaddwd on AVX2 (the int8 graph walk with a query quantized to 13 bits) */
     int32_t (*dot_u7_i16)(const int8_t *a, const int16_t *b, size_t n);
+    /* dot_u7_i16 of m vectors at once: out[j] = dot_u7_i16(base + ords[j] * n, b, n) (the
+     * vectors of a graph node's neighbours, rows of n codes). One call per expanded node instead
+     * of one per neighbour; AVX2 scores four rows per pass, each 16-lane slice of b loaded once
+     * for the four. */
+    void (*dot_u7_i16_gather)(const int8_t *base, const uint32_t *ords, size_t m, const int16_t *b,
+                              size_t n, int32_t *out);
 } sc_vec_kernels;
 
 /* True when the CPU can run impl (SCALAR and AUTO always). */

@@ -3,6 +3,7 @@
 #include "index/vecfield.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -458,14 +459,30 @@ static float score_f32(const sc_hnsw_scorer *s, uint32_t ord)
  * integers (one scale per query: an error of 1 / 8,190 of the largest weight), so the
  * sum is an integer dot product (vpmaddwd: twice the lanes of a float one, no conversions);
  * the hits are rescored with the raw floats. */
+static inline float i8_sim(const qscorer *c, int32_t code_dot, uint32_t ord)
+{
+    float dot = c->qbase + c->qscale * (float)code_dot;
+    if (c->vf->p.sim == SC_VEC_SIM_L2)
+        return 2.0f * dot - c->qnorm - c->vf->corr[ord];
+    return dot;
+}
+
 static float score_i8(const sc_hnsw_scorer *s, uint32_t ord)
 {
     const qscorer *c = (const qscorer *)s;
     const int8_t *v = c->vf->codes + (size_t)ord * c->vf->p.dims;
-    float dot = c->qbase + c->qscale * (float)c->k->dot_u7_i16(v, c->qi, c->vf->p.dims);
-    if (c->vf->p.sim == SC_VEC_SIM_L2)
-        return 2.0f * dot - c->qnorm - c->vf->corr[ord];
-    return dot;
+    return i8_sim(c, c->k->dot_u7_i16(v, c->qi, c->vf->p.dims), ord);
+}
+
+/* score_i8 over one expanded node's fresh neighbours: one gather-kernel call for all (four
+ * rows per pass), then the per-vector terms. */
+static void score_i8_many(const sc_hnsw_scorer *s, const uint32_t *ords, uint32_t n, float *out)
+{
+    const qscorer *c = (const qscorer *)s;
+    int32_t dot[2 * SC_HNSW_MAX_M];
+    c->k->dot_u7_i16_gather(c->vf->codes, ords, n, c->qi, c->vf->p.dims, dot);
+    for (uint32_t j = 0; j < n; j++)
+        out[j] = i8_sim(c, dot[j], ords[j]);
 }
 
 /* The first two cache lines of the vector (the adjacent-line prefetcher brings more). */
@@ -483,6 +500,19 @@ static void prefetch_i8(const sc_hnsw_scorer *s, uint32_t ord)
     const char *p = (const char *)(c->vf->codes + (size_t)ord * c->vf->p.dims);
     __builtin_prefetch(p);
     __builtin_prefetch(p + 64);
+    /* l2_norm also reads the vector's correction: its own array, its own miss */
+    if (c->vf->p.sim == SC_VEC_SIM_L2)
+        __builtin_prefetch(c->vf->corr + ord);
+}
+
+/* Every cache line of a raw vector (rescoring reads all of it). */
+#define RESCORE_AHEAD 4
+static void prefetch_vec(const sc_vec_field *vf, uint32_t ord)
+{
+    const char *p = (const char *)(vf->vecs + (size_t)ord * vf->p.dims);
+    size_t len = (size_t)vf->p.dims * sizeof(float);
+    for (size_t off = 0; off < len; off += 64)
+        __builtin_prefetch(p + off);
 }
 
 static int cmp_hit(const void *a, const void *b)
@@ -529,8 +559,15 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
                   .sign = l2 ? -1.0f : 1.0f,
                   .q = o->query};
     uint32_t ef = o->num_candidates > o->k ? o->num_candidates : o->k;
-    if (vf->codes && ef < (uint64_t)o->k * SC_VEC_INT8_OVERSAMPLE)
+    size_t n_rescore = SIZE_MAX; /* the best this many candidates are rescored */
+    if (vf->codes && o->oversample > 0) {
+        double r = ceil((double)o->k * (o->oversample < 1 ? 1.0 : (double)o->oversample));
+        n_rescore = r > 100000 ? 100000 : (size_t)r;
+        if (ef < n_rescore)
+            ef = (uint32_t)n_rescore;
+    } else if (vf->codes && ef < (uint64_t)o->k * SC_VEC_INT8_OVERSAMPLE) {
         ef = o->k * SC_VEC_INT8_OVERSAMPLE;
+    }
     /* Elasticsearch hands Lucene num_candidates as its k: a filter accepting at most that
      * many docs is answered exactly (the graph would visit at least as many) */
     bool graph = vf->has_graph && !o->force_exact && !(o->accept && o->n_accept <= ef);
@@ -558,7 +595,8 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
     if (graph) {
         sc_hnsw_scorer gs = qs.base;
         if (vf->codes)
-            gs = (sc_hnsw_scorer){.score = score_i8, .prefetch = prefetch_i8};
+            gs = (sc_hnsw_scorer){
+                .score = score_i8, .prefetch = prefetch_i8, .score_many = score_i8_many};
         qscorer qg = qs;
         qg.base = gs;
         sc_hnsw_search_opts so = {.ef = ef,
@@ -575,10 +613,19 @@ sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena 
         if (o->n_scored)
             *o->n_scored += visited;
         if (!incomplete) {
-            /* rescore int8 candidates with the raw floats; map ordinals to docs */
+            /* rescore int8 candidates (best first) with the raw floats, which are rarely in
+             * cache: each vector's lines prefetched RESCORE_AHEAD vectors ahead */
+            if (vf->codes && *n_hits > n_rescore)
+                *n_hits = n_rescore;
+            if (vf->codes)
+                for (size_t i = 0; i < *n_hits && i < RESCORE_AHEAD; i++)
+                    prefetch_vec(vf, hits[i].ord);
             for (size_t i = 0; i < *n_hits; i++) {
-                if (vf->codes)
+                if (vf->codes) {
+                    if (i + RESCORE_AHEAD < *n_hits)
+                        prefetch_vec(vf, hits[i + RESCORE_AHEAD].ord);
                     hits[i].score = score_f32(&qs.base, hits[i].ord);
+                }
                 hits[i].ord = vf->docs[hits[i].ord];
             }
             if (vf->codes)

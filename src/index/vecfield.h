@@ -97,11 +97,17 @@ typedef struct sc_vec_knn_opts {
     int32_t upper_beam;      /* level-1 beam width (sc_hnsw_search_opts): 0 = the default,
                               * SC_VEC_UPPER_BEAM(ef, m); < 0 = none, the paper's greedy descent
                               * (benchmarks and tests compare the two) */
+    float oversample;        /* int8 types, as Elasticsearch's rescore_vector.oversample (>= 1):
+                              * the beam is max(num_candidates, ceil(k oversample)) and only the
+                              * best ceil(k oversample) candidates by quantized score are
+                              * rescored with the raw floats. 0 = scry's default: a beam of at
+                              * least SC_VEC_INT8_OVERSAMPLE k, every candidate rescored */
 } sc_vec_knn_opts;
 
 /* The best min(k, matches) accepted docs of the field, best first: hits[i].ord is the DOC id,
  * hits[i].score the similarity (sc_vec_similarity units; exact, int8 candidates rescored).
- * hits needs room for max(SC_VEC_INT8_OVERSAMPLE * k, num_candidates). *exact says whether a scan
+ * hits needs room for max(SC_VEC_INT8_OVERSAMPLE * k, ceil(oversample * k),
+ * num_candidates). *exact says whether a scan
  * answered. Scratch from a. SC_ENOMEM / SC_ELIMIT. */
 sc_status sc_vec_knn(const sc_vec_field *vf, const sc_vec_knn_opts *o, sc_arena *a,
                      sc_hnsw_hit *hits, size_t *n_hits, bool *exact) SC_MUST_USE;

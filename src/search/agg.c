@@ -249,6 +249,28 @@ sc_status sc__agg_field_open(sc__agg_ctx *ctx, const sc_segment *seg, const char
     return SC_OK;
 }
 
+sc_status sc__agg_field_open_doubles(sc__agg_ctx *ctx, const sc_segment *seg,
+                                     const sc_agg_spec *spec, sc__agg_field *f,
+                                     sc_runtime_doubles **rt)
+{
+    *rt = NULL;
+    memset(f, 0, sizeof *f);
+    bool plain = spec->vtype == SC_AGG_V_DOUBLE && !(spec->scaling_factor > 0);
+    for (size_t i = 0;
+         plain && spec->field && ctx->so && !ctx->so->runtime_columns && i < ctx->so->n_runtime;
+         i++)
+        if (strcmp(ctx->so->runtime[i].name, spec->field) == 0) {
+            /* a column computed already (another collector's) is read as it is */
+            if (ctx->rt_seg && ctx->rt_seg[i] == seg)
+                break;
+            SC_TRY(sc_runtime_doubles_open(ctx->a, &ctx->so->runtime[i], seg, rt));
+            if (*rt)
+                return SC_OK;
+            break;
+        }
+    return sc__agg_field_open(ctx, seg, spec->field, f);
+}
+
 double sc_agg_sortable_to_double(int64_t v)
 {
     int64_t bits = v ^ ((v >> 63) & INT64_MAX);

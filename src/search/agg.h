@@ -455,6 +455,11 @@ typedef struct sc_agg_shard_options {
      * computed per segment the first time a collector opens them (borrowed; may be NULL) */
     const struct sc_runtime_field *runtime;
     size_t n_runtime;
+    /* a metric (min, max, sum, avg, stats, ...) on a double runtime field of arithmetic over
+     * single-valued doc values evaluates it for its collected docs only and takes the doubles
+     * as computed; true: every runtime field becomes a whole column first (the same values
+     * and results, bit for bit; for tests and benchmarks comparing the two paths) */
+    bool runtime_columns;
 } sc_agg_shard_options;
 
 #define SC_AGG_DEFAULT_MAX_BUCKETS 65536

@@ -14,6 +14,7 @@
 #include "index/segment.h"
 #include "search/agg.h"
 #include "search/internal.h"
+#include "search/runtime.h"
 
 /* Pairs buffered before a bucket collector flushes them to its subs. */
 #define SC__AGG_PAIRS 4096
@@ -172,6 +173,13 @@ struct sc__agg_field {
  * through; a runtime script's error is SC_EINVAL with ctx->err's reason. */
 sc_status sc__agg_field_open(sc__agg_ctx *ctx, const sc_segment *seg, const char *field,
                              sc__agg_field *f) SC_MUST_USE;
+/* As sc__agg_field_open, but a double runtime field that can be evaluated for given docs
+ * (sc_runtime_doubles_open) gives *rt (in ctx's arena) and no column (*f all false); *rt NULL
+ * otherwise. Only for a spec of vtype double without a scaling factor (the column's values
+ * would be read back as exactly these doubles). */
+sc_status sc__agg_field_open_doubles(sc__agg_ctx *ctx, const sc_segment *seg,
+                                     const sc_agg_spec *spec, sc__agg_field *f,
+                                     sc_runtime_doubles **rt) SC_MUST_USE;
 /* The numeric values of doc (ascending) as doubles of type t; spec `missing` applies. Returns
  * how many (at most cap; 0 when the doc has none). */
 size_t sc__agg_doc_doubles(const sc__agg_field *f, const sc_agg_spec *spec, uint32_t doc,

@@ -57,22 +57,35 @@ sc_status sc__agg_terms_reduce(const sc_agg_spec *spec, sc_agg_result *const *in
     for (size_t i = 0; i < n; i++)
         total += in[i]->n_buckets;
     ref *refs = sc_arena_alloc(a, (total ? total : 1) * sizeof *refs);
-    sc_agg_bucket **group = sc_arena_alloc(a, (total ? total : 1) * sizeof *group);
-    sc_agg_result *r = sc__agg_result_new(a, spec, total);
-    if (!refs || !group || !r)
+    if (!refs)
         return sc__agg_oom(a);
     int64_t error = 0;
+    uint64_t sum_other = 0;
     uint32_t n_reduced = 0;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t e = input_error(spec, in[i]);
         error = add_err(error, e);
-        r->sum_other += in[i]->sum_other;
+        sum_other += in[i]->sum_other;
         n_reduced += in[i]->n_reduced;
         for (size_t j = 0; j < in[i]->n_buckets; j++)
             refs[k++] = (ref){&in[i]->buckets[j], e};
     }
     qsort_r(refs, total, sizeof *refs, cmp_ref_key, (void *)spec);
+    /* the merged buckets and the largest group first: a partial reduce keeps every distinct
+     * key, and its memory is what a node or the coordinator holds per bucket */
+    size_t distinct = 0, widest = 1;
+    for (size_t i = 0, j; i < total; i = j) {
+        for (j = i + 1; j < total && sc__agg_key_cmp(spec, refs[j].b, refs[i].b) == 0; j++)
+            ;
+        distinct++;
+        widest = j - i > widest ? j - i : widest;
+    }
+    sc_agg_bucket **group = sc_arena_alloc(a, widest * sizeof *group);
+    sc_agg_result *r = sc__agg_result_new(a, spec, distinct);
+    if (!group || !r)
+        return sc__agg_oom(a);
+    r->sum_other = sum_other;
     size_t nb = 0;
     for (size_t i = 0; i < total;) {
         size_t j = i;

@@ -150,36 +150,38 @@ static inline bool views2(phrase_iter *x, const uint32_t **sa, uint32_t *aa, con
             (sc_postings_positions_prepare(pb) && sc_postings_positions_view(pb, sb, ab)));
 }
 
-/* Two terms: the phrase freq from the positions in place when that decides it (exact: one
- * side has at most 16 positions; sloppy: no pair within the slop, or one and not scoring);
- * -1 otherwise (then the positions are loaded and matched). */
-static inline int pair_in_place(phrase_iter *x)
+/* Two terms: the phrase freq from the positions in place when they are (exact: one side has
+ * at most 16 positions; sloppy: any lengths, no pair within the slop decided first by the
+ * vector test); -1 otherwise (then the positions are loaded and matched). */
+static inline float pair_in_place(phrase_iter *x)
 {
-#ifdef __SSE2__
     const uint32_t *sa, *sb;
     uint32_t aa, ab;
     if (!views2(x, &sa, &aa, &sb, &ab))
-        return -1;
+        return -1.0f;
     uint32_t na = x->p[0].freqs[x->p[0].i], nb = x->p[1].freqs[x->p[1].i];
     if (x->slop) {
         int any = sc__phrase_sloppy2_any(x, sa, na, aa, sb, nb, ab);
-        return any == 0 ? 0 : any > 0 && !x->bm25 ? 1 : -1;
+        if (any == 0)
+            return 0.0f;
+        if (any > 0 && !x->bm25)
+            return 1.0f;
+        return sc__phrase_sloppy2_freq(x, sa, na, aa, sb, nb, ab);
     }
+#ifdef __SSE2__
     /* a[k] - off_a == b[j] - off_b as a[k] + off_b == b[j] + off_a, positions as sums + adj */
     uint32_t oa = aa + x->pps[1].offset, ob = ab + x->pps[0].offset;
     bool one = !x->bm25;
     if (na <= 8 && nb <= 8)
-        return (int)sc__phrase_eq8x8(sa, na, oa, sb, nb, ob);
+        return (float)sc__phrase_eq8x8(sa, na, oa, sb, nb, ob);
     if (nb <= 16 && na <= nb)
-        return (int)sc__phrase_eq_count16(sa, na, oa, sb, nb, ob, one);
+        return (float)sc__phrase_eq_count16(sa, na, oa, sb, nb, ob, one);
     if (na <= 16)
-        return (int)sc__phrase_eq_count16(sb, nb, ob, sa, na, oa, one);
+        return (float)sc__phrase_eq_count16(sb, nb, ob, sa, na, oa, one);
     if (nb <= 16)
-        return (int)sc__phrase_eq_count16(sa, na, oa, sb, nb, ob, one);
-#else
-    (void)x;
+        return (float)sc__phrase_eq_count16(sa, na, oa, sb, nb, ob, one);
 #endif
-    return -1;
+    return -1.0f;
 }
 
 static bool phrase_matches(phrase_iter *x)
@@ -187,10 +189,10 @@ static bool phrase_matches(phrase_iter *x)
     if (x->base.stats)
         x->base.stats->phrase_position_checks++;
     if (x->n == 2 && x->n_groups == 0) {
-        int f = pair_in_place(x);
-        if (f >= 0) {
-            x->freq = (float)f;
-            return f > 0;
+        float f = pair_in_place(x);
+        if (f >= 0.0f) {
+            x->freq = f;
+            return f > 0.0f;
         }
     }
     for (size_t i = 0; i < x->n; i++)

@@ -124,6 +124,13 @@ uint32_t sc__phrase_eq_count16(const uint32_t *a, uint32_t na, uint32_t sa, cons
 int sc__phrase_sloppy2_any(const sc__phrase_iter *x, const uint32_t *pa, uint32_t na, uint32_t adja,
                            const uint32_t *pb, uint32_t nb, uint32_t adjb);
 
+/* Sloppy, two distinct terms (n_groups == 0, n == 2): the SloppyPhraseMatcher freq of the
+ * current doc from term i's positions p[k] + adj_i (mod 2^32; n >= 1 each), as
+ * sc__phrase_sloppy_freq would compute it from the loaded positions; works on positions in
+ * place (sc_postings_positions_view). Not scoring: > 0 as soon as one match is found. */
+float sc__phrase_sloppy2_freq(const sc__phrase_iter *x, const uint32_t *pa, uint32_t na,
+                              uint32_t adja, const uint32_t *pb, uint32_t nb, uint32_t adjb);
+
 /* Exact phrase freq of the current doc (every term's positions loaded, n >= 1): how many
  * positions p of the lead have every term i at p - off_0 + off_i. Not scoring (bm25 NULL):
  * 1 as soon as one match is found. */

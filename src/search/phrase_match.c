@@ -266,34 +266,63 @@ int sc__phrase_sloppy2_any(const phrase_iter *x, const uint32_t *pa, uint32_t na
 #endif
 }
 
-/* SloppyPhraseMatcher for two distinct terms: the same walk as sloppy_freq with its queue of
- * two written out (the popped pp is the lesser by pp_less; once it passes the other, the other
- * is the lesser), so matches and their summation order are the same. */
-static float sloppy_freq2(phrase_iter *x)
+/* One side of the two-term sloppy walk: a term's positions as s[k] + adj (mod 2^32; adj 0
+ * for loaded positions, the view's adjustment for positions in place). */
+typedef struct side2 {
+    const uint32_t *s;
+    uint32_t n, idx, adj, offset, ord;
+    int64_t position;
+} side2;
+
+static inline bool side_next(side2 *q)
 {
-    pp *p = &x->pps[0], *o = &x->pps[1];
-    p->idx = o->idx = 0;
-    p->position = (int64_t)p->pos[0] - p->offset;
-    o->position = (int64_t)o->pos[0] - o->offset;
+    if (++q->idx >= q->n)
+        return false;
+    q->position = (int64_t)(uint32_t)(q->s[q->idx] + q->adj) - q->offset;
+    return true;
+}
+
+/* pp_less of two sides. */
+static inline bool side_less(const side2 *a, const side2 *b)
+{
+    if (a->position != b->position)
+        return a->position < b->position;
+    if (a->offset != b->offset)
+        return a->offset < b->offset;
+    return a->ord < b->ord;
+}
+
+/* SloppyPhraseMatcher for two distinct terms: the same walk as sloppy_freq with its queue of
+ * two written out (the popped side is the lesser by pp_less; once it passes the other, the
+ * other is the lesser), so matches and their summation order are the same. Works on the
+ * positions in place (sums + adj) as well as on loaded ones; na, nb >= 1. */
+static float sloppy_walk2(const phrase_iter *x, const uint32_t *pa, uint32_t na, uint32_t adja,
+                          const uint32_t *pb, uint32_t nb, uint32_t adjb)
+{
+    side2 sa = {pa, na, 0, adja, x->pps[0].offset, x->pps[0].ord, 0};
+    side2 sb = {pb, nb, 0, adjb, x->pps[1].offset, x->pps[1].ord, 0};
+    sa.position = (int64_t)(uint32_t)(pa[0] + adja) - sa.offset;
+    sb.position = (int64_t)(uint32_t)(pb[0] + adjb) - sb.offset;
+    side2 *p = &sa, *o = &sb;
     int64_t end = p->position > o->position ? p->position : o->position;
-    if (pp_less(o, p)) {
-        pp *t = p;
-        p = o;
-        o = t;
+    if (side_less(o, p)) {
+        p = &sb;
+        o = &sa;
     }
+    const int64_t slop = x->slop;
     float freq = 0;
     for (;;) {
         int64_t match_length = end - p->position, next = o->position;
         bool matched = false;
-        while (pp_next(p)) {
+        while (side_next(p)) {
             if (p->position > end)
                 end = p->position;
             if (p->position > next) {
-                if (match_length <= x->slop) {
+                if (match_length <= slop) {
                     matched = true;
                     break;
                 }
-                pp *t = p; /* o is now the lesser */
+                side2 *t = p; /* o is now the lesser */
                 p = o;
                 o = t;
                 next = o->position;
@@ -303,17 +332,24 @@ static float sloppy_freq2(phrase_iter *x)
             }
         }
         if (!matched) { /* exhausted: the last candidate counts if within slop */
-            if (match_length <= x->slop)
+            if (match_length <= slop)
                 freq += 1.0f / (1.0f + (float)match_length);
             return freq;
         }
         freq += 1.0f / (1.0f + (float)match_length);
         if (!x->bm25)
             return freq; /* not scoring: one match decides */
-        pp *t = p;       /* p passed o: o is the lesser */
+        side2 *t = p;    /* p passed o: o is the lesser */
         p = o;
         o = t;
     }
+}
+
+/* phrase_internal.h */
+float sc__phrase_sloppy2_freq(const phrase_iter *x, const uint32_t *pa, uint32_t na, uint32_t adja,
+                              const uint32_t *pb, uint32_t nb, uint32_t adjb)
+{
+    return sloppy_walk2(x, pa, na, adja, pb, nb, adjb);
 }
 
 float sc__phrase_sloppy_freq(phrase_iter *x)
@@ -329,7 +365,7 @@ float sc__phrase_sloppy_freq(phrase_iter *x)
             return 0.0f;
         if (any > 0 && !x->bm25)
             return 1.0f;
-        return sloppy_freq2(x);
+        return sloppy_walk2(x, a->pos, a->n, 0, b->pos, b->n, 0);
     }
     pp *q[64];
     size_t qn = 0;

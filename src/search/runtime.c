@@ -161,70 +161,104 @@ static sc_status grow(sc_arena *a, void **p, size_t *cap, size_t n, size_t need,
 }
 
 /* The fast path of a double field whose script is arithmetic over single-valued double doc
- * values (sc_script_doubles_ok): a window of docs decoded per variable, the program run over
- * the window's arrays, the results stored in the sortable encoding. Same values as the
- * interpreter, bit for bit; no doc can fail (every doc has every value). */
-static sc_status doubles_column(sc_arena *a, const sc_runtime_field *rf, const sc_segment *seg,
-                                const var_reader *rd, sc_dv_numeric *num)
+ * values (sc_script_doubles_ok): per window of docs, each variable decoded in one batch read,
+ * the program run over the window's arrays. Same values as the interpreter, bit for bit; no doc
+ * can fail (every doc has every value). */
+enum {
+    WIN = 512 /* rows per program run: the variables and scratch of a window stay in L1 */
+};
+
+struct sc_runtime_doubles {
+    const sc_runtime_field *rf;
+    const var_reader *rd;
+    size_t nv;
+    int64_t *raw;
+    double *dv, *scratch;
+    const double **vars;
+};
+
+/* The evaluator over rd's readers, or *out NULL when the fast path does not apply. */
+static sc_status doubles_new(sc_arena *a, const sc_runtime_field *rf, const var_reader *rd,
+                             sc_runtime_doubles **out)
 {
-    enum {
-        WIN = 512
-    };
+    *out = NULL;
     size_t nv = sc_script_n_vars(rf->script);
-    uint32_t n_docs = sc_segment_n_docs(seg);
-    int64_t *out = sc_arena_alloc(a, ((size_t)n_docs + 1) * sizeof *out);
-    uint32_t *docs = sc_arena_alloc(a, WIN * sizeof *docs);
-    int64_t *raw = sc_arena_alloc(a, WIN * sizeof *raw);
-    double *dv = sc_arena_alloc(a, (nv ? nv : 1) * WIN * sizeof *dv);
-    double *res = sc_arena_alloc(a, WIN * sizeof *res);
-    double *scratch =
-        sc_arena_alloc(a, sc_script_doubles_scratch(rf->script) * WIN * sizeof *scratch);
-    const double **vars = sc_arena_alloc(a, (nv ? nv : 1) * sizeof *vars);
-    if (!out || !docs || !raw || !dv || !res || !scratch || !vars)
+    bool fast = rf->type == SC_RUNTIME_DOUBLE && sc_script_doubles_ok(rf->script, "emit");
+    for (size_t i = 0; fast && i < nv; i++)
+        fast = rd[i].has_num && sc_dv_numeric_is_single(&rd[i].num) &&
+               rf->vars[i].value != SC_SF_VALUE_LONG;
+    if (!fast)
+        return SC_OK;
+    sc_runtime_doubles *d = sc_arena_calloc(a, 1, sizeof *d);
+    if (!d)
         return oom(a);
-    for (uint32_t d = 0; d < n_docs; d += WIN) {
-        uint32_t k = n_docs - d < WIN ? n_docs - d : WIN;
-        for (uint32_t j = 0; j < k; j++)
-            docs[j] = d + j;
-        for (size_t i = 0; i < nv; i++) {
-            double *x = dv + i * WIN;
-            sc_dv_numeric_get_single_batch(&rd[i].num, docs, k, raw);
+    *d = (sc_runtime_doubles){.rf = rf, .rd = rd, .nv = nv};
+    d->raw = sc_arena_alloc(a, WIN * sizeof *d->raw);
+    d->dv = sc_arena_alloc(a, (nv ? nv : 1) * WIN * sizeof *d->dv);
+    d->scratch =
+        sc_arena_alloc(a, (sc_script_doubles_scratch(rf->script) + 1) * WIN * sizeof *d->scratch);
+    d->vars = sc_arena_alloc(a, (nv ? nv : 1) * sizeof *d->vars);
+    if (!d->raw || !d->dv || !d->scratch || !d->vars)
+        return oom(a);
+    *out = d;
+    return SC_OK;
+}
+
+void sc_runtime_doubles_eval(sc_runtime_doubles *d, const uint32_t *docs, size_t n, double *out)
+{
+    const sc_runtime_field *rf = d->rf;
+    for (size_t off = 0; off < n; off += WIN) {
+        size_t k = n - off < WIN ? n - off : WIN;
+        for (size_t i = 0; i < d->nv; i++) {
+            double *x = d->dv + i * WIN;
+            const int64_t *raw = d->raw;
+            sc_dv_numeric_get_single_batch(&d->rd[i].num, docs + off, k, d->raw);
             if (rf->vars[i].value == SC_SF_VALUE_SCALED) {
                 double f = rf->vars[i].scaling;
-                for (uint32_t j = 0; j < k; j++)
+                for (size_t j = 0; j < k; j++)
                     x[j] = (double)raw[j] / f;
             } else { /* the sortable-long encoding of doubles */
-                for (uint32_t j = 0; j < k; j++) {
+                for (size_t j = 0; j < k; j++) {
                     int64_t b = raw[j] ^ ((raw[j] >> 63) & INT64_MAX);
                     memcpy(&x[j], &b, sizeof b);
                 }
             }
-            vars[i] = x;
+            d->vars[i] = x;
         }
-        sc_script_eval_doubles(rf->script, vars, k, res, scratch);
+        sc_script_eval_doubles(rf->script, d->vars, k, out + off, d->scratch);
+    }
+}
+
+/* The whole column of the fast path: every doc through the evaluator, stored in the sortable
+ * encoding. */
+static sc_status doubles_column(sc_arena *a, sc_runtime_doubles *d, const sc_segment *seg,
+                                sc_dv_numeric *num)
+{
+    uint32_t n_docs = sc_segment_n_docs(seg);
+    int64_t *out = sc_arena_alloc(a, ((size_t)n_docs + 1) * sizeof *out);
+    uint32_t *docs = sc_arena_alloc(a, WIN * sizeof *docs);
+    double *res = sc_arena_alloc(a, WIN * sizeof *res);
+    if (!out || !docs || !res)
+        return oom(a);
+    for (uint32_t d0 = 0; d0 < n_docs; d0 += WIN) {
+        uint32_t k = n_docs - d0 < WIN ? n_docs - d0 : WIN;
+        for (uint32_t j = 0; j < k; j++)
+            docs[j] = d0 + j;
+        sc_runtime_doubles_eval(d, docs, k, res);
         for (uint32_t j = 0; j < k; j++) {
             int64_t b;
             memcpy(&b, &res[j], sizeof b);
-            out[d + j] = b ^ ((b >> 63) & INT64_MAX);
+            out[d0 + j] = b ^ ((b >> 63) & INT64_MAX);
         }
     }
     sc_dv_numeric_wrap(n_docs, out, n_docs, NULL, num);
     return SC_OK;
 }
 
-sc_status sc_runtime_column(sc_arena *a, const sc_runtime_field *rf, const sc_segment *seg,
-                            bool *is_num, sc_dv_numeric *num, sc_dv_sorted_set *ss,
-                            uint64_t **failed, sc_script_error *err)
+/* Opens the doc values of rf's variables in seg (rd: one per variable). */
+static sc_status open_vars(const sc_runtime_field *rf, const sc_segment *seg, var_reader *rd)
 {
-    *failed = NULL;
     size_t nv = sc_script_n_vars(rf->script);
-    uint32_t n_docs = sc_segment_n_docs(seg);
-    var_reader *rd = sc_arena_calloc(a, nv ? nv : 1, sizeof *rd);
-    sc_script_value *vals = sc_arena_calloc(a, nv ? nv : 1, sizeof *vals);
-    emit_ctx *e = sc_arena_calloc(a, 1, sizeof *e);
-    uint32_t *offs = sc_arena_alloc(a, ((size_t)n_docs + 3) * sizeof *offs);
-    if (!rd || !vals || !e || !offs)
-        return oom(a);
     for (size_t i = 0; i < nv; i++) {
         const sc_runtime_var *rv = &rf->vars[i];
         if (!rv->field.len)
@@ -243,13 +277,40 @@ sc_status sc_runtime_column(sc_arena *a, const sc_runtime_field *rf, const sc_se
         if (st != SC_OK && st != SC_ENOTFOUND)
             return st;
     }
-    bool fast = rf->type == SC_RUNTIME_DOUBLE && sc_script_doubles_ok(rf->script, "emit");
-    for (size_t i = 0; fast && i < nv; i++)
-        fast = rd[i].has_num && sc_dv_numeric_is_single(&rd[i].num) &&
-               rf->vars[i].value != SC_SF_VALUE_LONG;
+    return SC_OK;
+}
+
+sc_status sc_runtime_doubles_open(sc_arena *a, const sc_runtime_field *rf, const sc_segment *seg,
+                                  sc_runtime_doubles **out)
+{
+    *out = NULL;
+    size_t nv = sc_script_n_vars(rf->script);
+    var_reader *rd = sc_arena_calloc(a, nv ? nv : 1, sizeof *rd);
+    if (!rd)
+        return oom(a);
+    SC_TRY(open_vars(rf, seg, rd));
+    return doubles_new(a, rf, rd, out);
+}
+
+sc_status sc_runtime_column(sc_arena *a, const sc_runtime_field *rf, const sc_segment *seg,
+                            bool *is_num, sc_dv_numeric *num, sc_dv_sorted_set *ss,
+                            uint64_t **failed, sc_script_error *err)
+{
+    *failed = NULL;
+    size_t nv = sc_script_n_vars(rf->script);
+    uint32_t n_docs = sc_segment_n_docs(seg);
+    var_reader *rd = sc_arena_calloc(a, nv ? nv : 1, sizeof *rd);
+    sc_script_value *vals = sc_arena_calloc(a, nv ? nv : 1, sizeof *vals);
+    emit_ctx *e = sc_arena_calloc(a, 1, sizeof *e);
+    uint32_t *offs = sc_arena_alloc(a, ((size_t)n_docs + 3) * sizeof *offs);
+    if (!rd || !vals || !e || !offs)
+        return oom(a);
+    SC_TRY(open_vars(rf, seg, rd));
+    sc_runtime_doubles *fast;
+    SC_TRY(doubles_new(a, rf, rd, &fast));
     if (fast) {
         *is_num = true;
-        return doubles_column(a, rf, seg, rd, num);
+        return doubles_column(a, fast, seg, num);
     }
     bool keyword = rf->type == SC_RUNTIME_KEYWORD;
     size_t cell = keyword ? sizeof(sc_slice) : sizeof(int64_t);
@@ -261,9 +322,6 @@ sc_status sc_runtime_column(sc_arena *a, const sc_runtime_field *rf, const sc_se
     e->rf = rf;
     /* single-valued numeric doc accesses are decoded a window of docs at a time (one tight
      * loop per variable instead of two reader calls per doc) */
-    enum {
-        WIN = 512
-    };
     uint32_t *win_docs = sc_arena_alloc(a, WIN * sizeof *win_docs);
     int64_t *win_raw = sc_arena_alloc(a, (nv ? nv : 1) * WIN * sizeof *win_raw);
     bool *batched = sc_arena_calloc(a, nv ? nv : 1, sizeof *batched);

@@ -5,6 +5,8 @@
  * (index/docvalues.h's sc_dv_numeric_wrap / sc_dv_sorted_set_build), so every reader of doc
  * values (aggregations here) uses it as a stored field; numeric values take the encoding of
  * the mapped type (doubles as sortable longs, dates as epoch milliseconds, booleans as 0/1).
+ * A double field of arithmetic over single-valued doc values can instead be evaluated for just
+ * the docs a collector gets (sc_runtime_doubles: what the metric aggregations use).
  *
  * The API layer compiles the script against sc_runtime_env() and resolves how each doc access
  * reads (sc_runtime_var); this module evaluates. Thread-safety: a compiled field is read-only;
@@ -64,6 +66,20 @@ const sc_script_env *sc_runtime_env(void);
 sc_status sc_runtime_column(sc_arena *a, const sc_runtime_field *rf, const sc_segment *seg,
                             bool *is_num, sc_dv_numeric *num, sc_dv_sorted_set *ss,
                             uint64_t **failed, sc_script_error *err) SC_MUST_USE;
+
+/* A double runtime field evaluated for given docs, without a column: the fast path of a script
+ * that is arithmetic over single-valued double (or scaled_float) doc values, as the column's
+ * (sc_script_doubles_ok). Lives in the arena it was opened in; one thread at a time. */
+typedef struct sc_runtime_doubles sc_runtime_doubles;
+
+/* The evaluator of rf over seg's docs into *out (in `a`), or *out NULL when rf does not take the
+ * fast path in seg (another type, a script outside the subset, a variable without exactly one
+ * value per doc): then the caller uses sc_runtime_column. SC_ENOMEM / SC_ELIMIT; SC_ECORRUPT. */
+sc_status sc_runtime_doubles_open(sc_arena *a, const sc_runtime_field *rf, const sc_segment *seg,
+                                  sc_runtime_doubles **out) SC_MUST_USE;
+/* The values of docs[0..n) (any order, any n) into out[0..n): bit for bit what
+ * sc_runtime_column stores for them (as doubles, not sortable longs). O(n). */
+void sc_runtime_doubles_eval(sc_runtime_doubles *d, const uint32_t *docs, size_t n, double *out);
 
 /* The name of a runtime type ("long", ...). */
 const char *sc_runtime_type_name(sc_runtime_type t);

@@ -84,18 +84,19 @@ static sc_status write_entries(sc_shard *s, sc_buf *b)
             if (!segidx)
                 return SC_EINVAL; /* buffered entries must be refreshed before a commit */
         }
+        sc__versions v;
+        SC_TRY(sc__entry_versions(s, e, &v));
         int64_t doc = segidx ? (int64_t)e->doc : 0;
         size_t shared = shared_prefix(prev, key);
         SC_TRY(put_varint(b, shared));
         SC_TRY(put_varint(b, key.len - shared));
         SC_TRY(sc_vec_append(b, key.ptr + shared, key.len - shared));
-        SC_TRY(
-            put_varint(b, sc_zigzag_encode((int64_t)((uint64_t)e->seq_no - (uint64_t)prev_seq))));
-        SC_TRY(put_varint(b, (uint64_t)e->primary_term));
-        SC_TRY(put_varint(b, (uint64_t)e->version));
+        SC_TRY(put_varint(b, sc_zigzag_encode((int64_t)((uint64_t)v.seq_no - (uint64_t)prev_seq))));
+        SC_TRY(put_varint(b, (uint64_t)v.primary_term));
+        SC_TRY(put_varint(b, (uint64_t)v.version));
         SC_TRY(put_varint(b, segidx));
         SC_TRY(put_varint(b, sc_zigzag_encode(doc - prev_doc)));
-        prev = key, prev_seq = e->seq_no, prev_doc = doc;
+        prev = key, prev_seq = v.seq_no, prev_doc = doc;
     }
     return SC_OK;
 }
@@ -251,21 +252,29 @@ static sc_status add_entry(void *ctx, const sc__ids_entry *d)
     sc_shard *s = ctx;
     if (d->segment > s->slots.len)
         return SC_ECORRUPT;
-    sc__id_entry e = {d->seq_no, d->primary_term, d->version, SC__SEG_NONE, 0};
+    /* a segment doc's versions are its doc values (internal.h, sc__id_entry): only a
+     * tombstone's are kept from the file */
+    sc__id_entry e = {SC__SEG_NONE, (uint32_t)s->tombs.len};
+    sc__slot *sl = NULL;
     if (d->segment) {
-        sc__slot *sl = s->slots.ptr[d->segment - 1];
+        sl = s->slots.ptr[d->segment - 1];
         if (d->doc >= sl->n_docs)
             return SC_ECORRUPT;
         e.seg = sl->uid;
         e.doc = (uint32_t)d->doc;
-        sl->doc_entry[d->doc] = (uint32_t)s->entries.len;
     }
     uint32_t dup;
     if (sc__idtab_get(&s->ids, d->id, &dup))
         return SC_ECORRUPT; /* an id listed twice */
-    if (sc__idtab_add(&s->ids, d->id, (uint32_t)s->entries.len) != SC_OK ||
-        sc_vec_push(&s->entries, e) != SC_OK)
+    if (s->entries.len >= UINT32_MAX - 1 || s->tombs.len >= UINT32_MAX ||
+        sc_vec_reserve(&s->entries, 1) != SC_OK || (!sl && sc_vec_reserve(&s->tombs, 1) != SC_OK) ||
+        sc__idtab_add(&s->ids, d->id, (uint32_t)s->entries.len) != SC_OK)
         return SC_ENOMEM;
+    if (sl)
+        sl->doc_entry[d->doc] = (uint32_t)s->entries.len;
+    else
+        s->tombs.ptr[s->tombs.len++] = (sc__versions){d->seq_no, d->primary_term, d->version};
+    s->entries.ptr[s->entries.len++] = e;
     return SC_OK;
 }
 

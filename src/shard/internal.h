@@ -14,6 +14,7 @@
 #include "base/vec.h"
 #include "index/builder.h"
 #include "index/commit.h"
+#include "index/docvalues.h"
 #include "shard/sched.h"
 #include "shard/shard.h"
 #include "shard/shard_search.h"
@@ -23,23 +24,30 @@
 #define SC__SEG_NONE (UINT32_MAX - 1) /* tombstone: deleted document */
 #define SC__NO_ENTRY UINT32_MAX
 
-/* One _id's latest state. */
-typedef struct sc__id_entry {
+/* The versions of one _id's latest operation. */
+typedef struct sc__versions {
     int64_t seq_no;
     int64_t primary_term;
     int64_t version;
+} sc__versions;
+
+/* One _id's latest state: where it is, 8 bytes. Its versions are not kept here but where the
+ * doc is (sc__entry_versions): a segment doc's in the segment's _seq_no, _version and
+ * _primary_term doc values (written with every doc), a buffered doc's in buf_ver, a
+ * tombstone's in tombs. */
+typedef struct sc__id_entry {
     uint32_t seg; /* slot uid, SC__SEG_BUFFER or SC__SEG_NONE */
-    uint32_t doc;
+    uint32_t doc; /* doc in the slot or the buffer; a tombstone's index in tombs */
 } sc__id_entry;
 
 /* The _id -> entry table (idtab.c): every entry number 0..len-1 has exactly one key, added in
  * entry order; ids are never removed (a deleted id keeps a tombstone entry). Not thread-safe
  * (the writer's lock). */
 typedef struct sc__idtab {
-    uint64_t *slots; /* cap slots: tag (hash >> 32) << 32 | (entry + 1); 0 = empty */
-    size_t cap;      /* power of two, or 0 */
-    uint32_t len;    /* entries */
-    uint64_t *key_off;
+    uint64_t *slots;   /* cap slots: tag (hash >> 32) << 32 | (entry + 1); 0 = empty */
+    size_t cap;        /* power of two, or 0 */
+    uint32_t len;      /* entries */
+    uint64_t *key_off; /* offset in keys of entry i * KEY_BLOCK (idtab.c), per i */
     size_t key_off_cap;
     uint8_t *keys; /* varint length + bytes, per entry */
     size_t keys_len, keys_cap;
@@ -80,6 +88,8 @@ typedef struct sc__slot {
     bool committed;      /* listed in the last manifest */
     uint32_t *doc_entry; /* doc -> entry index (SC__NO_ENTRY: none) */
     int merging;
+    int vdv_state;        /* version doc values: 0 not opened yet, 1 open, -1 missing */
+    sc_dv_numeric vdv[3]; /* _seq_no, _primary_term, _version (wlock) */
 } sc__slot;
 
 /* The scheduler's record of one shard; every field under the scheduler's mutex. */
@@ -127,17 +137,20 @@ struct sc_shard {
     /* ids */
     sc__idtab ids; /* id -> entry index (entries[i] has id sc__idtab_key(i)) */
     SC_VEC(sc__id_entry) entries;
+    SC_VEC(sc__versions) tombs;  /* a tombstone entry's versions (by its doc) */
+    SC_VEC(uint32_t) tombs_free; /* tombs no entry uses (reused first) */
     /* segments */
     SC_VEC(sc__slot *) slots;
     uint32_t next_uid;
     uint64_t seg_counter;
     /* buffer: the builder is made by the first write and freed when the shard goes idle
      * (sc_shard_release_idle), so an idle or never-written shard holds none */
-    sc_segment_builder *builder; /* NULL: nothing buffered */
-    size_t builder_base_ram;     /* sc__shard_buffer_bytes right after the last reset */
-    SC_VEC(uint32_t) buf_entry;  /* buffer doc -> entry */
-    SC_VEC(uint8_t) buf_deleted; /* buffer doc deleted (overwritten) */
-    SC_VEC(uint8_t) buf_child;   /* buffer doc is a nested child (its root follows its block) */
+    sc_segment_builder *builder;  /* NULL: nothing buffered */
+    size_t builder_base_ram;      /* sc__shard_buffer_bytes right after the last reset */
+    SC_VEC(uint32_t) buf_entry;   /* buffer doc -> entry */
+    SC_VEC(sc__versions) buf_ver; /* buffer doc -> its versions (set for entries' docs) */
+    SC_VEC(uint8_t) buf_deleted;  /* buffer doc deleted (overwritten) */
+    SC_VEC(uint8_t) buf_child;    /* buffer doc is a nested child (its root follows its block) */
     SC_VEC(sc__buf_src) buf_src;
     sc_buf buf_sources;
     bool changed;   /* something to refresh */
@@ -148,10 +161,10 @@ struct sc_shard {
     uint64_t manifest_gen;
     uint64_t snap_gen;
     /* background work, run by a scheduler (sched.c) */
-    sc_shard_sched *sched;     /* attached to (NULL: none, the caller drives) */
-    sc_shard_sched *own_sched; /* a private one when cfg.sched was NULL */
-    sc__sched_slot sched_slot; /* the scheduler's record (its mutex) */
-    _Atomic bool bg_dirty;     /* writes since the last background refresh */
+    sc_shard_sched *sched;      /* attached to (NULL: none, the caller drives) */
+    sc_shard_sched *own_sched;  /* a private one when cfg.sched was NULL */
+    sc__sched_slot sched_slot;  /* the scheduler's record (its mutex) */
+    _Atomic bool bg_dirty;      /* writes since the last background refresh */
     _Atomic uint64_t n_changes; /* bumped by every change (sc__shard_mark_changed) */
     uint64_t idle_changes;      /* n_changes when sc_shard_release_idle last ended (wlock) */
     _Atomic uint64_t flush_threshold_bytes; /* flush past this translog size */
@@ -181,6 +194,14 @@ static inline void sc__shard_ignore(sc_status st)
 
 /* A slot for an opened segment (takes the segment reference); NULL when out of memory. */
 sc__slot *sc__slot_new(sc_shard *s, sc_segment *seg);
+
+/* The versions of entry e (wlock held; opens the slot's version doc values on first use).
+ * SC_ECORRUPT when e's segment has no version doc values for its doc or e names no slot. */
+sc_status sc__entry_versions(sc_shard *s, const sc__id_entry *e, sc__versions *out) SC_MUST_USE;
+/* The versions of doc of slot sl from its doc values (wlock held); SC_ECORRUPT when missing. */
+sc_status sc__slot_versions(sc__slot *sl, uint32_t doc, sc__versions *out) SC_MUST_USE;
+/* Makes entry ei a tombstone with versions v (wlock held); SC_ENOMEM leaves it unchanged. */
+sc_status sc__entry_tombstone(sc_shard *s, uint32_t ei, const sc__versions *v) SC_MUST_USE;
 
 /* Index / delete with wlock held (shard.c). replay: the op comes from the translog with fixed
  * versions (o, r may be NULL; nothing is appended to the translog). */
@@ -251,8 +272,8 @@ sc_status sc__ids_decode(const uint8_t *data, size_t len,
 /* The entry stream of a version-2 file once decompressed (n entries filling raw[0..len)
  * exactly), as sc__ids_decode; exposed for the fuzzer. */
 sc_status sc__ids_decode_entries(const uint8_t *raw, size_t len, uint64_t n,
-                                 sc_status (*fn)(void *ctx, const sc__ids_entry *e),
-                                 void *ctx) SC_MUST_USE;
+                                 sc_status (*fn)(void *ctx, const sc__ids_entry *e), void *ctx)
+    SC_MUST_USE;
 
 /* The query phase under field collapsing (shard_collapse.c): res->docs are the top a->k
  * groups' best docs by score with their collapse keys (memory from `out`), the totals those of
@@ -263,8 +284,8 @@ sc_status sc__ids_decode_entries(const uint8_t *raw, size_t len, uint64_t n,
  * reason). */
 sc_status sc__shard_terminate_after(const sc_query *q, uint64_t n, sc_cancel_token *token,
                                     sc_searcher_segment *segs, const sc_searcher *s,
-                                    sc_arena *scratch, bool *terminated, char *why,
-                                    size_t why_size) SC_MUST_USE;
+                                    sc_arena *scratch, bool *terminated, char *why, size_t why_size)
+    SC_MUST_USE;
 
 sc_status sc__shard_collapse_run(const sc_shard_query_args *a, const sc_searcher *s,
                                  sc_search_options *o, sc_arena *scratch, sc_arena *out,

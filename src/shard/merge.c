@@ -42,8 +42,7 @@ static sc_status run_merge(sc_shard *s, sc__slot **in, size_t n)
     snprintf(s->merging_name, sizeof(s->merging_name), "%s", name);
     pthread_mutex_unlock(&s->wlock);
     atomic_fetch_add(&s->merges_current, 1);
-    if (st == SC_OK)
-    {
+    if (st == SC_OK) {
         sc_merge_options mo = {.memory_bytes = s->cfg.merge_memory_bytes};
         st = sc_segment_merge_opts(inputs, n, s->dir, name, &mo, NULL);
         if (mo.spilled_bytes)
@@ -139,8 +138,11 @@ static sc_status run_merge(sc_shard *s, sc__slot **in, size_t n)
         if (ns) {
             for (uint32_t d = 0; d < ns->n_docs; d++) {
                 uint32_t ei = ns->doc_entry[d];
-                if (ei != SC__NO_ENTRY && s->entries.ptr[ei].seg == ns->uid)
-                    s->entries.ptr[ei].seg = SC__SEG_NONE;
+                sc__versions v;
+                if (ei != SC__NO_ENTRY && s->entries.ptr[ei].seg == ns->uid &&
+                    (sc__slot_versions(ns, d, &v) != SC_OK ||
+                     sc__entry_tombstone(s, ei, &v) != SC_OK))
+                    s->entries.ptr[ei] = (sc__id_entry){SC__SEG_NONE, 0};
             }
         }
     }

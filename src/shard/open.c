@@ -1,6 +1,6 @@
 /* Opening a shard: the last commit (manifest, its segments, deletes and id table), translog
- * replay on top of it, attaching it to a scheduler for background work; and closing it. Writes, refresh and commit are
- * in shard.c. */
+ * replay on top of it, attaching it to a scheduler for background work; and closing it. Writes,
+ * refresh and commit are in shard.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -160,7 +160,10 @@ static void shard_free(sc_shard *s)
     sc_translog_close(s->tlog);
     sc__idtab_fini(&s->ids);
     sc_vec_free(&s->entries);
+    sc_vec_free(&s->tombs);
+    sc_vec_free(&s->tombs_free);
     sc_vec_free(&s->buf_entry);
+    sc_vec_free(&s->buf_ver);
     sc_vec_free(&s->buf_deleted);
     sc_vec_free(&s->buf_child);
     sc_vec_free(&s->buf_src);
@@ -351,12 +354,16 @@ static void reset_state(sc_shard *s)
     if (s->builder)
         sc_segment_builder_reset(s->builder);
     sc_vec_clear(&s->buf_entry);
+    sc_vec_clear(&s->buf_child);
+    sc_vec_clear(&s->buf_ver);
     sc_vec_clear(&s->buf_deleted);
     sc_vec_clear(&s->buf_src);
     sc_vec_clear(&s->buf_sources);
     sc__idtab_fini(&s->ids);
     sc__idtab_init(&s->ids, &sc_pool_shard_ids);
     sc_vec_clear(&s->entries);
+    sc_vec_clear(&s->tombs);
+    sc_vec_clear(&s->tombs_free);
     s->max_seq_no = -1;
     s->committed_max_seq_no = -1;
     s->seg_counter = 0;

@@ -20,7 +20,16 @@ sc_status sc_shard_apply(sc_shard *s, const sc_shard_op *op, bool *applied, sc_s
     uint32_t at;
     /* Newer means a higher primary term, then a higher seq_no within it: a new primary's
      * operations supersede whatever an old primary left on this copy. */
-    const sc__id_entry *e = sc__idtab_get(&s->ids, op->id, &at) ? &s->entries.ptr[at] : NULL;
+    const sc__id_entry *ent = sc__idtab_get(&s->ids, op->id, &at) ? &s->entries.ptr[at] : NULL;
+    sc__versions v = {0}, *e = NULL;
+    if (ent) {
+        sc_status vst = sc__entry_versions(s, ent, &v);
+        if (vst != SC_OK) {
+            pthread_mutex_unlock(&s->wlock);
+            return vst;
+        }
+        e = &v;
+    }
     if (e && (e->primary_term > op->primary_term ||
               (e->primary_term == op->primary_term && e->seq_no >= op->seq_no))) {
         pthread_mutex_unlock(&s->wlock);
@@ -77,8 +86,11 @@ void sc_shard_list_ids(sc_shard *s, uint64_t from, size_t max, sc_shard_id_fn fn
     uint64_t i = from;
     for (; i < s->ids.len && i - from < max; i++) {
         const sc__id_entry *e = &s->entries.ptr[i];
-        fn(ctx, sc__idtab_key(&s->ids, (uint32_t)i), e->seg == SC__SEG_NONE, e->seq_no,
-           e->primary_term, e->version);
+        sc__versions v;
+        if (sc__entry_versions(s, e, &v) != SC_OK)
+            continue; /* cannot happen: every entry's place has its versions */
+        fn(ctx, sc__idtab_key(&s->ids, (uint32_t)i), e->seg == SC__SEG_NONE, v.seq_no,
+           v.primary_term, v.version);
     }
     pthread_mutex_unlock(&s->wlock);
     *next = i;

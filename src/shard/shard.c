@@ -91,6 +91,65 @@ static sc__slot *slot_by_uid(sc_shard *s, uint32_t uid)
     return NULL;
 }
 
+sc_status sc__entry_versions(sc_shard *s, const sc__id_entry *e, sc__versions *out)
+{
+    if (e->seg == SC__SEG_BUFFER) {
+        if (e->doc >= s->buf_ver.len)
+            return SC_ECORRUPT;
+        *out = s->buf_ver.ptr[e->doc];
+        return SC_OK;
+    }
+    if (e->seg == SC__SEG_NONE) {
+        if (e->doc >= s->tombs.len)
+            return SC_ECORRUPT;
+        *out = s->tombs.ptr[e->doc];
+        return SC_OK;
+    }
+    sc__slot *sl = slot_by_uid(s, e->seg);
+    return sl ? sc__slot_versions(sl, e->doc, out) : SC_ECORRUPT;
+}
+
+sc_status sc__slot_versions(sc__slot *sl, uint32_t doc, sc__versions *out)
+{
+    if (!sl->vdv_state) {
+        static const char *const names[3] = {"_seq_no", "_primary_term", "_version"};
+        sl->vdv_state = 1;
+        for (int i = 0; i < 3 && sl->vdv_state == 1; i++) {
+            const sc_field_info *fi = sc_segment_field(sl->seg, sc_slice_cstr(names[i]));
+            if (!fi || fi->kind != SC_FIELD_NUMERIC ||
+                sc_dv_numeric_open(sl->seg, fi, &sl->vdv[i]) != SC_OK)
+                sl->vdv_state = -1;
+        }
+    }
+    if (sl->vdv_state < 0 || !sc_dv_numeric_first(&sl->vdv[0], doc, &out->seq_no) ||
+        !sc_dv_numeric_first(&sl->vdv[1], doc, &out->primary_term) ||
+        !sc_dv_numeric_first(&sl->vdv[2], doc, &out->version))
+        return SC_ECORRUPT;
+    return SC_OK;
+}
+
+sc_status sc__entry_tombstone(sc_shard *s, uint32_t ei, const sc__versions *v)
+{
+    sc__id_entry *e = &s->entries.ptr[ei];
+    if (e->seg == SC__SEG_NONE) {
+        s->tombs.ptr[e->doc] = *v;
+        return SC_OK;
+    }
+    uint32_t t;
+    if (s->tombs_free.len) {
+        t = s->tombs_free.ptr[--s->tombs_free.len];
+    } else {
+        if (s->tombs.len >= UINT32_MAX)
+            return SC_ENOMEM;
+        SC_TRY(sc_vec_reserve(&s->tombs, 1));
+        t = (uint32_t)s->tombs.len++;
+    }
+    s->tombs.ptr[t] = *v;
+    e->seg = SC__SEG_NONE;
+    e->doc = t;
+    return SC_OK;
+}
+
 /* A slot for an opened segment (takes the segment reference). */
 sc__slot *sc__slot_new(sc_shard *s, sc_segment *seg)
 {
@@ -164,8 +223,9 @@ static sc_status drop_location(sc_shard *s, const sc__id_entry *e)
 size_t sc__shard_buffer_bytes(const sc_shard *s)
 {
     return (s->builder ? sc_segment_builder_ram_bytes(s->builder) : 0) +
-           s->buf_entry.cap * sizeof *s->buf_entry.ptr + s->buf_deleted.cap + s->buf_child.cap +
-           s->buf_src.cap * sizeof *s->buf_src.ptr + s->buf_sources.cap;
+           s->buf_entry.cap * sizeof *s->buf_entry.ptr + s->buf_ver.cap * sizeof *s->buf_ver.ptr +
+           s->buf_deleted.cap + s->buf_child.cap + s->buf_src.cap * sizeof *s->buf_src.ptr +
+           s->buf_sources.cap;
 }
 
 /* Whether the buffer should become a segment. Measured from the buffer's size right after its
@@ -201,6 +261,14 @@ static sc__id_entry *entry_get(sc_shard *s, sc_slice id, uint64_t *idx)
     if (idx)
         *idx = v;
     return &s->entries.ptr[v];
+}
+
+/* id's entry and its versions (*e NULL when the id is unknown). */
+static sc_status entry_lookup(sc_shard *s, sc_slice id, sc__id_entry **e, sc__versions *v)
+{
+    *e = entry_get(s, id, NULL);
+    memset(v, 0, sizeof *v);
+    return *e ? sc__entry_versions(s, *e, v) : SC_OK;
 }
 
 /* Parses `source` with the shard's mapping, handling dynamic mapping updates. */
@@ -243,6 +311,7 @@ static sc_status buffer_add_one(sc_shard *s, const sc_index_doc *d, bool child, 
         s->builder_base_ram = sc__shard_buffer_bytes(s);
     }
     SC_TRY(sc_vec_reserve(&s->buf_entry, 1));
+    SC_TRY(sc_vec_reserve(&s->buf_ver, 1));
     SC_TRY(sc_vec_reserve(&s->buf_deleted, 1));
     SC_TRY(sc_vec_reserve(&s->buf_child, 1));
     SC_TRY(sc_vec_reserve(&s->buf_src, 1));
@@ -256,6 +325,7 @@ static sc_status buffer_add_one(sc_shard *s, const sc_index_doc *d, bool child, 
     s->buf_deleted.ptr[s->buf_deleted.len++] = 0;
     s->buf_child.ptr[s->buf_child.len++] = child;
     s->buf_entry.ptr[s->buf_entry.len++] = SC__NO_ENTRY;
+    s->buf_ver.ptr[s->buf_ver.len++] = (sc__versions){0};
     return SC_OK;
 }
 
@@ -314,25 +384,32 @@ static sc_status entry_set(sc_shard *s, sc_slice id, int64_t seq_no, int64_t ter
     if (!e) {
         idx = s->entries.len;
         SC_TRY(sc_vec_reserve(&s->entries, 1));
+        if (seg == SC__SEG_NONE)
+            SC_TRY(sc_vec_reserve(&s->tombs, 1));
         SC_TRY(sc__idtab_add(&s->ids, id, (uint32_t)idx));
         s->entries.len++;
         e = &s->entries.ptr[idx];
+        *e = (sc__id_entry){SC__SEG_BUFFER, 0}; /* not a tombstone yet */
     }
-    e->seq_no = seq_no;
-    e->primary_term = term;
-    e->version = version;
+    sc__versions v = {seq_no, term, version};
+    if (seg == SC__SEG_NONE)
+        return sc__entry_tombstone(s, (uint32_t)idx, &v);
+    if (e->seg == SC__SEG_NONE)
+        SC_TRY(sc_vec_push(&s->tombs_free, e->doc));
     e->seg = seg;
     e->doc = doc;
-    if (seg == SC__SEG_BUFFER)
+    if (seg == SC__SEG_BUFFER) {
         s->buf_entry.ptr[doc] = (uint32_t)idx;
+        s->buf_ver.ptr[doc] = v;
+    }
     return SC_OK;
 }
 
 /* The version checks shared by index and delete. */
-static sc_status check_versions(const sc__id_entry *e, sc_slice id, const sc_shard_write_opts *o,
-                                bool is_create, sc_shard_error *err)
+static sc_status check_versions(const sc__id_entry *ent, const sc__versions *e, sc_slice id,
+                                const sc_shard_write_opts *o, bool is_create, sc_shard_error *err)
 {
-    bool exists = e && e->seg != SC__SEG_NONE;
+    bool exists = ent && ent->seg != SC__SEG_NONE;
     if (is_create && exists) {
         conflict_err(err, id, "document already exists (current version [%" PRId64 "])",
                      e->version);
@@ -375,9 +452,11 @@ sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
         return SC_EINVAL;
     }
     sc_arena_mark mark = sc_arena_mark_get(&s->arena);
-    sc__id_entry *e = entry_get(s, id, NULL);
+    sc__id_entry *e;
+    sc__versions ev;
+    SC_TRY(entry_lookup(s, id, &e, &ev));
     if (!replay)
-        SC_TRY(check_versions(e, id, o, o && o->op_type == SC_SHARD_OP_CREATE, err));
+        SC_TRY(check_versions(e, &ev, id, o, o && o->op_type == SC_SHARD_OP_CREATE, err));
     sc_index_doc doc;
     sc_status st = parse_doc(s, id, source, &doc, err);
     if (st != SC_OK) {
@@ -388,7 +467,7 @@ sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
     bool exists = e && e->seg != SC__SEG_NONE;
     int64_t seq_no = replay ? replay->seq_no : s->max_seq_no + 1;
     int64_t term = replay ? replay->primary_term : s->cfg.primary_term;
-    int64_t version = replay ? replay->version : (e ? e->version + 1 : 1);
+    int64_t version = replay ? replay->version : (e ? ev.version + 1 : 1);
     uint32_t doc_id;
     st = buffer_add(s, &doc, seq_no, term, version, &doc_id);
     sc_arena_rewind(&s->arena, mark);
@@ -436,13 +515,15 @@ sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write
         plain_err(err, "illegal_argument_exception", "invalid id");
         return SC_EINVAL;
     }
-    sc__id_entry *e = entry_get(s, id, NULL);
+    sc__id_entry *e;
+    sc__versions ev;
+    SC_TRY(entry_lookup(s, id, &e, &ev));
     if (!replay)
-        SC_TRY(check_versions(e, id, o, false, err));
+        SC_TRY(check_versions(e, &ev, id, o, false, err));
     bool exists = e && e->seg != SC__SEG_NONE;
     int64_t seq_no = replay ? replay->seq_no : s->max_seq_no + 1;
     int64_t term = replay ? replay->primary_term : s->cfg.primary_term;
-    int64_t version = replay ? replay->version : (e ? e->version + 1 : 1);
+    int64_t version = replay ? replay->version : (e ? ev.version + 1 : 1);
     uint64_t loc = 0;
     if (!replay || s->log_replayed) {
         sc_translog_op op = {SC_TRANSLOG_DELETE, seq_no, term, version, id, {0}};
@@ -490,7 +571,6 @@ static bool needs_sync(const sc_shard *s, const sc_shard_write_opts *o)
 {
     return !s->cfg.durability_async && !(o && o->defer_sync);
 }
-
 
 sc_status sc_shard_index(sc_shard *s, sc_slice id, sc_slice source, const sc_shard_write_opts *o,
                          sc_shard_result *r, sc_shard_error *err)
@@ -568,9 +648,15 @@ sc_status sc_shard_get(sc_shard *s, sc_slice id, sc_shard_doc *doc)
         pthread_mutex_unlock(&s->wlock);
         return SC_OK;
     }
-    doc->seq_no = e->seq_no;
-    doc->primary_term = e->primary_term;
-    doc->version = e->version;
+    sc__versions v;
+    sc_status vst = sc__entry_versions(s, e, &v);
+    if (vst != SC_OK) {
+        pthread_mutex_unlock(&s->wlock);
+        return vst;
+    }
+    doc->seq_no = v.seq_no;
+    doc->primary_term = v.primary_term;
+    doc->version = v.version;
     if (e->seg == SC__SEG_BUFFER) {
         sc__buf_src bs = s->buf_src.ptr[e->doc];
         doc->source = malloc(bs.len ? bs.len : 1);
@@ -639,6 +725,7 @@ static void buffer_clear(sc_shard *s)
     if (release) {
         sc_segment_builder_trim(s->builder);
         sc_vec_free(&s->buf_entry);
+        sc_vec_free(&s->buf_ver);
         sc_vec_free(&s->buf_deleted);
         sc_vec_free(&s->buf_child);
         sc_vec_free(&s->buf_src);
@@ -646,6 +733,7 @@ static void buffer_clear(sc_shard *s)
         sc_alloc_release_free();
     }
     sc_vec_clear(&s->buf_entry);
+    sc_vec_clear(&s->buf_ver);
     sc_vec_clear(&s->buf_deleted);
     sc_vec_clear(&s->buf_child);
     sc_vec_clear(&s->buf_src);
@@ -926,6 +1014,7 @@ sc_status sc_shard_release_idle(sc_shard *s)
         s->builder = NULL;
         s->builder_base_ram = 0;
         sc_vec_free(&s->buf_entry);
+        sc_vec_free(&s->buf_ver);
         sc_vec_free(&s->buf_deleted);
         sc_vec_free(&s->buf_child);
         sc_vec_free(&s->buf_src);
@@ -935,6 +1024,7 @@ sc_status sc_shard_release_idle(sc_shard *s)
     sc_arena_init(&s->arena, 0);
     sc__idtab_compact(&s->ids);
     vec_shrink((void **)&s->entries.ptr, &s->entries.cap, s->entries.len, sizeof *s->entries.ptr);
+    vec_shrink((void **)&s->tombs.ptr, &s->tombs.cap, s->tombs.len, sizeof *s->tombs.ptr);
     vec_shrink((void **)&s->slots.ptr, &s->slots.cap, s->slots.len, sizeof *s->slots.ptr);
     /* the pages searches touched are the page cache's again (RssFile, not this process's) */
     for (size_t i = 0; i < s->slots.len; i++)

@@ -92,18 +92,12 @@ static sc_status resolve_tokenizer(const json_t *analysis, const char *name, con
                                    sc_analysis_error *err)
 {
     uint32_t *max_len = &topts->max_len;
-    const json_t *defs = analysis ? json_object_get(analysis, "tokenizer") : NULL;
-    const json_t *def = defs ? json_object_get(defs, name) : NULL;
-    const char *type = name;
+    const json_t *def;
+    const char *type;
     char defpath[PATH_BYTES];
-    sc__reg_path_cat(defpath, "analysis.tokenizer.", name);
-    if (def) {
-        const json_t *t = json_object_get(def, "type");
-        if (!json_is_string(t))
-            return sc__reg_fail(err, "%s.type: expected a string", defpath);
-        type = json_string_value(t);
+    SC_TRY(sc__reg_lookup(analysis, "tokenizer", name, defpath, &def, &type, err));
+    if (def)
         SC_TRY(sc__reg_get_max_len(def, defpath, max_len, err));
-    }
     *lower = false;
     if (strcmp(type, "standard") == 0)
         *kind = SC__TOK_STANDARD;
@@ -255,18 +249,12 @@ static sc_status resolve_charfilter(const json_t *analysis, const char *name, co
                                     sc__charfilter **out, sc_analysis_error *err)
 {
     *out = NULL;
-    const json_t *defs = analysis ? json_object_get(analysis, "char_filter") : NULL;
-    const json_t *def = defs ? json_object_get(defs, name) : NULL;
+    const json_t *def;
+    const char *type;
     char defpath[PATH_BYTES];
-    sc__reg_path_cat(defpath, "analysis.char_filter.", name);
-    const char *type = name;
-    if (def) {
-        const json_t *t = json_object_get(def, "type");
-        if (!json_is_string(t))
-            return sc__reg_fail(err, "%s.type: expected a string", defpath);
-        type = json_string_value(t);
+    SC_TRY(sc__reg_lookup(analysis, "char_filter", name, defpath, &def, &type, err));
+    if (def)
         path = defpath;
-    }
     char msg[sizeof(err->message)];
     msg[0] = '\0';
     sc_status st;

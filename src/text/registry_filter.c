@@ -102,19 +102,13 @@ static sc_status stemmer_filter(const char *lang, const char *path, sc__filter *
 sc_status sc__reg_resolve_filter(const json_t *analysis, const char *name, const char *path,
                                  sc__filter *f, sc_analysis_error *err)
 {
-    const json_t *defs = analysis ? json_object_get(analysis, "filter") : NULL;
-    const json_t *def = defs ? json_object_get(defs, name) : NULL;
+    const json_t *def;
+    const char *type;
     char defpath[PATH_BYTES];
-    sc__reg_path_cat(defpath, "analysis.filter.", name);
-    const char *type = name;
     memset(f, 0, sizeof(*f));
-    if (def) {
-        const json_t *t = json_object_get(def, "type");
-        if (!json_is_string(t))
-            return sc__reg_fail(err, "%s.type: expected a string", defpath);
-        type = json_string_value(t);
+    SC_TRY(sc__reg_lookup(analysis, "filter", name, defpath, &def, &type, err));
+    if (def)
         path = defpath;
-    }
     if (strcmp(type, "lowercase") == 0) {
         const json_t *lang = def ? json_object_get(def, "language") : NULL;
         f->kind = SC__F_LOWERCASE;

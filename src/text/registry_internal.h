@@ -13,6 +13,12 @@
 #define PATH_BYTES 256
 
 void sc__reg_path_cat(char *dst, const char *a, const char *b);
+/* analysis.<section>.<name>: *def its definition (NULL when there is none), defpath
+ * (PATH_BYTES) its settings path, *type the definition's type or, without one, the name (a
+ * built-in). Fails when the definition's type is not a string. */
+sc_status sc__reg_lookup(const json_t *analysis, const char *section, const char *name,
+                         char *defpath, const json_t **def, const char **type,
+                         sc_analysis_error *err) SC_MUST_USE;
 sc_status sc__reg_fail(sc_analysis_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 sc_status sc__reg_parse_stopwords(const json_t *v, const char *path, bool ignore_case,

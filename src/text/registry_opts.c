@@ -20,6 +20,25 @@ void sc__reg_path_cat(char *dst, const char *a, const char *b)
     dst[n + m] = '\0';
 }
 
+sc_status sc__reg_lookup(const json_t *analysis, const char *section, const char *name,
+                         char *defpath, const json_t **def, const char **type,
+                         sc_analysis_error *err)
+{
+    const json_t *defs = analysis ? json_object_get(analysis, section) : NULL;
+    *def = defs ? json_object_get(defs, name) : NULL;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "analysis.%s.", section);
+    sc__reg_path_cat(defpath, prefix, name);
+    *type = name;
+    if (!*def)
+        return SC_OK;
+    const json_t *t = json_object_get(*def, "type");
+    if (!json_is_string(t))
+        return sc__reg_fail(err, "%s.type: expected a string", defpath);
+    *type = json_string_value(t);
+    return SC_OK;
+}
+
 sc_status sc__reg_fail(sc_analysis_error *err, const char *fmt, ...)
 {
     if (err) {

@@ -378,7 +378,7 @@ def test_coordinator_breaker_refuses_a_large_reduce(env):
     small = Server(os.path.join(tmp, "n4"), [
         "--cluster", "etcd=" + etcd.url, "--node-name", "n4", "--cluster-name", "cr",
         "--transport-port", str(free_port()), "--lease-ttl", LEASE,
-        "--memory", "3mb"]).start()
+        "--memory", "2mb"]).start()
     try:
         wait_until("4 nodes", lambda: small.request(
             "GET", "/_cluster/health?wait_for_nodes=4&timeout=1s")[0] == 200)

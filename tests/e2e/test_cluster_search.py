@@ -138,6 +138,49 @@ def test_search_equals_single_node(env, batched):
     set_batched(nodes["n1"], True)
 
 
+TIE_QUERIES = [
+    {"query": {"constant_score": {"filter": {"term": {"k": "same"}}}}, "size": 50},
+    {"query": {"constant_score": {"filter": {"term": {"k": "same"}}}}, "size": 40, "from": 95},
+    {"query": {"match_all": {}}, "size": 240},
+    {"query": {"match": {"t": "same words"}}, "size": 60, "from": 30},
+    {"query": {"bool": {"filter": [{"term": {"g": 1}}]}}, "size": 30, "from": 10},
+]
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_score_ties_in_single_node_order(env, batched):
+    """Hits of equal score come in the single node's order from every coordinator (Elasticsearch's
+    rule: the shard's position in the request's shard list, then the doc within the shard):
+    identical documents in two segments per shard, pages of constant_score and match_all (every
+    hit ties) and of match (ties within each shard), batched and one request per shard."""
+    nodes, single = env
+    if batched:  # the first run loads the index
+        body = {"settings": {"number_of_shards": 6, "number_of_replicas": 0},
+                "mappings": {"properties": {"k": {"type": "keyword"}, "t": {"type": "text"},
+                                            "g": {"type": "integer"}}}}
+        create_on((nodes["n1"], single), "ties", body)
+        wait_green(nodes.values(), "ties")
+        lines = bulk_lines("ties", 240, lambda i: {"k": "same", "t": "same words", "g": i % 3})
+        half = lines.count("\n") // 4 * 2  # two bulks: two segments per shard
+        first = "\n".join(lines.split("\n")[:half]) + "\n"
+        rest = "\n".join(lines.split("\n")[half:])
+        bulk_on((nodes["n3"], single), first)
+        bulk_on((nodes["n3"], single), rest)
+    if not batched:  # the other tests leave it on
+        set_batched(nodes["n1"], False)
+    try:
+        for q in TIE_QUERIES:
+            want = [h["_id"] for h in search(single, q, "/ties/_search")["hits"]["hits"]]
+            assert len(want) == q["size"], (q, len(want))
+            for name, s in nodes.items():
+                got = [h["_id"] for h in search(s, q, "/ties/_search")["hits"]["hits"]]
+                assert got == want, "%s (batched=%s) %s: %s != %s" % (
+                    name, batched, json.dumps(q), got, want)
+    finally:
+        if not batched:
+            set_batched(nodes["n1"], True)
+
+
 def test_runtime_mappings_across_nodes(env):
     """A runtime field's values come from every data node's shards (the sum is known), and a
     script the coordinator cannot compile is a 400 before any node runs it."""

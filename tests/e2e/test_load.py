@@ -60,3 +60,31 @@ def test_load_usage_and_missing_file(server):
     r = subprocess.run([scry_bin(), "load", "--index", "x", "/nonexistent.ndjson"],
                        capture_output=True, text=True)
     assert r.returncode == 1
+
+
+def test_load_parallel_conns(server, fresh_index, tmp_path):
+    """--conns 4: every document arrives exactly once (ids from a bulk-format file), the
+    summary counts all requests, a failing item is still reported, and a bad --conns is a
+    usage error."""
+    server.request("PUT", "/" + fresh_index, {"mappings": {"dynamic": "strict", "properties": {
+        "n": {"type": "long"}}}})
+    lines = []
+    for i in range(2003):
+        lines.append(json.dumps({"index": {"_id": "d%d" % i}}))
+        lines.append(json.dumps({"n": i} if i != 1500 else {"bad": 1}))
+    f = tmp_path / "bulk.ndjson"
+    f.write_text("\n".join(lines) + "\n")
+    r = load(server, fresh_index, str(f), "--conns", "4")
+    assert r.returncode == 1, r.stderr
+    assert "loaded 2002 documents (1 failed)" in r.stderr
+    assert "21 requests" in r.stderr  # 2003 docs in batches of 100
+    assert "strict_dynamic_mapping_exception" in r.stderr
+    assert server.request("GET", "/%s/_count" % fresh_index)[2]["count"] == 2002
+    st, h, b = server.request("POST", "/%s/_search" % fresh_index, {
+        "size": 0, "aggs": {"s": {"sum": {"field": "n"}}, "c": {"cardinality": {"field": "n"}}}})
+    assert b["aggregations"]["s"]["value"] == sum(range(2003)) - 1500
+    assert b["aggregations"]["c"]["value"] == 2002
+    for bad in ("0", "65"):
+        r = subprocess.run([scry_bin(), "load", "--index", "x", "--conns", bad, str(f)],
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and "usage" in r.stderr

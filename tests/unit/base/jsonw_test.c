@@ -277,6 +277,42 @@ static void test_doubles_round_trip(void **state)
     assert_string_equal(buf, "null");
 }
 
+/* The fast path of sc_json_format_float (plain notation, [1e-3, 1e7): every score) gives the
+ * reference form (snprintf/strtof) on every 1009th float of its range and its edges, and on
+ * decimals with few digits (where ties and carries are). */
+static void test_float_fast_path_equals_reference(void **state)
+{
+    (void)state;
+    char fast[40], ref[40];
+    float lo = 1e-3f, hi = 1e7f;
+    uint32_t blo, bhi;
+    memcpy(&blo, &lo, sizeof blo);
+    memcpy(&bhi, &hi, sizeof bhi);
+    uint32_t edges[] = {blo - 2, blo - 1, blo, blo + 1, bhi - 1, bhi, bhi + 1};
+    for (uint64_t i = 0; i < 7 + (uint64_t)(bhi - blo) / 1009; i++) {
+        uint32_t b = i < 7 ? edges[i] : blo + (uint32_t)(i - 7) * 1009;
+        float f;
+        memcpy(&f, &b, sizeof f);
+        for (int s = 0; s < 2; s++, f = -f) {
+            sc_json_format_float(fast, f);
+            sc__json_format_float_slow(ref, f);
+            assert_string_equal(fast, ref);
+        }
+    }
+    static const double p10[] = {1, 10, 100, 1000, 1e4, 1e5, 1e6};
+    for (int n = 0; n < 100000; n += 7) { /* n / 10^j and its float neighbours */
+        for (int j = 0; j <= 6; j++) {
+            float f = (float)((double)n / p10[j]);
+            float g[3] = {nextafterf(f, 0.0f), f, nextafterf(f, INFINITY)};
+            for (int t = 0; t < 3; t++) {
+                sc_json_format_float(fast, g[t]);
+                sc__json_format_float_slow(ref, g[t]);
+                assert_string_equal(fast, ref);
+            }
+        }
+    }
+}
+
 static void test_sticky_errors(void **state)
 {
     (void)state;
@@ -336,9 +372,13 @@ static void test_sticky_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_structure),          cmocka_unit_test(test_pretty),
-        cmocka_unit_test(test_escaping),           cmocka_unit_test(test_random_bytes_valid),
-        cmocka_unit_test(test_doubles_round_trip), cmocka_unit_test(test_sticky_errors),
+        cmocka_unit_test(test_structure),
+        cmocka_unit_test(test_pretty),
+        cmocka_unit_test(test_escaping),
+        cmocka_unit_test(test_random_bytes_valid),
+        cmocka_unit_test(test_doubles_round_trip),
+        cmocka_unit_test(test_sticky_errors),
+        cmocka_unit_test(test_float_fast_path_equals_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -615,6 +615,89 @@ static void test_upper_beam_recall(void **state)
     free(q);
 }
 
+/* One int8 search of query qv: hits, nodes scored. */
+static size_t knn_os(const sc_vec_field *vf, const float *qv, uint32_t nc, float os,
+                     sc_hnsw_hit *hits, uint64_t *scored)
+{
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    *scored = 0;
+    sc_vec_knn_opts o = {
+        .query = qv, .k = 10, .num_candidates = nc, .oversample = os, .n_scored = scored};
+    size_t n;
+    bool ex;
+    assert_int_equal(sc_vec_knn(vf, &o, &a, hits, &n, &ex), SC_OK);
+    assert_false(ex);
+    sc_arena_fini(&a);
+    return n;
+}
+
+/* sc_vec_knn_opts.oversample (Elasticsearch's rescore_vector.oversample) on int8_hnsw: the beam
+ * is max(num_candidates, ceil(k os)) and only the best ceil(k os) quantized candidates are
+ * rescored. os 5 with num_candidates 10 walks the beam of 50 that the default walks for
+ * num_candidates 50 and returns the same hits; os 2 at num_candidates 50 walks that beam too but
+ * rescores 20 of its 50 candidates, so it finds no more true neighbours than the default, with
+ * exact scores; os 1 at num_candidates 10 walks a beam of 10, not the default's 3 k = 30. */
+static void test_int8_oversample(void **state)
+{
+    (void)state;
+    t_rng_state = 71;
+    sc_vec_params p = {DIMS, SC_VEC_SIM_L2, SC_VEC_ELEM_FLOAT, SC_VEC_INDEX_INT8_HNSW, 16, 100};
+    float *q = malloc(NQ * DIMS * sizeof(float));
+    assert_non_null(q);
+    make_vectors(g_vecs, N, false);
+    make_vectors(q, NQ, false);
+    sc_buf b = {0};
+    sc_vec_field vf;
+    open_section(&p, g_vecs, N, &b, &vf);
+    uint64_t s_def50 = 0, s_def10 = 0, s_os1 = 0;
+    int found_def = 0, found_os2 = 0;
+    for (int i = 0; i < NQ; i++) {
+        const float *qv = q + i * DIMS;
+        sc_hnsw_hit a[64], c[64], truth[10];
+        uint64_t sa, sb, sc, sd, se;
+        size_t na = knn_os(&vf, qv, 50, 0, a, &sa);
+        size_t nb = knn_os(&vf, qv, 10, 5.0f, c, &sb);
+        assert_int_equal(na, 10);
+        assert_int_equal(nb, na);
+        assert_int_equal(sb, sa);
+        for (size_t x = 0; x < na; x++) {
+            assert_int_equal(c[x].ord, a[x].ord);
+            assert_true(c[x].score == a[x].score);
+        }
+        size_t nc = knn_os(&vf, qv, 50, 2.0f, c, &sc);
+        assert_int_equal(nc, 10);
+        assert_int_equal(sc, sa);
+        for (size_t x = 0; x < nc; x++) {
+            float exact = sc_vec_similarity(&p, qv, g_vecs + (size_t)c[x].ord * DIMS);
+            assert_true(fabsf(c[x].score - exact) <= 1e-4f * (1 + fabsf(exact)));
+        }
+        sc_arena ar;
+        sc_arena_init(&ar, 0);
+        sc_vec_knn_opts o = {.query = qv, .k = 10, .num_candidates = 10, .force_exact = true};
+        size_t nt;
+        bool ex;
+        assert_int_equal(sc_vec_knn(&vf, &o, &ar, truth, &nt, &ex), SC_OK);
+        sc_arena_fini(&ar);
+        int fa = 0, fc = 0;
+        for (size_t x = 0; x < 10; x++)
+            for (size_t y = 0; y < nt; y++)
+                fa += a[x].ord == truth[y].ord, fc += c[x].ord == truth[y].ord;
+        assert_true(fc <= fa); /* the default's top 10 of 50 rescored holds every true one */
+        found_def += fa, found_os2 += fc;
+        (void)knn_os(&vf, qv, 10, 0, a, &sd);
+        (void)knn_os(&vf, qv, 10, 1.0f, c, &se);
+        s_def50 += sa, s_def10 += sd, s_os1 += se;
+    }
+    printf("recall@10 nc 50: default %.3f, oversample 2 %.3f; nodes scored per query: nc 50 "
+           "%.0f, nc 10 default %.0f, nc 10 oversample 1 %.0f\n",
+           found_def / (10.0 * NQ), found_os2 / (10.0 * NQ), (double)s_def50 / NQ,
+           (double)s_def10 / NQ, (double)s_os1 / NQ);
+    assert_true(s_os1 < s_def10);
+    sc_vec_free(&b);
+    free(q);
+}
+
 /* Every test starts with equal spreads (a failed skewed test cannot leave its scale behind). */
 static int unskew(void **state)
 {
@@ -640,6 +723,7 @@ int main(void)
         cmocka_unit_test_setup(test_v1_section_read, unskew),
         cmocka_unit_test_setup(test_visited_reuse, unskew),
         cmocka_unit_test_setup(test_upper_beam_recall, unskew),
+        cmocka_unit_test_setup(test_int8_oversample, unskew),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     free(g_vecs);

@@ -95,6 +95,47 @@ static void test_u7_i16_exact(void **state)
     }
 }
 
+/* The gather form of dot_u7_i16 (a node's neighbours scored in one call): m rows picked by
+ * ordinal from a table of codes, m = 0..9 (every remainder of the four-row passes), repeated
+ * and out-of-order ordinals, the extremes 127 x +-4095 in one row, lengths 0..300 and 4,096,
+ * each against a 64-bit loop. */
+static void test_u7_i16_gather_exact(void **state)
+{
+    (void)state;
+    t_seed("vec_kernels_u7_i16_gather");
+    enum {
+        ROWS = 12
+    };
+    static int8_t tab[ROWS * 4096];
+    static int16_t b[4096];
+    uint32_t ords[9];
+    int32_t out[9];
+    for (sc_vec_impl impl = SC_VEC_IMPL_SCALAR; impl <= SC_VEC_IMPL_AUTO; impl++) {
+        if (!sc_vec_impl_supported(impl))
+            continue;
+        const sc_vec_kernels *k = sc_vec_kernels_get(impl);
+        for (size_t n = 0; n <= 4096; n += n < 300 ? 1 : 3796) {
+            bool ext = n % 3 == 0 || n == 4096;
+            for (size_t i = 0; i < n; i++)
+                b[i] = (int16_t)(ext ? (n % 2 ? 4095 : -4095) : (int)(t_rand() % 8191) - 4095);
+            for (size_t r = 0; r < ROWS; r++)
+                for (size_t i = 0; i < n; i++)
+                    tab[r * n + i] = (int8_t)(ext && r == 5 ? 127 : (int)(t_rand() % 128));
+            for (size_t m = 0; m <= 9; m++) {
+                for (size_t j = 0; j < m; j++)
+                    ords[j] = j == 2 ? 5 : (uint32_t)(t_rand() % ROWS);
+                k->dot_u7_i16_gather(tab, ords, m, b, n, out);
+                for (size_t j = 0; j < m; j++) {
+                    int64_t dot = 0;
+                    for (size_t i = 0; i < n; i++)
+                        dot += (int64_t)tab[ords[j] * n + i] * b[i];
+                    assert_int_equal(out[j], dot);
+                }
+            }
+        }
+    }
+}
+
 /* float x int8 (asymmetric scoring of quantized vectors): every code -128..127 and lengths
  * covering every tail shape, against a double loop. */
 static void test_f32_i8_against_double(void **state)
@@ -123,9 +164,8 @@ static void test_f32_i8_against_double(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_f32_against_double),
-        cmocka_unit_test(test_u7_i16_exact),
-        cmocka_unit_test(test_i8_exact),
+        cmocka_unit_test(test_f32_against_double),    cmocka_unit_test(test_u7_i16_exact),
+        cmocka_unit_test(test_u7_i16_gather_exact),   cmocka_unit_test(test_i8_exact),
         cmocka_unit_test(test_f32_i8_against_double),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -161,7 +161,10 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* Percentiles of td against the sorted values: exact up to 2000 values, else rank error within
- * 0.01; percentile ranks likewise. */
+ * 0.02; percentile ranks likewise. At the default compression (100) a centroid at the median
+ * may hold up to 4·n·q(1-q)/100 = 1 % of the values, and interpolating inside it (after a
+ * reduce merged digests of several shards) can miss by about that much: 0.0101 was seen with
+ * seed 28150058870. */
 static void check_digest(sc_tdigest *td, double *vals, size_t n, const char *what)
 {
     if (n == 0) {
@@ -179,8 +182,8 @@ static void check_digest(sc_tdigest *td, double *vals, size_t n, const char *wha
             if (fabs(got - want) > 1e-9 * (1 + fabs(want)) ||
                 fabs(sc_tdigest_cdf(td, x) - exact_cdf(vals, n, x)) > 1e-12)
                 fail_msg("%s: n=%zu q=%g got %.17g want %.17g", what, n, qs[i], got, want);
-        } else if (fabs(exact_cdf(vals, n, got) - qs[i]) > 0.01 ||
-                   fabs(sc_tdigest_cdf(td, x) - exact_cdf(vals, n, x)) > 0.01) {
+        } else if (fabs(exact_cdf(vals, n, got) - qs[i]) > 0.02 ||
+                   fabs(sc_tdigest_cdf(td, x) - exact_cdf(vals, n, x)) > 0.02) {
             fail_msg("%s: n=%zu q=%g got %.6g want %.6g", what, n, qs[i], got, want);
         }
     }

@@ -2068,11 +2068,53 @@ static void test_rounding_dst(void **state)
     assert_int_equal(sc_agg_round_next(&rh, k1), k2);
 }
 
+/* A partial terms reduce holds one bucket per distinct key: two shard results with the same
+ * 2,000 keys reduce to 2,000 buckets in less memory than one bucket per input bucket would take
+ * (the coordinator and the data nodes hold these partials; issue 13's reduce memory). */
+static void test_terms_partial_reduce_memory(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *t = mk(&a, SC_AGG_TERMS, "t", "k", SC_AGG_V_KEYWORD);
+    enum {
+        NK = 2000
+    };
+    sc_agg_result *in[2];
+    for (int i = 0; i < 2; i++) {
+        sc_agg_result *r = sc_arena_calloc(&a, 1, sizeof *r);
+        r->kind = SC_AGG_TERMS;
+        r->n_reduced = 1;
+        r->n_buckets = NK;
+        r->buckets = sc_arena_calloc(&a, NK, sizeof *r->buckets);
+        for (int k = 0; k < NK; k++) {
+            char *key = sc_arena_alloc(&a, 8);
+            snprintf(key, 8, "k%05d", i ? NK - 1 - k : k);
+            r->buckets[k].bkey = sc_slice_make(key, 6);
+            r->buckets[k].doc_count = 1 + (uint64_t)i;
+        }
+        in[i] = r;
+    }
+    sc_arena out;
+    sc_arena_init(&out, 0);
+    sc_agg_error err;
+    sc_agg_result *red;
+    assert_int_equal(sc_agg_reduce(t, in, 2, false, 0, &out, &red, &err), SC_OK);
+    assert_int_equal(red->n_buckets, NK);
+    for (size_t k = 0; k < red->n_buckets; k++)
+        assert_int_equal(red->buckets[k].doc_count, 3);
+    /* merged buckets plus the sort references: below a bucket per input bucket */
+    assert_true(out.peak_bytes < 2 * NK * sizeof(sc_agg_bucket));
+    sc_arena_fini(&out);
+    sc_arena_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_terms_vs_model),
         cmocka_unit_test(test_terms_error_bounds),
+        cmocka_unit_test(test_terms_partial_reduce_memory),
         cmocka_unit_test(test_metrics_vs_model),
         cmocka_unit_test(test_histogram_vs_model),
         cmocka_unit_test(test_date_histogram_vs_model),

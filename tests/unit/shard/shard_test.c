@@ -20,33 +20,17 @@
 #include "index/stored.h"
 #include "shard/shard.h"
 
-static char dir[256];
+#include "shard_dir.h"
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/scry-shard-test-%d", (int)getpid());
-    return sc_dir_remove_all(dir) == SC_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return sc_dir_remove_all(dir) == SC_OK ? 0 : -1;
+    return shard_dir_setup("shard-test");
 }
 
 static sc_shard *open_shard(bool bg)
 {
-    sc_shard_config cfg = {0};
-    cfg.path = dir;
-    cfg.no_background_thread = !bg;
-    cfg.refresh_interval_ms = bg ? 20 : -1;
-    sc_shard *s = NULL;
-    sc_shard_error err;
-    sc_status st = sc_shard_open(&cfg, &s, &err);
-    if (st != SC_OK)
-        fail_msg("open failed: %s (%s)", sc_status_str(st), err.type ? err.reason : "");
-    return s;
+    return shard_dir_open(bg);
 }
 
 static sc_shard_result put(sc_shard *s, const char *id, const char *src)

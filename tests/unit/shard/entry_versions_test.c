@@ -1,0 +1,242 @@
+/* Tests for the shard's id entries (src/shard/shard.c, internal.h sc__id_entry), which keep only
+ * where each _id is: a segment doc's versions come from its _seq_no/_version/_primary_term doc
+ * values, a buffered doc's from the buffer, a tombstone's from the tombstone table. A random
+ * model test runs index, create, conditional index and delete, refresh, force merge, flush, a
+ * clean reopen and a reopen that replays the translog (close without flush, as after a crash)
+ * against a plain model of every id's versions; every get and every conflict must agree. The
+ * seed is printed and can be set with SCRY_ENTRY_SEED. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "base/file.h"
+#include "shard/internal.h"
+#include "shard/shard.h"
+
+#include "shard_dir.h"
+
+static int setup(void **state)
+{
+    (void)state;
+    return shard_dir_setup("entry-test");
+}
+
+static sc_shard *open_shard(void)
+{
+    return shard_dir_open(false);
+}
+
+static uint64_t rng;
+
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+enum {
+    N_IDS = 300,
+    N_OPS = 6000
+};
+
+/* The model: every id's last operation. */
+typedef struct model {
+    bool known, exists;
+    int64_t seq_no, term, version;
+    int value;
+} model;
+
+static sc_slice id_of(int i, char *buf)
+{
+    int n = snprintf(buf, 32, "id-%d", i);
+    return sc_slice_make((const uint8_t *)buf, (size_t)n);
+}
+
+static void check_doc(sc_shard *s, int i, const model *m, unsigned long long seed)
+{
+    char b[32];
+    sc_shard_doc d;
+    assert_int_equal(sc_shard_get(s, id_of(i, b), &d), SC_OK);
+    if (d.found != m->exists)
+        fail_msg("seed %llu: doc %d found %d, expected %d", seed, i, d.found, m->exists);
+    if (!d.found)
+        return;
+    char src[32];
+    snprintf(src, sizeof(src), "{\"n\":%d}", m->value);
+    if (d.seq_no != m->seq_no || d.version != m->version || d.primary_term != m->term ||
+        d.source_len != strlen(src) || memcmp(d.source, src, d.source_len) != 0)
+        fail_msg(
+            "seed %llu: doc %d has seq_no %lld version %lld term %lld, expected %lld %lld %lld",
+            seed, i, (long long)d.seq_no, (long long)d.version, (long long)d.primary_term,
+            (long long)m->seq_no, (long long)m->version, (long long)m->term);
+    sc_shard_doc_fini(&d);
+}
+
+/* One random write to id i, checked against the model and applied to it. */
+static void random_write(sc_shard *s, int i, model *m, int value, unsigned long long seed)
+{
+    char b[32], src[32];
+    snprintf(src, sizeof(src), "{\"n\":%d}", value);
+    sc_shard_write_opts o = sc_shard_write_defaults();
+    sc_shard_result r;
+    sc_shard_error err;
+    int kind = (int)(next_rand() % 8);
+    bool expect_conflict = false;
+    if (kind == 1) { /* create */
+        o.op_type = SC_SHARD_OP_CREATE;
+        expect_conflict = m->exists;
+    } else if (kind == 2 || kind == 3) { /* conditional, right or stale */
+        o.if_seq_no = m->seq_no + (kind == 3);
+        o.if_primary_term = m->known ? m->term : 1;
+        expect_conflict = !m->exists || kind == 3;
+    }
+    bool del = kind >= 6;
+    if (del)
+        o.op_type = SC_SHARD_OP_INDEX;
+    sc_status st = del ? sc_shard_delete(s, id_of(i, b), &o, &r, &err)
+                       : sc_shard_index(s, id_of(i, b), sc_slice_cstr(src), &o, &r, &err);
+    if (expect_conflict) {
+        if (st != SC_ECONFLICT)
+            fail_msg("seed %llu: op %d on doc %d answered %s, expected a conflict", seed, kind, i,
+                     sc_status_str(st));
+        return;
+    }
+    if (st != SC_OK)
+        fail_msg("seed %llu: op %d on doc %d failed: %s", seed, kind, i, sc_status_str(st));
+    if (r.version != (m->known ? m->version + 1 : 1) || r.found != m->exists)
+        fail_msg("seed %llu: op %d on doc %d gave version %lld found %d", seed, kind, i,
+                 (long long)r.version, r.found);
+    m->known = true;
+    m->exists = !del;
+    m->seq_no = r.seq_no;
+    m->term = r.primary_term;
+    m->version = r.version;
+    m->value = value;
+}
+
+static void test_model(void **state)
+{
+    (void)state;
+    const char *env = getenv("SCRY_ENTRY_SEED");
+    unsigned long long seed = env ? strtoull(env, NULL, 10) : (unsigned long long)time(NULL);
+    printf("entry_versions_test seed %llu (SCRY_ENTRY_SEED)\n", seed);
+    rng = seed * 0x9E3779B97F4A7C15ull | 1;
+    static model m[N_IDS];
+    memset(m, 0, sizeof m);
+    sc_shard *s = open_shard();
+    for (int op = 0; op < N_OPS; op++) {
+        int i = (int)(next_rand() % N_IDS);
+        random_write(s, i, &m[i], op, seed);
+        switch (next_rand() % 400) {
+        case 0:
+        case 1:
+        case 2:
+        case 3: assert_int_equal(sc_shard_refresh(s), SC_OK); break;
+        case 4:
+            assert_int_equal(sc_shard_refresh(s), SC_OK);
+            assert_int_equal(sc_shard_force_merge(s, 1), SC_OK);
+            break;
+        case 5: assert_int_equal(sc_shard_flush(s), SC_OK); break;
+        case 6: /* clean restart: versions from the id table file and the segments */
+            sc_shard_close(s, true);
+            s = open_shard();
+            break;
+        case 7: /* as after a crash: the translog replays what the last commit lacks */
+            sc_shard_close(s, false);
+            s = open_shard();
+            break;
+        default: break;
+        }
+        if (op % 500 == 499)
+            for (int k = 0; k < N_IDS; k++)
+                check_doc(s, k, &m[k], seed);
+    }
+    for (int k = 0; k < N_IDS; k++)
+        check_doc(s, k, &m[k], seed);
+    sc_shard_close(s, false);
+    s = open_shard(); /* replay once more at the end */
+    for (int k = 0; k < N_IDS; k++)
+        check_doc(s, k, &m[k], seed);
+    sc_shard_close(s, true);
+    s = open_shard();
+    for (int k = 0; k < N_IDS; k++)
+        check_doc(s, k, &m[k], seed);
+    sc_shard_close(s, false);
+}
+
+/* A deleted then re-created id reuses its tombstone's slot; a segment doc's versions are read
+ * from its doc values after a refresh, a merge and a reopen. */
+static void test_tombstones_and_segments(void **state)
+{
+    (void)state;
+    sc_shard *s = open_shard();
+    char b[32];
+    sc_shard_write_opts o = sc_shard_write_defaults();
+    sc_shard_result r;
+    sc_shard_error err;
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(sc_shard_index(s, id_of(i, b), sc_slice_cstr("{\"n\":1}"), &o, &r, &err),
+                         SC_OK);
+    assert_int_equal(sc_shard_refresh(s), SC_OK);
+    for (int i = 0; i < 50; i += 2)
+        assert_int_equal(sc_shard_delete(s, id_of(i, b), &o, &r, &err), SC_OK);
+    size_t tombs = s->tombs.len;
+    assert_int_equal(tombs, 25);
+    for (int i = 0; i < 50; i += 2)
+        assert_int_equal(sc_shard_index(s, id_of(i, b), sc_slice_cstr("{\"n\":2}"), &o, &r, &err),
+                         SC_OK);
+    assert_int_equal(s->tombs_free.len, 25);
+    for (int i = 10; i < 20; i++)
+        assert_int_equal(sc_shard_delete(s, id_of(i, b), &o, &r, &err), SC_OK);
+    assert_int_equal(s->tombs.len, tombs); /* reused */
+    assert_int_equal(sc_shard_refresh(s), SC_OK);
+    assert_int_equal(sc_shard_force_merge(s, 1), SC_OK);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < 50; i++) {
+            sc_shard_doc d;
+            assert_int_equal(sc_shard_get(s, id_of(i, b), &d), SC_OK);
+            bool deleted = i >= 10 && i < 20;
+            assert_int_equal(d.found, !deleted);
+            int64_t version = (i % 2 == 0 ? 3 : 1) + (deleted && i % 2 == 1);
+            if (deleted)
+                continue;
+            assert_int_equal(d.version, version);
+            sc_shard_doc_fini(&d);
+        }
+        /* a delete's version follows its tombstone */
+        assert_int_equal(sc_shard_index(s, id_of(11, b), sc_slice_cstr("{\"n\":3}"), &o, &r, &err),
+                         SC_OK);
+        assert_int_equal(r.version, 3 + 2 * pass);
+        assert_int_equal(sc_shard_delete(s, id_of(11, b), &o, &r, &err), SC_OK);
+        assert_int_equal(r.version, 4 + 2 * pass);
+        sc_shard_close(s, true);
+        s = open_shard();
+        o.op_type = SC_SHARD_OP_CREATE;
+        assert_int_equal(sc_shard_index(s, id_of(1, b), sc_slice_cstr("{}"), &o, &r, &err),
+                         SC_ECONFLICT);
+        o.op_type = SC_SHARD_OP_INDEX;
+        sc_shard_doc d; /* the tombstone survived the reopen: the next pass goes on from it */
+        assert_int_equal(sc_shard_get(s, id_of(11, b), &d), SC_OK);
+        assert_false(d.found);
+    }
+    sc_shard_close(s, false);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_model, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tombstones_and_segments, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
