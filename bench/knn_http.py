@@ -25,6 +25,7 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -66,11 +67,41 @@ def peak_rss_mb(pid):
     return 0.0
 
 
+def rss_mb(pid):
+    """(RssAnon, RssFile) in MB."""
+    out = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(("RssAnon:", "RssFile:")):
+                out[line.split(":")[0]] = int(line.split()[1]) / 1024.0
+    return out.get("RssAnon", 0.0), out.get("RssFile", 0.0)
+
+
 def phase(srv, what, fn):
-    c0, t0 = proc_cpu(srv.proc.pid), time.monotonic()
-    out = fn()
-    print("%-12s wall %7.1f s  server cpu %7.1f s" % (what, time.monotonic() - t0,
-                                                      proc_cpu(srv.proc.pid) - c0))
+    """Runs fn, printing its wall and server CPU time, the server's VmHWM so far and the
+    largest RssAnon / RssFile seen while it ran (sampled every 50 ms: VmHWM counts the mapped
+    segment files' resident pages too, RssAnon is the heap)."""
+    pid = srv.proc.pid
+    c0, t0 = proc_cpu(pid), time.monotonic()
+    peak = [0.0, 0.0]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            for i, v in enumerate(rss_mb(pid)):
+                peak[i] = max(peak[i], v)
+            done.wait(0.05)
+
+    th = threading.Thread(target=sample)
+    th.start()
+    try:
+        out = fn()
+    finally:
+        done.set()
+        th.join()
+    print("%-12s wall %7.1f s  server cpu %7.1f s  VmHWM so far %6.0f MB  peak RssAnon %6.0f MB"
+          "  peak RssFile %6.0f MB" % (what, time.monotonic() - t0, proc_cpu(pid) - c0,
+                                       peak_rss_mb(pid), peak[0], peak[1]))
     sys.stdout.flush()
     return out
 
@@ -124,6 +155,7 @@ def main():
     ap.add_argument("--nc", default="10,40,100,200,500")
     ap.add_argument("--batch", type=int, default=5000)
     ap.add_argument("--warmup", type=int, default=300)
+    ap.add_argument("--load-only", action="store_true", help="stop after loading (memory runs)")
     a = ap.parse_args()
     b, q = fvecs(a.base), fvecs(a.query)
     data_dir = os.path.abspath(a.data) if a.data else os.path.join(
@@ -140,6 +172,8 @@ def main():
             load(srv, conn, b, a)
         print("segments: %d, docs: %d, server peak RSS %.0f MB" % (n_segments(conn), count(conn),
                                                                     peak_rss_mb(srv.proc.pid)))
+        if a.load_only:
+            return
         gt = truth(b, q, "l2")
         qtext = [",".join("%.9g" % x for x in row) for row in q.tolist()]
 

@@ -58,6 +58,9 @@ typedef struct sc_node_config {
     /* indices.memory.shard_inactive_time: a shard without writes this long commits and frees
      * its indexing buffer (sc_shard_release_idle). 0: the default (5 minutes); < 0: never. */
     int64_t shard_inactive_ms;
+    /* indices.memory.index_buffer_size, per shard (Elasticsearch's is one budget for the
+     * node): a shard's indexing buffer becomes a segment past it. 0: 64 MiB. */
+    uint64_t index_buffer_bytes;
 } sc_node_config;
 
 /* A user-facing error: Elasticsearch type, reason, HTTP status, and the index it concerns. */

@@ -71,6 +71,7 @@ void sc__index_shard_config(sc_node *n, sc_index *ix, uint32_t shard, char *path
         .durability_async = ix->settings.durability_async,
         .flush_threshold_bytes = ix->settings.flush_threshold_bytes,
         .merge_memory_bytes = ix->settings.merge_memory_bytes,
+        .ram_buffer_bytes = (size_t)sc_node_config_get(n)->index_buffer_bytes,
         .refresh_interval_ms =
             ix->settings.refresh_interval_ms < 0
                 ? -1

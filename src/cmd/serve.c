@@ -10,6 +10,7 @@
  *   index.translog.durability: request|async
  *   indices.memory.shard_inactive_time: 5m (a shard without writes this long commits and frees
  *     its indexing buffer; 0 or -1: never)
+ *   indices.memory.index_buffer_size: 64mb (per shard: its buffer becomes a segment past it)
  *   path.repo: DIR (fs snapshot repositories must lie under it; --path-repo)
  *   test.recovery_delay: 0 (tests only: delay each shard's translog replay at start)
  *   test.snapshot_delay: 0 (tests only: a snapshot waits this long before each file it copies)
@@ -61,6 +62,7 @@ typedef struct serve_opts {
     long test_search_delay_ms;
     long test_fetch_delay_ms;
     long shard_inactive_ms; /* indices.memory.shard_inactive_time; 0 default, < 0 never */
+    size_t index_buffer;    /* indices.memory.index_buffer_size (per shard); 0 default */
     char *users_file;
     char *test_partition_file;
     char *tls_cert;
@@ -176,6 +178,10 @@ static bool apply(serve_opts *o, const char *key, const char *val)
         else if (!strcmp(val, "request"))
             o->durability_async = 0;
         else
+            return false;
+    } else if (!strcmp(key, "indices.memory.index_buffer_size")) {
+        /* a byte size; Elasticsearch's percentage of the heap has no meaning here */
+        if (!parse_size(val, &o->index_buffer) || o->index_buffer < 1024)
             return false;
     } else if (!strcmp(key, "indices.memory.shard_inactive_time")) {
         if (!parse_ms(val, &ms))
@@ -346,7 +352,10 @@ static void serve_usage(FILE *f)
                "http.compression=true)\n"
                "  -E indices.memory.shard_inactive_time=DURATION\n"
                "                      a shard without writes this long commits and frees its\n"
-               "                      indexing buffer (default 5m; 0 never)\n");
+               "                      indexing buffer (default 5m; 0 never)\n"
+               "  -E indices.memory.index_buffer_size=BYTES\n"
+               "                      a shard's indexing buffer becomes a segment past this\n"
+               "                      size (per shard; default 64mb)\n");
 }
 
 static void opts_free(serve_opts *o)
@@ -533,6 +542,7 @@ int sc_cmd_serve(int argc, char **argv)
                          .search_threads = (unsigned)o.search_threads,
                          .durability_async = o.durability_async,
                          .shard_inactive_ms = o.shard_inactive_ms,
+                         .index_buffer_bytes = o.index_buffer,
                          .test_recovery_delay_ms = (uint32_t)o.test_recovery_delay_ms,
                          .path_repo = o.path_repo,
                          .test_snapshot_delay_ms = (uint32_t)o.test_snapshot_delay_ms,

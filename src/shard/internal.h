@@ -146,7 +146,7 @@ struct sc_shard {
     /* buffer: the builder is made by the first write and freed when the shard goes idle
      * (sc_shard_release_idle), so an idle or never-written shard holds none */
     sc_segment_builder *builder;  /* NULL: nothing buffered */
-    size_t builder_base_ram;      /* builder RAM right after its last reset */
+    size_t builder_base_ram;      /* sc__shard_buffer_bytes right after the last reset */
     SC_VEC(uint32_t) buf_entry;   /* buffer doc -> entry */
     SC_VEC(sc__versions) buf_ver; /* buffer doc -> its versions (set for entries' docs) */
     SC_VEC(uint8_t) buf_deleted;  /* buffer doc deleted (overwritten) */
@@ -212,8 +212,13 @@ sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write
                                   const sc_translog_op *replay, sc_shard_result *r,
                                   sc_shard_error *err);
 
-/* Whether the in-memory buffer should become a segment (wlock held). */
+/* The in-memory buffer's bytes (builder and per-doc arrays with the buffered sources), what
+ * _stats reports as index_writer_memory_in_bytes, and whether it should become a segment
+ * (wlock held). */
+size_t sc__shard_buffer_bytes(const sc_shard *s);
 bool sc__shard_buffer_full(const sc_shard *s);
+/* Past twice the limit: the writer refreshes itself instead of waiting for the scheduler. */
+bool sc__shard_buffer_way_over(const sc_shard *s);
 /* Bytes of the persisted id table files (ids-<gen>.dat) in the shard folder (ids.c). */
 uint64_t sc__ids_file_bytes(const sc_shard *s);
 

@@ -47,6 +47,8 @@ sc_status sc_shard_apply(sc_shard *s, const sc_shard_op *op, bool *applied, sc_s
         st = sc__shard_index_locked(s, op->id, op->source, NULL, &t, NULL, err);
     s->log_replayed = false;
     bool over = st == SC_OK && sc__shard_buffer_full(s);
+    if (over && sc__shard_buffer_way_over(s)) /* a failure is sticky: the next refresh sees it */
+        sc__shard_ignore(sc__shard_refresh_locked(s));
     pthread_mutex_unlock(&s->wlock);
     if (st != SC_OK && err && !err->type) {
         err->type = "illegal_argument_exception";

@@ -217,15 +217,38 @@ static sc_status drop_location(sc_shard *s, const sc__id_entry *e)
     return slot_delete(sl, e->doc);
 }
 
-/* Whether the buffer should become a segment. Measured from the builder's size right after
- * its last reset: the builder keeps (and counts) capacity across resets, so an absolute
- * threshold would refresh after a few hundred documents once it has been filled once. */
+/* The indexing buffer's memory: the builder and the shard's per-doc arrays beside it, among
+ * them the buffered `_source` copies (as large as the builder's own stored fields for a doc of
+ * dense vectors, whose JSON text is three times the floats). */
+size_t sc__shard_buffer_bytes(const sc_shard *s)
+{
+    return (s->builder ? sc_segment_builder_ram_bytes(s->builder) : 0) +
+           s->buf_entry.cap * sizeof *s->buf_entry.ptr + s->buf_ver.cap * sizeof *s->buf_ver.ptr +
+           s->buf_deleted.cap + s->buf_child.cap + s->buf_src.cap * sizeof *s->buf_src.ptr +
+           s->buf_sources.cap;
+}
+
+/* Whether the buffer should become a segment. Measured from the buffer's size right after its
+ * last reset: the builder and the arrays keep (and count) capacity across resets, so an
+ * absolute threshold would refresh after a few hundred documents once it has been filled
+ * once. */
 bool sc__shard_buffer_full(const sc_shard *s)
 {
     if (!s->builder)
         return false;
-    size_t ram = sc_segment_builder_ram_bytes(s->builder);
+    size_t ram = sc__shard_buffer_bytes(s);
     return ram > s->builder_base_ram && ram - s->builder_base_ram > s->cfg.ram_buffer_bytes;
+}
+
+/* Whether the buffer passed twice its limit: the scheduler woken at the limit has not made it
+ * a segment yet while writes kept coming (a bulk load on a busy machine), so the writer does
+ * it itself and the buffer stays bounded whatever the write rate. */
+bool sc__shard_buffer_way_over(const sc_shard *s)
+{
+    if (!s->builder)
+        return false;
+    size_t ram = sc__shard_buffer_bytes(s);
+    return ram > s->builder_base_ram && ram - s->builder_base_ram > 2 * s->cfg.ram_buffer_bytes;
 }
 
 /* ---- applying operations ---- */
@@ -285,7 +308,7 @@ static sc_status buffer_add_one(sc_shard *s, const sc_index_doc *d, bool child, 
 {
     if (!s->builder) {
         SC_TRY(sc_segment_builder_new(&s->builder));
-        s->builder_base_ram = sc_segment_builder_ram_bytes(s->builder);
+        s->builder_base_ram = sc__shard_buffer_bytes(s);
     }
     SC_TRY(sc_vec_reserve(&s->buf_entry, 1));
     SC_TRY(sc_vec_reserve(&s->buf_ver, 1));
@@ -559,7 +582,7 @@ sc_status sc_shard_index(sc_shard *s, sc_slice id, sc_slice source, const sc_sha
     pthread_mutex_lock(&s->wlock);
     sc_status st = sc__shard_index_locked(s, id, source, o, NULL, r, err);
     bool over = st == SC_OK && (sc__shard_buffer_full(s) || translog_over(s));
-    if (over && !s->sched) {
+    if (over && (!s->sched || sc__shard_buffer_way_over(s))) {
         st = sc__shard_refresh_locked(s);
         if (st == SC_OK && translog_over(s))
             st = sc__shard_flush_locked(s);
@@ -682,16 +705,22 @@ static void next_segment_name(sc_shard *s, char *out, size_t cap)
     snprintf(out, cap, "seg%08" PRIu64, s->seg_counter++);
 }
 
-/* Buffers larger than this give their memory back when they become a segment (a bulk load's
- * buffer of up to ram_buffer_bytes would otherwise stay allocated while the shard idles);
- * smaller ones (a refresh every second of a few docs) keep their capacity for the next. */
+/* Buffers larger than this, or than a quarter of ram_buffer_bytes, give their memory back
+ * when they become a segment (a bulk load's buffer of up to ram_buffer_bytes would otherwise
+ * stay allocated while the shard idles); smaller ones (a refresh every second of a few docs)
+ * keep their capacity for the next. The quarter bounds the buffer at 1.25 ram_buffer_bytes:
+ * the threshold counts from the kept capacity, which a small limit would otherwise let grow
+ * by a limit's worth each refresh up to 4 MiB. */
 #define RELEASE_BUFFER_BYTES ((size_t)4 << 20)
 
 static void buffer_clear(sc_shard *s)
 {
     if (!s->builder)
         return;
-    bool release = sc_segment_builder_ram_bytes(s->builder) > RELEASE_BUFFER_BYTES;
+    size_t keep = s->cfg.ram_buffer_bytes / 4;
+    if (keep > RELEASE_BUFFER_BYTES)
+        keep = RELEASE_BUFFER_BYTES;
+    bool release = sc__shard_buffer_bytes(s) > keep;
     sc_segment_builder_reset(s->builder);
     if (release) {
         sc_segment_builder_trim(s->builder);
@@ -703,13 +732,13 @@ static void buffer_clear(sc_shard *s)
         sc_vec_free(&s->buf_sources);
         sc_alloc_release_free();
     }
-    s->builder_base_ram = sc_segment_builder_ram_bytes(s->builder);
     sc_vec_clear(&s->buf_entry);
     sc_vec_clear(&s->buf_ver);
     sc_vec_clear(&s->buf_deleted);
     sc_vec_clear(&s->buf_child);
     sc_vec_clear(&s->buf_src);
     sc_vec_clear(&s->buf_sources);
+    s->builder_base_ram = sc__shard_buffer_bytes(s);
 }
 
 sc_status sc__shard_refresh_locked(sc_shard *s)
@@ -1016,11 +1045,7 @@ sc_status sc_shard_stats_get(sc_shard *s, bool with_segments, sc_shard_stats *st
     st->n_deleted = snap->n_deleted;
     st->n_segments = s->slots.len;
     st->buffered_docs = s->builder ? sc_segment_builder_n_docs(s->builder) : 0;
-    st->indexing_buffer_bytes = (s->builder ? sc_segment_builder_ram_bytes(s->builder) : 0) +
-                                s->buf_entry.cap * sizeof *s->buf_entry.ptr +
-                                s->buf_ver.cap * sizeof *s->buf_ver.ptr + s->buf_deleted.cap +
-                                s->buf_child.cap + s->buf_src.cap * sizeof *s->buf_src.ptr +
-                                s->buf_sources.cap;
+    st->indexing_buffer_bytes = sc__shard_buffer_bytes(s);
     st->max_seq_no = s->max_seq_no;
     st->local_checkpoint = s->max_seq_no;
     for (size_t i = 0; i < s->slots.len; i++)

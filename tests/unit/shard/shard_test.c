@@ -379,6 +379,54 @@ static void test_flush_threshold(void **state)
     sc_shard_close(s, false);
 }
 
+/* The indexing buffer stays within ram_buffer_bytes as _stats reports it (builder plus the
+ * buffered _source copies): the buffered sources once went uncounted, so a buffer of docs whose
+ * _source is large next to what they index (dense vectors: ~3x the floats as JSON text) grew
+ * to about twice the limit before it became a segment. */
+static void test_buffer_bounded_with_sources(void **state)
+{
+    (void)state;
+    const size_t limit = 6u << 20;
+    sc_shard_config cfg = {0};
+    cfg.path = dir;
+    cfg.no_background_thread = true;
+    cfg.refresh_interval_ms = -1;
+    cfg.ram_buffer_bytes = limit;
+    sc_shard *s = NULL;
+    sc_shard_error err;
+    assert_int_equal(sc_shard_open(&cfg, &s, &err), SC_OK);
+    /* a 3,200-character string beside one keyword: stored once by the builder, once in the
+     * buffered sources, and indexed as a dozen tokens (the text field's 255-character cap) */
+    static char src[8192];
+    char id[32];
+    size_t max_buf = 0;
+    int n = 4000;
+    for (int i = 0; i < n; i++) {
+        size_t len = (size_t)snprintf(src, sizeof src, "{\"k\":\"d%d\",\"pad\":\"", i);
+        for (int j = 0; j < 400; j++)
+            len += (size_t)snprintf(src + len, sizeof src - len, "%08x", (unsigned)(i * 7919 + j));
+        snprintf(src + len, sizeof src - len, "\"}");
+        snprintf(id, sizeof id, "%d", i);
+        put(s, id, src);
+        sc_shard_stats st;
+        assert_int_equal(sc_shard_stats_get(s, false, &st), SC_OK);
+        if (st.indexing_buffer_bytes > max_buf)
+            max_buf = st.indexing_buffer_bytes;
+        sc_shard_stats_fini(&st);
+    }
+    sc_shard_stats st;
+    assert_int_equal(sc_shard_stats_get(s, false, &st), SC_OK);
+    uint32_t segs = (uint32_t)st.n_segments;
+    sc_shard_stats_fini(&st);
+    /* ~13 MB of sources: the full buffer became segments at least once */
+    assert_true(segs >= 1);
+    if (max_buf > limit + (256u << 10))
+        fail_msg("indexing buffer reached %zu bytes, limit %zu", max_buf, limit);
+    assert_int_equal(sc_shard_refresh(s), SC_OK);
+    assert_int_equal(visible_docs(s), (uint64_t)n);
+    sc_shard_close(s, false);
+}
+
 static void test_force_merge(void **state)
 {
     (void)state;
@@ -572,6 +620,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_flush_threshold, setup, teardown),
         cmocka_unit_test_setup_teardown(test_force_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tiered_merge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_buffer_bounded_with_sources, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corruption_is_an_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_searchers, setup, teardown),
     };
