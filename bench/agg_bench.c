@@ -73,7 +73,7 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
         int64_t lo = INT64_C(1420070400000) + INT64_C(22) * 86400000,
                 hi = INT64_C(1420070400000) + INT64_C(67) * 86400000;
         sc_query *rq = sc_query_range(&a, sc_slice_cstr("t"), &lo, &hi, 1);
-        int64_t dlo = 0, dhi = 4999; /* trip_distance in [0, 50) */
+        int64_t dlo = 0, dhi = 4999;      /* trip_distance in [0, 50) */
         int64_t flo = 1, fhi = INT64_MAX; /* fare > 0: sortable longs from nextUp(0) */
         const sc_query *q = query_kind == 0   ? sc_query_match_all(&a)
                             : query_kind == 1 ? rq
@@ -101,6 +101,21 @@ static double taxis_number(const char *line, const char *key)
 {
     const char *p = strstr(line, key);
     return p ? strtod(p + strlen(key), NULL) : 0;
+}
+
+/* The string or number after "key": in line into out (empty when absent). */
+static void taxis_string(const char *line, const char *key, char *out, size_t cap)
+{
+    const char *p = strstr(line, key);
+    size_t k = 0;
+    if (p) {
+        p += strlen(key);
+        p += *p == '"';
+        while (p[k] && p[k] != '"' && p[k] != ',' && p[k] != '}' && k + 1 < cap)
+            k++;
+        memcpy(out, p, k);
+    }
+    out[k] = 0;
 }
 
 /* The next document line of f (skipping bulk action lines) into *line; false at the end. */
@@ -145,7 +160,7 @@ int main(int argc, char **argv)
     if (sc_segment_builder_new(&b) != SC_OK)
         return 1;
     uint64_t x = 88172645463325252ull;
-    char kw[16];
+    char kw[16], rc[16];
     const char *taxis = getenv("AGG_BENCH_TAXIS");
     FILE *tf = taxis ? fopen(taxis, "r") : NULL;
     if (taxis && !tf) {
@@ -163,6 +178,9 @@ int main(int argc, char **argv)
         int64_t sd = (int64_t)(((x >> 20) % 1000) * ((x >> 30) % 5000) / 1000);
         int64_t sm = (int64_t)((x >> 24) % 10000);
         double tip = (double)((x >> 34) % 2000) / 100, fare = (double)((x >> 40) % 10000) / 100;
+        /* taxis-like passenger count 1..6 and rate code 1..6 */
+        int64_t pc = (int64_t)(1 + (x >> 44) % 6);
+        snprintf(rc, sizeof rc, "%u", (unsigned)(1 + (x >> 48) % 6));
         if (tf) {
             if (!taxis_next(tf, &line, &line_cap)) {
                 fprintf(stderr, "%s: fewer than %u docs\n", taxis, n);
@@ -172,18 +190,22 @@ int main(int argc, char **argv)
             sm = llround(taxis_number(line, "\"total_amount\":") * 100);
             tip = taxis_number(line, "\"tip_amount\":");
             fare = taxis_number(line, "\"fare_amount\":");
+            pc = llround(taxis_number(line, "\"passenger_count\":"));
+            taxis_string(line, "\"rate_code_id\":", rc, sizeof rc);
         }
         int64_t tip_l = sc_agg_double_to_sortable(tip), fare_l = sc_agg_double_to_sortable(fare);
-        sc_index_token tok = {sc_slice_cstr(kw), 0};
-        sc_index_field f[7] = {
+        sc_index_token tok = {sc_slice_cstr(kw), 0}, rtok = {sc_slice_cstr(rc), 0};
+        sc_index_field f[9] = {
             bench_keyword("k", &tok),
             bench_numeric("n", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &num),
             bench_numeric("t", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &t),
             bench_numeric("sd", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &sd),
             bench_numeric("sm", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &sm),
             bench_numeric("tip", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &tip_l),
-            bench_numeric("fare", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &fare_l)};
-        if (bench_add_doc(b, f, 7) != 0)
+            bench_numeric("fare", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &fare_l),
+            bench_numeric("pc", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &pc),
+            bench_keyword("rc", &rtok)};
+        if (bench_add_doc(b, f, 9) != 0)
             return 1;
     }
     free(line);
@@ -232,6 +254,33 @@ int main(int argc, char **argv)
     sc_agg_spec *ah = spec(SC_AGG_AUTO_DATE_HISTOGRAM, "t", SC_AGG_V_DATE);
     ah->size = 20;
     run_case("autohisto_agg: auto_date_histogram(20), range on t", root_of(ah), &s, n, runs);
+    /* Rally's avg_passenger_count_aggregation, avg_amount_group_by_integer_aggregation and
+     * avg_amount_group_by_keyword_aggregation (passenger_count "pc", rate_code_id "rc",
+     * total_amount "sm", a scaled_float of factor 100), under match_all; the first and
+     * second with AGG_BENCH_COMPENSATED=1 take the compensated sum for every value (the path
+     * before the int64 sums) */
+    query_kind = 0;
+    shard_opts.compensated_sums = getenv("AGG_BENCH_COMPENSATED") != NULL;
+    run_case("avg_passenger_count: avg(long)", root_of(spec(SC_AGG_AVG, "pc", SC_AGG_V_LONG)), &s,
+             n, runs);
+    sc_agg_spec *gi = spec(SC_AGG_TERMS, "pc", SC_AGG_V_LONG);
+    sc_agg_spec *amt = spec(SC_AGG_AVG, "sm", SC_AGG_V_LONG);
+    amt->scaling_factor = 100;
+    gi->subs = calloc(1, sizeof *gi->subs);
+    gi->subs[0] = amt;
+    gi->n_subs = 1;
+    run_case("avg_amount_group_by_integer: terms(long) > avg(scaled)", root_of(gi), &s, n, runs);
+    sc_agg_spec *gk = spec(SC_AGG_TERMS, "rc", SC_AGG_V_KEYWORD);
+    gk->subs = calloc(1, sizeof *gk->subs);
+    gk->subs[0] = amt;
+    gk->n_subs = 1;
+    run_case("avg_amount_group_by_keyword: terms(keyword) > avg(scaled)", root_of(gk), &s, n, runs);
+    sc_agg_spec *gl = spec(SC_AGG_TERMS, "rc", SC_AGG_V_KEYWORD);
+    gl->subs = calloc(1, sizeof *gl->subs);
+    gl->subs[0] = spec(SC_AGG_AVG, "pc", SC_AGG_V_LONG);
+    gl->n_subs = 1;
+    run_case("terms(keyword) > avg(long)", root_of(gl), &s, n, runs);
+    shard_opts.compensated_sums = false;
     query_kind = 4;
     sc_arena rta;
     sc_arena_init(&rta, 0);

@@ -460,6 +460,12 @@ typedef struct sc_agg_shard_options {
      * as computed; true: every runtime field becomes a whole column first (the same values
      * and results, bit for bit; for tests and benchmarks comparing the two paths) */
     bool runtime_columns;
+    /* a metric on an integer field (long, date, boolean; no scaling factor) whose values so
+     * far add up to less than 2^53 in absolute value sums them in int64 (exactly the doubles
+     * the compensated sum gives then) and falls back to the compensated sum from there on;
+     * true: the compensated sum for every value (the same results, bit for bit; for tests and
+     * benchmarks comparing the two paths) */
+    bool compensated_sums;
 } sc_agg_shard_options;
 
 #define SC_AGG_DEFAULT_MAX_BUCKETS 65536

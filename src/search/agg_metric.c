@@ -22,6 +22,14 @@ typedef struct metric_state {
      * run in one bucket wait for the previous doc's load-modify-store of the same cells
      * (store-to-load forwarding, ~5 cycles a doc) */
     sc__agg_vec lcount, lmin, lmax;
+    /* an integer field (int_ok): while every value taken so far adds up to less than 2^53 in
+     * absolute value (iabs), each Kahan step on exact integers is exact, so the sums are kept
+     * in int64 instead (isum per owner for the top level, ilsum per owner lane) and give the
+     * same doubles. The first value that would break the bound folds them into sum / lsum
+     * (int_fold) and the compensated sums take over for good (inexact). */
+    sc__agg_vec isum, ilsum;
+    uint64_t iabs;
+    bool int_ok, inexact;
     int64_t *ibuf;
     double *dbuf;
     /* a double runtime field evaluated for the collected docs only (no column): its values
@@ -67,6 +75,8 @@ static sc_status ensure(sc__agg_coll *c, uint32_t w)
     SC_TRY(sc__agg_vec_ensure(a, &m->lcount, n * LANES, 0));
     SC_TRY(sc__agg_vec_ensure(a, &m->lmin, n * LANES, pinf));
     SC_TRY(sc__agg_vec_ensure(a, &m->lmax, n * LANES, pninf));
+    SC_TRY(sc__agg_vec_ensure(a, &m->isum, n, 0));
+    SC_TRY(sc__agg_vec_ensure(a, &m->ilsum, n * LANES, 0));
     return SC_OK;
 }
 
@@ -164,15 +174,107 @@ static void add_window(metric_state *m, const double *v, size_t k, bool squares)
     *pmx = mx > *pmx ? mx : *pmx;
 }
 
+/* The int64 sums: exact while iabs < 2^53; values of 2^51 and more are left to the
+ * compensated sum (a window's 4096 absolute values then add up below 2^63). */
+#define INT_SUM_LIMIT (UINT64_C(1) << 53)
+#define INT_VALUE_LIMIT (UINT64_C(1) << 51)
+
+/* Ends the int64 sums: adds them into the compensated sums (exact: everything so far is an
+ * integer below 2^53, so the compensations are all +0.0 and the sums hold exact totals, as
+ * the per-value Kahan steps would have left them). */
+static void int_fold(metric_state *m)
+{
+    int64_t *is = m->isum.p, *il = m->ilsum.p;
+    double *sum = m->sum.p, *lsum = m->lsum.p;
+    for (size_t w = 0; w < m->isum.len; w++)
+        if (is[w]) {
+            sum[w] += (double)is[w];
+            is[w] = 0;
+        }
+    for (size_t x = 0; x < m->ilsum.len; x++)
+        if (il[x]) {
+            lsum[x] += (double)il[x];
+            il[x] = 0;
+        }
+    m->inexact = true;
+}
+
+/* Whether the integers v[0..k) go into the int64 sums (their absolute values counted into
+ * iabs); false after int_fold (or when the field is not an integer one). */
+static bool int_take(metric_state *m, const int64_t *v, size_t k)
+{
+    if (!m->int_ok || m->inexact)
+        return false;
+    uint64_t mx = 0, s = 0;
+    for (size_t i = 0; i < k; i++) {
+        uint64_t a = v[i] < 0 ? -(uint64_t)v[i] : (uint64_t)v[i];
+        mx = a > mx ? a : mx;
+        s += a;
+    }
+    if (mx < INT_VALUE_LIMIT && s < INT_SUM_LIMIT - m->iabs) {
+        m->iabs += s;
+        return true;
+    }
+    int_fold(m);
+    return false;
+}
+
+/* As int_take for one value of the per-doc path (a double: `missing` may be any number). */
+static void int_take_one(metric_state *m, double v)
+{
+    if (!m->int_ok || m->inexact)
+        return;
+    double a = fabs(v);
+    if (a < (double)INT_VALUE_LIMIT && a == floor(a) && (uint64_t)a < INT_SUM_LIMIT - m->iabs)
+        m->iabs += (uint64_t)a;
+    else
+        int_fold(m);
+}
+
+/* The int64 path of add_single: ibuf[0..k) to owners[i] (NULL: owner 0). */
+static void add_ints(metric_state *m, const uint32_t *owners, size_t k, uint64_t lane0)
+{
+    const int64_t *v = m->ibuf;
+    if (!owners) {
+        if (!k)
+            return;
+        int64_t s = 0, mn = INT64_MAX, mx = INT64_MIN;
+        for (size_t i = 0; i < k; i++) {
+            s += v[i];
+            mn = v[i] < mn ? v[i] : mn;
+            mx = v[i] > mx ? v[i] : mx;
+        }
+        ((uint64_t *)m->count.p)[0] += k;
+        ((int64_t *)m->isum.p)[0] += s;
+        double *pmn = m->min.p, *pmx = m->max.p, dmn = (double)mn, dmx = (double)mx;
+        *pmn = dmn < *pmn ? dmn : *pmn;
+        *pmx = dmx > *pmx ? dmx : *pmx;
+        return;
+    }
+    uint64_t *cnt = m->lcount.p;
+    int64_t *il = m->ilsum.p;
+    double *lmn = m->lmin.p, *lmx = m->lmax.p;
+    for (size_t i = 0; i < k; i++) {
+        size_t x = (size_t)owners[i] * LANES + (size_t)((lane0 + i) % LANES);
+        double d = (double)v[i];
+        cnt[x]++;
+        il[x] += v[i];
+        lmn[x] = d < lmn[x] ? d : lmn[x];
+        lmx[x] = d > lmx[x] ? d : lmx[x];
+    }
+}
+
 /* The values of docs[0..k) (k <= SC__AGG_PAIRS; a single-valued field) as doubles into
- * m->dbuf. */
-static void window_values(metric_state *m, const sc_agg_spec *spec, const uint32_t *docs, size_t k)
+ * m->dbuf; with `read` false, m->ibuf already holds their doc values. */
+static void window_values(metric_state *m, const sc_agg_spec *spec, const uint32_t *docs, size_t k,
+                          bool read)
 {
     if (m->rt) { /* computed for these docs, exactly the doubles a column would give back */
         sc_runtime_doubles_eval(m->rt, docs, k, m->dbuf);
         return;
     }
-    sc_dv_numeric_get_single_batch(&m->f.num, docs, k, m->ibuf);
+    if (read)
+        sc_dv_numeric_get_single_batch(&m->f.num, docs, k, m->ibuf);
     if (spec->vtype == SC_AGG_V_DOUBLE)
         for (size_t i = 0; i < k; i++)
             m->dbuf[i] = sc_agg_sortable_to_double(m->ibuf[i]);
@@ -189,7 +291,16 @@ static void window_values(metric_state *m, const sc_agg_spec *spec, const uint32
 static void add_single(metric_state *m, const sc_agg_spec *spec, const uint32_t *docs,
                        const uint32_t *owners, size_t k, uint64_t lane0, bool squares)
 {
-    window_values(m, spec, docs, k);
+    bool read = true;
+    if (m->int_ok && !m->inexact && !squares && !m->rt) {
+        sc_dv_numeric_get_single_batch(&m->f.num, docs, k, m->ibuf);
+        if (int_take(m, m->ibuf, k)) {
+            add_ints(m, owners, k, lane0);
+            return;
+        }
+        read = false;
+    }
+    window_values(m, spec, docs, k, read);
     if (!owners) {
         add_window(m, m->dbuf, k, squares);
         return;
@@ -234,8 +345,10 @@ static sc_status metric_collect(sc__agg_coll *c, const uint32_t *docs, const uin
     double vals[256];
     for (size_t i = 0; i < n; i++) {
         size_t k = sc__agg_doc_doubles(&m->f, spec, docs[i], vals, 256);
-        for (size_t j = 0; j < k; j++)
+        for (size_t j = 0; j < k; j++) {
+            int_take_one(m, vals[j]);
             add_value(m, owners ? owners[i] : 0, vals[j], squares);
+        }
     }
     return SC_OK;
 }
@@ -254,9 +367,16 @@ static sc_status metric_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **o
         r->sum_sq_c = ((const double *)m->sq_c.p)[owner];
         r->min = ((const double *)m->min.p)[owner];
         r->max = ((const double *)m->max.p)[owner];
+        int64_t is = ((const int64_t *)m->isum.p)[owner];
+        if (is) /* exact (see int_fold) */
+            r->sum += (double)is;
         for (size_t l = 0; l < LANES; l++) {
             size_t x = (size_t)owner * LANES + l;
-            kahan(&r->sum, &r->sum_c, ((const double *)m->lsum.p)[x]);
+            double ls = ((const double *)m->lsum.p)[x];
+            int64_t il = ((const int64_t *)m->ilsum.p)[x];
+            if (il)
+                ls += (double)il;
+            kahan(&r->sum, &r->sum_c, ls);
             kahan(&r->sum, &r->sum_c, -((const double *)m->lsum_c.p)[x]);
             kahan(&r->sum_sq, &r->sum_sq_c, ((const double *)m->lsq.p)[x]);
             kahan(&r->sum_sq, &r->sum_sq_c, -((const double *)m->lsq_c.p)[x]);
@@ -311,6 +431,10 @@ sc_status sc__agg_metric_new(sc__agg_coll *c)
     m->dbuf = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *m->dbuf);
     if (!m->ibuf || !m->dbuf)
         return sc__agg_oom(a);
+    const sc_agg_spec *spec = c->spec;
+    m->int_ok = spec->vtype != SC_AGG_V_DOUBLE && !(spec->scaling_factor > 0) &&
+                spec->kind != SC_AGG_EXTENDED_STATS &&
+                !(c->ctx->so && c->ctx->so->compensated_sums);
     c->state = m;
     c->ops = &metric_ops;
     return SC_OK;

@@ -206,6 +206,32 @@ static sc_status collect_nums(sc__agg_coll *c, const uint32_t *docs, const uint3
 {
     terms_state *t = c->state;
     int64_t vals[256];
+    if (t->f.has_num && sc_dv_numeric_is_single(&t->f.num) && !c->spec->geotile &&
+        !c->spec->geohash) {
+        /* one value per doc (so `missing` never applies): a window's values in one batch read */
+        for (size_t off = 0; off < n; off += 256) {
+            size_t k = n - off < 256 ? n - off : 256;
+            sc_dv_numeric_get_single_batch(&t->f.num, docs + off, k, vals);
+            for (size_t i = 0; i < k; i++) {
+                uint32_t owner = owners ? owners[off + i] : 0;
+                int64_t v = vals[i];
+                size_t slot = ((uint64_t)v * 0x9e3779b97f4a7c15u + owner) >> 56;
+                uint32_t ord;
+                if (t->cache[slot].ord && t->cache[slot].key == v &&
+                    t->cache[slot].owner == owner) {
+                    ord = t->cache[slot].ord - 1;
+                } else {
+                    bool added;
+                    SC_TRY(sc__agg_ords_long(c->ctx->a, &t->ords, owner, v, &ord, &added));
+                    t->cache[slot].key = v;
+                    t->cache[slot].owner = owner;
+                    t->cache[slot].ord = ord + 1;
+                }
+                SC_TRY(sc__agg_emit(c, docs[off + i], ord));
+            }
+        }
+        return SC_OK;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t k = t->f.has_num ? sc_dv_numeric_get(&t->f.num, docs[i], vals, 256) : 0;
         if (c->spec->geotile || c->spec->geohash)
