@@ -115,6 +115,28 @@ sc_slice sc_dv_sorted_set_term(const sc_dv_sorted_set *dv, uint64_t ord)
     return sc_slice_make(dv->term_bytes + s, (size_t)(e - s));
 }
 
+void sc_dv_sorted_set_prefetch_doc(const sc_dv_sorted_set *dv, uint32_t doc)
+{
+    if (doc >= dv->n_docs)
+        return;
+    if (dv->single)
+        __builtin_prefetch(dv->ords + (((uint64_t)doc * dv->ord_bits) >> 3));
+    else
+        __builtin_prefetch(dv->offs + (((uint64_t)doc * dv->off_bits) >> 3));
+}
+
+void sc_dv_sorted_set_prefetch_term(const sc_dv_sorted_set *dv, uint64_t ord)
+{
+    if (ord >= dv->n_ords)
+        return;
+    if (dv->term_rel) {
+        __builtin_prefetch(dv->term_rel + ((ord * dv->rel_bits) >> 3));
+        __builtin_prefetch(dv->term_base + 4 * (ord / SC__DV_TERM_BLOCK));
+    } else {
+        __builtin_prefetch(dv->term_offs + 4 * ord);
+    }
+}
+
 bool sc_dv_sorted_set_lookup(const sc_dv_sorted_set *dv, sc_slice term, uint64_t *ord)
 {
     uint64_t lo = 0, hi = dv->n_ords;

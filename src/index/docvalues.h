@@ -70,6 +70,11 @@ bool sc_dv_sorted_set_lookup(const sc_dv_sorted_set *dv, sc_slice term, uint64_t
 uint32_t sc_dv_sorted_set_count(const sc_dv_sorted_set *dv, uint32_t doc);
 /* Writes up to max ords of doc ascending; returns the number written. */
 size_t sc_dv_sorted_set_ords(const sc_dv_sorted_set *dv, uint32_t doc, uint64_t *out, size_t max);
+/* Cache hints for a fetch of a few scattered docs: start loading doc's ordinals (the start offset
+ * when the field is multi-valued), or the offsets of ord's term, so that the loads of many docs
+ * overlap instead of each waiting on its own cache miss. No effect on results. */
+void sc_dv_sorted_set_prefetch_doc(const sc_dv_sorted_set *dv, uint32_t doc);
+void sc_dv_sorted_set_prefetch_term(const sc_dv_sorted_set *dv, uint64_t ord);
 
 /* ---- readers over values computed in memory (runtime fields, search/runtime.h) ---- */
 
