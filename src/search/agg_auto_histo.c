@@ -148,7 +148,7 @@ static bool dense_add(dense_cells *d, const int64_t *v, size_t n)
     int64_t start = d->base * DENSE_UNITS[d->ui];
     uint64_t *cnt = d->cnt;
     for (size_t i = 0; i < n; i++)
-        cnt[(size_t)((double)(v[i] - start) / u)]++;
+        cnt[(int64_t)((double)(v[i] - start) / u)]++; /* int64: one conversion instruction */
     return true;
 }
 
