@@ -16,8 +16,32 @@ typedef struct seg_rec {
     sc__agg_vec docs, owners, vals; /* one entry per (doc, distinct value) */
 } seg_rec;
 
+/* Counts at a fine fixed cell (top level, no sub-aggregations, single-valued, UTC): instead
+ * of recording every value, each value adds one to cnt[(v - base * unit) / unit] of at most
+ * DENSE_CELLS cells; a value outside them coarsens the cell along DENSE_UNITS (each a
+ * multiple of the one before, up to a day), merging cells exactly. The build maps each cell
+ * to the bucket of its start: the chosen rung's buckets are unions of whole cells (a rung
+ * finer than a day is a multiple of the cell, since the cell only coarsens when the values
+ * span more than DENSE_CELLS - 2 cells and `size` <= DENSE_MAX_SIZE keeps the rung above
+ * that; coarser rungs start at UTC day boundaries). Values beyond a day's cells or +-2^52 ms
+ * go to the record as before (`spilled`). */
+#define DENSE_CELLS 4096
+#define DENSE_MAX_SIZE 512
+static const int64_t DENSE_UNITS[] = {1000,   5000,    10000,   30000,    60000,    300000,
+                                      600000, 1800000, 3600000, 10800000, 43200000, 86400000};
+#define N_DENSE_UNITS (sizeof DENSE_UNITS / sizeof DENSE_UNITS[0])
+
+typedef struct dense_cells {
+    bool on, spilled, any;
+    uint32_t ui;         /* index into DENSE_UNITS */
+    int64_t base;        /* the first cell's index: cell i starts at (base + i) * unit */
+    int64_t lo, hi;      /* the values counted */
+    uint64_t *cnt, *tmp; /* DENSE_CELLS each */
+} dense_cells;
+
 typedef struct auto_state {
     sc__agg_field f;
+    dense_cells dense;
     seg_rec *segs;
     size_t n_segs, cap;
     sc__agg_ords ords;
@@ -64,6 +88,70 @@ static inline sc_status push(sc_arena *a, sc__agg_vec *v, uint64_t x)
     return sc__agg_vec_ensure(a, v, v->len + 1, x);
 }
 
+static inline int64_t floor_div(int64_t v, int64_t u)
+{
+    int64_t q = v / u;
+    return q - (v % u < 0);
+}
+
+/* Makes the cells hold [lo, hi] (moving or coarsening them): false when a day's cells do
+ * not. */
+static bool dense_fit(dense_cells *d, int64_t lo, int64_t hi)
+{
+    if (lo < -(INT64_C(1) << 52) || hi > (INT64_C(1) << 52))
+        return false;
+    if (!d->any) {
+        d->any = true;
+        d->lo = lo;
+        d->hi = hi;
+    }
+    int64_t nlo = lo < d->lo ? lo : d->lo, nhi = hi > d->hi ? hi : d->hi;
+    uint32_t ui = d->ui;
+    while (floor_div(nhi, DENSE_UNITS[ui]) - floor_div(nlo, DENSE_UNITS[ui]) >= DENSE_CELLS)
+        if (++ui == N_DENSE_UNITS)
+            return false;
+    int64_t nbase = floor_div(nlo, DENSE_UNITS[ui]);
+    if (ui != d->ui || nbase != d->base) {
+        /* cell (base + i) * unit lies within one new cell: the units divide each other */
+        memset(d->tmp, 0, DENSE_CELLS * sizeof *d->tmp);
+        int64_t ou = DENSE_UNITS[d->ui], nu = DENSE_UNITS[ui];
+        for (size_t i = 0; i < DENSE_CELLS; i++)
+            if (d->cnt[i])
+                d->tmp[floor_div((d->base + (int64_t)i) * ou, nu) - nbase] += d->cnt[i];
+        uint64_t *t = d->cnt;
+        d->cnt = d->tmp;
+        d->tmp = t;
+        d->ui = ui;
+        d->base = nbase;
+    }
+    d->lo = nlo;
+    d->hi = nhi;
+    return true;
+}
+
+/* Counts a window's values into the cells; false (nothing counted) when they do not fit. */
+static bool dense_add(dense_cells *d, const int64_t *v, size_t n)
+{
+    if (!n)
+        return true;
+    int64_t lo = v[0], hi = v[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    if (!dense_fit(d, lo, hi))
+        return false;
+    /* the cell in doubles, exact: v - start < DENSE_CELLS * a day < 2^53, and a quotient
+     * below an integer k <= DENSE_CELLS by at least 1 / unit (>= 1 / 86,400,000) stays below
+     * it when rounded (k * 2^-53 is smaller); a 64-bit division per value costs more */
+    double u = (double)DENSE_UNITS[d->ui];
+    int64_t start = d->base * DENSE_UNITS[d->ui];
+    uint64_t *cnt = d->cnt;
+    for (size_t i = 0; i < n; i++)
+        cnt[(int64_t)((double)(v[i] - start) / u)]++; /* int64: one conversion instruction */
+    return true;
+}
+
 static sc_status auto_collect(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
                               size_t n)
 {
@@ -74,7 +162,37 @@ static sc_status auto_collect(sc__agg_coll *c, const uint32_t *docs, const uint3
     seg_rec *r = &st->segs[st->n_segs - 1];
     if (!owners && !c->n_subs && sc_dv_numeric_is_single(&st->f.num)) {
         /* top level without sub-aggregations (Rally's autohisto_agg): only the values matter,
-         * read a window at a time straight into the record (docs and owners stay empty) */
+         * read a window at a time, counted into the cells when they can, else straight into
+         * the record (docs and owners stay empty) */
+        dense_cells *d = &st->dense;
+        if (!d->on && !d->spilled) {
+            const sc_agg_tz *tz = &c->spec->rounding.tz;
+            d->spilled = tz->n_trans || tz->base_offset_ms || c->spec->size > DENSE_MAX_SIZE;
+            if (!d->spilled) {
+                d->cnt = sc_arena_calloc(a, DENSE_CELLS, sizeof *d->cnt);
+                d->tmp = sc_arena_alloc(a, DENSE_CELLS * sizeof *d->tmp);
+                if (!d->cnt || !d->tmp)
+                    return sc__agg_oom(a);
+                d->on = true;
+            }
+        }
+        if (d->on && !d->spilled) {
+            int64_t buf[512];
+            size_t done = 0;
+            while (done < n) {
+                size_t k = n - done < 512 ? n - done : 512;
+                sc_dv_numeric_get_single_batch(&st->f.num, docs + done, k, buf);
+                if (!dense_add(d, buf, k)) {
+                    d->spilled = true;
+                    break;
+                }
+                done += k;
+            }
+            docs += done;
+            n -= done;
+            if (!n)
+                return SC_OK;
+        }
         SC_TRY(sc__agg_vec_ensure(a, &r->vals, r->vals.len + n, 0));
         sc_dv_numeric_get_single_batch(&st->f.num, docs, n, (int64_t *)r->vals.p + r->vals.len - n);
         return SC_OK;
@@ -185,6 +303,36 @@ static sc_status count_values(sc__agg_coll *c, const seg_rec *r, sc_agg_rounding
     return SC_OK;
 }
 
+/* Adds the cells' counts to owner 0's buckets: each cell to the bucket of its start (the
+ * rounding once per bucket, cells in order). */
+static sc_status count_cells(sc__agg_coll *c)
+{
+    auto_state *st = c->state;
+    const dense_cells *d = &st->dense;
+    sc_agg_rounding rr;
+    sc_agg_auto_rung((uint32_t)((const uint64_t *)st->rung.p)[0], &c->spec->rounding.tz, &rr, NULL);
+    int64_t u = DENSE_UNITS[d->ui], start = 0, next = 0;
+    uint32_t ord = 0;
+    bool have = false;
+    for (size_t i = 0; i < DENSE_CELLS; i++) {
+        if (!d->cnt[i])
+            continue;
+        int64_t s = (d->base + (int64_t)i) * u;
+        if (!have || s < start || s >= next) {
+            start = sc_agg_round(&rr, s);
+            next = sc_agg_round_next(&rr, start);
+            if (next <= start)
+                next = start + 1;
+            bool added;
+            SC_TRY(sc__agg_ords_long(c->ctx->a, &st->ords, 0, start, &ord, &added));
+            SC_TRY(sc__agg_counts_ensure(c, ord));
+            have = true;
+        }
+        ((uint64_t *)c->doc_counts.p)[ord] += d->cnt[i];
+    }
+    return SC_OK;
+}
+
 /* Picks every owner's rung, maps the recorded values to bucket ordinals and replays the docs
  * to the sub-aggregations. */
 static sc_status finish(sc__agg_coll *c)
@@ -211,9 +359,15 @@ static sc_status finish(sc__agg_coll *c)
             l[w] = v < l[w] ? v : l[w];
             h[w] = v > h[w] ? v : h[w];
         }
+    if (st->dense.any) {
+        l[0] = st->dense.lo < l[0] ? st->dense.lo : l[0];
+        h[0] = st->dense.hi > h[0] ? st->dense.hi : h[0];
+    }
     uint64_t *rung = st->rung.p;
     for (uint32_t w = 0; w < n_owners; w++)
         rung[w] = l[w] <= h[w] ? pick_rung(c->spec, l[w], h[w]) : c->spec->min_rung;
+    if (st->dense.any)
+        SC_TRY(count_cells(c));
     for (size_t s = 0; s < st->n_segs; s++) {
         seg_rec *r = &st->segs[s];
         for (size_t j = 0; j < c->n_subs; j++)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "index/bkd2.h"
 #include "index/builder.h"
@@ -1828,6 +1829,160 @@ static void test_fused_histogram_key_edges(void **state)
     }
 }
 
+/* A top-level auto_date_histogram without sub-aggregations counts into fixed cells that
+ * coarsen as the values spread (agg_auto_histo.c); the same spec with a value_count sub takes
+ * the recorded (doc, value) path. Both must give the same rung, keys and counts, and those must
+ * match rounding every live value at that rung: values spanning seconds to decades (past a
+ * day's 4,096 cells: the rest spilled to the record), before 1970, ascending, descending and
+ * shuffled (cells moved and merged between windows and segments), one far outlier last, and
+ * `buckets` from 1 to past the cells' limit of 512. Randomized: prints its seed. */
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+static void test_auto_histo_cells_vs_record(void **state)
+{
+    (void)state;
+    unsigned seed = (unsigned)time(NULL);
+    printf("test_auto_histo_cells_vs_record seed %u\n", seed);
+    srand(seed);
+    char adir[80];
+    snprintf(adir, sizeof adir, "%s/autocells", dir);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", adir);
+    assert_int_equal(system(cmd), 0);
+    enum {
+        NS = 2,
+        PER = 5000,
+        NV = NS * PER
+    };
+    static const int64_t spans[] = {
+        20000,         3 * 3600000LL, 40 * 86400000LL, 3 * 365 * 86400000LL, 30 * 365 * 86400000LL,
+        2 * 86400000LL};
+    static const uint64_t sizes[] = {1, 7, 20, 200, 512, 600};
+    enum {
+        NSZ = sizeof sizes / sizeof *sizes
+    };
+    int64_t *v = calloc(NV, sizeof *v);
+    bool *live = calloc(NV, sizeof *live);
+    assert_non_null(v);
+    assert_non_null(live);
+    int segno = 0;
+    for (size_t si = 0; si < sizeof spans / sizeof *spans; si++)
+        for (int order = 0; order < 3; order++) {
+            int64_t base = (rand() & 1) ? T0 : -T0 - 12345;
+            for (size_t i = 0; i < NV; i++)
+                v[i] = base +
+                       (int64_t)(((uint64_t)rand() << 31 ^ (uint64_t)rand()) % (uint64_t)spans[si]);
+            if (order < 2) {
+                qsort(v, NV, sizeof *v, cmp_i64);
+                for (size_t i = 0; order && i < NV / 2; i++) { /* descending */
+                    int64_t t = v[i];
+                    v[i] = v[NV - 1 - i];
+                    v[NV - 1 - i] = t;
+                }
+            }
+            if (si == 5)
+                v[NV - 1] = base + 50 * 365 * 86400000LL; /* an outlier: the last window spills */
+            sc_segment *seg[NS];
+            sc_bitset bs[NS];
+            sc_searcher_segment view[NS];
+            for (int sgi = 0; sgi < NS; sgi++) {
+                sc_segment_builder *b;
+                assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+                for (uint32_t i = 0; i < PER; i++) {
+                    fx_tagged tg;
+                    sc_index_field f[3];
+                    size_t nf = fx_tagged_fields(&tg, segno, i, 0, f);
+                    f[nf++] = fx_numeric("t", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES,
+                                         &v[sgi * PER + i], 1);
+                    assert_int_equal(fx_add(b, tg.id, f, nf), 0);
+                }
+                assert_int_equal(fx_segment_finish(b, adir, segno++, false, 7, &seg[sgi], &bs[sgi],
+                                                   live + sgi * PER, &view[sgi]),
+                                 0);
+            }
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            for (size_t z = 0; z < NSZ; z++)
+                for (int sub = 0; sub < 2; sub++) {
+                    sc_agg_spec *ah = mk(&a, SC_AGG_AUTO_DATE_HISTOGRAM, "ah", "t", SC_AGG_V_DATE);
+                    ah->size = sizes[z];
+                    if (sub)
+                        add_sub(&a, ah, mk(&a, SC_AGG_VALUE_COUNT, "vc", "t", SC_AGG_V_LONG));
+                    add_sub(&a, root, ah);
+                }
+            sc_searcher s = {view, NS};
+            sc_search_options o;
+            sc_search_options_init(&o);
+            sc_agg_shard_options so = {.n_shards = 1};
+            sc_search_result res;
+            sc_agg_error err;
+            sc_agg_result *r;
+            assert_int_equal(
+                sc_agg_collect_shard(root, &s, sc_query_match_all(&a), &o, &so, &a, &r, &res, &err),
+                SC_OK);
+            for (size_t z = 0; z < NSZ; z++) {
+                const sc_agg_result *x = top(r, 2 * z), *y = top(r, 2 * z + 1);
+                if (x->rung != y->rung || x->n_buckets != y->n_buckets)
+                    fail_msg("seed %u span %zu order %d size %llu: rung %u / %u, %zu / %zu "
+                             "buckets",
+                             seed, si, order, (unsigned long long)sizes[z], x->rung, y->rung,
+                             (size_t)x->n_buckets, (size_t)y->n_buckets);
+                sc_agg_rounding rr;
+                sc_agg_auto_rung(x->rung, &root->subs[2 * z]->rounding.tz, &rr, NULL);
+                /* each live value's bucket by rounding, found among the keys (ascending) */
+                uint64_t *want_at = calloc(x->n_buckets + 1, sizeof *want_at);
+                assert_non_null(want_at);
+                for (size_t g = 0; g < NV; g++) {
+                    if (!live[g])
+                        continue;
+                    int64_t k = sc_agg_round(&rr, v[g]);
+                    size_t lo = 0, hi = x->n_buckets;
+                    while (lo < hi) {
+                        size_t mid = (lo + hi) / 2;
+                        if (x->buckets[mid].key < k)
+                            lo = mid + 1;
+                        else
+                            hi = mid;
+                    }
+                    want_at[lo < x->n_buckets && x->buckets[lo].key == k ? lo : x->n_buckets]++;
+                }
+                assert_int_equal(want_at[x->n_buckets], 0); /* no value outside the keys */
+                uint64_t seen = 0;
+                for (size_t i = 0; i < x->n_buckets; i++) {
+                    int64_t k = x->buckets[i].key;
+                    uint64_t want = want_at[i];
+                    if (x->buckets[i].doc_count != want || y->buckets[i].key != k ||
+                        y->buckets[i].doc_count != want)
+                        fail_msg("seed %u span %zu order %d size %llu: bucket %lld has %llu "
+                                 "(record %lld: %llu), want %llu",
+                                 seed, si, order, (unsigned long long)sizes[z], (long long)k,
+                                 (unsigned long long)x->buckets[i].doc_count,
+                                 (long long)y->buckets[i].key,
+                                 (unsigned long long)y->buckets[i].doc_count,
+                                 (unsigned long long)want);
+                    seen += want;
+                }
+                free(want_at);
+                uint64_t n_live = 0;
+                for (size_t g = 0; g < NV; g++)
+                    n_live += live[g];
+                assert_int_equal(seen, n_live);
+            }
+            sc_arena_fini(&a);
+            for (int sgi = 0; sgi < NS; sgi++) {
+                sc_segment_unref(seg[sgi]);
+                sc_bitset_fini(&bs[sgi]);
+            }
+        }
+    free(v);
+    free(live);
+}
+
 /* terms with min_doc_count 0 under a filter: every term of the field is listed, unmatched ones
  * with 0, with and without a sub-aggregation. */
 static void test_terms_min_doc_count_zero(void **state)
@@ -2140,6 +2295,7 @@ int main(void)
         cmocka_unit_test(test_significant_terms_vs_model),
         cmocka_unit_test(test_fused_histogram_equals_general),
         cmocka_unit_test(test_fused_histogram_key_edges),
+        cmocka_unit_test(test_auto_histo_cells_vs_record),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
