@@ -60,7 +60,9 @@ def report(out):
     cells = {}
     order = []
     for line in open(os.path.join(out, "cells.tsv")):
-        fam, conns, srv, res, ticks, busy, allt = line.rstrip("\n").split("\t")
+        parts = line.rstrip("\n").split("\t")
+        fam, conns, srv, res, ticks, busy, allt = parts[:7]
+        other = int(parts[7]) if len(parts) > 7 else None  # the idle server's CPU ticks
         r = json.loads(res)
         n = r["requests"]
         d = r["duration_us"] / 1e6
@@ -68,7 +70,9 @@ def report(out):
             "qps": n / d if d else 0, "p50": r["p50_us"], "p99": r["p99_us"],
             "cpu": int(ticks) * 1e6 / tck / n if n else 0,
             "busy": 100.0 * int(busy) / int(allt) if int(allt) else 0,
-            "err": r["errors"] + r["non2xx"]}
+            "err": r["errors"] + r["non2xx"],
+            "other_ms": None if other is None else other * 1000.0 / tck,
+            "secs": d}
         if fam not in order:
             order.append(fam)
     conns = sorted({k[1] for k in cells})
@@ -105,6 +109,15 @@ def report(out):
     print()
     print("scry cells at 8/32 connections with the machine busy < 90 %%: %d%s" % (
         len(idle), (": " + ", ".join(idle)) if idle else ""))
+    for srv, name, idle_name in (("scry", "scry's", "Lucene"), ("lucene", "Lucene's", "scry")):
+        o = sorted(((v["other_ms"] / v["secs"] / 10, "%s@%d" % (k[0], k[1]))
+                    for k, v in cells.items() if k[2] == srv and v["other_ms"] is not None and v["secs"]),
+                   reverse=True)
+        if o:
+            print()
+            print("%s CPU while %s cells ran (share of one core): median %.1f %%, highest %s" % (
+                idle_name, name, o[len(o) // 2][0],
+                ", ".join("%s %.1f %%" % (n, p) for p, n in o[:3])))
     v = os.path.join(out, "validate.tsv")
     if os.path.exists(v):
         rows = [l.rstrip("\n").split("\t") for l in open(v)][1:]
