@@ -51,6 +51,10 @@ typedef struct terms_state {
      * rate_code_id is "1" for nearly every doc) */
     uint32_t *lanes;
     size_t lanes_cap, lanes_keys;
+    /* those two paths when every sub is a metric on a field with one value per doc
+     * (sc__agg_metric_fusable): a window's bucket ordinals go straight to the metrics, as the
+     * fused histogram does; fused_n docs so far in this segment (the lane of the next) */
+    uint64_t fused_n;
 } terms_state;
 
 /* The bucket of (owner, term bytes). */
@@ -122,11 +126,37 @@ static sc_status dense_begin(sc__agg_coll *c)
     return lanes_begin(c, n);
 }
 
+/* Whether every sub of c takes a window of (doc, bucket ordinal) directly (see terms_state). */
+static bool subs_fusable(const sc__agg_coll *c)
+{
+    if (!c->n_subs)
+        return false;
+    for (size_t i = 0; i < c->n_subs; i++)
+        if (!sc__agg_metric_fusable(c->subs[i]))
+            return false;
+    return true;
+}
+
+/* The window docs[0..k) with bucket ordinals ords[0..k) to every sub (subs_fusable): the
+ * values, order and lanes the queued pairs would give them, so the same sums bit for bit. */
+static sc_status to_subs(sc__agg_coll *c, const uint32_t *docs, const uint32_t *ords, size_t k)
+{
+    terms_state *t = c->state;
+    if (!k)
+        return SC_OK;
+    uint32_t mx = (uint32_t)(t->ords.n - 1); /* every ordinal so far is below ords.n */
+    for (size_t j = 0; j < c->n_subs; j++)
+        SC_TRY(sc__agg_metric_add_owned(c->subs[j], docs, ords, k, mx, t->fused_n));
+    t->fused_n += k;
+    return SC_OK;
+}
+
 static sc_status terms_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
     terms_state *t = c->state;
     sc_arena *a = c->ctx->a;
     t->seg = s;
+    t->fused_n = 0;
     SC_TRY(sc__agg_field_open(c->ctx, s->seg, c->spec->field, &t->f));
     SC_TRY(dense_begin(c));
     t->counts = NULL;
@@ -225,10 +255,11 @@ static sc_status collect_bytes(sc__agg_coll *c, const uint32_t *docs, const uint
     }
     if (t->seg_map && sc_dv_sorted_set_is_single(&t->f.ss)) {
         /* top level with subs, one value per doc: ords of the window in one batch */
-        uint32_t o1s[256];
+        uint32_t o1s[256], wd[256], wo[256];
         uint32_t *lanes = t->lanes_keys ? t->lanes : NULL;
+        bool fused = lanes && subs_fusable(c);
         for (size_t off = 0; off < n; off += 256) {
-            size_t k = n - off < 256 ? n - off : 256;
+            size_t k = n - off < 256 ? n - off : 256, m = 0;
             sc_dv_sorted_set_single_batch(&t->f.ss, docs + off, k, o1s);
             for (size_t i = 0; i < k; i++) {
                 if (!o1s[i] && !c->spec->has_missing)
@@ -238,13 +269,19 @@ static sc_status collect_bytes(sc__agg_coll *c, const uint32_t *docs, const uint
                     SC_TRY(seg_bucket(c, 0, o1s[i], &ord));
                     SC_TRY(sc__agg_counts_ensure(c, ord));
                 }
-                if (lanes) {
+                if (fused) {
+                    lanes[(size_t)o1s[i] * LANES + (i % LANES)]++;
+                    wd[m] = docs[off + i];
+                    wo[m++] = ord;
+                } else if (lanes) {
                     lanes[(size_t)o1s[i] * LANES + (i % LANES)]++;
                     SC_TRY(sc__agg_emit_uncounted(c, docs[off + i], ord));
                 } else {
                     SC_TRY(sc__agg_emit(c, docs[off + i], ord));
                 }
             }
+            if (fused)
+                SC_TRY(to_subs(c, wd, wo, m));
         }
         return SC_OK;
     }
@@ -298,8 +335,9 @@ static sc_status collect_nums(sc__agg_coll *c, const uint32_t *docs, const uint3
          * hashed cache below cost a multiply, three compares and a branch that mispredicts
          * as the value changes). Each value is min + p * gcd with p < 2^bits, so its index is
          * at most the span. */
-        uint32_t *dense = t->dense, *lanes = t->lanes;
+        uint32_t *dense = t->dense, *lanes = t->lanes, wo[256];
         uint64_t base = (uint64_t)t->dense_min;
+        bool fused = subs_fusable(c);
         for (size_t off = 0; off < n; off += 256) {
             size_t k = n - off < 256 ? n - off : 256;
             sc_dv_numeric_get_single_batch(&t->f.num, docs + off, k, vals);
@@ -311,8 +349,12 @@ static sc_status collect_nums(sc__agg_coll *c, const uint32_t *docs, const uint3
                     SC_TRY(sc__agg_counts_ensure(c, dense[x]));
                 }
                 lanes[x * LANES + (i % LANES)]++;
-                SC_TRY(sc__agg_emit_uncounted(c, docs[off + i], dense[x]));
+                wo[i] = dense[x];
+                if (!fused)
+                    SC_TRY(sc__agg_emit_uncounted(c, docs[off + i], dense[x]));
             }
+            if (fused)
+                SC_TRY(to_subs(c, docs + off, wo, k));
         }
         return SC_OK;
     }

@@ -35,6 +35,7 @@ typedef struct ddoc {
     int64_t v;  /* "v": long, one a doc */
     int64_t m;  /* "m": long, one a doc */
     uint32_t k; /* "k": keyword "k<k>", one a doc */
+    int64_t x;  /* "x": a double (as a sortable long), one a doc */
     bool live;
 } ddoc;
 
@@ -155,11 +156,13 @@ static void test_terms_dense_and_lanes(void **state)
             snprintf(kw, sizeof kw, "k%u", x->k);
             sc_index_token kt = {sc_slice_cstr(kw), 0};
             fx_tagged tg;
-            sc_index_field f[5];
+            sc_index_field f[6];
             size_t nf = fx_tagged_fields(&tg, s, d, 0, f);
             f[nf++] = fx_numeric("v", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &x->v, 1);
             f[nf++] = fx_numeric("m", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &x->m, 1);
             f[nf++] = fx_keyword("k", SC_FIELD_DOCVALUES, &kt, 1);
+            x->x = sc_agg_double_to_sortable((double)below(1000000) / 7);
+            f[nf++] = fx_numeric("x", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &x->x, 1);
             assert_int_equal(fx_add(b, tg.id, f, nf), 0);
         }
         bool *live = calloc(seg_docs[s], sizeof *live);
@@ -191,6 +194,38 @@ static void test_terms_dense_and_lanes(void **state)
         sc_agg_result *r = fx_agg_collect(&a, root, ss, N_SEG, qq, 1, NULL);
         for (int i = 0; i < 4; i++)
             check(r->buckets[0].subs[i], docs, i >= 2, mlo[q], mhi[q], i % 2 == 0);
+    }
+    /* terms > avg of a double: the window straight to the metric (fused) and, with a
+     * value_count sub beside it, through the queued pairs; the same sums bit for bit */
+    for (int bytes = 0; bytes < 2; bytes++) {
+        sc_agg_spec *roots[2];
+        for (int v = 0; v < 2; v++) {
+            roots[v] = fx_agg_spec(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_agg_spec *tt = fx_agg_spec(&a, SC_AGG_TERMS, "t", bytes ? "k" : "v",
+                                          bytes ? SC_AGG_V_KEYWORD : SC_AGG_V_LONG);
+            tt->size = tt->shard_size = 100000;
+            fx_agg_add_sub(&a, tt, fx_agg_spec(&a, SC_AGG_AVG, "avg", "x", SC_AGG_V_DOUBLE));
+            if (v)
+                fx_agg_add_sub(&a, tt,
+                               fx_agg_spec(&a, SC_AGG_VALUE_COUNT, "vc", "m", SC_AGG_V_LONG));
+            fx_agg_add_sub(&a, roots[v], tt);
+        }
+        const sc_agg_result *rf =
+            fx_agg_collect(&a, roots[0], ss, N_SEG, sc_query_match_all(&a), 1, NULL)
+                ->buckets[0]
+                .subs[0];
+        const sc_agg_result *rp =
+            fx_agg_collect(&a, roots[1], ss, N_SEG, sc_query_match_all(&a), 1, NULL)
+                ->buckets[0]
+                .subs[0];
+        assert_int_equal(rf->n_buckets, rp->n_buckets);
+        for (size_t i = 0; i < rf->n_buckets; i++) {
+            const sc_agg_result *x = rf->buckets[i].subs[0], *y = rp->buckets[i].subs[0];
+            assert_int_equal(rf->buckets[i].doc_count, rp->buckets[i].doc_count);
+            assert_int_equal(x->count, y->count);
+            assert_memory_equal(&x->sum, &y->sum, sizeof x->sum);
+            assert_memory_equal(&x->sum_c, &y->sum_c, sizeof x->sum_c);
+        }
     }
     sc_arena_fini(&a);
     for (int s = 0; s < N_SEG; s++) {
