@@ -15,7 +15,7 @@
  * With AGG_BENCH_TAXIS=FILE (a `scry gen taxis` ndjson file, the one bench/LuceneAggBench.java
  * indexes), "sd", "sm", "tip" and "fare" are the first n_docs docs' trip_distance,
  * total_amount, tip_amount and fare_amount instead of generated values.
- * Times are CPU time (best of the runs).
+ * Times are CPU time: the best of the runs and their median.
  * Usage: agg_bench [n_docs, default 1000000] [runs, default 5] [name filter]. */
 #include <math.h>
 #include <stdbool.h>
@@ -61,12 +61,20 @@ static sc_agg_shard_options shard_opts = {.n_shards = 1};
 
 static const char *only; /* run only the cases whose name contains it (argv[3]) */
 
+static int cmp_ms(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static void run_case(const char *name, const sc_agg_spec *root, const sc_searcher *s, uint32_t n,
                      int runs)
 {
     if (only && !strstr(name, only))
         return;
-    double best = 1e18;
+    double best = 1e18, *all = calloc((size_t)runs, sizeof *all);
+    if (!all)
+        exit(1);
     for (int r = 0; r < runs; r++) {
         sc_arena a;
         sc_arena_init(&a, 0);
@@ -91,9 +99,13 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
             exit(1);
         }
         bench_keep_best(&best, ms);
+        all[r] = ms;
         sc_arena_fini(&a);
     }
-    printf("%-40s %8.2f ms  %6.2f ns/doc\n", name, best, best * 1e6 / n);
+    qsort(all, (size_t)runs, sizeof *all, cmp_ms);
+    double median = runs ? all[runs / 2] : 0;
+    free(all);
+    printf("%-40s %8.2f ms  %6.2f ns/doc  (median %.2f ms)\n", name, best, best * 1e6 / n, median);
 }
 
 /* The number after "key": in line (0 when absent). */

@@ -182,12 +182,82 @@ size_t sc_dv_sorted_set_ords(const sc_dv_sorted_set *dv, uint32_t doc, uint64_t 
     return n;
 }
 
+bool sc_dv_numeric_range(const sc_dv_numeric *dv, int64_t *lo, uint64_t *span)
+{
+    uint64_t s;
+    if (dv->bits >= 64 || __builtin_mul_overflow((UINT64_C(1) << dv->bits) - 1, dv->gcd, &s) ||
+        s > (uint64_t)INT64_MAX - (uint64_t)(dv->min < 0 ? 0 : dv->min))
+        return false;
+    *lo = dv->min;
+    *span = s;
+    return true;
+}
+
+/* Values first .. first + n - 1 of a column packed `bits` wide (1 <= bits <= 56) into out, in
+ * order: groups of 8 values start on a byte boundary, so with `bits` a constant (one copy per
+ * width, see unpack_run) every shift and offset in a group is a constant too. The loads read
+ * at most 8 bytes from a value's first byte, as sc__packed_get (the packed array's pad). */
+static inline __attribute__((always_inline)) void unpack_run_w(const uint8_t *vals, uint64_t first,
+                                                               size_t n, unsigned bits,
+                                                               uint64_t min, uint64_t gcd,
+                                                               int64_t *out)
+{
+    uint64_t mask = (UINT64_C(1) << bits) - 1;
+    size_t i = 0;
+    for (; i < n && ((first + i) & 7); i++) {
+        uint64_t bitpos = (first + i) * bits;
+        out[i] = (int64_t)(min + ((sc__ld64(vals + (bitpos >> 3)) >> (bitpos & 7)) & mask) * gcd);
+    }
+    for (; i + 8 <= n; i += 8) {
+        const uint8_t *p = vals + ((first + i) >> 3) * bits;
+        for (unsigned j = 0; j < 8; j++)
+            out[i + j] =
+                (int64_t)(min +
+                          ((sc__ld64(p + ((j * bits) >> 3)) >> ((j * bits) & 7)) & mask) * gcd);
+    }
+    for (; i < n; i++) {
+        uint64_t bitpos = (first + i) * bits;
+        out[i] = (int64_t)(min + ((sc__ld64(vals + (bitpos >> 3)) >> (bitpos & 7)) & mask) * gcd);
+    }
+}
+
+static void unpack_run(const uint8_t *vals, uint64_t first, size_t n, unsigned bits, uint64_t min,
+                       uint64_t gcd, int64_t *out)
+{
+    /* clang-format off */
+    switch (bits) {
+#define W(b) case b: unpack_run_w(vals, first, n, b, min, gcd, out); return;
+    W(1) W(2) W(3) W(4) W(5) W(6) W(7) W(8) W(9) W(10) W(11) W(12) W(13) W(14) W(15) W(16)
+    W(17) W(18) W(19) W(20) W(21) W(22) W(23) W(24) W(25) W(26) W(27) W(28) W(29) W(30)
+    W(31) W(32)
+#undef W
+    default: unpack_run_w(vals, first, n, bits, min, gcd, out); return;
+    }
+    /* clang-format on */
+}
+
+/* Whether docs[0..n) are consecutive (then their values are unpacked in order). */
+static bool is_run(const uint32_t *docs, size_t n)
+{
+    if (n < 16 || docs[n - 1] - docs[0] != n - 1)
+        return false;
+    uint32_t d0 = docs[0];
+    bool run = true;
+    for (size_t i = 0; i < n; i++) /* in full: docs may repeat */
+        run &= docs[i] == d0 + (uint32_t)i;
+    return run;
+}
+
 void sc_dv_numeric_get_single_batch(const sc_dv_numeric *dv, const uint32_t *docs, size_t n,
                                     int64_t *out)
 {
     const uint8_t *vals = dv->vals;
     unsigned bits = dv->bits;
     uint64_t min = (uint64_t)dv->min, gcd = dv->gcd;
+    if (bits && bits <= 56 && is_run(docs, n)) { /* match_all, dense windows */
+        unpack_run(vals, docs[0], n, bits, min, gcd, out);
+        return;
+    }
     if (bits && bits <= 56) {
         /* sc__packed_get's read for widths whose value never crosses the 8 bytes it loads
          * (shift <= 7, so shift + bits <= 63): no branch, no width test per value */
@@ -208,6 +278,16 @@ void sc_dv_sorted_set_single_batch(const sc_dv_sorted_set *dv, const uint32_t *d
 {
     const uint8_t *ords = dv->ords;
     unsigned bits = dv->ord_bits;
+    if (bits && bits <= 32 && is_run(docs, n)) {
+        int64_t buf[256];
+        for (size_t off = 0; off < n; off += 256) {
+            size_t k = n - off < 256 ? n - off : 256;
+            unpack_run(ords, docs[0] + (uint64_t)off, k, bits, 0, 1, buf);
+            for (size_t i = 0; i < k; i++)
+                out[off + i] = (uint32_t)buf[i];
+        }
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         out[i] = (uint32_t)sc__packed_get(ords, docs[i], bits);
 }

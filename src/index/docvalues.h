@@ -100,9 +100,14 @@ static inline bool sc_dv_numeric_is_single(const sc_dv_numeric *dv)
     return dv->single;
 }
 /* The value of each of docs[0..n) (< n_docs) into out; requires sc_dv_numeric_is_single.
- * One tight loop, no call per doc. */
+ * One tight loop, no call per doc; a run of consecutive docs is unpacked in order, 8 values
+ * per step for the common bit widths. */
 void sc_dv_numeric_get_single_batch(const sc_dv_numeric *dv, const uint32_t *docs, size_t n,
                                     int64_t *out);
+/* A range holding every value of dv, [*lo, *lo + *span], from its header (min, gcd, bit width):
+ * each value is lo + p * gcd with p < 2^bits, so value - lo (in uint64) is at most *span.
+ * False when the range does not fit in an int64. O(1). */
+bool sc_dv_numeric_range(const sc_dv_numeric *dv, int64_t *lo, uint64_t *span);
 /* Whether every doc has at most one ord (then sc_dv_sorted_set_single_batch applies). */
 static inline bool sc_dv_sorted_set_is_single(const sc_dv_sorted_set *dv)
 {

@@ -114,6 +114,19 @@ static inline sc_status sc__agg_emit(sc__agg_coll *c, uint32_t doc, uint32_t ord
     return SC_OK;
 }
 
+/* As sc__agg_emit without the count: a caller that counts its docs per bucket itself (in
+ * lanes, folded into doc_counts before the build) only queues the pair for the subs. */
+static inline sc_status sc__agg_emit_uncounted(sc__agg_coll *c, uint32_t doc, uint32_t ord)
+{
+    if (c->n_subs) {
+        c->pb_docs[c->pb_n] = doc;
+        c->pb_ords[c->pb_n] = ord;
+        if (++c->pb_n == SC__AGG_PAIRS)
+            return sc__agg_flush(c);
+    }
+    return SC_OK;
+}
+
 /* A new result of c's kind with nb buckets (each with room for the spec's subs). */
 sc_agg_result *sc__agg_result_new(sc_arena *a, const sc_agg_spec *spec, size_t nb);
 /* Builds bucket b's sub-results for bucket ordinal `ord` (its doc count from doc_counts). */

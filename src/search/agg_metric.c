@@ -1,7 +1,9 @@
 /* The single- and multi-value metric aggregations (min, max, sum, avg, value_count, stats,
  * extended_stats): one collector keeping count, Kahan-compensated sum and sum of squares,
- * min and max per owner bucket ordinal, read from numeric doc values a window at a time
- * (single-valued fields in one batch read); value_count on keyword/ip counts ordinals. */
+ * min and max per owner bucket ordinal (min and max only for the kinds that show them), read
+ * from numeric doc values a window at a time (single-valued fields in one batch read); sums
+ * over integer and scaled_float fields in int64 while exact; value_count on keyword/ip counts
+ * ordinals. */
 #include <math.h>
 #include <string.h>
 
@@ -26,10 +28,21 @@ typedef struct metric_state {
      * absolute value (iabs), each Kahan step on exact integers is exact, so the sums are kept
      * in int64 instead (isum per owner for the top level, ilsum per owner lane) and give the
      * same doubles. The first value that would break the bound folds them into sum / lsum
-     * (int_fold) and the compensated sums take over for good (inexact). */
+     * (int_fold) and the compensated sums take over for good (inexact).
+     * A scaled_float (factor > 0) is stored as an integer count of 1 / factor units, so the
+     * int64 sum of those integers is the exact sum of the indexed values: it is converted once
+     * (exact below 2^53) and divided once by the factor at the build, which gives the
+     * correctly rounded sum (a compensated sum of value / factor per value does not, and its
+     * last bits depend on the order of the docs). */
     sc__agg_vec isum, ilsum;
     uint64_t iabs;
-    bool int_ok, inexact;
+    /* a bound on |value| in the current segment from its doc values header (min, gcd and bit
+     * width), when below 2^51 (seg_bounded): a window of k values then adds at most k * seg_abs
+     * to iabs without looking at them */
+    uint64_t seg_abs;
+    double factor; /* the scaling factor of a scaled_float, 0 otherwise */
+    bool int_ok, inexact, seg_bounded;
+    bool minmax; /* min / max kept: min, max, stats, extended_stats (nothing shows them else) */
     int64_t *ibuf;
     double *dbuf;
     /* a double runtime field evaluated for the collected docs only (no column): its values
@@ -37,10 +50,32 @@ typedef struct metric_state {
     sc_runtime_doubles *rt;
 } metric_state;
 
+/* The int64 sums: exact while iabs < 2^53; values of 2^51 and more are left to the
+ * compensated sum (a window's 4096 absolute values then add up below 2^63). */
+#define INT_SUM_LIMIT (UINT64_C(1) << 53)
+#define INT_VALUE_LIMIT (UINT64_C(1) << 51)
+
+/* A bound on the absolute values of dv's values into *out when it is below 2^51 (else
+ * false), from the header's range. */
+static bool header_abs_bound(const sc_dv_numeric *dv, uint64_t *out)
+{
+    int64_t lo;
+    uint64_t span;
+    if (!sc_dv_numeric_range(dv, &lo, &span) || span >= INT_VALUE_LIMIT ||
+        lo <= -(int64_t)INT_VALUE_LIMIT || lo >= (int64_t)INT_VALUE_LIMIT)
+        return false;
+    int64_t hi = lo + (int64_t)span; /* no overflow: both below 2^51 */
+    uint64_t a = lo < 0 ? (uint64_t)-lo : (uint64_t)lo, b = hi < 0 ? (uint64_t)-hi : (uint64_t)hi;
+    *out = a > b ? a : b;
+    return *out < INT_VALUE_LIMIT;
+}
+
 static sc_status metric_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
     metric_state *m = c->state;
-    return sc__agg_field_open_doubles(c->ctx, s->seg, c->spec, &m->f, &m->rt);
+    SC_TRY(sc__agg_field_open_doubles(c->ctx, s->seg, c->spec, &m->f, &m->rt));
+    m->seg_bounded = m->int_ok && m->f.has_num && header_abs_bound(&m->f.num, &m->seg_abs);
+    return SC_OK;
 }
 
 static sc_status metric_seg_end(sc__agg_coll *c)
@@ -99,6 +134,8 @@ static inline void add_value(metric_state *m, uint32_t w, double v, bool squares
     kahan(&((double *)m->sum.p)[w], &((double *)m->sum_c.p)[w], v);
     if (squares)
         kahan(&((double *)m->sq.p)[w], &((double *)m->sq_c.p)[w], v * v);
+    if (!m->minmax)
+        return;
     double *mn = &((double *)m->min.p)[w], *mx = &((double *)m->max.p)[w];
     if (v < *mn)
         *mn = v;
@@ -114,6 +151,8 @@ static inline void add_lane(metric_state *m, uint32_t w, size_t l, double v, boo
     kahan(&((double *)m->lsum.p)[x], &((double *)m->lsum_c.p)[x], v);
     if (squares)
         kahan(&((double *)m->lsq.p)[x], &((double *)m->lsq_c.p)[x], v * v);
+    if (!m->minmax)
+        return;
     double *mn = &((double *)m->lmin.p)[x], *mx = &((double *)m->lmax.p)[x];
     *mn = v < *mn ? v : *mn;
     *mx = v > *mx ? v : *mx;
@@ -155,7 +194,7 @@ static void add_window(metric_state *m, const double *v, size_t k, bool squares)
         if (squares)
             kahan(&q[0], &qc[0], v[i] * v[i]);
     }
-    for (size_t j = 0; j < k; j++) {
+    for (size_t j = 0; j < k && m->minmax; j++) {
         mn = v[j] < mn ? v[j] : mn;
         mx = v[j] > mx ? v[j] : mx;
     }
@@ -174,18 +213,44 @@ static void add_window(metric_state *m, const double *v, size_t k, bool squares)
     *pmx = mx > *pmx ? mx : *pmx;
 }
 
-/* The int64 sums: exact while iabs < 2^53; values of 2^51 and more are left to the
- * compensated sum (a window's 4096 absolute values then add up below 2^63). */
-#define INT_SUM_LIMIT (UINT64_C(1) << 53)
-#define INT_VALUE_LIMIT (UINT64_C(1) << 51)
+/* An integer of the field as the double the metric takes (value / factor for a scaled_float,
+ * as sc__agg_doc_doubles). */
+static inline double int_value(const metric_state *m, int64_t v)
+{
+    return m->factor > 0 ? (double)v / m->factor : (double)v;
+}
 
-/* Ends the int64 sums: adds them into the compensated sums (exact: everything so far is an
- * integer below 2^53, so the compensations are all +0.0 and the sums hold exact totals, as
- * the per-value Kahan steps would have left them). */
+/* Owner w's int64 sums together (exact: their absolute values add up below 2^53). */
+static int64_t int_total(const metric_state *m, size_t w)
+{
+    const int64_t *il = (const int64_t *)m->ilsum.p + w * LANES;
+    int64_t t = ((const int64_t *)m->isum.p)[w];
+    for (size_t l = 0; l < LANES; l++)
+        t += il[l];
+    return t;
+}
+
+/* Ends the int64 sums: adds them into the compensated sums. Integer fields: exact, everything
+ * so far is an integer below 2^53, so the compensations are all +0.0 and the sums hold exact
+ * totals, as the per-value Kahan steps would have left them. A scaled_float: each owner's
+ * total, divided once, into its own sum (the same whatever lanes the values went to). */
 static void int_fold(metric_state *m)
 {
     int64_t *is = m->isum.p, *il = m->ilsum.p;
     double *sum = m->sum.p, *lsum = m->lsum.p;
+    if (m->factor > 0) {
+        for (size_t w = 0; w < m->isum.len; w++) {
+            int64_t t = int_total(m, w);
+            if (t)
+                kahan(&sum[w], &((double *)m->sum_c.p)[w], (double)t / m->factor);
+        }
+        if (m->isum.len) {
+            memset(is, 0, m->isum.len * sizeof *is);
+            memset(il, 0, m->ilsum.len * sizeof *il);
+        }
+        m->inexact = true;
+        return;
+    }
     for (size_t w = 0; w < m->isum.len; w++)
         if (is[w]) {
             sum[w] += (double)is[w];
@@ -205,6 +270,10 @@ static bool int_take(metric_state *m, const int64_t *v, size_t k)
 {
     if (!m->int_ok || m->inexact)
         return false;
+    if (m->seg_bounded && (uint64_t)k * m->seg_abs < INT_SUM_LIMIT - m->iabs) {
+        m->iabs += (uint64_t)k * m->seg_abs; /* a bound on the values' sum: still exact */
+        return true;
+    }
     uint64_t mx = 0, s = 0;
     for (size_t i = 0; i < k; i++) {
         uint64_t a = v[i] < 0 ? -(uint64_t)v[i] : (uint64_t)v[i];
@@ -219,11 +288,17 @@ static bool int_take(metric_state *m, const int64_t *v, size_t k)
     return false;
 }
 
-/* As int_take for one value of the per-doc path (a double: `missing` may be any number). */
+/* As int_take for one value of the per-doc path (a double: `missing` may be any number).
+ * That path sums doubles, which for a scaled_float are value / factor: the int64 sums end
+ * there (int_fold). */
 static void int_take_one(metric_state *m, double v)
 {
     if (!m->int_ok || m->inexact)
         return;
+    if (m->factor > 0) {
+        int_fold(m);
+        return;
+    }
     double a = fabs(v);
     if (a < (double)INT_VALUE_LIMIT && a == floor(a) && (uint64_t)a < INT_SUM_LIMIT - m->iabs)
         m->iabs += (uint64_t)a;
@@ -238,25 +313,38 @@ static void add_ints(metric_state *m, const uint32_t *owners, size_t k, uint64_t
     if (!owners) {
         if (!k)
             return;
-        int64_t s = 0, mn = INT64_MAX, mx = INT64_MIN;
-        for (size_t i = 0; i < k; i++) {
+        int64_t s = 0;
+        for (size_t i = 0; i < k; i++) /* the compiler vectorizes this */
             s += v[i];
+        ((uint64_t *)m->count.p)[0] += k;
+        ((int64_t *)m->isum.p)[0] += s;
+        if (!m->minmax)
+            return;
+        int64_t mn = INT64_MAX, mx = INT64_MIN;
+        for (size_t i = 0; i < k; i++) {
             mn = v[i] < mn ? v[i] : mn;
             mx = v[i] > mx ? v[i] : mx;
         }
-        ((uint64_t *)m->count.p)[0] += k;
-        ((int64_t *)m->isum.p)[0] += s;
-        double *pmn = m->min.p, *pmx = m->max.p, dmn = (double)mn, dmx = (double)mx;
+        /* int_value is non-decreasing: the min / max of the doubles are those of the ints */
+        double *pmn = m->min.p, *pmx = m->max.p, dmn = int_value(m, mn), dmx = int_value(m, mx);
         *pmn = dmn < *pmn ? dmn : *pmn;
         *pmx = dmx > *pmx ? dmx : *pmx;
         return;
     }
     uint64_t *cnt = m->lcount.p;
     int64_t *il = m->ilsum.p;
+    if (!m->minmax) {
+        for (size_t i = 0; i < k; i++) {
+            size_t x = (size_t)owners[i] * LANES + (size_t)((lane0 + i) % LANES);
+            cnt[x]++;
+            il[x] += v[i];
+        }
+        return;
+    }
     double *lmn = m->lmin.p, *lmx = m->lmax.p;
     for (size_t i = 0; i < k; i++) {
         size_t x = (size_t)owners[i] * LANES + (size_t)((lane0 + i) % LANES);
-        double d = (double)v[i];
+        double d = int_value(m, v[i]);
         cnt[x]++;
         il[x] += v[i];
         lmn[x] = d < lmn[x] ? d : lmn[x];
@@ -367,13 +455,16 @@ static sc_status metric_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **o
         r->sum_sq_c = ((const double *)m->sq_c.p)[owner];
         r->min = ((const double *)m->min.p)[owner];
         r->max = ((const double *)m->max.p)[owner];
-        int64_t is = ((const int64_t *)m->isum.p)[owner];
-        if (is) /* exact (see int_fold) */
+        bool scaled = m->factor > 0;
+        int64_t is = scaled ? int_total(m, owner) : ((const int64_t *)m->isum.p)[owner];
+        if (is && scaled) /* the exact total, converted and divided once (see metric_state) */
+            kahan(&r->sum, &r->sum_c, (double)is / m->factor);
+        else if (is) /* exact (see int_fold) */
             r->sum += (double)is;
         for (size_t l = 0; l < LANES; l++) {
             size_t x = (size_t)owner * LANES + l;
             double ls = ((const double *)m->lsum.p)[x];
-            int64_t il = ((const int64_t *)m->ilsum.p)[x];
+            int64_t il = scaled ? 0 : ((const int64_t *)m->ilsum.p)[x];
             if (il)
                 ls += (double)il;
             kahan(&r->sum, &r->sum_c, ls);
@@ -432,9 +523,11 @@ sc_status sc__agg_metric_new(sc__agg_coll *c)
     if (!m->ibuf || !m->dbuf)
         return sc__agg_oom(a);
     const sc_agg_spec *spec = c->spec;
-    m->int_ok = spec->vtype != SC_AGG_V_DOUBLE && !(spec->scaling_factor > 0) &&
-                spec->kind != SC_AGG_EXTENDED_STATS &&
+    m->factor = spec->scaling_factor > 0 ? spec->scaling_factor : 0;
+    m->int_ok = spec->vtype != SC_AGG_V_DOUBLE && spec->kind != SC_AGG_EXTENDED_STATS &&
                 !(c->ctx->so && c->ctx->so->compensated_sums);
+    m->minmax = spec->kind == SC_AGG_MIN || spec->kind == SC_AGG_MAX ||
+                spec->kind == SC_AGG_STATS || spec->kind == SC_AGG_EXTENDED_STATS;
     c->state = m;
     c->ops = &metric_ops;
     return SC_OK;

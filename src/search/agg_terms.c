@@ -36,6 +36,25 @@ typedef struct terms_state {
     bool significant;        /* significant_terms: no fast path; subset sizes per owner */
     bool rare;               /* rare_terms: no fast path; its own build */
     sc__agg_vec subset;      /* significant_terms: docs collected per owner */
+    /* numeric at the top level, one value per doc, values spanning at most DENSE_SPAN in the
+     * segment (its doc values header): the bucket ordinal of value dense_min + i in dense[i]
+     * (UINT32_MAX = not looked up yet), kept across segments when large enough */
+    uint32_t *dense;
+    size_t dense_cap;
+    bool dense_on;
+    int64_t dense_min;
+    /* the dense path and the top-level keyword path with subs (segment ordinals below
+     * LANE_MAX_KEYS): docs counted per key (dense index or segment ordinal + 1) in LANES
+     * counters, doc i of a window into lane i % LANES, added into doc_counts at segment end.
+     * One count per bucket made each doc of a run in one bucket wait for the previous doc's
+     * load-add-store of the same cell (store-to-load forwarding, ~5 cycles a doc; Rally's
+     * rate_code_id is "1" for nearly every doc) */
+    uint32_t *lanes;
+    size_t lanes_cap, lanes_keys;
+    /* those two paths when every sub is a metric on a field with one value per doc
+     * (sc__agg_metric_fusable): a window's bucket ordinals go straight to the metrics, as the
+     * fused histogram does; fused_n docs so far in this segment (the lane of the next) */
+    uint64_t fused_n;
 } terms_state;
 
 /* The bucket of (owner, term bytes). */
@@ -46,12 +65,100 @@ static sc_status bucket_bytes(sc__agg_coll *c, uint32_t owner, sc_slice term, ui
     return sc__agg_ords_bytes(c->ctx->a, &t->ords, owner, term, ord, &added);
 }
 
+/* The largest value span (max - min) of a segment's numeric field that gets a dense table
+ * (16 KiB, and 64 KiB of lane counts): Rally's passenger_count spans 0..9. */
+#define DENSE_SPAN 4095
+
+#define LANES 4
+#define LANE_MAX_KEYS 16384
+
+/* Zeroed lane counters for n keys in t->lanes (see terms_state). */
+static sc_status lanes_begin(sc__agg_coll *c, size_t n)
+{
+    terms_state *t = c->state;
+    if (n * LANES > t->lanes_cap) {
+        t->lanes = sc_arena_alloc(c->ctx->a, n * LANES * sizeof *t->lanes);
+        if (!t->lanes)
+            return sc__agg_oom(c->ctx->a);
+        t->lanes_cap = n * LANES;
+    }
+    memset(t->lanes, 0, n * LANES * sizeof *t->lanes);
+    t->lanes_keys = n;
+    return SC_OK;
+}
+
+/* Adds the lane counts of key i into doc_counts[map[i]] (the ordinal made sure of when it was
+ * looked up), for every key counted in this segment. */
+static void lanes_end(sc__agg_coll *c, const uint32_t *map)
+{
+    terms_state *t = c->state;
+    uint64_t *dc = c->doc_counts.p;
+    for (size_t i = 0; i < t->lanes_keys; i++) {
+        const uint32_t *l = t->lanes + i * LANES;
+        uint64_t n = (uint64_t)l[0] + l[1] + l[2] + l[3];
+        if (n)
+            dc[map[i]] += n;
+    }
+    t->lanes_keys = 0;
+}
+
+/* Sets up t->dense for the current segment when its field fits (see terms_state). */
+static sc_status dense_begin(sc__agg_coll *c)
+{
+    terms_state *t = c->state;
+    t->dense_on = false;
+    const sc_dv_numeric *dv = &t->f.num;
+    int64_t lo;
+    uint64_t span;
+    if (!c->top || t->bytes || !t->f.has_num || !sc_dv_numeric_is_single(dv) || c->spec->geotile ||
+        c->spec->geohash || !sc_dv_numeric_range(dv, &lo, &span) || span > DENSE_SPAN)
+        return SC_OK;
+    size_t n = (size_t)span + 1;
+    if (n > t->dense_cap) {
+        t->dense = sc_arena_alloc(c->ctx->a, n * sizeof *t->dense);
+        if (!t->dense)
+            return sc__agg_oom(c->ctx->a);
+        t->dense_cap = n;
+    }
+    memset(t->dense, 0xff, n * sizeof *t->dense);
+    t->dense_min = lo;
+    t->dense_on = true;
+    return lanes_begin(c, n);
+}
+
+/* Whether every sub of c takes a window of (doc, bucket ordinal) directly (see terms_state). */
+static bool subs_fusable(const sc__agg_coll *c)
+{
+    if (!c->n_subs)
+        return false;
+    for (size_t i = 0; i < c->n_subs; i++)
+        if (!sc__agg_metric_fusable(c->subs[i]))
+            return false;
+    return true;
+}
+
+/* The window docs[0..k) with bucket ordinals ords[0..k) to every sub (subs_fusable): the
+ * values, order and lanes the queued pairs would give them, so the same sums bit for bit. */
+static sc_status to_subs(sc__agg_coll *c, const uint32_t *docs, const uint32_t *ords, size_t k)
+{
+    terms_state *t = c->state;
+    if (!k)
+        return SC_OK;
+    uint32_t mx = (uint32_t)(t->ords.n - 1); /* every ordinal so far is below ords.n */
+    for (size_t j = 0; j < c->n_subs; j++)
+        SC_TRY(sc__agg_metric_add_owned(c->subs[j], docs, ords, k, mx, t->fused_n));
+    t->fused_n += k;
+    return SC_OK;
+}
+
 static sc_status terms_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
     terms_state *t = c->state;
     sc_arena *a = c->ctx->a;
     t->seg = s;
+    t->fused_n = 0;
     SC_TRY(sc__agg_field_open(c->ctx, s->seg, c->spec->field, &t->f));
+    SC_TRY(dense_begin(c));
     t->counts = NULL;
     t->seg_map = NULL;
     memset(&t->seg_ords, 0, sizeof t->seg_ords);
@@ -71,6 +178,8 @@ static sc_status terms_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
             return sc__agg_oom(a);
         memset(t->seg_map, 0xff, n * sizeof *t->seg_map);
         t->seg_map_len = n;
+        if (n <= LANE_MAX_KEYS && sc_dv_sorted_set_is_single(&t->f.ss))
+            SC_TRY(lanes_begin(c, n));
     }
     return SC_OK;
 }
@@ -146,18 +255,33 @@ static sc_status collect_bytes(sc__agg_coll *c, const uint32_t *docs, const uint
     }
     if (t->seg_map && sc_dv_sorted_set_is_single(&t->f.ss)) {
         /* top level with subs, one value per doc: ords of the window in one batch */
-        uint32_t o1s[256];
+        uint32_t o1s[256], wd[256], wo[256];
+        uint32_t *lanes = t->lanes_keys ? t->lanes : NULL;
+        bool fused = lanes && subs_fusable(c);
         for (size_t off = 0; off < n; off += 256) {
-            size_t k = n - off < 256 ? n - off : 256;
+            size_t k = n - off < 256 ? n - off : 256, m = 0;
             sc_dv_sorted_set_single_batch(&t->f.ss, docs + off, k, o1s);
             for (size_t i = 0; i < k; i++) {
                 if (!o1s[i] && !c->spec->has_missing)
                     continue;
                 uint32_t ord = t->seg_map[o1s[i]];
-                if (ord == UINT32_MAX)
+                if (ord == UINT32_MAX) {
                     SC_TRY(seg_bucket(c, 0, o1s[i], &ord));
-                SC_TRY(sc__agg_emit(c, docs[off + i], ord));
+                    SC_TRY(sc__agg_counts_ensure(c, ord));
+                }
+                if (fused) {
+                    lanes[(size_t)o1s[i] * LANES + (i % LANES)]++;
+                    wd[m] = docs[off + i];
+                    wo[m++] = ord;
+                } else if (lanes) {
+                    lanes[(size_t)o1s[i] * LANES + (i % LANES)]++;
+                    SC_TRY(sc__agg_emit_uncounted(c, docs[off + i], ord));
+                } else {
+                    SC_TRY(sc__agg_emit(c, docs[off + i], ord));
+                }
             }
+            if (fused)
+                SC_TRY(to_subs(c, wd, wo, m));
         }
         return SC_OK;
     }
@@ -206,6 +330,34 @@ static sc_status collect_nums(sc__agg_coll *c, const uint32_t *docs, const uint3
 {
     terms_state *t = c->state;
     int64_t vals[256];
+    if (t->dense_on) {
+        /* a small span of values: the ordinal from the dense table, one load per doc (the
+         * hashed cache below cost a multiply, three compares and a branch that mispredicts
+         * as the value changes). Each value is min + p * gcd with p < 2^bits, so its index is
+         * at most the span. */
+        uint32_t *dense = t->dense, *lanes = t->lanes, wo[256];
+        uint64_t base = (uint64_t)t->dense_min;
+        bool fused = subs_fusable(c);
+        for (size_t off = 0; off < n; off += 256) {
+            size_t k = n - off < 256 ? n - off : 256;
+            sc_dv_numeric_get_single_batch(&t->f.num, docs + off, k, vals);
+            for (size_t i = 0; i < k; i++) {
+                size_t x = (size_t)((uint64_t)vals[i] - base);
+                if (dense[x] == UINT32_MAX) {
+                    bool added;
+                    SC_TRY(sc__agg_ords_long(c->ctx->a, &t->ords, 0, vals[i], &dense[x], &added));
+                    SC_TRY(sc__agg_counts_ensure(c, dense[x]));
+                }
+                lanes[x * LANES + (i % LANES)]++;
+                wo[i] = dense[x];
+                if (!fused)
+                    SC_TRY(sc__agg_emit_uncounted(c, docs[off + i], dense[x]));
+            }
+            if (fused)
+                SC_TRY(to_subs(c, docs + off, wo, k));
+        }
+        return SC_OK;
+    }
     if (t->f.has_num && sc_dv_numeric_is_single(&t->f.num) && !c->spec->geotile &&
         !c->spec->geohash) {
         /* one value per doc (so `missing` never applies): a window's values in one batch read */
@@ -282,6 +434,8 @@ static sc_status terms_collect(sc__agg_coll *c, const uint32_t *docs, const uint
 static sc_status terms_seg_end(sc__agg_coll *c)
 {
     terms_state *t = c->state;
+    if (t->lanes_keys) /* the lane counts of this segment into doc_counts */
+        lanes_end(c, t->dense_on ? t->dense : t->seg_map);
     if (t->seg_map && c->spec->min_doc_count == 0) {
         /* min_doc_count 0 (top level with subs): every term of the segment gets a bucket */
         for (uint64_t o1 = 1; o1 < t->seg_map_len; o1++) {

@@ -606,3 +606,32 @@ def test_scaled_float_histogram_and_stats(server, fresh_index):
         assert got[k]["doc_count"] == len(vals) == s["count"]
         assert math.isclose(s["sum"], sum(vals), rel_tol=1e-9)
         assert s["min"] == min(vals) and s["max"] == max(vals)
+
+
+def test_scaled_float_sum_is_exact(server, fresh_index):
+    """A scaled_float sums its stored integers (cents here) and divides once: the correctly
+    rounded sum of the indexed values. A compensated sum of 3 x 0.05 and of 29 x 0.01 as
+    doubles gives 0.15000000000000002 and 0.29000000000000004; the sums are 0.15 and 0.29 (one
+    shard: across shards the partial sums add as doubles), and avg and stats agree."""
+    docs = [{"a": 0.05, "g": 1}] * 3 + [{"a": 0.01, "g": 2}] * 29
+    st, _, b = server.request("PUT", "/" + fresh_index, {
+        "settings": {"number_of_shards": 1},
+        "mappings": {"properties": {"a": {"type": "scaled_float", "scaling_factor": 100},
+                                    "g": {"type": "integer"}}}})
+    assert st == 200, b
+    st, _, b = server.request("POST", "/_bulk?refresh=true", bulk_body(fresh_index, docs),
+                              headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200 and not b["errors"], b
+    st, b = search(server, fresh_index, {
+        "size": 0, "aggs": {"g": {"terms": {"field": "g"},
+                                  "aggs": {"s": {"sum": {"field": "a"}},
+                                           "v": {"avg": {"field": "a"}},
+                                           "st": {"stats": {"field": "a"}}}}}})
+    assert st == 200, b
+    got = {bk["key"]: bk for bk in b["aggregations"]["g"]["buckets"]}
+    for key, n, want in ((1, 3, 0.15), (2, 29, 0.29)):
+        bk = got[key]
+        assert bk["doc_count"] == n
+        assert bk["s"]["value"] == want, bk
+        assert bk["st"]["sum"] == want and bk["st"]["count"] == n, bk
+        assert bk["v"]["value"] == want / n, bk

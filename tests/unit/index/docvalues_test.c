@@ -77,6 +77,29 @@ static void check_case(uint32_t n_terms, bool multi)
         assert_int_equal(back, o);
     }
     assert_int_equal(sc_dv_sorted_set_term(&dv, n_terms).len, 0);
+    if (!multi) { /* the batch read of ords (+ 1), runs of consecutive docs and not */
+        uint32_t *bd = calloc(n_docs, sizeof *bd), *bo = calloc(n_docs, sizeof *bo);
+        assert_non_null(bd);
+        assert_non_null(bo);
+        for (uint32_t start = 0; start < 9 && start < n_docs; start++)
+            for (int rep = 0; rep < 2; rep++) {
+                uint32_t n = n_docs - start;
+                for (uint32_t i = 0; i < n; i++)
+                    bd[i] = start + i;
+                if (rep && n > 2)
+                    bd[2] = bd[1]; /* the ends still n - 1 apart, not a run */
+                sc_dv_sorted_set_single_batch(&dv, bd, n, bo);
+                for (uint32_t i = 0; i < n; i++) {
+                    uint64_t o;
+                    assert_int_equal(sc_dv_sorted_set_ords(&dv, bd[i], &o, 1), 1);
+                    if (bo[i] != o + 1)
+                        fail_msg("n_terms %u: doc %u batch ord+1 %u, want %llu", n_terms, bd[i],
+                                 bo[i], (unsigned long long)o + 1);
+                }
+            }
+        free(bd);
+        free(bo);
+    }
     /* the section is exactly the v11 layout; its term offsets are smaller than v10's u32 per
      * ordinal + 1 from 32 ordinals on */
     const uint8_t *h = sc__segment_bytes(seg).ptr + fi->dvs_off;
@@ -150,20 +173,33 @@ static void test_reads_format_v10(void **state)
     free(bytes);
 }
 
-/* sc_dv_numeric_get_single_batch agrees with sc_dv_numeric_get at every packed width around
- * the batch's no-branch path (widths <= 56) and the general one (57..64), with and without a
- * gcd, for a window of consecutive docs and for scattered docs in random order. Random values
- * print their seed (t_seed above). */
+/* Batch-reads docs[0..n) and checks every value against want (by doc). */
+static void check_batch(const sc_dv_numeric *dv, const uint32_t *docs, size_t n,
+                        const int64_t *want, unsigned w, const char *what)
+{
+    int64_t got[1024];
+    assert_true(n <= 1024);
+    sc_dv_numeric_get_single_batch(dv, docs, n, got);
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != want[docs[i]])
+            fail_msg("width %u, %s: doc %u batch %lld, want %lld", w, what, docs[i],
+                     (long long)got[i], (long long)want[docs[i]]);
+}
+
+/* sc_dv_numeric_get_single_batch agrees with sc_dv_numeric_get at every packed width 1..64
+ * (the run path's one copy per width up to 32, its general copy up to 56, the no-branch path
+ * and the general one for 57..64), with and without a gcd, for a window of consecutive docs,
+ * runs starting at every offset within a byte group with heads and tails, docs that look like
+ * a run by their ends but repeat one, and scattered docs in random order; and every value lies
+ * in sc_dv_numeric_range's range. Random values print their seed (t_seed above). */
 static void test_numeric_batch_widths(void **state)
 {
     (void)state;
     t_seed("docvalues_test batch");
-    static const unsigned widths[] = {1, 2, 7, 8, 9, 13, 31, 32, 33, 55, 56, 57, 58, 63, 64};
     enum {
         N = 700
     };
-    for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++) {
-        unsigned w = widths[wi];
+    for (unsigned w = 1; w <= 64; w++) {
         for (int g = 0; g < 2; g++) {
             uint64_t gcd = g && w <= 56 ? 3 : 1;
             uint64_t top = w == 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
@@ -219,6 +255,25 @@ static void test_numeric_batch_widths(void **state)
                                  (unsigned long long)gcd, docs[i], (long long)got[i],
                                  (long long)want[docs[i]]);
                 }
+            }
+            static const uint32_t starts[] = {0, 1, 3, 7, 8, 13, 250};
+            static const uint32_t lens[] = {16, 17, 23, 64, 301};
+            for (size_t si = 0; si < sizeof starts / sizeof *starts; si++)
+                for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+                    uint32_t n = lens[li];
+                    for (uint32_t i = 0; i < n; i++)
+                        docs[i] = starts[si] + i;
+                    check_batch(&dv, docs, n, want, w, "run");
+                    docs[2] = docs[1]; /* first and last still n - 1 apart: not a run */
+                    check_batch(&dv, docs, n, want, w, "run with a repeat");
+                }
+            int64_t lo;
+            uint64_t span;
+            if (sc_dv_numeric_range(&dv, &lo, &span)) {
+                for (uint32_t d = 0; d < N; d++)
+                    assert_true((uint64_t)want[d] - (uint64_t)lo <= span);
+            } else {
+                assert_true(w > 50); /* fits in an int64 up to here */
             }
             sc_segment_unref(seg);
             assert_int_equal(sc_dir_remove_all(dir), SC_OK);

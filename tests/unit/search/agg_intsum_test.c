@@ -8,6 +8,11 @@
  * values that cross 2^53 part way through (the fallback in the middle of a segment; there the
  * compensations are not all zero, so an int64 sum kept past 2^53 would show), values of 2^51
  * and more (the compensated sum from the first one), and a deterministic edge at 2^53.
+ * scaled_float fields sum their stored integers (counts of 1 / factor) in int64 too, divided
+ * once at the build: the correctly rounded sum of the indexed values, which the compensated
+ * sum of value / factor is not (three docs of 0.05 give 0.15000000000000002 there, 0.15
+ * here); checked per bucket against the exact integer totals, across shards, and on the
+ * fallback (a multi-valued segment).
  * Seed printed, SCRY_SEED reruns. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -275,11 +280,290 @@ static void test_int_sums_edge_2p53(void **state)
     edge(v, 8, 0x1p53 - 1, 0);
 }
 
+/* ---- scaled_float: the exact sum of the stored integers, divided once ---- */
+
+#define SC_SEGS 4
+#define SC_PER 1200
+#define SC_FACTOR 100.0
+
+typedef struct scdoc {
+    int64_t n[2]; /* "n": scaled_float x 100 (raw), 1 a doc (0-2 in a multi-valued segment) */
+    uint32_t nn;
+    int64_t g; /* "g": 0..4 */
+    int k;     /* "k": k0..k4 */
+    bool live;
+} scdoc;
+
+/* SC_SEGS segments of SC_PER docs, the last multi-valued when `multi` (else it is left out:
+ * *n_segs = SC_SEGS - 1); raw values up to 10^8 (a million in dollars), one in 16 negative;
+ * deletes in all but the first. */
+static void build_scaled(built *b, scdoc (*docs)[SC_PER], bool multi)
+{
+    b->n = multi ? SC_SEGS : SC_SEGS - 1;
+    for (int s = 0; s < b->n; s++) {
+        sc_segment_builder *sb;
+        assert_int_equal(sc_segment_builder_new(&sb), SC_OK);
+        for (uint32_t d = 0; d < SC_PER; d++) {
+            scdoc *x = &docs[s][d];
+            x->nn = s == SC_SEGS - 1 ? below(3) : 1;
+            for (uint32_t i = 0; i < x->nn; i++)
+                x->n[i] =
+                    (int64_t)(below(4) ? below(10000) : rnd() % 100000000) * (below(16) ? 1 : -1);
+            if (x->nn == 2 && x->n[0] > x->n[1]) {
+                int64_t t = x->n[0];
+                x->n[0] = x->n[1];
+                x->n[1] = t;
+            }
+            x->g = below(5);
+            x->k = (int)below(5);
+            char kw[8];
+            snprintf(kw, sizeof kw, "k%d", x->k);
+            sc_index_token kt = {sc_slice_cstr(kw), 0};
+            fx_tagged tg;
+            sc_index_field f[5];
+            size_t nf = fx_tagged_fields(&tg, seg_no, d, 0, f);
+            if (x->nn)
+                f[nf++] = fx_numeric("n", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, x->n, x->nn);
+            f[nf++] = fx_numeric("g", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &x->g, 1);
+            f[nf++] = fx_keyword("k", SC_FIELD_DOCVALUES, &kt, 1);
+            assert_int_equal(fx_add(sb, tg.id, f, nf), 0);
+        }
+        bool live[SC_PER];
+        assert_int_equal(fx_segment_finish(sb, dir, seg_no++, s == 0, 9, &b->segs[s], &b->lives[s],
+                                           live, &b->ss[s]),
+                         0);
+        for (uint32_t d = 0; d < SC_PER; d++)
+            docs[s][d].live = live[d];
+    }
+}
+
+static sc_agg_spec *scaled(sc_arena *a, sc_agg_kind kind, const char *name)
+{
+    sc_agg_spec *m = fx_agg_spec(a, kind, name, "n", SC_AGG_V_LONG);
+    m->scaling_factor = SC_FACTOR;
+    return m;
+}
+
+/* avg, sum, stats, value_count of the scaled "n" under p. */
+static void scaled_metrics(sc_arena *a, sc_agg_spec *p)
+{
+    fx_agg_add_sub(a, p, scaled(a, SC_AGG_AVG, "avg"));
+    fx_agg_add_sub(a, p, scaled(a, SC_AGG_SUM, "sum"));
+    fx_agg_add_sub(a, p, scaled(a, SC_AGG_STATS, "stats"));
+    fx_agg_add_sub(a, p, scaled(a, SC_AGG_VALUE_COUNT, "vc"));
+}
+
+/* The exact totals of a set of docs' values. */
+typedef struct extot {
+    int64_t sum, min, max;
+    uint64_t count;
+} extot;
+
+static void extot_add(extot *t, int64_t v)
+{
+    if (!t->count || v < t->min)
+        t->min = v;
+    if (!t->count || v > t->max)
+        t->max = v;
+    t->count++;
+    t->sum += v;
+}
+
+/* The four metrics of one bucket (subs[0..4)) against the exact totals: with `exact`, the sum
+ * is the correctly rounded total / factor, bit for bit, with no compensation; otherwise
+ * within `ulps` units in the last place of it. */
+static void check_scaled(sc_agg_result *const *subs, const extot *t, bool exact, int ulps)
+{
+    double want = (double)t->sum / SC_FACTOR; /* t->sum is below 2^53: one rounding */
+    for (int j = 0; j < 3; j++) {
+        const sc_agg_result *r = subs[j];
+        assert_int_equal(r->count, t->count);
+        if (exact) {
+            if (r->sum != want)
+                fprintf(stderr, "sum %.17g, want %.17g (%lld / 100)\n", r->sum, want,
+                        (long long)t->sum);
+            assert_true(r->sum == want);
+            assert_true(r->sum_c == 0);
+        } else {
+            double lo = want, hi = want;
+            for (int u = 0; u < ulps; u++)
+                lo = nextafter(lo, -INFINITY), hi = nextafter(hi, INFINITY);
+            assert_true(r->sum >= lo && r->sum <= hi);
+        }
+    }
+    assert_int_equal(subs[3]->count, t->count);
+    if (t->count) { /* stats: min and max as value / factor */
+        assert_true(subs[2]->min == (double)t->min / SC_FACTOR);
+        assert_true(subs[2]->max == (double)t->max / SC_FACTOR);
+    }
+}
+
+/* The bucket of a terms result with numeric key `key` or keyword key "k<key>" (NULL: none). */
+static const sc_agg_bucket *bucket_of(const sc_agg_result *r, bool bytes, int64_t key)
+{
+    char kw[8];
+    snprintf(kw, sizeof kw, "k%lld", (long long)key);
+    for (size_t i = 0; i < r->n_buckets; i++)
+        if (bytes ? sc_slice_cmp(r->buckets[i].bkey, sc_slice_cstr(kw)) == 0
+                  : r->buckets[i].key == key)
+            return &r->buckets[i];
+    return NULL;
+}
+
+/* Checks a result of scaled_request against the docs of segments [s0, s1). */
+static void check_scaled_result(const sc_agg_result *res, scdoc (*docs)[SC_PER], int s0, int s1,
+                                bool exact, int ulps)
+{
+    extot all = {0}, byk[5] = {{0}}, byg[5] = {{0}}, byh[3] = {{0}};
+    for (int s = s0; s < s1; s++)
+        for (uint32_t d = 0; d < SC_PER; d++) {
+            const scdoc *x = &docs[s][d];
+            for (uint32_t i = 0; x->live && i < x->nn; i++) {
+                extot_add(&all, x->n[i]);
+                extot_add(&byk[x->k], x->n[i]);
+                extot_add(&byg[x->g], x->n[i]);
+                extot_add(&byh[x->g / 2], x->n[i]);
+            }
+        }
+    sc_agg_result *const *top = res->buckets[0].subs;
+    check_scaled(top, &all, exact, ulps);
+    for (int t = 0; t < 3; t++) {
+        const sc_agg_result *tr = top[4 + t];
+        size_t nb = 0;
+        for (int key = 0; key < 5; key++) {
+            const extot *e = t == 0 ? &byk[key] : t == 1 ? &byg[key] : key < 3 ? &byh[key] : NULL;
+            int64_t bk = t == 2 ? (int64_t)key * 2 : key;
+            const sc_agg_bucket *bu = NULL;
+            if (t == 2) {
+                for (size_t i = 0; i < tr->n_buckets; i++)
+                    if (tr->buckets[i].dkey == (double)bk)
+                        bu = &tr->buckets[i];
+            } else {
+                bu = bucket_of(tr, t == 0, bk);
+            }
+            if (!e || !e->count)
+                continue; /* no values there (a bucket of docs without one may exist) */
+            assert_non_null(bu);
+            nb++;
+            check_scaled(bu->subs, e, exact, ulps);
+        }
+        assert_true(nb > 0);
+    }
+}
+
+/* The scaled metrics at the top level, under terms on "k" and on "g", and under a histogram
+ * on "g" of interval 2 (alone: the fused histogram path). */
+static sc_agg_spec *scaled_request(sc_arena *a)
+{
+    sc_agg_spec *root = fx_agg_spec(a, SC_AGG_ROOT, "", NULL, 0);
+    scaled_metrics(a, root);
+    sc_agg_spec *tk = fx_agg_spec(a, SC_AGG_TERMS, "tk", "k", SC_AGG_V_KEYWORD);
+    scaled_metrics(a, tk);
+    fx_agg_add_sub(a, root, tk);
+    sc_agg_spec *tg = fx_agg_spec(a, SC_AGG_TERMS, "tg", "g", SC_AGG_V_LONG);
+    scaled_metrics(a, tg);
+    fx_agg_add_sub(a, root, tg);
+    sc_agg_spec *h = fx_agg_spec(a, SC_AGG_HISTOGRAM, "h", "g", SC_AGG_V_LONG);
+    h->interval = 2;
+    h->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+    scaled_metrics(a, h);
+    fx_agg_add_sub(a, root, h);
+    return root;
+}
+
+static void test_scaled_sums_exact(void **state)
+{
+    (void)state;
+    scdoc(*docs)[SC_PER] = calloc(SC_SEGS, sizeof *docs);
+    assert_non_null(docs);
+    for (int multi = 0; multi < 2; multi++) {
+        built b;
+        build_scaled(&b, docs, multi);
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = scaled_request(&a);
+        /* one shard: exact while every segment is single-valued; the multi-valued segment
+         * (read last) ends the int64 sums, the compensated sum carries on from the exact
+         * partial totals */
+        sc_agg_result *r = collect(&a, root, &b, sc_query_match_all(&a), false);
+        check_scaled_result(r, docs, 0, b.n, !multi, 4);
+        check_scaled_result(fx_agg_final(&a, root, r), docs, 0, b.n, !multi, 4);
+        /* two shards (segment 0, the others), reduced: each partial exact, their sum one more
+         * rounding */
+        built b0 = b, b1 = b;
+        b0.n = 1;
+        memmove(b1.ss, b1.ss + 1, (size_t)(b.n - 1) * sizeof *b1.ss);
+        b1.n = b.n - 1;
+        sc_agg_result *parts[2] = {collect(&a, root, &b0, sc_query_match_all(&a), false),
+                                   collect(&a, root, &b1, sc_query_match_all(&a), false)};
+        check_scaled_result(parts[0], docs, 0, 1, true, 0);
+        check_scaled_result(parts[1], docs, 1, b.n, !multi, 4);
+        sc_agg_error err;
+        sc_agg_result *red;
+        assert_int_equal(sc_agg_reduce(root, parts, 2, true, 0, &a, &red, &err), SC_OK);
+        check_scaled_result(red, docs, 0, b.n, false, 8);
+        sc_arena_fini(&a);
+        unbuild(&b);
+    }
+    free(docs);
+}
+
+/* Fixed cases where a compensated sum of value / 100 is not the sum of the values: three docs
+ * of 0.05 (the compensated path: 0.15000000000000002) and 29 of 0.01 (0.29000000000000004),
+ * at the top level and under terms. */
+static void scaled_edge(int64_t raw, size_t n, double want)
+{
+    built b = {.n = 1};
+    sc_segment_builder *sb;
+    assert_int_equal(sc_segment_builder_new(&sb), SC_OK);
+    for (size_t d = 0; d < n; d++) {
+        int64_t g = 0;
+        fx_tagged tg;
+        sc_index_field f[4];
+        size_t nf = fx_tagged_fields(&tg, seg_no, (uint32_t)d, 0, f);
+        f[nf++] = fx_numeric("n", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &raw, 1);
+        f[nf++] = fx_numeric("g", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &g, 1);
+        assert_int_equal(fx_add(sb, tg.id, f, nf), 0);
+    }
+    bool live[64];
+    assert_int_equal(
+        fx_segment_finish(sb, dir, seg_no++, true, 9, &b.segs[0], &b.lives[0], live, &b.ss[0]), 0);
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = fx_agg_spec(&a, SC_AGG_ROOT, "", NULL, 0);
+    fx_agg_add_sub(&a, root, scaled(&a, SC_AGG_SUM, "sum"));
+    sc_agg_spec *tg = fx_agg_spec(&a, SC_AGG_TERMS, "tg", "g", SC_AGG_V_LONG);
+    fx_agg_add_sub(&a, tg, scaled(&a, SC_AGG_AVG, "avg"));
+    fx_agg_add_sub(&a, root, tg);
+    sc_agg_result *r = fx_agg_final(&a, root, collect(&a, root, &b, sc_query_match_all(&a), false));
+    const sc_agg_result *s = r->buckets[0].subs[0];
+    if (s->sum != want)
+        fprintf(stderr, "%zu x %lld / 100: sum %.17g, want %.17g\n", n, (long long)raw, s->sum,
+                want);
+    assert_true(s->sum == want);
+    const sc_agg_result *t = r->buckets[0].subs[1];
+    assert_int_equal(t->n_buckets, 1);
+    const sc_agg_result *av = t->buckets[0].subs[0];
+    assert_true(av->sum == want);
+    assert_int_equal(av->count, n);
+    sc_arena_fini(&a);
+    unbuild(&b);
+}
+
+static void test_scaled_sums_edge(void **state)
+{
+    (void)state;
+    scaled_edge(5, 3, 0.15);
+    scaled_edge(1, 29, 0.29);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_int_sums_equal_compensated),
         cmocka_unit_test(test_int_sums_edge_2p53),
+        cmocka_unit_test(test_scaled_sums_exact),
+        cmocka_unit_test(test_scaled_sums_edge),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

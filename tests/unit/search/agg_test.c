@@ -215,7 +215,9 @@ static void check_stats(const sc_agg_result *r, const mstats *m)
     near(r->sum, m->sum);
     if (r->kind == SC_AGG_EXTENDED_STATS)
         near(r->sum_sq, m->sq);
-    if (m->count) {
+    /* min and max only where they show (avg, sum and value_count results do not keep them) */
+    if (m->count && r->kind != SC_AGG_AVG && r->kind != SC_AGG_SUM &&
+        r->kind != SC_AGG_VALUE_COUNT) {
         near(r->min, m->min);
         near(r->max, m->max);
     }

@@ -243,6 +243,8 @@ static void test_collected_docs_equal_column(void **state)
                 if (fabs(s - (double)sum) > 1e-9 * fabs((double)sum) + 1e-9)
                     fail_msg("query %d field %d kind %d: sum %.17g, model %.17g", qk, f,
                              (int)kinds[k], s, (double)sum);
+                if (kinds[k] == SC_AGG_AVG || kinds[k] == SC_AGG_SUM)
+                    continue; /* min and max are not kept where nothing shows them */
                 if (n && (r->min != mn || r->max != mx))
                     fail_msg("query %d field %d: min/max %.17g %.17g, model %.17g %.17g", qk, f,
                              r->min, r->max, mn, mx);
