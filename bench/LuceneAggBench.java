@@ -14,7 +14,8 @@
 // buckets, sum of bucket doc counts, median / best / worst ms (the thread's CPU time with
 // LUCENE_CPU=1, else wall time), and the method used. Where two methods exist (a date
 // histogram by LongRangeFacetCounts or by a doc-values loop) both are timed and both rows are
-// printed; bench/aggs_report.py compares scry with the faster one.
+// printed; bench/aggs_report.py compares scry with the faster one. LUCENE_AGG_ONLY=NAME times
+// only the operations whose name contains NAME (the indexes are still opened, or built).
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.apache.lucene.document.Document;
@@ -99,7 +100,12 @@ public class LuceneAggBench {
     static final java.lang.management.ThreadMXBean THREADS =
         java.lang.management.ManagementFactory.getThreadMXBean();
 
+    /* LUCENE_AGG_ONLY=NAME: time only the operations whose name contains NAME */
+    static final String ONLY = System.getenv("LUCENE_AGG_ONLY");
+
     static void time(String name, String method, Op op, int runs) throws Exception {
+        if (ONLY != null && !name.contains(ONLY))
+            return;
         Res res = null;
         for (int k = 0; k < 20; k++) /* JIT warm-up */
             res = op.run();
