@@ -266,6 +266,39 @@ def test_auto_date_histogram(server, idx):
     assert d["buckets"][0]["key_as_string"].endswith("-05:00")
 
 
+def test_auto_date_histogram_under_range(server, idx):
+    """Rally's autohisto_agg shape: under a range on its own field (segments without deletes
+    count from the BKD tree) the buckets equal the same range under constant_score (docs
+    visited) and Python's: the finest epoch-aligned fixed interval whose buckets fit."""
+    name, docs = idx
+    ladder = [("1s", 1000), ("5s", 5000), ("10s", 10000), ("30s", 30000), ("1m", 60000),
+              ("5m", 300000), ("10m", 600000), ("30m", 1800000), ("1h", 3600000),
+              ("3h", 3 * 3600000), ("12h", 12 * 3600000), ("1d", 86400000),
+              ("7d", 7 * 86400000)]
+    for lo, hi, size in (("01/01/2015", "21/01/2015", 20), ("01/01/2015", "21/01/2015", 30),
+                         ("15/02/2015", "15/02/2015", 10), ("01/03/2015", "31/03/2015", 6)):
+        q = {"range": {"date": {"gte": lo, "lte": hi, "format": "dd/MM/yyyy"}}}
+        got = []
+        for query in (q, {"constant_score": {"filter": q}}):
+            st, b = search(server, name, {"size": 0, "query": query, "aggs": {
+                "a": {"auto_date_histogram": {"field": "date", "buckets": size}}}})
+            assert st == 200, b
+            got.append(b["aggregations"]["a"])
+        assert got[0] == got[1]
+        t_lo = datetime.datetime.strptime(lo, "%d/%m/%Y").replace(tzinfo=datetime.timezone.utc)
+        t_hi = t_lo.replace(day=int(hi[:2])) + datetime.timedelta(days=1)
+        ms = [int(datetime.datetime.strptime(d["date"], "%Y-%m-%dT%H:%M:%SZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()) * 1000 for d in docs]
+        ms = [m for m in ms if t_lo.timestamp() * 1000 <= m < t_hi.timestamp() * 1000]
+        label, step = next((lb, s) for lb, s in ladder
+                           if max(ms) // s - min(ms) // s + 1 <= size)
+        assert got[0]["interval"] == label, (lo, hi, size, got[0])
+        want = {}
+        for m in ms:
+            want[m - m % step] = want.get(m - m % step, 0) + 1
+        assert {x["key"]: x["doc_count"] for x in got[0]["buckets"] if x["doc_count"]} == want
+
+
 def test_ip_range(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "aggs": {"r": {"ip_range": {"field": "ip", "ranges": [
