@@ -90,15 +90,14 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
         sc_query *aq = sc_query_range(&a, sc_slice_cstr("t"), &alo, &ahi, 1);
         int64_t dlo = 0, dhi = 4999;      /* trip_distance in [0, 50) */
         int64_t flo = 1, fhi = INT64_MAX; /* fare > 0: sortable longs from nextUp(0) */
-        const sc_query *q = query_kind == 0   ? sc_query_match_all(&a)
-                            : query_kind == 1 ? rq
-                            : query_kind == 2 ? sc_query_constant_score(&a, rq)
-                            : query_kind == 3
-                                ? sc_query_range(&a, sc_slice_cstr("sd"), &dlo, &dhi, 1)
-                            : query_kind == 4
-                                ? sc_query_range(&a, sc_slice_cstr("fare"), &flo, &fhi, 1)
-                            : query_kind == 5 ? aq
-                                              : sc_query_constant_score(&a, aq);
+        const sc_query *q =
+            query_kind == 0   ? sc_query_match_all(&a)
+            : query_kind == 1 ? rq
+            : query_kind == 2 ? sc_query_constant_score(&a, rq)
+            : query_kind == 3 ? sc_query_range(&a, sc_slice_cstr("sd"), &dlo, &dhi, 1)
+            : query_kind == 4 ? sc_query_range(&a, sc_slice_cstr("fare"), &flo, &fhi, 1)
+            : query_kind == 5 ? aq
+                              : sc_query_constant_score(&a, aq);
         /* the process's CPU time: single-threaded cases on a shared, loaded machine are timed
          * by the CPU they use (best of the runs), not the wall clock */
         uint64_t total;
@@ -114,8 +113,8 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
     }
     qsort(all, (size_t)runs, sizeof *all, cmp_double);
     double best = all[0], median = all[runs / 2];
-    printf("%-40s %8.3f ms  %6.2f ns/doc  median %8.3f ms  hits %llu\n", name, best,
-           best * 1e6 / n, median, (unsigned long long)hits);
+    printf("%-40s %8.3f ms  %6.2f ns/doc  median %8.3f ms  hits %llu\n", name, best, best * 1e6 / n,
+           median, (unsigned long long)hits);
     free(all);
 }
 

@@ -211,8 +211,8 @@ sc_status sc__agg_range_points(sc__agg_coll *c, const sc_slice *field, int64_t l
  * [*lo, *hi] the smallest and largest matching value, exact (at most two leaves decoded).
  * SC_ECORRUPT for a damaged tree. O(log leaves). */
 sc_status sc__agg_points_extent(sc__agg_coll *c, const sc_slice *field, int64_t qlo, int64_t qhi,
-                                sc_bkd *t, int64_t *lo, int64_t *hi, bool *ok,
-                                bool *any) SC_MUST_USE;
+                                sc_bkd *t, int64_t *lo, int64_t *hi, bool *ok, bool *any)
+    SC_MUST_USE;
 /* Adds t's values in [lo, hi] to the buckets of rounding r (keys of owner 0 in ords, counts in
  * c's doc_counts), leaf by leaf: a leaf inside one bucket adds its size unread. t must stay
  * mapped (its segment referenced) until then. */

@@ -90,8 +90,8 @@ static uint32_t model_rung(const sc_agg_spec *spec, int64_t lo, int64_t hi)
 }
 
 /* Checks shard result x against the live values of vals[0..n) in [qlo, qhi]. */
-static void check_model(const sc_agg_result *x, const sc_agg_spec *spec, const mval *vals,
-                        size_t n, int64_t qlo, int64_t qhi, unsigned long long seed, int round)
+static void check_model(const sc_agg_result *x, const sc_agg_spec *spec, const mval *vals, size_t n,
+                        int64_t qlo, int64_t qhi, unsigned long long seed, int round)
 {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     uint64_t n_in = 0;
@@ -150,8 +150,8 @@ static void test_auto_histo_points_vs_docs(void **state)
 {
     (void)state;
     unsigned long long seed = (unsigned long long)rng;
-    static const int64_t spans[] = {20000,     3 * 3600000LL, 2 * DAY,       20 * DAY,
-                                    21 * DAY,  400 * DAY,     30 * 365 * DAY};
+    static const int64_t spans[] = {20000,    3 * 3600000LL, 2 * DAY,       20 * DAY,
+                                    21 * DAY, 400 * DAY,     30 * 365 * DAY};
     static const uint64_t sizes[] = {1, 2, 5, 10, 20, 50, 200, 600};
     static mval vals[MAX_SEG * MAX_PER];
     for (int round = 0; round < 100; round++) {
@@ -197,9 +197,9 @@ static void test_auto_histo_points_vs_docs(void **state)
                 assert_int_equal(fx_add(b, tg.id, f, nf), 0);
             }
             bool live[MAX_PER];
-            assert_int_equal(fx_segment_finish(b, dir, segno++, !deletes, 5, &seg[s], &bs[s],
-                                               live, &view[s]),
-                             0);
+            assert_int_equal(
+                fx_segment_finish(b, dir, segno++, !deletes, 5, &seg[s], &bs[s], live, &view[s]),
+                0);
             for (uint32_t d = 0; d < per; d++)
                 vals[n + d].live = live[d];
             n += per;
@@ -223,8 +223,8 @@ static void test_auto_histo_points_vs_docs(void **state)
                 qlo = p[0] < p[1] ? p[0] : p[1];
                 qhi = p[0] < p[1] ? p[1] : p[0];
             }
-            sc_query *q = qk ? sc_query_range(&a, sc_slice_cstr("t"), &qlo, &qhi, 1)
-                             : sc_query_match_all(&a);
+            sc_query *q =
+                qk ? sc_query_range(&a, sc_slice_cstr("t"), &qlo, &qhi, 1) : sc_query_match_all(&a);
             uint64_t n_fast, n_slow;
             sc_agg_result *fast = collect(&a, root, view, n_seg, q, &n_fast);
             sc_agg_result *slow =
