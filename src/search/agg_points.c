@@ -54,7 +54,7 @@ static bool matches_are_values(const sc_agg_spec *spec, const sc_bkd *t, const s
 typedef struct sweep {
     const sc_agg_spec *spec;
     const sc_agg_rounding *round; /* date kinds: the buckets' rounding */
-    int64_t step, off;            /* histogram: integral interval and offset */
+    int64_t step, off;            /* histogram: integral interval (>= 1) and offset; else 0 */
     int64_t key, start, end;
     uint64_t n;
     bool has;
@@ -75,7 +75,7 @@ static sc_status sweep_flush(sc__agg_coll *c, sc__agg_ords *ords, sweep *w)
 static sc_status sweep_move(sc__agg_coll *c, sc__agg_ords *ords, sweep *w, int64_t v)
 {
     SC_TRY(sweep_flush(c, ords, w));
-    if (w->spec->kind == SC_AGG_HISTOGRAM) {
+    if (w->step) { /* histogram (an interval of at least 1); date kinds have none */
         int64_t d = v - w->off, i = d / w->step;
         if (d % w->step && d < 0)
             i--;
@@ -184,7 +184,7 @@ sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, const sc_sli
     if (spec->kind == SC_AGG_HISTOGRAM) {
         /* integral interval and offset over values below 2^52: exact integer bounds */
         double iv = spec->interval, off = spec->offset;
-        if (iv != floor(iv) || off != floor(off) || iv > 0x1p52 || fabs(off) > 0x1p52 ||
+        if (iv < 1 || iv != floor(iv) || off != floor(off) || iv > 0x1p52 || fabs(off) > 0x1p52 ||
             lo < -(INT64_C(1) << 52) || hi > (INT64_C(1) << 52) || spec->has_hard_bounds)
             return SC_OK;
         int64_t first = (int64_t)floor(((double)lo - off) / iv),
