@@ -299,6 +299,31 @@ def test_auto_date_histogram_under_range(server, idx):
         assert {x["key"]: x["doc_count"] for x in got[0]["buckets"] if x["doc_count"]} == want
 
 
+def test_auto_date_histogram_range_wider_than_values(server):
+    """The interval comes from the matching values, not from the range's bounds: values from
+    Jan 3 to Jan 20 under a January range fit 20 daily buckets (the whole month would not)."""
+    name = "auto-range-e2e"
+    server.request("DELETE", "/" + name)
+    st, _, b = server.request("PUT", "/" + name, {
+        "settings": {"number_of_shards": 1}, "mappings": {"properties": {"d": {"type": "date"}}}})
+    assert st == 200, b
+    docs = [{"d": d} for d in ("2015-01-03T00:00:00Z", "2015-01-10T12:00:00Z",
+                               "2015-01-20T23:59:59Z", "2014-12-31T23:59:59Z",
+                               "2015-02-01T00:00:00Z")]
+    st, _, b = server.request("POST", "/_bulk?refresh=true", bulk_body(name, docs),
+                              headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200 and not b["errors"], b
+    q = {"range": {"d": {"gte": "01/01/2015", "lte": "31/01/2015", "format": "dd/MM/yyyy"}}}
+    for query in (q, {"constant_score": {"filter": q}}):
+        st, b = search(server, name, {"size": 0, "query": query, "aggs": {
+            "a": {"auto_date_histogram": {"field": "d", "buckets": 20}}}})
+        assert st == 200, b
+        a = b["aggregations"]["a"]
+        assert a["interval"] == "1d", a
+        assert len(a["buckets"]) == 18 and sum(x["doc_count"] for x in a["buckets"]) == 3
+    server.request("DELETE", "/" + name)
+
+
 def test_ip_range(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "aggs": {"r": {"ip_range": {"field": "ip", "ranges": [
