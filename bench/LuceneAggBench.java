@@ -14,7 +14,8 @@
 // buckets, sum of bucket doc counts, median / best / worst ms (the thread's CPU time with
 // LUCENE_CPU=1, else wall time), and the method used. Where two methods exist (a date
 // histogram by LongRangeFacetCounts or by a doc-values loop) both are timed and both rows are
-// printed; bench/aggs_report.py compares scry with the faster one.
+// printed; bench/aggs_report.py compares scry with the faster one. LUCENE_AGG_ONLY=NAME times
+// only the operations whose name contains NAME (the indexes are still opened, or built).
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.apache.lucene.document.Document;
@@ -99,7 +100,16 @@ public class LuceneAggBench {
     static final java.lang.management.ThreadMXBean THREADS =
         java.lang.management.ManagementFactory.getThreadMXBean();
 
+    /* LUCENE_AGG_ONLY=NAME: time only the operations whose name contains NAME */
+    static final String ONLY = System.getenv("LUCENE_AGG_ONLY");
+
+    static boolean wanted(String name) {
+        return ONLY == null || name.contains(ONLY);
+    }
+
     static void time(String name, String method, Op op, int runs) throws Exception {
+        if (!wanted(name))
+            return;
         Res res = null;
         for (int k = 0; k < 20; k++) /* JIT warm-up */
             res = op.run();
@@ -138,12 +148,16 @@ public class LuceneAggBench {
             "fare_amount", Math.nextUp(0.0), Double.POSITIVE_INFINITY));
         time("avg_tip_percent_aggregation", "DoubleValuesSource", () -> avgTipPercent(s, fare),
              runs);
-        SortedSetDocValuesReaderState st = new DefaultSortedSetDocValuesReaderState(s.getIndexReader());
-        time("terms_payment_type", "SortedSetDocValuesFacetCounts", () -> terms(st, "payment_type"), runs);
-        SortedSetDocValuesReaderState rst =
-            new DefaultSortedSetDocValuesReaderState(s.getIndexReader(), RATE_FIELD);
-        time("count_group_by_keyword_aggregation", "SortedSetDocValuesFacetCounts",
-             () -> terms(rst, "rate_code_id"), runs);
+        if (wanted("terms_payment_type")) {
+            SortedSetDocValuesReaderState st = new DefaultSortedSetDocValuesReaderState(s.getIndexReader());
+            time("terms_payment_type", "SortedSetDocValuesFacetCounts", () -> terms(st, "payment_type"), runs);
+        }
+        if (wanted("count_group_by_keyword_aggregation")) {
+            SortedSetDocValuesReaderState rst =
+                new DefaultSortedSetDocValuesReaderState(s.getIndexReader(), RATE_FIELD);
+            time("count_group_by_keyword_aggregation", "SortedSetDocValuesFacetCounts",
+                 () -> terms(rst, "rate_code_id"), runs);
+        }
         Query all = new MatchAllDocsQuery();
         time("avg_passenger_count_aggregation", "doc-values loop",
              () -> avg(s, all, "passenger_count"), runs);

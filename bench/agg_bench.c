@@ -8,14 +8,17 @@
  * Rally operations that were slowest against Lucene: distance_amount_agg (a histogram of a
  * scaled_float "sd" in [0, 50) with interval 1 and a stats sub-aggregation on the scaled_float
  * "sm", under a range query matching every doc), autohisto_agg (auto_date_histogram on "t",
- * 20 buckets, under the range query on "t") and avg_tip_percent_aggregation (an avg of the
+ * 20 buckets, under the range query on "t": from points; then the same docs under
+ * constant_score: from doc values) and avg_tip_percent_aggregation (an avg of the
  * runtime field tip / fare over the doubles "tip" and "fare" under a range fare > 0), the last
  * twice: evaluated for the collected docs (as served) and as a whole column first (the earlier
  * path, sc_agg_shard_options.runtime_columns).
  * With AGG_BENCH_TAXIS=FILE (a `scry gen taxis` ndjson file, the one bench/LuceneAggBench.java
- * indexes), "sd", "sm", "tip" and "fare" are the first n_docs docs' trip_distance,
- * total_amount, tip_amount and fare_amount instead of generated values.
- * Times are CPU time: the best of the runs and their median.
+ * indexes), "sd", "sm", "tip", "fare" and "t" are the first n_docs docs' trip_distance,
+ * total_amount, tip_amount, fare_amount and dropoff_datetime (epoch ms, UTC, read as
+ * LuceneAggBench reads it) instead of generated values, and autohisto_agg's range is
+ * LuceneAggBench's and Rally's (2015-01-01 to 2015-01-21 inclusive).
+ * Times are CPU time: best and median of the runs; "hits" is the matching docs.
  * Usage: agg_bench [n_docs, default 1000000] [runs, default 5] [name filter]. */
 #include <math.h>
 #include <stdbool.h>
@@ -53,7 +56,8 @@ static sc_agg_spec *root_of(sc_agg_spec *top)
 /* 0: match_all; 1: a range query on "t" over its middle half (points count a histogram on "t"
  * within it); 2: that range under constant_score (the same docs through doc values); 3: a
  * range on "sd" matching every doc (Rally's trip_distance filter); 4: "fare" > 0 (Rally's
- * fare_amount filter). */
+ * fare_amount filter); 5: "t" from 2015-01-01 to 2015-01-21 inclusive (Rally's autohisto_agg
+ * range, days 0-20 of the generated values); 6: that range under constant_score. */
 static int query_kind;
 
 /* the shard options of every case (runtime fields) */
@@ -61,10 +65,10 @@ static sc_agg_shard_options shard_opts = {.n_shards = 1};
 
 static const char *only; /* run only the cases whose name contains it (argv[3]) */
 
-static int cmp_ms(const void *a, const void *b)
+static int cmp_double(const void *x, const void *y)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
 }
 
 static void run_case(const char *name, const sc_agg_spec *root, const sc_searcher *s, uint32_t n,
@@ -72,7 +76,8 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
 {
     if (only && !strstr(name, only))
         return;
-    double best = 1e18, *all = calloc((size_t)runs, sizeof *all);
+    double *all = calloc((size_t)runs, sizeof *all);
+    uint64_t hits = 0;
     if (!all)
         exit(1);
     for (int r = 0; r < runs; r++) {
@@ -81,14 +86,18 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
         int64_t lo = INT64_C(1420070400000) + INT64_C(22) * 86400000,
                 hi = INT64_C(1420070400000) + INT64_C(67) * 86400000;
         sc_query *rq = sc_query_range(&a, sc_slice_cstr("t"), &lo, &hi, 1);
+        int64_t alo = INT64_C(1420070400000), ahi = alo + INT64_C(21) * 86400000 - 1;
+        sc_query *aq = sc_query_range(&a, sc_slice_cstr("t"), &alo, &ahi, 1);
         int64_t dlo = 0, dhi = 4999;      /* trip_distance in [0, 50) */
         int64_t flo = 1, fhi = INT64_MAX; /* fare > 0: sortable longs from nextUp(0) */
-        const sc_query *q = query_kind == 0   ? sc_query_match_all(&a)
-                            : query_kind == 1 ? rq
-                            : query_kind == 2 ? sc_query_constant_score(&a, rq)
-                            : query_kind == 3
-                                ? sc_query_range(&a, sc_slice_cstr("sd"), &dlo, &dhi, 1)
-                                : sc_query_range(&a, sc_slice_cstr("fare"), &flo, &fhi, 1);
+        const sc_query *q =
+            query_kind == 0   ? sc_query_match_all(&a)
+            : query_kind == 1 ? rq
+            : query_kind == 2 ? sc_query_constant_score(&a, rq)
+            : query_kind == 3 ? sc_query_range(&a, sc_slice_cstr("sd"), &dlo, &dhi, 1)
+            : query_kind == 4 ? sc_query_range(&a, sc_slice_cstr("fare"), &flo, &fhi, 1)
+            : query_kind == 5 ? aq
+                              : sc_query_constant_score(&a, aq);
         /* the process's CPU time: single-threaded cases on a shared, loaded machine are timed
          * by the CPU they use (best of the runs), not the wall clock */
         uint64_t total;
@@ -98,14 +107,30 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
             fprintf(stderr, "%s: %llu docs matched, not %u\n", name, (unsigned long long)total, n);
             exit(1);
         }
-        bench_keep_best(&best, ms);
         all[r] = ms;
+        hits = total;
         sc_arena_fini(&a);
     }
-    qsort(all, (size_t)runs, sizeof *all, cmp_ms);
-    double median = runs ? all[runs / 2] : 0;
+    qsort(all, (size_t)runs, sizeof *all, cmp_double);
+    double best = all[0], median = all[runs / 2];
+    printf("%-40s %8.3f ms  %6.2f ns/doc  median %8.3f ms  hits %llu\n", name, best, best * 1e6 / n,
+           median, (unsigned long long)hits);
     free(all);
-    printf("%-40s %8.2f ms  %6.2f ns/doc  (median %.2f ms)\n", name, best, best * 1e6 / n, median);
+}
+
+/* Epoch milliseconds of "YYYY-MM-DD HH:MM:SS" (UTC; LuceneAggBench's TaxisCases.millis), from
+ * the days of the civil date (Howard Hinnant's days_from_civil); 0 when too short. */
+static int64_t taxis_millis(const char *p)
+{
+    if (strlen(p) < 19)
+        return 0;
+    int y = atoi(p), m = atoi(p + 5), d = atoi(p + 8);
+    int64_t hh = atoi(p + 11), mi = atoi(p + 14), se = atoi(p + 17);
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400, yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t days = era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+    return ((days * 24 + hh) * 60 + mi) * 60000 + se * 1000;
 }
 
 /* The number after "key": in line (0 when absent). */
@@ -204,6 +229,9 @@ int main(int argc, char **argv)
             fare = taxis_number(line, "\"fare_amount\":");
             pc = llround(taxis_number(line, "\"passenger_count\":"));
             taxis_string(line, "\"rate_code_id\":", rc, sizeof rc);
+            char dt[24];
+            taxis_string(line, "\"dropoff_datetime\":", dt, sizeof dt);
+            t = taxis_millis(dt);
         }
         int64_t tip_l = sc_agg_double_to_sortable(tip), fare_l = sc_agg_double_to_sortable(fare);
         sc_index_token tok = {sc_slice_cstr(kw), 0}, rtok = {sc_slice_cstr(rc), 0};
@@ -262,10 +290,14 @@ int main(int argc, char **argv)
     dist->n_subs = 1;
     run_case("distance_amount_agg: histogram(scaled) > stats(scaled), range", root_of(dist), &s, n,
              runs);
-    query_kind = 1;
+    /* on the taxis file, Rally's and LuceneAggBench's range (2015-01-01 to 2015-01-21); on
+     * generated values the middle half, as measured before */
+    query_kind = taxis ? 5 : 1;
     sc_agg_spec *ah = spec(SC_AGG_AUTO_DATE_HISTOGRAM, "t", SC_AGG_V_DATE);
     ah->size = 20;
     run_case("autohisto_agg: auto_date_histogram(20), range on t", root_of(ah), &s, n, runs);
+    query_kind = taxis ? 6 : 2;
+    run_case("autohisto_agg, same docs, doc values", root_of(ah), &s, n, runs);
     /* Rally's avg_passenger_count_aggregation, avg_amount_group_by_integer_aggregation and
      * avg_amount_group_by_keyword_aggregation (passenger_count "pc", rate_code_id "rc",
      * total_amount "sm", a scaled_float of factor 100), under match_all; the first and

@@ -4,7 +4,10 @@
  * maps the values to buckets and replays the docs, segment by segment, to the
  * sub-aggregations (Elasticsearch defers its sub-aggregations the same way). The reduce
  * takes the coarsest rung of its inputs, re-rounds their keys to it and merges; the final
- * reduce climbs the ladder until the buckets, gaps included, fit. */
+ * reduce climbs the ladder until the buckets, gaps included, fit. A top-level one without
+ * sub-aggregations counts a whole segment (match_all or a range on its field, no deletes)
+ * from the BKD tree instead: the segment's exact value extent joins the rung choice, and the
+ * chosen rung's buckets are counted from the tree's leaves (agg_points.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +42,17 @@ typedef struct dense_cells {
     uint64_t *cnt, *tmp; /* DENSE_CELLS each */
 } dense_cells;
 
+/* A segment answered from its points: the tree and the extent of its matching values. */
+typedef struct pts_seg {
+    sc_bkd t;
+    int64_t lo, hi;
+} pts_seg;
+
 typedef struct auto_state {
     sc__agg_field f;
     dense_cells dense;
+    pts_seg *pts;
+    size_t n_pts, pts_cap;
     seg_rec *segs;
     size_t n_segs, cap;
     sc__agg_ords ords;
@@ -74,6 +85,37 @@ static sc_status auto_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 static sc_status auto_seg_end(sc__agg_coll *c)
 {
     (void)c;
+    return SC_OK;
+}
+
+/* The whole segment matches (top level, no sub-aggregations): keeps its tree and value
+ * extent for the build, which counts the chosen rung's buckets from it. Any zone, size and
+ * minimum_interval: the rung's own rounding walks the leaves. */
+static sc_status auto_seg_whole(sc__agg_coll *c, const sc_slice *field, int64_t qlo, int64_t qhi,
+                                bool *handled)
+{
+    auto_state *st = c->state;
+    sc_arena *a = c->ctx->a;
+    pts_seg p;
+    bool ok, any;
+    *handled = false;
+    SC_TRY(sc__agg_points_extent(c, field, qlo, qhi, &p.t, &p.lo, &p.hi, &ok, &any));
+    if (!ok || !any) {
+        *handled = ok;
+        return SC_OK;
+    }
+    if (st->n_pts == st->pts_cap) {
+        size_t cap = st->pts_cap ? 2 * st->pts_cap : 8;
+        pts_seg *n = sc_arena_alloc(a, cap * sizeof *n);
+        if (!n)
+            return sc__agg_oom(a);
+        if (st->n_pts)
+            memcpy(n, st->pts, st->n_pts * sizeof *n);
+        st->pts = n;
+        st->pts_cap = cap;
+    }
+    st->pts[st->n_pts++] = p;
+    *handled = true;
     return SC_OK;
 }
 
@@ -363,11 +405,22 @@ static sc_status finish(sc__agg_coll *c)
         l[0] = st->dense.lo < l[0] ? st->dense.lo : l[0];
         h[0] = st->dense.hi > h[0] ? st->dense.hi : h[0];
     }
+    for (size_t i = 0; i < st->n_pts; i++) {
+        l[0] = st->pts[i].lo < l[0] ? st->pts[i].lo : l[0];
+        h[0] = st->pts[i].hi > h[0] ? st->pts[i].hi : h[0];
+    }
     uint64_t *rung = st->rung.p;
     for (uint32_t w = 0; w < n_owners; w++)
         rung[w] = l[w] <= h[w] ? pick_rung(c->spec, l[w], h[w]) : c->spec->min_rung;
     if (st->dense.any)
         SC_TRY(count_cells(c));
+    if (st->n_pts) {
+        sc_agg_rounding rr;
+        sc_agg_auto_rung((uint32_t)rung[0], &c->spec->rounding.tz, &rr, NULL);
+        for (size_t i = 0; i < st->n_pts; i++)
+            SC_TRY(sc__agg_points_round(c, &st->ords, &st->pts[i].t, &rr, st->pts[i].lo,
+                                        st->pts[i].hi));
+    }
     for (size_t s = 0; s < st->n_segs; s++) {
         seg_rec *r = &st->segs[s];
         for (size_t j = 0; j < c->n_subs; j++)
@@ -442,6 +495,7 @@ static const sc__agg_coll_ops auto_ops = {
     .collect = auto_collect,
     .seg_end = auto_seg_end,
     .build = auto_build,
+    .seg_whole = auto_seg_whole,
 };
 
 sc_status sc__agg_auto_histo_new(sc__agg_coll *c)

@@ -219,6 +219,18 @@ sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, const sc_sli
 /* A top-level range over the whole current segment from its points (ordinal = range). */
 sc_status sc__agg_range_points(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
                                bool *handled) SC_MUST_USE;
+/* For a seg_whole call (field, [qlo, qhi]) of top-level c: *ok when the current segment's
+ * points can stand for its matches; then *t is the tree and, when some value matches (*any),
+ * [*lo, *hi] the smallest and largest matching value, exact (at most two leaves decoded).
+ * SC_ECORRUPT for a damaged tree. O(log leaves). */
+sc_status sc__agg_points_extent(sc__agg_coll *c, const sc_slice *field, int64_t qlo, int64_t qhi,
+                                sc_bkd *t, int64_t *lo, int64_t *hi, bool *ok, bool *any)
+    SC_MUST_USE;
+/* Adds t's values in [lo, hi] to the buckets of rounding r (keys of owner 0 in ords, counts in
+ * c's doc_counts), leaf by leaf: a leaf inside one bucket adds its size unread. t must stay
+ * mapped (its segment referenced) until then. */
+sc_status sc__agg_points_round(sc__agg_coll *c, sc__agg_ords *ords, const sc_bkd *t,
+                               const sc_agg_rounding *r, int64_t lo, int64_t hi) SC_MUST_USE;
 
 /* ---- the fused histogram-with-metrics path (agg_metric.c, used by agg_histo.c) ---- */
 /* Whether c is a min/max/sum/avg/stats/extended_stats collector without subs whose field has

@@ -1,9 +1,10 @@
 /* Counting from points instead of docs (Elasticsearch / OpenSearch's "filter rewrite" for
- * histograms and ranges): when a whole segment matches (match_all, no deletes), a top-level
- * date_histogram, integer histogram or range over a single-valued field with points counts
- * each bucket's value range with the BKD tree's per-cell counts (sc_bkd_count: inner cells
- * inside the range are added without reading doc ids). Used for long and date values, whose
- * bucket bounds are exact integers; doubles keep the doc-value path. */
+ * histograms and ranges): when a whole segment matches (match_all, or a range on the
+ * aggregated field; no deletes), a top-level date_histogram, integer histogram, range or
+ * auto_date_histogram over a single-valued field with points counts each bucket's value
+ * range with the BKD tree's per-cell counts (inner cells inside the range are added without
+ * reading doc ids). Used for long and date values, whose bucket bounds are exact integers;
+ * doubles keep the doc-value path. */
 #include <math.h>
 
 #include "index/bkd.h"
@@ -52,7 +53,8 @@ static bool matches_are_values(const sc_agg_spec *spec, const sc_bkd *t, const s
  * (its key and the docs counted into it, added to the ords when the sweep leaves it). */
 typedef struct sweep {
     const sc_agg_spec *spec;
-    int64_t step, off; /* histogram: integral interval and offset */
+    const sc_agg_rounding *round; /* date kinds: the buckets' rounding */
+    int64_t step, off;            /* histogram: integral interval (>= 1) and offset; else 0 */
     int64_t key, start, end;
     uint64_t n;
     bool has;
@@ -63,7 +65,7 @@ static sc_status sweep_flush(sc__agg_coll *c, sc__agg_ords *ords, sweep *w)
     const sc_agg_spec *spec = w->spec;
     if (!w->has || !w->n)
         return SC_OK;
-    if (spec->kind != SC_AGG_HISTOGRAM && spec->has_hard_bounds &&
+    if (spec->kind == SC_AGG_DATE_HISTOGRAM && spec->has_hard_bounds &&
         ((double)w->key < spec->hard_min || (double)w->key > spec->hard_max))
         return SC_OK;
     return add(c, ords, w->key, w->n);
@@ -73,7 +75,7 @@ static sc_status sweep_flush(sc__agg_coll *c, sc__agg_ords *ords, sweep *w)
 static sc_status sweep_move(sc__agg_coll *c, sc__agg_ords *ords, sweep *w, int64_t v)
 {
     SC_TRY(sweep_flush(c, ords, w));
-    if (w->spec->kind == SC_AGG_HISTOGRAM) {
+    if (w->step) { /* histogram (an interval of at least 1); date kinds have none */
         int64_t d = v - w->off, i = d / w->step;
         if (d % w->step && d < 0)
             i--;
@@ -81,13 +83,41 @@ static sc_status sweep_move(sc__agg_coll *c, sc__agg_ords *ords, sweep *w, int64
         w->start = i * w->step + w->off;
         w->end = w->start + w->step - 1;
     } else {
-        w->key = sc_agg_round(&w->spec->rounding, v);
+        w->key = sc_agg_round(w->round, v);
         w->start = w->key;
-        w->end = sc_agg_round_next(&w->spec->rounding, w->key) - 1;
+        w->end = sc_agg_round_next(w->round, w->key) - 1;
     }
     w->n = 0;
     w->has = true;
     return SC_OK;
+}
+
+/* The leaves [*j0, *j1) that can hold values in [lo, hi] (leaves ascend by value: the first
+ * whose max >= lo up to the last whose min <= hi), by binary search over their cells. */
+static void leaf_span(const sc_bkd *t, int64_t lo, int64_t hi, uint32_t *j0, uint32_t *j1)
+{
+    uint32_t a = 0, b = sc_bkd_n_leaves(t);
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        int64_t mn, mx;
+        sc_bkd_leaf_cell(t, m, &mn, &mx);
+        if (mx < lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    *j0 = a;
+    b = sc_bkd_n_leaves(t);
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        int64_t mn, mx;
+        sc_bkd_leaf_cell(t, m, &mn, &mx);
+        if (mn <= hi)
+            a = m + 1;
+        else
+            b = m;
+    }
+    *j1 = a;
 }
 
 /* Counts the values in [lo, hi] into their buckets leaf by leaf (leaves ascend by value): a
@@ -100,7 +130,9 @@ static sc_status sweep_leaves(sc__agg_coll *c, sc__agg_ords *ords, const sc_bkd 
                               int64_t lo, int64_t hi)
 {
     int64_t *vals = NULL;
-    for (uint32_t j = 0; j < sc_bkd_n_leaves(t); j++) {
+    uint32_t j0, j1;
+    leaf_span(t, lo, hi, &j0, &j1);
+    for (uint32_t j = j0; j < j1; j++) {
         int64_t mn, mx;
         sc_bkd_leaf_cell(t, j, &mn, &mx);
         if (mn > mx || mx < lo || mn > hi)
@@ -148,11 +180,11 @@ sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, const sc_sli
         *handled = true;
         return SC_OK;
     }
-    sweep w = {.spec = spec};
+    sweep w = {.spec = spec, .round = &spec->rounding};
     if (spec->kind == SC_AGG_HISTOGRAM) {
         /* integral interval and offset over values below 2^52: exact integer bounds */
         double iv = spec->interval, off = spec->offset;
-        if (iv != floor(iv) || off != floor(off) || iv > 0x1p52 || fabs(off) > 0x1p52 ||
+        if (iv < 1 || iv != floor(iv) || off != floor(off) || iv > 0x1p52 || fabs(off) > 0x1p52 ||
             lo < -(INT64_C(1) << 52) || hi > (INT64_C(1) << 52) || spec->has_hard_bounds)
             return SC_OK;
         int64_t first = (int64_t)floor(((double)lo - off) / iv),
@@ -176,6 +208,78 @@ sc_status sc__agg_histo_points(sc__agg_coll *c, sc__agg_ords *ords, const sc_sli
     SC_TRY(sweep_leaves(c, ords, &t, &w, lo, hi));
     *handled = true;
     return SC_OK;
+}
+
+/* The smallest value >= lo (first) or the largest <= hi (!first) of leaf j, whose cell
+ * straddles that bound (so it holds one): the leaf's values decoded into vals. */
+static sc_status leaf_edge(const sc_bkd *t, uint32_t j, bool first, int64_t lo, int64_t hi,
+                           int64_t *vals, int64_t *out)
+{
+    uint32_t n;
+    SC_TRY(sc_bkd_leaf_values(t, j, vals, &n));
+    int64_t best = first ? INT64_MAX : INT64_MIN;
+    bool found = false;
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t v = vals[i];
+        if (first && v >= lo && v <= best)
+            best = v, found = true;
+        if (!first && v <= hi && v >= best)
+            best = v, found = true;
+    }
+    if (!found)
+        return SC_ECORRUPT; /* the cell promised a value past the bound */
+    *out = best;
+    return SC_OK;
+}
+
+sc_status sc__agg_points_extent(sc__agg_coll *c, const sc_slice *field, int64_t qlo, int64_t qhi,
+                                sc_bkd *t, int64_t *lo, int64_t *hi, bool *ok, bool *any)
+{
+    const sc_agg_spec *spec = c->spec;
+    *ok = *any = false;
+    if (!c->seg || !sc__agg_points_open(spec, c->seg, t))
+        return SC_OK;
+    *ok = true;
+    if (sc_bkd_n_points(t) == 0 || (field && !sc_slice_eq(*field, sc_slice_cstr(spec->field)))) {
+        *ok = sc_bkd_n_points(t) == 0;
+        return SC_OK;
+    }
+    if (!field) {
+        qlo = INT64_MIN;
+        qhi = INT64_MAX;
+    }
+    if (qlo > qhi)
+        return SC_OK;
+    uint32_t j0, j1;
+    leaf_span(t, qlo, qhi, &j0, &j1);
+    if (j0 >= j1)
+        return SC_OK;
+    int64_t mn0, mx0, mn1, mx1, *vals = NULL;
+    sc_bkd_leaf_cell(t, j0, &mn0, &mx0);
+    sc_bkd_leaf_cell(t, j1 - 1, &mn1, &mx1);
+    if (mn0 < qlo || mx1 > qhi) {
+        vals = sc_arena_alloc(c->ctx->a, sizeof(int64_t) * t->leaf_size);
+        if (!vals)
+            return sc__agg_oom(c->ctx->a);
+    }
+    /* leaf j0's max is >= qlo and leaf j1 - 1's min <= qhi: each holds the bound's value */
+    if (mn0 >= qlo)
+        *lo = mn0;
+    else
+        SC_TRY(leaf_edge(t, j0, true, qlo, qhi, vals, lo));
+    if (mx1 <= qhi)
+        *hi = mx1;
+    else
+        SC_TRY(leaf_edge(t, j1 - 1, false, qlo, qhi, vals, hi));
+    *any = *lo <= *hi; /* else the values skip from below qlo to above qhi */
+    return SC_OK;
+}
+
+sc_status sc__agg_points_round(sc__agg_coll *c, sc__agg_ords *ords, const sc_bkd *t,
+                               const sc_agg_rounding *r, int64_t lo, int64_t hi)
+{
+    sweep w = {.spec = c->spec, .round = r};
+    return sweep_leaves(c, ords, t, &w, lo, hi);
 }
 
 sc_status sc__agg_range_points(sc__agg_coll *c, const sc_slice *field, int64_t qlo, int64_t qhi,

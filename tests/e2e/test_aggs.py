@@ -266,6 +266,64 @@ def test_auto_date_histogram(server, idx):
     assert d["buckets"][0]["key_as_string"].endswith("-05:00")
 
 
+def test_auto_date_histogram_under_range(server, idx):
+    """Rally's autohisto_agg shape: under a range on its own field (segments without deletes
+    count from the BKD tree) the buckets equal the same range under constant_score (docs
+    visited) and Python's: the finest epoch-aligned fixed interval whose buckets fit."""
+    name, docs = idx
+    ladder = [("1s", 1000), ("5s", 5000), ("10s", 10000), ("30s", 30000), ("1m", 60000),
+              ("5m", 300000), ("10m", 600000), ("30m", 1800000), ("1h", 3600000),
+              ("3h", 3 * 3600000), ("12h", 12 * 3600000), ("1d", 86400000),
+              ("7d", 7 * 86400000)]
+    for lo, hi, size in (("01/01/2015", "21/01/2015", 20), ("01/01/2015", "21/01/2015", 30),
+                         ("15/02/2015", "15/02/2015", 10), ("01/03/2015", "31/03/2015", 6)):
+        q = {"range": {"date": {"gte": lo, "lte": hi, "format": "dd/MM/yyyy"}}}
+        got = []
+        for query in (q, {"constant_score": {"filter": q}}):
+            st, b = search(server, name, {"size": 0, "query": query, "aggs": {
+                "a": {"auto_date_histogram": {"field": "date", "buckets": size}}}})
+            assert st == 200, b
+            got.append(b["aggregations"]["a"])
+        assert got[0] == got[1]
+        t_lo = datetime.datetime.strptime(lo, "%d/%m/%Y").replace(tzinfo=datetime.timezone.utc)
+        t_hi = t_lo.replace(day=int(hi[:2])) + datetime.timedelta(days=1)
+        ms = [int(datetime.datetime.strptime(d["date"], "%Y-%m-%dT%H:%M:%SZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()) * 1000 for d in docs]
+        ms = [m for m in ms if t_lo.timestamp() * 1000 <= m < t_hi.timestamp() * 1000]
+        label, step = next((lb, s) for lb, s in ladder
+                           if max(ms) // s - min(ms) // s + 1 <= size)
+        assert got[0]["interval"] == label, (lo, hi, size, got[0])
+        want = {}
+        for m in ms:
+            want[m - m % step] = want.get(m - m % step, 0) + 1
+        assert {x["key"]: x["doc_count"] for x in got[0]["buckets"] if x["doc_count"]} == want
+
+
+def test_auto_date_histogram_range_wider_than_values(server):
+    """The interval comes from the matching values, not from the range's bounds: values from
+    Jan 3 to Jan 20 under a January range fit 20 daily buckets (the whole month would not)."""
+    name = "auto-range-e2e"
+    server.request("DELETE", "/" + name)
+    st, _, b = server.request("PUT", "/" + name, {
+        "settings": {"number_of_shards": 1}, "mappings": {"properties": {"d": {"type": "date"}}}})
+    assert st == 200, b
+    docs = [{"d": d} for d in ("2015-01-03T00:00:00Z", "2015-01-10T12:00:00Z",
+                               "2015-01-20T23:59:59Z", "2014-12-31T23:59:59Z",
+                               "2015-02-01T00:00:00Z")]
+    st, _, b = server.request("POST", "/_bulk?refresh=true", bulk_body(name, docs),
+                              headers={"Content-Type": "application/x-ndjson"})
+    assert st == 200 and not b["errors"], b
+    q = {"range": {"d": {"gte": "01/01/2015", "lte": "31/01/2015", "format": "dd/MM/yyyy"}}}
+    for query in (q, {"constant_score": {"filter": q}}):
+        st, b = search(server, name, {"size": 0, "query": query, "aggs": {
+            "a": {"auto_date_histogram": {"field": "d", "buckets": 20}}}})
+        assert st == 200, b
+        a = b["aggregations"]["a"]
+        assert a["interval"] == "1d", a
+        assert len(a["buckets"]) == 18 and sum(x["doc_count"] for x in a["buckets"]) == 3
+    server.request("DELETE", "/" + name)
+
+
 def test_ip_range(server, idx):
     name, docs = idx
     st, b = search(server, name, {"size": 0, "aggs": {"r": {"ip_range": {"field": "ip", "ranges": [
