@@ -74,8 +74,10 @@ static sc_status write_entries(sc_shard *s, sc_buf *b)
     sc_slice prev = sc_slice_make(NULL, 0);
     int64_t prev_seq = 0, prev_doc = 0;
     for (uint32_t val = 0; val < s->ids.len; val++) {
-        sc_slice key = sc__idtab_key(&s->ids, val);
+        sc_slice key = sc__entry_key(s, val);
         const sc__id_entry *e = &s->entries.ptr[val];
+        if (!key.ptr)
+            return SC_ECORRUPT; /* a location that names no key (cannot happen) */
         uint64_t segidx = 0;
         if (e->seg != SC__SEG_NONE) {
             for (size_t i = 0; i < s->slots.len; i++)
@@ -252,28 +254,36 @@ static sc_status add_entry(void *ctx, const sc__ids_entry *d)
     sc_shard *s = ctx;
     if (d->segment > s->slots.len)
         return SC_ECORRUPT;
-    /* a segment doc's versions are its doc values (internal.h, sc__id_entry): only a
-     * tombstone's are kept from the file */
-    sc__id_entry e = {SC__SEG_NONE, (uint32_t)s->tombs.len};
+    /* a segment doc's versions are its doc values and its key its `_id` doc values
+     * (internal.h, sc__id_entry and sc__entry_key): only a tombstone's are kept from the
+     * file; a segment doc's id must be the one the segment has for that doc */
+    sc__id_entry e = {SC__SEG_NONE, 0};
     sc__slot *sl = NULL;
     if (d->segment) {
         sl = s->slots.ptr[d->segment - 1];
-        if (d->doc >= sl->n_docs)
+        if (d->doc >= sl->n_docs || sl->doc_entry[d->doc] != SC__NO_ENTRY ||
+            !sc_slice_eq(sc__slot_key(sl, (uint32_t)d->doc), d->id))
             return SC_ECORRUPT;
         e.seg = sl->uid;
         e.doc = (uint32_t)d->doc;
     }
     uint32_t dup;
-    if (sc__idtab_get(&s->ids, d->id, &dup))
+    if (sc__entry_find(s, d->id, &dup))
         return SC_ECORRUPT; /* an id listed twice */
-    if (s->entries.len >= UINT32_MAX - 1 || s->tombs.len >= UINT32_MAX ||
-        sc_vec_reserve(&s->entries, 1) != SC_OK || (!sl && sc_vec_reserve(&s->tombs, 1) != SC_OK) ||
-        sc__idtab_add(&s->ids, d->id, (uint32_t)s->entries.len) != SC_OK)
+    if (s->entries.len >= UINT32_MAX - 1 || sc_vec_reserve(&s->entries, 1) != SC_OK ||
+        sc_vec_reserve(&s->tombs_free, 1) != SC_OK)
         return SC_ENOMEM;
+    if (!sl) {
+        sc__versions v = {d->seq_no, d->primary_term, d->version};
+        SC_TRY(sc__tomb_new(s, d->id, &v, &e.doc));
+    }
+    if (sc__idtab_add(&s->ids, d->id, (uint32_t)s->entries.len) != SC_OK) {
+        if (!sl)
+            sc__shard_ignore(sc__tomb_free(s, e.doc));
+        return SC_ENOMEM;
+    }
     if (sl)
         sl->doc_entry[d->doc] = (uint32_t)s->entries.len;
-    else
-        s->tombs.ptr[s->tombs.len++] = (sc__versions){d->seq_no, d->primary_term, d->version};
     s->entries.ptr[s->entries.len++] = e;
     return SC_OK;
 }

@@ -40,32 +40,32 @@ typedef struct sc__id_entry {
     uint32_t doc; /* doc in the slot or the buffer; a tombstone's index in tombs */
 } sc__id_entry;
 
-/* The _id -> entry table (idtab.c): every entry number 0..len-1 has exactly one key, added in
- * entry order; ids are never removed (a deleted id keeps a tombstone entry). Not thread-safe
- * (the writer's lock). */
+/* The key of entry number `entry` as the table's owner finds it (for sc__idtab_get, which
+ * calls it only to confirm a slot whose 32-bit tag matched); an empty slice with a NULL ptr when
+ * it cannot be read. The slice need only stay valid until the comparison is done. */
+typedef sc_slice (*sc__idtab_key_fn)(void *ctx, uint32_t entry);
+
+/* The _id -> entry table (idtab.c): every entry number 0..len-1 was added with exactly one key,
+ * in entry order; ids are never removed (a deleted id keeps a tombstone entry). The table keeps
+ * only hash tags and entry numbers, not the keys: the owner keeps each key where its doc is
+ * (sc__entry_key). Not thread-safe (the writer's lock). */
 typedef struct sc__idtab {
-    uint64_t *slots;   /* cap slots: tag (hash >> 32) << 32 | (entry + 1); 0 = empty */
-    size_t cap;        /* power of two, or 0 */
-    uint32_t len;      /* entries */
-    uint64_t *key_off; /* offset in keys of entry i * KEY_BLOCK (idtab.c), per i */
-    size_t key_off_cap;
-    uint8_t *keys; /* varint length + bytes, per entry */
-    size_t keys_len, keys_cap;
+    uint64_t *slots; /* cap slots: tag (hash >> 32) << 32 | (entry + 1); 0 = empty */
+    size_t cap;      /* power of two, or 0 */
+    uint32_t len;    /* entries */
     sc_alloc_pool *pool;
 } sc__idtab;
 
 void sc__idtab_init(sc__idtab *t, sc_alloc_pool *pool);
 void sc__idtab_fini(sc__idtab *t);
-/* The entry of key: true and *entry when present. O(1) expected. */
-bool sc__idtab_get(const sc__idtab *t, sc_slice key, uint32_t *entry);
-/* Gives back the spare capacity of the keys and offsets (an idle shard's table stops growing;
- * the next add grows it again). Never fails: a refused shrink keeps the larger block. */
-void sc__idtab_compact(sc__idtab *t);
+/* The entry of key: true and *entry when present; key_of(ctx, e) gives the key of an entry e
+ * whose tag matched. O(1) expected; a key is read only on a tag match (false matches: about
+ * probe length / 2^32 per lookup). */
+bool sc__idtab_get(const sc__idtab *t, sc_slice key, sc__idtab_key_fn key_of, void *ctx,
+                   uint32_t *entry);
 /* Adds key (not present) as entry number `entry`, which must equal t->len (SC_EINVAL
- * otherwise). SC_ENOMEM leaves the table unchanged. */
+ * otherwise); the key is hashed, not kept. SC_ENOMEM leaves the table unchanged. */
 sc_status sc__idtab_add(sc__idtab *t, sc_slice key, uint32_t entry) SC_MUST_USE;
-/* The key of entry (< t->len); valid until the next add. */
-sc_slice sc__idtab_key(const sc__idtab *t, uint32_t entry);
 
 /* Immutable live-docs bits shared by snapshots. */
 typedef struct sc__live {
@@ -88,8 +88,12 @@ typedef struct sc__slot {
     bool committed;      /* listed in the last manifest */
     uint32_t *doc_entry; /* doc -> entry index (SC__NO_ENTRY: none) */
     int merging;
-    int vdv_state;        /* version doc values: 0 not opened yet, 1 open, -1 missing */
-    sc_dv_numeric vdv[3]; /* _seq_no, _primary_term, _version (wlock) */
+    int vdv_state;               /* version doc values: 0 not opened yet, 1 open, -1 missing */
+    sc_dv_numeric vdv[3];        /* _seq_no, _primary_term, _version (wlock) */
+    int iddv_state;              /* _id doc values: 0 not opened yet, 1 open, -1 missing (wlock) */
+    sc_dv_sorted_set iddv;       /* the ids of the entries in this slot (sc__slot_key) */
+    sc_buf old_ids;              /* iddv_state -1: every doc's id, read once from stored fields */
+    SC_VEC(uint64_t) old_id_off; /* ... doc d's at old_ids[off[d] .. off[d + 1]) */
 } sc__slot;
 
 /* The scheduler's record of one shard; every field under the scheduler's mutex. */
@@ -115,9 +119,12 @@ typedef struct sc__snap {
     sc__live **lives;
 } sc__snap;
 
+/* A buffered doc's _id and _source: id_len bytes of id at buf_sources[off], then len bytes of
+ * source (a nested child's id_len is 0). */
 typedef struct sc__buf_src {
     uint64_t off;
     uint32_t len;
+    uint32_t id_len;
 } sc__buf_src;
 
 struct sc_shard {
@@ -135,10 +142,13 @@ struct sc_shard {
     sc_status sticky;           /* SC_EIO after a failed translog write: refuse writes */
     bool log_replayed; /* wlock held: a replay op is a replicated one, append it (replica.c) */
     /* ids */
-    sc__idtab ids; /* id -> entry index (entries[i] has id sc__idtab_key(i)) */
+    sc__idtab ids; /* id -> entry index (entries[i]'s key is sc__entry_key) */
     SC_VEC(sc__id_entry) entries;
     SC_VEC(sc__versions) tombs;  /* a tombstone entry's versions (by its doc) */
     SC_VEC(uint32_t) tombs_free; /* tombs no entry uses (reused first) */
+    SC_VEC(uint64_t) tomb_key;   /* a tomb's key: offset in tomb_keys (UINT64_MAX: free) */
+    sc_buf tomb_keys;            /* varint length + bytes per tomb key */
+    uint64_t tomb_keys_garbage;  /* bytes of tomb_keys no tomb uses (compacted past half) */
     /* segments */
     SC_VEC(sc__slot *) slots;
     uint32_t next_uid;
@@ -200,8 +210,30 @@ sc__slot *sc__slot_new(sc_shard *s, sc_segment *seg);
 sc_status sc__entry_versions(sc_shard *s, const sc__id_entry *e, sc__versions *out) SC_MUST_USE;
 /* The versions of doc of slot sl from its doc values (wlock held); SC_ECORRUPT when missing. */
 sc_status sc__slot_versions(sc__slot *sl, uint32_t doc, sc__versions *out) SC_MUST_USE;
-/* Makes entry ei a tombstone with versions v (wlock held); SC_ENOMEM leaves it unchanged. */
-sc_status sc__entry_tombstone(sc_shard *s, uint32_t ei, const sc__versions *v) SC_MUST_USE;
+/* Makes entry ei, whose id is key, a tombstone with versions v (wlock held); SC_ENOMEM leaves
+ * it unchanged. */
+sc_status sc__entry_tombstone(sc_shard *s, uint32_t ei, sc_slice key, const sc__versions *v)
+    SC_MUST_USE;
+/* The _id of entry number ei (< entries.len), read where its doc is: a segment doc's from the
+ * segment's _id doc values (mapped; for a segment written before _id had doc values, from its
+ * stored ids, read once into the slot), a buffered doc's from the buffer, a tombstone's from the
+ * tombstone keys (wlock held). Valid until the next change under the lock; an empty slice with
+ * a NULL ptr when it cannot be read (a location that names nothing). O(1) but the first read
+ * of an old segment, which reads all its stored ids. */
+sc_slice sc__entry_key(sc_shard *s, uint32_t ei);
+/* The _id of doc of slot sl, as sc__entry_key. */
+sc_slice sc__slot_key(sc__slot *sl, uint32_t doc);
+/* The entry of id: true and *ei when the shard has one (wlock held). */
+bool sc__entry_find(sc_shard *s, sc_slice id, uint32_t *ei);
+/* A new tomb holding versions v and key (wlock held): its index in tombs. SC_ENOMEM. */
+sc_status sc__tomb_new(sc_shard *s, sc_slice key, const sc__versions *v, uint32_t *t) SC_MUST_USE;
+/* Frees tomb t (its entry left it) for reuse, with its key (wlock held). SC_ENOMEM leaves it
+ * in use; SC_EINVAL when t is not a tomb in use. */
+sc_status sc__tomb_free(sc_shard *s, uint32_t t) SC_MUST_USE;
+/* Gives back the tombstone keys' garbage and spare capacity (never fails). */
+void sc__tombs_shrink(sc_shard *s);
+/* Frees every tomb and its key (the entries must not name them any more). */
+void sc__tombs_clear(sc_shard *s);
 
 /* Index / delete with wlock held (shard.c). replay: the op comes from the translog with fixed
  * versions (o, r may be NULL; nothing is appended to the translog). */

@@ -139,9 +139,10 @@ static sc_status run_merge(sc_shard *s, sc__slot **in, size_t n)
             for (uint32_t d = 0; d < ns->n_docs; d++) {
                 uint32_t ei = ns->doc_entry[d];
                 sc__versions v;
+                /* the key is read from ns, which is still there, and kept with the tomb */
                 if (ei != SC__NO_ENTRY && s->entries.ptr[ei].seg == ns->uid &&
                     (sc__slot_versions(ns, d, &v) != SC_OK ||
-                     sc__entry_tombstone(s, ei, &v) != SC_OK))
+                     sc__entry_tombstone(s, ei, sc__slot_key(ns, d), &v) != SC_OK))
                     s->entries.ptr[ei] = (sc__id_entry){SC__SEG_NONE, 0};
             }
         }

@@ -135,6 +135,10 @@ static sc_status load_commit(sc_shard *s, uint64_t *tlog_gen, sc_shard_error *er
     }
     if (st == SC_OK && ids_gen)
         st = sc__ids_read(s, ids_gen);
+    /* the read checked every live id against its segment's `_id` doc values: those pages are
+     * the page cache's again (the id table keeps no keys of its own) */
+    for (size_t i = 0; st == SC_OK && i < s->slots.len; i++)
+        sc_segment_drop_pages(s->slots.ptr[i]->seg);
     if (st == SC_OK)
         sc__shard_cleanup_files(s, &m, ids_gen, true);
     if (st != SC_OK && err && st != SC_ENOMEM && err->type == NULL) {
@@ -160,8 +164,7 @@ static void shard_free(sc_shard *s)
     sc_translog_close(s->tlog);
     sc__idtab_fini(&s->ids);
     sc_vec_free(&s->entries);
-    sc_vec_free(&s->tombs);
-    sc_vec_free(&s->tombs_free);
+    sc__tombs_clear(s);
     sc_vec_free(&s->buf_entry);
     sc_vec_free(&s->buf_ver);
     sc_vec_free(&s->buf_deleted);
@@ -362,8 +365,7 @@ static void reset_state(sc_shard *s)
     sc__idtab_fini(&s->ids);
     sc__idtab_init(&s->ids, &sc_pool_shard_ids);
     sc_vec_clear(&s->entries);
-    sc_vec_clear(&s->tombs);
-    sc_vec_clear(&s->tombs_free);
+    sc__tombs_clear(s);
     s->max_seq_no = -1;
     s->committed_max_seq_no = -1;
     s->seg_counter = 0;

@@ -20,7 +20,7 @@ sc_status sc_shard_apply(sc_shard *s, const sc_shard_op *op, bool *applied, sc_s
     uint32_t at;
     /* Newer means a higher primary term, then a higher seq_no within it: a new primary's
      * operations supersede whatever an old primary left on this copy. */
-    const sc__id_entry *ent = sc__idtab_get(&s->ids, op->id, &at) ? &s->entries.ptr[at] : NULL;
+    const sc__id_entry *ent = sc__entry_find(s, op->id, &at) ? &s->entries.ptr[at] : NULL;
     sc__versions v = {0}, *e = NULL;
     if (ent) {
         sc_status vst = sc__entry_versions(s, ent, &v);
@@ -89,8 +89,8 @@ void sc_shard_list_ids(sc_shard *s, uint64_t from, size_t max, sc_shard_id_fn fn
         sc__versions v;
         if (sc__entry_versions(s, e, &v) != SC_OK)
             continue; /* cannot happen: every entry's place has its versions */
-        fn(ctx, sc__idtab_key(&s->ids, (uint32_t)i), e->seg == SC__SEG_NONE, v.seq_no,
-           v.primary_term, v.version);
+        fn(ctx, sc__entry_key(s, (uint32_t)i), e->seg == SC__SEG_NONE, v.seq_no, v.primary_term,
+           v.version);
     }
     pthread_mutex_unlock(&s->wlock);
     *next = i;

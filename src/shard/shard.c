@@ -80,6 +80,8 @@ void sc__slot_free(sc__slot *sl)
     sc_bitset_fini(&sl->pending);
     sc__live_unref(sl->published);
     free(sl->doc_entry);
+    sc_vec_free(&sl->old_ids);
+    sc_vec_free(&sl->old_id_off);
     free(sl);
 }
 
@@ -125,28 +127,6 @@ sc_status sc__slot_versions(sc__slot *sl, uint32_t doc, sc__versions *out)
         !sc_dv_numeric_first(&sl->vdv[1], doc, &out->primary_term) ||
         !sc_dv_numeric_first(&sl->vdv[2], doc, &out->version))
         return SC_ECORRUPT;
-    return SC_OK;
-}
-
-sc_status sc__entry_tombstone(sc_shard *s, uint32_t ei, const sc__versions *v)
-{
-    sc__id_entry *e = &s->entries.ptr[ei];
-    if (e->seg == SC__SEG_NONE) {
-        s->tombs.ptr[e->doc] = *v;
-        return SC_OK;
-    }
-    uint32_t t;
-    if (s->tombs_free.len) {
-        t = s->tombs_free.ptr[--s->tombs_free.len];
-    } else {
-        if (s->tombs.len >= UINT32_MAX)
-            return SC_ENOMEM;
-        SC_TRY(sc_vec_reserve(&s->tombs, 1));
-        t = (uint32_t)s->tombs.len++;
-    }
-    s->tombs.ptr[t] = *v;
-    e->seg = SC__SEG_NONE;
-    e->doc = t;
     return SC_OK;
 }
 
@@ -256,7 +236,7 @@ bool sc__shard_buffer_way_over(const sc_shard *s)
 static sc__id_entry *entry_get(sc_shard *s, sc_slice id, uint64_t *idx)
 {
     uint32_t v;
-    if (!sc__idtab_get(&s->ids, id, &v))
+    if (!sc__entry_find(s, id, &v))
         return NULL;
     if (idx)
         *idx = v;
@@ -304,7 +284,8 @@ static sc_status parse_doc(sc_shard *s, sc_slice id, sc_slice source, sc_index_d
 
 /* Adds one doc of a block to the buffer's parallel arrays and the builder (made here by the
  * first write after an open or an idle release). */
-static sc_status buffer_add_one(sc_shard *s, const sc_index_doc *d, bool child, uint32_t *doc_id)
+static sc_status buffer_add_one(sc_shard *s, const sc_index_doc *d, sc_slice id, bool child,
+                                uint32_t *doc_id)
 {
     if (!s->builder) {
         SC_TRY(sc_segment_builder_new(&s->builder));
@@ -315,9 +296,13 @@ static sc_status buffer_add_one(sc_shard *s, const sc_index_doc *d, bool child, 
     SC_TRY(sc_vec_reserve(&s->buf_deleted, 1));
     SC_TRY(sc_vec_reserve(&s->buf_child, 1));
     SC_TRY(sc_vec_reserve(&s->buf_src, 1));
-    SC_TRY(sc_vec_reserve(&s->buf_sources, d->source.len));
+    SC_TRY(sc_vec_reserve(&s->buf_sources, id.len + d->source.len));
     SC_TRY(sc_segment_builder_add(s->builder, d, doc_id));
-    sc__buf_src bs = {s->buf_sources.len, (uint32_t)d->source.len};
+    /* the id first: sc__entry_key reads a buffered entry's key here */
+    sc__buf_src bs = {s->buf_sources.len, (uint32_t)d->source.len, (uint32_t)id.len};
+    if (id.len)
+        memcpy(s->buf_sources.ptr + s->buf_sources.len, id.ptr, id.len);
+    s->buf_sources.len += id.len;
     if (d->source.len)
         memcpy(s->buf_sources.ptr + s->buf_sources.len, d->source.ptr, d->source.len);
     s->buf_sources.len += d->source.len;
@@ -332,8 +317,8 @@ static sc_status buffer_add_one(sc_shard *s, const sc_index_doc *d, bool child, 
 /* Appends the version metadata fields and adds the doc to the buffer, after its nested
  * children (a block: children then root, contiguous). A failure after some children were
  * added marks them deleted. */
-static sc_status buffer_add(sc_shard *s, const sc_index_doc *doc, int64_t seq_no, int64_t term,
-                            int64_t version, uint32_t *doc_id)
+static sc_status buffer_add(sc_shard *s, const sc_index_doc *doc, sc_slice id, int64_t seq_no,
+                            int64_t term, int64_t version, uint32_t *doc_id)
 {
     sc_index_field *f = sc_arena_alloc(&s->arena, (doc->n_fields + 3) * sizeof(*f));
     int64_t *vals = sc_arena_alloc(&s->arena, 3 * sizeof(int64_t));
@@ -361,9 +346,9 @@ static sc_status buffer_add(sc_shard *s, const sc_index_doc *doc, int64_t seq_no
     size_t first = s->buf_deleted.len;
     sc_status st = SC_OK;
     for (size_t i = 0; st == SC_OK && i < doc->n_children; i++)
-        st = buffer_add_one(s, &doc->children[i], true, NULL);
+        st = buffer_add_one(s, &doc->children[i], sc_slice_make(NULL, 0), true, NULL);
     if (st == SC_OK)
-        st = buffer_add_one(s, &d, false, doc_id);
+        st = buffer_add_one(s, &d, id, false, doc_id);
     if (st != SC_OK) {
         for (size_t i = first; i < s->buf_deleted.len; i++)
             s->buf_deleted.ptr[i] = 1;
@@ -375,29 +360,38 @@ static sc_status buffer_add(sc_shard *s, const sc_index_doc *doc, int64_t seq_no
     return SC_OK;
 }
 
-/* Points entry for id at (seg, doc) with the given versions, creating it when missing. */
+/* Points entry for id at (seg, doc) with the given versions, creating it when missing (the
+ * key's source is in place first: a buffered doc's id is in the buffer, a tombstone's is
+ * copied to the tombstone keys). */
 static sc_status entry_set(sc_shard *s, sc_slice id, int64_t seq_no, int64_t term, int64_t version,
                            uint32_t seg, uint32_t doc)
 {
     uint64_t idx;
     sc__id_entry *e = entry_get(s, id, &idx);
+    sc__versions v = {seq_no, term, version};
     if (!e) {
         idx = s->entries.len;
         SC_TRY(sc_vec_reserve(&s->entries, 1));
+        SC_TRY(sc_vec_reserve(&s->tombs_free, 1)); /* a failed add below frees its tomb */
+        sc__id_entry ne = {seg, doc};
         if (seg == SC__SEG_NONE)
-            SC_TRY(sc_vec_reserve(&s->tombs, 1));
-        SC_TRY(sc__idtab_add(&s->ids, id, (uint32_t)idx));
-        s->entries.len++;
+            SC_TRY(sc__tomb_new(s, id, &v, &ne.doc));
+        sc_status st = sc__idtab_add(&s->ids, id, (uint32_t)idx);
+        if (st != SC_OK) {
+            if (seg == SC__SEG_NONE)
+                sc__shard_ignore(sc__tomb_free(s, ne.doc));
+            return st;
+        }
+        s->entries.ptr[s->entries.len++] = ne;
         e = &s->entries.ptr[idx];
-        *e = (sc__id_entry){SC__SEG_BUFFER, 0}; /* not a tombstone yet */
+    } else if (seg == SC__SEG_NONE) {
+        return sc__entry_tombstone(s, (uint32_t)idx, id, &v);
+    } else {
+        if (e->seg == SC__SEG_NONE)
+            SC_TRY(sc__tomb_free(s, e->doc));
+        e->seg = seg;
+        e->doc = doc;
     }
-    sc__versions v = {seq_no, term, version};
-    if (seg == SC__SEG_NONE)
-        return sc__entry_tombstone(s, (uint32_t)idx, &v);
-    if (e->seg == SC__SEG_NONE)
-        SC_TRY(sc_vec_push(&s->tombs_free, e->doc));
-    e->seg = seg;
-    e->doc = doc;
     if (seg == SC__SEG_BUFFER) {
         s->buf_entry.ptr[doc] = (uint32_t)idx;
         s->buf_ver.ptr[doc] = v;
@@ -469,7 +463,7 @@ sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
     int64_t term = replay ? replay->primary_term : s->cfg.primary_term;
     int64_t version = replay ? replay->version : (e ? ev.version + 1 : 1);
     uint32_t doc_id;
-    st = buffer_add(s, &doc, seq_no, term, version, &doc_id);
+    st = buffer_add(s, &doc, id, seq_no, term, version, &doc_id);
     sc_arena_rewind(&s->arena, mark);
     if (st != SC_OK) {
         if (st == SC_EINVAL)
@@ -664,7 +658,7 @@ sc_status sc_shard_get(sc_shard *s, sc_slice id, sc_shard_doc *doc)
             pthread_mutex_unlock(&s->wlock);
             return SC_ENOMEM;
         }
-        memcpy(doc->source, s->buf_sources.ptr + bs.off, bs.len);
+        memcpy(doc->source, s->buf_sources.ptr + bs.off + bs.id_len, bs.len);
         doc->source_len = bs.len;
         doc->found = true;
         pthread_mutex_unlock(&s->wlock);
@@ -1022,9 +1016,11 @@ sc_status sc_shard_release_idle(sc_shard *s)
     }
     sc_arena_fini(&s->arena); /* empty between operations */
     sc_arena_init(&s->arena, 0);
-    sc__idtab_compact(&s->ids);
+    sc__tombs_shrink(s);
     vec_shrink((void **)&s->entries.ptr, &s->entries.cap, s->entries.len, sizeof *s->entries.ptr);
     vec_shrink((void **)&s->tombs.ptr, &s->tombs.cap, s->tombs.len, sizeof *s->tombs.ptr);
+    vec_shrink((void **)&s->tomb_key.ptr, &s->tomb_key.cap, s->tomb_key.len,
+               sizeof *s->tomb_key.ptr);
     vec_shrink((void **)&s->slots.ptr, &s->slots.cap, s->slots.len, sizeof *s->slots.ptr);
     /* the pages searches touched are the page cache's again (RssFile, not this process's) */
     for (size_t i = 0; i < s->slots.len; i++)

@@ -4,7 +4,12 @@
  * model test runs index, create, conditional index and delete, refresh, force merge, flush, a
  * clean reopen and a reopen that replays the translog (close without flush, as after a crash)
  * against a plain model of every id's versions; every get and every conflict must agree. The
- * seed is printed and can be set with SCRY_ENTRY_SEED. */
+ * id table keeps no keys (src/shard/idkeys.c): each entry's key is read where its doc is (a
+ * segment's _id doc values, the buffer, the tombstone keys), so the model also merges down to
+ * 1-3 segments (entries move between segments), lists the ids as a peer recovery does, checks
+ * every entry's key, and sometimes makes the slots read their ids from stored fields as a
+ * segment written before _id had doc values. Ids vary in length (up to ~200 bytes) and some
+ * hold a NUL byte. The seed is printed and can be set with SCRY_ENTRY_SEED. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -56,15 +61,88 @@ typedef struct model {
     int value;
 } model;
 
+/* Id i: "id-<i>", every fourth a long one, every fifth with a NUL byte inside (buf: 256). */
 static sc_slice id_of(int i, char *buf)
 {
-    int n = snprintf(buf, 32, "id-%d", i);
+    int n =
+        i % 4 == 3 ? snprintf(buf, 256, "%0190d-long-%d", i, i) : snprintf(buf, 256, "id-%d", i);
+    if (i % 5 == 2)
+        buf[1] = 0;
     return sc_slice_make((const uint8_t *)buf, (size_t)n);
+}
+
+/* Every entry of a known id has exactly that id as its key wherever its doc is. */
+static void check_keys(sc_shard *s, const model *m, int n, unsigned long long seed)
+{
+    char b[256];
+    for (int i = 0; i < n; i++) {
+        uint32_t ei;
+        bool found = sc__entry_find(s, id_of(i, b), &ei);
+        if (found != m[i].known)
+            fail_msg("seed %llu: id %d has an entry: %d, expected %d", seed, i, found, m[i].known);
+        if (found && !sc_slice_eq(sc__entry_key(s, ei), id_of(i, b)))
+            fail_msg("seed %llu: entry %u of id %d has another key (segment %u doc %u)", seed, ei,
+                     i, s->entries.ptr[ei].seg, s->entries.ptr[ei].doc);
+    }
+}
+
+/* The ids as a peer recovery lists them (sc_shard_list_ids): each known id once. */
+typedef struct listed {
+    const model *m;
+    int n_seen, bad;
+    bool seen[N_IDS];
+} listed;
+
+static void list_one(void *ctx, sc_slice id, bool deleted, int64_t seq_no, int64_t term,
+                     int64_t version)
+{
+    listed *l = ctx;
+    char b[256];
+    (void)term;
+    for (int i = 0; i < N_IDS; i++) {
+        if (!sc_slice_eq(id, id_of(i, b)))
+            continue;
+        const model *x = &l->m[i];
+        if (l->seen[i] || !x->known || deleted == x->exists || seq_no != x->seq_no ||
+            version != x->version)
+            l->bad++;
+        l->seen[i] = true;
+        l->n_seen++;
+        return;
+    }
+    l->bad++;
+}
+
+static void check_list(sc_shard *s, const model *m, unsigned long long seed)
+{
+    static listed l;
+    memset(&l, 0, sizeof l);
+    l.m = m;
+    uint64_t from = 0, next;
+    for (;;) {
+        sc_shard_list_ids(s, from, 64, list_one, &l, &next);
+        if (next == from)
+            break;
+        from = next;
+    }
+    int known = 0;
+    for (int i = 0; i < N_IDS; i++)
+        known += m[i].known;
+    if (l.bad || l.n_seen != known)
+        fail_msg("seed %llu: listed %d ids (%d wrong), expected %d", seed, l.n_seen, l.bad, known);
+}
+
+/* Makes every slot read its ids from stored fields, as a segment written before _id had doc
+ * values does. */
+static void slots_without_id_dv(sc_shard *s)
+{
+    for (size_t i = 0; i < s->slots.len; i++)
+        s->slots.ptr[i]->iddv_state = -1;
 }
 
 static void check_doc(sc_shard *s, int i, const model *m, unsigned long long seed)
 {
-    char b[32];
+    char b[256];
     sc_shard_doc d;
     assert_int_equal(sc_shard_get(s, id_of(i, b), &d), SC_OK);
     if (d.found != m->exists)
@@ -85,7 +163,7 @@ static void check_doc(sc_shard *s, int i, const model *m, unsigned long long see
 /* One random write to id i, checked against the model and applied to it. */
 static void random_write(sc_shard *s, int i, model *m, int value, unsigned long long seed)
 {
-    char b[32], src[32];
+    char b[256], src[32];
     snprintf(src, sizeof(src), "{\"n\":%d}", value);
     sc_shard_write_opts o = sc_shard_write_defaults();
     sc_shard_result r;
@@ -143,9 +221,11 @@ static void test_model(void **state)
         case 2:
         case 3: assert_int_equal(sc_shard_refresh(s), SC_OK); break;
         case 4:
+        case 8: /* down to 1-3 segments: entries move between segments */
             assert_int_equal(sc_shard_refresh(s), SC_OK);
-            assert_int_equal(sc_shard_force_merge(s, 1), SC_OK);
+            assert_int_equal(sc_shard_force_merge(s, 1 + (uint32_t)(next_rand() % 3)), SC_OK);
             break;
+        case 9: slots_without_id_dv(s); break;
         case 5: assert_int_equal(sc_shard_flush(s), SC_OK); break;
         case 6: /* clean restart: versions from the id table file and the segments */
             sc_shard_close(s, true);
@@ -157,10 +237,14 @@ static void test_model(void **state)
             break;
         default: break;
         }
-        if (op % 500 == 499)
+        if (op % 500 == 499) {
             for (int k = 0; k < N_IDS; k++)
                 check_doc(s, k, &m[k], seed);
+            check_keys(s, m, N_IDS, seed);
+            check_list(s, m, seed);
+        }
     }
+    check_keys(s, m, N_IDS, seed);
     for (int k = 0; k < N_IDS; k++)
         check_doc(s, k, &m[k], seed);
     sc_shard_close(s, false);
@@ -180,7 +264,7 @@ static void test_tombstones_and_segments(void **state)
 {
     (void)state;
     sc_shard *s = open_shard();
-    char b[32];
+    char b[256];
     sc_shard_write_opts o = sc_shard_write_defaults();
     sc_shard_result r;
     sc_shard_error err;
@@ -201,6 +285,21 @@ static void test_tombstones_and_segments(void **state)
     assert_int_equal(s->tombs.len, tombs); /* reused */
     assert_int_equal(sc_shard_refresh(s), SC_OK);
     assert_int_equal(sc_shard_force_merge(s, 1), SC_OK);
+    /* only the tombstones' keys are in memory (a varint length and the bytes each); the live
+     * docs' are the segment's _id doc values */
+    size_t want = 0;
+    for (int i = 10; i < 20; i++) {
+        size_t len = id_of(i, b).len;
+        want += (len < 128 ? 1 : 2) + len;
+    }
+    assert_int_equal(s->tomb_keys.len - s->tomb_keys_garbage, want);
+    for (int i = 0; i < 50; i++) {
+        uint32_t ei;
+        assert_true(sc__entry_find(s, id_of(i, b), &ei));
+        bool deleted = i >= 10 && i < 20;
+        assert_int_equal(s->entries.ptr[ei].seg == SC__SEG_NONE, deleted);
+        assert_true(sc_slice_eq(sc__entry_key(s, ei), id_of(i, b)));
+    }
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < 50; i++) {
             sc_shard_doc d;
