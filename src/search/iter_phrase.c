@@ -1,8 +1,9 @@
-/* Phrase iterator (search/iter.h): a leapfrog conjunction over the terms' postings (two-term
- * counts and exhaustive top-k merge balanced blocks in bulk); positions are read only for docs
- * all terms contain and matched by phrase_match.c (slop 0: Lucene's ExactPhraseMatcher; slop >
- * 0: its SloppyPhraseMatcher, 1 / (1 + match length) summed per match). Top-k skips lead
- * blocks and lead docs that cannot beat the collector's minimum score. */
+/* Phrase iterator (search/iter.h): a leapfrog conjunction over the terms' postings, rarest
+ * first (two-term counts and exhaustive top-k merge balanced blocks in bulk); positions are
+ * read only for docs all terms contain and matched by phrase_match.c (slop 0: Lucene's
+ * ExactPhraseMatcher; slop > 0: its SloppyPhraseMatcher, 1 / (1 + match length) summed per
+ * match). Top-k skips lead blocks and lead docs that cannot beat the collector's minimum
+ * score. */
 #include <string.h>
 
 #ifdef __SSE2__
@@ -65,7 +66,8 @@ static inline uint32_t cur_freq(sc_postings *p)
 typedef sc__phrase_pp pp;
 typedef sc__phrase_iter phrase_iter;
 
-static bool load_positions(phrase_iter *x, size_t i)
+/* phrase_internal.h */
+bool sc__phrase_load_positions(phrase_iter *x, size_t i)
 {
     pp *q = &x->pps[i];
     uint32_t f = cur_freq(&x->p[i]);
@@ -195,8 +197,17 @@ static bool phrase_matches(phrase_iter *x)
             return f > 0.0f;
         }
     }
+    if (x->n >= 3 && x->slop == 0) {
+        /* term by term, the fewest positions first: most candidates end after two terms */
+        x->freq = sc__phrase_exact_lazy(x);
+        return x->freq > 0;
+    }
+    if (x->n >= 3 && !sc__phrase_sloppy_may_match(x)) {
+        x->freq = 0.0f;
+        return false;
+    }
     for (size_t i = 0; i < x->n; i++)
-        if (!load_positions(x, i))
+        if (!sc__phrase_load_positions(x, i))
             return false;
     x->freq = x->slop == 0 ? sc__phrase_exact_freq(x) : sc__phrase_sloppy_freq(x);
     return x->freq > 0;
@@ -620,13 +631,19 @@ sc_doc_iter *sc_iter_phrase(sc_arena *a, const sc_postings *cursors, const uint3
     pp *pps = sc_arena_calloc(a, n, sizeof *pps);
     if (!x || !p || !pps)
         return NULL;
-    /* The cheapest term leads; pps[i] follows p[i]. */
-    size_t lead = 0;
-    for (size_t i = 1; i < n; i++)
-        if (sc_postings_cost(&cursors[i]) < sc_postings_cost(&cursors[lead]))
-            lead = i;
-    for (size_t i = 0, dst = 1; i < n; i++) {
-        size_t d = i == lead ? 0 : dst++;
+    /* The cheapest term leads and the others follow by cost (the leapfrog asks the rarer
+     * first, so a doc one of them lacks is left before a dense term decodes a block for it;
+     * ties in query order); pps[i] follows p[i]. */
+    uint8_t by_cost[64];
+    for (size_t i = 0; i < n; i++) {
+        size_t k = i;
+        for (; k > 0 && sc_postings_cost(&cursors[i]) < sc_postings_cost(&cursors[by_cost[k - 1]]);
+             k--)
+            by_cost[k] = by_cost[k - 1];
+        by_cost[k] = (uint8_t)i;
+    }
+    for (size_t d = 0; d < n; d++) {
+        size_t i = by_cost[d];
         p[d] = cursors[i];
         pps[d].offset = offsets[i];
         pps[d].ord = (uint32_t)i;
