@@ -207,7 +207,7 @@ static bool phrase_matches(phrase_iter *x)
         return false;
     }
     for (size_t i = 0; i < x->n; i++)
-        if (!sc__phrase_load_positions(x, i))
+        if (!(x->n >= 3 && (x->loaded >> i & 1)) && !sc__phrase_load_positions(x, i))
             return false;
     x->freq = x->slop == 0 ? sc__phrase_exact_freq(x) : sc__phrase_sloppy_freq(x);
     return x->freq > 0;

@@ -70,6 +70,7 @@ typedef struct sc__phrase_iter {
      * the current doc, filtered term by term (phrase_match.c's lazy matchers) */
     int64_t *cand;
     uint32_t cand_cap;
+    uint64_t loaded; /* bit i: pps[i] holds term i's positions in the current doc (sloppy) */
 } sc__phrase_iter;
 
 #ifdef __SSE2__
@@ -150,9 +151,10 @@ float sc__phrase_exact_lazy(sc__phrase_iter *x);
 /* Sloppy, three or more terms, every cursor on the doc, no position loaded yet: false when no
  * position of the term with the fewest positions in the doc has a position of every other
  * term within the slop (positions less query offsets), so the doc cannot match (a match of
- * the SloppyPhraseMatcher has every term within the slop of each other); reads the terms
- * fewest positions first and stops at the first that leaves no candidate. True: the doc may
- * match (then load every term and run sc__phrase_sloppy_freq). */
+ * the SloppyPhraseMatcher has every term within the slop of each other); loads the terms to
+ * pps[] fewest positions first (bits of x->loaded) and stops at the first that leaves no
+ * candidate. True: the doc may match (then load the other terms and run
+ * sc__phrase_sloppy_freq). */
 bool sc__phrase_sloppy_may_match(sc__phrase_iter *x);
 
 /* Exact phrase freq of the current doc (every term's positions loaded, n >= 1): how many

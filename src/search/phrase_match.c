@@ -178,18 +178,21 @@ static inline uint32_t doc_freq_of(sc_postings *p)
     return sc_postings_freq(p);
 }
 
-/* Term i's positions in the current doc: in place when the cursor holds (or cheaply decodes)
- * them, else copied to pps[i]. False when it has none or they cannot be read. */
-static bool term_positions(phrase_iter *x, size_t i, tpos *t)
+/* Term i's positions in the current doc: with in_place, in place when the cursor holds (or
+ * cheaply decodes) them, else copied to pps[i] (bit i of x->loaded set). False when it has
+ * none or they cannot be read. */
+static bool term_positions(phrase_iter *x, size_t i, bool in_place, tpos *t)
 {
     sc_postings *p = &x->p[i];
-    if (sc_postings_positions_view(p, &t->s, &t->adj) ||
-        (sc_postings_positions_prepare(p) && sc_postings_positions_view(p, &t->s, &t->adj))) {
+    if (in_place &&
+        (sc_postings_positions_view(p, &t->s, &t->adj) ||
+         (sc_postings_positions_prepare(p) && sc_postings_positions_view(p, &t->s, &t->adj)))) {
         t->n = p->freqs[p->i];
         return t->n > 0;
     }
     if (!sc__phrase_load_positions(x, i))
         return false;
+    x->loaded |= UINT64_C(1) << i;
     t->s = x->pps[i].pos;
     t->adj = 0;
     t->n = x->pps[i].n;
@@ -213,7 +216,7 @@ static uint32_t order_by_freq(phrase_iter *x, uint8_t *ord)
 
 /* Term a's positions less its query offset into x->cand (grown to room for `need`, the
  * term's freq in the doc): the candidate starts; returns how many (0: none or unreadable). */
-static uint32_t anchor_starts(phrase_iter *x, size_t a, uint32_t need)
+static uint32_t anchor_starts(phrase_iter *x, size_t a, uint32_t need, bool in_place)
 {
     if (need > x->cand_cap) {
         uint32_t cap = x->cand_cap ? x->cand_cap : 16;
@@ -226,7 +229,7 @@ static uint32_t anchor_starts(phrase_iter *x, size_t a, uint32_t need)
         x->cand_cap = cap;
     }
     tpos t;
-    if (!term_positions(x, a, &t))
+    if (!term_positions(x, a, in_place, &t))
         return 0;
     uint32_t m = t.n < x->cand_cap ? t.n : x->cand_cap;
     int64_t off = x->pps[a].offset;
@@ -241,12 +244,12 @@ float sc__phrase_exact_lazy(phrase_iter *x)
     size_t n = x->n;
     uint8_t ord[64];
     uint32_t fmin = order_by_freq(x, ord);
-    uint32_t nc = anchor_starts(x, ord[0], fmin);
+    uint32_t nc = anchor_starts(x, ord[0], fmin, true);
     int64_t *c = x->cand;
     for (size_t r = 1; r < n && nc; r++) {
         size_t i = ord[r];
         tpos t;
-        if (!term_positions(x, i, &t))
+        if (!term_positions(x, i, true, &t))
             return 0.0f;
         bool one = r + 1 == n && !x->bm25; /* the last term, not scoring: one match decides */
         int64_t off = x->pps[i].offset;
@@ -277,13 +280,14 @@ bool sc__phrase_sloppy_may_match(phrase_iter *x)
     size_t n = x->n;
     uint8_t ord[64];
     uint32_t fmin = order_by_freq(x, ord);
-    uint32_t nc = anchor_starts(x, ord[0], fmin);
+    x->loaded = 0; /* copied out: the SloppyPhraseMatcher reads them after */
+    uint32_t nc = anchor_starts(x, ord[0], fmin, false);
     int64_t *c = x->cand;
     const int64_t slop = x->slop;
     for (size_t r = 1; r < n && nc; r++) {
         size_t i = ord[r];
         tpos t;
-        if (!term_positions(x, i, &t))
+        if (!term_positions(x, i, false, &t))
             return false;
         int64_t off = x->pps[i].offset;
         uint32_t j = 0, kept = 0;
