@@ -67,6 +67,15 @@ typedef sc__phrase_pp pp;
 typedef sc__phrase_iter phrase_iter;
 
 /* phrase_internal.h */
+bool sc__phrase_on_doc(phrase_iter *x, size_t i)
+{
+    sc_postings *c = &x->p[i];
+    uint32_t d = x->p[0].doc;
+    uint32_t cd = c->started && (c->exhausted || c->doc >= d) ? c->doc : cur_advance(c, d);
+    return cd == d;
+}
+
+/* phrase_internal.h */
 bool sc__phrase_load_positions(phrase_iter *x, size_t i)
 {
     pp *q = &x->pps[i];
@@ -121,6 +130,9 @@ static uint64_t need_freq(phrase_iter *x, uint8_t v)
 static bool phrase_may_compete(phrase_iter *x, uint32_t d)
 {
     uint64_t f = x->slop ? 0 : UINT64_MAX;
+    for (size_t i = x->n_adv; i < x->n; i++)
+        if (!sc__phrase_on_doc(x, i))
+            return false; /* the doc lacks a term */
     for (size_t i = 0; i < x->n; i++) {
         uint64_t fi = cur_freq(&x->p[i]);
         if (x->slop)
@@ -329,7 +341,7 @@ static uint32_t phrase_settle(phrase_iter *x, uint32_t d)
         }
         if (x->approx)
             break; /* the lead's doc: sc__iter_phrase_confirm checks the rest */
-        for (size_t i = 1; i < x->n; i++) {
+        for (size_t i = 1; i < x->n_adv; i++) {
             sc_postings *c = &x->p[i];
             uint32_t cd = c->started && (c->exhausted || c->doc >= d) ? c->doc : cur_advance(c, d);
             if (cd == SC_POSTINGS_END) {
@@ -606,7 +618,7 @@ bool sc__iter_phrase_confirm(sc_doc_iter *it)
 {
     phrase_iter *x = (phrase_iter *)it;
     uint32_t d = it->doc;
-    for (size_t i = 1; i < x->n; i++) {
+    for (size_t i = 1; i < x->n_adv; i++) {
         sc_postings *c = &x->p[i];
         uint32_t cd = c->started && (c->exhausted || c->doc >= d) ? c->doc : cur_advance(c, d);
         if (cd != d)
@@ -689,6 +701,9 @@ sc_doc_iter *sc_iter_phrase(sc_arena *a, const sc_postings *cursors, const uint3
     x->p = p;
     x->pps = pps;
     x->n = n;
+    x->n_adv = n;
+    while (n >= 3 && x->n_adv > 1 && 2 * sc_postings_cost(&p[x->n_adv - 1]) >= p[0].n_docs_seg)
+        x->n_adv--;
     x->slop = slop;
     x->bm25 = bm25;
     x->norms = norms;

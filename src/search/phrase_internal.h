@@ -71,6 +71,11 @@ typedef struct sc__phrase_iter {
     int64_t *cand;
     uint32_t cand_cap;
     uint64_t loaded; /* bit i: pps[i] holds term i's positions in the current doc (sloppy) */
+    /* Three or more terms: cursors [n_adv, n) are terms in at least half the docs; the
+     * leapfrog leaves them behind and the lazy matchers move them to the doc only once the
+     * rarer terms' positions leave a candidate (such a term is almost always there, and
+     * finding it decodes a block). n_adv == n otherwise. */
+    size_t n_adv;
 } sc__phrase_iter;
 
 #ifdef __SSE2__
@@ -135,6 +140,10 @@ int sc__phrase_sloppy2_any(const sc__phrase_iter *x, const uint32_t *pa, uint32_
  * place (sc_postings_positions_view). Not scoring: > 0 as soon as one match is found. */
 float sc__phrase_sloppy2_freq(const sc__phrase_iter *x, const uint32_t *pa, uint32_t na,
                               uint32_t adja, const uint32_t *pb, uint32_t nb, uint32_t adjb);
+
+/* Moves a deferred cursor (i >= n_adv) to the lead's doc if it is behind; whether the term is
+ * on it (false: the doc lacks the term, or the cursor ended). */
+bool sc__phrase_on_doc(sc__phrase_iter *x, size_t i);
 
 /* Copies term i's positions in the current doc to pps[i] (pos, n; idx reset). False when it
  * has none or they cannot be read (corrupt: the cursor failed). */

@@ -199,12 +199,14 @@ static bool term_positions(phrase_iter *x, size_t i, bool in_place, tpos *t)
     return true;
 }
 
-/* Orders the terms by their freq in the current doc, fewest first (ties by index), into
- * ord[0..n); returns the smallest freq. */
+/* Orders the terms the leapfrog moved by their freq in the current doc, fewest first (ties by
+ * index), into ord[0..n_adv), the deferred ones after them; returns the smallest freq. */
 static uint32_t order_by_freq(phrase_iter *x, uint8_t *ord)
 {
     uint32_t f[64];
-    for (size_t i = 0; i < x->n; i++) {
+    for (size_t i = x->n_adv; i < x->n; i++)
+        ord[i] = (uint8_t)i; /* deferred: last, by cost */
+    for (size_t i = 0; i < x->n_adv; i++) {
         f[i] = doc_freq_of(&x->p[i]);
         size_t k = i;
         for (; k > 0 && f[i] < f[ord[k - 1]]; k--)
@@ -249,7 +251,7 @@ float sc__phrase_exact_lazy(phrase_iter *x)
     for (size_t r = 1; r < n && nc; r++) {
         size_t i = ord[r];
         tpos t;
-        if (!term_positions(x, i, true, &t))
+        if ((i >= x->n_adv && !sc__phrase_on_doc(x, i)) || !term_positions(x, i, true, &t))
             return 0.0f;
         bool one = r + 1 == n && !x->bm25; /* the last term, not scoring: one match decides */
         int64_t off = x->pps[i].offset;
@@ -287,7 +289,7 @@ bool sc__phrase_sloppy_may_match(phrase_iter *x)
     for (size_t r = 1; r < n && nc; r++) {
         size_t i = ord[r];
         tpos t;
-        if (!term_positions(x, i, false, &t))
+        if ((i >= x->n_adv && !sc__phrase_on_doc(x, i)) || !term_positions(x, i, false, &t))
             return false;
         int64_t off = x->pps[i].offset;
         uint32_t j = 0, kept = 0;
