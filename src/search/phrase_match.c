@@ -205,15 +205,20 @@ static uint32_t order_by_freq(phrase_iter *x, uint8_t *ord)
 {
     uint32_t f[64];
     for (size_t i = x->n_adv; i < x->n; i++)
-        ord[i] = (uint8_t)i; /* deferred: last, by cost */
-    for (size_t i = 0; i < x->n_adv; i++) {
+        ord[i] = (uint8_t)i;      /* deferred: last, by cost */
+    f[0] = doc_freq_of(&x->p[0]); /* the lead is never deferred */
+    ord[0] = 0;
+    uint32_t least = f[0];
+    for (size_t i = 1; i < x->n_adv; i++) {
         f[i] = doc_freq_of(&x->p[i]);
         size_t k = i;
         for (; k > 0 && f[i] < f[ord[k - 1]]; k--)
             ord[k] = ord[k - 1];
         ord[k] = (uint8_t)i;
+        if (f[i] < least)
+            least = f[i];
     }
-    return f[ord[0]];
+    return least;
 }
 
 /* Term a's positions less its query offset into x->cand (grown to room for `need`, the
@@ -244,7 +249,7 @@ static uint32_t anchor_starts(phrase_iter *x, size_t a, uint32_t need, bool in_p
 float sc__phrase_exact_lazy(phrase_iter *x)
 {
     size_t n = x->n;
-    uint8_t ord[64];
+    uint8_t ord[64] = {0}; /* (every entry below n is set by order_by_freq) */
     uint32_t fmin = order_by_freq(x, ord);
     uint32_t nc = anchor_starts(x, ord[0], fmin, true);
     int64_t *c = x->cand;
@@ -280,7 +285,7 @@ float sc__phrase_exact_lazy(phrase_iter *x)
 bool sc__phrase_sloppy_may_match(phrase_iter *x)
 {
     size_t n = x->n;
-    uint8_t ord[64];
+    uint8_t ord[64] = {0}; /* (every entry below n is set by order_by_freq) */
     uint32_t fmin = order_by_freq(x, ord);
     x->loaded = 0; /* copied out: the SloppyPhraseMatcher reads them after */
     uint32_t nc = anchor_starts(x, ord[0], fmin, false);

@@ -4,7 +4,8 @@
  * random sloppy phrases of distinct terms every doc where some choice of one position per term
  * lies within the slop (positions less query offsets), scoring and not, alone, beside a term
  * in a conjunction (two-phase) and with a minimum score. Short docs and long ones (positions
- * over several position groups, more than 16 per term). Seeded (seed printed). */
+ * over several position groups, more than 16 per term); "a" is in most docs, so phrases with
+ * it check it last (iter_phrase.c's deferred cursors). Seeded (seed printed). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
