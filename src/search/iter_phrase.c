@@ -1,8 +1,9 @@
-/* Phrase iterator (search/iter.h): a leapfrog conjunction over the terms' postings (two-term
- * counts and exhaustive top-k merge balanced blocks in bulk); positions are read only for docs
- * all terms contain and matched by phrase_match.c (slop 0: Lucene's ExactPhraseMatcher; slop >
- * 0: its SloppyPhraseMatcher, 1 / (1 + match length) summed per match). Top-k skips lead
- * blocks and lead docs that cannot beat the collector's minimum score. */
+/* Phrase iterator (search/iter.h): a leapfrog conjunction over the terms' postings, rarest
+ * first (two-term counts and exhaustive top-k merge balanced blocks in bulk); positions are
+ * read only for docs all terms contain and matched by phrase_match.c (slop 0: Lucene's
+ * ExactPhraseMatcher; slop > 0: its SloppyPhraseMatcher, 1 / (1 + match length) summed per
+ * match). Top-k skips lead blocks and lead docs that cannot beat the collector's minimum
+ * score. */
 #include <string.h>
 
 #ifdef __SSE2__
@@ -65,7 +66,17 @@ static inline uint32_t cur_freq(sc_postings *p)
 typedef sc__phrase_pp pp;
 typedef sc__phrase_iter phrase_iter;
 
-static bool load_positions(phrase_iter *x, size_t i)
+/* phrase_internal.h */
+bool sc__phrase_on_doc(phrase_iter *x, size_t i)
+{
+    sc_postings *c = &x->p[i];
+    uint32_t d = x->p[0].doc;
+    uint32_t cd = c->started && (c->exhausted || c->doc >= d) ? c->doc : cur_advance(c, d);
+    return cd == d;
+}
+
+/* phrase_internal.h */
+bool sc__phrase_load_positions(phrase_iter *x, size_t i)
 {
     pp *q = &x->pps[i];
     uint32_t f = cur_freq(&x->p[i]);
@@ -119,6 +130,9 @@ static uint64_t need_freq(phrase_iter *x, uint8_t v)
 static bool phrase_may_compete(phrase_iter *x, uint32_t d)
 {
     uint64_t f = x->slop ? 0 : UINT64_MAX;
+    for (size_t i = x->n_adv; i < x->n; i++)
+        if (!sc__phrase_on_doc(x, i))
+            return false; /* the doc lacks a term */
     for (size_t i = 0; i < x->n; i++) {
         uint64_t fi = cur_freq(&x->p[i]);
         if (x->slop)
@@ -195,8 +209,17 @@ static bool phrase_matches(phrase_iter *x)
             return f > 0.0f;
         }
     }
+    if (x->n >= 3 && x->slop == 0) {
+        /* term by term, the fewest positions first: most candidates end after two terms */
+        x->freq = sc__phrase_exact_lazy(x);
+        return x->freq > 0;
+    }
+    if (x->n >= 3 && !sc__phrase_sloppy_may_match(x)) {
+        x->freq = 0.0f;
+        return false;
+    }
     for (size_t i = 0; i < x->n; i++)
-        if (!load_positions(x, i))
+        if (!(x->n >= 3 && (x->loaded >> i & 1)) && !sc__phrase_load_positions(x, i))
             return false;
     x->freq = x->slop == 0 ? sc__phrase_exact_freq(x) : sc__phrase_sloppy_freq(x);
     return x->freq > 0;
@@ -318,7 +341,7 @@ static uint32_t phrase_settle(phrase_iter *x, uint32_t d)
         }
         if (x->approx)
             break; /* the lead's doc: sc__iter_phrase_confirm checks the rest */
-        for (size_t i = 1; i < x->n; i++) {
+        for (size_t i = 1; i < x->n_adv; i++) {
             sc_postings *c = &x->p[i];
             uint32_t cd = c->started && (c->exhausted || c->doc >= d) ? c->doc : cur_advance(c, d);
             if (cd == SC_POSTINGS_END) {
@@ -595,7 +618,7 @@ bool sc__iter_phrase_confirm(sc_doc_iter *it)
 {
     phrase_iter *x = (phrase_iter *)it;
     uint32_t d = it->doc;
-    for (size_t i = 1; i < x->n; i++) {
+    for (size_t i = 1; i < x->n_adv; i++) {
         sc_postings *c = &x->p[i];
         uint32_t cd = c->started && (c->exhausted || c->doc >= d) ? c->doc : cur_advance(c, d);
         if (cd != d)
@@ -620,13 +643,19 @@ sc_doc_iter *sc_iter_phrase(sc_arena *a, const sc_postings *cursors, const uint3
     pp *pps = sc_arena_calloc(a, n, sizeof *pps);
     if (!x || !p || !pps)
         return NULL;
-    /* The cheapest term leads; pps[i] follows p[i]. */
-    size_t lead = 0;
-    for (size_t i = 1; i < n; i++)
-        if (sc_postings_cost(&cursors[i]) < sc_postings_cost(&cursors[lead]))
-            lead = i;
-    for (size_t i = 0, dst = 1; i < n; i++) {
-        size_t d = i == lead ? 0 : dst++;
+    /* The cheapest term leads and the others follow by cost (the leapfrog asks the rarer
+     * first, so a doc one of them lacks is left before a dense term decodes a block for it;
+     * ties in query order); pps[i] follows p[i]. */
+    uint8_t by_cost[64];
+    for (size_t i = 0; i < n; i++) {
+        size_t k = i;
+        for (; k > 0 && sc_postings_cost(&cursors[i]) < sc_postings_cost(&cursors[by_cost[k - 1]]);
+             k--)
+            by_cost[k] = by_cost[k - 1];
+        by_cost[k] = (uint8_t)i;
+    }
+    for (size_t d = 0; d < n; d++) {
+        size_t i = by_cost[d];
         p[d] = cursors[i];
         pps[d].offset = offsets[i];
         pps[d].ord = (uint32_t)i;
@@ -672,6 +701,9 @@ sc_doc_iter *sc_iter_phrase(sc_arena *a, const sc_postings *cursors, const uint3
     x->p = p;
     x->pps = pps;
     x->n = n;
+    x->n_adv = n;
+    while (n >= 3 && x->n_adv > 1 && 2 * sc_postings_cost(&p[x->n_adv - 1]) >= p[0].n_docs_seg)
+        x->n_adv--;
     x->slop = slop;
     x->bm25 = bm25;
     x->norms = norms;

@@ -66,6 +66,16 @@ typedef struct sc__phrase_iter {
     sc__phrase_pp ***groups;
     size_t *group_len;
     size_t n_groups;
+    /* Three or more terms: the start positions (position - query offset) still possible in
+     * the current doc, filtered term by term (phrase_match.c's lazy matchers) */
+    int64_t *cand;
+    uint32_t cand_cap;
+    uint64_t loaded; /* bit i: pps[i] holds term i's positions in the current doc (sloppy) */
+    /* Three or more terms: cursors [n_adv, n) are terms in at least half the docs; the
+     * leapfrog leaves them behind and the lazy matchers move them to the doc only once the
+     * rarer terms' positions leave a candidate (such a term is almost always there, and
+     * finding it decodes a block). n_adv == n otherwise. */
+    size_t n_adv;
 } sc__phrase_iter;
 
 #ifdef __SSE2__
@@ -130,6 +140,31 @@ int sc__phrase_sloppy2_any(const sc__phrase_iter *x, const uint32_t *pa, uint32_
  * place (sc_postings_positions_view). Not scoring: > 0 as soon as one match is found. */
 float sc__phrase_sloppy2_freq(const sc__phrase_iter *x, const uint32_t *pa, uint32_t na,
                               uint32_t adja, const uint32_t *pb, uint32_t nb, uint32_t adjb);
+
+/* Moves a deferred cursor (i >= n_adv) to the lead's doc if it is behind; whether the term is
+ * on it (false: the doc lacks the term, or the cursor ended). */
+bool sc__phrase_on_doc(sc__phrase_iter *x, size_t i);
+
+/* Copies term i's positions in the current doc to pps[i] (pos, n; idx reset). False when it
+ * has none or they cannot be read (corrupt: the cursor failed). */
+bool sc__phrase_load_positions(sc__phrase_iter *x, size_t i);
+
+/* Exact phrase freq of the current doc, three or more terms, every cursor on the doc, no
+ * position loaded yet: the term with the fewest positions in the doc gives the candidate
+ * starts, and each other term, fewest positions first, keeps those it continues; a term that
+ * leaves none ends the doc before the rest are read. Positions are read in place where the
+ * cursor holds them decoded. The same freq as sc__phrase_exact_freq; not scoring (bm25 NULL):
+ * 1 as soon as one match is found. */
+float sc__phrase_exact_lazy(sc__phrase_iter *x);
+
+/* Sloppy, three or more terms, every cursor on the doc, no position loaded yet: false when no
+ * position of the term with the fewest positions in the doc has a position of every other
+ * term within the slop (positions less query offsets), so the doc cannot match (a match of
+ * the SloppyPhraseMatcher has every term within the slop of each other); loads the terms to
+ * pps[] fewest positions first (bits of x->loaded) and stops at the first that leaves no
+ * candidate. True: the doc may match (then load the other terms and run
+ * sc__phrase_sloppy_freq). */
+bool sc__phrase_sloppy_may_match(sc__phrase_iter *x);
 
 /* Exact phrase freq of the current doc (every term's positions loaded, n >= 1): how many
  * positions p of the lead have every term i at p - off_0 + off_i. Not scoring (bm25 NULL):

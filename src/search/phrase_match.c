@@ -1,8 +1,9 @@
 /* Position matchers of the phrase iterator (phrase_internal.h): exact and sloppy phrase
- * frequencies of one doc from its terms' loaded positions. Two-term phrases (the common case)
- * get branch-free SSE2 kernels over up to 8 x 8 or 16 x n positions (equality, within-slop)
- * and a sloppy matcher written out for a queue of two; the rest follows Lucene's
- * ExactPhraseMatcher and SloppyPhraseMatcher. */
+ * frequencies of one doc from its terms' positions. Two-term phrases (the common case) get
+ * branch-free SSE2 kernels over up to 8 x 8 or 16 x n positions (equality, within-slop) and a
+ * sloppy matcher written out for a queue of two; three or more terms are read term by term,
+ * the fewest positions first, as long as some start (exact) or window (sloppy) survives; the
+ * rest follows Lucene's ExactPhraseMatcher and SloppyPhraseMatcher. */
 #include <string.h>
 
 #ifdef __SSE2__
@@ -161,6 +162,157 @@ float sc__phrase_exact_freq(phrase_iter *x)
         }
     }
     return freq;
+}
+
+/* The lazy matchers' view of one term in the current doc: position k is s[k] + adj (mod
+ * 2^32), n of them. */
+typedef struct tpos {
+    const uint32_t *s;
+    uint32_t adj, n;
+} tpos;
+
+static inline uint32_t doc_freq_of(sc_postings *p)
+{
+    if (p->freqs_decoded && p->started && !p->exhausted)
+        return p->freqs[p->i];
+    return sc_postings_freq(p);
+}
+
+/* Term i's positions in the current doc: with in_place, in place when the cursor holds (or
+ * cheaply decodes) them, else copied to pps[i] (bit i of x->loaded set). False when it has
+ * none or they cannot be read. */
+static bool term_positions(phrase_iter *x, size_t i, bool in_place, tpos *t)
+{
+    sc_postings *p = &x->p[i];
+    if (in_place &&
+        (sc_postings_positions_view(p, &t->s, &t->adj) ||
+         (sc_postings_positions_prepare(p) && sc_postings_positions_view(p, &t->s, &t->adj)))) {
+        t->n = p->freqs[p->i];
+        return t->n > 0;
+    }
+    if (!sc__phrase_load_positions(x, i))
+        return false;
+    x->loaded |= UINT64_C(1) << i;
+    t->s = x->pps[i].pos;
+    t->adj = 0;
+    t->n = x->pps[i].n;
+    return true;
+}
+
+/* Orders the terms the leapfrog moved by their freq in the current doc, fewest first (ties by
+ * index), into ord[0..n_adv), the deferred ones after them; returns the smallest freq. */
+static uint32_t order_by_freq(phrase_iter *x, uint8_t *ord)
+{
+    uint32_t f[64];
+    for (size_t i = x->n_adv; i < x->n; i++)
+        ord[i] = (uint8_t)i;      /* deferred: last, by cost */
+    f[0] = doc_freq_of(&x->p[0]); /* the lead is never deferred */
+    ord[0] = 0;
+    uint32_t least = f[0];
+    for (size_t i = 1; i < x->n_adv; i++) {
+        f[i] = doc_freq_of(&x->p[i]);
+        size_t k = i;
+        for (; k > 0 && f[i] < f[ord[k - 1]]; k--)
+            ord[k] = ord[k - 1];
+        ord[k] = (uint8_t)i;
+        if (f[i] < least)
+            least = f[i];
+    }
+    return least;
+}
+
+/* Term a's positions less its query offset into x->cand (grown to room for `need`, the
+ * term's freq in the doc): the candidate starts; returns how many (0: none or unreadable). */
+static uint32_t anchor_starts(phrase_iter *x, size_t a, uint32_t need, bool in_place)
+{
+    if (need > x->cand_cap) {
+        uint32_t cap = x->cand_cap ? x->cand_cap : 16;
+        while (cap < need)
+            cap *= 2;
+        int64_t *c = sc_arena_alloc(x->a, cap * sizeof *c);
+        if (!c)
+            return 0;
+        x->cand = c;
+        x->cand_cap = cap;
+    }
+    tpos t;
+    if (!term_positions(x, a, in_place, &t))
+        return 0;
+    uint32_t m = t.n < x->cand_cap ? t.n : x->cand_cap;
+    int64_t off = x->pps[a].offset;
+    for (uint32_t k = 0; k < m; k++)
+        x->cand[k] = (int64_t)(uint32_t)(t.s[k] + t.adj) - off;
+    return m;
+}
+
+/* phrase_internal.h */
+float sc__phrase_exact_lazy(phrase_iter *x)
+{
+    size_t n = x->n;
+    uint8_t ord[64] = {0}; /* (every entry below n is set by order_by_freq) */
+    uint32_t fmin = order_by_freq(x, ord);
+    uint32_t nc = anchor_starts(x, ord[0], fmin, true);
+    int64_t *c = x->cand;
+    for (size_t r = 1; r < n && nc; r++) {
+        size_t i = ord[r];
+        tpos t;
+        if ((i >= x->n_adv && !sc__phrase_on_doc(x, i)) || !term_positions(x, i, true, &t))
+            return 0.0f;
+        bool one = r + 1 == n && !x->bm25; /* the last term, not scoring: one match decides */
+        int64_t off = x->pps[i].offset;
+        uint32_t j = 0, kept = 0;
+        int64_t v = (int64_t)(uint32_t)(t.s[0] + t.adj);
+        for (uint32_t k = 0; k < nc; k++) {
+            int64_t want = c[k] + off;
+            while (v < want) {
+                if (++j == t.n)
+                    goto done;
+                v = (int64_t)(uint32_t)(t.s[j] + t.adj);
+            }
+            if (v == want) {
+                c[kept++] = c[k];
+                if (one)
+                    return 1.0f;
+            }
+        }
+    done:
+        nc = kept;
+    }
+    return (float)nc;
+}
+
+/* phrase_internal.h */
+bool sc__phrase_sloppy_may_match(phrase_iter *x)
+{
+    size_t n = x->n;
+    uint8_t ord[64] = {0}; /* (every entry below n is set by order_by_freq) */
+    uint32_t fmin = order_by_freq(x, ord);
+    x->loaded = 0; /* copied out: the SloppyPhraseMatcher reads them after */
+    uint32_t nc = anchor_starts(x, ord[0], fmin, false);
+    int64_t *c = x->cand;
+    const int64_t slop = x->slop;
+    for (size_t r = 1; r < n && nc; r++) {
+        size_t i = ord[r];
+        tpos t;
+        if ((i >= x->n_adv && !sc__phrase_on_doc(x, i)) || !term_positions(x, i, false, &t))
+            return false;
+        int64_t off = x->pps[i].offset;
+        uint32_t j = 0, kept = 0;
+        int64_t v = (int64_t)(uint32_t)(t.s[0] + t.adj) - off;
+        for (uint32_t k = 0; k < nc; k++) {
+            /* the first position of term i not below c - slop: within the slop iff <= c + slop */
+            while (v < c[k] - slop) {
+                if (++j == t.n)
+                    goto done;
+                v = (int64_t)(uint32_t)(t.s[j] + t.adj) - off;
+            }
+            if (v <= c[k] + slop)
+                c[kept++] = c[k];
+        }
+    done:
+        nc = kept;
+    }
+    return nc > 0;
 }
 
 static bool pp_next(pp *q)

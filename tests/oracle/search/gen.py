@@ -154,6 +154,20 @@ def main():
             '+%s +"%s %s" -%s' % (d, c, partner[c], e),
             '+"%s %s" +(%s OR %s)' % (c, partner[c], d, e),
         ]))
+    # phrases of three and four terms, exact and sloppy (matched term by term, the fewest
+    # positions first), drawn after everything above so the earlier queries stay the same
+    for _ in range(12):
+        a = freq_word()
+        ws = [a, partner[a], partner[partner[a]], partner[partner[partner[a]]]]
+        ws = ws[: rnd.choice([3, 4])]
+        if len(set(ws)) == len(ws):
+            qs.append('"%s"' % " ".join(ws))
+            qs.append('"%s"~%d' % (" ".join(ws), rnd.randint(1, 4)))
+    for _ in range(10):
+        ws = [freq_word(), mid_word(), freq_word(), freq_word()][: rnd.choice([3, 4])]
+        if len(set(ws)) == len(ws):
+            qs.append('"%s"~%d' % (" ".join(ws), rnd.randint(2, 8)))
+            qs.append('"%s"' % " ".join(ws))
     with open(os.path.join(out, "queries.txt"), "w") as f:
         for q in qs:
             f.write(q + "\n")
