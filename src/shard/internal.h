@@ -204,6 +204,8 @@ static inline void sc__shard_ignore(sc_status st)
 
 /* A slot for an opened segment (takes the segment reference); NULL when out of memory. */
 sc__slot *sc__slot_new(sc_shard *s, sc_segment *seg);
+/* Marks doc of slot sl deleted in its pending live set (wlock held; built on first use). */
+sc_status sc__slot_delete(sc__slot *sl, uint32_t doc) SC_MUST_USE;
 
 /* The versions of entry e (wlock held; opens the slot's version doc values on first use).
  * SC_ECORRUPT when e's segment has no version doc values for its doc or e names no slot. */
@@ -251,6 +253,8 @@ size_t sc__shard_buffer_bytes(const sc_shard *s);
 bool sc__shard_buffer_full(const sc_shard *s);
 /* Past twice the limit: the writer refreshes itself instead of waiting for the scheduler. */
 bool sc__shard_buffer_way_over(const sc_shard *s);
+/* Whether the translog has passed the flush threshold (index.translog.flush_threshold_size). */
+bool sc__shard_translog_over(sc_shard *s);
 /* Bytes of the persisted id table files (ids-<gen>.dat) in the shard folder (ids.c). */
 uint64_t sc__ids_file_bytes(const sc_shard *s);
 
