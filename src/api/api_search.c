@@ -381,6 +381,16 @@ static void write_reduce_breaker(sc_rest_req *req, sc_rest_resp *resp, const sc_
     sc_rest_error(req, resp, 429, "circuit_breaking_exception", reason, kv, 3);
 }
 
+/* Appends s to the NUL-terminated buf[0..at) as far as cap allows; returns the new length
+ * (the task description of every search, without snprintf's format parsing). */
+static size_t desc_put(char *buf, size_t cap, size_t at, const char *s)
+{
+    size_t n = strnlen(s, cap - 1 - at);
+    memcpy(buf + at, s, n);
+    buf[at + n] = '\0';
+    return at + n;
+}
+
 static bool search_run_impl(sc_rest_req *req, sc_rest_resp *resp, const char *index_expr,
                             const json_t *body, bool count, search_run *run, scroll_page *sc,
                             const sc_slice *doc_routing)
@@ -541,8 +551,12 @@ static bool search_run_impl(sc_rest_req *req, sc_rest_resp *resp, const char *in
     }
     sc_task task;
     char desc[256];
-    snprintf(desc, sizeof desc, "indices[%s], search_type[%s]", index_expr ? index_expr : "_all",
-             run->sp.dfs ? "DFS_QUERY_THEN_FETCH" : "QUERY_THEN_FETCH");
+    size_t dn = 0;
+    dn = desc_put(desc, sizeof desc, dn, "indices[");
+    dn = desc_put(desc, sizeof desc, dn, index_expr ? index_expr : "_all");
+    dn = desc_put(desc, sizeof desc, dn, "], search_type[");
+    dn = desc_put(desc, sizeof desc, dn, run->sp.dfs ? "DFS_QUERY_THEN_FETCH" : "QUERY_THEN_FETCH");
+    (void)desc_put(desc, sizeof desc, dn, "]");
     sc_task_begin(req->node, &task, "indices:data/read/search", desc);
     if (req->client_fd >= 0)
         sc_task_watch_client(req->node, &task, req->client_fd);

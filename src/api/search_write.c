@@ -230,10 +230,9 @@ static void write_sort_values(sc_jsonw *w, const sc_mapping *m, const search_par
 
 /* One fetched doc-value field as "name":[values], formatted with the mapping (dates, doubles,
  * booleans, ips as Elasticsearch prints them). */
-static void write_dv_field(sc_jsonw *w, const sc_mapping *m, const char *name,
+static void write_dv_field(sc_jsonw *w, const sc_mapping_field *mf, const char *name,
                            const sc_shard_field_values *fv)
 {
-    const sc_mapping_field *mf = m ? sc_mapping_find(m, sc_slice_cstr(name)) : NULL;
     sc_jsonw_key(w, name);
     sc_jsonw_arr_begin(w);
     for (size_t i = 0; i < fv->n_values; i++) {
@@ -293,7 +292,7 @@ static void collect_path(const json_t *v, const char *path, json_t *out)
 /* A hit's "fields": doc values (typed, from the fetch phase) plus, for `fields` entries naming
  * text fields (no doc values), the values found in its _source, as Elasticsearch does. */
 static void write_hit_fields(sc_jsonw *w, const sc_mapping *m, const search_parse *sp,
-                             const sc_result_hit *h)
+                             const sc_result_hit *h, const sc_mapping_field *const *dv_mf)
 {
     json_t *doc = NULL, *extra = NULL;
     for (size_t i = 0; i < sp->n_stored && h->source.len && m; i++) {
@@ -337,8 +336,15 @@ static void write_hit_fields(sc_jsonw *w, const sc_mapping *m, const search_pars
     if (h->n_fields || extra || ck) {
         sc_jsonw_key(w, "fields");
         sc_jsonw_obj_begin(w);
-        for (size_t i = 0; i < h->n_fields; i++)
-            write_dv_field(w, m, sp->dv_fields[h->fields[i].field], &h->fields[i]);
+        for (size_t i = 0; i < h->n_fields; i++) {
+            size_t f = h->fields[i].field;
+            const char *name = sp->dv_fields[f];
+            write_dv_field(w,
+                           dv_mf ? dv_mf[f]
+                           : m   ? sc_mapping_find(m, sc_slice_cstr(name))
+                                 : NULL,
+                           name, &h->fields[i]);
+        }
         if (ck) { /* collapse: the group's value ([null] without one) */
             sc_jsonw_key(w, sp->collapse_field);
             sc_jsonw_arr_begin(w);
@@ -415,12 +421,25 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
     sc_mapping *maps_stack[8];
     memset(maps_stack, 0, sizeof maps_stack);
     sc_mapping **maps = sr->n_indices <= 8 ? maps_stack : calloc(sr->n_indices, sizeof *maps);
+    /* The docvalue_fields' mapping entries, looked up once per index rather than per hit and
+     * field (up to 8 indices and 8 fields; beyond, per hit as before) */
+    enum {
+        DV_CACHE = 8
+    };
+    const sc_mapping_field *dv_mf[DV_CACHE][DV_CACHE];
+    bool dv_cached = sr->n_indices <= DV_CACHE && sp->n_dv_fields <= DV_CACHE;
     for (size_t i = 0; i < r->n_hits; i++) {
         const sc_result_hit *h = &r->hits[i];
         const sc_mapping *m = NULL;
         if (maps) {
-            if (!maps[h->index_i])
+            if (!maps[h->index_i]) {
                 maps[h->index_i] = sc_index_mapping(sr->indices[h->index_i]);
+                for (size_t f = 0; dv_cached && f < sp->n_dv_fields; f++)
+                    dv_mf[h->index_i][f] =
+                        maps[h->index_i]
+                            ? sc_mapping_find(maps[h->index_i], sc_slice_cstr(sp->dv_fields[f]))
+                            : NULL;
+            }
             m = maps[h->index_i];
         }
         sc_jsonw_obj_begin(w);
@@ -444,7 +463,7 @@ void sc__search_write_response(sc_jsonw *w, const sc_search_request *sr,
             sc_jsonw_key(w, "_source");
             sc__search_write_source(w, h->source, sp->source_filter);
         }
-        write_hit_fields(w, m, sp, h);
+        write_hit_fields(w, m, sp, h, maps && dv_cached ? dv_mf[h->index_i] : NULL);
         sc__search_write_highlight(w, sr, h);
         if (h->n_matched && sr->named) {
             sc_jsonw_key(w, "matched_queries");

@@ -20,16 +20,35 @@ static inline void bit_put(uint64_t *bits, int d, bool v)
         bits[d >> 6] &= ~((uint64_t)1 << (d & 63));
 }
 
-static void put(sc_jsonw *w, const void *p, size_t n)
+/* The buffer grows out of line; a response's few hundred small appends mostly fit (a cheap
+ * search's page is ~150 of them: the calls into the growth function were most of `put`'s
+ * share of a request, h-req18). */
+static void grow_put(sc_jsonw *w, const void *p, size_t n)
 {
-    if (w->st != SC_OK)
-        return;
     if (sc_vec_append(w->out, (const unsigned char *)p, n) != SC_OK)
         w->st = SC_ENOMEM;
 }
 
-static void putc1(sc_jsonw *w, char c)
+static inline void put(sc_jsonw *w, const void *p, size_t n)
 {
+    if (w->st != SC_OK || n == 0)
+        return;
+    sc_buf *o = w->out;
+    if (n <= o->cap - o->len) {
+        memcpy(o->ptr + o->len, p, n);
+        o->len += n;
+        return;
+    }
+    grow_put(w, p, n);
+}
+
+static inline void putc1(sc_jsonw *w, char c)
+{
+    sc_buf *o = w->out;
+    if (w->st == SC_OK && o->len < o->cap) {
+        o->ptr[o->len++] = (unsigned char)c;
+        return;
+    }
     put(w, &c, 1);
 }
 
@@ -210,8 +229,21 @@ sc_status sc_json_escape(sc_buf *out, sc_slice s)
 
 static void put_string(sc_jsonw *w, sc_slice s)
 {
+    if (w->st != SC_OK)
+        return;
+    /* Most strings (keys, ids, index names) need no escape: one copy, no second pass. */
+    size_t plain = 0;
+    while (plain < s.len && s.ptr[plain] >= 0x20 && s.ptr[plain] < 0x80 && s.ptr[plain] != '"' &&
+           s.ptr[plain] != '\\')
+        plain++;
+    if (sc_vec_reserve(w->out, s.len + 2) != SC_OK) {
+        w->st = SC_ENOMEM;
+        return;
+    }
     putc1(w, '"');
-    if (w->st == SC_OK && sc_json_escape(w->out, s) != SC_OK)
+    put(w, s.ptr, plain);
+    if (plain < s.len &&
+        sc_json_escape(w->out, sc_slice_make(s.ptr + plain, s.len - plain)) != SC_OK)
         w->st = SC_ENOMEM;
     putc1(w, '"');
 }
@@ -365,14 +397,38 @@ static inline double scale10(double x, int k)
     return k >= 0 ? x * POW10[k] : x / POW10[-k];
 }
 
+/* The p-digit decimal d * 10^-k nearest a (10^e <= a < 10^(e+1)): 1 when it reads back as
+ * the float a, 0 when it does not, -1 when this cannot be decided here (see below). Each step is
+ * one correctly rounded double operation on exact operands (d < 10^9, |k| <= 11), so the
+ * nearest decimal is known unless a * 10^k lies within its rounding error of a half, and the
+ * decimal's value, rounded to double and then to float, is what strtof gives unless the double
+ * lands exactly halfway between two floats; -1 as well when rounding carries into a new digit
+ * (9.99.. to 10). */
+static int nearest_decimal(double a, int e, int p, double *d_out, int *k_out)
+{
+    int k = p - 1 - e;
+    double x = scale10(a, k), fl = floor(x), frac = x - fl;
+    if (fabs(frac - 0.5) <= x * 0x1p-50)
+        return -1; /* too close to a tie to round here */
+    double d = frac > 0.5 ? fl + 1.0 : fl;
+    if (d >= POW10[p])
+        return -1; /* carried into a new digit */
+    double back = scale10(d, -k);
+    uint64_t bits;
+    memcpy(&bits, &back, sizeof bits);
+    if ((bits & ((UINT64_C(1) << 29) - 1)) == (UINT64_C(1) << 28))
+        return -1; /* a float midpoint: double rounding could differ from strtof */
+    *d_out = d;
+    *k_out = k;
+    return (float)back == (float)a;
+}
+
 /* The shortest form of a float in [1e-3, 1e7) (every score), in plain notation, without
- * snprintf or strtof: for p = 1, 2, .. the p-digit decimal d * 10^-k nearest v and whether it
- * reads back as v. Each step is one correctly rounded double operation on exact operands (d <
- * 10^9, |k| <= 11), so the nearest decimal is known unless v * 10^k lies within its rounding
- * error of a half (then 0: the caller takes the reference path), and the decimal's value,
- * rounded to double and then to float, is what strtof gives unless the double lands exactly
- * halfway between two floats (checked; 0 then too). 0 as well when rounding carries into a new
- * digit (9.99.. to 10). Same output as sc__json_format_float_slow (jsonw_test compares them). */
+ * snprintf or strtof: the fewest digits p whose nearest decimal reads back as v, found by
+ * binary search over p = 1..9 as the reference does (a precision that reads back stays so with
+ * more digits; 3-4 steps instead of up to 9: scores mostly need 7-9 digits). 0 when a step
+ * cannot decide (nearest_decimal): the caller takes the reference path. Same output as
+ * sc__json_format_float_slow (jsonw_test compares them). */
 static size_t format_float_plain(char *buf, float v)
 {
     double a = fabs((double)v);
@@ -385,59 +441,62 @@ static size_t format_float_plain(char *buf, float v)
     else
         while (a < 1.0 / POW10[-e])
             e--;
-    for (int p = 1; p <= 9; p++) {
-        int k = p - 1 - e;
-        double x = scale10(a, k), fl = floor(x), frac = x - fl;
-        if (fabs(frac - 0.5) <= x * 0x1p-50)
-            return 0; /* too close to a tie to round here */
-        double d = frac > 0.5 ? fl + 1.0 : fl;
-        if (d >= POW10[p])
-            return 0; /* carried into a new digit */
-        double back = scale10(d, -k);
-        uint64_t bits;
-        memcpy(&bits, &back, sizeof bits);
-        if ((bits & ((UINT64_C(1) << 29) - 1)) == (UINT64_C(1) << 28))
-            return 0; /* a float midpoint: double rounding could differ from strtof */
-        if ((float)back != (float)a)
-            continue;
-        /* d's p digits (the last is not 0: else p - 1 digits would have read back), the
-         * point k digits from the right */
-        char dig[16];
-        uint32_t u = (uint32_t)d;
-        int nd = 0;
-        do {
-            dig[15 - nd++] = (char)('0' + u % 10);
-            u /= 10;
-        } while (u);
-        const char *ds = dig + 16 - nd;
-        size_t n = 0;
-        if (v < 0)
-            buf[n++] = '-';
-        if (k <= 0) {
-            memcpy(buf + n, ds, (size_t)nd);
-            n += (size_t)nd;
-            for (int z = 0; z < -k; z++)
-                buf[n++] = '0';
-            buf[n++] = '.';
-            buf[n++] = '0';
-        } else if (k < nd) {
-            memcpy(buf + n, ds, (size_t)(nd - k));
-            n += (size_t)(nd - k);
-            buf[n++] = '.';
-            memcpy(buf + n, ds + nd - k, (size_t)k);
-            n += (size_t)k;
+    int lo = 1, hi = 9, k = 0;
+    double d = 0;
+    bool have_hi = false; /* d, k hold hi's decimal */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2, km;
+        double dm;
+        int r = nearest_decimal(a, e, mid, &dm, &km);
+        if (r < 0)
+            return 0;
+        if (r) {
+            hi = mid;
+            d = dm;
+            k = km;
+            have_hi = true;
         } else {
-            buf[n++] = '0';
-            buf[n++] = '.';
-            for (int z = 0; z < k - nd; z++)
-                buf[n++] = '0';
-            memcpy(buf + n, ds, (size_t)nd);
-            n += (size_t)nd;
+            lo = mid + 1;
         }
-        buf[n] = 0;
-        return n;
     }
-    return 0;
+    if (!have_hi && nearest_decimal(a, e, lo, &d, &k) != 1)
+        return 0;
+    /* d's lo digits (the last is not 0: else lo - 1 digits would have read back), the point k
+     * digits from the right */
+    char dig[16];
+    uint32_t u = (uint32_t)d;
+    int nd = 0;
+    do {
+        dig[15 - nd++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    const char *ds = dig + 16 - nd;
+    size_t n = 0;
+    if (v < 0)
+        buf[n++] = '-';
+    if (k <= 0) {
+        memcpy(buf + n, ds, (size_t)nd);
+        n += (size_t)nd;
+        for (int z = 0; z < -k; z++)
+            buf[n++] = '0';
+        buf[n++] = '.';
+        buf[n++] = '0';
+    } else if (k < nd) {
+        memcpy(buf + n, ds, (size_t)(nd - k));
+        n += (size_t)(nd - k);
+        buf[n++] = '.';
+        memcpy(buf + n, ds + nd - k, (size_t)k);
+        n += (size_t)k;
+    } else {
+        buf[n++] = '0';
+        buf[n++] = '.';
+        for (int z = 0; z < k - nd; z++)
+            buf[n++] = '0';
+        memcpy(buf + n, ds, (size_t)nd);
+        n += (size_t)nd;
+    }
+    buf[n] = 0;
+    return n;
 }
 
 size_t sc_json_format_float(char *buf, float v)

@@ -160,7 +160,10 @@ static sc_status apply_expr(sc_node *n, const char *expr, unsigned flags, pick *
                 reach_direct(&picks[i]);
         return SC_OK;
     }
-    char *copy = strdup(expr);
+    /* a request's expression is mostly one short name: no heap copy for it */
+    char stack_copy[256];
+    size_t len = strlen(expr);
+    char *copy = len < sizeof stack_copy ? memcpy(stack_copy, expr, len + 1) : strdup(expr);
     if (!copy)
         return SC_ENOMEM;
     sc_status st = SC_OK;
@@ -176,7 +179,8 @@ static sc_status apply_expr(sc_node *n, const char *expr, unsigned flags, pick *
         else
             st = apply_name(n, pat, neg, flags, picks, err);
     }
-    free(copy);
+    if (copy != stack_copy)
+        free(copy);
     return st;
 }
 
@@ -234,7 +238,10 @@ static sc_status resolve(sc_node *n, const char *expr, unsigned flags, bool extr
     pthread_mutex_lock(mu);
     size_t total;
     sc_index *const *all = sc__node_list_locked(n, &total);
-    pick *picks = calloc(total ? total : 1, sizeof *picks);
+    /* every search resolves its target: a node with a few indices needs no heap for it */
+    pick stack_picks[32];
+    pick *picks = total <= 32 ? memset(stack_picks, 0, (total ? total : 1) * sizeof *picks)
+                              : calloc(total, sizeof *picks);
     sc_status st = picks ? apply_expr(n, expr, flags, picks, err) : SC_ENOMEM;
     if (st == SC_OK)
         st = collect(picks, all, total, extras, out);
@@ -243,7 +250,8 @@ static sc_status resolve(sc_node *n, const char *expr, unsigned flags, bool extr
         json_decref(picks[i].filters);
         free(picks[i].routing);
     }
-    free(picks);
+    if (picks != stack_picks)
+        free(picks);
     return st;
 }
 

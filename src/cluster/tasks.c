@@ -15,7 +15,10 @@ void sc_task_begin(sc_node *n, sc_task *t, const char *action, const char *descr
 {
     sc__tasks *ts = sc__node_tasks(n);
     t->action = action;
-    snprintf(t->description, sizeof t->description, "%s", description ? description : "");
+    /* a bounded copy (every search begins a task: no format parsing for it) */
+    size_t dl = description ? strnlen(description, sizeof t->description - 1) : 0;
+    memcpy(t->description, description ? description : "", dl);
+    t->description[dl] = '\0';
     t->start_ms = sc_clock_wall_ms();
     t->start_ns = sc_clock_now_ns();
     sc_cancel_token_init(&t->token, 0);

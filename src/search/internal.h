@@ -11,6 +11,7 @@
 #include "base/arena.h"
 #include "base/bitset.h"
 #include "index/dfa.h"
+#include "index/terms.h"
 #include "search/bm25.h"
 #include "search/iter.h"
 #include "search/query.h"
@@ -35,6 +36,12 @@ typedef enum sc__plan_kind {
     SC__PLAN_NESTED,         /* block join: roots of the child plan's docs (children of one path) */
 } sc__plan_kind;
 
+/* A term's entry in one segment, as a plan read it for its statistics. */
+typedef struct sc__seg_term {
+    bool found;
+    sc_term_info ti;
+} sc__seg_term;
+
 typedef struct sc__plan sc__plan;
 struct sc__plan {
     sc__plan_kind kind;
@@ -50,6 +57,11 @@ struct sc__plan {
     const sc_dfa *dfa; /* TERMSET by automaton (terms NULL) */
     sc_bm25 *bm25;     /* TERM/PHRASE when scoring */
     uint64_t df;       /* TERM when scoring: the doc freq its idf was computed from */
+    /* TERM: the term's entry in each segment of seg_terms_of (the searcher the plan was built
+     * on) as its doc freq read them, so that the iterators do not look the term up again;
+     * NULL when not read here (match-only plans, dfs statistics) */
+    const sc__seg_term *seg_terms;
+    const sc_searcher *seg_terms_of;
     sc_bm25_field_stats fstats; /* TERM/PHRASE when scoring: the field statistics used */
     /* BOOL: children by occur; DISMAX: should = children; BOOSTING: must[0], must_not[0] */
     sc__plan **must, **should, **must_not, **filter;

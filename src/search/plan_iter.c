@@ -52,16 +52,24 @@ sc_status sc__search_corrupt(sc__search_ctx *ctx, sc_status st, sc_slice field)
 
 /* ---- leaves ----------------------------------------------------------------------------- */
 
-static sc_status term_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segment *seg,
-                           sc_doc_iter **out)
+static sc_status term_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)
 {
     *out = NULL;
+    const sc_segment *seg = ctx->s->segs[seg_i].seg;
+    const sc__seg_term *seen =
+        p->seg_terms && p->seg_terms_of == ctx->s ? &p->seg_terms[seg_i] : NULL;
+    if (seen && !seen->found)
+        return SC_OK;
     const sc_field_info *f = sc_segment_field(seg, p->field);
     if (!f)
         return SC_OK;
     sc_term_info ti;
-    bool found;
-    sc_status st = sc_terms_lookup(seg, f, p->term, &ti, &found);
+    bool found = seen != NULL;
+    sc_status st = SC_OK;
+    if (seen)
+        ti = seen->ti; /* read by the plan's doc freq */
+    else
+        st = sc_terms_lookup(seg, f, p->term, &ti, &found);
     if (st != SC_OK)
         return sc__search_corrupt(ctx, st, p->field);
     if (!found)
@@ -481,7 +489,7 @@ static sc_status plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
     case SC__PLAN_ALL:
         *out = leaf(ctx, sc_iter_all(ctx->a, sc_segment_n_docs(seg), p->score));
         return *out ? SC_OK : sc__search_oom(ctx);
-    case SC__PLAN_TERM: return term_iter(ctx, p, seg, out);
+    case SC__PLAN_TERM: return term_iter(ctx, p, seg_i, out);
     case SC__PLAN_PHRASE: return phrase_iter(ctx, p, seg, out);
     case SC__PLAN_TERMSET: return termset_iter(ctx, p, seg, out);
     case SC__PLAN_EXISTS: return exists_iter(ctx, p, seg, out);

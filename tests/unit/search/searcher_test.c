@@ -243,6 +243,56 @@ static void test_kinds_with_deletes(void **state)
     check_kinds();
 }
 
+static bool p_y7(uint32_t d) { return d == 7; }
+static bool p_y7_or_w3(uint32_t d) { return d == 7 || d % 7 == 3; }
+
+/* Scored term queries whose term is in one segment only (y<d> and x<d> are in segment 0) or in
+ * no segment: the iterators take the term's entries from the plan's doc-freq lookups (plan.c
+ * term_df_seen), so a segment without the term must give no iterator and the other its postings;
+ * hits, totals and scores as counted and as scored alone. */
+static void test_scored_term_in_some_segments(void **state)
+{
+    (void)state;
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_search_options o;
+    sc_search_options_init(&o);
+    o.size = 3000;
+    o.track_total_hits = SC_TRACK_TOTAL_HITS_ALL;
+    sc_search_result r;
+    sc_query *y7 = sc_query_term(&a, S("body"), S("y0007"));
+    assert_int_equal(sc_search_execute(&searcher, y7, &o, &a, &r), SC_OK);
+    assert_int_equal(r.total, brute(p_y7));
+    assert_int_equal(r.n_hits, r.total);
+    if (r.n_hits)
+        assert_int_equal(r.hits[0].global_doc, 7);
+    float y7_score = r.n_hits ? r.hits[0].score : 0.0f;
+    sc_query *none = sc_query_term(&a, S("body"), S("zzz"));
+    assert_int_equal(sc_search_execute(&searcher, none, &o, &a, &r), SC_OK);
+    assert_int_equal(r.total, 0);
+    sc_query *nofield = sc_query_term(&a, S("nofield"), S("w3"));
+    assert_int_equal(sc_search_execute(&searcher, nofield, &o, &a, &r), SC_OK);
+    assert_int_equal(r.total, 0);
+    /* in a disjunction with a term of every segment: the rare term's doc leads, scored as
+     * alone plus its w3 part (7 % 7 != 3: none) */
+    sc_query *b = sc_query_bool(&a);
+    assert_int_equal(sc_query_bool_add(&a, b, SC_OCCUR_SHOULD, y7), SC_OK);
+    assert_int_equal(sc_query_bool_add(&a, b, SC_OCCUR_SHOULD,
+                                       sc_query_term(&a, S("body"), S("w3"))),
+                     SC_OK);
+    assert_int_equal(sc_query_bool_add(&a, b, SC_OCCUR_SHOULD, none), SC_OK);
+    assert_int_equal(sc_search_execute(&searcher, b, &o, &a, &r), SC_OK);
+    assert_int_equal(r.total, brute(p_y7_or_w3));
+    assert_int_equal(r.total, count(&a, b));
+    if (brute(p_y7)) {
+        assert_int_equal(r.hits[0].global_doc, 7);
+        assert_true(r.hits[0].score == y7_score);
+    }
+    for (size_t i = 0; i < r.n_hits; i++)
+        assert_true(p_y7_or_w3((uint32_t)r.hits[i].global_doc));
+    sc_arena_fini(&a);
+}
+
 static void test_paging_and_totals(void **state)
 {
     (void)state;
@@ -435,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_no_allocation_per_term),
         cmocka_unit_test(test_query_string_end_to_end),
         cmocka_unit_test(test_kinds_with_deletes),
+        cmocka_unit_test(test_scored_term_in_some_segments),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
