@@ -50,8 +50,10 @@ sc_slice sc__slot_key(sc__slot *sl, uint32_t doc)
         return none;
     if (!sl->iddv_state) {
         const sc_field_info *fi = sc_segment_field(sl->seg, sc_slice_cstr("_id"));
+        /* The builder gives every doc with an _id its doc value and a merge always writes
+         * them, so a segment has them for all its ids or (written before `_id` had doc
+         * values) for none. Nested children have neither; no entry points at one. */
         sl->iddv_state = fi && fi->kind == SC_FIELD_KEYWORD && fi->dvs_len &&
-                                 fi->doc_count == sl->n_docs &&
                                  sc_dv_sorted_set_open(sl->seg, fi, &sl->iddv) == SC_OK
                              ? 1
                              : -1;
