@@ -31,6 +31,8 @@ static sc_slice key_of(void *arg, uint32_t e)
     ctx *c = arg;
     if (e >= c->n)
         abort(); /* the table names only entries it was given */
+    if (!c->keys.ptr) /* every key so far empty: no buffer yet */
+        return sc_slice_make(NULL, 0);
     return sc_slice_make(c->keys.ptr + c->key_off.ptr[e],
                          c->key_off.ptr[e + 1] - c->key_off.ptr[e]);
 }
