@@ -255,11 +255,11 @@ bool sc__agg_metric_int_fusable(const sc__agg_coll *c);
  * bound broke: the compensated sums took over, use sc__agg_metric_add_owned); with *taken,
  * out holds the lanes covering owners up to max_owner. */
 sc_status sc__agg_metric_int_window(sc__agg_coll *c, const uint32_t *docs, size_t k,
-                                    uint32_t max_owner, sc__agg_int_lanes *out,
-                                    bool *taken) SC_MUST_USE;
+                                    uint32_t max_owner, sc__agg_int_lanes *out, bool *taken)
+    SC_MUST_USE;
 /* Makes c's lanes cover max_owner (a new bucket) and refreshes out's pointers. */
-sc_status sc__agg_metric_int_lanes(sc__agg_coll *c, uint32_t max_owner,
-                                   sc__agg_int_lanes *out) SC_MUST_USE;
+sc_status sc__agg_metric_int_lanes(sc__agg_coll *c, uint32_t max_owner, sc__agg_int_lanes *out)
+    SC_MUST_USE;
 
 /* ---- per-kind constructors ---- */
 sc_status sc__agg_terms_new(sc__agg_coll *c) SC_MUST_USE;

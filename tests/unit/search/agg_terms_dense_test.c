@@ -238,8 +238,8 @@ static void test_terms_dense_and_lanes(void **state)
             roots[v] = fx_agg_spec(&a, SC_AGG_ROOT, "", NULL, 0);
             sc_agg_spec *tt = fx_agg_spec(&a, SC_AGG_TERMS, "t", "k", SC_AGG_V_KEYWORD);
             tt->size = tt->shard_size = 100000;
-            sc_agg_spec *ms = fx_agg_spec(&a, kind % 2 ? SC_AGG_SUM : SC_AGG_AVG, "m", "m",
-                                          SC_AGG_V_LONG);
+            sc_agg_spec *ms =
+                fx_agg_spec(&a, kind % 2 ? SC_AGG_SUM : SC_AGG_AVG, "m", "m", SC_AGG_V_LONG);
             if (kind >= 2)
                 ms->scaling_factor = 100;
             fx_agg_add_sub(&a, tt, ms);
