@@ -241,6 +241,25 @@ bool sc__agg_metric_fusable(const sc__agg_coll *c);
  * with lane0 = the pairs already given to c in this segment, the same sums, bit for bit. */
 sc_status sc__agg_metric_add_owned(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
                                    size_t k, uint32_t max_owner, uint64_t lane0) SC_MUST_USE;
+/* One pass for a top-level terms on a single-valued keyword whose only sub is c (see
+ * agg_terms.c): c's int64 lanes, owner w's lane l at index w * 4 + l, count[x] += 1 and
+ * sum[x] += v[i] per doc i taken. */
+typedef struct sc__agg_int_lanes {
+    const int64_t *v; /* the window's values (sc__agg_metric_int_window) */
+    uint64_t *count;
+    int64_t *sum;
+} sc__agg_int_lanes;
+/* Whether c (sc__agg_metric_fusable) is a sum or avg whose sums are still int64 ones. */
+bool sc__agg_metric_int_fusable(const sc__agg_coll *c);
+/* Reads the values of docs[0..k) and takes them into the int64 sums (*taken) or not (the
+ * bound broke: the compensated sums took over, use sc__agg_metric_add_owned); with *taken,
+ * out holds the lanes covering owners up to max_owner. */
+sc_status sc__agg_metric_int_window(sc__agg_coll *c, const uint32_t *docs, size_t k,
+                                    uint32_t max_owner, sc__agg_int_lanes *out, bool *taken)
+    SC_MUST_USE;
+/* Makes c's lanes cover max_owner (a new bucket) and refreshes out's pointers. */
+sc_status sc__agg_metric_int_lanes(sc__agg_coll *c, uint32_t max_owner, sc__agg_int_lanes *out)
+    SC_MUST_USE;
 
 /* ---- per-kind constructors ---- */
 sc_status sc__agg_terms_new(sc__agg_coll *c) SC_MUST_USE;

@@ -512,6 +512,35 @@ sc_status sc__agg_metric_add_owned(sc__agg_coll *c, const uint32_t *docs, const 
     return SC_OK;
 }
 
+bool sc__agg_metric_int_fusable(const sc__agg_coll *c)
+{
+    if (c->ops != &metric_ops || (c->spec->kind != SC_AGG_SUM && c->spec->kind != SC_AGG_AVG))
+        return false;
+    const metric_state *m = c->state;
+    return m->int_ok && !m->inexact && !m->rt && !m->minmax;
+}
+
+sc_status sc__agg_metric_int_lanes(sc__agg_coll *c, uint32_t max_owner, sc__agg_int_lanes *out)
+{
+    SC_TRY(ensure(c, max_owner));
+    metric_state *m = c->state;
+    out->v = m->ibuf;
+    out->count = m->lcount.p;
+    out->sum = m->ilsum.p;
+    return SC_OK;
+}
+
+sc_status sc__agg_metric_int_window(sc__agg_coll *c, const uint32_t *docs, size_t k,
+                                    uint32_t max_owner, sc__agg_int_lanes *out, bool *taken)
+{
+    metric_state *m = c->state;
+    SC_TRY(ensure(c, max_owner));
+    /* as add_single: the same read and the same bound, so the same fold point */
+    sc_dv_numeric_get_single_batch(&m->f.num, docs, k, m->ibuf);
+    *taken = int_take(m, m->ibuf, k);
+    return sc__agg_metric_int_lanes(c, max_owner, out);
+}
+
 sc_status sc__agg_metric_new(sc__agg_coll *c)
 {
     sc_arena *a = c->ctx->a;

@@ -231,6 +231,52 @@ static sc_status doc_ords(sc__agg_coll *c, uint32_t doc, size_t *n_out)
     return SC_OK;
 }
 
+/* The window docs[0..k) with segment ordinals + 1 o1s[0..k) of a top-level terms on a
+ * single-valued keyword with lanes whose only sub is an int64 sum / avg
+ * (sc__agg_metric_int_fusable): the metric reads the window's values, and one pass counts each
+ * doc in its ordinal's lane and adds its value to its bucket's metric lane, with no (doc,
+ * bucket) window between the two. The same int64 totals and counts as to_subs, so the same
+ * result bit for bit. *done false: nothing taken (a doc without a term and no `missing`, where
+ * to_subs would skip it, or the metric left its int64 sums): the caller's path instead. */
+static sc_status int_window(sc__agg_coll *c, const uint32_t *docs, const uint32_t *o1s, size_t k,
+                            bool *done)
+{
+    terms_state *t = c->state;
+    *done = false;
+    if (!t->ords.n) /* no bucket yet (so no owner to size the metric for): the caller's path */
+        return SC_OK;
+    if (!c->spec->has_missing) {
+        uint32_t z = 0;
+        for (size_t i = 0; i < k; i++)
+            z |= o1s[i] == 0;
+        if (z)
+            return SC_OK;
+    }
+    sc__agg_int_lanes ml;
+    bool taken;
+    SC_TRY(sc__agg_metric_int_window(c->subs[0], docs, k, (uint32_t)(t->ords.n - 1), &ml, &taken));
+    if (!taken)
+        return SC_OK;
+    uint32_t *lanes = t->lanes;
+    const uint32_t *map = t->seg_map;
+    uint64_t lane0 = t->fused_n;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t o1 = o1s[i], ord = map[o1];
+        if (ord == UINT32_MAX) {
+            SC_TRY(seg_bucket(c, 0, o1, &ord));
+            SC_TRY(sc__agg_counts_ensure(c, ord));
+            SC_TRY(sc__agg_metric_int_lanes(c->subs[0], ord, &ml));
+        }
+        size_t l = (size_t)((lane0 + i) % LANES), x = (size_t)ord * LANES + l;
+        lanes[(size_t)o1 * LANES + (i % LANES)]++;
+        ml.count[x]++;
+        ml.sum[x] += ml.v[i];
+    }
+    t->fused_n += k;
+    *done = true;
+    return SC_OK;
+}
+
 static sc_status collect_bytes(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
                                size_t n)
 {
@@ -258,9 +304,17 @@ static sc_status collect_bytes(sc__agg_coll *c, const uint32_t *docs, const uint
         uint32_t o1s[256], wd[256], wo[256];
         uint32_t *lanes = t->lanes_keys ? t->lanes : NULL;
         bool fused = lanes && subs_fusable(c);
+        bool onepass = fused && c->n_subs == 1 && sc__agg_metric_int_fusable(c->subs[0]);
         for (size_t off = 0; off < n; off += 256) {
             size_t k = n - off < 256 ? n - off : 256, m = 0;
             sc_dv_sorted_set_single_batch(&t->f.ss, docs + off, k, o1s);
+            if (onepass) {
+                bool done;
+                SC_TRY(int_window(c, docs + off, o1s, k, &done));
+                if (done)
+                    continue;
+                onepass = sc__agg_metric_int_fusable(c->subs[0]); /* else for good */
+            }
             for (size_t i = 0; i < k; i++) {
                 if (!o1s[i] && !c->spec->has_missing)
                     continue;

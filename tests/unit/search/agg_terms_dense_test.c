@@ -4,7 +4,8 @@
  * per key in lanes folded into the bucket counts at segment end. Against brute force: three
  * segments (a gcd of 10 and negative values; passenger-count-like 0..9; a span too wide for
  * the table with 17,000 keyword terms, too many for the lanes, sharing values with the
- * others), deletes, with and without an avg sub, under match_all and a sparse range.
+ * others), deletes, with and without an avg sub, under match_all and a sparse range; and the
+ * one-pass keyword > int64 sum / avg path against the window path, bit for bit.
  * Seed printed, SCRY_SEED reruns. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -225,6 +226,46 @@ static void test_terms_dense_and_lanes(void **state)
             assert_int_equal(x->count, y->count);
             assert_memory_equal(&x->sum, &y->sum, sizeof x->sum);
             assert_memory_equal(&x->sum_c, &y->sum_c, sizeof x->sum_c);
+        }
+    }
+    /* terms on the keyword > one avg or sum of "m" (a long, then read as a scaled_float with a
+     * factor of 100): one pass over both columns into the metric's int64 lanes; against the
+     * same metric with a max beside it (two subs: the window through to_subs), bit for bit,
+     * under match_all and the sparse range */
+    for (int kind = 0; kind < 4; kind++) {
+        sc_agg_spec *roots[2];
+        for (int v = 0; v < 2; v++) {
+            roots[v] = fx_agg_spec(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_agg_spec *tt = fx_agg_spec(&a, SC_AGG_TERMS, "t", "k", SC_AGG_V_KEYWORD);
+            tt->size = tt->shard_size = 100000;
+            sc_agg_spec *ms =
+                fx_agg_spec(&a, kind % 2 ? SC_AGG_SUM : SC_AGG_AVG, "m", "m", SC_AGG_V_LONG);
+            if (kind >= 2)
+                ms->scaling_factor = 100;
+            fx_agg_add_sub(&a, tt, ms);
+            if (v)
+                fx_agg_add_sub(&a, tt, fx_agg_spec(&a, SC_AGG_MAX, "mx", "m", SC_AGG_V_LONG));
+            fx_agg_add_sub(&a, roots[v], tt);
+        }
+        for (int q = 0; q < 2; q++) {
+            const sc_query *qq = q == 0
+                                     ? sc_query_match_all(&a)
+                                     : sc_query_range(&a, sc_slice_cstr("m"), &mlo[1], &mhi[1], 1);
+            const sc_agg_result *r1 =
+                fx_agg_collect(&a, roots[0], ss, N_SEG, qq, 1, NULL)->buckets[0].subs[0];
+            const sc_agg_result *r2 =
+                fx_agg_collect(&a, roots[1], ss, N_SEG, qq, 1, NULL)->buckets[0].subs[0];
+            if (kind == 0)
+                check(r1, docs, true, mlo[q], mhi[q], true);
+            assert_int_equal(r1->n_buckets, r2->n_buckets);
+            for (size_t i = 0; i < r1->n_buckets; i++) {
+                const sc_agg_result *x = r1->buckets[i].subs[0], *y = r2->buckets[i].subs[0];
+                assert_int_equal(r1->buckets[i].doc_count, r2->buckets[i].doc_count);
+                assert_int_equal(x->count, y->count);
+                assert_int_equal(x->count, r1->buckets[i].doc_count);
+                assert_memory_equal(&x->sum, &y->sum, sizeof x->sum);
+                assert_memory_equal(&x->sum_c, &y->sum_c, sizeof x->sum_c);
+            }
         }
     }
     sc_arena_fini(&a);
