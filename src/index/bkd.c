@@ -225,6 +225,32 @@ void sc_bkd_leaf_cell(const sc_bkd *t, uint32_t leaf, int64_t *min, int64_t *max
     node_cell(t, t->n_nodes + leaf, min, max);
 }
 
+void sc_bkd_leaf_span(const sc_bkd *t, int64_t lo, int64_t hi, uint32_t *first, uint32_t *end)
+{
+    uint32_t a = 0, b = t->n_leaves;
+    while (a < b) { /* the first leaf whose max >= lo */
+        uint32_t m = a + (b - a) / 2;
+        int64_t mn, mx;
+        sc_bkd_leaf_cell(t, m, &mn, &mx);
+        if (mx < lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    *first = a;
+    b = t->n_leaves;
+    while (a < b) { /* past the last leaf whose min <= hi */
+        uint32_t m = a + (b - a) / 2;
+        int64_t mn, mx;
+        sc_bkd_leaf_cell(t, m, &mn, &mx);
+        if (mn <= hi)
+            a = m + 1;
+        else
+            b = m;
+    }
+    *end = a;
+}
+
 static inline uint32_t leaf_count(const sc_bkd *t, uint32_t j)
 {
     return sc__bkd_leaf_count(j, t->n_leaves, t->leaf_size, t->n_points);

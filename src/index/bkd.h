@@ -135,6 +135,10 @@ static inline uint32_t sc_bkd_n_leaves(const sc_bkd *t)
     return t->n_leaves;
 }
 void sc_bkd_leaf_cell(const sc_bkd *t, uint32_t leaf, int64_t *min, int64_t *max);
+/* The leaves [*first, *end) that can hold values in [lo, hi]: leaves ascend by value, so from
+ * the first whose cell max >= lo to the last whose cell min <= hi (binary searches over the
+ * cells; *first == *end when none can). */
+void sc_bkd_leaf_span(const sc_bkd *t, int64_t lo, int64_t hi, uint32_t *first, uint32_t *end);
 sc_status sc_bkd_leaf_read(const sc_bkd *t, uint32_t leaf, uint32_t *docs, int64_t *values,
                            uint32_t *n, uint8_t *doc_kind) SC_MUST_USE;
 /* The number of points of leaf j (< n_leaves), from the header alone. */

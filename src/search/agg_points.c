@@ -92,34 +92,6 @@ static sc_status sweep_move(sc__agg_coll *c, sc__agg_ords *ords, sweep *w, int64
     return SC_OK;
 }
 
-/* The leaves [*j0, *j1) that can hold values in [lo, hi] (leaves ascend by value: the first
- * whose max >= lo up to the last whose min <= hi), by binary search over their cells. */
-static void leaf_span(const sc_bkd *t, int64_t lo, int64_t hi, uint32_t *j0, uint32_t *j1)
-{
-    uint32_t a = 0, b = sc_bkd_n_leaves(t);
-    while (a < b) {
-        uint32_t m = a + (b - a) / 2;
-        int64_t mn, mx;
-        sc_bkd_leaf_cell(t, m, &mn, &mx);
-        if (mx < lo)
-            a = m + 1;
-        else
-            b = m;
-    }
-    *j0 = a;
-    b = sc_bkd_n_leaves(t);
-    while (a < b) {
-        uint32_t m = a + (b - a) / 2;
-        int64_t mn, mx;
-        sc_bkd_leaf_cell(t, m, &mn, &mx);
-        if (mn <= hi)
-            a = m + 1;
-        else
-            b = m;
-    }
-    *j1 = a;
-}
-
 /* Counts the values in [lo, hi] into their buckets leaf by leaf (leaves ascend by value): a
  * leaf inside one bucket adds its size without being read; only leaves that straddle a bucket
  * or query bound decode their values (no doc ids). So at most buckets + 2 leaves are decoded,
@@ -131,7 +103,7 @@ static sc_status sweep_leaves(sc__agg_coll *c, sc__agg_ords *ords, const sc_bkd 
 {
     int64_t *vals = NULL;
     uint32_t j0, j1;
-    leaf_span(t, lo, hi, &j0, &j1);
+    sc_bkd_leaf_span(t, lo, hi, &j0, &j1);
     for (uint32_t j = j0; j < j1; j++) {
         int64_t mn, mx;
         sc_bkd_leaf_cell(t, j, &mn, &mx);
@@ -251,7 +223,7 @@ sc_status sc__agg_points_extent(sc__agg_coll *c, const sc_slice *field, int64_t 
     if (qlo > qhi)
         return SC_OK;
     uint32_t j0, j1;
-    leaf_span(t, qlo, qhi, &j0, &j1);
+    sc_bkd_leaf_span(t, qlo, qhi, &j0, &j1);
     if (j0 >= j1)
         return SC_OK;
     int64_t mn0, mx0, mn1, mx1, *vals = NULL;

@@ -303,22 +303,6 @@ static void sort_docs(uint32_t *v, uint32_t *tmp, size_t n, uint32_t doc_bound)
         memcpy(v, src, sizeof(uint32_t) * n);
 }
 
-/* First leaf whose cell max is >= lo (n_leaves when none). */
-static uint32_t first_leaf(const sc_bkd *t, int64_t lo)
-{
-    uint32_t l = 0, r = sc_bkd_n_leaves(t);
-    while (l < r) {
-        uint32_t m = l + (r - l) / 2;
-        int64_t mn, mx;
-        sc_bkd_leaf_cell(t, m, &mn, &mx);
-        if (mx < lo)
-            l = m + 1;
-        else
-            r = m;
-    }
-    return l;
-}
-
 sc_status sc_range_points_docs(sc_arena *a, const sc_bkd *t, const int64_t *lo, const int64_t *hi,
                                size_t n, uint64_t est, uint32_t **out, size_t *out_n)
 {
@@ -333,11 +317,9 @@ sc_status sc_range_points_docs(sc_arena *a, const sc_bkd *t, const int64_t *lo, 
     for (size_t r = 0; r < n; r++) {
         if (lo[r] > hi[r])
             continue;
-        for (uint32_t j = first_leaf(t, lo[r]); j < sc_bkd_n_leaves(t); j++) {
-            int64_t mn, mx;
-            sc_bkd_leaf_cell(t, j, &mn, &mx);
-            if (mn > hi[r])
-                break;
+        uint32_t j0, j1;
+        sc_bkd_leaf_span(t, lo[r], hi[r], &j0, &j1);
+        for (uint32_t j = j0; j < j1; j++) {
             uint32_t k;
             uint8_t kind;
             SC_TRY(sc_bkd_leaf_read(t, j, ld, lv, &k, &kind));
