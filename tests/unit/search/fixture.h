@@ -90,6 +90,22 @@ static inline int fx_add(sc_segment_builder *b, const char *id, const sc_index_f
     return sc_segment_builder_add(b, &doc, NULL) == SC_OK ? 0 : -1;
 }
 
+/* Adds doc number d (its id the decimal of d) with one text field "body" of n positioned
+ * tokens (indexed with norms and positions, length n). 0 or -1. */
+static inline int fx_add_body(sc_segment_builder *b, uint32_t d, const sc_index_token *toks,
+                              uint32_t n)
+{
+    sc_index_field f = {.name = sc_slice_cstr("body"),
+                        .kind = SC_FIELD_TEXT,
+                        .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS,
+                        .tokens = toks,
+                        .n_tokens = n,
+                        .length = n};
+    char id[16];
+    snprintf(id, sizeof id, "%u", d);
+    return fx_add(b, id, &f, 1);
+}
+
 /* Writes the builder as segment "s<s>" in dir, frees it and opens the segment. 0 or -1. */
 static inline int fx_write(sc_segment_builder *b, const char *dir, int s, sc_segment **out)
 {

@@ -63,15 +63,7 @@ static int setup(void **state)
             text[d][k] = w;
             toks[k] = (sc_index_token){sc_slice_cstr(words[w]), k};
         }
-        sc_index_field f = {.name = sc_slice_cstr("body"),
-                            .kind = SC_FIELD_TEXT,
-                            .flags = SC_FIELD_INDEXED | SC_FIELD_NORMS | SC_FIELD_POSITIONS,
-                            .tokens = toks,
-                            .n_tokens = len[d],
-                            .length = len[d]};
-        char id[16];
-        snprintf(id, sizeof id, "%u", d);
-        if (fx_add(b, id, &f, 1) != 0)
+        if (fx_add_body(b, d, toks, len[d]) != 0)
             return -1;
     }
     if (fx_write(b, dir, 0, &seg) != 0)
