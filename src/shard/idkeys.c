@@ -1,11 +1,14 @@
-/* Where the id table's keys are (internal.h, sc__entry_key): the table itself (idtab.c) keeps
- * only hash tags, and each _id is read where its doc is: a segment doc's from the segment's
- * `_id` doc values (mapped, file-backed), a buffered doc's from the indexing buffer (beside its
- * source), a tombstone's from the tombstone keys kept here. Only ids with no doc in a segment
- * cost anonymous memory for their bytes. Everything under the writer's lock. */
+/* Where the shard finds an _id (internal.h, sc__id_locate): the id table (idtab.c) holds only
+ * the ids whose latest operation is buffered or a delete, as hash tags, and each of their keys is
+ * read where it is: a buffered doc's from the indexing buffer (beside its source), a
+ * tombstone's from the tombstone keys kept here. Any other id is looked up in the segments'
+ * `_id` terms behind their filters (idfilter.c), a segment doc's key read from its `_id` doc
+ * values. A refresh drops the buffer's entries (sc__ids_drop_buffered). Everything under the
+ * writer's lock. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hashmap.h"
 #include "base/varint.h"
 #include "index/stored.h"
 #include "shard/internal.h"
@@ -84,18 +87,23 @@ sc_slice sc__entry_key(sc_shard *s, uint32_t ei)
         const sc__buf_src *bs = &s->buf_src.ptr[e->doc];
         return sc_slice_make(s->buf_sources.ptr + bs->off, bs->id_len);
     }
-    if (e->seg == SC__SEG_NONE) {
-        if (e->doc >= s->tomb_key.len || s->tomb_key.ptr[e->doc] == UINT64_MAX)
-            return none;
-        const uint8_t *p = s->tomb_keys.ptr + s->tomb_key.ptr[e->doc];
-        const uint8_t *end = s->tomb_keys.ptr + s->tomb_keys.len;
-        uint64_t len;
-        if (sc_varint_get(&p, end, &len) != SC_OK || len > (uint64_t)(end - p))
-            return none;
-        return sc_slice_make(p, (size_t)len);
-    }
+    if (e->seg == SC__SEG_NONE)
+        return sc__tomb_key(s, e->doc);
     sc__slot *sl = find_slot(s, e->seg);
     return sl ? sc__slot_key(sl, e->doc) : none;
+}
+
+sc_slice sc__tomb_key(const sc_shard *s, uint32_t t)
+{
+    sc_slice none = sc_slice_make(NULL, 0);
+    if (t >= s->tomb_key.len || s->tomb_key.ptr[t] == UINT64_MAX)
+        return none;
+    const uint8_t *p = s->tomb_keys.ptr + s->tomb_key.ptr[t];
+    const uint8_t *end = s->tomb_keys.ptr + s->tomb_keys.len;
+    uint64_t len;
+    if (sc_varint_get(&p, end, &len) != SC_OK || len > (uint64_t)(end - p))
+        return none;
+    return sc_slice_make(p, (size_t)len);
 }
 
 static sc_slice key_of(void *ctx, uint32_t ei)
@@ -106,6 +114,71 @@ static sc_slice key_of(void *ctx, uint32_t ei)
 bool sc__entry_find(sc_shard *s, sc_slice id, uint32_t *ei)
 {
     return sc__idtab_get(&s->ids, id, key_of, s, ei);
+}
+
+sc_status sc__id_locate(sc_shard *s, sc_slice id, sc__id_loc *loc)
+{
+    memset(loc, 0, sizeof *loc);
+    loc->entry = SC__NO_ENTRY;
+    uint32_t ei;
+    if (sc__entry_find(s, id, &ei)) {
+        loc->known = true;
+        loc->entry = ei;
+        loc->at = s->entries.ptr[ei];
+        return SC_OK;
+    }
+    sc__slot *sl = NULL;
+    uint32_t doc = 0;
+    bool found = false;
+    SC_TRY(sc__segments_find(s, id, sc_hashmap_hash(id), &sl, &doc, &found));
+    if (found) {
+        loc->known = true;
+        loc->at = (sc__id_entry){sl->uid, doc};
+        loc->slot = sl;
+    }
+    return SC_OK;
+}
+
+sc_status sc__loc_versions(sc_shard *s, const sc__id_loc *loc, sc__versions *out)
+{
+    if (loc->slot)
+        return sc__slot_versions(loc->slot, loc->at.doc, out);
+    return sc__entry_versions(s, &loc->at, out);
+}
+
+sc_status sc__ids_drop_buffered(sc_shard *s)
+{
+    uint32_t n = 0, len = s->ids.len;
+    for (uint32_t e = 0; e < len; e++)
+        n += s->entries.ptr[e].seg == SC__SEG_NONE;
+    if (n == len)
+        return SC_OK; /* nothing buffered */
+    uint32_t *renum = malloc((len ? len : 1) * sizeof *renum);
+    sc__id_entry *kept = n ? malloc(n * sizeof *kept) : NULL;
+    if (!renum || (n && !kept)) {
+        free(renum);
+        free(kept);
+        return SC_ENOMEM;
+    }
+    uint32_t k = 0;
+    for (uint32_t e = 0; e < len; e++) {
+        if (s->entries.ptr[e].seg == SC__SEG_NONE) {
+            kept[k] = s->entries.ptr[e];
+            renum[e] = k++;
+        } else {
+            renum[e] = UINT32_MAX;
+        }
+    }
+    sc_status st = sc__idtab_compact(&s->ids, renum, n);
+    free(renum);
+    if (st != SC_OK) {
+        free(kept);
+        return st;
+    }
+    sc_vec_free(&s->entries);
+    s->entries.ptr = kept;
+    s->entries.len = s->entries.cap = n;
+    return SC_OK;
 }
 
 sc_status sc__tomb_new(sc_shard *s, sc_slice key, const sc__versions *v, uint32_t *out)

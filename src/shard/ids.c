@@ -1,5 +1,8 @@
-/* The persisted id table of a commit, `ids-<gen>.dat`: every _id with its seq_no, primary
- * term, version and location, so a reopened shard knows versions without scanning segments.
+/* The persisted id table of a commit, `ids-<gen>.dat`: the deleted _ids (tombstones) with their
+ * seq_no, primary term and version, so a reopened shard keeps a delete's versions; a live id's
+ * versions are its segment doc's doc values and its doc is found in the segments' `_id` terms.
+ * Files written before (every id, segment docs with their location) are read with their
+ * segment entries checked against the segments and dropped.
  * Written as version 2 (docs/format.md, "Id table"); version 1 files stay readable:
  *   file2  := "SCIDS002" u64:n_entries u64:raw_len u64:comp_len zstd_frame(raw: entry2*)
  *             u64:xxh3(everything before)
@@ -254,18 +257,14 @@ static sc_status add_entry(void *ctx, const sc__ids_entry *d)
     sc_shard *s = ctx;
     if (d->segment > s->slots.len)
         return SC_ECORRUPT;
-    /* a segment doc's versions are its doc values and its key its `_id` doc values
-     * (internal.h, sc__id_entry and sc__entry_key): only a tombstone's are kept from the
-     * file; a segment doc's id must be the one the segment has for that doc */
-    sc__id_entry e = {SC__SEG_NONE, 0};
-    sc__slot *sl = NULL;
     if (d->segment) {
-        sl = s->slots.ptr[d->segment - 1];
-        if (d->doc >= sl->n_docs || sl->doc_entry[d->doc] != SC__NO_ENTRY ||
-            !sc_slice_eq(sc__slot_key(sl, (uint32_t)d->doc), d->id))
+        /* a file written before the table kept only tombstones: a segment doc's entry must
+         * name the doc the segment has under that id (checked), then it is left to the
+         * segment's `_id` terms (its versions are the doc's doc values) */
+        sc__slot *sl = s->slots.ptr[d->segment - 1];
+        if (d->doc >= sl->n_docs || !sc_slice_eq(sc__slot_key(sl, (uint32_t)d->doc), d->id))
             return SC_ECORRUPT;
-        e.seg = sl->uid;
-        e.doc = (uint32_t)d->doc;
+        return SC_OK;
     }
     uint32_t dup;
     if (sc__entry_find(s, d->id, &dup))
@@ -273,17 +272,13 @@ static sc_status add_entry(void *ctx, const sc__ids_entry *d)
     if (s->entries.len >= UINT32_MAX - 1 || sc_vec_reserve(&s->entries, 1) != SC_OK ||
         sc_vec_reserve(&s->tombs_free, 1) != SC_OK)
         return SC_ENOMEM;
-    if (!sl) {
-        sc__versions v = {d->seq_no, d->primary_term, d->version};
-        SC_TRY(sc__tomb_new(s, d->id, &v, &e.doc));
-    }
+    sc__id_entry e = {SC__SEG_NONE, 0};
+    sc__versions v = {d->seq_no, d->primary_term, d->version};
+    SC_TRY(sc__tomb_new(s, d->id, &v, &e.doc));
     if (sc__idtab_add(&s->ids, d->id, (uint32_t)s->entries.len) != SC_OK) {
-        if (!sl)
-            sc__shard_ignore(sc__tomb_free(s, e.doc));
+        sc__shard_ignore(sc__tomb_free(s, e.doc));
         return SC_ENOMEM;
     }
-    if (sl)
-        sl->doc_entry[d->doc] = (uint32_t)s->entries.len;
     s->entries.ptr[s->entries.len++] = e;
     return SC_OK;
 }

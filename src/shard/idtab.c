@@ -1,10 +1,14 @@
-/* The shard's in-memory _id -> entry table (internal.h, sc__idtab): open addressing with linear
+/* The shard's in-memory _id -> entry table (internal.h, sc__idtab) of the ids whose latest
+ * operation is in the indexing buffer or a delete (a tombstone); an id whose doc is in a segment
+ * is found in the segments' `_id` terms instead (idfilter.c). Open addressing with linear
  * probing over 8-byte slots (the high 32 bits of the key's xxh3 and the entry number + 1; the
  * probe starts from those 32 bits too, so growing never reads a key). The table keeps no keys:
  * a slot whose tag matches is confirmed by the caller's key_of, which reads the entry's key
  * where its doc is (a segment's _id doc values, the indexing buffer, the tombstone keys), so
- * a lookup of a new id mostly ends at a tag mismatch without reading any key. 8 / 0.75 bytes
- * per id at most (docs/benchmarks.md, "Keys of the id table where the docs are"). */
+ * a lookup of a new id mostly ends at a tag mismatch without reading any key. The slot array
+ * grows by 1.5x (any size: the probe start is a multiply-shift range reduction, not a mask), so
+ * it is 1/2 to 3/4 full: 10.7 to 16 bytes per id (docs/benchmarks.md, "The id table's slots
+ * grown by 1.5x"). */
 #include <string.h>
 
 #include "base/hashmap.h"
@@ -22,11 +26,19 @@ void sc__idtab_fini(sc__idtab *t)
     memset(t, 0, sizeof *t);
 }
 
-/* The first slot to probe for a key whose slot tag (the hash's high 32 bits) is tag. */
+/* The first slot to probe for a key whose slot tag (the hash's high 32 bits) is tag: the mixed
+ * tag as a fraction of 2^64 times cap (Lemire's multiply-shift range reduction), uniform over
+ * any cap, where a mask needs a power of two. */
 static size_t probe_start(uint32_t tag, size_t cap)
 {
     uint64_t h = (uint64_t)tag * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h ^ (h >> 32)) & (cap - 1);
+    return (size_t)(((unsigned __int128)h * cap) >> 64);
+}
+
+/* The slot after i, wrapping at cap. */
+static size_t probe_next(size_t i, size_t cap)
+{
+    return i + 1 == cap ? 0 : i + 1;
 }
 
 bool sc__idtab_get(const sc__idtab *t, sc_slice key, sc__idtab_key_fn key_of, void *ctx,
@@ -36,7 +48,7 @@ bool sc__idtab_get(const sc__idtab *t, sc_slice key, sc__idtab_key_fn key_of, vo
         return false;
     uint64_t hash = sc_hashmap_hash(key);
     uint32_t tag = (uint32_t)(hash >> 32);
-    for (size_t i = probe_start(tag, t->cap);; i = (i + 1) & (t->cap - 1)) {
+    for (size_t i = probe_start(tag, t->cap);; i = probe_next(i, t->cap)) {
         uint64_t s = t->slots[i];
         if (!s)
             return false;
@@ -55,7 +67,7 @@ static void place(uint64_t *slots, size_t cap, uint64_t v)
 {
     size_t i = probe_start((uint32_t)(v >> 32), cap);
     while (slots[i])
-        i = (i + 1) & (cap - 1);
+        i = probe_next(i, cap);
     slots[i] = v;
 }
 
@@ -63,9 +75,17 @@ static void place(uint64_t *slots, size_t cap, uint64_t v)
  * slots up front were 8 KiB per shard (docs/benchmarks.md, Idle shards). */
 #define MIN_SLOTS 16
 
+size_t sc__idtab_next_cap(size_t cap)
+{
+    return cap ? cap + cap / 2 : MIN_SLOTS;
+}
+
+/* Grows by 1.5x rather than 2x: the array is 1/2 to 3/4 full instead of 3/8 to 3/4 (13 bytes
+ * per id on average instead of 15, 16 at most instead of 21), and a growth holds 2.5 times the
+ * old array for a moment instead of 3. */
 static sc_status grow_slots(sc__idtab *t)
 {
-    size_t cap = t->cap ? t->cap * 2 : MIN_SLOTS;
+    size_t cap = sc__idtab_next_cap(t->cap);
     uint64_t *slots = sc_alloc_calloc(t->pool, cap, sizeof *slots);
     if (!slots)
         return SC_ENOMEM;
@@ -78,14 +98,55 @@ static sc_status grow_slots(sc__idtab *t)
     return SC_OK;
 }
 
+sc_status sc__idtab_reserve(sc__idtab *t)
+{
+    if (((size_t)t->len + 1) * 4 > t->cap * 3)
+        return grow_slots(t);
+    return SC_OK;
+}
+
 sc_status sc__idtab_add(sc__idtab *t, sc_slice key, uint32_t entry)
 {
     if (entry != t->len || t->len >= UINT32_MAX - 1)
         return SC_EINVAL;
-    if ((t->len + 1) * 4 > t->cap * 3)
+    if (((size_t)t->len + 1) * 4 > t->cap * 3)
         SC_TRY(grow_slots(t));
     uint64_t hash = sc_hashmap_hash(key);
     place(t->slots, t->cap, (uint64_t)(uint32_t)(hash >> 32) << 32 | ((uint64_t)entry + 1));
     t->len++;
+    return SC_OK;
+}
+
+sc_status sc__idtab_compact(sc__idtab *t, const uint32_t *renum, uint32_t new_len)
+{
+    size_t cap = 0;
+    while (new_len && (size_t)new_len * 4 > cap * 3)
+        cap = sc__idtab_next_cap(cap);
+    uint64_t *slots = NULL;
+    if (cap && !(slots = sc_alloc_calloc(t->pool, cap, sizeof *slots)))
+        return SC_ENOMEM;
+    uint32_t n = 0;
+    for (size_t i = 0; i < t->cap; i++) {
+        uint64_t v = t->slots[i];
+        if (!v)
+            continue;
+        uint32_t e = renum[(uint32_t)v - 1];
+        if (e == UINT32_MAX)
+            continue;
+        if (e >= new_len || n == new_len) { /* the caller's numbering is wrong: nothing changes */
+            sc_alloc_free(t->pool, slots);
+            return SC_EINVAL;
+        }
+        place(slots, cap, (v >> 32) << 32 | ((uint64_t)e + 1));
+        n++;
+    }
+    if (n != new_len) {
+        sc_alloc_free(t->pool, slots);
+        return SC_EINVAL;
+    }
+    sc_alloc_free(t->pool, t->slots);
+    t->slots = slots;
+    t->cap = cap;
+    t->len = new_len;
     return SC_OK;
 }

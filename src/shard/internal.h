@@ -31,12 +31,15 @@ typedef struct sc__versions {
     int64_t version;
 } sc__versions;
 
-/* One _id's latest state: where it is, 8 bytes. Its versions are not kept here but where the
- * doc is (sc__entry_versions): a segment doc's in the segment's _seq_no, _version and
+/* One _id's latest state in the id table: where it is, 8 bytes. The table holds only the ids
+ * whose latest operation is in the indexing buffer or a delete (a tombstone); an id whose doc is
+ * in a segment is found in the segments' `_id` terms (sc__id_locate), and a refresh drops the
+ * buffer's entries (their docs are in the new segment). Its versions are not kept here but where
+ * the doc is (sc__entry_versions): a segment doc's in the segment's _seq_no, _version and
  * _primary_term doc values (written with every doc), a buffered doc's in buf_ver, a
  * tombstone's in tombs. */
 typedef struct sc__id_entry {
-    uint32_t seg; /* slot uid, SC__SEG_BUFFER or SC__SEG_NONE */
+    uint32_t seg; /* SC__SEG_BUFFER or SC__SEG_NONE in the table; a slot uid in sc__id_loc */
     uint32_t doc; /* doc in the slot or the buffer; a tombstone's index in tombs */
 } sc__id_entry;
 
@@ -46,12 +49,13 @@ typedef struct sc__id_entry {
 typedef sc_slice (*sc__idtab_key_fn)(void *ctx, uint32_t entry);
 
 /* The _id -> entry table (idtab.c): every entry number 0..len-1 was added with exactly one key,
- * in entry order; ids are never removed (a deleted id keeps a tombstone entry). The table keeps
+ * in entry order; entries leave only all at once (sc__idtab_compact, at a refresh: the
+ * buffer's ids; a deleted id keeps a tombstone entry). The table keeps
  * only hash tags and entry numbers, not the keys: the owner keeps each key where its doc is
  * (sc__entry_key). Not thread-safe (the writer's lock). */
 typedef struct sc__idtab {
     uint64_t *slots; /* cap slots: tag (hash >> 32) << 32 | (entry + 1); 0 = empty */
-    size_t cap;      /* power of two, or 0 */
+    size_t cap;      /* 0, 16, then 1.5x the previous (sc__idtab_next_cap) */
     uint32_t len;    /* entries */
     sc_alloc_pool *pool;
 } sc__idtab;
@@ -66,6 +70,32 @@ bool sc__idtab_get(const sc__idtab *t, sc_slice key, sc__idtab_key_fn key_of, vo
 /* Adds key (not present) as entry number `entry`, which must equal t->len (SC_EINVAL
  * otherwise); the key is hashed, not kept. SC_ENOMEM leaves the table unchanged. */
 sc_status sc__idtab_add(sc__idtab *t, sc_slice key, uint32_t entry) SC_MUST_USE;
+/* Makes room for one more entry: the next sc__idtab_add cannot fail with SC_ENOMEM. */
+sc_status sc__idtab_reserve(sc__idtab *t) SC_MUST_USE;
+/* Keeps the entries e with renum[e] != UINT32_MAX (renum has len entries), renumbered to
+ * renum[e], which must be a permutation of 0..new_len-1 over the kept ones; the slot array
+ * resized to hold new_len (freed when 0). Reads no key. SC_ENOMEM and SC_EINVAL (a bad
+ * numbering) leave the table unchanged. O(cap + new slots). */
+sc_status sc__idtab_compact(sc__idtab *t, const uint32_t *renum, uint32_t new_len) SC_MUST_USE;
+/* The slot count a table of cap slots grows to (16 from 0, then 1.5x); it grows when an add
+ * would make it more than 3/4 full. */
+size_t sc__idtab_next_cap(size_t cap);
+
+/* A segment's `_id` membership filter (idfilter.c): a blocked bloom filter, ~10 bits an id.
+ * Never "absent" for a term of the segment; "present" for a foreign id about 1 % of the time. */
+typedef struct sc__idfilter {
+    uint64_t *words;   /* n_blocks blocks of 8 words (512 bits) */
+    uint32_t n_blocks; /* 0: no ids, every answer "absent" */
+} sc__idfilter;
+
+/* Builds the filter of seg's `_id` terms into *out (one pass over the term dictionary;
+ * O(terms)). SC_ECORRUPT (a term count that disagrees), SC_ENOMEM; *out empty on failure. */
+sc_status sc__idfilter_build(const sc_segment *seg, sc__idfilter *out) SC_MUST_USE;
+/* Whether a key whose sc_hashmap_hash is hash may be in the filter: false only when it is not
+ * (no false "absent"). O(1), one cache line. */
+bool sc__idfilter_maybe(const sc__idfilter *f, uint64_t hash);
+void sc__idfilter_fini(sc__idfilter *f);
+size_t sc__idfilter_bytes(const sc__idfilter *f);
 
 /* Immutable live-docs bits shared by snapshots. */
 typedef struct sc__live {
@@ -86,7 +116,6 @@ typedef struct sc__slot {
     uint64_t del_gen;    /* committed deletes generation (0: none) */
     bool del_dirty;      /* deletes changed since the last commit */
     bool committed;      /* listed in the last manifest */
-    uint32_t *doc_entry; /* doc -> entry index (SC__NO_ENTRY: none) */
     int merging;
     int vdv_state;               /* version doc values: 0 not opened yet, 1 open, -1 missing */
     sc_dv_numeric vdv[3];        /* _seq_no, _primary_term, _version (wlock) */
@@ -94,7 +123,24 @@ typedef struct sc__slot {
     sc_dv_sorted_set iddv;       /* the ids of the entries in this slot (sc__slot_key) */
     sc_buf old_ids;              /* iddv_state -1: every doc's id, read once from stored fields */
     SC_VEC(uint64_t) old_id_off; /* ... doc d's at old_ids[off[d] .. off[d + 1]) */
+    int filter_state;            /* 0: filter not built yet, 1: built (wlock) */
+    sc__idfilter filter;         /* of the segment's `_id` terms (sc__slot_find) */
 } sc__slot;
+
+/* Builds sl's `_id` filter unless built (wlock held, or sl not yet shared). Errors of
+ * sc__idfilter_build. */
+sc_status sc__slot_filter(sc__slot *sl) SC_MUST_USE;
+/* The live doc of id in slot sl (hash = sc_hashmap_hash(id)): *found and *doc, the doc whose
+ * `_id` term is id and whose bit is set in sl->pending (the writer's live bits); false when the
+ * filter rules id out, the term is missing or every doc under it is deleted. Builds the filter
+ * on first use. SC_ECORRUPT, SC_ENOMEM. wlock held; O(1) expected when the filter says
+ * absent, else a term dictionary seek and the term's postings. */
+sc_status sc__slot_find(sc__slot *sl, sc_slice id, uint64_t hash, uint32_t *doc, bool *found)
+    SC_MUST_USE;
+/* The live doc of id in any of the shard's segments, newest slot first (sc__slot_find on each):
+ * *found, *slot and *doc. Errors of sc__slot_find. wlock held. */
+sc_status sc__segments_find(sc_shard *s, sc_slice id, uint64_t hash, sc__slot **slot, uint32_t *doc,
+                            bool *found) SC_MUST_USE;
 
 /* The scheduler's record of one shard; every field under the scheduler's mutex. */
 typedef struct sc__sched_slot {
@@ -227,6 +273,25 @@ sc_slice sc__entry_key(sc_shard *s, uint32_t ei);
 sc_slice sc__slot_key(sc__slot *sl, uint32_t doc);
 /* The entry of id: true and *ei when the shard has one (wlock held). */
 bool sc__entry_find(sc_shard *s, sc_slice id, uint32_t *ei);
+/* Where an id's latest operation is (sc__id_locate). */
+typedef struct sc__id_loc {
+    bool known;      /* false: the shard has no operation of the id on record */
+    sc__id_entry at; /* SC__SEG_BUFFER / SC__SEG_NONE (the table's entry) or a slot uid */
+    uint32_t entry;  /* the table's entry number; SC__NO_ENTRY for a segment doc */
+    sc__slot *slot;  /* at's slot when at is a segment doc, else NULL */
+} sc__id_loc;
+/* Finds id: the id table first (buffered docs and tombstones), else its live doc in the
+ * segments, newest first, behind each segment's `_id` filter (sc__segments_find). wlock held.
+ * SC_ECORRUPT, SC_ENOMEM (building a filter). */
+sc_status sc__id_locate(sc_shard *s, sc_slice id, sc__id_loc *loc) SC_MUST_USE;
+/* The versions of a located id (known); SC_ECORRUPT as sc__entry_versions. wlock held. */
+sc_status sc__loc_versions(sc_shard *s, const sc__id_loc *loc, sc__versions *out) SC_MUST_USE;
+/* Drops the buffer's entries from the id table after a refresh put their docs in a segment:
+ * the table keeps its tombstones only, renumbered in entry order. SC_ENOMEM leaves it
+ * unchanged. wlock held; O(table). */
+sc_status sc__ids_drop_buffered(sc_shard *s) SC_MUST_USE;
+/* Tomb t's key (t in use), as sc__entry_key. */
+sc_slice sc__tomb_key(const sc_shard *s, uint32_t t);
 /* A new tomb holding versions v and key (wlock held): its index in tombs. SC_ENOMEM. */
 sc_status sc__tomb_new(sc_shard *s, sc_slice key, const sc__versions *v, uint32_t *t) SC_MUST_USE;
 /* Frees tomb t (its entry left it) for reuse, with its key (wlock held). SC_ENOMEM leaves it

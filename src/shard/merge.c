@@ -1,6 +1,7 @@
 /* Merges of a shard's segments: the index layer's merge policy chooses, src/index merges the
- * files without the writer lock held, then the result replaces its inputs under the lock with
- * the id table remapped and deletes that arrived during the merge carried over. */
+ * files and the merged segment's `_id` filter is built without the writer lock held, then the
+ * result replaces its inputs under the lock with the deletes that arrived during the merge
+ * carried over. The id table names no segment doc (idkeys.c), so nothing is remapped. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,11 @@ static sc_status run_merge(sc_shard *s, sc__slot **in, size_t n)
     sc_segment *nseg = NULL;
     if (st == SC_OK)
         st = sc_segment_open(s->dir, name, &nseg);
+    /* the merged segment's `_id` filter, built before the lock: one pass over its terms (the
+     * whole shard's ids after a force merge) must not stall the writes */
+    sc__idfilter filter = {0};
+    if (st == SC_OK)
+        st = sc__idfilter_build(nseg, &filter);
     pthread_mutex_lock(&s->wlock);
     s->merging_name[0] = 0;
     sc__slot *ns = NULL;
@@ -62,17 +68,16 @@ static sc_status run_merge(sc_shard *s, sc__slot **in, size_t n)
             snprintf(ns->name, sizeof(ns->name), "%s", name);
             ns->seg = nseg;
             ns->n_docs = sc_segment_n_docs(nseg);
-            ns->doc_entry = malloc((ns->n_docs ? ns->n_docs : 1) * sizeof(uint32_t));
-            for (uint32_t d = 0; ns->doc_entry && d < ns->n_docs; d++)
-                ns->doc_entry[d] = SC__NO_ENTRY;
+            ns->filter = filter;
+            ns->filter_state = 1;
+            memset(&filter, 0, sizeof filter);
             nseg = NULL;
-            if (!ns->doc_entry)
-                st = SC_ENOMEM;
         } else {
             st = SC_ENOMEM;
         }
     }
-    /* Remap: live doc d of input i (at merge start) became doc `base` of the new segment. */
+    /* Live doc d of input i (at merge start) became doc base_i + (its rank among the live docs
+     * of input i) of the new segment; deletes that arrived while the merge ran carry over. */
     uint32_t base = 0;
     for (size_t i = 0; i < n && st == SC_OK; i++) {
         sc__slot *sl = in[i];
@@ -83,13 +88,6 @@ static sc_status run_merge(sc_shard *s, sc__slot **in, size_t n)
             if (nd >= ns->n_docs) {
                 st = SC_ECORRUPT;
                 break;
-            }
-            uint32_t ei = sl->doc_entry[d];
-            if (ei != SC__NO_ENTRY && s->entries.ptr[ei].seg == sl->uid &&
-                s->entries.ptr[ei].doc == d) {
-                s->entries.ptr[ei].seg = ns->uid;
-                s->entries.ptr[ei].doc = nd;
-                ns->doc_entry[nd] = ei;
             }
             if (sl->pending.words && !sc_bitset_test(&sl->pending, d)) {
                 /* deleted while the merge ran */
@@ -107,6 +105,9 @@ static sc_status run_merge(sc_shard *s, sc__slot **in, size_t n)
     }
     if (st == SC_OK && base != ns->n_docs)
         st = SC_ECORRUPT;
+    /* the id table names no segment doc (an id in a segment is found in its `_id` terms),
+     * so nothing is remapped: the merged segment's ids are found there from now on, each at
+     * its live doc (deletes carried over above) */
     if (st == SC_OK) {
         /* Replace the inputs by the new slot at the position of the first input. */
         size_t w = 0;
@@ -133,21 +134,9 @@ static sc_status run_merge(sc_shard *s, sc__slot **in, size_t n)
     } else {
         for (size_t i = 0; i < n; i++)
             in[i]->merging = 0;
-        /* entries were only remapped on success paths that completed the loop; a failed remap
-         * (SC_ECORRUPT) may have moved some: move them back */
-        if (ns) {
-            for (uint32_t d = 0; d < ns->n_docs; d++) {
-                uint32_t ei = ns->doc_entry[d];
-                sc__versions v;
-                /* the key is read from ns, which is still there, and kept with the tomb */
-                if (ei != SC__NO_ENTRY && s->entries.ptr[ei].seg == ns->uid &&
-                    (sc__slot_versions(ns, d, &v) != SC_OK ||
-                     sc__entry_tombstone(s, ei, sc__slot_key(ns, d), &v) != SC_OK))
-                    s->entries.ptr[ei] = (sc__id_entry){SC__SEG_NONE, 0};
-            }
-        }
     }
     pthread_mutex_unlock(&s->wlock);
+    sc__idfilter_fini(&filter);
     sc__slot_free(ns);
     sc_segment_unref(nseg);
     for (size_t i = 0; i < n; i++) {

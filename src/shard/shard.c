@@ -79,9 +79,9 @@ void sc__slot_free(sc__slot *sl)
     sc_segment_unref(sl->seg);
     sc_bitset_fini(&sl->pending);
     sc__live_unref(sl->published);
-    free(sl->doc_entry);
     sc_vec_free(&sl->old_ids);
     sc_vec_free(&sl->old_id_off);
+    sc__idfilter_fini(&sl->filter);
     free(sl);
 }
 
@@ -140,14 +140,6 @@ sc__slot *sc__slot_new(sc_shard *s, sc_segment *seg)
     snprintf(sl->name, sizeof(sl->name), "%s", sc_segment_name(seg));
     sl->seg = seg;
     sl->n_docs = sc_segment_n_docs(seg);
-    sl->doc_entry = malloc((sl->n_docs ? sl->n_docs : 1) * sizeof(uint32_t));
-    if (!sl->doc_entry) {
-        sl->seg = NULL;
-        sc__slot_free(sl);
-        return NULL;
-    }
-    for (uint32_t i = 0; i < sl->n_docs; i++)
-        sl->doc_entry[i] = SC__NO_ENTRY;
     /* nested children are hidden from searches by the published live bits (snapshot.c) */
     sl->dirty = sc_segment_parents(seg) != NULL;
     return sl;
@@ -243,12 +235,12 @@ static sc__id_entry *entry_get(sc_shard *s, sc_slice id, uint64_t *idx)
     return &s->entries.ptr[v];
 }
 
-/* id's entry and its versions (*e NULL when the id is unknown). */
-static sc_status entry_lookup(sc_shard *s, sc_slice id, sc__id_entry **e, sc__versions *v)
+/* Where id is and its versions (zero when the id is unknown). */
+static sc_status id_lookup(sc_shard *s, sc_slice id, sc__id_loc *loc, sc__versions *v)
 {
-    *e = entry_get(s, id, NULL);
+    SC_TRY(sc__id_locate(s, id, loc));
     memset(v, 0, sizeof *v);
-    return *e ? sc__entry_versions(s, *e, v) : SC_OK;
+    return loc->known ? sc__loc_versions(s, loc, v) : SC_OK;
 }
 
 /* Parses `source` with the shard's mapping, handling dynamic mapping updates. */
@@ -360,6 +352,14 @@ static sc_status buffer_add(sc_shard *s, const sc_index_doc *doc, sc_slice id, i
     return SC_OK;
 }
 
+/* Room for one more entry (and its tomb's free-list place). */
+static sc_status entry_reserve(sc_shard *s)
+{
+    SC_TRY(sc_vec_reserve(&s->entries, 1));
+    SC_TRY(sc_vec_reserve(&s->tombs_free, 1));
+    return sc__idtab_reserve(&s->ids);
+}
+
 /* Points entry for id at (seg, doc) with the given versions, creating it when missing (the
  * key's source is in place first: a buffered doc's id is in the buffer, a tombstone's is
  * copied to the tombstone keys). */
@@ -446,22 +446,31 @@ sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
         return SC_EINVAL;
     }
     sc_arena_mark mark = sc_arena_mark_get(&s->arena);
-    sc__id_entry *e;
+    sc__id_loc where;
     sc__versions ev;
-    SC_TRY(entry_lookup(s, id, &e, &ev));
+    SC_TRY(id_lookup(s, id, &where, &ev));
     if (!replay)
-        SC_TRY(check_versions(e, &ev, id, o, o && o->op_type == SC_SHARD_OP_CREATE, err));
+        SC_TRY(check_versions(where.known ? &where.at : NULL, &ev, id, o,
+                              o && o->op_type == SC_SHARD_OP_CREATE, err));
+    /* room first: an id found in a segment gets a new entry, which must not fail once the
+     * op is in the translog and its segment doc deleted */
+    SC_TRY(entry_reserve(s));
     sc_index_doc doc;
     sc_status st = parse_doc(s, id, source, &doc, err);
     if (st != SC_OK) {
         sc_arena_rewind(&s->arena, mark);
         return st;
     }
-    e = entry_get(s, id, NULL); /* a mapping callback cannot touch entries, but be safe */
-    bool exists = e && e->seg != SC__SEG_NONE;
+    /* a mapping callback cannot change where the id is (the lock is held), but be safe */
+    st = id_lookup(s, id, &where, &ev);
+    if (st != SC_OK) {
+        sc_arena_rewind(&s->arena, mark);
+        return st;
+    }
+    bool exists = where.known && where.at.seg != SC__SEG_NONE;
     int64_t seq_no = replay ? replay->seq_no : s->max_seq_no + 1;
     int64_t term = replay ? replay->primary_term : s->cfg.primary_term;
-    int64_t version = replay ? replay->version : (e ? ev.version + 1 : 1);
+    int64_t version = replay ? replay->version : (where.known ? ev.version + 1 : 1);
     uint32_t doc_id;
     st = buffer_add(s, &doc, id, seq_no, term, version, &doc_id);
     sc_arena_rewind(&s->arena, mark);
@@ -481,8 +490,8 @@ sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
             return st;
         }
     }
-    if (e)
-        SC_TRY(drop_location(s, e));
+    if (where.known)
+        SC_TRY(drop_location(s, &where.at));
     SC_TRY(entry_set(s, id, seq_no, term, version, SC__SEG_BUFFER, doc_id));
     if (seq_no > s->max_seq_no)
         s->max_seq_no = seq_no;
@@ -509,15 +518,16 @@ sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write
         plain_err(err, "illegal_argument_exception", "invalid id");
         return SC_EINVAL;
     }
-    sc__id_entry *e;
+    sc__id_loc where;
     sc__versions ev;
-    SC_TRY(entry_lookup(s, id, &e, &ev));
+    SC_TRY(id_lookup(s, id, &where, &ev));
     if (!replay)
-        SC_TRY(check_versions(e, &ev, id, o, false, err));
-    bool exists = e && e->seg != SC__SEG_NONE;
+        SC_TRY(check_versions(where.known ? &where.at : NULL, &ev, id, o, false, err));
+    SC_TRY(entry_reserve(s));
+    bool exists = where.known && where.at.seg != SC__SEG_NONE;
     int64_t seq_no = replay ? replay->seq_no : s->max_seq_no + 1;
     int64_t term = replay ? replay->primary_term : s->cfg.primary_term;
-    int64_t version = replay ? replay->version : (e ? ev.version + 1 : 1);
+    int64_t version = replay ? replay->version : (where.known ? ev.version + 1 : 1);
     uint64_t loc = 0;
     if (!replay || s->log_replayed) {
         sc_translog_op op = {SC_TRANSLOG_DELETE, seq_no, term, version, id, {0}};
@@ -527,8 +537,8 @@ sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write
             return st;
         }
     }
-    if (e)
-        SC_TRY(drop_location(s, e));
+    if (where.known)
+        SC_TRY(drop_location(s, &where.at));
     SC_TRY(entry_set(s, id, seq_no, term, version, SC__SEG_NONE, 0));
     if (seq_no > s->max_seq_no)
         s->max_seq_no = seq_no;
@@ -637,13 +647,15 @@ sc_status sc_shard_get(sc_shard *s, sc_slice id, sc_shard_doc *doc)
 {
     memset(doc, 0, sizeof(*doc));
     pthread_mutex_lock(&s->wlock);
-    sc__id_entry *e = entry_get(s, id, NULL);
-    if (!e || e->seg == SC__SEG_NONE) {
+    sc__id_loc loc;
+    sc_status lst = sc__id_locate(s, id, &loc);
+    if (lst != SC_OK || !loc.known || loc.at.seg == SC__SEG_NONE) {
         pthread_mutex_unlock(&s->wlock);
-        return SC_OK;
+        return lst;
     }
+    const sc__id_entry *e = &loc.at;
     sc__versions v;
-    sc_status vst = sc__entry_versions(s, e, &v);
+    sc_status vst = sc__loc_versions(s, &loc, &v);
     if (vst != SC_OK) {
         pthread_mutex_unlock(&s->wlock);
         return vst;
@@ -664,7 +676,7 @@ sc_status sc_shard_get(sc_shard *s, sc_slice id, sc_shard_doc *doc)
         pthread_mutex_unlock(&s->wlock);
         return SC_OK;
     }
-    sc__slot *sl = slot_by_uid(s, e->seg);
+    sc__slot *sl = loc.slot;
     if (!sl) {
         pthread_mutex_unlock(&s->wlock);
         return SC_ECORRUPT;

@@ -186,9 +186,14 @@ int64_t sc_shard_primary_term(sc_shard *s);
 typedef void (*sc_shard_id_fn)(void *ctx, sc_slice id, bool deleted, int64_t seq_no,
                                int64_t primary_term, int64_t version);
 
-/* Calls fn for up to max id table entries from entry number `from` (entries are append-only:
- * a page is stable while writes go on), under the writer lock (fn must be quick and must not
- * call the shard). *next is the entry number after the last listed; == from at the end. */
+/* Calls fn for up to max ids from cursor `from` (0 to start; then the previous call's *next),
+ * under the writer lock (fn must be quick and must not call the shard): the indexing buffer's
+ * live ids, then each segment's live docs' ids in the order of the segments' numbers, then the
+ * deleted ids (tombstones, deleted true). Every id whose latest operation the shard held when
+ * the listing started is listed at least once unless a later operation wrote it (refreshes and
+ * merges move docs only into segments numbered above those listed); an id may be listed twice
+ * (a merge during the listing). *next is the opaque cursor after this page; == from at the
+ * end. */
 void sc_shard_list_ids(sc_shard *s, uint64_t from, size_t max, sc_shard_id_fn fn, void *ctx,
                        uint64_t *next);
 

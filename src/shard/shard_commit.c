@@ -74,24 +74,22 @@ sc_status sc__shard_refresh_locked(sc_shard *s)
             sc_segment_unref(seg);
             return SC_ENOMEM;
         }
-        if (sc_vec_push(&s->slots, sl) != SC_OK) {
+        /* everything that can fail before anything changes: the new slot's deletes, its
+         * filter, room for it; then the buffer's ids leave the table (found in the new
+         * segment's `_id` terms from now on: buffer doc d is its doc d) */
+        sc_status st = sc_vec_reserve(&s->slots, 1);
+        for (uint32_t d = 0; d < n && st == SC_OK; d++)
+            if (s->buf_deleted.ptr[d])
+                st = sc__slot_delete(sl, d);
+        if (st == SC_OK)
+            st = sc__slot_filter(sl);
+        if (st == SC_OK)
+            st = sc__ids_drop_buffered(s);
+        if (st != SC_OK) {
             sc__slot_free(sl);
-            return SC_ENOMEM;
+            return st;
         }
-        for (uint32_t d = 0; d < n; d++) {
-            if (s->buf_deleted.ptr[d]) {
-                sc_status st = sc__slot_delete(sl, d);
-                if (st != SC_OK)
-                    return st;
-                continue;
-            }
-            uint32_t ei = s->buf_entry.ptr[d];
-            sl->doc_entry[d] = ei;
-            if (ei != SC__NO_ENTRY) {
-                s->entries.ptr[ei].seg = sl->uid;
-                s->entries.ptr[ei].doc = d;
-            }
-        }
+        s->slots.ptr[s->slots.len++] = sl;
         sl->dirty = true;
         buffer_clear(s);
     }

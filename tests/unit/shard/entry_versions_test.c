@@ -1,17 +1,20 @@
-/* Tests for the shard's id entries (src/shard/shard.c, internal.h sc__id_entry), which keep only
- * where each _id is: a segment doc's versions come from its _seq_no/_version/_primary_term doc
- * values, a buffered doc's from the buffer, a tombstone's from the tombstone table. A random
- * model test runs index, create, conditional index and delete, refresh, force merge, flush, a
- * clean reopen and a reopen that replays the translog (close without flush, as after a crash)
- * against a plain model of every id's versions; every get and every conflict must agree. The
- * id table keeps no keys (src/shard/idkeys.c): each entry's key is read where its doc is (a
- * segment's _id doc values, the buffer, the tombstone keys), so the model also merges down to
- * 1-3 segments (entries move between segments), lists the ids as a peer recovery does, checks
- * every entry's key, and sometimes makes the slots read their ids from stored fields as a
- * segment written before _id had doc values. Ids vary in length (up to ~200 bytes) and some
- * hold a NUL byte. The seed is printed and can be set with SCRY_ENTRY_SEED. */
+/* Tests for where the shard finds each _id and its versions (src/shard/idkeys.c sc__id_locate,
+ * idfilter.c, shard.c): the id table holds only buffered ids and tombstones (a buffered doc's
+ * versions are the buffer's, a tombstone's the tombstone table's), and a committed id is found
+ * in the segments' `_id` terms behind each segment's filter, its versions in its doc's
+ * _seq_no/_version/_primary_term doc values. A random model test runs index, create,
+ * conditional index and delete, refresh, force merge, flush, a clean reopen and a reopen that
+ * replays the translog (close without flush, as after a crash) against a plain model of every
+ * id's versions; every get and every conflict must agree, and after every op the lookup of the
+ * id written must agree with the model and the table's invariants (check_segment_lookup: a
+ * filter that skipped a segment fails it). The model also merges down to 1-3 segments, lists
+ * the ids as a peer recovery does, and sometimes makes the slots read their ids from stored
+ * fields as a segment written before _id had doc values. Ids vary in length (up to ~200
+ * bytes) and some hold a NUL byte. The seed is printed and can be set with SCRY_ENTRY_SEED. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #include <cmocka.h>
 
 #include "base/file.h"
+#include "base/hashmap.h"
 #include "shard/internal.h"
 #include "shard/shard.h"
 
@@ -39,15 +43,7 @@ static sc_shard *open_shard(void)
     return shard_dir_open(false);
 }
 
-static uint64_t rng;
-
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+#include "test_rng.h"
 
 enum {
     N_IDS = 300,
@@ -71,19 +67,47 @@ static sc_slice id_of(int i, char *buf)
     return sc_slice_make((const uint8_t *)buf, (size_t)n);
 }
 
-/* Every entry of a known id has exactly that id as its key wherever its doc is. */
+/* Where the shard finds id (sc__id_locate) agrees with the model and with the invariants of
+ * the id table, which holds only the ids whose latest operation is buffered or a delete: a
+ * known id is found; the table's entry has the id as its key and no segment has a live doc
+ * of it (the segments' lookup, behind each segment's `_id` filter, finds nothing); an id
+ * found in a segment has no table entry and is that doc's id. A filter that skipped a segment
+ * holding the id, or a refresh or merge that lost one, fails here or in check_doc. */
+static void check_segment_lookup(sc_shard *s, sc_slice id, bool known, unsigned long long seed)
+{
+    sc__id_loc loc;
+    assert_int_equal(sc__id_locate(s, id, &loc), SC_OK);
+    uint32_t doc = 0;
+    sc__slot *sl = NULL;
+    bool in_seg = false;
+    assert_int_equal(sc__segments_find(s, id, sc_hashmap_hash(id), &sl, &doc, &in_seg), SC_OK);
+    const char *bad = NULL;
+    if (loc.known != known)
+        bad = known ? "a known id is not found" : "an unknown id is found";
+    else if (loc.known && loc.entry != SC__NO_ENTRY &&
+             !sc_slice_eq(sc__entry_key(s, loc.entry), id))
+        bad = "the table's entry has another key";
+    else if (loc.known && loc.entry != SC__NO_ENTRY && in_seg)
+        bad = "a buffered or deleted id has a live doc in a segment";
+    else if (loc.known && loc.entry == SC__NO_ENTRY &&
+             (!loc.slot || !sc_slice_eq(sc__slot_key(loc.slot, loc.at.doc), id)))
+        bad = "the segment doc found has another id";
+    else if (loc.known && loc.entry != SC__NO_ENTRY && loc.at.seg != SC__SEG_BUFFER &&
+             loc.at.seg != SC__SEG_NONE)
+        bad = "the table names a segment doc";
+    if (bad)
+        fail_msg("seed %llu: id %.*s: %s (entry %u, segment %u doc %u)", seed, (int)id.len,
+                 (const char *)id.ptr, bad, loc.entry, loc.at.seg, loc.at.doc);
+}
+
+/* Every known id is found where its doc is, and no other. */
 static void check_keys(sc_shard *s, const model *m, int n, unsigned long long seed)
 {
     char b[256];
-    for (int i = 0; i < n; i++) {
-        uint32_t ei;
-        bool found = sc__entry_find(s, id_of(i, b), &ei);
-        if (found != m[i].known)
-            fail_msg("seed %llu: id %d has an entry: %d, expected %d", seed, i, found, m[i].known);
-        if (found && !sc_slice_eq(sc__entry_key(s, ei), id_of(i, b)))
-            fail_msg("seed %llu: entry %u of id %d has another key (segment %u doc %u)", seed, ei,
-                     i, s->entries.ptr[ei].seg, s->entries.ptr[ei].doc);
-    }
+    for (int i = 0; i < n; i++)
+        check_segment_lookup(s, id_of(i, b), m[i].known, seed);
+    for (int i = n; i < n + 50; i++) /* never written */
+        check_segment_lookup(s, id_of(i, b), false, seed);
 }
 
 /* The ids as a peer recovery lists them (sc_shard_list_ids): each known id once. */
@@ -211,10 +235,12 @@ static void test_model(void **state)
     rng = seed * 0x9E3779B97F4A7C15ull | 1;
     static model m[N_IDS];
     memset(m, 0, sizeof m);
+    char b[256];
     sc_shard *s = open_shard();
     for (int op = 0; op < N_OPS; op++) {
         int i = (int)(next_rand() % N_IDS);
         random_write(s, i, &m[i], op, seed);
+        check_segment_lookup(s, id_of(i, b), m[i].known, seed);
         switch (next_rand() % 400) {
         case 0:
         case 1:
@@ -276,6 +302,7 @@ static void test_tombstones_and_segments(void **state)
         assert_int_equal(sc_shard_delete(s, id_of(i, b), &o, &r, &err), SC_OK);
     size_t tombs = s->tombs.len;
     assert_int_equal(tombs, 25);
+    assert_int_equal(s->ids.len, 25); /* the tombstones; the live ids are in the segment */
     for (int i = 0; i < 50; i += 2)
         assert_int_equal(sc_shard_index(s, id_of(i, b), sc_slice_cstr("{\"n\":2}"), &o, &r, &err),
                          SC_OK);
@@ -293,12 +320,20 @@ static void test_tombstones_and_segments(void **state)
         want += (len < 128 ? 1 : 2) + len;
     }
     assert_int_equal(s->tomb_keys.len - s->tomb_keys_garbage, want);
+    /* the table holds the tombstones only; the live ids are in the merged segment */
+    assert_int_equal(s->ids.len, 10);
     for (int i = 0; i < 50; i++) {
         uint32_t ei;
-        assert_true(sc__entry_find(s, id_of(i, b), &ei));
         bool deleted = i >= 10 && i < 20;
-        assert_int_equal(s->entries.ptr[ei].seg == SC__SEG_NONE, deleted);
-        assert_true(sc_slice_eq(sc__entry_key(s, ei), id_of(i, b)));
+        assert_int_equal(sc__entry_find(s, id_of(i, b), &ei), deleted);
+        if (deleted) {
+            assert_int_equal(s->entries.ptr[ei].seg, SC__SEG_NONE);
+            assert_true(sc_slice_eq(sc__entry_key(s, ei), id_of(i, b)));
+        }
+        sc__id_loc loc;
+        assert_int_equal(sc__id_locate(s, id_of(i, b), &loc), SC_OK);
+        assert_true(loc.known);
+        assert_int_equal(loc.slot != NULL, !deleted);
     }
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < 50; i++) {
@@ -331,11 +366,78 @@ static void test_tombstones_and_segments(void **state)
     sc_shard_close(s, false);
 }
 
+/* Force merges run over and over in a second thread while the model's writes go on: the
+ * merges' inputs have deletes at merge start (their docs are renumbered in the merged segment
+ * by their rank among the live ones) and get more deletes and overwrites while they run
+ * (carried over to the merged segment's live bits, which its lookups then read). Every id must
+ * still be found at its own doc with its own versions and source. */
+typedef struct merger {
+    sc_shard *s;
+    atomic_int stop;
+    int merges, failures;
+} merger;
+
+static void *merge_loop(void *arg)
+{
+    merger *mg = arg;
+    while (!atomic_load(&mg->stop)) {
+        sc_status st = sc_shard_force_merge(mg->s, 1 + (uint32_t)(mg->merges % 2));
+        if (st != SC_OK)
+            mg->failures++;
+        mg->merges++;
+    }
+    return NULL;
+}
+
+static void test_merges_during_writes(void **state)
+{
+    (void)state;
+    const char *env = getenv("SCRY_ENTRY_SEED");
+    unsigned long long seed = env ? strtoull(env, NULL, 10) : (unsigned long long)time(NULL);
+    printf("entry_versions_test merges seed %llu (SCRY_ENTRY_SEED)\n", seed);
+    rng = seed * 0x9E3779B97F4A7C15ull | 1;
+    static model m[N_IDS];
+    memset(m, 0, sizeof m);
+    sc_shard *s = open_shard();
+    merger mg = {.s = s};
+    atomic_init(&mg.stop, 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, merge_loop, &mg), 0);
+    for (int op = 0; op < N_OPS; op++) {
+        /* ids in load order first (segments of consecutive ids, then deletes among them) */
+        int i = op < N_IDS ? op : (int)(next_rand() % N_IDS);
+        random_write(s, i, &m[i], op, seed);
+        if (op % 97 == 96)
+            assert_int_equal(sc_shard_refresh(s), SC_OK);
+    }
+    atomic_store(&mg.stop, 1);
+    pthread_join(th, NULL);
+    uint64_t merged = atomic_load(&s->n_merges);
+    printf("entry_versions_test: %d force merges, %llu merges beside the writes\n", mg.merges,
+           (unsigned long long)merged);
+    assert_int_equal(mg.failures, 0);
+    assert_true(merged > 0);
+    for (int k = 0; k < N_IDS; k++)
+        check_doc(s, k, &m[k], seed);
+    check_keys(s, m, N_IDS, seed);
+    check_list(s, m, seed);
+    assert_int_equal(sc_shard_force_merge(s, 1), SC_OK);
+    for (int k = 0; k < N_IDS; k++)
+        check_doc(s, k, &m[k], seed);
+    sc_shard_close(s, true);
+    s = open_shard();
+    for (int k = 0; k < N_IDS; k++)
+        check_doc(s, k, &m[k], seed);
+    check_keys(s, m, N_IDS, seed);
+    sc_shard_close(s, false);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tombstones_and_segments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_merges_during_writes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

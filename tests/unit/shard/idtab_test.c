@@ -1,6 +1,7 @@
 /* Tests for src/shard/idtab.c (the shard's _id -> entry table, which keeps no keys: a tag match
  * is confirmed through the caller's key_of): random ids of varied lengths (including empty and
- * binary ones) against a brute-force model, across several growths of the slot array; misses,
+ * binary ones) against a brute-force model, across several growths of the slot array (by 1.5x,
+ * to sizes that are not powers of two, kept between 1/2 and 3/4 full); misses,
  * which must almost never read a key; entry order; the accounting pool holds only the slots and
  * returns to zero. Seeded; the seed is printed (SCRY_SEED replays). */
 #include <setjmp.h>
@@ -18,15 +19,7 @@
 
 SC_ALLOC_POOL_DEFINE(test_pool, "test.idtab");
 
-static uint64_t rng;
-
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+#include "test_rng.h"
 
 /* The keys the table's owner keeps (here: the test's arrays), and how many were read. */
 typedef struct keys {
@@ -77,6 +70,10 @@ static void test_model(void **state)
         assert_int_equal(sc__idtab_add(&t, k, i + 1), SC_EINVAL); /* out of order */
         assert_int_equal(sc__idtab_add(&t, k, i), SC_OK);
         ks.n = i + 1;
+        /* growing by 1.5x keeps the slots more than half full once past the first 16 (so at
+         * most 16 bytes per id) and at most 3/4 full */
+        assert_true(t.cap == 16 || (size_t)t.len * 2 > t.cap);
+        assert_true((size_t)t.len * 4 <= t.cap * 3);
         if (i % 997 == 0) /* everything so far is still found */
             for (uint32_t j = 0; j <= i; j += 7) {
                 assert_true(sc__idtab_get(&t, sc_slice_make(ks.k[j], ks.len[j]), key_of, &ks, &e));
@@ -144,8 +141,13 @@ static void test_small(void **state)
         if (i == 2)
             assert_true(sc_alloc_pool_bytes(&test_pool) <= 128);
     }
-    assert_int_equal(t.cap, 2048); /* 1100 ids at most 3/4 full */
-    assert_int_equal(sc_alloc_pool_bytes(&test_pool), 2048 * 8);
+    /* 1100 ids: the first size of the 1.5x sequence 16, 24, 36, ... (2053) at most 3/4 full */
+    size_t want = 16;
+    while (1100 * 4 > want * 3)
+        want = sc__idtab_next_cap(want);
+    assert_int_equal(want, 2053);
+    assert_int_equal(t.cap, want);
+    assert_int_equal(sc_alloc_pool_bytes(&test_pool), (int64_t)want * 8);
     uint32_t e;
     for (uint32_t i = 0; i < 1100; i++) {
         assert_true(sc__idtab_get(&t, sc_slice_make(k[i], len[i]), key_of, &ks, &e));
@@ -155,11 +157,85 @@ static void test_small(void **state)
     assert_int_equal(sc_alloc_pool_bytes(&test_pool), 0);
 }
 
+/* sc__idtab_compact, as a refresh uses it: the entries kept (here every third) are renumbered
+ * 0..n-1 in order and found under their new numbers, the others are gone, the slots shrink to
+ * the kept ones, and adds go on from the new length; a bad numbering changes nothing. */
+static void test_compact(void **state)
+{
+    (void)state;
+    const uint32_t n = 3000;
+    keys ks = {calloc(n, 64), calloc(n, sizeof(size_t)), 0, 0};
+    assert_non_null(ks.k);
+    assert_non_null(ks.len);
+    rng = 12345;
+    sc__idtab t;
+    sc__idtab_init(&t, &test_pool);
+    for (uint32_t i = 0; i < n; i++) {
+        make_key(i, ks.k[i], &ks.len[i]);
+        assert_int_equal(sc__idtab_add(&t, sc_slice_make(ks.k[i], ks.len[i]), i), SC_OK);
+    }
+    ks.n = n;
+    uint32_t *renum = calloc(n, sizeof *renum);
+    assert_non_null(renum);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n; i++)
+        renum[i] = i % 3 == 0 ? kept++ : UINT32_MAX;
+    renum[0] = kept; /* out of range: refused, nothing changed */
+    size_t cap = t.cap;
+    assert_int_equal(sc__idtab_compact(&t, renum, kept), SC_EINVAL);
+    assert_int_equal(t.len, n);
+    assert_int_equal(t.cap, cap);
+    renum[0] = 0;
+    assert_int_equal(sc__idtab_compact(&t, renum, kept), SC_OK);
+    assert_int_equal(t.len, kept);
+    assert_true(t.cap < cap && (size_t)kept * 4 <= t.cap * 3);
+    /* key_of now sees the kept keys under their new numbers */
+    keys kk = {calloc(kept + 1, 64), calloc(kept + 1, sizeof(size_t)), kept, 0};
+    assert_non_null(kk.k);
+    for (uint32_t i = 0; i < n; i++)
+        if (renum[i] != UINT32_MAX) {
+            memcpy(kk.k[renum[i]], ks.k[i], ks.len[i]);
+            kk.len[renum[i]] = ks.len[i];
+        }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t e;
+        bool found = sc__idtab_get(&t, sc_slice_make(ks.k[i], ks.len[i]), key_of, &kk, &e);
+        assert_int_equal(found, i % 3 == 0);
+        if (found)
+            assert_int_equal(e, renum[i]);
+    }
+    /* adds go on from the new length */
+    char extra[64];
+    size_t extra_len;
+    make_key(n + 1, extra, &extra_len);
+    memcpy(kk.k[kept], extra, extra_len);
+    kk.len[kept] = extra_len;
+    kk.n = kept + 1;
+    assert_int_equal(sc__idtab_add(&t, sc_slice_make(extra, extra_len), kept), SC_OK);
+    uint32_t e;
+    assert_true(sc__idtab_get(&t, sc_slice_make(extra, extra_len), key_of, &kk, &e));
+    assert_int_equal(e, kept);
+    /* nothing kept: the slots are freed */
+    for (uint32_t i = 0; i <= kept; i++)
+        renum[i] = UINT32_MAX;
+    assert_int_equal(sc__idtab_compact(&t, renum, 0), SC_OK);
+    assert_int_equal(t.cap, 0);
+    assert_int_equal(sc_alloc_pool_bytes(&test_pool), 0);
+    assert_false(sc__idtab_get(&t, sc_slice_make(extra, extra_len), key_of, &kk, &e));
+    sc__idtab_fini(&t);
+    free(renum);
+    free(kk.k);
+    free(kk.len);
+    free(ks.k);
+    free(ks.len);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_small),
+        cmocka_unit_test(test_compact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

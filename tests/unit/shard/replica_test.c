@@ -169,19 +169,36 @@ static void test_list_ids_pages(void **state)
     assert_true(apply(s, true, 10, 1, 2, "d3", NULL));
     listed l = {0};
     uint64_t from = 0, next = 0;
-    for (;;) { /* pages of 4: 4 + 4 + 2, then an empty page */
-        sc_shard_list_ids(s, from, 4, on_id, &l, &next);
-        if (next == from)
-            break;
-        assert_true(next - from <= 4);
-        from = next;
-    }
-    assert_int_equal(l.n, 10);
-    for (int i = 0; i < 10; i++) {
-        snprintf(id, sizeof id, "d%d", i);
-        assert_string_equal(l.ids[i], id);
-        assert_int_equal(l.deleted[i], i == 3);
-        assert_int_equal(l.seq[i], i == 3 ? 10 : i);
+    /* pages of at most 4 (the buffer's ids, then the tombstones), then again with d0..d4 in
+     * a segment, d5..d9 in the buffer */
+    for (int round = 0; round < 2; round++) {
+        memset(&l, 0, sizeof l);
+        from = 0;
+        for (;;) {
+            size_t before = l.n;
+            sc_shard_list_ids(s, from, 4, on_id, &l, &next);
+            assert_true(l.n - before <= 4);
+            if (next == from)
+                break;
+            from = next;
+        }
+        assert_int_equal(l.n, 10);
+        for (int i = 0; i < 10; i++) {
+            snprintf(id, sizeof id, "d%d", i);
+            size_t k = 0;
+            while (k < l.n && strcmp(l.ids[k], id) != 0)
+                k++;
+            assert_true(k < l.n);
+            assert_int_equal(l.deleted[k], i == 3);
+            assert_int_equal(l.seq[k], i == 3 ? 10 : round && i >= 5 ? 20 + i : i);
+        }
+        if (round == 0) { /* d0..d9 into a segment; d5..d9 overwritten into the buffer */
+            assert_int_equal(sc_shard_refresh(s), SC_OK);
+            for (int i = 5; i < 10; i++) {
+                snprintf(id, sizeof id, "d%d", i);
+                assert_true(apply(s, false, 20 + i, 1, 2, id, "{}"));
+            }
+        }
     }
     sc_shard_close(s, false);
     assert_int_equal(sc_dir_remove_all(dir_b), SC_OK);
