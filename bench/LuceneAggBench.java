@@ -21,6 +21,9 @@ import java.nio.file.Path;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
 import org.apache.lucene.document.StringField;
+import org.apache.lucene.document.LatLonDocValuesField;
+import org.apache.lucene.document.SortedSetDocValuesField;
+import org.apache.lucene.util.BytesRef;
 import org.apache.lucene.document.DoublePoint;
 import org.apache.lucene.document.LongPoint;
 import org.apache.lucene.document.NumericDocValuesField;
@@ -87,6 +90,7 @@ public class LuceneAggBench {
     /* what one run reports, to check against scry's response */
     static final class Res {
         long hits, buckets, sum;
+        String values; /* a metric's values (percentiles), comma-separated, or null */
     }
 
     interface Op {
@@ -127,9 +131,9 @@ public class LuceneAggBench {
         java.util.Arrays.sort(cpu);
         /* the last column: the median of the runs' CPU time of this thread (the steadier
          * number on a shared machine, where the wall time includes waits for a core) */
-        System.out.printf("%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%s\t%.3f%n", name, res.hits,
+        System.out.printf("%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%s\t%.3f%s%n", name, res.hits,
                           res.buckets, res.sum, ms[runs / 2], ms[0], ms[runs - 1], method,
-                          cpu[runs / 2]);
+                          cpu[runs / 2], res.values != null ? "\t" + res.values : "");
         System.out.flush();
     }
 
@@ -185,6 +189,7 @@ public class LuceneAggBench {
              () -> fixedLoop(s, twoMonths, 0, 10 * DAY), runs);
         time("date_histogram_fixed_interval", "LongRangeFacetCounts",
              () -> fixedRanges(s, twoMonths, jan, mar, 0, 10 * DAY), runs);
+        LuceneAggMore.ops(s, runs);
     }
 
     static final String RATE_FIELD = "$rate_code_id";
@@ -661,6 +666,21 @@ public class LuceneAggBench {
                 doc.add(new LongPoint("dropoff_datetime", dr));
                 doc.add(new NumericDocValuesField("dropoff_datetime", dr));
                 doc.add(new SortedSetDocValuesFacetField("payment_type", pay));
+                /* for composite, multi_terms and sampler (bench/LuceneAggMore.java): the
+                 * keywords' doc values, pickup_datetime and pickup_location as mapped */
+                doc.add(new SortedSetDocValuesField("payment_type", new BytesRef(pay)));
+                int vp = TaxisCases.field(line, "vendor_id") + 1;
+                doc.add(new SortedSetDocValuesField("vendor_id", new BytesRef(line.substring(vp, line.indexOf('"', vp)))));
+                int tp = TaxisCases.field(line, "trip_type") + 1;
+                doc.add(new SortedSetDocValuesField("trip_type", new BytesRef(line.substring(tp, line.indexOf('"', tp)))));
+                long pk = TaxisCases.millis(line, TaxisCases.field(line, "pickup_datetime") + 1);
+                doc.add(new LongPoint("pickup_datetime", pk));
+                doc.add(new NumericDocValuesField("pickup_datetime", pk));
+                int lp = TaxisCases.field(line, "pickup_location") + 1; /* [lon,lat] */
+                int comma = line.indexOf(',', lp);
+                double lon = Double.parseDouble(line.substring(lp, comma));
+                double lat = Double.parseDouble(line.substring(comma + 1, line.indexOf(']', comma)));
+                doc.add(new LatLonDocValuesField("pickup_location", lat, lon));
                 w.addDocument(cfg.build(doc));
                 n++;
             }

@@ -9,10 +9,15 @@
  * scaled_float "sd" in [0, 50) with interval 1 and a stats sub-aggregation on the scaled_float
  * "sm", under a range query matching every doc), autohisto_agg (auto_date_histogram on "t",
  * 20 buckets, under the range query on "t": from points; then the same docs under
- * constant_score: from doc values) and avg_tip_percent_aggregation (an avg of the
+ * constant_score: from doc values), autohisto_metrics (Rally's
+ * auto_date_histogram_with_metrics: 10 buckets, minimum_interval day, stats of "sm", "tip"
+ * and "sd", same range: the rung from the trees, then one pass; then under constant_score:
+ * recorded and replayed) and avg_tip_percent_aggregation (an avg of the
  * runtime field tip / fare over the doubles "tip" and "fare" under a range fare > 0), the last
  * twice: evaluated for the collected docs (as served) and as a whole column first (the earlier
- * path, sc_agg_shard_options.runtime_columns).
+ * path, sc_agg_shard_options.runtime_columns); then composite (two keyword sources, a scaled
+ * histogram, a calendar-day date_histogram) and multi_terms of the two keywords, size 10,
+ * under match_all.
  * With AGG_BENCH_TAXIS=FILE (a `scry gen taxis` ndjson file, the one bench/LuceneAggBench.java
  * indexes), "sd", "sm", "tip", "fare" and "t" are the first n_docs docs' trip_distance,
  * total_amount, tip_amount, fare_amount and dropoff_datetime (epoch ms, UTC, read as
@@ -298,6 +303,24 @@ int main(int argc, char **argv)
     run_case("autohisto_agg: auto_date_histogram(20), range on t", root_of(ah), &s, n, runs);
     query_kind = taxis ? 6 : 2;
     run_case("autohisto_agg, same docs, doc values", root_of(ah), &s, n, runs);
+    /* auto_date_histogram_with_metrics (10 buckets, minimum_interval day, stats of "sm",
+     * "tip" and "sd"; the autohisto range): under the range the trees choose the rung before
+     * collecting; under constant_score the docs are recorded and replayed */
+    query_kind = taxis ? 5 : 1;
+    sc_agg_spec *ahm = spec(SC_AGG_AUTO_DATE_HISTOGRAM, "t", SC_AGG_V_DATE);
+    ahm->size = 10;
+    ahm->min_rung = 11; /* day */
+    ahm->subs = calloc(3, sizeof *ahm->subs);
+    ahm->subs[0] = spec(SC_AGG_STATS, "sm", SC_AGG_V_LONG);
+    ahm->subs[0]->scaling_factor = 100;
+    ahm->subs[1] = spec(SC_AGG_STATS, "tip", SC_AGG_V_DOUBLE);
+    ahm->subs[2] = spec(SC_AGG_STATS, "sd", SC_AGG_V_LONG);
+    ahm->subs[2]->scaling_factor = 100;
+    ahm->n_subs = 3;
+    run_case("autohisto_metrics: auto_date_histogram(10, day) > 3 stats, range on t", root_of(ahm),
+             &s, n, runs);
+    query_kind = taxis ? 6 : 2;
+    run_case("autohisto_metrics, same docs, recorded and replayed", root_of(ahm), &s, n, runs);
     /* Rally's avg_passenger_count_aggregation, avg_amount_group_by_integer_aggregation and
      * avg_amount_group_by_keyword_aggregation (passenger_count "pc", rate_code_id "rc",
      * total_amount "sm", a scaled_float of factor 100), under match_all; the first and
@@ -337,6 +360,37 @@ int main(int argc, char **argv)
     run_case("avg_tip_percent, whole column first", root_of(tavg), &s, n, runs);
     shard_opts = (sc_agg_shard_options){.n_shards = 1};
     sc_arena_fini(&rta);
+    /* Rally's composite and multi_terms operations (size 10) under match_all, on single-valued
+     * fields: two keyword sources (the first descending, as composite-terms), a histogram of
+     * the scaled "sm" with interval 5 (composite-histogram), a calendar-day date_histogram of
+     * "t" (composite-date_histogram-daily), and multi_terms of the two keywords */
+    query_kind = 0;
+    sc_agg_spec *ck = spec(SC_AGG_TERMS, "k", SC_AGG_V_KEYWORD);
+    ck->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY, .desc = true};
+    sc_agg_spec *cr = spec(SC_AGG_TERMS, "rc", SC_AGG_V_KEYWORD);
+    cr->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+    sc_agg_spec *ch = spec(SC_AGG_HISTOGRAM, "sm", SC_AGG_V_LONG);
+    ch->scaling_factor = 100;
+    ch->interval = 5;
+    sc_agg_spec *cd = spec(SC_AGG_DATE_HISTOGRAM, "t", SC_AGG_V_DATE);
+    cd->rounding.unit = SC_AGG_CAL_DAY;
+    sc_agg_spec *two[2] = {ck, cr}, *one_h[1] = {ch}, *one_d[1] = {cd};
+    sc_agg_spec *ct = spec(SC_AGG_COMPOSITE, NULL, 0);
+    ct->sources = two;
+    ct->n_sources = 2;
+    run_case("composite: terms(k, desc) x terms(rc)", root_of(ct), &s, n, runs);
+    sc_agg_spec *chh = spec(SC_AGG_COMPOSITE, NULL, 0);
+    chh->sources = one_h;
+    chh->n_sources = 1;
+    run_case("composite: histogram(scaled sm, 5)", root_of(chh), &s, n, runs);
+    sc_agg_spec *cdd = spec(SC_AGG_COMPOSITE, NULL, 0);
+    cdd->sources = one_d;
+    cdd->n_sources = 1;
+    run_case("composite: date_histogram(t, day)", root_of(cdd), &s, n, runs);
+    sc_agg_spec *mt = spec(SC_AGG_MULTI_TERMS, NULL, 0);
+    mt->sources = two;
+    mt->n_sources = 2;
+    run_case("multi_terms(k, rc)", root_of(mt), &s, n, runs);
     sc_segment_unref(seg);
     return bench_dir_remove(dir);
 }

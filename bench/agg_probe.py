@@ -44,14 +44,30 @@ def peak(url, reset):
 
 
 def buckets(aggs):
-    """(buckets, doc count sum) of the first top-level aggregation with buckets."""
+    """(buckets, doc count sum) of the first top-level aggregation with buckets; under a
+    single-bucket aggregation (sampler, filter) without buckets of its own, of its first
+    sub-aggregation with buckets."""
     for a in (aggs or {}).values():
         b = a.get("buckets") if isinstance(a, dict) else None
         if isinstance(b, dict):
             b = list(b.values())
         if isinstance(b, list):
             return len(b), sum(x.get("doc_count", 0) for x in b)
+    for a in (aggs or {}).values():
+        if isinstance(a, dict) and "doc_count" in a:
+            n, total = buckets({k: v for k, v in a.items() if isinstance(v, dict)})
+            if n is not None:
+                return n, total
     return None, None
+
+
+def values(aggs):
+    """The values of the first top-level multi-value metric (percentiles), in key order."""
+    for a in (aggs or {}).values():
+        v = a.get("values") if isinstance(a, dict) else None
+        if isinstance(v, dict):
+            return [v[k] for k in sorted(v, key=float)]
+    return None
 
 
 def cpu_ticks(pid):
@@ -82,6 +98,9 @@ def probe(url, cls, path, body, pid=None):
         return row
     row["peak_breaker_bytes"] = peak(url, False)
     row["buckets"], row["doc_count_sum"] = buckets(r.get("aggregations"))
+    vals = values(r.get("aggregations"))
+    if vals is not None:
+        row["values"] = vals
     q = json.loads(body)
     q["track_total_hits"] = True
     q["size"] = 0

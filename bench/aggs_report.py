@@ -15,6 +15,10 @@ import os
 import sys
 import time
 
+# two t-digests of the same values with the same compression (scry's, LuceneAggMore's) agree
+# within this relative error at the Rally percents (70..99); they are approximations
+TDIGEST_TOLERANCE = 0.02
+
 
 def lucene_rows(path):
     best = {}
@@ -27,7 +31,8 @@ def lucene_rows(path):
             continue
         row = {"hits": int(f[1]), "buckets": int(f[2]), "sum": int(f[3]), "median": float(f[4]),
                "best": float(f[5]), "worst": float(f[6]), "method": f[7],
-               "cpu": float(f[8]) if len(f) > 8 else None}
+               "cpu": float(f[8]) if len(f) > 8 else None,
+               "values": [float(x) for x in f[9].split(",")] if len(f) > 9 and f[9] else None}
         if f[0] not in best or row["median"] < best[f[0]]["median"]:
             row["all"] = best.get(f[0], {}).get("all", []) + [row]
             best[f[0]] = row
@@ -65,8 +70,13 @@ def main():
         "in-process (`bench/LuceneAggBench.java`): the same fields as Elasticsearch maps them "
         "(one segment), lucene-facet's `SortedSetDocValuesFacetCounts` for `terms`, "
         "`LongRangeFacetCounts` and a plain doc-values loop for the date histograms (the faster "
-        "is compared), a doc-values loop for the numeric histogram + stats; median of its runs "
-        "after a JIT warm-up. scry's time includes HTTP, parsing and the JSON response; "
+        "is compared), a doc-values loop for the numeric histogram + stats; for the operations "
+        "lucene-facet has no module for (time zones, metric sub-aggregations, "
+        "`auto_date_histogram`, `composite`, `sampler`, t-digest `percentiles`, `multi_terms`) "
+        "the plain doc-values loops of `bench/LuceneAggMore.java` (java.time roundings looked "
+        "up per hour, composite's bounded sorted page of `size` keys, the geotile of the "
+        "`LatLonDocValuesField`, `IndexSearcher.search(q, shard_size)` for the sample, a "
+        "merging t-digest of the same compression); median of its runs after a JIT warm-up. scry's time includes HTTP, parsing and the JSON response; "
         "Lucene's does not." % (
             time.strftime("%Y-%m-%d", time.gmtime()), m.get("cpu_model", m.get("cpu", "?")),
             m.get("nproc", "?"), corpus, s.get("reps", "?"), s.get("duration_s", "?"),
@@ -110,6 +120,16 @@ def main():
             if p.get("doc_count_sum") is not None and lr["sum"] != p.get("doc_count_sum"):
                 bad += 1
                 lb += " **doc counts differ: %s vs %d**" % (p.get("doc_count_sum"), lr["sum"])
+            # percentiles: the values the two t-digests give, and the docs they digest
+            if lr.get("values") and p.get("values"):
+                worst = max(abs(a - b) / max(abs(a), abs(b), 1e-9)
+                            for a, b in zip(p["values"], lr["values"]))
+                lb = "values within %.2f%%" % (100 * worst)
+                if worst > TDIGEST_TOLERANCE or len(p["values"]) != len(lr["values"]) \
+                        or lr["sum"] != docs:
+                    bad += 1
+                    lb += " **values or docs differ: %s vs %s over %d vs %d docs**" % (
+                        p["values"], lr["values"], docs, lr["sum"])
         else:
             lms, ratio, lb = "-", "-", "%s" % p.get("buckets")
         L.append("| %s | %d | %.2f (%s) | %s | %s | %s | %s | %s | %s | %s | %s |" % (
@@ -137,7 +157,11 @@ def main():
         "shard result of the request's shard executions. Buckets differ where they should: "
         "`histogram` returns the empty buckets between the smallest and largest key "
         "(`min_doc_count` 0), Lucene's row counts non-empty ones; the doc count sums must and "
-        "do agree. `terms_payment_type` is not a Rally operation (the issue's terms target).")
+        "do agree. `terms_payment_type` is not a Rally operation (the issue's terms target). "
+        "`sampler`: both sample the first 50 docs of their index (every hit scores 1), which "
+        "are not the same docs (the two indexes order them differently): the sums (50) agree, "
+        "the buckets may not. `percentiles`: the two t-digests are compared by their values "
+        "(within %.0f%%) and the docs they digest." % (100 * TDIGEST_TOLERANCE))
     lt = os.path.join(out, "load.times")
     if os.path.exists(lt) and os.path.getsize(lt):
         L.append("")

@@ -340,12 +340,22 @@ static sc_status run_seg_whole(void *ctx, const sc_slice *field, int64_t lo, int
     for (size_t i = 0; i < r->n; i++) {
         sc__agg_coll *c = r->colls[i];
         bool handled = false;
-        if (c->ops->seg_whole && !c->n_subs)
+        if (c->ops->seg_whole && (!c->n_subs || c->ops->seg_whole_feeds_subs))
             SC_TRY(c->ops->seg_whole(c, field, lo, hi, &handled));
         c->skip = handled;
         all &= handled;
     }
     *consumed = all;
+    return SC_OK;
+}
+
+/* The query is match_all or one range: aggregations that can plan from it do. */
+static sc_status run_query_whole(void *ctx, const sc_slice *field, int64_t lo, int64_t hi)
+{
+    run_ctx *r = ctx;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->colls[i]->ops->query_whole)
+            SC_TRY(r->colls[i]->ops->query_whole(r->colls[i], field, lo, hi));
     return SC_OK;
 }
 
@@ -406,7 +416,8 @@ static sc_status run_pass(sc__agg_ctx *ctx, const sc_agg_spec *root, bool global
                              .segment_begin = run_seg_begin,
                              .collect = run_collect,
                              .segment_end = run_seg_end,
-                             .segment_whole = run_seg_whole};
+                             .segment_whole = run_seg_whole,
+                             .query_whole = run_query_whole};
     return sc_search_collect(ctx->s, q, o, &c, ctx->a, res);
 }
 

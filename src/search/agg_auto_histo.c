@@ -58,6 +58,18 @@ typedef struct auto_state {
     sc__agg_ords ords;
     sc__agg_vec rung; /* per owner */
     bool built;
+    /* the rung was chosen before collecting (auto_query_whole): docs go straight to their
+     * buckets and the subs, nothing recorded */
+    bool pre;
+    sc_agg_rounding pre_rr;
+    int64_t pre_start, pre_next;
+    uint32_t pre_ord;
+    bool pre_have;
+    /* the fused form of it (subs all fusable metrics, one value per doc): a window's values
+     * and bucket ordinals, and the pairs given to the subs in this segment (their lanes) */
+    int64_t *pre_vals;
+    uint32_t *pre_ords;
+    uint64_t pre_n;
 } auto_state;
 
 static sc_status auto_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
@@ -66,6 +78,10 @@ static sc_status auto_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
     sc_arena *a = c->ctx->a;
     if (st->built)
         return SC_OK; /* the replay's own calls */
+    if (st->pre) {
+        st->pre_n = 0;
+        return sc__agg_field_open(c->ctx, s->seg, c->spec->field, &st->f);
+    }
     if (st->n_segs == st->cap) {
         size_t cap = st->cap ? 2 * st->cap : 8;
         seg_rec *n = sc_arena_calloc(a, cap, sizeof *n);
@@ -194,11 +210,80 @@ static bool dense_add(dense_cells *d, const int64_t *v, size_t n)
     return true;
 }
 
+/* The rung chosen up front: each doc's distinct values to their buckets (the last bucket
+ * [pre_start, pre_next) skips the rounding and the ordinal hash) and on to the subs. */
+static sc_status collect_pre(sc__agg_coll *c, const uint32_t *docs, size_t n)
+{
+    auto_state *st = c->state;
+    sc_arena *a = c->ctx->a;
+    bool fused = sc_dv_numeric_is_single(&st->f.num);
+    for (size_t j = 0; j < c->n_subs && fused; j++)
+        fused = sc__agg_metric_fusable(c->subs[j]);
+    if (fused) {
+        /* as the pairs would reach the subs (same order and lanes: the same sums), without
+         * queueing them: the ordinals go straight to the metrics' per-bucket arrays */
+        if (!st->pre_vals) {
+            st->pre_vals = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *st->pre_vals);
+            st->pre_ords = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *st->pre_ords);
+            if (!st->pre_vals || !st->pre_ords)
+                return sc__agg_oom(a);
+        }
+        for (size_t off = 0; off < n; off += SC__AGG_PAIRS) {
+            size_t k = n - off < SC__AGG_PAIRS ? n - off : SC__AGG_PAIRS;
+            const uint32_t *wd = docs + off;
+            sc_dv_numeric_get_single_batch(&st->f.num, wd, k, st->pre_vals);
+            uint32_t mx = 0;
+            for (size_t i = 0; i < k; i++) {
+                int64_t v = st->pre_vals[i];
+                if (!st->pre_have || v < st->pre_start || v >= st->pre_next) {
+                    st->pre_start = sc_agg_round(&st->pre_rr, v);
+                    st->pre_next = sc_agg_round_next(&st->pre_rr, st->pre_start);
+                    if (st->pre_next <= st->pre_start)
+                        st->pre_next = st->pre_start + 1;
+                    bool added;
+                    SC_TRY(sc__agg_ords_long(a, &st->ords, 0, st->pre_start, &st->pre_ord, &added));
+                    SC_TRY(sc__agg_counts_ensure(c, st->pre_ord));
+                    st->pre_have = true;
+                }
+                st->pre_ords[i] = st->pre_ord;
+                mx = st->pre_ord > mx ? st->pre_ord : mx;
+                ((uint64_t *)c->doc_counts.p)[st->pre_ord]++;
+            }
+            for (size_t j = 0; j < c->n_subs; j++)
+                SC_TRY(sc__agg_metric_add_owned(c->subs[j], wd, st->pre_ords, k, mx, st->pre_n));
+            st->pre_n += k;
+        }
+        return SC_OK;
+    }
+    int64_t vals[256];
+    for (size_t i = 0; i < n; i++) {
+        size_t k = sc_dv_numeric_get(&st->f.num, docs[i], vals, 256);
+        for (size_t j = 0; j < k && j < 256; j++) {
+            int64_t v = vals[j];
+            if (j && v == vals[j - 1])
+                continue;
+            if (!st->pre_have || v < st->pre_start || v >= st->pre_next) {
+                st->pre_start = sc_agg_round(&st->pre_rr, v);
+                st->pre_next = sc_agg_round_next(&st->pre_rr, st->pre_start);
+                if (st->pre_next <= st->pre_start)
+                    st->pre_next = st->pre_start + 1;
+                bool added;
+                SC_TRY(sc__agg_ords_long(a, &st->ords, 0, st->pre_start, &st->pre_ord, &added));
+                st->pre_have = true;
+            }
+            SC_TRY(sc__agg_emit(c, docs[i], st->pre_ord));
+        }
+    }
+    return SC_OK;
+}
+
 static sc_status auto_collect(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
                               size_t n)
 {
     auto_state *st = c->state;
     sc_arena *a = c->ctx->a;
+    if (st->pre && !st->built)
+        return st->f.has_num ? collect_pre(c, docs, n) : SC_OK;
     if (!st->f.has_num || !st->n_segs)
         return SC_OK;
     seg_rec *r = &st->segs[st->n_segs - 1];
@@ -375,6 +460,48 @@ static sc_status count_cells(sc__agg_coll *c)
     return SC_OK;
 }
 
+/* The query is match_all or a range on this field (top level, with sub-aggregations): when
+ * no segment has deletes and each has single-valued points on the field, the matching
+ * values' exact extent comes from the trees, so the rung is chosen before collecting and
+ * the docs need not be recorded and replayed (auto_date_histogram_with_metrics). */
+static sc_status auto_query_whole(sc__agg_coll *c, const sc_slice *field, int64_t qlo, int64_t qhi)
+{
+    auto_state *st = c->state;
+    const sc_searcher *s = c->ctx->s;
+    if (!c->n_subs || !s)
+        return SC_OK;
+    const sc__agg_seg *saved = c->seg;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    bool ok = true;
+    for (size_t i = 0; i < s->n_segs && ok; i++) {
+        if (s->segs[i].live && s->segs[i].n_deleted) {
+            ok = false;
+            break;
+        }
+        sc__agg_seg sg = {
+            .seg = s->segs[i].seg, .seg_i = i, .n_docs = sc_segment_n_docs(s->segs[i].seg)};
+        sc_bkd t;
+        int64_t l = 0, h = 0;
+        bool any;
+        c->seg = &sg;
+        sc_status rc = sc__agg_points_extent(c, field, qlo, qhi, &t, &l, &h, &ok, &any);
+        c->seg = saved;
+        SC_TRY(rc);
+        if (ok && any) {
+            lo = l < lo ? l : lo;
+            hi = h > hi ? h : hi;
+        }
+    }
+    if (!ok)
+        return SC_OK;
+    SC_TRY(sc__agg_vec_ensure(c->ctx->a, &st->rung, 1, 0));
+    uint32_t rung = lo <= hi ? pick_rung(c->spec, lo, hi) : c->spec->min_rung;
+    ((uint64_t *)st->rung.p)[0] = rung;
+    sc_agg_auto_rung(rung, &c->spec->rounding.tz, &st->pre_rr, NULL);
+    st->pre = true;
+    return SC_OK;
+}
+
 /* Picks every owner's rung, maps the recorded values to bucket ordinals and replays the docs
  * to the sub-aggregations. */
 static sc_status finish(sc__agg_coll *c)
@@ -382,6 +509,8 @@ static sc_status finish(sc__agg_coll *c)
     auto_state *st = c->state;
     sc_arena *a = c->ctx->a;
     st->built = true;
+    if (st->pre)
+        return SC_OK; /* collected straight into the buckets */
     uint32_t n_owners = 1;
     for (size_t s = 0; s < st->n_segs; s++)
         for (size_t i = 0; i < st->segs[s].owners.len; i++) {
@@ -496,6 +625,7 @@ static const sc__agg_coll_ops auto_ops = {
     .seg_end = auto_seg_end,
     .build = auto_build,
     .seg_whole = auto_seg_whole,
+    .query_whole = auto_query_whole,
 };
 
 sc_status sc__agg_auto_histo_new(sc__agg_coll *c)

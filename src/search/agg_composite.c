@@ -16,7 +16,25 @@
 
 typedef struct src_state {
     sc__agg_field f;
+    sc__agg_tiles tiles; /* a geotile_grid source: rows by latitude (tiles.cells NULL: not yet) */
 } src_state;
+
+/* The segment's key cache: (owner, the sources' key parts) -> bucket ordinal, where a part is
+ * a keyword's segment ordinal or a numeric source's key (rounded date, histogram key bits,
+ * geotile key, value). Open addressing; FAST_EMPTY marks a free slot, FAST_SKIP a key at or
+ * before `after`. Cleared at each segment (ordinals are the segment's). */
+#define FAST_EMPTY UINT32_MAX
+#define FAST_SKIP (UINT32_MAX - 1)
+#define FAST_MAX_CAP ((size_t)1 << 20) /* slots; past that, misses are not cached */
+#define FAST_WINDOW 256                /* docs whose parts are read at a time */
+#define DENSE_MAX ((size_t)1 << 16)    /* combinations of keyword ordinals in a dense table */
+#define HDENSE ((size_t)1 << 12)       /* bucket indexes of a lone histogram source */
+
+typedef struct fast_cache {
+    int64_t *keys;  /* cap x (1 + n_sources): owner, parts */
+    uint32_t *ords; /* cap */
+    size_t cap, n;
+} fast_cache;
 
 typedef struct comp_state {
     sc__agg_ords ords;
@@ -25,6 +43,23 @@ typedef struct comp_state {
     size_t after_len;
     uint8_t *key; /* scratch key */
     size_t key_cap;
+    bool fast; /* the segment's sources are all single-valued: collect_window */
+    fast_cache fc;
+    /* keyword sources only, top level, few combinations: the ordinal of each combination of
+     * the segment's ordinals in a dense table (FAST_EMPTY: not seen yet) */
+    uint32_t *dense;
+    size_t dense_len, dense_cap;
+    uint64_t mult[8];
+    /* with no sub-aggregations: the segment's doc count of each combination in four lanes
+     * (doc j of a window in lane j % 4: a run of docs with one combination does not wait on
+     * its own increments), turned into bucket counts at seg_end (flush_dense), no ordinal
+     * looked up per doc */
+    uint32_t *dcount;
+    /* one histogram source at the top level: the ordinal (or FAST_SKIP) of bucket index
+     * hbase + i, FAST_EMPTY when not seen yet; for the whole collection (a histogram key
+     * means the same in every segment) */
+    uint32_t *hdense;
+    int64_t hbase;
 } comp_state;
 
 static bool is_bytes(const sc_agg_spec *s)
@@ -131,18 +166,85 @@ int sc_agg_composite_cmp(const sc_agg_spec *spec, sc_slice x, sc_slice y)
 
 /* ---- collection ---- */
 
+/* Whether source s reads at most one value per doc in this segment through a batch read:
+ * a keyword's single-valued ordinals, or a numeric field with one value in every doc. */
+static bool source_single(const sc_agg_spec *s, const sc__agg_field *f)
+{
+    if (is_bytes(s))
+        return f->has_ss && sc_dv_sorted_set_is_single(&f->ss);
+    return f->has_num && sc_dv_numeric_is_single(&f->num);
+}
+
 static sc_status comp_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
     comp_state *cs = c->state;
-    for (size_t i = 0; i < c->spec->n_sources; i++)
+    cs->fast = true;
+    for (size_t i = 0; i < c->spec->n_sources; i++) {
         SC_TRY(sc__agg_field_open(c->ctx, s->seg, c->spec->sources[i]->field, &cs->src[i].f));
+        cs->fast = cs->fast && source_single(c->spec->sources[i], &cs->src[i].f);
+    }
+    if (cs->fc.n) { /* the previous segment's ordinals mean nothing here */
+        memset(cs->fc.ords, 0xff, cs->fc.cap * sizeof *cs->fc.ords);
+        cs->fc.n = 0;
+    }
+    cs->dense_len = 0;
+    size_t combos = 1;
+    for (size_t i = c->spec->n_sources; cs->fast && combos && i-- > 0;) {
+        uint64_t n = is_bytes(c->spec->sources[i]) ? sc_dv_sorted_set_n_ords(&cs->src[i].f.ss) : 0;
+        cs->mult[i] = combos;
+        combos = n && n <= DENSE_MAX / combos ? combos * (size_t)n : 0;
+    }
+    if (cs->fast && c->top && combos) {
+        if (combos > cs->dense_cap) {
+            cs->dense = sc_arena_alloc(c->ctx->a, combos * sizeof *cs->dense);
+            cs->dcount = sc_arena_calloc(c->ctx->a, 4 * combos, sizeof *cs->dcount);
+            if (!cs->dense || !cs->dcount)
+                return sc__agg_oom(c->ctx->a);
+            cs->dense_cap = combos;
+        }
+        memset(cs->dense, 0xff, combos * sizeof *cs->dense);
+        cs->dense_len = combos;
+    }
+    return SC_OK;
+}
+
+static sc_status miss_ord(sc__agg_coll *c, const int64_t *t, uint32_t *ord);
+
+/* The segment's per-combination doc counts (dcount) into the buckets: each combination's
+ * ordinal as collect_window would have looked it up (its parts from the index), then its
+ * docs added at once; the counts are left zero. */
+static sc_status flush_dense(sc__agg_coll *c)
+{
+    comp_state *cs = c->state;
+    size_t ns = c->spec->n_sources;
+    for (size_t idx = 0; idx < cs->dense_len; idx++) {
+        uint32_t *lanes = &cs->dcount[4 * idx];
+        uint64_t n = (uint64_t)lanes[0] + lanes[1] + lanes[2] + lanes[3];
+        if (!n)
+            continue;
+        memset(lanes, 0, 4 * sizeof *lanes);
+        uint32_t ord = cs->dense[idx];
+        if (ord == FAST_EMPTY) {
+            int64_t t[9] = {0};
+            for (size_t i = 0; i < ns; i++)
+                t[1 + i] =
+                    (int64_t)((idx / cs->mult[i]) % sc_dv_sorted_set_n_ords(&cs->src[i].f.ss));
+            SC_TRY(miss_ord(c, t, &ord));
+            cs->dense[idx] = ord;
+        }
+        if (ord == FAST_SKIP)
+            continue;
+        if (ord >= c->doc_counts.len)
+            SC_TRY(sc__agg_counts_ensure(c, ord));
+        ((uint64_t *)c->doc_counts.p)[ord] += n;
+    }
     return SC_OK;
 }
 
 static sc_status comp_seg_end(sc__agg_coll *c)
 {
-    (void)c;
-    return SC_OK;
+    comp_state *cs = c->state;
+    return cs->dense_len && !c->n_subs ? flush_dense(c) : SC_OK;
 }
 
 /* The geotile key of a point at zoom z, as Elasticsearch's GeoTileUtils.longEncode: x from
@@ -286,9 +388,326 @@ static sc_status add_doc(sc__agg_coll *c, uint32_t doc, uint32_t owner)
     return SC_OK;
 }
 
+/* ---- the single-valued fast path: key parts read a window at a time, cached ordinals ---- */
+
+/* Every bit of every part reaches the low bits the table indexes by (murmur3's finalizer per
+ * part): histogram keys are doubles whose low 48 bits are often all zero. Owner 0 (the top
+ * level: every tuple) adds no round; the comparison still includes it. */
+static uint64_t tuple_hash(const int64_t *t, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15u;
+    for (size_t i = t[0] == 0; i < n; i++) {
+        h ^= (uint64_t)t[i];
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdu;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53u;
+        h ^= h >> 33;
+    }
+    return h;
+}
+
+static inline bool tuple_eq(const int64_t *x, const int64_t *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != y[i])
+            return false;
+    return true;
+}
+
+/* The cache slot of tuple t (n cells): its own, or the free one where it belongs. */
+static size_t cache_slot(const fast_cache *fc, const int64_t *t, size_t n)
+{
+    size_t mask = fc->cap - 1, i = (size_t)tuple_hash(t, n) & mask;
+    while (fc->ords[i] != FAST_EMPTY && !tuple_eq(&fc->keys[i * n], t, n))
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* Doubles the cache (or makes its first 64 slots). False when at FAST_MAX_CAP. */
+static sc_status cache_grow(sc__agg_coll *c, size_t n, bool *grown)
+{
+    fast_cache *fc = &((comp_state *)c->state)->fc;
+    *grown = false;
+    size_t cap = fc->cap ? fc->cap * 2 : 64;
+    if (cap > FAST_MAX_CAP)
+        return SC_OK;
+    int64_t *keys = sc_arena_alloc(c->ctx->a, cap * n * sizeof *keys);
+    uint32_t *ords = sc_arena_alloc(c->ctx->a, cap * sizeof *ords);
+    if (!keys || !ords)
+        return sc__agg_oom(c->ctx->a);
+    memset(ords, 0xff, cap * sizeof *ords);
+    fast_cache old = *fc;
+    *fc = (fast_cache){.keys = keys, .ords = ords, .cap = cap, .n = old.n};
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.ords[i] != FAST_EMPTY) {
+            size_t j = cache_slot(fc, &old.keys[i * n], n);
+            memcpy(&fc->keys[j * n], &old.keys[i * n], n * sizeof *keys);
+            fc->ords[j] = old.ords[i];
+        }
+    *grown = true;
+    return SC_OK;
+}
+
+/* A key part of source s from its doc value v (a keyword: its ordinal), as source_values
+ * computes the key from the value. */
+static int64_t numeric_part(const sc_agg_spec *s, int64_t v)
+{
+    if (s->kind == SC_AGG_GEOTILE_GRID) {
+        int32_t la = (int32_t)(uint32_t)((uint64_t)v >> 32), lo = (int32_t)(uint32_t)(uint64_t)v;
+        return sc_agg_geotile_key(s->precision, sc_geo_decode_lat(la), sc_geo_decode_lon(lo));
+    }
+    if (s->kind == SC_AGG_HISTOGRAM) {
+        double d = sc_agg_value_to_double(s->vtype, v);
+        if (s->scaling_factor > 0)
+            d /= s->scaling_factor;
+        d = floor((d - s->offset) / s->interval) * s->interval + s->offset;
+        int64_t bits;
+        memcpy(&bits, &d, 8);
+        return bits;
+    }
+    return s->kind == SC_AGG_DATE_HISTOGRAM ? sc_agg_round(&s->rounding, v) : v;
+}
+
+/* The bucket ordinal of tuple t (owner, parts) on a cache miss: the key from the parts, then
+ * FAST_SKIP when it is not after `after`, else its ordinal (added when new). */
+static sc_status miss_ord(sc__agg_coll *c, const int64_t *t, uint32_t *ord)
+{
+    comp_state *cs = c->state;
+    const sc_agg_spec *spec = c->spec;
+    size_t ns = spec->n_sources, len = 0;
+    sc_agg_value v[8];
+    for (size_t i = 0; i < ns; i++) {
+        const sc_agg_spec *s = spec->sources[i];
+        memset(&v[i], 0, sizeof v[i]);
+        if (is_bytes(s)) {
+            v[i].s = sc_dv_sorted_set_term(&cs->src[i].f.ss, (uint64_t)t[1 + i]);
+            if (!v[i].s.ptr)
+                v[i].s = sc_slice_make("", 0);
+        } else if (s->kind == SC_AGG_HISTOGRAM) {
+            memcpy(&v[i].d, &t[1 + i], 8);
+        } else {
+            v[i].i = t[1 + i];
+        }
+        len += part_size(s, &v[i]);
+    }
+    if (len > cs->key_cap) {
+        cs->key = sc_arena_alloc(c->ctx->a, len * 2);
+        if (!cs->key)
+            return sc__agg_oom(c->ctx->a);
+        cs->key_cap = len * 2;
+    }
+    uint8_t *p = cs->key;
+    for (size_t i = 0; i < ns; i++)
+        p = part_put(spec->sources[i], &v[i], p);
+    sc_slice key = sc_slice_make(cs->key, len);
+    if (cs->after &&
+        sc_agg_composite_cmp(spec, key, sc_slice_make(cs->after, cs->after_len)) <= 0) {
+        *ord = FAST_SKIP;
+        return SC_OK;
+    }
+    bool added;
+    return sc__agg_ords_bytes(c->ctx->a, &cs->ords, (uint32_t)t[0], key, ord, &added);
+}
+
+/* The ordinal of tuple t through the cache (a miss is computed and cached). */
+static sc_status tuple_ord(sc__agg_coll *c, const int64_t *t, size_t n, uint32_t *ord)
+{
+    fast_cache *fc = &((comp_state *)c->state)->fc;
+    if (fc->cap) {
+        size_t i = cache_slot(fc, t, n);
+        if (fc->ords[i] != FAST_EMPTY) {
+            *ord = fc->ords[i];
+            return SC_OK;
+        }
+    }
+    SC_TRY(miss_ord(c, t, ord));
+    bool room = fc->cap && (fc->n + 1) * 2 <= fc->cap;
+    if (!room)
+        SC_TRY(cache_grow(c, n, &room));
+    if (room) {
+        size_t i = cache_slot(fc, t, n);
+        memcpy(&fc->keys[i * n], t, n * sizeof *t);
+        fc->ords[i] = *ord;
+        fc->n++;
+    }
+    return SC_OK;
+}
+
+/* collect_window for a lone histogram source at the top level: the bucket index of each value
+ * (the floor numeric_part multiplies back into the key) maps to the ordinal through a dense
+ * table, no tuple hash; a new index (and one outside the table) takes tuple_ord with the key
+ * numeric_part computes, so the buckets are those of the general path. */
+static sc_status collect_histo_top(sc__agg_coll *c, const uint32_t *docs, size_t n)
+{
+    comp_state *cs = c->state;
+    const sc_agg_spec *s = c->spec->sources[0];
+    int64_t raw[FAST_WINDOW];
+    double fl[FAST_WINDOW];
+    sc_dv_numeric_get_single_batch(&cs->src[0].f.num, docs, n, raw);
+    for (size_t j = 0; j < n; j++) {
+        double d = sc_agg_value_to_double(s->vtype, raw[j]);
+        if (s->scaling_factor > 0)
+            d /= s->scaling_factor;
+        fl[j] = floor((d - s->offset) / s->interval);
+    }
+    if (!cs->hdense) {
+        if (!(cs->hdense = sc_arena_alloc(c->ctx->a, HDENSE * sizeof *cs->hdense)))
+            return sc__agg_oom(c->ctx->a);
+        memset(cs->hdense, 0xff, HDENSE * sizeof *cs->hdense);
+        double q = n ? fl[0] : 0;
+        cs->hbase = q > -4e15 && q < 4e15 ? (int64_t)q - (int64_t)(HDENSE / 4) : 0;
+    }
+    for (size_t j = 0; j < n; j++) {
+        double q = fl[j];
+        uint64_t di = q > -4e15 && q < 4e15 ? (uint64_t)((int64_t)q - cs->hbase) : HDENSE;
+        uint32_t ord = di < HDENSE ? cs->hdense[di] : FAST_EMPTY;
+        if (ord == FAST_EMPTY) {
+            double key = q * s->interval + s->offset;
+            int64_t t[2] = {0, 0};
+            memcpy(&t[1], &key, 8);
+            SC_TRY(tuple_ord(c, t, 2, &ord));
+            if (di < HDENSE)
+                cs->hdense[di] = ord;
+        }
+        if (ord != FAST_SKIP)
+            SC_TRY(sc__agg_emit(c, docs[j], ord));
+    }
+    return SC_OK;
+}
+
+/* A window of docs (at most FAST_WINDOW) whose sources are all single-valued: each source's
+ * parts in one batch read, then per doc the tuple's ordinal (the previous doc's when the
+ * tuple repeats, else the cache's). A doc without a keyword value takes add_doc. */
+static sc_status collect_window(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
+                                size_t n)
+{
+    comp_state *cs = c->state;
+    const sc_agg_spec *spec = c->spec;
+    size_t ns = spec->n_sources, tn = ns + 1;
+    /* (an offset of -0.0 keeps the zero's sign of an index of -0.0 apart from +0.0's: the
+     * general path) */
+    if (ns == 1 && !owners && spec->sources[0]->kind == SC_AGG_HISTOGRAM &&
+        !(spec->sources[0]->offset == 0 && signbit(spec->sources[0]->offset)))
+        return collect_histo_top(c, docs, n);
+    int64_t parts[8][FAST_WINDOW];
+    bool none[FAST_WINDOW] = {false};
+    for (size_t i = 0; i < ns; i++) {
+        const sc_agg_spec *s = spec->sources[i];
+        const sc__agg_field *f = &cs->src[i].f;
+        if (is_bytes(s)) {
+            uint32_t o[FAST_WINDOW], zero = 0;
+            sc_dv_sorted_set_single_batch(&f->ss, docs, n, o);
+            for (size_t j = 0; j < n; j++) { /* vectorized: no store to none[] per doc */
+                zero |= o[j] == 0;
+                parts[i][j] = (int64_t)o[j] - 1;
+            }
+            for (size_t j = 0; zero && j < n; j++) {
+                none[j] |= o[j] == 0;
+                parts[i][j] = o[j] ? parts[i][j] : 0;
+            }
+        } else if (s->kind == SC_AGG_DATE_HISTOGRAM) {
+            /* neighbouring docs mostly share a bucket: the last bucket's bounds [key, next)
+             * short-cut the rounding (a calendar month or a time zone costs a civil-date
+             * conversion) */
+            sc_dv_numeric_get_single_batch(&f->num, docs, n, parts[i]);
+            int64_t key = 0, next = 0; /* empty */
+            for (size_t j = 0; j < n; j++) {
+                int64_t v = parts[i][j];
+                if (v < key || v >= next) {
+                    key = sc_agg_round(&s->rounding, v);
+                    next = sc_agg_round_next(&s->rounding, key);
+                }
+                parts[i][j] = key;
+            }
+        } else if (s->kind == SC_AGG_GEOTILE_GRID) {
+            /* the rows from the table instead of a sin and a log per point */
+            sc__agg_tiles *t = &cs->src[i].tiles;
+            if (!t->cells)
+                SC_TRY(sc__agg_tiles_init(t, c->ctx->a, s->precision));
+            sc_dv_numeric_get_single_batch(&f->num, docs, n, parts[i]);
+            for (size_t j = 0; j < n; j++) {
+                uint64_t v = (uint64_t)parts[i][j];
+                parts[i][j] =
+                    sc__agg_tiles_key(t, (int32_t)(uint32_t)(v >> 32), (int32_t)(uint32_t)v);
+            }
+        } else {
+            sc_dv_numeric_get_single_batch(&f->num, docs, n, parts[i]);
+            for (size_t j = 0; j < n; j++)
+                parts[i][j] = numeric_part(s, parts[i][j]);
+        }
+    }
+    int64_t t[9] = {0}, last[9] = {0};
+    uint32_t last_ord = FAST_EMPTY;
+    if (cs->dense_len && !owners && !c->n_subs) { /* counted per combination (flush_dense) */
+        uint32_t *dc = cs->dcount;
+        for (size_t j = 0; j < n; j++) {
+            if (none[j]) {
+                SC_TRY(add_doc(c, docs[j], 0));
+                continue;
+            }
+            size_t idx = 0;
+            for (size_t i = 0; i < ns; i++)
+                idx += (size_t)parts[i][j] * cs->mult[i];
+            dc[4 * idx + (j & 3)]++;
+        }
+        return SC_OK;
+    }
+    if (cs->dense_len && !owners) { /* keyword ordinals: a dense table of combinations */
+        for (size_t j = 0; j < n; j++) {
+            if (none[j]) {
+                SC_TRY(add_doc(c, docs[j], 0));
+                continue;
+            }
+            size_t idx = 0;
+            for (size_t i = 0; i < ns; i++)
+                idx += (size_t)parts[i][j] * cs->mult[i];
+            uint32_t ord = cs->dense[idx];
+            if (ord == FAST_EMPTY) {
+                t[0] = 0;
+                for (size_t i = 0; i < ns; i++)
+                    t[1 + i] = parts[i][j];
+                SC_TRY(miss_ord(c, t, &ord));
+                cs->dense[idx] = ord;
+            }
+            if (ord != FAST_SKIP)
+                SC_TRY(sc__agg_emit(c, docs[j], ord));
+        }
+        return SC_OK;
+    }
+    for (size_t j = 0; j < n; j++) {
+        uint32_t owner = owners ? owners[j] : 0;
+        if (none[j]) {
+            SC_TRY(add_doc(c, docs[j], owner));
+            continue;
+        }
+        t[0] = owner;
+        for (size_t i = 0; i < ns; i++)
+            t[1 + i] = parts[i][j];
+        uint32_t ord;
+        if (last_ord != FAST_EMPTY && tuple_eq(t, last, tn)) {
+            ord = last_ord;
+        } else {
+            SC_TRY(tuple_ord(c, t, tn, &ord));
+            memcpy(last, t, tn * sizeof *t);
+            last_ord = ord;
+        }
+        if (ord != FAST_SKIP)
+            SC_TRY(sc__agg_emit(c, docs[j], ord));
+    }
+    return SC_OK;
+}
+
 static sc_status comp_collect(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
                               size_t n)
 {
+    if (((comp_state *)c->state)->fast) {
+        for (size_t i = 0; i < n; i += FAST_WINDOW) {
+            size_t m = n - i < FAST_WINDOW ? n - i : FAST_WINDOW;
+            SC_TRY(collect_window(c, docs + i, owners ? owners + i : NULL, m));
+        }
+        return SC_OK;
+    }
     for (size_t i = 0; i < n; i++)
         SC_TRY(add_doc(c, docs[i], owners ? owners[i] : 0));
     return SC_OK;

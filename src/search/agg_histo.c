@@ -4,7 +4,8 @@
  * with the previous lookup cached (neighbouring docs usually share a bucket). hard_bounds
  * drop values outside them; a doc counts once per bucket. Empty buckets are made at the
  * final reduce (agg_histo_reduce.c). A top-level numeric histogram whose subs are plain
- * metrics on single-valued fields updates their per-bucket arrays directly (histo_fused). */
+ * metrics on single-valued fields updates their per-bucket arrays directly (histo_fused), as
+ * does a top-level date_histogram of a fixed-length rounding in a zone without transitions. */
 #include <math.h>
 #include <string.h>
 
@@ -29,6 +30,13 @@ typedef struct histo_state {
     uint32_t *dense;
     int64_t dense_base;
     bool dense_set;
+    /* a fused date_histogram (see histo_fused): its dense table and keys[] hold the bucket
+     * index q, the bucket's key is q x dq_unit - dq_shift; 0 for a histogram (key = index) */
+    int64_t dq_unit, dq_shift;
+    /* the fused date_histogram's last bucket: values in [d_lo, d_hi) have ordinal d_ord
+     * (sorted dates mostly stay in it; d_lo > d_hi: none yet) */
+    int64_t d_lo, d_hi;
+    uint32_t d_ord;
     /* the fused path (see histo_fused): bucket ordinals and docs of a window, and the pairs
      * this segment gave the metric subs (their lane offset) */
     uint32_t *bords, *fdocs;
@@ -97,12 +105,13 @@ static inline sc_status ord_top(sc__agg_coll *c, int64_t key, uint32_t *ord)
         h->dense_set = true;
     }
     uint64_t d = (uint64_t)key - (uint64_t)h->dense_base;
+    int64_t rk = h->dq_unit ? key * h->dq_unit - h->dq_shift : key;
     if (d >= DENSE)
-        return ord_cached(c, 0, key, ord);
+        return ord_cached(c, 0, rk, ord);
     uint32_t o = h->dense[d];
     if (!o) {
         bool added;
-        SC_TRY(sc__agg_ords_long(c->ctx->a, &h->ords, 0, key, &o, &added));
+        SC_TRY(sc__agg_ords_long(c->ctx->a, &h->ords, 0, rk, &o, &added));
         h->dense[d] = ++o;
     }
     *ord = o - 1;
@@ -146,7 +155,7 @@ static sc_status add(sc__agg_coll *c, uint32_t doc, uint32_t owner, int64_t key)
 
 /* A date rounding that is plain arithmetic: a fixed length (fixed intervals, minutes, hours,
  * days) in a zone without transitions. Its length, or 0. */
-static int64_t plain_unit_ms(const sc_agg_rounding *r)
+int64_t sc__agg_plain_unit_ms(const sc_agg_rounding *r)
 {
     if (r->tz.n_trans)
         return 0;
@@ -159,7 +168,7 @@ static int64_t plain_unit_ms(const sc_agg_rounding *r)
     }
 }
 
-/* Bucket starts of k date values for a plain rounding (see plain_unit_ms), in one loop. */
+/* Bucket starts of k date values for a plain rounding (see sc__agg_plain_unit_ms), in one loop. */
 static void round_plain(const sc_agg_rounding *r, int64_t unit, const int64_t *v, size_t k,
                         int64_t *out)
 {
@@ -174,17 +183,21 @@ static void round_plain(const sc_agg_rounding *r, int64_t unit, const int64_t *v
     }
 }
 
-/* The fused path: a top-level numeric histogram whose subs are all metrics on fields with one
- * value per doc in this segment (Rally's distance_amount_agg: a histogram of trip_distance with
- * a stats of total_amount). A window's bucket ordinals go straight to the metrics' per-bucket
- * arrays, no (doc, ordinal) pair queued per doc; the same values in the same order and lanes
- * as the pairs would give them, so the sums are bit for bit those of the general path. */
+/* The fused path: a top-level numeric histogram, or a date_histogram whose rounding is plain
+ * arithmetic (sc__agg_plain_unit_ms), whose subs are all metrics on fields with one value per doc
+ * in this segment (Rally's distance_amount_agg: a histogram of trip_distance with a stats of
+ * total_amount; date_histogram_fixed_interval_with_metrics: 10 days, three stats). A window's
+ * bucket ordinals go straight to the metrics' per-bucket arrays, no (doc, ordinal) pair queued per
+ * doc; the same values in the same order and lanes as the pairs would give them, so the sums are
+ * bit for bit those of the general path. */
 static bool fusable(const sc__agg_coll *c)
 {
     const histo_state *h = c->state;
     const sc_agg_spec *spec = c->spec;
-    if (!c->n_subs || spec->kind != SC_AGG_HISTOGRAM || spec->vtype == SC_AGG_V_DOUBLE ||
-        spec->has_hard_bounds || !h->f.has_num || !sc_dv_numeric_is_single(&h->f.num))
+    if (!c->n_subs || spec->has_hard_bounds || !h->f.has_num || !sc_dv_numeric_is_single(&h->f.num))
+        return false;
+    if (spec->kind == SC_AGG_DATE_HISTOGRAM ? !sc__agg_plain_unit_ms(&spec->rounding)
+                                            : spec->vtype == SC_AGG_V_DOUBLE)
         return false;
     for (size_t i = 0; i < c->n_subs; i++)
         if (!sc__agg_metric_fusable(c->subs[i]))
@@ -279,18 +292,96 @@ static bool dense_ords(histo_state *h, size_t k, uint32_t *mx)
     return !miss;
 }
 
+/* Bucket indexes q of k date values for a plain rounding of length unit (sc__agg_plain_unit_ms):
+ * the bucket of v starts at q x unit - shift, as round_plain computes it. Values within
+ * +-2^52 of the shift take a multiply by 1 / unit (within one of the quotient, corrected with
+ * exact integer products), the rest the division. */
+void sc__agg_plain_index(const sc_agg_rounding *r, int64_t unit, const int64_t *v, size_t k,
+                         int64_t *out)
+{
+    const int64_t lim = INT64_C(1) << 60, near = INT64_C(1) << 52;
+    int64_t shift = r->tz.base_offset_ms - r->offset_ms;
+    double inv = 1.0 / (double)unit;
+    for (size_t i = 0; i < k; i++) {
+        int64_t x = v[i] > lim ? lim : v[i] < -lim ? -lim : v[i];
+        x += shift;
+        int64_t q;
+        if (x > -near && x < near) {
+            q = (int64_t)((double)x * inv);
+            q -= q * unit > x;
+            q += (q + 1) * unit <= x;
+        } else {
+            q = x / unit;
+            q -= (x % unit != 0) & (x < 0); /* floor */
+        }
+        out[i] = q;
+    }
+}
+
+/* The fused path's counts and metrics of docs wd[0..m) in buckets h->bords[0..m) (largest
+ * mx). */
+static sc_status fused_add(sc__agg_coll *c, const uint32_t *wd, size_t m, uint32_t mx)
+{
+    histo_state *h = c->state;
+    SC_TRY(sc__agg_vec_ensure(c->ctx->a, &h->lcounts, 4 * ((size_t)mx + 1), 0));
+    uint64_t *lc = h->lcounts.p;
+    const uint32_t *bo = h->bords;
+    for (size_t i = 0; i < m; i++)
+        lc[4 * (size_t)bo[i] + (i & 3)]++;
+    for (size_t j = 0; j < c->n_subs; j++)
+        SC_TRY(sc__agg_metric_add_owned(c->subs[j], wd, h->bords, m, mx, h->fused_n));
+    h->fused_n += m;
+    return SC_OK;
+}
+
+/* The fused date_histogram's ordinals of the window's k values (h->ibuf) into h->bords, the
+ * largest into *mx: a value in the last bucket's [d_lo, d_hi) takes its ordinal (q x unit -
+ * shift <= v < that + unit is exactly the values whose index is q, sc__agg_plain_index's
+ * clamp included), any other its index and ord_top. */
+static sc_status date_ords(sc__agg_coll *c, int64_t unit, size_t k, uint32_t *mx)
+{
+    histo_state *h = c->state;
+    uint32_t hi = 0;
+    for (size_t i = 0; i < k; i++) {
+        int64_t v = h->ibuf[i];
+        if (v < h->d_lo || v >= h->d_hi) {
+            int64_t q;
+            sc__agg_plain_index(&c->spec->rounding, unit, &v, 1, &q);
+            SC_TRY(ord_top(c, q, &h->d_ord));
+            h->d_lo = q * unit - h->dq_shift;
+            h->d_hi = h->d_lo + unit;
+        }
+        h->bords[i] = h->d_ord;
+        hi = h->d_ord > hi ? h->d_ord : hi;
+    }
+    *mx = hi;
+    return SC_OK;
+}
+
 static sc_status histo_fused(sc__agg_coll *c, const uint32_t *docs, size_t n)
 {
     histo_state *h = c->state;
     const sc_agg_spec *spec = c->spec;
     double inv = spec->interval, o = spec->offset;
-    int64_t div = int_divisor(spec);
+    bool date = spec->kind == SC_AGG_DATE_HISTOGRAM;
+    int64_t div = date ? 0 : int_divisor(spec);
+    int64_t unit = date ? sc__agg_plain_unit_ms(&spec->rounding) : 0;
+    if (date) {
+        h->dq_unit = unit;
+        h->dq_shift = spec->rounding.tz.base_offset_ms - spec->rounding.offset_ms;
+    }
     for (size_t off = 0; off < n; off += SC__AGG_PAIRS) {
         size_t k = n - off < SC__AGG_PAIRS ? n - off : SC__AGG_PAIRS;
         const uint32_t *wd = docs + off;
         sc_dv_numeric_get_single_batch(&h->f.num, wd, k, h->ibuf);
         /* the keys as histo_collect computes them */
         bool all = true;
+        if (date) {
+            uint32_t mx = 0;
+            SC_TRY(date_ords(c, unit, k, &mx));
+            SC_TRY(fused_add(c, wd, k, mx));
+            continue;
+        }
         if (div && small31(h->ibuf, k)) {
             exact_floor_div31(h->ibuf, k, div, h->keys);
         } else if (div && small(h->ibuf, k)) {
@@ -338,16 +429,8 @@ static sc_status histo_fused(sc__agg_coll *c, const uint32_t *docs, size_t n)
             }
             wd = h->fdocs;
         }
-        if (!m)
-            continue;
-        SC_TRY(sc__agg_vec_ensure(c->ctx->a, &h->lcounts, 4 * ((size_t)mx + 1), 0));
-        uint64_t *lc = h->lcounts.p;
-        const uint32_t *bo = h->bords;
-        for (size_t i = 0; i < m; i++)
-            lc[4 * (size_t)bo[i] + (i & 3)]++;
-        for (size_t j = 0; j < c->n_subs; j++)
-            SC_TRY(sc__agg_metric_add_owned(c->subs[j], wd, h->bords, m, mx, h->fused_n));
-        h->fused_n += m;
+        if (m)
+            SC_TRY(fused_add(c, wd, m, mx));
     }
     return SC_OK;
 }
@@ -401,7 +484,8 @@ static sc_status histo_collect(sc__agg_coll *c, const uint32_t *docs, const uint
                     continue;
                 }
             }
-            int64_t unit = date && !spec->has_hard_bounds ? plain_unit_ms(&spec->rounding) : 0;
+            int64_t unit =
+                date && !spec->has_hard_bounds ? sc__agg_plain_unit_ms(&spec->rounding) : 0;
             if (unit) {
                 round_plain(&spec->rounding, unit, h->ibuf, k, h->keys);
                 for (size_t i = 0; i < k; i++)
@@ -502,6 +586,7 @@ sc_status sc__agg_histo_new(sc__agg_coll *c)
     histo_state *h = sc_arena_calloc(a, 1, sizeof *h);
     if (!h)
         return sc__agg_oom(a);
+    h->d_lo = 1; /* no last date bucket yet */
     h->ibuf = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->ibuf);
     h->keys = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->keys);
     h->ok = sc_arena_alloc(a, SC__AGG_PAIRS * sizeof *h->ok);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "index/bkd2.h"
 #include "index/docvalues.h"
 #include "index/segment.h"
 #include "search/agg.h"
@@ -60,6 +61,13 @@ typedef struct sc__agg_coll_ops {
      * collect calls for this segment). */
     sc_status (*seg_whole)(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
                            bool *handled);
+    /* seg_whole passes the docs it takes to the subs itself (sc__agg_emit), so it applies
+     * with sub-aggregations too (otherwise only to a collector without subs). */
+    bool seg_whole_feeds_subs;
+    /* Optional (NULL = never): c is a top-level aggregation and the query is match_all
+     * (field NULL) or one range [lo, hi] on `field`; called once before the first segment
+     * (the searcher's segments are c->ctx->s). */
+    sc_status (*query_whole)(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi);
 } sc__agg_coll_ops;
 
 /* A growable array of 8-byte cells in the arena (grows by doubling; old blocks stay in the
@@ -208,6 +216,15 @@ sc_status sc__agg_terms_fast_seg_end(sc__agg_coll *c, sc__agg_terms_fast **f,
 /* The shard result from the kept lists (f may be NULL: no values anywhere). */
 sc_status sc__agg_terms_fast_build(sc__agg_coll *c, const sc__agg_terms_fast *f,
                                    sc_agg_result **out) SC_MUST_USE;
+
+/* ---- plain date roundings (agg_histo.c) ---- */
+/* A date rounding that is plain arithmetic: a fixed length (fixed intervals, minutes, hours,
+ * days) in a zone without transitions. Its length in ms, or 0. */
+int64_t sc__agg_plain_unit_ms(const sc_agg_rounding *r);
+/* For such a rounding of length unit: out[i] = the index q of v[i]'s bucket, which starts at
+ * q x unit - (r->tz.base_offset_ms - r->offset_ms) (sc_agg_round's key). */
+void sc__agg_plain_index(const sc_agg_rounding *r, int64_t unit, const int64_t *v, size_t k,
+                         int64_t *out);
 
 /* ---- counting from points (agg_points.c) ---- */
 /* Whether spec's field has single-valued 1-D points in segment s (long/date, no `missing`). */
@@ -377,5 +394,39 @@ double sc__agg_metric_value(const sc_agg_spec *spec, const sc_agg_result *r, sc_
 int sc__agg_bucket_cmp(const sc_agg_spec *spec, const sc_agg_bucket *x, const sc_agg_bucket *y);
 /* Compares two terms keys (bytes or numeric by the spec's value type). */
 int sc__agg_key_cmp(const sc_agg_spec *spec, const sc_agg_bucket *x, const sc_agg_bucket *y);
+
+/* ---- geotile keys without a sin and a log per point (agg_geotile.c) ---- */
+#define SC__AGG_TILE_UNKNOWN UINT32_MAX     /* a cell not looked at yet */
+#define SC__AGG_TILE_EXACT (UINT32_MAX - 1) /* a cell whose points take the formula */
+/* The rows of zoom z by cells of encoded latitude (2^shift encodings each) in a window of
+ * n_cells from base (set by the first point). Per aggregation source, for a whole collection:
+ * it depends on the zoom only. */
+typedef struct sc__agg_tiles {
+    uint32_t z, shift;
+    bool based;
+    int64_t base;
+    uint32_t *cells; /* row, SC__AGG_TILE_UNKNOWN or SC__AGG_TILE_EXACT */
+    size_t n_cells;
+} sc__agg_tiles;
+/* An empty table for zoom z (0..29) in a: 128 KiB. SC_ENOMEM (the arena's budget). */
+sc_status sc__agg_tiles_init(sc__agg_tiles *t, sc_arena *a, uint32_t z) SC_MUST_USE;
+/* sc__agg_tiles_key for a point outside the known cells (fills its cell). */
+int64_t sc__agg_tiles_fill(sc__agg_tiles *t, int32_t la, int32_t lo);
+/* The geotile key of the encoded point (la, lo): equal to sc_agg_geotile_key(z,
+ * sc_geo_decode_lat(la), sc_geo_decode_lon(lo)) for every point (agg_geotile_test). x is
+ * floor((lon + 180) / 360 x 2^z) = (lo + 2^31) >> (32 - z) exactly: lon, lon + 180 and the
+ * quotient are exact doubles (multiples of 360 / 2^32 below 2^38 of them). */
+static inline int64_t sc__agg_tiles_key(sc__agg_tiles *t, int32_t la, int32_t lo)
+{
+    uint64_t cell = (uint64_t)((int64_t)la - t->base) >> t->shift;
+    uint32_t y = cell < t->n_cells ? t->cells[cell] : SC__AGG_TILE_UNKNOWN;
+    if (y >= SC__AGG_TILE_EXACT) {
+        if (y == SC__AGG_TILE_UNKNOWN)
+            return sc__agg_tiles_fill(t, la, lo);
+        return sc_agg_geotile_key(t->z, sc_geo_decode_lat(la), sc_geo_decode_lon(lo));
+    }
+    uint64_t x = ((uint64_t)(uint32_t)lo ^ 0x80000000u) >> (32 - t->z);
+    return (int64_t)((uint64_t)t->z << 58 | x << 29 | y);
+}
 
 #endif

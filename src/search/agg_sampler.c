@@ -9,6 +9,7 @@
  * within one), so a doc passes while its owner's count is below shard_size. A query that
  * scores docs differently is refused (400): the collectors see no scores. */
 #include <stdio.h>
+#include <string.h>
 
 #include "search/agg_internal.h"
 
@@ -140,11 +141,67 @@ static sc_status sampler_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **
     return SC_OK;
 }
 
+/* Docs read for the sample of a whole segment before giving up (the windows then feed it): the
+ * scan reads the range field's doc values from the first doc on, so a range whose matches
+ * come late in doc order would cost more than the windows of its matches. */
+#define WHOLE_SCAN_MIN 65536
+
+/* The segment's matches are all its docs (field NULL) or its docs with a value of the
+ * single-valued `field` in [lo, hi] (no deletes): the sample is the first of them in doc
+ * order while the count is below shard_size, found by reading the field's doc values from
+ * the first doc until the sample is full (Lucene's top-N of constant scores terminates the
+ * same way), instead of every match's window. Not handled (nothing taken) when the scan
+ * would pass max(WHOLE_SCAN_MIN, n_docs / 16) docs without filling the sample. */
+static sc_status sampler_seg_whole(sc__agg_coll *c, const sc_slice *field, int64_t lo, int64_t hi,
+                                   bool *handled)
+{
+    *handled = false;
+    uint64_t cap = c->spec->shard_size;
+    uint64_t have = c->doc_counts.len ? ((const uint64_t *)c->doc_counts.p)[0] : 0;
+    uint32_t n_docs = c->seg->n_docs;
+    if (!field) {
+        for (uint32_t d = 0; d < n_docs && have < cap; d++, have++)
+            SC_TRY(sc__agg_emit(c, d, 0));
+        *handled = true;
+        return SC_OK;
+    }
+    char name[256];
+    if (field->len >= sizeof name || have >= cap)
+        return SC_OK;
+    memcpy(name, field->ptr, field->len);
+    name[field->len] = '\0';
+    sc__agg_field f;
+    SC_TRY(sc__agg_field_open(c->ctx, c->seg->seg, name, &f));
+    if (!f.has_num)
+        return SC_OK;
+    uint32_t want = (uint32_t)(cap - have < 4096 ? cap - have : 4096), got = 0;
+    uint32_t *docs = sc_arena_alloc(c->ctx->a, want * sizeof *docs);
+    if (!docs)
+        return sc__agg_oom(c->ctx->a);
+    uint32_t limit = n_docs / 16 > WHOLE_SCAN_MIN ? n_docs / 16 : WHOLE_SCAN_MIN;
+    uint32_t d = 0;
+    for (; d < n_docs && got < want; d++) {
+        int64_t v;
+        if (d == limit)
+            return SC_OK; /* sparse matches: the windows are cheaper */
+        if (sc_dv_numeric_first(&f.num, d, &v) && v >= lo && v <= hi)
+            docs[got++] = d;
+    }
+    if (got == want && (uint64_t)want < cap - have)
+        return SC_OK; /* a sample larger than the scan's buffer */
+    for (uint32_t i = 0; i < got; i++)
+        SC_TRY(sc__agg_emit(c, docs[i], 0));
+    *handled = true;
+    return SC_OK;
+}
+
 static const sc__agg_coll_ops sampler_ops = {
     .seg_begin = sampler_seg_begin,
     .collect = sampler_collect,
     .seg_end = sampler_seg_end,
     .build = sampler_build,
+    .seg_whole = sampler_seg_whole,
+    .seg_whole_feeds_subs = true,
 };
 
 static const sc__agg_coll_ops diverse_ops = {

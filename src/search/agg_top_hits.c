@@ -328,7 +328,8 @@ static sc_status build(sc__agg_coll *c, uint32_t owner, sc_agg_result **out)
     return SC_OK;
 }
 
-static const sc__agg_coll_ops ops = {seg_begin, collect, seg_end, build, NULL};
+static const sc__agg_coll_ops ops = {
+    .seg_begin = seg_begin, .collect = collect, .seg_end = seg_end, .build = build};
 
 bool sc__agg_top_hits_scores(const sc_agg_spec *spec)
 {

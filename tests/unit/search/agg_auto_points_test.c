@@ -5,7 +5,10 @@
  * bucket edges, UTC, a fixed offset and a zone with daylight-saving changes, `buckets` 1 to
  * 600 and minimum_interval; both paths must give the same shard result, and both the
  * buckets of a brute-force model (the finest rung whose buckets fit, each live matching value
- * rounded). */
+ * rounded). Half the rounds add a stats sub-aggregation (and in half of those a value_count,
+ * which takes the pairs path instead of the fused one): then the fast path
+ * chooses the rung from the trees before collecting (no deletes anywhere) and the model
+ * also checks each bucket's sub-aggregation count, min and max. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -113,7 +116,13 @@ static void check_model(const sc_agg_result *x, const sc_agg_spec *spec, const m
     sc_agg_rounding r;
     sc_agg_auto_rung(rung, &spec->rounding.tz, &r, NULL);
     uint64_t *want = calloc(x->n_buckets + 1, sizeof *want);
-    assert_non_null(want);
+    int64_t *wmin = malloc((x->n_buckets + 1) * sizeof *wmin);
+    int64_t *wmax = malloc((x->n_buckets + 1) * sizeof *wmax);
+    assert_true(want && wmin && wmax);
+    for (size_t i = 0; i <= x->n_buckets; i++) {
+        wmin[i] = INT64_MAX;
+        wmax[i] = INT64_MIN;
+    }
     for (size_t i = 0; i < n; i++) {
         if (!vals[i].has || !vals[i].live || vals[i].v < qlo || vals[i].v > qhi)
             continue;
@@ -126,7 +135,10 @@ static void check_model(const sc_agg_result *x, const sc_agg_spec *spec, const m
             else
                 b = m;
         }
-        want[a < x->n_buckets && x->buckets[a].key == k ? a : x->n_buckets]++;
+        size_t w = a < x->n_buckets && x->buckets[a].key == k ? a : x->n_buckets;
+        want[w]++;
+        wmin[w] = vals[i].v < wmin[w] ? vals[i].v : wmin[w];
+        wmax[w] = vals[i].v > wmax[w] ? vals[i].v : wmax[w];
     }
     if (want[x->n_buckets])
         fail_msg("seed %llu round %d: %llu values outside the keys", seed, round,
@@ -136,7 +148,21 @@ static void check_model(const sc_agg_result *x, const sc_agg_spec *spec, const m
             fail_msg("seed %llu round %d: bucket %lld has %llu, model %llu", seed, round,
                      (long long)x->buckets[i].key, (unsigned long long)x->buckets[i].doc_count,
                      (unsigned long long)want[i]);
+    /* sub-aggregations (stats, value_count on the field): each bucket's own values */
+    for (size_t i = 0; spec->n_subs && i < x->n_buckets; i++) {
+        const sc_agg_result *st = x->buckets[i].subs[0];
+        const sc_agg_result *vc = spec->n_subs > 1 ? x->buckets[i].subs[1] : st;
+        if (st->count != want[i] || vc->count != want[i] || st->min != (double)wmin[i] ||
+            st->max != (double)wmax[i])
+            fail_msg("seed %llu round %d: bucket %lld subs count %llu/%llu min %.0f max %.0f, "
+                     "model %llu min %lld max %lld",
+                     seed, round, (long long)x->buckets[i].key, (unsigned long long)st->count,
+                     (unsigned long long)vc->count, st->min, st->max, (unsigned long long)want[i],
+                     (long long)wmin[i], (long long)wmax[i]);
+    }
     free(want);
+    free(wmin);
+    free(wmax);
 }
 
 /* Collects root with q over the segment views; the shard result. */
@@ -169,6 +195,16 @@ static void test_auto_histo_points_vs_docs(void **state)
                 .base_offset_ms = -5 * 3600000, .at_ms = ny_at, .offset_s = ny_off, .n_trans = 2};
         }
         fx_agg_add_sub(&a, root, ah);
+        /* with sub-aggregations the points choose the rung before collecting (no deletes):
+         * the docs go straight to the buckets and the subs instead of the record and replay
+         * that the constant_score query takes */
+        bool subs = below(2) == 0;
+        if (subs) {
+            fx_agg_add_sub(&a, ah, fx_agg_spec(&a, SC_AGG_STATS, "st", "t", SC_AGG_V_DATE));
+            if (below(2)) /* not a fused metric: the pairs path */
+                fx_agg_add_sub(&a, ah,
+                               fx_agg_spec(&a, SC_AGG_VALUE_COUNT, "vc", "t", SC_AGG_V_DATE));
+        }
         /* values: uniform over the span from a base (2020, around the March change, or before
          * 1970), half of them on bucket edges */
         int64_t span = spans[below(sizeof spans / sizeof *spans)];
@@ -181,7 +217,7 @@ static void test_auto_histo_points_vs_docs(void **state)
             /* few values leave gaps where a range bound falls (the extent must be the
              * values', not the bounds clipped to the tree's) */
             uint32_t per = 1 + below(below(2) ? 40 : MAX_PER);
-            bool sparse = below(4) == 0, deletes = below(2) == 0;
+            bool sparse = below(4) == 0, deletes = below(subs ? 8 : 2) == 0;
             sc_segment_builder *b;
             assert_int_equal(sc_segment_builder_new(&b), SC_OK);
             for (uint32_t d = 0; d < per; d++) {
@@ -246,10 +282,68 @@ static void test_auto_histo_points_vs_docs(void **state)
     }
 }
 
+/* The case the random rounds rarely make: a deleted doc holds the segment's extreme value.
+ * The points still have it (the tree does not know deletes), so choosing the rung from the
+ * trees with a deleted extreme picks a coarser rung than the live values need: the points-first
+ * path must not run on a segment with deletes. One segment of docs within a day, plus one doc
+ * 400 days later that is deleted; match_all and a range holding both, with a stats
+ * sub-aggregation (the path that chooses the rung before collecting). The finest rung that
+ * fits the live values in 10 buckets is hours; with the deleted value it would be weeks. */
+static void test_deleted_extreme_value(void **state)
+{
+    (void)state;
+    enum { N = 200 };
+    static mval vals[N + 1];
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = fx_agg_spec(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *ah = fx_agg_spec(&a, SC_AGG_AUTO_DATE_HISTOGRAM, "ah", "t", SC_AGG_V_DATE);
+    ah->size = 10;
+    fx_agg_add_sub(&a, root, ah);
+    fx_agg_add_sub(&a, ah, fx_agg_spec(&a, SC_AGG_STATS, "st", "t", SC_AGG_V_DATE));
+    sc_segment_builder *b;
+    assert_int_equal(sc_segment_builder_new(&b), SC_OK);
+    for (uint32_t d = 0; d <= N; d++) {
+        mval *m = &vals[d];
+        m->has = true;
+        m->live = d != N;
+        m->v = d == N ? T0 + 400 * DAY : T0 + (int64_t)d * 7 * 60000; /* every 7 minutes */
+        fx_tagged tg;
+        sc_index_field f[3];
+        size_t nf = fx_tagged_fields(&tg, segno, d, 0, f);
+        f[nf++] = fx_numeric("t", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &m->v, 1);
+        assert_int_equal(fx_add(b, tg.id, f, nf), 0);
+    }
+    sc_segment *seg;
+    assert_int_equal(fx_write(b, dir, segno++, &seg), 0);
+    sc_bitset bs;
+    assert_int_equal(sc_bitset_init(&bs, N + 1), SC_OK);
+    for (uint32_t d = 0; d < N; d++)
+        sc_bitset_set(&bs, d);
+    sc_searcher_segment view = fx_searcher_segment(seg, &bs, 1);
+    for (int qk = 0; qk < 2; qk++) {
+        int64_t qlo = qk ? T0 - DAY : INT64_MIN, qhi = qk ? T0 + 500 * DAY : INT64_MAX;
+        sc_query *q =
+            qk ? sc_query_range(&a, sc_slice_cstr("t"), &qlo, &qhi, 1) : sc_query_match_all(&a);
+        uint64_t n_fast, n_slow;
+        sc_agg_result *fast = collect(&a, root, &view, 1, q, &n_fast);
+        sc_agg_result *slow = collect(&a, root, &view, 1, sc_query_constant_score(&a, q), &n_slow);
+        assert_int_equal(n_fast, N);
+        assert_int_equal(n_slow, N);
+        check_model(fast->buckets[0].subs[0], ah, vals, N + 1, qlo, qhi, 0, qk);
+        check_model(slow->buckets[0].subs[0], ah, vals, N + 1, qlo, qhi, 0, qk);
+        assert_true(sc_agg_result_equal(fast, slow));
+    }
+    sc_segment_unref(seg);
+    sc_bitset_fini(&bs);
+    sc_arena_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_auto_histo_points_vs_docs),
+        cmocka_unit_test(test_deleted_extreme_value),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1201,6 +1201,379 @@ static void test_composite_paging_vs_model(void **state)
     sc_arena_fini(&a);
 }
 
+/* composite over single-valued fields (the segment-ordinal fast path of agg_composite.c):
+ * tag (desc) x histogram(d, 100) x date_histogram(t, month) with a value_count sub, paged with
+ * `after` 5 buckets at a time over three shards, under match_all and under a term query; and
+ * the same composite under terms(k) (one page per k bucket, owners other than 0). Every page
+ * against brute force: keys in order, counts and the sub's value exact. */
+typedef struct fkey {
+    int tag; /* desc */
+    double h;
+    int64_t m;
+    uint64_t count;
+} fkey;
+
+static int cmp_fkey(const void *x, const void *y)
+{
+    const fkey *a = x, *b = y;
+    if (a->tag != b->tag)
+        return a->tag > b->tag ? -1 : 1;
+    if (a->h != b->h)
+        return a->h < b->h ? -1 : 1;
+    return (a->m > b->m) - (a->m < b->m);
+}
+
+/* The model's distinct keys of the docs matching qk (and having term k_id when >= 0). */
+static size_t fkey_model(fkey *out, int qk, int k_id)
+{
+    size_t n = 0;
+    for (size_t g = 0; g < N_ALL; g++) {
+        const mdoc *d = &docs[g];
+        bool has_k = k_id < 0;
+        for (uint32_t i = 0; i < d->nk; i++)
+            has_k |= (int)d->k[i] == k_id;
+        if (!doc_matches(d, qk) || !has_k)
+            continue;
+        out[n++] = (fkey){(int)d->tag, floor(d->d / 100) * 100, month_start(d->t, 0), 1};
+    }
+    qsort(out, n, sizeof *out, cmp_fkey);
+    size_t nd = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (nd && !cmp_fkey(&out[nd - 1], &out[i]))
+            out[nd - 1].count++;
+        else
+            out[nd++] = out[i];
+    }
+    return nd;
+}
+
+static void check_fkey_page(const sc_agg_spec *cp, const sc_agg_result *x, const fkey *model,
+                            size_t from, size_t n_model)
+{
+    size_t expect = n_model - from < cp->size ? n_model - from : cp->size;
+    assert_int_equal(x->n_buckets, expect);
+    for (size_t i = 0; i < x->n_buckets; i++) {
+        sc_agg_value v[3];
+        assert_true(sc_agg_composite_parse(cp, x->buckets[i].bkey, v));
+        const fkey *m = &model[from + i];
+        assert_int_equal(v[0].s.len, 2);
+        assert_int_equal(v[0].s.ptr[1] - '0', m->tag);
+        assert_true(v[1].d == m->h);
+        assert_int_equal(v[2].i, m->m);
+        assert_int_equal(x->buckets[i].doc_count, m->count);
+        assert_int_equal(x->buckets[i].subs[0]->count, m->count);
+    }
+}
+
+static void test_composite_single_valued_vs_model(void **state)
+{
+    (void)state;
+    static fkey model[N_ALL];
+    for (int qk = 0; qk < 2; qk++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+        sc_agg_spec *cp = mk(&a, SC_AGG_COMPOSITE, "c", NULL, 0);
+        cp->size = 5;
+        sc_agg_spec *s0 = mk(&a, SC_AGG_TERMS, "tag", "tag", SC_AGG_V_KEYWORD);
+        s0->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY, .desc = true};
+        sc_agg_spec *s1 = mk(&a, SC_AGG_HISTOGRAM, "h", "d", SC_AGG_V_DOUBLE);
+        s1->interval = 100;
+        sc_agg_spec *s2 = mk(&a, SC_AGG_DATE_HISTOGRAM, "m", "t", SC_AGG_V_DATE);
+        s2->rounding.unit = SC_AGG_CAL_MONTH;
+        sc_agg_spec *srcs[3] = {s0, s1, s2};
+        cp->sources = srcs;
+        cp->n_sources = 3;
+        add_sub(&a, cp, mk(&a, SC_AGG_VALUE_COUNT, "vc", "d", SC_AGG_V_DOUBLE));
+        add_sub(&a, root, cp);
+        size_t nd = fkey_model(model, qk, -1);
+        assert_true(nd > 3 * cp->size);
+        sc_agg_value after[3];
+        size_t from = 0;
+        for (; from < nd; from += cp->size) {
+            const sc_agg_result *x = top(run(&a, root, qk, true), 0);
+            check_fkey_page(cp, x, model, from, nd);
+            assert_true(sc_agg_composite_parse(cp, x->buckets[x->n_buckets - 1].bkey, after));
+            cp->after = after;
+        }
+        assert_int_equal(top(run(&a, root, qk, true), 0)->n_buckets, 0);
+        sc_arena_fini(&a);
+    }
+    /* under terms(k): the composite of each k bucket (owners), first page, one shard */
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+    sc_agg_spec *tk = mk(&a, SC_AGG_TERMS, "k", "k", SC_AGG_V_KEYWORD);
+    tk->size = N_TERMS;
+    sc_agg_spec *cp = mk(&a, SC_AGG_COMPOSITE, "c", NULL, 0);
+    cp->size = 4;
+    sc_agg_spec *s0 = mk(&a, SC_AGG_TERMS, "tag", "tag", SC_AGG_V_KEYWORD);
+    s0->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY, .desc = true};
+    sc_agg_spec *s1 = mk(&a, SC_AGG_HISTOGRAM, "h", "d", SC_AGG_V_DOUBLE);
+    s1->interval = 100;
+    sc_agg_spec *s2 = mk(&a, SC_AGG_DATE_HISTOGRAM, "m", "t", SC_AGG_V_DATE);
+    s2->rounding.unit = SC_AGG_CAL_MONTH;
+    sc_agg_spec *srcs[3] = {s0, s1, s2};
+    cp->sources = srcs;
+    cp->n_sources = 3;
+    add_sub(&a, cp, mk(&a, SC_AGG_VALUE_COUNT, "vc", "d", SC_AGG_V_DOUBLE));
+    add_sub(&a, tk, cp);
+    add_sub(&a, root, tk);
+    const sc_agg_result *x = top(run(&a, root, 0, false), 0);
+    assert_true(x->n_buckets > 3);
+    for (size_t i = 0; i < x->n_buckets; i++) {
+        int k_id = term_id(x->buckets[i].bkey);
+        size_t nd = fkey_model(model, 0, k_id);
+        check_fkey_page(cp, x->buckets[i].subs[0], model, 0, nd);
+    }
+    sc_arena_fini(&a);
+}
+
+/* composite with one histogram source at the top level (collect_histo_top: bucket index ->
+ * ordinal through a dense table of 4,096 indexes, tuple_ord outside it): interval 7.5 with
+ * offset 2.5 ascending (the keys in the table), and interval 1/16 descending (20,001 keys, most
+ * outside the table), paged with `after` over three shards, under match_all and a term query:
+ * every page against brute force (keys, counts, the sub's count). */
+typedef struct hkey {
+    double h;
+    uint64_t count;
+} hkey;
+
+static int cmp_hkey(const void *x, const void *y)
+{
+    double a = ((const hkey *)x)->h, b = ((const hkey *)y)->h;
+    return (a > b) - (a < b);
+}
+
+static void test_composite_lone_histogram_vs_model(void **state)
+{
+    (void)state;
+    static hkey model[N_ALL];
+    const double ivs[2] = {7.5, 1.0 / 16}, offs[2] = {2.5, 0};
+    for (int v = 0; v < 2; v++)
+        for (int qk = 0; qk < 2; qk++) {
+            size_t n = 0;
+            for (size_t g = 0; g < N_ALL; g++)
+                if (doc_matches(&docs[g], qk))
+                    model[n++] = (hkey){floor((docs[g].d - offs[v]) / ivs[v]) * ivs[v] + offs[v], 1};
+            qsort(model, n, sizeof *model, cmp_hkey);
+            size_t nd = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (nd && model[nd - 1].h == model[i].h)
+                    model[nd - 1].count++;
+                else
+                    model[nd++] = model[i];
+            }
+            if (v == 1) /* descending */
+                for (size_t i = 0; i < nd / 2; i++) {
+                    hkey t = model[i];
+                    model[i] = model[nd - 1 - i];
+                    model[nd - 1 - i] = t;
+                }
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_agg_spec *cp = mk(&a, SC_AGG_COMPOSITE, "c", NULL, 0);
+            cp->size = v ? 200 : 5;
+            sc_agg_spec *s0 = mk(&a, SC_AGG_HISTOGRAM, "h", "d", SC_AGG_V_DOUBLE);
+            s0->interval = ivs[v];
+            s0->offset = offs[v];
+            s0->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY, .desc = v == 1};
+            sc_agg_spec *srcs[1] = {s0};
+            cp->sources = srcs;
+            cp->n_sources = 1;
+            add_sub(&a, cp, mk(&a, SC_AGG_VALUE_COUNT, "vc", "d", SC_AGG_V_DOUBLE));
+            add_sub(&a, root, cp);
+            assert_true(nd > 3 * cp->size);
+            sc_agg_value after[1];
+            size_t from = 0;
+            for (; from < nd; from += cp->size) {
+                const sc_agg_result *x = top(run(&a, root, qk, true), 0);
+                size_t expect = nd - from < cp->size ? nd - from : cp->size;
+                assert_int_equal(x->n_buckets, expect);
+                for (size_t i = 0; i < x->n_buckets; i++) {
+                    sc_agg_value pv[1];
+                    assert_true(sc_agg_composite_parse(cp, x->buckets[i].bkey, pv));
+                    assert_true(pv[0].d == model[from + i].h);
+                    assert_int_equal(x->buckets[i].doc_count, model[from + i].count);
+                    assert_int_equal(x->buckets[i].subs[0]->count, model[from + i].count);
+                }
+                assert_true(sc_agg_composite_parse(cp, x->buckets[x->n_buckets - 1].bkey, after));
+                cp->after = after;
+            }
+            assert_int_equal(top(run(&a, root, qk, true), 0)->n_buckets, 0);
+            sc_arena_fini(&a);
+        }
+}
+
+/* A top-level date_histogram of a fixed-length rounding (10 days with a 3 h offset, an hour,
+ * 7 days in a fixed +05:30 zone) whose subs are metrics on single-valued fields takes the fused
+ * path (agg_histo.c, histo_fused: bucket indexes by a multiply, the ordinals straight to the
+ * metrics' arrays); with a value_count sub added it takes the (doc, bucket) pair path. Both
+ * must give the same buckets and bit-identical metrics, under match_all and a term query,
+ * across the fixture's segments (one with deletes); doc counts also against brute force. */
+static void same_metric(const sc_agg_result *x, const sc_agg_result *y);
+
+static void test_fused_date_histogram_equals_general(void **state)
+{
+    (void)state;
+    const int64_t hour = 3600000, day = 86400000;
+    for (int v = 0; v < 3; v++)
+        for (int qk = 0; qk < 2; qk++) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_agg_spec *fused = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_agg_spec *general = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_agg_rounding r = {0};
+            if (v == 0) {
+                r.fixed_ms = 10 * day;
+                r.offset_ms = 3 * hour;
+            } else if (v == 1) {
+                r.unit = SC_AGG_CAL_HOUR;
+            } else {
+                r.fixed_ms = 7 * day;
+                r.tz.base_offset_ms = 19800000;
+            }
+            for (int g = 0; g < 2; g++) {
+                sc_agg_spec *h = mk(&a, SC_AGG_DATE_HISTOGRAM, "h", "t", SC_AGG_V_DATE);
+                h->rounding = r;
+                add_sub(&a, h, mk(&a, SC_AGG_STATS, "st", "d", SC_AGG_V_DOUBLE));
+                add_sub(&a, h, mk(&a, SC_AGG_EXTENDED_STATS, "es", "d", SC_AGG_V_DOUBLE));
+                add_sub(&a, h, mk(&a, SC_AGG_AVG, "av", "t", SC_AGG_V_DATE));
+                if (g) /* not a plain metric: the pairs path */
+                    add_sub(&a, h, mk(&a, SC_AGG_VALUE_COUNT, "vc", "d", SC_AGG_V_DOUBLE));
+                add_sub(&a, g ? general : fused, h);
+            }
+            const sc_agg_result *xf = top(run(&a, fused, qk, false), 0);
+            const sc_agg_result *xg = top(run(&a, general, qk, false), 0);
+            assert_true(xf->n_buckets > 10);
+            assert_int_equal(xf->n_buckets, xg->n_buckets);
+            int64_t shift = r.tz.base_offset_ms - r.offset_ms;
+            int64_t unit = r.fixed_ms ? r.fixed_ms : hour;
+            for (size_t i = 0; i < xf->n_buckets; i++) {
+                const sc_agg_bucket *bf = &xf->buckets[i], *bg = &xg->buckets[i];
+                assert_int_equal(bf->key, bg->key);
+                assert_int_equal(bf->doc_count, bg->doc_count);
+                for (int j = 0; j < 3; j++)
+                    same_metric(bf->subs[j], bg->subs[j]);
+                uint64_t c = 0;
+                for (size_t g = 0; g < N_ALL; g++) {
+                    int64_t x = docs[g].t + shift;
+                    int64_t q = x / unit - (x % unit != 0 && x < 0);
+                    c += doc_matches(&docs[g], qk) && q * unit - shift == bf->key;
+                }
+                assert_int_equal(bf->doc_count, c);
+            }
+            sc_arena_fini(&a);
+        }
+}
+
+/* composite(tag desc) and composite(tag, tag asc) over the single-valued keyword "tag" (the dense
+ * table of ordinal combinations), paged 3 buckets at a time with `after`, under match_all and a
+ * term query, over three shards: every page against brute force. */
+static void test_composite_keywords_dense_vs_model(void **state)
+{
+    (void)state;
+    for (int two = 0; two < 2; two++)
+        for (int qk = 0; qk < 3; qk += 2) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_agg_spec *cp = mk(&a, SC_AGG_COMPOSITE, "c", NULL, 0);
+            cp->size = 3;
+            sc_agg_spec *s0 = mk(&a, SC_AGG_TERMS, "a", "tag", SC_AGG_V_KEYWORD);
+            s0->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY, .desc = true};
+            sc_agg_spec *s1 = mk(&a, SC_AGG_TERMS, "b", "tag", SC_AGG_V_KEYWORD);
+            s1->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+            sc_agg_spec *srcs[2] = {s0, s1};
+            cp->sources = srcs;
+            cp->n_sources = two ? 2 : 1;
+            add_sub(&a, root, cp);
+            uint64_t cnt[4] = {0};
+            for (size_t g = 0; g < N_ALL; g++)
+                cnt[docs[g].tag] += doc_matches(&docs[g], qk);
+            sc_agg_value after[2];
+            int next = 3; /* tags in descending order, the non-empty ones */
+            for (int page = 0; page < 4; page++) {
+                const sc_agg_result *x = top(run(&a, root, qk, true), 0);
+                if (!x->n_buckets)
+                    break;
+                for (size_t i = 0; i < x->n_buckets; i++) {
+                    while (next >= 0 && !cnt[next])
+                        next--;
+                    assert_true(next >= 0);
+                    sc_agg_value v[2];
+                    assert_true(sc_agg_composite_parse(cp, x->buckets[i].bkey, v));
+                    assert_int_equal(v[0].s.ptr[1] - '0', next);
+                    if (two)
+                        assert_int_equal(v[1].s.ptr[1] - '0', next);
+                    assert_int_equal(x->buckets[i].doc_count, cnt[next]);
+                    next--;
+                }
+                assert_true(sc_agg_composite_parse(cp, x->buckets[x->n_buckets - 1].bkey, after));
+                cp->after = after;
+            }
+            while (next >= 0 && !cnt[next])
+                next--;
+            assert_int_equal(next, -1);
+            sc_arena_fini(&a);
+        }
+}
+
+/* sampler > terms(tag): the sample is the first shard_size matches in doc order (segments in
+ * order), under match_all and a range on "t" (a segment without deletes is sampled from the
+ * range field's doc values, sampler_seg_whole) and the same range under constant_score (the
+ * windows): all three against brute force, for samples inside one segment and across them. */
+static void test_sampler_whole_segment_vs_model(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[] = {5, 700, 2000, 2 * N_ALL};
+    int64_t qlo = T0 + INT64_C(37) * 86400000 + 12345, qhi = T0 + INT64_C(201) * 86400000 - 777;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (int qk = 0; qk < 3; qk++) {
+            sc_arena a;
+            sc_arena_init(&a, 0);
+            sc_agg_spec *root = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            sc_agg_spec *sp = mk(&a, SC_AGG_SAMPLER, "s", NULL, 0);
+            sp->shard_size = sizes[si];
+            sc_agg_spec *tt = mk(&a, SC_AGG_TERMS, "tag", "tag", SC_AGG_V_KEYWORD);
+            tt->size = 4;
+            add_sub(&a, sp, tt);
+            add_sub(&a, root, sp);
+            sc_query *rq = sc_query_range(&a, sc_slice_cstr("t"), &qlo, &qhi, 1);
+            const sc_query *q = qk == 0   ? sc_query_match_all(&a)
+                                : qk == 1 ? rq
+                                          : sc_query_constant_score(&a, rq);
+            uint64_t want[4] = {0}, n = 0, total = 0;
+            for (size_t g = 0; g < N_ALL; g++) {
+                const mdoc *d = &docs[g];
+                if (!d->live || (qk && (d->t < qlo || d->t > qhi)))
+                    continue;
+                total++;
+                if (n < sizes[si]) {
+                    want[d->tag]++;
+                    n++;
+                }
+            }
+            uint64_t got_total;
+            sc_agg_result *r =
+                fx_agg_final(&a, root, fx_agg_collect(&a, root, ss, N_SEG, q, 1, &got_total));
+            assert_int_equal(got_total, total);
+            const sc_agg_result *x = top(r, 0);
+            assert_int_equal(x->n_buckets, 1);
+            assert_int_equal(x->buckets[0].doc_count, n);
+            const sc_agg_result *t = x->buckets[0].subs[0];
+            uint64_t sum = 0;
+            for (size_t i = 0; i < t->n_buckets; i++) {
+                int tag = t->buckets[i].bkey.ptr[1] - '0';
+                assert_int_equal(t->buckets[i].doc_count, want[tag]);
+                sum += t->buckets[i].doc_count;
+            }
+            assert_int_equal(sum, n);
+            sc_arena_fini(&a);
+        }
+}
+
 /* multi_terms (tag, n): every pair counted once per doc; with a small size over three shards
  * the counts never overstate and stay within the error bound. */
 static void test_multi_terms_vs_model(void **state)
@@ -2288,6 +2661,11 @@ int main(void)
         cmocka_unit_test(test_terms_include_exclude),
         cmocka_unit_test(test_composite_paging_vs_model),
         cmocka_unit_test(test_multi_terms_vs_model),
+        cmocka_unit_test(test_composite_single_valued_vs_model),
+        cmocka_unit_test(test_composite_lone_histogram_vs_model),
+        cmocka_unit_test(test_fused_date_histogram_equals_general),
+        cmocka_unit_test(test_sampler_whole_segment_vs_model),
+        cmocka_unit_test(test_composite_keywords_dense_vs_model),
         cmocka_unit_test(test_pipelines_vs_model),
         cmocka_unit_test(test_auto_date_histogram_vs_model),
         cmocka_unit_test(test_ip_range_bounds),
