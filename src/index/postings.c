@@ -398,6 +398,41 @@ size_t sc_postings_next_batch(sc_postings *p, uint32_t *docs, uint32_t *freqs, s
     return n;
 }
 
+size_t sc_postings_take_upto(sc_postings *p, uint32_t upto, uint32_t *docs, uint32_t *freqs,
+                             size_t max)
+{
+    size_t n = 0;
+    if (p->exhausted || !p->started)
+        return 0;
+    while (n < max && p->doc < upto) {
+        uint32_t i = p->i, nb = p->n_in_block;
+        if (freqs && p->has_freqs && !p->freqs_decoded && !decode_freqs(p)) {
+            fail(p);
+            return n;
+        }
+        uint32_t e = i;
+        while (e < nb && e - i < max - n && p->docs[e] < upto)
+            e++;
+        memcpy(docs + n, p->docs + i, (e - i) * sizeof(uint32_t));
+        if (freqs) {
+            if (p->has_freqs) {
+                memcpy(freqs + n, p->freqs + i, (e - i) * sizeof(uint32_t));
+            } else {
+                for (uint32_t j = i; j < e; j++)
+                    freqs[n + j - i] = 1;
+            }
+        }
+        n += e - i;
+        p->i = e - 1;
+        p->doc = p->docs[e - 1];
+        /* stop in this block unless it ran out and the next one may hold docs below upto */
+        if (e < nb || n == max || p->docs[nb - 1] + 1 >= upto)
+            break;
+        sc_postings_next(p);
+    }
+    return n;
+}
+
 /* Whether block k is a run starting right after block k-1's last doc; its last doc in *last. */
 static bool block_continues_run(const sc_postings *p, uint32_t k, uint32_t *last)
 {

@@ -106,6 +106,15 @@ uint32_t sc_postings_advance(sc_postings *p, uint32_t target);
  * returned, or SC_POSTINGS_END when fewer were (the end was reached). */
 size_t sc_postings_next_batch(sc_postings *p, uint32_t *docs, uint32_t *freqs, size_t max);
 
+/* Bulk read of a window: writes the current doc (the cursor must be positioned; nothing when
+ * it is exhausted) and the docs after it, while below `upto` and at most `max`, with their
+ * freqs when `freqs` is non-NULL; returns how many. The cursor ends on the last doc written,
+ * or, when the block ran out below `upto` and docs may follow before it, on the first doc of
+ * the next block (>= upto or not written because of `max`, or END). Nothing is decoded past
+ * the block that holds the last doc written unless docs below `upto` may lie there. */
+size_t sc_postings_take_upto(sc_postings *p, uint32_t upto, uint32_t *docs, uint32_t *freqs,
+                             size_t max);
+
 /* Bulk into a bitset: sets bit (d - base) for the current doc (if positioned; the first doc if
  * not) and every following doc d < upto; leaves the cursor on the first doc >= upto (or END).
  * The caller guarantees bits [base, upto) exist in `bs`. Run blocks set ranges, bitset blocks

@@ -127,6 +127,10 @@ sc_status sc_search_collect(const sc_searcher *s, const sc_query *q, const sc_se
         return sc__search_oom(&ctx);
     uint64_t total = 0;
     sc_status st = SC_OK;
+    if (c->query_whole && plan->kind == SC__PLAN_ALL)
+        SC_TRY(c->query_whole(c->ctx, NULL, INT64_MIN, INT64_MAX));
+    else if (c->query_whole && plan->kind == SC__PLAN_RANGE && plan->n_ranges == 1)
+        SC_TRY(c->query_whole(c->ctx, &plan->field, plan->lo[0], plan->hi[0]));
     for (size_t si = 0; si < s->n_segs && st == SC_OK && ctx.script_st == SC_OK; si++) {
         const sc_searcher_segment *ss = &s->segs[si];
         if (o->cancel && sc_cancel_token_check(o->cancel, true))

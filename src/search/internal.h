@@ -197,6 +197,28 @@ void sc__reqopt_terms_set_min_score(sc__reqopt_terms *r, float min_score);
  * caller's. */
 bool sc__reqopt_terms_next(sc__reqopt_terms *r, uint32_t *docs, float *scores, size_t *n_out);
 
+/* A sum disjunction of terms for top-k without exact totals (disj_terms.c): block-max
+ * MaxScore over windows that end at the clauses' block boundaries; the clauses that cannot
+ * beat the threshold together are only probed for the others' docs, windows where none can
+ * are skipped. Scores equal the iterator tree's (double sums in child order, cast). */
+typedef struct sc__disj_terms sc__disj_terms;
+#define SC__DISJ_TERMS_MAX_CLAUSES 16
+/* NULL unless `it` is an unpositioned sum disjunction (min_match 1) of 2 to
+ * SC__DISJ_TERMS_MAX_CLAUSES unpositioned scoring term iterators (or on arena exhaustion).
+ * Takes over their cursors: `it` must not be used afterwards (unless NULL was returned). Term
+ * leaves' cancel checks are bypassed: the caller checks its token between calls. `reuse`
+ * (NULL, or the state of an earlier segment of the same search, no longer used) lends its
+ * buffers when they are large enough, so a search over many segments allocates them once. */
+sc__disj_terms *sc__disj_terms_new(sc_arena *a, sc_doc_iter *it, sc__disj_terms *reuse);
+/* From the next call on, docs scoring at most min_score may be left out (ties go to lower
+ * docs, visited first). Only grows. */
+void sc__disj_terms_set_min_score(sc__disj_terms *dt, float min_score);
+/* The next window's matches that may beat the minimum score (all of them before one is set),
+ * in doc order with their scores, in arrays owned by dt (valid until the next call); *n_out of
+ * them, possibly 0. False once exhausted. Live docs are the caller's. */
+bool sc__disj_terms_next(sc__disj_terms *dt, const uint32_t **docs, const float **scores,
+                         size_t *n_out);
+
 /* Writes an error message into ctx->res->error and returns st. */
 /* Shared by the searcher's drivers (searcher.c, count.c): context setup, the out-of-memory
  * and corrupt-field errors, live-docs + cancel wrapping of a segment's iterator, and the

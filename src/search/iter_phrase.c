@@ -96,17 +96,22 @@ bool sc__phrase_load_positions(phrase_iter *x, size_t i)
     return q->n > 0;
 }
 
-/* The least phrase freq whose score with norm byte v beats min_score (UINT64_MAX: none); BM25
- * does not fall as freq grows, so a doc can compete iff its freq bound reaches it. Cached per
- * norm byte until min_score changes; O(log freq) score evaluations to fill. */
-static uint64_t need_freq(phrase_iter *x, uint8_t v)
+/* The phrase freq bounds below count half freqs: the two-term sloppy bound (sloppy2_bound)
+ * is a multiple of one half. A bound h stands for the freq h / 2. */
+static inline float half_freq(uint64_t h)
 {
-    if (x->need_at[v] == x->min_score)
-        return x->need[v];
+    return (float)h * 0.5f; /* exact: the float of 2f is twice the float of f */
+}
+
+/* The least phrase freq, in halves, whose score with norm byte v beats min_score (UINT64_MAX:
+ * none); BM25 does not fall as freq grows, so a doc can compete iff its freq bound reaches it.
+ * Cached per norm byte until min_score changes; O(log freq) score evaluations to fill. */
+static uint64_t need_freq_fill(phrase_iter *x, uint8_t v)
+{
     uint64_t lo = 0, hi = 1; /* score(lo) <= min (freq 0 never matches), score(hi) > min */
-    while (!(sc_bm25_score(x->bm25, (float)hi, v) > x->min_score)) {
+    while (!(sc_bm25_score(x->bm25, half_freq(hi), v) > x->min_score)) {
         lo = hi;
-        if (hi >= UINT32_MAX) {
+        if (hi >= 2 * (uint64_t)UINT32_MAX) {
             hi = UINT64_MAX;
             break;
         }
@@ -114,7 +119,7 @@ static uint64_t need_freq(phrase_iter *x, uint8_t v)
     }
     while (hi != UINT64_MAX && hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (sc_bm25_score(x->bm25, (float)mid, v) > x->min_score)
+        if (sc_bm25_score(x->bm25, half_freq(mid), v) > x->min_score)
             hi = mid;
         else
             lo = mid;
@@ -124,21 +129,66 @@ static uint64_t need_freq(phrase_iter *x, uint8_t v)
     return hi;
 }
 
+/* need_freq_fill's cached answer inline (asked once per candidate doc). */
+static inline uint64_t need_freq(phrase_iter *x, uint8_t v)
+{
+    return x->need_at[v] == x->min_score ? x->need[v] : need_freq_fill(x, v);
+}
+
+/* Sloppy, two distinct terms: an upper bound of the SloppyPhraseMatcher freq of a doc where
+ * the rarer of the two terms has m positions (m = the least of the two freqs, or of bounds of
+ * them), tighter than the sum of the freqs (Lucene's maxFreq) when one term is frequent. With
+ * two terms the matcher's candidates are the boundaries between runs of one term's positions
+ * in the merged order of both (positions less query offsets): each is the last position of a
+ * run and the first of the next, of the other term, counted 1 / (1 + distance) when within the
+ * slop. Each of the m positions borders at most two runs of the other term, at most one of
+ * them at distance 0 (a term's positions are distinct) and the other at most 1/2, so freq <=
+ * m * (1 + 1/2), in halves 3m (the float sum stays under it: its terms are 1, 1/2 (exact) or
+ * at most 0.33333334, far from any rounding that could add up to 1/6). */
+static inline uint64_t sloppy2_bound(uint64_t m)
+{
+    return 3 * m;
+}
+
+/* Whether the two-term sloppy bound applies (no repeated term: a repeat group's matches
+ * follow other rules). */
+static inline bool is_sloppy2(const phrase_iter *x)
+{
+    return x->slop && x->n == 2 && x->n_groups == 0;
+}
+
+/* A bound of the phrase freq, in halves, from bounds f0 (the lead's) and fo of the other
+ * terms' (the least for an exact phrase, the sum for a sloppy one, as phrase_shallow_to keeps
+ * them). */
+static inline uint64_t freq_bound(const phrase_iter *x, uint64_t f0, uint64_t fo)
+{
+    uint64_t least = f0 < fo ? f0 : fo;
+    if (!x->slop)
+        return 2 * least;
+    return is_sloppy2(x) ? sloppy2_bound(least) : 2 * (f0 + fo);
+}
+
 /* With a minimum score: whether the current doc (all terms on it) can beat it, from the
  * terms' freqs and the doc's norm alone (an exact phrase's freq is at most the smallest term
- * freq, a sloppy one's at most their sum), before any position is read. */
+ * freq, a sloppy one's at most their sum, and with two distinct terms sloppy2_bound of the
+ * smaller), before any position is read. */
 static bool phrase_may_compete(phrase_iter *x, uint32_t d)
 {
     uint64_t f = x->slop ? 0 : UINT64_MAX;
     for (size_t i = x->n_adv; i < x->n; i++)
         if (!sc__phrase_on_doc(x, i))
             return false; /* the doc lacks a term */
-    for (size_t i = 0; i < x->n; i++) {
-        uint64_t fi = cur_freq(&x->p[i]);
-        if (x->slop)
-            f += fi;
-        else if (fi < f)
-            f = fi;
+    if (is_sloppy2(x)) {
+        f = freq_bound(x, cur_freq(&x->p[0]), cur_freq(&x->p[1]));
+    } else {
+        for (size_t i = 0; i < x->n; i++) {
+            uint64_t fi = cur_freq(&x->p[i]);
+            if (x->slop)
+                f += fi;
+            else if (fi < f)
+                f = fi;
+        }
+        f *= 2; /* in halves */
     }
     return f >= need_freq(x, x->norms ? x->norms[d] : 1);
 }
@@ -146,8 +196,7 @@ static bool phrase_may_compete(phrase_iter *x, uint32_t d)
 /* The same before the other terms move, from the lead's freq and the others' window bound. */
 static bool lead_may_compete(phrase_iter *x, uint32_t d)
 {
-    uint64_t fl = cur_freq(&x->p[0]);
-    uint64_t f = x->slop ? fl + x->others_maxf : (fl < x->others_maxf ? fl : x->others_maxf);
+    uint64_t f = freq_bound(x, cur_freq(&x->p[0]), x->others_maxf);
     return f >= need_freq(x, x->norms ? x->norms[d] : 1);
 }
 
@@ -246,7 +295,7 @@ static float frontier_bound(const phrase_iter *x, const size_t *cnt)
                 v = x->imps[i * SC_POSTINGS_BLOCK + idx[i]].min_norm;
         if (v == 256)
             break;
-        uint64_t f = x->slop ? 0 : UINT64_MAX;
+        uint64_t f = x->slop ? 0 : UINT64_MAX, least = UINT64_MAX;
         bool all = true;
         for (size_t i = 0; i < n; i++) {
             const sc_postings_impact *im = &x->imps[i * SC_POSTINGS_BLOCK];
@@ -258,10 +307,14 @@ static float frontier_bound(const phrase_iter *x, const size_t *cnt)
                 f += fi;
             else if (fi < f)
                 f = fi;
+            if (fi < least)
+                least = fi;
         }
         if (!all)
             continue; /* a doc of norm v lacks some term */
-        float sc = sc_bm25_score(x->bm25, (float)f, x->norms ? (uint8_t)v : 1);
+        /* in halves */
+        f = is_sloppy2(x) ? sloppy2_bound(least) : 2 * f;
+        float sc = sc_bm25_score(x->bm25, half_freq(f), x->norms ? (uint8_t)v : 1);
         if (sc > best)
             best = sc;
     }
@@ -271,10 +324,11 @@ static float frontier_bound(const phrase_iter *x, const size_t *cnt)
 /* The window is the lead's block holding the first doc >= target (shallow_end: its last doc):
  * a window that cannot compete is skipped whole without the other terms moving. Its bound:
  * each lead doc is dominated by a pair (f, v) of the lead's competitive impacts, and the
- * phrase freq there is at most min(f, others) for an exact phrase, f + others for a sloppy
- * one, others being the least (exact) or the sum (sloppy) of the other terms' max freqs over
- * the window (their skip entries through shallow_end); the bound is the best score of those
- * (freq, norm) pairs. Sets shallow_end, shallow_max and others_maxf. */
+ * phrase freq there is at most freq_bound(f, others): min(f, others) for an exact phrase,
+ * f + others for a sloppy one (sloppy2_bound of the min with two distinct terms), others
+ * being the least (exact) or the sum (sloppy) of the other terms' max freqs over the window
+ * (their skip entries through shallow_end); the bound is the best score of those (freq,
+ * norm) pairs. Sets shallow_end, shallow_max and others_maxf. */
 static uint32_t phrase_shallow_to(phrase_iter *x, uint32_t target)
 {
     uint32_t end = sc_postings_advance_shallow(&x->p[0], target);
@@ -303,9 +357,8 @@ static uint32_t phrase_shallow_to(phrase_iter *x, uint32_t target)
     }
     float best = 0.0f;
     for (size_t j = 0; j < cnt; j++) {
-        uint64_t f = im[j].max_freq;
-        f = x->slop ? f + others : (f < others ? f : others);
-        float sc = sc_bm25_score(x->bm25, (float)f, x->norms ? im[j].min_norm : 1);
+        uint64_t f = freq_bound(x, im[j].max_freq, others);
+        float sc = sc_bm25_score(x->bm25, half_freq(f), x->norms ? im[j].min_norm : 1);
         if (sc > best)
             best = sc;
     }

@@ -433,6 +433,28 @@ static bool conj_terms_pays(sc__search_ctx *ctx, sc_doc_iter *it, size_t seg_i, 
     return sc__conj_terms_cost(*ct, 0) * 3 < sc_segment_n_docs(ctx->s->segs[seg_i].seg);
 }
 
+/* Whether the heap is full and enough is counted, so a batch producer may be given the
+ * heap's threshold and skip what cannot beat it. */
+static bool threshold_ready(const collector *c)
+{
+    return c->t.k && c->t.n == c->t.k && c->total >= c->track_n;
+}
+
+/* Offers a batch's matches that are live; false once a count-only search has counted enough
+ * (the caller stops). */
+static bool offer_batch(collector *c, const sc_bitset *live, size_t seg_i, uint64_t base,
+                        const uint32_t *docs, const float *scores, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!live || sc_bitset_test(live, docs[k]))
+            offer(c, (uint32_t)seg_i, base, docs[k], scores[k]);
+    if (!c->t.k && c->total > c->track_n) {
+        c->pruning = true; /* counting only, and counted enough */
+        return false;
+    }
+    return true;
+}
+
 /* Exhaustive collection of scored blocks of matches: a conjunction of terms (conj_terms.c:
  * the matches among each batch of the rarest term's docs) or required + optional / excluded
  * terms (reqopt_terms.c, when ro is non-NULL); live docs per match, the cancel token per
@@ -446,21 +468,41 @@ static void collect_conj_terms(sc__search_ctx *ctx, collector *c, sc__conj_terms
     size_t n;
     uint32_t n_batches = 0;
     for (;;) {
-        if (ro && c->t.k && c->t.n == c->t.k && c->total >= c->track_n) {
+        if (ro && threshold_ready(c)) {
             c->pruning = true; /* counted enough: skip blocks that cannot compete */
             sc__reqopt_terms_set_min_score(ro, c->thr);
         }
         if (!(ro ? sc__reqopt_terms_next(ro, docs, scores, &n)
                  : sc__conj_terms_next(ct, docs, scores, &n)))
             break;
-        for (size_t k = 0; k < n; k++)
-            if (!live || sc_bitset_test(live, docs[k]))
-                offer(c, (uint32_t)seg_i, base, docs[k], scores[k]);
-        if (!c->t.k && c->total > c->track_n) {
-            c->pruning = true; /* counting only, and counted enough */
+        if (!offer_batch(c, live, seg_i, base, docs, scores, n))
             break;
-        }
         if (ctx->o->cancel && sc_cancel_token_check(ctx->o->cancel, (++n_batches & 31) == 0))
+            break;
+    }
+}
+
+/* Top-k of a sum disjunction of terms without exact totals (disj_terms.c), window by window:
+ * the threshold is passed on before each call once the heap is full and enough is counted;
+ * live docs per match, the cancel token every call. */
+static void collect_disj_terms(sc__search_ctx *ctx, collector *c, sc__disj_terms *dt, size_t seg_i,
+                               uint64_t base)
+{
+    const sc_bitset *live = ctx->s->segs[seg_i].n_deleted ? ctx->s->segs[seg_i].live : NULL;
+    const uint32_t *docs;
+    const float *scores;
+    size_t n;
+    uint32_t n_calls = 0;
+    for (;;) {
+        if (threshold_ready(c)) {
+            c->pruning = true;
+            sc__disj_terms_set_min_score(dt, c->thr);
+        }
+        if (!sc__disj_terms_next(dt, &docs, &scores, &n))
+            break;
+        if (!offer_batch(c, live, seg_i, base, docs, scores, n))
+            break;
+        if (ctx->o->cancel && sc_cancel_token_check(ctx->o->cancel, (++n_calls & 7) == 0))
             break;
     }
 }
@@ -526,6 +568,7 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
     if (c.t.k && !(c.t.h = sc_arena_alloc(a, c.t.k * sizeof *c.t.h)))
         return sc__search_oom(&ctx);
     uint64_t base = 0;
+    sc__disj_terms *dt_prev = NULL; /* its buffers serve the next segment's */
     for (size_t si = 0; si < s->n_segs; si++) {
         uint32_t n_docs = sc_segment_n_docs(s->segs[si].seg);
         if (o->cancel && sc_cancel_token_check(o->cancel, true))
@@ -549,9 +592,14 @@ sc_status sc_search_execute(const sc_searcher *s, const sc_query *q, const sc_se
         size_t n_kids;
         sc__conj_terms *ct;
         sc__reqopt_terms *ro;
+        sc__disj_terms *dt;
         if (it && c.track_n == UINT64_MAX &&
             sc__iter_disjunction_batch_children(it, &kids, &n_kids)) {
             SC_TRY(collect_disjunction(&ctx, &c, kids, n_kids, si, base));
+        } else if (it && (dt = sc__disj_terms_new(ctx.a, it, dt_prev))) {
+            /* bounded totals or none: block-max MaxScore over the terms' blocks */
+            collect_disj_terms(&ctx, &c, dt, si, base);
+            dt_prev = dt;
         } else if (it && conj_terms_pays(&ctx, it, si, &ct)) {
             /* bounded totals too: visiting every match this way beat block-max pruning
              * through the iterators (and_high_* TOP_10 at 1M docs) */

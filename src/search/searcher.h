@@ -136,6 +136,10 @@ typedef struct sc_search_collector {
      * points) and no windows are fed for it. */
     sc_status (*segment_whole)(void *ctx, const sc_slice *field, int64_t lo, int64_t hi,
                                bool *consumed);
+    /* Optional (may be NULL): called once before the first segment when the query is
+     * match_all (field NULL) or a single range [lo, hi] on `field` (deletes not considered:
+     * the collector checks the segments itself). */
+    sc_status (*query_whole)(void *ctx, const sc_slice *field, int64_t lo, int64_t hi);
 } sc_search_collector;
 
 #define SC_SEARCH_COLLECT_WINDOW 4096

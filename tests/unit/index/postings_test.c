@@ -1,7 +1,8 @@
 /* Tests of the postings cursor's bulk paths (src/index/postings.c) against a brute-force model:
  * sc_postings_filter (a conjunction's probe: packed, bitset, run and tail blocks, with and
  * without frequencies, interleaved with advance or only_filter) and sc_postings_into_bitset over
- * random windows (aligned and unaligned bases, the byte-map path of dense blocks). Terms of
+ * random windows (aligned and unaligned bases, the byte-map path of dense blocks) and
+ * sc_postings_take_upto (a window's docs, between advances and probes). Terms of
  * densities from 95% to 0.2% give every block kind; a seeded PRNG (seed printed, SCRY_SEED reruns).
  */
 #include <setjmp.h>
@@ -172,6 +173,69 @@ static void test_filter(void **state)
     }
 }
 
+/* sc_postings_take_upto: from a positioned cursor, the docs below random window ends (at most
+ * `max`), with freqs; the cursor then on the last doc written or on a later doc with none
+ * between; windows start where the last one ended, reached by advance or by a probe. */
+static void test_take_upto(void **state)
+{
+    (void)state;
+    for (int field = 0; field < 2; field++) {
+        bool text = field == 1;
+        for (int t = 0; t < T; t++) {
+            for (int round = 0; round < 8; round++) {
+                sc_postings p;
+                reset(&p, text ? "t" : "k", t);
+                uint32_t floor = t_below(500), docs[128], fr[128];
+                while (floor < N) {
+                    uint32_t upto = floor + 1 + t_below(t_below(4) == 0 ? 5000 : 400);
+                    /* position on the first doc >= floor, unless the cursor is there */
+                    if (!p.started || (p.doc != SC_POSTINGS_END && p.doc < floor)) {
+                        if (t_below(4) == 0) {
+                            uint32_t c = floor, keep[1];
+                            sc_postings_filter(&p, &c, 1, keep, NULL, false);
+                        } else {
+                            sc_postings_advance(&p, floor);
+                        }
+                    }
+                    uint32_t want_first = model_from(t, floor);
+                    assert_int_equal(p.doc, want_first < N ? want_first : SC_POSTINGS_END);
+                    if (p.doc == SC_POSTINGS_END)
+                        break;
+                    size_t max = t_below(3) == 0 ? 1 + t_below(128) : 128;
+                    bool with_freqs = t_below(2);
+                    size_t n = sc_postings_take_upto(&p, upto, docs, with_freqs ? fr : NULL, max);
+                    size_t k = 0;
+                    uint32_t d = floor;
+                    for (; d < upto && d < N && k < max; d++) {
+                        if (!has[t][d])
+                            continue;
+                        assert_true(k < n);
+                        assert_int_equal(docs[k], d);
+                        if (with_freqs)
+                            assert_int_equal(fr[k], text ? freq[t][d] : 1);
+                        k++;
+                    }
+                    assert_int_equal(n, k);
+                    if (n == 0) {
+                        floor = upto;
+                        continue;
+                    }
+                    /* the cursor: on the last doc written, or on a later doc, none between */
+                    uint32_t last = docs[n - 1];
+                    if (p.doc != last) {
+                        uint32_t want = model_from(t, last + 1);
+                        assert_int_equal(p.doc, want < N ? want : SC_POSTINGS_END);
+                    }
+                    if (p.doc != SC_POSTINGS_END && text)
+                        assert_int_equal(sc_postings_freq(&p), freq[t][p.doc]);
+                    floor = last + 1;
+                }
+                assert_int_equal(sc_postings_status(&p), SC_OK);
+            }
+        }
+    }
+}
+
 static void test_into_bitset(void **state)
 {
     (void)state;
@@ -220,6 +284,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_filter),
         cmocka_unit_test(test_into_bitset),
+        cmocka_unit_test(test_take_upto),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

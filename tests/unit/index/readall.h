@@ -97,6 +97,26 @@ static inline sc_status t_read_postings(const sc_segment *seg, const sc_field_in
         if (sc_postings_status(p) != SC_OK)
             return sc_postings_status(p);
     }
+    /* a disjunction's windows: shallow moves, then each window's docs (sc_postings_take_upto)
+     * from an advance, with freqs */
+    if (sc_postings_reset(p, seg, f, ti, SC_POSTINGS_FREQS) != SC_OK)
+        return SC_ECORRUPT;
+    for (uint32_t w = 0; w < n_docs;) {
+        uint32_t end = sc_postings_advance_shallow(p, w);
+        if (end == SC_POSTINGS_END)
+            break;
+        uint32_t upto = end - w > 300 ? w + 300 : end + 1;
+        uint32_t at =
+            p->started && !p->exhausted && p->doc >= w ? p->doc : sc_postings_advance(p, w);
+        if (at == SC_POSTINGS_END)
+            break;
+        size_t n = sc_postings_take_upto(p, upto, docs, freqs, 100);
+        for (size_t i = 0; i < n; i++)
+            *acc += docs[i] + freqs[i];
+        w = n == 100 ? docs[n - 1] + 1 : upto;
+        if (sc_postings_status(p) != SC_OK)
+            return sc_postings_status(p);
+    }
     if (sc_postings_reset(p, seg, f, ti, 0) != SC_OK)
         return SC_ECORRUPT;
     for (uint32_t t = 0; t < n_docs; t += 97) {

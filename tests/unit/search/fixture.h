@@ -60,6 +60,31 @@ static inline int fx_end(const char *dir)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* Ends a fixture of n segments with their live bitsets: unrefs and frees them and removes dir.
+ * 0, or -1 when the directory cannot be removed. */
+static inline int fx_segs_end(sc_segment **segs, sc_bitset *lives, int n, const char *dir)
+{
+    for (int s = 0; s < n; s++) {
+        sc_segment_unref(segs[s]);
+        sc_bitset_fini(&lives[s]);
+    }
+    return fx_end(dir);
+}
+
+/* A model's hit, and the order of top-k answers: score descending, then doc ascending. */
+typedef struct ref_hit {
+    uint64_t doc;
+    float score;
+} ref_hit;
+
+static inline int cmp_ref(const void *a, const void *b)
+{
+    const ref_hit *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    return x->doc < y->doc ? -1 : x->doc > y->doc;
+}
+
 /* A keyword field (indexed, plus `flags`) of n tokens. */
 static inline sc_index_field fx_keyword(const char *name, uint32_t flags,
                                         const sc_index_token *tokens, uint32_t n)

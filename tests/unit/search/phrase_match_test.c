@@ -287,10 +287,94 @@ static void test_random_phrases(void **state)
             (unsigned long long)n_exact, (unsigned long long)n_sloppy, (unsigned long long)matches);
 }
 
+/* Two-term exact phrases collected as a top-k collector does (iter_phrase.c's score_batch):
+ * a batch or two with no minimum score, then a minimum score (some match's score, raised
+ * along the way) and batches of 1 to 128 docs, the bulk path skipping lead blocks and
+ * candidates by their bounds: every doc the brute force scores above the minimum in force
+ * must come with its score, and nothing else but matches. */
+static void test_two_term_batches(void **state)
+{
+    (void)state;
+    sc_bm25_field_stats fs = {field->doc_count, field->sum_total_term_freq};
+    sc_bm25_init(&bm25, 1.0f, 1.5f, &fs);
+    static uint32_t want_freq[PER];
+    static float want_score[PER];
+    static uint32_t docs[128];
+    static float scores[128];
+    uint64_t checked = 0;
+    for (int round = 0; round < 200; round++) {
+        query q = {.n = 2, .slop = 0};
+        q.t[0] = (uint8_t)below(6);
+        q.t[1] = (uint8_t)below(6);
+        q.off[0] = 0;
+        q.off[1] = 1 + (below(5) == 0);
+        float scs[PER];
+        size_t n_scs = 0;
+        for (uint32_t d = 0; d < PER; d++) {
+            want_freq[d] = bf_exact(&q, d);
+            want_score[d] = want_freq[d] ? sc_bm25_score(&bm25, (float)want_freq[d], norms[d]) : 0;
+            if (want_freq[d])
+                scs[n_scs++] = want_score[d];
+        }
+        if (n_scs == 0)
+            continue;
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        sc_doc_iter *it = make_phrase(&a, &q, true);
+        float min_score = 0.0f;
+        uint32_t next_want = 0; /* every doc below it was checked */
+        int batch = 0;
+        for (;;) {
+            size_t max = batch < 2 ? 4 : 1 + below(128);
+            size_t n = sc_doc_iter_score_batch(it, docs, scores, max);
+            for (size_t i = 0; i < n; i++) {
+                uint32_t d = docs[i];
+                if (d < next_want || d >= PER || !want_freq[d]) {
+                    print_query(&q);
+                    fail_msg("batch %d: doc %u is not a match (or out of order)", batch, d);
+                }
+                if (scores[i] != want_score[d]) {
+                    print_query(&q);
+                    fail_msg("doc %u: score %.9g, freq %u scores %.9g", d, scores[i],
+                             want_freq[d], want_score[d]);
+                }
+                for (uint32_t e = next_want; e < d; e++)
+                    if (want_freq[e] && want_score[e] > min_score) {
+                        print_query(&q);
+                        fail_msg("batch %d (min %.9g): doc %u missing (scores %.9g), next %u",
+                                 batch, min_score, e, want_score[e], d);
+                    }
+                next_want = d + 1;
+                checked++;
+            }
+            if (n == 0) {
+                for (uint32_t e = next_want; e < PER; e++)
+                    if (want_freq[e] && want_score[e] > min_score) {
+                        print_query(&q);
+                        fail_msg("min %.9g: doc %u missing at the end", min_score, e);
+                    }
+                break;
+            }
+            batch++;
+            /* some match's score as the minimum, rising now and then */
+            float m = scs[below((uint32_t)n_scs)];
+            if (batch == 2 || (m > min_score && below(3) == 0)) {
+                if (m > min_score)
+                    min_score = m;
+                sc_doc_iter_set_min_score(it, min_score);
+            }
+        }
+        sc_arena_fini(&a);
+    }
+    fprintf(stderr, "[phrase_match] two-term batches: %llu docs checked\n",
+            (unsigned long long)checked);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_phrases),
+        cmocka_unit_test(test_two_term_batches),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

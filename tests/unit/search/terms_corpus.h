@@ -3,7 +3,7 @@
  * text field "body" (freqs 1-8, filler "zz" for varied norms) and the same terms in a keyword
  * field "tag" (no freqs, no norms); fx_lives marks about 1 doc in 7 deleted (used when a test
  * installs ss[s] with deletes). Define TERMS_CORPUS_TAG (the seed line's and directory's tag)
- * before including. Also the model's hit type and its order (score desc, doc asc). */
+ * before including. The model's hit type and order are fixture.h's. */
 #ifndef SC_TESTS_SEARCH_TERMS_CORPUS_H
 #define SC_TESTS_SEARCH_TERMS_CORPUS_H
 
@@ -79,24 +79,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    for (int s = 0; s < N_SEG; s++) {
-        sc_segment_unref(segs[s]);
-        sc_bitset_fini(&lives[s]);
-    }
-    return fx_end(dir);
-}
-
-typedef struct ref_hit {
-    uint64_t doc;
-    float score;
-} ref_hit;
-
-static int cmp_ref(const void *a, const void *b)
-{
-    const ref_hit *x = a, *y = b;
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    return x->doc < y->doc ? -1 : x->doc > y->doc;
+    return fx_segs_end(segs, lives, N_SEG, dir);
 }
 
 static ref_hit ref[N_SEG * PER];

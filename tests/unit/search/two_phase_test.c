@@ -110,19 +110,6 @@ static size_t all_hits(sc_query *q, float *score)
     return n;
 }
 
-typedef struct ref_hit {
-    uint32_t doc;
-    float score;
-} ref_hit;
-
-static int cmp_ref(const void *x, const void *y)
-{
-    const ref_hit *p = x, *q = y;
-    if (p->score != q->score)
-        return p->score > q->score ? -1 : 1;
-    return p->doc < q->doc ? -1 : p->doc > q->doc;
-}
-
 static float ph_score[PER], t_score[PER];
 static ref_hit ref[PER];
 
@@ -174,10 +161,10 @@ static void check(int w0, int w1, uint32_t slop, int w, bool filter, bool delete
             assert_int_equal(r.n_hits, want);
             for (size_t i = 0; i < want; i++) {
                 if (r.hits[i].doc != ref[i].doc || r.hits[i].score != ref[i].score)
-                    fail_msg("\"%s %s\"~%u + %s%s: hit %zu: doc %u score %.9g, model doc %u "
+                    fail_msg("\"%s %s\"~%u + %s%s: hit %zu: doc %u score %.9g, model doc %llu "
                              "score %.9g",
                              words[w0], words[w1], slop, filter ? "#" : "", words[w], i,
-                             r.hits[i].doc, (double)r.hits[i].score, ref[i].doc,
+                             r.hits[i].doc, (double)r.hits[i].score, (unsigned long long)ref[i].doc,
                              (double)ref[i].score);
             }
         }
