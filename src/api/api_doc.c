@@ -1,8 +1,12 @@
 /* Single-document endpoints: _doc (index/get/head/delete), _create, _source, _update, _mget.
  * Writes auto-create a missing index with default settings, as Elasticsearch does. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "api/docs.h"
 #include "api/forward.h"
@@ -93,23 +97,40 @@ static sc_slice doc_routing(sc_rest_req *req, const char *alias_routing)
     return routing ? sc_slice_cstr(routing) : sc_slice_make(NULL, 0);
 }
 
+/* A random number for this process, drawn once (getrandom; the clock and pid if that fails):
+ * the auto ids of two processes (two nodes, or one node restarted within a millisecond of
+ * another's ids, or with its clock set back) differ in it. */
+static pthread_once_t auto_id_once = PTHREAD_ONCE_INIT;
+static uint32_t auto_id_nonce;
+
+static void auto_id_nonce_init(void)
+{
+    uint32_t r = 0;
+    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+        r = (uint32_t)(sc_clock_now_ns() * 0x9E3779B97F4A7C15ull >> 32) ^ (uint32_t)getpid();
+    auto_id_nonce = r;
+}
+
 void sc__api_auto_id(char out[24])
 {
-    /* Time-ordered prefix (like ES's flake ids) + randomness, base64url, 20 chars. */
+    /* 20 base64url characters, time-ordered like Elasticsearch's flake ids: 8 characters of
+     * wall-clock milliseconds, 7 of a per-process sequence (42 bits: ids are unique within the
+     * process by construction, whatever the clock does and however many threads ask at once),
+     * 5 of the process's nonce (30 bits). The sequence used to be added to the monotonic clock,
+     * so two threads reading the two in opposite order got the same id: under two concurrent
+     * `_bulk` requests a few docs in a million were refused as version conflicts. */
     static const char alphabet[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     static _Atomic uint64_t seq;
+    (void)pthread_once(&auto_id_once, auto_id_nonce_init);
     uint64_t t = (uint64_t)sc_clock_wall_ms();
-    uint64_t s = atomic_fetch_add(&seq, 1) + sc_clock_now_ns();
-    uint64_t r = s * 0x9E3779B97F4A7C15ull;
+    uint64_t n = atomic_fetch_add(&seq, 1);
     for (int i = 0; i < 8; i++)
         out[i] = alphabet[(t >> (42 - 6 * i)) & 63];
-    for (int i = 8; i < 20; i++) {
-        out[i] = alphabet[r & 63];
-        r = (r >> 6) | ((uint64_t)i << 58);
-        if (i == 14)
-            r ^= (atomic_fetch_add(&seq, 0) * 0xBF58476D1CE4E5B9ull);
-    }
+    for (int i = 0; i < 7; i++)
+        out[8 + i] = alphabet[(n >> (36 - 6 * i)) & 63];
+    for (int i = 0; i < 5; i++)
+        out[15 + i] = alphabet[(auto_id_nonce >> (24 - 6 * i)) & 63];
     out[20] = '\0';
 }
 

@@ -557,7 +557,8 @@ static bool search_run_impl(sc_rest_req *req, sc_rest_resp *resp, const char *in
     dn = desc_put(desc, sizeof desc, dn, "], search_type[");
     dn = desc_put(desc, sizeof desc, dn, run->sp.dfs ? "DFS_QUERY_THEN_FETCH" : "QUERY_THEN_FETCH");
     (void)desc_put(desc, sizeof desc, dn, "]");
-    sc_task_begin(req->node, &task, "indices:data/read/search", desc);
+    /* the task runs since the request's start (one clock read for both) */
+    sc_task_begin_at(req->node, &task, "indices:data/read/search", desc, run->t0);
     if (req->client_fd >= 0)
         sc_task_watch_client(req->node, &task, req->client_fd);
     run->sr = (sc_search_request){

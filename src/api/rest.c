@@ -34,8 +34,10 @@ const char *sc_rest_method_name(sc_rest_method m)
 
 const char *sc_rest_param_get(const sc_rest_req *req, const char *key)
 {
+    /* called a dozen times per search, mostly for absent keys: the first byte rejects most
+     * parameters without a call to strcmp */
     for (size_t i = 0; i < req->n_params; i++)
-        if (strcmp(req->params[i].key, key) == 0)
+        if (req->params[i].key[0] == key[0] && strcmp(req->params[i].key, key) == 0)
             return req->params[i].value;
     return NULL;
 }

@@ -130,7 +130,11 @@ void sc__search_write_shards(sc_jsonw *w, const sc_search_request *sr, const sc_
             sc_jsonw_obj_begin(w);
             sc_jsonw_kv_int(w, "shard", f->shard);
             sc_jsonw_kv_str(w, "index", sr->indices[f->index_i]->name);
-            sc_jsonw_kv_str(w, "node", "local-node");
+            sc_jsonw_key(w, "node");
+            if (f->node_id)
+                sc_jsonw_str(w, f->node_id);
+            else
+                sc_jsonw_null(w);
             sc_jsonw_key(w, "reason");
             sc_jsonw_obj_begin(w);
             sc_jsonw_kv_str(w, "type", f->err.type ? f->err.type : "exception");
@@ -547,7 +551,7 @@ void sc__search_write_all_failed(sc_rest_req *req, sc_rest_resp *resp, const sc_
         sc_jsonw_obj_begin(&w);
         sc_jsonw_kv_int(&w, "shard", f->shard);
         sc_jsonw_kv_str(&w, "index", sr->indices[f->index_i]->name);
-        sc_jsonw_kv_str(&w, "node", sc_node_id(req->node));
+        sc_jsonw_kv_str(&w, "node", f->node_id ? f->node_id : sc_node_id(req->node));
         sc_jsonw_key(&w, "reason");
         sc_jsonw_obj_begin(&w);
         sc_jsonw_kv_str(&w, "type", f->err.type ? f->err.type : "exception");

@@ -1,7 +1,9 @@
 /* Chunked bump allocator with a budget; see arena.h. */
 #include "base/arena.h"
+#include "base/arena_debug.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +27,30 @@ struct sc_arena_chunk {
 #define ARENA_ALIGN 16
 #define ARENA_DEFAULT_CHUNK (64 * 1024)
 
+/* SCRY_ARENA_DEBUG, read once: a request makes several arenas and getenv walks the whole
+ * environment each time. -1 = not read yet. */
+static atomic_int debug_mode = -1;
+
+static int debug_read(void)
+{
+    const char *dbg = getenv("SCRY_ARENA_DEBUG");
+    int on = dbg && dbg[0] == '1';
+    atomic_store_explicit(&debug_mode, on, memory_order_relaxed);
+    return on;
+}
+
+void sc_arena_debug_reload(void)
+{
+    (void)debug_read();
+}
+
 void sc_arena_init(sc_arena *a, size_t budget_bytes)
 {
     memset(a, 0, sizeof(*a));
     a->budget_bytes = budget_bytes;
     a->chunk_bytes = ARENA_DEFAULT_CHUNK;
-    const char *dbg = getenv("SCRY_ARENA_DEBUG");
-    a->debug = dbg && dbg[0] == '1';
+    int on = atomic_load_explicit(&debug_mode, memory_order_relaxed);
+    a->debug = (on < 0 ? debug_read() : on) != 0;
 }
 
 static void release_chunk(sc_arena_chunk *c)
@@ -42,9 +61,11 @@ static void release_chunk(sc_arena_chunk *c)
 
 /* One chunk of the default size is kept per thread between arenas: a request's arena then
  * costs no malloc/free of 64 KiB (which took the malloc arena's lock and, being that large,
- * consolidated its fastbins on every free: 1-2 % of a cheap request's CPU). The thread's
- * spare is freed when the thread exits. */
-static pthread_key_t spare_key;
+ * consolidated its fastbins on every free: 1-2 % of a cheap request's CPU). So is one 4 KiB
+ * chunk, the size of a shard's result arena (cluster/search.c), which every search on every
+ * shard takes. The thread's spares are freed when the thread exits. */
+#define ARENA_SHARD_CHUNK 4096
+static pthread_key_t spare_key[2];
 static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
 static bool spare_ready;
 
@@ -55,26 +76,37 @@ static void spare_destroy(void *p)
 
 static void spare_init(void)
 {
-    spare_ready = pthread_key_create(&spare_key, spare_destroy) == 0;
+    spare_ready = pthread_key_create(&spare_key[0], spare_destroy) == 0 &&
+                  pthread_key_create(&spare_key[1], spare_destroy) == 0;
 }
 
-static sc_arena_chunk *spare_take(void)
+/* The spare slot for chunks of cap bytes, or -1. */
+static int spare_slot(size_t cap)
 {
+    return cap == ARENA_DEFAULT_CHUNK ? 0 : cap == ARENA_SHARD_CHUNK ? 1 : -1;
+}
+
+static sc_arena_chunk *spare_take(size_t cap)
+{
+    int k = spare_slot(cap);
+    if (k < 0)
+        return NULL;
     (void)pthread_once(&spare_once, spare_init);
     if (!spare_ready)
         return NULL;
-    sc_arena_chunk *c = pthread_getspecific(spare_key);
+    sc_arena_chunk *c = pthread_getspecific(spare_key[k]);
     if (c)
-        (void)pthread_setspecific(spare_key, NULL);
+        (void)pthread_setspecific(spare_key[k], NULL);
     return c;
 }
 
 static void free_chunk(sc_arena_chunk *c)
 {
-    if (c->cap == ARENA_DEFAULT_CHUNK) {
+    int k = spare_slot(c->cap);
+    if (k >= 0) {
         (void)pthread_once(&spare_once, spare_init);
-        if (spare_ready && !pthread_getspecific(spare_key) &&
-            pthread_setspecific(spare_key, c) == 0) {
+        if (spare_ready && !pthread_getspecific(spare_key[k]) &&
+            pthread_setspecific(spare_key[k], c) == 0) {
             POISON(c->data, c->cap);
             return;
         }
@@ -112,7 +144,7 @@ static sc_arena_chunk *new_chunk(sc_arena *a, size_t cap)
         return NULL;
     if (!charge(a, sizeof(sc_arena_chunk)))
         return NULL;
-    sc_arena_chunk *c = cap == ARENA_DEFAULT_CHUNK ? spare_take() : NULL;
+    sc_arena_chunk *c = spare_take(cap);
     if (!c)
         c = malloc(sizeof(sc_arena_chunk) + cap);
     if (!c) {

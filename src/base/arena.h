@@ -3,8 +3,9 @@
  * Exceeding the budget fails the allocation (NULL / SC_ELIMIT), never the process. Released
  * chunks are poisoned under AddressSanitizer; SC_ARENA_DEBUG mode mallocs every allocation
  * separately so ASan sees each one's bounds. Not thread-safe: one arena per thread/request.
- * A thread keeps one released chunk of the default size for its next arena (freed when the
- * thread exits), so a short-lived arena per request costs no large malloc/free. */
+ * A thread keeps one released chunk of the default size, and one of 4 KiB (a shard's result
+ * arena), for its next arenas (freed when the thread exits), so a short-lived arena per
+ * request costs no large malloc/free. */
 #ifndef SC_BASE_ARENA_H
 #define SC_BASE_ARENA_H
 
@@ -32,7 +33,7 @@ typedef struct sc_arena_mark {
 } sc_arena_mark;
 
 /* Initializes an empty arena. budget_bytes 0 means unlimited. Debug mode is forced on when the
- * environment variable SCRY_ARENA_DEBUG=1 is set. */
+ * environment variable SCRY_ARENA_DEBUG=1 is set (read once per process: base/arena_debug.h). */
 void sc_arena_init(sc_arena *a, size_t budget_bytes);
 
 /* Frees every chunk. The arena may be reused after sc_arena_init. */

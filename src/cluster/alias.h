@@ -53,7 +53,8 @@ bool sc_index_stream_write_index(sc_index *ix, char *stream, size_t cap);
 /* The result of resolving an index expression for a read: indices (new references, sorted by
  * name) and, per index, the alias filter to apply (a query JSON, NULL when some part of the
  * expression named the index itself or an alias without a filter) and the search routing
- * (comma-separated, NULL = every shard). Owned: release with sc_resolved_fini. */
+ * (comma-separated, NULL = every shard; routings itself is NULL when no index has one). Owned:
+ * release with sc_resolved_fini. */
 typedef struct sc_resolved {
     sc_index **list;
     size_t n;

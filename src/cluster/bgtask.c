@@ -109,10 +109,11 @@ json_t *sc_bgtask_get(sc_node *n, const char *id)
     json_t *out = NULL;
     if (t) {
         json_t *status = t->status(t->ctx);
+        json_int_t start_ms = sc_task_start_wall_ms(&t->task);
         out = json_pack("{s:b,s:{s:s,s:I,s:s,s:s,s:o,s:s,s:I,s:b,s:b}}", "completed", t->completed,
                         "task", "node", sc_node_id(n), "id", (json_int_t)t->task.id, "type",
                         "transport", "action", t->task.action, "status", status, "description",
-                        t->task.description, "start_time_in_millis", (json_int_t)t->task.start_ms,
+                        t->task.description, "start_time_in_millis", start_ms,
                         "cancellable", 1, "cancelled", atomic_load(&t->task.token.cancelled) != 0);
         if (t->completed && t->response)
             json_object_set(out, t->error ? "error" : "response", t->response);

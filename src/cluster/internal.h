@@ -208,7 +208,8 @@ sc_status sc__search_build_targets(const struct sc_search_request *sr, sc_arena 
                                    struct sc_shard_target **out, size_t *n_out) SC_MUST_USE;
 sc_status sc__search_reduce_results(const struct sc_search_request *sr,
                                     const struct sc_node_query_request *qreq,
-                                    const struct sc_node_query_response *qresp, sc_arena *arena,
+                                    const struct sc_node_query_response *qresp,
+                                    const char *node_id, sc_arena *arena,
                                     struct sc_search_response *out) SC_MUST_USE;
 sc_status sc__search_fetch_hits(sc_node *n, const struct sc_search_request *sr,
                                 const struct sc_node_query_request *qreq,

@@ -198,14 +198,20 @@ static sc_status collect(pick *picks, sc_index *const *all, size_t total, bool e
                          sc_resolved *out)
 {
     size_t cnt = 0;
-    for (size_t i = 0; i < total; i++)
+    bool any_routing = false;
+    for (size_t i = 0; i < total; i++) {
         cnt += picks[i].sel;
+        any_routing |= picks[i].sel && !picks[i].all_shards && picks[i].routing;
+    }
     out->list = malloc((cnt ? cnt : 1) * sizeof *out->list);
     if (extras) {
         out->filters = calloc(cnt ? cnt : 1, sizeof *out->filters);
-        out->routings = calloc(cnt ? cnt : 1, sizeof *out->routings);
+        /* routings stays NULL (readers check) unless an alias routes: one calloc less for
+         * nearly every search */
+        if (any_routing)
+            out->routings = calloc(cnt, sizeof *out->routings);
     }
-    if (!out->list || (extras && (!out->filters || !out->routings))) {
+    if (!out->list || (extras && (!out->filters || (any_routing && !out->routings)))) {
         free(out->list);
         free(out->filters);
         free(out->routings);

@@ -409,10 +409,15 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
     memset(out, 0, sizeof *out);
     size_t nt = req->n_targets;
     out->results = sc_arena_calloc(arena, nt ? nt : 1, sizeof *out->results);
-    out->shard_mem = calloc(nt ? nt : 1, sizeof *out->shard_mem);
-    shard_job *jobs = calloc(nt ? nt : 1, sizeof *jobs);
+    /* in the request's arena, as the results are (it outlives sc_node_query_release), and the
+     * jobs on the stack for the few shards of most searches: two calloc/free pairs fewer */
+    out->shard_mem = sc_arena_calloc(arena, nt ? nt : 1, sizeof *out->shard_mem);
+    shard_job few_jobs[4];
+    shard_job *jobs = nt <= 4 ? few_jobs : calloc(nt, sizeof *jobs);
     if (!out->results || !out->shard_mem || !jobs) {
-        free(jobs);
+        out->shard_mem = NULL;
+        if (jobs != few_jobs)
+            free(jobs);
         return arena->over_budget ? SC_ELIMIT : SC_ENOMEM;
     }
     sc_threadpool *pool = sc_node_search_pool(n);
@@ -468,7 +473,8 @@ sc_status sc_node_query_phase(sc_node *n, const sc_node_query_request *req, sc_a
         pthread_mutex_destroy(&fold.mu);
     free(fold.pending);
     free(fold.done);
-    free(jobs);
+    if (jobs != few_jobs)
+        free(jobs);
     return st;
 }
 
@@ -484,8 +490,7 @@ void sc_node_query_release(const sc_node_query_request *req, sc_node_query_respo
     if (resp->shard_mem) {
         for (size_t t = 0; t < req->n_targets; t++)
             sc_arena_fini(&resp->shard_mem[t]);
-        free(resp->shard_mem);
-        resp->shard_mem = NULL;
+        resp->shard_mem = NULL; /* the array itself is the request arena's */
     }
     resp->agg_partials = NULL;
     resp->top = NULL;
@@ -654,8 +659,8 @@ sc_status sc__search_build_targets(const sc_search_request *sr, sc_arena *arena,
 /* Final reduce of the shards' outcomes: failures, the summed total capped once more under
  * track_total_hits, timed_out. SC_ECANCELLED when a shard or the task was cancelled. */
 sc_status sc__search_reduce_results(const sc_search_request *sr, const sc_node_query_request *qreq,
-                                    const sc_node_query_response *qresp, sc_arena *arena,
-                                    sc_search_response *out)
+                                    const sc_node_query_response *qresp, const char *node_id,
+                                    sc_arena *arena, sc_search_response *out)
 {
     size_t nt = qreq->n_targets, n_fail = 0;
     out->shards_total = (uint32_t)nt;
@@ -672,6 +677,7 @@ sc_status sc__search_reduce_results(const sc_search_request *sr, const sc_node_q
             sc_shard_failure *f = &out->failures[out->n_failures++];
             f->index_i = qreq->targets[i].index_i;
             f->shard = qreq->targets[i].shard;
+            f->node_id = node_id;
             f->err = r->err;
             out->shards_failed++;
             continue;
@@ -859,7 +865,7 @@ static sc_status run_search(sc_node *n, const sc_search_request *sr, sc_arena *a
     sc_node_query_response qresp;
     sc_status st = sc_node_query_phase(n, &qreq, arena, &qresp);
     if (st == SC_OK)
-        st = sc__search_reduce_results(sr, &qreq, &qresp, arena, out);
+        st = sc__search_reduce_results(sr, &qreq, &qresp, sc_node_id(n), arena, out);
     if (st == SC_OK) {
         /* Final reduce of the hits (one node: its partial result is already the global
          * order), then the page's fetch. */

@@ -183,6 +183,7 @@ typedef struct sc_result_hit {
 typedef struct sc_shard_failure {
     uint32_t index_i;
     uint32_t shard;
+    const char *node_id; /* the node that ran (or was to run) the shard; NULL: none */
     sc_cluster_error err;
 } sc_shard_failure;
 
@@ -289,7 +290,8 @@ typedef struct sc_node_query_response {
     void **agg_partials;
     void *agg_reduced;
     uint32_t n_partial_reduces; /* folds of batched_reduce_size results done on this node */
-    sc_arena *shard_mem; /* per target: its results' memory (freed by sc_node_query_release) */
+    sc_arena *shard_mem; /* per target: its results' memory (freed by sc_node_query_release;
+                          * the array is in the query phase's arena) */
 } sc_node_query_response;
 
 typedef struct sc_node_fetch_request {

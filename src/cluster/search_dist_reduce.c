@@ -20,12 +20,14 @@ typedef struct ranked {
     size_t unit;
 } ranked;
 
-static sc_status add_failure(const sc_shard_target *tg, int status, const char *type,
-                             const char *reason, sc_arena *arena, sc_search_response *out)
+static sc_status add_failure(const sc__dist_unit *u, const sc_shard_target *tg, int status,
+                             const char *type, const char *reason, sc_arena *arena,
+                             sc_search_response *out)
 {
     sc_shard_failure *f = &out->failures[out->n_failures++];
     f->index_i = tg->index_i;
     f->shard = tg->shard;
+    f->node_id = u->node_id[0] ? sc_arena_strndup(arena, u->node_id, strlen(u->node_id)) : NULL;
     memset(&f->err, 0, sizeof f->err);
     f->err.status = status ? status : 500;
     f->err.type =
@@ -93,14 +95,14 @@ static sc_status reduce_shards(const sc_search_request *sr, sc__dist_unit *units
             if (x->superseded && x->superseded[t])
                 continue; /* retried on another copy */
             if (x->st != SC_OK) {
-                SC_TRY(add_failure(&x->targets[t], x->fail_status, x->fail_type, x->fail_reason,
+                SC_TRY(add_failure(x, &x->targets[t], x->fail_status, x->fail_type, x->fail_reason,
                                    arena, out));
                 continue;
             }
             const sc_node_shard_result *r = &x->results[t];
             if (r->st != SC_OK) {
                 cancelled |= r->st == SC_ECANCELLED;
-                SC_TRY(add_failure(&x->targets[t], r->err.status, r->err.type, r->err.reason, arena,
+                SC_TRY(add_failure(x, &x->targets[t], r->err.status, r->err.type, r->err.reason, arena,
                                    out));
                 continue;
             }
@@ -591,7 +593,7 @@ static sc_status fetch_failed(const sc__dist_unit *u, const ranked *page, size_t
         if (!on_page)
             continue;
         out->shards_successful--;
-        SC_TRY(add_failure(&u->targets[x], why == SC_ETIMEOUT ? 504 : 503,
+        SC_TRY(add_failure(u, &u->targets[x], why == SC_ETIMEOUT ? 504 : 503,
                            why == SC_ETIMEOUT ? "receive_timeout_transport_exception"
                                               : "node_not_connected_exception",
                            reason, arena, out));

@@ -134,8 +134,8 @@ sc_status sc__search_run_rrf(sc_node *n, const sc_search_request *sr, sc_arena *
         sc_search_response part;
         memset(&part, 0, sizeof part);
         if (st == SC_OK)
-            st = sc__search_reduce_results(&subs[j], &qreqs[j], &resps[j], arena,
-                                           j == 0 ? out : &part);
+            st = sc__search_reduce_results(&subs[j], &qreqs[j], &resps[j], sc_node_id(n),
+                                           arena, j == 0 ? out : &part);
         if (st == SC_OK && j > 0 && part.total > out->total) {
             out->total = part.total;
             out->total_is_lower_bound = part.total_is_lower_bound;

@@ -13,14 +13,19 @@
 
 void sc_task_begin(sc_node *n, sc_task *t, const char *action, const char *description)
 {
+    sc_task_begin_at(n, t, action, description, sc_clock_now_ns());
+}
+
+void sc_task_begin_at(sc_node *n, sc_task *t, const char *action, const char *description,
+                      uint64_t start_ns)
+{
     sc__tasks *ts = sc__node_tasks(n);
     t->action = action;
     /* a bounded copy (every search begins a task: no format parsing for it) */
     size_t dl = description ? strnlen(description, sizeof t->description - 1) : 0;
     memcpy(t->description, description ? description : "", dl);
     t->description[dl] = '\0';
-    t->start_ms = sc_clock_wall_ms();
-    t->start_ns = sc_clock_now_ns();
+    t->start_ns = start_ns;
     sc_cancel_token_init(&t->token, 0);
     t->client_fd = -1;
     t->parent_task_id[0] = '\0';
@@ -32,6 +37,11 @@ void sc_task_begin(sc_node *n, sc_task *t, const char *action, const char *descr
         ts->head->prev = t;
     ts->head = t;
     pthread_mutex_unlock(&ts->mu);
+}
+
+int64_t sc_task_start_wall_ms(const sc_task *t)
+{
+    return sc_clock_wall_ms() - (int64_t)((sc_clock_now_ns() - t->start_ns) / 1000000u);
 }
 
 void sc_task_end(sc_node *n, sc_task *t)
@@ -152,6 +162,7 @@ void sc_tasks_write(sc_node *n, sc_jsonw *w, const char *task_id, const char *ac
 {
     sc__tasks *ts = sc__node_tasks(n);
     uint64_t now = sc_clock_now_ns();
+    int64_t wall_ms = sc_clock_wall_ms();
     pthread_mutex_lock(&ts->mu);
     for (sc_task *t = ts->head; t; t = t->next) {
         if (task_id && !id_matches(n, t, task_id))
@@ -169,7 +180,8 @@ void sc_tasks_write(sc_node *n, sc_jsonw *w, const char *task_id, const char *ac
         sc_jsonw_kv_str(w, "description", t->description);
         if (t->parent_task_id[0])
             sc_jsonw_kv_str(w, "parent_task_id", t->parent_task_id);
-        sc_jsonw_kv_int(w, "start_time_in_millis", t->start_ms);
+        sc_jsonw_kv_int(w, "start_time_in_millis",
+                        wall_ms - (int64_t)((now - t->start_ns) / 1000000u));
         sc_jsonw_kv_int(w, "running_time_in_nanos", (int64_t)(now - t->start_ns));
         sc_jsonw_kv_bool(w, "cancellable", true);
         sc_jsonw_kv_bool(w, "cancelled", atomic_load_explicit(&t->token.cancelled, memory_order_relaxed) != 0);

@@ -20,8 +20,7 @@ typedef struct sc_task {
     uint64_t id;
     const char *action;   /* static */
     char description[256];
-    int64_t start_ms;
-    uint64_t start_ns;
+    uint64_t start_ns;     /* sc_clock_now_ns at the start; see sc_task_start_wall_ms */
     sc_cancel_token token; /* cancellation flag + deadline, polled by shard execution */
     int client_fd;         /* the HTTP client's socket, watched for hang-ups; -1 = none */
     /* a child task's parent on the coordinating node ("<node>:<n>"), listed as parent_task_id
@@ -32,7 +31,13 @@ typedef struct sc_task {
 
 /* Registers a running task (caller-owned storage, must stay alive until sc_task_end). */
 void sc_task_begin(sc_node *n, sc_task *t, const char *action, const char *description);
+/* The same, with the start time the caller already took (sc_clock_now_ns) for the request. */
+void sc_task_begin_at(sc_node *n, sc_task *t, const char *action, const char *description,
+                      uint64_t start_ns);
 void sc_task_end(sc_node *n, sc_task *t);
+/* The task's start as wall-clock epoch milliseconds (start_time_in_millis), derived from the
+ * monotonic start when asked: a search reads one clock at its start, not two. */
+int64_t sc_task_start_wall_ms(const sc_task *t);
 /* Cancels the task when the client socket `fd` hangs up (checked every 100 ms by the node's
  * watcher thread while the task runs). The socket must stay open until sc_task_end. */
 void sc_task_watch_client(sc_node *n, sc_task *t, int fd);

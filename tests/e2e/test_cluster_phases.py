@@ -208,6 +208,24 @@ def retried_counts(node):
     return [int(m) for m in re.findall(r"(\d+) retried on another copy", text)]
 
 
+def all_threads_stopped(pid):
+    """True once every thread of the process is in the stopped state (SIGSTOP acts on each
+    thread as it next runs; a loaded machine may take a moment)."""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] != "T":
+                return False
+    return True
+
+
+def search_log_lines(node, n=40):
+    """The coordinator's last [search] log lines (debug level on n1): which units ran, were
+    retried, or lost their fetch; printed when an assertion on a partial result fails."""
+    with open(node.log_path, "rb") as f:
+        text = f.read().decode("utf-8", "replace")
+    return [l for l in text.splitlines() if "[search]" in l or "slowlog" in l][-n:]
+
+
 def set_batched(node, on):
     st, _, r = node.request("PUT", "/_cluster/settings",
                             {"transient": {"search.batched_query_phase": on}})
@@ -449,14 +467,21 @@ def test_killed_node_is_retried_then_frozen_node_times_out(env):
         on.setdefault(int(row["shard"]), set()).add(row["node"])
     lost = sorted(s for s, where in on.items() if "n1" not in where)
     assert 0 < len(lost) < 6, on
+    st, _, rows = nodes["n1"].request("GET", "/_cat/nodes?format=json&h=name,id")
+    assert st == 200, rows
+    ids = {row["name"]: row["id"] for row in rows}
     frozen = nodes["n2"]
     frozen.proc.send_signal(signal.SIGSTOP)
+    wait_until("n2 stopped", lambda: all_threads_stopped(frozen.proc.pid))
     try:
         r = search(nodes["n1"], {"query": {"match_all": {}}, "size": 300,
                                  "track_total_hits": True}, "?timeout=1s")
         sh = r["_shards"]
-        assert (sh["total"], sh["successful"], sh["failed"]) == (6, 6 - len(lost), len(lost)), r
+        assert (sh["total"], sh["successful"], sh["failed"]) == (6, 6 - len(lost), len(lost)), \
+            (json.dumps(sh), r["took"], on, search_log_lines(nodes["n1"]))
         assert sorted(f["shard"] for f in sh["failures"]) == lost, sh
+        # each failure names the node that could not serve the shard (n2 or n3)
+        assert {f["node"] for f in sh["failures"]} <= {ids["n2"], ids["n3"]}, (sh, ids)
         types = {f["reason"]["type"] for f in sh["failures"]}
         assert types <= {"receive_timeout_transport_exception", "node_not_connected_exception"}, sh
         ids = {h["_id"] for h in r["hits"]["hits"]}

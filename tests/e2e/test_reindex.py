@@ -115,6 +115,7 @@ def test_delete_and_update_by_query(server, pfx):
 def test_async_task(server, pfx):
     src, dst = pfx + "-a", pfx + "-b"
     fill(server, src, 3000)
+    before_ms = int(time.time() * 1000)
     st, _, b = server.request("POST", "/_reindex?wait_for_completion=false&scroll_size=300",
                               {"source": {"index": src}, "dest": {"index": dst}})
     assert st == 200, b
@@ -126,6 +127,10 @@ def test_async_task(server, pfx):
         assert st == 200, b
         assert b["task"]["action"] == "indices:data/write/reindex"
         assert "total" in b["task"]["status"]
+        # epoch ms of the start (derived from the monotonic start: 1 s of slack for rounding
+        # and the wall clock's granularity)
+        start = b["task"]["start_time_in_millis"]
+        assert before_ms - 1000 <= start <= int(time.time() * 1000) + 1000, (before_ms, b)
         if b["completed"]:
             break
         assert time.time() < deadline

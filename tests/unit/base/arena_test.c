@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "base/arena.h"
+#include "base/arena_debug.h"
 
 #ifdef SC_ASAN
 #include <sanitizer/asan_interface.h>
@@ -25,6 +26,7 @@ static void basics(bool debug)
         setenv("SCRY_ARENA_DEBUG", "1", 1);
     else
         unsetenv("SCRY_ARENA_DEBUG");
+    sc_arena_debug_reload(); /* the variable is read once per process otherwise */
     sc_arena a;
     sc_arena_init(&a, 0);
     assert_int_equal(a.debug, debug);
@@ -59,6 +61,27 @@ static void basics(bool debug)
     sc_arena_fini(&a);
     assert_int_equal(a.used_bytes, 0);
     unsetenv("SCRY_ARENA_DEBUG");
+    sc_arena_debug_reload();
+}
+
+/* The variable is read once: changing it later has no effect until sc_arena_debug_reload. */
+static void test_debug_read_once(void **state)
+{
+    (void)state;
+    unsetenv("SCRY_ARENA_DEBUG");
+    sc_arena_debug_reload();
+    setenv("SCRY_ARENA_DEBUG", "1", 1);
+    sc_arena a;
+    sc_arena_init(&a, 0);
+    assert_false(a.debug);
+    sc_arena_fini(&a);
+    sc_arena_debug_reload();
+    sc_arena_init(&a, 0);
+    assert_true(a.debug);
+    assert_non_null(sc_arena_alloc(&a, 10));
+    sc_arena_fini(&a);
+    unsetenv("SCRY_ARENA_DEBUG");
+    sc_arena_debug_reload();
 }
 
 static void test_basics(void **state)
@@ -77,6 +100,7 @@ static void budget(bool debug)
 {
     if (debug)
         setenv("SCRY_ARENA_DEBUG", "1", 1);
+    sc_arena_debug_reload(); /* the variable is read once per process otherwise */
     sc_arena a;
     sc_arena_init(&a, 100000);
     size_t got = 0;
@@ -101,6 +125,7 @@ static void budget(bool debug)
     assert_true(a.over_budget);
     sc_arena_fini(&a);
     unsetenv("SCRY_ARENA_DEBUG");
+    sc_arena_debug_reload();
 }
 
 static void test_budget(void **state)
@@ -119,6 +144,7 @@ static void rewind_(bool debug)
 {
     if (debug)
         setenv("SCRY_ARENA_DEBUG", "1", 1);
+    sc_arena_debug_reload(); /* the variable is read once per process otherwise */
     sc_arena a;
     sc_arena_init(&a, 1 << 20);
     /* Mark on an empty arena, rewind frees everything. */
@@ -154,6 +180,7 @@ static void rewind_(bool debug)
     assert_string_equal(keep, "keep me");
     sc_arena_fini(&a);
     unsetenv("SCRY_ARENA_DEBUG");
+    sc_arena_debug_reload();
 }
 
 static void test_rewind(void **state)
@@ -174,6 +201,7 @@ static void test_big_small_interleave(void **state)
 {
     (void)state;
     unsetenv("SCRY_ARENA_DEBUG");
+    sc_arena_debug_reload();
     sc_arena a;
     sc_arena_init(&a, 3 << 20);
     sc_arena_mark m = sc_arena_mark_get(&a);
@@ -231,6 +259,7 @@ static void test_spare_chunk(void **state)
 {
     (void)state;
     unsetenv("SCRY_ARENA_DEBUG");
+    sc_arena_debug_reload();
     spare_round(NULL);
     pthread_t t[8];
     for (int i = 0; i < 8; i++)
@@ -242,7 +271,8 @@ static void test_spare_chunk(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basics), cmocka_unit_test(test_basics_debug),
+        cmocka_unit_test(test_debug_read_once), cmocka_unit_test(test_basics),
+        cmocka_unit_test(test_basics_debug),
         cmocka_unit_test(test_budget), cmocka_unit_test(test_budget_debug),
         cmocka_unit_test(test_rewind), cmocka_unit_test(test_rewind_debug),
         cmocka_unit_test(test_big_small_interleave), cmocka_unit_test(test_spare_chunk),
