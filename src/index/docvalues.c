@@ -241,11 +241,13 @@ static bool is_run(const uint32_t *docs, size_t n)
 {
     if (n < 16 || docs[n - 1] - docs[0] != n - 1)
         return false;
-    uint32_t d0 = docs[0];
-    bool run = true;
-    for (size_t i = 0; i < n; i++) /* in full: docs may repeat */
-        run &= docs[i] == d0 + (uint32_t)i;
-    return run;
+    /* in full: docs may repeat. An OR of the differences, which the compiler vectorizes (the
+     * loop over a bool it did not: with 4096 docs a window, that scalar check cost as much as
+     * the unpacking, ~5 % of Rally's date_histogram_fixed_interval_with_metrics_agg) */
+    uint32_t d0 = docs[0], diff = 0;
+    for (size_t i = 0; i < n; i++)
+        diff |= docs[i] ^ (d0 + (uint32_t)i);
+    return diff == 0;
 }
 
 void sc_dv_numeric_get_single_batch(const sc_dv_numeric *dv, const uint32_t *docs, size_t n,
@@ -266,6 +268,20 @@ void sc_dv_numeric_get_single_batch(const sc_dv_numeric *dv, const uint32_t *doc
             uint64_t bitpos = (uint64_t)docs[i] * bits;
             uint64_t v = (sc__ld64(vals + (bitpos >> 3)) >> (bitpos & 7)) & mask;
             out[i] = (int64_t)(min + v * gcd);
+        }
+        return;
+    }
+    if (bits > 56 && bits <= 64) {
+        /* wide values (doubles as sortable longs: ~63 bits): sc__packed_get without its
+         * branch, the ninth byte always loaded (the pad allows it) and shifted out when the
+         * value ends in the first eight (sh 0: (q[8] << 1) << 63 is 0) */
+        uint64_t mask = bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t bitpos = (uint64_t)docs[i] * bits;
+            const uint8_t *q = vals + (bitpos >> 3);
+            unsigned sh = (unsigned)(bitpos & 7);
+            uint64_t v = (sc__ld64(q) >> sh) | (((uint64_t)q[8] << 1) << (63 - sh));
+            out[i] = (int64_t)(min + (v & mask) * gcd);
         }
         return;
     }

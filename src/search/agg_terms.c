@@ -145,8 +145,7 @@ static sc_status to_subs(sc__agg_coll *c, const uint32_t *docs, const uint32_t *
     if (!k)
         return SC_OK;
     uint32_t mx = (uint32_t)(t->ords.n - 1); /* every ordinal so far is below ords.n */
-    for (size_t j = 0; j < c->n_subs; j++)
-        SC_TRY(sc__agg_metric_add_owned(c->subs[j], docs, ords, k, mx, t->fused_n));
+    SC_TRY(sc__agg_metrics_add_owned(c->subs, c->n_subs, docs, ords, k, mx, t->fused_n));
     t->fused_n += k;
     return SC_OK;
 }
