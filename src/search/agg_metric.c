@@ -46,7 +46,8 @@ typedef struct metric_state {
     uint64_t seg_abs;
     double factor; /* the scaling factor of a scaled_float, 0 otherwise */
     bool int_ok, inexact, seg_bounded;
-    bool minmax; /* min / max kept: min, max, stats, extended_stats (nothing shows them else) */
+    bool per_doc; /* sc_agg_shard_options.per_doc_windows: no one-owner shortcuts */
+    bool minmax;  /* min / max kept: min, max, stats, extended_stats (nothing shows them else) */
     int64_t *ibuf;
     double *dbuf;
     /* a double runtime field evaluated for the collected docs only (no column): its values
@@ -387,7 +388,7 @@ static void add_ints(metric_state *m, const int64_t *v, const uint32_t *owners, 
         *pmx = dmx > *pmx ? dmx : *pmx;
         return;
     }
-    if (k && one_owner(owners, k)) {
+    if (k && !m->per_doc && one_owner(owners, k)) {
         add_ints_one(m, v, owners[0], k, lane0);
         return;
     }
@@ -512,7 +513,7 @@ static void add_single(metric_state *m, const sc_agg_spec *spec, const uint32_t 
         add_window(m, m->dbuf, k, squares);
         return;
     }
-    if (k && one_owner(owners, k)) {
+    if (k && !m->per_doc && one_owner(owners, k)) {
         add_lanes_one(m, owners[0], k, lane0, squares);
         return;
     }
@@ -660,7 +661,8 @@ sc_status sc__agg_metrics_add_owned(sc__agg_coll *const *subs, size_t n, const u
          * on that column would be first): its ibuf holds the values (add_single reads them
          * into ibuf on every path but a runtime field's) */
         const int64_t *pre = NULL;
-        for (size_t i = 0; i < j && !pre; i++)
+        bool per_doc = ((const metric_state *)c->state)->per_doc;
+        for (size_t i = 0; i < j && !pre && !per_doc; i++)
             if (same_column(subs[i], c))
                 pre = ((const metric_state *)subs[i]->state)->ibuf;
         SC_TRY(ensure(c, max_owner));
@@ -713,6 +715,7 @@ sc_status sc__agg_metric_new(sc__agg_coll *c)
     m->factor = spec->scaling_factor > 0 ? spec->scaling_factor : 0;
     m->int_ok = spec->vtype != SC_AGG_V_DOUBLE && spec->kind != SC_AGG_EXTENDED_STATS &&
                 !(c->ctx->so && c->ctx->so->compensated_sums);
+    m->per_doc = c->ctx->so && c->ctx->so->per_doc_windows;
     m->minmax = spec->kind == SC_AGG_MIN || spec->kind == SC_AGG_MAX ||
                 spec->kind == SC_AGG_STATS || spec->kind == SC_AGG_EXTENDED_STATS;
     c->state = m;
