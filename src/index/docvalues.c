@@ -236,6 +236,40 @@ static void unpack_run(const uint8_t *vals, uint64_t first, size_t n, unsigned b
     /* clang-format on */
 }
 
+/* unpack_run_w for ordinals (min 0, gcd 1, bits <= 32) straight into 32-bit slots: no
+ * multiply, add or staging buffer per value. */
+static inline __attribute__((always_inline)) void
+unpack_ords_w(const uint8_t *vals, uint64_t first, size_t n, unsigned bits, uint32_t *out)
+{
+    uint64_t mask = (UINT64_C(1) << bits) - 1;
+    size_t i = 0;
+    for (; i < n && ((first + i) & 7); i++) {
+        uint64_t bitpos = (first + i) * bits;
+        out[i] = (uint32_t)((sc__ld64(vals + (bitpos >> 3)) >> (bitpos & 7)) & mask);
+    }
+    for (; i + 8 <= n; i += 8) {
+        const uint8_t *p = vals + ((first + i) >> 3) * bits;
+        for (unsigned j = 0; j < 8; j++)
+            out[i + j] = (uint32_t)((sc__ld64(p + ((j * bits) >> 3)) >> ((j * bits) & 7)) & mask);
+    }
+    for (; i < n; i++) {
+        uint64_t bitpos = (first + i) * bits;
+        out[i] = (uint32_t)((sc__ld64(vals + (bitpos >> 3)) >> (bitpos & 7)) & mask);
+    }
+}
+
+static void unpack_ords(const uint8_t *vals, uint64_t first, size_t n, unsigned bits, uint32_t *out)
+{
+    /* clang-format off */
+    switch (bits) {
+#define W(b) case b: unpack_ords_w(vals, first, n, b, out); return;
+    W(1) W(2) W(3) W(4) W(5) W(6) W(7) W(8) W(9) W(10) W(11) W(12) W(13) W(14) W(15) W(16)
+#undef W
+    default: unpack_ords_w(vals, first, n, bits, out); return;
+    }
+    /* clang-format on */
+}
+
 /* Whether docs[0..n) are consecutive (then their values are unpacked in order). */
 static bool is_run(const uint32_t *docs, size_t n)
 {
@@ -295,13 +329,7 @@ void sc_dv_sorted_set_single_batch(const sc_dv_sorted_set *dv, const uint32_t *d
     const uint8_t *ords = dv->ords;
     unsigned bits = dv->ord_bits;
     if (bits && bits <= 32 && is_run(docs, n)) {
-        int64_t buf[256];
-        for (size_t off = 0; off < n; off += 256) {
-            size_t k = n - off < 256 ? n - off : 256;
-            unpack_run(ords, docs[0] + (uint64_t)off, k, bits, 0, 1, buf);
-            for (size_t i = 0; i < k; i++)
-                out[off + i] = (uint32_t)buf[i];
-        }
+        unpack_ords(ords, docs[0], n, bits, out);
         return;
     }
     for (size_t i = 0; i < n; i++)

@@ -233,6 +233,29 @@ static sc_status doc_ords(sc__agg_coll *c, uint32_t doc, size_t *n_out)
     return SC_OK;
 }
 
+#define DOM_MAX 256 /* collect_bytes's windows */
+
+/* dominant_window's doc i of segment ordinal + 1 o1 (not the dominant key): counted and added
+ * in its own lanes, taken out of the dominant key's (s, n). */
+static sc_status dom_other(sc__agg_coll *c, uint32_t o1, size_t i, sc__agg_int_lanes *ml,
+                           int64_t *s, uint64_t *n)
+{
+    terms_state *t = c->state;
+    uint32_t ord = t->seg_map[o1];
+    if (ord == UINT32_MAX) {
+        SC_TRY(seg_bucket(c, 0, o1, &ord));
+        SC_TRY(sc__agg_counts_ensure(c, ord));
+        SC_TRY(sc__agg_metric_int_lanes(c->subs[0], ord, ml));
+    }
+    size_t x = (size_t)ord * LANES + (size_t)((t->fused_n + i) % LANES);
+    t->lanes[(size_t)o1 * LANES + (i % LANES)]++;
+    ml->count[x]++;
+    ml->sum[x] += ml->v[i];
+    s[i % LANES] -= ml->v[i];
+    n[i % LANES]--;
+    return SC_OK;
+}
+
 /* int_window's path for a window where one key holds at least 3/4 of the docs (Rally's
  * rate_code_id is "1" for ~97 % of them): that key's lane counts and int64 lane sums over
  * the whole window in registers (vectorized, doc i in lane i % LANES), and only the other docs
@@ -245,14 +268,20 @@ static sc_status dominant_window(sc__agg_coll *c, const uint32_t *o1s, size_t k,
 {
     terms_state *t = c->state;
     *done = false;
-    if (c->ctx->so && c->ctx->so->per_doc_windows)
+    if ((c->ctx->so && c->ctx->so->per_doc_windows) || k > DOM_MAX)
         return SC_OK;
     uint32_t dom = t->dom == UINT32_MAX ? o1s[0] : t->dom;
-    size_t same = 0;
-    for (size_t i = 0; i < k; i++) /* vectorized */
-        same += o1s[i] == dom;
+    /* a flag byte per doc of another key (vectorized), zero-padded to whole 8-byte words, so
+     * the scan below skips 8 docs of the dominant key per load, without a branch per doc */
+    uint8_t ne[DOM_MAX + 8];
+    size_t diff = 0;
+    for (size_t i = 0; i < k; i++) {
+        ne[i] = o1s[i] != dom;
+        diff += ne[i];
+    }
+    memset(ne + k, 0, 8);
     uint32_t dord = t->seg_map[dom];
-    if (same * 4 < k * 3 || dord == UINT32_MAX) {
+    if (diff * 4 > k || dord == UINT32_MAX) {
         t->dom = o1s[k / 2];
         return SC_OK;
     }
@@ -269,22 +298,13 @@ static sc_status dominant_window(sc__agg_coll *c, const uint32_t *o1s, size_t k,
         n[l] = k / LANES + (l < k % LANES);
     uint32_t *lanes = t->lanes;
     uint64_t lane0 = t->fused_n;
-    for (i = 0; i < k; i++) {
-        uint32_t o1 = o1s[i];
-        if (o1 == dom)
-            continue;
-        uint32_t ord = t->seg_map[o1];
-        if (ord == UINT32_MAX) {
-            SC_TRY(seg_bucket(c, 0, o1, &ord));
-            SC_TRY(sc__agg_counts_ensure(c, ord));
-            SC_TRY(sc__agg_metric_int_lanes(c->subs[0], ord, ml));
+    for (size_t b = 0; b < k; b += 8) {
+        uint64_t w;
+        memcpy(&w, ne + b, 8);
+        for (; w; w &= w - 1) {
+            i = b + (size_t)(__builtin_ctzll(w) >> 3);
+            SC_TRY(dom_other(c, o1s[i], i, ml, s, n));
         }
-        size_t x = (size_t)ord * LANES + (size_t)((lane0 + i) % LANES);
-        lanes[(size_t)o1 * LANES + (i % LANES)]++;
-        ml->count[x]++;
-        ml->sum[x] += v[i];
-        s[i % LANES] -= v[i];
-        n[i % LANES]--;
     }
     for (size_t l = 0; l < LANES; l++) {
         size_t x = (size_t)dord * LANES + (size_t)((lane0 + l) % LANES);
