@@ -17,7 +17,11 @@
  * twice: evaluated for the collected docs (as served) and as a whole column first (the earlier
  * path, sc_agg_shard_options.runtime_columns); then composite (two keyword sources, a scaled
  * histogram, a calendar-day date_histogram) and multi_terms of the two keywords, size 10,
- * under match_all.
+ * under match_all; then Rally's date_histogram_fixed_interval_with_metrics (10 days > stats
+ * of "sm", "tip" and "sd") and _with_metrics_agg (10 days > min, max and avg of "sm", avg of
+ * "sd") under the range 2015-01-01 to 2015-03-01 on "t", and
+ * avg_passenger_count_filtered_aggregation (avg of "pc" under the term "2" on "rc" and "sm" >
+ * 60), LuceneAggBench's queries on the taxis file.
  * With AGG_BENCH_TAXIS=FILE (a `scry gen taxis` ndjson file, the one bench/LuceneAggBench.java
  * indexes), "sd", "sm", "tip", "fare" and "t" are the first n_docs docs' trip_distance,
  * total_amount, tip_amount, fare_amount and dropoff_datetime (epoch ms, UTC, read as
