@@ -225,6 +225,16 @@ static void unpack_run(const uint8_t *vals, uint64_t first, size_t n, unsigned b
                        uint64_t gcd, int64_t *out)
 {
     /* clang-format off */
+    if (gcd == 1) { /* most columns: no multiply per value */
+        switch (bits) {
+#define W(b) case b: unpack_run_w(vals, first, n, b, min, 1, out); return;
+        W(1) W(2) W(3) W(4) W(5) W(6) W(7) W(8) W(9) W(10) W(11) W(12) W(13) W(14) W(15) W(16)
+        W(17) W(18) W(19) W(20) W(21) W(22) W(23) W(24) W(25) W(26) W(27) W(28) W(29) W(30)
+        W(31) W(32)
+#undef W
+        default: break;
+        }
+    }
     switch (bits) {
 #define W(b) case b: unpack_run_w(vals, first, n, b, min, gcd, out); return;
     W(1) W(2) W(3) W(4) W(5) W(6) W(7) W(8) W(9) W(10) W(11) W(12) W(13) W(14) W(15) W(16)
