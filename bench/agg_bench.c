@@ -17,7 +17,11 @@
  * twice: evaluated for the collected docs (as served) and as a whole column first (the earlier
  * path, sc_agg_shard_options.runtime_columns); then composite (two keyword sources, a scaled
  * histogram, a calendar-day date_histogram) and multi_terms of the two keywords, size 10,
- * under match_all.
+ * under match_all; then Rally's date_histogram_fixed_interval_with_metrics (10 days > stats
+ * of "sm", "tip" and "sd") and _with_metrics_agg (10 days > min, max and avg of "sm", avg of
+ * "sd") under the range 2015-01-01 to 2015-03-01 on "t", and
+ * avg_passenger_count_filtered_aggregation (avg of "pc" under the term "2" on "rc" and "sm" >
+ * 60), LuceneAggBench's queries on the taxis file.
  * With AGG_BENCH_TAXIS=FILE (a `scry gen taxis` ndjson file, the one bench/LuceneAggBench.java
  * indexes), "sd", "sm", "tip", "fare" and "t" are the first n_docs docs' trip_distance,
  * total_amount, tip_amount, fare_amount and dropoff_datetime (epoch ms, UTC, read as
@@ -76,6 +80,22 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* Rally's avg_passenger_count_filtered_aggregation query: a bool filter of the term "2" on
+ * "rc" (rate_code_id) and "sm" (total_amount, scaled by 100) > 60, i.e. >= 6001. Exits on an
+ * error. */
+static const sc_query *filtered_query(sc_arena *a)
+{
+    int64_t lo = 6001, hi = INT64_MAX;
+    sc_query *b = sc_query_bool(a);
+    if (!b ||
+        sc_query_bool_add(a, b, SC_OCCUR_FILTER,
+                          sc_query_term(a, sc_slice_cstr("rc"), sc_slice_cstr("2"))) != SC_OK ||
+        sc_query_bool_add(a, b, SC_OCCUR_FILTER,
+                          sc_query_range(a, sc_slice_cstr("sm"), &lo, &hi, 1)) != SC_OK)
+        exit(1);
+    return b;
+}
+
 static void run_case(const char *name, const sc_agg_spec *root, const sc_searcher *s, uint32_t n,
                      int runs)
 {
@@ -95,6 +115,8 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
         sc_query *aq = sc_query_range(&a, sc_slice_cstr("t"), &alo, &ahi, 1);
         int64_t dlo = 0, dhi = 4999;      /* trip_distance in [0, 50) */
         int64_t flo = 1, fhi = INT64_MAX; /* fare > 0: sortable longs from nextUp(0) */
+        /* [2015-01-01, 2015-03-01): Rally's date_histogram_*_with_metrics range */
+        int64_t mlo = INT64_C(1420070400000), mhi = INT64_C(1425168000000) - 1;
         const sc_query *q =
             query_kind == 0   ? sc_query_match_all(&a)
             : query_kind == 1 ? rq
@@ -102,7 +124,9 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
             : query_kind == 3 ? sc_query_range(&a, sc_slice_cstr("sd"), &dlo, &dhi, 1)
             : query_kind == 4 ? sc_query_range(&a, sc_slice_cstr("fare"), &flo, &fhi, 1)
             : query_kind == 5 ? aq
-                              : sc_query_constant_score(&a, aq);
+            : query_kind == 6 ? sc_query_constant_score(&a, aq)
+            : query_kind == 7 ? sc_query_range(&a, sc_slice_cstr("t"), &mlo, &mhi, 1)
+                              : filtered_query(&a);
         /* the process's CPU time: single-threaded cases on a shared, loaded machine are timed
          * by the CPU they use (best of the runs), not the wall clock */
         uint64_t total;
@@ -391,6 +415,39 @@ int main(int argc, char **argv)
     mt->sources = two;
     mt->n_sources = 2;
     run_case("multi_terms(k, rc)", root_of(mt), &s, n, runs);
+    /* Rally's date_histogram_fixed_interval_with_metrics (10d > stats of total_amount,
+     * tip_amount, trip_distance) and _with_metrics_agg (10d > min, max, avg of total_amount,
+     * avg of trip_distance), under the range [2015-01-01, 2015-03-01) on "t"; and
+     * avg_passenger_count_filtered_aggregation (avg of passenger_count under the bool filter
+     * rate_code_id "2" and total_amount > 60) */
+    query_kind = 7;
+    sc_agg_spec *dm = spec(SC_AGG_DATE_HISTOGRAM, "t", SC_AGG_V_DATE);
+    dm->rounding.fixed_ms = INT64_C(10) * 86400000;
+    dm->min_doc_count = 1;
+    dm->subs = calloc(3, sizeof *dm->subs);
+    dm->subs[0] = spec(SC_AGG_STATS, "sm", SC_AGG_V_LONG);
+    dm->subs[0]->scaling_factor = 100;
+    dm->subs[1] = spec(SC_AGG_STATS, "tip", SC_AGG_V_DOUBLE);
+    dm->subs[2] = spec(SC_AGG_STATS, "sd", SC_AGG_V_LONG);
+    dm->subs[2]->scaling_factor = 100;
+    dm->n_subs = 3;
+    run_case("date_histogram_fixed_interval_with_metrics: 10d > 3 stats", root_of(dm), &s, n, runs);
+    sc_agg_spec *da = spec(SC_AGG_DATE_HISTOGRAM, "t", SC_AGG_V_DATE);
+    da->rounding.fixed_ms = INT64_C(10) * 86400000;
+    da->min_doc_count = 1;
+    da->subs = calloc(4, sizeof *da->subs);
+    da->subs[0] = spec(SC_AGG_MIN, "sm", SC_AGG_V_LONG);
+    da->subs[1] = spec(SC_AGG_MAX, "sm", SC_AGG_V_LONG);
+    da->subs[2] = spec(SC_AGG_AVG, "sm", SC_AGG_V_LONG);
+    da->subs[3] = spec(SC_AGG_AVG, "sd", SC_AGG_V_LONG);
+    for (int i = 0; i < 4; i++)
+        da->subs[i]->scaling_factor = 100;
+    da->n_subs = 4;
+    run_case("date_histogram_fixed_interval_with_metrics_agg: 10d > min, max, avg, avg",
+             root_of(da), &s, n, runs);
+    query_kind = 8;
+    run_case("avg_passenger_count_filtered: avg(long), term rc 2 and sm > 60",
+             root_of(spec(SC_AGG_AVG, "pc", SC_AGG_V_LONG)), &s, n, runs);
     sc_segment_unref(seg);
     return bench_dir_remove(dir);
 }

@@ -466,6 +466,10 @@ typedef struct sc_agg_shard_options {
      * true: the compensated sum for every value (the same results, bit for bit; for tests and
      * benchmarks comparing the two paths) */
     bool compensated_sums;
+    /* false (default): a metric window of one bucket, a terms window dominated by one key and
+     * metric subs on one column take their shortcuts (agg_metric.c, agg_terms.c); true: the
+     * per-doc loops and one read per sub (the same results, bit for bit; for tests) */
+    bool per_doc_windows;
 } sc_agg_shard_options;
 
 #define SC_AGG_DEFAULT_MAX_BUCKETS 65536

@@ -249,8 +249,8 @@ static sc_status collect_pre(sc__agg_coll *c, const uint32_t *docs, size_t n)
                 mx = st->pre_ord > mx ? st->pre_ord : mx;
                 ((uint64_t *)c->doc_counts.p)[st->pre_ord]++;
             }
-            for (size_t j = 0; j < c->n_subs; j++)
-                SC_TRY(sc__agg_metric_add_owned(c->subs[j], wd, st->pre_ords, k, mx, st->pre_n));
+            SC_TRY(
+                sc__agg_metrics_add_owned(c->subs, c->n_subs, wd, st->pre_ords, k, mx, st->pre_n));
             st->pre_n += k;
         }
         return SC_OK;

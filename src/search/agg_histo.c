@@ -326,10 +326,15 @@ static sc_status fused_add(sc__agg_coll *c, const uint32_t *wd, size_t m, uint32
     SC_TRY(sc__agg_vec_ensure(c->ctx->a, &h->lcounts, 4 * ((size_t)mx + 1), 0));
     uint64_t *lc = h->lcounts.p;
     const uint32_t *bo = h->bords;
-    for (size_t i = 0; i < m; i++)
-        lc[4 * (size_t)bo[i] + (i & 3)]++;
-    for (size_t j = 0; j < c->n_subs; j++)
-        SC_TRY(sc__agg_metric_add_owned(c->subs[j], wd, h->bords, m, mx, h->fused_n));
+    uint32_t diff = 0;
+    for (size_t i = 0; i < m; i++) /* vectorized: one bucket for the whole window? */
+        diff |= bo[i] ^ bo[0];
+    if (m && !diff)
+        lc[4 * (size_t)bo[0]] += m; /* the lanes are only added up (histo_seg_end) */
+    else
+        for (size_t i = 0; i < m; i++)
+            lc[4 * (size_t)bo[i] + (i & 3)]++;
+    SC_TRY(sc__agg_metrics_add_owned(c->subs, c->n_subs, wd, h->bords, m, mx, h->fused_n));
     h->fused_n += m;
     return SC_OK;
 }
@@ -342,6 +347,17 @@ static sc_status date_ords(sc__agg_coll *c, int64_t unit, size_t k, uint32_t *mx
 {
     histo_state *h = c->state;
     uint32_t hi = 0;
+    int64_t lo_v = INT64_MAX, hi_v = INT64_MIN;
+    for (size_t i = 0; i < k; i++) { /* vectorized: the window inside the last bucket? */
+        lo_v = h->ibuf[i] < lo_v ? h->ibuf[i] : lo_v;
+        hi_v = h->ibuf[i] > hi_v ? h->ibuf[i] : hi_v;
+    }
+    if (k && lo_v >= h->d_lo && hi_v < h->d_hi) { /* sorted dates: most windows */
+        for (size_t i = 0; i < k; i++)
+            h->bords[i] = h->d_ord;
+        *mx = h->d_ord;
+        return SC_OK;
+    }
     for (size_t i = 0; i < k; i++) {
         int64_t v = h->ibuf[i];
         if (v < h->d_lo || v >= h->d_hi) {

@@ -258,6 +258,12 @@ bool sc__agg_metric_fusable(const sc__agg_coll *c);
  * with lane0 = the pairs already given to c in this segment, the same sums, bit for bit. */
 sc_status sc__agg_metric_add_owned(sc__agg_coll *c, const uint32_t *docs, const uint32_t *owners,
                                    size_t k, uint32_t max_owner, uint64_t lane0) SC_MUST_USE;
+/* sc__agg_metric_add_owned of the window to each of subs[0..n) (all sc__agg_metric_fusable) in
+ * turn, the doc values of a column read once for the subs on the same field (Rally's
+ * date_histogram_fixed_interval_with_metrics_agg: min, max and avg of total_amount). */
+sc_status sc__agg_metrics_add_owned(sc__agg_coll *const *subs, size_t n, const uint32_t *docs,
+                                    const uint32_t *owners, size_t k, uint32_t max_owner,
+                                    uint64_t lane0) SC_MUST_USE;
 /* One pass for a top-level terms on a single-valued keyword whose only sub is c (see
  * agg_terms.c): c's int64 lanes, owner w's lane l at index w * 4 + l, count[x] += 1 and
  * sum[x] += v[i] per doc i taken. */

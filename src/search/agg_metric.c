@@ -35,6 +35,10 @@ typedef struct metric_state {
      * correctly rounded sum (a compensated sum of value / factor per value does not, and its
      * last bits depend on the order of the docs). */
     sc__agg_vec isum, ilsum;
+    /* and the int64 path's min and max per owner lane (INT64_MAX / INT64_MIN: none), converted
+     * once at the build: int_value is non-decreasing, so the min / max of the integers give
+     * the min / max of the doubles (a division per value for each of them before) */
+    sc__agg_vec ilmin, ilmax;
     uint64_t iabs;
     /* a bound on |value| in the current segment from its doc values header (min, gcd and bit
      * width), when below 2^51 (seg_bounded): a window of k values then adds at most k * seg_abs
@@ -42,7 +46,8 @@ typedef struct metric_state {
     uint64_t seg_abs;
     double factor; /* the scaling factor of a scaled_float, 0 otherwise */
     bool int_ok, inexact, seg_bounded;
-    bool minmax; /* min / max kept: min, max, stats, extended_stats (nothing shows them else) */
+    bool per_doc; /* sc_agg_shard_options.per_doc_windows: no one-owner shortcuts */
+    bool minmax;  /* min / max kept: min, max, stats, extended_stats (nothing shows them else) */
     int64_t *ibuf;
     double *dbuf;
     /* a double runtime field evaluated for the collected docs only (no column): its values
@@ -112,6 +117,8 @@ static sc_status ensure(sc__agg_coll *c, uint32_t w)
     SC_TRY(sc__agg_vec_ensure(a, &m->lmax, n * LANES, pninf));
     SC_TRY(sc__agg_vec_ensure(a, &m->isum, n, 0));
     SC_TRY(sc__agg_vec_ensure(a, &m->ilsum, n * LANES, 0));
+    SC_TRY(sc__agg_vec_ensure(a, &m->ilmin, n * LANES, (uint64_t)INT64_MAX));
+    SC_TRY(sc__agg_vec_ensure(a, &m->ilmax, n * LANES, (uint64_t)INT64_MIN));
     return SC_OK;
 }
 
@@ -306,10 +313,60 @@ static void int_take_one(metric_state *m, double v)
         int_fold(m);
 }
 
-/* The int64 path of add_single: ibuf[0..k) to owners[i] (NULL: owner 0). */
-static void add_ints(metric_state *m, const uint32_t *owners, size_t k, uint64_t lane0)
+/* Whether owners[0..k) (k > 0) are all one owner. */
+static bool one_owner(const uint32_t *owners, size_t k)
 {
-    const int64_t *v = m->ibuf;
+    uint32_t w = owners[0], diff = 0;
+    for (size_t i = 0; i < k; i++) /* vectorized */
+        diff |= owners[i] ^ w;
+    return diff == 0;
+}
+
+/* add_ints of a window whose docs all belong to owner w: each lane's count, sum, min and max
+ * over its docs (doc i in lane (lane0 + i) % LANES, as the per-doc loop) in registers, four
+ * lanes side by side (vectorized), then added into w's lanes once. Integer sums and min / max
+ * do not depend on the order, so the lanes end as the per-doc loop leaves them. A run of
+ * sorted dates (a date_histogram bucket of 10 days holds tens of thousands of consecutive
+ * docs) makes most windows one owner. */
+static void add_ints_one(metric_state *m, const int64_t *v, uint32_t w, size_t k, uint64_t lane0)
+{
+    int64_t s[LANES] = {0}, mn[LANES], mx[LANES];
+    for (size_t l = 0; l < LANES; l++)
+        mn[l] = INT64_MAX, mx[l] = INT64_MIN;
+    size_t i = 0;
+    for (; i + LANES <= k; i += LANES)
+        for (size_t l = 0; l < LANES; l++)
+            s[l] += v[i + l];
+    for (size_t j = i; j < k; j++)
+        s[j - i] += v[j];
+    if (m->minmax) {
+        for (i = 0; i + LANES <= k; i += LANES)
+            for (size_t l = 0; l < LANES; l++) {
+                mn[l] = v[i + l] < mn[l] ? v[i + l] : mn[l];
+                mx[l] = v[i + l] > mx[l] ? v[i + l] : mx[l];
+            }
+        for (size_t j = i; j < k; j++) {
+            mn[j - i] = v[j] < mn[j - i] ? v[j] : mn[j - i];
+            mx[j - i] = v[j] > mx[j - i] ? v[j] : mx[j - i];
+        }
+    }
+    uint64_t *cnt = m->lcount.p;
+    int64_t *il = m->ilsum.p, *lmn = m->ilmin.p, *lmx = m->ilmax.p;
+    for (size_t l = 0; l < LANES && l < k; l++) {
+        size_t x = (size_t)w * LANES + (size_t)((lane0 + l) % LANES);
+        cnt[x] += k / LANES + (l < k % LANES);
+        il[x] += s[l];
+        if (m->minmax) {
+            lmn[x] = mn[l] < lmn[x] ? mn[l] : lmn[x];
+            lmx[x] = mx[l] > lmx[x] ? mx[l] : lmx[x];
+        }
+    }
+}
+
+/* The int64 path of add_single: v[0..k) to owners[i] (NULL: owner 0). */
+static void add_ints(metric_state *m, const int64_t *v, const uint32_t *owners, size_t k,
+                     uint64_t lane0)
+{
     if (!owners) {
         if (!k)
             return;
@@ -331,6 +388,10 @@ static void add_ints(metric_state *m, const uint32_t *owners, size_t k, uint64_t
         *pmx = dmx > *pmx ? dmx : *pmx;
         return;
     }
+    if (k && !m->per_doc && one_owner(owners, k)) {
+        add_ints_one(m, v, owners[0], k, lane0);
+        return;
+    }
     uint64_t *cnt = m->lcount.p;
     int64_t *il = m->ilsum.p;
     if (!m->minmax) {
@@ -341,56 +402,119 @@ static void add_ints(metric_state *m, const uint32_t *owners, size_t k, uint64_t
         }
         return;
     }
-    double *lmn = m->lmin.p, *lmx = m->lmax.p;
+    int64_t *lmn = m->ilmin.p, *lmx = m->ilmax.p;
     for (size_t i = 0; i < k; i++) {
         size_t x = (size_t)owners[i] * LANES + (size_t)((lane0 + i) % LANES);
-        double d = int_value(m, v[i]);
         cnt[x]++;
         il[x] += v[i];
-        lmn[x] = d < lmn[x] ? d : lmn[x];
-        lmx[x] = d > lmx[x] ? d : lmx[x];
+        lmn[x] = v[i] < lmn[x] ? v[i] : lmn[x];
+        lmx[x] = v[i] > lmx[x] ? v[i] : lmx[x];
     }
 }
 
 /* The values of docs[0..k) (k <= SC__AGG_PAIRS; a single-valued field) as doubles into
- * m->dbuf; with `read` false, m->ibuf already holds their doc values. */
+ * m->dbuf; v: their doc values already read, or NULL. */
 static void window_values(metric_state *m, const sc_agg_spec *spec, const uint32_t *docs, size_t k,
-                          bool read)
+                          const int64_t *v)
 {
     if (m->rt) { /* computed for these docs, exactly the doubles a column would give back */
         sc_runtime_doubles_eval(m->rt, docs, k, m->dbuf);
         return;
     }
-    if (read)
+    if (!v) {
         sc_dv_numeric_get_single_batch(&m->f.num, docs, k, m->ibuf);
+        v = m->ibuf;
+    }
     if (spec->vtype == SC_AGG_V_DOUBLE)
         for (size_t i = 0; i < k; i++)
-            m->dbuf[i] = sc_agg_sortable_to_double(m->ibuf[i]);
+            m->dbuf[i] = sc_agg_sortable_to_double(v[i]);
     else
         for (size_t i = 0; i < k; i++)
-            m->dbuf[i] = (double)m->ibuf[i];
+            m->dbuf[i] = (double)v[i];
     if (spec->scaling_factor > 0) /* as sc__agg_doc_doubles: value / factor */
         for (size_t i = 0; i < k; i++)
             m->dbuf[i] /= spec->scaling_factor;
 }
 
-/* The values of docs[0..k) (k <= SC__AGG_PAIRS; a single-valued field) to owners[i] (NULL: all
- * to owner 0), doc i into lane (lane0 + i) % LANES. */
-static void add_single(metric_state *m, const sc_agg_spec *spec, const uint32_t *docs,
-                       const uint32_t *owners, size_t k, uint64_t lane0, bool squares)
+/* add_lane of dbuf[0..k) (k > 0) all to owner w, doc i into lane (lane0 + i) % LANES: the lanes'
+ * Kahan sums, counts, min and max in registers over the window, four lanes side by side, each
+ * lane taking its values in the same order through the same steps as add_lane (the same bits),
+ * stored back once. */
+static void add_lanes_one(metric_state *m, uint32_t w, size_t k, uint64_t lane0, bool squares)
 {
-    bool read = true;
+    double s[LANES], sc[LANES], q[LANES], qc[LANES], mn[LANES], mx[LANES];
+    uint64_t n[LANES];
+    size_t xs[LANES];
+    double *ls = m->lsum.p, *lsc = m->lsum_c.p, *lq = m->lsq.p, *lqc = m->lsq_c.p;
+    double *lmn = m->lmin.p, *lmx = m->lmax.p;
+    uint64_t *cnt = m->lcount.p;
+    for (size_t l = 0; l < LANES; l++) {
+        size_t x = (size_t)w * LANES + (size_t)((lane0 + l) % LANES);
+        xs[l] = x;
+        s[l] = ls[x], sc[l] = lsc[x], q[l] = lq[x], qc[l] = lqc[x];
+        mn[l] = lmn[x], mx[l] = lmx[x], n[l] = 0;
+    }
+    const double *v = m->dbuf;
+    size_t i = 0;
+    for (; i + LANES <= k; i += LANES)
+        for (size_t l = 0; l < LANES; l++) {
+            kahan(&s[l], &sc[l], v[i + l]);
+            if (squares)
+                kahan(&q[l], &qc[l], v[i + l] * v[i + l]);
+        }
+    for (size_t j = i; j < k; j++) {
+        kahan(&s[j - i], &sc[j - i], v[j]);
+        if (squares)
+            kahan(&q[j - i], &qc[j - i], v[j] * v[j]);
+    }
+    if (m->minmax) {
+        for (i = 0; i + LANES <= k; i += LANES)
+            for (size_t l = 0; l < LANES; l++) {
+                mn[l] = v[i + l] < mn[l] ? v[i + l] : mn[l];
+                mx[l] = v[i + l] > mx[l] ? v[i + l] : mx[l];
+            }
+        for (size_t j = i; j < k; j++) {
+            mn[j - i] = v[j] < mn[j - i] ? v[j] : mn[j - i];
+            mx[j - i] = v[j] > mx[j - i] ? v[j] : mx[j - i];
+        }
+    }
+    for (size_t l = 0; l < LANES; l++) {
+        size_t x = xs[l];
+        n[l] = k / LANES + (l < k % LANES);
+        cnt[x] += n[l];
+        ls[x] = s[l], lsc[x] = sc[l];
+        if (squares)
+            lq[x] = q[l], lqc[x] = qc[l];
+        if (m->minmax)
+            lmn[x] = mn[l], lmx[x] = mx[l];
+    }
+}
+
+/* The values of docs[0..k) (k <= SC__AGG_PAIRS; a single-valued field) to owners[i] (NULL: all
+ * to owner 0), doc i into lane (lane0 + i) % LANES. pre: their doc values as another metric
+ * on the same column read them (sc__agg_metrics_add_owned), or NULL to read them into ibuf. */
+static void add_single(metric_state *m, const sc_agg_spec *spec, const uint32_t *docs,
+                       const uint32_t *owners, size_t k, uint64_t lane0, bool squares,
+                       const int64_t *pre)
+{
+    const int64_t *v = pre;
     if (m->int_ok && !m->inexact && !squares && !m->rt) {
-        sc_dv_numeric_get_single_batch(&m->f.num, docs, k, m->ibuf);
-        if (int_take(m, m->ibuf, k)) {
-            add_ints(m, owners, k, lane0);
+        if (!v) {
+            sc_dv_numeric_get_single_batch(&m->f.num, docs, k, m->ibuf);
+            v = m->ibuf;
+        }
+        if (int_take(m, v, k)) {
+            add_ints(m, v, owners, k, lane0);
             return;
         }
-        read = false;
     }
-    window_values(m, spec, docs, k, read);
+    window_values(m, spec, docs, k, v);
     if (!owners) {
         add_window(m, m->dbuf, k, squares);
+        return;
+    }
+    if (k && !m->per_doc && one_owner(owners, k)) {
+        add_lanes_one(m, owners[0], k, lane0, squares);
         return;
     }
     for (size_t i = 0; i < k; i++)
@@ -426,7 +550,7 @@ static sc_status metric_collect(sc__agg_coll *c, const uint32_t *docs, const uin
          * 23.0 ms p50, back to back) */
         for (size_t off = 0; off < n; off += SC__AGG_PAIRS) {
             size_t k = n - off < SC__AGG_PAIRS ? n - off : SC__AGG_PAIRS;
-            add_single(m, spec, docs + off, owners ? owners + off : NULL, k, 0, squares);
+            add_single(m, spec, docs + off, owners ? owners + off : NULL, k, 0, squares, NULL);
         }
         return SC_OK;
     }
@@ -474,6 +598,11 @@ static sc_status metric_build(sc__agg_coll *c, uint32_t owner, sc_agg_result **o
             r->count += ((const uint64_t *)m->lcount.p)[x];
             r->min = fold_min(r->min, ((const double *)m->lmin.p)[x]);
             r->max = fold_max(r->max, ((const double *)m->lmax.p)[x]);
+            int64_t imn = ((const int64_t *)m->ilmin.p)[x], imx = ((const int64_t *)m->ilmax.p)[x];
+            if (imn != INT64_MAX)
+                r->min = fold_min(r->min, int_value(m, imn));
+            if (imx != INT64_MIN)
+                r->max = fold_max(r->max, int_value(m, imx));
         }
     }
     *out = r;
@@ -508,7 +637,38 @@ sc_status sc__agg_metric_add_owned(sc__agg_coll *c, const uint32_t *docs, const 
                                    size_t k, uint32_t max_owner, uint64_t lane0)
 {
     SC_TRY(ensure(c, max_owner));
-    add_single(c->state, c->spec, docs, owners, k, lane0, c->spec->kind == SC_AGG_EXTENDED_STATS);
+    add_single(c->state, c->spec, docs, owners, k, lane0, c->spec->kind == SC_AGG_EXTENDED_STATS,
+               NULL);
+    return SC_OK;
+}
+
+/* Whether the fusable metrics a and b read the same doc-values column (the same field, no
+ * runtime field): then b may take the window values a read. */
+static bool same_column(const sc__agg_coll *a, const sc__agg_coll *b)
+{
+    const metric_state *ma = a->state, *mb = b->state;
+    return !ma->rt && !mb->rt && a->spec->field && b->spec->field &&
+           strcmp(a->spec->field, b->spec->field) == 0;
+}
+
+sc_status sc__agg_metrics_add_owned(sc__agg_coll *const *subs, size_t n, const uint32_t *docs,
+                                    const uint32_t *owners, size_t k, uint32_t max_owner,
+                                    uint64_t lane0)
+{
+    for (size_t j = 0; j < n; j++) {
+        sc__agg_coll *c = subs[j];
+        /* the first earlier metric on the same column read the window itself (an earlier one
+         * on that column would be first): its ibuf holds the values (add_single reads them
+         * into ibuf on every path but a runtime field's) */
+        const int64_t *pre = NULL;
+        bool per_doc = ((const metric_state *)c->state)->per_doc;
+        for (size_t i = 0; i < j && !pre && !per_doc; i++)
+            if (same_column(subs[i], c))
+                pre = ((const metric_state *)subs[i]->state)->ibuf;
+        SC_TRY(ensure(c, max_owner));
+        add_single(c->state, c->spec, docs, owners, k, lane0,
+                   c->spec->kind == SC_AGG_EXTENDED_STATS, pre);
+    }
     return SC_OK;
 }
 
@@ -555,6 +715,7 @@ sc_status sc__agg_metric_new(sc__agg_coll *c)
     m->factor = spec->scaling_factor > 0 ? spec->scaling_factor : 0;
     m->int_ok = spec->vtype != SC_AGG_V_DOUBLE && spec->kind != SC_AGG_EXTENDED_STATS &&
                 !(c->ctx->so && c->ctx->so->compensated_sums);
+    m->per_doc = c->ctx->so && c->ctx->so->per_doc_windows;
     m->minmax = spec->kind == SC_AGG_MIN || spec->kind == SC_AGG_MAX ||
                 spec->kind == SC_AGG_STATS || spec->kind == SC_AGG_EXTENDED_STATS;
     c->state = m;

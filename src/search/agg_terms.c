@@ -55,6 +55,8 @@ typedef struct terms_state {
      * (sc__agg_metric_fusable): a window's bucket ordinals go straight to the metrics, as the
      * fused histogram does; fused_n docs so far in this segment (the lane of the next) */
     uint64_t fused_n;
+    /* int_window's guess of the window's dominant segment ordinal + 1 (UINT32_MAX: none) */
+    uint32_t dom;
 } terms_state;
 
 /* The bucket of (owner, term bytes). */
@@ -145,8 +147,7 @@ static sc_status to_subs(sc__agg_coll *c, const uint32_t *docs, const uint32_t *
     if (!k)
         return SC_OK;
     uint32_t mx = (uint32_t)(t->ords.n - 1); /* every ordinal so far is below ords.n */
-    for (size_t j = 0; j < c->n_subs; j++)
-        SC_TRY(sc__agg_metric_add_owned(c->subs[j], docs, ords, k, mx, t->fused_n));
+    SC_TRY(sc__agg_metrics_add_owned(c->subs, c->n_subs, docs, ords, k, mx, t->fused_n));
     t->fused_n += k;
     return SC_OK;
 }
@@ -157,6 +158,7 @@ static sc_status terms_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
     sc_arena *a = c->ctx->a;
     t->seg = s;
     t->fused_n = 0;
+    t->dom = UINT32_MAX;
     SC_TRY(sc__agg_field_open(c->ctx, s->seg, c->spec->field, &t->f));
     SC_TRY(dense_begin(c));
     t->counts = NULL;
@@ -231,6 +233,90 @@ static sc_status doc_ords(sc__agg_coll *c, uint32_t doc, size_t *n_out)
     return SC_OK;
 }
 
+#define DOM_MAX 256 /* collect_bytes's windows */
+
+/* dominant_window's doc i of segment ordinal + 1 o1 (not the dominant key): counted and added
+ * in its own lanes, taken out of the dominant key's (s, n). */
+static sc_status dom_other(sc__agg_coll *c, uint32_t o1, size_t i, sc__agg_int_lanes *ml,
+                           int64_t *s, uint64_t *n)
+{
+    terms_state *t = c->state;
+    uint32_t ord = t->seg_map[o1];
+    if (ord == UINT32_MAX) {
+        SC_TRY(seg_bucket(c, 0, o1, &ord));
+        SC_TRY(sc__agg_counts_ensure(c, ord));
+        SC_TRY(sc__agg_metric_int_lanes(c->subs[0], ord, ml));
+    }
+    size_t x = (size_t)ord * LANES + (size_t)((t->fused_n + i) % LANES);
+    t->lanes[(size_t)o1 * LANES + (i % LANES)]++;
+    ml->count[x]++;
+    ml->sum[x] += ml->v[i];
+    s[i % LANES] -= ml->v[i];
+    n[i % LANES]--;
+    return SC_OK;
+}
+
+/* int_window's path for a window where one key holds at least 3/4 of the docs (Rally's
+ * rate_code_id is "1" for ~97 % of them): that key's lane counts and int64 lane sums over
+ * the whole window in registers (vectorized, doc i in lane i % LANES), and only the other docs
+ * one at a time, each moved out of the dominant key's lanes into its own. The lanes end with
+ * the counts and integer sums the per-doc loop gives them (integer sums do not depend on the
+ * order). False (nothing done) when no key dominates; then the guess moves for the next
+ * window. */
+static sc_status dominant_window(sc__agg_coll *c, const uint32_t *o1s, size_t k,
+                                 sc__agg_int_lanes *ml, bool *done)
+{
+    terms_state *t = c->state;
+    *done = false;
+    if ((c->ctx->so && c->ctx->so->per_doc_windows) || k > DOM_MAX)
+        return SC_OK;
+    uint32_t dom = t->dom == UINT32_MAX ? o1s[0] : t->dom;
+    /* a flag byte per doc of another key (vectorized), zero-padded to whole 8-byte words, so
+     * the scan below skips 8 docs of the dominant key per load, without a branch per doc */
+    uint8_t ne[DOM_MAX + 8];
+    size_t diff = 0;
+    for (size_t i = 0; i < k; i++) {
+        ne[i] = o1s[i] != dom;
+        diff += ne[i];
+    }
+    memset(ne + k, 0, 8);
+    uint32_t dord = t->seg_map[dom];
+    if (diff * 4 > k || dord == UINT32_MAX) {
+        t->dom = o1s[k / 2];
+        return SC_OK;
+    }
+    int64_t s[LANES] = {0};
+    uint64_t n[LANES];
+    const int64_t *v = ml->v;
+    size_t i = 0;
+    for (; i + LANES <= k; i += LANES)
+        for (size_t l = 0; l < LANES; l++)
+            s[l] += v[i + l];
+    for (size_t j = i; j < k; j++)
+        s[j - i] += v[j];
+    for (size_t l = 0; l < LANES; l++)
+        n[l] = k / LANES + (l < k % LANES);
+    uint32_t *lanes = t->lanes;
+    uint64_t lane0 = t->fused_n;
+    for (size_t b = 0; b < k; b += 8) {
+        uint64_t w;
+        memcpy(&w, ne + b, 8);
+        for (; w; w &= w - 1) {
+            i = b + (size_t)(__builtin_ctzll(w) >> 3);
+            SC_TRY(dom_other(c, o1s[i], i, ml, s, n));
+        }
+    }
+    for (size_t l = 0; l < LANES; l++) {
+        size_t x = (size_t)dord * LANES + (size_t)((lane0 + l) % LANES);
+        lanes[(size_t)dom * LANES + l] += (uint32_t)n[l];
+        ml->count[x] += n[l];
+        ml->sum[x] += s[l];
+    }
+    t->dom = dom;
+    *done = true;
+    return SC_OK;
+}
+
 /* The window docs[0..k) with segment ordinals + 1 o1s[0..k) of a top-level terms on a
  * single-valued keyword with lanes whose only sub is an int64 sum / avg
  * (sc__agg_metric_int_fusable): the metric reads the window's values, and one pass counts each
@@ -260,6 +346,13 @@ static sc_status int_window(sc__agg_coll *c, const uint32_t *docs, const uint32_
     uint32_t *lanes = t->lanes;
     const uint32_t *map = t->seg_map;
     uint64_t lane0 = t->fused_n;
+    bool dom_done;
+    SC_TRY(dominant_window(c, o1s, k, &ml, &dom_done));
+    if (dom_done) {
+        t->fused_n += k;
+        *done = true;
+        return SC_OK;
+    }
     for (size_t i = 0; i < k; i++) {
         uint32_t o1 = o1s[i], ord = map[o1];
         if (ord == UINT32_MAX) {
