@@ -276,7 +276,10 @@ static void run_local(sc_rest_req *req, bulk_item *items, size_t n, bulk_ctx *bc
                                             .refresh = bc->rp != SC_REFRESH_NONE,
                                             .wait_active_set = bc->wa.wait_active_set,
                                             .wait_active = bc->wa.wait_active,
-                                            .timeout_ms = bc->wa.timeout_ms};
+                                            .timeout_ms = bc->wa.timeout_ms,
+                                            /* a generated id's first attempt (a retry runs
+                                             * as IT_INDEX) */
+                                            .new_id = b->auto_id && b->kind == IT_CREATE};
             bc->map[nb++] = j;
             j++;
         }

@@ -312,6 +312,8 @@ again:;
     }
     if (retry && generated)
         w.op = SC_DOC_INDEX; /* (a create to the data stream rules below, as sent) */
+    /* the first attempt of an id generated here runs here: it cannot exist anywhere yet */
+    w.new_id = generated && !retry;
     w.source = body;
     sc_doc_result r = {0};
     sc__api_ingest_outcome ing = SC_API_INGEST_KEEP;

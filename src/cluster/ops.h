@@ -93,6 +93,11 @@ typedef struct sc_doc_write {
     bool wait_active_set;
     int32_t wait_active;
     uint32_t timeout_ms;
+    /* CREATE only: this process generated id for this write (sc__api_auto_id) and this is its
+     * first attempt, run here: no copy of the write has been anywhere before, so the id cannot
+     * exist and the primary does not look it up (sc_shard_write_opts.append_only). Never set
+     * on a retry, a forwarded or a replicated write. */
+    bool new_id;
 } sc_doc_write;
 
 #define SC_WAIT_ACTIVE_ALL (-1)

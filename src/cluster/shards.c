@@ -489,6 +489,7 @@ sc_status sc_index_write(sc_index *ix, const sc_doc_write *writes, size_t n, sc_
             }
         } else {
             o.op_type = w->op == SC_DOC_CREATE ? SC_SHARD_OP_CREATE : SC_SHARD_OP_INDEX;
+            o.append_only = w->new_id && w->op == SC_DOC_CREATE;
             st = sc_shard_index(s, w->id, w->source, &o, &sr, &err);
             if (st == SC_OK) {
                 r->result = sr.created ? "created" : "updated";

@@ -303,13 +303,15 @@ void sc__tombs_shrink(sc_shard *s);
 void sc__tombs_clear(sc_shard *s);
 
 /* Index / delete with wlock held (shard.c). replay: the op comes from the translog with fixed
- * versions (o, r may be NULL; nothing is appended to the translog). */
+ * versions (o, r may be NULL; nothing is appended to the translog). found: where the caller
+ * located id (sc__id_locate) under this same hold of wlock, so the write does not look it up
+ * again; NULL: the write looks it up (or not at all: o->append_only, index only). */
 sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
                                  const sc_shard_write_opts *o, const sc_translog_op *replay,
-                                 sc_shard_result *r, sc_shard_error *err);
+                                 const sc__id_loc *found, sc_shard_result *r, sc_shard_error *err);
 sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write_opts *o,
-                                  const sc_translog_op *replay, sc_shard_result *r,
-                                  sc_shard_error *err);
+                                  const sc_translog_op *replay, const sc__id_loc *found,
+                                  sc_shard_result *r, sc_shard_error *err);
 
 /* The in-memory buffer's bytes (builder and per-doc arrays with the buffered sources), what
  * _stats reports as index_writer_memory_in_bytes, and whether it should become a segment

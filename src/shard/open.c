@@ -54,8 +54,8 @@ static sc_status replay_op(void *ctx, const sc_translog_op *op)
         return SC_OK; /* already in the commit */
     sc_shard_error err;
     sc_status st = op->type == SC_TRANSLOG_INDEX
-                       ? sc__shard_index_locked(s, op->id, op->source, NULL, op, NULL, &err)
-                       : sc__shard_delete_locked(s, op->id, NULL, op, NULL, &err);
+                       ? sc__shard_index_locked(s, op->id, op->source, NULL, op, NULL, NULL, &err)
+                       : sc__shard_delete_locked(s, op->id, NULL, op, NULL, NULL, &err);
     /* A document the mapping rejects now was rejected then too (it was never acknowledged
      * unless parsing succeeded), so only I/O and memory errors stop recovery. */
     if (st == SC_ENOMEM || st == SC_EIO)

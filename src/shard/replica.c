@@ -44,9 +44,9 @@ sc_status sc_shard_apply(sc_shard *s, const sc_shard_op *op, bool *applied, sc_s
      * that fails to parse leaves nothing behind that a replay would trip on. */
     s->log_replayed = true;
     if (st == SC_OK && op->is_delete)
-        st = sc__shard_delete_locked(s, op->id, NULL, &t, NULL, err);
+        st = sc__shard_delete_locked(s, op->id, NULL, &t, &loc, NULL, err);
     else if (st == SC_OK)
-        st = sc__shard_index_locked(s, op->id, op->source, NULL, &t, NULL, err);
+        st = sc__shard_index_locked(s, op->id, op->source, NULL, &t, &loc, NULL, err);
     s->log_replayed = false;
     bool over = st == SC_OK && sc__shard_buffer_full(s);
     if (over && sc__shard_buffer_way_over(s)) /* a failure is sticky: the next refresh sees it */

@@ -48,7 +48,7 @@ static void plain_err(sc_shard_error *err, const char *type, const char *msg)
 
 sc_shard_write_opts sc_shard_write_defaults(void)
 {
-    sc_shard_write_opts o = {SC_SHARD_OP_INDEX, SC_SHARD_NO_SEQ_NO, 0, false};
+    sc_shard_write_opts o = {SC_SHARD_OP_INDEX, SC_SHARD_NO_SEQ_NO, 0, false, false};
     return o;
 }
 
@@ -225,16 +225,6 @@ bool sc__shard_buffer_way_over(const sc_shard *s)
 
 /* ---- applying operations ---- */
 
-static sc__id_entry *entry_get(sc_shard *s, sc_slice id, uint64_t *idx)
-{
-    uint32_t v;
-    if (!sc__entry_find(s, id, &v))
-        return NULL;
-    if (idx)
-        *idx = v;
-    return &s->entries.ptr[v];
-}
-
 /* Where id is and its versions (zero when the id is unknown). */
 static sc_status id_lookup(sc_shard *s, sc_slice id, sc__id_loc *loc, sc__versions *v)
 {
@@ -360,16 +350,17 @@ static sc_status entry_reserve(sc_shard *s)
     return sc__idtab_reserve(&s->ids);
 }
 
-/* Points entry for id at (seg, doc) with the given versions, creating it when missing (the
- * key's source is in place first: a buffered doc's id is in the buffer, a tombstone's is
- * copied to the tombstone keys). */
-static sc_status entry_set(sc_shard *s, sc_slice id, int64_t seq_no, int64_t term, int64_t version,
-                           uint32_t seg, uint32_t doc)
+/* Points id's entry at (seg, doc) with the given versions: entry ei (the id's entry as the
+ * write's lookup found it; the table has not changed since, the writer's lock is held), or a
+ * new entry when ei is SC__NO_ENTRY (the key's source is in place first: a buffered doc's id is
+ * in the buffer, a tombstone's is copied to the tombstone keys). Taking the lookup's entry
+ * instead of probing the table again saves a probe per write. */
+static sc_status entry_set(sc_shard *s, sc_slice id, uint32_t ei, int64_t seq_no, int64_t term,
+                           int64_t version, uint32_t seg, uint32_t doc)
 {
-    uint64_t idx;
-    sc__id_entry *e = entry_get(s, id, &idx);
+    uint64_t idx = ei;
     sc__versions v = {seq_no, term, version};
-    if (!e) {
+    if (ei == SC__NO_ENTRY) {
         idx = s->entries.len;
         SC_TRY(sc_vec_reserve(&s->entries, 1));
         SC_TRY(sc_vec_reserve(&s->tombs_free, 1)); /* a failed add below frees its tomb */
@@ -383,10 +374,12 @@ static sc_status entry_set(sc_shard *s, sc_slice id, int64_t seq_no, int64_t ter
             return st;
         }
         s->entries.ptr[s->entries.len++] = ne;
-        e = &s->entries.ptr[idx];
+    } else if (ei >= s->entries.len) {
+        return SC_ECORRUPT;
     } else if (seg == SC__SEG_NONE) {
-        return sc__entry_tombstone(s, (uint32_t)idx, id, &v);
+        return sc__entry_tombstone(s, ei, id, &v);
     } else {
+        sc__id_entry *e = &s->entries.ptr[ei];
         if (e->seg == SC__SEG_NONE)
             SC_TRY(sc__tomb_free(s, e->doc));
         e->seg = seg;
@@ -430,10 +423,31 @@ static sc_status check_versions(const sc__id_entry *ent, const sc__versions *e, 
     return SC_OK;
 }
 
-/* Index with wlock held. replay: the op comes from the translog with fixed versions. */
+/* Where the write finds id and the id's versions: the caller's lookup (found), none at all
+ * for a primary's append-only write (its id cannot exist, sc_shard_write_opts.append_only), or
+ * a lookup here. */
+static sc_status write_lookup(sc_shard *s, sc_slice id, bool append_only, const sc__id_loc *found,
+                              sc__id_loc *where, sc__versions *ev)
+{
+    if (found) {
+        *where = *found;
+        memset(ev, 0, sizeof *ev);
+        return where->known ? sc__loc_versions(s, where, ev) : SC_OK;
+    }
+    if (append_only) {
+        memset(where, 0, sizeof *where);
+        where->entry = SC__NO_ENTRY;
+        memset(ev, 0, sizeof *ev);
+        return SC_OK;
+    }
+    return id_lookup(s, id, where, ev);
+}
+
+/* Index with wlock held. replay: the op comes from the translog with fixed versions. found:
+ * where the caller found id under the same hold of the lock, or NULL. */
 sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
                                  const sc_shard_write_opts *o, const sc_translog_op *replay,
-                                 sc_shard_result *r, sc_shard_error *err)
+                                 const sc__id_loc *found, sc_shard_result *r, sc_shard_error *err)
 {
     if (s->sticky != SC_OK) {
         plain_err(err, "translog_exception", "the shard's translog failed; writes are refused");
@@ -448,21 +462,21 @@ sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
     sc_arena_mark mark = sc_arena_mark_get(&s->arena);
     sc__id_loc where;
     sc__versions ev;
-    SC_TRY(id_lookup(s, id, &where, &ev));
+    SC_TRY(write_lookup(s, id, !replay && o && o->append_only, found, &where, &ev));
     if (!replay)
         SC_TRY(check_versions(where.known ? &where.at : NULL, &ev, id, o,
                               o && o->op_type == SC_SHARD_OP_CREATE, err));
     /* room first: an id found in a segment gets a new entry, which must not fail once the
      * op is in the translog and its segment doc deleted */
     SC_TRY(entry_reserve(s));
+    /* One lookup per write, before parsing: `where` stays true through it. Where an id is
+     * changes only under the writer's lock (writes, refresh, merge commit, replica ops, idle
+     * release, close), which this thread holds, and parsing calls out only to the mapping
+     * update hook (cluster/shards.c on_mapping_update: it merges mappings, installs them
+     * under map_lock and queues the metadata for etcd; it cannot take wlock, which would
+     * deadlock). The second lookup that used to follow here found the same thing. */
     sc_index_doc doc;
     sc_status st = parse_doc(s, id, source, &doc, err);
-    if (st != SC_OK) {
-        sc_arena_rewind(&s->arena, mark);
-        return st;
-    }
-    /* a mapping callback cannot change where the id is (the lock is held), but be safe */
-    st = id_lookup(s, id, &where, &ev);
     if (st != SC_OK) {
         sc_arena_rewind(&s->arena, mark);
         return st;
@@ -492,7 +506,7 @@ sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
     }
     if (where.known)
         SC_TRY(drop_location(s, &where.at));
-    SC_TRY(entry_set(s, id, seq_no, term, version, SC__SEG_BUFFER, doc_id));
+    SC_TRY(entry_set(s, id, where.entry, seq_no, term, version, SC__SEG_BUFFER, doc_id));
     if (seq_no > s->max_seq_no)
         s->max_seq_no = seq_no;
     if (r) {
@@ -507,8 +521,8 @@ sc_status sc__shard_index_locked(sc_shard *s, sc_slice id, sc_slice source,
 }
 
 sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write_opts *o,
-                                  const sc_translog_op *replay, sc_shard_result *r,
-                                  sc_shard_error *err)
+                                  const sc_translog_op *replay, const sc__id_loc *found,
+                                  sc_shard_result *r, sc_shard_error *err)
 {
     if (s->sticky != SC_OK) {
         plain_err(err, "translog_exception", "the shard's translog failed; writes are refused");
@@ -520,7 +534,7 @@ sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write
     }
     sc__id_loc where;
     sc__versions ev;
-    SC_TRY(id_lookup(s, id, &where, &ev));
+    SC_TRY(write_lookup(s, id, false, found, &where, &ev));
     if (!replay)
         SC_TRY(check_versions(where.known ? &where.at : NULL, &ev, id, o, false, err));
     SC_TRY(entry_reserve(s));
@@ -539,7 +553,7 @@ sc_status sc__shard_delete_locked(sc_shard *s, sc_slice id, const sc_shard_write
     }
     if (where.known)
         SC_TRY(drop_location(s, &where.at));
-    SC_TRY(entry_set(s, id, seq_no, term, version, SC__SEG_NONE, 0));
+    SC_TRY(entry_set(s, id, where.entry, seq_no, term, version, SC__SEG_NONE, 0));
     if (seq_no > s->max_seq_no)
         s->max_seq_no = seq_no;
     if (r) {
@@ -584,7 +598,7 @@ sc_status sc_shard_index(sc_shard *s, sc_slice id, sc_slice source, const sc_sha
     if (!r)
         r = &tmp;
     pthread_mutex_lock(&s->wlock);
-    sc_status st = sc__shard_index_locked(s, id, source, o, NULL, r, err);
+    sc_status st = sc__shard_index_locked(s, id, source, o, NULL, NULL, r, err);
     bool over = st == SC_OK && (sc__shard_buffer_full(s) || sc__shard_translog_over(s));
     if (over && (!s->sched || sc__shard_buffer_way_over(s))) {
         st = sc__shard_refresh_locked(s);
@@ -613,7 +627,7 @@ sc_status sc_shard_delete(sc_shard *s, sc_slice id, const sc_shard_write_opts *o
     if (!r)
         r = &tmp;
     pthread_mutex_lock(&s->wlock);
-    sc_status st = sc__shard_delete_locked(s, id, o, NULL, r, err);
+    sc_status st = sc__shard_delete_locked(s, id, o, NULL, NULL, r, err);
     pthread_mutex_unlock(&s->wlock);
     if (st == SC_OK && needs_sync(s, o) &&
         sc_translog_sync_to(s->tlog, r->translog_location) != SC_OK) {

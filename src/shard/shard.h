@@ -119,6 +119,11 @@ typedef struct sc_shard_write_opts {
     int64_t if_seq_no;       /* SC_SHARD_NO_SEQ_NO = no check */
     int64_t if_primary_term; /* 0 = no check */
     bool defer_sync;         /* do not fsync; the caller calls sc_shard_sync before acking */
+    /* index only: the id cannot be in the shard (this node generated it for this write, and
+     * this is the write's first attempt on the primary), so the write does not look it up: no
+     * table probe, no segment filters (Elasticsearch's append-only path). The caller vouches
+     * for it; an id that was there after all would be indexed twice. */
+    bool append_only;
 } sc_shard_write_opts;
 
 /* Defaults: index, no checks, synced. */
