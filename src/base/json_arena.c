@@ -64,7 +64,7 @@ static void *json_arena_malloc(size_t size)
     if (need == 0)
         need = 8;
     if ((size_t)(tls.end - tls.cur) < need && !new_slab(need))
-        return malloc(size);
+        return malloc(need);
     void *p = tls.cur;
     tls.cur += need;
     return p;
