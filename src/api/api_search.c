@@ -11,6 +11,7 @@
 #include "api/search_internal.h"
 #include "api/search_run.h"
 #include "base/clock.h"
+#include "base/json.h"
 #include "cluster/alias.h"
 #include "cluster/log.h"
 #include "cluster/node.h"
@@ -762,16 +763,13 @@ void sc__search_respond_page(sc_rest_req *req, sc_rest_resp *resp, search_run *r
     sc_rest_json_end(req, resp, &w);
 }
 
-void sc_api_search(sc_rest_req *req, sc_rest_resp *resp)
+/* The search of sc_api_search with its parsed body (borrowed; the "pit" key may be removed). */
+static void search_with_body(sc_rest_req *req, sc_rest_resp *resp, json_t *body)
 {
-    json_t *body;
-    if (!sc__api_body_json(req, resp, false, &body))
-        return;
     const char *keep = sc_rest_param_get(req, "scroll");
     scroll_page sp = {0};
     if (keep) {
         if (!sc_time_parse_ms(keep, &sp.keep_alive_ms) || sp.keep_alive_ms <= 0) {
-            json_decref(body);
             sc_rest_error(req, resp, 400, "illegal_argument_exception",
                           "failed to parse setting [scroll]", NULL, 0);
             return;
@@ -785,13 +783,11 @@ void sc_api_search(sc_rest_req *req, sc_rest_resp *resp)
         int64_t ka = 0;
         if (!json_is_string(pid) ||
             (pka && (!json_is_string(pka) || !sc_time_parse_ms(json_string_value(pka), &ka)))) {
-            json_decref(body);
             sc_rest_error(req, resp, 400, "parsing_exception", "[pit] requires a string [id]", NULL,
                           0);
             return;
         }
         if (req->index || keep) {
-            json_decref(body);
             sc_rest_error(req, resp, 400, "action_request_validation_exception",
                           req->index ? "Validation Failed: 1: [indices] cannot be used with "
                                        "point in time;"
@@ -802,12 +798,10 @@ void sc_api_search(sc_rest_req *req, sc_rest_resp *resp)
         }
         const char *local = NULL;
         if (!sc__api_ctx_route(req, resp, json_string_value(pid), &local)) {
-            json_decref(body);
             return; /* forwarded to the coordinator, or a 400 */
         }
         sp.ctx = sc_scroll_acquire(req->node, local, ka, true);
         if (!sp.ctx) {
-            json_decref(body);
             sc_rest_error(req, resp, 404, "search_context_missing_exception",
                           "No search context found for the point in time id", NULL, 0);
             return;
@@ -824,14 +818,35 @@ void sc_api_search(sc_rest_req *req, sc_rest_resp *resp)
     }
     if (sp.ctx)
         sc_scroll_release(req->node, sp.ctx);
+}
+
+/* The _search and _count bodies are parsed into the request arena (base/json.h, a scope per
+ * request): the tree dies with the request and nothing in the search path keeps it (a scroll
+ * keeps the body as text, aliases' filters come from the cluster state). */
+void sc_api_search(sc_rest_req *req, sc_rest_resp *resp)
+{
+    json_t *body;
+    sc_json_arena_scope js;
+    sc_json_arena_begin(&js, req->arena);
+    bool ok = sc__api_body_json(req, resp, false, &body);
+    sc_json_arena_hold(&js);
+    if (ok)
+        search_with_body(req, resp, body);
     json_decref(body);
+    sc_json_arena_end(&js);
 }
 
 void sc_api_count(sc_rest_req *req, sc_rest_resp *resp)
 {
     json_t *body;
-    if (!sc__api_body_json(req, resp, false, &body))
+    sc_json_arena_scope js;
+    sc_json_arena_begin(&js, req->arena);
+    bool parsed = sc__api_body_json(req, resp, false, &body);
+    sc_json_arena_hold(&js);
+    if (!parsed) {
+        sc_json_arena_end(&js);
         return;
+    }
     search_run run;
     bool ok = sc__search_run_one(req, resp, req->index, body, true, &run);
     if (ok) {
@@ -847,4 +862,5 @@ void sc_api_count(sc_rest_req *req, sc_rest_resp *resp)
         sc__search_run_fini(&run);
     }
     json_decref(body);
+    sc_json_arena_end(&js);
 }

@@ -265,6 +265,11 @@ bool sc__search_runtime_parse(sc_rest_req *req, sc_rest_resp *resp, const search
      * cluster the coordinator and every data node do the same with the index's mapping */
     sc_mapping *im = ix ? sc_index_mapping(ix) : NULL;
     const json_t *ix_rm = sc_mapping_runtime(im);
+    if (!asked && !(json_is_object(ix_rm) && json_object_size(ix_rm))) {
+        /* No runtime fields (every cheap search): no merge object to build and free. */
+        sc_mapping_unref(im);
+        return true;
+    }
     json_t *rm = json_object();
     if (!rm) {
         sc_mapping_unref(im);

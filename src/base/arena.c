@@ -59,13 +59,15 @@ static void release_chunk(sc_arena_chunk *c)
     free(c);
 }
 
-/* One chunk of the default size is kept per thread between arenas: a request's arena then
- * costs no malloc/free of 64 KiB (which took the malloc arena's lock and, being that large,
- * consolidated its fastbins on every free: 1-2 % of a cheap request's CPU). So is one 4 KiB
- * chunk, the size of a shard's result arena (cluster/search.c), which every search on every
- * shard takes. The thread's spares are freed when the thread exits. */
+/* Two chunks of the default size are kept per thread between arenas: a request's arena and
+ * the shard query's scratch arena (cluster/search.c, run on the request's thread for a
+ * one-shard search) then cost no malloc/free of 64 KiB (which took the malloc arena's lock
+ * and, being that large, consolidated its fastbins on every free: 1-2 % of a cheap request's
+ * CPU). So is one 4 KiB chunk, the size of a shard's result arena (cluster/search.c), which
+ * every search on every shard takes. The thread's spares are freed when the thread exits. */
 #define ARENA_SHARD_CHUNK 4096
-static pthread_key_t spare_key[2];
+#define SPARE_SLOTS 3 /* default size, 4 KiB, default size */
+static pthread_key_t spare_key[SPARE_SLOTS];
 static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
 static bool spare_ready;
 
@@ -76,39 +78,44 @@ static void spare_destroy(void *p)
 
 static void spare_init(void)
 {
-    spare_ready = pthread_key_create(&spare_key[0], spare_destroy) == 0 &&
-                  pthread_key_create(&spare_key[1], spare_destroy) == 0;
+    spare_ready = true;
+    for (int k = 0; k < SPARE_SLOTS; k++)
+        spare_ready = spare_ready && pthread_key_create(&spare_key[k], spare_destroy) == 0;
 }
 
-/* The spare slot for chunks of cap bytes, or -1. */
-static int spare_slot(size_t cap)
-{
-    return cap == ARENA_DEFAULT_CHUNK ? 0 : cap == ARENA_SHARD_CHUNK ? 1 : -1;
-}
+/* The size of chunk each spare slot keeps. */
+static const size_t spare_cap[SPARE_SLOTS] = {ARENA_DEFAULT_CHUNK, ARENA_SHARD_CHUNK,
+                                              ARENA_DEFAULT_CHUNK};
 
 static sc_arena_chunk *spare_take(size_t cap)
 {
-    int k = spare_slot(cap);
-    if (k < 0)
+    if (cap != ARENA_DEFAULT_CHUNK && cap != ARENA_SHARD_CHUNK)
         return NULL;
     (void)pthread_once(&spare_once, spare_init);
     if (!spare_ready)
         return NULL;
-    sc_arena_chunk *c = pthread_getspecific(spare_key[k]);
-    if (c)
-        (void)pthread_setspecific(spare_key[k], NULL);
-    return c;
+    for (int k = 0; k < SPARE_SLOTS; k++) {
+        if (spare_cap[k] != cap)
+            continue;
+        sc_arena_chunk *c = pthread_getspecific(spare_key[k]);
+        if (c) {
+            (void)pthread_setspecific(spare_key[k], NULL);
+            return c;
+        }
+    }
+    return NULL;
 }
 
 static void free_chunk(sc_arena_chunk *c)
 {
-    int k = spare_slot(c->cap);
-    if (k >= 0) {
+    if (c->cap == ARENA_DEFAULT_CHUNK || c->cap == ARENA_SHARD_CHUNK) {
         (void)pthread_once(&spare_once, spare_init);
-        if (spare_ready && !pthread_getspecific(spare_key[k]) &&
-            pthread_setspecific(spare_key[k], c) == 0) {
-            POISON(c->data, c->cap);
-            return;
+        for (int k = 0; spare_ready && k < SPARE_SLOTS; k++) {
+            if (spare_cap[k] == c->cap && !pthread_getspecific(spare_key[k]) &&
+                pthread_setspecific(spare_key[k], c) == 0) {
+                POISON(c->data, c->cap);
+                return;
+            }
         }
     }
     release_chunk(c);

@@ -3,9 +3,9 @@
  * Exceeding the budget fails the allocation (NULL / SC_ELIMIT), never the process. Released
  * chunks are poisoned under AddressSanitizer; SC_ARENA_DEBUG mode mallocs every allocation
  * separately so ASan sees each one's bounds. Not thread-safe: one arena per thread/request.
- * A thread keeps one released chunk of the default size, and one of 4 KiB (a shard's result
- * arena), for its next arenas (freed when the thread exits), so a short-lived arena per
- * request costs no large malloc/free. */
+ * A thread keeps two released chunks of the default size (a request's arena and its shard
+ * query's scratch), and one of 4 KiB (a shard's result arena), for its next arenas (freed when
+ * the thread exits), so a short-lived arena per request costs no large malloc/free. */
 #ifndef SC_BASE_ARENA_H
 #define SC_BASE_ARENA_H
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/arena.h"
 #include "base/slice.h"
 #include "base/status.h"
 
@@ -41,6 +42,32 @@ typedef struct sc_json_error {
  * SC_ENOMEM. Thread-safe. O(len). */
 sc_status sc_json_parse(sc_slice text, const sc_json_limits *limits, json_t **out,
                         sc_json_error *err) SC_MUST_USE;
+
+/* Request-scoped trees. jansson's allocator is process-wide; this module installs one when the
+ * program loads that takes memory from the calling thread's open scope (below) while that scope
+ * allocates, and from malloc otherwise, so values made outside a scope (and json_dumps' result,
+ * which callers free()) are plain malloc memory as before. Inside a scope, sc_json_parse's tree
+ * is bump-allocated in slabs of the arena and json_decref's frees of it are no-ops (on the
+ * thread that opened the scope, until it ends). Rules for the caller: open a scope only where
+ * every value parsed in it is released on this thread before sc_json_arena_end (nothing stores
+ * it, increfs it past the handler or hands it to another thread to release); jansson values
+ * created while the scope holds (sc_json_arena_hold) come from malloc and may be stored
+ * anywhere. The slabs count against the arena's budget; when the budget or the scope's slab
+ * table is full, allocations fall back to malloc (never tripping the budget). One scope per
+ * thread: a scope begun while another is open on the thread stays closed and changes nothing. */
+typedef struct sc_json_arena_scope {
+    bool open; /* this scope owns the thread's state */
+} sc_json_arena_scope;
+
+/* Opens a scope on this thread in which jansson allocates from `a` (NULL: the scope stays
+ * closed). O(1). */
+void sc_json_arena_begin(sc_json_arena_scope *s, sc_arena *a);
+/* Stops allocating from the arena: later jansson allocations use malloc, while frees of the
+ * scope's memory stay no-ops. Idempotent; a no-op for a closed scope. */
+void sc_json_arena_hold(sc_json_arena_scope *s);
+/* Closes the scope. Every value allocated in it must have been released (and the arena must
+ * not be finished before this). A no-op for a closed scope. */
+void sc_json_arena_end(sc_json_arena_scope *s);
 
 /* "object", "array", "string", "integer", "real", "boolean", "null" (NULL json gives "missing"). */
 const char *sc_json_type_name(const json_t *v);

@@ -2,8 +2,10 @@
  * parses, re-serialization of the tree with the sc_jsonw writer and a check that jansson reads
  * the writer's output back as an equal value (strings, integers, bit-exact doubles); then the
  * response post-processing of api/rest.c (filter_path with include and `-` exclude patterns,
- * human) over that JSON. Any crash, sanitizer report or abort here is a bug in base/json,
- * base/jsonw or the api's response filters. */
+ * human) over that JSON; and the same parse inside a request-arena scope (base/json.h, budget from
+ * the first byte) must give the same status and an equal tree without tripping the budget. Any
+ * crash, sanitizer report or abort here is a bug in base/json, base/jsonw or the api's response
+ * filters. */
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +49,26 @@ static void write_value(sc_jsonw *w, json_t *v)
     }
 }
 
+/* The parse of sc_api_search: inside a scope on an arena whose budget (0 = none, else up to
+ * ~16 KiB) comes from `b`; same status as `want`, a tree equal to `v`, the budget untouched. */
+static void check_arena_parse(sc_slice text, const sc_json_limits *lim, sc_status want,
+                              const json_t *v, uint8_t b)
+{
+    sc_arena a;
+    sc_arena_init(&a, (size_t)(b >> 2) * 256);
+    sc_json_arena_scope js;
+    sc_json_arena_begin(&js, &a);
+    json_t *av = NULL;
+    sc_json_error e;
+    sc_status st = sc_json_parse(text, lim, &av, &e);
+    sc_json_arena_hold(&js);
+    if (st != want || (v && !json_equal(v, av)) || a.over_budget)
+        abort();
+    json_decref(av);
+    sc_json_arena_end(&js);
+    sc_arena_fini(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* The first byte picks the options so both strict and lenient paths get fuzzed. */
@@ -58,6 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *v = NULL;
     sc_json_error err;
     sc_status st = sc_json_parse(sc_slice_make(data, size), &lim, &v, &err);
+    check_arena_parse(sc_slice_make(data, size), &lim, st, v, size ? data[0] : 0);
     if (st != SC_OK) {
         /* Failure leaves no tree and a terminated message that points inside the input. */
         if (v || !err.message[0] || err.message[sizeof(err.message) - 1] != 0 ||

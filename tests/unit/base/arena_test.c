@@ -226,7 +226,8 @@ static void test_big_small_interleave(void **state)
 }
 
 /* A finished arena's first chunk is kept for the thread's next arena, even when a malloc of
- * the same size comes between (without the spare, that malloc takes the freed chunk). */
+ * the same size comes between (without the spare, that malloc takes the freed chunk); so are
+ * the chunks of two arenas finished together. */
 static void *spare_round(void *arg)
 {
     (void)arg;
@@ -251,6 +252,25 @@ static void *spare_round(void *arg)
         assert_int_equal(p2[99], 9);
         free(q);
         sc_arena_fini(&a);
+        /* Two arenas at once (a request's and its shard query's scratch), finished, then two
+         * more with a malloc of the chunk size between: both chunks are reused. */
+        sc_arena r, s;
+        sc_arena_init(&r, 0);
+        sc_arena_init(&s, 0);
+        char *pr = sc_arena_alloc(&r, 100), *ps = sc_arena_alloc(&s, 100);
+        assert_true(pr && ps && pr != ps);
+        sc_arena_fini(&s);
+        sc_arena_fini(&r);
+        q = malloc(64 * 1024 + 64);
+        assert_non_null(q);
+        memset(q, 1, 64 * 1024 + 64);
+        sc_arena_init(&r, 0);
+        sc_arena_init(&s, 0);
+        char *pr2 = sc_arena_alloc(&r, 100), *ps2 = sc_arena_alloc(&s, 100);
+        assert_true((pr2 == pr && ps2 == ps) || (pr2 == ps && ps2 == pr));
+        free(q);
+        sc_arena_fini(&s);
+        sc_arena_fini(&r);
     }
     return NULL;
 }
