@@ -64,11 +64,16 @@ static sc_shard *open_shard(sc_shard_sched *sc, int i, int32_t refresh_ms, bool 
     return s;
 }
 
-/* Waits up to 20 s for every shard to show `want` docs; returns how many do. */
+/* The waits below are hang guards, not timing assertions: 300 shards' refreshes and merges on
+ * 4 threads take a few seconds on a quiet machine, but more than 20 s under ASan beside other
+ * tests on a loaded 2-core machine. */
+#define WAIT_ROUNDS 2400 /* x 50 ms = 120 s */
+
+/* Waits up to WAIT_ROUNDS x 50 ms for every shard to show `want` docs; returns how many do. */
 static size_t wait_visible(sc_shard **shards, size_t n, uint64_t want)
 {
     size_t ok = 0;
-    for (int round = 0; round < 400 && ok < n; round++) {
+    for (int round = 0; round < WAIT_ROUNDS && ok < n; round++) {
         ok = 0;
         for (size_t i = 0; i < n; i++)
             ok += visible(shards[i]) == want;
@@ -111,7 +116,7 @@ static void test_many_shards_fixed_threads(void **state)
     sc_shard_stats st;
     /* Nobody calls merge either: once writes stop, the background merges bring the shard to
      * the policy's segment count (10 per tier). */
-    for (int round = 0; round < 400; round++) {
+    for (int round = 0; round < WAIT_ROUNDS; round++) {
         assert_int_equal(sc_shard_stats_get(shards[0], false, &st), SC_OK);
         if (st.n_merges > 0 && st.n_segments <= 10)
             break;
