@@ -210,6 +210,20 @@ static bool dense_add(dense_cells *d, const int64_t *v, size_t n)
     return true;
 }
 
+/* v left the bucket [pre_start, pre_next): rounds it to its bucket and looks up (or adds) the
+ * bucket's ordinal into pre_ord. */
+static sc_status pre_enter(sc_arena *a, auto_state *st, int64_t v)
+{
+    st->pre_start = sc_agg_round(&st->pre_rr, v);
+    st->pre_next = sc_agg_round_next(&st->pre_rr, st->pre_start);
+    if (st->pre_next <= st->pre_start)
+        st->pre_next = st->pre_start + 1;
+    bool added;
+    SC_TRY(sc__agg_ords_long(a, &st->ords, 0, st->pre_start, &st->pre_ord, &added));
+    st->pre_have = true;
+    return SC_OK;
+}
+
 /* The rung chosen up front: each doc's distinct values to their buckets (the last bucket
  * [pre_start, pre_next) skips the rounding and the ordinal hash) and on to the subs. */
 static sc_status collect_pre(sc__agg_coll *c, const uint32_t *docs, size_t n)
@@ -236,14 +250,8 @@ static sc_status collect_pre(sc__agg_coll *c, const uint32_t *docs, size_t n)
             for (size_t i = 0; i < k; i++) {
                 int64_t v = st->pre_vals[i];
                 if (!st->pre_have || v < st->pre_start || v >= st->pre_next) {
-                    st->pre_start = sc_agg_round(&st->pre_rr, v);
-                    st->pre_next = sc_agg_round_next(&st->pre_rr, st->pre_start);
-                    if (st->pre_next <= st->pre_start)
-                        st->pre_next = st->pre_start + 1;
-                    bool added;
-                    SC_TRY(sc__agg_ords_long(a, &st->ords, 0, st->pre_start, &st->pre_ord, &added));
+                    SC_TRY(pre_enter(a, st, v));
                     SC_TRY(sc__agg_counts_ensure(c, st->pre_ord));
-                    st->pre_have = true;
                 }
                 st->pre_ords[i] = st->pre_ord;
                 mx = st->pre_ord > mx ? st->pre_ord : mx;
@@ -262,15 +270,8 @@ static sc_status collect_pre(sc__agg_coll *c, const uint32_t *docs, size_t n)
             int64_t v = vals[j];
             if (j && v == vals[j - 1])
                 continue;
-            if (!st->pre_have || v < st->pre_start || v >= st->pre_next) {
-                st->pre_start = sc_agg_round(&st->pre_rr, v);
-                st->pre_next = sc_agg_round_next(&st->pre_rr, st->pre_start);
-                if (st->pre_next <= st->pre_start)
-                    st->pre_next = st->pre_start + 1;
-                bool added;
-                SC_TRY(sc__agg_ords_long(a, &st->ords, 0, st->pre_start, &st->pre_ord, &added));
-                st->pre_have = true;
-            }
+            if (!st->pre_have || v < st->pre_start || v >= st->pre_next)
+                SC_TRY(pre_enter(a, st, v));
             SC_TRY(sc__agg_emit(c, docs[i], st->pre_ord));
         }
     }

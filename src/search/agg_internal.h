@@ -20,6 +20,21 @@
 /* Pairs buffered before a bucket collector flushes them to its subs. */
 #define SC__AGG_PAIRS 4096
 
+/* Counters and sums kept in this many lanes per bucket (doc i of a window in lane i % LANES):
+ * independent adds the compiler vectorizes; added together at the end. */
+#define SC__AGG_LANES 4
+
+/* s[l] += the sum of v[i] over the i < k with i % SC__AGG_LANES == l (vectorized). */
+static inline void sc__agg_lane_sums(const int64_t *v, size_t k, int64_t *s)
+{
+    size_t i = 0;
+    for (; i + SC__AGG_LANES <= k; i += SC__AGG_LANES)
+        for (size_t l = 0; l < SC__AGG_LANES; l++)
+            s[l] += v[i + l];
+    for (size_t j = i; j < k; j++)
+        s[j - i] += v[j];
+}
+
 typedef struct sc__agg_coll sc__agg_coll;
 typedef struct sc__agg_field sc__agg_field;
 

@@ -10,7 +10,7 @@
 #include "search/agg_internal.h"
 #include "search/runtime.h"
 
-#define LANES 4
+#define LANES SC__AGG_LANES
 
 typedef struct metric_state {
     sc__agg_field f;
@@ -313,6 +313,26 @@ static void int_take_one(metric_state *m, double v)
         int_fold(m);
 }
 
+/* mn[l] / mx[l] take the min / max of v[i] over the i < k with i % LANES == l, four lanes side
+ * by side (vectorized); one body for the int64 and the double windows. */
+#define LANE_MINMAX(name, T)                                                                       \
+    static void name(const T *v, size_t k, T *mn, T *mx)                                           \
+    {                                                                                              \
+        size_t i = 0;                                                                              \
+        for (; i + LANES <= k; i += LANES)                                                         \
+            for (size_t l = 0; l < LANES; l++) {                                                   \
+                mn[l] = v[i + l] < mn[l] ? v[i + l] : mn[l];                                       \
+                mx[l] = v[i + l] > mx[l] ? v[i + l] : mx[l];                                       \
+            }                                                                                      \
+        for (size_t j = i; j < k; j++) {                                                           \
+            mn[j - i] = v[j] < mn[j - i] ? v[j] : mn[j - i];                                       \
+            mx[j - i] = v[j] > mx[j - i] ? v[j] : mx[j - i];                                       \
+        }                                                                                          \
+    }
+LANE_MINMAX(lane_minmax_int, int64_t)
+LANE_MINMAX(lane_minmax_double, double)
+#undef LANE_MINMAX
+
 /* Whether owners[0..k) (k > 0) are all one owner. */
 static bool one_owner(const uint32_t *owners, size_t k)
 {
@@ -333,23 +353,9 @@ static void add_ints_one(metric_state *m, const int64_t *v, uint32_t w, size_t k
     int64_t s[LANES] = {0}, mn[LANES], mx[LANES];
     for (size_t l = 0; l < LANES; l++)
         mn[l] = INT64_MAX, mx[l] = INT64_MIN;
-    size_t i = 0;
-    for (; i + LANES <= k; i += LANES)
-        for (size_t l = 0; l < LANES; l++)
-            s[l] += v[i + l];
-    for (size_t j = i; j < k; j++)
-        s[j - i] += v[j];
-    if (m->minmax) {
-        for (i = 0; i + LANES <= k; i += LANES)
-            for (size_t l = 0; l < LANES; l++) {
-                mn[l] = v[i + l] < mn[l] ? v[i + l] : mn[l];
-                mx[l] = v[i + l] > mx[l] ? v[i + l] : mx[l];
-            }
-        for (size_t j = i; j < k; j++) {
-            mn[j - i] = v[j] < mn[j - i] ? v[j] : mn[j - i];
-            mx[j - i] = v[j] > mx[j - i] ? v[j] : mx[j - i];
-        }
-    }
+    sc__agg_lane_sums(v, k, s);
+    if (m->minmax)
+        lane_minmax_int(v, k, mn, mx);
     uint64_t *cnt = m->lcount.p;
     int64_t *il = m->ilsum.p, *lmn = m->ilmin.p, *lmx = m->ilmax.p;
     for (size_t l = 0; l < LANES && l < k; l++) {
@@ -467,17 +473,8 @@ static void add_lanes_one(metric_state *m, uint32_t w, size_t k, uint64_t lane0,
         if (squares)
             kahan(&q[j - i], &qc[j - i], v[j] * v[j]);
     }
-    if (m->minmax) {
-        for (i = 0; i + LANES <= k; i += LANES)
-            for (size_t l = 0; l < LANES; l++) {
-                mn[l] = v[i + l] < mn[l] ? v[i + l] : mn[l];
-                mx[l] = v[i + l] > mx[l] ? v[i + l] : mx[l];
-            }
-        for (size_t j = i; j < k; j++) {
-            mn[j - i] = v[j] < mn[j - i] ? v[j] : mn[j - i];
-            mx[j - i] = v[j] > mx[j - i] ? v[j] : mx[j - i];
-        }
-    }
+    if (m->minmax)
+        lane_minmax_double(v, k, mn, mx);
     for (size_t l = 0; l < LANES; l++) {
         size_t x = xs[l];
         n[l] = k / LANES + (l < k % LANES);

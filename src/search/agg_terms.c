@@ -71,7 +71,7 @@ static sc_status bucket_bytes(sc__agg_coll *c, uint32_t owner, sc_slice term, ui
  * (16 KiB, and 64 KiB of lane counts): Rally's passenger_count spans 0..9. */
 #define DENSE_SPAN 4095
 
-#define LANES 4
+#define LANES SC__AGG_LANES
 #define LANE_MAX_KEYS 16384
 
 /* Zeroed lane counters for n keys in t->lanes (see terms_state). */
@@ -287,13 +287,8 @@ static sc_status dominant_window(sc__agg_coll *c, const uint32_t *o1s, size_t k,
     }
     int64_t s[LANES] = {0};
     uint64_t n[LANES];
-    const int64_t *v = ml->v;
-    size_t i = 0;
-    for (; i + LANES <= k; i += LANES)
-        for (size_t l = 0; l < LANES; l++)
-            s[l] += v[i + l];
-    for (size_t j = i; j < k; j++)
-        s[j - i] += v[j];
+    sc__agg_lane_sums(ml->v, k, s);
+    size_t i;
     for (size_t l = 0; l < LANES; l++)
         n[l] = k / LANES + (l < k % LANES);
     uint32_t *lanes = t->lanes;
