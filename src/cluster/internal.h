@@ -124,8 +124,9 @@ void sc__index_persist_meta(sc_index *ix);
 /* Writes meta.json without handing it to the cluster (a change that came from the cluster). */
 sc_status sc__index_write_meta_local(sc_index *ix) SC_MUST_USE;
 /* sc__index_persist_meta for a mapping change: clustered, the metadata written to etcd keeps
- * the aliases etcd holds (this node's may not have caught up with another node's alias
- * change); the hook's text carries the member SC_META_KEEP_CLUSTER_ALIASES for that. */
+ * the settings and aliases etcd holds (this node's may not have caught up with another node's
+ * change of them) and merges the mappings; the hook's text carries the member
+ * SC_META_KEEP_CLUSTER_ALIASES for that. */
 void sc__index_persist_mapping_meta(sc_index *ix);
 #define SC_META_KEEP_CLUSTER_ALIASES "_keep_cluster_aliases"
 /* Removes meta.json, so that the index is forgotten at the next start. */

@@ -11,6 +11,7 @@
 #include "cluster/internal.h"
 #include "cluster/log.h"
 #include "cluster/membership_internal.h"
+#include "mapping/mapping.h"
 
 /* How often the node refreshes its registration value (OS numbers for _cat/nodes): one write
  * per node per 30 s keeps etcd's write rate independent of traffic. */
@@ -66,7 +67,7 @@ static void on_meta(void *ctx, const char *index, const char *meta_json)
         json_t *mj =
             strstr(meta_json, SC_META_KEEP_CLUSTER_ALIASES) ? json_loads(meta_json, 0, NULL) : NULL;
         if (json_is_true(json_object_get(mj, SC_META_KEEP_CLUSTER_ALIASES))) {
-            /* a mapping change: etcd's aliases stay (put_keep_aliases) */
+            /* a mapping change: etcd's settings and aliases stay (put_merged) */
             json_object_del(mj, SC_META_KEEP_CLUSTER_ALIASES);
             char *text = json_dumps(mj, JSON_COMPACT);
             json_object_set_new(v, "meta", json_string(text ? text : meta_json));
@@ -174,10 +175,31 @@ static void campaign(sc_membership *m)
     sc_log(SC_LOG_INFO, "cluster", "elected master (term %lld)", (long long)term);
 }
 
-/* Puts an index's metadata with the aliases etcd holds for it (compare-and-swap on the key's
- * mod_revision, retried), for a change of something else (the mapping). */
-static sc_status put_keep_aliases(sc_membership *m, const char *key, const char *meta, int64_t *rev,
-                                  sc_etcd_error *err)
+/* etcd's mapping of an index with this node's merged in (fields are only ever added; another
+ * node may have added some this node has not taken yet). NULL when either does not parse or
+ * they conflict: the caller writes this node's. */
+static json_t *merged_mappings(const json_t *cur, const json_t *mine)
+{
+    sc_mapping *base = NULL, *merged = NULL;
+    sc_mapping_error err;
+    json_t *out = NULL;
+    if (json_is_object(cur) && json_is_object(mine) && sc_mapping_new(cur, &base, &err) == SC_OK &&
+        sc_mapping_merge(base, mine, &merged, &err) == SC_OK)
+        out = sc_mapping_to_json(merged);
+    sc_mapping_unref(merged);
+    sc_mapping_unref(base);
+    return out;
+}
+
+/* Puts an index's metadata over etcd's copy (compare-and-swap on the key's mod_revision,
+ * retried): the mappings are merged, so that a write from a node that has not taken another
+ * node's new fields yet does not drop them. A mapping change (keep_cluster) writes only that:
+ * the settings and aliases etcd holds stay, as another node may have just changed them (a
+ * settings update right after a bulk that added a field must not be undone by the field's
+ * publication). Any other change writes this node's settings and aliases. A copy of another
+ * index of the same name (another uuid) is replaced. */
+static sc_status put_merged(sc_membership *m, const char *key, const char *meta, bool keep_cluster,
+                            int64_t *rev, sc_etcd_error *err)
 {
     json_t *mine = json_loads(meta, 0, NULL);
     if (!mine)
@@ -189,17 +211,33 @@ static sc_status put_keep_aliases(sc_membership *m, const char *key, const char 
         if (st != SC_OK)
             break;
         int64_t mod = 0;
-        json_object_del(mine, "aliases");
+        json_t *cur = NULL;
         if (kvs.len == 1) {
             mod = kvs.kvs[0].mod_revision;
-            json_t *cur = json_loadb(kvs.kvs[0].value, kvs.kvs[0].value_len, 0, NULL);
-            json_t *a = json_object_get(cur, "aliases");
-            if (json_is_object(a) && json_object_size(a))
-                json_object_set(mine, "aliases", a);
-            json_decref(cur);
+            cur = json_loadb(kvs.kvs[0].value, kvs.kvs[0].value_len, 0, NULL);
         }
         sc_etcd_kvs_fini(&kvs);
-        char *text = json_dumps(mine, JSON_COMPACT);
+        const char *cu = json_string_value(json_object_get(cur, "uuid"));
+        const char *mu = json_string_value(json_object_get(mine, "uuid"));
+        bool same = json_is_object(cur) && cu && mu && strcmp(cu, mu) == 0;
+        json_t *out;
+        if (same && keep_cluster) {
+            out = json_incref(cur);
+        } else {
+            out = json_deep_copy(mine);
+            if (keep_cluster) /* the first copy in etcd: no aliases from a mapping change */
+                json_object_del(out, "aliases");
+        }
+        json_t *mm = same ? merged_mappings(json_object_get(cur, "mappings"),
+                                            json_object_get(mine, "mappings"))
+                          : NULL;
+        if (mm)
+            json_object_set_new(out, "mappings", mm);
+        else if (same && keep_cluster)
+            json_object_set(out, "mappings", json_object_get(mine, "mappings"));
+        json_decref(cur);
+        char *text = json_dumps(out, JSON_COMPACT);
+        json_decref(out);
         if (!text) {
             st = SC_ENOMEM;
             break;
@@ -251,15 +289,17 @@ static void publish_pending(sc_membership *m)
             if (st == SC_OK && r.succeeded)
                 rev = r.revision;
             sc_etcd_txn_result_fini(&r);
-        } else if (json_is_true(json_object_get(v, "keep_aliases"))) {
-            st = put_keep_aliases(m, key, meta, &rev, &err);
         } else {
-            st = sc_etcd_put(m->etcd, key, meta, strlen(meta), 0, &rev, &err);
+            st = put_merged(m, key, meta, json_is_true(json_object_get(v, "keep_aliases")), &rev,
+                            &err);
         }
         if (st == SC_OK) {
-            /* until the watch brings this revision, the view's copy is older than ours */
+            /* until a view of this revision is in use, the view's copy is older than ours: kept
+             * even when the watch has brought it already (the placement thread may be working
+             * from a view built before) */
             pthread_mutex_lock(&m->mu);
-            if (rev > m->revision)
+            json_t *w = json_object_get(m->written, name);
+            if (rev > 0 && (!w || json_integer_value(w) < rev))
                 json_object_set_new(m->written, name, json_integer(rev));
             pthread_mutex_unlock(&m->mu);
             continue;
@@ -283,7 +323,10 @@ bool sc_membership_publishing(sc_membership *m, const char *index, int64_t view_
     pthread_mutex_lock(&m->mu);
     json_t *w = json_object_get(m->written, index);
     bool newer = w && json_integer_value(w) > view_revision;
-    if (w && json_integer_value(w) <= m->revision)
+    /* Views are built one after another by one thread: once one holds our write, so do the
+     * later ones. (Dropping it when the watch had brought it let a view built before that take
+     * the older aliases back over this node's change.) */
+    if (w && !newer)
         json_object_del(m->written, index);
     bool b = newer || json_object_get(m->pending, index) || json_object_get(m->inflight, index);
     pthread_mutex_unlock(&m->mu);

@@ -441,9 +441,12 @@ def test_snapshot_with_a_lost_primary_is_partial(env):
                                                         "number_of_replicas": 0}})
     assert st == 200, r
     green(n1, "lost")
+    wait_until("no shard initializing", lambda: n1.request(
+        "GET", "/_cluster/health?wait_for_no_initializing_shards=true&timeout=1s")[0] == 200)
     wait_until("lost in _cat/shards", lambda: len(n1.request(
         "GET", "/_cat/shards/lost?format=json")[2]) == 6)
     st, _, rows = n1.request("GET", "/_cat/shards/lost?format=json")
+    assert all(row["state"] == "STARTED" for row in rows), rows
     on_n3 = sorted(int(row["shard"]) for row in rows if row["node"] == "n3")
     assert on_n3, rows
     n3.stop(sig=signal.SIGKILL)
@@ -459,7 +462,7 @@ def test_snapshot_with_a_lost_primary_is_partial(env):
     snap = r["snapshot"]
     assert snap["state"] == "PARTIAL", snap
     assert snap["shards"] == {"total": 6, "failed": len(on_n3),
-                              "successful": 6 - len(on_n3)}, snap
+                              "successful": 6 - len(on_n3)}, (rows, snap["failures"])
     assert sorted(f["shard_id"] for f in snap["failures"]) == on_n3, snap
     st, _, r = n1.request("PUT", "/_snapshot/lostrepo/p2?wait_for_completion=true",
                           {"indices": "lost"})
