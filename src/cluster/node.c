@@ -32,8 +32,8 @@ struct sc_node {
     char cluster_uuid[24];
     int64_t start_ms;
     pthread_mutex_t mu;
-    pthread_mutex_t alias_write_mu; /* serializes alias changes (alias.c) */
-    sc_index **indices; /* sorted by name */
+    pthread_mutex_t alias_write_mu; /* serializes alias and settings changes with their queuing */
+    sc_index **indices;             /* sorted by name */
     size_t n_indices, cap_indices;
     sc_threadpool *pool;
     sc_shard_sched *sched; /* background work of every shard (refresh, flush, merges) */
@@ -41,9 +41,9 @@ struct sc_node {
     sc__breakers breakers;
     sc__scrolls scrolls;
     sc__watcher *watcher;
-    sc__meta *meta; /* templates, pipelines, data streams (meta_store.c) */
-    sc__bgtasks *bg; /* reindex / by-query tasks run in the background (bgtask.c) */
-    sc__snaps *snaps; /* snapshot repositories and running snapshots (snapshot.c) */
+    sc__meta *meta;         /* templates, pipelines, data streams (meta_store.c) */
+    sc__bgtasks *bg;        /* reindex / by-query tasks run in the background (bgtask.c) */
+    sc__snaps *snaps;       /* snapshot repositories and running snapshots (snapshot.c) */
     sc__recovery *recovery; /* shards opened in the background at start */
     /* Cluster membership and the metadata hook (membership.c); NULL when single-node. */
     /* Installed while requests may run, hence atomics. */
@@ -301,7 +301,7 @@ sc_status sc__index_build(sc_node *n, const char *name, const char *uuid, int64_
     snprintf(dir, sizeof dir, "%s/indices/%s", n->data_dir, ix->uuid);
     ix->dir = strdup(dir);
     if (!sc__index_parse_settings(settings, &ix->settings, &ix->settings_json, &ix->analysis_json,
-                        n->cfg.durability_async, err)) {
+                                  n->cfg.durability_async, err)) {
         index_free(ix);
         return SC_EINVAL;
     }

@@ -44,9 +44,9 @@ struct sc_placement {
     pthread_cond_t cv_snap; /* a snapshot was published */
     bool dirty, stop;
     sc_placement_snapshot *snap;
-    json_t *seen;  /* names of indices seen in the metadata: {name: true} */
+    json_t *seen;       /* names of indices seen in the metadata: {name: true} */
     int64_t copies_rev; /* routing revision the local copies follow (0: retry next pass) */
-    sc_repl *repl; /* replication handlers and the recovery thread */
+    sc_repl *repl;      /* replication handlers and the recovery thread */
 };
 
 void sc_placement_release(sc_placement_snapshot *s)
@@ -277,6 +277,17 @@ static void take_aliases(sc_placement *p, sc_index *ix, const json_t *meta, int6
         sc_log(SC_LOG_WARN, "cluster", "could not persist the aliases of [%s]", ix->name);
 }
 
+/* Takes the settings of the metadata (updated through another node) into the local index,
+ * unless this node's own change is still on its way to etcd (as take_aliases; a view from
+ * before a local PUT _settings set number_of_replicas back and the next publication wrote it). */
+static void take_settings(sc_placement *p, sc_index *ix, const json_t *meta, int64_t view_rev)
+{
+    pthread_mutex_lock(sc__node_alias_write_mu(p->node));
+    if (!sc_membership_publishing(p->m, ix->name, view_rev))
+        sc__index_take_settings(ix, json_object_get(meta, "settings"));
+    pthread_mutex_unlock(sc__node_alias_write_mu(p->node));
+}
+
 /* Makes the local indices follow the metadata. */
 static void sync_indices(sc_placement *p, const sc_cluster_view *v)
 {
@@ -288,7 +299,7 @@ static void sync_indices(sc_placement *p, const sc_cluster_view *v)
         if (ix) {
             merge_mapping(ix, meta);
             take_aliases(p, ix, meta, v->revision);
-            sc__index_take_settings(ix, json_object_get(meta, "settings"));
+            take_settings(p, ix, meta, v->revision);
             sc_index_unref(ix);
             continue;
         }

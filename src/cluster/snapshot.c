@@ -350,6 +350,8 @@ static uint32_t snapshot_indices(sc_snapshot_job *j, sc_task *task, json_t *indi
             if (!why)
                 continue;
             failed++;
+            sc_log(SC_LOG_WARN, "snapshot", "snapshot [%s:%s]: shard [%s][%u] failed: %s", j->repo,
+                   j->name, ix->name, i, why);
             json_object_set_new(sj, "failure", json_string(why));
             json_array_clear(json_object_get(sj, "files"));
             json_array_append_new(

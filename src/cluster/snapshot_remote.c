@@ -48,6 +48,21 @@ static sc_shard *wait_shard(sc_node *n, const char *index, uint32_t shard, sc_in
     }
 }
 
+/* The repository's location: the registration of a repository comes to this node through its
+ * watch and may be a moment behind the coordinator that registered it and asks now (a node that
+ * has just joined): waits up to 10 s for it. */
+static sc_status wait_repo(sc_node *n, const char *repo, char loc[4096], sc_cluster_error *err)
+{
+    uint64_t until = sc_clock_now_ns() + 10000ull * 1000000u;
+    for (;;) {
+        sc_status st = sc__snap_repo_location(n, repo, loc, err);
+        if (st != SC_ENOTFOUND || sc_clock_now_ns() >= until)
+            return st;
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* The answer from the shard's json ({n_docs, files: [{name, blob, size}]}). */
 static sc_status encode_answer(const json_t *sj, sc_wire_buf *resp)
 {
@@ -92,7 +107,7 @@ static sc_status h_shard(void *ctx, sc_slice body, sc_wire_buf *resp, char *errm
         snprintf(errmsg, errcap, "bad snapshot shard request");
         return SC_ECORRUPT;
     }
-    st = sc__snap_repo_location(n, j->repo, j->loc, &err);
+    st = wait_repo(n, j->repo, j->loc, &err);
     sc_index *ix = NULL;
     sc_shard *sh = st == SC_OK ? wait_shard(n, index, q.shard, &ix) : NULL;
     json_t *sj = json_pack("{s:i,s:[]}", "n_docs", 0, "files");
