@@ -38,6 +38,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "index/bkd2.h"
 #include "index/builder.h"
 #include "index/segment.h"
 #include "search/agg.h"
@@ -96,6 +97,28 @@ static const sc_query *filtered_query(sc_arena *a)
     return b;
 }
 
+/* A digest of result r (FNV-1a over every bucket's keys and doc count, recursively), to
+ * compare two builds' answers (AGG_BENCH_DIGEST=1). */
+static uint64_t digest(const sc_agg_result *r, uint64_t h, uint64_t *n_buckets, uint64_t *sum)
+{
+    if (!r)
+        return h;
+    for (size_t i = 0; i < r->n_buckets; i++) {
+        const sc_agg_bucket *b = &r->buckets[i];
+        uint64_t words[3] = {(uint64_t)b->key, 0, b->doc_count};
+        memcpy(&words[1], &b->dkey, 8);
+        for (size_t k = 0; k < sizeof words; k++)
+            h = (h ^ ((const uint8_t *)words)[k]) * 0x100000001b3u;
+        for (size_t k = 0; k < b->bkey.len; k++)
+            h = (h ^ b->bkey.ptr[k]) * 0x100000001b3u;
+        *n_buckets += 1;
+        *sum += b->doc_count;
+        for (uint32_t j = 0; b->subs && j < b->n_subs; j++)
+            h = digest(b->subs[j], h, n_buckets, sum);
+    }
+    return h;
+}
+
 static void run_case(const char *name, const sc_agg_spec *root, const sc_searcher *s, uint32_t n,
                      int runs)
 {
@@ -117,6 +140,8 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
         int64_t flo = 1, fhi = INT64_MAX; /* fare > 0: sortable longs from nextUp(0) */
         /* [2015-01-01, 2015-03-01): Rally's date_histogram_*_with_metrics range */
         int64_t mlo = INT64_C(1420070400000), mhi = INT64_C(1425168000000) - 1;
+        /* [2015-01-01, 2015-02-01): Rally's composite-terms and composite-geotile_grid range */
+        int64_t jhi = INT64_C(1422748800000) - 1;
         const sc_query *q =
             query_kind == 0   ? sc_query_match_all(&a)
             : query_kind == 1 ? rq
@@ -126,6 +151,7 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
             : query_kind == 5 ? aq
             : query_kind == 6 ? sc_query_constant_score(&a, aq)
             : query_kind == 7 ? sc_query_range(&a, sc_slice_cstr("t"), &mlo, &mhi, 1)
+            : query_kind == 9 ? sc_query_range(&a, sc_slice_cstr("t"), &mlo, &jhi, 1)
                               : filtered_query(&a);
         /* the process's CPU time: single-threaded cases on a shared, loaded machine are timed
          * by the CPU they use (best of the runs), not the wall clock */
@@ -138,6 +164,11 @@ static void run_case(const char *name, const sc_agg_spec *root, const sc_searche
         }
         all[r] = ms;
         hits = total;
+        if (r == 0 && getenv("AGG_BENCH_DIGEST")) {
+            uint64_t nb = 0, sum = 0, h = digest(bench_agg_last, 0xcbf29ce484222325u, &nb, &sum);
+            printf("%-40s digest %016llx buckets %llu doc_count_sum %llu\n", name,
+                   (unsigned long long)h, (unsigned long long)nb, (unsigned long long)sum);
+        }
         sc_arena_fini(&a);
     }
     qsort(all, (size_t)runs, sizeof *all, cmp_double);
@@ -262,9 +293,27 @@ int main(int argc, char **argv)
             taxis_string(line, "\"dropoff_datetime\":", dt, sizeof dt);
             t = taxis_millis(dt);
         }
+        /* pickup time ("pt"): the dropoff minus up to an hour; pickup location ("pl"): a
+         * taxis-like point around Manhattan, packed as a geo_point's doc value */
+        int64_t pt = t - (int64_t)((x >> 12) % 3600000);
+        double plat = 40.6 + (double)((x >> 5) % 300000) / 1e6,
+               plon = -74.05 + (double)((x >> 27) % 250000) / 1e6;
+        if (tf) {
+            char dt[24];
+            taxis_string(line, "\"pickup_datetime\":", dt, sizeof dt);
+            pt = taxis_millis(dt);
+            const char *lp = strstr(line, "\"pickup_location\":[");
+            if (lp) { /* [lon,lat] */
+                char *end;
+                plon = strtod(lp + 19, &end);
+                plat = strtod(end + 1, NULL);
+            }
+        }
+        int64_t pl = (int64_t)((uint64_t)(uint32_t)sc_geo_encode_lat(plat) << 32 |
+                               (uint32_t)sc_geo_encode_lon(plon));
         int64_t tip_l = sc_agg_double_to_sortable(tip), fare_l = sc_agg_double_to_sortable(fare);
         sc_index_token tok = {sc_slice_cstr(kw), 0}, rtok = {sc_slice_cstr(rc), 0};
-        sc_index_field f[9] = {
+        sc_index_field f[11] = {
             bench_keyword("k", &tok),
             bench_numeric("n", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &num),
             bench_numeric("t", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &t),
@@ -273,8 +322,10 @@ int main(int argc, char **argv)
             bench_numeric("tip", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &tip_l),
             bench_numeric("fare", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &fare_l),
             bench_numeric("pc", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &pc),
-            bench_keyword("rc", &rtok)};
-        if (bench_add_doc(b, f, 9) != 0)
+            bench_keyword("rc", &rtok),
+            bench_numeric("pt", SC_FIELD_INDEXED | SC_FIELD_DOCVALUES, &pt),
+            bench_numeric("pl", SC_FIELD_DOCVALUES, &pl)};
+        if (bench_add_doc(b, f, 11) != 0)
             return 1;
     }
     free(line);
@@ -445,6 +496,46 @@ int main(int argc, char **argv)
     da->n_subs = 4;
     run_case("date_histogram_fixed_interval_with_metrics_agg: 10d > min, max, avg, avg",
              root_of(da), &s, n, runs);
+    /* Rally's single-source composite operations as served (size 10, no after), under
+     * their range on the dropoff time "t": a histogram of the scaled "sm" (total_amount,
+     * interval 5), date_histograms of the pickup time "pt" by calendar day, week and month
+     * ([2015-01-01, 2015-03-01)), and geotile_grid of the pickup location "pl" at
+     * precisions 8, 12 and 15 ([2015-01-01, 2015-02-01)) */
+    static const struct {
+        const char *name;
+        sc_agg_cal_unit unit;
+    } cal[3] = {
+        {"daily", SC_AGG_CAL_DAY}, {"weekly", SC_AGG_CAL_WEEK}, {"monthly", SC_AGG_CAL_MONTH}};
+    query_kind = 7;
+    run_case("rally composite-histogram (sm, 5), range", root_of(chh), &s, n, runs);
+    for (int i = 0; i < 3; i++) {
+        sc_agg_spec *src = spec(SC_AGG_DATE_HISTOGRAM, "pt", SC_AGG_V_DATE);
+        src->rounding.unit = cal[i].unit;
+        src->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+        sc_agg_spec **one = calloc(1, sizeof *one);
+        one[0] = src;
+        sc_agg_spec *cc = spec(SC_AGG_COMPOSITE, NULL, 0);
+        cc->sources = one;
+        cc->n_sources = 1;
+        char name[80];
+        snprintf(name, sizeof name, "rally composite-date_histogram-%s, range", cal[i].name);
+        run_case(name, root_of(cc), &s, n, runs);
+    }
+    query_kind = 9;
+    static const uint32_t zooms[3] = {8, 12, 15};
+    for (int i = 0; i < 3; i++) {
+        sc_agg_spec *src = spec(SC_AGG_GEOTILE_GRID, "pl", SC_AGG_V_GEO_POINT);
+        src->precision = zooms[i];
+        src->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
+        sc_agg_spec **one = calloc(1, sizeof *one);
+        one[0] = src;
+        sc_agg_spec *cc = spec(SC_AGG_COMPOSITE, NULL, 0);
+        cc->sources = one;
+        cc->n_sources = 1;
+        char name[80];
+        snprintf(name, sizeof name, "rally composite-geotile_grid-precision-%u, range", zooms[i]);
+        run_case(name, root_of(cc), &s, n, runs);
+    }
     query_kind = 8;
     run_case("avg_passenger_count_filtered: avg(long), term rc 2 and sm > 60",
              root_of(spec(SC_AGG_AVG, "pc", SC_AGG_V_LONG)), &s, n, runs);

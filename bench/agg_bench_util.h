@@ -61,6 +61,9 @@ static inline int bench_add_doc(sc_segment_builder *b, const sc_index_field *f, 
     return sc_segment_builder_add(b, &doc, NULL) == SC_OK ? 0 : -1;
 }
 
+/* The result of the last bench_agg_collect_so_ms (in its arena: valid until that is freed). */
+static sc_agg_result *bench_agg_last;
+
 /* One collect of root over s with q and the shard options *sop, timed in milliseconds of the CPU
  * clock clk (CLOCK_PROCESS_CPUTIME_ID or CLOCK_THREAD_CPUTIME_ID: the machine is shared, wall time
  * overstates); the number of matching docs in *total. Exits with a message on an error. */
@@ -84,6 +87,7 @@ static inline double bench_agg_collect_so_ms(const char *name, const sc_agg_spec
         exit(1);
     }
     *total = res.total;
+    bench_agg_last = out;
     return (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 }
 

@@ -29,6 +29,7 @@ typedef struct src_state {
 #define FAST_WINDOW 256                /* docs whose parts are read at a time */
 #define DENSE_MAX ((size_t)1 << 16)    /* combinations of keyword ordinals in a dense table */
 #define HDENSE ((size_t)1 << 12)       /* bucket indexes of a lone histogram source */
+#define TOP_MAX_KEEP 4096              /* largest size collect_top serves */
 
 typedef struct fast_cache {
     int64_t *keys;  /* cap x (1 + n_sources): owner, parts */
@@ -60,6 +61,11 @@ typedef struct comp_state {
      * means the same in every segment) */
     uint32_t *hdense;
     int64_t hbase;
+    /* one numeric source (not a histogram) at the top level without sub-aggregations: the
+     * counts of its smallest keys (collect_top), turned into buckets at each seg_end
+     * (flush_top); top.cap 0: not made yet */
+    bool use_top;
+    sc__agg_comp_top top;
 } comp_state;
 
 static bool is_bytes(const sc_agg_spec *s)
@@ -175,6 +181,27 @@ static bool source_single(const sc_agg_spec *s, const sc__agg_field *f)
     return f->has_num && sc_dv_numeric_is_single(&f->num);
 }
 
+/* Whether collect_top serves this segment (cs->fast already set), and its table made on
+ * first use: a key of the source is then one int64 in the source's order (ascending: the key;
+ * descending: ~key), and a key at or before `after` is never counted. */
+static sc_status top_begin(sc__agg_coll *c)
+{
+    comp_state *cs = c->state;
+    const sc_agg_spec *s = c->spec->sources[0];
+    cs->use_top = cs->fast && c->top && !c->n_subs && c->spec->n_sources == 1 &&
+                  c->spec->kind == SC_AGG_COMPOSITE && c->spec->size <= TOP_MAX_KEEP &&
+                  (s->kind == SC_AGG_DATE_HISTOGRAM || s->kind == SC_AGG_GEOTILE_GRID ||
+                   (s->kind == SC_AGG_TERMS && !is_bytes(s)));
+    if (!cs->use_top || cs->top.cap)
+        return SC_OK;
+    SC_TRY(sc__agg_comp_top_init(&cs->top, c->ctx->a, c->spec->size));
+    if (c->spec->after && !c->spec->after[0].null) { /* a null sorts before every value */
+        cs->top.has_lo = true;
+        cs->top.lo = s->order.desc ? ~c->spec->after[0].i : c->spec->after[0].i;
+    }
+    return SC_OK;
+}
+
 static sc_status comp_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
 {
     comp_state *cs = c->state;
@@ -183,6 +210,7 @@ static sc_status comp_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
         SC_TRY(sc__agg_field_open(c->ctx, s->seg, c->spec->sources[i]->field, &cs->src[i].f));
         cs->fast = cs->fast && source_single(c->spec->sources[i], &cs->src[i].f);
     }
+    SC_TRY(top_begin(c));
     if (cs->fc.n) { /* the previous segment's ordinals mean nothing here */
         memset(cs->fc.ords, 0xff, cs->fc.cap * sizeof *cs->fc.ords);
         cs->fc.n = 0;
@@ -241,9 +269,36 @@ static sc_status flush_dense(sc__agg_coll *c)
     return SC_OK;
 }
 
+/* The counts of collect_top's table into the buckets (each key's ordinal as collect_window
+ * would have looked it up); the table is left empty, its bound kept (it holds for the whole
+ * collection: keys of later segments above it cannot be among the smallest either). */
+static sc_status flush_top(sc__agg_coll *c)
+{
+    comp_state *cs = c->state;
+    sc__agg_comp_top *top = &cs->top;
+    bool desc = c->spec->sources[0]->order.desc;
+    for (size_t i = 0; top->n && i < top->cap; i++) {
+        if (!top->counts[i])
+            continue;
+        int64_t t[2] = {0, desc ? ~top->keys[i] : top->keys[i]};
+        uint32_t ord;
+        SC_TRY(miss_ord(c, t, &ord));
+        if (ord == FAST_SKIP)
+            continue;
+        if (ord >= c->doc_counts.len)
+            SC_TRY(sc__agg_counts_ensure(c, ord));
+        ((uint64_t *)c->doc_counts.p)[ord] += top->counts[i];
+    }
+    memset(top->counts, 0, top->cap * sizeof *top->counts);
+    top->n = 0;
+    return SC_OK;
+}
+
 static sc_status comp_seg_end(sc__agg_coll *c)
 {
     comp_state *cs = c->state;
+    if (cs->use_top)
+        return flush_top(c);
     return cs->dense_len && !c->n_subs ? flush_dense(c) : SC_OK;
 }
 
@@ -576,6 +631,62 @@ static sc_status collect_histo_top(sc__agg_coll *c, const uint32_t *docs, size_t
     return SC_OK;
 }
 
+/* collect_window for one numeric source at the top level without sub-aggregations: the keys
+ * of a window (as numeric_part computes them), then a doc count per run of equal keys into
+ * the bounded table, where a key past the `size` smallest seen so far costs one compare. An
+ * ascending geotile source skips the row lookup of a point whose column is already past the
+ * bound's column. */
+static sc_status collect_top(sc__agg_coll *c, const uint32_t *docs, size_t n)
+{
+    comp_state *cs = c->state;
+    const sc_agg_spec *s = c->spec->sources[0];
+    sc__agg_comp_top *top = &cs->top;
+    int64_t k[FAST_WINDOW];
+    if (!n)
+        return SC_OK;
+    sc_dv_numeric_get_single_batch(&cs->src[0].f.num, docs, n, k);
+    if (s->kind == SC_AGG_DATE_HISTOGRAM) { /* the last bucket's [key, next), as collect_window */
+        int64_t key = 0, next = 0;
+        for (size_t j = 0; j < n; j++) {
+            int64_t v = k[j];
+            if (v < key || v >= next) {
+                key = sc_agg_round(&s->rounding, v);
+                next = sc_agg_round_next(&s->rounding, key);
+            }
+            k[j] = key;
+        }
+    } else if (s->kind == SC_AGG_GEOTILE_GRID) {
+        sc__agg_tiles *t = &cs->src[0].tiles;
+        if (!t->cells)
+            SC_TRY(sc__agg_tiles_init(t, c->ctx->a, s->precision));
+        /* a key is z << 58 | x << 29 | y: past the bound's (z, x), past the bound (INT64_MAX
+         * then stands for it: the bound is below it whenever a column is past the bound's) */
+        int64_t xb = s->order.desc ? INT64_MAX : top->bound >> 29;
+        for (size_t j = 0; j < n; j++) {
+            uint64_t v = (uint64_t)k[j];
+            int32_t la = (int32_t)(uint32_t)(v >> 32), lo = (int32_t)(uint32_t)v;
+            int64_t zx = (int64_t)((uint64_t)t->z << 29 |
+                                   ((uint64_t)((uint32_t)lo ^ 0x80000000u) >> (32 - t->z)));
+            k[j] = zx > xb ? INT64_MAX : sc__agg_tiles_key(t, la, lo);
+        }
+    }
+    if (s->order.desc)
+        for (size_t j = 0; j < n; j++)
+            k[j] = ~k[j];
+    int64_t run = k[0];
+    uint64_t cnt = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (k[j] != run) {
+            sc__agg_comp_top_add(top, run, cnt);
+            run = k[j];
+            cnt = 0;
+        }
+        cnt++;
+    }
+    sc__agg_comp_top_add(top, run, cnt);
+    return SC_OK;
+}
+
 /* A window of docs (at most FAST_WINDOW) whose sources are all single-valued: each source's
  * parts in one batch read, then per doc the tuple's ordinal (the previous doc's when the
  * tuple repeats, else the cache's). A doc without a keyword value takes add_doc. */
@@ -585,6 +696,8 @@ static sc_status collect_window(sc__agg_coll *c, const uint32_t *docs, const uin
     comp_state *cs = c->state;
     const sc_agg_spec *spec = c->spec;
     size_t ns = spec->n_sources, tn = ns + 1;
+    if (cs->use_top)
+        return collect_top(c, docs, n);
     /* (an offset of -0.0 keeps the zero's sign of an index of -0.0 apart from +0.0's: the
      * general path) */
     if (ns == 1 && !owners && spec->sources[0]->kind == SC_AGG_HISTOGRAM &&

@@ -450,4 +450,39 @@ static inline int64_t sc__agg_tiles_key(sc__agg_tiles *t, int32_t la, int32_t lo
     return (int64_t)((uint64_t)t->z << 58 | x << 29 | y);
 }
 
+/* ---- composite with one numeric source: the counts of its smallest keys (agg_comp_top.c) ---- */
+/* The doc count of each key that can still be among the `keep` smallest: keys above `bound`
+ * (INT64_MAX until the first prune) and, with has_lo, keys at or below lo are not counted.
+ * Keys are int64s in the order wanted (a descending source's keys mapped by ~). Open
+ * addressing by key; a count of 0 marks a free slot. Lives in the query's arena. */
+typedef struct sc__agg_comp_top {
+    int64_t *keys;
+    uint64_t *counts;
+    int64_t *scratch; /* max_n + 1 */
+    size_t cap, n, keep, max_n;
+    unsigned shift; /* 64 - log2(cap) */
+    int64_t bound, lo;
+    bool has_lo;
+} sc__agg_comp_top;
+/* An empty table keeping the `keep` smallest keys. SC_ENOMEM (the arena's budget). */
+sc_status sc__agg_comp_top_init(sc__agg_comp_top *t, sc_arena *a, size_t keep) SC_MUST_USE;
+/* Lowers the bound to the keep-th smallest key of the table and drops the keys above it.
+ * O(cap). */
+void sc__agg_comp_top_prune(sc__agg_comp_top *t);
+/* Adds n (> 0) docs of key. Amortized O(1). */
+static inline void sc__agg_comp_top_add(sc__agg_comp_top *t, int64_t key, uint64_t n)
+{
+    if (key > t->bound || (t->has_lo && key <= t->lo))
+        return;
+    size_t mask = t->cap - 1, i = (size_t)(((uint64_t)key * 0x9e3779b97f4a7c15u) >> t->shift);
+    while (t->counts[i] && t->keys[i] != key)
+        i = (i + 1) & mask;
+    t->counts[i] += n;
+    if (t->counts[i] == n) { /* a new key */
+        t->keys[i] = key;
+        if (++t->n > t->max_n)
+            sc__agg_comp_top_prune(t);
+    }
+}
+
 #endif

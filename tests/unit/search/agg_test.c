@@ -1355,7 +1355,8 @@ static void test_composite_lone_histogram_vs_model(void **state)
             size_t n = 0;
             for (size_t g = 0; g < N_ALL; g++)
                 if (doc_matches(&docs[g], qk))
-                    model[n++] = (hkey){floor((docs[g].d - offs[v]) / ivs[v]) * ivs[v] + offs[v], 1};
+                    model[n++] =
+                        (hkey){floor((docs[g].d - offs[v]) / ivs[v]) * ivs[v] + offs[v], 1};
             qsort(model, n, sizeof *model, cmp_hkey);
             size_t nd = 0;
             for (size_t i = 0; i < n; i++) {
@@ -2484,10 +2485,10 @@ static void test_geo_cell_keys(void **state)
 static void test_fuzz_seeds_decode(void **state)
 {
     (void)state;
-    static const char *const names[] = {"terms_avg",     "histogram",      "date_range_filters",
-                                        "stats_nested",  "composite",      "multi_terms",
-                                        "auto_weighted", "nested_reverse", "sampler",
-                                        "diversified_sampler"};
+    static const char *const names[] = {
+        "terms_avg", "histogram",          "date_range_filters", "stats_nested",
+        "composite", "multi_terms",        "auto_weighted",      "nested_reverse",
+        "sampler",   "diversified_sampler"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/tests/fuzz/corpus/agg_partial/%s", SCRY_SOURCE_DIR,
@@ -2639,6 +2640,83 @@ static void test_terms_partial_reduce_memory(void **state)
     sc_arena_fini(&a);
 }
 
+/* composite with one numeric source at the top level and no sub-aggregation (agg_composite.c,
+ * collect_top: doc counts of the smallest keys in a bounded table, a key past them skipped)
+ * against the same composite with a value_count sub (the tuple path): random sources
+ * (date_histogram of "t" by a calendar unit or a fixed interval with an offset, in UTC or a
+ * fixed zone; geotile_grid at a random zoom of "d" or "t" read as packed points; terms on "t"
+ * or "d"), ascending or descending, size 1-40, under match_all or a term query, one shard or
+ * three reduced, paged with `after`: every page's keys and doc counts equal. The seed is the
+ * file's (printed; SCRY_SEED reruns). */
+static void test_composite_top_equals_general(void **state)
+{
+    (void)state;
+    static const sc_agg_cal_unit units[6] = {SC_AGG_CAL_HOUR,  SC_AGG_CAL_DAY,     SC_AGG_CAL_WEEK,
+                                             SC_AGG_CAL_MONTH, SC_AGG_CAL_QUARTER, SC_AGG_CAL_YEAR};
+    const int64_t hour = 3600000, day = 86400000;
+    for (int iter = 0; iter < 40; iter++) {
+        sc_arena a;
+        sc_arena_init(&a, 0);
+        uint32_t kind = below(3);
+        const char *field = below(2) ? "t" : "d";
+        sc_agg_spec *s0;
+        if (kind == 0) {
+            s0 = mk(&a, SC_AGG_DATE_HISTOGRAM, "s", "t", SC_AGG_V_DATE);
+            if (below(2)) {
+                s0->rounding.unit = units[below(6)];
+            } else {
+                s0->rounding.fixed_ms = (1 + (int64_t)below(30)) * day;
+                s0->rounding.offset_ms = (int64_t)below(24) * hour;
+            }
+            if (below(3) == 0)
+                s0->rounding.tz.base_offset_ms = 19800000;
+        } else if (kind == 1) {
+            s0 = mk(&a, SC_AGG_GEOTILE_GRID, "s", field, SC_AGG_V_GEO_POINT);
+            s0->precision = below(30);
+        } else {
+            s0 = mk(&a, SC_AGG_TERMS, "s", field, *field == 't' ? SC_AGG_V_LONG : SC_AGG_V_DOUBLE);
+        }
+        s0->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY, .desc = below(2) == 1};
+        uint32_t size = 1 + below(40);
+        int qk = below(2) ? 0 : 1 + (int)below(4);
+        bool sharded = below(2) == 1;
+        sc_agg_spec *roots[2], *cps[2];
+        sc_agg_spec **srcs = sc_arena_alloc(&a, sizeof *srcs);
+        assert_non_null(srcs);
+        srcs[0] = s0;
+        for (int g = 0; g < 2; g++) {
+            roots[g] = mk(&a, SC_AGG_ROOT, "", NULL, 0);
+            cps[g] = mk(&a, SC_AGG_COMPOSITE, "c", NULL, 0);
+            cps[g]->size = size;
+            cps[g]->sources = srcs;
+            cps[g]->n_sources = 1;
+            if (g) /* a sub-aggregation: the tuple path */
+                add_sub(&a, cps[g], mk(&a, SC_AGG_VALUE_COUNT, "vc", "d", SC_AGG_V_DOUBLE));
+            add_sub(&a, roots[g], cps[g]);
+        }
+        sc_agg_value after[1];
+        uint64_t seen = 0;
+        for (int page = 0; page < 12; page++) {
+            const sc_agg_result *xt = top(run(&a, roots[0], qk, sharded), 0);
+            const sc_agg_result *xg = top(run(&a, roots[1], qk, sharded), 0);
+            if (xt->n_buckets != xg->n_buckets)
+                fail_msg("iter %d kind %u field %s size %u qk %d page %d: %zu buckets, not %zu",
+                         iter, kind, field, size, qk, page, xt->n_buckets, xg->n_buckets);
+            for (size_t i = 0; i < xt->n_buckets; i++) {
+                assert_true(sc_slice_eq(xt->buckets[i].bkey, xg->buckets[i].bkey));
+                assert_int_equal(xt->buckets[i].doc_count, xg->buckets[i].doc_count);
+                seen += xt->buckets[i].doc_count;
+            }
+            if (!xt->n_buckets)
+                break;
+            assert_true(sc_agg_composite_parse(cps[0], xt->buckets[xt->n_buckets - 1].bkey, after));
+            cps[0]->after = cps[1]->after = after;
+        }
+        assert_true(seen > 0);
+        sc_arena_fini(&a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2676,6 +2754,7 @@ int main(void)
         cmocka_unit_test(test_fused_histogram_equals_general),
         cmocka_unit_test(test_fused_histogram_key_edges),
         cmocka_unit_test(test_auto_histo_cells_vs_record),
+        cmocka_unit_test(test_composite_top_equals_general),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
