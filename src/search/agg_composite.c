@@ -642,48 +642,63 @@ static sc_status collect_top(sc__agg_coll *c, const uint32_t *docs, size_t n)
     const sc_agg_spec *s = c->spec->sources[0];
     sc__agg_comp_top *top = &cs->top;
     int64_t k[FAST_WINDOW];
-    if (!n)
-        return SC_OK;
     sc_dv_numeric_get_single_batch(&cs->src[0].f.num, docs, n, k);
-    if (s->kind == SC_AGG_DATE_HISTOGRAM) { /* the last bucket's [key, next), as collect_window */
+    /* keys in the table's order: ~key (key ^ -1) for a descending source */
+    int64_t flip = s->order.desc ? -1 : 0, run = 0;
+    uint64_t cnt = 0; /* docs of key `run` not added yet */
+    if (s->kind == SC_AGG_DATE_HISTOGRAM) {
+        /* the last bucket's [key, next), as collect_window: a doc inside it only counts */
         int64_t key = 0, next = 0;
         for (size_t j = 0; j < n; j++) {
             int64_t v = k[j];
             if (v < key || v >= next) {
+                if (cnt)
+                    sc__agg_comp_top_add(top, key ^ flip, cnt);
+                cnt = 0;
                 key = sc_agg_round(&s->rounding, v);
                 next = sc_agg_round_next(&s->rounding, key);
             }
-            k[j] = key;
+            cnt++;
         }
-    } else if (s->kind == SC_AGG_GEOTILE_GRID) {
+        if (cnt)
+            sc__agg_comp_top_add(top, key ^ flip, cnt);
+        return SC_OK;
+    }
+    if (s->kind == SC_AGG_GEOTILE_GRID) {
         sc__agg_tiles *t = &cs->src[0].tiles;
         if (!t->cells)
             SC_TRY(sc__agg_tiles_init(t, c->ctx->a, s->precision));
-        /* a key is z << 58 | x << 29 | y: past the bound's (z, x), past the bound (INT64_MAX
-         * then stands for it: the bound is below it whenever a column is past the bound's) */
+        /* a key is z << 58 | x << 29 | y: ascending, a point whose (z, x) is past the bound's
+         * is past the bound, its row not looked up */
         int64_t xb = s->order.desc ? INT64_MAX : top->bound >> 29;
         for (size_t j = 0; j < n; j++) {
             uint64_t v = (uint64_t)k[j];
             int32_t la = (int32_t)(uint32_t)(v >> 32), lo = (int32_t)(uint32_t)v;
             int64_t zx = (int64_t)((uint64_t)t->z << 29 |
                                    ((uint64_t)((uint32_t)lo ^ 0x80000000u) >> (32 - t->z)));
-            k[j] = zx > xb ? INT64_MAX : sc__agg_tiles_key(t, la, lo);
+            if (zx > xb)
+                continue;
+            int64_t key = sc__agg_tiles_key(t, la, lo) ^ flip;
+            if (key != run && cnt) {
+                sc__agg_comp_top_add(top, run, cnt);
+                cnt = 0;
+            }
+            run = key;
+            cnt++;
+        }
+    } else { /* a numeric terms source: the value is the key */
+        for (size_t j = 0; j < n; j++) {
+            int64_t key = k[j] ^ flip;
+            if (key != run && cnt) {
+                sc__agg_comp_top_add(top, run, cnt);
+                cnt = 0;
+            }
+            run = key;
+            cnt++;
         }
     }
-    if (s->order.desc)
-        for (size_t j = 0; j < n; j++)
-            k[j] = ~k[j];
-    int64_t run = k[0];
-    uint64_t cnt = 0;
-    for (size_t j = 0; j < n; j++) {
-        if (k[j] != run) {
-            sc__agg_comp_top_add(top, run, cnt);
-            run = k[j];
-            cnt = 0;
-        }
-        cnt++;
-    }
-    sc__agg_comp_top_add(top, run, cnt);
+    if (cnt)
+        sc__agg_comp_top_add(top, run, cnt);
     return SC_OK;
 }
 
