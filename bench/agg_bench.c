@@ -19,16 +19,19 @@
  * histogram, a calendar-day date_histogram) and multi_terms of the two keywords, size 10,
  * under match_all; then Rally's date_histogram_fixed_interval_with_metrics (10 days > stats
  * of "sm", "tip" and "sd") and _with_metrics_agg (10 days > min, max and avg of "sm", avg of
- * "sd") under the range 2015-01-01 to 2015-03-01 on "t", and
- * avg_passenger_count_filtered_aggregation (avg of "pc" under the term "2" on "rc" and "sm" >
- * 60), LuceneAggBench's queries on the taxis file.
- * With AGG_BENCH_TAXIS=FILE (a `scry gen taxis` ndjson file, the one bench/LuceneAggBench.java
- * indexes), "sd", "sm", "tip", "fare" and "t" are the first n_docs docs' trip_distance,
- * total_amount, tip_amount, fare_amount and dropoff_datetime (epoch ms, UTC, read as
- * LuceneAggBench reads it) instead of generated values, and autohisto_agg's range is
- * LuceneAggBench's and Rally's (2015-01-01 to 2015-01-21 inclusive).
- * Times are CPU time: best and median of the runs; "hits" is the matching docs.
- * Usage: agg_bench [n_docs, default 1000000] [runs, default 5] [name filter]. */
+ * "sd") under the range 2015-01-01 to 2015-03-01 on "t", Rally's single-source composites
+ * (composite-histogram, composite-date_histogram-daily/weekly/monthly of the pickup time "pt"
+ * under that range; composite-geotile_grid-precision-8/12/15 of the pickup point "pl" under
+ * 2015-01-01 to 2015-02-01 on "t"), and avg_passenger_count_filtered_aggregation (avg of "pc" under
+ * the term "2" on "rc" and "sm" > 60), LuceneAggBench's queries on the taxis file. With
+ * AGG_BENCH_TAXIS=FILE (a `scry gen taxis` ndjson file, the one bench/LuceneAggBench.java indexes),
+ * "sd", "sm", "tip", "fare" and "t" are the first n_docs docs' trip_distance, total_amount,
+ * tip_amount, fare_amount and dropoff_datetime (epoch ms, UTC, read as LuceneAggBench reads it)
+ * instead of generated values, and autohisto_agg's range is LuceneAggBench's and Rally's
+ * (2015-01-01 to 2015-01-21 inclusive). Times are CPU time: best and median of the runs; "hits" is
+ * the matching docs. With AGG_BENCH_DIGEST=1 each case also prints a hash of its buckets' keys and
+ * counts (to compare two builds' answers). Usage: agg_bench [n_docs, default 1000000] [runs,
+ * default 5] [name filter]. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
