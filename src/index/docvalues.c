@@ -294,39 +294,6 @@ static bool is_run(const uint32_t *docs, size_t n)
     return diff == 0;
 }
 
-/* The length of the run docs[0..m) at the front of docs[0..n) (n >= 1), found by a binary
- * search on docs[k] - docs[0] == k (exact for increasing docs) and then checked in full like
- * is_run (docs may repeat): 1 when the check fails. O(log n) plus the run's length. */
-static size_t run_prefix(const uint32_t *docs, size_t n)
-{
-    size_t lo = 0, hi = n; /* docs[lo] - docs[0] == lo; docs[hi] (hi < n) is not */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (docs[mid] - docs[0] == mid)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    size_t m = lo + 1;
-    uint32_t d0 = docs[0], diff = 0;
-    for (size_t i = 0; i < m; i++) /* vectorized */
-        diff |= docs[i] ^ (d0 + (uint32_t)i);
-    return diff == 0 ? m : 1;
-}
-
-/* sc__packed_get's read for widths whose value never crosses the 8 bytes it loads (shift <= 7,
- * so shift + bits <= 63): no branch, no width test per value. */
-static void get_scattered(const uint8_t *vals, const uint32_t *docs, size_t n, unsigned bits,
-                          uint64_t min, uint64_t gcd, int64_t *out)
-{
-    uint64_t mask = (UINT64_C(1) << bits) - 1;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t bitpos = (uint64_t)docs[i] * bits;
-        uint64_t v = (sc__ld64(vals + (bitpos >> 3)) >> (bitpos & 7)) & mask;
-        out[i] = (int64_t)(min + v * gcd);
-    }
-}
-
 void sc_dv_numeric_get_single_batch(const sc_dv_numeric *dv, const uint32_t *docs, size_t n,
                                     int64_t *out)
 {
@@ -337,27 +304,15 @@ void sc_dv_numeric_get_single_batch(const sc_dv_numeric *dv, const uint32_t *doc
         unpack_run(vals, docs[0], n, bits, min, gcd, out);
         return;
     }
-    if (bits && bits <= 56 && n >= 64 && docs[n - 1] - docs[0] < 2 * n) {
-        /* a dense window of a few runs (a range over docs indexed a chunk of similar dates
-         * at a time: a window of matches spans the end of one chunk and the start of the
-         * next): each run of 64 docs or more unpacked as one, the rest read one by one and
-         * the next run looked for 64 docs later (a binary search per short run would cost
-         * more than it saves) */
-        size_t i = 0;
-        while (i < n) {
-            size_t m = run_prefix(docs + i, n - i);
-            if (m >= 64) {
-                unpack_run(vals, docs[i], m, bits, min, gcd, out + i);
-            } else {
-                m = n - i < 64 ? n - i : 64;
-                get_scattered(vals, docs + i, m, bits, min, gcd, out + i);
-            }
-            i += m;
-        }
-        return;
-    }
     if (bits && bits <= 56) {
-        get_scattered(vals, docs, n, bits, min, gcd, out);
+        /* sc__packed_get's read for widths whose value never crosses the 8 bytes it loads
+         * (shift <= 7, so shift + bits <= 63): no branch, no width test per value */
+        uint64_t mask = (UINT64_C(1) << bits) - 1;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t bitpos = (uint64_t)docs[i] * bits;
+            uint64_t v = (sc__ld64(vals + (bitpos >> 3)) >> (bitpos & 7)) & mask;
+            out[i] = (int64_t)(min + v * gcd);
+        }
         return;
     }
     if (bits > 56 && bits <= 64) {

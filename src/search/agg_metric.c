@@ -369,41 +369,6 @@ static void add_ints_one(metric_state *m, const int64_t *v, uint32_t w, size_t k
     }
 }
 
-/* Whether owners[0..k) (k > 0) change owner at most once per SPLIT_MIN docs on average: then
- * the pieces of one owner are worth finding (a window of matches spanning two buckets, or two
- * chunks of docs indexed out of date order). One vectorized pass. */
-#define SPLIT_MIN 64
-static bool few_owners(const uint32_t *owners, size_t k)
-{
-    size_t changes = 0;
-    for (size_t i = 1; i < k; i++) /* vectorized */
-        changes += owners[i] != owners[i - 1];
-    return changes * SPLIT_MIN <= k;
-}
-
-static void add_ints_per_doc(metric_state *m, const int64_t *v, const uint32_t *owners, size_t k,
-                             uint64_t lane0);
-
-/* add_ints of owners[0..k) (k > 0) by pieces of one owner, found by halving (one_owner per
- * piece, vectorized): each piece through add_ints_one with its own first lane, so every doc
- * lands in the lane the per-doc loop gives it; pieces under SPLIT_MIN docs that still mix
- * owners go doc by doc. */
-static void add_ints_split(metric_state *m, const int64_t *v, const uint32_t *owners, size_t k,
-                           uint64_t lane0)
-{
-    if (one_owner(owners, k)) {
-        add_ints_one(m, v, owners[0], k, lane0);
-        return;
-    }
-    if (k < SPLIT_MIN) {
-        add_ints_per_doc(m, v, owners, k, lane0);
-        return;
-    }
-    size_t h = k / 2;
-    add_ints_split(m, v, owners, h, lane0);
-    add_ints_split(m, v + h, owners + h, k - h, lane0 + h);
-}
-
 /* The int64 path of add_single: v[0..k) to owners[i] (NULL: owner 0). */
 static void add_ints(metric_state *m, const int64_t *v, const uint32_t *owners, size_t k,
                      uint64_t lane0)
@@ -429,17 +394,10 @@ static void add_ints(metric_state *m, const int64_t *v, const uint32_t *owners, 
         *pmx = dmx > *pmx ? dmx : *pmx;
         return;
     }
-    if (k && !m->per_doc && few_owners(owners, k)) {
-        add_ints_split(m, v, owners, k, lane0);
+    if (k && !m->per_doc && one_owner(owners, k)) {
+        add_ints_one(m, v, owners[0], k, lane0);
         return;
     }
-    add_ints_per_doc(m, v, owners, k, lane0);
-}
-
-/* add_ints' loop for owners that change often: each doc into its owner's lane. */
-static void add_ints_per_doc(metric_state *m, const int64_t *v, const uint32_t *owners, size_t k,
-                             uint64_t lane0)
-{
     uint64_t *cnt = m->lcount.p;
     int64_t *il = m->ilsum.p;
     if (!m->minmax) {
@@ -488,8 +446,7 @@ static void window_values(metric_state *m, const sc_agg_spec *spec, const uint32
  * Kahan sums, counts, min and max in registers over the window, four lanes side by side, each
  * lane taking its values in the same order through the same steps as add_lane (the same bits),
  * stored back once. */
-static void add_lanes_one(metric_state *m, const double *v, uint32_t w, size_t k, uint64_t lane0,
-                          bool squares)
+static void add_lanes_one(metric_state *m, uint32_t w, size_t k, uint64_t lane0, bool squares)
 {
     double s[LANES], sc[LANES], q[LANES], qc[LANES], mn[LANES], mx[LANES];
     uint64_t n[LANES];
@@ -503,6 +460,7 @@ static void add_lanes_one(metric_state *m, const double *v, uint32_t w, size_t k
         s[l] = ls[x], sc[l] = lsc[x], q[l] = lq[x], qc[l] = lqc[x];
         mn[l] = lmn[x], mx[l] = lmx[x], n[l] = 0;
     }
+    const double *v = m->dbuf;
     size_t i = 0;
     for (; i + LANES <= k; i += LANES)
         for (size_t l = 0; l < LANES; l++) {
@@ -529,25 +487,6 @@ static void add_lanes_one(metric_state *m, const double *v, uint32_t w, size_t k
     }
 }
 
-/* add_ints_split's halving for the doubles v[0..k) (k > 0): the pieces in order, each lane
- * taking its values in the order add_lane would (the same bits). */
-static void add_lanes_split(metric_state *m, const double *v, const uint32_t *owners, size_t k,
-                            uint64_t lane0, bool squares)
-{
-    if (one_owner(owners, k)) {
-        add_lanes_one(m, v, owners[0], k, lane0, squares);
-        return;
-    }
-    if (k < SPLIT_MIN) {
-        for (size_t i = 0; i < k; i++)
-            add_lane(m, owners[i], (size_t)((lane0 + i) % LANES), v[i], squares);
-        return;
-    }
-    size_t h = k / 2;
-    add_lanes_split(m, v, owners, h, lane0, squares);
-    add_lanes_split(m, v + h, owners + h, k - h, lane0 + h, squares);
-}
-
 /* The values of docs[0..k) (k <= SC__AGG_PAIRS; a single-valued field) to owners[i] (NULL: all
  * to owner 0), doc i into lane (lane0 + i) % LANES. pre: their doc values as another metric
  * on the same column read them (sc__agg_metrics_add_owned), or NULL to read them into ibuf. */
@@ -571,8 +510,8 @@ static void add_single(metric_state *m, const sc_agg_spec *spec, const uint32_t 
         add_window(m, m->dbuf, k, squares);
         return;
     }
-    if (k && !m->per_doc && few_owners(owners, k)) {
-        add_lanes_split(m, m->dbuf, owners, k, lane0, squares);
+    if (k && !m->per_doc && one_owner(owners, k)) {
+        add_lanes_one(m, owners[0], k, lane0, squares);
         return;
     }
     for (size_t i = 0; i < k; i++)
