@@ -246,6 +246,55 @@ static void unpack_run(const uint8_t *vals, uint64_t first, size_t n, unsigned b
     /* clang-format on */
 }
 
+/* unpack_run_w for widths 57..64 (doubles as sortable longs): a value may end in a ninth
+ * byte, loaded always (the pad allows it) and shifted out when the value ends in the first
+ * eight, as the per-doc wide read; with `bits` a constant every offset and shift of a group of
+ * 8 values is a constant (the per-doc read multiplies and shifts by a variable per value). */
+static inline __attribute__((always_inline)) void unpack_wide_w(const uint8_t *vals, uint64_t first,
+                                                                size_t n, unsigned bits,
+                                                                uint64_t min, uint64_t gcd,
+                                                                int64_t *out)
+{
+    uint64_t mask = bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1;
+    size_t i = 0;
+    for (; i < n && ((first + i) & 7); i++) {
+        uint64_t bitpos = (first + i) * bits;
+        const uint8_t *q = vals + (bitpos >> 3);
+        unsigned sh = (unsigned)(bitpos & 7);
+        uint64_t v = (sc__ld64(q) >> sh) | (((uint64_t)q[8] << 1) << (63 - sh));
+        out[i] = (int64_t)(min + (v & mask) * gcd);
+    }
+    for (; i + 8 <= n; i += 8) {
+        const uint8_t *p = vals + ((first + i) >> 3) * bits;
+        for (unsigned j = 0; j < 8; j++) {
+            const uint8_t *q = p + ((j * bits) >> 3);
+            unsigned sh = (j * bits) & 7;
+            uint64_t v = (sc__ld64(q) >> sh) | (((uint64_t)q[8] << 1) << (63 - sh));
+            out[i + j] = (int64_t)(min + (v & mask) * gcd);
+        }
+    }
+    for (; i < n; i++) {
+        uint64_t bitpos = (first + i) * bits;
+        const uint8_t *q = vals + (bitpos >> 3);
+        unsigned sh = (unsigned)(bitpos & 7);
+        uint64_t v = (sc__ld64(q) >> sh) | (((uint64_t)q[8] << 1) << (63 - sh));
+        out[i] = (int64_t)(min + (v & mask) * gcd);
+    }
+}
+
+static void unpack_wide(const uint8_t *vals, uint64_t first, size_t n, unsigned bits, uint64_t min,
+                        uint64_t gcd, int64_t *out)
+{
+    /* clang-format off */
+    switch (bits) {
+#define W(b) case b: unpack_wide_w(vals, first, n, b, min, gcd, out); return;
+    W(57) W(58) W(59) W(60) W(61) W(62) W(63) W(64)
+#undef W
+    default: return;
+    }
+    /* clang-format on */
+}
+
 /* unpack_run_w for ordinals (min 0, gcd 1, bits <= 32) straight into 32-bit slots: no
  * multiply, add or staging buffer per value. */
 static inline __attribute__((always_inline)) void
@@ -313,6 +362,10 @@ void sc_dv_numeric_get_single_batch(const sc_dv_numeric *dv, const uint32_t *doc
             uint64_t v = (sc__ld64(vals + (bitpos >> 3)) >> (bitpos & 7)) & mask;
             out[i] = (int64_t)(min + v * gcd);
         }
+        return;
+    }
+    if (bits > 56 && bits <= 64 && is_run(docs, n)) {
+        unpack_wide(vals, docs[0], n, bits, min, gcd, out);
         return;
     }
     if (bits > 56 && bits <= 64) {

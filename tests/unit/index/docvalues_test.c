@@ -190,7 +190,8 @@ static void check_batch(const sc_dv_numeric *dv, const uint32_t *docs, size_t n,
  * (the run path's one copy per width up to 32, its general copy up to 56, the no-branch path
  * and the general one for 57..64), with and without a gcd, for a window of consecutive docs,
  * runs starting at every offset within a byte group with heads and tails, docs that look like
- * a run by their ends but repeat one, and scattered docs in random order; and every value lies
+ * a run by their ends but repeat one, dense windows of several runs (with repeats), and
+ * scattered docs in random order; and every value lies
  * in sc_dv_numeric_range's range. Random values print their seed (t_seed above). */
 static void test_numeric_batch_widths(void **state)
 {
@@ -267,6 +268,35 @@ static void test_numeric_batch_widths(void **state)
                     docs[2] = docs[1]; /* first and last still n - 1 apart: not a run */
                     check_batch(&dv, docs, n, want, w, "run with a repeat");
                 }
+            /* dense windows of several runs (the runs of 64 or more unpacked one by one):
+             * two long runs with a gap; a long run, a short one, a long one; short runs
+             * only; a long run with a repeat inside it; a run whose binary search lands on
+             * a doc that repeats */
+            for (int shape = 0; shape < 5; shape++) {
+                uint32_t n = 0, d = (uint32_t)shape;
+                if (shape == 0) {
+                    for (uint32_t i = 0; i < 150; i++)
+                        docs[n++] = d++;
+                    d += 20;
+                    for (uint32_t i = 0; i < 200; i++)
+                        docs[n++] = d++;
+                } else if (shape == 1) {
+                    for (uint32_t r = 0; r < 3; r++, d += 3)
+                        for (uint32_t i = 0; i < (r == 1 ? 10u : 100u); i++)
+                            docs[n++] = d++;
+                } else if (shape == 2) {
+                    for (uint32_t i = 0; i < 300; i++)
+                        docs[n++] = d + i + i / 5; /* runs of 5 */
+                } else {
+                    for (uint32_t i = 0; i < 200; i++)
+                        docs[n++] = d++;
+                    docs[shape == 3 ? 100 : 127] = docs[shape == 3 ? 99 : 126];
+                    d += 9;
+                    for (uint32_t i = 0; i < 100; i++)
+                        docs[n++] = d++;
+                }
+                check_batch(&dv, docs, n, want, w, "runs");
+            }
             int64_t lo;
             uint64_t span;
             if (sc_dv_numeric_range(&dv, &lo, &span)) {
