@@ -246,6 +246,16 @@ static void unpack_run(const uint8_t *vals, uint64_t first, size_t n, unsigned b
     /* clang-format on */
 }
 
+/* The value of 57..64 bits at bit offset bitpos, masked: sc__packed_get without its branch,
+ * the ninth byte always loaded (the pad allows it) and shifted out when the value ends in the
+ * first eight (sh 0: (q[8] << 1) << 63 is 0). */
+static inline uint64_t wide_at(const uint8_t *vals, uint64_t bitpos, uint64_t mask)
+{
+    const uint8_t *q = vals + (bitpos >> 3);
+    unsigned sh = (unsigned)(bitpos & 7);
+    return ((sc__ld64(q) >> sh) | (((uint64_t)q[8] << 1) << (63 - sh))) & mask;
+}
+
 /* unpack_run_w for widths 57..64 (doubles as sortable longs): a value may end in a ninth
  * byte, loaded always (the pad allows it) and shifted out when the value ends in the first
  * eight, as the per-doc wide read; with `bits` a constant every offset and shift of a group of
@@ -257,29 +267,15 @@ static inline __attribute__((always_inline)) void unpack_wide_w(const uint8_t *v
 {
     uint64_t mask = bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1;
     size_t i = 0;
-    for (; i < n && ((first + i) & 7); i++) {
-        uint64_t bitpos = (first + i) * bits;
-        const uint8_t *q = vals + (bitpos >> 3);
-        unsigned sh = (unsigned)(bitpos & 7);
-        uint64_t v = (sc__ld64(q) >> sh) | (((uint64_t)q[8] << 1) << (63 - sh));
-        out[i] = (int64_t)(min + (v & mask) * gcd);
-    }
+    for (; i < n && ((first + i) & 7); i++)
+        out[i] = (int64_t)(min + wide_at(vals, (first + i) * bits, mask) * gcd);
     for (; i + 8 <= n; i += 8) {
         const uint8_t *p = vals + ((first + i) >> 3) * bits;
-        for (unsigned j = 0; j < 8; j++) {
-            const uint8_t *q = p + ((j * bits) >> 3);
-            unsigned sh = (j * bits) & 7;
-            uint64_t v = (sc__ld64(q) >> sh) | (((uint64_t)q[8] << 1) << (63 - sh));
-            out[i + j] = (int64_t)(min + (v & mask) * gcd);
-        }
+        for (unsigned j = 0; j < 8; j++) /* j * bits: constants once bits is one */
+            out[i + j] = (int64_t)(min + wide_at(p, (uint64_t)j * bits, mask) * gcd);
     }
-    for (; i < n; i++) {
-        uint64_t bitpos = (first + i) * bits;
-        const uint8_t *q = vals + (bitpos >> 3);
-        unsigned sh = (unsigned)(bitpos & 7);
-        uint64_t v = (sc__ld64(q) >> sh) | (((uint64_t)q[8] << 1) << (63 - sh));
-        out[i] = (int64_t)(min + (v & mask) * gcd);
-    }
+    for (; i < n; i++)
+        out[i] = (int64_t)(min + wide_at(vals, (first + i) * bits, mask) * gcd);
 }
 
 static void unpack_wide(const uint8_t *vals, uint64_t first, size_t n, unsigned bits, uint64_t min,
@@ -369,17 +365,10 @@ void sc_dv_numeric_get_single_batch(const sc_dv_numeric *dv, const uint32_t *doc
         return;
     }
     if (bits > 56 && bits <= 64) {
-        /* wide values (doubles as sortable longs: ~63 bits): sc__packed_get without its
-         * branch, the ninth byte always loaded (the pad allows it) and shifted out when the
-         * value ends in the first eight (sh 0: (q[8] << 1) << 63 is 0) */
+        /* wide values (doubles as sortable longs: ~63 bits) */
         uint64_t mask = bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1;
-        for (size_t i = 0; i < n; i++) {
-            uint64_t bitpos = (uint64_t)docs[i] * bits;
-            const uint8_t *q = vals + (bitpos >> 3);
-            unsigned sh = (unsigned)(bitpos & 7);
-            uint64_t v = (sc__ld64(q) >> sh) | (((uint64_t)q[8] << 1) << (63 - sh));
-            out[i] = (int64_t)(min + (v & mask) * gcd);
-        }
+        for (size_t i = 0; i < n; i++)
+            out[i] = (int64_t)(min + wide_at(vals, (uint64_t)docs[i] * bits, mask) * gcd);
         return;
     }
     for (size_t i = 0; i < n; i++)
