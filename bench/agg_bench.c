@@ -227,6 +227,17 @@ static bool taxis_next(FILE *f, char **line, size_t *cap)
     return false;
 }
 
+/* A composite aggregation of the one source src (default size). */
+static sc_agg_spec *one_source_composite(sc_agg_spec *src)
+{
+    sc_agg_spec **one = calloc(1, sizeof *one);
+    one[0] = src;
+    sc_agg_spec *cc = spec(SC_AGG_COMPOSITE, NULL, 0);
+    cc->sources = one;
+    cc->n_sources = 1;
+    return cc;
+}
+
 /* The runtime field tip_percent = tip / fare over the doubles "tip" and "fare" (Rally's
  * avg_tip_percent_aggregation), compiled as the API layer does. Exits on an error. */
 static sc_runtime_field tip_percent(sc_arena *a)
@@ -515,11 +526,7 @@ int main(int argc, char **argv)
         sc_agg_spec *src = spec(SC_AGG_DATE_HISTOGRAM, "pt", SC_AGG_V_DATE);
         src->rounding.unit = cal[i].unit;
         src->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
-        sc_agg_spec **one = calloc(1, sizeof *one);
-        one[0] = src;
-        sc_agg_spec *cc = spec(SC_AGG_COMPOSITE, NULL, 0);
-        cc->sources = one;
-        cc->n_sources = 1;
+        sc_agg_spec *cc = one_source_composite(src);
         char name[80];
         snprintf(name, sizeof name, "rally composite-date_histogram-%s, range", cal[i].name);
         run_case(name, root_of(cc), &s, n, runs);
@@ -530,11 +537,7 @@ int main(int argc, char **argv)
         sc_agg_spec *src = spec(SC_AGG_GEOTILE_GRID, "pl", SC_AGG_V_GEO_POINT);
         src->precision = zooms[i];
         src->order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};
-        sc_agg_spec **one = calloc(1, sizeof *one);
-        one[0] = src;
-        sc_agg_spec *cc = spec(SC_AGG_COMPOSITE, NULL, 0);
-        cc->sources = one;
-        cc->n_sources = 1;
+        sc_agg_spec *cc = one_source_composite(src);
         char name[80];
         snprintf(name, sizeof name, "rally composite-geotile_grid-precision-%u, range", zooms[i]);
         run_case(name, root_of(cc), &s, n, runs);
