@@ -299,7 +299,9 @@ static void publish_pending(sc_membership *m)
              * from a view built before) */
             pthread_mutex_lock(&m->mu);
             json_t *w = json_object_get(m->written, name);
-            if (rev > 0 && (!w || json_integer_value(w) < rev))
+            if (!meta) /* deleted: no local index left to guard (and no mark kept forever) */
+                json_object_del(m->written, name);
+            else if (rev > 0 && (!w || json_integer_value(w) < rev))
                 json_object_set_new(m->written, name, json_integer(rev));
             pthread_mutex_unlock(&m->mu);
             continue;
