@@ -70,6 +70,9 @@ def test_bulk_right_after_create_on_another_node_uses_the_cluster_index(nodes):
                                        headers={"Content-Type": "application/x-ndjson"})
         assert st == 200 and not r["errors"], r
         for s in nodes.values():
+            # n2 took no part: it follows the new index within its watch delay
+            wait_until("%s on %s" % (name, s.url), lambda s=s: s.request(
+                "GET", "/%s/_settings" % name)[0] == 200, timeout=10)
             st, _, got = s.request("GET", "/%s/_settings" % name)
             assert st == 200, got
             assert got[name]["settings"]["index"]["number_of_shards"] == "3", got
