@@ -82,12 +82,16 @@ static sc_status tiered_find(const sc_merge_policy *p, const sc_merge_candidate 
         if (ls > (double)cfg->max_segment_bytes / 2 && dp < cfg->deletes_pct_allowed)
             continue;
         c[m++] = (cand){i, ls, dp};
-        total += ls < (double)cfg->floor_segment_bytes ? (double)cfg->floor_segment_bytes : ls;
+        total += ls;
         if (ls < min_size)
             min_size = ls;
     }
     qsort(c, m, sizeof(*c), cmp_size_desc);
-    /* allowed segment count: segs_per_tier per level, levels growing by max_merge_at_once */
+    /* allowed segment count: segs_per_tier per level, levels growing by max_merge_at_once, and
+     * never fewer than segs_per_tier. The levels share the index's real bytes (as Lucene's
+     * TieredMergePolicy does): flooring each small segment's size here counted 11 tiny
+     * segments as 11 floors, allowed 10 + 1, and left a shard of small refreshes at 11-12
+     * segments for good. */
     double level =
         min_size < (double)cfg->floor_segment_bytes ? (double)cfg->floor_segment_bytes : min_size;
     double allowed = 0, left = total;
@@ -101,6 +105,8 @@ static sc_status tiered_find(const sc_merge_policy *p, const sc_merge_candidate 
         left -= cfg->segs_per_tier * level;
         level *= cfg->max_merge_at_once;
     }
+    if (allowed < cfg->segs_per_tier)
+        allowed = cfg->segs_per_tier;
     sc_status st = SC_OK;
     size_t remaining = m;
     bool *used = calloc(m ? m : 1, sizeof(bool));

@@ -145,6 +145,23 @@ static void test_policies(void **state)
     assert_int_equal(p.find_merges(&p, segs, 5, &spec), SC_OK);
     assert_int_equal(sc_merge_spec_n_merges(&spec), 0);
     sc_merge_spec_fini(&spec);
+    /* 11 or 12 tiny segments (below the floor) are more than a tier: one merge, as in Lucene
+     * (the levels share the real bytes, not 11 floors) */
+    for (size_t n = 11; n <= 12; n++) {
+        sc_merge_candidate tiny[12];
+        for (size_t i = 0; i < n; i++)
+            tiny[i] = (sc_merge_candidate){.size_bytes = 4000 + 10 * i, .n_docs = 1};
+        sc_merge_spec_init(&spec);
+        assert_int_equal(p.find_merges(&p, tiny, n, &spec), SC_OK);
+        assert_int_equal(sc_merge_spec_n_merges(&spec), 1);
+        assert_true(n - (spec.idx.len - 1) <= cfg.segs_per_tier);
+        sc_merge_spec_fini(&spec);
+        /* and 10 are left alone */
+        sc_merge_spec_init(&spec);
+        assert_int_equal(p.find_merges(&p, tiny, 10, &spec), SC_OK);
+        assert_int_equal(sc_merge_spec_n_merges(&spec), 0);
+        sc_merge_spec_fini(&spec);
+    }
     /* a segment with many deletes is reclaimed */
     segs[0].n_deleted = 600;
     sc_merge_spec_init(&spec);
