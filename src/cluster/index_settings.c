@@ -451,7 +451,7 @@ static void apply_dynamic(sc_index *ix, const json_t *src)
 void sc_index_update_settings(sc_index *ix, const json_t *src)
 {
     /* the metadata write lock: from the change to its queuing, the placement thread does not
-     * take the settings of an older view over it (placement.c take_settings) */
+     * take the settings of an older view over it (placement.c take_meta) */
     pthread_mutex_lock(sc__node_alias_write_mu(ix->node));
     apply_dynamic(ix, src);
     sc__index_persist_meta(ix);

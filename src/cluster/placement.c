@@ -250,11 +250,13 @@ static void merge_mapping(sc_index *ix, const json_t *meta)
     sc_mapping_unref(base);
 }
 
-/* Takes the aliases of the metadata (changed through another node, or a data stream rolled
- * over there) into the local index when they differ, unless this node's own change of the index
- * is still on its way to etcd (the view then holds the older value). The alias write lock
- * covers a local change from its swap to its queuing (alias.c). Not published back. */
-static void take_aliases(sc_placement *p, sc_index *ix, const json_t *meta, int64_t view_rev)
+/* Takes the aliases and the settings of the metadata (changed through another node, or a data
+ * stream rolled over there) into the local index, unless this node's own change of the index is
+ * still on its way to etcd: the view then holds the older value (a view from before a local
+ * PUT _settings set number_of_replicas back, and the next publication wrote it). The metadata
+ * write lock covers a local change from its swap to its queuing (alias.c, index_settings.c).
+ * Not published back. */
+static void take_meta(sc_placement *p, sc_index *ix, const json_t *meta, int64_t view_rev)
 {
     const json_t *a = json_object_get(meta, "aliases");
     json_t *want = json_is_object(a) ? json_deep_copy(a) : json_object();
@@ -270,22 +272,12 @@ static void take_aliases(sc_placement *p, sc_index *ix, const json_t *meta, int6
             want = old;
         }
         pthread_mutex_unlock(mu);
+        sc__index_take_settings(ix, json_object_get(meta, "settings"));
     }
     pthread_mutex_unlock(sc__node_alias_write_mu(p->node));
     json_decref(want);
     if (!same && sc__index_write_meta_local(ix) != SC_OK)
         sc_log(SC_LOG_WARN, "cluster", "could not persist the aliases of [%s]", ix->name);
-}
-
-/* Takes the settings of the metadata (updated through another node) into the local index,
- * unless this node's own change is still on its way to etcd (as take_aliases; a view from
- * before a local PUT _settings set number_of_replicas back and the next publication wrote it). */
-static void take_settings(sc_placement *p, sc_index *ix, const json_t *meta, int64_t view_rev)
-{
-    pthread_mutex_lock(sc__node_alias_write_mu(p->node));
-    if (!sc_membership_publishing(p->m, ix->name, view_rev))
-        sc__index_take_settings(ix, json_object_get(meta, "settings"));
-    pthread_mutex_unlock(sc__node_alias_write_mu(p->node));
 }
 
 /* Makes the local indices follow the metadata. */
@@ -298,8 +290,7 @@ static void sync_indices(sc_placement *p, const sc_cluster_view *v)
         sc_index *ix = sc_node_index(p->node, name);
         if (ix) {
             merge_mapping(ix, meta);
-            take_aliases(p, ix, meta, v->revision);
-            take_settings(p, ix, meta, v->revision);
+            take_meta(p, ix, meta, v->revision);
             sc_index_unref(ix);
             continue;
         }

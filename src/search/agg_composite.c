@@ -1,13 +1,11 @@
-/* The composite aggregation (search/agg.h): every combination of its sources' values in a doc
- * (terms, histogram, date_histogram; multi-valued sources give the cartesian product) is a
- * key, encoded as bytes that sc_agg_composite_cmp orders by the sources' orders. A shard keeps
- * the `size` smallest keys after the `after` key; the reduce merges by key and keeps `size`
- * again, which is exact (a key among the global first `size` is among every shard's). */
+/* The composite aggregation (search/agg.h), its collection: every combination of its sources'
+ * values in a doc (terms, histogram, date_histogram, geotile_grid; multi-valued sources give the
+ * cartesian product) is a key (agg_composite_key.c encodes and orders them). A shard keeps the
+ * `size` smallest keys after the `after` key. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/varint.h"
 #include "index/bkd2.h"
 #include "search/agg_internal.h"
 
@@ -68,115 +66,13 @@ typedef struct comp_state {
     sc__agg_comp_top top;
 } comp_state;
 
-static bool is_bytes(const sc_agg_spec *s)
-{
-    return s->kind == SC_AGG_TERMS && !sc_agg_vtype_numeric(s->vtype);
-}
-
-/* ---- key encoding ---- */
-
-static size_t part_size(const sc_agg_spec *s, const sc_agg_value *v)
-{
-    if (v->null)
-        return 1;
-    return is_bytes(s) ? 1 + sc_varint_len(v->s.len) + v->s.len : 9;
-}
-
-static uint8_t *part_put(const sc_agg_spec *s, const sc_agg_value *v, uint8_t *p)
-{
-    *p++ = v->null ? 0 : 1;
-    if (v->null)
-        return p;
-    if (is_bytes(s)) {
-        p += sc_varint_put(p, v->s.len);
-        if (v->s.len)
-            memcpy(p, v->s.ptr, v->s.len);
-        return p + v->s.len;
-    }
-    uint64_t x;
-    if (s->kind == SC_AGG_HISTOGRAM)
-        memcpy(&x, &v->d, 8);
-    else
-        x = (uint64_t)v->i;
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(x >> (8 * i));
-    return p + 8;
-}
-
-/* Reads one part at *p (< end) into v. */
-static bool part_get(const sc_agg_spec *s, const uint8_t **p, const uint8_t *end, sc_agg_value *v)
-{
-    memset(v, 0, sizeof *v);
-    if (*p >= end || **p > 1)
-        return false;
-    v->null = *(*p)++ == 0;
-    if (v->null)
-        return true;
-    if (is_bytes(s)) {
-        uint64_t len;
-        if (sc_varint_get(p, end, &len) != SC_OK || len > (uint64_t)(end - *p))
-            return false;
-        v->s = sc_slice_make(*p, len);
-        *p += len;
-        return true;
-    }
-    if (end - *p < 8)
-        return false;
-    uint64_t x = 0;
-    for (int i = 0; i < 8; i++)
-        x |= (uint64_t)(*p)[i] << (8 * i);
-    *p += 8;
-    if (s->kind == SC_AGG_HISTOGRAM)
-        memcpy(&v->d, &x, 8);
-    else
-        v->i = (int64_t)x;
-    return true;
-}
-
-bool sc_agg_composite_parse(const sc_agg_spec *spec, sc_slice key, sc_agg_value *out)
-{
-    const uint8_t *p = key.ptr, *end = key.ptr + key.len;
-    for (size_t i = 0; i < spec->n_sources; i++)
-        if (!part_get(spec->sources[i], &p, end, &out[i]))
-            return false;
-    return p == end;
-}
-
-static int part_cmp(const sc_agg_spec *s, const sc_agg_value *a, const sc_agg_value *b)
-{
-    int c;
-    if (a->null || b->null)
-        c = a->null == b->null ? 0 : a->null ? -1 : 1;
-    else if (is_bytes(s))
-        c = sc_slice_cmp(a->s, b->s);
-    else if (s->kind == SC_AGG_HISTOGRAM)
-        c = (a->d > b->d) - (a->d < b->d);
-    else
-        c = (a->i > b->i) - (a->i < b->i);
-    return s->order.desc ? -c : c;
-}
-
-int sc_agg_composite_cmp(const sc_agg_spec *spec, sc_slice x, sc_slice y)
-{
-    const uint8_t *p = x.ptr, *pe = x.ptr + x.len, *q = y.ptr, *qe = y.ptr + y.len;
-    for (size_t i = 0; i < spec->n_sources; i++) {
-        sc_agg_value a, b;
-        if (!part_get(spec->sources[i], &p, pe, &a) || !part_get(spec->sources[i], &q, qe, &b))
-            return sc_slice_cmp(x, y);
-        int c = part_cmp(spec->sources[i], &a, &b);
-        if (c)
-            return c;
-    }
-    return 0;
-}
-
 /* ---- collection ---- */
 
 /* Whether source s reads at most one value per doc in this segment through a batch read:
  * a keyword's single-valued ordinals, or a numeric field with one value in every doc. */
 static bool source_single(const sc_agg_spec *s, const sc__agg_field *f)
 {
-    if (is_bytes(s))
+    if (sc__comp_is_bytes(s))
         return f->has_ss && sc_dv_sorted_set_is_single(&f->ss);
     return f->has_num && sc_dv_numeric_is_single(&f->num);
 }
@@ -191,7 +87,7 @@ static sc_status top_begin(sc__agg_coll *c)
     cs->use_top = cs->fast && c->top && !c->n_subs && c->spec->n_sources == 1 &&
                   c->spec->kind == SC_AGG_COMPOSITE && c->spec->size <= TOP_MAX_KEEP &&
                   (s->kind == SC_AGG_DATE_HISTOGRAM || s->kind == SC_AGG_GEOTILE_GRID ||
-                   (s->kind == SC_AGG_TERMS && !is_bytes(s)));
+                   (s->kind == SC_AGG_TERMS && !sc__comp_is_bytes(s)));
     if (!cs->use_top || cs->top.cap)
         return SC_OK;
     SC_TRY(sc__agg_comp_top_init(&cs->top, c->ctx->a, c->spec->size));
@@ -218,7 +114,8 @@ static sc_status comp_seg_begin(sc__agg_coll *c, const sc__agg_seg *s)
     cs->dense_len = 0;
     size_t combos = 1;
     for (size_t i = c->spec->n_sources; cs->fast && combos && i-- > 0;) {
-        uint64_t n = is_bytes(c->spec->sources[i]) ? sc_dv_sorted_set_n_ords(&cs->src[i].f.ss) : 0;
+        uint64_t n =
+            sc__comp_is_bytes(c->spec->sources[i]) ? sc_dv_sorted_set_n_ords(&cs->src[i].f.ss) : 0;
         cs->mult[i] = combos;
         combos = n && n <= DENSE_MAX / combos ? combos * (size_t)n : 0;
     }
@@ -302,49 +199,13 @@ static sc_status comp_seg_end(sc__agg_coll *c)
     return cs->dense_len && !c->n_subs ? flush_dense(c) : SC_OK;
 }
 
-/* The geotile key of a point at zoom z, as Elasticsearch's GeoTileUtils.longEncode: x from
- * the longitude, y from the Web Mercator projection of the latitude, both clamped to the
- * 2^z tiles of the zoom (exact sin where Elasticsearch uses SloppyMath). */
-int64_t sc_agg_geotile_key(uint32_t z, double lat, double lon)
-{
-    double tiles = ldexp(1.0, (int)z);
-    double x = floor((lon + 180.0) / 360.0 * tiles);
-    double ls = sin(lat * (M_PI / 180.0));
-    double y = floor((0.5 - log((1.0 + ls) / (1.0 - ls)) / (4.0 * M_PI)) * tiles);
-    x = x < 0 || x != x ? 0 : x >= tiles ? tiles - 1 : x;
-    y = y < 0 || y != y ? 0 : y >= tiles ? tiles - 1 : y;
-    return (int64_t)((uint64_t)z << 58 | (uint64_t)x << 29 | (uint64_t)y);
-}
-
-int64_t sc_agg_geohash_key(uint32_t n, int32_t lat, int32_t lon)
-{
-    uint32_t la = (uint32_t)lat ^ 0x80000000u, lo = (uint32_t)lon ^ 0x80000000u;
-    uint64_t h = 0;
-    for (uint32_t i = 0; i < 5 * n; i++) {
-        uint32_t src = i & 1 ? la : lo;
-        h = h << 1 | ((src >> (31 - i / 2)) & 1);
-    }
-    return (int64_t)(h << 4 | n);
-}
-
-void sc_agg_geohash_text(int64_t key, char *out)
-{
-    static const char b32[] = "0123456789bcdefghjkmnpqrstuvwxyz";
-    uint32_t n = (uint32_t)(key & 15);
-    n = n > 12 ? 12 : n;
-    uint64_t h = (uint64_t)key >> 4;
-    for (uint32_t i = 0; i < n; i++)
-        out[i] = b32[(h >> (5 * (n - 1 - i))) & 31];
-    out[n] = 0;
-}
-
 /* The distinct values of source s in doc, ascending in doc-value order (n 0: none; with
  * missing_bucket one null). */
 static size_t source_values(const sc_agg_spec *s, const sc__agg_field *f, uint32_t doc,
                             sc_agg_value *out)
 {
     size_t n = 0;
-    if (is_bytes(s) && f->has_ss) {
+    if (sc__comp_is_bytes(s) && f->has_ss) {
         uint64_t ords[MAX_VALUES];
         size_t k = sc_dv_sorted_set_ords(&f->ss, doc, ords, MAX_VALUES);
         for (size_t i = 0; i < k; i++) {
@@ -353,7 +214,7 @@ static size_t source_values(const sc_agg_spec *s, const sc__agg_field *f, uint32
                 out[n].s = sc_slice_make("", 0);
             n++;
         }
-    } else if (!is_bytes(s) && f->has_num) {
+    } else if (!sc__comp_is_bytes(s) && f->has_num) {
         int64_t vals[MAX_VALUES];
         size_t k = sc_dv_numeric_get(&f->num, doc, vals, MAX_VALUES);
         for (size_t i = 0; i < k; i++) {
@@ -390,8 +251,8 @@ static size_t source_values(const sc_agg_spec *s, const sc__agg_field *f, uint32
         }
     }
     if (!n && s->has_missing) /* multi_terms: the substitute value */
-        out[n++] = is_bytes(s) ? (sc_agg_value){.s = s->missing_bytes}
-                               : (sc_agg_value){.i = s->missing_num};
+        out[n++] = sc__comp_is_bytes(s) ? (sc_agg_value){.s = s->missing_bytes}
+                                        : (sc_agg_value){.i = s->missing_num};
     else if (!n && s->missing_bucket)
         out[n++] = (sc_agg_value){.null = true};
     return n;
@@ -416,7 +277,7 @@ static sc_status add_doc(sc__agg_coll *c, uint32_t doc, uint32_t owner)
     for (size_t k = 0; k < combos; k++) {
         size_t len = 0;
         for (size_t i = 0; i < ns; i++)
-            len += part_size(spec->sources[i], &vals[i][idx[i]]);
+            len += sc__comp_part_size(spec->sources[i], &vals[i][idx[i]]);
         if (len > cs->key_cap) {
             cs->key = sc_arena_alloc(c->ctx->a, len * 2);
             if (!cs->key)
@@ -425,7 +286,7 @@ static sc_status add_doc(sc__agg_coll *c, uint32_t doc, uint32_t owner)
         }
         uint8_t *p = cs->key;
         for (size_t i = 0; i < ns; i++)
-            p = part_put(spec->sources[i], &vals[i][idx[i]], p);
+            p = sc__comp_part_put(spec->sources[i], &vals[i][idx[i]], p);
         sc_slice key = sc_slice_make(cs->key, len);
         if (!cs->after ||
             sc_agg_composite_cmp(spec, key, sc_slice_make(cs->after, cs->after_len)) > 0) {
@@ -535,7 +396,7 @@ static sc_status miss_ord(sc__agg_coll *c, const int64_t *t, uint32_t *ord)
     for (size_t i = 0; i < ns; i++) {
         const sc_agg_spec *s = spec->sources[i];
         memset(&v[i], 0, sizeof v[i]);
-        if (is_bytes(s)) {
+        if (sc__comp_is_bytes(s)) {
             v[i].s = sc_dv_sorted_set_term(&cs->src[i].f.ss, (uint64_t)t[1 + i]);
             if (!v[i].s.ptr)
                 v[i].s = sc_slice_make("", 0);
@@ -544,7 +405,7 @@ static sc_status miss_ord(sc__agg_coll *c, const int64_t *t, uint32_t *ord)
         } else {
             v[i].i = t[1 + i];
         }
-        len += part_size(s, &v[i]);
+        len += sc__comp_part_size(s, &v[i]);
     }
     if (len > cs->key_cap) {
         cs->key = sc_arena_alloc(c->ctx->a, len * 2);
@@ -554,7 +415,7 @@ static sc_status miss_ord(sc__agg_coll *c, const int64_t *t, uint32_t *ord)
     }
     uint8_t *p = cs->key;
     for (size_t i = 0; i < ns; i++)
-        p = part_put(spec->sources[i], &v[i], p);
+        p = sc__comp_part_put(spec->sources[i], &v[i], p);
     sc_slice key = sc_slice_make(cs->key, len);
     if (cs->after &&
         sc_agg_composite_cmp(spec, key, sc_slice_make(cs->after, cs->after_len)) <= 0) {
@@ -723,7 +584,7 @@ static sc_status collect_window(sc__agg_coll *c, const uint32_t *docs, const uin
     for (size_t i = 0; i < ns; i++) {
         const sc_agg_spec *s = spec->sources[i];
         const sc__agg_field *f = &cs->src[i].f;
-        if (is_bytes(s)) {
+        if (sc__comp_is_bytes(s)) {
             uint32_t o[FAST_WINDOW], zero = 0;
             sc_dv_sorted_set_single_batch(&f->ss, docs, n, o);
             for (size_t j = 0; j < n; j++) { /* vectorized: no store to none[] per doc */
@@ -920,51 +781,15 @@ sc_status sc__agg_composite_new(sc__agg_coll *c)
     if (spec->after) {
         size_t len = 0;
         for (size_t i = 0; i < spec->n_sources; i++)
-            len += part_size(spec->sources[i], &spec->after[i]);
+            len += sc__comp_part_size(spec->sources[i], &spec->after[i]);
         if (!(cs->after = sc_arena_alloc(a, len ? len : 1)))
             return sc__agg_oom(a);
         uint8_t *p = cs->after;
         for (size_t i = 0; i < spec->n_sources; i++)
-            p = part_put(spec->sources[i], &spec->after[i], p);
+            p = sc__comp_part_put(spec->sources[i], &spec->after[i], p);
         cs->after_len = len;
     }
     c->state = cs;
     c->ops = &comp_ops;
-    return SC_OK;
-}
-
-static int cmp_refs(const void *x, const void *y, void *ctx)
-{
-    return sc__agg_key_cmp(ctx, *(sc_agg_bucket *const *)x, *(sc_agg_bucket *const *)y);
-}
-
-sc_status sc__agg_composite_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
-                                   bool final, uint64_t max_buckets, sc_arena *a,
-                                   sc_agg_result **out, sc_agg_error *err)
-{
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += in[i]->n_buckets;
-    sc_agg_bucket **refs = sc_arena_alloc(a, (total ? total : 1) * sizeof *refs);
-    sc_agg_result *r = sc__agg_result_new(a, spec, total < spec->size ? total : spec->size);
-    if (!refs || !r)
-        return sc__agg_oom(a);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < in[i]->n_buckets; j++)
-            refs[k++] = &in[i]->buckets[j];
-    qsort_r(refs, total, sizeof *refs, cmp_refs, (void *)spec);
-    size_t nb = 0;
-    for (size_t i = 0; i < total && nb < spec->size;) {
-        size_t j = i;
-        sc_agg_bucket *m = &r->buckets[nb++];
-        m->bkey = refs[i]->bkey;
-        while (j < total && sc__agg_key_cmp(spec, refs[j], refs[i]) == 0)
-            m->doc_count += refs[j++]->doc_count;
-        SC_TRY(sc__agg_reduce_subs(spec, refs + i, j - i, final, max_buckets, a, m, err));
-        i = j;
-    }
-    r->n_buckets = nb;
-    *out = r;
     return SC_OK;
 }

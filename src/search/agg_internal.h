@@ -405,7 +405,13 @@ sc_agg_result *sc__agg_empty_result(const sc_agg_spec *spec, sc_arena *a);
 sc_status sc__agg_histo_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
                                bool final, uint64_t max_buckets, sc_arena *a, sc_agg_result **out,
                                sc_agg_error *err) SC_MUST_USE;
-/* composite reduce (agg_composite.c): merge by key, the first `size` kept. */
+/* composite keys (agg_composite_key.c): whether source s's parts are keyword bytes; one part's
+ * encoded size; the part written at p, returning its end. */
+bool sc__comp_is_bytes(const sc_agg_spec *s);
+size_t sc__comp_part_size(const sc_agg_spec *s, const sc_agg_value *v);
+uint8_t *sc__comp_part_put(const sc_agg_spec *s, const sc_agg_value *v, uint8_t *p);
+
+/* composite reduce (agg_composite_key.c): merge by key, the first `size` kept. */
 sc_status sc__agg_composite_reduce(const sc_agg_spec *spec, sc_agg_result *const *in, size_t n,
                                    bool final, uint64_t max_buckets, sc_arena *a,
                                    sc_agg_result **out, sc_agg_error *err) SC_MUST_USE;
