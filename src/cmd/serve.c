@@ -19,6 +19,7 @@
  *   xpack.security.http.ssl.certificate: cert.pem  (or tls.cert; HTTPS)
  *   xpack.security.http.ssl.key: key.pem           (or tls.key)
  *   http.max_open_connections: 10000   http.compression: false   http.transport: epoll|mhd
+ *   http.busy_poll_us: 50 (after a request, an idle worker polls this long before sleeping)
  *   cluster.etcd: http://127.0.0.1:2379[,...]   (--cluster etcd=...; docs/cluster.md)
  *   transport.port: 9300         cluster.lease_ttl: 3s
  *   xpack.security.transport.ssl.enabled: true  (TLS between nodes; docs/cluster.md)
@@ -68,6 +69,7 @@ typedef struct serve_opts {
     char *tls_cert;
     char *tls_key;
     long max_open_conns;
+    long busy_poll_us; /* -1: the default */
     int compression;
     char *http_transport;
     char *cluster_etcd; /* etcd endpoints; NULL = single node */
@@ -213,6 +215,9 @@ static bool apply(serve_opts *o, const char *key, const char *val)
         set_str(&o->tls_key, val);
     else if (!strcmp(key, "http.max_open_connections"))
         return parse_long(val, &o->max_open_conns) && o->max_open_conns > 0;
+    else if (!strcmp(key, "http.busy_poll_us"))
+        return parse_long(val, &o->busy_poll_us) && o->busy_poll_us >= 0 &&
+               o->busy_poll_us <= 100000;
     else if (!strcmp(key, "http.compression")) {
         if (strcmp(val, "true") && strcmp(val, "false"))
             return false;
@@ -384,7 +389,8 @@ int sc_cmd_serve(int argc, char **argv)
                     .tp_ssl = -1,
                     .max_content = 100u << 20,
                     .timeout_s = 60,
-                    .slowlog_ms = 1000};
+                    .slowlog_ms = 1000,
+                    .busy_poll_us = -1};
     set_str(&o.data, "./data");
     set_str(&o.bind, "127.0.0.1");
     const char *port_file = NULL;
@@ -568,6 +574,8 @@ int sc_cmd_serve(int argc, char **argv)
     if (o.max_open_conns > 0)
         hc.max_open_connections = (size_t)o.max_open_conns;
     hc.compression = o.compression != 0;
+    if (o.busy_poll_us >= 0)
+        hc.busy_poll_us = (unsigned)o.busy_poll_us;
     if (o.http_transport)
         hc.transport = o.http_transport;
     hc.request_budget_bytes = sc_node_config_get(node)->memory_limit_bytes * 60 / 100;

@@ -27,6 +27,7 @@ void sc_http_config_default(sc_http_config *c)
     c->max_open_connections = 10000;
     c->compression = false;
     c->transport = "epoll";
+    c->busy_poll_us = 50;
 }
 
 sc_status sc_http_start(const sc_http_config *c, sc_node *node, sc_http_server **out)

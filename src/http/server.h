@@ -34,6 +34,10 @@ typedef struct sc_http_config {
                                   * (the file-descriptor limit is raised to fit) */
     bool compression;            /* gzip responses when the client accepts them; default off */
     const char *transport;       /* "epoll" (default) or "mhd" (libmicrohttpd) */
+    unsigned busy_poll_us;       /* epoll transport: after a request, one idle worker at a time
+                                  * polls for the next one this long before it sleeps (a
+                                  * keep-alive client's next request is served without a
+                                  * wake-up); 0 = off; default 50 */
 } sc_http_config;
 
 /* Fills the defaults above. */

@@ -8,12 +8,13 @@ import json
 import os
 import resource
 import socket
+import subprocess
 import tempfile
 import time
 
 import pytest
 
-from conftest import Server
+from conftest import Server, scry_bin
 
 
 def raw(server, data, timeout=5.0, port=None):
@@ -109,13 +110,46 @@ def test_huge_chunk_size_refused_at_once(server):
 
 @pytest.fixture(scope="module")
 def small_server():
-    """A server with a 64 KiB body limit, 40 connections at most and gzip responses on."""
+    """A server with a 64 KiB body limit, 40 connections at most, gzip responses on and no busy
+    polling (the other servers of the suite poll: http.busy_poll_us's default)."""
     tmp = tempfile.mkdtemp(prefix="scry-e2e-proto-")
     s = Server(os.path.join(tmp, "data"),
                ["--max-content-length", "64kb", "-E", "http.max_open_connections=40",
-                "-E", "http.compression=true"]).start()
+                "-E", "http.compression=true", "-E", "http.busy_poll_us=0"]).start()
     yield s
     assert s.stop() == 0, s.read_log()
+
+
+def test_bad_busy_poll_is_refused():
+    data = os.path.join(tempfile.mkdtemp(prefix="scry-e2e-proto-"), "data")
+    for bad in ["-1", "fast", "100001"]:
+        p = subprocess.run([scry_bin(), "serve", "--data", data, "--port", "0",
+                            "-E", "http.busy_poll_us=" + bad], capture_output=True, timeout=30)
+        assert p.returncode != 0, bad
+        assert b"http.busy_poll_us" in p.stdout + p.stderr, (bad, p.stdout, p.stderr)
+
+
+def test_keep_alive_without_busy_polling(small_server):
+    """Sequential requests on one connection are each answered when no worker polls."""
+    s = socket.create_connection(("127.0.0.1", small_server.port), timeout=10)
+    try:
+        for i in range(50):
+            s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            got = b""
+            while b"\r\n\r\n" not in got or len(got.split(b"\r\n\r\n", 1)[1]) < body_len(got):
+                chunk = s.recv(65536)
+                assert chunk, i
+                got += chunk
+            assert got.startswith(b"HTTP/1.1 200"), (i, got[:100])
+    finally:
+        s.close()
+
+
+def body_len(resp):
+    for line in resp.split(b"\r\n\r\n", 1)[0].split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            return int(line.split(b":", 1)[1])
+    return 0
 
 
 def test_chunked_body_limit_enforced_while_reading(small_server):
