@@ -133,17 +133,11 @@ sc_status sc__agg_histo_reduce(const sc_agg_spec *spec, sc_agg_result *const *in
                                bool final, uint64_t max_buckets, sc_arena *a, sc_agg_result **out,
                                sc_agg_error *err)
 {
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += in[i]->n_buckets;
-    sc_agg_bucket **refs = sc_arena_alloc(a, (total ? total : 1) * sizeof *refs);
+    size_t total;
+    sc_agg_bucket **refs = sc__agg_bucket_refs(in, n, a, &total);
     sc_agg_result *r = sc__agg_result_new(a, spec, total);
     if (!refs || !r)
         return sc__agg_oom(a);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < in[i]->n_buckets; j++)
-            refs[k++] = &in[i]->buckets[j];
     /* merge by key ascending (the histogram's key order, whatever the requested order) */
     sc_agg_spec by_key = *spec;
     by_key.order = (sc_agg_order){.kind = SC_AGG_ORDER_KEY};

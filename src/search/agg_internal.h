@@ -392,6 +392,10 @@ sc_status sc__agg_sketch_reduce(const sc_agg_spec *spec, sc_agg_result *const *i
 
 /* ---- reduce helpers (agg_reduce.c) used by the terms reduce (agg_terms_reduce.c) ---- */
 
+/* The buckets of the partial results in[0..n), in input order, as one arena array of pointers
+ * (*total of them; never NULL unless out of memory). */
+sc_agg_bucket **sc__agg_bucket_refs(sc_agg_result *const *in, size_t n, sc_arena *a, size_t *total);
+
 /* Reduces the sub-results of the buckets bs[0..n) (same key) into out->subs. */
 sc_status sc__agg_reduce_subs(const sc_agg_spec *spec, sc_agg_bucket *const *bs, size_t n,
                               bool final, uint64_t max_buckets, sc_arena *a, sc_agg_bucket *out,

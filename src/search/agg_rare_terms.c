@@ -110,13 +110,11 @@ sc_status sc__agg_rare_reduce(const sc_agg_spec *spec, sc_agg_result *const *in,
                               bool final, uint64_t max_buckets, sc_arena *a, sc_agg_result **out,
                               sc_agg_error *err)
 {
-    size_t nh = 0, nb = 0;
-    for (size_t i = 0; i < n; i++) {
+    size_t nh = 0, nb;
+    for (size_t i = 0; i < n; i++)
         nh += in[i]->n_hashes;
-        nb += in[i]->n_buckets;
-    }
+    sc_agg_bucket **refs = sc__agg_bucket_refs(in, n, a, &nb);
     uint64_t *hashes = sc_arena_alloc(a, (nh + nb + 1) * sizeof *hashes);
-    sc_agg_bucket **refs = sc_arena_alloc(a, (nb + 1) * sizeof *refs);
     sc_agg_result *r = sc__agg_result_new(a, spec, nb);
     if (!hashes || !refs || !r)
         return sc__agg_oom(a);
@@ -128,10 +126,6 @@ sc_status sc__agg_rare_reduce(const sc_agg_spec *spec, sc_agg_result *const *in,
     }
     m = sort_unique(hashes, m);
     size_t known = m; /* the inputs' frequent terms: looked up while merging */
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < in[i]->n_buckets; j++)
-            refs[k++] = &in[i]->buckets[j];
     /* by key, then input order: sub-aggregations reduce their inputs in shard order */
     ref *order = sc_arena_alloc(a, (nb + 1) * sizeof *order);
     if (!order)

@@ -139,6 +139,22 @@ sc_agg_result *sc_agg_result_empty(const sc_agg_spec *spec, sc_arena *a)
     return sc__agg_empty_result(spec, a);
 }
 
+sc_agg_bucket **sc__agg_bucket_refs(sc_agg_result *const *in, size_t n, sc_arena *a, size_t *total)
+{
+    size_t t = 0;
+    for (size_t i = 0; i < n; i++)
+        t += in[i]->n_buckets;
+    sc_agg_bucket **refs = sc_arena_alloc(a, (t ? t : 1) * sizeof *refs);
+    if (refs) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < in[i]->n_buckets; j++)
+                refs[k++] = &in[i]->buckets[j];
+    }
+    *total = t;
+    return refs;
+}
+
 sc_status sc__agg_reduce_subs(const sc_agg_spec *spec, sc_agg_bucket *const *bs, size_t n,
                               bool final, uint64_t max_buckets, sc_arena *a, sc_agg_bucket *out,
                               sc_agg_error *err)

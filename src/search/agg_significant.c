@@ -100,21 +100,16 @@ sc_status sc__agg_significant_reduce(const sc_agg_spec *spec, sc_agg_result *con
                                      bool final, uint64_t max_buckets, sc_arena *a,
                                      sc_agg_result **out, sc_agg_error *err)
 {
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += in[i]->n_buckets;
-    sc_agg_bucket **refs = sc_arena_alloc(a, (total ? total : 1) * sizeof *refs);
+    size_t total;
+    sc_agg_bucket **refs = sc__agg_bucket_refs(in, n, a, &total);
     sc_agg_result *r = sc__agg_result_new(a, spec, total);
     if (!refs || !r)
         return sc__agg_oom(a);
-    size_t k = 0;
     uint64_t sub = 0, sup = 0;
     for (size_t i = 0; i < n; i++) {
         sub += in[i]->sum_other;
         sup += (uint64_t)(in[i]->doc_count_error > 0 ? in[i]->doc_count_error : 0);
         r->n_reduced += in[i]->n_reduced;
-        for (size_t j = 0; j < in[i]->n_buckets; j++)
-            refs[k++] = &in[i]->buckets[j];
     }
     qsort(refs, total, sizeof *refs, cmp_key);
     size_t nb = 0;
