@@ -19,7 +19,7 @@
 
 struct sc_arena_chunk {
     sc_arena_chunk *prev;
-    size_t cap;  /* usable bytes after the header */
+    size_t cap; /* usable bytes after the header */
     size_t used;
     _Alignas(16) unsigned char data[];
 };
@@ -66,7 +66,14 @@ static void release_chunk(sc_arena_chunk *c)
  * CPU). So is one 4 KiB chunk, the size of a shard's result arena (cluster/search.c), which
  * every search on every shard takes. The thread's spares are freed when the thread exits. */
 #define ARENA_SHARD_CHUNK 4096
-#define SPARE_SLOTS 3 /* default size, 4 KiB, default size */
+/* And one large chunk (past the default size, up to BIG_SPARE_MAX): a request that needs a
+ * segment-sized block (a range's bitset over 5M docs is 625 KB) got it from mmap, above
+ * malloc's 256 KiB threshold, and paid a page fault for every 4 KiB of it and a munmap after
+ * (a fifth of a filtered aggregation's CPU at 5M docs). The thread keeps the largest such
+ * chunk it freed; a thread holds at most BIG_SPARE_MAX this way. */
+#define BIG_SPARE_MAX ((size_t)2 << 20)
+#define BIG_SLOT 3
+#define SPARE_SLOTS 4 /* default size, 4 KiB, default size, large */
 static pthread_key_t spare_key[SPARE_SLOTS];
 static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
 static bool spare_ready;
@@ -85,15 +92,28 @@ static void spare_init(void)
 
 /* The size of chunk each spare slot keeps. */
 static const size_t spare_cap[SPARE_SLOTS] = {ARENA_DEFAULT_CHUNK, ARENA_SHARD_CHUNK,
-                                              ARENA_DEFAULT_CHUNK};
+                                              ARENA_DEFAULT_CHUNK, 0};
 
+static bool is_big(size_t cap)
+{
+    return cap > ARENA_DEFAULT_CHUNK && cap <= BIG_SPARE_MAX;
+}
+
+/* A spare chunk of at least cap bytes (exactly cap but for the large one), or NULL. */
 static sc_arena_chunk *spare_take(size_t cap)
 {
-    if (cap != ARENA_DEFAULT_CHUNK && cap != ARENA_SHARD_CHUNK)
+    if (cap != ARENA_DEFAULT_CHUNK && cap != ARENA_SHARD_CHUNK && !is_big(cap))
         return NULL;
     (void)pthread_once(&spare_once, spare_init);
     if (!spare_ready)
         return NULL;
+    if (is_big(cap)) {
+        sc_arena_chunk *c = pthread_getspecific(spare_key[BIG_SLOT]);
+        if (!c || c->cap < cap)
+            return NULL;
+        (void)pthread_setspecific(spare_key[BIG_SLOT], NULL);
+        return c;
+    }
     for (int k = 0; k < SPARE_SLOTS; k++) {
         if (spare_cap[k] != cap)
             continue;
@@ -108,6 +128,19 @@ static sc_arena_chunk *spare_take(size_t cap)
 
 static void free_chunk(sc_arena_chunk *c)
 {
+    if (is_big(c->cap)) {
+        (void)pthread_once(&spare_once, spare_init);
+        sc_arena_chunk *old = spare_ready ? pthread_getspecific(spare_key[BIG_SLOT]) : NULL;
+        if (spare_ready && (!old || old->cap < c->cap) &&
+            pthread_setspecific(spare_key[BIG_SLOT], c) == 0) {
+            POISON(c->data, c->cap);
+            if (old)
+                release_chunk(old);
+            return;
+        }
+        release_chunk(c);
+        return;
+    }
     if (c->cap == ARENA_DEFAULT_CHUNK || c->cap == ARENA_SHARD_CHUNK) {
         (void)pthread_once(&spare_once, spare_init);
         for (int k = 0; spare_ready && k < SPARE_SLOTS; k++) {
@@ -151,12 +184,15 @@ static sc_arena_chunk *new_chunk(sc_arena *a, size_t cap)
         return NULL;
     if (!charge(a, sizeof(sc_arena_chunk)))
         return NULL;
-    sc_arena_chunk *c = spare_take(cap);
-    if (!c)
+    sc_arena_chunk *c = a->debug && is_big(cap) ? NULL : spare_take(cap);
+    if (c) {
+        cap = c->cap; /* a large spare may be larger than asked */
+    } else {
         c = malloc(sizeof(sc_arena_chunk) + cap);
-    if (!c) {
-        a->used_bytes -= sizeof(sc_arena_chunk);
-        return NULL;
+        if (!c) {
+            a->used_bytes -= sizeof(sc_arena_chunk);
+            return NULL;
+        }
     }
     c->cap = cap;
     c->used = 0;
@@ -175,8 +211,7 @@ void *sc_arena_alloc(sc_arena *a, size_t size)
         rounded = ARENA_ALIGN;
     sc_arena_chunk *c = a->head;
     if (a->debug || !c || c->cap - c->used < rounded) {
-        size_t cap = a->debug ? rounded
-                              : (rounded > a->chunk_bytes / 4 ? rounded : a->chunk_bytes);
+        size_t cap = a->debug ? rounded : (rounded > a->chunk_bytes / 4 ? rounded : a->chunk_bytes);
         c = new_chunk(a, cap);
         if (!c)
             return NULL;

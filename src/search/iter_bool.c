@@ -120,19 +120,15 @@ static void conj_into_bitset_dense(conj_iter *x, uint32_t upto, sc_bitset *bs, u
             for (size_t w = 0; w < nw; w++)
                 any |= x->acc.words[w] &= x->tmp.words[w];
         }
-        for (size_t w = 0; w < nw; w++) {
-            uint64_t word = x->acc.words[w];
-            if (!word)
-                continue;
-            if ((base & 63) == 0) {
-                bs->words[((wbase - base) >> 6) + w] |= word;
-            } else {
-                while (word) {
+        if ((base & 63) == 0) { /* whole words, no branch per word */
+            uint64_t *dst = bs->words + ((wbase - base) >> 6);
+            for (size_t w = 0; w < nw; w++)
+                dst[w] |= x->acc.words[w];
+        } else {
+            for (size_t w = 0; w < nw; w++)
+                for (uint64_t word = x->acc.words[w]; word; word &= word - 1)
                     sc_bitset_set(bs, wbase + (uint32_t)w * 64 + (uint32_t)__builtin_ctzll(word) -
                                           base);
-                    word &= word - 1;
-                }
-            }
         }
         d = conj_align(x, x->c[0]->doc);
     }
