@@ -13,7 +13,10 @@
 # sent once to both servers; the hit counts and ids that differ are reported.
 # Usage: bench/lucene_http.sh   with OUT (/tmp/scry-lucene-http), DOCS (200000), DURATION
 #   (seconds per cell, 3), WARMUP (seconds per family before its cells, 1), CONNS ("1 8 32"),
-#   FAMILIES (space-separated subset), SCRY (binary, build/release/scry), CORPUS (an existing
+#   FAMILIES (space-separated subset), ROUNDS (1; with more, every cell runs that many times,
+#   scry and Lucene alternating, and the report takes each cell's median-QPS run: one 3 s
+#   sample of a cell moved up to 15 % between runs on this 2-core VM), SCRY (binary,
+#   build/release/scry), CORPUS (an existing
 #   `scry gen wiki` NDJSON to use instead of generating DOCS documents), DOCS_MD=1 (also
 #   replace the "lucene_http" section of docs/benchmarks.md, as bench/run.sh does).
 # Writes $OUT/cells.tsv, $OUT/validate.tsv and prints the markdown of docs/benchmarks.md.
@@ -22,6 +25,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/scry-lucene-http}
 DOCS=${DOCS:-200000}
 DURATION=${DURATION:-3}
+ROUNDS=${ROUNDS:-1}
 WARMUP=${WARMUP:-1}
 CONNS=${CONNS:-1 8 32}
 SCRY=${SCRY:-build/release/scry}
@@ -118,6 +122,7 @@ for fam in $FAMS; do
     port=$SPORT; [ $srv = lucene ] && port=$LPORT
     WL="$OUT/wl.txt" CLASS="$fam" wrk -t2 -c8 -d"${WARMUP}s" -s bench/lucene_http.lua "http://127.0.0.1:$port" > /dev/null
   done
+  for r in $(seq "$ROUNDS"); do
   for c in $CONNS; do
     for srv in scry lucene; do
       port=$SPORT pid=$SPID other=$LPID; [ $srv = lucene ] && port=$LPORT pid=$LPID other=$SPID
@@ -128,9 +133,10 @@ for fam in $FAMS; do
       c2=$(cpu_of "$pid"); o2=$(cpu_of "$other"); read -r b2 a2 < <(busy)
       # the idle server's CPU during the cell (a JVM's GC or JIT after its own cell competes
       # with the measured server for the same 2 cores)
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$fam" "$c" "$srv" "$res" "$((c2 - c1))" \
-        "$((b2 - b1))" "$((a2 - a1))" "$((o2 - o1))" >> "$OUT/cells.tsv"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$fam" "$c" "$srv" "$res" "$((c2 - c1))" \
+        "$((b2 - b1))" "$((a2 - a1))" "$((o2 - o1))" "$r" >> "$OUT/cells.tsv"
     done
+  done
   done
 done
 START=$(date -u '+%Y-%m-%d %H:%M')
@@ -139,7 +145,7 @@ if [ "${DOCS_MD:-0}" = 1 ]; then
   { echo "<!-- BEGIN lucene_http (bench/lucene_http.sh writes this section) -->"
     echo "## scry vs Lucene 8.7 over HTTP (bench/lucene_http.sh)"
     echo
-    echo "Run of $START UTC, $(wc -l < "$OUT/wiki.ndjson") wiki documents, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), wrk, ${DURATION} s per cell after a ${WARMUP} s warm-up per family and server; 1-minute load average at the end: $(cut -d' ' -f1 /proc/loadavg)."
+    echo "Run of $START UTC, $(wc -l < "$OUT/wiki.ndjson") wiki documents, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), wrk, ${DURATION} s per cell after a ${WARMUP} s warm-up per family and server, $ROUNDS round(s) per cell (the median-QPS round shown); 1-minute load average at the end: $(cut -d' ' -f1 /proc/loadavg)."
     echo
     cat "$OUT/report.md"
     echo "<!-- END lucene_http -->"

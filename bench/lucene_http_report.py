@@ -66,15 +66,20 @@ def report(out):
         r = json.loads(res)
         n = r["requests"]
         d = r["duration_us"] / 1e6
-        cells[(fam, int(conns), srv)] = {
+        cells.setdefault((fam, int(conns), srv), []).append({
             "qps": n / d if d else 0, "p50": r["p50_us"], "p99": r["p99_us"],
             "cpu": int(ticks) * 1e6 / tck / n if n else 0,
             "busy": 100.0 * int(busy) / int(allt) if int(allt) else 0,
             "err": r["errors"] + r["non2xx"],
             "other_ms": None if other is None else other * 1000.0 / tck,
-            "secs": d}
+            "secs": d})
         if fam not in order:
             order.append(fam)
+    # a cell run ROUNDS times: its median-QPS run (the upper median of an even count)
+    rounds = max(len(v) for v in cells.values()) if cells else 1
+    for k, runs in cells.items():
+        runs.sort(key=lambda x: x["qps"])
+        cells[k] = dict(runs[len(runs) // 2], runs=[x["qps"] for x in runs])
     conns = sorted({k[1] for k in cells})
     us = lambda v: "%d µs" % v if v < 10000 else "%.1f ms" % (v / 1000)
     print("| family | conns | QPS scry | QPS Lucene | scry / Lucene | p50 scry | p50 Lucene | p99 scry "
@@ -100,6 +105,15 @@ def report(out):
                 slow_scale.append("%s@%d (%.2fx)" % (f, c, scale))
             if c >= 8 and s["busy"] < 90:
                 idle.append("%s@%d (%.0f %%)" % (f, c, s["busy"]))
+    if rounds > 1:
+        print()
+        print("Each cell is the median of %d runs (QPS of every run, scry then Lucene):" % rounds)
+        print()
+        for f in order:
+            print("- %s: %s" % (f, "; ".join(
+                "@%d %s / %s" % (c, ", ".join("%.0f" % q for q in cells[(f, c, "scry")]["runs"]),
+                                 ", ".join("%.0f" % q for q in cells[(f, c, "lucene")]["runs"]))
+                for c in conns if (f, c, "scry") in cells and (f, c, "lucene") in cells)))
     print()
     print("Cells under 2x Lucene's QPS: %d of %d%s" % (len(short), len(order) * len(conns),
           (": " + ", ".join(short)) if short else ""))

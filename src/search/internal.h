@@ -59,7 +59,8 @@ struct sc__plan {
     uint64_t df;       /* TERM when scoring: the doc freq its idf was computed from */
     /* TERM: the term's entry in each segment of seg_terms_of (the searcher the plan was built
      * on) as its doc freq read them, so that the iterators do not look the term up again;
-     * NULL when not read here (match-only plans, dfs statistics) */
+     * PHRASE: the same for each term, term-major (n_terms x the searcher's segments); NULL
+     * when not read here (match-only term plans, dfs statistics) */
     const sc__seg_term *seg_terms;
     const sc_searcher *seg_terms_of;
     sc_bm25_field_stats fstats; /* TERM/PHRASE when scoring: the field statistics used */

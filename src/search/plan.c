@@ -65,23 +65,21 @@ static void field_stats(sc__search_ctx *ctx, sc_slice field, sc_bm25_field_stats
     }
 }
 
-/* The term's doc freq over the searcher's segments. With `seen`, also each segment's entry
- * (*seen: n_segs entries in the arena, or NULL when the segments were not read: dfs). */
-static sc_status term_df_seen(sc__search_ctx *ctx, sc_slice field, sc_slice term, uint64_t *df,
-                              sc__seg_term **seen)
+/* The term's doc freq over the searcher's segments. With `into` (n_segs entries), also each
+ * segment's entry; *read false when the segments were not read (dfs statistics). */
+static sc_status term_df_into(sc__search_ctx *ctx, sc_slice field, sc_slice term, uint64_t *df,
+                              sc__seg_term *into, bool *read)
 {
-    if (seen)
-        *seen = NULL;
+    *read = false;
     if (ctx->o->dfs && sc_term_stats_term(ctx->o->dfs, field, term, df))
         return SC_OK;
+    *read = true;
     *df = 0;
-    sc__seg_term *e =
-        seen && ctx->s->n_segs ? sc_arena_calloc(ctx->a, ctx->s->n_segs, sizeof *e) : NULL;
-    if (seen && ctx->s->n_segs && !e)
-        return oom(ctx);
     for (size_t i = 0; i < ctx->s->n_segs; i++) {
         const sc_segment *seg = ctx->s->segs[i].seg;
         const sc_field_info *f = sc_segment_field(seg, field);
+        if (into)
+            into[i] = (sc__seg_term){.found = false};
         if (!f)
             continue;
         sc_term_info ti;
@@ -92,17 +90,27 @@ static sc_status term_df_seen(sc__search_ctx *ctx, sc_slice field, sc_slice term
                                    (int)field.len, (const char *)field.ptr);
         if (found)
             *df += ti.doc_freq;
-        if (e && found)
-            e[i] = (sc__seg_term){.found = true, .ti = ti};
+        if (into && found)
+            into[i] = (sc__seg_term){.found = true, .ti = ti};
     }
-    if (seen)
-        *seen = e;
     return SC_OK;
 }
 
-static sc_status term_df(sc__search_ctx *ctx, sc_slice field, sc_slice term, uint64_t *df)
+/* term_df_into with each segment's entry in *seen (n_segs entries in the arena), or NULL when
+ * the segments were not read. */
+static sc_status term_df_seen(sc__search_ctx *ctx, sc_slice field, sc_slice term, uint64_t *df,
+                              sc__seg_term **seen)
 {
-    return term_df_seen(ctx, field, term, df, NULL);
+    *seen = NULL;
+    size_t ns = ctx->s->n_segs;
+    sc__seg_term *e = ns ? sc_arena_alloc(ctx->a, ns * sizeof *e) : NULL;
+    if (ns && !e)
+        return oom(ctx);
+    bool read;
+    SC_TRY(term_df_into(ctx, field, term, df, e, &read));
+    if (read)
+        *seen = e;
+    return SC_OK;
 }
 
 /* ---- collecting the terms an automaton matches, over all segments ----------------------- */
@@ -321,10 +329,19 @@ static sc_status phrase_plan(sc__search_ctx *ctx, const sc_query *q, float boost
     p->slop = q->u.phrase.slop;
     sc_bm25_field_stats fs;
     field_stats(ctx, p->field, &fs);
+    /* each term's entries, as for a term query: the iterators do not look them up again (the
+     * second lookup was half of a two-term phrase's 5 % in sc_terms_lookup) */
+    size_t ns = ctx->s->n_segs;
+    sc__seg_term *seen = ns ? sc_arena_alloc(ctx->a, n * ns * sizeof *seen) : NULL;
+    if (ns && !seen)
+        return oom(ctx);
+    bool read = true;
     double idf = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t df;
-        SC_TRY(term_df(ctx, p->field, p->terms[i], &df));
+        bool r;
+        SC_TRY(term_df_into(ctx, p->field, p->terms[i], &df, seen ? seen + i * ns : NULL, &r));
+        read &= r;
         if (df == 0) {
             p->kind = SC__PLAN_NONE;
             *out = p;
@@ -332,6 +349,8 @@ static sc_status phrase_plan(sc__search_ctx *ctx, const sc_query *q, float boost
         }
         idf += sc_bm25_idf(df, fs.doc_count);
     }
+    p->seg_terms = read ? seen : NULL;
+    p->seg_terms_of = read ? ctx->s : NULL;
     if (scoring) {
         p->bm25 = sc_arena_alloc(ctx->a, sizeof *p->bm25);
         if (!p->bm25)

@@ -84,10 +84,13 @@ static sc_status term_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
     return *out ? SC_OK : sc__search_oom(ctx);
 }
 
-static sc_status phrase_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_segment *seg,
+static sc_status phrase_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
                              sc_doc_iter **out)
 {
     *out = NULL;
+    const sc_segment *seg = ctx->s->segs[seg_i].seg;
+    const sc__seg_term *seen = p->seg_terms && p->seg_terms_of == ctx->s ? p->seg_terms : NULL;
+    size_t ns = ctx->s->n_segs;
     const sc_field_info *f = sc_segment_field(seg, p->field);
     if (!f)
         return SC_OK;
@@ -100,8 +103,14 @@ static sc_status phrase_iter(sc__search_ctx *ctx, const sc__plan *p, const sc_se
     uint32_t offsets[64];
     for (size_t i = 0; i < p->n_terms; i++) {
         sc_term_info ti;
-        bool found;
-        sc_status st = sc_terms_lookup(seg, f, p->terms[i], &ti, &found);
+        bool found = seen != NULL;
+        sc_status st = SC_OK;
+        if (seen) { /* read by the plan's doc freqs */
+            found = seen[i * ns + seg_i].found;
+            ti = seen[i * ns + seg_i].ti;
+        } else {
+            st = sc_terms_lookup(seg, f, p->terms[i], &ti, &found);
+        }
         if (st != SC_OK)
             return sc__search_corrupt(ctx, st, p->field);
         if (!found)
@@ -490,7 +499,7 @@ static sc_status plan_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i,
         *out = leaf(ctx, sc_iter_all(ctx->a, sc_segment_n_docs(seg), p->score));
         return *out ? SC_OK : sc__search_oom(ctx);
     case SC__PLAN_TERM: return term_iter(ctx, p, seg_i, out);
-    case SC__PLAN_PHRASE: return phrase_iter(ctx, p, seg, out);
+    case SC__PLAN_PHRASE: return phrase_iter(ctx, p, seg_i, out);
     case SC__PLAN_TERMSET: return termset_iter(ctx, p, seg, out);
     case SC__PLAN_EXISTS: return exists_iter(ctx, p, seg, out);
     case SC__PLAN_DOCS:
