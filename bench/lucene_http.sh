@@ -15,7 +15,8 @@
 #   (seconds per cell, 3), WARMUP (seconds per family before its cells, 1), CONNS ("1 8 32"),
 #   FAMILIES (space-separated subset), ROUNDS (1; with more, every cell runs that many times,
 #   scry and Lucene alternating, and the report takes each cell's median-QPS run: one 3 s
-#   sample of a cell moved up to 15 % between runs on this 2-core VM), SCRY (binary,
+#   sample of a cell moved up to 15 % between runs on this 2-core VM), WRK_THREADS (1, as
+#   issue 18 measured; before 2026-12-03 the script ran 2 at 8 and 32 connections), SCRY (binary,
 #   build/release/scry), CORPUS (an existing
 #   `scry gen wiki` NDJSON to use instead of generating DOCS documents), DOCS_MD=1 (also
 #   replace the "lucene_http" section of docs/benchmarks.md, as bench/run.sh does).
@@ -26,6 +27,7 @@ OUT=${OUT:-/tmp/scry-lucene-http}
 DOCS=${DOCS:-200000}
 DURATION=${DURATION:-3}
 ROUNDS=${ROUNDS:-1}
+WRK_THREADS=${WRK_THREADS:-1}
 WARMUP=${WARMUP:-1}
 CONNS=${CONNS:-1 8 32}
 SCRY=${SCRY:-build/release/scry}
@@ -126,7 +128,7 @@ for fam in $FAMS; do
   for c in $CONNS; do
     for srv in scry lucene; do
       port=$SPORT pid=$SPID other=$LPID; [ $srv = lucene ] && port=$LPORT pid=$LPID other=$SPID
-      t=2; [ "$c" -lt 2 ] && t=1
+      t=$WRK_THREADS; [ "$c" -lt "$t" ] && t=$c
       c1=$(cpu_of "$pid"); o1=$(cpu_of "$other"); read -r b1 a1 < <(busy)
       res=$(WL="$OUT/wl.txt" CLASS="$fam" wrk -t$t -c"$c" -d"${DURATION}s" -s bench/lucene_http.lua \
             "http://127.0.0.1:$port" | grep '^{')
@@ -145,7 +147,7 @@ if [ "${DOCS_MD:-0}" = 1 ]; then
   { echo "<!-- BEGIN lucene_http (bench/lucene_http.sh writes this section) -->"
     echo "## scry vs Lucene 8.7 over HTTP (bench/lucene_http.sh)"
     echo
-    echo "Run of $START UTC, $(wc -l < "$OUT/wiki.ndjson") wiki documents, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), wrk, ${DURATION} s per cell after a ${WARMUP} s warm-up per family and server, $ROUNDS round(s) per cell (the median-QPS round shown); 1-minute load average at the end: $(cut -d' ' -f1 /proc/loadavg)."
+    echo "Run of $START UTC, $(wc -l < "$OUT/wiki.ndjson") wiki documents, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), wrk with $WRK_THREADS thread(s), ${DURATION} s per cell after a ${WARMUP} s warm-up per family and server, $ROUNDS round(s) per cell (the median-QPS round shown); 1-minute load average at the end: $(cut -d' ' -f1 /proc/loadavg)."
     echo
     cat "$OUT/report.md"
     echo "<!-- END lucene_http -->"
