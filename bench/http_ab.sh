@@ -5,12 +5,12 @@
 # request from /proc/PID/stat. Prints per cell the rounds' QPS, the medians' ratio B / A, p50
 # and CPU per request.
 # Usage: bench/http_ab.sh A_BIN B_BIN   with OUT (/tmp/scry-lucene-http), ROUNDS (3),
-#   FAMILIES ("date_range low_term"), CONNS ("1 8"), DURATION (3).
+#   FAMILIES ("date_range low_term"), CONNS ("1 8"), DURATION (3), WRK_THREADS (1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A=$1 B=$2
 OUT=${OUT:-/tmp/scry-lucene-http} ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-3}
-FAMILIES=${FAMILIES:-date_range low_term} CONNS=${CONNS:-1 8}
+FAMILIES=${FAMILIES:-date_range low_term} CONNS=${CONNS:-1 8} WRK_THREADS=${WRK_THREADS:-1}
 [ -d "$OUT/data" ] && [ -s "$OUT/wl.txt" ] || { echo "run bench/lucene_http.sh first ($OUT)" >&2; exit 1; }
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 TSV=$(mktemp)
@@ -27,7 +27,7 @@ for r in $(seq "$ROUNDS"); do
     for fam in $FAMILIES; do
       WL=$OUT/wl.txt CLASS=$fam wrk -t2 -c8 -d1s -s bench/lucene_http.lua "http://127.0.0.1:$port" >/dev/null
       for c in $CONNS; do
-        t=2; [ "$c" -lt 2 ] && t=1
+        t=$WRK_THREADS; [ "$c" -lt "$t" ] && t=$c
         c1=$(cpu_of $PID)
         res=$(WL=$OUT/wl.txt CLASS=$fam wrk -t$t -c"$c" -d"${DURATION}s" -s bench/lucene_http.lua \
               "http://127.0.0.1:$port" | grep '^{')
