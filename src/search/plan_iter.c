@@ -103,7 +103,7 @@ static sc_status phrase_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_
     uint32_t offsets[64];
     for (size_t i = 0; i < p->n_terms; i++) {
         sc_term_info ti;
-        bool found = seen != NULL;
+        bool found;
         sc_status st = SC_OK;
         if (seen) { /* read by the plan's doc freqs */
             found = seen[i * ns + seg_i].found;
