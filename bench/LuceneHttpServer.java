@@ -13,7 +13,9 @@
 // Collection as ES does it: size 0 with an exact total -> IndexSearcher.count; otherwise
 // TopScoreDocCollector / TopFieldCollector with the total threshold (1 when not tracked).
 // The response has ES's shape ("took", "timed_out":false, "_shards" with "failed":0, hits with
-// _id, _score, fields.id, sort). Anything else gets a 400 with an ES-shaped error.
+// _id, _score, fields.id, sort). `GET /` answers a constant JSON object of Elasticsearch's root
+// shape through the same search pool (the http_floor family: the HTTP stack and the pool hop
+// with no search). Anything else gets a 400 with an ES-shaped error.
 // Indexing (when INDEX_DIR has no index): the NDJSON of `scry gen wiki` with the ES mapping of
 // bench/workloads/wiki.index.json for the fields queried (id keyword with doc values, body text
 // with the standard analyzer without stop words, date_dt as LongPoint + doc values of epoch
@@ -43,6 +45,7 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
@@ -446,6 +449,10 @@ public class LuceneHttpServer {
         return out;
     }
 
+    static final byte[] ROOT = ("{\"name\":\"lucene\",\"cluster_name\":\"bench\",\"version\":"
+            + "{\"number\":\"8.7.0\",\"lucene_version\":\"8.7.0\"},\"tagline\":\"You Know, for Search\"}")
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+
     static final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
         final ExecutorService pool;
 
@@ -459,13 +466,17 @@ public class LuceneHttpServer {
             req.content().readBytes(body);
             boolean keepAlive = HttpUtil.isKeepAlive(req);
             boolean isSearch = req.uri().contains("/_search");
+            boolean isRoot = req.method() == HttpMethod.GET && req.uri().equals("/");
             pool.execute(() -> {
                 HttpResponseStatus st = HttpResponseStatus.OK;
                 ByteBuf out;
                 try {
-                    if (!isSearch)
+                    if (isRoot)
+                        out = Unpooled.wrappedBuffer(ROOT);
+                    else if (!isSearch)
                         throw new IllegalArgumentException("only _search is served");
-                    out = search(body);
+                    else
+                        out = search(body);
                 } catch (Exception | StackOverflowError e) {
                     st = HttpResponseStatus.BAD_REQUEST;
                     try {

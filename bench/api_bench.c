@@ -166,6 +166,9 @@ static void *worker(void *arg)
             make_req(&req, s->node, &a, &s->reqs[i]);
             sc_rest_resp resp;
             sc_rest_resp_init(&resp);
+            /* as sc__http_exchange does: a response of up to 1 KiB never grows */
+            if (sc_vec_reserve(&resp.body, 1024) != SC_OK)
+                die("out of memory");
             sc_router_dispatch(&req, &resp);
             if (resp.status != 200) {
                 fprintf(stderr, "api_bench: %s answered %d: %.*s\n", s->reqs[i].path, resp.status,

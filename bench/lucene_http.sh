@@ -7,7 +7,7 @@
 # bench/workloads/luceneutil.top10.txt and game.top10.txt (prefixed game_), term COUNT
 # (high_term of luceneutil.count), and issue 18's date range (`range` on date_dt,
 # epoch_millis, `size: 10`, `track_total_hits: false`) and term query sorted by price_i desc
-# (`size: 10`, no total). Cells alternate scry and Lucene per family and connection count;
+# (`size: 10`, no total), and http_floor (`GET /`: each server's HTTP floor). Cells alternate scry and Lucene per family and connection count;
 # per cell: QPS, p50/p99 (wrk), server CPU per request (utime+stime of /proc/PID/stat over the
 # cell / requests) and the machine's busy share (/proc/stat). First every request body is
 # sent once to both servers; the hit counts and ids that differ are reported.
@@ -80,6 +80,9 @@ for t in terms:
     body = {"query": {"term": {"body": t}}, "sort": [{"price_i": "desc"}], "size": 10,
             "track_total_hits": False, "_source": False, "docvalue_fields": ["id"]}
     rows.append(("term_sort", "POST", "/wiki/_search?request_cache=false", json.dumps(body, separators=(",", ":"))))
+# http_floor: the root (`GET /`, a constant JSON object on both servers): each server's HTTP
+# stack with no search, the floor under the cheap families' server CPU per request
+rows.append(("http_floor", "GET", "/", ""))
 with open(out, "w") as f:
     for r in rows:
         f.write("\t".join(r) + "\n")

@@ -24,6 +24,8 @@ def ask(port, method, path, body):
 
 
 def summary(status, j):
+    if status == 200 and isinstance(j, dict) and "tagline" in j:
+        return None, []  # the root (http_floor): no hits
     if status != 200 or j is None or j.get("timed_out") or j.get("_shards", {}).get("failed", 1) != 0:
         return None
     h = j.get("hits", {})
