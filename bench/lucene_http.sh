@@ -120,6 +120,7 @@ FAMS=${FAMILIES:-$(cut -f1 "$OUT/wl.txt" | awk '!s[$0]++' | tr '\n' ' ')}
 # validation: every request once to both servers
 /usr/bin/python3 bench/lucene_http_report.py validate "$OUT/wl.txt" "$SPORT" "$LPORT" "$FAMS" > "$OUT/validate.tsv"
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+usr_of() { awk '{print $14}' "/proc/$1/stat"; }
 busy() { head -1 /proc/stat | awk '{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}'; }
 : > "$OUT/cells.tsv"
 for fam in $FAMS; do
@@ -132,14 +133,15 @@ for fam in $FAMS; do
     for srv in scry lucene; do
       port=$SPORT pid=$SPID other=$LPID; [ $srv = lucene ] && port=$LPORT pid=$LPID other=$SPID
       t=$WRK_THREADS; [ "$c" -lt "$t" ] && t=$c
-      c1=$(cpu_of "$pid"); o1=$(cpu_of "$other"); read -r b1 a1 < <(busy)
+      c1=$(cpu_of "$pid"); u1=$(usr_of "$pid"); o1=$(cpu_of "$other"); read -r b1 a1 < <(busy)
       res=$(WL="$OUT/wl.txt" CLASS="$fam" wrk -t$t -c"$c" -d"${DURATION}s" -s bench/lucene_http.lua \
             "http://127.0.0.1:$port" | grep '^{')
-      c2=$(cpu_of "$pid"); o2=$(cpu_of "$other"); read -r b2 a2 < <(busy)
+      c2=$(cpu_of "$pid"); u2=$(usr_of "$pid"); o2=$(cpu_of "$other"); read -r b2 a2 < <(busy)
       # the idle server's CPU during the cell (a JVM's GC or JIT after its own cell competes
       # with the measured server for the same 2 cores)
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$fam" "$c" "$srv" "$res" "$((c2 - c1))" \
-        "$((b2 - b1))" "$((a2 - a1))" "$((o2 - o1))" "$r" >> "$OUT/cells.tsv"
+      # 10th column: the server's user-mode share of its CPU ticks (the rest is the kernel's)
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$fam" "$c" "$srv" "$res" "$((c2 - c1))" \
+        "$((b2 - b1))" "$((a2 - a1))" "$((o2 - o1))" "$r" "$((u2 - u1))" >> "$OUT/cells.tsv"
     done
   done
   done

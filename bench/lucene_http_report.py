@@ -65,12 +65,14 @@ def report(out):
         parts = line.rstrip("\n").split("\t")
         fam, conns, srv, res, ticks, busy, allt = parts[:7]
         other = int(parts[7]) if len(parts) > 7 else None  # the idle server's CPU ticks
+        user = int(parts[9]) if len(parts) > 9 else None  # the server's user-mode ticks
         r = json.loads(res)
         n = r["requests"]
         d = r["duration_us"] / 1e6
         cells.setdefault((fam, int(conns), srv), []).append({
             "qps": n / d if d else 0, "p50": r["p50_us"], "p99": r["p99_us"],
             "cpu": int(ticks) * 1e6 / tck / n if n else 0,
+            "user": None if user is None or not n else user * 1e6 / tck / n,
             "busy": 100.0 * int(busy) / int(allt) if int(allt) else 0,
             "err": r["errors"] + r["non2xx"],
             "other_ms": None if other is None else other * 1000.0 / tck,
@@ -87,7 +89,7 @@ def report(out):
     print("| family | conns | QPS scry | QPS Lucene | scry / Lucene | p50 scry | p50 Lucene | p99 scry "
           "| p99 Lucene | CPU/req scry | CPU/req Lucene | busy scry | busy Lucene | scry QPS / 1-conn |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    short, slow_scale, idle = [], [], []
+    short, slow_scale, idle, cpu_short = [], [], [], []
     for f in order:
         for c in conns:
             s, l = cells.get((f, c, "scry")), cells.get((f, c, "lucene"))
@@ -103,6 +105,8 @@ def report(out):
                 "-" if c == conns[0] else "%.2fx" % scale))
             if ratio < 2:
                 short.append("%s@%d (%.2fx)" % (f, c, ratio))
+            if s["cpu"] and l["cpu"] / s["cpu"] < 2:
+                cpu_short.append("%s@%d (%.2fx)" % (f, c, l["cpu"] / s["cpu"]))
             if c >= 8 and scale < 1.8:
                 slow_scale.append("%s@%d (%.2fx)" % (f, c, scale))
             if c >= 8 and s["busy"] < 90:
@@ -119,6 +123,23 @@ def report(out):
     print()
     print("Cells under 2x Lucene's QPS: %d of %d%s" % (len(short), len(order) * len(conns),
           (": " + ", ".join(short)) if short else ""))
+    print()
+    print("Cells where scry's server CPU per request is more than half of Lucene's: %d of %d%s" % (
+        len(cpu_short), len(order) * len(conns), (": " + ", ".join(cpu_short)) if cpu_short else ""))
+    floor = [f for f in ("http_floor", "term_count") if f in order]
+    if floor and all(cells.get((f, c, srv), {}).get("user") is not None
+                     for f in floor for c in conns for srv in ("scry", "lucene")):
+        print()
+        print("Server CPU per request split into user and kernel time (µs; the kernel's part is "
+              "mostly the loopback TCP send and receive, the same work for any server):")
+        print()
+        print("| family | conns | scry user | scry kernel | Lucene user | Lucene kernel |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for f in floor:
+            for c in conns:
+                s, l = cells[(f, c, "scry")], cells[(f, c, "lucene")]
+                print("| %s | %d | %.1f | %.1f | %.1f | %.1f |" % (
+                    f, c, s["user"], s["cpu"] - s["user"], l["user"], l["cpu"] - l["user"]))
     print()
     print("scry cells at 8/32 connections under 1.8x their 1-connection QPS: %d%s" % (
         len(slow_scale), (": " + ", ".join(slow_scale)) if slow_scale else ""))
