@@ -7,9 +7,10 @@
 # bench/workloads/luceneutil.top10.txt and game.top10.txt (prefixed game_), term COUNT
 # (high_term of luceneutil.count), and issue 18's date range (`range` on date_dt,
 # epoch_millis, `size: 10`, `track_total_hits: false`) and term query sorted by price_i desc
-# (`size: 10`, no total), and http_floor (`GET /`: each server's HTTP floor). Cells alternate scry and Lucene per family and connection count;
-# per cell: QPS, p50/p99 (wrk), server CPU per request (utime+stime of /proc/PID/stat over the
-# cell / requests) and the machine's busy share (/proc/stat). First every request body is
+# (`size: 10`, no total), and http_floor (`GET /`: each server's HTTP floor). Cells alternate
+# scry and Lucene per family and connection count; per cell: QPS, p50/p99 (wrk), server CPU
+# per request (utime+stime of /proc/PID/stat over the cell / requests, utime also apart) and
+# the machine's busy share (/proc/stat). First every request body is
 # sent once to both servers; the hit counts and ids that differ are reported.
 # Usage: bench/lucene_http.sh   with OUT (/tmp/scry-lucene-http), DOCS (200000), DURATION
 #   (seconds per cell, 3), WARMUP (seconds per family before its cells, 1), CONNS ("1 8 32"),
