@@ -52,24 +52,30 @@ sc_status sc__search_corrupt(sc__search_ctx *ctx, sc_status st, sc_slice field)
 
 /* ---- leaves ----------------------------------------------------------------------------- */
 
+/* Term k's entry in segment seg_i: the one the plan read with its doc freqs (seg_terms: a term
+ * plan's k is 0, a phrase's entries are term-major), else looked up now. */
+static sc_status seg_term(sc__search_ctx *ctx, const sc__plan *p, size_t k, size_t seg_i,
+                          const sc_field_info *f, sc_slice term, sc_term_info *ti, bool *found)
+{
+    if (p->seg_terms && p->seg_terms_of == ctx->s) {
+        const sc__seg_term *e = &p->seg_terms[k * ctx->s->n_segs + seg_i];
+        *found = e->found;
+        *ti = e->ti;
+        return SC_OK;
+    }
+    return sc_terms_lookup(ctx->s->segs[seg_i].seg, f, term, ti, found);
+}
+
 static sc_status term_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_i, sc_doc_iter **out)
 {
     *out = NULL;
     const sc_segment *seg = ctx->s->segs[seg_i].seg;
-    const sc__seg_term *seen =
-        p->seg_terms && p->seg_terms_of == ctx->s ? &p->seg_terms[seg_i] : NULL;
-    if (seen && !seen->found)
-        return SC_OK;
     const sc_field_info *f = sc_segment_field(seg, p->field);
     if (!f)
         return SC_OK;
     sc_term_info ti;
-    bool found = seen != NULL;
-    sc_status st = SC_OK;
-    if (seen)
-        ti = seen->ti; /* read by the plan's doc freq */
-    else
-        st = sc_terms_lookup(seg, f, p->term, &ti, &found);
+    bool found;
+    sc_status st = seg_term(ctx, p, 0, seg_i, f, p->term, &ti, &found);
     if (st != SC_OK)
         return sc__search_corrupt(ctx, st, p->field);
     if (!found)
@@ -89,8 +95,6 @@ static sc_status phrase_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_
 {
     *out = NULL;
     const sc_segment *seg = ctx->s->segs[seg_i].seg;
-    const sc__seg_term *seen = p->seg_terms && p->seg_terms_of == ctx->s ? p->seg_terms : NULL;
-    size_t ns = ctx->s->n_segs;
     const sc_field_info *f = sc_segment_field(seg, p->field);
     if (!f)
         return SC_OK;
@@ -104,13 +108,7 @@ static sc_status phrase_iter(sc__search_ctx *ctx, const sc__plan *p, size_t seg_
     for (size_t i = 0; i < p->n_terms; i++) {
         sc_term_info ti;
         bool found;
-        sc_status st = SC_OK;
-        if (seen) { /* read by the plan's doc freqs */
-            found = seen[i * ns + seg_i].found;
-            ti = seen[i * ns + seg_i].ti;
-        } else {
-            st = sc_terms_lookup(seg, f, p->terms[i], &ti, &found);
-        }
+        sc_status st = seg_term(ctx, p, i, seg_i, f, p->terms[i], &ti, &found);
         if (st != SC_OK)
             return sc__search_corrupt(ctx, st, p->field);
         if (!found)
